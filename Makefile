@@ -1,0 +1,102 @@
+# Builds every program of the project; `make test` runs every test.
+# Sources are found by wildcard so that a new file in a directory needs no
+# edit here: shared/*.c and kernels/**.c go into static libraries, each
+# tests/unit/test_*.c becomes its own test binary.
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+CC      ?= cc
+PKGS     = libzmq libczmq msgpack openslide libcurl libpng libtiff-4
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+ifeq ($(PKG_LIBS),)
+$(warning pkg-config could not find: $(PKGS); run `make deps` (Debian) first)
+endif
+
+VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+OPT     ?= -O2 -g
+WARN     = -Wall -Wextra -Werror -Wno-unused-parameter
+CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -pthread -I. $(PKG_CFLAGS) -DQC_VERSION='"$(VERSION)"' -MMD -MP
+LDLIBS  += $(PKG_LIBS) -ljpeg -lm -pthread
+SAN     ?=
+ifeq ($(SAN),1)
+CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+BUILD   ?= build
+SHARED_SRC  := $(wildcard shared/*.c)
+KERNELS_SRC := $(wildcard kernels/*.c kernels/cpu/*.c kernels/modules/*.c)
+BROKER_SRC  := $(filter-out broker/main.c,$(wildcard broker/*.c))
+WORKER_SRC  := $(filter-out worker/main.c,$(wildcard worker/*.c))
+CLIENT_SRC  := $(filter-out client/submit_main.c client/status_main.c,$(wildcard client/*.c))
+GEN_SRC     := $(wildcard tests/gen/*.c)
+UNIT_SRC    := $(wildcard tests/unit/test_*.c)
+BENCH_SRC   := $(wildcard tests/bench/bench_*.c)
+
+obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
+LIBQC      := $(BUILD)/libqc.a
+LIBKERNELS := $(BUILD)/libqckernels.a
+LIBNODES   := $(BUILD)/libqcnodes.a
+# broker, worker and client code form one library so that qc-submit can run
+# the broker and workers inside its own process (the one-process default).
+NODE_OBJ   := $(call obj,$(BROKER_SRC) $(WORKER_SRC) $(CLIENT_SRC))
+LIBS_ALL   := $(LIBNODES) $(LIBKERNELS) $(LIBQC)
+
+PROGRAMS := bin/qc-broker bin/qc-worker bin/qc-submit bin/qc-status bin/qc-mkslide
+UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+BENCH_BIN:= $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+
+.PHONY: all test test-unit test-integration bench install clean deps
+all: $(PROGRAMS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIBQC): $(call obj,$(SHARED_SRC))
+	@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $^
+$(LIBKERNELS): $(call obj,$(KERNELS_SRC))
+	@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $^
+$(LIBNODES): $(NODE_OBJ)
+	@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $^
+
+bin/qc-broker: $(BUILD)/broker/main.o $(LIBS_ALL)
+bin/qc-worker: $(BUILD)/worker/main.o $(LIBS_ALL)
+bin/qc-submit: $(BUILD)/client/submit_main.o $(LIBS_ALL)
+bin/qc-status: $(BUILD)/client/status_main.o $(LIBS_ALL)
+bin/qc-mkslide: $(call obj,$(GEN_SRC)) $(LIBKERNELS) $(LIBQC)
+bin/%:
+	@mkdir -p bin
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIBS_ALL)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+$(BUILD)/bench/%: $(BUILD)/tests/bench/%.o $(LIBS_ALL)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# Every unit test binary and every integration script; the runner prints
+# the closing line "N passed, N failed".
+test: all $(UNIT_BIN)
+	tests/run.sh $(UNIT_BIN)
+
+test-unit: all $(UNIT_BIN)
+	tests/run.sh --unit-only $(UNIT_BIN)
+
+bench: all $(BENCH_BIN)
+	tests/bench/run.sh $(BENCH_BIN)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/qc
+	install -m 0755 bin/qc-broker bin/qc-worker bin/qc-submit bin/qc-status bin/qc-mkslide $(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 README.md $(DESTDIR)$(PREFIX)/share/qc/
+
+# Installs the Debian packages the build and tests need (as root).
+deps:
+	./tests/install-deps.sh
+
+clean:
+	rm -rf $(BUILD) bin
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,39 @@
+/* The QC pipeline: the one entry point the worker calls for each slide.
+ *
+ * A pipeline is built once from a HistoQC-style config.ini text (or the
+ * project's default config when the text is NULL), validated before any
+ * slide is touched, and is then immutable: qc_pipeline_run may be called
+ * from many threads at once on the same pipeline. */
+#ifndef QC_PIPELINE_H
+#define QC_PIPELINE_H
+
+#include <stddef.h>
+#include "shared/result.h"
+
+typedef struct qc_pipeline qc_pipeline_t;
+
+/* Parses and validates config_text (NULL = the project's default config).
+ * On error returns NULL and writes a message naming the bad section,
+ * module or parameter into err. */
+qc_pipeline_t *qc_pipeline_new (const char *config_text, char *err,
+                                size_t errlen);
+void qc_pipeline_destroy (qc_pipeline_t **self_p);
+
+/* Space-separated step names, as results.tsv's "#pipeline:" line shows. */
+const char *qc_pipeline_description (const qc_pipeline_t *self);
+/* The results.tsv columns this pipeline fills, in order ("filename" first,
+ * "warnings" last). */
+size_t qc_pipeline_ncolumns (const qc_pipeline_t *self);
+const char *qc_pipeline_column (const qc_pipeline_t *self, size_t index);
+
+/* Runs every step on the slide at slide_path and fills out: metric
+ * columns, warnings and image files. Returns 0 when the slide passed
+ * through the pipeline, -1 when it failed; out->error then says why
+ * (e.g. OpenSlide's reason). Never aborts the process on a bad slide. */
+int qc_pipeline_run (const qc_pipeline_t *self, const char *slide_path,
+                     qc_result_t *out);
+
+/* The project's default config.ini text (a static string). */
+const char *qc_pipeline_default_config (void);
+
+#endif

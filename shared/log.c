@@ -1,0 +1,135 @@
+/* See log.h. stderr lines are written with one fputs so that lines from
+ * several threads do not interleave. */
+#include "shared/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/time.h>
+#include <time.h>
+
+static int s_stderr_level = -1;      /* -1: not yet read from environment */
+static int s_stderr_enabled = 1;
+static char s_process[QC_LOG_MAX_FIELD] = "";
+
+static _Thread_local char t_slide[QC_LOG_MAX_FIELD];
+static _Thread_local qc_log_sink_fn *t_sink;
+static _Thread_local void *t_sink_arg;
+static _Thread_local char t_worker[QC_LOG_MAX_FIELD];
+
+static const char *const s_level_names[] = {"DEBUG", "INFO", "WARNING", "ERROR"};
+
+const char *
+qc_log_level_name (qc_log_level_t level)
+{
+    if ((int) level < 0 || level > QC_LOG_ERROR)
+        return "?";
+    return s_level_names[level];
+}
+
+int
+qc_log_level_parse (const char *name)
+{
+    if (!name)
+        return -1;
+    if (strcasecmp (name, "debug") == 0) return QC_LOG_DEBUG;
+    if (strcasecmp (name, "info") == 0) return QC_LOG_INFO;
+    if (strcasecmp (name, "warning") == 0 || strcasecmp (name, "warn") == 0)
+        return QC_LOG_WARNING;
+    if (strcasecmp (name, "error") == 0) return QC_LOG_ERROR;
+    return -1;
+}
+
+void
+qc_log_set_stderr_level (qc_log_level_t level)
+{
+    s_stderr_level = level;
+}
+
+void
+qc_log_set_stderr_enabled (int enabled)
+{
+    s_stderr_enabled = enabled;
+}
+
+void
+qc_log_set_process (const char *name)
+{
+    snprintf (s_process, sizeof s_process, "%s", name ? name : "");
+}
+
+void
+qc_log_set_slide (const char *slide)
+{
+    snprintf (t_slide, sizeof t_slide, "%s", slide ? slide : "");
+}
+
+void
+qc_log_set_sink (qc_log_sink_fn *fn, void *arg, const char *worker)
+{
+    t_sink = fn;
+    t_sink_arg = arg;
+    snprintf (t_worker, sizeof t_worker, "%s", worker ? worker : "");
+}
+
+static int
+stderr_level (void)
+{
+    if (s_stderr_level < 0) {
+        int l = qc_log_level_parse (getenv ("QC_LOG_LEVEL"));
+        s_stderr_level = l >= 0 ? l : QC_LOG_INFO;
+    }
+    return s_stderr_level;
+}
+
+void
+qc_logv (qc_log_level_t level, const char *module, const char *fmt, va_list ap)
+{
+    if (!fmt)
+        return;
+    if ((int) level < 0 || level > QC_LOG_ERROR)
+        level = QC_LOG_ERROR;
+    int to_stderr = s_stderr_enabled && (int) level >= stderr_level ();
+    int to_sink = t_sink && level >= QC_LOG_INFO;
+    if (!to_stderr && !to_sink)
+        return;
+    char message[QC_LOG_MAX_MESSAGE];
+    vsnprintf (message, sizeof message, fmt, ap);
+    struct timeval tv;
+    gettimeofday (&tv, NULL);
+    qc_log_record_t rec = {
+        .time = (double) tv.tv_sec + tv.tv_usec / 1e6,
+        .level = level,
+        .worker = t_worker[0] ? t_worker : s_process,
+        .slide = t_slide,
+        .module = module ? module : "",
+        .message = message,
+    };
+    if (to_sink)
+        t_sink (&rec, t_sink_arg);
+    if (to_stderr) {
+        char stamp[32];
+        struct tm tm;
+        time_t secs = tv.tv_sec;
+        localtime_r (&secs, &tm);
+        strftime (stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", &tm);
+        /* "time LEVEL worker [slide] module: message" */
+        char line[QC_LOG_MAX_MESSAGE + 4 * QC_LOG_MAX_FIELD];
+        snprintf (line, sizeof line, "%s %-7s %s%s%s%s%s%s: %s\n", stamp,
+                  qc_log_level_name (level), rec.worker,
+                  rec.slide[0] ? " [" : "", rec.slide,
+                  rec.slide[0] ? "]" : "", rec.module[0] ? " " : "",
+                  rec.module, message);
+        fputs (line, stderr);
+    }
+}
+
+void
+qc_log (qc_log_level_t level, const char *module, const char *fmt, ...)
+{
+    va_list ap;
+    va_start (ap, fmt);
+    qc_logv (level, module, fmt, ap);
+    va_end (ap);
+}

@@ -1,0 +1,203 @@
+/* Bounded, growable per-slide result; see result.h. */
+#include "shared/result.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+qc_result_t *
+qc_result_new (void)
+{
+    qc_result_t *self = calloc (1, sizeof *self);
+    if (self)
+        self->ok = 1;
+    return self;
+}
+
+void
+qc_result_reset (qc_result_t *self)
+{
+    if (!self)
+        return;
+    for (size_t i = 0; i < self->nkv; i++) {
+        free (self->kv[i].key);
+        free (self->kv[i].value);
+    }
+    for (size_t i = 0; i < self->nfiles; i++) {
+        free (self->files[i].name);
+        free (self->files[i].data);
+    }
+    free (self->kv);
+    free (self->files);
+    free (self->error);
+    free (self->warnings);
+    memset (self, 0, sizeof *self);
+    self->ok = 1;
+}
+
+void
+qc_result_destroy (qc_result_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    qc_result_reset (*self_p);
+    free (*self_p);
+    *self_p = NULL;
+}
+
+/* vasprintf with a length bound; NULL on error or when too long. */
+static char *
+format_bounded (size_t max, const char *fmt, va_list ap)
+{
+    char *s = NULL;
+    if (vasprintf (&s, fmt, ap) < 0)
+        return NULL;
+    if (strlen (s) > max) {
+        free (s);
+        return NULL;
+    }
+    return s;
+}
+
+int
+qc_result_set (qc_result_t *self, const char *key, const char *fmt, ...)
+{
+    if (!self || !key || !fmt || !*key || strlen (key) > QC_RESULT_MAX_KEY)
+        return -1;
+    va_list ap;
+    va_start (ap, fmt);
+    char *value = format_bounded (QC_RESULT_MAX_VALUE, fmt, ap);
+    va_end (ap);
+    if (!value)
+        return -1;
+    for (size_t i = 0; i < self->nkv; i++)
+        if (strcmp (self->kv[i].key, key) == 0) {
+            free (self->kv[i].value);
+            self->kv[i].value = value;
+            return 0;
+        }
+    if (self->nkv >= QC_RESULT_MAX_KV)
+        goto fail;
+    if (self->nkv == self->cap_kv) {
+        size_t cap = self->cap_kv ? self->cap_kv * 2 : 32;
+        qc_kv_t *kv = realloc (self->kv, cap * sizeof *kv);
+        if (!kv)
+            goto fail;
+        self->kv = kv;
+        self->cap_kv = cap;
+    }
+    char *k = strdup (key);
+    if (!k)
+        goto fail;
+    self->kv[self->nkv].key = k;
+    self->kv[self->nkv].value = value;
+    self->nkv++;
+    return 0;
+fail:
+    free (value);
+    return -1;
+}
+
+const char *
+qc_result_get (const qc_result_t *self, const char *key)
+{
+    if (!self || !key)
+        return NULL;
+    for (size_t i = 0; i < self->nkv; i++)
+        if (strcmp (self->kv[i].key, key) == 0)
+            return self->kv[i].value;
+    return NULL;
+}
+
+int
+qc_result_take_file (qc_result_t *self, const char *name,
+                     unsigned char *data, size_t size)
+{
+    if (!self || !name || !*name || strlen (name) > QC_RESULT_MAX_FILENAME
+        || (!data && size) || size > QC_RESULT_MAX_FILESIZE
+        || self->nfiles >= QC_RESULT_MAX_FILES)
+        return -1;
+    /* A file name becomes part of a path on the client: no separators. */
+    if (strchr (name, '/') || strchr (name, '\\') || strstr (name, ".."))
+        return -1;
+    if (self->nfiles == self->cap_files) {
+        size_t cap = self->cap_files ? self->cap_files * 2 : 8;
+        qc_file_t *f = realloc (self->files, cap * sizeof *f);
+        if (!f)
+            return -1;
+        self->files = f;
+        self->cap_files = cap;
+    }
+    char *n = strdup (name);
+    if (!n)
+        return -1;
+    self->files[self->nfiles].name = n;
+    self->files[self->nfiles].data = data;
+    self->files[self->nfiles].size = size;
+    self->nfiles++;
+    return 0;
+}
+
+int
+qc_result_add_file (qc_result_t *self, const char *name,
+                    const void *data, size_t size)
+{
+    if (!self || (!data && size) || size > QC_RESULT_MAX_FILESIZE)
+        return -1;
+    unsigned char *copy = malloc (size ? size : 1);
+    if (!copy)
+        return -1;
+    if (size)
+        memcpy (copy, data, size);
+    if (qc_result_take_file (self, name, copy, size) != 0) {
+        free (copy);
+        return -1;
+    }
+    return 0;
+}
+
+int
+qc_result_add_warning (qc_result_t *self, const char *fmt, ...)
+{
+    if (!self || !fmt)
+        return -1;
+    va_list ap;
+    va_start (ap, fmt);
+    char *w = format_bounded (QC_RESULT_MAX_WARNINGS, fmt, ap);
+    va_end (ap);
+    if (!w)
+        return -1;
+    size_t old = self->warnings ? strlen (self->warnings) : 0;
+    if (old + 1 + strlen (w) > QC_RESULT_MAX_WARNINGS) {
+        free (w);
+        return -1;
+    }
+    char *joined = NULL;
+    if (asprintf (&joined, "%s%s%s", old ? self->warnings : "",
+                  old ? "|" : "", w) < 0) {
+        free (w);
+        return -1;
+    }
+    free (w);
+    free (self->warnings);
+    self->warnings = joined;
+    return 0;
+}
+
+int
+qc_result_fail (qc_result_t *self, const char *fmt, ...)
+{
+    if (!self || !fmt)
+        return -1;
+    self->ok = 0;
+    if (self->error)
+        return 0;
+    va_list ap;
+    va_start (ap, fmt);
+    self->error = format_bounded (QC_RESULT_MAX_ERROR, fmt, ap);
+    va_end (ap);
+    if (!self->error)
+        self->error = strdup ("failed (reason too long to report)");
+    return self->error ? 0 : -1;
+}

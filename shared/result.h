@@ -1,0 +1,63 @@
+/* One slide's QC result: ok/failed with a reason, ordered metric columns
+ * (key -> value text, as results.tsv shows them), warnings, and the image
+ * files the pipeline wrote (name -> bytes). It travels from the worker to
+ * the client inside a RESULT message, so every part is bounded. */
+#ifndef QC_RESULT_H
+#define QC_RESULT_H
+
+#include <stddef.h>
+
+#define QC_RESULT_MAX_KV       512
+#define QC_RESULT_MAX_KEY      128
+#define QC_RESULT_MAX_VALUE    16384
+#define QC_RESULT_MAX_FILES    64
+#define QC_RESULT_MAX_FILENAME 200
+#define QC_RESULT_MAX_FILESIZE (64u << 20)
+#define QC_RESULT_MAX_ERROR    4096
+#define QC_RESULT_MAX_WARNINGS 8192
+
+typedef struct {
+    char *key;
+    char *value;
+} qc_kv_t;
+
+typedef struct {
+    char *name;            /* file name suffix, e.g. "_thumb.png" */
+    unsigned char *data;
+    size_t size;
+} qc_file_t;
+
+typedef struct qc_result {
+    int ok;                /* 1 = every step ran; 0 = failed, see error */
+    char *error;           /* reason when failed (NULL when ok) */
+    char *warnings;        /* "|"-joined warnings, NULL when none */
+    qc_kv_t *kv;
+    size_t nkv, cap_kv;
+    qc_file_t *files;
+    size_t nfiles, cap_files;
+} qc_result_t;
+
+qc_result_t *qc_result_new (void);
+void qc_result_destroy (qc_result_t **self_p);
+/* Empties the result back to "ok, nothing set". */
+void qc_result_reset (qc_result_t *self);
+
+/* Sets key to a printf-formatted value, replacing an earlier value of the
+ * same key and keeping its position. Returns 0, or -1 when a bound is hit
+ * or memory runs out. */
+int qc_result_set (qc_result_t *self, const char *key, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+const char *qc_result_get (const qc_result_t *self, const char *key);
+/* Copies size bytes under name. -1 on bounds or memory. */
+int qc_result_add_file (qc_result_t *self, const char *name,
+                        const void *data, size_t size);
+/* Takes ownership of data (malloc'd) on success; on -1 the caller frees. */
+int qc_result_take_file (qc_result_t *self, const char *name,
+                         unsigned char *data, size_t size);
+int qc_result_add_warning (qc_result_t *self, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+/* Marks the result failed with a reason; the first reason wins. */
+int qc_result_fail (qc_result_t *self, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+
+#endif

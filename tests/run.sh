@@ -1,0 +1,34 @@
+#!/bin/bash
+# Runs every unit test binary given on the command line, then every
+# integration script tests/integration/test_*.sh (unless --unit-only), and
+# prints the closing line "N passed, N failed". Each binary or script is
+# one test; its output goes to build/test-logs/NAME.log and is shown when
+# it fails.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+unit_only=0
+if [ "${1:-}" = "--unit-only" ]; then unit_only=1; shift; fi
+export QC_SHARED_DIR="${QC_SHARED_DIR:-$(cd .. && pwd)/shared}"
+logs=build/test-logs
+mkdir -p "$logs"
+passed=0; failed=0; failures=()
+run_one() {
+    local name=$1; shift
+    local start=$SECONDS
+    if timeout 900 "$@" >"$logs/$name.log" 2>&1; then
+        passed=$((passed + 1)); echo "ok   $name ($((SECONDS - start)) s)"
+    else
+        failed=$((failed + 1)); failures+=("$name")
+        echo "FAIL $name ($((SECONDS - start)) s)"; tail -n 40 "$logs/$name.log" | sed 's/^/     /'
+    fi
+}
+for t in "$@"; do run_one "$(basename "$t")" "$t"; done
+if [ $unit_only = 0 ]; then
+    for s in tests/integration/test_*.sh; do
+        [ -e "$s" ] || continue
+        run_one "$(basename "$s" .sh)" bash "$s"
+    done
+fi
+[ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]
