@@ -1,0 +1,144 @@
+/* The wire protocol between qc-broker, qc-worker and qc-submit/qc-status.
+ * See PROTOCOL.md for the full description; this header is its C face.
+ *
+ * Every message is two ZeroMQ frames (after the routing-id frame that a
+ * ROUTER socket adds or needs):
+ *   frame 1: header, 4 bytes: 'Q' 'C' version command
+ *   frame 2: body, one msgpack map from short string keys to values.
+ * Decoding is table driven: every key has one type and one bound; unknown
+ * keys are skipped (so a newer peer may add fields), a known key with the
+ * wrong type or over its bound, a missing required key, an unknown command
+ * or version, or trailing bytes make the whole message invalid. */
+#ifndef QC_PROTO_H
+#define QC_PROTO_H
+
+#include <czmq.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "shared/result.h"
+
+#define QC_PROTO_VERSION 1
+
+/* Bounds enforced on decode (and on encode, so we never send what a peer
+ * would refuse). */
+#define QC_PROTO_MAX_BODY     (256u << 20)
+#define QC_PROTO_MAX_NAME     255
+#define QC_PROTO_MAX_PATH     4096
+#define QC_PROTO_MAX_CONFIG   (1u << 20)
+#define QC_PROTO_MAX_TEXT     8192
+#define QC_PROTO_MAX_SLIDES   4096    /* slides in one SUBMIT */
+#define QC_PROTO_MAX_GPUS     64
+#define QC_PROTO_MAX_REFS     4096    /* task refs in one DISCONNECT */
+#define QC_PROTO_MAX_WORKERS  100000  /* rows in a STATUS reply */
+#define QC_PROTO_MAX_JOBS     10000
+
+typedef enum {
+    /* worker -> broker */
+    QC_READY = 1,        /* name host version slots prefetch gpus hb_ms */
+    QC_HEARTBEAT = 2,    /* (any peer) nothing */
+    QC_STARTED = 3,      /* job idx att: an executor began this task */
+    QC_RESULT = 4,       /* job idx att path result [broker->client: seq] */
+    QC_LOG = 5,          /* job time level worker slide module message */
+    QC_DISCONNECT = 6,   /* drain refs reason: leaving (any direction) */
+    /* broker -> worker */
+    QC_TASK = 10,        /* job idx att path config gpu */
+    /* client -> broker */
+    QC_SUBMIT = 20,      /* job base slides config resource final */
+    QC_CANCEL = 21,      /* job */
+    QC_STATUS = 22,      /* (query) nothing */
+    QC_ATTACH = 23,      /* job */
+    QC_ACK = 24,         /* job seq: results up to seq are safely written */
+    /* broker -> client */
+    QC_ACCEPTED = 30,    /* job total */
+    QC_DONE = 31,        /* job total done failed */
+    QC_STATUS_REPLY = 32,/* workers queue jobs */
+    QC_ERROR = 33        /* reason [job] */
+} qc_command_t;
+
+typedef enum {
+    QC_RES_ANY = 0,      /* a free GPU if there is one, else a CPU slot */
+    QC_RES_CPU = 1,      /* a CPU slot */
+    QC_RES_GPU = 2       /* a GPU only; waits until one is advertised */
+} qc_resource_t;
+
+typedef struct {
+    uint32_t index;
+    char *name;
+    uint64_t memory_mb;
+} qc_gpu_t;
+
+typedef struct {
+    uint64_t job;
+    uint64_t idx;
+} qc_taskref_t;
+
+typedef struct {
+    char *name;
+    char *host;
+    uint32_t slots, gpus, busy, gpu_busy;
+    double heartbeat_age;      /* seconds since its last message */
+    bool draining;
+} qc_worker_row_t;
+
+typedef struct {
+    uint64_t job;
+    uint64_t total, done, failed, queued, running;
+    bool attached, cancelled;
+} qc_job_row_t;
+
+/* A decoded (or to-be-encoded) message. Strings and arrays are owned by
+ * the message and freed by qc_msg_destroy/qc_msg_reset. Which fields a
+ * command uses is listed in the enum above and in PROTOCOL.md. */
+typedef struct {
+    uint8_t command;
+    uint64_t job, idx, base, seq, total, done, failed, queue;
+    uint32_t attempt, slots, prefetch, hb_ms;
+    int32_t gpu;               /* TASK: GPU index to use, -1 = CPU slot */
+    uint8_t resource;          /* qc_resource_t */
+    uint8_t level;             /* qc_log_level_t */
+    bool final, drain;
+    double time;
+    char *name, *host, *version, *path, *config, *reason;
+    char *worker, *slide, *module, *message;
+    char **slides;
+    size_t nslides;
+    qc_gpu_t *gpus;
+    size_t ngpus;
+    qc_taskref_t *refs;
+    size_t nrefs;
+    qc_worker_row_t *workers;
+    size_t nworkers;
+    qc_job_row_t *jobs;
+    size_t njobs;
+    qc_result_t *result;       /* RESULT only */
+} qc_msg_t;
+
+qc_msg_t *qc_msg_new (uint8_t command);
+void qc_msg_destroy (qc_msg_t **self_p);
+
+const char *qc_command_name (uint8_t command);
+
+/* Encodes into two frames appended to out. Returns 0, or -1 when a field
+ * breaks a bound or memory runs out. */
+int qc_msg_encode (const qc_msg_t *self, zmsg_t *out);
+
+/* Decodes the header and body frames popped from in (which may hold
+ * more frames before them: the caller pops routing ids first). On error
+ * returns NULL and writes a short reason into err. Never aborts on any
+ * input. */
+qc_msg_t *qc_msg_decode (zmsg_t *in, char *err, size_t errlen);
+
+/* Decodes from raw header and body bytes (for fuzzing and tests). */
+qc_msg_t *qc_msg_decode_bytes (const void *hdr, size_t hdrlen,
+                               const void *body, size_t bodylen,
+                               char *err, size_t errlen);
+
+/* Encodes and sends on a socket; for a ROUTER pass the routing id frame
+ * (copied) in to, else NULL. Returns 0 or -1. */
+int qc_msg_send (const qc_msg_t *self, void *socket, zframe_t *to);
+
+/* Sets a string field, copying (NULL clears). -1 on memory. */
+int qc_msg_set_str (char **field, const char *value);
+
+#endif
