@@ -1,0 +1,401 @@
+/* The broker's event loop and the worker side of the protocol. One ROUTER
+ * socket; every message is decoded once, checked against the peer's role,
+ * and handed to one handler from s_handlers. Time-driven work (heartbeats
+ * out, dead workers, detached clients, finished jobs) runs on a tick. */
+#include "broker/broker_int.h"
+
+#include <string.h>
+
+#include "shared/log.h"
+
+#define MOD "broker"
+
+void
+qc_broker_config_defaults (qc_broker_config_t *cfg)
+{
+    static const char *def[] = {"tcp://*:5555"};
+    memset (cfg, 0, sizeof *cfg);
+    cfg->endpoints = def;
+    cfg->nendpoints = 1;
+    cfg->heartbeat_ms = 1000;
+    cfg->liveness = 3;
+    cfg->max_deaths = 3;
+    cfg->result_window = 1000;
+    cfg->job_linger_s = 600;
+}
+
+void
+peer_key (zframe_t *id, char *key)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t n = zframe_size (id);
+    const uint8_t *d = zframe_data (id);
+    if (n > (PEER_KEY_MAX - 1) / 2)
+        n = (PEER_KEY_MAX - 1) / 2;
+    for (size_t i = 0; i < n; i++) {
+        key[2 * i] = hex[d[i] >> 4];
+        key[2 * i + 1] = hex[d[i] & 15];
+    }
+    key[2 * n] = 0;
+}
+
+static void
+worker_rec_destroy (void *item)
+{
+    worker_rec_t *w = item;
+    if (!w)
+        return;
+    zframe_destroy (&w->id);
+    free (w->name);
+    free (w->host);
+    free (w->version);
+    for (size_t i = 0; i < w->ngpus; i++)
+        free (w->gpus[i].name);
+    free (w->gpus);
+    free (w);
+}
+
+static void
+zhashx_item_destroy_worker (void **item)
+{
+    worker_rec_destroy (*item);
+    *item = NULL;
+}
+
+static void
+zhashx_item_destroy_job (void **item)
+{
+    job_rec_destroy (*item);
+    *item = NULL;
+}
+
+/* -------------------------------------------------------------- workers */
+
+static void
+send_simple (qc_broker_t *b, zframe_t *to, uint8_t command, const char *reason)
+{
+    qc_msg_t m = {.command = command, .gpu = -1, .reason = (char *) reason};
+    qc_msg_send (&m, zsock_resolve (b->router), to);
+}
+
+static void
+worker_gone (qc_broker_t *b, worker_rec_t *w, bool died)
+{
+    qc_log (died ? QC_LOG_WARNING : QC_LOG_INFO, MOD,
+            "worker %s (%s) %s; %zu of its tasks go back to the queue",
+            w->name, w->host ? w->host : "?",
+            died ? "missed its heartbeats: declared dead" : "left",
+            w->sw->assigned.count);
+    sched_worker_remove (b->sched, w->sw, died, w->name);
+    zhashx_delete (b->workers, w->key);
+}
+
+static void
+on_ready (qc_broker_t *b, zframe_t *from, const char *key, qc_msg_t *m)
+{
+    worker_rec_t *old = zhashx_lookup (b->workers, key);
+    if (old)    /* the same socket registering again lost what it had */
+        worker_gone (b, old, false);
+    if (m->slots > 4096 || (m->slots == 0 && m->ngpus == 0)) {
+        qc_log (QC_LOG_WARNING, MOD, "READY from %s with %u slots and no GPU: ignored",
+                m->name, m->slots);
+        return;
+    }
+    worker_rec_t *w = calloc (1, sizeof *w);
+    uint32_t idx[QC_PROTO_MAX_GPUS];
+    if (!w)
+        return;
+    snprintf (w->key, sizeof w->key, "%s", key);
+    w->id = zframe_dup (from);
+    w->name = m->name; m->name = NULL;
+    w->host = m->host; m->host = NULL;
+    w->version = m->version; m->version = NULL;
+    w->gpus = m->gpus; m->gpus = NULL;
+    w->ngpus = m->ngpus; m->ngpus = 0;
+    w->slots = m->slots;
+    w->prefetch = m->prefetch;
+    w->hb_ms = m->hb_ms ? m->hb_ms : b->cfg.heartbeat_ms;
+    w->last_seen = b->now;
+    for (size_t i = 0; i < w->ngpus; i++)
+        idx[i] = w->gpus[i].index;
+    w->sw = sched_worker_add (b->sched, w->slots, w->prefetch, idx,
+                              (uint32_t) w->ngpus, w);
+    if (!w->id || !w->sw || zhashx_insert (b->workers, w->key, w)) {
+        if (w->sw)
+            sched_worker_remove (b->sched, w->sw, false, w->name);
+        worker_rec_destroy (w);
+        return;
+    }
+    qc_log (QC_LOG_INFO, MOD, "worker %s joined from %s: %u slots, %zu GPUs, version %s",
+            w->name, w->host ? w->host : "?", w->slots, w->ngpus,
+            w->version ? w->version : "?");
+    sched_dispatch (b->sched);
+}
+
+static void
+on_started (qc_broker_t *b, worker_rec_t *w, qc_msg_t *m)
+{
+    job_rec_t *job = jobs_lookup (b, m->job);
+    if (job)
+        sched_task_started (b->sched, w->sw, job->sj, m->idx);
+}
+
+static void
+on_result (qc_broker_t *b, worker_rec_t *w, qc_msg_t *m)
+{
+    job_rec_t *job = jobs_lookup (b, m->job);
+    if (!job)
+        return;    /* a job already delivered and forgotten */
+    if (sched_task_finished (b->sched, job->sj, m->idx, m->result->ok)) {
+        if (!m->worker)
+            qc_msg_set_str (&m->worker, w ? w->name : "?");
+        jobs_deliver_result (b, job, m);
+    }
+    sched_dispatch (b->sched);
+}
+
+static void
+on_worker_disconnect (qc_broker_t *b, worker_rec_t *w, qc_msg_t *m)
+{
+    if (m->drain) {
+        qc_log (QC_LOG_INFO, MOD, "worker %s is draining: %zu tasks handed back",
+                w->name, m->nrefs);
+        sched_worker_drain (b->sched, w->sw);
+        for (size_t i = 0; i < m->nrefs; i++) {
+            job_rec_t *job = jobs_lookup (b, m->refs[i].job);
+            if (job)
+                sched_worker_return (b->sched, w->sw, job->sj, m->refs[i].idx);
+        }
+    } else
+        worker_gone (b, w, false);
+    sched_dispatch (b->sched);
+}
+
+/* -------------------------------------------------------------- dispatch */
+
+typedef enum { ROLE_WORKER = 1, ROLE_CLIENT = 2, ROLE_ANY = 3 } role_t;
+
+static void
+handle (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
+{
+    char key[PEER_KEY_MAX];
+    peer_key (from, key);
+    worker_rec_t *w = zhashx_lookup (b->workers, key);
+    if (w)
+        w->last_seen = b->now;
+    switch (m->command) {
+    case QC_READY: on_ready (b, from, key, m); return;
+    case QC_SUBMIT: jobs_on_submit (b, from, m); return;
+    case QC_ATTACH: jobs_on_attach (b, from, m); return;
+    case QC_ACK: jobs_on_ack (b, from, m); return;
+    case QC_CANCEL: jobs_on_cancel (b, from, m); return;
+    case QC_STATUS: status_reply (b, from); return;
+    case QC_HEARTBEAT:
+        if (!w)
+            jobs_on_client_heartbeat (b, from);
+        return;
+    case QC_LOG: {
+        job_rec_t *job = jobs_lookup (b, m->job);
+        if (w && job)
+            jobs_forward_log (b, job, m);
+        return;
+    }
+    default: break;
+    }
+    /* the rest come only from registered workers */
+    if (!w) {
+        if (m->command == QC_RESULT) {
+            /* a worker we declared dead finished anyway: keep the work */
+            on_result (b, NULL, m);
+        }
+        if (m->command != QC_DISCONNECT)
+            send_simple (b, from, QC_DISCONNECT, "unknown worker: send READY");
+        return;
+    }
+    switch (m->command) {
+    case QC_STARTED: on_started (b, w, m); break;
+    case QC_RESULT: on_result (b, w, m); break;
+    case QC_DISCONNECT: on_worker_disconnect (b, w, m); break;
+    default:
+        qc_log (QC_LOG_WARNING, MOD, "%s from worker %s makes no sense: dropped",
+                qc_command_name (m->command), w->name);
+        b->dropped++;
+    }
+}
+
+static void
+receive (qc_broker_t *b)
+{
+    zmsg_t *msg = zmsg_recv (b->router);
+    if (!msg)
+        return;
+    zframe_t *from = zmsg_pop (msg);
+    char err[256];
+    qc_msg_t *m = from ? qc_msg_decode (msg, err, sizeof err) : NULL;
+    if (!m) {
+        char key[PEER_KEY_MAX] = "?";
+        if (from)
+            peer_key (from, key);
+        b->dropped++;
+        qc_log (QC_LOG_WARNING, MOD, "malformed message from peer %s dropped: %s",
+                key, from ? err : "no routing id");
+    } else
+        handle (b, from, m);
+    qc_msg_destroy (&m);
+    zframe_destroy (&from);
+    zmsg_destroy (&msg);
+}
+
+/* -------------------------------------------------------------- time */
+
+static void
+tick (qc_broker_t *b, int64_t *next_beat)
+{
+    /* dead workers: collect first, the table changes under removal */
+    zlist_t *dead = zlist_new ();
+    for (worker_rec_t *w = zhashx_first (b->workers); w; w = zhashx_next (b->workers))
+        if (b->now - w->last_seen > (int64_t) w->hb_ms * b->cfg.liveness)
+            zlist_append (dead, w);
+    for (worker_rec_t *w = zlist_first (dead); w; w = zlist_next (dead))
+        worker_gone (b, w, true);
+    bool any_dead = zlist_size (dead) > 0;
+    zlist_destroy (&dead);
+    if (any_dead)
+        sched_dispatch (b->sched);
+    if (b->now >= *next_beat) {
+        for (worker_rec_t *w = zhashx_first (b->workers); w; w = zhashx_next (b->workers))
+            send_simple (b, w->id, QC_HEARTBEAT, NULL);
+        *next_beat = b->now + b->cfg.heartbeat_ms;
+    }
+    jobs_tick (b);
+}
+
+/* -------------------------------------------------------------- life */
+
+qc_broker_t *
+qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
+{
+    if (!cfg || !cfg->nendpoints || !err) {
+        if (err) snprintf (err, errlen, "no endpoint to bind");
+        return NULL;
+    }
+    qc_broker_t *b = calloc (1, sizeof *b);
+    if (!b) {
+        snprintf (err, errlen, "out of memory");
+        return NULL;
+    }
+    b->cfg = *cfg;
+    if (!b->cfg.heartbeat_ms) b->cfg.heartbeat_ms = 1000;
+    if (!b->cfg.liveness) b->cfg.liveness = 3;
+    if (!b->cfg.result_window) b->cfg.result_window = 1000;
+    sched_callbacks_t cb = {.dispatch = jobs_send_task, .failed = jobs_task_failed,
+                            .arg = b};
+    b->sched = sched_new (cfg->max_deaths, &cb);
+    b->workers = zhashx_new ();
+    b->jobs = zhashx_new ();
+    b->router = zsock_new (ZMQ_ROUTER);
+    b->bound = calloc (cfg->nendpoints, sizeof *b->bound);
+    b->next_job = 1;
+    if (!b->sched || !b->workers || !b->jobs || !b->router || !b->bound) {
+        snprintf (err, errlen, "out of memory or sockets");
+        qc_broker_destroy (&b);
+        return NULL;
+    }
+    zhashx_set_destructor (b->workers, zhashx_item_destroy_worker);
+    zhashx_set_destructor (b->jobs, zhashx_item_destroy_job);
+    /* windows and credits bound what we queue per peer; a high mark
+     * keeps the ROUTER from silently dropping what we do send */
+    zsock_set_sndhwm (b->router, 100000);
+    zsock_set_rcvhwm (b->router, 100000);
+    zsock_set_linger (b->router, 200);
+    for (size_t i = 0; i < cfg->nendpoints; i++) {
+        if (zsock_bind (b->router, "%s", cfg->endpoints[i]) < 0) {
+            snprintf (err, errlen, "cannot bind %s: %s", cfg->endpoints[i],
+                      zmq_strerror (zmq_errno ()));
+            qc_broker_destroy (&b);
+            return NULL;
+        }
+        const char *ep = zsock_endpoint (b->router);
+        b->bound[i] = strdup (ep ? ep : cfg->endpoints[i]);
+        b->nbound++;
+    }
+    return b;
+}
+
+void
+qc_broker_destroy (qc_broker_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    qc_broker_t *b = *self_p;
+    zhashx_destroy (&b->jobs);        /* before sched: records point into it */
+    zhashx_destroy (&b->workers);
+    sched_destroy (&b->sched);
+    zsock_destroy (&b->router);
+    for (size_t i = 0; i < b->nbound; i++)
+        free (b->bound[i]);
+    free (b->bound);
+    free (b);
+    *self_p = NULL;
+}
+
+const char *
+qc_broker_endpoint (qc_broker_t *self, size_t i)
+{
+    return self && i < self->nbound ? self->bound[i] : NULL;
+}
+
+static void
+goodbye (qc_broker_t *b)
+{
+    for (worker_rec_t *w = zhashx_first (b->workers); w; w = zhashx_next (b->workers))
+        send_simple (b, w->id, QC_DISCONNECT, "broker is shutting down");
+    jobs_goodbye (b);
+}
+
+int
+qc_broker_run (qc_broker_t *b, zsock_t *pipe, volatile int *stop)
+{
+    if (!b)
+        return -1;
+    zpoller_t *poller = zpoller_new (b->router, pipe, NULL);
+    if (!poller)
+        return -1;
+    int64_t next_beat = zclock_mono () + b->cfg.heartbeat_ms;
+    int64_t next_tick = zclock_mono ();
+    int tick_ms = (int) (b->cfg.heartbeat_ms / 4 ? b->cfg.heartbeat_ms / 4 : 1);
+    for (;;) {
+        if (stop && *stop)
+            break;
+        b->now = zclock_mono ();
+        int wait = (int) (next_tick - b->now);
+        void *which = zpoller_wait (poller, wait > 0 ? wait : 0);
+        b->now = zclock_mono ();
+        if (which == b->router) {
+            /* drain what is there before looking at the clock again */
+            for (int i = 0; i < 1000 && (zsock_events (b->router) & ZMQ_POLLIN); i++)
+                receive (b);
+        } else if (pipe && which == pipe) {
+            char *cmd = zstr_recv (pipe);
+            bool term = !cmd || streq (cmd, "$TERM");
+            zstr_free (&cmd);
+            if (term)
+                break;
+        } else if (!which && zpoller_terminated (poller))
+            break;
+        if (b->now >= next_tick) {
+            tick (b, &next_beat);
+            next_tick = b->now + tick_ms;
+        }
+    }
+    goodbye (b);
+    zpoller_destroy (&poller);
+    return 0;
+}
+
+void
+qc_broker_actor (zsock_t *pipe, void *args)
+{
+    zsock_signal (pipe, 0);
+    qc_broker_run ((qc_broker_t *) args, pipe, NULL);
+}

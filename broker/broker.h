@@ -1,0 +1,34 @@
+/* qc-broker as a library: the same broker runs as the qc-broker program
+ * and inside qc-submit's one-process mode (as a czmq actor). */
+#ifndef QC_BROKER_H
+#define QC_BROKER_H
+
+#include <czmq.h>
+#include <stdint.h>
+
+typedef struct {
+    const char **endpoints;    /* bind to each; default tcp port 5555 on all interfaces */
+    size_t nendpoints;
+    uint32_t heartbeat_ms;     /* expected of peers that do not say; 1000 */
+    uint32_t liveness;         /* missed heartbeats before a peer is dead; 3 */
+    uint32_t max_deaths;       /* worker deaths before a slide fails; 3 */
+    uint32_t result_window;    /* unacknowledged results in flight per client */
+    uint32_t job_linger_s;     /* keep a finished, delivered job this long */
+} qc_broker_config_t;
+
+typedef struct qc_broker qc_broker_t;
+
+void qc_broker_config_defaults (qc_broker_config_t *cfg);
+/* Binds every endpoint; NULL with a message in err when one fails. */
+qc_broker_t *qc_broker_new (const qc_broker_config_t *cfg, char *err,
+                            size_t errlen);
+void qc_broker_destroy (qc_broker_t **self_p);
+/* The endpoint actually bound for index i (resolves a wildcard port). */
+const char *qc_broker_endpoint (qc_broker_t *self, size_t i);
+/* Runs until *stop becomes non-zero or, when pipe is given, until the
+ * pipe says $TERM. Tells every peer DISCONNECT before returning. */
+int qc_broker_run (qc_broker_t *self, zsock_t *pipe, volatile int *stop);
+/* czmq actor entry: args is a qc_broker_t* the caller owns. */
+void qc_broker_actor (zsock_t *pipe, void *args);
+
+#endif

@@ -1,0 +1,44 @@
+/* The STATUS reply: workers, queue depth and jobs, for qc-status. */
+#include "broker/broker_int.h"
+
+void
+status_reply (qc_broker_t *b, zframe_t *from)
+{
+    qc_msg_t m = {.command = QC_STATUS_REPLY, .gpu = -1,
+                  .queue = sched_queue_depth (b->sched)};
+    size_t nw = zhashx_size (b->workers), nj = zhashx_size (b->jobs);
+    if (nw > QC_PROTO_MAX_WORKERS) nw = QC_PROTO_MAX_WORKERS;
+    if (nj > QC_PROTO_MAX_JOBS) nj = QC_PROTO_MAX_JOBS;
+    m.workers = nw ? calloc (nw, sizeof *m.workers) : NULL;
+    m.jobs = nj ? calloc (nj, sizeof *m.jobs) : NULL;
+    if ((nw && !m.workers) || (nj && !m.jobs))
+        goto out;
+    for (worker_rec_t *w = zhashx_first (b->workers); w && m.nworkers < nw;
+         w = zhashx_next (b->workers)) {
+        qc_worker_row_t *r = &m.workers[m.nworkers++];
+        r->name = w->name;
+        r->host = w->host;
+        r->slots = w->slots;
+        r->gpus = (uint32_t) w->ngpus;
+        r->busy = w->sw->cpu_inflight;
+        r->gpu_busy = w->sw->gpu_inflight;
+        r->heartbeat_age = (double) (b->now - w->last_seen) / 1000.0;
+        r->draining = w->sw->draining;
+    }
+    for (job_rec_t *j = zhashx_first (b->jobs); j && m.njobs < nj; j = zhashx_next (b->jobs)) {
+        qc_job_row_t *r = &m.jobs[m.njobs++];
+        r->job = j->id;
+        r->total = j->sj->total;
+        r->done = j->sj->done;
+        r->failed = j->sj->failed;
+        r->queued = j->sj->queue[0].count + j->sj->queue[1].count + j->sj->queue[2].count;
+        r->running = j->sj->running + j->sj->dispatched;
+        r->attached = j->attached;
+        r->cancelled = j->sj->cancelled;
+    }
+    qc_msg_send (&m, zsock_resolve (b->router), from);
+out:
+    /* the rows borrow their strings from the registry */
+    free (m.workers);
+    free (m.jobs);
+}

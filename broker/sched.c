@@ -1,0 +1,467 @@
+/* See sched.h for the task state machine and the rules. */
+#include "broker/sched.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sched {
+    uint32_t max_deaths;
+    sched_callbacks_t cb;
+    sched_job_t *jobs;             /* all jobs, oldest first */
+    sched_job_t *jobs_tail;
+    sched_job_t *cursor[3];        /* round-robin position per resource */
+    sched_worker_t *workers;       /* all workers, oldest first */
+    sched_worker_t *workers_tail;
+    size_t queued;                 /* tasks in every job's queues */
+};
+
+/* ------------------------------------------------------------ lists */
+
+static void
+list_push (task_list_t *l, sched_task_t *t, bool front, bool worker_links)
+{
+    sched_task_t **prev = worker_links ? &t->wprev : &t->qprev;
+    sched_task_t **next = worker_links ? &t->wnext : &t->qnext;
+    *prev = *next = NULL;
+    if (!l->head) {
+        l->head = l->tail = t;
+    } else if (front) {
+        *next = l->head;
+        if (worker_links) l->head->wprev = t; else l->head->qprev = t;
+        l->head = t;
+    } else {
+        *prev = l->tail;
+        if (worker_links) l->tail->wnext = t; else l->tail->qnext = t;
+        l->tail = t;
+    }
+    l->count++;
+}
+
+static void
+list_unlink (task_list_t *l, sched_task_t *t, bool worker_links)
+{
+    sched_task_t *prev = worker_links ? t->wprev : t->qprev;
+    sched_task_t *next = worker_links ? t->wnext : t->qnext;
+    if (prev) { if (worker_links) prev->wnext = next; else prev->qnext = next; }
+    else l->head = next;
+    if (next) { if (worker_links) next->wprev = prev; else next->qprev = prev; }
+    else l->tail = prev;
+    if (worker_links) t->wprev = t->wnext = NULL; else t->qprev = t->qnext = NULL;
+    l->count--;
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+sched_t *
+sched_new (uint32_t max_deaths, const sched_callbacks_t *cb)
+{
+    if (!cb || !cb->dispatch || !cb->failed)
+        return NULL;
+    sched_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->max_deaths = max_deaths ? max_deaths : 3;
+    self->cb = *cb;
+    return self;
+}
+
+static void
+job_free (sched_job_t *job)
+{
+    for (uint64_t i = 0; i < job->total; i++)
+        free (job->blocks[i / SCHED_BLOCK][i % SCHED_BLOCK].path);
+    for (size_t b = 0; b < job->nblocks; b++)
+        free (job->blocks[b]);
+    free (job->blocks);
+    free (job);
+}
+
+void
+sched_destroy (sched_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    sched_t *self = *self_p;
+    for (sched_job_t *j = self->jobs, *n; j; j = n) {
+        n = j->next;
+        job_free (j);
+    }
+    for (sched_worker_t *w = self->workers, *n; w; w = n) {
+        n = w->next;
+        free (w);
+    }
+    free (self);
+    *self_p = NULL;
+}
+
+/* ------------------------------------------------------------ jobs */
+
+sched_job_t *
+sched_job_new (sched_t *self, uint64_t id, void *owner)
+{
+    if (!self)
+        return NULL;
+    sched_job_t *job = calloc (1, sizeof *job);
+    if (!job)
+        return NULL;
+    job->id = id;
+    job->owner = owner;
+    job->prev = self->jobs_tail;
+    if (self->jobs_tail) self->jobs_tail->next = job; else self->jobs = job;
+    self->jobs_tail = job;
+    return job;
+}
+
+sched_task_t *
+sched_job_task (const sched_job_t *job, uint64_t idx)
+{
+    if (!job || idx >= job->total)
+        return NULL;
+    return &job->blocks[idx / SCHED_BLOCK][idx % SCHED_BLOCK];
+}
+
+static void
+enqueue (sched_t *self, sched_task_t *t, bool front)
+{
+    t->state = TASK_QUEUED;
+    t->worker = NULL;
+    t->gpu = -1;
+    list_push (&t->job->queue[t->resource], t, front, false);
+    self->queued++;
+}
+
+sched_task_t *
+sched_job_add (sched_t *self, sched_job_t *job, const char *path,
+               uint8_t resource)
+{
+    if (!self || !job || !path || resource > QC_RES_GPU || job->final
+        || job->cancelled)
+        return NULL;
+    if (job->total == job->nblocks * SCHED_BLOCK) {
+        sched_task_t **blocks = realloc (job->blocks,
+                                         (job->nblocks + 1) * sizeof *blocks);
+        if (!blocks)
+            return NULL;
+        job->blocks = blocks;
+        if (!(blocks[job->nblocks] = calloc (SCHED_BLOCK, sizeof (sched_task_t))))
+            return NULL;
+        job->nblocks++;
+    }
+    sched_task_t *t = &job->blocks[job->total / SCHED_BLOCK][job->total % SCHED_BLOCK];
+    memset (t, 0, sizeof *t);
+    if (!(t->path = strdup (path)))
+        return NULL;
+    t->job = job;
+    t->idx = job->total++;
+    t->resource = resource;
+    enqueue (self, t, false);
+    return t;
+}
+
+bool
+sched_job_finished (const sched_job_t *job)
+{
+    return job && (job->final || job->cancelled)
+           && job->done + job->failed == job->total;
+}
+
+static void
+dequeue (sched_t *self, sched_task_t *t)
+{
+    list_unlink (&t->job->queue[t->resource], t, false);
+    self->queued--;
+}
+
+static void
+fail_task (sched_t *self, sched_task_t *t, const char *reason)
+{
+    t->state = TASK_FAILED;
+    t->job->failed++;
+    self->cb.failed (self->cb.arg, t, reason);
+}
+
+void
+sched_job_cancel (sched_t *self, sched_job_t *job)
+{
+    if (!self || !job || job->cancelled)
+        return;
+    job->cancelled = true;
+    for (int k = 0; k < 3; k++)
+        while (job->queue[k].head) {
+            sched_task_t *t = job->queue[k].head;
+            dequeue (self, t);
+            fail_task (self, t, "cancelled by the client");
+        }
+}
+
+void
+sched_job_remove (sched_t *self, sched_job_t *job)
+{
+    if (!self || !job)
+        return;
+    /* Tasks still assigned (a cancelled job's running ones) lose their
+     * worker link; the worker's credit comes back now. */
+    for (uint64_t i = 0; i < job->total; i++) {
+        sched_task_t *t = sched_job_task (job, i);
+        if (t->state == TASK_QUEUED)
+            dequeue (self, t);
+        if (t->worker) {
+            sched_worker_t *w = t->worker;
+            list_unlink (&w->assigned, t, true);
+            if (t->gpu >= 0) { w->gpu_inflight--; w->gpu_load[t->gpu]--; }
+            else w->cpu_inflight--;
+        }
+    }
+    for (int k = 0; k < 3; k++)
+        if (self->cursor[k] == job)
+            self->cursor[k] = job->next;
+    if (job->prev) job->prev->next = job->next; else self->jobs = job->next;
+    if (job->next) job->next->prev = job->prev; else self->jobs_tail = job->prev;
+    job_free (job);
+}
+
+/* ------------------------------------------------------------ workers */
+
+sched_worker_t *
+sched_worker_add (sched_t *self, uint32_t slots, uint32_t prefetch,
+                  const uint32_t *gpus, uint32_t ngpus, void *owner)
+{
+    if (!self || ngpus > QC_PROTO_MAX_GPUS || (ngpus && !gpus))
+        return NULL;
+    sched_worker_t *w = calloc (1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->slots = slots;
+    w->prefetch = prefetch;
+    w->ngpus = ngpus;
+    /* one decoded slide waiting per GPU keeps it busy while the CPU reads
+     * the next */
+    w->gpu_prefetch = ngpus;
+    for (uint32_t i = 0; i < ngpus; i++)
+        w->gpu_index[i] = gpus[i];
+    w->owner = owner;
+    w->prev = self->workers_tail;
+    if (self->workers_tail) self->workers_tail->next = w; else self->workers = w;
+    self->workers_tail = w;
+    return w;
+}
+
+static void
+unassign (sched_task_t *t)
+{
+    sched_worker_t *w = t->worker;
+    if (!w)
+        return;
+    list_unlink (&w->assigned, t, true);
+    if (t->gpu >= 0) {
+        w->gpu_inflight--;
+        w->gpu_load[t->gpu]--;
+    } else
+        w->cpu_inflight--;
+    t->worker = NULL;
+}
+
+void
+sched_worker_remove (sched_t *self, sched_worker_t *w, bool died,
+                     const char *name)
+{
+    if (!self || !w)
+        return;
+    while (w->assigned.head) {
+        sched_task_t *t = w->assigned.head;
+        bool was_running = t->state == TASK_RUNNING;
+        unassign (t);
+        if (was_running) t->job->running--;
+        else t->job->dispatched--;
+        if (was_running && died) {
+            t->blame++;
+            if (t->blame >= self->max_deaths) {
+                char reason[512];
+                snprintf (reason, sizeof reason,
+                          "slide was being processed by %u workers that died "
+                          "(last: %s); not retried",
+                          t->blame, name ? name : "?");
+                fail_task (self, t, reason);
+                continue;
+            }
+        }
+        /* requeued tasks go first: they have waited longest */
+        if (t->job->cancelled)
+            fail_task (self, t, "cancelled by the client");
+        else
+            enqueue (self, t, true);
+    }
+    if (w->prev) w->prev->next = w->next; else self->workers = w->next;
+    if (w->next) w->next->prev = w->prev; else self->workers_tail = w->prev;
+    free (w);
+}
+
+void
+sched_worker_drain (sched_t *self, sched_worker_t *w)
+{
+    if (self && w)
+        w->draining = true;
+}
+
+void
+sched_worker_return (sched_t *self, sched_worker_t *w, sched_job_t *job,
+                     uint64_t idx)
+{
+    sched_task_t *t = sched_job_task (job, idx);
+    if (!self || !t || t->worker != w || t->state != TASK_DISPATCHED)
+        return;
+    unassign (t);
+    job->dispatched--;
+    if (job->cancelled)
+        fail_task (self, t, "cancelled by the client");
+    else
+        enqueue (self, t, true);
+}
+
+/* ------------------------------------------------------------ tasks */
+
+void
+sched_task_started (sched_t *self, sched_worker_t *w, sched_job_t *job,
+                    uint64_t idx)
+{
+    sched_task_t *t = sched_job_task (job, idx);
+    if (!self || !t || t->worker != w || t->state != TASK_DISPATCHED)
+        return;
+    t->state = TASK_RUNNING;
+    job->dispatched--;
+    job->running++;
+}
+
+bool
+sched_task_finished (sched_t *self, sched_job_t *job, uint64_t idx, bool ok)
+{
+    sched_task_t *t = sched_job_task (job, idx);
+    if (!self || !t || t->state == TASK_DONE || t->state == TASK_FAILED)
+        return false;
+    if (t->state == TASK_QUEUED)
+        dequeue (self, t);      /* a late result from a worker given up on */
+    else if (t->state == TASK_RUNNING)
+        job->running--;
+    else
+        job->dispatched--;
+    unassign (t);
+    if (ok) {
+        t->state = TASK_DONE;
+        job->done++;
+    } else {
+        t->state = TASK_FAILED;
+        job->failed++;
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------ dispatch */
+
+/* The next job (round-robin after the cursor) with a task in one of the
+ * given queues; takes that task off its queue. */
+static sched_task_t *
+take_task (sched_t *self, int cursor, const int *kinds, int nkinds)
+{
+    sched_job_t *start = self->cursor[cursor] ? self->cursor[cursor]->next : NULL;
+    if (!start)
+        start = self->jobs;
+    sched_job_t *j = start;
+    while (j) {
+        for (int k = 0; k < nkinds; k++) {
+            sched_task_t *t = j->queue[kinds[k]].head;
+            if (t) {
+                self->cursor[cursor] = j;
+                dequeue (self, t);
+                return t;
+            }
+        }
+        j = j->next ? j->next : self->jobs;
+        if (j == start)
+            break;
+    }
+    return NULL;
+}
+
+static void
+assign (sched_t *self, sched_task_t *t, sched_worker_t *w, int gpu_slot)
+{
+    t->state = TASK_DISPATCHED;
+    t->worker = w;
+    t->attempt++;
+    t->gpu = gpu_slot;
+    if (gpu_slot >= 0) {
+        w->gpu_inflight++;
+        w->gpu_load[gpu_slot]++;
+    } else
+        w->cpu_inflight++;
+    t->job->dispatched++;
+    list_push (&w->assigned, t, false, true);
+    self->cb.dispatch (self->cb.arg, t, w);
+}
+
+/* Gives w one task that fits its credit under the given pass: pass 0
+ * fills executing capacity only, pass 1 also the prefetch. */
+static bool
+assign_one (sched_t *self, sched_worker_t *w, int pass)
+{
+    static const int gpu_kinds[] = {QC_RES_GPU, QC_RES_ANY};
+    static const int cpu_kinds[] = {QC_RES_CPU, QC_RES_ANY};
+    uint32_t gpu_cap = w->ngpus + (pass ? w->gpu_prefetch : 0);
+    if (w->gpu_inflight < gpu_cap) {
+        sched_task_t *t = take_task (self, QC_RES_GPU, gpu_kinds, 2);
+        if (t) {
+            int best = 0;  /* the least loaded of its GPUs */
+            for (uint32_t g = 1; g < w->ngpus; g++)
+                if (w->gpu_load[g] < w->gpu_load[best])
+                    best = (int) g;
+            assign (self, t, w, best);
+            return true;
+        }
+    }
+    uint32_t cpu_cap = w->slots + (pass ? w->prefetch : 0);
+    if (w->cpu_inflight < cpu_cap) {
+        sched_task_t *t = take_task (self, QC_RES_CPU, cpu_kinds, 2);
+        if (t) {
+            assign (self, t, w, -1);
+            return true;
+        }
+    }
+    return false;
+}
+
+void
+sched_dispatch (sched_t *self)
+{
+    if (!self)
+        return;
+    /* one task per worker per round, so idle workers are served before
+     * any worker's prefetch fills */
+    for (int pass = 0; pass < 2; pass++) {
+        bool progress = true;
+        while (progress && self->queued > 0) {
+            progress = false;
+            for (sched_worker_t *w = self->workers; w && self->queued > 0; w = w->next)
+                if (!w->draining && assign_one (self, w, pass))
+                    progress = true;
+        }
+    }
+}
+
+size_t
+sched_queue_depth (const sched_t *self)
+{
+    return self ? self->queued : 0;
+}
+
+sched_job_t *
+sched_first_job (const sched_t *self)
+{
+    return self ? self->jobs : NULL;
+}
+
+sched_worker_t *
+sched_first_worker (const sched_t *self)
+{
+    return self ? self->workers : NULL;
+}
