@@ -1,0 +1,54 @@
+#include "shared/cli.h"
+
+#include <czmq.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+volatile sig_atomic_t qc_cli_signals;
+
+int
+qc_cli_uint (const char *prog, const char *opt, const char *text,
+             unsigned long min, unsigned long max, unsigned long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = text && *text != '-' ? strtoul (text, &end, 10) : 0;
+    if (!text || *text == '-' || errno || end == text || *end || v < min || v > max) {
+        fprintf (stderr, "%s: %s expects a whole number from %lu to %lu, not '%s'\n",
+                 prog, opt, min, max, text ? text : "");
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static void
+on_signal (int sig)
+{
+    (void) sig;
+    qc_cli_signals++;
+}
+
+void
+qc_cli_install_signals (void)
+{
+    zsys_handler_set (NULL);
+    struct sigaction sa;
+    memset (&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset (&sa.sa_mask);
+    sigaction (SIGINT, &sa, NULL);
+    sigaction (SIGTERM, &sa, NULL);
+    signal (SIGPIPE, SIG_IGN);
+}
+
+void
+qc_cli_version (const char *prog)
+{
+    int maj, min, pat;
+    zmq_version (&maj, &min, &pat);
+    printf ("%s %s (protocol %d, libzmq %d.%d.%d, czmq %d.%d.%d)\n", prog, QC_VERSION,
+            1, maj, min, pat, CZMQ_VERSION_MAJOR, CZMQ_VERSION_MINOR, CZMQ_VERSION_PATCH);
+}

@@ -1,0 +1,28 @@
+/* Small helpers every program's command line uses: exit codes, number
+ * parsing with range checks, signal flags. */
+#ifndef QC_CLI_H
+#define QC_CLI_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+enum {
+    QC_EXIT_OK = 0,
+    QC_EXIT_FAILED = 1,       /* some slides failed */
+    QC_EXIT_USAGE = 2,
+    QC_EXIT_NO_BROKER = 3     /* cannot reach (or be) the broker */
+};
+
+/* Parses a whole decimal number in [min, max]; -1 with a message on
+ * stderr naming the option otherwise. */
+int qc_cli_uint (const char *prog, const char *opt, const char *text,
+                 unsigned long min, unsigned long max, unsigned long *out);
+
+/* Counts SIGINT/SIGTERM in qc_cli_signals; disables czmq's own handler
+ * so that polling loops are not interrupted behind our back. */
+extern volatile sig_atomic_t qc_cli_signals;
+void qc_cli_install_signals (void);
+
+void qc_cli_version (const char *prog);
+
+#endif

@@ -1,0 +1,233 @@
+/* The worker's agent: a czmq actor that owns the DEALER socket to the
+ * broker. It registers (READY), sends heartbeats on time whatever the
+ * executors are doing, queues TASKs for the executors, forwards their
+ * STARTED / RESULT / LOG messages, reconnects when the broker falls
+ * silent (Paranoid Pirate), and runs the drain on a graceful leave. */
+#include "worker/worker_int.h"
+
+#include <string.h>
+
+#include "shared/log.h"
+
+#define MOD "worker"
+
+typedef struct {
+    qc_worker_t *w;
+    zsock_t *pipe, *dealer, *pull;
+    int64_t last_heard, next_beat;
+    int64_t outstanding;      /* tasks taken and not yet answered */
+    bool draining;
+    zlist_t *returned;        /* refs handed back while draining */
+} agent_t;
+
+static int
+send_ready (agent_t *a)
+{
+    qc_worker_t *w = a->w;
+    qc_msg_t m = {.command = QC_READY, .gpu = -1, .name = (char *) w->cfg.name,
+                  .host = w->host, .version = QC_VERSION, .slots = w->cfg.slots,
+                  .prefetch = w->cfg.prefetch, .gpus = w->cfg.gpus,
+                  .ngpus = w->cfg.ngpus, .hb_ms = w->cfg.heartbeat_ms};
+    return qc_msg_send (&m, zsock_resolve (a->dealer), NULL);
+}
+
+static int
+connect_broker (agent_t *a)
+{
+    zsock_destroy (&a->dealer);
+    a->dealer = zsock_new (ZMQ_DEALER);
+    if (!a->dealer)
+        return -1;
+    /* never block the agent: a full queue to an absent broker drops, and
+     * the broker requeues what it never heard about */
+    zsock_set_sndhwm (a->dealer, 100000);
+    zsock_set_rcvhwm (a->dealer, 100000);
+    zsock_set_sndtimeo (a->dealer, 0);
+    zsock_set_linger (a->dealer, 500);
+    if (zsock_connect (a->dealer, "%s", a->w->cfg.endpoint) < 0) {
+        qc_log (QC_LOG_ERROR, MOD, "cannot connect to %s: %s", a->w->cfg.endpoint,
+                zmq_strerror (zmq_errno ()));
+        return -1;
+    }
+    atomic_store (&a->w->connected, false);
+    a->last_heard = zclock_mono ();
+    return send_ready (a);
+}
+
+static void
+drop_queued (void *arg, qc_task_t *t)
+{
+    agent_t *a = arg;
+    a->outstanding--;
+    if (a->returned) {
+        qc_taskref_t *r = malloc (sizeof *r);
+        if (r) {
+            r->job = t->job;
+            r->idx = t->idx;
+            zlist_append (a->returned, r);
+        }
+    }
+}
+
+static void
+send_disconnect (agent_t *a, bool drain)
+{
+    qc_msg_t m = {.command = QC_DISCONNECT, .gpu = -1, .drain = drain,
+                  .reason = drain ? "draining" : "leaving"};
+    size_t n = a->returned ? zlist_size (a->returned) : 0;
+    if (n > QC_PROTO_MAX_REFS)
+        n = QC_PROTO_MAX_REFS;    /* the rest are requeued when we leave */
+    m.refs = n ? calloc (n, sizeof *m.refs) : NULL;
+    for (qc_taskref_t *r = a->returned ? zlist_first (a->returned) : NULL;
+         r && m.refs && m.nrefs < n; r = zlist_next (a->returned))
+        m.refs[m.nrefs++] = *r;
+    qc_msg_send (&m, zsock_resolve (a->dealer), NULL);
+    free (m.refs);
+}
+
+static void
+on_broker (agent_t *a)
+{
+    zmsg_t *msg = zmsg_recv (a->dealer);
+    if (!msg)
+        return;
+    char err[256];
+    qc_msg_t *m = qc_msg_decode (msg, err, sizeof err);
+    zmsg_destroy (&msg);
+    if (!m) {
+        qc_log (QC_LOG_WARNING, MOD, "malformed message from the broker dropped: %s", err);
+        return;
+    }
+    a->last_heard = zclock_mono ();
+    if (!atomic_load (&a->w->connected)) {
+        atomic_store (&a->w->connected, true);
+        qc_log (QC_LOG_INFO, MOD, "%s registered with broker %s", a->w->cfg.name,
+                a->w->cfg.endpoint);
+    }
+    if (m->command == QC_TASK) {
+        size_t nlanes = a->w->cfg.ngpus;
+        int lane = 0;
+        if (m->gpu >= 0)
+            for (size_t i = 0; i < nlanes; i++)
+                if ((int32_t) a->w->cfg.gpus[i].index == m->gpu)
+                    lane = (int) (1 + i);
+        if (m->gpu >= 0 && lane == 0 && a->w->cfg.slots == 0)
+            lane = 1;     /* unknown GPU index: run on our first GPU */
+        qc_task_t t = {.job = m->job, .idx = m->idx, .attempt = m->attempt,
+                       .gpu = m->gpu, .path = m->path, .config = m->config};
+        m->path = m->config = NULL;
+        if (a->draining) {
+            /* raced with our DISCONNECT: hand it straight back */
+            a->outstanding++;
+            if (!a->returned) a->returned = zlist_new ();
+            drop_queued (a, &t);
+            send_disconnect (a, true);
+            qc_task_clear (&t);
+        } else if (taskq_push (&a->w->queue, lane, &t) == 0)
+            a->outstanding++;
+        else
+            qc_task_clear (&t);   /* out of memory: the broker will requeue */
+    } else if (m->command == QC_DISCONNECT) {
+        qc_log (QC_LOG_WARNING, MOD, "broker says: %s; registering again",
+                m->reason ? m->reason : "disconnect");
+        if (m->reason && strstr (m->reason, "unknown worker"))
+            send_ready (a);
+        else {
+            /* the broker is going away: what we queued is lost to it */
+            taskq_drain (&a->w->queue, drop_queued, a);
+            connect_broker (a);
+        }
+    }
+    qc_msg_destroy (&m);
+}
+
+static void
+on_executor (agent_t *a)
+{
+    zmsg_t *msg = zmsg_recv (a->pull);
+    if (!msg)
+        return;
+    zframe_t *hdr = zmsg_first (msg);
+    if (hdr && zframe_size (hdr) == 4 && zframe_data (hdr)[3] == QC_RESULT)
+        a->outstanding--;
+    zmsg_send (&msg, a->dealer);
+    zmsg_destroy (&msg);
+}
+
+void
+agent_actor (zsock_t *pipe, void *args)
+{
+    agent_t a = {.w = args, .pipe = pipe};
+    a.pull = zsock_new_pull (NULL);
+    if (!a.pull || zsock_bind (a.pull, "%s", a.w->pull_endpoint) < 0
+        || connect_broker (&a)) {
+        zsock_signal (pipe, 1);
+        zsock_destroy (&a.pull);
+        zsock_destroy (&a.dealer);
+        return;
+    }
+    zsock_signal (pipe, 0);
+    uint32_t hb = a.w->cfg.heartbeat_ms;
+    a.next_beat = zclock_mono ();
+    bool drained = false;
+    for (;;) {
+        /* the poller follows the dealer, which changes on reconnect */
+        zpoller_t *poller = zpoller_new (pipe, a.pull, a.dealer, NULL);
+        int64_t now = zclock_mono ();
+        int wait = (int) (a.next_beat - now);
+        void *which = poller ? zpoller_wait (poller, wait > 0 ? wait : 0) : NULL;
+        zpoller_destroy (&poller);
+        if (which == pipe) {
+            char *cmd = zstr_recv (pipe);
+            if (!cmd || streq (cmd, "$TERM")) {
+                zstr_free (&cmd);
+                break;
+            }
+            if (streq (cmd, "DRAIN") && !a.draining) {
+                a.draining = true;
+                a.returned = zlist_new ();
+                zlist_autofree (a.returned);
+                taskq_drain (&a.w->queue, drop_queued, &a);
+                send_disconnect (&a, true);
+                qc_log (QC_LOG_INFO, MOD, "draining: %zu queued tasks handed back, "
+                        "%" PRId64 " running", zlist_size (a.returned), a.outstanding);
+            }
+            zstr_free (&cmd);
+        } else if (which == a.pull) {
+            for (int i = 0; i < 1000 && (zsock_events (a.pull) & ZMQ_POLLIN); i++)
+                on_executor (&a);
+        } else if (which == a.dealer) {
+            for (int i = 0; i < 1000 && a.dealer && (zsock_events (a.dealer) & ZMQ_POLLIN); i++)
+                on_broker (&a);
+        }
+        now = zclock_mono ();
+        if (now >= a.next_beat) {
+            qc_msg_t m = {.command = QC_HEARTBEAT, .gpu = -1};
+            qc_msg_send (&m, zsock_resolve (a.dealer), NULL);
+            a.next_beat = now + hb;
+        }
+        if (now - a.last_heard > (int64_t) hb * a.w->cfg.liveness) {
+            qc_log (QC_LOG_WARNING, MOD, "broker %s silent for %" PRId64 " ms: reconnecting",
+                    a.w->cfg.endpoint, now - a.last_heard);
+            taskq_drain (&a.w->queue, drop_queued, &a);
+            connect_broker (&a);
+        }
+        if (a.draining && !drained && a.outstanding <= 0) {
+            zlist_purge (a.returned);
+            send_disconnect (&a, false);
+            drained = true;
+            zstr_send (pipe, "DRAINED");
+        }
+    }
+    if (!drained && atomic_load (&a.w->connected)) {
+        /* leaving without a drain: unstarted tasks go back unblamed */
+        zlist_destroy (&a.returned);
+        a.returned = zlist_new ();
+        if (a.returned) zlist_autofree (a.returned);
+        taskq_drain (&a.w->queue, drop_queued, &a);
+        send_disconnect (&a, false);
+    }
+    zlist_destroy (&a.returned);
+    zsock_destroy (&a.dealer);
+    zsock_destroy (&a.pull);
+}

@@ -1,0 +1,162 @@
+/* qc-worker: runs QC tasks for a broker, on CPU slots and GPUs. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shared/cli.h"
+#include "shared/log.h"
+#include "worker/gpu_probe.h"
+#include "worker/worker.h"
+
+static void
+usage (FILE *to)
+{
+    fprintf (to,
+        "Usage: qc-worker --connect tcp://HOST:5555 [options]\n"
+        "Runs slide QC tasks for a qc-broker. Joins at start; SIGTERM or\n"
+        "SIGINT leaves gracefully (queued tasks handed back, running ones\n"
+        "finished); a second signal leaves at once.\n\n"
+        "  -c, --connect EP       broker endpoint (default tcp://127.0.0.1:5555)\n"
+        "  -s, --slots N          CPU slots: slides run at once (default: cores)\n"
+        "  -g, --gpu I[,J]|all    advertise and use these GPUs; fails (exit 2)\n"
+        "                         when no usable GPU is there\n"
+        "  -n, --name NAME        name shown in qc-status (default HOST-PID)\n"
+        "      --prefetch N       tasks queued beyond the slots (default 1)\n"
+        "      --heartbeat-ms MS  heartbeat interval (1000)\n"
+        "      --liveness N       silent broker beats before reconnecting (3)\n"
+        "      --timeout S        exit 3 when no broker answers in S seconds\n"
+        "                         (default: keep waiting)\n"
+        "      --simulate-gpus N  FOR TESTS ONLY: advertise N simulated GPUs\n"
+        "                         that run their tasks on the CPU\n"
+        "      --log-level L      debug, info, warning or error (info)\n"
+        "  -h, --help             show this help\n"
+        "  -V, --version          show the version\n");
+}
+
+int
+main (int argc, char **argv)
+{
+    const char *prog = "qc-worker";
+    qc_worker_config_t cfg;
+    qc_worker_config_defaults (&cfg);
+    const char *gpu_spec = NULL;
+    unsigned long v, simulate = 0, timeout_s = 0;
+    static const struct option opts[] = {
+        {"connect", required_argument, 0, 'c'}, {"slots", required_argument, 0, 's'},
+        {"gpu", required_argument, 0, 'g'}, {"name", required_argument, 0, 'n'},
+        {"prefetch", required_argument, 0, 1}, {"heartbeat-ms", required_argument, 0, 2},
+        {"liveness", required_argument, 0, 3}, {"timeout", required_argument, 0, 4},
+        {"simulate-gpus", required_argument, 0, 5}, {"log-level", required_argument, 0, 6},
+        {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
+    int c;
+    while ((c = getopt_long (argc, argv, "c:s:g:n:hV", opts, NULL)) != -1) {
+        switch (c) {
+        case 'c': cfg.endpoint = optarg; break;
+        case 's':
+            if (qc_cli_uint (prog, "--slots", optarg, 0, 4096, &v)) return QC_EXIT_USAGE;
+            cfg.slots = (uint32_t) v;
+            break;
+        case 'g': gpu_spec = optarg; break;
+        case 'n':
+            if (!*optarg || strlen (optarg) > QC_PROTO_MAX_NAME) {
+                fprintf (stderr, "%s: --name must be 1 to %d characters\n", prog,
+                         QC_PROTO_MAX_NAME);
+                return QC_EXIT_USAGE;
+            }
+            cfg.name = optarg;
+            break;
+        case 1:
+            if (qc_cli_uint (prog, "--prefetch", optarg, 0, 4096, &v)) return QC_EXIT_USAGE;
+            cfg.prefetch = (uint32_t) v;
+            break;
+        case 2:
+            if (qc_cli_uint (prog, "--heartbeat-ms", optarg, 10, 600000, &v)) return QC_EXIT_USAGE;
+            cfg.heartbeat_ms = (uint32_t) v;
+            break;
+        case 3:
+            if (qc_cli_uint (prog, "--liveness", optarg, 1, 1000, &v)) return QC_EXIT_USAGE;
+            cfg.liveness = (uint32_t) v;
+            break;
+        case 4:
+            if (qc_cli_uint (prog, "--timeout", optarg, 1, 86400 * 365, &timeout_s)) return QC_EXIT_USAGE;
+            break;
+        case 5:
+            if (qc_cli_uint (prog, "--simulate-gpus", optarg, 1, QC_PROTO_MAX_GPUS, &simulate))
+                return QC_EXIT_USAGE;
+            break;
+        case 6: {
+            int l = qc_log_level_parse (optarg);
+            if (l < 0) {
+                fprintf (stderr, "%s: unknown log level '%s'\n", prog, optarg);
+                return QC_EXIT_USAGE;
+            }
+            qc_log_set_stderr_level ((qc_log_level_t) l);
+            break;
+        }
+        case 'h': usage (stdout); return QC_EXIT_OK;
+        case 'V': qc_cli_version (prog); return QC_EXIT_OK;
+        default: usage (stderr); return QC_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf (stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
+        return QC_EXIT_USAGE;
+    }
+    if (gpu_spec && simulate) {
+        fprintf (stderr, "%s: --gpu and --simulate-gpus exclude each other\n", prog);
+        return QC_EXIT_USAGE;
+    }
+    char err[512];
+    if (gpu_spec && qc_gpu_probe (gpu_spec, &cfg.gpus, &cfg.ngpus, err, sizeof err)) {
+        fprintf (stderr, "%s: --gpu %s: %s\n", prog, gpu_spec, err);
+        return QC_EXIT_USAGE;
+    }
+    if (simulate && qc_gpu_simulated ((unsigned) simulate, &cfg.gpus, &cfg.ngpus)) {
+        fprintf (stderr, "%s: out of memory\n", prog);
+        return QC_EXIT_USAGE;
+    }
+    if (cfg.slots == 0 && cfg.ngpus == 0) {
+        fprintf (stderr, "%s: --slots 0 needs at least one GPU\n", prog);
+        return QC_EXIT_USAGE;
+    }
+    qc_log_set_process (cfg.name ? cfg.name : prog);
+    qc_cli_install_signals ();
+    qc_worker_t *w = qc_worker_new (&cfg);
+    for (size_t i = 0; i < cfg.ngpus; i++)
+        free (cfg.gpus[i].name);
+    free (cfg.gpus);
+    if (!w) {
+        fprintf (stderr, "%s: cannot start (bad endpoint '%s' or out of resources)\n",
+                 prog, cfg.endpoint);
+        return QC_EXIT_NO_BROKER;
+    }
+    qc_log (QC_LOG_INFO, "worker", "connecting to %s with %u slots, %zu GPUs",
+            cfg.endpoint, cfg.slots, cfg.ngpus);
+    int64_t start = zclock_mono ();
+    int rc = QC_EXIT_OK;
+    while (!qc_cli_signals) {
+        zclock_sleep (100);
+        if (timeout_s && !qc_worker_connected (w)
+            && zclock_mono () - start > (int64_t) timeout_s * 1000) {
+            fprintf (stderr, "%s: no answer from broker %s in %lu s\n", prog,
+                     cfg.endpoint, timeout_s);
+            rc = QC_EXIT_NO_BROKER;
+            break;
+        }
+        if (qc_worker_connected (w))
+            start = zclock_mono ();
+    }
+    if (rc == QC_EXIT_OK) {
+        qc_log (QC_LOG_INFO, "worker", "leaving: finishing running tasks "
+                "(signal again to leave at once)");
+        /* drain, but give up at a second signal */
+        qc_cli_signals = 1;
+        int drained = -1;
+        while (drained != 0 && qc_cli_signals < 2)
+            drained = qc_worker_drain (w, 200) == 0 ? 0 : -1;
+        /* a drain that timed out keeps running: ask again is harmless */
+    }
+    qc_worker_destroy (&w);
+    return rc;
+}

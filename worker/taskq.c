@@ -1,0 +1,107 @@
+/* See taskq.h. */
+#include "worker/taskq.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NLANES (1 + QC_PROTO_MAX_GPUS)
+
+void
+qc_task_clear (qc_task_t *t)
+{
+    if (!t)
+        return;
+    free (t->path);
+    free (t->config);
+    memset (t, 0, sizeof *t);
+}
+
+int
+taskq_init (taskq_t *q)
+{
+    memset (q, 0, sizeof *q);
+    if (pthread_mutex_init (&q->lock, NULL))
+        return -1;
+    if (pthread_cond_init (&q->ready, NULL)) {
+        pthread_mutex_destroy (&q->lock);
+        return -1;
+    }
+    return 0;
+}
+
+void
+taskq_fini (taskq_t *q)
+{
+    taskq_drain (q, NULL, NULL);
+    pthread_cond_destroy (&q->ready);
+    pthread_mutex_destroy (&q->lock);
+}
+
+int
+taskq_push (taskq_t *q, int lane, qc_task_t *task)
+{
+    if (lane < 0 || lane >= NLANES || !task)
+        return -1;
+    taskq_item_t *it = calloc (1, sizeof *it);
+    if (!it)
+        return -1;
+    it->task = *task;
+    memset (task, 0, sizeof *task);
+    pthread_mutex_lock (&q->lock);
+    if (q->tail[lane]) q->tail[lane]->next = it; else q->head[lane] = it;
+    q->tail[lane] = it;
+    /* broadcast: waiters on other lanes share the condition */
+    pthread_cond_broadcast (&q->ready);
+    pthread_mutex_unlock (&q->lock);
+    return 0;
+}
+
+int
+taskq_pop (taskq_t *q, int lane, qc_task_t *out)
+{
+    if (lane < 0 || lane >= NLANES || !out)
+        return -1;
+    pthread_mutex_lock (&q->lock);
+    while (!q->head[lane] && !q->closed)
+        pthread_cond_wait (&q->ready, &q->lock);
+    taskq_item_t *it = q->closed ? NULL : q->head[lane];
+    if (it) {
+        q->head[lane] = it->next;
+        if (!q->head[lane])
+            q->tail[lane] = NULL;
+    }
+    pthread_mutex_unlock (&q->lock);
+    if (!it)
+        return -1;
+    *out = it->task;
+    free (it);
+    return 0;
+}
+
+void
+taskq_drain (taskq_t *q, void (*fn) (void *, qc_task_t *), void *arg)
+{
+    pthread_mutex_lock (&q->lock);
+    for (int l = 0; l < NLANES; l++) {
+        taskq_item_t *it = q->head[l];
+        q->head[l] = q->tail[l] = NULL;
+        while (it) {
+            taskq_item_t *next = it->next;
+            if (fn)
+                fn (arg, &it->task);
+            qc_task_clear (&it->task);
+            free (it);
+            it = next;
+        }
+    }
+    pthread_mutex_unlock (&q->lock);
+}
+
+void
+taskq_close (taskq_t *q)
+{
+    pthread_mutex_lock (&q->lock);
+    q->closed = true;
+    pthread_cond_broadcast (&q->ready);
+    pthread_mutex_unlock (&q->lock);
+}

@@ -1,0 +1,33 @@
+/* The worker's local task queues: one for CPU executors, one per GPU.
+ * A mutex and a condition variable; the agent pushes, executors pop. */
+#ifndef QC_TASKQ_H
+#define QC_TASKQ_H
+
+#include <pthread.h>
+#include "worker/worker.h"
+
+typedef struct taskq_item {
+    qc_task_t task;
+    struct taskq_item *next;
+} taskq_item_t;
+
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t ready;
+    taskq_item_t *head[1 + QC_PROTO_MAX_GPUS], *tail[1 + QC_PROTO_MAX_GPUS];
+    bool closed;
+} taskq_t;
+
+int taskq_init (taskq_t *q);
+void taskq_fini (taskq_t *q);
+/* lane 0 = CPU, lane 1 + i = the i-th advertised GPU. Takes the task's
+ * strings. */
+int taskq_push (taskq_t *q, int lane, qc_task_t *task);
+/* Blocks until a task is in the lane or the queue is closed (-1). */
+int taskq_pop (taskq_t *q, int lane, qc_task_t *out);
+/* Removes every queued task, calling fn on each (then freeing it). */
+void taskq_drain (taskq_t *q, void (*fn) (void *, qc_task_t *), void *arg);
+void taskq_close (taskq_t *q);
+void qc_task_clear (qc_task_t *t);
+
+#endif

@@ -1,0 +1,138 @@
+/* Worker life: configuration, start (agent first, then executors), stop
+ * and graceful drain. */
+#include "worker/worker_int.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include "shared/log.h"
+
+void
+qc_worker_config_defaults (qc_worker_config_t *cfg)
+{
+    memset (cfg, 0, sizeof *cfg);
+    cfg->endpoint = "tcp://127.0.0.1:5555";
+    long n = sysconf (_SC_NPROCESSORS_ONLN);
+    cfg->slots = n > 0 ? (uint32_t) n : 1;
+    cfg->prefetch = 1;
+    cfg->heartbeat_ms = 1000;
+    cfg->liveness = 3;
+}
+
+static void
+config_free (qc_worker_config_t *c)
+{
+    free ((char *) c->endpoint);
+    free ((char *) c->name);
+    for (size_t i = 0; i < c->ngpus; i++)
+        free (c->gpus[i].name);
+    free (c->gpus);
+}
+
+static int
+config_copy (qc_worker_config_t *dst, const qc_worker_config_t *src,
+             const char *host)
+{
+    *dst = *src;
+    dst->endpoint = strdup (src->endpoint);
+    char def_name[320];
+    snprintf (def_name, sizeof def_name, "%s-%d", host, (int) getpid ());
+    dst->name = strdup (src->name && *src->name ? src->name : def_name);
+    dst->gpus = src->ngpus ? calloc (src->ngpus, sizeof *dst->gpus) : NULL;
+    if (!dst->endpoint || !dst->name || (src->ngpus && !dst->gpus))
+        return -1;
+    for (size_t i = 0; i < src->ngpus; i++) {
+        dst->gpus[i] = src->gpus[i];
+        dst->gpus[i].name = strdup (src->gpus[i].name ? src->gpus[i].name : "");
+        if (!dst->gpus[i].name)
+            return -1;
+    }
+    if (!dst->heartbeat_ms) dst->heartbeat_ms = 1000;
+    if (!dst->liveness) dst->liveness = 3;
+    if (!dst->exec) dst->exec = qc_worker_exec_pipeline;
+    return 0;
+}
+
+qc_worker_t *
+qc_worker_new (const qc_worker_config_t *cfg)
+{
+    if (!cfg || !cfg->endpoint || (cfg->slots == 0 && cfg->ngpus == 0)
+        || cfg->ngpus > QC_PROTO_MAX_GPUS || cfg->slots > 4096)
+        return NULL;
+    qc_worker_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    if (gethostname (self->host, sizeof self->host - 1))
+        snprintf (self->host, sizeof self->host, "unknown");
+    if (config_copy (&self->cfg, cfg, self->host) || taskq_init (&self->queue)) {
+        config_free (&self->cfg);
+        free (self);
+        return NULL;
+    }
+    snprintf (self->pull_endpoint, sizeof self->pull_endpoint,
+              "inproc://qc-worker-%p", (void *) self);
+    /* the agent binds the inproc endpoint before executors connect */
+    self->agent = zactor_new (agent_actor, self);
+    size_t n = cfg->slots + cfg->ngpus;
+    self->threads = calloc (n, sizeof *self->threads);
+    if (!self->agent || !self->threads) {
+        qc_worker_destroy (&self);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        executor_arg_t *a = malloc (sizeof *a);
+        if (!a)
+            break;
+        a->worker = self;
+        a->lane = i < cfg->slots ? 0 : (int) (1 + i - cfg->slots);
+        if (pthread_create (&self->threads[i], NULL, executor_main, a)) {
+            free (a);
+            break;
+        }
+        self->nthreads++;
+    }
+    if (self->nthreads != n) {
+        qc_log (QC_LOG_ERROR, "worker", "could not start %zu executor threads", n);
+        qc_worker_destroy (&self);
+        return NULL;
+    }
+    return self;
+}
+
+void
+qc_worker_destroy (qc_worker_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    qc_worker_t *self = *self_p;
+    taskq_close (&self->queue);
+    for (size_t i = 0; i < self->nthreads; i++)
+        pthread_join (self->threads[i], NULL);
+    /* executors are gone: the agent can close the inproc endpoint */
+    zactor_destroy (&self->agent);
+    free (self->threads);
+    taskq_fini (&self->queue);
+    config_free (&self->cfg);
+    free (self);
+    *self_p = NULL;
+}
+
+int
+qc_worker_drain (qc_worker_t *self, int timeout_ms)
+{
+    if (!self || !self->agent)
+        return -1;
+    zstr_send (self->agent, "DRAIN");
+    zsock_set_rcvtimeo (self->agent, timeout_ms > 0 ? timeout_ms : -1);
+    char *reply = zstr_recv (self->agent);
+    zsock_set_rcvtimeo (self->agent, -1);
+    int rc = reply && streq (reply, "DRAINED") ? 0 : -1;
+    zstr_free (&reply);
+    return rc;
+}
+
+bool
+qc_worker_connected (qc_worker_t *self)
+{
+    return self && atomic_load (&self->connected);
+}

@@ -1,0 +1,62 @@
+/* qc-worker as a library: the same worker runs as the qc-worker program
+ * and inside qc-submit's one-process mode.
+ *
+ * Threads: one agent (a czmq actor) owns the DEALER socket to the broker,
+ * sends heartbeats and forwards everything; executor threads (one per CPU
+ * slot, one per GPU) take tasks from a local queue and never touch the
+ * broker socket, so a slide that takes minutes inside OpenSlide never
+ * delays a heartbeat. */
+#ifndef QC_WORKER_H
+#define QC_WORKER_H
+
+#include <czmq.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "shared/proto.h"
+#include "shared/result.h"
+
+typedef struct {
+    uint64_t job, idx;
+    uint32_t attempt;
+    int32_t gpu;               /* device index, -1 for a CPU slot */
+    char *path;
+    char *config;              /* NULL = the project's default */
+} qc_task_t;
+
+/* Runs one task; fills out. The default runs the QC pipeline. */
+typedef void (qc_exec_fn) (void *arg, const qc_task_t *task, qc_result_t *out);
+
+typedef struct {
+    const char *endpoint;      /* broker to connect to */
+    const char *name;          /* default: host-pid */
+    uint32_t slots;            /* CPU executors; default: cores */
+    uint32_t prefetch;         /* tasks queued beyond slots; default 1 */
+    qc_gpu_t *gpus;            /* advertised GPUs (copied) */
+    size_t ngpus;
+    uint32_t heartbeat_ms;     /* default 1000 */
+    uint32_t liveness;         /* broker silent this many beats: reconnect */
+    qc_exec_fn *exec;          /* NULL = the QC pipeline */
+    void *exec_arg;
+} qc_worker_config_t;
+
+typedef struct qc_worker qc_worker_t;
+
+void qc_worker_config_defaults (qc_worker_config_t *cfg);
+/* Starts the agent and executors; they connect and register at once. */
+qc_worker_t *qc_worker_new (const qc_worker_config_t *cfg);
+/* Stops at once: unstarted tasks are abandoned (the broker requeues
+ * them), running ones are waited for but their results not sent. */
+void qc_worker_destroy (qc_worker_t **self_p);
+/* Leaves gracefully: hands back queued tasks, finishes running ones,
+ * sends their results, says DISCONNECT. Returns when done or after
+ * timeout_ms (0 = no limit); 0 when it drained, -1 on timeout. */
+int qc_worker_drain (qc_worker_t *self, int timeout_ms);
+/* True once the broker has answered since the last (re)connect. */
+bool qc_worker_connected (qc_worker_t *self);
+
+/* The default executor: the QC pipeline, with pipelines cached by config
+ * text so a classifier is trained once per worker, not once per slide. */
+void qc_worker_exec_pipeline (void *arg, const qc_task_t *task, qc_result_t *out);
+
+#endif

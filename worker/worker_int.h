@@ -1,0 +1,29 @@
+/* Worker internals shared by worker.c (life), agent.c (the actor that
+ * owns the broker socket) and executor.c (the threads that run tasks). */
+#ifndef QC_WORKER_INT_H
+#define QC_WORKER_INT_H
+
+#include <stdatomic.h>
+#include "worker/taskq.h"
+#include "worker/worker.h"
+
+struct qc_worker {
+    qc_worker_config_t cfg;   /* strings and gpus owned (copied) */
+    char host[256];
+    char pull_endpoint[64];   /* executors -> agent */
+    taskq_t queue;
+    pthread_t *threads;
+    size_t nthreads;
+    zactor_t *agent;
+    atomic_bool connected;
+};
+
+typedef struct {
+    qc_worker_t *worker;
+    int lane;                 /* 0 = CPU, 1 + i = GPU i */
+} executor_arg_t;
+
+void agent_actor (zsock_t *pipe, void *args);
+void *executor_main (void *arg);
+
+#endif
