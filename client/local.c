@@ -1,0 +1,68 @@
+#include "client/local.h"
+
+#include <czmq.h>
+#include <unistd.h>
+
+#include "broker/broker.h"
+#include "worker/worker.h"
+
+struct qc_local {
+    char endpoint[64];
+    qc_broker_t *broker;
+    zactor_t *broker_actor;
+    qc_worker_t *worker;
+};
+
+qc_local_t *
+qc_local_start (uint32_t slots, char *err, size_t errlen)
+{
+    qc_local_t *self = calloc (1, sizeof *self);
+    if (!self || !err) {
+        if (err) snprintf (err, errlen, "out of memory");
+        free (self);
+        return NULL;
+    }
+    snprintf (self->endpoint, sizeof self->endpoint, "inproc://qc-local-%d",
+              (int) getpid ());
+    qc_broker_config_t bc;
+    qc_broker_config_defaults (&bc);
+    const char *eps[] = {self->endpoint};
+    bc.endpoints = eps;
+    bc.nendpoints = 1;
+    if (!(self->broker = qc_broker_new (&bc, err, errlen))
+        || !(self->broker_actor = zactor_new (qc_broker_actor, self->broker))) {
+        qc_local_stop (&self);
+        return NULL;
+    }
+    qc_worker_config_t wc;
+    qc_worker_config_defaults (&wc);
+    wc.endpoint = self->endpoint;
+    wc.name = "local";
+    if (slots)
+        wc.slots = slots;
+    if (!(self->worker = qc_worker_new (&wc))) {
+        snprintf (err, errlen, "cannot start the local worker");
+        qc_local_stop (&self);
+        return NULL;
+    }
+    return self;
+}
+
+const char *
+qc_local_endpoint (const qc_local_t *self)
+{
+    return self ? self->endpoint : NULL;
+}
+
+void
+qc_local_stop (qc_local_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    qc_local_t *self = *self_p;
+    qc_worker_destroy (&self->worker);
+    zactor_destroy (&self->broker_actor);
+    qc_broker_destroy (&self->broker);
+    free (self);
+    *self_p = NULL;
+}

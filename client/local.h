@@ -1,0 +1,19 @@
+/* qc-submit's one-process mode: a broker and a worker inside the
+ * client's own process, talking over inproc sockets, so one machine
+ * needs nothing else running. The parts are the same ones qc-broker and
+ * qc-worker run. */
+#ifndef QC_LOCAL_H
+#define QC_LOCAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct qc_local qc_local_t;
+
+/* Starts a broker and a worker with `slots` executors. The endpoint the
+ * client should connect to is qc_local_endpoint(). */
+qc_local_t *qc_local_start (uint32_t slots, char *err, size_t errlen);
+const char *qc_local_endpoint (const qc_local_t *self);
+void qc_local_stop (qc_local_t **self_p);
+
+#endif

@@ -1,0 +1,23 @@
+/* Progress on the terminal: a bar redrawn in place (done, failed, total,
+ * slides/s, ETA) when stderr is a terminal, plain lines otherwise. */
+#ifndef QC_PROGRESS_H
+#define QC_PROGRESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct {
+    bool tty, quiet;
+    uint64_t total, done, failed;
+    int64_t start_ms, last_draw_ms;
+} qc_progress_t;
+
+void qc_progress_init (qc_progress_t *p, uint64_t total, bool quiet);
+/* One slide finished; name and reason for plain lines. */
+void qc_progress_slide (qc_progress_t *p, bool ok, const char *name,
+                        const char *worker, const char *reason);
+/* Prints a line above the bar (log records). */
+void qc_progress_print (qc_progress_t *p, const char *line);
+void qc_progress_finish (qc_progress_t *p);
+
+#endif

@@ -1,0 +1,30 @@
+/* One qc-submit run against a broker: submit (or attach to) a job, write
+ * results as they arrive, acknowledge them, show progress. */
+#ifndef QC_SESSION_H
+#define QC_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "client/output.h"
+
+typedef struct {
+    const char *endpoint;      /* broker */
+    bool local;                /* the broker runs in this process */
+    char **slides;             /* absolute paths (submit) */
+    size_t nslides;
+    const char *config_text;   /* NULL = workers' default */
+    uint8_t resource;          /* qc_resource_t */
+    uint64_t attach_job;       /* 0 = submit a new job */
+    uint64_t cancel_job;       /* non-zero: cancel it and return */
+    uint32_t timeout_s;        /* waiting for the broker's first answer */
+    uint32_t heartbeat_ms;
+    uint32_t liveness;
+    bool quiet;
+    qc_output_t *out;          /* not for cancel */
+} qc_session_config_t;
+
+/* Returns a qc-submit exit code (shared/cli.h). */
+int qc_session_run (const qc_session_config_t *cfg);
+
+#endif

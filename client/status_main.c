@@ -1,0 +1,92 @@
+/* qc-status: what a broker is doing: workers, queue, jobs. */
+#include <getopt.h>
+#include <stdio.h>
+
+#include "shared/cli.h"
+#include "shared/proto.h"
+
+static void
+usage (FILE *to)
+{
+    fprintf (to,
+        "Usage: qc-status [--broker tcp://HOST:5555] [--timeout S]\n"
+        "Shows a qc-broker's workers (name, host, slots, GPUs, busy, last\n"
+        "heartbeat), its queue depth, and its jobs with done/failed/total.\n\n"
+        "  -b, --broker EP   broker endpoint (default tcp://127.0.0.1:5555)\n"
+        "      --timeout S   wait S seconds for an answer (5)\n"
+        "  -h, --help        show this help\n"
+        "  -V, --version     show the version\n\n"
+        "Exit codes: 0 answered, 2 usage error, 3 cannot reach the broker.\n");
+}
+
+int
+main (int argc, char **argv)
+{
+    const char *prog = "qc-status", *broker = "tcp://127.0.0.1:5555";
+    unsigned long timeout_s = 5;
+    static const struct option opts[] = {
+        {"broker", required_argument, 0, 'b'}, {"timeout", required_argument, 0, 1},
+        {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
+    int c;
+    while ((c = getopt_long (argc, argv, "b:hV", opts, NULL)) != -1) {
+        switch (c) {
+        case 'b': broker = optarg; break;
+        case 1:
+            if (qc_cli_uint (prog, "--timeout", optarg, 1, 3600, &timeout_s)) return QC_EXIT_USAGE;
+            break;
+        case 'h': usage (stdout); return QC_EXIT_OK;
+        case 'V': qc_cli_version (prog); return QC_EXIT_OK;
+        default: usage (stderr); return QC_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf (stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
+        return QC_EXIT_USAGE;
+    }
+    zsys_handler_set (NULL);
+    zsock_t *sock = zsock_new (ZMQ_DEALER);
+    if (!sock || zsock_connect (sock, "%s", broker) < 0) {
+        fprintf (stderr, "%s: cannot connect to '%s'\n", prog, broker);
+        zsock_destroy (&sock);
+        return QC_EXIT_NO_BROKER;
+    }
+    zsock_set_linger (sock, 0);
+    qc_msg_t q = {.command = QC_STATUS, .gpu = -1};
+    qc_msg_send (&q, zsock_resolve (sock), NULL);
+    zsock_set_rcvtimeo (sock, (int) timeout_s * 1000);
+    qc_msg_t *r = NULL;
+    for (;;) {
+        zmsg_t *raw = zmsg_recv (sock);
+        if (!raw)
+            break;
+        r = qc_msg_decode (raw, NULL, 0);
+        zmsg_destroy (&raw);
+        if (r && r->command == QC_STATUS_REPLY)
+            break;
+        qc_msg_destroy (&r);
+    }
+    zsock_destroy (&sock);
+    if (!r) {
+        fprintf (stderr, "%s: no answer from broker %s in %lu s\n", prog, broker, timeout_s);
+        return QC_EXIT_NO_BROKER;
+    }
+    printf ("broker %s: %zu workers, %" PRIu64 " tasks queued\n\n", broker, r->nworkers, r->queue);
+    printf ("%-24s %-20s %5s %4s %9s %9s %9s\n", "WORKER", "HOST", "SLOTS", "GPUS",
+            "CPU BUSY", "GPU BUSY", "HEARTBEAT");
+    for (size_t i = 0; i < r->nworkers; i++) {
+        qc_worker_row_t *w = &r->workers[i];
+        printf ("%-24s %-20s %5u %4u %9u %9u %7.1fs%s\n", w->name, w->host, w->slots,
+                w->gpus, w->busy, w->gpu_busy, w->heartbeat_age,
+                w->draining ? "  draining" : "");
+    }
+    printf ("\n%-8s %8s %8s %8s %8s %8s  %s\n", "JOB", "DONE", "FAILED", "TOTAL", "QUEUED",
+            "RUNNING", "CLIENT");
+    for (size_t i = 0; i < r->njobs; i++) {
+        qc_job_row_t *j = &r->jobs[i];
+        printf ("%-8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64
+                "  %s%s\n", j->job, j->done, j->failed, j->total, j->queued, j->running,
+                j->attached ? "attached" : "detached", j->cancelled ? ", cancelled" : "");
+    }
+    qc_msg_destroy (&r);
+    return QC_EXIT_OK;
+}
