@@ -29,24 +29,19 @@ push (qc_cohort_t *c, const char *path)
             return -1;
         snprintf (abs, sizeof abs, "%s/%s", cwd, path);
     }
-    char *real = realpath (abs, NULL);
-    const char *use = real ? real : abs;
-    if (strlen (use) > QC_PROTO_MAX_PATH) {
-        free (real);
+    /* absolute, but not through realpath: a link's own name is the
+     * slide's name in the results */
+    if (strlen (abs) > QC_PROTO_MAX_PATH)
         return -1;
-    }
     if (c->n == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 64;
         char **p = realloc (c->paths, cap * sizeof *p);
-        if (!p) {
-            free (real);
+        if (!p)
             return -1;
-        }
         c->paths = p;
         c->cap = cap;
     }
-    c->paths[c->n] = real ? real : strdup (abs);
-    if (!c->paths[c->n])
+    if (!(c->paths[c->n] = strdup (abs)))
         return -1;
     c->n++;
     return 0;

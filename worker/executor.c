@@ -54,6 +54,8 @@ executor_main (void *arg)
                         .idx = task.idx, .attempt = task.attempt,
                         .path = task.path, .worker = (char *) w->cfg.name,
                         .result = qc_result_new ()};
+        if (w->cfg.task_delay_ms)
+            zclock_sleep ((int) w->cfg.task_delay_ms);
         if (res.result) {
             w->cfg.exec (w->cfg.exec_arg, &task, res.result);
             if (qc_msg_send (&res, zsock_resolve (ctx.push), NULL)) {

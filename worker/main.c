@@ -29,6 +29,8 @@ usage (FILE *to)
         "                         (default: keep waiting)\n"
         "      --simulate-gpus N  FOR TESTS ONLY: advertise N simulated GPUs\n"
         "                         that run their tasks on the CPU\n"
+        "      --task-delay-ms MS FOR TESTS ONLY: sleep MS before each task\n"
+        "                         (makes fault tests catch tasks mid-run)\n"
         "      --log-level L      debug, info, warning or error (info)\n"
         "  -h, --help             show this help\n"
         "  -V, --version          show the version\n");
@@ -48,6 +50,7 @@ main (int argc, char **argv)
         {"prefetch", required_argument, 0, 1}, {"heartbeat-ms", required_argument, 0, 2},
         {"liveness", required_argument, 0, 3}, {"timeout", required_argument, 0, 4},
         {"simulate-gpus", required_argument, 0, 5}, {"log-level", required_argument, 0, 6},
+        {"task-delay-ms", required_argument, 0, 7},
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "c:s:g:n:hV", opts, NULL)) != -1) {
@@ -94,6 +97,10 @@ main (int argc, char **argv)
             qc_log_set_stderr_level ((qc_log_level_t) l);
             break;
         }
+        case 7:
+            if (qc_cli_uint (prog, "--task-delay-ms", optarg, 0, 3600000, &v)) return QC_EXIT_USAGE;
+            cfg.task_delay_ms = (uint32_t) v;
+            break;
         case 'h': usage (stdout); return QC_EXIT_OK;
         case 'V': qc_cli_version (prog); return QC_EXIT_OK;
         default: usage (stderr); return QC_EXIT_USAGE;

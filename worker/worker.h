@@ -36,6 +36,7 @@ typedef struct {
     size_t ngpus;
     uint32_t heartbeat_ms;     /* default 1000 */
     uint32_t liveness;         /* broker silent this many beats: reconnect */
+    uint32_t task_delay_ms;    /* tests only: sleep before each task */
     qc_exec_fn *exec;          /* NULL = the QC pipeline */
     void *exec_arg;
 } qc_worker_config_t;

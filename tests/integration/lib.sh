@@ -1,0 +1,107 @@
+# Shared helpers for the integration tests: a real broker and real workers
+# on loopback, a cohort of uniquely named slides, and checks on the output
+# folder. Every wait is bounded; every process started is killed on exit.
+set -u
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
+ROOT=$PWD
+BIN=$ROOT/bin
+SHARED=${QC_SHARED_DIR:-$(cd "$ROOT/.." && pwd)/shared}
+T=$(mktemp -d /tmp/qc-it.XXXXXX)
+PIDS=()
+cleanup() {
+    for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+    wait 2>/dev/null
+    rm -rf "$T"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "ok - $*"; }
+
+# A port nobody listens on, from a per-test range so tests can run at once.
+free_port() {
+    local p
+    for _ in $(seq 1 200); do
+        p=$((20000 + RANDOM % 20000))
+        (echo >/dev/tcp/127.0.0.1/$p) 2>/dev/null || { echo $p; return; }
+    done
+    fail "no free port"
+}
+
+start_broker() {      # start_broker PORT [args...]
+    local port=$1; shift
+    "$BIN/qc-broker" --bind "tcp://127.0.0.1:$port" "$@" >>"$T/broker.log" 2>&1 &
+    BROKER_PID=$!
+    PIDS+=($BROKER_PID)
+    wait_for "broker listening" 10 "grep -q 'listening on' '$T/broker.log'"
+}
+
+start_worker() {      # start_worker PORT NAME [args...]; sets WORKER_PID
+    local port=$1 name=$2; shift 2
+    "$BIN/qc-worker" --connect "tcp://127.0.0.1:$port" --name "$name" "$@" \
+        >>"$T/worker-$name.log" 2>&1 &
+    WORKER_PID=$!
+    PIDS+=($WORKER_PID)
+}
+
+# wait_for WHAT SECONDS COMMAND: polls COMMAND every 0.1 s
+wait_for() {
+    local what=$1 secs=$2 cmd=$3 i
+    for i in $(seq 1 $((secs * 10))); do
+        eval "$cmd" && return 0
+        sleep 0.1
+    done
+    fail "timed out after ${secs}s waiting for: $what"
+}
+
+workers_registered() {  # workers_registered PORT N
+    local n
+    n=$("$BIN/qc-status" --broker "tcp://127.0.0.1:$1" --timeout 2 2>/dev/null \
+        | sed -n 's/.*: \([0-9]*\) workers.*/\1/p')
+    [ "${n:-0}" -ge "$2" ]
+}
+
+# make_cohort DIR N: N uniquely named slides (symlinks to the real and odd
+# slides of ../shared, then slides made by qc-mkslide when it is built);
+# writes DIR/list and prints the number of slides expected to fail.
+make_cohort() {
+    local dir=$1 n=$2 i=0 src
+    mkdir -p "$dir"
+    local srcs=("$SHARED"/slides/real/* "$SHARED"/slides/odd/*)
+    local bad=0
+    : >"$dir/list"
+    if [ -x "$BIN/qc-mkslide" ]; then
+        for g in 1 2 3 4 5 6 7 8 9 10; do
+            "$BIN/qc-mkslide" -o "$dir/gen-$g.svs" --width 1200 --height 900 --seed $g \
+                >/dev/null 2>&1 && echo "$dir/gen-$g.svs" >>"$dir/list" && i=$((i + 1))
+        done
+    fi
+    while [ $i -lt "$n" ]; do
+        src=${srcs[$((i % ${#srcs[@]}))]}
+        local name
+        name=$(printf 's%04d-%s' $i "$(basename "$src")")
+        ln -s "$src" "$dir/$name"
+        echo "$dir/$name" >>"$dir/list"
+        case "$src" in *unopenable*|*unreadable*|*not-a-slide*|*dicom*) bad=$((bad + 1));; esac
+        i=$((i + 1))
+    done
+    echo $bad
+}
+
+# Every slide of the list appears exactly once in results.tsv or error.log.
+check_exactly_once() {  # check_exactly_once OUTDIR LIST
+    local out=$1 list=$2
+    local want got dups
+    want=$(wc -l <"$list")
+    got=$( { grep -v '^#' "$out/results.tsv" | cut -f1; cut -f1 "$out/error.log" | xargs -r -n1 basename; } | sort)
+    [ "$(echo "$got" | grep -c .)" -eq "$want" ] \
+        || fail "expected $want slides reported, got $(echo "$got" | grep -c .) in $out"
+    dups=$(echo "$got" | uniq -d)
+    [ -z "$dups" ] || fail "reported twice: $dups"
+    diff <(xargs -n1 basename <"$list" | sort) <(echo "$got") >/dev/null \
+        || fail "reported slides differ from the submitted list"
+}
+
+# The rows without the header lines, sorted: comparable across runs.
+rows() { grep -v '^#' "$1/results.tsv" | sort; }
+errors() { sort "$1/error.log"; }
