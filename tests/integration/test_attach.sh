@@ -1,0 +1,48 @@
+#!/bin/bash
+# A client that goes away does not cancel its job: the broker keeps the
+# results, and qc-submit --attach fetches the rest into the same folder,
+# each slide exactly once. Then --cancel on another job drops its queue.
+. "$(dirname "$0")/lib.sh"
+
+make_cohort "$T/cohort" 60 >/dev/null
+port=$(free_port)
+start_broker $port --heartbeat-ms 200
+start_worker $port w1 --slots 2 --heartbeat-ms 200 --task-delay-ms 60
+wait_for "worker registered" 10 "workers_registered $port 1"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out" --list "$T/cohort/list" \
+    >"$T/submit.log" 2>&1 &
+submit=$!
+wait_for "some results" 20 "[ \$(grep -c '^ok\|^FAILED' '$T/submit.log') -ge 10 ]"
+kill -9 $submit
+wait $submit 2>/dev/null
+job=$(awk '/^job /{print $2; exit}' "$T/out/.qc-job")
+[ -n "$job" ] || fail "no job id in .qc-job"
+written=$(grep -c '^done' "$T/out/.qc-job")
+[ "$written" -lt 60 ] || fail "the job finished before the client was killed"
+pass "client killed after $written of 60 results (job $job)"
+sleep 1
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --attach "$job" -o "$T/out" \
+    >"$T/attach.log" 2>&1
+rc=$?
+[ $rc -le 1 ] || fail "attach exit $rc: $(cat "$T/attach.log")"
+check_exactly_once "$T/out" "$T/cohort/list"
+pass "reattached: all 60 slides reported exactly once"
+
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --attach 999 -o "$T/out" >"$T/bad.log" 2>&1
+[ $? -eq 2 ] || fail "attach to an unknown job should exit 2"
+grep -q "no such job" "$T/bad.log" || fail "no clear message for an unknown job"
+pass "attach to an unknown job: exit 2 with a clear message"
+
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out2" --list "$T/cohort/list" \
+    >"$T/submit2.log" 2>&1 &
+submit=$!
+PIDS+=($submit)
+wait_for "second job accepted" 10 "grep -q '^job' '$T/out2/.qc-job' 2>/dev/null"
+job2=$(awk '/^job /{print $2; exit}' "$T/out2/.qc-job")
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --cancel "$job2" >/dev/null 2>&1 \
+    || fail "cancel failed"
+for i in $(seq 1 200); do kill -0 $submit 2>/dev/null || break; sleep 0.1; done
+kill -0 $submit 2>/dev/null && fail "cancelled job did not end"
+grep -q "cancelled" "$T/out2/error.log" || fail "cancelled slides not reported"
+check_exactly_once "$T/out2" "$T/cohort/list"
+pass "cancel: queued slides reported failed as cancelled, each once"
