@@ -15,7 +15,7 @@ static int check_total_, check_failed_;
         if (!(cond)) {                                                     \
             check_failed_++;                                               \
             fprintf (stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf (stderr, "" __VA_ARGS__);                              \
+            fprintf (stderr, " " __VA_ARGS__);                             \
             fputc ('\n', stderr);                                          \
         }                                                                  \
     } while (0)

@@ -1,0 +1,309 @@
+/* Command-line parsing for qc-mkslide. Options are looked up in a table
+ * (name, whether it takes a value, handler) rather than a chain of string
+ * compares; "--name value" and "--name=value" are both accepted. */
+#include "tests/gen/mk_cli.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *feature_names[MK_NFEATURES] = {
+    "tissue", "pen", "blur", "dark", "bubble", "edge",
+};
+
+const char *
+mk_feature_name (int i)
+{
+    return i >= 0 && i < MK_NFEATURES ? feature_names[i] : "?";
+}
+
+void
+mk_cli_help (FILE *fp)
+{
+    fputs (
+"usage: qc-mkslide -o OUT.svs [options]\n"
+"\n"
+"Writes a synthetic whole-slide image: a pyramidal, tiled, JPEG TIFF with an\n"
+"Aperio description (OpenSlide reads it as vendor \"aperio\"), painted from\n"
+"real H&E textures on glass, with known QC problems and truth masks.\n"
+"\n"
+"  -o, --out FILE        slide to write (required)\n"
+"  --width W             level-0 width in pixels (default 2000)\n"
+"  --height H            level-0 height in pixels (default 1500)\n"
+"  --mag M               objective power, AppMag (default 40, or 10/mpp)\n"
+"  --mpp U               micrometres per pixel, MPP (default 0.25, or 10/mag)\n"
+"  --no-mag              write neither AppMag nor MPP (a slide without\n"
+"                        metadata; textures are still painted at --mpp)\n"
+"  --seed N              random seed (default 1); same seed and options give\n"
+"                        a byte-identical file\n"
+"  --quality Q           JPEG quality 1-100 (default 80)\n"
+"  --features LIST       comma-separated: tissue, pen, blur, dark, bubble, edge,\n"
+"                        all, none; -NAME removes one (e.g. all,-pen).\n"
+"                        Default: all. blur and dark need tissue.\n"
+"  --truth DIR           write truth masks and a JSON description into DIR\n"
+"  --truth-width PX      truth mask width (default 2048, at most the slide's)\n"
+"  --textures DIR        H&E texture PNGs (default $QC_SHARED_DIR/textures,\n"
+"                        else ../shared/textures)\n"
+"  --tile N              tile side, a multiple of 16 (default 256)\n"
+"  --threads N           painting/encoding threads (default: CPU count)\n"
+"  --blur-sigma PX       blur strength in level-0 pixels (default: longer side\n"
+"                        / 1000, at least 4)\n"
+"  --bigtiff             force BigTIFF (default: only when needed)\n"
+"  --classic-tiff        force classic TIFF\n"
+"  -v, --verbose         print the plan and timings to stderr\n"
+"  -h, --help            this text\n"
+"\n"
+"Levels: each is 4x smaller than the one before, down to <= 1024 px.\n"
+"Truth masks: DIR/<name>_truth_{tissue,pen,blur,dark,bubble,edge,usable}.png\n"
+"and DIR/<name>_truth.json; tests/gen/README.md says what each mask means.\n"
+"Exit status: 0 written, 1 failed, 2 usage error.\n",
+           fp);
+}
+
+static int
+usage_error (const char *fmt, const char *a, const char *b)
+{
+    fprintf (stderr, "qc-mkslide: ");
+    fprintf (stderr, fmt, a, b);
+    fprintf (stderr, "\nTry 'qc-mkslide --help'.\n");
+    return 2;
+}
+
+static int
+parse_long (const char *opt, const char *v, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long x = strtol (v, &end, 10);
+    if (errno || end == v || *end || x < lo || x > hi) {
+        char range[64];
+        snprintf (range, sizeof range, "%ld..%ld", lo, hi);
+        return usage_error ("%s wants a whole number in %s", opt, range);
+    }
+    *out = x;
+    return 0;
+}
+
+static int
+parse_double (const char *opt, const char *v, double lo, double hi,
+              double *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod (v, &end);
+    if (errno || end == v || *end || !isfinite (x) || x < lo || x > hi)
+        return usage_error ("%s: '%s' is not a usable number", opt, v);
+    *out = x;
+    return 0;
+}
+
+static int
+parse_features (const char *list, unsigned *out)
+{
+    char buf[256];
+    if (strlen (list) >= sizeof buf)
+        return usage_error ("--features: list too long%s%s", "", "");
+    strcpy (buf, list);
+    unsigned f = 0;
+    char *save = NULL;
+    for (char *t = strtok_r (buf, ",", &save); t; t = strtok_r (NULL, ",", &save)) {
+        int minus = *t == '-';
+        const char *name = t + minus;
+        unsigned bit = 0;
+        if (strcmp (name, "none") == 0) {
+            if (!minus)
+                f = 0;
+            continue;
+        }
+        if (strcmp (name, "all") == 0)
+            bit = MK_F_ALL;
+        else {
+            for (int i = 0; i < MK_NFEATURES; i++)
+                if (strcmp (name, feature_names[i]) == 0)
+                    bit = 1u << i;
+            if (!bit)
+                return usage_error ("--features: unknown feature '%s'%s "
+                                    "(known: tissue,pen,blur,dark,bubble,edge,all,none)",
+                                    name, "");
+        }
+        f = minus ? f & ~bit : f | bit;
+    }
+    if ((f & (MK_F_BLUR | MK_F_DARK)) && !(f & MK_F_TISSUE))
+        return usage_error ("--features: blur and dark need tissue%s%s", "", "");
+    *out = f;
+    return 0;
+}
+
+typedef struct {
+    int have_mag, have_mpp;
+} seen_t;
+
+typedef int (opt_fn) (mk_opts_t *o, seen_t *seen, const char *name,
+                      const char *v);
+
+static int o_out (mk_opts_t *o, seen_t *s, const char *n, const char *v)
+{ (void) s; (void) n; o->out = v; return 0; }
+
+static int o_width (mk_opts_t *o, seen_t *s, const char *n, const char *v)
+{ long x; (void) s; int rc = parse_long (n, v, 1, 1000000, &x); o->width = (int) x; return rc; }
+
+static int o_height (mk_opts_t *o, seen_t *s, const char *n, const char *v)
+{ long x; (void) s; int rc = parse_long (n, v, 1, 1000000, &x); o->height = (int) x; return rc; }
+
+static int o_mag (mk_opts_t *o, seen_t *s, const char *n, const char *v)
+{ s->have_mag = 1; return parse_double (n, v, 0.01, 1000, &o->mag); }
+
+static int o_mpp (mk_opts_t *o, seen_t *s, const char *n, const char *v)
+{ s->have_mpp = 1; return parse_double (n, v, 0.001, 1000, &o->mpp); }
+
+static int o_nomag (mk_opts_t *o, seen_t *s, const char *n, const char *v)
+{ (void) s; (void) n; (void) v; o->no_mag = 1; return 0; }
+
+static int o_seed (mk_opts_t *o, seen_t *s, const char *n, const char *v)
+{
+    (void) s;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull (v, &end, 10);
+    if (errno || end == v || *end || *v == '-')
+        return usage_error ("%s wants a non-negative whole number, not '%s'", n, v);
+    o->seed = x;
+    return 0;
+}
+
+static int o_quality (mk_opts_t *o, seen_t *s, const char *n, const char *v)
+{ long x; (void) s; int rc = parse_long (n, v, 1, 100, &x); o->quality = (int) x; return rc; }
+
+static int o_features (mk_opts_t *o, seen_t *s, const char *n, const char *v)
+{ (void) s; (void) n; return parse_features (v, &o->features); }
+
+static int o_truth (mk_opts_t *o, seen_t *s, const char *n, const char *v)
+{ (void) s; (void) n; o->truth_dir = v; return 0; }
+
+static int o_twidth (mk_opts_t *o, seen_t *s, const char *n, const char *v)
+{ long x; (void) s; int rc = parse_long (n, v, 1, 65536, &x); o->truth_width = (int) x; return rc; }
+
+static int o_textures (mk_opts_t *o, seen_t *s, const char *n, const char *v)
+{ (void) s; (void) n; o->textures_dir = v; return 0; }
+
+static int o_tile (mk_opts_t *o, seen_t *s, const char *n, const char *v)
+{
+    long x;
+    (void) s;
+    int rc = parse_long (n, v, 16, 2048, &x);
+    if (rc == 0 && x % 16)
+        return usage_error ("%s must be a multiple of 16, not %s", n, v);
+    o->tile = (int) x;
+    return rc;
+}
+
+static int o_threads (mk_opts_t *o, seen_t *s, const char *n, const char *v)
+{ long x; (void) s; int rc = parse_long (n, v, 1, 64, &x); o->threads = (int) x; return rc; }
+
+static int o_sigma (mk_opts_t *o, seen_t *s, const char *n, const char *v)
+{ (void) s; return parse_double (n, v, 0.1, 10000, &o->blur_sigma); }
+
+static int o_big (mk_opts_t *o, seen_t *s, const char *n, const char *v)
+{ (void) s; (void) n; (void) v; o->bigtiff = 1; return 0; }
+
+static int o_classic (mk_opts_t *o, seen_t *s, const char *n, const char *v)
+{ (void) s; (void) n; (void) v; o->bigtiff = 0; return 0; }
+
+static int o_verbose (mk_opts_t *o, seen_t *s, const char *n, const char *v)
+{ (void) s; (void) n; (void) v; o->verbose = 1; return 0; }
+
+static const struct {
+    const char *name, *alias;
+    int takes_value;
+    opt_fn *fn;
+} options[] = {
+    { "--out", "-o", 1, o_out },
+    { "--width", NULL, 1, o_width },
+    { "--height", NULL, 1, o_height },
+    { "--mag", NULL, 1, o_mag },
+    { "--mpp", NULL, 1, o_mpp },
+    { "--no-mag", NULL, 0, o_nomag },
+    { "--seed", NULL, 1, o_seed },
+    { "--quality", NULL, 1, o_quality },
+    { "--features", NULL, 1, o_features },
+    { "--truth", NULL, 1, o_truth },
+    { "--truth-width", NULL, 1, o_twidth },
+    { "--textures", NULL, 1, o_textures },
+    { "--tile", NULL, 1, o_tile },
+    { "--threads", NULL, 1, o_threads },
+    { "--blur-sigma", NULL, 1, o_sigma },
+    { "--bigtiff", NULL, 0, o_big },
+    { "--classic-tiff", NULL, 0, o_classic },
+    { "--verbose", "-v", 0, o_verbose },
+};
+
+static void
+set_defaults (mk_opts_t *o)
+{
+    memset (o, 0, sizeof *o);
+    o->width = 2000;
+    o->height = 1500;
+    o->mag = 40;
+    o->mpp = 0.25;
+    o->seed = 1;
+    o->quality = 80;
+    o->features = MK_F_ALL;
+    o->truth_width = 2048;
+    o->tile = 256;
+    long cpus = sysconf (_SC_NPROCESSORS_ONLN);
+    o->threads = cpus < 1 ? 1 : cpus > 64 ? 64 : (int) cpus;
+    o->bigtiff = -1;
+}
+
+int
+mk_cli_parse (int argc, char **argv, mk_opts_t *o)
+{
+    set_defaults (o);
+    seen_t seen = { 0, 0 };
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp (arg, "-h") == 0 || strcmp (arg, "--help") == 0) {
+            mk_cli_help (stdout);
+            return 1;
+        }
+        const char *eq = strncmp (arg, "--", 2) == 0 ? strchr (arg, '=') : NULL;
+        size_t nlen = eq ? (size_t) (eq - arg) : strlen (arg);
+        size_t k = 0, nopt = sizeof options / sizeof options[0];
+        for (; k < nopt; k++)
+            if ((strlen (options[k].name) == nlen
+                 && strncmp (arg, options[k].name, nlen) == 0)
+                || (options[k].alias && !eq && strcmp (arg, options[k].alias) == 0))
+                break;
+        if (k == nopt)
+            return usage_error ("unknown option '%s'%s", arg, "");
+        const char *value = NULL;
+        if (options[k].takes_value) {
+            if (eq)
+                value = eq + 1;
+            else if (i + 1 < argc)
+                value = argv[++i];
+            else
+                return usage_error ("%s needs a value%s", options[k].name, "");
+        } else if (eq)
+            return usage_error ("%s takes no value%s", options[k].name, "");
+        if (options[k].fn (o, &seen, options[k].name, value) != 0)
+            return 2;
+    }
+    if (!o->out || !*o->out)
+        return usage_error ("no output file: give -o OUT.svs%s%s", "", "");
+    /* One of mag/mpp given: the other follows from 40x = 0.25 um/px. */
+    if (seen.have_mag && !seen.have_mpp)
+        o->mpp = 10.0 / o->mag;
+    if (seen.have_mpp && !seen.have_mag)
+        o->mag = 10.0 / o->mpp;
+    if ((double) o->width * o->height > 4e11) {
+        char w[32], h[32];
+        snprintf (w, sizeof w, "%d", o->width);
+        snprintf (h, sizeof h, "%d", o->height);
+        return usage_error ("slide too large: %s x %s pixels", w, h);
+    }
+    return 0;
+}

@@ -1,0 +1,42 @@
+/* What the user asked qc-mkslide for, after the command line is parsed
+ * and checked; every other part of the generator reads only this. */
+#ifndef MK_OPTS_H
+#define MK_OPTS_H
+
+#include <stdint.h>
+
+/* Feature bits; their order is the order of truth masks and JSON lists. */
+enum {
+    MK_F_TISSUE = 1u << 0,
+    MK_F_PEN = 1u << 1,
+    MK_F_BLUR = 1u << 2,
+    MK_F_DARK = 1u << 3,
+    MK_F_BUBBLE = 1u << 4,
+    MK_F_EDGE = 1u << 5,
+    MK_F_ALL = (1u << 6) - 1
+};
+#define MK_NFEATURES 6
+
+/* Name of feature bit index i ("tissue", "pen", ...). */
+const char *mk_feature_name (int i);
+
+typedef struct {
+    const char *out;          /* the .svs to write */
+    int width, height;        /* level 0, pixels */
+    double mag;               /* objective power written as AppMag */
+    double mpp;               /* micrometres per level-0 pixel */
+    int no_mag;               /* leave AppMag and MPP out of the file */
+    uint64_t seed;
+    int quality;              /* JPEG quality 1..100 */
+    unsigned features;        /* MK_F_* bits */
+    const char *truth_dir;    /* NULL: no truth masks */
+    int truth_width;          /* truth mask width (clamped to width) */
+    const char *textures_dir; /* NULL: find ../shared/textures */
+    int tile;                 /* tile side, multiple of 16 */
+    int threads;              /* painting/encoding threads */
+    double blur_sigma;        /* level-0 pixels; 0 = from the slide size */
+    int bigtiff;              /* -1 auto, 0 classic TIFF, 1 BigTIFF */
+    int verbose;
+} mk_opts_t;
+
+#endif

@@ -1,0 +1,186 @@
+/* Computing and writing the truth masks. Each mask pixel is decided at
+ * the level-0 position of its centre from the same field grid and shapes
+ * the painter reads, so a mask and the slide agree up to the mask's own
+ * pixel size. */
+#include "tests/gen/mk_truth.h"
+#include "tests/gen/mk_png.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NMASKS (MK_NFEATURES + 1)   /* the features, then "usable" */
+
+/* The coverslip line is thinner than a mask pixel on big slides: a mask
+ * pixel counts when its footprint touches the line. */
+static int
+on_edge (const mk_edge_t *e, double x, double y, double foot)
+{
+    double s = e->nx * x + e->ny * y - e->c;
+    return fabs (s) <= e->half_width + foot / 2;
+}
+
+static int
+in_bubble (const mk_scene_t *s, double x, double y)
+{
+    for (int i = 0; i < s->nbubble; i++) {
+        double dx = x - s->bubble[i].cx, dy = y - s->bubble[i].cy;
+        if (dx * dx + dy * dy <= s->bubble[i].r * s->bubble[i].r)
+            return 1;
+    }
+    return 0;
+}
+
+static void
+fill_masks (const mk_scene_t *s, const mk_field_t *f, int tw, int th,
+            uint8_t *m[NMASKS])
+{
+    double sx = (double) s->w / tw, sy = (double) s->h / th;
+    double foot = sx > sy ? sx : sy;
+    for (int y = 0; y < th; y++)
+        for (int x = 0; x < tw; x++) {
+            double X = (x + 0.5) * sx, Y = (y + 0.5) * sy;
+            mk_cell_t c;
+            mk_field_sample (f, X, Y, &c);
+            int tissue = s->nblobs > 0 && c.tissue < 0;
+            int v[NMASKS];
+            v[0] = tissue;
+            v[1] = c.pen_a > 0.5f;
+            v[2] = tissue && c.blur > 0.5f;
+            v[3] = tissue && c.fold > 0.5f;
+            v[4] = in_bubble (s, X, Y);
+            v[5] = s->edge.present && on_edge (&s->edge, X, Y, foot);
+            v[6] = tissue && !v[1] && !v[2] && !v[3] && !v[4] && !v[5];
+            size_t k = (size_t) y * tw + x;
+            for (int i = 0; i < NMASKS; i++)
+                m[i][k] = v[i] ? 255 : 0;
+        }
+}
+
+static const char *
+mask_name (int i)
+{
+    return i < MK_NFEATURES ? mk_feature_name (i) : "usable";
+}
+
+/* JSON strings here are file names and fixed words; escape the two
+ * characters that could break the syntax. */
+static void
+put_json_string (FILE *fp, const char *s)
+{
+    fputc ('"', fp);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fputc ('\\', fp);
+        if ((unsigned char) *s >= 0x20)
+            fputc (*s, fp);
+    }
+    fputc ('"', fp);
+}
+
+static int
+write_json (const char *path, const mk_opts_t *o, const mk_scene_t *s,
+            const mk_levels_t *lv, const char *base, int tw, int th,
+            double frac[NMASKS])
+{
+    FILE *fp = fopen (path, "w");
+    if (!fp)
+        return -1;
+    fprintf (fp, "{\n  \"generator\": \"qc-mkslide\",\n  \"version\": \"%s\",\n",
+             QC_VERSION);
+    fprintf (fp, "  \"slide\": ");
+    put_json_string (fp, base);
+    fprintf (fp, ",\n  \"width\": %d,\n  \"height\": %d,\n", o->width, o->height);
+    if (o->no_mag)
+        fprintf (fp, "  \"mag\": null,\n  \"mpp\": null,\n");
+    else
+        fprintf (fp, "  \"mag\": %g,\n  \"mpp\": %g,\n", o->mag, o->mpp);
+    fprintf (fp, "  \"seed\": %llu,\n  \"quality\": %d,\n  \"tile\": %d,\n",
+             (unsigned long long) o->seed, o->quality, o->tile);
+    fprintf (fp, "  \"levels\": [");
+    for (int l = 0; l < lv->n; l++)
+        fprintf (fp, "%s[%d, %d]", l ? ", " : "", lv->w[l], lv->h[l]);
+    fprintf (fp, "],\n  \"features\": [");
+    for (int i = 0, n = 0; i < MK_NFEATURES; i++)
+        if (o->features >> i & 1u)
+            fprintf (fp, "%s\"%s\"", n++ ? ", " : "", mk_feature_name (i));
+    fprintf (fp, "],\n  \"blur_sigma_px\": %.3f,\n", s->blur_sigma);
+    fprintf (fp, "  \"counts\": {\"tissue_pieces\": %d, \"pen_strokes\": %d, "
+                 "\"blur_regions\": %d, \"folds\": %d, \"bubbles\": %d, "
+                 "\"edges\": %d},\n",
+             s->nblobs, s->npen, s->nblur, s->nfold, s->nbubble,
+             s->edge.present);
+    fprintf (fp, "  \"pen_colors\": [");
+    for (int i = 0; i < s->npen; i++)
+        fprintf (fp, "%s\"%s\"", i ? ", " : "", mk_pen_color_name (s->pen[i].color));
+    fprintf (fp, "],\n  \"edge_side\": ");
+    if (s->edge.present)
+        fprintf (fp, "\"%s\",\n", mk_edge_side_name (s->edge.side));
+    else
+        fprintf (fp, "null,\n");
+    fprintf (fp, "  \"truth_width\": %d,\n  \"truth_height\": %d,\n", tw, th);
+    fprintf (fp, "  \"masks\": {\n");
+    for (int i = 0; i < NMASKS; i++) {
+        fprintf (fp, "    \"%s\": {\"file\": ", mask_name (i));
+        char name[1024];
+        snprintf (name, sizeof name, "%s_truth_%s.png", base, mask_name (i));
+        put_json_string (fp, name);
+        fprintf (fp, ", \"fraction\": %.6f}%s\n", frac[i],
+                 i + 1 < NMASKS ? "," : "");
+    }
+    fprintf (fp, "  }\n}\n");
+    int bad = ferror (fp);
+    if (fclose (fp) != 0 || bad)
+        return -1;
+    return 0;
+}
+
+int
+mk_truth_write (const mk_opts_t *o, const mk_scene_t *s, const mk_field_t *f,
+                const mk_levels_t *lv, const char *base, char *err,
+                size_t errlen)
+{
+    int tw = o->truth_width < s->w ? o->truth_width : s->w;
+    int th = (int) floor ((double) s->h * tw / s->w + 0.5);
+    if (th < 1)
+        th = 1;
+    uint8_t *m[NMASKS] = { 0 };
+    int rc = -1;
+    for (int i = 0; i < NMASKS; i++)
+        if (!(m[i] = malloc ((size_t) tw * th))) {
+            snprintf (err, errlen, "out of memory for truth masks");
+            goto done;
+        }
+    fill_masks (s, f, tw, th, m);
+    double frac[NMASKS];
+    char path[4096];
+    for (int i = 0; i < NMASKS; i++) {
+        size_t on = 0;
+        for (size_t k = 0; k < (size_t) tw * th; k++)
+            on += m[i][k] != 0;
+        frac[i] = (double) on / ((double) tw * th);
+        if (snprintf (path, sizeof path, "%s/%s_truth_%s.png", o->truth_dir,
+                      base, mask_name (i)) >= (int) sizeof path) {
+            snprintf (err, errlen, "truth path too long");
+            goto done;
+        }
+        if (mk_png_write_gray (path, m[i], tw, th, err, errlen) != 0)
+            goto done;
+    }
+    if (snprintf (path, sizeof path, "%s/%s_truth.json", o->truth_dir, base)
+        >= (int) sizeof path) {
+        snprintf (err, errlen, "truth path too long");
+        goto done;
+    }
+    if (write_json (path, o, s, lv, base, tw, th, frac) != 0) {
+        snprintf (err, errlen, "%s: %s", path, strerror (errno));
+        goto done;
+    }
+    rc = 0;
+done:
+    for (int i = 0; i < NMASKS; i++)
+        free (m[i]);
+    return rc;
+}

@@ -1,0 +1,45 @@
+#!/bin/bash
+# Every program: --help and --version exit 0, a bad option exits 2, and an
+# absent broker gives exit 3 with a clear message; a config naming an
+# unknown module is refused (exit 2) before any slide is touched.
+. "$(dirname "$0")/lib.sh"
+
+for p in qc-broker qc-worker qc-submit qc-status; do
+    "$BIN/$p" --help | grep -q "Usage: $p" || fail "$p --help"
+    "$BIN/$p" --version | grep -q "^$p [0-9]" || fail "$p --version"
+    "$BIN/$p" --no-such-option >/dev/null 2>&1; rc=$?
+    [ $rc -eq 2 ] || fail "$p with a bad option exit $rc, expected 2"
+done
+pass "--help, --version, bad option"
+
+"$BIN/qc-worker" --slots many >/dev/null 2>&1; [ $? -eq 2 ] || fail "--slots many accepted"
+"$BIN/qc-submit" -o "$T/x" >/dev/null 2>&1; [ $? -eq 2 ] || fail "qc-submit with no slides"
+"$BIN/qc-submit" "$SHARED/slides/real/CMU-1-Small-Region.svs" >/dev/null 2>&1
+[ $? -eq 2 ] || fail "qc-submit without -o"
+pass "usage errors exit 2"
+
+port=$(free_port)
+"$BIN/qc-status" --broker tcp://127.0.0.1:$port --timeout 1 >"$T/st.log" 2>&1
+[ $? -eq 3 ] || fail "qc-status with no broker should exit 3"
+grep -q "no answer from broker" "$T/st.log" || fail "qc-status message: $(cat "$T/st.log")"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --timeout 1 -o "$T/o" \
+    "$SHARED/slides/real/CMU-1-Small-Region.svs" >"$T/sub.log" 2>&1
+[ $? -eq 3 ] || fail "qc-submit with no broker should exit 3"
+grep -q "no answer from broker" "$T/sub.log" || fail "qc-submit message: $(cat "$T/sub.log")"
+"$BIN/qc-worker" --connect tcp://127.0.0.1:$port --timeout 1 >"$T/w.log" 2>&1
+[ $? -eq 3 ] || fail "qc-worker --timeout with no broker should exit 3"
+pass "no broker: exit 3 with a clear message"
+
+printf '[pipeline]\nsteps = BasicModule.getBasicStats\n    NoSuchModule.doThings\n' >"$T/bad.ini"
+"$BIN/qc-submit" -c "$T/bad.ini" -o "$T/bad" "$SHARED/slides/real/CMU-1-Small-Region.svs" \
+    >"$T/bad.log" 2>&1
+[ $? -eq 2 ] || fail "unknown module should exit 2"
+grep -q "NoSuchModule.doThings" "$T/bad.log" || fail "error does not name the module: $(cat "$T/bad.log")"
+[ ! -e "$T/bad/results.tsv" ] || fail "output written despite a bad config"
+pass "unknown module refused before any slide is touched"
+
+"$BIN/qc-submit" --write-default-config "$T/default.ini" || fail "--write-default-config"
+"$BIN/qc-submit" -q -c "$T/default.ini" -o "$T/def" "$SHARED/slides/real/CMU-1-Small-Region.svs" \
+    || fail "the written default config is not accepted back"
+grep -q "^#config_file:	$T/default.ini" "$T/def/results.tsv" || fail "#config_file header"
+pass "default config written and accepted"

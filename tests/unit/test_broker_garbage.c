@@ -1,0 +1,173 @@
+/* A real broker on loopback gets garbage: ZeroMQ frames that are not our
+ * protocol, truncated bodies, commands from the wrong role, and raw bytes
+ * on its TCP port. Afterwards it must still answer STATUS with the same
+ * worker registered and run a job to the end. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "broker/broker.h"
+#include "tests/unit/check.h"
+#include "worker/worker.h"
+
+static void
+noop_exec (void *arg, const qc_task_t *task, qc_result_t *out)
+{
+    (void) arg;
+    qc_result_set (out, "filename", "%s", task->path);
+}
+
+static qc_msg_t *
+request (zsock_t *s, qc_msg_t *q, uint8_t want, int timeout_ms)
+{
+    qc_msg_send (q, zsock_resolve (s), NULL);
+    zsock_set_rcvtimeo (s, 200);
+    int64_t until = zclock_mono () + timeout_ms;
+    while (zclock_mono () < until) {
+        zmsg_t *raw = zmsg_recv (s);
+        if (!raw)
+            continue;
+        qc_msg_t *m = qc_msg_decode (raw, NULL, 0);
+        zmsg_destroy (&raw);
+        if (m && m->command == want)
+            return m;
+        qc_msg_destroy (&m);
+    }
+    return NULL;
+}
+
+static void
+send_frames (zsock_t *s, const void **parts, const size_t *sizes, int n)
+{
+    zmsg_t *m = zmsg_new ();
+    for (int i = 0; i < n; i++)
+        zmsg_addmem (m, parts[i], sizes[i]);
+    zmsg_send (&m, s);
+}
+
+int
+main (void)
+{
+    zsys_handler_set (NULL);
+    qc_broker_config_t bc;
+    qc_broker_config_defaults (&bc);
+    const char *eps[] = {"tcp://127.0.0.1:*"};
+    bc.endpoints = eps;
+    bc.nendpoints = 1;
+    bc.heartbeat_ms = 200;
+    char err[256];
+    qc_broker_t *b = qc_broker_new (&bc, err, sizeof err);
+    CHECK (b != NULL, "%s", err);
+    if (!b)
+        return check_done ("test_broker_garbage");
+    char ep[128];
+    snprintf (ep, sizeof ep, "%s", qc_broker_endpoint (b, 0));
+    zactor_t *actor = zactor_new (qc_broker_actor, b);
+
+    qc_worker_config_t wc;
+    qc_worker_config_defaults (&wc);
+    wc.endpoint = ep;
+    wc.name = "steady";
+    wc.slots = 1;
+    wc.heartbeat_ms = 200;
+    wc.exec = noop_exec;
+    qc_worker_t *w = qc_worker_new (&wc);
+    CHECK (w != NULL);
+    for (int i = 0; i < 50 && !qc_worker_connected (w); i++)
+        zclock_sleep (100);
+    CHECK (qc_worker_connected (w), "worker never registered");
+
+    zsock_t *evil = zsock_new_dealer (ep);
+    /* not our protocol at all */
+    const void *p1[] = {"hello"};
+    size_t s1[] = {5};
+    send_frames (evil, p1, s1, 1);
+    /* right header, body that is not msgpack; wrong version; unknown command */
+    uint8_t hb[4] = {'Q', 'C', 1, QC_HEARTBEAT}, v9[4] = {'Q', 'C', 9, QC_STATUS};
+    uint8_t unk[4] = {'Q', 'C', 1, 200}, res[4] = {'Q', 'C', 1, QC_RESULT};
+    uint8_t junk[] = {0xdd, 0xff, 0xff, 0xff, 0xff, 0x01};
+    const void *p2[] = {hb, junk};
+    size_t s2[] = {4, sizeof junk};
+    send_frames (evil, p2, s2, 2);
+    const void *p3[] = {v9, "\x80"};
+    size_t s3[] = {4, 1};
+    send_frames (evil, p3, s3, 2);
+    const void *p4[] = {unk, "\x80"};
+    send_frames (evil, p4, s3, 2);
+    /* a RESULT for a job that does not exist, from a peer that is no worker */
+    const void *p5[] = {res, "\x80"};
+    send_frames (evil, p5, s3, 2);
+    /* many frames */
+    const void *p6[] = {hb, "\x80", "x", "y", "z"};
+    size_t s6[] = {4, 1, 1, 1, 1};
+    send_frames (evil, p6, s6, 5);
+    /* random frames, fixed seed */
+    srand (7);
+    for (int i = 0; i < 500; i++) {
+        uint8_t buf[64];
+        size_t n = (size_t) (rand () % 64);
+        for (size_t k = 0; k < n; k++)
+            buf[k] = (uint8_t) rand ();
+        if (i % 2) { buf[0] = 'Q'; if (n > 1) buf[1] = 'C'; if (n > 2) buf[2] = 1; }
+        const void *pp[] = {buf, buf + n / 2};
+        size_t ss[] = {n / 2, n - n / 2};
+        send_frames (evil, pp, ss, 2);
+    }
+    /* raw bytes on the TCP port, no ZMTP handshake */
+    const char *port = strrchr (ep, ':') + 1;
+    int fd = socket (AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons ((uint16_t) atoi (port))};
+    inet_pton (AF_INET, "127.0.0.1", &sa.sin_addr);
+    if (fd >= 0 && connect (fd, (struct sockaddr *) &sa, sizeof sa) == 0) {
+        const char garbage[] = "GET / HTTP/1.0\r\n\r\n\xff\xff\xff\xff\x00\x01";
+        CHECK (write (fd, garbage, sizeof garbage) > 0);
+    }
+    if (fd >= 0)
+        close (fd);
+    zclock_sleep (300);
+
+    /* the broker still answers and still has its worker */
+    zsock_t *client = zsock_new_dealer (ep);
+    qc_msg_t q = {.command = QC_STATUS, .gpu = -1};
+    qc_msg_t *st = request (client, &q, QC_STATUS_REPLY, 5000);
+    CHECK (st != NULL, "no STATUS reply after garbage");
+    CHECK (st && st->nworkers == 1 && strcmp (st->workers[0].name, "steady") == 0,
+           "worker registry changed");
+    CHECK (st && st->njobs == 0, "garbage created a job");
+    qc_msg_destroy (&st);
+
+    /* and it still runs a job to the end */
+    char *slides[] = {"/a.svs", "/b.svs", "/c.svs"};
+    qc_msg_t sub = {.command = QC_SUBMIT, .gpu = -1, .slides = slides, .nslides = 3,
+                    .final = true};
+    qc_msg_t *acc = request (client, &sub, QC_ACCEPTED, 5000);
+    CHECK (acc && acc->total == 3, "job not accepted");
+    uint64_t job = acc ? acc->job : 0;
+    qc_msg_destroy (&acc);
+    zsock_set_rcvtimeo (client, 200);
+    int results = 0, done = 0;
+    for (int64_t until = zclock_mono () + 10000; zclock_mono () < until && !done;) {
+        zmsg_t *raw = zmsg_recv (client);
+        qc_msg_t *m = raw ? qc_msg_decode (raw, NULL, 0) : NULL;
+        zmsg_destroy (&raw);
+        if (m && m->command == QC_RESULT && m->job == job) {
+            results++;
+            CHECK (m->result->ok && strcmp (qc_result_get (m->result, "filename"), m->path) == 0);
+            qc_msg_t ack = {.command = QC_ACK, .gpu = -1, .job = job, .seq = m->seq};
+            qc_msg_send (&ack, zsock_resolve (client), NULL);
+        }
+        if (m && m->command == QC_DONE)
+            done = 1;
+        qc_msg_destroy (&m);
+    }
+    CHECK (results == 3 && done, "job after garbage: %d results, done %d", results, done);
+
+    zsock_destroy (&evil);
+    zsock_destroy (&client);
+    qc_worker_destroy (&w);
+    zactor_destroy (&actor);
+    qc_broker_destroy (&b);
+    return check_done ("test_broker_garbage");
+}

@@ -1,0 +1,702 @@
+/* Tests of the QC pipeline foundation: config validation against the
+ * module table, BasicModule.getBasicStats on every real slide (against
+ * SOURCES.md facts and HistoQC's own results.tsv), clean failures on the
+ * odd files, determinism and running one pipeline from several threads. */
+#include <dirent.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openslide.h>
+
+#include "kernels/modules.h"
+#include "kernels/pipeline.h"
+#include "kernels/slide.h"
+#include "shared/log.h"
+#include "shared/result.h"
+#include "tests/unit/check.h"
+
+/* check.h prints CHECK's optional message with fprintf (stderr, "" ...):
+ * a CHECK without one is a zero-length format, which -Werror refuses. */
+#pragma GCC diagnostic ignored "-Wformat-zero-length"
+
+#define NTHREADS 4
+
+static char err[1024];
+
+static const char *
+get (const qc_result_t *r, const char *key)
+{
+    const char *v = qc_result_get (r, key);
+    return v ? v : "<unset>";
+}
+
+static void
+slide_path (char *buf, size_t len, const char *dir, const char *name)
+{
+    snprintf (buf, len, "%s/slides/%s/%s", check_shared_dir (), dir, name);
+}
+
+/* ---- building pipelines ---------------------------------------------- */
+
+static qc_pipeline_t *
+must_fail (const char *config)
+{
+    err[0] = '\0';
+    qc_pipeline_t *p = qc_pipeline_new (config, err, sizeof err);
+    CHECK (p == NULL, "accepted: %s", config);
+    CHECK (err[0] != '\0', "no message for: %s", config);
+    qc_pipeline_destroy (&p);
+    return NULL;
+}
+
+static void
+test_default_config (void)
+{
+    qc_pipeline_t *p = qc_pipeline_new (NULL, err, sizeof err);
+    CHECK (p != NULL, "%s", err);
+    if (!p)
+        return;
+    CHECK (strcmp (qc_pipeline_description (p), "BasicModule.getBasicStats") == 0,
+           "%s", qc_pipeline_description (p));
+    static const char *const want[] = {
+        "filename", "comments", "image_bounding_box", "base_mag", "type",
+        "levels", "height", "width", "mpp_x", "mpp_y", "comment", "warnings"
+    };
+    size_t n = sizeof want / sizeof *want;
+    CHECK (qc_pipeline_ncolumns (p) == n, "%zu", qc_pipeline_ncolumns (p));
+    for (size_t i = 0; i < n; i++)
+        CHECK (qc_pipeline_column (p, i)
+               && strcmp (qc_pipeline_column (p, i), want[i]) == 0, "column %zu", i);
+    CHECK (qc_pipeline_column (p, n) == NULL);
+    /* The default text is itself a valid, self-describing HistoQC config. */
+    CHECK (strstr (qc_pipeline_default_config (), "[pipeline]") != NULL);
+    CHECK (strstr (qc_pipeline_default_config (), "[BaseImage.BaseImage]") != NULL);
+    qc_pipeline_destroy (&p);
+    CHECK (p == NULL);
+    qc_pipeline_destroy (&p);
+    qc_pipeline_destroy (NULL);
+    CHECK (qc_pipeline_description (NULL) == NULL && qc_pipeline_ncolumns (NULL) == 0);
+    CHECK (qc_pipeline_column (NULL, 0) == NULL);
+    /* err may be left out. */
+    CHECK (qc_pipeline_new ("not a config", NULL, 0) == NULL);
+}
+
+/* A HistoQC-style config (our own words) with the parts HistoQC users
+ * write: a step list with an instance suffix and a commented-out step,
+ * both separators, comments, a section for a step not in the list. */
+static const char histoqc_like[] =
+    "[pipeline]\n"
+    "steps= BasicModule.getBasicStats\n"
+    "#    ClassificationModule.byExampleWithFeatures:pen_markings\n"
+    "    BasicModule.getBasicStats:again\n"
+    "\n"
+    "[BaseImage.BaseImage]\n"
+    "image_work_size = 1.25x\n"
+    "#not yet implemented\n"
+    "confirm_base_mag: False\n"
+    "mask_statistics = relative2mask\n"
+    "\n"
+    "[BasicModule.getBasicStats]\n"
+    "image_work_size = 1.25x\n"
+    "\n"
+    "[BasicModule.getBasicStats:again]\n"
+    "Image_Work_Size: 2.5x\n"
+    "\n"
+    "; a step this pipeline does not run: legal, ignored\n"
+    "[LightDarkModule.getIntensityThresholdPercent:bubble]\n"
+    "name: bubble\n"
+    "upper_threshold: .94\n";
+
+static void
+test_config_validation (void)
+{
+    qc_pipeline_t *p = qc_pipeline_new (histoqc_like, err, sizeof err);
+    CHECK (p != NULL, "%s", err);
+    CHECK (p && strcmp (qc_pipeline_description (p),
+                        "BasicModule.getBasicStats BasicModule.getBasicStats:again") == 0);
+    /* A step run twice fills its columns once. */
+    CHECK (p && qc_pipeline_ncolumns (p) == 12);
+    qc_pipeline_destroy (&p);
+
+    /* Unknown module: named, with the section. */
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n  Foo.bar:x\n");
+    CHECK (strstr (err, "unknown module 'Foo.bar'") && strstr (err, "[pipeline]"),
+           "%s", err);
+    /* A real HistoQC step that is not implemented yet says so. */
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
+               "  LightDarkModule.getIntensityThresholdPercent:tissue\n");
+    CHECK (strstr (err, "not yet implemented")
+           && strstr (err, "'LightDarkModule.getIntensityThresholdPercent'"), "%s", err);
+    /* Unknown parameter: named with its module, section and line. */
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
+               "[BasicModule.getBasicStats]\nimage_work_size = 1.25x\ncolour = red\n");
+    CHECK (strstr (err, "unknown parameter 'colour'")
+           && strstr (err, "[BasicModule.getBasicStats]") && strstr (err, "line 5")
+           && strstr (err, "image_work_size"), "%s", err);
+    /* ...also in an instance's own section. */
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats:two\n"
+               "[BasicModule.getBasicStats:two]\nthreshold = 3\n");
+    CHECK (strstr (err, "'threshold'") && strstr (err, "[BasicModule.getBasicStats:two]"),
+           "%s", err);
+    /* ...and in [BaseImage.BaseImage] and [pipeline]. */
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
+               "[BaseImage.BaseImage]\nimage_worksize = 1.25x\n");
+    CHECK (strstr (err, "'image_worksize'") && strstr (err, "[BaseImage.BaseImage]"),
+           "%s", err);
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\nstep = x\n");
+    CHECK (strstr (err, "'step'") && strstr (err, "[pipeline]"), "%s", err);
+    /* Bad values are refused before any slide is opened. */
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
+               "[BaseImage.BaseImage]\nmask_statistics = relative\n");
+    CHECK (strstr (err, "mask_statistics") && strstr (err, "relative2mask"), "%s", err);
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
+               "[BaseImage.BaseImage]\nimage_work_size = big\n");
+    CHECK (strstr (err, "image_work_size") && strstr (err, "big"), "%s", err);
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
+               "[BaseImage.BaseImage]\nconfirm_base_mag = perhaps\n");
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
+               "[BaseImage.BaseImage]\nbase_mag = -20\n");
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
+               "[BasicModule.getBasicStats]\nimage_work_size = 0x\n");
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
+               "[BasicModule.getBasicStats]\nimage_work_size = 50%\n");
+    CHECK (strstr (err, "'%'") != NULL, "%s", err);
+    /* Malformed step lists. */
+    must_fail ("[pipeline]\nsteps = BasicModule\n");
+    must_fail ("[pipeline]\nsteps = A.b.c\n");
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats:\n");
+    must_fail ("[pipeline]\nsteps = .getBasicStats\n");
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats BasicModule.getBasicStats\n");
+    CHECK (strstr (err, "one step per line") != NULL, "%s", err);
+    must_fail ("[pipeline]\nsteps = BaseImage.BaseImage\n");
+    CHECK (strstr (err, "not a step") != NULL, "%s", err);
+    must_fail ("[pipeline]\nsteps =\n");
+    must_fail ("[pipeline]\nother = 1\n");
+    must_fail ("[BaseImage.BaseImage]\nimage_work_size = 1.25x\n");
+    CHECK (strstr (err, "no [pipeline] section") != NULL, "%s", err);
+    must_fail ("");
+    /* Syntax errors come back with their line. */
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n[BaseImage.BaseImage\n");
+    CHECK (strstr (err, "line 3") != NULL, "%s", err);
+    /* A config with more steps than allowed. */
+    char *many = malloc (64 * 300 + 64);
+    strcpy (many, "[pipeline]\nsteps =");
+    for (int i = 0; i < 300; i++)
+        strcat (many, "\n  BasicModule.getBasicStats");
+    must_fail (many);
+    free (many);
+    /* A first line left empty and blank lines in the list are fine. */
+    p = qc_pipeline_new ("[pipeline]\nsteps =\n  BasicModule.getBasicStats\n\n"
+                         "  BasicModule.getBasicStats:b\n", err, sizeof err);
+    CHECK (p != NULL, "%s", err);
+    qc_pipeline_destroy (&p);
+}
+
+static void
+test_module_table (void)
+{
+    const char *s = "BasicModule.getBasicStats:tissue";
+    const qc_module_t *m = qc_module_find (s, strlen ("BasicModule.getBasicStats"));
+    CHECK (m == &qc_module_basic_stats);
+    CHECK (qc_module_find (s, strlen (s)) == NULL);
+    CHECK (qc_module_find (NULL, 0) == NULL);
+    CHECK (qc_module_count () >= 1 && qc_module_at (0) != NULL);
+    CHECK (qc_module_at (qc_module_count ()) == NULL);
+    CHECK (qc_module_accepts (m, "image_work_size") && !qc_module_accepts (m, "x"));
+    CHECK (!qc_module_accepts (NULL, "x") && !qc_module_accepts (m, NULL));
+    CHECK (qc_module_is_histoqc ("SaveModule.saveThumbnails", 25));
+    CHECK (!qc_module_is_histoqc ("SaveModule.saveThumbnail", 24));
+    /* Every table entry is complete. */
+    for (size_t i = 0; i < qc_module_count (); i++) {
+        const qc_module_t *e = qc_module_at (i);
+        CHECK (e->name && e->run && e->params && e->columns, "entry %zu", i);
+    }
+
+    qc_work_size_t ws;
+    CHECK (qc_work_size_parse ("1.25x", &ws) == 0 && ws.kind == QC_WORK_MAG
+           && ws.value == 1.25);
+    CHECK (qc_work_size_parse ("40X", &ws) == 0 && ws.kind == QC_WORK_MAG);
+    CHECK (qc_work_size_parse ("0.1", &ws) == 0 && ws.kind == QC_WORK_DOWNSCALE);
+    CHECK (qc_work_size_parse ("2", &ws) == 0 && ws.kind == QC_WORK_LEVEL);
+    CHECK (qc_work_size_parse ("500", &ws) == 0 && ws.kind == QC_WORK_DIM);
+    const char *bad[] = { "", "x", "0", "-1", "1.2.3x", "1e3", "abc", "1.25 x", NULL };
+    for (int i = 0; bad[i]; i++)
+        CHECK (qc_work_size_parse (bad[i], &ws) == -1, "'%s' accepted", bad[i]);
+    CHECK (qc_work_size_parse (NULL, &ws) == -1 && qc_work_size_parse ("1x", NULL) == -1);
+
+    /* Numbers as Python's repr prints them. */
+    static const struct { double v; const char *s; } py[] = {
+        { 20, "20.0" }, { 0.499, "0.499" }, { 0.2281750559028887, "0.2281750559028887" },
+        { 1e-05, "1e-05" }, { 0.0001, "0.0001" }, { 1e16, "1e+16" },
+        { 1234567890123456.0, "1234567890123456.0" }, { -2.5, "-2.5" },
+        { 0.1 + 0.2, "0.30000000000000004" }, { 0.0, "0.0" }, { 123.456, "123.456" },
+        { 1.5e300, "1.5e+300" }, { 2.5e-7, "2.5e-07" }, { 100, "100.0" },
+    };
+    char buf[QC_PYFLOAT_LEN];
+    for (size_t i = 0; i < sizeof py / sizeof *py; i++)
+        CHECK (strcmp (qc_pyfloat (py[i].v, buf, sizeof buf), py[i].s) == 0,
+               "%s != %s", buf, py[i].s);
+    CHECK (strcmp (qc_pyfloat (1, buf, 4), "NA") == 0);
+
+    /* A step that needs the magnification refuses a slide without one. */
+    qc_result_t *r = qc_result_new ();
+    qc_run_t run = { .out = r, .filename = "x.svs", .step = "Blur.step" };
+    CHECK (qc_run_require_mag (&run) == -1 && !r->ok);
+    CHECK (r->error && strstr (r->error, "x.svs: Blur.step: ")
+           && strstr (r->error, "base_mag"), "%s", r->error);
+    run.base_mag = 20;
+    CHECK (qc_run_require_mag (&run) == 0);
+    CHECK (qc_run_require_mag (NULL) == -1);
+    qc_result_reset (r);
+    CHECK (qc_run_warn (&run, "a|b\tc") == 0 && strcmp (r->warnings, "a b c") == 0);
+    CHECK (qc_run_fail (NULL, "x") == -1 && qc_run_set (&run, NULL, "x") == -1);
+    qc_result_destroy (&r);
+}
+
+/* ---- slides ------------------------------------------------------------ */
+
+typedef struct {
+    const char *name, *vendor;
+    int levels;
+    const char *width, *height, *mpp, *mag;
+} facts_t;
+
+/* From slides/SOURCES.md. */
+static const facts_t real_slides[] = {
+    { "CMU-1-Small-Region.svs", "aperio", 1, "2220", "2967", "0.499", "20.0" },
+    { "CMU-1-Small-Region-pyramid.svs", "aperio", 5, "2220", "2967", "0.499", "20.0" },
+    { "TCGA-CR-7395-01A-01-TS1.svs", "aperio", 2, "4443", "3567", "NA", "NA" },
+    { "TCGA-CR-7395-pyramid.svs", "aperio", 6, "4443", "3567", "0.5", "20.0" },
+    { "test3-DAPI-2.ndpi", "hamamatsu", 7, "3968", "4864", "0.2281750559028887", "40.0" },
+};
+#define NREAL (sizeof real_slides / sizeof *real_slides)
+
+/* HistoQC's results.tsv row for a slide, split into columns; NULL when
+ * HistoQC did not process it. */
+static char **
+reference_row (const char *name, char ***header, size_t *ncols)
+{
+    char path[1024];
+    snprintf (path, sizeof path, "%s/reference/histoqc/results.tsv", check_shared_dir ());
+    FILE *f = fopen (path, "r");
+    if (!f)
+        return NULL;
+    static char line[1 << 16], head[1 << 16];
+    static char *hcols[256], *rcols[256];
+    char **row = NULL;
+    size_t nh = 0, nr = 0;
+    while (fgets (line, sizeof line, f)) {
+        line[strcspn (line, "\n")] = '\0';
+        if (strncmp (line, "#dataset:", 9) == 0) {
+            strcpy (head, line + 9);
+            nh = 0;
+            for (char *t = strtok (head, "\t"); t && nh < 256; t = strtok (NULL, "\t"))
+                hcols[nh++] = t;
+        } else if (line[0] != '#' && strncmp (line, name, strlen (name)) == 0
+                   && line[strlen (name)] == '\t') {
+            nr = 0;
+            char *s = line;
+            for (char *tab; nr < 256; s = tab + 1) {
+                rcols[nr++] = s;
+                if (!(tab = strchr (s, '\t')))
+                    break;
+                *tab = '\0';
+            }
+            row = rcols;
+            break;
+        }
+    }
+    fclose (f);
+    *header = hcols;
+    *ncols = nr < nh ? nr : nh;
+    return row;
+}
+
+static int warned_no_mag;
+
+static void
+sink (const qc_log_record_t *rec, void *arg)
+{
+    (void) arg;
+    if (rec->level == QC_LOG_WARNING && strcmp (rec->module, "BaseImage.BaseImage") == 0
+        && strstr (rec->message, "Unknown base magnification"))
+        warned_no_mag++;
+}
+
+static void
+test_real_slides (const qc_pipeline_t *p)
+{
+    qc_result_t *r = qc_result_new ();
+    for (size_t i = 0; i < NREAL; i++) {
+        const facts_t *f = &real_slides[i];
+        char path[1024];
+        slide_path (path, sizeof path, "real", f->name);
+        warned_no_mag = 0;
+        qc_log_set_sink (sink, NULL, "test");
+        int rc = qc_pipeline_run (p, path, r);
+        qc_log_set_sink (NULL, NULL, NULL);
+        CHECK (rc == 0 && r->ok, "%s: %s", f->name, r->error ? r->error : "");
+        CHECK (strcmp (get (r, "filename"), f->name) == 0, "%s", f->name);
+        CHECK (strcmp (get (r, "type"), f->vendor) == 0, "%s: %s", f->name, get (r, "type"));
+        char lv[16];
+        snprintf (lv, sizeof lv, "%d", f->levels);
+        CHECK (strcmp (get (r, "levels"), lv) == 0, "%s: %s", f->name, get (r, "levels"));
+        CHECK (strcmp (get (r, "width"), f->width) == 0, "%s", f->name);
+        CHECK (strcmp (get (r, "height"), f->height) == 0, "%s", f->name);
+        CHECK (strcmp (get (r, "mpp_x"), f->mpp) == 0, "%s: %s", f->name, get (r, "mpp_x"));
+        CHECK (strcmp (get (r, "mpp_y"), f->mpp) == 0, "%s: %s", f->name, get (r, "mpp_y"));
+        CHECK (strcmp (get (r, "base_mag"), f->mag) == 0, "%s: %s", f->name,
+               get (r, "base_mag"));
+        char box[64];
+        snprintf (box, sizeof box, "(0, 0, %s, %s)", f->width, f->height);
+        CHECK (strcmp (get (r, "image_bounding_box"), box) == 0, "%s", f->name);
+        CHECK (strcmp (get (r, "comments"), " ") == 0);
+        CHECK (!strpbrk (get (r, "comment"), "\t\r\n"), "%s", f->name);
+        /* Every column the pipeline announces is filled (but warnings,
+         * which the writer takes from r->warnings). */
+        for (size_t c = 0; c + 1 < qc_pipeline_ncolumns (p); c++)
+            CHECK (qc_result_get (r, qc_pipeline_column (p, c)) != NULL, "%s: %s",
+                   f->name, qc_pipeline_column (p, c));
+        if (strcmp (f->mag, "NA") == 0) {
+            /* Recorded with NA and a warning, not refused. */
+            CHECK (r->warnings && strstr (r->warnings, "Unknown base magnification")
+                   && strstr (r->warnings, "microns per pixel"), "%s",
+                   r->warnings ? r->warnings : "");
+            CHECK (warned_no_mag == 1, "%d", warned_no_mag);
+        } else {
+            CHECK (r->warnings == NULL, "%s: %s", f->name, r->warnings);
+        }
+
+        /* Same text as HistoQC wrote, column for column. */
+        char **header;
+        size_t ncols;
+        char **ref = reference_row (f->name, &header, &ncols);
+        if (!ref) {
+            CHECK (strcmp (f->mag, "NA") == 0, "%s missing from reference", f->name);
+            continue;
+        }
+        int compared = 0;
+        for (size_t c = 0; c < ncols; c++) {
+            const char *mine = qc_result_get (r, header[c]);
+            if (!mine)
+                continue;
+            compared++;
+            CHECK (strcmp (mine, ref[c]) == 0, "%s column %s: ours '%s' HistoQC '%s'",
+                   f->name, header[c], mine, ref[c]);
+        }
+        CHECK (compared == 11, "%s: compared %d columns", f->name, compared);
+    }
+
+    /* Every file in real/ is in the table above, so a new slide gets its
+     * facts written down. */
+    char dir[1024];
+    snprintf (dir, sizeof dir, "%s/slides/real", check_shared_dir ());
+    DIR *d = opendir (dir);
+    CHECK (d != NULL, "%s", dir);
+    for (struct dirent *e; d && (e = readdir (d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        int known = 0;
+        for (size_t i = 0; i < NREAL; i++)
+            known |= strcmp (e->d_name, real_slides[i].name) == 0;
+        CHECK (known, "real slide %s has no facts in the test", e->d_name);
+    }
+    if (d)
+        closedir (d);
+    qc_result_destroy (&r);
+}
+
+/* OpenSlide's own message for a file: the open error, or the error after
+ * reading a pixel of the last level. NULL when it reads fine. */
+static char *
+openslide_reason (const char *path)
+{
+    openslide_t *o = openslide_open (path);
+    if (!o)
+        return NULL;
+    const char *e = openslide_get_error (o);
+    if (!e) {
+        int32_t n = openslide_get_level_count (o);
+        uint32_t px[4];
+        openslide_read_region (o, px, 0, 0, n - 1, 2, 2);
+        e = openslide_get_error (o);
+    }
+    char *copy = e ? strdup (e) : NULL;
+    openslide_close (o);
+    return copy;
+}
+
+typedef enum { EXPECT_OK, EXPECT_FAIL } expect_t;
+
+static void
+check_odd (const qc_pipeline_t *p, qc_result_t *r, const char *name, expect_t want,
+           const char *reason)
+{
+    char path[1024];
+    slide_path (path, sizeof path, "odd", name);
+    int rc = qc_pipeline_run (p, path, r);
+    CHECK (strcmp (get (r, "filename"), name) == 0, "%s", name);
+    if (want == EXPECT_OK) {
+        CHECK (rc == 0 && r->ok && !r->error, "%s: %s", name, r->error ? r->error : "");
+        return;
+    }
+    CHECK (rc == -1 && !r->ok, "%s accepted", name);
+    CHECK (r->error && strlen (r->error) > strlen (name) + 10, "%s: no reason", name);
+    if (!r->error)
+        return;
+    char prefix[300];
+    snprintf (prefix, sizeof prefix, "%s: ", name);
+    CHECK (strncmp (r->error, prefix, strlen (prefix)) == 0, "%s", r->error);
+    CHECK (reason == NULL || strstr (r->error, reason), "%s: '%s' lacks '%s'", name,
+           r->error, reason);
+}
+
+static void
+test_odd_slides (const qc_pipeline_t *p)
+{
+    qc_result_t *r = qc_result_new ();
+    char path[1024];
+
+    check_odd (p, r, "small.svs", EXPECT_OK, NULL);
+    CHECK (strcmp (get (r, "width"), "16") == 0 && strcmp (get (r, "height"), "16") == 0);
+    CHECK (strcmp (get (r, "type"), "aperio") == 0 && strcmp (get (r, "base_mag"), "20.0") == 0);
+
+    check_odd (p, r, "boxes.tiff", EXPECT_OK, NULL);
+    CHECK (strcmp (get (r, "type"), "generic-tiff") == 0 && strcmp (get (r, "levels"), "4") == 0);
+    CHECK (strcmp (get (r, "width"), "300") == 0 && strcmp (get (r, "height"), "250") == 0);
+    CHECK (strcmp (get (r, "mpp_x"), "NA") == 0 && strcmp (get (r, "base_mag"), "NA") == 0);
+    CHECK (strcmp (get (r, "comment"), "NA") == 0, "%s", get (r, "comment"));
+    CHECK (r->warnings && strstr (r->warnings, "Unknown base magnification"));
+
+    /* OpenSlide knows the format but refuses the file: its reason. */
+    slide_path (path, sizeof path, "odd", "unopenable.tiff");
+    char *why = openslide_reason (path);
+    CHECK (why != NULL);
+    check_odd (p, r, "unopenable.tiff", EXPECT_FAIL, "OpenSlide could not open");
+    CHECK (why && r->error && strstr (r->error, why), "%s", r->error);
+    free (why);
+
+    /* Opens, but its pixels do not decode. */
+    slide_path (path, sizeof path, "odd", "unreadable.svs");
+    why = openslide_reason (path);
+    CHECK (why != NULL);
+    check_odd (p, r, "unreadable.svs", EXPECT_FAIL, "could not read the slide's pixels");
+    CHECK (why && r->error && strstr (r->error, why), "%s", r->error);
+    free (why);
+
+    check_odd (p, r, "not-a-slide.svs", EXPECT_FAIL, "does not recognise");
+
+    /* DICOM needs OpenSlide 4; with 3.x it is "not recognised". */
+    slide_path (path, sizeof path, "odd", "boxes-dicom.dcm");
+    int dicom = openslide_detect_vendor (path) != NULL;
+    check_odd (p, r, "boxes-dicom.dcm", dicom ? EXPECT_OK : EXPECT_FAIL,
+               dicom ? NULL : "does not recognise");
+
+    check_odd (p, r, "no-such-file.svs", EXPECT_FAIL, "No such file");
+    slide_path (path, sizeof path, "odd", "");
+    CHECK (qc_pipeline_run (p, path, r) == -1 && r->error
+           && strstr (r->error, "not a regular file"), "%s", r->error);
+
+    /* Whatever else is in odd/: a result either way, never a crash, and a
+     * reason when it fails. */
+    char dir[1024];
+    snprintf (dir, sizeof dir, "%s/slides/odd", check_shared_dir ());
+    DIR *d = opendir (dir);
+    CHECK (d != NULL, "%s", dir);
+    int seen = 0;
+    for (struct dirent *e; d && (e = readdir (d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        seen++;
+        slide_path (path, sizeof path, "odd", e->d_name);
+        int rc = qc_pipeline_run (p, path, r);
+        CHECK (rc == 0 ? r->ok && !r->error : !r->ok && r->error && *r->error,
+               "%s", e->d_name);
+    }
+    if (d)
+        closedir (d);
+    CHECK (seen >= 6, "%d files in odd/", seen);
+
+    /* Bad arguments. */
+    CHECK (qc_pipeline_run (p, NULL, r) == -1 && r->error);
+    CHECK (qc_pipeline_run (p, "", r) == -1 && r->error);
+    CHECK (qc_pipeline_run (NULL, path, r) == -1 && r->error);
+    CHECK (qc_pipeline_run (p, path, NULL) == -1);
+    qc_result_destroy (&r);
+}
+
+static void
+test_slide_api (void)
+{
+    char path[1024];
+    slide_path (path, sizeof path, "real", "CMU-1-Small-Region-pyramid.svs");
+    qc_slide_t *s = qc_slide_open (path, err, sizeof err);
+    CHECK (s != NULL, "%s", err);
+    if (!s)
+        return;
+    CHECK (strcmp (qc_slide_name (s), "CMU-1-Small-Region-pyramid.svs") == 0);
+    CHECK (strcmp (qc_slide_path (s), path) == 0);
+    CHECK (qc_slide_level_count (s) == 5);
+    int64_t w = 0, h = 0;
+    CHECK (qc_slide_level_size (s, 0, &w, &h) == 0 && w == 2220 && h == 2967);
+    CHECK (qc_slide_level_size (s, 5, &w, &h) == -1 && qc_slide_level_size (s, -1, &w, &h) == -1);
+    CHECK (qc_slide_level_downsample (s, 0) == 1.0 && qc_slide_level_downsample (s, 1) > 1.0);
+    CHECK (qc_slide_level_downsample (s, 9) == 0);
+    CHECK (strcmp (qc_slide_property (s, "aperio.AppMag"), "20") == 0);
+    CHECK (qc_slide_property (s, "no.such.property") == NULL);
+    uint32_t px[16];
+    CHECK (qc_slide_read_region (s, px, 0, 0, 0, 4, 4, err, sizeof err) == 0, "%s", err);
+    CHECK (qc_slide_read_region (s, px, 0, 0, 0, 0, 4, err, sizeof err) == -1);
+    CHECK (qc_slide_read_region (s, NULL, 0, 0, 0, 4, 4, err, sizeof err) == -1);
+    CHECK (qc_slide_read_region (s, px, 0, 0, 7, 4, 4, err, sizeof err) == -1);
+    CHECK (qc_slide_check_readable (s, err, sizeof err) == 0, "%s", err);
+    qc_slide_close (&s);
+    CHECK (s == NULL);
+    qc_slide_close (&s);
+    CHECK (qc_slide_open (NULL, err, sizeof err) == NULL);
+    CHECK (qc_slide_name (NULL) == NULL && qc_slide_level_count (NULL) == 0);
+    CHECK (qc_slide_check_readable (NULL, err, sizeof err) == -1);
+}
+
+/* Settings of [BaseImage.BaseImage] reach the results. */
+static void
+test_base_settings (void)
+{
+    qc_pipeline_t *p = qc_pipeline_new (
+        "[pipeline]\nsteps = BasicModule.getBasicStats\n"
+        "[BaseImage.BaseImage]\nbase_mag = 40x\nenable_bounding_box = True\n"
+        "in_memory_compression = True\n", err, sizeof err);
+    CHECK (p != NULL, "%s", err);
+    if (!p)
+        return;
+    qc_result_t *r = qc_result_new ();
+    char path[1024];
+    slide_path (path, sizeof path, "real", "TCGA-CR-7395-01A-01-TS1.svs");
+    CHECK (qc_pipeline_run (p, path, r) == 0, "%s", r->error ? r->error : "");
+    /* The slide has no magnification: the config's is used. */
+    CHECK (strcmp (get (r, "base_mag"), "40.0") == 0, "%s", get (r, "base_mag"));
+    CHECK (!r->warnings || !strstr (r->warnings, "Unknown base magnification"));
+    /* It has no bounds either: HistoQC's warning, the whole image. */
+    CHECK (r->warnings && strstr (r->warnings, "Bounding Box requested but could not read"));
+    CHECK (strcmp (get (r, "image_bounding_box"), "(0, 0, 4443, 3567)") == 0);
+    /* A slide with its own magnification keeps it. */
+    slide_path (path, sizeof path, "real", "CMU-1-Small-Region.svs");
+    CHECK (qc_pipeline_run (p, path, r) == 0 && strcmp (get (r, "base_mag"), "20.0") == 0);
+    qc_result_destroy (&r);
+    qc_pipeline_destroy (&p);
+}
+
+/* ---- determinism and threads ------------------------------------------ */
+
+#define NALL (NREAL + 6)
+
+static void
+all_paths (char paths[NALL][1024])
+{
+    static const char *const odd[] = { "small.svs", "boxes.tiff", "unopenable.tiff",
+                                       "unreadable.svs", "not-a-slide.svs",
+                                       "boxes-dicom.dcm" };
+    for (size_t i = 0; i < NREAL; i++)
+        slide_path (paths[i], 1024, "real", real_slides[i].name);
+    for (size_t i = 0; i < 6; i++)
+        slide_path (paths[NREAL + i], 1024, "odd", odd[i]);
+}
+
+static int
+same_result (const qc_result_t *a, const qc_result_t *b)
+{
+    if (a->ok != b->ok || a->nkv != b->nkv)
+        return 0;
+    if ((a->error == NULL) != (b->error == NULL) || (a->error && strcmp (a->error, b->error)))
+        return 0;
+    if ((a->warnings == NULL) != (b->warnings == NULL)
+        || (a->warnings && strcmp (a->warnings, b->warnings)))
+        return 0;
+    for (size_t i = 0; i < a->nkv; i++)
+        if (strcmp (a->kv[i].key, b->kv[i].key) || strcmp (a->kv[i].value, b->kv[i].value))
+            return 0;
+    return 1;
+}
+
+typedef struct {
+    const qc_pipeline_t *p;
+    char (*paths)[1024];
+    qc_result_t **baseline;
+    size_t index;
+    int mismatches;
+} thread_arg_t;
+
+static void *
+worker (void *argp)
+{
+    thread_arg_t *a = argp;
+    qc_result_t *r = qc_result_new ();
+    for (int round = 0; round < 3 && r; round++)
+        for (size_t i = 0; i < NALL; i++) {
+            /* Each thread starts at a different slide. */
+            size_t k = (i + (size_t) round * 3 + a->index) % NALL;
+            qc_pipeline_run (a->p, a->paths[k], r);
+            if (!same_result (r, a->baseline[k]))
+                a->mismatches++;
+        }
+    if (!r)
+        a->mismatches = -1;
+    qc_result_destroy (&r);
+    return NULL;
+}
+
+static void
+test_determinism_and_threads (const qc_pipeline_t *p)
+{
+    static char paths[NALL][1024];
+    all_paths (paths);
+    qc_result_t *first[NALL], *again = qc_result_new ();
+    for (size_t i = 0; i < NALL; i++) {
+        first[i] = qc_result_new ();
+        qc_pipeline_run (p, paths[i], first[i]);
+        qc_pipeline_run (p, paths[i], again);
+        CHECK (same_result (first[i], again), "run twice differs: %s", paths[i]);
+    }
+    qc_result_destroy (&again);
+
+    pthread_t th[NTHREADS];
+    thread_arg_t args[NTHREADS];
+    for (int t = 0; t < NTHREADS; t++) {
+        args[t] = (thread_arg_t) { .p = p, .paths = paths, .baseline = first,
+                                   .index = (size_t) t };
+        CHECK (pthread_create (&th[t], NULL, worker, &args[t]) == 0);
+    }
+    for (int t = 0; t < NTHREADS; t++) {
+        pthread_join (th[t], NULL);
+        CHECK (args[t].mismatches == 0, "thread %d: %d results differ", t,
+               args[t].mismatches);
+    }
+    for (size_t i = 0; i < NALL; i++)
+        qc_result_destroy (&first[i]);
+}
+
+int
+main (void)
+{
+    /* Failures of odd slides are logged as errors by design; keep the
+     * test's output to what matters. Set before threads start. */
+    qc_log_set_stderr_level (QC_LOG_ERROR);
+    qc_log_set_stderr_enabled (getenv ("QC_TEST_VERBOSE") != NULL);
+    test_default_config ();
+    test_config_validation ();
+    test_module_table ();
+    test_slide_api ();
+    qc_pipeline_t *p = qc_pipeline_new (NULL, err, sizeof err);
+    CHECK (p != NULL, "%s", err);
+    if (p) {
+        test_real_slides (p);
+        test_odd_slides (p);
+        test_determinism_and_threads (p);
+    }
+    qc_pipeline_destroy (&p);
+    test_base_settings ();
+    return check_done ("test_pipeline");
+}
