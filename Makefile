@@ -47,7 +47,8 @@ PROGRAMS := bin/qc-broker bin/qc-worker bin/qc-submit bin/qc-status bin/qc-mksli
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 BENCH_BIN:= $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all test test-unit test-integration bench install clean deps
+.PHONY: all test test-unit test-integration bench install clean deps demo
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 all: $(PROGRAMS)
 
 $(BUILD)/%.o: %.c
@@ -91,6 +92,10 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/qc
 	install -m 0755 bin/qc-broker bin/qc-worker bin/qc-submit bin/qc-status bin/qc-mkslide $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 README.md $(DESTDIR)$(PREFIX)/share/qc/
+
+# The main job: QC of a small generated cohort, one process (out/demo/).
+demo: all
+	tests/demo.sh
 
 # Installs the Debian packages the build and tests need (as root).
 deps:

@@ -1,0 +1,21 @@
+#!/bin/bash
+# The main job on one machine: generate a small cohort of synthetic 40x
+# slides (with pen, blur, bubbles, folds and a coverslip edge), add the
+# real slides of ../shared/slides/real when they are there, and QC them
+# all with qc-submit's one-process default. Output: out/demo/.
+set -eu
+cd "$(dirname "$0")/.."
+cohort=out/demo-cohort
+mkdir -p "$cohort"
+for seed in 1 2 3 4 5 6; do
+    [ -f "$cohort/synthetic-$seed.svs" ] || \
+        bin/qc-mkslide -o "$cohort/synthetic-$seed.svs" --width 8000 --height 6000 --seed $seed
+done
+real=${QC_SHARED_DIR:-../shared}/slides/real
+extra=()
+[ -d "$real" ] && extra=("$real")
+rc=0
+bin/qc-submit -o out/demo "$cohort" "${extra[@]}" || rc=$?
+echo "results: out/demo/results.tsv (exit code $rc: 0 all passed, 1 some failed)"
+# a failed slide is a finding, not a failure of the demo
+[ $rc -le 1 ]
