@@ -17,19 +17,22 @@
 #define MAX_INTERP_TOTAL (16u << 20)
 
 typedef struct {
+    char *s;
+    size_t len, cap;
+} buf_t;
+
+typedef struct {
     char *key;          /* lower-cased */
-    char *raw;          /* as written; continuation lines joined by '\n' */
-    size_t rawlen, rawcap;
+    buf_t raw;          /* as written; continuation lines joined by '\n' */
     char *value;        /* interpolated; NULL when that failed */
     char *error;        /* why interpolation failed */
     int line;
-    int inherited;      /* copied from [DEFAULT] */
 } entry_t;
 
 struct qc_config_section {
     char *name;
     int line;
-    entry_t *entries;   /* own keys first, then inherited ones */
+    entry_t *entries;   /* own keys first, then those from [DEFAULT] */
     size_t n, cap, nown;
 };
 
@@ -50,11 +53,6 @@ typedef struct {
     int *err_line;
 } parser_t;
 
-typedef struct {
-    char *s;
-    size_t len, cap;
-} buf_t;
-
 static void
 set_err (char *err, size_t errlen, const char *fmt, ...)
 {
@@ -66,7 +64,8 @@ set_err (char *err, size_t errlen, const char *fmt, ...)
     va_end (ap);
 }
 
-static void
+/* Reports a parse error; always returns -1. */
+static int
 parse_fail (parser_t *p, int line, const char *fmt, ...)
 {
     char msg[512];
@@ -80,15 +79,15 @@ parse_fail (parser_t *p, int line, const char *fmt, ...)
         set_err (p->err, p->errlen, "config: %s", msg);
     if (p->err_line)
         *p->err_line = line;
+    return -1;
 }
 
 /* A short printable copy of text for error messages: control bytes become
  * '?', long text is cut (at a UTF-8 character boundary) and marked. */
-static void
+static const char *
 snippet (char *dst, size_t dlen, const char *s, size_t n)
 {
-    const size_t max = dlen > 4 ? dlen - 4 : 0;
-    size_t k = n < max ? n : max;
+    size_t max = dlen > 4 ? dlen - 4 : 0, k = n < max ? n : max;
     while (k < n && k > 0 && ((unsigned char) s[k] & 0xC0) == 0x80)
         k--;
     for (size_t i = 0; i < k; i++)
@@ -97,6 +96,7 @@ snippet (char *dst, size_t dlen, const char *s, size_t n)
         memcpy (dst + k, "...", 4);
     else if (dlen)
         dst[k] = '\0';
+    return dst;
 }
 
 static int
@@ -110,23 +110,21 @@ is_ws (char c)
 static int
 utf8_valid (const unsigned char *s, size_t n)
 {
-    size_t i = 0;
-    while (i < n) {
-        unsigned c = s[i];
+    for (size_t i = 0; i < n;) {
+        unsigned c = s[i], min;
         size_t len;
-        unsigned min;
         if (c < 0x80) {
             i++;
             continue;
-        } else if ((c & 0xE0) == 0xC0) {
-            len = 2, min = 0x80, c &= 0x1F;
-        } else if ((c & 0xF0) == 0xE0) {
-            len = 3, min = 0x800, c &= 0x0F;
-        } else if ((c & 0xF8) == 0xF0) {
-            len = 4, min = 0x10000, c &= 0x07;
-        } else {
-            return 0;
         }
+        if ((c & 0xE0) == 0xC0)
+            len = 2, min = 0x80, c &= 0x1F;
+        else if ((c & 0xF0) == 0xE0)
+            len = 3, min = 0x800, c &= 0x0F;
+        else if ((c & 0xF8) == 0xF0)
+            len = 4, min = 0x10000, c &= 0x07;
+        else
+            return 0;
         if (n - i < len)
             return 0;
         for (size_t k = 1; k < len; k++) {
@@ -141,6 +139,7 @@ utf8_valid (const unsigned char *s, size_t n)
     return 1;
 }
 
+/* Appends n bytes, keeping the buffer NUL-terminated and at most max. */
 static int
 buf_add (buf_t *b, const char *s, size_t n, size_t max)
 {
@@ -156,25 +155,11 @@ buf_add (buf_t *b, const char *s, size_t n, size_t max)
         b->s = t;
         b->cap = cap;
     }
-    memcpy (b->s + b->len, s, n);
+    if (n)
+        memcpy (b->s + b->len, s, n);
     b->len += n;
     b->s[b->len] = '\0';
     return 0;
-}
-
-static qc_config_section_t *
-section_new (const char *name, size_t n, int line)
-{
-    qc_config_section_t *sec = calloc (1, sizeof *sec);
-    if (!sec)
-        return NULL;
-    sec->name = strndup (name, n);
-    if (!sec->name) {
-        free (sec);
-        return NULL;
-    }
-    sec->line = line;
-    return sec;
 }
 
 static void
@@ -184,7 +169,7 @@ section_free (qc_config_section_t *sec)
         return;
     for (size_t i = 0; i < sec->n; i++) {
         free (sec->entries[i].key);
-        free (sec->entries[i].raw);
+        free (sec->entries[i].raw.s);
         free (sec->entries[i].value);
         free (sec->entries[i].error);
     }
@@ -230,91 +215,57 @@ entry_add (qc_config_t *cfg, qc_config_section_t *sec, const char *key,
         return NULL;
     if (sec->n == sec->cap) {
         size_t cap = sec->cap ? sec->cap * 2 : 16;
-        entry_t *e = realloc (sec->entries, cap * sizeof *e);
-        if (!e)
+        entry_t *t = realloc (sec->entries, cap * sizeof *t);
+        if (!t)
             return NULL;
-        sec->entries = e;
+        sec->entries = t;
         sec->cap = cap;
     }
     entry_t *e = &sec->entries[sec->n];
     memset (e, 0, sizeof *e);
-    e->key = strdup (key);
-    e->raw = strndup (raw, rawlen);
-    if (!e->key || !e->raw) {
+    if (!(e->key = strdup (key)) || buf_add (&e->raw, raw, rawlen, QC_CONFIG_MAX_TEXT)) {
         free (e->key);
-        free (e->raw);
+        free (e->raw.s);
         return NULL;
     }
-    e->rawlen = e->rawcap = rawlen;
     e->line = line;
     sec->n++;
     cfg->nentries++;
     return e;
 }
 
-/* Appends "\n" + text to a value being continued. */
-static int
-entry_continue (entry_t *e, const char *s, size_t n)
-{
-    size_t need = e->rawlen + 1 + n + 1;
-    if (need > e->rawcap) {
-        size_t cap = e->rawcap < 32 ? 64 : e->rawcap * 2;
-        while (cap < need)
-            cap *= 2;
-        char *t = realloc (e->raw, cap);
-        if (!t)
-            return -1;
-        e->raw = t;
-        e->rawcap = cap;
-    }
-    e->raw[e->rawlen++] = '\n';
-    memcpy (e->raw + e->rawlen, s, n);
-    e->rawlen += n;
-    e->raw[e->rawlen] = '\0';
-    return 0;
-}
-
 static int
 header_line (parser_t *p, const char *s, size_t n, int lineno)
 {
-    const char *close = memchr (s, ']', n);
     char snip[80];
-    if (!close) {
-        snippet (snip, sizeof snip, s, n);
-        parse_fail (p, lineno, "unterminated section header '%s' (no ']')",
-                    snip);
-        return -1;
-    }
-    size_t namelen = (size_t) (close - s) - 1;
-    const char *rest = close + 1, *end = s + n;
-    while (rest < end && is_ws (*rest))
+    const char *close = memchr (s, ']', n), *rest = close ? close + 1 : NULL;
+    if (!close)
+        return parse_fail (p, lineno, "unterminated section header '%s' (no ']')",
+                           snippet (snip, sizeof snip, s, n));
+    while (rest < s + n && is_ws (*rest))
         rest++;
-    if (rest < end && *rest != '#' && *rest != ';') {
-        snippet (snip, sizeof snip, s, n);
-        parse_fail (p, lineno, "unexpected text after section header '%s'",
-                    snip);
-        return -1;
-    }
-    if (namelen == 0) {
-        parse_fail (p, lineno, "empty section name '[]'");
-        return -1;
-    }
+    if (rest < s + n && *rest != '#' && *rest != ';')
+        return parse_fail (p, lineno, "unexpected text after section header '%s'",
+                           snippet (snip, sizeof snip, s, n));
+    if (close == s + 1)
+        return parse_fail (p, lineno, "empty section name '[]'");
     p->opt = -1;
-    if (namelen == 7 && memcmp (s + 1, "DEFAULT", 7) == 0) {
+    char *name = strndup (s + 1, (size_t) (close - s) - 1);
+    if (!name)
+        return parse_fail (p, lineno, "out of memory");
+    if (strcmp (name, "DEFAULT") == 0) {
+        free (name);
         p->cur = p->cfg->defaults;
         return 0;
     }
-    for (size_t i = 0; i < p->cfg->n; i++) {
-        const qc_config_section_t *o = p->cfg->sections[i];
-        if (strlen (o->name) == namelen && memcmp (o->name, s + 1, namelen) == 0) {
-            snippet (snip, sizeof snip, s + 1, namelen);
+    const qc_config_section_t *dup = qc_config_section (p->cfg, name);
+    if (dup || p->cfg->n >= QC_CONFIG_MAX_SECTIONS) {
+        if (dup)
             parse_fail (p, lineno, "section [%s] appears twice (first on line %d)",
-                        snip, o->line);
-            return -1;
-        }
-    }
-    if (p->cfg->n >= QC_CONFIG_MAX_SECTIONS) {
-        parse_fail (p, lineno, "more than %d sections", QC_CONFIG_MAX_SECTIONS);
+                        snippet (snip, sizeof snip, name, strlen (name)), dup->line);
+        else
+            parse_fail (p, lineno, "more than %d sections", QC_CONFIG_MAX_SECTIONS);
+        free (name);
         return -1;
     }
     if (p->cfg->n == p->cfg->cap) {
@@ -325,90 +276,76 @@ header_line (parser_t *p, const char *s, size_t n, int lineno)
         p->cfg->sections = t;
         p->cfg->cap = cap;
     }
-    qc_config_section_t *sec = section_new (s + 1, namelen, lineno);
+    qc_config_section_t *sec = calloc (1, sizeof *sec);
     if (!sec)
         goto oom;
-    p->cfg->sections[p->cfg->n++] = sec;
-    p->cur = sec;
+    sec->name = name;
+    sec->line = lineno;
+    p->cfg->sections[p->cfg->n++] = p->cur = sec;
     return 0;
 oom:
-    parse_fail (p, lineno, "out of memory");
-    return -1;
+    free (name);
+    return parse_fail (p, lineno, "out of memory");
 }
 
 static int
 option_line (parser_t *p, const char *s, size_t n, size_t indent, int lineno)
 {
     char snip[80];
-    size_t sep = 0;
+    size_t sep = 0, klen;
     while (sep < n && s[sep] != '=' && s[sep] != ':')
         sep++;
-    if (sep == n) {
-        snippet (snip, sizeof snip, s, n);
-        parse_fail (p, lineno, "expected 'key = value' or 'key: value', got '%s'",
-                    snip);
-        return -1;
-    }
-    size_t klen = sep;
+    klen = sep;
+    if (sep == n)
+        return parse_fail (p, lineno, "expected 'key = value' or 'key: value', "
+                           "got '%s'", snippet (snip, sizeof snip, s, n));
     while (klen > 0 && is_ws (s[klen - 1]))
         klen--;
-    if (klen == 0) {
-        snippet (snip, sizeof snip, s, n);
-        parse_fail (p, lineno, "no key before '%c' in '%s'", s[sep], snip);
-        return -1;
-    }
-    if (!p->cur) {
-        parse_fail (p, lineno, "key outside any section (the first setting "
-                    "must follow a [section] header)");
-        return -1;
-    }
+    if (klen == 0)
+        return parse_fail (p, lineno, "no key before '%c' in '%s'", s[sep],
+                           snippet (snip, sizeof snip, s, n));
+    if (!p->cur)
+        return parse_fail (p, lineno, "key outside any section (the first "
+                           "setting must follow a [section] header)");
     char *key = strndup (s, klen);
-    if (!key) {
-        parse_fail (p, lineno, "out of memory");
-        return -1;
-    }
+    if (!key)
+        return parse_fail (p, lineno, "out of memory");
     for (char *k = key; *k; k++)
         *k = (char) tolower ((unsigned char) *k);
     const entry_t *dup = find_entry (p->cur, key, p->cur->n);
-    if (dup) {
-        snippet (snip, sizeof snip, key, klen);
-        parse_fail (p, lineno, "key '%s' appears twice in section [%s] "
-                    "(first on line %d)", snip, p->cur->name, dup->line);
-        free (key);
-        return -1;
-    }
     size_t v = sep + 1;
     while (v < n && is_ws (s[v]))
         v++;
-    entry_t *e = entry_add (p->cfg, p->cur, key, s + v, n - v, lineno);
-    free (key);
-    if (!e) {
+    entry_t *e = dup ? NULL : entry_add (p->cfg, p->cur, key, s + v, n - v, lineno);
+    if (dup)
+        parse_fail (p, lineno, "key '%s' appears twice in section [%s] (first on "
+                    "line %d)", snippet (snip, sizeof snip, key, klen),
+                    p->cur->name, dup->line);
+    else if (!e)
         parse_fail (p, lineno, p->cfg->nentries >= QC_CONFIG_MAX_ENTRIES
                     ? "too many keys" : "out of memory");
+    free (key);
+    if (!e)
         return -1;
-    }
     p->cur->nown = p->cur->n;
     p->opt = (long) (p->cur->n - 1);
     p->indent = indent;
     return 0;
 }
 
-/* One physical line (without its '\n'). */
+/* One physical line (without its '\n'). The order of the tests is
+ * configparser's: comments, blank lines, continuations (so an indented
+ * "[x]" continues a value), headers, keys. */
 static int
 parse_line (parser_t *p, const char *line, size_t n, int lineno)
 {
-    if (n > QC_CONFIG_MAX_LINE) {
-        parse_fail (p, lineno, "line is longer than %u bytes", QC_CONFIG_MAX_LINE);
-        return -1;
-    }
-    if (memchr (line, '\0', n)) {
-        parse_fail (p, lineno, "NUL byte (binary data, not a text config)");
-        return -1;
-    }
-    if (!utf8_valid ((const unsigned char *) line, n)) {
-        parse_fail (p, lineno, "not UTF-8 text");
-        return -1;
-    }
+    if (n > QC_CONFIG_MAX_LINE)
+        return parse_fail (p, lineno, "line is longer than %u bytes",
+                           QC_CONFIG_MAX_LINE);
+    if (memchr (line, '\0', n))
+        return parse_fail (p, lineno, "NUL byte (binary data, not a text config)");
+    if (!utf8_valid ((const unsigned char *) line, n))
+        return parse_fail (p, lineno, "not UTF-8 text");
     size_t a = 0, b = n;
     while (a < b && is_ws (line[a]))
         a++;
@@ -419,25 +356,29 @@ parse_line (parser_t *p, const char *line, size_t n, int lineno)
     if (len && (s[0] == '#' || s[0] == ';'))
         return 0;
     entry_t *opt = p->cur && p->opt >= 0 ? &p->cur->entries[p->opt] : NULL;
-    if (len == 0) {
-        /* configparser keeps blank lines inside a value (and drops the
-         * trailing ones when the value ends). */
-        if (opt && entry_continue (opt, "", 0) != 0) {
-            parse_fail (p, lineno, "out of memory");
-            return -1;
-        }
+    /* A blank line is kept inside a value (configparser drops only the
+     * trailing ones); a deeper-indented line continues it. */
+    if (opt && (len == 0 || a > p->indent)) {
+        if (buf_add (&opt->raw, "\n", 1, QC_CONFIG_MAX_TEXT)
+            || buf_add (&opt->raw, s, len, QC_CONFIG_MAX_TEXT))
+            return parse_fail (p, lineno, "out of memory");
         return 0;
     }
-    if (opt && a > p->indent) {
-        if (entry_continue (opt, s, len) != 0) {
-            parse_fail (p, lineno, "out of memory");
-            return -1;
-        }
+    if (len == 0)
         return 0;
-    }
     if (s[0] == '[')
         return header_line (p, s, len, lineno);
     return option_line (p, s, len, a, lineno);
+}
+
+/* Appends n bytes of an interpolated value within the budget. */
+static int
+emit (buf_t *out, const char *s, size_t n, size_t *budget)
+{
+    if (n > *budget || buf_add (out, s, n, QC_CONFIG_MAX_TEXT) != 0)
+        return -1;
+    *budget -= n;
+    return 0;
 }
 
 static int
@@ -449,54 +390,41 @@ interpolate (const qc_config_section_t *sec, const char *raw, int depth,
                  MAX_INTERP_DEPTH);
         return -1;
     }
-    const char *p = raw;
-    while (*p) {
+    for (const char *p = raw; *p;) {
         const char *pc = strchr (p, '%');
-        size_t n = pc ? (size_t) (pc - p) : strlen (p);
-        if (n > *budget || buf_add (out, p, n, QC_CONFIG_MAX_TEXT) != 0)
+        if (emit (out, p, pc ? (size_t) (pc - p) : strlen (p), budget))
             goto too_long;
-        *budget -= n;
         if (!pc)
             break;
         if (pc[1] == '%') {
-            if (!*budget || buf_add (out, "%", 1, QC_CONFIG_MAX_TEXT) != 0)
+            if (emit (out, "%", 1, budget))
                 goto too_long;
-            (*budget)--;
             p = pc + 2;
             continue;
         }
         const char *close = pc[1] == '(' ? strchr (pc + 2, ')') : NULL;
-        if (!close || close == pc + 2 || close[1] != 's') {
+        char name[256], snip[80];
+        size_t nlen = close ? (size_t) (close - pc - 2) : 0;
+        if (!close || nlen == 0 || close[1] != 's' || nlen >= sizeof name) {
             set_err (err, errlen, "'%%' must be written '%%%%' or start a "
                      "'%%(key)s' reference");
-            return -1;
-        }
-        char name[256];
-        size_t nlen = (size_t) (close - pc - 2);
-        if (nlen >= sizeof name) {
-            set_err (err, errlen, "'%%(...)s' reference to a key that is too long");
             return -1;
         }
         memcpy (name, pc + 2, nlen);
         name[nlen] = '\0';
         const entry_t *ref = find_entry (sec, name, sec->n);
         if (!ref) {
-            char snip[80];
-            snippet (snip, sizeof snip, name, nlen);
             set_err (err, errlen, "'%%(%s)s' names a key the section does not have",
-                     snip);
+                     snippet (snip, sizeof snip, name, nlen));
             return -1;
         }
         /* Like configparser, only a value that holds a '%' is expanded
          * again (and counts towards the depth limit). */
-        if (strchr (ref->raw, '%')) {
-            if (interpolate (sec, ref->raw, depth + 1, out, budget, err, errlen))
+        if (strchr (ref->raw.s, '%')) {
+            if (interpolate (sec, ref->raw.s, depth + 1, out, budget, err, errlen))
                 return -1;
-        } else {
-            size_t rn = strlen (ref->raw);
-            if (rn > *budget || buf_add (out, ref->raw, rn, QC_CONFIG_MAX_TEXT))
-                goto too_long;
-            *budget -= rn;
+        } else if (emit (out, ref->raw.s, ref->raw.len, budget)) {
+            goto too_long;
         }
         p = close + 2;
     }
@@ -516,27 +444,21 @@ finish (parser_t *p)
     for (size_t s = 0; s <= cfg->n; s++) {
         qc_config_section_t *sec = s < cfg->n ? cfg->sections[s] : cfg->defaults;
         for (size_t i = 0; i < sec->n; i++) {
-            entry_t *e = &sec->entries[i];
-            while (e->rawlen && (is_ws (e->raw[e->rawlen - 1])
-                                 || e->raw[e->rawlen - 1] == '\n'))
-                e->raw[--e->rawlen] = '\0';
+            buf_t *r = &sec->entries[i].raw;
+            while (r->len && (is_ws (r->s[r->len - 1]) || r->s[r->len - 1] == '\n'))
+                r->s[--r->len] = '\0';
         }
     }
     const qc_config_section_t *d = cfg->defaults;
     for (size_t s = 0; s < cfg->n; s++) {
         qc_config_section_t *sec = cfg->sections[s];
         for (size_t i = 0; i < d->n; i++) {
-            if (find_entry (sec, d->entries[i].key, sec->nown))
-                continue;
-            entry_t *e = entry_add (cfg, sec, d->entries[i].key, d->entries[i].raw,
-                                    d->entries[i].rawlen, d->entries[i].line);
-            if (!e) {
-                parse_fail (p, 0, cfg->nentries >= QC_CONFIG_MAX_ENTRIES
-                            ? "too many keys ([DEFAULT] keys count once in "
-                              "every section)" : "out of memory");
-                return -1;
-            }
-            e->inherited = 1;
+            const entry_t *de = &d->entries[i];
+            if (!find_entry (sec, de->key, sec->nown)
+                && !entry_add (cfg, sec, de->key, de->raw.s, de->raw.len, de->line))
+                return parse_fail (p, 0, cfg->nentries >= QC_CONFIG_MAX_ENTRIES
+                                   ? "too many keys ([DEFAULT] keys count once "
+                                     "in every section)" : "out of memory");
         }
     }
     size_t budget = MAX_INTERP_TOTAL;
@@ -546,21 +468,16 @@ finish (parser_t *p)
             entry_t *e = &sec->entries[i];
             buf_t out = { 0 };
             char why[256];
-            if (interpolate (sec, e->raw, 1, &out, &budget, why, sizeof why) == 0) {
+            if (interpolate (sec, e->raw.s, 1, &out, &budget, why, sizeof why) == 0) {
                 e->value = out.s ? out.s : strdup ("");
-                if (!e->value) {
-                    parse_fail (p, 0, "out of memory");
-                    return -1;
-                }
-                continue;
+            } else {
+                free (out.s);
+                if (asprintf (&e->error, "[%s] %s (line %d): %s", sec->name, e->key,
+                              e->line, why) < 0)
+                    e->error = NULL;
             }
-            free (out.s);
-            if (asprintf (&e->error, "[%s] %s (line %d): %s", sec->name, e->key,
-                          e->line, why) < 0) {
-                e->error = NULL;
-                parse_fail (p, 0, "out of memory");
-                return -1;
-            }
+            if (!e->value && !e->error)
+                return parse_fail (p, 0, "out of memory");
         }
     }
     return 0;
@@ -570,12 +487,11 @@ qc_config_t *
 qc_config_parse (const char *text, size_t len, char *err, size_t errlen,
                  int *err_line)
 {
+    parser_t p = { .opt = -1, .err = err, .errlen = errlen, .err_line = err_line };
     if (err && errlen)
         err[0] = '\0';
     if (err_line)
         *err_line = 0;
-    qc_config_t *cfg = NULL;
-    parser_t p = { .opt = -1, .err = err, .errlen = errlen, .err_line = err_line };
     if (!text && len) {
         parse_fail (&p, 0, "no text");
         return NULL;
@@ -584,30 +500,26 @@ qc_config_parse (const char *text, size_t len, char *err, size_t errlen,
         parse_fail (&p, 0, "config is larger than %u bytes", QC_CONFIG_MAX_TEXT);
         return NULL;
     }
-    cfg = calloc (1, sizeof *cfg);
-    if (!cfg || !(cfg->defaults = section_new ("DEFAULT", 7, 0))) {
-        free (cfg);
+    qc_config_t *cfg = p.cfg = calloc (1, sizeof *cfg);
+    if (!cfg || !(cfg->defaults = calloc (1, sizeof *cfg->defaults))
+        || !(cfg->defaults->name = strdup ("DEFAULT"))) {
         parse_fail (&p, 0, "out of memory");
+        qc_config_destroy (&cfg);
         return NULL;
     }
-    p.cfg = cfg;
-    size_t pos = 0;
-    if (len >= 3 && memcmp (text, "\xEF\xBB\xBF", 3) == 0)
-        pos = 3;
-    int lineno = 0;
-    while (pos < len) {
+    size_t pos = len >= 3 && memcmp (text, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+    for (int lineno = 1; pos < len; lineno++) {
         const char *nl = memchr (text + pos, '\n', len - pos);
         size_t n = nl ? (size_t) (nl - (text + pos)) : len - pos;
-        if (parse_line (&p, text + pos, n, ++lineno) != 0)
-            goto fail;
-        pos += n + (nl ? 1 : 0);
+        if (parse_line (&p, text + pos, n, lineno) != 0) {
+            qc_config_destroy (&cfg);
+            return NULL;
+        }
+        pos += n + 1;
     }
     if (finish (&p) != 0)
-        goto fail;
+        qc_config_destroy (&cfg);
     return cfg;
-fail:
-    qc_config_destroy (&cfg);
-    return NULL;
 }
 
 qc_config_t *
@@ -618,14 +530,12 @@ qc_config_load (const char *path, char *err, size_t errlen)
         return NULL;
     }
     FILE *f = fopen (path, "rb");
-    if (!f) {
-        set_err (err, errlen, "config %s: %s", path, strerror (errno));
-        return NULL;
-    }
-    char *text = malloc (QC_CONFIG_MAX_TEXT + 1);
+    char *text = f ? malloc (QC_CONFIG_MAX_TEXT + 1) : NULL;
     if (!text) {
-        fclose (f);
-        set_err (err, errlen, "config %s: out of memory", path);
+        set_err (err, errlen, "config %s: %s", path, f ? "out of memory"
+                 : strerror (errno));
+        if (f)
+            fclose (f);
         return NULL;
     }
     /* One byte more than allowed tells "too large" from "exactly full". */
@@ -633,17 +543,14 @@ qc_config_load (const char *path, char *err, size_t errlen)
     int rerr = ferror (f);
     fclose (f);
     qc_config_t *cfg = NULL;
+    char why[512];
     if (rerr)
         set_err (err, errlen, "config %s: read error", path);
     else if (n > QC_CONFIG_MAX_TEXT)
         set_err (err, errlen, "config %s: larger than %u bytes", path,
                  QC_CONFIG_MAX_TEXT);
-    else {
-        char why[512];
-        cfg = qc_config_parse (text, n, why, sizeof why, NULL);
-        if (!cfg)
-            set_err (err, errlen, "%s: %s", path, why);
-    }
+    else if (!(cfg = qc_config_parse (text, n, why, sizeof why, NULL)))
+        set_err (err, errlen, "%s: %s", path, why);
     free (text);
     return cfg;
 }
@@ -663,9 +570,7 @@ qc_config_section_at (const qc_config_t *self, size_t index)
 const qc_config_section_t *
 qc_config_section (const qc_config_t *self, const char *name)
 {
-    if (!self || !name)
-        return NULL;
-    for (size_t i = 0; i < self->n; i++)
+    for (size_t i = 0; self && name && i < self->n; i++)
         if (strcmp (self->sections[i]->name, name) == 0)
             return self->sections[i];
     return NULL;
@@ -712,9 +617,7 @@ int
 qc_config_section_check (const qc_config_section_t *sec, char *err,
                          size_t errlen)
 {
-    if (!sec)
-        return 0;
-    for (size_t i = 0; i < sec->n; i++)
+    for (size_t i = 0; sec && i < sec->n; i++)
         if (sec->entries[i].error) {
             set_err (err, errlen, "%s", sec->entries[i].error);
             return -1;
@@ -724,21 +627,19 @@ qc_config_section_check (const qc_config_section_t *sec, char *err,
 
 /* Finds key for a getter: 1 found (*e set), 0 absent, -1 error. */
 static int
-lookup (const qc_config_section_t *sec, const char *key, const entry_t **e,
-        char *err, size_t errlen)
+lookup (const qc_config_section_t *sec, const char *key, const void *out,
+        const entry_t **e, char *err, size_t errlen)
 {
-    if (!key || !*key) {
-        set_err (err, errlen, "config: no key given");
+    if (!key || !*key || !out) {
+        set_err (err, errlen, "config: no %s given", out ? "key" : "place for the value");
         return -1;
     }
     *e = sec ? find_entry (sec, key, sec->n) : NULL;
-    if (!*e)
-        return 0;
-    if ((*e)->error) {
+    if (*e && (*e)->error) {
         set_err (err, errlen, "%s", (*e)->error);
         return -1;
     }
-    return 1;
+    return *e != NULL;
 }
 
 static int
@@ -746,9 +647,8 @@ bad_value (const qc_config_section_t *sec, const entry_t *e, const char *what,
            char *err, size_t errlen)
 {
     char snip[100];
-    snippet (snip, sizeof snip, e->value, strlen (e->value));
-    set_err (err, errlen, "[%s] %s = '%s' (line %d): %s", sec->name, e->key, snip,
-             e->line, what);
+    set_err (err, errlen, "[%s] %s = '%s' (line %d): %s", sec->name, e->key,
+             snippet (snip, sizeof snip, e->value, strlen (e->value)), e->line, what);
     return -1;
 }
 
@@ -758,15 +658,10 @@ qc_config_get_string (const qc_config_section_t *sec, const char *key,
                       size_t errlen)
 {
     const entry_t *e;
-    if (!out) {
-        set_err (err, errlen, "config: no place for the value");
-        return -1;
-    }
-    int r = lookup (sec, key, &e, err, errlen);
-    if (r < 0)
-        return -1;
-    *out = r ? e->value : def;
-    return 0;
+    int r = lookup (sec, key, out, &e, err, errlen);
+    if (r >= 0)
+        *out = r ? e->value : def;
+    return r < 0 ? -1 : 0;
 }
 
 int
@@ -774,25 +669,16 @@ qc_config_get_int (const qc_config_section_t *sec, const char *key,
                    long long def, long long *out, char *err, size_t errlen)
 {
     const entry_t *e;
-    if (!out) {
-        set_err (err, errlen, "config: no place for the value");
-        return -1;
-    }
-    int r = lookup (sec, key, &e, err, errlen);
-    if (r <= 0) {
-        if (r == 0)
-            *out = def;
+    int r = lookup (sec, key, out, &e, err, errlen);
+    if (r == 0)
+        *out = def;
+    if (r <= 0)
         return r;
-    }
-    const char *s = e->value;
-    size_t i = (*s == '+' || *s == '-') ? 1 : 0;
-    if (!s[i])
+    const char *s = e->value + (e->value[0] == '+' || e->value[0] == '-');
+    if (!*s || s[strspn (s, "0123456789")])
         return bad_value (sec, e, "not an integer", err, errlen);
-    for (; s[i]; i++)
-        if (!isdigit ((unsigned char) s[i]))
-            return bad_value (sec, e, "not an integer", err, errlen);
     errno = 0;
-    long long v = strtoll (s, NULL, 10);
+    long long v = strtoll (e->value, NULL, 10);
     if (errno == ERANGE)
         return bad_value (sec, e, "integer out of range", err, errlen);
     *out = v;
@@ -804,30 +690,20 @@ qc_config_get_double (const qc_config_section_t *sec, const char *key,
                       double def, double *out, char *err, size_t errlen)
 {
     const entry_t *e;
-    if (!out) {
-        set_err (err, errlen, "config: no place for the value");
-        return -1;
-    }
-    int r = lookup (sec, key, &e, err, errlen);
-    if (r <= 0) {
-        if (r == 0)
-            *out = def;
+    int r = lookup (sec, key, out, &e, err, errlen);
+    if (r == 0)
+        *out = def;
+    if (r <= 0)
         return r;
-    }
-    const char *s = e->value;
     /* strtod also reads hex, "inf" and "nan"; a parameter is none of
      * those, so only decimal characters are let through. */
-    int digits = 0;
-    for (const char *c = s; *c; c++) {
-        if (isdigit ((unsigned char) *c))
-            digits = 1;
-        else if (!strchr ("+-.eE", *c))
-            return bad_value (sec, e, "not a number", err, errlen);
-    }
+    const char *s = e->value;
     char *end = NULL;
+    if (s[strspn (s, "0123456789+-.eE")] || !strpbrk (s, "0123456789"))
+        return bad_value (sec, e, "not a number", err, errlen);
     errno = 0;
     double v = strtod (s, &end);
-    if (!digits || end == s || *end)
+    if (end == s || *end)
         return bad_value (sec, e, "not a number", err, errlen);
     if (!isfinite (v) || errno == ERANGE)
         return bad_value (sec, e, "number out of range", err, errlen);
@@ -842,26 +718,16 @@ qc_config_get_bool (const qc_config_section_t *sec, const char *key, int def,
     static const char *const yes[] = { "y", "yes", "t", "true", "on", "1" };
     static const char *const no[] = { "n", "no", "f", "false", "off", "0" };
     const entry_t *e;
-    if (!out) {
-        set_err (err, errlen, "config: no place for the value");
-        return -1;
-    }
-    int r = lookup (sec, key, &e, err, errlen);
-    if (r <= 0) {
-        if (r == 0)
-            *out = def ? 1 : 0;
+    int r = lookup (sec, key, out, &e, err, errlen);
+    if (r == 0)
+        *out = def ? 1 : 0;
+    if (r <= 0)
         return r;
-    }
-    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) {
-        if (strcasecmp (e->value, yes[i]) == 0) {
-            *out = 1;
+    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
+        if (strcasecmp (e->value, yes[i]) == 0 || strcasecmp (e->value, no[i]) == 0) {
+            *out = strcasecmp (e->value, yes[i]) == 0;
             return 0;
         }
-        if (strcasecmp (e->value, no[i]) == 0) {
-            *out = 0;
-            return 0;
-        }
-    }
     return bad_value (sec, e, "not a boolean (true/false, yes/no, on/off, 1/0)",
                       err, errlen);
 }

@@ -1,0 +1,167 @@
+/* Colour conversions of whole RGB images into float planes. The per-pixel
+ * arithmetic is pixel_math.h's; this file only walks the pixels. */
+#include "kernels/cpu/cpu_ops.h"
+
+#include <ctype.h>
+#include <string.h>
+#include <strings.h>
+
+static int
+same_size_rgb_f (const qc_rgb_t *src, const qc_fimg_t *dst)
+{
+    return qc_rgb_valid (src) && qc_fimg_valid (dst) && src->w == dst->w
+        && src->h == dst->h;
+}
+
+int
+qc_cpu_rgb_to_gray (const qc_rgb_t *src, qc_fimg_t *dst)
+{
+    if (!same_size_rgb_f (src, dst))
+        return -1;
+    size_t n = qc_npix (src->w, src->h);
+    const uint8_t *p = src->px;
+    for (size_t i = 0; i < n; i++, p += 3)
+        dst->px[i] = (float) qc_px_gray (p[0], p[1], p[2]);
+    return 0;
+}
+
+int
+qc_cpu_rgb_channel_std (const qc_rgb_t *src, qc_fimg_t *dst)
+{
+    if (!same_size_rgb_f (src, dst))
+        return -1;
+    size_t n = qc_npix (src->w, src->h);
+    const uint8_t *p = src->px;
+    for (size_t i = 0; i < n; i++, p += 3)
+        dst->px[i] = (float) qc_px_channel_std (p[0], p[1], p[2]);
+    return 0;
+}
+
+/* The linear spaces: skimage's X_from_rgb matrices (published values;
+ * rgbcie_from_rgb is skimage's rgbcie_from_xyz @ xyz_from_rgb). */
+static int
+linear_space_matrix (qc_colorspace_t space, qc_mat3_t *m, double add[3])
+{
+    static const double yuv[9] = { 0.299, 0.587, 0.114,
+        -0.14714119, -0.28886916, 0.43601035,
+        0.61497538, -0.51496512, -0.10001026 };
+    static const double yiq[9] = { 0.299, 0.587, 0.114,
+        0.59590059, -0.27455667, -0.32134392,
+        0.21153661, -0.52273617, 0.31119955 };
+    static const double ypbpr[9] = { 0.299, 0.587, 0.114,
+        -0.168736, -0.331264, 0.5,
+        0.5, -0.418688, -0.081312 };
+    static const double ycbcr[9] = { 65.481, 128.553, 24.966,
+        -37.797, -74.203, 112.0,
+        112.0, -93.786, -18.214 };
+    static const double ydbdr[9] = { 0.299, 0.587, 0.114,
+        -0.45, -0.883, 1.333,
+        -1.333, 1.116, 0.217 };
+    static const double rgbcie[9] = {
+        0.13725336022997064, 0.02629377905995245, -0.0146615357119699,
+        0.01638562378596666, 0.14980089868815039, 0.01669445806092686,
+        0.00329058761832357, 0.01979351133648332, 0.1696916440498896 };
+    const double *src = NULL;
+    add[0] = add[1] = add[2] = 0.0;
+    switch (space) {
+    case QC_CS_YUV: src = yuv; break;
+    case QC_CS_YIQ: src = yiq; break;
+    case QC_CS_YPBPR: src = ypbpr; break;
+    case QC_CS_YDBDR: src = ydbdr; break;
+    case QC_CS_RGBCIE: src = rgbcie; break;
+    case QC_CS_YCBCR:
+        src = ycbcr;
+        add[0] = 16.0;
+        add[1] = add[2] = 128.0;
+        break;
+    default:
+        return -1;
+    }
+    memcpy (m->m, src, sizeof m->m);
+    return 0;
+}
+
+int
+qc_cpu_rgb_to_space (const qc_rgb_t *src, qc_colorspace_t space,
+                     qc_fimg_t *c0, qc_fimg_t *c1, qc_fimg_t *c2)
+{
+    if (!same_size_rgb_f (src, c0) || !same_size_rgb_f (src, c1)
+        || !same_size_rgb_f (src, c2) || (int) space < 0
+        || space >= QC_CS_COUNT)
+        return -1;
+    if (c0 == c1 || c1 == c2 || c0 == c2)
+        return -1;
+    size_t n = qc_npix (src->w, src->h);
+    const uint8_t *p = src->px;
+    qc_mat3_t m;
+    double add[3], v[3];
+    int linear = linear_space_matrix (space, &m, add) == 0;
+    for (size_t i = 0; i < n; i++, p += 3) {
+        if (linear)
+            qc_px_mat3_apply (m, qc_px_unit (p[0]), qc_px_unit (p[1]),
+                              qc_px_unit (p[2]), v);
+        else if (space == QC_CS_HSV)
+            qc_px_rgb_to_hsv (p[0], p[1], p[2], v);
+        else if (space == QC_CS_XYZ)
+            qc_px_rgb_to_xyz (p[0], p[1], p[2], v);
+        else if (space == QC_CS_LAB)
+            qc_px_rgb_to_lab (p[0], p[1], p[2], v);
+        else {                  /* RGB: raw values */
+            v[0] = p[0];
+            v[1] = p[1];
+            v[2] = p[2];
+        }
+        c0->px[i] = (float) (v[0] + add[0]);
+        c1->px[i] = (float) (v[1] + add[1]);
+        c2->px[i] = (float) (v[2] + add[2]);
+    }
+    return 0;
+}
+
+int
+qc_cpu_separate_stains (const qc_rgb_t *src, const qc_mat3_t *m,
+                        qc_fimg_t *c0, qc_fimg_t *c1, qc_fimg_t *c2)
+{
+    if (!m || !same_size_rgb_f (src, c0) || !same_size_rgb_f (src, c1)
+        || !same_size_rgb_f (src, c2) || c0 == c1 || c1 == c2 || c0 == c2)
+        return -1;
+    /* The density is per channel value: a 256-entry table replaces a
+     * log per channel per pixel, with the same numbers. */
+    double od[256];
+    for (int v = 0; v < 256; v++)
+        od[v] = qc_px_stain_od ((uint8_t) v);
+    size_t n = qc_npix (src->w, src->h);
+    const uint8_t *p = src->px;
+    double s[3];
+    for (size_t i = 0; i < n; i++, p += 3) {
+        qc_px_stains_from_od (*m, od[p[0]], od[p[1]], od[p[2]], s);
+        c0->px[i] = (float) s[0];
+        c1->px[i] = (float) s[1];
+        c2->px[i] = (float) s[2];
+    }
+    return 0;
+}
+
+static const char *const space_names[QC_CS_COUNT] = {
+    "RGB", "HSV", "RGB CIE", "XYZ", "YUV", "YIQ", "YPbPr", "YCbCr",
+    "YDbDr", "Lab"
+};
+
+int
+qc_colorspace_parse (const char *name)
+{
+    if (!name)
+        return -1;
+    for (int i = 0; i < QC_CS_COUNT; i++)
+        if (strcasecmp (name, space_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+const char *
+qc_colorspace_name (qc_colorspace_t space)
+{
+    if ((int) space < 0 || space >= QC_CS_COUNT)
+        return "unknown";
+    return space_names[space];
+}

@@ -1,0 +1,97 @@
+/* The C backend's implementations of the ops table (kernels/ops.h), one
+ * function per entry with the same signature and semantics, callable
+ * directly by CPU-only code and tests. Also the area-resampling weights
+ * that region_read shares with resize. Single-threaded: parallelism
+ * comes from running several slides at once. */
+#ifndef QC_CPU_OPS_H
+#define QC_CPU_OPS_H
+
+#include "kernels/ops.h"
+
+/* colour.c */
+int qc_cpu_rgb_to_gray (const qc_rgb_t *src, qc_fimg_t *dst);
+int qc_cpu_rgb_to_space (const qc_rgb_t *src, qc_colorspace_t space,
+                         qc_fimg_t *c0, qc_fimg_t *c1, qc_fimg_t *c2);
+int qc_cpu_rgb_channel_std (const qc_rgb_t *src, qc_fimg_t *dst);
+int qc_cpu_separate_stains (const qc_rgb_t *src, const qc_mat3_t *m,
+                            qc_fimg_t *c0, qc_fimg_t *c1, qc_fimg_t *c2);
+
+/* pointwise.c */
+int qc_cpu_threshold (const qc_fimg_t *src, double lo, double hi,
+                      qc_mask_t *dst);
+int qc_cpu_mask_logic (const qc_mask_t *a, const qc_mask_t *b, qc_logic_t op,
+                       qc_mask_t *dst);
+int qc_cpu_fimg_arith (const qc_fimg_t *a, const qc_fimg_t *b, qc_arith_t op,
+                       qc_fimg_t *dst);
+int qc_cpu_fimg_affine (const qc_fimg_t *src, double scale, double offset,
+                        double lo, double hi, qc_fimg_t *dst);
+
+/* stats.c */
+int qc_cpu_mask_count (const qc_mask_t *m, size_t *count);
+int qc_cpu_fimg_stats (const qc_fimg_t *src, const qc_mask_t *mask,
+                       qc_stats_t *out);
+int qc_cpu_rgb_stats (const qc_rgb_t *src, const qc_mask_t *mask,
+                      qc_stats_t out[3]);
+int qc_cpu_fimg_quantile (const qc_fimg_t *src, const qc_mask_t *mask,
+                          double q, double *out);
+
+/* histogram.c */
+int qc_cpu_rgb_histogram (const qc_rgb_t *src, const qc_mask_t *mask,
+                          uint64_t hist[3][256]);
+int qc_cpu_fimg_histogram (const qc_fimg_t *src, const qc_mask_t *mask,
+                           int nbins, double lo, double hi, uint64_t *hist);
+int qc_cpu_otsu (const qc_fimg_t *src, const qc_mask_t *mask, int nbins,
+                 double *thresh);
+
+/* filter.c */
+int qc_cpu_gaussian (const qc_fimg_t *src, double sigma, double truncate,
+                     qc_border_t border, qc_fimg_t *dst);
+int qc_cpu_box_filter (const qc_fimg_t *src, int kw, int kh,
+                       qc_border_t border, qc_fimg_t *dst);
+
+/* edges.c */
+int qc_cpu_laplace (const qc_fimg_t *src, qc_border_t border, qc_fimg_t *dst);
+int qc_cpu_sobel (const qc_fimg_t *src, qc_border_t border, qc_fimg_t *dst);
+
+/* morph.c */
+int qc_cpu_morph_disk (const qc_mask_t *src, int radius, qc_morph_t op,
+                       qc_mask_t *dst);
+int qc_cpu_morph_rect (const qc_mask_t *src, int kw, int kh, qc_morph_t op,
+                       qc_mask_t *dst);
+
+/* components.c */
+int qc_cpu_label (const qc_mask_t *src, int connectivity, qc_labels_t *out);
+int qc_cpu_area_filter (const qc_mask_t *src, int connectivity,
+                        size_t min_area, size_t max_area, qc_mask_t *dst);
+int qc_cpu_fill_holes (const qc_mask_t *src, int connectivity,
+                       size_t area_threshold, qc_mask_t *dst);
+int qc_cpu_region_summary (const qc_mask_t *src, int connectivity,
+                           qc_region_summary_t *out);
+
+/* resize.c */
+int qc_cpu_resize_rgb (const qc_rgb_t *src, qc_interp_t interp,
+                       qc_rgb_t *dst);
+int qc_cpu_resize_fimg (const qc_fimg_t *src, qc_interp_t interp,
+                        qc_fimg_t *dst);
+int qc_cpu_resize_mask (const qc_mask_t *src, qc_interp_t interp,
+                        qc_mask_t *dst);
+
+/* Area-average weights along one axis: output pixel o covers source
+ * interval [o * s, (o + 1) * s) with s = n_src / n_dst; it reads source
+ * pixels first[o] .. first[o] + count[o] - 1 with weights
+ * w[off[o] + k], normalised to sum to 1. Works for up- and
+ * downsampling. */
+typedef struct qc_area_axis {
+    int n_src, n_dst;
+    int *first, *count, *off;
+    double *w;
+} qc_area_axis_t;
+
+int qc_area_axis_init (qc_area_axis_t *ax, int n_src, int n_dst);
+void qc_area_axis_free (qc_area_axis_t *ax);
+/* out[o * ch + c] = sum_k w * row[(first[o] + k) * ch + c] for every
+ * output o of the axis; row holds n_src pixels of ch uint8 channels. */
+void qc_area_reduce_row_u8 (const qc_area_axis_t *ax, const uint8_t *row,
+                            int ch, double *out);
+
+#endif

@@ -1,0 +1,110 @@
+/* Per-pixel ops: thresholds, mask logic, float arithmetic. Each is one
+ * pass over contiguous memory; in place is always allowed. */
+#include "kernels/cpu/cpu_ops.h"
+
+int
+qc_cpu_threshold (const qc_fimg_t *src, double lo, double hi, qc_mask_t *dst)
+{
+    if (!qc_fimg_valid (src) || !qc_mask_valid (dst) || src->w != dst->w
+        || src->h != dst->h || lo != lo || hi != hi)
+        return -1;
+    size_t n = qc_npix (src->w, src->h);
+    for (size_t i = 0; i < n; i++) {
+        double v = src->px[i];
+        dst->px[i] = (uint8_t) (v > lo && v < hi);
+    }
+    return 0;
+}
+
+int
+qc_cpu_mask_logic (const qc_mask_t *a, const qc_mask_t *b, qc_logic_t op,
+                   qc_mask_t *dst)
+{
+    if (!qc_mask_valid (a) || !qc_mask_valid (dst) || a->w != dst->w
+        || a->h != dst->h)
+        return -1;
+    if (op != QC_LOGIC_NOT
+        && (!qc_mask_valid (b) || b->w != a->w || b->h != a->h))
+        return -1;
+    size_t n = qc_npix (a->w, a->h);
+    const uint8_t *pa = a->px;
+    const uint8_t *pb = op == QC_LOGIC_NOT ? NULL : b->px;
+    uint8_t *pd = dst->px;
+    /* Inputs are normalised with != 0 so a stray 255 in a mask built by
+     * hand still behaves as "set". */
+    switch (op) {
+    case QC_LOGIC_AND:
+        for (size_t i = 0; i < n; i++)
+            pd[i] = (uint8_t) ((pa[i] != 0) & (pb[i] != 0));
+        break;
+    case QC_LOGIC_OR:
+        for (size_t i = 0; i < n; i++)
+            pd[i] = (uint8_t) ((pa[i] != 0) | (pb[i] != 0));
+        break;
+    case QC_LOGIC_ANDNOT:
+        for (size_t i = 0; i < n; i++)
+            pd[i] = (uint8_t) ((pa[i] != 0) & (pb[i] == 0));
+        break;
+    case QC_LOGIC_XOR:
+        for (size_t i = 0; i < n; i++)
+            pd[i] = (uint8_t) ((pa[i] != 0) ^ (pb[i] != 0));
+        break;
+    case QC_LOGIC_NOT:
+        for (size_t i = 0; i < n; i++)
+            pd[i] = (uint8_t) (pa[i] == 0);
+        break;
+    default:
+        return -1;
+    }
+    return 0;
+}
+
+int
+qc_cpu_fimg_arith (const qc_fimg_t *a, const qc_fimg_t *b, qc_arith_t op,
+                   qc_fimg_t *dst)
+{
+    if (!qc_fimg_valid (a) || !qc_fimg_valid (b) || !qc_fimg_valid (dst)
+        || a->w != b->w || a->h != b->h || a->w != dst->w || a->h != dst->h)
+        return -1;
+    size_t n = qc_npix (a->w, a->h);
+    const float *pa = a->px, *pb = b->px;
+    float *pd = dst->px;
+    switch (op) {
+    case QC_ARITH_ADD:
+        for (size_t i = 0; i < n; i++)
+            pd[i] = (float) ((double) pa[i] + pb[i]);
+        break;
+    case QC_ARITH_SUB:
+        for (size_t i = 0; i < n; i++)
+            pd[i] = (float) ((double) pa[i] - pb[i]);
+        break;
+    case QC_ARITH_MUL:
+        for (size_t i = 0; i < n; i++)
+            pd[i] = (float) ((double) pa[i] * pb[i]);
+        break;
+    case QC_ARITH_ABSDIFF:
+        for (size_t i = 0; i < n; i++)
+            pd[i] = (float) fabs ((double) pa[i] - pb[i]);
+        break;
+    default:
+        return -1;
+    }
+    return 0;
+}
+
+int
+qc_cpu_fimg_affine (const qc_fimg_t *src, double scale, double offset,
+                    double lo, double hi, qc_fimg_t *dst)
+{
+    if (!qc_fimg_valid (src) || !qc_fimg_valid (dst) || src->w != dst->w
+        || src->h != dst->h || !(lo <= hi) || scale != scale
+        || offset != offset)
+        return -1;
+    size_t n = qc_npix (src->w, src->h);
+    for (size_t i = 0; i < n; i++) {
+        double v = src->px[i] * scale + offset;
+        v = v < lo ? lo : v > hi ? hi : v;
+        dst->px[i] = (float) v;
+    }
+    return 0;
+}

@@ -1,0 +1,97 @@
+/* The module table; see modules.h. */
+#include "kernels/modules.h"
+
+#include <string.h>
+
+/* Every step the pipeline can run. Add a module here (one line) once its
+ * descriptor exists. BaseImage is not listed: it is not a step. */
+static const qc_module_t *const table[] = {
+    &qc_module_basic_stats,
+};
+
+/* HistoQC's step names (its modules' public functions). Names here that
+ * the table lacks are refused as "not implemented yet" rather than as
+ * typos, so a lab running HistoQC's own config learns what is missing. */
+static const char *const histoqc_steps[] = {
+    "BasicModule.getBasicStats",
+    "BasicModule.finalComputations",
+    "BasicModule.finalProcessingSpur",
+    "BasicModule.finalProcessingArea",
+    "ClassificationModule.byExample",
+    "ClassificationModule.byExampleWithFeatures",
+    "LightDarkModule.getIntensityThresholdPercent",
+    "LightDarkModule.getIntensityThresholdOtsu",
+    "LightDarkModule.removeBrightestPixels",
+    "LightDarkModule.minimumPixelIntensityNeighborhoodFiltering",
+    "LightDarkModule.saveEqualisedImage",
+    "BubbleRegionByRegion.detectSmoothness",
+    "MorphologyModule.removeFatlikeTissue",
+    "MorphologyModule.fillSmallHoles",
+    "MorphologyModule.removeSmallObjects",
+    "BlurDetectionModule.identifyBlurryRegions",
+    "HistogramModule.compareToTemplates",
+    "HistogramModule.getHistogram",
+    "BrightContrastModule.getContrast",
+    "BrightContrastModule.getBrightnessGray",
+    "BrightContrastModule.getBrightnessByChannelinColorSpace",
+    "DeconvolutionModule.separateStains",
+    "SaveModule.saveFinalMask",
+    "SaveModule.saveMacro",
+    "SaveModule.saveThumbnails",
+    "SaveModule.saveMask",
+    "SaveModule.saveMask2Geojson",
+    "LocalTextureEstimationModule.estimateGreyComatrixFeatures",
+};
+
+#define COUNT(a) (sizeof (a) / sizeof *(a))
+
+static int
+name_is (const char *candidate, const char *name, size_t len)
+{
+    return strlen (candidate) == len && memcmp (candidate, name, len) == 0;
+}
+
+const qc_module_t *
+qc_module_find (const char *name, size_t len)
+{
+    if (!name)
+        return NULL;
+    for (size_t i = 0; i < COUNT (table); i++)
+        if (name_is (table[i]->name, name, len))
+            return table[i];
+    return NULL;
+}
+
+int
+qc_module_is_histoqc (const char *name, size_t len)
+{
+    if (!name)
+        return 0;
+    for (size_t i = 0; i < COUNT (histoqc_steps); i++)
+        if (name_is (histoqc_steps[i], name, len))
+            return 1;
+    return 0;
+}
+
+size_t
+qc_module_count (void)
+{
+    return COUNT (table);
+}
+
+const qc_module_t *
+qc_module_at (size_t index)
+{
+    return index < COUNT (table) ? table[index] : NULL;
+}
+
+int
+qc_module_accepts (const qc_module_t *module, const char *key)
+{
+    if (!module || !key || !module->params)
+        return 0;
+    for (const char *const *p = module->params; *p; p++)
+        if (strcmp (*p, key) == 0)
+            return 1;
+    return 0;
+}

@@ -1,0 +1,226 @@
+/* HistoQC's BaseImage: what is recorded for every slide before the first
+ * step (filename, comments, image_bounding_box, base_mag), and the
+ * [BaseImage.BaseImage] settings every step shares. */
+#include "kernels/modules.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void
+set_err (char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen)
+        return;
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (err, errlen, fmt, ap);
+    va_end (ap);
+}
+
+/* A positive decimal number, optionally followed by 'x' or 'X' (HistoQC
+ * writes magnifications as "1.25x" and also accepts "40X"). Sets *is_mag
+ * when the 'x' is there. */
+static int
+parse_number_x (const char *text, double *value, int *is_mag)
+{
+    if (!text || !*text)
+        return -1;
+    size_t n = strlen (text);
+    int mag = text[n - 1] == 'x' || text[n - 1] == 'X';
+    if (mag)
+        n--;
+    if (n == 0 || n > 40)
+        return -1;
+    char num[48];
+    memcpy (num, text, n);
+    num[n] = '\0';
+    int digits = 0, dots = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (num[i] >= '0' && num[i] <= '9')
+            digits++;
+        else if (num[i] == '.' && !dots)
+            dots++;
+        else
+            return -1;
+    }
+    if (!digits)
+        return -1;
+    errno = 0;
+    double v = strtod (num, NULL);
+    if (errno == ERANGE || !(v > 0))
+        return -1;
+    *value = v;
+    if (is_mag)
+        *is_mag = mag;
+    return 0;
+}
+
+int
+qc_work_size_parse (const char *text, qc_work_size_t *out)
+{
+    double v;
+    int mag;
+    if (!out || parse_number_x (text, &v, &mag) != 0)
+        return -1;
+    out->value = v;
+    out->kind = mag ? QC_WORK_MAG
+              : v < 1 ? QC_WORK_DOWNSCALE
+              : v < 100 ? QC_WORK_LEVEL
+              : QC_WORK_DIM;
+    return 0;
+}
+
+int
+qc_base_params_parse (const qc_config_section_t *sec, qc_base_params_t *out,
+                      char *err, size_t errlen)
+{
+    if (!out) {
+        set_err (err, errlen, "no place for the settings");
+        return -1;
+    }
+    const char *name = sec ? qc_config_section_name (sec) : "BaseImage.BaseImage";
+    memset (out, 0, sizeof *out);
+    const char *ws, *ms, *bm;
+    if (qc_config_get_string (sec, "image_work_size", "1.25x", &ws, err, errlen)
+        || qc_config_get_string (sec, "mask_statistics", "relative2mask", &ms,
+                                 err, errlen)
+        || qc_config_get_string (sec, "base_mag", NULL, &bm, err, errlen)
+        || qc_config_get_bool (sec, "confirm_base_mag", 0, &out->confirm_base_mag,
+                               err, errlen)
+        || qc_config_get_bool (sec, "enable_bounding_box", 0,
+                               &out->enable_bounding_box, err, errlen)
+        || qc_config_get_bool (sec, "in_memory_compression", 0,
+                               &out->in_memory_compression, err, errlen))
+        return -1;
+    if (qc_work_size_parse (ws, &out->image_work_size) != 0) {
+        set_err (err, errlen, "[%s] image_work_size = '%.64s' (line %d): not a "
+                 "magnification (1.25x), downscale factor (0.1), level (2) or "
+                 "size in pixels (500)", name, ws,
+                 qc_config_key_line (sec, "image_work_size"));
+        return -1;
+    }
+    if (strcmp (ms, "relative2mask") == 0)
+        out->mask_statistics = QC_MASK_RELATIVE2MASK;
+    else if (strcmp (ms, "absolute") == 0)
+        out->mask_statistics = QC_MASK_ABSOLUTE;
+    else if (strcmp (ms, "relative2image") == 0)
+        out->mask_statistics = QC_MASK_RELATIVE2IMAGE;
+    else {
+        set_err (err, errlen, "[%s] mask_statistics = '%.64s' (line %d): must be "
+                 "relative2mask, absolute or relative2image", name, ms,
+                 qc_config_key_line (sec, "mask_statistics"));
+        return -1;
+    }
+    if (bm && parse_number_x (bm, &out->base_mag, NULL) != 0) {
+        set_err (err, errlen, "[%s] base_mag = '%.64s' (line %d): not a "
+                 "magnification (e.g. 40 or 40x)", name, bm,
+                 qc_config_key_line (sec, "base_mag"));
+        return -1;
+    }
+    return 0;
+}
+
+static int
+check_base (const qc_config_section_t *params, char *err, size_t errlen)
+{
+    qc_base_params_t scratch;
+    return qc_base_params_parse (params, &scratch, err, errlen);
+}
+
+/* One openslide.bounds-* property as a non-negative integer. */
+static int
+bound (const qc_run_t *run, const char *prop, int64_t *out)
+{
+    const char *s = qc_slide_property (run->slide, prop);
+    if (!s || !*s)
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll (s, &end, 10);
+    if (errno || *end || v < 0)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static void
+set_bbox (qc_run_t *run)
+{
+    int64_t w = 0, h = 0;
+    qc_slide_level_size (run->slide, 0, &w, &h);
+    run->bbox_x = 0, run->bbox_y = 0, run->bbox_w = w, run->bbox_h = h;
+    if (!run->base->enable_bounding_box)
+        return;
+    int64_t x, y, bw, bh;
+    if (bound (run, "openslide.bounds-x", &x) || bound (run, "openslide.bounds-y", &y)
+        || bound (run, "openslide.bounds-width", &bw)
+        || bound (run, "openslide.bounds-height", &bh) || bw <= 0 || bh <= 0
+        || x > w || y > h || bw > w - x || bh > h - y) {
+        qc_run_warn (run, "Bounding Box requested but could not read");
+        return;
+    }
+    run->bbox_x = x, run->bbox_y = y, run->bbox_w = bw, run->bbox_h = bh;
+}
+
+/* HistoQC reads the magnification from openslide.objective-power, then
+ * aperio.AppMag, then the config's base_mag. */
+static void
+set_base_mag (qc_run_t *run)
+{
+    static const char *const props[] = { "openslide.objective-power",
+                                         "aperio.AppMag" };
+    run->base_mag = 0;
+    for (size_t i = 0; i < 2 && run->base_mag == 0; i++) {
+        const char *s = qc_slide_property (run->slide, props[i]);
+        if (s && parse_number_x (s, &run->base_mag, NULL) != 0) {
+            qc_run_warn (run, "%s '%.40s' is not a magnification; ignored",
+                         props[i], s);
+            run->base_mag = 0;
+        }
+    }
+    if (run->base_mag == 0)
+        run->base_mag = run->base->base_mag;
+    if (run->base_mag == 0)
+        qc_run_warn (run, "Unknown base magnification for file (no "
+                     "openslide.objective-power or aperio.AppMag; set base_mag "
+                     "in [BaseImage.BaseImage] to give one)");
+}
+
+static int
+run_base (qc_run_t *run)
+{
+    set_bbox (run);
+    set_base_mag (run);
+    char mag[QC_PYFLOAT_LEN];
+    /* results.tsv shows HistoQC's Python values: " " for the comments a
+     * user fills in the UI, a tuple for the box, a float or NA. */
+    if (qc_run_set (run, "filename", "%s", run->filename)
+        || qc_run_set (run, "comments", " ")
+        || qc_run_set (run, "image_bounding_box", "(%lld, %lld, %lld, %lld)",
+                       (long long) run->bbox_x, (long long) run->bbox_y,
+                       (long long) run->bbox_w, (long long) run->bbox_h)
+        || qc_run_set (run, "base_mag", "%s", run->base_mag > 0
+                       ? qc_pyfloat (run->base_mag, mag, sizeof mag) : "NA"))
+        return -1;
+    return 0;
+}
+
+static const char *const params[] = {
+    "image_work_size", "mask_statistics", "confirm_base_mag", "base_mag",
+    "enable_bounding_box", "in_memory_compression", NULL
+};
+
+static const char *const columns[] = {
+    "filename", "comments", "image_bounding_box", "base_mag", NULL
+};
+
+const qc_module_t qc_module_base_image = {
+    .name = "BaseImage.BaseImage",
+    .run = run_base,
+    .check = check_base,
+    .params = params,
+    .columns = columns,
+};

@@ -1,0 +1,372 @@
+/* The QC pipeline: built once from a config, validated against the module
+ * table before any slide is touched, then run on slide after slide (from
+ * any number of threads: nothing here is written after qc_pipeline_new). */
+#include "kernels/pipeline.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/modules.h"
+#include "kernels/slide.h"
+#include "shared/config.h"
+#include "shared/log.h"
+
+/* A pipeline longer than this is a mistake, not a QC protocol. */
+#define MAX_STEPS 256
+#define BASE_SECTION "BaseImage.BaseImage"
+
+typedef struct {
+    const qc_module_t *module;
+    char *name;                          /* as written, suffix included */
+    const qc_config_section_t *params;   /* NULL: no section, no params */
+} step_t;
+
+struct qc_pipeline {
+    qc_config_t *config;
+    qc_base_params_t base;
+    const qc_config_section_t *base_section;
+    step_t *steps;
+    size_t nsteps;
+    char *description;
+    const char **columns;                /* static strings */
+    size_t ncolumns;
+};
+
+static void
+set_err (char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen)
+        return;
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (err, errlen, fmt, ap);
+    va_end (ap);
+}
+
+void
+qc_pipeline_destroy (qc_pipeline_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    qc_pipeline_t *self = *self_p;
+    for (size_t i = 0; i < self->nsteps; i++)
+        free (self->steps[i].name);
+    free (self->steps);
+    free (self->columns);
+    free (self->description);
+    qc_config_destroy (&self->config);
+    free (self);
+    *self_p = NULL;
+}
+
+/* Refuses keys the module does not read (a misspelt parameter would
+ * otherwise be ignored silently and the lab would never know), values
+ * that do not interpolate, and values the module's check refuses. */
+static int
+check_params (const qc_module_t *m, const qc_config_section_t *sec,
+              char *err, size_t errlen)
+{
+    if (!sec)
+        return m->check ? m->check (NULL, err, errlen) : 0;
+    for (size_t i = 0; i < qc_config_section_nkeys (sec); i++) {
+        const char *key = qc_config_section_key (sec, i);
+        if (qc_module_accepts (m, key))
+            continue;
+        char accepted[512] = "";
+        size_t used = 0;
+        for (const char *const *p = m->params; p && *p && used < sizeof accepted; p++)
+            used += (size_t) snprintf (accepted + used, sizeof accepted - used,
+                                       "%s%s", used ? ", " : "", *p);
+        set_err (err, errlen, "[%s] line %d: unknown parameter '%s' for %s "
+                 "(%s%s)", qc_config_section_name (sec),
+                 qc_config_key_line (sec, key), key, m->name,
+                 accepted[0] ? "it accepts: " : "it takes no parameters",
+                 accepted);
+        return -1;
+    }
+    if (qc_config_section_check (sec, err, errlen) != 0)
+        return -1;
+    return m->check ? m->check (sec, err, errlen) : 0;
+}
+
+/* One line of steps=: "Module.function" with an optional ":instance". */
+static int
+add_step (qc_pipeline_t *self, const char *s, size_t n, int line, char *err,
+          size_t errlen)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == ' ' || s[i] == '\t') {
+            set_err (err, errlen, "[pipeline] steps (line %d): '%.*s' is not one "
+                     "step; write one step per line", line, (int) n, s);
+            return -1;
+        }
+    const char *colon = memchr (s, ':', n);
+    size_t base = colon ? (size_t) (colon - s) : n;
+    const char *dot = memchr (s, '.', base);
+    if (!dot || dot == s || dot == s + base - 1
+        || memchr (dot + 1, '.', base - (size_t) (dot + 1 - s))
+        || (colon && colon == s + n - 1)) {
+        set_err (err, errlen, "[pipeline] steps (line %d): '%.*s' is not "
+                 "Module.function or Module.function:instance", line, (int) n, s);
+        return -1;
+    }
+    if (base == strlen (BASE_SECTION) && memcmp (s, BASE_SECTION, base) == 0) {
+        set_err (err, errlen, "[pipeline] steps (line %d): %s is not a step; it "
+                 "runs before the first step of every pipeline, with the "
+                 "settings of its own section", line, BASE_SECTION);
+        return -1;
+    }
+    const qc_module_t *m = qc_module_find (s, base);
+    if (!m) {
+        set_err (err, errlen, "[pipeline] steps (line %d): %s module '%.*s'%s",
+                 line, qc_module_is_histoqc (s, base) ? "not yet implemented" : "unknown",
+                 (int) base, s, qc_module_is_histoqc (s, base)
+                 ? " (HistoQC has it; this project does not run it yet)" : "");
+        return -1;
+    }
+    if (self->nsteps >= MAX_STEPS) {
+        set_err (err, errlen, "[pipeline] steps: more than %d steps", MAX_STEPS);
+        return -1;
+    }
+    step_t *st = &self->steps[self->nsteps];
+    st->module = m;
+    st->name = strndup (s, n);
+    if (!st->name) {
+        set_err (err, errlen, "out of memory");
+        return -1;
+    }
+    self->nsteps++;
+    st->params = qc_config_section (self->config, st->name);
+    return check_params (m, st->params, err, errlen);
+}
+
+static int
+read_steps (qc_pipeline_t *self, char *err, size_t errlen)
+{
+    const qc_config_section_t *ps = qc_config_section (self->config, "pipeline");
+    if (!ps) {
+        set_err (err, errlen, "config has no [pipeline] section (its steps= "
+                 "lists the steps to run)");
+        return -1;
+    }
+    for (size_t i = 0; i < qc_config_section_nkeys (ps); i++) {
+        const char *key = qc_config_section_key (ps, i);
+        if (strcmp (key, "steps") != 0) {
+            set_err (err, errlen, "[pipeline] line %d: unknown key '%s' (only "
+                     "steps is read)", qc_config_key_line (ps, key), key);
+            return -1;
+        }
+    }
+    const char *steps;
+    if (qc_config_get_string (ps, "steps", NULL, &steps, err, errlen) != 0)
+        return -1;
+    if (!steps) {
+        set_err (err, errlen, "[pipeline] has no steps= list");
+        return -1;
+    }
+    self->steps = calloc (MAX_STEPS, sizeof *self->steps);
+    if (!self->steps) {
+        set_err (err, errlen, "out of memory");
+        return -1;
+    }
+    int line = qc_config_key_line (ps, "steps");
+    for (const char *p = steps; *p;) {
+        const char *nl = strchr (p, '\n');
+        size_t n = nl ? (size_t) (nl - p) : strlen (p);
+        const char *s = p;
+        while (n && (*s == ' ' || *s == '\t'))
+            s++, n--;
+        while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+            n--;
+        /* configparser keeps blank lines inside a value; HistoQC would
+         * choke on them, here they are simply not steps. */
+        if (n && add_step (self, s, n, line, err, errlen) != 0)
+            return -1;
+        if (!nl)
+            break;
+        p = nl + 1;
+    }
+    if (self->nsteps == 0) {
+        set_err (err, errlen, "[pipeline] steps= lists no steps");
+        return -1;
+    }
+    return 0;
+}
+
+static int
+add_column (qc_pipeline_t *self, const char *name, size_t cap)
+{
+    for (size_t i = 0; i < self->ncolumns; i++)
+        if (strcmp (self->columns[i], name) == 0)
+            return 0;    /* a step run twice fills the same column */
+    if (self->ncolumns >= cap)
+        return -1;
+    self->columns[self->ncolumns++] = name;
+    return 0;
+}
+
+/* results.tsv's column order: BaseImage's columns (filename first), each
+ * step's in pipeline order, warnings last. */
+static int
+build_columns (qc_pipeline_t *self, char *err, size_t errlen)
+{
+    size_t cap = 2;
+    const qc_module_t *base = &qc_module_base_image;
+    for (const char *const *c = base->columns; *c; c++)
+        cap++;
+    for (size_t i = 0; i < self->nsteps; i++)
+        for (const char *const *c = self->steps[i].module->columns; c && *c; c++)
+            cap++;
+    self->columns = calloc (cap, sizeof *self->columns);
+    size_t dlen = 1;
+    for (size_t i = 0; i < self->nsteps; i++)
+        dlen += strlen (self->steps[i].name) + 1;
+    self->description = calloc (1, dlen);
+    if (!self->columns || !self->description) {
+        set_err (err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = 0;
+    for (const char *const *c = base->columns; *c; c++)
+        rc |= add_column (self, *c, cap);
+    for (size_t i = 0; i < self->nsteps; i++) {
+        for (const char *const *c = self->steps[i].module->columns; c && *c; c++)
+            rc |= add_column (self, *c, cap);
+        if (i)
+            strcat (self->description, " ");
+        strcat (self->description, self->steps[i].name);
+    }
+    rc |= add_column (self, "warnings", cap);
+    if (rc) {
+        set_err (err, errlen, "internal error: column list overflow");
+        return -1;
+    }
+    return 0;
+}
+
+/* HistoQC configs carry sections for steps they do not run (its default
+ * has [LightDarkModule.getIntensityThresholdPercent:bubble]); those are
+ * legal and ignored, but worth a note when a step name was misspelt. */
+static void
+note_unused_sections (const qc_pipeline_t *self)
+{
+    for (size_t i = 0; i < qc_config_nsections (self->config); i++) {
+        const qc_config_section_t *sec = qc_config_section_at (self->config, i);
+        const char *name = qc_config_section_name (sec);
+        int used = strcmp (name, "pipeline") == 0 || strcmp (name, BASE_SECTION) == 0;
+        for (size_t k = 0; k < self->nsteps && !used; k++)
+            used = self->steps[k].params == sec;
+        if (!used)
+            qc_log (QC_LOG_DEBUG, "pipeline", "config section [%s] (line %d) is "
+                    "not used by any step", name, qc_config_section_line (sec));
+    }
+}
+
+qc_pipeline_t *
+qc_pipeline_new (const char *config_text, char *err, size_t errlen)
+{
+    if (err && errlen)
+        err[0] = '\0';
+    const char *text = config_text ? config_text : qc_pipeline_default_config ();
+    size_t len = strnlen (text, QC_CONFIG_MAX_TEXT + 1);
+    if (len > QC_CONFIG_MAX_TEXT) {
+        set_err (err, errlen, "config is larger than %u bytes", QC_CONFIG_MAX_TEXT);
+        return NULL;
+    }
+    qc_pipeline_t *self = calloc (1, sizeof *self);
+    if (!self) {
+        set_err (err, errlen, "out of memory");
+        return NULL;
+    }
+    self->config = qc_config_parse (text, len, err, errlen, NULL);
+    if (!self->config)
+        goto fail;
+    self->base_section = qc_config_section (self->config, BASE_SECTION);
+    if (check_params (&qc_module_base_image, self->base_section, err, errlen)
+        || qc_base_params_parse (self->base_section, &self->base, err, errlen)
+        || read_steps (self, err, errlen) || build_columns (self, err, errlen))
+        goto fail;
+    note_unused_sections (self);
+    return self;
+fail:
+    qc_pipeline_destroy (&self);
+    return NULL;
+}
+
+const char *
+qc_pipeline_description (const qc_pipeline_t *self)
+{
+    return self ? self->description : NULL;
+}
+
+size_t
+qc_pipeline_ncolumns (const qc_pipeline_t *self)
+{
+    return self ? self->ncolumns : 0;
+}
+
+const char *
+qc_pipeline_column (const qc_pipeline_t *self, size_t index)
+{
+    return self && index < self->ncolumns ? self->columns[index] : NULL;
+}
+
+static int
+run_step (qc_run_t *run, const qc_module_t *m)
+{
+    qc_log (QC_LOG_DEBUG, run->step, "%s", run->filename);
+    int rc = m->run (run);
+    if (rc == 0 && run->out->ok)
+        return 0;
+    if (run->out->ok)
+        qc_run_fail (run, "failed without giving a reason");
+    return -1;
+}
+
+int
+qc_pipeline_run (const qc_pipeline_t *self, const char *slide_path,
+                 qc_result_t *out)
+{
+    if (!out)
+        return -1;
+    qc_result_reset (out);
+    if (!self || !slide_path || !*slide_path) {
+        qc_result_fail (out, "qc_pipeline_run: %s", self ? "no slide path"
+                        : "no pipeline");
+        return -1;
+    }
+    const char *slash = strrchr (slide_path, '/');
+    const char *name = slash && slash[1] ? slash + 1 : slide_path;
+    /* The filename column first, so that even a failed slide says which
+     * file it is. */
+    if (qc_result_set (out, "filename", "%s", name) != 0) {
+        qc_result_fail (out, "slide path too long");
+        return -1;
+    }
+    char why[1024];
+    qc_slide_t *slide = qc_slide_open (slide_path, why, sizeof why);
+    if (!slide || qc_slide_check_readable (slide, why, sizeof why) != 0) {
+        qc_log (QC_LOG_ERROR, BASE_SECTION, "%s: %s", name, why);
+        qc_result_fail (out, "%s: %s", name, why);
+        qc_slide_close (&slide);
+        return -1;
+    }
+    qc_run_t run = {
+        .slide = slide,
+        .out = out,
+        .filename = qc_slide_name (slide),
+        .base = &self->base,
+        .step = BASE_SECTION,
+        .params = self->base_section,
+    };
+    int rc = run_step (&run, &qc_module_base_image);
+    for (size_t i = 0; i < self->nsteps && rc == 0; i++) {
+        run.step = self->steps[i].name;
+        run.params = self->steps[i].params;
+        rc = run_step (&run, self->steps[i].module);
+    }
+    qc_slide_close (&slide);
+    return rc == 0 && out->ok ? 0 : -1;
+}

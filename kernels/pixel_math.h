@@ -1,0 +1,313 @@
+/* Per-pixel arithmetic shared by the CPU backend (kernels/cpu) and the
+ * CUDA backend: written once here so that both compute the same numbers
+ * and the CPU unit tests check the arithmetic the GPU runs.
+ *
+ * Rules for this header: no static data (device code cannot read host
+ * tables), no allocation, no libc beyond <math.h>; matrices travel by
+ * value in qc_mat3_t. Arithmetic is in double, as scikit-image computes
+ * in float64; results are stored as float by the callers.
+ *
+ * The formulas follow scikit-image 0.19 (what HistoQC runs on):
+ * uint8 input is first scaled to [0, 1] (img_as_float), then
+ *   gray  = 0.2125 R + 0.7154 G + 0.0721 B            (rgb2gray)
+ *   HSV   as rgb2hsv (ties between max channels: B wins, then G)
+ *   YUV, YIQ, YPbPr, YDbDr, RGB CIE: a 3x3 matrix on [0,1] RGB
+ *   YCbCr: matrix in 0..255 units plus (16, 128, 128)
+ *   XYZ   = matrix on sRGB-linearised RGB; Lab from XYZ, D65 2-degree
+ *   stains (separate_stains): -log(max(c, 1e-6)) / -log(1e-6) per
+ *         channel, times the stain matrix, clipped below at 0. */
+#ifndef QC_PIXEL_MATH_H
+#define QC_PIXEL_MATH_H
+
+#include <math.h>
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define QC_HD __host__ __device__ inline
+#else
+#define QC_HD static inline
+#endif
+
+/* Row-major 3x3 matrix. */
+typedef struct qc_mat3 {
+    double m[9];
+} qc_mat3_t;
+
+/* How filters see pixels outside the image (scipy.ndimage names):
+ *   REFLECT   d c b a | a b c d | d c b a   (ndimage default; skimage
+ *             sobel, laplace)
+ *   MIRROR    d c b | a b c d | c b a
+ *   NEAREST   a a a | a b c d | d d d       (skimage.filters.gaussian
+ *             default)
+ *   WRAP      b c d | a b c d | a b c
+ *   CONSTANT  0 0 0 | a b c d | 0 0 0       (scipy.signal.convolve2d
+ *             'fill') */
+typedef enum {
+    QC_BORDER_REFLECT = 0,
+    QC_BORDER_MIRROR = 1,
+    QC_BORDER_NEAREST = 2,
+    QC_BORDER_WRAP = 3,
+    QC_BORDER_CONSTANT = 4
+} qc_border_t;
+
+/* Index inside [0, n) that position i reads under the border rule, or
+ * -1 for CONSTANT outside the image (the caller reads 0). Works for any
+ * overhang, however far (the patterns repeat). n must be >= 1. */
+QC_HD int
+qc_px_border_index (long i, long n, int mode)
+{
+    if (i >= 0 && i < n)
+        return (int) i;
+    switch (mode) {
+    case QC_BORDER_NEAREST:
+        return i < 0 ? 0 : (int) (n - 1);
+    case QC_BORDER_WRAP: {
+        long m = i % n;
+        return (int) (m < 0 ? m + n : m);
+    }
+    case QC_BORDER_MIRROR: {
+        if (n == 1)
+            return 0;
+        long p = 2 * n - 2;
+        long m = i % p;
+        if (m < 0)
+            m += p;
+        return (int) (m < n ? m : p - m);
+    }
+    case QC_BORDER_REFLECT: {
+        long p = 2 * n;
+        long m = i % p;
+        if (m < 0)
+            m += p;
+        return (int) (m < n ? m : p - 1 - m);
+    }
+    default:
+        return -1;
+    }
+}
+
+/* ---- colour -------------------------------------------------------- */
+
+QC_HD double
+qc_px_unit (uint8_t v)
+{
+    return v / 255.0;
+}
+
+/* skimage rgb2gray on uint8 input, in [0, 1]. */
+QC_HD double
+qc_px_gray (uint8_t r, uint8_t g, uint8_t b)
+{
+    return qc_px_unit (r) * 0.2125 + qc_px_unit (g) * 0.7154
+         + qc_px_unit (b) * 0.0721;
+}
+
+/* Population standard deviation of the three channel values (numpy
+ * img.std(axis=2) on uint8 RGB, in 0..255 units). */
+QC_HD double
+qc_px_channel_std (uint8_t r, uint8_t g, uint8_t b)
+{
+    double m = ((double) r + (double) g + (double) b) / 3.0;
+    double dr = r - m, dg = g - m, db = b - m;
+    return sqrt ((dr * dr + dg * dg + db * db) / 3.0);
+}
+
+/* out = M * (r, g, b) for r, g, b already in [0, 1]. */
+QC_HD void
+qc_px_mat3_apply (qc_mat3_t m, double r, double g, double b, double out[3])
+{
+    out[0] = m.m[0] * r + m.m[1] * g + m.m[2] * b;
+    out[1] = m.m[3] * r + m.m[4] * g + m.m[5] * b;
+    out[2] = m.m[6] * r + m.m[7] * g + m.m[8] * b;
+}
+
+/* skimage rgb2hsv: h, s, v in [0, 1]. */
+QC_HD void
+qc_px_rgb_to_hsv (uint8_t r8, uint8_t g8, uint8_t b8, double out[3])
+{
+    double r = qc_px_unit (r8), g = qc_px_unit (g8), b = qc_px_unit (b8);
+    double mx = fmax (r, fmax (g, b));
+    double d = mx - fmin (r, fmin (g, b));
+    double h = 0.0, s = 0.0;
+    if (d > 0.0) {
+        s = d / mx;
+        /* skimage assigns R's formula, then G's, then B's, each over
+         * the pixels where that channel equals the max: later wins. */
+        if (b == mx)
+            h = 4.0 + (r - g) / d;
+        else if (g == mx)
+            h = 2.0 + (b - r) / d;
+        else
+            h = (g - b) / d;
+        h /= 6.0;
+        h -= floor (h);      /* Python's (h / 6) % 1 */
+    }
+    out[0] = h;
+    out[1] = s;
+    out[2] = mx;
+}
+
+/* sRGB transfer function inverse (skimage rgb2xyz). */
+QC_HD double
+qc_px_srgb_to_linear (double c)
+{
+    return c > 0.04045 ? pow ((c + 0.055) / 1.055, 2.4) : c / 12.92;
+}
+
+/* skimage rgb2xyz (sRGB, D65). */
+QC_HD void
+qc_px_rgb_to_xyz (uint8_t r, uint8_t g, uint8_t b, double out[3])
+{
+    double lr = qc_px_srgb_to_linear (qc_px_unit (r));
+    double lg = qc_px_srgb_to_linear (qc_px_unit (g));
+    double lb = qc_px_srgb_to_linear (qc_px_unit (b));
+    out[0] = 0.412453 * lr + 0.357580 * lg + 0.180423 * lb;
+    out[1] = 0.212671 * lr + 0.715160 * lg + 0.072169 * lb;
+    out[2] = 0.019334 * lr + 0.119193 * lg + 0.950227 * lb;
+}
+
+QC_HD double
+qc_px_lab_f (double t)
+{
+    return t > 0.008856 ? cbrt (t) : 7.787 * t + 16.0 / 116.0;
+}
+
+/* skimage rgb2lab (D65, 2-degree observer): L in [0, 100]. */
+QC_HD void
+qc_px_rgb_to_lab (uint8_t r, uint8_t g, uint8_t b, double out[3])
+{
+    double xyz[3];
+    qc_px_rgb_to_xyz (r, g, b, xyz);
+    double fx = qc_px_lab_f (xyz[0] / 0.95047);
+    double fy = qc_px_lab_f (xyz[1] / 1.0);
+    double fz = qc_px_lab_f (xyz[2] / 1.08883);
+    out[0] = 116.0 * fy - 16.0;
+    out[1] = 500.0 * (fx - fy);
+    out[2] = 200.0 * (fy - fz);
+}
+
+/* skimage separate_stains, step 1, per channel: the optical density
+ * log(max(c, 1e-6)) / log(1e-6) of a uint8 value scaled to [0, 1]
+ * (normalised so the darkest representable value maps to 1). */
+QC_HD double
+qc_px_stain_od (uint8_t v)
+{
+    return log (fmax (qc_px_unit (v), 1e-6)) / log (1e-6);
+}
+
+/* Step 2: the densities as a row vector times m, the X_from_rgb matrix
+ * (e.g. hed_from_rgb), as skimage does (od @ m), clipped below at 0. */
+QC_HD void
+qc_px_stains_from_od (qc_mat3_t m, double l0, double l1, double l2,
+                      double out[3])
+{
+    for (int j = 0; j < 3; j++) {
+        double s = l0 * m.m[j] + l1 * m.m[3 + j] + l2 * m.m[6 + j];
+        out[j] = s > 0.0 ? s : 0.0;
+    }
+}
+
+/* Both steps for one pixel. */
+QC_HD void
+qc_px_separate_stains (qc_mat3_t m, uint8_t r, uint8_t g, uint8_t b,
+                       double out[3])
+{
+    qc_px_stains_from_od (m, qc_px_stain_od (r), qc_px_stain_od (g),
+                          qc_px_stain_od (b), out);
+}
+
+/* A premultiplied ARGB pixel (OpenSlide's format) composited over an
+ * opaque background, rounded to nearest: what PIL's paste of the
+ * un-premultiplied RGBA over a solid background gives. */
+QC_HD void
+qc_px_argb_over (uint32_t p, uint8_t bg_r, uint8_t bg_g, uint8_t bg_b,
+                 uint8_t out[3])
+{
+    uint32_t a = p >> 24;
+    uint32_t c[3] = { (p >> 16) & 255u, (p >> 8) & 255u, p & 255u };
+    if (a == 255u) {
+        out[0] = (uint8_t) c[0];
+        out[1] = (uint8_t) c[1];
+        out[2] = (uint8_t) c[2];
+        return;
+    }
+    uint32_t bg[3] = { bg_r, bg_g, bg_b };
+    for (int k = 0; k < 3; k++) {
+        uint32_t v = (c[k] * 255u + bg[k] * (255u - a) + 127u) / 255u;
+        out[k] = (uint8_t) (v > 255u ? 255u : v);
+    }
+}
+
+/* skimage img_as_ubyte of a float in [0, 1]: rint(v * 255); values
+ * outside [0, 1] (which skimage refuses) are clipped, NaN gives 0. */
+QC_HD uint8_t
+qc_px_u8_from_unit (double v)
+{
+    if (!(v > 0.0))
+        return 0;
+    if (v >= 1.0)
+        return 255;
+    return (uint8_t) rint (v * 255.0);
+}
+
+/* ---- stencils ------------------------------------------------------ */
+
+/* skimage.filters.laplace (ksize 3): 4 c - up - down - left - right. */
+QC_HD double
+qc_px_laplace (double c, double up, double down, double left, double right)
+{
+    return 4.0 * c - up - down - left - right;
+}
+
+/* skimage 0.19 sobel magnitude over a 3x3 neighbourhood p (row-major,
+ * p[4] the centre): per axis the difference [1, 0, -1] along it,
+ * smoothed by [1, 2, 1] / 4 across it; magnitude sqrt((gx^2 + gy^2) / 2). */
+QC_HD double
+qc_px_sobel (const double p[9])
+{
+    double gy = ((p[0] - p[6]) + 2.0 * (p[1] - p[7]) + (p[2] - p[8])) / 4.0;
+    double gx = ((p[0] - p[2]) + 2.0 * (p[3] - p[5]) + (p[6] - p[8])) / 4.0;
+    return sqrt ((gx * gx + gy * gy) / 2.0);
+}
+
+/* scipy.ndimage gaussian radius: int(truncate * sigma + 0.5). */
+QC_HD int
+qc_px_gauss_radius (double sigma, double truncate)
+{
+    return (int) (truncate * sigma + 0.5);
+}
+
+/* ---- histogram ----------------------------------------------------- */
+
+/* skimage threshold_otsu's choice on a histogram: the index i (of
+ * n >= 2 bins) maximising w1(i) w2(i+1) (m1(i) - m2(i+1))^2, first on
+ * ties, where w1, m1 are weight and mean of bins 0..i and w2, m2 those
+ * of bins i+1..n-1. A NaN (an empty class) wins, as in numpy's argmax.
+ * The threshold is centers[returned index]. */
+QC_HD int
+qc_px_otsu_index (const double *counts, const double *centers, int n)
+{
+    double tw = 0.0, ts = 0.0;
+    for (int i = 0; i < n; i++) {
+        tw += counts[i];
+        ts += counts[i] * centers[i];
+    }
+    double w1 = 0.0, s1 = 0.0, best = -1.0;
+    int best_i = 0;
+    for (int i = 0; i + 1 < n; i++) {
+        w1 += counts[i];
+        s1 += counts[i] * centers[i];
+        double w2 = tw - w1, s2 = ts - s1;
+        double d = s1 / w1 - s2 / w2;
+        double v = w1 * w2 * d * d;
+        if (v != v)
+            return i;
+        if (v > best) {
+            best = v;
+            best_i = i;
+        }
+    }
+    return best_i;
+}
+
+#endif

@@ -1,0 +1,111 @@
+/* Reading a slide at HistoQC's working size ("image_work_size").
+ *
+ * HistoQC (BaseImage.getImgThumb) accepts four kinds of size:
+ *   "1.25x"  a magnification: sampling factor base_mag / 1.25
+ *   "0.1"    below 1, a downscale factor: sampling factor 1 / 0.1
+ *   "2"      1 up to 100, a pyramid level, read whole at its own size
+ *   "1000"   100 and more, the longer side in pixels
+ * and, without a bounding box (its default), gets the image from
+ * openslide-python's get_thumbnail (box, box) with box = the longer side
+ * of the target (rint (size / factor) per side): the level is OpenSlide's
+ * best level for max (W / box, H / box), read whole, then shrunk by PIL's
+ * Image.thumbnail, whose size rule is kept here exactly (the short side
+ * is floor or ceil of box * aspect, whichever keeps the level's aspect
+ * ratio closer; never upscaled). So CMU-1-Small-Region.svs (2220 x 2967,
+ * 20x) at 1.25x is 138 x 185, not rint (2220 / 16) = 139.
+ * With a bounding box, the target is rint (bbox / factor) per side exactly,
+ * from the level whose downsample is within 1% of the factor, else
+ * OpenSlide's best level (largest downsample not above the factor).
+ *
+ * The pixels differ from HistoQC's in the resampling only: an exact area
+ * average (kernels/cpu/resize.c) instead of PIL's Lanczos.
+ *
+ * Reading is done in bands of the chosen level by a few threads
+ * (openslide_read_region is thread-safe on one handle); each band is
+ * composited over the slide's background colour (openslide.background-
+ * color, white when absent, as openslide-python does) and area-reduced
+ * straight into the output, so memory stays at the output plus a band per
+ * thread however large the level. Bands start at level-0 y coordinates
+ * rounded from the level's, so on a level whose downsample is not an
+ * integer OpenSlide may shift a band by a fraction of a pixel.
+ *
+ * Errors come back as messages; nothing aborts. */
+#ifndef QC_REGION_READ_H
+#define QC_REGION_READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <openslide.h>
+
+#include "kernels/image.h"
+
+typedef enum {
+    QC_REGION_MAG = 0,        /* value: magnification ("1.25x") */
+    QC_REGION_DOWNSCALE,      /* value < 1: downscale factor */
+    QC_REGION_LEVEL,          /* 1 <= value < 100: level index */
+    QC_REGION_DIM             /* value >= 100: longer side in pixels */
+} qc_region_kind_t;
+
+typedef struct {
+    qc_region_kind_t kind;
+    double value;
+    double base_mag;          /* slide magnification; MAG needs it > 0 */
+    int use_bbox;             /* HistoQC's enable_bounding_box */
+    int64_t bbox_x, bbox_y, bbox_w, bbox_h;   /* level-0 pixels */
+} qc_region_request_t;
+
+typedef struct {
+    int level;                /* pyramid level read */
+    double level_downsample;
+    int64_t x0, y0;           /* level-0 top-left of the region read */
+    int64_t src_w, src_h;     /* region size in level pixels */
+    int out_w, out_h;         /* the working image's exact size */
+    char warning[256];        /* non-empty when the request was adjusted */
+} qc_region_plan_t;
+
+/* Parses an image_work_size: a positive decimal number, optionally
+ * followed by 'x' or 'X' (a superset of HistoQC's pattern, which rejects
+ * e.g. "12.5x"). 0, or -1 when text is not such a size. */
+int qc_region_parse_size (const char *text, qc_region_kind_t *kind,
+                          double *value);
+
+/* The slide's base magnification as HistoQC's getMag finds it:
+ * openslide.objective-power, else aperio.AppMag, else fallback (0 =
+ * none). 0 with *mag > 0, or -1 when none is known. */
+int qc_region_base_mag (openslide_t *osr, double fallback, double *mag);
+
+/* Decides level, region and output size. 0, or -1 with a message in err
+ * (unknown magnification, bad bounding box, size out of bounds,
+ * OpenSlide error). */
+int qc_region_plan (openslide_t *osr, const qc_region_request_t *req,
+                    qc_region_plan_t *plan, char *err, size_t errlen);
+
+/* Reads the planned region with nthreads threads (<= 0: 4; at most 16)
+ * into a new RGB image of plan->out_w x plan->out_h. 0 and *out set, or
+ * -1 with OpenSlide's reason (or an allocation failure) in err. */
+int qc_region_read (openslide_t *osr, const qc_region_plan_t *plan,
+                    int nthreads, qc_rgb_t **out, char *err, size_t errlen);
+
+/* Reads a w x h region of level (top-left (x0, y0) in level-0
+ * coordinates, w x h in level pixels) resampled by area to
+ * out_w x out_h. The building block of qc_region_read, for modules that
+ * read their own regions. */
+int qc_region_read_rect (openslide_t *osr, int level, int64_t x0, int64_t y0,
+                         int64_t w, int64_t h, int out_w, int out_h,
+                         int nthreads, qc_rgb_t **out, char *err,
+                         size_t errlen);
+
+/* Parse, find the magnification (fallback as above), plan and read:
+ * the working image for a work size text such as "1.25x". NULL with a
+ * message in err on failure. */
+qc_rgb_t *qc_region_read_work_size (openslide_t *osr, const char *work_size,
+                                    double base_mag_fallback, int nthreads,
+                                    char *err, size_t errlen);
+
+/* PIL Image.thumbnail's size for a w x h image fitted into box_w x box_h
+ * (exposed for tests and for modules that mimic other thumbnails). */
+void qc_region_thumbnail_size (int64_t w, int64_t h, int64_t box_w,
+                               int64_t box_h, int64_t *out_w,
+                               int64_t *out_h);
+
+#endif
