@@ -6,12 +6,13 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 ROOT=$PWD
 BIN=$ROOT/bin
 SHARED=${QC_SHARED_DIR:-$(cd "$ROOT/.." && pwd)/shared}
+[ -d "$SHARED/slides/real" ] || { echo "FAIL: test data not found: $SHARED/slides/real (set QC_SHARED_DIR)" >&2; exit 1; }
 T=$(mktemp -d /tmp/qc-it.XXXXXX)
 PIDS=()
 cleanup() {
     for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
     wait 2>/dev/null
-    rm -rf "$T"
+    [ -n "${KEEP:-}" ] || rm -rf "$T"   # KEEP=1 keeps the logs
 }
 trap cleanup EXIT
 
