@@ -25,6 +25,8 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 
 BUILD   ?= build
+# V=1 shows the full compiler command lines
+Q := $(if $(V),,@)
 SHARED_SRC  := $(wildcard shared/*.c)
 KERNELS_SRC := $(wildcard kernels/*.c kernels/cpu/*.c kernels/modules/*.c)
 BROKER_SRC  := $(filter-out broker/main.c,$(wildcard broker/*.c))
@@ -53,7 +55,8 @@ all: $(PROGRAMS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	@$(if $(Q),echo "  CC $<")
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(LIBQC): $(call obj,$(SHARED_SRC))
 	@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $^
@@ -69,10 +72,11 @@ bin/qc-status: $(BUILD)/client/status_main.o $(LIBS_ALL)
 bin/qc-mkslide: $(call obj,$(GEN_SRC)) $(LIBKERNELS) $(LIBQC)
 bin/%:
 	@mkdir -p bin
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	@$(if $(Q),echo "  LD $@")
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIBS_ALL)
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 $(BUILD)/bench/%: $(BUILD)/tests/bench/%.o $(LIBS_ALL)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@

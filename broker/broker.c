@@ -114,7 +114,7 @@ on_ready (qc_broker_t *b, zframe_t *from, const char *key, qc_msg_t *m)
     w->ngpus = m->ngpus; m->ngpus = 0;
     w->slots = m->slots;
     w->prefetch = m->prefetch;
-    w->hb_ms = m->hb_ms ? m->hb_ms : b->cfg.heartbeat_ms;
+    w->hb_ms = m->hb_ms >= 10 ? m->hb_ms : b->cfg.heartbeat_ms;
     w->last_seen = b->now;
     for (size_t i = 0; i < w->ngpus; i++)
         idx[i] = w->gpus[i].index;
@@ -209,7 +209,7 @@ handle (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
             on_result (b, NULL, m);
         }
         if (m->command != QC_DISCONNECT)
-            send_simple (b, from, QC_DISCONNECT, "unknown worker: send READY");
+            send_simple (b, from, QC_DISCONNECT, UNKNOWN_PEER_REASON);
         return;
     }
     switch (m->command) {
@@ -223,12 +223,14 @@ handle (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
     }
 }
 
-static void
+/* Reads and handles one message; false when none was waiting (the
+ * router never blocks: see qc_broker_new). */
+static bool
 receive (qc_broker_t *b)
 {
     zmsg_t *msg = zmsg_recv (b->router);
     if (!msg)
-        return;
+        return false;
     zframe_t *from = zmsg_pop (msg);
     char err[256];
     qc_msg_t *m = from ? qc_msg_decode (msg, err, sizeof err) : NULL;
@@ -244,12 +246,13 @@ receive (qc_broker_t *b)
     qc_msg_destroy (&m);
     zframe_destroy (&from);
     zmsg_destroy (&msg);
+    return true;
 }
 
 /* -------------------------------------------------------------- time */
 
 static void
-tick (qc_broker_t *b, int64_t *next_beat)
+tick (qc_broker_t *b)
 {
     /* dead workers: collect first, the table changes under removal */
     zlist_t *dead = zlist_new ();
@@ -262,11 +265,13 @@ tick (qc_broker_t *b, int64_t *next_beat)
     zlist_destroy (&dead);
     if (any_dead)
         sched_dispatch (b->sched);
-    if (b->now >= *next_beat) {
-        for (worker_rec_t *w = zhashx_first (b->workers); w; w = zhashx_next (b->workers))
+    /* each worker hears from us at its own interval, so a worker with a
+     * short one never takes our silence for death */
+    for (worker_rec_t *w = zhashx_first (b->workers); w; w = zhashx_next (b->workers))
+        if (b->now >= w->next_beat) {
             send_simple (b, w->id, QC_HEARTBEAT, NULL);
-        *next_beat = b->now + b->cfg.heartbeat_ms;
-    }
+            w->next_beat = b->now + w->hb_ms;
+        }
     jobs_tick (b);
 }
 
@@ -308,6 +313,10 @@ qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
     zsock_set_sndhwm (b->router, 100000);
     zsock_set_rcvhwm (b->router, 100000);
     zsock_set_linger (b->router, 200);
+    /* reads drain until EAGAIN instead of asking ZMQ_EVENTS before each
+     * message: ZMQ_EVENTS polls the socket's mailbox (two system calls)
+     * every time, a non-blocking read only when the queue is empty */
+    zsock_set_rcvtimeo (b->router, 0);
     for (size_t i = 0; i < cfg->nendpoints; i++) {
         if (zsock_bind (b->router, "%s", cfg->endpoints[i]) < 0) {
             snprintf (err, errlen, "cannot bind %s: %s", cfg->endpoints[i],
@@ -361,9 +370,9 @@ qc_broker_run (qc_broker_t *b, zsock_t *pipe, volatile int *stop)
     zpoller_t *poller = zpoller_new (b->router, pipe, NULL);
     if (!poller)
         return -1;
-    int64_t next_beat = zclock_mono () + b->cfg.heartbeat_ms;
     int64_t next_tick = zclock_mono ();
-    int tick_ms = (int) (b->cfg.heartbeat_ms / 4 ? b->cfg.heartbeat_ms / 4 : 1);
+    /* a tick often enough for the shortest heartbeat a worker may ask */
+    int tick_ms = 25;
     for (;;) {
         if (stop && *stop)
             break;
@@ -373,8 +382,8 @@ qc_broker_run (qc_broker_t *b, zsock_t *pipe, volatile int *stop)
         b->now = zclock_mono ();
         if (which == b->router) {
             /* drain what is there before looking at the clock again */
-            for (int i = 0; i < 1000 && (zsock_events (b->router) & ZMQ_POLLIN); i++)
-                receive (b);
+            for (int i = 0; i < 1000 && receive (b); i++)
+                ;
         } else if (pipe && which == pipe) {
             char *cmd = zstr_recv (pipe);
             bool term = !cmd || streq (cmd, "$TERM");
@@ -384,7 +393,7 @@ qc_broker_run (qc_broker_t *b, zsock_t *pipe, volatile int *stop)
         } else if (!which && zpoller_terminated (poller))
             break;
         if (b->now >= next_tick) {
-            tick (b, &next_beat);
+            tick (b);
             next_tick = b->now + tick_ms;
         }
     }

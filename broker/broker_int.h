@@ -8,6 +8,9 @@
 #include "shared/proto.h"
 
 #define PEER_KEY_MAX 520      /* hex of a routing id of up to 255 bytes */
+/* Said to a peer the broker does not know (it restarted, or declared the
+ * peer dead): a worker answers with READY, a client with ATTACH. */
+#define UNKNOWN_PEER_REASON "unknown peer: send READY or ATTACH"
 
 typedef struct {
     char key[PEER_KEY_MAX];
@@ -17,6 +20,7 @@ typedef struct {
     qc_gpu_t *gpus;
     size_t ngpus;
     int64_t last_seen;
+    int64_t next_beat;        /* when we next send it a HEARTBEAT */
     sched_worker_t *sw;
 } worker_rec_t;
 

@@ -72,6 +72,48 @@ attach_client (qc_broker_t *b, job_rec_t *job, zframe_t *from)
     job->client_seen = b->now;
 }
 
+/* Sends the log records kept while no client listened. */
+static void
+flush_logs (qc_broker_t *b, job_rec_t *job)
+{
+    void *sock = zsock_resolve (b->router);
+    log_entry_t *e;
+    if (job->logs_dropped) {
+        char text[128];
+        snprintf (text, sizeof text, "%" PRIu64 " log records were dropped while "
+                  "no client was attached", job->logs_dropped);
+        qc_msg_t m = {.command = QC_LOG, .gpu = -1, .job = job->id,
+                      .time = (double) zclock_time () / 1000.0, .level = 2,
+                      .worker = "broker", .module = "broker", .message = text};
+        send_to_client (b, job, &m);
+        job->logs_dropped = 0;
+    }
+    while ((e = zlist_pop (job->logs))) {
+        zframe_t *to = zframe_dup (job->client);
+        if (to && !zmsg_prepend (e->msg, &to))
+            zmsg_send (&e->msg, sock);
+        zframe_destroy (&to);
+        zmsg_destroy (&e->msg);
+        free (e);
+    }
+}
+
+/* Forgets results up to seq: the client has them on disk. */
+static void
+drop_acked (job_rec_t *job, uint64_t seq)
+{
+    if (seq <= job->outbox_base)
+        return;
+    uint64_t drop = seq - job->outbox_base;
+    for (uint64_t i = 0; i < drop; i++)
+        zmsg_destroy (&job->outbox[i]);
+    memmove (job->outbox, job->outbox + drop,
+             (job->noutbox - drop) * sizeof *job->outbox);
+    job->noutbox -= drop;
+    job->outbox_base = seq;
+    job->acked_seq = seq;
+}
+
 /* Sends results after sent_seq while the window allows, then DONE. */
 static void
 pump (qc_broker_t *b, job_rec_t *job)
@@ -100,6 +142,8 @@ pump (qc_broker_t *b, job_rec_t *job)
         send_to_client (b, job, &m);
         job->done_sent = true;
     }
+    if (sched_job_finished (job->sj) && !job->finished_at)
+        job->finished_at = b->now;   /* e.g. an empty or cancelled job */
 }
 
 static void
@@ -118,10 +162,26 @@ outbox_push (qc_broker_t *b, job_rec_t *job, qc_msg_t *m)
     m->seq = job->last_seq + 1;
     m->command = QC_RESULT;
     zmsg_t *enc = zmsg_new ();
-    if (!enc || qc_msg_encode (m, enc)) {
-        zmsg_destroy (&enc);
+    if (enc && qc_msg_encode (m, enc)) {
+        /* over a bound: the client still gets this slide, as failed */
         qc_log (QC_LOG_ERROR, MOD, "job %" PRIu64 ": cannot encode result of %s",
                 job->id, m->path ? m->path : "?");
+        zmsg_destroy (&enc);
+        qc_result_t *failed = qc_result_new ();
+        qc_result_t *orig = m->result;
+        if (failed) {
+            qc_result_fail (failed, "the result of this slide broke a protocol bound "
+                                    "and could not be delivered");
+            m->result = failed;
+            enc = zmsg_new ();
+            if (enc && qc_msg_encode (m, enc))
+                zmsg_destroy (&enc);
+            m->result = orig;
+            qc_result_destroy (&failed);
+        }
+    }
+    if (!enc) {
+        qc_log (QC_LOG_ERROR, MOD, "job %" PRIu64 ": out of memory keeping a result", job->id);
         return;
     }
     job->outbox[job->noutbox++] = enc;
@@ -204,6 +264,10 @@ jobs_on_submit (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
         send_error (b, from, m->job, "no such job");
         return;
     }
+    if (job->sj->cancelled) {
+        send_error (b, from, job->id, "job was cancelled: no more slides accepted");
+        return;
+    }
     if (m->base != job->sj->total || job->sj->final) {
         send_error (b, from, job->id, job->sj->final
                         ? "job is already complete: no more slides accepted"
@@ -237,7 +301,7 @@ jobs_on_attach (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
     attach_client (b, job, from);
     /* the client says what it already holds; send from there */
     if (m->seq > job->acked_seq && m->seq <= job->last_seq)
-        job->acked_seq = m->seq;
+        drop_acked (job, m->seq);
     job->sent_seq = job->acked_seq;
     job->done_sent = false;
     qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 ": client attached, resending from result %" PRIu64,
@@ -245,17 +309,7 @@ jobs_on_attach (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
     qc_msg_t reply = {.command = QC_ACCEPTED, .gpu = -1, .job = job->id,
                       .total = job->sj->total};
     qc_msg_send (&reply, zsock_resolve (b->router), from);
-    /* records kept while nobody listened */
-    void *sock = zsock_resolve (b->router);
-    log_entry_t *e;
-    while ((e = zlist_pop (job->logs))) {
-        zframe_t *to = zframe_dup (job->client);
-        if (to && !zmsg_prepend (e->msg, &to))
-            zmsg_send (&e->msg, sock);
-        zframe_destroy (&to);
-        zmsg_destroy (&e->msg);
-        free (e);
-    }
+    flush_logs (b, job);
     pump (b, job);
 }
 
@@ -266,15 +320,7 @@ jobs_on_ack (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
     if (!job || m->seq <= job->acked_seq || m->seq > job->sent_seq)
         return;
     attach_client (b, job, from);
-    /* what the client has written is no longer ours to keep */
-    uint64_t drop = m->seq - job->outbox_base;
-    for (uint64_t i = 0; i < drop; i++)
-        zmsg_destroy (&job->outbox[i]);
-    memmove (job->outbox, job->outbox + drop,
-             (job->noutbox - drop) * sizeof *job->outbox);
-    job->noutbox -= drop;
-    job->outbox_base = m->seq;
-    job->acked_seq = m->seq;
+    drop_acked (job, m->seq);
     pump (b, job);
 }
 
@@ -303,12 +349,13 @@ jobs_on_client_heartbeat (qc_broker_t *b, zframe_t *from)
             j->client_seen = b->now;
             if (!j->attached) {
                 j->attached = true;
+                flush_logs (b, j);
                 pump (b, j);
             }
             known = true;
         }
     qc_msg_t m = {.command = known ? QC_HEARTBEAT : QC_DISCONNECT, .gpu = -1,
-                  .reason = known ? NULL : "unknown client: attach to a job"};
+                  .reason = known ? NULL : UNKNOWN_PEER_REASON};
     qc_msg_send (&m, zsock_resolve (b->router), from);
 }
 

@@ -122,7 +122,7 @@ on_message (session_t *s, qc_msg_t *m)
         break;
     case QC_DISCONNECT:
         fprintf (stderr, "qc-submit: broker: %s\n", m->reason ? m->reason : "disconnect");
-        if (s->accepted && m->reason && strstr (m->reason, "unknown client")) {
+        if (s->accepted && m->reason && strstr (m->reason, "unknown peer")) {
             qc_msg_t a = {.command = QC_ATTACH, .gpu = -1, .job = s->job,
                           .seq = s->expected - 1};
             send_msg (s, &a);

@@ -1,6 +1,8 @@
 /* The QC pipeline: built once from a config, validated against the module
  * table before any slide is touched, then run on slide after slide (from
- * any number of threads: nothing here is written after qc_pipeline_new). */
+ * any number of threads: nothing here is written after qc_pipeline_new).
+ * Log records name their step; the slide comes from the caller's
+ * qc_log_set_slide (the worker's executor sets it for each task). */
 #include "kernels/pipeline.h"
 
 #include <stdarg.h>

@@ -9,8 +9,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <openslide.h>
-
 /* Largest side of the region qc_slide_check_readable decodes: enough to
  * touch at least one tile, small enough to cost nothing. */
 #define CHECK_SIDE 64
@@ -164,6 +162,12 @@ qc_slide_property (const qc_slide_t *self, const char *name)
     if (!self || !name)
         return NULL;
     return openslide_get_property_value (self->osr, name);
+}
+
+openslide_t *
+qc_slide_handle (qc_slide_t *self)
+{
+    return self ? self->osr : NULL;
 }
 
 int

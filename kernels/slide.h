@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <openslide.h>
+
 typedef struct qc_slide qc_slide_t;
 
 /* Opens path. On failure returns NULL and writes the reason (without the
@@ -30,6 +32,11 @@ const char *qc_slide_name (const qc_slide_t *self);
 /* An OpenSlide property ("openslide.vendor", "aperio.AppMag", ...), or
  * NULL when the slide does not have it. Valid while the slide is open. */
 const char *qc_slide_property (const qc_slide_t *self, const char *name);
+
+/* The OpenSlide handle, for readers that call OpenSlide themselves (e.g.
+ * reading a level in bands from several threads, which OpenSlide allows
+ * on one handle). Owned by the slide: do not close it. */
+openslide_t *qc_slide_handle (qc_slide_t *self);
 
 /* Pyramid geometry, read once at open. Level 0 is full resolution. */
 int qc_slide_level_count (const qc_slide_t *self);

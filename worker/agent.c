@@ -16,6 +16,7 @@ typedef struct {
     zsock_t *pipe, *dealer, *pull;
     int64_t last_heard, next_beat;
     int64_t outstanding;      /* tasks taken and not yet answered */
+    uint64_t dealer_gen;      /* bumped whenever the dealer is replaced */
     bool draining;
     zlist_t *returned;        /* refs handed back while draining */
 } agent_t;
@@ -43,7 +44,10 @@ connect_broker (agent_t *a)
     zsock_set_sndhwm (a->dealer, 100000);
     zsock_set_rcvhwm (a->dealer, 100000);
     zsock_set_sndtimeo (a->dealer, 0);
+    /* reads drain until EAGAIN (see the main loop) */
+    zsock_set_rcvtimeo (a->dealer, 0);
     zsock_set_linger (a->dealer, 500);
+    a->dealer_gen++;
     if (zsock_connect (a->dealer, "%s", a->w->cfg.endpoint) < 0) {
         qc_log (QC_LOG_ERROR, MOD, "cannot connect to %s: %s", a->w->cfg.endpoint,
                 zmq_strerror (zmq_errno ()));
@@ -85,18 +89,20 @@ send_disconnect (agent_t *a, bool drain)
     free (m.refs);
 }
 
-static void
+/* Reads and handles one message from the broker; false when none was
+ * waiting. */
+static bool
 on_broker (agent_t *a)
 {
     zmsg_t *msg = zmsg_recv (a->dealer);
     if (!msg)
-        return;
+        return false;
     char err[256];
     qc_msg_t *m = qc_msg_decode (msg, err, sizeof err);
     zmsg_destroy (&msg);
     if (!m) {
         qc_log (QC_LOG_WARNING, MOD, "malformed message from the broker dropped: %s", err);
-        return;
+        return true;
     }
     a->last_heard = zclock_mono ();
     if (!atomic_load (&a->w->connected)) {
@@ -130,7 +136,7 @@ on_broker (agent_t *a)
     } else if (m->command == QC_DISCONNECT) {
         qc_log (QC_LOG_WARNING, MOD, "broker says: %s; registering again",
                 m->reason ? m->reason : "disconnect");
-        if (m->reason && strstr (m->reason, "unknown worker"))
+        if (m->reason && strstr (m->reason, "unknown peer"))
             send_ready (a);
         else {
             /* the broker is going away: what we queued is lost to it */
@@ -139,19 +145,23 @@ on_broker (agent_t *a)
         }
     }
     qc_msg_destroy (&m);
+    return true;
 }
 
-static void
+/* Forwards one executor message to the broker; false when none was
+ * waiting. */
+static bool
 on_executor (agent_t *a)
 {
     zmsg_t *msg = zmsg_recv (a->pull);
     if (!msg)
-        return;
+        return false;
     zframe_t *hdr = zmsg_first (msg);
     if (hdr && zframe_size (hdr) == 4 && zframe_data (hdr)[3] == QC_RESULT)
         a->outstanding--;
     zmsg_send (&msg, a->dealer);
     zmsg_destroy (&msg);
+    return true;
 }
 
 void
@@ -159,6 +169,8 @@ agent_actor (zsock_t *pipe, void *args)
 {
     agent_t a = {.w = args, .pipe = pipe};
     a.pull = zsock_new_pull (NULL);
+    if (a.pull)
+        zsock_set_rcvtimeo (a.pull, 0);   /* reads drain until EAGAIN */
     if (!a.pull || zsock_bind (a.pull, "%s", a.w->pull_endpoint) < 0
         || connect_broker (&a)) {
         zsock_signal (pipe, 1);
@@ -170,13 +182,19 @@ agent_actor (zsock_t *pipe, void *args)
     uint32_t hb = a.w->cfg.heartbeat_ms;
     a.next_beat = zclock_mono ();
     bool drained = false;
+    /* the poller follows the dealer, which changes on reconnect; it is
+     * rebuilt only then, not on every wake */
+    zpoller_t *poller = NULL;
+    uint64_t poller_gen = 0;
     for (;;) {
-        /* the poller follows the dealer, which changes on reconnect */
-        zpoller_t *poller = zpoller_new (pipe, a.pull, a.dealer, NULL);
+        if (!poller || poller_gen != a.dealer_gen) {
+            zpoller_destroy (&poller);
+            poller = zpoller_new (pipe, a.pull, a.dealer, NULL);
+            poller_gen = a.dealer_gen;
+        }
         int64_t now = zclock_mono ();
         int wait = (int) (a.next_beat - now);
         void *which = poller ? zpoller_wait (poller, wait > 0 ? wait : 0) : NULL;
-        zpoller_destroy (&poller);
         if (which == pipe) {
             char *cmd = zstr_recv (pipe);
             if (!cmd || streq (cmd, "$TERM")) {
@@ -194,11 +212,11 @@ agent_actor (zsock_t *pipe, void *args)
             }
             zstr_free (&cmd);
         } else if (which == a.pull) {
-            for (int i = 0; i < 1000 && (zsock_events (a.pull) & ZMQ_POLLIN); i++)
-                on_executor (&a);
+            for (int i = 0; i < 1000 && on_executor (&a); i++)
+                ;
         } else if (which == a.dealer) {
-            for (int i = 0; i < 1000 && a.dealer && (zsock_events (a.dealer) & ZMQ_POLLIN); i++)
-                on_broker (&a);
+            for (int i = 0; i < 1000 && a.dealer && on_broker (&a); i++)
+                ;
         }
         now = zclock_mono ();
         if (now >= a.next_beat) {
@@ -219,6 +237,7 @@ agent_actor (zsock_t *pipe, void *args)
             zstr_send (pipe, "DRAINED");
         }
     }
+    zpoller_destroy (&poller);
     if (!drained && atomic_load (&a.w->connected)) {
         /* leaving without a drain: unstarted tasks go back unblamed */
         zlist_destroy (&a.returned);

@@ -26,6 +26,8 @@ forward_log (const qc_log_record_t *rec, void *arg)
 static const char *
 base_name (const char *path)
 {
+    if (!path)
+        return "?";
     const char *s = strrchr (path, '/');
     return s ? s + 1 : path;
 }

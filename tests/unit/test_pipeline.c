@@ -540,6 +540,8 @@ test_slide_api (void)
     CHECK (strcmp (qc_slide_name (s), "CMU-1-Small-Region-pyramid.svs") == 0);
     CHECK (strcmp (qc_slide_path (s), path) == 0);
     CHECK (qc_slide_level_count (s) == 5);
+    CHECK (qc_slide_handle (s) && openslide_get_level_count (qc_slide_handle (s)) == 5);
+    CHECK (qc_slide_handle (NULL) == NULL);
     int64_t w = 0, h = 0;
     CHECK (qc_slide_level_size (s, 0, &w, &h) == 0 && w == 2220 && h == 2967);
     CHECK (qc_slide_level_size (s, 5, &w, &h) == -1 && qc_slide_level_size (s, -1, &w, &h) == -1);
