@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <pthread.h>
+#include <tiffio.h>
+
+#include "shared/log.h"
 
 /* Largest side of the region qc_slide_check_readable decodes: enough to
  * touch at least one tile, small enough to cost nothing. */
@@ -104,9 +108,30 @@ read_levels (qc_slide_t *self, char *err, size_t errlen)
     return 0;
 }
 
+/* libtiff (inside OpenSlide) prints its warnings straight to stderr,
+ * which breaks qc-submit's progress bar and says nothing a user can act
+ * on: they go to our log at debug level instead. Errors still reach us
+ * through OpenSlide's own error. */
+static void
+tiff_warning (const char *module, const char *fmt, va_list ap)
+{
+    char text[1024];
+    vsnprintf (text, sizeof text, fmt, ap);
+    qc_log (QC_LOG_DEBUG, "libtiff", "%s: %s", module ? module : "", text);
+}
+
+static pthread_once_t s_tiff_once = PTHREAD_ONCE_INIT;
+
+static void
+quiet_libtiff (void)
+{
+    TIFFSetWarningHandler (tiff_warning);
+}
+
 qc_slide_t *
 qc_slide_open (const char *path, char *err, size_t errlen)
 {
+    pthread_once (&s_tiff_once, quiet_libtiff);
     if (err && errlen)
         err[0] = '\0';
     if (!path || !*path) {
