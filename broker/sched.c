@@ -213,9 +213,11 @@ sched_job_remove (sched_t *self, sched_job_t *job)
             else w->cpu_inflight--;
         }
     }
+    /* the cursor names the job served last; step it back so that the job
+     * after this one is still next (job->next would skip it once) */
     for (int k = 0; k < 3; k++)
         if (self->cursor[k] == job)
-            self->cursor[k] = job->next;
+            self->cursor[k] = job->prev;
     if (job->prev) job->prev->next = job->next; else self->jobs = job->next;
     if (job->next) job->next->prev = job->prev; else self->jobs_tail = job->prev;
     job_free (job);
@@ -401,14 +403,15 @@ assign (sched_t *self, sched_task_t *t, sched_worker_t *w, int gpu_slot)
 }
 
 /* Gives w one task that fits its credit under the given pass: pass 0
- * fills executing capacity only, pass 1 also the prefetch. */
+ * fills executing capacity only, pass 1 also the prefetch; gpu picks GPU
+ * credit, else CPU credit. */
 static bool
-assign_one (sched_t *self, sched_worker_t *w, int pass)
+assign_one (sched_t *self, sched_worker_t *w, int pass, bool gpu)
 {
     static const int gpu_kinds[] = {QC_RES_GPU, QC_RES_ANY};
     static const int cpu_kinds[] = {QC_RES_CPU, QC_RES_ANY};
     uint32_t gpu_cap = w->ngpus + (pass ? w->gpu_prefetch : 0);
-    if (w->gpu_inflight < gpu_cap) {
+    if (gpu && w->gpu_inflight < gpu_cap) {
         sched_task_t *t = take_task (self, QC_RES_GPU, gpu_kinds, 2);
         if (t) {
             int best = 0;  /* the least loaded of its GPUs */
@@ -420,7 +423,7 @@ assign_one (sched_t *self, sched_worker_t *w, int pass)
         }
     }
     uint32_t cpu_cap = w->slots + (pass ? w->prefetch : 0);
-    if (w->cpu_inflight < cpu_cap) {
+    if (!gpu && w->cpu_inflight < cpu_cap) {
         sched_task_t *t = take_task (self, QC_RES_CPU, cpu_kinds, 2);
         if (t) {
             assign (self, t, w, -1);
@@ -436,13 +439,17 @@ sched_dispatch (sched_t *self)
     if (!self)
         return;
     /* one task per worker per round, so idle workers are served before
-     * any worker's prefetch fills */
-    for (int pass = 0; pass < 2; pass++) {
+     * any worker's prefetch fills; free GPUs on every worker are offered
+     * first, so an ANY task takes a free GPU wherever there is one before
+     * any CPU slot */
+    for (int phase = 0; phase < 4; phase++) {
+        int pass = phase / 2;
+        bool gpu = phase % 2 == 0;
         bool progress = true;
         while (progress && self->queued > 0) {
             progress = false;
             for (sched_worker_t *w = self->workers; w && self->queued > 0; w = w->next)
-                if (!w->draining && assign_one (self, w, pass))
+                if (!w->draining && assign_one (self, w, pass, gpu))
                     progress = true;
         }
     }

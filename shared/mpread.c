@@ -7,7 +7,7 @@ void
 mp_reader_init (mp_reader_t *r, const void *data, size_t len)
 {
     r->p = data;
-    r->end = r->p + (data ? len : 0);
+    r->end = data ? r->p + len : r->p;    /* NULL + 0 is undefined in C */
     r->failed = 0;
 }
 

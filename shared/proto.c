@@ -211,8 +211,19 @@ pack_opt_str (msgpack_packer *pk, const char *s)
 static int
 pack_result (msgpack_packer *pk, const qc_result_t *r)
 {
-    if (r->nkv > QC_RESULT_MAX_KV || r->nfiles > QC_RESULT_MAX_FILES)
+    if (r->nkv > QC_RESULT_MAX_KV || r->nfiles > QC_RESULT_MAX_FILES
+        || (r->error && strlen (r->error) > QC_RESULT_MAX_ERROR)
+        || (r->warnings && strlen (r->warnings) > QC_RESULT_MAX_WARNINGS))
         return -1;
+    for (size_t i = 0; i < r->nkv; i++)
+        if (!r->kv[i].key || !*r->kv[i].key || !r->kv[i].value
+            || strlen (r->kv[i].key) > QC_RESULT_MAX_KEY
+            || strlen (r->kv[i].value) > QC_RESULT_MAX_VALUE)
+            return -1;
+    for (size_t i = 0; i < r->nfiles; i++)
+        if (!r->files[i].name || strlen (r->files[i].name) > QC_RESULT_MAX_FILENAME
+            || r->files[i].size > QC_RESULT_MAX_FILESIZE)
+            return -1;
     msgpack_pack_map (pk, 5);
     pack_str (pk, "ok");
     if (r->ok) msgpack_pack_true (pk); else msgpack_pack_false (pk);
@@ -263,7 +274,11 @@ pack_field (msgpack_packer *pk, const qc_msg_t *m, int f)
     switch (fd->type) {
     case T_U64: msgpack_pack_uint64 (pk, *(const uint64_t *) base); break;
     case T_U32: msgpack_pack_uint32 (pk, *(const uint32_t *) base); break;
-    case T_U8: msgpack_pack_uint8 (pk, *(const uint8_t *) base); break;
+    case T_U8:
+        if (*(const uint8_t *) base > fd->max)
+            return -1;
+        msgpack_pack_uint8 (pk, *(const uint8_t *) base);
+        break;
     case T_I32: msgpack_pack_int32 (pk, *(const int32_t *) base); break;
     case T_BOOL:
         if (*(const bool *) base) msgpack_pack_true (pk);
@@ -292,6 +307,9 @@ pack_field (msgpack_packer *pk, const qc_msg_t *m, int f)
             return -1;
         msgpack_pack_array (pk, m->ngpus);
         for (size_t i = 0; i < m->ngpus; i++) {
+            if (m->gpus[i].index > 1024
+                || (m->gpus[i].name && strlen (m->gpus[i].name) > QC_PROTO_MAX_NAME))
+                return -1;
             msgpack_pack_array (pk, 3);
             msgpack_pack_uint32 (pk, m->gpus[i].index);
             pack_str (pk, m->gpus[i].name ? m->gpus[i].name : "");
@@ -314,6 +332,9 @@ pack_field (msgpack_packer *pk, const qc_msg_t *m, int f)
         msgpack_pack_array (pk, m->nworkers);
         for (size_t i = 0; i < m->nworkers; i++) {
             const qc_worker_row_t *w = &m->workers[i];
+            if ((w->name && strlen (w->name) > QC_PROTO_MAX_NAME)
+                || (w->host && strlen (w->host) > QC_PROTO_MAX_NAME))
+                return -1;
             msgpack_pack_array (pk, 8);
             pack_str (pk, w->name ? w->name : "");
             pack_str (pk, w->host ? w->host : "");
@@ -348,6 +369,49 @@ pack_field (msgpack_packer *pk, const qc_msg_t *m, int f)
     return 0;
 }
 
+/* The body is packed into a buffer that starts on the stack: most bodies
+ * (TASK, STARTED, RESULT of a small result, ACK, HEARTBEAT) fit, so an
+ * encode costs no allocation of its own. msgpack's sbuffer allocated
+ * 8 KiB for every message, which the allocator kept trimming and growing
+ * again (page faults on every send under load). */
+#define ENC_INLINE 2048
+
+typedef struct {
+    char *data;
+    size_t size, cap;
+    bool failed;              /* out of memory or over QC_PROTO_MAX_BODY */
+    char inline_buf[ENC_INLINE];
+} enc_buf_t;
+
+static int
+enc_buf_write (void *arg, const char *buf, size_t len)
+{
+    enc_buf_t *b = arg;
+    if (b->failed)
+        return -1;
+    if (len > QC_PROTO_MAX_BODY - b->size) {
+        b->failed = true;     /* also keeps the sizes below from overflowing */
+        return -1;
+    }
+    if (b->size + len > b->cap) {
+        size_t cap = b->cap * 2;
+        while (cap < b->size + len)
+            cap *= 2;
+        char *grown = b->data == b->inline_buf ? malloc (cap) : realloc (b->data, cap);
+        if (!grown) {
+            b->failed = true;
+            return -1;
+        }
+        if (b->data == b->inline_buf)
+            memcpy (grown, b->inline_buf, b->size);
+        b->data = grown;
+        b->cap = cap;
+    }
+    memcpy (b->data + b->size, buf, len);
+    b->size += len;
+    return 0;
+}
+
 int
 qc_msg_encode (const qc_msg_t *self, zmsg_t *out)
 {
@@ -362,25 +426,28 @@ qc_msg_encode (const qc_msg_t *self, zmsg_t *out)
             count++;
         else if (cmd->requires & B (f))
             return -1;
-    msgpack_sbuffer sbuf;
-    msgpack_sbuffer_init (&sbuf);
+    enc_buf_t buf;
+    buf.data = buf.inline_buf;
+    buf.size = 0;
+    buf.cap = sizeof buf.inline_buf;
+    buf.failed = false;
     msgpack_packer pk;
-    msgpack_packer_init (&pk, &sbuf, msgpack_sbuffer_write);
+    msgpack_packer_init (&pk, &buf, enc_buf_write);
     msgpack_pack_map (&pk, count);
     int rc = 0;
     for (int f = 0; f < F_COUNT && rc == 0; f++)
         if ((cmd->uses & B (f)) && field_present (self, f))
             rc = pack_field (&pk, self, f);
-    /* msgpack_sbuffer_write reports allocation failure by leaving data
-     * NULL with a non-zero size request; guard both. */
-    if (rc == 0 && (!sbuf.data || sbuf.size > QC_PROTO_MAX_BODY))
+    /* the packer ignores its writer's failures: the buffer remembers */
+    if (rc == 0 && buf.failed)
         rc = -1;
     if (rc == 0) {
         uint8_t hdr[4] = {'Q', 'C', QC_PROTO_VERSION, self->command};
-        if (zmsg_addmem (out, hdr, sizeof hdr) || zmsg_addmem (out, sbuf.data, sbuf.size))
+        if (zmsg_addmem (out, hdr, sizeof hdr) || zmsg_addmem (out, buf.data, buf.size))
             rc = -1;
     }
-    msgpack_sbuffer_destroy (&sbuf);
+    if (buf.data != buf.inline_buf)
+        free (buf.data);
     return rc;
 }
 
@@ -546,9 +613,9 @@ read_field (mp_reader_t *r, qc_msg_t *m, int f)
     case T_GPUS:
         if (m->gpus || read_array_max (r, (uint32_t) fd->max, 0, &n)) return -1;
         if (n && !(m->gpus = calloc (n, sizeof *m->gpus))) return -1;
-        for (uint32_t i = 0; i < n; i++, m->ngpus++) {
+        for (uint32_t i = 0; i < n; i++) {
             uint32_t t;
-            qc_gpu_t *g = &m->gpus[i];
+            qc_gpu_t *g = &m->gpus[m->ngpus++];   /* counted first: freed on error */
             if (read_array_max (r, 3, 3, &t) || mp_read_uint (r, &u) || u > 1024)
                 return -1;
             g->index = (uint32_t) u;
@@ -570,9 +637,9 @@ read_field (mp_reader_t *r, qc_msg_t *m, int f)
     case T_WORKERS:
         if (m->workers || read_array_max (r, (uint32_t) fd->max, 0, &n)) return -1;
         if (n && !(m->workers = calloc (n, sizeof *m->workers))) return -1;
-        for (uint32_t i = 0; i < n; i++, m->nworkers++) {
+        for (uint32_t i = 0; i < n; i++) {
             uint32_t t;
-            qc_worker_row_t *w = &m->workers[i];
+            qc_worker_row_t *w = &m->workers[m->nworkers++];   /* freed on error */
             uint64_t v[4];
             if (read_array_max (r, 8, 8, &t)
                 || !(w->name = dup_str (r, QC_PROTO_MAX_NAME, false))
@@ -681,7 +748,8 @@ qc_msg_decode_bytes (const void *hdr, size_t hdrlen, const void *body,
                       s_fields[f].key);
             goto fail;
         }
-        seen |= B (f);
+        if (field_present (m, f))     /* a nil string is absent, not present */
+            seen |= B (f);
     }
     if (mp_left (&r)) {
         snprintf (err, errlen, "%s: trailing bytes after body", cmd->name);

@@ -1440,6 +1440,97 @@ test_encode_refuses (void)
 #undef ACCEPT
 }
 
+/* The bounded reader itself: lengths are checked against the bytes left
+ * before anything is trusted; failure is sticky; integer ranges hold. */
+static void
+test_mpread (void)
+{
+    mp_reader_t r;
+    uint32_t n;
+    uint64_t u;
+    int64_t i;
+    double d;
+    bool b;
+    const char *str;
+    const uint8_t *bin;
+    uint8_t arr32[15] = {0xdd, 0xff, 0xff, 0xff, 0xff};
+    mp_reader_init (&r, arr32, sizeof arr32);
+    CHECK (mp_read_array (&r, &n) == -1 && r.failed, "array32 of 4e9 over 10 bytes");
+    CHECK (mp_read_nil (&r) == false && mp_read_uint (&r, &u) == -1, "sticky failure");
+    uint8_t map16[12] = {0xde, 0x00, 0x06};     /* 6 pairs need 12 bytes, 9 left */
+    mp_reader_init (&r, map16, sizeof map16);
+    CHECK (mp_read_map (&r, &n) == -1, "map16 of 6 pairs over 9 bytes");
+    uint8_t arr3[4] = {0x93, 1, 2, 3};
+    mp_reader_init (&r, arr3, sizeof arr3);
+    CHECK (mp_read_array (&r, &n) == 0 && n == 3);
+    CHECK (mp_read_uint (&r, &u) == 0 && u == 1 && mp_left (&r) == 2);
+    uint8_t str32[9] = {0xdb, 0xff, 0xff, 0xff, 0xf0, 'a', 'b', 'c', 'd'};
+    mp_reader_init (&r, str32, sizeof str32);
+    CHECK (mp_read_str (&r, &str, &n) == -1);
+    uint8_t bin8[4] = {0xc4, 0x03, 0, 1};
+    mp_reader_init (&r, bin8, sizeof bin8);
+    CHECK (mp_read_bin (&r, &bin, &n) == -1, "bin8 of 3 over 2 bytes");
+    uint8_t bin0[2] = {0xc4, 0x00};
+    mp_reader_init (&r, bin0, sizeof bin0);
+    CHECK (mp_read_bin (&r, &bin, &n) == 0 && n == 0 && mp_left (&r) == 0);
+    /* integers */
+    uint8_t u64max[9] = {0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    mp_reader_init (&r, u64max, sizeof u64max);
+    CHECK (mp_read_uint (&r, &u) == 0 && u == UINT64_MAX);
+    mp_reader_init (&r, u64max, sizeof u64max);
+    CHECK (mp_read_int (&r, &i) == -1, "uint64 max is not an int64");
+    uint8_t neg[2] = {0xd0, 0x80};
+    mp_reader_init (&r, neg, sizeof neg);
+    CHECK (mp_read_int (&r, &i) == 0 && i == -128);
+    mp_reader_init (&r, neg, sizeof neg);
+    CHECK (mp_read_uint (&r, &u) == -1, "negative is not a uint");
+    uint8_t fixneg[1] = {0xff};
+    mp_reader_init (&r, fixneg, 1);
+    CHECK (mp_read_int (&r, &i) == 0 && i == -1);
+    uint8_t i64min[9] = {0xd3, 0x80, 0, 0, 0, 0, 0, 0, 0};
+    mp_reader_init (&r, i64min, sizeof i64min);
+    CHECK (mp_read_int (&r, &i) == 0 && i == INT64_MIN);
+    uint8_t f32[5] = {0xca, 0x3f, 0xc0, 0x00, 0x00};     /* 1.5f */
+    mp_reader_init (&r, f32, sizeof f32);
+    CHECK (mp_read_double (&r, &d) == 0 && d == 1.5);
+    uint8_t seven[1] = {0x07};
+    mp_reader_init (&r, seven, 1);
+    CHECK (mp_read_double (&r, &d) == 0 && d == 7.0);
+    mp_reader_init (&r, seven, 1);
+    CHECK (mp_read_bool (&r, &b) == -1);
+    uint8_t t[2] = {0xc3, 0xc0};
+    mp_reader_init (&r, t, 2);
+    CHECK (mp_read_bool (&r, &b) == 0 && b && mp_read_nil (&r) && mp_left (&r) == 0);
+    /* skip: depth bound, truncated ext, the never-used 0xc1 */
+    uint8_t deep[12];
+    memset (deep, 0x91, sizeof deep);
+    deep[11] = 0xc0;
+    mp_reader_init (&r, deep, sizeof deep);
+    CHECK (mp_skip (&r, 8) == -1, "11 levels deep with depth 8");
+    mp_reader_init (&r, deep + 5, sizeof deep - 5);
+    CHECK (mp_skip (&r, 8) == 0 && mp_left (&r) == 0, "6 levels deep is fine");
+    uint8_t ext[4] = {0xc7, 0x05, 0x01, 0x00};
+    mp_reader_init (&r, ext, sizeof ext);
+    CHECK (mp_skip (&r, 8) == -1, "ext8 of 5 over 1 byte");
+    uint8_t c1[1] = {0xc1};
+    mp_reader_init (&r, c1, 1);
+    CHECK (mp_skip (&r, 8) == -1);
+    mp_reader_init (&r, NULL, 0);
+    CHECK (mp_read_map (&r, &n) == -1 && mp_left (&r) == 0);
+
+    /* through the decoder: gpu (int32) sent as uint64 max is refused, not
+     * wrapped to -1 */
+    mb_t mb;
+    mb_init (&mb);
+    msgpack_pack_map (&mb.pk, 4);
+    mb_str (&mb, "job"); msgpack_pack_uint32 (&mb.pk, 1);
+    mb_str (&mb, "idx"); msgpack_pack_uint32 (&mb.pk, 1);
+    mb_str (&mb, "path"); mb_str (&mb, "/x");
+    mb_str (&mb, "gpu"); msgpack_pack_uint64 (&mb.pk, UINT64_MAX);
+    expect_bad ("TASK gpu = uint64 max", QC_TASK, mb.sb.data, mb.sb.size);
+    mb_free (&mb);
+}
+
 /* ------------------------------------------------------------ fuzz */
 
 static uint64_t s_rng = 0x9e3779b97f4a7c15ull;
@@ -1580,6 +1671,7 @@ main (void)
     test_unknown_keys ();
     test_truncations ();
     test_encode_refuses ();
+    test_mpread ();
     test_fuzz ();
     return check_done ("test_proto");
 }
