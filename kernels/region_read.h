@@ -20,14 +20,15 @@
  * The pixels differ from HistoQC's in the resampling only: an exact area
  * average (kernels/cpu/resize.c) instead of PIL's Lanczos.
  *
- * Reading is done in bands of the chosen level by a few threads
- * (openslide_read_region is thread-safe on one handle); each band is
- * composited over the slide's background colour (openslide.background-
- * color, white when absent, as openslide-python does) and area-reduced
- * straight into the output, so memory stays at the output plus a band per
- * thread however large the level. Bands start at level-0 y coordinates
- * rounded from the level's, so on a level whose downsample is not an
- * integer OpenSlide may shift a band by a fraction of a pixel.
+ * Reading (kernels/cpu/band_reader.c) is done by a few threads
+ * (openslide_read_region is thread-safe on one handle) in bands cut at
+ * the level's tile rows; each band is composited over the slide's
+ * background colour (openslide.background-color, white when absent, as
+ * openslide-python does) and area-reduced straight into the output, so
+ * memory stays at the output plus a tile row per thread however large
+ * the level. Reads start at level-0 y coordinates rounded from the
+ * level's, so on a level whose downsample is not an integer OpenSlide may
+ * shift a band by a fraction of a pixel.
  *
  * Errors come back as messages; nothing aborts. */
 #ifndef QC_REGION_READ_H

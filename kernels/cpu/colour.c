@@ -2,7 +2,6 @@
  * arithmetic is pixel_math.h's; this file only walks the pixels. */
 #include "kernels/cpu/cpu_ops.h"
 
-#include <ctype.h>
 #include <string.h>
 #include <strings.h>
 

@@ -5,9 +5,9 @@
  * exactly skimage.morphology.disk (r)). That is a threshold on the exact
  * squared distance transform (Felzenszwalb & Huttenlocher: one column
  * pass, one lower-envelope-of-parabolas pass per row), so the cost per
- * pixel does not grow with r; HistoQC opens with r = 25 on the default
- * config's sibling configs and with r up to the image size in others.
- * Erosion is the complement of the dilation of the complement.
+ * pixel does not grow with r (HistoQC's finalProcessingSpur defaults to
+ * r = 25, and configs may ask for more). Erosion is the complement of the
+ * dilation of the complement.
  *
  * Borders follow skimage.morphology.binary_erosion (border_value=True:
  * outside counts as set, so erosion does not eat in from the image edge)

@@ -1,0 +1,356 @@
+/* PNG encode/decode with libpng's low-level API (the simplified API
+ * would convert gamma on read; HistoQC's readers do not).
+ *
+ * libpng reports errors by longjmp. Each setjmp lives in a small
+ * "protected" function whose only job is the libpng calls; everything it
+ * allocates is stored through a pointer into its caller's state, so after
+ * a longjmp the caller still knows what to free (locals of the function
+ * that called setjmp would be indeterminate). */
+#include "kernels/png_io.h"
+
+#include <errno.h>
+#include <png.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/pixel_math.h"
+
+/* A PNG larger than this is not something this project writes or reads. */
+#define MAX_PNG_BYTES ((size_t) 1 << 30)
+
+typedef struct {
+    char *err;
+    size_t errlen;
+} errctx_t;
+
+static void
+set_err (char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || errlen == 0)
+        return;
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (err, errlen, fmt, ap);
+    va_end (ap);
+}
+
+static void
+on_png_error (png_structp png, png_const_charp msg)
+{
+    errctx_t *e = png_get_error_ptr (png);
+    if (e)
+        set_err (e->err, e->errlen, "libpng: %s", msg ? msg : "error");
+    png_longjmp (png, 1);
+}
+
+static void
+on_png_warning (png_structp png, png_const_charp msg)
+{
+    (void) png;
+    (void) msg;                 /* warnings do not change the pixels */
+}
+
+/* ---- encoding ------------------------------------------------------- */
+
+typedef struct {
+    unsigned char *data;
+    size_t size, cap;
+} membuf_t;
+
+static void
+mem_write (png_structp png, png_bytep bytes, png_size_t n)
+{
+    membuf_t *m = png_get_io_ptr (png);
+    if (n > MAX_PNG_BYTES - m->size)
+        png_error (png, "PNG too large");
+    if (m->size + n > m->cap) {
+        size_t cap = m->cap ? m->cap : 4096;
+        while (cap < m->size + n)
+            cap *= 2;
+        unsigned char *d = realloc (m->data, cap);
+        if (!d)
+            png_error (png, "out of memory");
+        m->data = d;
+        m->cap = cap;
+    }
+    memcpy (m->data + m->size, bytes, n);
+    m->size += n;
+}
+
+static void
+mem_flush (png_structp png)
+{
+    (void) png;
+}
+
+static int
+encode_protected (png_structp png, png_infop info, const uint8_t *px, int w,
+                  int h, int channels, membuf_t *m)
+{
+    if (setjmp (png_jmpbuf (png)))
+        return -1;
+    png_set_write_fn (png, m, mem_write, mem_flush);
+    png_set_IHDR (png, info, (png_uint_32) w, (png_uint_32) h, 8,
+                  channels == 3 ? PNG_COLOR_TYPE_RGB : PNG_COLOR_TYPE_GRAY,
+                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+                  PNG_FILTER_TYPE_DEFAULT);
+    png_set_compression_level (png, 6);
+    png_write_info (png, info);
+    for (int y = 0; y < h; y++)
+        png_write_row (png, px + (size_t) y * w * channels);
+    png_write_end (png, NULL);
+    return 0;
+}
+
+static int
+encode (const uint8_t *px, int w, int h, int channels, unsigned char **data,
+        size_t *size, char *err, size_t errlen)
+{
+    if (!px || !data || !size || qc_image_check_size (w, h, NULL)) {
+        set_err (err, errlen, "invalid image to encode");
+        return -1;
+    }
+    errctx_t e = { err, errlen };
+    png_structp png = png_create_write_struct (PNG_LIBPNG_VER_STRING, &e,
+                                               on_png_error, on_png_warning);
+    png_infop info = png ? png_create_info_struct (png) : NULL;
+    if (!info) {
+        png_destroy_write_struct (&png, NULL);
+        set_err (err, errlen, "libpng: out of memory");
+        return -1;
+    }
+    membuf_t m = { NULL, 0, 0 };
+    int rc = encode_protected (png, info, px, w, h, channels, &m);
+    png_destroy_write_struct (&png, &info);
+    if (rc) {
+        free (m.data);
+        return -1;
+    }
+    *data = m.data;
+    *size = m.size;
+    return 0;
+}
+
+int
+qc_png_encode_rgb (const qc_rgb_t *img, unsigned char **data, size_t *size,
+                   char *err, size_t errlen)
+{
+    if (!qc_rgb_valid (img)) {
+        set_err (err, errlen, "invalid RGB image");
+        return -1;
+    }
+    return encode (img->px, img->w, img->h, 3, data, size, err, errlen);
+}
+
+int
+qc_png_encode_gray8 (const uint8_t *px, int w, int h, unsigned char **data,
+                     size_t *size, char *err, size_t errlen)
+{
+    return encode (px, w, h, 1, data, size, err, errlen);
+}
+
+int
+qc_png_encode_mask (const qc_mask_t *mask, unsigned char **data, size_t *size,
+                    char *err, size_t errlen)
+{
+    if (!qc_mask_valid (mask)) {
+        set_err (err, errlen, "invalid mask");
+        return -1;
+    }
+    size_t n = qc_npix (mask->w, mask->h);
+    uint8_t *g = malloc (n);
+    if (!g) {
+        set_err (err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        g[i] = mask->px[i] ? 255 : 0;
+    int rc = encode (g, mask->w, mask->h, 1, data, size, err, errlen);
+    free (g);
+    return rc;
+}
+
+int
+qc_png_encode_fimg (const qc_fimg_t *img, unsigned char **data, size_t *size,
+                    char *err, size_t errlen)
+{
+    if (!qc_fimg_valid (img)) {
+        set_err (err, errlen, "invalid float image");
+        return -1;
+    }
+    size_t n = qc_npix (img->w, img->h);
+    uint8_t *g = malloc (n);
+    if (!g) {
+        set_err (err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        g[i] = qc_px_u8_from_unit (img->px[i]);
+    int rc = encode (g, img->w, img->h, 1, data, size, err, errlen);
+    free (g);
+    return rc;
+}
+
+int
+qc_png_write_file (const char *path, const unsigned char *data, size_t size,
+                   char *err, size_t errlen)
+{
+    if (!path || (!data && size)) {
+        set_err (err, errlen, "invalid arguments");
+        return -1;
+    }
+    FILE *f = fopen (path, "wb");
+    if (!f) {
+        set_err (err, errlen, "%s: %s", path, strerror (errno));
+        return -1;
+    }
+    size_t put = size ? fwrite (data, 1, size, f) : 0;
+    int werr = put != size ? errno : 0;
+    if (fclose (f) != 0 && !werr)
+        werr = errno ? errno : EIO;
+    if (werr || put != size) {
+        set_err (err, errlen, "%s: %s", path, strerror (werr ? werr : EIO));
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- decoding ------------------------------------------------------- */
+
+typedef struct {
+    const unsigned char *data;
+    size_t size, pos;
+} memsrc_t;
+
+static void
+mem_read (png_structp png, png_bytep out, png_size_t n)
+{
+    memsrc_t *s = png_get_io_ptr (png);
+    if (n > s->size - s->pos)
+        png_error (png, "truncated PNG");
+    memcpy (out, s->data + s->pos, n);
+    s->pos += n;
+}
+
+typedef struct {
+    qc_rgb_t *img;
+    png_bytep *rows;
+    int too_large;
+} decode_state_t;
+
+static int
+decode_protected (png_structp png, png_infop info, memsrc_t *src,
+                  decode_state_t *st)
+{
+    if (setjmp (png_jmpbuf (png)))
+        return -1;
+    png_set_read_fn (png, src, mem_read);
+    png_set_user_limits (png, QC_IMAGE_MAX_DIM, QC_IMAGE_MAX_DIM);
+    png_read_info (png, info);
+    png_uint_32 w = png_get_image_width (png, info);
+    png_uint_32 h = png_get_image_height (png, info);
+    if (qc_image_check_size ((int) w, (int) h, NULL)) {
+        st->too_large = 1;
+        return -1;
+    }
+    int ct = png_get_color_type (png, info);
+    png_set_expand (png);       /* palette, gray < 8 bits, tRNS */
+    png_set_strip_16 (png);
+    png_set_strip_alpha (png);
+    if (ct == PNG_COLOR_TYPE_GRAY || ct == PNG_COLOR_TYPE_GRAY_ALPHA)
+        png_set_gray_to_rgb (png);
+    png_set_interlace_handling (png);
+    png_read_update_info (png, info);
+    if (png_get_rowbytes (png, info) != (size_t) w * 3)
+        png_error (png, "unexpected row layout after conversion to RGB");
+    st->img = qc_rgb_new ((int) w, (int) h);
+    st->rows = malloc ((size_t) h * sizeof *st->rows);
+    if (!st->img || !st->rows)
+        png_error (png, "out of memory");
+    for (png_uint_32 y = 0; y < h; y++)
+        st->rows[y] = st->img->px + (size_t) y * w * 3;
+    png_read_image (png, st->rows);
+    png_read_end (png, NULL);
+    return 0;
+}
+
+qc_rgb_t *
+qc_png_decode_rgb (const void *data, size_t size, char *err, size_t errlen)
+{
+    if (!data || size < 8 || png_sig_cmp (data, 0, 8) != 0) {
+        set_err (err, errlen, "not a PNG file");
+        return NULL;
+    }
+    errctx_t e = { err, errlen };
+    png_structp png = png_create_read_struct (PNG_LIBPNG_VER_STRING, &e,
+                                              on_png_error, on_png_warning);
+    png_infop info = png ? png_create_info_struct (png) : NULL;
+    if (!info) {
+        png_destroy_read_struct (&png, NULL, NULL);
+        set_err (err, errlen, "libpng: out of memory");
+        return NULL;
+    }
+    memsrc_t src = { data, size, 0 };
+    decode_state_t st = { NULL, NULL, 0 };
+    int rc = decode_protected (png, info, &src, &st);
+    png_destroy_read_struct (&png, &info, NULL);
+    free (st.rows);
+    if (rc) {
+        if (st.too_large)
+            set_err (err, errlen, "PNG image size is zero or too large");
+        qc_rgb_destroy (&st.img);
+        return NULL;
+    }
+    return st.img;
+}
+
+qc_rgb_t *
+qc_png_read_rgb (const char *path, char *err, size_t errlen)
+{
+    if (!path) {
+        set_err (err, errlen, "no path");
+        return NULL;
+    }
+    FILE *f = fopen (path, "rb");
+    if (!f) {
+        set_err (err, errlen, "%s: %s", path, strerror (errno));
+        return NULL;
+    }
+    unsigned char *buf = NULL;
+    size_t size = 0, cap = 0;
+    for (;;) {
+        if (size == cap) {
+            if (cap >= MAX_PNG_BYTES) {
+                set_err (err, errlen, "%s: file too large", path);
+                goto fail;
+            }
+            cap = cap ? cap * 2 : 65536;
+            unsigned char *b = realloc (buf, cap);
+            if (!b) {
+                set_err (err, errlen, "%s: out of memory", path);
+                goto fail;
+            }
+            buf = b;
+        }
+        size_t got = fread (buf + size, 1, cap - size, f);
+        size += got;
+        if (got == 0) {
+            if (ferror (f)) {
+                set_err (err, errlen, "%s: read error", path);
+                goto fail;
+            }
+            break;
+        }
+    }
+    fclose (f);
+    qc_rgb_t *img = qc_png_decode_rgb (buf, size, err, errlen);
+    free (buf);
+    return img;
+fail:
+    fclose (f);
+    free (buf);
+    return NULL;
+}

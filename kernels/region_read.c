@@ -1,0 +1,444 @@
+/* Working-size slide reading: HistoQC's size rules (see region_read.h),
+ * planning, and the front of the reader (arguments, background colour,
+ * messages); kernels/cpu/band_reader.c does the parallel reading. */
+#include "kernels/region_read.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cpu/band_reader.h"
+
+#define DEFAULT_THREADS 4
+/* Source sides are used as int in the resampler. */
+#define MAX_SOURCE_SIDE ((int64_t) 1 << 30)
+
+static void
+set_err (char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || errlen == 0)
+        return;
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (err, errlen, fmt, ap);
+    va_end (ap);
+}
+
+/* ---- sizes ---------------------------------------------------------- */
+
+/* Decimal number "12", "1.25", ".5", "3." with nothing else; no sign,
+ * exponent, hex, inf or nan (strtod alone would take all of those). */
+static int
+parse_decimal (const char *s, size_t len, double *out)
+{
+    int digits = 0, dots = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (isdigit ((unsigned char) s[i]))
+            digits++;
+        else if (s[i] == '.' && dots++ == 0)
+            continue;
+        else
+            return -1;
+    }
+    if (!digits || len > 64)
+        return -1;
+    char buf[65];
+    memcpy (buf, s, len);
+    buf[len] = '\0';
+    double v = strtod (buf, NULL);
+    if (!isfinite (v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int
+qc_region_parse_size (const char *text, qc_region_kind_t *kind, double *value)
+{
+    if (!text || !kind || !value)
+        return -1;
+    while (isspace ((unsigned char) *text))
+        text++;
+    size_t len = strlen (text);
+    while (len && isspace ((unsigned char) text[len - 1]))
+        len--;
+    int mag = len && (text[len - 1] == 'x' || text[len - 1] == 'X');
+    double v;
+    if (parse_decimal (text, len - (size_t) mag, &v) || !(v > 0.0))
+        return -1;
+    *value = v;
+    *kind = mag ? QC_REGION_MAG
+          : v < 1.0 ? QC_REGION_DOWNSCALE
+          : v < 100.0 ? QC_REGION_LEVEL
+          : QC_REGION_DIM;
+    return 0;
+}
+
+static int
+parse_property_number (const char *s, double *out)
+{
+    if (!s)
+        return -1;
+    char *end;
+    double v = strtod (s, &end);
+    while (end != s && isspace ((unsigned char) *end))
+        end++;
+    if (end == s || *end || !isfinite (v) || !(v > 0.0))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int
+qc_region_base_mag (openslide_t *osr, double fallback, double *mag)
+{
+    if (!osr || !mag)
+        return -1;
+    static const char *const keys[] = { "openslide.objective-power",
+                                        "aperio.AppMag" };
+    for (size_t i = 0; i < 2; i++)
+        if (parse_property_number (openslide_get_property_value (osr,
+                                                                 keys[i]),
+                                   mag) == 0)
+            return 0;
+    if (fallback > 0.0 && isfinite (fallback)) {
+        *mag = fallback;
+        return 0;
+    }
+    return -1;
+}
+
+/* Python's min (floor, ceil, key) then max (.., 1), as PIL's
+ * round_aspect: floor wins ties. */
+static int64_t
+round_aspect (double number, double aspect, double num, int by_height)
+{
+    double f = floor (number), c = ceil (number);
+    double kf, kc;
+    if (by_height) {            /* key: |aspect - n / y|, num = y */
+        kf = fabs (aspect - f / num);
+        kc = fabs (aspect - c / num);
+    } else {                    /* key: 0 if n == 0 else |aspect - x / n| */
+        kf = f == 0.0 ? 0.0 : fabs (aspect - num / f);
+        kc = c == 0.0 ? 0.0 : fabs (aspect - num / c);
+    }
+    double r = kc < kf ? c : f;
+    return r < 1.0 ? 1 : (int64_t) r;
+}
+
+void
+qc_region_thumbnail_size (int64_t w, int64_t h, int64_t box_w, int64_t box_h,
+                          int64_t *out_w, int64_t *out_h)
+{
+    if (!out_w || !out_h)
+        return;
+    if (w < 1 || h < 1 || box_w < 1 || box_h < 1) {
+        *out_w = w > 0 ? w : 1;
+        *out_h = h > 0 ? h : 1;
+        return;
+    }
+    if (box_w >= w && box_h >= h) {     /* PIL never enlarges */
+        *out_w = w;
+        *out_h = h;
+        return;
+    }
+    double aspect = (double) w / (double) h;
+    if ((double) box_w / (double) box_h >= aspect) {
+        *out_w = round_aspect ((double) box_h * aspect, aspect,
+                               (double) box_h, 1);
+        *out_h = box_h;
+    } else {
+        *out_w = box_w;
+        *out_h = round_aspect ((double) box_w / aspect, aspect,
+                               (double) box_w, 0);
+    }
+}
+
+/* ---- planning ------------------------------------------------------- */
+
+static int
+osr_failed (openslide_t *osr, char *err, size_t errlen)
+{
+    const char *oe = openslide_get_error (osr);
+    if (!oe)
+        return 0;
+    set_err (err, errlen, "OpenSlide: %s", oe);
+    return 1;
+}
+
+/* Level whose downsample is within 1% of factor (HistoQC's
+ * getBestLevelForDownsample), else OpenSlide's best level. */
+static int
+level_for_factor (openslide_t *osr, double factor)
+{
+    int32_t n = openslide_get_level_count (osr);
+    for (int32_t i = 0; i < n; i++) {
+        double ds = openslide_get_level_downsample (osr, i);
+        if (fabs (ds / factor - 1.0) <= 0.01 + 1e-5)
+            return i;
+    }
+    return openslide_get_best_level_for_downsample (osr, factor);
+}
+
+static int
+plan_level (openslide_t *osr, const qc_region_request_t *req, int64_t bw,
+            int64_t bh, qc_region_plan_t *plan)
+{
+    int32_t n = openslide_get_level_count (osr);
+    int level = req->value >= (double) INT32_MAX ? INT32_MAX
+              : (int) req->value;
+    if (level >= n) {
+        snprintf (plan->warning, sizeof plan->warning,
+                  "Desired Image Level %d does not exist! Instead using "
+                  "level %d! Downstream output may not be correct",
+                  level, n - 1);
+        level = n - 1;
+    }
+    int64_t lw, lh;
+    openslide_get_level_dimensions (osr, level, &lw, &lh);
+    double ds = openslide_get_level_downsample (osr, level);
+    plan->level = level;
+    plan->level_downsample = ds;
+    if (req->use_bbox) {        /* HistoQC: (bbox / downsample).astype (int) */
+        plan->src_w = (int64_t) ((double) bw / ds);
+        plan->src_h = (int64_t) ((double) bh / ds);
+    } else {
+        plan->src_w = lw;
+        plan->src_h = lh;
+    }
+    plan->out_w = (int) (plan->src_w > INT32_MAX ? INT32_MAX : plan->src_w);
+    plan->out_h = (int) (plan->src_h > INT32_MAX ? INT32_MAX : plan->src_h);
+    return 0;
+}
+
+int
+qc_region_plan (openslide_t *osr, const qc_region_request_t *req,
+                qc_region_plan_t *plan, char *err, size_t errlen)
+{
+    if (!osr || !req || !plan || !(req->value > 0.0)
+        || !isfinite (req->value)) {
+        set_err (err, errlen, "invalid working size request");
+        return -1;
+    }
+    memset (plan, 0, sizeof *plan);
+    if (osr_failed (osr, err, errlen))
+        return -1;
+    int64_t W, H;
+    openslide_get_level0_dimensions (osr, &W, &H);
+    if (osr_failed (osr, err, errlen))
+        return -1;
+    if (W < 1 || H < 1) {
+        set_err (err, errlen, "slide has no pixels (%lld x %lld)",
+                 (long long) W, (long long) H);
+        return -1;
+    }
+    int64_t bx = 0, by = 0, bw = W, bh = H;
+    if (req->use_bbox) {
+        bx = req->bbox_x, by = req->bbox_y;
+        bw = req->bbox_w, bh = req->bbox_h;
+        if (bx < 0 || by < 0 || bw < 1 || bh < 1 || bx > W - bw
+            || by > H - bh) {
+            set_err (err, errlen, "bounding box (%lld, %lld, %lld, %lld) is "
+                     "not inside the slide (%lld x %lld)", (long long) bx,
+                     (long long) by, (long long) bw, (long long) bh,
+                     (long long) W, (long long) H);
+            return -1;
+        }
+    }
+    plan->x0 = bx;
+    plan->y0 = by;
+
+    double factor = 1.0, tw = 1.0, th = 1.0;
+    switch (req->kind) {
+    case QC_REGION_MAG:
+        if (!(req->base_mag > 0.0) || !isfinite (req->base_mag)) {
+            set_err (err, errlen, "unknown base magnification (no "
+                     "openslide.objective-power or aperio.AppMag), so a "
+                     "magnification work size such as '%gx' cannot be "
+                     "used; set base_mag in the config or give the work "
+                     "size in pixels", req->value);
+            return -1;
+        }
+        factor = req->base_mag / req->value;
+        tw = rint ((double) bw / factor);
+        th = rint ((double) bh / factor);
+        break;
+    case QC_REGION_DOWNSCALE:
+        if (req->value >= 1.0) {
+            set_err (err, errlen, "downscale factor %g is not below 1",
+                     req->value);
+            return -1;
+        }
+        factor = 1.0 / req->value;
+        tw = rint ((double) bw * req->value);
+        th = rint ((double) bh * req->value);
+        break;
+    case QC_REGION_DIM: {
+        double dim = floor (req->value);
+        if (bw > bh) {          /* HistoQC getDimensionsByOneDim */
+            tw = dim;
+            th = floor (dim * (double) bh / (double) bw);
+        } else {
+            tw = floor (dim * (double) bw / (double) bh);
+            th = dim;
+        }
+        tw = tw < 1.0 ? 1.0 : tw;
+        factor = (double) bw / tw;
+        break;
+    }
+    case QC_REGION_LEVEL:
+        plan_level (osr, req, bw, bh, plan);
+        break;
+    default:
+        set_err (err, errlen, "unknown working size kind %d", (int) req->kind);
+        return -1;
+    }
+    tw = tw < 1.0 ? 1.0 : tw;
+    th = th < 1.0 ? 1.0 : th;
+    if (req->kind != QC_REGION_LEVEL && (tw > QC_IMAGE_MAX_DIM
+                                         || th > QC_IMAGE_MAX_DIM)) {
+        set_err (err, errlen, "working image of %.0f x %.0f pixels is too "
+                 "large", tw, th);
+        return -1;
+    }
+    if (req->kind != QC_REGION_LEVEL && !req->use_bbox) {
+        /* openslide-python get_thumbnail ((box, box)) */
+        int64_t box = (int64_t) (tw > th ? tw : th);
+        double want = fmax ((double) W / (double) box,
+                            (double) H / (double) box);
+        int level = openslide_get_best_level_for_downsample (osr, want);
+        int64_t lw = 0, lh = 0, ow, oh;
+        openslide_get_level_dimensions (osr, level, &lw, &lh);
+        qc_region_thumbnail_size (lw, lh, box, box, &ow, &oh);
+        plan->level = level;
+        plan->level_downsample = openslide_get_level_downsample (osr, level);
+        plan->src_w = lw;
+        plan->src_h = lh;
+        plan->out_w = (int) (ow > INT32_MAX ? INT32_MAX : ow);
+        plan->out_h = (int) (oh > INT32_MAX ? INT32_MAX : oh);
+    } else if (req->kind != QC_REGION_LEVEL) {
+        int level = level_for_factor (osr, factor);
+        double ds = openslide_get_level_downsample (osr, level);
+        int64_t lw = 0, lh = 0;
+        openslide_get_level_dimensions (osr, level, &lw, &lh);
+        plan->level = level;
+        plan->level_downsample = ds;
+        plan->src_w = llround ((double) bw / ds);
+        plan->src_h = llround ((double) bh / ds);
+        plan->src_w = plan->src_w < 1 ? 1 : plan->src_w > lw ? lw : plan->src_w;
+        plan->src_h = plan->src_h < 1 ? 1 : plan->src_h > lh ? lh : plan->src_h;
+        plan->out_w = (int) tw;
+        plan->out_h = (int) th;
+    }
+    if (osr_failed (osr, err, errlen))
+        return -1;
+    if (plan->src_w < 1 || plan->src_h < 1
+        || qc_image_check_size (plan->out_w, plan->out_h, NULL)) {
+        set_err (err, errlen, "working image of %d x %d pixels (from level "
+                 "%d, %lld x %lld) is empty or too large", plan->out_w,
+                 plan->out_h, plan->level, (long long) plan->src_w,
+                 (long long) plan->src_h);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- reading ------------------------------------------------------ */
+
+/* The slide's background colour (openslide.background-color, "RRGGBB"),
+ * white when absent or malformed. */
+static void
+background (openslide_t *osr, uint8_t bg[3])
+{
+    bg[0] = bg[1] = bg[2] = 255;
+    const char *s = openslide_get_property_value (osr,
+                                                  "openslide.background-color");
+    if (!s || strlen (s) != 6)
+        return;
+    for (int i = 0; i < 6; i++)
+        if (!isxdigit ((unsigned char) s[i]))
+            return;
+    unsigned long v = strtoul (s, NULL, 16);
+    bg[0] = (uint8_t) (v >> 16);
+    bg[1] = (uint8_t) (v >> 8);
+    bg[2] = (uint8_t) v;
+}
+
+int
+qc_region_read_rect (openslide_t *osr, int level, int64_t x0, int64_t y0,
+                     int64_t w, int64_t h, int out_w, int out_h, int nthreads,
+                     qc_rgb_t **out, char *err, size_t errlen)
+{
+    if (!osr || !out || level < 0 || w < 1 || h < 1 || w > MAX_SOURCE_SIDE
+        || h > MAX_SOURCE_SIDE || qc_image_check_size (out_w, out_h, NULL)) {
+        set_err (err, errlen, "invalid region read (level %d, %lld x %lld "
+                 "to %d x %d)", level, (long long) w, (long long) h, out_w,
+                 out_h);
+        return -1;
+    }
+    *out = NULL;
+    if (osr_failed (osr, err, errlen))
+        return -1;
+    if (level >= openslide_get_level_count (osr)) {
+        set_err (err, errlen, "slide has no level %d", level);
+        return -1;
+    }
+    uint8_t bg[3];
+    background (osr, bg);
+    qc_rgb_t *img = qc_rgb_new (out_w, out_h);
+    if (!img) {
+        set_err (err, errlen, "out of memory for a %d x %d image", out_w,
+                 out_h);
+        return -1;
+    }
+    if (nthreads <= 0)
+        nthreads = DEFAULT_THREADS;
+    int rc = qc_band_read (osr, level, x0, y0, (int) w, (int) h, bg,
+                           nthreads, img);
+    if (rc) {
+        qc_rgb_destroy (&img);
+        if (!osr_failed (osr, err, errlen))
+            set_err (err, errlen, "out of memory reading level %d", level);
+        return -1;
+    }
+    *out = img;
+    return 0;
+}
+
+int
+qc_region_read (openslide_t *osr, const qc_region_plan_t *plan, int nthreads,
+                qc_rgb_t **out, char *err, size_t errlen)
+{
+    if (!plan) {
+        set_err (err, errlen, "no plan");
+        return -1;
+    }
+    return qc_region_read_rect (osr, plan->level, plan->x0, plan->y0,
+                                plan->src_w, plan->src_h, plan->out_w,
+                                plan->out_h, nthreads, out, err, errlen);
+}
+
+qc_rgb_t *
+qc_region_read_work_size (openslide_t *osr, const char *work_size,
+                          double base_mag_fallback, int nthreads, char *err,
+                          size_t errlen)
+{
+    qc_region_request_t req;
+    memset (&req, 0, sizeof req);
+    if (!osr || qc_region_parse_size (work_size, &req.kind, &req.value)) {
+        set_err (err, errlen, "invalid image_work_size '%.64s'",
+                 work_size ? work_size : "(null)");
+        return NULL;
+    }
+    if (qc_region_base_mag (osr, base_mag_fallback, &req.base_mag))
+        req.base_mag = 0.0;     /* only MAG needs it; plan says so */
+    qc_region_plan_t plan;
+    qc_rgb_t *img = NULL;
+    if (qc_region_plan (osr, &req, &plan, err, errlen)
+        || qc_region_read (osr, &plan, nthreads, &img, err, errlen))
+        return NULL;
+    return img;
+}

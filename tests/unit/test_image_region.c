@@ -1,0 +1,316 @@
+/* Working-size reads of the real slides in the shared folder: HistoQC's
+ * size rules (the sizes below are what openslide-python's get_thumbnail
+ * gave HistoQC for these slides), tissue-on-glass pixels, agreement with
+ * HistoQC's own thumbnail, thread-count independence, and clean failure
+ * on a slide whose pixels do not decode. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cpu/cpu_ops.h"
+#include "kernels/png_io.h"
+#include "kernels/region_read.h"
+#include "tests/unit/check.h"
+
+static char slide_dir[1024];
+
+static openslide_t *
+open_slide (const char *sub)
+{
+    char path[1200];
+    snprintf (path, sizeof path, "%s/%s", slide_dir, sub);
+    openslide_t *osr = openslide_open (path);
+    CHECK (osr != NULL, "cannot open %s", path);
+    return osr;
+}
+
+static void
+test_parse (void)
+{
+    qc_region_kind_t k;
+    double v;
+    CHECK (qc_region_parse_size ("1.25x", &k, &v) == 0 && k == QC_REGION_MAG
+           && v == 1.25);
+    CHECK (qc_region_parse_size ("2.5X", &k, &v) == 0 && k == QC_REGION_MAG);
+    CHECK (qc_region_parse_size ("12.5x", &k, &v) == 0 && v == 12.5);
+    CHECK (qc_region_parse_size ("0.1", &k, &v) == 0
+           && k == QC_REGION_DOWNSCALE);
+    CHECK (qc_region_parse_size (".5", &k, &v) == 0 && v == 0.5);
+    CHECK (qc_region_parse_size ("2", &k, &v) == 0 && k == QC_REGION_LEVEL);
+    CHECK (qc_region_parse_size ("99.9", &k, &v) == 0 && k == QC_REGION_LEVEL);
+    CHECK (qc_region_parse_size ("100", &k, &v) == 0 && k == QC_REGION_DIM);
+    CHECK (qc_region_parse_size (" 1000 ", &k, &v) == 0 && k == QC_REGION_DIM
+           && v == 1000);
+    static const char *const bad[] = { "", "x", "-1", "1e3", "abc", "0",
+        "0x", "1.2.3", "nan", "inf", "1.25xx", "0x10", "1 000" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK (qc_region_parse_size (bad[i], &k, &v) == -1, "'%s'", bad[i]);
+    CHECK (qc_region_parse_size (NULL, &k, &v) == -1);
+}
+
+static void
+test_thumbnail_rule (void)
+{
+    int64_t w, h;
+    qc_region_thumbnail_size (2220, 2967, 185, 185, &w, &h);
+    CHECK (w == 138 && h == 185, "%lld x %lld", (long long) w, (long long) h);
+    qc_region_thumbnail_size (277, 370, 185, 185, &w, &h);  /* exact tie */
+    CHECK (w == 138 && h == 185);
+    qc_region_thumbnail_size (1110, 891, 555, 555, &w, &h);
+    CHECK (w == 555 && h == 446, "%lld x %lld", (long long) w, (long long) h);
+    qc_region_thumbnail_size (4443, 3567, 278, 278, &w, &h);
+    CHECK (w == 278 && h == 223);
+    qc_region_thumbnail_size (16, 16, 1000, 1000, &w, &h);
+    CHECK (w == 16 && h == 16, "never enlarged");
+    qc_region_thumbnail_size (5000, 2, 100, 100, &w, &h);
+    CHECK (w == 100 && h == 1, "at least one pixel");
+}
+
+/* Plans work_size on a slide; returns 0 and fills plan, or -1. */
+static int
+plan_for (openslide_t *osr, const char *ws, double fallback,
+          qc_region_plan_t *plan, char *err, size_t errlen)
+{
+    qc_region_request_t req;
+    memset (&req, 0, sizeof req);
+    if (qc_region_parse_size (ws, &req.kind, &req.value))
+        return -1;
+    if (qc_region_base_mag (osr, fallback, &req.base_mag))
+        req.base_mag = 0;
+    return qc_region_plan (osr, &req, plan, err, errlen);
+}
+
+static void
+test_plans (void)
+{
+    char err[512];
+    qc_region_plan_t p;
+    struct {
+        const char *slide, *ws;
+        double fallback;
+        int level, w, h;
+    } cases[] = {
+        { "real/CMU-1-Small-Region.svs", "1.25x", 0, 0, 138, 185 },
+        { "real/CMU-1-Small-Region.svs", "2.5x", 0, 0, 278, 371 },
+        { "real/CMU-1-Small-Region.svs", "1000", 0, 0, 748, 1000 },
+        { "real/CMU-1-Small-Region.svs", "0.25", 0, 0, 555, 742 },
+        { "real/CMU-1-Small-Region-pyramid.svs", "1.25x", 0, 3, 138, 185 },
+        { "real/CMU-1-Small-Region-pyramid.svs", "1", 0, 1, 1110, 1483 },
+        { "real/TCGA-CR-7395-pyramid.svs", "1.25x", 0, 3, 278, 223 },
+        { "real/TCGA-CR-7395-pyramid.svs", "2.5x", 0, 2, 555, 446 },
+        { "real/TCGA-CR-7395-01A-01-TS1.svs", "1.25x", 20, 1, 278, 223 },
+        { "real/test3-DAPI-2.ndpi", "1.25x", 0, 5, 124, 152 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        openslide_t *osr = open_slide (cases[i].slide);
+        if (!osr)
+            continue;
+        err[0] = '\0';
+        CHECK (plan_for (osr, cases[i].ws, cases[i].fallback, &p, err,
+                         sizeof err) == 0, "%s %s: %s", cases[i].slide,
+               cases[i].ws, err);
+        CHECK (p.level == cases[i].level && p.out_w == cases[i].w
+               && p.out_h == cases[i].h && p.warning[0] == '\0',
+               "%s %s: level %d, %d x %d", cases[i].slide, cases[i].ws,
+               p.level, p.out_w, p.out_h);
+        openslide_close (osr);
+    }
+
+    /* no magnification in the metadata and none configured */
+    openslide_t *osr = open_slide ("real/TCGA-CR-7395-01A-01-TS1.svs");
+    if (osr) {
+        err[0] = '\0';
+        CHECK (plan_for (osr, "1.25x", 0, &p, err, sizeof err) == -1
+               && strstr (err, "magnification") != NULL, "%s", err);
+        CHECK (plan_for (osr, "500", 0, &p, err, sizeof err) == 0
+               && p.out_w == 500 && p.out_h == 401, "pixel sizes need none");
+        CHECK (qc_region_read_work_size (osr, "1.25x", 0, 2, err, sizeof err)
+               == NULL && strstr (err, "base_mag") != NULL, "%s", err);
+        openslide_close (osr);
+    }
+
+    osr = open_slide ("real/CMU-1-Small-Region.svs");
+    if (osr) {
+        /* a level that does not exist: the last one, with a warning */
+        CHECK (plan_for (osr, "9", 0, &p, err, sizeof err) == 0
+               && p.level == 0 && p.out_w == 2220 && p.warning[0] != '\0');
+        /* bounding box: rint (bbox / 16) exactly */
+        qc_region_request_t req = { QC_REGION_MAG, 1.25, 20.0, 1,
+                                    100, 200, 1600, 1608 };
+        CHECK (qc_region_plan (osr, &req, &p, err, sizeof err) == 0
+               && p.x0 == 100 && p.y0 == 200 && p.src_w == 1600
+               && p.src_h == 1608 && p.out_w == 100 && p.out_h == 100,
+               "%d x %d", p.out_w, p.out_h);
+        req.bbox_w = 5000;
+        CHECK (qc_region_plan (osr, &req, &p, err, sizeof err) == -1
+               && strstr (err, "bounding box") != NULL);
+        CHECK (qc_region_plan (NULL, &req, &p, err, sizeof err) == -1);
+        double mag;
+        CHECK (qc_region_base_mag (osr, 0, &mag) == 0 && mag == 20.0);
+        openslide_close (osr);
+    }
+}
+
+static void
+test_read_cmu (void)
+{
+    char err[512] = "";
+    openslide_t *osr = open_slide ("real/CMU-1-Small-Region.svs");
+    if (!osr)
+        return;
+    qc_rgb_t *img = qc_region_read_work_size (osr, "1.25x", 0, 4, err,
+                                              sizeof err);
+    CHECK (img && img->w == 138 && img->h == 185, "%s", err);
+    if (img) {
+        /* tissue on glass: much bright background, a good share of
+         * stained tissue, which is pink-purple (R and B above G) */
+        size_t n = (size_t) img->w * img->h, glass = 0, tissue = 0;
+        double s[3] = { 0, 0, 0 };
+        for (size_t i = 0; i < n; i++) {
+            const uint8_t *p = img->px + i * 3;
+            double g = qc_px_gray (p[0], p[1], p[2]);
+            if (g > 0.85)
+                glass++;
+            else if (g < 0.8) {
+                tissue++;
+                for (int c = 0; c < 3; c++)
+                    s[c] += p[c];
+            }
+        }
+        CHECK (glass > n / 10 && tissue > n / 10, "glass %zu tissue %zu of %zu",
+               glass, tissue, n);
+        CHECK (tissue && s[0] > s[1] && s[2] > s[1], "tissue RGB %.0f %.0f %.0f",
+               s[0] / (tissue ? tissue : 1), s[1] / (tissue ? tissue : 1),
+               s[2] / (tissue ? tissue : 1));
+        /* the same with one thread, bit for bit */
+        qc_rgb_t *one = qc_region_read_work_size (osr, "1.25x", 0, 1, err,
+                                                  sizeof err);
+        CHECK (one && memcmp (one->px, img->px, n * 3) == 0,
+               "thread count changes nothing");
+        qc_rgb_destroy (&one);
+        /* bands (cut at the 240-row tiles) add up to the whole: against
+         * the area resize of the full-resolution level, only the order
+         * of additions differs */
+        qc_rgb_t *full = NULL, *small = qc_rgb_new (138, 185);
+        CHECK (qc_region_read_rect (osr, 0, 0, 0, 2220, 2967, 2220, 2967, 4,
+                                    &full, err, sizeof err) == 0, "%s", err);
+        CHECK (full && qc_cpu_resize_rgb (full, QC_INTERP_AREA, small) == 0);
+        int maxd = 0, ndiff = 0;
+        for (size_t i = 0; full && i < n * 3; i++) {
+            int d = abs ((int) small->px[i] - (int) img->px[i]);
+            maxd = d > maxd ? d : maxd;
+            ndiff += d != 0;
+        }
+        CHECK (full && maxd <= 1 && ndiff < 20, "max %d, %d differ", maxd,
+               ndiff);
+        qc_rgb_destroy (&full);
+        qc_rgb_destroy (&small);
+    }
+    qc_rgb_destroy (&img);
+
+    /* identity read equals OpenSlide's pixels; a 4x reduction of it
+     * equals the area resize op on those pixels */
+    qc_rgb_t *id = NULL, *red = NULL;
+    CHECK (qc_region_read_rect (osr, 0, 1000, 1200, 64, 48, 64, 48, 3, &id,
+                                err, sizeof err) == 0, "%s", err);
+    CHECK (qc_region_read_rect (osr, 0, 1000, 1200, 64, 48, 16, 12, 3, &red,
+                                err, sizeof err) == 0, "%s", err);
+    uint32_t *argb = malloc (64 * 48 * sizeof *argb);
+    openslide_read_region (osr, argb, 1000, 1200, 0, 64, 48);
+    int bad = 0;
+    for (int i = 0; id && i < 64 * 48; i++) {
+        uint8_t rgb[3];
+        qc_px_argb_over (argb[i], 255, 255, 255, rgb);
+        bad += memcmp (rgb, id->px + i * 3, 3) != 0;
+    }
+    CHECK (id && bad == 0, "%d pixels differ from OpenSlide", bad);
+    qc_rgb_t *ref = qc_rgb_new (16, 12);
+    CHECK (id && red && qc_cpu_resize_rgb (id, QC_INTERP_AREA, ref) == 0
+           && memcmp (ref->px, red->px, 16 * 12 * 3) == 0,
+           "reading resamples like resize_rgb");
+    free (argb);
+    qc_rgb_destroy (&id);
+    qc_rgb_destroy (&red);
+    qc_rgb_destroy (&ref);
+    CHECK (qc_region_read_rect (osr, 5, 0, 0, 10, 10, 10, 10, 1, &id, err,
+                                sizeof err) == -1 && id == NULL, "no level 5");
+    CHECK (qc_region_read_rect (osr, 0, 0, 0, 10, 10, 0, 10, 1, &id, err,
+                                sizeof err) == -1);
+    openslide_close (osr);
+}
+
+/* HistoQC wrote its 1.25x working image of this slide as _thumb.png:
+ * same size, and pixels within PIL's Lanczos vs our area average. */
+static void
+test_matches_histoqc (void)
+{
+    char err[512] = "", path[1200];
+    snprintf (path, sizeof path, "%s/reference/histoqc/TCGA-CR-7395-pyramid.svs/"
+              "TCGA-CR-7395-pyramid.svs_thumb.png", check_shared_dir ());
+    qc_rgb_t *ref = qc_png_read_rgb (path, err, sizeof err);
+    if (!ref) {
+        printf ("note: %s not readable (%s); comparison skipped\n", path, err);
+        return;
+    }
+    openslide_t *osr = open_slide ("real/TCGA-CR-7395-pyramid.svs");
+    qc_rgb_t *img = osr ? qc_region_read_work_size (osr, "1.25x", 0, 4, err,
+                                                    sizeof err) : NULL;
+    CHECK (img && img->w == ref->w && img->h == ref->h, "%s", err);
+    if (img && img->w == ref->w && img->h == ref->h) {
+        size_t n = (size_t) img->w * img->h * 3;
+        double sum = 0;
+        for (size_t i = 0; i < n; i++)
+            sum += abs ((int) img->px[i] - (int) ref->px[i]);
+        CHECK (sum / n < 3.0, "mean |difference| %.3f", sum / n);
+    }
+    qc_rgb_destroy (&img);
+    qc_rgb_destroy (&ref);
+    if (osr)
+        openslide_close (osr);
+}
+
+static void
+test_failures (void)
+{
+    char err[512] = "";
+    char path[1200];
+    snprintf (path, sizeof path, "%s/odd/unreadable.svs", slide_dir);
+    openslide_t *osr = openslide_open (path);
+    if (osr) {
+        qc_rgb_t *img = qc_region_read_work_size (osr, "1.25x", 20, 4, err,
+                                                  sizeof err);
+        CHECK (img == NULL && strlen (err) > 0, "unreadable.svs: '%s'", err);
+        printf ("unreadable.svs: %s\n", err);
+        openslide_close (osr);
+    } else {
+        CHECK (0, "unreadable.svs should open (its pixels fail)");
+    }
+    CHECK (qc_region_read_work_size (NULL, "1.25x", 20, 4, err, sizeof err)
+           == NULL);
+    snprintf (path, sizeof path, "%s/odd/small.svs", slide_dir);
+    osr = openslide_open (path);
+    if (osr) {                  /* 16 x 16: 1 x 1 at 1.25x of 20x */
+        qc_rgb_t *img = qc_region_read_work_size (osr, "1.25x", 20, 4, err,
+                                                  sizeof err);
+        CHECK (img && img->w >= 1 && img->h >= 1, "%s", err);
+        qc_rgb_destroy (&img);
+        img = qc_region_read_work_size (osr, "1000", 0, 4, err, sizeof err);
+        CHECK (img && img->w == 16 && img->h == 16, "not enlarged: %s", err);
+        qc_rgb_destroy (&img);
+        openslide_close (osr);
+    }
+}
+
+int
+main (void)
+{
+    snprintf (slide_dir, sizeof slide_dir, "%s/slides", check_shared_dir ());
+    test_parse ();
+    test_thumbnail_rule ();
+    test_plans ();
+    test_read_cmu ();
+    test_matches_histoqc ();
+    test_failures ();
+    return check_done ("test_image_region");
+}
