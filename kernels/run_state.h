@@ -1,0 +1,64 @@
+/* What a QC step may use of its slide beyond qc_run_t's metadata: the
+ * slide's pixels at any working size (read once per run, cached), the
+ * tissue mask still in use (HistoQC's img_mask_use), masks other steps
+ * kept by name, the files to return, and the steps done so far.
+ *
+ * HistoQC's counterpart is the BaseImage dictionary (s["img_mask_use"],
+ * s.getImgThumb (size), s.addToPrintList, io.imsave (outdir + filename +
+ * "_name.png")). Every function here checks its inputs; a failure is
+ * reported with qc_run_fail by the function itself, so a module simply
+ * returns -1 when it gets NULL or -1.
+ *
+ * Everything a run allocates is freed by qc_run_state_free at the end of
+ * the slide (the pipeline calls it). */
+#ifndef QC_RUN_STATE_H
+#define QC_RUN_STATE_H
+
+#include "kernels/image.h"
+#include "kernels/modules.h"
+#include "kernels/ops.h"
+
+/* The slide at a working size: "1.25x" (a magnification), "0.1" (a
+ * downscale), "2" (a level) or "1000" (the longer side), as HistoQC's
+ * image_work_size. NULL = [BaseImage.BaseImage]'s image_work_size, the
+ * size of the tissue mask. Cached for the rest of the run. */
+const qc_rgb_t *qc_run_image (qc_run_t *run, const char *work_size);
+
+/* img_mask_use: 1 where tissue is still in use, at the size of
+ * qc_run_image (run, NULL). All 1 until a step removes something. Steps
+ * change it in place (e.g. qc_ops->mask_logic (mask, found, ANDNOT)). */
+qc_mask_t *qc_run_mask (qc_run_t *run);
+
+/* A mask at the base size kept under a name for later steps (e.g.
+ * "pen_markings", "blurry", "coverslip_edge" for the fuse image and
+ * finalComputations). The run takes ownership of mask. */
+int qc_run_keep_mask (qc_run_t *run, const char *name, qc_mask_t *mask);
+const qc_mask_t *qc_run_kept_mask (const qc_run_t *run, const char *name);
+
+/* The fraction of a mask to report in results.tsv, as HistoQC's
+ * mask_statistics says: relative2mask (default: of the pixels of
+ * img_mask_use as it was when the step began; the caller passes it),
+ * absolute (of the whole image), relative2image (of the image, too). */
+double qc_run_mask_fraction (const qc_run_t *run, const qc_mask_t *found,
+                             const qc_mask_t *mask_before);
+
+/* Adds a PNG file "<slide>_<suffix>.png" to the result (HistoQC's names:
+ * suffix "mask_use", "thumb", "pen_markings", ...). Masks are written as
+ * 0/255 gray, float images scaled from [lo, hi] to 0..255. */
+int qc_run_save_mask (qc_run_t *run, const char *suffix, const qc_mask_t *m);
+int qc_run_save_rgb (qc_run_t *run, const char *suffix, const qc_rgb_t *img);
+int qc_run_save_fimg (qc_run_t *run, const char *suffix, const qc_fimg_t *img,
+                      float lo, float hi);
+
+/* Steps completed so far (module names without ":suffix"), for steps
+ * that need an earlier one (HistoQC's s["completed"]). */
+int qc_run_mark_completed (qc_run_t *run, const char *module);
+int qc_run_has_completed (const qc_run_t *run, const char *module);
+
+/* The ops backend this run uses (CPU now; CUDA later). */
+const qc_ops_t *qc_run_ops (const qc_run_t *run);
+
+/* Frees what the run allocated (images, masks). */
+void qc_run_state_free (qc_run_t *run);
+
+#endif
