@@ -7,6 +7,10 @@
  * descriptor exists. BaseImage is not listed: it is not a step. */
 static const qc_module_t *const table[] = {
     &qc_module_basic_stats,
+    /* group: masks (LightDark, Morphology, BasicModule.final*, SaveModule) */
+    /* group: blur, bubbles, texture */
+    /* group: histogram, brightness, contrast, deconvolution */
+    /* group: classification */
 };
 
 /* HistoQC's step names (its modules' public functions). Names here that

@@ -101,6 +101,10 @@ int qc_module_accepts (const qc_module_t *module, const char *key);
 /* The descriptors; each lives in its module's file. */
 extern const qc_module_t qc_module_base_image;     /* basic_image.c */
 extern const qc_module_t qc_module_basic_stats;    /* basic_stats.c */
+/* group: masks (LightDark, Morphology, BasicModule.final*, SaveModule) */
+/* group: blur, bubbles, texture */
+/* group: histogram, brightness, contrast, deconvolution */
+/* group: classification */
 
 /* Parses [BaseImage.BaseImage] (sec may be NULL: all defaults). */
 int qc_base_params_parse (const qc_config_section_t *sec,
