@@ -1,9 +1,10 @@
-/* HistoQC config.ini parser; the rules it follows are in config.h. */
-#include "shared/config.h"
+/* HistoQC config.ini parser: lines, sections, keys, [DEFAULT] and
+ * interpolation; the rules it follows are in config.h. The lookups and
+ * typed getters are in config_get.c. */
+#include "shared/config_int.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,33 +18,6 @@
 #define MAX_INTERP_TOTAL (16u << 20)
 
 typedef struct {
-    char *s;
-    size_t len, cap;
-} buf_t;
-
-typedef struct {
-    char *key;          /* lower-cased */
-    buf_t raw;          /* as written; continuation lines joined by '\n' */
-    char *value;        /* interpolated; NULL when that failed */
-    char *error;        /* why interpolation failed */
-    int line;
-} entry_t;
-
-struct qc_config_section {
-    char *name;
-    int line;
-    entry_t *entries;   /* own keys first, then those from [DEFAULT] */
-    size_t n, cap, nown;
-};
-
-struct qc_config {
-    qc_config_section_t **sections;
-    size_t n, cap;
-    qc_config_section_t *defaults;
-    size_t nentries;
-};
-
-typedef struct {
     qc_config_t *cfg;
     qc_config_section_t *cur;   /* NULL before the first header */
     long opt;                   /* index in cur of the value being read */
@@ -53,8 +27,8 @@ typedef struct {
     int *err_line;
 } parser_t;
 
-static void
-set_err (char *err, size_t errlen, const char *fmt, ...)
+void
+config_set_err (char *err, size_t errlen, const char *fmt, ...)
 {
     if (!err || !errlen)
         return;
@@ -74,9 +48,9 @@ parse_fail (parser_t *p, int line, const char *fmt, ...)
     vsnprintf (msg, sizeof msg, fmt, ap);
     va_end (ap);
     if (line > 0)
-        set_err (p->err, p->errlen, "config line %d: %s", line, msg);
+        config_set_err (p->err, p->errlen, "config line %d: %s", line, msg);
     else
-        set_err (p->err, p->errlen, "config: %s", msg);
+        config_set_err (p->err, p->errlen, "config: %s", msg);
     if (p->err_line)
         *p->err_line = line;
     return -1;
@@ -84,8 +58,8 @@ parse_fail (parser_t *p, int line, const char *fmt, ...)
 
 /* A short printable copy of text for error messages: control bytes become
  * '?', long text is cut (at a UTF-8 character boundary) and marked. */
-static const char *
-snippet (char *dst, size_t dlen, const char *s, size_t n)
+const char *
+config_snippet (char *dst, size_t dlen, const char *s, size_t n)
 {
     size_t max = dlen > 4 ? dlen - 4 : 0, k = n < max ? n : max;
     while (k < n && k > 0 && ((unsigned char) s[k] & 0xC0) == 0x80)
@@ -193,8 +167,9 @@ qc_config_destroy (qc_config_t **self_p)
 }
 
 /* Keys are stored lower-cased, so lookups fold only the caller's key. */
-static entry_t *
-find_entry (const qc_config_section_t *sec, const char *key, size_t upto)
+entry_t *
+config_find_entry (const qc_config_section_t *sec, const char *key,
+                   size_t upto)
 {
     for (size_t i = 0; i < upto; i++) {
         const char *a = sec->entries[i].key, *b = key;
@@ -241,12 +216,12 @@ header_line (parser_t *p, const char *s, size_t n, int lineno)
     const char *close = memchr (s, ']', n), *rest = close ? close + 1 : NULL;
     if (!close)
         return parse_fail (p, lineno, "unterminated section header '%s' (no ']')",
-                           snippet (snip, sizeof snip, s, n));
+                           config_snippet (snip, sizeof snip, s, n));
     while (rest < s + n && is_ws (*rest))
         rest++;
     if (rest < s + n && *rest != '#' && *rest != ';')
         return parse_fail (p, lineno, "unexpected text after section header '%s'",
-                           snippet (snip, sizeof snip, s, n));
+                           config_snippet (snip, sizeof snip, s, n));
     if (close == s + 1)
         return parse_fail (p, lineno, "empty section name '[]'");
     p->opt = -1;
@@ -262,7 +237,8 @@ header_line (parser_t *p, const char *s, size_t n, int lineno)
     if (dup || p->cfg->n >= QC_CONFIG_MAX_SECTIONS) {
         if (dup)
             parse_fail (p, lineno, "section [%s] appears twice (first on line %d)",
-                        snippet (snip, sizeof snip, name, strlen (name)), dup->line);
+                        config_snippet (snip, sizeof snip, name, strlen (name)),
+                        dup->line);
         else
             parse_fail (p, lineno, "more than %d sections", QC_CONFIG_MAX_SECTIONS);
         free (name);
@@ -298,12 +274,12 @@ option_line (parser_t *p, const char *s, size_t n, size_t indent, int lineno)
     klen = sep;
     if (sep == n)
         return parse_fail (p, lineno, "expected 'key = value' or 'key: value', "
-                           "got '%s'", snippet (snip, sizeof snip, s, n));
+                           "got '%s'", config_snippet (snip, sizeof snip, s, n));
     while (klen > 0 && is_ws (s[klen - 1]))
         klen--;
     if (klen == 0)
         return parse_fail (p, lineno, "no key before '%c' in '%s'", s[sep],
-                           snippet (snip, sizeof snip, s, n));
+                           config_snippet (snip, sizeof snip, s, n));
     if (!p->cur)
         return parse_fail (p, lineno, "key outside any section (the first "
                            "setting must follow a [section] header)");
@@ -312,14 +288,14 @@ option_line (parser_t *p, const char *s, size_t n, size_t indent, int lineno)
         return parse_fail (p, lineno, "out of memory");
     for (char *k = key; *k; k++)
         *k = (char) tolower ((unsigned char) *k);
-    const entry_t *dup = find_entry (p->cur, key, p->cur->n);
+    const entry_t *dup = config_find_entry (p->cur, key, p->cur->n);
     size_t v = sep + 1;
     while (v < n && is_ws (s[v]))
         v++;
     entry_t *e = dup ? NULL : entry_add (p->cfg, p->cur, key, s + v, n - v, lineno);
     if (dup)
         parse_fail (p, lineno, "key '%s' appears twice in section [%s] (first on "
-                    "line %d)", snippet (snip, sizeof snip, key, klen),
+                    "line %d)", config_snippet (snip, sizeof snip, key, klen),
                     p->cur->name, dup->line);
     else if (!e)
         parse_fail (p, lineno, p->cfg->nentries >= QC_CONFIG_MAX_ENTRIES
@@ -386,8 +362,8 @@ interpolate (const qc_config_section_t *sec, const char *raw, int depth,
              buf_t *out, size_t *budget, char *err, size_t errlen)
 {
     if (depth > MAX_INTERP_DEPTH) {
-        set_err (err, errlen, "%%(...)s references nest deeper than %d levels",
-                 MAX_INTERP_DEPTH);
+        config_set_err (err, errlen, "%%(...)s references nest deeper than %d "
+                        "levels", MAX_INTERP_DEPTH);
         return -1;
     }
     for (const char *p = raw; *p;) {
@@ -406,16 +382,16 @@ interpolate (const qc_config_section_t *sec, const char *raw, int depth,
         char name[256], snip[80];
         size_t nlen = close ? (size_t) (close - pc - 2) : 0;
         if (!close || nlen == 0 || close[1] != 's' || nlen >= sizeof name) {
-            set_err (err, errlen, "'%%' must be written '%%%%' or start a "
-                     "'%%(key)s' reference");
+            config_set_err (err, errlen, "'%%' must be written '%%%%' or start "
+                            "a '%%(key)s' reference");
             return -1;
         }
         memcpy (name, pc + 2, nlen);
         name[nlen] = '\0';
-        const entry_t *ref = find_entry (sec, name, sec->n);
+        const entry_t *ref = config_find_entry (sec, name, sec->n);
         if (!ref) {
-            set_err (err, errlen, "'%%(%s)s' names a key the section does not have",
-                     snippet (snip, sizeof snip, name, nlen));
+            config_set_err (err, errlen, "'%%(%s)s' names a key the section does "
+                            "not have", config_snippet (snip, sizeof snip, name, nlen));
             return -1;
         }
         /* Like configparser, only a value that holds a '%' is expanded
@@ -430,7 +406,7 @@ interpolate (const qc_config_section_t *sec, const char *raw, int depth,
     }
     return 0;
 too_long:
-    set_err (err, errlen, "value grows too long through %%(...)s references");
+    config_set_err (err, errlen, "value grows too long through %%(...)s references");
     return -1;
 }
 
@@ -454,7 +430,7 @@ finish (parser_t *p)
         qc_config_section_t *sec = cfg->sections[s];
         for (size_t i = 0; i < d->n; i++) {
             const entry_t *de = &d->entries[i];
-            if (!find_entry (sec, de->key, sec->nown)
+            if (!config_find_entry (sec, de->key, sec->nown)
                 && !entry_add (cfg, sec, de->key, de->raw.s, de->raw.len, de->line))
                 return parse_fail (p, 0, cfg->nentries >= QC_CONFIG_MAX_ENTRIES
                                    ? "too many keys ([DEFAULT] keys count once "
@@ -526,14 +502,14 @@ qc_config_t *
 qc_config_load (const char *path, char *err, size_t errlen)
 {
     if (!path || !*path) {
-        set_err (err, errlen, "config: no file name");
+        config_set_err (err, errlen, "config: no file name");
         return NULL;
     }
     FILE *f = fopen (path, "rb");
     char *text = f ? malloc (QC_CONFIG_MAX_TEXT + 1) : NULL;
     if (!text) {
-        set_err (err, errlen, "config %s: %s", path, f ? "out of memory"
-                 : strerror (errno));
+        config_set_err (err, errlen, "config %s: %s", path, f ? "out of memory"
+                        : strerror (errno));
         if (f)
             fclose (f);
         return NULL;
@@ -545,189 +521,13 @@ qc_config_load (const char *path, char *err, size_t errlen)
     qc_config_t *cfg = NULL;
     char why[512];
     if (rerr)
-        set_err (err, errlen, "config %s: read error", path);
+        config_set_err (err, errlen, "config %s: read error", path);
     else if (n > QC_CONFIG_MAX_TEXT)
-        set_err (err, errlen, "config %s: larger than %u bytes", path,
-                 QC_CONFIG_MAX_TEXT);
+        config_set_err (err, errlen, "config %s: larger than %u bytes", path,
+                        QC_CONFIG_MAX_TEXT);
     else if (!(cfg = qc_config_parse (text, n, why, sizeof why, NULL)))
-        set_err (err, errlen, "%s: %s", path, why);
+        config_set_err (err, errlen, "%s: %s", path, why);
     free (text);
     return cfg;
 }
 
-size_t
-qc_config_nsections (const qc_config_t *self)
-{
-    return self ? self->n : 0;
-}
-
-const qc_config_section_t *
-qc_config_section_at (const qc_config_t *self, size_t index)
-{
-    return self && index < self->n ? self->sections[index] : NULL;
-}
-
-const qc_config_section_t *
-qc_config_section (const qc_config_t *self, const char *name)
-{
-    for (size_t i = 0; self && name && i < self->n; i++)
-        if (strcmp (self->sections[i]->name, name) == 0)
-            return self->sections[i];
-    return NULL;
-}
-
-const char *
-qc_config_section_name (const qc_config_section_t *sec)
-{
-    return sec ? sec->name : NULL;
-}
-
-int
-qc_config_section_line (const qc_config_section_t *sec)
-{
-    return sec ? sec->line : 0;
-}
-
-size_t
-qc_config_section_nkeys (const qc_config_section_t *sec)
-{
-    return sec ? sec->nown : 0;
-}
-
-const char *
-qc_config_section_key (const qc_config_section_t *sec, size_t index)
-{
-    return sec && index < sec->nown ? sec->entries[index].key : NULL;
-}
-
-int
-qc_config_key_line (const qc_config_section_t *sec, const char *key)
-{
-    const entry_t *e = sec && key ? find_entry (sec, key, sec->n) : NULL;
-    return e ? e->line : 0;
-}
-
-int
-qc_config_has_key (const qc_config_section_t *sec, const char *key)
-{
-    return sec && key && find_entry (sec, key, sec->n) != NULL;
-}
-
-int
-qc_config_section_check (const qc_config_section_t *sec, char *err,
-                         size_t errlen)
-{
-    for (size_t i = 0; sec && i < sec->n; i++)
-        if (sec->entries[i].error) {
-            set_err (err, errlen, "%s", sec->entries[i].error);
-            return -1;
-        }
-    return 0;
-}
-
-/* Finds key for a getter: 1 found (*e set), 0 absent, -1 error. */
-static int
-lookup (const qc_config_section_t *sec, const char *key, const void *out,
-        const entry_t **e, char *err, size_t errlen)
-{
-    if (!key || !*key || !out) {
-        set_err (err, errlen, "config: no %s given", out ? "key" : "place for the value");
-        return -1;
-    }
-    *e = sec ? find_entry (sec, key, sec->n) : NULL;
-    if (*e && (*e)->error) {
-        set_err (err, errlen, "%s", (*e)->error);
-        return -1;
-    }
-    return *e != NULL;
-}
-
-static int
-bad_value (const qc_config_section_t *sec, const entry_t *e, const char *what,
-           char *err, size_t errlen)
-{
-    char snip[100];
-    set_err (err, errlen, "[%s] %s = '%s' (line %d): %s", sec->name, e->key,
-             snippet (snip, sizeof snip, e->value, strlen (e->value)), e->line, what);
-    return -1;
-}
-
-int
-qc_config_get_string (const qc_config_section_t *sec, const char *key,
-                      const char *def, const char **out, char *err,
-                      size_t errlen)
-{
-    const entry_t *e;
-    int r = lookup (sec, key, out, &e, err, errlen);
-    if (r >= 0)
-        *out = r ? e->value : def;
-    return r < 0 ? -1 : 0;
-}
-
-int
-qc_config_get_int (const qc_config_section_t *sec, const char *key,
-                   long long def, long long *out, char *err, size_t errlen)
-{
-    const entry_t *e;
-    int r = lookup (sec, key, out, &e, err, errlen);
-    if (r == 0)
-        *out = def;
-    if (r <= 0)
-        return r;
-    const char *s = e->value + (e->value[0] == '+' || e->value[0] == '-');
-    if (!*s || s[strspn (s, "0123456789")])
-        return bad_value (sec, e, "not an integer", err, errlen);
-    errno = 0;
-    long long v = strtoll (e->value, NULL, 10);
-    if (errno == ERANGE)
-        return bad_value (sec, e, "integer out of range", err, errlen);
-    *out = v;
-    return 0;
-}
-
-int
-qc_config_get_double (const qc_config_section_t *sec, const char *key,
-                      double def, double *out, char *err, size_t errlen)
-{
-    const entry_t *e;
-    int r = lookup (sec, key, out, &e, err, errlen);
-    if (r == 0)
-        *out = def;
-    if (r <= 0)
-        return r;
-    /* strtod also reads hex, "inf" and "nan"; a parameter is none of
-     * those, so only decimal characters are let through. */
-    const char *s = e->value;
-    char *end = NULL;
-    if (s[strspn (s, "0123456789+-.eE")] || !strpbrk (s, "0123456789"))
-        return bad_value (sec, e, "not a number", err, errlen);
-    errno = 0;
-    double v = strtod (s, &end);
-    if (end == s || *end)
-        return bad_value (sec, e, "not a number", err, errlen);
-    if (!isfinite (v) || errno == ERANGE)
-        return bad_value (sec, e, "number out of range", err, errlen);
-    *out = v;
-    return 0;
-}
-
-int
-qc_config_get_bool (const qc_config_section_t *sec, const char *key, int def,
-                    int *out, char *err, size_t errlen)
-{
-    static const char *const yes[] = { "y", "yes", "t", "true", "on", "1" };
-    static const char *const no[] = { "n", "no", "f", "false", "off", "0" };
-    const entry_t *e;
-    int r = lookup (sec, key, out, &e, err, errlen);
-    if (r == 0)
-        *out = def ? 1 : 0;
-    if (r <= 0)
-        return r;
-    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
-        if (strcasecmp (e->value, yes[i]) == 0 || strcasecmp (e->value, no[i]) == 0) {
-            *out = strcasecmp (e->value, yes[i]) == 0;
-            return 0;
-        }
-    return bad_value (sec, e, "not a boolean (true/false, yes/no, on/off, 1/0)",
-                      err, errlen);
-}

@@ -1,0 +1,262 @@
+/* Tests of the QC pipeline foundation, building pipelines: the default
+ * config, validation of HistoQC-style configs against the module table
+ * (unknown modules, steps and parameters, bad values, malformed step
+ * lists), the module table and its helpers, and [BaseImage.BaseImage]
+ * settings reaching the results. Fixtures: pipeline_fixtures.h. */
+#include "tests/unit/pipeline_fixtures.h"
+
+/* ---- building pipelines ---------------------------------------------- */
+
+static qc_pipeline_t *
+must_fail (const char *config)
+{
+    err[0] = '\0';
+    qc_pipeline_t *p = qc_pipeline_new (config, err, sizeof err);
+    CHECK (p == NULL, "accepted: %s", config);
+    CHECK (err[0] != '\0', "no message for: %s", config);
+    qc_pipeline_destroy (&p);
+    return NULL;
+}
+
+static void
+test_default_config (void)
+{
+    qc_pipeline_t *p = qc_pipeline_new (NULL, err, sizeof err);
+    CHECK (p != NULL, "%s", err);
+    if (!p)
+        return;
+    CHECK (strcmp (qc_pipeline_description (p), "BasicModule.getBasicStats") == 0,
+           "%s", qc_pipeline_description (p));
+    static const char *const want[] = {
+        "filename", "comments", "image_bounding_box", "base_mag", "type",
+        "levels", "height", "width", "mpp_x", "mpp_y", "comment", "warnings"
+    };
+    size_t n = sizeof want / sizeof *want;
+    CHECK (qc_pipeline_ncolumns (p) == n, "%zu", qc_pipeline_ncolumns (p));
+    for (size_t i = 0; i < n; i++)
+        CHECK (qc_pipeline_column (p, i)
+               && strcmp (qc_pipeline_column (p, i), want[i]) == 0, "column %zu", i);
+    CHECK (qc_pipeline_column (p, n) == NULL);
+    /* The default text is itself a valid, self-describing HistoQC config. */
+    CHECK (strstr (qc_pipeline_default_config (), "[pipeline]") != NULL);
+    CHECK (strstr (qc_pipeline_default_config (), "[BaseImage.BaseImage]") != NULL);
+    qc_pipeline_destroy (&p);
+    CHECK (p == NULL);
+    qc_pipeline_destroy (&p);
+    qc_pipeline_destroy (NULL);
+    CHECK (qc_pipeline_description (NULL) == NULL && qc_pipeline_ncolumns (NULL) == 0);
+    CHECK (qc_pipeline_column (NULL, 0) == NULL);
+    /* err may be left out. */
+    CHECK (qc_pipeline_new ("not a config", NULL, 0) == NULL);
+}
+
+/* A HistoQC-style config (our own words) with the parts HistoQC users
+ * write: a step list with an instance suffix and a commented-out step,
+ * both separators, comments, a section for a step not in the list. */
+static const char histoqc_like[] =
+    "[pipeline]\n"
+    "steps= BasicModule.getBasicStats\n"
+    "#    ClassificationModule.byExampleWithFeatures:pen_markings\n"
+    "    BasicModule.getBasicStats:again\n"
+    "\n"
+    "[BaseImage.BaseImage]\n"
+    "image_work_size = 1.25x\n"
+    "#not yet implemented\n"
+    "confirm_base_mag: False\n"
+    "mask_statistics = relative2mask\n"
+    "\n"
+    "[BasicModule.getBasicStats]\n"
+    "image_work_size = 1.25x\n"
+    "\n"
+    "[BasicModule.getBasicStats:again]\n"
+    "Image_Work_Size: 2.5x\n"
+    "\n"
+    "; a step this pipeline does not run: legal, ignored\n"
+    "[LightDarkModule.getIntensityThresholdPercent:bubble]\n"
+    "name: bubble\n"
+    "upper_threshold: .94\n";
+
+static void
+test_config_validation (void)
+{
+    qc_pipeline_t *p = qc_pipeline_new (histoqc_like, err, sizeof err);
+    CHECK (p != NULL, "%s", err);
+    CHECK (p && strcmp (qc_pipeline_description (p),
+                        "BasicModule.getBasicStats BasicModule.getBasicStats:again") == 0);
+    /* A step run twice fills its columns once. */
+    CHECK (p && qc_pipeline_ncolumns (p) == 12);
+    qc_pipeline_destroy (&p);
+
+    /* Unknown module: named, with the section. */
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n  Foo.bar:x\n");
+    CHECK (strstr (err, "unknown module 'Foo.bar'") && strstr (err, "[pipeline]"),
+           "%s", err);
+    /* A real HistoQC step that is not implemented yet says so. */
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
+               "  LightDarkModule.getIntensityThresholdPercent:tissue\n");
+    CHECK (strstr (err, "not yet implemented")
+           && strstr (err, "'LightDarkModule.getIntensityThresholdPercent'"), "%s", err);
+    /* Unknown parameter: named with its module, section and line. */
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
+               "[BasicModule.getBasicStats]\nimage_work_size = 1.25x\ncolour = red\n");
+    CHECK (strstr (err, "unknown parameter 'colour'")
+           && strstr (err, "[BasicModule.getBasicStats]") && strstr (err, "line 5")
+           && strstr (err, "image_work_size"), "%s", err);
+    /* ...also in an instance's own section. */
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats:two\n"
+               "[BasicModule.getBasicStats:two]\nthreshold = 3\n");
+    CHECK (strstr (err, "'threshold'") && strstr (err, "[BasicModule.getBasicStats:two]"),
+           "%s", err);
+    /* ...and in [BaseImage.BaseImage] and [pipeline]. */
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
+               "[BaseImage.BaseImage]\nimage_worksize = 1.25x\n");
+    CHECK (strstr (err, "'image_worksize'") && strstr (err, "[BaseImage.BaseImage]"),
+           "%s", err);
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\nstep = x\n");
+    CHECK (strstr (err, "'step'") && strstr (err, "[pipeline]"), "%s", err);
+    /* Bad values are refused before any slide is opened. */
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
+               "[BaseImage.BaseImage]\nmask_statistics = relative\n");
+    CHECK (strstr (err, "mask_statistics") && strstr (err, "relative2mask"), "%s", err);
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
+               "[BaseImage.BaseImage]\nimage_work_size = big\n");
+    CHECK (strstr (err, "image_work_size") && strstr (err, "big"), "%s", err);
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
+               "[BaseImage.BaseImage]\nconfirm_base_mag = perhaps\n");
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
+               "[BaseImage.BaseImage]\nbase_mag = -20\n");
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
+               "[BasicModule.getBasicStats]\nimage_work_size = 0x\n");
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
+               "[BasicModule.getBasicStats]\nimage_work_size = 50%\n");
+    CHECK (strstr (err, "'%'") != NULL, "%s", err);
+    /* Malformed step lists. */
+    must_fail ("[pipeline]\nsteps = BasicModule\n");
+    must_fail ("[pipeline]\nsteps = A.b.c\n");
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats:\n");
+    must_fail ("[pipeline]\nsteps = .getBasicStats\n");
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats BasicModule.getBasicStats\n");
+    CHECK (strstr (err, "one step per line") != NULL, "%s", err);
+    must_fail ("[pipeline]\nsteps = BaseImage.BaseImage\n");
+    CHECK (strstr (err, "not a step") != NULL, "%s", err);
+    must_fail ("[pipeline]\nsteps =\n");
+    must_fail ("[pipeline]\nother = 1\n");
+    must_fail ("[BaseImage.BaseImage]\nimage_work_size = 1.25x\n");
+    CHECK (strstr (err, "no [pipeline] section") != NULL, "%s", err);
+    must_fail ("");
+    /* Syntax errors come back with their line. */
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n[BaseImage.BaseImage\n");
+    CHECK (strstr (err, "line 3") != NULL, "%s", err);
+    /* A config with more steps than allowed. */
+    char *many = malloc (64 * 300 + 64);
+    strcpy (many, "[pipeline]\nsteps =");
+    for (int i = 0; i < 300; i++)
+        strcat (many, "\n  BasicModule.getBasicStats");
+    must_fail (many);
+    free (many);
+    /* A first line left empty and blank lines in the list are fine. */
+    p = qc_pipeline_new ("[pipeline]\nsteps =\n  BasicModule.getBasicStats\n\n"
+                         "  BasicModule.getBasicStats:b\n", err, sizeof err);
+    CHECK (p != NULL, "%s", err);
+    qc_pipeline_destroy (&p);
+}
+
+static void
+test_module_table (void)
+{
+    const char *s = "BasicModule.getBasicStats:tissue";
+    const qc_module_t *m = qc_module_find (s, strlen ("BasicModule.getBasicStats"));
+    CHECK (m == &qc_module_basic_stats);
+    CHECK (qc_module_find (s, strlen (s)) == NULL);
+    CHECK (qc_module_find (NULL, 0) == NULL);
+    CHECK (qc_module_count () >= 1 && qc_module_at (0) != NULL);
+    CHECK (qc_module_at (qc_module_count ()) == NULL);
+    CHECK (qc_module_accepts (m, "image_work_size") && !qc_module_accepts (m, "x"));
+    CHECK (!qc_module_accepts (NULL, "x") && !qc_module_accepts (m, NULL));
+    CHECK (qc_module_is_histoqc ("SaveModule.saveThumbnails", 25));
+    CHECK (!qc_module_is_histoqc ("SaveModule.saveThumbnail", 24));
+    /* Every table entry is complete. */
+    for (size_t i = 0; i < qc_module_count (); i++) {
+        const qc_module_t *e = qc_module_at (i);
+        CHECK (e->name && e->run && e->params && e->columns, "entry %zu", i);
+    }
+
+    qc_work_size_t ws;
+    CHECK (qc_work_size_parse ("1.25x", &ws) == 0 && ws.kind == QC_WORK_MAG
+           && ws.value == 1.25);
+    CHECK (qc_work_size_parse ("40X", &ws) == 0 && ws.kind == QC_WORK_MAG);
+    CHECK (qc_work_size_parse ("0.1", &ws) == 0 && ws.kind == QC_WORK_DOWNSCALE);
+    CHECK (qc_work_size_parse ("2", &ws) == 0 && ws.kind == QC_WORK_LEVEL);
+    CHECK (qc_work_size_parse ("500", &ws) == 0 && ws.kind == QC_WORK_DIM);
+    const char *bad[] = { "", "x", "0", "-1", "1.2.3x", "1e3", "abc", "1.25 x", NULL };
+    for (int i = 0; bad[i]; i++)
+        CHECK (qc_work_size_parse (bad[i], &ws) == -1, "'%s' accepted", bad[i]);
+    CHECK (qc_work_size_parse (NULL, &ws) == -1 && qc_work_size_parse ("1x", NULL) == -1);
+
+    /* Numbers as Python's repr prints them. */
+    static const struct { double v; const char *s; } py[] = {
+        { 20, "20.0" }, { 0.499, "0.499" }, { 0.2281750559028887, "0.2281750559028887" },
+        { 1e-05, "1e-05" }, { 0.0001, "0.0001" }, { 1e16, "1e+16" },
+        { 1234567890123456.0, "1234567890123456.0" }, { -2.5, "-2.5" },
+        { 0.1 + 0.2, "0.30000000000000004" }, { 0.0, "0.0" }, { 123.456, "123.456" },
+        { 1.5e300, "1.5e+300" }, { 2.5e-7, "2.5e-07" }, { 100, "100.0" },
+    };
+    char buf[QC_PYFLOAT_LEN];
+    for (size_t i = 0; i < sizeof py / sizeof *py; i++)
+        CHECK (strcmp (qc_pyfloat (py[i].v, buf, sizeof buf), py[i].s) == 0,
+               "%s != %s", buf, py[i].s);
+    CHECK (strcmp (qc_pyfloat (1, buf, 4), "NA") == 0);
+
+    /* A step that needs the magnification refuses a slide without one. */
+    qc_result_t *r = qc_result_new ();
+    qc_run_t run = { .out = r, .filename = "x.svs", .step = "Blur.step" };
+    CHECK (qc_run_require_mag (&run) == -1 && !r->ok);
+    CHECK (r->error && strstr (r->error, "x.svs: Blur.step: ")
+           && strstr (r->error, "base_mag"), "%s", r->error);
+    run.base_mag = 20;
+    CHECK (qc_run_require_mag (&run) == 0);
+    CHECK (qc_run_require_mag (NULL) == -1);
+    qc_result_reset (r);
+    CHECK (qc_run_warn (&run, "a|b\tc") == 0 && strcmp (r->warnings, "a b c") == 0);
+    CHECK (qc_run_fail (NULL, "x") == -1 && qc_run_set (&run, NULL, "x") == -1);
+    qc_result_destroy (&r);
+}
+
+/* Settings of [BaseImage.BaseImage] reach the results. */
+static void
+test_base_settings (void)
+{
+    qc_pipeline_t *p = qc_pipeline_new (
+        "[pipeline]\nsteps = BasicModule.getBasicStats\n"
+        "[BaseImage.BaseImage]\nbase_mag = 40x\nenable_bounding_box = True\n"
+        "in_memory_compression = True\n", err, sizeof err);
+    CHECK (p != NULL, "%s", err);
+    if (!p)
+        return;
+    qc_result_t *r = qc_result_new ();
+    char path[1024];
+    slide_path (path, sizeof path, "real", "TCGA-CR-7395-01A-01-TS1.svs");
+    CHECK (qc_pipeline_run (p, path, r) == 0, "%s", r->error ? r->error : "");
+    /* The slide has no magnification: the config's is used. */
+    CHECK (strcmp (get (r, "base_mag"), "40.0") == 0, "%s", get (r, "base_mag"));
+    CHECK (!r->warnings || !strstr (r->warnings, "Unknown base magnification"));
+    /* It has no bounds either: HistoQC's warning, the whole image. */
+    CHECK (r->warnings && strstr (r->warnings, "Bounding Box requested but could not read"));
+    CHECK (strcmp (get (r, "image_bounding_box"), "(0, 0, 4443, 3567)") == 0);
+    /* A slide with its own magnification keeps it. */
+    slide_path (path, sizeof path, "real", "CMU-1-Small-Region.svs");
+    CHECK (qc_pipeline_run (p, path, r) == 0 && strcmp (get (r, "base_mag"), "20.0") == 0);
+    qc_result_destroy (&r);
+    qc_pipeline_destroy (&p);
+}
+
+int
+main (void)
+{
+    quiet_logs ();
+    test_default_config ();
+    test_config_validation ();
+    test_module_table ();
+    test_base_settings ();
+    return check_done ("test_pipeline_config");
+}

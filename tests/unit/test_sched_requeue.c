@@ -1,0 +1,238 @@
+/* Scheduler tests, workers that leave: their tasks are requeued (without
+ * blame when they leave or had not started them), a task whose workers
+ * keep dying is failed after max_deaths, and duplicate or late results are
+ * counted once. Fixtures: sched_fixtures.h. */
+#include "tests/unit/sched_fixtures.h"
+
+/* ------------------------------------------------------------ (c) requeue */
+
+static void
+test_requeue (void)
+{
+    for (int died = 0; died <= 1; died++) {
+        rec_t r;
+        sched_t *s = new_sched (&r, 3);
+        sched_job_t *j = new_job (s, 1, 4, QC_RES_CPU, true);
+        sched_worker_t *w1 = sched_worker_add (s, 1, 1, NULL, 0, NULL);
+        sched_dispatch (s);
+        CHECK (r.nd == 2 && count_for (&r, w1) == 2);
+        CHECK (j->dispatched == 2 && sched_queue_depth (s) == 2);
+        sched_worker_remove (s, w1, died, "w1");
+        CHECK (r.nf == 0, "died=%d: unstarted tasks are not failed", died);
+        CHECK (sched_queue_depth (s) == 4 && j->dispatched == 0 && j->running == 0);
+        for (uint64_t i = 0; i < 2; i++) {
+            sched_task_t *t = sched_job_task (j, i);
+            CHECK (t->state == TASK_QUEUED && t->blame == 0 && t->worker == NULL,
+                   "died=%d: task %llu requeued without blame", died,
+                   (unsigned long long) i);
+        }
+        CHECK (sched_first_worker (s) == NULL);
+        sched_dispatch (s);
+        CHECK (r.nd == 2, "no worker, no dispatch");
+        sched_worker_t *w2 = sched_worker_add (s, 1, 1, NULL, 0, NULL);
+        sched_dispatch (s);
+        /* (w2 may reuse w1's freed address: look at the new dispatches) */
+        CHECK (r.nd == 4 && r.d[2].worker == w2 && r.d[3].worker == w2);
+        /* the requeued tasks go first, on their second attempt */
+        bool got0 = false, got1 = false;
+        for (size_t i = 2; i < r.nd; i++) {
+            got0 |= r.d[i].idx == 0;
+            got1 |= r.d[i].idx == 1;
+            CHECK (r.d[i].task->attempt == 2, "attempt %u", r.d[i].task->attempt);
+        }
+        CHECK (got0 && got1, "died=%d: requeued tasks go to the next worker first", died);
+        /* a graceful leave of a worker that was running a task: no blame */
+        if (r.nd < 3) {
+            sched_destroy (&s);
+            rec_free (&r);
+            continue;
+        }
+        sched_task_started (s, w2, j, r.d[2].idx);
+        CHECK (r.d[2].task->state == TASK_RUNNING && j->running == 1);
+        if (!died) {
+            sched_worker_remove (s, w2, false, "w2");
+            CHECK (r.d[2].task->state == TASK_QUEUED && r.d[2].task->blame == 0,
+                   "a worker leaving is not blamed for a running task");
+            CHECK (j->running == 0 && sched_queue_depth (s) == 4);
+        }
+        sched_destroy (&s);
+        rec_free (&r);
+    }
+}
+
+/* ------------------------------------------------------------ (d) blame */
+
+static void
+test_blame (void)
+{
+    rec_t r;
+    sched_t *s = new_sched (&r, 3);
+    sched_job_t *j = new_job (s, 9, 3, QC_RES_CPU, true);
+    sched_task_t *bad = sched_job_task (j, 0);
+    const char *names[3] = {"node-a", "node-b", "node-c"};
+    for (int death = 1; death <= 3; death++) {
+        /* 1 slot + 2 prefetch: it takes all three tasks */
+        sched_worker_t *w = sched_worker_add (s, 1, 2, NULL, 0, NULL);
+        size_t before = r.nd;
+        sched_dispatch (s);
+        CHECK (r.nd - before == 3, "death %d: 3 dispatched", death);
+        CHECK (bad->worker == w && bad->state == TASK_DISPATCHED);
+        /* STARTED from another worker does not count */
+        sched_task_started (s, NULL, j, 0);
+        CHECK (bad->state == TASK_DISPATCHED);
+        sched_task_started (s, w, j, 0);
+        CHECK (bad->state == TASK_RUNNING && j->running == 1 && j->dispatched == 2);
+        sched_task_started (s, w, j, 0);     /* twice: no double count */
+        CHECK (j->running == 1 && j->dispatched == 2);
+        sched_worker_remove (s, w, true, names[death - 1]);
+        CHECK (bad->blame == (uint32_t) death, "blame %u after %d deaths", bad->blame, death);
+        CHECK (j->running == 0 && j->dispatched == 0);
+        for (uint64_t i = 1; i < 3; i++)
+            CHECK (sched_job_task (j, i)->blame == 0
+                   && sched_job_task (j, i)->state == TASK_QUEUED,
+                   "prefetched task %llu not blamed", (unsigned long long) i);
+        if (death < 3) {
+            CHECK (r.nf == 0 && bad->state == TASK_QUEUED && j->failed == 0);
+            CHECK (sched_queue_depth (s) == 3);
+        }
+    }
+    CHECK (r.nf == 1, "failed once after 3 deaths, got %zu", r.nf);
+    if (r.nf >= 1) {
+        CHECK (r.f[0].task == bad && r.f[0].job == 9 && r.f[0].idx == 0);
+        CHECK (strstr (r.f[0].reason, "3 workers") != NULL, "reason: %s", r.f[0].reason);
+        CHECK (strstr (r.f[0].reason, "died") != NULL, "reason: %s", r.f[0].reason);
+        CHECK (strstr (r.f[0].reason, "node-c") != NULL, "names the worker: %s",
+               r.f[0].reason);
+    }
+    CHECK (bad->state == TASK_FAILED && bad->worker == NULL && j->failed == 1);
+    CHECK (bad->attempt == 3);
+    CHECK (sched_queue_depth (s) == 2);
+    /* never dispatched again */
+    size_t before = r.nd;
+    sched_worker_t *w = sched_worker_add (s, 8, 8, NULL, 0, NULL);
+    sched_dispatch (s);
+    CHECK (r.nd - before == 2);
+    CHECK (times_dispatched (&r, bad) == 3, "dispatched exactly 3 times");
+    for (size_t i = before; i < r.nd; i++)
+        CHECK (r.d[i].task != bad);
+    /* its late result is dropped; the others finish; the job is finished */
+    CHECK (!sched_task_finished (s, j, 0, true));
+    CHECK (j->done == 0 && j->failed == 1);
+    CHECK (sched_task_finished (s, j, 1, true) && sched_task_finished (s, j, 2, true));
+    CHECK (sched_job_finished (j) && j->done == 2 && j->failed == 1);
+    CHECK (w->cpu_inflight == 0);
+    sched_destroy (&s);
+    rec_free (&r);
+
+    /* max_deaths 1: the first death while running fails it */
+    s = new_sched (&r, 1);
+    j = new_job (s, 1, 1, QC_RES_CPU, true);
+    w = sched_worker_add (s, 1, 0, NULL, 0, NULL);
+    sched_dispatch (s);
+    sched_task_started (s, w, j, 0);
+    sched_worker_remove (s, w, true, "only");
+    CHECK (r.nf == 1 && sched_job_task (j, 0)->state == TASK_FAILED
+           && sched_job_finished (j));
+    sched_destroy (&s);
+    rec_free (&r);
+}
+
+/* ------------------------------------------------------------ (e) dedup */
+
+static void
+test_dedup (void)
+{
+    rec_t r;
+    sched_t *s = new_sched (&r, 3);
+    sched_job_t *j = new_job (s, 1, 3, QC_RES_CPU, true);
+    sched_worker_t *w = sched_worker_add (s, 1, 0, NULL, 0, NULL);
+    sched_dispatch (s);
+    CHECK (w->cpu_inflight == 1);
+    /* same result twice */
+    CHECK (sched_task_finished (s, j, 0, true) == true);
+    CHECK (w->cpu_inflight == 0 && j->done == 1 && j->dispatched == 0);
+    CHECK (sched_task_finished (s, j, 0, true) == false);
+    CHECK (sched_task_finished (s, j, 0, false) == false);
+    CHECK (w->cpu_inflight == 0, "no underflow: %u", w->cpu_inflight);
+    CHECK (j->done == 1 && j->failed == 0);
+    CHECK (sched_task_finished (s, j, 99, true) == false, "unknown index");
+    CHECK (sched_task_finished (s, NULL, 0, true) == false);
+    /* a failed result counts as failed */
+    sched_dispatch (s);
+    sched_task_started (s, w, j, 1);
+    CHECK (sched_task_finished (s, j, 1, false) == true);
+    CHECK (sched_job_task (j, 1)->state == TASK_FAILED && j->failed == 1
+           && j->running == 0 && w->cpu_inflight == 0);
+    sched_destroy (&s);
+    rec_free (&r);
+
+    /* a slow worker declared dead and its replacement both finish */
+    s = new_sched (&r, 3);
+    j = new_job (s, 1, 1, QC_RES_CPU, true);
+    sched_worker_t *slow = sched_worker_add (s, 1, 0, NULL, 0, NULL);
+    sched_dispatch (s);
+    sched_task_started (s, slow, j, 0);
+    sched_worker_remove (s, slow, true, "slow");
+    sched_worker_t *fresh = sched_worker_add (s, 1, 0, NULL, 0, NULL);
+    sched_dispatch (s);
+    sched_task_t *t = sched_job_task (j, 0);
+    CHECK (r.nd == 2 && t->worker == fresh && fresh->cpu_inflight == 1 && t->attempt == 2);
+    sched_task_started (s, fresh, j, 0);
+    CHECK (sched_task_finished (s, j, 0, true) == true, "the slow worker's result");
+    CHECK (fresh->cpu_inflight == 0, "the assigned worker's credit came back");
+    CHECK (fresh->assigned.count == 0 && t->worker == NULL);
+    CHECK (sched_task_finished (s, j, 0, true) == false, "the replacement's result");
+    CHECK (fresh->cpu_inflight == 0, "credit not returned twice: %u", fresh->cpu_inflight);
+    CHECK (j->done == 1 && j->running == 0 && j->dispatched == 0);
+    CHECK (sched_job_finished (j));
+    /* its STARTED or hand-back after the fact changes nothing */
+    sched_task_started (s, fresh, j, 0);
+    sched_worker_return (s, fresh, j, 0);
+    CHECK (t->state == TASK_DONE && j->done == 1 && sched_queue_depth (s) == 0);
+    sched_destroy (&s);
+    rec_free (&r);
+
+    /* the same with GPU credit */
+    s = new_sched (&r, 3);
+    j = new_job (s, 1, 1, QC_RES_GPU, true);
+    uint32_t dev = 2;
+    sched_worker_t *g = sched_worker_add (s, 0, 0, &dev, 1, NULL);
+    sched_dispatch (s);
+    CHECK (g->gpu_inflight == 1 && g->gpu_load[0] == 1);
+    CHECK (sched_task_finished (s, j, 0, true));
+    CHECK (!sched_task_finished (s, j, 0, true));
+    CHECK (g->gpu_inflight == 0 && g->gpu_load[0] == 0 && g->cpu_inflight == 0);
+    sched_destroy (&s);
+    rec_free (&r);
+
+    /* a late result for a task requeued after its worker was declared dead */
+    s = new_sched (&r, 3);
+    j = new_job (s, 1, 2, QC_RES_CPU, true);
+    w = sched_worker_add (s, 1, 0, NULL, 0, NULL);
+    sched_dispatch (s);
+    sched_task_started (s, w, j, 0);
+    sched_worker_remove (s, w, true, "w");
+    t = sched_job_task (j, 0);
+    CHECK (t->state == TASK_QUEUED && sched_queue_depth (s) == 2);
+    CHECK (sched_task_finished (s, j, 0, true) == true, "late result accepted");
+    CHECK (t->state == TASK_DONE && sched_queue_depth (s) == 1 && j->done == 1);
+    CHECK (j->queue[QC_RES_CPU].count == 1 && j->queue[QC_RES_CPU].head
+           == sched_job_task (j, 1), "removed from the queue");
+    CHECK (sched_task_finished (s, j, 0, true) == false, "only once");
+    sched_worker_t *w2 = sched_worker_add (s, 4, 4, NULL, 0, NULL);
+    size_t before = r.nd;
+    sched_dispatch (s);
+    CHECK (r.nd - before == 1 && r.d[before].idx == 1, "the done task is not dispatched");
+    CHECK (w2->cpu_inflight == 1);
+    sched_destroy (&s);
+    rec_free (&r);
+}
+
+int
+main (void)
+{
+    test_requeue ();
+    test_blame ();
+    test_dedup ();
+    return check_done ("test_sched_requeue");
+}
