@@ -325,8 +325,15 @@ qc_output_result (qc_output_t *o, const qc_msg_t *m, char *err, size_t errlen)
             if (i)
                 fputc ('\t', o->tsv);
             const char *col = o->columns[i];
-            const char *v = strcmp (col, "warnings") == 0 ? r->warnings
-                            : strcmp (col, "filename") == 0 && !qc_result_get (r, col)
+            if (strcmp (col, "warnings") == 0) {
+                /* HistoQC's list starts with an empty entry: "|a|b" */
+                if (r->warnings && *r->warnings) {
+                    fputc ('|', o->tsv);
+                    put_cell (o->tsv, r->warnings);
+                }
+                continue;
+            }
+            const char *v = strcmp (col, "filename") == 0 && !qc_result_get (r, col)
                                 ? name
                                 : qc_result_get (r, col);
             put_cell (o->tsv, v);
