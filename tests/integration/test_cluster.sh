@@ -31,6 +31,14 @@ nerr=$(wc -l <"$T/out/error.log")
 grep -q "w2.*declared dead" "$T/broker.log" || fail "broker did not declare w2 dead"
 pass "200 slides reported exactly once after kill -9 ($bad failed as expected)"
 
+# workers' log records came back: the slide without magnification warns,
+# with the worker and slide named, in qc.log and on the client's stderr
+grep -Pq '\tWARNING\tw[123]\ts[0-9]+-TCGA-CR-7395-01A-01-TS1.svs\t.*Unknown base magnification' "$T/out/qc.log" \
+    || fail "forwarded warning missing from qc.log"
+grep -q 'WARNING w[123] \[s[0-9]*-TCGA-CR-7395-01A-01-TS1.svs\]' "$T/submit.log" \
+    || fail "forwarded warning not printed by qc-submit"
+pass "log records forwarded with worker and slide"
+
 # the same cohort on the one-process default gives the same results
 "$BIN/qc-submit" -o "$T/local" --list "$T/cohort/list" -q >"$T/local.log" 2>&1
 rc=$?
