@@ -42,7 +42,8 @@ mk_cli_help (FILE *fp)
 "  --quality Q           JPEG quality 1-100 (default 80)\n"
 "  --features LIST       comma-separated: tissue, pen, blur, dark, bubble, edge,\n"
 "                        all, none; -NAME removes one (e.g. all,-pen).\n"
-"                        Default: all. blur and dark need tissue.\n"
+"                        Default: all. blur and dark need tissue (all,-tissue\n"
+"                        drops them too).\n"
 "  --truth DIR           write truth masks and a JSON description into DIR\n"
 "  --truth-width PX      truth mask width (default 2048, at most the slide's)\n"
 "  --textures DIR        H&E texture PNGs (default $QC_SHARED_DIR/textures,\n"
@@ -100,9 +101,12 @@ parse_double (const char *opt, const char *v, double lo, double hi,
     return 0;
 }
 
+/* blur and dark are painted on tissue: naming them without tissue is an
+ * error, while "all,-tissue" just leaves them out. */
 static int
 parse_features (const char *list, unsigned *out)
 {
+    unsigned named = 0;
     char buf[256];
     if (strlen (list) >= sizeof buf)
         return usage_error ("--features: list too long%s%s", "", "");
@@ -130,9 +134,15 @@ parse_features (const char *list, unsigned *out)
                                     name, "");
         }
         f = minus ? f & ~bit : f | bit;
+        if (!minus && bit != MK_F_ALL)
+            named |= bit;
     }
-    if ((f & (MK_F_BLUR | MK_F_DARK)) && !(f & MK_F_TISSUE))
-        return usage_error ("--features: blur and dark need tissue%s%s", "", "");
+    if (!(f & MK_F_TISSUE)) {
+        if (named & f & (MK_F_BLUR | MK_F_DARK))
+            return usage_error ("--features: blur and dark need tissue%s%s",
+                                "", "");
+        f &= ~(unsigned) (MK_F_BLUR | MK_F_DARK);
+    }
     *out = f;
     return 0;
 }
@@ -148,16 +158,16 @@ static int o_out (mk_opts_t *o, seen_t *s, const char *n, const char *v)
 { (void) s; (void) n; o->out = v; return 0; }
 
 static int o_width (mk_opts_t *o, seen_t *s, const char *n, const char *v)
-{ long x; (void) s; int rc = parse_long (n, v, 1, 1000000, &x); o->width = (int) x; return rc; }
+{ long x = 0; (void) s; int rc = parse_long (n, v, 1, 1000000, &x); o->width = (int) x; return rc; }
 
 static int o_height (mk_opts_t *o, seen_t *s, const char *n, const char *v)
-{ long x; (void) s; int rc = parse_long (n, v, 1, 1000000, &x); o->height = (int) x; return rc; }
+{ long x = 0; (void) s; int rc = parse_long (n, v, 1, 1000000, &x); o->height = (int) x; return rc; }
 
 static int o_mag (mk_opts_t *o, seen_t *s, const char *n, const char *v)
-{ s->have_mag = 1; return parse_double (n, v, 0.01, 1000, &o->mag); }
+{ s->have_mag = 1; return parse_double (n, v, 0.1, 1000, &o->mag); }
 
 static int o_mpp (mk_opts_t *o, seen_t *s, const char *n, const char *v)
-{ s->have_mpp = 1; return parse_double (n, v, 0.001, 1000, &o->mpp); }
+{ s->have_mpp = 1; return parse_double (n, v, 0.001, 100, &o->mpp); }
 
 static int o_nomag (mk_opts_t *o, seen_t *s, const char *n, const char *v)
 { (void) s; (void) n; (void) v; o->no_mag = 1; return 0; }
@@ -175,7 +185,7 @@ static int o_seed (mk_opts_t *o, seen_t *s, const char *n, const char *v)
 }
 
 static int o_quality (mk_opts_t *o, seen_t *s, const char *n, const char *v)
-{ long x; (void) s; int rc = parse_long (n, v, 1, 100, &x); o->quality = (int) x; return rc; }
+{ long x = 0; (void) s; int rc = parse_long (n, v, 1, 100, &x); o->quality = (int) x; return rc; }
 
 static int o_features (mk_opts_t *o, seen_t *s, const char *n, const char *v)
 { (void) s; (void) n; return parse_features (v, &o->features); }
@@ -184,14 +194,14 @@ static int o_truth (mk_opts_t *o, seen_t *s, const char *n, const char *v)
 { (void) s; (void) n; o->truth_dir = v; return 0; }
 
 static int o_twidth (mk_opts_t *o, seen_t *s, const char *n, const char *v)
-{ long x; (void) s; int rc = parse_long (n, v, 1, 65536, &x); o->truth_width = (int) x; return rc; }
+{ long x = 0; (void) s; int rc = parse_long (n, v, 1, 65536, &x); o->truth_width = (int) x; return rc; }
 
 static int o_textures (mk_opts_t *o, seen_t *s, const char *n, const char *v)
 { (void) s; (void) n; o->textures_dir = v; return 0; }
 
 static int o_tile (mk_opts_t *o, seen_t *s, const char *n, const char *v)
 {
-    long x;
+    long x = 0;
     (void) s;
     int rc = parse_long (n, v, 16, 2048, &x);
     if (rc == 0 && x % 16)
@@ -201,7 +211,7 @@ static int o_tile (mk_opts_t *o, seen_t *s, const char *n, const char *v)
 }
 
 static int o_threads (mk_opts_t *o, seen_t *s, const char *n, const char *v)
-{ long x; (void) s; int rc = parse_long (n, v, 1, 64, &x); o->threads = (int) x; return rc; }
+{ long x = 0; (void) s; int rc = parse_long (n, v, 1, 64, &x); o->threads = (int) x; return rc; }
 
 static int o_sigma (mk_opts_t *o, seen_t *s, const char *n, const char *v)
 { (void) s; return parse_double (n, v, 0.1, 10000, &o->blur_sigma); }

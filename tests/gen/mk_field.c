@@ -201,7 +201,7 @@ add_blur (mk_field_t *f, const mk_ellipse_t *e)
 /* Density varies slowly across tissue (section thickness, staining) and
  * folds double it and more: two layers of tissue absorb twice. */
 static void
-finish_density (mk_field_t *f, const mk_scene_t *s)
+finish_density (mk_field_t *f, const mk_scene_t *s, double reach)
 {
     double big = s->w > s->h ? s->w : s->h;
     double wave = 0.06 * big, light = 0.25 * big;
@@ -211,11 +211,14 @@ finish_density (mk_field_t *f, const mk_scene_t *s)
         for (int i = 0; i < f->gw; i++) {
             mk_cell_t *c = &f->cells[(size_t) j * f->gw + i];
             double x = (i + 0.5) * f->cell, y = (j + 0.5) * f->cell;
+            c->glass = (float) (2.0 * mk_fbm (kg, x / light, y / light, 2));
+            /* Density is read only where tissue can be painted. */
+            if (c->tissue > reach)
+                continue;
             double dens = exp (0.45 * mk_fbm (kd, x / wave, y / wave, 3))
-                          * (1 + 1.6 * c->fold);
+                          * (1 + 2.2 * c->fold);
             double k = log (dens / MK_DENS_MIN) / span * (MK_DENS_LEVELS - 1);
             c->dens = (float) mk_clamp (k, 0, MK_DENS_LEVELS - 1);
-            c->glass = (float) (2.0 * mk_fbm (kg, x / light, y / light, 2));
         }
 }
 
@@ -224,9 +227,12 @@ mk_field_build (mk_field_t *f, const mk_scene_t *s)
 {
     memset (f, 0, sizeof *f);
     int big = s->w > s->h ? s->w : s->h;
+    /* About 1024 cells along the long side; never under 4 px, because
+     * outlines stay sharp through the distance field anyway and small
+     * slides should not pay for a grid finer than their features. */
     f->cell = ceil (big / 1024.0);
-    if (f->cell < 1)
-        f->cell = 1;
+    if (f->cell < 4)
+        f->cell = 4;
     f->gw = (int) ceil (s->w / f->cell) + 1;
     f->gh = (int) ceil (s->h / f->cell) + 1;
     size_t n = (size_t) f->gw * f->gh;
@@ -255,7 +261,7 @@ mk_field_build (mk_field_t *f, const mk_scene_t *s)
     for (int i = 0; i < s->npen; i++)
         if (add_pen (f, &s->pen[i], noise_key (s->seed, 20 + (uint32_t) i)) != 0)
             goto oom;
-    finish_density (f, s);
+    finish_density (f, s, margin);
     return 0;
 oom:
     mk_field_free (f);

@@ -3,6 +3,7 @@
  * under the tile), so that glass-only tiles cost a noise hash per pixel
  * and only tiles that need a feature pay for it. */
 #include "tests/gen/mk_paint.h"
+#include "tests/gen/mk_patch.h"
 #include "tests/gen/mk_util.h"
 
 #include <math.h>
@@ -22,7 +23,9 @@ struct mk_scratch {
     int *ix, *iy;          /* lower grid cell */
     float *fx, *fy;        /* blend towards the next cell */
     int *nx, *ny;          /* nearest grid cell */
-    int32_t *col[MK_MAX_BLOBS], *row[MK_MAX_BLOBS]; /* texel offsets */
+    /* Per blob: texel index of each column / row (mk_patch.h). */
+    int32_t *cu[MK_MAX_BLOBS], *cv[MK_MAX_BLOBS];
+    int32_t *ru[MK_MAX_BLOBS], *rv[MK_MAX_BLOBS];
 };
 
 mk_scratch_t *
@@ -43,9 +46,11 @@ mk_scratch_new (int tile)
     s->ny = malloc (n * sizeof *s->ny);
     int ok = s->X && s->Y && s->ix && s->iy && s->fx && s->fy && s->nx && s->ny;
     for (int b = 0; b < MK_MAX_BLOBS; b++) {
-        s->col[b] = malloc (n * sizeof *s->col[b]);
-        s->row[b] = malloc (n * sizeof *s->row[b]);
-        ok = ok && s->col[b] && s->row[b];
+        s->cu[b] = malloc (n * sizeof *s->cu[b]);
+        s->cv[b] = malloc (n * sizeof *s->cv[b]);
+        s->ru[b] = malloc (n * sizeof *s->ru[b]);
+        s->rv[b] = malloc (n * sizeof *s->rv[b]);
+        ok = ok && s->cu[b] && s->cv[b] && s->ru[b] && s->rv[b];
     }
     if (!ok)
         mk_scratch_destroy (&s);
@@ -67,8 +72,10 @@ mk_scratch_destroy (mk_scratch_t **self_p)
     free (s->nx);
     free (s->ny);
     for (int b = 0; b < MK_MAX_BLOBS; b++) {
-        free (s->col[b]);
-        free (s->row[b]);
+        free (s->cu[b]);
+        free (s->cv[b]);
+        free (s->ru[b]);
+        free (s->rv[b]);
     }
     free (s);
     *self_p = NULL;
@@ -87,8 +94,12 @@ mk_painter_init (mk_painter_t *p, const mk_scene_t *scene,
     p->tile = tile;
     int nb = scene->nblobs > 0 ? scene->nblobs : 1;
     p->lut = malloc ((size_t) nb * LUT_SIZE);
-    if (!p->lut)
+    p->warp = malloc (2 * MK_WARP_N * MK_WARP_N * sizeof *p->warp);
+    if (!p->lut || !p->warp) {
+        mk_painter_free (p);
         return -1;
+    }
+    mk_warp_build (p->warp, scene->seed);
     double od[256];
     for (int v = 0; v < 256; v++)
         od[v] = -log ((v + 0.5) / 256.0);
@@ -111,17 +122,9 @@ void
 mk_painter_free (mk_painter_t *p)
 {
     free (p->lut);
+    free (p->warp);
     p->lut = NULL;
-}
-
-static int
-mirror (double t, int n)
-{
-    double p = 2.0 * n, k = fmod (floor (t), p);
-    if (k < 0)
-        k += p;
-    int i = (int) k;
-    return i < n ? i : (int) p - 1 - i;
+    p->warp = NULL;
 }
 
 /* What can reach one tile. */
@@ -133,7 +136,7 @@ typedef struct {
     const mk_bubble_t *bub[MK_MAX_BUBBLE];
     int edge_near;         /* the edge line or its halo may be here */
     float glass_shift;     /* when not near: outside the coverslip or not */
-    const uint8_t *sharp[MK_MAX_BLOBS], *blurred[MK_MAX_BLOBS];
+    mk_patchmap_t patch[MK_MAX_BLOBS];
 } tile_plan_t;
 
 static void
@@ -193,35 +196,25 @@ plan_tile (const mk_painter_t *p, mk_scratch_t *s, int level, int tx, int ty,
     }
     if (!tp->tissue)
         return;
-    /* Texture tables: for each blob under the tile, where each column and
-     * row of the tile falls in the mirrored tiling of its texture. */
-    double scale = sc->tex_scale, foot = tp->d * scale;
-    for (int b = 0; b < sc->nblobs; b++) {
-        if (!(tp->owners >> b & 1u))
-            continue;
-        const mk_blob_t *bl = &sc->blob[b];
-        const mk_texture_t *t = &p->tex->tex[bl->tex];
-        int m = foot < 1 ? 0 : (int) floor (log2 (foot));
-        if (m >= t->nmips)
-            m = t->nmips - 1;
-        const mk_mip_t *mp = &t->mip[m];
-        tp->sharp[b] = mp->sharp;
-        tp->blurred[b] = mp->blurred ? mp->blurred : mp->sharp;
-        int dimx = bl->swap ? mp->h : mp->w, dimy = bl->swap ? mp->w : mp->h;
-        int32_t stx = bl->swap ? mp->w * 3 : 3, sty = bl->swap ? 3 : mp->w * 3;
-        double rx = (double) (bl->swap ? t->mip[0].h : t->mip[0].w) / dimx;
-        double ry = (double) (bl->swap ? t->mip[0].w : t->mip[0].h) / dimy;
-        for (int i = 0; i < T; i++) {
-            s->col[b][i] = mirror ((s->X[i] * scale + bl->ox) / rx, dimx) * stx;
-            s->row[b][i] = mirror ((s->Y[i] * scale + bl->oy) / ry, dimy) * sty;
-        }
-    }
+    for (int b = 0; b < sc->nblobs; b++)
+        if (tp->owners >> b & 1u)
+            mk_patchmap_setup (&tp->patch[b], &p->tex->tex[sc->blob[b].tex],
+                               &sc->blob[b], p->warp, sc->tex_scale,
+                               sc->blur_sigma,
+                               tp->d, s->X, s->Y,
+                               T, s->cu[b], s->cv[b], s->ru[b], s->rv[b]);
 }
 
+/* Fraction of a pixel of width d centred at x that lies in [lo, hi]:
+ * box-filtered coverage, so thin lines fade instead of vanishing on
+ * small levels. (Plain compares: fmaxf is a libm call without
+ * -ffinite-math-only.) */
 static inline float
 band_cover (float lo, float hi, float x, float d)
 {
-    float a = fmaxf (x - d / 2, lo), b = fminf (x + d / 2, hi);
+    float a = x - d / 2, b = x + d / 2;
+    a = a > lo ? a : lo;
+    b = b < hi ? b : hi;
     return b > a ? (b - a) / d : 0.0f;
 }
 
@@ -230,6 +223,59 @@ to_byte (float v)
 {
     v += 0.5f;
     return (uint8_t) (v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
+/* Sensor noise of +-2.2 grey levels at level 0; lower levels average
+ * 4^level pixels, which shrinks the noise by the square root. */
+static float
+noise_amp (double d)
+{
+    return (float) (2.2 / sqrt (d) / 127.5);
+}
+
+static uint32_t
+noise_key (const mk_scene_t *sc, int level)
+{
+    return (uint32_t) mk_mix64 (sc->seed + (uint64_t) level);
+}
+
+static inline uint8_t
+clamp_byte (int v)
+{
+    return (uint8_t) (v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
+/* Most tiles of a slide are bare glass: illumination and noise only. */
+static void
+paint_glass (const mk_painter_t *p, const mk_scratch_t *s,
+             const tile_plan_t *tp, int level, int tx, int ty, uint8_t *rgb)
+{
+    const mk_scene_t *sc = p->scene;
+    const mk_field_t *f = p->field;
+    const int T = p->tile, gw = f->gw;
+    const float amp = noise_amp (tp->d);
+    const uint32_t key = noise_key (sc, level);
+    float base[3];
+    for (int k = 0; k < 3; k++)
+        base[k] = (float) sc->glass[k] + tp->glass_shift + 0.5f;
+    for (int j = 0; j < T; j++) {
+        const mk_cell_t *ra = &f->cells[(size_t) s->iy[j] * gw];
+        const mk_cell_t *rb = ra + gw;
+        const float fy = s->fy[j];
+        uint8_t *out = rgb + (size_t) j * T * 3;
+        for (int i = 0; i < T; i++, out += 3) {
+            const int ix = s->ix[i];
+            const float fx = s->fx[i];
+            float top = ra[ix].glass + (ra[ix + 1].glass - ra[ix].glass) * fx;
+            float bot = rb[ix].glass + (rb[ix + 1].glass - rb[ix].glass) * fx;
+            uint32_t h = mk_hash2 ((uint32_t) (tx * T + i),
+                                   (uint32_t) (ty * T + j), key);
+            float g = top + (bot - top) * fy + ((float) (h & 255) - 127.5f) * amp;
+            out[0] = clamp_byte ((int) (base[0] + g));
+            out[1] = clamp_byte ((int) (base[1] + g));
+            out[2] = clamp_byte ((int) (base[2] + g));
+        }
+    }
 }
 
 void
@@ -241,11 +287,13 @@ mk_paint_tile (const mk_painter_t *p, int level, int tx, int ty, uint8_t *rgb,
     const int T = p->tile, gw = f->gw;
     tile_plan_t tp;
     plan_tile (p, s, level, tx, ty, &tp);
+    if (!tp.tissue && !tp.nbub && !tp.pen && !tp.edge_near) {
+        paint_glass (p, s, &tp, level, tx, ty, rgb);
+        return;
+    }
     const float d = (float) tp.d, sigma_ramp = 2.5f * (float) sc->blur_sigma;
-    /* Sensor noise of +-2.2 grey levels at level 0; lower levels average
-     * 4^level pixels, which shrinks the noise by the square root. */
-    const float amp = 2.2f / sqrtf (d) / 127.5f;
-    const uint32_t key = (uint32_t) mk_mix64 (sc->seed + (uint64_t) level);
+    const float amp = noise_amp (tp.d);
+    const uint32_t key = noise_key (sc, level);
     const mk_edge_t *e = &sc->edge;
 
     for (int j = 0; j < T; j++) {
@@ -286,7 +334,8 @@ mk_paint_tile (const mk_painter_t *p, int level, int tx, int ty, uint8_t *rgb,
                 if (r2 >= (R + d) * (R + d))
                     continue;
                 float r = sqrtf (r2), w = (float) bb->rim;
-                inside = fminf (fmaxf ((R - w - r) / d + 0.5f, 0), 1);
+                inside = (R - w - r) / d + 0.5f;
+                inside = inside < 0 ? 0 : inside > 1 ? 1 : inside;
                 rim = band_cover (R - w, R, r, d);
                 shade = 0.25f * inside
                         * (float) mk_smoothstep (R - 4 * w, R - w, r);
@@ -300,22 +349,33 @@ mk_paint_tile (const mk_painter_t *p, int level, int tx, int ty, uint8_t *rgb,
                 if (alpha > 0) {
                     alpha = alpha > 1 ? 1 : alpha;
                     int bi = own[s->nx[i]];
-                    int32_t off = s->row[bi][j] + s->col[bi][i];
-                    const uint8_t *sp = tp.sharp[bi] + off;
+                    mk_patchmap_t *pm = &tp.patch[bi];
+                    mk_texsample_t ts;
+                    mk_patch_sample (pm, (float) s->X[i], Y, wblur,
+                                     s->cu[bi][i], s->cv[bi][i], s->ru[bi][j],
+                                     s->rv[bi][j], &ts);
                     float kd = MIX (dens) - BUBBLE_PALE * inside + 0.5f;
                     int kl = kd < 0 ? 0 : kd > MK_DENS_LEVELS - 1
                                               ? MK_DENS_LEVELS - 1 : (int) kd;
                     const uint8_t *lut = p->lut + (size_t) bi * LUT_SIZE
                                          + (size_t) kl * 3 * 256;
-                    if (wblur > 0) {
-                        const uint8_t *bp = tp.blurred[bi] + off;
-                        for (int k = 0; k < 3; k++) {
-                            int t = (int) (sp[k] + (bp[k] - sp[k]) * wblur + 0.5f);
-                            px[k] += (lut[k * 256 + t] - px[k]) * alpha;
-                        }
-                    } else {
-                        for (int k = 0; k < 3; k++)
-                            px[k] += (lut[k * 256 + sp[k]] - px[k]) * alpha;
+                    /* The texel: patch blend, then focus blend. */
+                    float tex[3] = { 0, 0, 0 };
+                    for (int n = 0; n < ts.n; n++) {
+                        const uint8_t *sp = ts.sharp[n];
+                        float w = ts.w[n];
+                        if (wblur > 0) {
+                            const uint8_t *bp = ts.blurred[n];
+                            for (int k = 0; k < 3; k++)
+                                tex[k] += w * (sp[k] + (bp[k] - sp[k]) * wblur);
+                        } else
+                            for (int k = 0; k < 3; k++)
+                                tex[k] += w * sp[k];
+                    }
+                    for (int k = 0; k < 3; k++) {
+                        int t = (int) (tex[k] + 0.5f);
+                        t = t > 255 ? 255 : t;
+                        px[k] += (lut[k * 256 + t] - px[k]) * alpha;
                     }
                 }
             }

@@ -20,6 +20,7 @@ typedef struct {
      * value. Stain changes are products in optical density, which these
      * tables turn into one lookup per channel. */
     uint8_t *lut;
+    float *warp;     /* seam-bending table of the texture patches */
 } mk_painter_t;
 
 /* Per-thread working memory for mk_paint_tile. */

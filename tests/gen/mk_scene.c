@@ -38,30 +38,56 @@ mk_edge_side_name (int side)
 }
 
 /* Random outline: harmonics 2..7 give the lobes, 8..20 a little
- * raggedness; the dip is limited so that the shape stays one piece. */
-static void
-make_outline (mk_blob_t *b, mk_rng_t *r, double *maxr)
-{
+ * raggedness. Dips deeper than 0.45 of the mean radius are pulled back so
+ * that the shape stays one piece. */
+typedef struct {
     double amp[20], phase[20];
+    double squeeze;
+} harmonics_t;
+
+static double
+outline_at (const harmonics_t *h, double th)
+{
+    double v = 1;
+    for (int k = 2; k < 20; k++)
+        v += h->amp[k] * cos (k * th + h->phase[k]);
+    return 1 + (v - 1) * h->squeeze;
+}
+
+/* Draws the coefficients and returns the outline's largest radius,
+ * estimated on 64 angles plus a margin for the peaks between them; cheap
+ * enough to try many placements. */
+static double
+draw_harmonics (harmonics_t *h, mk_rng_t *r)
+{
     for (int k = 2; k < 20; k++) {
-        amp[k] = k < 8 ? mk_rng_range (r, 0, 0.30) / k : mk_rng_range (r, 0, 0.025);
-        phase[k] = mk_rng_range (r, 0, 2 * M_PI);
+        h->amp[k] = k < 8 ? mk_rng_range (r, 0, 0.30) / k
+                          : mk_rng_range (r, 0, 0.025);
+        h->phase[k] = mk_rng_range (r, 0, 2 * M_PI);
     }
+    h->squeeze = 1;
     double lo = 1e9, hi = -1e9;
-    for (int i = 0; i <= MK_RTAB; i++) {
-        double th = 2 * M_PI * i / MK_RTAB, v = 1;
-        for (int k = 2; k < 20; k++)
-            v += amp[k] * cos (k * th + phase[k]);
-        b->rtab[i] = (float) v;
+    for (int i = 0; i < 64; i++) {
+        double v = outline_at (h, 2 * M_PI * i / 64);
         lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
     }
-    /* Pull deep dips back to 0.45 of the mean radius. */
-    double squeeze = lo < 0.45 ? (1 - 0.45) / (1 - lo) : 1;
+    h->squeeze = lo < 0.45 ? (1 - 0.45) / (1 - lo) : 1;
+    return (1 + (hi - 1) * h->squeeze) * 1.05;
+}
+
+/* Tabulates the outline; returns its exact largest radius. */
+static double
+make_outline (mk_blob_t *b, const harmonics_t *h)
+{
+    double hi = 0;
     for (int i = 0; i <= MK_RTAB; i++) {
-        b->rtab[i] = (float) (1 + (b->rtab[i] - 1) * squeeze);
-        hi = b->rtab[i] > hi ? b->rtab[i] : hi;
+        double v = outline_at (h, 2 * M_PI * i / MK_RTAB);
+        v = v < 0.3 ? 0.3 : v;     /* the 64-angle squeeze can miss a dip */
+        b->rtab[i] = (float) v;
+        hi = v > hi ? v : hi;
     }
-    *maxr = hi;
+    return hi;
 }
 
 static int
@@ -90,8 +116,10 @@ plan_blobs (mk_scene_t *s, int ntex)
             mk_blob_t b;
             memset (&b, 0, sizeof b);
             double shrink = attempt < 100 ? 1 : attempt < 200 ? 0.7 : 0.45;
-            double size = n == 0 ? mk_rng_range (&r, 0.16, 0.24)
-                                 : mk_rng_range (&r, 0.08, 0.18);
+            /* Sizes give tissue on roughly 20-40% of the slide, as on a
+             * typical scan. */
+            double size = n == 0 ? mk_rng_range (&r, 0.24, 0.32)
+                                 : mk_rng_range (&r, 0.12, 0.24);
             b.R = size * small * shrink;
             if (b.R < 2)
                 b.R = 2;
@@ -100,9 +128,9 @@ plan_blobs (mk_scene_t *s, int ntex)
             double rot = mk_rng_range (&r, 0, 2 * M_PI);
             b.cs = cos (rot);
             b.sn = sin (rot);
-            double maxr;
-            make_outline (&b, &r, &maxr);
-            b.rmax = b.R * (b.ax > b.ay ? b.ax : b.ay) * maxr;
+            harmonics_t harm;
+            double axis = b.ax > b.ay ? b.ax : b.ay;
+            b.rmax = b.R * axis * draw_harmonics (&harm, &r);
             double x0 = 0.1 * s->w + b.rmax, x1 = 0.9 * s->w - b.rmax;
             double y0 = 0.1 * s->h + b.rmax, y1 = 0.9 * s->h - b.rmax;
             if (x0 > x1 || y0 > y1)
@@ -111,10 +139,10 @@ plan_blobs (mk_scene_t *s, int ntex)
             b.cy = mk_rng_range (&r, y0, y1);
             if (!blob_fits (s, &b, 0.02 * big))
                 continue;
+            double peak = make_outline (&b, &harm) * b.R * axis;
+            b.rmax = peak > b.rmax ? peak : b.rmax;
             b.tex = mk_rng_int (&r, ntex);
-            b.swap = mk_rng_int (&r, 2);
-            b.ox = mk_rng_range (&r, 0, 8000);
-            b.oy = mk_rng_range (&r, 0, 8000);
+            b.key = (uint32_t) mk_rng_next (&r);
             double overall = mk_rng_range (&r, 0.9, 1.1);
             for (int c = 0; c < 3; c++)
                 b.stain[c] = overall * mk_rng_range (&r, 0.92, 1.08);
@@ -217,8 +245,9 @@ plan_blur (mk_scene_t *s)
     }
 }
 
-/* Folds lie in another blob than the first blur region when there is
- * one, so that the two truths overlap as little as possible. */
+/* Folds go where blur is not, so that the two truths barely overlap:
+ * into the largest other blob that is at least half the first one's
+ * size, else into the first blob at the point farthest from its blur. */
 static void
 plan_folds (mk_scene_t *s)
 {
@@ -227,27 +256,59 @@ plan_folds (mk_scene_t *s)
     if (s->nblobs == 0)
         return;
     int n = mk_rng_unit (&r) < 0.4 ? 2 : 1;
+    int host = 0;
+    for (int b = 1; b < s->nblobs; b++)
+        if (s->blob[b].R >= 0.5 * s->blob[0].R
+            && (host == 0 || s->blob[b].R > s->blob[host].R))
+            host = b;
     for (int i = 0; i < n; i++) {
-        const mk_blob_t *b = &s->blob[(i + 1) % s->nblobs];
+        const mk_blob_t *b = &s->blob[host];
+        double cx = b->cx, cy = b->cy, best = -1;
+        for (int k = 0; k < 8; k++) {
+            double x, y;
+            inner_point (b, &r, 0.45, &x, &y);
+            double d = 1e300;
+            for (int e = 0; e < s->nblur; e++)
+                d = fmin (d, hypot (x - s->blur[e].cx, y - s->blur[e].cy));
+            for (int f = 0; f < s->nfold; f++)
+                d = fmin (d, hypot (x - s->fold[f].x[MK_PATH_N / 2],
+                                    y - s->fold[f].y[MK_PATH_N / 2]));
+            if (d > best) {
+                best = d;
+                cx = x;
+                cy = y;
+            }
+        }
         mk_path_t *p = &s->fold[s->nfold++];
         double a = mk_rng_range (&r, 0, M_PI), ux = cos (a), uy = sin (a);
-        double t0 = mk_rng_range (&r, -0.6, -0.2) * b->R;
-        double t1 = mk_rng_range (&r, 0.2, 0.6) * b->R;
-        double o0 = mk_rng_range (&r, -0.25, 0.25) * b->R;
-        double o1 = mk_rng_range (&r, -0.25, 0.25) * b->R;
+        double half = b->R * mk_rng_range (&r, 0.25, 0.45);
         double bend = mk_rng_range (&r, -0.3, 0.3) * b->R;
-        quad_path (p, b->cx + ux * t0 - uy * o0, b->cy + uy * t0 + ux * o0,
-                   b->cx + ux * (t0 + t1) / 2 - uy * bend,
-                   b->cy + uy * (t0 + t1) / 2 + ux * bend,
-                   b->cx + ux * t1 - uy * o1, b->cy + uy * t1 + ux * o1);
-        p->half_width = b->R * mk_rng_range (&r, 0.06, 0.11);
+        quad_path (p, cx - ux * half, cy - uy * half, cx - uy * bend,
+                   cy + ux * bend, cx + ux * half, cy + uy * half);
+        p->half_width = b->R * mk_rng_range (&r, 0.08, 0.14);
         if (p->half_width < 1.5)
             p->half_width = 1.5;
     }
 }
 
-/* Bubbles mostly over tissue (where they matter to QC), never touching
- * each other and never leaving the slide. */
+/* Distance from (x, y) to the nearest fold path point or blur region
+ * (taken as its bounding circle). */
+static double
+clear_of_problems (const mk_scene_t *s, double x, double y)
+{
+    double d = 1e300;
+    for (int f = 0; f < s->nfold; f++)
+        for (int k = 0; k < s->fold[f].n; k += 4)
+            d = fmin (d, hypot (x - s->fold[f].x[k], y - s->fold[f].y[k])
+                             - s->fold[f].half_width);
+    for (int e = 0; e < s->nblur; e++)
+        d = fmin (d, hypot (x - s->blur[e].cx, y - s->blur[e].cy)
+                         - fmax (s->blur[e].rx, s->blur[e].ry));
+    return d;
+}
+
+/* Bubbles mostly over tissue (where they matter to QC), clear of folds,
+ * blur and each other, and inside the slide. */
 static void
 plan_bubbles (mk_scene_t *s)
 {
@@ -255,20 +316,25 @@ plan_bubbles (mk_scene_t *s)
     mk_rng_init (&r, s->seed, STREAM_BUBBLE);
     double small = s->w < s->h ? s->w : s->h;
     int want = 1 + mk_rng_int (&r, MK_MAX_BUBBLE);
-    for (int attempt = 0; attempt < 200 && s->nbubble < want; attempt++) {
+    for (int attempt = 0; attempt < 300 && s->nbubble < want; attempt++) {
         mk_bubble_t b;
         b.r = mk_rng_range (&r, 0.025, 0.055) * small;
         if (b.r < 3)
             b.r = 3;
         b.rim = b.r * 0.05 < 1.2 ? 1.2 : b.r * 0.05;
-        if (s->nblobs > 0 && mk_rng_unit (&r) < 0.75) {
+        /* The first bubble always lies on tissue when there is any. */
+        int on_tissue = s->nblobs > 0
+                        && (s->nbubble == 0 || mk_rng_unit (&r) < 0.7);
+        if (on_tissue) {
             const mk_blob_t *bl = &s->blob[mk_rng_int (&r, s->nblobs)];
-            inner_point (bl, &r, 0.8, &b.cx, &b.cy);
+            inner_point (bl, &r, 0.7, &b.cx, &b.cy);
         } else {
             b.cx = mk_rng_range (&r, 0, s->w);
             b.cy = mk_rng_range (&r, 0, s->h);
         }
         if (b.cx < b.r || b.cy < b.r || b.cx > s->w - b.r || b.cy > s->h - b.r)
+            continue;
+        if (attempt < 200 && clear_of_problems (s, b.cx, b.cy) < b.r * 1.2)
             continue;
         int ok = 1;
         for (int i = 0; i < s->nbubble && ok; i++) {
@@ -324,18 +390,28 @@ mk_scene_plan (mk_scene_t *s, const mk_opts_t *o, int ntex)
     s->glass[0] = g + mk_rng_range (&r, -2, 1);
     s->glass[1] = g;
     s->glass[2] = g + mk_rng_range (&r, -1, 2);
-    if (o->features & MK_F_TISSUE)
-        plan_blobs (s, ntex);
-    if (o->features & MK_F_PEN)
-        plan_pen (s);
-    if (o->features & MK_F_BLUR)
-        plan_blur (s);
-    if (o->features & MK_F_DARK)
-        plan_folds (s);
-    if (o->features & MK_F_BUBBLE)
-        plan_bubbles (s);
-    if (o->features & MK_F_EDGE)
-        plan_edge (s);
+    /* Everything is planned whatever the features, in a fixed order (folds
+     * look at blur, bubbles at both), and only then are the features not
+     * asked for dropped: so each feature lands in the same place with or
+     * without the others. */
+    plan_blobs (s, ntex);
+    plan_pen (s);
+    plan_blur (s);
+    plan_folds (s);
+    plan_bubbles (s);
+    plan_edge (s);
+    if (!(o->features & MK_F_TISSUE))
+        s->nblobs = 0;
+    if (!(o->features & MK_F_PEN))
+        s->npen = 0;
+    if (!(o->features & MK_F_BLUR))
+        s->nblur = 0;
+    if (!(o->features & MK_F_DARK))
+        s->nfold = 0;
+    if (!(o->features & MK_F_BUBBLE))
+        s->nbubble = 0;
+    if (!(o->features & MK_F_EDGE))
+        s->edge.present = 0;
 }
 
 unsigned

@@ -21,7 +21,8 @@
 
 /* A piece of tissue: a star-shaped outline (radius as a sum of random
  * harmonics of the angle) on a rotated ellipse. Its texture is one of the
- * H&E images, mirrored-tiled with an offset and possibly transposed. */
+ * H&E images, laid as patches (mk_paint.c) chosen by hashing key with
+ * the patch position. */
 typedef struct {
     double cx, cy;           /* centre */
     double R;                /* mean radius before the ellipse scaling */
@@ -30,8 +31,7 @@ typedef struct {
     double rmax;             /* bounding radius around the centre */
     float rtab[MK_RTAB + 1]; /* outline radius / R, over a full turn */
     int tex;                 /* texture index */
-    int swap;                /* texture transposed */
-    double ox, oy;           /* texture offset, mip-0 texels */
+    uint32_t key;            /* seeds the choice of texture patches */
     double stain[3];         /* per-channel optical density scale */
 } mk_blob_t;
 

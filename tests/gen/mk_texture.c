@@ -137,18 +137,51 @@ mirror (long i, int n)
     return (int) (i < n ? i : p - 1 - i);
 }
 
-/* One box pass of radius r over a line of n values spaced by stride,
- * with mirrored ends; tmp holds n + 2r + 1 sums. */
+/* One horizontal box pass of radius r over each row (3 interleaved
+ * channels), mirrored at the ends; tmp holds w + 2r + 1 sums. */
 static void
-box_line (float *v, int n, size_t stride, int r, double *tmp)
+box_rows (const float *in, float *out, int w, int h, int r, double *tmp)
 {
-    int len = n + 2 * r;
-    tmp[0] = 0;
-    for (int i = 0; i < len; i++)
-        tmp[i + 1] = tmp[i] + v[(size_t) mirror (i - r, n) * stride];
     double inv = 1.0 / (2 * r + 1);
-    for (int i = 0; i < n; i++)
-        v[(size_t) i * stride] = (float) ((tmp[i + 2 * r + 1] - tmp[i]) * inv);
+    for (int y = 0; y < h; y++)
+        for (int c = 0; c < 3; c++) {
+            const float *src = in + (size_t) y * w * 3 + c;
+            float *dst = out + (size_t) y * w * 3 + c;
+            tmp[0] = 0;
+            for (int i = 0; i < w + 2 * r; i++) {
+                int k = i - r;
+                if (k < 0 || k >= w)    /* only the ends fold back */
+                    k = mirror (k, w);
+                tmp[i + 1] = tmp[i] + src[(size_t) k * 3];
+            }
+            for (int i = 0; i < w; i++)
+                dst[(size_t) i * 3] = (float) ((tmp[i + 2 * r + 1] - tmp[i]) * inv);
+        }
+}
+
+/* One vertical box pass: a running sum of whole rows, so memory is read
+ * row after row instead of down columns. acc holds one row of sums. */
+static void
+box_cols (const float *in, float *out, int w, int h, int r, double *acc)
+{
+    size_t row = (size_t) w * 3;
+    double inv = 1.0 / (2 * r + 1);
+    for (size_t k = 0; k < row; k++)
+        acc[k] = 0;
+    for (int y = -r; y <= r; y++) {
+        const float *src = in + (size_t) mirror (y, h) * row;
+        for (size_t k = 0; k < row; k++)
+            acc[k] += src[k];
+    }
+    for (int y = 0; y < h; y++) {
+        float *dst = out + (size_t) y * row;
+        for (size_t k = 0; k < row; k++)
+            dst[k] = (float) (acc[k] * inv);
+        const float *add = in + (size_t) mirror (y + r + 1, h) * row;
+        const float *sub = in + (size_t) mirror (y - r, h) * row;
+        for (size_t k = 0; k < row; k++)
+            acc[k] += add[k] - sub[k];
+    }
 }
 
 /* Gaussian blur approximated by three box passes per axis, whose summed
@@ -159,60 +192,153 @@ blur_rgb (const uint8_t *src, int w, int h, double sigma)
 {
     size_t n = (size_t) w * h * 3;
     int r = (int) floor ((sqrt (4.0 * sigma * sigma + 1.0) - 1.0) / 2.0 + 0.5);
-    float *f = malloc (n * sizeof *f);
-    int longest = w > h ? w : h;
-    double *tmp = malloc (((size_t) longest + 2 * (size_t) r + 2) * sizeof *tmp);
+    float *a = malloc (n * sizeof *a), *b = malloc (n * sizeof *b);
+    size_t tmpn = (size_t) w * 3 + (size_t) (w > h ? w : h) + 2 * (size_t) r + 2;
+    double *tmp = malloc (tmpn * sizeof *tmp);
     uint8_t *out = malloc (n);
-    if (!f || !tmp || !out) {
-        free (f);
+    if (!a || !b || !tmp || !out) {
+        free (a);
+        free (b);
         free (tmp);
         free (out);
         return NULL;
     }
     for (size_t i = 0; i < n; i++)
-        f[i] = src[i];
-    if (r > 0) {
-        for (int pass = 0; pass < 3; pass++) {
-            for (int y = 0; y < h; y++)
-                for (int c = 0; c < 3; c++)
-                    box_line (f + (size_t) y * w * 3 + c, w, 3, r, tmp);
-            for (int x = 0; x < w; x++)
-                for (int c = 0; c < 3; c++)
-                    box_line (f + (size_t) x * 3 + c, h, (size_t) w * 3, r, tmp);
-        }
+        a[i] = src[i];
+    for (int pass = 0; pass < 3 && r > 0; pass++) {
+        box_rows (a, b, w, h, r, tmp);
+        box_cols (b, a, w, h, r, tmp);
     }
     for (size_t i = 0; i < n; i++) {
-        float v = f[i] + 0.5f;
+        float v = a[i] + 0.5f;
         out[i] = (uint8_t) (v < 0 ? 0 : v > 255 ? 255 : v);
     }
-    free (f);
+    free (a);
+    free (b);
     free (tmp);
     return out;
 }
 
-/* Builds mips 1.. of one chain (sharp or blurred) from its mip 0. */
+/* Bilinear enlargement of src (sw x sh) to tw x th: a blurred image has
+ * no detail a smaller copy would lose. */
+static uint8_t *
+enlarge (const uint8_t *src, int sw, int sh, int tw, int th)
+{
+    uint8_t *dst = malloc ((size_t) tw * th * 3);
+    if (!dst)
+        return NULL;
+    for (int y = 0; y < th; y++) {
+        double gy = (y + 0.5) * sh / th - 0.5;
+        gy = gy < 0 ? 0 : gy > sh - 1 ? sh - 1 : gy;
+        int y0 = (int) gy, y1 = y0 + 1 < sh ? y0 + 1 : y0;
+        double fy = gy - y0;
+        for (int x = 0; x < tw; x++) {
+            double gx = (x + 0.5) * sw / tw - 0.5;
+            gx = gx < 0 ? 0 : gx > sw - 1 ? sw - 1 : gx;
+            int x0 = (int) gx, x1 = x0 + 1 < sw ? x0 + 1 : x0;
+            double fx = gx - x0;
+            for (int c = 0; c < 3; c++) {
+                double t = src[((size_t) y0 * sw + x0) * 3 + c] * (1 - fx)
+                           + src[((size_t) y0 * sw + x1) * 3 + c] * fx;
+                double u = src[((size_t) y1 * sw + x0) * 3 + c] * (1 - fx)
+                           + src[((size_t) y1 * sw + x1) * 3 + c] * fx;
+                dst[((size_t) y * tw + x) * 3 + c] = (uint8_t) (t + (u - t) * fy + 0.5);
+            }
+        }
+    }
+    return dst;
+}
+
+/* Builds sharp mips 1.. from mip 0 by halving. */
 static int
-build_chain (mk_texture_t *t, int blurred)
+build_sharp (mk_texture_t *t)
 {
     for (int m = 1; m < t->nmips; m++) {
         mk_mip_t *prev = &t->mip[m - 1], *cur = &t->mip[m];
-        int w, h;
-        uint8_t *p = halve (blurred ? prev->blurred : prev->sharp, prev->w,
-                            prev->h, &w, &h);
-        if (!p)
+        cur->sharp = halve (prev->sharp, prev->w, prev->h, &cur->w, &cur->h);
+        if (!cur->sharp)
             return -1;
-        if (blurred)
-            cur->blurred = p;
-        else
-            cur->sharp = p;
-        cur->w = w;
-        cur->h = h;
+    }
+    return 0;
+}
+
+/* The blurred chain. A wide blur is done on the smallest mip where sigma
+ * is still 2 texels (cheap, and exact enough since the result is smooth),
+ * then enlarged up to mip 0 and halved down to the last mip. */
+static int
+build_blurred (mk_texture_t *t, double sigma)
+{
+    int mb = 0;
+    while (mb + 1 < t->nmips
+           && sigma * t->mip[mb + 1].w / t->mip[0].w >= 2.0)
+        mb++;
+    mk_mip_t *base = &t->mip[mb];
+    base->blurred = blur_rgb (base->sharp, base->w, base->h,
+                              sigma * base->w / t->mip[0].w);
+    if (!base->blurred)
+        return -1;
+    for (int m = mb - 1; m >= 0; m--) {
+        mk_mip_t *cur = &t->mip[m], *next = &t->mip[m + 1];
+        cur->blurred = enlarge (next->blurred, next->w, next->h, cur->w, cur->h);
+        if (!cur->blurred)
+            return -1;
+    }
+    for (int m = mb + 1; m < t->nmips; m++) {
+        mk_mip_t *prev = &t->mip[m - 1];
+        int w, h;
+        t->mip[m].blurred = halve (prev->blurred, prev->w, prev->h, &w, &h);
+        if (!t->mip[m].blurred)
+            return -1;
+    }
+    return 0;
+}
+
+int
+mk_mip_for (double d, double tex_scale)
+{
+    double foot = d * tex_scale;
+    int m = foot < 1 ? 0 : (int) floor (log2 (foot));
+    return m < MK_MIP_MAX - 1 ? m : MK_MIP_MAX - 1;
+}
+
+/* src (w x h RGB) turned into h x w, in blocks so that both sides are
+ * walked through the cache a block at a time. */
+static uint8_t *
+transpose (const uint8_t *src, int w, int h)
+{
+    uint8_t *dst = malloc ((size_t) w * h * 3);
+    if (!dst)
+        return NULL;
+    for (int y0 = 0; y0 < h; y0 += 32)
+        for (int x0 = 0; x0 < w; x0 += 32)
+            for (int y = y0; y < y0 + 32 && y < h; y++)
+                for (int x = x0; x < x0 + 32 && x < w; x++)
+                    memcpy (dst + ((size_t) x * h + y) * 3,
+                            src + ((size_t) y * w + x) * 3, 3);
+    return dst;
+}
+
+static int
+add_transposed (mk_texture_t *t, unsigned mips)
+{
+    for (int m = 0; m < t->nmips; m++) {
+        int wanted = (mips >> m & 1u)
+                     || (m == t->nmips - 1 && (mips >> m) != 0);
+        if (!wanted)
+            continue;
+        mk_mip_t *mp = &t->mip[m];
+        mp->sharp_t = transpose (mp->sharp, mp->w, mp->h);
+        if (!mp->sharp_t)
+            return -1;
+        if (mp->blurred && !(mp->blurred_t = transpose (mp->blurred, mp->w, mp->h)))
+            return -1;
     }
     return 0;
 }
 
 static int
-load_one (mk_texture_t *t, double blur_texels, char *err, size_t errlen)
+load_one (mk_texture_t *t, unsigned mips, double blur_texels, char *err,
+          size_t errlen)
 {
     int w, h;
     uint8_t *rgb;
@@ -227,26 +353,22 @@ load_one (mk_texture_t *t, double blur_texels, char *err, size_t errlen)
     while (t->nmips < MK_MIP_MAX && (w >> t->nmips) >= 4
            && (h >> t->nmips) >= 4)
         t->nmips++;
-    if (build_chain (t, 0) != 0)
-        goto oom;
-    if (blur_texels > 0) {
-        t->mip[0].blurred = blur_rgb (rgb, w, h, blur_texels);
-        if (!t->mip[0].blurred || build_chain (t, 1) != 0)
-            goto oom;
+    if (build_sharp (t) != 0
+        || (blur_texels > 0 && build_blurred (t, blur_texels) != 0)
+        || add_transposed (t, mips) != 0) {
+        snprintf (err, errlen, "%s: out of memory", t->path);
+        return -1;
     }
     return 0;
-oom:
-    snprintf (err, errlen, "%s: out of memory", t->path);
-    return -1;
 }
 
 int
-mk_texset_load (mk_texset_t *set, unsigned used, double blur_texels,
-                char *err, size_t errlen)
+mk_texset_load (mk_texset_t *set, unsigned used, unsigned mips,
+                double blur_texels, char *err, size_t errlen)
 {
     for (int i = 0; i < set->n; i++)
         if ((used >> i) & 1u)
-            if (load_one (&set->tex[i], blur_texels, err, errlen) != 0)
+            if (load_one (&set->tex[i], mips, blur_texels, err, errlen) != 0)
                 return -1;
     return 0;
 }
@@ -256,9 +378,12 @@ mk_texset_free (mk_texset_t *set)
 {
     for (int i = 0; i < set->n; i++)
         for (int m = 0; m < MK_MIP_MAX; m++) {
-            free (set->tex[i].mip[m].sharp);
-            free (set->tex[i].mip[m].blurred);
-            set->tex[i].mip[m].sharp = set->tex[i].mip[m].blurred = NULL;
+            mk_mip_t *mp = &set->tex[i].mip[m];
+            free (mp->sharp);
+            free (mp->blurred);
+            free (mp->sharp_t);
+            free (mp->blurred_t);
+            mp->sharp = mp->blurred = mp->sharp_t = mp->blurred_t = NULL;
         }
     set->n = 0;
 }

@@ -20,6 +20,10 @@ typedef struct {
     int w, h;
     uint8_t *sharp;     /* w*h*3 RGB */
     uint8_t *blurred;   /* same size, or NULL when no blur was asked for */
+    /* Transposed copies (h wide, w high) of the mips painting reads, so
+     * that patches turned by 90 degrees still read memory row by row;
+     * NULL for mips no level reads. */
+    uint8_t *sharp_t, *blurred_t;
 } mk_mip_t;
 
 typedef struct {
@@ -41,9 +45,17 @@ int mk_texset_open (mk_texset_t *set, const char *dir, char *err,
                     size_t errlen);
 /* Reads the textures whose bit is set in used and builds their chains;
  * blur_texels > 0 also builds blurred chains with that sigma in mip-0
- * texels. 0 or -1 with err. */
-int mk_texset_load (mk_texset_t *set, unsigned used, double blur_texels,
-                    char *err, size_t errlen);
+ * texels. Bit m of mips marks mip m as read by painting (a bit past a
+ * texture's last mip stands for its last mip), which gets transposed
+ * copies. 0 or -1 with err. */
+int mk_texset_load (mk_texset_t *set, unsigned used, unsigned mips,
+                    double blur_texels, char *err, size_t errlen);
+
+/* The mip painting reads at downsample d (level-0 px per pixel) with
+ * tex_scale mip-0 texels per level-0 px, before clamping to a texture's
+ * last mip: the one whose texels are closest to, not larger than, a
+ * pixel. */
+int mk_mip_for (double d, double tex_scale);
 void mk_texset_free (mk_texset_t *set);
 
 #endif

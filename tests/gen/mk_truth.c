@@ -33,9 +33,10 @@ in_bubble (const mk_scene_t *s, double x, double y)
     return 0;
 }
 
+/* One byte per mask pixel, bit i set when mask i holds there. */
 static void
-fill_masks (const mk_scene_t *s, const mk_field_t *f, int tw, int th,
-            uint8_t *m[NMASKS])
+fill_flags (const mk_scene_t *s, const mk_field_t *f, int tw, int th,
+            uint8_t *flags)
 {
     double sx = (double) s->w / tw, sy = (double) s->h / th;
     double foot = sx > sy ? sx : sy;
@@ -45,17 +46,15 @@ fill_masks (const mk_scene_t *s, const mk_field_t *f, int tw, int th,
             mk_cell_t c;
             mk_field_sample (f, X, Y, &c);
             int tissue = s->nblobs > 0 && c.tissue < 0;
-            int v[NMASKS];
-            v[0] = tissue;
-            v[1] = c.pen_a > 0.5f;
-            v[2] = tissue && c.blur > 0.5f;
-            v[3] = tissue && c.fold > 0.5f;
-            v[4] = in_bubble (s, X, Y);
-            v[5] = s->edge.present && on_edge (&s->edge, X, Y, foot);
-            v[6] = tissue && !v[1] && !v[2] && !v[3] && !v[4] && !v[5];
-            size_t k = (size_t) y * tw + x;
-            for (int i = 0; i < NMASKS; i++)
-                m[i][k] = v[i] ? 255 : 0;
+            unsigned v = (unsigned) tissue;
+            v |= (unsigned) (c.pen_a > 0.5f) << 1;
+            v |= (unsigned) (tissue && c.blur > 0.5f) << 2;
+            v |= (unsigned) (tissue && c.fold > 0.5f) << 3;
+            v |= (unsigned) in_bubble (s, X, Y) << 4;
+            v |= (unsigned) (s->edge.present && on_edge (&s->edge, X, Y, foot)) << 5;
+            /* usable: tissue with none of the problems */
+            v |= (unsigned) (v == 1) << MK_NFEATURES;
+            flags[(size_t) y * tw + x] = (uint8_t) v;
         }
 }
 
@@ -146,27 +145,29 @@ mk_truth_write (const mk_opts_t *o, const mk_scene_t *s, const mk_field_t *f,
     int th = (int) floor ((double) s->h * tw / s->w + 0.5);
     if (th < 1)
         th = 1;
-    uint8_t *m[NMASKS] = { 0 };
+    size_t n = (size_t) tw * th;
+    uint8_t *flags = malloc (n), *mask = malloc (n);
     int rc = -1;
-    for (int i = 0; i < NMASKS; i++)
-        if (!(m[i] = malloc ((size_t) tw * th))) {
-            snprintf (err, errlen, "out of memory for truth masks");
-            goto done;
-        }
-    fill_masks (s, f, tw, th, m);
+    if (!flags || !mask) {
+        snprintf (err, errlen, "out of memory for truth masks");
+        goto done;
+    }
+    fill_flags (s, f, tw, th, flags);
     double frac[NMASKS];
     char path[4096];
     for (int i = 0; i < NMASKS; i++) {
         size_t on = 0;
-        for (size_t k = 0; k < (size_t) tw * th; k++)
-            on += m[i][k] != 0;
-        frac[i] = (double) on / ((double) tw * th);
+        for (size_t k = 0; k < n; k++) {
+            mask[k] = flags[k] >> i & 1u ? 255 : 0;
+            on += flags[k] >> i & 1u;
+        }
+        frac[i] = (double) on / (double) n;
         if (snprintf (path, sizeof path, "%s/%s_truth_%s.png", o->truth_dir,
                       base, mask_name (i)) >= (int) sizeof path) {
             snprintf (err, errlen, "truth path too long");
             goto done;
         }
-        if (mk_png_write_gray (path, m[i], tw, th, err, errlen) != 0)
+        if (mk_png_write_gray (path, mask, tw, th, err, errlen) != 0)
             goto done;
     }
     if (snprintf (path, sizeof path, "%s/%s_truth.json", o->truth_dir, base)
@@ -180,7 +181,7 @@ mk_truth_write (const mk_opts_t *o, const mk_scene_t *s, const mk_field_t *f,
     }
     rc = 0;
 done:
-    for (int i = 0; i < NMASKS; i++)
-        free (m[i]);
+    free (flags);
+    free (mask);
     return rc;
 }

@@ -110,6 +110,12 @@ run (const mk_opts_t *o, slide_t *s)
     char err[1024] = "", texdir[PATH_MAX], base[512];
     double t0 = now ();
     slide_base (o->out, base, sizeof base);
+    /* Checked first, so that a typo does not cost a whole slide. */
+    if (o->truth_dir && !is_dir (o->truth_dir)) {
+        snprintf (err, sizeof err, "truth folder %s does not exist",
+                  o->truth_dir);
+        goto fail;
+    }
     if (o->features & MK_F_TISSUE) {
         if (find_textures (o, texdir, sizeof texdir) != 0) {
             fprintf (stderr, "qc-mkslide: textures folder not found (%s); give "
@@ -123,7 +129,11 @@ run (const mk_opts_t *o, slide_t *s)
     mk_scene_plan (&s->scene, o, s->tex.n > 0 ? s->tex.n : 1);
     double blur_texels = (o->features & (MK_F_BLUR | MK_F_BUBBLE))
                          ? s->scene.blur_sigma * s->scene.tex_scale : 0;
-    if (mk_texset_load (&s->tex, mk_scene_textures_used (&s->scene),
+    mk_levels_compute (&s->levels, o->width, o->height);
+    unsigned mips = 0;
+    for (int l = 0; l < s->levels.n; l++)
+        mips |= 1u << mk_mip_for ((double) (1L << (2 * l)), s->scene.tex_scale);
+    if (mk_texset_load (&s->tex, mk_scene_textures_used (&s->scene), mips,
                         blur_texels, err, sizeof err) != 0)
         goto fail;
     if (mk_field_build (&s->field, &s->scene) != 0
@@ -132,7 +142,6 @@ run (const mk_opts_t *o, slide_t *s)
         snprintf (err, sizeof err, "out of memory");
         goto fail;
     }
-    mk_levels_compute (&s->levels, o->width, o->height);
     if (o->verbose)
         print_plan (o, s, texdir);
     double t1 = now ();
@@ -160,16 +169,9 @@ run (const mk_opts_t *o, slide_t *s)
     if (mk_pyramid_write (&job, err, sizeof err) != 0)
         goto fail;
     double t2 = now ();
-    if (o->truth_dir) {
-        if (!is_dir (o->truth_dir)) {
-            snprintf (err, sizeof err, "truth folder %s does not exist",
-                      o->truth_dir);
-            goto fail;
-        }
-        if (mk_truth_write (o, &s->scene, &s->field, &s->levels, base, err,
-                            sizeof err) != 0)
-            goto fail;
-    }
+    if (o->truth_dir && mk_truth_write (o, &s->scene, &s->field, &s->levels,
+                                        base, err, sizeof err) != 0)
+        goto fail;
     double t3 = now ();
     if (o->verbose)
         fprintf (stderr, "qc-mkslide: setup %.2f s, pyramid %.2f s (%s, %d "
