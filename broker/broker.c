@@ -151,7 +151,8 @@ on_result (qc_broker_t *b, worker_rec_t *w, qc_msg_t *m)
             qc_msg_set_str (&m->worker, w ? w->name : "?");
         jobs_deliver_result (b, job, m);
     }
-    sched_dispatch (b->sched);
+    /* the freed credit is used once the batch is read (flush_due) */
+    b->dispatch_due = true;
 }
 
 static void
@@ -362,6 +363,24 @@ goodbye (qc_broker_t *b)
     jobs_goodbye (b);
 }
 
+/* Runs the dispatch and the result pumps that the batch just read made
+ * due: deferred so that credit freed by many RESULTs is handed out in
+ * one pass and the RESULTs go to the client in one burst, instead of a
+ * scheduler pass, a TASK and a RESULT send (each waking the I/O thread)
+ * per message. */
+static void
+flush_due (qc_broker_t *b)
+{
+    if (b->dispatch_due) {
+        b->dispatch_due = false;
+        sched_dispatch (b->sched);
+    }
+    if (b->pump_due) {
+        b->pump_due = false;
+        jobs_pump_due (b);
+    }
+}
+
 int
 qc_broker_run (qc_broker_t *b, zsock_t *pipe, volatile int *stop)
 {
@@ -384,6 +403,7 @@ qc_broker_run (qc_broker_t *b, zsock_t *pipe, volatile int *stop)
             /* drain what is there before looking at the clock again */
             for (int i = 0; i < 1000 && receive (b); i++)
                 ;
+            flush_due (b);
         } else if (pipe && which == pipe) {
             char *cmd = zstr_recv (pipe);
             bool term = !cmd || streq (cmd, "$TERM");

@@ -44,6 +44,7 @@ typedef struct {
     uint64_t outbox_base;     /* seq of outbox[0] minus 1 */
     uint64_t last_seq, sent_seq, acked_seq;
     bool done_sent;
+    bool pump_due;            /* results queued since the last pump */
     int64_t finished_at;      /* 0 while running */
     /* log records kept while no client is attached (bounded ring) */
     zlist_t *logs;
@@ -61,6 +62,10 @@ struct qc_broker {
     uint64_t next_job;
     int64_t now;
     uint64_t dropped;         /* malformed messages, for status */
+    /* Work deferred to the end of a batch of messages (see flush_due in
+     * broker.c): one dispatch and one pump per job per batch instead of
+     * one per RESULT, so TASKs and RESULTs leave in bursts. */
+    bool dispatch_due, pump_due;
 };
 
 void peer_key (zframe_t *id, char *key);
@@ -78,6 +83,8 @@ void jobs_task_failed (void *arg, sched_task_t *task, const char *reason);
 /* The scheduler assigned a task: send TASK to its worker. */
 void jobs_send_task (void *arg, sched_task_t *task, sched_worker_t *w);
 void jobs_tick (qc_broker_t *b);
+/* Sends what jobs_deliver_result queued since the last call. */
+void jobs_pump_due (qc_broker_t *b);
 void jobs_goodbye (qc_broker_t *b);
 job_rec_t *jobs_lookup (qc_broker_t *b, uint64_t id);
 void job_rec_destroy (void *item);

@@ -188,13 +188,25 @@ outbox_push (qc_broker_t *b, job_rec_t *job, qc_msg_t *m)
     job->last_seq = m->seq;
     if (sched_job_finished (job->sj))
         job->finished_at = b->now;
-    pump (b, job);
 }
 
 void
 jobs_deliver_result (qc_broker_t *b, job_rec_t *job, qc_msg_t *m)
 {
     outbox_push (b, job, m);
+    /* sent with the rest of this batch's results (jobs_pump_due) */
+    job->pump_due = true;
+    b->pump_due = true;
+}
+
+void
+jobs_pump_due (qc_broker_t *b)
+{
+    for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
+        if (j->pump_due) {
+            j->pump_due = false;
+            pump (b, j);
+        }
 }
 
 void
@@ -212,6 +224,7 @@ jobs_task_failed (void *arg, sched_task_t *task, const char *reason)
     qc_log (QC_LOG_WARNING, MOD, "job %" PRIu64 ": %s failed: %s", job->id,
             task->path, reason);
     outbox_push (b, job, &m);
+    pump (b, job);
     qc_result_destroy (&m.result);
 }
 
