@@ -408,6 +408,8 @@ jobs_tick (qc_broker_t *b)
             qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 ": client went away; "
                     "results are kept until it reattaches", j->id);
         }
+        if (!j->finished_at && sched_job_finished (j->sj))
+            j->finished_at = b->now;    /* e.g. cancelled while detached */
         if (j->finished_at && j->acked_seq == j->last_seq && !j->attached
             && b->now - j->finished_at > (int64_t) b->cfg.job_linger_s * 1000) {
             if (!gone) gone = zlist_new ();

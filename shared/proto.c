@@ -755,15 +755,14 @@ qc_msg_decode_bytes (const void *hdr, size_t hdrlen, const void *body,
         snprintf (err, errlen, "%s: trailing bytes after body", cmd->name);
         goto fail;
     }
-    if ((seen & cmd->requires) != cmd->requires) {
-        for (int f = 0; f < F_COUNT; f++)
-            if ((cmd->requires & B (f)) && !(seen & B (f))) {
-                snprintf (err, errlen, "%s: missing field '%s'", cmd->name,
-                          s_fields[f].key);
-                break;
-            }
-        goto fail;
-    }
+    /* a key given twice, the second time as nil, leaves the field empty:
+     * what counts is the value the message ends with */
+    for (int f = 0; f < F_COUNT; f++)
+        if ((cmd->requires & B (f)) && !((seen & B (f)) && field_present (m, f))) {
+            snprintf (err, errlen, "%s: missing field '%s'", cmd->name,
+                      s_fields[f].key);
+            goto fail;
+        }
     return m;
 fail:
     qc_msg_destroy (&m);

@@ -18,6 +18,7 @@ typedef struct {
     int64_t outstanding;      /* tasks taken and not yet answered */
     uint64_t dealer_gen;      /* bumped whenever the dealer is replaced */
     bool draining;
+    bool left;                /* drained and said goodbye: stay silent */
     zlist_t *returned;        /* refs handed back while draining */
 } agent_t;
 
@@ -103,6 +104,10 @@ on_broker (agent_t *a)
     if (!m) {
         qc_log (QC_LOG_WARNING, MOD, "malformed message from the broker dropped: %s", err);
         return true;
+    }
+    if (a->left) {
+        qc_msg_destroy (&m);
+        return true;      /* we left: what the broker says no longer applies */
     }
     a->last_heard = zclock_mono ();
     if (!atomic_load (&a->w->connected)) {
@@ -219,6 +224,12 @@ agent_actor (zsock_t *pipe, void *args)
                 ;
         }
         now = zclock_mono ();
+        if (a.left) {
+            /* gone from the broker's registry: no heartbeats, no
+             * reconnects, until the owner stops the agent */
+            a.next_beat = now + hb;
+            continue;
+        }
         if (now >= a.next_beat) {
             qc_msg_t m = {.command = QC_HEARTBEAT, .gpu = -1};
             qc_msg_send (&m, zsock_resolve (a.dealer), NULL);
@@ -234,6 +245,7 @@ agent_actor (zsock_t *pipe, void *args)
             zlist_purge (a.returned);
             send_disconnect (&a, false);
             drained = true;
+            a.left = true;
             zstr_send (pipe, "DRAINED");
         }
     }

@@ -355,11 +355,35 @@ test_mpread (void)
     mb_free (&mb);
 }
 
+/* A required key given twice, the second time as nil, must not leave a
+ * message that passes with the field empty. */
+static void
+test_repeated_required_key (void)
+{
+    const uint8_t hdr[4] = {'Q', 'C', QC_PROTO_VERSION, QC_TASK};
+    const uint8_t body[] = {0x84, 0xa3, 'j', 'o', 'b', 0x01, 0xa3, 'i', 'd', 'x', 0x00,
+                            0xa4, 'p', 'a', 't', 'h', 0xa1, 'a',
+                            0xa4, 'p', 'a', 't', 'h', 0xc0};
+    char err[256] = "";
+    qc_msg_t *m = qc_msg_decode_bytes (hdr, sizeof hdr, body, sizeof body, err, sizeof err);
+    CHECK (m == NULL, "TASK whose path ends as nil was accepted");
+    CHECK (strstr (err, "path") != NULL, "error does not name the field: %s", err);
+    qc_msg_destroy (&m);
+    /* the same with a real value last is fine */
+    const uint8_t ok[] = {0x84, 0xa3, 'j', 'o', 'b', 0x01, 0xa3, 'i', 'd', 'x', 0x00,
+                          0xa4, 'p', 'a', 't', 'h', 0xc0,
+                          0xa4, 'p', 'a', 't', 'h', 0xa1, 'b'};
+    m = qc_msg_decode_bytes (hdr, sizeof hdr, ok, sizeof ok, err, sizeof err);
+    CHECK (m && m->path && strcmp (m->path, "b") == 0, "valid last value refused: %s", err);
+    qc_msg_destroy (&m);
+}
+
 int
 main (void)
 {
     test_bad_headers_and_frames ();
     test_bad_bodies ();
     test_mpread ();
+    test_repeated_required_key ();
     return check_done ("test_proto_malformed");
 }
