@@ -59,6 +59,20 @@ connect_broker (agent_t *a)
     return send_ready (a);
 }
 
+/* The refs list holds malloc'd qc_taskref_t (not strings: no autofree,
+ * which would strdup them). Empties it, or destroys it when destroy. */
+static void
+refs_clear (zlist_t **list, bool destroy)
+{
+    if (!*list)
+        return;
+    qc_taskref_t *r;
+    while ((r = zlist_pop (*list)))
+        free (r);
+    if (destroy)
+        zlist_destroy (list);
+}
+
 static void
 drop_queued (void *arg, qc_task_t *t)
 {
@@ -69,7 +83,8 @@ drop_queued (void *arg, qc_task_t *t)
         if (r) {
             r->job = t->job;
             r->idx = t->idx;
-            zlist_append (a->returned, r);
+            if (zlist_append (a->returned, r))
+                free (r);
         }
     }
 }
@@ -209,7 +224,6 @@ agent_actor (zsock_t *pipe, void *args)
             if (streq (cmd, "DRAIN") && !a.draining) {
                 a.draining = true;
                 a.returned = zlist_new ();
-                zlist_autofree (a.returned);
                 taskq_drain (&a.w->queue, drop_queued, &a);
                 send_disconnect (&a, true);
                 qc_log (QC_LOG_INFO, MOD, "draining: %zu queued tasks handed back, "
@@ -242,7 +256,7 @@ agent_actor (zsock_t *pipe, void *args)
             connect_broker (&a);
         }
         if (a.draining && !drained && a.outstanding <= 0) {
-            zlist_purge (a.returned);
+            refs_clear (&a.returned, false);
             send_disconnect (&a, false);
             drained = true;
             a.left = true;
@@ -252,13 +266,12 @@ agent_actor (zsock_t *pipe, void *args)
     zpoller_destroy (&poller);
     if (!drained && atomic_load (&a.w->connected)) {
         /* leaving without a drain: unstarted tasks go back unblamed */
-        zlist_destroy (&a.returned);
+        refs_clear (&a.returned, true);
         a.returned = zlist_new ();
-        if (a.returned) zlist_autofree (a.returned);
         taskq_drain (&a.w->queue, drop_queued, &a);
         send_disconnect (&a, false);
     }
-    zlist_destroy (&a.returned);
+    refs_clear (&a.returned, true);
     zsock_destroy (&a.dealer);
     zsock_destroy (&a.pull);
 }
