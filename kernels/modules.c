@@ -8,9 +8,32 @@
 static const qc_module_t *const table[] = {
     &qc_module_basic_stats,
     /* group: masks (LightDark, Morphology, BasicModule.final*, SaveModule) */
+    &qc_module_ld_percent,
+    &qc_module_ld_otsu,
+    &qc_module_ld_minfilter,
+    &qc_module_morph_fatlike,
+    &qc_module_morph_holes,
+    &qc_module_morph_small,
+    &qc_module_final_spur,
+    &qc_module_final_area,
+    &qc_module_final_compute,
+    &qc_module_save_final_mask,
+    &qc_module_save_macro,
+    &qc_module_save_thumbnails,
     /* group: blur, bubbles, texture */
+    &qc_module_bubble_smoothness,
+    &qc_module_blur_histoqc,
+    &qc_module_blur_local,
+    &qc_module_texture_glcm,
     /* group: histogram, brightness, contrast, deconvolution */
+    &qc_module_hist_compare,
+    &qc_module_hist_histogram,
+    &qc_module_bright_contrast,
+    &qc_module_bright_gray,
+    &qc_module_bright_channels,
+    &qc_module_deconv_stains,
     /* group: classification */
+    &qc_module_classify_by_example,
 };
 
 /* HistoQC's step names (its modules' public functions). Names here that

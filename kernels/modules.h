@@ -69,6 +69,10 @@ typedef struct qc_run {
     int64_t bbox_x, bbox_y, bbox_w, bbox_h;  /* region analysed, level 0 */
     const char *step;                /* the step running, as written */
     const qc_config_section_t *params;  /* its section; NULL = none */
+    int read_threads;                /* threads per slide read; <= 0: 1
+                                        (a worker runs several slides) */
+    struct qc_run_state *state;      /* images and masks (run_state.h);
+                                        NULL until first used */
 } qc_run_t;
 
 /* Runs one step on a slide. 0 when done, -1 when the slide fails (after
@@ -79,12 +83,23 @@ typedef int (qc_module_run_fn) (qc_run_t *run);
 typedef int (qc_module_check_fn) (const qc_config_section_t *params,
                                   char *err, size_t errlen);
 
+/* Columns whose names come from a step's parameters (HistoQC's name=
+ * of LightDarkModule and ClassificationModule, a colour space suffix, a
+ * template's file name): the module calls add (ctx, column) for each, in
+ * results.tsv order; they follow the static columns[]. params may be
+ * NULL (no section). Called once, when the pipeline is built, after
+ * check; the pipeline copies the names. 0, or -1 when add fails. */
+typedef int (qc_module_add_column_fn) (void *ctx, const char *column);
+typedef int (qc_module_columns_fn) (const qc_config_section_t *params,
+                                    qc_module_add_column_fn *add, void *ctx);
+
 typedef struct {
     const char *name;                /* "BasicModule.getBasicStats" */
     qc_module_run_fn *run;
     qc_module_check_fn *check;       /* NULL: any value is fine */
     const char *const *params;       /* accepted keys, NULL-terminated */
     const char *const *columns;      /* filled columns, NULL-terminated */
+    qc_module_columns_fn *param_columns;  /* NULL: columns[] only */
 } qc_module_t;
 
 /* Looks a step up by its module name: the len bytes of name, without
@@ -102,9 +117,32 @@ int qc_module_accepts (const qc_module_t *module, const char *key);
 extern const qc_module_t qc_module_base_image;     /* basic_image.c */
 extern const qc_module_t qc_module_basic_stats;    /* basic_stats.c */
 /* group: masks (LightDark, Morphology, BasicModule.final*, SaveModule) */
+extern const qc_module_t qc_module_ld_percent;            /* lightdark_percent.c */
+extern const qc_module_t qc_module_ld_otsu;               /* lightdark_otsu.c */
+extern const qc_module_t qc_module_ld_minfilter;          /* lightdark_minfilter.c */
+extern const qc_module_t qc_module_morph_fatlike;         /* morph_fatlike.c */
+extern const qc_module_t qc_module_morph_holes;           /* morph_holes.c */
+extern const qc_module_t qc_module_morph_small;           /* morph_small.c */
+extern const qc_module_t qc_module_final_spur;            /* final_spur.c */
+extern const qc_module_t qc_module_final_area;            /* final_area.c */
+extern const qc_module_t qc_module_final_compute;         /* final_compute.c */
+extern const qc_module_t qc_module_save_final_mask;       /* save_final_mask.c */
+extern const qc_module_t qc_module_save_macro;            /* save_macro.c */
+extern const qc_module_t qc_module_save_thumbnails;       /* save_thumbnails.c */
 /* group: blur, bubbles, texture */
+extern const qc_module_t qc_module_bubble_smoothness; /* bubble_smoothness.c */
+extern const qc_module_t qc_module_blur_histoqc;   /* blur_histoqc.c */
+extern const qc_module_t qc_module_blur_local;     /* blur_local.c */
+extern const qc_module_t qc_module_texture_glcm;   /* texture_module.c */
 /* group: histogram, brightness, contrast, deconvolution */
+extern const qc_module_t qc_module_hist_compare;    /* hist_compare.c */
+extern const qc_module_t qc_module_hist_histogram;  /* hist_histogram.c */
+extern const qc_module_t qc_module_bright_contrast; /* bright_contrast.c */
+extern const qc_module_t qc_module_bright_gray;     /* bright_brightness.c */
+extern const qc_module_t qc_module_bright_channels; /* bright_brightness.c */
+extern const qc_module_t qc_module_deconv_stains;   /* deconv_stains.c */
 /* group: classification */
+extern const qc_module_t qc_module_classify_by_example; /* classify_by_example.c */
 
 /* Parses [BaseImage.BaseImage] (sec may be NULL: all defaults). */
 int qc_base_params_parse (const qc_config_section_t *sec,

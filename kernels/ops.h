@@ -59,7 +59,9 @@ typedef enum {
     QC_ARITH_ADD = 0,     /* a + b */
     QC_ARITH_SUB,         /* a - b */
     QC_ARITH_MUL,         /* a * b */
-    QC_ARITH_ABSDIFF      /* |a - b| */
+    QC_ARITH_ABSDIFF,     /* |a - b| */
+    QC_ARITH_DIV          /* a / b, and 0 where b is 0 (the mean of an
+                             empty window in a masked average) */
 } qc_arith_t;
 
 typedef enum {
@@ -90,6 +92,8 @@ typedef struct qc_region_summary {
     size_t max_area;
 } qc_region_summary_t;
 
+struct qc_trees;       /* kernels/classify_model.h */
+
 typedef struct qc_ops {
     const char *name;
 
@@ -118,6 +122,10 @@ typedef struct qc_ops {
     /* dst = clip (v * scale + offset, lo, hi); lo > hi is a bad argument. */
     int (*fimg_affine) (const qc_fimg_t *src, double scale, double offset,
                         double lo, double hi, qc_fimg_t *dst);
+    /* dst = on where the mask is set, off elsewhere (a mask as weights,
+     * e.g. for averages over masked pixels). */
+    int (*mask_to_fimg) (const qc_mask_t *src, double on, double off,
+                         qc_fimg_t *dst);
 
     /* ---- statistics ---- */
     int (*mask_count) (const qc_mask_t *m, size_t *count);
@@ -197,6 +205,41 @@ typedef struct qc_ops {
     /* Nearest only (AREA/BILINEAR are bad arguments for a mask). */
     int (*resize_mask) (const qc_mask_t *src, qc_interp_t interp,
                         qc_mask_t *dst);
+
+    /* ---- classification features and model (ClassificationModule) ---- */
+    /* skimage 0.19 filters.frangi of a gray image: per sigma (> 0) the
+     * Hessian of the Gaussian-smoothed image (border REFLECT, skimage's
+     * mode; np.gradient twice, one-sided at the edges) times sigma^2,
+     * the vesselness of qc_px_frangi, and the max over the sigmas.
+     * black_ridges (skimage's default) looks for dark lines by inverting
+     * the image first. beta, gamma > 0; 1..32 sigmas, each <= 1000. */
+    int (*frangi) (const qc_fimg_t *src, const double *sigmas, int nsigmas,
+                   double beta, double gamma, int black_ridges,
+                   qc_fimg_t *dst);
+    /* skimage.feature.local_binary_pattern (P = points in 1..31, R =
+     * radius in (0, 1000]); see qc_px_lbp. Codes above 2^24 (P > 24,
+     * default method) are rounded to float. */
+    int (*lbp) (const qc_fimg_t *src, int points, double radius,
+                qc_lbp_method_t method, qc_fimg_t *dst);
+    /* The real part of skimage.filters.gabor_kernel (frequency, theta,
+     * sigma_x, sigma_y; n_stds 3, offset 0) convolved with the image
+     * (scipy.ndimage.convolve; HistoQC uses border WRAP). frequency > 0,
+     * sigmas in (0, 100]. */
+    int (*gabor) (const qc_fimg_t *src, double frequency, double theta,
+                  double sigma_x, double sigma_y, qc_border_t border,
+                  qc_fimg_t *dst);
+    /* scipy.ndimage.median_filter with footprint skimage disk (radius),
+     * radius 0..50 (skimage.filters.median's border is NEAREST). The
+     * exact median: no quantisation of float values. No in-place. */
+    int (*median_disk) (const qc_fimg_t *src, int radius, qc_border_t border,
+                        qc_fimg_t *dst);
+    /* Probability of the positive class for every pixel under a boosted
+     * ensemble of oblivious trees (kernels/classify_model.h): feature j
+     * of pixel i is planes[j]->px[i]; every plane and dst share one
+     * size; nplanes must be the model's nfeat. */
+    int (*trees_predict) (const struct qc_trees *model,
+                          const qc_fimg_t *const *planes, int nplanes,
+                          qc_fimg_t *dst);
 } qc_ops_t;
 
 /* The C backend. Never NULL. */

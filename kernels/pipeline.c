@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kernels/modules.h"
+#include "kernels/run_state.h"
 #include "kernels/slide.h"
 #include "shared/config.h"
 #include "shared/log.h"
@@ -32,8 +33,9 @@ struct qc_pipeline {
     step_t *steps;
     size_t nsteps;
     char *description;
-    const char **columns;                /* static strings */
-    size_t ncolumns;
+    char **columns;                      /* owned copies */
+    size_t ncolumns, cap_columns;
+    int read_threads;                    /* per slide read; 0 = 1 */
 };
 
 static void
@@ -56,6 +58,8 @@ qc_pipeline_destroy (qc_pipeline_t **self_p)
     for (size_t i = 0; i < self->nsteps; i++)
         free (self->steps[i].name);
     free (self->steps);
+    for (size_t i = 0; i < self->ncolumns; i++)
+        free (self->columns[i]);
     free (self->columns);
     free (self->description);
     qc_config_destroy (&self->config);
@@ -197,52 +201,67 @@ read_steps (qc_pipeline_t *self, char *err, size_t errlen)
     return 0;
 }
 
+/* A column name is at most a result key; more columns than a result
+ * holds could never be filled. */
 static int
-add_column (qc_pipeline_t *self, const char *name, size_t cap)
+add_column (void *ctx, const char *name)
 {
+    qc_pipeline_t *self = ctx;
+    if (!name || !*name || strlen (name) >= QC_RESULT_MAX_KEY)
+        return -1;
     for (size_t i = 0; i < self->ncolumns; i++)
         if (strcmp (self->columns[i], name) == 0)
             return 0;    /* a step run twice fills the same column */
-    if (self->ncolumns >= cap)
+    if (self->ncolumns >= QC_RESULT_MAX_KV)
         return -1;
-    self->columns[self->ncolumns++] = name;
+    if (self->ncolumns == self->cap_columns) {
+        size_t cap = self->cap_columns ? self->cap_columns * 2 : 32;
+        char **grown = realloc (self->columns, cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        self->columns = grown;
+        self->cap_columns = cap;
+    }
+    char *copy = strdup (name);
+    if (!copy)
+        return -1;
+    self->columns[self->ncolumns++] = copy;
     return 0;
 }
 
 /* results.tsv's column order: BaseImage's columns (filename first), each
- * step's in pipeline order, warnings last. */
+ * step's in pipeline order (its static columns, then those its
+ * parameters name), warnings last. */
 static int
 build_columns (qc_pipeline_t *self, char *err, size_t errlen)
 {
-    size_t cap = 2;
     const qc_module_t *base = &qc_module_base_image;
-    for (const char *const *c = base->columns; *c; c++)
-        cap++;
-    for (size_t i = 0; i < self->nsteps; i++)
-        for (const char *const *c = self->steps[i].module->columns; c && *c; c++)
-            cap++;
-    self->columns = calloc (cap, sizeof *self->columns);
     size_t dlen = 1;
     for (size_t i = 0; i < self->nsteps; i++)
         dlen += strlen (self->steps[i].name) + 1;
     self->description = calloc (1, dlen);
-    if (!self->columns || !self->description) {
+    if (!self->description) {
         set_err (err, errlen, "out of memory");
         return -1;
     }
     int rc = 0;
     for (const char *const *c = base->columns; *c; c++)
-        rc |= add_column (self, *c, cap);
+        rc |= add_column (self, *c);
     for (size_t i = 0; i < self->nsteps; i++) {
-        for (const char *const *c = self->steps[i].module->columns; c && *c; c++)
-            rc |= add_column (self, *c, cap);
+        const qc_module_t *m = self->steps[i].module;
+        for (const char *const *c = m->columns; c && *c; c++)
+            rc |= add_column (self, *c);
+        if (m->param_columns)
+            rc |= m->param_columns (self->steps[i].params, add_column, self);
         if (i)
             strcat (self->description, " ");
         strcat (self->description, self->steps[i].name);
     }
-    rc |= add_column (self, "warnings", cap);
+    rc |= add_column (self, "warnings");
     if (rc) {
-        set_err (err, errlen, "internal error: column list overflow");
+        set_err (err, errlen, "results.tsv columns: a column name is empty or "
+                 "longer than %d bytes, there are more than %d columns, or "
+                 "memory ran out", QC_RESULT_MAX_KEY - 1, QC_RESULT_MAX_KV);
         return -1;
     }
     return 0;
@@ -295,6 +314,13 @@ qc_pipeline_new (const char *config_text, char *err, size_t errlen)
 fail:
     qc_pipeline_destroy (&self);
     return NULL;
+}
+
+void
+qc_pipeline_set_read_threads (qc_pipeline_t *self, int nthreads)
+{
+    if (self)
+        self->read_threads = nthreads < 1 ? 1 : nthreads > 16 ? 16 : nthreads;
 }
 
 const char *
@@ -362,13 +388,18 @@ qc_pipeline_run (const qc_pipeline_t *self, const char *slide_path,
         .base = &self->base,
         .step = BASE_SECTION,
         .params = self->base_section,
+        .read_threads = self->read_threads,
     };
     int rc = run_step (&run, &qc_module_base_image);
     for (size_t i = 0; i < self->nsteps && rc == 0; i++) {
         run.step = self->steps[i].name;
         run.params = self->steps[i].params;
         rc = run_step (&run, self->steps[i].module);
+        /* HistoQC's s["completed"]: later steps check what ran. */
+        if (rc == 0)
+            rc = qc_run_mark_completed (&run, self->steps[i].module->name);
     }
+    qc_run_state_free (&run);
     qc_slide_close (&slide);
     return rc == 0 && out->ok ? 0 : -1;
 }

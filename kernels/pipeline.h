@@ -19,6 +19,11 @@ qc_pipeline_t *qc_pipeline_new (const char *config_text, char *err,
                                 size_t errlen);
 void qc_pipeline_destroy (qc_pipeline_t **self_p);
 
+/* Threads that read one slide's image (1 by default: a worker runs
+ * several slides at once, one per thread). Set before any run; values
+ * are clamped to 1..16. */
+void qc_pipeline_set_read_threads (qc_pipeline_t *self, int nthreads);
+
 /* Space-separated step names, as results.tsv's "#pipeline:" line shows. */
 const char *qc_pipeline_description (const qc_pipeline_t *self);
 /* The results.tsv columns this pipeline fills, in order ("filename" first,

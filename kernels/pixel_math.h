@@ -310,4 +310,153 @@ qc_px_otsu_index (const double *counts, const double *centers, int n)
     return best_i;
 }
 
+/* ---- classification features (ClassificationModule) ----------------- */
+
+/* skimage 0.19 frangi at one scale, 2-D, for one pixel. h00, h01, h11:
+ * the Hessian of the Gaussian-smoothed image (second differences by
+ * np.gradient twice) times sigma^2; beta_sq = 2 beta^2, gamma_sq =
+ * 2 gamma^2. The eigenvalues sorted by magnitude (l1 the smaller; a tie
+ * keeps skimage's order, the larger eigenvalue first) give
+ *   exp (-(l1 / |l2|)^2 / beta_sq) * (1 - exp (-(l1^2 + l2^2) / gamma_sq))
+ * (alpha plays no part in 2-D), and 0 where l2 > 0: skimage's
+ * "remove background" for the ridge polarity the caller's sign chose.
+ * |l2| == 0 divides by 1e-10 as skimage's _divide_nonzero does. */
+QC_HD double
+qc_px_frangi (double h00, double h01, double h11, double beta_sq,
+              double gamma_sq)
+{
+    double half_tr = 0.5 * (h00 + h11);
+    double root = 0.5 * sqrt (4.0 * h01 * h01 + (h00 - h11) * (h00 - h11));
+    double a = half_tr + root, b = half_tr - root;
+    double l1 = a, l2 = b;
+    if (fabs (b) < fabs (a)) {
+        l1 = b;
+        l2 = a;
+    }
+    if (l2 > 0.0)
+        return 0.0;
+    double den = fabs (l2) == 0.0 ? 1e-10 : fabs (l2);
+    double rb = (l1 / den) * (l1 / den);
+    double rg = l1 * l1 + l2 * l2;
+    return exp (-rb / beta_sq) * (1.0 - exp (-rg / gamma_sq));
+}
+
+/* Methods of skimage.feature.local_binary_pattern. */
+typedef enum {
+    QC_LBP_DEFAULT = 0,   /* sum of bit_i 2^i */
+    QC_LBP_ROR,           /* smallest of the P bit rotations of default */
+    QC_LBP_UNIFORM,       /* bits set when <= 2 changes (i to i+1, not
+                             wrapping, as skimage counts), else P + 1 */
+    QC_LBP_NRI_UNIFORM,   /* skimage's non-rotation-invariant uniform
+                             codes (0 .. P (P - 1) + 2) */
+    QC_LBP_VAR            /* variance of the P samples (NaN when 0) */
+} qc_lbp_method_t;
+
+/* skimage bilinear_interpolation with mode 'C', cval 0: the value of a
+ * w x h float image at (row r, column c); corners outside read 0. */
+QC_HD double
+qc_px_bilinear_zero (const float *img, long w, long h, double r, double c)
+{
+    long r0 = (long) floor (r), c0 = (long) floor (c);
+    long r1 = (long) ceil (r), c1 = (long) ceil (c);
+    double dr = r - (double) r0, dc = c - (double) c0;
+    double tl = (r0 >= 0 && r0 < h && c0 >= 0 && c0 < w) ? img[r0 * w + c0] : 0.0;
+    double tr = (r0 >= 0 && r0 < h && c1 >= 0 && c1 < w) ? img[r0 * w + c1] : 0.0;
+    double bl = (r1 >= 0 && r1 < h && c0 >= 0 && c0 < w) ? img[r1 * w + c0] : 0.0;
+    double br = (r1 >= 0 && r1 < h && c1 >= 0 && c1 < w) ? img[r1 * w + c1] : 0.0;
+    double top = (1.0 - dc) * tl + dc * tr;
+    double bottom = (1.0 - dc) * bl + dc * br;
+    return (1.0 - dr) * top + dr * bottom;
+}
+
+/* skimage local_binary_pattern at pixel (row y, column x) of a w x h
+ * image: sample i (0 <= i < p <= 31) is read at (y + rp[i], x + cp[i]),
+ * where rp[i] = round (-R sin (2 pi i / P), 5) and cp[i] = round
+ * (R cos (2 pi i / P), 5) as skimage rounds them; bit i is set when the
+ * sample is >= the centre. */
+QC_HD double
+qc_px_lbp (const float *img, int w, int h, int x, int y, int p,
+           const double *rp, const double *cp, qc_lbp_method_t method)
+{
+    double centre = img[(long) y * w + x];
+    unsigned bits = 0;
+    double sum = 0.0, sq = 0.0;
+    for (int i = 0; i < p; i++) {
+        double t = qc_px_bilinear_zero (img, w, h, y + rp[i], x + cp[i]);
+        sum += t;
+        sq += t * t;
+        if (t - centre >= 0.0)
+            bits |= 1u << i;
+    }
+    if (method == QC_LBP_VAR) {
+        double var = (sq - sum * sum / p) / p;
+        return var != 0.0 ? var : NAN;
+    }
+    if (method == QC_LBP_UNIFORM || method == QC_LBP_NRI_UNIFORM) {
+        int changes = 0, ones = 0, first_one = -1, first_zero = -1;
+        for (int i = 0; i < p; i++) {
+            int b = (bits >> i) & 1u;
+            if (i + 1 < p)
+                changes += b != (int) ((bits >> (i + 1)) & 1u);
+            if (b) {
+                ones++;
+                if (first_one < 0)
+                    first_one = i;
+            } else if (first_zero < 0) {
+                first_zero = i;
+            }
+        }
+        if (method == QC_LBP_UNIFORM)
+            return changes <= 2 ? (double) ones : (double) (p + 1);
+        if (changes > 2)
+            return (double) p * (p - 1) + 2;
+        if (ones == 0)
+            return 0.0;
+        if (ones == p)
+            return (double) p * (p - 1) + 1;
+        int rot = first_one == 0 ? ones - first_zero : p - first_one;
+        return 1.0 + (double) (ones - 1) * p + rot;
+    }
+    if (method == QC_LBP_ROR) {
+        unsigned best = bits, v = bits;
+        for (int i = 1; i < p; i++) {
+            v = (v >> 1) | ((v & 1u) << (p - 1));
+            if (v < best)
+                best = v;
+        }
+        bits = best;
+    }
+    return (double) bits;
+}
+
+/* One pixel's margin (log-odds) under a boosted ensemble of oblivious
+ * trees (kernels/classify_model.h): tree t tests feature feat[t d + k]
+ * against thr[t d + k] at level k (bit k of the leaf index set when the
+ * value is greater; NaN goes left) and adds leaf[(t << d) + index].
+ * f(j) is feature j of this pixel: plane j at pixel i, planes[j][i].
+ * Summed in tree order in double, as the CPU's blocked loop does. */
+QC_HD double
+qc_px_trees_margin (const float *const *planes, size_t i, int ntrees,
+                    int depth, const uint8_t *feat, const float *thr,
+                    const float *leaf, double base)
+{
+    double m = base;
+    for (int t = 0; t < ntrees; t++) {
+        unsigned idx = 0;
+        for (int k = 0; k < depth; k++) {
+            int at = t * depth + k;
+            idx |= (unsigned) (planes[feat[at]][i] > thr[at]) << k;
+        }
+        m += leaf[((size_t) t << depth) + idx];
+    }
+    return m;
+}
+
+/* Logistic function: probability from a margin. */
+QC_HD double
+qc_px_sigmoid (double m)
+{
+    return 1.0 / (1.0 + exp (-m));
+}
+
 #endif

@@ -23,6 +23,8 @@
  * image_work_size. NULL = [BaseImage.BaseImage]'s image_work_size, the
  * size of the tissue mask. Cached for the rest of the run. */
 const qc_rgb_t *qc_run_image (qc_run_t *run, const char *work_size);
+/* skimage rgb2gray of qc_run_image (run, work_size), cached as well. */
+const qc_fimg_t *qc_run_gray (qc_run_t *run, const char *work_size);
 
 /* img_mask_use: 1 where tissue is still in use, at the size of
  * qc_run_image (run, NULL). All 1 until a step removes something. Steps
@@ -31,9 +33,17 @@ qc_mask_t *qc_run_mask (qc_run_t *run);
 
 /* A mask at the base size kept under a name for later steps (e.g.
  * "pen_markings", "blurry", "coverslip_edge" for the fuse image and
- * finalComputations). The run takes ownership of mask. */
+ * finalComputations). The run takes ownership of mask, also when it
+ * fails; keeping a name again replaces (and frees) the earlier mask. */
 int qc_run_keep_mask (qc_run_t *run, const char *name, qc_mask_t *mask);
 const qc_mask_t *qc_run_kept_mask (const qc_run_t *run, const char *name);
+/* HistoQC's img_mask_force: marks the kept mask name as one that
+ * saveFinalMask clears from img_mask_use again (ClassificationModule
+ * forces pen_markings and coverslip_edge, so that a later hole filling
+ * cannot bring them back). qc_run_apply_forced clears every forced mask
+ * of the same size from mask (in place). 0 or -1. */
+int qc_run_force_mask (qc_run_t *run, const char *name);
+int qc_run_apply_forced (qc_run_t *run, qc_mask_t *mask);
 
 /* The fraction of a mask to report in results.tsv, as HistoQC's
  * mask_statistics says: relative2mask (default: of the pixels of
@@ -41,6 +51,17 @@ const qc_mask_t *qc_run_kept_mask (const qc_run_t *run, const char *name);
  * absolute (of the whole image), relative2image (of the image, too). */
 double qc_run_mask_fraction (const qc_run_t *run, const qc_mask_t *found,
                              const qc_mask_t *mask_before);
+/* As HistoQC's printMaskHelper (params.get ("mask_statistics",
+ * s["mask_statistics"]), prev_mask, s["img_mask_use"]): found is the mask
+ * AFTER the step (img_mask_use), mask_before the one before it.
+ * relative2mask: 1 - |after| / |before| (-100 when before is empty);
+ * absolute: |after|; relative2image: |after| / pixels. The step's own
+ * mask_statistics parameter overrides [BaseImage.BaseImage]'s. NaN on a
+ * bad argument. qc_run_set_mask_statistics sets column to it, printed as
+ * HistoQC's str () does. */
+int qc_run_set_mask_statistics (qc_run_t *run, const char *column,
+                                const qc_mask_t *after,
+                                const qc_mask_t *before);
 
 /* Adds a PNG file "<slide>_<suffix>.png" to the result (HistoQC's names:
  * suffix "mask_use", "thumb", "pen_markings", ...). Masks are written as

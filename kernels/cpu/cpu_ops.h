@@ -25,6 +25,8 @@ int qc_cpu_fimg_arith (const qc_fimg_t *a, const qc_fimg_t *b, qc_arith_t op,
                        qc_fimg_t *dst);
 int qc_cpu_fimg_affine (const qc_fimg_t *src, double scale, double offset,
                         double lo, double hi, qc_fimg_t *dst);
+int qc_cpu_mask_to_fimg (const qc_mask_t *src, double on, double off,
+                         qc_fimg_t *dst);
 
 /* stats.c */
 int qc_cpu_mask_count (const qc_mask_t *m, size_t *count);
@@ -75,6 +77,22 @@ int qc_cpu_resize_fimg (const qc_fimg_t *src, qc_interp_t interp,
                         qc_fimg_t *dst);
 int qc_cpu_resize_mask (const qc_mask_t *src, qc_interp_t interp,
                         qc_mask_t *dst);
+
+/* features_frangi.c, features_lbp.c, features_gabor.c,
+ * features_median.c, classify_predict.c (ClassificationModule) */
+int qc_cpu_frangi (const qc_fimg_t *src, const double *sigmas, int nsigmas,
+                   double beta, double gamma, int black_ridges,
+                   qc_fimg_t *dst);
+int qc_cpu_lbp (const qc_fimg_t *src, int points, double radius,
+                qc_lbp_method_t method, qc_fimg_t *dst);
+int qc_cpu_gabor (const qc_fimg_t *src, double frequency, double theta,
+                  double sigma_x, double sigma_y, qc_border_t border,
+                  qc_fimg_t *dst);
+int qc_cpu_median_disk (const qc_fimg_t *src, int radius, qc_border_t border,
+                        qc_fimg_t *dst);
+int qc_cpu_trees_predict (const struct qc_trees *model,
+                          const qc_fimg_t *const *planes, int nplanes,
+                          qc_fimg_t *dst);
 
 /* Area-average weights along one axis: output pixel o covers source
  * interval [o * s, (o + 1) * s) with s = n_src / n_dst; it reads source

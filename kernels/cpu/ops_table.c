@@ -13,6 +13,7 @@ static const qc_ops_t cpu_ops = {
     .mask_logic = qc_cpu_mask_logic,
     .fimg_arith = qc_cpu_fimg_arith,
     .fimg_affine = qc_cpu_fimg_affine,
+    .mask_to_fimg = qc_cpu_mask_to_fimg,
     .mask_count = qc_cpu_mask_count,
     .fimg_stats = qc_cpu_fimg_stats,
     .rgb_stats = qc_cpu_rgb_stats,
@@ -33,6 +34,11 @@ static const qc_ops_t cpu_ops = {
     .resize_rgb = qc_cpu_resize_rgb,
     .resize_fimg = qc_cpu_resize_fimg,
     .resize_mask = qc_cpu_resize_mask,
+    .frangi = qc_cpu_frangi,
+    .lbp = qc_cpu_lbp,
+    .gabor = qc_cpu_gabor,
+    .median_disk = qc_cpu_median_disk,
+    .trees_predict = qc_cpu_trees_predict,
 };
 
 const qc_ops_t *

@@ -86,6 +86,10 @@ qc_cpu_fimg_arith (const qc_fimg_t *a, const qc_fimg_t *b, qc_arith_t op,
         for (size_t i = 0; i < n; i++)
             pd[i] = (float) fabs ((double) pa[i] - pb[i]);
         break;
+    case QC_ARITH_DIV:
+        for (size_t i = 0; i < n; i++)
+            pd[i] = pb[i] != 0.0f ? (float) ((double) pa[i] / pb[i]) : 0.0f;
+        break;
     default:
         return -1;
     }
@@ -106,5 +110,19 @@ qc_cpu_fimg_affine (const qc_fimg_t *src, double scale, double offset,
         v = v < lo ? lo : v > hi ? hi : v;
         dst->px[i] = (float) v;
     }
+    return 0;
+}
+
+int
+qc_cpu_mask_to_fimg (const qc_mask_t *src, double on, double off,
+                     qc_fimg_t *dst)
+{
+    if (!qc_mask_valid (src) || !qc_fimg_valid (dst) || src->w != dst->w
+        || src->h != dst->h || on != on || off != off)
+        return -1;
+    size_t n = qc_npix (src->w, src->h);
+    float fon = (float) on, foff = (float) off;
+    for (size_t i = 0; i < n; i++)
+        dst->px[i] = src->px[i] ? fon : foff;
     return 0;
 }

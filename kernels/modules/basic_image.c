@@ -2,6 +2,7 @@
  * step (filename, comments, image_bounding_box, base_mag), and the
  * [BaseImage.BaseImage] settings every step shares. */
 #include "kernels/modules.h"
+#include "kernels/region_read.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -21,54 +22,29 @@ set_err (char *err, size_t errlen, const char *fmt, ...)
 }
 
 /* A positive decimal number, optionally followed by 'x' or 'X' (HistoQC
- * writes magnifications as "1.25x" and also accepts "40X"). Sets *is_mag
- * when the 'x' is there. */
+ * writes magnifications as "1.25x" and also accepts "40X"): the same
+ * numbers image_work_size takes, whatever kind they would be there. */
 static int
-parse_number_x (const char *text, double *value, int *is_mag)
+parse_number_x (const char *text, double *value)
 {
-    if (!text || !*text)
-        return -1;
-    size_t n = strlen (text);
-    int mag = text[n - 1] == 'x' || text[n - 1] == 'X';
-    if (mag)
-        n--;
-    if (n == 0 || n > 40)
-        return -1;
-    char num[48];
-    memcpy (num, text, n);
-    num[n] = '\0';
-    int digits = 0, dots = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (num[i] >= '0' && num[i] <= '9')
-            digits++;
-        else if (num[i] == '.' && !dots)
-            dots++;
-        else
-            return -1;
-    }
-    if (!digits)
-        return -1;
-    errno = 0;
-    double v = strtod (num, NULL);
-    if (errno == ERANGE || !(v > 0))
-        return -1;
-    *value = v;
-    if (is_mag)
-        *is_mag = mag;
-    return 0;
+    qc_region_kind_t kind;
+    return qc_region_parse_size (text, &kind, value);
 }
 
+/* One parser of image_work_size for the whole project:
+ * qc_region_parse_size (kernels/region_read.c), which the image reader
+ * uses too, so a size the config check accepts is one the reader reads. */
 int
 qc_work_size_parse (const char *text, qc_work_size_t *out)
 {
+    qc_region_kind_t kind;
     double v;
-    int mag;
-    if (!out || parse_number_x (text, &v, &mag) != 0)
+    if (!out || qc_region_parse_size (text, &kind, &v) != 0)
         return -1;
     out->value = v;
-    out->kind = mag ? QC_WORK_MAG
-              : v < 1 ? QC_WORK_DOWNSCALE
-              : v < 100 ? QC_WORK_LEVEL
+    out->kind = kind == QC_REGION_MAG ? QC_WORK_MAG
+              : kind == QC_REGION_DOWNSCALE ? QC_WORK_DOWNSCALE
+              : kind == QC_REGION_LEVEL ? QC_WORK_LEVEL
               : QC_WORK_DIM;
     return 0;
 }
@@ -114,7 +90,7 @@ qc_base_params_parse (const qc_config_section_t *sec, qc_base_params_t *out,
                  qc_config_key_line (sec, "mask_statistics"));
         return -1;
     }
-    if (bm && parse_number_x (bm, &out->base_mag, NULL) != 0) {
+    if (bm && parse_number_x (bm, &out->base_mag) != 0) {
         set_err (err, errlen, "[%s] base_mag = '%.64s' (line %d): not a "
                  "magnification (e.g. 40 or 40x)", name, bm,
                  qc_config_key_line (sec, "base_mag"));
@@ -175,7 +151,7 @@ set_base_mag (qc_run_t *run)
     run->base_mag = 0;
     for (size_t i = 0; i < 2 && run->base_mag == 0; i++) {
         const char *s = qc_slide_property (run->slide, props[i]);
-        if (s && parse_number_x (s, &run->base_mag, NULL) != 0) {
+        if (s && parse_number_x (s, &run->base_mag) != 0) {
             qc_run_warn (run, "%s '%.40s' is not a magnification; ignored",
                          props[i], s);
             run->base_mag = 0;

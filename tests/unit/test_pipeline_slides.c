@@ -415,7 +415,11 @@ main (void)
 {
     quiet_logs ();
     test_slide_api ();
-    qc_pipeline_t *p = qc_pipeline_new (NULL, err, sizeof err);
+    /* getBasicStats alone (the default config grows with the modules;
+     * this test is about the pipeline foundation and BaseImage). */
+    qc_pipeline_t *p = qc_pipeline_new ("[pipeline]\nsteps= BasicModule.getBasicStats\n"
+                                        "[BasicModule.getBasicStats]\n"
+                                        "image_work_size = 1.25x\n", err, sizeof err);
     CHECK (p != NULL, "%s", err);
     if (p) {
         test_real_slides (p);

@@ -1,0 +1,78 @@
+/* LightDarkModule.minimumPixelIntensityNeighborhoodFiltering: pixels
+ * whose whole neighbourhood (a disk of disk_size) is brighter than
+ * upper_threshold (8-bit gray) are glass; with invert (the default)
+ * those are removed from img_mask_use. As HistoQC: the 8-bit gray is
+ * (rgb2gray * 255) truncated, the minimum is skimage rank.minimum (the
+ * disk clipped at the image edge), _bright.png shows the removed pixels
+ * and brightestPixels is the mask statistic. */
+#include "kernels/modules/masks.h"
+#include "kernels/run_state.h"
+
+typedef struct {
+    int disk_size, threshold, invert;
+} minf_params_t;
+
+static int
+read_params (const qc_config_section_t *sec, minf_params_t *p, char *err,
+             size_t errlen)
+{
+    return qc_masks_get_int (sec, "disk_size", 10000, 0, QC_IMAGE_MAX_DIM,
+                             &p->disk_size, err, errlen)
+           || qc_masks_get_int (sec, "upper_threshold", 200, -1000000, 1000000,
+                                &p->threshold, err, errlen)
+           || qc_config_get_bool (sec, "invert", 1, &p->invert, err, errlen)
+           || qc_masks_check_stat (sec, err, errlen) ? -1 : 0;
+}
+
+static int
+check (const qc_config_section_t *sec, char *err, size_t errlen)
+{
+    minf_params_t p;
+    return read_params (sec, &p, err, errlen);
+}
+
+static int
+run (qc_run_t *run)
+{
+    minf_params_t p;
+    char err[256];
+    if (read_params (run->params, &p, err, sizeof err))
+        return qc_run_fail (run, "%s", err);
+    const qc_fimg_t *gray = qc_run_gray (run, NULL);
+    qc_mask_t *use = qc_run_mask (run);
+    if (!gray || !use)
+        return -1;
+    const qc_ops_t *ops = qc_run_ops (run);
+    qc_mask_t *before = qc_masks_snapshot (run);
+    qc_mask_t *keep = qc_mask_new (use->w, use->h);
+    int rc = -1;
+    if (!before || !keep
+        || qc_ld_minfilter_mask (ops, gray, p.disk_size, p.threshold, p.invert,
+                                 keep)) {
+        qc_run_fail (run, "out of memory");
+        goto done;
+    }
+    ops->mask_logic (use, keep, QC_LOGIC_AND, use);
+    ops->mask_logic (before, keep, QC_LOGIC_ANDNOT, keep);
+    rc = qc_run_save_mask (run, "bright", keep)
+         || qc_masks_finish (run, "brightestPixels",
+                             "LightDarkModule.minimumPixelNeighborhoodFiltering",
+                             use, before) ? -1 : 0;
+done:
+    qc_mask_destroy (&before);
+    qc_mask_destroy (&keep);
+    return rc;
+}
+
+static const char *const params[] = {
+    "disk_size", "upper_threshold", "invert", "mask_statistics", NULL
+};
+static const char *const columns[] = { "brightestPixels", NULL };
+
+const qc_module_t qc_module_ld_minfilter = {
+    .name = "LightDarkModule.minimumPixelIntensityNeighborhoodFiltering",
+    .run = run,
+    .check = check,
+    .params = params,
+    .columns = columns,
+};

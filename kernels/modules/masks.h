@@ -1,0 +1,121 @@
+/* The tissue-mask steps (LightDarkModule, MorphologyModule,
+ * BasicModule.final*, SaveModule): their algorithms as pure functions
+ * over kernels/image.h buffers (unit-tested directly, and the same calls
+ * whichever ops backend runs them), and the bookkeeping every step
+ * shares (HistoQC's printMaskHelper column, the "NO tissue remains"
+ * warning, region count columns, parameter reading).
+ *
+ * Each module file (lightdark_*.c, morph_*.c, final_*.c, save_*.c) holds
+ * one step's descriptor and its thin run () wrapper. */
+#ifndef QC_MODULES_MASKS_H
+#define QC_MODULES_MASKS_H
+
+#include <stddef.h>
+
+#include "kernels/image.h"
+#include "kernels/modules.h"
+#include "kernels/ops.h"
+
+/* ---- algorithms ------------------------------------------------------ */
+
+/* LightDarkModule.getIntensityThresholdPercent: pixels whose gray value
+ * (skimage rgb2gray, [0, 1]) lies strictly in (lower, upper) and whose
+ * RGB population std (0..255) lies strictly in (lower_std, upper_std);
+ * inverted when invert. Infinite bounds are open sides. */
+typedef struct {
+    double lower, upper;          /* gray; default -inf, inf */
+    double lower_std, upper_std;  /* RGB std; default -inf, inf */
+    int invert;
+} qc_ld_percent_params_t;
+
+int qc_ld_percent_mask (const qc_ops_t *ops, const qc_rgb_t *rgb,
+                        const qc_fimg_t *gray,
+                        const qc_ld_percent_params_t *p, qc_mask_t *out);
+
+/* LightDarkModule.getIntensityThresholdOtsu: gray < Otsu's threshold of
+ * the whole image (256 bins, skimage threshold_otsu); with local, the
+ * threshold is skimage.filters.rank.otsu over a disk of radius, computed
+ * on the 8-bit image (img_as_ubyte) and compared in 8-bit units (see
+ * lightdark_otsu.c for how this differs from HistoQC). *thresh gets the
+ * global threshold (NaN with local). */
+int qc_ld_otsu_mask (const qc_ops_t *ops, const qc_fimg_t *gray, int local,
+                     int radius, int invert, qc_mask_t *out, double *thresh);
+
+/* LightDarkModule.minimumPixelIntensityNeighborhoodFiltering: the 8-bit
+ * gray ((gray * 255) truncated, as numpy's astype (uint8)) minimum over a
+ * disk of radius is above threshold; inverted when invert. */
+int qc_ld_minfilter_mask (const qc_ops_t *ops, const qc_fimg_t *gray,
+                          int radius, int threshold, int invert,
+                          qc_mask_t *out);
+
+/* MorphologyModule.removeFatlikeTissue: the fat mask to remove from
+ * mask: holes smaller than fat_cell_size (4-connected, border-touching
+ * ones included, as remove_small_holes), less specks under 9 pixels,
+ * dilated by a kernel_size square, keeping only the dilated components
+ * (4-connected) larger than max_keep_size. */
+int qc_morph_fatlike (const qc_ops_t *ops, const qc_mask_t *mask,
+                      int fat_cell_size, int kernel_size, int max_keep_size,
+                      qc_mask_t *fat);
+
+/* BasicModule.finalProcessingSpur: mask opened by a disk of radius. */
+int qc_final_spur (const qc_ops_t *ops, const qc_mask_t *mask, int radius,
+                   qc_mask_t *opened);
+
+/* SaveModule.saveFinalMask's _fuse.png (HistoQC's blend2Images): R and B
+ * are the mask (0 or 255), G the gray image as img_as_ubyte. */
+int qc_save_fuse (const qc_mask_t *mask, const qc_fimg_t *gray,
+                  qc_rgb_t *out);
+
+/* The size of SaveModule.saveMacro's image: the longer side dim, the
+ * other Python's round (dim * short / long) (half to even), at least 1. */
+void qc_save_macro_size (int64_t w, int64_t h, int dim, int *out_w,
+                         int *out_h);
+
+/* ---- step bookkeeping ------------------------------------------------ */
+
+/* Ends a step that changed img_mask_use (mask, already updated in place)
+ * from before: sets column to HistoQC's mask statistic (column may be
+ * NULL) and, when no tissue is left, adds HistoQC's warning "After
+ * <what> NO tissue remains detectable! Downstream modules likely to be
+ * incorrect/fail". 0 or -1. */
+int qc_masks_finish (qc_run_t *run, const char *column, const char *what,
+                     const qc_mask_t *mask, const qc_mask_t *before);
+
+/* The common end of a morphology step: saves changed as _<file>.png,
+ * sets img_mask_use to after (copied), the region columns of changed
+ * (prefix may be NULL: none), column and the empty-mask warning (see
+ * qc_masks_finish). before is img_mask_use as the step found it. */
+int qc_masks_replace (qc_run_t *run, const qc_mask_t *after,
+                      const qc_mask_t *changed, const qc_mask_t *before,
+                      const char *file, const char *prefix,
+                      const char *column, const char *what);
+
+/* HistoQC's <prefix>_num_regions, _mean_area and _max_area of the
+ * 8-connected components of found (skimage.measure.label's default),
+ * printed as HistoQC prints them ("0" for all three when there are none,
+ * else e.g. "3", "17.0", "300"). */
+int qc_masks_region_columns (qc_run_t *run, const char *prefix,
+                             const qc_mask_t *found);
+
+/* Parameter reading with HistoQC's conversions, for check () and run ():
+ * int () (base 10 integer), float () (decimal, also inf / -inf /
+ * infinity, any case, as Python's float accepts), strtobool. The first
+ * failure writes a message naming section, key and value. */
+int qc_masks_get_int (const qc_config_section_t *sec, const char *key,
+                      long long def, long long lo, long long hi, int *out,
+                      char *err, size_t errlen);
+int qc_masks_get_float (const qc_config_section_t *sec, const char *key,
+                        double def, double *out, char *err, size_t errlen);
+/* The name= of LightDarkModule steps (default "classTask"), checked to
+ * be usable as a file suffix and column. */
+int qc_masks_get_name (const qc_config_section_t *sec, const char **out,
+                       char *err, size_t errlen);
+/* mask_statistics, which every mask step accepts as an override. */
+int qc_masks_check_stat (const qc_config_section_t *sec, char *err,
+                         size_t errlen);
+
+/* A copy of img_mask_use (the "before" of a step), or NULL after
+ * qc_run_fail. */
+qc_mask_t *qc_masks_snapshot (qc_run_t *run);
+
+#endif

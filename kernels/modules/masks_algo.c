@@ -1,0 +1,151 @@
+/* The tissue-mask algorithms (see masks.h): each is a short composition
+ * of ops, so a CUDA backend runs them unchanged. */
+#include "kernels/modules/masks.h"
+
+#include <math.h>
+
+static int
+same_size (int w, int h, int w2, int h2)
+{
+    return w == w2 && h == h2;
+}
+
+int
+qc_ld_percent_mask (const qc_ops_t *ops, const qc_rgb_t *rgb,
+                    const qc_fimg_t *gray, const qc_ld_percent_params_t *p,
+                    qc_mask_t *out)
+{
+    if (!ops || !p || !qc_rgb_valid (rgb) || !qc_fimg_valid (gray)
+        || !qc_mask_valid (out) || !same_size (rgb->w, rgb->h, gray->w, gray->h)
+        || !same_size (rgb->w, rgb->h, out->w, out->h)
+        || isnan (p->lower) || isnan (p->upper) || isnan (p->lower_std)
+        || isnan (p->upper_std))
+        return -1;
+    if (ops->threshold (gray, p->lower, p->upper, out))
+        return -1;
+    /* The std test only when it can exclude something (HistoQC's defaults
+     * are -inf, inf, and the std plane costs a pass and an image). */
+    if (isfinite (p->lower_std) || isfinite (p->upper_std)
+        || p->lower_std >= p->upper_std) {
+        qc_fimg_t *sd = qc_fimg_new (rgb->w, rgb->h);
+        qc_mask_t *ms = qc_mask_new (rgb->w, rgb->h);
+        int rc = !sd || !ms || ops->rgb_channel_std (rgb, sd)
+                 || ops->threshold (sd, p->lower_std, p->upper_std, ms)
+                 || ops->mask_logic (out, ms, QC_LOGIC_AND, out);
+        qc_fimg_destroy (&sd);
+        qc_mask_destroy (&ms);
+        if (rc)
+            return -1;
+    }
+    if (p->invert)
+        return ops->mask_logic (out, NULL, QC_LOGIC_NOT, out);
+    return 0;
+}
+
+int
+qc_ld_minfilter_mask (const qc_ops_t *ops, const qc_fimg_t *gray, int radius,
+                      int threshold, int invert, qc_mask_t *out)
+{
+    if (!ops || !qc_fimg_valid (gray) || !qc_mask_valid (out)
+        || !same_size (gray->w, gray->h, out->w, out->h) || radius < 0)
+        return -1;
+    /* min over the disk of u8 > t  <=>  every pixel of the disk has
+     * u8 > t: an erosion of the binary image u8 > t. skimage's rank
+     * filters ignore pixels outside the image, which is erosion with the
+     * outside counted as set. u8 = trunc (g * 255) > t <=> g * 255 >= t + 1. */
+    qc_fimg_t *scaled = qc_fimg_new (gray->w, gray->h);
+    if (!scaled)
+        return -1;
+    double lo = nextafter ((double) threshold + 1.0, -INFINITY);
+    int rc = ops->fimg_affine (gray, 255.0, 0.0, 0.0, 255.0, scaled)
+             || ops->threshold (scaled, lo, INFINITY, out);
+    qc_fimg_destroy (&scaled);
+    if (rc)
+        return -1;
+    /* A disk wider than the image reaches every pixel from every pixel. */
+    int big = gray->w > gray->h ? gray->w : gray->h;
+    int r = radius > 2 * big ? 2 * big : radius;
+    if (ops->morph_disk (out, r, QC_MORPH_ERODE, out))
+        return -1;
+    if (invert)
+        return ops->mask_logic (out, NULL, QC_LOGIC_NOT, out);
+    return 0;
+}
+
+int
+qc_morph_fatlike (const qc_ops_t *ops, const qc_mask_t *mask,
+                  int fat_cell_size, int kernel_size, int max_keep_size,
+                  qc_mask_t *fat)
+{
+    if (!ops || !qc_mask_valid (mask) || !qc_mask_valid (fat)
+        || !same_size (mask->w, mask->h, fat->w, fat->h) || fat_cell_size < 0
+        || kernel_size < 1 || max_keep_size < 0)
+        return -1;
+    qc_mask_t *filled = qc_mask_new (mask->w, mask->h);
+    qc_mask_t *keep = qc_mask_new (mask->w, mask->h);
+    int rc = !filled || !keep
+        /* the small holes: remove_small_holes (mask) & ~mask */
+        || ops->fill_holes (mask, QC_CONN_OBJECTS, (size_t) fat_cell_size,
+                            filled)
+        || ops->mask_logic (filled, mask, QC_LOGIC_ANDNOT, filled)
+        /* ~remove_small_holes (~small, 9): drops holes-found under 9 px */
+        || ops->area_filter (filled, QC_CONN_OBJECTS, 9, SIZE_MAX, filled)
+        || ops->morph_rect (filled, kernel_size, kernel_size, QC_MORPH_DILATE,
+                            filled)
+        /* remove_large_objects keeps components of at most max_keep_size
+         * (4-connected); fat is what it removed */
+        || ops->area_filter (filled, QC_CONN_OBJECTS, 0,
+                             (size_t) max_keep_size, keep)
+        || ops->mask_logic (filled, keep, QC_LOGIC_ANDNOT, fat);
+    qc_mask_destroy (&filled);
+    qc_mask_destroy (&keep);
+    return rc ? -1 : 0;
+}
+
+int
+qc_final_spur (const qc_ops_t *ops, const qc_mask_t *mask, int radius,
+               qc_mask_t *opened)
+{
+    if (!ops || !qc_mask_valid (mask) || !qc_mask_valid (opened)
+        || !same_size (mask->w, mask->h, opened->w, opened->h) || radius < 0)
+        return -1;
+    return ops->morph_disk (mask, radius, QC_MORPH_OPEN, opened);
+}
+
+int
+qc_save_fuse (const qc_mask_t *mask, const qc_fimg_t *gray, qc_rgb_t *out)
+{
+    if (!qc_mask_valid (mask) || !qc_fimg_valid (gray) || !qc_rgb_valid (out)
+        || !same_size (mask->w, mask->h, gray->w, gray->h)
+        || !same_size (mask->w, mask->h, out->w, out->h))
+        return -1;
+    size_t n = qc_npix (mask->w, mask->h);
+    for (size_t i = 0; i < n; i++) {
+        uint8_t m = mask->px[i] ? 255 : 0;
+        out->px[3 * i] = m;
+        out->px[3 * i + 1] = qc_px_u8_from_unit (gray->px[i]);
+        out->px[3 * i + 2] = m;
+    }
+    return 0;
+}
+
+void
+qc_save_macro_size (int64_t w, int64_t h, int dim, int *out_w, int *out_h)
+{
+    if (!out_w || !out_h)
+        return;
+    if (w < 1 || h < 1 || dim < 1) {
+        *out_w = *out_h = 1;
+        return;
+    }
+    /* rint rounds half to even, as Python 3's round. */
+    if (w > h) {
+        double s = rint ((double) dim * (double) h / (double) w);
+        *out_w = dim;
+        *out_h = s < 1 ? 1 : (int) s;
+    } else {
+        double s = rint ((double) dim * (double) w / (double) h);
+        *out_w = s < 1 ? 1 : (int) s;
+        *out_h = dim;
+    }
+}

@@ -1,0 +1,190 @@
+/* What every tissue-mask step shares (masks.h): HistoQC's mask statistic
+ * column and empty-mask warning, region columns, and parameters read the
+ * way HistoQC's Python converts them. */
+#include "kernels/modules/masks.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "kernels/run_state.h"
+
+static void
+set_err (char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen)
+        return;
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (err, errlen, fmt, ap);
+    va_end (ap);
+}
+
+static const char *
+sec_name (const qc_config_section_t *sec)
+{
+    return sec ? qc_config_section_name (sec) : "?";
+}
+
+qc_mask_t *
+qc_masks_snapshot (qc_run_t *run)
+{
+    qc_mask_t *use = qc_run_mask (run);
+    if (!use)
+        return NULL;
+    qc_mask_t *copy = qc_mask_clone (use);
+    if (!copy)
+        qc_run_fail (run, "out of memory for a %d x %d mask", use->w, use->h);
+    return copy;
+}
+
+int
+qc_masks_finish (qc_run_t *run, const char *column, const char *what,
+                 const qc_mask_t *mask, const qc_mask_t *before)
+{
+    if (!run || !what || !qc_mask_valid (mask))
+        return -1;
+    if (column && qc_run_set_mask_statistics (run, column, mask, before))
+        return -1;
+    size_t n = 0;
+    if (qc_run_ops (run)->mask_count (mask, &n))
+        return qc_run_fail (run, "cannot count the mask");
+    if (n == 0)
+        qc_run_warn (run, "After %s NO tissue remains detectable! Downstream "
+                     "modules likely to be incorrect/fail", what);
+    return 0;
+}
+
+int
+qc_masks_replace (qc_run_t *run, const qc_mask_t *after,
+                  const qc_mask_t *changed, const qc_mask_t *before,
+                  const char *file, const char *prefix, const char *column,
+                  const char *what)
+{
+    qc_mask_t *use = qc_run_mask (run);
+    if (!use || !qc_mask_valid (after) || !qc_mask_valid (changed)
+        || after->w != use->w || after->h != use->h)
+        return run ? qc_run_fail (run, "internal error: mask sizes") : -1;
+    if (qc_run_save_mask (run, file, changed))
+        return -1;
+    if (after != use)
+        memcpy (use->px, after->px, qc_npix (use->w, use->h));
+    if (prefix && qc_masks_region_columns (run, prefix, changed))
+        return -1;
+    return qc_masks_finish (run, column, what, use, before);
+}
+
+int
+qc_masks_region_columns (qc_run_t *run, const char *prefix,
+                         const qc_mask_t *found)
+{
+    if (!run || !prefix || !qc_mask_valid (found))
+        return -1;
+    qc_region_summary_t rs;
+    if (qc_run_ops (run)->region_summary (found, QC_CONN_LABEL, &rs))
+        return qc_run_fail (run, "out of memory labelling regions");
+    char col[QC_RESULT_MAX_KEY];
+    char mean[QC_PYFLOAT_LEN];
+    /* HistoQC prints the Python int 0 for all three when nothing was
+     * found, numpy's mean (a float) and max (an int) otherwise. */
+    int rc = 0;
+    snprintf (col, sizeof col, "%s_num_regions", prefix);
+    rc |= qc_run_set (run, col, "%zu", rs.n);
+    snprintf (col, sizeof col, "%s_mean_area", prefix);
+    rc |= rs.n ? qc_run_set (run, col, "%s", qc_pyfloat (rs.mean_area, mean,
+                                                         sizeof mean))
+               : qc_run_set (run, col, "0");
+    snprintf (col, sizeof col, "%s_max_area", prefix);
+    rc |= qc_run_set (run, col, "%zu", rs.max_area);
+    return rc ? -1 : 0;
+}
+
+int
+qc_masks_get_int (const qc_config_section_t *sec, const char *key,
+                  long long def, long long lo, long long hi, int *out,
+                  char *err, size_t errlen)
+{
+    long long v;
+    if (qc_config_get_int (sec, key, def, &v, err, errlen))
+        return -1;
+    if (v < lo || v > hi) {
+        set_err (err, errlen, "[%s] %s = %lld (line %d): must be between %lld "
+                 "and %lld", sec_name (sec), key, v,
+                 qc_config_key_line (sec, key), lo, hi);
+        return -1;
+    }
+    *out = (int) v;
+    return 0;
+}
+
+/* Python's float () also reads inf, -inf, +infinity (any case): HistoQC's
+ * defaults are written that way. */
+int
+qc_masks_get_float (const qc_config_section_t *sec, const char *key,
+                    double def, double *out, char *err, size_t errlen)
+{
+    const char *s;
+    if (qc_config_get_string (sec, key, NULL, &s, err, errlen))
+        return -1;
+    if (!s) {
+        *out = def;
+        return 0;
+    }
+    while (isspace ((unsigned char) *s))
+        s++;
+    const char *t = s;
+    int neg = *t == '-';
+    if (*t == '-' || *t == '+')
+        t++;
+    size_t n = strlen (t);
+    while (n && isspace ((unsigned char) t[n - 1]))
+        n--;
+    if ((n == 3 && strncasecmp (t, "inf", 3) == 0)
+        || (n == 8 && strncasecmp (t, "infinity", 8) == 0)) {
+        *out = neg ? -INFINITY : INFINITY;
+        return 0;
+    }
+    return qc_config_get_double (sec, key, def, out, err, errlen);
+}
+
+int
+qc_masks_get_name (const qc_config_section_t *sec, const char **out,
+                   char *err, size_t errlen)
+{
+    const char *name;
+    if (qc_config_get_string (sec, "name", "classTask", &name, err, errlen))
+        return -1;
+    size_t n = strlen (name);
+    int ok = n > 0 && n < 64;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = isalnum ((unsigned char) name[i]) || name[i] == '_'
+             || name[i] == '-' || name[i] == '.';
+    if (!ok) {
+        set_err (err, errlen, "[%s] name = '%.64s' (line %d): must be 1 to 63 "
+                 "letters, digits, '_', '-' or '.' (it names a results.tsv "
+                 "column and a file)", sec_name (sec), name,
+                 qc_config_key_line (sec, "name"));
+        return -1;
+    }
+    *out = name;
+    return 0;
+}
+
+int
+qc_masks_check_stat (const qc_config_section_t *sec, char *err, size_t errlen)
+{
+    const char *v;
+    if (qc_config_get_string (sec, "mask_statistics", NULL, &v, err, errlen))
+        return -1;
+    if (v && strcmp (v, "relative2mask") && strcmp (v, "absolute")
+        && strcmp (v, "relative2image")) {
+        set_err (err, errlen, "[%s] mask_statistics = '%.64s' (line %d): must "
+                 "be relative2mask, absolute or relative2image", sec_name (sec),
+                 v, qc_config_key_line (sec, "mask_statistics"));
+        return -1;
+    }
+    return 0;
+}

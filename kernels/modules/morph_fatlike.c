@@ -1,0 +1,81 @@
+/* MorphologyModule.removeFatlikeTissue: tissue riddled with small holes
+ * (fat cells at low magnification) is removed: the holes below
+ * fat_cell_size, dilated by a kernel_size square, where they merge into
+ * regions larger than max_keep_size (see qc_morph_fatlike). As HistoQC:
+ * _fatlike.png shows the removed region; fatlike_tissue_removed_*
+ * columns count it (8-connected) and give the mask statistic. */
+#include "kernels/modules/masks.h"
+#include "kernels/run_state.h"
+
+typedef struct {
+    int fat_cell_size, kernel_size, max_keep_size;
+} fat_params_t;
+
+static int
+read_params (const qc_config_section_t *sec, fat_params_t *p, char *err,
+             size_t errlen)
+{
+    return qc_masks_get_int (sec, "fat_cell_size", 64, 0, QC_IMAGE_MAX_PIXELS,
+                             &p->fat_cell_size, err, errlen)
+           || qc_masks_get_int (sec, "kernel_size", 3, 1, 1000,
+                                &p->kernel_size, err, errlen)
+           || qc_masks_get_int (sec, "max_keep_size", 1000, 0,
+                                QC_IMAGE_MAX_PIXELS, &p->max_keep_size, err,
+                                errlen)
+           || qc_masks_check_stat (sec, err, errlen) ? -1 : 0;
+}
+
+static int
+check (const qc_config_section_t *sec, char *err, size_t errlen)
+{
+    fat_params_t p;
+    return read_params (sec, &p, err, errlen);
+}
+
+static int
+run (qc_run_t *run)
+{
+    fat_params_t p;
+    char err[256];
+    if (read_params (run->params, &p, err, sizeof err))
+        return qc_run_fail (run, "%s", err);
+    qc_mask_t *use = qc_run_mask (run);
+    if (!use)
+        return -1;
+    const qc_ops_t *ops = qc_run_ops (run);
+    qc_mask_t *before = qc_masks_snapshot (run);
+    qc_mask_t *fat = qc_mask_new (use->w, use->h);
+    qc_mask_t *after = qc_mask_new (use->w, use->h);
+    int rc;
+    if (!before || !fat || !after
+        || qc_morph_fatlike (ops, use, p.fat_cell_size, p.kernel_size,
+                             p.max_keep_size, fat)
+        || ops->mask_logic (use, fat, QC_LOGIC_ANDNOT, after))
+        rc = qc_run_fail (run, "out of memory");
+    else
+        rc = qc_masks_replace (run, after, fat, before, "fatlike",
+                               "fatlike_tissue_removed",
+                               "fatlike_tissue_removed_percent",
+                               "MorphologyModule.removeFatlikeTissue:");
+    qc_mask_destroy (&before);
+    qc_mask_destroy (&fat);
+    qc_mask_destroy (&after);
+    return rc;
+}
+
+static const char *const params[] = {
+    "fat_cell_size", "kernel_size", "max_keep_size", "mask_statistics", NULL
+};
+
+static const char *const columns[] = {
+    "fatlike_tissue_removed_num_regions", "fatlike_tissue_removed_mean_area",
+    "fatlike_tissue_removed_max_area", "fatlike_tissue_removed_percent", NULL
+};
+
+const qc_module_t qc_module_morph_fatlike = {
+    .name = "MorphologyModule.removeFatlikeTissue",
+    .run = run,
+    .check = check,
+    .params = params,
+    .columns = columns,
+};

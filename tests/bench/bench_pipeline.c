@@ -1,0 +1,213 @@
+/* Pipeline benchmark (issue 3's speed figures; reports, asserts nothing):
+ *
+ *  1. seconds per slide, one core, for the default pipeline on a
+ *     full-size generated 40x slide, next to the time OpenSlide takes to
+ *     read the analysis level alone (the floor: the goal is at most 2x);
+ *  2. throughput of the one-process default (qc-submit, 2 workers) on a
+ *     cohort of 20 generated slides.
+ *
+ * Slides are made by bin/qc-mkslide into a cache folder (default
+ * build/bench-data; --data DIR) and reused on later runs, because a
+ * 60,000 x 45,000 slide takes about a minute of CPU to write. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <openslide.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kernels/pipeline.h"
+#include "kernels/region_read.h"
+#include "shared/log.h"
+
+static double
+now_s (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double
+cpu_s (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double) ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int
+run (const char *cmd)
+{
+    int rc = system (cmd);
+    return WIFEXITED (rc) ? WEXITSTATUS (rc) : -1;
+}
+
+/* Makes the slide unless it is already there. */
+static int
+ensure_slide (const char *path, int w, int h, int seed)
+{
+    struct stat st;
+    if (stat (path, &st) == 0 && st.st_size > 0)
+        return 0;
+    char cmd[1024];
+    snprintf (cmd, sizeof cmd, "bin/qc-mkslide -o '%s' --width %d --height %d --seed %d",
+              path, w, h, seed);
+    fprintf (stderr, "generating %s (%d x %d) ...\n", path, w, h);
+    double t0 = now_s ();
+    int rc = run (cmd);
+    fprintf (stderr, "  %.1f s\n", now_s () - t0);
+    return rc;
+}
+
+static int
+bench_one_slide (const char *path, int repeat)
+{
+    char err[512];
+    openslide_t *osr = openslide_open (path);
+    if (!osr) {
+        fprintf (stderr, "cannot open %s\n", path);
+        return -1;
+    }
+    int64_t w, h;
+    openslide_get_level0_dimensions (osr, &w, &h);
+    double best_read = 1e9, best_read_cpu = 1e9;
+    int ow = 0, oh = 0;
+    for (int i = 0; i < repeat; i++) {
+        double t0 = now_s (), c0 = cpu_s ();
+        qc_rgb_t *img = qc_region_read_work_size (osr, "1.25x", 0, 1, err, sizeof err);
+        double t = now_s () - t0, c = cpu_s () - c0;
+        if (!img) {
+            fprintf (stderr, "read failed: %s\n", err);
+            openslide_close (osr);
+            return -1;
+        }
+        ow = img->w;
+        oh = img->h;
+        qc_rgb_destroy (&img);
+        if (t < best_read) best_read = t;
+        if (c < best_read_cpu) best_read_cpu = c;
+    }
+    openslide_close (osr);
+
+    qc_pipeline_t *p = qc_pipeline_new (NULL, err, sizeof err);
+    if (!p) {
+        fprintf (stderr, "default config refused: %s\n", err);
+        return -1;
+    }
+    qc_pipeline_set_read_threads (p, 1);
+    /* the first run may train classifiers (once per worker): not timed */
+    qc_result_t *r = qc_result_new ();
+    double t0 = now_s ();
+    qc_pipeline_run (p, path, r);
+    double first = now_s () - t0;
+    double best = 1e9, best_cpu = 1e9;
+    int ok = r->ok;
+    for (int i = 0; i < repeat; i++) {
+        qc_result_reset (r);
+        double s0 = now_s (), c0 = cpu_s ();
+        qc_pipeline_run (p, path, r);
+        double t = now_s () - s0, c = cpu_s () - c0;
+        if (t < best) best = t;
+        if (c < best_cpu) best_cpu = c;
+        ok = ok && r->ok;
+    }
+    printf ("slide %s: %" PRId64 " x %" PRId64 ", analysis level 1.25x = %d x %d\n", path, w, h,
+            ow, oh);
+    printf ("  pipeline steps: %s\n", qc_pipeline_description (p));
+    printf ("  bare OpenSlide read of the analysis level (1 thread): %.3f s wall, %.3f s CPU\n",
+            best_read, best_read_cpu);
+    printf ("  default pipeline, one core (first run incl. set-up %.3f s):  %.3f s wall, %.3f s CPU\n",
+            first, best, best_cpu);
+    printf ("  ratio pipeline / bare read: %.2fx (goal <= 2x)%s\n", best / best_read,
+            ok ? "" : "   NOTE: the slide FAILED the pipeline");
+    if (!ok)
+        printf ("  reason: %s\n", r->error ? r->error : "?");
+    printf ("  HistoQC on a 53,280 x 41,538 slide took about 390 s: %.0fx\n", 390.0 / best);
+    qc_result_destroy (&r);
+    qc_pipeline_destroy (&p);
+    return 0;
+}
+
+static int
+bench_cohort (const char *dir, int n, int w, int h)
+{
+    char list[1024];
+    snprintf (list, sizeof list, "%s/cohort.list", dir);
+    FILE *f = fopen (list, "w");
+    if (!f)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        char path[1024];
+        snprintf (path, sizeof path, "%s/cohort-%02d.svs", dir, i);
+        if (ensure_slide (path, w, h, 100 + i)) {
+            fclose (f);
+            return -1;
+        }
+        fprintf (f, "%s\n", path);
+    }
+    fclose (f);
+    char cmd[2048];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s/cohort-out' && bin/qc-submit -q --workers 2 -o '%s/cohort-out' --list '%s'",
+              dir, dir, list);
+    double t0 = now_s ();
+    int rc = run (cmd);
+    double t = now_s () - t0;
+    printf ("cohort: %d generated slides of %d x %d, qc-submit one-process, 2 workers: "
+            "%.1f s, %.2f slides/s (exit %d)\n", n, w, h, t, n / t, rc);
+    return 0;
+}
+
+int
+main (int argc, char **argv)
+{
+    const char *dir = "build/bench-data";
+    int width = 60000, height = 45000, repeat = 3, cohort = 20;
+    int cw = 20000, ch = 15000;
+    static const struct option opts[] = {
+        {"data", required_argument, 0, 'd'}, {"width", required_argument, 0, 'w'},
+        {"height", required_argument, 0, 'h'}, {"repeat", required_argument, 0, 'r'},
+        {"cohort", required_argument, 0, 'c'}, {"quick", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'H'}, {0, 0, 0, 0}};
+    int c;
+    while ((c = getopt_long (argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd': dir = optarg; break;
+        case 'w': width = atoi (optarg); break;
+        case 'h': height = atoi (optarg); break;
+        case 'r': repeat = atoi (optarg) > 0 ? atoi (optarg) : 1; break;
+        case 'c': cohort = atoi (optarg); break;
+        case 'q': width = 12000; height = 9000; repeat = 1; cohort = 4; cw = 4000; ch = 3000; break;
+        case 'H':
+            printf ("Usage: bench_pipeline [--data DIR] [--width W --height H] [--repeat N]\n"
+                    "                      [--cohort N] [--quick]\n");
+            return 0;
+        default: return 2;
+        }
+    }
+    qc_log_set_stderr_level (QC_LOG_ERROR);
+    if (mkdir (dir, 0777) && access (dir, W_OK)) {
+        fprintf (stderr, "cannot use %s\n", dir);
+        return 1;
+    }
+    char path[1024];
+    snprintf (path, sizeof path, "%s/full-%dx%d.svs", dir, width, height);
+    long cores = sysconf (_SC_NPROCESSORS_ONLN);
+    double load[3] = {0};
+    FILE *la = fopen ("/proc/loadavg", "r");
+    if (la) {
+        if (fscanf (la, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3)
+            load[0] = -1;
+        fclose (la);
+    }
+    printf ("bench_pipeline: %ld cores, load average %.1f\n", cores, load[0]);
+    if (ensure_slide (path, width, height, 7) || bench_one_slide (path, repeat))
+        return 1;
+    if (cohort > 0 && bench_cohort (dir, cohort, cw, ch))
+        return 1;
+    return 0;
+}
