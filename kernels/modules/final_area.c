@@ -7,49 +7,34 @@
 #include "kernels/modules/masks.h"
 #include "kernels/run_state.h"
 
-static int
-read_params (const qc_config_section_t *sec, int *area, char *err,
-             size_t errlen)
-{
-    return qc_masks_get_int (sec, "area_threshold", 1000, 0,
-                             QC_IMAGE_MAX_PIXELS, area, err, errlen)
-           || qc_masks_check_stat (sec, err, errlen) ? -1 : 0;
-}
+static const qc_int_param_t s_area = {"area_threshold", 1000, 0, QC_IMAGE_MAX_PIXELS};
 
 static int
 check (const qc_config_section_t *sec, char *err, size_t errlen)
 {
     int v;
-    return read_params (sec, &v, err, errlen);
+    return qc_masks_read_int (sec, &s_area, &v, err, errlen);
+}
+
+/* keeps pieces of at least area_threshold pixels (4-connected) */
+static int
+keep_large (const qc_ops_t *ops, const qc_mask_t *use, const void *arg,
+            qc_mask_t *after)
+{
+    return ops->area_filter (use, QC_CONN_OBJECTS, (size_t) *(const int *) arg,
+                             SIZE_MAX, after);
 }
 
 static int
 run (qc_run_t *run)
 {
+    static const qc_mask_edit_t edit = {"areathresh", NULL, "areaThresh",
+                                        "BasicModule.finalProcessingArea", false};
     int area;
     char err[256];
-    if (read_params (run->params, &area, err, sizeof err))
+    if (qc_masks_read_int (run->params, &s_area, &area, err, sizeof err))
         return qc_run_fail (run, "%s", err);
-    qc_mask_t *use = qc_run_mask (run);
-    if (!use)
-        return -1;
-    const qc_ops_t *ops = qc_run_ops (run);
-    qc_mask_t *before = qc_masks_snapshot (run);
-    qc_mask_t *kept = qc_mask_new (use->w, use->h);
-    qc_mask_t *removed = qc_mask_new (use->w, use->h);
-    int rc;
-    if (!before || !kept || !removed
-        || ops->area_filter (use, QC_CONN_OBJECTS, (size_t) area, SIZE_MAX,
-                             kept)
-        || ops->mask_logic (use, kept, QC_LOGIC_ANDNOT, removed))
-        rc = qc_run_fail (run, "out of memory");
-    else
-        rc = qc_masks_replace (run, kept, removed, before, "areathresh", NULL,
-                               "areaThresh", "BasicModule.finalProcessingArea");
-    qc_mask_destroy (&before);
-    qc_mask_destroy (&kept);
-    qc_mask_destroy (&removed);
-    return rc;
+    return qc_masks_edit (run, &edit, keep_large, &area);
 }
 
 static const char *const params[] = { "area_threshold", "mask_statistics",

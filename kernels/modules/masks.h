@@ -13,6 +13,8 @@
 #include <stddef.h>
 
 #include "kernels/image.h"
+#include <stdbool.h>
+
 #include "kernels/modules.h"
 #include "kernels/ops.h"
 
@@ -89,6 +91,31 @@ int qc_masks_replace (qc_run_t *run, const qc_mask_t *after,
                       const qc_mask_t *changed, const qc_mask_t *before,
                       const char *file, const char *prefix,
                       const char *column, const char *what);
+
+/* The shape of every mask-cleaning step (fillSmallHoles, removeSmallObjects,
+ * removeFatlikeTissue, finalProcessingSpur, finalProcessingArea): compute
+ * img_mask_use's new value from it, take the pixels that changed (added
+ * when the step fills, removed otherwise) and end as qc_masks_replace. */
+typedef int (qc_mask_transform_fn) (const qc_ops_t *ops, const qc_mask_t *use,
+                                    const void *arg, qc_mask_t *after);
+typedef struct {
+    const char *file;          /* "_<file>.png" shows the changed pixels */
+    const char *prefix;        /* region columns, or NULL */
+    const char *column;        /* the mask statistic's column */
+    const char *what;          /* names the step in the empty-mask warning */
+    bool fills;                /* adds pixels (holes) instead of removing */
+} qc_mask_edit_t;
+int qc_masks_edit (qc_run_t *run, const qc_mask_edit_t *edit,
+                   qc_mask_transform_fn *transform, const void *arg);
+
+/* One integer parameter and mask_statistics: what most cleaning steps
+ * read, in check () and in run (). */
+typedef struct {
+    const char *key;
+    int def, lo, hi;
+} qc_int_param_t;
+int qc_masks_read_int (const qc_config_section_t *sec, const qc_int_param_t *p,
+                       int *out, char *err, size_t errlen);
 
 /* HistoQC's <prefix>_num_regions, _mean_area and _max_area of the
  * 8-connected components of found (skimage.measure.label's default),

@@ -78,6 +78,45 @@ qc_masks_replace (qc_run_t *run, const qc_mask_t *after,
 }
 
 int
+qc_masks_edit (qc_run_t *run, const qc_mask_edit_t *edit,
+               qc_mask_transform_fn *transform, const void *arg)
+{
+    if (!run || !edit || !transform)
+        return -1;
+    qc_mask_t *use = qc_run_mask (run);
+    if (!use)
+        return -1;
+    const qc_ops_t *ops = qc_run_ops (run);
+    qc_mask_t *before = qc_masks_snapshot (run);
+    qc_mask_t *after = qc_mask_new (use->w, use->h);
+    qc_mask_t *changed = qc_mask_new (use->w, use->h);
+    int rc;
+    if (!before || !after || !changed || transform (ops, use, arg, after)
+        || (edit->fills ? ops->mask_logic (after, use, QC_LOGIC_ANDNOT, changed)
+                        : ops->mask_logic (use, after, QC_LOGIC_ANDNOT, changed)))
+        rc = qc_run_fail (run, "out of memory");
+    else
+        rc = qc_masks_replace (run, after, changed, before, edit->file,
+                               edit->prefix, edit->column, edit->what);
+    qc_mask_destroy (&before);
+    qc_mask_destroy (&after);
+    qc_mask_destroy (&changed);
+    return rc;
+}
+
+int
+qc_masks_read_int (const qc_config_section_t *sec, const qc_int_param_t *p,
+                   int *out, char *err, size_t errlen)
+{
+    if (!p || !out)
+        return -1;
+    return qc_masks_get_int (sec, p->key, p->def, p->lo, p->hi, out, err, errlen)
+                   || qc_masks_check_stat (sec, err, errlen)
+               ? -1
+               : 0;
+}
+
+int
 qc_masks_region_columns (qc_run_t *run, const char *prefix,
                          const qc_mask_t *found)
 {

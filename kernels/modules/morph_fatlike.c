@@ -32,35 +32,32 @@ check (const qc_config_section_t *sec, char *err, size_t errlen)
     return read_params (sec, &p, err, errlen);
 }
 
+/* after = use without the fat-like regions */
+static int
+remove_fat (const qc_ops_t *ops, const qc_mask_t *use, const void *arg,
+            qc_mask_t *after)
+{
+    const fat_params_t *p = arg;
+    qc_mask_t *fat = qc_mask_new (use->w, use->h);
+    int rc = !fat
+             || qc_morph_fatlike (ops, use, p->fat_cell_size, p->kernel_size,
+                                  p->max_keep_size, fat)
+             || ops->mask_logic (use, fat, QC_LOGIC_ANDNOT, after);
+    qc_mask_destroy (&fat);
+    return rc ? -1 : 0;
+}
+
 static int
 run (qc_run_t *run)
 {
+    static const qc_mask_edit_t edit = {"fatlike", "fatlike_tissue_removed",
+                                        "fatlike_tissue_removed_percent",
+                                        "MorphologyModule.removeFatlikeTissue:", false};
     fat_params_t p;
     char err[256];
     if (read_params (run->params, &p, err, sizeof err))
         return qc_run_fail (run, "%s", err);
-    qc_mask_t *use = qc_run_mask (run);
-    if (!use)
-        return -1;
-    const qc_ops_t *ops = qc_run_ops (run);
-    qc_mask_t *before = qc_masks_snapshot (run);
-    qc_mask_t *fat = qc_mask_new (use->w, use->h);
-    qc_mask_t *after = qc_mask_new (use->w, use->h);
-    int rc;
-    if (!before || !fat || !after
-        || qc_morph_fatlike (ops, use, p.fat_cell_size, p.kernel_size,
-                             p.max_keep_size, fat)
-        || ops->mask_logic (use, fat, QC_LOGIC_ANDNOT, after))
-        rc = qc_run_fail (run, "out of memory");
-    else
-        rc = qc_masks_replace (run, after, fat, before, "fatlike",
-                               "fatlike_tissue_removed",
-                               "fatlike_tissue_removed_percent",
-                               "MorphologyModule.removeFatlikeTissue:");
-    qc_mask_destroy (&before);
-    qc_mask_destroy (&fat);
-    qc_mask_destroy (&after);
-    return rc;
+    return qc_masks_edit (run, &edit, remove_fat, &p);
 }
 
 static const char *const params[] = {

@@ -8,51 +8,35 @@
 #include "kernels/modules/masks.h"
 #include "kernels/run_state.h"
 
-static int
-read_params (const qc_config_section_t *sec, int *min_size, char *err,
-             size_t errlen)
-{
-    return qc_masks_get_int (sec, "min_size", 64, 0, QC_IMAGE_MAX_PIXELS,
-                             min_size, err, errlen)
-           || qc_masks_check_stat (sec, err, errlen) ? -1 : 0;
-}
+static const qc_int_param_t s_min_size = {"min_size", 64, 0, QC_IMAGE_MAX_PIXELS};
 
 static int
 check (const qc_config_section_t *sec, char *err, size_t errlen)
 {
     int v;
-    return read_params (sec, &v, err, errlen);
+    return qc_masks_read_int (sec, &s_min_size, &v, err, errlen);
+}
+
+/* keeps objects of at least min_size pixels (4-connected) */
+static int
+keep_large (const qc_ops_t *ops, const qc_mask_t *use, const void *arg,
+            qc_mask_t *after)
+{
+    return ops->area_filter (use, QC_CONN_OBJECTS, (size_t) *(const int *) arg,
+                             SIZE_MAX, after);
 }
 
 static int
 run (qc_run_t *run)
 {
+    static const qc_mask_edit_t edit = {"small_remove", "small_tissue_removed",
+                                        "small_tissue_removed_percent",
+                                        "MorphologyModule.removeSmallObjects:", false};
     int min_size;
     char err[256];
-    if (read_params (run->params, &min_size, err, sizeof err))
+    if (qc_masks_read_int (run->params, &s_min_size, &min_size, err, sizeof err))
         return qc_run_fail (run, "%s", err);
-    qc_mask_t *use = qc_run_mask (run);
-    if (!use)
-        return -1;
-    const qc_ops_t *ops = qc_run_ops (run);
-    qc_mask_t *before = qc_masks_snapshot (run);
-    qc_mask_t *after = qc_mask_new (use->w, use->h);
-    qc_mask_t *removed = qc_mask_new (use->w, use->h);
-    int rc;
-    if (!before || !after || !removed
-        || ops->area_filter (use, QC_CONN_OBJECTS, (size_t) min_size, SIZE_MAX,
-                             after)
-        || ops->mask_logic (use, after, QC_LOGIC_ANDNOT, removed))
-        rc = qc_run_fail (run, "out of memory");
-    else
-        rc = qc_masks_replace (run, after, removed, before, "small_remove",
-                               "small_tissue_removed",
-                               "small_tissue_removed_percent",
-                               "MorphologyModule.removeSmallObjects:");
-    qc_mask_destroy (&before);
-    qc_mask_destroy (&after);
-    qc_mask_destroy (&removed);
-    return rc;
+    return qc_masks_edit (run, &edit, keep_large, &min_size);
 }
 
 static const char *const params[] = { "min_size", "mask_statistics", NULL };
