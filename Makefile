@@ -25,10 +25,41 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 
 BUILD   ?= build
+
+# CUDA backend (kernels/cuda): built when nvcc is found ($(CUDA_HOME)/bin/nvcc,
+# then nvcc on PATH), as a fat binary for sm_80 and sm_90 plus PTX for
+# later GPUs. CUDA=0 forces a CPU-only build; a CPU-only build links
+# kernels/cuda/cuda_none.c, whose qc_ops_cuda () says "not built".
+CUDA_HOME ?= /usr/local/cuda
+ifeq ($(CUDA),0)
+NVCC :=
+CUDA_WHY := CUDA=0
+else
+NVCC ?= $(firstword $(wildcard $(CUDA_HOME)/bin/nvcc) $(shell command -v nvcc 2>/dev/null))
+CUDA_WHY := no nvcc
+endif
+ifneq ($(NVCC),)
+CUDA_ROOT   := $(patsubst %/bin/nvcc,%,$(NVCC))
+CUDA_ARCH   ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+               -gencode arch=compute_90,code=compute_90
+# -fmad=false: no fused multiply-add contraction, so that the kernels
+# round exactly as the CPU backend does (gcc does not contract on x86-64).
+NVCCFLAGS   += -std=c++17 -O2 -g -lineinfo -fmad=false $(CUDA_ARCH) -I. -DQC_HAVE_CUDA \
+               -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror,-Wno-unused-parameter,-pthread
+CFLAGS      += -DQC_HAVE_CUDA
+# static cudart: the programs need only the driver (libcuda.so) to run
+LDLIBS      += -L$(CUDA_ROOT)/lib64 -lcudart_static -ldl -lrt -lstdc++
+CUDA_CU_SRC := $(wildcard kernels/cuda/*.cu)
+CUDA_C_SRC  := $(filter-out kernels/cuda/cuda_none.c,$(wildcard kernels/cuda/*.c))
+else
+$(info building CPU-only ($(CUDA_WHY)))
+CUDA_CU_SRC :=
+CUDA_C_SRC  := kernels/cuda/cuda_none.c
+endif
 # V=1 shows the full compiler command lines
 Q := $(if $(V),,@)
 SHARED_SRC  := $(wildcard shared/*.c)
-KERNELS_SRC := $(wildcard kernels/*.c kernels/cpu/*.c kernels/modules/*.c)
+KERNELS_SRC := $(wildcard kernels/*.c kernels/cpu/*.c kernels/modules/*.c) $(CUDA_C_SRC)
 BROKER_SRC  := $(filter-out broker/main.c,$(wildcard broker/*.c))
 WORKER_SRC  := $(filter-out worker/main.c,$(wildcard worker/*.c))
 CLIENT_SRC  := $(filter-out client/submit_main.c client/status_main.c,$(wildcard client/*.c))
@@ -60,7 +91,12 @@ $(BUILD)/%.o: %.c
 
 $(LIBQC): $(call obj,$(SHARED_SRC))
 	@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $^
-$(LIBKERNELS): $(call obj,$(KERNELS_SRC))
+$(BUILD)/%.cu.o: %.cu
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC $<")
+	$(Q)$(NVCC) $(NVCCFLAGS) -MD -MP -MF $(@:.o=.d) -c $< -o $@
+
+$(LIBKERNELS): $(call obj,$(KERNELS_SRC)) $(patsubst %.cu,$(BUILD)/%.cu.o,$(CUDA_CU_SRC))
 	@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $^
 $(LIBNODES): $(NODE_OBJ)
 	@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $^

@@ -73,6 +73,7 @@ typedef struct qc_run {
                                         (a worker runs several slides) */
     struct qc_run_state *state;      /* images and masks (run_state.h);
                                         NULL until first used */
+    const struct qc_ops *ops;        /* backend (qc_run_ops); NULL = CPU */
 } qc_run_t;
 
 /* Runs one step on a slide. 0 when done, -1 when the slide fails (after

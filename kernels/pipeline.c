@@ -357,6 +357,13 @@ int
 qc_pipeline_run (const qc_pipeline_t *self, const char *slide_path,
                  qc_result_t *out)
 {
+    return qc_pipeline_run_with (self, slide_path, out, NULL);
+}
+
+int
+qc_pipeline_run_with (const qc_pipeline_t *self, const char *slide_path,
+                      qc_result_t *out, const struct qc_ops *ops)
+{
     if (!out)
         return -1;
     qc_result_reset (out);
@@ -389,6 +396,7 @@ qc_pipeline_run (const qc_pipeline_t *self, const char *slide_path,
         .step = BASE_SECTION,
         .params = self->base_section,
         .read_threads = self->read_threads,
+        .ops = ops,
     };
     int rc = run_step (&run, &qc_module_base_image);
     for (size_t i = 0; i < self->nsteps && rc == 0; i++) {

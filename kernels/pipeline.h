@@ -38,6 +38,13 @@ const char *qc_pipeline_column (const qc_pipeline_t *self, size_t index);
 int qc_pipeline_run (const qc_pipeline_t *self, const char *slide_path,
                      qc_result_t *out);
 
+/* As qc_pipeline_run, with every step's ops from the backend ops (e.g.
+ * qc_ops_cuda (device) on the thread that runs the slide); NULL = the
+ * CPU backend. */
+struct qc_ops;
+int qc_pipeline_run_with (const qc_pipeline_t *self, const char *slide_path,
+                          qc_result_t *out, const struct qc_ops *ops);
+
 /* The project's default config.ini text (a static string). */
 const char *qc_pipeline_default_config (void);
 

@@ -20,6 +20,7 @@
 #define QC_PIXEL_MATH_H
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __CUDACC__
@@ -457,6 +458,161 @@ QC_HD double
 qc_px_sigmoid (double m)
 {
     return 1.0 / (1.0 + exp (-m));
+}
+
+/* ---- shared by the CUDA backend (kernels/cuda): formulas the CPU
+ * backend computes in its own loops, written once more here so that the
+ * kernels call them; tests/unit/test_cuda_equiv.c checks on the CPU that
+ * each gives exactly what the CPU op gives. ---- */
+
+/* numpy.linspace (lo, hi, nbins + 1) edge i (numpy.histogram's edges). */
+QC_HD double
+qc_px_hist_edge (double lo, double hi, int nbins, int i)
+{
+    if (i == nbins)
+        return hi;
+    return (double) i * ((hi - lo) / nbins) + lo;
+}
+
+/* numpy.histogram's bin of v in [lo, hi] (the caller checked the range;
+ * norm = nbins / (hi - lo)): the computed index, corrected against the
+ * edges as numpy corrects it. */
+QC_HD int
+qc_px_hist_bin (double v, double lo, double hi, int nbins, double norm)
+{
+    long idx = (long) ((v - lo) * norm);
+    if (idx >= nbins)
+        idx = nbins - 1;
+    if (idx < 0)
+        idx = 0;
+    if (v < qc_px_hist_edge (lo, hi, nbins, (int) idx) && idx > 0)
+        idx--;
+    else if (idx != nbins - 1
+             && v >= qc_px_hist_edge (lo, hi, nbins, (int) idx + 1))
+        idx++;
+    return (int) idx;
+}
+
+/* A resized value rounded to uint8: to nearest, clipped, NaN gives 0. */
+QC_HD uint8_t
+qc_px_round_u8 (double v)
+{
+    if (!(v > 0.0))
+        return 0;
+    if (v >= 255.0)
+        return 255;
+    return (uint8_t) (v + 0.5);
+}
+
+/* Bilinear resize taps of output o along an axis of n_src -> n_dst:
+ * sample at (o + 0.5) n_src / n_dst - 0.5 clamped to the edge pixels;
+ * *t is the weight of *i1. */
+QC_HD void
+qc_px_bilinear_tap (int n_src, int n_dst, int o, int *i0, int *i1, double *t)
+{
+    double s = (double) n_src / n_dst;
+    double x = (o + 0.5) * s - 0.5;
+    if (x < 0.0)
+        x = 0.0;
+    if (x > n_src - 1)
+        x = n_src - 1;
+    int a = (int) floor (x);
+    *i0 = a;
+    *i1 = a + 1 < n_src ? a + 1 : a;
+    *t = x - a;
+}
+
+/* Bilinear blend of four neighbours (u along x, v along y). */
+QC_HD double
+qc_px_bilinear_mix (double pa, double pb, double pc, double pd, double u,
+                    double v)
+{
+    double top = pa + (pb - pa) * u, bot = pc + (pd - pc) * u;
+    return top + (bot - top) * v;
+}
+
+/* Nearest resize: the source pixel whose area holds output o's centre. */
+QC_HD int
+qc_px_nearest_index (int o, int n_src, int n_dst)
+{
+    int x = (int) floor ((o + 0.5) * n_src / n_dst);
+    return x < n_src ? x : n_src - 1;
+}
+
+/* Largest k >= 0 with k * k <= v (v >= 0), exact for any long: the
+ * half-height of skimage's disk (r) at column offset dx is
+ * qc_px_isqrt (r^2 - dx^2). */
+QC_HD long
+qc_px_isqrt (long v)
+{
+    if (v <= 0)
+        return 0;
+    long k = (long) sqrt ((double) v);
+    while (k > 0 && k * k > v)
+        k--;
+    while ((k + 1) * (k + 1) <= v)
+        k++;
+    return k;
+}
+
+/* One pixel of rgb_to_space: space is a qc_colorspace_t (kernels/ops.h:
+ * RGB 0, HSV 1, RGB CIE 2, XYZ 3, YUV 4, YIQ 5, YPbPr 6, YCbCr 7,
+ * YDbDr 8, Lab 9). The linear spaces use skimage's X_from_rgb matrices
+ * (rgbcie_from_rgb is rgbcie_from_xyz @ xyz_from_rgb); YCbCr adds
+ * (16, 128, 128) in 0..255 units; RGB gives the raw values. */
+QC_HD void
+qc_px_rgb_to_space (int space, uint8_t r, uint8_t g, uint8_t b,
+                    double out[3])
+{
+    double m[9], add0 = 0.0, add12 = 0.0;
+    switch (space) {
+    case 1: qc_px_rgb_to_hsv (r, g, b, out); return;
+    case 3: qc_px_rgb_to_xyz (r, g, b, out); return;
+    case 9: qc_px_rgb_to_lab (r, g, b, out); return;
+    case 4:
+        m[0] = 0.299; m[1] = 0.587; m[2] = 0.114;
+        m[3] = -0.14714119; m[4] = -0.28886916; m[5] = 0.43601035;
+        m[6] = 0.61497538; m[7] = -0.51496512; m[8] = -0.10001026;
+        break;
+    case 5:
+        m[0] = 0.299; m[1] = 0.587; m[2] = 0.114;
+        m[3] = 0.59590059; m[4] = -0.27455667; m[5] = -0.32134392;
+        m[6] = 0.21153661; m[7] = -0.52273617; m[8] = 0.31119955;
+        break;
+    case 6:
+        m[0] = 0.299; m[1] = 0.587; m[2] = 0.114;
+        m[3] = -0.168736; m[4] = -0.331264; m[5] = 0.5;
+        m[6] = 0.5; m[7] = -0.418688; m[8] = -0.081312;
+        break;
+    case 7:
+        m[0] = 65.481; m[1] = 128.553; m[2] = 24.966;
+        m[3] = -37.797; m[4] = -74.203; m[5] = 112.0;
+        m[6] = 112.0; m[7] = -93.786; m[8] = -18.214;
+        add0 = 16.0;
+        add12 = 128.0;
+        break;
+    case 8:
+        m[0] = 0.299; m[1] = 0.587; m[2] = 0.114;
+        m[3] = -0.45; m[4] = -0.883; m[5] = 1.333;
+        m[6] = -1.333; m[7] = 1.116; m[8] = 0.217;
+        break;
+    case 2:
+        m[0] = 0.13725336022997064; m[1] = 0.02629377905995245;
+        m[2] = -0.0146615357119699; m[3] = 0.01638562378596666;
+        m[4] = 0.14980089868815039; m[5] = 0.01669445806092686;
+        m[6] = 0.00329058761832357; m[7] = 0.01979351133648332;
+        m[8] = 0.1696916440498896;
+        break;
+    default:
+        out[0] = r;
+        out[1] = g;
+        out[2] = b;
+        return;
+    }
+    double u0 = qc_px_unit (r), u1 = qc_px_unit (g), u2 = qc_px_unit (b);
+    out[0] = m[0] * u0 + m[1] * u1 + m[2] * u2 + add0;
+    out[1] = m[3] * u0 + m[4] * u1 + m[5] * u2 + add12;
+    out[2] = m[6] * u0 + m[7] * u1 + m[8] * u2 + add12;
 }
 
 #endif

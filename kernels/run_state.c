@@ -62,8 +62,7 @@ state_of (qc_run_t *run)
 const qc_ops_t *
 qc_run_ops (const qc_run_t *run)
 {
-    (void) run;
-    return qc_ops_cpu ();
+    return run && run->ops ? run->ops : qc_ops_cpu ();
 }
 
 /* The work size of [BaseImage.BaseImage] in region_read's terms. */

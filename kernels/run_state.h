@@ -76,7 +76,8 @@ int qc_run_save_fimg (qc_run_t *run, const char *suffix, const qc_fimg_t *img,
 int qc_run_mark_completed (qc_run_t *run, const char *module);
 int qc_run_has_completed (const qc_run_t *run, const char *module);
 
-/* The ops backend this run uses (CPU now; CUDA later). */
+/* The ops backend this run uses: the table given to qc_pipeline_run_with
+ * (e.g. the CUDA backend on a GPU lane), else the CPU's. */
 const qc_ops_t *qc_run_ops (const qc_run_t *run);
 
 /* Frees what the run allocated (images, masks). */

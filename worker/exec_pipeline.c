@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "kernels/cuda/cuda_ops.h"
 #include "kernels/pipeline.h"
 #include "shared/log.h"
 #include "worker/worker.h"
@@ -66,5 +67,18 @@ qc_worker_exec_pipeline (void *arg, const qc_task_t *task, qc_result_t *out)
         qc_result_fail (out, "configuration error: %s", e->error);
         return;
     }
-    qc_pipeline_run (e->pipeline, task->path, out);
+    if (task->gpu < 0 || task->gpu_simulated) {
+        qc_pipeline_run (e->pipeline, task->path, out);
+        return;
+    }
+    /* A GPU task runs on its device or fails: never on the CPU. Binding
+     * is per thread and cheap, so every task binds its lane's device. */
+    const qc_ops_t *ops = qc_ops_cuda (task->gpu);
+    if (!ops) {
+        qc_result_fail (out, "GPU %d: the CUDA backend cannot run here (see "
+                        "the worker's log); the task was not run on the CPU",
+                        (int) task->gpu);
+        return;
+    }
+    qc_pipeline_run_with (e->pipeline, task->path, out, ops);
 }

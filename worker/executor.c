@@ -59,6 +59,10 @@ executor_main (void *arg)
         if (w->cfg.task_delay_ms)
             zclock_sleep ((int) w->cfg.task_delay_ms);
         if (res.result) {
+            /* the lane decides where the task runs, whatever index the
+             * broker named: a GPU lane runs on its own device */
+            task.gpu = a.lane > 0 ? (int32_t) w->cfg.gpus[a.lane - 1].index : -1;
+            task.gpu_simulated = a.lane > 0 && w->cfg.simulated_gpus;
             w->cfg.exec (w->cfg.exec_arg, &task, res.result);
             if (qc_msg_send (&res, zsock_resolve (ctx.push), NULL)) {
                 /* too big or malformed for the wire: say so instead */

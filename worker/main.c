@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kernels/cuda/cuda_ops.h"
 #include "shared/cli.h"
 #include "shared/log.h"
 #include "worker/gpu_probe.h"
@@ -20,7 +21,10 @@ usage (FILE *to)
         "  -c, --connect EP       broker endpoint (default tcp://127.0.0.1:5555)\n"
         "  -s, --slots N          CPU slots: slides run at once (default: cores)\n"
         "  -g, --gpu I[,J]|all    advertise and use these GPUs; fails (exit 2)\n"
-        "                         when no usable GPU is there\n"
+        "                         when no usable GPU is there or this build\n"
+        "                         has no CUDA backend\n"
+        "      --gpu-mem MB       device memory each GPU's buffer pool may\n"
+        "                         hold (default 8192)\n"
         "  -n, --name NAME        name shown in qc-status (default HOST-PID)\n"
         "      --prefetch N       tasks queued beyond the slots (default 1)\n"
         "      --heartbeat-ms MS  heartbeat interval (1000)\n"
@@ -43,14 +47,14 @@ main (int argc, char **argv)
     qc_worker_config_t cfg;
     qc_worker_config_defaults (&cfg);
     const char *gpu_spec = NULL;
-    unsigned long v, simulate = 0, timeout_s = 0;
+    unsigned long v, simulate = 0, timeout_s = 0, gpu_mem_mb = 0;
     static const struct option opts[] = {
         {"connect", required_argument, 0, 'c'}, {"slots", required_argument, 0, 's'},
         {"gpu", required_argument, 0, 'g'}, {"name", required_argument, 0, 'n'},
         {"prefetch", required_argument, 0, 1}, {"heartbeat-ms", required_argument, 0, 2},
         {"liveness", required_argument, 0, 3}, {"timeout", required_argument, 0, 4},
         {"simulate-gpus", required_argument, 0, 5}, {"log-level", required_argument, 0, 6},
-        {"task-delay-ms", required_argument, 0, 7},
+        {"task-delay-ms", required_argument, 0, 7}, {"gpu-mem", required_argument, 0, 8},
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "c:s:g:n:hV", opts, NULL)) != -1) {
@@ -101,6 +105,10 @@ main (int argc, char **argv)
             if (qc_cli_uint (prog, "--task-delay-ms", optarg, 0, 3600000, &v)) return QC_EXIT_USAGE;
             cfg.task_delay_ms = (uint32_t) v;
             break;
+        case 8:
+            if (qc_cli_uint (prog, "--gpu-mem", optarg, 64, 1ul << 24, &gpu_mem_mb))
+                return QC_EXIT_USAGE;
+            break;
         case 'h': usage (stdout); return QC_EXIT_OK;
         case 'V': qc_cli_version (prog); return QC_EXIT_OK;
         default: usage (stderr); return QC_EXIT_USAGE;
@@ -115,6 +123,12 @@ main (int argc, char **argv)
         return QC_EXIT_USAGE;
     }
     char err[512];
+    if (gpu_spec && !qc_cuda_built ()) {
+        fprintf (stderr, "%s: --gpu %s: no usable GPU: this qc-worker was "
+                 "built without the CUDA backend (CPU-only build: no nvcc, "
+                 "or make CUDA=0)\n", prog, gpu_spec);
+        return QC_EXIT_USAGE;
+    }
     if (gpu_spec && qc_gpu_probe (gpu_spec, &cfg.gpus, &cfg.ngpus, err, sizeof err)) {
         fprintf (stderr, "%s: --gpu %s: %s\n", prog, gpu_spec, err);
         return QC_EXIT_USAGE;
@@ -123,6 +137,9 @@ main (int argc, char **argv)
         fprintf (stderr, "%s: out of memory\n", prog);
         return QC_EXIT_USAGE;
     }
+    cfg.simulated_gpus = simulate > 0;
+    for (size_t i = 0; gpu_mem_mb && !simulate && i < cfg.ngpus; i++)
+        qc_cuda_set_mem_limit ((int) cfg.gpus[i].index, (size_t) gpu_mem_mb << 20);
     if (cfg.slots == 0 && cfg.ngpus == 0) {
         fprintf (stderr, "%s: --slots 0 needs at least one GPU\n", prog);
         return QC_EXIT_USAGE;

@@ -5,7 +5,30 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kernels/cuda/cuda_ops.h"
 #include "shared/log.h"
+
+/* GPU lanes run the CUDA backend: refuse to start without it, rather
+ * than run GPU tasks on the CPU. Simulated GPUs (tests) are exempt. */
+static int
+gpus_usable (const qc_worker_config_t *cfg)
+{
+    if (cfg->ngpus == 0 || cfg->simulated_gpus)
+        return 1;
+    char why[256];
+    int n = qc_cuda_device_count (why, sizeof why);
+    if (n < 0) {
+        qc_log (QC_LOG_ERROR, "worker", "GPU lanes refused: %s", why);
+        return 0;
+    }
+    for (size_t i = 0; i < cfg->ngpus; i++)
+        if ((int) cfg->gpus[i].index >= n) {
+            qc_log (QC_LOG_ERROR, "worker", "GPU lanes refused: no CUDA "
+                    "device %u (the runtime sees %d)", cfg->gpus[i].index, n);
+            return 0;
+        }
+    return 1;
+}
 
 void
 qc_worker_config_defaults (qc_worker_config_t *cfg)
@@ -57,8 +80,12 @@ qc_worker_t *
 qc_worker_new (const qc_worker_config_t *cfg)
 {
     if (!cfg || !cfg->endpoint || (cfg->slots == 0 && cfg->ngpus == 0)
-        || cfg->ngpus > QC_PROTO_MAX_GPUS || cfg->slots > 4096)
+        || cfg->ngpus > QC_PROTO_MAX_GPUS || cfg->slots > 4096
+        || !gpus_usable (cfg))
         return NULL;
+    if (cfg->ngpus && cfg->simulated_gpus)
+        qc_log (QC_LOG_WARNING, "worker", "%zu simulated GPUs (tests only): "
+                "their tasks run on the CPU backend", cfg->ngpus);
     qc_worker_t *self = calloc (1, sizeof *self);
     if (!self)
         return NULL;

@@ -19,7 +19,10 @@
 typedef struct {
     uint64_t job, idx;
     uint32_t attempt;
-    int32_t gpu;               /* device index, -1 for a CPU slot */
+    int32_t gpu;               /* device index, -1 for a CPU slot (the
+                                  executor sets it to its lane's GPU) */
+    bool gpu_simulated;        /* a --simulate-gpus lane (tests only): the
+                                  task runs on the CPU backend */
     char *path;
     char *config;              /* NULL = the project's default */
 } qc_task_t;
@@ -37,6 +40,10 @@ typedef struct {
     uint32_t heartbeat_ms;     /* default 1000 */
     uint32_t liveness;         /* broker silent this many beats: reconnect */
     uint32_t task_delay_ms;    /* tests only: sleep before each task */
+    bool simulated_gpus;       /* tests only: gpus[] are simulated and run
+                                  their tasks on the CPU backend; otherwise
+                                  GPU lanes need the CUDA backend and a
+                                  device, or qc_worker_new refuses */
     qc_exec_fn *exec;          /* NULL = the QC pipeline */
     void *exec_arg;
 } qc_worker_config_t;
