@@ -5,10 +5,14 @@
  * qc_log_set_slide (the worker's executor sets it for each task). */
 #include "kernels/pipeline.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "kernels/modules.h"
 #include "kernels/run_state.h"
@@ -285,9 +289,28 @@ note_unused_sections (const qc_pipeline_t *self)
     }
 }
 
+/* Every step allocates and frees images of the slide's working size (8
+ * to 40 MB each on a 60,000 x 45,000 slide). glibc hands blocks over its
+ * mmap threshold back to the kernel on free, so the next step faulted
+ * the same pages in again: 335,000 page faults, ~30% of that slide's
+ * pipeline time (1.97 -> 1.41 s with the heap kept; peak memory the
+ * same, 220 MB). Blocks under 256 MB now come from the heap and up to
+ * 256 MB of freed memory stays there for the next step and slide. Once
+ * per process, for every pipeline (a worker's memory policy). */
+static void
+keep_freed_images (void)
+{
+#ifdef __GLIBC__
+    mallopt (M_MMAP_THRESHOLD, 256 << 20);
+    mallopt (M_TRIM_THRESHOLD, 256 << 20);
+#endif
+}
+
 qc_pipeline_t *
 qc_pipeline_new (const char *config_text, char *err, size_t errlen)
 {
+    static pthread_once_t malloc_once = PTHREAD_ONCE_INIT;
+    pthread_once (&malloc_once, keep_freed_images);
     if (err && errlen)
         err[0] = '\0';
     const char *text = config_text ? config_text : qc_pipeline_default_config ();
