@@ -96,7 +96,19 @@ $(BUILD)/%.cu.o: %.cu
 	@$(if $(Q),echo "  NVCC $<")
 	$(Q)$(NVCC) $(NVCCFLAGS) -MD -MP -MF $(@:.o=.d) -c $< -o $@
 
-$(LIBKERNELS): $(call obj,$(KERNELS_SRC)) $(patsubst %.cu,$(BUILD)/%.cu.o,$(CUDA_CU_SRC))
+# The classifier's built-in examples (kernels/examples/*.png) become a C
+# array at build time, so workers need no example files on disk and the
+# repository holds each image once.
+EXAMPLES_PNG := $(wildcard kernels/examples/*.png)
+EXAMPLES_OBJ := $(BUILD)/gen/classify_examples_data.o
+$(BUILD)/gen/classify_examples_data.c: kernels/examples/embed.sh $(EXAMPLES_PNG)
+	@mkdir -p $(dir $@)
+	$(Q)sh kernels/examples/embed.sh kernels/examples > $@.tmp && mv $@.tmp $@
+$(EXAMPLES_OBJ): $(BUILD)/gen/classify_examples_data.c
+	@$(if $(Q),echo "  CC $<")
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIBKERNELS): $(call obj,$(KERNELS_SRC)) $(EXAMPLES_OBJ) $(patsubst %.cu,$(BUILD)/%.cu.o,$(CUDA_CU_SRC))
 	@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $^
 $(LIBNODES): $(NODE_OBJ)
 	@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $^

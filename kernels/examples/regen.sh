@@ -1,8 +1,8 @@
 #!/bin/sh
 # Rebuilds the project's classifier examples: paints them with
 # mkexamples.c over the H&E images of TEXTURES (default ../shared/textures)
-# into kernels/examples/, then embeds them in kernels/classify_examples_data.c
-# (so that workers without these files can still train). Run from the
+# into kernels/examples/ (the build embeds them in the library, see the
+# Makefile, so that workers without these files can still train). Run from the
 # repository root after `make` has built the libraries:
 #     sh kernels/examples/regen.sh [TEXTURES] [BUILD]
 set -e
@@ -15,5 +15,4 @@ ${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I. \
     "$B/libqckernels.a" "$B/libqc.a" $(pkg-config --libs $PKGS) -ljpeg -lm -pthread \
     -o "$B/examples/mkexamples"
 "$B/examples/mkexamples" "$TEX" kernels/examples
-sh kernels/examples/embed.sh kernels/examples > kernels/classify_examples_data.c
 ls -l kernels/examples/*.png | awk '{ s += $5 } END { print s " bytes of examples" }'
