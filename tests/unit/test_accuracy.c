@@ -48,8 +48,8 @@
 #include "kernels/ops.h"
 #include "kernels/png_io.h"
 #include "tests/unit/pipeline_fixtures.h"
+#include "tests/unit/slide_fixtures.h"
 
-#define MKSLIDE "bin/qc-mkslide"
 
 /* The issue's bars: never lower them. */
 #define BAR_TISSUE 0.95
@@ -87,37 +87,13 @@ mask_of (const qc_result_t *r, const char *suffix)
     return m;
 }
 
-/* A truth mask resampled to w x h (area average, then over half). */
+/* The truth mask "which" of slide, at w x h. */
 static qc_mask_t *
 truth_at (const char *dir, const char *slide, const char *which, int w, int h)
 {
     char path[1024];
     snprintf (path, sizeof path, "%s/%s_truth_%s.png", dir, slide, which);
-    qc_rgb_t *t = qc_png_read_rgb (path, err, sizeof err);
-    qc_rgb_t *s = qc_rgb_new (w, h);
-    qc_mask_t *m = qc_mask_new (w, h);
-    if (!t || !s || !m || qc_ops_cpu ()->resize_rgb (t, QC_INTERP_AREA, s))
-        qc_mask_destroy (&m);
-    for (size_t i = 0; m && i < qc_npix (w, h); i++)
-        m->px[i] = s->px[3 * i] > 127;
-    qc_rgb_destroy (&t);
-    qc_rgb_destroy (&s);
-    return m;
-}
-
-/* Dice of found against truth over the pixels ignore leaves (NULL: all).
- * Both empty: 1 (nothing to find, nothing found). */
-static double
-dice (const qc_mask_t *found, const qc_mask_t *truth, const qc_mask_t *ignore)
-{
-    size_t a = 0, b = 0, ab = 0;
-    for (size_t i = 0; i < qc_npix (truth->w, truth->h); i++) {
-        if (ignore && ignore->px[i])
-            continue;
-        int x = found->px[i] != 0, y = truth->px[i] != 0;
-        a += (size_t) x, b += (size_t) y, ab += (size_t) (x && y);
-    }
-    return a + b ? 2.0 * (double) ab / (double) (a + b) : 1.0;
+    return fx_truth_at (path, w, h);
 }
 
 static int
@@ -128,21 +104,10 @@ mkslide (const char *dir, const char *name, int w, int h, int seed)
     snprintf (ws, sizeof ws, "%d", w);
     snprintf (hs, sizeof hs, "%d", h);
     snprintf (sd, sizeof sd, "%d", seed);
-    pid_t pid = fork ();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        int fd = open ("/dev/null", O_WRONLY);
-        if (fd >= 0)
-            dup2 (fd, 1), dup2 (fd, 2);
-        execl (MKSLIDE, MKSLIDE, "-o", out, "--width", ws, "--height", hs,
-               "--seed", sd, "--blur-sigma", "60", "--truth", dir,
-               "--truth-width", "1024", "--threads", "2", (char *) NULL);
-        _exit (127);
-    }
-    int status;
-    return waitpid (pid, &status, 0) == pid && WIFEXITED (status)
-           && WEXITSTATUS (status) == 0 ? 0 : -1;
+    char *argv[] = {FX_MKSLIDE, "-o", out, "--width", ws, "--height", hs,
+                    "--seed", sd, "--blur-sigma", "60", "--truth", (char *) dir,
+                    "--truth-width", "1024", "--threads", "2", NULL};
+    return fx_mkslide (argv);
 }
 
 /* Same columns, same files, byte for byte. */
@@ -220,10 +185,10 @@ score_generated (qc_pipeline_t *p, const char *dir, const gen_t *g,
         ops->mask_logic (earlier, t_pen, QC_LOGIC_OR, earlier);
         ops->mask_logic (earlier, edge, QC_LOGIC_OR, earlier);
         ops->mask_logic (earlier, fold, QC_LOGIC_OR, earlier);
-        double d_use = dice (use, t_use, fold);
-        double d_folds = dice (use, t_use, NULL);
-        double d_pen = dice (pen, t_pen, NULL);
-        double d_blur = dice (blur, t_blur, earlier);
+        double d_use = fx_dice (use, t_use, fold);
+        double d_folds = fx_dice (use, t_use, NULL);
+        double d_pen = fx_dice (pen, t_pen, NULL);
+        double d_blur = fx_dice (blur, t_blur, earlier);
         printf ("%s (%d x %d, mask %d x %d, %.2f s): tissue Dice %.4f "
                 "(mask_use vs usable, folds left out; %.4f with folds), "
                 "pen %.4f, blur %.4f\n", name, g->w, g->h, w, h, t, d_use,
@@ -247,9 +212,9 @@ done:
 static void
 test_generated (qc_pipeline_t *p)
 {
-    if (access (MKSLIDE, X_OK) != 0) {
+    if (access (FX_MKSLIDE, X_OK) != 0) {
         CHECK (0, "%s not built (make bin/qc-mkslide, from the repository "
-               "root)", MKSLIDE);
+               "root)", FX_MKSLIDE);
         return;
     }
     char dir[] = "/tmp/qc-accuracy-XXXXXX";

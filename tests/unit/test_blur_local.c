@@ -29,35 +29,13 @@
 #include "kernels/png_io.h"
 #include "kernels/region_read.h"
 #include "tests/unit/check.h"
+#include "tests/unit/slide_fixtures.h"
 
 #pragma GCC diagnostic ignored "-Wformat-zero-length"
 
-#define MKSLIDE "bin/qc-mkslide"
 
 static const qc_ops_t *ops;
 static char tmp[64];
-
-/* Runs qc-mkslide quietly with the NULL-terminated argument list. */
-static int
-mkslide (char *const argv[])
-{
-    pid_t pid = fork ();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        int fd = open ("/dev/null", O_WRONLY);
-        if (fd >= 0) {
-            dup2 (fd, 1);
-            close (fd);
-        }
-        execv (MKSLIDE, argv);
-        _exit (127);
-    }
-    int status;
-    if (waitpid (pid, &status, 0) != pid || !WIFEXITED (status))
-        return -1;
-    return WEXITSTATUS (status);
-}
 
 static void
 remove_tree (const char *dir)
@@ -115,16 +93,6 @@ at_mask_size (const qc_mask_t *work, const qc_mask_t *use)
               || ops->mask_logic (f, use, QC_LOGIC_AND, f) != 0))
         qc_mask_destroy (&f);
     return f;
-}
-
-static double
-dice (const qc_mask_t *a, const qc_mask_t *b)
-{
-    qc_mask_t *both = qc_mask_new (a->w, a->h);
-    ops->mask_logic (a, b, QC_LOGIC_AND, both);
-    size_t na = count (a), nb = count (b), n = count (both);
-    qc_mask_destroy (&both);
-    return na + nb ? 2.0 * (double) n / (double) (na + nb) : 1.0;
 }
 
 typedef struct {
@@ -203,13 +171,13 @@ test_generated (void)
         snprintf (name, sizeof name, "gen%s", cases[k].seed);
         snprintf (out, sizeof out, "%s/%s.svs", tmp, name);
         char *argv[] = {
-            MKSLIDE, "-o", out, "--width", (char *) cases[k].w, "--height",
+            FX_MKSLIDE, "-o", out, "--width", (char *) cases[k].w, "--height",
             (char *) cases[k].h, "--seed", (char *) cases[k].seed,
             "--blur-sigma", (char *) cases[k].sigma, "--truth", tmp,
             "--truth-width", "1024", NULL
         };
-        int rc = mkslide (argv);
-        CHECK (rc == 0, "qc-mkslide %s: exit %d", name, rc);
+        int rc = fx_mkslide (argv);
+        CHECK (rc == 0, "qc-mkslide %s failed", name);
         slide_imgs_t s;
         if (rc != 0 || read_slide (out, &s) != 0)
             continue;
@@ -230,7 +198,7 @@ test_generated (void)
                    count (blur));
         }
         if (local && histoqc) {
-            double dl = dice (local, blur), dh = dice (histoqc, blur);
+            double dl = fx_dice (local, blur, NULL), dh = fx_dice (histoqc, blur, NULL);
             printf ("%s (%sx%s, blur sigma %s): Dice local %.3f, HistoQC "
                     "%.3f; tissue flagged local %.3f, HistoQC %.3f\n", name,
                     cases[k].w, cases[k].h, cases[k].sigma, dl, dh,
@@ -291,9 +259,9 @@ main (void)
 {
     ops = qc_ops_cpu ();
     test_real ();
-    if (access (MKSLIDE, X_OK) != 0) {
+    if (access (FX_MKSLIDE, X_OK) != 0) {
         CHECK (0, "%s not built (make bin/qc-mkslide, from the repository "
-               "root)", MKSLIDE);
+               "root)", FX_MKSLIDE);
         return check_done ("test_blur_local");
     }
     snprintf (tmp, sizeof tmp, "/tmp/test_blur_local.XXXXXX");

@@ -15,8 +15,8 @@
 #include "kernels/ops.h"
 #include "kernels/png_io.h"
 #include "tests/unit/pipeline_fixtures.h"
+#include "tests/unit/slide_fixtures.h"
 
-#define MKSLIDE "bin/qc-mkslide"
 
 #define PEN_SECTION                                                        \
     "[ClassificationModule.byExampleWithFeatures:pen_markings]\n"          \
@@ -179,60 +179,20 @@ mkslide (const char *dir, const char *name, int seed)
     char out[1024], sd[16];
     snprintf (out, sizeof out, "%s/%s", dir, name);
     snprintf (sd, sizeof sd, "%d", seed);
-    pid_t pid = fork ();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        FILE *null = fopen ("/dev/null", "w");
-        if (null)
-            dup2 (fileno (null), 1), dup2 (fileno (null), 2);
-        /* 20x, 16000 x 12000: a 1000 x 750 working image at 1.25x, as a
-         * 32000 x 24000 40x slide gives */
-        execl (MKSLIDE, MKSLIDE, "-o", out, "--width", "16000", "--height",
-               "12000", "--mag", "20", "--seed", sd, "--features",
-               "tissue,pen,edge", "--truth", dir, "--truth-width", "1000",
-               "--threads", "2", (char *) NULL);
-        _exit (127);
-    }
-    int status;
-    return waitpid (pid, &status, 0) == pid && WIFEXITED (status)
-           && WEXITSTATUS (status) == 0 ? 0 : -1;
-}
-
-/* A truth mask resampled to w x h (area average, then > half). */
-static qc_mask_t *
-truth_at (const char *path, int w, int h)
-{
-    qc_rgb_t *t = qc_png_read_rgb (path, err, sizeof err);
-    qc_rgb_t *s = qc_rgb_new (w, h);
-    qc_mask_t *m = qc_mask_new (w, h);
-    if (!t || !s || !m || qc_ops_cpu ()->resize_rgb (t, QC_INTERP_AREA, s)) {
-        qc_mask_destroy (&m);
-    } else {
-        for (size_t i = 0; i < qc_npix (w, h); i++)
-            m->px[i] = s->px[3 * i] > 127;
-    }
-    qc_rgb_destroy (&t);
-    qc_rgb_destroy (&s);
-    return m;
-}
-
-static double
-dice (const qc_rgb_t *found, const qc_mask_t *truth)
-{
-    size_t a = 0, b = 0, ab = 0;
-    for (size_t i = 0; i < qc_npix (truth->w, truth->h); i++) {
-        int x = found->px[3 * i] > 127, y = truth->px[i];
-        a += x, b += y, ab += x && y;
-    }
-    return a + b ? 2.0 * (double) ab / (double) (a + b) : 1.0;
+    /* 20x, 16000 x 12000: a 1000 x 750 working image at 1.25x, as a
+     * 32000 x 24000 40x slide gives */
+    char *argv[] = {FX_MKSLIDE, "-o", out, "--width", "16000", "--height", "12000",
+                    "--mag", "20", "--seed", sd, "--features", "tissue,pen,edge",
+                    "--truth", (char *) dir, "--truth-width", "1000", "--threads", "2",
+                    NULL};
+    return fx_mkslide (argv);
 }
 
 static void
 test_generated (void)
 {
-    if (access (MKSLIDE, X_OK) != 0) {
-        CHECK (0, "%s not built (make bin/qc-mkslide)", MKSLIDE);
+    if (access (FX_MKSLIDE, X_OK) != 0) {
+        CHECK (0, "%s not built (make bin/qc-mkslide)", FX_MKSLIDE);
         return;
     }
     qc_pipeline_t *p = qc_pipeline_new (config, err, sizeof err);
@@ -256,12 +216,12 @@ test_generated (void)
         CHECK (pen && edge, "seed %d: no _pen_markings.png / _coverslip_edge.png", seeds[k]);
         if (pen && edge) {
             snprintf (tp, sizeof tp, "%s/gen%d_truth_pen.png", dir, seeds[k]);
-            qc_mask_t *tpen = truth_at (tp, pen->w, pen->h);
+            qc_mask_t *tpen = fx_truth_at (tp, pen->w, pen->h);
             snprintf (tp, sizeof tp, "%s/gen%d_truth_edge.png", dir, seeds[k]);
-            qc_mask_t *tedge = truth_at (tp, edge->w, edge->h);
+            qc_mask_t *tedge = fx_truth_at (tp, edge->w, edge->h);
             CHECK (tpen && tedge);
             if (tpen && tedge) {
-                double dp = dice (pen, tpen), de = dice (edge, tedge);
+                double dp = fx_dice_rgb (pen, tpen, NULL), de = fx_dice_rgb (edge, tedge, NULL);
                 pen_sum += dp;
                 printf ("  gen%d (%dx%d): pen Dice %.3f, coverslip_edge Dice %.3f "
                         "(dilated by 5 as HistoQC), pen_markings %s, "

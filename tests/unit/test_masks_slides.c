@@ -17,8 +17,8 @@
 #include "kernels/ops.h"
 #include "kernels/png_io.h"
 #include "tests/unit/pipeline_fixtures.h"
+#include "tests/unit/slide_fixtures.h"
 
-#define MKSLIDE "bin/qc-mkslide"
 
 /* HistoQC's default config, restricted to this group's steps. */
 #define SECTIONS                                                          \
@@ -271,61 +271,17 @@ mkslide (const char *dir, const char *name, int seed)
     char out[1024], sd[16];
     snprintf (out, sizeof out, "%s/%s", dir, name);
     snprintf (sd, sizeof sd, "%d", seed);
-    pid_t pid = fork ();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        int fd = open ("/dev/null", O_WRONLY);
-        if (fd >= 0)
-            dup2 (fd, 1), dup2 (fd, 2);
-        execl (MKSLIDE, MKSLIDE, "-o", out, "--width", "12000", "--height",
-               "9000", "--seed", sd, "--truth", dir, "--truth-width", "1024",
-               "--threads", "2", (char *) NULL);
-        _exit (127);
-    }
-    int status;
-    return waitpid (pid, &status, 0) == pid && WIFEXITED (status)
-           && WEXITSTATUS (status) == 0 ? 0 : -1;
-}
-
-/* A truth mask resampled to w x h (area average, then > half). */
-static qc_mask_t *
-truth_at (const char *path, int w, int h)
-{
-    qc_rgb_t *t = qc_png_read_rgb (path, err, sizeof err);
-    qc_rgb_t *s = qc_rgb_new (w, h);
-    qc_mask_t *m = qc_mask_new (w, h);
-    if (!t || !s || !m || qc_ops_cpu ()->resize_rgb (t, QC_INTERP_AREA, s)) {
-        qc_mask_destroy (&m);
-    } else {
-        for (size_t i = 0; i < qc_npix (w, h); i++)
-            m->px[i] = s->px[3 * i] > 127;
-    }
-    qc_rgb_destroy (&t);
-    qc_rgb_destroy (&s);
-    return m;
-}
-
-/* Dice of found against truth, leaving out the pixels of ignore (or
- * NULL). */
-static double
-dice (const qc_rgb_t *found, const qc_mask_t *truth, const qc_mask_t *ignore)
-{
-    size_t a = 0, b = 0, ab = 0;
-    for (size_t i = 0; i < qc_npix (truth->w, truth->h); i++) {
-        if (ignore && ignore->px[i])
-            continue;
-        int x = found->px[3 * i] > 127, y = truth->px[i];
-        a += x, b += y, ab += x && y;
-    }
-    return a + b ? 2.0 * (double) ab / (double) (a + b) : 1.0;
+    char *argv[] = {FX_MKSLIDE, "-o", out, "--width", "12000", "--height", "9000",
+                    "--seed", sd, "--truth", (char *) dir, "--truth-width", "1024",
+                    "--threads", "2", NULL};
+    return fx_mkslide (argv);
 }
 
 static void
 test_generated (void)
 {
-    if (access (MKSLIDE, X_OK) != 0) {
-        CHECK (0, "%s not built (make bin/qc-mkslide)", MKSLIDE);
+    if (access (FX_MKSLIDE, X_OK) != 0) {
+        CHECK (0, "%s not built (make bin/qc-mkslide)", FX_MKSLIDE);
         return;
     }
     qc_pipeline_t *p = qc_pipeline_new (tissue_config, err, sizeof err);
@@ -350,14 +306,14 @@ test_generated (void)
             continue;
         int w = found->w, h = found->h;
         snprintf (tp, sizeof tp, "%s/gen%d_truth_tissue.png", dir, seeds[k]);
-        qc_mask_t *truth = truth_at (tp, w, h);
+        qc_mask_t *truth = fx_truth_at (tp, w, h);
         snprintf (tp, sizeof tp, "%s/gen%d_truth_pen.png", dir, seeds[k]);
-        qc_mask_t *pen = truth_at (tp, w, h);
+        qc_mask_t *pen = fx_truth_at (tp, w, h);
         snprintf (tp, sizeof tp, "%s/gen%d_truth_bubble.png", dir, seeds[k]);
-        qc_mask_t *bubble = truth_at (tp, w, h);
+        qc_mask_t *bubble = fx_truth_at (tp, w, h);
         if (truth && pen && bubble) {
             qc_ops_cpu ()->mask_logic (pen, bubble, QC_LOGIC_OR, pen);
-            double d = dice (found, truth, NULL), dx = dice (found, truth, pen);
+            double d = fx_dice_rgb (found, truth, NULL), dx = fx_dice_rgb (found, truth, pen);
             printf ("generated seed %d (12000 x 9000, mask %d x %d): tissue "
                     "Dice %.4f, %.4f without pen and bubble pixels; %.3f s\n",
                     seeds[k], w, h, d, dx, t);
