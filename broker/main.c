@@ -67,15 +67,9 @@ main (int argc, char **argv)
             if (qc_cli_uint (prog, "--linger", optarg, 0, 86400 * 365, &v)) return QC_EXIT_USAGE;
             cfg.job_linger_s = (uint32_t) v;
             break;
-        case 5: {
-            int l = qc_log_level_parse (optarg);
-            if (l < 0) {
-                fprintf (stderr, "%s: unknown log level '%s'\n", prog, optarg);
-                return QC_EXIT_USAGE;
-            }
-            qc_log_set_stderr_level ((qc_log_level_t) l);
+        case 5:
+            if (qc_cli_log_level (prog, optarg)) return QC_EXIT_USAGE;
             break;
-        }
         case 'h': usage (stdout); return QC_EXIT_OK;
         case 'V': qc_cli_version (prog); return QC_EXIT_OK;
         default: usage (stderr); return QC_EXIT_USAGE;

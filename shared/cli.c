@@ -1,4 +1,5 @@
 #include "shared/cli.h"
+#include "shared/log.h"
 
 #include <czmq.h>
 #include <errno.h>
@@ -42,6 +43,19 @@ qc_cli_install_signals (void)
     sigaction (SIGINT, &sa, NULL);
     sigaction (SIGTERM, &sa, NULL);
     signal (SIGPIPE, SIG_IGN);
+}
+
+int
+qc_cli_log_level (const char *prog, const char *text)
+{
+    int l = qc_log_level_parse (text);
+    if (l < 0) {
+        fprintf (stderr, "%s: unknown log level '%s' (debug, info, warning, error)\n",
+                 prog, text ? text : "");
+        return -1;
+    }
+    qc_log_set_stderr_level ((qc_log_level_t) l);
+    return 0;
 }
 
 void

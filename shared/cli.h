@@ -25,4 +25,8 @@ void qc_cli_install_signals (void);
 
 void qc_cli_version (const char *prog);
 
+/* --log-level: sets the stderr threshold from "debug", "info", "warning"
+ * or "error"; -1 with a message on stderr otherwise. */
+int qc_cli_log_level (const char *prog, const char *text);
+
 #endif

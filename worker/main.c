@@ -92,15 +92,9 @@ main (int argc, char **argv)
             if (qc_cli_uint (prog, "--simulate-gpus", optarg, 1, QC_PROTO_MAX_GPUS, &simulate))
                 return QC_EXIT_USAGE;
             break;
-        case 6: {
-            int l = qc_log_level_parse (optarg);
-            if (l < 0) {
-                fprintf (stderr, "%s: unknown log level '%s'\n", prog, optarg);
-                return QC_EXIT_USAGE;
-            }
-            qc_log_set_stderr_level ((qc_log_level_t) l);
+        case 6:
+            if (qc_cli_log_level (prog, optarg)) return QC_EXIT_USAGE;
             break;
-        }
         case 7:
             if (qc_cli_uint (prog, "--task-delay-ms", optarg, 0, 3600000, &v)) return QC_EXIT_USAGE;
             cfg.task_delay_ms = (uint32_t) v;
