@@ -509,3 +509,20 @@ qc_run_state_free (qc_run_t *run)
     free (st);
     run->state = NULL;
 }
+
+const qc_mask_t *
+qc_run_named_mask (qc_run_t *run, const char *name)
+{
+    if (!run || !name)
+        return NULL;
+    if (strcmp (name, "img_mask_use") == 0)
+        return qc_run_mask (run);
+    const qc_mask_t *m = qc_run_kept_mask (run, name);
+    if (!m && strncmp (name, "img_mask_", 9) == 0)
+        m = qc_run_kept_mask (run, name + 9);
+    if (!m)
+        qc_run_fail (run, "mask_name '%.100s': no earlier step made a mask of "
+                     "that name (img_mask_use, or a mask such as "
+                     "pen_markings that a step keeps)", name);
+    return m;
+}

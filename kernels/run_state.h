@@ -37,6 +37,10 @@ qc_mask_t *qc_run_mask (qc_run_t *run);
  * fails; keeping a name again replaces (and frees) the earlier mask. */
 int qc_run_keep_mask (qc_run_t *run, const char *name, qc_mask_t *mask);
 const qc_mask_t *qc_run_kept_mask (const qc_run_t *run, const char *name);
+/* A step's mask_name parameter, as HistoQC looks it up: "img_mask_use",
+ * or a kept mask with or without HistoQC's "img_mask_" prefix. Fails the
+ * slide with a reason (and returns NULL) when no step kept that mask. */
+const qc_mask_t *qc_run_named_mask (qc_run_t *run, const char *name);
 /* HistoQC's img_mask_force: marks the kept mask name as one that
  * saveFinalMask clears from img_mask_use again (ClassificationModule
  * forces pen_markings and coverslip_edge, so that a later hole filling

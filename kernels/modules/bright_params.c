@@ -43,21 +43,6 @@ qc_bright_params (const qc_config_section_t *sec, qc_bright_params_t *p,
     return 0;
 }
 
-static const qc_mask_t *
-named_mask (qc_run_t *run, const char *name)
-{
-    if (strcmp (name, "img_mask_use") == 0)
-        return qc_run_mask (run);
-    const qc_mask_t *m = qc_run_kept_mask (run, name);
-    if (!m && strncmp (name, "img_mask_", 9) == 0)
-        m = qc_run_kept_mask (run, name + 9);
-    if (!m)
-        qc_run_fail (run, "mask_name '%.100s': no earlier step made a mask of "
-                     "that name (img_mask_use, or a mask such as "
-                     "pen_markings that a step keeps)", name);
-    return m;
-}
-
 int
 qc_bright_select_mask (qc_run_t *run, const qc_bright_params_t *p,
                        qc_mask_t **out)
@@ -67,7 +52,7 @@ qc_bright_select_mask (qc_run_t *run, const qc_bright_params_t *p,
     *out = NULL;
     if (!p->limit_to_mask)
         return 0;
-    const qc_mask_t *m = named_mask (run, p->mask_name);
+    const qc_mask_t *m = qc_run_named_mask (run, p->mask_name);
     if (!m)
         return -1;
     const qc_rgb_t *img = qc_run_image (run, NULL);

@@ -124,23 +124,6 @@ texture_columns (const qc_config_section_t *sec, qc_module_add_column_fn *add,
     return 0;
 }
 
-/* img_mask_use, or a mask an earlier step kept (with or without HistoQC's
- * "img_mask_" prefix). */
-static const qc_mask_t *
-named_mask (qc_run_t *run, const char *name)
-{
-    if (strcmp (name, "img_mask_use") == 0)
-        return qc_run_mask (run);
-    const qc_mask_t *m = qc_run_kept_mask (run, name);
-    if (!m && strncmp (name, "img_mask_", 9) == 0)
-        m = qc_run_kept_mask (run, name + 9);
-    if (!m)
-        qc_run_fail (run, "mask_name '%.100s': no earlier step made a mask of "
-                     "that name (img_mask_use, or a mask such as "
-                     "pen_markings that a step keeps)", name);
-    return m;
-}
-
 static int
 run_texture (qc_run_t *run)
 {
@@ -149,7 +132,7 @@ run_texture (qc_run_t *run)
     if (get_params (run->params, &p, err, sizeof err) != 0)
         return qc_run_fail (run, "%s", err);
     const qc_fimg_t *gray = qc_run_gray (run, NULL);
-    const qc_mask_t *named = gray ? named_mask (run, p.mask_name) : NULL;
+    const qc_mask_t *named = gray ? qc_run_named_mask (run, p.mask_name) : NULL;
     if (!named)
         return -1;
     if (named->w != gray->w || named->h != gray->h)
