@@ -181,6 +181,17 @@ planes_for (const qc_ops_t *ops, const qc_rgb_t *img,
     return pc->planes;
 }
 
+void
+qc_classifier_forget_planes (void)
+{
+    pthread_once (&s_planes_once, planes_key_init);
+    planes_cache_t *pc = s_planes_ok ? pthread_getspecific (s_planes_key) : NULL;
+    if (!pc)
+        return;
+    qc_feature_planes_free (pc->planes, pc->n);
+    pc->n = 0;
+}
+
 int
 qc_classifier_predict (const qc_classifier_t *self, const qc_ops_t *ops,
                        const qc_rgb_t *img, qc_fimg_t *prob)

@@ -68,4 +68,9 @@ qc_classifier_t *qc_classifier_get (const qc_config_section_t *sec,
 int qc_classifier_predict (const qc_classifier_t *self, const qc_ops_t *ops,
                            const qc_rgb_t *img, qc_fimg_t *prob);
 
+/* Drops this thread's cached feature planes (the last image classified).
+ * A cohort never hits that cache across slides; a benchmark that runs
+ * one slide again must drop it, or it times the features only once. */
+void qc_classifier_forget_planes (void);
+
 #endif

@@ -93,6 +93,11 @@ int qc_cpu_median_disk (const qc_fimg_t *src, int radius, qc_border_t border,
 int qc_cpu_trees_predict (const struct qc_trees *model,
                           const qc_fimg_t *const *planes, int nplanes,
                           qc_fimg_t *dst);
+/* The same without the AVX2 path, whatever the CPU: for tests that
+ * check both give the same bits. */
+int qc_cpu_trees_predict_portable (const struct qc_trees *model,
+                                   const qc_fimg_t *const *planes,
+                                   int nplanes, qc_fimg_t *dst);
 
 /* Area-average weights along one axis: output pixel o covers source
  * interval [o * s, (o + 1) * s) with s = n_src / n_dst; it reads source
