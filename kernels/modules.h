@@ -121,6 +121,7 @@ extern const qc_module_t qc_module_basic_stats;    /* basic_stats.c */
 extern const qc_module_t qc_module_ld_percent;            /* lightdark_percent.c */
 extern const qc_module_t qc_module_ld_otsu;               /* lightdark_otsu.c */
 extern const qc_module_t qc_module_ld_minfilter;          /* lightdark_minfilter.c */
+extern const qc_module_t qc_module_ld_folds;              /* lightdark_folds.c */
 extern const qc_module_t qc_module_morph_fatlike;         /* morph_fatlike.c */
 extern const qc_module_t qc_module_morph_holes;           /* morph_holes.c */
 extern const qc_module_t qc_module_morph_small;           /* morph_small.c */

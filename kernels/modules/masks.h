@@ -50,6 +50,23 @@ int qc_ld_minfilter_mask (const qc_ops_t *ops, const qc_fimg_t *gray,
                           int radius, int threshold, int invert,
                           qc_mask_t *out);
 
+/* LightDarkModule.removeFolds (the project's own): pixels of use whose
+ * smoothed optical density (R + G + B, Gaussian sigma) is over ratio
+ * times the mean of the tissue around them (window x window, the mean
+ * taken again without the first pass's candidates) and whose shares of
+ * R's and B's density are within max_shift of the tissue around (0:
+ * not checked), in 8-connected pieces of at least min_size pixels.
+ * Sizes are pixels of img; the comparison runs on an image downscale
+ * times smaller. out is img-sized. */
+typedef struct {
+    double ratio, sigma, max_shift;
+    int window, min_size, downscale;
+} qc_folds_params_t;
+
+int qc_ld_folds_mask (const qc_ops_t *ops, const qc_rgb_t *img,
+                      const qc_mask_t *use, const qc_folds_params_t *p,
+                      qc_mask_t *out);
+
 /* MorphologyModule.removeFatlikeTissue: the fat mask to remove from
  * mask: holes smaller than fat_cell_size (4-connected, border-touching
  * ones included, as remove_small_holes), less specks under 9 pixels,
