@@ -3,10 +3,12 @@
  *
  * Both filter rows into a temporary image, then columns into dst, so dst
  * may be src. They accumulate in double: HistoQC blurs with sigma 100
- * (an 801-tap kernel) where float sums would lose digits. The Gaussian
- * runs the column pass as a row pass over the transpose, so both passes
- * stream contiguous memory through a register-blocked kernel; the box
- * filter is two running sums and costs the same for any size. */
+ * (an 801-tap kernel) where float sums would lose digits. The Gaussian's
+ * column pass walks strips of columns down the rows (contiguous memory,
+ * the strip's rows in cache), adding each output's taps in the order the
+ * row pass does, so the two passes treat a pixel alike; the box filter
+ * is two running sums and costs the same for any size. The hot loops
+ * have AVX2 clones (picked at run time; no FMA, so the same bits). */
 #include "kernels/cpu/cpu_ops.h"
 
 #include <stdlib.h>
@@ -26,53 +28,70 @@ static void
 pad_row_f (const float *row, int w, int pl, int pr, qc_border_t border,
            double *buf)
 {
-    for (long i = 0; i < (long) w + pl + pr; i++) {
+    for (long i = 0; i < pl; i++) {
+        int k = qc_px_border_index (i - pl, w, border);
+        buf[i] = k < 0 ? 0.0 : row[k];
+    }
+    for (int i = 0; i < w; i++)
+        buf[pl + i] = row[i];
+    for (long i = (long) pl + w; i < (long) w + pl + pr; i++) {
         int k = qc_px_border_index (i - pl, w, border);
         buf[i] = k < 0 ? 0.0 : row[k];
     }
 }
 
-/* Two doubles as one SSE2 / NEON register (a GCC and Clang extension:
- * -O2 alone does not vectorise the loop below, and an array of
- * accumulators ends up on the stack). Lanes are computed exactly as the
- * scalar code would, so results do not depend on it. */
-typedef double qc_v2d_t __attribute__ ((vector_size (16)));
+/* Four doubles as one vector (a GCC and Clang extension: -O2 alone does
+ * not vectorise the loop below, and an array of accumulators ends up on
+ * the stack); one AVX register, or two SSE2 / NEON ones. Lanes are
+ * computed exactly as the scalar code would, so results do not depend
+ * on it. */
+typedef double qc_v4d_t __attribute__ ((vector_size (32)));
 
-static inline qc_v2d_t
-load2 (const double *p)
-{
-    qc_v2d_t v;
-    memcpy (&v, p, sizeof v);
-    return v;
-}
+/* Unaligned load; a macro, since a function returning a 32-byte vector
+ * has a different ABI with and without AVX. */
+#define LOAD4(v, p) memcpy (&(v), (p), sizeof (v))
 
 /* out[x] = wt[0] c[x] + sum_k wt[k] (c[x-k] + c[x+k]) for x in [0, n),
- * c readable from -r to n + r - 1. Eight outputs stay in four registers
+ * c readable from -r to n + r - 1. Sixteen outputs stay in four vectors
  * while the taps stream past; each tap pair is folded first, the kernel
  * being symmetric. */
-static void
+__attribute__ ((target_clones ("avx2", "default"))) static void
 conv_row_sym (const double *restrict c, const double *restrict wt, int r,
               int n, float *restrict out)
 {
     int x = 0;
-    for (; x + 8 <= n; x += 8) {
+    for (; x + 16 <= n; x += 16) {
         const double *p = c + x;
-        qc_v2d_t w0 = { wt[0], wt[0] };
-        qc_v2d_t s0 = w0 * load2 (p), s1 = w0 * load2 (p + 2);
-        qc_v2d_t s2 = w0 * load2 (p + 4), s3 = w0 * load2 (p + 6);
+        const qc_v4d_t w0 = { wt[0], wt[0], wt[0], wt[0] };
+        qc_v4d_t s0, s1, s2, s3, a0, a1, a2, a3, b0, b1, b2, b3;
+        LOAD4 (a0, p);
+        LOAD4 (a1, p + 4);
+        LOAD4 (a2, p + 8);
+        LOAD4 (a3, p + 12);
+        s0 = w0 * a0, s1 = w0 * a1, s2 = w0 * a2, s3 = w0 * a3;
         for (int k = 1; k <= r; k++) {
-            const qc_v2d_t wk = { wt[k], wt[k] };
-            const double *a = p - k, *b = p + k;
-            s0 += wk * (load2 (a) + load2 (b));
-            s1 += wk * (load2 (a + 2) + load2 (b + 2));
-            s2 += wk * (load2 (a + 4) + load2 (b + 4));
-            s3 += wk * (load2 (a + 6) + load2 (b + 6));
+            const qc_v4d_t wk = { wt[k], wt[k], wt[k], wt[k] };
+            const double *pa = p - k, *pb = p + k;
+            LOAD4 (a0, pa);
+            LOAD4 (b0, pb);
+            LOAD4 (a1, pa + 4);
+            LOAD4 (b1, pb + 4);
+            LOAD4 (a2, pa + 8);
+            LOAD4 (b2, pb + 8);
+            LOAD4 (a3, pa + 12);
+            LOAD4 (b3, pb + 12);
+            s0 += wk * (a0 + b0);
+            s1 += wk * (a1 + b1);
+            s2 += wk * (a2 + b2);
+            s3 += wk * (a3 + b3);
         }
         float *o = out + x;
-        o[0] = (float) s0[0], o[1] = (float) s0[1];
-        o[2] = (float) s1[0], o[3] = (float) s1[1];
-        o[4] = (float) s2[0], o[5] = (float) s2[1];
-        o[6] = (float) s3[0], o[7] = (float) s3[1];
+        for (int j = 0; j < 4; j++) {
+            o[j] = (float) s0[j];
+            o[4 + j] = (float) s1[j];
+            o[8 + j] = (float) s2[j];
+            o[12 + j] = (float) s3[j];
+        }
     }
     for (; x < n; x++) {
         double s = wt[0] * c[x];
@@ -82,18 +101,51 @@ conv_row_sym (const double *restrict c, const double *restrict wt, int r,
     }
 }
 
-/* dst = transpose of src (src: h rows of w; dst: w rows of h), in
- * 32 x 32 tiles so that both sides stay in cache. */
-static void
-transpose (const float *restrict src, int w, int h, float *restrict dst)
+#define STRIP 256     /* columns per strip of the column pass */
+
+/* acc[x] += wk (up[x] + dn[x]), a NULL row reading 0 (a CONSTANT
+ * border), the sum formed as the row pass forms it. */
+__attribute__ ((target_clones ("avx2", "default"))) static void
+add_tap (double *restrict acc, const float *up, const float *dn, double wk,
+         int n)
 {
-    for (int y0 = 0; y0 < h; y0 += 32)
-        for (int x0 = 0; x0 < w; x0 += 32) {
-            int y1 = y0 + 32 < h ? y0 + 32 : h, x1 = x0 + 32 < w ? x0 + 32 : w;
-            for (int y = y0; y < y1; y++)
-                for (int x = x0; x < x1; x++)
-                    dst[(size_t) x * h + y] = src[(size_t) y * w + x];
+    if (up && dn)
+        for (int x = 0; x < n; x++)
+            acc[x] += wk * ((double) up[x] + (double) dn[x]);
+    else if (up || dn) {
+        const float *v = up ? up : dn;
+        for (int x = 0; x < n; x++)
+            acc[x] += wk * (0.0 + (double) v[x]);
+    } else
+        for (int x = 0; x < n; x++)
+            acc[x] += wk * (0.0 + 0.0);
+}
+
+/* The vertical pass: dst row y = wt[0] src[y] + sum_k wt[k] (src[y-k] +
+ * src[y+k]) under the border rule, in double, per pixel in the order
+ * conv_row_sym adds (so a column is filtered as a row would be). */
+static void
+gauss_cols (const float *src, int w, int h, const double *wt, int r,
+            qc_border_t border, double *acc, float *dst)
+{
+    for (int x0 = 0; x0 < w; x0 += STRIP) {
+        int n = w - x0 < STRIP ? w - x0 : STRIP;
+        for (int y = 0; y < h; y++) {
+            int c = qc_px_border_index (y, h, border);
+            const float *mid = src + (size_t) c * w + x0;
+            for (int x = 0; x < n; x++)
+                acc[x] = wt[0] * (double) mid[x];
+            for (int k = 1; k <= r; k++) {
+                int u = qc_px_border_index ((long) y - k, h, border);
+                int d = qc_px_border_index ((long) y + k, h, border);
+                add_tap (acc, u < 0 ? NULL : src + (size_t) u * w + x0,
+                         d < 0 ? NULL : src + (size_t) d * w + x0, wt[k], n);
+            }
+            float *o = dst + (size_t) y * w + x0;
+            for (int x = 0; x < n; x++)
+                o[x] = (float) acc[x];
         }
+    }
 }
 
 /* One horizontal Gaussian pass over h rows of w. */
@@ -129,14 +181,12 @@ qc_cpu_gaussian (const qc_fimg_t *src, double sigma, double truncate,
     size_t longest = (size_t) (w > h ? w : h);
 
     double *wt = malloc ((size_t) (r + 1) * sizeof *wt);
-    double *buf = malloc ((longest + 2 * (size_t) r) * sizeof *buf);
+    double *buf = malloc ((longest + 2 * (size_t) r + STRIP) * sizeof *buf);
     float *tmp = malloc (n * sizeof *tmp);
-    float *tmpt = malloc (n * sizeof *tmpt);
-    if (!wt || !buf || !tmp || !tmpt) {
+    if (!wt || !buf || !tmp) {
         free (wt);
         free (buf);
         free (tmp);
-        free (tmpt);
         return -1;
     }
     /* scipy samples exp(-x^2 / (2 sigma^2)) at integers and normalises. */
@@ -148,17 +198,13 @@ qc_cpu_gaussian (const qc_fimg_t *src, double sigma, double truncate,
     for (int k = 0; k <= r; k++)
         wt[k] /= sum;
 
-    /* Rows, then columns as rows of the transpose: both passes read
-     * contiguous memory. src is only read by the first pass, so dst may
-     * be src. */
+    /* Rows, then columns. src is only read by the first pass, so dst
+     * may be src. */
     gauss_rows (src->px, w, h, wt, r, border, buf, tmp);
-    transpose (tmp, w, h, tmpt);
-    gauss_rows (tmpt, h, w, wt, r, border, buf, tmp);
-    transpose (tmp, h, w, dst->px);
+    gauss_cols (tmp, w, h, wt, r, border, buf, dst->px);
     free (wt);
     free (buf);
     free (tmp);
-    free (tmpt);
     return 0;
 }
 
