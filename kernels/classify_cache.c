@@ -206,3 +206,27 @@ qc_classifier_predict (const qc_classifier_t *self, const qc_ops_t *ops,
     return ops->trees_predict (self->model, (const qc_fimg_t *const *) planes,
                                n, prob);
 }
+
+int
+qc_classifier_classify (const qc_classifier_t *self, const qc_ops_t *ops,
+                        const qc_rgb_t *img, double threshold,
+                        qc_mask_t *found)
+{
+    if (!self || !self->model || !ops || !qc_rgb_valid (img)
+        || !qc_mask_valid (found) || found->w != img->w || found->h != img->h
+        || threshold != threshold)
+        return -1;
+    if (!ops->trees_classify) {
+        qc_fimg_t *prob = qc_fimg_new (img->w, img->h);
+        int rc = !prob || qc_classifier_predict (self, ops, img, prob)
+                 || ops->threshold (prob, threshold, INFINITY, found) ? -1 : 0;
+        qc_fimg_destroy (&prob);
+        return rc;
+    }
+    int n = qc_feature_spec_planes (&self->spec);
+    qc_fimg_t **planes = planes_for (ops, img, &self->spec);
+    if (!planes)
+        return -1;
+    return ops->trees_classify (self->model, (const qc_fimg_t *const *) planes,
+                                n, threshold, found);
+}

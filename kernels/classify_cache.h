@@ -68,6 +68,14 @@ qc_classifier_t *qc_classifier_get (const qc_config_section_t *sec,
 int qc_classifier_predict (const qc_classifier_t *self, const qc_ops_t *ops,
                            const qc_rgb_t *img, qc_fimg_t *prob);
 
+/* found = the probability of the positive class > threshold, for every
+ * pixel of img (found has img's size): ops->trees_classify where the
+ * backend has it (it may stop early where the answer is settled), else
+ * the probabilities, compared. 0 or -1. */
+int qc_classifier_classify (const qc_classifier_t *self, const qc_ops_t *ops,
+                            const qc_rgb_t *img, double threshold,
+                            qc_mask_t *found);
+
 /* Drops this thread's cached feature planes (the last image classified).
  * A cohort never hits that cache across slides; a benchmark that runs
  * one slide again must drop it, or it times the features only once. */

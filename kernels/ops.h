@@ -240,6 +240,14 @@ typedef struct qc_ops {
     int (*trees_predict) (const struct qc_trees *model,
                           const qc_fimg_t *const *planes, int nplanes,
                           qc_fimg_t *dst);
+    /* dst = probability > threshold (the float probability trees_predict
+     * gives, compared in double), for classifiers whose probabilities
+     * are not kept: a backend may stop adding trees once the rest cannot
+     * change the answer. Optional: NULL means trees_predict, then the
+     * comparison. */
+    int (*trees_classify) (const struct qc_trees *model,
+                           const qc_fimg_t *const *planes, int nplanes,
+                           double threshold, qc_mask_t *dst);
 } qc_ops_t;
 
 /* The C backend. Never NULL. */

@@ -78,81 +78,130 @@ block_margins (const qc_trees_t *m, const qc_fimg_t *const *planes,
 #define GROUPS 8                 /* 8 pixels a group, 8 groups a block */
 #define APIX   (GROUPS * 8)
 
-/* Probabilities of the n (a multiple of APIX) pixels from start. pad
- * holds each tree's leaves zero-padded to 64. The loops over groups
+/* Adds trees [t0, t1) to the margins acc of the APIX pixels from i.
+ * pad holds each tree's leaves zero-padded to 64. The loops over groups
  * have constant bounds and are unrolled, so a block's indices stay in
  * registers through a tree's levels and the leaves through its lookups;
  * per level the feature column and threshold are set up once for 64
  * pixels. */
 __attribute__ ((target ("avx2"))) static void
+block_trees_avx2 (const qc_trees_t *m, const float *pad,
+                  const qc_fimg_t *const *planes, size_t i, int t0, int t1,
+                  double *acc)
+{
+    const int depth = m->depth;
+    int32_t li[APIX] __attribute__ ((aligned (32)));
+    for (int t = t0, at = t0 * depth; t < t1; t++) {
+        __m256i idx[GROUPS];
+#pragma GCC unroll 8
+        for (int g = 0; g < GROUPS; g++)
+            idx[g] = _mm256_setzero_si256 ();
+        /* bit k of the index: level k's answer, as the portable
+         * path builds it */
+        for (int k = 0; k < depth; k++, at++) {
+            const float *col = planes[m->feat[at]]->px + i;
+            const __m256 thr = _mm256_set1_ps (m->thr[at]);
+            const __m256i bit = _mm256_set1_epi32 (1 << k);
+#pragma GCC unroll 8
+            for (int g = 0; g < GROUPS; g++) {
+                __m256 gt = _mm256_cmp_ps (_mm256_loadu_ps (col + 8 * g),
+                                           thr, _CMP_GT_OQ);
+                idx[g] = _mm256_or_si256 (
+                    idx[g], _mm256_and_si256 (_mm256_castps_si256 (gt), bit));
+            }
+        }
+#pragma GCC unroll 8
+        for (int g = 0; g < GROUPS; g++)
+            _mm256_store_si256 ((__m256i *) (li + 8 * g), idx[g]);
+        /* The leaves in 8 registers: permutes pick within each by
+         * the index's low 3 bits, blends between them by bits 3, 4
+         * and 5. AVX2's gather would be one instruction, but it
+         * made this loop 2x slower on an AMD EPYC. */
+        const float *lv = pad + ((size_t) t << 6);
+        const __m256 l0 = _mm256_load_ps (lv), l1 = _mm256_load_ps (lv + 8),
+                     l2 = _mm256_load_ps (lv + 16), l3 = _mm256_load_ps (lv + 24),
+                     l4 = _mm256_load_ps (lv + 32), l5 = _mm256_load_ps (lv + 40),
+                     l6 = _mm256_load_ps (lv + 48), l7 = _mm256_load_ps (lv + 56);
+#pragma GCC unroll 8
+        for (int g = 0; g < GROUPS; g++) {
+            __m256i x = _mm256_load_si256 ((const __m256i *) (li + 8 * g));
+            __m256 b3 = _mm256_castsi256_ps (_mm256_slli_epi32 (x, 28));
+            __m256 b4 = _mm256_castsi256_ps (_mm256_slli_epi32 (x, 27));
+            __m256 b5 = _mm256_castsi256_ps (_mm256_slli_epi32 (x, 26));
+            __m256 q0 = _mm256_blendv_ps (_mm256_permutevar8x32_ps (l0, x),
+                                          _mm256_permutevar8x32_ps (l1, x), b3);
+            __m256 q1 = _mm256_blendv_ps (_mm256_permutevar8x32_ps (l2, x),
+                                          _mm256_permutevar8x32_ps (l3, x), b3);
+            __m256 q2 = _mm256_blendv_ps (_mm256_permutevar8x32_ps (l4, x),
+                                          _mm256_permutevar8x32_ps (l5, x), b3);
+            __m256 q3 = _mm256_blendv_ps (_mm256_permutevar8x32_ps (l6, x),
+                                          _mm256_permutevar8x32_ps (l7, x), b3);
+            __m256 leaf = _mm256_blendv_ps (_mm256_blendv_ps (q0, q1, b4),
+                                            _mm256_blendv_ps (q2, q3, b4), b5);
+            double *a = acc + 8 * g;
+            _mm256_store_pd (a, _mm256_add_pd (
+                _mm256_load_pd (a),
+                _mm256_cvtps_pd (_mm256_castps256_ps128 (leaf))));
+            _mm256_store_pd (a + 4, _mm256_add_pd (
+                _mm256_load_pd (a + 4),
+                _mm256_cvtps_pd (_mm256_extractf128_ps (leaf, 1))));
+        }
+    }
+}
+
+/* Probabilities of the n (a multiple of APIX) pixels from start. */
+__attribute__ ((target ("avx2"))) static void
 predict_avx2 (const qc_trees_t *m, const float *pad,
               const qc_fimg_t *const *planes, size_t start, size_t n,
               float *out)
 {
-    const int depth = m->depth;
     double acc[APIX] __attribute__ ((aligned (32)));
-    int32_t li[APIX] __attribute__ ((aligned (32)));
     for (size_t i = start; i < start + n; i += APIX) {
         for (int j = 0; j < APIX; j++)
             acc[j] = m->base;
-        for (int t = 0, at = 0; t < m->ntrees; t++) {
-            __m256i idx[GROUPS];
-#pragma GCC unroll 8
-            for (int g = 0; g < GROUPS; g++)
-                idx[g] = _mm256_setzero_si256 ();
-            /* bit k of the index: level k's answer, as the portable
-             * path builds it */
-            for (int k = 0; k < depth; k++, at++) {
-                const float *col = planes[m->feat[at]]->px + i;
-                const __m256 thr = _mm256_set1_ps (m->thr[at]);
-                const __m256i bit = _mm256_set1_epi32 (1 << k);
-#pragma GCC unroll 8
-                for (int g = 0; g < GROUPS; g++) {
-                    __m256 gt = _mm256_cmp_ps (_mm256_loadu_ps (col + 8 * g),
-                                               thr, _CMP_GT_OQ);
-                    idx[g] = _mm256_or_si256 (
-                        idx[g], _mm256_and_si256 (_mm256_castps_si256 (gt), bit));
-                }
-            }
-#pragma GCC unroll 8
-            for (int g = 0; g < GROUPS; g++)
-                _mm256_store_si256 ((__m256i *) (li + 8 * g), idx[g]);
-            /* The leaves in 8 registers: permutes pick within each by
-             * the index's low 3 bits, blends between them by bits 3, 4
-             * and 5. AVX2's gather would be one instruction, but it
-             * made this loop 2x slower on an AMD EPYC. */
-            const float *lv = pad + ((size_t) t << 6);
-            const __m256 l0 = _mm256_load_ps (lv), l1 = _mm256_load_ps (lv + 8),
-                         l2 = _mm256_load_ps (lv + 16), l3 = _mm256_load_ps (lv + 24),
-                         l4 = _mm256_load_ps (lv + 32), l5 = _mm256_load_ps (lv + 40),
-                         l6 = _mm256_load_ps (lv + 48), l7 = _mm256_load_ps (lv + 56);
-#pragma GCC unroll 8
-            for (int g = 0; g < GROUPS; g++) {
-                __m256i x = _mm256_load_si256 ((const __m256i *) (li + 8 * g));
-                __m256 b3 = _mm256_castsi256_ps (_mm256_slli_epi32 (x, 28));
-                __m256 b4 = _mm256_castsi256_ps (_mm256_slli_epi32 (x, 27));
-                __m256 b5 = _mm256_castsi256_ps (_mm256_slli_epi32 (x, 26));
-                __m256 q0 = _mm256_blendv_ps (_mm256_permutevar8x32_ps (l0, x),
-                                              _mm256_permutevar8x32_ps (l1, x), b3);
-                __m256 q1 = _mm256_blendv_ps (_mm256_permutevar8x32_ps (l2, x),
-                                              _mm256_permutevar8x32_ps (l3, x), b3);
-                __m256 q2 = _mm256_blendv_ps (_mm256_permutevar8x32_ps (l4, x),
-                                              _mm256_permutevar8x32_ps (l5, x), b3);
-                __m256 q3 = _mm256_blendv_ps (_mm256_permutevar8x32_ps (l6, x),
-                                              _mm256_permutevar8x32_ps (l7, x), b3);
-                __m256 leaf = _mm256_blendv_ps (_mm256_blendv_ps (q0, q1, b4),
-                                                _mm256_blendv_ps (q2, q3, b4), b5);
-                double *a = acc + 8 * g;
-                _mm256_store_pd (a, _mm256_add_pd (
-                    _mm256_load_pd (a),
-                    _mm256_cvtps_pd (_mm256_castps256_ps128 (leaf))));
-                _mm256_store_pd (a + 4, _mm256_add_pd (
-                    _mm256_load_pd (a + 4),
-                    _mm256_cvtps_pd (_mm256_extractf128_ps (leaf, 1))));
-            }
-        }
+        block_trees_avx2 (m, pad, planes, i, 0, m->ntrees, acc);
         for (int j = 0; j < APIX; j++)
             out[i + (size_t) j] = (float) qc_px_sigmoid (acc[j]);
+    }
+}
+
+/* What qc_cpu_trees_classify needs to stop a block early: the margin
+ * threshold and, after t trees, the least and most the other trees can
+ * still add. */
+typedef struct {
+    double logit, eps;        /* decided when beyond logit +- eps */
+    double *lo, *hi;          /* ntrees + 1 each */
+} bounds_t;
+
+/* mask = probability > threshold for the n (a multiple of APIX) pixels
+ * from start. Trees go in chunks of 8; after each, a block whose every
+ * margin is so far from the threshold that the remaining trees cannot
+ * carry it across is decided. */
+__attribute__ ((target ("avx2"))) static void
+classify_avx2 (const qc_trees_t *m, const float *pad, const bounds_t *bd,
+               double threshold, const qc_fimg_t *const *planes,
+               size_t start, size_t n, uint8_t *out)
+{
+    double acc[APIX] __attribute__ ((aligned (32)));
+    for (size_t i = start; i < start + n; i += APIX) {
+        for (int j = 0; j < APIX; j++)
+            acc[j] = m->base;
+        int t = 0, decided = 0;
+        while (t < m->ntrees && !decided) {
+            int t1 = t + 8 < m->ntrees ? t + 8 : m->ntrees;
+            block_trees_avx2 (m, pad, planes, i, t, t1, acc);
+            t = t1;
+            if (t == m->ntrees)
+                break;
+            decided = 1;
+            for (int j = 0; j < APIX && decided; j++)
+                decided = acc[j] + bd->lo[t] > bd->logit + bd->eps
+                          || acc[j] + bd->hi[t] < bd->logit - bd->eps;
+        }
+        for (int j = 0; j < APIX; j++)
+            out[i + (size_t) j] = (uint8_t) (decided
+                ? acc[j] + bd->lo[t] > bd->logit + bd->eps
+                : (double) (float) qc_px_sigmoid (acc[j]) > threshold);
     }
 }
 
@@ -168,31 +217,55 @@ have_avx2 (void)
 }
 #endif
 
+#ifdef QC_PREDICT_AVX2
+/* The model's leaves zero-padded to 64 per tree, for the AVX2 path;
+ * NULL when that path cannot run (no AVX2, trees deeper than 6, no
+ * memory). */
+static float *
+padded_leaves (const qc_trees_t *model)
+{
+    if (model->depth > 6 || !have_avx2 ())
+        return NULL;
+    float *pad = aligned_alloc (32, (size_t) model->ntrees * 64 * sizeof *pad);
+    if (!pad)
+        return NULL;
+    for (int t = 0; t < model->ntrees; t++) {
+        float *lv = pad + ((size_t) t << 6);
+        memset (lv, 0, 64 * sizeof *lv);
+        memcpy (lv, model->leaf + ((size_t) t << model->depth),
+                ((size_t) 1 << model->depth) * sizeof *lv);
+    }
+    return pad;
+}
+#endif
+
+static int
+planes_ok (const qc_trees_t *model, const qc_fimg_t *const *planes,
+           int nplanes, int w, int h)
+{
+    if (!model_ok (model) || !planes || nplanes != model->nfeat)
+        return 0;
+    for (int j = 0; j < nplanes; j++)
+        if (!qc_fimg_valid (planes[j]) || planes[j]->w != w
+            || planes[j]->h != h)
+            return 0;
+    return 1;
+}
+
 static int
 predict (const struct qc_trees *model, const qc_fimg_t *const *planes,
          int nplanes, qc_fimg_t *dst, int allow_avx2)
 {
-    if (!model_ok (model) || !planes || nplanes != model->nfeat
-        || !qc_fimg_valid (dst))
+    if (!qc_fimg_valid (dst) || !planes_ok (model, planes, nplanes, dst->w,
+                                            dst->h))
         return -1;
-    for (int j = 0; j < nplanes; j++)
-        if (!qc_fimg_valid (planes[j]) || planes[j]->w != dst->w
-            || planes[j]->h != dst->h)
-            return -1;
     /* dst may be one of the planes: each block reads all planes before
      * it writes its own pixels, and no block reads another's. */
     size_t n = qc_npix (dst->w, dst->h);
     size_t whole = n - n % 4;
 #ifdef QC_PREDICT_AVX2
-    float *pad = NULL;
-    if (allow_avx2 && model->depth <= 6 && have_avx2 ()
-        && (pad = aligned_alloc (32, (size_t) model->ntrees * 64 * sizeof *pad))) {
-        for (int t = 0; t < model->ntrees; t++) {
-            float *lv = pad + ((size_t) t << 6);
-            memset (lv, 0, 64 * sizeof *lv);
-            memcpy (lv, model->leaf + ((size_t) t << model->depth),
-                    ((size_t) 1 << model->depth) * sizeof *lv);
-        }
+    float *pad = allow_avx2 ? padded_leaves (model) : NULL;
+    if (pad) {
         size_t blocks = n - n % APIX;
         predict_avx2 (model, pad, planes, 0, blocks, dst->px);
         free (pad);
@@ -234,4 +307,86 @@ qc_cpu_trees_predict_portable (const struct qc_trees *model,
                                qc_fimg_t *dst)
 {
     return predict (model, planes, nplanes, dst, 0);
+}
+
+/* The probability's threshold as a margin, and how far from it a margin
+ * must be for the float probability to fall on the same side: the
+ * probability moves by about p (1 - p) per unit of margin, and a float
+ * near p is within 6e-8 of it; eps keeps 4x that. */
+static void
+margin_threshold (double threshold, double *logit, double *eps)
+{
+    *logit = log (threshold / (1.0 - threshold));
+    *eps = 2.4e-7 / (threshold * (1.0 - threshold));
+}
+
+int
+qc_cpu_trees_classify (const struct qc_trees *model,
+                       const qc_fimg_t *const *planes, int nplanes,
+                       double threshold, qc_mask_t *dst)
+{
+    if (!qc_mask_valid (dst) || !planes_ok (model, planes, nplanes, dst->w,
+                                            dst->h)
+        || threshold != threshold)
+        return -1;
+    size_t n = qc_npix (dst->w, dst->h), done = 0;
+#ifdef QC_PREDICT_AVX2
+    /* Early stops need a threshold strictly inside (0, 1), away from
+     * the ends where a float probability saturates. */
+    float *pad = threshold > 1e-3 && threshold < 1.0 - 1e-3
+                 ? padded_leaves (model) : NULL;
+    bounds_t bd = { 0, 0, NULL, NULL };
+    if (pad) {
+        bd.lo = malloc (2 * ((size_t) model->ntrees + 1) * sizeof *bd.lo);
+        if (!bd.lo) {
+            free (pad);
+            pad = NULL;
+        }
+    }
+    if (pad) {
+        /* after t trees, the others add between lo[t] and hi[t] */
+        bd.hi = bd.lo + model->ntrees + 1;
+        bd.lo[model->ntrees] = bd.hi[model->ntrees] = 0.0;
+        size_t nleaf = (size_t) 1 << model->depth;
+        for (int t = model->ntrees - 1; t >= 0; t--) {
+            const float *lv = model->leaf + (size_t) t * nleaf;
+            double mn = lv[0], mx = lv[0];
+            for (size_t k = 1; k < nleaf; k++) {
+                mn = lv[k] < mn ? lv[k] : mn;
+                mx = lv[k] > mx ? lv[k] : mx;
+            }
+            bd.lo[t] = bd.lo[t + 1] + mn;
+            bd.hi[t] = bd.hi[t + 1] + mx;
+        }
+        margin_threshold (threshold, &bd.logit, &bd.eps);
+        done = n - n % APIX;
+        classify_avx2 (model, pad, &bd, threshold, planes, 0, done, dst->px);
+        free (pad);
+        free (bd.lo);
+    }
+#endif
+    /* the last n % APIX pixels one by one, by the same sum */
+    if (done > 0) {
+        const float *pp[QC_TREES_MAX_FEAT];
+        for (int j = 0; j < nplanes; j++)
+            pp[j] = planes[j]->px;
+        for (size_t i = done; i < n; i++)
+            dst->px[i] = (uint8_t) ((double) (float) qc_px_sigmoid (
+                qc_px_trees_margin (pp, i, model->ntrees, model->depth,
+                                    model->feat, model->thr, model->leaf,
+                                    model->base)) > threshold);
+        return 0;
+    }
+    /* without the AVX2 path: the probabilities, compared */
+    {
+        qc_fimg_t *prob = qc_fimg_new (dst->w, dst->h);
+        if (!prob || predict (model, planes, nplanes, prob, 1) != 0) {
+            qc_fimg_destroy (&prob);
+            return -1;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst->px[i] = (uint8_t) ((double) prob->px[i] > threshold);
+        qc_fimg_destroy (&prob);
+    }
+    return 0;
 }

@@ -93,6 +93,9 @@ int qc_cpu_median_disk (const qc_fimg_t *src, int radius, qc_border_t border,
 int qc_cpu_trees_predict (const struct qc_trees *model,
                           const qc_fimg_t *const *planes, int nplanes,
                           qc_fimg_t *dst);
+int qc_cpu_trees_classify (const struct qc_trees *model,
+                           const qc_fimg_t *const *planes, int nplanes,
+                           double threshold, qc_mask_t *dst);
 /* The same without the AVX2 path, whatever the CPU: for tests that
  * check both give the same bits. */
 int qc_cpu_trees_predict_portable (const struct qc_trees *model,

@@ -39,6 +39,7 @@ static const qc_ops_t cpu_ops = {
     .gabor = qc_cpu_gabor,
     .median_disk = qc_cpu_median_disk,
     .trees_predict = qc_cpu_trees_predict,
+    .trees_classify = qc_cpu_trees_classify,
 };
 
 const qc_ops_t *

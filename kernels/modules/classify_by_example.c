@@ -93,13 +93,7 @@ static int
 classify (qc_run_t *run, const qc_ops_t *ops, const qc_classifier_t *clf,
           const step_params_t *p, const qc_rgb_t *img, qc_mask_t *found)
 {
-    qc_fimg_t *prob = qc_fimg_new (img->w, img->h);
-    if (!prob)
-        return qc_run_fail (run, "out of memory");
-    int rc = qc_classifier_predict (clf, ops, img, prob);
-    if (rc == 0)
-        rc = ops->threshold (prob, p->threshold, INFINITY, found);
-    qc_fimg_destroy (&prob);
+    int rc = qc_classifier_classify (clf, ops, img, p->threshold, found);
     if (rc == 0 && p->area_threshold > 0)
         rc = ops->area_filter (found, QC_CONN_OBJECTS, (size_t) p->area_threshold,
                                SIZE_MAX, found);

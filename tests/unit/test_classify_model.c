@@ -172,6 +172,32 @@ test_learns (void)
             differ += memcmp (&bp->px[i], &bq->px[i], sizeof (float)) != 0;
         CHECK (differ == 0, "depth %d: %zu of %zu probabilities differ between "
                "the AVX2 and portable paths", depth, differ, npx);
+        /* trees_classify (which may stop adding trees early) = the
+         * portable probabilities compared with the threshold, pixel for
+         * pixel, at thresholds where it stops early and where it cannot
+         * (too near 0) */
+        qc_mask_t *got = qc_mask_new (1601, 1251);
+        const double ths[] = { 0.5, 0.6, 0.9, 0.0005 };
+        for (size_t k = 0; got && k < sizeof ths / sizeof *ths; k++) {
+            CHECK (qc_cpu_trees_classify (m5, (const qc_fimg_t *const *) big, 5,
+                                          ths[k], got) == 0);
+            size_t wrong = 0, pos = 0;
+            for (size_t i = 0; i < npx; i++) {
+                uint8_t want = (double) bq->px[i] > ths[k];
+                wrong += got->px[i] != want;
+                pos += want;
+            }
+            printf ("  depth %d, threshold %g: %zu of %zu positive, %zu differ\n",
+                    depth, ths[k], pos, npx, wrong);
+            CHECK (wrong == 0 && pos > 0 && (pos < npx || ths[k] < 0.01),
+                   "depth %d threshold %g: "
+                   "%zu differ, %zu positive", depth, ths[k], wrong, pos);
+        }
+        CHECK (qc_cpu_trees_classify (m5, (const qc_fimg_t *const *) big, 5,
+                                      NAN, got) == -1);
+        CHECK (qc_cpu_trees_classify (m5, (const qc_fimg_t *const *) big, 4,
+                                      0.5, got) == -1);
+        qc_mask_destroy (&got);
         for (int f = 0; f < 5; f++)
             qc_fimg_destroy (&big[f]);
         qc_fimg_destroy (&bp);
