@@ -6,11 +6,15 @@
  * neighbours (left and up; plus up-left and up-right for 8-connectivity)
  * and merges labels that meet, keeping the smaller as root. Pass 2
  * numbers the roots in raster order of first appearance, which is the
- * numbering skimage.measure.label produces, and counts areas. */
+ * numbering skimage.measure.label produces, and counts areas. The size
+ * filters and the region summary need no numbering and use the runs of
+ * component_runs.c instead. */
 #include "kernels/cpu/cpu_ops.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "kernels/cpu/component_runs.h"
 
 typedef struct {
     int32_t *parent;
@@ -172,21 +176,6 @@ qc_cpu_label (const qc_mask_t *src, int connectivity, qc_labels_t *out)
     return 0;
 }
 
-/* Labels (want) pixels of src into a scratch label image. */
-static int32_t *
-scratch_labels (const qc_mask_t *src, int want, int conn, int32_t *n,
-                size_t **area)
-{
-    int32_t *lab = malloc (qc_npix (src->w, src->h) * sizeof *lab);
-    if (!lab)
-        return NULL;
-    if (label_value (src->px, src->w, src->h, want, conn, lab, n, area)) {
-        free (lab);
-        return NULL;
-    }
-    return lab;
-}
-
 int
 qc_cpu_area_filter (const qc_mask_t *src, int connectivity, size_t min_area,
                     size_t max_area, qc_mask_t *dst)
@@ -194,19 +183,13 @@ qc_cpu_area_filter (const qc_mask_t *src, int connectivity, size_t min_area,
     if (!qc_mask_valid (src) || !qc_mask_valid (dst) || src->w != dst->w
         || src->h != dst->h || !conn_ok (connectivity))
         return -1;
-    int32_t n;
-    size_t *area;
-    int32_t *lab = scratch_labels (src, 1, connectivity, &n, &area);
-    if (!lab)
+    qc_runs_t rs;
+    if (qc_runs_label (src, 1, connectivity, &rs) != 0)
         return -1;
-    size_t npx = qc_npix (src->w, src->h);
-    for (size_t i = 0; i < npx; i++) {
-        int32_t l = lab[i];
-        dst->px[i] = (uint8_t) (l && area[l] >= min_area
-                                && area[l] <= max_area);
-    }
-    free (lab);
-    free (area);
+    /* labelled before dst is touched: dst may be src */
+    memset (dst->px, 0, qc_npix (dst->w, dst->h));
+    qc_runs_paint (&rs, min_area, max_area, 1, dst);
+    qc_runs_free (&rs);
     return 0;
 }
 
@@ -217,19 +200,15 @@ qc_cpu_fill_holes (const qc_mask_t *src, int connectivity,
     if (!qc_mask_valid (src) || !qc_mask_valid (dst) || src->w != dst->w
         || src->h != dst->h || !conn_ok (connectivity))
         return -1;
-    int32_t n;
-    size_t *area;
-    int32_t *lab = scratch_labels (src, 0, connectivity, &n, &area);
-    if (!lab)
+    qc_runs_t rs;
+    if (qc_runs_label (src, 0, connectivity, &rs) != 0)
         return -1;
-    size_t npx = qc_npix (src->w, src->h);
-    for (size_t i = 0; i < npx; i++) {
-        int32_t l = lab[i];
-        dst->px[i] = (uint8_t) (src->px[i] != 0
-                                || (l && area[l] < area_threshold));
-    }
-    free (lab);
-    free (area);
+    size_t n = qc_npix (src->w, src->h);
+    for (size_t i = 0; i < n; i++)
+        dst->px[i] = src->px[i] != 0;
+    if (area_threshold > 0)
+        qc_runs_paint (&rs, 0, area_threshold - 1, 1, dst);
+    qc_runs_free (&rs);
     return 0;
 }
 
@@ -239,20 +218,18 @@ qc_cpu_region_summary (const qc_mask_t *src, int connectivity,
 {
     if (!qc_mask_valid (src) || !out || !conn_ok (connectivity))
         return -1;
-    int32_t n;
-    size_t *area;
-    int32_t *lab = scratch_labels (src, 1, connectivity, &n, &area);
-    if (!lab)
+    qc_runs_t rs;
+    if (qc_runs_label (src, 1, connectivity, &rs) != 0)
         return -1;
     size_t total = 0, mx = 0;
-    for (int32_t l = 1; l <= n; l++) {
-        total += area[l];
-        mx = area[l] > mx ? area[l] : mx;
-    }
-    out->n = (size_t) n;
-    out->mean_area = n ? (double) total / (double) n : 0.0;
+    for (size_t i = 0; i < rs.n; i++)
+        if ((size_t) rs.parent[i] == i) {
+            total += rs.area[i];
+            mx = rs.area[i] > mx ? rs.area[i] : mx;
+        }
+    out->n = rs.ncomp;
+    out->mean_area = rs.ncomp ? (double) total / (double) rs.ncomp : 0.0;
     out->max_area = mx;
-    free (lab);
-    free (area);
+    qc_runs_free (&rs);
     return 0;
 }

@@ -243,8 +243,8 @@ test_components (void)
 
     /* random masks against flood fill, both connectivities */
     for (int conn = 4; conn <= 8; conn += 4)
-        for (unsigned seed = 1; seed <= 4; seed++) {
-            qc_mask_t *r = random_mask (47, 39, 45 + (int) seed * 5, seed);
+        for (unsigned seed = 1; seed <= 12; seed++) {
+            qc_mask_t *r = random_mask (47, 39, 25 + (int) seed * 5, seed);
             qc_mask_t *a = qc_mask_new (47, 39), *b = qc_mask_new (47, 39);
             size_t *ar = malloc (47 * 39 * sizeof *ar);
             size_t *hr = malloc (47 * 39 * sizeof *hr);
@@ -272,6 +272,18 @@ test_components (void)
                     seen = lb->px[i];
                 }
             CHECK (badl == 0 && seen == lb->n);
+            /* the run-based summary against the pixel labelling */
+            qc_region_summary_t rsum;
+            size_t mx = 0, tot = 0;
+            for (int32_t k = 1; k <= lb->n; k++) {
+                tot += lb->area[k];
+                mx = lb->area[k] > mx ? lb->area[k] : mx;
+            }
+            CHECK (ops->region_summary (r, conn, &rsum) == 0
+                   && rsum.n == (size_t) lb->n && rsum.max_area == mx
+                   && rsum.mean_area == (lb->n ? (double) tot / lb->n : 0.0),
+                   "conn %d seed %u: summary %zu %zu vs %d %zu", conn, seed,
+                   rsum.n, rsum.max_area, lb->n, mx);
             qc_labels_destroy (&lb);
             free (ar);
             free (hr);
