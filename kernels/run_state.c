@@ -110,8 +110,11 @@ find_image (struct qc_run_state *st, qc_region_kind_t kind, double value)
     return NULL;
 }
 
+/* The image at work_size (NULL: image_work_size), read on first use
+ * and kept. With from set, a new image may instead be area-resized from
+ * from when it covers the same region and is at least as large. */
 static image_entry_t *
-image_entry (qc_run_t *run, const char *work_size)
+image_entry_via (qc_run_t *run, const char *work_size, const qc_rgb_t *from)
 {
     struct qc_run_state *st = state_of (run);
     if (!st)
@@ -150,27 +153,59 @@ image_entry (qc_run_t *run, const char *work_size)
     qc_region_plan_t plan;
     qc_rgb_t *img = NULL;
     char why[512];
-    if (!osr || qc_region_plan (osr, &req, &plan, why, sizeof why) != 0
-        || qc_region_read (osr, &plan, run->read_threads > 0
-                           ? run->read_threads : 1, &img, why, sizeof why) != 0) {
+    if (!osr || qc_region_plan (osr, &req, &plan, why, sizeof why) != 0) {
         if (!osr)
             snprintf (why, sizeof why, "slide has no OpenSlide handle");
         qc_run_fail (run, "reading the image at %s: %s",
                      work_size ? work_size : "image_work_size", why);
         return NULL;
     }
+    /* Every image of a run covers the same region (the slide, or its
+     * bounding box), so one no larger than from is from, shrunk. */
+    if (from && plan.out_w <= from->w && plan.out_h <= from->h
+        && (img = qc_rgb_new (plan.out_w, plan.out_h))
+        && qc_run_ops (run)->resize_rgb (from, QC_INTERP_AREA, img) != 0)
+        qc_rgb_destroy (&img);
+    if (img)
+        qc_log (QC_LOG_DEBUG, run->step ? run->step : "run_state",
+                "%s: image at %s: %d x %d, shrunk from %d x %d in memory",
+                run->filename ? run->filename : "?",
+                work_size ? work_size : "image_work_size", img->w, img->h,
+                from->w, from->h);
+    else if (qc_region_read (osr, &plan, run->read_threads > 0
+                             ? run->read_threads : 1, &img, why,
+                             sizeof why) != 0) {
+        qc_run_fail (run, "reading the image at %s: %s",
+                     work_size ? work_size : "image_work_size", why);
+        return NULL;
+    } else
+        qc_log (QC_LOG_DEBUG, run->step ? run->step : "run_state",
+                "%s: image at %s: level %d, %d x %d", run->filename
+                ? run->filename : "?", work_size ? work_size : "image_work_size",
+                plan.level, img->w, img->h);
     if (plan.warning[0])
         qc_run_warn (run, "%s", plan.warning);
-    qc_log (QC_LOG_DEBUG, run->step ? run->step : "run_state",
-            "%s: image at %s: level %d, %d x %d", run->filename
-            ? run->filename : "?", work_size ? work_size : "image_work_size",
-            plan.level, img->w, img->h);
     e = &st->images[st->nimages++];
     e->kind = kind;
     e->value = value;
     e->rgb = img;
     e->gray = NULL;
     return e;
+}
+
+static image_entry_t *
+image_entry (qc_run_t *run, const char *work_size)
+{
+    return image_entry_via (run, work_size, NULL);
+}
+
+const qc_rgb_t *
+qc_run_image_shrunk (qc_run_t *run, const char *work_size,
+                     const qc_rgb_t *from)
+{
+    image_entry_t *e = image_entry_via (run, work_size, qc_rgb_valid (from)
+                                                        ? from : NULL);
+    return e ? e->rgb : NULL;
 }
 
 const qc_rgb_t *

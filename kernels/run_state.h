@@ -23,6 +23,13 @@
  * image_work_size. NULL = [BaseImage.BaseImage]'s image_work_size, the
  * size of the tissue mask. Cached for the rest of the run. */
 const qc_rgb_t *qc_run_image (qc_run_t *run, const char *work_size);
+/* qc_run_image (run, work_size), but when that image is not in memory
+ * yet and is no larger than from (an image of this run), it is made by
+ * shrinking from (area average) instead of reading the slide again. For
+ * pictures such as thumbnails, where a second read buys nothing; steps
+ * that measure should read. */
+const qc_rgb_t *qc_run_image_shrunk (qc_run_t *run, const char *work_size,
+                                     const qc_rgb_t *from);
 /* skimage rgb2gray of qc_run_image (run, work_size), cached as well. */
 const qc_fimg_t *qc_run_gray (qc_run_t *run, const char *work_size);
 
