@@ -316,6 +316,32 @@ test_stats (void)
         CHECK (ops->fimg_quantile (f, NULL, qq, &q) == 0 && NEAR (q, ref, 1e-9),
                "q %g: %g vs %g", qq, q, ref);
     }
+    /* negative values, both zeros, ties and a mask, against sorting */
+    {
+        double sel[1000];
+        int ns = 0;
+        for (int i = 0; i < 1000; i++) {
+            f->px[i] = (float) (rand () % 5001 - 2500) / 100.0f;
+            if (i % 97 == 0)
+                f->px[i] = i % 2 ? -0.0f : 0.0f;
+            m->px[i] = rand () % 3 != 0;
+            if (m->px[i])
+                sel[ns++] = f->px[i];
+        }
+        qsort (sel, (size_t) ns, sizeof (double), cmp_double);
+        int bad = 0;
+        for (int k = 0; k <= 40; k++) {
+            double qq = k / 40.0, h = (ns - 1) * qq;
+            size_t lo = (size_t) floor (h);
+            double ref = sel[lo] + (h - lo) * (lo + 1 < (size_t) ns
+                                               ? sel[lo + 1] - sel[lo] : 0);
+            bad += ops->fimg_quantile (f, m, qq, &q) != 0 || !NEAR (q, ref, 1e-9);
+        }
+        CHECK (bad == 0, "%d masked quantiles off", bad);
+        f->px[3] = NAN;
+        m->px[3] = 1;
+        CHECK (ops->fimg_quantile (f, m, 0.5, &q) == 0 && isnan (q), "NaN propagates");
+    }
     qc_mask_fill (m, 0);
     CHECK (ops->fimg_quantile (f, m, 0.5, &q) == -1, "empty selection");
     CHECK (ops->fimg_stats (f, m, &st) == 0 && st.n == 0 && st.mean == 0);
