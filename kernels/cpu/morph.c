@@ -112,6 +112,91 @@ disk_within (const uint8_t *px, int w, int h, int seed_invert, int r,
     return 0;
 }
 
+#define SPAN_MAX_R 8     /* disk_spans up to this radius, else the EDT */
+
+/* What disk_within computes, for a small r: the disk is 2r + 1 rows of
+ * spans (half-width floor (sqrt (r^2 - dy^2)) at row offset dy), so a
+ * pixel is within r of a seed when some row y + dy has a seed within
+ * its span. Each distinct half-width is one pass of row prefix counts;
+ * the rows are then OR'ed. For the radius-3 openings of the default
+ * pipeline this is ~3x faster than the distance transform. */
+static int
+disk_spans (const uint8_t *px, int w, int h, int seed_invert, int r,
+            int out_invert, uint8_t *out)
+{
+    int nw = 0, which[SPAN_MAX_R + 1];
+    int widths[SPAN_MAX_R + 1];
+    for (int dy = 0; dy <= r; dy++) {
+        int x = 0;
+        while ((x + 1) * (x + 1) + dy * dy <= r * r)
+            x++;
+        which[dy] = -1;
+        for (int k = 0; k < nw; k++)
+            if (widths[k] == x)
+                which[dy] = k;
+        if (which[dy] < 0) {
+            widths[nw] = x;
+            which[dy] = nw++;
+        }
+    }
+    size_t n = qc_npix (w, h);
+    uint8_t *span = malloc ((size_t) nw * n + n);
+    int32_t *pre = malloc (((size_t) w + 1) * sizeof *pre);
+    if (!span || !pre) {
+        free (span);
+        free (pre);
+        return -1;
+    }
+    uint8_t *acc = span + (size_t) nw * n;
+    for (int y = 0; y < h; y++) {
+        const uint8_t *p = px + (size_t) y * w;
+        pre[0] = 0;
+        for (int x = 0; x < w; x++)
+            pre[x + 1] = pre[x] + ((p[x] != 0) ^ seed_invert);
+        for (int k = 0; k < nw; k++) {
+            uint8_t *o = span + (size_t) k * n + (size_t) y * w;
+            int d = widths[k];
+            /* the clamped ends apart, so the middle loop vectorises */
+            int a = d < w ? d : w, b = w - d - 1 > a ? w - d - 1 : a;
+            for (int x = 0; x < a; x++)
+                o[x] = pre[x + d + 1 > w ? w : x + d + 1] > pre[0];
+            for (int x = a; x < b; x++)
+                o[x] = pre[x + d + 1] > pre[x - d];
+            for (int x = b; x < w; x++)
+                o[x] = pre[x + d + 1 > w ? w : x + d + 1] > pre[x - d < 0 ? 0 : x - d];
+        }
+    }
+    for (int y = 0; y < h; y++) {
+        uint8_t *a = acc + (size_t) y * w;
+        memset (a, 0, (size_t) w);
+        for (int dy = -r; dy <= r; dy++) {
+            int yy = y + dy;
+            if (yy < 0 || yy >= h)
+                continue;
+            const uint8_t *s = span + (size_t) which[dy < 0 ? -dy : dy] * n
+                               + (size_t) yy * w;
+            for (int x = 0; x < w; x++)
+                a[x] |= s[x];
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        out[i] = (uint8_t) (acc[i] ^ out_invert);
+    free (span);
+    free (pre);
+    return 0;
+}
+
+/* A pixel within r of a seed: spans for small radii, else the
+ * distance transform. */
+static int
+within (const uint8_t *px, int w, int h, int seed_invert, int r,
+        int out_invert, uint8_t *out)
+{
+    return r <= SPAN_MAX_R
+           ? disk_spans (px, w, h, seed_invert, r, out_invert, out)
+           : disk_within (px, w, h, seed_invert, r, out_invert, out);
+}
+
 static int
 copy_normalised (const qc_mask_t *src, qc_mask_t *dst)
 {
@@ -133,17 +218,17 @@ qc_cpu_morph_disk (const qc_mask_t *src, int radius, qc_morph_t op,
     int w = src->w, h = src->h;
     switch (op) {
     case QC_MORPH_DILATE:
-        return disk_within (src->px, w, h, 0, radius, 0, dst->px);
+        return within (src->px, w, h, 0, radius, 0, dst->px);
     case QC_MORPH_ERODE:        /* ~dilate (~src) */
-        return disk_within (src->px, w, h, 1, radius, 1, dst->px);
+        return within (src->px, w, h, 1, radius, 1, dst->px);
     case QC_MORPH_OPEN:
-        if (disk_within (src->px, w, h, 1, radius, 1, dst->px))
+        if (within (src->px, w, h, 1, radius, 1, dst->px))
             return -1;
-        return disk_within (dst->px, w, h, 0, radius, 0, dst->px);
+        return within (dst->px, w, h, 0, radius, 0, dst->px);
     default:                    /* CLOSE */
-        if (disk_within (src->px, w, h, 0, radius, 0, dst->px))
+        if (within (src->px, w, h, 0, radius, 0, dst->px))
             return -1;
-        return disk_within (dst->px, w, h, 1, radius, 1, dst->px);
+        return within (dst->px, w, h, 1, radius, 1, dst->px);
     }
 }
 
