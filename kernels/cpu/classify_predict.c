@@ -78,7 +78,8 @@ block_margins (const qc_trees_t *m, const qc_fimg_t *const *planes,
 #define GROUPS 8                 /* 8 pixels a group, 8 groups a block */
 #define APIX   (GROUPS * 8)
 
-/* Adds trees [t0, t1) to the margins acc of the APIX pixels from i.
+/* Adds trees [t0, t1) to the margins acc of GROUPS groups of 8
+ * pixels, group g starting at pixel off[g].
  * pad holds each tree's leaves zero-padded to 64. The loops over groups
  * have constant bounds and are unrolled, so a block's indices stay in
  * registers through a tree's levels and the leaves through its lookups;
@@ -86,8 +87,8 @@ block_margins (const qc_trees_t *m, const qc_fimg_t *const *planes,
  * pixels. */
 __attribute__ ((target ("avx2"))) static void
 block_trees_avx2 (const qc_trees_t *m, const float *pad,
-                  const qc_fimg_t *const *planes, size_t i, int t0, int t1,
-                  double *acc)
+                  const qc_fimg_t *const *planes, const size_t *off, int t0,
+                  int t1, double *acc)
 {
     const int depth = m->depth;
     int32_t li[APIX] __attribute__ ((aligned (32)));
@@ -99,12 +100,12 @@ block_trees_avx2 (const qc_trees_t *m, const float *pad,
         /* bit k of the index: level k's answer, as the portable
          * path builds it */
         for (int k = 0; k < depth; k++, at++) {
-            const float *col = planes[m->feat[at]]->px + i;
+            const float *col = planes[m->feat[at]]->px;
             const __m256 thr = _mm256_set1_ps (m->thr[at]);
             const __m256i bit = _mm256_set1_epi32 (1 << k);
 #pragma GCC unroll 8
             for (int g = 0; g < GROUPS; g++) {
-                __m256 gt = _mm256_cmp_ps (_mm256_loadu_ps (col + 8 * g),
+                __m256 gt = _mm256_cmp_ps (_mm256_loadu_ps (col + off[g]),
                                            thr, _CMP_GT_OQ);
                 idx[g] = _mm256_or_si256 (
                     idx[g], _mm256_and_si256 (_mm256_castps_si256 (gt), bit));
@@ -156,10 +157,13 @@ predict_avx2 (const qc_trees_t *m, const float *pad,
               float *out)
 {
     double acc[APIX] __attribute__ ((aligned (32)));
+    size_t off[GROUPS];
     for (size_t i = start; i < start + n; i += APIX) {
         for (int j = 0; j < APIX; j++)
             acc[j] = m->base;
-        block_trees_avx2 (m, pad, planes, i, 0, m->ntrees, acc);
+        for (int g = 0; g < GROUPS; g++)
+            off[g] = i + 8 * (size_t) g;
+        block_trees_avx2 (m, pad, planes, off, 0, m->ntrees, acc);
         for (int j = 0; j < APIX; j++)
             out[i + (size_t) j] = (float) qc_px_sigmoid (acc[j]);
     }
@@ -173,35 +177,68 @@ typedef struct {
     double *lo, *hi;          /* ntrees + 1 each */
 } bounds_t;
 
-/* mask = probability > threshold for the n (a multiple of APIX) pixels
- * from start. Trees go in chunks of 8; after each, a block whose every
- * margin is so far from the threshold that the remaining trees cannot
- * carry it across is decided. */
+#define SPAN_GROUPS 512     /* groups of 8 pixels classified together */
+
+/* mask = probability > threshold for the n (a multiple of 8) pixels from
+ * start. Trees go in chunks of 8; after each, a group of 8 pixels whose
+ * margins are all so far from the threshold that the remaining trees
+ * cannot carry them across is decided and leaves; the groups still
+ * open are packed 8 at a time for the next chunk. */
 __attribute__ ((target ("avx2"))) static void
 classify_avx2 (const qc_trees_t *m, const float *pad, const bounds_t *bd,
                double threshold, const qc_fimg_t *const *planes,
                size_t start, size_t n, uint8_t *out)
 {
+    static __thread double gacc[SPAN_GROUPS * 8] __attribute__ ((aligned (32)));
+    int open[SPAN_GROUPS];
     double acc[APIX] __attribute__ ((aligned (32)));
-    for (size_t i = start; i < start + n; i += APIX) {
-        for (int j = 0; j < APIX; j++)
-            acc[j] = m->base;
-        int t = 0, decided = 0;
-        while (t < m->ntrees && !decided) {
-            int t1 = t + 8 < m->ntrees ? t + 8 : m->ntrees;
-            block_trees_avx2 (m, pad, planes, i, t, t1, acc);
-            t = t1;
-            if (t == m->ntrees)
-                break;
-            decided = 1;
-            for (int j = 0; j < APIX && decided; j++)
-                decided = acc[j] + bd->lo[t] > bd->logit + bd->eps
-                          || acc[j] + bd->hi[t] < bd->logit - bd->eps;
+    size_t off[GROUPS];
+    for (size_t base = start; base < start + n; base += 8 * SPAN_GROUPS) {
+        size_t left = (start + n - base) / 8;
+        int ng = left < SPAN_GROUPS ? (int) left : SPAN_GROUPS, nopen = ng;
+        for (int g = 0; g < ng; g++) {
+            open[g] = g;
+            for (int j = 0; j < 8; j++)
+                gacc[8 * g + j] = m->base;
         }
-        for (int j = 0; j < APIX; j++)
-            out[i + (size_t) j] = (uint8_t) (decided
-                ? acc[j] + bd->lo[t] > bd->logit + bd->eps
-                : (double) (float) qc_px_sigmoid (acc[j]) > threshold);
+        for (int t = 0; t < m->ntrees && nopen > 0;) {
+            int t1 = t + 8 < m->ntrees ? t + 8 : m->ntrees;
+            for (int b = 0; b < nopen; b += GROUPS) {
+                /* a short last batch repeats its first group into
+                 * scratch lanes that are not copied back */
+                int nb = nopen - b < GROUPS ? nopen - b : GROUPS;
+                for (int g = 0; g < GROUPS; g++) {
+                    int gi = open[b + (g < nb ? g : 0)];
+                    off[g] = base + 8 * (size_t) gi;
+                    memcpy (acc + 8 * g, gacc + 8 * gi, 8 * sizeof *acc);
+                }
+                block_trees_avx2 (m, pad, planes, off, t, t1, acc);
+                for (int g = 0; g < nb; g++)
+                    memcpy (gacc + 8 * open[b + g], acc + 8 * g, 8 * sizeof *acc);
+            }
+            t = t1;
+            int keep = 0;
+            for (int k = 0; k < nopen; k++) {
+                int gi = open[k];
+                const double *a = gacc + 8 * gi;
+                uint8_t *o = out + base + 8 * (size_t) gi;
+                int decided = 1;
+                if (t == m->ntrees)
+                    for (int j = 0; j < 8; j++)
+                        o[j] = (double) (float) qc_px_sigmoid (a[j]) > threshold;
+                else {
+                    for (int j = 0; j < 8 && decided; j++)
+                        decided = a[j] + bd->lo[t] > bd->logit + bd->eps
+                                  || a[j] + bd->hi[t] < bd->logit - bd->eps;
+                    if (decided)
+                        for (int j = 0; j < 8; j++)
+                            o[j] = a[j] + bd->lo[t] > bd->logit + bd->eps;
+                }
+                if (!decided)
+                    open[keep++] = gi;
+            }
+            nopen = keep;
+        }
     }
 }
 
@@ -359,13 +396,13 @@ qc_cpu_trees_classify (const struct qc_trees *model,
             bd.hi[t] = bd.hi[t + 1] + mx;
         }
         margin_threshold (threshold, &bd.logit, &bd.eps);
-        done = n - n % APIX;
+        done = n - n % 8;
         classify_avx2 (model, pad, &bd, threshold, planes, 0, done, dst->px);
         free (pad);
         free (bd.lo);
     }
 #endif
-    /* the last n % APIX pixels one by one, by the same sum */
+    /* the last n % 8 pixels one by one, by the same sum */
     if (done > 0) {
         const float *pp[QC_TREES_MAX_FEAT];
         for (int j = 0; j < nplanes; j++)
