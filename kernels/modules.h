@@ -54,6 +54,9 @@ typedef struct {
     double base_mag;         /* used when the slide has none; 0 = none */
     int enable_bounding_box; /* use openslide.bounds-* as the image */
     int in_memory_compression; /* accepted; nothing here to compress */
+    int resample_area;       /* image_resample = area: shrink levels by an
+                                exact area average (bands in parallel);
+                                0 = lanczos, PIL's thumbnail as HistoQC */
 } qc_base_params_t;
 
 /* What one pipeline run knows about its slide (HistoQC's BaseImage). One

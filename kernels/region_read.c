@@ -3,6 +3,9 @@
  * messages); kernels/cpu/band_reader.c does the parallel reading. */
 #include "kernels/region_read.h"
 
+#include "kernels/pil_resize.h"
+#include "kernels/pixel_math.h"
+
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
@@ -319,6 +322,7 @@ qc_region_plan (openslide_t *osr, const qc_region_request_t *req,
         plan->src_h = lh;
         plan->out_w = (int) (ow > INT32_MAX ? INT32_MAX : ow);
         plan->out_h = (int) (oh > INT32_MAX ? INT32_MAX : oh);
+        plan->pil = !req->area;
     } else if (req->kind != QC_REGION_LEVEL) {
         int level = level_for_factor (osr, factor);
         double ds = openslide_get_level_downsample (osr, level);
@@ -408,6 +412,48 @@ qc_region_read_rect (openslide_t *osr, int level, int64_t x0, int64_t y0,
     return 0;
 }
 
+#define WHOLE_MAX_PIXELS ((int64_t) 1 << 26)   /* 256 MiB of ARGB */
+
+/* The plan's level in one openslide_read_region from its corner, as
+ * openslide-python's get_thumbnail reads it. One read, not bands: where
+ * a level's downsample is not an integer, a band starting inside the
+ * level lands between its pixels and OpenSlide interpolates, which
+ * moved pixels by up to 5 levels against HistoQC's. Levels over
+ * WHOLE_MAX_PIXELS are read in bands (with that difference). */
+static int
+read_whole_level (openslide_t *osr, const qc_region_plan_t *plan,
+                  qc_rgb_t **out, char *err, size_t errlen)
+{
+    int64_t w = plan->src_w, h = plan->src_h;
+    if (w * h > WHOLE_MAX_PIXELS || w > INT32_MAX || h > INT32_MAX
+        || qc_image_check_size ((int) w, (int) h, NULL))
+        return qc_region_read_rect (osr, plan->level, plan->x0, plan->y0, w,
+                                    h, (int) w, (int) h, 0, out, err, errlen);
+    uint32_t *argb = malloc ((size_t) w * (size_t) h * sizeof *argb);
+    qc_rgb_t *img = qc_rgb_new ((int) w, (int) h);
+    if (!argb || !img) {
+        free (argb);
+        qc_rgb_destroy (&img);
+        set_err (err, errlen, "out of memory for level %d (%lld x %lld)",
+                 plan->level, (long long) w, (long long) h);
+        return -1;
+    }
+    openslide_read_region (osr, argb, plan->x0, plan->y0, plan->level, w, h);
+    if (osr_failed (osr, err, errlen)) {
+        free (argb);
+        qc_rgb_destroy (&img);
+        return -1;
+    }
+    uint8_t bg[3];
+    background (osr, bg);
+    size_t n = (size_t) w * (size_t) h;
+    for (size_t i = 0; i < n; i++)
+        qc_px_argb_over (argb[i], bg[0], bg[1], bg[2], img->px + 3 * i);
+    free (argb);
+    *out = img;
+    return 0;
+}
+
 int
 qc_region_read (openslide_t *osr, const qc_region_plan_t *plan, int nthreads,
                 qc_rgb_t **out, char *err, size_t errlen)
@@ -416,15 +462,31 @@ qc_region_read (openslide_t *osr, const qc_region_plan_t *plan, int nthreads,
         set_err (err, errlen, "no plan");
         return -1;
     }
-    return qc_region_read_rect (osr, plan->level, plan->x0, plan->y0,
-                                plan->src_w, plan->src_h, plan->out_w,
-                                plan->out_h, nthreads, out, err, errlen);
+    if (!plan->pil || (plan->src_w == plan->out_w && plan->src_h == plan->out_h))
+        return qc_region_read_rect (osr, plan->level, plan->x0, plan->y0,
+                                    plan->src_w, plan->src_h, plan->out_w,
+                                    plan->out_h, nthreads, out, err, errlen);
+    /* the whole level, then PIL's thumbnail resampling */
+    qc_rgb_t *level = NULL;
+    if (read_whole_level (osr, plan, &level, err, errlen))
+        return -1;
+    qc_rgb_t *img = qc_rgb_new (plan->out_w, plan->out_h);
+    if (!img || qc_pil_thumbnail_resize (level, img) != 0) {
+        set_err (err, errlen, "out of memory shrinking a %lld x %lld level",
+                 (long long) plan->src_w, (long long) plan->src_h);
+        qc_rgb_destroy (&img);
+        qc_rgb_destroy (&level);
+        return -1;
+    }
+    qc_rgb_destroy (&level);
+    *out = img;
+    return 0;
 }
 
 qc_rgb_t *
 qc_region_read_work_size (openslide_t *osr, const char *work_size,
-                          double base_mag_fallback, int nthreads, char *err,
-                          size_t errlen)
+                          double base_mag_fallback, int area, int nthreads,
+                          char *err, size_t errlen)
 {
     qc_region_request_t req;
     memset (&req, 0, sizeof req);
@@ -435,6 +497,7 @@ qc_region_read_work_size (openslide_t *osr, const char *work_size,
     }
     if (qc_region_base_mag (osr, base_mag_fallback, &req.base_mag))
         req.base_mag = 0.0;     /* only MAG needs it; plan says so */
+    req.area = area;
     qc_region_plan_t plan;
     qc_rgb_t *img = NULL;
     if (qc_region_plan (osr, &req, &plan, err, errlen)

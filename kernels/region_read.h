@@ -17,8 +17,12 @@
  * from the level whose downsample is within 1% of the factor, else
  * OpenSlide's best level (largest downsample not above the factor).
  *
- * The pixels differ from HistoQC's in the resampling only: an exact area
- * average (kernels/cpu/resize.c) instead of PIL's Lanczos.
+ * Without a bounding box the level is read whole and shrunk as PIL's
+ * Image.thumbnail does (kernels/pil_resize.c): HistoQC's pixels, bit for
+ * bit where OpenSlide decodes the same. With request.area (the project's
+ * default config: image_resample = area) or a bounding box, the level is
+ * area-averaged instead (kernels/cpu/resize.c): an exact box average,
+ * read in bands by several threads.
  *
  * Reading (kernels/cpu/band_reader.c) is done by a few threads
  * (openslide_read_region is thread-safe on one handle) in bands cut at
@@ -53,6 +57,8 @@ typedef struct {
     double base_mag;          /* slide magnification; MAG needs it > 0 */
     int use_bbox;             /* HistoQC's enable_bounding_box */
     int64_t bbox_x, bbox_y, bbox_w, bbox_h;   /* level-0 pixels */
+    int area;                 /* shrink by area average, not PIL's
+                                 thumbnail (used without a bounding box) */
 } qc_region_request_t;
 
 typedef struct {
@@ -60,6 +66,9 @@ typedef struct {
     double level_downsample;
     int64_t x0, y0;           /* level-0 top-left of the region read */
     int64_t src_w, src_h;     /* region size in level pixels */
+    int pil;                  /* shrink as PIL's Image.thumbnail does
+                                 (the whole level read, then
+                                 kernels/pil_resize.c) */
     int out_w, out_h;         /* the working image's exact size */
     char warning[256];        /* non-empty when the request was adjusted */
 } qc_region_plan_t;
@@ -97,11 +106,12 @@ int qc_region_read_rect (openslide_t *osr, int level, int64_t x0, int64_t y0,
                          size_t errlen);
 
 /* Parse, find the magnification (fallback as above), plan and read:
- * the working image for a work size text such as "1.25x". NULL with a
- * message in err on failure. */
+ * the working image for a work size text such as "1.25x", shrunk by area
+ * average (area) or as PIL's thumbnail. NULL with a message in err on
+ * failure. */
 qc_rgb_t *qc_region_read_work_size (openslide_t *osr, const char *work_size,
-                                    double base_mag_fallback, int nthreads,
-                                    char *err, size_t errlen);
+                                    double base_mag_fallback, int area,
+                                    int nthreads, char *err, size_t errlen);
 
 /* PIL Image.thumbnail's size for a w x h image fitted into box_w x box_h
  * (exposed for tests and for modules that mimic other thumbnails). */

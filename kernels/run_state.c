@@ -149,6 +149,7 @@ image_entry_via (qc_run_t *run, const char *work_size, const qc_rgb_t *from)
         .use_bbox = use_bbox (run),
         .bbox_x = run->bbox_x, .bbox_y = run->bbox_y,
         .bbox_w = run->bbox_w, .bbox_h = run->bbox_h,
+        .area = run->base ? run->base->resample_area : 0,
     };
     qc_region_plan_t plan;
     qc_rgb_t *img = NULL;

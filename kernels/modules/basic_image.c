@@ -59,8 +59,10 @@ qc_base_params_parse (const qc_config_section_t *sec, qc_base_params_t *out,
     }
     const char *name = sec ? qc_config_section_name (sec) : "BaseImage.BaseImage";
     memset (out, 0, sizeof *out);
-    const char *ws, *ms, *bm;
+    const char *ws, *ms, *bm, *rs;
     if (qc_config_get_string (sec, "image_work_size", "1.25x", &ws, err, errlen)
+        || qc_config_get_string (sec, "image_resample", "lanczos", &rs, err,
+                                 errlen)
         || qc_config_get_string (sec, "mask_statistics", "relative2mask", &ms,
                                  err, errlen)
         || qc_config_get_string (sec, "base_mag", NULL, &bm, err, errlen)
@@ -88,6 +90,16 @@ qc_base_params_parse (const qc_config_section_t *sec, qc_base_params_t *out,
         set_err (err, errlen, "[%s] mask_statistics = '%.64s' (line %d): must be "
                  "relative2mask, absolute or relative2image", name, ms,
                  qc_config_key_line (sec, "mask_statistics"));
+        return -1;
+    }
+    if (strcmp (rs, "lanczos") == 0)
+        out->resample_area = 0;
+    else if (strcmp (rs, "area") == 0)
+        out->resample_area = 1;
+    else {
+        set_err (err, errlen, "[%s] image_resample = '%.64s' (line %d): must be "
+                 "lanczos (HistoQC's images) or area", name, rs,
+                 qc_config_key_line (sec, "image_resample"));
         return -1;
     }
     if (bm && parse_number_x (bm, &out->base_mag) != 0) {
@@ -186,7 +198,7 @@ run_base (qc_run_t *run)
 
 static const char *const params[] = {
     "image_work_size", "mask_statistics", "confirm_base_mag", "base_mag",
-    "enable_bounding_box", "in_memory_compression", NULL
+    "enable_bounding_box", "in_memory_compression", "image_resample", NULL
 };
 
 static const char *const columns[] = {

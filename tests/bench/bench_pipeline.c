@@ -80,7 +80,7 @@ bench_one_slide (const char *path, int repeat, int show_steps)
     int ow = 0, oh = 0;
     for (int i = 0; i < repeat; i++) {
         double t0 = now_s (), c0 = cpu_s ();
-        qc_rgb_t *img = qc_region_read_work_size (osr, "1.25x", 0, 1, err, sizeof err);
+        qc_rgb_t *img = qc_region_read_work_size (osr, "1.25x", 0, 1, 1, err, sizeof err);
         double t = now_s () - t0, c = cpu_s () - c0;
         if (!img) {
             fprintf (stderr, "read failed: %s\n", err);

@@ -125,7 +125,7 @@ test_plans (void)
                && strstr (err, "magnification") != NULL, "%s", err);
         CHECK (plan_for (osr, "500", 0, &p, err, sizeof err) == 0
                && p.out_w == 500 && p.out_h == 401, "pixel sizes need none");
-        CHECK (qc_region_read_work_size (osr, "1.25x", 0, 2, err, sizeof err)
+        CHECK (qc_region_read_work_size (osr, "1.25x", 0, 1, 2, err, sizeof err)
                == NULL && strstr (err, "base_mag") != NULL, "%s", err);
         openslide_close (osr);
     }
@@ -137,7 +137,7 @@ test_plans (void)
                && p.level == 0 && p.out_w == 2220 && p.warning[0] != '\0');
         /* bounding box: rint (bbox / 16) exactly */
         qc_region_request_t req = { QC_REGION_MAG, 1.25, 20.0, 1,
-                                    100, 200, 1600, 1608 };
+                                    100, 200, 1600, 1608, 1 };
         CHECK (qc_region_plan (osr, &req, &p, err, sizeof err) == 0
                && p.x0 == 100 && p.y0 == 200 && p.src_w == 1600
                && p.src_h == 1608 && p.out_w == 100 && p.out_h == 100,
@@ -159,7 +159,7 @@ test_read_cmu (void)
     openslide_t *osr = open_slide ("real/CMU-1-Small-Region.svs");
     if (!osr)
         return;
-    qc_rgb_t *img = qc_region_read_work_size (osr, "1.25x", 0, 4, err,
+    qc_rgb_t *img = qc_region_read_work_size (osr, "1.25x", 0, 1, 4, err,
                                               sizeof err);
     CHECK (img && img->w == 138 && img->h == 185, "%s", err);
     if (img) {
@@ -184,7 +184,7 @@ test_read_cmu (void)
                s[0] / (tissue ? tissue : 1), s[1] / (tissue ? tissue : 1),
                s[2] / (tissue ? tissue : 1));
         /* the same with one thread, bit for bit */
-        qc_rgb_t *one = qc_region_read_work_size (osr, "1.25x", 0, 1, err,
+        qc_rgb_t *one = qc_region_read_work_size (osr, "1.25x", 0, 1, 1, err,
                                                   sizeof err);
         CHECK (one && memcmp (one->px, img->px, n * 3) == 0,
                "thread count changes nothing");
@@ -254,7 +254,7 @@ test_matches_histoqc (void)
         return;
     }
     openslide_t *osr = open_slide ("real/TCGA-CR-7395-pyramid.svs");
-    qc_rgb_t *img = osr ? qc_region_read_work_size (osr, "1.25x", 0, 4, err,
+    qc_rgb_t *img = osr ? qc_region_read_work_size (osr, "1.25x", 0, 1, 4, err,
                                                     sizeof err) : NULL;
     CHECK (img && img->w == ref->w && img->h == ref->h, "%s", err);
     if (img && img->w == ref->w && img->h == ref->h) {
@@ -278,7 +278,7 @@ test_failures (void)
     snprintf (path, sizeof path, "%s/odd/unreadable.svs", slide_dir);
     openslide_t *osr = openslide_open (path);
     if (osr) {
-        qc_rgb_t *img = qc_region_read_work_size (osr, "1.25x", 20, 4, err,
+        qc_rgb_t *img = qc_region_read_work_size (osr, "1.25x", 20, 1, 4, err,
                                                   sizeof err);
         CHECK (img == NULL && strlen (err) > 0, "unreadable.svs: '%s'", err);
         printf ("unreadable.svs: %s\n", err);
@@ -286,16 +286,16 @@ test_failures (void)
     } else {
         CHECK (0, "unreadable.svs should open (its pixels fail)");
     }
-    CHECK (qc_region_read_work_size (NULL, "1.25x", 20, 4, err, sizeof err)
+    CHECK (qc_region_read_work_size (NULL, "1.25x", 20, 1, 4, err, sizeof err)
            == NULL);
     snprintf (path, sizeof path, "%s/odd/small.svs", slide_dir);
     osr = openslide_open (path);
     if (osr) {                  /* 16 x 16: 1 x 1 at 1.25x of 20x */
-        qc_rgb_t *img = qc_region_read_work_size (osr, "1.25x", 20, 4, err,
+        qc_rgb_t *img = qc_region_read_work_size (osr, "1.25x", 20, 1, 4, err,
                                                   sizeof err);
         CHECK (img && img->w >= 1 && img->h >= 1, "%s", err);
         qc_rgb_destroy (&img);
-        img = qc_region_read_work_size (osr, "1000", 0, 4, err, sizeof err);
+        img = qc_region_read_work_size (osr, "1000", 0, 1, 4, err, sizeof err);
         CHECK (img && img->w == 16 && img->h == 16, "not enlarged: %s", err);
         qc_rgb_destroy (&img);
         openslide_close (osr);
