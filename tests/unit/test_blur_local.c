@@ -109,9 +109,9 @@ read_slide (const char *path, slide_imgs_t *s)
     CHECK (osr != NULL, "open %s", path);
     if (!osr)
         return -1;
-    s->work = qc_region_read_work_size (osr, "2.5x", 0, 2, err, sizeof err);
+    s->work = qc_region_read_work_size (osr, "2.5x", 0, 1, 2, err, sizeof err);
     CHECK (s->work != NULL, "%s 2.5x: %s", path, err);
-    s->base = qc_region_read_work_size (osr, "1.25x", 0, 2, err, sizeof err);
+    s->base = qc_region_read_work_size (osr, "1.25x", 0, 1, 2, err, sizeof err);
     CHECK (s->base != NULL, "%s 1.25x: %s", path, err);
     openslide_close (osr);
     if (!s->work || !s->base)
