@@ -184,18 +184,7 @@ qc_png_encode_mask (const qc_mask_t *mask, unsigned char **data, size_t *size,
         set_err (err, errlen, "invalid mask");
         return -1;
     }
-    size_t n = qc_npix (mask->w, mask->h);
-    uint8_t *g = malloc (n);
-    if (!g) {
-        set_err (err, errlen, "out of memory");
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++)
-        g[i] = mask->px[i] ? 255 : 0;
-    int rc = encode (g, mask->w, mask->h, 1, PACK_MASK, data, size, err,
-                     errlen);
-    free (g);
-    return rc;
+    return qc_png_encode_runs (mask, data, size, err, errlen);
 }
 
 int

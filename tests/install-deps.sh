@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages that building and testing need. Does
 # nothing when they are already there; needs root (or sudo) otherwise.
 set -e
-PKGS="build-essential pkg-config libzmq3-dev libczmq-dev libmsgpack-dev libopenslide-dev libcurl4-openssl-dev libpng-dev libjpeg-dev libtiff-dev python3"
+PKGS="build-essential pkg-config libzmq3-dev libczmq-dev libmsgpack-dev libopenslide-dev libcurl4-openssl-dev libpng-dev zlib1g-dev libjpeg-dev libtiff-dev python3"
 missing=""
 for p in $PKGS; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

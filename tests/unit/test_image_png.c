@@ -77,6 +77,51 @@ test_gray_mask_float (void)
     free (data);
     qc_mask_destroy (&m);
 
+    /* run-written masks (kernels/png_runs.c) read back by libpng, pixel
+     * for pixel: runs of every length around deflate's copy limits
+     * (1-3, 257-262, 516-520), one-pixel and one-row images, all set,
+     * none set, alternating, and random */
+    {
+        static const int sizes[][2] = { { 1, 1 }, { 1, 9 }, { 700, 1 },
+                                        { 259, 2 }, { 260, 2 }, { 261, 2 },
+                                        { 517, 3 }, { 518, 3 }, { 2, 300 },
+                                        { 523, 17 }, { 64, 64 } };
+        int bad = 0, cases = 0;
+        unsigned rng = 12345;
+        for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++)
+            for (int pattern = 0; pattern < 5; pattern++) {
+                int mw = sizes[k][0], mh = sizes[k][1];
+                qc_mask_t *mm = qc_mask_new (mw, mh);
+                for (int i = 0; i < mw * mh; i++) {
+                    int x = i % mw, y = i / mw;
+                    rng = rng * 1103515245u + 12345u;
+                    mm->px[i] = (uint8_t) (pattern == 0 ? 1
+                        : pattern == 1 ? 0
+                        : pattern == 2 ? (x + y) & 1
+                        : pattern == 3 ? (x / (1 + y % 7)) % 2 == 0
+                            && x % (257 + y % 8) > 2
+                        : (rng >> 16) % 5 == 0);
+                }
+                unsigned char *d = NULL;
+                size_t n = 0;
+                CHECK (qc_png_encode_mask (mm, &d, &n, err, sizeof err) == 0);
+                qc_rgb_t *rb = d ? qc_png_decode_rgb (d, n, err, sizeof err) : NULL;
+                cases++;
+                if (!rb || rb->w != mw || rb->h != mh)
+                    bad++;
+                else
+                    for (int i = 0; i < mw * mh; i++)
+                        if (rb->px[3 * i] != (mm->px[i] ? 255 : 0)) {
+                            bad++;
+                            break;
+                        }
+                qc_rgb_destroy (&rb);
+                free (d);
+                qc_mask_destroy (&mm);
+            }
+        CHECK (bad == 0, "%d of %d masks read back wrong: %s", bad, cases, err);
+    }
+
     /* float: rint (clip (v, 0, 1) * 255) */
     qc_fimg_t *f = qc_fimg_new (4, 1);
     f->px[0] = -0.5f, f->px[1] = 0.5f, f->px[2] = 1.5f, f->px[3] = 0.1f;
