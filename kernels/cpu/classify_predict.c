@@ -178,6 +178,7 @@ typedef struct {
 } bounds_t;
 
 #define SPAN_GROUPS 512     /* groups of 8 pixels classified together */
+#define CHUNK 8             /* trees between checks for settled groups */
 
 /* mask = probability > threshold for the n (a multiple of 8) pixels from
  * start. Trees go in chunks of 8; after each, a group of 8 pixels whose
@@ -202,7 +203,7 @@ classify_avx2 (const qc_trees_t *m, const float *pad, const bounds_t *bd,
                 gacc[8 * g + j] = m->base;
         }
         for (int t = 0; t < m->ntrees && nopen > 0;) {
-            int t1 = t + 8 < m->ntrees ? t + 8 : m->ntrees;
+            int t1 = t + CHUNK < m->ntrees ? t + CHUNK : m->ntrees;
             for (int b = 0; b < nopen; b += GROUPS) {
                 /* a short last batch repeats its first group into
                  * scratch lanes that are not copied back */
