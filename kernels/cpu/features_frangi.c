@@ -163,6 +163,10 @@ frangi_row_avx2 (const float *hcc, const float *cu, const float *cd,
                                       _mm256_andnot_pd (sign, a), _CMP_LT_OQ);
         __m256d l1 = _mm256_blendv_pd (a, b, swap), l2 = _mm256_blendv_pd (b, a, swap);
         __m256d pos = _mm256_cmp_pd (l2, zero, _CMP_GT_OQ);
+        /* all four bright-side (l2 > 0): vesselness 0, and o >= 0
+         * already, so nothing changes; skip the exponentials */
+        if (_mm256_movemask_pd (pos) == 0xf)
+            continue;
         __m256d al2 = _mm256_andnot_pd (sign, l2);
         __m256d den = _mm256_blendv_pd (al2, tiny, _mm256_cmp_pd (al2, zero, _CMP_EQ_OQ));
         __m256d q = _mm256_div_pd (l1, den);
