@@ -80,6 +80,10 @@ int qc_cpu_resize_mask (const qc_mask_t *src, qc_interp_t interp,
 
 /* features_frangi.c, features_lbp.c, features_gabor.c,
  * features_median.c, classify_predict.c (ClassificationModule) */
+/* The Gaussian of qc_cpu_gaussian summed in float (filter_f32.c): for
+ * the frangi feature, ~1e-7 relative from the double sums. */
+int qc_cpu_gaussian_f32 (const qc_fimg_t *src, double sigma, double truncate,
+                         qc_border_t border, qc_fimg_t *dst);
 int qc_cpu_frangi (const qc_fimg_t *src, const double *sigmas, int nsigmas,
                    double beta, double gamma, int black_ridges,
                    qc_fimg_t *dst);

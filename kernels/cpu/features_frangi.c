@@ -2,7 +2,8 @@
  * HistoQC's ClassificationModule computes as its "frangi" feature).
  *
  * Per sigma: Gaussian smoothing (scipy's sampled kernel, truncate 4,
- * border REFLECT as skimage's mode default), first differences by
+ * border REFLECT as skimage's mode default; summed in float,
+ * filter_f32.c), first differences by
  * np.gradient (central inside, one-sided at the edges) along columns and
  * rows, then the same again for the second differences; skimage 0.19
  * builds the Hessian this way rather than from Gaussian derivatives, and
@@ -226,7 +227,7 @@ qc_cpu_frangi (const qc_fimg_t *src, const double *sigmas, int nsigmas,
     const double beta_sq = 2.0 * beta * beta, gamma_sq = 2.0 * gamma * gamma;
     for (int k = 0; k < nsigmas; k++) {
         double s2 = sigmas[k] * sigmas[k];
-        if (qc_cpu_gaussian (img, sigmas[k], 4.0, QC_BORDER_REFLECT, sm) != 0)
+        if (qc_cpu_gaussian_f32 (img, sigmas[k], 4.0, QC_BORDER_REFLECT, sm) != 0)
             goto out;
         gradients (sm->px, w, h, gc, gr);
         for (int y = 0; y < h; y++) {
