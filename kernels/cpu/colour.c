@@ -4,6 +4,9 @@
 
 #include <string.h>
 #include <strings.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 static int
 same_size_rgb_f (const qc_rgb_t *src, const qc_fimg_t *dst)
@@ -126,6 +129,20 @@ qc_cpu_rgb_to_space (const qc_rgb_t *src, qc_colorspace_t space,
     return 0;
 }
 
+/* s > 0 ? s : 0 without a branch (SSE2's maxsd picks its second operand
+ * unless the first is greater, as the comparison does for NaN and -0):
+ * stains are positive and zero about equally often, and the branch
+ * mispredicted on half the pixels. */
+static inline double
+clip_low (double s)
+{
+#ifdef __SSE2__
+    return _mm_cvtsd_f64 (_mm_max_sd (_mm_set_sd (s), _mm_setzero_pd ()));
+#else
+    return s > 0.0 ? s : 0.0;
+#endif
+}
+
 int
 qc_cpu_separate_stains (const qc_rgb_t *src, const qc_mat3_t *m,
                         qc_fimg_t *c0, qc_fimg_t *c1, qc_fimg_t *c2)
@@ -133,20 +150,24 @@ qc_cpu_separate_stains (const qc_rgb_t *src, const qc_mat3_t *m,
     if (!m || !same_size_rgb_f (src, c0) || !same_size_rgb_f (src, c1)
         || !same_size_rgb_f (src, c2) || c0 == c1 || c1 == c2 || c0 == c2)
         return -1;
-    /* The density is per channel value: a 256-entry table replaces a
-     * log per channel per pixel, with the same numbers. */
-    double od[256];
-    for (int v = 0; v < 256; v++)
-        od[v] = qc_px_stain_od ((uint8_t) v);
+    /* Each stain is od(r) m[j] + od(g) m[3+j] + od(b) m[6+j]
+     * (qc_px_stains_from_od): nine 256-entry tables of those products,
+     * added in the same order and clipped the same way, give the same
+     * numbers without a log or a multiply per pixel. */
+    double t[3][3][256];            /* [stain j][channel c][value] */
+    for (int v = 0; v < 256; v++) {
+        double od = qc_px_stain_od ((uint8_t) v);
+        for (int j = 0; j < 3; j++)
+            for (int c = 0; c < 3; c++)
+                t[j][c][v] = od * m->m[3 * c + j];
+    }
     size_t n = qc_npix (src->w, src->h);
     const uint8_t *p = src->px;
-    double s[3];
-    for (size_t i = 0; i < n; i++, p += 3) {
-        qc_px_stains_from_od (*m, od[p[0]], od[p[1]], od[p[2]], s);
-        c0->px[i] = (float) s[0];
-        c1->px[i] = (float) s[1];
-        c2->px[i] = (float) s[2];
-    }
+    float *o[3] = { c0->px, c1->px, c2->px };
+    for (size_t i = 0; i < n; i++, p += 3)
+        for (int j = 0; j < 3; j++)
+            o[j][i] = (float) clip_low (t[j][0][p[0]] + t[j][1][p[1]]
+                                        + t[j][2][p[2]]);
     return 0;
 }
 
