@@ -243,16 +243,6 @@ classify_avx2 (const qc_trees_t *m, const float *pad, const bounds_t *bd,
     }
 }
 
-static int
-have_avx2 (void)
-{
-    static int known = -1;     /* a benign race: every thread finds the same */
-    if (known < 0) {
-        __builtin_cpu_init ();
-        known = __builtin_cpu_supports ("avx2") ? 1 : 0;
-    }
-    return known;
-}
 #endif
 
 #ifdef QC_PREDICT_AVX2
@@ -262,7 +252,7 @@ have_avx2 (void)
 static float *
 padded_leaves (const qc_trees_t *model)
 {
-    if (model->depth > 6 || !have_avx2 ())
+    if (model->depth > 6 || !qc_cpu_have_avx2 ())
         return NULL;
     float *pad = aligned_alloc (32, (size_t) model->ntrees * 64 * sizeof *pad);
     if (!pad)

@@ -16,16 +16,6 @@
 
 #include "kernels/cpu/component_runs.h"
 
-static int32_t
-root_of (int32_t *parent, int32_t r)
-{
-    while (parent[r] != r) {
-        parent[r] = parent[parent[r]];      /* path halving */
-        r = parent[r];
-    }
-    return r;
-}
-
 static int
 grow (qc_runs_t *rs)
 {
@@ -96,8 +86,8 @@ qc_runs_label (const qc_mask_t *src, int want, int conn, qc_runs_t *rs)
             while (k < prev1 && rs->x1[k] < s - widen)
                 k++;
             for (size_t j = k; j < prev1 && rs->x0[j] <= x - 1 + widen; j++) {
-                int32_t a = root_of (rs->parent, (int32_t) me);
-                int32_t b = root_of (rs->parent, (int32_t) j);
+                int32_t a = qc_uf_root (rs->parent, (int32_t) me);
+                int32_t b = qc_uf_root (rs->parent, (int32_t) j);
                 if (a != b)
                     rs->parent[a > b ? a : b] = a < b ? a : b;
             }
@@ -113,7 +103,7 @@ qc_runs_label (const qc_mask_t *src, int want, int conn, qc_runs_t *rs)
         return -1;
     }
     for (size_t i = 0; i < rs->n; i++) {
-        int32_t r = root_of (rs->parent, (int32_t) i);
+        int32_t r = qc_uf_root (rs->parent, (int32_t) i);
         rs->parent[i] = r;
         rs->area[r] += (size_t) (rs->x1[i] - rs->x0[i] + 1);
         if ((size_t) r == i)

@@ -7,6 +7,18 @@
 
 #include "kernels/image.h"
 
+/* Union-find: the root of l, halving the path on the way (shared by
+ * the pixel labelling of components.c and the runs here). */
+static inline int32_t
+qc_uf_root (int32_t *parent, int32_t l)
+{
+    while (parent[l] != l) {
+        parent[l] = parent[parent[l]];
+        l = parent[l];
+    }
+    return l;
+}
+
 typedef struct {
     int w, h;
     size_t n, cap;        /* runs */

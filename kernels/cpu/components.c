@@ -23,20 +23,10 @@ typedef struct {
 } forest_t;
 
 static int32_t
-find_root (int32_t *parent, int32_t l)
-{
-    while (parent[l] != l) {
-        parent[l] = parent[parent[l]];      /* path halving */
-        l = parent[l];
-    }
-    return l;
-}
-
-static int32_t
 merge (int32_t *parent, int32_t a, int32_t b)
 {
-    a = find_root (parent, a);
-    b = find_root (parent, b);
+    a = qc_uf_root (parent, a);
+    b = qc_uf_root (parent, b);
     if (a < b) {
         parent[b] = a;
         return a;
@@ -127,7 +117,7 @@ label_value (const uint8_t *px, int w, int h, int want, int conn,
             area[0]++;
             continue;
         }
-        int32_t r = find_root (f.parent, lab[i]);
+        int32_t r = qc_uf_root (f.parent, lab[i]);
         if (!final[r]) {
             final[r] = ++count;
             if ((size_t) count >= cap) {

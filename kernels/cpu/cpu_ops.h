@@ -80,6 +80,13 @@ int qc_cpu_resize_mask (const qc_mask_t *src, qc_interp_t interp,
 
 /* features_frangi.c, features_lbp.c, features_gabor.c,
  * features_median.c, classify_predict.c (ClassificationModule) */
+/* 1 when the CPU runs AVX2 (cpu_features.c). */
+int qc_cpu_have_avx2 (void);
+
+/* scipy's Gaussian kernel: wt[k] = exp (-k^2 / (2 sigma^2)) for k in
+ * 0..r, normalised so that wt[0] + 2 sum wt[1..r] = 1 (filter.c). */
+void qc_cpu_gauss_weights (double sigma, int r, double *wt);
+
 /* The Gaussian of qc_cpu_gaussian summed in float (filter_f32.c): for
  * the frangi feature, ~1e-7 relative from the double sums. */
 int qc_cpu_gaussian_f32 (const qc_fimg_t *src, double sigma, double truncate,

@@ -188,16 +188,6 @@ frangi_row_avx2 (const float *hcc, const float *cu, const float *cd,
     frangi_row_scalar (hcc, cu, cd, ru, rd, s2, f, beta_sq, gamma_sq, o, x, w);
 }
 
-static int
-frangi_have_avx2 (void)
-{
-    static int known = -1;     /* a benign race: every thread finds the same */
-    if (known < 0) {
-        __builtin_cpu_init ();
-        known = __builtin_cpu_supports ("avx2") ? 1 : 0;
-    }
-    return known;
-}
 #endif
 
 int
@@ -240,7 +230,7 @@ qc_cpu_frangi (const qc_fimg_t *src, const double *sigmas, int nsigmas,
             const float *ru = gr + (size_t) up * w, *rd = gr + (size_t) dn * w;
             float *o = dst->px + (size_t) y * w;
 #ifdef QC_FRANGI_AVX2
-            if (frangi_have_avx2 ())
+            if (qc_cpu_have_avx2 ())
                 frangi_row_avx2 (hcc, cu, cd, ru, rd, s2, f, beta_sq, gamma_sq,
                                  o, w);
             else

@@ -159,6 +159,19 @@ gauss_rows (const float *src, int w, int h, const double *wt, int r,
     }
 }
 
+void
+qc_cpu_gauss_weights (double sigma, int r, double *wt)
+{
+    /* scipy samples exp(-x^2 / (2 sigma^2)) at integers and normalises. */
+    double sum = 0.0;
+    for (int k = 0; k <= r; k++) {
+        wt[k] = exp (-0.5 / (sigma * sigma) * (double) k * (double) k);
+        sum += k ? 2.0 * wt[k] : wt[k];
+    }
+    for (int k = 0; k <= r; k++)
+        wt[k] /= sum;
+}
+
 int
 qc_cpu_gaussian (const qc_fimg_t *src, double sigma, double truncate,
                  qc_border_t border, qc_fimg_t *dst)
@@ -189,14 +202,7 @@ qc_cpu_gaussian (const qc_fimg_t *src, double sigma, double truncate,
         free (tmp);
         return -1;
     }
-    /* scipy samples exp(-x^2 / (2 sigma^2)) at integers and normalises. */
-    double sum = 0.0;
-    for (int k = 0; k <= r; k++) {
-        wt[k] = exp (-0.5 / (sigma * sigma) * (double) k * (double) k);
-        sum += k ? 2.0 * wt[k] : wt[k];
-    }
-    for (int k = 0; k <= r; k++)
-        wt[k] /= sum;
+    qc_cpu_gauss_weights (sigma, r, wt);
 
     /* Rows, then columns. src is only read by the first pass, so dst
      * may be src. */

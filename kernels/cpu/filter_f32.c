@@ -62,15 +62,11 @@ qc_cpu_gaussian_f32 (const qc_fimg_t *src, double sigma, double truncate,
         free (tmp);
         return -1;
     }
-    /* scipy's kernel: exp (-x^2 / (2 sigma^2)) at integers, normalised
-     * (in double, then rounded to float) */
-    double sum = 0.0, dw[4097];
-    for (int k = 0; k <= r; k++) {
-        dw[k] = exp (-0.5 / (sigma * sigma) * (double) k * (double) k);
-        sum += k ? 2.0 * dw[k] : dw[k];
-    }
+    /* scipy's kernel, computed in double, then rounded to float */
+    double dw[4097];
+    qc_cpu_gauss_weights (sigma, r, dw);
     for (int k = 0; k <= r; k++)
-        wt[k] = (float) (dw[k] / sum);
+        wt[k] = (float) dw[k];
     /* rows: the padded row, then one pass a tap */
     for (int y = 0; y < h; y++) {
         const float *row = src->px + (size_t) y * w;
