@@ -2,10 +2,12 @@
  * header fields HistoQC's outputs have (8-bit RGB / 8-bit gray), real
  * H&E textures from the shared folder, and bad input refused cleanly. */
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "kernels/pixel_math.h"
 #include "kernels/png_io.h"
 #include "tests/unit/check.h"
 
@@ -120,6 +122,21 @@ test_gray_mask_float (void)
                 qc_mask_destroy (&mm);
             }
         CHECK (bad == 0, "%d of %d masks read back wrong: %s", bad, cases, err);
+    }
+
+    /* qc_px_u8_from_unit rounds as rint: every v = k / 65536 / 255,
+     * ties (j + 0.5) / 255 included */
+    {
+        int off = 0;
+        for (int k = 1; k < 255 * 65536; k += 7) {
+            double v = k / 65536.0 / 255.0;
+            off += qc_px_u8_from_unit (v) != (uint8_t) rint (v * 255.0);
+        }
+        for (int j = 0; j < 255; j++) {
+            double v = (j + 0.5) / 255.0;
+            off += qc_px_u8_from_unit (v) != (uint8_t) rint (v * 255.0);
+        }
+        CHECK (off == 0, "%d values rounded unlike rint", off);
     }
 
     /* float: rint (clip (v, 0, 1) * 255) */
