@@ -21,18 +21,20 @@
  * Image.thumbnail does (kernels/pil_resize.c): HistoQC's pixels, bit for
  * bit where OpenSlide decodes the same. With request.area (the project's
  * default config: image_resample = area) or a bounding box, the level is
- * area-averaged instead (kernels/cpu/resize.c): an exact box average,
- * read in bands by several threads.
+ * area-averaged instead (kernels/cpu/resize.c): an exact box average.
  *
- * Reading (kernels/cpu/band_reader.c) is done by a few threads
- * (openslide_read_region is thread-safe on one handle) in bands cut at
- * the level's tile rows; each band is composited over the slide's
- * background colour (openslide.background-color, white when absent, as
- * openslide-python does) and area-reduced straight into the output, so
- * memory stays at the output plus a tile row per thread however large
- * the level. Reads start at level-0 y coordinates rounded from the
- * level's, so on a level whose downsample is not an integer OpenSlide may
- * shift a band by a fraction of a pixel.
+ * Reading: a region of up to 2^26 pixels (every 1.25x analysis level
+ * of a 40x slide up to ~120,000 pixels wide) is read in ONE
+ * openslide_read_region and composited over the slide's background
+ * colour (openslide.background-color, white when absent, as
+ * openslide-python does), then shrunk. Reading it in bands was 2x
+ * slower: where a level's downsample is not an integer, a band starting
+ * inside the level lands between pixels, and OpenSlide interpolates
+ * through pixman's slow path (and shifts the pixels). Larger regions are
+ * read in bands (kernels/cpu/band_reader.c) by a few threads, cut at
+ * the level's tile rows and area-reduced straight into the output, so
+ * memory stays bounded; those bands start at level-0 y coordinates
+ * rounded from the level's, with that fractional shift.
  *
  * Errors come back as messages; nothing aborts. */
 #ifndef QC_REGION_READ_H
