@@ -374,6 +374,14 @@ background (openslide_t *osr, uint8_t bg[3])
 
 #define WHOLE_MAX_PIXELS ((int64_t) 1 << 26)   /* 256 MiB of ARGB */
 
+static int64_t s_whole_max = WHOLE_MAX_PIXELS;
+
+void
+qc_region_set_whole_max (int64_t pixels)
+{
+    s_whole_max = pixels > 0 ? pixels : WHOLE_MAX_PIXELS;
+}
+
 /* The w x h pixels of level at level-0 (x0, y0) in ONE
  * openslide_read_region, composited over bg, into a new image. One read
  * rather than bands: a band starting inside a level whose downsample is
@@ -432,7 +440,7 @@ qc_region_read_rect (openslide_t *osr, int level, int64_t x0, int64_t y0,
     }
     uint8_t bg[3];
     background (osr, bg);
-    if (w * h <= WHOLE_MAX_PIXELS && !qc_image_check_size ((int) w, (int) h, NULL)) {
+    if (w * h <= s_whole_max && !qc_image_check_size ((int) w, (int) h, NULL)) {
         /* one read, then the exact area average (kernels/cpu/resize.c) */
         qc_rgb_t *whole = NULL, *img = NULL;
         if (read_whole_rect (osr, level, x0, y0, w, h, bg, &whole, err, errlen))

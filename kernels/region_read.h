@@ -115,6 +115,11 @@ qc_rgb_t *qc_region_read_work_size (openslide_t *osr, const char *work_size,
                                     double base_mag_fallback, int area,
                                     int nthreads, char *err, size_t errlen);
 
+/* The largest region (pixels) read in one openslide_read_region; larger
+ * ones are read in bands. 0 restores the default (2^26). For tests,
+ * which read small slides and must still cover the band reader. */
+void qc_region_set_whole_max (int64_t pixels);
+
 /* PIL Image.thumbnail's size for a w x h image fitted into box_w x box_h
  * (exposed for tests and for modules that mimic other thumbnails). */
 void qc_region_thumbnail_size (int64_t w, int64_t h, int64_t box_w,

@@ -189,6 +189,25 @@ test_read_cmu (void)
         CHECK (one && memcmp (one->px, img->px, n * 3) == 0,
                "thread count changes nothing");
         qc_rgb_destroy (&one);
+        /* the band reader (regions over the one-read limit): the same
+         * whatever the thread count, and within a level of the one read
+         * on this level (downsample exactly 1: no fractional shift) */
+        qc_region_set_whole_max (1000);
+        qc_rgb_t *b1 = qc_region_read_work_size (osr, "1.25x", 0, 1, 1, err,
+                                                 sizeof err);
+        qc_rgb_t *b4 = qc_region_read_work_size (osr, "1.25x", 0, 1, 4, err,
+                                                 sizeof err);
+        qc_region_set_whole_max (0);
+        CHECK (b1 && b4 && memcmp (b1->px, b4->px, n * 3) == 0,
+               "bands: thread count changes nothing");
+        int bmax = 0;
+        for (size_t i = 0; b1 && i < n * 3; i++) {
+            int d = abs ((int) b1->px[i] - (int) img->px[i]);
+            bmax = d > bmax ? d : bmax;
+        }
+        CHECK (b1 && bmax <= 1, "bands vs one read: max difference %d", bmax);
+        qc_rgb_destroy (&b1);
+        qc_rgb_destroy (&b4);
         /* bands (cut at the 240-row tiles) add up to the whole: against
          * the area resize of the full-resolution level, only the order
          * of additions differs */
