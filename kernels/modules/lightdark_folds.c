@@ -199,8 +199,11 @@ run (qc_run_t *run)
                      "memory?)", use->w, use->h);
         goto done;
     }
-    rc = ops->mask_logic (use, folds, QC_LOGIC_ANDNOT, use)
-         || qc_run_save_mask (run, "folds", folds)
+    if (ops->mask_logic (use, folds, QC_LOGIC_ANDNOT, use)) {
+        qc_run_fail (run, "removing the folds from img_mask_use failed");
+        goto done;
+    }
+    rc = qc_run_save_mask (run, "folds", folds)
          || qc_masks_finish (run, "folds", "LightDarkModule.removeFolds", use,
                              before) ? -1 : 0;
 done:
