@@ -83,6 +83,13 @@ int qc_cpu_resize_mask (const qc_mask_t *src, qc_interp_t interp,
 /* 1 when the CPU runs AVX2 (cpu_features.c). */
 int qc_cpu_have_avx2 (void);
 
+/* The checks and the radius of a Gaussian (filter.c): -1 for a bad
+ * argument or a radius over max_radius, 0 when the kernel is [1] (dst
+ * is then a copy of src, done), 1 to filter with radius *r. */
+int qc_cpu_gauss_setup (const qc_fimg_t *src, double sigma, double truncate,
+                        qc_border_t border, int max_radius, qc_fimg_t *dst,
+                        int *r);
+
 /* scipy's Gaussian kernel: wt[k] = exp (-k^2 / (2 sigma^2)) for k in
  * 0..r, normalised so that wt[0] + 2 sum wt[1..r] = 1 (filter.c). */
 void qc_cpu_gauss_weights (double sigma, int r, double *wt);

@@ -159,6 +159,27 @@ gauss_rows (const float *src, int w, int h, const double *wt, int r,
     }
 }
 
+int
+qc_cpu_gauss_setup (const qc_fimg_t *src, double sigma, double truncate,
+                    qc_border_t border, int max_radius, qc_fimg_t *dst, int *r)
+{
+    if (!qc_fimg_valid (src) || !qc_fimg_valid (dst) || src->w != dst->w
+        || src->h != dst->h || !border_ok (border) || sigma != sigma
+        || !(truncate > 0.0) || !isfinite (truncate) || !isfinite (sigma)
+        || !r)
+        return -1;
+    if (sigma <= 0.0 || truncate * sigma + 0.5 < 1.0) {
+        /* radius 0: the kernel is [1] */
+        if (dst != src)
+            memcpy (dst->px, src->px, qc_npix (src->w, src->h) * sizeof (float));
+        return 0;
+    }
+    if (truncate * sigma + 0.5 > max_radius)
+        return -1;
+    *r = qc_px_gauss_radius (sigma, truncate);
+    return 1;
+}
+
 void
 qc_cpu_gauss_weights (double sigma, int r, double *wt)
 {
@@ -176,21 +197,12 @@ int
 qc_cpu_gaussian (const qc_fimg_t *src, double sigma, double truncate,
                  qc_border_t border, qc_fimg_t *dst)
 {
-    if (!qc_fimg_valid (src) || !qc_fimg_valid (dst) || src->w != dst->w
-        || src->h != dst->h || !border_ok (border) || sigma != sigma
-        || !(truncate > 0.0) || !isfinite (truncate) || !isfinite (sigma))
-        return -1;
+    int r, go = qc_cpu_gauss_setup (src, sigma, truncate, border, MAX_RADIUS,
+                                    dst, &r);
+    if (go <= 0)
+        return go;
     int w = src->w, h = src->h;
     size_t n = qc_npix (w, h);
-    if (sigma <= 0.0 || truncate * sigma + 0.5 < 1.0) {
-        /* radius 0: the kernel is [1] */
-        if (dst != src)
-            memcpy (dst->px, src->px, n * sizeof (float));
-        return 0;
-    }
-    if (truncate * sigma + 0.5 > MAX_RADIUS)
-        return -1;
-    int r = qc_px_gauss_radius (sigma, truncate);
     size_t longest = (size_t) (w > h ? w : h);
 
     double *wt = malloc ((size_t) (r + 1) * sizeof *wt);

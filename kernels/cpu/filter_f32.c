@@ -35,21 +35,12 @@ int
 qc_cpu_gaussian_f32 (const qc_fimg_t *src, double sigma, double truncate,
                      qc_border_t border, qc_fimg_t *dst)
 {
-    if (!qc_fimg_valid (src) || !qc_fimg_valid (dst) || src->w != dst->w
-        || src->h != dst->h || (int) border < QC_BORDER_REFLECT
-        || border > QC_BORDER_CONSTANT || !isfinite (sigma)
-        || !(truncate > 0.0) || !isfinite (truncate))
-        return -1;
+    int r, go = qc_cpu_gauss_setup (src, sigma, truncate, border, 4096, dst,
+                                    &r);
+    if (go <= 0)
+        return go;
     int w = src->w, h = src->h;
     size_t n = qc_npix (w, h);
-    if (sigma <= 0.0 || truncate * sigma + 0.5 < 1.0) {
-        if (dst != src)
-            memcpy (dst->px, src->px, n * sizeof (float));
-        return 0;
-    }
-    if (truncate * sigma + 0.5 > 4096)
-        return -1;
-    int r = qc_px_gauss_radius (sigma, truncate);
     size_t longest = (size_t) (w > h ? w : h);
     float *wt = malloc ((size_t) (r + 1) * sizeof *wt);
     float *pad = malloc ((longest + 2 * (size_t) r) * sizeof *pad);
