@@ -94,11 +94,10 @@ mem_flush (png_structp png)
  * outputs it is faster than level-1 deflate and about as small
  * (measured: _thumb.png 33 -> 22 ms at 1.21 MB either way, _fuse.png
  * 25 -> 20 ms and 736 -> 661 KB, a stain image 7.7 -> 5.7 ms and
- * 341 -> 328 KB; masks, 0/255 runs, were already written so):
- *  - masks and other gray images: no filter;
- *  - RGB (thumbnails, _fuse.png): the Up filter (neighbouring rows of a
- *    slide are alike). */
-typedef enum { PACK_MASK, PACK_GRAY, PACK_RGB } pack_t;
+ * 341 -> 328 KB). Gray images get no filter; RGB ones (thumbnails,
+ * _fuse.png) the Up filter, neighbouring rows of a slide being alike.
+ * Masks do not come here: kernels/png_runs.c writes them by runs. */
+typedef enum { PACK_GRAY, PACK_RGB } pack_t;
 
 static void
 set_packing (png_structp png, pack_t pack)
