@@ -51,6 +51,18 @@ test_default_config (void)
     CHECK (qc_pipeline_column (NULL, 0) == NULL);
     /* err may be left out. */
     CHECK (qc_pipeline_new ("not a config", NULL, 0) == NULL);
+    /* image_resample: lanczos (HistoQC's images) or area; anything else
+     * refused by name */
+    static const char *const rs[] = { "lanczos", "area", "bicubic" };
+    for (int i = 0; i < 3; i++) {
+        char cfg[256];
+        snprintf (cfg, sizeof cfg, "[pipeline]\nsteps = BasicModule.getBasicStats\n"
+                  "[BaseImage.BaseImage]\nimage_resample = %s\n", rs[i]);
+        qc_pipeline_t *q = qc_pipeline_new (cfg, err, sizeof err);
+        CHECK (i < 2 ? q != NULL : q == NULL && strstr (err, "image_resample")
+               && strstr (err, "bicubic"), "%s: %s", rs[i], err);
+        qc_pipeline_destroy (&q);
+    }
 }
 
 /* A HistoQC-style config (our own words) with the parts HistoQC users
