@@ -2,24 +2,13 @@
  * the per-thread cache of feature planes, and prediction; see
  * classify_cache.h. */
 #include "kernels/classify_cache.h"
+#include "shared/err.h"
 
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int
-fail (char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start (ap, fmt);
-        vsnprintf (err, errlen, fmt, ap);
-        va_end (ap);
-    }
-    return -1;
-}
 
 /* ---- the cache ---- */
 
@@ -61,13 +50,13 @@ qc_classifier_get (const qc_config_section_t *sec, const qc_ops_t *ops,
                    int *owned, char *err, size_t errlen)
 {
     if (!owned || !ops) {
-        fail (err, errlen, "qc_classifier_get: bad arguments");
+        qc_fail (err, errlen, "qc_classifier_get: bad arguments");
         return NULL;
     }
     *owned = 0;
     char *key = cache_key (sec);
     if (!key) {
-        fail (err, errlen, "out of memory");
+        qc_fail (err, errlen, "out of memory");
         return NULL;
     }
     qc_classifier_t *c = NULL;

@@ -1,5 +1,6 @@
 /* Feature planes of ClassificationModule; see classify_features.h. */
 #include "kernels/classify_features.h"
+#include "shared/err.h"
 
 #include <errno.h>
 #include <math.h>
@@ -13,18 +14,6 @@ static const char *const kind_names[] = {
     "rgb", "laplace", "lbp", "gaussian", "median", "gabor", "frangi"
 };
 #define NKINDS ((int) (sizeof kind_names / sizeof *kind_names))
-
-static int
-fail (char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start (ap, fmt);
-        vsnprintf (err, errlen, fmt, ap);
-        va_end (ap);
-    }
-    return -1;
-}
 
 int
 qc_feature_parse_tuple (const char *text, double *out, int max, int *n)
@@ -96,13 +85,13 @@ parse_kinds (const qc_config_section_t *sec, qc_feature_spec_t *out,
                 if (strlen (kind_names[i]) == len && strncmp (kind_names[i], s, len) == 0)
                     k = i;
             if (k < 0)
-                return fail (err, errlen, "[%s] features (line %d): unknown "
+                return qc_fail (err, errlen, "[%s] features (line %d): unknown "
                              "feature '%.*s' (known: rgb, laplace, lbp, gaussian, "
                              "median, gabor, frangi)", sname,
                              qc_config_key_line (sec, "features"),
                              (int) (len > 64 ? 64 : len), s);
             if (out->nkinds >= QC_FEAT_MAX_KINDS)
-                return fail (err, errlen, "[%s] features: more than %d entries",
+                return qc_fail (err, errlen, "[%s] features: more than %d entries",
                              sname, QC_FEAT_MAX_KINDS);
             out->kinds[out->nkinds++] = (qc_feat_kind_t) k;
         }
@@ -111,7 +100,7 @@ parse_kinds (const qc_config_section_t *sec, qc_feature_spec_t *out,
         p = nl + 1;
     }
     if (out->nkinds == 0)
-        return fail (err, errlen, "[%s] features: none given (HistoQC stops "
+        return qc_fail (err, errlen, "[%s] features: none given (HistoQC stops "
                      "with 'No features provided'); list one a line from rgb, "
                      "laplace, lbp, gaussian, median, gabor, frangi", sname);
     return 0;
@@ -125,7 +114,7 @@ get_tuple (const qc_config_section_t *sec, const char *key, const char *def,
     if (qc_config_get_string (sec, key, def, &text, err, errlen) != 0)
         return -1;
     if (qc_feature_parse_tuple (text, vals, max, n) != 0)
-        return fail (err, errlen, "[%s] %s = '%.64s' (line %d): not a tuple of "
+        return qc_fail (err, errlen, "[%s] %s = '%.64s' (line %d): not a tuple of "
                      "at most %d numbers such as (1, 3)",
                      qc_config_section_name (sec), key, text,
                      qc_config_key_line (sec, key), max);
@@ -136,7 +125,7 @@ static int
 range_err (const qc_config_section_t *sec, const char *key, const char *what,
            char *err, size_t errlen)
 {
-    return fail (err, errlen, "[%s] %s (line %d): must be %s",
+    return qc_fail (err, errlen, "[%s] %s (line %d): must be %s",
                  sec ? qc_config_section_name (sec) : "?", key,
                  qc_config_key_line (sec, key), what);
 }
@@ -164,7 +153,7 @@ qc_feature_spec_parse (const qc_config_section_t *sec, qc_feature_spec_t *out,
                        char *err, size_t errlen)
 {
     if (!out)
-        return fail (err, errlen, "qc_feature_spec_parse: no output");
+        return qc_fail (err, errlen, "qc_feature_spec_parse: no output");
     memset (out, 0, sizeof *out);
     if (parse_kinds (sec, out, err, errlen) != 0)
         return -1;
@@ -241,7 +230,7 @@ qc_feature_spec_parse (const qc_config_section_t *sec, qc_feature_spec_t *out,
     if (!(out->frangi_gamma > 0))
         return range_err (sec, "frangi_beta2", "> 0", err, errlen);
     if (qc_feature_spec_planes (out) > QC_FEAT_MAX_PLANES)
-        return fail (err, errlen, "[%s] features: more than %d feature planes "
+        return qc_fail (err, errlen, "[%s] features: more than %d feature planes "
                      "(gabor makes gabor_theta x sigmas x frequencies)",
                      sec ? qc_config_section_name (sec) : "?", QC_FEAT_MAX_PLANES);
     return 0;

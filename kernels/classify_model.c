@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kernels/pixel_math.h"
+#include "shared/err.h"
 
 /* Bin edges come from a sample of each feature: enough for 256
  * quantiles to sit within a fraction of a percent of the exact ones. */
@@ -16,17 +17,6 @@
  * near-empty leaf, not evidence. */
 #define MAX_LEAF 8.0
 #define MIN_HESS 1e-6
-
-static void
-set_err (char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (err, errlen, fmt, ap);
-    va_end (ap);
-}
 
 void
 qc_trees_params_default (qc_trees_params_t *p)
@@ -375,26 +365,26 @@ qc_trees_train (const float *const *x, int nfeat, size_t n, const uint8_t *y,
 {
     if (!x || !y || !p || nfeat < 1 || nfeat > QC_TREES_MAX_FEAT || n < 2
         || n > ((size_t) 1 << 34) || !params_ok (p)) {
-        set_err (err, errlen, "classifier training: bad arguments");
+        qc_set_err (err, errlen, "classifier training: bad arguments");
         return NULL;
     }
     for (int f = 0; f < nfeat; f++)
         if (!x[f]) {
-            set_err (err, errlen, "classifier training: feature %d missing", f);
+            qc_set_err (err, errlen, "classifier training: feature %d missing", f);
             return NULL;
         }
     size_t pos = 0;
     for (size_t i = 0; i < n; i++)
         pos += y[i] != 0;
     if (pos == 0 || pos == n) {
-        set_err (err, errlen, "the example masks mark %s pixel: both classes "
+        qc_set_err (err, errlen, "the example masks mark %s pixel: both classes "
                  "are needed to train", pos ? "every" : "no");
         return NULL;
     }
     work_t w;
     qc_trees_t *m = NULL;
     if (work_alloc (&w, nfeat, n, p->depth) != 0 || !(m = model_new (nfeat, p))) {
-        set_err (err, errlen, "out of memory training the classifier "
+        qc_set_err (err, errlen, "out of memory training the classifier "
                  "(%zu samples, %d features)", n, nfeat);
         goto fail;
     }
@@ -402,7 +392,7 @@ qc_trees_train (const float *const *x, int nfeat, size_t n, const uint8_t *y,
     for (int f = 0; f < nfeat; f++) {
         float *e = w.edges + (size_t) f * 255;
         if (make_edges (x[f], n, p->nbins, e, &w.nedges[f]) != 0) {
-            set_err (err, errlen, "out of memory training the classifier");
+            qc_set_err (err, errlen, "out of memory training the classifier");
             goto fail;
         }
         any_edge |= w.nedges[f] > 0;
@@ -411,7 +401,7 @@ qc_trees_train (const float *const *x, int nfeat, size_t n, const uint8_t *y,
             b[i] = bin_of (x[f][i], e, w.nedges[f]);
     }
     if (!any_edge) {
-        set_err (err, errlen, "every feature is constant over the examples: "
+        qc_set_err (err, errlen, "every feature is constant over the examples: "
                  "nothing to learn from");
         goto fail;
     }

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "kernels/classify_examples.h"
+#include "shared/err.h"
 
 const char *const qc_classifier_params[] = {
     "examples", "nsamples_per_example", "features", "laplace_ksize",
@@ -20,18 +21,6 @@ const char *const qc_classifier_params[] = {
     "gaussian_sigma", "gaussian_multichan", "trees", "tree_depth",
     "max_train_samples", NULL
 };
-
-static int
-fail (char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start (ap, fmt);
-        vsnprintf (err, errlen, fmt, ap);
-        va_end (ap);
-    }
-    return -1;
-}
 
 static const char *
 sec_name (const qc_config_section_t *sec)
@@ -56,7 +45,7 @@ read_params (const qc_config_section_t *sec, train_params_t *tp, char *err,
                               err, errlen) != 0)
         return -1;
     if (!(tp->nsamples == -1 || (tp->nsamples > 0 && tp->nsamples <= 1e8)))
-        return fail (err, errlen, "[%s] nsamples_per_example (line %d): must be "
+        return qc_fail (err, errlen, "[%s] nsamples_per_example (line %d): must be "
                      "-1 (every pixel), a fraction in (0, 1] or a count up to "
                      "1e8", sec_name (sec),
                      qc_config_key_line (sec, "nsamples_per_example"));
@@ -65,20 +54,20 @@ read_params (const qc_config_section_t *sec, train_params_t *tp, char *err,
                            err, errlen) != 0)
         return -1;
     if (tp->max_samples < 100 || tp->max_samples > 100000000)
-        return fail (err, errlen, "[%s] max_train_samples (line %d): must be "
+        return qc_fail (err, errlen, "[%s] max_train_samples (line %d): must be "
                      "100 to 1e8", sec_name (sec),
                      qc_config_key_line (sec, "max_train_samples"));
     if (qc_config_get_int (sec, "trees", tp->trees.ntrees, &v, err, errlen) != 0)
         return -1;
     if (v < 1 || v > QC_TREES_MAX_TREES)
-        return fail (err, errlen, "[%s] trees (line %d): must be 1 to %d",
+        return qc_fail (err, errlen, "[%s] trees (line %d): must be 1 to %d",
                      sec_name (sec), qc_config_key_line (sec, "trees"),
                      QC_TREES_MAX_TREES);
     tp->trees.ntrees = (int) v;
     if (qc_config_get_int (sec, "tree_depth", tp->trees.depth, &v, err, errlen) != 0)
         return -1;
     if (v < 1 || v > QC_TREES_MAX_DEPTH)
-        return fail (err, errlen, "[%s] tree_depth (line %d): must be 1 to %d",
+        return qc_fail (err, errlen, "[%s] tree_depth (line %d): must be 1 to %d",
                      sec_name (sec), qc_config_key_line (sec, "tree_depth"),
                      QC_TREES_MAX_DEPTH);
     tp->trees.depth = (int) v;
@@ -106,7 +95,7 @@ each_example (const qc_config_section_t *sec, line_fn *fn, void *ctx,
             k++;
         if (k < len) {
             if (qc_example_split (p, len, image, mask, sizeof image) != 0)
-                return fail (err, errlen, "[%s] examples (line %d): '%.*s' is "
+                return qc_fail (err, errlen, "[%s] examples (line %d): '%.*s' is "
                              "not image.png:mask.png", sec_name (sec),
                              qc_config_key_line (sec, "examples"),
                              (int) (len > 200 ? 200 : len), p);
@@ -119,7 +108,7 @@ each_example (const qc_config_section_t *sec, line_fn *fn, void *ctx,
         p = nl + 1;
     }
     if (n == 0)
-        return fail (err, errlen, "[%s] examples: none given (HistoQC stops "
+        return qc_fail (err, errlen, "[%s] examples: none given (HistoQC stops "
                      "with 'No examples provided'); list image.png:mask.png "
                      "pairs, one a line", sec_name (sec));
     return 0;
@@ -133,7 +122,7 @@ exists_fn (void *ctx, const char *image, const char *mask, char *err,
     const char *missing = !qc_example_exists (image) ? image
                         : !qc_example_exists (mask) ? mask : NULL;
     if (missing)
-        return fail (err, errlen, "[%s] examples (line %d): cannot read '%.300s'",
+        return qc_fail (err, errlen, "[%s] examples (line %d): cannot read '%.300s'",
                      sec_name (sec), qc_config_key_line (sec, "examples"), missing);
     return 0;
 }
@@ -213,12 +202,12 @@ add_fn (void *ctx, const char *image, const char *mask, char *err,
     qc_fimg_t *planes[QC_FEAT_MAX_PLANES];
     int have_planes = 0;
     if (m->w != img->w || m->h != img->h) {
-        fail (err, errlen, "example mask %.300s is %dx%d but its image %.300s "
+        qc_fail (err, errlen, "example mask %.300s is %dx%d but its image %.300s "
               "is %dx%d", mask, m->w, m->h, image, img->w, img->h);
         goto out;
     }
     if (qc_features_compute (s->ops, img, s->spec, planes) != 0) {
-        fail (err, errlen, "computing the features of %.300s failed (out of "
+        qc_fail (err, errlen, "computing the features of %.300s failed (out of "
               "memory?)", image);
         goto out;
     }
@@ -228,7 +217,7 @@ add_fn (void *ctx, const char *image, const char *mask, char *err,
     if (ns != -1)
         take = ns > 1 ? (size_t) ns : (size_t) ((double) npix * ns);
     if (grow (s, take) != 0) {
-        fail (err, errlen, "out of memory collecting training samples");
+        qc_fail (err, errlen, "out of memory collecting training samples");
         goto out;
     }
     uint64_t st = 0x51ed5eedull + (uint64_t) s->index;
@@ -278,14 +267,14 @@ qc_classifier_train (const qc_config_section_t *sec, const qc_ops_t *ops,
                      char *err, size_t errlen)
 {
     if (!ops) {
-        fail (err, errlen, "qc_classifier_train: no ops backend");
+        qc_fail (err, errlen, "qc_classifier_train: no ops backend");
         return NULL;
     }
     qc_classifier_t *c = calloc (1, sizeof *c);
     train_params_t tp;
     samples_t s = { .ops = ops, .tp = &tp };
     if (!c) {
-        fail (err, errlen, "out of memory");
+        qc_fail (err, errlen, "out of memory");
         return NULL;
     }
     if (qc_feature_spec_parse (sec, &c->spec, err, errlen) != 0
@@ -303,7 +292,7 @@ qc_classifier_train (const qc_config_section_t *sec, const qc_ops_t *ops,
     c->model = qc_trees_train ((const float *const *) s.cols, s.nplanes, s.n,
                                s.y, &tp.trees, why, sizeof why);
     if (!c->model) {
-        fail (err, errlen, "[%s] training on examples= failed: %s",
+        qc_fail (err, errlen, "[%s] training on examples= failed: %s",
               sec_name (sec), why);
         goto fail;
     }

@@ -20,6 +20,7 @@
 #include "kernels/slide.h"
 #include "shared/config.h"
 #include "shared/log.h"
+#include "shared/err.h"
 
 /* A pipeline longer than this is a mistake, not a QC protocol. */
 #define MAX_STEPS 256
@@ -42,17 +43,6 @@ struct qc_pipeline {
     size_t ncolumns, cap_columns;
     int read_threads;                    /* per slide read; 0 = 1 */
 };
-
-static void
-set_err (char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (err, errlen, fmt, ap);
-    va_end (ap);
-}
 
 void
 qc_pipeline_destroy (qc_pipeline_t **self_p)
@@ -90,7 +80,7 @@ check_params (const qc_module_t *m, const qc_config_section_t *sec,
         for (const char *const *p = m->params; p && *p && used < sizeof accepted; p++)
             used += (size_t) snprintf (accepted + used, sizeof accepted - used,
                                        "%s%s", used ? ", " : "", *p);
-        set_err (err, errlen, "[%s] line %d: unknown parameter '%s' for %s "
+        qc_set_err (err, errlen, "[%s] line %d: unknown parameter '%s' for %s "
                  "(%s%s)", qc_config_section_name (sec),
                  qc_config_key_line (sec, key), key, m->name,
                  accepted[0] ? "it accepts: " : "it takes no parameters",
@@ -109,7 +99,7 @@ add_step (qc_pipeline_t *self, const char *s, size_t n, int line, char *err,
 {
     for (size_t i = 0; i < n; i++)
         if (s[i] == ' ' || s[i] == '\t') {
-            set_err (err, errlen, "[pipeline] steps (line %d): '%.*s' is not one "
+            qc_set_err (err, errlen, "[pipeline] steps (line %d): '%.*s' is not one "
                      "step; write one step per line", line, (int) n, s);
             return -1;
         }
@@ -119,33 +109,33 @@ add_step (qc_pipeline_t *self, const char *s, size_t n, int line, char *err,
     if (!dot || dot == s || dot == s + base - 1
         || memchr (dot + 1, '.', base - (size_t) (dot + 1 - s))
         || (colon && colon == s + n - 1)) {
-        set_err (err, errlen, "[pipeline] steps (line %d): '%.*s' is not "
+        qc_set_err (err, errlen, "[pipeline] steps (line %d): '%.*s' is not "
                  "Module.function or Module.function:instance", line, (int) n, s);
         return -1;
     }
     if (base == strlen (BASE_SECTION) && memcmp (s, BASE_SECTION, base) == 0) {
-        set_err (err, errlen, "[pipeline] steps (line %d): %s is not a step; it "
+        qc_set_err (err, errlen, "[pipeline] steps (line %d): %s is not a step; it "
                  "runs before the first step of every pipeline, with the "
                  "settings of its own section", line, BASE_SECTION);
         return -1;
     }
     const qc_module_t *m = qc_module_find (s, base);
     if (!m) {
-        set_err (err, errlen, "[pipeline] steps (line %d): %s module '%.*s'%s",
+        qc_set_err (err, errlen, "[pipeline] steps (line %d): %s module '%.*s'%s",
                  line, qc_module_is_histoqc (s, base) ? "not yet implemented" : "unknown",
                  (int) base, s, qc_module_is_histoqc (s, base)
                  ? " (HistoQC has it; this project does not run it yet)" : "");
         return -1;
     }
     if (self->nsteps >= MAX_STEPS) {
-        set_err (err, errlen, "[pipeline] steps: more than %d steps", MAX_STEPS);
+        qc_set_err (err, errlen, "[pipeline] steps: more than %d steps", MAX_STEPS);
         return -1;
     }
     step_t *st = &self->steps[self->nsteps];
     st->module = m;
     st->name = strndup (s, n);
     if (!st->name) {
-        set_err (err, errlen, "out of memory");
+        qc_set_err (err, errlen, "out of memory");
         return -1;
     }
     self->nsteps++;
@@ -158,14 +148,14 @@ read_steps (qc_pipeline_t *self, char *err, size_t errlen)
 {
     const qc_config_section_t *ps = qc_config_section (self->config, "pipeline");
     if (!ps) {
-        set_err (err, errlen, "config has no [pipeline] section (its steps= "
+        qc_set_err (err, errlen, "config has no [pipeline] section (its steps= "
                  "lists the steps to run)");
         return -1;
     }
     for (size_t i = 0; i < qc_config_section_nkeys (ps); i++) {
         const char *key = qc_config_section_key (ps, i);
         if (strcmp (key, "steps") != 0) {
-            set_err (err, errlen, "[pipeline] line %d: unknown key '%s' (only "
+            qc_set_err (err, errlen, "[pipeline] line %d: unknown key '%s' (only "
                      "steps is read)", qc_config_key_line (ps, key), key);
             return -1;
         }
@@ -174,12 +164,12 @@ read_steps (qc_pipeline_t *self, char *err, size_t errlen)
     if (qc_config_get_string (ps, "steps", NULL, &steps, err, errlen) != 0)
         return -1;
     if (!steps) {
-        set_err (err, errlen, "[pipeline] has no steps= list");
+        qc_set_err (err, errlen, "[pipeline] has no steps= list");
         return -1;
     }
     self->steps = calloc (MAX_STEPS, sizeof *self->steps);
     if (!self->steps) {
-        set_err (err, errlen, "out of memory");
+        qc_set_err (err, errlen, "out of memory");
         return -1;
     }
     int line = qc_config_key_line (ps, "steps");
@@ -200,7 +190,7 @@ read_steps (qc_pipeline_t *self, char *err, size_t errlen)
         p = nl + 1;
     }
     if (self->nsteps == 0) {
-        set_err (err, errlen, "[pipeline] steps= lists no steps");
+        qc_set_err (err, errlen, "[pipeline] steps= lists no steps");
         return -1;
     }
     return 0;
@@ -246,7 +236,7 @@ build_columns (qc_pipeline_t *self, char *err, size_t errlen)
         dlen += strlen (self->steps[i].name) + 1;
     self->description = calloc (1, dlen);
     if (!self->description) {
-        set_err (err, errlen, "out of memory");
+        qc_set_err (err, errlen, "out of memory");
         return -1;
     }
     int rc = 0;
@@ -264,7 +254,7 @@ build_columns (qc_pipeline_t *self, char *err, size_t errlen)
     }
     rc |= add_column (self, "warnings");
     if (rc) {
-        set_err (err, errlen, "results.tsv columns: a column name is empty or "
+        qc_set_err (err, errlen, "results.tsv columns: a column name is empty or "
                  "longer than %d bytes, there are more than %d columns, or "
                  "memory ran out", QC_RESULT_MAX_KEY - 1, QC_RESULT_MAX_KV);
         return -1;
@@ -317,12 +307,12 @@ qc_pipeline_new (const char *config_text, char *err, size_t errlen)
     const char *text = config_text ? config_text : qc_pipeline_default_config ();
     size_t len = strnlen (text, QC_CONFIG_MAX_TEXT + 1);
     if (len > QC_CONFIG_MAX_TEXT) {
-        set_err (err, errlen, "config is larger than %u bytes", QC_CONFIG_MAX_TEXT);
+        qc_set_err (err, errlen, "config is larger than %u bytes", QC_CONFIG_MAX_TEXT);
         return NULL;
     }
     qc_pipeline_t *self = calloc (1, sizeof *self);
     if (!self) {
-        set_err (err, errlen, "out of memory");
+        qc_set_err (err, errlen, "out of memory");
         return NULL;
     }
     self->config = qc_config_parse (text, len, err, errlen, NULL);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "kernels/pixel_math.h"
+#include "shared/err.h"
 
 /* A PNG larger than this is not something this project writes or reads. */
 #define MAX_PNG_BYTES ((size_t) 1 << 30)
@@ -28,22 +29,11 @@ typedef struct {
 } errctx_t;
 
 static void
-set_err (char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (err, errlen, fmt, ap);
-    va_end (ap);
-}
-
-static void
 on_png_error (png_structp png, png_const_charp msg)
 {
     errctx_t *e = png_get_error_ptr (png);
     if (e)
-        set_err (e->err, e->errlen, "libpng: %s", msg ? msg : "error");
+        qc_set_err (e->err, e->errlen, "libpng: %s", msg ? msg : "error");
     png_longjmp (png, 1);
 }
 
@@ -132,7 +122,7 @@ encode (const uint8_t *px, int w, int h, int channels, pack_t pack,
         unsigned char **data, size_t *size, char *err, size_t errlen)
 {
     if (!px || !data || !size || qc_image_check_size (w, h, NULL)) {
-        set_err (err, errlen, "invalid image to encode");
+        qc_set_err (err, errlen, "invalid image to encode");
         return -1;
     }
     errctx_t e = { err, errlen };
@@ -141,7 +131,7 @@ encode (const uint8_t *px, int w, int h, int channels, pack_t pack,
     png_infop info = png ? png_create_info_struct (png) : NULL;
     if (!info) {
         png_destroy_write_struct (&png, NULL);
-        set_err (err, errlen, "libpng: out of memory");
+        qc_set_err (err, errlen, "libpng: out of memory");
         return -1;
     }
     membuf_t m = { NULL, 0, 0 };
@@ -161,7 +151,7 @@ qc_png_encode_rgb (const qc_rgb_t *img, unsigned char **data, size_t *size,
                    char *err, size_t errlen)
 {
     if (!qc_rgb_valid (img)) {
-        set_err (err, errlen, "invalid RGB image");
+        qc_set_err (err, errlen, "invalid RGB image");
         return -1;
     }
     return encode (img->px, img->w, img->h, 3, PACK_RGB, data, size, err,
@@ -180,7 +170,7 @@ qc_png_encode_mask (const qc_mask_t *mask, unsigned char **data, size_t *size,
                     char *err, size_t errlen)
 {
     if (!qc_mask_valid (mask)) {
-        set_err (err, errlen, "invalid mask");
+        qc_set_err (err, errlen, "invalid mask");
         return -1;
     }
     return qc_png_encode_runs (mask, data, size, err, errlen);
@@ -191,13 +181,13 @@ qc_png_encode_fimg (const qc_fimg_t *img, unsigned char **data, size_t *size,
                     char *err, size_t errlen)
 {
     if (!qc_fimg_valid (img)) {
-        set_err (err, errlen, "invalid float image");
+        qc_set_err (err, errlen, "invalid float image");
         return -1;
     }
     size_t n = qc_npix (img->w, img->h);
     uint8_t *g = malloc (n);
     if (!g) {
-        set_err (err, errlen, "out of memory");
+        qc_set_err (err, errlen, "out of memory");
         return -1;
     }
     for (size_t i = 0; i < n; i++)
@@ -213,12 +203,12 @@ qc_png_write_file (const char *path, const unsigned char *data, size_t size,
                    char *err, size_t errlen)
 {
     if (!path || (!data && size)) {
-        set_err (err, errlen, "invalid arguments");
+        qc_set_err (err, errlen, "invalid arguments");
         return -1;
     }
     FILE *f = fopen (path, "wb");
     if (!f) {
-        set_err (err, errlen, "%s: %s", path, strerror (errno));
+        qc_set_err (err, errlen, "%s: %s", path, strerror (errno));
         return -1;
     }
     size_t put = size ? fwrite (data, 1, size, f) : 0;
@@ -226,7 +216,7 @@ qc_png_write_file (const char *path, const unsigned char *data, size_t size,
     if (fclose (f) != 0 && !werr)
         werr = errno ? errno : EIO;
     if (werr || put != size) {
-        set_err (err, errlen, "%s: %s", path, strerror (werr ? werr : EIO));
+        qc_set_err (err, errlen, "%s: %s", path, strerror (werr ? werr : EIO));
         return -1;
     }
     return 0;
@@ -295,7 +285,7 @@ qc_rgb_t *
 qc_png_decode_rgb (const void *data, size_t size, char *err, size_t errlen)
 {
     if (!data || size < 8 || png_sig_cmp (data, 0, 8) != 0) {
-        set_err (err, errlen, "not a PNG file");
+        qc_set_err (err, errlen, "not a PNG file");
         return NULL;
     }
     errctx_t e = { err, errlen };
@@ -304,7 +294,7 @@ qc_png_decode_rgb (const void *data, size_t size, char *err, size_t errlen)
     png_infop info = png ? png_create_info_struct (png) : NULL;
     if (!info) {
         png_destroy_read_struct (&png, NULL, NULL);
-        set_err (err, errlen, "libpng: out of memory");
+        qc_set_err (err, errlen, "libpng: out of memory");
         return NULL;
     }
     memsrc_t src = { data, size, 0 };
@@ -314,7 +304,7 @@ qc_png_decode_rgb (const void *data, size_t size, char *err, size_t errlen)
     free (st.rows);
     if (rc) {
         if (st.too_large)
-            set_err (err, errlen, "PNG image size is zero or too large");
+            qc_set_err (err, errlen, "PNG image size is zero or too large");
         qc_rgb_destroy (&st.img);
         return NULL;
     }
@@ -325,12 +315,12 @@ qc_rgb_t *
 qc_png_read_rgb (const char *path, char *err, size_t errlen)
 {
     if (!path) {
-        set_err (err, errlen, "no path");
+        qc_set_err (err, errlen, "no path");
         return NULL;
     }
     FILE *f = fopen (path, "rb");
     if (!f) {
-        set_err (err, errlen, "%s: %s", path, strerror (errno));
+        qc_set_err (err, errlen, "%s: %s", path, strerror (errno));
         return NULL;
     }
     unsigned char *buf = NULL;
@@ -338,13 +328,13 @@ qc_png_read_rgb (const char *path, char *err, size_t errlen)
     for (;;) {
         if (size == cap) {
             if (cap >= MAX_PNG_BYTES) {
-                set_err (err, errlen, "%s: file too large", path);
+                qc_set_err (err, errlen, "%s: file too large", path);
                 goto fail;
             }
             cap = cap ? cap * 2 : 65536;
             unsigned char *b = realloc (buf, cap);
             if (!b) {
-                set_err (err, errlen, "%s: out of memory", path);
+                qc_set_err (err, errlen, "%s: out of memory", path);
                 goto fail;
             }
             buf = b;
@@ -353,7 +343,7 @@ qc_png_read_rgb (const char *path, char *err, size_t errlen)
         size += got;
         if (got == 0) {
             if (ferror (f)) {
-                set_err (err, errlen, "%s: read error", path);
+                qc_set_err (err, errlen, "%s: read error", path);
                 goto fail;
             }
             break;

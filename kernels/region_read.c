@@ -15,21 +15,11 @@
 
 #include "kernels/cpu/band_reader.h"
 #include "kernels/cpu/cpu_ops.h"
+#include "shared/err.h"
 
 #define DEFAULT_THREADS 4
 /* Source sides are used as int in the resampler. */
 #define MAX_SOURCE_SIDE ((int64_t) 1 << 30)
-
-static void
-set_err (char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (err, errlen, fmt, ap);
-    va_end (ap);
-}
 
 /* ---- sizes ---------------------------------------------------------- */
 
@@ -169,7 +159,7 @@ osr_failed (openslide_t *osr, char *err, size_t errlen)
     const char *oe = openslide_get_error (osr);
     if (!oe)
         return 0;
-    set_err (err, errlen, "OpenSlide: %s", oe);
+    qc_set_err (err, errlen, "OpenSlide: %s", oe);
     return 1;
 }
 
@@ -224,7 +214,7 @@ qc_region_plan (openslide_t *osr, const qc_region_request_t *req,
 {
     if (!osr || !req || !plan || !(req->value > 0.0)
         || !isfinite (req->value)) {
-        set_err (err, errlen, "invalid working size request");
+        qc_set_err (err, errlen, "invalid working size request");
         return -1;
     }
     memset (plan, 0, sizeof *plan);
@@ -235,7 +225,7 @@ qc_region_plan (openslide_t *osr, const qc_region_request_t *req,
     if (osr_failed (osr, err, errlen))
         return -1;
     if (W < 1 || H < 1) {
-        set_err (err, errlen, "slide has no pixels (%lld x %lld)",
+        qc_set_err (err, errlen, "slide has no pixels (%lld x %lld)",
                  (long long) W, (long long) H);
         return -1;
     }
@@ -245,7 +235,7 @@ qc_region_plan (openslide_t *osr, const qc_region_request_t *req,
         bw = req->bbox_w, bh = req->bbox_h;
         if (bx < 0 || by < 0 || bw < 1 || bh < 1 || bx > W - bw
             || by > H - bh) {
-            set_err (err, errlen, "bounding box (%lld, %lld, %lld, %lld) is "
+            qc_set_err (err, errlen, "bounding box (%lld, %lld, %lld, %lld) is "
                      "not inside the slide (%lld x %lld)", (long long) bx,
                      (long long) by, (long long) bw, (long long) bh,
                      (long long) W, (long long) H);
@@ -259,7 +249,7 @@ qc_region_plan (openslide_t *osr, const qc_region_request_t *req,
     switch (req->kind) {
     case QC_REGION_MAG:
         if (!(req->base_mag > 0.0) || !isfinite (req->base_mag)) {
-            set_err (err, errlen, "unknown base magnification (no "
+            qc_set_err (err, errlen, "unknown base magnification (no "
                      "openslide.objective-power or aperio.AppMag), so a "
                      "magnification work size such as '%gx' cannot be "
                      "used; set base_mag in the config or give the work "
@@ -272,7 +262,7 @@ qc_region_plan (openslide_t *osr, const qc_region_request_t *req,
         break;
     case QC_REGION_DOWNSCALE:
         if (req->value >= 1.0) {
-            set_err (err, errlen, "downscale factor %g is not below 1",
+            qc_set_err (err, errlen, "downscale factor %g is not below 1",
                      req->value);
             return -1;
         }
@@ -297,14 +287,14 @@ qc_region_plan (openslide_t *osr, const qc_region_request_t *req,
         plan_level (osr, req, bw, bh, plan);
         break;
     default:
-        set_err (err, errlen, "unknown working size kind %d", (int) req->kind);
+        qc_set_err (err, errlen, "unknown working size kind %d", (int) req->kind);
         return -1;
     }
     tw = tw < 1.0 ? 1.0 : tw;
     th = th < 1.0 ? 1.0 : th;
     if (req->kind != QC_REGION_LEVEL && (tw > QC_IMAGE_MAX_DIM
                                          || th > QC_IMAGE_MAX_DIM)) {
-        set_err (err, errlen, "working image of %.0f x %.0f pixels is too "
+        qc_set_err (err, errlen, "working image of %.0f x %.0f pixels is too "
                  "large", tw, th);
         return -1;
     }
@@ -342,7 +332,7 @@ qc_region_plan (openslide_t *osr, const qc_region_request_t *req,
         return -1;
     if (plan->src_w < 1 || plan->src_h < 1
         || qc_image_check_size (plan->out_w, plan->out_h, NULL)) {
-        set_err (err, errlen, "working image of %d x %d pixels (from level "
+        qc_set_err (err, errlen, "working image of %d x %d pixels (from level "
                  "%d, %lld x %lld) is empty or too large", plan->out_w,
                  plan->out_h, plan->level, (long long) plan->src_w,
                  (long long) plan->src_h);
@@ -401,7 +391,7 @@ read_whole_rect (openslide_t *osr, int level, int64_t x0, int64_t y0,
     if (!argb || !img) {
         free (argb);
         qc_rgb_destroy (&img);
-        set_err (err, errlen, "out of memory for level %d (%lld x %lld)",
+        qc_set_err (err, errlen, "out of memory for level %d (%lld x %lld)",
                  level, (long long) w, (long long) h);
         return -1;
     }
@@ -426,7 +416,7 @@ qc_region_read_rect (openslide_t *osr, int level, int64_t x0, int64_t y0,
 {
     if (!osr || !out || level < 0 || w < 1 || h < 1 || w > MAX_SOURCE_SIDE
         || h > MAX_SOURCE_SIDE || qc_image_check_size (out_w, out_h, NULL)) {
-        set_err (err, errlen, "invalid region read (level %d, %lld x %lld "
+        qc_set_err (err, errlen, "invalid region read (level %d, %lld x %lld "
                  "to %d x %d)", level, (long long) w, (long long) h, out_w,
                  out_h);
         return -1;
@@ -435,7 +425,7 @@ qc_region_read_rect (openslide_t *osr, int level, int64_t x0, int64_t y0,
     if (osr_failed (osr, err, errlen))
         return -1;
     if (level >= openslide_get_level_count (osr)) {
-        set_err (err, errlen, "slide has no level %d", level);
+        qc_set_err (err, errlen, "slide has no level %d", level);
         return -1;
     }
     uint8_t bg[3];
@@ -453,7 +443,7 @@ qc_region_read_rect (openslide_t *osr, int level, int64_t x0, int64_t y0,
         if (!img || qc_cpu_resize_rgb (whole, QC_INTERP_AREA, img) != 0) {
             qc_rgb_destroy (&img);
             qc_rgb_destroy (&whole);
-            set_err (err, errlen, "out of memory for a %d x %d image", out_w,
+            qc_set_err (err, errlen, "out of memory for a %d x %d image", out_w,
                      out_h);
             return -1;
         }
@@ -464,7 +454,7 @@ qc_region_read_rect (openslide_t *osr, int level, int64_t x0, int64_t y0,
     /* larger than that: in bands, a tile row at a time, memory bounded */
     qc_rgb_t *img = qc_rgb_new (out_w, out_h);
     if (!img) {
-        set_err (err, errlen, "out of memory for a %d x %d image", out_w,
+        qc_set_err (err, errlen, "out of memory for a %d x %d image", out_w,
                  out_h);
         return -1;
     }
@@ -475,7 +465,7 @@ qc_region_read_rect (openslide_t *osr, int level, int64_t x0, int64_t y0,
     if (rc) {
         qc_rgb_destroy (&img);
         if (!osr_failed (osr, err, errlen))
-            set_err (err, errlen, "out of memory reading level %d", level);
+            qc_set_err (err, errlen, "out of memory reading level %d", level);
         return -1;
     }
     *out = img;
@@ -487,7 +477,7 @@ qc_region_read (openslide_t *osr, const qc_region_plan_t *plan, int nthreads,
                 qc_rgb_t **out, char *err, size_t errlen)
 {
     if (!plan) {
-        set_err (err, errlen, "no plan");
+        qc_set_err (err, errlen, "no plan");
         return -1;
     }
     if (!plan->pil || (plan->src_w == plan->out_w && plan->src_h == plan->out_h))
@@ -502,7 +492,7 @@ qc_region_read (openslide_t *osr, const qc_region_plan_t *plan, int nthreads,
         return -1;
     qc_rgb_t *img = qc_rgb_new (plan->out_w, plan->out_h);
     if (!img || qc_pil_thumbnail_resize (level, img) != 0) {
-        set_err (err, errlen, "out of memory shrinking a %lld x %lld level",
+        qc_set_err (err, errlen, "out of memory shrinking a %lld x %lld level",
                  (long long) plan->src_w, (long long) plan->src_h);
         qc_rgb_destroy (&img);
         qc_rgb_destroy (&level);
@@ -521,7 +511,7 @@ qc_region_read_work_size (openslide_t *osr, const char *work_size,
     qc_region_request_t req;
     memset (&req, 0, sizeof req);
     if (!osr || qc_region_parse_size (work_size, &req.kind, &req.value)) {
-        set_err (err, errlen, "invalid image_work_size '%.64s'",
+        qc_set_err (err, errlen, "invalid image_work_size '%.64s'",
                  work_size ? work_size : "(null)");
         return NULL;
     }

@@ -12,6 +12,7 @@
 #include <tiffio.h>
 
 #include "shared/log.h"
+#include "shared/err.h"
 
 /* Largest side of the region qc_slide_check_readable decodes: enough to
  * touch at least one tile, small enough to cost nothing. */
@@ -29,17 +30,6 @@ struct qc_slide {
     int nlevels;
     level_t *levels;
 };
-
-static void
-set_err (char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (err, errlen, fmt, ap);
-    va_end (ap);
-}
 
 void
 qc_slide_close (qc_slide_t **self_p)
@@ -62,16 +52,16 @@ check_file (const char *path, char *err, size_t errlen)
 {
     struct stat st;
     if (stat (path, &st) != 0) {
-        set_err (err, errlen, "cannot open file: %s", strerror (errno));
+        qc_set_err (err, errlen, "cannot open file: %s", strerror (errno));
         return -1;
     }
     if (!S_ISREG (st.st_mode)) {
-        set_err (err, errlen, "not a regular file");
+        qc_set_err (err, errlen, "not a regular file");
         return -1;
     }
     FILE *f = fopen (path, "rb");
     if (!f) {
-        set_err (err, errlen, "cannot open file: %s", strerror (errno));
+        qc_set_err (err, errlen, "cannot open file: %s", strerror (errno));
         return -1;
     }
     fclose (f);
@@ -84,13 +74,13 @@ read_levels (qc_slide_t *self, char *err, size_t errlen)
     int32_t n = openslide_get_level_count (self->osr);
     const char *oe = openslide_get_error (self->osr);
     if (oe || n < 1) {
-        set_err (err, errlen, "OpenSlide could not read the slide's levels: %s",
+        qc_set_err (err, errlen, "OpenSlide could not read the slide's levels: %s",
                  oe ? oe : "no levels");
         return -1;
     }
     self->levels = calloc ((size_t) n, sizeof *self->levels);
     if (!self->levels) {
-        set_err (err, errlen, "out of memory");
+        qc_set_err (err, errlen, "out of memory");
         return -1;
     }
     for (int32_t i = 0; i < n; i++) {
@@ -99,7 +89,7 @@ read_levels (qc_slide_t *self, char *err, size_t errlen)
         l->downsample = openslide_get_level_downsample (self->osr, i);
         if ((oe = openslide_get_error (self->osr)) != NULL || l->w <= 0
             || l->h <= 0 || !(l->downsample > 0)) {
-            set_err (err, errlen, "OpenSlide reports an invalid level %d: %s",
+            qc_set_err (err, errlen, "OpenSlide reports an invalid level %d: %s",
                      (int) i, oe ? oe : "empty or unreadable size");
             return -1;
         }
@@ -135,7 +125,7 @@ qc_slide_open (const char *path, char *err, size_t errlen)
     if (err && errlen)
         err[0] = '\0';
     if (!path || !*path) {
-        set_err (err, errlen, "no slide path");
+        qc_set_err (err, errlen, "no slide path");
         return NULL;
     }
     if (check_file (path, err, errlen) != 0)
@@ -143,14 +133,14 @@ qc_slide_open (const char *path, char *err, size_t errlen)
     qc_slide_t *self = calloc (1, sizeof *self);
     if (!self || !(self->path = strdup (path))) {
         free (self);
-        set_err (err, errlen, "out of memory");
+        qc_set_err (err, errlen, "out of memory");
         return NULL;
     }
     const char *slash = strrchr (self->path, '/');
     self->name = slash && slash[1] ? slash + 1 : self->path;
     self->osr = openslide_open (path);
     if (!self->osr) {
-        set_err (err, errlen, "OpenSlide %s does not recognise this file as a "
+        qc_set_err (err, errlen, "OpenSlide %s does not recognise this file as a "
                  "slide (not a slide, or a format it cannot read)",
                  openslide_get_version ());
         qc_slide_close (&self);
@@ -158,7 +148,7 @@ qc_slide_open (const char *path, char *err, size_t errlen)
     }
     const char *oe = openslide_get_error (self->osr);
     if (oe) {
-        set_err (err, errlen, "OpenSlide could not open the slide: %s", oe);
+        qc_set_err (err, errlen, "OpenSlide could not open the slide: %s", oe);
         qc_slide_close (&self);
         return NULL;
     }
@@ -230,13 +220,13 @@ qc_slide_read_region (qc_slide_t *self, uint32_t *dest, int64_t x, int64_t y,
     if (!self || !dest || level < 0 || level >= self->nlevels || w <= 0
         || h <= 0 || w > INT32_MAX || h > INT32_MAX
         || (uint64_t) w > SIZE_MAX / sizeof *dest / (uint64_t) h) {
-        set_err (err, errlen, "invalid region request");
+        qc_set_err (err, errlen, "invalid region request");
         return -1;
     }
     openslide_read_region (self->osr, dest, x, y, level, w, h);
     const char *oe = openslide_get_error (self->osr);
     if (oe) {
-        set_err (err, errlen, "OpenSlide could not read the slide's pixels: %s",
+        qc_set_err (err, errlen, "OpenSlide could not read the slide's pixels: %s",
                  oe);
         return -1;
     }
@@ -247,7 +237,7 @@ int
 qc_slide_check_readable (qc_slide_t *self, char *err, size_t errlen)
 {
     if (!self) {
-        set_err (err, errlen, "no slide");
+        qc_set_err (err, errlen, "no slide");
         return -1;
     }
     int level = self->nlevels - 1;
@@ -256,7 +246,7 @@ qc_slide_check_readable (qc_slide_t *self, char *err, size_t errlen)
     int64_t h = l->h < CHECK_SIDE ? l->h : CHECK_SIDE;
     uint32_t *buf = malloc ((size_t) (w * h) * sizeof *buf);
     if (!buf) {
-        set_err (err, errlen, "out of memory");
+        qc_set_err (err, errlen, "out of memory");
         return -1;
     }
     int rc = qc_slide_read_region (self, buf, 0, 0, level, w, h, err, errlen);

@@ -2,6 +2,7 @@
  * interpolation; the rules it follows are in config.h. The lookups and
  * typed getters are in config_get.c. */
 #include "shared/config_int.h"
+#include "shared/err.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -27,17 +28,6 @@ typedef struct {
     int *err_line;
 } parser_t;
 
-void
-config_set_err (char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (err, errlen, fmt, ap);
-    va_end (ap);
-}
-
 /* Reports a parse error; always returns -1. */
 static int
 parse_fail (parser_t *p, int line, const char *fmt, ...)
@@ -48,9 +38,9 @@ parse_fail (parser_t *p, int line, const char *fmt, ...)
     vsnprintf (msg, sizeof msg, fmt, ap);
     va_end (ap);
     if (line > 0)
-        config_set_err (p->err, p->errlen, "config line %d: %s", line, msg);
+        qc_set_err (p->err, p->errlen, "config line %d: %s", line, msg);
     else
-        config_set_err (p->err, p->errlen, "config: %s", msg);
+        qc_set_err (p->err, p->errlen, "config: %s", msg);
     if (p->err_line)
         *p->err_line = line;
     return -1;
@@ -362,7 +352,7 @@ interpolate (const qc_config_section_t *sec, const char *raw, int depth,
              buf_t *out, size_t *budget, char *err, size_t errlen)
 {
     if (depth > MAX_INTERP_DEPTH) {
-        config_set_err (err, errlen, "%%(...)s references nest deeper than %d "
+        qc_set_err (err, errlen, "%%(...)s references nest deeper than %d "
                         "levels", MAX_INTERP_DEPTH);
         return -1;
     }
@@ -382,7 +372,7 @@ interpolate (const qc_config_section_t *sec, const char *raw, int depth,
         char name[256], snip[80];
         size_t nlen = close ? (size_t) (close - pc - 2) : 0;
         if (!close || nlen == 0 || close[1] != 's' || nlen >= sizeof name) {
-            config_set_err (err, errlen, "'%%' must be written '%%%%' or start "
+            qc_set_err (err, errlen, "'%%' must be written '%%%%' or start "
                             "a '%%(key)s' reference");
             return -1;
         }
@@ -390,7 +380,7 @@ interpolate (const qc_config_section_t *sec, const char *raw, int depth,
         name[nlen] = '\0';
         const entry_t *ref = config_find_entry (sec, name, sec->n);
         if (!ref) {
-            config_set_err (err, errlen, "'%%(%s)s' names a key the section does "
+            qc_set_err (err, errlen, "'%%(%s)s' names a key the section does "
                             "not have", config_snippet (snip, sizeof snip, name, nlen));
             return -1;
         }
@@ -406,7 +396,7 @@ interpolate (const qc_config_section_t *sec, const char *raw, int depth,
     }
     return 0;
 too_long:
-    config_set_err (err, errlen, "value grows too long through %%(...)s references");
+    qc_set_err (err, errlen, "value grows too long through %%(...)s references");
     return -1;
 }
 
@@ -502,13 +492,13 @@ qc_config_t *
 qc_config_load (const char *path, char *err, size_t errlen)
 {
     if (!path || !*path) {
-        config_set_err (err, errlen, "config: no file name");
+        qc_set_err (err, errlen, "config: no file name");
         return NULL;
     }
     FILE *f = fopen (path, "rb");
     char *text = f ? malloc (QC_CONFIG_MAX_TEXT + 1) : NULL;
     if (!text) {
-        config_set_err (err, errlen, "config %s: %s", path, f ? "out of memory"
+        qc_set_err (err, errlen, "config %s: %s", path, f ? "out of memory"
                         : strerror (errno));
         if (f)
             fclose (f);
@@ -521,12 +511,12 @@ qc_config_load (const char *path, char *err, size_t errlen)
     qc_config_t *cfg = NULL;
     char why[512];
     if (rerr)
-        config_set_err (err, errlen, "config %s: read error", path);
+        qc_set_err (err, errlen, "config %s: read error", path);
     else if (n > QC_CONFIG_MAX_TEXT)
-        config_set_err (err, errlen, "config %s: larger than %u bytes", path,
+        qc_set_err (err, errlen, "config %s: larger than %u bytes", path,
                         QC_CONFIG_MAX_TEXT);
     else if (!(cfg = qc_config_parse (text, n, why, sizeof why, NULL)))
-        config_set_err (err, errlen, "%s: %s", path, why);
+        qc_set_err (err, errlen, "%s: %s", path, why);
     free (text);
     return cfg;
 }

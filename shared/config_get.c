@@ -2,6 +2,7 @@
  * messages that name section, key, value and line. The parser is in
  * config.c; the rules are in config.h. */
 #include "shared/config_int.h"
+#include "shared/err.h"
 
 #include <errno.h>
 #include <math.h>
@@ -74,7 +75,7 @@ qc_config_section_check (const qc_config_section_t *sec, char *err,
 {
     for (size_t i = 0; sec && i < sec->n; i++)
         if (sec->entries[i].error) {
-            config_set_err (err, errlen, "%s", sec->entries[i].error);
+            qc_set_err (err, errlen, "%s", sec->entries[i].error);
             return -1;
         }
     return 0;
@@ -86,13 +87,13 @@ lookup (const qc_config_section_t *sec, const char *key, const void *out,
         const entry_t **e, char *err, size_t errlen)
 {
     if (!key || !*key || !out) {
-        config_set_err (err, errlen, "config: no %s given",
+        qc_set_err (err, errlen, "config: no %s given",
                         out ? "key" : "place for the value");
         return -1;
     }
     *e = sec ? config_find_entry (sec, key, sec->n) : NULL;
     if (*e && (*e)->error) {
-        config_set_err (err, errlen, "%s", (*e)->error);
+        qc_set_err (err, errlen, "%s", (*e)->error);
         return -1;
     }
     return *e != NULL;
@@ -103,7 +104,7 @@ bad_value (const qc_config_section_t *sec, const entry_t *e, const char *what,
            char *err, size_t errlen)
 {
     char snip[100];
-    config_set_err (err, errlen, "[%s] %s = '%s' (line %d): %s", sec->name, e->key,
+    qc_set_err (err, errlen, "[%s] %s = '%s' (line %d): %s", sec->name, e->key,
                     config_snippet (snip, sizeof snip, e->value, strlen (e->value)),
                     e->line, what);
     return -1;

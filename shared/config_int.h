@@ -35,10 +35,6 @@ struct qc_config {
     size_t nentries;
 };
 
-/* Writes a printf-style message into err (nothing when err is NULL or
- * errlen 0). */
-void config_set_err (char *err, size_t errlen, const char *fmt, ...)
-    __attribute__ ((format (printf, 3, 4)));
 /* A short printable copy of the n bytes at s for error messages: control
  * bytes become '?', long text is cut (at a UTF-8 character boundary) and
  * marked; returns dst. */

@@ -3,23 +3,13 @@
  * [BaseImage.BaseImage] settings every step shares. */
 #include "kernels/modules.h"
 #include "kernels/region_read.h"
+#include "shared/err.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void
-set_err (char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (err, errlen, fmt, ap);
-    va_end (ap);
-}
 
 /* A positive decimal number, optionally followed by 'x' or 'X' (HistoQC
  * writes magnifications as "1.25x" and also accepts "40X"): the same
@@ -54,7 +44,7 @@ qc_base_params_parse (const qc_config_section_t *sec, qc_base_params_t *out,
                       char *err, size_t errlen)
 {
     if (!out) {
-        set_err (err, errlen, "no place for the settings");
+        qc_set_err (err, errlen, "no place for the settings");
         return -1;
     }
     const char *name = sec ? qc_config_section_name (sec) : "BaseImage.BaseImage";
@@ -74,7 +64,7 @@ qc_base_params_parse (const qc_config_section_t *sec, qc_base_params_t *out,
                                &out->in_memory_compression, err, errlen))
         return -1;
     if (qc_work_size_parse (ws, &out->image_work_size) != 0) {
-        set_err (err, errlen, "[%s] image_work_size = '%.64s' (line %d): not a "
+        qc_set_err (err, errlen, "[%s] image_work_size = '%.64s' (line %d): not a "
                  "magnification (1.25x), downscale factor (0.1), level (2) or "
                  "size in pixels (500)", name, ws,
                  qc_config_key_line (sec, "image_work_size"));
@@ -87,7 +77,7 @@ qc_base_params_parse (const qc_config_section_t *sec, qc_base_params_t *out,
     else if (strcmp (ms, "relative2image") == 0)
         out->mask_statistics = QC_MASK_RELATIVE2IMAGE;
     else {
-        set_err (err, errlen, "[%s] mask_statistics = '%.64s' (line %d): must be "
+        qc_set_err (err, errlen, "[%s] mask_statistics = '%.64s' (line %d): must be "
                  "relative2mask, absolute or relative2image", name, ms,
                  qc_config_key_line (sec, "mask_statistics"));
         return -1;
@@ -97,13 +87,13 @@ qc_base_params_parse (const qc_config_section_t *sec, qc_base_params_t *out,
     else if (strcmp (rs, "area") == 0)
         out->resample_area = 1;
     else {
-        set_err (err, errlen, "[%s] image_resample = '%.64s' (line %d): must be "
+        qc_set_err (err, errlen, "[%s] image_resample = '%.64s' (line %d): must be "
                  "lanczos (HistoQC's images) or area", name, rs,
                  qc_config_key_line (sec, "image_resample"));
         return -1;
     }
     if (bm && parse_number_x (bm, &out->base_mag) != 0) {
-        set_err (err, errlen, "[%s] base_mag = '%.64s' (line %d): not a "
+        qc_set_err (err, errlen, "[%s] base_mag = '%.64s' (line %d): not a "
                  "magnification (e.g. 40 or 40x)", name, bm,
                  qc_config_key_line (sec, "base_mag"));
         return -1;

@@ -11,17 +11,7 @@
 #include <strings.h>
 
 #include "kernels/run_state.h"
-
-static void
-set_err (char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (err, errlen, fmt, ap);
-    va_end (ap);
-}
+#include "shared/err.h"
 
 static const char *
 sec_name (const qc_config_section_t *sec)
@@ -150,7 +140,7 @@ qc_masks_get_int (const qc_config_section_t *sec, const char *key,
     if (qc_config_get_int (sec, key, def, &v, err, errlen))
         return -1;
     if (v < lo || v > hi) {
-        set_err (err, errlen, "[%s] %s = %lld (line %d): must be between %lld "
+        qc_set_err (err, errlen, "[%s] %s = %lld (line %d): must be between %lld "
                  "and %lld", sec_name (sec), key, v,
                  qc_config_key_line (sec, key), lo, hi);
         return -1;
@@ -202,7 +192,7 @@ qc_masks_get_name (const qc_config_section_t *sec, const char **out,
         ok = isalnum ((unsigned char) name[i]) || name[i] == '_'
              || name[i] == '-' || name[i] == '.';
     if (!ok) {
-        set_err (err, errlen, "[%s] name = '%.64s' (line %d): must be 1 to 63 "
+        qc_set_err (err, errlen, "[%s] name = '%.64s' (line %d): must be 1 to 63 "
                  "letters, digits, '_', '-' or '.' (it names a results.tsv "
                  "column and a file)", sec_name (sec), name,
                  qc_config_key_line (sec, "name"));
@@ -220,7 +210,7 @@ qc_masks_check_stat (const qc_config_section_t *sec, char *err, size_t errlen)
         return -1;
     if (v && strcmp (v, "relative2mask") && strcmp (v, "absolute")
         && strcmp (v, "relative2image")) {
-        set_err (err, errlen, "[%s] mask_statistics = '%.64s' (line %d): must "
+        qc_set_err (err, errlen, "[%s] mask_statistics = '%.64s' (line %d): must "
                  "be relative2mask, absolute or relative2image", sec_name (sec),
                  v, qc_config_key_line (sec, "mask_statistics"));
         return -1;

@@ -1,0 +1,16 @@
+/* Reasons for a caller's error buffer. Functions that can fail take
+ * (char *err, size_t errlen) and write why there; err may be NULL or
+ * errlen 0, and the text is cut to fit. */
+#ifndef QC_SHARED_ERR_H
+#define QC_SHARED_ERR_H
+
+#include <stddef.h>
+
+void qc_set_err (char *err, size_t errlen, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+/* qc_set_err, then -1: for `return qc_fail (err, errlen, ...);`. */
+int qc_fail (char *err, size_t errlen, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+#endif
