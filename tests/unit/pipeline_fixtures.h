@@ -7,6 +7,7 @@
 #ifndef QC_PIPELINE_FIXTURES_H
 #define QC_PIPELINE_FIXTURES_H
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,33 @@ quiet_logs (void)
 {
     qc_log_set_stderr_level (QC_LOG_ERROR);
     qc_log_set_stderr_enabled (getenv ("QC_TEST_VERBOSE") != NULL);
+}
+
+/* Runs p on every file of ../shared/slides/odd: each must end ok, or
+ * failed with a reason, and never crash; there must be at least five.
+ * Prints each outcome. */
+static __attribute__ ((unused)) void
+fx_run_odd_files (const qc_pipeline_t *p, qc_result_t *r)
+{
+    char dir[1024];
+    snprintf (dir, sizeof dir, "%s/slides/odd", check_shared_dir ());
+    DIR *d = opendir (dir);
+    CHECK (d != NULL, "%s", dir);
+    int n = 0;
+    for (struct dirent *e; d && r && (e = readdir (d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[2048];
+        snprintf (path, sizeof path, "%s/%s", dir, e->d_name);
+        int rc = qc_pipeline_run (p, path, r);
+        CHECK (rc == 0 ? r->ok && !r->error : !r->ok && r->error && *r->error,
+               "%s", e->d_name);
+        printf ("odd %s: %s\n", e->d_name, rc ? r->error : "ok");
+        n++;
+    }
+    if (d)
+        closedir (d);
+    CHECK (n >= 5, "%d odd files", n);
 }
 
 #endif

@@ -39,7 +39,6 @@
  * 0.37 there (0.41 at 2.5x).
  *
  * Run from the repository root (bin/qc-mkslide, ../shared). */
-#include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
 #include <sys/wait.h>
@@ -296,26 +295,8 @@ test_real (const qc_pipeline_t *p)
 static void
 test_odd (const qc_pipeline_t *p)
 {
-    char dir[1024];
-    snprintf (dir, sizeof dir, "%s/slides/odd", check_shared_dir ());
-    DIR *d = opendir (dir);
-    CHECK (d != NULL, "%s", dir);
     qc_result_t *r = qc_result_new ();
-    int n = 0;
-    for (struct dirent *e; d && r && (e = readdir (d));) {
-        if (e->d_name[0] == '.')
-            continue;
-        char path[2048];
-        snprintf (path, sizeof path, "%s/%s", dir, e->d_name);
-        int rc = qc_pipeline_run (p, path, r);
-        CHECK (rc == 0 ? r->ok && !r->error : !r->ok && r->error && *r->error,
-               "%s", e->d_name);
-        printf ("odd %s: %s\n", e->d_name, rc ? r->error : "ok");
-        n++;
-    }
-    if (d)
-        closedir (d);
-    CHECK (n >= 5, "%d odd files", n);
+    fx_run_odd_files (p, r);
     qc_result_destroy (&r);
 }
 

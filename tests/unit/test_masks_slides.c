@@ -5,7 +5,6 @@
  * odd files, determinism (same slide twice, one or four read threads),
  * and the tissue mask's Dice against the truth of generated slides
  * (bin/qc-mkslide --truth), printed per slide. */
-#include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
@@ -216,30 +215,6 @@ test_other_real (qc_pipeline_t *p, qc_result_t *r)
            r->error ? r->error : "");
 }
 
-static void
-test_odd (qc_pipeline_t *p, qc_result_t *r)
-{
-    char dir[1024];
-    snprintf (dir, sizeof dir, "%s/slides/odd", check_shared_dir ());
-    DIR *d = opendir (dir);
-    CHECK (d != NULL, "%s", dir);
-    int n = 0;
-    for (struct dirent *e; d && (e = readdir (d));) {
-        if (e->d_name[0] == '.')
-            continue;
-        char path[2048];
-        snprintf (path, sizeof path, "%s/%s", dir, e->d_name);
-        int rc = qc_pipeline_run (p, path, r);
-        CHECK (rc == 0 ? r->ok && !r->error : !r->ok && r->error && *r->error,
-               "%s", e->d_name);
-        printf ("odd %s: %s\n", e->d_name, rc ? r->error : "passed");
-        n++;
-    }
-    if (d)
-        closedir (d);
-    CHECK (n >= 5);
-}
-
 /* Same slide twice, and with four read threads: the same columns and
  * byte-identical files. */
 static void
@@ -366,7 +341,7 @@ main (void)
         qc_result_t *r = qc_result_new ();
         test_tcga (p, r);
         test_other_real (p, r);
-        test_odd (p, r);
+        fx_run_odd_files (p, r);
         test_determinism (p);
         qc_result_destroy (&r);
     }
