@@ -16,25 +16,12 @@ check (const qc_config_section_t *sec, char *err, size_t errlen)
     return qc_masks_read_int (sec, &s_area, &v, err, errlen);
 }
 
-/* keeps pieces of at least area_threshold pixels (4-connected) */
-static int
-keep_large (const qc_ops_t *ops, const qc_mask_t *use, const void *arg,
-            qc_mask_t *after)
-{
-    return ops->area_filter (use, QC_CONN_OBJECTS, (size_t) *(const int *) arg,
-                             SIZE_MAX, after);
-}
-
 static int
 run (qc_run_t *run)
 {
     static const qc_mask_edit_t edit = {"areathresh", NULL, "areaThresh",
                                         "BasicModule.finalProcessingArea", false};
-    int area;
-    char err[256];
-    if (qc_masks_read_int (run->params, &s_area, &area, err, sizeof err))
-        return qc_run_fail (run, "%s", err);
-    return qc_masks_edit (run, &edit, keep_large, &area);
+    return qc_masks_edit_int (run, &s_area, &edit, qc_masks_keep_large);
 }
 
 static const char *const params[] = { "area_threshold", "mask_statistics",

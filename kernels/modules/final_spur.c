@@ -27,11 +27,7 @@ run (qc_run_t *run)
 {
     static const qc_mask_edit_t edit = {"spur", NULL, "spur_pixels",
                                         "BasicModule.finalProcessingSpur", false};
-    int radius;
-    char err[256];
-    if (qc_masks_read_int (run->params, &s_radius, &radius, err, sizeof err))
-        return qc_run_fail (run, "%s", err);
-    return qc_masks_edit (run, &edit, open_disk, &radius);
+    return qc_masks_edit_int (run, &s_radius, &edit, open_disk);
 }
 
 static const char *const params[] = { "disk_radius", "mask_statistics", NULL };

@@ -134,6 +134,18 @@ typedef struct {
 int qc_masks_read_int (const qc_config_section_t *sec, const qc_int_param_t *p,
                        int *out, char *err, size_t errlen);
 
+/* run () of a cleaning step with one integer parameter: reads it from
+ * the step's section and edits img_mask_use with transform (whose arg is
+ * a const int * to the value). */
+int qc_masks_edit_int (qc_run_t *run, const qc_int_param_t *param,
+                       const qc_mask_edit_t *edit,
+                       qc_mask_transform_fn *transform);
+
+/* A transform: keeps the 4-connected pieces of at least *(int *) arg
+ * pixels (skimage remove_small_objects). */
+int qc_masks_keep_large (const qc_ops_t *ops, const qc_mask_t *use,
+                         const void *arg, qc_mask_t *after);
+
 /* HistoQC's <prefix>_num_regions, _mean_area and _max_area of the
  * 8-connected components of found (skimage.measure.label's default),
  * printed as HistoQC prints them ("0" for all three when there are none,

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 
@@ -216,4 +217,25 @@ qc_masks_check_stat (const qc_config_section_t *sec, char *err, size_t errlen)
         return -1;
     }
     return 0;
+}
+
+int
+qc_masks_edit_int (qc_run_t *run, const qc_int_param_t *param,
+                   const qc_mask_edit_t *edit, qc_mask_transform_fn *transform)
+{
+    int value;
+    char err[256];
+    if (!run || !param)
+        return -1;
+    if (qc_masks_read_int (run->params, param, &value, err, sizeof err))
+        return qc_run_fail (run, "%s", err);
+    return qc_masks_edit (run, edit, transform, &value);
+}
+
+int
+qc_masks_keep_large (const qc_ops_t *ops, const qc_mask_t *use,
+                     const void *arg, qc_mask_t *after)
+{
+    return ops->area_filter (use, QC_CONN_OBJECTS, (size_t) *(const int *) arg,
+                             SIZE_MAX, after);
 }

@@ -28,11 +28,7 @@ run (qc_run_t *run)
     static const qc_mask_edit_t edit = {"small_fill", "small_tissue_filled",
                                         "small_tissue_filled_percent",
                                         "MorphologyModule.fillSmallHoles:", true};
-    int min_size;
-    char err[256];
-    if (qc_masks_read_int (run->params, &s_min_size, &min_size, err, sizeof err))
-        return qc_run_fail (run, "%s", err);
-    return qc_masks_edit (run, &edit, fill, &min_size);
+    return qc_masks_edit_int (run, &s_min_size, &edit, fill);
 }
 
 static const char *const params[] = { "min_size", "mask_statistics", NULL };

@@ -17,26 +17,13 @@ check (const qc_config_section_t *sec, char *err, size_t errlen)
     return qc_masks_read_int (sec, &s_min_size, &v, err, errlen);
 }
 
-/* keeps objects of at least min_size pixels (4-connected) */
-static int
-keep_large (const qc_ops_t *ops, const qc_mask_t *use, const void *arg,
-            qc_mask_t *after)
-{
-    return ops->area_filter (use, QC_CONN_OBJECTS, (size_t) *(const int *) arg,
-                             SIZE_MAX, after);
-}
-
 static int
 run (qc_run_t *run)
 {
     static const qc_mask_edit_t edit = {"small_remove", "small_tissue_removed",
                                         "small_tissue_removed_percent",
                                         "MorphologyModule.removeSmallObjects:", false};
-    int min_size;
-    char err[256];
-    if (qc_masks_read_int (run->params, &s_min_size, &min_size, err, sizeof err))
-        return qc_run_fail (run, "%s", err);
-    return qc_masks_edit (run, &edit, keep_large, &min_size);
+    return qc_masks_edit_int (run, &s_min_size, &edit, qc_masks_keep_large);
 }
 
 static const char *const params[] = { "min_size", "mask_statistics", NULL };
