@@ -16,6 +16,7 @@
 
 #include "kernels/image.h"
 #include "kernels/modules.h"
+#include "kernels/modules/masks.h"
 #include "kernels/ops.h"
 
 /* HistoQC's value for a statistic of no pixels. */
@@ -58,7 +59,7 @@ int qc_channel_mean_std (const qc_ops_t *ops, const qc_rgb_t *img,
 /* ---- step bookkeeping (bright_params.c) ----------------------------- */
 
 /* Longest prefix= (column names must fit a result key). */
-#define QC_BRIGHT_MAX_PREFIX 64
+#define QC_BRIGHT_MAX_PREFIX QC_MASKS_MAX_PREFIX
 
 /* The parameters BrightContrastModule's steps share: prefix (columns
  * start with "<prefix>_" when set), limit_to_mask (default true),

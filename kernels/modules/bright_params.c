@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels/modules/masks.h"
 #include "kernels/run_state.h"
 
 int
@@ -21,26 +22,8 @@ qc_bright_params (const qc_config_section_t *sec, qc_bright_params_t *p,
         || qc_config_get_string (sec, "mask_name", "img_mask_use",
                                  &p->mask_name, err, errlen))
         return -1;
-    p->prefix[0] = '\0';
-    if (prefix && *prefix) {
-        /* The prefix becomes part of results.tsv's header: no field or
-         * line separators. */
-        if (strlen (prefix) > QC_BRIGHT_MAX_PREFIX
-            || strpbrk (prefix, "\t\r\n")) {
-            snprintf (err, errlen, "[%s] prefix (line %d): at most %d "
-                      "characters, no tabs", qc_config_section_name (sec),
-                      qc_config_key_line (sec, "prefix"), QC_BRIGHT_MAX_PREFIX);
-            return -1;
-        }
-        snprintf (p->prefix, sizeof p->prefix, "%s_", prefix);
-    }
-    if (!*p->mask_name) {
-        snprintf (err, errlen, "[%s] mask_name (line %d) is empty",
-                  qc_config_section_name (sec),
-                  qc_config_key_line (sec, "mask_name"));
-        return -1;
-    }
-    return 0;
+    return qc_masks_prefix_and_mask (sec, prefix, p->mask_name, p->prefix,
+                                     err, errlen);
 }
 
 int

@@ -146,6 +146,17 @@ int qc_masks_edit_int (qc_run_t *run, const qc_int_param_t *param,
 int qc_masks_keep_large (const qc_ops_t *ops, const qc_mask_t *use,
                          const void *arg, qc_mask_t *after);
 
+/* The prefix= and mask_name= of BrightContrastModule's and
+ * LocalTextureEstimationModule's steps: out is "<prefix>_", or "" when
+ * prefix is NULL or empty; prefix becomes part of results.tsv's header,
+ * so at most QC_MASKS_MAX_PREFIX characters and no tabs or line breaks;
+ * mask_name must not be empty. 0, or -1 with the reason. */
+#define QC_MASKS_MAX_PREFIX 64
+int qc_masks_prefix_and_mask (const qc_config_section_t *sec,
+                              const char *prefix, const char *mask_name,
+                              char out[QC_MASKS_MAX_PREFIX + 2], char *err,
+                              size_t errlen);
+
 /* HistoQC's <prefix>_num_regions, _mean_area and _max_area of the
  * 8-connected components of found (skimage.measure.label's default),
  * printed as HistoQC prints them ("0" for all three when there are none,

@@ -239,3 +239,30 @@ qc_masks_keep_large (const qc_ops_t *ops, const qc_mask_t *use,
     return ops->area_filter (use, QC_CONN_OBJECTS, (size_t) *(const int *) arg,
                              SIZE_MAX, after);
 }
+
+int
+qc_masks_prefix_and_mask (const qc_config_section_t *sec, const char *prefix,
+                          const char *mask_name,
+                          char out[QC_MASKS_MAX_PREFIX + 2], char *err,
+                          size_t errlen)
+{
+    if (!out)
+        return -1;
+    out[0] = '\0';
+    if (prefix && *prefix) {
+        if (strlen (prefix) > QC_MASKS_MAX_PREFIX || strpbrk (prefix, "\t\r\n")) {
+            snprintf (err, errlen, "[%s] prefix (line %d): at most %d "
+                      "characters, no tabs", qc_config_section_name (sec),
+                      qc_config_key_line (sec, "prefix"), QC_MASKS_MAX_PREFIX);
+            return -1;
+        }
+        snprintf (out, QC_MASKS_MAX_PREFIX + 2, "%s_", prefix);
+    }
+    if (!mask_name || !*mask_name) {
+        snprintf (err, errlen, "[%s] mask_name (line %d) is empty",
+                  qc_config_section_name (sec),
+                  qc_config_key_line (sec, "mask_name"));
+        return -1;
+    }
+    return 0;
+}

@@ -12,16 +12,16 @@
  * with the FIRST patch's value (std 0.0); that is what is printed. */
 #include "kernels/modules/texture_algo.h"
 #include "kernels/modules/blur_common.h"
+#include "kernels/modules/masks.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#define MAX_PREFIX 64
 #define MAX_FEATS 32
 
 typedef struct {
     qc_glcm_params_t glcm;
-    char prefix[MAX_PREFIX + 2];      /* "name_" or "" */
+    char prefix[QC_MASKS_MAX_PREFIX + 2];      /* "name_" or "" */
     int feats[MAX_FEATS];
     int nfeats;
     int invert;
@@ -75,21 +75,9 @@ get_params (const qc_config_section_t *sec, texture_params_t *p, char *err,
         || qc_config_get_string (sec, "mask_name", "img_mask_use",
                                  &p->mask_name, err, errlen))
         return -1;
-    if (prefix && *prefix) {
-        if (strlen (prefix) > MAX_PREFIX || strpbrk (prefix, "\t\n\r")) {
-            snprintf (err, errlen, "[%s] prefix (line %d): at most %d "
-                      "characters, no tabs", qc_config_section_name (sec),
-                      qc_config_key_line (sec, "prefix"), MAX_PREFIX);
-            return -1;
-        }
-        snprintf (p->prefix, sizeof p->prefix, "%s_", prefix);
-    }
-    if (!*p->mask_name) {
-        snprintf (err, errlen, "[%s] mask_name (line %d) is empty",
-                  qc_config_section_name (sec),
-                  qc_config_key_line (sec, "mask_name"));
+    if (qc_masks_prefix_and_mask (sec, prefix, p->mask_name, p->prefix, err,
+                                  errlen))
         return -1;
-    }
     p->glcm.patch_size = (int) patch;
     p->glcm.npatches = (int) npatches;
     p->glcm.nlevels = (int) nlevels;
