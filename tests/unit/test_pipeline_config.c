@@ -63,6 +63,24 @@ test_default_config (void)
                && strstr (err, "bicubic"), "%s: %s", rs[i], err);
         qc_pipeline_destroy (&q);
     }
+    /* prefix= becomes part of the header: too long is refused by name, in
+     * both steps that take it */
+    static const char *const pre[] = { "BrightContrastModule.getContrast",
+                                       "LocalTextureEstimationModule.estimateGreyComatrixFeatures" };
+    for (int i = 0; i < 2; i++) {
+        char cfg[512];
+        snprintf (cfg, sizeof cfg, "[pipeline]\nsteps = %s\n[%s]\nprefix = "
+                  "%070d\n", pre[i], pre[i], 7);
+        qc_pipeline_t *q = qc_pipeline_new (cfg, err, sizeof err);
+        CHECK (q == NULL && strstr (err, "prefix") && strstr (err, "at most 64"),
+               "%s: %s", pre[i], err);
+        qc_pipeline_destroy (&q);
+        snprintf (cfg, sizeof cfg, "[pipeline]\nsteps = %s\n[%s]\nprefix = ok\n",
+                  pre[i], pre[i]);
+        q = qc_pipeline_new (cfg, err, sizeof err);
+        CHECK (q != NULL, "%s: %s", pre[i], err);
+        qc_pipeline_destroy (&q);
+    }
 }
 
 /* A HistoQC-style config (our own words) with the parts HistoQC users
