@@ -110,6 +110,17 @@ qc_result_get (const qc_result_t *self, const char *key)
     return NULL;
 }
 
+const qc_file_t *
+qc_result_file (const qc_result_t *self, const char *name)
+{
+    if (!self || !name)
+        return NULL;
+    for (size_t i = 0; i < self->nfiles; i++)
+        if (strcmp (self->files[i].name, name) == 0)
+            return &self->files[i];
+    return NULL;
+}
+
 int
 qc_result_take_file (qc_result_t *self, const char *name,
                      unsigned char *data, size_t size)

@@ -54,6 +54,8 @@ int qc_result_add_file (qc_result_t *self, const char *name,
 /* Takes ownership of data (malloc'd) on success; on -1 the caller frees. */
 int qc_result_take_file (qc_result_t *self, const char *name,
                          unsigned char *data, size_t size);
+/* The file added under name, or NULL. */
+const qc_file_t *qc_result_file (const qc_result_t *self, const char *name);
 int qc_result_add_warning (qc_result_t *self, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
 /* Marks the result failed with a reason; the first reason wins. */

@@ -64,20 +64,11 @@ seconds (void)
     return (double) t.tv_sec + (double) t.tv_nsec * 1e-9;
 }
 
-static const qc_file_t *
-file_of (const qc_result_t *r, const char *suffix)
-{
-    for (size_t i = 0; r && i < r->nfiles; i++)
-        if (strcmp (r->files[i].name, suffix) == 0)
-            return &r->files[i];
-    return NULL;
-}
-
 /* A result's PNG as a 0/1 mask (its red channel over half). */
 static qc_mask_t *
 mask_of (const qc_result_t *r, const char *suffix)
 {
-    const qc_file_t *f = file_of (r, suffix);
+    const qc_file_t *f = qc_result_file (r, suffix);
     qc_rgb_t *img = f ? qc_png_decode_rgb (f->data, f->size, err, sizeof err)
                       : NULL;
     qc_mask_t *m = img ? qc_mask_new (img->w, img->h) : NULL;

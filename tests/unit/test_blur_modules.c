@@ -48,20 +48,11 @@ pipeline (const char *blur_step, const char *blur_section)
     return p;
 }
 
-static const qc_file_t *
-find_file (const qc_result_t *r, const char *name)
-{
-    for (size_t i = 0; i < r->nfiles; i++)
-        if (strcmp (r->files[i].name, name) == 0)
-            return &r->files[i];
-    return NULL;
-}
-
 /* The file decoded, with its size checked against w x h. */
 static void
 check_png (const qc_result_t *r, const char *name, int w, int h)
 {
-    const qc_file_t *f = find_file (r, name);
+    const qc_file_t *f = qc_result_file (r, name);
     CHECK (f != NULL, "no %s", name);
     if (!f)
         return;

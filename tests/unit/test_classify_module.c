@@ -66,19 +66,10 @@ seconds (void)
     return (double) t.tv_sec + 1e-9 * (double) t.tv_nsec;
 }
 
-static const qc_file_t *
-file_of (const qc_result_t *r, const char *suffix)
-{
-    for (size_t i = 0; i < r->nfiles; i++)
-        if (strcmp (r->files[i].name, suffix) == 0)
-            return &r->files[i];
-    return NULL;
-}
-
 static qc_rgb_t *
 decode (const qc_result_t *r, const char *suffix)
 {
-    const qc_file_t *f = file_of (r, suffix);
+    const qc_file_t *f = qc_result_file (r, suffix);
     return f ? qc_png_decode_rgb (f->data, f->size, err, sizeof err) : NULL;
 }
 
@@ -241,8 +232,8 @@ test_generated (void)
             CHECK (qc_pipeline_run (p, path, r2) == 0);
             CHECK (!strcmp (get (r, "pen_markings"), get (r2, "pen_markings"))
                    && !strcmp (get (r, "coverslip_edge"), get (r2, "coverslip_edge")));
-            const qc_file_t *f1 = file_of (r, "_pen_markings.png");
-            const qc_file_t *f2 = file_of (r2, "_pen_markings.png");
+            const qc_file_t *f1 = qc_result_file (r, "_pen_markings.png");
+            const qc_file_t *f2 = qc_result_file (r2, "_pen_markings.png");
             CHECK (f1 && f2 && f1->size == f2->size && !memcmp (f1->data, f2->data, f1->size));
         }
         qc_rgb_destroy (&pen);

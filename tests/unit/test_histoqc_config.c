@@ -260,11 +260,9 @@ same_as_reference (const qc_result_t *r, const char *slide, const char *suffix)
     char path[1024], e[256];
     snprintf (path, sizeof path, "%s/reference/histoqc/%s/%s%s",
               check_shared_dir (), slide, slide, suffix);
-    qc_rgb_t *want = qc_png_read_rgb (path, e, sizeof e), *got = NULL;
-    for (size_t k = 0; k < r->nfiles && !got; k++)
-        if (strcmp (r->files[k].name, suffix) == 0)
-            got = qc_png_decode_rgb (r->files[k].data, r->files[k].size, e,
-                                     sizeof e);
+    const qc_file_t *f = qc_result_file (r, suffix);
+    qc_rgb_t *want = qc_png_read_rgb (path, e, sizeof e);
+    qc_rgb_t *got = f ? qc_png_decode_rgb (f->data, f->size, e, sizeof e) : NULL;
     int same = want && got && want->w == got->w && want->h == got->h
                && memcmp (want->px, got->px, (size_t) want->w * want->h * 3) == 0;
     if (!same)
@@ -329,12 +327,8 @@ test_real (const qc_pipeline_t *p)
             "_pen_markings.png", "_coverslip_edge.png", "_blurry.png",
             "_hist.png", "_deconv_c0.png", "_flat.png", NULL
         };
-        for (int i = 0; files[i]; i++) {
-            int found = 0;
-            for (size_t k = 0; k < r->nfiles; k++)
-                found |= strcmp (r->files[k].name, files[i]) == 0;
-            CHECK (found, "TCGA: no %s", files[i]);
-        }
+        for (int i = 0; files[i]; i++)
+            CHECK (qc_result_file (r, files[i]), "TCGA: no %s", files[i]);
         /* No magnification: a reason, as HistoQC's TypeError was not. */
         slide_path (path, sizeof path, "real", "TCGA-CR-7395-01A-01-TS1.svs");
         CHECK (qc_pipeline_run (p, path, r) == -1 && r->error

@@ -63,19 +63,10 @@ static const char tissue_config[] =
     "    MorphologyModule.removeSmallObjects\n"
     "    SaveModule.saveFinalMask\n" SECTIONS;
 
-static const qc_file_t *
-file_of (const qc_result_t *r, const char *suffix)
-{
-    for (size_t i = 0; r && i < r->nfiles; i++)
-        if (strcmp (r->files[i].name, suffix) == 0)
-            return &r->files[i];
-    return NULL;
-}
-
 static qc_rgb_t *
 decode (const qc_result_t *r, const char *suffix)
 {
-    const qc_file_t *f = file_of (r, suffix);
+    const qc_file_t *f = qc_result_file (r, suffix);
     return f ? qc_png_decode_rgb (f->data, f->size, err, sizeof err) : NULL;
 }
 
@@ -116,7 +107,7 @@ test_tcga (qc_pipeline_t *p, qc_result_t *r)
     for (int i = 0; masks[i]; i++)
         CHECK (file_size_is (r, masks[i], 278, 223), "%s", masks[i]);
     CHECK (file_size_is (r, "_thumb_small.png", 500, 401));
-    CHECK (file_of (r, "_macro.png") == NULL);
+    CHECK (qc_result_file (r, "_macro.png") == NULL);
     CHECK (r->warnings && strstr (r->warnings, "TCGA-CR-7395-pyramid.svs- "
                                   "saveMacro Can't Read 'macro' Image from "
                                   "Slide's Associated Images"), "%s",
@@ -185,7 +176,7 @@ test_other_real (qc_pipeline_t *p, qc_result_t *r)
                                    "getIntensityThresholdPercent:dark NO tissue "
                                    "remains detectable!", 69) == 0, "%s",
            r->warnings ? r->warnings : "");
-    CHECK (file_of (r, "_macro.png") != NULL, "the NDPI has a macro");
+    CHECK (qc_result_file (r, "_macro.png") != NULL, "the NDPI has a macro");
 
     /* The macro: longer side 500, short side rounded. */
     slide_path (path, sizeof path, "real", "CMU-1-Small-Region.svs");

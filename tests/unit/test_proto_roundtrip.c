@@ -52,6 +52,12 @@ test_roundtrip (void)
         CHECK (r->nfiles == 3 && r->files[0].size == 300 && r->files[0].data[5] == 0
                && r->files[0].data[299] == (unsigned char) (299 * 37u));
         CHECK (r->nfiles == 3 && r->files[2].size == 64 && r->files[2].data[63] == 0);
+        /* files looked up by name */
+        CHECK (qc_result_file (r, "_mask_use.png") == &r->files[2]
+               && qc_result_file (r, "_empty.png") == &r->files[1]
+               && qc_result_file (r, "_nope.png") == NULL
+               && qc_result_file (r, NULL) == NULL
+               && qc_result_file (NULL, "_thumb.png") == NULL);
     }
     qc_msg_destroy (&d);
     qc_msg_destroy (&m);

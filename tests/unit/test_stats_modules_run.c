@@ -231,19 +231,10 @@ static const char *const expect_columns[] = {
 };
 #define NEXPECT (sizeof expect_columns / sizeof *expect_columns)
 
-static const qc_file_t *
-find_file (const qc_result_t *r, const char *name)
-{
-    for (size_t i = 0; i < r->nfiles; i++)
-        if (strcmp (r->files[i].name, name) == 0)
-            return &r->files[i];
-    return NULL;
-}
-
 static qc_rgb_t *
 decode (const qc_result_t *r, const char *name)
 {
-    const qc_file_t *f = find_file (r, name);
+    const qc_file_t *f = qc_result_file (r, name);
     return f ? qc_png_decode_rgb (f->data, f->size, err, sizeof err) : NULL;
 }
 
@@ -321,7 +312,7 @@ test_pipeline (void)
             }
             CHECK (seen[0] && seen[1] && seen[2]);
             if (getenv ("QC_TEST_KEEP")) {
-                const qc_file_t *f = find_file (r, "_hist.png");
+                const qc_file_t *f = qc_result_file (r, "_hist.png");
                 qc_png_write_file ("/tmp/stats_hist.png", f->data, f->size,
                                    err, sizeof err);
             }
