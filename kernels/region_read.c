@@ -372,41 +372,83 @@ qc_region_set_whole_max (int64_t pixels)
     s_whole_max = pixels > 0 ? pixels : WHOLE_MAX_PIXELS;
 }
 
+/* OpenSlide's premultiplied ARGB rows composited over bg, one row at a
+ * time, as qc_area_resize_u8 asks for them. */
+typedef struct {
+    const uint32_t *argb;
+    int64_t w;
+    uint8_t bg[3];
+    uint8_t *row;                 /* w RGB pixels */
+} argb_rows_t;
+
+static void
+composite_row (const uint32_t *src, int64_t w, const uint8_t bg[3],
+               uint8_t *out)
+{
+    for (int64_t x = 0; x < w; x++)
+        qc_px_argb_over (src[x], bg[0], bg[1], bg[2], out + 3 * x);
+}
+
+static const uint8_t *
+argb_row (void *ctx, int y)
+{
+    argb_rows_t *r = ctx;
+    composite_row (r->argb + (size_t) y * (size_t) r->w, r->w, r->bg, r->row);
+    return r->row;
+}
+
 /* The w x h pixels of level at level-0 (x0, y0) in ONE
- * openslide_read_region, composited over bg, into a new image. One read
- * rather than bands: a band starting inside a level whose downsample is
- * not an integer lands between its pixels, and OpenSlide then
- * interpolates, through pixman's slow path. On a 60,000 x 45,000 slide
- * (level 2, downsample 15.9986) one read of the level took 0.30 s, the
- * same in 256-row bands 0.47 s, and the bands' pixels were shifted by a
- * fraction of a pixel (HistoQC, through openslide-python, reads in one
- * call). */
+ * openslide_read_region, composited over bg, into a new out_w x out_h
+ * image (the exact area average where the sizes differ; the source rows
+ * are composited one at a time as the resize takes them, so no second
+ * full-size image is made). One read rather than bands: a band starting
+ * inside a level whose downsample is not an integer lands between its
+ * pixels, and OpenSlide then interpolates, through pixman's slow path.
+ * On a 60,000 x 45,000 slide (level 2, downsample 15.9986) one read of
+ * the level took 0.30 s, the same in 256-row bands 0.47 s, and the
+ * bands' pixels were shifted by a fraction of a pixel (HistoQC, through
+ * openslide-python, reads in one call). */
 static int
 read_whole_rect (openslide_t *osr, int level, int64_t x0, int64_t y0,
-                 int64_t w, int64_t h, const uint8_t bg[3], qc_rgb_t **out,
-                 char *err, size_t errlen)
+                 int64_t w, int64_t h, const uint8_t bg[3], int out_w,
+                 int out_h, qc_rgb_t **out, char *err, size_t errlen)
 {
     uint32_t *argb = malloc ((size_t) w * (size_t) h * sizeof *argb);
-    qc_rgb_t *img = qc_rgb_new ((int) w, (int) h);
-    if (!argb || !img) {
+    uint8_t *row = malloc ((size_t) w * 3);
+    qc_rgb_t *img = qc_rgb_new (out_w, out_h);
+    if (!argb || !row || !img) {
         free (argb);
+        free (row);
         qc_rgb_destroy (&img);
         qc_set_err (err, errlen, "out of memory for level %d (%lld x %lld)",
                  level, (long long) w, (long long) h);
         return -1;
     }
     openslide_read_region (osr, argb, x0, y0, level, w, h);
-    if (osr_failed (osr, err, errlen)) {
-        free (argb);
-        qc_rgb_destroy (&img);
-        return -1;
+    int rc = -1;
+    if (osr_failed (osr, err, errlen))
+        goto done;
+    if (w == out_w && h == out_h) {
+        for (int64_t y = 0; y < h; y++)
+            composite_row (argb + (size_t) y * (size_t) w, w, bg,
+                           img->px + (size_t) y * (size_t) w * 3);
+    } else {
+        argb_rows_t rows = { argb, w, { bg[0], bg[1], bg[2] }, row };
+        if (qc_area_resize_u8 ((int) w, (int) h, out_w, out_h, 3, argb_row,
+                               &rows, img->px) != 0) {
+            qc_set_err (err, errlen, "out of memory for a %d x %d image",
+                        out_w, out_h);
+            goto done;
+        }
     }
-    size_t n = (size_t) w * (size_t) h;
-    for (size_t i = 0; i < n; i++)
-        qc_px_argb_over (argb[i], bg[0], bg[1], bg[2], img->px + 3 * i);
-    free (argb);
     *out = img;
-    return 0;
+    img = NULL;
+    rc = 0;
+done:
+    free (argb);
+    free (row);
+    qc_rgb_destroy (&img);
+    return rc;
 }
 
 int
@@ -432,24 +474,8 @@ qc_region_read_rect (openslide_t *osr, int level, int64_t x0, int64_t y0,
     background (osr, bg);
     if (w * h <= s_whole_max && !qc_image_check_size ((int) w, (int) h, NULL)) {
         /* one read, then the exact area average (kernels/cpu/resize.c) */
-        qc_rgb_t *whole = NULL, *img = NULL;
-        if (read_whole_rect (osr, level, x0, y0, w, h, bg, &whole, err, errlen))
-            return -1;
-        if (whole->w == out_w && whole->h == out_h) {
-            *out = whole;
-            return 0;
-        }
-        img = qc_rgb_new (out_w, out_h);
-        if (!img || qc_cpu_resize_rgb (whole, QC_INTERP_AREA, img) != 0) {
-            qc_rgb_destroy (&img);
-            qc_rgb_destroy (&whole);
-            qc_set_err (err, errlen, "out of memory for a %d x %d image", out_w,
-                     out_h);
-            return -1;
-        }
-        qc_rgb_destroy (&whole);
-        *out = img;
-        return 0;
+        return read_whole_rect (osr, level, x0, y0, w, h, bg, out_w, out_h,
+                                out, err, errlen);
     }
     /* larger than that: in bands, a tile row at a time, memory bounded */
     qc_rgb_t *img = qc_rgb_new (out_w, out_h);

@@ -138,4 +138,14 @@ void qc_area_axis_free (qc_area_axis_t *ax);
 void qc_area_reduce_row_u8 (const qc_area_axis_t *ax, const uint8_t *row,
                             int ch, double *out);
 
+/* Gives row y (sw pixels of ch uint8 channels) of an area resize's
+ * source, or NULL to stop it (the resize then fails). */
+typedef const uint8_t *(*qc_area_row_fn) (void *ctx, int y);
+/* The AREA resize of qc_cpu_resize_rgb from rows handed over one at a
+ * time: row asks for each source row once, y increasing, so a caller
+ * can make rows on the fly (region_read composites them from OpenSlide's
+ * ARGB) instead of holding the whole source image. ch 1..4. */
+int qc_area_resize_u8 (int sw, int sh, int dw, int dh, int ch,
+                       qc_area_row_fn row, void *ctx, uint8_t *dst);
+
 #endif

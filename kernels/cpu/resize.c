@@ -86,10 +86,37 @@ qc_area_axis_init (qc_area_axis_t *ax, int n_src, int n_dst)
     return 0;
 }
 
+/* Three channels, the common case: the channels of a pixel summed side
+ * by side (three independent chains rather than one at a time), with
+ * the same adds in the same order as the general loop, so the same
+ * bits. */
+static void
+reduce_row_u8_c3 (const qc_area_axis_t *ax, const uint8_t *row, double *out)
+{
+    for (int o = 0; o < ax->n_dst; o++, out += 3) {
+        const double *wt = ax->w + ax->off[o];
+        const uint8_t *p = row + (size_t) ax->first[o] * 3;
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0;
+        for (int k = 0, n = ax->count[o]; k < n; k++, p += 3) {
+            double w = wt[k];
+            s0 += w * p[0];
+            s1 += w * p[1];
+            s2 += w * p[2];
+        }
+        out[0] = s0;
+        out[1] = s1;
+        out[2] = s2;
+    }
+}
+
 void
 qc_area_reduce_row_u8 (const qc_area_axis_t *ax, const uint8_t *row, int ch,
                        double *out)
 {
+    if (ch == 3) {
+        reduce_row_u8_c3 (ax, row, out);
+        return;
+    }
     for (int o = 0; o < ax->n_dst; o++) {
         const double *wt = ax->w + ax->off[o];
         const uint8_t *p = row + (size_t) ax->first[o] * ch;
@@ -125,11 +152,35 @@ round_u8 (double v)
     return (uint8_t) (v + 0.5);
 }
 
-/* Area resize of an image with ch channels, either uint8 (src8/dst8) or
- * float (srcf/dstf, ch 1). */
+/* round_u8 over a row of area averages of uint8 values. The weights are
+ * positive and sum to 1 (to a few ulps), so every value lies in
+ * [0, 255 + 1e-12]: round_u8's clamps never act, and without them the
+ * loop vectorises. */
+static void
+round_row_u8 (const double *v, size_t n, uint8_t *out)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = (uint8_t) (int32_t) (v[i] + 0.5);
+}
+
+/* Where area_resize takes its source rows: uint8 rows of ch channels
+ * from row8 (y increasing from call to call), or float rows (ch 1) of
+ * the image f. */
+typedef struct {
+    int ch;
+    qc_area_row_fn row8;
+    void *ctx;
+    const float *f;
+    int sw;
+} area_src_t;
+
+/* Area resize into dst8 (uint8) or dstf (float, ch 1). Rows are reduced
+ * along x once each: consecutive output rows share at most one source
+ * row (the last of one is the first of the next), so the last reduced
+ * row is kept and not reduced again. */
 static int
-area_resize (int sw, int sh, int dw, int dh, int ch, const uint8_t *src8,
-             const float *srcf, uint8_t *dst8, float *dstf)
+area_resize (int sw, int sh, int dw, int dh, const area_src_t *src,
+             uint8_t *dst8, float *dstf)
 {
     qc_area_axis_t ax, ay;
     if (qc_area_axis_init (&ax, sw, dw))
@@ -138,37 +189,79 @@ area_resize (int sw, int sh, int dw, int dh, int ch, const uint8_t *src8,
         qc_area_axis_free (&ax);
         return -1;
     }
+    const int ch = src->ch;
     size_t rl = (size_t) dw * ch;
-    double *row = malloc (rl * sizeof *row);
+    double *red[2] = { malloc (rl * sizeof (double)),
+                       malloc (rl * sizeof (double)) };
     double *acc = malloc (rl * sizeof *acc);
+    int red_y[2] = { -1, -1 }, last = 0;
     int rc = -1;
-    if (row && acc) {
-        for (int oy = 0; oy < dh; oy++) {
-            memset (acc, 0, rl * sizeof *acc);
-            const double *wy = ay.w + ay.off[oy];
-            for (int k = 0; k < ay.count[oy]; k++) {
-                size_t j = (size_t) ay.first[oy] + (size_t) k;
-                if (src8)
-                    qc_area_reduce_row_u8 (&ax, src8 + j * sw * ch, ch, row);
-                else
-                    reduce_row_f (&ax, srcf + j * sw, row);
-                for (size_t i = 0; i < rl; i++)
-                    acc[i] += wy[k] * row[i];
+    if (!red[0] || !red[1] || !acc)
+        goto done;
+    for (int oy = 0; oy < dh; oy++) {
+        const double *wy = ay.w + ay.off[oy];
+        for (int k = 0; k < ay.count[oy]; k++) {
+            int j = ay.first[oy] + k;
+            if (red_y[last] != j) {
+                last = 1 - last;
+                if (src->row8) {
+                    const uint8_t *r8 = src->row8 (src->ctx, j);
+                    if (!r8)
+                        goto done;
+                    qc_area_reduce_row_u8 (&ax, r8, ch, red[last]);
+                } else {
+                    reduce_row_f (&ax, src->f + (size_t) j * src->sw,
+                                  red[last]);
+                }
+                red_y[last] = j;
             }
-            if (dst8)
+            const double *row = red[last];
+            const double w = wy[k];
+            /* 0.0 + first product, as a sum started at zero gives */
+            if (k == 0)
                 for (size_t i = 0; i < rl; i++)
-                    dst8[(size_t) oy * rl + i] = round_u8 (acc[i]);
+                    acc[i] = 0.0 + w * row[i];
             else
                 for (size_t i = 0; i < rl; i++)
-                    dstf[(size_t) oy * rl + i] = (float) acc[i];
+                    acc[i] += w * row[i];
         }
-        rc = 0;
+        if (dst8)
+            round_row_u8 (acc, rl, dst8 + (size_t) oy * rl);
+        else
+            for (size_t i = 0; i < rl; i++)
+                dstf[(size_t) oy * rl + i] = (float) acc[i];
     }
-    free (row);
+    rc = 0;
+done:
+    free (red[0]);
+    free (red[1]);
     free (acc);
     qc_area_axis_free (&ax);
     qc_area_axis_free (&ay);
     return rc;
+}
+
+typedef struct {
+    const uint8_t *px;
+    size_t stride;
+} image_rows_t;
+
+static const uint8_t *
+image_row (void *ctx, int y)
+{
+    const image_rows_t *im = ctx;
+    return im->px + (size_t) y * im->stride;
+}
+
+int
+qc_area_resize_u8 (int sw, int sh, int dw, int dh, int ch, qc_area_row_fn row,
+                   void *ctx, uint8_t *dst)
+{
+    if (sw < 1 || sh < 1 || dw < 1 || dh < 1 || ch < 1 || ch > 4 || !row
+        || !dst)
+        return -1;
+    area_src_t src = { .ch = ch, .row8 = row, .ctx = ctx };
+    return area_resize (sw, sh, dw, dh, &src, dst, NULL);
 }
 
 /* Bilinear taps along one axis: i0, i1 and the weight t of i1. */
@@ -271,9 +364,11 @@ qc_cpu_resize_rgb (const qc_rgb_t *src, qc_interp_t interp, qc_rgb_t *dst)
         || src->px == dst->px)
         return -1;
     switch (interp) {
-    case QC_INTERP_AREA:
-        return area_resize (src->w, src->h, dst->w, dst->h, 3, src->px, NULL,
-                            dst->px, NULL);
+    case QC_INTERP_AREA: {
+        image_rows_t im = { src->px, (size_t) src->w * 3 };
+        return qc_area_resize_u8 (src->w, src->h, dst->w, dst->h, 3,
+                                  image_row, &im, dst->px);
+    }
     case QC_INTERP_BILINEAR:
         return bilinear_resize (src->w, src->h, dst->w, dst->h, 3, src->px,
                                 NULL, dst->px, NULL);
@@ -292,9 +387,11 @@ qc_cpu_resize_fimg (const qc_fimg_t *src, qc_interp_t interp, qc_fimg_t *dst)
         || src->px == dst->px)
         return -1;
     switch (interp) {
-    case QC_INTERP_AREA:
-        return area_resize (src->w, src->h, dst->w, dst->h, 1, NULL, src->px,
-                            NULL, dst->px);
+    case QC_INTERP_AREA: {
+        area_src_t as = { .ch = 1, .f = src->px, .sw = src->w };
+        return area_resize (src->w, src->h, dst->w, dst->h, &as, NULL,
+                            dst->px);
+    }
     case QC_INTERP_BILINEAR:
         return bilinear_resize (src->w, src->h, dst->w, dst->h, 1, NULL,
                                 src->px, NULL, dst->px);
