@@ -7,9 +7,10 @@
  *    what the pipeline should keep) >= 0.95, fold pixels counted
  *    (below); _pen_markings.png against the pen truth >= 0.8;
  *    _blurry.png against the blur truth >= 0.8, scored where no earlier
- *    step had to remove the tissue first (pen, bubble, edge and fold
- *    truth pixels are left out: those are removed before the blur step
- *    runs and never reach it). Truth masks are resampled to the mask's
+ *    step had to remove the tissue first (pen, edge and fold truth
+ *    pixels are left out: those are removed before the blur step runs
+ *    and never reach it; so are bubbles, as smooth as blur and either
+ *    step's to take). Truth masks are resampled to the mask's
  *    size (area average, then over half). Every Dice is printed per
  *    slide (the issue asks to report them);
  *  - determinism: the same slide twice, with one and with two read
@@ -34,9 +35,11 @@
  * of focus; the generator's own default on a full-size slide). Its
  * default on a slide this small (longer side / 1000: 3-4 um) is under
  * a pixel at the default config's 1.25x and cannot be seen there.
- * Known miss, not among these seeds: seed 15 (16000 x 12000) blurs
- * tissue that has almost no detail coarser than a cell; blur Dice is
- * 0.37 there (0.41 at 2.5x).
+ * Seed 15 (16000 x 12000) blurs tissue that has almost no detail
+ * coarser than a cell: smooth enough that HistoQC's smoothness step,
+ * when it ran before the blur step, took most of it as flat (blur Dice
+ * 0.37). The default config now runs it after the blur step (0.98);
+ * the slide is among those below.
  *
  * Run from the repository root (bin/qc-mkslide, ../shared). */
 #include <fcntl.h>
@@ -131,11 +134,13 @@ typedef struct {
 /* Seeds 1-16 were measured while tuning the default config; these
  * cover one to three pen strokes (black, red, green, blue; on glass and
  * across tissue, red over pink tissue in seed 8), large folds (3, 13), a
- * fold the classifier took for ink at HistoQC's threshold (7), bubbles
- * and the coverslip edge. Sizes keep the program well under a minute on
+ * fold the classifier took for ink at HistoQC's threshold (7), bubbles,
+ * the coverslip edge and blurred tissue with little coarse detail (15).
+ * Sizes keep the program well under a minute on
  * two cores. */
 static const gen_t slides[] = {
     { 16000, 12000, 1 }, { 16000, 12000, 3 }, { 16000, 12000, 13 },
+    { 16000, 12000, 15 },
     { 12000, 9000, 5 },  { 12000, 9000, 7 },  { 12000, 9000, 8 },
     { 12000, 9000, 11 },
 };
