@@ -422,7 +422,10 @@ assign_one (sched_t *self, sched_worker_t *w, int pass, bool gpu)
             return true;
         }
     }
-    uint32_t cpu_cap = w->slots + (pass ? w->prefetch : 0);
+    /* no prefetch for a worker without CPU slots (a GPU-only worker):
+     * it has no executor to run a CPU task, which would wait there for
+     * ever */
+    uint32_t cpu_cap = w->slots + (pass && w->slots ? w->prefetch : 0);
     if (!gpu && w->cpu_inflight < cpu_cap) {
         sched_task_t *t = take_task (self, QC_RES_CPU, cpu_kinds, 2);
         if (t) {

@@ -381,17 +381,33 @@ qc_pipeline_run (const qc_pipeline_t *self, const char *slide_path,
     return qc_pipeline_run_with (self, slide_path, out, NULL);
 }
 
-int
-qc_pipeline_run_with (const qc_pipeline_t *self, const char *slide_path,
-                      qc_result_t *out, const struct qc_ops *ops)
+/* A slide between qc_pipeline_prepare and qc_pipeline_finish. */
+struct qc_pipeline_job {
+    const qc_pipeline_t *pipeline;
+    qc_slide_t *slide;
+    qc_run_t run;
+    int rc;                   /* -1: failed already (out says why) */
+};
+
+/* Opens the slide and runs the BaseImage step (metadata, CPU only);
+ * with preread, also reads the analysis image. On failure the job holds
+ * rc -1 and out says why. NULL only when there is no memory for the
+ * job (out says so too). */
+static qc_pipeline_job_t *
+prepare (const qc_pipeline_t *self, const char *slide_path, qc_result_t *out,
+         int preread)
 {
-    if (!out)
-        return -1;
-    qc_result_reset (out);
+    qc_pipeline_job_t *job = calloc (1, sizeof *job);
+    if (!job) {
+        qc_result_fail (out, "out of memory for a slide");
+        return NULL;
+    }
+    job->pipeline = self;
+    job->rc = -1;
     if (!self || !slide_path || !*slide_path) {
         qc_result_fail (out, "qc_pipeline_run: %s", self ? "no slide path"
                         : "no pipeline");
-        return -1;
+        return job;
     }
     const char *slash = strrchr (slide_path, '/');
     const char *name = slash && slash[1] ? slash + 1 : slide_path;
@@ -399,36 +415,86 @@ qc_pipeline_run_with (const qc_pipeline_t *self, const char *slide_path,
      * file it is. */
     if (qc_result_set (out, "filename", "%s", name) != 0) {
         qc_result_fail (out, "slide path too long");
-        return -1;
+        return job;
     }
     char why[1024];
-    qc_slide_t *slide = qc_slide_open (slide_path, why, sizeof why);
-    if (!slide || qc_slide_check_readable (slide, why, sizeof why) != 0) {
+    job->slide = qc_slide_open (slide_path, why, sizeof why);
+    if (!job->slide
+        || qc_slide_check_readable (job->slide, why, sizeof why) != 0) {
         qc_log (QC_LOG_ERROR, BASE_SECTION, "%s: %s", name, why);
         qc_result_fail (out, "%s: %s", name, why);
-        qc_slide_close (&slide);
-        return -1;
+        qc_slide_close (&job->slide);
+        return job;
     }
-    qc_run_t run = {
-        .slide = slide,
+    job->run = (qc_run_t) {
+        .slide = job->slide,
         .out = out,
-        .filename = qc_slide_name (slide),
+        .filename = qc_slide_name (job->slide),
         .base = &self->base,
         .step = BASE_SECTION,
         .params = self->base_section,
         .read_threads = self->read_threads,
-        .ops = ops,
     };
-    int rc = run_step (&run, &qc_module_base_image);
-    for (size_t i = 0; i < self->nsteps && rc == 0; i++) {
-        run.step = self->steps[i].name;
-        run.params = self->steps[i].params;
-        rc = run_step (&run, self->steps[i].module);
+    job->rc = run_step (&job->run, &qc_module_base_image);
+    if (job->rc == 0 && preread)
+        qc_run_preread (&job->run);     /* a failure is the steps' to report */
+    return job;
+}
+
+qc_pipeline_job_t *
+qc_pipeline_prepare (const qc_pipeline_t *self, const char *slide_path,
+                     qc_result_t *out)
+{
+    if (!out)
+        return NULL;
+    qc_result_reset (out);
+    return prepare (self, slide_path, out, 1);
+}
+
+int
+qc_pipeline_finish (qc_pipeline_job_t **job_p, const struct qc_ops *ops)
+{
+    if (!job_p || !*job_p)
+        return -1;
+    qc_pipeline_job_t *job = *job_p;
+    *job_p = NULL;
+    const qc_pipeline_t *self = job->pipeline;
+    int rc = job->rc;
+    job->run.ops = ops;
+    for (size_t i = 0; self && i < self->nsteps && rc == 0; i++) {
+        job->run.step = self->steps[i].name;
+        job->run.params = self->steps[i].params;
+        rc = run_step (&job->run, self->steps[i].module);
         /* HistoQC's s["completed"]: later steps check what ran. */
         if (rc == 0)
-            rc = qc_run_mark_completed (&run, self->steps[i].module->name);
+            rc = qc_run_mark_completed (&job->run, self->steps[i].module->name);
     }
-    qc_run_state_free (&run);
-    qc_slide_close (&slide);
-    return rc == 0 && out->ok ? 0 : -1;
+    qc_result_t *out = job->run.out;
+    qc_run_state_free (&job->run);
+    qc_slide_close (&job->slide);
+    free (job);
+    return rc == 0 && out && out->ok ? 0 : -1;
+}
+
+void
+qc_pipeline_job_destroy (qc_pipeline_job_t **job_p)
+{
+    if (!job_p || !*job_p)
+        return;
+    qc_run_state_free (&(*job_p)->run);
+    qc_slide_close (&(*job_p)->slide);
+    free (*job_p);
+    *job_p = NULL;
+}
+
+int
+qc_pipeline_run_with (const qc_pipeline_t *self, const char *slide_path,
+                      qc_result_t *out, const struct qc_ops *ops)
+{
+    if (!out)
+        return -1;
+    qc_result_reset (out);
+    /* the analysis image is read by the first step that needs it */
+    qc_pipeline_job_t *job = prepare (self, slide_path, out, 0);
+    return job ? qc_pipeline_finish (&job, ops) : -1;
 }

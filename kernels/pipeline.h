@@ -45,6 +45,25 @@ struct qc_ops;
 int qc_pipeline_run_with (const qc_pipeline_t *self, const char *slide_path,
                           qc_result_t *out, const struct qc_ops *ops);
 
+/* qc_pipeline_run_with in two halves, for a worker that overlaps reading
+ * with computing (a GPU worker reads the next slide on a CPU thread while
+ * its GPU runs the steps of the one before):
+ *   prepare opens the slide, reads its metadata and its analysis image
+ *   (the part on the CPU; it uses no ops), and may run on any thread;
+ *   finish runs the steps with ops (NULL = CPU) and frees the job.
+ * out must stay alive until finish. A failure in prepare (a slide that
+ * does not open, say) is in out, and finish then runs no step. The two
+ * halves give out exactly what qc_pipeline_run_with gives. prepare
+ * returns NULL only when out is NULL or memory runs out (out then says
+ * so); a job that will not be finished is freed by
+ * qc_pipeline_job_destroy. */
+typedef struct qc_pipeline_job qc_pipeline_job_t;
+qc_pipeline_job_t *qc_pipeline_prepare (const qc_pipeline_t *self,
+                                        const char *slide_path,
+                                        qc_result_t *out);
+int qc_pipeline_finish (qc_pipeline_job_t **job_p, const struct qc_ops *ops);
+void qc_pipeline_job_destroy (qc_pipeline_job_t **job_p);
+
 /* The project's default config.ini text (a static string). */
 const char *qc_pipeline_default_config (void);
 

@@ -28,6 +28,9 @@ typedef struct {
     double value;
     qc_rgb_t *rgb;
     qc_fimg_t *gray;          /* rgb2gray of rgb, made on demand */
+    char *warning;            /* read ahead (qc_run_preread): the read's
+                                 warning, given when a step first uses
+                                 the image, where it would have read it */
 } image_entry_t;
 
 typedef struct {
@@ -110,6 +113,94 @@ find_image (struct qc_run_state *st, qc_region_kind_t kind, double value)
     return NULL;
 }
 
+/* Reads the image of kind and value into a new entry. With quiet set
+ * (a read ahead), a failure is not the run's: NULL comes back without a
+ * word, and the step that needs the image reads again and fails in its
+ * own name; a warning waits in the entry for that step. */
+static image_entry_t *
+read_entry (qc_run_t *run, struct qc_run_state *st, qc_region_kind_t kind,
+            double value, const char *work_size, const qc_rgb_t *from,
+            int quiet)
+{
+    if (st->nimages >= MAX_IMAGES) {
+        if (!quiet)
+            qc_run_fail (run, "more than %d different image sizes in one run",
+                         MAX_IMAGES);
+        return NULL;
+    }
+    if (!run->slide) {
+        if (!quiet)
+            qc_run_fail (run, "no slide to read");
+        return NULL;
+    }
+    openslide_t *osr = qc_slide_handle (run->slide);
+    qc_region_request_t req = {
+        .kind = kind,
+        .value = value,
+        .base_mag = run->base_mag,
+        .use_bbox = use_bbox (run),
+        .bbox_x = run->bbox_x, .bbox_y = run->bbox_y,
+        .bbox_w = run->bbox_w, .bbox_h = run->bbox_h,
+        .area = run->base ? run->base->resample_area : 0,
+    };
+    qc_region_plan_t plan;
+    qc_rgb_t *img = NULL;
+    char why[512];
+    if (!osr || qc_region_plan (osr, &req, &plan, why, sizeof why) != 0) {
+        if (!osr)
+            snprintf (why, sizeof why, "slide has no OpenSlide handle");
+        if (!quiet)
+            qc_run_fail (run, "reading the image at %s: %s",
+                         work_size ? work_size : "image_work_size", why);
+        return NULL;
+    }
+    if (!(from && plan.out_w <= from->w && plan.out_h <= from->h)
+        && !qc_slide_level_reliable (run->slide, plan.level, why, sizeof why)) {
+        if (!quiet)
+            qc_run_fail (run, "reading the image at %s: %s",
+                         work_size ? work_size : "image_work_size", why);
+        return NULL;
+    }
+    /* Every image of a run covers the same region (the slide, or its
+     * bounding box), so one no larger than from is from, shrunk. */
+    if (from && plan.out_w <= from->w && plan.out_h <= from->h
+        && (img = qc_rgb_new (plan.out_w, plan.out_h))
+        && qc_run_ops (run)->resize_rgb (from, QC_INTERP_AREA, img) != 0)
+        qc_rgb_destroy (&img);
+    if (img)
+        qc_log (QC_LOG_DEBUG, run->step ? run->step : "run_state",
+                "%s: image at %s: %d x %d, shrunk from %d x %d in memory",
+                run->filename ? run->filename : "?",
+                work_size ? work_size : "image_work_size", img->w, img->h,
+                from->w, from->h);
+    else if (qc_region_read (osr, &plan, run->read_threads > 0
+                             ? run->read_threads : 1, &img, why,
+                             sizeof why) != 0) {
+        if (!quiet)
+            qc_run_fail (run, "reading the image at %s: %s",
+                         work_size ? work_size : "image_work_size", why);
+        return NULL;
+    } else
+        qc_log (QC_LOG_DEBUG, run->step ? run->step : "run_state",
+                "%s: image at %s: level %d, %d x %d%s", run->filename
+                ? run->filename : "?", work_size ? work_size : "image_work_size",
+                plan.level, img->w, img->h, quiet ? " (read ahead)" : "");
+    char *warning = NULL;
+    if (plan.warning[0] && quiet && !(warning = strdup (plan.warning))) {
+        qc_rgb_destroy (&img);
+        return NULL;
+    }
+    if (plan.warning[0] && !quiet)
+        qc_run_warn (run, "%s", plan.warning);
+    image_entry_t *e = &st->images[st->nimages++];
+    e->kind = kind;
+    e->value = value;
+    e->rgb = img;
+    e->gray = NULL;
+    e->warning = warning;
+    return e;
+}
+
 /* The image at work_size (NULL: image_work_size), read on first use
  * and kept. With from set, a new image may instead be area-resized from
  * from when it covers the same region and is at least as large. */
@@ -130,68 +221,30 @@ image_entry_via (qc_run_t *run, const char *work_size, const qc_rgb_t *from)
         return NULL;
     }
     image_entry_t *e = find_image (st, kind, value);
-    if (e)
-        return e;
-    if (st->nimages >= MAX_IMAGES) {
-        qc_run_fail (run, "more than %d different image sizes in one run",
-                     MAX_IMAGES);
-        return NULL;
+    if (!e)
+        return read_entry (run, st, kind, value, work_size, from, 0);
+    if (e->warning) {
+        qc_run_warn (run, "%s", e->warning);
+        free (e->warning);
+        e->warning = NULL;
     }
-    if (!run->slide) {
-        qc_run_fail (run, "no slide to read");
-        return NULL;
-    }
-    openslide_t *osr = qc_slide_handle (run->slide);
-    qc_region_request_t req = {
-        .kind = kind,
-        .value = value,
-        .base_mag = run->base_mag,
-        .use_bbox = use_bbox (run),
-        .bbox_x = run->bbox_x, .bbox_y = run->bbox_y,
-        .bbox_w = run->bbox_w, .bbox_h = run->bbox_h,
-        .area = run->base ? run->base->resample_area : 0,
-    };
-    qc_region_plan_t plan;
-    qc_rgb_t *img = NULL;
-    char why[512];
-    if (!osr || qc_region_plan (osr, &req, &plan, why, sizeof why) != 0) {
-        if (!osr)
-            snprintf (why, sizeof why, "slide has no OpenSlide handle");
-        qc_run_fail (run, "reading the image at %s: %s",
-                     work_size ? work_size : "image_work_size", why);
-        return NULL;
-    }
-    /* Every image of a run covers the same region (the slide, or its
-     * bounding box), so one no larger than from is from, shrunk. */
-    if (from && plan.out_w <= from->w && plan.out_h <= from->h
-        && (img = qc_rgb_new (plan.out_w, plan.out_h))
-        && qc_run_ops (run)->resize_rgb (from, QC_INTERP_AREA, img) != 0)
-        qc_rgb_destroy (&img);
-    if (img)
-        qc_log (QC_LOG_DEBUG, run->step ? run->step : "run_state",
-                "%s: image at %s: %d x %d, shrunk from %d x %d in memory",
-                run->filename ? run->filename : "?",
-                work_size ? work_size : "image_work_size", img->w, img->h,
-                from->w, from->h);
-    else if (qc_region_read (osr, &plan, run->read_threads > 0
-                             ? run->read_threads : 1, &img, why,
-                             sizeof why) != 0) {
-        qc_run_fail (run, "reading the image at %s: %s",
-                     work_size ? work_size : "image_work_size", why);
-        return NULL;
-    } else
-        qc_log (QC_LOG_DEBUG, run->step ? run->step : "run_state",
-                "%s: image at %s: level %d, %d x %d", run->filename
-                ? run->filename : "?", work_size ? work_size : "image_work_size",
-                plan.level, img->w, img->h);
-    if (plan.warning[0])
-        qc_run_warn (run, "%s", plan.warning);
-    e = &st->images[st->nimages++];
-    e->kind = kind;
-    e->value = value;
-    e->rgb = img;
-    e->gray = NULL;
     return e;
+}
+
+int
+qc_run_preread (qc_run_t *run)
+{
+    if (!run || !run->out || !run->out->ok)
+        return -1;
+    struct qc_run_state *st = state_of (run);
+    if (!st)
+        return -1;
+    qc_region_kind_t kind;
+    double value;
+    base_size (run, &kind, &value);
+    if (find_image (st, kind, value))
+        return 0;
+    return read_entry (run, st, kind, value, NULL, NULL, 1) ? 0 : -1;
 }
 
 static image_entry_t *
@@ -536,6 +589,7 @@ qc_run_state_free (qc_run_t *run)
     for (size_t i = 0; i < st->nimages; i++) {
         qc_rgb_destroy (&st->images[i].rgb);
         qc_fimg_destroy (&st->images[i].gray);
+        free (st->images[i].warning);
     }
     qc_mask_destroy (&st->mask_use);
     for (size_t i = 0; i < st->nkept; i++)

@@ -23,6 +23,14 @@
  * image_work_size. NULL = [BaseImage.BaseImage]'s image_work_size, the
  * size of the tissue mask. Cached for the rest of the run. */
 const qc_rgb_t *qc_run_image (qc_run_t *run, const char *work_size);
+/* Reads the image at [BaseImage.BaseImage]'s image_work_size now, which
+ * the steps would otherwise read on first use: a GPU worker reads the
+ * next slide on a CPU thread while its GPU runs the steps of the one
+ * before (qc_pipeline_prepare). What the run gives is the same either
+ * way: a failed read is not reported here (the step that needs the image
+ * reads again and fails with its own message), and the read's warning
+ * is given when a step first uses the image. 0 when the image is ready. */
+int qc_run_preread (qc_run_t *run);
 /* qc_run_image (run, work_size), but when that image is not in memory
  * yet and is no larger than from (an image of this run), it is made by
  * shrinking from (area average) instead of reading the slide again. For

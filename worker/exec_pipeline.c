@@ -49,36 +49,78 @@ lookup (const char *config)
     return hit;
 }
 
-void
-qc_worker_exec_pipeline (void *arg, const qc_task_t *task, qc_result_t *out)
+/* The pipeline for task, or NULL with out failed. */
+static const qc_pipeline_t *
+pipeline_for (const qc_task_t *task, qc_result_t *out)
 {
-    (void) arg;
     if (!task || !out || !task->path) {
         if (out)
             qc_result_fail (out, "task without a slide path");
-        return;
+        return NULL;
     }
     const cache_entry_t *e = lookup (task->config);
     if (!e) {
         qc_result_fail (out, "too many distinct configurations on this worker");
-        return;
+        return NULL;
     }
     if (!e->pipeline) {
         qc_result_fail (out, "configuration error: %s", e->error);
+        return NULL;
+    }
+    return e->pipeline;
+}
+
+/* The ops of the task's lane: NULL (the CPU backend) for a CPU slot or a
+ * simulated GPU, else the lane's device; -1 when that device cannot run
+ * (out failed: a GPU task runs on its device or fails, never on the
+ * CPU). Binding is per thread and cheap, so every task binds its lane's
+ * device. */
+static int
+lane_ops (const qc_task_t *task, qc_result_t *out, const qc_ops_t **ops)
+{
+    *ops = NULL;
+    if (task->gpu < 0 || task->gpu_simulated)
+        return 0;
+    *ops = qc_ops_cuda (task->gpu);
+    if (*ops)
+        return 0;
+    qc_result_fail (out, "GPU %d: the CUDA backend cannot run here (see "
+                    "the worker's log); the task was not run on the CPU",
+                    (int) task->gpu);
+    return -1;
+}
+
+void
+qc_worker_exec_pipeline (void *arg, const qc_task_t *task, qc_result_t *out)
+{
+    (void) arg;
+    const qc_pipeline_t *p = pipeline_for (task, out);
+    const qc_ops_t *ops;
+    if (p && lane_ops (task, out, &ops) == 0)
+        qc_pipeline_run_with (p, task->path, out, ops);
+}
+
+void *
+qc_worker_exec_pipeline_prepare (void *arg, const qc_task_t *task,
+                                 qc_result_t *out)
+{
+    (void) arg;
+    const qc_pipeline_t *p = pipeline_for (task, out);
+    return p ? qc_pipeline_prepare (p, task->path, out) : NULL;
+}
+
+void
+qc_worker_exec_pipeline_finish (void *arg, void *prepared,
+                                const qc_task_t *task, qc_result_t *out)
+{
+    (void) arg;
+    qc_pipeline_job_t *job = prepared;
+    if (!job)
+        return;                 /* prepare failed: out says why */
+    const qc_ops_t *ops;
+    if (!task || !out || lane_ops (task, out, &ops) != 0) {
+        qc_pipeline_job_destroy (&job);
         return;
     }
-    if (task->gpu < 0 || task->gpu_simulated) {
-        qc_pipeline_run (e->pipeline, task->path, out);
-        return;
-    }
-    /* A GPU task runs on its device or fails: never on the CPU. Binding
-     * is per thread and cheap, so every task binds its lane's device. */
-    const qc_ops_t *ops = qc_ops_cuda (task->gpu);
-    if (!ops) {
-        qc_result_fail (out, "GPU %d: the CUDA backend cannot run here (see "
-                        "the worker's log); the task was not run on the CPU",
-                        (int) task->gpu);
-        return;
-    }
-    qc_pipeline_run_with (e->pipeline, task->path, out, ops);
+    qc_pipeline_finish (&job, ops);
 }

@@ -1,6 +1,13 @@
 /* Executor threads: pop a task, say STARTED, run it, send the RESULT.
  * Everything goes through the agent over an inproc PUSH socket of the
- * thread's own; log records of the task are forwarded the same way. */
+ * thread's own; log records of the task are forwarded the same way.
+ *
+ * A GPU lane with read-ahead (cfg.exec_prepare and exec_finish) is two
+ * threads: a reader that pops the lane's tasks and runs their CPU half
+ * (opening and reading the slide), and the executor, which runs their
+ * GPU half. One prepared task waits between them, so the slide after
+ * the one on the GPU is being read meanwhile (the broker sends each GPU
+ * one task beyond the one it runs, broker/sched.c). */
 #include "worker/worker_int.h"
 
 #include <string.h>
@@ -32,52 +39,208 @@ base_name (const char *path)
     return s ? s + 1 : path;
 }
 
+/* The thread's socket to the agent, with the thread's log records
+ * forwarded through it; -1 when the agent cannot be reached. */
+static int
+ctx_open (exec_ctx_t *ctx, qc_worker_t *w)
+{
+    ctx->job = 0;
+    ctx->push = zsock_new_push (w->pull_endpoint);
+    if (!ctx->push) {
+        qc_log (QC_LOG_ERROR, "worker", "executor cannot reach its agent");
+        return -1;
+    }
+    zsock_set_sndhwm (ctx->push, 100000);
+    qc_log_set_sink (forward_log, ctx, w->cfg.name);
+    return 0;
+}
+
+static void
+ctx_close (exec_ctx_t *ctx)
+{
+    qc_log_set_sink (NULL, NULL, NULL);
+    zsock_destroy (&ctx->push);
+}
+
+/* Says STARTED for task and makes it this thread's task: its log
+ * records carry its job and slide. The lane decides where the task runs,
+ * whatever index the broker named: a GPU lane runs on its own device. */
+static void
+begin_task (exec_ctx_t *ctx, qc_worker_t *w, int lane, qc_task_t *task)
+{
+    qc_msg_t started = {.command = QC_STARTED, .gpu = -1, .job = task->job,
+                        .idx = task->idx, .attempt = task->attempt};
+    qc_msg_send (&started, zsock_resolve (ctx->push), NULL);
+    ctx->job = task->job;
+    qc_log_set_slide (base_name (task->path));
+    task->gpu = lane > 0 ? (int32_t) w->cfg.gpus[lane - 1].index : -1;
+    task->gpu_simulated = lane > 0 && w->cfg.simulated_gpus;
+}
+
+static void
+end_task (exec_ctx_t *ctx, qc_task_t *task)
+{
+    qc_log_set_slide (NULL);
+    ctx->job = 0;
+    qc_task_clear (task);
+}
+
+/* Sends task's RESULT (result may be NULL: out of memory, nothing to
+ * send; the broker requeues the task when the worker goes) and frees it. */
+static void
+send_result (exec_ctx_t *ctx, qc_worker_t *w, const qc_task_t *task,
+             qc_result_t **result)
+{
+    if (!*result)
+        return;
+    qc_msg_t res = {.command = QC_RESULT, .gpu = -1, .job = task->job,
+                    .idx = task->idx, .attempt = task->attempt,
+                    .path = task->path, .worker = (char *) w->cfg.name,
+                    .result = *result};
+    if (qc_msg_send (&res, zsock_resolve (ctx->push), NULL)) {
+        /* too big or malformed for the wire: say so instead */
+        qc_result_reset (*result);
+        qc_result_fail (*result, "result could not be encoded "
+                                 "(over the protocol's bounds)");
+        qc_msg_send (&res, zsock_resolve (ctx->push), NULL);
+    }
+    qc_result_destroy (result);
+}
+
+/* One prepared task between a GPU lane's reader and its executor. */
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    bool full, closed;
+    qc_task_t task;
+    qc_result_t *result;
+    void *prepared;
+    qc_worker_t *worker;
+    int lane;
+} handoff_t;
+
+/* The reader of a GPU lane: pops its tasks and prepares them, one ahead
+ * of the executor; closes the handoff when the queue closes. */
+static void *
+reader_main (void *arg)
+{
+    handoff_t *h = arg;
+    qc_worker_t *w = h->worker;
+    exec_ctx_t ctx;
+    bool ok = ctx_open (&ctx, w) == 0;
+    qc_task_t task;
+    while (ok && taskq_pop (&w->queue, h->lane, &task) == 0) {
+        begin_task (&ctx, w, h->lane, &task);
+        qc_result_t *result = qc_result_new ();
+        void *prepared = result ? w->cfg.exec_prepare (w->cfg.exec_arg, &task,
+                                                        result) : NULL;
+        qc_log_set_slide (NULL);
+        ctx.job = 0;
+        pthread_mutex_lock (&h->lock);
+        while (h->full)
+            pthread_cond_wait (&h->changed, &h->lock);
+        h->task = task;           /* the executor owns it from here */
+        h->result = result;
+        h->prepared = prepared;
+        h->full = true;
+        pthread_cond_broadcast (&h->changed);
+        pthread_mutex_unlock (&h->lock);
+    }
+    pthread_mutex_lock (&h->lock);
+    h->closed = true;
+    pthread_cond_broadcast (&h->changed);
+    pthread_mutex_unlock (&h->lock);
+    if (ok)
+        ctx_close (&ctx);
+    return NULL;
+}
+
+/* Takes the next prepared task; -1 when the reader has closed and none
+ * is left. */
+static int
+handoff_take (handoff_t *h, qc_task_t *task, qc_result_t **result,
+              void **prepared)
+{
+    pthread_mutex_lock (&h->lock);
+    while (!h->full && !h->closed)
+        pthread_cond_wait (&h->changed, &h->lock);
+    int rc = -1;
+    if (h->full) {
+        *task = h->task;
+        *result = h->result;
+        *prepared = h->prepared;
+        memset (&h->task, 0, sizeof h->task);
+        h->full = false;
+        pthread_cond_broadcast (&h->changed);
+        rc = 0;
+    }
+    pthread_mutex_unlock (&h->lock);
+    return rc;
+}
+
+/* A GPU lane with read-ahead: starts its reader, runs the second half of
+ * every task it prepares. Returns -1 when the reader cannot start (the
+ * caller then runs the lane without read-ahead). */
+static int
+run_read_ahead_lane (exec_ctx_t *ctx, qc_worker_t *w, int lane)
+{
+    handoff_t h = {.worker = w, .lane = lane};
+    if (pthread_mutex_init (&h.lock, NULL))
+        return -1;
+    if (pthread_cond_init (&h.changed, NULL)) {
+        pthread_mutex_destroy (&h.lock);
+        return -1;
+    }
+    pthread_t reader;
+    if (pthread_create (&reader, NULL, reader_main, &h)) {
+        pthread_cond_destroy (&h.changed);
+        pthread_mutex_destroy (&h.lock);
+        return -1;
+    }
+    qc_task_t task;
+    qc_result_t *result;
+    void *prepared;
+    while (handoff_take (&h, &task, &result, &prepared) == 0) {
+        ctx->job = task.job;
+        qc_log_set_slide (base_name (task.path));
+        if (w->cfg.task_delay_ms)
+            zclock_sleep ((int) w->cfg.task_delay_ms);
+        if (result)
+            w->cfg.exec_finish (w->cfg.exec_arg, prepared, &task, result);
+        send_result (ctx, w, &task, &result);
+        end_task (ctx, &task);
+    }
+    pthread_join (reader, NULL);
+    pthread_cond_destroy (&h.changed);
+    pthread_mutex_destroy (&h.lock);
+    return 0;
+}
+
 void *
 executor_main (void *arg)
 {
     executor_arg_t a = *(executor_arg_t *) arg;
     free (arg);
     qc_worker_t *w = a.worker;
-    exec_ctx_t ctx = {.push = zsock_new_push (w->pull_endpoint)};
-    if (!ctx.push) {
-        qc_log (QC_LOG_ERROR, "worker", "executor cannot reach its agent");
+    exec_ctx_t ctx;
+    if (ctx_open (&ctx, w) != 0)
+        return NULL;
+    if (a.lane > 0 && w->cfg.exec_prepare && w->cfg.exec_finish
+        && run_read_ahead_lane (&ctx, w, a.lane) == 0) {
+        ctx_close (&ctx);
         return NULL;
     }
-    zsock_set_sndhwm (ctx.push, 100000);
-    qc_log_set_sink (forward_log, &ctx, w->cfg.name);
     qc_task_t task;
     while (taskq_pop (&w->queue, a.lane, &task) == 0) {
-        qc_msg_t started = {.command = QC_STARTED, .gpu = -1, .job = task.job,
-                            .idx = task.idx, .attempt = task.attempt};
-        qc_msg_send (&started, zsock_resolve (ctx.push), NULL);
-        ctx.job = task.job;
-        qc_log_set_slide (base_name (task.path));
-        qc_msg_t res = {.command = QC_RESULT, .gpu = -1, .job = task.job,
-                        .idx = task.idx, .attempt = task.attempt,
-                        .path = task.path, .worker = (char *) w->cfg.name,
-                        .result = qc_result_new ()};
+        begin_task (&ctx, w, a.lane, &task);
+        qc_result_t *result = qc_result_new ();
         if (w->cfg.task_delay_ms)
             zclock_sleep ((int) w->cfg.task_delay_ms);
-        if (res.result) {
-            /* the lane decides where the task runs, whatever index the
-             * broker named: a GPU lane runs on its own device */
-            task.gpu = a.lane > 0 ? (int32_t) w->cfg.gpus[a.lane - 1].index : -1;
-            task.gpu_simulated = a.lane > 0 && w->cfg.simulated_gpus;
-            w->cfg.exec (w->cfg.exec_arg, &task, res.result);
-            if (qc_msg_send (&res, zsock_resolve (ctx.push), NULL)) {
-                /* too big or malformed for the wire: say so instead */
-                qc_result_reset (res.result);
-                qc_result_fail (res.result, "result could not be encoded "
-                                            "(over the protocol's bounds)");
-                qc_msg_send (&res, zsock_resolve (ctx.push), NULL);
-            }
-            qc_result_destroy (&res.result);
-        }
-        qc_log_set_slide (NULL);
-        ctx.job = 0;
-        qc_task_clear (&task);
+        if (result)
+            w->cfg.exec (w->cfg.exec_arg, &task, result);
+        send_result (&ctx, w, &task, &result);
+        end_task (&ctx, &task);
     }
-    qc_log_set_sink (NULL, NULL, NULL);
-    zsock_destroy (&ctx.push);
+    ctx_close (&ctx);
     return NULL;
 }

@@ -25,6 +25,9 @@ usage (FILE *to)
         "                         has no CUDA backend\n"
         "      --gpu-mem MB       device memory each GPU's buffer pool may\n"
         "                         hold (default 8192)\n"
+        "      --no-read-ahead    GPU lanes read each slide, then compute it;\n"
+        "                         by default a CPU thread per GPU reads the\n"
+        "                         next slide while the GPU computes\n"
         "  -n, --name NAME        name shown in qc-status (default HOST-PID)\n"
         "      --prefetch N       tasks queued beyond the slots (default 1)\n"
         "      --heartbeat-ms MS  heartbeat interval (1000)\n"
@@ -55,6 +58,7 @@ main (int argc, char **argv)
         {"liveness", required_argument, 0, 3}, {"timeout", required_argument, 0, 4},
         {"simulate-gpus", required_argument, 0, 5}, {"log-level", required_argument, 0, 6},
         {"task-delay-ms", required_argument, 0, 7}, {"gpu-mem", required_argument, 0, 8},
+        {"no-read-ahead", no_argument, 0, 9},
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "c:s:g:n:hV", opts, NULL)) != -1) {
@@ -103,6 +107,7 @@ main (int argc, char **argv)
             if (qc_cli_uint (prog, "--gpu-mem", optarg, 64, 1ul << 24, &gpu_mem_mb))
                 return QC_EXIT_USAGE;
             break;
+        case 9: cfg.no_read_ahead = true; break;
         case 'h': usage (stdout); return QC_EXIT_OK;
         case 'V': qc_cli_version (prog); return QC_EXIT_OK;
         default: usage (stderr); return QC_EXIT_USAGE;

@@ -72,7 +72,13 @@ config_copy (qc_worker_config_t *dst, const qc_worker_config_t *src,
     }
     if (!dst->heartbeat_ms) dst->heartbeat_ms = 1000;
     if (!dst->liveness) dst->liveness = 3;
-    if (!dst->exec) dst->exec = qc_worker_exec_pipeline;
+    if (!dst->exec) {
+        dst->exec = qc_worker_exec_pipeline;
+        dst->exec_prepare = qc_worker_exec_pipeline_prepare;
+        dst->exec_finish = qc_worker_exec_pipeline_finish;
+    }
+    if (dst->no_read_ahead || !dst->exec_prepare || !dst->exec_finish)
+        dst->exec_prepare = NULL, dst->exec_finish = NULL;
     return 0;
 }
 

@@ -29,6 +29,14 @@ typedef struct {
 
 /* Runs one task; fills out. The default runs the QC pipeline. */
 typedef void (qc_exec_fn) (void *arg, const qc_task_t *task, qc_result_t *out);
+/* A task in two halves, for GPU lanes: prepare does the CPU part (open
+ * and read the slide) and returns what finish needs; finish runs the
+ * rest on the lane's device, fills out and frees what prepare returned
+ * (NULL when prepare failed: out then says why). */
+typedef void *(qc_prepare_fn) (void *arg, const qc_task_t *task,
+                               qc_result_t *out);
+typedef void (qc_finish_fn) (void *arg, void *prepared, const qc_task_t *task,
+                             qc_result_t *out);
 
 typedef struct {
     const char *endpoint;      /* broker to connect to */
@@ -46,6 +54,16 @@ typedef struct {
                                   device, or qc_worker_new refuses */
     qc_exec_fn *exec;          /* NULL = the QC pipeline */
     void *exec_arg;
+    /* Read-ahead on GPU lanes: with both set, each GPU lane has a reader
+     * thread that takes the lane's next task and runs exec_prepare on it
+     * (reading the slide on the CPU) while the lane's executor runs
+     * exec_finish of the task before on the GPU; one task waits between
+     * them. With exec NULL they default to the QC pipeline's halves;
+     * no_read_ahead turns the reader off (each task then runs whole, as
+     * exec). CPU slots always run exec. */
+    qc_prepare_fn *exec_prepare;
+    qc_finish_fn *exec_finish;
+    bool no_read_ahead;
 } qc_worker_config_t;
 
 typedef struct qc_worker qc_worker_t;
@@ -66,5 +84,10 @@ bool qc_worker_connected (qc_worker_t *self);
 /* The default executor: the QC pipeline, with pipelines cached by config
  * text so a classifier is trained once per worker, not once per slide. */
 void qc_worker_exec_pipeline (void *arg, const qc_task_t *task, qc_result_t *out);
+/* Its two halves (qc_pipeline_prepare, qc_pipeline_finish). */
+void *qc_worker_exec_pipeline_prepare (void *arg, const qc_task_t *task,
+                                       qc_result_t *out);
+void qc_worker_exec_pipeline_finish (void *arg, void *prepared,
+                                     const qc_task_t *task, qc_result_t *out);
 
 #endif

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <openslide.h>
 
@@ -410,6 +411,127 @@ test_determinism_and_threads (const qc_pipeline_t *p)
         qc_result_destroy (&first[i]);
 }
 
+/* ---- prepare on one thread, finish on another ----------------------- */
+
+static int
+same_files (const qc_result_t *a, const qc_result_t *b)
+{
+    if (a->nfiles != b->nfiles)
+        return 0;
+    for (size_t i = 0; i < a->nfiles; i++)
+        if (strcmp (a->files[i].name, b->files[i].name)
+            || a->files[i].size != b->files[i].size
+            || memcmp (a->files[i].data, b->files[i].data, a->files[i].size))
+            return 0;
+    return 1;
+}
+
+typedef struct {
+    const qc_pipeline_t *p;
+    const char *path;
+    qc_result_t *out;
+    qc_pipeline_job_t *job;
+} prepare_arg_t;
+
+static void *
+prepare_thread (void *argp)
+{
+    prepare_arg_t *a = argp;
+    a->job = qc_pipeline_prepare (a->p, a->path, a->out);
+    return NULL;
+}
+
+/* What a GPU worker does (worker/executor.c): the slide read on one
+ * thread, the steps run on another. The result must be the one of a
+ * plain run, columns, warnings, errors and files alike. */
+static void
+check_halves (const qc_pipeline_t *p, const char *what)
+{
+    static char paths[NALL][1024];
+    all_paths (paths);
+    qc_result_t *whole = qc_result_new (), *halves = qc_result_new ();
+    CHECK (whole && halves);
+    for (size_t i = 0; whole && halves && i < NALL; i++) {
+        int rc_whole = qc_pipeline_run (p, paths[i], whole);
+        prepare_arg_t a = { .p = p, .path = paths[i], .out = halves };
+        pthread_t th;
+        CHECK (pthread_create (&th, NULL, prepare_thread, &a) == 0);
+        pthread_join (th, NULL);
+        CHECK (a.job != NULL, "%s: prepare gave no job for %s", what, paths[i]);
+        int rc_halves = qc_pipeline_finish (&a.job, NULL);
+        CHECK (a.job == NULL, "finish frees the job");
+        CHECK (rc_whole == rc_halves && same_result (whole, halves)
+               && same_files (whole, halves),
+               "%s: %s: prepare + finish differs from a run (%s / %s)", what,
+               paths[i], whole->error ? whole->error : "ok",
+               halves->error ? halves->error : "ok");
+    }
+    qc_result_destroy (&whole);
+    qc_result_destroy (&halves);
+}
+
+static void
+test_prepare_finish (void)
+{
+    /* the default pipeline: every image and file */
+    qc_pipeline_t *p = qc_pipeline_new (NULL, err, sizeof err);
+    CHECK (p != NULL, "%s", err);
+    if (p)
+        check_halves (p, "default config");
+    qc_pipeline_destroy (&p);
+
+    /* a level the slides do not have: the read warns, and the warning
+     * must come where the step that uses the image would have given it */
+    p = qc_pipeline_new ("[pipeline]\nsteps= BasicModule.getBasicStats\n"
+                         "    LightDarkModule.getIntensityThresholdPercent:t\n"
+                         "[BaseImage.BaseImage]\nimage_work_size = 9\n"
+                         "[BasicModule.getBasicStats]\nimage_work_size = 9\n"
+                         "[LightDarkModule.getIntensityThresholdPercent:t]\n"
+                         "name: t\nupper_threshold: .9\n", err, sizeof err);
+    CHECK (p != NULL, "%s", err);
+    if (p) {
+        check_halves (p, "level 9");
+        char path[1024];
+        slide_path (path, sizeof path, "real", "CMU-1-Small-Region.svs");
+        qc_result_t *r = qc_result_new ();
+        qc_pipeline_job_t *job = qc_pipeline_prepare (p, path, r);
+        CHECK (job && r && r->ok && (!r->warnings
+                                     || !strstr (r->warnings, "does not exist")),
+               "the warning waits for the step that uses the image");
+        CHECK (qc_pipeline_finish (&job, NULL) == 0 && r->warnings
+               && strstr (r->warnings, "Level 9 does not exist"),
+               "then it is given: %s", r->warnings ? r->warnings : "(none)");
+        /* boxes.tiff's level 3 (37 x 31, tiles of 64 x 64): OpenSlide
+         * gives different pixels on every read of it; refused by name */
+        slide_path (path, sizeof path, "odd", "boxes.tiff");
+        CHECK (qc_pipeline_run (p, path, r) == -1 && r->error
+               && strstr (r->error, "level 3 (37 x 31) is smaller than one of "
+                          "its 64 x 64 TIFF tiles"), "boxes.tiff level 3: %s",
+               r->error ? r->error : "(ok)");
+        slide_path (path, sizeof path, "real", "CMU-1-Small-Region.svs");
+        /* a prepared job that is never finished is freed whole (ASan) */
+        job = qc_pipeline_prepare (p, path, r);
+        CHECK (job != NULL);
+        qc_pipeline_job_destroy (&job);
+        CHECK (job == NULL);
+        qc_pipeline_job_destroy (&job);
+        qc_pipeline_job_destroy (NULL);
+        /* bad arguments */
+        CHECK (qc_pipeline_prepare (p, path, NULL) == NULL);
+        CHECK (qc_pipeline_finish (NULL, NULL) == -1);
+        CHECK (qc_pipeline_finish (&job, NULL) == -1, "no job");
+        job = qc_pipeline_prepare (NULL, path, r);
+        CHECK (job && qc_pipeline_finish (&job, NULL) == -1 && !r->ok
+               && r->error && strstr (r->error, "no pipeline"), "%s",
+               r->error ? r->error : "(ok)");
+        job = qc_pipeline_prepare (p, "", r);
+        CHECK (job && qc_pipeline_finish (&job, NULL) == -1 && !r->ok
+               && r->error && strstr (r->error, "no slide path"));
+        qc_result_destroy (&r);
+    }
+    qc_pipeline_destroy (&p);
+}
+
 int
 main (void)
 {
@@ -427,5 +549,6 @@ main (void)
         test_determinism_and_threads (p);
     }
     qc_pipeline_destroy (&p);
+    test_prepare_finish ();
     return check_done ("test_pipeline_slides");
 }

@@ -207,6 +207,32 @@ test_gpu (void)
                && sched_job_task (jg, i)->gpu == -1 && sched_job_task (jg, i)->worker == NULL);
     sched_dispatch (s);
     CHECK (r.nd == 2 && c->cpu_inflight == 0, "no GPU, so they wait");
+    sched_destroy (&s);
+    rec_free (&r);
+
+    /* a GPU-only worker (no CPU slot, prefetch 1: qc-worker --gpu 0
+     * --slots 0) takes GPU and ANY tasks on its GPU, never a CPU task:
+     * it has no executor to run one */
+    s = new_sched (&r, 3);
+    new_job (s, 1, 3, QC_RES_CPU, true);
+    sched_job_t *jany = new_job (s, 2, 3, QC_RES_ANY, true);
+    uint32_t gdev = 0;
+    sched_worker_t *gonly = sched_worker_add (s, 0, 1, &gdev, 1, NULL);
+    sched_dispatch (s);
+    CHECK (r.nd == 2, "1 GPU + 1 GPU prefetch, got %zu", r.nd);
+    for (size_t i = 0; i < r.nd; i++)
+        CHECK (r.d[i].job == 2 && r.d[i].gpu == 0 && r.d[i].worker == gonly,
+               "task %zu: job %llu gpu %d", i, (unsigned long long) r.d[i].job,
+               r.d[i].gpu);
+    CHECK (gonly->cpu_inflight == 0, "no CPU task on a worker without slots");
+    CHECK (sched_task_finished (s, jany, r.d[0].idx, true));
+    sched_dispatch (s);
+    CHECK (r.nd == 3 && r.d[2].job == 2 && r.d[2].gpu == 0);
+    CHECK (sched_queue_depth (s) == 3, "the CPU tasks wait for a CPU slot");
+    sched_destroy (&s);
+    rec_free (&r);
+    s = new_sched (&r, 3);
+
     /* too many GPUs, or none given */
     uint32_t many[QC_PROTO_MAX_GPUS + 1] = {0};
     CHECK (sched_worker_add (s, 1, 0, many, QC_PROTO_MAX_GPUS + 1, NULL) == NULL);
