@@ -4,7 +4,10 @@
  *     full-size generated 40x slide, next to the time OpenSlide takes to
  *     read the analysis level alone (the floor: the goal is at most 2x);
  *  2. throughput of the one-process default (qc-submit, 2 workers) on a
- *     cohort of 20 generated slides.
+ *     cohort of 20 generated slides;
+ *  3. (issue 4) one GPU lane's throughput on copies of the full-size
+ *     slide, with and without read-ahead (tests/bench/lane_cohort.sh:
+ *     a real broker and worker; a simulated GPU where none is usable).
  *
  * Slides are made by bin/qc-mkslide into a cache folder (default
  * build/bench-data; --data DIR) and reused on later runs, because a
@@ -183,17 +186,51 @@ bench_cohort (const char *dir, int n, int w, int h)
     return 0;
 }
 
+/* n links to the full-size slide, so a lane reads and computes a
+ * full-size slide n times (each link is opened afresh). */
+static int
+bench_lane (const char *dir, const char *full, int n)
+{
+    char list[1024];
+    snprintf (list, sizeof list, "%s/lane.list", dir);
+    FILE *f = fopen (list, "w");
+    if (!f)
+        return -1;
+    char target[1024];
+    if (!realpath (full, target)) {
+        fclose (f);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        char path[1024];
+        snprintf (path, sizeof path, "%s/lane-%02d.svs", dir, i);
+        unlink (path);
+        if (symlink (target, path) != 0) {
+            fclose (f);
+            return -1;
+        }
+        fprintf (f, "%s\n", path);
+    }
+    fclose (f);
+    fflush (stdout);
+    char cmd[2048];
+    snprintf (cmd, sizeof cmd, "tests/bench/lane_cohort.sh '%s' 3", list);
+    return run (cmd) == 0 ? 0 : -1;
+}
+
 int
 main (int argc, char **argv)
 {
     const char *dir = "build/bench-data";
     int width = 60000, height = 45000, repeat = 3, cohort = 20, show_steps = 0;
+    int lane = 6;
     int cw = 20000, ch = 15000;
     static const struct option opts[] = {
         {"data", required_argument, 0, 'd'}, {"width", required_argument, 0, 'w'},
         {"height", required_argument, 0, 'h'}, {"repeat", required_argument, 0, 'r'},
         {"cohort", required_argument, 0, 'c'}, {"quick", no_argument, 0, 'q'},
         {"steps", no_argument, 0, 's'}, {"help", no_argument, 0, 'H'},
+        {"lane", required_argument, 0, 'l'},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "", opts, NULL)) != -1) {
@@ -203,12 +240,15 @@ main (int argc, char **argv)
         case 'h': height = atoi (optarg); break;
         case 'r': repeat = atoi (optarg) > 0 ? atoi (optarg) : 1; break;
         case 'c': cohort = atoi (optarg); break;
+        case 'l': lane = atoi (optarg); break;
         case 's': show_steps = 1; break;
-        case 'q': width = 12000; height = 9000; repeat = 1; cohort = 4; cw = 4000; ch = 3000; break;
+        case 'q': width = 12000; height = 9000; repeat = 1; cohort = 4; cw = 4000; ch = 3000; lane = 2; break;
         case 'H':
             printf ("Usage: bench_pipeline [--data DIR] [--width W --height H] [--repeat N]\n"
-                    "                      [--cohort N] [--quick] [--steps]\n"
-                    "  --steps  also print each pipeline step's time (stderr)\n");
+                    "                      [--cohort N] [--lane N] [--quick] [--steps]\n"
+                    "  --steps  also print each pipeline step's time (stderr)\n"
+                    "  --lane N one GPU lane on N copies of the full-size slide,\n"
+                    "           with and without read-ahead (0: skip; default 6)\n");
             return 0;
         default: return 2;
         }
@@ -233,5 +273,9 @@ main (int argc, char **argv)
         return 1;
     if (cohort > 0 && bench_cohort (dir, cohort, cw, ch))
         return 1;
+    if (lane > 0 && bench_lane (dir, path, lane)) {
+        fprintf (stderr, "the GPU lane benchmark did not complete\n");
+        return 1;
+    }
     return 0;
 }
