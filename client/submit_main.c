@@ -40,6 +40,7 @@ usage (FILE *to)
         "      --cancel JOBID   cancel a job: queued slides dropped\n"
         "      --timeout S      wait S seconds for the broker to answer (10)\n"
         "      --write-default-config FILE  write the built-in config and exit\n"
+        "                       (FILE - : standard output)\n"
         "  -q, --quiet          no progress output\n"
         "  -h, --help           show this help\n"
         "  -V, --version        show the version\n\n"
@@ -133,9 +134,16 @@ main (int argc, char **argv)
         }
     }
     if (write_default) {
-        FILE *f = fopen (write_default, "w");
-        if (!f || fputs (qc_pipeline_default_config (), f) < 0 || fclose (f)) {
-            fprintf (stderr, "%s: cannot write %s: %s\n", prog, write_default, strerror (errno));
+        /* "-": standard output, to read it or pipe it on */
+        bool to_stdout = strcmp (write_default, "-") == 0;
+        FILE *f = to_stdout ? stdout : fopen (write_default, "w");
+        bool bad = !f || fputs (qc_pipeline_default_config (), f) < 0;
+        if (f && (to_stdout ? fflush (f) : fclose (f)) != 0)
+            bad = true;
+        if (bad) {
+            fprintf (stderr, "%s: cannot write %s: %s\n", prog,
+                     to_stdout ? "to standard output" : write_default,
+                     strerror (errno));
             goto out;
         }
         rc = QC_EXIT_OK;
