@@ -7,7 +7,9 @@
  * (opening and reading the slide), and the executor, which runs their
  * GPU half. One prepared task waits between them, so the slide after
  * the one on the GPU is being read meanwhile (the broker sends each GPU
- * one task beyond the one it runs, broker/sched.c). */
+ * one task beyond the one it runs, broker/sched.c). A prepared task has
+ * said STARTED and counts as running: a drain or a stop finishes it
+ * rather than lose it, so leaving may take one slide longer. */
 #include "worker/worker_int.h"
 
 #include <string.h>
