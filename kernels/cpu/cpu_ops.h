@@ -114,6 +114,10 @@ int qc_cpu_trees_predict (const struct qc_trees *model,
 int qc_cpu_trees_classify (const struct qc_trees *model,
                            const qc_fimg_t *const *planes, int nplanes,
                            double threshold, qc_mask_t *dst);
+/* How many pixels this thread's last qc_cpu_trees_classify decided by
+ * tile bounds, without evaluating their trees (for tests: 0 where the
+ * AVX2 path does not run). */
+size_t qc_cpu_trees_box_decided (void);
 /* The same without the AVX2 path, whatever the CPU: for tests that
  * check both give the same bits. */
 int qc_cpu_trees_predict_portable (const struct qc_trees *model,

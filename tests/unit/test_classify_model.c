@@ -193,6 +193,54 @@ test_learns (void)
                    "depth %d threshold %g: "
                    "%zu differ, %zu positive", depth, ths[k], wrong, pos);
         }
+        /* Smooth planes, as a slide's features are (glass, plain
+         * tissue): trees_classify decides most 16 x 16 tiles by bounds,
+         * without evaluating a tree per pixel, and must still equal the
+         * portable probabilities compared, pixel for pixel. A width that
+         * is no multiple of 8 or 16, NaNs, constant patches, and a
+         * patch that sits exactly on one of the trees' thresholds. */
+        if (depth == 6 && got) {
+            int sw = 1001, sh = 803;
+            qc_fimg_t *sm[5], *sq = qc_fimg_new (sw, sh);
+            qc_mask_t *sg = qc_mask_new (sw, sh);
+            for (int f = 0; f < 5; f++) {
+                sm[f] = qc_fimg_new (sw, sh);
+                for (int yy = 0; yy < sh; yy++)
+                    for (int xx = 0; xx < sw; xx++)
+                        sm[f]->px[(size_t) yy * sw + xx] = (float) (0.5 + 0.45
+                            * sin (xx / 97.0 + f) * cos (yy / 71.0 - 2 * f));
+                for (int yy = 100; yy < 180; yy++)
+                    for (int xx = 300; xx < 420; xx++)
+                        sm[f]->px[(size_t) yy * sw + xx] = f == 0 ? m5->thr[0]
+                                                                  : 0.25f;
+                sm[f]->px[(size_t) (400 + 3 * f) * sw + 517] = NAN;
+            }
+            CHECK (qc_cpu_trees_predict_portable (m5, (const qc_fimg_t *const *) sm,
+                                                  5, sq) == 0);
+            for (size_t k = 0; k < 3; k++) {
+                CHECK (qc_cpu_trees_classify (m5, (const qc_fimg_t *const *) sm, 5,
+                                              ths[k], sg) == 0);
+                size_t wrong = 0, pos = 0, npx_s = (size_t) sw * sh;
+                for (size_t i = 0; i < npx_s; i++) {
+                    uint8_t want = (double) sq->px[i] > ths[k];
+                    wrong += sg->px[i] != want;
+                    pos += want;
+                }
+                size_t boxed = qc_cpu_trees_box_decided ();
+                printf ("  smooth planes, threshold %g: %zu of %zu positive, "
+                        "%zu decided by tile bounds, %zu differ\n", ths[k], pos,
+                        npx_s, boxed, wrong);
+                CHECK (wrong == 0, "smooth planes, threshold %g: %zu differ",
+                       ths[k], wrong);
+                CHECK (!qc_cpu_have_avx2 () || boxed > npx_s / 4,
+                       "the tile bounds decided only %zu of %zu pixels", boxed,
+                       npx_s);
+            }
+            for (int f = 0; f < 5; f++)
+                qc_fimg_destroy (&sm[f]);
+            qc_fimg_destroy (&sq);
+            qc_mask_destroy (&sg);
+        }
         CHECK (qc_cpu_trees_classify (m5, (const qc_fimg_t *const *) big, 5,
                                       NAN, got) == -1);
         CHECK (qc_cpu_trees_classify (m5, (const qc_fimg_t *const *) big, 4,
