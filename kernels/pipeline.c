@@ -470,9 +470,7 @@ qc_pipeline_finish (qc_pipeline_job_t **job_p, const struct qc_ops *ops)
             rc = qc_run_mark_completed (&job->run, self->steps[i].module->name);
     }
     qc_result_t *out = job->run.out;
-    qc_run_state_free (&job->run);
-    qc_slide_close (&job->slide);
-    free (job);
+    qc_pipeline_job_destroy (&job);
     return rc == 0 && out && out->ok ? 0 : -1;
 }
 

@@ -113,6 +113,16 @@ find_image (struct qc_run_state *st, qc_region_kind_t kind, double value)
     return NULL;
 }
 
+/* NULL, the run failed with why unless quiet. */
+static image_entry_t *
+read_failed (qc_run_t *run, int quiet, const char *work_size, const char *why)
+{
+    if (!quiet)
+        qc_run_fail (run, "reading the image at %s: %s",
+                     work_size ? work_size : "image_work_size", why);
+    return NULL;
+}
+
 /* Reads the image of kind and value into a new entry. With quiet set
  * (a read ahead), a failure is not the run's: NULL comes back without a
  * word, and the step that needs the image reads again and fails in its
@@ -149,17 +159,7 @@ read_entry (qc_run_t *run, struct qc_run_state *st, qc_region_kind_t kind,
     if (!osr || qc_region_plan (osr, &req, &plan, why, sizeof why) != 0) {
         if (!osr)
             snprintf (why, sizeof why, "slide has no OpenSlide handle");
-        if (!quiet)
-            qc_run_fail (run, "reading the image at %s: %s",
-                         work_size ? work_size : "image_work_size", why);
-        return NULL;
-    }
-    if (!(from && plan.out_w <= from->w && plan.out_h <= from->h)
-        && !qc_slide_level_reliable (run->slide, plan.level, why, sizeof why)) {
-        if (!quiet)
-            qc_run_fail (run, "reading the image at %s: %s",
-                         work_size ? work_size : "image_work_size", why);
-        return NULL;
+        return read_failed (run, quiet, work_size, why);
     }
     /* Every image of a run covers the same region (the slide, or its
      * bounding box), so one no larger than from is from, shrunk. */
@@ -173,13 +173,13 @@ read_entry (qc_run_t *run, struct qc_run_state *st, qc_region_kind_t kind,
                 run->filename ? run->filename : "?",
                 work_size ? work_size : "image_work_size", img->w, img->h,
                 from->w, from->h);
+    else if (!qc_slide_level_reliable (run->slide, plan.level, why,
+                                       sizeof why))
+        return read_failed (run, quiet, work_size, why);
     else if (qc_region_read (osr, &plan, run->read_threads > 0
                              ? run->read_threads : 1, &img, why,
                              sizeof why) != 0) {
-        if (!quiet)
-            qc_run_fail (run, "reading the image at %s: %s",
-                         work_size ? work_size : "image_work_size", why);
-        return NULL;
+        return read_failed (run, quiet, work_size, why);
     } else
         qc_log (QC_LOG_DEBUG, run->step ? run->step : "run_state",
                 "%s: image at %s: level %d, %d x %d%s", run->filename
