@@ -8,6 +8,8 @@
 #  - with --no-read-ahead, reads and last steps strictly alternate;
 #  - results equal those of a CPU slot, slide for slide, and a slide that
 #    cannot be opened fails with its reason in both modes.
+#  - a worker killed with -9 while its lane computes one slide and holds
+#    the next read: both run again elsewhere, every slide reported once.
 # --task-delay-ms holds each slide back before its steps, so the next
 # read has time to finish first even on a loaded machine.
 . "$(dirname "$0")/lib.sh"
@@ -81,3 +83,29 @@ for m in ahead serial; do
 done
 grep -q "ra-5-" "$T/out-ahead/error.log" || fail "the unopenable slide did not fail"
 pass "same results and failures on the read-ahead lane, the serial lane and a CPU slot"
+
+# A read-ahead lane's worker killed with -9 while one slide computes and
+# the next is already read: both were STARTED there, both run again on
+# another worker, and every slide is reported once.
+start_worker $port victim --heartbeat-ms 200 --log-level debug --slots 0 \
+    --simulate-gpus 1 --task-delay-ms 1500
+victim=$WORKER_PID
+wait_for "victim registered" 10 "workers_registered $port 1"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out-kill" --list "$T/list" \
+    --timeout 120 >"$T/submit-kill.log" 2>&1 &
+submit=$!
+PIDS+=($submit)
+wait_for "a slide read ahead on the victim" 20 \
+    "[ \$(grep -c '(read ahead)' '$T/worker-victim.log') -ge 2 ]"
+kill -9 $victim
+wait $victim 2>/dev/null
+start_worker $port rescuer --heartbeat-ms 200 --slots 1
+for _ in $(seq 1 600); do kill -0 $submit 2>/dev/null || break; sleep 0.1; done
+kill -0 $submit 2>/dev/null && fail "qc-submit did not finish in 60 s after the kill"
+wait $submit; rc=$?
+[ $rc -eq 1 ] || fail "qc-submit exit $rc after the kill, expected 1"
+check_exactly_once "$T/out-kill" "$T/list"
+diff <(rows "$T/out-cpu") <(rows "$T/out-kill") >/dev/null \
+    || fail "results after the kill differ from the CPU slot's"
+grep -q "victim.*declared dead" "$T/broker.log" || fail "broker did not declare the victim dead"
+pass "worker killed mid-read-ahead: both its slides ran again, each reported once"
