@@ -382,19 +382,12 @@ typedef struct {
     uint8_t *row;                 /* w RGB pixels */
 } argb_rows_t;
 
-static void
-composite_row (const uint32_t *src, int64_t w, const uint8_t bg[3],
-               uint8_t *out)
-{
-    for (int64_t x = 0; x < w; x++)
-        qc_px_argb_over (src[x], bg[0], bg[1], bg[2], out + 3 * x);
-}
-
 static const uint8_t *
 argb_row (void *ctx, int y)
 {
     argb_rows_t *r = ctx;
-    composite_row (r->argb + (size_t) y * (size_t) r->w, r->w, r->bg, r->row);
+    qc_cpu_argb_over_row (r->argb + (size_t) y * (size_t) r->w, (size_t) r->w,
+                          r->bg, r->row);
     return r->row;
 }
 
@@ -440,8 +433,8 @@ read_whole_rect (openslide_t *osr, int level, int64_t x0, int64_t y0,
     }
     if (w == out_w && h == out_h) {
         for (int64_t y = 0; y < h; y++)
-            composite_row (argb + (size_t) y * (size_t) w, w, bg,
-                           img->px + (size_t) y * (size_t) w * 3);
+            qc_cpu_argb_over_row (argb + (size_t) y * (size_t) w, (size_t) w,
+                                  bg, img->px + (size_t) y * (size_t) w * 3);
     } else {
         argb_rows_t rows = { argb, w, { bg[0], bg[1], bg[2] }, row };
         if (qc_area_resize_u8 ((int) w, (int) h, out_w, out_h, 3, argb_row,

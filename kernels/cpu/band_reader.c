@@ -164,9 +164,7 @@ do_band (band_ctx_t *c, int i, scratch_t *t)
             return -1;
         for (int r = 0; r < rows; r++) {
             const uint32_t *src = t->argb + (size_t) r * c->w;
-            for (int x = 0; x < c->w; x++)
-                qc_px_argb_over (src[x], c->bg[0], c->bg[1], c->bg[2],
-                                 t->rgb + (size_t) x * 3);
+            qc_cpu_argb_over_row (src, (size_t) c->w, c->bg, t->rgb);
             qc_area_reduce_row_u8 (&c->ax, t->rgb, 3, t->hrow);
             int sj = cy + r;
             while (oy_cur <= oy_hi

@@ -142,6 +142,12 @@ void qc_area_axis_free (qc_area_axis_t *ax);
 void qc_area_reduce_row_u8 (const qc_area_axis_t *ax, const uint8_t *row,
                             int ch, double *out);
 
+/* OpenSlide's premultiplied ARGB pixels composited over bg into RGB
+ * (qc_px_argb_over, pixel_math.h), n of them; opaque runs go four pixels
+ * at a time where the CPU has AVX2. */
+void qc_cpu_argb_over_row (const uint32_t *src, size_t n, const uint8_t bg[3],
+                           uint8_t *out);
+
 /* Gives row y (sw pixels of ch uint8 channels) of an area resize's
  * source, or NULL to stop it (the resize then fails). */
 typedef const uint8_t *(*qc_area_row_fn) (void *ctx, int y);

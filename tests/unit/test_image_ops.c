@@ -412,11 +412,59 @@ test_histogram_otsu (void)
     qc_mask_destroy (&below);
 }
 
+/* qc_cpu_argb_over_row (four opaque pixels at a time with AVX2) equals
+ * qc_px_argb_over pixel for pixel: every row length 0-40 at every start
+ * offset 0-3, opaque runs broken by transparent and half-transparent
+ * pixels at varying places; nothing written past the row. */
+static void
+test_argb_rows (void)
+{
+    enum { N = 48 };
+    uint32_t src[N + 4];
+    uint8_t got[3 * N + 8], want[3 * N + 8];
+    const uint8_t bg[3] = { 250, 245, 240 };
+    unsigned seed = 12345;
+    int bad = 0, spill = 0;
+    for (int len = 0; len <= 40; len++)
+        for (int off = 0; off < 4; off++)
+            for (int pattern = 0; pattern < 4; pattern++) {
+                for (int i = 0; i < N + 4; i++) {
+                    seed = seed * 1103515245u + 12345u;
+                    uint32_t a = 255;
+                    if (pattern == 1 && i % 7 == 3)
+                        a = 0;
+                    else if (pattern == 2 && i % 11 == 5)
+                        a = (seed >> 8) & 255;
+                    else if (pattern == 3 && (seed >> 20) % 5 == 0)
+                        a = (seed >> 8) & 255;
+                    /* premultiplied: colour bytes never above alpha */
+                    uint32_t r = ((seed >> 4) & 255) * a / 255;
+                    uint32_t g = ((seed >> 12) & 255) * a / 255;
+                    uint32_t b = ((seed >> 24) & 255) * a / 255;
+                    src[i] = a << 24 | r << 16 | g << 8 | b;
+                }
+                memset (got, 0xAB, sizeof got);
+                qc_cpu_argb_over_row (src + off, (size_t) len, bg, got);
+                for (int x = 0; x < len; x++)
+                    qc_px_argb_over (src[off + x], bg[0], bg[1], bg[2],
+                                     want + 3 * x);
+                bad += memcmp (got, want, 3 * (size_t) len) != 0;
+                for (size_t k = 3 * (size_t) len; k < sizeof got; k++)
+                    spill += got[k] != 0xAB;
+            }
+    CHECK (bad == 0, "%d rows composited differently from qc_px_argb_over", bad);
+    CHECK (spill == 0, "%d bytes written past the row", spill);
+    qc_cpu_argb_over_row (NULL, 4, bg, got);      /* refused, no crash */
+    qc_cpu_argb_over_row (src, 4, NULL, got);
+    qc_cpu_argb_over_row (src, 4, bg, NULL);
+}
+
 int
 main (void)
 {
     ops = qc_ops_cpu ();
     test_buffers ();
+    test_argb_rows ();
     test_gray_std ();
     test_spaces ();
     test_stains ();
