@@ -90,6 +90,23 @@ clip8 (int32_t v)
     return (uint8_t) (v < 0 ? 0 : v > 255 ? 255 : v);
 }
 
+/* One output pixel of either pass: n taps k over the RGB pixels at p,
+ * p + step, ..., summed in 22-bit fixed point from Pillow's half. */
+static void
+taps_rgb (const uint8_t *p, size_t step, const int32_t *k, int n,
+          uint8_t out[3])
+{
+    int32_t s0 = 1 << (PRECISION_BITS - 1), s1 = s0, s2 = s0;
+    for (int i = 0; i < n; i++, p += step) {
+        s0 += p[0] * k[i];
+        s1 += p[1] * k[i];
+        s2 += p[2] * k[i];
+    }
+    out[0] = clip8 (s0);
+    out[1] = clip8 (s1);
+    out[2] = clip8 (s2);
+}
+
 int
 qc_pil_lanczos (const qc_rgb_t *src, double x0, double y0, double x1,
                 double y1, qc_rgb_t *dst)
@@ -127,20 +144,9 @@ qc_pil_lanczos (const qc_rgb_t *src, double x0, double y0, double x1,
         for (int y = 0; y < last - first; y++) {
             const uint8_t *row = src->px + ((size_t) (y + first) * src->w) * 3;
             uint8_t *o = tmp + (size_t) y * ow * 3;
-            for (int xx = 0; xx < ow; xx++) {
-                int xmin = bh[2 * xx], xmax = bh[2 * xx + 1];
-                const int32_t *k = kh + (size_t) xx * ksh;
-                int32_t s0 = 1 << (PRECISION_BITS - 1), s1 = s0, s2 = s0;
-                for (int x = 0; x < xmax; x++) {
-                    const uint8_t *p = row + (size_t) (x + xmin) * 3;
-                    s0 += p[0] * k[x];
-                    s1 += p[1] * k[x];
-                    s2 += p[2] * k[x];
-                }
-                o[3 * xx] = clip8 (s0);
-                o[3 * xx + 1] = clip8 (s1);
-                o[3 * xx + 2] = clip8 (s2);
-            }
+            for (int xx = 0; xx < ow; xx++)
+                taps_rgb (row + (size_t) bh[2 * xx] * 3, 3,
+                          kh + (size_t) xx * ksh, bh[2 * xx + 1], o + 3 * xx);
         }
         in = tmp;
         in_w = ow;
@@ -150,18 +156,9 @@ qc_pil_lanczos (const qc_rgb_t *src, double x0, double y0, double x1,
             int ymin = bv[2 * yy], ymax = bv[2 * yy + 1];
             const int32_t *k = kv + (size_t) yy * ksv;
             uint8_t *o = dst->px + (size_t) yy * ow * 3;
-            for (int xx = 0; xx < ow; xx++) {
-                int32_t s0 = 1 << (PRECISION_BITS - 1), s1 = s0, s2 = s0;
-                for (int y = 0; y < ymax; y++) {
-                    const uint8_t *p = in + ((size_t) (y + ymin) * in_w + xx) * 3;
-                    s0 += p[0] * k[y];
-                    s1 += p[1] * k[y];
-                    s2 += p[2] * k[y];
-                }
-                o[3 * xx] = clip8 (s0);
-                o[3 * xx + 1] = clip8 (s1);
-                o[3 * xx + 2] = clip8 (s2);
-            }
+            for (int xx = 0; xx < ow; xx++)
+                taps_rgb (in + ((size_t) ymin * in_w + xx) * 3,
+                          (size_t) in_w * 3, k, ymax, o + 3 * xx);
         }
     } else if (need_h)
         /* only the horizontal pass: its rows are the output (first is 0
