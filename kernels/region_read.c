@@ -2,7 +2,6 @@
  * planning, and the front of the reader (arguments, background colour,
  * messages); kernels/cpu/band_reader.c does the parallel reading. */
 #include "kernels/region_read.h"
-#include "kernels/slide.h"
 
 #include "kernels/pil_resize.h"
 #include "kernels/pixel_math.h"
@@ -418,19 +417,10 @@ read_whole_rect (openslide_t *osr, int level, int64_t x0, int64_t y0,
                  level, (long long) w, (long long) h);
         return -1;
     }
-    unsigned adapted = qc_slide_tiff_raster_adapted ();
     openslide_read_region (osr, argb, x0, y0, level, w, h);
     int rc = -1;
     if (osr_failed (osr, err, errlen))
         goto done;
-    if (qc_slide_tiff_raster_adapted () != adapted) {
-        qc_set_err (err, errlen, "level %d (%lld x %lld) is smaller than its "
-                    "TIFF tiles, and OpenSlide decodes such tiles wrongly "
-                    "with this libtiff (its pixels come out of place): read "
-                    "another level (image_work_size)", level, (long long) w,
-                    (long long) h);
-        goto done;
-    }
     if (w == out_w && h == out_h) {
         for (int64_t y = 0; y < h; y++)
             qc_cpu_argb_over_row (argb + (size_t) y * (size_t) w, (size_t) w,

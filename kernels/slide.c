@@ -102,29 +102,12 @@ read_levels (qc_slide_t *self, char *err, size_t errlen)
  * which breaks qc-submit's progress bar and says nothing a user can act
  * on: they go to our log at debug level instead. Errors still reach us
  * through OpenSlide's own error. */
-static _Thread_local unsigned t_raster_adapted;
-
 static void
 tiff_warning (const char *module, const char *fmt, va_list ap)
 {
     char text[1024];
     vsnprintf (text, sizeof text, fmt, ap);
     qc_log (QC_LOG_DEBUG, "libtiff", "%s: %s", module ? module : "", text);
-    /* "Raster width of 64 shall not be larger than image width of 37 ->
-     * raster width adapted for reading" (libtiff >= 4.5, decoding a tile
-     * wider or taller than its image through TIFFReadRGBATile, as
-     * OpenSlide does for a generic TIFF's non-JPEG tiles): the rows then
-     * come shorter than the tile OpenSlide laid out, and the pixels it
-     * returns are out of place and partly uninitialised (different on
-     * every read of ../shared/slides/odd/boxes.tiff's smallest level). */
-    if (strstr (text, "shall not be larger than image"))
-        t_raster_adapted++;
-}
-
-unsigned
-qc_slide_tiff_raster_adapted (void)
-{
-    return t_raster_adapted;
 }
 
 int

@@ -137,16 +137,8 @@ on_broker (agent_t *a)
             for (size_t i = 0; i < nlanes; i++)
                 if ((int32_t) a->w->cfg.gpus[i].index == m->gpu)
                     lane = (int) (1 + i);
-        if (lane == 0 && a->w->cfg.slots == 0) {
-            /* an unknown GPU index, or a CPU task (a broker from before
-             * the fix in sched.c sent GPU-only workers CPU prefetch): no
-             * CPU executor would ever take it, so our first GPU runs it */
-            if (m->gpu < 0)
-                qc_log (QC_LOG_WARNING, MOD, "CPU task %" PRIu64 "/%" PRIu64
-                        " sent to this worker, which has no CPU slot: it "
-                        "runs on GPU lane 1", m->job, m->idx);
-            lane = 1;
-        }
+        if (m->gpu >= 0 && lane == 0 && a->w->cfg.slots == 0)
+            lane = 1;     /* unknown GPU index: run on our first GPU */
         qc_task_t t = {.job = m->job, .idx = m->idx, .attempt = m->attempt,
                        .gpu = m->gpu, .path = m->path, .config = m->config};
         m->path = m->config = NULL;

@@ -200,10 +200,11 @@ qc_colorspace_name (qc_colorspace_t space)
 
 /* Four pixels at a time while they are opaque (as a scanned slide's
  * pixels all are): their B, G, R bytes reordered to R, G, B by one
- * shuffle, 16 bytes stored of which the next store overwrites the last
- * 4 (so it stops 6 pixels before the end). Returns the pixels done. */
+ * SSSE3 shuffle (built for AVX2, the feature checked at run time), 16
+ * bytes stored of which the next store overwrites the last 4 (so it
+ * stops 6 pixels before the end). Returns the pixels done. */
 __attribute__ ((target ("avx2"))) static size_t
-argb_opaque_ssse3 (const uint32_t *src, size_t n, uint8_t *out)
+argb_opaque_x4 (const uint32_t *src, size_t n, uint8_t *out)
 {
     const __m128i alpha = _mm_set1_epi32 ((int) 0xff000000u);
     const __m128i order = _mm_setr_epi8 (2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13,
@@ -233,7 +234,7 @@ qc_cpu_argb_over_row (const uint32_t *src, size_t n, const uint8_t bg[3],
     while (x < n) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
         if (fast)
-            x += argb_opaque_ssse3 (src + x, n - x, out + 3 * x);
+            x += argb_opaque_x4 (src + x, n - x, out + 3 * x);
 #endif
         /* one pixel the slow way: transparent, or the row's end */
         if (x < n) {
