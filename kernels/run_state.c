@@ -221,6 +221,11 @@ image_entry_via (qc_run_t *run, const char *work_size, const qc_rgb_t *from)
         return NULL;
     }
     image_entry_t *e = find_image (st, kind, value);
+    /* a run that has failed (a step asking for the image and then for
+     * the mask of its size, after the read failed) reads no more: the
+     * failure is said once */
+    if (!e && run->out && !run->out->ok)
+        return NULL;
     if (!e)
         return read_entry (run, st, kind, value, work_size, from, 0);
     if (e->warning) {

@@ -110,6 +110,15 @@ test_bbox_fallback (void)
     fixture_close (&f);
 }
 
+static int s_errors;
+
+static void
+count_errors (const qc_log_record_t *rec, void *arg)
+{
+    (void) arg;
+    s_errors += rec->level >= QC_LOG_ERROR;
+}
+
 static void
 test_no_mag (void)
 {
@@ -120,10 +129,16 @@ test_no_mag (void)
     CHECK (f.run.base_mag == 0);
     CHECK (qc_run_image (&f.run, "400") != NULL, "%s", f.out->error ? f.out->error : "");
     CHECK (f.out->ok);
+    /* a step asks for the image and then for its mask (the pen step
+     * does): the failure is logged once, not once per request */
+    s_errors = 0;
+    qc_log_set_sink (count_errors, NULL, "test");
     CHECK (qc_run_image (&f.run, NULL) == NULL);
     CHECK (!f.out->ok && strstr (f.out->error, "magnification"), "%s",
            f.out->error ? f.out->error : "");
     CHECK (qc_run_mask (&f.run) == NULL);
+    qc_log_set_sink (NULL, NULL, NULL);
+    CHECK (s_errors == 1, "the failed read was logged %d times", s_errors);
     fixture_close (&f);
 }
 
