@@ -7,9 +7,13 @@ set -eu
 cd "$(dirname "$0")/.."
 cohort=out/demo-cohort
 mkdir -p "$cohort"
+# --blur-sigma 60 (15 um at 40x, a scan out of focus): the generator's
+# default on a slide this small blurs by 2 um, under a pixel of the 1.25x
+# image the pipeline analyses, and no blur would show in _blurry.png
 for seed in 1 2 3 4 5 6; do
     [ -f "$cohort/synthetic-$seed.svs" ] || \
-        bin/qc-mkslide -o "$cohort/synthetic-$seed.svs" --width 8000 --height 6000 --seed $seed
+        bin/qc-mkslide -o "$cohort/synthetic-$seed.svs" --width 8000 --height 6000 \
+            --seed $seed --blur-sigma 60
 done
 real=${QC_SHARED_DIR:-../shared}/slides/real
 extra=()
