@@ -88,12 +88,22 @@ qc_cuda_bind (int device)
         return -1;
     pthread_mutex_lock (&s_lock);
     pool_t *pl = &s_pools[device];
-    if (!pl->ready) {
+    int first = !pl->ready;
+    if (first) {
         if (!pl->limit)
             pl->limit = QC_CUDA_DEFAULT_MEM;
         pl->ready = 1;
     }
+    size_t limit = pl->limit;
     pthread_mutex_unlock (&s_lock);
+    cudaDeviceProp prop;
+    /* Once per device and process: which GPU runs the CUDA backend, in
+     * the worker's log (a lab checks that its GPU lanes are real). */
+    if (first && cudaGetDeviceProperties (&prop, device) == cudaSuccess)
+        qc_log (QC_LOG_INFO, "cuda", "GPU %d: %s, %.1f GiB, compute capability %d.%d: "
+                "CUDA backend ready (buffer pool up to %.1f GiB)", device, prop.name,
+                (double) prop.totalGlobalMem / (1 << 30), prop.major, prop.minor,
+                (double) limit / (1 << 30));
     t_device = device;
     return 0;
 }

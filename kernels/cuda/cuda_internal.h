@@ -63,6 +63,9 @@ int qc_cuda_resize_fimg (const qc_fimg_t *src, qc_interp_t interp,
                          qc_fimg_t *dst);
 int qc_cuda_resize_mask (const qc_mask_t *src, qc_interp_t interp,
                          qc_mask_t *dst);
+int qc_cuda_frangi (const qc_fimg_t *src, const double *sigmas, int nsigmas,
+                    double beta, double gamma, int black_ridges,
+                    qc_fimg_t *dst);
 int qc_cuda_lbp (const qc_fimg_t *src, int points, double radius,
                  qc_lbp_method_t method, qc_fimg_t *dst);
 int qc_cuda_trees_predict (const struct qc_trees *model,

@@ -5,7 +5,9 @@
  *    megapixels, and the images are in host memory already (this version
  *    copies per op), so the CPU is faster end to end;
  *  - fimg_quantile: a selection over the masked pixels, once per step;
- *  - frangi, gabor, median_disk: classifier features not ported yet.
+ *  - gabor, median_disk: classifier features the default config does
+ *    not use (its classifiers take frangi, laplace and rgb), not ported
+ *    yet.
  * Written in C with designated initialisers, as the CPU table is, so a
  * missing entry is visible here. */
 #include "kernels/cuda/cuda_internal.h"
@@ -42,7 +44,7 @@ static const qc_ops_t cuda_ops = {
     .resize_rgb = qc_cuda_resize_rgb,
     .resize_fimg = qc_cuda_resize_fimg,
     .resize_mask = qc_cuda_resize_mask,
-    .frangi = qc_cpu_frangi,                        /* CPU */
+    .frangi = qc_cuda_frangi,
     .lbp = qc_cuda_lbp,
     .gabor = qc_cpu_gabor,                          /* CPU */
     .median_disk = qc_cpu_median_disk,              /* CPU */

@@ -10,7 +10,8 @@
  * Part 2 needs a CUDA build and a device: every GPU op against its CPU op
  * on random images, then the whole default pipeline on the real slides
  * through qc_pipeline_run (CPU) and qc_pipeline_run_with (qc_ops_cuda):
- * masks may differ in at most 0.1% of pixels, numbers by 1e-4 relative.
+ * masks may differ in at most 0.1% of pixels, numbers by 1e-4 relative;
+ * then on generated slides (bin/qc-mkslide), one of them also at 5x.
  * Without a device it says SKIPPED and passes: nothing is faked. */
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include "shared/log.h"
 #include "shared/result.h"
 #include "tests/unit/check.h"
+#include "tests/unit/slide_fixtures.h"
 
 static uint64_t rng = 88172645463325252ull;
 
@@ -442,8 +444,27 @@ gpu_ops (const qc_ops_t *gpu)
     CHECK (cpu->lbp (f, 8, 1.0, QC_LBP_UNIFORM, a[0]) == 0
            && gpu->lbp (f, 8, 1.0, QC_LBP_UNIFORM, b[0]) == 0);
     CHECK (fimg_bad (a[0], b[0]) == 0, "lbp");
+    /* frangi: the default config's scales (1, 3, 5, 7, 9), a radius-0
+     * scale, a one-row image and dark or bright ridges */
+    const double sig[] = { 1, 3, 5, 7, 9 }, tiny[] = { 0.1, 2 };
+    for (int black = 0; black <= 1; black++) {
+        CHECK (cpu->frangi (f, sig, 5, 0.5, 15, black, a[0]) == 0
+               && gpu->frangi (f, sig, 5, 0.5, 15, black, b[0]) == 0);
+        CHECK (fimg_bad (a[0], b[0]) == 0, "frangi black %d", black);
+    }
+    CHECK (cpu->frangi (g, tiny, 2, 0.5, 15, 1, a[0]) == 0
+           && gpu->frangi (g, tiny, 2, 0.5, 15, 1, b[0]) == 0);
+    CHECK (fimg_bad (a[0], b[0]) == 0, "frangi sigma 0.1");
+    qc_fimg_t *row = rand_fimg (97, 1), *ra1 = qc_fimg_new (97, 1), *rb1 = qc_fimg_new (97, 1);
+    CHECK (cpu->frangi (row, sig, 3, 0.5, 15, 1, ra1) == 0
+           && gpu->frangi (row, sig, 3, 0.5, 15, 1, rb1) == 0 && fimg_bad (ra1, rb1) == 0,
+           "frangi one row");
+    qc_fimg_destroy (&row);
+    qc_fimg_destroy (&ra1);
+    qc_fimg_destroy (&rb1);
     /* bad arguments are refused without a device call */
-    CHECK (gpu->threshold (NULL, 0, 1, ma) == -1 && gpu->gaussian (f, 1, -1, 0, a[0]) == -1);
+    CHECK (gpu->threshold (NULL, 0, 1, ma) == -1 && gpu->gaussian (f, 1, -1, 0, a[0]) == -1
+           && gpu->frangi (f, sig, 0, 0.5, 15, 1, a[0]) == -1);
     qc_rgb_destroy (&ra);
     qc_rgb_destroy (&rb);
     qc_rgb_destroy (&rgb);
@@ -466,6 +487,76 @@ is_number (const char *s, double *v)
     return *s && end != s && *end == 0;
 }
 
+/* One slide through the pipeline on the CPU and on the GPU: same outcome,
+ * numbers within 1e-4 relative, images within 0.1% of pixels. */
+static void
+compare_slide (const qc_pipeline_t *p, const char *path, const char *label,
+               const qc_ops_t *gpu)
+{
+    char err[512];
+    qc_result_t *rc = qc_result_new (), *rg = qc_result_new ();
+    if (!rc || !rg) {
+        CHECK (0, "out of memory");
+        qc_result_destroy (&rc);
+        qc_result_destroy (&rg);
+        return;
+    }
+    int a = qc_pipeline_run (p, path, rc), b = qc_pipeline_run_with (p, path, rg, gpu);
+    CHECK (a == b, "%s: cpu %d gpu %d (%s)", label, a, b, rg->error ? rg->error : "");
+    for (size_t i = 0; i < rc->nkv; i++) {
+        const char *gv = qc_result_get (rg, rc->kv[i].key);
+        double x, y;
+        CHECK (gv != NULL, "%s: column %s missing", label, rc->kv[i].key);
+        if (gv && is_number (rc->kv[i].value, &x) && is_number (gv, &y))
+            CHECK (close_rel (x, y, 1e-4), "%s: %s cpu %s gpu %s", label,
+                   rc->kv[i].key, rc->kv[i].value, gv);
+        else if (gv)
+            CHECK (strcmp (gv, rc->kv[i].value) == 0, "%s: %s", label, rc->kv[i].key);
+    }
+    CHECK (rc->nfiles == rg->nfiles, "%s: files", label);
+    for (size_t i = 0; i < rc->nfiles && i < rg->nfiles; i++) {
+        qc_rgb_t *ia = qc_png_decode_rgb (rc->files[i].data, rc->files[i].size, err, sizeof err);
+        qc_rgb_t *ib = qc_png_decode_rgb (rg->files[i].data, rg->files[i].size, err, sizeof err);
+        CHECK (ia && ib && ia->w == ib->w && ia->h == ib->h, "%s %s", label, rc->files[i].name);
+        if (ia && ib && ia->w == ib->w && ia->h == ib->h) {
+            size_t d = 0, n = qc_npix (ia->w, ia->h);
+            for (size_t k = 0; k < n; k++)
+                d += memcmp (ia->px + 3 * k, ib->px + 3 * k, 3) != 0;
+            CHECK ((double) d <= 0.001 * (double) n, "%s %s: %zu of %zu pixels differ",
+                   label, rc->files[i].name, d, n);
+        }
+        qc_rgb_destroy (&ia);
+        qc_rgb_destroy (&ib);
+    }
+    printf ("  %s: cpu and gpu agree (%zu columns, %zu images)\n", label, rc->nkv, rc->nfiles);
+    qc_result_destroy (&rc);
+    qc_result_destroy (&rg);
+}
+
+/* The default config with every image_work_size set to size (the
+ * option of running steps at a higher magnification, where the GPU
+ * earns its keep). */
+static char *
+config_at (const char *size)
+{
+    const char *src = qc_pipeline_default_config ();
+    size_t cap = strlen (src) + 4096, n = 0;
+    char *out = malloc (cap);
+    for (const char *line = src; out && *line;) {
+        const char *eol = strchr (line, '\n');
+        size_t len = eol ? (size_t) (eol - line) + 1 : strlen (line);
+        if (strncmp (line, "image_work_size", 15) == 0)
+            n += (size_t) snprintf (out + n, cap - n, "image_work_size = %s\n", size);
+        else {
+            memcpy (out + n, line, len);
+            n += len;
+        }
+        out[n] = 0;
+        line += len;
+    }
+    return out;
+}
+
 static void
 gpu_pipeline (const qc_ops_t *gpu)
 {
@@ -476,37 +567,40 @@ gpu_pipeline (const qc_ops_t *gpu)
     CHECK (p != NULL, "%s", err);
     for (size_t s = 0; p && s < sizeof names / sizeof *names; s++) {
         snprintf (path, sizeof path, "%s/slides/real/%s", check_shared_dir (), names[s]);
-        qc_result_t *rc = qc_result_new (), *rg = qc_result_new ();
-        int a = qc_pipeline_run (p, path, rc), b = qc_pipeline_run_with (p, path, rg, gpu);
-        CHECK (a == b, "%s: cpu %d gpu %d (%s)", names[s], a, b, rg->error ? rg->error : "");
-        for (size_t i = 0; i < rc->nkv; i++) {
-            const char *gv = qc_result_get (rg, rc->kv[i].key);
-            double x, y;
-            CHECK (gv != NULL, "%s: column %s missing", names[s], rc->kv[i].key);
-            if (gv && is_number (rc->kv[i].value, &x) && is_number (gv, &y))
-                CHECK (close_rel (x, y, 1e-4), "%s: %s cpu %s gpu %s", names[s],
-                       rc->kv[i].key, rc->kv[i].value, gv);
-            else if (gv)
-                CHECK (strcmp (gv, rc->kv[i].value) == 0, "%s: %s", names[s], rc->kv[i].key);
-        }
-        CHECK (rc->nfiles == rg->nfiles, "%s: files", names[s]);
-        for (size_t i = 0; i < rc->nfiles && i < rg->nfiles; i++) {
-            qc_rgb_t *ia = qc_png_decode_rgb (rc->files[i].data, rc->files[i].size, err, sizeof err);
-            qc_rgb_t *ib = qc_png_decode_rgb (rg->files[i].data, rg->files[i].size, err, sizeof err);
-            CHECK (ia && ib && ia->w == ib->w && ia->h == ib->h, "%s %s", names[s], rc->files[i].name);
-            if (ia && ib && ia->w == ib->w && ia->h == ib->h) {
-                size_t d = 0, n = qc_npix (ia->w, ia->h);
-                for (size_t k = 0; k < n; k++)
-                    d += memcmp (ia->px + 3 * k, ib->px + 3 * k, 3) != 0;
-                CHECK ((double) d <= 0.001 * (double) n, "%s %s: %zu of %zu pixels differ",
-                       names[s], rc->files[i].name, d, n);
-            }
-            qc_rgb_destroy (&ia);
-            qc_rgb_destroy (&ib);
-        }
-        qc_result_destroy (&rc);
-        qc_result_destroy (&rg);
+        compare_slide (p, path, names[s], gpu);
     }
+    /* Generated slides, with every defect the generator paints; the
+     * last one also at 5x, so that every step runs on a larger image. */
+    char dir[] = "/tmp/qc-cuda-equiv-XXXXXX";
+    CHECK (mkdtemp (dir) != NULL, "mkdtemp");
+    const struct { int w, h, seed; } gen[] = { { 16000, 12000, 3 }, { 12000, 9000, 15 },
+                                               { 8000, 6000, 5 } };
+    for (size_t k = 0; p && k < sizeof gen / sizeof *gen; k++) {
+        char ws[16], hs[16], sd[16], label[64];
+        snprintf (path, sizeof path, "%s/gen%d.svs", dir, gen[k].seed);
+        snprintf (ws, sizeof ws, "%d", gen[k].w);
+        snprintf (hs, sizeof hs, "%d", gen[k].h);
+        snprintf (sd, sizeof sd, "%d", gen[k].seed);
+        char *argv[] = { FX_MKSLIDE, "-o", path, "--width", ws, "--height", hs, "--seed", sd,
+                         "--blur-sigma", "60", NULL };
+        int rc = fx_mkslide (argv);
+        CHECK (rc == 0, "qc-mkslide seed %d (run from the repository root)", gen[k].seed);
+        if (rc)
+            continue;
+        snprintf (label, sizeof label, "generated seed %d", gen[k].seed);
+        compare_slide (p, path, label, gpu);
+        if (k + 1 == sizeof gen / sizeof *gen) {
+            char *text = config_at ("5x");
+            qc_pipeline_t *p5 = text ? qc_pipeline_new (text, err, sizeof err) : NULL;
+            CHECK (p5 != NULL, "config at 5x: %s", text ? err : "out of memory");
+            if (p5)
+                compare_slide (p5, path, "generated seed 5 at 5x", gpu);
+            qc_pipeline_destroy (&p5);
+            free (text);
+        }
+        unlink (path);
+    }
+    rmdir (dir);
     qc_pipeline_destroy (&p);
 }
 

@@ -1,0 +1,267 @@
+/* GPU benchmark (issue 4's speed figures; reports, asserts nothing):
+ * seconds per slide for the default pipeline on a full-size generated 40x
+ * slide, CPU against GPU, at each working size asked for (every
+ * image_work_size of the default config set to it; default 1.25x and
+ * 10x):
+ *
+ *  - CPU, one core: one slide on one thread (read, then steps);
+ *  - CPU, all cores: as many slides at once as the machine has cores
+ *    (a CPU worker's throughput), wall time over the number of slides;
+ *  - GPU: the same slide through qc_pipeline_run_with (qc_ops_cuda (0)),
+ *    split as a GPU worker splits it: the read (qc_pipeline_prepare, on
+ *    the CPU, overlapped with the previous slide's compute by the
+ *    worker's read-ahead) and the steps (qc_pipeline_finish). A lane's
+ *    throughput is bounded by the larger of the two.
+ *
+ * Best of --repeat runs each; the first run of the process on each
+ * backend is not timed (classifier training, CUDA context). Each run forgets the cached classifier planes, as each
+ * slide of a cohort has its own pixels. Without a usable GPU the GPU rows
+ * say why and the CPU rows still run. */
+#include <getopt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kernels/classify_cache.h"
+#include "kernels/cuda/cuda_ops.h"
+#include "kernels/pipeline.h"
+#include "shared/log.h"
+#include "tests/bench/ops_timing.h"
+
+static double
+now_s (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The default config with the value of every image_work_size line
+ * replaced by size. NULL when out of memory. */
+static char *
+config_at (const char *size)
+{
+    const char *src = qc_pipeline_default_config ();
+    size_t cap = strlen (src) * 2 + 1024, n = 0;
+    char *out = malloc (cap);
+    if (!out)
+        return NULL;
+    for (const char *line = src; *line;) {
+        const char *eol = strchr (line, '\n');
+        size_t len = eol ? (size_t) (eol - line) + 1 : strlen (line);
+        if (strncmp (line, "image_work_size", 15) == 0)
+            n += (size_t) snprintf (out + n, cap - n, "image_work_size = %s\n", size);
+        else if (n + len < cap) {
+            memcpy (out + n, line, len);
+            n += len;
+        }
+        if (n >= cap - 64) {
+            free (out);
+            return NULL;
+        }
+        line += len;
+    }
+    out[n] = 0;
+    return out;
+}
+
+typedef struct {
+    const qc_pipeline_t *p;
+    const char *path;
+    int ok;
+} job_arg_t;
+
+static void *
+cpu_job (void *arg)
+{
+    job_arg_t *a = arg;
+    qc_result_t *r = qc_result_new ();
+    a->ok = r && qc_pipeline_run (a->p, a->path, r) == 0;
+    qc_result_destroy (&r);
+    return NULL;
+}
+
+/* One slide through prepare + finish with ops; read and compute times. */
+static int
+split_run (const qc_pipeline_t *p, const char *path, const qc_ops_t *ops,
+           double *read_s, double *steps_s)
+{
+    qc_result_t *r = qc_result_new ();
+    if (!r)
+        return -1;
+    qc_classifier_forget_planes ();
+    double t0 = now_s ();
+    qc_pipeline_job_t *job = qc_pipeline_prepare (p, path, r);
+    double t1 = now_s ();
+    int rc = job ? qc_pipeline_finish (&job, ops) : -1;
+    double t2 = now_s ();
+    if (rc != 0)
+        fprintf (stderr, "  run failed: %s\n", r->error ? r->error : "?");
+    qc_result_destroy (&r);
+    *read_s = t1 - t0;
+    *steps_s = t2 - t1;
+    return rc;
+}
+
+static void
+bench_size (const char *path, const char *size, int repeat, int cores,
+            int skip_cpu, int show_steps)
+{
+    char err[512];
+    char *text = config_at (size);
+    snprintf (err, sizeof err, "out of memory");
+    qc_pipeline_t *p = text ? qc_pipeline_new (text, err, sizeof err) : NULL;
+    free (text);
+    if (!p) {
+        printf ("%s: config refused: %s\n", size, err);
+        return;
+    }
+    printf ("at %s (every image_work_size of the default config):\n", size);
+    double r, s, best_r = 1e9, best_s = 1e9;
+    static int cpu_warm, gpu_warm;
+    if (!skip_cpu) {
+        /* all cores first: the first run of the process trains the
+         * classifiers (once per worker), which the 1-core figure must
+         * not include */
+        pthread_t *t = calloc ((size_t) cores, sizeof *t);
+        job_arg_t *a = calloc ((size_t) cores, sizeof *a);
+        if (t && a && !cpu_warm) {
+            a[0] = (job_arg_t) { .p = p, .path = path };
+            cpu_job (&a[0]);
+            cpu_warm = 1;
+        }
+        if (t && a) {
+            double t0 = now_s ();
+            int started = 0, ok = 0;
+            for (int i = 0; i < cores; i++) {
+                a[i] = (job_arg_t) { .p = p, .path = path };
+                if (pthread_create (&t[i], NULL, cpu_job, &a[i]) != 0)
+                    break;
+                started++;
+            }
+            for (int i = 0; i < started; i++) {
+                pthread_join (t[i], NULL);
+                ok += a[i].ok;
+            }
+            double wall = now_s () - t0;
+            printf ("  CPU, %2d cores:      %7.3f s per slide (%d slides at once in %.2f s%s)\n",
+                    started, wall / (started ? started : 1), started, wall,
+                    ok == started ? "" : ", SOME FAILED");
+        }
+        free (t);
+        free (a);
+        for (int i = 0; i < repeat; i++)
+            if (split_run (p, path, NULL, &r, &s) == 0 && r + s < best_r + best_s) {
+                best_r = r;
+                best_s = s;
+            }
+        if (best_r < 1e9)
+            printf ("  CPU, 1 core:        %7.3f s per slide (read %.3f + steps %.3f)\n",
+                    best_r + best_s, best_r, best_s);
+    }
+    char why[256];
+    const qc_ops_t *gpu = qc_cuda_device_count (why, sizeof why) >= 1 ? qc_ops_cuda (0) : NULL;
+    if (!gpu)
+        printf ("  GPU: not measured (%s)\n", qc_cuda_built () ? why : "CPU-only build");
+    else if (gpu_warm || split_run (p, path, gpu, &r, &s) == 0) {
+        /* the first run of the process is not timed: CUDA's context,
+         * the classifiers' training */
+        gpu_warm = 1;
+        best_r = best_s = 1e9;
+        for (int i = 0; i < repeat; i++)
+            if (split_run (p, path, gpu, &r, &s) == 0 && r + s < best_r + best_s) {
+                best_r = r;
+                best_s = s;
+            }
+        printf ("  GPU 0, one lane:    %7.3f s per slide (read %.3f on 1 CPU thread + steps %.3f);"
+                " with read-ahead a lane takes %.3f s per slide\n",
+                best_r + best_s, best_r, best_s, best_r > best_s ? best_r : best_s);
+    }
+    if (show_steps) {
+        fflush (stdout);
+        qc_log_set_stderr_level (QC_LOG_DEBUG);
+        if (!skip_cpu) {
+            fprintf (stderr, "-- CPU steps at %s\n", size);
+            split_run (p, path, qc_ops_timed (NULL), &r, &s);
+            qc_ops_timed_report (stderr, "CPU ops");
+        }
+        if (gpu) {
+            fprintf (stderr, "-- GPU steps at %s\n", size);
+            split_run (p, path, qc_ops_timed (gpu), &r, &s);
+            qc_ops_timed_report (stderr, "GPU ops (CPU fallbacks included)");
+        }
+        qc_log_set_stderr_level (QC_LOG_ERROR);
+    }
+    struct rusage ru;
+    if (getrusage (RUSAGE_SELF, &ru) == 0)
+        printf ("  peak resident memory so far: %.1f GB\n", (double) ru.ru_maxrss / 1048576.0);
+    fflush (stdout);
+    qc_pipeline_destroy (&p);
+}
+
+int
+main (int argc, char **argv)
+{
+    const char *dir = "build/bench-data";
+    char sizes[256] = "1.25x,10x";
+    int width = 60000, height = 45000, repeat = 2, show_steps = 0, skip_cpu = 0;
+    int cores = (int) sysconf (_SC_NPROCESSORS_ONLN);
+    static const struct option opts[] = {
+        {"data", required_argument, 0, 'd'}, {"width", required_argument, 0, 'w'},
+        {"height", required_argument, 0, 'h'}, {"repeat", required_argument, 0, 'r'},
+        {"sizes", required_argument, 0, 'z'}, {"cores", required_argument, 0, 'c'},
+        {"steps", no_argument, 0, 's'}, {"gpu-only", no_argument, 0, 'g'},
+        {"quick", no_argument, 0, 'q'}, {"help", no_argument, 0, 'H'}, {0, 0, 0, 0}};
+    int c;
+    while ((c = getopt_long (argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd': dir = optarg; break;
+        case 'w': width = atoi (optarg); break;
+        case 'h': height = atoi (optarg); break;
+        case 'r': repeat = atoi (optarg) > 0 ? atoi (optarg) : 1; break;
+        case 'z': snprintf (sizes, sizeof sizes, "%s", optarg); break;
+        case 'c': cores = atoi (optarg) > 0 ? atoi (optarg) : 1; break;
+        case 's': show_steps = 1; break;
+        case 'g': skip_cpu = 1; break;
+        case 'q': width = 12000; height = 9000; repeat = 1; snprintf (sizes, sizeof sizes, "1.25x,5x"); break;
+        case 'H':
+            printf ("Usage: bench_gpu [--data DIR] [--width W --height H] [--repeat N]\n"
+                    "                 [--sizes 1.25x,10x] [--cores N] [--gpu-only] [--steps] [--quick]\n"
+                    "  --cores N  slides at once for the all-cores CPU figure (default: cores)\n"
+                    "  --gpu-only skip the CPU rows\n"
+                    "  --steps    also print each step's and each op's time, CPU and GPU (stderr)\n");
+            return 0;
+        default: return 2;
+        }
+    }
+    qc_log_set_stderr_level (QC_LOG_ERROR);
+    if (mkdir (dir, 0777) && access (dir, W_OK)) {
+        fprintf (stderr, "cannot use %s\n", dir);
+        return 1;
+    }
+    char path[1024];
+    snprintf (path, sizeof path, "%s/full-%dx%d.svs", dir, width, height);
+    if (access (path, R_OK) != 0) {
+        char cmd[1200];
+        snprintf (cmd, sizeof cmd, "bin/qc-mkslide -o '%s' --width %d --height %d --seed 7",
+                  path, width, height);
+        fprintf (stderr, "generating %s ...\n", path);
+        int rc = system (cmd);
+        if (!WIFEXITED (rc) || WEXITSTATUS (rc) != 0) {
+            fprintf (stderr, "qc-mkslide failed\n");
+            return 1;
+        }
+    }
+    printf ("bench_gpu: %s (%d x %d), %d cores\n", path, width, height, cores);
+    for (char *save = NULL, *size = strtok_r (sizes, ",", &save); size;
+         size = strtok_r (NULL, ",", &save))
+        bench_size (path, size, repeat, cores, skip_cpu, show_steps);
+    qc_cuda_release_all ();
+    return 0;
+}
