@@ -4,6 +4,7 @@
  * 64-bit machines this project targets, and the bound is re-checked
  * against SIZE_MAX for any other. */
 #include "kernels/image.h"
+#include "kernels/image_cache.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,14 +23,26 @@ qc_image_check_size (int w, int h, size_t *npix)
     return 0;
 }
 
-/* calloc of n elements of size bytes, both already bounded. */
+/* Zeroed pixels of w x h elements of elem bytes, the size already
+ * bounded; large ones through the buffer cache (image_cache.h). */
 static void *
 alloc_pixels (int w, int h, size_t elem)
 {
     size_t n;
     if (qc_image_check_size (w, h, &n))
         return NULL;
-    return calloc (n, elem);
+    return qc_image_cache_take (n * elem);
+}
+
+/* Gives the pixels of a w x h image of elem-byte elements back. */
+static void
+free_pixels (void *px, int w, int h, size_t elem)
+{
+    size_t n;
+    if (qc_image_check_size (w, h, &n) == 0)
+        qc_image_cache_give (px, n * elem);
+    else
+        free (px);
 }
 
 qc_rgb_t *
@@ -64,7 +77,7 @@ qc_rgb_destroy (qc_rgb_t **self_p)
 {
     if (!self_p || !*self_p)
         return;
-    free ((*self_p)->px);
+    free_pixels ((*self_p)->px, (*self_p)->w, (*self_p)->h, 3);
     free (*self_p);
     *self_p = NULL;
 }
@@ -101,7 +114,7 @@ qc_fimg_destroy (qc_fimg_t **self_p)
 {
     if (!self_p || !*self_p)
         return;
-    free ((*self_p)->px);
+    free_pixels ((*self_p)->px, (*self_p)->w, (*self_p)->h, sizeof (float));
     free (*self_p);
     *self_p = NULL;
 }
@@ -138,7 +151,7 @@ qc_mask_destroy (qc_mask_t **self_p)
 {
     if (!self_p || !*self_p)
         return;
-    free ((*self_p)->px);
+    free_pixels ((*self_p)->px, (*self_p)->w, (*self_p)->h, 1);
     free (*self_p);
     *self_p = NULL;
 }
@@ -173,7 +186,7 @@ qc_labels_destroy (qc_labels_t **self_p)
 {
     if (!self_p || !*self_p)
         return;
-    free ((*self_p)->px);
+    free_pixels ((*self_p)->px, (*self_p)->w, (*self_p)->h, sizeof (int32_t));
     free ((*self_p)->area);
     free (*self_p);
     *self_p = NULL;

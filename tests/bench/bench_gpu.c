@@ -186,7 +186,7 @@ bench_size (const char *path, const char *size, int repeat, int cores,
     if (show_steps) {
         fflush (stdout);
         qc_log_set_stderr_level (QC_LOG_DEBUG);
-        if (!skip_cpu) {
+        if (!skip_cpu && show_steps == 1) {
             fprintf (stderr, "-- CPU steps at %s\n", size);
             split_run (p, path, qc_ops_timed (NULL), &r, &s);
             qc_ops_timed_report (stderr, "CPU ops");
@@ -216,7 +216,7 @@ main (int argc, char **argv)
         {"data", required_argument, 0, 'd'}, {"width", required_argument, 0, 'w'},
         {"height", required_argument, 0, 'h'}, {"repeat", required_argument, 0, 'r'},
         {"sizes", required_argument, 0, 'z'}, {"cores", required_argument, 0, 'c'},
-        {"steps", no_argument, 0, 's'}, {"gpu-only", no_argument, 0, 'g'},
+        {"steps", no_argument, 0, 's'}, {"gpu-steps", no_argument, 0, 'S'}, {"gpu-only", no_argument, 0, 'g'},
         {"quick", no_argument, 0, 'q'}, {"help", no_argument, 0, 'H'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "", opts, NULL)) != -1) {
@@ -228,14 +228,16 @@ main (int argc, char **argv)
         case 'z': snprintf (sizes, sizeof sizes, "%s", optarg); break;
         case 'c': cores = atoi (optarg) > 0 ? atoi (optarg) : 1; break;
         case 's': show_steps = 1; break;
+        case 'S': show_steps = 2; break;
         case 'g': skip_cpu = 1; break;
         case 'q': width = 12000; height = 9000; repeat = 1; snprintf (sizes, sizeof sizes, "1.25x,5x"); break;
         case 'H':
             printf ("Usage: bench_gpu [--data DIR] [--width W --height H] [--repeat N]\n"
-                    "                 [--sizes 1.25x,10x] [--cores N] [--gpu-only] [--steps] [--quick]\n"
+                    "                 [--sizes 1.25x,10x] [--cores N] [--gpu-only] [--steps|--gpu-steps] [--quick]\n"
                     "  --cores N  slides at once for the all-cores CPU figure (default: cores)\n"
                     "  --gpu-only skip the CPU rows\n"
-                    "  --steps    also print each step's and each op's time, CPU and GPU (stderr)\n");
+                    "  --steps    also print each step's and each op's time, CPU and GPU (stderr)\n"
+                    "  --gpu-steps the same for the GPU alone\n");
             return 0;
         default: return 2;
         }
