@@ -7,6 +7,7 @@
  *  - CPU, one core: one slide on one thread (read, then steps);
  *  - CPU, all cores: as many slides at once as the machine has cores
  *    (a CPU worker's throughput), wall time over the number of slides;
+ *    fewer when the memory available would not hold them;
  *  - GPU: the same slide through qc_pipeline_run_with (qc_ops_cuda (0)),
  *    split as a GPU worker splits it: the read (qc_pipeline_prepare, on
  *    the CPU, overlapped with the previous slide's compute by the
@@ -109,6 +110,24 @@ split_run (const qc_pipeline_t *p, const char *path, const qc_ops_t *ops,
     return rc;
 }
 
+/* MemAvailable of /proc/meminfo in bytes, or -1. */
+static double
+mem_available_bytes (void)
+{
+    FILE *f = fopen ("/proc/meminfo", "r");
+    if (!f)
+        return -1;
+    char line[256];
+    double kb = -1;
+    while (fgets (line, sizeof line, f))
+        if (sscanf (line, "MemAvailable: %lf kB", &kb) == 1)
+            break;
+    fclose (f);
+    return kb > 0 ? kb * 1024.0 : -1;
+}
+
+static int cores_given;
+
 static void
 bench_size (const char *path, const char *size, int repeat, int cores,
             int skip_cpu, int show_steps)
@@ -126,20 +145,44 @@ bench_size (const char *path, const char *size, int repeat, int cores,
     double r, s, best_r = 1e9, best_s = 1e9;
     static int cpu_warm, gpu_warm;
     if (!skip_cpu) {
-        /* all cores first: the first run of the process trains the
-         * classifiers (once per worker), which the 1-core figure must
-         * not include */
-        pthread_t *t = calloc ((size_t) cores, sizeof *t);
-        job_arg_t *a = calloc ((size_t) cores, sizeof *a);
-        if (t && a && !cpu_warm) {
-            a[0] = (job_arg_t) { .p = p, .path = path };
-            cpu_job (&a[0]);
+        /* the first run of the process trains the classifiers (once
+         * per worker): not timed */
+        if (!cpu_warm) {
+            job_arg_t w0 = { .p = p, .path = path };
+            cpu_job (&w0);
             cpu_warm = 1;
         }
+        for (int i = 0; i < repeat; i++)
+            if (split_run (p, path, NULL, &r, &s) == 0 && r + s < best_r + best_s) {
+                best_r = r;
+                best_s = s;
+            }
+        if (best_r < 1e9)
+            printf ("  CPU, 1 core:        %7.3f s per slide (read %.3f + steps %.3f)\n",
+                    best_r + best_s, best_r, best_s);
+        /* As many slides at once as there are cores, unless --cores
+         * said otherwise or memory would not hold them: a slide at 10x
+         * peaks at ~9 GB, and a benchmark that swaps or is killed
+         * measures nothing. The peak of the runs so far stands for one
+         * slide's need. */
+        int n = cores;
+        struct rusage ru;
+        double avail = mem_available_bytes ();
+        if (!cores_given && avail > 0 && getrusage (RUSAGE_SELF, &ru) == 0 && ru.ru_maxrss > 0) {
+            double per = (double) ru.ru_maxrss * 1024.0;
+            int fit = (int) (0.8 * avail / per);
+            if (fit < n) {
+                n = fit < 1 ? 1 : fit;
+                printf ("  (memory holds %d slides at once at %s: %.1f GB available, one "
+                        "slide peaks near %.1f GB)\n", n, size, avail / 1e9, per / 1e9);
+            }
+        }
+        pthread_t *t = calloc ((size_t) n, sizeof *t);
+        job_arg_t *a = calloc ((size_t) n, sizeof *a);
         if (t && a) {
             double t0 = now_s ();
             int started = 0, ok = 0;
-            for (int i = 0; i < cores; i++) {
+            for (int i = 0; i < n; i++) {
                 a[i] = (job_arg_t) { .p = p, .path = path };
                 if (pthread_create (&t[i], NULL, cpu_job, &a[i]) != 0)
                     break;
@@ -156,14 +199,6 @@ bench_size (const char *path, const char *size, int repeat, int cores,
         }
         free (t);
         free (a);
-        for (int i = 0; i < repeat; i++)
-            if (split_run (p, path, NULL, &r, &s) == 0 && r + s < best_r + best_s) {
-                best_r = r;
-                best_s = s;
-            }
-        if (best_r < 1e9)
-            printf ("  CPU, 1 core:        %7.3f s per slide (read %.3f + steps %.3f)\n",
-                    best_r + best_s, best_r, best_s);
     }
     char why[256];
     const qc_ops_t *gpu = qc_cuda_device_count (why, sizeof why) >= 1 ? qc_ops_cuda (0) : NULL;
@@ -226,7 +261,7 @@ main (int argc, char **argv)
         case 'h': height = atoi (optarg); break;
         case 'r': repeat = atoi (optarg) > 0 ? atoi (optarg) : 1; break;
         case 'z': snprintf (sizes, sizeof sizes, "%s", optarg); break;
-        case 'c': cores = atoi (optarg) > 0 ? atoi (optarg) : 1; break;
+        case 'c': cores = atoi (optarg) > 0 ? atoi (optarg) : 1; cores_given = 1; break;
         case 's': show_steps = 1; break;
         case 'S': show_steps = 2; break;
         case 'g': skip_cpu = 1; break;
@@ -234,7 +269,8 @@ main (int argc, char **argv)
         case 'H':
             printf ("Usage: bench_gpu [--data DIR] [--width W --height H] [--repeat N]\n"
                     "                 [--sizes 1.25x,10x] [--cores N] [--gpu-only] [--steps|--gpu-steps] [--quick]\n"
-                    "  --cores N  slides at once for the all-cores CPU figure (default: cores)\n"
+                    "  --cores N  slides at once for the all-cores CPU figure (default: the\n"
+                    "             cores, fewer when memory would not hold them)\n"
                     "  --gpu-only skip the CPU rows\n"
                     "  --steps    also print each step's and each op's time, CPU and GPU (stderr)\n"
                     "  --gpu-steps the same for the GPU alone\n");
