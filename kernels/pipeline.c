@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -495,4 +496,39 @@ qc_pipeline_run_with (const qc_pipeline_t *self, const char *slide_path,
     /* the analysis image is read by the first step that needs it */
     qc_pipeline_job_t *job = prepare (self, slide_path, out, 0);
     return job ? qc_pipeline_finish (&job, ops) : -1;
+}
+
+char *
+qc_pipeline_config_at_work_size (const char *config_text, const char *work_size)
+{
+    const char *src = config_text ? config_text : qc_pipeline_default_config ();
+    if (!work_size || !*work_size || strpbrk (work_size, "\r\n"))
+        return NULL;
+    size_t wl = strlen (work_size), lines = 1;
+    for (const char *c = src; *c; c++)
+        lines += *c == '\n';
+    /* each line grows by at most the new value and " = \n" */
+    size_t room = (SIZE_MAX - strlen (src) - 1) / lines;
+    if (room < 32 || wl > room - 32)
+        return NULL;
+    size_t cap = strlen (src) + lines * (wl + 32) + 1, n = 0;
+    char *out = malloc (cap);
+    if (!out)
+        return NULL;
+    static const char key[] = "image_work_size";
+    for (const char *line = src; *line;) {
+        const char *eol = strchr (line, '\n');
+        size_t len = eol ? (size_t) (eol - line) + 1 : strlen (line);
+        const char *after = line + sizeof key - 1;
+        if (len >= sizeof key - 1 && strncmp (line, key, sizeof key - 1) == 0
+            && (*after == ' ' || *after == '\t' || *after == '=' || *after == ':'))
+            n += (size_t) snprintf (out + n, cap - n, "%s = %s\n", key, work_size);
+        else {
+            memcpy (out + n, line, len);
+            n += len;
+        }
+        line += len;
+    }
+    out[n] = 0;
+    return out;
 }

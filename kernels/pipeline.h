@@ -67,4 +67,14 @@ void qc_pipeline_job_destroy (qc_pipeline_job_t **job_p);
 /* The project's default config.ini text (a static string). */
 const char *qc_pipeline_default_config (void);
 
+/* config_text (NULL = the default config) with the value of every
+ * "image_work_size" line set to work_size ("10x", "0.5", "2000"): every
+ * step at one working size, e.g. to run the whole pipeline at 10x on a
+ * GPU worker. Lines are matched at their start, as the config reader
+ * reads keys. A new string the caller frees, or NULL when an argument
+ * is NULL, work_size is empty or not one line, or memory runs out. The
+ * result is validated by qc_pipeline_new like any config. */
+char *qc_pipeline_config_at_work_size (const char *config_text,
+                                       const char *work_size);
+
 #endif

@@ -33,44 +33,8 @@
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/pipeline.h"
 #include "shared/log.h"
+#include "tests/bench/bench_slides.h"
 #include "tests/bench/ops_timing.h"
-
-static double
-now_s (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* The default config with the value of every image_work_size line
- * replaced by size. NULL when out of memory. */
-static char *
-config_at (const char *size)
-{
-    const char *src = qc_pipeline_default_config ();
-    size_t cap = strlen (src) * 2 + 1024, n = 0;
-    char *out = malloc (cap);
-    if (!out)
-        return NULL;
-    for (const char *line = src; *line;) {
-        const char *eol = strchr (line, '\n');
-        size_t len = eol ? (size_t) (eol - line) + 1 : strlen (line);
-        if (strncmp (line, "image_work_size", 15) == 0)
-            n += (size_t) snprintf (out + n, cap - n, "image_work_size = %s\n", size);
-        else if (n + len < cap) {
-            memcpy (out + n, line, len);
-            n += len;
-        }
-        if (n >= cap - 64) {
-            free (out);
-            return NULL;
-        }
-        line += len;
-    }
-    out[n] = 0;
-    return out;
-}
 
 typedef struct {
     const qc_pipeline_t *p;
@@ -133,7 +97,7 @@ bench_size (const char *path, const char *size, int repeat, int cores,
             int skip_cpu, int show_steps)
 {
     char err[512];
-    char *text = config_at (size);
+    char *text = qc_pipeline_config_at_work_size (NULL, size);
     snprintf (err, sizeof err, "out of memory");
     qc_pipeline_t *p = text ? qc_pipeline_new (text, err, sizeof err) : NULL;
     free (text);
@@ -285,16 +249,9 @@ main (int argc, char **argv)
     }
     char path[1024];
     snprintf (path, sizeof path, "%s/full-%dx%d.svs", dir, width, height);
-    if (access (path, R_OK) != 0) {
-        char cmd[1200];
-        snprintf (cmd, sizeof cmd, "bin/qc-mkslide -o '%s' --width %d --height %d --seed 7",
-                  path, width, height);
-        fprintf (stderr, "generating %s ...\n", path);
-        int rc = system (cmd);
-        if (!WIFEXITED (rc) || WEXITSTATUS (rc) != 0) {
-            fprintf (stderr, "qc-mkslide failed\n");
-            return 1;
-        }
+    if (ensure_slide (path, width, height, 7) != 0) {
+        fprintf (stderr, "qc-mkslide failed\n");
+        return 1;
     }
     printf ("bench_gpu: %s (%d x %d), %d cores\n", path, width, height, cores);
     for (char *save = NULL, *size = strtok_r (sizes, ",", &save); size;

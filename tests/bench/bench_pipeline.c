@@ -27,14 +27,7 @@
 #include "kernels/pipeline.h"
 #include "kernels/region_read.h"
 #include "shared/log.h"
-
-static double
-now_s (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "tests/bench/bench_slides.h"
 
 static double
 cpu_s (void)
@@ -42,30 +35,6 @@ cpu_s (void)
     struct timespec ts;
     clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double) ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int
-run (const char *cmd)
-{
-    int rc = system (cmd);
-    return WIFEXITED (rc) ? WEXITSTATUS (rc) : -1;
-}
-
-/* Makes the slide unless it is already there. */
-static int
-ensure_slide (const char *path, int w, int h, int seed)
-{
-    struct stat st;
-    if (stat (path, &st) == 0 && st.st_size > 0)
-        return 0;
-    char cmd[1024];
-    snprintf (cmd, sizeof cmd, "bin/qc-mkslide -o '%s' --width %d --height %d --seed %d",
-              path, w, h, seed);
-    fprintf (stderr, "generating %s (%d x %d) ...\n", path, w, h);
-    double t0 = now_s ();
-    int rc = run (cmd);
-    fprintf (stderr, "  %.1f s\n", now_s () - t0);
-    return rc;
 }
 
 static int

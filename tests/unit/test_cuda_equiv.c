@@ -533,30 +533,6 @@ compare_slide (const qc_pipeline_t *p, const char *path, const char *label,
     qc_result_destroy (&rg);
 }
 
-/* The default config with every image_work_size set to size (the
- * option of running steps at a higher magnification, where the GPU
- * earns its keep). */
-static char *
-config_at (const char *size)
-{
-    const char *src = qc_pipeline_default_config ();
-    size_t cap = strlen (src) + 4096, n = 0;
-    char *out = malloc (cap);
-    for (const char *line = src; out && *line;) {
-        const char *eol = strchr (line, '\n');
-        size_t len = eol ? (size_t) (eol - line) + 1 : strlen (line);
-        if (strncmp (line, "image_work_size", 15) == 0)
-            n += (size_t) snprintf (out + n, cap - n, "image_work_size = %s\n", size);
-        else {
-            memcpy (out + n, line, len);
-            n += len;
-        }
-        out[n] = 0;
-        line += len;
-    }
-    return out;
-}
-
 static void
 gpu_pipeline (const qc_ops_t *gpu)
 {
@@ -590,7 +566,7 @@ gpu_pipeline (const qc_ops_t *gpu)
         snprintf (label, sizeof label, "generated seed %d", gen[k].seed);
         compare_slide (p, path, label, gpu);
         if (k + 1 == sizeof gen / sizeof *gen) {
-            char *text = config_at ("5x");
+            char *text = qc_pipeline_config_at_work_size (NULL, "5x");
             qc_pipeline_t *p5 = text ? qc_pipeline_new (text, err, sizeof err) : NULL;
             CHECK (p5 != NULL, "config at 5x: %s", text ? err : "out of memory");
             if (p5)

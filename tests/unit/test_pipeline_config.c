@@ -288,6 +288,53 @@ test_base_settings (void)
     qc_pipeline_destroy (&p);
 }
 
+static size_t
+count_lines_starting (const char *text, const char *start)
+{
+    size_t n = 0, len = strlen (start);
+    for (const char *line = text; line && *line;) {
+        n += strncmp (line, start, len) == 0;
+        line = strchr (line, '\n');
+        line = line ? line + 1 : NULL;
+    }
+    return n;
+}
+
+/* Every step at one working size (the option to run steps at 10x). */
+static void
+test_config_at_work_size (void)
+{
+    const char *def = qc_pipeline_default_config ();
+    char *t = qc_pipeline_config_at_work_size (NULL, "10x");
+    CHECK (t != NULL);
+    if (t) {
+        size_t want = count_lines_starting (def, "image_work_size");
+        CHECK (want >= 3, "the default config sets image_work_size %zu times", want);
+        CHECK (count_lines_starting (t, "image_work_size = 10x") == want,
+               "not every image_work_size became 10x");
+        CHECK (count_lines_starting (t, "image_work_size") == want);
+        CHECK (strlen (t) > strlen (def) - 3 * want, "other lines lost");
+        qc_pipeline_t *p = qc_pipeline_new (t, err, sizeof err);
+        CHECK (p != NULL, "the 10x config is refused: %s", err);
+        qc_pipeline_destroy (&p);
+        free (t);
+    }
+    /* a given config, both key forms; a longer key is left alone */
+    const char *cfg = "[pipeline]\nsteps = BasicModule.getBasicStats\n"
+                      "[BaseImage.BaseImage]\nimage_work_size: 1.25x\n"
+                      "[BasicModule.getBasicStats]\nimage_work_size\t= 2.5x\n"
+                      "image_work_size_note = 1\n";
+    t = qc_pipeline_config_at_work_size (cfg, "2000");
+    CHECK (t && count_lines_starting (t, "image_work_size = 2000") == 2
+           && strstr (t, "image_work_size_note = 1\n") && strstr (t, "[pipeline]\n"),
+           "%s", t ? t : "NULL");
+    free (t);
+    CHECK (qc_pipeline_config_at_work_size (NULL, NULL) == NULL);
+    CHECK (qc_pipeline_config_at_work_size (NULL, "") == NULL);
+    CHECK (qc_pipeline_config_at_work_size (NULL, "10x\nsteps = x") == NULL);
+    CHECK (qc_pipeline_config_at_work_size (NULL, "10x\r") == NULL);
+}
+
 int
 main (void)
 {
@@ -296,5 +343,6 @@ main (void)
     test_config_validation ();
     test_module_table ();
     test_base_settings ();
+    test_config_at_work_size ();
     return check_done ("test_pipeline_config");
 }

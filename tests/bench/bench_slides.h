@@ -1,0 +1,49 @@
+/* What the pipeline benchmarks share: a wall clock, running a command,
+ * and the generated slides they time, made by bin/qc-mkslide once and
+ * reused from the cache folder. Header of static functions (each
+ * tests/bench/bench_*.c is one program). */
+#ifndef QC_BENCH_SLIDES_H
+#define QC_BENCH_SLIDES_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+
+static double
+now_s (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* system (cmd)'s exit status, -1 when it did not exit. */
+static int
+run (const char *cmd)
+{
+    int rc = system (cmd);
+    return WIFEXITED (rc) ? WEXITSTATUS (rc) : -1;
+}
+
+/* Makes the slide unless it is already there; 0 when it is. */
+static int
+ensure_slide (const char *path, int w, int h, int seed)
+{
+    struct stat st;
+    if (stat (path, &st) == 0 && st.st_size > 0)
+        return 0;
+    char cmd[2048];
+    int len = snprintf (cmd, sizeof cmd, "bin/qc-mkslide -o '%s' --width %d --height %d --seed %d",
+                        path, w, h, seed);
+    if (len < 0 || (size_t) len >= sizeof cmd)
+        return -1;
+    fprintf (stderr, "generating %s (%d x %d) ...\n", path, w, h);
+    double t0 = now_s ();
+    int rc = run (cmd);
+    fprintf (stderr, "  %.1f s\n", now_s () - t0);
+    return rc;
+}
+
+#endif
