@@ -45,7 +45,9 @@ usage (FILE *to)
         "  -h, --help           show this help\n"
         "  -V, --version        show the version\n\n"
         "Exit codes: 0 all slides passed, 1 some slides failed (or the run was\n"
-        "interrupted), 2 usage or configuration error, 3 cannot reach the broker.\n");
+        "interrupted), 2 usage or configuration error, 3 cannot reach the broker.\n\n"
+        "Environment: QC_IMAGE_CACHE_MB=N  local mode: MB of freed large image\n"
+        "buffers kept for reuse by later steps and slides (default 4096; 0: none).\n");
 }
 
 static char *

@@ -40,7 +40,9 @@ usage (FILE *to)
         "                         (makes fault tests catch tasks mid-run)\n"
         "      --log-level L      debug, info, warning or error (info)\n"
         "  -h, --help             show this help\n"
-        "  -V, --version          show the version\n");
+        "  -V, --version          show the version\n\n"
+        "Environment: QC_IMAGE_CACHE_MB=N  MB of freed large image buffers\n"
+        "kept for reuse by later steps and slides (default 4096; 0: none).\n");
 }
 
 int
