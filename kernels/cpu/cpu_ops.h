@@ -98,6 +98,13 @@ void qc_cpu_gauss_weights (double sigma, int r, double *wt);
  * the frangi feature, ~1e-7 relative from the double sums. */
 int qc_cpu_gaussian_f32 (const qc_fimg_t *src, double sigma, double truncate,
                          qc_border_t border, qc_fimg_t *dst);
+/* 1 when frangi's arguments are valid (ops.h: same-size images, 1..32
+ * sigmas each in (0, 1000], finite beta and gamma > 0), else 0: the one
+ * check of the CPU and CUDA frangi. */
+#define QC_FRANGI_MAX_SIGMAS 32
+#define QC_FRANGI_MAX_SIGMA  1000.0
+int qc_frangi_args_ok (const qc_fimg_t *src, const double *sigmas, int nsigmas,
+                       double beta, double gamma, const qc_fimg_t *dst);
 int qc_cpu_frangi (const qc_fimg_t *src, const double *sigmas, int nsigmas,
                    double beta, double gamma, int black_ridges,
                    qc_fimg_t *dst);

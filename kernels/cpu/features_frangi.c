@@ -22,9 +22,6 @@
 #define QC_FRANGI_AVX2 1
 #endif
 
-#define MAX_SIGMAS 32
-#define MAX_SIGMA 1000.0
-
 /* np.gradient along a row of n values: central differences inside,
  * one-sided first differences at the two ends, 0 when n == 1 (numpy
  * refuses such an axis; a zero derivative is the sensible reading). */
@@ -191,16 +188,26 @@ frangi_row_avx2 (const float *hcc, const float *cu, const float *cd,
 #endif
 
 int
+qc_frangi_args_ok (const qc_fimg_t *src, const double *sigmas, int nsigmas,
+                   double beta, double gamma, const qc_fimg_t *dst)
+{
+    if (!qc_fimg_valid (src) || !qc_fimg_valid (dst) || src->w != dst->w
+        || src->h != dst->h || !sigmas || nsigmas < 1
+        || nsigmas > QC_FRANGI_MAX_SIGMAS || !(beta > 0) || !isfinite (beta)
+        || !(gamma > 0) || !isfinite (gamma))
+        return 0;
+    for (int i = 0; i < nsigmas; i++)
+        if (!(sigmas[i] > 0) || !(sigmas[i] <= QC_FRANGI_MAX_SIGMA))
+            return 0;
+    return 1;
+}
+
+int
 qc_cpu_frangi (const qc_fimg_t *src, const double *sigmas, int nsigmas,
                double beta, double gamma, int black_ridges, qc_fimg_t *dst)
 {
-    if (!qc_fimg_valid (src) || !qc_fimg_valid (dst) || src->w != dst->w
-        || src->h != dst->h || !sigmas || nsigmas < 1 || nsigmas > MAX_SIGMAS
-        || !(beta > 0) || !isfinite (beta) || !(gamma > 0) || !isfinite (gamma))
+    if (!qc_frangi_args_ok (src, sigmas, nsigmas, beta, gamma, dst))
         return -1;
-    for (int i = 0; i < nsigmas; i++)
-        if (!(sigmas[i] > 0) || !(sigmas[i] <= MAX_SIGMA))
-            return -1;
     int w = src->w, h = src->h;
     size_t n = qc_npix (w, h);
     qc_fimg_t *img = qc_fimg_new (w, h), *sm = qc_fimg_new (w, h);

@@ -24,8 +24,9 @@ extern "C" {
 
 namespace {
 
-const int MAX_SIGMAS = 32;
-const double MAX_SIGMA = 1000.0;
+/* Taps of the widest Gaussian (truncate 4 at the largest sigma), plus
+ * the centre. */
+const int MAX_TAPS = (int) (4.0 * QC_FRANGI_MAX_SIGMA + 0.5) + 1;
 
 __global__ void
 k_invert (const float *src, size_t n, int black, float *dst)
@@ -126,14 +127,7 @@ extern "C" int
 qc_cuda_frangi (const qc_fimg_t *src, const double *sigmas, int nsigmas,
                 double beta, double gamma, int black_ridges, qc_fimg_t *dst)
 {
-    if (!qc_fimg_valid (src) || !qc_fimg_valid (dst) || src->w != dst->w
-        || src->h != dst->h || !sigmas || nsigmas < 1 || nsigmas > MAX_SIGMAS
-        || !(beta > 0) || !isfinite (beta) || !(gamma > 0) || !isfinite (gamma))
-        return -1;
-    for (int i = 0; i < nsigmas; i++)
-        if (!(sigmas[i] > 0) || !(sigmas[i] <= MAX_SIGMA))
-            return -1;
-    if (qc_cuda_begin ())
+    if (!qc_frangi_args_ok (src, sigmas, nsigmas, beta, gamma, dst) || qc_cuda_begin ())
         return -1;
     int w = src->w, h = src->h;
     size_t n = qc_npix (w, h);
@@ -144,20 +138,19 @@ qc_cuda_frangi (const qc_fimg_t *src, const double *sigmas, int nsigmas,
     QC_GET (sc, float, d_gc, n);
     QC_GET (sc, float, d_gr, n);
     QC_GET (sc, float, d_out, n);
-    QC_GET (sc, float, d_wt, 4097);
+    QC_GET (sc, float, d_wt, MAX_TAPS);
     QC_UP (d_img, src->px, n);
     QC_LAUNCH (k_invert, n, d_img, n, black_ridges, d_img);
     QC_CK (cudaMemsetAsync (d_out, 0, n * sizeof (float), QC_STREAM));
     const double beta_sq = 2.0 * beta * beta, gamma_sq = 2.0 * gamma * gamma;
-    float wt[4097];
+    float wt[MAX_TAPS];
     for (int k = 0; k < nsigmas; k++) {
-        /* qc_cpu_gaussian_f32's radius (truncate 4; a radius 0 kernel
-         * is the image itself) and weights */
-        int go = !(4.0 * sigmas[k] + 0.5 < 1.0);
-        int r = go ? qc_px_gauss_radius (sigmas[k], 4.0) : 0;
+        /* qc_cpu_gaussian_f32's radius (truncate 4) and weights; a
+         * radius 0 kernel is the image itself */
+        int r = qc_px_gauss_radius (sigmas[k], 4.0);
         const float *smoothed = d_img;
-        if (go > 0) {
-            double dw[4097];
+        if (r > 0) {
+            double dw[MAX_TAPS];
             qc_cpu_gauss_weights (sigmas[k], r, dw);
             for (int j = 0; j <= r; j++)
                 wt[j] = (float) dw[j];

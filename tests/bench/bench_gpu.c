@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -243,16 +242,9 @@ main (int argc, char **argv)
         }
     }
     qc_log_set_stderr_level (QC_LOG_ERROR);
-    if (mkdir (dir, 0777) && access (dir, W_OK)) {
-        fprintf (stderr, "cannot use %s\n", dir);
-        return 1;
-    }
     char path[1024];
-    snprintf (path, sizeof path, "%s/full-%dx%d.svs", dir, width, height);
-    if (ensure_slide (path, width, height, 7) != 0) {
-        fprintf (stderr, "qc-mkslide failed\n");
+    if (bench_full_slide (dir, width, height, path, sizeof path))
         return 1;
-    }
     printf ("bench_gpu: %s (%d x %d), %d cores\n", path, width, height, cores);
     for (char *save = NULL, *size = strtok_r (sizes, ",", &save); size;
          size = strtok_r (NULL, ",", &save))

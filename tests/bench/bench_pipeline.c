@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -223,12 +222,6 @@ main (int argc, char **argv)
         }
     }
     qc_log_set_stderr_level (QC_LOG_ERROR);
-    if (mkdir (dir, 0777) && access (dir, W_OK)) {
-        fprintf (stderr, "cannot use %s\n", dir);
-        return 1;
-    }
-    char path[1024];
-    snprintf (path, sizeof path, "%s/full-%dx%d.svs", dir, width, height);
     long cores = sysconf (_SC_NPROCESSORS_ONLN);
     double load[3] = {0};
     FILE *la = fopen ("/proc/loadavg", "r");
@@ -238,7 +231,9 @@ main (int argc, char **argv)
         fclose (la);
     }
     printf ("bench_pipeline: %ld cores, load average %.1f\n", cores, load[0]);
-    if (ensure_slide (path, width, height, 7) || bench_one_slide (path, repeat, show_steps))
+    char path[1024];
+    if (bench_full_slide (dir, width, height, path, sizeof path)
+        || bench_one_slide (path, repeat, show_steps))
         return 1;
     if (cohort > 0 && bench_cohort (dir, cohort, cw, ch))
         return 1;

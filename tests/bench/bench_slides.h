@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static double
 now_s (void)
@@ -44,6 +45,28 @@ ensure_slide (const char *path, int w, int h, int seed)
     int rc = run (cmd);
     fprintf (stderr, "  %.1f s\n", now_s () - t0);
     return rc;
+}
+
+/* The full-size slide the benchmarks time, dir/full-WxH.svs (seed 7),
+ * made in the cache folder dir (created when missing) unless it is
+ * there; its path into path. 0, or -1 with the reason on stderr. */
+static int
+bench_full_slide (const char *dir, int w, int h, char *path, size_t len)
+{
+    if (mkdir (dir, 0777) && access (dir, W_OK)) {
+        fprintf (stderr, "cannot use %s\n", dir);
+        return -1;
+    }
+    int n = snprintf (path, len, "%s/full-%dx%d.svs", dir, w, h);
+    if (n < 0 || (size_t) n >= len) {
+        fprintf (stderr, "path too long: %s\n", dir);
+        return -1;
+    }
+    if (ensure_slide (path, w, h, 7) != 0) {
+        fprintf (stderr, "qc-mkslide could not write %s\n", path);
+        return -1;
+    }
+    return 0;
 }
 
 #endif

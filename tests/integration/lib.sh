@@ -62,6 +62,31 @@ workers_registered() {  # workers_registered PORT N
     [ "${n:-0}" -ge "$2" ]
 }
 
+# run_alone PORT NAME LIST [worker args...]: the slides of LIST through
+# one new worker alone (debug log in $T/worker-NAME.log, output in
+# $T/out-NAME), which then leaves. Sets SUBMIT_RC to qc-submit's exit
+# code; fails on 2 or more, or when a slide is not reported exactly once.
+run_alone() {
+    local port=$1 name=$2 list=$3; shift 3
+    start_worker $port "$name" --heartbeat-ms 200 --log-level debug "$@"
+    local pid=$WORKER_PID
+    "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out-$name" \
+        --list "$list" --timeout 300 >"$T/submit-$name.log" 2>&1
+    SUBMIT_RC=$?
+    [ $SUBMIT_RC -le 1 ] || fail "$name: qc-submit exit $SUBMIT_RC: $(tail -3 "$T/submit-$name.log")"
+    kill -TERM $pid
+    for _ in $(seq 1 100); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+    check_exactly_once "$T/out-$name" "$list"
+}
+
+# probe_gpu: whether qc-worker --gpu 0 can start here. Sets GPU_PROBE_RC:
+# 3 (it started, found no broker: a usable GPU) or 2 (refused: none;
+# the reason is in $T/gpu-probe.log), anything else is a fault.
+probe_gpu() {
+    "$BIN/qc-worker" --connect tcp://127.0.0.1:1 --gpu 0 --timeout 2 >"$T/gpu-probe.log" 2>&1
+    GPU_PROBE_RC=$?
+}
+
 # make_cohort DIR N: N uniquely named slides (symlinks to the real and odd
 # slides of ../shared, then slides made by qc-mkslide when it is built);
 # writes DIR/list and prints the number of slides expected to fail.

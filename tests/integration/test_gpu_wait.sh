@@ -4,15 +4,12 @@
 # fails at start with exit code 2.
 . "$(dirname "$0")/lib.sh"
 
-# --timeout 2: on a machine with a usable GPU the worker starts, finds no
-# broker on port 1 and exits 3; without one it must refuse with exit 2.
-"$BIN/qc-worker" --connect tcp://127.0.0.1:1 --gpu 0 --timeout 2 >"$T/nogpu.log" 2>&1
-rc=$?
-if [ $rc -eq 3 ]; then
+probe_gpu
+if [ $GPU_PROBE_RC -eq 3 ]; then
     echo "note: this machine has a usable GPU; the no-GPU refusal is not checked here"
 else
-    [ $rc -eq 2 ] || fail "qc-worker --gpu 0 without a GPU exit $rc, expected 2"
-    grep -q "no usable GPU" "$T/nogpu.log" || fail "no clear message: $(cat "$T/nogpu.log")"
+    [ $GPU_PROBE_RC -eq 2 ] || fail "qc-worker --gpu 0 without a GPU exit $GPU_PROBE_RC, expected 2"
+    grep -q "no usable GPU" "$T/gpu-probe.log" || fail "no clear message: $(cat "$T/gpu-probe.log")"
     pass "--gpu without a usable GPU: exit 2, clear message"
 fi
 

@@ -3,41 +3,26 @@
 # CPU worker gives, through a real broker on loopback: the same slides
 # pass and fail, every numeric column within 1e-4 relative, every other
 # column equal, and the same image files. Its tasks run on the GPU lane
-# (the broker's status shows a GPU, the worker log the CUDA backend).
+# (it has no CPU slot, and its log shows the CUDA backend starting).
 # Needs a usable CUDA device: without one it says SKIPPED and passes
 # (test_gpu_wait checks the refusal then; test_cuda_equiv's CPU part
 # checks the shared math).
 . "$(dirname "$0")/lib.sh"
 
-"$BIN/qc-worker" --connect tcp://127.0.0.1:1 --gpu 0 --timeout 2 >"$T/probe.log" 2>&1
-rc=$?
-if [ $rc -eq 2 ]; then
-    echo "SKIPPED: no usable GPU here ($(head -1 "$T/probe.log"))"
+probe_gpu
+if [ $GPU_PROBE_RC -eq 2 ]; then
+    echo "SKIPPED: no usable GPU here ($(head -1 "$T/gpu-probe.log"))"
     exit 0
 fi
-[ $rc -eq 3 ] || fail "qc-worker --gpu 0 probe: exit $rc, expected 3 (no broker): $(cat "$T/probe.log")"
+[ $GPU_PROBE_RC -eq 3 ] || fail "qc-worker --gpu 0 probe: exit $GPU_PROBE_RC, expected 3 (no broker): $(cat "$T/gpu-probe.log")"
 
 bad=$(make_cohort "$T/cohort" 16)
 port=$(free_port)
 start_broker $port --heartbeat-ms 200
 
-# run_on NAME [worker args...]: the cohort through one worker alone
-run_on() {
-    local name=$1; shift
-    start_worker $port "$name" --heartbeat-ms 200 --log-level debug "$@"
-    local pid=$WORKER_PID
-    "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out-$name" \
-        --list "$T/cohort/list" --timeout 300 >"$T/submit-$name.log" 2>&1
-    local rc=$?
-    [ $rc -le 1 ] || fail "$name: qc-submit exit $rc: $(tail -3 "$T/submit-$name.log")"
-    kill -TERM $pid
-    for _ in $(seq 1 100); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
-    check_exactly_once "$T/out-$name" "$T/cohort/list"
-}
-
-run_on cpu --slots 2
-run_on gpu --slots 0 --gpu 0
-grep -q "cuda" "$T/worker-gpu.log" || fail "the GPU worker's log never names the CUDA backend"
+run_alone $port cpu "$T/cohort/list" --slots 2
+run_alone $port gpu "$T/cohort/list" --slots 0 --gpu 0
+grep -q "CUDA backend ready" "$T/worker-gpu.log" || fail "the GPU worker's log never shows the CUDA backend starting"
 [ "$(wc -l <"$T/out-gpu/error.log")" -eq "$bad" ] \
     || fail "GPU worker: $(wc -l <"$T/out-gpu/error.log") failures, expected $bad"
 diff <(errors "$T/out-cpu" | cut -f1) <(errors "$T/out-gpu" | cut -f1) >/dev/null \
