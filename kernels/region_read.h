@@ -23,7 +23,13 @@
  * default config: image_resample = area) or a bounding box, the level is
  * area-averaged instead (kernels/cpu/resize.c): an exact box average.
  *
- * Reading: a region of up to 2^26 pixels (every 1.25x analysis level
+ * Reading: where the slide's levels are plain tiled TIFF directories
+ * (Aperio and generic TIFF with JPEG, LZW, deflate or no compression),
+ * qc_region_read and qc_region_read_rect take the tiles straight from the
+ * file (kernels/tiff_direct.h: the same pixels, 4x faster than OpenSlide,
+ * which spends most of a read compositing tiles). Otherwise, or where
+ * a region starts between a level's pixels, through OpenSlide: a region
+ * of up to 2^26 pixels (every 1.25x analysis level
  * of a 40x slide up to ~120,000 pixels wide) is read in ONE
  * openslide_read_region and composited over the slide's background
  * colour (openslide.background-color, white when absent, as
@@ -45,6 +51,7 @@
 #include <openslide.h>
 
 #include "kernels/image.h"
+#include "kernels/tiff_direct.h"
 
 typedef enum {
     QC_REGION_MAG = 0,        /* value: magnification ("1.25x") */
@@ -93,21 +100,26 @@ int qc_region_plan (openslide_t *osr, const qc_region_request_t *req,
                     qc_region_plan_t *plan, char *err, size_t errlen);
 
 /* Reads the planned region with nthreads threads (<= 0: 4; at most 16)
- * into a new RGB image of plan->out_w x plan->out_h. 0 and *out set, or
- * -1 with OpenSlide's reason (or an allocation failure) in err. */
-int qc_region_read (openslide_t *osr, const qc_region_plan_t *plan,
-                    int nthreads, qc_rgb_t **out, char *err, size_t errlen);
+ * into a new RGB image of plan->out_w x plan->out_h. With direct (the
+ * slide's kernels/tiff_direct.h reader, or NULL) the tiles are decoded
+ * straight from the TIFF where that gives OpenSlide's pixels; any read
+ * it cannot make goes through OpenSlide. 0 and *out set, or -1 with
+ * OpenSlide's reason (or an allocation failure) in err. */
+int qc_region_read (openslide_t *osr, const qc_tiff_direct_t *direct,
+                    const qc_region_plan_t *plan, int nthreads,
+                    qc_rgb_t **out, char *err, size_t errlen);
 
 /* Reads a w x h region of level (top-left (x0, y0) in level-0
  * coordinates, w x h in level pixels) resampled by area to
  * out_w x out_h. The building block of qc_region_read, for modules that
  * read their own regions. */
-int qc_region_read_rect (openslide_t *osr, int level, int64_t x0, int64_t y0,
-                         int64_t w, int64_t h, int out_w, int out_h,
-                         int nthreads, qc_rgb_t **out, char *err,
-                         size_t errlen);
+int qc_region_read_rect (openslide_t *osr, const qc_tiff_direct_t *direct,
+                         int level, int64_t x0, int64_t y0, int64_t w,
+                         int64_t h, int out_w, int out_h, int nthreads,
+                         qc_rgb_t **out, char *err, size_t errlen);
 
-/* Parse, find the magnification (fallback as above), plan and read:
+/* Parse, find the magnification (fallback as above), plan and read
+ * through OpenSlide alone (no direct reader):
  * the working image for a work size text such as "1.25x", shrunk by area
  * average (area) or as PIL's thumbnail. NULL with a message in err on
  * failure. */

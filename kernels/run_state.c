@@ -176,7 +176,8 @@ read_entry (qc_run_t *run, struct qc_run_state *st, qc_region_kind_t kind,
     else if (!qc_slide_level_reliable (run->slide, plan.level, why,
                                        sizeof why))
         return read_failed (run, quiet, work_size, why);
-    else if (qc_region_read (osr, &plan, run->read_threads > 0
+    else if (qc_region_read (osr, qc_slide_direct (run->slide), &plan,
+                             run->read_threads > 0
                              ? run->read_threads : 1, &img, why,
                              sizeof why) != 0) {
         return read_failed (run, quiet, work_size, why);

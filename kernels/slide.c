@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <tiffio.h>
 
+#include "kernels/tiff_direct.h"
 #include "shared/log.h"
 #include "shared/err.h"
 
@@ -29,6 +30,7 @@ struct qc_slide {
     const char *name;     /* points into path */
     int nlevels;
     level_t *levels;
+    qc_tiff_direct_t *direct;   /* NULL: every read through OpenSlide */
 };
 
 void
@@ -37,6 +39,7 @@ qc_slide_close (qc_slide_t **self_p)
     if (!self_p || !*self_p)
         return;
     qc_slide_t *self = *self_p;
+    qc_tiff_direct_close (&self->direct);
     if (self->osr)
         openslide_close (self->osr);
     free (self->levels);
@@ -140,6 +143,22 @@ qc_slide_level_reliable (qc_slide_t *self, int level, char *err, size_t errlen)
     return 1;
 }
 
+/* The direct TIFF reader (tiff_direct.h) where the slide allows it and
+ * QC_DIRECT_READ is not "0". Its absence only means slower reads. */
+static void
+open_direct (qc_slide_t *self)
+{
+    const char *env = getenv ("QC_DIRECT_READ");
+    if (env && strcmp (env, "0") == 0)
+        return;
+    char why[256];
+    self->direct = qc_tiff_direct_open (self->path, self->osr, why,
+                                        sizeof why);
+    if (!self->direct)
+        qc_log (QC_LOG_DEBUG, "slide", "%s: levels read through OpenSlide: "
+                "%s", self->name, why);
+}
+
 static pthread_once_t s_tiff_once = PTHREAD_ONCE_INIT;
 
 static void
@@ -186,6 +205,7 @@ qc_slide_open (const char *path, char *err, size_t errlen)
         qc_slide_close (&self);
         return NULL;
     }
+    open_direct (self);
     return self;
 }
 
@@ -213,6 +233,12 @@ openslide_t *
 qc_slide_handle (qc_slide_t *self)
 {
     return self ? self->osr : NULL;
+}
+
+const qc_tiff_direct_t *
+qc_slide_direct (const qc_slide_t *self)
+{
+    return self ? self->direct : NULL;
 }
 
 int

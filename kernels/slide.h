@@ -18,6 +18,8 @@
 
 #include <openslide.h>
 
+#include "kernels/tiff_direct.h"
+
 typedef struct qc_slide qc_slide_t;
 
 /* Opens path. On failure returns NULL and writes the reason (without the
@@ -38,6 +40,10 @@ const char *qc_slide_property (const qc_slide_t *self, const char *name);
  * on one handle). Owned by the slide: do not close it. */
 openslide_t *qc_slide_handle (qc_slide_t *self);
 
+/* The direct TIFF reader of the slide's levels (kernels/tiff_direct.h),
+ * opened with the slide; NULL when the slide is not of a kind it reads
+ * or QC_DIRECT_READ=0 is set. Owned by the slide. */
+const qc_tiff_direct_t *qc_slide_direct (const qc_slide_t *self);
 /* Pyramid geometry, read once at open. Level 0 is full resolution. */
 int qc_slide_level_count (const qc_slide_t *self);
 /* 0 and the size of level, or -1 when level does not exist. */

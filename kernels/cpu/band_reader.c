@@ -11,6 +11,7 @@
 
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/pixel_math.h"
+#include "shared/log.h"
 
 #define MAX_THREADS 16
 /* ARGB pixels one read may bring in (32 MiB): bounds a thread's buffer
@@ -22,6 +23,8 @@
 
 typedef struct {
     openslide_t *osr;
+    const qc_tiff_direct_t *direct;   /* NULL: OpenSlide reads */
+    int64_t lx0;                /* level column of region column 0 */
     int level;
     double ds;
     int64_t x0, y0;             /* level-0 top-left of the region */
@@ -121,11 +124,46 @@ finish_row (band_ctx_t *c, int oy, int s0, int s1, double *a)
 }
 
 typedef struct {
-    uint32_t *argb;
-    uint8_t *rgb;
+    uint32_t *argb;             /* OpenSlide's pixels, made on first use */
+    uint8_t *rgb;               /* rows_per_read RGB rows */
     double *hrow, *acc;
     size_t acc_cap;
 } scratch_t;
+
+/* Region rows cy .. cy + rows - 1 as RGB into t->rgb: from the TIFF
+ * when the direct reader can, else from OpenSlide composited over the
+ * background. 0; -1 when OpenSlide failed; -2 when memory ran out. */
+static int
+read_rows (band_ctx_t *c, scratch_t *t, int cy, int rows)
+{
+    size_t stride = (size_t) c->w * 3;
+    if (c->direct) {
+        char why[256];
+        int rc = qc_tiff_direct_read (c->direct, c->level, c->lx0,
+                                      c->ly_origin + cy, c->w, rows, c->bg,
+                                      t->rgb, stride, why, sizeof why);
+        if (rc == 0)
+            return 0;
+        if (rc < 0)
+            return -2;
+        qc_log (QC_LOG_DEBUG, "band_reader", "level %d rows %lld..: read "
+                "through OpenSlide: %s", c->level,
+                (long long) (c->ly_origin + cy), why);
+    }
+    if (!t->argb
+        && !(t->argb = malloc ((size_t) c->rows_per_read * c->w
+                               * sizeof *t->argb)))
+        return -2;
+    openslide_read_region (c->osr, t->argb, c->x0,
+                           c->y0 + llround ((double) cy * c->ds), c->level,
+                           c->w, rows);
+    if (openslide_get_error (c->osr))
+        return -1;
+    for (int r = 0; r < rows; r++)
+        qc_cpu_argb_over_row (t->argb + (size_t) r * c->w, (size_t) c->w,
+                              c->bg, t->rgb + (size_t) r * stride);
+    return 0;
+}
 
 /* Reads band i and adds it into the output. 0, -1 (OpenSlide), -2. */
 static int
@@ -157,15 +195,12 @@ do_band (band_ctx_t *c, int i, scratch_t *t)
         int rows = (int) ((tile_end < s1 ? tile_end : s1) - cy);
         if (rows > c->rows_per_read)
             rows = c->rows_per_read;
-        openslide_read_region (c->osr, t->argb, c->x0,
-                               c->y0 + llround ((double) cy * c->ds),
-                               c->level, c->w, rows);
-        if (openslide_get_error (c->osr))
-            return -1;
+        int rc = read_rows (c, t, cy, rows);
+        if (rc)
+            return rc;
         for (int r = 0; r < rows; r++) {
-            const uint32_t *src = t->argb + (size_t) r * c->w;
-            qc_cpu_argb_over_row (src, (size_t) c->w, c->bg, t->rgb);
-            qc_area_reduce_row_u8 (&c->ax, t->rgb, 3, t->hrow);
+            qc_area_reduce_row_u8 (&c->ax, t->rgb + (size_t) r * c->w * 3, 3,
+                                   t->hrow);
             int sj = cy + r;
             while (oy_cur <= oy_hi
                    && ay->first[oy_cur] + ay->count[oy_cur] <= sj)
@@ -197,10 +232,9 @@ band_main (void *arg)
 {
     band_ctx_t *c = arg;
     scratch_t t = { NULL, NULL, NULL, NULL, 0 };
-    t.argb = malloc ((size_t) c->rows_per_read * c->w * sizeof *t.argb);
-    t.rgb = malloc ((size_t) c->w * 3);
+    t.rgb = malloc ((size_t) c->rows_per_read * c->w * 3);
     t.hrow = malloc ((size_t) c->out->w * 3 * sizeof *t.hrow);
-    if (!t.argb || !t.rgb || !t.hrow)
+    if (!t.rgb || !t.hrow)
         set_failed (c, 2);
     while (!atomic_load (&c->failed)) {
         int i = atomic_fetch_add (&c->next, 1);
@@ -228,8 +262,9 @@ tile_height (openslide_t *osr, int level)
 }
 
 int
-qc_band_read (openslide_t *osr, int level, int64_t x0, int64_t y0, int w,
-              int h, const uint8_t bg[3], int nthreads, qc_rgb_t *out)
+qc_band_read (openslide_t *osr, const qc_tiff_direct_t *direct, int level,
+              int64_t x0, int64_t y0, int w, int h, const uint8_t bg[3],
+              int nthreads, qc_rgb_t *out)
 {
     if (!osr || !bg || !qc_rgb_valid (out) || w < 1 || h < 1 || level < 0)
         return -2;
@@ -247,6 +282,12 @@ qc_band_read (openslide_t *osr, int level, int64_t x0, int64_t y0, int w,
     memcpy (c.bg, bg, 3);
     c.out = out;
     c.ly_origin = llround ((double) y0 / c.ds);
+    int64_t lx, ly;
+    if (direct && qc_tiff_direct_aligned (direct, level, x0, y0, &lx, &ly)
+        && ly == c.ly_origin) {
+        c.direct = direct;
+        c.lx0 = lx;
+    }
     c.tile_h = tile_height (osr, level);
     int64_t rpr = READ_PIXELS / w;
     c.rows_per_read = (int) (rpr < 1 ? 1 : rpr > c.tile_h ? c.tile_h : rpr);

@@ -18,13 +18,17 @@
 #include <openslide.h>
 
 #include "kernels/image.h"
+#include "kernels/tiff_direct.h"
 
 /* Reads the w x h level pixels whose top-left corner is (x0, y0) in
  * level-0 coordinates, resampled to out's size, composited over bg.
+ * With direct (or NULL), rows are decoded straight from the TIFF where
+ * (x0, y0) falls on a whole level pixel (tiff_direct.h); a read it
+ * cannot make goes through OpenSlide.
  * 0; -1 when OpenSlide failed (its handle then holds the reason); -2
  * when memory ran out. */
-int qc_band_read (openslide_t *osr, int level, int64_t x0, int64_t y0,
-                  int w, int h, const uint8_t bg[3], int nthreads,
-                  qc_rgb_t *out);
+int qc_band_read (openslide_t *osr, const qc_tiff_direct_t *direct,
+                  int level, int64_t x0, int64_t y0, int w, int h,
+                  const uint8_t bg[3], int nthreads, qc_rgb_t *out);
 
 #endif

@@ -212,7 +212,7 @@ test_read_cmu (void)
          * the area resize of the full-resolution level, only the order
          * of additions differs */
         qc_rgb_t *full = NULL, *small = qc_rgb_new (138, 185);
-        CHECK (qc_region_read_rect (osr, 0, 0, 0, 2220, 2967, 2220, 2967, 4,
+        CHECK (qc_region_read_rect (osr, NULL, 0, 0, 0, 2220, 2967, 2220, 2967, 4,
                                     &full, err, sizeof err) == 0, "%s", err);
         CHECK (full && qc_cpu_resize_rgb (full, QC_INTERP_AREA, small) == 0);
         int maxd = 0, ndiff = 0;
@@ -231,9 +231,9 @@ test_read_cmu (void)
     /* identity read equals OpenSlide's pixels; a 4x reduction of it
      * equals the area resize op on those pixels */
     qc_rgb_t *id = NULL, *red = NULL;
-    CHECK (qc_region_read_rect (osr, 0, 1000, 1200, 64, 48, 64, 48, 3, &id,
+    CHECK (qc_region_read_rect (osr, NULL, 0, 1000, 1200, 64, 48, 64, 48, 3, &id,
                                 err, sizeof err) == 0, "%s", err);
-    CHECK (qc_region_read_rect (osr, 0, 1000, 1200, 64, 48, 16, 12, 3, &red,
+    CHECK (qc_region_read_rect (osr, NULL, 0, 1000, 1200, 64, 48, 16, 12, 3, &red,
                                 err, sizeof err) == 0, "%s", err);
     uint32_t *argb = malloc (64 * 48 * sizeof *argb);
     openslide_read_region (osr, argb, 1000, 1200, 0, 64, 48);
@@ -252,9 +252,9 @@ test_read_cmu (void)
     qc_rgb_destroy (&id);
     qc_rgb_destroy (&red);
     qc_rgb_destroy (&ref);
-    CHECK (qc_region_read_rect (osr, 5, 0, 0, 10, 10, 10, 10, 1, &id, err,
+    CHECK (qc_region_read_rect (osr, NULL, 5, 0, 0, 10, 10, 10, 10, 1, &id, err,
                                 sizeof err) == -1 && id == NULL, "no level 5");
-    CHECK (qc_region_read_rect (osr, 0, 0, 0, 10, 10, 0, 10, 1, &id, err,
+    CHECK (qc_region_read_rect (osr, NULL, 0, 0, 0, 10, 10, 0, 10, 1, &id, err,
                                 sizeof err) == -1);
     openslide_close (osr);
 }
