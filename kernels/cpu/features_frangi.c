@@ -145,6 +145,8 @@ frangi_row_avx2 (const float *hcc, const float *cu, const float *cd,
     const __m256d sign = _mm256_set1_pd (-0.0), tiny = _mm256_set1_pd (1e-10);
     const __m256d nbeta = _mm256_set1_pd (-1.0 / beta_sq);
     const __m256d ngamma = _mm256_set1_pd (-1.0 / gamma_sq);
+    const __m256d ngamma_abs = _mm256_set1_pd (1.0 / gamma_sq);
+    const __m256d slack = _mm256_set1_pd (1.0 + 1e-9);
     int x = 0;
     for (; x + 4 <= w; x += 4) {
         __m256d h00 = _mm256_mul_pd (vs2, _mm256_cvtps_pd (_mm_loadu_ps (hcc + x)));
@@ -165,11 +167,22 @@ frangi_row_avx2 (const float *hcc, const float *cu, const float *cd,
          * already, so nothing changes; skip the exponentials */
         if (_mm256_movemask_pd (pos) == 0xf)
             continue;
+        __m256d rg = _mm256_add_pd (_mm256_mul_pd (l1, l1), _mm256_mul_pd (l2, l2));
+        __m256d old = _mm256_cvtps_pd (_mm_loadu_ps (o + x));
+        /* v = exp (-rb / b) (1 - exp (-rg / g)) <= 1 - exp (-rg / g)
+         * <= rg / g: where that bound (with room for the rounding of
+         * the computed v) is below what an earlier sigma left, v cannot
+         * win the max; when it cannot in all four lanes, nothing
+         * changes and the exponentials are skipped. At the larger
+         * sigmas most of a slide's glass and smooth tissue goes here. */
+        __m256d bound = _mm256_mul_pd (_mm256_mul_pd (rg, ngamma_abs), slack);
+        __m256d lose = _mm256_or_pd (pos, _mm256_cmp_pd (bound, old, _CMP_LT_OQ));
+        if (_mm256_movemask_pd (lose) == 0xf)
+            continue;
         __m256d al2 = _mm256_andnot_pd (sign, l2);
         __m256d den = _mm256_blendv_pd (al2, tiny, _mm256_cmp_pd (al2, zero, _CMP_EQ_OQ));
         __m256d q = _mm256_div_pd (l1, den);
         __m256d rb = _mm256_mul_pd (q, q);
-        __m256d rg = _mm256_add_pd (_mm256_mul_pd (l1, l1), _mm256_mul_pd (l2, l2));
         /* -rb / beta_sq as a product with the reciprocal: the divider
          * was this loop's bottleneck, and the exponent moves by an ulp
          * at most */
@@ -177,7 +190,6 @@ frangi_row_avx2 (const float *hcc, const float *cu, const float *cd,
         __m256d eg = exp_neg_avx2 (_mm256_mul_pd (rg, ngamma));
         __m256d v = _mm256_mul_pd (eb, _mm256_sub_pd (one, eg));
         v = _mm256_andnot_pd (pos, v);
-        __m256d old = _mm256_cvtps_pd (_mm_loadu_ps (o + x));
         __m256d gt = _mm256_cmp_pd (v, old, _CMP_GT_OQ);
         __m128 nv = _mm256_cvtpd_ps (_mm256_blendv_pd (old, v, gt));
         _mm_storeu_ps (o + x, nv);
