@@ -47,7 +47,9 @@ usage (FILE *to)
         "Exit codes: 0 all slides passed, 1 some slides failed (or the run was\n"
         "interrupted), 2 usage or configuration error, 3 cannot reach the broker.\n\n"
         "Environment: QC_IMAGE_CACHE_MB=N  local mode: MB of freed large image\n"
-        "buffers kept for reuse by later steps and slides (default 4096; 0: none).\n");
+        "buffers kept for reuse by later steps and slides (default 4096; 0: none).\n"
+        "QC_DIRECT_READ=0  local mode: read every slide through OpenSlide, not\n"
+        "plain tiled TIFF levels (Aperio, generic TIFF) straight from the file.\n");
 }
 
 static char *

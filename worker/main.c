@@ -42,7 +42,9 @@ usage (FILE *to)
         "  -h, --help             show this help\n"
         "  -V, --version          show the version\n\n"
         "Environment: QC_IMAGE_CACHE_MB=N  MB of freed large image buffers\n"
-        "kept for reuse by later steps and slides (default 4096; 0: none).\n");
+        "kept for reuse by later steps and slides (default 4096; 0: none).\n"
+        "QC_DIRECT_READ=0  read every slide through OpenSlide, not plain tiled\n"
+        "TIFF levels (Aperio, generic TIFF) straight from the file.\n");
 }
 
 int
