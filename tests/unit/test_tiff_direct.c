@@ -6,8 +6,9 @@
  * NDPI, not TIFF) are refused; a slide whose tiles do not decode is
  * handed back to OpenSlide and fails with OpenSlide's reason; the
  * region reader gives the same image with and without it, in one read
- * and in bands, with one thread and four. Slides: ../shared/slides and
- * two made by bin/qc-mkslide (run from the repository root). */
+ * and in bands, with one thread and four; damaged tiles fail as they do
+ * through OpenSlide. Slides: ../shared/slides and three made by
+ * bin/qc-mkslide (one a BigTIFF; run from the repository root). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -386,12 +387,19 @@ main (void)
                    "--tile", "240", "--seed", "3", "--threads", "2", NULL };
     char *a2[] = { FX_MKSLIDE, "-o", g2, "--width", "6400", "--height", "4800",
                    "--seed", "4", "--threads", "2", NULL };
-    int made = fx_mkslide (a1) == 0 && fx_mkslide (a2) == 0;
+    char g3[1200];
+    snprintf (g3, sizeof g3, "%s/big.svs", tmp);
+    char *a3[] = { FX_MKSLIDE, "-o", g3, "--width", "3000", "--height", "2000",
+                   "--tile", "512", "--quality", "95", "--bigtiff", "--seed",
+                   "5", "--threads", "2", NULL };
+    int made = fx_mkslide (a1) == 0 && fx_mkslide (a2) == 0
+               && fx_mkslide (a3) == 0;
     CHECK (made, "%s not built (make bin/qc-mkslide, from the repository "
            "root)", FX_MKSLIDE);
     if (made) {
         check_slide (g1, 0);
         check_slide (g2, 0);
+        check_slide (g3, 0);            /* BigTIFF, 512-pixel tiles */
         check_region_reads (g1);
         check_region_reads (g2);
         check_arguments (g2);
@@ -405,6 +413,7 @@ main (void)
     }
     unlink (g1);
     unlink (g2);
+    unlink (g3);
     rmdir (tmp);
     return check_done ("test_tiff_direct");
 }
