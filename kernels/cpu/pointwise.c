@@ -1,6 +1,32 @@
 /* Per-pixel ops: thresholds, mask logic, float arithmetic. Each is one
- * pass over contiguous memory; in place is always allowed. */
+ * pass over contiguous memory; in place is always allowed. The loops
+ * are built twice (target_clones: AVX2, and the baseline chosen at run
+ * time): the same operations per pixel, four doubles or eight floats a
+ * step instead of two or four. */
 #include "kernels/cpu/cpu_ops.h"
+
+#define QC_CLONES __attribute__ ((target_clones ("avx2", "default")))
+
+QC_CLONES static void
+threshold_loop (const float *restrict src, size_t n, double lo, double hi,
+                uint8_t *restrict dst)
+{
+    for (size_t i = 0; i < n; i++) {
+        double v = src[i];
+        dst[i] = (uint8_t) (v > lo && v < hi);
+    }
+}
+
+QC_CLONES static void
+affine_loop (const float *src, size_t n, double scale, double offset,
+             double lo, double hi, float *dst)
+{
+    for (size_t i = 0; i < n; i++) {
+        double v = src[i] * scale + offset;
+        v = v < lo ? lo : v > hi ? hi : v;
+        dst[i] = (float) v;
+    }
+}
 
 int
 qc_cpu_threshold (const qc_fimg_t *src, double lo, double hi, qc_mask_t *dst)
@@ -8,11 +34,7 @@ qc_cpu_threshold (const qc_fimg_t *src, double lo, double hi, qc_mask_t *dst)
     if (!qc_fimg_valid (src) || !qc_mask_valid (dst) || src->w != dst->w
         || src->h != dst->h || lo != lo || hi != hi)
         return -1;
-    size_t n = qc_npix (src->w, src->h);
-    for (size_t i = 0; i < n; i++) {
-        double v = src->px[i];
-        dst->px[i] = (uint8_t) (v > lo && v < hi);
-    }
+    threshold_loop (src->px, qc_npix (src->w, src->h), lo, hi, dst->px);
     return 0;
 }
 
@@ -104,12 +126,8 @@ qc_cpu_fimg_affine (const qc_fimg_t *src, double scale, double offset,
         || src->h != dst->h || !(lo <= hi) || scale != scale
         || offset != offset)
         return -1;
-    size_t n = qc_npix (src->w, src->h);
-    for (size_t i = 0; i < n; i++) {
-        double v = src->px[i] * scale + offset;
-        v = v < lo ? lo : v > hi ? hi : v;
-        dst->px[i] = (float) v;
-    }
+    affine_loop (src->px, qc_npix (src->w, src->h), scale, offset, lo, hi,
+                 dst->px);
     return 0;
 }
 
