@@ -48,6 +48,25 @@ openslide_rgb (openslide_t *osr, int level, int64_t x0, int64_t y0, int w,
     return rgb;
 }
 
+/* Opens path with OpenSlide and its direct reader, both checked to
+ * open. 0, or -1 (nothing left open). */
+static int
+open_both (const char *path, openslide_t **osr, qc_tiff_direct_t **d)
+{
+    char why[256] = "";
+    *d = NULL;
+    *osr = openslide_open (path);
+    CHECK (*osr != NULL, "%s", path);
+    if (*osr)
+        *d = qc_tiff_direct_open (path, *osr, why, sizeof why);
+    CHECK (!*osr || *d, "%s: %s", path, why);
+    if (*osr && !*d) {
+        openslide_close (*osr);
+        *osr = NULL;
+    }
+    return *d ? 0 : -1;
+}
+
 /* A piece of the level read directly equals the same piece of whole,
  * the level as OpenSlide gave it (white outside the level). */
 static void
@@ -78,17 +97,11 @@ same_piece (const char *name, const qc_tiff_direct_t *d, int level,
 static void
 check_slide (const char *path, int first_unreliable_level)
 {
-    openslide_t *osr = openslide_open (path);
-    CHECK (osr != NULL, "%s", path);
-    if (!osr)
+    openslide_t *osr;
+    qc_tiff_direct_t *d;
+    if (open_both (path, &osr, &d))
         return;
     char why[256] = "";
-    qc_tiff_direct_t *d = qc_tiff_direct_open (path, osr, why, sizeof why);
-    CHECK (d != NULL, "%s: %s", path, why);
-    if (!d) {
-        openslide_close (osr);
-        return;
-    }
     const char *name = strrchr (path, '/') ? strrchr (path, '/') + 1 : path;
     int n = openslide_get_level_count (osr);
     if (first_unreliable_level > 0 && first_unreliable_level < n)
@@ -147,13 +160,11 @@ check_refused (const char *path, const char *expect)
 static void
 check_unreadable (const char *path)
 {
-    openslide_t *osr = openslide_open (path);
-    CHECK (osr != NULL, "%s", path);
-    if (!osr)
+    openslide_t *osr;
+    qc_tiff_direct_t *d;
+    if (open_both (path, &osr, &d))
         return;
     char why[256] = "";
-    qc_tiff_direct_t *d = qc_tiff_direct_open (path, osr, why, sizeof why);
-    CHECK (d != NULL, "%s: %s", path, why);
     uint8_t px[16 * 16 * 3];
     CHECK (qc_tiff_direct_read (d, 0, 0, 0, 16, 16, WHITE, px, 48, why,
                                 sizeof why) == QC_TIFF_DIRECT_FALLBACK
@@ -187,16 +198,11 @@ same_image (const qc_rgb_t *a, const qc_rgb_t *b)
 static void
 check_region_reads (const char *path)
 {
-    openslide_t *osr = openslide_open (path);
-    char why[256] = "", err[512] = "";
-    qc_tiff_direct_t *d = osr ? qc_tiff_direct_open (path, osr, why,
-                                                     sizeof why) : NULL;
-    CHECK (d != NULL, "%s: %s", path, why);
-    if (!d) {
-        if (osr)
-            openslide_close (osr);
+    openslide_t *osr;
+    qc_tiff_direct_t *d;
+    char err[512] = "";
+    if (open_both (path, &osr, &d))
         return;
-    }
     static const struct {
         qc_region_kind_t kind;
         double value;
@@ -311,10 +317,10 @@ check_arguments (const char *path)
 {
     char why[256];
     CHECK (qc_tiff_direct_open (NULL, NULL, why, sizeof why) == NULL);
-    openslide_t *osr = openslide_open (path);
-    qc_tiff_direct_t *d = osr ? qc_tiff_direct_open (path, osr, why,
-                                                     sizeof why) : NULL;
-    CHECK (d != NULL);
+    openslide_t *osr;
+    qc_tiff_direct_t *d;
+    if (open_both (path, &osr, &d))
+        return;
     CHECK (qc_tiff_direct_open ("/nonexistent.svs", osr, why, sizeof why)
            == NULL, "a missing file is refused");
     uint8_t px[64 * 3];
