@@ -488,8 +488,8 @@ read_whole_direct (const qc_tiff_direct_t *direct, int level, int64_t lx,
  * openslide-python, reads in one call). */
 static int
 read_whole_openslide (openslide_t *osr, int level, int64_t x0, int64_t y0,
-                 int64_t w, int64_t h, const uint8_t bg[3], int out_w,
-                 int out_h, qc_rgb_t **out, char *err, size_t errlen)
+                      int64_t w, int64_t h, const uint8_t bg[3], int out_w,
+                      int out_h, qc_rgb_t **out, char *err, size_t errlen)
 {
     uint32_t *argb = malloc ((size_t) w * (size_t) h * sizeof *argb);
     uint8_t *row = malloc ((size_t) w * 3);
