@@ -1,6 +1,7 @@
 /* Direct tiled-TIFF level reader; see tiff_direct.h. */
 #include "kernels/tiff_direct.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,7 +183,7 @@ match_levels (qc_tiff_direct_t *self, TIFF *tif, openslide_t *osr,
             return qc_fail (why, whylen, "no TIFF directory matches level "
                             "%d (%lld x %lld)", i, (long long) lw,
                             (long long) lh);
-        if (!(self->downsample[i] > 0.0))
+        if (!(self->downsample[i] > 0.0) || !isfinite (self->downsample[i]))
             return qc_fail (why, whylen, "level %d has no downsample", i);
         self->levels[i] = dirs[found];
     }
@@ -249,7 +250,9 @@ qc_tiff_direct_aligned (const qc_tiff_direct_t *self, int level, int64_t x0,
      * paint_region); an exact whole number means no interpolation */
     double fx = (double) x0 / self->downsample[level];
     double fy = (double) y0 / self->downsample[level];
-    if (fx != (double) (int64_t) fx || fy != (double) (int64_t) fy)
+    const double big = 9007199254740992.0;  /* 2^53: casts stay defined */
+    if (!(fabs (fx) < big) || !(fabs (fy) < big)
+        || fx != (double) (int64_t) fx || fy != (double) (int64_t) fy)
         return 0;
     *lx = (int64_t) fx;
     *ly = (int64_t) fy;
