@@ -17,6 +17,45 @@ threshold_loop (const float *restrict src, size_t n, double lo, double hi,
     }
 }
 
+QC_CLONES static int
+arith_loop (const float *pa, const float *pb, size_t n, qc_arith_t op,
+            float *pd)
+{
+    switch (op) {
+    case QC_ARITH_ADD:
+        for (size_t i = 0; i < n; i++)
+            pd[i] = (float) ((double) pa[i] + pb[i]);
+        break;
+    case QC_ARITH_SUB:
+        for (size_t i = 0; i < n; i++)
+            pd[i] = (float) ((double) pa[i] - pb[i]);
+        break;
+    case QC_ARITH_MUL:
+        for (size_t i = 0; i < n; i++)
+            pd[i] = (float) ((double) pa[i] * pb[i]);
+        break;
+    case QC_ARITH_ABSDIFF:
+        for (size_t i = 0; i < n; i++)
+            pd[i] = (float) fabs ((double) pa[i] - pb[i]);
+        break;
+    case QC_ARITH_DIV:
+        for (size_t i = 0; i < n; i++)
+            pd[i] = pb[i] != 0.0f ? (float) ((double) pa[i] / pb[i]) : 0.0f;
+        break;
+    default:
+        return -1;
+    }
+    return 0;
+}
+
+QC_CLONES static void
+mask_to_fimg_loop (const uint8_t *src, size_t n, float on, float off,
+                   float *dst)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] = src[i] ? on : off;
+}
+
 QC_CLONES static void
 affine_loop (const float *src, size_t n, double scale, double offset,
              double lo, double hi, float *dst)
@@ -88,34 +127,7 @@ qc_cpu_fimg_arith (const qc_fimg_t *a, const qc_fimg_t *b, qc_arith_t op,
     if (!qc_fimg_valid (a) || !qc_fimg_valid (b) || !qc_fimg_valid (dst)
         || a->w != b->w || a->h != b->h || a->w != dst->w || a->h != dst->h)
         return -1;
-    size_t n = qc_npix (a->w, a->h);
-    const float *pa = a->px, *pb = b->px;
-    float *pd = dst->px;
-    switch (op) {
-    case QC_ARITH_ADD:
-        for (size_t i = 0; i < n; i++)
-            pd[i] = (float) ((double) pa[i] + pb[i]);
-        break;
-    case QC_ARITH_SUB:
-        for (size_t i = 0; i < n; i++)
-            pd[i] = (float) ((double) pa[i] - pb[i]);
-        break;
-    case QC_ARITH_MUL:
-        for (size_t i = 0; i < n; i++)
-            pd[i] = (float) ((double) pa[i] * pb[i]);
-        break;
-    case QC_ARITH_ABSDIFF:
-        for (size_t i = 0; i < n; i++)
-            pd[i] = (float) fabs ((double) pa[i] - pb[i]);
-        break;
-    case QC_ARITH_DIV:
-        for (size_t i = 0; i < n; i++)
-            pd[i] = pb[i] != 0.0f ? (float) ((double) pa[i] / pb[i]) : 0.0f;
-        break;
-    default:
-        return -1;
-    }
-    return 0;
+    return arith_loop (a->px, b->px, qc_npix (a->w, a->h), op, dst->px);
 }
 
 int
@@ -138,9 +150,7 @@ qc_cpu_mask_to_fimg (const qc_mask_t *src, double on, double off,
     if (!qc_mask_valid (src) || !qc_fimg_valid (dst) || src->w != dst->w
         || src->h != dst->h || on != on || off != off)
         return -1;
-    size_t n = qc_npix (src->w, src->h);
-    float fon = (float) on, foff = (float) off;
-    for (size_t i = 0; i < n; i++)
-        dst->px[i] = src->px[i] ? fon : foff;
+    mask_to_fimg_loop (src->px, qc_npix (src->w, src->h), (float) on,
+                       (float) off, dst->px);
     return 0;
 }
