@@ -1,5 +1,6 @@
-/* PNG encode/decode with libpng's low-level API (the simplified API
- * would convert gamma on read; HistoQC's readers do not).
+/* PNG decode with libpng's low-level API (the simplified API would
+ * convert gamma on read; HistoQC's readers do not); PNG encode with the
+ * project's own deflate (below).
  *
  * libpng reports errors by longjmp. Each setjmp lives in a small
  * "protected" function whose only job is the libpng calls; everything it
@@ -10,7 +11,6 @@
 
 #include <errno.h>
 #include <png.h>
-#include <zlib.h>              /* Z_RLE only; libpng does the deflating */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "kernels/pixel_math.h"
+#include "kernels/png_bits.h"
+#include "kernels/png_deflate.h"
 #include "shared/err.h"
 
 /* A PNG larger than this is not something this project writes or reads. */
@@ -46,103 +48,64 @@ on_png_warning (png_structp png, png_const_charp msg)
 
 /* ---- encoding ------------------------------------------------------- */
 
-typedef struct {
-    unsigned char *data;
-    size_t size, cap;
-} membuf_t;
-
+/* How an image is written: each row behind its PNG filter byte (RGB:
+ * Up, neighbouring rows of a slide being alike, the first row None;
+ * gray: None), then deflated by kernels/png_deflate.c (runs at distance
+ * 1 with dynamic Huffman codes: what zlib's Z_RLE strategy gives, which
+ * was the fastest zlib setting here, in about half its time) and
+ * wrapped by kernels/png_bits.c. Masks do not come here:
+ * kernels/png_runs.c writes them by runs. */
+/* PNG's Up filter of a row: each byte less the one above it. */
 static void
-mem_write (png_structp png, png_bytep bytes, png_size_t n)
+up_filter (uint8_t *restrict o, const uint8_t *restrict p,
+           const uint8_t *restrict above, size_t n)
 {
-    membuf_t *m = png_get_io_ptr (png);
-    if (n > MAX_PNG_BYTES - m->size)
-        png_error (png, "PNG too large");
-    if (m->size + n > m->cap) {
-        size_t cap = m->cap ? m->cap : 4096;
-        while (cap < m->size + n)
-            cap *= 2;
-        unsigned char *d = realloc (m->data, cap);
-        if (!d)
-            png_error (png, "out of memory");
-        m->data = d;
-        m->cap = cap;
-    }
-    memcpy (m->data + m->size, bytes, n);
-    m->size += n;
-}
-
-static void
-mem_flush (png_structp png)
-{
-    (void) png;
-}
-
-/* How an image is compressed. At zlib level 6 with adaptive filters the
- * ~20 PNGs of the default pipeline took ~0.45 s of a 60,000 x 45,000
- * slide's ~2.5 s. Now every image is written with zlib's Z_RLE strategy
- * (level 1), which finds only runs: on that slide's 1875 x 1407
- * outputs it is faster than level-1 deflate and about as small
- * (measured: _thumb.png 33 -> 22 ms at 1.21 MB either way, _fuse.png
- * 25 -> 20 ms and 736 -> 661 KB, a stain image 7.7 -> 5.7 ms and
- * 341 -> 328 KB). Gray images get no filter; RGB ones (thumbnails,
- * _fuse.png) the Up filter, neighbouring rows of a slide being alike.
- * Masks do not come here: kernels/png_runs.c writes them by runs. */
-typedef enum { PACK_GRAY, PACK_RGB } pack_t;
-
-static void
-set_packing (png_structp png, pack_t pack)
-{
-    png_set_compression_level (png, 1);
-    png_set_filter (png, PNG_FILTER_TYPE_BASE,
-                    pack == PACK_RGB ? PNG_FILTER_UP : PNG_FILTER_NONE);
-    png_set_compression_strategy (png, Z_RLE);
+    for (size_t i = 0; i < n; i++)
+        o[i] = (uint8_t) (p[i] - above[i]);
 }
 
 static int
-encode_protected (png_structp png, png_infop info, const uint8_t *px, int w,
-                  int h, int channels, pack_t pack, membuf_t *m)
-{
-    if (setjmp (png_jmpbuf (png)))
-        return -1;
-    png_set_write_fn (png, m, mem_write, mem_flush);
-    png_set_IHDR (png, info, (png_uint_32) w, (png_uint_32) h, 8,
-                  channels == 3 ? PNG_COLOR_TYPE_RGB : PNG_COLOR_TYPE_GRAY,
-                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
-                  PNG_FILTER_TYPE_DEFAULT);
-    set_packing (png, pack);
-    png_write_info (png, info);
-    for (int y = 0; y < h; y++)
-        png_write_row (png, px + (size_t) y * w * channels);
-    png_write_end (png, NULL);
-    return 0;
-}
-
-static int
-encode (const uint8_t *px, int w, int h, int channels, pack_t pack,
-        unsigned char **data, size_t *size, char *err, size_t errlen)
+encode (const uint8_t *px, int w, int h, int channels, unsigned char **data,
+        size_t *size, char *err, size_t errlen)
 {
     if (!px || !data || !size || qc_image_check_size (w, h, NULL)) {
         qc_set_err (err, errlen, "invalid image to encode");
         return -1;
     }
-    errctx_t e = { err, errlen };
-    png_structp png = png_create_write_struct (PNG_LIBPNG_VER_STRING, &e,
-                                               on_png_error, on_png_warning);
-    png_infop info = png ? png_create_info_struct (png) : NULL;
-    if (!info) {
-        png_destroy_write_struct (&png, NULL);
-        qc_set_err (err, errlen, "libpng: out of memory");
+    size_t row = (size_t) w * (size_t) channels, stride = row + 1;
+    size_t n = stride * (size_t) h;
+    uint8_t *f = malloc (n);
+    if (!f) {
+        qc_set_err (err, errlen, "out of memory for a %d x %d PNG", w, h);
         return -1;
     }
-    membuf_t m = { NULL, 0, 0 };
-    int rc = encode_protected (png, info, px, w, h, channels, pack, &m);
-    png_destroy_write_struct (&png, &info);
-    if (rc) {
-        free (m.data);
+    for (int y = 0; y < h; y++) {
+        uint8_t *o = f + (size_t) y * stride;
+        const uint8_t *p = px + (size_t) y * row;
+        if (channels == 3 && y > 0) {
+            o[0] = 2;                               /* Up */
+            up_filter (o + 1, p, p - row, row);
+        } else {
+            o[0] = 0;                               /* None */
+            memcpy (o + 1, p, row);
+        }
+    }
+    qc_bitw_t z = { 0 };
+    int rc = qc_deflate_rle (f, n, &z);
+    free (f);
+    if (rc == 0)
+        rc = qc_png_wrap (w, h, channels == 3 ? 2 : 0, &z, data, size);
+    free (z.buf);
+    if (rc != 0) {
+        qc_set_err (err, errlen, "out of memory for a %d x %d PNG", w, h);
         return -1;
     }
-    *data = m.data;
-    *size = m.size;
+    if (*size > MAX_PNG_BYTES) {
+        free (*data);
+        *data = NULL;
+        qc_set_err (err, errlen, "PNG too large");
+        return -1;
+    }
     return 0;
 }
 
@@ -154,15 +117,14 @@ qc_png_encode_rgb (const qc_rgb_t *img, unsigned char **data, size_t *size,
         qc_set_err (err, errlen, "invalid RGB image");
         return -1;
     }
-    return encode (img->px, img->w, img->h, 3, PACK_RGB, data, size, err,
-                   errlen);
+    return encode (img->px, img->w, img->h, 3, data, size, err, errlen);
 }
 
 int
 qc_png_encode_gray8 (const uint8_t *px, int w, int h, unsigned char **data,
                      size_t *size, char *err, size_t errlen)
 {
-    return encode (px, w, h, 1, PACK_GRAY, data, size, err, errlen);
+    return encode (px, w, h, 1, data, size, err, errlen);
 }
 
 int
@@ -192,8 +154,7 @@ qc_png_encode_fimg (const qc_fimg_t *img, unsigned char **data, size_t *size,
     }
     for (size_t i = 0; i < n; i++)
         g[i] = qc_px_u8_from_unit (img->px[i]);
-    int rc = encode (g, img->w, img->h, 1, PACK_GRAY, data, size, err,
-                     errlen);
+    int rc = encode (g, img->w, img->h, 1, data, size, err, errlen);
     free (g);
     return rc;
 }
