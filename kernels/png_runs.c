@@ -13,6 +13,7 @@
  * fraction of the time. */
 #include "kernels/png_io.h"
 #include "kernels/png_bits.h"
+#include "kernels/mask_scan.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,33 +87,6 @@ adler_run (adler_t *s, uint32_t v, uint32_t n)
     s->b = (uint32_t) (b % ADLER_MOD);
 }
 
-/* The end of the run starting at x of a mask row: the first x' > x
- * whose pixel is not set when set, or set when not. Eight bytes at a
- * time across long runs. */
-static int
-run_end (const uint8_t *p, int x, int w, int set)
-{
-    x++;
-    const uint64_t zero = 0;
-    while (x + 8 <= w) {
-        uint64_t word;
-        memcpy (&word, p + x, sizeof word);
-        if (set) {
-            /* any zero byte ends a run of set pixels */
-            uint64_t t = (word - 0x0101010101010101ull) & ~word
-                         & 0x8080808080808080ull;
-            if (t)
-                break;
-        } else if (word != zero) {
-            break;
-        }
-        x += 8;
-    }
-    while (x < w && (p[x] != 0) == set)
-        x++;
-    return x;
-}
-
 int
 qc_png_encode_runs (const qc_mask_t *mask, unsigned char **data, size_t *size,
                     char *err, size_t errlen)
@@ -137,7 +111,7 @@ qc_png_encode_runs (const qc_mask_t *mask, unsigned char **data, size_t *size,
         int prev = 0;                   /* the filter byte is a 0 */
         for (int x = 0; x < w;) {
             int v = p[x] ? 255 : 0, s = x;
-            x = run_end (p, x, w, v != 0);
+            x = qc_mask_run_end (p, x + 1, w, v != 0);
             put_run (&z, v, prev, x - s);
             adler_run (&adler, (uint32_t) v, (uint32_t) (x - s));
             prev = v;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "kernels/cpu/component_runs.h"
+#include "kernels/mask_scan.h"
 
 static int
 grow (qc_runs_t *rs)
@@ -60,19 +61,15 @@ qc_runs_label (const qc_mask_t *src, int want, int conn, qc_runs_t *rs)
     if (!rs->row)
         return -1;
     int widen = conn == 8 ? 1 : 0;
+    want = want != 0;
     size_t prev0 = 0, prev1 = 0;           /* runs of row y - 1 */
     for (int y = 0; y < h; y++) {
         const uint8_t *p = src->px + (size_t) y * w;
         rs->row[y] = rs->n;
         size_t k = prev0;                  /* first run above that may touch */
-        for (int x = 0; x < w;) {
-            if ((p[x] != 0) != want) {
-                x++;
-                continue;
-            }
+        for (int x = qc_mask_run_end (p, 0, w, !want); x < w;) {
             int s = x;
-            while (x < w && (p[x] != 0) == want)
-                x++;
+            x = qc_mask_run_end (p, x, w, want);
             if (rs->n == rs->cap && grow (rs) != 0) {
                 qc_runs_free (rs);
                 return -1;
@@ -91,6 +88,7 @@ qc_runs_label (const qc_mask_t *src, int want, int conn, qc_runs_t *rs)
                 if (a != b)
                     rs->parent[a > b ? a : b] = a < b ? a : b;
             }
+            x = qc_mask_run_end (p, x, w, !want);      /* the next run */
         }
         prev0 = rs->row[y];
         prev1 = rs->n;
