@@ -110,12 +110,98 @@ stats_of (const float *f, const uint8_t *u8, int stride, size_t n,
     out->max = count ? hi : 0.0;
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define QC_STATS_AVX2 1
+
+/* Lanes l of the four masked by mask[i + l] == 0, as all-ones/zero. */
+__attribute__ ((target ("avx2"))) static inline __m256d
+lanes_on (const uint8_t *mask, size_t i)
+{
+    if (!mask)
+        return _mm256_castsi256_pd (_mm256_set1_epi64x (-1));
+    int32_t m4;
+    memcpy (&m4, mask + i, sizeof m4);
+    __m256i b = _mm256_cvtepu8_epi64 (_mm_cvtsi32_si128 (m4));
+    __m256i off = _mm256_cmpeq_epi64 (b, _mm256_setzero_si256 ());
+    return _mm256_castsi256_pd (_mm256_xor_si256 (off, _mm256_set1_epi64x (-1)));
+}
+
+/* stats_of for float data, the four lanes in one register: the same
+ * values into the same lane sums in the same order (lane l takes the
+ * values i = l mod 4; a masked lane keeps its sum, min and max as they
+ * were), the same tail and the same final combination, so the same
+ * bits; min and max are (v < m ? v : m) and (v > m ? v : m), which is
+ * what minpd and maxpd compute. */
+__attribute__ ((target ("avx2"))) static void
+stats_f32_avx2 (const float *f, size_t n, const uint8_t *mask,
+                qc_stats_t *out)
+{
+    __m256d sum = _mm256_setzero_pd ();
+    __m256d mn = _mm256_set1_pd (INFINITY), mx = _mm256_set1_pd (-INFINITY);
+    size_t count = 0, i = 0;
+    for (; i + LANES <= n; i += LANES) {
+        __m256d on = lanes_on (mask, i);
+        __m256d v = _mm256_cvtps_pd (_mm_loadu_ps (f + i));
+        sum = _mm256_blendv_pd (sum, _mm256_add_pd (sum, v), on);
+        mn = _mm256_blendv_pd (mn, _mm256_min_pd (v, mn), on);
+        mx = _mm256_blendv_pd (mx, _mm256_max_pd (v, mx), on);
+        count += (size_t) __builtin_popcount (_mm256_movemask_pd (on));
+    }
+    double s4[LANES], mn4[LANES], mx4[LANES];
+    _mm256_storeu_pd (s4, sum);
+    _mm256_storeu_pd (mn4, mn);
+    _mm256_storeu_pd (mx4, mx);
+    for (; i < n; i++) {
+        if (mask && !mask[i])
+            continue;
+        double v = f[i];
+        mn4[0] = v < mn4[0] ? v : mn4[0];
+        mx4[0] = v > mx4[0] ? v : mx4[0];
+        s4[0] += v;
+        count++;
+    }
+    double total = (s4[0] + s4[1]) + (s4[2] + s4[3]);
+    double lo = fmin (fmin (mn4[0], mn4[1]), fmin (mn4[2], mn4[3]));
+    double hi = fmax (fmax (mx4[0], mx4[1]), fmax (mx4[2], mx4[3]));
+    double mean = count ? total / (double) count : 0.0;
+    __m256d ss = _mm256_setzero_pd (), vm = _mm256_set1_pd (mean);
+    for (i = 0; count && i + LANES <= n; i += LANES) {
+        __m256d on = lanes_on (mask, i);
+        __m256d d = _mm256_sub_pd (_mm256_cvtps_pd (_mm_loadu_ps (f + i)), vm);
+        ss = _mm256_blendv_pd (ss, _mm256_add_pd (ss, _mm256_mul_pd (d, d)), on);
+    }
+    double q4[LANES];
+    _mm256_storeu_pd (q4, ss);
+    for (; count && i < n; i++) {
+        if (mask && !mask[i])
+            continue;
+        double d = f[i] - mean;
+        q4[0] += d * d;
+    }
+    out->n = count;
+    out->sum = total;
+    out->mean = mean;
+    out->std = count ? sqrt (((q4[0] + q4[1]) + (q4[2] + q4[3])) / (double) count)
+                     : 0.0;
+    out->min = count ? lo : 0.0;
+    out->max = count ? hi : 0.0;
+}
+#endif
+
 int
 qc_cpu_fimg_stats (const qc_fimg_t *src, const qc_mask_t *mask,
                    qc_stats_t *out)
 {
     if (!qc_fimg_valid (src) || !out || !mask_fits (mask, src->w, src->h))
         return -1;
+#ifdef QC_STATS_AVX2
+    if (qc_cpu_have_avx2 ()) {
+        stats_f32_avx2 (src->px, qc_npix (src->w, src->h),
+                        mask ? mask->px : NULL, out);
+        return 0;
+    }
+#endif
     stats_of (src->px, NULL, 1, qc_npix (src->w, src->h),
               mask ? mask->px : NULL, out);
     return 0;

@@ -1,0 +1,93 @@
+/* qc_cpu_fimg_stats's numbers, bit for bit, against the summation order
+ * kernels/cpu/stats.c documents (value i into lane i % 4, the tail into
+ * lane 0, lanes added pairwise at the end; a second pass for the
+ * spread), written out plainly here. The CPU runs an AVX2 version of it
+ * where it can and the portable loop elsewhere; both must give these
+ * bits, masked or not, for any length, with NaN, -0 and infinities. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cpu/cpu_ops.h"
+#include "tests/unit/check.h"
+
+static void
+reference (const float *f, size_t n, const uint8_t *mask, qc_stats_t *out)
+{
+    double sum[4] = { 0 }, mn[4], mx[4], ss[4] = { 0 };
+    size_t count = 0, i;
+    for (int l = 0; l < 4; l++)
+        mn[l] = INFINITY, mx[l] = -INFINITY;
+    for (i = 0; i < n; i++) {
+        int l = i < (n & ~(size_t) 3) ? (int) (i % 4) : 0;
+        if (mask && !mask[i])
+            continue;
+        double v = f[i];
+        mn[l] = v < mn[l] ? v : mn[l];
+        mx[l] = v > mx[l] ? v : mx[l];
+        sum[l] += v;
+        count++;
+    }
+    double total = (sum[0] + sum[1]) + (sum[2] + sum[3]);
+    double mean = count ? total / (double) count : 0.0;
+    for (i = 0; count && i < n; i++) {
+        int l = i < (n & ~(size_t) 3) ? (int) (i % 4) : 0;
+        if (mask && !mask[i])
+            continue;
+        double d = f[i] - mean;
+        ss[l] += d * d;
+    }
+    out->n = count;
+    out->sum = total;
+    out->mean = mean;
+    out->std = count ? sqrt (((ss[0] + ss[1]) + (ss[2] + ss[3])) / (double) count)
+                     : 0.0;
+    out->min = count ? fmin (fmin (mn[0], mn[1]), fmin (mn[2], mn[3])) : 0.0;
+    out->max = count ? fmax (fmax (mx[0], mx[1]), fmax (mx[2], mx[3])) : 0.0;
+}
+
+static int
+same_bits (double a, double b)
+{
+    return memcmp (&a, &b, sizeof a) == 0;
+}
+
+int
+main (void)
+{
+    unsigned seed = 3;
+    for (int k = 0; k < 60; k++) {
+        int w = 1 + (int) (rand_r (&seed) % 97), h = 1 + (int) (rand_r (&seed) % 13);
+        qc_fimg_t *f = qc_fimg_new (w, h);
+        qc_mask_t *m = qc_mask_new (w, h);
+        size_t n = (size_t) w * h;
+        for (size_t i = 0; i < n; i++) {
+            f->px[i] = (float) ((rand_r (&seed) % 20001) / 7.0 - 1000.0);
+            m->px[i] = (uint8_t) (rand_r (&seed) % 3 ? 1 : 0);
+        }
+        if (k % 5 == 1)
+            f->px[rand_r (&seed) % n] = -0.0f;
+        if (k % 7 == 2)
+            f->px[rand_r (&seed) % n] = INFINITY;
+        if (k % 11 == 3)
+            f->px[rand_r (&seed) % n] = NAN;
+        if (k % 13 == 4)
+            memset (m->px, 0, n);               /* nothing under the mask */
+        for (int masked = 0; masked < 2; masked++) {
+            qc_stats_t got, want;
+            CHECK (qc_cpu_fimg_stats (f, masked ? m : NULL, &got) == 0);
+            reference (f->px, n, masked ? m->px : NULL, &want);
+            CHECK (got.n == want.n && same_bits (got.sum, want.sum)
+                   && same_bits (got.mean, want.mean)
+                   && same_bits (got.std, want.std)
+                   && same_bits (got.min, want.min)
+                   && same_bits (got.max, want.max),
+                   "%d x %d masked %d: sum %.17g/%.17g std %.17g/%.17g "
+                   "min %g/%g", w, h, masked, got.sum, want.sum, got.std,
+                   want.std, got.min, want.min);
+        }
+        qc_fimg_destroy (&f);
+        qc_mask_destroy (&m);
+    }
+    return check_done ("test_stats_lanes");
+}
