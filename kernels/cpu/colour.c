@@ -36,14 +36,48 @@ qc_cpu_rgb_to_gray (const qc_rgb_t *src, qc_fimg_t *dst)
     return 0;
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define QC_COLOUR_AVX2 1
+
+/* qc_px_channel_std four pixels at a time: the same operations in the
+ * same order (adds left to right, the divisions by 3, sqrt), each one
+ * correctly rounded in a vector lane as in a scalar register, so the
+ * same bits. Returns the pixels done (a multiple of 4). */
+__attribute__ ((target ("avx2"))) static size_t
+channel_std_x4 (const uint8_t *p, size_t n, float *out)
+{
+    const __m256d three = _mm256_set1_pd (3.0);
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4, p += 12) {
+        __m256d r = _mm256_cvtepi32_pd (_mm_setr_epi32 (p[0], p[3], p[6], p[9]));
+        __m256d g = _mm256_cvtepi32_pd (_mm_setr_epi32 (p[1], p[4], p[7], p[10]));
+        __m256d b = _mm256_cvtepi32_pd (_mm_setr_epi32 (p[2], p[5], p[8], p[11]));
+        __m256d m = _mm256_div_pd (_mm256_add_pd (_mm256_add_pd (r, g), b), three);
+        __m256d dr = _mm256_sub_pd (r, m), dg = _mm256_sub_pd (g, m);
+        __m256d db = _mm256_sub_pd (b, m);
+        __m256d ss = _mm256_add_pd (_mm256_add_pd (_mm256_mul_pd (dr, dr),
+                                                   _mm256_mul_pd (dg, dg)),
+                                    _mm256_mul_pd (db, db));
+        __m256d sd = _mm256_sqrt_pd (_mm256_div_pd (ss, three));
+        _mm_storeu_ps (out + i, _mm256_cvtpd_ps (sd));
+    }
+    return i;
+}
+#endif
+
 int
 qc_cpu_rgb_channel_std (const qc_rgb_t *src, qc_fimg_t *dst)
 {
     if (!same_size_rgb_f (src, dst))
         return -1;
-    size_t n = qc_npix (src->w, src->h);
+    size_t n = qc_npix (src->w, src->h), i = 0;
     const uint8_t *p = src->px;
-    for (size_t i = 0; i < n; i++, p += 3)
+#ifdef QC_COLOUR_AVX2
+    if (qc_cpu_have_avx2 ())
+        i = channel_std_x4 (p, n, dst->px);
+#endif
+    for (p += 3 * i; i < n; i++, p += 3)
         dst->px[i] = (float) qc_px_channel_std (p[0], p[1], p[2]);
     return 0;
 }

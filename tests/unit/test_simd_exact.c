@@ -1,14 +1,21 @@
-/* qc_cpu_fimg_stats's numbers, bit for bit, against the summation order
+/* The CPU ops with vector (AVX2) versions give the bits of the plain
+ * formulas they stand for, whichever version this CPU runs:
+ *
+ * qc_cpu_fimg_stats's numbers, bit for bit, against the summation order
  * kernels/cpu/stats.c documents (value i into lane i % 4, the tail into
  * lane 0, lanes added pairwise at the end; a second pass for the
  * spread), written out plainly here. The CPU runs an AVX2 version of it
  * where it can and the portable loop elsewhere; both must give these
- * bits, masked or not, for any length, with NaN, -0 and infinities. */
+ * bits, masked or not, for any length, with NaN, -0 and infinities.
+ *
+ * qc_cpu_rgb_channel_std against qc_px_channel_std (pixel_math.h) on
+ * every pixel of random images of odd sizes. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernels/cpu/cpu_ops.h"
+#include "kernels/pixel_math.h"
 #include "tests/unit/check.h"
 
 static void
@@ -52,9 +59,33 @@ same_bits (double a, double b)
     return memcmp (&a, &b, sizeof a) == 0;
 }
 
+static void
+test_channel_std (void)
+{
+    unsigned seed = 17;
+    for (int k = 0; k < 20; k++) {
+        int w = 1 + (int) (rand_r (&seed) % 301), h = 1 + (int) (rand_r (&seed) % 7);
+        qc_rgb_t *img = qc_rgb_new (w, h);
+        qc_fimg_t *out = qc_fimg_new (w, h);
+        for (size_t i = 0; i < (size_t) w * h * 3; i++)
+            img->px[i] = (uint8_t) rand_r (&seed);
+        CHECK (qc_cpu_rgb_channel_std (img, out) == 0);
+        size_t bad = 0;
+        for (size_t i = 0; i < (size_t) w * h; i++) {
+            const uint8_t *p = img->px + 3 * i;
+            float want = (float) qc_px_channel_std (p[0], p[1], p[2]);
+            bad += memcmp (&want, &out->px[i], sizeof want) != 0;
+        }
+        CHECK (bad == 0, "%d x %d: %zu pixels differ", w, h, bad);
+        qc_rgb_destroy (&img);
+        qc_fimg_destroy (&out);
+    }
+}
+
 int
 main (void)
 {
+    test_channel_std ();
     unsigned seed = 3;
     for (int k = 0; k < 60; k++) {
         int w = 1 + (int) (rand_r (&seed) % 97), h = 1 + (int) (rand_r (&seed) % 13);
@@ -89,5 +120,5 @@ main (void)
         qc_fimg_destroy (&f);
         qc_mask_destroy (&m);
     }
-    return check_done ("test_stats_lanes");
+    return check_done ("test_simd_exact");
 }
