@@ -9,7 +9,10 @@
  * bits, masked or not, for any length, with NaN, -0 and infinities.
  *
  * qc_cpu_rgb_channel_std against qc_px_channel_std (pixel_math.h) on
- * every pixel of random images of odd sizes. */
+ * every pixel of random images of odd sizes.
+ *
+ * qc_cpu_rgb_to_space, every colour space, against the same op on each
+ * pixel alone (a 1 x 1 image never reaches the four-pixel loop). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,10 +85,45 @@ test_channel_std (void)
     }
 }
 
+static void
+test_rgb_to_space (void)
+{
+    unsigned seed = 23;
+    int w = 37, h = 5;
+    qc_rgb_t *img = qc_rgb_new (w, h), *one = qc_rgb_new (1, 1);
+    qc_fimg_t *o[3], *p[3];
+    for (int c = 0; c < 3; c++) {
+        o[c] = qc_fimg_new (w, h);
+        p[c] = qc_fimg_new (1, 1);
+    }
+    for (size_t i = 0; i < (size_t) w * h * 3; i++)
+        img->px[i] = (uint8_t) rand_r (&seed);
+    for (int space = 0; space < QC_CS_COUNT; space++) {
+        CHECK (qc_cpu_rgb_to_space (img, (qc_colorspace_t) space, o[0], o[1],
+                                    o[2]) == 0);
+        size_t bad = 0;
+        for (size_t i = 0; i < (size_t) w * h; i++) {
+            memcpy (one->px, img->px + 3 * i, 3);
+            qc_cpu_rgb_to_space (one, (qc_colorspace_t) space, p[0], p[1], p[2]);
+            for (int c = 0; c < 3; c++)
+                bad += memcmp (&p[c]->px[0], &o[c]->px[i], sizeof (float)) != 0;
+        }
+        CHECK (bad == 0, "%s: %zu values differ",
+               qc_colorspace_name ((qc_colorspace_t) space), bad);
+    }
+    for (int c = 0; c < 3; c++) {
+        qc_fimg_destroy (&o[c]);
+        qc_fimg_destroy (&p[c]);
+    }
+    qc_rgb_destroy (&img);
+    qc_rgb_destroy (&one);
+}
+
 int
 main (void)
 {
     test_channel_std ();
+    test_rgb_to_space ();
     unsigned seed = 3;
     for (int k = 0; k < 60; k++) {
         int w = 1 + (int) (rand_r (&seed) % 97), h = 1 + (int) (rand_r (&seed) % 13);
