@@ -12,7 +12,11 @@
  * every pixel of random images of odd sizes.
  *
  * qc_cpu_rgb_to_space, every colour space, against the same op on each
- * pixel alone (a 1 x 1 image never reaches the four-pixel loop). */
+ * pixel alone (a 1 x 1 image never reaches the four-pixel loop).
+ *
+ * qc_cpu_threshold, which compares in float, against lo < v < hi in
+ * double, for bounds on floats, between two floats, beyond float's
+ * range and infinite, and values with NaN, -0 and infinities. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,10 +123,43 @@ test_rgb_to_space (void)
     qc_rgb_destroy (&one);
 }
 
+static void
+test_threshold (void)
+{
+    unsigned seed = 29;
+    int w = 257, h = 3;
+    size_t n = (size_t) w * h;
+    qc_fimg_t *f = qc_fimg_new (w, h);
+    qc_mask_t *m = qc_mask_new (w, h);
+    const float specials[] = { NAN, INFINITY, -INFINITY, -0.0f, 0.0f,
+                               0.5f, 0.1f, 1e-39f, 3.4028235e38f };
+    for (size_t i = 0; i < n; i++)
+        f->px[i] = i < 9 ? specials[i]
+                 : (float) ((int) (rand_r (&seed) % 2001) - 1000) / 1000.0f;
+    /* 0.1 as a double lies between two floats; 0.5 is one */
+    const double bounds[] = { -INFINITY, -1e300, -0.5, -0.0, 0.0, 0.1,
+                              (double) 0.1f, 0.5, 0.50000001, 1e-39, 1e300,
+                              INFINITY };
+    size_t nb = sizeof bounds / sizeof bounds[0], bad = 0;
+    for (size_t a = 0; a < nb; a++)
+        for (size_t b = 0; b < nb; b++) {
+            double lo = bounds[a], hi = bounds[b];
+            CHECK (qc_cpu_threshold (f, lo, hi, m) == 0);
+            for (size_t i = 0; i < n; i++) {
+                double v = f->px[i];
+                bad += m->px[i] != (uint8_t) (v > lo && v < hi);
+            }
+        }
+    CHECK (bad == 0, "%zu pixels on the wrong side", bad);
+    qc_fimg_destroy (&f);
+    qc_mask_destroy (&m);
+}
+
 int
 main (void)
 {
     test_channel_std ();
+    test_threshold ();
     test_rgb_to_space ();
     unsigned seed = 3;
     for (int k = 0; k < 60; k++) {
