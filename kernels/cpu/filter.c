@@ -252,6 +252,40 @@ add_row (double *colsum, const qc_fimg_t *src, long ry, int kw,
     }
 }
 
+/* add_row (row ry_in, +1) then add_row (row ry_out, -1), with the two
+ * rows' running sums in one loop: each is a chain of dependent adds, and
+ * two chains side by side run in about the time of one. Every colsum[x]
+ * still gets +s_in and then -s_out, the same numbers in the same order. */
+static void
+slide_rows (double *colsum, const qc_fimg_t *src, long ry_in, long ry_out,
+            int kw, qc_border_t border, double *buf, double *buf2)
+{
+    int w = src->w;
+    int ki = qc_px_border_index (ry_in, src->h, border);
+    int ko = qc_px_border_index (ry_out, src->h, border);
+    if (ki < 0 || ko < 0) {             /* a row outside adds nothing */
+        add_row (colsum, src, ry_in, kw, border, 1.0, buf);
+        add_row (colsum, src, ry_out, kw, border, -1.0, buf);
+        return;
+    }
+    pad_row_f (src->px + (size_t) ki * w, w, kw / 2, (kw - 1) / 2, border, buf);
+    pad_row_f (src->px + (size_t) ko * w, w, kw / 2, (kw - 1) / 2, border,
+               buf2);
+    double si = 0.0, so = 0.0;
+    for (int i = 0; i < kw; i++)
+        si += buf[i];
+    for (int i = 0; i < kw; i++)
+        so += buf2[i];
+    for (int x = 0; x < w; x++) {
+        colsum[x] += 1.0 * si;
+        colsum[x] += -1.0 * so;
+        if (x + 1 < w) {
+            si += buf[x + kw] - buf[x];
+            so += buf2[x + kw] - buf2[x];
+        }
+    }
+}
+
 int
 qc_cpu_box_filter (const qc_fimg_t *src, int kw, int kh, qc_border_t border,
                    qc_fimg_t *dst)
@@ -272,9 +306,11 @@ qc_cpu_box_filter (const qc_fimg_t *src, int kw, int kh, qc_border_t border,
     int w = src->w, h = src->h;
     int up = kh / 2, down = (kh - 1) / 2;
     double *buf = malloc (((size_t) w + (size_t) kw - 1) * sizeof *buf);
+    double *buf2 = malloc (((size_t) w + (size_t) kw - 1) * sizeof *buf2);
     double *colsum = calloc ((size_t) w, sizeof *colsum);
-    if (!buf || !colsum) {
+    if (!buf || !buf2 || !colsum) {
         free (buf);
+        free (buf2);
         free (colsum);
         qc_fimg_destroy (&copy);
         return -1;
@@ -289,10 +325,11 @@ qc_cpu_box_filter (const qc_fimg_t *src, int kw, int kh, qc_border_t border,
         if (y + 1 == h)
             break;
         /* slide the window one row down */
-        add_row (colsum, src, (long) y + 1 + down, kw, border, 1.0, buf);
-        add_row (colsum, src, (long) y - up, kw, border, -1.0, buf);
+        slide_rows (colsum, src, (long) y + 1 + down, (long) y - up, kw,
+                    border, buf, buf2);
     }
     free (buf);
+    free (buf2);
     free (colsum);
     qc_fimg_destroy (&copy);
     return 0;
