@@ -528,6 +528,16 @@ qc_run_save_fimg (qc_run_t *run, const char *suffix, const qc_fimg_t *img,
         return -1;
     if (!qc_fimg_valid (img) || !(hi > lo) || !isfinite (lo) || !isfinite (hi))
         return qc_run_fail (run, "%s.png: invalid image or range", suffix);
+    unsigned char *data = NULL;
+    size_t size = 0;
+    char why[256] = "";
+    if (lo == 0.0f && hi == 1.0f) {
+        /* the encoder's own conversion (qc_px_u8_from_unit) already
+         * clips to [0, 1], and scaling by 1 changes no value: the same
+         * bytes without a pass over a copy */
+        int rc = qc_png_encode_fimg (img, &data, &size, why, sizeof why);
+        return add_png (run, suffix, rc, data, size, why);
+    }
     qc_fimg_t *scaled = qc_fimg_new (img->w, img->h);
     if (!scaled)
         return qc_run_fail (run, "out of memory for %s.png", suffix);
@@ -535,9 +545,6 @@ qc_run_save_fimg (qc_run_t *run, const char *suffix, const qc_fimg_t *img,
     double scale = 1.0 / ((double) hi - (double) lo);
     qc_run_ops (run)->fimg_affine (img, scale, -(double) lo * scale, 0.0, 1.0,
                                    scaled);
-    unsigned char *data = NULL;
-    size_t size = 0;
-    char why[256] = "";
     int rc = qc_png_encode_fimg (scaled, &data, &size, why, sizeof why);
     qc_fimg_destroy (&scaled);
     return add_png (run, suffix, rc, data, size, why);
