@@ -14,6 +14,10 @@
  * qc_cpu_rgb_to_space, every colour space, against the same op on each
  * pixel alone (a 1 x 1 image never reaches the four-pixel loop).
  *
+ * qc_cpu_sobel and qc_cpu_laplace against the same op on 3 x 3 (or
+ * smaller) images cut from the picture with its border (the stencil of
+ * one pixel, never the four-pixel loop), for every border rule.
+ *
  * qc_cpu_threshold, which compares in float, against lo < v < hi in
  * double, for bounds on floats, between two floats, beyond float's
  * range and infinite, and values with NaN, -0 and infinities. */
@@ -155,10 +159,45 @@ test_threshold (void)
     qc_mask_destroy (&m);
 }
 
+static void
+test_stencils (void)
+{
+    unsigned seed = 31;
+    int w = 23, h = 4;
+    qc_fimg_t *f = qc_fimg_new (w, h), *o = qc_fimg_new (w, h);
+    for (size_t i = 0; i < (size_t) w * h; i++)
+        f->px[i] = (float) (rand_r (&seed) % 1000) / 999.0f;
+    size_t bad = 0;
+    for (int which = 0; which < 2; which++)
+        for (int border = QC_BORDER_REFLECT; border <= QC_BORDER_CONSTANT;
+             border++) {
+            if ((which ? qc_cpu_laplace : qc_cpu_sobel) (f, (qc_border_t) border, o))
+                bad++;
+            /* inner pixels: a 3 x 3 cut centred on them gives the same
+             * stencil (its borders are never read) */
+            qc_fimg_t *cut = qc_fimg_new (3, 3), *co = qc_fimg_new (3, 3);
+            for (int y = 1; y + 1 < h; y++)
+                for (int x = 1; x + 1 < w; x++) {
+                    for (int dy = 0; dy < 3; dy++)
+                        memcpy (cut->px + dy * 3, f->px + (size_t) (y - 1 + dy) * w
+                                + x - 1, 3 * sizeof (float));
+                    (which ? qc_cpu_laplace : qc_cpu_sobel) (cut, (qc_border_t) border, co);
+                    bad += memcmp (&co->px[4], &o->px[(size_t) y * w + x],
+                                   sizeof (float)) != 0;
+                }
+            qc_fimg_destroy (&cut);
+            qc_fimg_destroy (&co);
+        }
+    CHECK (bad == 0, "%zu stencil values differ", bad);
+    qc_fimg_destroy (&f);
+    qc_fimg_destroy (&o);
+}
+
 int
 main (void)
 {
     test_channel_std ();
+    test_stencils ();
     test_threshold ();
     test_rgb_to_space ();
     unsigned seed = 3;
