@@ -16,6 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "kernels/pixel_math.h"
 #include "kernels/png_bits.h"
@@ -55,12 +58,20 @@ on_png_warning (png_structp png, png_const_charp msg)
  * was the fastest zlib setting here, in about half its time) and
  * wrapped by kernels/png_bits.c. Masks do not come here:
  * kernels/png_runs.c writes them by runs. */
-/* PNG's Up filter of a row: each byte less the one above it. */
+/* PNG's Up filter of a row: each byte less the one above it (sixteen
+ * at a time where SSE2 is there, as on every x86-64). */
 static void
 up_filter (uint8_t *restrict o, const uint8_t *restrict p,
            const uint8_t *restrict above, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
+    size_t i = 0;
+#ifdef __SSE2__
+    for (; i + 16 <= n; i += 16)
+        _mm_storeu_si128 ((__m128i *) (o + i),
+                          _mm_sub_epi8 (_mm_loadu_si128 ((const __m128i *) (p + i)),
+                                        _mm_loadu_si128 ((const __m128i *) (above + i))));
+#endif
+    for (; i < n; i++)
         o[i] = (uint8_t) (p[i] - above[i]);
 }
 
