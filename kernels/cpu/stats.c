@@ -48,66 +48,100 @@ value_at (const float *f, const uint8_t *u8, int stride, size_t i)
 
 /* Stats of n values (float f or uint8 u8, every stride-th), those under
  * mask only when it is given. Sums run in LANES interleaved partial sums
- * (value i into lane i % LANES) added at the end: one running sum waits
- * for each add to finish, which made this the slowest step of the
- * brightness and stain statistics. The result differs from a single
- * sum only in the last bits of float data (uint8 sums are exact). */
+ * (value i into lane i % LANES; the values after the last whole group
+ * into lane 0) added at the end: one running sum waits for each add to
+ * finish, which made this the slowest step of the brightness and stain
+ * statistics. The result differs from a single sum only in the last bits
+ * of float data (uint8 sums are exact). The mean comes first; a second
+ * pass sums the squared deviations the same way. */
+typedef struct {
+    const float *f;
+    const uint8_t *u8;
+    int stride;
+    size_t n;
+    const uint8_t *mask;
+    size_t count;
+    double sum[LANES], mn[LANES], mx[LANES], ss[LANES];
+    double total, lo, hi, mean;
+} lanes_t;
+
+static void
+lanes_init (lanes_t *s, const float *f, const uint8_t *u8, int stride,
+            size_t n, const uint8_t *mask)
+{
+    memset (s, 0, sizeof *s);
+    s->f = f, s->u8 = u8, s->stride = stride, s->n = n, s->mask = mask;
+    for (int l = 0; l < LANES; l++) {
+        s->mn[l] = INFINITY;
+        s->mx[l] = -INFINITY;
+    }
+}
+
+/* The first pass's values from i on into lane 0, then the totals. */
+static void
+first_tail (lanes_t *s, size_t i)
+{
+    for (; i < s->n; i++) {
+        if (s->mask && !s->mask[i])
+            continue;
+        double v = value_at (s->f, s->u8, s->stride, i);
+        s->mn[0] = v < s->mn[0] ? v : s->mn[0];
+        s->mx[0] = v > s->mx[0] ? v : s->mx[0];
+        s->sum[0] += v;
+        s->count++;
+    }
+    s->total = (s->sum[0] + s->sum[1]) + (s->sum[2] + s->sum[3]);
+    s->lo = fmin (fmin (s->mn[0], s->mn[1]), fmin (s->mn[2], s->mn[3]));
+    s->hi = fmax (fmax (s->mx[0], s->mx[1]), fmax (s->mx[2], s->mx[3]));
+    s->mean = s->count ? s->total / (double) s->count : 0.0;
+}
+
+/* The second pass's values from i on into lane 0, then the result. */
+static void
+second_tail (lanes_t *s, size_t i, qc_stats_t *out)
+{
+    for (; s->count && i < s->n; i++) {
+        if (s->mask && !s->mask[i])
+            continue;
+        double d = value_at (s->f, s->u8, s->stride, i) - s->mean;
+        s->ss[0] += d * d;
+    }
+    size_t c = s->count;
+    out->n = c;
+    out->sum = s->total;
+    out->mean = s->mean;
+    out->std = c ? sqrt (((s->ss[0] + s->ss[1]) + (s->ss[2] + s->ss[3]))
+                         / (double) c) : 0.0;
+    out->min = c ? s->lo : 0.0;
+    out->max = c ? s->hi : 0.0;
+}
+
 static void
 stats_of (const float *f, const uint8_t *u8, int stride, size_t n,
           const uint8_t *mask, qc_stats_t *out)
 {
-    size_t cnt[LANES] = { 0 };
-    double sum[LANES] = { 0 }, mn[LANES], mx[LANES];
-    for (int l = 0; l < LANES; l++) {
-        mn[l] = INFINITY;
-        mx[l] = -INFINITY;
-    }
+    lanes_t s;
+    lanes_init (&s, f, u8, stride, n, mask);
     size_t i = 0;
     for (; i + LANES <= n; i += LANES)
         for (int l = 0; l < LANES; l++) {
             if (mask && !mask[i + l])
                 continue;
             double v = value_at (f, u8, stride, i + l);
-            mn[l] = v < mn[l] ? v : mn[l];
-            mx[l] = v > mx[l] ? v : mx[l];
-            sum[l] += v;
-            cnt[l]++;
+            s.mn[l] = v < s.mn[l] ? v : s.mn[l];
+            s.mx[l] = v > s.mx[l] ? v : s.mx[l];
+            s.sum[l] += v;
+            s.count++;
         }
-    for (; i < n; i++) {
-        if (mask && !mask[i])
-            continue;
-        double v = value_at (f, u8, stride, i);
-        mn[0] = v < mn[0] ? v : mn[0];
-        mx[0] = v > mx[0] ? v : mx[0];
-        sum[0] += v;
-        cnt[0]++;
-    }
-    size_t count = cnt[0] + cnt[1] + cnt[2] + cnt[3];
-    double total = (sum[0] + sum[1]) + (sum[2] + sum[3]);
-    double lo = fmin (fmin (mn[0], mn[1]), fmin (mn[2], mn[3]));
-    double hi = fmax (fmax (mx[0], mx[1]), fmax (mx[2], mx[3]));
-    double mean = count ? total / (double) count : 0.0;
-    double ss[LANES] = { 0 };
-    for (i = 0; count && i + LANES <= n; i += LANES)
+    first_tail (&s, i);
+    for (i = 0; s.count && i + LANES <= n; i += LANES)
         for (int l = 0; l < LANES; l++) {
             if (mask && !mask[i + l])
                 continue;
-            double d = value_at (f, u8, stride, i + l) - mean;
-            ss[l] += d * d;
+            double d = value_at (f, u8, stride, i + l) - s.mean;
+            s.ss[l] += d * d;
         }
-    for (; count && i < n; i++) {
-        if (mask && !mask[i])
-            continue;
-        double d = value_at (f, u8, stride, i) - mean;
-        ss[0] += d * d;
-    }
-    out->n = count;
-    out->sum = total;
-    out->mean = mean;
-    out->std = count ? sqrt (((ss[0] + ss[1]) + (ss[2] + ss[3])) / (double) count)
-                     : 0.0;
-    out->min = count ? lo : 0.0;
-    out->max = count ? hi : 0.0;
+    second_tail (&s, i, out);
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -128,64 +162,39 @@ lanes_on (const uint8_t *mask, size_t i)
 }
 
 /* stats_of for float data, the four lanes in one register: the same
- * values into the same lane sums in the same order (lane l takes the
- * values i = l mod 4; a masked lane keeps its sum, min and max as they
- * were), the same tail and the same final combination, so the same
- * bits; min and max are (v < m ? v : m) and (v > m ? v : m), which is
- * what minpd and maxpd compute. */
+ * values into the same lane sums in the same order (a masked lane keeps
+ * its sum, min and max as they were), the same tails and totals, so
+ * the same bits; min and max are (v < m ? v : m) and (v > m ? v : m),
+ * which is what minpd and maxpd compute. */
 __attribute__ ((target ("avx2"))) static void
 stats_f32_avx2 (const float *f, size_t n, const uint8_t *mask,
                 qc_stats_t *out)
 {
+    lanes_t s;
+    lanes_init (&s, f, NULL, 1, n, mask);
     __m256d sum = _mm256_setzero_pd ();
     __m256d mn = _mm256_set1_pd (INFINITY), mx = _mm256_set1_pd (-INFINITY);
-    size_t count = 0, i = 0;
+    size_t i = 0;
     for (; i + LANES <= n; i += LANES) {
         __m256d on = lanes_on (mask, i);
         __m256d v = _mm256_cvtps_pd (_mm_loadu_ps (f + i));
         sum = _mm256_blendv_pd (sum, _mm256_add_pd (sum, v), on);
         mn = _mm256_blendv_pd (mn, _mm256_min_pd (v, mn), on);
         mx = _mm256_blendv_pd (mx, _mm256_max_pd (v, mx), on);
-        count += (size_t) __builtin_popcount (_mm256_movemask_pd (on));
+        s.count += (size_t) __builtin_popcount (_mm256_movemask_pd (on));
     }
-    double s4[LANES], mn4[LANES], mx4[LANES];
-    _mm256_storeu_pd (s4, sum);
-    _mm256_storeu_pd (mn4, mn);
-    _mm256_storeu_pd (mx4, mx);
-    for (; i < n; i++) {
-        if (mask && !mask[i])
-            continue;
-        double v = f[i];
-        mn4[0] = v < mn4[0] ? v : mn4[0];
-        mx4[0] = v > mx4[0] ? v : mx4[0];
-        s4[0] += v;
-        count++;
-    }
-    double total = (s4[0] + s4[1]) + (s4[2] + s4[3]);
-    double lo = fmin (fmin (mn4[0], mn4[1]), fmin (mn4[2], mn4[3]));
-    double hi = fmax (fmax (mx4[0], mx4[1]), fmax (mx4[2], mx4[3]));
-    double mean = count ? total / (double) count : 0.0;
-    __m256d ss = _mm256_setzero_pd (), vm = _mm256_set1_pd (mean);
-    for (i = 0; count && i + LANES <= n; i += LANES) {
+    _mm256_storeu_pd (s.sum, sum);
+    _mm256_storeu_pd (s.mn, mn);
+    _mm256_storeu_pd (s.mx, mx);
+    first_tail (&s, i);
+    __m256d ss = _mm256_setzero_pd (), vm = _mm256_set1_pd (s.mean);
+    for (i = 0; s.count && i + LANES <= n; i += LANES) {
         __m256d on = lanes_on (mask, i);
         __m256d d = _mm256_sub_pd (_mm256_cvtps_pd (_mm_loadu_ps (f + i)), vm);
         ss = _mm256_blendv_pd (ss, _mm256_add_pd (ss, _mm256_mul_pd (d, d)), on);
     }
-    double q4[LANES];
-    _mm256_storeu_pd (q4, ss);
-    for (; count && i < n; i++) {
-        if (mask && !mask[i])
-            continue;
-        double d = f[i] - mean;
-        q4[0] += d * d;
-    }
-    out->n = count;
-    out->sum = total;
-    out->mean = mean;
-    out->std = count ? sqrt (((q4[0] + q4[1]) + (q4[2] + q4[3])) / (double) count)
-                     : 0.0;
-    out->min = count ? lo : 0.0;
-    out->max = count ? hi : 0.0;
+    _mm256_storeu_pd (s.ss, ss);
+    second_tail (&s, i, out);
 }
 #endif
 
