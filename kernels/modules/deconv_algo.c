@@ -45,9 +45,9 @@ one_channel (const qc_ops_t *ops, qc_fimg_t *dc, const qc_mask_t *mask,
         return -1;
     if (mask) {
         size_t n = qc_npix (img->w, img->h);
+        /* without a branch: tissue edges made it mispredict often */
         for (size_t i = 0; i < n; i++)
-            if (!mask->px[i])
-                img->px[i] = 0.0f;
+            img->px[i] = mask->px[i] ? img->px[i] : 0.0f;
     }
     return 0;
 }
