@@ -153,70 +153,115 @@ exp_neg_small_avx2 (__m256d x)
     return exp_neg_avx2 (x);
 }
 
-/* frangi_row_scalar four pixels at a time: the same formulas as
- * qc_px_frangi (pixel_math.h) in the same order, but for exp (not
- * libm's) and the two divisions inside the exponents (products with the
- * reciprocals): each moves a value by about an ulp of a double, which
- * the float result rarely shows. */
+/* The constants of one row's vesselness. */
+typedef struct {
+    __m256d s2, s2f, half, four, zero, one, sign, tiny, nbeta, ngamma,
+            ngamma_abs, slack;
+} vconst_t;
+
+/* The Hessian's eigenvalues at the four pixels from x, l1 the smaller
+ * in size (qc_px_frangi's first lines), and pos: lanes with l2 > 0. */
+__attribute__ ((target ("avx2"))) static inline void
+eigen4 (const vconst_t *k, const float *hcc, const float *cu, const float *cd,
+        const float *ru, const float *rd, int x, __m256d *l1, __m256d *l2,
+        __m256d *pos)
+{
+    __m256d h00 = _mm256_mul_pd (k->s2, _mm256_cvtps_pd (_mm_loadu_ps (hcc + x)));
+    __m256d h01 = _mm256_mul_pd (k->s2f, _mm256_sub_pd (_mm256_cvtps_pd (_mm_loadu_ps (cd + x)),
+                                                        _mm256_cvtps_pd (_mm_loadu_ps (cu + x))));
+    __m256d h11 = _mm256_mul_pd (k->s2f, _mm256_sub_pd (_mm256_cvtps_pd (_mm_loadu_ps (rd + x)),
+                                                        _mm256_cvtps_pd (_mm_loadu_ps (ru + x))));
+    __m256d half_tr = _mm256_mul_pd (k->half, _mm256_add_pd (h00, h11));
+    __m256d d = _mm256_sub_pd (h00, h11);
+    __m256d root = _mm256_mul_pd (k->half, _mm256_sqrt_pd (_mm256_add_pd (
+        _mm256_mul_pd (_mm256_mul_pd (k->four, h01), h01), _mm256_mul_pd (d, d))));
+    __m256d a = _mm256_add_pd (half_tr, root), b = _mm256_sub_pd (half_tr, root);
+    __m256d swap = _mm256_cmp_pd (_mm256_andnot_pd (k->sign, b),
+                                  _mm256_andnot_pd (k->sign, a), _CMP_LT_OQ);
+    *l1 = _mm256_blendv_pd (a, b, swap);
+    *l2 = _mm256_blendv_pd (b, a, swap);
+    *pos = _mm256_cmp_pd (*l2, k->zero, _CMP_GT_OQ);
+}
+
+/* Lanes whose vesselness cannot beat old: bright-side ones (v is 0 and
+ * old >= 0) and those where v <= 1 - exp (-rg / g) <= rg / g (with room
+ * for the rounding of the computed v) is below what an earlier sigma
+ * left. At the larger sigmas most of a slide's glass and smooth tissue
+ * is here, and the exponentials are skipped when a whole group is. */
+__attribute__ ((target ("avx2"))) static inline __m256d
+cannot_win (const vconst_t *k, __m256d rg, __m256d pos, __m256d old)
+{
+    __m256d bound = _mm256_mul_pd (_mm256_mul_pd (rg, k->ngamma_abs), k->slack);
+    return _mm256_or_pd (pos, _mm256_cmp_pd (bound, old, _CMP_LT_OQ));
+}
+
+/* max (old, vesselness) of four pixels, as floats: the rest of
+ * qc_px_frangi (the same formulas in the same order, but for exp, not
+ * libm's, and the divisions inside the exponents, products with the
+ * reciprocals: each moves a value by about an ulp of a double, which
+ * the float result rarely shows). */
+__attribute__ ((target ("avx2"))) static inline __m128
+vessel4 (const vconst_t *k, __m256d l1, __m256d l2, __m256d rg, __m256d pos,
+         __m256d old)
+{
+    __m256d al2 = _mm256_andnot_pd (k->sign, l2);
+    __m256d den = _mm256_blendv_pd (al2, k->tiny, _mm256_cmp_pd (al2, k->zero, _CMP_EQ_OQ));
+    __m256d q = _mm256_div_pd (l1, den);
+    __m256d rb = _mm256_mul_pd (q, q);
+    __m256d eb = exp_neg_avx2 (_mm256_mul_pd (rb, k->nbeta));
+    __m256d eg = exp_neg_small_avx2 (_mm256_mul_pd (rg, k->ngamma));
+    __m256d v = _mm256_mul_pd (eb, _mm256_sub_pd (k->one, eg));
+    v = _mm256_andnot_pd (pos, v);
+    __m256d gt = _mm256_cmp_pd (v, old, _CMP_GT_OQ);
+    return _mm256_cvtpd_ps (_mm256_blendv_pd (old, v, gt));
+}
+
+/* frangi_row_scalar eight, then four, pixels at a time: two groups of
+ * four side by side give the divider, the square root and the
+ * exponentials independent work to overlap. A group whose lanes all
+ * cannot win is left as it is (storing old back would change nothing). */
 __attribute__ ((target ("avx2"))) static void
 frangi_row_avx2 (const float *hcc, const float *cu, const float *cd,
                  const float *ru, const float *rd, double s2, double f,
                  double beta_sq, double gamma_sq, float *o, int w)
 {
-    const __m256d vs2 = _mm256_set1_pd (s2), vs2f = _mm256_set1_pd (s2 * f);
-    const __m256d half = _mm256_set1_pd (0.5), four = _mm256_set1_pd (4.0);
-    const __m256d zero = _mm256_setzero_pd (), one = _mm256_set1_pd (1.0);
-    const __m256d sign = _mm256_set1_pd (-0.0), tiny = _mm256_set1_pd (1e-10);
-    const __m256d nbeta = _mm256_set1_pd (-1.0 / beta_sq);
-    const __m256d ngamma = _mm256_set1_pd (-1.0 / gamma_sq);
-    const __m256d ngamma_abs = _mm256_set1_pd (1.0 / gamma_sq);
-    const __m256d slack = _mm256_set1_pd (1.0 + 1e-9);
+    const vconst_t k = {
+        _mm256_set1_pd (s2), _mm256_set1_pd (s2 * f), _mm256_set1_pd (0.5),
+        _mm256_set1_pd (4.0), _mm256_setzero_pd (), _mm256_set1_pd (1.0),
+        _mm256_set1_pd (-0.0), _mm256_set1_pd (1e-10),
+        _mm256_set1_pd (-1.0 / beta_sq), _mm256_set1_pd (-1.0 / gamma_sq),
+        _mm256_set1_pd (1.0 / gamma_sq), _mm256_set1_pd (1.0 + 1e-9)
+    };
     int x = 0;
+    for (; x + 8 <= w; x += 8) {
+        __m256d l1a, l2a, posa, l1b, l2b, posb;
+        eigen4 (&k, hcc, cu, cd, ru, rd, x, &l1a, &l2a, &posa);
+        eigen4 (&k, hcc, cu, cd, ru, rd, x + 4, &l1b, &l2b, &posb);
+        if ((_mm256_movemask_pd (posa) & _mm256_movemask_pd (posb)) == 0xf)
+            continue;
+        __m256d rga = _mm256_add_pd (_mm256_mul_pd (l1a, l1a), _mm256_mul_pd (l2a, l2a));
+        __m256d rgb = _mm256_add_pd (_mm256_mul_pd (l1b, l1b), _mm256_mul_pd (l2b, l2b));
+        __m256d olda = _mm256_cvtps_pd (_mm_loadu_ps (o + x));
+        __m256d oldb = _mm256_cvtps_pd (_mm_loadu_ps (o + x + 4));
+        int la = _mm256_movemask_pd (cannot_win (&k, rga, posa, olda));
+        int lb = _mm256_movemask_pd (cannot_win (&k, rgb, posb, oldb));
+        if (la == 0xf && lb == 0xf)
+            continue;
+        if (la != 0xf)
+            _mm_storeu_ps (o + x, vessel4 (&k, l1a, l2a, rga, posa, olda));
+        if (lb != 0xf)
+            _mm_storeu_ps (o + x + 4, vessel4 (&k, l1b, l2b, rgb, posb, oldb));
+    }
     for (; x + 4 <= w; x += 4) {
-        __m256d h00 = _mm256_mul_pd (vs2, _mm256_cvtps_pd (_mm_loadu_ps (hcc + x)));
-        __m256d h01 = _mm256_mul_pd (vs2f, _mm256_sub_pd (_mm256_cvtps_pd (_mm_loadu_ps (cd + x)),
-                                                          _mm256_cvtps_pd (_mm_loadu_ps (cu + x))));
-        __m256d h11 = _mm256_mul_pd (vs2f, _mm256_sub_pd (_mm256_cvtps_pd (_mm_loadu_ps (rd + x)),
-                                                          _mm256_cvtps_pd (_mm_loadu_ps (ru + x))));
-        __m256d half_tr = _mm256_mul_pd (half, _mm256_add_pd (h00, h11));
-        __m256d d = _mm256_sub_pd (h00, h11);
-        __m256d root = _mm256_mul_pd (half, _mm256_sqrt_pd (_mm256_add_pd (
-            _mm256_mul_pd (_mm256_mul_pd (four, h01), h01), _mm256_mul_pd (d, d))));
-        __m256d a = _mm256_add_pd (half_tr, root), b = _mm256_sub_pd (half_tr, root);
-        __m256d swap = _mm256_cmp_pd (_mm256_andnot_pd (sign, b),
-                                      _mm256_andnot_pd (sign, a), _CMP_LT_OQ);
-        __m256d l1 = _mm256_blendv_pd (a, b, swap), l2 = _mm256_blendv_pd (b, a, swap);
-        __m256d pos = _mm256_cmp_pd (l2, zero, _CMP_GT_OQ);
-        /* all four bright-side (l2 > 0): vesselness 0, and o >= 0
-         * already, so nothing changes; skip the exponentials */
+        __m256d l1, l2, pos;
+        eigen4 (&k, hcc, cu, cd, ru, rd, x, &l1, &l2, &pos);
         if (_mm256_movemask_pd (pos) == 0xf)
             continue;
         __m256d rg = _mm256_add_pd (_mm256_mul_pd (l1, l1), _mm256_mul_pd (l2, l2));
         __m256d old = _mm256_cvtps_pd (_mm_loadu_ps (o + x));
-        /* v = exp (-rb / b) (1 - exp (-rg / g)) <= 1 - exp (-rg / g)
-         * <= rg / g: where that bound (with room for the rounding of
-         * the computed v) is below what an earlier sigma left, v cannot
-         * win the max; when it cannot in all four lanes, nothing
-         * changes and the exponentials are skipped. At the larger
-         * sigmas most of a slide's glass and smooth tissue goes here. */
-        __m256d bound = _mm256_mul_pd (_mm256_mul_pd (rg, ngamma_abs), slack);
-        __m256d lose = _mm256_or_pd (pos, _mm256_cmp_pd (bound, old, _CMP_LT_OQ));
-        if (_mm256_movemask_pd (lose) == 0xf)
+        if (_mm256_movemask_pd (cannot_win (&k, rg, pos, old)) == 0xf)
             continue;
-        __m256d al2 = _mm256_andnot_pd (sign, l2);
-        __m256d den = _mm256_blendv_pd (al2, tiny, _mm256_cmp_pd (al2, zero, _CMP_EQ_OQ));
-        __m256d q = _mm256_div_pd (l1, den);
-        __m256d rb = _mm256_mul_pd (q, q);
-        /* -rb / beta_sq as a product with the reciprocal: the divider
-         * was this loop's bottleneck, and the exponent moves by an ulp
-         * at most */
-        __m256d eb = exp_neg_avx2 (_mm256_mul_pd (rb, nbeta));
-        __m256d eg = exp_neg_small_avx2 (_mm256_mul_pd (rg, ngamma));
-        __m256d v = _mm256_mul_pd (eb, _mm256_sub_pd (one, eg));
-        v = _mm256_andnot_pd (pos, v);
-        __m256d gt = _mm256_cmp_pd (v, old, _CMP_GT_OQ);
-        __m128 nv = _mm256_cvtpd_ps (_mm256_blendv_pd (old, v, gt));
-        _mm_storeu_ps (o + x, nv);
+        _mm_storeu_ps (o + x, vessel4 (&k, l1, l2, rg, pos, old));
     }
     frangi_row_scalar (hcc, cu, cd, ru, rd, s2, f, beta_sq, gamma_sq, o, x, w);
 }
