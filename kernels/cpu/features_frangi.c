@@ -138,6 +138,27 @@ exp_neg_avx2 (__m256d x)
     return _mm256_andnot_pd (under, y);
 }
 
+/* exp_neg_avx2 where every lane has x > -700 (the beta term's argument,
+ * -2 (l1 / l2)^2 >= -2 by default): nothing underflows, so 2^n is one
+ * power, and p 2^n is the same number as (p 2^a) 2^b, each product by a
+ * power of two being exact there; the same bits with fewer steps. */
+__attribute__ ((target ("avx2"))) static inline __m256d
+exp_neg_mid_avx2 (__m256d x)
+{
+    __m256d ok = _mm256_cmp_pd (x, _mm256_set1_pd (-700.0), _CMP_GT_OQ);
+    if (_mm256_movemask_pd (ok) != 0xf)
+        return exp_neg_avx2 (x);
+    __m256d n = _mm256_round_pd (_mm256_mul_pd (x, _mm256_set1_pd (1.4426950408889634)),
+                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256d r = _mm256_sub_pd (x, _mm256_mul_pd (n, _mm256_set1_pd (6.93145751953125e-1)));
+    r = _mm256_sub_pd (r, _mm256_mul_pd (n, _mm256_set1_pd (1.42860682030941723212e-6)));
+    __m256d p = exp_poly_avx2 (r);
+    __m256i in = _mm256_castpd_si256 (_mm256_add_pd (n, _mm256_set1_pd (6755399441055744.0)));
+    __m256d pn = _mm256_castsi256_pd (_mm256_slli_epi64 (
+        _mm256_add_epi64 (in, _mm256_set1_epi64x (1023)), 52));
+    return _mm256_mul_pd (p, pn);
+}
+
 /* exp_neg_avx2 where every lane has |x| < 0.34: there n rounds to 0, so
  * r is x itself and both powers are 1, and the polynomial alone gives
  * the same bits. The gamma term's argument (-rg / 2 gamma^2, gamma 15
@@ -208,7 +229,7 @@ vessel4 (const vconst_t *k, __m256d l1, __m256d l2, __m256d rg, __m256d pos,
     __m256d den = _mm256_blendv_pd (al2, k->tiny, _mm256_cmp_pd (al2, k->zero, _CMP_EQ_OQ));
     __m256d q = _mm256_div_pd (l1, den);
     __m256d rb = _mm256_mul_pd (q, q);
-    __m256d eb = exp_neg_avx2 (_mm256_mul_pd (rb, k->nbeta));
+    __m256d eb = exp_neg_mid_avx2 (_mm256_mul_pd (rb, k->nbeta));
     __m256d eg = exp_neg_small_avx2 (_mm256_mul_pd (rg, k->ngamma));
     __m256d v = _mm256_mul_pd (eb, _mm256_sub_pd (k->one, eg));
     v = _mm256_andnot_pd (pos, v);
