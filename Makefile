@@ -90,10 +90,13 @@ $(BUILD)/%.o: %.c
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 # The CPU backend's per-pixel loops (mask logic, counts, thresholds,
-# integer sums) are vectorised at -O3 and not at -O2. -O3 does not
+# integer sums) are vectorised at -O3 and not at -O2; so are the
+# modules' own loops over pixels and the PNG encoder's. -O3 does not
 # reorder floating-point sums (no -ffast-math), so the numbers are the
 # same bits either way.
 $(BUILD)/kernels/cpu/%.o: CFLAGS += -O3
+$(BUILD)/kernels/modules/%.o: CFLAGS += -O3
+$(BUILD)/kernels/%.o: CFLAGS += -O3
 
 $(LIBQC): $(call obj,$(SHARED_SRC))
 	@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $^
