@@ -196,6 +196,7 @@ typedef struct {
  * tile: NaN goes left, the others may not). lo and hi hold each code's
  * least and most leaf. */
 #define BOX 16
+_Static_assert (BOX == 16, "tile_span reads a tile row as two 8-float vectors");
 
 typedef struct {
     int ncodes;               /* 3^depth */
@@ -248,17 +249,25 @@ tile_span (const qc_fimg_t *const *planes, int nfeat, int w, int x0, int y0,
            float *fmin, float *fmax, int *nan)
 {
     for (int f = 0; f < nfeat; f++) {
+        /* the two halves of a row in their own registers: min, max and
+         * the NaN test do not depend on order, and two chains run side
+         * by side */
         __m256 mn = _mm256_set1_ps (INFINITY), mx = _mm256_set1_ps (-INFINITY);
         __m256 un = _mm256_setzero_ps ();
+        __m256 mn2 = mn, mx2 = mx, un2 = un;
         for (int y = y0; y < y0 + BOX; y++) {
             const float *row = planes[f]->px + (size_t) y * (size_t) w + x0;
-            for (int x = 0; x < BOX; x += 8) {
-                __m256 v = _mm256_loadu_ps (row + x);
-                un = _mm256_or_ps (un, _mm256_cmp_ps (v, v, _CMP_UNORD_Q));
-                mn = _mm256_min_ps (mn, v);
-                mx = _mm256_max_ps (mx, v);
-            }
+            __m256 v = _mm256_loadu_ps (row), v2 = _mm256_loadu_ps (row + 8);
+            un = _mm256_or_ps (un, _mm256_cmp_ps (v, v, _CMP_UNORD_Q));
+            un2 = _mm256_or_ps (un2, _mm256_cmp_ps (v2, v2, _CMP_UNORD_Q));
+            mn = _mm256_min_ps (mn, v);
+            mn2 = _mm256_min_ps (mn2, v2);
+            mx = _mm256_max_ps (mx, v);
+            mx2 = _mm256_max_ps (mx2, v2);
         }
+        mn = _mm256_min_ps (mn, mn2);
+        mx = _mm256_max_ps (mx, mx2);
+        un = _mm256_or_ps (un, un2);
         float a[8], b[8];
         _mm256_storeu_ps (a, mn);
         _mm256_storeu_ps (b, mx);
