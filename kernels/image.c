@@ -34,6 +34,20 @@ alloc_pixels (int w, int h, size_t elem)
     return qc_image_cache_take (n * elem);
 }
 
+/* A copy of the n * elem bytes at src in a new pixel buffer: not
+ * cleared first, every byte being written. */
+static void *
+copy_pixels (const void *src, int w, int h, size_t elem)
+{
+    size_t n;
+    if (qc_image_check_size (w, h, &n))
+        return NULL;
+    void *p = qc_image_cache_take_uninit (n * elem);
+    if (p)
+        memcpy (p, src, n * elem);
+    return p;
+}
+
 /* Gives the pixels of a w x h image of elem-byte elements back. */
 static void
 free_pixels (void *px, int w, int h, size_t elem)
@@ -66,9 +80,13 @@ qc_rgb_clone (const qc_rgb_t *src)
 {
     if (!qc_rgb_valid (src))
         return NULL;
-    qc_rgb_t *self = qc_rgb_new (src->w, src->h);
-    if (self)
-        memcpy (self->px, src->px, qc_npix (src->w, src->h) * 3);
+    qc_rgb_t *self = calloc (1, sizeof *self);
+    if (!self || !(self->px = copy_pixels (src->px, src->w, src->h, 3))) {
+        free (self);
+        return NULL;
+    }
+    self->w = src->w;
+    self->h = src->h;
     return self;
 }
 
@@ -103,9 +121,14 @@ qc_fimg_clone (const qc_fimg_t *src)
 {
     if (!qc_fimg_valid (src))
         return NULL;
-    qc_fimg_t *self = qc_fimg_new (src->w, src->h);
-    if (self)
-        memcpy (self->px, src->px, qc_npix (src->w, src->h) * sizeof (float));
+    qc_fimg_t *self = calloc (1, sizeof *self);
+    if (!self
+        || !(self->px = copy_pixels (src->px, src->w, src->h, sizeof (float)))) {
+        free (self);
+        return NULL;
+    }
+    self->w = src->w;
+    self->h = src->h;
     return self;
 }
 
@@ -140,9 +163,13 @@ qc_mask_clone (const qc_mask_t *src)
 {
     if (!qc_mask_valid (src))
         return NULL;
-    qc_mask_t *self = qc_mask_new (src->w, src->h);
-    if (self)
-        memcpy (self->px, src->px, qc_npix (src->w, src->h));
+    qc_mask_t *self = calloc (1, sizeof *self);
+    if (!self || !(self->px = copy_pixels (src->px, src->w, src->h, 1))) {
+        free (self);
+        return NULL;
+    }
+    self->w = src->w;
+    self->h = src->h;
     return self;
 }
 

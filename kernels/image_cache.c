@@ -46,29 +46,43 @@ limit_locked (void)
     return s_limit;
 }
 
+/* A cached buffer of at least bytes (and at most a quarter more), or
+ * NULL when none is held. */
+static void *
+take_cached (size_t bytes)
+{
+    void *p = NULL;
+    pthread_mutex_lock (&s_lock);
+    size_t best = s_nslots;
+    for (size_t i = 0; i < s_nslots; i++)
+        if (s_slots[i].bytes >= bytes && s_slots[i].bytes - bytes <= bytes / 4
+            && (best == s_nslots || s_slots[i].bytes < s_slots[best].bytes))
+            best = i;
+    if (best < s_nslots) {
+        p = s_slots[best].p;
+        s_held -= s_slots[best].bytes;
+        s_slots[best] = s_slots[--s_nslots];
+    }
+    pthread_mutex_unlock (&s_lock);
+    return p;
+}
+
 void *
 qc_image_cache_take (size_t bytes)
 {
-    if (bytes >= QC_IMAGE_CACHE_MIN) {
-        void *p = NULL;
-        pthread_mutex_lock (&s_lock);
-        size_t best = s_nslots;
-        for (size_t i = 0; i < s_nslots; i++)
-            if (s_slots[i].bytes >= bytes && s_slots[i].bytes - bytes <= bytes / 4
-                && (best == s_nslots || s_slots[i].bytes < s_slots[best].bytes))
-                best = i;
-        if (best < s_nslots) {
-            p = s_slots[best].p;
-            s_held -= s_slots[best].bytes;
-            s_slots[best] = s_slots[--s_nslots];
-        }
-        pthread_mutex_unlock (&s_lock);
-        if (p) {
-            memset (p, 0, bytes);
-            return p;
-        }
+    void *p = bytes >= QC_IMAGE_CACHE_MIN ? take_cached (bytes) : NULL;
+    if (p) {
+        memset (p, 0, bytes);
+        return p;
     }
     return calloc (1, bytes ? bytes : 1);
+}
+
+void *
+qc_image_cache_take_uninit (size_t bytes)
+{
+    void *p = bytes >= QC_IMAGE_CACHE_MIN ? take_cached (bytes) : NULL;
+    return p ? p : malloc (bytes ? bytes : 1);
 }
 
 void

@@ -30,6 +30,10 @@
  * calloc's. NULL when memory runs out. */
 void *qc_image_cache_take (size_t bytes);
 
+/* As qc_image_cache_take, but the bytes are not cleared (malloc's
+ * contract): for the copies image.c makes, which write every byte. */
+void *qc_image_cache_take_uninit (size_t bytes);
+
 /* Gives back p, a buffer of at least bytes from qc_image_cache_take (or
  * malloc): kept for reuse when bytes is large and the cache has room,
  * else freed. p may be NULL. */
