@@ -260,7 +260,12 @@ write_block (qc_bitw_t *z, const uint16_t *tok, size_t nt, int final,
      * distance code 0, in one write */
     for (size_t t = 0; t < nt && !z->failed; t++) {
         uint16_t k = tok[t];
-        if (k < MATCH) {
+        if (k < MATCH && t + 1 < nt && tok[t + 1] < MATCH) {
+            /* two literals (at most 15 bits each) in one write: the same
+             * bits in the same order */
+            uint16_t k2 = tok[++t];
+            qc_bitw_bits (z, code[k] | code[k2] << len[k], len[k] + len[k2]);
+        } else if (k < MATCH) {
             qc_bitw_bits (z, code[k], len[k]);
         } else {
             int l = k - MATCH, s = lt->sym[l];
