@@ -73,6 +73,17 @@ test_streams (void)
     for (size_t i = 0; i < big; i++)
         b[i] = (uint8_t) rand_r (&seed);
     round_trip ("noise", b, big);
+    /* lengths about the checksum's 32-byte steps and 5536-byte blocks
+     * (zlib's inflate checks the Adler-32); 255s make its sums largest */
+    static const size_t lens[] = { 31, 32, 33, 5535, 5536, 5537, 11077,
+                                   65536 + 7 };
+    for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
+        char what[32];
+        snprintf (what, sizeof what, "noise %zu", lens[k]);
+        round_trip (what, b + 3, lens[k]);
+    }
+    memset (b, 255, 70000);
+    round_trip ("255s", b, 70000);
     memset (b, 42, big);
     round_trip ("constant", b, big);
     /* runs of every length 1..600, some across the 2^18 block edges */
