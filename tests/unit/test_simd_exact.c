@@ -8,6 +8,10 @@
  * where it can and the portable loop elsewhere; both must give these
  * bits, masked or not, for any length, with NaN, -0 and infinities.
  *
+ * qc_cpu_rgb_stats, which sums bytes as integers and does the three
+ * channels in one pass, against the same documented order run on each
+ * channel as floats.
+ *
  * qc_cpu_rgb_channel_std against qc_px_channel_std (pixel_math.h) on
  * every pixel of random images of odd sizes.
  *
@@ -193,10 +197,47 @@ test_stencils (void)
     qc_fimg_destroy (&o);
 }
 
+static void
+test_rgb_stats (void)
+{
+    unsigned seed = 37;
+    for (int k = 0; k < 12; k++) {
+        int w = 1 + (int) (rand_r (&seed) % 83), h = 1 + (int) (rand_r (&seed) % 9);
+        size_t n = (size_t) w * h;
+        qc_rgb_t *img = qc_rgb_new (w, h);
+        qc_mask_t *m = qc_mask_new (w, h);
+        for (size_t i = 0; i < n * 3; i++)
+            img->px[i] = (uint8_t) rand_r (&seed);
+        for (size_t i = 0; i < n; i++)
+            m->px[i] = (uint8_t) (k % 4 == 3 ? 0 : rand_r (&seed) % 2);
+        float *plane = malloc (n * sizeof *plane);
+        for (int masked = 0; masked < 2; masked++) {
+            qc_stats_t got[3];
+            CHECK (qc_cpu_rgb_stats (img, masked ? m : NULL, got) == 0);
+            for (int c = 0; c < 3; c++) {
+                for (size_t i = 0; i < n; i++)
+                    plane[i] = img->px[3 * i + c];
+                qc_stats_t want;
+                reference (plane, n, masked ? m->px : NULL, &want);
+                CHECK (got[c].n == want.n && same_bits (got[c].sum, want.sum)
+                       && same_bits (got[c].mean, want.mean)
+                       && same_bits (got[c].std, want.std)
+                       && same_bits (got[c].min, want.min)
+                       && same_bits (got[c].max, want.max),
+                       "rgb %d x %d masked %d channel %d", w, h, masked, c);
+            }
+        }
+        free (plane);
+        qc_rgb_destroy (&img);
+        qc_mask_destroy (&m);
+    }
+}
+
 int
 main (void)
 {
     test_channel_std ();
+    test_rgb_stats ();
     test_stencils ();
     test_threshold ();
     test_rgb_to_space ();
