@@ -8,6 +8,10 @@
  * where it can and the portable loop elsewhere; both must give these
  * bits, masked or not, for any length, with NaN, -0 and infinities.
  *
+ * qc_cpu_fimg_quantile, whose key scan runs eight values at a time,
+ * against numpy's linear rule over a sorted copy, on values of both
+ * signs with -0 and +0, masked and not.
+ *
  * qc_cpu_rgb_stats, which sums bytes as integers and does the three
  * channels in one pass, against the same documented order run on each
  * channel as floats.
@@ -233,10 +237,55 @@ test_rgb_stats (void)
     }
 }
 
+static int
+cmp_f (const void *a, const void *b)
+{
+    float x = *(const float *) a, y = *(const float *) b;
+    return (x > y) - (x < y);
+}
+
+static void
+test_quantile (void)
+{
+    unsigned seed = 41;
+    int w = 131, h = 7;
+    size_t n = (size_t) w * h;
+    qc_fimg_t *f = qc_fimg_new (w, h);
+    qc_mask_t *m = qc_mask_new (w, h);
+    float *sorted = malloc (n * sizeof *sorted);
+    for (size_t i = 0; i < n; i++) {
+        int r = (int) (rand_r (&seed) % 2001) - 1000;
+        f->px[i] = r == 0 ? (i % 2 ? -0.0f : 0.0f) : (float) r / 97.0f;
+        m->px[i] = (uint8_t) (rand_r (&seed) % 3 != 0);
+    }
+    static const double qs[] = { 0.0, 0.01, 0.25, 0.5, 0.99, 1.0 };
+    size_t bad = 0;
+    for (int masked = 0; masked < 2; masked++)
+        for (size_t j = 0; j < sizeof qs / sizeof qs[0]; j++) {
+            size_t cnt = 0;
+            for (size_t i = 0; i < n; i++)
+                if (!masked || m->px[i])
+                    sorted[cnt++] = f->px[i];
+            qsort (sorted, cnt, sizeof *sorted, cmp_f);
+            double hpos = (double) (cnt - 1) * qs[j];
+            size_t k = (size_t) floor (hpos);
+            double lo = sorted[k], hi = k + 1 < cnt ? sorted[k + 1] : lo;
+            double want = lo + (hpos - (double) k) * (hi - lo), got;
+            CHECK (qc_cpu_fimg_quantile (f, masked ? m : NULL, qs[j], &got) == 0);
+            /* -0 and +0 sort as equals: compare values, not bits */
+            bad += !(got == want);
+        }
+    CHECK (bad == 0, "%zu quantiles differ", bad);
+    free (sorted);
+    qc_fimg_destroy (&f);
+    qc_mask_destroy (&m);
+}
+
 int
 main (void)
 {
     test_channel_std ();
+    test_quantile ();
     test_rgb_stats ();
     test_stencils ();
     test_threshold ();
