@@ -38,26 +38,17 @@ qc_cpu_mask_count (const qc_mask_t *m, size_t *count)
     return 0;
 }
 
-static inline double
-value_at (const float *f, const uint8_t *u8, int stride, size_t i)
-{
-    return f ? (double) f[i * (size_t) stride] : (double) u8[i * (size_t) stride];
-}
-
 #define LANES 4
 
-/* Stats of n values (float f or uint8 u8, every stride-th), those under
- * mask only when it is given. Sums run in LANES interleaved partial sums
+/* Stats of the n floats f, those under mask only when it is given. Sums run in LANES interleaved partial sums
  * (value i into lane i % LANES; the values after the last whole group
  * into lane 0) added at the end: one running sum waits for each add to
  * finish, which made this the slowest step of the brightness and stain
- * statistics. The result differs from a single sum only in the last bits
- * of float data (uint8 sums are exact). The mean comes first; a second
- * pass sums the squared deviations the same way. */
+ * statistics. The result differs from a single sum only in the last
+ * bits. The mean comes first; a second pass sums the squared deviations
+ * the same way. (Bytes have rgb_stats3 below.) */
 typedef struct {
     const float *f;
-    const uint8_t *u8;
-    int stride;
     size_t n;
     const uint8_t *mask;
     size_t count;
@@ -66,11 +57,10 @@ typedef struct {
 } lanes_t;
 
 static void
-lanes_init (lanes_t *s, const float *f, const uint8_t *u8, int stride,
-            size_t n, const uint8_t *mask)
+lanes_init (lanes_t *s, const float *f, size_t n, const uint8_t *mask)
 {
     memset (s, 0, sizeof *s);
-    s->f = f, s->u8 = u8, s->stride = stride, s->n = n, s->mask = mask;
+    s->f = f, s->n = n, s->mask = mask;
     for (int l = 0; l < LANES; l++) {
         s->mn[l] = INFINITY;
         s->mx[l] = -INFINITY;
@@ -84,7 +74,7 @@ first_tail (lanes_t *s, size_t i)
     for (; i < s->n; i++) {
         if (s->mask && !s->mask[i])
             continue;
-        double v = value_at (s->f, s->u8, s->stride, i);
+        double v = s->f[i];
         s->mn[0] = v < s->mn[0] ? v : s->mn[0];
         s->mx[0] = v > s->mx[0] ? v : s->mx[0];
         s->sum[0] += v;
@@ -103,7 +93,7 @@ second_tail (lanes_t *s, size_t i, qc_stats_t *out)
     for (; s->count && i < s->n; i++) {
         if (s->mask && !s->mask[i])
             continue;
-        double d = value_at (s->f, s->u8, s->stride, i) - s->mean;
+        double d = s->f[i] - s->mean;
         s->ss[0] += d * d;
     }
     size_t c = s->count;
@@ -117,17 +107,16 @@ second_tail (lanes_t *s, size_t i, qc_stats_t *out)
 }
 
 static void
-stats_of (const float *f, const uint8_t *u8, int stride, size_t n,
-          const uint8_t *mask, qc_stats_t *out)
+stats_of (const float *f, size_t n, const uint8_t *mask, qc_stats_t *out)
 {
     lanes_t s;
-    lanes_init (&s, f, u8, stride, n, mask);
+    lanes_init (&s, f, n, mask);
     size_t i = 0;
     for (; i + LANES <= n; i += LANES)
         for (int l = 0; l < LANES; l++) {
             if (mask && !mask[i + l])
                 continue;
-            double v = value_at (f, u8, stride, i + l);
+            double v = f[i + l];
             s.mn[l] = v < s.mn[l] ? v : s.mn[l];
             s.mx[l] = v > s.mx[l] ? v : s.mx[l];
             s.sum[l] += v;
@@ -138,7 +127,7 @@ stats_of (const float *f, const uint8_t *u8, int stride, size_t n,
         for (int l = 0; l < LANES; l++) {
             if (mask && !mask[i + l])
                 continue;
-            double d = value_at (f, u8, stride, i + l) - s.mean;
+            double d = f[i + l] - s.mean;
             s.ss[l] += d * d;
         }
     second_tail (&s, i, out);
@@ -171,7 +160,7 @@ stats_f32_avx2 (const float *f, size_t n, const uint8_t *mask,
                 qc_stats_t *out)
 {
     lanes_t s;
-    lanes_init (&s, f, NULL, 1, n, mask);
+    lanes_init (&s, f, n, mask);
     __m256d sum = _mm256_setzero_pd ();
     __m256d mn = _mm256_set1_pd (INFINITY), mx = _mm256_set1_pd (-INFINITY);
     size_t i = 0;
@@ -211,7 +200,7 @@ qc_cpu_fimg_stats (const qc_fimg_t *src, const qc_mask_t *mask,
         return 0;
     }
 #endif
-    stats_of (src->px, NULL, 1, qc_npix (src->w, src->h),
+    stats_of (src->px, qc_npix (src->w, src->h),
               mask ? mask->px : NULL, out);
     return 0;
 }
