@@ -109,32 +109,42 @@ exp_poly_avx2 (__m256d r)
                                          r8));
 }
 
-/* exp (x) of four doubles x <= 0, to about 1 ulp: x = n ln2 + r with
- * |r| <= ln2 / 2 (ln2 in two parts, so n ln2 is exact), exp (r) by
- * exp_poly_avx2, then times 2^n in two halves so that no power
- * underflows before the result does. Below -745 the result is 0, as
- * libm's. */
+/* x = n ln2 + r with |r| <= ln2 / 2 (ln2 in two parts, so n ln2 is
+ * exact): r returned, n in *n. */
+__attribute__ ((target ("avx2"))) static inline __m256d
+exp_reduce_avx2 (__m256d x, __m256d *n)
+{
+    *n = _mm256_round_pd (_mm256_mul_pd (x, _mm256_set1_pd (1.4426950408889634)),
+                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256d r = _mm256_sub_pd (x, _mm256_mul_pd (*n, _mm256_set1_pd (6.93145751953125e-1)));
+    return _mm256_sub_pd (r, _mm256_mul_pd (*n, _mm256_set1_pd (1.42860682030941723212e-6)));
+}
+
+/* 2^k for whole k in [-1022, 1023], built from its exponent bits. */
+__attribute__ ((target ("avx2"))) static inline __m256d
+pow2_avx2 (__m256d k)
+{
+    const __m256d magic = _mm256_set1_pd (6755399441055744.0);   /* 1.5 * 2^52 */
+    __m256i ik = _mm256_castpd_si256 (_mm256_add_pd (k, magic));
+    return _mm256_castsi256_pd (_mm256_slli_epi64 (
+        _mm256_add_epi64 (ik, _mm256_set1_epi64x (1023)), 52));
+}
+
+/* exp (x) of four doubles x <= 0, to about 1 ulp: exp (r) of the
+ * reduced argument by exp_poly_avx2, then times 2^n in two halves so
+ * that no power underflows before the result does. Below -745 the
+ * result is 0, as libm's. */
 __attribute__ ((target ("avx2"))) static inline __m256d
 exp_neg_avx2 (__m256d x)
 {
     const __m256d lo_lim = _mm256_set1_pd (-745.2);
     __m256d under = _mm256_cmp_pd (x, lo_lim, _CMP_LT_OQ);
     x = _mm256_max_pd (x, lo_lim);
-    __m256d n = _mm256_round_pd (_mm256_mul_pd (x, _mm256_set1_pd (1.4426950408889634)),
-                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256d r = _mm256_sub_pd (x, _mm256_mul_pd (n, _mm256_set1_pd (6.93145751953125e-1)));
-    r = _mm256_sub_pd (r, _mm256_mul_pd (n, _mm256_set1_pd (1.42860682030941723212e-6)));
-    __m256d p = exp_poly_avx2 (r);
+    __m256d n, p = exp_poly_avx2 (exp_reduce_avx2 (x, &n));
     /* 2^n as 2^a 2^b, a = floor (n / 2): each half at least -538 */
     __m256d a = _mm256_floor_pd (_mm256_mul_pd (n, _mm256_set1_pd (0.5)));
     __m256d b = _mm256_sub_pd (n, a);
-    const __m256d magic = _mm256_set1_pd (6755399441055744.0);   /* 1.5 * 2^52 */
-    const __m256i bias = _mm256_set1_epi64x (1023);
-    __m256i ia = _mm256_castpd_si256 (_mm256_add_pd (a, magic));
-    __m256i ib = _mm256_castpd_si256 (_mm256_add_pd (b, magic));
-    __m256d pa = _mm256_castsi256_pd (_mm256_slli_epi64 (_mm256_add_epi64 (ia, bias), 52));
-    __m256d pb = _mm256_castsi256_pd (_mm256_slli_epi64 (_mm256_add_epi64 (ib, bias), 52));
-    __m256d y = _mm256_mul_pd (_mm256_mul_pd (p, pa), pb);
+    __m256d y = _mm256_mul_pd (_mm256_mul_pd (p, pow2_avx2 (a)), pow2_avx2 (b));
     return _mm256_andnot_pd (under, y);
 }
 
@@ -148,15 +158,8 @@ exp_neg_mid_avx2 (__m256d x)
     __m256d ok = _mm256_cmp_pd (x, _mm256_set1_pd (-700.0), _CMP_GT_OQ);
     if (_mm256_movemask_pd (ok) != 0xf)
         return exp_neg_avx2 (x);
-    __m256d n = _mm256_round_pd (_mm256_mul_pd (x, _mm256_set1_pd (1.4426950408889634)),
-                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256d r = _mm256_sub_pd (x, _mm256_mul_pd (n, _mm256_set1_pd (6.93145751953125e-1)));
-    r = _mm256_sub_pd (r, _mm256_mul_pd (n, _mm256_set1_pd (1.42860682030941723212e-6)));
-    __m256d p = exp_poly_avx2 (r);
-    __m256i in = _mm256_castpd_si256 (_mm256_add_pd (n, _mm256_set1_pd (6755399441055744.0)));
-    __m256d pn = _mm256_castsi256_pd (_mm256_slli_epi64 (
-        _mm256_add_epi64 (in, _mm256_set1_epi64x (1023)), 52));
-    return _mm256_mul_pd (p, pn);
+    __m256d n, p = exp_poly_avx2 (exp_reduce_avx2 (x, &n));
+    return _mm256_mul_pd (p, pow2_avx2 (n));
 }
 
 /* exp_neg_avx2 where every lane has |x| < 0.34: there n rounds to 0, so
