@@ -10,10 +10,8 @@
 #include "kernels/png_deflate.h"
 #include "kernels/cpu/cpu_ops.h"
 
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #define BLOCK_IN (1 << 18)
 #define NLIT 286                /* literal/length symbols */

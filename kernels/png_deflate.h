@@ -8,7 +8,10 @@
  * setting (Z_RLE, level 1; Huffman-only, the default strategy and
  * libdeflate were all slower here). zlib's RLE looks at every byte
  * through its general match machinery; this one finds runs with a
- * plain scan and writes each block's codes once. */
+ * plain scan, writes each block's codes once, two literals a write, and
+ * sums the Adler-32 32 bytes a step: ~10 ms for the RGB image through
+ * libpng and zlib's ~35 ms, the same pixels (_thumb.png 0.5% smaller,
+ * all the PNGs of a cohort about 0.1% larger). */
 #ifndef QC_PNG_DEFLATE_H
 #define QC_PNG_DEFLATE_H
 
