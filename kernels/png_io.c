@@ -51,13 +51,6 @@ on_png_warning (png_structp png, png_const_charp msg)
 
 /* ---- encoding ------------------------------------------------------- */
 
-/* How an image is written: each row behind its PNG filter byte (RGB:
- * Up, neighbouring rows of a slide being alike, the first row None;
- * gray: None), then deflated by kernels/png_deflate.c (runs at distance
- * 1 with dynamic Huffman codes: what zlib's Z_RLE strategy gives, which
- * was the fastest zlib setting here, in about half its time) and
- * wrapped by kernels/png_bits.c. Masks do not come here:
- * kernels/png_runs.c writes them by runs. */
 /* PNG's Up filter of a row: each byte less the one above it (sixteen
  * at a time where SSE2 is there, as on every x86-64). */
 static void
@@ -75,6 +68,13 @@ up_filter (uint8_t *restrict o, const uint8_t *restrict p,
         o[i] = (uint8_t) (p[i] - above[i]);
 }
 
+/* How an image is written: each row behind its PNG filter byte (RGB:
+ * Up, neighbouring rows of a slide being alike, the first row None;
+ * gray: None), then deflated by kernels/png_deflate.c (runs at distance
+ * 1 with dynamic Huffman codes: what zlib's Z_RLE strategy gives, which
+ * was the fastest zlib setting here, in a third of the time) and
+ * wrapped by kernels/png_bits.c. Masks do not come here:
+ * kernels/png_runs.c writes them by runs. */
 static int
 encode (const uint8_t *px, int w, int h, int channels, unsigned char **data,
         size_t *size, char *err, size_t errlen)
