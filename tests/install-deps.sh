@@ -1,15 +1,46 @@
 #!/bin/sh
-# Installs the Debian 12 packages that building and testing need. Does
-# nothing when they are already there; needs root (or sudo) otherwise.
+# Installs the Debian 12 packages that building, `make demo`, `make test`
+# and `make bench` need: libraries and every command the scripts call.
+# Does nothing when they are all there; needs root (or sudo) otherwise.
+#   tests/install-deps.sh           install what is missing
+#   tests/install-deps.sh --list    print the package names, one a line
+#   tests/install-deps.sh --check   print the missing ones; exit 1 if any
+# tests/deps/check_deps.py (run by `make test`) checks that every command
+# the scripts call comes from a package named here (or an Essential one).
 set -e
-PKGS="build-essential pkg-config libzmq3-dev libczmq-dev libmsgpack-dev libopenslide-dev libcurl4-openssl-dev libpng-dev zlib1g-dev libjpeg-dev libtiff-dev python3"
+
+# Build: compiler, make, ar, pkg-config and the libraries' -dev packages.
+BUILD="build-essential gcc make binutils pkg-config
+    libzmq3-dev libczmq-dev libmsgpack-dev libopenslide-dev
+    libcurl4-openssl-dev libpng-dev zlib1g-dev libjpeg-dev libtiff-dev"
+# Tests and benchmarks: OpenSlide's command-line tools (test_mkslide.sh
+# checks generated slides with them), awk, python3 (the dependency check);
+# apt for this script itself.
+TESTS="openslide-tools mawk python3 apt"
+PKGS="$BUILD $TESTS"
+
+case "${1:-}" in
+    --list) for p in $PKGS; do echo "$p"; done; exit 0 ;;
+    --check|"") ;;
+    -h|--help) sed -n '2,9s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    *) echo "install-deps.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+esac
+
 missing=""
 for p in $PKGS; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
 done
+if [ "${1:-}" = "--check" ]; then
+    [ -z "$missing" ] && exit 0
+    echo "missing:$missing"; exit 1
+fi
 [ -z "$missing" ] && exit 0
 SUDO=""
-[ "$(id -u)" -ne 0 ] && SUDO=sudo
+if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || {
+        echo "install-deps.sh: not root and no sudo; as root run: apt-get install$missing" >&2; exit 2; }
+    SUDO=sudo
+fi
 echo "installing:$missing" >&2
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing
