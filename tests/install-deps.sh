@@ -17,8 +17,10 @@ BUILD="build-essential gcc make binutils pkg-config
     libcurl4-openssl-dev libpng-dev zlib1g-dev libjpeg-dev libtiff-dev"
 # Tests and benchmarks: OpenSlide's command-line tools (test_mkslide.sh
 # checks generated slides with them), awk, python3 (the dependency check);
-# apt for this script itself.
-TESTS="openslide-tools mawk python3 apt"
+# apt for this script itself; Ansible, ansible-lint and systemd-analyze
+# (test_ansible.sh runs deploy/ansible for real); a one-node Slurm
+# cluster with munge (test_slurm.sh).
+TESTS="openslide-tools mawk python3 apt ansible ansible-lint systemd slurm-wlm slurmctld slurmd munge"
 PKGS="$BUILD $TESTS"
 
 case "${1:-}" in
