@@ -304,8 +304,11 @@ static const char default_config[] =
     "image_work_size: 1.25x\n"
     "small_dim: 500\n"
     "\n"
-    "# pixels_to_use: the tissue pixels left at image_work_size.\n"
-    "[BasicModule.finalComputations]\n";
+    "# pixels_to_use: the tissue pixels left at image_work_size, a count\n"
+    "# (absolute) or a share of the image (relative2image); HistoQC warns\n"
+    "# on relative2mask here and counts.\n"
+    "[BasicModule.finalComputations]\n"
+    "mask_statistics = absolute\n";
 
 const char *
 qc_pipeline_default_config (void)

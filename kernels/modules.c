@@ -7,11 +7,13 @@
  * descriptor exists. BaseImage is not listed: it is not a step. */
 static const qc_module_t *const table[] = {
     &qc_module_basic_stats,
+    &qc_module_count_pieces,
     /* group: masks (LightDark, Morphology, BasicModule.final*, SaveModule) */
     &qc_module_ld_percent,
     &qc_module_ld_otsu,
     &qc_module_ld_minfilter,
     &qc_module_ld_folds,
+    &qc_module_ld_equalise,
     &qc_module_morph_fatlike,
     &qc_module_morph_holes,
     &qc_module_morph_small,
@@ -21,6 +23,8 @@ static const qc_module_t *const table[] = {
     &qc_module_save_final_mask,
     &qc_module_save_macro,
     &qc_module_save_thumbnails,
+    &qc_module_save_mask,
+    &qc_module_save_geojson,
     /* group: blur, bubbles, texture */
     &qc_module_bubble_smoothness,
     &qc_module_blur_histoqc,
@@ -45,6 +49,12 @@ static const char *const histoqc_steps[] = {
     "BasicModule.finalComputations",
     "BasicModule.finalProcessingSpur",
     "BasicModule.finalProcessingArea",
+    "BasicModule.countTissuePieces",
+    "AnnotationModule.getParams",
+    "AnnotationModule.saveAnnotationMask",
+    "TileExtractionModule.extract",
+    "BubbleRegionByRegion.roiWise",
+    "ClassificationModule.pixelWise",
     "ClassificationModule.byExample",
     "ClassificationModule.byExampleWithFeatures",
     "LightDarkModule.getIntensityThresholdPercent",

@@ -120,11 +120,13 @@ int qc_module_accepts (const qc_module_t *module, const char *key);
 /* The descriptors; each lives in its module's file. */
 extern const qc_module_t qc_module_base_image;     /* basic_image.c */
 extern const qc_module_t qc_module_basic_stats;    /* basic_stats.c */
+extern const qc_module_t qc_module_count_pieces;   /* basic_pieces.c */
 /* group: masks (LightDark, Morphology, BasicModule.final*, SaveModule) */
 extern const qc_module_t qc_module_ld_percent;            /* lightdark_percent.c */
 extern const qc_module_t qc_module_ld_otsu;               /* lightdark_otsu.c */
 extern const qc_module_t qc_module_ld_minfilter;          /* lightdark_minfilter.c */
 extern const qc_module_t qc_module_ld_folds;              /* lightdark_folds.c */
+extern const qc_module_t qc_module_ld_equalise;           /* lightdark_equalise.c */
 extern const qc_module_t qc_module_morph_fatlike;         /* morph_fatlike.c */
 extern const qc_module_t qc_module_morph_holes;           /* morph_holes.c */
 extern const qc_module_t qc_module_morph_small;           /* morph_small.c */
@@ -134,6 +136,8 @@ extern const qc_module_t qc_module_final_compute;         /* final_compute.c */
 extern const qc_module_t qc_module_save_final_mask;       /* save_final_mask.c */
 extern const qc_module_t qc_module_save_macro;            /* save_macro.c */
 extern const qc_module_t qc_module_save_thumbnails;       /* save_thumbnails.c */
+extern const qc_module_t qc_module_save_mask;             /* save_mask.c */
+extern const qc_module_t qc_module_save_geojson;          /* save_geojson.c */
 /* group: blur, bubbles, texture */
 extern const qc_module_t qc_module_bubble_smoothness; /* bubble_smoothness.c */
 extern const qc_module_t qc_module_blur_histoqc;   /* blur_histoqc.c */

@@ -521,6 +521,20 @@ qc_run_save_rgb (qc_run_t *run, const char *suffix, const qc_rgb_t *img)
 }
 
 int
+qc_run_save_gray8 (qc_run_t *run, const char *suffix, const uint8_t *px,
+                   int w, int h)
+{
+    if (!save_args_ok (run, suffix))
+        return -1;
+    unsigned char *data = NULL;
+    size_t size = 0;
+    char why[256] = "invalid image";
+    int rc = px && qc_image_check_size (w, h, NULL) == 0
+             ? qc_png_encode_gray8 (px, w, h, &data, &size, why, sizeof why) : -1;
+    return add_png (run, suffix, rc, data, size, why);
+}
+
+int
 qc_run_save_fimg (qc_run_t *run, const char *suffix, const qc_fimg_t *img,
                   float lo, float hi)
 {

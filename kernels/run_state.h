@@ -89,6 +89,9 @@ int qc_run_save_mask (qc_run_t *run, const char *suffix, const qc_mask_t *m);
 int qc_run_save_rgb (qc_run_t *run, const char *suffix, const qc_rgb_t *img);
 int qc_run_save_fimg (qc_run_t *run, const char *suffix, const qc_fimg_t *img,
                       float lo, float hi);
+/* w * h gray bytes as they are (an 8-bit image a step computed). */
+int qc_run_save_gray8 (qc_run_t *run, const char *suffix, const uint8_t *px,
+                       int w, int h);
 
 /* Steps completed so far (module names without ":suffix"), for steps
  * that need an earlier one (HistoQC's s["completed"]). */

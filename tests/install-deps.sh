@@ -14,9 +14,11 @@ BUILD="build-essential gcc make binutils pkg-config
     libzmq3-dev libczmq-dev libmsgpack-dev libopenslide-dev
     libcurl4-openssl-dev libpng-dev zlib1g-dev libjpeg-dev libtiff-dev"
 # Tests and benchmarks: OpenSlide's command-line tools (test_mkslide.sh
-# checks generated slides with them), awk, python3 (the dependency check);
-# apt for this script itself.
-TESTS="openslide-tools mawk python3 apt"
+# checks generated slides with them), awk, python3 (the dependency check),
+# python3-shapely (GEOS, the C++ twin of the JTS that QuPath reads GeoJSON
+# with: test_histoqc_configs.sh checks saveMask2Geojson's polygons with
+# it); apt for this script itself.
+TESTS="openslide-tools mawk python3 python3-shapely apt"
 PKGS="$BUILD $TESTS"
 
 case "${1:-}" in

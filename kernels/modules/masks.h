@@ -50,6 +50,11 @@ int qc_ld_minfilter_mask (const qc_ops_t *ops, const qc_fimg_t *gray,
                           int radius, int threshold, int invert,
                           qc_mask_t *out);
 
+/* LightDarkModule.saveEqualisedImage: out (w * h bytes) is the 8-bit
+ * gray (rgb2gray * 255, truncated) with its histogram equalised as
+ * skimage's equalize_hist and img_as_ubyte give it. */
+int qc_ld_equalised (const qc_rgb_t *rgb, uint8_t *out);
+
 /* LightDarkModule.removeFolds (the project's own): pixels of use whose
  * smoothed optical density (R + G + B, Gaussian sigma) is over ratio
  * times the mean of the tissue around them (window x window, the mean
@@ -173,8 +178,13 @@ int qc_masks_get_int (const qc_config_section_t *sec, const char *key,
                       char *err, size_t errlen);
 int qc_masks_get_float (const qc_config_section_t *sec, const char *key,
                         double def, double *out, char *err, size_t errlen);
+/* A value usable as a file suffix and a column: 1 to 63 letters,
+ * digits, '_', '-' or '.', no "..". def NULL: the key is required. */
+int qc_masks_get_word (const qc_config_section_t *sec, const char *key,
+                       const char *def, const char **out, char *err,
+                       size_t errlen);
 /* The name= of LightDarkModule steps (default "classTask"), checked to
- * be usable as a file suffix and column. */
+ * be usable as a file suffix and column (qc_masks_get_word). */
 int qc_masks_get_name (const qc_config_section_t *sec, const char **out,
                        char *err, size_t errlen);
 /* mask_statistics, which every mask step accepts as an override. */

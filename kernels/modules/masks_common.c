@@ -181,26 +181,40 @@ qc_masks_get_float (const qc_config_section_t *sec, const char *key,
 }
 
 int
+qc_masks_get_word (const qc_config_section_t *sec, const char *key,
+                   const char *def, const char **out, char *err,
+                   size_t errlen)
+{
+    const char *word;
+    if (!key || !out
+        || qc_config_get_string (sec, key, def, &word, err, errlen))
+        return -1;
+    if (!word) {
+        qc_set_err (err, errlen, "[%s] has no %s= (it names the file this "
+                    "step writes)", sec_name (sec), key);
+        return -1;
+    }
+    size_t n = strlen (word);
+    int ok = n > 0 && n < 64;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = isalnum ((unsigned char) word[i]) || word[i] == '_'
+             || word[i] == '-' || word[i] == '.';
+    if (!ok || strstr (word, "..")) {
+        qc_set_err (err, errlen, "[%s] %s = '%.64s' (line %d): must be 1 to 63 "
+                 "letters, digits, '_', '-' or '.' (it names a results.tsv "
+                 "column or a file)", sec_name (sec), key, word,
+                 qc_config_key_line (sec, key));
+        return -1;
+    }
+    *out = word;
+    return 0;
+}
+
+int
 qc_masks_get_name (const qc_config_section_t *sec, const char **out,
                    char *err, size_t errlen)
 {
-    const char *name;
-    if (qc_config_get_string (sec, "name", "classTask", &name, err, errlen))
-        return -1;
-    size_t n = strlen (name);
-    int ok = n > 0 && n < 64;
-    for (size_t i = 0; ok && i < n; i++)
-        ok = isalnum ((unsigned char) name[i]) || name[i] == '_'
-             || name[i] == '-' || name[i] == '.';
-    if (!ok) {
-        qc_set_err (err, errlen, "[%s] name = '%.64s' (line %d): must be 1 to 63 "
-                 "letters, digits, '_', '-' or '.' (it names a results.tsv "
-                 "column and a file)", sec_name (sec), name,
-                 qc_config_key_line (sec, "name"));
-        return -1;
-    }
-    *out = name;
-    return 0;
+    return qc_masks_get_word (sec, "name", "classTask", out, err, errlen);
 }
 
 int

@@ -1,0 +1,64 @@
+/* LightDarkModule.saveEqualisedImage: the gray image with its histogram
+ * equalised, _equalized_thumb.png at image_work_size (HistoQC's UI shows
+ * it beside the thumbnail; dim slides and faint IHC stains show up).
+ *
+ * As HistoQC (skimage 0.19): the 8-bit gray is rgb2gray * 255 truncated
+ * (numpy's astype (uint8)); exposure.equalize_hist of an integer image
+ * has one bin per value, so a value v becomes the share of pixels at or
+ * below v (its cumulative histogram over the pixel count, in double), and
+ * img_as_ubyte writes rint (share * 255), halves to even. No columns. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "kernels/modules/masks.h"
+#include "kernels/pixel_math.h"
+#include "kernels/run_state.h"
+
+int
+qc_ld_equalised (const qc_rgb_t *rgb, uint8_t *out)
+{
+    if (!qc_rgb_valid (rgb) || !out)
+        return -1;
+    size_t n = qc_npix (rgb->w, rgb->h), hist[256] = { 0 };
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *p = rgb->px + 3 * i;
+        out[i] = (uint8_t) (qc_px_gray (p[0], p[1], p[2]) * 255.0);
+        hist[out[i]]++;
+    }
+    uint8_t map[256];
+    size_t cum = 0;
+    for (int v = 0; v < 256; v++) {
+        cum += hist[v];
+        map[v] = (uint8_t) nearbyint ((double) cum / (double) n * 255.0);
+    }
+    for (size_t i = 0; i < n; i++)
+        out[i] = map[out[i]];
+    return 0;
+}
+
+static int
+run (qc_run_t *run)
+{
+    const qc_rgb_t *img = qc_run_image (run, NULL);
+    if (!img)
+        return -1;
+    uint8_t *eq = malloc (qc_npix (img->w, img->h));
+    if (!eq)
+        return qc_run_fail (run, "out of memory for a %d x %d image", img->w,
+                            img->h);
+    int rc = qc_ld_equalised (img, eq) ? qc_run_fail (run, "bad image")
+             : qc_run_save_gray8 (run, "equalized_thumb", eq, img->w, img->h);
+    free (eq);
+    return rc;
+}
+
+static const char *const params[] = { NULL };
+static const char *const columns[] = { NULL };
+
+const qc_module_t qc_module_ld_equalise = {
+    .name = "LightDarkModule.saveEqualisedImage",
+    .run = run,
+    .params = params,
+    .columns = columns,
+};
