@@ -81,6 +81,14 @@ static const char *const histoqc_steps[] = {
     "LocalTextureEstimationModule.estimateGreyComatrixFeatures",
 };
 
+/* Sections HistoQC's own bundled configs (config.ini and the others)
+ * carry for functions HistoQC removed long ago: legal in a config, not
+ * steps. */
+static const char *const histoqc_old_sections[] = {
+    "LightDarkModule.getTissuePercent",
+    "LightDarkModule.getDarkTissuePercent",
+};
+
 #define COUNT(a) (sizeof (a) / sizeof *(a))
 
 static int
@@ -107,6 +115,21 @@ qc_module_is_histoqc (const char *name, size_t len)
         return 0;
     for (size_t i = 0; i < COUNT (histoqc_steps); i++)
         if (name_is (histoqc_steps[i], name, len))
+            return 1;
+    return 0;
+}
+
+int
+qc_module_section_known (const char *section)
+{
+    if (!section)
+        return 0;
+    const char *colon = strchr (section, ':');
+    size_t len = colon ? (size_t) (colon - section) : strlen (section);
+    if (qc_module_find (section, len) || qc_module_is_histoqc (section, len))
+        return 1;
+    for (size_t i = 0; i < COUNT (histoqc_old_sections); i++)
+        if (name_is (histoqc_old_sections[i], section, len))
             return 1;
     return 0;
 }

@@ -112,6 +112,12 @@ const qc_module_t *qc_module_find (const char *name, size_t len);
 /* 1 when name (len bytes) is a step of HistoQC's that this project has not
  * implemented yet: the pipeline says so instead of "unknown". */
 int qc_module_is_histoqc (const char *name, size_t len);
+/* 1 when a config section of this name (suffix included) belongs to a
+ * module: one of the table's, one of HistoQC's, or a section HistoQC's
+ * bundled configs still carry for a function HistoQC no longer has
+ * ([LightDarkModule.getTissuePercent]). The pipeline refuses other
+ * sections, besides [pipeline] and [BaseImage.BaseImage]. */
+int qc_module_section_known (const char *section);
 size_t qc_module_count (void);
 const qc_module_t *qc_module_at (size_t index);
 /* 1 when the module accepts the (lower-case) parameter key. */

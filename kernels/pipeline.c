@@ -26,6 +26,8 @@
 /* A pipeline longer than this is a mistake, not a QC protocol. */
 #define MAX_STEPS 256
 #define BASE_SECTION "BaseImage.BaseImage"
+/* Names longer than this get no "did you mean". */
+#define SUGGEST_MAX_NAME 255
 
 typedef struct {
     const qc_module_t *module;
@@ -263,11 +265,60 @@ build_columns (qc_pipeline_t *self, char *err, size_t errlen)
     return 0;
 }
 
-/* HistoQC configs carry sections for steps they do not run (its default
- * has [LightDarkModule.getIntensityThresholdPercent:bubble]); those are
- * legal and ignored, but worth a note when a step name was misspelt. */
-static void
-note_unused_sections (const qc_pipeline_t *self)
+/* Edit distance of a and b (insertions, deletions, substitutions), for
+ * "did you mean"; stops counting past 8 (far enough to be no match). */
+static size_t
+edit_distance (const char *a, const char *b)
+{
+    size_t la = strlen (a), lb = strlen (b), row[SUGGEST_MAX_NAME + 1];
+    if (lb > SUGGEST_MAX_NAME || (la > lb ? la - lb : lb - la) > 8)
+        return SIZE_MAX;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* The known name nearest to name (a step of this pipeline, a module, or
+ * one of the two fixed sections), or NULL when none is near. */
+static const char *
+nearest_name (const qc_pipeline_t *self, const char *name)
+{
+    const char *best = NULL;
+    size_t bestd = 4;     /* at most 3 edits away */
+    static const char *const fixed[] = { "pipeline", BASE_SECTION };
+    for (size_t i = 0; i < 2 + self->nsteps + qc_module_count (); i++) {
+        const char *c = i < 2 ? fixed[i] : i < 2 + self->nsteps
+                        ? self->steps[i - 2].name
+                        : qc_module_at (i - 2 - self->nsteps)->name;
+        size_t d = edit_distance (name, c);
+        if (d < bestd)
+            bestd = d, best = c;
+    }
+    return best;
+}
+
+/* HistoQC configs carry sections for steps they do not run (its
+ * config.ini has [LightDarkModule.getIntensityThresholdPercent:bubble]
+ * and sections for functions HistoQC no longer has): those are legal
+ * and ignored, with a note. A section that names no module at all
+ * ([BaseImage.BaseImag]) is a typo whose settings would silently not
+ * apply: refused, as an unknown step or parameter is. */
+static int
+check_sections (const qc_pipeline_t *self, char *err, size_t errlen)
 {
     for (size_t i = 0; i < qc_config_nsections (self->config); i++) {
         const qc_config_section_t *sec = qc_config_section_at (self->config, i);
@@ -275,10 +326,20 @@ note_unused_sections (const qc_pipeline_t *self)
         int used = strcmp (name, "pipeline") == 0 || strcmp (name, BASE_SECTION) == 0;
         for (size_t k = 0; k < self->nsteps && !used; k++)
             used = self->steps[k].params == sec;
-        if (!used)
-            qc_log (QC_LOG_DEBUG, "pipeline", "config section [%s] (line %d) is "
-                    "not used by any step", name, qc_config_section_line (sec));
+        if (used)
+            continue;
+        if (!qc_module_section_known (name)) {
+            const char *near = nearest_name (self, name);
+            qc_set_err (err, errlen, "[%s] line %d: unknown section: no step or "
+                        "module of that name%s%s%s", name,
+                        qc_config_section_line (sec), near ? " (did you mean [" : "",
+                        near ? near : "", near ? "]?)" : "");
+            return -1;
+        }
+        qc_log (QC_LOG_DEBUG, "pipeline", "config section [%s] (line %d) is "
+                "not used by any step", name, qc_config_section_line (sec));
     }
+    return 0;
 }
 
 /* Every step allocates and frees images of the slide's working size (8
@@ -322,9 +383,9 @@ qc_pipeline_new (const char *config_text, char *err, size_t errlen)
     self->base_section = qc_config_section (self->config, BASE_SECTION);
     if (check_params (&qc_module_base_image, self->base_section, err, errlen)
         || qc_base_params_parse (self->base_section, &self->base, err, errlen)
-        || read_steps (self, err, errlen) || build_columns (self, err, errlen))
+        || read_steps (self, err, errlen) || build_columns (self, err, errlen)
+        || check_sections (self, err, errlen))
         goto fail;
-    note_unused_sections (self);
     return self;
 fail:
     qc_pipeline_destroy (&self);

@@ -20,7 +20,8 @@ static int
 run (qc_run_t *run)
 {
     static const qc_mask_edit_t edit = {"areathresh", NULL, "areaThresh",
-                                        "BasicModule.finalProcessingArea", false};
+                                        "BasicModule.finalProcessingArea", false,
+                                        NULL};
     return qc_masks_edit_int (run, &s_area, &edit, qc_masks_keep_large);
 }
 

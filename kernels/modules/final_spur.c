@@ -26,7 +26,8 @@ static int
 run (qc_run_t *run)
 {
     static const qc_mask_edit_t edit = {"spur", NULL, "spur_pixels",
-                                        "BasicModule.finalProcessingSpur", false};
+                                        "BasicModule.finalProcessingSpur", false,
+                                        NULL};
     return qc_masks_edit_int (run, &s_radius, &edit, open_disk);
 }
 

@@ -4,7 +4,8 @@
  * those are removed from img_mask_use. As HistoQC: the 8-bit gray is
  * (rgb2gray * 255) truncated, the minimum is skimage rank.minimum (the
  * disk clipped at the image edge), _bright.png shows the removed pixels
- * and brightestPixels is the mask statistic. */
+ * and brightestPixels is the mask statistic; the mask it keeps is kept
+ * as img_mask_bright, as HistoQC names it. */
 #include "kernels/modules/masks.h"
 #include "kernels/run_state.h"
 
@@ -53,6 +54,9 @@ run (qc_run_t *run)
         goto done;
     }
     ops->mask_logic (use, keep, QC_LOGIC_AND, use);
+    /* HistoQC's img_mask_bright, for a later step's mask_name= */
+    if (qc_run_keep_mask (run, "bright", qc_mask_clone (keep)))
+        goto done;
     ops->mask_logic (before, keep, QC_LOGIC_ANDNOT, keep);
     rc = qc_run_save_mask (run, "bright", keep)
          || qc_masks_finish (run, "brightestPixels",

@@ -126,6 +126,9 @@ typedef struct {
     const char *column;        /* the mask statistic's column */
     const char *what;          /* names the step in the empty-mask warning */
     bool fills;                /* adds pixels (holes) instead of removing */
+    const char *keep;          /* the changed pixels are kept under this
+                                  name (HistoQC's s["img_mask_<keep>"],
+                                  for a later mask_name=), or NULL */
 } qc_mask_edit_t;
 int qc_masks_edit (qc_run_t *run, const qc_mask_edit_t *edit,
                    qc_mask_transform_fn *transform, const void *arg);

@@ -89,6 +89,10 @@ qc_masks_edit (qc_run_t *run, const qc_mask_edit_t *edit,
     else
         rc = qc_masks_replace (run, after, changed, before, edit->file,
                                edit->prefix, edit->column, edit->what);
+    if (rc == 0 && edit->keep) {
+        rc = qc_run_keep_mask (run, edit->keep, changed);   /* takes it */
+        changed = NULL;
+    }
     qc_mask_destroy (&before);
     qc_mask_destroy (&after);
     qc_mask_destroy (&changed);
