@@ -143,7 +143,15 @@ add_step (qc_pipeline_t *self, const char *s, size_t n, int line, char *err,
     }
     self->nsteps++;
     st->params = qc_config_section (self->config, st->name);
-    return check_params (m, st->params, err, errlen);
+    if (check_params (m, st->params, err, errlen) == 0)
+        return 0;
+    if (!st->params) {      /* the message cannot name a section */
+        char why[512];
+        snprintf (why, sizeof why, "%s", err ? err : "");
+        qc_set_err (err, errlen, "[pipeline] steps (line %d): %s has no section "
+                    "[%s]: %s", line, st->name, st->name, why);
+    }
+    return -1;
 }
 
 static int

@@ -194,8 +194,12 @@ qc_masks_get_word (const qc_config_section_t *sec, const char *key,
         || qc_config_get_string (sec, key, def, &word, err, errlen))
         return -1;
     if (!word) {
-        qc_set_err (err, errlen, "[%s] has no %s= (it names the file this "
-                    "step writes)", sec_name (sec), key);
+        if (sec)
+            qc_set_err (err, errlen, "[%s] has no %s= (it names the file this "
+                        "step writes)", sec_name (sec), key);
+        else
+            qc_set_err (err, errlen, "%s= is required (it names the file this "
+                        "step writes)", key);
         return -1;
     }
     size_t n = strlen (word);
