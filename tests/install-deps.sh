@@ -17,8 +17,9 @@ BUILD="build-essential gcc make binutils pkg-config
 # checks generated slides with them), awk, python3 (the dependency check),
 # python3-shapely (GEOS, the C++ twin of the JTS that QuPath reads GeoJSON
 # with: test_histoqc_configs.sh checks saveMask2Geojson's polygons with
+# it), python3-numpy (the same test redoes skimage's equalize_hist with
 # it); apt for this script itself.
-TESTS="openslide-tools mawk python3 python3-shapely apt"
+TESTS="openslide-tools mawk python3 python3-shapely python3-numpy apt"
 PKGS="$BUILD $TESTS"
 
 case "${1:-}" in

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 
 #include "kernels/modules/masks.h"
-#include "kernels/pixel_math.h"
 #include "kernels/run_state.h"
 
 int
@@ -20,10 +19,21 @@ qc_ld_equalised (const qc_rgb_t *rgb, uint8_t *out)
 {
     if (!qc_rgb_valid (rgb) || !out)
         return -1;
+    /* skimage's img_as_float multiplies by 1/255 (qc_px_unit divides,
+     * which differs in the last bit for some values); a neutral gray v
+     * has rgb2gray * 255 within a rounding of v itself, so that bit
+     * decides whether it truncates to v or v - 1 */
+    double t[3][256];
+    for (int v = 0; v < 256; v++) {
+        double unit = v * (1.0 / 255.0);
+        t[0][v] = unit * 0.2125;
+        t[1][v] = unit * 0.7154;
+        t[2][v] = unit * 0.0721;
+    }
     size_t n = qc_npix (rgb->w, rgb->h), hist[256] = { 0 };
     for (size_t i = 0; i < n; i++) {
         const uint8_t *p = rgb->px + 3 * i;
-        out[i] = (uint8_t) (qc_px_gray (p[0], p[1], p[2]) * 255.0);
+        out[i] = (uint8_t) ((t[0][p[0]] + t[1][p[1]] + t[2][p[2]]) * 255.0);
         hist[out[i]]++;
     }
     uint8_t map[256];

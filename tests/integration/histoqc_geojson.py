@@ -19,54 +19,13 @@ Prints one line of figures; exit 0 when every check holds, 1 otherwise.
 Needs Debian's python3-shapely (tests/install-deps.sh).
 """
 import json
-import struct
+import os
 import sys
-import zlib
 
 from shapely.geometry import shape
 
-
-def png_gray(path):
-    """Width, height and the first channel of an 8-bit gray or RGB PNG."""
-    with open(path, "rb") as f:
-        data = f.read()
-    if data[:8] != b"\x89PNG\r\n\x1a\n":
-        raise ValueError(path + ": not a PNG")
-    pos, idat, w, h, bpp = 8, b"", 0, 0, 1
-    while pos < len(data):
-        n, = struct.unpack(">I", data[pos:pos + 4])
-        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + n]
-        pos += 12 + n
-        if kind == b"IHDR":
-            w, h, depth, colour = struct.unpack(">IIBB", body[:10])
-            if depth != 8 or colour not in (0, 2):
-                raise ValueError(path + ": not 8-bit gray or RGB")
-            bpp = 1 if colour == 0 else 3
-        elif kind == b"IDAT":
-            idat += body
-    raw, stride = zlib.decompress(idat), w * bpp
-    prev, out, i = bytearray(stride), [], 0
-    for _ in range(h):
-        kind, row = raw[i], bytearray(raw[i + 1:i + 1 + stride])
-        i += 1 + stride
-        for x in range(stride):
-            a = row[x - bpp] if x >= bpp else 0
-            b = prev[x]
-            c = prev[x - bpp] if x >= bpp else 0
-            if kind == 1:
-                row[x] = (row[x] + a) & 255
-            elif kind == 2:
-                row[x] = (row[x] + b) & 255
-            elif kind == 3:
-                row[x] = (row[x] + (a + b) // 2) & 255
-            elif kind == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                row[x] = (row[x] + (a if pa <= pb and pa <= pc
-                                    else b if pb <= pc else c)) & 255
-        out.append(bytes(row[::bpp]))
-        prev = row
-    return w, h, out
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from png_read import png_read  # noqa: E402
 
 
 def rings_of(features):
@@ -126,7 +85,7 @@ def main(argv):
         problems.append("ids not distinct")
     line = "%d polygons, area %.0f" % (len(features), area)
     if len(argv) == 4:
-        w, h, rows = png_gray(argv[3])
+        w, h, rows = png_read(argv[3], channels=1)
         sx, sy = bw / w, bh / h
         mask = [bytearray(1 if v else 0 for v in row) for row in rows]
         count = sum(sum(row) for row in mask)

@@ -18,7 +18,9 @@
 #  - config_clinical's GeoJSON files are valid polygons for GEOS (the C++
 #    JTS that QuPath uses; tests/integration/histoqc_geojson.py) and draw
 #    back, pixel for pixel, to the masks saved beside them;
-#  - _equalized_thumb.png is 8-bit gray at the thumbnail's size;
+#  - _equalized_thumb.png is 8-bit gray at the thumbnail's size, and its
+#    pixels are those of skimage 0.19's functions as HistoQC calls them,
+#    written out with numpy (tests/integration/histoqc_equalise.py);
 #  - config_first (relative2mask in [BaseImage.BaseImage], no
 #    finalComputations section) gets HistoQC's relative2mask warning.
 # Also: a misspelt section name in config.ini is refused (exit 2, the
@@ -28,7 +30,7 @@
 REF=$SHARED/reference/histoqc
 [ -d "$REF/configs" ] && [ -d "$REF/data" ] || fail "HistoQC's configs not found in $REF"
 PY=/usr/bin/python3     # Debian's, where python3-shapely installs
-$PY -c 'import shapely' 2>/dev/null || fail "python3-shapely missing: run tests/install-deps.sh"
+$PY -c 'import shapely, numpy' 2>/dev/null || fail "python3-shapely or python3-numpy missing: run tests/install-deps.sh"
 SLIDES=("$SHARED"/slides/real/*)
 
 # ---- HistoQC's columns, module by module (names from its source) -------
@@ -174,9 +176,12 @@ for cfg in config_ihc config_v2.1; do
         eq=$(png_info "$d/${name}_equalized_thumb.png") th=$(png_info "$d/${name}_thumb.png")
         [ "${eq% *}" = "${th% *}" ] && [ "${eq##* }" = 0 ] \
             || fail "$cfg $name: _equalized_thumb.png is $eq (w h colour type), _thumb.png $th"
+        $PY "$ROOT/tests/integration/histoqc_equalise.py" "$d/${name}_thumb.png" \
+            "$d/${name}_equalized_thumb.png" >"$T/eq.log" 2>&1 \
+            || fail "$cfg $name: $(cat "$T/eq.log")"
     done
 done
-pass "_equalized_thumb.png: 8-bit gray at the thumbnail's size"
+pass "_equalized_thumb.png: 8-bit gray at the thumbnail's size, skimage 0.19's pixels (numpy, 8 slides)"
 
 w=$(cell "$T/config_first/results.tsv" CMU-1-Small-Region.svs warnings)
 [[ $w == *"relative2mask is not supported in BasicModule.finalComputations. Using absolute instead."* ]] \
