@@ -5,7 +5,16 @@
  * (rgb2gray * 255) truncated, the minimum is skimage rank.minimum (the
  * disk clipped at the image edge), _bright.png shows the removed pixels
  * and brightestPixels is the mask statistic; the mask it keeps is kept
- * as img_mask_bright, as HistoQC names it. */
+ * as img_mask_bright, as HistoQC names it.
+ *
+ * Known difference: the 8-bit gray here comes from the run's float32
+ * gray image, HistoQC's from skimage's float64 one (which multiplies by
+ * 1/255): 33 neutral grays (25, 27, ..., 200, 210, ..., 251) truncate one
+ * higher here, so a pixel of such a gray right at upper_threshold + 1
+ * can fall on the other side. At HistoQC's upper_threshold 210 no pixel
+ * of the real slides does (checked against numpy on their thumbnails).
+ * saveEqualisedImage, where every value counts, uses skimage's
+ * arithmetic. */
 #include "kernels/modules/masks.h"
 #include "kernels/run_state.h"
 
