@@ -628,7 +628,7 @@ qc_run_state_free (qc_run_t *run)
 }
 
 const qc_mask_t *
-qc_run_named_mask (qc_run_t *run, const char *name)
+qc_run_find_mask (qc_run_t *run, const char *name)
 {
     if (!run || !name)
         return NULL;
@@ -637,7 +637,14 @@ qc_run_named_mask (qc_run_t *run, const char *name)
     const qc_mask_t *m = qc_run_kept_mask (run, name);
     if (!m && strncmp (name, "img_mask_", 9) == 0)
         m = qc_run_kept_mask (run, name + 9);
-    if (!m)
+    return m;
+}
+
+const qc_mask_t *
+qc_run_named_mask (qc_run_t *run, const char *name)
+{
+    const qc_mask_t *m = qc_run_find_mask (run, name);
+    if (!m && run && name && strcmp (name, "img_mask_use") != 0)
         qc_run_fail (run, "mask_name '%.100s': no earlier step made a mask of "
                      "that name (img_mask_use, or a mask such as "
                      "pen_markings that a step keeps)", name);

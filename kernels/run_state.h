@@ -56,6 +56,10 @@ const qc_mask_t *qc_run_kept_mask (const qc_run_t *run, const char *name);
  * or a kept mask with or without HistoQC's "img_mask_" prefix. Fails the
  * slide with a reason (and returns NULL) when no step kept that mask. */
 const qc_mask_t *qc_run_named_mask (qc_run_t *run, const char *name);
+/* The same lookup without failing the slide: NULL when no step kept the
+ * mask (or, for img_mask_use, when the image cannot be read: the run
+ * has failed then). */
+const qc_mask_t *qc_run_find_mask (qc_run_t *run, const char *name);
 /* HistoQC's img_mask_force: marks the kept mask name as one that
  * saveFinalMask clears from img_mask_use again (ClassificationModule
  * forces pen_markings and coverslip_edge, so that a later hole filling

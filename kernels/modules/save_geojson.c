@@ -174,18 +174,6 @@ check (const qc_config_section_t *sec, char *err, size_t errlen)
     return read_params (sec, &suffix, &mask_name, err, errlen);
 }
 
-/* HistoQC's s[mask_name]; NULL (no failure) when no step made it. */
-static const qc_mask_t *
-find_mask (qc_run_t *run, const char *name)
-{
-    if (strcmp (name, "img_mask_use") == 0)
-        return qc_run_mask (run);
-    const qc_mask_t *m = qc_run_kept_mask (run, name);
-    if (!m && strncmp (name, "img_mask_", 9) == 0)
-        m = qc_run_kept_mask (run, name + 9);
-    return m;
-}
-
 static int
 run (qc_run_t *run)
 {
@@ -195,7 +183,7 @@ run (qc_run_t *run)
         return qc_run_fail (run, "%s", err);
     if (!qc_run_mask (run))      /* the image read, or the reason it failed */
         return -1;
-    const qc_mask_t *m = find_mask (run, mask_name);
+    const qc_mask_t *m = qc_run_find_mask (run, mask_name);
     if (!m) {
         qc_run_warn (run, "The `%.64s` mask doesn't exist (no earlier step "
                      "made it). Please use correct mask name; no %s.geojson "
