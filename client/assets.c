@@ -448,6 +448,14 @@ apply_edits (const char *text, size_t textlen, const lines_t *l, edit_t *edits,
             if (append (&out, &len, s, keep) || append (&out, &len, " ", 1)
                 || append (&out, &len, edits[e].text, strlen (edits[e].text)))
                 goto oom;
+            /* comment lines inside the value are kept, after it */
+            for (size_t j = i + 1; j < (size_t) edits[e].last; j++) {
+                const char *c = l->starts[j];
+                size_t cn = line_len (l, text, textlen, j), a = indent_of (c, cn);
+                if (a < cn && (c[a] == '#' || c[a] == ';')
+                    && (append (&out, &len, c, cn) || append (&out, &len, "\n", 1)))
+                    goto oom;
+            }
             i = (size_t) edits[e].last - 1;
             e++;
             continue;
