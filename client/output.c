@@ -391,6 +391,12 @@ qc_output_plan (qc_output_t *o, const char *path)
     return 0;
 }
 
+const char *
+qc_output_name_of (const qc_output_t *o, uint64_t idx)
+{
+    return o && idx < o->nslides ? o->slides[idx].name : NULL;
+}
+
 size_t
 qc_output_planned (const qc_output_t *o)
 {

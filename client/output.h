@@ -70,6 +70,8 @@ int qc_output_set_job (qc_output_t *self, uint64_t job, const char *broker,
 /* Reads .qc-job of an earlier run: job id and how many results were
  * written. -1 when absent. */
 int qc_output_read_job (const char *outdir, uint64_t *job, uint64_t *written);
+/* The output name of task idx (client/names.h), or NULL. */
+const char *qc_output_name_of (const qc_output_t *self, uint64_t idx);
 /* True when the task index was already written. */
 bool qc_output_has (const qc_output_t *self, uint64_t idx);
 uint64_t qc_output_written (const qc_output_t *self);

@@ -72,8 +72,10 @@ on_result (session_t *s, qc_msg_t *m)
         s->fatal = true;
         s->exit_code = QC_EXIT_FAILED;
     }
-    qc_progress_slide (&s->progress, m->result->ok, base_name (m->path), m->worker,
-                       m->result->error);
+    /* the name this slide has in the output folder, not the worker's */
+    const char *name = qc_output_name_of (s->cfg->out, m->idx);
+    qc_progress_slide (&s->progress, m->result->ok, name ? name : base_name (m->path),
+                       m->worker, m->result->error);
     qc_waiting_progress (&s->waiting, zclock_mono ());
 }
 
