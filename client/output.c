@@ -34,6 +34,7 @@ struct qc_output {
     char *header;             /* header lines of a new results.tsv */
     bool new_header;          /* results.tsv is started afresh (-f) */
     qc_records_t records;     /* what earlier runs recorded */
+    char *command_line;       /* for qc.log when the job starts */
     qc_names_t *names;
     slide_t *slides;          /* the job's slides, by task index */
     size_t nslides, cap_slides;
@@ -59,6 +60,16 @@ open_in (qc_output_t *o, const char *name, const char *mode, char *err, size_t e
     FILE *f = p ? fopen (p, mode) : NULL;
     if (!f)
         snprintf (err, errlen, "cannot open %s: %s", p ? p : name, strerror (errno));
+    free (p);
+    return f;
+}
+
+/* OUTDIR/name opened to read, or NULL (absent: nothing to read). */
+static FILE *
+read_in (const qc_output_t *o, const char *name)
+{
+    char *p = path_in (o, name);
+    FILE *f = p ? fopen (p, "r") : NULL;
     free (p);
     return f;
 }
@@ -227,22 +238,27 @@ choose_columns (qc_output_t *o, const qc_output_config_t *cfg, char *err, size_t
     return rc;
 }
 
-/* The job's slides from .qc-slides (attach). */
+/* The job's slides from .qc-slides (attach), when it is that job's. */
 static void
-read_slides (qc_output_t *o)
+read_slides (qc_output_t *o, uint64_t job)
 {
-    char *p = path_in (o, SLIDESFILE);
-    FILE *f = p ? fopen (p, "r") : NULL;
-    free (p);
+    FILE *f = read_in (o, SLIDESFILE);
     if (!f)
         return;
     char *line = NULL;
     size_t cap = 0;
+    unsigned long long of = 0;
+    if (getline (&line, &cap, f) <= 0 || sscanf (line, "job %llu", &of) != 1 || of != job) {
+        /* another job's (or none): names then come from the results */
+        free (line);
+        fclose (f);
+        return;
+    }
     while (getline (&line, &cap, f) > 0) {
         line[strcspn (line, "\n")] = '\0';
         char *tab = strchr (line, '\t');
         if (!tab)
-            continue;           /* the "job N" line */
+            continue;
         *tab = '\0';
         char *name = qc_unescape_dup (line), *path = qc_unescape_dup (tab + 1);
         if (name && path && qc_names_claim (o->names, name, path) == 0)
@@ -259,9 +275,7 @@ read_slides (qc_output_t *o)
 static void
 read_journal (qc_output_t *o)
 {
-    char *p = path_in (o, JOBFILE);
-    FILE *f = p ? fopen (p, "r") : NULL;
-    free (p);
+    FILE *f = read_in (o, JOBFILE);
     if (!f)
         return;
     char line[128];
@@ -284,13 +298,34 @@ open_files (qc_output_t *o, char *err, size_t errlen)
     return 0;
 }
 
+/* mkdir -p */
+static int
+make_folder (const char *dir)
+{
+    char *p = strdup (dir);
+    if (!p)
+        return -1;
+    for (char *s = p + 1; *s; s++)
+        if (*s == '/') {
+            *s = '\0';
+            if (mkdir (p, 0777) && errno != EEXIST) {
+                free (p);
+                return -1;
+            }
+            *s = '/';
+        }
+    int rc = mkdir (p, 0777) && errno != EEXIST ? -1 : 0;
+    free (p);
+    return rc;
+}
+
 qc_output_t *
 qc_output_open (const qc_output_config_t *cfg, bool attach, char *err,
                 size_t errlen)
 {
     if (!cfg || !cfg->outdir || !err)
         return NULL;
-    if (mkdir (cfg->outdir, 0777) && errno != EEXIST) {
+    if (make_folder (cfg->outdir) != 0) {
         snprintf (err, errlen, "cannot create %s: %s", cfg->outdir, strerror (errno));
         return NULL;
     }
@@ -306,6 +341,7 @@ qc_output_open (const qc_output_config_t *cfg, bool attach, char *err,
     zlistx_set_destructor (o->unread, (zlistx_destructor_fn *) zstr_free);
     o->attach = attach;
     o->force = cfg->force;
+    o->command_line = cfg->command_line ? strdup (cfg->command_line) : NULL;
     o->lock_fd = -1;
     if (lock_folder (o, err, errlen)
         || qc_records_read (&o->records, o->outdir, o->names, err, errlen)
@@ -316,7 +352,7 @@ qc_output_open (const qc_output_config_t *cfg, bool attach, char *err,
         return NULL;
     }
     if (attach) {
-        read_slides (o);
+        read_slides (o, cfg->attach_job);
         read_journal (o);
         if (open_files (o, err, errlen) || !(o->journal = open_in (o, JOBFILE, "a", err, errlen))) {
             qc_output_close (&o);
@@ -340,6 +376,7 @@ qc_output_close (qc_output_t **self_p)
         free (o->columns[i]);
     free (o->columns);
     free (o->header);
+    free (o->command_line);
     qc_records_free (&o->records);
     qc_names_destroy (&o->names);
     for (size_t i = 0; i < o->nslides; i++) {
@@ -489,6 +526,10 @@ qc_output_set_job (qc_output_t *o, uint64_t job, const char *broker, char *err,
         snprintf (err, errlen, "cannot write %s/error.log: %s", o->outdir, strerror (errno));
         return -1;
     }
+    qc_output_note (o, "INFO", "qc-submit %s: job %" PRIu64 ", %zu slides sent, %zu not "
+                    "readable here (command line: %s)", job ? "started" : "had nothing to run",
+                    job, job ? o->nslides : 0, zlistx_size (o->unread),
+                    o->command_line ? o->command_line : "");
     if (job == 0)
         return 0;
     if (write_atomically (o, SLIDESFILE, fill_slides, job) != 0

@@ -41,9 +41,11 @@ typedef struct {
     size_t ncolumns;
     bool force;                /* -f: a results.tsv of other columns is
                                   started afresh (the old one kept) */
+    uint64_t attach_job;       /* --attach: the job whose slides to read */
 } qc_output_config_t;
 
-/* Opens (creating the folder when missing) and locks the folder, and
+/* Opens (creating the folder and its parents when missing) and locks
+ * the folder, and
  * reads what earlier runs recorded; attach also reads the job's slides
  * and journal. NULL with a message in err (another qc-submit holds the
  * folder; a results.tsv of other columns without -f; ...). */

@@ -16,6 +16,22 @@ in_dir (const char *outdir, const char *name)
     return asprintf (&p, "%s/%s", outdir, name) < 0 ? NULL : p;
 }
 
+/* Opens OUTDIR/name to read: 1 opened, 0 not there, -1 (err) else. */
+static int
+open_record (const char *outdir, const char *name, FILE **f, char *err, size_t errlen)
+{
+    char *path = in_dir (outdir, name);
+    *f = path ? fopen (path, "r") : NULL;
+    int e = errno;
+    free (path);
+    if (*f)
+        return 1;
+    if (e == ENOENT)
+        return 0;
+    snprintf (err, errlen, "cannot read %s/%s: %s", outdir, name, strerror (e));
+    return -1;
+}
+
 static int
 column (const qc_records_t *r, const char *name)
 {
@@ -65,17 +81,10 @@ static int
 read_tsv (qc_records_t *r, const char *outdir, qc_names_t *names, char *err,
           size_t errlen)
 {
-    char *path = in_dir (outdir, "results.tsv");
-    FILE *f = path ? fopen (path, "r") : NULL;
-    if (!f) {
-        int e = errno;
-        free (path);
-        if (e == ENOENT)
-            return 0;
-        snprintf (err, errlen, "cannot read %s/results.tsv: %s", outdir, strerror (e));
-        return -1;
-    }
-    free (path);
+    FILE *f;
+    int o = open_record (outdir, "results.tsv", &f, err, errlen);
+    if (o <= 0)
+        return o;
     char *line = NULL;
     size_t cap = 0;
     int fcol = -1, pcol = -1, rc = 0;
@@ -125,17 +134,10 @@ failure_kind (const char *reason)
 static int
 read_errors (qc_records_t *r, const char *outdir, char *err, size_t errlen)
 {
-    char *path = in_dir (outdir, "error.log");
-    FILE *f = path ? fopen (path, "r") : NULL;
-    if (!f) {
-        int e = errno;
-        free (path);
-        if (e == ENOENT)
-            return 0;
-        snprintf (err, errlen, "cannot read %s/error.log: %s", outdir, strerror (e));
-        return -1;
-    }
-    free (path);
+    FILE *f;
+    int o = open_record (outdir, "error.log", &f, err, errlen);
+    if (o <= 0)
+        return o;
     char *line = NULL;
     size_t cap = 0;
     while (getline (&line, &cap, f) > 0) {

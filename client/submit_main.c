@@ -323,7 +323,7 @@ main (int argc, char **argv)
                              .config_file = o.config_path ? o.config_path : "default",
                              .pipeline = pipeline ? qc_pipeline_description (pipeline) : NULL,
                              .command_line = cmdline, .columns = cols, .ncolumns = ncol,
-                             .force = o.force};
+                             .force = o.force, .attach_job = o.attach};
     out = qc_output_open (&oc, o.attach != 0, err, sizeof err);
     free (cols);
     free (cmdline);

@@ -40,10 +40,19 @@ qc_asset_ref_parse (const char *path, char hex[65])
     return 1;
 }
 
-static int
-read_disk (const char *path, unsigned char **data, size_t *size, char *err,
-           size_t errlen)
+int
+qc_file_read_all (const char *path, size_t max, unsigned char **data, size_t *size,
+                  char *err, size_t errlen)
 {
+    char dummy[8];
+    if (!err || !errlen) {
+        err = dummy;
+        errlen = sizeof dummy;
+    }
+    if (!path || !data || !size) {
+        snprintf (err, errlen, "no file named");
+        return -1;
+    }
     FILE *f = fopen (path, "rb");
     if (!f) {
         snprintf (err, errlen, "%s: %s", path, strerror (errno));
@@ -54,7 +63,7 @@ read_disk (const char *path, unsigned char **data, size_t *size, char *err,
     int rc = 0;
     for (;;) {
         if (n == cap) {
-            if (cap >= MAX_FILE_BYTES) {
+            if (cap >= max) {
                 snprintf (err, errlen, "%s: file too large", path);
                 rc = -1;
                 break;
@@ -116,7 +125,7 @@ qc_asset_read (const char *path, unsigned char **data, size_t *size,
                   "which qc-submit sends)", path);
         return -1;
     }
-    return read_disk (path, data, size, err, errlen);
+    return qc_file_read_all (path, MAX_FILE_BYTES, data, size, err, errlen);
 }
 
 int

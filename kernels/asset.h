@@ -33,6 +33,11 @@ int qc_asset_read (const char *path, unsigned char **data, size_t *size,
 /* 1 when qc_asset_read would find something to read. */
 int qc_asset_exists (const char *path);
 
+/* Reads a whole file of at most max bytes from disk (whatever the
+ * setting below): malloc'd bytes, or -1 with a reason naming path. */
+int qc_file_read_all (const char *path, size_t max, unsigned char **data,
+                      size_t *size, char *err, size_t errlen);
+
 /* Whether paths that are not asset references may be read from this
  * machine's disk (default 1). Process-wide. */
 void qc_asset_allow_disk (int allow);

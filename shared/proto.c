@@ -384,7 +384,8 @@ pack_field (msgpack_packer *pk, const qc_msg_t *m, int f)
             msgpack_pack_array (pk, 2);
             pack_str (pk, a->name);
             msgpack_pack_bin (pk, a->size);
-            msgpack_pack_bin_body (pk, a->data, a->size);
+            if (a->size)        /* an empty file may have no buffer */
+                msgpack_pack_bin_body (pk, a->data, a->size);
         }
         break;
     case T_RESULT:

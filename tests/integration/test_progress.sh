@@ -8,6 +8,12 @@
 
 R=$SHARED/slides/real
 mkdir -p "$T/c"
+# interrupt PID: SIGINT, then its exit code in RC (bounded wait)
+interrupt() {
+    kill -INT "$1"
+    for _ in $(seq 1 300); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+    wait "$1"; RC=$?
+}
 for i in 1 2 3 4 5 6; do ln -s "$R/CMU-1-Small-Region-pyramid.svs" "$T/c/p$i.svs"; done
 
 # every slide warns about its missing macro image: printed once
@@ -44,10 +50,8 @@ sub=$!
 PIDS+=($sub)
 wait_for "no-GPU message" 10 "grep -q 'this job runs only on GPUs (--gpu-only) and none of the 1 workers connected' '$T/gpu.log'"
 job=$(awk '/^job /{print $2; exit}' "$T/gpu/.qc-job")
-kill -INT $sub
-for _ in $(seq 1 100); do kill -0 $sub 2>/dev/null || break; sleep 0.1; done
-wait $sub; rc=$?
-[ $rc -eq 130 ] || fail "Ctrl-C with a broker: exit $rc, expected 130"
+interrupt $sub
+[ $RC -eq 130 ] || fail "Ctrl-C with a broker: exit $RC, expected 130"
 grep -q "interrupted. 0 results are kept in $T/gpu" "$T/gpu.log" || fail "what was kept: $(tail -5 "$T/gpu.log")"
 grep -q "qc-submit --broker tcp://127.0.0.1:$port --attach $job -o $T/gpu" "$T/gpu.log" \
     || fail "how to go on: $(tail -5 "$T/gpu.log")"
@@ -60,10 +64,8 @@ pass "--gpu-only without a GPU worker: said; Ctrl-C: exit 130, attach and cancel
 sub=$!
 PIDS+=($sub)
 wait_for "local no-GPU message" 10 "grep -q -- '--gpu-only, and the one-process mode has no GPU worker' '$T/lgpu.log'"
-kill -INT $sub
-for _ in $(seq 1 100); do kill -0 $sub 2>/dev/null || break; sleep 0.1; done
-wait $sub; rc=$?
-[ $rc -eq 130 ] || fail "Ctrl-C in one process: exit $rc, expected 130"
+interrupt $sub
+[ $RC -eq 130 ] || fail "Ctrl-C in one process: exit $RC, expected 130"
 grep -q "run the same qc-submit command again: the slides already in $T/lgpu are skipped" \
     "$T/lgpu.log" || fail "how to resume: $(tail -4 "$T/lgpu.log")"
 pass "one process: --gpu-only said, Ctrl-C exits 130 and says how to resume"
@@ -75,10 +77,8 @@ for i in $(seq -w 1 40); do ln -s "$R/CMU-1-Small-Region.svs" "$T/many/s$i.svs";
 sub=$!
 PIDS+=($sub)
 wait_for "some results" 60 "[ \$(grep -c '^ok' '$T/int.log') -ge 3 ]"
-kill -INT $sub
-for _ in $(seq 1 300); do kill -0 $sub 2>/dev/null || break; sleep 0.1; done
-wait $sub; rc=$?
-[ $rc -eq 130 ] || fail "Ctrl-C mid-run: exit $rc"
+interrupt $sub
+[ $RC -eq 130 ] || fail "Ctrl-C mid-run: exit $RC"
 kept=$(grep -vc '^#' "$T/int/results.tsv")
 [ "$kept" -ge 3 ] && [ "$kept" -lt 40 ] || fail "$kept rows kept"
 grep -q "interrupted. $kept results are kept" "$T/int.log" || fail "count kept: $(tail -3 "$T/int.log")"
