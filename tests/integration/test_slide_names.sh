@@ -79,6 +79,22 @@ wait_for "worker registered" 10 "workers_registered $port 1"
 check_folder "$T/broker" "$T/broker.log"
 pass "through a broker: the same"
 
+# a client killed mid-job: --attach names the rest from .qc-slides, as
+# the submitting run would have (never from the paths workers send)
+kill $WORKER_PID
+start_worker $port w2 --slots 1 --heartbeat-ms 200 --task-delay-ms 400
+wait_for "slow worker registered" 10 "workers_registered $port 1"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/attach" "$C" >"$T/first.log" 2>&1 &
+sub=$!
+wait_for "some results" 30 "[ \$(grep -c '^ok\|^FAILED' '$T/first.log') -ge 2 ]"
+kill -9 $sub
+wait $sub 2>/dev/null
+job=$(awk '/^job /{print $2; exit}' "$T/attach/.qc-job")
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --attach "$job" -o "$T/attach" >"$T/attach.log" 2>&1
+[ $? -le 1 ] || fail "attach: $(tail -3 "$T/attach.log")"
+check_folder "$T/attach" "$T/broker.log"
+pass "a client killed mid-job, then --attach: the same names and rows"
+
 # the rerun knows every odd name again (path identity survives escaping)
 "$BIN/qc-submit" -o "$T/local" "$C" >"$T/again.log" 2>&1
 grep -q "already has $N of these $N slides" "$T/again.log" || fail "rerun: $(cat "$T/again.log")"
