@@ -99,3 +99,13 @@ pass "a client killed mid-job, then --attach: the same names and rows"
 "$BIN/qc-submit" -o "$T/local" "$C" >"$T/again.log" 2>&1
 grep -q "already has $N of these $N slides" "$T/again.log" || fail "rerun: $(cat "$T/again.log")"
 pass "a rerun recognises every slide by its path, odd bytes included"
+
+# a path longer than the protocol carries (4096 bytes) cannot be sent:
+# one error line for it, and the rest runs
+printf '%s/%s.svs\n' "$C" "$(printf 'P%.0s' $(seq 1 5000))" >"$T/long.list"
+echo "$C/a/slide.svs" >>"$T/long.list"
+"$BIN/qc-submit" -o "$T/longpath" --list "$T/long.list" >"$T/longpath.log" 2>&1
+[ $? -eq 1 ] || fail "a 5000-byte path: exit 1 expected: $(tail -3 "$T/longpath.log")"
+grep -q "path longer than 4096 bytes" "$T/longpath/error.log" || fail "no error line for it"
+[ "$(grep -vc '^#' "$T/longpath/results.tsv")" -eq 1 ] || fail "the other slide did not run"
+pass "a 5000-byte path: one error line, the run goes on"
