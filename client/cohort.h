@@ -4,10 +4,11 @@
  *   - a folder: its slide files (by extension), searched recursively,
  *     at most QC_COHORT_MAX_DEPTH folders deep, each folder visited once
  *     (so symbolic-link loops end), hidden folders skipped;
- *   - a quoted glob pattern ("*.svs", or "data/" "**" "/" "*.ndpi" as
- *     one word): '*', '?' and '[...]' in any path component, a "**"
- *     component for any number of folders (none included); a match
- *     that is a folder, or a pattern ending in "**", is searched as
+ *   - a quoted glob pattern: '*', '?' and '[...]' in any path component
+ *     ("slides/ *.svs" without the blank), and a component that is only
+ *     two stars for any number of folders, none included (as Python's
+ *     glob with recursive=True, which HistoQC uses); a match that is a
+ *     folder, or a pattern ending in the two stars, is searched as
  *     above;
  *   - a .tsv file (a positional argument ending in .tsv, or any --list
  *     file): the first column of each line names a slide; lines starting
