@@ -217,6 +217,7 @@ handle (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
     case QC_STARTED: on_started (b, w, m); break;
     case QC_RESULT: on_result (b, w, m); break;
     case QC_DISCONNECT: on_worker_disconnect (b, w, m); break;
+    case QC_FETCH: jobs_on_fetch (b, from, m); break;
     default:
         qc_log (QC_LOG_WARNING, MOD, "%s from worker %s makes no sense: dropped",
                 qc_command_name (m->command), w->name);

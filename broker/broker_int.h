@@ -33,6 +33,9 @@ typedef struct {
     uint64_t id;
     sched_job_t *sj;
     char *config;
+    qc_asset_t *assets;       /* the files its config names (SUBMIT), given
+                                 to each worker that asks (FETCH) */
+    size_t nassets;
     char *name;               /* client's label for the job */
     uint8_t resource;
     zframe_t *client;         /* routing id of the attached client */
@@ -76,6 +79,8 @@ void jobs_on_attach (qc_broker_t *b, zframe_t *from, qc_msg_t *m);
 void jobs_on_ack (qc_broker_t *b, zframe_t *from, qc_msg_t *m);
 void jobs_on_cancel (qc_broker_t *b, zframe_t *from, qc_msg_t *m);
 void jobs_on_client_heartbeat (qc_broker_t *b, zframe_t *from);
+/* A worker asks for a job's config assets: answer ASSETS. */
+void jobs_on_fetch (qc_broker_t *b, zframe_t *from, qc_msg_t *m);
 /* A first result for a task: queue it for the client. */
 void jobs_deliver_result (qc_broker_t *b, job_rec_t *job, qc_msg_t *m);
 void jobs_forward_log (qc_broker_t *b, job_rec_t *job, qc_msg_t *m);

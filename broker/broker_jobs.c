@@ -32,6 +32,11 @@ job_rec_destroy (void *item)
     if (!j)
         return;
     free (j->config);
+    for (size_t i = 0; i < j->nassets; i++) {
+        free (j->assets[i].name);
+        free (j->assets[i].data);
+    }
+    free (j->assets);
     free (j->name);
     zframe_destroy (&j->client);
     for (size_t i = 0; i < j->noutbox; i++)
@@ -261,6 +266,8 @@ jobs_on_submit (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
         job->id = b->next_job++;
         job->resource = m->resource;
         job->config = m->config; m->config = NULL;
+        job->assets = m->assets; m->assets = NULL;
+        job->nassets = m->nassets; m->nassets = 0;
         job->name = m->name; m->name = NULL;
         job->sj = sched_job_new (b->sched, job->id, job);
         id_key (job->id, key, sizeof key);
@@ -300,6 +307,20 @@ jobs_on_submit (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
     qc_msg_send (&reply, zsock_resolve (b->router), from);
     sched_dispatch (b->sched);
     pump (b, job);      /* an empty final job is done at once */
+}
+
+void
+jobs_on_fetch (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
+{
+    /* a job the broker no longer knows has nothing to give: the empty
+     * answer lets the worker fail those tasks instead of waiting */
+    job_rec_t *job = jobs_lookup (b, m->job);
+    qc_msg_t reply = {.command = QC_ASSETS, .gpu = -1, .job = m->job,
+                      .assets = job ? job->assets : NULL,
+                      .nassets = job ? job->nassets : 0};
+    if (qc_msg_send (&reply, zsock_resolve (b->router), from))
+        qc_log (QC_LOG_ERROR, MOD, "job %" PRIu64 ": cannot send its %zu "
+                "config files to a worker", m->job, reply.nassets);
 }
 
 void

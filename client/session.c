@@ -5,7 +5,10 @@
 
 #include <string.h>
 
+#include "client/escape.h"
 #include "client/progress.h"
+#include "client/waiting.h"
+#include "client/warn_once.h"
 #include "shared/cli.h"
 #include "shared/log.h"
 
@@ -17,6 +20,8 @@ typedef struct {
     uint64_t acked;
     int64_t last_heard, next_beat, last_resync;
     qc_progress_t progress;
+    qc_waiting_t waiting;     /* says what a silent job waits for */
+    qc_warn_once_t *warn_once;
     bool accepted, done, fatal;
     int exit_code;
 } session_t;
@@ -67,20 +72,31 @@ on_result (session_t *s, qc_msg_t *m)
         s->fatal = true;
         s->exit_code = QC_EXIT_FAILED;
     }
-    qc_progress_slide (&s->progress, m->result->ok, base_name (m->path), m->worker,
-                       m->result->error);
+    /* the name this slide has in the output folder, not the worker's */
+    const char *name = qc_output_name_of (s->cfg->out, m->idx);
+    qc_progress_slide (&s->progress, m->result->ok, name ? name : base_name (m->path),
+                       m->worker, m->result->error);
+    qc_waiting_progress (&s->waiting, zclock_mono ());
 }
 
 static void
 on_log (session_t *s, qc_msg_t *m)
 {
     qc_output_log (s->cfg->out, m);
-    if (m->level >= QC_LOG_WARNING && !s->cfg->quiet) {
-        char line[QC_PROTO_MAX_TEXT + 1024];
+    if (m->level >= QC_LOG_WARNING && !s->cfg->quiet
+        && qc_warn_once_first (s->warn_once, m)) {
+        char line[4 * QC_PROTO_MAX_TEXT + 1024];
+        char *w = qc_escape_dup (m->worker ? m->worker : "?");
+        char *sl = qc_escape_dup (m->slide ? m->slide : "");
+        char *mo = qc_escape_dup (m->module ? m->module : "");
+        char *me = qc_escape_dup (m->message);
         snprintf (line, sizeof line, "%s %s [%s] %s: %s",
-                  m->level >= QC_LOG_ERROR ? "ERROR" : "WARNING",
-                  m->worker ? m->worker : "?", m->slide ? m->slide : "",
-                  m->module ? m->module : "", m->message);
+                  m->level >= QC_LOG_ERROR ? "ERROR" : "WARNING", w ? w : "?",
+                  sl ? sl : "", mo ? mo : "", me ? me : "");
+        free (w);
+        free (sl);
+        free (mo);
+        free (me);
         qc_progress_print (&s->progress, line);
     }
 }
@@ -104,6 +120,9 @@ on_message (session_t *s, qc_msg_t *m)
         break;
     case QC_LOG:
         on_log (s, m);
+        break;
+    case QC_STATUS_REPLY:
+        qc_waiting_on_status (&s->waiting, m, &s->progress);
         break;
     case QC_DONE:
         if (m->job == s->job && qc_output_written (s->cfg->out) < m->total)
@@ -147,7 +166,9 @@ submit_all (session_t *s)
                       .slides = c->slides + base, .nslides = n,
                       .config = base == 0 ? (char *) c->config_text : NULL,
                       .resource = c->resource, .final = base + n >= c->nslides,
-                      .name = getenv ("USER")};
+                      .name = getenv ("USER"),
+                      .assets = base == 0 ? (qc_asset_t *) c->assets : NULL,
+                      .nassets = base == 0 ? c->nassets : 0};
         if (send_msg (s, &m))
             return -1;
         if (base == 0) {
@@ -166,12 +187,38 @@ submit_all (session_t *s)
             }
             if (!s->accepted)
                 return -1;
-            qc_output_set_job (c->out, s->job, c->local ? "local" : c->endpoint);
+            char err[1024];
+            if (qc_output_set_job (c->out, s->job, c->local ? "local" : c->endpoint,
+                                   err, sizeof err)) {
+                fprintf (stderr, "qc-submit: %s\n", err);
+                s->fatal = true;
+                s->exit_code = QC_EXIT_FAILED;
+                return -1;
+            }
         }
         if (c->nslides == 0)
             break;
     }
     return 0;
+}
+
+/* Ctrl-C (or SIGTERM): what is kept and how to go on. */
+static void
+say_interrupted (session_t *s)
+{
+    const qc_session_config_t *c = s->cfg;
+    const char *dir = c->outdir ? c->outdir : "OUTDIR";
+    fprintf (stderr, "\nqc-submit: interrupted. %" PRIu64 " results are kept in %s "
+             "(results.tsv, error.log, a folder per slide).\n",
+             qc_output_written (c->out), dir);
+    if (c->local || !s->accepted)
+        fprintf (stderr, "To go on, run the same qc-submit command again: the slides "
+                 "already in %s are skipped (-f redoes them).\n", dir);
+    else
+        fprintf (stderr, "Job %" PRIu64 " goes on at the broker. Fetch the rest with:\n"
+                 "  qc-submit --broker %s --attach %" PRIu64 " -o %s\n"
+                 "or stop it with: qc-submit --broker %s --cancel %" PRIu64 "\n",
+                 s->job, c->endpoint, s->job, dir, c->endpoint, s->job);
 }
 
 static int
@@ -216,6 +263,7 @@ qc_session_run (const qc_session_config_t *cfg)
         return rc;
     }
     qc_progress_init (&s.progress, cfg->nslides, cfg->quiet);
+    s.warn_once = qc_warn_once_new ();
     if (cfg->attach_job) {
         s.job = cfg->attach_job;
         uint64_t written = qc_output_written (cfg->out);
@@ -224,18 +272,25 @@ qc_session_run (const qc_session_config_t *cfg)
         qc_msg_t a = {.command = QC_ATTACH, .gpu = -1, .job = s.job, .seq = written};
         send_msg (&s, &a);
     } else if (submit_all (&s)) {
-        if (!s.fatal) {
+        if (qc_cli_signals && !s.fatal) {
+            fprintf (stderr, "\nqc-submit: interrupted before the broker accepted the "
+                     "job: nothing was written\n");
+            s.exit_code = QC_EXIT_INTERRUPTED;
+        } else if (!s.fatal) {
             fprintf (stderr, "qc-submit: no answer from broker %s in %u s\n",
                      cfg->endpoint, cfg->timeout_s);
             s.exit_code = QC_EXIT_NO_BROKER;
         }
         zsock_destroy (&s.sock);
+        qc_warn_once_destroy (&s.warn_once);
         return s.exit_code;
     }
     if (!cfg->quiet && !cfg->local)
         fprintf (stderr, "job %" PRIu64 " on %s: %zu slides\n", s.job, cfg->endpoint,
                  cfg->nslides);
     s.last_heard = zclock_mono ();
+    qc_waiting_init (&s.waiting, cfg->wait_warn_s, cfg->resource, cfg->local,
+                     cfg->endpoint, s.last_heard);
     zpoller_t *poller = zpoller_new (s.sock, NULL);
     int64_t lost_after = (int64_t) cfg->heartbeat_ms * cfg->liveness;
     if (!cfg->attach_job)
@@ -270,6 +325,10 @@ qc_session_run (const qc_session_config_t *cfg)
             send_msg (&s, &hb);
             s.next_beat = now + cfg->heartbeat_ms;
         }
+        if (qc_waiting_due (&s.waiting, now)) {
+            qc_msg_t st = {.command = QC_STATUS, .gpu = -1};
+            send_msg (&s, &st);
+        }
         if (now - s.last_heard > lost_after) {
             fprintf (stderr, "\nqc-submit: lost broker %s (silent %" PRId64 " s)\n",
                      cfg->endpoint, (now - s.last_heard) / 1000);
@@ -279,6 +338,14 @@ qc_session_run (const qc_session_config_t *cfg)
     }
     zpoller_destroy (&poller);
     qc_progress_finish (&s.progress);
+    if (!cfg->quiet)
+        qc_warn_once_summary (s.warn_once, stderr);
+    qc_warn_once_destroy (&s.warn_once);
+    if (qc_cli_signals && !s.done) {
+        say_interrupted (&s);
+        zsock_destroy (&s.sock);
+        return QC_EXIT_INTERRUPTED;
+    }
     if (!s.done && !cfg->local && s.accepted) {
         fprintf (stderr, "job %" PRIu64 " goes on at the broker; reattach with:\n"
                  "  qc-submit --broker %s --attach %" PRIu64 " -o OUTDIR\n",

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "kernels/asset.h"
 #include "kernels/pixel_math.h"
 #include "kernels/png_io.h"
 
@@ -75,7 +75,7 @@ qc_example_exists (const char *path)
         return 0;
     if (strncmp (path, QC_EXAMPLE_PREFIX, strlen (QC_EXAMPLE_PREFIX)) == 0)
         return builtin (path) != NULL;
-    return access (path, R_OK) == 0;
+    return qc_asset_exists (path);
 }
 
 static int
@@ -128,8 +128,15 @@ qc_example_read_rgb (const char *path, char *err, size_t errlen)
             snprintf (err, errlen, "no example path");
         return NULL;
     }
-    if (strncmp (path, QC_EXAMPLE_PREFIX, strlen (QC_EXAMPLE_PREFIX)) != 0)
-        return qc_png_read_rgb (path, err, errlen);
+    if (strncmp (path, QC_EXAMPLE_PREFIX, strlen (QC_EXAMPLE_PREFIX)) != 0) {
+        unsigned char *bytes = NULL;
+        size_t nbytes = 0;
+        if (qc_asset_read (path, &bytes, &nbytes, err, errlen) != 0)
+            return NULL;
+        qc_rgb_t *img = qc_png_decode_rgb (bytes, nbytes, err, errlen);
+        free (bytes);
+        return img;
+    }
     const qc_example_file_t *f = builtin (path);
     if (!f) {
         if (err && errlen)

@@ -9,6 +9,8 @@
  * that called setjmp would be indeterminate). */
 #include "kernels/png_io.h"
 
+#include "kernels/asset.h"
+
 #include <errno.h>
 #include <png.h>
 #include <setjmp.h>
@@ -301,43 +303,11 @@ qc_png_read_rgb (const char *path, char *err, size_t errlen)
         qc_set_err (err, errlen, "no path");
         return NULL;
     }
-    FILE *f = fopen (path, "rb");
-    if (!f) {
-        qc_set_err (err, errlen, "%s: %s", path, strerror (errno));
-        return NULL;
-    }
     unsigned char *buf = NULL;
-    size_t size = 0, cap = 0;
-    for (;;) {
-        if (size == cap) {
-            if (cap >= MAX_PNG_BYTES) {
-                qc_set_err (err, errlen, "%s: file too large", path);
-                goto fail;
-            }
-            cap = cap ? cap * 2 : 65536;
-            unsigned char *b = realloc (buf, cap);
-            if (!b) {
-                qc_set_err (err, errlen, "%s: out of memory", path);
-                goto fail;
-            }
-            buf = b;
-        }
-        size_t got = fread (buf + size, 1, cap - size, f);
-        size += got;
-        if (got == 0) {
-            if (ferror (f)) {
-                qc_set_err (err, errlen, "%s: read error", path);
-                goto fail;
-            }
-            break;
-        }
-    }
-    fclose (f);
+    size_t size = 0;
+    if (qc_file_read_all (path, MAX_PNG_BYTES, &buf, &size, err, errlen) != 0)
+        return NULL;
     qc_rgb_t *img = qc_png_decode_rgb (buf, size, err, errlen);
     free (buf);
     return img;
-fail:
-    fclose (f);
-    free (buf);
-    return NULL;
 }

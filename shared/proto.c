@@ -15,7 +15,7 @@
 
 typedef enum {
     T_U64, T_U32, T_U8, T_I32, T_BOOL, T_DOUBLE, T_STR,
-    T_SLIDES, T_GPUS, T_REFS, T_WORKERS, T_JOBS, T_RESULT
+    T_SLIDES, T_GPUS, T_REFS, T_WORKERS, T_JOBS, T_ASSETS, T_RESULT
 } ftype_t;
 
 typedef enum {
@@ -23,7 +23,7 @@ typedef enum {
     F_ATTEMPT, F_SLOTS, F_PREFETCH, F_HBMS, F_GPU, F_RESOURCE, F_LEVEL,
     F_FINAL, F_DRAIN, F_TIME, F_NAME, F_HOST, F_VERSION, F_PATH, F_CONFIG,
     F_REASON, F_WORKER, F_SLIDE, F_MODULE, F_MESSAGE, F_SLIDES, F_GPUS,
-    F_REFS, F_WORKERS, F_JOBS, F_RESULT, F_COUNT
+    F_REFS, F_WORKERS, F_JOBS, F_ASSETS, F_RESULT, F_COUNT
 } field_id_t;
 
 typedef struct {
@@ -68,6 +68,7 @@ static const field_t s_fields[F_COUNT] = {
     [F_REFS] = {"refs", T_REFS, OFF (refs), QC_PROTO_MAX_REFS},
     [F_WORKERS] = {"workers", T_WORKERS, OFF (workers), QC_PROTO_MAX_WORKERS},
     [F_JOBS] = {"jobs", T_JOBS, OFF (jobs), QC_PROTO_MAX_JOBS},
+    [F_ASSETS] = {"assets", T_ASSETS, OFF (assets), QC_PROTO_MAX_ASSETS},
     [F_RESULT] = {"result", T_RESULT, OFF (result), 0},
 };
 
@@ -96,13 +97,15 @@ static const command_t s_commands[] = {
          | B (F_MODULE) | B (F_MESSAGE),
      B (F_LEVEL) | B (F_MESSAGE)},
     {QC_DISCONNECT, "DISCONNECT", B (F_DRAIN) | B (F_REFS) | B (F_REASON), 0},
+    {QC_FETCH, "FETCH", B (F_JOB), B (F_JOB)},
     {QC_TASK, "TASK",
      B (F_JOB) | B (F_IDX) | B (F_ATTEMPT) | B (F_PATH) | B (F_CONFIG)
          | B (F_GPU),
      B (F_JOB) | B (F_IDX) | B (F_PATH)},
+    {QC_ASSETS, "ASSETS", B (F_JOB) | B (F_ASSETS), B (F_JOB)},
     {QC_SUBMIT, "SUBMIT",
      B (F_JOB) | B (F_BASE) | B (F_SLIDES) | B (F_CONFIG) | B (F_RESOURCE)
-         | B (F_FINAL) | B (F_NAME),
+         | B (F_FINAL) | B (F_NAME) | B (F_ASSETS),
      B (F_BASE)},
     {QC_CANCEL, "CANCEL", B (F_JOB), B (F_JOB)},
     {QC_STATUS, "STATUS", 0, 0},
@@ -163,6 +166,11 @@ free_fields (qc_msg_t *self)
     }
     free (self->workers);
     free (self->jobs);
+    for (size_t i = 0; i < self->nassets; i++) {
+        free (self->assets[i].name);
+        free (self->assets[i].data);
+    }
+    free (self->assets);
     qc_result_destroy (&self->result);
 }
 
@@ -260,6 +268,7 @@ field_present (const qc_msg_t *m, int f)
     case T_REFS: return m->nrefs > 0;
     case T_WORKERS: return m->nworkers > 0;
     case T_JOBS: return m->njobs > 0;
+    case T_ASSETS: return m->nassets > 0;
     case T_RESULT: return m->result != NULL;
     default: return true;
     }
@@ -361,6 +370,22 @@ pack_field (msgpack_packer *pk, const qc_msg_t *m, int f)
             msgpack_pack_uint64 (pk, j->running);
             if (j->attached) msgpack_pack_true (pk); else msgpack_pack_false (pk);
             if (j->cancelled) msgpack_pack_true (pk); else msgpack_pack_false (pk);
+        }
+        break;
+    case T_ASSETS:
+        if (m->nassets > fd->max)
+            return -1;
+        msgpack_pack_array (pk, m->nassets);
+        for (size_t i = 0; i < m->nassets; i++) {
+            const qc_asset_t *a = &m->assets[i];
+            if (!a->name || strlen (a->name) > QC_PROTO_MAX_ASSET_NAME
+                || a->size > QC_PROTO_MAX_ASSET_SIZE || (!a->data && a->size))
+                return -1;
+            msgpack_pack_array (pk, 2);
+            pack_str (pk, a->name);
+            msgpack_pack_bin (pk, a->size);
+            if (a->size)        /* an empty file may have no buffer */
+                msgpack_pack_bin_body (pk, a->data, a->size);
         }
         break;
     case T_RESULT:
@@ -668,6 +693,22 @@ read_field (mp_reader_t *r, qc_msg_t *m, int f)
                 || mp_read_uint (r, &j->running) || mp_read_bool (r, &j->attached)
                 || mp_read_bool (r, &j->cancelled))
                 return -1;
+        }
+        return 0;
+    case T_ASSETS:
+        if (m->assets || read_array_max (r, (uint32_t) fd->max, 0, &n)) return -1;
+        if (n && !(m->assets = calloc (n, sizeof *m->assets))) return -1;
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t t, blen;
+            const uint8_t *b;
+            qc_asset_t *a = &m->assets[m->nassets++];   /* freed on error */
+            if (read_array_max (r, 2, 2, &t)
+                || !(a->name = dup_str (r, QC_PROTO_MAX_ASSET_NAME, false))
+                || mp_read_bin (r, &b, &blen) || blen > QC_PROTO_MAX_ASSET_SIZE)
+                return -1;
+            if (blen && !(a->data = malloc (blen))) return -1;
+            if (blen) memcpy (a->data, b, blen);
+            a->size = blen;
         }
         return 0;
     case T_RESULT:

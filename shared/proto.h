@@ -32,6 +32,9 @@
 #define QC_PROTO_MAX_REFS     4096    /* task refs in one DISCONNECT */
 #define QC_PROTO_MAX_WORKERS  100000  /* rows in a STATUS reply */
 #define QC_PROTO_MAX_JOBS     10000
+#define QC_PROTO_MAX_ASSETS   256     /* files a config names, per message */
+#define QC_PROTO_MAX_ASSET_NAME 64    /* SHA-256 of the bytes, lower-case hex */
+#define QC_PROTO_MAX_ASSET_SIZE (64u << 20)
 
 typedef enum {
     /* worker -> broker */
@@ -41,10 +44,12 @@ typedef enum {
     QC_RESULT = 4,       /* job idx att path result [broker->client: seq] */
     QC_LOG = 5,          /* job time level worker slide module message */
     QC_DISCONNECT = 6,   /* drain refs reason: leaving (any direction) */
+    QC_FETCH = 7,        /* job: send me the config assets of this job */
     /* broker -> worker */
     QC_TASK = 10,        /* job idx att path config gpu */
+    QC_ASSETS = 11,      /* job assets: the answer to FETCH */
     /* client -> broker */
-    QC_SUBMIT = 20,      /* job base slides config resource final */
+    QC_SUBMIT = 20,      /* job base slides config resource final assets */
     QC_CANCEL = 21,      /* job */
     QC_STATUS = 22,      /* (query) nothing */
     QC_ATTACH = 23,      /* job */
@@ -72,6 +77,14 @@ typedef struct {
     uint64_t job;
     uint64_t idx;
 } qc_taskref_t;
+
+/* A file a job's config names (an example image, a template), sent with
+ * the job: name is the SHA-256 of data in lower-case hex. */
+typedef struct {
+    char *name;
+    unsigned char *data;
+    size_t size;
+} qc_asset_t;
 
 typedef struct {
     char *name;
@@ -111,6 +124,8 @@ typedef struct {
     size_t nworkers;
     qc_job_row_t *jobs;
     size_t njobs;
+    qc_asset_t *assets;        /* SUBMIT (creating batch), ASSETS */
+    size_t nassets;
     qc_result_t *result;       /* RESULT only */
 } qc_msg_t;
 

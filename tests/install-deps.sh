@@ -12,7 +12,8 @@ set -e
 # Build: compiler, make, ar, pkg-config and the libraries' -dev packages.
 BUILD="build-essential gcc make binutils pkg-config
     libzmq3-dev libczmq-dev libmsgpack-dev libopenslide-dev
-    libcurl4-openssl-dev libpng-dev zlib1g-dev libjpeg-dev libtiff-dev"
+    libcurl4-openssl-dev libpng-dev zlib1g-dev libjpeg-dev libtiff-dev
+    libsodium-dev"
 # Tests and benchmarks: OpenSlide's command-line tools (test_mkslide.sh
 # checks generated slides with them), awk, python3 (the dependency check),
 # python3-shapely (GEOS, the C++ twin of the JTS that QuPath reads GeoJSON

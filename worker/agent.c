@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "shared/log.h"
+#include "worker/asset_wait.h"
 
 #define MOD "worker"
 
@@ -20,6 +21,7 @@ typedef struct {
     bool draining;
     bool left;                /* drained and said goodbye: stay silent */
     zlist_t *returned;        /* refs handed back while draining */
+    asset_wait_t *wait;       /* tasks waiting for their config's files */
 } agent_t;
 
 static int
@@ -105,6 +107,58 @@ send_disconnect (agent_t *a, bool drain)
     free (m.refs);
 }
 
+/* Tasks leaving the asset wait (worker/asset_wait.h). */
+static void
+wait_run (void *arg, int lane, qc_task_t *t)
+{
+    agent_t *a = arg;
+    if (taskq_push (&a->w->queue, lane, t) != 0) {
+        /* out of memory: say so rather than leave the task hanging */
+        qc_msg_t m = {.command = QC_RESULT, .gpu = -1, .job = t->job, .idx = t->idx,
+                      .attempt = t->attempt, .path = t->path,
+                      .worker = (char *) a->w->cfg.name, .result = qc_result_new ()};
+        if (m.result) {
+            qc_result_fail (m.result, "worker out of memory queueing the task");
+            qc_msg_send (&m, zsock_resolve (a->dealer), NULL);
+            qc_result_destroy (&m.result);
+        }
+        a->outstanding--;
+    }
+}
+
+static void
+wait_fail (void *arg, qc_task_t *t, const char *reason)
+{
+    agent_t *a = arg;
+    qc_msg_t m = {.command = QC_RESULT, .gpu = -1, .job = t->job, .idx = t->idx,
+                  .attempt = t->attempt, .path = t->path,
+                  .worker = (char *) a->w->cfg.name, .result = qc_result_new ()};
+    if (m.result) {
+        qc_result_fail (m.result, "%s", reason);
+        qc_msg_send (&m, zsock_resolve (a->dealer), NULL);
+        qc_result_destroy (&m.result);
+    }
+    qc_log (QC_LOG_WARNING, MOD, "job %" PRIu64 " task %" PRIu64 ": %s", t->job,
+            t->idx, reason);
+    a->outstanding--;
+}
+
+static void
+wait_fetch (void *arg, uint64_t job)
+{
+    agent_t *a = arg;
+    qc_msg_t m = {.command = QC_FETCH, .gpu = -1, .job = job};
+    qc_msg_send (&m, zsock_resolve (a->dealer), NULL);
+}
+
+/* Everything queued or waiting for files goes back (drain, reconnect). */
+static void
+drop_all_queued (agent_t *a)
+{
+    taskq_drain (&a->w->queue, drop_queued, a);
+    asset_wait_drop_all (a->wait, drop_queued, a);
+}
+
 /* Reads and handles one message from the broker; false when none was
  * waiting. */
 static bool
@@ -142,7 +196,14 @@ on_broker (agent_t *a)
         qc_task_t t = {.job = m->job, .idx = m->idx, .attempt = m->attempt,
                        .gpu = m->gpu, .path = m->path, .config = m->config};
         m->path = m->config = NULL;
-        if (a->draining) {
+        char lacking[65];
+        if (!a->draining && asset_wait_lacks (t.config, lacking)) {
+            /* its config's files first: held until the broker sends them */
+            if (asset_wait_hold (a->wait, lane, &t, zclock_mono ()) == 0)
+                a->outstanding++;
+            else
+                qc_task_clear (&t);
+        } else if (a->draining) {
             /* raced with our DISCONNECT: hand it straight back */
             a->outstanding++;
             if (!a->returned) a->returned = zlist_new ();
@@ -153,6 +214,8 @@ on_broker (agent_t *a)
             a->outstanding++;
         else
             qc_task_clear (&t);   /* out of memory: the broker will requeue */
+    } else if (m->command == QC_ASSETS) {
+        asset_wait_on_assets (a->wait, m);
     } else if (m->command == QC_DISCONNECT) {
         qc_log (QC_LOG_WARNING, MOD, "broker says: %s; registering again",
                 m->reason ? m->reason : "disconnect");
@@ -160,7 +223,7 @@ on_broker (agent_t *a)
             send_ready (a);
         else {
             /* the broker is going away: what we queued is lost to it */
-            taskq_drain (&a->w->queue, drop_queued, a);
+            drop_all_queued (a);
             connect_broker (a);
         }
     }
@@ -188,12 +251,16 @@ void
 agent_actor (zsock_t *pipe, void *args)
 {
     agent_t a = {.w = args, .pipe = pipe};
+    asset_wait_fns_t wf = {.arg = &a, .run = wait_run, .fail = wait_fail,
+                           .fetch = wait_fetch};
+    a.wait = asset_wait_new (&wf);
     a.pull = zsock_new_pull (NULL);
     if (a.pull)
         zsock_set_rcvtimeo (a.pull, 0);   /* reads drain until EAGAIN */
-    if (!a.pull || zsock_bind (a.pull, "%s", a.w->pull_endpoint) < 0
+    if (!a.pull || !a.wait || zsock_bind (a.pull, "%s", a.w->pull_endpoint) < 0
         || connect_broker (&a)) {
         zsock_signal (pipe, 1);
+        asset_wait_destroy (&a.wait);
         zsock_destroy (&a.pull);
         zsock_destroy (&a.dealer);
         return;
@@ -224,7 +291,7 @@ agent_actor (zsock_t *pipe, void *args)
             if (streq (cmd, "DRAIN") && !a.draining) {
                 a.draining = true;
                 a.returned = zlist_new ();
-                taskq_drain (&a.w->queue, drop_queued, &a);
+                drop_all_queued (&a);
                 send_disconnect (&a, true);
                 qc_log (QC_LOG_INFO, MOD, "draining: %zu queued tasks handed back, "
                         "%" PRId64 " running", zlist_size (a.returned), a.outstanding);
@@ -252,9 +319,10 @@ agent_actor (zsock_t *pipe, void *args)
         if (now - a.last_heard > (int64_t) hb * a.w->cfg.liveness) {
             qc_log (QC_LOG_WARNING, MOD, "broker %s silent for %" PRId64 " ms: reconnecting",
                     a.w->cfg.endpoint, now - a.last_heard);
-            taskq_drain (&a.w->queue, drop_queued, &a);
+            drop_all_queued (&a);
             connect_broker (&a);
         }
+        asset_wait_tick (a.wait, now);
         if (a.draining && !drained && a.outstanding <= 0) {
             refs_clear (&a.returned, false);
             send_disconnect (&a, false);
@@ -268,9 +336,10 @@ agent_actor (zsock_t *pipe, void *args)
         /* leaving without a drain: unstarted tasks go back unblamed */
         refs_clear (&a.returned, true);
         a.returned = zlist_new ();
-        taskq_drain (&a.w->queue, drop_queued, &a);
+        drop_all_queued (&a);
         send_disconnect (&a, false);
     }
+    asset_wait_destroy (&a.wait);
     refs_clear (&a.returned, true);
     zsock_destroy (&a.dealer);
     zsock_destroy (&a.pull);

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kernels/asset.h"
 #include "kernels/cuda/cuda_ops.h"
 #include "shared/cli.h"
 #include "shared/log.h"
@@ -148,6 +149,9 @@ main (int argc, char **argv)
         return QC_EXIT_USAGE;
     }
     qc_log_set_process (cfg.name ? cfg.name : prog);
+    /* the files a job's config names come with the job (kernels/asset.h),
+     * never from this machine's disk */
+    qc_asset_allow_disk (0);
     qc_cli_install_signals ();
     qc_worker_t *w = qc_worker_new (&cfg);
     for (size_t i = 0; i < cfg.ngpus; i++)

@@ -72,6 +72,13 @@ check_msg_eq (const char *what, const qc_msg_t *a, const qc_msg_t *b)
                    && x->cancelled == y->cancelled,
                "%s: job row %zu", what, i);
     }
+    EQ (nassets);
+    for (size_t i = 0; i < a->nassets && i < b->nassets; i++) {
+        const qc_asset_t *x = &a->assets[i], *y = &b->assets[i];
+        CHECK (str_eq (x->name, y->name) && x->size == y->size
+                   && (!x->size || memcmp (x->data, y->data, x->size) == 0),
+               "%s: asset %zu", what, i);
+    }
     CHECK ((a->result == NULL) == (b->result == NULL), "%s: result presence", what);
     if (a->result && b->result) {
         const qc_result_t *x = a->result, *y = b->result;
@@ -339,6 +346,29 @@ make_messages (qc_msg_t **msgs, size_t nslides)
         snprintf (p, sizeof p, "/lab/cohort/slide-%05zu.svs", i);
         m->slides[i] = strdup (p);
     }
+
+    /* the files a config names travel with the creating batch */
+    m->nassets = 2;
+    m->assets = calloc (2, sizeof *m->assets);
+    m->assets[0].name = strdup ("3f0a6c9f1b8e2d4c5a7b9e0f1d2c3b4a5968778695a4b3c2d1e0f9a8b7c6d5e4");
+    m->assets[0].size = 300;            /* bin16 */
+    m->assets[0].data = malloc (300);
+    for (size_t i = 0; i < 300; i++)
+        m->assets[0].data[i] = (unsigned char) (i * 131u);
+    m->assets[1].name = strdup ("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    m->assets[1].size = 0;              /* an empty file */
+
+    m = msgs[n++] = qc_msg_new (QC_FETCH);
+    m->job = 77;
+
+    m = msgs[n++] = qc_msg_new (QC_ASSETS);   /* the answer, files given */
+    m->job = 77;
+    m->nassets = 1;
+    m->assets = calloc (1, sizeof *m->assets);
+    m->assets[0].name = strdup ("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+
+    m = msgs[n++] = qc_msg_new (QC_ASSETS);   /* a job the broker forgot */
+    m->job = 78;
 
     m = msgs[n++] = qc_msg_new (QC_SUBMIT);    /* follow-up batch, not final */
     m->base = 0;

@@ -116,7 +116,7 @@ test_bad_bodies (void)
     /* the same for a GPU list, refs, workers, jobs rows and a result kv */
     struct { uint8_t cmd; const char *key; } lists[] = {
         {QC_READY, "gpus"}, {QC_DISCONNECT, "refs"}, {QC_STATUS_REPLY, "workers"},
-        {QC_STATUS_REPLY, "jobs"},
+        {QC_STATUS_REPLY, "jobs"}, {QC_ASSETS, "assets"},
     };
     for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) {
         mb_init (&b);
