@@ -1,8 +1,8 @@
 #!/bin/bash
 # HistoQC's six bundled configs (../shared/reference/histoqc/configs, read
 # in place, unchanged) run through qc-submit's one-process mode on the real
-# slides, from HistoQC's data folder as HistoQC resolves their example
-# paths (./pen/..., ./models/..., ./templates/...). For each config:
+# slides, with HistoQC's data folder given (--histoqc-data) for the files
+# they name (./pen/..., ./models/..., ./templates/...). For each config:
 #  - 4 slides pass and TCGA-CR-7395-01A-01-TS1.svs (no magnification in
 #    its metadata) fails with a reason, as with HistoQC;
 #  - results.tsv's columns are HistoQC's: for config.ini those of HistoQC's
@@ -107,27 +107,30 @@ cell() {       # cell TSV SLIDE COLUMN: the value of COLUMN in SLIDE's row
 
 for cfg in config config_light config_first config_clinical config_ihc config_v2.1; do
     out=$T/$cfg
-    (cd "$REF/data" && "$BIN/qc-submit" -c "$REF/configs/$cfg.ini" -o "$out" --workers 2 \
-        "${SLIDES[@]}") >"$T/$cfg.log" 2>&1
+    "$BIN/qc-submit" -c "$REF/configs/$cfg.ini" --histoqc-data "$REF/data" -o "$out" --workers 2 \
+        "${SLIDES[@]}" >"$T/$cfg.log" 2>&1
     rc=$?
     [ $rc -eq 1 ] || fail "$cfg: exit $rc (want 1: one slide has no magnification): $(tail -3 "$T/$cfg.log")"
     grep -q "slides: 4 passed, 1 failed" "$T/$cfg.log" || fail "$cfg: $(tail -1 "$T/$cfg.log")"
     grep -q "TCGA-CR-7395-01A-01-TS1.svs.*magnification" "$out/error.log" \
         || fail "$cfg: error.log: $(cat "$out/error.log")"
 
-    diff <(columns_of $cfg) <(sed -n 's/^#dataset://p' "$out/results.tsv" | tr '\t' '\n') \
+    # HistoQC's columns, in its order, then the slide's original path (a
+    # column of ours, last, so HistoQC's UI reads the rest as its own)
+    diff <(columns_of $cfg; echo original_path) <(sed -n 's/^#dataset://p' "$out/results.tsv" | tr '\t' '\n') \
         >"$T/$cfg.cols" || fail "$cfg: columns differ from HistoQC's (< HistoQC, > ours): $(tr '\n' ' ' <"$T/$cfg.cols")"
-    ncol=$(columns_of $cfg | wc -l)
-    # Empty only where HistoQC writes nothing: the texture of an empty
-    # mask (its warning names the prefix; HistoQC leaves the columns out
-    # of that row, which shifts the rest).
+    ncol=$(( $(columns_of $cfg | wc -l) + 1 ))
+    # Empty only where HistoQC writes nothing: the warnings (next to last)
+    # and the texture of an empty mask (its warning names the prefix;
+    # HistoQC leaves the columns out of that row, which shifts the rest).
     awk -F'\t' -v n=$ncol '/^#dataset:/ { sub(/^#dataset:/, ""); for (i = 1; i <= NF; i++) col[i] = $i; next }
         !/^#/ { rows++; if (NF != n) bad = bad " " $1 " has " NF " fields"
-            m = split($NF, w, "|"); none = ""
+            m = split($(NF - 1), w, "|"); none = ""
             for (j = 1; j <= m; j++) if (w[j] ~ /estimateGreyComatrixFeatures:.* Can not estimate/) {
                 p = w[j]; sub(/.*estimateGreyComatrixFeatures:/, "", p); sub(/ Can not.*/, "", p)
                 none = none "|" p }
-            for (i = 1; i < n; i++) if ($i == "") {
+            if ($NF == "") bad = bad " " $1 " has no original_path"
+            for (i = 1; i < n - 1; i++) if ($i == "") {
                 c = col[i]; k = index(c, "_")
                 if (!(k && index(none "|", "|" substr(c, 1, k) "|") &&
                       substr(c, k + 1) ~ /^(contrast|dissimilarity|homogeneity|ASM|energy|correlation)(_std)?$/))
@@ -190,7 +193,7 @@ pass "config_first: HistoQC's relative2mask warning"
 
 sed 's/^\[BaseImage.BaseImage\]/[BaseImage.BaseImag]/' "$REF/configs/config.ini" >"$T/typo.ini"
 line=$(grep -n '^\[BaseImage.BaseImag\]' "$T/typo.ini" | cut -d: -f1)
-(cd "$REF/data" && "$BIN/qc-submit" -c "$T/typo.ini" -o "$T/typo" "${SLIDES[0]}") >"$T/typo.log" 2>&1
+"$BIN/qc-submit" -c "$T/typo.ini" --histoqc-data "$REF/data" -o "$T/typo" "${SLIDES[0]}" >"$T/typo.log" 2>&1
 rc=$?
 [ $rc -eq 2 ] || fail "misspelt section: exit $rc, want 2"
 grep -q "\[BaseImage.BaseImag\] line $line: unknown section" "$T/typo.log" \
