@@ -14,9 +14,11 @@ BUILD="build-essential gcc make binutils pkg-config
     libzmq3-dev libczmq-dev libmsgpack-dev libopenslide-dev
     libcurl4-openssl-dev libpng-dev zlib1g-dev libjpeg-dev libtiff-dev"
 # Tests and benchmarks: OpenSlide's command-line tools (test_mkslide.sh
-# checks generated slides with them), awk, python3 (the dependency check);
+# checks generated slides with them), awk, python3 (the dependency check,
+# the fault server of test_fetch_http); nginx (a real HTTP server
+# that honours Range, for the slides-by-URL tests and bench_fetch);
 # apt for this script itself.
-TESTS="openslide-tools mawk python3 apt"
+TESTS="openslide-tools mawk python3 nginx apt"
 PKGS="$BUILD $TESTS"
 
 case "${1:-}" in
