@@ -48,10 +48,11 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def file_path(self, name):
-        path = os.path.realpath(os.path.join(ARGS.root, name))
-        if not path.startswith(os.path.realpath(ARGS.root) + os.sep) or not os.path.isfile(path):
+        # a plain name in the root (its files are symlinks to ../shared)
+        if not name or "/" in name or name.startswith("."):
             return None
-        return path
+        path = os.path.join(ARGS.root, name)
+        return path if os.path.isfile(path) else None
 
     def plain(self, code, text):
         body = text.encode()

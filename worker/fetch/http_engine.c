@@ -264,12 +264,34 @@ on_body (char *data, size_t size, size_t nmemb, void *arg)
     return n;
 }
 
+static double
+now_s (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Cancel, and a stall: curl's low-speed limit averages over several
+ * seconds, so after a fast start a server that stops dead is seen late
+ * (6-7 s more here); a body that makes no progress for low_speed_secs
+ * is caught here instead. A slow trickle is still curl's to catch. */
 static int
 on_progress (void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
              curl_off_t ulnow)
 {
-    const xfer_t *x = arg;
-    return x->opts->cancel && atomic_load (x->opts->cancel) ? 1 : 0;
+    xfer_t *x = arg;
+    if (x->opts->cancel && atomic_load (x->opts->cancel))
+        return 1;
+    double t = now_s ();
+    if (dlnow != x->last_now || x->last_byte == 0) {
+        x->last_now = dlnow;
+        x->last_byte = t;
+    } else if (x->opts->low_speed_secs > 0 && t - x->last_byte >= (double) x->opts->low_speed_secs) {
+        x->stop = STOP_STALL;
+        return 1;
+    }
+    return 0;
 }
 
 /* ---- one attempt ---- */
@@ -282,6 +304,8 @@ attempt (CURL *c, xfer_t *x, struct curl_slist **hdrs)
                           .range_last = -1, .range_total = -1 };
     x->body = x->kept = 0;
     x->stop = STOP_NONE;
+    x->last_byte = 0;
+    x->last_now = 0;
     x->why[0] = '\0';
     const qc_http_opts_t *o = x->opts;
     char range[64];
@@ -412,6 +436,8 @@ classify (CURL *c, CURLcode rc, xfer_t *x, outcome_t *out)
     }
     long code = 0;   /* the status of a response that began, else 0 */
     curl_easy_getinfo (c, CURLINFO_RESPONSE_CODE, &code);
+    if (rc == CURLE_ABORTED_BY_CALLBACK && x->stop == STOP_STALL)
+        rc = CURLE_OPERATION_TIMEDOUT;   /* our stall check: told as curl's */
     switch (rc) {
     case CURLE_ABORTED_BY_CALLBACK:
         out->st = QC_HTTP_CANCELLED;

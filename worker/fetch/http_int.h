@@ -51,7 +51,9 @@ typedef struct {
     answer_t ans;
     uint64_t body;            /* body bytes received */
     uint64_t kept;            /* body bytes written to the sink */
-    int stop;                 /* why the write callback stopped, STOP_* */
+    int stop;                 /* why a callback stopped, STOP_* */
+    double last_byte;         /* monotonic seconds of the last progress */
+    curl_off_t last_now;      /* body bytes then */
     int saved_errno;
     char why[256];            /* a reason set by a callback */
     qc_http_counts_t *counts;
@@ -64,6 +66,7 @@ enum {
     STOP_NO_RANGE,
     STOP_LOCAL,
     STOP_CHANGED,
+    STOP_STALL,               /* nothing came for low_speed_secs */
     STOP_ERROR_BODY           /* an error status: its body is not wanted */
 };
 

@@ -15,6 +15,7 @@ typedef struct {
     uint64_t pos;
     int64_t size;
     char err[512];            /* the first error reported */
+    char tiff_msg[400];       /* libtiff's first error, as it said it */
 } handle_t;
 
 static void
@@ -97,6 +98,8 @@ on_message (TIFF *tif, void *user, const char *module, const char *fmt, va_list 
     char line[512];
     snprintf (line, sizeof line, "%s: %s", qc_byte_source_name (h->src), msg);
     note (h, line);
+    if (!h->tiff_msg[0])
+        snprintf (h->tiff_msg, sizeof h->tiff_msg, "%s", msg);
     return 1;   /* handled: not printed on stderr */
 }
 
@@ -133,10 +136,11 @@ qc_tiff_open_source (qc_byte_source_t *src, char *err, size_t errlen)
         /* a failed open does not call on_close (libtiff 4.5's
            TIFFClientOpenExt cleans up without it; the sanitizer run of
            test_fetch_http opens a non-TIFF to check), so h is ours */
-        qc_set_err (err, errlen, "%s", h->err[0] ? h->err : "not a TIFF file");
-        if (!h->err[0] || !strstr (h->err, qc_byte_source_name (src)))
-            qc_set_err (err, errlen, "%s: not a TIFF file (%s)",
-                        qc_byte_source_name (src), h->err[0] ? h->err : "unreadable");
+        if (h->err[0] && !h->tiff_msg[0])   /* the source failed: its words */
+            qc_set_err (err, errlen, "%s", h->err);
+        else
+            qc_set_err (err, errlen, "%s: not a TIFF file, or a damaged one (libtiff: %s)",
+                        qc_byte_source_name (src), h->tiff_msg[0] ? h->tiff_msg : "no reason");
         free (h);
         return NULL;
     }
