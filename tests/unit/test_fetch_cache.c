@@ -14,8 +14,9 @@
  * cancels a stalled download when destroyed.
  *
  * With --get DIR MAX URL it gets one URL into the cache folder DIR and
- * prints "hit H bytes B size S path P" (used by its own process test
- * and by tests/integration/test_fetch_cache.sh). */
+ * prints "ok hit H bytes B size S resumed R from F path P" (or "FAIL
+ * ... path REASON"; used by its own process test and by
+ * tests/integration/test_fetch_http.sh). */
 #include <curl/curl.h>
 #include <pthread.h>
 #include <string.h>
@@ -329,9 +330,10 @@ run_get (const char *dir, uint64_t max, const char *url, int out)
     qc_cache_info_t info = { 0 };
     int r = c ? get (c, url, &info, path, sizeof path, err, sizeof err) : -1;
     qc_disk_cache_close (&c);
-    dprintf (out, "%s hit %d bytes %llu size %llu path %s\n", r == 0 ? "ok" : "FAIL", info.hit,
-             (unsigned long long) info.bytes, (unsigned long long) info.size,
-             r == 0 ? path : err);
+    dprintf (out, "%s hit %d bytes %llu size %llu resumed %d from %llu path %s\n",
+             r == 0 ? "ok" : "FAIL", info.hit, (unsigned long long) info.bytes,
+             (unsigned long long) info.size, info.resumed,
+             (unsigned long long) info.resumed_from, r == 0 ? path : err);
     return r == 0 ? 0 : 1;
 }
 

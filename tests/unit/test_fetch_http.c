@@ -20,6 +20,7 @@
 
 #include "shared/log.h"
 #include "tests/unit/check.h"
+#include "tests/unit/fetch_level.h"
 #include "tests/unit/http_fixtures.h"
 #include "worker/fetch/http.h"
 #include "worker/fetch/source.h"
@@ -518,10 +519,41 @@ test_faults (void)
     CHECK (st == QC_HTTP_CANCELLED, "cancelled: %s", err);
 }
 
+/* --level-share URL: what reading the 1.25x level of the slide at URL
+ * fetches (tests/integration/test_fetch_http.sh checks the share). */
+static int
+level_share (const char *url)
+{
+    char err[1024];
+    qc_byte_source_t *src = qc_source_open (url, NULL, err, sizeof err);
+    fx_level_t lv;
+    if (!src || fx_read_level (src, 1.25, 1, &lv, err, sizeof err) < 0) {
+        fprintf (stderr, "%s\n", err);
+        qc_byte_source_close (&src);
+        return 1;
+    }
+    qc_byte_source_stats_t st;
+    qc_byte_source_stats (src, &st);
+    int64_t size = qc_byte_source_size (src);
+    printf ("level %d (%ux%u, downsample %.0f, %ld tiles, %llu bytes of tiles): fetched %llu "
+            "of %lld bytes = %.2f%% in %llu requests\n", lv.dir, lv.width, lv.height,
+            lv.downsample, lv.tiles, (unsigned long long) lv.tile_bytes,
+            (unsigned long long) st.bytes_fetched, (long long) size,
+            100.0 * (double) st.bytes_fetched / (double) size, (unsigned long long) st.requests);
+    qc_byte_source_close (&src);
+    return 0;
+}
+
 int
-main (void)
+main (int argc, char **argv)
 {
     char path[600];
+    if (argc == 3 && strcmp (argv[1], "--level-share") == 0)
+        return level_share (argv[2]);
+    if (argc > 1) {
+        fprintf (stderr, "usage: test_fetch_http [--level-share URL]\n");
+        return 2;
+    }
     qc_log_set_sink (on_log, NULL, "test");
     TIFFSetWarningHandler (NULL);   /* the local TIFFOpen's unknown tags */
     if (fx_server_dir (&ngx, "fetch-nginx") < 0 || fx_server_dir (&fault, "fetch-fault") < 0) {
