@@ -21,6 +21,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
+#include <pthread.h>
+
+#include "shared/log.h"
+#include "tests/unit/check.h"
+
 typedef struct {
     pid_t pid;
     int port;
@@ -208,6 +214,84 @@ static inline void
 fx_url (const http_server_t *s, const char *path, char *out, size_t outlen)
 {
     snprintf (out, outlen, "http://127.0.0.1:%d/%s", s->port, path);
+}
+
+/* The URL of path with credentials and a signing query, which the
+ * servers ignore and which must appear in no message, log record or
+ * file; fx_has_secret finds any part of them. */
+static inline void
+fx_secret_url (const http_server_t *s, const char *path, char *out, size_t outlen)
+{
+    snprintf (out, outlen,
+              "http://alice:PASSWORD1@127.0.0.1:%d/%s?X-Amz-Signature=SIGNATURE2&token=TOKEN3",
+              s->port, path);
+}
+
+static inline int
+fx_has_secret (const char *s)
+{
+    return strstr (s, "PASSWORD1") || strstr (s, "SIGNATURE2") || strstr (s, "TOKEN3")
+           || strstr (s, "alice");
+}
+
+/* ../shared's real slide name. */
+static inline void
+fx_real_slide (const char *name, char *out, size_t outlen)
+{
+    snprintf (out, outlen, "%s/slides/real/%s", check_shared_dir (), name);
+}
+
+/* Every log record of the test, to look for secrets in. */
+static pthread_mutex_t fx_log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char fx_log_text[1 << 16];
+static size_t fx_log_len;
+
+static inline void
+fx_on_log (const qc_log_record_t *rec, void *arg)
+{
+    pthread_mutex_lock (&fx_log_lock);
+    int n = snprintf (fx_log_text + fx_log_len, sizeof fx_log_text - fx_log_len, "%s\n",
+                      rec->message);
+    if (n > 0 && fx_log_len + (size_t) n < sizeof fx_log_text)
+        fx_log_len += (size_t) n;
+    pthread_mutex_unlock (&fx_log_lock);
+}
+
+static inline void
+fx_log_capture (void)
+{
+    qc_log_set_sink (fx_on_log, NULL, "test");
+}
+
+static inline size_t
+fx_collect (char *data, size_t size, size_t n, void *arg)
+{
+    char *buf = arg;
+    size_t have = strlen (buf), take = size * n;
+    if (have + take >= 4096)
+        take = 4095 - have;
+    memcpy (buf + have, data, take);
+    buf[have + take] = '\0';
+    return size * n;
+}
+
+/* A small text answer (the fault server's /_count and /_ranges) into
+ * out (4096 bytes). */
+static inline void
+fx_fetch_text (const http_server_t *s, const char *path, char out[4096])
+{
+    char url[600];
+    fx_url (s, path, url, sizeof url);
+    out[0] = '\0';
+    CURL *c = curl_easy_init ();
+    if (!c)
+        return;
+    curl_easy_setopt (c, CURLOPT_URL, url);
+    curl_easy_setopt (c, CURLOPT_WRITEFUNCTION, fx_collect);
+    curl_easy_setopt (c, CURLOPT_WRITEDATA, out);
+    curl_easy_setopt (c, CURLOPT_TIMEOUT, 5L);
+    curl_easy_perform (c);
+    curl_easy_cleanup (c);
 }
 
 #endif

@@ -17,7 +17,6 @@
  * prints "ok hit H bytes B size S resumed R from F path P" (or "FAIL
  * ... path REASON"; used by its own process test and by
  * tests/integration/test_fetch_http.sh). */
-#include <curl/curl.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -38,71 +37,6 @@ static char tmpdir[256];
 #define D "TCGA-CR-7395-pyramid.svs"        /* 4,585,287 */
 #define E "test3-DAPI-2.ndpi"               /* 3,544,235 */
 static const char *names[] = { A, B, C, D, E };
-
-/* ---- log records, to look for secrets ---- */
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-static char log_text[1 << 16];
-static size_t log_len;
-
-static void
-on_log (const qc_log_record_t *rec, void *arg)
-{
-    pthread_mutex_lock (&log_lock);
-    int n = snprintf (log_text + log_len, sizeof log_text - log_len, "%s\n", rec->message);
-    if (n > 0 && log_len + (size_t) n < sizeof log_text)
-        log_len += (size_t) n;
-    pthread_mutex_unlock (&log_lock);
-}
-
-static void
-local (const char *name, char *out, size_t outlen)
-{
-    snprintf (out, outlen, "%s/slides/real/%s", check_shared_dir (), name);
-}
-
-/* nginx ignores the credentials and the query: they only have to stay
- * out of every name, file and message. */
-static void
-secret_url (const http_server_t *s, const char *path, char *out, size_t outlen)
-{
-    snprintf (out, outlen,
-              "http://carol:PASSWORD1@127.0.0.1:%d/%s?X-Amz-Signature=SIGNATURE2&X-Amz-Expires=900",
-              s->port, path);
-}
-
-static int
-has_secret (const char *s)
-{
-    return strstr (s, "PASSWORD1") || strstr (s, "SIGNATURE2") || strstr (s, "carol");
-}
-
-static size_t
-collect (char *data, size_t size, size_t n, void *arg)
-{
-    char *buf = arg;
-    size_t have = strlen (buf), take = size * n;
-    if (have + take >= 4096)
-        take = 4095 - have;
-    memcpy (buf + have, data, take);
-    buf[have + take] = '\0';
-    return size * n;
-}
-
-/* A small text answer of the fault server (4096 bytes at most). */
-static void
-fetch_text (const char *url, char *out, size_t outlen)
-{
-    out[0] = '\0';
-    if (outlen < 4096)
-        return;
-    CURL *c = curl_easy_init ();
-    curl_easy_setopt (c, CURLOPT_URL, url);
-    curl_easy_setopt (c, CURLOPT_WRITEFUNCTION, collect);
-    curl_easy_setopt (c, CURLOPT_WRITEDATA, out);
-    curl_easy_setopt (c, CURLOPT_TIMEOUT, 5L);
-    curl_easy_perform (c);
-    curl_easy_cleanup (c);
-}
 
 static int
 files_equal (const char *a, const char *b)
@@ -166,7 +100,7 @@ check_folder_clean (const char *dir)
     out[n] = '\0';
     if (p)
         pclose (p);
-    CHECK (n > 0 && !has_secret (out), "the cache folder holds no secret:\n%s", out);
+    CHECK (n > 0 && !fx_has_secret (out), "the cache folder holds no secret:\n%s", out);
     CHECK (strstr (out, "url http://127.0.0.1:"), ".meta names the redacted URL:\n%s", out);
 }
 
@@ -177,10 +111,10 @@ test_hit (void)
     qc_disk_cache_t *c = new_cache ("hit", 1ULL << 30, NULL);
     if (!c)
         return;
-    secret_url (&ngx, A, url, sizeof url);
+    fx_secret_url (&ngx, A, url, sizeof url);
     qc_cache_info_t i1, i2;
     CHECK (get (c, url, &i1, path, sizeof path, err, sizeof err) == 0, "get: %s", err);
-    local (A, loc, sizeof loc);
+    fx_real_slide (A, loc, sizeof loc);
     CHECK (!i1.hit && i1.bytes == 1938955 && i1.size == 1938955, "downloaded whole: %llu",
            (unsigned long long) i1.bytes);
     CHECK (files_equal (path, loc), "the cached file equals the slide");
@@ -206,10 +140,10 @@ test_resume (void)
     qc_disk_cache_t *c = new_cache ("resume", 1ULL << 30, &o);
     if (!c)
         return;
-    secret_url (&fault, "cut/" C, url, sizeof url);
+    fx_secret_url (&fault, "cut/" C, url, sizeof url);
     qc_cache_info_t i1, i2;
     CHECK (get (c, url, &i1, NULL, 0, err, sizeof err) < 0 && strstr (err, "cut short")
-           && !has_secret (err), "the first download is cut: %s", err);
+           && !fx_has_secret (err), "the first download is cut: %s", err);
     char part[700];
     snprintf (part, sizeof part, "%s/resume", tmpdir);
     uint64_t half = 3901814 / 2;
@@ -218,12 +152,10 @@ test_resume (void)
            "resumed from %llu, %llu bytes came (want %llu from %llu)",
            (unsigned long long) i2.resumed_from, (unsigned long long) i2.bytes,
            (unsigned long long) (3901814 - half), (unsigned long long) half);
-    local (C, loc, sizeof loc);
+    fx_real_slide (C, loc, sizeof loc);
     CHECK (files_equal (path, loc), "the resumed file equals the slide");
     /* the server saw the probe, the cut download, the probe, the rest */
-    char info_url[300];
-    snprintf (info_url, sizeof info_url, "http://127.0.0.1:%d/_ranges/cut/" C, fault.port);
-    fetch_text (info_url, ranges, sizeof ranges);
+    fx_fetch_text (&fault, "_ranges/cut/" C, ranges);
     char want[200];
     snprintf (want, sizeof want, "bytes=0-0\n-\nbytes=0-0\nbytes=%llu-\n",
               (unsigned long long) half);
@@ -233,12 +165,12 @@ test_resume (void)
     /* two attempts in one get: the second resumes the first's bytes */
     o.max_attempts = 2;
     c = new_cache ("resume2", 1ULL << 30, &o);
-    secret_url (&fault, "cut/" D, url, sizeof url);
+    fx_secret_url (&fault, "cut/" D, url, sizeof url);
     qc_cache_info_t i3;
     CHECK (get (c, url, &i3, path, sizeof path, err, sizeof err) == 0 && i3.requests == 3
            && i3.bytes == 4585287, "one get, two attempts: %s (%llu requests, %llu bytes)", err,
            (unsigned long long) i3.requests, (unsigned long long) i3.bytes);
-    local (D, loc, sizeof loc);
+    fx_real_slide (D, loc, sizeof loc);
     CHECK (files_equal (path, loc), "the file equals the slide");
     qc_disk_cache_close (&c);
 }
@@ -251,14 +183,14 @@ test_changed (void)
     if (!c)
         return;
     snprintf (served, sizeof served, "%s/changing.svs", ngx.www);
-    local (B, loc, sizeof loc);
+    fx_real_slide (B, loc, sizeof loc);
     snprintf (cmd, sizeof cmd, "cp '%s' '%s'", loc, served);
     CHECK (system (cmd) == 0, "copy");
-    secret_url (&ngx, "changing.svs", url, sizeof url);
+    fx_secret_url (&ngx, "changing.svs", url, sizeof url);
     qc_cache_info_t i1, i2, i3;
     CHECK (get (c, url, &i1, path, sizeof path, err, sizeof err) == 0 && i1.bytes == 1485637,
            "first: %s", err);
-    local (A, loc, sizeof loc);
+    fx_real_slide (A, loc, sizeof loc);
     snprintf (cmd, sizeof cmd, "cp '%s' '%s.new' && mv '%s.new' '%s'", loc, served, served, served);
     CHECK (system (cmd) == 0, "replace");
     CHECK (get (c, url, &i2, path, sizeof path, err, sizeof err) == 0 && !i2.hit
@@ -288,7 +220,7 @@ test_evict (void)
     snprintf (dir, sizeof dir, "%s/evict", tmpdir);
     const char *order[] = { A, B, A, C, D };
     for (int i = 0; i < 5; i++) {
-        secret_url (&ngx, order[i], url, sizeof url);
+        fx_secret_url (&ngx, order[i], url, sizeof url);
         qc_cache_info_t info;
         CHECK (get (c, url, &info, NULL, 0, err, sizeof err) == 0, "%s: %s", order[i], err);
         CHECK (qc_disk_cache_usage (c) <= (int64_t) max, "under the limit after %s: %lld",
@@ -299,14 +231,14 @@ test_evict (void)
     CHECK (exists (dir, A) && exists (dir, C) && exists (dir, D),
            "A (used again after B), C and D stay");
     /* a slide in use is never evicted */
-    secret_url (&ngx, C, url, sizeof url);
+    fx_secret_url (&ngx, C, url, sizeof url);
     qc_cache_lease_t *lease = NULL;
     CHECK (qc_disk_cache_get (c, url, NULL, &lease, NULL, err, sizeof err) == 0, "lease: %s", err);
     snprintf (path, sizeof path, "%s", lease ? qc_cache_lease_path (lease) : "");
     CHECK (qc_disk_cache_evict (c, max) == 2, "everything else goes");
     CHECK (exists (dir, C) && !exists (dir, A) && !exists (dir, D), "only the leased slide stays");
     char loc[600];
-    local (C, loc, sizeof loc);
+    fx_real_slide (C, loc, sizeof loc);
     CHECK (files_equal (path, loc), "and it is whole");
     qc_cache_lease_release (&lease);
     CHECK (qc_disk_cache_evict (c, max) == 1 && qc_disk_cache_usage (c) == 0,
@@ -314,9 +246,9 @@ test_evict (void)
     qc_disk_cache_close (&c);
     /* a slide larger than the whole cache */
     c = new_cache ("small", 1000000, NULL);
-    secret_url (&ngx, A, url, sizeof url);
+    fx_secret_url (&ngx, A, url, sizeof url);
     CHECK (get (c, url, NULL, NULL, 0, err, sizeof err) < 0 && strstr (err, "larger than the whole cache")
-           && !has_secret (err), "too large: %s", err);
+           && !fx_has_secret (err), "too large: %s", err);
     qc_disk_cache_close (&c);
 }
 
@@ -342,7 +274,7 @@ test_processes (void)
 {
     char url[600], dir[400], loc[600];
     snprintf (dir, sizeof dir, "%s/procs", tmpdir);
-    secret_url (&ngx, E, url, sizeof url);
+    fx_secret_url (&ngx, E, url, sizeof url);
     int fds[2];
     CHECK (pipe (fds) == 0, "pipe");
     pid_t kids[4];
@@ -377,7 +309,7 @@ test_processes (void)
         }
     CHECK (total == 3544235 && hits == 3, "downloaded once: %llu bytes in all, %d hits", total,
            hits);
-    local (E, loc, sizeof loc);
+    fx_real_slide (E, loc, sizeof loc);
     char path[700];
     snprintf (path, sizeof path, "ls %s/test3-DAPI-2.ndpi-* | grep -v meta", dir);
     FILE *p = popen (path, "r");
@@ -400,8 +332,8 @@ thread_get (void *p)
 {
     thread_arg_t *t = p;
     char url[600], path[600], loc[600], err[1024];
-    secret_url (&ngx, t->name, url, sizeof url);
-    local (t->name, loc, sizeof loc);
+    fx_secret_url (&ngx, t->name, url, sizeof url);
+    fx_real_slide (t->name, loc, sizeof loc);
     for (int k = 0; k < 3; k++) {
         qc_cache_lease_t *lease = NULL;
         if (qc_disk_cache_get (t->cache, url, NULL, &lease, NULL, err, sizeof err) == 0) {
@@ -459,16 +391,16 @@ test_prefetch (void)
     CHECK (pf != NULL, "new: %s", err);
     if (!pf)
         return;
-    secret_url (&ngx, A, url_a, sizeof url_a);
-    secret_url (&ngx, D, url_b, sizeof url_b);
-    secret_url (&fault, "status/404", url_bad, sizeof url_bad);
+    fx_secret_url (&ngx, A, url_a, sizeof url_a);
+    fx_secret_url (&ngx, D, url_b, sizeof url_b);
+    fx_secret_url (&fault, "status/404", url_bad, sizeof url_bad);
     CHECK (qc_prefetch_push (pf, url_a) == 0, "push A");
     CHECK (qc_prefetch_push (pf, "/local/path.svs") == -1, "a path is not prefetched");
     CHECK (qc_prefetch_wait (pf, url_a, 20000, err, sizeof err) == 0, "A ready: %s", err);
     CHECK (qc_prefetch_push (pf, url_a) == 1, "A again: already done");
     CHECK (qc_prefetch_push (pf, url_bad) == 0 && qc_prefetch_push (pf, url_b) == 0, "push 2");
     CHECK (qc_prefetch_wait (pf, url_bad, 20000, err, sizeof err) == -1 && strstr (err, "404")
-           && strstr (err, "/status/404") && !has_secret (err), "a failed prefetch says why: %s",
+           && strstr (err, "/status/404") && !fx_has_secret (err), "a failed prefetch says why: %s",
            err);
     CHECK (qc_prefetch_wait (pf, url_b, 20000, err, sizeof err) == 0, "D ready: %s", err);
     CHECK (qc_prefetch_wait (pf, "http://127.0.0.1:1/never", 100, err, sizeof err) == 1,
@@ -488,7 +420,7 @@ test_prefetch (void)
     qc_disk_cache_t *c2 = new_cache ("prefetch2", 1ULL << 30, &o);
     pf = qc_prefetch_new (c2, 1, err, sizeof err);
     char stall[600];
-    secret_url (&fault, "stall/" D, stall, sizeof stall);
+    fx_secret_url (&fault, "stall/" D, stall, sizeof stall);
     CHECK (qc_prefetch_push (pf, stall) == 0, "push the stall");
     for (int i = 0; i < 100 && qc_prefetch_push (pf, url_a) != 0; i++)
         fx_sleep_ms (20);   /* until the stall is under way and A queued */
@@ -511,7 +443,7 @@ main (int argc, char **argv)
         fprintf (stderr, "usage: test_fetch_cache [--get DIR MAX_BYTES URL]\n");
         return 2;
     }
-    qc_log_set_sink (on_log, NULL, "test");
+    fx_log_capture ();
     snprintf (tmpdir, sizeof tmpdir, "/tmp/qc-fetch-cache.XXXXXX");
     if (!mkdtemp (tmpdir) || fx_server_dir (&ngx, "cache-nginx") < 0
         || fx_server_dir (&fault, "cache-fault") < 0) {
@@ -520,7 +452,7 @@ main (int argc, char **argv)
     }
     char path[600];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        local (names[i], path, sizeof path);
+        fx_real_slide (names[i], path, sizeof path);
         fx_serve (&ngx, names[i], path);
         fx_serve (&fault, names[i], path);
     }
@@ -537,7 +469,7 @@ main (int argc, char **argv)
     test_processes ();
     test_threads ();
     test_prefetch ();
-    CHECK (!has_secret (log_text), "no secret in any log record:\n%s", log_text);
+    CHECK (!fx_has_secret (fx_log_text), "no secret in any log record:\n%s", fx_log_text);
     fx_stop (&ngx);
     fx_stop (&fault);
     if (!getenv ("KEEP")) {

@@ -13,7 +13,6 @@
  * and a refused connection each give their own error; every message
  * names the redacted URL, and no message or log record holds the
  * URL's credentials or query. */
-#include <curl/curl.h>
 #include <pthread.h>
 #include <string.h>
 #include <tiffio.h>
@@ -33,27 +32,6 @@ static const char *slides[] = {
 };
 #define NSLIDES (sizeof slides / sizeof slides[0])
 
-/* ---- every log record, to look for secrets ---- */
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-static char log_text[1 << 16];
-static size_t log_len;
-
-static void
-on_log (const qc_log_record_t *rec, void *arg)
-{
-    pthread_mutex_lock (&log_lock);
-    int n = snprintf (log_text + log_len, sizeof log_text - log_len, "%s\n", rec->message);
-    if (n > 0 && log_len + (size_t) n < sizeof log_text)
-        log_len += (size_t) n;
-    pthread_mutex_unlock (&log_lock);
-}
-
-static void
-local_path (const char *name, char *out, size_t outlen)
-{
-    snprintf (out, outlen, "%s/slides/real/%s", check_shared_dir (), name);
-}
-
 /* Short waits, so the fault tests take seconds. */
 static void
 fast_opts (qc_http_opts_t *o)
@@ -67,39 +45,12 @@ fast_opts (qc_http_opts_t *o)
     o->connect_timeout_ms = 2000;
 }
 
-/* A text answer of the fault server (its counters). */
-static size_t
-collect (char *data, size_t size, size_t n, void *arg)
-{
-    char *buf = arg;
-    size_t have = strlen (buf), take = size * n;
-    if (have + take >= 4096)
-        take = 4095 - have;
-    memcpy (buf + have, data, take);
-    buf[have + take] = '\0';
-    return size * n;
-}
-
-static void
-fault_info (const char *what, const char *path, char *out)
-{
-    char url[512];
-    snprintf (url, sizeof url, "http://127.0.0.1:%d/%s/%s", fault.port, what, path);
-    out[0] = '\0';
-    CURL *c = curl_easy_init ();
-    curl_easy_setopt (c, CURLOPT_URL, url);
-    curl_easy_setopt (c, CURLOPT_WRITEFUNCTION, collect);
-    curl_easy_setopt (c, CURLOPT_WRITEDATA, out);
-    curl_easy_setopt (c, CURLOPT_TIMEOUT, 5L);
-    curl_easy_perform (c);
-    curl_easy_cleanup (c);
-}
-
 static int
 fault_count (const char *path)
 {
-    char out[4096];
-    fault_info ("_count", path, out);
+    char out[4096], what[400];
+    snprintf (what, sizeof what, "_count/%s", path);
+    fx_fetch_text (&fault, what, out);
     return atoi (out);
 }
 
@@ -120,7 +71,7 @@ test_ranges (void)
 {
     char err[1024], url[600], path[600];
     for (size_t i = 0; i < NSLIDES; i++) {
-        local_path (slides[i], path, sizeof path);
+        fx_real_slide (slides[i], path, sizeof path);
         fx_url (&ngx, slides[i], url, sizeof url);
         qc_byte_source_t *loc = qc_source_file_open (path, err, sizeof err);
         qc_byte_source_t *rem = qc_source_http_open (url, NULL, NULL, err, sizeof err);
@@ -190,7 +141,7 @@ static void
 test_threads (void)
 {
     char err[1024], url[600], path[600];
-    local_path ("TCGA-CR-7395-pyramid.svs", path, sizeof path);
+    fx_real_slide ("TCGA-CR-7395-pyramid.svs", path, sizeof path);
     fx_url (&ngx, "TCGA-CR-7395-pyramid.svs", url, sizeof url);
     qc_source_opts_t o;
     qc_source_opts_default (&o);
@@ -268,7 +219,7 @@ test_tiff (void)
 {
     char err[1024], url[600], path[600];
     for (size_t i = 0; i < NSLIDES; i++) {
-        local_path (slides[i], path, sizeof path);
+        fx_real_slide (slides[i], path, sizeof path);
         fx_url (&ngx, slides[i], url, sizeof url);
         TIFF *a = TIFFOpen (path, "rm");
         qc_byte_source_t *src = qc_source_http_open (url, NULL, NULL, err, sizeof err);
@@ -420,20 +371,11 @@ test_changed (void)
 
 /* ---- faults ---- */
 
-static const char *SECRET_URL_FMT = "http://alice:PASSWORD1@127.0.0.1:%d/%s?X-Amz-Signature=SIGNATURE2&token=TOKEN3";
-
 static void
 secret_url (const char *path, char *out, size_t outlen, char *shown, size_t shownlen)
 {
-    snprintf (out, outlen, SECRET_URL_FMT, fault.port, path);
-    snprintf (shown, shownlen, "http://127.0.0.1:%d/%s", fault.port, path);
-}
-
-static int
-has_secret (const char *s)
-{
-    return strstr (s, "PASSWORD1") || strstr (s, "SIGNATURE2") || strstr (s, "TOKEN3")
-           || strstr (s, "alice");
+    fx_secret_url (&fault, path, out, outlen);
+    fx_url (&fault, path, shown, shownlen);
 }
 
 static void
@@ -454,7 +396,7 @@ expect_error (const char *path, qc_http_status_t want, const char *words, int re
            qc_http_status_name (want), err);
     CHECK (strstr (err, shown) != NULL, "%s: the message names the redacted URL: %s", path, err);
     CHECK (strstr (err, words) != NULL, "%s: the message says '%s': %s", path, words, err);
-    CHECK (!has_secret (err), "%s: no secret in the message: %s", path, err);
+    CHECK (!fx_has_secret (err), "%s: no secret in the message: %s", path, err);
     if (requests > 0) {
         char p[300];
         snprintf (p, sizeof p, "%s", path);
@@ -486,14 +428,14 @@ test_faults (void)
     qc_http_status_t st;
     secret_url ("norange/CMU-1-Small-Region.svs", url, sizeof url, shown, sizeof shown);
     s = qc_source_http_open (url, NULL, &st, err, sizeof err);
-    CHECK (!s && st == QC_HTTP_ERR_NO_RANGE && strstr (err, shown) && !has_secret (err),
+    CHECK (!s && st == QC_HTTP_ERR_NO_RANGE && strstr (err, shown) && !fx_has_secret (err),
            "no Range support: %s", err);
     /* a body that is not a slide */
     secret_url ("text", url, sizeof url, shown, sizeof shown);
     s = qc_source_http_open (url, NULL, &st, err, sizeof err);
     CHECK (s != NULL, "the text page opens as bytes: %s", err);
     TIFF *t = s ? qc_tiff_open_source (s, err, sizeof err) : NULL;
-    CHECK (!t && strstr (err, shown) && strstr (err, "not a TIFF") && !has_secret (err),
+    CHECK (!t && strstr (err, shown) && strstr (err, "not a TIFF") && !fx_has_secret (err),
            "not a slide: %s", err);
     printf ("%-22s -> %s\n", "text", err);
     qc_byte_source_close (&s);
@@ -508,7 +450,7 @@ test_faults (void)
     st = qc_http_get_range (NULL, url, &o, 0, sizeof buf, buf, &got, NULL, NULL, &c, err,
                             sizeof err);
     CHECK (st == QC_HTTP_ERR_NETWORK && c.requests == 3 && strstr (err, "127.0.0.1")
-           && !has_secret (err), "connection refused, retried: %s", err);
+           && !fx_has_secret (err), "connection refused, retried: %s", err);
     printf ("%-22s -> %s\n", "(refused)", err);
     /* a cancelled call stops */
     atomic_int cancel = 1;
@@ -554,14 +496,14 @@ main (int argc, char **argv)
         fprintf (stderr, "usage: test_fetch_http [--level-share URL]\n");
         return 2;
     }
-    qc_log_set_sink (on_log, NULL, "test");
+    fx_log_capture ();
     TIFFSetWarningHandler (NULL);   /* the local TIFFOpen's unknown tags */
     if (fx_server_dir (&ngx, "fetch-nginx") < 0 || fx_server_dir (&fault, "fetch-fault") < 0) {
         fprintf (stderr, "cannot make temporary folders\n");
         return 1;
     }
     for (size_t i = 0; i < NSLIDES; i++) {
-        local_path (slides[i], path, sizeof path);
+        fx_real_slide (slides[i], path, sizeof path);
         fx_serve (&ngx, slides[i], path);
         fx_serve (&fault, slides[i], path);
     }
@@ -579,8 +521,8 @@ main (int argc, char **argv)
     test_probe ();
     test_changed ();
     test_faults ();
-    CHECK (log_len > 0, "retries were logged");
-    CHECK (!has_secret (log_text), "no secret in any log record:\n%s", log_text);
+    CHECK (fx_log_len > 0, "retries were logged");
+    CHECK (!fx_has_secret (fx_log_text), "no secret in any log record:\n%s", fx_log_text);
     fx_stop (&ngx);
     fx_stop (&fault);
     return check_done ("test_fetch_http");
