@@ -210,6 +210,31 @@ fx_fault_start (http_server_t *s, double stall_secs)
     return -1;
 }
 
+/* nginx and the fault server (stalling for stall_secs), both serving
+ * ../shared's real slides of the given names. 0, or -1 when either did
+ * not start (both are stopped then). */
+static inline int
+fx_start_servers (http_server_t *ngx, http_server_t *fault, const char *const *names,
+                  size_t n, double stall_secs)
+{
+    if (fx_server_dir (ngx, "fetch-nginx") < 0 || fx_server_dir (fault, "fetch-fault") < 0) {
+        fprintf (stderr, "cannot make temporary folders\n");
+        return -1;
+    }
+    char path[600];
+    for (size_t i = 0; i < n; i++) {
+        snprintf (path, sizeof path, "%s/slides/real/%s", check_shared_dir (), names[i]);
+        if (fx_serve (ngx, names[i], path) < 0 || fx_serve (fault, names[i], path) < 0)
+            return -1;
+    }
+    if (fx_nginx_start (ngx) < 0 || fx_fault_start (fault, stall_secs) < 0) {
+        fx_stop (ngx);
+        fx_stop (fault);
+        return -1;
+    }
+    return 0;
+}
+
 static inline void
 fx_url (const http_server_t *s, const char *path, char *out, size_t outlen)
 {

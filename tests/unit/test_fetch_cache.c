@@ -445,20 +445,11 @@ main (int argc, char **argv)
     }
     fx_log_capture ();
     snprintf (tmpdir, sizeof tmpdir, "/tmp/qc-fetch-cache.XXXXXX");
-    if (!mkdtemp (tmpdir) || fx_server_dir (&ngx, "cache-nginx") < 0
-        || fx_server_dir (&fault, "cache-fault") < 0) {
-        fprintf (stderr, "cannot make temporary folders\n");
+    if (!mkdtemp (tmpdir)) {
+        fprintf (stderr, "cannot make a temporary folder\n");
         return 1;
     }
-    char path[600];
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        fx_real_slide (names[i], path, sizeof path);
-        fx_serve (&ngx, names[i], path);
-        fx_serve (&fault, names[i], path);
-    }
-    if (fx_nginx_start (&ngx) < 0 || fx_fault_start (&fault, 5) < 0) {
-        fx_stop (&ngx);
-        fx_stop (&fault);
+    if (fx_start_servers (&ngx, &fault, names, sizeof names / sizeof names[0], 5) < 0) {
         CHECK (0, "the test servers did not start");
         return check_done ("test_fetch_cache");
     }

@@ -489,7 +489,6 @@ level_share (const char *url)
 int
 main (int argc, char **argv)
 {
-    char path[600];
     if (argc == 3 && strcmp (argv[1], "--level-share") == 0)
         return level_share (argv[2]);
     if (argc > 1) {
@@ -498,18 +497,7 @@ main (int argc, char **argv)
     }
     fx_log_capture ();
     TIFFSetWarningHandler (NULL);   /* the local TIFFOpen's unknown tags */
-    if (fx_server_dir (&ngx, "fetch-nginx") < 0 || fx_server_dir (&fault, "fetch-fault") < 0) {
-        fprintf (stderr, "cannot make temporary folders\n");
-        return 1;
-    }
-    for (size_t i = 0; i < NSLIDES; i++) {
-        fx_real_slide (slides[i], path, sizeof path);
-        fx_serve (&ngx, slides[i], path);
-        fx_serve (&fault, slides[i], path);
-    }
-    if (fx_nginx_start (&ngx) < 0 || fx_fault_start (&fault, 5) < 0) {
-        fx_stop (&ngx);
-        fx_stop (&fault);
+    if (fx_start_servers (&ngx, &fault, slides, NSLIDES, 5) < 0) {
         CHECK (0, "the test servers did not start");
         return check_done ("test_fetch_http");
     }
