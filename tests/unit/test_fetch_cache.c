@@ -24,6 +24,7 @@
 
 #include "shared/log.h"
 #include "tests/unit/check.h"
+#include "tests/unit/fetch_level.h"
 #include "tests/unit/http_fixtures.h"
 #include "worker/fetch/disk_cache.h"
 #include "worker/fetch/prefetch.h"
@@ -434,6 +435,69 @@ test_prefetch (void)
     qc_disk_cache_close (&c);
 }
 
+/* The warm-up a worker would give: what the pipeline reads at 1.25x. */
+static int
+warm_level (qc_byte_source_t *src, const atomic_int *cancel, void *arg, char *err,
+            size_t errlen)
+{
+    fx_level_t lv;
+    return fx_read_level (src, 1.25, 0, &lv, err, errlen);
+}
+
+static void
+test_prefetch_source (void)
+{
+    char url[600], err[1024];
+    qc_prefetch_t *pf = qc_prefetch_new (NULL, 2, err, sizeof err);
+    CHECK (pf != NULL, "new without a cache: %s", err);
+    if (!pf)
+        return;
+    fx_secret_url (&ngx, D, url, sizeof url);
+    CHECK (qc_prefetch_push (pf, url) == -1, "no whole downloads without a cache");
+    CHECK (qc_prefetch_push_source (pf, url, NULL, warm_level, NULL) == 0, "push source");
+    CHECK (qc_prefetch_push_source (pf, url, NULL, warm_level, NULL) == 1, "pushed twice");
+    qc_byte_source_t *src = qc_prefetch_take_source (pf, url, 20000, err, sizeof err);
+    CHECK (src != NULL, "take: %s", err);
+    if (src) {
+        qc_byte_source_stats_t before, after;
+        qc_byte_source_stats (src, &before);
+        fx_level_t lv;
+        CHECK (fx_read_level (src, 1.25, 1, &lv, err, sizeof err) == 0, "the slot reads: %s", err);
+        qc_byte_source_stats (src, &after);
+        CHECK (before.bytes_fetched > 0 && after.bytes_fetched == before.bytes_fetched
+               && after.requests == before.requests,
+               "the slot's read of the level fetched nothing more: %llu -> %llu bytes",
+               (unsigned long long) before.bytes_fetched,
+               (unsigned long long) after.bytes_fetched);
+        printf ("prefetched source of %s: %llu bytes in %llu requests; the slot's read: %llu "
+                "more\n", D, (unsigned long long) before.bytes_fetched,
+                (unsigned long long) before.requests,
+                (unsigned long long) (after.bytes_fetched - before.bytes_fetched));
+        qc_byte_source_close (&src);
+    }
+    CHECK (!qc_prefetch_take_source (pf, url, 100, err, sizeof err) && strstr (err, "taken already")
+           && !fx_has_secret (err), "taken once: %s", err);
+    /* at depth 2, two sources not taken stop a third push */
+    char u2[600], u3[600], u4[600];
+    fx_secret_url (&ngx, A, u2, sizeof u2);
+    fx_secret_url (&ngx, B, u3, sizeof u3);
+    fx_secret_url (&ngx, C, u4, sizeof u4);
+    CHECK (qc_prefetch_push_source (pf, u2, NULL, NULL, NULL) == 0
+           && qc_prefetch_push_source (pf, u3, NULL, NULL, NULL) == 0, "two more");
+    CHECK (qc_prefetch_push_source (pf, u4, NULL, NULL, NULL) == -1,
+           "a third is refused while two wait to be taken");
+    /* a failed open: the slot is told why */
+    char bad[600];
+    fx_secret_url (&fault, "status/404", bad, sizeof bad);
+    qc_byte_source_t *s2 = qc_prefetch_take_source (pf, u2, 20000, err, sizeof err);
+    CHECK (s2 != NULL, "take A: %s", err);
+    qc_byte_source_close (&s2);
+    CHECK (qc_prefetch_push_source (pf, bad, NULL, NULL, NULL) == 0, "push a 404");
+    CHECK (!qc_prefetch_take_source (pf, bad, 20000, err, sizeof err) && strstr (err, "404")
+           && !fx_has_secret (err), "a failed source prefetch: %s", err);
+    qc_prefetch_destroy (&pf);   /* closes B's source, never taken */
+}
+
 int
 main (int argc, char **argv)
 {
@@ -460,6 +524,7 @@ main (int argc, char **argv)
     test_processes ();
     test_threads ();
     test_prefetch ();
+    test_prefetch_source ();
     CHECK (!fx_has_secret (fx_log_text), "no secret in any log record:\n%s", fx_log_text);
     fx_stop (&ngx);
     fx_stop (&fault);

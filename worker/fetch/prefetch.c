@@ -1,6 +1,6 @@
 /* The prefetch thread and its queue (contract in prefetch.h). One lock
- * guards the queue, the URL under way and the last outcomes; the
- * download itself runs without it. */
+ * guards the queue, the job under way and the last outcomes; the
+ * download or warm-up itself runs without it. */
 #include "worker/fetch/prefetch.h"
 
 #include <errno.h>
@@ -15,12 +15,23 @@
 #include "worker/fetch/url.h"
 
 #define MAX_DEPTH 64
-#define RECENT 16             /* outcomes remembered for qc_prefetch_wait */
+#define RECENT 16             /* outcomes remembered for wait and take */
+
+typedef enum { JOB_WHOLE, JOB_SOURCE } job_kind_t;
 
 typedef struct {
-    char *url;
+    char *url;                /* holds secrets: wiped when freed */
+    job_kind_t kind;
+    qc_source_opts_t opts;    /* JOB_SOURCE */
+    qc_prefetch_warm_fn *warm;
+    void *warm_arg;
+} job_t;
+
+typedef struct {
+    job_t job;                /* url NULL: an empty slot */
     int ok;
     char err[512];
+    qc_byte_source_t *src;    /* JOB_SOURCE, until taken */
 } outcome_t;
 
 struct qc_prefetch {
@@ -28,16 +39,16 @@ struct qc_prefetch {
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t changed;   /* queue, current or recent changed */
-    char *queue[MAX_DEPTH];
+    job_t queue[MAX_DEPTH];
     int depth, head, count;
-    char *current;            /* under way, or NULL */
+    job_t current;            /* under way (url NULL: none) */
     outcome_t recent[RECENT]; /* a ring; next is the oldest */
     int next;
+    int untaken;              /* prefetched sources not taken yet */
     int stop;
     atomic_int cancel;
 };
 
-/* URLs may hold signatures: wiped before they are freed. */
 static void
 free_url (char *url)
 {
@@ -45,6 +56,26 @@ free_url (char *url)
         memset (url, 0, strlen (url));
         free (url);
     }
+}
+
+/* Runs one job; the source it opened (JOB_SOURCE) goes to *src. */
+static int
+run_job (qc_prefetch_t *self, const job_t *job, qc_byte_source_t **src, char *err,
+         size_t errlen)
+{
+    if (job->kind == JOB_WHOLE) {
+        qc_cache_lease_t *lease = NULL;
+        int r = qc_disk_cache_get (self->cache, job->url, &self->cancel, &lease, NULL, err,
+                                   errlen);
+        qc_cache_lease_release (&lease);
+        return r;
+    }
+    qc_source_opts_t o = job->opts;
+    o.http.cancel = &self->cancel;
+    *src = qc_source_http_open (job->url, &o, NULL, err, errlen);
+    if (!*src)
+        return -1;
+    return job->warm ? job->warm (*src, &self->cancel, job->warm_arg, err, errlen) : 0;
 }
 
 static void *
@@ -58,28 +89,31 @@ run (void *arg)
         if (self->stop)
             break;
         self->current = self->queue[self->head];
-        self->queue[self->head] = NULL;
+        self->queue[self->head] = (job_t) { 0 };
         self->head = (self->head + 1) % self->depth;
         self->count--;
         pthread_mutex_unlock (&self->lock);
 
-        qc_cache_lease_t *lease = NULL;
-        qc_cache_info_t info;
         char err[512] = "";
-        int r = qc_disk_cache_get (self->cache, self->current, &self->cancel, &lease, &info,
-                                   err, sizeof err);
-        qc_cache_lease_release (&lease);
+        qc_byte_source_t *src = NULL;
+        int r = run_job (self, &self->current, &src, err, sizeof err);
         if (r < 0)
             qc_log (QC_LOG_WARNING, "prefetch", "%s", err);
 
         pthread_mutex_lock (&self->lock);
         outcome_t *o = &self->recent[self->next];
         self->next = (self->next + 1) % RECENT;
-        free_url (o->url);
-        o->url = self->current;
+        if (o->src) {   /* never taken: the slot read the slide itself */
+            qc_byte_source_close (&o->src);
+            self->untaken--;
+        }
+        free_url (o->job.url);
+        o->job = self->current;
         o->ok = r == 0;
+        o->src = src;
+        self->untaken += src != NULL;
         snprintf (o->err, sizeof o->err, "%s", err);
-        self->current = NULL;
+        self->current = (job_t) { 0 };
         pthread_cond_broadcast (&self->changed);
     }
     pthread_mutex_unlock (&self->lock);
@@ -89,9 +123,8 @@ run (void *arg)
 qc_prefetch_t *
 qc_prefetch_new (qc_disk_cache_t *cache, int depth, char *err, size_t errlen)
 {
-    if (!cache || depth < 1 || depth > MAX_DEPTH) {
-        qc_set_err (err, errlen, "prefetch: a cache and a depth of 1 to %d are needed",
-                    MAX_DEPTH);
+    if (depth < 1 || depth > MAX_DEPTH) {
+        qc_set_err (err, errlen, "prefetch: a depth of 1 to %d is needed", MAX_DEPTH);
         return NULL;
     }
     qc_prefetch_t *self = calloc (1, sizeof *self);
@@ -128,30 +161,33 @@ qc_prefetch_destroy (qc_prefetch_t **self_p)
     pthread_mutex_unlock (&self->lock);
     pthread_join (self->thread, NULL);
     for (int i = 0; i < MAX_DEPTH; i++)
-        free_url (self->queue[i]);
-    for (int i = 0; i < RECENT; i++)
-        free_url (self->recent[i].url);
+        free_url (self->queue[i].url);
+    for (int i = 0; i < RECENT; i++) {
+        free_url (self->recent[i].job.url);
+        qc_byte_source_close (&self->recent[i].src);
+    }
     pthread_mutex_destroy (&self->lock);
     pthread_cond_destroy (&self->changed);
     free (self);
     *self_p = NULL;
 }
 
-/* Where url stands, under the lock: 2 queued or under way, the outcome
- * when recently done, NULL (and 0) when unknown. */
+/* Where url's job of kind stands, under the lock: 2 queued or under
+ * way; 1 recently done (*done its outcome); 0 unknown. */
 static int
-find (qc_prefetch_t *self, const char *url, const outcome_t **done)
+find (qc_prefetch_t *self, const char *url, job_kind_t kind, outcome_t **done)
 {
     *done = NULL;
-    if (self->current && strcmp (self->current, url) == 0)
+    if (self->current.url && self->current.kind == kind && !strcmp (self->current.url, url))
         return 2;
-    for (int i = 0; i < self->count; i++)
-        if (strcmp (self->queue[(self->head + i) % self->depth], url) == 0)
+    for (int i = 0; i < self->count; i++) {
+        const job_t *j = &self->queue[(self->head + i) % self->depth];
+        if (j->kind == kind && !strcmp (j->url, url))
             return 2;
-    /* the newest outcome first */
-    for (int k = 1; k <= RECENT; k++) {
-        const outcome_t *o = &self->recent[(self->next - k + RECENT) % RECENT];
-        if (o->url && strcmp (o->url, url) == 0) {
+    }
+    for (int k = 1; k <= RECENT; k++) {   /* the newest outcome first */
+        outcome_t *o = &self->recent[(self->next - k + RECENT) % RECENT];
+        if (o->job.url && o->job.kind == kind && !strcmp (o->job.url, url)) {
             *done = o;
             return 1;
         }
@@ -159,25 +195,27 @@ find (qc_prefetch_t *self, const char *url, const outcome_t **done)
     return 0;
 }
 
-int
-qc_prefetch_push (qc_prefetch_t *self, const char *url)
+static int
+push (qc_prefetch_t *self, const char *url, const job_t *tmpl)
 {
-    if (!self || !qc_url_is_remote (url))
+    if (!self || !qc_url_is_remote (url) || (tmpl->kind == JOB_WHOLE && !self->cache))
         return -1;
     pthread_mutex_lock (&self->lock);
-    const outcome_t *done;
-    int where = find (self, url, &done);
+    outcome_t *done;
+    int where = find (self, url, tmpl->kind, &done);
     int r;
-    if (where == 2 || (where == 1 && done->ok))
+    if (where == 2 || (where == 1 && done->ok && (tmpl->kind == JOB_WHOLE || done->src)))
         r = 1;
-    else if (self->count == self->depth || self->stop)
+    else if (self->count == self->depth || self->stop
+             || (tmpl->kind == JOB_SOURCE
+                 && self->untaken + self->count + (self->current.url != NULL) >= self->depth))
         r = -1;
     else {
-        char *copy = strdup (url);
-        if (!copy)
+        job_t j = *tmpl;
+        if (!(j.url = strdup (url)))
             r = -1;
         else {
-            self->queue[(self->head + self->count) % self->depth] = copy;
+            self->queue[(self->head + self->count) % self->depth] = j;
             self->count++;
             pthread_cond_broadcast (&self->changed);
             r = 0;
@@ -188,11 +226,30 @@ qc_prefetch_push (qc_prefetch_t *self, const char *url)
 }
 
 int
-qc_prefetch_wait (qc_prefetch_t *self, const char *url, int timeout_ms, char *err,
-                  size_t errlen)
+qc_prefetch_push (qc_prefetch_t *self, const char *url)
 {
-    if (!self || !url)
-        return qc_fail (err, errlen, "prefetch: bad arguments");
+    job_t j = { .kind = JOB_WHOLE };
+    return push (self, url, &j);
+}
+
+int
+qc_prefetch_push_source (qc_prefetch_t *self, const char *url, const qc_source_opts_t *opts,
+                         qc_prefetch_warm_fn *warm, void *arg)
+{
+    job_t j = { .kind = JOB_SOURCE, .warm = warm, .warm_arg = arg };
+    if (opts)
+        j.opts = *opts;
+    else
+        qc_source_opts_default (&j.opts);
+    return push (self, url, &j);
+}
+
+/* Waits under the lock until url's job of kind is done; its outcome,
+ * or NULL (err set) when unknown or timed out. */
+static outcome_t *
+wait_done (qc_prefetch_t *self, const char *url, job_kind_t kind, int timeout_ms,
+           int *unknown, char *err, size_t errlen)
+{
     struct timespec until;
     clock_gettime (CLOCK_REALTIME, &until);
     until.tv_sec += timeout_ms / 1000;
@@ -203,28 +260,68 @@ qc_prefetch_wait (qc_prefetch_t *self, const char *url, int timeout_ms, char *er
     }
     char shown[512];
     qc_url_redact (url, shown, sizeof shown);
-    pthread_mutex_lock (&self->lock);
-    int r;
+    *unknown = 0;
     for (;;) {
-        const outcome_t *done;
-        int where = find (self, url, &done);
+        outcome_t *done;
+        int where = find (self, url, kind, &done);
+        if (where == 1)
+            return done;
         if (where == 0) {
-            r = 1;
-            break;
-        }
-        if (where == 1) {
-            r = done->ok ? 0 : -1;
-            if (!done->ok)
-                qc_set_err (err, errlen, "%s", done->err);
-            break;
+            *unknown = 1;
+            qc_set_err (err, errlen, "%s: not prefetched", shown);
+            return NULL;
         }
         if (pthread_cond_timedwait (&self->changed, &self->lock, &until) == ETIMEDOUT) {
             qc_set_err (err, errlen, "%s: the prefetch did not end within %d ms", shown,
                         timeout_ms);
-            r = -1;
-            break;
+            return NULL;
+        }
+    }
+}
+
+int
+qc_prefetch_wait (qc_prefetch_t *self, const char *url, int timeout_ms, char *err,
+                  size_t errlen)
+{
+    if (!self || !url)
+        return qc_fail (err, errlen, "prefetch: bad arguments");
+    pthread_mutex_lock (&self->lock);
+    int unknown;
+    outcome_t *o = wait_done (self, url, JOB_WHOLE, timeout_ms, &unknown, err, errlen);
+    int r = o ? (o->ok ? 0 : -1) : unknown ? 1 : -1;
+    if (o && !o->ok)
+        qc_set_err (err, errlen, "%s", o->err);
+    pthread_mutex_unlock (&self->lock);
+    return r;
+}
+
+qc_byte_source_t *
+qc_prefetch_take_source (qc_prefetch_t *self, const char *url, int timeout_ms, char *err,
+                         size_t errlen)
+{
+    if (!self || !url) {
+        qc_set_err (err, errlen, "prefetch: bad arguments");
+        return NULL;
+    }
+    pthread_mutex_lock (&self->lock);
+    int unknown;
+    outcome_t *o = wait_done (self, url, JOB_SOURCE, timeout_ms, &unknown, err, errlen);
+    qc_byte_source_t *src = NULL;
+    if (o) {
+        src = o->src;
+        char shown[512];
+        if (!src && o->ok)
+            qc_set_err (err, errlen, "%s: taken already",
+                        qc_url_redact (url, shown, sizeof shown));
+        else if (!src)
+            qc_set_err (err, errlen, "%s", o->err);
+        else {
+            o->src = NULL;
+            self->untaken--;
+            if (!o->ok)
+                qc_set_err (err, errlen, "%s", o->err);
         }
     }
     pthread_mutex_unlock (&self->lock);
-    return r;
+    return src;
 }
