@@ -47,6 +47,11 @@ test_classify (void)
            "refusal redacted: %s", err);
     CHECK (strstr (err, "not supported"), "%s", err);
     CHECK (qc_url_classify (NULL, err, sizeof err) < 0, "NULL refused");
+    static char longurl[QC_URL_MAX + 100];
+    memcpy (longurl, "http://h/", 9);
+    memset (longurl + 9, 'a', QC_URL_MAX);
+    CHECK (qc_url_classify (longurl, err, sizeof err) < 0 && strstr (err, "longer than"),
+           "an entry longer than a task's path can carry is refused: %.80s", err);
     CHECK (qc_url_is_remote ("https://h/a") && !qc_url_is_remote ("file:///a")
            && !qc_url_is_remote ("/a"), "is_remote");
 }

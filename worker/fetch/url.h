@@ -17,6 +17,8 @@
 
 #include <stddef.h>
 
+#include "shared/proto.h"
+
 typedef enum {
     QC_URL_PATH = 0,          /* a local path, as before */
     QC_URL_FILE = 1,          /* file:///abs/path or file://localhost/... */
@@ -24,8 +26,9 @@ typedef enum {
     QC_URL_HTTPS = 3          /* https:// */
 } qc_url_kind_t;
 
-/* Longest URL accepted (a presigned URL is 1-2 KB). */
-#define QC_URL_MAX 8192
+/* Longest entry accepted: what a task's path may hold on the wire (a
+ * presigned URL is 1-2 KB). */
+#define QC_URL_MAX QC_PROTO_MAX_PATH
 
 /* The kind of entry, or -1 when it is refused: an unsupported scheme,
  * an http(s) URL without a host, a file:// URL that is not an absolute
