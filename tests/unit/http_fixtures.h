@@ -26,6 +26,7 @@
 
 #include "shared/log.h"
 #include "tests/unit/check.h"
+#include "worker/fetch/http.h"
 
 typedef struct {
     pid_t pid;
@@ -239,6 +240,21 @@ static inline void
 fx_url (const http_server_t *s, const char *path, char *out, size_t outlen)
 {
     snprintf (out, outlen, "http://127.0.0.1:%d/%s", s->port, path);
+}
+
+/* HTTP options with short waits, so that the fault tests take seconds:
+ * attempts tries 50 ms apart (doubling, at most 200 ms), a stall after
+ * stall_secs without progress. */
+static inline void
+fx_fast_opts (qc_http_opts_t *o, int attempts, long stall_secs)
+{
+    qc_http_opts_default (o);
+    o->max_attempts = attempts;
+    o->backoff_ms = 50;
+    o->backoff_max_ms = 200;
+    o->low_speed_bytes = 1000;
+    o->low_speed_secs = stall_secs;
+    o->connect_timeout_ms = 2000;
 }
 
 /* The URL of path with credentials and a signing query, which the

@@ -61,11 +61,7 @@ files_equal (const char *a, const char *b)
 static void
 fast_opts (qc_http_opts_t *o)
 {
-    qc_http_opts_default (o);
-    o->max_attempts = 1;
-    o->backoff_ms = 50;
-    o->low_speed_bytes = 1000;
-    o->low_speed_secs = 2;
+    fx_fast_opts (o, 1, 2);
 }
 
 static qc_disk_cache_t *
@@ -320,6 +316,8 @@ test_processes (void)
     if (p)
         pclose (p);
     CHECK (files_equal (got, loc), "the shared copy is whole: %s", got);
+    snprintf (path, sizeof path, "ls %s | grep -q part", dir);
+    CHECK (system (path) != 0, "no partial file is left behind");
 }
 
 typedef struct {

@@ -32,17 +32,10 @@ static const char *slides[] = {
 };
 #define NSLIDES (sizeof slides / sizeof slides[0])
 
-/* Short waits, so the fault tests take seconds. */
 static void
 fast_opts (qc_http_opts_t *o)
 {
-    qc_http_opts_default (o);
-    o->max_attempts = 3;
-    o->backoff_ms = 50;
-    o->backoff_max_ms = 200;
-    o->low_speed_bytes = 1000;
-    o->low_speed_secs = 1;
-    o->connect_timeout_ms = 2000;
+    fx_fast_opts (o, 3, 1);
 }
 
 static int

@@ -158,7 +158,11 @@ download (get_t *g, const qc_http_file_t *now, char *err, size_t errlen)
     qc_http_file_t done;
     if (meta_read (p->meta, &done) == 0 && file_size_of (p->data) == done.size
         && qc_http_same_version (&done, now->etag, now->last_modified, now->size) == 1) {
-        close (fd);   /* another caller downloaded it while this one waited */
+        /* another caller downloaded it while this one waited, and this
+           .part was made afresh after its rename: nothing in it is
+           needed (a caller waiting on it finds it gone and goes round) */
+        unlink (p->part);
+        close (fd);
         return 1;
     }
     struct stat st;
