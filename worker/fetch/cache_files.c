@@ -5,7 +5,13 @@
  *     url http://host/dir/a.ndpi          (redacted)
  *     size 3544235
  *     etag "5f2a-3614ab"                  (or -)
- *     last-modified Tue, 24 Nov 2026 ...  (or -)                   */
+ *     last-modified Tue, 24 Nov 2026 ...  (or -)
+ *     inode 1234567                       (the slide's; 0 for a partial)
+ * The inode ties a .meta to one slide file: the .meta of a new download
+ * is written before the slide is renamed into place, and a reader that
+ * sees the new .meta beside the old slide (or the old .meta beside the
+ * new one) finds the inodes differ and treats the entry as absent, so
+ * it never pairs one version's validators with another's bytes. */
 #include "worker/fetch/cache_int.h"
 
 #include <errno.h>
@@ -36,13 +42,6 @@ cache_paths (const qc_disk_cache_t *self, const char *url, entry_paths_t *p)
     return 0;
 }
 
-int64_t
-file_size_of (const char *path)
-{
-    struct stat st;
-    return stat (path, &st) == 0 ? (int64_t) st.st_size : -1;
-}
-
 /* Copies the rest of line after "key " into out, without the newline;
  * "-" means empty. */
 static int
@@ -59,12 +58,12 @@ value (const char *line, const char *key, char *out, size_t outlen)
 }
 
 int
-meta_read (const char *path, qc_http_file_t *file)
+meta_read (const char *path, qc_http_file_t *file, uint64_t *ino)
 {
     FILE *f = fopen (path, "r");
     if (!f)
         return -1;
-    char line[512], size[64] = "", url[8];
+    char line[512], size[64] = "", url[8], inode[32] = "0";
     *file = (qc_http_file_t) { .size = -1 };
     int magic = 0;
     while (fgets (line, sizeof line, f)) {
@@ -74,7 +73,8 @@ meta_read (const char *path, qc_http_file_t *file)
                  && !value (line, "etag", file->etag, sizeof file->etag)
                  && !value (line, "last-modified", file->last_modified,
                             sizeof file->last_modified))
-            value (line, "url", url, sizeof url);   /* for people only */
+            if (!value (line, "inode", inode, sizeof inode))
+                value (line, "url", url, sizeof url);   /* for people only */
     }
     fclose (f);
     char *end;
@@ -82,11 +82,12 @@ meta_read (const char *path, qc_http_file_t *file)
     if (!magic || end == size || n < 0)
         return -1;
     file->size = n;
+    *ino = strtoull (inode, NULL, 10);
     return 0;
 }
 
 int
-meta_write (const char *path, const char *shown, const qc_http_file_t *file)
+meta_write (const char *path, const char *shown, const qc_http_file_t *file, uint64_t ino)
 {
     char tmp[PATH_MAX + 64];
     snprintf (tmp, sizeof tmp, "%s" TMP_MARK "%ld.%lx", path, (long) getpid (),
@@ -95,9 +96,9 @@ meta_write (const char *path, const char *shown, const qc_http_file_t *file)
     if (!f)
         return -1;
     /* a validator never holds a newline (curl splits headers on them) */
-    fprintf (f, "qc-cache 1\nurl %s\nsize %lld\netag %s\nlast-modified %s\n", shown,
-             (long long) file->size, file->etag[0] ? file->etag : "-",
-             file->last_modified[0] ? file->last_modified : "-");
+    fprintf (f, "qc-cache 1\nurl %s\nsize %lld\netag %s\nlast-modified %s\ninode %llu\n",
+             shown, (long long) file->size, file->etag[0] ? file->etag : "-",
+             file->last_modified[0] ? file->last_modified : "-", (unsigned long long) ino);
     int bad = ferror (f);
     if (fflush (f) != 0 || fsync (fileno (f)) != 0)
         bad = 1;
@@ -108,4 +109,13 @@ meta_write (const char *path, const char *shown, const qc_http_file_t *file)
         return -1;
     }
     return 0;
+}
+
+int
+entry_valid (const char *data, const char *meta, qc_http_file_t *file)
+{
+    uint64_t ino;
+    struct stat st;
+    return meta_read (meta, file, &ino) == 0 && stat (data, &st) == 0
+           && (uint64_t) st.st_ino == ino && st.st_size == file->size;
 }

@@ -31,15 +31,19 @@ typedef struct {
 /* Paths of url's entry; -1 when url has no cache name or dir is too long. */
 int cache_paths (const qc_disk_cache_t *self, const char *url, entry_paths_t *p);
 
-/* Reads a .meta file into file (size, validators); -1 when it is missing
+/* Reads a .meta file into file (size, validators) and *ino (the inode
+ * of the slide it describes; 0 for a partial's); -1 when it is missing
  * or not one. */
-int meta_read (const char *path, qc_http_file_t *file);
+int meta_read (const char *path, qc_http_file_t *file, uint64_t *ino);
 /* Writes a .meta file through a temporary name; -1 (errno set) on
  * failure. shown is the redacted URL, kept for people reading DIR. */
-int meta_write (const char *path, const char *shown, const qc_http_file_t *file);
+int meta_write (const char *path, const char *shown, const qc_http_file_t *file,
+                uint64_t ino);
 
-/* The file's size, or -1 when it does not exist. */
-int64_t file_size_of (const char *path);
+/* 1 when the slide at data is the one meta describes: its inode and
+ * size (*file gets meta's description). */
+int entry_valid (const char *data, const char *meta, qc_http_file_t *file);
+
 /* The suffixes of an entry's side files; a name with none is a slide. */
 #define META_SUFFIX ".meta"
 #define PART_SUFFIX ".part"

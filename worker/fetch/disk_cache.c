@@ -156,7 +156,7 @@ download (get_t *g, const qc_http_file_t *now, char *err, size_t errlen)
         return 1;
     }
     qc_http_file_t done;
-    if (meta_read (p->meta, &done) == 0 && file_size_of (p->data) == done.size
+    if (entry_valid (p->data, p->meta, &done)
         && qc_http_same_version (&done, now->etag, now->last_modified, now->size) == 1) {
         /* another caller downloaded it while this one waited, and this
            .part was made afresh after its rename: nothing in it is
@@ -167,12 +167,12 @@ download (get_t *g, const qc_http_file_t *now, char *err, size_t errlen)
     }
     struct stat st;
     qc_http_file_t file = *now, had;
-    uint64_t from = 0;
-    if (fstat (fd, &st) == 0 && st.st_size > 0 && meta_read (p->part_meta, &had) == 0
+    uint64_t from = 0, no_ino;
+    if (fstat (fd, &st) == 0 && st.st_size > 0 && meta_read (p->part_meta, &had, &no_ino) == 0
         && qc_http_same_version (&had, now->etag, now->last_modified, now->size) == 1
         && st.st_size < now->size)
         from = (uint64_t) st.st_size;
-    if (meta_write (p->part_meta, g->shown, &file) != 0) {
+    if (meta_write (p->part_meta, g->shown, &file, 0) != 0) {
         close (fd);
         return qc_fail (err, errlen, "%s: cannot write into the cache: %s", p->part_meta,
                         strerror (errno));
@@ -190,7 +190,7 @@ download (get_t *g, const qc_http_file_t *now, char *err, size_t errlen)
     }
     if (hs != QC_HTTP_OK) {
         /* keep the partial, described as the version it now holds */
-        meta_write (p->part_meta, g->shown, &file);
+        meta_write (p->part_meta, g->shown, &file, 0);
         close (fd);
         return -1;
     }
@@ -199,10 +199,11 @@ download (get_t *g, const qc_http_file_t *now, char *err, size_t errlen)
         return qc_fail (err, errlen, "%s: cannot write into the cache: %s", p->part,
                         strerror (errno));
     }
-    /* the old entry's .meta goes first, so that no reader pairs it with
-       the new bytes; then the slide; then its new .meta */
-    unlink (p->meta);
-    if (rename (p->part, p->data) != 0 || meta_write (p->meta, g->shown, &file) != 0) {
+    /* the new .meta names the new slide's inode, so no reader pairs it
+       with the old slide, nor the old .meta with the new slide
+       (cache_files.c); then the slide is renamed into place */
+    if (fstat (fd, &st) != 0 || meta_write (p->meta, g->shown, &file, (uint64_t) st.st_ino) != 0
+        || rename (p->part, p->data) != 0) {
         int e = errno;
         close (fd);
         return qc_fail (err, errlen, "%s: cannot write into the cache: %s", p->data,
@@ -222,7 +223,7 @@ static int
 round_once (get_t *g, qc_cache_lease_t **lease, char *err, size_t errlen)
 {
     qc_http_file_t known, now;
-    int have = meta_read (g->p.meta, &known) == 0 && file_size_of (g->p.data) == known.size;
+    int have = entry_valid (g->p.data, g->p.meta, &known);
     int unchanged = 0;
     uint64_t before = g->counts.bytes;
     qc_http_status_t hs = qc_http_probe (g->conn, g->url, &g->http, have ? &known : NULL,

@@ -6,7 +6,9 @@
  * Files in DIR, for an entry NAME (url.h's qc_url_cache_name: the URL's
  * file name plus a hash; never over 130 characters):
  *   NAME            the slide, complete
- *   NAME.meta       its redacted URL, size, ETag and Last-Modified
+ *   NAME.meta       its redacted URL, size, ETag, Last-Modified and
+ *                   inode (a .meta counts only beside the slide file it
+ *                   was written for)
  *   NAME.part       a download under way or cut short
  *   NAME.part.meta  the version (size, validators) NAME.part holds
  *   .lock           taken while evicting
