@@ -15,12 +15,14 @@ BUILD="build-essential gcc make binutils pkg-config
     libcurl4-openssl-dev libpng-dev zlib1g-dev libjpeg-dev libtiff-dev
     libsodium-dev"
 # Tests and benchmarks: OpenSlide's command-line tools (test_mkslide.sh
-# checks generated slides with them), awk, python3 (the dependency check),
-# python3-shapely (GEOS, the C++ twin of the JTS that QuPath reads GeoJSON
-# with: test_histoqc_configs.sh checks saveMask2Geojson's polygons with
-# it), python3-numpy (the same test redoes skimage's equalize_hist with
-# it); apt for this script itself.
-TESTS="openslide-tools mawk python3 python3-shapely python3-numpy apt"
+# checks generated slides with them), awk, python3 (the dependency check,
+# the fault server of test_fetch_http), python3-shapely (GEOS, the C++
+# twin of the JTS that QuPath reads GeoJSON with: test_histoqc_configs.sh
+# checks saveMask2Geojson's polygons with it), python3-numpy (the same
+# test redoes skimage's equalize_hist with it); nginx (a real HTTP server
+# that honours Range, for the slides-by-URL tests and bench_fetch); apt
+# for this script itself.
+TESTS="openslide-tools mawk python3 python3-shapely python3-numpy nginx apt"
 PKGS="$BUILD $TESTS"
 
 case "${1:-}" in
