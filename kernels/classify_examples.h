@@ -4,7 +4,7 @@
  *
  * A path that starts with "builtin/" names one of the PNGs embedded from
  * kernels/examples/ (the build turns them into a C array with
- * kernels/examples/embed.sh), so the project's default config trains on
+ * kernels/tools/embed_examples.sh), so the project's default config trains on
  * any machine, with no files beside the program. Any other path is a
  * file, relative to the working directory as in HistoQC. */
 #ifndef QC_CLASSIFY_EXAMPLES_H

@@ -1,12 +1,10 @@
 /* Writes kernels/modules/hist_templates.c: the project's own templates
  * for HistogramModule.compareToTemplates, as 256-bin counts of each
- * channel of H&E images (see README.md here). Not part of the build: run
- * it by hand when the template images change.
+ * channel of H&E images (see kernels/templates/README.md). make builds
+ * it (build/tools/mk_templates) so that it keeps compiling; run it by
+ * hand when the template images change:
  *
- *   make BUILD=build build/libqckernels.a
- *   cc -std=c11 -D_GNU_SOURCE -I. kernels/templates/mk_templates.c \
- *      build/libqckernels.a -lpng -lm -pthread -o /tmp/mk_templates
- *   /tmp/mk_templates template1=../shared/textures/he-TCGA-HE-7130.png \
+ *   build/tools/mk_templates template1=../shared/textures/he-TCGA-HE-7130.png \
  *      ... > kernels/modules/hist_templates.c
  */
 #include <stdio.h>
@@ -33,7 +31,7 @@ main (int argc, char **argv)
     }
     printf ("/* The project's own templates for HistogramModule.compareToTemplates:\n"
             " * 256-bin counts of each channel of real H&E images, written by\n"
-            " * kernels/templates/mk_templates.c (see kernels/templates/README.md);\n"
+            " * kernels/tools/mk_templates.c (see kernels/templates/README.md);\n"
             " * do not edit by hand. A config names them builtin:NAME. */\n"
             "#include \"kernels/modules/hist_algo.h\"\n\n"
             "#include <string.h>\n\n"

@@ -1,7 +1,8 @@
 /* mkexamples: paints the project's own training examples for
  * ClassificationModule.byExampleWithFeatures (pen markings and coverslip
  * edges) over real H&E, with the masks that say where the ink or the
- * edge is. See README.md beside this file; regen.sh builds and runs it.
+ * edge is. See kernels/examples/README.md; regen_examples.sh beside this
+ * file builds and runs it.
  *
  *   mkexamples TEXTURE_DIR OUT_DIR
  *
