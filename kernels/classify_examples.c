@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kernels/pixel_math.h"
+#include "kernels/image/pixel_math.h"
 #include "kernels/png_io.h"
 
 static int

@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "kernels/image.h"
+#include "kernels/image/image.h"
 
 typedef struct {
     const char *name;       /* "builtin/pen_markings_1.png" */

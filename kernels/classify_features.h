@@ -25,7 +25,7 @@
 
 #include <stddef.h>
 
-#include "kernels/image.h"
+#include "kernels/image/image.h"
 #include "kernels/ops.h"
 #include "shared/config.h"
 

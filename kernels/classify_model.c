@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/pixel_math.h"
+#include "kernels/image/pixel_math.h"
 #include "shared/err.h"
 
 /* Bin edges come from a sample of each feature: enough for 256

@@ -24,8 +24,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "kernels/image.h"
-#include "kernels/pixel_math.h"
+#include "kernels/image/image.h"
+#include "kernels/image/pixel_math.h"
 
 #define QC_CONN_OBJECTS 4
 #define QC_CONN_LABEL   8

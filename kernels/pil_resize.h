@@ -10,7 +10,7 @@
 #ifndef QC_PIL_RESIZE_H
 #define QC_PIL_RESIZE_H
 
-#include "kernels/image.h"
+#include "kernels/image/image.h"
 
 /* dst (out_w x out_h, allocated by the caller) = src resized as
  * Image.resize ((out_w, out_h), LANCZOS, reducing_gap = 2.0) does.

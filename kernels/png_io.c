@@ -20,7 +20,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "kernels/pixel_math.h"
+#include "kernels/image/pixel_math.h"
 #include "kernels/png_bits.h"
 #include "kernels/png_deflate.h"
 #include "shared/err.h"

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernels/image.h"
+#include "kernels/image/image.h"
 
 int qc_png_encode_rgb (const qc_rgb_t *img, unsigned char **data,
                        size_t *size, char *err, size_t errlen);

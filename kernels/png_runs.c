@@ -13,7 +13,7 @@
  * fraction of the time. */
 #include "kernels/png_io.h"
 #include "kernels/png_bits.h"
-#include "kernels/mask_scan.h"
+#include "kernels/image/mask_scan.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
 #include "kernels/region_read.h"
 
 #include "kernels/pil_resize.h"
-#include "kernels/pixel_math.h"
+#include "kernels/image/pixel_math.h"
 
 #include <ctype.h>
 #include <math.h>

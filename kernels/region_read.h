@@ -50,7 +50,7 @@
 #include <stdint.h>
 #include <openslide.h>
 
-#include "kernels/image.h"
+#include "kernels/image/image.h"
 #include "kernels/tiff_direct.h"
 
 typedef enum {

@@ -14,7 +14,7 @@
 #ifndef QC_RUN_STATE_H
 #define QC_RUN_STATE_H
 
-#include "kernels/image.h"
+#include "kernels/image/image.h"
 #include "kernels/modules.h"
 #include "kernels/ops.h"
 

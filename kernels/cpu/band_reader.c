@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "kernels/cpu/cpu_ops.h"
-#include "kernels/pixel_math.h"
+#include "kernels/image/pixel_math.h"
 #include "shared/log.h"
 
 #define MAX_THREADS 16

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <openslide.h>
 
-#include "kernels/image.h"
+#include "kernels/image/image.h"
 #include "kernels/tiff_direct.h"
 
 /* Reads the w x h level pixels whose top-left corner is (x0, y0) in

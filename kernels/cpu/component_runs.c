@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "kernels/cpu/component_runs.h"
-#include "kernels/mask_scan.h"
+#include "kernels/image/mask_scan.h"
 
 static int
 grow (qc_runs_t *rs)

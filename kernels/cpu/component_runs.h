@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernels/image.h"
+#include "kernels/image/image.h"
 
 /* Union-find: the root of l, halving the path on the way (shared by
  * the pixel labelling of components.c and the runs here). */

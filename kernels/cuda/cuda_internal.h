@@ -6,13 +6,13 @@
 
 /* pixel_math.h first, outside extern "C" (its functions are C++ inline
  * __host__ __device__ there); the C headers then get C linkage. */
-#include "kernels/pixel_math.h"
+#include "kernels/image/pixel_math.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#include "kernels/image.h"
+#include "kernels/image/image.h"
 #include "kernels/ops.h"
 #include "kernels/cuda/cuda_ops.h"
 

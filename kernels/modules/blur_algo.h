@@ -14,7 +14,7 @@
 #ifndef QC_BLUR_ALGO_H
 #define QC_BLUR_ALGO_H
 
-#include "kernels/image.h"
+#include "kernels/image/image.h"
 #include "kernels/ops.h"
 
 typedef struct {

@@ -14,7 +14,7 @@
 #ifndef QC_BRIGHT_ALGO_H
 #define QC_BRIGHT_ALGO_H
 
-#include "kernels/image.h"
+#include "kernels/image/image.h"
 #include "kernels/modules.h"
 #include "kernels/modules/masks.h"
 #include "kernels/ops.h"

@@ -3,7 +3,7 @@
 #ifndef QC_BUBBLE_ALGO_H
 #define QC_BUBBLE_ALGO_H
 
-#include "kernels/image.h"
+#include "kernels/image/image.h"
 #include "kernels/ops.h"
 
 typedef struct {

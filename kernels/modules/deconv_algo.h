@@ -10,7 +10,7 @@
 #ifndef QC_DECONV_ALGO_H
 #define QC_DECONV_ALGO_H
 
-#include "kernels/image.h"
+#include "kernels/image/image.h"
 #include "kernels/ops.h"
 
 typedef struct qc_deconv_stats {

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernels/image.h"
+#include "kernels/image/image.h"
 #include "kernels/ops.h"
 
 /* Bins beyond 256 only add empty bins for uint8 values; the bound keeps

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "kernels/image.h"
+#include "kernels/image/image.h"
 #include "kernels/ops.h"
 #include "kernels/png_io.h"
 

@@ -1,7 +1,7 @@
 /* The CUDA backend against the CPU backend.
  *
  * Part 1 runs everywhere, on the CPU: the per-pixel formulas the CUDA
- * kernels use (kernels/pixel_math.h) and the kernels' algorithms, written
+ * kernels use (kernels/image/pixel_math.h) and the kernels' algorithms, written
  * here as plain loops over the same formulas (column-prefix disk
  * morphology, clipped-window rectangles, direct-sum Gaussian, area /
  * bilinear / nearest resizing, numpy histogram bins, colour spaces), must

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "kernels/cpu/cpu_ops.h"
-#include "kernels/image.h"
+#include "kernels/image/image.h"
 #include "kernels/ops.h"
 #include "tests/unit/check.h"
 

@@ -34,7 +34,7 @@
 #include <string.h>
 
 #include "kernels/cpu/cpu_ops.h"
-#include "kernels/pixel_math.h"
+#include "kernels/image/pixel_math.h"
 #include "tests/unit/check.h"
 
 static void

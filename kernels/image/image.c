@@ -3,8 +3,8 @@
  * overflow: QC_IMAGE_MAX_PIXELS * 4 bytes is far below SIZE_MAX on the
  * 64-bit machines this project targets, and the bound is re-checked
  * against SIZE_MAX for any other. */
-#include "kernels/image.h"
-#include "kernels/image_cache.h"
+#include "kernels/image/image.h"
+#include "kernels/image/image_cache.h"
 
 #include <stdlib.h>
 #include <string.h>

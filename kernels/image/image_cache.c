@@ -1,6 +1,6 @@
 /* See image_cache.h. A small array under one mutex: a slide makes a few
  * dozen large planes, so a linear scan is cheaper than any index. */
-#include "kernels/image_cache.h"
+#include "kernels/image/image_cache.h"
 
 #include <pthread.h>
 #include <stdint.h>
