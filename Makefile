@@ -27,12 +27,12 @@ endif
 
 BUILD   ?= build
 
-# CUDA backend (kernels/cuda): built when nvcc is found ($(CUDA_HOME)/bin/nvcc,
+# CUDA backend (kernels/ops/cuda): built when nvcc is found ($(CUDA_HOME)/bin/nvcc,
 # then nvcc on PATH), as a fat binary for sm_80 and sm_90 plus PTX for
 # later GPUs. CUDA=0 forces a CPU-only build; a CPU-only build links
-# kernels/cuda/cuda_none.c, whose qc_ops_cuda () says "not built".
+# kernels/ops/cuda/cuda_none.c, whose qc_ops_cuda () says "not built".
 CUDA_HOME ?= /usr/local/cuda
-CUDA_DIR  := kernels/cuda
+CUDA_DIR  := kernels/ops/cuda
 ifeq ($(CUDA),0)
 NVCC :=
 CUDA_WHY := CUDA=0

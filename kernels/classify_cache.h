@@ -21,7 +21,7 @@
 
 #include "kernels/classify_features.h"
 #include "kernels/classify_model.h"
-#include "kernels/ops.h"
+#include "kernels/ops/ops.h"
 #include "shared/config.h"
 
 /* At most this many classifiers are cached per process; past it each

@@ -26,7 +26,7 @@
 #include <stddef.h>
 
 #include "kernels/image/image.h"
-#include "kernels/ops.h"
+#include "kernels/ops/ops.h"
 #include "shared/config.h"
 
 #define QC_FEAT_MAX_KINDS  16

@@ -17,7 +17,7 @@
  * generator: the same examples give the same model, bit for bit.
  *
  * The struct is open, as the image structs are: the ops backends read it
- * (kernels/ops.h trees_predict; the per-pixel sum is qc_px_trees_margin
+ * (kernels/ops/ops.h trees_predict; the per-pixel sum is qc_px_trees_margin
  * in pixel_math.h) and a device copy is three memcpys. */
 #ifndef QC_CLASSIFY_MODEL_H
 #define QC_CLASSIFY_MODEL_H

@@ -8,7 +8,7 @@
  * and the tokens are written with it. The distance code has one code,
  * 0 (distance 1), of one bit. */
 #include "kernels/png_deflate.h"
-#include "kernels/cpu/cpu_ops.h"
+#include "kernels/ops/cpu/cpu_ops.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* Working-size slide reading: HistoQC's size rules (see region_read.h),
  * planning, and the front of the reader (arguments, background colour,
- * messages); kernels/cpu/band_reader.c does the parallel reading. */
+ * messages); kernels/slide/band_reader.c does the parallel reading. */
 #include "kernels/region_read.h"
 
 #include "kernels/pil_resize.h"
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/cpu/band_reader.h"
-#include "kernels/cpu/cpu_ops.h"
+#include "kernels/slide/band_reader.h"
+#include "kernels/ops/cpu/cpu_ops.h"
 #include "shared/err.h"
 #include "shared/log.h"
 
@@ -577,7 +577,7 @@ qc_region_read_rect (openslide_t *osr, const qc_tiff_direct_t *direct,
     uint8_t bg[3];
     background (osr, bg);
     if (w * h <= s_whole_max && !qc_image_check_size ((int) w, (int) h, NULL)) {
-        /* one read, then the exact area average (kernels/cpu/resize.c) */
+        /* one read, then the exact area average (kernels/ops/cpu/resize.c) */
         return read_whole_rect (osr, direct, level, x0, y0, w, h, bg, out_w,
                                 out_h, out, err, errlen);
     }

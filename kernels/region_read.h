@@ -21,7 +21,7 @@
  * Image.thumbnail does (kernels/pil_resize.c): HistoQC's pixels, bit for
  * bit where OpenSlide decodes the same. With request.area (the project's
  * default config: image_resample = area) or a bounding box, the level is
- * area-averaged instead (kernels/cpu/resize.c): an exact box average.
+ * area-averaged instead (kernels/ops/cpu/resize.c): an exact box average.
  *
  * Reading: where the slide's levels are plain tiled TIFF directories
  * (Aperio and generic TIFF with JPEG, LZW, deflate or no compression),
@@ -37,7 +37,7 @@
  * slower: where a level's downsample is not an integer, a band starting
  * inside the level lands between pixels, and OpenSlide interpolates
  * through pixman's slow path (and shifts the pixels). Larger regions are
- * read in bands (kernels/cpu/band_reader.c) by a few threads, cut at
+ * read in bands (kernels/slide/band_reader.c) by a few threads, cut at
  * the level's tile rows and area-reduced straight into the output, so
  * memory stays bounded; those bands start at level-0 y coordinates
  * rounded from the level's, with that fractional shift.

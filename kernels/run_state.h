@@ -16,7 +16,7 @@
 
 #include "kernels/image/image.h"
 #include "kernels/modules.h"
-#include "kernels/ops.h"
+#include "kernels/ops/ops.h"
 
 /* The slide at a working size: "1.25x" (a magnification), "0.1" (a
  * downscale), "2" (a level) or "1000" (the longer side), as HistoQC's

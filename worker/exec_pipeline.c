@@ -6,7 +6,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "kernels/cuda/cuda_ops.h"
+#include "kernels/ops/cuda/cuda_ops.h"
 #include "kernels/pipeline.h"
 #include "shared/log.h"
 #include "worker/worker.h"

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kernels/cuda/cuda_ops.h"
+#include "kernels/ops/cuda/cuda_ops.h"
 #include "shared/cli.h"
 #include "shared/log.h"
 #include "worker/gpu_probe.h"

@@ -1,7 +1,7 @@
 /* Image buffers the QC pipeline works on: 8-bit interleaved RGB, float32
  * single channel, 0/1 masks and int32 component labels.
  *
- * The structs are open on purpose: every op of both backends (kernels/cpu
+ * The structs are open on purpose: every op of both backends (kernels/ops/cpu
  * and later CUDA) reads the fields directly, and a transparent layout is
  * what lets a device copy be one memcpy. Pixels are tightly packed,
  * row-major, with no row padding: pixel (x, y) of a w-wide image is at

@@ -1,4 +1,4 @@
-/* Per-pixel arithmetic shared by the CPU backend (kernels/cpu) and the
+/* Per-pixel arithmetic shared by the CPU backend (kernels/ops/cpu) and the
  * CUDA backend: written once here so that both compute the same numbers
  * and the CPU unit tests check the arithmetic the GPU runs.
  *
@@ -460,7 +460,7 @@ qc_px_sigmoid (double m)
     return 1.0 / (1.0 + exp (-m));
 }
 
-/* ---- shared by the CUDA backend (kernels/cuda): formulas the CPU
+/* ---- shared by the CUDA backend (kernels/ops/cuda): formulas the CPU
  * backend computes in its own loops, written once more here so that the
  * kernels call them; tests/unit/test_cuda_equiv.c checks on the CPU that
  * each gives exactly what the CPU op gives. ---- */
@@ -555,7 +555,7 @@ qc_px_isqrt (long v)
     return k;
 }
 
-/* One pixel of rgb_to_space: space is a qc_colorspace_t (kernels/ops.h:
+/* One pixel of rgb_to_space: space is a qc_colorspace_t (kernels/ops/ops.h:
  * RGB 0, HSV 1, RGB CIE 2, XYZ 3, YUV 4, YIQ 5, YPbPr 6, YCbCr 7,
  * YDbDr 8, Lab 9). The linear spaces use skimage's X_from_rgb matrices
  * (rgbcie_from_rgb is rgbcie_from_xyz @ xyz_from_rgb); YCbCr adds

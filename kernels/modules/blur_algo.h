@@ -15,7 +15,7 @@
 #define QC_BLUR_ALGO_H
 
 #include "kernels/image/image.h"
-#include "kernels/ops.h"
+#include "kernels/ops/ops.h"
 
 typedef struct {
     int blur_radius;          /* Gaussian sigma in work-size pixels */

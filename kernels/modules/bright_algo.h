@@ -17,7 +17,7 @@
 #include "kernels/image/image.h"
 #include "kernels/modules.h"
 #include "kernels/modules/masks.h"
-#include "kernels/ops.h"
+#include "kernels/ops/ops.h"
 
 /* HistoQC's value for a statistic of no pixels. */
 #define QC_NO_TISSUE_VALUE (-100.0)

@@ -4,7 +4,7 @@
 #define QC_BUBBLE_ALGO_H
 
 #include "kernels/image/image.h"
-#include "kernels/ops.h"
+#include "kernels/ops/ops.h"
 
 typedef struct {
     double threshold;         /* flat where |mean - pixel| < it */

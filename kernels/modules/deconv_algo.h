@@ -11,7 +11,7 @@
 #define QC_DECONV_ALGO_H
 
 #include "kernels/image/image.h"
-#include "kernels/ops.h"
+#include "kernels/ops/ops.h"
 
 typedef struct qc_deconv_stats {
     double mean[3], std[3];

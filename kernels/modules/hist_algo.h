@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "kernels/image/image.h"
-#include "kernels/ops.h"
+#include "kernels/ops/ops.h"
 
 /* Bins beyond 256 only add empty bins for uint8 values; the bound keeps
  * a config value from asking for absurd buffers. */

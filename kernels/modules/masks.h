@@ -16,7 +16,7 @@
 #include <stdbool.h>
 
 #include "kernels/modules.h"
-#include "kernels/ops.h"
+#include "kernels/ops/ops.h"
 
 /* ---- algorithms ------------------------------------------------------ */
 

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/cpu/cpu_ops.h"
+#include "kernels/ops/cpu/cpu_ops.h"
 #include "kernels/png_io.h"
 
 #define SIDE 256

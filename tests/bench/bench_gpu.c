@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "kernels/classify_cache.h"
-#include "kernels/cuda/cuda_ops.h"
+#include "kernels/ops/cuda/cuda_ops.h"
 #include "kernels/pipeline.h"
 #include "shared/log.h"
 #include "tests/bench/bench_slides.h"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "kernels/ops.h"
+#include "kernels/ops/ops.h"
 
 /* X (name, (parameters), (arguments)) for every entry of qc_ops_t. */
 #define QC_OPS_LIST(X)                                                                  \

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "kernels/image/image.h"
-#include "kernels/ops.h"
+#include "kernels/ops/ops.h"
 #include "kernels/png_io.h"
 
 #define FX_MKSLIDE "bin/qc-mkslide"

@@ -48,7 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kernels/ops.h"
+#include "kernels/ops/ops.h"
 #include "kernels/png_io.h"
 #include "tests/unit/pipeline_fixtures.h"
 #include "tests/unit/slide_fixtures.h"

@@ -9,8 +9,8 @@
 #include <time.h>
 
 #include "kernels/classify_model.h"
-#include "kernels/cpu/cpu_ops.h"
-#include "kernels/ops.h"
+#include "kernels/ops/cpu/cpu_ops.h"
+#include "kernels/ops/ops.h"
 #include "tests/unit/check.h"
 
 #define NF 4

@@ -12,7 +12,7 @@
 
 #include "kernels/classify_cache.h"
 #include "kernels/classify_examples.h"
-#include "kernels/ops.h"
+#include "kernels/ops/ops.h"
 #include "kernels/png_io.h"
 #include "tests/unit/pipeline_fixtures.h"
 #include "tests/unit/slide_fixtures.h"

@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/cpu/cpu_ops.h"
-#include "kernels/cuda/cuda_ops.h"
+#include "kernels/ops/cpu/cpu_ops.h"
+#include "kernels/ops/cuda/cuda_ops.h"
 #include "kernels/pipeline.h"
 #include "kernels/png_io.h"
 #include "shared/log.h"
@@ -133,7 +133,7 @@ check_isqrt (void)
     CHECK (bad == 0, "%d wrong integer square roots", bad);
 }
 
-/* k_disk / k_colprefix of kernels/cuda/morph_resize.cu, as loops. */
+/* k_disk / k_colprefix of kernels/ops/cuda/morph_resize.cu, as loops. */
 static void
 emu_disk_pass (const uint8_t *in, int w, int h, int seed_inv, int r,
                int out_inv, uint8_t *out)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/cpu/cpu_ops.h"
+#include "kernels/ops/cpu/cpu_ops.h"
 #include "kernels/png_io.h"
 #include "kernels/region_read.h"
 #include "tests/unit/check.h"

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "kernels/modules/masks.h"
-#include "kernels/ops.h"
+#include "kernels/ops/ops.h"
 #include "kernels/png_io.h"
 #include "tests/unit/pipeline_fixtures.h"
 #include "tests/unit/slide_fixtures.h"

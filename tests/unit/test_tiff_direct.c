@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kernels/cpu/cpu_ops.h"
+#include "kernels/ops/cpu/cpu_ops.h"
 #include "kernels/region_read.h"
 #include "kernels/tiff_direct.h"
 #include "tests/unit/check.h"
