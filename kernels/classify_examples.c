@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "kernels/image/pixel_math.h"
-#include "kernels/png_io.h"
+#include "kernels/png/png_io.h"
 
 static int
 is_word (int c)

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/png_io.h"
+#include "kernels/png/png_io.h"
 #include "kernels/region_read.h"
 #include "shared/log.h"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kernels/png_io.h"
+#include "kernels/png/png_io.h"
 
 int
 qc_hist256_of (const qc_ops_t *ops, const qc_rgb_t *img, const qc_mask_t *mask,

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "kernels/modules/hist_algo.h"
-#include "kernels/png_io.h"
+#include "kernels/png/png_io.h"
 
 static void
 put_counts (const uint64_t *c)

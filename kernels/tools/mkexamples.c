@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "kernels/ops/cpu/cpu_ops.h"
-#include "kernels/png_io.h"
+#include "kernels/png/png_io.h"
 
 #define SIDE 256
 #define PATH_N 96

@@ -13,7 +13,7 @@
 
 #include "kernels/image/image.h"
 #include "kernels/ops/ops.h"
-#include "kernels/png_io.h"
+#include "kernels/png/png_io.h"
 
 #define FX_MKSLIDE "bin/qc-mkslide"
 

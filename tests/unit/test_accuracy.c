@@ -49,7 +49,7 @@
 #include <unistd.h>
 
 #include "kernels/ops/ops.h"
-#include "kernels/png_io.h"
+#include "kernels/png/png_io.h"
 #include "tests/unit/pipeline_fixtures.h"
 #include "tests/unit/slide_fixtures.h"
 

@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "kernels/modules/blur_algo.h"
-#include "kernels/png_io.h"
+#include "kernels/png/png_io.h"
 #include "kernels/region_read.h"
 #include "tests/unit/check.h"
 #include "tests/unit/slide_fixtures.h"

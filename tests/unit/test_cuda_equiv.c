@@ -21,7 +21,7 @@
 #include "kernels/ops/cpu/cpu_ops.h"
 #include "kernels/ops/cuda/cuda_ops.h"
 #include "kernels/pipeline.h"
-#include "kernels/png_io.h"
+#include "kernels/png/png_io.h"
 #include "shared/log.h"
 #include "shared/result.h"
 #include "tests/unit/check.h"

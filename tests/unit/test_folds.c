@@ -15,7 +15,7 @@
 
 #include "kernels/modules/masks.h"
 #include "kernels/pipeline.h"
-#include "kernels/png_io.h"
+#include "kernels/png/png_io.h"
 #include "tests/unit/check.h"
 
 static const qc_ops_t *ops;

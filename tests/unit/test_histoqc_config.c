@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "kernels/classify_examples.h"
-#include "kernels/png_io.h"
+#include "kernels/png/png_io.h"
 #include "tests/unit/pipeline_fixtures.h"
 
 /* %1$s is the folder holding the example files. */

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "kernels/ops/cpu/cpu_ops.h"
-#include "kernels/png_io.h"
+#include "kernels/png/png_io.h"
 #include "kernels/region_read.h"
 #include "tests/unit/check.h"
 

@@ -14,7 +14,7 @@
 
 #include "kernels/modules/masks.h"
 #include "kernels/ops/ops.h"
-#include "kernels/png_io.h"
+#include "kernels/png/png_io.h"
 #include "tests/unit/pipeline_fixtures.h"
 #include "tests/unit/slide_fixtures.h"
 

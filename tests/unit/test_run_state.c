@@ -5,7 +5,7 @@
  * nothing leaks). */
 #include <math.h>
 
-#include "kernels/png_io.h"
+#include "kernels/png/png_io.h"
 #include "kernels/run_state.h"
 #include "tests/unit/pipeline_fixtures.h"
 

@@ -13,7 +13,7 @@
 #include "kernels/modules/deconv_algo.h"
 #include "kernels/modules/hist_algo.h"
 #include "kernels/modules/hist_plot.h"
-#include "kernels/png_io.h"
+#include "kernels/png/png_io.h"
 
 #define W 37
 #define H 23

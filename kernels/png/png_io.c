@@ -7,7 +7,7 @@
  * allocates is stored through a pointer into its caller's state, so after
  * a longjmp the caller still knows what to free (locals of the function
  * that called setjmp would be indeterminate). */
-#include "kernels/png_io.h"
+#include "kernels/png/png_io.h"
 
 #include <errno.h>
 #include <png.h>
@@ -21,8 +21,8 @@
 #endif
 
 #include "kernels/image/pixel_math.h"
-#include "kernels/png_bits.h"
-#include "kernels/png_deflate.h"
+#include "kernels/png/png_bits.h"
+#include "kernels/png/png_deflate.h"
 #include "shared/err.h"
 
 /* A PNG larger than this is not something this project writes or reads. */
@@ -70,11 +70,11 @@ up_filter (uint8_t *restrict o, const uint8_t *restrict p,
 
 /* How an image is written: each row behind its PNG filter byte (RGB:
  * Up, neighbouring rows of a slide being alike, the first row None;
- * gray: None), then deflated by kernels/png_deflate.c (runs at distance
+ * gray: None), then deflated by kernels/png/png_deflate.c (runs at distance
  * 1 with dynamic Huffman codes: what zlib's Z_RLE strategy gives, which
  * was the fastest zlib setting here, in a third of the time) and
- * wrapped by kernels/png_bits.c. Masks do not come here:
- * kernels/png_runs.c writes them by runs. */
+ * wrapped by kernels/png/png_bits.c. Masks do not come here:
+ * kernels/png/png_runs.c writes them by runs. */
 static int
 encode (const uint8_t *px, int w, int h, int channels, unsigned char **data,
         size_t *size, char *err, size_t errlen)

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernels/png_bits.h"
+#include "kernels/png/png_bits.h"
 
 /* Appends the zlib stream (header, deflate blocks, Adler-32) of
  * src[0..n) to z. 0, or -1 when memory ran out (z->failed set). */

@@ -29,7 +29,7 @@ int qc_png_encode_gray8 (const uint8_t *px, int w, int h, unsigned char **data,
 int qc_png_encode_mask (const qc_mask_t *mask, unsigned char **data,
                         size_t *size, char *err, size_t errlen);
 /* The mask (0 / non-zero) as an 8-bit gray PNG of 0 / 255 written run
- * by run (kernels/png_runs.c): what qc_png_encode_mask writes. */
+ * by run (kernels/png/png_runs.c): what qc_png_encode_mask writes. */
 int qc_png_encode_runs (const qc_mask_t *mask, unsigned char **data,
                         size_t *size, char *err, size_t errlen);
 int qc_png_encode_fimg (const qc_fimg_t *img, unsigned char **data,

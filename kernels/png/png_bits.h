@@ -1,5 +1,5 @@
 /* The byte and bit writing under the project's own PNG encoders
- * (kernels/png_runs.c for masks, kernels/png_deflate.c for images): a
+ * (kernels/png/png_runs.c for masks, kernels/png/png_deflate.c for images): a
  * growing buffer, deflate's LSB-first bit order, and the PNG file around
  * a zlib stream. */
 #ifndef QC_PNG_BITS_H

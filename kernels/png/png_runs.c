@@ -11,8 +11,8 @@
  * zlib. The file is an ordinary PNG (libpng reads it back in
  * tests/unit/test_image_png.c), 1.5-2x larger than zlib's, in a
  * fraction of the time. */
-#include "kernels/png_io.h"
-#include "kernels/png_bits.h"
+#include "kernels/png/png_io.h"
+#include "kernels/png/png_bits.h"
 #include "kernels/image/mask_scan.h"
 
 #include <stdio.h>

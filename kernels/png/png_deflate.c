@@ -7,7 +7,7 @@
  * at most 15 bits), written in deflate's compact form (RFC 1951 3.2.7),
  * and the tokens are written with it. The distance code has one code,
  * 0 (distance 1), of one bit. */
-#include "kernels/png_deflate.h"
+#include "kernels/png/png_deflate.h"
 #include "kernels/ops/cpu/cpu_ops.h"
 
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* Byte/bit writer and PNG wrapper; see png_bits.h. */
-#include "kernels/png_bits.h"
+#include "kernels/png/png_bits.h"
 
 #include <stdlib.h>
 #include <string.h>
