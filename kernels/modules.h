@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernels/slide.h"
+#include "kernels/slide/slide.h"
 #include "shared/config.h"
 #include "shared/result.h"
 

@@ -18,7 +18,7 @@
 
 #include "kernels/modules.h"
 #include "kernels/run_state.h"
-#include "kernels/slide.h"
+#include "kernels/slide/slide.h"
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/err.h"

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "kernels/png/png_io.h"
-#include "kernels/region_read.h"
+#include "kernels/slide/region_read.h"
 #include "shared/log.h"
 
 /* More distinct sizes than this in one run is a config mistake (HistoQC's

@@ -2,7 +2,7 @@
  * step (filename, comments, image_bounding_box, base_mag), and the
  * [BaseImage.BaseImage] settings every step shares. */
 #include "kernels/modules.h"
-#include "kernels/region_read.h"
+#include "kernels/slide/region_read.h"
 #include "shared/err.h"
 
 #include <errno.h>
@@ -22,7 +22,7 @@ parse_number_x (const char *text, double *value)
 }
 
 /* One parser of image_work_size for the whole project:
- * qc_region_parse_size (kernels/region_read.c), which the image reader
+ * qc_region_parse_size (kernels/slide/region_read.c), which the image reader
  * uses too, so a size the config check accepts is one the reader reads. */
 int
 qc_work_size_parse (const char *text, qc_work_size_t *out)

@@ -1,5 +1,5 @@
 /* Parallel reading of one slide level into an area-resampled RGB image
- * (the engine under kernels/region_read.h).
+ * (the engine under kernels/slide/region_read.h).
  *
  * The region's rows are cut into bands at the level's tile-row
  * boundaries (openslide.level[N].tile-height, 256 when absent), so no
@@ -18,7 +18,7 @@
 #include <openslide.h>
 
 #include "kernels/image/image.h"
-#include "kernels/tiff_direct.h"
+#include "kernels/slide/tiff_direct.h"
 
 /* Reads the w x h level pixels whose top-left corner is (x0, y0) in
  * level-0 coordinates, resampled to out's size, composited over bg.

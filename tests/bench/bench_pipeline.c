@@ -4,7 +4,7 @@
  *     full-size generated 40x slide, next to the time OpenSlide takes to
  *     read the analysis level alone (the floor: the goal is at most 2x),
  *     and the time of the same read decoded straight from the TIFF
- *     (kernels/tiff_direct.h), which is what the pipeline does;
+ *     (kernels/slide/tiff_direct.h), which is what the pipeline does;
  *  2. throughput of the one-process default (qc-submit, 2 workers) on a
  *     cohort of 20 generated slides;
  *  3. (issue 4) one GPU lane's throughput on copies of the full-size
@@ -26,7 +26,7 @@
 
 #include "kernels/classify_cache.h"
 #include "kernels/pipeline.h"
-#include "kernels/region_read.h"
+#include "kernels/slide/region_read.h"
 #include "shared/log.h"
 #include "tests/bench/bench_slides.h"
 

@@ -27,7 +27,7 @@
 
 #include "kernels/modules/blur_algo.h"
 #include "kernels/png/png_io.h"
-#include "kernels/region_read.h"
+#include "kernels/slide/region_read.h"
 #include "tests/unit/check.h"
 #include "tests/unit/slide_fixtures.h"
 

@@ -10,7 +10,7 @@
 
 #include "kernels/ops/cpu/cpu_ops.h"
 #include "kernels/png/png_io.h"
-#include "kernels/region_read.h"
+#include "kernels/slide/region_read.h"
 #include "tests/unit/check.h"
 
 static char slide_dir[1024];

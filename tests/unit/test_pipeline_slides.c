@@ -10,7 +10,7 @@
 
 #include <openslide.h>
 
-#include "kernels/slide.h"
+#include "kernels/slide/slide.h"
 #include "tests/unit/pipeline_fixtures.h"
 
 #define NTHREADS 4

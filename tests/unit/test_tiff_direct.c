@@ -1,4 +1,4 @@
-/* The direct TIFF level reader (kernels/tiff_direct.h) against OpenSlide
+/* The direct TIFF level reader (kernels/slide/tiff_direct.h) against OpenSlide
  * itself: every level of every slide it accepts, whole and in random
  * pieces (inside, across tiles, partly outside the level), must be the
  * pixels openslide_read_region gives, composited over the background,
@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "kernels/ops/cpu/cpu_ops.h"
-#include "kernels/region_read.h"
-#include "kernels/tiff_direct.h"
+#include "kernels/slide/region_read.h"
+#include "kernels/slide/tiff_direct.h"
 #include "tests/unit/check.h"
 #include "tests/unit/slide_fixtures.h"
 

@@ -1,5 +1,5 @@
 /* Direct tiled-TIFF level reader; see tiff_direct.h. */
-#include "kernels/tiff_direct.h"
+#include "kernels/slide/tiff_direct.h"
 
 #include <math.h>
 #include <stdarg.h>

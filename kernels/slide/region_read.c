@@ -1,9 +1,9 @@
 /* Working-size slide reading: HistoQC's size rules (see region_read.h),
  * planning, and the front of the reader (arguments, background colour,
  * messages); kernels/slide/band_reader.c does the parallel reading. */
-#include "kernels/region_read.h"
+#include "kernels/slide/region_read.h"
 
-#include "kernels/pil_resize.h"
+#include "kernels/slide/pil_resize.h"
 #include "kernels/image/pixel_math.h"
 
 #include <ctype.h>

@@ -1,7 +1,7 @@
 /* PIL's thumbnail resampling; see pil_resize.h. The arithmetic follows
  * Pillow's C code step by step (where it rounds, truncates or clips, so
  * does this), since the point is the same bytes as HistoQC's images. */
-#include "kernels/pil_resize.h"
+#include "kernels/slide/pil_resize.h"
 
 #include <math.h>
 #include <stdint.h>

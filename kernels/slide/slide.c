@@ -1,5 +1,5 @@
 /* OpenSlide wrapper; see slide.h. */
-#include "kernels/slide.h"
+#include "kernels/slide/slide.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <tiffio.h>
 
-#include "kernels/tiff_direct.h"
+#include "kernels/slide/tiff_direct.h"
 #include "shared/log.h"
 #include "shared/err.h"
 

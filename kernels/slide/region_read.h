@@ -18,7 +18,7 @@
  * OpenSlide's best level (largest downsample not above the factor).
  *
  * Without a bounding box the level is read whole and shrunk as PIL's
- * Image.thumbnail does (kernels/pil_resize.c): HistoQC's pixels, bit for
+ * Image.thumbnail does (kernels/slide/pil_resize.c): HistoQC's pixels, bit for
  * bit where OpenSlide decodes the same. With request.area (the project's
  * default config: image_resample = area) or a bounding box, the level is
  * area-averaged instead (kernels/ops/cpu/resize.c): an exact box average.
@@ -26,7 +26,7 @@
  * Reading: where the slide's levels are plain tiled TIFF directories
  * (Aperio and generic TIFF with JPEG, LZW, deflate or no compression),
  * qc_region_read and qc_region_read_rect take the tiles straight from the
- * file (kernels/tiff_direct.h: the same pixels, 4x faster than OpenSlide,
+ * file (kernels/slide/tiff_direct.h: the same pixels, 4x faster than OpenSlide,
  * which spends most of a read compositing tiles). Otherwise, or where
  * a region starts between a level's pixels, through OpenSlide: a region
  * of up to 2^26 pixels (every 1.25x analysis level
@@ -51,7 +51,7 @@
 #include <openslide.h>
 
 #include "kernels/image/image.h"
-#include "kernels/tiff_direct.h"
+#include "kernels/slide/tiff_direct.h"
 
 typedef enum {
     QC_REGION_MAG = 0,        /* value: magnification ("1.25x") */
@@ -77,7 +77,7 @@ typedef struct {
     int64_t src_w, src_h;     /* region size in level pixels */
     int pil;                  /* shrink as PIL's Image.thumbnail does
                                  (the whole level read, then
-                                 kernels/pil_resize.c) */
+                                 kernels/slide/pil_resize.c) */
     int out_w, out_h;         /* the working image's exact size */
     char warning[256];        /* non-empty when the request was adjusted */
 } qc_region_plan_t;
@@ -101,7 +101,7 @@ int qc_region_plan (openslide_t *osr, const qc_region_request_t *req,
 
 /* Reads the planned region with nthreads threads (<= 0: 4; at most 16)
  * into a new RGB image of plan->out_w x plan->out_h. With direct (the
- * slide's kernels/tiff_direct.h reader, or NULL) the tiles are decoded
+ * slide's kernels/slide/tiff_direct.h reader, or NULL) the tiles are decoded
  * straight from the TIFF where that gives OpenSlide's pixels; any read
  * it cannot make goes through OpenSlide. 0 and *out set, or -1 with
  * OpenSlide's reason (or an allocation failure) in err. */

@@ -18,7 +18,7 @@
 
 #include <openslide.h>
 
-#include "kernels/tiff_direct.h"
+#include "kernels/slide/tiff_direct.h"
 
 typedef struct qc_slide qc_slide_t;
 
@@ -40,7 +40,7 @@ const char *qc_slide_property (const qc_slide_t *self, const char *name);
  * on one handle). Owned by the slide: do not close it. */
 openslide_t *qc_slide_handle (qc_slide_t *self);
 
-/* The direct TIFF reader of the slide's levels (kernels/tiff_direct.h),
+/* The direct TIFF reader of the slide's levels (kernels/slide/tiff_direct.h),
  * opened with the slide; NULL when the slide is not of a kind it reads
  * or QC_DIRECT_READ=0 is set. Owned by the slide. */
 const qc_tiff_direct_t *qc_slide_direct (const qc_slide_t *self);
