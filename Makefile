@@ -111,14 +111,14 @@ $(BUILD)/%.cu.o: %.cu
 	@$(if $(Q),echo "  NVCC $<")
 	$(Q)$(NVCC) $(NVCCFLAGS) -MD -MP -MF $(@:.o=.d) -c $< -o $@
 
-# The classifier's built-in examples (kernels/examples/*.png) become a C
+# The classifier's built-in examples (kernels/classify/examples/*.png) become a C
 # array at build time, so workers need no example files on disk and the
 # repository holds each image once.
-EXAMPLES_PNG := $(wildcard kernels/examples/*.png)
+EXAMPLES_PNG := $(wildcard kernels/classify/examples/*.png)
 EXAMPLES_OBJ := $(BUILD)/gen/classify_examples_data.o
 $(BUILD)/gen/classify_examples_data.c: kernels/tools/embed_examples.sh $(EXAMPLES_PNG)
 	@mkdir -p $(dir $@)
-	$(Q)sh kernels/tools/embed_examples.sh kernels/examples > $@.tmp && mv $@.tmp $@
+	$(Q)sh kernels/tools/embed_examples.sh kernels/classify/examples > $@.tmp && mv $@.tmp $@
 $(EXAMPLES_OBJ): $(BUILD)/gen/classify_examples_data.c
 	@$(if $(Q),echo "  CC $<")
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@

@@ -431,7 +431,7 @@ qc_px_lbp (const float *img, int w, int h, int x, int y, int p,
 }
 
 /* One pixel's margin (log-odds) under a boosted ensemble of oblivious
- * trees (kernels/classify_model.h): tree t tests feature feat[t d + k]
+ * trees (kernels/ops/trees.h): tree t tests feature feat[t d + k]
  * against thr[t d + k] at level k (bit k of the leaf index set when the
  * value is greater; NaN goes left) and adds leaf[(t << d) + index].
  * f(j) is feature j of this pixel: plane j at pixel i, planes[j][i].

@@ -92,7 +92,7 @@ typedef struct qc_region_summary {
     size_t max_area;
 } qc_region_summary_t;
 
-struct qc_trees;       /* kernels/classify_model.h */
+struct qc_trees;       /* kernels/ops/trees.h */
 
 typedef struct qc_ops {
     const char *name;
@@ -234,9 +234,9 @@ typedef struct qc_ops {
     int (*median_disk) (const qc_fimg_t *src, int radius, qc_border_t border,
                         qc_fimg_t *dst);
     /* Probability of the positive class for every pixel under a boosted
-     * ensemble of oblivious trees (kernels/classify_model.h): feature j
-     * of pixel i is planes[j]->px[i]; every plane and dst share one
-     * size; nplanes must be the model's nfeat. */
+     * ensemble of oblivious trees (kernels/ops/trees.h): feature j of
+     * pixel i is planes[j]->px[i]; every plane and dst share one size;
+     * nplanes must be the model's nfeat. */
     int (*trees_predict) (const struct qc_trees *model,
                           const qc_fimg_t *const *planes, int nplanes,
                           qc_fimg_t *dst);

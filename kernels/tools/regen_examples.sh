@@ -1,7 +1,7 @@
 #!/bin/sh
 # Rebuilds the project's classifier examples: paints them with
 # kernels/tools/mkexamples.c over the H&E images of TEXTURES (default
-# ../shared/textures) into kernels/examples/ (the build embeds them in the
+# ../shared/textures) into kernels/classify/examples/ (the build embeds them in the
 # library, see the Makefile and embed_examples.sh, so that workers without
 # these files can still train). Run from the repository root:
 #     sh kernels/tools/regen_examples.sh [TEXTURES] [BUILD]
@@ -9,5 +9,5 @@ set -e
 TEX=${1:-../shared/textures}
 B=${2:-build}
 make BUILD="$B" "$B/tools/mkexamples"
-"$B/tools/mkexamples" "$TEX" kernels/examples
-ls -l kernels/examples/*.png | awk '{ s += $5 } END { print s " bytes of examples" }'
+"$B/tools/mkexamples" "$TEX" kernels/classify/examples
+ls -l kernels/classify/examples/*.png | awk '{ s += $5 } END { print s " bytes of examples" }'

@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kernels/classify_cache.h"
+#include "kernels/classify/classify_cache.h"
 #include "kernels/ops/cuda/cuda_ops.h"
 #include "kernels/pipeline.h"
 #include "shared/log.h"

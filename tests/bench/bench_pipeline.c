@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kernels/classify_cache.h"
+#include "kernels/classify/classify_cache.h"
 #include "kernels/pipeline.h"
 #include "kernels/slide/region_read.h"
 #include "shared/log.h"

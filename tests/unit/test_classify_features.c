@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/classify_features.h"
+#include "kernels/classify/classify_features.h"
 #include "kernels/ops/ops.h"
 #include "shared/config.h"
 #include "tests/unit/check.h"

@@ -10,8 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kernels/classify_cache.h"
-#include "kernels/classify_examples.h"
+#include "kernels/classify/classify_cache.h"
+#include "kernels/classify/classify_examples.h"
 #include "kernels/ops/ops.h"
 #include "kernels/png/png_io.h"
 #include "tests/unit/pipeline_fixtures.h"

@@ -30,7 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kernels/classify_examples.h"
+#include "kernels/classify/classify_examples.h"
 #include "kernels/png/png_io.h"
 #include "tests/unit/pipeline_fixtures.h"
 

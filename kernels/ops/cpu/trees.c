@@ -1,4 +1,4 @@
-/* trees_predict: the boosted oblivious trees of classify_model.h over
+/* trees_predict: the boosted oblivious trees of kernels/ops/trees.h over
  * every pixel. Pixels go in blocks of BLOCK: per tree, each level is one
  * compare-and-or pass over a block of one feature plane (contiguous,
  * branch-free: the compiler vectorises it), then one pass adds the
@@ -12,7 +12,7 @@
  * index and the margins between levels and trees. Same order of adds in
  * double, so the same bits (test_classify_model compares the two). */
 #include "kernels/ops/cpu/cpu_ops.h"
-#include "kernels/classify_model.h"
+#include "kernels/ops/trees.h"
 
 #include <math.h>
 #include <string.h>
@@ -23,20 +23,6 @@
 #endif
 
 #define BLOCK 512
-
-static int
-model_ok (const qc_trees_t *m)
-{
-    if (!m || !m->feat || !m->thr || !m->leaf || m->nfeat < 1
-        || m->nfeat > QC_TREES_MAX_FEAT || m->ntrees < 1
-        || m->ntrees > QC_TREES_MAX_TREES || m->depth < 1
-        || m->depth > QC_TREES_MAX_DEPTH || !isfinite (m->base))
-        return 0;
-    for (int i = 0; i < m->ntrees * m->depth; i++)
-        if (m->feat[i] >= m->nfeat)
-            return 0;
-    return 1;
-}
 
 /* Four lanes (SSE2 / NEON; a GCC and Clang extension, as in filter.c):
  * -O2 does not vectorise the compare-and-or loop by itself. */
@@ -413,7 +399,7 @@ static int
 planes_ok (const qc_trees_t *model, const qc_fimg_t *const *planes,
            int nplanes, int w, int h)
 {
-    if (!model_ok (model) || !planes || nplanes != model->nfeat)
+    if (!qc_trees_valid (model) || !planes || nplanes != model->nfeat)
         return 0;
     for (int j = 0; j < nplanes; j++)
         if (!qc_fimg_valid (planes[j]) || planes[j]->w != w

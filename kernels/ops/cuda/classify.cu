@@ -10,7 +10,7 @@
 
 #include "kernels/ops/cuda/cuda_internal.h"
 extern "C" {
-#include "kernels/classify_model.h"
+#include "kernels/ops/trees.h"
 }
 
 namespace {
@@ -43,20 +43,6 @@ k_trees (const float *const *planes, size_t n, int ntrees, int depth,
         return;
     dst[i] = (float) qc_px_sigmoid (
         qc_px_trees_margin (planes, i, ntrees, depth, feat, thr, leaf, base));
-}
-
-bool
-model_ok (const qc_trees_t *m)
-{
-    if (!m || !m->feat || !m->thr || !m->leaf || m->nfeat < 1
-        || m->nfeat > QC_TREES_MAX_FEAT || m->ntrees < 1
-        || m->ntrees > QC_TREES_MAX_TREES || m->depth < 1
-        || m->depth > QC_TREES_MAX_DEPTH || !isfinite (m->base))
-        return false;
-    for (int i = 0; i < m->ntrees * m->depth; i++)
-        if (m->feat[i] >= m->nfeat)
-            return false;
-    return true;
 }
 
 } // namespace
@@ -93,7 +79,7 @@ qc_cuda_trees_predict (const struct qc_trees *model,
                        const qc_fimg_t *const *planes, int nplanes,
                        qc_fimg_t *dst)
 {
-    if (!model_ok (model) || !planes || nplanes != model->nfeat
+    if (!qc_trees_valid (model) || !planes || nplanes != model->nfeat
         || !qc_fimg_valid (dst))
         return -1;
     for (int j = 0; j < nplanes; j++)

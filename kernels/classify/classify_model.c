@@ -1,5 +1,5 @@
 /* Training the boosted oblivious trees; see classify_model.h. */
-#include "kernels/classify_model.h"
+#include "kernels/classify/classify_model.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 /* Feature planes of ClassificationModule; see classify_features.h. */
-#include "kernels/classify_features.h"
+#include "kernels/classify/classify_features.h"
 #include "shared/err.h"
 
 #include <errno.h>

@@ -19,8 +19,8 @@
 
 #include <stddef.h>
 
-#include "kernels/classify_features.h"
-#include "kernels/classify_model.h"
+#include "kernels/classify/classify_features.h"
+#include "kernels/classify/classify_model.h"
 #include "kernels/ops/ops.h"
 #include "shared/config.h"
 

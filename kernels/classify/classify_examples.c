@@ -1,5 +1,5 @@
 /* Example files for ClassificationModule; see classify_examples.h. */
-#include "kernels/classify_examples.h"
+#include "kernels/classify/classify_examples.h"
 
 #include <ctype.h>
 #include <stdio.h>

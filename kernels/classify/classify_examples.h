@@ -3,7 +3,7 @@
  * examples built into the library.
  *
  * A path that starts with "builtin/" names one of the PNGs embedded from
- * kernels/examples/ (the build turns them into a C array with
+ * kernels/classify/examples/ (the build turns them into a C array with
  * kernels/tools/embed_examples.sh), so the project's default config trains on
  * any machine, with no files beside the program. Any other path is a
  * file, relative to the working directory as in HistoQC. */

@@ -16,29 +16,15 @@
  * costs one pass over the samples. Everything draws from one seeded
  * generator: the same examples give the same model, bit for bit.
  *
- * The struct is open, as the image structs are: the ops backends read it
- * (kernels/ops/ops.h trees_predict; the per-pixel sum is qc_px_trees_margin
- * in pixel_math.h) and a device copy is three memcpys. */
+ * The model's layout (qc_trees_t) is kernels/ops/trees.h's: the ops
+ * backends run it (trees_predict, trees_classify). */
 #ifndef QC_CLASSIFY_MODEL_H
 #define QC_CLASSIFY_MODEL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define QC_TREES_MAX_DEPTH 10
-#define QC_TREES_MAX_TREES 1000
-#define QC_TREES_MAX_FEAT  255
-
-typedef struct qc_trees {
-    int nfeat;            /* features per sample */
-    int ntrees;
-    int depth;            /* levels of every tree, 1..QC_TREES_MAX_DEPTH */
-    double base;          /* margin before the first tree: the log-odds of
-                             the positive fraction of the examples */
-    uint8_t *feat;        /* ntrees * depth: feature tested at each level */
-    float *thr;           /* ntrees * depth: bit set when value > thr */
-    float *leaf;          /* ntrees << depth: margin each leaf adds */
-} qc_trees_t;
+#include "kernels/ops/trees.h"
 
 typedef struct {
     int ntrees;           /* default 40 */

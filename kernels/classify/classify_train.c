@@ -1,7 +1,7 @@
 /* Training ClassificationModule's classifier from a config section:
  * checking the parameters, reading the examples, sampling their pixels'
  * features and fitting the model; see classify_cache.h. */
-#include "kernels/classify_cache.h"
+#include "kernels/classify/classify_cache.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernels/classify_examples.h"
+#include "kernels/classify/classify_examples.h"
 #include "shared/err.h"
 
 const char *const qc_classifier_params[] = {

@@ -1,7 +1,7 @@
 /* The process-wide cache of trained ClassificationModule classifiers,
  * the per-thread cache of feature planes, and prediction; see
  * classify_cache.h. */
-#include "kernels/classify_cache.h"
+#include "kernels/classify/classify_cache.h"
 #include "shared/err.h"
 
 #include <pthread.h>
