@@ -22,23 +22,9 @@
 #include <stdint.h>
 
 #include "kernels/slide/slide.h"
+#include "kernels/slide/work_size.h"
 #include "shared/config.h"
 #include "shared/result.h"
-
-/* HistoQC's image_work_size: "1.25x" is a magnification, a number below 1
- * a downscale factor, below 100 a pyramid level, otherwise the longer
- * side in pixels. */
-typedef enum {
-    QC_WORK_MAG,
-    QC_WORK_DOWNSCALE,
-    QC_WORK_LEVEL,
-    QC_WORK_DIM
-} qc_work_kind_t;
-
-typedef struct {
-    qc_work_kind_t kind;
-    double value;
-} qc_work_size_t;
 
 typedef enum {
     QC_MASK_RELATIVE2MASK,
@@ -152,8 +138,6 @@ extern const qc_module_t qc_module_classify_by_example; /* classify_by_example.c
 /* Parses [BaseImage.BaseImage] (sec may be NULL: all defaults). */
 int qc_base_params_parse (const qc_config_section_t *sec,
                           qc_base_params_t *out, char *err, size_t errlen);
-/* Parses an image_work_size value ("1.25x", "0.1", "2", "500"). 0 or -1. */
-int qc_work_size_parse (const char *text, qc_work_size_t *out);
 
 /* Helpers every module uses (basic_run.c). */
 

@@ -14,6 +14,7 @@
 
 #include "kernels/png/png_io.h"
 #include "kernels/slide/region_read.h"
+#include "kernels/slide/work_size.h"
 #include "shared/log.h"
 
 /* More distinct sizes than this in one run is a config mistake (HistoQC's
@@ -24,8 +25,7 @@
 #define MAX_NAME 128
 
 typedef struct {
-    qc_region_kind_t kind;
-    double value;
+    qc_work_size_t size;
     qc_rgb_t *rgb;
     qc_fimg_t *gray;          /* rgb2gray of rgb, made on demand */
     char *warning;            /* read ahead (qc_run_preread): the read's
@@ -68,22 +68,14 @@ qc_run_ops (const qc_run_t *run)
     return run && run->ops ? run->ops : qc_ops_cpu ();
 }
 
-/* The work size of [BaseImage.BaseImage] in region_read's terms. */
-static void
-base_size (const qc_run_t *run, qc_region_kind_t *kind, double *value)
+/* The work size of [BaseImage.BaseImage] (1.25x without one). */
+static qc_work_size_t
+base_size (const qc_run_t *run)
 {
-    static const qc_region_kind_t map[] = {
-        [QC_WORK_MAG] = QC_REGION_MAG, [QC_WORK_DOWNSCALE] = QC_REGION_DOWNSCALE,
-        [QC_WORK_LEVEL] = QC_REGION_LEVEL, [QC_WORK_DIM] = QC_REGION_DIM,
-    };
     if (run->base && (unsigned) run->base->image_work_size.kind <= QC_WORK_DIM
-        && run->base->image_work_size.value > 0) {
-        *kind = map[run->base->image_work_size.kind];
-        *value = run->base->image_work_size.value;
-    } else {
-        *kind = QC_REGION_MAG;
-        *value = 1.25;
-    }
+        && run->base->image_work_size.value > 0)
+        return run->base->image_work_size;
+    return (qc_work_size_t) { QC_WORK_MAG, 1.25 };
 }
 
 /* HistoQC turns enable_bounding_box off for a slide whose
@@ -105,10 +97,11 @@ use_bbox (const qc_run_t *run)
 }
 
 static image_entry_t *
-find_image (struct qc_run_state *st, qc_region_kind_t kind, double value)
+find_image (struct qc_run_state *st, qc_work_size_t size)
 {
     for (size_t i = 0; i < st->nimages; i++)
-        if (st->images[i].kind == kind && st->images[i].value == value)
+        if (st->images[i].size.kind == size.kind
+            && st->images[i].size.value == size.value)
             return &st->images[i];
     return NULL;
 }
@@ -128,9 +121,8 @@ read_failed (qc_run_t *run, int quiet, const char *work_size, const char *why)
  * word, and the step that needs the image reads again and fails in its
  * own name; a warning waits in the entry for that step. */
 static image_entry_t *
-read_entry (qc_run_t *run, struct qc_run_state *st, qc_region_kind_t kind,
-            double value, const char *work_size, const qc_rgb_t *from,
-            int quiet)
+read_entry (qc_run_t *run, struct qc_run_state *st, qc_work_size_t size,
+            const char *work_size, const qc_rgb_t *from, int quiet)
 {
     if (st->nimages >= MAX_IMAGES) {
         if (!quiet)
@@ -143,10 +135,8 @@ read_entry (qc_run_t *run, struct qc_run_state *st, qc_region_kind_t kind,
             qc_run_fail (run, "no slide to read");
         return NULL;
     }
-    openslide_t *osr = qc_slide_handle (run->slide);
     qc_region_request_t req = {
-        .kind = kind,
-        .value = value,
+        .size = size,
         .base_mag = run->base_mag,
         .use_bbox = use_bbox (run),
         .bbox_x = run->bbox_x, .bbox_y = run->bbox_y,
@@ -156,11 +146,8 @@ read_entry (qc_run_t *run, struct qc_run_state *st, qc_region_kind_t kind,
     qc_region_plan_t plan;
     qc_rgb_t *img = NULL;
     char why[512];
-    if (!osr || qc_region_plan (osr, &req, &plan, why, sizeof why) != 0) {
-        if (!osr)
-            snprintf (why, sizeof why, "slide has no OpenSlide handle");
+    if (qc_region_plan (run->slide, &req, &plan, why, sizeof why) != 0)
         return read_failed (run, quiet, work_size, why);
-    }
     /* Every image of a run covers the same region (the slide, or its
      * bounding box), so one no larger than from is from, shrunk. */
     if (from && plan.out_w <= from->w && plan.out_h <= from->h
@@ -176,8 +163,7 @@ read_entry (qc_run_t *run, struct qc_run_state *st, qc_region_kind_t kind,
     else if (!qc_slide_level_reliable (run->slide, plan.level, why,
                                        sizeof why))
         return read_failed (run, quiet, work_size, why);
-    else if (qc_region_read (osr, qc_slide_direct (run->slide), &plan,
-                             run->read_threads > 0
+    else if (qc_region_read (run->slide, &plan, run->read_threads > 0
                              ? run->read_threads : 1, &img, why,
                              sizeof why) != 0) {
         return read_failed (run, quiet, work_size, why);
@@ -194,8 +180,7 @@ read_entry (qc_run_t *run, struct qc_run_state *st, qc_region_kind_t kind,
     if (plan.warning[0] && !quiet)
         qc_run_warn (run, "%s", plan.warning);
     image_entry_t *e = &st->images[st->nimages++];
-    e->kind = kind;
-    e->value = value;
+    e->size = size;
     e->rgb = img;
     e->gray = NULL;
     e->warning = warning;
@@ -211,24 +196,23 @@ image_entry_via (qc_run_t *run, const char *work_size, const qc_rgb_t *from)
     struct qc_run_state *st = state_of (run);
     if (!st)
         return NULL;
-    qc_region_kind_t kind;
-    double value;
+    qc_work_size_t size;
     if (!work_size)
-        base_size (run, &kind, &value);
-    else if (qc_region_parse_size (work_size, &kind, &value) != 0) {
+        size = base_size (run);
+    else if (qc_work_size_parse (work_size, &size) != 0) {
         qc_run_fail (run, "image_work_size '%.64s' is not a magnification "
                      "(1.25x), downscale factor (0.1), level (2) or size in "
                      "pixels (500)", work_size);
         return NULL;
     }
-    image_entry_t *e = find_image (st, kind, value);
+    image_entry_t *e = find_image (st, size);
     /* a run that has failed (a step asking for the image and then for
      * the mask of its size, after the read failed) reads no more: the
      * failure is said once */
     if (!e && run->out && !run->out->ok)
         return NULL;
     if (!e)
-        return read_entry (run, st, kind, value, work_size, from, 0);
+        return read_entry (run, st, size, work_size, from, 0);
     if (e->warning) {
         qc_run_warn (run, "%s", e->warning);
         free (e->warning);
@@ -245,12 +229,10 @@ qc_run_preread (qc_run_t *run)
     struct qc_run_state *st = state_of (run);
     if (!st)
         return -1;
-    qc_region_kind_t kind;
-    double value;
-    base_size (run, &kind, &value);
-    if (find_image (st, kind, value))
+    qc_work_size_t size = base_size (run);
+    if (find_image (st, size))
         return 0;
-    return read_entry (run, st, kind, value, NULL, NULL, 1) ? 0 : -1;
+    return read_entry (run, st, size, NULL, NULL, 1) ? 0 : -1;
 }
 
 static image_entry_t *

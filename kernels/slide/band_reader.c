@@ -11,7 +11,7 @@
 
 #include "kernels/ops/cpu/cpu_ops.h"
 #include "kernels/image/pixel_math.h"
-#include "shared/log.h"
+#include "shared/err.h"
 
 #define MAX_THREADS 16
 /* ARGB pixels one read may bring in (32 MiB): bounds a thread's buffer
@@ -19,30 +19,25 @@
  * several strips, and OpenSlide's tile cache then decides whether its
  * tiles are decoded more than once. */
 #define READ_PIXELS ((int64_t) 8 << 20)
-#define DEFAULT_TILE_H 256
 
 typedef struct {
-    openslide_t *osr;
-    const qc_tiff_direct_t *direct;   /* NULL: OpenSlide reads */
-    int64_t lx0;                /* level column of region column 0 */
-    int level;
-    double ds;
-    int64_t x0, y0;             /* level-0 top-left of the region */
-    int w, h;                   /* region size in level pixels */
+    qc_slide_t *slide;
+    qc_slide_rect_t rect;
+    int w, h;                   /* rect's size */
     int64_t ly_origin;          /* level row of region row 0 */
     int tile_h;
     int band_rows;              /* a multiple of tile_h */
     int64_t k0;                 /* index of the first band */
     int nbands;
     int rows_per_read;
-    uint8_t bg[3];
     qc_area_axis_t ax, ay;
     qc_rgb_t *out;
     double **pending;           /* per output row: the first partial sum
                                    of a row shared by two bands */
     pthread_mutex_t lock;
     atomic_int next;
-    atomic_int failed;          /* 1: OpenSlide error, 2: no memory */
+    atomic_int failed;          /* 1: a read failed (why), 2: no memory */
+    char why[512];              /* the first failed read's reason */
 } band_ctx_t;
 
 static uint8_t
@@ -124,48 +119,34 @@ finish_row (band_ctx_t *c, int oy, int s0, int s1, double *a)
 }
 
 typedef struct {
-    uint32_t *argb;             /* OpenSlide's pixels, made on first use */
     uint8_t *rgb;               /* rows_per_read RGB rows */
     double *hrow, *acc;
     size_t acc_cap;
 } scratch_t;
 
-/* Region rows cy .. cy + rows - 1 as RGB into t->rgb: from the TIFF
- * when the direct reader can, else from OpenSlide composited over the
- * background. 0; -1 when OpenSlide failed; -2 when memory ran out. */
+static void
+set_failed (band_ctx_t *c, int code, const char *why)
+{
+    int expected = 0;
+    if (atomic_compare_exchange_strong (&c->failed, &expected, code) && why)
+        snprintf (c->why, sizeof c->why, "%s", why);
+}
+
+/* Region rows cy .. cy + rows - 1 as RGB into t->rgb, through the
+ * slide's readers. 0; -1 when the read failed (c->why). */
 static int
 read_rows (band_ctx_t *c, scratch_t *t, int cy, int rows)
 {
-    size_t stride = (size_t) c->w * 3;
-    if (c->direct) {
-        char why[256];
-        int rc = qc_tiff_direct_read (c->direct, c->level, c->lx0,
-                                      c->ly_origin + cy, c->w, rows, c->bg,
-                                      t->rgb, stride, why, sizeof why);
-        if (rc == 0)
-            return 0;
-        if (rc < 0)
-            return -2;
-        qc_log (QC_LOG_DEBUG, "band_reader", "level %d rows %lld..: read "
-                "through OpenSlide: %s", c->level,
-                (long long) (c->ly_origin + cy), why);
-    }
-    if (!t->argb
-        && !(t->argb = malloc ((size_t) c->rows_per_read * c->w
-                               * sizeof *t->argb)))
-        return -2;
-    openslide_read_region (c->osr, t->argb, c->x0,
-                           c->y0 + llround ((double) cy * c->ds), c->level,
-                           c->w, rows);
-    if (openslide_get_error (c->osr))
-        return -1;
-    for (int r = 0; r < rows; r++)
-        qc_cpu_argb_over_row (t->argb + (size_t) r * c->w, (size_t) c->w,
-                              c->bg, t->rgb + (size_t) r * stride);
-    return 0;
+    char why[512];
+    if (qc_slide_read_rows (c->slide, &c->rect, cy, rows, t->rgb,
+                            (size_t) c->w * 3, why, sizeof why) == 0)
+        return 0;
+    set_failed (c, 1, why);
+    return -1;
 }
 
-/* Reads band i and adds it into the output. 0, -1 (OpenSlide), -2. */
+/* Reads band i and adds it into the output. 0, -1 (a read failed:
+ * c->why), -2 (out of memory). */
 static int
 do_band (band_ctx_t *c, int i, scratch_t *t)
 {
@@ -220,75 +201,50 @@ do_band (band_ctx_t *c, int i, scratch_t *t)
     return 0;
 }
 
-static void
-set_failed (band_ctx_t *c, int code)
-{
-    int expected = 0;
-    atomic_compare_exchange_strong (&c->failed, &expected, code);
-}
-
 static void *
 band_main (void *arg)
 {
     band_ctx_t *c = arg;
-    scratch_t t = { NULL, NULL, NULL, NULL, 0 };
+    scratch_t t = { NULL, NULL, NULL, 0 };
     t.rgb = malloc ((size_t) c->rows_per_read * c->w * 3);
     t.hrow = malloc ((size_t) c->out->w * 3 * sizeof *t.hrow);
     if (!t.rgb || !t.hrow)
-        set_failed (c, 2);
+        set_failed (c, 2, NULL);
     while (!atomic_load (&c->failed)) {
         int i = atomic_fetch_add (&c->next, 1);
         if (i >= c->nbands)
             break;
         int rc = do_band (c, i, &t);
-        if (rc)
-            set_failed (c, rc == -1 ? 1 : 2);
+        if (rc == -2)
+            set_failed (c, 2, NULL);
     }
-    free (t.argb);
     free (t.rgb);
     free (t.hrow);
     free (t.acc);
     return NULL;
 }
 
-static int
-tile_height (openslide_t *osr, int level)
-{
-    char key[64];
-    snprintf (key, sizeof key, "openslide.level[%d].tile-height", level);
-    const char *s = openslide_get_property_value (osr, key);
-    long v = s ? strtol (s, NULL, 10) : 0;
-    return v > 0 && v <= 65536 ? (int) v : DEFAULT_TILE_H;
-}
-
 int
-qc_band_read (openslide_t *osr, const qc_tiff_direct_t *direct, int level,
-              int64_t x0, int64_t y0, int w, int h, const uint8_t bg[3],
-              int nthreads, qc_rgb_t *out)
+qc_band_read (qc_slide_t *slide, const qc_slide_rect_t *rect, int nthreads,
+              qc_rgb_t *out, char *err, size_t errlen)
 {
-    if (!osr || !bg || !qc_rgb_valid (out) || w < 1 || h < 1 || level < 0)
-        return -2;
+    if (!slide || !rect || !qc_rgb_valid (out) || rect->w < 1 || rect->h < 1
+        || rect->level < 0)
+        return qc_fail (err, errlen, "out of memory reading level %d",
+                        rect ? rect->level : -1);
     band_ctx_t c;
     memset (&c, 0, sizeof c);
-    c.osr = osr;
-    c.level = level;
-    c.ds = openslide_get_level_downsample (osr, level);
-    if (!(c.ds > 0.0))
-        return -1;
-    c.x0 = x0;
-    c.y0 = y0;
+    c.slide = slide;
+    c.rect = *rect;
+    int level = rect->level, w = rect->w, h = rect->h;
+    double ds = qc_slide_level_downsample (slide, level);
+    if (!(ds > 0.0))
+        return qc_fail (err, errlen, "slide has no level %d", level);
     c.w = w;
     c.h = h;
-    memcpy (c.bg, bg, 3);
     c.out = out;
-    c.ly_origin = llround ((double) y0 / c.ds);
-    int64_t lx, ly;
-    if (direct && qc_tiff_direct_aligned (direct, level, x0, y0, &lx, &ly)
-        && ly == c.ly_origin) {
-        c.direct = direct;
-        c.lx0 = lx;
-    }
-    c.tile_h = tile_height (osr, level);
+    c.ly_origin = llround ((double) rect->y0 / ds);
+    c.tile_h = qc_slide_tile_height (slide, level);
     int64_t rpr = READ_PIXELS / w;
     c.rows_per_read = (int) (rpr < 1 ? 1 : rpr > c.tile_h ? c.tile_h : rpr);
     /* tall enough that an output row (ceil (scale) + 1 source rows at
@@ -296,7 +252,7 @@ qc_band_read (openslide_t *osr, const qc_tiff_direct_t *direct, int level,
     int64_t span = (int64_t) ceil ((double) h / out->h) + 1;
     int64_t m = (span + c.tile_h - 1) / c.tile_h;
     if (m * c.tile_h > INT32_MAX / 2)
-        return -2;
+        return qc_fail (err, errlen, "out of memory reading level %d", level);
     c.band_rows = (int) (m * c.tile_h);
     c.k0 = c.ly_origin / c.band_rows;
     c.nbands = (int) ((c.ly_origin + h - 1) / c.band_rows - c.k0 + 1);
@@ -309,7 +265,7 @@ qc_band_read (openslide_t *osr, const qc_tiff_direct_t *direct, int level,
         free (c.pending);
         qc_area_axis_free (&c.ax);
         qc_area_axis_free (&c.ay);
-        return -2;
+        return qc_fail (err, errlen, "out of memory reading level %d", level);
     }
     if (nthreads > MAX_THREADS)
         nthreads = MAX_THREADS;
@@ -332,7 +288,9 @@ qc_band_read (openslide_t *osr, const qc_tiff_direct_t *direct, int level,
     pthread_mutex_destroy (&c.lock);
     qc_area_axis_free (&c.ax);
     qc_area_axis_free (&c.ay);
-    if (failed || openslide_get_error (osr))
-        return openslide_get_error (osr) ? -1 : -2;
+    if (failed == 1)
+        return qc_fail (err, errlen, "%s", c.why);
+    if (failed)
+        return qc_fail (err, errlen, "out of memory reading level %d", level);
     return 0;
 }

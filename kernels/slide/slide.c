@@ -1,6 +1,9 @@
-/* OpenSlide wrapper; see slide.h. */
+/* One open slide and the choice of its readers; see slide.h (and
+ * source.h for the readers' contract). */
 #include "kernels/slide/slide.h"
+#include "kernels/slide/source.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -11,18 +14,32 @@
 #include <pthread.h>
 #include <tiffio.h>
 
-#include "kernels/slide/tiff_direct.h"
 #include "shared/log.h"
 #include "shared/err.h"
 
 /* Largest side of the region qc_slide_check_readable decodes: enough to
  * touch at least one tile, small enough to cost nothing. */
 #define CHECK_SIDE 64
+/* openslide.level[N].tile-height when OpenSlide gives none. */
+#define DEFAULT_TILE_H 256
+
+/* A slide's readers, in the order they are tried: the first that can
+ * read a region reads it. OpenSlide is last: it reads anything. */
+static const qc_slide_reader_ops_t *const reader_table[] = {
+    &qc_slide_reader_tiff,
+    &qc_slide_reader_openslide,
+};
+#define NREADERS (sizeof reader_table / sizeof *reader_table)
 
 typedef struct {
     int64_t w, h;
     double downsample;
 } level_t;
+
+typedef struct {
+    const qc_slide_reader_ops_t *ops;
+    void *state;
+} reader_t;
 
 struct qc_slide {
     openslide_t *osr;
@@ -30,7 +47,10 @@ struct qc_slide {
     const char *name;     /* points into path */
     int nlevels;
     level_t *levels;
-    qc_tiff_direct_t *direct;   /* NULL: every read through OpenSlide */
+    uint8_t bg[3];        /* openslide.background-color, else white */
+    reader_t readers[NREADERS];   /* those that opened, in table order */
+    size_t nreaders;
+    char readers_text[64];
 };
 
 void
@@ -39,7 +59,8 @@ qc_slide_close (qc_slide_t **self_p)
     if (!self_p || !*self_p)
         return;
     qc_slide_t *self = *self_p;
-    qc_tiff_direct_close (&self->direct);
+    for (size_t i = self->nreaders; i-- > 0;)
+        self->readers[i].ops->close (self->readers[i].state);
     if (self->osr)
         openslide_close (self->osr);
     free (self->levels);
@@ -120,15 +141,14 @@ qc_slide_level_reliable (qc_slide_t *self, int level, char *err, size_t errlen)
         qc_set_err (err, errlen, "no level %d", level);
         return 0;
     }
-    const char *vendor = openslide_get_property_value (self->osr,
-                                                       "openslide.vendor");
+    const char *vendor = qc_slide_property (self, "openslide.vendor");
     if (!vendor || strcmp (vendor, "generic-tiff") != 0)
         return 1;
     char name[64];
     snprintf (name, sizeof name, "openslide.level[%d].tile-width", level);
-    const char *tw = openslide_get_property_value (self->osr, name);
+    const char *tw = qc_slide_property (self, name);
     snprintf (name, sizeof name, "openslide.level[%d].tile-height", level);
-    const char *th = openslide_get_property_value (self->osr, name);
+    const char *th = qc_slide_property (self, name);
     long long tile_w = tw ? atoll (tw) : 0, tile_h = th ? atoll (th) : 0;
     const level_t *l = &self->levels[level];
     if ((tile_w > 0 && l->w < tile_w) || (tile_h > 0 && l->h < tile_h)) {
@@ -143,20 +163,58 @@ qc_slide_level_reliable (qc_slide_t *self, int level, char *err, size_t errlen)
     return 1;
 }
 
-/* The direct TIFF reader (tiff_direct.h) where the slide allows it and
- * QC_DIRECT_READ is not "0". Its absence only means slower reads. */
+/* The slide's background colour (openslide.background-color, "RRGGBB"),
+ * white when absent or malformed. */
 static void
-open_direct (qc_slide_t *self)
+read_background (qc_slide_t *self)
+{
+    self->bg[0] = self->bg[1] = self->bg[2] = 255;
+    const char *s = qc_slide_property (self, "openslide.background-color");
+    if (!s || strlen (s) != 6)
+        return;
+    for (int i = 0; i < 6; i++)
+        if (!isxdigit ((unsigned char) s[i]))
+            return;
+    unsigned long v = strtoul (s, NULL, 16);
+    self->bg[0] = (uint8_t) (v >> 16);
+    self->bg[1] = (uint8_t) (v >> 8);
+    self->bg[2] = (uint8_t) v;
+}
+
+/* Opens the readers of reader_table that read this slide. The direct
+ * reader is left out for QC_SLIDE_READERS_OPENSLIDE or QC_DIRECT_READ=0;
+ * a reader that does not open only means slower reads, but OpenSlide,
+ * the last, must. 0, or -1 with why. */
+static int
+open_readers (qc_slide_t *self, qc_slide_readers_t readers, char *err,
+              size_t errlen)
 {
     const char *env = getenv ("QC_DIRECT_READ");
-    if (env && strcmp (env, "0") == 0)
-        return;
-    char why[256];
-    self->direct = qc_tiff_direct_open (self->path, self->osr, why,
-                                        sizeof why);
-    if (!self->direct)
-        qc_log (QC_LOG_DEBUG, "slide", "%s: levels read through OpenSlide: "
-                "%s", self->name, why);
+    int openslide_only = readers == QC_SLIDE_READERS_OPENSLIDE
+                         || (env && strcmp (env, "0") == 0);
+    size_t used = 0;
+    for (size_t i = 0; i < NREADERS; i++) {
+        const qc_slide_reader_ops_t *ops = reader_table[i];
+        int last = i + 1 == NREADERS;
+        if (openslide_only && !last)
+            continue;
+        char why[256] = "";
+        void *state = ops->open (self, why, sizeof why);
+        if (!state && last)
+            return qc_fail (err, errlen, "%s", why);
+        if (!state) {
+            qc_log (QC_LOG_DEBUG, "slide", "%s: no %s reader, levels read "
+                    "by the next: %s", self->name, ops->name, why);
+            continue;
+        }
+        self->readers[self->nreaders++] = (reader_t) { ops, state };
+        used += (size_t) snprintf (self->readers_text + used,
+                                   sizeof self->readers_text - used, "%s%s",
+                                   used ? ", " : "", ops->name);
+        if (used >= sizeof self->readers_text)
+            used = sizeof self->readers_text - 1;
+    }
+    return 0;
 }
 
 static pthread_once_t s_tiff_once = PTHREAD_ONCE_INIT;
@@ -168,7 +226,8 @@ quiet_libtiff (void)
 }
 
 qc_slide_t *
-qc_slide_open (const char *path, char *err, size_t errlen)
+qc_slide_open_with (const char *path, qc_slide_readers_t readers, char *err,
+                    size_t errlen)
 {
     pthread_once (&s_tiff_once, quiet_libtiff);
     if (err && errlen)
@@ -205,8 +264,18 @@ qc_slide_open (const char *path, char *err, size_t errlen)
         qc_slide_close (&self);
         return NULL;
     }
-    open_direct (self);
+    read_background (self);
+    if (open_readers (self, readers, err, errlen) != 0) {
+        qc_slide_close (&self);
+        return NULL;
+    }
     return self;
+}
+
+qc_slide_t *
+qc_slide_open (const char *path, char *err, size_t errlen)
+{
+    return qc_slide_open_with (path, QC_SLIDE_READERS_ALL, err, errlen);
 }
 
 const char *
@@ -222,6 +291,12 @@ qc_slide_name (const qc_slide_t *self)
 }
 
 const char *
+qc_slide_readers (const qc_slide_t *self)
+{
+    return self ? self->readers_text : NULL;
+}
+
+const char *
 qc_slide_property (const qc_slide_t *self, const char *name)
 {
     if (!self || !name)
@@ -229,16 +304,16 @@ qc_slide_property (const qc_slide_t *self, const char *name)
     return openslide_get_property_value (self->osr, name);
 }
 
-openslide_t *
-qc_slide_handle (qc_slide_t *self)
+const char *
+qc_slide_error (const qc_slide_t *self)
 {
-    return self ? self->osr : NULL;
+    return self ? openslide_get_error (self->osr) : NULL;
 }
 
-const qc_tiff_direct_t *
-qc_slide_direct (const qc_slide_t *self)
+openslide_t *
+qc_slide_openslide (const qc_slide_t *self)
 {
-    return self ? self->direct : NULL;
+    return self ? self->osr : NULL;
 }
 
 int
@@ -269,9 +344,160 @@ qc_slide_level_downsample (const qc_slide_t *self, int level)
 }
 
 int
-qc_slide_read_region (qc_slide_t *self, uint32_t *dest, int64_t x, int64_t y,
-                      int level, int64_t w, int64_t h, char *err,
-                      size_t errlen)
+qc_slide_best_level (const qc_slide_t *self, double downsample)
+{
+    return self ? openslide_get_best_level_for_downsample (self->osr,
+                                                            downsample) : -1;
+}
+
+int
+qc_slide_tile_height (const qc_slide_t *self, int level)
+{
+    char key[64];
+    snprintf (key, sizeof key, "openslide.level[%d].tile-height", level);
+    const char *s = qc_slide_property (self, key);
+    long v = s ? strtol (s, NULL, 10) : 0;
+    return v > 0 && v <= 65536 ? (int) v : DEFAULT_TILE_H;
+}
+
+void
+qc_slide_background (const qc_slide_t *self, uint8_t bg[3])
+{
+    if (!bg)
+        return;
+    if (!self) {
+        bg[0] = bg[1] = bg[2] = 255;
+        return;
+    }
+    memcpy (bg, self->bg, 3);
+}
+
+static int
+rect_ok (const qc_slide_t *self, const qc_slide_rect_t *rect)
+{
+    return self && rect && rect->level >= 0 && rect->level < self->nlevels
+           && rect->w > 0 && rect->h > 0;
+}
+
+/* ---- the choice of reader ------------------------------------------- */
+
+int
+qc_slide_read_rows (qc_slide_t *self, const qc_slide_rect_t *rect, int row,
+                    int nrows, uint8_t *rgb, size_t stride, char *err,
+                    size_t errlen)
+{
+    if (!rect_ok (self, rect) || row < 0 || nrows < 1 || row > rect->h - nrows
+        || !rgb || stride < (size_t) rect->w * 3)
+        return qc_fail (err, errlen, "invalid read of rows");
+    for (size_t i = 0; i < self->nreaders; i++) {
+        const reader_t *r = &self->readers[i];
+        if (!r->ops->can_read (r->state, rect))
+            continue;
+        char why[256] = "";
+        int rc = r->ops->read_rows (r->state, rect, row, nrows, self->bg, rgb,
+                                    stride, why, sizeof why);
+        if (rc != QC_SLIDE_NEXT_READER)
+            return rc == 0 ? 0 : qc_fail (err, errlen, "%s", why);
+        qc_log (QC_LOG_DEBUG, "slide", "%s: level %d rows %d..%d: read by "
+                "the next reader: %s", self->name, rect->level, row,
+                row + nrows - 1, why);
+    }
+    return qc_fail (err, errlen, "no reader reads level %d", rect->level);
+}
+
+struct qc_slide_rows {
+    qc_slide_t *slide;
+    qc_slide_rect_t rect;
+    size_t reader;              /* index of the reader in use */
+    uint8_t *buf;               /* the piece read last */
+    size_t cap;
+    int first, count;           /* its rows */
+};
+
+qc_slide_rows_t *
+qc_slide_rows_open (qc_slide_t *self, const qc_slide_rect_t *rect,
+                    char *err, size_t errlen)
+{
+    if (!rect_ok (self, rect)) {
+        qc_set_err (err, errlen, "invalid region");
+        return NULL;
+    }
+    qc_slide_rows_t *rows = calloc (1, sizeof *rows);
+    if (!rows) {
+        qc_set_err (err, errlen, "out of memory");
+        return NULL;
+    }
+    rows->slide = self;
+    rows->rect = *rect;
+    return rows;
+}
+
+const uint8_t *
+qc_slide_rows_get (qc_slide_rows_t *rows, int y, char *err, size_t errlen)
+{
+    if (!rows || y < 0 || y >= rows->rect.h) {
+        qc_set_err (err, errlen, "invalid row");
+        return NULL;
+    }
+    size_t row_bytes = (size_t) rows->rect.w * 3;
+    if (y >= rows->first && y < rows->first + rows->count)
+        return rows->buf + (size_t) (y - rows->first) * row_bytes;
+    const qc_slide_t *self = rows->slide;
+    for (; rows->reader < self->nreaders; rows->reader++) {
+        const reader_t *r = &self->readers[rows->reader];
+        if (!r->ops->can_read (r->state, &rows->rect))
+            continue;
+        int first, count;
+        r->ops->piece (r->state, &rows->rect, y, &first, &count);
+        size_t need = (size_t) count * row_bytes;
+        if (need > rows->cap) {
+            uint8_t *grown = realloc (rows->buf, need);
+            if (!grown) {
+                qc_set_err (err, errlen, "out of memory for %d rows of %d "
+                            "pixels", count, rows->rect.w);
+                return NULL;
+            }
+            rows->buf = grown;
+            rows->cap = need;
+        }
+        rows->count = 0;
+        char why[256] = "";
+        int rc = r->ops->read_rows (r->state, &rows->rect, first, count,
+                                    self->bg, rows->buf, row_bytes, why,
+                                    sizeof why);
+        if (rc == 0) {
+            rows->first = first;
+            rows->count = count;
+            return rows->buf + (size_t) (y - first) * row_bytes;
+        }
+        if (rc != QC_SLIDE_NEXT_READER) {
+            qc_set_err (err, errlen, "%s", why);
+            return NULL;
+        }
+        qc_log (QC_LOG_DEBUG, "slide", "%s: level %d read by the next "
+                "reader: %s", self->name, rows->rect.level, why);
+    }
+    qc_set_err (err, errlen, "no reader reads level %d", rows->rect.level);
+    return NULL;
+}
+
+void
+qc_slide_rows_close (qc_slide_rows_t **rows_p)
+{
+    if (!rows_p || !*rows_p)
+        return;
+    free ((*rows_p)->buf);
+    free (*rows_p);
+    *rows_p = NULL;
+}
+
+/* ---- OpenSlide's own checks and images ------------------------------ */
+
+/* Reads a w x h region of level at level-0 (x, y) through OpenSlide into
+ * dest (premultiplied ARGB). 0, or -1 with OpenSlide's reason in err. */
+static int
+openslide_region (qc_slide_t *self, uint32_t *dest, int64_t x, int64_t y,
+                  int level, int64_t w, int64_t h, char *err, size_t errlen)
 {
     if (!self || !dest || level < 0 || level >= self->nlevels || w <= 0
         || h <= 0 || w > INT32_MAX || h > INT32_MAX
@@ -305,7 +531,65 @@ qc_slide_check_readable (qc_slide_t *self, char *err, size_t errlen)
         qc_set_err (err, errlen, "out of memory");
         return -1;
     }
-    int rc = qc_slide_read_region (self, buf, 0, 0, level, w, h, err, errlen);
+    int rc = openslide_region (self, buf, 0, 0, level, w, h, err, errlen);
     free (buf);
     return rc;
+}
+
+int
+qc_slide_has_associated (const qc_slide_t *self, const char *name)
+{
+    if (!self || !name)
+        return 0;
+    const char *const *names = openslide_get_associated_image_names (self->osr);
+    for (size_t i = 0; names && names[i]; i++)
+        if (strcmp (names[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+qc_rgb_t *
+qc_slide_read_associated (qc_slide_t *self, const char *name,
+                          int64_t max_pixels, char *err, size_t errlen)
+{
+    if (!self || !name) {
+        qc_set_err (err, errlen, "no slide or image name");
+        return NULL;
+    }
+    int64_t w = 0, h = 0;
+    openslide_get_associated_image_dimensions (self->osr, name, &w, &h);
+    if (w < 1 || h < 1 || w > QC_IMAGE_MAX_DIM || h > QC_IMAGE_MAX_DIM
+        || w * h > max_pixels) {
+        qc_set_err (err, errlen, "%s image of %lld x %lld pixels is empty or "
+                    "too large", name, (long long) w, (long long) h);
+        return NULL;
+    }
+    uint32_t *argb = malloc ((size_t) (w * h) * sizeof *argb);
+    qc_rgb_t *img = qc_rgb_new ((int) w, (int) h);
+    if (!argb || !img) {
+        free (argb);
+        qc_rgb_destroy (&img);
+        qc_set_err (err, errlen, "out of memory for the %s image", name);
+        return NULL;
+    }
+    openslide_read_associated_image (self->osr, name, argb);
+    const char *oe = openslide_get_error (self->osr);
+    if (oe) {
+        free (argb);
+        qc_rgb_destroy (&img);
+        qc_set_err (err, errlen, "reading the %s image: OpenSlide: %s", name,
+                    oe);
+        return NULL;
+    }
+    for (size_t i = 0; i < (size_t) (w * h); i++) {
+        uint32_t p = argb[i], a = p >> 24;
+        for (int c = 0; c < 3; c++) {
+            uint32_t v = (p >> (16 - 8 * c)) & 0xff;
+            img->px[3 * i + c] = a == 255 ? (uint8_t) v : a == 0 ? 0
+                : (uint8_t) ((v * 255 + a / 2) / a > 255 ? 255
+                             : (v * 255 + a / 2) / a);
+        }
+    }
+    free (argb);
+    return img;
 }

@@ -1,5 +1,6 @@
 /* Direct tiled-TIFF level reader; see tiff_direct.h. */
 #include "kernels/slide/tiff_direct.h"
+#include "kernels/slide/source.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -138,7 +139,7 @@ qc_tiff_direct_close (qc_tiff_direct_t **self_p)
 /* Matches every OpenSlide level with the one usable directory of its
  * size. 0, or -1 with why. */
 static int
-match_levels (qc_tiff_direct_t *self, TIFF *tif, openslide_t *osr,
+match_levels (qc_tiff_direct_t *self, TIFF *tif, const qc_slide_t *slide,
               char *why, size_t whylen)
 {
     dlevel_t dirs[MAX_DIRS];
@@ -163,8 +164,8 @@ match_levels (qc_tiff_direct_t *self, TIFF *tif, openslide_t *osr,
     } while (TIFFReadDirectory (tif));
     for (int i = 0; i < self->nlevels; i++) {
         int64_t lw = 0, lh = 0;
-        openslide_get_level_dimensions (osr, i, &lw, &lh);
-        self->downsample[i] = openslide_get_level_downsample (osr, i);
+        qc_slide_level_size (slide, i, &lw, &lh);
+        self->downsample[i] = qc_slide_level_downsample (slide, i);
         int found = -1;
         for (int d = 0; d < ndirs; d++) {
             if (!usable[d] || dirs[d].w != lw || dirs[d].h != lh)
@@ -191,26 +192,25 @@ match_levels (qc_tiff_direct_t *self, TIFF *tif, openslide_t *osr,
 }
 
 qc_tiff_direct_t *
-qc_tiff_direct_open (const char *path, openslide_t *osr, char *why,
-                     size_t whylen)
+qc_tiff_direct_open (const qc_slide_t *slide, char *why, size_t whylen)
 {
-    if (!path || !osr) {
+    const char *path = qc_slide_path (slide);
+    if (!path) {
         qc_set_err (why, whylen, "no slide");
         return NULL;
     }
-    if (openslide_get_error (osr)) {
+    if (qc_slide_error (slide)) {
         qc_set_err (why, whylen, "OpenSlide reports an error");
         return NULL;
     }
-    const char *vendor = openslide_get_property_value (osr,
-                                                       "openslide.vendor");
+    const char *vendor = qc_slide_property (slide, "openslide.vendor");
     if (!vendor || (strcmp (vendor, "aperio") != 0
                     && strcmp (vendor, "generic-tiff") != 0)) {
         qc_set_err (why, whylen, "format '%s' is read by OpenSlide only",
                     vendor ? vendor : "unknown");
         return NULL;
     }
-    int32_t n = openslide_get_level_count (osr);
+    int n = qc_slide_level_count (slide);
     if (n < 1 || n > MAX_DIRS) {
         qc_set_err (why, whylen, "%d levels", (int) n);
         return NULL;
@@ -233,7 +233,7 @@ qc_tiff_direct_open (const char *path, openslide_t *osr, char *why,
         qc_tiff_direct_close (&self);
         return NULL;
     }
-    int rc = match_levels (self, tif, osr, why, whylen);
+    int rc = match_levels (self, tif, slide, why, whylen);
     TIFFClose (tif);
     if (rc != 0)
         qc_tiff_direct_close (&self);
@@ -371,3 +371,69 @@ done:
     free (tile);
     return rc;
 }
+
+/* ---- as one of a slide's readers (source.h) ------------------------ */
+
+static void *
+reader_open (const qc_slide_t *slide, char *why, size_t whylen)
+{
+    return qc_tiff_direct_open (slide, why, whylen);
+}
+
+static void
+reader_close (void *reader)
+{
+    qc_tiff_direct_t *self = reader;
+    qc_tiff_direct_close (&self);
+}
+
+static int
+reader_can_read (const void *reader, const qc_slide_rect_t *rect)
+{
+    int64_t lx, ly;
+    return qc_tiff_direct_aligned (reader, rect->level, rect->x0, rect->y0,
+                                   &lx, &ly);
+}
+
+static int
+reader_read_rows (void *reader, const qc_slide_rect_t *rect, int row,
+                  int nrows, const uint8_t bg[3], uint8_t *rgb,
+                  size_t stride, char *why, size_t whylen)
+{
+    int64_t lx, ly;
+    if (!qc_tiff_direct_aligned (reader, rect->level, rect->x0, rect->y0,
+                                 &lx, &ly)) {
+        qc_set_err (why, whylen, "the region starts between pixels of "
+                    "level %d", rect->level);
+        return QC_SLIDE_NEXT_READER;
+    }
+    return qc_tiff_direct_read (reader, rect->level, lx, ly + row, rect->w,
+                                nrows, bg, rgb, stride, why, whylen);
+}
+
+/* The tile row of the level that holds region row y, clipped to the
+ * region. */
+static void
+reader_piece (const void *reader, const qc_slide_rect_t *rect, int y,
+              int *first, int *count)
+{
+    int64_t lx = 0, ly = 0;
+    qc_tiff_direct_aligned (reader, rect->level, rect->x0, rect->y0, &lx,
+                            &ly);
+    int th = qc_tiff_direct_tile_height (reader, rect->level);
+    int64_t tile_h = th > 0 ? th : 1;
+    int64_t lrow = ly + y;
+    int64_t start = lrow - ((lrow % tile_h) + tile_h) % tile_h;
+    int64_t end = start + tile_h - ly;
+    *first = (int) (start - ly > 0 ? start - ly : 0);
+    *count = (int) (end < rect->h ? end : rect->h) - *first;
+}
+
+const qc_slide_reader_ops_t qc_slide_reader_tiff = {
+    .name = "direct TIFF",
+    .open = reader_open,
+    .close = reader_close,
+    .can_read = reader_can_read,
+    .read_rows = reader_read_rows,
+    .piece = reader_piece,
+};

@@ -20,27 +20,33 @@
  *
  * Where anything is unusual during a read (a libtiff warning or error,
  * a tile with no bytes, which OpenSlide treats its own way) the read
- * returns QC_TIFF_DIRECT_FALLBACK and the caller reads through
- * OpenSlide, so damaged slides fail with OpenSlide's reasons as before.
+ * returns QC_TIFF_DIRECT_FALLBACK and the slide reads through OpenSlide
+ * instead, so damaged slides fail with OpenSlide's reasons as before.
  *
- * QC_DIRECT_READ=0 in the environment turns it off (qc_slide_open).
- * A reader is shared by threads: every read opens its own TIFF handle. */
+ * It is one of a slide's readers (kernels/slide/source.h:
+ * qc_slide_reader_tiff); the functions below are its parts, public for
+ * its tests. QC_DIRECT_READ=0 in the environment turns it off
+ * (qc_slide_open). A reader is shared by threads: every read opens its
+ * own TIFF handle. */
 #ifndef QC_TIFF_DIRECT_H
 #define QC_TIFF_DIRECT_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <openslide.h>
+
+#include "kernels/slide/slide.h"
 
 typedef struct qc_tiff_direct qc_tiff_direct_t;
 
-/* qc_tiff_direct_read's answer when OpenSlide must read instead. */
+/* qc_tiff_direct_read's answer when OpenSlide must read instead (the
+ * slide's QC_SLIDE_NEXT_READER). */
 #define QC_TIFF_DIRECT_FALLBACK 1
 
-/* A reader for the slide osr opened from path, or NULL when the slide
- * is not of the kind above (why says what, for a debug log line). */
-qc_tiff_direct_t *qc_tiff_direct_open (const char *path, openslide_t *osr,
-                                       char *why, size_t whylen);
+/* A reader for slide (its file and OpenSlide's levels), or NULL when
+ * the slide is not of the kind above (why says what, for a debug log
+ * line). */
+qc_tiff_direct_t *qc_tiff_direct_open (const qc_slide_t *slide, char *why,
+                                       size_t whylen);
 void qc_tiff_direct_close (qc_tiff_direct_t **self_p);
 
 /* 1 when the level-0 point (x0, y0) falls on a whole pixel of level, as

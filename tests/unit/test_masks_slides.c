@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openslide.h>
+
 #include "kernels/modules/masks.h"
 #include "kernels/ops/ops.h"
 #include "kernels/png/png_io.h"
