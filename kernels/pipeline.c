@@ -16,8 +16,8 @@
 #include <malloc.h>
 #endif
 
-#include "kernels/modules.h"
-#include "kernels/run_state.h"
+#include "kernels/modules/module.h"
+#include "kernels/run/run.h"
 #include "kernels/slide/slide.h"
 #include "shared/config.h"
 #include "shared/log.h"

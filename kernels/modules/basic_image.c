@@ -1,7 +1,7 @@
 /* HistoQC's BaseImage: what is recorded for every slide before the first
  * step (filename, comments, image_bounding_box, base_mag), and the
  * [BaseImage.BaseImage] settings every step shares. */
-#include "kernels/modules.h"
+#include "kernels/modules/module.h"
 #include "shared/err.h"
 
 #include <errno.h>

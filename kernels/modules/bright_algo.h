@@ -15,7 +15,7 @@
 #define QC_BRIGHT_ALGO_H
 
 #include "kernels/image/image.h"
-#include "kernels/modules.h"
+#include "kernels/modules/module.h"
 #include "kernels/modules/masks.h"
 #include "kernels/ops/ops.h"
 

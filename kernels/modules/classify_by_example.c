@@ -18,7 +18,7 @@
  * with a fixed seed (kernels/classify/classify_model.h, classify_cache.h). The
  * project's own examples are built in ("builtin/..." paths, see
  * kernels/classify/examples/README.md); HistoQC's file paths work as in HistoQC. */
-#include "kernels/modules.h"
+#include "kernels/modules/module.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "kernels/classify/classify_cache.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 #define STEP "ClassificationModule.byExampleWithFeatures"
 

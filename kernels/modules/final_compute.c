@@ -1,7 +1,7 @@
 /* BasicModule.finalComputations: pixels_to_use, the number of tissue
  * pixels left in img_mask_use at the working size. */
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 static int
 run (qc_run_t *run)

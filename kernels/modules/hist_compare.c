@@ -23,8 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/modules.h"
-#include "kernels/run_state.h"
+#include "kernels/modules/module.h"
+#include "kernels/run/run.h"
 #include "shared/log.h"
 
 #define MAX_TEMPLATES 64

@@ -19,7 +19,7 @@
  * (8-connected). Removed from img_mask_use; _folds.png; column "folds"
  * (the step's mask statistic). */
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 #include <math.h>
 #include <stdio.h>

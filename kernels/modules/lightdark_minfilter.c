@@ -6,7 +6,7 @@
  * disk clipped at the image edge), _bright.png shows the removed pixels
  * and brightestPixels is the mask statistic. */
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 typedef struct {
     int disk_size, threshold, invert;

@@ -15,7 +15,7 @@
 #include "kernels/image/image.h"
 #include <stdbool.h>
 
-#include "kernels/modules.h"
+#include "kernels/modules/module.h"
 #include "kernels/ops/ops.h"
 
 /* ---- algorithms ------------------------------------------------------ */

@@ -5,7 +5,7 @@
  * _fatlike.png shows the removed region; fatlike_tissue_removed_*
  * columns count it (8-connected) and give the mask statistic. */
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 typedef struct {
     int fat_cell_size, kernel_size, max_keep_size;

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 /* Associated images are small photos; this bounds a corrupt header. */
 #define MAX_MACRO_PIXELS ((int64_t) 64 << 20)

@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 static int
 read_params (const qc_config_section_t *sec, const char **big,

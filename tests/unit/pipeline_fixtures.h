@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/modules.h"
+#include "kernels/modules/module.h"
 #include "kernels/pipeline.h"
 #include "shared/log.h"
 #include "shared/result.h"

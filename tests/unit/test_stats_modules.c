@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "kernels/modules.h"
+#include "kernels/modules/module.h"
 #include "kernels/modules/bright_algo.h"
 #include "kernels/modules/deconv_algo.h"
 #include "kernels/modules/hist_algo.h"

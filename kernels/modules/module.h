@@ -1,10 +1,13 @@
-/* The module table: HistoQC step names -> C functions.
+/* A QC module (one HistoQC step) and the module table: HistoQC step
+ * names -> C functions.
  *
  * Like OpenSlide's format table, the pipeline never knows which module it
  * runs: each module is one descriptor (qc_module_t) that names the step,
  * the parameters its config section may hold, the results.tsv columns it
- * fills and its function. Adding a module is one new file that defines
- * its descriptor and one line in the table in modules.c.
+ * fills and its function, which works on its slide through the run
+ * (kernels/run/run.h). Adding a module is one new file here that defines
+ * its descriptor, its extern line below and one line in the table in
+ * table.c.
  *
  * A config step may carry an instance suffix after ':'
  * ("LightDarkModule.getIntensityThresholdPercent:tissue"): the suffix
@@ -15,55 +18,14 @@
  * filename, bounding box, base magnification) is the descriptor
  * qc_module_base_image. The pipeline runs it first, with the parameters of
  * [BaseImage.BaseImage]; it is not a step of its own. */
-#ifndef QC_MODULES_H
-#define QC_MODULES_H
+#ifndef QC_MODULE_H
+#define QC_MODULE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernels/slide/slide.h"
-#include "kernels/slide/work_size.h"
+#include "kernels/run/run.h"
 #include "shared/config.h"
-#include "shared/result.h"
-
-typedef enum {
-    QC_MASK_RELATIVE2MASK,
-    QC_MASK_ABSOLUTE,
-    QC_MASK_RELATIVE2IMAGE
-} qc_mask_statistics_t;
-
-/* [BaseImage.BaseImage], parsed once when the pipeline is built. */
-typedef struct {
-    qc_work_size_t image_work_size;     /* default 1.25x */
-    qc_mask_statistics_t mask_statistics;
-    int confirm_base_mag;    /* accepted; HistoQC has not implemented it */
-    double base_mag;         /* used when the slide has none; 0 = none */
-    int enable_bounding_box; /* use openslide.bounds-* as the image */
-    int in_memory_compression; /* accepted; nothing here to compress */
-    int resample_area;       /* image_resample = area: shrink levels by an
-                                exact area average (bands in parallel);
-                                0 = lanczos, PIL's thumbnail as HistoQC */
-} qc_base_params_t;
-
-/* What one pipeline run knows about its slide (HistoQC's BaseImage). One
- * run belongs to one thread; the pipeline owns everything it points to.
- * Later modules add their per-slide state (masks, thumbnails) here. */
-typedef struct qc_run {
-    qc_slide_t *slide;
-    qc_result_t *out;
-    const char *filename;            /* slide file name, no folders */
-    const qc_base_params_t *base;
-    double base_mag;                 /* 0 when unknown (see
-                                        qc_run_require_mag) */
-    int64_t bbox_x, bbox_y, bbox_w, bbox_h;  /* region analysed, level 0 */
-    const char *step;                /* the step running, as written */
-    const qc_config_section_t *params;  /* its section; NULL = none */
-    int read_threads;                /* threads per slide read; <= 0: 1
-                                        (a worker runs several slides) */
-    struct qc_run_state *state;      /* images and masks (run_state.h);
-                                        NULL until first used */
-    const struct qc_ops *ops;        /* backend (qc_run_ops); NULL = CPU */
-} qc_run_t;
 
 /* Runs one step on a slide. 0 when done, -1 when the slide fails (after
  * qc_run_fail; the pipeline stops this slide and goes on with others). */
@@ -138,28 +100,5 @@ extern const qc_module_t qc_module_classify_by_example; /* classify_by_example.c
 /* Parses [BaseImage.BaseImage] (sec may be NULL: all defaults). */
 int qc_base_params_parse (const qc_config_section_t *sec,
                           qc_base_params_t *out, char *err, size_t errlen);
-
-/* Helpers every module uses (basic_run.c). */
-
-/* Marks the slide failed with "<file>: <step>: <reason>" and logs it. */
-int qc_run_fail (qc_run_t *run, const char *fmt, ...)
-    __attribute__ ((format (printf, 2, 3)));
-/* Adds a results.tsv warning and logs it under the step's name. Warnings
- * are '|'-joined in results.tsv, so '|', tabs and newlines become ' '. */
-int qc_run_warn (qc_run_t *run, const char *fmt, ...)
-    __attribute__ ((format (printf, 2, 3)));
-/* Sets a column; a value over the result's bounds fails the slide. */
-int qc_run_set (qc_run_t *run, const char *column, const char *fmt, ...)
-    __attribute__ ((format (printf, 3, 4)));
-/* For steps that work at a magnification: a slide whose base
- * magnification is unknown (no openslide.objective-power, no
- * aperio.AppMag, no base_mag in [BaseImage.BaseImage]) fails here with a
- * reason that says how to fix it. 0 when the magnification is known. */
-int qc_run_require_mag (qc_run_t *run);
-
-/* Formats v as Python's repr(float) does (0.499, 20.0, 1e-05), the way
- * HistoQC's results.tsv shows numbers. buf needs QC_PYFLOAT_LEN bytes. */
-#define QC_PYFLOAT_LEN 32
-const char *qc_pyfloat (double v, char *buf, size_t len);
 
 #endif

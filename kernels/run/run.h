@@ -1,7 +1,11 @@
-/* What a QC step may use of its slide beyond qc_run_t's metadata: the
- * slide's pixels at any working size (read once per run, cached), the
- * tissue mask still in use (HistoQC's img_mask_use), masks other steps
- * kept by name, the files to return, and the steps done so far.
+/* The run: what a QC step knows of its slide and may use of it, the one
+ * context every module author works with. qc_run_t holds the slide's
+ * metadata ([BaseImage.BaseImage]'s settings, the slide, the result
+ * being filled, the step running); the functions below give the slide's
+ * pixels at any working size (read once per run, cached), the tissue
+ * mask still in use (HistoQC's img_mask_use), masks other steps kept by
+ * name, the files to return, the steps done so far, and report
+ * failures, warnings and columns.
  *
  * HistoQC's counterpart is the BaseImage dictionary (s["img_mask_use"],
  * s.getImgThumb (size), s.addToPrintList, io.imsave (outdir + filename +
@@ -11,12 +15,85 @@
  *
  * Everything a run allocates is freed by qc_run_state_free at the end of
  * the slide (the pipeline calls it). */
-#ifndef QC_RUN_STATE_H
-#define QC_RUN_STATE_H
+#ifndef QC_RUN_H
+#define QC_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
 
 #include "kernels/image/image.h"
-#include "kernels/modules.h"
 #include "kernels/ops/ops.h"
+#include "kernels/slide/slide.h"
+#include "kernels/slide/work_size.h"
+#include "shared/config.h"
+#include "shared/result.h"
+
+typedef enum {
+    QC_MASK_RELATIVE2MASK,
+    QC_MASK_ABSOLUTE,
+    QC_MASK_RELATIVE2IMAGE
+} qc_mask_statistics_t;
+
+/* [BaseImage.BaseImage], parsed once when the pipeline is built. */
+typedef struct {
+    qc_work_size_t image_work_size;     /* default 1.25x */
+    qc_mask_statistics_t mask_statistics;
+    int confirm_base_mag;    /* accepted; HistoQC has not implemented it */
+    double base_mag;         /* used when the slide has none; 0 = none */
+    int enable_bounding_box; /* use openslide.bounds-* as the image */
+    int in_memory_compression; /* accepted; nothing here to compress */
+    int resample_area;       /* image_resample = area: shrink levels by an
+                                exact area average (bands in parallel);
+                                0 = lanczos, PIL's thumbnail as HistoQC */
+} qc_base_params_t;
+
+/* What one pipeline run knows about its slide (HistoQC's BaseImage). One
+ * run belongs to one thread; the pipeline owns everything it points to.
+ * Per-slide state (images, masks, files, steps done) lives behind
+ * state, through the functions below. */
+typedef struct qc_run {
+    qc_slide_t *slide;
+    qc_result_t *out;
+    const char *filename;            /* slide file name, no folders */
+    const qc_base_params_t *base;
+    double base_mag;                 /* 0 when unknown (see
+                                        qc_run_require_mag) */
+    int64_t bbox_x, bbox_y, bbox_w, bbox_h;  /* region analysed, level 0 */
+    const char *step;                /* the step running, as written */
+    const qc_config_section_t *params;  /* its section; NULL = none */
+    int read_threads;                /* threads per slide read; <= 0: 1
+                                        (a worker runs several slides) */
+    struct qc_run_state *state;      /* images, masks, steps done
+                                        (run/run_state.h); NULL until
+                                        first used */
+    const struct qc_ops *ops;        /* backend (qc_run_ops); NULL = CPU */
+} qc_run_t;
+
+/* ---- reporting (run_report.c, pyfloat.c) ---- */
+
+/* Marks the slide failed with "<file>: <step>: <reason>" and logs it. */
+int qc_run_fail (qc_run_t *run, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+/* Adds a results.tsv warning and logs it under the step's name. Warnings
+ * are '|'-joined in results.tsv, so '|', tabs and newlines become ' '. */
+int qc_run_warn (qc_run_t *run, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+/* Sets a column; a value over the result's bounds fails the slide. */
+int qc_run_set (qc_run_t *run, const char *column, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+/* For steps that work at a magnification: a slide whose base
+ * magnification is unknown (no openslide.objective-power, no
+ * aperio.AppMag, no base_mag in [BaseImage.BaseImage]) fails here with a
+ * reason that says how to fix it. 0 when the magnification is known. */
+int qc_run_require_mag (qc_run_t *run);
+
+/* Formats v as Python's repr(float) does (0.499, 20.0, 1e-05), the way
+ * HistoQC's results.tsv shows numbers. buf needs QC_PYFLOAT_LEN bytes. */
+#define QC_PYFLOAT_LEN 32
+const char *qc_pyfloat (double v, char *buf, size_t len);
+
+/* ---- images (run_images.c) ---- */
+
 
 /* The slide at a working size: "1.25x" (a magnification), "0.1" (a
  * downscale), "2" (a level) or "1000" (the longer side), as HistoQC's
@@ -40,6 +117,8 @@ const qc_rgb_t *qc_run_image_shrunk (qc_run_t *run, const char *work_size,
                                      const qc_rgb_t *from);
 /* skimage rgb2gray of qc_run_image (run, work_size), cached as well. */
 const qc_fimg_t *qc_run_gray (qc_run_t *run, const char *work_size);
+
+/* ---- masks (run_masks.c) ---- */
 
 /* img_mask_use: 1 where tissue is still in use, at the size of
  * qc_run_image (run, NULL). All 1 until a step removes something. Steps
@@ -82,6 +161,8 @@ int qc_run_set_mask_statistics (qc_run_t *run, const char *column,
                                 const qc_mask_t *after,
                                 const qc_mask_t *before);
 
+/* ---- files (run_files.c) ---- */
+
 /* Adds a PNG file "<slide>_<suffix>.png" to the result (HistoQC's names:
  * suffix "mask_use", "thumb", "pen_markings", ...). Masks are written as
  * 0/255 gray, float images scaled from [lo, hi] to 0..255. */
@@ -89,6 +170,8 @@ int qc_run_save_mask (qc_run_t *run, const char *suffix, const qc_mask_t *m);
 int qc_run_save_rgb (qc_run_t *run, const char *suffix, const qc_rgb_t *img);
 int qc_run_save_fimg (qc_run_t *run, const char *suffix, const qc_fimg_t *img,
                       float lo, float hi);
+
+/* ---- steps done, backend, end of the run (run_state.c) ---- */
 
 /* Steps completed so far (module names without ":suffix"), for steps
  * that need an earlier one (HistoQC's s["completed"]). */

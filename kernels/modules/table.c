@@ -1,5 +1,5 @@
-/* The module table; see modules.h. */
-#include "kernels/modules.h"
+/* The module table; see module.h. */
+#include "kernels/modules/module.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* Helpers every module uses to report: failures, warnings, columns. */
-#include "kernels/modules.h"
+#include "kernels/run/run.h"
 
 #include <stdarg.h>
 #include <stdio.h>

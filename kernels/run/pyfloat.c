@@ -2,7 +2,7 @@
  * Python floats, so a lab's scripts (and HistoQC's UI) see "20.0", "0.499",
  * "1e-05"; printf's %g would give "20", "0.499", "1e-05" and break
  * side-by-side comparison. */
-#include "kernels/modules.h"
+#include "kernels/run/run.h"
 
 #include <math.h>
 #include <stdio.h>
