@@ -11,7 +11,7 @@
 #include "client/local.h"
 #include "client/output.h"
 #include "client/session.h"
-#include "kernels/pipeline.h"
+#include "kernels/pipeline/pipeline.h"
 #include "shared/cli.h"
 #include "shared/log.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "kernels/ops/cuda/cuda_ops.h"
-#include "kernels/pipeline.h"
+#include "kernels/pipeline/pipeline.h"
 #include "shared/log.h"
 #include "worker/worker.h"
 

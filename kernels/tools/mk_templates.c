@@ -1,6 +1,6 @@
 /* Writes kernels/modules/hist_templates.c: the project's own templates
  * for HistogramModule.compareToTemplates, as 256-bin counts of each
- * channel of H&E images (see kernels/templates/README.md). make builds
+ * channel of H&E images (see kernels/modules/hist_templates.md). make builds
  * it (build/tools/mk_templates) so that it keeps compiling; run it by
  * hand when the template images change:
  *
@@ -31,7 +31,7 @@ main (int argc, char **argv)
     }
     printf ("/* The project's own templates for HistogramModule.compareToTemplates:\n"
             " * 256-bin counts of each channel of real H&E images, written by\n"
-            " * kernels/tools/mk_templates.c (see kernels/templates/README.md);\n"
+            " * kernels/tools/mk_templates.c (see kernels/modules/hist_templates.md);\n"
             " * do not edit by hand. A config names them builtin:NAME. */\n"
             "#include \"kernels/modules/hist_algo.h\"\n\n"
             "#include <string.h>\n\n"

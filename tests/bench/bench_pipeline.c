@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "kernels/classify/classify_cache.h"
-#include "kernels/pipeline.h"
+#include "kernels/pipeline/pipeline.h"
 #include "kernels/slide/region_read.h"
 #include "shared/log.h"
 #include "tests/bench/bench_slides.h"

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "kernels/modules/module.h"
-#include "kernels/pipeline.h"
+#include "kernels/pipeline/pipeline.h"
 #include "shared/log.h"
 #include "shared/result.h"
 #include "tests/unit/check.h"

@@ -20,7 +20,7 @@
 
 #include "kernels/ops/cpu/cpu_ops.h"
 #include "kernels/ops/cuda/cuda_ops.h"
-#include "kernels/pipeline.h"
+#include "kernels/pipeline/pipeline.h"
 #include "kernels/png/png_io.h"
 #include "shared/log.h"
 #include "shared/result.h"

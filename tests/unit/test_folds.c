@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "kernels/modules/masks.h"
-#include "kernels/pipeline.h"
+#include "kernels/pipeline/pipeline.h"
 #include "kernels/png/png_io.h"
 #include "tests/unit/check.h"
 

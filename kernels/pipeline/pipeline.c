@@ -3,7 +3,7 @@
  * any number of threads: nothing here is written after qc_pipeline_new).
  * Log records name their step; the slide comes from the caller's
  * qc_log_set_slide (the worker's executor sets it for each task). */
-#include "kernels/pipeline.h"
+#include "kernels/pipeline/pipeline.h"
 
 #include <pthread.h>
 #include <stdarg.h>

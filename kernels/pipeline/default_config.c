@@ -1,5 +1,5 @@
 /* The project's default pipeline, used when a job gives no config. */
-#include "kernels/pipeline.h"
+#include "kernels/pipeline/pipeline.h"
 
 /* Written in HistoQC's config.ini format so that a lab can save it
  * (qc-submit --write-default-config), edit it and hand it back with -c.
