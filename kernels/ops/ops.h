@@ -250,6 +250,107 @@ typedef struct qc_ops {
                            double threshold, qc_mask_t *dst);
 } qc_ops_t;
 
+/* Every slot of qc_ops_t, in order, once: X (slot, optional,
+ * (parameters), (arguments)), optional 1 where a backend may leave the
+ * slot NULL (its comment above says what callers do then); the
+ * parameters and arguments let a table that wraps another be generated
+ * (tests/bench/ops_timing.h). The tests that keep the backends in step walk this
+ * list, so that no op is forgotten: test_ops_tables (every slot of both
+ * tables filled), test_cuda_equiv (every op compared, GPU against CPU).
+ * A new op is a slot above and a line here; the assertion below fails
+ * to compile when the two disagree in number or order. */
+#define QC_OPS_LIST(X)                                                      \
+    X (rgb_to_gray, 0, (const qc_rgb_t *a, qc_fimg_t *b), (a, b))           \
+    X (rgb_to_space, 0, (const qc_rgb_t *a, qc_colorspace_t s,              \
+                         qc_fimg_t *b, qc_fimg_t *c, qc_fimg_t *d),         \
+       (a, s, b, c, d))                                                     \
+    X (rgb_channel_std, 0, (const qc_rgb_t *a, qc_fimg_t *b), (a, b))       \
+    X (separate_stains, 0, (const qc_rgb_t *a, const qc_mat3_t *m,          \
+                            qc_fimg_t *b, qc_fimg_t *c, qc_fimg_t *d),      \
+       (a, m, b, c, d))                                                     \
+    X (threshold, 0, (const qc_fimg_t *a, double l, double h,               \
+                      qc_mask_t *b), (a, l, h, b))                          \
+    X (mask_logic, 0, (const qc_mask_t *a, const qc_mask_t *b,              \
+                       qc_logic_t o, qc_mask_t *d), (a, b, o, d))           \
+    X (fimg_arith, 0, (const qc_fimg_t *a, const qc_fimg_t *b,              \
+                       qc_arith_t o, qc_fimg_t *d), (a, b, o, d))           \
+    X (fimg_affine, 0, (const qc_fimg_t *a, double s, double o, double l,   \
+                        double h, qc_fimg_t *d), (a, s, o, l, h, d))        \
+    X (mask_to_fimg, 0, (const qc_mask_t *a, double on, double off,         \
+                         qc_fimg_t *d), (a, on, off, d))                    \
+    X (mask_count, 0, (const qc_mask_t *a, size_t *n), (a, n))              \
+    X (fimg_stats, 0, (const qc_fimg_t *a, const qc_mask_t *m,              \
+                       qc_stats_t *o), (a, m, o))                           \
+    X (rgb_stats, 0, (const qc_rgb_t *a, const qc_mask_t *m,                \
+                      qc_stats_t o[3]), (a, m, o))                          \
+    X (fimg_quantile, 0, (const qc_fimg_t *a, const qc_mask_t *m,           \
+                          double q, double *o), (a, m, q, o))               \
+    X (rgb_histogram, 0, (const qc_rgb_t *a, const qc_mask_t *m,            \
+                          uint64_t h[3][256]), (a, m, h))                   \
+    X (fimg_histogram, 0, (const qc_fimg_t *a, const qc_mask_t *m, int n,   \
+                           double l, double h, uint64_t *o),                \
+       (a, m, n, l, h, o))                                                  \
+    X (otsu, 0, (const qc_fimg_t *a, const qc_mask_t *m, int n, double *t), \
+       (a, m, n, t))                                                        \
+    X (gaussian, 0, (const qc_fimg_t *a, double s, double t,                \
+                     qc_border_t b, qc_fimg_t *d), (a, s, t, b, d))         \
+    X (laplace, 0, (const qc_fimg_t *a, qc_border_t b, qc_fimg_t *d),       \
+       (a, b, d))                                                           \
+    X (sobel, 0, (const qc_fimg_t *a, qc_border_t b, qc_fimg_t *d),         \
+       (a, b, d))                                                           \
+    X (box_filter, 0, (const qc_fimg_t *a, int kw, int kh, qc_border_t b,   \
+                       qc_fimg_t *d), (a, kw, kh, b, d))                    \
+    X (morph_disk, 0, (const qc_mask_t *a, int r, qc_morph_t o,             \
+                       qc_mask_t *d), (a, r, o, d))                         \
+    X (morph_rect, 0, (const qc_mask_t *a, int kw, int kh, qc_morph_t o,    \
+                       qc_mask_t *d), (a, kw, kh, o, d))                    \
+    X (label, 0, (const qc_mask_t *a, int c, qc_labels_t *o), (a, c, o))    \
+    X (area_filter, 0, (const qc_mask_t *a, int c, size_t lo, size_t hi,    \
+                        qc_mask_t *d), (a, c, lo, hi, d))                   \
+    X (fill_holes, 0, (const qc_mask_t *a, int c, size_t t, qc_mask_t *d),  \
+       (a, c, t, d))                                                        \
+    X (region_summary, 0, (const qc_mask_t *a, int c,                       \
+                           qc_region_summary_t *o), (a, c, o))              \
+    X (resize_rgb, 0, (const qc_rgb_t *a, qc_interp_t i, qc_rgb_t *d),      \
+       (a, i, d))                                                           \
+    X (resize_fimg, 0, (const qc_fimg_t *a, qc_interp_t i, qc_fimg_t *d),   \
+       (a, i, d))                                                           \
+    X (resize_mask, 0, (const qc_mask_t *a, qc_interp_t i, qc_mask_t *d),   \
+       (a, i, d))                                                           \
+    X (frangi, 0, (const qc_fimg_t *a, const double *s, int n, double b,    \
+                   double g, int k, qc_fimg_t *d), (a, s, n, b, g, k, d))   \
+    X (lbp, 0, (const qc_fimg_t *a, int p, double r, qc_lbp_method_t m,     \
+                qc_fimg_t *d), (a, p, r, m, d))                             \
+    X (gabor, 0, (const qc_fimg_t *a, double f, double t, double sx,        \
+                  double sy, qc_border_t b, qc_fimg_t *d),                  \
+       (a, f, t, sx, sy, b, d))                                             \
+    X (median_disk, 0, (const qc_fimg_t *a, int r, qc_border_t b,           \
+                        qc_fimg_t *d), (a, r, b, d))                        \
+    X (trees_predict, 0, (const struct qc_trees *m,                         \
+                          const qc_fimg_t *const *p, int n, qc_fimg_t *d),  \
+       (m, p, n, d))                                                        \
+    X (trees_classify, 1, (const struct qc_trees *m,                        \
+                           const qc_fimg_t *const *p, int n, double t,      \
+                           qc_mask_t *d), (m, p, n, t, d))
+
+#define QC_OPS_INDEX_(slot, optional, params, args) QC_OPS_AT_##slot,
+enum { QC_OPS_LIST (QC_OPS_INDEX_) QC_OPS_NSLOTS };
+#undef QC_OPS_INDEX_
+#ifndef __cplusplus
+#include <stddef.h>
+/* Slot i of the list is the i-th function pointer after name. */
+#define QC_OPS_PLACE_(slot, optional, params, args)                                   \
+    _Static_assert (offsetof (qc_ops_t, slot)                          \
+                    == offsetof (qc_ops_t, rgb_to_gray)                 \
+                       + QC_OPS_AT_##slot * sizeof (void (*) (void)),   \
+                    "QC_OPS_LIST: " #slot " is not where the list says");
+QC_OPS_LIST (QC_OPS_PLACE_)
+#undef QC_OPS_PLACE_
+_Static_assert (sizeof (qc_ops_t) == offsetof (qc_ops_t, rgb_to_gray)
+                + QC_OPS_NSLOTS * sizeof (void (*) (void)),
+                "QC_OPS_LIST does not name every slot of qc_ops_t");
+#endif
+
 /* The C backend. Never NULL. */
 const qc_ops_t *qc_ops_cpu (void);
 

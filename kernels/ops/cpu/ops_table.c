@@ -1,6 +1,9 @@
 /* The C backend's entry in the ops interface: one static table, filled
- * at compile time, so that looking it up costs nothing and a missing
- * entry is a compile error (designated initialisers name every field). */
+ * at compile time, so that looking it up costs nothing. Designated
+ * initialisers leave a slot not named NULL without a word from the
+ * compiler (gcc and clang with -Wall -Wextra accept it):
+ * tests/unit/test_ops_tables.c fails when a slot that QC_OPS_LIST
+ * (ops.h) does not mark optional is empty. */
 #include "kernels/ops/cpu/cpu_ops.h"
 
 static const qc_ops_t cpu_ops = {

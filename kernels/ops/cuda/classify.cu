@@ -5,7 +5,7 @@
  * travel by value), so the codes are the CPU's; the trees' margins are
  * summed in the same order; only the final exp of the sigmoid may differ
  * in the last bit. Frangi, Gabor and the median filter run on the CPU
- * (cuda_table.c). */
+ * (ops_table.c). */
 #include <math.h>
 
 #include "kernels/ops/cuda/cuda_internal.h"

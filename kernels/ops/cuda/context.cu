@@ -111,7 +111,7 @@ qc_cuda_bind (int device)
 extern "C" const qc_ops_t *
 qc_ops_cuda (int device)
 {
-    return qc_cuda_bind (device) == 0 ? qc_cuda_table () : NULL;
+    return qc_cuda_bind (device) == 0 ? qc_ops_cuda_table () : NULL;
 }
 
 extern "C" int

@@ -1,6 +1,6 @@
 /* Internals of the CUDA backend shared by its .cu files: the checked-call
  * macro, the per-device buffer pool, host <-> device copies and the op
- * functions that fill the table (cuda_table.c, which is C). */
+ * functions that fill the table (ops_table.c, which is C). */
 #ifndef QC_CUDA_INTERNAL_H
 #define QC_CUDA_INTERNAL_H
 
@@ -72,8 +72,8 @@ int qc_cuda_trees_predict (const struct qc_trees *model,
                            const qc_fimg_t *const *planes, int nplanes,
                            qc_fimg_t *dst);
 
-/* The table (cuda_table.c) and the thread binding (context.cu). */
-const qc_ops_t *qc_cuda_table (void);
+/* The thread binding (context.cu); the table is qc_ops_cuda_table
+ * (ops_table.c, cuda_ops.h). */
 int qc_cuda_bind (int device);
 
 #ifdef __cplusplus

@@ -30,6 +30,12 @@ qc_ops_cuda (int device)
     return NULL;
 }
 
+const qc_ops_t *
+qc_ops_cuda_table (void)
+{
+    return NULL;
+}
+
 int
 qc_cuda_set_mem_limit (int device, size_t bytes)
 {

@@ -37,6 +37,11 @@ int qc_cuda_device_count (char *err, size_t errlen);
  * (logged) when the device cannot be used or this is a CPU-only build. */
 const qc_ops_t *qc_ops_cuda (int device);
 
+/* The CUDA table itself, bound to no device: for tests that check its
+ * slots (tests/unit/test_ops_tables.c); NULL in a CPU-only build. Its
+ * GPU ops fail (-1, logged) on a thread that qc_ops_cuda has not bound. */
+const qc_ops_t *qc_ops_cuda_table (void);
+
 /* Bytes of device memory the pool of device may hold (the worker's
  * --gpu-mem); 0 restores the default (QC_CUDA_DEFAULT_MEM). An op that
  * needs more than the limit fails (-1) instead of overcommitting. */

@@ -11,7 +11,7 @@
  *
  * Histograms: per-block counts in shared memory, added to 64-bit global
  * counters; bins are numpy's (qc_px_hist_bin), so counts are exact.
- * fimg_quantile stays on the CPU (a selection; see cuda_table.c). */
+ * fimg_quantile stays on the CPU (a selection; see ops_table.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

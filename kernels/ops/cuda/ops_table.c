@@ -8,8 +8,12 @@
  *  - gabor, median_disk: classifier features the default config does
  *    not use (its classifiers take frangi, laplace and rgb), not ported
  *    yet.
- * Written in C with designated initialisers, as the CPU table is, so a
- * missing entry is visible here. */
+ *  - trees_classify: optional (ops.h), left NULL: callers use
+ *    trees_predict, then the comparison.
+ * Written in C with designated initialisers, as the CPU table is.
+ * Designated initialisers leave a slot not named NULL without a word
+ * from the compiler: tests/unit/test_ops_tables.c fails when a slot that
+ * QC_OPS_LIST (ops.h) does not mark optional is empty. */
 #include "kernels/ops/cuda/cuda_internal.h"
 #include "kernels/ops/cpu/cpu_ops.h"
 
@@ -52,7 +56,7 @@ static const qc_ops_t cuda_ops = {
 };
 
 const qc_ops_t *
-qc_cuda_table (void)
+qc_ops_cuda_table (void)
 {
     return &cuda_ops;
 }
