@@ -40,22 +40,12 @@ typedef struct {
     char why[512];              /* the first failed read's reason */
 } band_ctx_t;
 
-static uint8_t
-round_u8 (double v)
-{
-    if (!(v > 0.0))
-        return 0;
-    if (v >= 255.0)
-        return 255;
-    return (uint8_t) (v + 0.5);
-}
-
 static void
 write_row (qc_rgb_t *out, int oy, const double *a)
 {
     uint8_t *o = out->px + (size_t) oy * out->w * 3;
     for (size_t i = 0; i < (size_t) out->w * 3; i++)
-        o[i] = round_u8 (a[i]);
+        o[i] = qc_px_round_u8 (a[i]);
 }
 
 /* Smallest output row whose source rows reach past s0. */

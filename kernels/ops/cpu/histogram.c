@@ -34,32 +34,6 @@ qc_cpu_rgb_histogram (const qc_rgb_t *src, const qc_mask_t *mask,
     return 0;
 }
 
-/* numpy.linspace (lo, hi, nbins + 1) edge i. */
-static double
-edge_at (double lo, double hi, int nbins, int i)
-{
-    if (i == nbins)
-        return hi;
-    double step = (hi - lo) / nbins;
-    return (double) i * step + lo;
-}
-
-/* Bin of v in [lo, hi] (caller checked the range), numpy's way. */
-static int
-bin_of (double v, double lo, double hi, int nbins, double norm)
-{
-    long idx = (long) ((v - lo) * norm);
-    if (idx >= nbins)
-        idx = nbins - 1;
-    if (idx < 0)
-        idx = 0;
-    if (v < edge_at (lo, hi, nbins, (int) idx) && idx > 0)
-        idx--;
-    else if (idx != nbins - 1 && v >= edge_at (lo, hi, nbins, (int) idx + 1))
-        idx++;
-    return (int) idx;
-}
-
 static int
 histogram_range (const qc_fimg_t *src, const qc_mask_t *mask, int nbins,
                  double lo, double hi, uint64_t *hist)
@@ -77,7 +51,7 @@ histogram_range (const qc_fimg_t *src, const qc_mask_t *mask, int nbins,
         double v = src->px[i];
         if (!(v >= lo && v <= hi))
             continue;
-        hist[bin_of (v, lo, hi, nbins, norm)]++;
+        hist[qc_px_hist_bin (v, lo, hi, nbins, norm)]++;
     }
     return 0;
 }
@@ -117,8 +91,9 @@ qc_cpu_otsu (const qc_fimg_t *src, const qc_mask_t *mask, int nbins,
         && histogram_range (src, mask, nbins, st.min, st.max, hist) == 0) {
         for (int i = 0; i < nbins; i++) {
             counts[i] = (double) hist[i];
-            centers[i] = (edge_at (st.min, st.max, nbins, i)
-                          + edge_at (st.min, st.max, nbins, i + 1)) / 2.0;
+            centers[i] = (qc_px_hist_edge (st.min, st.max, nbins, i)
+                          + qc_px_hist_edge (st.min, st.max, nbins, i + 1))
+                         / 2.0;
         }
         *thresh = centers[qc_px_otsu_index (counts, centers, nbins)];
         rc = 0;

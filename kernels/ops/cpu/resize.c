@@ -171,19 +171,9 @@ reduce_row_f (const qc_area_axis_t *ax, const float *row, double *out)
     }
 }
 
-static uint8_t
-round_u8 (double v)
-{
-    if (!(v > 0.0))
-        return 0;
-    if (v >= 255.0)
-        return 255;
-    return (uint8_t) (v + 0.5);
-}
-
-/* round_u8 over a row of area averages of uint8 values. The weights are
+/* qc_px_round_u8 over a row of area averages of uint8 values. The weights are
  * positive and sum to 1 (to a few ulps), so every value lies in
- * [0, 255 + 1e-12]: round_u8's clamps never act, and without them the
+ * [0, 255 + 1e-12]: its clamps never act, and without them the
  * loop vectorises. */
 __attribute__ ((target_clones ("avx2", "default"))) static void
 round_row_u8 (const double *v, size_t n, uint8_t *out)
@@ -352,7 +342,7 @@ bilinear_resize (int sw, int sh, int dw, int dh, int ch, const uint8_t *src8,
                 double val = top + (bot - top) * v;
                 size_t o = ((size_t) oy * dw + ox) * ch + k;
                 if (dst8)
-                    dst8[o] = round_u8 (val);
+                    dst8[o] = qc_px_round_u8 (val);
                 else
                     dstf[o] = (float) val;
             }

@@ -2,8 +2,8 @@
  * box mean, Laplacian and Sobel. One thread per output pixel, border
  * rules by qc_px_border_index, sums in double.
  *
- * Gaussian: the kernel weights are computed on the host exactly as the
- * CPU computes them, each pass sums its taps in the CPU's order (centre,
+ * Gaussian: the kernel weights are the CPU's (qc_cpu_gauss_weights, the
+ * one builder of scipy's kernel, on the host), each pass sums its taps in the CPU's order (centre,
  * then symmetric pairs) and the pass between is stored as float as on the
  * CPU, so with -fmad=false both backends give the same bits.
  * Box: a row-window sum into a double image, then a column-window sum
@@ -13,6 +13,10 @@
 #include <stdlib.h>
 
 #include "kernels/ops/cuda/cuda_internal.h"
+
+extern "C" {
+#include "kernels/ops/cpu/cpu_ops.h"
+}
 
 namespace {
 
@@ -163,13 +167,7 @@ qc_cuda_gaussian (const qc_fimg_t *src, double sigma, double truncate,
     double *wt = (double *) malloc ((size_t) (r + 1) * sizeof *wt);
     if (!wt)
         return -1;
-    double sum = 0.0;
-    for (int k = 0; k <= r; k++) {
-        wt[k] = exp (-0.5 / (sigma * sigma) * (double) k * (double) k);
-        sum += k ? 2.0 * wt[k] : wt[k];
-    }
-    for (int k = 0; k <= r; k++)
-        wt[k] /= sum;
+    qc_cpu_gauss_weights (sigma, r, wt);    /* the CPU's own weights */
     int rc = gauss_dev (src, wt, r, border, dst);
     free (wt);
     return rc;
