@@ -3,9 +3,9 @@
  * Why: a buffer above glibc's mmap threshold (always, on threads other
  * than the main one) is mapped afresh by every calloc and faulted in page
  * by page on first touch. At 10x a slide's planes are hundreds of MB
- * each and a slide makes dozens: on the VMs measured here faulting ran
- * at ~0.4 GB/s (1.8 s for one 676 MB plane), clearing a reused buffer at
- * ~17 GB/s. The image constructors (image.c) take buffers from here and
+ * each and a slide makes dozens, and faulting pages in is far slower
+ * than clearing a reused buffer (tests/bench/README.md, "Figures behind
+ * the code"). The image constructors (image.c) take buffers from here and
  * the destructors give them back; small buffers (under
  * QC_IMAGE_CACHE_MIN) go straight to calloc and free, which serve them
  * from the heap anyway.

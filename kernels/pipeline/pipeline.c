@@ -284,9 +284,9 @@ note_unused_sections (const qc_pipeline_t *self)
 /* Every step allocates and frees images of the slide's working size (8
  * to 40 MB each on a 60,000 x 45,000 slide). glibc hands blocks over its
  * mmap threshold back to the kernel on free, so the next step faulted
- * the same pages in again: 335,000 page faults, ~30% of that slide's
- * pipeline time (1.97 -> 1.41 s with the heap kept; peak memory the
- * same, 220 MB). Blocks under 256 MB now come from the heap and up to
+ * the same pages in again, a large share of a slide's pipeline time for
+ * the same peak memory (tests/bench/README.md, "Figures behind the
+ * code"). Blocks under 256 MB now come from the heap and up to
  * 256 MB of freed memory stays there for the next step and slide. Once
  * per process, for every pipeline (a worker's memory policy). */
 static void

@@ -3,15 +3,14 @@
  * deflate's dynamic Huffman codes, in one pass over the data.
  *
  * Why: the default pipeline writes two 1875 x 1407 RGB PNGs and three
- * gray ones per slide at 1.25x, and zlib took ~22 ms for each RGB one
- * (about 60 ms of a 0.5 s slide), though it was already at its fastest
- * setting (Z_RLE, level 1; Huffman-only, the default strategy and
- * libdeflate were all slower here). zlib's RLE looks at every byte
- * through its general match machinery; this one finds runs with a
- * plain scan, writes each block's codes once, two literals a write, and
- * sums the Adler-32 32 bytes a step: ~10 ms for the RGB image through
- * libpng and zlib's ~35 ms, the same pixels (_thumb.png 0.5% smaller,
- * all the PNGs of a cohort about 0.1% larger). */
+ * gray ones per slide at 1.25x, and zlib was a visible share of a
+ * slide's time, though already at its fastest setting (Z_RLE, level 1;
+ * Huffman-only, the default strategy and libdeflate were all slower).
+ * zlib's RLE looks at every byte through its general match machinery;
+ * this one finds runs with a plain scan, writes each block's codes once,
+ * two literals a write, and sums the Adler-32 32 bytes a step: a few
+ * times faster, the same pixels, about the same size (the figures:
+ * tests/bench/README.md, "Figures behind the code"). */
 #ifndef QC_PNG_DEFLATE_H
 #define QC_PNG_DEFLATE_H
 

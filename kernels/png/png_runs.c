@@ -1,16 +1,18 @@
 /* A PNG writer for masks: 8-bit gray, 0 or 255, written as runs.
  *
  * The default pipeline saves about fifteen masks per slide. Through
- * libpng and zlib (Z_RLE, level 1) each 1875 x 1407 mask took ~3 ms,
- * zlib looking at every byte; a mask is a few runs per row, so this
- * writer emits the deflate stream itself, a run at a time: each row is
+ * libpng and zlib (Z_RLE, level 1) zlib looks at every byte; a mask is a
+ * few runs per row, so this writer emits the deflate stream itself, a
+ * run at a time: each row is
  * its filter byte (0, none) and its runs, a run being one literal and
  * then copies of the byte before it (distance 1, up to 258 at a time),
  * in deflate's fixed Huffman codes (RFC 1951 3.2.6). The zlib wrapper's
  * Adler-32 is summed a run at a time; the chunks' CRC-32 comes from
  * zlib. The file is an ordinary PNG (libpng reads it back in
- * tests/unit/test_image_png.c), 1.5-2x larger than zlib's, in a
- * fraction of the time. */
+ * tests/unit/test_image_png.c), larger than zlib's (fixed codes, no
+ * matches beyond the byte before: several times larger on some masks),
+ * in a fraction of the time (the figures: tests/bench/README.md,
+ * "Figures behind the code"). */
 #include "kernels/png/png_io.h"
 #include "kernels/png/png_bits.h"
 #include "kernels/image/mask_scan.h"

@@ -7,10 +7,11 @@
  * (every 1.25x analysis level of a 40x slide up to ~120,000 pixels wide)
  * is read as one region: in one openslide_read_region where OpenSlide
  * reads it, composited over the slide's background colour, then shrunk.
- * Reading it in bands through OpenSlide was 2x slower: where a level's
- * downsample is not an integer, a band starting inside the level lands
- * between pixels, and OpenSlide interpolates through pixman's slow path
- * (and shifts the pixels). Larger regions are read in bands
+ * Reading it in bands through OpenSlide was slower (tests/bench/README.md,
+ * "Figures behind the code"): where a level's downsample is not an
+ * integer, a band starting inside the level lands between pixels, and
+ * OpenSlide interpolates through pixman's slow path (and shifts the
+ * pixels). Larger regions are read in bands
  * (kernels/slide/band_reader.c) by a few threads, cut at the level's
  * tile rows and area-reduced straight into the output, so memory stays
  * bounded; through OpenSlide those bands start at level-0 y coordinates

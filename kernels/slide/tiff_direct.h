@@ -3,10 +3,10 @@
  *
  * Why: openslide_read_region (3.4.1) decodes each tile, then paints it
  * into the caller's buffer through cairo with the SATURATE operator,
- * which pixman has no fast path for. On the 60,000 x 45,000 generated
- * slide, reading level 2 (3750 x 2813) took 0.30 s, of which the JPEG
- * decoding was about 0.04 s: most of a 1.25x pipeline's read went into
- * compositing opaque tiles onto an empty buffer.
+ * which pixman has no fast path for: most of a 1.25x pipeline's read
+ * went into compositing opaque tiles onto an empty buffer, not into
+ * decoding them (the figures: tests/bench/README.md, "Figures behind
+ * the code").
  *
  * What: when OpenSlide says the slide is "aperio" or "generic-tiff" and
  * every level is one tiled, 8-bit, 3-sample, top-left TIFF directory of

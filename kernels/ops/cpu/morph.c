@@ -119,7 +119,8 @@ disk_within (const uint8_t *px, int w, int h, int seed_invert, int r,
  * pixel is within r of a seed when some row y + dy has a seed within
  * its span. Each distinct half-width is one pass of row prefix counts;
  * the rows are then OR'ed. For the radius-3 openings of the default
- * pipeline this is ~3x faster than the distance transform. */
+ * pipeline this is faster than the distance transform
+ * (tests/bench/README.md, "Figures behind the code"). */
 static int
 disk_spans (const uint8_t *px, int w, int h, int seed_invert, int r,
             int out_invert, uint8_t *out)

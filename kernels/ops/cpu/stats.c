@@ -376,8 +376,9 @@ low_key (const uint32_t *low, uint32_t bin, size_t within)
 
 /* numpy.quantile, linear: the two order statistics found by radix
  * passes over the floats' keys (order-preserving bit patterns), 16 bits
- * at a time, with no copy and no sort: ~4 ms for a 1875 x 1407 plane
- * instead of ~18 ms for selection over a copy of every value. */
+ * at a time, with no copy and no sort: faster than selection over a
+ * copy of every value (tests/bench/README.md, "Figures behind the
+ * code"). */
 int
 qc_cpu_fimg_quantile (const qc_fimg_t *src, const qc_mask_t *mask, double q,
                       double *out)

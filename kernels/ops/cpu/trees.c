@@ -103,7 +103,8 @@ block_trees_avx2 (const qc_trees_t *m, const float *pad,
         /* The leaves in 8 registers: permutes pick within each by
          * the index's low 3 bits, blends between them by bits 3, 4
          * and 5. AVX2's gather would be one instruction, but it
-         * made this loop 2x slower on an AMD EPYC. */
+         * made this loop slower on an AMD EPYC (tests/bench/README.md,
+         * "Figures behind the code"). */
         const float *lv = pad + ((size_t) t << 6);
         const __m256 l0 = _mm256_load_ps (lv), l1 = _mm256_load_ps (lv + 8),
                      l2 = _mm256_load_ps (lv + 16), l3 = _mm256_load_ps (lv + 24),
