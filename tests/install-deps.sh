@@ -12,7 +12,7 @@ set -e
 # Build: compiler, make, ar, pkg-config and the libraries' -dev packages.
 BUILD="build-essential gcc make binutils pkg-config
     libzmq3-dev libczmq-dev libmsgpack-dev libopenslide-dev
-    libcurl4-openssl-dev libpng-dev zlib1g-dev libjpeg-dev libtiff-dev"
+    libpng-dev zlib1g-dev libjpeg-dev libtiff-dev"
 # Tests and benchmarks: OpenSlide's command-line tools (test_mkslide.sh
 # checks generated slides with them), awk, python3 (the dependency check);
 # apt for this script itself.
