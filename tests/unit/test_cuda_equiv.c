@@ -137,7 +137,7 @@ check_isqrt (void)
     CHECK (bad == 0, "%d wrong integer square roots", bad);
 }
 
-/* k_disk / k_colprefix of kernels/ops/cuda/morph_resize.cu, as loops. */
+/* k_disk / k_colprefix of kernels/ops/cuda/morph.cu, as loops. */
 static void
 emu_disk_pass (const uint8_t *in, int w, int h, int seed_inv, int r,
                int out_inv, uint8_t *out)
