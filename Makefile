@@ -27,10 +27,11 @@ endif
 
 BUILD   ?= build
 
-# CUDA backend (kernels/ops/cuda): built when nvcc is found ($(CUDA_HOME)/bin/nvcc,
-# then nvcc on PATH), as a fat binary for sm_80 and sm_90 plus PTX for
-# later GPUs. CUDA=0 forces a CPU-only build; a CPU-only build links
-# kernels/ops/cuda/cuda_none.c, whose qc_ops_cuda () says "not built".
+# CUDA backend (kernels/ops/cuda): built when nvcc is found
+# ($(CUDA_HOME)/bin/nvcc, then nvcc on PATH), as a fat binary for sm_80
+# and sm_90 plus PTX for later GPUs. CUDA=0 forces a CPU-only build; a
+# CPU-only build links kernels/ops/cuda/cuda_none.c, whose qc_ops_cuda ()
+# says "not built".
 CUDA_HOME ?= /usr/local/cuda
 CUDA_DIR  := kernels/ops/cuda
 ifeq ($(CUDA),0)
@@ -111,8 +112,8 @@ $(BUILD)/%.cu.o: %.cu
 	@$(if $(Q),echo "  NVCC $<")
 	$(Q)$(NVCC) $(NVCCFLAGS) -MD -MP -MF $(@:.o=.d) -c $< -o $@
 
-# The classifier's built-in examples (kernels/classify/examples/*.png) become a C
-# array at build time, so workers need no example files on disk and the
+# The classifier's built-in examples (kernels/classify/examples/*.png)
+# become a C array at build time, so workers need no example files on disk and the
 # repository holds each image once.
 EXAMPLES_PNG := $(wildcard kernels/classify/examples/*.png)
 EXAMPLES_OBJ := $(BUILD)/gen/classify_examples_data.o

@@ -15,9 +15,10 @@
  *
  * The classifier differs from HistoQC's (a scikit-learn random forest):
  * boosted oblivious trees, trained once per process and config section
- * with a fixed seed (kernels/classify/classify_model.h, classify_cache.h). The
- * project's own examples are built in ("builtin/..." paths, see
- * kernels/classify/examples/README.md); HistoQC's file paths work as in HistoQC. */
+ * with a fixed seed (kernels/classify/classify_model.h, classify_cache.h).
+ * The project's own examples are built in ("builtin/..." paths, see
+ * kernels/classify/examples/README.md); HistoQC's file paths work as in
+ * HistoQC. */
 #include "kernels/modules/module.h"
 
 #include <math.h>

@@ -254,9 +254,10 @@ typedef struct qc_ops {
  * (parameters), (arguments)), optional 1 where a backend may leave the
  * slot NULL (its comment above says what callers do then); the
  * parameters and arguments let a table that wraps another be generated
- * (tests/bench/ops_timing.h). The tests that keep the backends in step walk this
- * list, so that no op is forgotten: test_ops_tables (every slot of both
- * tables filled), test_cuda_equiv (every op compared, GPU against CPU).
+ * (tests/bench/ops_timing.h). The tests that keep the backends in step
+ * walk this list, so that no op is forgotten: test_ops_tables (every
+ * slot of both tables filled), test_cuda_equiv (every op compared, GPU
+ * against CPU).
  * A new op is a slot above and a line here; the assertion below fails
  * to compile when the two disagree in number or order. */
 #define QC_OPS_LIST(X)                                                      \
@@ -339,10 +340,10 @@ enum { QC_OPS_LIST (QC_OPS_INDEX_) QC_OPS_NSLOTS };
 #ifndef __cplusplus
 #include <stddef.h>
 /* Slot i of the list is the i-th function pointer after name. */
-#define QC_OPS_PLACE_(slot, optional, params, args)                                   \
-    _Static_assert (offsetof (qc_ops_t, slot)                          \
-                    == offsetof (qc_ops_t, rgb_to_gray)                 \
-                       + QC_OPS_AT_##slot * sizeof (void (*) (void)),   \
+#define QC_OPS_PLACE_(slot, optional, params, args)                        \
+    _Static_assert (offsetof (qc_ops_t, slot)                              \
+                    == offsetof (qc_ops_t, rgb_to_gray)                    \
+                       + QC_OPS_AT_##slot * sizeof (void (*) (void)),      \
                     "QC_OPS_LIST: " #slot " is not where the list says");
 QC_OPS_LIST (QC_OPS_PLACE_)
 #undef QC_OPS_PLACE_

@@ -1,8 +1,8 @@
 /* mkexamples: paints the project's own training examples for
  * ClassificationModule.byExampleWithFeatures (pen markings and coverslip
  * edges) over real H&E, with the masks that say where the ink or the
- * edge is. See kernels/classify/examples/README.md; regen_examples.sh beside this
- * file builds and runs it.
+ * edge is. See kernels/classify/examples/README.md; regen_examples.sh
+ * beside this file builds and runs it.
  *
  *   mkexamples TEXTURE_DIR OUT_DIR
  *

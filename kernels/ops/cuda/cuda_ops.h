@@ -1,8 +1,9 @@
 /* The CUDA backend of the ops interface (kernels/ops/ops.h).
  *
- * Built when make finds nvcc (the .cu and .c files of kernels/ops/cuda); a CPU-only
- * build links kernels/ops/cuda/cuda_none.c instead, where every entry says
- * "not built" (qc_ops_cuda returns NULL), so callers never need #ifdef.
+ * Built when make finds nvcc (the .cu and .c files of kernels/ops/cuda);
+ * a CPU-only build links kernels/ops/cuda/cuda_none.c instead, where
+ * every entry says "not built" (qc_ops_cuda returns NULL), so callers
+ * never need #ifdef.
  *
  * Binding: the ops of the table carry no device argument, so the table
  * works on the device its calling thread was bound to by its last

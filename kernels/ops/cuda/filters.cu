@@ -3,9 +3,10 @@
  * rules by qc_px_border_index, sums in double.
  *
  * Gaussian: the kernel weights are the CPU's (qc_cpu_gauss_weights, the
- * one builder of scipy's kernel, on the host), each pass sums its taps in the CPU's order (centre,
- * then symmetric pairs) and the pass between is stored as float as on the
- * CPU, so with -fmad=false both backends give the same bits.
+ * one builder of scipy's kernel, on the host), each pass sums its taps
+ * in the CPU's order (centre, then symmetric pairs) and the pass between
+ * is stored as float as on the CPU, so with -fmad=false both backends
+ * give the same bits.
  * Box: a row-window sum into a double image, then a column-window sum
  * (O(kw + kh) per pixel); the CPU slides running sums instead, so the
  * two agree to rounding. */
