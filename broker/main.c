@@ -27,6 +27,15 @@ usage (FILE *to)
         "3 an endpoint could not be bound.\n");
 }
 
+/* Long options without a letter: values past every char. */
+enum {
+    OPT_HEARTBEAT_MS = 256,
+    OPT_LIVENESS,
+    OPT_MAX_DEATHS,
+    OPT_LINGER,
+    OPT_LOG_LEVEL,
+};
+
 int
 main (int argc, char **argv)
 {
@@ -37,10 +46,15 @@ main (int argc, char **argv)
     size_t nbinds = 0;
     unsigned long v;
     static const struct option opts[] = {
-        {"bind", required_argument, 0, 'b'}, {"heartbeat-ms", required_argument, 0, 1},
-        {"liveness", required_argument, 0, 2}, {"max-deaths", required_argument, 0, 3},
-        {"linger", required_argument, 0, 4}, {"log-level", required_argument, 0, 5},
-        {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
+        {"bind", required_argument, 0, 'b'},
+        {"heartbeat-ms", required_argument, 0, OPT_HEARTBEAT_MS},
+        {"liveness", required_argument, 0, OPT_LIVENESS},
+        {"max-deaths", required_argument, 0, OPT_MAX_DEATHS},
+        {"linger", required_argument, 0, OPT_LINGER},
+        {"log-level", required_argument, 0, OPT_LOG_LEVEL},
+        {"help", no_argument, 0, 'h'},
+        {"version", no_argument, 0, 'V'},
+        {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "b:hV", opts, NULL)) != -1) {
         switch (c) {
@@ -51,23 +65,23 @@ main (int argc, char **argv)
             }
             binds[nbinds++] = optarg;
             break;
-        case 1:
+        case OPT_HEARTBEAT_MS:
             if (qc_cli_uint (prog, "--heartbeat-ms", optarg, 10, 600000, &v)) return QC_EXIT_USAGE;
             cfg.heartbeat_ms = (uint32_t) v;
             break;
-        case 2:
+        case OPT_LIVENESS:
             if (qc_cli_uint (prog, "--liveness", optarg, 1, 1000, &v)) return QC_EXIT_USAGE;
             cfg.liveness = (uint32_t) v;
             break;
-        case 3:
+        case OPT_MAX_DEATHS:
             if (qc_cli_uint (prog, "--max-deaths", optarg, 1, 1000, &v)) return QC_EXIT_USAGE;
             cfg.max_deaths = (uint32_t) v;
             break;
-        case 4:
+        case OPT_LINGER:
             if (qc_cli_uint (prog, "--linger", optarg, 0, 86400 * 365, &v)) return QC_EXIT_USAGE;
             cfg.job_linger_s = (uint32_t) v;
             break;
-        case 5:
+        case OPT_LOG_LEVEL:
             if (qc_cli_log_level (prog, optarg)) return QC_EXIT_USAGE;
             break;
         case 'h': usage (stdout); return QC_EXIT_OK;

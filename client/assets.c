@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kernels/asset.h"
-#include "kernels/classify_examples.h"
+#include "kernels/assets/asset.h"
+#include "kernels/classify/classify_examples.h"
 #include "kernels/modules/hist_algo.h"
 #include "shared/asset_store.h"
 #include "shared/config.h"

@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "broker/broker.h"
-#include "kernels/asset.h"
+#include "kernels/assets/asset.h"
 #include "worker/worker.h"
 
 struct qc_local {

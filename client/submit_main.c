@@ -17,7 +17,7 @@
 #include "client/output.h"
 #include "client/rerun.h"
 #include "client/session.h"
-#include "kernels/pipeline.h"
+#include "kernels/pipeline/pipeline.h"
 #include "shared/cli.h"
 #include "shared/log.h"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/asset.h"
+#include "kernels/assets/asset.h"
 #include "shared/asset_store.h"
 #include "shared/log.h"
 #include "worker/taskq.h"

@@ -6,8 +6,8 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "kernels/cuda/cuda_ops.h"
-#include "kernels/pipeline.h"
+#include "kernels/ops/cuda/cuda_ops.h"
+#include "kernels/pipeline/pipeline.h"
 #include "shared/log.h"
 #include "worker/worker.h"
 

@@ -4,8 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kernels/asset.h"
-#include "kernels/cuda/cuda_ops.h"
+#include "kernels/assets/asset.h"
+#include "kernels/ops/cuda/cuda_ops.h"
 #include "shared/cli.h"
 #include "shared/log.h"
 #include "worker/gpu_probe.h"
@@ -48,6 +48,19 @@ usage (FILE *to)
         "TIFF levels (Aperio, generic TIFF) straight from the file.\n");
 }
 
+/* Long options without a letter: values past every char. */
+enum {
+    OPT_PREFETCH = 256,
+    OPT_HEARTBEAT_MS,
+    OPT_LIVENESS,
+    OPT_TIMEOUT,
+    OPT_SIMULATE_GPUS,
+    OPT_LOG_LEVEL,
+    OPT_TASK_DELAY_MS,
+    OPT_GPU_MEM,
+    OPT_NO_READ_AHEAD,
+};
+
 int
 main (int argc, char **argv)
 {
@@ -57,14 +70,22 @@ main (int argc, char **argv)
     const char *gpu_spec = NULL;
     unsigned long v, simulate = 0, timeout_s = 0, gpu_mem_mb = 0;
     static const struct option opts[] = {
-        {"connect", required_argument, 0, 'c'}, {"slots", required_argument, 0, 's'},
-        {"gpu", required_argument, 0, 'g'}, {"name", required_argument, 0, 'n'},
-        {"prefetch", required_argument, 0, 1}, {"heartbeat-ms", required_argument, 0, 2},
-        {"liveness", required_argument, 0, 3}, {"timeout", required_argument, 0, 4},
-        {"simulate-gpus", required_argument, 0, 5}, {"log-level", required_argument, 0, 6},
-        {"task-delay-ms", required_argument, 0, 7}, {"gpu-mem", required_argument, 0, 8},
-        {"no-read-ahead", no_argument, 0, 9},
-        {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
+        {"connect", required_argument, 0, 'c'},
+        {"slots", required_argument, 0, 's'},
+        {"gpu", required_argument, 0, 'g'},
+        {"name", required_argument, 0, 'n'},
+        {"prefetch", required_argument, 0, OPT_PREFETCH},
+        {"heartbeat-ms", required_argument, 0, OPT_HEARTBEAT_MS},
+        {"liveness", required_argument, 0, OPT_LIVENESS},
+        {"timeout", required_argument, 0, OPT_TIMEOUT},
+        {"simulate-gpus", required_argument, 0, OPT_SIMULATE_GPUS},
+        {"log-level", required_argument, 0, OPT_LOG_LEVEL},
+        {"task-delay-ms", required_argument, 0, OPT_TASK_DELAY_MS},
+        {"gpu-mem", required_argument, 0, OPT_GPU_MEM},
+        {"no-read-ahead", no_argument, 0, OPT_NO_READ_AHEAD},
+        {"help", no_argument, 0, 'h'},
+        {"version", no_argument, 0, 'V'},
+        {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "c:s:g:n:hV", opts, NULL)) != -1) {
         switch (c) {
@@ -82,37 +103,37 @@ main (int argc, char **argv)
             }
             cfg.name = optarg;
             break;
-        case 1:
+        case OPT_PREFETCH:
             if (qc_cli_uint (prog, "--prefetch", optarg, 0, 4096, &v)) return QC_EXIT_USAGE;
             cfg.prefetch = (uint32_t) v;
             break;
-        case 2:
+        case OPT_HEARTBEAT_MS:
             if (qc_cli_uint (prog, "--heartbeat-ms", optarg, 10, 600000, &v)) return QC_EXIT_USAGE;
             cfg.heartbeat_ms = (uint32_t) v;
             break;
-        case 3:
+        case OPT_LIVENESS:
             if (qc_cli_uint (prog, "--liveness", optarg, 1, 1000, &v)) return QC_EXIT_USAGE;
             cfg.liveness = (uint32_t) v;
             break;
-        case 4:
+        case OPT_TIMEOUT:
             if (qc_cli_uint (prog, "--timeout", optarg, 1, 86400 * 365, &timeout_s)) return QC_EXIT_USAGE;
             break;
-        case 5:
+        case OPT_SIMULATE_GPUS:
             if (qc_cli_uint (prog, "--simulate-gpus", optarg, 1, QC_PROTO_MAX_GPUS, &simulate))
                 return QC_EXIT_USAGE;
             break;
-        case 6:
+        case OPT_LOG_LEVEL:
             if (qc_cli_log_level (prog, optarg)) return QC_EXIT_USAGE;
             break;
-        case 7:
+        case OPT_TASK_DELAY_MS:
             if (qc_cli_uint (prog, "--task-delay-ms", optarg, 0, 3600000, &v)) return QC_EXIT_USAGE;
             cfg.task_delay_ms = (uint32_t) v;
             break;
-        case 8:
+        case OPT_GPU_MEM:
             if (qc_cli_uint (prog, "--gpu-mem", optarg, 64, 1ul << 24, &gpu_mem_mb))
                 return QC_EXIT_USAGE;
             break;
-        case 9: cfg.no_read_ahead = true; break;
+        case OPT_NO_READ_AHEAD: cfg.no_read_ahead = true; break;
         case 'h': usage (stdout); return QC_EXIT_OK;
         case 'V': qc_cli_version (prog); return QC_EXIT_OK;
         default: usage (stderr); return QC_EXIT_USAGE;

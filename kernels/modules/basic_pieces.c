@@ -4,7 +4,7 @@
  * the step finds it (HistoQC's config_v2.1 runs it after saveFinalMask,
  * which has already taken the pen and coverslip masks out). */
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 static int
 run (qc_run_t *run)

@@ -14,8 +14,8 @@
 #ifndef QC_BLUR_ALGO_H
 #define QC_BLUR_ALGO_H
 
-#include "kernels/image.h"
-#include "kernels/ops.h"
+#include "kernels/image/image.h"
+#include "kernels/ops/ops.h"
 
 typedef struct {
     int blur_radius;          /* Gaussian sigma in work-size pixels */

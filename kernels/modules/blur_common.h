@@ -4,8 +4,8 @@
 
 #include <stddef.h>
 
-#include "kernels/modules.h"
-#include "kernels/run_state.h"
+#include "kernels/modules/module.h"
+#include "kernels/run/run.h"
 
 /* Config checks: 0, or -1 with a message naming section, key and line.
  * An absent key is fine. */

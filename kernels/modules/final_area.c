@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 static const qc_int_param_t s_area = {"area_threshold", 1000, 0, QC_IMAGE_MAX_PIXELS};
 

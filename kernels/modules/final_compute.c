@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 static qc_mask_statistics_t
 stat_mode (const qc_run_t *run)

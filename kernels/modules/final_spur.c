@@ -4,7 +4,7 @@
  * _spur.png shows the removed pixels, spur_pixels is the mask
  * statistic. */
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 static const qc_int_param_t s_radius = {"disk_radius", 25, 0, 100000};
 

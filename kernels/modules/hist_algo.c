@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/asset.h"
-#include "kernels/png_io.h"
+#include "kernels/assets/asset.h"
+#include "kernels/png/png_io.h"
 
 int
 qc_hist256_of (const qc_ops_t *ops, const qc_rgb_t *img, const qc_mask_t *mask,

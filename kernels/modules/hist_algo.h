@@ -20,8 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernels/image.h"
-#include "kernels/ops.h"
+#include "kernels/image/image.h"
+#include "kernels/ops/ops.h"
 
 /* Bins beyond 256 only add empty bins for uint8 values; the bound keeps
  * a config value from asking for absurd buffers. */

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 int
 qc_ld_equalised (const qc_rgb_t *rgb, uint8_t *out)

@@ -16,7 +16,7 @@
  * saveEqualisedImage, where every value counts, uses skimage's
  * arithmetic. */
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 typedef struct {
     int disk_size, threshold, invert;

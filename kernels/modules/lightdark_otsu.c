@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 /* skimage's rank otsu kernel on one neighbourhood histogram: the level
  * maximising the between-class variance, 0 for an empty or flat one. */

@@ -15,7 +15,7 @@
 #include <stdio.h>
 
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 static int
 read_params (const qc_config_section_t *sec, qc_ld_percent_params_t *p,

@@ -1,6 +1,6 @@
 /* The tissue-mask steps (LightDarkModule, MorphologyModule,
  * BasicModule.final*, SaveModule): their algorithms as pure functions
- * over kernels/image.h buffers (unit-tested directly, and the same calls
+ * over kernels/image/image.h buffers (unit-tested directly, and the same calls
  * whichever ops backend runs them), and the bookkeeping every step
  * shares (HistoQC's printMaskHelper column, the "NO tissue remains"
  * warning, region count columns, parameter reading).
@@ -12,11 +12,11 @@
 
 #include <stddef.h>
 
-#include "kernels/image.h"
+#include "kernels/image/image.h"
 #include <stdbool.h>
 
-#include "kernels/modules.h"
-#include "kernels/ops.h"
+#include "kernels/modules/module.h"
+#include "kernels/ops/ops.h"
 
 /* ---- algorithms ------------------------------------------------------ */
 

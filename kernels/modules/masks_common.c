@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 #include "shared/err.h"
 
 static const char *

@@ -9,7 +9,7 @@
  * region, also where it reaches past the tissue: the same pixels within
  * the tissue). */
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 typedef struct {
     int fat_cell_size, kernel_size, max_keep_size;

@@ -6,7 +6,7 @@
  * give the mask statistic. The filled pixels are kept as HistoQC names
  * them, img_mask_small_removed (sic), for a later step's mask_name=. */
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 static const qc_int_param_t s_min_size = {"min_size", 64, 0, QC_IMAGE_MAX_PIXELS};
 

@@ -42,7 +42,7 @@
 
 #include "kernels/modules/masks.h"
 #include "kernels/modules/save_outline.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 #define MAX_GEOJSON (16u << 20)
 

@@ -6,7 +6,7 @@
  * As HistoQC, except: a missing suffix= is refused when the pipeline is
  * built (HistoQC logs an error for every slide and writes nothing). */
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 static int
 check (const qc_config_section_t *sec, char *err, size_t errlen)

@@ -4,7 +4,7 @@
  *     full-size generated 40x slide, next to the time OpenSlide takes to
  *     read the analysis level alone (the floor: the goal is at most 2x),
  *     and the time of the same read decoded straight from the TIFF
- *     (kernels/tiff_direct.h), which is what the pipeline does;
+ *     (kernels/slide/tiff_direct.h), which is what the pipeline does;
  *  2. throughput of the one-process default (qc-submit, 2 workers) on a
  *     cohort of 20 generated slides;
  *  3. (issue 4) one GPU lane's throughput on copies of the full-size
@@ -24,9 +24,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kernels/classify_cache.h"
-#include "kernels/pipeline.h"
-#include "kernels/region_read.h"
+#include "kernels/classify/classify_cache.h"
+#include "kernels/pipeline/pipeline.h"
+#include "kernels/slide/region_read.h"
 #include "shared/log.h"
 #include "tests/bench/bench_slides.h"
 
@@ -42,32 +42,38 @@ static int
 bench_one_slide (const char *path, int repeat, int show_steps)
 {
     char err[512];
-    openslide_t *osr = openslide_open (path);
-    if (!osr) {
-        fprintf (stderr, "cannot open %s\n", path);
+    /* the reference: OpenSlide alone reading the analysis level; and the
+     * slide as the pipeline opens it (the direct reader where it reads) */
+    qc_slide_t *osr = qc_slide_open_with (path, QC_SLIDE_READERS_OPENSLIDE,
+                                          err, sizeof err);
+    qc_slide_t *all = qc_slide_open (path, err, sizeof err);
+    if (!osr || !all) {
+        fprintf (stderr, "cannot open %s: %s\n", path, err);
+        qc_slide_close (&osr);
+        qc_slide_close (&all);
         return -1;
     }
-    int64_t w, h;
-    openslide_get_level0_dimensions (osr, &w, &h);
+    int64_t w = 0, h = 0;
+    qc_slide_level_size (osr, 0, &w, &h);
     double best_read = 1e9, best_read_cpu = 1e9, best_direct = 1e9;
     int ow = 0, oh = 0;
-    char why[256] = "";
-    qc_tiff_direct_t *direct = qc_tiff_direct_open (path, osr, why,
-                                                    sizeof why);
-    qc_region_request_t req = { .kind = QC_REGION_MAG, .value = 1.25,
-                                .area = 1 };
+    int direct = strcmp (qc_slide_readers (all), "OpenSlide") != 0;
+    char readers[64];
+    snprintf (readers, sizeof readers, "%s", qc_slide_readers (all));
+    qc_region_request_t req = { .size = { QC_WORK_MAG, 1.25 }, .area = 1 };
     qc_region_plan_t plan;
     if (qc_region_base_mag (osr, 0, &req.base_mag) != 0
         || qc_region_plan (osr, &req, &plan, err, sizeof err) != 0) {
         fprintf (stderr, "cannot plan the 1.25x read of %s\n", path);
-        qc_tiff_direct_close (&direct);
-        openslide_close (osr);
+        qc_slide_close (&osr);
+        qc_slide_close (&all);
         return -1;
     }
     qc_pipeline_t *p = qc_pipeline_new (NULL, err, sizeof err);
     if (!p) {
         fprintf (stderr, "default config refused: %s\n", err);
-        openslide_close (osr);
+        qc_slide_close (&osr);
+        qc_slide_close (&all);
         return -1;
     }
     qc_pipeline_set_read_threads (p, 1);
@@ -87,7 +93,8 @@ bench_one_slide (const char *path, int repeat, int show_steps)
         double t = now_s () - s0, c = cpu_s () - c0;
         if (!img) {
             fprintf (stderr, "read failed: %s\n", err);
-            openslide_close (osr);
+            qc_slide_close (&osr);
+            qc_slide_close (&all);
             qc_result_destroy (&r);
             qc_pipeline_destroy (&p);
             return -1;
@@ -99,7 +106,7 @@ bench_one_slide (const char *path, int repeat, int show_steps)
         if (c < best_read_cpu) best_read_cpu = c;
         if (direct) {
             s0 = now_s ();
-            if (qc_region_read (osr, direct, &plan, 1, &img, err, sizeof err) == 0) {
+            if (qc_region_read (all, &plan, 1, &img, err, sizeof err) == 0) {
                 t = now_s () - s0;
                 if (t < best_direct) best_direct = t;
                 qc_rgb_destroy (&img);
@@ -120,8 +127,8 @@ bench_one_slide (const char *path, int repeat, int show_steps)
         if (c < best_cpu) best_cpu = c;
         ok = ok && r->ok;
     }
-    qc_tiff_direct_close (&direct);
-    openslide_close (osr);
+    qc_slide_close (&osr);
+    qc_slide_close (&all);
     printf ("slide %s: %" PRId64 " x %" PRId64 ", analysis level 1.25x = %d x %d\n", path, w, h,
             ow, oh);
     printf ("  pipeline steps: %s\n", qc_pipeline_description (p));
@@ -131,7 +138,8 @@ bench_one_slide (const char *path, int repeat, int show_steps)
         printf ("  the same read decoded straight from the TIFF (as the pipeline reads): %.3f s wall\n",
                 best_direct);
     else
-        printf ("  the pipeline reads through OpenSlide (%s)\n", why);
+        printf ("  the pipeline reads through OpenSlide (its readers: %s; "
+                "QC_LOG_LEVEL=debug says why)\n", readers);
     printf ("  default pipeline, one core (first run incl. set-up %.3f s):  %.3f s wall, %.3f s CPU\n",
             first, best, best_cpu);
     printf ("  ratio pipeline / bare read: %.2fx (goal <= 2x)%s\n", best / best_read,

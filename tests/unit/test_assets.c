@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "client/assets.h"
-#include "kernels/asset.h"
-#include "kernels/pipeline.h"
+#include "kernels/assets/asset.h"
+#include "kernels/pipeline/pipeline.h"
 #include "shared/asset_store.h"
 #include "tests/unit/check.h"
 #include "worker/asset_wait.h"

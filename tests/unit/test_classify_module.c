@@ -10,10 +10,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kernels/classify_cache.h"
-#include "kernels/classify_examples.h"
-#include "kernels/ops.h"
-#include "kernels/png_io.h"
+#include "kernels/classify/classify_cache.h"
+#include "kernels/classify/classify_examples.h"
+#include "kernels/ops/ops.h"
+#include "kernels/png/png_io.h"
 #include "tests/unit/pipeline_fixtures.h"
 #include "tests/unit/slide_fixtures.h"
 

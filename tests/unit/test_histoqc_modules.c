@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "kernels/modules/masks.h"
-#include "kernels/png_io.h"
+#include "kernels/png/png_io.h"
 #include "tests/unit/pipeline_fixtures.h"
 
 #define W 160
