@@ -5,6 +5,7 @@
 #include "broker/broker_int.h"
 
 #include <string.h>
+#include <sys/resource.h>
 
 #include "shared/log.h"
 
@@ -22,6 +23,8 @@ qc_broker_config_defaults (qc_broker_config_t *cfg)
     cfg->max_deaths = 3;
     cfg->result_window = 1000;
     cfg->job_linger_s = 600;
+    cfg->task_timeout_s = 1800;
+    cfg->retention_s = 7 * 86400;
 }
 
 void
@@ -90,15 +93,63 @@ worker_gone (qc_broker_t *b, worker_rec_t *w, bool died)
     zhashx_delete (b->workers, w->key);
 }
 
+/* The supervisor of a worker reports the tasks its last process was
+ * running when it crashed: the one verdict on a slide's own execution. */
+static void
+on_crash_report (qc_broker_t *b, const char *name, const qc_msg_t *m)
+{
+    for (size_t i = 0; i < m->ncrashed; i++) {
+        const qc_taskref_t *r = &m->crashed[i];
+        job_rec_t *job = jobs_lookup (b, r->job);
+        if (!job || job->key != r->key)
+            continue;
+        if (sched_task_crashed (b->sched, job->sj, r->idx, r->attempt, name)) {
+            sched_task_t *t = sched_job_task (job->sj, r->idx);
+            qc_log (QC_LOG_WARNING, MOD, "worker %s crashed (%s) while running %s "
+                    "(job %" PRIu64 "): blame %u of %u", name,
+                    m->reason ? m->reason : "no reason given", t->path, job->id,
+                    t->blame, b->cfg.max_deaths ? b->cfg.max_deaths : 3);
+            state_log_blame (b, job, r->idx, t->blame);
+        }
+    }
+}
+
+static bool
+same_resources (const worker_rec_t *w, const qc_msg_t *m)
+{
+    if (w->slots != m->slots || w->prefetch != m->prefetch || w->ngpus != m->ngpus)
+        return false;
+    for (size_t i = 0; i < w->ngpus; i++)
+        if (w->gpus[i].index != m->gpus[i].index)
+            return false;
+    return true;
+}
+
 static void
 on_ready (qc_broker_t *b, zframe_t *from, const char *key, qc_msg_t *m)
 {
     worker_rec_t *old = zhashx_lookup (b->workers, key);
-    if (old)    /* the same socket registering again lost what it had */
+    if (m->ncrashed)
+        on_crash_report (b, m->name, m);
+    if (old && same_resources (old, m)) {
+        /* the same socket saying READY again (it heard "unknown peer"
+         * before our answer to its first READY): nothing was lost */
+        old->last_seen = b->now;
+        return;
+    }
+    if (old)    /* the same socket with other resources: a new worker */
         worker_gone (b, old, false);
     if (m->slots > 4096 || (m->slots == 0 && m->ngpus == 0)) {
         qc_log (QC_LOG_WARNING, MOD, "READY from %s with %u slots and no GPU: ignored",
                 m->name, m->slots);
+        return;
+    }
+    if (b->max_peers && zhashx_size (b->workers) >= b->max_peers) {
+        char text[256];
+        snprintf (text, sizeof text, "broker is full: it holds %zu workers (its "
+                  "open-file limit allows %zu peers); try again later",
+                  zhashx_size (b->workers), b->max_peers);
+        send_simple (b, from, QC_DISCONNECT, text);
         return;
     }
     worker_rec_t *w = calloc (1, sizeof *w);
@@ -135,22 +186,30 @@ on_ready (qc_broker_t *b, zframe_t *from, const char *key, qc_msg_t *m)
 static void
 on_started (qc_broker_t *b, worker_rec_t *w, qc_msg_t *m)
 {
-    job_rec_t *job = jobs_lookup (b, m->job);
-    if (job)
-        sched_task_started (b->sched, w->sw, job->sj, m->idx);
+    job_rec_t *job = jobs_of_task_msg (b, m, w->name);
+    if (job && sched_task_started (b->sched, w->sw, job->sj, m->idx, m->attempt)
+                   == SCHED_BAD_ATTEMPT)
+        qc_log (QC_LOG_WARNING, MOD, "STARTED from %s for job %" PRIu64 " slide %"
+                PRIu64 " names attempt %u, never dispatched: ignored", w->name,
+                m->job, m->idx, m->attempt);
 }
 
 static void
 on_result (qc_broker_t *b, worker_rec_t *w, qc_msg_t *m)
 {
-    job_rec_t *job = jobs_lookup (b, m->job);
+    job_rec_t *job = jobs_of_task_msg (b, m, w ? w->name : "an unregistered peer");
     if (!job)
-        return;    /* a job already delivered and forgotten */
-    if (sched_task_finished (b->sched, job->sj, m->idx, m->result->ok)) {
+        return;    /* a job already delivered and forgotten, or not this one */
+    sched_verdict_t v = sched_task_finished (b->sched, w ? w->sw : NULL, job->sj,
+                                             m->idx, m->attempt, m->result->ok);
+    if (v == SCHED_OK) {
         if (!m->worker)
             qc_msg_set_str (&m->worker, w ? w->name : "?");
-        jobs_deliver_result (b, job, m);
-    }
+        outbox_deliver (b, job, m);
+    } else if (v == SCHED_BAD_ATTEMPT)
+        qc_log (QC_LOG_WARNING, MOD, "RESULT from %s for job %" PRIu64 " slide %" PRIu64
+                " names attempt %u, never dispatched: dropped",
+                w ? w->name : "an unregistered peer", m->job, m->idx, m->attempt);
     /* the freed credit is used once the batch is read (flush_due) */
     b->dispatch_due = true;
 }
@@ -164,12 +223,47 @@ on_worker_disconnect (qc_broker_t *b, worker_rec_t *w, qc_msg_t *m)
         sched_worker_drain (b->sched, w->sw);
         for (size_t i = 0; i < m->nrefs; i++) {
             job_rec_t *job = jobs_lookup (b, m->refs[i].job);
-            if (job)
-                sched_worker_return (b->sched, w->sw, job->sj, m->refs[i].idx);
+            if (job && job->key == m->refs[i].key)
+                sched_worker_return (b->sched, w->sw, job->sj, m->refs[i].idx,
+                                     m->refs[i].attempt);
         }
     } else
         worker_gone (b, w, false);
     sched_dispatch (b->sched);
+}
+
+/* The scheduler assigned a task: send TASK to its worker. */
+static void
+send_task (void *arg, sched_task_t *t, sched_worker_t *sw)
+{
+    qc_broker_t *b = arg;
+    job_rec_t *job = t->job->owner;
+    worker_rec_t *w = sw->owner;
+    qc_msg_t m = {.command = QC_TASK, .job = job->id, .key = job->key, .idx = t->idx,
+                  .attempt = t->attempt, .path = t->path, .config = job->config,
+                  .gpu = t->gpu >= 0 ? (int32_t) sw->gpu_index[t->gpu] : -1};
+    if (qc_msg_send (&m, zsock_resolve (b->router), w->id))
+        qc_log (QC_LOG_ERROR, MOD, "cannot send task %s to %s", t->path, w->name);
+}
+
+/* The scheduler took an attempt back: tell its worker (it drops the task
+ * if it has not started it), and keep the blame a deadline gave. */
+static void
+send_revoke (void *arg, sched_task_t *t, uint32_t attempt, sched_worker_t *sw,
+             const char *reason)
+{
+    qc_broker_t *b = arg;
+    job_rec_t *job = t->job->owner;
+    worker_rec_t *w = sw->owner;
+    qc_msg_t m = {.command = QC_REVOKE, .gpu = -1, .job = job->id, .key = job->key,
+                  .idx = t->idx, .attempt = attempt, .reason = (char *) reason};
+    qc_msg_send (&m, zsock_resolve (b->router), w->id);
+    if (strstr (reason, "timeout")) {
+        qc_log (QC_LOG_WARNING, MOD, "job %" PRIu64 ": %s %s on worker %s: taken back",
+                job->id, t->path, reason, w->name);
+        if (t->state == TASK_RUNNING)
+            state_log_blame (b, job, t->idx, t->blame + 1);
+    }
 }
 
 /* -------------------------------------------------------------- dispatch */
@@ -196,8 +290,8 @@ handle (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
             jobs_on_client_heartbeat (b, from);
         return;
     case QC_LOG: {
-        job_rec_t *job = jobs_lookup (b, m->job);
-        if (w && job)
+        job_rec_t *job = w ? jobs_of_task_msg (b, m, w->name) : NULL;
+        if (job)
             jobs_forward_log (b, job, m);
         return;
     }
@@ -265,7 +359,13 @@ tick (qc_broker_t *b)
     bool any_dead = zlist_size (dead) > 0;
     zlist_destroy (&dead);
     if (any_dead)
-        sched_dispatch (b->sched);
+        b->dispatch_due = true;
+    if (b->now >= b->next_sched_tick) {
+        /* deadlines: once a second is fine enough for minutes */
+        sched_tick (b->sched);
+        b->next_sched_tick = b->now + 1000;
+        b->dispatch_due = true;
+    }
     /* each worker hears from us at its own interval, so a worker with a
      * short one never takes our silence for death */
     for (worker_rec_t *w = zhashx_first (b->workers); w; w = zhashx_next (b->workers))
@@ -274,6 +374,31 @@ tick (qc_broker_t *b)
             w->next_beat = b->now + w->hb_ms;
         }
     jobs_tick (b);
+    state_maintain (b);
+}
+
+/* How many peers the open-file limit allows: the limit is raised to the
+ * hard limit first; each TCP peer costs the broker one descriptor, and a
+ * reserve stays for the state files and ZeroMQ's own. Past it a new
+ * peer is refused with a reason instead of the accept() failures that
+ * make ZeroMQ spin. */
+static size_t
+peers_allowed (void)
+{
+    struct rlimit rl;
+    if (getrlimit (RLIMIT_NOFILE, &rl))
+        return 0;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rlim_t want = rl.rlim_max;
+        rl.rlim_cur = want;
+        if (setrlimit (RLIMIT_NOFILE, &rl))
+            getrlimit (RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 1000000)
+        return 1000000;
+    size_t lim = (size_t) rl.rlim_cur;
+    size_t reserve = 64 + lim / 16;
+    return lim > reserve + 16 ? lim - reserve : 16;
 }
 
 /* -------------------------------------------------------------- life */
@@ -294,9 +419,11 @@ qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
     if (!b->cfg.heartbeat_ms) b->cfg.heartbeat_ms = 1000;
     if (!b->cfg.liveness) b->cfg.liveness = 3;
     if (!b->cfg.result_window) b->cfg.result_window = 1000;
-    sched_callbacks_t cb = {.dispatch = jobs_send_task, .failed = jobs_task_failed,
-                            .arg = b};
+    sched_callbacks_t cb = {.dispatch = send_task, .failed = outbox_task_failed,
+                            .revoke = send_revoke, .arg = b};
     b->sched = sched_new (cfg->max_deaths, &cb);
+    b->state.lock_fd = -1;
+    b->max_peers = cfg->max_peers ? cfg->max_peers : peers_allowed ();
     b->workers = zhashx_new ();
     b->jobs = zhashx_new ();
     b->router = zsock_new (ZMQ_ROUTER);
@@ -309,6 +436,14 @@ qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
     }
     zhashx_set_destructor (b->workers, zhashx_item_destroy_worker);
     zhashx_set_destructor (b->jobs, zhashx_item_destroy_job);
+    sched_set_task_timeout (b->sched, (int64_t) cfg->task_timeout_s * 1000);
+    b->now = zclock_mono ();
+    sched_set_now (b->sched, b->now);
+    /* what the state folder holds comes back before any peer is heard */
+    if (state_open (b, err, errlen)) {
+        qc_broker_destroy (&b);
+        return NULL;
+    }
     /* windows and credits bound what we queue per peer; a high mark
      * keeps the ROUTER from silently dropping what we do send */
     zsock_set_sndhwm (b->router, 100000);
@@ -338,7 +473,20 @@ qc_broker_destroy (qc_broker_t **self_p)
     if (!self_p || !*self_p)
         return;
     qc_broker_t *b = *self_p;
+    if (b->jobs && state_on (b))
+        state_commit (b);
+    while (b->pending) {
+        pending_submit_t *p = b->pending;
+        b->pending = p->next;
+        for (size_t i = 0; i < p->nslides; i++)
+            free (p->slides[i]);
+        free (p->slides);
+        zframe_destroy (&p->from);
+        free (p);
+    }
     zhashx_destroy (&b->jobs);        /* before sched: records point into it */
+    state_close (b);
+    free (b->tombs);
     zhashx_destroy (&b->workers);
     sched_destroy (&b->sched);
     zsock_destroy (&b->router);
@@ -347,6 +495,18 @@ qc_broker_destroy (qc_broker_t **self_p)
     free (b->bound);
     free (b);
     *self_p = NULL;
+}
+
+size_t
+qc_broker_max_peers (const qc_broker_t *self)
+{
+    return self ? self->max_peers : 0;
+}
+
+const char *
+qc_broker_state_dir (const qc_broker_t *self)
+{
+    return self ? self->state.dir : NULL;
 }
 
 const char *
@@ -363,21 +523,25 @@ goodbye (qc_broker_t *b)
     jobs_goodbye (b);
 }
 
-/* Runs the dispatch and the result pumps that the batch just read made
- * due: deferred so that credit freed by many RESULTs is handed out in
+/* The end of a batch of messages: one group commit of everything the
+ * batch wrote (results before they are sent, SUBMITs before they are
+ * ACCEPTED), then the SUBMITs applied, one dispatch and one pump per
+ * job. Deferred so that credit freed by many RESULTs is handed out in
  * one pass and the RESULTs go to the client in one burst, instead of a
- * scheduler pass, a TASK and a RESULT send (each waking the I/O thread)
- * per message. */
+ * sync, a scheduler pass, a TASK and a RESULT send per message. */
 static void
 flush_due (qc_broker_t *b)
 {
+    bool committed = state_commit (b);
+    if (b->pending)
+        jobs_apply_pending (b, committed);
     if (b->dispatch_due) {
         b->dispatch_due = false;
         sched_dispatch (b->sched);
     }
     if (b->pump_due) {
         b->pump_due = false;
-        jobs_pump_due (b);
+        outbox_pump_due (b);
     }
 }
 
@@ -399,6 +563,7 @@ qc_broker_run (qc_broker_t *b, zsock_t *pipe, volatile int *stop)
         int wait = (int) (next_tick - b->now);
         void *which = zpoller_wait (poller, wait > 0 ? wait : 0);
         b->now = zclock_mono ();
+        sched_set_now (b->sched, b->now);
         if (which == b->router) {
             /* drain what is there before looking at the clock again */
             for (int i = 0; i < 1000 && receive (b); i++)
@@ -414,9 +579,11 @@ qc_broker_run (qc_broker_t *b, zsock_t *pipe, volatile int *stop)
             break;
         if (b->now >= next_tick) {
             tick (b);
+            flush_due (b);
             next_tick = b->now + tick_ms;
         }
     }
+    flush_due (b);
     goodbye (b);
     zpoller_destroy (&poller);
     return 0;

@@ -16,6 +16,7 @@ struct qc_output {
     uint8_t *seen;            /* bitmap of written task indices */
     size_t seen_bits;
     uint64_t written;
+    uint64_t job, key;        /* from .qc-job (attach) or set_job */
     zhashx_t *folders;        /* slide folder names in use */
 };
 
@@ -137,12 +138,17 @@ read_journal (qc_output_t *o)
     free (p);
     if (!f)
         return;
-    char line[128];
+    char line[8192];
     while (fgets (line, sizeof line, f)) {
         unsigned long long idx;
+        const char *k;
         if (sscanf (line, "done %llu", &idx) == 1 && !qc_output_has (o, idx)
             && mark_seen (o, idx) == 0)
             o->written++;
+        else if (sscanf (line, "job %llu", &idx) == 1) {
+            o->job = idx;
+            o->key = (k = strstr (line, " key=")) ? strtoull (k + 5, NULL, 16) : 0;
+        }
     }
     fclose (f);
 }
@@ -214,12 +220,23 @@ qc_output_close (qc_output_t **self_p)
 }
 
 int
-qc_output_set_job (qc_output_t *o, uint64_t job, const char *broker)
+qc_output_set_job (qc_output_t *o, uint64_t job, uint64_t key, const char *broker)
 {
     if (!o)
         return -1;
-    fprintf (o->journal, "job %" PRIu64 " %s\n", job, broker ? broker : "local");
+    o->job = job;
+    o->key = key;
+    fprintf (o->journal, "job %" PRIu64 " %s key=%016" PRIx64 "\n", job,
+             broker ? broker : "local", key);
     return fflush (o->journal);
+}
+
+uint64_t
+qc_output_job (const qc_output_t *o, uint64_t *key)
+{
+    if (key)
+        *key = o ? o->key : 0;
+    return o ? o->job : 0;
 }
 
 int

@@ -32,8 +32,14 @@ qc_output_t *qc_output_open (const qc_output_config_t *cfg, bool attach,
                              char *err, size_t errlen);
 void qc_output_close (qc_output_t **self_p);
 
-/* Records the job this folder belongs to (first line of .qc-job). */
-int qc_output_set_job (qc_output_t *self, uint64_t job, const char *broker);
+/* Records the job this folder belongs to (first line of .qc-job): its
+ * id, its identity key and the broker. */
+int qc_output_set_job (qc_output_t *self, uint64_t job, uint64_t key,
+                       const char *broker);
+/* The job an opened (attached) folder belongs to, from its .qc-job: its
+ * id (0 when none is recorded) and key (0 when an older .qc-job has
+ * none). */
+uint64_t qc_output_job (const qc_output_t *self, uint64_t *key);
 /* Reads .qc-job of an earlier run: job id and how many results were
  * written. -1 when absent. */
 int qc_output_read_job (const char *outdir, uint64_t *job, uint64_t *written);
