@@ -98,8 +98,6 @@ end_task (exec_ctx_t *ctx, qc_task_t *task)
 static void
 test_hooks (qc_worker_t *w, const qc_task_t *task)
 {
-    if (w->cfg.task_delay_ms)
-        zclock_sleep ((int) w->cfg.task_delay_ms);
     if (!task->path)
         return;
     if (w->cfg.test_crash_on && strstr (task->path, w->cfg.test_crash_on)) {
@@ -235,6 +233,8 @@ run_read_ahead_lane (exec_ctx_t *ctx, qc_worker_t *w, int lane)
         ctx->key = task.key;
         qc_crash_slot_set (ctx->slot, task.job, task.key, task.idx, task.attempt);
         qc_log_set_slide (base_name (task.path));
+        if (w->cfg.task_delay_ms)
+            zclock_sleep ((int) w->cfg.task_delay_ms);
         if (result)
             w->cfg.exec_finish (w->cfg.exec_arg, prepared, &task, result);
         send_result (ctx, w, &task, &result);
@@ -264,6 +264,8 @@ executor_main (void *arg)
     while (taskq_pop (&w->queue, a.lane, &task) == 0) {
         begin_task (&ctx, w, a.lane, &task);
         qc_result_t *result = qc_result_new ();
+        if (w->cfg.task_delay_ms)
+            zclock_sleep ((int) w->cfg.task_delay_ms);
         test_hooks (w, &task);
         if (result)
             w->cfg.exec (w->cfg.exec_arg, &task, result);

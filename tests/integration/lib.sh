@@ -32,10 +32,10 @@ free_port() {
 # A broker keeps its state in $T/state-PORT unless the arguments name
 # another --state (the default, under $HOME, is for a service).
 start_broker() {      # start_broker PORT [args...]
-    local port=$1; shift
-    local state=(--state "$T/state-$port")
-    case " $* " in *" --state "*) state=();; esac
-    "$BIN/qc-broker" --bind "tcp://127.0.0.1:$port" "${state[@]}" "$@" >>"$T/broker.log" 2>&1 &
+    local port=$1 dir; shift
+    dir=$T/state-$port
+    case " $* " in *" --state "*) set -- "$@";; *) set -- --state "$dir" "$@";; esac
+    "$BIN/qc-broker" --bind "tcp://127.0.0.1:$port" "$@" >>"$T/broker.log" 2>&1 &
     BROKER_PID=$!
     PIDS+=($BROKER_PID)
     wait_for "broker listening" 10 "grep -q 'listening on' '$T/broker.log'"
