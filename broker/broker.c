@@ -303,7 +303,9 @@ handle (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
             /* a worker we declared dead finished anyway: keep the work */
             on_result (b, NULL, m);
         }
-        if (m->command != QC_DISCONNECT)
+        if (m->command == QC_DISCONNECT)
+            jobs_on_client_disconnect (b, from);   /* a client leaving */
+        else
             send_simple (b, from, QC_DISCONNECT, UNKNOWN_PEER_REASON);
         return;
     }

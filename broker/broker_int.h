@@ -64,6 +64,8 @@ typedef struct {
     bool durable;             /* its job record is on disk (or no state) */
     zframe_t *client;         /* routing id of the attached client */
     int64_t client_seen;
+    uint32_t client_hb_ms;    /* its heartbeat interval (its SUBMIT or
+                                 ATTACH says; else the broker's) */
     bool attached;
     /* results in order; seq n is outbox[n - 1 - outbox_base] */
     outbox_entry_t *outbox;   /* a ring: noutbox entries from outbox_head */
@@ -110,6 +112,7 @@ typedef struct pending_submit {
     char **slides;            /* taken from the message */
     size_t nslides, skip;     /* slides before skip were applied already */
     bool final, created;
+    uint32_t hb_ms;           /* the client's heartbeat interval */
     struct pending_submit *next;
 } pending_submit_t;
 
@@ -164,6 +167,8 @@ void jobs_on_attach (qc_broker_t *b, zframe_t *from, qc_msg_t *m);
 void jobs_on_ack (qc_broker_t *b, zframe_t *from, qc_msg_t *m);
 void jobs_on_cancel (qc_broker_t *b, zframe_t *from, qc_msg_t *m);
 void jobs_on_client_heartbeat (qc_broker_t *b, zframe_t *from);
+/* A client said DISCONNECT: its jobs are detached at once. */
+void jobs_on_client_disconnect (qc_broker_t *b, zframe_t *from);
 /* Applies the SUBMITs journalled in this batch (committed true) or
  * refuses them (the journal could not be written). */
 void jobs_apply_pending (qc_broker_t *b, bool committed);

@@ -230,8 +230,10 @@ full_for_new_client (qc_broker_t *b, zframe_t *from, char *text, size_t len)
 }
 
 static void
-attach_client (qc_broker_t *b, job_rec_t *job, zframe_t *from)
+attach_client (qc_broker_t *b, job_rec_t *job, zframe_t *from, uint32_t hb_ms)
 {
+    if (hb_ms >= 10)
+        job->client_hb_ms = hb_ms;
     if (!job->client || !zframe_eq (job->client, from)) {
         zframe_destroy (&job->client);
         job->client = zframe_dup (from);
@@ -284,7 +286,7 @@ jobs_on_submit (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
             /* the client sent its first batch again (its ACCEPTED was
              * lost with a broker restart): that job, as it is */
             if (job->durable) {
-                attach_client (b, job, from);
+                attach_client (b, job, from, m->hb_ms);
                 send_accepted (b, from, job, false);
             }
             return;
@@ -371,6 +373,7 @@ jobs_on_submit (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
     p->skip = skip;
     p->final = final;
     p->created = created;
+    p->hb_ms = m->hb_ms;
     m->slides = NULL;
     m->nslides = 0;
     job->pending_total += n;
@@ -421,7 +424,7 @@ jobs_apply_pending (qc_broker_t *b, bool committed)
             job->pending_final = false;
         if (committed && apply_batch (b, p)) {
             job->durable = true;
-            attach_client (b, job, p->from);
+            attach_client (b, job, p->from, p->hb_ms);
             send_accepted (b, p->from, job, false);
             outbox_pump (b, job);      /* an empty final job is done at once */
         } else {
@@ -463,7 +466,7 @@ jobs_on_attach (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
         send_error (b, from, m->job, text);
         return;
     }
-    attach_client (b, job, from);
+    attach_client (b, job, from, m->hb_ms);
     /* the client says what it already holds; send from there. A client
      * that holds more than this broker numbered (results sent while the
      * disk was full, then a crash) holds at least every result here. */
@@ -488,7 +491,7 @@ jobs_on_ack (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
     if (!job || (m->key && m->key != job->key) || m->seq <= job->acked_seq
         || m->seq > job->sent_seq)
         return;
-    attach_client (b, job, from);
+    attach_client (b, job, from, 0);
     outbox_drop_acked (job, m->seq);
     state_log_ack (b, job);
     outbox_pump (b, job);
@@ -539,6 +542,19 @@ jobs_on_client_heartbeat (qc_broker_t *b, zframe_t *from)
 }
 
 void
+jobs_on_client_disconnect (qc_broker_t *b, zframe_t *from)
+{
+    for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
+        if (j->attached && j->client && zframe_eq (j->client, from)) {
+            j->attached = false;
+            /* what was sent but not acknowledged goes again on attach */
+            outbox_rewind (j);
+            qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 ": client left; results are "
+                    "kept until it reattaches", j->id);
+        }
+}
+
+void
 jobs_forward_log (qc_broker_t *b, job_rec_t *job, qc_msg_t *m)
 {
     if (job->attached && job->client) {
@@ -567,10 +583,13 @@ jobs_forward_log (qc_broker_t *b, job_rec_t *job, qc_msg_t *m)
 void
 jobs_tick (qc_broker_t *b)
 {
-    int64_t client_dead = (int64_t) b->cfg.heartbeat_ms * b->cfg.liveness;
     int64_t wall = zclock_time ();
     zlist_t *gone = NULL;
     for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs)) {
+        /* a client is judged by its own beat, as a worker is */
+        int64_t client_dead = (int64_t) (j->client_hb_ms ? j->client_hb_ms
+                                                          : b->cfg.heartbeat_ms)
+                              * b->cfg.liveness;
         if (j->attached && b->now - j->client_seen > client_dead) {
             j->attached = false;
             /* what was sent but not acknowledged goes again on attach */

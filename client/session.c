@@ -73,7 +73,7 @@ resync (session_t *s)
         return;
     s->last_resync = now;
     qc_msg_t a = {.command = QC_ATTACH, .gpu = -1, .job = s->job, .key = s->key,
-                  .seq = s->expected - 1};
+                  .seq = s->expected - 1, .hb_ms = s->cfg->heartbeat_ms};
     send_msg (s, &a);
 }
 
@@ -89,7 +89,7 @@ submit_from (session_t *s, uint64_t base)
                       .base = b, .slides = c->slides + b, .nslides = n,
                       .config = b == 0 ? (char *) c->config_text : NULL,
                       .resource = c->resource, .final = b + n >= c->nslides,
-                      .name = getenv ("USER")};
+                      .name = getenv ("USER"), .hb_ms = c->heartbeat_ms};
         if (send_msg (s, &m))
             return -1;
         if (b == 0 && !s->job)
@@ -379,7 +379,7 @@ qc_session_run (const qc_session_config_t *cfg)
         s.expected = written + 1;
         s.progress.done = 0;
         qc_msg_t a = {.command = QC_ATTACH, .gpu = -1, .job = s.job, .key = s.key,
-                      .seq = written};
+                      .seq = written, .hb_ms = cfg->heartbeat_ms};
         send_msg (&s, &a);
     } else if (submit_first (&s)) {
         if (!s.fatal) {
@@ -442,6 +442,11 @@ qc_session_run (const qc_session_config_t *cfg)
     }
     zpoller_destroy (&poller);
     qc_progress_finish (&s.progress);
+    if (!s.done && s.accepted) {
+        /* leaving without the whole job: the broker keeps its results */
+        qc_msg_t bye = {.command = QC_DISCONNECT, .gpu = -1, .reason = "leaving"};
+        send_msg (&s, &bye);
+    }
     if (!s.done && !cfg->local && s.accepted) {
         fprintf (stderr, "job %" PRIu64 " goes on at the broker; reattach with:\n"
                  "  qc-submit --broker %s --attach %" PRIu64 " -o OUTDIR\n",

@@ -116,11 +116,11 @@ static const command_t s_commands[] = {
      B (F_JOB) | B (F_KEY) | B (F_IDX) | B (F_ATTEMPT)},
     {QC_SUBMIT, "SUBMIT",
      B (F_JOB) | B (F_KEY) | B (F_BASE) | B (F_SLIDES) | B (F_CONFIG)
-         | B (F_RESOURCE) | B (F_FINAL) | B (F_NAME),
+         | B (F_RESOURCE) | B (F_FINAL) | B (F_NAME) | B (F_HBMS),
      B (F_BASE)},
     {QC_CANCEL, "CANCEL", B (F_JOB) | B (F_KEY), B (F_JOB)},
     {QC_STATUS, "STATUS", 0, 0},
-    {QC_ATTACH, "ATTACH", B (F_JOB) | B (F_KEY) | B (F_SEQ), B (F_JOB)},
+    {QC_ATTACH, "ATTACH", B (F_JOB) | B (F_KEY) | B (F_SEQ) | B (F_HBMS), B (F_JOB)},
     {QC_ACK, "ACK", B (F_JOB) | B (F_KEY) | B (F_SEQ), B (F_JOB) | B (F_SEQ)},
     {QC_ACCEPTED, "ACCEPTED",
      B (F_JOB) | B (F_KEY) | B (F_TOTAL) | B (F_SEQ) | B (F_ATTACHED), B (F_JOB)},
