@@ -159,6 +159,19 @@ jobs_remember_tomb (qc_broker_t *b, const tombstone_t *t)
         b->ntombs++;
 }
 
+static void
+duration (uint32_t s, char *text, size_t len)
+{
+    if (s % 86400 == 0 && s)
+        snprintf (text, len, "%u days", s / 86400);
+    else if (s % 3600 == 0 && s)
+        snprintf (text, len, "%u h", s / 3600);
+    else if (s % 60 == 0 && s)
+        snprintf (text, len, "%u min", s / 60);
+    else
+        snprintf (text, len, "%u s", s);
+}
+
 /* What to tell a client about a job id this broker does not hold. */
 static void
 no_such_job (qc_broker_t *b, uint64_t id, char *text, size_t len)
@@ -172,11 +185,13 @@ no_such_job (qc_broker_t *b, uint64_t id, char *text, size_t len)
         struct tm tm;
         if (localtime_r (&secs, &tm))
             strftime (when, sizeof when, "%Y-%m-%d %H:%M", &tm);
+        char kept[32];
+        duration (b->cfg.retention_s, kept, sizeof kept);
         if (t->why == TOMB_RETENTION)
             snprintf (text, len, "no such job: job %" PRIu64 " finished, and its "
-                      "results waited %u days for a client that did not come; they "
+                      "results waited %s for a client that did not come; they "
                       "were deleted at %s (qc-broker --retention); run its slides again",
-                      id, b->cfg.retention_s / 86400, when);
+                      id, kept, when);
         else
             snprintf (text, len, "no such job: job %" PRIu64 " finished and all its "
                       "results were delivered (forgotten at %s)", id, when);

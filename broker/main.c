@@ -1,5 +1,6 @@
 /* qc-broker: the task queue and worker registry of a QC cluster. */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +151,9 @@ main (int argc, char **argv)
     cfg.state_dir = strcmp (state, "none") == 0 ? NULL : state;
     qc_log_set_process (prog);
     qc_cli_install_signals ();
+    /* a file-size limit refuses a write (EFBIG) like a full disk does;
+     * the broker goes on, it is not killed for it */
+    signal (SIGXFSZ, SIG_IGN);
     char err[1024];
     qc_broker_t *b = qc_broker_new (&cfg, err, sizeof err);
     if (!b) {

@@ -35,10 +35,12 @@ start_broker() {      # start_broker PORT [args...]
     local port=$1 dir; shift
     dir=$T/state-$port
     case " $* " in *" --state "*) set -- "$@";; *) set -- --state "$dir" "$@";; esac
+    local before
+    before=$(cat "$T/broker.log" 2>/dev/null | grep -c 'listening on')
     "$BIN/qc-broker" --bind "tcp://127.0.0.1:$port" "$@" >>"$T/broker.log" 2>&1 &
     BROKER_PID=$!
     PIDS+=($BROKER_PID)
-    wait_for "broker listening" 10 "grep -q 'listening on' '$T/broker.log'"
+    wait_for "broker listening" 10 "[ \$(grep -c 'listening on' '$T/broker.log') -gt $before ]"
 }
 
 start_worker() {      # start_worker PORT NAME [args...]; sets WORKER_PID
