@@ -399,8 +399,8 @@ peers_allowed (void)
     if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 1000000)
         return 1000000;
     size_t lim = (size_t) rl.rlim_cur;
-    size_t reserve = 64 + lim / 16;
-    return lim > reserve + 16 ? lim - reserve : 16;
+    size_t reserve = 32 + lim / 10;
+    return lim > reserve + 8 ? lim - reserve : 8;
 }
 
 /* -------------------------------------------------------------- life */

@@ -37,6 +37,10 @@ usage (FILE *to)
         "      --retention S      results of a finished job wait S seconds for\n"
         "                         their client before they are deleted (604800 =\n"
         "                         7 days; 0: for ever)\n"
+        "      --max-peers N      workers and clients it holds at once; the next\n"
+        "                         is refused with a reason (default: what the\n"
+        "                         open-file limit allows, raised to its hard\n"
+        "                         limit at start)\n"
         "      --log-level L      debug, info, warning or error (info)\n"
         "  -h, --help             show this help\n"
         "  -V, --version          show the version\n\n"
@@ -83,6 +87,7 @@ main (int argc, char **argv)
         {"linger", required_argument, 0, 4}, {"log-level", required_argument, 0, 5},
         {"state", required_argument, 0, 6}, {"state-recover", no_argument, 0, 7},
         {"task-timeout", required_argument, 0, 8}, {"retention", required_argument, 0, 9},
+        {"max-peers", required_argument, 0, 10},
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "b:hV", opts, NULL)) != -1) {
@@ -128,6 +133,10 @@ main (int argc, char **argv)
         case 9:
             if (qc_cli_uint (prog, "--retention", optarg, 0, 86400 * 3650, &v)) return QC_EXIT_USAGE;
             cfg.retention_s = (uint32_t) v;
+            break;
+        case 10:
+            if (qc_cli_uint (prog, "--max-peers", optarg, 1, 1000000, &v)) return QC_EXIT_USAGE;
+            cfg.max_peers = (size_t) v;
             break;
         case 'h': usage (stdout); return QC_EXIT_OK;
         case 'V': qc_cli_version (prog); return QC_EXIT_OK;

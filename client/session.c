@@ -13,6 +13,7 @@
  * second job. */
 #include "client/session.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -20,10 +21,9 @@
 #include "shared/cli.h"
 #include "shared/log.h"
 
-/* Without a result for this long, say what the job waits for; then
- * again every WAIT_NOTE_AGAIN_MS. */
+/* Without a result for this long (QC_WAIT_NOTE_S overrides), say what
+ * the job waits for; then again every twice as long. */
 #define WAIT_NOTE_MS 30000
-#define WAIT_NOTE_AGAIN_MS 60000
 
 typedef struct {
     const qc_session_config_t *cfg;
@@ -32,7 +32,7 @@ typedef struct {
     uint64_t expected;        /* next result seq to write */
     uint64_t acked;
     int64_t last_heard, next_beat, last_resync, last_resubmit;
-    int64_t last_progress, next_note;
+    int64_t last_progress, next_note, note_ms;
     bool silent;              /* said that the broker is silent */
     qc_progress_t progress;
     bool accepted, done, fatal;
@@ -393,8 +393,10 @@ qc_session_run (const qc_session_config_t *cfg)
     if (!cfg->quiet && !cfg->local)
         fprintf (stderr, "job %" PRIu64 " on %s: %zu slides\n", s.job, cfg->endpoint,
                  cfg->nslides);
+    const char *note = getenv ("QC_WAIT_NOTE_S");
+    s.note_ms = note && atoi (note) > 0 ? (int64_t) atoi (note) * 1000 : WAIT_NOTE_MS;
     s.last_heard = s.last_progress = zclock_mono ();
-    s.next_note = s.last_progress + WAIT_NOTE_MS;
+    s.next_note = s.last_progress + s.note_ms;
     zpoller_t *poller = zpoller_new (s.sock, NULL);
     int64_t lost_after = (int64_t) cfg->heartbeat_ms * cfg->liveness;
     if (!cfg->attach_job)
@@ -433,12 +435,12 @@ qc_session_run (const qc_session_config_t *cfg)
                 qc_progress_print (&s.progress, line);
             }
         }
-        if (!s.silent && now >= s.next_note && now - s.last_progress >= WAIT_NOTE_MS) {
+        if (!s.silent && now >= s.next_note && now - s.last_progress >= s.note_ms) {
             qc_msg_t st = {.command = QC_STATUS, .gpu = -1};
             send_msg (&s, &st);
-            s.next_note = now + WAIT_NOTE_AGAIN_MS;
-        } else if (now - s.last_progress < WAIT_NOTE_MS)
-            s.next_note = s.last_progress + WAIT_NOTE_MS;
+            s.next_note = now + 2 * s.note_ms;
+        } else if (now - s.last_progress < s.note_ms)
+            s.next_note = s.last_progress + s.note_ms;
     }
     zpoller_destroy (&poller);
     qc_progress_finish (&s.progress);

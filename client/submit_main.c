@@ -46,7 +46,9 @@ usage (FILE *to)
         "  -V, --version        show the version\n\n"
         "Exit codes: 0 all slides passed, 1 some slides failed (or the run was\n"
         "interrupted), 2 usage or configuration error, 3 cannot reach the broker.\n\n"
-        "Environment: QC_IMAGE_CACHE_MB=N  local mode: MB of freed large image\n"
+        "Environment: QC_WAIT_NOTE_S=N  seconds without a result before\n"
+        "qc-submit says what the job waits for (30).\n"
+        "QC_IMAGE_CACHE_MB=N  local mode: MB of freed large image\n"
         "buffers kept for reuse by later steps and slides (default 4096; 0: none).\n"
         "QC_DIRECT_READ=0  local mode: read every slide through OpenSlide, not\n"
         "plain tiled TIFF levels (Aperio, generic TIFF) straight from the file.\n");

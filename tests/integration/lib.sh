@@ -136,6 +136,13 @@ check_exactly_once() {  # check_exactly_once OUTDIR LIST
         || fail "reported slides differ from the submitted list"
 }
 
+# cheap_config FILE: a real pipeline of two quick steps (real result rows,
+# no classifier to train), for tests that need many tasks, or tasks that
+# finish well within a short deadline.
+cheap_config() {
+    printf '[pipeline]\nsteps= BasicModule.getBasicStats\n    BasicModule.finalComputations\n' >"$1"
+}
+
 # The rows without the header lines, sorted: comparable across runs.
 rows() { grep -v '^#' "$1/results.tsv" | sort; }
 errors() { sort "$1/error.log"; }
