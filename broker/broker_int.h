@@ -246,6 +246,16 @@ void state_maintain (qc_broker_t *b);
  * message (a damaged journal, without cfg->state_recover). */
 int restore_run (qc_broker_t *b, char *err, size_t errlen);
 
+/* The records of a journal, or of job's result file, in data (a mapped
+ * file, or a fuzzer's bytes) into the broker; *cut: where the file must
+ * be cut (a torn or, recovering, a damaged tail; len otherwise). */
+int restore_journal_bytes (qc_broker_t *b, const char *path, const uint8_t *data,
+                           size_t len, size_t *cut, bool *recovered, char *err,
+                           size_t errlen);
+int restore_results_bytes (qc_broker_t *b, job_rec_t *job, const char *path,
+                           const uint8_t *data, size_t len, size_t *cut,
+                           bool *recovered, char *err, size_t errlen);
+
 /* broker_status.c */
 void status_reply (qc_broker_t *b, zframe_t *from);
 

@@ -262,6 +262,39 @@ walk (restore_t *r, const char *path, const uint8_t *data, size_t len,
     return 0;
 }
 
+int
+restore_journal_bytes (qc_broker_t *b, const char *path, const uint8_t *data,
+                       size_t len, size_t *cut, bool *recovered, char *err,
+                       size_t errlen)
+{
+    restore_t r = {.b = b};
+    *cut = len;
+    int rc = len ? walk (&r, path, data, len, 0, false, apply_journal, &r, cut, err, errlen)
+                 : 0;
+    *recovered |= r.recovered;
+    return rc;
+}
+
+int
+restore_results_bytes (qc_broker_t *b, job_rec_t *job, const char *path,
+                       const uint8_t *data, size_t len, size_t *cut,
+                       bool *recovered, char *err, size_t errlen)
+{
+    restore_t r = {.b = b};
+    result_ctx_t ctx = {.b = b, .job = job};
+    size_t crc_from = len > RESULT_CRC_TAIL ? len - RESULT_CRC_TAIL : 0;
+    *cut = len;
+    if (outbox_reserve (job, (size_t) job->sj->total)) {
+        snprintf (err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = len ? walk (&r, path, data, len, crc_from, true, apply_result, &ctx, cut, err,
+                         errlen)
+                 : 0;
+    *recovered |= r.recovered;
+    return rc;
+}
+
 /* Reads one job's result file; opens it for appending. */
 static int
 restore_results (restore_t *r, job_rec_t *job, char *err, size_t errlen)
@@ -286,16 +319,8 @@ restore_results (restore_t *r, job_rec_t *job, char *err, size_t errlen)
         r->recovered = true;
         job->results = qc_jfile_open (path, RESULTS_MAGIC, err, errlen);
     }
-    if (!job->results || qc_jfile_map (job->results, &data, &len, err, errlen))
-        goto out;
-    result_ctx_t ctx = {.b = b, .job = job};
-    size_t crc_from = len > RESULT_CRC_TAIL ? len - RESULT_CRC_TAIL : 0;
-    if (outbox_reserve (job, (size_t) job->sj->total)) {
-        snprintf (err, errlen, "out of memory");
-        goto out;
-    }
-    if (len && walk (r, path, data, len, crc_from, true, apply_result, &ctx, &cut, err,
-                     errlen))
+    if (!job->results || qc_jfile_map (job->results, &data, &len, err, errlen)
+        || restore_results_bytes (b, job, path, data, len, &cut, &r->recovered, err, errlen))
         goto out;
     if (len && cut < len && qc_jfile_truncate (job->results, cut)) {
         snprintf (err, errlen, "cannot cut %s at %zu: %s", path, cut, strerror (errno));
@@ -344,9 +369,7 @@ restore_run (qc_broker_t *b, char *err, size_t errlen)
     const char *path = qc_jfile_path (b->state.journal);
     if (qc_jfile_map (b->state.journal, &data, &len, err, errlen))
         return -1;
-    int rc = len ? walk (&r, path, data, len, 0, false, apply_journal, &r, &cut, err,
-                         errlen)
-                 : 0;
+    int rc = restore_journal_bytes (b, path, data, len, &cut, &r.recovered, err, errlen);
     qc_jfile_unmap (data, len);
     if (rc)
         return -1;

@@ -15,8 +15,9 @@ BUILD="build-essential gcc make binutils pkg-config
     libcurl4-openssl-dev libpng-dev zlib1g-dev libjpeg-dev libtiff-dev"
 # Tests and benchmarks: OpenSlide's command-line tools (test_mkslide.sh
 # checks generated slides with them), awk, python3 (the dependency check);
-# apt for this script itself.
-TESTS="openslide-tools mawk python3 apt"
+# clang and its libFuzzer runtime (make fuzz, test_fuzz.sh); apt for this
+# script itself.
+TESTS="openslide-tools mawk python3 clang libclang-rt-14-dev apt"
 PKGS="$BUILD $TESTS"
 
 case "${1:-}" in
