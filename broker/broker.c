@@ -534,6 +534,12 @@ goodbye (qc_broker_t *b)
 static void
 flush_due (qc_broker_t *b)
 {
+    /* credit that results freed goes out first: workers run the next
+     * tasks while the sync below waits for the disk */
+    if (b->dispatch_due && !b->pending) {
+        b->dispatch_due = false;
+        sched_dispatch (b->sched);
+    }
     bool committed = state_commit (b);
     if (b->pending)
         jobs_apply_pending (b, committed);

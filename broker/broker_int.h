@@ -126,6 +126,7 @@ typedef struct {
     bool disk_full;           /* the last commit failed */
     int64_t next_retry;       /* when a failed commit is tried again */
     bool dir_dirty;           /* result files created since the last sync */
+    bool sync_due;            /* the journal holds a record to sync */
     char disk_error[256];     /* why, for the SUBMITs refused */
     int64_t next_compact_check;
     bool force_compact;       /* rewrite the journal (after a recovery) */

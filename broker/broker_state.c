@@ -51,11 +51,25 @@ state_on (const qc_broker_t *b)
     return b->state.journal != NULL;
 }
 
+/* Records that must be on disk before the broker acts on them (a job
+ * accepted, a cancel answered, a result file deleted) make the next
+ * commit sync the journal; the others (acknowledgements, blame, finish
+ * times) are written then and synced with the next such record or the
+ * next sync: losing them in a crash costs a resend or a retry only. */
+static void
+mark_sync (qc_broker_t *b, uint8_t type)
+{
+    if (type == J_JOB || type == J_BATCH || type == J_CANCEL || type == J_FORGET
+        || type == J_EPOCH)
+        b->state.sync_due = true;
+}
+
 static void
 log_rec (qc_broker_t *b, job_rec_t *job, uint8_t type, const void *p, size_t n)
 {
     if (!state_on (b))
         return;
+    mark_sync (b, type);
     if (qc_jfile_append (b->state.journal, type, p, n, NULL, 0, NULL))
         qc_log (QC_LOG_ERROR, MOD, "journal: out of memory buffering a record");
     else if (job && (type == J_JOB || type == J_BATCH))
@@ -66,6 +80,7 @@ log_rec (qc_broker_t *b, job_rec_t *job, uint8_t type, const void *p, size_t n)
 static void
 log_submit (qc_broker_t *b, job_rec_t *job, uint8_t type, const qc_msg_t *m)
 {
+    mark_sync (b, type);
     zmsg_t *enc = zmsg_new ();
     if (!enc || qc_msg_encode (m, enc)) {
         qc_log (QC_LOG_ERROR, MOD, "journal: job %" PRIu64 " could not be encoded", job->id);
@@ -233,13 +248,15 @@ state_commit (qc_broker_t *b)
             }
             s->dir_dirty = false;
         }
-        if (qc_jfile_pending (s->journal) && qc_jfile_commit (s->journal, true)) {
+        if (qc_jfile_pending (s->journal) && qc_jfile_commit (s->journal, s->sync_due)) {
             disk_failed (b, qc_jfile_path (s->journal), errno);
             /* this burst's SUBMITs are refused: their records go */
             static const uint8_t drop[] = {J_JOB, J_BATCH};
             qc_jfile_drop_pending (s->journal, drop, 2);
             journal_ok = ok = false;
         }
+        if (journal_ok)
+            s->sync_due = false;
         if (ok && s->disk_full) {
             s->disk_full = false;
             qc_log (QC_LOG_INFO, MOD, "the state folder %s can be written again: "

@@ -392,7 +392,7 @@ main (int argc, char **argv)
                 .lat_tasks = 1000, .idle_workers = 1000, .idle_seconds = 10,
                 .time_limit_s = 60, .io_threads = 1};
     long serve_fd = -1;
-    const char *serve_bind = NULL;
+    const char *serve_bind = NULL, *serve_state = NULL;
     bool only = false;
     static const struct option longs[] = {
         {"tasks", required_argument, 0, 1}, {"workers", required_argument, 0, 2},
@@ -404,7 +404,8 @@ main (int argc, char **argv)
         {"ipc", no_argument, 0, 10}, {"only", required_argument, 0, 11},
         {"quick", no_argument, 0, 12}, {"serve-broker", required_argument, 0, 13},
         {"bind", required_argument, 0, 14}, {"repeat", required_argument, 0, 15},
-        {"broker-process", no_argument, 0, 16}, {"help", no_argument, 0, 'h'},
+        {"broker-process", no_argument, 0, 16}, {"state", required_argument, 0, 17},
+        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     int ch;
     unsigned long v;
@@ -472,6 +473,7 @@ main (int argc, char **argv)
             o.repeat = (uint32_t) v;
             break;
         case 16: o.broker_process = true; break;
+        case 17: serve_state = optarg; break;
         case 'h': usage (stdout); return 0;
         default: usage (stderr); return 2;
         }
@@ -481,7 +483,8 @@ main (int argc, char **argv)
         return 2;
     }
     if (serve_fd >= 0)
-        return serve_broker ((int) serve_fd, serve_bind ? serve_bind : "tcp://127.0.0.1:*");
+        return serve_broker ((int) serve_fd, serve_bind ? serve_bind : "tcp://127.0.0.1:*",
+                             serve_state);
     if (!only)
         o.run_tp = o.run_lat = o.run_idle = true;
 
