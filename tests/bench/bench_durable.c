@@ -162,6 +162,29 @@ run_journal (const dopts_t *d)
 
 /* ------------------------------------------------------------ restart */
 
+/* The broker's queue depth (STATUS), or -1. */
+static long long
+queue_depth (const char *ep)
+{
+    zsock_t *s = zsock_new (ZMQ_DEALER);
+    long long q = -1;
+    if (!s)
+        return -1;
+    zsock_set_linger (s, 0);
+    zsock_set_rcvtimeo (s, 5000);
+    qc_msg_t st = {.command = QC_STATUS, .gpu = -1};
+    if (zsock_connect (s, "%s", ep) == 0 && qc_msg_send (&st, zsock_resolve (s), NULL) == 0) {
+        zmsg_t *raw = zmsg_recv (s);
+        qc_msg_t *m = raw ? qc_msg_decode (raw, NULL, 0) : NULL;
+        zmsg_destroy (&raw);
+        if (m && m->command == QC_STATUS_REPLY)
+            q = (long long) m->queue;
+        qc_msg_destroy (&m);
+    }
+    zsock_destroy (&s);
+    return q;
+}
+
 /* A fake worker that says READY every 100 ms until a TASK comes; the
  * time of the TASK, or -1 at the deadline. */
 static int64_t
@@ -217,15 +240,17 @@ run_restart (const dopts_t *d)
     pid = spawn_broker (ep, state, ep2, sizeof ep2);
     int64_t t_listen = now_us ();
     int64_t t_task = pid > 0 ? first_task (w, t0 + 60000000) : -1;
+    long long depth = pid > 0 ? queue_depth (ep) : -1;
     zsock_destroy (&w);
     if (pid > 0)
         reap_broker (pid);
     drop_state ();
     printf ("restart: %" PRIu64 " tasks queued in the journal (submitted in %.2f s), "
             "broker killed with -9 and started again on its state folder:\n"
-            "  listening again after %.3f s; a waiting worker got a TASK after %.3f s\n",
+            "  listening again after %.3f s; a waiting worker got a TASK after %.3f s; "
+            "%lld tasks queued then\n",
             d->restart_tasks, s, (double) (t_listen - t0) / 1e6,
-            t_task > 0 ? (double) (t_task - t0) / 1e6 : -1.0);
+            t_task > 0 ? (double) (t_task - t0) / 1e6 : -1.0, depth);
     return pid > 0 && t_task > 0 ? 0 : 1;
 }
 
