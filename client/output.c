@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define JOBFILE ".qc-job"
 
@@ -128,6 +129,24 @@ write_header (qc_output_t *o, const qc_output_config_t *cfg)
     fflush (o->tsv);
 }
 
+/* A result interrupted half way (a crash between its "begin" and its
+ * "done" line in .qc-job): results.tsv and error.log go back to their
+ * sizes before it, so writing it again leaves no duplicate row. */
+static void
+cut_back (qc_output_t *o, long long tsv, long long errors)
+{
+    static const char *names[] = {"results.tsv", "error.log"};
+    long long sizes[] = {tsv, errors};
+    for (int i = 0; i < 2; i++) {
+        char *p = path_in (o, names[i]);
+        struct stat st;
+        if (p && sizes[i] >= 0 && stat (p, &st) == 0 && st.st_size > sizes[i]
+            && truncate (p, (off_t) sizes[i]))
+            fprintf (stderr, "qc-submit: cannot cut %s back: %s\n", p, strerror (errno));
+        free (p);
+    }
+}
+
 /* Loads the indices an earlier run already wrote (lines after the first
  * of .qc-job). */
 static void
@@ -139,18 +158,32 @@ read_journal (qc_output_t *o)
     if (!f)
         return;
     char line[8192];
+    unsigned long long open_idx = 0;
+    long long open_tsv = -1, open_err = -1;
+    bool open = false;
     while (fgets (line, sizeof line, f)) {
         unsigned long long idx;
+        long long tsv, errs;
         const char *k;
-        if (sscanf (line, "done %llu", &idx) == 1 && !qc_output_has (o, idx)
-            && mark_seen (o, idx) == 0)
-            o->written++;
+        if (sscanf (line, "begin %llu %lld %lld", &idx, &tsv, &errs) == 3) {
+            open = true;
+            open_idx = idx;
+            open_tsv = tsv;
+            open_err = errs;
+        } else if (sscanf (line, "done %llu", &idx) == 1) {
+            if (open && idx == open_idx)
+                open = false;
+            if (!qc_output_has (o, idx) && mark_seen (o, idx) == 0)
+                o->written++;
+        }
         else if (sscanf (line, "job %llu", &idx) == 1) {
             o->job = idx;
             o->key = (k = strstr (line, " key=")) ? strtoull (k + 5, NULL, 16) : 0;
         }
     }
     fclose (f);
+    if (open)
+        cut_back (o, open_tsv, open_err);
 }
 
 qc_output_t *
@@ -337,6 +370,16 @@ qc_output_result (qc_output_t *o, const qc_msg_t *m, char *err, size_t errlen)
     const qc_result_t *r = m->result;
     const char *name = base_name (m->path ? m->path : "?");
     int rc = 0;
+    /* where the tables end before this result: a crash before its
+     * "done" line cuts them back there (read_journal) */
+    struct stat ts, es;
+    if (fstat (fileno (o->tsv), &ts) || fstat (fileno (o->errors), &es)) {
+        snprintf (err, errlen, "cannot read the output files' sizes: %s", strerror (errno));
+        return -1;
+    }
+    fprintf (o->journal, "begin %" PRIu64 " %lld %lld\n", m->idx, (long long) ts.st_size,
+             (long long) es.st_size);
+    fflush (o->journal);
     if (r->ok) {
         for (size_t i = 0; i < o->ncolumns; i++) {
             if (i)
@@ -368,12 +411,14 @@ qc_output_result (qc_output_t *o, const qc_msg_t *m, char *err, size_t errlen)
         fflush (o->errors);
     }
     rc = write_files (o, name, r, m->idx, err, errlen);
+    if (rc)
+        return rc;       /* not "done": a reattach writes it again, whole */
     /* journal last: a crash before this line means "write it again" */
     fprintf (o->journal, "done %" PRIu64 "\n", m->idx);
     fflush (o->journal);
     mark_seen (o, m->idx);
     o->written++;
-    return rc;
+    return 0;
 }
 
 void
