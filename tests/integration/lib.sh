@@ -40,7 +40,8 @@ start_broker() {      # start_broker PORT [args...]
     "$BIN/qc-broker" --bind "tcp://127.0.0.1:$port" "$@" >>"$T/broker.log" 2>&1 &
     BROKER_PID=$!
     PIDS+=($BROKER_PID)
-    wait_for "broker listening" 10 "[ \$(grep -c 'listening on' '$T/broker.log') -gt $before ]"
+    wait_for "broker listening" 10 "[ \$(grep -c 'listening on' '$T/broker.log') -gt $before ]" \
+        "$T/broker.log"
 }
 
 start_worker() {      # start_worker PORT NAME [args...]; sets WORKER_PID
@@ -51,13 +52,15 @@ start_worker() {      # start_worker PORT NAME [args...]; sets WORKER_PID
     PIDS+=($WORKER_PID)
 }
 
-# wait_for WHAT SECONDS COMMAND: polls COMMAND every 0.1 s
+# wait_for WHAT SECONDS COMMAND [LOG]: polls COMMAND every 0.1 s; on a
+# timeout shows the end of LOG, when given
 wait_for() {
-    local what=$1 secs=$2 cmd=$3 i
+    local what=$1 secs=$2 cmd=$3 log=${4:-} i
     for i in $(seq 1 $((secs * 10))); do
         eval "$cmd" && return 0
         sleep 0.1
     done
+    [ -n "$log" ] && [ -f "$log" ] && tail -5 "$log" >&2
     fail "timed out after ${secs}s waiting for: $what"
 }
 
