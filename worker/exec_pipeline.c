@@ -99,15 +99,6 @@ release (entry_t *e)
     pthread_mutex_unlock (&s_lock);
 }
 
-size_t
-qc_worker_pipelines_cached (void)
-{
-    pthread_mutex_lock (&s_lock);
-    size_t n = s_ncache;
-    pthread_mutex_unlock (&s_lock);
-    return n;
-}
-
 /* The entry for task (held), or NULL with out failed. */
 static entry_t *
 pipeline_for (const qc_task_t *task, qc_result_t *out)

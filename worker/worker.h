@@ -90,9 +90,6 @@ bool qc_worker_connected (qc_worker_t *self);
 /* The default executor: the QC pipeline, with pipelines cached by config
  * text so a classifier is trained once per worker, not once per slide. */
 void qc_worker_exec_pipeline (void *arg, const qc_task_t *task, qc_result_t *out);
-/* Pipelines it keeps now (at most 16 not in use: least recently used
- * out first). */
-size_t qc_worker_pipelines_cached (void);
 /* Its two halves (qc_pipeline_prepare, qc_pipeline_finish). */
 void *qc_worker_exec_pipeline_prepare (void *arg, const qc_task_t *task,
                                        qc_result_t *out);

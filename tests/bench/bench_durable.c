@@ -390,17 +390,29 @@ run_queued (const dopts_t *d)
         }
         client_t c;
         double s = submit_and_wait (ep, d->queued_tasks, false, (int) d->time_limit_s, &c);
-        client_close (&c);
         zclock_sleep (1000);
         long rss = rss_kb (pid, "VmRSS:"), hwm = rss_kb (pid, "VmHWM:");
+        /* then the whole job cancelled: how long the answer takes, and
+         * what it costs (every queued task becomes a failed result) */
+        uint64_t before = c.accepted;
+        int64_t t0 = now_us ();
+        qc_msg_t cancel = {.command = QC_CANCEL, .gpu = -1, .job = c.job};
+        client_send (&c, &cancel);
+        PUMP_UNTIL (&c, c.accepted > before, t0 + 60000000);
+        double cancel_s = (double) (now_us () - t0) / 1e6;
+        zclock_sleep (500);
+        long rss2 = rss_kb (pid, "VmRSS:");
+        client_close (&c);
         reap_broker (pid);
         drop_state ();
-        if (s < 0) {
+        if (s < 0 || c.accepted <= before) {
             failures++;
             continue;
         }
-        printf ("  journal %-3s  submitted in %.1f s; broker RSS %.0f MB, peak %.0f MB\n",
-                on ? "on" : "off", s, (double) rss / 1024.0, (double) hwm / 1024.0);
+        printf ("  journal %-3s  submitted in %.1f s; broker RSS %.0f MB, peak %.0f MB; "
+                "cancelled in %.3f s, RSS then %.0f MB\n", on ? "on" : "off", s,
+                (double) rss / 1024.0, (double) hwm / 1024.0, cancel_s,
+                (double) rss2 / 1024.0);
     }
     return failures;
 }
