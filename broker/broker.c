@@ -140,8 +140,8 @@ on_crash_report (qc_broker_t *b, const char *name, const qc_msg_t *m)
 {
     for (size_t i = 0; i < m->ncrashed; i++) {
         const qc_taskref_t *r = &m->crashed[i];
-        job_rec_t *job = jobs_lookup (b, r->job);
-        if (!job || job->key != r->key)
+        job_rec_t *job = jobs_of_ref (b, r);
+        if (!job)
             continue;
         if (sched_task_crashed (b->sched, job->sj, r->idx, r->attempt, name)) {
             sched_task_t *t = sched_job_task (job->sj, r->idx);
@@ -268,8 +268,8 @@ on_worker_disconnect (qc_broker_t *b, worker_rec_t *w, qc_msg_t *m)
                 w->name, m->nrefs);
         sched_worker_drain (b->sched, w->sw);
         for (size_t i = 0; i < m->nrefs; i++) {
-            job_rec_t *job = jobs_lookup (b, m->refs[i].job);
-            if (job && job->key == m->refs[i].key)
+            job_rec_t *job = jobs_of_ref (b, &m->refs[i]);
+            if (job)
                 sched_worker_return (b->sched, w->sw, job->sj, m->refs[i].idx,
                                      m->refs[i].attempt);
         }

@@ -186,6 +186,8 @@ job_rec_t *jobs_lookup (qc_broker_t *b, uint64_t id);
  * warning for a key that does not) otherwise. The one place a message's
  * job identity is checked. */
 job_rec_t *jobs_of_task_msg (qc_broker_t *b, const qc_msg_t *m, const char *from);
+/* The same for a ref tuple (a hand-back, a crash report). */
+job_rec_t *jobs_of_ref (qc_broker_t *b, const qc_taskref_t *ref);
 void job_rec_destroy (void *item);
 /* A new job record (not yet in the table); NULL on memory. */
 job_rec_t *job_rec_new (qc_broker_t *b, uint64_t id, uint64_t key);

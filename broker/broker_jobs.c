@@ -51,6 +51,13 @@ jobs_of_task_msg (qc_broker_t *b, const qc_msg_t *m, const char *from)
     return job;    /* NULL also for a job already delivered and forgotten */
 }
 
+job_rec_t *
+jobs_of_ref (qc_broker_t *b, const qc_taskref_t *ref)
+{
+    job_rec_t *job = jobs_lookup (b, ref->job);
+    return job && job->key == ref->key ? job : NULL;
+}
+
 static uint64_t
 new_key (void)
 {

@@ -546,11 +546,20 @@ sched_task_crashed (sched_t *self, sched_job_t *job, uint64_t idx,
         /* that execution is gone with its process */
         detach (t, false);
         requeue (self, t, verdict);
-    } else if (t->state == TASK_QUEUED && verdict) {
-        dequeue (self, t);
+    } else if (t->state == TASK_QUEUED) {
+        if (verdict) {
+            dequeue (self, t);
+            fail_task (self, t, verdict);
+        }
+    } else if (verdict) {
+        /* the report came after the broker gave up on the dead worker and
+         * sent the slide elsewhere: the verdict holds; that attempt is
+         * taken back (it keeps its credit while it runs) */
+        bool running = t->state == TASK_RUNNING;
+        tell_revoked (self, t, t->worker, "the slide crashed other workers");
+        detach (t, running);
         fail_task (self, t, verdict);
     }
-    /* else another attempt runs now: its outcome decides */
     return true;
 }
 

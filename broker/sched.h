@@ -212,8 +212,9 @@ sched_verdict_t sched_task_finished (sched_t *self, sched_worker_t *w,
                                      uint32_t attempt, bool ok);
 /* A worker's supervisor reports that this attempt was running when the
  * worker process crashed (name: the worker): blame + 1, once per attempt.
- * When no other execution of it is under way, it goes back to the queue,
- * or FAILED at max_deaths. True when blame was counted. */
+ * Below max_deaths the crashed execution (if still assigned) goes back to
+ * the queue; at max_deaths the task is FAILED, and an attempt running
+ * elsewhere meanwhile is taken back. True when blame was counted. */
 bool sched_task_crashed (sched_t *self, sched_job_t *job, uint64_t idx,
                          uint32_t attempt, const char *name);
 

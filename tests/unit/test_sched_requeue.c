@@ -140,8 +140,9 @@ test_blame (void)
     sched_destroy (&s);
     rec_free (&r);
 
-    /* max_deaths 1: the first crash fails it; a crash report while
-     * another attempt runs only counts */
+    /* a crash report while another attempt runs counts; the one that
+     * reaches max_deaths fails the task and takes the running attempt
+     * back (it keeps its credit as a ghost until it ends) */
     s = new_sched (&r, 2);
     j = new_job (s, 1, 1, QC_RES_CPU, true);
     w = sched_worker_add (s, 1, 0, NULL, 0, NULL);
@@ -155,9 +156,17 @@ test_blame (void)
     CHECK (sched_task_crashed (s, j, 0, first, "old"));
     CHECK (sched_job_task (j, 0)->state == TASK_RUNNING && sched_job_task (j, 0)->blame == 1,
            "the running attempt goes on");
-    CHECK (sched_task_crashed (s, j, 0, sched_job_task (j, 0)->attempt, "new"));
-    CHECK (r.nf == 1 && sched_job_task (j, 0)->state == TASK_FAILED && sched_job_finished (j));
-    CHECK (w->cpu_inflight == 0);
+    uint32_t second = sched_job_task (j, 0)->attempt;
+    sched_worker_remove (s, w, true, "vanished too");
+    w = sched_worker_add (s, 1, 0, NULL, 0, NULL);
+    sched_dispatch (s);
+    start (s, w, j, 0);
+    CHECK (sched_task_crashed (s, j, 0, second, "late report"));
+    CHECK (r.nf == 1 && sched_job_task (j, 0)->state == TASK_FAILED && sched_job_finished (j),
+           "failed at max_deaths although a third attempt ran");
+    CHECK (w->cpu_inflight == 1 && w->nghosts == 1, "the running attempt keeps its credit");
+    CHECK (sched_task_finished (s, w, j, 0, sched_job_task (j, 0)->attempt, true)
+               == SCHED_DUPLICATE && w->cpu_inflight == 0, "until its result");
     sched_destroy (&s);
     rec_free (&r);
 
