@@ -471,6 +471,8 @@ qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
     b->sched = sched_new (cfg->max_deaths, &cb);
     b->state.lock_fd = -1;
     b->max_peers = cfg->max_peers ? cfg->max_peers : peers_allowed ();
+    b->results_compact = (uint64_t) (cfg->results_compact_mb ? cfg->results_compact_mb : 64)
+                         << 20;
     b->workers = zhashx_new ();
     b->jobs = zhashx_new ();
     b->router = zsock_new (ZMQ_ROUTER);

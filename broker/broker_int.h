@@ -151,6 +151,8 @@ struct qc_broker {
     int64_t now;
     uint64_t dropped;         /* malformed messages, for status */
     size_t max_peers;         /* what the open-file limit allows */
+    uint64_t results_compact; /* bytes of acknowledged results that make a
+                                 job's result file be rewritten */
     size_t nclients;          /* distinct client routing ids with a job */
     int64_t next_sched_tick;
     state_t state;
@@ -272,7 +274,7 @@ void status_reply (qc_broker_t *b, zframe_t *from);
 enum {
     J_EPOCH = 1, J_JOB = 2, J_BATCH = 3, J_ACK = 4, J_CANCEL = 5,
     J_FORGET = 6, J_BLAME = 7, J_FINISHED = 8,
-    R_RESULT = 16, R_FAILED = 17
+    R_RESULT = 16, R_FAILED = 17, R_BASE = 18
 };
 #define JOURNAL_MAGIC "QC-JOURNAL v1\n\0\0"
 #define RESULTS_MAGIC "QC-RESULTS v1\n\0\0"

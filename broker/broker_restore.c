@@ -166,6 +166,33 @@ apply_result (void *arg, const qc_jrec_t *rec, char *why, size_t len)
     job_rec_t *job = c->job;
     sched_t *sched = c->b->sched;
     const uint8_t *p = rec->data;
+    if (rec->type == R_BASE) {
+        /* acknowledged results cut from the file: which tasks had them */
+        uint64_t n = rec->len >= 16 ? qc_get_u64 (p + 8) : 0;
+        uint64_t nb = (n + 7) / 8;
+        if (rec->len < 16 || n != job->sj->total || rec->len != 16 + 2 * nb
+            || job->last_seq || rec->off != QC_JFILE_MAGIC_LEN) {
+            snprintf (why, len, "a base record that does not fit the job");
+            return -1;
+        }
+        uint64_t base = qc_get_u64 (p), finals = 0;
+        for (uint64_t i = 0; i < n; i++)
+            if (p[16 + i / 8] >> (i % 8) & 1) {
+                if (!sched_task_restore_final (sched, job->sj, i,
+                                               p[16 + nb + i / 8] >> (i % 8) & 1)) {
+                    snprintf (why, len, "a base record that does not fit the job");
+                    return -1;
+                }
+                finals++;
+            }
+        if (finals != base) {
+            snprintf (why, len, "a base record of %" PRIu64 " results naming %" PRIu64
+                      " tasks", base, finals);
+            return -1;
+        }
+        job->last_seq = job->outbox_base = base;
+        return 0;
+    }
     if (rec->type == R_RESULT) {
         if (rec->len < 21) {
             snprintf (why, len, "too short");
@@ -383,8 +410,10 @@ restore_run (qc_broker_t *b, char *err, size_t errlen)
             return -1;
         if (j->acked_seq > j->last_seq)
             j->acked_seq = j->last_seq;
-        uint64_t acked = j->acked_seq;
-        j->acked_seq = 0;
+        /* results cut from the file (R_BASE) were acknowledged, whatever
+         * the journal's last ACK record says */
+        uint64_t acked = j->acked_seq > j->outbox_base ? j->acked_seq : j->outbox_base;
+        j->acked_seq = j->outbox_base;
         outbox_drop_acked (j, acked);
         j->sent_seq = j->durable_seq = j->last_seq;
         outbox_rewind (j);

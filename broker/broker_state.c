@@ -18,6 +18,10 @@
  * Result file records:
  *   R_RESULT   u64 idx, u64 seq, u8 ok, then the RESULT message
  *   R_FAILED   u64 first seq, u32 n, u16 reason length, reason, n x u64 idx
+ *   R_BASE     u64 seq, u64 tasks, then two bitmaps of that many bits:
+ *              tasks whose results (seq 1 .. seq) were acknowledged and
+ *              cut from the file, and which of those passed. First in a
+ *              file rewritten without its acknowledged results.
  * A task's state is not journalled per dispatch: after a restart every
  * task without a result is queued again (execution is at-least-once).
  *
@@ -381,13 +385,100 @@ compact (qc_broker_t *b)
     free (tmp);
 }
 
+/* A job's result file without its acknowledged results: an R_BASE
+ * record for them, then the records from the first unacknowledged one
+ * on, copied. The outbox's offsets move with them. Done when the file
+ * holds results_compact bytes that were acknowledged, half of it at
+ * least; only at a result that starts a record (a failure record may
+ * hold both sides: the next tick tries again). */
+static void
+compact_results (qc_broker_t *b, job_rec_t *j)
+{
+    if (!j->results || j->nfail || qc_jfile_pending (j->results))
+        return;
+    uint64_t size = qc_jfile_size (j->results), cut = size;
+    if (j->noutbox) {
+        outbox_entry_t *e = &j->outbox[j->outbox_head];
+        if (e->reason >= 0 || e->off < QC_JFILE_MAGIC_LEN || !e->len)
+            return;
+        cut = e->off;
+    }
+    if (cut < b->results_compact || cut < size / 2)
+        return;
+    uint64_t n = j->sj->total, nb = (n + 7) / 8;
+    uint8_t *p = calloc (1, 16 + 2 * nb);
+    char *path = NULL, *tmp = NULL, err[512];
+    if (!p || asprintf (&path, "%s", qc_jfile_path (j->results)) < 0
+        || asprintf (&tmp, "%s.new", path) < 0)
+        goto out;
+    qc_put_u64 (p, j->acked_seq);
+    qc_put_u64 (p + 8, n);
+    for (uint64_t i = 0; i < n; i++) {
+        sched_task_t *t = sched_job_task (j->sj, i);
+        if (t->state == TASK_DONE || t->state == TASK_FAILED)
+            p[16 + i / 8] |= (uint8_t) (1u << (i % 8));
+        if (t->state == TASK_DONE)
+            p[16 + nb + i / 8] |= (uint8_t) (1u << (i % 8));
+    }
+    /* the results still waiting are in the part kept */
+    for (size_t k = 0; k < j->noutbox; k++) {
+        uint64_t i = j->outbox[(j->outbox_head + k) % j->cap_outbox].idx;
+        if (i < n)
+            p[16 + i / 8] &= (uint8_t) ~(1u << (i % 8));
+    }
+    unlink (tmp);
+    qc_jfile_t *f = qc_jfile_open (tmp, RESULTS_MAGIC, err, sizeof err);
+    int64_t delta = (int64_t) (QC_JFILE_MAGIC_LEN + QC_JREC_HEADER + 16 + 2 * nb)
+                    - (int64_t) cut;
+    bool ok = f && qc_jfile_append (f, R_BASE, p, 16 + 2 * nb, NULL, 0, NULL) == 0;
+    uint8_t chunk[1 << 16];
+    for (uint64_t at = cut; ok && at < size; at += sizeof chunk) {
+        size_t k = size - at < sizeof chunk ? (size_t) (size - at) : sizeof chunk;
+        ok = qc_jfile_read (j->results, at, chunk, k) == 0
+             && qc_jfile_append_raw (f, chunk, k) == 0;
+        if (ok && qc_jfile_pending (f) > (8u << 20))
+            ok = qc_jfile_commit (f, false) == 0;
+    }
+    ok = ok && qc_jfile_commit (f, true) == 0 && rename (tmp, path) == 0;
+    qc_jfile_close (&f);
+    if (!ok) {
+        unlink (tmp);
+        qc_log (QC_LOG_WARNING, MOD, "job %" PRIu64 ": its result file could not be "
+                "rewritten (%s); it stays as it is", j->id, strerror (errno));
+        goto out;
+    }
+    char *dir = NULL;
+    if (asprintf (&dir, "%s/results", b->state.dir) >= 0)
+        sync_dir (dir);
+    free (dir);
+    qc_jfile_close (&j->results);
+    if (!(j->results = qc_jfile_open (path, RESULTS_MAGIC, err, sizeof err))) {
+        qc_log (QC_LOG_ERROR, MOD, "job %" PRIu64 ": %s", j->id, err);
+        goto out;
+    }
+    for (size_t k = 0; k < j->noutbox; k++) {
+        outbox_entry_t *e = &j->outbox[(j->outbox_head + k) % j->cap_outbox];
+        if (e->reason < 0 && e->off >= cut)
+            e->off = (uint64_t) ((int64_t) e->off + delta);
+    }
+    qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 ": result file rewritten without its %"
+            PRIu64 " acknowledged results: %" PRIu64 " -> %" PRIu64 " bytes", j->id,
+            j->acked_seq, size, qc_jfile_size (j->results));
+out:
+    free (p);
+    free (path);
+    free (tmp);
+}
+
 void
 state_maintain (qc_broker_t *b)
 {
     state_t *s = &b->state;
     if (!state_on (b) || b->now < s->next_compact_check || s->disk_full || b->pending)
         return;
-    s->next_compact_check = b->now + 10000;
+    s->next_compact_check = b->now + 1000;
+    for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
+        compact_results (b, j);
     uint64_t live = 4096 + b->ntombs * 42;
     for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
         live += j->journal_bytes + 256;

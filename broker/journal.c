@@ -174,6 +174,17 @@ qc_jfile_append (qc_jfile_t *self, uint8_t type, const void *a, size_t alen,
 }
 
 int
+qc_jfile_append_raw (qc_jfile_t *self, const void *data, size_t len)
+{
+    if (!self || (len && !data) || reserve (self, len))
+        return -1;
+    if (len)
+        memcpy (self->buf + self->nbuf, data, len);
+    self->nbuf += len;
+    return 0;
+}
+
+int
 qc_jfile_commit (qc_jfile_t *self, bool sync)
 {
     if (!self) {

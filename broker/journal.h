@@ -69,6 +69,9 @@ const char *qc_jfile_path (const qc_jfile_t *self);
  * file. -1 when out of memory or over the size limit. */
 int qc_jfile_append (qc_jfile_t *self, uint8_t type, const void *a, size_t alen,
                      const void *b, size_t blen, uint64_t *off);
+/* Appends bytes that are already records (copied from another file of
+ * the same kind). -1 on memory. */
+int qc_jfile_append_raw (qc_jfile_t *self, const void *data, size_t len);
 /* Writes the buffer and, when sync, fdatasyncs. 0, or -1 with errno set
  * (the file is cut back to its committed length, the buffer kept). */
 int qc_jfile_commit (qc_jfile_t *self, bool sync);

@@ -37,6 +37,10 @@ usage (FILE *to)
         "      --retention S      results of a finished job wait S seconds for\n"
         "                         their client before they are deleted (604800 =\n"
         "                         7 days; 0: for ever)\n"
+        "      --results-compact-mb N  a job's result file is rewritten without\n"
+        "                         the results its client acknowledged once they\n"
+        "                         are N MB (64): a long job's disk use stays\n"
+        "                         what its client has not fetched\n"
         "      --max-peers N      workers and clients it holds at once; the next\n"
         "                         is refused with a reason (default: what the\n"
         "                         open-file limit allows, raised to its hard\n"
@@ -88,6 +92,7 @@ main (int argc, char **argv)
         {"state", required_argument, 0, 6}, {"state-recover", no_argument, 0, 7},
         {"task-timeout", required_argument, 0, 8}, {"retention", required_argument, 0, 9},
         {"max-peers", required_argument, 0, 10},
+        {"results-compact-mb", required_argument, 0, 11},
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "b:hV", opts, NULL)) != -1) {
@@ -137,6 +142,11 @@ main (int argc, char **argv)
         case 10:
             if (qc_cli_uint (prog, "--max-peers", optarg, 1, 1000000, &v)) return QC_EXIT_USAGE;
             cfg.max_peers = (size_t) v;
+            break;
+        case 11:
+            if (qc_cli_uint (prog, "--results-compact-mb", optarg, 1, 1u << 20, &v))
+                return QC_EXIT_USAGE;
+            cfg.results_compact_mb = (uint32_t) v;
             break;
         case 'h': usage (stdout); return QC_EXIT_OK;
         case 'V': qc_cli_version (prog); return QC_EXIT_OK;

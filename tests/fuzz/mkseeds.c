@@ -148,6 +148,28 @@ main (int argc, char **argv)
     rec (j, &len, R_FAILED, f, sizeof f, NULL, 0);
     put (dir, "journal", 0, j, len, NULL, 0);
     put (dir, "journal", 1, j, jlen, NULL, 0);
+    /* the same job's results after a rewrite: a base record (seq 1: the
+     * first task, passed), then seq 2 and 3 */
+    len = jlen;
+    memcpy (j + len, "@@RESULTS@@", 11);
+    len += 11;
+    uint8_t base[16 + 2];
+    qc_put_u64 (base, 1);
+    qc_put_u64 (base + 8, 3);
+    base[16] = 1;
+    base[17] = 1;
+    rec (j, &len, R_BASE, base, sizeof base, NULL, 0);
+    res.idx = 1;
+    res.seq = 2;
+    res.result = make_result ();
+    qc_put_u64 (pre, 1);
+    qc_put_u64 (pre + 8, 2);
+    rec_msg (j, &len, R_RESULT, &res, 17, pre);
+    qc_result_destroy (&res.result);
+    qc_put_u64 (f, 3);
+    qc_put_u32 (f + 8, 1);
+    rec (j, &len, R_FAILED, f, 14 + 9 + 8, NULL, 0);
+    put (dir, "journal", 2, j, len, NULL, 0);
     for (size_t i = 0; i < n; i++)
         qc_msg_destroy (&msgs[i]);
     return 0;

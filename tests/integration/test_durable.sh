@@ -4,13 +4,15 @@
 # every slide exactly once, rows equal to a run without faults; job ids
 # are never used twice; a torn last journal record is dropped with a
 # warning; a damaged one stops the broker with the record named, until
-# --state-recover; a second broker on the same folder is refused.
+# --state-recover; a second broker on the same folder is refused. The
+# result file is rewritten without what the client acknowledged as the
+# job goes (--results-compact-mb 1 here), before and after the restart.
 . "$(dirname "$0")/lib.sh"
 
 bad=$(make_cohort "$T/cohort" 80)
 port=$(free_port)
 state=$T/state
-start_broker $port --heartbeat-ms 200 --state "$state"
+start_broker $port --heartbeat-ms 200 --state "$state" --results-compact-mb 1
 broker1=$BROKER_PID
 start_worker $port w1 --slots 2 --heartbeat-ms 200 --task-delay-ms 60
 start_worker $port w2 --slots 2 --heartbeat-ms 200 --task-delay-ms 60
@@ -28,7 +30,7 @@ written=$(grep -c '^done' "$T/out/.qc-job")
 pass "broker killed with -9 after $written of 80 results"
 
 # a second broker on the same folder is refused while one holds it
-start_broker $port --heartbeat-ms 200 --state "$state"
+start_broker $port --heartbeat-ms 200 --state "$state" --results-compact-mb 1
 "$BIN/qc-broker" --bind tcp://127.0.0.1:$(free_port) --state "$state" >"$T/second.log" 2>&1
 rc=$?
 [ $rc -eq 2 ] || fail "a second broker on the same state folder: exit $rc, expected 2"
@@ -51,6 +53,12 @@ pass "the client resumed by itself: 80 slides, each exactly once"
 diff <(rows "$T/out") <(rows "$T/local") >/dev/null || fail "rows differ from a run without faults"
 diff <(errors "$T/out") <(errors "$T/local") >/dev/null || fail "error.log differs from a run without faults"
 pass "rows equal to a run without faults"
+
+[ "$(grep -c 'job 1: result file rewritten without its' "$T/broker.log")" -ge 2 ] \
+    || fail "the result file was not rewritten as results were acknowledged"
+wait_for "the finished job's result file cut to its base record" 10 \
+    "[ \$(stat -c %s '$state/results/1.qcr') -lt 4096 ]"
+pass "the result file was rewritten without acknowledged results ($(grep -c 'result file rewritten' "$T/broker.log") times)"
 
 # job ids go on after the restart: never the killed broker's 1 again
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out2" -q \
