@@ -89,7 +89,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 BENCH_BIN:= $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 TOOLS_BIN:= $(patsubst kernels/tools/%.c,$(BUILD)/tools/%,$(TOOLS_SRC))
 
-.PHONY: all test test-unit test-integration bench install clean deps demo
+.PHONY: all test test-unit test-integration bench install clean deps demo fuzz fuzz-targets
 MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 all: $(PROGRAMS) $(TOOLS_BIN)
 
@@ -159,6 +159,27 @@ test-unit: all $(UNIT_BIN)
 bench: all $(BENCH_BIN)
 	tests/bench/run.sh $(BENCH_BIN)
 
+# libFuzzer targets (tests/fuzz/README.md): `make fuzz` builds them with
+# clang, ASan and UBSan into build-fuzz/fuzz/, and their seed inputs
+# into build-fuzz/fuzz/corpus/ (made by tests/fuzz/mkseeds.c).
+FUZZ_SRC   := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BUILD ?= build-fuzz
+ifeq ($(FUZZ),1)
+CFLAGS  += -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=address,undefined
+endif
+fuzz:
+	$(MAKE) BUILD=$(FUZZ_BUILD) CC=clang CUDA=0 FUZZ=1 OPT="-O1 -g" fuzz-targets
+fuzz-targets: $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC)) $(BUILD)/fuzz/corpus/.made
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(LIBNODES) $(LIBQC)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer $^ $(LDLIBS) -o $@
+$(BUILD)/fuzz/mkseeds: $(BUILD)/tests/fuzz/mkseeds.o $(LIBNODES) $(LIBQC)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+$(BUILD)/fuzz/corpus/.made: $(BUILD)/fuzz/mkseeds
+	$< $(BUILD)/fuzz/corpus && touch $@
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/qc
 	install -m 0755 bin/qc-broker bin/qc-worker bin/qc-submit bin/qc-status bin/qc-mkslide $(DESTDIR)$(PREFIX)/bin/
@@ -173,6 +194,6 @@ deps:
 	./tests/install-deps.sh
 
 clean:
-	rm -rf $(BUILD) bin
+	rm -rf $(BUILD) $(FUZZ_BUILD) bin
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

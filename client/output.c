@@ -44,6 +44,7 @@ struct qc_output {
     uint8_t *seen;            /* bitmap of written task indices */
     size_t seen_bits;
     uint64_t written;
+    uint64_t job, key;        /* from .qc-job (attach) or set_job */
 };
 
 static char *
@@ -270,6 +271,24 @@ read_slides (qc_output_t *o, uint64_t job)
     fclose (f);
 }
 
+/* A result interrupted half way (a crash between its "begin" and its
+ * "done" line in .qc-job): results.tsv and error.log go back to their
+ * sizes before it, so writing it again leaves no duplicate row. */
+static void
+cut_back (qc_output_t *o, long long tsv, long long errors)
+{
+    static const char *names[] = {"results.tsv", "error.log"};
+    long long sizes[] = {tsv, errors};
+    for (int i = 0; i < 2; i++) {
+        char *p = path_in (o, names[i]);
+        struct stat st;
+        if (p && sizes[i] >= 0 && stat (p, &st) == 0 && st.st_size > sizes[i]
+            && truncate (p, (off_t) sizes[i]))
+            fprintf (stderr, "qc-submit: cannot cut %s back: %s\n", p, strerror (errno));
+        free (p);
+    }
+}
+
 /* Loads the indices an earlier run already wrote (lines after the first
  * of .qc-job). */
 static void
@@ -278,14 +297,33 @@ read_journal (qc_output_t *o)
     FILE *f = read_in (o, JOBFILE);
     if (!f)
         return;
-    char line[128];
+    char line[8192];
+    unsigned long long open_idx = 0;
+    long long open_tsv = -1, open_err = -1;
+    bool open = false;
     while (fgets (line, sizeof line, f)) {
         unsigned long long idx;
-        if (sscanf (line, "done %llu", &idx) == 1 && !qc_output_has (o, idx)
-            && mark_seen (o, idx) == 0)
-            o->written++;
+        long long tsv, errs;
+        const char *k;
+        if (sscanf (line, "begin %llu %lld %lld", &idx, &tsv, &errs) == 3) {
+            open = true;
+            open_idx = idx;
+            open_tsv = tsv;
+            open_err = errs;
+        } else if (sscanf (line, "done %llu", &idx) == 1) {
+            if (open && idx == open_idx)
+                open = false;
+            if (!qc_output_has (o, idx) && mark_seen (o, idx) == 0)
+                o->written++;
+        }
+        else if (sscanf (line, "job %llu", &idx) == 1) {
+            o->job = idx;
+            o->key = (k = strstr (line, " key=")) ? strtoull (k + 5, NULL, 16) : 0;
+        }
     }
     fclose (f);
+    if (open)
+        cut_back (o, open_tsv, open_err);
 }
 
 static int
@@ -502,8 +540,8 @@ fill_slides (qc_output_t *o, FILE *f, uint64_t job)
 }
 
 int
-qc_output_set_job (qc_output_t *o, uint64_t job, const char *broker, char *err,
-                   size_t errlen)
+qc_output_set_job (qc_output_t *o, uint64_t job, uint64_t key, const char *broker,
+                   char *err, size_t errlen)
 {
     if (!o || !err)
         return -1;
@@ -539,8 +577,19 @@ qc_output_set_job (qc_output_t *o, uint64_t job, const char *broker, char *err,
                       o->journal ? SLIDESFILE : JOBFILE, strerror (errno));
         return -1;
     }
-    fprintf (o->journal, "job %" PRIu64 " %s\n", job, broker ? broker : "local");
+    o->job = job;
+    o->key = key;
+    fprintf (o->journal, "job %" PRIu64 " %s key=%016" PRIx64 "\n", job,
+             broker ? broker : "local", key);
     return fflush (o->journal) ? -1 : 0;
+}
+
+uint64_t
+qc_output_job (const qc_output_t *o, uint64_t *key)
+{
+    if (key)
+        *key = o ? o->key : 0;
+    return o ? o->job : 0;
 }
 
 int
@@ -680,10 +729,22 @@ qc_output_result (qc_output_t *o, const qc_msg_t *m, char *err, size_t errlen)
         return -1;
     }
     const qc_result_t *r = m->result;
+    /* where the tables end before this result: a crash before its
+     * "done" line cuts them back there (read_journal) */
+    struct stat ts, es;
+    if (fstat (fileno (o->tsv), &ts) || fstat (fileno (o->errors), &es)) {
+        snprintf (err, errlen, "cannot read the output files' sizes: %s", strerror (errno));
+        return -1;
+    }
+    if (o->journal) {
+        fprintf (o->journal, "begin %" PRIu64 " %lld %lld\n", m->idx,
+                 (long long) ts.st_size, (long long) es.st_size);
+        fflush (o->journal);
+    }
     /* images first: a row means its images are there */
     int rc = write_files (o, s, r, err, errlen);
     if (rc)
-        return rc;
+        return rc;       /* not "done": a reattach writes it again, whole */
     FILE *f = r->ok ? o->tsv : o->errors;
     if (r->ok)
         put_row (o, s, r);

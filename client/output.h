@@ -65,10 +65,14 @@ int qc_output_unreadable (qc_output_t *self, const char *path, const char *why);
 
 /* The broker accepted job (0: no job, every slide was skipped or could
  * not be read): applies the drops, creates or opens the files, writes
- * the header of a new results.tsv, .qc-job and .qc-slides, and the lines
- * of unreadable slides. 0, or -1 with the reason in err. */
-int qc_output_set_job (qc_output_t *self, uint64_t job, const char *broker,
-                       char *err, size_t errlen);
+ * the header of a new results.tsv, .qc-job (the job's id, identity key
+ * and broker) and .qc-slides, and the lines of unreadable slides. 0, or -1 with the reason in err. */
+int qc_output_set_job (qc_output_t *self, uint64_t job, uint64_t key,
+                       const char *broker, char *err, size_t errlen);
+/* The job an opened (attached) folder belongs to, from its .qc-job: its
+ * id (0 when none is recorded) and key (0 when an older .qc-job has
+ * none). */
+uint64_t qc_output_job (const qc_output_t *self, uint64_t *key);
 /* Reads .qc-job of an earlier run: job id and how many results were
  * written. -1 when absent. */
 int qc_output_read_job (const char *outdir, uint64_t *job, uint64_t *written);

@@ -341,7 +341,7 @@ main (int argc, char **argv)
         if (!o.quiet)
             qc_rerun_say (&plan, o.outdir, stderr);
         if (plan.nrun == 0) {
-            rc = qc_output_set_job (out, 0, NULL, err, sizeof err) ? QC_EXIT_FAILED
+            rc = qc_output_set_job (out, 0, 0, NULL, err, sizeof err) ? QC_EXIT_FAILED
                  : plan.failed_before || plan.nunread ? QC_EXIT_FAILED : QC_EXIT_OK;
             if (*err)
                 fprintf (stderr, "%s: %s\n", prog, err);

@@ -1,16 +1,17 @@
 /* See waiting.h. */
 #include "client/waiting.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 
-#define AGAIN_MS 60000
+#define AGAIN_MS 60000     /* asked again after this, doubling while busy */
 
 void
 qc_waiting_init (qc_waiting_t *w, uint32_t wait_s, uint8_t resource, bool local,
                  const char *endpoint, int64_t now)
 {
     *w = (qc_waiting_t) {.wait_s = wait_s, .resource = resource, .local = local,
-                         .endpoint = endpoint, .since = now};
+                         .endpoint = endpoint, .since = now, .again = AGAIN_MS};
     w->next = now + (int64_t) wait_s * 1000;
 }
 
@@ -19,6 +20,7 @@ qc_waiting_progress (qc_waiting_t *w, int64_t now)
 {
     w->since = now;
     w->next = now + (int64_t) w->wait_s * 1000;
+    w->again = AGAIN_MS;
 }
 
 bool
@@ -27,12 +29,12 @@ qc_waiting_due (qc_waiting_t *w, int64_t now)
     if (!w->wait_s || now < w->next)
         return false;
     w->asked = now;
-    w->next = now + AGAIN_MS;
+    w->next = now + w->again;
     return true;
 }
 
 bool
-qc_waiting_on_status (qc_waiting_t *w, const qc_msg_t *m, qc_progress_t *p)
+qc_waiting_on_status (qc_waiting_t *w, const qc_msg_t *m, uint64_t job, qc_progress_t *p)
 {
     if (!w->asked || !m)
         return false;
@@ -66,8 +68,25 @@ qc_waiting_on_status (qc_waiting_t *w, const qc_msg_t *m, qc_progress_t *p)
         snprintf (line, sizeof line, "waiting %ld s: no worker is connected to %s; "
                   "start one with qc-worker --connect %s (still waiting)", secs,
                   w->endpoint, w->endpoint);
-    else
+    else {
+        /* workers that can take the job are there: say how it stands,
+         * less often each time while nothing comes back */
+        const qc_job_row_t *row = NULL;
+        for (size_t i = 0; i < m->njobs; i++)
+            if (m->jobs[i].job == job)
+                row = &m->jobs[i];
+        if (row)
+            snprintf (line, sizeof line, "waiting %ld s: job %" PRIu64 " has %" PRIu64
+                      " slides queued and %" PRIu64 " running on %zu workers (%zu with a "
+                      "GPU)", secs, job, row->queued, row->running, n, with_gpu);
+        else
+            snprintf (line, sizeof line, "waiting %ld s: %zu workers connected to %s",
+                      secs, n, w->endpoint);
+        qc_progress_print (p, line);
+        w->next += w->again;
+        w->again *= 2;
         return false;
+    }
     w->said++;
     qc_progress_print (p, line);
     return true;

@@ -4,8 +4,9 @@
  * the client asks the broker for its STATUS; when no connected worker
  * can take this job's tasks (none at all, or --gpu-only and no worker
  * with a GPU, or --cpu-only and none with CPU slots), it says so, names
- * what to start, and keeps waiting. Workers that could take the tasks
- * but are busy are not a problem to report. */
+ * what to start, and keeps waiting. When workers could take the tasks
+ * but none has finished one, it says how the job stands (slides queued
+ * and running), asking less often each time. */
 #ifndef QC_CLIENT_WAITING_H
 #define QC_CLIENT_WAITING_H
 
@@ -23,6 +24,7 @@ typedef struct {
     int64_t since;            /* last sign of progress (ms, monotonic) */
     int64_t asked;            /* last STATUS sent, 0: none out */
     int64_t next;             /* when to ask next */
+    int64_t again;            /* ms between asks: doubles while busy */
     unsigned said;            /* times a missing worker was reported */
 } qc_waiting_t;
 
@@ -32,8 +34,10 @@ void qc_waiting_init (qc_waiting_t *w, uint32_t wait_s, uint8_t resource,
 void qc_waiting_progress (qc_waiting_t *w, int64_t now);
 /* true when a STATUS should be sent now (and notes that it was). */
 bool qc_waiting_due (qc_waiting_t *w, int64_t now);
-/* A STATUS_REPLY: prints what is missing, if anything, above the bar.
+/* A STATUS_REPLY: prints what is missing above the bar (no worker can
+ * take the job), or else how job stands (queued, running, workers).
  * Returns true when something was missing. */
-bool qc_waiting_on_status (qc_waiting_t *w, const qc_msg_t *m, qc_progress_t *p);
+bool qc_waiting_on_status (qc_waiting_t *w, const qc_msg_t *m, uint64_t job,
+                           qc_progress_t *p);
 
 #endif

@@ -20,9 +20,10 @@ BUILD="build-essential gcc make binutils pkg-config
 # twin of the JTS that QuPath reads GeoJSON with: test_histoqc_configs.sh
 # checks saveMask2Geojson's polygons with it), python3-numpy (the same
 # test redoes skimage's equalize_hist with it); nginx (a real HTTP server
-# that honours Range, for the slides-by-URL tests and bench_fetch); apt
-# for this script itself.
-TESTS="openslide-tools mawk python3 python3-shapely python3-numpy nginx apt"
+# that honours Range, for the slides-by-URL tests and bench_fetch); clang
+# and its libFuzzer runtime (make fuzz, test_fuzz.sh); apt for this script
+# itself.
+TESTS="openslide-tools mawk python3 python3-shapely python3-numpy nginx clang libclang-rt-14-dev apt"
 PKGS="$BUILD $TESTS"
 
 case "${1:-}" in

@@ -24,7 +24,7 @@ struct asset_wait {
     held_t *held;
     size_t n, cap;
     /* the jobs asked for, with when and how often */
-    struct { uint64_t job; int64_t asked; int asks; } *asks;
+    struct { uint64_t job, key; int64_t asked; int asks; } *asks;
     size_t nasks, cap_asks;
 };
 
@@ -79,19 +79,21 @@ asset_wait_lacks (const char *config, char missing[65])
     return false;
 }
 
+/* A job is its id and its identity key (ids of a broker that lost its
+ * state can come again with another key). */
 static ssize_t
-find_ask (const asset_wait_t *self, uint64_t job)
+find_ask (const asset_wait_t *self, uint64_t job, uint64_t key)
 {
     for (size_t i = 0; i < self->nasks; i++)
-        if (self->asks[i].job == job)
+        if (self->asks[i].job == job && self->asks[i].key == key)
             return (ssize_t) i;
     return -1;
 }
 
 static void
-forget_ask (asset_wait_t *self, uint64_t job)
+forget_ask (asset_wait_t *self, uint64_t job, uint64_t key)
 {
-    ssize_t i = find_ask (self, job);
+    ssize_t i = find_ask (self, job, key);
     if (i >= 0)
         self->asks[i] = self->asks[--self->nasks];
 }
@@ -109,7 +111,7 @@ asset_wait_hold (asset_wait_t *self, int lane, qc_task_t *task, int64_t now)
         self->held = h;
         self->cap = cap;
     }
-    if (find_ask (self, task->job) < 0) {
+    if (find_ask (self, task->job, task->key) < 0) {
         if (self->nasks == self->cap_asks) {
             size_t cap = self->cap_asks ? 2 * self->cap_asks : 4;
             void *a = realloc (self->asks, cap * sizeof *self->asks);
@@ -119,10 +121,11 @@ asset_wait_hold (asset_wait_t *self, int lane, qc_task_t *task, int64_t now)
             self->cap_asks = cap;
         }
         self->asks[self->nasks].job = task->job;
+        self->asks[self->nasks].key = task->key;
         self->asks[self->nasks].asked = now;
         self->asks[self->nasks].asks = 1;
         self->nasks++;
-        self->fns.fetch (self->fns.arg, task->job);
+        self->fns.fetch (self->fns.arg, task->job, task->key);
     }
     self->held[self->n].task = *task;
     self->held[self->n].lane = lane;
@@ -134,12 +137,12 @@ asset_wait_hold (asset_wait_t *self, int lane, qc_task_t *task, int64_t now)
 /* Releases the held tasks of job: run those whose files are all here,
  * fail the others with why (NULL: "missing" naming the file). */
 static void
-release (asset_wait_t *self, uint64_t job, const char *why)
+release (asset_wait_t *self, uint64_t job, uint64_t key, const char *why)
 {
-    forget_ask (self, job);
+    forget_ask (self, job, key);
     size_t i = 0;
     while (i < self->n) {
-        if (self->held[i].task.job != job) {
+        if (self->held[i].task.job != job || self->held[i].task.key != key) {
             i++;
             continue;
         }
@@ -173,7 +176,7 @@ asset_wait_on_assets (asset_wait_t *self, const qc_msg_t *m)
     }
     qc_log (QC_LOG_DEBUG, MOD, "job %" PRIu64 ": %zu config files received",
             m->job, m->nassets);
-    release (self, m->job, NULL);
+    release (self, m->job, m->key, NULL);
 }
 
 void
@@ -185,13 +188,29 @@ asset_wait_tick (asset_wait_t *self, int64_t now)
         if (now - self->asks[i].asked < ASK_AGAIN_MS)
             continue;
         if (self->asks[i].asks >= MAX_ASKS) {
-            release (self, self->asks[i].job, "the broker did not answer");
+            release (self, self->asks[i].job, self->asks[i].key,
+                     "the broker did not answer");
             return;           /* the array changed: the next tick goes on */
         }
         self->asks[i].asks++;
         self->asks[i].asked = now;
-        self->fns.fetch (self->fns.arg, self->asks[i].job);
+        self->fns.fetch (self->fns.arg, self->asks[i].job, self->asks[i].key);
     }
+}
+
+bool
+asset_wait_remove (asset_wait_t *self, uint64_t job, uint64_t key, uint64_t idx,
+                   uint32_t attempt)
+{
+    for (size_t i = 0; self && i < self->n; i++) {
+        const qc_task_t *t = &self->held[i].task;
+        if (t->job == job && t->key == key && t->idx == idx && t->attempt == attempt) {
+            qc_task_clear (&self->held[i].task);
+            self->held[i] = self->held[--self->n];
+            return true;
+        }
+    }
+    return false;
 }
 
 void

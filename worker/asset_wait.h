@@ -27,8 +27,8 @@ typedef struct {
     void (*run) (void *arg, int lane, qc_task_t *task);
     /* the task cannot run: answer it failed with reason */
     void (*fail) (void *arg, qc_task_t *task, const char *reason);
-    /* ask the broker for the job's files */
-    void (*fetch) (void *arg, uint64_t job);
+    /* ask the broker for the files of the job (id and identity key) */
+    void (*fetch) (void *arg, uint64_t job, uint64_t key);
 } asset_wait_fns_t;
 
 asset_wait_t *asset_wait_new (const asset_wait_fns_t *fns);
@@ -48,6 +48,10 @@ void asset_wait_on_assets (asset_wait_t *self, const qc_msg_t *m);
 /* Asks again for files not answered after a while; fails tasks whose
  * requests all went unanswered. */
 void asset_wait_tick (asset_wait_t *self, int64_t now);
+/* Drops the held task the broker took back (REVOKE): true when it was
+ * held here. */
+bool asset_wait_remove (asset_wait_t *self, uint64_t job, uint64_t key,
+                        uint64_t idx, uint32_t attempt);
 /* Hands every held task to fn (drain, reconnect), emptying the wait. */
 void asset_wait_drop_all (asset_wait_t *self,
                           void (*fn) (void *arg, qc_task_t *task), void *arg);

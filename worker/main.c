@@ -9,6 +9,7 @@
 #include "shared/cli.h"
 #include "shared/log.h"
 #include "worker/gpu_probe.h"
+#include "worker/supervise.h"
 #include "worker/worker.h"
 
 static void
@@ -37,8 +38,16 @@ usage (FILE *to)
         "                         (default: keep waiting)\n"
         "      --simulate-gpus N  FOR TESTS ONLY: advertise N simulated GPUs\n"
         "                         that run their tasks on the CPU\n"
+        "      --no-supervise     run in this process alone; by default the\n"
+        "                         worker runs in a child process that is\n"
+        "                         restarted when it crashes, and the broker is\n"
+        "                         told which slides it was running then (only\n"
+        "                         those are blamed)\n"
         "      --task-delay-ms MS FOR TESTS ONLY: sleep MS before each task\n"
         "                         (makes fault tests catch tasks mid-run)\n"
+        "      --test-crash-on S  FOR TESTS ONLY: crash (abort) on a slide whose\n"
+        "                         path contains S\n"
+        "      --test-hang-on S   FOR TESTS ONLY: never finish such a slide\n"
         "      --log-level L      debug, info, warning or error (info)\n"
         "  -h, --help             show this help\n"
         "  -V, --version          show the version\n\n"
@@ -59,6 +68,9 @@ enum {
     OPT_TASK_DELAY_MS,
     OPT_GPU_MEM,
     OPT_NO_READ_AHEAD,
+    OPT_NO_SUPERVISE,
+    OPT_TEST_CRASH_ON,
+    OPT_TEST_HANG_ON,
 };
 
 int
@@ -69,6 +81,7 @@ main (int argc, char **argv)
     qc_worker_config_defaults (&cfg);
     const char *gpu_spec = NULL;
     unsigned long v, simulate = 0, timeout_s = 0, gpu_mem_mb = 0;
+    bool supervise = true;
     static const struct option opts[] = {
         {"connect", required_argument, 0, 'c'},
         {"slots", required_argument, 0, 's'},
@@ -83,6 +96,9 @@ main (int argc, char **argv)
         {"task-delay-ms", required_argument, 0, OPT_TASK_DELAY_MS},
         {"gpu-mem", required_argument, 0, OPT_GPU_MEM},
         {"no-read-ahead", no_argument, 0, OPT_NO_READ_AHEAD},
+        {"no-supervise", no_argument, 0, OPT_NO_SUPERVISE},
+        {"test-crash-on", required_argument, 0, OPT_TEST_CRASH_ON},
+        {"test-hang-on", required_argument, 0, OPT_TEST_HANG_ON},
         {"help", no_argument, 0, 'h'},
         {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
@@ -134,6 +150,9 @@ main (int argc, char **argv)
                 return QC_EXIT_USAGE;
             break;
         case OPT_NO_READ_AHEAD: cfg.no_read_ahead = true; break;
+        case OPT_NO_SUPERVISE: supervise = false; break;
+        case OPT_TEST_CRASH_ON: cfg.test_crash_on = optarg; break;
+        case OPT_TEST_HANG_ON: cfg.test_hang_on = optarg; break;
         case 'h': usage (stdout); return QC_EXIT_OK;
         case 'V': qc_cli_version (prog); return QC_EXIT_OK;
         default: usage (stderr); return QC_EXIT_USAGE;
@@ -147,6 +166,10 @@ main (int argc, char **argv)
         fprintf (stderr, "%s: --gpu and --simulate-gpus exclude each other\n", prog);
         return QC_EXIT_USAGE;
     }
+    /* before CUDA or ZeroMQ start: neither survives a fork */
+    qc_crash_table_t *crash_table = NULL;
+    if (supervise && qc_supervise (cfg.name ? cfg.name : prog, &crash_table) == 0)
+        cfg.crash_table = crash_table;
     char err[512];
     if (gpu_spec && !qc_cuda_built ()) {
         fprintf (stderr, "%s: --gpu %s: no usable GPU: this qc-worker was "

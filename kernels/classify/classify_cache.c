@@ -12,14 +12,38 @@
 
 /* ---- the cache ---- */
 
+/* Least recently used first out: a worker that sees config after config
+ * keeps the newest QC_CLASSIFIER_CACHE_MAX models; one in use by a slide
+ * (refs > 0) stays until it is put back. */
 typedef struct {
     char *key;
     qc_classifier_t *clf;
+    unsigned refs;            /* slides using it now */
+    uint64_t used;            /* when last handed out (s_clock) */
 } entry_t;
 
 static pthread_mutex_t s_lock = PTHREAD_MUTEX_INITIALIZER;
 static entry_t s_cache[QC_CLASSIFIER_CACHE_MAX];
 static size_t s_ncache;
+static uint64_t s_clock;
+
+/* A free place: an empty one, or the least recently used model no slide
+ * uses, destroyed. -1 when every place is in use. Under s_lock. */
+static int
+free_place (void)
+{
+    if (s_ncache < QC_CLASSIFIER_CACHE_MAX)
+        return (int) s_ncache++;
+    int lru = -1;
+    for (size_t i = 0; i < s_ncache; i++)
+        if (!s_cache[i].refs && (lru < 0 || s_cache[i].used < s_cache[lru].used))
+            lru = (int) i;
+    if (lru >= 0) {
+        free (s_cache[lru].key);
+        qc_classifier_destroy (&s_cache[lru].clf);
+    }
+    return lru;
+}
 
 /* Every value that shapes the model, "key=value\n" (absent keys as
  * "key\n"); NULL when memory runs out. */
@@ -65,22 +89,51 @@ qc_classifier_get (const qc_config_section_t *sec, const qc_ops_t *ops,
      * it again. */
     pthread_mutex_lock (&s_lock);
     for (size_t i = 0; i < s_ncache && !c; i++)
-        if (strcmp (s_cache[i].key, key) == 0)
+        if (strcmp (s_cache[i].key, key) == 0) {
             c = s_cache[i].clf;
+            s_cache[i].refs++;
+            s_cache[i].used = ++s_clock;
+        }
     if (!c) {
         c = qc_classifier_train (sec, ops, err, errlen);
-        if (c && s_ncache < QC_CLASSIFIER_CACHE_MAX) {
-            s_cache[s_ncache].key = key;
-            s_cache[s_ncache].clf = c;
-            s_ncache++;
+        int at = c ? free_place () : -1;
+        if (at >= 0) {
+            s_cache[at] = (entry_t) {.key = key, .clf = c, .refs = 1, .used = ++s_clock};
             key = NULL;
         } else if (c) {
-            *owned = 1;
+            *owned = 1;       /* every model is in use: this one is the caller's */
         }
     }
     pthread_mutex_unlock (&s_lock);
     free (key);
     return c;
+}
+
+void
+qc_classifier_put (qc_classifier_t *clf, int owned)
+{
+    if (!clf)
+        return;
+    if (owned) {
+        qc_classifier_destroy (&clf);
+        return;
+    }
+    pthread_mutex_lock (&s_lock);
+    for (size_t i = 0; i < s_ncache; i++)
+        if (s_cache[i].clf == clf && s_cache[i].refs) {
+            s_cache[i].refs--;
+            break;
+        }
+    pthread_mutex_unlock (&s_lock);
+}
+
+size_t
+qc_classifier_cached (void)
+{
+    pthread_mutex_lock (&s_lock);
+    size_t n = s_ncache;
+    pthread_mutex_unlock (&s_lock);
+    return n;
 }
 
 /* ---- feature planes, shared by consecutive steps ---- */

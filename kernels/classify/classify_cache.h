@@ -24,8 +24,8 @@
 #include "kernels/ops/ops.h"
 #include "shared/config.h"
 
-/* At most this many classifiers are cached per process; past it each
- * slide trains its own (slow but correct). */
+/* At most this many classifiers are cached per process; past it the
+ * least recently used one no slide is using makes room. */
 #define QC_CLASSIFIER_CACHE_MAX 64
 /* Training samples kept when nsamples_per_example is -1 (all pixels):
  * larger example sets are subsampled evenly to this many. */
@@ -57,11 +57,16 @@ qc_classifier_t *qc_classifier_train (const qc_config_section_t *sec,
 void qc_classifier_destroy (qc_classifier_t **self_p);
 
 /* The cached classifier for the section, trained on first use under a
- * process-wide lock. *owned is set to 1 when the cache was full and the
- * caller must destroy the result. NULL with a message. */
+ * process-wide lock; the caller gives it back with qc_classifier_put.
+ * *owned is set to 1 when every cached model was in use and this one is
+ * the caller's alone. NULL with a message. */
 qc_classifier_t *qc_classifier_get (const qc_config_section_t *sec,
                                     const qc_ops_t *ops, int *owned,
                                     char *err, size_t errlen);
+/* Gives back what qc_classifier_get returned (destroys it when owned). */
+void qc_classifier_put (qc_classifier_t *clf, int owned);
+/* Classifiers in the cache now (tests). */
+size_t qc_classifier_cached (void);
 
 /* The probability of the positive class for every pixel of img (prob
  * has img's size). 0 or -1. */

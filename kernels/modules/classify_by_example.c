@@ -150,8 +150,7 @@ run (qc_run_t *run)
 done:
     qc_mask_destroy (&found);
     qc_mask_destroy (&before);
-    if (owned)
-        qc_classifier_destroy (&clf);
+    qc_classifier_put (clf, owned);
     return rc;
 }
 

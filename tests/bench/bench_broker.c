@@ -402,6 +402,7 @@ enum {
     OPT_BIND,
     OPT_REPEAT,
     OPT_BROKER_PROCESS,
+    OPT_STATE,
 };
 
 int
@@ -412,7 +413,7 @@ main (int argc, char **argv)
                 .lat_tasks = 1000, .idle_workers = 1000, .idle_seconds = 10,
                 .time_limit_s = 60, .io_threads = 1};
     long serve_fd = -1;
-    const char *serve_bind = NULL;
+    const char *serve_bind = NULL, *serve_state = NULL;
     bool only = false;
     static const struct option longs[] = {
         {"tasks", required_argument, 0, OPT_TASKS},
@@ -431,6 +432,7 @@ main (int argc, char **argv)
         {"bind", required_argument, 0, OPT_BIND},
         {"repeat", required_argument, 0, OPT_REPEAT},
         {"broker-process", no_argument, 0, OPT_BROKER_PROCESS},
+        {"state", required_argument, 0, OPT_STATE},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     int ch;
@@ -499,6 +501,7 @@ main (int argc, char **argv)
             o.repeat = (uint32_t) v;
             break;
         case OPT_BROKER_PROCESS: o.broker_process = true; break;
+        case OPT_STATE: serve_state = optarg; break;
         case 'h': usage (stdout); return 0;
         default: usage (stderr); return 2;
         }
@@ -508,7 +511,8 @@ main (int argc, char **argv)
         return 2;
     }
     if (serve_fd >= 0)
-        return serve_broker ((int) serve_fd, serve_bind ? serve_bind : "tcp://127.0.0.1:*");
+        return serve_broker ((int) serve_fd, serve_bind ? serve_bind : "tcp://127.0.0.1:*",
+                             serve_state);
     if (!only)
         o.run_tp = o.run_lat = o.run_idle = true;
 

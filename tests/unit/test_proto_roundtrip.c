@@ -209,8 +209,9 @@ test_unknown_keys (void)
 
     /* an unknown key inside the result map is skipped too */
     mb_init (&b);
-    msgpack_pack_map (&b.pk, 3);
+    msgpack_pack_map (&b.pk, 4);
     mb_str (&b, "job"); msgpack_pack_uint32 (&b.pk, 1);
+    mb_str (&b, "key"); msgpack_pack_uint32 (&b.pk, 9);
     mb_str (&b, "idx"); msgpack_pack_uint32 (&b.pk, 2);
     mb_str (&b, "result");
     msgpack_pack_map (&b.pk, 3);
