@@ -273,7 +273,7 @@ test_find_histoqc (void)
 
 typedef struct {
     int ran, failed, fetched;
-    uint64_t fetched_job;
+    uint64_t fetched_job, fetched_key;
     char reason[256];
 } calls_t;
 
@@ -296,17 +296,20 @@ on_fail (void *arg, qc_task_t *t, const char *reason)
 }
 
 static void
-on_fetch (void *arg, uint64_t job)
+on_fetch (void *arg, uint64_t job, uint64_t key)
 {
     calls_t *c = arg;
     c->fetched++;
     c->fetched_job = job;
+    c->fetched_key = key;
 }
 
 static qc_task_t
 task (uint64_t job, const char *config)
 {
-    qc_task_t t = {.job = job, .idx = 1, .gpu = -1};
+    /* each job its own identity key (a broker that lost its state can
+     * give an id again, with another key) */
+    qc_task_t t = {.job = job, .key = 1000 + job, .idx = 1, .gpu = -1};
     t.path = strdup ("/s.svs");
     t.config = config ? strdup (config) : NULL;
     return t;
@@ -330,7 +333,8 @@ test_wait (void)
     qc_task_t t1 = task (5, config), t2 = task (5, config);
     CHECK (asset_wait_hold (w, 0, &t1, 1000) == 0 && asset_wait_hold (w, 0, &t2, 1000) == 0);
     CHECK (t1.path == NULL, "held tasks are taken");
-    CHECK (c.fetched == 1 && c.fetched_job == 5 && asset_wait_count (w) == 2);
+    CHECK (c.fetched == 1 && c.fetched_job == 5 && c.fetched_key == 1005
+           && asset_wait_count (w) == 2);
     /* unanswered: asked again, then the tasks fail */
     asset_wait_tick (w, 3000);
     CHECK (c.fetched == 1, "not yet");
@@ -345,10 +349,14 @@ test_wait (void)
     memset (&c, 0, sizeof c);
     qc_task_t t3 = task (6, config);
     CHECK (asset_wait_hold (w, 0, &t3, 20000) == 0 && c.fetched == 1);
-    qc_msg_t m = {.command = QC_ASSETS, .job = 6, .gpu = -1};
+    qc_msg_t m = {.command = QC_ASSETS, .job = 6, .key = 999, .gpu = -1};
     qc_asset_t asset = {.name = hex, .data = (unsigned char *) "tmpl", .size = 4};
     m.assets = &asset;
     m.nassets = 1;
+    asset_wait_on_assets (w, &m);
+    CHECK (c.ran == 0 && c.failed == 0 && asset_wait_count (w) == 1,
+           "an answer for another job of that id releases nothing");
+    m.key = 1006;
     asset_wait_on_assets (w, &m);
     CHECK (c.ran == 1 && c.failed == 0 && qc_asset_store_has (hex), "ran once its file came");
     /* answered without it (a job submitted without its files) */
@@ -356,7 +364,7 @@ test_wait (void)
     memset (&c, 0, sizeof c);
     qc_task_t t4 = task (7, config);
     CHECK (asset_wait_hold (w, 0, &t4, 30000) == 0);
-    qc_msg_t empty = {.command = QC_ASSETS, .job = 7, .gpu = -1};
+    qc_msg_t empty = {.command = QC_ASSETS, .job = 7, .key = 1007, .gpu = -1};
     asset_wait_on_assets (w, &empty);
     CHECK (c.ran == 0 && c.failed == 1 && strstr (c.reason, hex), "failed, naming the file: %s",
            c.reason);
@@ -366,9 +374,18 @@ test_wait (void)
     CHECK (asset_wait_hold (w, 0, &t5, 40000) == 0);
     qc_asset_t forged = {.name = hex, .data = (unsigned char *) "evil", .size = 4};
     m.job = 8;
+    m.key = 1008;
     m.assets = &forged;
     asset_wait_on_assets (w, &m);
     CHECK (c.failed == 1 && !qc_asset_store_has (hex), "forged bytes refused");
+    /* a held task the broker takes back (REVOKE) goes; only that one */
+    qc_task_t t7 = task (10, config), t8 = task (10, config);
+    t8.idx = 2;
+    CHECK (asset_wait_hold (w, 0, &t7, 45000) == 0 && asset_wait_hold (w, 0, &t8, 45000) == 0);
+    CHECK (!asset_wait_remove (w, 10, 1010, 1, 1), "another attempt is not that task");
+    CHECK (asset_wait_remove (w, 10, 1010, 1, 0) && asset_wait_count (w) == 1);
+    CHECK (!asset_wait_remove (w, 10, 1010, 1, 0), "removed once");
+    CHECK (asset_wait_remove (w, 10, 1010, 2, 0) && asset_wait_count (w) == 0);
     /* drop all (drain): held tasks handed back */
     qc_task_t t6 = task (9, config);
     CHECK (asset_wait_hold (w, 0, &t6, 50000) == 0 && asset_wait_count (w) == 1);
