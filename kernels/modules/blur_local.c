@@ -157,6 +157,22 @@ histogram_median (const qc_ops_t *ops, const qc_fimg_t *src,
 }
 
 int
+qc_blur_local_reference (const qc_ops_t *ops, const qc_fimg_t *sharpness,
+                         double absolute_threshold, qc_mask_t *scratch,
+                         double *ref)
+{
+    if (!ops || !qc_fimg_valid (sharpness) || !qc_mask_valid (scratch)
+        || scratch->w != sharpness->w || scratch->h != sharpness->h || !ref)
+        return -1;
+    qc_stats_t st;
+    *ref = 0;
+    if (ops->threshold (sharpness, absolute_threshold, INFINITY, scratch) != 0
+        || ops->fimg_stats (sharpness, scratch, &st) != 0)
+        return -1;
+    return st.n > 0 ? histogram_median (ops, sharpness, scratch, &st, ref) : 0;
+}
+
+int
 qc_blur_local_classify (const qc_ops_t *ops, const qc_fimg_t *sharpness,
                         const qc_blur_local_params_t *p, qc_mask_t *blurry,
                         double *threshold_used)
@@ -167,16 +183,11 @@ qc_blur_local_classify (const qc_ops_t *ops, const qc_fimg_t *sharpness,
         return -1;
     /* The reference: median of the judged pixels above the floor. */
     double thr = p->absolute_threshold, ref = 0;
-    qc_stats_t st;
-    if (ops->threshold (sharpness, p->absolute_threshold, INFINITY, blurry) != 0
-        || ops->fimg_stats (sharpness, blurry, &st) != 0)
+    if (qc_blur_local_reference (ops, sharpness, p->absolute_threshold, blurry,
+                                 &ref) != 0)
         return -1;
-    if (st.n > 0) {
-        if (histogram_median (ops, sharpness, blurry, &st, &ref) != 0)
-            return -1;
-        if (p->relative_threshold * ref > thr)
-            thr = p->relative_threshold * ref;
-    }
+    if (p->relative_threshold * ref > thr)
+        thr = p->relative_threshold * ref;
     /* Judged pixels hold >= 0, the others -1. */
     if (ops->threshold (sharpness, -0.5, thr, blurry) != 0)
         return -1;
