@@ -111,7 +111,7 @@ static int
 get_params (const qc_config_section_t *sec, qc_focus_params_t *p, char *err,
             size_t errlen)
 {
-    long long win, erode;
+    long long win, erode, min_size;
     const char *mag = NULL;
     qc_focus_defaults (p);
     if (qc_bb_check_int (sec, "window", p->window, 1, QC_FOCUS_MAX_WINDOW,
@@ -129,6 +129,8 @@ get_params (const qc_config_section_t *sec, qc_focus_params_t *p, char *err,
                               &p->min_fraction, err, errlen)
         || qc_bb_check_range (sec, "max_gray", p->max_gray, 1e-3, 1,
                               &p->max_gray, err, errlen)
+        || qc_bb_check_int (sec, "min_size", p->min_size, 0,
+                            QC_FOCUS_MAX_MIN_SIZE, &min_size, err, errlen)
         || qc_bb_check_mask_statistics (sec, err, errlen)
         || qc_config_get_string (sec, "magnification", NULL, &mag, err,
                                  errlen))
@@ -148,6 +150,7 @@ get_params (const qc_config_section_t *sec, qc_focus_params_t *p, char *err,
     }
     p->window = (int) win;
     p->edge_erode = (int) erode;
+    p->min_size = (int) min_size;
     return 0;
 }
 
@@ -389,7 +392,7 @@ done:
 static const char *const params[] = {
     "magnification", "window", "relative_threshold", "edge_relative_threshold",
     "absolute_threshold", "min_fraction", "edge_erode", "max_gray",
-    "mask_statistics", NULL
+    "min_size", "mask_statistics", NULL
 };
 
 static const char *const columns[] = {

@@ -21,6 +21,8 @@ typedef struct {
     int edge_erode;           /* mask px at tissue's edge not measured */
     double max_gray;          /* brighter blocks (glass, holes: mean luma
                                  / 255) are not measured */
+    int min_size;             /* blurry pieces smaller (mask px) are
+                                 not kept */
 } qc_focus_params_t;
 
 /* The defaults (the figures behind them: blur_focus.c). */
@@ -34,6 +36,8 @@ typedef struct {
 #define QC_FOCUS_MIN_FRACTION 0.25
 #define QC_FOCUS_EDGE_ERODE 1
 #define QC_FOCUS_MAX_GRAY 0.9
+#define QC_FOCUS_MIN_SIZE 100
+#define QC_FOCUS_MAX_MIN_SIZE 1000000
 #define QC_FOCUS_MAX_WINDOW 255
 #define QC_FOCUS_MAX_ERODE 16
 /* A level whose magnification is this close under the one asked for
@@ -67,7 +71,8 @@ int qc_focus_band (double want, double level_mag);
  * judged pixels above absolute_threshold). Then the edges: tissue within
  * window / 2 pixels of blurry tissue is blurry too where its 3 x 3 RMS
  * is under max (absolute_threshold, edge_relative_threshold x that
- * median). *threshold_used (if not NULL) gets the first bound. 0, or -1
+ * median). Blurry pieces (8-connected) under min_size pixels are then
+ * dropped. *threshold_used (if not NULL) gets the first bound. 0, or -1
  * on a bad argument or no memory. */
 int qc_focus_map (const qc_ops_t *ops, const qc_fimg_t *sum,
                   const qc_fimg_t *count, const qc_mask_t *tissue,

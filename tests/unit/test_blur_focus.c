@@ -396,6 +396,7 @@ test_config_errors (void)
         "edge_relative_threshold: -1\n", "absolute_threshold: 9\n",
         "edge_erode: 100\n", "max_gray: 0\n", "mask_statistics: most\n",
         "image_work_size: 10x\n", "window: 7\nwindow: 9\n",
+        "min_size: -1\n",
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char cfg[2048];
