@@ -18,44 +18,57 @@
  *
  *   tiles     only the level's tiles under img_mask_use (the 1.25x
  *             tissue still in use, its rim eroded by edge_erode): on
- *             the 60,000 x 45,000 generated slide 513 of 2,596 tiles,
+ *             the 60,000 x 45,000 generated slide 502 of 2,596 tiles,
  *             read one at a time, so memory is one tile whatever the
  *             level's size
  *   blocks    each tile's 8 x 8 pixel blocks: the RMS of their luma
- *             detail at DCT frequencies u + v >= 4 (block_measure.h);
- *             blocks brighter than max_gray (glass, holes) are left out
- *   per mask  the mean over the blocks under each mask pixel (at 10x one
+ *             detail at DCT frequencies u + v >= 5 (block_measure.h; on a
+ *             level finer than asked, the band of the same cycles a
+ *             micrometre: 3 at 20x); blocks brighter than max_gray
+ *             (glass, holes) are left out
+ *   per mask  the blocks' mean energy under each mask pixel (at 10x one
  *   pixel     block is one 1.25x pixel; at 20x four)
- *   blurry    the window x window mean of those, against the slide's own
- *             median (relative_threshold) and a floor
- *             (absolute_threshold), as identifyBlurryRegionsLocal judges
- *             (blur_local.c): a slide's scanner, JPEG quality and stain
- *             set its typical sharpness, and half of it is blur
+ *   blurry    the window x window RMS of those (energy, not amplitude,
+ *             is averaged: a window of smooth tissue in focus still
+ *             holds a few sharp edges, which an amplitude mean dilutes:
+ *             on CMU-1 it flagged 1.4% of the tissue, the RMS 0.5%),
+ *             against the slide's own median (relative_threshold .35)
+ *             and a floor (absolute_threshold, gray levels), as
+ *             identifyBlurryRegionsLocal judges (blur_local.c): a
+ *             slide's scanner, JPEG quality and stain set its typical
+ *             sharpness; then the edges of what is blurry, judged again
+ *             in a 3 x 3 window (edge_relative_threshold .45), and
+ *             pieces under min_size pixels dropped (focus_algo.h)
  *
  * then as the other blur steps: at img_mask_use's size, removed from
  * it, "_blurry.png", kept as "blurry", the blurry_removed_* columns.
+ *
+ * Why these numbers (window RMS over the slide's median): on four
+ * generated slides with 1-1.5 um faults the faults' interiors read
+ * 0.14-0.25 at band 5 (medians; 0.21-0.33 at band 4, 0.07-0.17 at band
+ * 6, where sharp blocks start to have no coefficient left), the
+ * in-focus tissue's lowest 1% 0.74-0.82, and the real slides' (CMU-1,
+ * TCGA-CR-7395) lowest 1% 0.42-0.47 (smooth epidermis and stroma in
+ * focus): .35 lies between. On seven generated slides fine-blur Dice
+ * was 0.901-0.977 at .35 (edges .45), 0.896-0.978 at .40 (.50) and
+ * 0.881-0.976 at .45 (.55), which also flagged 0.6% of TCGA-CR-7395.
  *
  * Why DCT coefficients, read without decoding pixels: JPEG's 8 x 8 DCT
  * is orthonormal, so a tile's dequantised coefficients are the blocks'
  * frequency content, and libjpeg gives them after entropy decoding
  * alone (kernels/slide/tiff_blocks.h); a blur of sigma s keeps exp
- * (-2 pi^2 s^2 f^2) of frequency f, so at 10x a 1 um fault leaves 29%
+ * (-2 pi^2 s^2 f^2) of frequency f, so at 10x a 1 um fault leaves 15%
  * of the amplitude at the band's edge and 2% at its top. Measured on
- * the 60,000 x 45,000 slide (seed 7) on this 2-core machine, the
- * direct reader, one core: the 513 tissue tiles' coefficients (8.7 MB
- * of JPEG, 33.6 Mpx) in 0.064-0.15 s, where decoding them to pixels
- * takes about 3x that (tests/bench/README.md, "Focus"). Slides the
- * direct reader cannot take (NDPI, MIRAX, JPEG 2000) are measured the
- * same way from the pixels of region reads of the same tiles
- * (kernels/slide/slide_blocks.h): the same measure, slower.
- *
- * Why the mean of the band and not a ratio of high to low frequencies:
- * on generated slides blurred by 1.5 um (24,000 x 18,000, seed 3) the
- * band's amplitude against half the slide's median gave blur Dice 0.988
- * (window 5), the ratio to all AC energy 0.94 and to the middle band
- * 0.94, with both more sensitive to the threshold. Stain density moves
- * the amplitude less than focus does: the median's half is far from
- * both (tests/unit/test_accuracy.c, test_blur_focus.c).
+ * the 60,000 x 45,000 slide (seed 7) on this 2-core machine, one core,
+ * load 1.3-1.9 (tests/bench/README.md, "The focus step"): libjpeg took
+ * 0.062 s for the 513 tissue tiles' coefficients (8.7 MB of JPEG, 34
+ * Mpx) and 0.096 s to decode them to pixels; the whole step took
+ * 0.12 s from coefficients and 0.25-0.27 s from the same tiles'
+ * pixels (the direct reader's, measured from pixels as below). Slides
+ * the direct reader cannot take (NDPI, MIRAX, JPEG 2000) are measured
+ * the same way from the pixels of region reads of the same tiles
+ * (kernels/slide/slide_blocks.h): the same measure (blur Dice within
+ * 0.002 of the coefficients' on generated slides), 5-8x slower.
  *
  * The step uses one core: reads and arithmetic run on the calling
  * thread (a worker's slot). */

@@ -54,8 +54,8 @@
 
 #include "kernels/ops/ops.h"
 #include "kernels/png/png_io.h"
+#include "tests/unit/accuracy_fixtures.h"
 #include "tests/unit/pipeline_fixtures.h"
-#include "tests/unit/slide_fixtures.h"
 
 
 /* The issues' bars: never lower them. */
@@ -69,29 +69,6 @@ seconds (void)
     struct timespec t;
     clock_gettime (CLOCK_MONOTONIC, &t);
     return (double) t.tv_sec + (double) t.tv_nsec * 1e-9;
-}
-
-/* A result's PNG as a 0/1 mask (its red channel over half). */
-static qc_mask_t *
-mask_of (const qc_result_t *r, const char *suffix)
-{
-    const qc_file_t *f = qc_result_file (r, suffix);
-    qc_rgb_t *img = f ? qc_png_decode_rgb (f->data, f->size, err, sizeof err)
-                      : NULL;
-    qc_mask_t *m = img ? qc_mask_new (img->w, img->h) : NULL;
-    for (size_t i = 0; m && i < qc_npix (m->w, m->h); i++)
-        m->px[i] = img->px[3 * i] > 127;
-    qc_rgb_destroy (&img);
-    return m;
-}
-
-/* The truth mask "which" of slide, at w x h. */
-static qc_mask_t *
-truth_at (const char *dir, const char *slide, const char *which, int w, int h)
-{
-    char path[1024];
-    snprintf (path, sizeof path, "%s/%s_truth_%s.png", dir, slide, which);
-    return fx_truth_at (path, w, h);
 }
 
 typedef struct {
@@ -146,7 +123,7 @@ same_result (const qc_result_t *a, const qc_result_t *b)
  * focus faults of 1.1 to 2.9 um (the generator's draws), one cut by a
  * pen stroke (8), and two more slides whose faults are 1 um (sigma 4 px,
  * the finest a scanner makes, 1 px at 10x) and 3 um. Sizes keep the
- * program under a minute on two cores (tests/bench/focus_sweep.sh runs
+ * program under a minute on two cores (build/bench/bench_focus_sweep runs
  * the larger sweep). */
 static const gen_t slides[] = {
     { 16000, 12000, 1, NULL }, { 16000, 12000, 3, NULL },
@@ -168,72 +145,24 @@ score_generated (qc_pipeline_t *p, const char *dir, const gen_t *g,
     int rc = qc_pipeline_run (p, path, r);
     double t = seconds () - t0;
     CHECK (rc == 0 && r->ok, "%s: %s", name, r->error ? r->error : "");
-    qc_mask_t *use = mask_of (r, "_mask_use.png");
-    qc_mask_t *pen = mask_of (r, "_pen_markings.png");
-    qc_mask_t *blur = mask_of (r, "_blurry.png");
-    CHECK (use && pen && blur, "%s: mask files missing", name);
-    if (!use || !pen || !blur)
-        goto done;
-    CHECK (pen->w == use->w && pen->h == use->h && blur->w == use->w
-           && blur->h == use->h, "%s: masks of different sizes", name);
-    int w = use->w, h = use->h;
-    qc_mask_t *t_use = truth_at (dir, name, "usable", w, h);
-    qc_mask_t *t_pen = truth_at (dir, name, "pen", w, h);
-    qc_mask_t *t_blur = truth_at (dir, name, "blur", w, h);
-    qc_mask_t *t_fine = truth_at (dir, name, "focus", w, h);
-    qc_mask_t *earlier = truth_at (dir, name, "bubble", w, h);
-    qc_mask_t *edge = truth_at (dir, name, "edge", w, h);
-    qc_mask_t *fold = truth_at (dir, name, "dark", w, h);
-    qc_mask_t *no_fine = qc_mask_new (w, h), *no_coarse = qc_mask_new (w, h);
-    CHECK (t_use && t_pen && t_blur && t_fine && earlier && edge && fold
-           && no_fine && no_coarse, "%s: truth masks: %s", name, err);
-    if (t_use && t_pen && t_blur && t_fine && earlier && edge && fold
-        && no_fine && no_coarse && pen->w == w && blur->w == w
-        && pen->h == h && blur->h == h) {
-        const qc_ops_t *ops = qc_ops_cpu ();
-        /* What steps before the blur step remove: pen, edge, bubbles,
-         * folds; each kind of blur is scored without the other's truth */
-        ops->mask_logic (earlier, t_pen, QC_LOGIC_OR, earlier);
-        ops->mask_logic (earlier, edge, QC_LOGIC_OR, earlier);
-        ops->mask_logic (earlier, fold, QC_LOGIC_OR, earlier);
-        ops->mask_logic (earlier, t_blur, QC_LOGIC_OR, no_coarse);
-        ops->mask_logic (earlier, t_fine, QC_LOGIC_OR, no_fine);
-        size_t n_fine = 0, n_coarse = 0;
-        for (size_t i = 0; i < qc_npix (w, h); i++) {
-            n_fine += t_fine->px[i] && !no_coarse->px[i];
-            n_coarse += t_blur->px[i] && !no_fine->px[i];
-        }
-        double d_use = fx_dice (use, t_use, NULL);
-        double d_pen = fx_dice (pen, t_pen, NULL);
-        double d_fine = fx_dice (blur, t_fine, no_coarse);
-        double d_coarse = fx_dice (blur, t_blur, no_fine);
-        printf ("%s (%d x %d, focus sigma %s px, mask %d x %d, %.2f s): "
-                "tissue Dice %.4f (mask_use vs usable, folds counted), pen "
-                "%.4f, fine blur %.4f (%zu px), coarse blur %.4f (%zu px)\n",
-                name, g->w, g->h, g->focus_sigma ? g->focus_sigma : "drawn",
-                w, h, t, d_use, d_pen, d_fine, n_fine, d_coarse, n_coarse);
-        CHECK (d_use >= BAR_TISSUE, "%s: tissue Dice %.4f", name, d_use);
-        CHECK (d_pen >= BAR_PEN, "%s: pen Dice %.4f", name, d_pen);
-        /* each slide has both kinds, large enough to score */
-        CHECK (n_fine > 300 && n_coarse > 300, "%s: %zu fine, %zu coarse "
-               "truth pixels", name, n_fine, n_coarse);
-        CHECK (d_fine >= BAR_BLUR, "%s: fine blur Dice %.4f", name, d_fine);
-        CHECK (d_coarse >= BAR_BLUR, "%s: coarse blur Dice %.4f", name,
-               d_coarse);
+    fx_scores_t sc;
+    if (rc != 0 || fx_score_default (r, dir, name, &sc, err, sizeof err) != 0) {
+        CHECK (0, "%s: %s", name, err);
+        return;
     }
-    qc_mask_destroy (&t_use);
-    qc_mask_destroy (&t_pen);
-    qc_mask_destroy (&t_blur);
-    qc_mask_destroy (&t_fine);
-    qc_mask_destroy (&earlier);
-    qc_mask_destroy (&edge);
-    qc_mask_destroy (&fold);
-    qc_mask_destroy (&no_fine);
-    qc_mask_destroy (&no_coarse);
-done:
-    qc_mask_destroy (&use);
-    qc_mask_destroy (&pen);
-    qc_mask_destroy (&blur);
+    printf ("%s (%d x %d, focus sigma %s px, mask %d x %d, %.2f s): tissue "
+            "Dice %.4f (mask_use vs usable, folds counted), pen %.4f, fine "
+            "blur %.4f (%zu px), coarse blur %.4f (%zu px)\n", name, g->w,
+            g->h, g->focus_sigma ? g->focus_sigma : "drawn", sc.w, sc.h, t,
+            sc.tissue, sc.pen, sc.fine, sc.n_fine, sc.coarse, sc.n_coarse);
+    CHECK (sc.tissue >= BAR_TISSUE, "%s: tissue Dice %.4f", name, sc.tissue);
+    CHECK (sc.pen >= BAR_PEN, "%s: pen Dice %.4f", name, sc.pen);
+    /* each slide has both kinds of blur, large enough to score */
+    CHECK (sc.n_fine > 300 && sc.n_coarse > 300, "%s: %zu fine, %zu coarse "
+           "truth pixels", name, sc.n_fine, sc.n_coarse);
+    CHECK (sc.fine >= BAR_BLUR, "%s: fine blur Dice %.4f", name, sc.fine);
+    CHECK (sc.coarse >= BAR_BLUR, "%s: coarse blur Dice %.4f", name,
+           sc.coarse);
 }
 
 static void
