@@ -124,24 +124,19 @@ static int
 get_params (const qc_config_section_t *sec, qc_focus_params_t *p, char *err,
             size_t errlen)
 {
-    long long win, erode, min_size;
+    long long erode, min_size;
     const char *mag = NULL;
     qc_focus_defaults (p);
-    if (qc_bb_check_int (sec, "window", p->window, 1, QC_FOCUS_MAX_WINDOW,
-                         &win, err, errlen)
+    if (qc_bb_check_odd_window (sec, "window", p->window, QC_FOCUS_MAX_WINDOW,
+                                &p->window, err, errlen)
         || qc_bb_check_int (sec, "edge_erode", p->edge_erode, 0,
                             QC_FOCUS_MAX_ERODE, &erode, err, errlen)
-        || qc_bb_check_range (sec, "relative_threshold", p->relative_threshold,
-                              0, 1, &p->relative_threshold, err, errlen)
+        || qc_bb_check_sharpness (sec, &p->relative_threshold,
+                                  &p->absolute_threshold, &p->min_fraction,
+                                  &p->max_gray, err, errlen)
         || qc_bb_check_range (sec, "edge_relative_threshold",
                               p->edge_relative_threshold, 0, 1,
                               &p->edge_relative_threshold, err, errlen)
-        || qc_bb_check_range (sec, "absolute_threshold", p->absolute_threshold,
-                              0, 8, &p->absolute_threshold, err, errlen)
-        || qc_bb_check_range (sec, "min_fraction", p->min_fraction, 1e-3, 1,
-                              &p->min_fraction, err, errlen)
-        || qc_bb_check_range (sec, "max_gray", p->max_gray, 1e-3, 1,
-                              &p->max_gray, err, errlen)
         || qc_bb_check_int (sec, "min_size", p->min_size, 0,
                             QC_FOCUS_MAX_MIN_SIZE, &min_size, err, errlen)
         || qc_bb_check_mask_statistics (sec, err, errlen)
@@ -155,13 +150,6 @@ get_params (const qc_config_section_t *sec, qc_focus_params_t *p, char *err,
                   qc_config_key_line (sec, "magnification"));
         return -1;
     }
-    if (win % 2 == 0) {
-        snprintf (err, errlen, "[%s] window = %lld (line %d): must be odd (a "
-                  "box centred on its pixel)", qc_config_section_name (sec),
-                  win, qc_config_key_line (sec, "window"));
-        return -1;
-    }
-    p->window = (int) win;
     p->edge_erode = (int) erode;
     p->min_size = (int) min_size;
     return 0;
