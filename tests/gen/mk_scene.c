@@ -412,6 +412,7 @@ plan_focus (mk_scene_t *s, const mk_opts_t *o)
                                         : um / (s->tex_scale * MK_TEX_MPP);
     if (s->nblobs == 0)
         return;
+    double small = s->w < s->h ? s->w : s->h;
     int n = mk_rng_unit (&r) < 0.5 ? 2 : 1;
     for (int i = 0; i < n; i++) {
         mk_ellipse_t best = { 0 };
@@ -420,7 +421,10 @@ plan_focus (mk_scene_t *s, const mk_opts_t *o)
             const mk_blob_t *b = blob_by_area (s, &r);
             mk_ellipse_t e;
             point_in_outline (b, &r, 0.7, &e.cx, &e.cy);
-            e.rx = b->R * fmin (b->ax, b->ay) * mk_rng_range (&r, 0.3, 0.45);
+            /* a scanner's focus points are millimetres apart: a fault is
+             * never a speck (at least 6% of the slide's short side) */
+            e.rx = fmax (b->R * fmin (b->ax, b->ay) * mk_rng_range (&r, 0.3, 0.45),
+                         0.06 * small);
             e.ry = e.rx * mk_rng_range (&r, 0.6, 1.0);
             double rot = mk_rng_range (&r, 0, M_PI);
             e.cs = cos (rot);
