@@ -223,7 +223,7 @@ static const char default_config[] =
     "# in focus does not). It finds coarse blur (~15 um) too. _blurry.png\n"
     "# is at the mask's size. On generated 40x slides blurred by 1-3 um\n"
     "# and by 15 um (tests/unit/test_accuracy.c): Dice 0.90-0.98 against\n"
-    "# the fine blur's truth and 0.96-0.99 against the coarse blur's; on\n"
+    "# the fine blur's truth and 0.95-0.99 against the coarse blur's; on\n"
     "# the real slides (CMU-1, TCGA-CR-7395) nothing flagged.\n"
     "# A slide with no level that fine is measured at its finest, with a\n"
     "# warning: blur finer than one of its pixels cannot be seen there.\n"
