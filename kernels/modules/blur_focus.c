@@ -281,23 +281,28 @@ static int
 pick_level (qc_run_t *run, const qc_focus_params_t *p, int *level)
 {
     int n = qc_slide_level_count (run->slide);
-    double ds[64];
-    if (n < 1 || n > 64)
-        return qc_run_fail (run, "a slide of %d levels", n);
+    double *ds = n > 0 ? calloc ((size_t) n, sizeof *ds) : NULL;
+    if (!ds)
+        return qc_run_fail (run, "no levels (%d) to measure focus at", n);
     for (int i = 0; i < n; i++)
         ds[i] = qc_slide_level_downsample (run->slide, i);
     int rc = qc_focus_pick_level (ds, n, run->base_mag, p->magnification,
                                   level);
+    double level_ds = rc >= 0 ? ds[*level] : 0;
+    free (ds);
+    char why[512];
     if (rc < 0)
         return qc_run_fail (run, "no level to measure focus at");
-    last_stats.level_mag = run->base_mag / ds[*level];
+    if (!qc_slide_level_reliable (run->slide, *level, why, sizeof why))
+        return qc_run_fail (run, "%s", why);
+    last_stats.level_mag = run->base_mag / level_ds;
     last_stats.fine_enough = rc == 0;
     last_stats.band = qc_focus_band (p->magnification, last_stats.level_mag);
     if (rc == 1)
         qc_run_warn (run, "focus measured at level %d (%.3gx), coarser than "
                      "the %.3gx asked: the slide has no finer level, and blur "
-                     "finer than about %.2g um (a pixel there) cannot be seen", *level,
-                     last_stats.level_mag, p->magnification,
+                     "finer than about %.2g um (a pixel there) cannot be "
+                     "seen", *level, last_stats.level_mag, p->magnification,
                      10.0 / last_stats.level_mag);
     return 0;
 }
