@@ -96,6 +96,7 @@ extern const qc_module_t qc_module_save_geojson;          /* save_geojson.c */
 extern const qc_module_t qc_module_bubble_smoothness; /* bubble_smoothness.c */
 extern const qc_module_t qc_module_blur_histoqc;   /* blur_histoqc.c */
 extern const qc_module_t qc_module_blur_local;     /* blur_local.c */
+extern const qc_module_t qc_module_blur_focus;     /* blur_focus.c */
 extern const qc_module_t qc_module_texture;        /* texture_module.c */
 /* group: histogram, brightness, contrast, deconvolution */
 extern const qc_module_t qc_module_hist_compare;    /* hist_compare.c */

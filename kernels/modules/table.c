@@ -29,6 +29,7 @@ static const qc_module_t *const table[] = {
     &qc_module_bubble_smoothness,
     &qc_module_blur_histoqc,
     &qc_module_blur_local,
+    &qc_module_blur_focus,
     &qc_module_texture,
     /* group: histogram, brightness, contrast, deconvolution */
     &qc_module_hist_compare,

@@ -316,6 +316,22 @@ qc_slide_openslide (const qc_slide_t *self)
     return self ? self->osr : NULL;
 }
 
+size_t
+qc_slide_reader_count (const qc_slide_t *self)
+{
+    return self ? self->nreaders : 0;
+}
+
+const qc_slide_reader_ops_t *
+qc_slide_reader_at (const qc_slide_t *self, size_t i, void **state)
+{
+    if (!self || i >= self->nreaders)
+        return NULL;
+    if (state)
+        *state = self->readers[i].state;
+    return self->readers[i].ops;
+}
+
 int
 qc_slide_level_count (const qc_slide_t *self)
 {

@@ -10,9 +10,10 @@
  * (openslide_source.c), which reads anything and gives the metadata.
  * A reader of slides elsewhere (HTTP range reads of a tiled TIFF through
  * libtiff's TIFFClientOpen, with a block cache) is one more table and
- * one more line in slide.c's table; a reader of raw tiles (a focus
- * step's tile-by-tile reads, JPEG coefficients) would add optional
- * entries here, NULL where a reader does not have them. */
+ * one more line in slide.c's table. A reader that can measure a level's
+ * 8 x 8 blocks without decoding them to pixels (the direct reader: JPEG
+ * coefficients) fills the optional blocks_* entries; they are NULL where
+ * a reader has none, and slide_blocks.c then measures decoded pixels. */
 #ifndef QC_SLIDE_SOURCE_H
 #define QC_SLIDE_SOURCE_H
 
@@ -46,6 +47,24 @@ typedef struct {
      * rect: [*first, *first + *count), holding y (qc_slide_rows_get). */
     void (*piece) (const void *reader, const qc_slide_rect_t *rect, int y,
                    int *first, int *count);
+
+    /* Optional (kernels/slide/slide_blocks.h). A session reading level's
+     * blocks, used by one thread; NULL with why when this reader cannot
+     * measure that level (not JPEG, say). */
+    void *(*blocks_open) (void *reader, int level, int band, char *why,
+                          size_t whylen);
+    /* Blocks [bx, bx + nbx) x [by, by + nby) of the level (block units,
+     * inside the level) into hf and luma (nbx a row), as
+     * kernels/slide/block_measure.h defines them; *bytes += the bytes of
+     * the file read. 0; QC_SLIDE_NEXT_READER (why) when these blocks must
+     * come from pixels (a damaged tile); -1 failed. */
+    int (*blocks_read) (void *session, int64_t bx, int64_t by, int nbx,
+                        int nby, float *hf, float *luma, uint64_t *bytes,
+                        char *why, size_t whylen);
+    /* The tile size the session reads best in (blocks_read of whole tiles
+     * decodes each tile once). */
+    void (*blocks_tile) (const void *session, int *tile_w, int *tile_h);
+    void (*blocks_close) (void *session);
 } qc_slide_reader_ops_t;
 
 extern const qc_slide_reader_ops_t qc_slide_reader_tiff;       /* tiff_direct.c */
@@ -54,5 +73,11 @@ extern const qc_slide_reader_ops_t qc_slide_reader_openslide;  /* openslide_sour
 /* The slide's OpenSlide handle, for the OpenSlide reader and the
  * metadata (slide.c). */
 openslide_t *qc_slide_openslide (const qc_slide_t *slide);
+
+/* The readers that opened, in the order they are tried (i < count), and
+ * each one's state, for the slide's other read paths (slide_blocks.c). */
+size_t qc_slide_reader_count (const qc_slide_t *slide);
+const qc_slide_reader_ops_t *qc_slide_reader_at (const qc_slide_t *slide,
+                                                 size_t i, void **state);
 
 #endif

@@ -1,6 +1,7 @@
 /* Direct tiled-TIFF level reader; see tiff_direct.h. */
 #include "kernels/slide/tiff_direct.h"
 #include "kernels/slide/source.h"
+#include "kernels/slide/tiff_blocks.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -21,6 +22,7 @@ typedef struct {
     tdir_t dir;
     int64_t w, h;
     uint32_t tile_w, tile_h;
+    int jpeg;                 /* JPEG tiles (the block reader's) */
     int jpeg_ycbcr;           /* decode with JPEGCOLORMODE_RGB */
 } dlevel_t;
 
@@ -31,19 +33,12 @@ struct qc_tiff_direct {
     double *downsample;       /* OpenSlide's, per level */
 };
 
-/* What libtiff said while one handle was open. Collected per handle so
- * that threads do not share it, and so that nothing reaches stderr. */
-typedef struct {
-    int trouble;
-    char msg[200];
-} diag_t;
-
 static int
 on_message (TIFF *tif, void *user, const char *module, const char *fmt,
             va_list ap)
 {
     (void) tif;
-    diag_t *d = user;
+    qc_tiff_diag_t *d = user;
     if (d && !d->trouble) {
         char text[160];
         vsnprintf (text, sizeof text, fmt, ap);
@@ -56,7 +51,7 @@ on_message (TIFF *tif, void *user, const char *module, const char *fmt,
 }
 
 static TIFF *
-open_tiff (const char *path, diag_t *diag)
+open_tiff (const char *path, qc_tiff_diag_t *diag)
 {
     TIFFOpenOptions *opts = TIFFOpenOptionsAlloc ();
     if (!opts)
@@ -115,6 +110,7 @@ directory_usable (TIFF *tif, dlevel_t *out)
     default:                    /* JPEG 2000 and the rest: OpenSlide's */
         return 0;
     }
+    out->jpeg = comp == COMPRESSION_JPEG;
     out->w = w;
     out->h = h;
     out->tile_w = tw;
@@ -225,7 +221,7 @@ qc_tiff_direct_open (const qc_slide_t *slide, char *why, size_t whylen)
         return NULL;
     }
     self->nlevels = n;
-    diag_t diag = { 0, "" };
+    qc_tiff_diag_t diag = { 0, "" };
     TIFF *tif = open_tiff (path, &diag);
     if (!tif) {
         qc_set_err (why, whylen, "libtiff cannot open it%s%s",
@@ -259,6 +255,42 @@ qc_tiff_direct_aligned (const qc_tiff_direct_t *self, int level, int64_t x0,
     return 1;
 }
 
+TIFF *
+qc_tiff_direct_open_level (const qc_tiff_direct_t *self, int level,
+                           qc_tiff_diag_t *diag, char *why, size_t whylen)
+{
+    if (!self || level < 0 || level >= self->nlevels || !diag) {
+        qc_set_err (why, whylen, "no level %d", level);
+        return NULL;
+    }
+    TIFF *tif = open_tiff (self->path, diag);
+    if (!tif || !TIFFSetDirectory (tif, self->levels[level].dir)
+        || diag->trouble) {
+        qc_set_err (why, whylen, "cannot reopen the TIFF level%s%s",
+                    diag->trouble ? ": " : "", diag->msg);
+        if (tif)
+            TIFFClose (tif);
+        return NULL;
+    }
+    return tif;
+}
+
+int
+qc_tiff_direct_level_tiles (const qc_tiff_direct_t *self, int level,
+                            qc_tiff_tiles_t *out)
+{
+    if (!self || level < 0 || level >= self->nlevels || !out)
+        return -1;
+    const dlevel_t *l = &self->levels[level];
+    out->w = l->w;
+    out->h = l->h;
+    out->tile_w = (int) l->tile_w;
+    out->tile_h = (int) l->tile_h;
+    out->jpeg = l->jpeg;
+    out->ycbcr = l->jpeg_ycbcr;
+    return 0;
+}
+
 int
 qc_tiff_direct_tile_height (const qc_tiff_direct_t *self, int level)
 {
@@ -283,7 +315,7 @@ fill_bg (uint8_t *rgb, size_t stride, int w, int h, const uint8_t bg[3])
 /* Decodes the tiles that cover the level pixels [x0, x1) x [y0, y1)
  * (inside the level) into rgb, whose (0, 0) is level pixel (ox, oy). */
 static int
-copy_tiles (TIFF *tif, const dlevel_t *l, diag_t *diag, int64_t x0,
+copy_tiles (TIFF *tif, const dlevel_t *l, qc_tiff_diag_t *diag, int64_t x0,
             int64_t y0, int64_t x1, int64_t y1, int64_t ox, int64_t oy,
             uint8_t *rgb, size_t stride, uint8_t *tile, char *why,
             size_t whylen)
@@ -345,14 +377,11 @@ qc_tiff_direct_read (const qc_tiff_direct_t *self, int level, int64_t lx,
     if (!tile)
         return qc_fail (why, whylen, "out of memory for a %u x %u tile",
                         (unsigned) l->tile_w, (unsigned) l->tile_h);
-    diag_t diag = { 0, "" };
-    TIFF *tif = open_tiff (self->path, &diag);
+    qc_tiff_diag_t diag = { 0, "" };
+    TIFF *tif = qc_tiff_direct_open_level (self, level, &diag, why, whylen);
     int rc = QC_TIFF_DIRECT_FALLBACK;
-    if (!tif || !TIFFSetDirectory (tif, l->dir) || diag.trouble) {
-        qc_set_err (why, whylen, "cannot reopen the TIFF level%s%s",
-                    diag.trouble ? ": " : "", diag.msg);
+    if (!tif)
         goto done;
-    }
     if (l->jpeg_ycbcr
         && !TIFFSetField (tif, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB)) {
         qc_set_err (why, whylen, "libtiff cannot convert JPEG YCbCr to RGB");
@@ -436,4 +465,8 @@ const qc_slide_reader_ops_t qc_slide_reader_tiff = {
     .can_read = reader_can_read,
     .read_rows = reader_read_rows,
     .piece = reader_piece,
+    .blocks_open = qc_tiff_blocks_open,
+    .blocks_read = qc_tiff_blocks_read,
+    .blocks_tile = qc_tiff_blocks_tile,
+    .blocks_close = qc_tiff_blocks_close,
 };

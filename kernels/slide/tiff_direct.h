@@ -34,6 +34,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <tiffio.h>
+
 #include "kernels/slide/slide.h"
 
 typedef struct qc_tiff_direct qc_tiff_direct_t;
@@ -70,5 +72,33 @@ int qc_tiff_direct_read (const qc_tiff_direct_t *self, int level,
 
 /* The tile height of level's directory (0 when there is no level). */
 int qc_tiff_direct_tile_height (const qc_tiff_direct_t *self, int level);
+
+/* ---- for the block reader (tiff_blocks.c), which reads raw tiles ---- */
+
+/* What libtiff said while one handle was open. Collected per handle so
+ * that threads do not share it, and so that nothing reaches stderr. */
+typedef struct {
+    int trouble;
+    char msg[200];
+} qc_tiff_diag_t;
+
+/* A libtiff handle of its own on level's directory, its messages going
+ * to diag (which must outlive it); NULL with why. The caller closes it
+ * (TIFFClose). */
+TIFF *qc_tiff_direct_open_level (const qc_tiff_direct_t *self, int level,
+                                 qc_tiff_diag_t *diag, char *why,
+                                 size_t whylen);
+
+/* A level's tiles, as its directory has them. */
+typedef struct {
+    int64_t w, h;             /* the level, pixels */
+    int tile_w, tile_h;
+    int jpeg;                 /* JPEG-compressed tiles */
+    int ycbcr;                /* JPEG in YCbCr (else RGB) */
+} qc_tiff_tiles_t;
+
+/* 0, or -1 when there is no such level. */
+int qc_tiff_direct_level_tiles (const qc_tiff_direct_t *self, int level,
+                                qc_tiff_tiles_t *out);
 
 #endif

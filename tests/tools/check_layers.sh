@@ -29,6 +29,7 @@ assets      5
 OWNERS='
 openslide.h slide
 tiffio.h    slide
+jpeglib.h   slide
 png.h       png
 zlib.h      png
 '
