@@ -1,12 +1,13 @@
 # Builds every program of the project; `make test` runs every test.
 # Sources are found by wildcard so that a new file in a directory needs no
-# edit here: shared/*.c and kernels/**.c go into static libraries, each
-# tests/unit/test_*.c becomes its own test binary.
+# edit here: shared/*.c and every .c file under kernels/ (found by walking
+# its folders, so that a new folder cannot be left out) go into static
+# libraries, each tests/unit/test_*.c becomes its own test binary.
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
 CC      ?= cc
-PKGS     = libzmq libczmq msgpack openslide libcurl libpng libtiff-4 zlib
+PKGS     = libzmq libczmq msgpack openslide libcurl libpng libtiff-4 zlib libsodium
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 ifeq ($(PKG_LIBS),)
@@ -26,11 +27,13 @@ endif
 
 BUILD   ?= build
 
-# CUDA backend (kernels/cuda): built when nvcc is found ($(CUDA_HOME)/bin/nvcc,
-# then nvcc on PATH), as a fat binary for sm_80 and sm_90 plus PTX for
-# later GPUs. CUDA=0 forces a CPU-only build; a CPU-only build links
-# kernels/cuda/cuda_none.c, whose qc_ops_cuda () says "not built".
+# CUDA backend (kernels/ops/cuda): built when nvcc is found
+# ($(CUDA_HOME)/bin/nvcc, then nvcc on PATH), as a fat binary for sm_80
+# and sm_90 plus PTX for later GPUs. CUDA=0 forces a CPU-only build; a
+# CPU-only build links kernels/ops/cuda/cuda_none.c, whose qc_ops_cuda ()
+# says "not built".
 CUDA_HOME ?= /usr/local/cuda
+CUDA_DIR  := kernels/ops/cuda
 ifeq ($(CUDA),0)
 NVCC :=
 CUDA_WHY := CUDA=0
@@ -49,19 +52,24 @@ NVCCFLAGS   += -std=c++17 -O2 -g -lineinfo -fmad=false $(CUDA_ARCH) -I. -DQC_HAV
 CFLAGS      += -DQC_HAVE_CUDA
 # static cudart: the programs need only the driver (libcuda.so) to run
 LDLIBS      += -L$(CUDA_ROOT)/lib64 -lcudart_static -ldl -lrt -lstdc++
-CUDA_CU_SRC := $(wildcard kernels/cuda/*.cu)
-CUDA_C_SRC  := $(filter-out kernels/cuda/cuda_none.c,$(wildcard kernels/cuda/*.c))
+CUDA_CU_SRC := $(shell find $(CUDA_DIR) -name '*.cu' | LC_ALL=C sort)
+CUDA_C_SRC  := $(filter-out $(CUDA_DIR)/cuda_none.c,$(shell find $(CUDA_DIR) -name '*.c' | LC_ALL=C sort))
 else
 $(info building CPU-only ($(CUDA_WHY)))
 CUDA_CU_SRC :=
-CUDA_C_SRC  := kernels/cuda/cuda_none.c
+CUDA_C_SRC  := $(CUDA_DIR)/cuda_none.c
 endif
 # V=1 shows the full compiler command lines
 Q := $(if $(V),,@)
 SHARED_SRC  := $(wildcard shared/*.c)
-KERNELS_SRC := $(wildcard kernels/*.c kernels/cpu/*.c kernels/modules/*.c) $(CUDA_C_SRC)
+# Every .c file under kernels/ but the CUDA backend's (chosen above) and
+# kernels/tools/ (programs that write the library's data files, built
+# into $(BUILD)/tools/ so that they keep compiling).
+KERNELS_SRC := $(shell find kernels -name '*.c' -not -path '$(CUDA_DIR)/*' \
+                 -not -path 'kernels/tools/*' | LC_ALL=C sort) $(CUDA_C_SRC)
+TOOLS_SRC   := $(wildcard kernels/tools/*.c)
 BROKER_SRC  := $(filter-out broker/main.c,$(wildcard broker/*.c))
-WORKER_SRC  := $(filter-out worker/main.c,$(wildcard worker/*.c))
+WORKER_SRC  := $(filter-out worker/main.c,$(wildcard worker/*.c worker/fetch/*.c))
 CLIENT_SRC  := $(filter-out client/submit_main.c client/status_main.c,$(wildcard client/*.c))
 GEN_SRC     := $(wildcard tests/gen/*.c)
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
@@ -79,23 +87,22 @@ LIBS_ALL   := $(LIBNODES) $(LIBKERNELS) $(LIBQC)
 PROGRAMS := bin/qc-broker bin/qc-worker bin/qc-submit bin/qc-status bin/qc-mkslide
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 BENCH_BIN:= $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+TOOLS_BIN:= $(patsubst kernels/tools/%.c,$(BUILD)/tools/%,$(TOOLS_SRC))
 
-.PHONY: all test test-unit test-integration bench install clean deps demo
+.PHONY: all test test-unit test-integration bench install clean deps demo fuzz fuzz-targets
 MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
-all: $(PROGRAMS)
+all: $(PROGRAMS) $(TOOLS_BIN)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC $<")
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-# The CPU backend's per-pixel loops (mask logic, counts, thresholds,
-# integer sums) are vectorised at -O3 and not at -O2; so are the
-# modules' own loops over pixels and the PNG encoder's. -O3 does not
-# reorder floating-point sums (no -ffast-math), so the numbers are the
-# same bits either way.
-$(BUILD)/kernels/cpu/%.o: CFLAGS += -O3
-$(BUILD)/kernels/modules/%.o: CFLAGS += -O3
+# Everything under kernels/ is built at -O3: the CPU backend's per-pixel
+# loops (mask logic, counts, thresholds, integer sums) are vectorised at
+# -O3 and not at -O2; so are the modules' own loops over pixels and the
+# PNG encoder's. -O3 does not reorder floating-point sums (no
+# -ffast-math), so the numbers are the same bits either way.
 $(BUILD)/kernels/%.o: CFLAGS += -O3
 
 $(LIBQC): $(call obj,$(SHARED_SRC))
@@ -105,14 +112,14 @@ $(BUILD)/%.cu.o: %.cu
 	@$(if $(Q),echo "  NVCC $<")
 	$(Q)$(NVCC) $(NVCCFLAGS) -MD -MP -MF $(@:.o=.d) -c $< -o $@
 
-# The classifier's built-in examples (kernels/examples/*.png) become a C
-# array at build time, so workers need no example files on disk and the
+# The classifier's built-in examples (kernels/classify/examples/*.png)
+# become a C array at build time, so workers need no example files on disk and the
 # repository holds each image once.
-EXAMPLES_PNG := $(wildcard kernels/examples/*.png)
+EXAMPLES_PNG := $(wildcard kernels/classify/examples/*.png)
 EXAMPLES_OBJ := $(BUILD)/gen/classify_examples_data.o
-$(BUILD)/gen/classify_examples_data.c: kernels/examples/embed.sh $(EXAMPLES_PNG)
+$(BUILD)/gen/classify_examples_data.c: kernels/tools/embed_examples.sh $(EXAMPLES_PNG)
 	@mkdir -p $(dir $@)
-	$(Q)sh kernels/examples/embed.sh kernels/examples > $@.tmp && mv $@.tmp $@
+	$(Q)sh kernels/tools/embed_examples.sh kernels/classify/examples > $@.tmp && mv $@.tmp $@
 $(EXAMPLES_OBJ): $(BUILD)/gen/classify_examples_data.c
 	@$(if $(Q),echo "  CC $<")
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
@@ -137,6 +144,9 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIBS_ALL)
 $(BUILD)/bench/%: $(BUILD)/tests/bench/%.o $(LIBS_ALL)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+$(BUILD)/tools/%: $(BUILD)/kernels/tools/%.o $(LIBKERNELS) $(LIBQC)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # Every unit test binary and every integration script; the runner prints
 # the closing line "N passed, N failed".
@@ -148,6 +158,27 @@ test-unit: all $(UNIT_BIN)
 
 bench: all $(BENCH_BIN)
 	tests/bench/run.sh $(BENCH_BIN)
+
+# libFuzzer targets (tests/fuzz/README.md): `make fuzz` builds them with
+# clang, ASan and UBSan into build-fuzz/fuzz/, and their seed inputs
+# into build-fuzz/fuzz/corpus/ (made by tests/fuzz/mkseeds.c).
+FUZZ_SRC   := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BUILD ?= build-fuzz
+ifeq ($(FUZZ),1)
+CFLAGS  += -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=address,undefined
+endif
+fuzz:
+	$(MAKE) BUILD=$(FUZZ_BUILD) CC=clang CUDA=0 FUZZ=1 OPT="-O1 -g" fuzz-targets
+fuzz-targets: $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC)) $(BUILD)/fuzz/corpus/.made
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(LIBNODES) $(LIBQC)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer $^ $(LDLIBS) -o $@
+$(BUILD)/fuzz/mkseeds: $(BUILD)/tests/fuzz/mkseeds.o $(LIBNODES) $(LIBQC)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+$(BUILD)/fuzz/corpus/.made: $(BUILD)/fuzz/mkseeds
+	$< $(BUILD)/fuzz/corpus && touch $@
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/qc
@@ -163,6 +194,6 @@ deps:
 	./tests/install-deps.sh
 
 clean:
-	rm -rf $(BUILD) bin
+	rm -rf $(BUILD) $(FUZZ_BUILD) bin
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

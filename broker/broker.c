@@ -5,6 +5,7 @@
 #include "broker/broker_int.h"
 
 #include <string.h>
+#include <sys/resource.h>
 
 #include "shared/log.h"
 
@@ -22,6 +23,8 @@ qc_broker_config_defaults (qc_broker_config_t *cfg)
     cfg->max_deaths = 3;
     cfg->result_window = 1000;
     cfg->job_linger_s = 600;
+    cfg->task_timeout_s = 1800;
+    cfg->retention_s = 7 * 86400;
 }
 
 void
@@ -78,6 +81,45 @@ send_simple (qc_broker_t *b, zframe_t *to, uint8_t command, const char *reason)
     qc_msg_send (&m, zsock_resolve (b->router), to);
 }
 
+/* A HEARTBEAT without building a message: the routing id, the header
+ * and the empty map, each small enough for ZeroMQ to keep without an
+ * allocation. 10,000 idle workers get 10,000 of these a second. */
+static void
+send_heartbeat (qc_broker_t *b, zframe_t *to)
+{
+    static const uint8_t hdr[4] = {'Q', 'C', QC_PROTO_VERSION, QC_HEARTBEAT};
+    static const uint8_t body[1] = {0x80};
+    void *sock = zsock_resolve (b->router);
+    if (zmq_send (sock, zframe_data (to), zframe_size (to), ZMQ_SNDMORE) >= 0
+        && zmq_send (sock, hdr, sizeof hdr, ZMQ_SNDMORE) >= 0)
+        zmq_send (sock, body, sizeof body, 0);
+}
+
+static int
+roster_add (qc_broker_t *b, worker_rec_t *w)
+{
+    if (b->nroster == b->caproster) {
+        size_t cap = b->caproster ? b->caproster * 2 : 64;
+        worker_rec_t **r = realloc (b->roster, cap * sizeof *r);
+        if (!r)
+            return -1;
+        b->roster = r;
+        b->caproster = cap;
+    }
+    w->slot = b->nroster;
+    b->roster[b->nroster++] = w;
+    return 0;
+}
+
+static void
+roster_remove (qc_broker_t *b, worker_rec_t *w)
+{
+    if (w->slot >= b->nroster || b->roster[w->slot] != w)
+        return;
+    b->roster[w->slot] = b->roster[--b->nroster];
+    b->roster[w->slot]->slot = w->slot;
+}
+
 static void
 worker_gone (qc_broker_t *b, worker_rec_t *w, bool died)
 {
@@ -87,18 +129,67 @@ worker_gone (qc_broker_t *b, worker_rec_t *w, bool died)
             died ? "missed its heartbeats: declared dead" : "left",
             w->sw->assigned.count);
     sched_worker_remove (b->sched, w->sw, died, w->name);
+    roster_remove (b, w);
     zhashx_delete (b->workers, w->key);
+}
+
+/* The supervisor of a worker reports the tasks its last process was
+ * running when it crashed: the one verdict on a slide's own execution. */
+static void
+on_crash_report (qc_broker_t *b, const char *name, const qc_msg_t *m)
+{
+    for (size_t i = 0; i < m->ncrashed; i++) {
+        const qc_taskref_t *r = &m->crashed[i];
+        job_rec_t *job = jobs_of_ref (b, r);
+        if (!job)
+            continue;
+        if (sched_task_crashed (b->sched, job->sj, r->idx, r->attempt, name)) {
+            sched_task_t *t = sched_job_task (job->sj, r->idx);
+            qc_log (QC_LOG_WARNING, MOD, "worker %s crashed (%s) while running %s "
+                    "(job %" PRIu64 "): blame %u of %u", name,
+                    m->reason ? m->reason : "no reason given", t->path, job->id,
+                    t->blame, b->cfg.max_deaths ? b->cfg.max_deaths : 3);
+            state_log_blame (b, job, r->idx, t->blame);
+        }
+    }
+}
+
+static bool
+same_resources (const worker_rec_t *w, const qc_msg_t *m)
+{
+    if (w->slots != m->slots || w->prefetch != m->prefetch || w->ngpus != m->ngpus)
+        return false;
+    for (size_t i = 0; i < w->ngpus; i++)
+        if (w->gpus[i].index != m->gpus[i].index)
+            return false;
+    return true;
 }
 
 static void
 on_ready (qc_broker_t *b, zframe_t *from, const char *key, qc_msg_t *m)
 {
     worker_rec_t *old = zhashx_lookup (b->workers, key);
-    if (old)    /* the same socket registering again lost what it had */
+    if (m->ncrashed)
+        on_crash_report (b, m->name, m);
+    if (old && same_resources (old, m)) {
+        /* the same socket saying READY again (it heard "unknown peer"
+         * before our answer to its first READY): nothing was lost */
+        old->last_seen = b->now;
+        return;
+    }
+    if (old)    /* the same socket with other resources: a new worker */
         worker_gone (b, old, false);
     if (m->slots > 4096 || (m->slots == 0 && m->ngpus == 0)) {
         qc_log (QC_LOG_WARNING, MOD, "READY from %s with %u slots and no GPU: ignored",
                 m->name, m->slots);
+        return;
+    }
+    if (b->max_peers && zhashx_size (b->workers) >= b->max_peers) {
+        char text[256];
+        snprintf (text, sizeof text, "broker is full: it holds %zu workers (its "
+                  "open-file limit allows %zu peers); try again later",
+                  zhashx_size (b->workers), b->max_peers);
+        send_simple (b, from, QC_DISCONNECT, text);
         return;
     }
     worker_rec_t *w = calloc (1, sizeof *w);
@@ -120,9 +211,15 @@ on_ready (qc_broker_t *b, zframe_t *from, const char *key, qc_msg_t *m)
         idx[i] = w->gpus[i].index;
     w->sw = sched_worker_add (b->sched, w->slots, w->prefetch, idx,
                               (uint32_t) w->ngpus, w);
-    if (!w->id || !w->sw || zhashx_insert (b->workers, w->key, w)) {
+    if (!w->id || !w->sw || roster_add (b, w)) {
         if (w->sw)
             sched_worker_remove (b->sched, w->sw, false, w->name);
+        worker_rec_destroy (w);
+        return;
+    }
+    if (zhashx_insert (b->workers, w->key, w)) {
+        roster_remove (b, w);
+        sched_worker_remove (b->sched, w->sw, false, w->name);
         worker_rec_destroy (w);
         return;
     }
@@ -135,22 +232,30 @@ on_ready (qc_broker_t *b, zframe_t *from, const char *key, qc_msg_t *m)
 static void
 on_started (qc_broker_t *b, worker_rec_t *w, qc_msg_t *m)
 {
-    job_rec_t *job = jobs_lookup (b, m->job);
-    if (job)
-        sched_task_started (b->sched, w->sw, job->sj, m->idx);
+    job_rec_t *job = jobs_of_task_msg (b, m, w->name);
+    if (job && sched_task_started (b->sched, w->sw, job->sj, m->idx, m->attempt)
+                   == SCHED_BAD_ATTEMPT)
+        qc_log (QC_LOG_WARNING, MOD, "STARTED from %s for job %" PRIu64 " slide %"
+                PRIu64 " names attempt %u, never dispatched: ignored", w->name,
+                m->job, m->idx, m->attempt);
 }
 
 static void
 on_result (qc_broker_t *b, worker_rec_t *w, qc_msg_t *m)
 {
-    job_rec_t *job = jobs_lookup (b, m->job);
+    job_rec_t *job = jobs_of_task_msg (b, m, w ? w->name : "an unregistered peer");
     if (!job)
-        return;    /* a job already delivered and forgotten */
-    if (sched_task_finished (b->sched, job->sj, m->idx, m->result->ok)) {
+        return;    /* a job already delivered and forgotten, or not this one */
+    sched_verdict_t v = sched_task_finished (b->sched, w ? w->sw : NULL, job->sj,
+                                             m->idx, m->attempt, m->result->ok);
+    if (v == SCHED_OK) {
         if (!m->worker)
             qc_msg_set_str (&m->worker, w ? w->name : "?");
-        jobs_deliver_result (b, job, m);
-    }
+        outbox_deliver (b, job, m);
+    } else if (v == SCHED_BAD_ATTEMPT)
+        qc_log (QC_LOG_WARNING, MOD, "RESULT from %s for job %" PRIu64 " slide %" PRIu64
+                " names attempt %u, never dispatched: dropped",
+                w ? w->name : "an unregistered peer", m->job, m->idx, m->attempt);
     /* the freed credit is used once the batch is read (flush_due) */
     b->dispatch_due = true;
 }
@@ -163,13 +268,48 @@ on_worker_disconnect (qc_broker_t *b, worker_rec_t *w, qc_msg_t *m)
                 w->name, m->nrefs);
         sched_worker_drain (b->sched, w->sw);
         for (size_t i = 0; i < m->nrefs; i++) {
-            job_rec_t *job = jobs_lookup (b, m->refs[i].job);
+            job_rec_t *job = jobs_of_ref (b, &m->refs[i]);
             if (job)
-                sched_worker_return (b->sched, w->sw, job->sj, m->refs[i].idx);
+                sched_worker_return (b->sched, w->sw, job->sj, m->refs[i].idx,
+                                     m->refs[i].attempt);
         }
     } else
         worker_gone (b, w, false);
     sched_dispatch (b->sched);
+}
+
+/* The scheduler assigned a task: send TASK to its worker. */
+static void
+send_task (void *arg, sched_task_t *t, sched_worker_t *sw)
+{
+    qc_broker_t *b = arg;
+    job_rec_t *job = t->job->owner;
+    worker_rec_t *w = sw->owner;
+    qc_msg_t m = {.command = QC_TASK, .job = job->id, .key = job->key, .idx = t->idx,
+                  .attempt = t->attempt, .path = t->path, .config = job->config,
+                  .gpu = t->gpu >= 0 ? (int32_t) sw->gpu_index[t->gpu] : -1};
+    if (qc_msg_send (&m, zsock_resolve (b->router), w->id))
+        qc_log (QC_LOG_ERROR, MOD, "cannot send task %s to %s", t->path, w->name);
+}
+
+/* The scheduler took an attempt back: tell its worker (it drops the task
+ * if it has not started it), and keep the blame a deadline gave. */
+static void
+send_revoke (void *arg, sched_task_t *t, uint32_t attempt, sched_worker_t *sw,
+             const char *reason)
+{
+    qc_broker_t *b = arg;
+    job_rec_t *job = t->job->owner;
+    worker_rec_t *w = sw->owner;
+    qc_msg_t m = {.command = QC_REVOKE, .gpu = -1, .job = job->id, .key = job->key,
+                  .idx = t->idx, .attempt = attempt, .reason = (char *) reason};
+    qc_msg_send (&m, zsock_resolve (b->router), w->id);
+    if (strstr (reason, "timeout")) {
+        qc_log (QC_LOG_WARNING, MOD, "job %" PRIu64 ": %s %s on worker %s: taken back",
+                job->id, t->path, reason, w->name);
+        if (t->state == TASK_RUNNING)
+            state_log_blame (b, job, t->idx, t->blame + 1);
+    }
 }
 
 /* -------------------------------------------------------------- dispatch */
@@ -196,8 +336,8 @@ handle (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
             jobs_on_client_heartbeat (b, from);
         return;
     case QC_LOG: {
-        job_rec_t *job = jobs_lookup (b, m->job);
-        if (w && job)
+        job_rec_t *job = w ? jobs_of_task_msg (b, m, w->name) : NULL;
+        if (job)
             jobs_forward_log (b, job, m);
         return;
     }
@@ -209,7 +349,9 @@ handle (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
             /* a worker we declared dead finished anyway: keep the work */
             on_result (b, NULL, m);
         }
-        if (m->command != QC_DISCONNECT)
+        if (m->command == QC_DISCONNECT)
+            jobs_on_client_disconnect (b, from);   /* a client leaving */
+        else
             send_simple (b, from, QC_DISCONNECT, UNKNOWN_PEER_REASON);
         return;
     }
@@ -217,6 +359,7 @@ handle (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
     case QC_STARTED: on_started (b, w, m); break;
     case QC_RESULT: on_result (b, w, m); break;
     case QC_DISCONNECT: on_worker_disconnect (b, w, m); break;
+    case QC_FETCH: jobs_on_fetch (b, from, m); break;
     default:
         qc_log (QC_LOG_WARNING, MOD, "%s from worker %s makes no sense: dropped",
                 qc_command_name (m->command), w->name);
@@ -255,25 +398,55 @@ receive (qc_broker_t *b)
 static void
 tick (qc_broker_t *b)
 {
-    /* dead workers: collect first, the table changes under removal */
-    zlist_t *dead = zlist_new ();
-    for (worker_rec_t *w = zhashx_first (b->workers); w; w = zhashx_next (b->workers))
-        if (b->now - w->last_seen > (int64_t) w->hb_ms * b->cfg.liveness)
-            zlist_append (dead, w);
-    for (worker_rec_t *w = zlist_first (dead); w; w = zlist_next (dead))
-        worker_gone (b, w, true);
-    bool any_dead = zlist_size (dead) > 0;
-    zlist_destroy (&dead);
-    if (any_dead)
-        sched_dispatch (b->sched);
-    /* each worker hears from us at its own interval, so a worker with a
-     * short one never takes our silence for death */
-    for (worker_rec_t *w = zhashx_first (b->workers); w; w = zhashx_next (b->workers))
+    /* one pass over the workers: the dead go (the roster shrinks under
+     * removal: the one moved into slot i is looked at next), each live
+     * one hears from us at its own interval, so a worker with a short
+     * one never takes our silence for death */
+    for (size_t i = 0; i < b->nroster;) {
+        worker_rec_t *w = b->roster[i];
+        if (b->now - w->last_seen > (int64_t) w->hb_ms * b->cfg.liveness) {
+            worker_gone (b, w, true);
+            b->dispatch_due = true;
+            continue;
+        }
         if (b->now >= w->next_beat) {
-            send_simple (b, w->id, QC_HEARTBEAT, NULL);
+            send_heartbeat (b, w->id);
             w->next_beat = b->now + w->hb_ms;
         }
+        i++;
+    }
+    if (b->now >= b->next_sched_tick) {
+        /* deadlines: once a second is fine enough for minutes */
+        sched_tick (b->sched);
+        b->next_sched_tick = b->now + 1000;
+        b->dispatch_due = true;
+    }
     jobs_tick (b);
+    state_maintain (b);
+}
+
+/* How many peers the open-file limit allows: the limit is raised to the
+ * hard limit first; each TCP peer costs the broker one descriptor, and a
+ * reserve stays for the state files and ZeroMQ's own. Past it a new
+ * peer is refused with a reason instead of the accept() failures that
+ * make ZeroMQ spin. */
+static size_t
+peers_allowed (void)
+{
+    struct rlimit rl;
+    if (getrlimit (RLIMIT_NOFILE, &rl))
+        return 0;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rlim_t want = rl.rlim_max;
+        rl.rlim_cur = want;
+        if (setrlimit (RLIMIT_NOFILE, &rl))
+            getrlimit (RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 1000000)
+        return 1000000;
+    size_t lim = (size_t) rl.rlim_cur;
+    size_t reserve = 32 + lim / 10;
+    return lim > reserve + 8 ? lim - reserve : 8;
 }
 
 /* -------------------------------------------------------------- life */
@@ -294,9 +467,13 @@ qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
     if (!b->cfg.heartbeat_ms) b->cfg.heartbeat_ms = 1000;
     if (!b->cfg.liveness) b->cfg.liveness = 3;
     if (!b->cfg.result_window) b->cfg.result_window = 1000;
-    sched_callbacks_t cb = {.dispatch = jobs_send_task, .failed = jobs_task_failed,
-                            .arg = b};
+    sched_callbacks_t cb = {.dispatch = send_task, .failed = outbox_task_failed,
+                            .revoke = send_revoke, .arg = b};
     b->sched = sched_new (cfg->max_deaths, &cb);
+    b->state.lock_fd = -1;
+    b->max_peers = cfg->max_peers ? cfg->max_peers : peers_allowed ();
+    b->results_compact = (uint64_t) (cfg->results_compact_mb ? cfg->results_compact_mb : 64)
+                         << 20;
     b->workers = zhashx_new ();
     b->jobs = zhashx_new ();
     b->router = zsock_new (ZMQ_ROUTER);
@@ -309,6 +486,14 @@ qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
     }
     zhashx_set_destructor (b->workers, zhashx_item_destroy_worker);
     zhashx_set_destructor (b->jobs, zhashx_item_destroy_job);
+    sched_set_task_timeout (b->sched, (int64_t) cfg->task_timeout_s * 1000);
+    b->now = zclock_mono ();
+    sched_set_now (b->sched, b->now);
+    /* what the state folder holds comes back before any peer is heard */
+    if (state_open (b, err, errlen)) {
+        qc_broker_destroy (&b);
+        return NULL;
+    }
     /* windows and credits bound what we queue per peer; a high mark
      * keeps the ROUTER from silently dropping what we do send */
     zsock_set_sndhwm (b->router, 100000);
@@ -338,7 +523,21 @@ qc_broker_destroy (qc_broker_t **self_p)
     if (!self_p || !*self_p)
         return;
     qc_broker_t *b = *self_p;
+    if (b->jobs && state_on (b))
+        state_commit (b);
+    while (b->pending) {
+        pending_submit_t *p = b->pending;
+        b->pending = p->next;
+        for (size_t i = 0; i < p->nslides; i++)
+            free (p->slides[i]);
+        free (p->slides);
+        zframe_destroy (&p->from);
+        free (p);
+    }
     zhashx_destroy (&b->jobs);        /* before sched: records point into it */
+    state_close (b);
+    free (b->tombs);
+    free (b->roster);
     zhashx_destroy (&b->workers);
     sched_destroy (&b->sched);
     zsock_destroy (&b->router);
@@ -347,6 +546,18 @@ qc_broker_destroy (qc_broker_t **self_p)
     free (b->bound);
     free (b);
     *self_p = NULL;
+}
+
+size_t
+qc_broker_max_peers (const qc_broker_t *self)
+{
+    return self ? self->max_peers : 0;
+}
+
+const char *
+qc_broker_state_dir (const qc_broker_t *self)
+{
+    return self ? self->state.dir : NULL;
 }
 
 const char *
@@ -363,21 +574,31 @@ goodbye (qc_broker_t *b)
     jobs_goodbye (b);
 }
 
-/* Runs the dispatch and the result pumps that the batch just read made
- * due: deferred so that credit freed by many RESULTs is handed out in
+/* The end of a batch of messages: one group commit of everything the
+ * batch wrote (results before they are sent, SUBMITs before they are
+ * ACCEPTED), then the SUBMITs applied, one dispatch and one pump per
+ * job. Deferred so that credit freed by many RESULTs is handed out in
  * one pass and the RESULTs go to the client in one burst, instead of a
- * scheduler pass, a TASK and a RESULT send (each waking the I/O thread)
- * per message. */
+ * sync, a scheduler pass, a TASK and a RESULT send per message. */
 static void
 flush_due (qc_broker_t *b)
 {
+    /* credit that results freed goes out first: workers run the next
+     * tasks while the sync below waits for the disk */
+    if (b->dispatch_due && !b->pending) {
+        b->dispatch_due = false;
+        sched_dispatch (b->sched);
+    }
+    bool committed = state_commit (b);
+    if (b->pending)
+        jobs_apply_pending (b, committed);
     if (b->dispatch_due) {
         b->dispatch_due = false;
         sched_dispatch (b->sched);
     }
     if (b->pump_due) {
         b->pump_due = false;
-        jobs_pump_due (b);
+        outbox_pump_due (b);
     }
 }
 
@@ -399,6 +620,7 @@ qc_broker_run (qc_broker_t *b, zsock_t *pipe, volatile int *stop)
         int wait = (int) (next_tick - b->now);
         void *which = zpoller_wait (poller, wait > 0 ? wait : 0);
         b->now = zclock_mono ();
+        sched_set_now (b->sched, b->now);
         if (which == b->router) {
             /* drain what is there before looking at the clock again */
             for (int i = 0; i < 1000 && receive (b); i++)
@@ -414,9 +636,11 @@ qc_broker_run (qc_broker_t *b, zsock_t *pipe, volatile int *stop)
             break;
         if (b->now >= next_tick) {
             tick (b);
+            flush_due (b);
             next_tick = b->now + tick_ms;
         }
     }
+    flush_due (b);
     goodbye (b);
     zpoller_destroy (&poller);
     return 0;

@@ -14,6 +14,18 @@ typedef struct {
     uint32_t max_deaths;       /* worker deaths before a slide fails; 3 */
     uint32_t result_window;    /* unacknowledged results in flight per client */
     uint32_t job_linger_s;     /* keep a finished, delivered job this long */
+    const char *state_dir;     /* journal and result files; NULL: keep
+                                  everything in memory (lost on a restart) */
+    bool state_recover;        /* start on a damaged journal, dropping the
+                                  damaged records (said in the log) */
+    uint32_t task_timeout_s;   /* take back a task running longer; 0: never */
+    uint32_t retention_s;      /* results of a finished job wait this long
+                                  for their client; 0: for ever */
+    size_t max_peers;          /* workers + clients; 0: from the open-file
+                                  limit */
+    uint32_t results_compact_mb; /* a job's result file is rewritten without
+                                  its acknowledged results once they are
+                                  this many MB; 0: 64 */
 } qc_broker_config_t;
 
 typedef struct qc_broker qc_broker_t;
@@ -23,6 +35,10 @@ void qc_broker_config_defaults (qc_broker_config_t *cfg);
 qc_broker_t *qc_broker_new (const qc_broker_config_t *cfg, char *err,
                             size_t errlen);
 void qc_broker_destroy (qc_broker_t **self_p);
+/* How many peers (workers and clients) it will hold. */
+size_t qc_broker_max_peers (const qc_broker_t *self);
+/* The state folder in use (NULL: none). */
+const char *qc_broker_state_dir (const qc_broker_t *self);
 /* The endpoint actually bound for index i (resolves a wildcard port). */
 const char *qc_broker_endpoint (qc_broker_t *self, size_t i);
 /* Runs until *stop becomes non-zero or, when pipe is given, until the

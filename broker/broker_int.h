@@ -1,9 +1,12 @@
 /* Broker internals shared by broker.c (event loop, workers),
- * broker_jobs.c (jobs and clients) and broker_status.c. */
+ * broker_jobs.c (jobs and clients), broker_outbox.c (each job's results
+ * in order), broker_state.c (the state folder: journal, result files),
+ * broker_restore.c (reading them back) and broker_status.c. */
 #ifndef QC_BROKER_INT_H
 #define QC_BROKER_INT_H
 
 #include "broker/broker.h"
+#include "broker/journal.h"
 #include "broker/sched.h"
 #include "shared/proto.h"
 
@@ -11,6 +14,10 @@
 /* Said to a peer the broker does not know (it restarted, or declared the
  * peer dead): a worker answers with READY, a client with ATTACH. */
 #define UNKNOWN_PEER_REASON "unknown peer: send READY or ATTACH"
+/* Log records kept per job while no client listens: at most this many,
+ * and at most this many bytes. */
+#define MAX_KEPT_LOGS 10000
+#define MAX_KEPT_LOG_BYTES (4u << 20)
 
 typedef struct {
     char key[PEER_KEY_MAX];
@@ -21,6 +28,7 @@ typedef struct {
     size_t ngpus;
     int64_t last_seen;
     int64_t next_beat;        /* when we next send it a HEARTBEAT */
+    size_t slot;              /* its place in qc_broker.roster */
     sched_worker_t *sw;
 } worker_rec_t;
 
@@ -29,27 +37,106 @@ typedef struct {
     zmsg_t *msg;              /* encoded LOG body (2 frames) */
 } log_entry_t;
 
+/* One result waiting for the client's ACK, by seq. Its bytes are in
+ * the job's result file at off (len payload bytes), or made by the
+ * broker (a failure: task idx, reason number reason), and while msg is
+ * set also in memory (until it is first sent; for ever with --state
+ * none). */
+typedef struct {
+    uint64_t off;
+    uint64_t idx;
+    uint32_t len;
+    int32_t reason;           /* -1: a worker's result; else reasons[] */
+    zmsg_t *msg;
+} outbox_entry_t;
+
 typedef struct {
     uint64_t id;
+    uint64_t key;             /* the job's identity (see PROTOCOL.md) */
     sched_job_t *sj;
+    /* the job-level fields of its SUBMIT (job_from_submit/job_to_submit
+     * in broker_jobs.c are the one place that lists them) */
     char *config;
+    qc_asset_t *assets;       /* the files its config names (SUBMIT), given
+                                 to each worker that asks (FETCH) */
+    size_t nassets;
     char *name;               /* client's label for the job */
     uint8_t resource;
+    /* SUBMIT batches journalled and not yet applied (broker_jobs.c) */
+    uint64_t pending_total;
+    bool pending_final;
+    bool durable;             /* its job record is on disk (or no state) */
     zframe_t *client;         /* routing id of the attached client */
     int64_t client_seen;
+    uint32_t client_hb_ms;    /* its heartbeat interval (its SUBMIT or
+                                 ATTACH says; else the broker's) */
     bool attached;
     /* results in order; seq n is outbox[n - 1 - outbox_base] */
-    zmsg_t **outbox;
-    size_t noutbox, cap_outbox;
+    outbox_entry_t *outbox;   /* a ring: noutbox entries from outbox_head */
+    size_t noutbox, cap_outbox, outbox_head;
     uint64_t outbox_base;     /* seq of outbox[0] minus 1 */
     uint64_t last_seq, sent_seq, acked_seq;
+    uint64_t durable_seq;     /* results up to it may be sent: they are on
+                                 disk (or there is no disk to wait for) */
+    uint64_t sent_bytes;      /* of results sent and not acknowledged */
+    char **reasons;           /* broker-made failures' reasons */
+    size_t nreasons;
+    /* broker-made failures of this burst, written as one record */
+    uint64_t fail_first_seq;
+    uint64_t *fail_idx;
+    size_t nfail, capfail;
+    int32_t fail_reason;
+    qc_jfile_t *results;      /* the result file; NULL with --state none */
     bool done_sent;
     bool pump_due;            /* results queued since the last pump */
-    int64_t finished_at;      /* 0 while running */
+    int64_t finished_at;      /* 0 while running (monotonic ms) */
+    int64_t finished_wall;    /* when it finished (Unix ms), for retention */
+    bool finish_logged;       /* its finish time is in the journal */
+    uint8_t forget_why;       /* TOMB_* once it is to be forgotten */
+    uint64_t journal_bytes;   /* its records a compaction would keep */
     /* log records kept while no client is attached (bounded ring) */
     zlist_t *logs;
     uint64_t logs_dropped;
+    size_t logs_bytes;
 } job_rec_t;
+
+/* A job forgotten: what an ATTACH to it is told. */
+typedef struct {
+    uint64_t id, key;
+    int64_t finished_wall, forgotten_wall;
+    uint8_t why;              /* TOMB_* */
+} tombstone_t;
+
+enum { TOMB_DELIVERED = 1, TOMB_RETENTION = 2 };
+
+/* A SUBMIT batch journalled, applied once the journal is on disk. */
+typedef struct pending_submit {
+    job_rec_t *job;
+    zframe_t *from;
+    char **slides;            /* taken from the message */
+    size_t nslides, skip;     /* slides before skip were applied already */
+    bool final, created;
+    uint32_t hb_ms;           /* the client's heartbeat interval */
+    struct pending_submit *next;
+} pending_submit_t;
+
+/* The state folder (broker_state.c); NULL members with --state none. */
+typedef struct {
+    char *dir;
+    int lock_fd;
+    qc_jfile_t *journal;
+    uint64_t epoch;           /* broker lives on this folder, this one too */
+    uint64_t live_bytes;      /* journal bytes a compaction would keep */
+    bool disk_full;           /* the last commit failed */
+    int64_t next_retry;       /* when a failed commit is tried again */
+    bool dir_dirty;           /* result files created since the last sync */
+    bool sync_due;            /* the journal holds a record to sync */
+    char disk_error[256];     /* why, for the SUBMITs refused */
+    int64_t next_compact_check;
+    bool force_compact;       /* rewrite the journal (after a recovery) */
+    zlist_t *unlink_after;    /* result files to delete once the journal
+                                 says their jobs are forgotten */
+} state_t;
 
 struct qc_broker {
     qc_broker_config_t cfg;
@@ -58,15 +145,30 @@ struct qc_broker {
     size_t nbound;
     sched_t *sched;
     zhashx_t *workers;        /* peer key -> worker_rec_t */
+    /* the same workers in a plain array, for the tick's pass over all of
+     * them (10,000 workers, 40 ticks a second) */
+    worker_rec_t **roster;
+    size_t nroster, caproster;
     zhashx_t *jobs;           /* job id (as string) -> job_rec_t */
     uint64_t next_job;
     int64_t now;
     uint64_t dropped;         /* malformed messages, for status */
+    size_t max_peers;         /* what the open-file limit allows */
+    uint64_t results_compact; /* bytes of acknowledged results that make a
+                                 job's result file be rewritten */
+    size_t nclients;          /* distinct client routing ids with a job */
+    int64_t next_sched_tick;
+    state_t state;
+    tombstone_t *tombs;       /* ring of the last QC_MAX_TOMBSTONES */
+    size_t ntombs, tomb_next;
+    pending_submit_t *pending, *pending_tail;
     /* Work deferred to the end of a batch of messages (see flush_due in
-     * broker.c): one dispatch and one pump per job per batch instead of
-     * one per RESULT, so TASKs and RESULTs leave in bursts. */
+     * broker.c): one commit, one dispatch and one pump per job per batch
+     * instead of one per message, so TASKs and RESULTs leave in bursts. */
     bool dispatch_due, pump_due;
 };
+
+#define QC_MAX_TOMBSTONES 10000
 
 void peer_key (zframe_t *id, char *key);
 
@@ -76,20 +178,112 @@ void jobs_on_attach (qc_broker_t *b, zframe_t *from, qc_msg_t *m);
 void jobs_on_ack (qc_broker_t *b, zframe_t *from, qc_msg_t *m);
 void jobs_on_cancel (qc_broker_t *b, zframe_t *from, qc_msg_t *m);
 void jobs_on_client_heartbeat (qc_broker_t *b, zframe_t *from);
+/* A worker asks for a job's config assets: answer ASSETS. */
+void jobs_on_fetch (qc_broker_t *b, zframe_t *from, qc_msg_t *m);
 /* A first result for a task: queue it for the client. */
 void jobs_deliver_result (qc_broker_t *b, job_rec_t *job, qc_msg_t *m);
+/* A client said DISCONNECT: its jobs are detached at once. */
+void jobs_on_client_disconnect (qc_broker_t *b, zframe_t *from);
+/* Applies the SUBMITs journalled in this batch (committed true) or
+ * refuses them (the journal could not be written). */
+void jobs_apply_pending (qc_broker_t *b, bool committed);
 void jobs_forward_log (qc_broker_t *b, job_rec_t *job, qc_msg_t *m);
-void jobs_task_failed (void *arg, sched_task_t *task, const char *reason);
-/* The scheduler assigned a task: send TASK to its worker. */
-void jobs_send_task (void *arg, sched_task_t *task, sched_worker_t *w);
 void jobs_tick (qc_broker_t *b);
-/* Sends what jobs_deliver_result queued since the last call. */
-void jobs_pump_due (qc_broker_t *b);
 void jobs_goodbye (qc_broker_t *b);
 job_rec_t *jobs_lookup (qc_broker_t *b, uint64_t id);
+/* The job a worker's message names, when its key matches; NULL (and a
+ * warning for a key that does not) otherwise. The one place a message's
+ * job identity is checked. */
+job_rec_t *jobs_of_task_msg (qc_broker_t *b, const qc_msg_t *m, const char *from);
+/* The same for a ref tuple (a hand-back, a crash report). */
+job_rec_t *jobs_of_ref (qc_broker_t *b, const qc_taskref_t *ref);
 void job_rec_destroy (void *item);
+/* A new job record (not yet in the table); NULL on memory. */
+job_rec_t *job_rec_new (qc_broker_t *b, uint64_t id, uint64_t key);
+/* The job-level fields of a SUBMIT into the job (taken from m), and
+ * back into a SUBMIT message (borrowed). */
+void job_from_submit (job_rec_t *job, qc_msg_t *m);
+void job_to_submit (const job_rec_t *job, qc_msg_t *m);
+int jobs_insert (qc_broker_t *b, job_rec_t *job);
+void jobs_remember_tomb (qc_broker_t *b, const tombstone_t *t);
+
+/* broker_outbox.c */
+/* Room for more results without allocating when they come: reserved for
+ * every task that has no result yet. -1 on memory. */
+int outbox_reserve (job_rec_t *job, size_t more);
+/* A first result for a task: numbered, written to the result file,
+ * queued for the client. */
+void outbox_deliver (qc_broker_t *b, job_rec_t *job, qc_msg_t *m);
+/* sched's failed callback: a broker-made failure. */
+void outbox_task_failed (void *arg, sched_task_t *task, const char *reason);
+/* Writes the broker-made failures gathered since the last call. */
+void outbox_flush_failures (qc_broker_t *b, job_rec_t *job);
+/* Sends results after sent_seq while the window allows, then DONE. */
+void outbox_pump (qc_broker_t *b, job_rec_t *job);
+/* Sends what was queued since the last call, for every job. */
+void outbox_pump_due (qc_broker_t *b);
+/* Forgets results up to seq: the client has them on disk. */
+void outbox_drop_acked (job_rec_t *job, uint64_t seq);
+/* What was sent and not acknowledged goes again (a client left). */
+void outbox_rewind (job_rec_t *job);
+/* Restore: a result already in the file. */
+int outbox_restore (job_rec_t *job, uint64_t off, uint32_t len, uint64_t idx,
+                    int32_t reason);
+int outbox_reason (job_rec_t *job, const char *reason);
+void outbox_free (job_rec_t *job);
+/* The in-memory copies of results that are in the file and were sent
+ * (or cannot be sent soon) are dropped: broker memory stays bounded. */
+void outbox_trim (job_rec_t *job);
+
+/* broker_state.c */
+/* Opens (or, with cfg->state_dir NULL, skips) the state folder, restores
+ * what it holds, and starts a new life on it. -1 with a message. */
+int state_open (qc_broker_t *b, char *err, size_t errlen);
+void state_close (qc_broker_t *b);
+bool state_on (const qc_broker_t *b);
+/* Journal records, buffered until state_commit. */
+void state_log_job (qc_broker_t *b, job_rec_t *job);
+void state_log_batch (qc_broker_t *b, job_rec_t *job, uint64_t base,
+                      char **slides, size_t nslides, bool final);
+void state_log_ack (qc_broker_t *b, job_rec_t *job);
+void state_log_cancel (qc_broker_t *b, job_rec_t *job);
+void state_log_blame (qc_broker_t *b, job_rec_t *job, uint64_t idx, uint32_t blame);
+void state_log_finished (qc_broker_t *b, job_rec_t *job);
+void state_log_forget (qc_broker_t *b, job_rec_t *job, uint8_t why);
+/* Opens the job's result file (creating it). -1 with a log line. */
+int state_open_results (qc_broker_t *b, job_rec_t *job);
+/* Writes every result file and the journal, each synced once. False
+ * when the journal could not be written (its SUBMITs are dropped). */
+bool state_commit (qc_broker_t *b);
+/* Compacts the journal when it holds mostly what is no longer needed. */
+void state_maintain (qc_broker_t *b);
+
+/* broker_restore.c */
+/* Reads the journal and result files into the broker. -1 with a
+ * message (a damaged journal, without cfg->state_recover). */
+int restore_run (qc_broker_t *b, char *err, size_t errlen);
+
+/* The records of a journal, or of job's result file, in data (a mapped
+ * file, or a fuzzer's bytes) into the broker; *cut: where the file must
+ * be cut (a torn or, recovering, a damaged tail; len otherwise). */
+int restore_journal_bytes (qc_broker_t *b, const char *path, const uint8_t *data,
+                           size_t len, size_t *cut, bool *recovered, char *err,
+                           size_t errlen);
+int restore_results_bytes (qc_broker_t *b, job_rec_t *job, const char *path,
+                           const uint8_t *data, size_t len, size_t *cut,
+                           bool *recovered, char *err, size_t errlen);
 
 /* broker_status.c */
 void status_reply (qc_broker_t *b, zframe_t *from);
+
+/* Record types of the journal (J_*) and of a result file (R_*); their
+ * payloads are in broker_state.c. */
+enum {
+    J_EPOCH = 1, J_JOB = 2, J_BATCH = 3, J_ACK = 4, J_CANCEL = 5,
+    J_FORGET = 6, J_BLAME = 7, J_FINISHED = 8,
+    R_RESULT = 16, R_FAILED = 17, R_BASE = 18
+};
+#define JOURNAL_MAGIC "QC-JOURNAL v1\n\0\0"
+#define RESULTS_MAGIC "QC-RESULTS v1\n\0\0"
 
 #endif

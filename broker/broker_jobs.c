@@ -1,15 +1,19 @@
 /* The job table and the client side of the protocol: SUBMIT, ATTACH, ACK,
- * CANCEL; results kept in order per job until the client acknowledges
- * them (so a client may leave and reattach without losing any), sent in
- * a bounded window; log records forwarded, or kept while detached. */
+ * CANCEL. A SUBMIT batch is journalled first and applied (tasks queued,
+ * ACCEPTED sent) only once the journal is on disk (jobs_apply_pending,
+ * after broker.c's commit). Results are kept in order per job until the
+ * client acknowledges them (broker_outbox.c); log records are forwarded,
+ * or kept while the client is away. A job is known by its id and its
+ * identity key: a message whose key is not the job's is refused, so no
+ * result or client can land in another job. */
 #include "broker/broker_int.h"
 
 #include <string.h>
+#include <sys/random.h>
 
 #include "shared/log.h"
 
 #define MOD "broker"
-#define MAX_KEPT_LOGS 10000
 
 static void
 id_key (uint64_t id, char *key, size_t len)
@@ -25,6 +29,64 @@ jobs_lookup (qc_broker_t *b, uint64_t id)
     return zhashx_lookup (b->jobs, key);
 }
 
+static job_rec_t *
+lookup_by_key (qc_broker_t *b, uint64_t key)
+{
+    for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
+        if (j->key == key)
+            return j;
+    return NULL;
+}
+
+job_rec_t *
+jobs_of_task_msg (qc_broker_t *b, const qc_msg_t *m, const char *from)
+{
+    job_rec_t *job = jobs_lookup (b, m->job);
+    if (job && m->key != job->key) {
+        qc_log (QC_LOG_WARNING, MOD, "%s for job %" PRIu64 " from %s carries another "
+                "job's identity (%016" PRIx64 ", not %016" PRIx64 "): dropped",
+                qc_command_name (m->command), m->job, from, m->key, job->key);
+        return NULL;
+    }
+    return job;    /* NULL also for a job already delivered and forgotten */
+}
+
+job_rec_t *
+jobs_of_ref (qc_broker_t *b, const qc_taskref_t *ref)
+{
+    job_rec_t *job = jobs_lookup (b, ref->job);
+    return job && job->key == ref->key ? job : NULL;
+}
+
+static uint64_t
+new_key (void)
+{
+    uint64_t k = 0;
+    while (!k)
+        if (getrandom (&k, sizeof k, 0) != (ssize_t) sizeof k)
+            k = ((uint64_t) zclock_time () << 20) ^ (uint64_t) random ();
+    return k;
+}
+
+job_rec_t *
+job_rec_new (qc_broker_t *b, uint64_t id, uint64_t key)
+{
+    job_rec_t *job = calloc (1, sizeof *job);
+    if (!job || !(job->logs = zlist_new ())) {
+        free (job);
+        return NULL;
+    }
+    job->id = id;
+    job->key = key ? key : new_key ();
+    job->fail_reason = -1;
+    if (!(job->sj = sched_job_new (b->sched, id, job))) {
+        zlist_destroy (&job->logs);
+        free (job);
+        return NULL;
+    }
+    return job;
+}
+
 void
 job_rec_destroy (void *item)
 {
@@ -32,11 +94,15 @@ job_rec_destroy (void *item)
     if (!j)
         return;
     free (j->config);
+    for (size_t i = 0; i < j->nassets; i++) {
+        free (j->assets[i].name);
+        free (j->assets[i].data);
+    }
+    free (j->assets);
     free (j->name);
     zframe_destroy (&j->client);
-    for (size_t i = 0; i < j->noutbox; i++)
-        zmsg_destroy (&j->outbox[i]);
-    free (j->outbox);
+    outbox_free (j);
+    qc_jfile_close (&j->results);
     if (j->logs) {
         for (log_entry_t *e = zlist_first (j->logs); e; e = zlist_next (j->logs)) {
             zmsg_destroy (&e->msg);
@@ -47,11 +113,121 @@ job_rec_destroy (void *item)
     free (j);
 }
 
-static void
-send_to_client (qc_broker_t *b, job_rec_t *job, const qc_msg_t *m)
+void
+job_from_submit (job_rec_t *job, qc_msg_t *m)
 {
-    if (job->attached && job->client)
-        qc_msg_send (m, zsock_resolve (b->router), job->client);
+    free (job->config);
+    free (job->name);
+    job->config = m->config;
+    m->config = NULL;
+    job->name = m->name;
+    m->name = NULL;
+    job->resource = m->resource;
+    for (size_t i = 0; i < job->nassets; i++) {
+        free (job->assets[i].name);
+        free (job->assets[i].data);
+    }
+    free (job->assets);
+    job->assets = m->assets;
+    job->nassets = m->nassets;
+    m->assets = NULL;
+    m->nassets = 0;
+}
+
+void
+job_to_submit (const job_rec_t *job, qc_msg_t *m)
+{
+    memset (m, 0, sizeof *m);
+    m->command = QC_SUBMIT;
+    m->gpu = -1;
+    m->job = job->id;
+    m->key = job->key;
+    m->config = job->config;
+    m->name = job->name;
+    m->resource = job->resource;
+    m->assets = job->assets;
+    m->nassets = job->nassets;
+}
+
+int
+jobs_insert (qc_broker_t *b, job_rec_t *job)
+{
+    char key[32];
+    id_key (job->id, key, sizeof key);
+    if (job->id >= b->next_job)
+        b->next_job = job->id + 1;
+    return zhashx_insert (b->jobs, key, job);
+}
+
+/* Forgets a job: from the table, the scheduler and (with a state
+ * folder) the disk; what an ATTACH to it will hear is kept. */
+static void
+forget (qc_broker_t *b, job_rec_t *j, uint8_t why)
+{
+    char key[32];
+    state_log_forget (b, j, why);
+    id_key (j->id, key, sizeof key);
+    sched_job_remove (b->sched, j->sj);
+    zhashx_delete (b->jobs, key);
+}
+
+void
+jobs_remember_tomb (qc_broker_t *b, const tombstone_t *t)
+{
+    if (!b->tombs && !(b->tombs = calloc (QC_MAX_TOMBSTONES, sizeof *b->tombs)))
+        return;
+    b->tombs[b->tomb_next] = *t;
+    b->tomb_next = (b->tomb_next + 1) % QC_MAX_TOMBSTONES;
+    if (b->ntombs < QC_MAX_TOMBSTONES)
+        b->ntombs++;
+}
+
+static void
+duration (uint32_t s, char *text, size_t len)
+{
+    if (s % 86400 == 0 && s)
+        snprintf (text, len, "%u days", s / 86400);
+    else if (s % 3600 == 0 && s)
+        snprintf (text, len, "%u h", s / 3600);
+    else if (s % 60 == 0 && s)
+        snprintf (text, len, "%u min", s / 60);
+    else
+        snprintf (text, len, "%u s", s);
+}
+
+/* What to tell a client about a job id this broker does not hold. */
+static void
+no_such_job (qc_broker_t *b, uint64_t id, char *text, size_t len)
+{
+    for (size_t i = 0; i < b->ntombs; i++) {
+        const tombstone_t *t = &b->tombs[i];
+        if (t->id != id)
+            continue;
+        char when[64] = "?";
+        time_t secs = (time_t) (t->forgotten_wall / 1000);
+        struct tm tm;
+        if (localtime_r (&secs, &tm))
+            strftime (when, sizeof when, "%Y-%m-%d %H:%M", &tm);
+        char kept[32];
+        duration (b->cfg.retention_s, kept, sizeof kept);
+        if (t->why == TOMB_RETENTION)
+            snprintf (text, len, "no such job: job %" PRIu64 " finished, and its "
+                      "results waited %s for a client that did not come; they "
+                      "were deleted at %s (qc-broker --retention); run its slides again",
+                      id, kept, when);
+        else
+            snprintf (text, len, "no such job: job %" PRIu64 " finished and all its "
+                      "results were delivered (forgotten at %s)", id, when);
+        return;
+    }
+    if (id >= b->next_job)
+        snprintf (text, len, "no such job: job %" PRIu64 " was never submitted here "
+                  "(this broker's jobs go up to %" PRIu64 "%s)", id, b->next_job - 1,
+                  state_on (b) ? "" : "; it keeps no state, so a restart forgot "
+                                      "every job");
+    else
+        snprintf (text, len, "no such job (finished and delivered, or the broker "
+                  "restarted without its state)");
 }
 
 static void
@@ -61,9 +237,41 @@ send_error (qc_broker_t *b, zframe_t *to, uint64_t job, const char *reason)
     qc_msg_send (&m, zsock_resolve (b->router), to);
 }
 
+/* attach: it answers an ATTACH (seq: what the resend follows). */
 static void
-attach_client (qc_broker_t *b, job_rec_t *job, zframe_t *from)
+send_accepted (qc_broker_t *b, zframe_t *to, const job_rec_t *job, bool attach)
 {
+    qc_msg_t m = {.command = QC_ACCEPTED, .gpu = -1, .job = job->id,
+                  .key = job->key, .total = job->sj->total, .seq = job->acked_seq,
+                  .attached = attach};
+    qc_msg_send (&m, zsock_resolve (b->router), to);
+}
+
+/* Peers the broker holds: registered workers and attached clients. */
+static bool
+full_for_new_client (qc_broker_t *b, zframe_t *from, char *text, size_t len)
+{
+    if (!b->max_peers)
+        return false;
+    size_t peers = zhashx_size (b->workers);
+    for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs)) {
+        if (j->client && zframe_eq (j->client, from))
+            return false;      /* already one of ours */
+        peers += j->attached;
+    }
+    if (peers < b->max_peers)
+        return false;
+    snprintf (text, len, "broker is full: it holds %zu peers (its open-file limit "
+              "allows %zu); try again later, or raise the broker's limit (ulimit -n)",
+              peers, b->max_peers);
+    return true;
+}
+
+static void
+attach_client (qc_broker_t *b, job_rec_t *job, zframe_t *from, uint32_t hb_ms)
+{
+    if (hb_ms >= 10)
+        job->client_hb_ms = hb_ms;
     if (!job->client || !zframe_eq (job->client, from)) {
         zframe_destroy (&job->client);
         job->client = zframe_dup (from);
@@ -78,14 +286,14 @@ flush_logs (qc_broker_t *b, job_rec_t *job)
 {
     void *sock = zsock_resolve (b->router);
     log_entry_t *e;
-    if (job->logs_dropped) {
+    if (job->logs_dropped && job->client) {
         char text[128];
         snprintf (text, sizeof text, "%" PRIu64 " log records were dropped while "
                   "no client was attached", job->logs_dropped);
-        qc_msg_t m = {.command = QC_LOG, .gpu = -1, .job = job->id,
+        qc_msg_t m = {.command = QC_LOG, .gpu = -1, .job = job->id, .key = job->key,
                       .time = (double) zclock_time () / 1000.0, .level = 2,
                       .worker = "broker", .module = "broker", .message = text};
-        send_to_client (b, job, &m);
+        qc_msg_send (&m, sock, job->client);
         job->logs_dropped = 0;
     }
     while ((e = zlist_pop (job->logs))) {
@@ -96,261 +304,275 @@ flush_logs (qc_broker_t *b, job_rec_t *job)
         zmsg_destroy (&e->msg);
         free (e);
     }
+    job->logs_bytes = 0;
 }
 
-/* Forgets results up to seq: the client has them on disk. */
-static void
-drop_acked (job_rec_t *job, uint64_t seq)
-{
-    if (seq <= job->outbox_base)
-        return;
-    uint64_t drop = seq - job->outbox_base;
-    for (uint64_t i = 0; i < drop; i++)
-        zmsg_destroy (&job->outbox[i]);
-    memmove (job->outbox, job->outbox + drop,
-             (job->noutbox - drop) * sizeof *job->outbox);
-    job->noutbox -= drop;
-    job->outbox_base = seq;
-    job->acked_seq = seq;
-}
-
-/* Sends results after sent_seq while the window allows, then DONE. */
-static void
-pump (qc_broker_t *b, job_rec_t *job)
-{
-    if (!job->attached)
-        return;
-    void *sock = zsock_resolve (b->router);
-    while (job->sent_seq < job->last_seq
-           && job->sent_seq - job->acked_seq < b->cfg.result_window) {
-        uint64_t seq = job->sent_seq + 1;
-        zmsg_t *copy = zmsg_dup (job->outbox[seq - 1 - job->outbox_base]);
-        zframe_t *to = zframe_dup (job->client);
-        if (!copy || !to || zmsg_prepend (copy, &to) || zmsg_send (&copy, sock)) {
-            zframe_destroy (&to);
-            zmsg_destroy (&copy);
-            break;
-        }
-        job->sent_seq = seq;
-    }
-    if (sched_job_finished (job->sj) && job->sent_seq == job->last_seq
-        && !job->done_sent) {
-        qc_msg_t m = {.command = QC_DONE, .gpu = -1, .job = job->id,
-                      .total = job->sj->total, .done = job->sj->done,
-                      .failed = job->sj->failed,
-                      .reason = job->sj->cancelled ? "cancelled" : NULL};
-        send_to_client (b, job, &m);
-        job->done_sent = true;
-    }
-    if (sched_job_finished (job->sj) && !job->finished_at)
-        job->finished_at = b->now;   /* e.g. an empty or cancelled job */
-}
-
-static void
-outbox_push (qc_broker_t *b, job_rec_t *job, qc_msg_t *m)
-{
-    if (job->noutbox == job->cap_outbox) {
-        size_t cap = job->cap_outbox ? job->cap_outbox * 2 : 64;
-        zmsg_t **o = realloc (job->outbox, cap * sizeof *o);
-        if (!o) {
-            qc_log (QC_LOG_ERROR, MOD, "job %" PRIu64 ": out of memory keeping a result", job->id);
-            return;
-        }
-        job->outbox = o;
-        job->cap_outbox = cap;
-    }
-    m->seq = job->last_seq + 1;
-    m->command = QC_RESULT;
-    zmsg_t *enc = zmsg_new ();
-    if (enc && qc_msg_encode (m, enc)) {
-        /* over a bound: the client still gets this slide, as failed */
-        qc_log (QC_LOG_ERROR, MOD, "job %" PRIu64 ": cannot encode result of %s",
-                job->id, m->path ? m->path : "?");
-        zmsg_destroy (&enc);
-        qc_result_t *failed = qc_result_new ();
-        qc_result_t *orig = m->result;
-        if (failed) {
-            qc_result_fail (failed, "the result of this slide broke a protocol bound "
-                                    "and could not be delivered");
-            m->result = failed;
-            enc = zmsg_new ();
-            if (enc && qc_msg_encode (m, enc))
-                zmsg_destroy (&enc);
-            m->result = orig;
-            qc_result_destroy (&failed);
-        }
-    }
-    if (!enc) {
-        qc_log (QC_LOG_ERROR, MOD, "job %" PRIu64 ": out of memory keeping a result", job->id);
-        return;
-    }
-    job->outbox[job->noutbox++] = enc;
-    job->last_seq = m->seq;
-    if (sched_job_finished (job->sj))
-        job->finished_at = b->now;
-}
-
-void
-jobs_deliver_result (qc_broker_t *b, job_rec_t *job, qc_msg_t *m)
-{
-    outbox_push (b, job, m);
-    /* sent with the rest of this batch's results (jobs_pump_due) */
-    job->pump_due = true;
-    b->pump_due = true;
-}
-
-void
-jobs_pump_due (qc_broker_t *b)
-{
-    for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
-        if (j->pump_due) {
-            j->pump_due = false;
-            pump (b, j);
-        }
-}
-
-void
-jobs_task_failed (void *arg, sched_task_t *task, const char *reason)
-{
-    qc_broker_t *b = arg;
-    job_rec_t *job = task->job->owner;
-    qc_msg_t m = {.command = QC_RESULT, .gpu = -1, .job = job->id,
-                  .idx = task->idx, .attempt = task->attempt,
-                  .path = task->path, .worker = "broker"};
-    m.result = qc_result_new ();
-    if (!m.result)
-        return;
-    qc_result_fail (m.result, "%s", reason);
-    qc_log (QC_LOG_WARNING, MOD, "job %" PRIu64 ": %s failed: %s", job->id,
-            task->path, reason);
-    outbox_push (b, job, &m);
-    pump (b, job);
-    qc_result_destroy (&m.result);
-}
-
-void
-jobs_send_task (void *arg, sched_task_t *t, sched_worker_t *sw)
-{
-    qc_broker_t *b = arg;
-    job_rec_t *job = t->job->owner;
-    worker_rec_t *w = sw->owner;
-    qc_msg_t m = {.command = QC_TASK, .job = job->id, .idx = t->idx,
-                  .attempt = t->attempt, .path = t->path,
-                  .config = job->config,
-                  .gpu = t->gpu >= 0 ? (int32_t) sw->gpu_index[t->gpu] : -1};
-    if (qc_msg_send (&m, zsock_resolve (b->router), w->id))
-        qc_log (QC_LOG_ERROR, MOD, "cannot send task %s to %s", t->path, w->name);
-}
+/* ---------------------------------------------------------------- SUBMIT */
 
 void
 jobs_on_submit (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
 {
+    char text[512];
     job_rec_t *job = NULL;
+    bool created = false;
     if (m->job == 0) {
         if (m->base != 0) {
             send_error (b, from, 0, "SUBMIT of a new job must start at index 0");
             return;
         }
-        job = calloc (1, sizeof *job);
-        char key[32];
-        if (!job || !(job->logs = zlist_new ())) {
-            free (job);
-            send_error (b, from, 0, "broker out of memory");
+        if (m->key && (job = lookup_by_key (b, m->key))) {
+            /* the client sent its first batch again (its ACCEPTED was
+             * lost with a broker restart): that job, as it is */
+            if (job->durable) {
+                attach_client (b, job, from, m->hb_ms);
+                send_accepted (b, from, job, false);
+            }
             return;
         }
-        job->id = b->next_job++;
-        job->resource = m->resource;
-        job->config = m->config; m->config = NULL;
-        job->name = m->name; m->name = NULL;
-        job->sj = sched_job_new (b->sched, job->id, job);
-        id_key (job->id, key, sizeof key);
-        if (!job->sj || zhashx_insert (b->jobs, key, job)) {
-            if (job->sj)
+        if (b->state.disk_full) {
+            snprintf (text, sizeof text, "the broker cannot store a new job: %s; "
+                      "accepted jobs go on", b->state.disk_error);
+            send_error (b, from, 0, text);
+            return;
+        }
+        if (full_for_new_client (b, from, text, sizeof text)) {
+            send_error (b, from, 0, text);
+            return;
+        }
+        if (!(job = job_rec_new (b, b->next_job, m->key)) || jobs_insert (b, job)) {
+            if (job)
                 sched_job_remove (b->sched, job->sj);
             job_rec_destroy (job);
             send_error (b, from, 0, "broker out of memory");
             return;
         }
+        job_from_submit (job, m);
+        created = true;
+        state_log_job (b, job);
+        if (state_on (b) && state_open_results (b, job)) {
+            forget (b, job, 0);
+            send_error (b, from, 0, "the broker cannot create the job's result file "
+                                    "(see its log)");
+            return;
+        }
         qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 " submitted%s%s", job->id,
                 job->name ? " by " : "", job->name ? job->name : "");
     } else if (!(job = jobs_lookup (b, m->job))) {
-        send_error (b, from, m->job, "no such job");
+        no_such_job (b, m->job, text, sizeof text);
+        send_error (b, from, m->job, text);
+        return;
+    } else if (m->key && m->key != job->key) {
+        send_error (b, from, m->job, "job is not yours: its identity differs (the "
+                                     "broker lost its state, or the job id is wrong)");
         return;
     }
     if (job->sj->cancelled) {
         send_error (b, from, job->id, "job was cancelled: no more slides accepted");
         return;
     }
-    if (m->base != job->sj->total || job->sj->final) {
-        send_error (b, from, job->id, job->sj->final
+    uint64_t have = job->sj->total + job->pending_total;
+    if (m->base > have || ((job->sj->final || job->pending_final)
+                           && m->base + m->nslides > have)) {
+        send_error (b, from, job->id, job->sj->final || job->pending_final
                         ? "job is already complete: no more slides accepted"
                         : "SUBMIT batch out of order");
         return;
     }
-    attach_client (b, job, from);
-    for (size_t i = 0; i < m->nslides; i++)
-        if (!sched_job_add (b->sched, job->sj, m->slides[i], job->resource)) {
-            send_error (b, from, job->id, "broker out of memory");
-            return;
+    /* a batch sent again after a reconnect: only what is new counts */
+    size_t skip = (size_t) (have - m->base) < m->nslides ? (size_t) (have - m->base)
+                                                          : m->nslides;
+    size_t n = m->nslides - skip;
+    bool final = m->final && !job->sj->final && !job->pending_final;
+    if (!created && (n || final) && b->state.disk_full) {
+        snprintf (text, sizeof text, "the broker cannot store more slides: %s; "
+                  "accepted slides go on", b->state.disk_error);
+        send_error (b, from, job->id, text);
+        return;
+    }
+    if (outbox_reserve (job, (size_t) (have + n - job->acked_seq))) {
+        send_error (b, from, job->id, "broker out of memory");
+        if (created)
+            forget (b, job, 0);
+        return;
+    }
+    pending_submit_t *p = calloc (1, sizeof *p);
+    if (!p || !(p->from = zframe_dup (from))) {
+        free (p);
+        send_error (b, from, job->id, "broker out of memory");
+        if (created)
+            forget (b, job, 0);
+        return;
+    }
+    if (n || final || created)
+        state_log_batch (b, job, have, m->slides + skip, n, final);
+    p->job = job;
+    p->slides = m->slides;     /* taken: freed once applied */
+    p->nslides = m->nslides;
+    p->skip = skip;
+    p->final = final;
+    p->created = created;
+    p->hb_ms = m->hb_ms;
+    m->slides = NULL;
+    m->nslides = 0;
+    job->pending_total += n;
+    job->pending_final |= final;
+    if (b->pending_tail) b->pending_tail->next = p; else b->pending = p;
+    b->pending_tail = p;
+    b->dispatch_due = true;    /* flush_due commits, applies, dispatches */
+}
+
+static void
+pending_free (pending_submit_t *p)
+{
+    for (size_t i = 0; i < p->nslides; i++)
+        free (p->slides[i]);
+    free (p->slides);
+    zframe_destroy (&p->from);
+    free (p);
+}
+
+/* Queues a journalled batch's slides; false (nothing added) on memory. */
+static bool
+apply_batch (qc_broker_t *b, pending_submit_t *p)
+{
+    job_rec_t *job = p->job;
+    uint64_t before = job->sj->total;
+    for (size_t i = p->skip; i < p->nslides; i++)
+        if (!sched_job_add (b->sched, job->sj, p->slides[i], job->resource)) {
+            sched_job_truncate (b->sched, job->sj, before);
+            return false;
         }
-    if (m->final)
+    if (p->final)
         job->sj->final = true;
-    qc_msg_t reply = {.command = QC_ACCEPTED, .gpu = -1, .job = job->id,
-                      .total = job->sj->total};
-    qc_msg_send (&reply, zsock_resolve (b->router), from);
-    sched_dispatch (b->sched);
-    pump (b, job);      /* an empty final job is done at once */
+    return true;
+}
+
+void
+jobs_apply_pending (qc_broker_t *b, bool committed)
+{
+    pending_submit_t *p;
+    while ((p = b->pending)) {
+        b->pending = p->next;
+        if (!b->pending)
+            b->pending_tail = NULL;
+        job_rec_t *job = p->job;
+        size_t n = p->nslides - p->skip;
+        job->pending_total -= n;
+        if (p->final)
+            job->pending_final = false;
+        if (committed && apply_batch (b, p)) {
+            job->durable = true;
+            attach_client (b, job, p->from, p->hb_ms);
+            send_accepted (b, p->from, job, false);
+            outbox_pump (b, job);      /* an empty final job is done at once */
+        } else {
+            char text[512];
+            if (committed)
+                snprintf (text, sizeof text, "broker out of memory");
+            else
+                snprintf (text, sizeof text, "the broker cannot store %s: %s%s",
+                          p->created ? "a new job" : "more slides", b->state.disk_error,
+                          p->created ? "" : "; accepted slides go on");
+            send_error (b, p->from, p->created ? 0 : job->id, text);
+            if (p->created)
+                forget (b, job, 0);
+        }
+        pending_free (p);
+    }
+}
+
+/* ---------------------------------------------------------------- ATTACH ... */
+
+void
+jobs_on_fetch (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
+{
+    /* a job the broker no longer knows has nothing to give: the empty
+     * answer lets the worker fail those tasks instead of waiting */
+    job_rec_t *job = jobs_lookup (b, m->job);
+    if (job && job->key != m->key)
+        job = NULL;         /* another job of that id: not its files */
+    qc_msg_t reply = {.command = QC_ASSETS, .gpu = -1, .job = m->job, .key = m->key,
+                      .assets = job ? job->assets : NULL,
+                      .nassets = job ? job->nassets : 0};
+    if (qc_msg_send (&reply, zsock_resolve (b->router), from))
+        qc_log (QC_LOG_ERROR, MOD, "job %" PRIu64 ": cannot send its %zu "
+                "config files to a worker", m->job, reply.nassets);
 }
 
 void
 jobs_on_attach (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
 {
+    char text[512];
     job_rec_t *job = jobs_lookup (b, m->job);
     if (!job) {
-        send_error (b, from, m->job, "no such job (finished and delivered, "
-                                     "or the broker restarted)");
+        no_such_job (b, m->job, text, sizeof text);
+        send_error (b, from, m->job, text);
         return;
     }
-    attach_client (b, job, from);
-    /* the client says what it already holds; send from there */
-    if (m->seq > job->acked_seq && m->seq <= job->last_seq)
-        drop_acked (job, m->seq);
-    job->sent_seq = job->acked_seq;
-    job->done_sent = false;
+    if (m->key && m->key != job->key) {
+        snprintf (text, sizeof text, "job %" PRIu64 " at this broker is not the job of "
+                  "your output folder (its identity differs: the broker lost its "
+                  "state, or the job id is wrong)", job->id);
+        send_error (b, from, m->job, text);
+        return;
+    }
+    if (!job->attached && full_for_new_client (b, from, text, sizeof text)) {
+        send_error (b, from, m->job, text);
+        return;
+    }
+    attach_client (b, job, from, m->hb_ms);
+    /* the client says what it already holds; send from there. A client
+     * that holds more than this broker numbered (results sent while the
+     * disk was full, then a crash) holds at least every result here. */
+    uint64_t holds = m->seq < job->last_seq ? m->seq : job->last_seq;
+    if (holds > job->acked_seq) {
+        outbox_drop_acked (job, holds);
+        state_log_ack (b, job);
+    }
+    outbox_rewind (job);
     qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 ": client attached, resending from result %" PRIu64,
             job->id, job->sent_seq + 1);
-    qc_msg_t reply = {.command = QC_ACCEPTED, .gpu = -1, .job = job->id,
-                      .total = job->sj->total};
-    qc_msg_send (&reply, zsock_resolve (b->router), from);
+    send_accepted (b, from, job, true);
     flush_logs (b, job);
-    pump (b, job);
+    outbox_pump (b, job);
+    outbox_trim (job);
 }
 
 void
 jobs_on_ack (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
 {
     job_rec_t *job = jobs_lookup (b, m->job);
-    if (!job || m->seq <= job->acked_seq || m->seq > job->sent_seq)
+    if (!job || (m->key && m->key != job->key) || m->seq <= job->acked_seq
+        || m->seq > job->sent_seq)
         return;
-    attach_client (b, job, from);
-    drop_acked (job, m->seq);
-    pump (b, job);
+    attach_client (b, job, from, 0);
+    outbox_drop_acked (job, m->seq);
+    state_log_ack (b, job);
+    outbox_pump (b, job);
+    outbox_trim (job);
 }
 
 void
 jobs_on_cancel (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
 {
+    char text[512];
     job_rec_t *job = jobs_lookup (b, m->job);
     if (!job) {
-        send_error (b, from, m->job, "no such job");
+        no_such_job (b, m->job, text, sizeof text);
+        send_error (b, from, m->job, text);
+        return;
+    }
+    if (m->key && m->key != job->key) {
+        send_error (b, from, m->job, "job is not yours: its identity differs");
         return;
     }
     qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 " cancelled", job->id);
+    if (!job->sj->cancelled)
+        state_log_cancel (b, job);
     sched_job_cancel (b->sched, job->sj);
-    qc_msg_t reply = {.command = QC_ACCEPTED, .gpu = -1, .job = job->id,
-                      .total = job->sj->total};
-    qc_msg_send (&reply, zsock_resolve (b->router), from);
-    pump (b, job);
+    send_accepted (b, from, job, false);
+    outbox_pump (b, job);
+    outbox_trim (job);
 }
 
 void
@@ -363,7 +585,8 @@ jobs_on_client_heartbeat (qc_broker_t *b, zframe_t *from)
             if (!j->attached) {
                 j->attached = true;
                 flush_logs (b, j);
-                pump (b, j);
+                outbox_pump (b, j);
+                outbox_trim (j);
             }
             known = true;
         }
@@ -373,10 +596,23 @@ jobs_on_client_heartbeat (qc_broker_t *b, zframe_t *from)
 }
 
 void
+jobs_on_client_disconnect (qc_broker_t *b, zframe_t *from)
+{
+    for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
+        if (j->attached && j->client && zframe_eq (j->client, from)) {
+            j->attached = false;
+            /* what was sent but not acknowledged goes again on attach */
+            outbox_rewind (j);
+            qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 ": client left; results are "
+                    "kept until it reattaches", j->id);
+        }
+}
+
+void
 jobs_forward_log (qc_broker_t *b, job_rec_t *job, qc_msg_t *m)
 {
-    if (job->attached) {
-        send_to_client (b, job, m);
+    if (job->attached && job->client) {
+        qc_msg_send (m, zsock_resolve (b->router), job->client);
         return;
     }
     log_entry_t *e = calloc (1, sizeof *e);
@@ -386,43 +622,62 @@ jobs_forward_log (qc_broker_t *b, job_rec_t *job, qc_msg_t *m)
         free (e);
         return;
     }
-    if (zlist_size (job->logs) > MAX_KEPT_LOGS) {
+    job->logs_bytes += zmsg_content_size (e->msg);
+    while (zlist_size (job->logs) > MAX_KEPT_LOGS || job->logs_bytes > MAX_KEPT_LOG_BYTES) {
         log_entry_t *old = zlist_pop (job->logs);
+        job->logs_bytes -= zmsg_content_size (old->msg);
         zmsg_destroy (&old->msg);
         free (old);
         job->logs_dropped++;
     }
 }
 
+/* ---------------------------------------------------------------- time */
+
 void
 jobs_tick (qc_broker_t *b)
 {
-    int64_t client_dead = (int64_t) b->cfg.heartbeat_ms * b->cfg.liveness;
+    int64_t wall = zclock_time ();
     zlist_t *gone = NULL;
     for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs)) {
+        /* a client is judged by its own beat, as a worker is */
+        int64_t client_dead = (int64_t) (j->client_hb_ms ? j->client_hb_ms
+                                                          : b->cfg.heartbeat_ms)
+                              * b->cfg.liveness;
         if (j->attached && b->now - j->client_seen > client_dead) {
             j->attached = false;
             /* what was sent but not acknowledged goes again on attach */
-            j->sent_seq = j->acked_seq;
-            j->done_sent = false;
+            outbox_rewind (j);
             qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 ": client went away; "
                     "results are kept until it reattaches", j->id);
         }
-        if (!j->finished_at && sched_job_finished (j->sj))
+        if (!j->finished_at && sched_job_finished (j->sj)) {
             j->finished_at = b->now;    /* e.g. cancelled while detached */
+            j->finished_wall = wall;
+        }
+        if (j->finished_at && !j->finish_logged)
+            state_log_finished (b, j);
+        uint8_t why = 0;
         if (j->finished_at && j->acked_seq == j->last_seq && !j->attached
-            && b->now - j->finished_at > (int64_t) b->cfg.job_linger_s * 1000) {
+            && b->now - j->finished_at > (int64_t) b->cfg.job_linger_s * 1000)
+            why = TOMB_DELIVERED;
+        else if (j->finished_at && !j->attached && b->cfg.retention_s
+                 && wall - j->finished_wall > (int64_t) b->cfg.retention_s * 1000)
+            why = TOMB_RETENTION;
+        if (why) {
+            if (why == TOMB_RETENTION)
+                qc_log (QC_LOG_WARNING, MOD, "job %" PRIu64 ": %" PRIu64 " results "
+                        "waited %u s for a client after the job finished: deleted "
+                        "(--retention)", j->id, j->last_seq - j->acked_seq,
+                        b->cfg.retention_s);
+            j->forget_why = why;
             if (!gone) gone = zlist_new ();
             if (gone) zlist_append (gone, j);
         }
     }
     if (gone) {
-        for (job_rec_t *j = zlist_first (gone); j; j = zlist_next (gone)) {
-            char key[32];
-            id_key (j->id, key, sizeof key);
-            sched_job_remove (b->sched, j->sj);
-            zhashx_delete (b->jobs, key);
-        }
+        for (job_rec_t *j = zlist_first (gone); j; j = zlist_next (gone))
+            forget (b, j, j->forget_why);
         zlist_destroy (&gone);
     }
 }
@@ -430,9 +685,10 @@ jobs_tick (qc_broker_t *b)
 void
 jobs_goodbye (qc_broker_t *b)
 {
-    for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs)) {
-        qc_msg_t m = {.command = QC_DISCONNECT, .gpu = -1,
-                      .reason = "broker is shutting down"};
-        send_to_client (b, j, &m);
-    }
+    for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
+        if (j->attached && j->client) {
+            qc_msg_t m = {.command = QC_DISCONNECT, .gpu = -1,
+                          .reason = "broker is shutting down"};
+            qc_msg_send (&m, zsock_resolve (b->router), j->client);
+        }
 }

@@ -1,7 +1,10 @@
 /* qc-broker: the task queue and worker registry of a QC cluster. */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "broker/broker.h"
 #include "shared/cli.h"
@@ -20,12 +23,71 @@ usage (FILE *to)
         "      --liveness N       missed heartbeats before a worker is dead (3)\n"
         "      --max-deaths N     worker deaths before a slide is failed (3)\n"
         "      --linger S         keep a finished, delivered job S seconds (600)\n"
+        "      --state DIR|none   keep jobs, slides and results not yet fetched\n"
+        "                         in DIR, so that a restart (even after kill -9\n"
+        "                         or a power cut) loses nothing; default:\n"
+        "                         $STATE_DIRECTORY (systemd), /var/lib/qc-broker\n"
+        "                         as root, else ~/.local/state/qc-broker; none:\n"
+        "                         keep everything in memory\n"
+        "      --state-recover    start even when the journal in DIR is damaged,\n"
+        "                         dropping the damaged records (said in the log;\n"
+        "                         their slides run again)\n"
+        "      --task-timeout S   take a task back when it runs longer than S\n"
+        "                         seconds (its worker is told; 1800; 0: never)\n"
+        "      --retention S      results of a finished job wait S seconds for\n"
+        "                         their client before they are deleted (604800 =\n"
+        "                         7 days; 0: for ever)\n"
+        "      --results-compact-mb N  a job's result file is rewritten without\n"
+        "                         the results its client acknowledged once they\n"
+        "                         are N MB (64): a long job's disk use stays\n"
+        "                         what its client has not fetched\n"
+        "      --max-peers N      workers and clients it holds at once; the next\n"
+        "                         is refused with a reason (default: what the\n"
+        "                         open-file limit allows, raised to its hard\n"
+        "                         limit at start)\n"
         "      --log-level L      debug, info, warning or error (info)\n"
         "  -h, --help             show this help\n"
         "  -V, --version          show the version\n\n"
-        "Exit codes: 0 stopped by SIGTERM/SIGINT, 2 usage error,\n"
-        "3 an endpoint could not be bound.\n");
+        "Exit codes: 0 stopped by SIGTERM/SIGINT, 2 usage error or a state\n"
+        "folder it cannot use (in use, damaged), 3 an endpoint could not be\n"
+        "bound.\n");
 }
+
+/* The state folder a broker run as a service keeps by default. */
+static const char *
+default_state_dir (char *buf, size_t len)
+{
+    const char *sd = getenv ("STATE_DIRECTORY");   /* systemd's StateDirectory= */
+    if (sd && *sd) {
+        snprintf (buf, len, "%.*s", (int) strcspn (sd, ":"), sd);
+        return buf;
+    }
+    if (geteuid () == 0)
+        return "/var/lib/qc-broker";
+    const char *xdg = getenv ("XDG_STATE_HOME"), *home = getenv ("HOME");
+    if (xdg && *xdg)
+        snprintf (buf, len, "%s/qc-broker", xdg);
+    else if (home && *home)
+        snprintf (buf, len, "%s/.local/state/qc-broker", home);
+    else
+        return NULL;
+    return buf;
+}
+
+/* Long options without a letter: values past every char. */
+enum {
+    OPT_HEARTBEAT_MS = 256,
+    OPT_LIVENESS,
+    OPT_MAX_DEATHS,
+    OPT_LINGER,
+    OPT_LOG_LEVEL,
+    OPT_STATE,
+    OPT_STATE_RECOVER,
+    OPT_TASK_TIMEOUT,
+    OPT_RETENTION,
+    OPT_MAX_PEERS,
+    OPT_RESULTS_COMPACT_MB,
+};
 
 int
 main (int argc, char **argv)
@@ -35,12 +97,25 @@ main (int argc, char **argv)
     qc_broker_config_defaults (&cfg);
     const char *binds[64];
     size_t nbinds = 0;
+    const char *state = NULL;
+    char state_buf[4096];
     unsigned long v;
     static const struct option opts[] = {
-        {"bind", required_argument, 0, 'b'}, {"heartbeat-ms", required_argument, 0, 1},
-        {"liveness", required_argument, 0, 2}, {"max-deaths", required_argument, 0, 3},
-        {"linger", required_argument, 0, 4}, {"log-level", required_argument, 0, 5},
-        {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
+        {"bind", required_argument, 0, 'b'},
+        {"heartbeat-ms", required_argument, 0, OPT_HEARTBEAT_MS},
+        {"liveness", required_argument, 0, OPT_LIVENESS},
+        {"max-deaths", required_argument, 0, OPT_MAX_DEATHS},
+        {"linger", required_argument, 0, OPT_LINGER},
+        {"log-level", required_argument, 0, OPT_LOG_LEVEL},
+        {"state", required_argument, 0, OPT_STATE},
+        {"state-recover", no_argument, 0, OPT_STATE_RECOVER},
+        {"task-timeout", required_argument, 0, OPT_TASK_TIMEOUT},
+        {"retention", required_argument, 0, OPT_RETENTION},
+        {"max-peers", required_argument, 0, OPT_MAX_PEERS},
+        {"results-compact-mb", required_argument, 0, OPT_RESULTS_COMPACT_MB},
+        {"help", no_argument, 0, 'h'},
+        {"version", no_argument, 0, 'V'},
+        {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "b:hV", opts, NULL)) != -1) {
         switch (c) {
@@ -51,24 +126,49 @@ main (int argc, char **argv)
             }
             binds[nbinds++] = optarg;
             break;
-        case 1:
+        case OPT_HEARTBEAT_MS:
             if (qc_cli_uint (prog, "--heartbeat-ms", optarg, 10, 600000, &v)) return QC_EXIT_USAGE;
             cfg.heartbeat_ms = (uint32_t) v;
             break;
-        case 2:
+        case OPT_LIVENESS:
             if (qc_cli_uint (prog, "--liveness", optarg, 1, 1000, &v)) return QC_EXIT_USAGE;
             cfg.liveness = (uint32_t) v;
             break;
-        case 3:
+        case OPT_MAX_DEATHS:
             if (qc_cli_uint (prog, "--max-deaths", optarg, 1, 1000, &v)) return QC_EXIT_USAGE;
             cfg.max_deaths = (uint32_t) v;
             break;
-        case 4:
+        case OPT_LINGER:
             if (qc_cli_uint (prog, "--linger", optarg, 0, 86400 * 365, &v)) return QC_EXIT_USAGE;
             cfg.job_linger_s = (uint32_t) v;
             break;
-        case 5:
+        case OPT_LOG_LEVEL:
             if (qc_cli_log_level (prog, optarg)) return QC_EXIT_USAGE;
+            break;
+        case OPT_STATE:
+            if (!*optarg) {
+                fprintf (stderr, "%s: --state needs a folder, or none\n", prog);
+                return QC_EXIT_USAGE;
+            }
+            state = optarg;
+            break;
+        case OPT_STATE_RECOVER: cfg.state_recover = true; break;
+        case OPT_TASK_TIMEOUT:
+            if (qc_cli_uint (prog, "--task-timeout", optarg, 0, 86400 * 30, &v)) return QC_EXIT_USAGE;
+            cfg.task_timeout_s = (uint32_t) v;
+            break;
+        case OPT_RETENTION:
+            if (qc_cli_uint (prog, "--retention", optarg, 0, 86400 * 3650, &v)) return QC_EXIT_USAGE;
+            cfg.retention_s = (uint32_t) v;
+            break;
+        case OPT_MAX_PEERS:
+            if (qc_cli_uint (prog, "--max-peers", optarg, 1, 1000000, &v)) return QC_EXIT_USAGE;
+            cfg.max_peers = (size_t) v;
+            break;
+        case OPT_RESULTS_COMPACT_MB:
+            if (qc_cli_uint (prog, "--results-compact-mb", optarg, 1, 1u << 20, &v))
+                return QC_EXIT_USAGE;
+            cfg.results_compact_mb = (uint32_t) v;
             break;
         case 'h': usage (stdout); return QC_EXIT_OK;
         case 'V': qc_cli_version (prog); return QC_EXIT_OK;
@@ -84,14 +184,28 @@ main (int argc, char **argv)
         cfg.endpoints = binds;
         cfg.nendpoints = nbinds;
     }
+    if (!state && !(state = default_state_dir (state_buf, sizeof state_buf))) {
+        fprintf (stderr, "%s: no default state folder (no HOME): give --state DIR, "
+                 "or --state none\n", prog);
+        return QC_EXIT_USAGE;
+    }
+    cfg.state_dir = strcmp (state, "none") == 0 ? NULL : state;
     qc_log_set_process (prog);
     qc_cli_install_signals ();
-    char err[512];
+    /* a file-size limit refuses a write (EFBIG) like a full disk does;
+     * the broker goes on, it is not killed for it */
+    signal (SIGXFSZ, SIG_IGN);
+    char err[1024];
     qc_broker_t *b = qc_broker_new (&cfg, err, sizeof err);
     if (!b) {
         fprintf (stderr, "%s: %s\n", prog, err);
-        return QC_EXIT_NO_BROKER;
+        /* a folder it cannot use is a configuration error, not a port */
+        return strncmp (err, "cannot bind", 11) == 0 ? QC_EXIT_NO_BROKER : QC_EXIT_USAGE;
     }
+    qc_log (QC_LOG_INFO, "broker", "state: %s", cfg.state_dir
+            ? cfg.state_dir : "none (in memory: a restart forgets every job)");
+    qc_log (QC_LOG_INFO, "broker", "can hold %zu peers (workers and clients; the "
+            "open-file limit allows it)", qc_broker_max_peers (b));
     for (size_t i = 0; qc_broker_endpoint (b, i); i++)
         qc_log (QC_LOG_INFO, "broker", "listening on %s", qc_broker_endpoint (b, i));
     qc_broker_run (b, NULL, (volatile int *) &qc_cli_signals);

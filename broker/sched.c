@@ -7,6 +7,10 @@
 
 struct sched {
     uint32_t max_deaths;
+    uint32_t max_vanished;
+    uint32_t attempt_base;         /* this broker life's attempts follow it */
+    int64_t now;                   /* ms, the broker's monotonic clock */
+    int64_t timeout;               /* task deadline in ms; 0 = none */
     sched_callbacks_t cb;
     sched_job_t *jobs;             /* all jobs, oldest first */
     sched_job_t *jobs_tail;
@@ -62,8 +66,37 @@ sched_new (uint32_t max_deaths, const sched_callbacks_t *cb)
     if (!self)
         return NULL;
     self->max_deaths = max_deaths ? max_deaths : 3;
+    self->max_vanished = SCHED_MAX_VANISHED;
     self->cb = *cb;
     return self;
+}
+
+void
+sched_set_now (sched_t *self, int64_t now_ms)
+{
+    if (self)
+        self->now = now_ms;
+}
+
+void
+sched_set_task_timeout (sched_t *self, int64_t timeout_ms)
+{
+    if (self)
+        self->timeout = timeout_ms > 0 ? timeout_ms : 0;
+}
+
+void
+sched_set_attempt_base (sched_t *self, uint32_t base)
+{
+    if (self)
+        self->attempt_base = base;
+}
+
+void
+sched_set_max_vanished (sched_t *self, uint32_t n)
+{
+    if (self)
+        self->max_vanished = n ? n : SCHED_MAX_VANISHED;
 }
 
 static void
@@ -75,6 +108,13 @@ job_free (sched_job_t *job)
         free (job->blocks[b]);
     free (job->blocks);
     free (job);
+}
+
+static void
+worker_free (sched_worker_t *w)
+{
+    free (w->ghosts);
+    free (w);
 }
 
 void
@@ -89,10 +129,77 @@ sched_destroy (sched_t **self_p)
     }
     for (sched_worker_t *w = self->workers, *n; w; w = n) {
         n = w->next;
-        free (w);
+        worker_free (w);
     }
     free (self);
     *self_p = NULL;
+}
+
+/* ------------------------------------------------------------ credit */
+
+static void
+credit_take (sched_worker_t *w, int32_t gpu)
+{
+    if (gpu >= 0) {
+        w->gpu_inflight++;
+        w->gpu_load[gpu]++;
+    } else
+        w->cpu_inflight++;
+}
+
+static void
+credit_give (sched_worker_t *w, int32_t gpu)
+{
+    if (gpu >= 0) {
+        w->gpu_inflight--;
+        w->gpu_load[gpu]--;
+    } else
+        w->cpu_inflight--;
+}
+
+/* Takes t off its worker: the job's counters follow; the credit comes
+ * back unless keep_credit (then it stays with a ghost of the attempt). */
+static void
+detach (sched_task_t *t, bool keep_credit)
+{
+    sched_worker_t *w = t->worker;
+    if (!w)
+        return;
+    list_unlink (&w->assigned, t, true);
+    if (t->state == TASK_RUNNING)
+        t->job->running--;
+    else
+        t->job->dispatched--;
+    if (keep_credit && w->nghosts == w->capghosts) {
+        uint32_t cap = w->capghosts ? w->capghosts * 2 : 4;
+        sched_ghost_t *g = realloc (w->ghosts, cap * sizeof *g);
+        if (g) {
+            w->ghosts = g;
+            w->capghosts = cap;
+        } else
+            keep_credit = false;    /* out of memory: over-commit instead */
+    }
+    if (keep_credit)
+        w->ghosts[w->nghosts++] = (sched_ghost_t) {
+            .job = t->job->id, .idx = t->idx, .attempt = t->attempt, .gpu = t->gpu};
+    else
+        credit_give (w, t->gpu);
+    t->worker = NULL;
+}
+
+/* The ghost of (job, idx, attempt) on w ends: its credit comes back. */
+static bool
+ghost_end (sched_worker_t *w, uint64_t job, uint64_t idx, uint32_t attempt)
+{
+    for (uint32_t i = 0; w && i < w->nghosts; i++) {
+        sched_ghost_t *g = &w->ghosts[i];
+        if (g->job == job && g->idx == idx && g->attempt == attempt) {
+            credit_give (w, g->gpu);
+            w->ghosts[i] = w->ghosts[--w->nghosts];
+            return true;
+        }
+    }
+    return false;
 }
 
 /* ------------------------------------------------------------ jobs */
@@ -155,6 +262,7 @@ sched_job_add (sched_t *self, sched_job_t *job, const char *path,
     t->job = job;
     t->idx = job->total++;
     t->resource = resource;
+    t->attempt = self->attempt_base;
     enqueue (self, t, false);
     return t;
 }
@@ -181,6 +289,27 @@ fail_task (sched_t *self, sched_task_t *t, const char *reason)
     self->cb.failed (self->cb.arg, t, reason);
 }
 
+/* A task that left its worker: FAILED with reason when one is given (or
+ * its job was cancelled), else back to the front of the queue (it has
+ * waited longest). */
+static void
+requeue (sched_t *self, sched_task_t *t, const char *reason)
+{
+    if (reason)
+        fail_task (self, t, reason);
+    else if (t->job->cancelled)
+        fail_task (self, t, "cancelled by the client");
+    else
+        enqueue (self, t, true);
+}
+
+static void
+tell_revoked (sched_t *self, sched_task_t *t, sched_worker_t *w, const char *why)
+{
+    if (self->cb.revoke)
+        self->cb.revoke (self->cb.arg, t, t->attempt, w, why);
+}
+
 void
 sched_job_cancel (sched_t *self, sched_job_t *job)
 {
@@ -196,22 +325,33 @@ sched_job_cancel (sched_t *self, sched_job_t *job)
 }
 
 void
+sched_job_truncate (sched_t *self, sched_job_t *job, uint64_t total)
+{
+    if (!self || !job)
+        return;
+    while (job->total > total) {
+        sched_task_t *t = sched_job_task (job, job->total - 1);
+        if (t->state != TASK_QUEUED)
+            break;
+        dequeue (self, t);
+        free (t->path);
+        memset (t, 0, sizeof *t);
+        job->total--;
+    }
+}
+
+void
 sched_job_remove (sched_t *self, sched_job_t *job)
 {
     if (!self || !job)
         return;
-    /* Tasks still assigned (a cancelled job's running ones) lose their
-     * worker link; the worker's credit comes back now. */
+    /* Tasks still assigned lose their worker link; the worker's credit
+     * comes back now. */
     for (uint64_t i = 0; i < job->total; i++) {
         sched_task_t *t = sched_job_task (job, i);
         if (t->state == TASK_QUEUED)
             dequeue (self, t);
-        if (t->worker) {
-            sched_worker_t *w = t->worker;
-            list_unlink (&w->assigned, t, true);
-            if (t->gpu >= 0) { w->gpu_inflight--; w->gpu_load[t->gpu]--; }
-            else w->cpu_inflight--;
-        }
+        detach (t, false);
     }
     /* the cursor names the job served last; step it back so that the job
      * after this one is still next (job->next would skip it once) */
@@ -221,6 +361,27 @@ sched_job_remove (sched_t *self, sched_job_t *job)
     if (job->prev) job->prev->next = job->next; else self->jobs = job->next;
     if (job->next) job->next->prev = job->prev; else self->jobs_tail = job->prev;
     job_free (job);
+}
+
+bool
+sched_task_restore_final (sched_t *self, sched_job_t *job, uint64_t idx,
+                          bool ok)
+{
+    sched_task_t *t = sched_job_task (job, idx);
+    if (!self || !t || t->state != TASK_QUEUED)
+        return false;
+    dequeue (self, t);
+    t->state = ok ? TASK_DONE : TASK_FAILED;
+    if (ok) job->done++; else job->failed++;
+    return true;
+}
+
+void
+sched_task_restore_blame (sched_job_t *job, uint64_t idx, uint32_t blame)
+{
+    sched_task_t *t = sched_job_task (job, idx);
+    if (t)
+        t->blame = blame;
 }
 
 /* ------------------------------------------------------------ workers */
@@ -249,21 +410,6 @@ sched_worker_add (sched_t *self, uint32_t slots, uint32_t prefetch,
     return w;
 }
 
-static void
-unassign (sched_task_t *t)
-{
-    sched_worker_t *w = t->worker;
-    if (!w)
-        return;
-    list_unlink (&w->assigned, t, true);
-    if (t->gpu >= 0) {
-        w->gpu_inflight--;
-        w->gpu_load[t->gpu]--;
-    } else
-        w->cpu_inflight--;
-    t->worker = NULL;
-}
-
 void
 sched_worker_remove (sched_t *self, sched_worker_t *w, bool died,
                      const char *name)
@@ -273,30 +419,23 @@ sched_worker_remove (sched_t *self, sched_worker_t *w, bool died,
     while (w->assigned.head) {
         sched_task_t *t = w->assigned.head;
         bool was_running = t->state == TASK_RUNNING;
-        unassign (t);
-        if (was_running) t->job->running--;
-        else t->job->dispatched--;
-        if (was_running && died) {
-            t->blame++;
-            if (t->blame >= self->max_deaths) {
-                char reason[512];
-                snprintf (reason, sizeof reason,
-                          "slide was being processed by %u workers that died "
-                          "(last: %s); not retried",
-                          t->blame, name ? name : "?");
-                fail_task (self, t, reason);
-                continue;
-            }
+        detach (t, false);
+        char reason[512];
+        const char *verdict = NULL;
+        /* a vanished worker is no verdict on its slides; only a slide
+         * that keeps vanishing with its workers is given up at last */
+        if (was_running && died && ++t->vanished >= self->max_vanished) {
+            snprintf (reason, sizeof reason,
+                      "slide was being processed by %u workers that vanished "
+                      "without a crash report (last: %s); not retried",
+                      (unsigned) t->vanished, name ? name : "?");
+            verdict = reason;
         }
-        /* requeued tasks go first: they have waited longest */
-        if (t->job->cancelled)
-            fail_task (self, t, "cancelled by the client");
-        else
-            enqueue (self, t, true);
+        requeue (self, t, verdict);
     }
     if (w->prev) w->prev->next = w->next; else self->workers = w->next;
     if (w->next) w->next->prev = w->prev; else self->workers_tail = w->prev;
-    free (w);
+    worker_free (w);
 }
 
 void
@@ -306,48 +445,78 @@ sched_worker_drain (sched_t *self, sched_worker_t *w)
         w->draining = true;
 }
 
-void
+sched_verdict_t
 sched_worker_return (sched_t *self, sched_worker_t *w, sched_job_t *job,
-                     uint64_t idx)
+                     uint64_t idx, uint32_t attempt)
 {
     sched_task_t *t = sched_job_task (job, idx);
-    if (!self || !t || t->worker != w || t->state != TASK_DISPATCHED)
-        return;
-    unassign (t);
-    job->dispatched--;
-    if (job->cancelled)
-        fail_task (self, t, "cancelled by the client");
-    else
-        enqueue (self, t, true);
+    if (!self || !t)
+        return SCHED_UNKNOWN;
+    if (t->worker != w || t->attempt != attempt || t->state != TASK_DISPATCHED)
+        return SCHED_STALE;
+    detach (t, false);
+    requeue (self, t, NULL);
+    return SCHED_OK;
 }
 
 /* ------------------------------------------------------------ tasks */
 
-void
-sched_task_started (sched_t *self, sched_worker_t *w, sched_job_t *job,
-                    uint64_t idx)
+/* The attempt check every message about a task goes through. */
+static sched_verdict_t
+judge (const sched_task_t *t, uint32_t attempt)
 {
-    sched_task_t *t = sched_job_task (job, idx);
-    if (!self || !t || t->worker != w || t->state != TASK_DISPATCHED)
-        return;
-    t->state = TASK_RUNNING;
-    job->dispatched--;
-    job->running++;
+    if (!t)
+        return SCHED_UNKNOWN;
+    if (t->state == TASK_DONE || t->state == TASK_FAILED)
+        return SCHED_DUPLICATE;
+    if (attempt == 0 || attempt > t->attempt)
+        return SCHED_BAD_ATTEMPT;
+    return SCHED_OK;
 }
 
-bool
-sched_task_finished (sched_t *self, sched_job_t *job, uint64_t idx, bool ok)
+sched_verdict_t
+sched_task_started (sched_t *self, sched_worker_t *w, sched_job_t *job,
+                    uint64_t idx, uint32_t attempt)
 {
     sched_task_t *t = sched_job_task (job, idx);
-    if (!self || !t || t->state == TASK_DONE || t->state == TASK_FAILED)
-        return false;
-    if (t->state == TASK_QUEUED)
+    sched_verdict_t v = self ? judge (t, attempt) : SCHED_UNKNOWN;
+    if (v != SCHED_OK)
+        return v;
+    if (!w || t->worker != w || t->attempt != attempt || t->state != TASK_DISPATCHED)
+        return SCHED_STALE;
+    t->state = TASK_RUNNING;
+    t->since = self->now;
+    job->dispatched--;
+    job->running++;
+    w->stalled = false;
+    return SCHED_OK;
+}
+
+sched_verdict_t
+sched_task_finished (sched_t *self, sched_worker_t *w, sched_job_t *job,
+                     uint64_t idx, uint32_t attempt, bool ok)
+{
+    sched_task_t *t = sched_job_task (job, idx);
+    if (!self || !t)
+        return SCHED_UNKNOWN;
+    if (w) {
+        w->stalled = false;         /* it shows progress */
+        ghost_end (w, job->id, idx, attempt);
+    }
+    sched_verdict_t v = judge (t, attempt);
+    if (v != SCHED_OK)
+        return v;
+    if (t->worker && t->attempt != attempt) {
+        /* an earlier attempt finished first: the current one is no
+         * longer needed; while it runs it keeps its executor busy */
+        sched_worker_t *cur = t->worker;
+        bool running = t->state == TASK_RUNNING;
+        tell_revoked (self, t, cur, "another attempt of this task finished first");
+        detach (t, running);
+    } else if (t->worker)
+        detach (t, false);
+    else if (t->state == TASK_QUEUED)
         dequeue (self, t);      /* a late result from a worker given up on */
-    else if (t->state == TASK_RUNNING)
-        job->running--;
-    else
-        job->dispatched--;
-    unassign (t);
     if (ok) {
         t->state = TASK_DONE;
         job->done++;
@@ -355,7 +524,74 @@ sched_task_finished (sched_t *self, sched_job_t *job, uint64_t idx, bool ok)
         t->state = TASK_FAILED;
         job->failed++;
     }
+    return SCHED_OK;
+}
+
+bool
+sched_task_crashed (sched_t *self, sched_job_t *job, uint64_t idx,
+                    uint32_t attempt, const char *name)
+{
+    sched_task_t *t = sched_job_task (job, idx);
+    if (!self || judge (t, attempt) != SCHED_OK || attempt <= t->crash_att)
+        return false;
+    t->crash_att = attempt;
+    t->blame++;
+    char reason[512];
+    snprintf (reason, sizeof reason,
+              "slide failed on %u workers without a result (crashed, or past "
+              "the task timeout; last: worker %s crashed while running it); "
+              "not retried", (unsigned) t->blame, name ? name : "?");
+    const char *verdict = t->blame >= self->max_deaths ? reason : NULL;
+    if (t->worker && t->attempt == attempt) {
+        /* that execution is gone with its process */
+        detach (t, false);
+        requeue (self, t, verdict);
+    } else if (t->state == TASK_QUEUED) {
+        if (verdict) {
+            dequeue (self, t);
+            fail_task (self, t, verdict);
+        }
+    } else if (verdict) {
+        /* the report came after the broker gave up on the dead worker and
+         * sent the slide elsewhere: the verdict holds; that attempt is
+         * taken back (it keeps its credit while it runs) */
+        bool running = t->state == TASK_RUNNING;
+        tell_revoked (self, t, t->worker, "the slide crashed other workers");
+        detach (t, running);
+        fail_task (self, t, verdict);
+    }
     return true;
+}
+
+void
+sched_tick (sched_t *self)
+{
+    if (!self || !self->timeout)
+        return;
+    for (sched_worker_t *w = self->workers; w; w = w->next)
+        for (sched_task_t *t = w->assigned.head, *next; t; t = next) {
+            next = t->wnext;
+            if (self->now - t->since <= self->timeout)
+                continue;
+            if (t->state == TASK_DISPATCHED) {
+                /* never started: the worker is not getting to its tasks */
+                w->stalled = true;
+                tell_revoked (self, t, w, "not started within the task timeout");
+                detach (t, false);
+                requeue (self, t, NULL);
+                continue;
+            }
+            tell_revoked (self, t, w, "ran past the task timeout");
+            detach (t, true);
+            t->blame++;
+            char reason[512];
+            snprintf (reason, sizeof reason,
+                      "slide failed on %u workers without a result (crashed, or "
+                      "past the task timeout; last: it ran past the %lld s task "
+                      "timeout); not retried", (unsigned) t->blame,
+                      (long long) (self->timeout / 1000));
+            requeue (self, t, t->blame >= self->max_deaths ? reason : NULL);
+        }
 }
 
 /* ------------------------------------------------------------ dispatch */
@@ -388,15 +624,16 @@ take_task (sched_t *self, int cursor, const int *kinds, int nkinds)
 static void
 assign (sched_t *self, sched_task_t *t, sched_worker_t *w, int gpu_slot)
 {
+    if (t->attempt - self->attempt_base >= SCHED_ATTEMPTS_PER_LIFE) {
+        fail_task (self, t, "dispatched 65535 times without a result; not retried");
+        return;
+    }
     t->state = TASK_DISPATCHED;
     t->worker = w;
     t->attempt++;
     t->gpu = gpu_slot;
-    if (gpu_slot >= 0) {
-        w->gpu_inflight++;
-        w->gpu_load[gpu_slot]++;
-    } else
-        w->cpu_inflight++;
+    t->since = self->now;
+    credit_take (w, gpu_slot);
     t->job->dispatched++;
     list_push (&w->assigned, t, false, true);
     self->cb.dispatch (self->cb.arg, t, w);
@@ -452,7 +689,7 @@ sched_dispatch (sched_t *self)
         while (progress && self->queued > 0) {
             progress = false;
             for (sched_worker_t *w = self->workers; w && self->queued > 0; w = w->next)
-                if (!w->draining && assign_one (self, w, pass, gpu))
+                if (!w->draining && !w->stalled && assign_one (self, w, pass, gpu))
                     progress = true;
         }
     }

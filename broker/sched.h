@@ -2,16 +2,44 @@
  * the one state machine a task goes through:
  *
  *     QUEUED -> DISPATCHED(worker, attempt) -> RUNNING -> DONE | FAILED
- *                  |  worker left/died, task not started: back to QUEUED
- *                  |  worker died while RUNNING: blame + 1; QUEUED again,
- *                  |  or FAILED once blame reaches max_deaths
+ *        ^          |                            |
+ *        |          | handed back, worker left   | worker left or vanished,
+ *        |          | or vanished, not started   | crashed (blame + 1),
+ *        +----------+ in time (deadline): back   | past the deadline (blame
+ *        +---------------------------------------+ + 1): back to QUEUED, or
+ *                                                  FAILED once blame
+ *                                                  reaches max_deaths
  *
- * No sockets here: the broker feeds events in and gets assignments and
- * verdicts out through callbacks, so every rule is unit-testable.
+ * No sockets here: the broker feeds events in and gets assignments,
+ * revocations and verdicts out through callbacks, so every rule is
+ * unit-testable.
+ *
+ * Attempts. Every dispatch gives the task a new attempt number, and every
+ * message about a task (STARTED, RESULT, a hand-back, a crash report)
+ * names the attempt it is about. This file is the one place where they
+ * are checked (sched_task_started, sched_task_finished, sched_worker_return,
+ * sched_task_crashed): a STARTED counts only from the worker the task is
+ * dispatched to, for that attempt; a RESULT for an attempt never
+ * dispatched is refused. A broker restarted on its journal numbers its
+ * attempts from a new base (sched_set_attempt_base), so an attempt of an
+ * earlier life never equals one of this life.
+ *
+ * Blame is for a slide's own executions only: a crash the worker's
+ * supervisor reports for that task (sched_task_crashed), or its run past
+ * the task deadline. A worker that vanishes (killed, its machine lost,
+ * its network cut) is not a verdict on the slides it held: they go back
+ * to the queue unblamed; only after max_vanished such losses is a slide
+ * given up (a safety net for a slide that kills workers that cannot
+ * report their crashes).
+ *
+ * Credit: a worker holds at most slots + prefetch CPU tasks and gpus +
+ * gpu_prefetch GPU tasks. An execution the broker has taken back while it
+ * runs (deadline, or a result of an earlier attempt that came first) keeps
+ * its executor busy: it stays on the worker as a ghost that holds its
+ * credit until the worker's RESULT for it comes, or the worker goes.
  *
  * Fairness: each resource kind keeps a round-robin cursor over jobs, so two
- * clients' cohorts interleave task by task. Credit: a worker holds at most
- * slots + prefetch CPU tasks and gpus + gpu_prefetch GPU tasks. */
+ * clients' cohorts interleave task by task. */
 #ifndef QC_SCHED_H
 #define QC_SCHED_H
 
@@ -25,6 +53,15 @@ typedef enum {
     TASK_QUEUED, TASK_DISPATCHED, TASK_RUNNING, TASK_DONE, TASK_FAILED
 } task_state_t;
 
+/* What a worker's message about a task turned out to be. */
+typedef enum {
+    SCHED_OK,            /* applied (a RESULT: the first; deliver it) */
+    SCHED_DUPLICATE,     /* the task already has its result */
+    SCHED_STALE,         /* not the sender's current attempt: ignored */
+    SCHED_BAD_ATTEMPT,   /* an attempt this task never had */
+    SCHED_UNKNOWN        /* no such task */
+} sched_verdict_t;
+
 typedef struct sched_worker sched_worker_t;
 typedef struct sched_job sched_job_t;
 
@@ -32,11 +69,15 @@ typedef struct sched_task {
     sched_job_t *job;
     uint64_t idx;              /* index within the job (client's numbering) */
     char *path;
-    task_state_t state;
+    uint8_t state;             /* task_state_t */
     uint8_t resource;          /* qc_resource_t */
-    uint32_t attempt;          /* dispatches so far */
-    uint32_t blame;            /* workers that died while running it */
+    uint16_t vanished;         /* workers lost while running it (no blame) */
+    uint32_t attempt;          /* the last attempt dispatched */
+    uint32_t blame;            /* its own executions that crashed or ran
+                                  past the deadline */
+    uint32_t crash_att;        /* the last attempt a crash was counted for */
     int32_t gpu;               /* GPU index when on a GPU, else -1 */
+    int64_t since;             /* when dispatched or started (deadline) */
     sched_worker_t *worker;    /* while DISPATCHED or RUNNING */
     struct sched_task *qprev, *qnext;   /* job's queue for its resource */
     struct sched_task *wprev, *wnext;   /* worker's assigned list */
@@ -60,13 +101,25 @@ struct sched_job {
     sched_job_t *prev, *next;
 };
 
+/* An execution taken back while it ran: it holds its credit until the
+ * worker's RESULT for it (job id, index, attempt) or the worker goes. */
+typedef struct {
+    uint64_t job, idx;
+    uint32_t attempt;
+    int32_t gpu;               /* GPU slot, -1 for a CPU slot */
+} sched_ghost_t;
+
 struct sched_worker {
     uint32_t slots, ngpus, prefetch, gpu_prefetch;
-    uint32_t cpu_inflight, gpu_inflight;
+    uint32_t cpu_inflight, gpu_inflight;     /* ghosts included */
     uint32_t gpu_load[QC_PROTO_MAX_GPUS];
     uint32_t gpu_index[QC_PROTO_MAX_GPUS];  /* device numbers advertised */
     bool draining;             /* takes no new tasks */
+    bool stalled;              /* a task it held never started in time:
+                                  no new tasks until it shows progress */
     task_list_t assigned;
+    sched_ghost_t *ghosts;
+    uint32_t nghosts, capghosts;
     void *owner;               /* the broker's per-worker record */
     sched_worker_t *prev, *next;
 };
@@ -80,13 +133,33 @@ typedef struct {
     /* A task failed without a worker's result (blamed out, cancelled):
      * tell the client. */
     void (*failed) (void *arg, sched_task_t *task, const char *reason);
+    /* The worker's attempt of task was taken back (deadline, or another
+     * attempt's result came first): tell the worker. Optional. */
+    void (*revoke) (void *arg, sched_task_t *task, uint32_t attempt,
+                    sched_worker_t *w, const char *reason);
     void *arg;
 } sched_callbacks_t;
 
 #define SCHED_BLOCK 1024
+/* Attempts of one task within one broker life, at most: attempt numbers
+ * are base + 1 .. base + SCHED_ATTEMPTS_PER_LIFE. */
+#define SCHED_ATTEMPTS_PER_LIFE 65535u
+/* Workers vanished (no crash report) while running one slide before it
+ * is given up (sched_set_max_vanished). */
+#define SCHED_MAX_VANISHED 20
 
 sched_t *sched_new (uint32_t max_deaths, const sched_callbacks_t *cb);
 void sched_destroy (sched_t **self_p);
+
+/* The broker's clock, in ms (monotonic): stamps dispatches and starts. */
+void sched_set_now (sched_t *self, int64_t now_ms);
+/* A task RUNNING (or DISPATCHED and not started) longer than this is
+ * taken back by sched_tick; 0 = no deadline. */
+void sched_set_task_timeout (sched_t *self, int64_t timeout_ms);
+/* The attempt numbers of this broker life start after base (tasks added
+ * from now on, and restored ones). */
+void sched_set_attempt_base (sched_t *self, uint32_t base);
+void sched_set_max_vanished (sched_t *self, uint32_t n);
 
 sched_job_t *sched_job_new (sched_t *self, uint64_t id, void *owner);
 /* Adds a task at the job's next index. NULL on memory or bounds. */
@@ -98,29 +171,59 @@ bool sched_job_finished (const sched_job_t *job);
 /* Drops the job's queued tasks (FAILED "cancelled"); running ones finish
  * and their results are still reported. */
 void sched_job_cancel (sched_t *self, sched_job_t *job);
+/* Takes back the tasks added at index total and after (still queued:
+ * a SUBMIT batch that could not be applied whole). */
+void sched_job_truncate (sched_t *self, sched_job_t *job, uint64_t total);
 /* Forgets a finished job. Its tasks must not be referenced afterwards. */
 void sched_job_remove (sched_t *self, sched_job_t *job);
+
+/* Restoring from the journal: a queued task ends (its result is on
+ * disk), or carries blame from an earlier life. False when the task is
+ * unknown or no longer queued. */
+bool sched_task_restore_final (sched_t *self, sched_job_t *job, uint64_t idx,
+                               bool ok);
+void sched_task_restore_blame (sched_job_t *job, uint64_t idx, uint32_t blame);
 
 sched_worker_t *sched_worker_add (sched_t *self, uint32_t slots,
                                   uint32_t prefetch, const uint32_t *gpus,
                                   uint32_t ngpus, void *owner);
-/* A worker left or died. Tasks it had not started go back to the queue
- * unblamed; those it was running are blamed when died is true. */
+/* A worker left (died false) or vanished (died true). Every task it held
+ * goes back to the queue unblamed; a vanished worker's running tasks
+ * count toward max_vanished. */
 void sched_worker_remove (sched_t *self, sched_worker_t *w, bool died,
                           const char *name);
 void sched_worker_drain (sched_t *self, sched_worker_t *w);
-/* Hands back tasks the worker had not started (on its DISCONNECT). */
-void sched_worker_return (sched_t *self, sched_worker_t *w, sched_job_t *job,
-                          uint64_t idx);
+/* Hands back an attempt the worker had not started (its DISCONNECT). */
+sched_verdict_t sched_worker_return (sched_t *self, sched_worker_t *w,
+                                     sched_job_t *job, uint64_t idx,
+                                     uint32_t attempt);
 
-/* The worker began executing the task (its STARTED message). */
-void sched_task_started (sched_t *self, sched_worker_t *w, sched_job_t *job,
-                         uint64_t idx);
-/* A RESULT came. Returns true when it is the first for this task (deliver
- * it), false for a duplicate or a task already failed (drop it). Frees
- * the credit of whichever worker the task was assigned to. */
-bool sched_task_finished (sched_t *self, sched_job_t *job, uint64_t idx,
-                          bool ok);
+/* The worker began executing the attempt (its STARTED message). */
+sched_verdict_t sched_task_started (sched_t *self, sched_worker_t *w,
+                                    sched_job_t *job, uint64_t idx,
+                                    uint32_t attempt);
+/* A RESULT came from w (NULL: a sender not registered) for the attempt.
+ * SCHED_OK when it is the task's first result (deliver it). Frees the
+ * credit of the worker that ran that attempt; the current assignee of a
+ * later attempt keeps its credit as a ghost while it runs, or is told
+ * (revoke) when it had not started. */
+sched_verdict_t sched_task_finished (sched_t *self, sched_worker_t *w,
+                                     sched_job_t *job, uint64_t idx,
+                                     uint32_t attempt, bool ok);
+/* A worker's supervisor reports that this attempt was running when the
+ * worker process crashed (name: the worker): blame + 1, once per attempt.
+ * Below max_deaths the crashed execution (if still assigned) goes back to
+ * the queue; at max_deaths the task is FAILED, and an attempt running
+ * elsewhere meanwhile is taken back. True when blame was counted. */
+bool sched_task_crashed (sched_t *self, sched_job_t *job, uint64_t idx,
+                         uint32_t attempt, const char *name);
+
+/* Takes back what is past the deadline: a task RUNNING too long is
+ * blamed and requeued (or FAILED), its worker told and its credit held
+ * as a ghost; a task DISPATCHED and never started is requeued unblamed
+ * and its worker marked stalled. Cost: one pass over the tasks on
+ * workers; the broker calls it about once a second. */
+void sched_tick (sched_t *self);
 
 /* Assigns queued tasks to workers with credit; calls cb->dispatch. */
 void sched_dispatch (sched_t *self);

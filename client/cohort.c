@@ -1,38 +1,62 @@
+/* See cohort.h. Lists and .tsv files are read here; folder searches and
+ * patterns are in cohort_walk.c. */
 #include "client/cohort.h"
 
-#include <dirent.h>
+#include <czmq.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "client/escape.h"
 #include "shared/proto.h"
 
-/* what OpenSlide opens, by extension, for folder scans */
-static const char *const s_exts[] = {
-    ".svs", ".tif", ".tiff", ".ndpi", ".vms", ".vmu", ".scn", ".mrxs",
-    ".svslide", ".bif", ".dcm", ".isyntax", ".czi", NULL};
-
-static int
-push (qc_cohort_t *c, const char *path)
+/* The absolute form of an entry: base path or working directory in
+ * front of a relative one, "//" and "/./" folded, no trailing "/". */
+static char *
+absolute (const qc_cohort_t *c, const char *path)
 {
-    char abs[PATH_MAX * 2];
-    if (path[0] == '/')
-        snprintf (abs, sizeof abs, "%s", path);
-    else {
-        char cwd[PATH_MAX];
-        if (!getcwd (cwd, sizeof cwd))
-            return -1;
-        snprintf (abs, sizeof abs, "%s/%s", cwd, path);
+    char cwd[PATH_MAX] = "";
+    const char *base = path[0] == '/' ? "" : c->basepath ? c->basepath : "";
+    if (path[0] != '/' && base[0] != '/' && !getcwd (cwd, sizeof cwd))
+        return NULL;
+    char *joined = NULL;
+    if (asprintf (&joined, "%s/%s/%s", cwd, base, path) < 0)
+        return NULL;
+    /* fold in place: "//" -> "/", "/./" -> "/", trailing "/." and "/" */
+    char *o = joined;
+    for (const char *p = joined; *p;) {
+        if (p[0] == '/' && (p[1] == '/' || (p[1] == '.' && (p[2] == '/' || !p[2])))) {
+            p += p[1] == '/' ? 1 : 2;
+            continue;
+        }
+        *o++ = *p++;
     }
-    /* absolute, but not through realpath: a link's own name is the
-     * slide's name in the results */
-    if (strlen (abs) > QC_PROTO_MAX_PATH)
-        return -1;
+    *o = '\0';
+    size_t n = strlen (joined);
+    while (n > 1 && joined[n - 1] == '/')
+        joined[--n] = '\0';
+    if (n == 0)
+        strcpy (joined, "/");
+    return joined;
+}
+
+/* Adds an absolute path once. */
+static int
+push (void *arg, const char *abs)
+{
+    qc_cohort_t *c = arg;
+    if (!c->seen) {
+        if (!(c->seen = zhashx_new ()))
+            return -1;
+    }
+    if (zhashx_lookup (c->seen, abs)) {
+        c->duplicates++;
+        return 0;
+    }
     if (c->n == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 64;
         char **p = realloc (c->paths, cap * sizeof *p);
@@ -41,66 +65,94 @@ push (qc_cohort_t *c, const char *path)
         c->paths = p;
         c->cap = cap;
     }
-    if (!(c->paths[c->n] = strdup (abs)))
+    if (!(c->paths[c->n] = strdup (abs)) || zhashx_insert (c->seen, abs, (void *) 1)) {
+        free (c->paths[c->n]);
         return -1;
+    }
     c->n++;
     return 0;
 }
 
 static int
-is_slide_name (const char *name)
+has_suffix (const char *s, const char *suffix)
 {
-    const char *dot = strrchr (name, '.');
-    if (!dot || name[0] == '.')
-        return 0;
-    for (int i = 0; s_exts[i]; i++)
-        if (strcasecmp (dot, s_exts[i]) == 0)
-            return 1;
-    return 0;
-}
-
-static int
-cmp_str (const void *a, const void *b)
-{
-    return strcmp (*(char *const *) a, *(char *const *) b);
+    size_t n = strlen (s), k = strlen (suffix);
+    return n >= k && strcmp (s + n - k, suffix) == 0;
 }
 
 int
 qc_cohort_add (qc_cohort_t *c, const char *arg, char *err, size_t errlen)
 {
-    struct stat st;
     if (!c || !arg || !*arg) {
         snprintf (err, errlen, "empty slide path");
         return -1;
     }
-    if (stat (arg, &st) != 0 || !S_ISDIR (st.st_mode)) {
-        if (push (c, arg)) {
-            snprintf (err, errlen, "%s: path too long or out of memory", arg);
-            return -1;
-        }
-        return 0;
-    }
-    DIR *d = opendir (arg);
-    if (!d) {
-        snprintf (err, errlen, "cannot read folder %s: %s", arg, strerror (errno));
+    struct stat st;
+    bool exists = stat (arg, &st) == 0;
+    if (exists && S_ISREG (st.st_mode) && has_suffix (arg, ".tsv"))
+        return qc_cohort_add_list (c, arg, err, errlen);
+    char *abs = absolute (c, arg);
+    if (!abs) {
+        snprintf (err, errlen, "%s: out of memory", arg);
         return -1;
     }
-    size_t first = c->n;
-    struct dirent *e;
     int rc = 0;
-    while ((e = readdir (d)) && rc == 0) {
-        if (!is_slide_name (e->d_name))
-            continue;
-        char *p = NULL;
-        if (asprintf (&p, "%s/%s", arg, e->d_name) < 0 || push (c, p)) {
+    bool exists_abs = stat (abs, &st) == 0;
+    if (!exists_abs && qc_cohort_is_pattern (arg)) {
+        size_t before = c->n + c->duplicates;
+        rc = qc_cohort_walk_glob (abs, push, c, &c->note);
+        if (rc == 0 && c->n + c->duplicates == before) {
+            char *e = qc_escape_dup (arg);
+            snprintf (err, errlen, "no slide matches '%s'", e ? e : arg);
+            free (e);
+            rc = -1;
+        } else if (rc)
+            snprintf (err, errlen, "%s: out of memory", arg);
+    } else if (exists_abs && S_ISDIR (st.st_mode)) {
+        if (qc_cohort_walk_folder (abs, push, c, &c->note)) {
             snprintf (err, errlen, "%s: out of memory", arg);
             rc = -1;
         }
-        free (p);
-    }
-    closedir (d);
-    qsort (c->paths + first, c->n - first, sizeof *c->paths, cmp_str);
+    } else if (strlen (abs) > QC_PROTO_MAX_PATH) {
+        c->too_long++;            /* cannot be sent: said before the run */
+        rc = push (c, abs);
+    } else
+        rc = push (c, abs);
+    if (rc && !*err)
+        snprintf (err, errlen, "%s: out of memory", arg);
+    free (abs);
     return rc;
+}
+
+/* The column of the #dataset: header line named name, or -1. */
+static int
+column_of (const char *header, const char *name)
+{
+    int col = 0;
+    for (const char *p = header; p;) {
+        const char *tab = strchr (p, '\t');
+        size_t n = tab ? (size_t) (tab - p) : strlen (p);
+        if (n == strlen (name) && strncmp (p, name, n) == 0)
+            return col;
+        col++;
+        p = tab ? tab + 1 : NULL;
+    }
+    return -1;
+}
+
+/* Cell col of a tab-separated line (in place), or NULL. */
+static char *
+cell (char *line, int col)
+{
+    char *p = line;
+    for (int i = 0; i < col && p; i++) {
+        p = strchr (p, '\t');
+        if (p)
+            p++;
+    }
+    if (p)
+        p[strcspn (p, "\t")] = '\0';
+    return p;
 }
 
 int
@@ -114,20 +166,55 @@ qc_cohort_add_list (qc_cohort_t *c, const char *listfile, char *err, size_t errl
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
-    int rc = 0;
+    int rc = 0, path_col = -1;
+    bool first_row = true;
     while (rc == 0 && (len = getline (&line, &cap, f)) > 0) {
         line[strcspn (line, "\r\n")] = 0;
-        char *s = line;
-        while (*s == ' ' || *s == '\t')
-            s++;
-        if (!*s || *s == '#')
+        if (line[0] == '#') {
+            /* the project's own results.tsv keeps whole paths: use them
+             * unless a base path says where the file names are */
+            if (strncmp (line, "#dataset:", 9) == 0 && !(c->basepath && *c->basepath))
+                path_col = column_of (line + 9, "original_path");
             continue;
-        rc = qc_cohort_add (c, s, err, errlen);
+        }
+        char *s = line;
+        while (*s == ' ')
+            s++;
+        if (!*s)
+            continue;
+        char *entry = path_col >= 0 ? cell (s, path_col) : cell (s, 0);
+        if (first_row && entry && strcmp (entry, "filename") == 0) {
+            first_row = false;
+            continue;             /* a header row */
+        }
+        first_row = false;
+        if (!entry || !*entry)
+            continue;
+        char *unesc = path_col >= 0 ? qc_unescape_dup (entry) : NULL;
+        rc = qc_cohort_add (c, unesc ? unesc : entry, err, errlen);
+        free (unesc);
     }
     free (line);
     if (f != stdin)
         fclose (f);
     return rc;
+}
+
+const char *
+qc_cohort_unreadable (const char *path)
+{
+    struct stat st;
+    if (!path)
+        return "no path";
+    if (strlen (path) > QC_PROTO_MAX_PATH)
+        return "path longer than 4096 bytes (the protocol's limit)";
+    if (stat (path, &st) != 0)
+        return strerror (errno);
+    if (access (path, R_OK) != 0)
+        return strerror (errno);
+    if (S_ISDIR (st.st_mode))
+        return "a folder, not a slide file";
+    return NULL;
 }
 
 void
@@ -138,5 +225,8 @@ qc_cohort_free (qc_cohort_t *c)
     for (size_t i = 0; i < c->n; i++)
         free (c->paths[i]);
     free (c->paths);
+    free (c->note);
+    zhashx_t *seen = c->seen;
+    zhashx_destroy (&seen);
     memset (c, 0, sizeof *c);
 }

@@ -1,23 +1,75 @@
-/* Builds the list of slides to submit from the command line: paths, a
- * --list file (one path a line, # comments), or folders (their slide
- * files, sorted). Paths become absolute so workers on other machines
- * with the same mounts find them. */
+/* The list of slides to submit, given the ways HistoQC takes them:
+ *
+ *   - a slide file path;
+ *   - a folder: its slide files (by extension), searched recursively,
+ *     at most QC_COHORT_MAX_DEPTH folders deep, each folder visited once
+ *     (so symbolic-link loops end), hidden folders skipped;
+ *   - a quoted glob pattern: '*', '?' and '[...]' in any path component
+ *     ("slides/ *.svs" without the blank), and a component that is only
+ *     two stars for any number of folders, none included (as Python's
+ *     glob with recursive=True, which HistoQC uses); a match that is a
+ *     folder, or a pattern ending in the two stars, is searched as
+ *     above;
+ *   - a .tsv file (a positional argument ending in .tsv, or any --list
+ *     file): the first column of each line names a slide; lines starting
+ *     with '#' are skipped, and so is a header row whose first cell is
+ *     "filename". HistoQC's results.tsv works (with -p, the folder its
+ *     slides are in); the project's own results.tsv, whose original_path
+ *     column keeps each slide's whole path, is read from that column
+ *     when no base path is given. A plain list (one path a line) is the
+ *     same thing with one column.
+ *
+ * Relative entries are taken relative to the base path (-p), else to the
+ * working directory; every path becomes absolute (not through symbolic
+ * links: a link's own name is the slide's name), with "//" and "/./"
+ * folded. The same path given twice counts once. */
 #ifndef QC_COHORT_H
 #define QC_COHORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
+
+#define QC_COHORT_MAX_DEPTH 32
 
 typedef struct {
     char **paths;
     size_t n, cap;
+    const char *basepath;      /* -p: relative entries start here */
+    size_t duplicates;         /* entries given more than once */
+    size_t too_long;           /* paths over the protocol's 4096 bytes */
+    char *note;                /* the first thing worth telling the user
+                                  about the search (depth limit, a folder
+                                  that could not be read), or NULL */
+    void *seen;                /* private: paths already in the list */
 } qc_cohort_t;
 
-/* Adds a path or, for a folder, every slide file in it. -1 with a
- * message in err when a folder or list cannot be read. A file that does
- * not exist is added all the same: it becomes a failed result naming it. */
+/* Adds one command-line argument: a file, a folder, a pattern or a .tsv
+ * list. -1 with a message in err only when the input itself cannot be
+ * read (a list file, memory); a slide file that does not exist is added
+ * all the same (the check below names it). A pattern that matches
+ * nothing is an error naming it. */
 int qc_cohort_add (qc_cohort_t *c, const char *arg, char *err, size_t errlen);
+/* Adds the slides a list or .tsv file names ('-': standard input). */
 int qc_cohort_add_list (qc_cohort_t *c, const char *listfile, char *err,
                         size_t errlen);
+
+/* Why path cannot be read by this machine now ("No such file or
+ * directory", "Permission denied", "is a folder with no slides"), or
+ * NULL when it can. Returns a static string. */
+const char *qc_cohort_unreadable (const char *path);
+
 void qc_cohort_free (qc_cohort_t *c);
+
+/* Walks (cohort_walk.c): every slide file under dir, or every match of
+ * an absolute pattern, handed to add in sorted order. */
+typedef int (qc_cohort_add_fn) (void *arg, const char *path);
+int qc_cohort_walk_folder (const char *dir, qc_cohort_add_fn *add, void *arg,
+                           char **note);
+int qc_cohort_walk_glob (const char *pattern, qc_cohort_add_fn *add, void *arg,
+                         char **note);
+/* 1 when the argument has glob characters. */
+int qc_cohort_is_pattern (const char *arg);
+/* 1 when the file name has a slide extension (what OpenSlide opens). */
+int qc_cohort_is_slide_name (const char *name);
 
 #endif

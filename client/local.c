@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "broker/broker.h"
+#include "kernels/assets/asset.h"
 #include "worker/worker.h"
 
 struct qc_local {
@@ -22,6 +23,9 @@ qc_local_start (uint32_t slots, char *err, size_t errlen)
         free (self);
         return NULL;
     }
+    /* as in qc-worker: config files come with the job (qc-submit has
+     * read them already), never from disk at run time */
+    qc_asset_allow_disk (0);
     snprintf (self->endpoint, sizeof self->endpoint, "inproc://qc-local-%d",
               (int) getpid ());
     qc_broker_config_t bc;

@@ -2,21 +2,49 @@
 #include "client/output.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "client/escape.h"
+#include "client/names.h"
 
 #define JOBFILE ".qc-job"
+#define SLIDESFILE ".qc-slides"
+#define LOCKFILE ".qc-lock"
+#define PATH_COLUMN "original_path"
+#define NAME_MAX_BYTES 255    /* one path component, as Linux allows */
+
+typedef struct {
+    char *name;               /* output name (client/names.h) */
+    char *path;               /* the slide's absolute path */
+} slide_t;
 
 struct qc_output {
     char *outdir;
+    int lock_fd;
+    bool attach, force;
     FILE *tsv, *errors, *log, *journal;
-    char **columns;
+    char **columns;           /* the columns rows are written in */
     size_t ncolumns;
+    char *header;             /* header lines of a new results.tsv */
+    bool new_header;          /* results.tsv is started afresh (-f) */
+    qc_records_t records;     /* what earlier runs recorded */
+    char *command_line;       /* for qc.log when the job starts */
+    qc_names_t *names;
+    slide_t *slides;          /* the job's slides, by task index */
+    size_t nslides, cap_slides;
+    slide_t other;            /* a slide of a job not planned here */
+    zhashx_t *drop;           /* paths whose records go at the start */
+    zlistx_t *unread;         /* "path\treason" lines, escaped */
     uint8_t *seen;            /* bitmap of written task indices */
     size_t seen_bits;
     uint64_t written;
-    zhashx_t *folders;        /* slide folder names in use */
+    uint64_t job, key;        /* from .qc-job (attach) or set_job */
 };
 
 static char *
@@ -33,6 +61,16 @@ open_in (qc_output_t *o, const char *name, const char *mode, char *err, size_t e
     FILE *f = p ? fopen (p, mode) : NULL;
     if (!f)
         snprintf (err, errlen, "cannot open %s: %s", p ? p : name, strerror (errno));
+    free (p);
+    return f;
+}
+
+/* OUTDIR/name opened to read, or NULL (absent: nothing to read). */
+static FILE *
+read_in (const qc_output_t *o, const char *name)
+{
+    char *p = path_in (o, name);
+    FILE *f = p ? fopen (p, "r") : NULL;
     free (p);
     return f;
 }
@@ -69,45 +107,51 @@ qc_output_written (const qc_output_t *o)
     return o ? o->written : 0;
 }
 
-/* Column names from the "#dataset:" line of an existing results.tsv. */
+/* ------------------------------------------------------------ opening */
+
+/* Takes OUTDIR/.qc-lock for the whole run: a second qc-submit into the
+ * folder is refused instead of interleaving its rows with ours. */
 static int
-read_columns (qc_output_t *o, char *err, size_t errlen)
+lock_folder (qc_output_t *o, char *err, size_t errlen)
 {
-    char *p = path_in (o, "results.tsv");
-    FILE *f = p ? fopen (p, "r") : NULL;
-    free (p);
-    if (!f) {
-        snprintf (err, errlen, "no results.tsv in %s to attach to", o->outdir);
+    char *p = path_in (o, LOCKFILE);
+    o->lock_fd = p ? open (p, O_RDWR | O_CREAT | O_CLOEXEC, 0666) : -1;
+    if (o->lock_fd < 0) {
+        snprintf (err, errlen, "cannot create %s: %s", p ? p : LOCKFILE, strerror (errno));
+        free (p);
         return -1;
     }
-    char *line = NULL;
-    size_t cap = 0;
-    int rc = -1;
-    while (getline (&line, &cap, f) > 0)
-        if (strncmp (line, "#dataset:", 9) == 0) {
-            line[strcspn (line, "\r\n")] = 0;
-            for (char *save, *tok = strtok_r (line + 9, "\t", &save); tok;
-                 tok = strtok_r (NULL, "\t", &save)) {
-                char **c = realloc (o->columns, (o->ncolumns + 1) * sizeof *c);
-                if (!c || !(c[o->ncolumns] = strdup (tok))) {
-                    if (c) o->columns = c;
-                    break;
-                }
-                o->columns = c;
-                o->ncolumns++;
-            }
-            rc = o->ncolumns ? 0 : -1;
-            break;
-        }
-    free (line);
-    fclose (f);
-    if (rc)
-        snprintf (err, errlen, "results.tsv in %s has no #dataset: line", o->outdir);
-    return rc;
+    free (p);
+    if (flock (o->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+        char pid[32] = "";
+        ssize_t n = pread (o->lock_fd, pid, sizeof pid - 1, 0);
+        pid[n > 0 ? n : 0] = '\0';
+        pid[strcspn (pid, "\n")] = '\0';
+        snprintf (err, errlen, "%s is in use by another qc-submit%s%s%s: wait for it "
+                  "to end, or write into another folder", o->outdir,
+                  *pid ? " (pid " : "", pid, *pid ? ")" : "");
+        return -1;
+    }
+    char me[32];
+    int n = snprintf (me, sizeof me, "%d\n", (int) getpid ());
+    if (ftruncate (o->lock_fd, 0) != 0 || pwrite (o->lock_fd, me, (size_t) n, 0) != n) {
+        /* the lock holds all the same; only the pid shown to others is lost */
+    }
+    return 0;
 }
 
-static void
-write_header (qc_output_t *o, const qc_output_config_t *cfg)
+static int
+set_columns (qc_output_t *o, char *const *cols, size_t n)
+{
+    o->columns = calloc (n ? n : 1, sizeof *o->columns);
+    for (size_t i = 0; o->columns && i < n; i++, o->ncolumns++)
+        if (!(o->columns[i] = strdup (cols[i])))
+            return -1;
+    return o->columns ? 0 : -1;
+}
+
+static char *
+make_header (const qc_output_config_t *cfg, char *const *cols, size_t n)
 {
     char stamp[64];
     struct timespec ts;
@@ -115,16 +159,134 @@ write_header (qc_output_t *o, const qc_output_config_t *cfg)
     struct tm tm;
     localtime_r (&ts.tv_sec, &tm);
     strftime (stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", &tm);
-    fprintf (o->tsv, "#start_time:\t%s.%06ld\n", stamp, ts.tv_nsec / 1000);
-    fprintf (o->tsv, "#pipeline:\t%s\n", cfg->pipeline ? cfg->pipeline : "");
-    fprintf (o->tsv, "#outdir:\t%s\n", cfg->outdir);
-    fprintf (o->tsv, "#config_file:\t%s\n", cfg->config_file ? cfg->config_file : "default");
-    fprintf (o->tsv, "#command_line_args:\t%s\n", cfg->command_line ? cfg->command_line : "");
-    fprintf (o->tsv, "#dataset:");
-    for (size_t i = 0; i < o->ncolumns; i++)
-        fprintf (o->tsv, "%s%s", i ? "\t" : "", o->columns[i]);
-    fputc ('\n', o->tsv);
-    fflush (o->tsv);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream (&buf, &len);
+    if (!f)
+        return NULL;
+    fprintf (f, "#start_time:\t%s.%06ld\n", stamp, ts.tv_nsec / 1000);
+    fprintf (f, "#pipeline:\t");
+    qc_escape_put (f, cfg->pipeline ? cfg->pipeline : "");
+    fprintf (f, "\n#outdir:\t");
+    qc_escape_put (f, cfg->outdir);
+    fprintf (f, "\n#config_file:\t");
+    qc_escape_put (f, cfg->config_file ? cfg->config_file : "default");
+    fprintf (f, "\n#command_line_args:\t");
+    qc_escape_put (f, cfg->command_line ? cfg->command_line : "");
+    fprintf (f, "\n#dataset:");
+    for (size_t i = 0; i < n; i++)
+        fprintf (f, "%s%s", i ? "\t" : "", cols[i]);
+    fputc ('\n', f);
+    if (fclose (f) != 0) {
+        free (buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static bool
+same_columns (char *const *a, size_t na, char *const *b, size_t nb)
+{
+    if (na != nb)
+        return false;
+    for (size_t i = 0; i < na; i++)
+        if (strcmp (a[i], b[i]) != 0)
+            return false;
+    return true;
+}
+
+/* Chooses the columns rows are written in: the config's, plus the path
+ * column; an existing results.tsv's when they agree (its own when it
+ * predates the path column), a new header with -f, else a refusal. */
+static int
+choose_columns (qc_output_t *o, const qc_output_config_t *cfg, char *err, size_t errlen)
+{
+    const qc_records_t *r = &o->records;
+    if (o->attach) {
+        if (!r->ncolumns) {
+            snprintf (err, errlen, "no results.tsv with a #dataset: line in %s to attach to",
+                      o->outdir);
+            return -1;
+        }
+        return set_columns (o, r->columns, r->ncolumns);
+    }
+    size_t n = cfg->ncolumns;
+    char **want = calloc (n + 1, sizeof *want);
+    if (!want)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        want[i] = (char *) cfg->columns[i];
+    want[n] = PATH_COLUMN;
+    int rc = 0;
+    if (!r->ncolumns || same_columns (want, n + 1, r->columns, r->ncolumns))
+        rc = set_columns (o, want, n + 1);
+    else if (same_columns (want, n, r->columns, r->ncolumns))
+        rc = set_columns (o, r->columns, r->ncolumns);   /* an older results.tsv */
+    else if (cfg->force) {
+        o->new_header = true;
+        rc = set_columns (o, want, n + 1);
+    } else {
+        snprintf (err, errlen, "%s/results.tsv has other columns (%zu) than this "
+                  "config gives (%zu): it was written with another config. Write "
+                  "into another folder, or give -f to start results.tsv afresh (the "
+                  "old one is kept as results.tsv.N)", o->outdir, r->ncolumns, n + 1);
+        rc = -1;
+    }
+    if (rc == 0 && (!r->ncolumns || o->new_header)
+        && !(o->header = make_header (cfg, want, n + 1)))
+        rc = -1;
+    free (want);
+    return rc;
+}
+
+/* The job's slides from .qc-slides (attach), when it is that job's. */
+static void
+read_slides (qc_output_t *o, uint64_t job)
+{
+    FILE *f = read_in (o, SLIDESFILE);
+    if (!f)
+        return;
+    char *line = NULL;
+    size_t cap = 0;
+    unsigned long long of = 0;
+    if (getline (&line, &cap, f) <= 0 || sscanf (line, "job %llu", &of) != 1 || of != job) {
+        /* another job's (or none): names then come from the results */
+        free (line);
+        fclose (f);
+        return;
+    }
+    while (getline (&line, &cap, f) > 0) {
+        line[strcspn (line, "\n")] = '\0';
+        char *tab = strchr (line, '\t');
+        if (!tab)
+            continue;
+        *tab = '\0';
+        char *name = qc_unescape_dup (line), *path = qc_unescape_dup (tab + 1);
+        if (name && path && qc_names_claim (o->names, name, path) == 0)
+            qc_output_plan (o, path);
+        free (name);
+        free (path);
+    }
+    free (line);
+    fclose (f);
+}
+
+/* A result interrupted half way (a crash between its "begin" and its
+ * "done" line in .qc-job): results.tsv and error.log go back to their
+ * sizes before it, so writing it again leaves no duplicate row. */
+static void
+cut_back (qc_output_t *o, long long tsv, long long errors)
+{
+    static const char *names[] = {"results.tsv", "error.log"};
+    long long sizes[] = {tsv, errors};
+    for (int i = 0; i < 2; i++) {
+        char *p = path_in (o, names[i]);
+        struct stat st;
+        if (p && sizes[i] >= 0 && stat (p, &st) == 0 && st.st_size > sizes[i]
+            && truncate (p, (off_t) sizes[i]))
+            fprintf (stderr, "qc-submit: cannot cut %s back: %s\n", p, strerror (errno));
+        free (p);
+    }
 }
 
 /* Loads the indices an earlier run already wrote (lines after the first
@@ -132,19 +294,67 @@ write_header (qc_output_t *o, const qc_output_config_t *cfg)
 static void
 read_journal (qc_output_t *o)
 {
-    char *p = path_in (o, JOBFILE);
-    FILE *f = p ? fopen (p, "r") : NULL;
-    free (p);
+    FILE *f = read_in (o, JOBFILE);
     if (!f)
         return;
-    char line[128];
+    char line[8192];
+    unsigned long long open_idx = 0;
+    long long open_tsv = -1, open_err = -1;
+    bool open = false;
     while (fgets (line, sizeof line, f)) {
         unsigned long long idx;
-        if (sscanf (line, "done %llu", &idx) == 1 && !qc_output_has (o, idx)
-            && mark_seen (o, idx) == 0)
-            o->written++;
+        long long tsv, errs;
+        const char *k;
+        if (sscanf (line, "begin %llu %lld %lld", &idx, &tsv, &errs) == 3) {
+            open = true;
+            open_idx = idx;
+            open_tsv = tsv;
+            open_err = errs;
+        } else if (sscanf (line, "done %llu", &idx) == 1) {
+            if (open && idx == open_idx)
+                open = false;
+            if (!qc_output_has (o, idx) && mark_seen (o, idx) == 0)
+                o->written++;
+        }
+        else if (sscanf (line, "job %llu", &idx) == 1) {
+            o->job = idx;
+            o->key = (k = strstr (line, " key=")) ? strtoull (k + 5, NULL, 16) : 0;
+        }
     }
     fclose (f);
+    if (open)
+        cut_back (o, open_tsv, open_err);
+}
+
+static int
+open_files (qc_output_t *o, char *err, size_t errlen)
+{
+    if (!(o->tsv = open_in (o, "results.tsv", "a", err, errlen))
+        || !(o->errors = open_in (o, "error.log", "a", err, errlen))
+        || !(o->log = open_in (o, "qc.log", "a", err, errlen)))
+        return -1;
+    return 0;
+}
+
+/* mkdir -p */
+static int
+make_folder (const char *dir)
+{
+    char *p = strdup (dir);
+    if (!p)
+        return -1;
+    for (char *s = p + 1; *s; s++)
+        if (*s == '/') {
+            *s = '\0';
+            if (mkdir (p, 0777) && errno != EEXIST) {
+                free (p);
+                return -1;
+            }
+            *s = '/';
+        }
+    int rc = mkdir (p, 0777) && errno != EEXIST ? -1 : 0;
+    free (p);
+    return rc;
 }
 
 qc_output_t *
@@ -153,43 +363,40 @@ qc_output_open (const qc_output_config_t *cfg, bool attach, char *err,
 {
     if (!cfg || !cfg->outdir || !err)
         return NULL;
-    if (mkdir (cfg->outdir, 0777) && errno != EEXIST) {
+    if (make_folder (cfg->outdir) != 0) {
         snprintf (err, errlen, "cannot create %s: %s", cfg->outdir, strerror (errno));
         return NULL;
     }
     qc_output_t *o = calloc (1, sizeof *o);
-    if (!o || !(o->outdir = strdup (cfg->outdir)) || !(o->folders = zhashx_new ())) {
+    if (!o || !(o->outdir = strdup (cfg->outdir)) || !(o->names = qc_names_new ())
+        || !(o->drop = zhashx_new ()) || !(o->unread = zlistx_new ())) {
         snprintf (err, errlen, "out of memory");
+        if (o)
+            o->lock_fd = -1;
+        qc_output_close (&o);
+        return NULL;
+    }
+    zlistx_set_destructor (o->unread, (zlistx_destructor_fn *) zstr_free);
+    o->attach = attach;
+    o->force = cfg->force;
+    o->command_line = cfg->command_line ? strdup (cfg->command_line) : NULL;
+    o->lock_fd = -1;
+    if (lock_folder (o, err, errlen)
+        || qc_records_read (&o->records, o->outdir, o->names, err, errlen)
+        || choose_columns (o, cfg, err, errlen)) {
+        if (!*err)
+            snprintf (err, errlen, "out of memory");
         qc_output_close (&o);
         return NULL;
     }
     if (attach) {
-        if (read_columns (o, err, errlen)) {
-            qc_output_close (&o);
-            return NULL;
-        }
+        read_slides (o, cfg->attach_job);
         read_journal (o);
-    } else {
-        o->columns = calloc (cfg->ncolumns ? cfg->ncolumns : 1, sizeof *o->columns);
-        for (size_t i = 0; o->columns && i < cfg->ncolumns; i++, o->ncolumns++)
-            if (!(o->columns[i] = strdup (cfg->columns[i])))
-                break;
-        if (!o->columns || o->ncolumns != cfg->ncolumns) {
-            snprintf (err, errlen, "out of memory");
+        if (open_files (o, err, errlen) || !(o->journal = open_in (o, JOBFILE, "a", err, errlen))) {
             qc_output_close (&o);
             return NULL;
         }
     }
-    const char *mode = attach ? "a" : "w";
-    if (!(o->tsv = open_in (o, "results.tsv", mode, err, errlen))
-        || !(o->errors = open_in (o, "error.log", mode, err, errlen))
-        || !(o->log = open_in (o, "qc.log", mode, err, errlen))
-        || !(o->journal = open_in (o, JOBFILE, mode, err, errlen))) {
-        qc_output_close (&o);
-        return NULL;
-    }
-    if (!attach)
-        write_header (o, cfg);
     return o;
 }
 
@@ -206,20 +413,183 @@ qc_output_close (qc_output_t **self_p)
     for (size_t i = 0; i < o->ncolumns; i++)
         free (o->columns[i]);
     free (o->columns);
+    free (o->header);
+    free (o->command_line);
+    qc_records_free (&o->records);
+    qc_names_destroy (&o->names);
+    for (size_t i = 0; i < o->nslides; i++) {
+        free (o->slides[i].name);
+        free (o->slides[i].path);
+    }
+    free (o->slides);
+    free (o->other.name);
+    free (o->other.path);
+    zhashx_destroy (&o->drop);
+    zlistx_destroy (&o->unread);
     free (o->seen);
-    zhashx_destroy (&o->folders);
+    if (o->lock_fd >= 0)
+        close (o->lock_fd);      /* releases the lock */
     free (o->outdir);
     free (o);
     *self_p = NULL;
 }
 
-int
-qc_output_set_job (qc_output_t *o, uint64_t job, const char *broker)
+/* ------------------------------------------------------------ the plan */
+
+qc_rec_t
+qc_output_recorded (const qc_output_t *o, const char *path)
 {
-    if (!o)
+    return o ? qc_records_of (&o->records, path) : QC_REC_NONE;
+}
+
+int
+qc_output_plan (qc_output_t *o, const char *path)
+{
+    if (!o || !path)
         return -1;
-    fprintf (o->journal, "job %" PRIu64 " %s\n", job, broker ? broker : "local");
-    return fflush (o->journal);
+    if (o->nslides == o->cap_slides) {
+        size_t cap = o->cap_slides ? 2 * o->cap_slides : 64;
+        slide_t *s = realloc (o->slides, cap * sizeof *s);
+        if (!s)
+            return -1;
+        o->slides = s;
+        o->cap_slides = cap;
+    }
+    slide_t *s = &o->slides[o->nslides];
+    s->path = strdup (path);
+    s->name = s->path ? qc_names_assign (o->names, path) : NULL;
+    if (!s->name) {
+        free (s->path);
+        return -1;
+    }
+    o->nslides++;
+    return 0;
+}
+
+const char *
+qc_output_name_of (const qc_output_t *o, uint64_t idx)
+{
+    return o && idx < o->nslides ? o->slides[idx].name : NULL;
+}
+
+size_t
+qc_output_planned (const qc_output_t *o)
+{
+    return o ? o->nslides : 0;
+}
+
+int
+qc_output_drop (qc_output_t *o, const char *path)
+{
+    return o && path ? zhashx_update (o->drop, path, (void *) 1), 0 : -1;
+}
+
+int
+qc_output_unreadable (qc_output_t *o, const char *path, const char *why)
+{
+    if (!o || !path)
+        return -1;
+    char *p = qc_escape_dup (path), *r = NULL, *line = NULL;
+    if (p && asprintf (&r, "%s%s", QC_RECORDS_UNREAD_PREFIX, why ? why : "?") >= 0) {
+        char *re = qc_escape_dup (r);
+        if (re && asprintf (&line, "%s\t%s\n", p, re) < 0)
+            line = NULL;
+        free (re);
+    }
+    free (p);
+    free (r);
+    if (!line || !zlistx_add_end (o->unread, line)) {
+        free (line);
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ the start */
+
+/* Writes a small file whole: through NAME.tmp, then renamed. */
+static int
+write_atomically (qc_output_t *o, const char *name, int (*fill) (qc_output_t *, FILE *, uint64_t),
+                  uint64_t job)
+{
+    char *final = path_in (o, name), *tmp = NULL;
+    FILE *f = final && asprintf (&tmp, "%s.tmp", final) >= 0 ? fopen (tmp, "w") : NULL;
+    int rc = f ? fill (o, f, job) : -1;
+    if (f && (fflush (f) || fclose (f)))
+        rc = -1;
+    if (rc == 0 && rename (tmp, final) != 0)
+        rc = -1;
+    if (rc && tmp)
+        unlink (tmp);
+    free (tmp);
+    free (final);
+    return rc;
+}
+
+static int
+fill_slides (qc_output_t *o, FILE *f, uint64_t job)
+{
+    fprintf (f, "job %" PRIu64 "\n", job);
+    for (size_t i = 0; i < o->nslides; i++) {
+        qc_escape_put (f, o->slides[i].name);
+        fputc ('\t', f);
+        qc_escape_put (f, o->slides[i].path);
+        fputc ('\n', f);
+    }
+    return ferror (f) ? -1 : 0;
+}
+
+int
+qc_output_set_job (qc_output_t *o, uint64_t job, uint64_t key, const char *broker,
+                   char *err, size_t errlen)
+{
+    if (!o || !err)
+        return -1;
+    if ((zhashx_size (o->drop) || o->new_header)
+        && qc_records_rewrite (o->outdir, o->drop, o->new_header ? o->header : NULL,
+                               err, errlen))
+        return -1;
+    if (open_files (o, err, errlen))
+        return -1;
+    struct stat st;
+    if (o->header && fstat (fileno (o->tsv), &st) == 0 && st.st_size == 0)
+        fputs (o->header, o->tsv);
+    if (fflush (o->tsv)) {
+        snprintf (err, errlen, "cannot write %s/results.tsv: %s", o->outdir, strerror (errno));
+        return -1;
+    }
+    for (char *l = zlistx_first (o->unread); l; l = zlistx_next (o->unread))
+        fputs (l, o->errors);
+    if (fflush (o->errors)) {
+        snprintf (err, errlen, "cannot write %s/error.log: %s", o->outdir, strerror (errno));
+        return -1;
+    }
+    qc_output_note (o, "INFO", "qc-submit %s: job %" PRIu64 ", %zu slides sent, %zu not "
+                    "readable here (command line: %s)", job ? "started" : "had nothing to run",
+                    job, job ? o->nslides : 0, zlistx_size (o->unread),
+                    o->command_line ? o->command_line : "");
+    if (job == 0)
+        return 0;
+    if (write_atomically (o, SLIDESFILE, fill_slides, job) != 0
+        || !(o->journal = open_in (o, JOBFILE, "w", err, errlen))) {
+        if (!*err || !o->journal)
+            snprintf (err, errlen, "cannot write %s/%s: %s", o->outdir,
+                      o->journal ? SLIDESFILE : JOBFILE, strerror (errno));
+        return -1;
+    }
+    o->job = job;
+    o->key = key;
+    fprintf (o->journal, "job %" PRIu64 " %s key=%016" PRIx64 "\n", job,
+             broker ? broker : "local", key);
+    return fflush (o->journal) ? -1 : 0;
+}
+
+uint64_t
+qc_output_job (const qc_output_t *o, uint64_t *key)
+{
+    if (key)
+        *key = o ? o->key : 0;
+    return o ? o->job : 0;
 }
 
 int
@@ -247,116 +617,176 @@ qc_output_read_job (const char *outdir, uint64_t *job, uint64_t *written)
     return rc;
 }
 
-static const char *
-base_name (const char *path)
-{
-    const char *s = strrchr (path, '/');
-    return s ? s + 1 : path;
-}
+/* ------------------------------------------------------------ results */
 
-/* A TSV cell: tabs and line breaks would break the table. */
-static void
-put_cell (FILE *f, const char *v)
+/* A disk that refuses everything stops the run; a file that cannot be
+ * written for its own reasons does not. */
+static bool
+disk_error (int e)
 {
-    for (; v && *v; v++)
-        fputc (*v == '\t' || *v == '\n' || *v == '\r' ? ' ' : *v, f);
-}
-
-/* Slide folder name: the file name, made unique within the job. */
-static char *
-folder_for (qc_output_t *o, const char *name, uint64_t idx)
-{
-    char *folder = NULL;
-    if (!zhashx_lookup (o->folders, name))
-        folder = strdup (name);
-    else if (asprintf (&folder, "%s-%" PRIu64, name, idx) < 0)
-        folder = NULL;
-    if (folder)
-        zhashx_insert (o->folders, folder, (void *) 1);
-    return folder;
+    return e == ENOSPC || e == EDQUOT || e == EROFS || e == EIO;
 }
 
 static int
-write_files (qc_output_t *o, const char *name, const qc_result_t *r,
-             uint64_t idx, char *err, size_t errlen)
+write_files (qc_output_t *o, const slide_t *s, const qc_result_t *r, char *err,
+             size_t errlen)
 {
     if (!r->nfiles)
         return 0;
-    char *folder = folder_for (o, name, idx);
-    char *dir = folder ? path_in (o, folder) : NULL;
-    free (folder);
+    char *dir = path_in (o, s->name);
     if (!dir || (mkdir (dir, 0777) && errno != EEXIST)) {
-        snprintf (err, errlen, "cannot create folder for %s: %s", name, strerror (errno));
+        int e = errno;
+        qc_output_note (o, "ERROR", "cannot create the folder of %s: %s", s->path, strerror (e));
         free (dir);
-        return -1;
+        if (disk_error (e)) {
+            snprintf (err, errlen, "cannot write into %s: %s", o->outdir, strerror (e));
+            return -1;
+        }
+        return 0;
     }
     int rc = 0;
     for (size_t i = 0; i < r->nfiles && rc == 0; i++) {
+        const char *suffix = r->files[i].name;
+        if (strlen (s->name) + strlen (suffix) > NAME_MAX_BYTES) {
+            qc_output_note (o, "WARNING", "%s: image %s not written: its name would be "
+                            "over %d bytes", s->path, suffix, NAME_MAX_BYTES);
+            continue;
+        }
         char *p = NULL;
-        if (asprintf (&p, "%s/%s%s", dir, name, r->files[i].name) < 0) {
+        if (asprintf (&p, "%s/%s%s", dir, s->name, suffix) < 0) {
+            snprintf (err, errlen, "out of memory");
             rc = -1;
             break;
         }
         FILE *f = fopen (p, "wb");
-        if (!f || fwrite (r->files[i].data, 1, r->files[i].size, f) != r->files[i].size) {
-            snprintf (err, errlen, "cannot write %s: %s", p, strerror (errno));
-            rc = -1;
+        bool bad = !f || fwrite (r->files[i].data, 1, r->files[i].size, f) != r->files[i].size;
+        int e = errno;
+        if (f && fclose (f) && !bad) {
+            bad = true;
+            e = errno;
         }
-        if (f && fclose (f))
-            rc = -1;
+        if (bad) {
+            qc_output_note (o, "ERROR", "cannot write %s: %s", p, strerror (e));
+            if (disk_error (e)) {
+                snprintf (err, errlen, "cannot write %s: %s", p, strerror (e));
+                rc = -1;
+            }
+        }
         free (p);
     }
     free (dir);
     return rc;
 }
 
+static void
+put_row (qc_output_t *o, const slide_t *s, const qc_result_t *r)
+{
+    for (size_t i = 0; i < o->ncolumns; i++) {
+        if (i)
+            fputc ('\t', o->tsv);
+        const char *col = o->columns[i];
+        if (strcmp (col, "warnings") == 0) {
+            /* HistoQC's list starts with an empty entry: "|a|b" */
+            if (r->warnings && *r->warnings) {
+                fputc ('|', o->tsv);
+                qc_escape_put (o->tsv, r->warnings);
+            }
+        } else if (strcmp (col, "filename") == 0)
+            qc_escape_put (o->tsv, s->name);   /* the UI's key to the folder */
+        else if (strcmp (col, PATH_COLUMN) == 0)
+            qc_escape_put (o->tsv, s->path);
+        else
+            qc_escape_put (o->tsv, qc_result_get (r, col));
+    }
+    fputc ('\n', o->tsv);
+}
+
+/* The slide of task idx: from the plan, or for a job whose slides are
+ * not known here (attached to a job of an older qc-submit) the path the
+ * result carries, named like any other. */
+static const slide_t *
+slide_of (qc_output_t *o, const qc_msg_t *m)
+{
+    if (m->idx < o->nslides)
+        return &o->slides[m->idx];
+    free (o->other.name);
+    free (o->other.path);
+    o->other.path = strdup (m->path ? m->path : "?");
+    o->other.name = o->other.path ? qc_names_assign (o->names, o->other.path) : NULL;
+    return o->other.name ? &o->other : NULL;
+}
+
 int
 qc_output_result (qc_output_t *o, const qc_msg_t *m, char *err, size_t errlen)
 {
-    if (!o || !m || !m->result || !err)
+    if (!o || !m || !m->result || !err || !o->tsv)
         return -1;
     if (qc_output_has (o, m->idx))
         return 0;
-    const qc_result_t *r = m->result;
-    const char *name = base_name (m->path ? m->path : "?");
-    int rc = 0;
-    if (r->ok) {
-        for (size_t i = 0; i < o->ncolumns; i++) {
-            if (i)
-                fputc ('\t', o->tsv);
-            const char *col = o->columns[i];
-            if (strcmp (col, "warnings") == 0) {
-                /* HistoQC's list starts with an empty entry: "|a|b" */
-                if (r->warnings && *r->warnings) {
-                    fputc ('|', o->tsv);
-                    put_cell (o->tsv, r->warnings);
-                }
-                continue;
-            }
-            const char *v = strcmp (col, "filename") == 0 && !qc_result_get (r, col)
-                                ? name
-                                : qc_result_get (r, col);
-            put_cell (o->tsv, v);
-        }
-        fputc ('\n', o->tsv);
-        if (fflush (o->tsv)) {
-            snprintf (err, errlen, "cannot write results.tsv: %s", strerror (errno));
-            return -1;
-        }
-    } else {
-        put_cell (o->errors, m->path ? m->path : name);
-        fputc ('\t', o->errors);
-        put_cell (o->errors, r->error ? r->error : "failed");
-        fputc ('\n', o->errors);
-        fflush (o->errors);
+    const slide_t *s = slide_of (o, m);
+    if (!s) {
+        snprintf (err, errlen, "out of memory");
+        return -1;
     }
-    rc = write_files (o, name, r, m->idx, err, errlen);
+    const qc_result_t *r = m->result;
+    /* where the tables end before this result: a crash before its
+     * "done" line cuts them back there (read_journal) */
+    struct stat ts, es;
+    if (fstat (fileno (o->tsv), &ts) || fstat (fileno (o->errors), &es)) {
+        snprintf (err, errlen, "cannot read the output files' sizes: %s", strerror (errno));
+        return -1;
+    }
+    if (o->journal) {
+        fprintf (o->journal, "begin %" PRIu64 " %lld %lld\n", m->idx,
+                 (long long) ts.st_size, (long long) es.st_size);
+        fflush (o->journal);
+    }
+    /* images first: a row means its images are there */
+    int rc = write_files (o, s, r, err, errlen);
+    if (rc)
+        return rc;       /* not "done": a reattach writes it again, whole */
+    FILE *f = r->ok ? o->tsv : o->errors;
+    if (r->ok)
+        put_row (o, s, r);
+    else {
+        qc_escape_put (f, s->path);
+        fputc ('\t', f);
+        qc_escape_put (f, r->error ? r->error : "failed");
+        fputc ('\n', f);
+    }
+    if (fflush (f)) {
+        snprintf (err, errlen, "cannot write %s/%s: %s", o->outdir,
+                  r->ok ? "results.tsv" : "error.log", strerror (errno));
+        return -1;
+    }
     /* journal last: a crash before this line means "write it again" */
-    fprintf (o->journal, "done %" PRIu64 "\n", m->idx);
-    fflush (o->journal);
+    if (o->journal) {
+        fprintf (o->journal, "done %" PRIu64 "\n", m->idx);
+        fflush (o->journal);
+    }
     mark_seen (o, m->idx);
     o->written++;
-    return rc;
+    return 0;
+}
+
+static void
+log_line (qc_output_t *o, time_t secs, const char *level, const char *worker,
+          const char *slide, const char *module, const char *message)
+{
+    if (!o || !o->log)
+        return;
+    struct tm tm;
+    char stamp[32];
+    localtime_r (&secs, &tm);
+    strftime (stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", &tm);
+    const char *cells[] = {worker, slide, module, message};
+    fprintf (o->log, "%s\t%s", stamp, level);
+    for (size_t i = 0; i < 4; i++) {
+        fputc ('\t', o->log);
+        qc_escape_put (o->log, cells[i] ? cells[i] : "");
+    }
+    fputc ('\n', o->log);
+    fflush (o->log);
 }
 
 void
@@ -364,16 +794,22 @@ qc_output_log (qc_output_t *o, const qc_msg_t *m)
 {
     if (!o || !m || !m->message)
         return;
-    time_t secs = (time_t) m->time;
-    struct tm tm;
-    char stamp[32];
-    localtime_r (&secs, &tm);
-    strftime (stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", &tm);
     static const char *names[] = {"DEBUG", "INFO", "WARNING", "ERROR"};
-    fprintf (o->log, "%s\t%s\t%s\t%s\t%s\t", stamp, names[m->level & 3],
-             m->worker ? m->worker : "", m->slide ? m->slide : "",
-             m->module ? m->module : "");
-    put_cell (o->log, m->message);
-    fputc ('\n', o->log);
-    fflush (o->log);
+    log_line (o, (time_t) m->time, names[m->level & 3], m->worker, m->slide, m->module,
+              m->message);
+}
+
+void
+qc_output_note (qc_output_t *o, const char *level, const char *fmt, ...)
+{
+    if (!o || !o->log || !fmt)
+        return;
+    char *msg = NULL;
+    va_list ap;
+    va_start (ap, fmt);
+    int n = vasprintf (&msg, fmt, ap);
+    va_end (ap);
+    if (n >= 0)
+        log_line (o, time (NULL), level ? level : "INFO", "qc-submit", "", "qc-submit", msg);
+    free (msg);
 }

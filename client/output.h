@@ -1,11 +1,25 @@
 /* The output folder qc-submit writes as results arrive:
  *   OUTDIR/results.tsv   HistoQC's header lines, one row per passed slide
- *   OUTDIR/error.log     one line per failed slide: name, reason
+ *                        (an original_path column last: the slide's path)
+ *   OUTDIR/error.log     one line per failed slide: path, reason
  *   OUTDIR/qc.log        every forwarded log record
- *   OUTDIR/SLIDE/...     the images a slide's pipeline wrote
+ *   OUTDIR/NAME/...      the images a slide's pipeline wrote
  *   OUTDIR/.qc-job       job id, broker, and the result numbers already
  *                        written (so --attach never writes one twice)
- * Every write is flushed at once: a crash loses nothing already shown. */
+ *   OUTDIR/.qc-slides    the job's slides by index: name and path, so an
+ *                        --attach names every file from the client's own
+ *                        cohort, never from what a worker sends
+ *   OUTDIR/.qc-lock      held (flock) by the qc-submit writing here
+ * Text from slides and workers is escaped (client/escape.h); names come
+ * from client/names.h.
+ *
+ * A rerun into a folder resumes it: opening reads what is recorded and
+ * changes nothing but the lock; only once the broker has accepted the
+ * job (qc_output_set_job) are files created, appended to, or (for -f)
+ * rewritten without the records of the slides run again, the old files
+ * kept as results.tsv.N / error.log.N. A second qc-submit into the same
+ * folder is refused while the first holds the lock. Every write is
+ * flushed at once: a crash loses nothing already shown. */
 #ifndef QC_OUTPUT_H
 #define QC_OUTPUT_H
 
@@ -13,6 +27,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "client/output_records.h"
 #include "shared/proto.h"
 
 typedef struct qc_output qc_output_t;
@@ -22,28 +37,59 @@ typedef struct {
     const char *pipeline;      /* "#pipeline:" line */
     const char *config_file;   /* path, or "default" */
     const char *command_line;
-    const char **columns;      /* NULL on attach: read from results.tsv */
+    const char **columns;      /* the config's columns; NULL on attach */
     size_t ncolumns;
+    bool force;                /* -f: a results.tsv of other columns is
+                                  started afresh (the old one kept) */
+    uint64_t attach_job;       /* --attach: the job whose slides to read */
 } qc_output_config_t;
 
-/* Creates the folder and files (or reopens them for --attach when
- * attach is true). NULL with a message in err. */
+/* Opens (creating the folder and its parents when missing) and locks
+ * the folder, and
+ * reads what earlier runs recorded; attach also reads the job's slides
+ * and journal. NULL with a message in err (another qc-submit holds the
+ * folder; a results.tsv of other columns without -f; ...). */
 qc_output_t *qc_output_open (const qc_output_config_t *cfg, bool attach,
                              char *err, size_t errlen);
 void qc_output_close (qc_output_t **self_p);
 
-/* Records the job this folder belongs to (first line of .qc-job). */
-int qc_output_set_job (qc_output_t *self, uint64_t job, const char *broker);
+/* What the folder records for the slide at path. */
+qc_rec_t qc_output_recorded (const qc_output_t *self, const char *path);
+/* Adds a slide to the job (task index = order of calls); names it. */
+int qc_output_plan (qc_output_t *self, const char *path);
+size_t qc_output_planned (const qc_output_t *self);
+/* Its records are dropped when the job starts (it runs again). */
+int qc_output_drop (qc_output_t *self, const char *path);
+/* A slide qc-submit cannot read: one error.log line when the run starts. */
+int qc_output_unreadable (qc_output_t *self, const char *path, const char *why);
+
+/* The broker accepted job (0: no job, every slide was skipped or could
+ * not be read): applies the drops, creates or opens the files, writes
+ * the header of a new results.tsv, .qc-job (the job's id, identity key
+ * and broker) and .qc-slides, and the lines of unreadable slides. 0, or -1 with the reason in err. */
+int qc_output_set_job (qc_output_t *self, uint64_t job, uint64_t key,
+                       const char *broker, char *err, size_t errlen);
+/* The job an opened (attached) folder belongs to, from its .qc-job: its
+ * id (0 when none is recorded) and key (0 when an older .qc-job has
+ * none). */
+uint64_t qc_output_job (const qc_output_t *self, uint64_t *key);
 /* Reads .qc-job of an earlier run: job id and how many results were
  * written. -1 when absent. */
 int qc_output_read_job (const char *outdir, uint64_t *job, uint64_t *written);
+/* The output name of task idx (client/names.h), or NULL. */
+const char *qc_output_name_of (const qc_output_t *self, uint64_t idx);
 /* True when the task index was already written. */
 bool qc_output_has (const qc_output_t *self, uint64_t idx);
 uint64_t qc_output_written (const qc_output_t *self);
-/* Writes one result (row or error line, and its files); returns 0, or -1
- * when the disk refused (message in err). */
+/* Writes one result (its files, then its row or error line); 0, or -1
+ * when the disk refused (message in err): the run cannot go on. A file
+ * of one slide that cannot be written is said in qc.log and the run
+ * goes on. */
 int qc_output_result (qc_output_t *self, const qc_msg_t *m, char *err,
                       size_t errlen);
 void qc_output_log (qc_output_t *self, const qc_msg_t *m);
+/* A line of qc-submit's own in qc.log (escaped). */
+void qc_output_note (qc_output_t *self, const char *level, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
 
 #endif

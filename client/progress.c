@@ -1,5 +1,7 @@
 #include "client/progress.h"
 
+#include "client/escape.h"
+
 #include <czmq.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -32,9 +34,9 @@ draw (qc_progress_t *p, bool force)
         bar[i] = i < fill ? '#' : '.';
     bar[width] = 0;
     double eta = rate > 0 && p->total > n ? (double) (p->total - n) / rate : 0;
-    fprintf (stderr, "\r[%s] %" PRIu64 "/%" PRIu64 " done, %" PRIu64 " failed, "
-             "%.1f slides/s, ETA %d:%02d ", bar, p->done, p->total, p->failed, rate,
-             (int) eta / 60, (int) eta % 60);
+    fprintf (stderr, "\r[%s] %" PRIu64 " of %" PRIu64 ": %" PRIu64 " passed, %" PRIu64
+             " failed, %.1f slides/s, ETA %d:%02d ", bar, n, p->total, p->done, p->failed,
+             rate, (int) eta / 60, (int) eta % 60);
     fflush (stderr);
 }
 
@@ -45,17 +47,22 @@ qc_progress_slide (qc_progress_t *p, bool ok, const char *name,
     if (ok) p->done++; else p->failed++;
     if (p->quiet)
         return;
+    /* names and reasons may hold any byte: escaped for the terminal */
+    char *n = qc_escape_dup (name), *w = worker ? qc_escape_dup (worker) : NULL;
+    char *r = reason ? qc_escape_dup (reason) : NULL;
     if (p->tty) {
         if (!ok) {
-            fprintf (stderr, "\r\033[KFAILED %s: %s\n", name, reason ? reason : "?");
+            fprintf (stderr, "\r\033[KFAILED %s: %s\n", n ? n : "?", r ? r : "?");
             draw (p, true);
         } else
             draw (p, false);
     } else
         fprintf (stderr, "%s %" PRIu64 "/%" PRIu64 " %s%s%s%s%s%s\n", ok ? "ok" : "FAILED",
-                 p->done + p->failed, p->total, name, worker ? " (" : "",
-                 worker ? worker : "", worker ? ")" : "",
-                 ok ? "" : ": ", ok ? "" : (reason ? reason : "?"));
+                 p->done + p->failed, p->total, n ? n : "?", w ? " (" : "",
+                 w ? w : "", w ? ")" : "", ok ? "" : ": ", ok ? "" : (r ? r : "?"));
+    free (n);
+    free (w);
+    free (r);
 }
 
 void

@@ -1,5 +1,7 @@
-/* Progress on the terminal: a bar redrawn in place (done, failed, total,
- * slides/s, ETA) when stderr is a terminal, plain lines otherwise. */
+/* Progress on the terminal: a bar redrawn in place ("12 of 71: 11
+ * passed, 1 failed", slides/s, ETA) when stderr is a terminal, plain
+ * lines ("ok 12/71 NAME (worker)", "FAILED 13/71 NAME: reason")
+ * otherwise. Names and reasons are escaped (client/escape.h). */
 #ifndef QC_PROGRESS_H
 #define QC_PROGRESS_H
 
@@ -8,7 +10,7 @@
 
 typedef struct {
     bool tty, quiet;
-    uint64_t total, done, failed;
+    uint64_t total, done, failed;   /* done: passed */
     int64_t start_ms, last_draw_ms;
 } qc_progress_t;
 

@@ -1,21 +1,39 @@
 /* See session.h. The loop: poll the socket, write each result in
  * sequence order, acknowledge what was written, keep heartbeats going
- * both ways, and stop on DONE, on a lost broker, or on a signal. */
+ * both ways, and stop on DONE, on a refusal, or on a signal.
+ *
+ * A job is the broker's id plus an identity key this client chooses
+ * before its first SUBMIT (kept in OUTDIR/.qc-job): the broker refuses
+ * an ATTACH whose key is not the job's, so a folder never takes another
+ * job's results. A broker that falls silent is waited for (it may be
+ * restarting on its state folder); when it answers "unknown peer" the
+ * session attaches again, resumes a submission it had not finished, and
+ * goes on from the results the broker still holds. A first SUBMIT sent
+ * again after a lost answer names the same key, so it never makes a
+ * second job. */
 #include "client/session.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
+#include "client/escape.h"
 #include "client/progress.h"
+#include "client/waiting.h"
+#include "client/warn_once.h"
 #include "shared/cli.h"
 #include "shared/log.h"
 
 typedef struct {
     const qc_session_config_t *cfg;
     zsock_t *sock;
-    uint64_t job;
+    uint64_t job, key;
     uint64_t expected;        /* next result seq to write */
     uint64_t acked;
-    int64_t last_heard, next_beat, last_resync;
+    int64_t last_heard, next_beat, last_resync, last_resubmit;
+    bool silent;              /* said that the broker is silent */
+    qc_waiting_t waiting;     /* says what a silent job waits for */
+    qc_warn_once_t *warn_once;
     qc_progress_t progress;
     bool accepted, done, fatal;
     int exit_code;
@@ -34,9 +52,19 @@ base_name (const char *path)
     return b ? b + 1 : path ? path : "?";
 }
 
-/* A result went missing on the way (or DONE came before all results):
- * ask the broker to send again everything after what we hold. At most
- * once a second; the rest arrive in order after it. */
+static uint64_t
+new_key (void)
+{
+    uint64_t k = 0;
+    while (!k)
+        if (getrandom (&k, sizeof k, 0) != (ssize_t) sizeof k)
+            k = ((uint64_t) zclock_time () << 22) ^ (uint64_t) getpid () ^ (uint64_t) random ();
+    return k;
+}
+
+/* Asks the broker to send again everything after what we hold (a result
+ * went missing, DONE came early, or the broker restarted). At most once
+ * a second; the rest arrive in order after it. */
 static void
 resync (session_t *s)
 {
@@ -44,9 +72,34 @@ resync (session_t *s)
     if (now - s->last_resync < 1000)
         return;
     s->last_resync = now;
-    qc_msg_t a = {.command = QC_ATTACH, .gpu = -1, .job = s->job,
-                  .seq = s->expected - 1};
+    qc_msg_t a = {.command = QC_ATTACH, .gpu = -1, .job = s->job, .key = s->key,
+                  .seq = s->expected - 1, .hb_ms = s->cfg->heartbeat_ms};
     send_msg (s, &a);
+}
+
+/* SUBMIT batches of our slides from index base on. */
+static int
+submit_from (session_t *s, uint64_t base)
+{
+    const qc_session_config_t *c = s->cfg;
+    size_t batch = QC_PROTO_MAX_SLIDES / 4;
+    for (size_t b = (size_t) base; b < c->nslides || (b == 0 && c->nslides == 0); b += batch) {
+        size_t n = c->nslides - b < batch ? c->nslides - b : batch;
+        qc_msg_t m = {.command = QC_SUBMIT, .gpu = -1, .job = s->job, .key = s->key,
+                      .base = b, .slides = c->slides + b, .nslides = n,
+                      .config = b == 0 ? (char *) c->config_text : NULL,
+                      .resource = c->resource, .final = b + n >= c->nslides,
+                      .name = getenv ("USER"), .hb_ms = c->heartbeat_ms,
+                      .assets = b == 0 ? (qc_asset_t *) c->assets : NULL,
+                      .nassets = b == 0 ? c->nassets : 0};
+        if (send_msg (s, &m))
+            return -1;
+        if (b == 0 && !s->job)
+            break;          /* later batches name the job: they wait for it */
+        if (c->nslides == 0)
+            break;
+    }
+    return 0;
 }
 
 static void
@@ -59,6 +112,7 @@ on_result (session_t *s, qc_msg_t *m)
         return;
     }
     s->expected++;
+    qc_waiting_progress (&s->waiting, zclock_mono ());
     if (qc_output_has (s->cfg->out, m->idx))
         return;
     char err[512];
@@ -67,21 +121,65 @@ on_result (session_t *s, qc_msg_t *m)
         s->fatal = true;
         s->exit_code = QC_EXIT_FAILED;
     }
-    qc_progress_slide (&s->progress, m->result->ok, base_name (m->path), m->worker,
-                       m->result->error);
+    /* the name this slide has in the output folder, not the worker's */
+    const char *name = qc_output_name_of (s->cfg->out, m->idx);
+    qc_progress_slide (&s->progress, m->result->ok, name ? name : base_name (m->path),
+                       m->worker, m->result->error);
 }
 
 static void
 on_log (session_t *s, qc_msg_t *m)
 {
     qc_output_log (s->cfg->out, m);
-    if (m->level >= QC_LOG_WARNING && !s->cfg->quiet) {
-        char line[QC_PROTO_MAX_TEXT + 1024];
+    if (m->level >= QC_LOG_WARNING && !s->cfg->quiet
+        && qc_warn_once_first (s->warn_once, m)) {
+        char line[4 * QC_PROTO_MAX_TEXT + 1024];
+        char *w = qc_escape_dup (m->worker ? m->worker : "?");
+        char *sl = qc_escape_dup (m->slide ? m->slide : "");
+        char *mo = qc_escape_dup (m->module ? m->module : "");
+        char *me = qc_escape_dup (m->message);
         snprintf (line, sizeof line, "%s %s [%s] %s: %s",
-                  m->level >= QC_LOG_ERROR ? "ERROR" : "WARNING",
-                  m->worker ? m->worker : "?", m->slide ? m->slide : "",
-                  m->module ? m->module : "", m->message);
+                  m->level >= QC_LOG_ERROR ? "ERROR" : "WARNING", w ? w : "?",
+                  sl ? sl : "", mo ? mo : "", me ? me : "");
+        free (w);
+        free (sl);
+        free (mo);
+        free (me);
         qc_progress_print (&s->progress, line);
+    }
+}
+
+static void
+on_accepted (session_t *s, qc_msg_t *m)
+{
+    const qc_session_config_t *c = s->cfg;
+    if (!m->job || (s->job && m->job != s->job) || (m->key && s->key && m->key != s->key))
+        return;
+    if (!s->accepted) {
+        s->job = m->job;
+        s->accepted = true;
+        char err[1024] = "";
+        if (c->attach_job)
+            s->progress.total = m->total;
+        else if (qc_output_set_job (c->out, s->job, s->key, c->local ? "local" : c->endpoint,
+                                    err, sizeof err)) {
+            fprintf (stderr, "qc-submit: %s\n", *err ? err : "cannot write the output folder");
+            s->fatal = true;
+            s->exit_code = QC_EXIT_FAILED;
+            return;
+        }
+    }
+    if (!m->attached)
+        return;
+    /* the broker resends what follows the last result it holds as
+     * acknowledged: count from there (it may hold fewer than we wrote,
+     * when it lost results it had sent; the index check skips those) */
+    s->expected = m->seq + 1;
+    s->acked = m->seq;
+    if (c->nslides && m->total < c->nslides && zclock_mono () - s->last_resubmit > 1000) {
+        /* our submission was cut off: the rest again */
+        s->last_resubmit = zclock_mono ();
+        submit_from (s, m->total);
     }
 }
 
@@ -89,44 +187,60 @@ static void
 on_message (session_t *s, qc_msg_t *m)
 {
     s->last_heard = zclock_mono ();
+    if (s->silent) {
+        s->silent = false;
+        if (!s->cfg->quiet)
+            qc_progress_print (&s->progress, "qc-submit: the broker answers again");
+    }
     switch (m->command) {
     case QC_ACCEPTED:
-        if (!s->accepted && m->job) {
-            s->job = m->job;
-            s->accepted = true;
-            if (s->cfg->attach_job)
-                s->progress.total = m->total;
-        }
+        on_accepted (s, m);
         break;
     case QC_RESULT:
-        if (m->job == s->job)
+        if (m->job == s->job && s->accepted)
             on_result (s, m);
         break;
     case QC_LOG:
         on_log (s, m);
         break;
     case QC_DONE:
-        if (m->job == s->job && qc_output_written (s->cfg->out) < m->total)
+        if (m->job != s->job || !s->accepted)
+            break;
+        if (qc_output_written (s->cfg->out) < m->total)
             resync (s);
-        else if (m->job == s->job) {
+        else {
             s->done = true;
             s->progress.total = m->total;
             if (m->failed)
                 s->exit_code = QC_EXIT_FAILED;
         }
         break;
+    case QC_STATUS_REPLY:
+        qc_waiting_on_status (&s->waiting, m, s->job, &s->progress);
+        break;
     case QC_ERROR:
         fprintf (stderr, "qc-submit: broker refused: %s\n", m->reason);
         s->fatal = true;
-        s->exit_code = s->accepted ? QC_EXIT_FAILED : QC_EXIT_USAGE;
+        s->exit_code = s->accepted && !s->cfg->attach_job ? QC_EXIT_FAILED : QC_EXIT_USAGE;
         break;
     case QC_DISCONNECT:
-        fprintf (stderr, "qc-submit: broker: %s\n", m->reason ? m->reason : "disconnect");
-        if (s->accepted && m->reason && strstr (m->reason, "unknown peer")) {
-            qc_msg_t a = {.command = QC_ATTACH, .gpu = -1, .job = s->job,
-                          .seq = s->expected - 1};
-            send_msg (s, &a);
+        if (m->reason && strstr (m->reason, "unknown peer")) {
+            /* the broker restarted, or gave up on us: attach again */
+            if (s->accepted)
+                resync (s);
+            else if (!s->cfg->attach_job && zclock_mono () - s->last_resubmit > 1000) {
+                s->last_resubmit = zclock_mono ();
+                submit_from (s, 0);     /* the same key: never a second job */
+            }
+        } else if (s->accepted) {
+            if (!s->cfg->quiet) {
+                char line[QC_PROTO_MAX_TEXT + 128];
+                snprintf (line, sizeof line, "qc-submit: broker: %s; waiting for it "
+                          "to come back", m->reason ? m->reason : "disconnect");
+                qc_progress_print (&s->progress, line);
+            }
         } else {
+            fprintf (stderr, "qc-submit: broker: %s\n", m->reason ? m->reason : "disconnect");
             s->fatal = true;
             s->exit_code = QC_EXIT_NO_BROKER;
         }
@@ -136,42 +250,63 @@ on_message (session_t *s, qc_msg_t *m)
     }
 }
 
-static int
-submit_all (session_t *s)
+/* Reads what is waiting; false when the session should stop. */
+static void
+read_burst (session_t *s)
 {
-    const qc_session_config_t *c = s->cfg;
-    size_t batch = QC_PROTO_MAX_SLIDES / 4;
-    for (size_t base = 0; base < c->nslides || base == 0; base += batch) {
-        size_t n = c->nslides - base < batch ? c->nslides - base : batch;
-        qc_msg_t m = {.command = QC_SUBMIT, .gpu = -1, .job = s->job, .base = base,
-                      .slides = c->slides + base, .nslides = n,
-                      .config = base == 0 ? (char *) c->config_text : NULL,
-                      .resource = c->resource, .final = base + n >= c->nslides,
-                      .name = getenv ("USER")};
-        if (send_msg (s, &m))
-            return -1;
-        if (base == 0) {
-            /* the job id comes back in ACCEPTED; later batches name it */
-            int64_t until = zclock_mono () + (int64_t) c->timeout_s * 1000;
-            while (!s->accepted && !s->fatal && zclock_mono () < until && !qc_cli_signals) {
-                zsock_set_rcvtimeo (s->sock, 100);
-                zmsg_t *raw = zmsg_recv (s->sock);
-                if (!raw)
-                    continue;
-                qc_msg_t *r = qc_msg_decode (raw, NULL, 0);
-                zmsg_destroy (&raw);
-                if (r)
-                    on_message (s, r);
-                qc_msg_destroy (&r);
-            }
-            if (!s->accepted)
-                return -1;
-            qc_output_set_job (c->out, s->job, c->local ? "local" : c->endpoint);
-        }
-        if (c->nslides == 0)
+    for (int i = 0; i < 10000 && (zsock_events (s->sock) & ZMQ_POLLIN); i++) {
+        zmsg_t *raw = zmsg_recv (s->sock);
+        char err[256];
+        qc_msg_t *m = raw ? qc_msg_decode (raw, err, sizeof err) : NULL;
+        zmsg_destroy (&raw);
+        if (m)
+            on_message (s, m);
+        else
+            qc_log (QC_LOG_WARNING, "qc-submit", "malformed message dropped: %s", err);
+        qc_msg_destroy (&m);
+        if (s->done || s->fatal)
             break;
     }
-    return 0;
+}
+
+/* The first batch, until the broker numbers the job. */
+static int
+submit_first (session_t *s)
+{
+    const qc_session_config_t *c = s->cfg;
+    s->key = new_key ();
+    if (submit_from (s, 0))
+        return -1;
+    s->last_resubmit = zclock_mono ();
+    int64_t until = zclock_mono () + (int64_t) c->timeout_s * 1000;
+    zpoller_t *poller = zpoller_new (s->sock, NULL);
+    while (!s->accepted && !s->fatal && zclock_mono () < until && !qc_cli_signals) {
+        if (zpoller_wait (poller, 100))
+            read_burst (s);
+    }
+    zpoller_destroy (&poller);
+    if (!s->accepted)
+        return -1;
+    return c->nslides > QC_PROTO_MAX_SLIDES / 4 ? submit_from (s, QC_PROTO_MAX_SLIDES / 4) : 0;
+}
+
+/* Ctrl-C (or SIGTERM): what is kept and how to go on. */
+static void
+say_interrupted (session_t *s)
+{
+    const qc_session_config_t *c = s->cfg;
+    const char *dir = c->outdir ? c->outdir : "OUTDIR";
+    fprintf (stderr, "\nqc-submit: interrupted. %" PRIu64 " results are kept in %s "
+             "(results.tsv, error.log, a folder per slide).\n",
+             qc_output_written (c->out), dir);
+    if (c->local || !s->accepted)
+        fprintf (stderr, "To go on, run the same qc-submit command again: the slides "
+                 "already in %s are skipped (-f redoes them).\n", dir);
+    else
+        fprintf (stderr, "Job %" PRIu64 " goes on at the broker. Fetch the rest with:\n"
+                 "  qc-submit --broker %s --attach %" PRIu64 " -o %s\n"
+                 "or stop it with: qc-submit --broker %s --cancel %" PRIu64 "\n",
+                 s->job, c->endpoint, s->job, dir, c->endpoint, s->job);
 }
 
 static int
@@ -197,6 +332,29 @@ run_cancel (session_t *s)
     return rc;
 }
 
+/* --attach JOBID: the folder must be that job's. */
+static int
+check_attach (session_t *s)
+{
+    const qc_session_config_t *c = s->cfg;
+    uint64_t key = 0, own = qc_output_job (c->out, &key);
+    if (own == 0) {
+        fprintf (stderr, "qc-submit: --attach %" PRIu64 ": the output folder records "
+                 "no job (no job line in its .qc-job): give the folder qc-submit "
+                 "wrote for job %" PRIu64 "\n", c->attach_job, c->attach_job);
+        return -1;
+    }
+    if (own != c->attach_job) {
+        fprintf (stderr, "qc-submit: --attach %" PRIu64 ": the output folder holds "
+                 "the results of job %" PRIu64 ", not of job %" PRIu64 "; attach with "
+                 "--attach %" PRIu64 ", or give job %" PRIu64 "'s folder\n",
+                 c->attach_job, own, c->attach_job, own, c->attach_job);
+        return -1;
+    }
+    s->key = key;      /* 0 for a folder from before keys: not checked */
+    return 0;
+}
+
 int
 qc_session_run (const qc_session_config_t *cfg)
 {
@@ -210,32 +368,47 @@ qc_session_run (const qc_session_config_t *cfg)
     zsock_set_rcvhwm (s.sock, 100000);
     zsock_set_sndhwm (s.sock, 100000);
     zsock_set_linger (s.sock, 1000);
+    zsock_set_reconnect_ivl_max (s.sock, 5000);
     if (cfg->cancel_job) {
         int rc = run_cancel (&s);
         zsock_destroy (&s.sock);
         return rc;
     }
     qc_progress_init (&s.progress, cfg->nslides, cfg->quiet);
+    s.warn_once = qc_warn_once_new ();
     if (cfg->attach_job) {
+        if (check_attach (&s)) {
+            zsock_destroy (&s.sock);
+            qc_warn_once_destroy (&s.warn_once);
+            return QC_EXIT_USAGE;
+        }
         s.job = cfg->attach_job;
         uint64_t written = qc_output_written (cfg->out);
         s.expected = written + 1;
         s.progress.done = 0;
-        qc_msg_t a = {.command = QC_ATTACH, .gpu = -1, .job = s.job, .seq = written};
+        qc_msg_t a = {.command = QC_ATTACH, .gpu = -1, .job = s.job, .key = s.key,
+                      .seq = written, .hb_ms = cfg->heartbeat_ms};
         send_msg (&s, &a);
-    } else if (submit_all (&s)) {
-        if (!s.fatal) {
+    } else if (submit_first (&s)) {
+        if (qc_cli_signals && !s.fatal) {
+            fprintf (stderr, "\nqc-submit: interrupted before the broker accepted the "
+                     "job: nothing was written\n");
+            s.exit_code = QC_EXIT_INTERRUPTED;
+        } else if (!s.fatal) {
             fprintf (stderr, "qc-submit: no answer from broker %s in %u s\n",
                      cfg->endpoint, cfg->timeout_s);
             s.exit_code = QC_EXIT_NO_BROKER;
         }
         zsock_destroy (&s.sock);
+        qc_warn_once_destroy (&s.warn_once);
         return s.exit_code;
     }
     if (!cfg->quiet && !cfg->local)
         fprintf (stderr, "job %" PRIu64 " on %s: %zu slides\n", s.job, cfg->endpoint,
                  cfg->nslides);
     s.last_heard = zclock_mono ();
+    qc_waiting_init (&s.waiting, cfg->wait_warn_s, cfg->resource, cfg->local,
+                     cfg->endpoint, s.last_heard);
     zpoller_t *poller = zpoller_new (s.sock, NULL);
     int64_t lost_after = (int64_t) cfg->heartbeat_ms * cfg->liveness;
     if (!cfg->attach_job)
@@ -245,23 +418,12 @@ qc_session_run (const qc_session_config_t *cfg)
         int64_t now = zclock_mono ();
         if (which) {
             uint64_t before = s.expected;
-            for (int i = 0; i < 10000 && (zsock_events (s.sock) & ZMQ_POLLIN); i++) {
-                zmsg_t *raw = zmsg_recv (s.sock);
-                char err[256];
-                qc_msg_t *m = raw ? qc_msg_decode (raw, err, sizeof err) : NULL;
-                zmsg_destroy (&raw);
-                if (m)
-                    on_message (&s, m);
-                else
-                    qc_log (QC_LOG_WARNING, "qc-submit", "malformed message dropped: %s", err);
-                qc_msg_destroy (&m);
-                if (s.done || s.fatal)
-                    break;
-            }
+            read_burst (&s);
             /* acknowledge what is now on disk, in one message per batch */
-            if (s.expected - 1 > s.acked && s.expected != before) {
+            if (s.accepted && s.expected - 1 > s.acked && s.expected != before) {
                 s.acked = s.expected - 1;
-                qc_msg_t ack = {.command = QC_ACK, .gpu = -1, .job = s.job, .seq = s.acked};
+                qc_msg_t ack = {.command = QC_ACK, .gpu = -1, .job = s.job, .key = s.key,
+                                .seq = s.acked};
                 send_msg (&s, &ack);
             }
         }
@@ -270,15 +432,41 @@ qc_session_run (const qc_session_config_t *cfg)
             send_msg (&s, &hb);
             s.next_beat = now + cfg->heartbeat_ms;
         }
-        if (now - s.last_heard > lost_after) {
-            fprintf (stderr, "\nqc-submit: lost broker %s (silent %" PRId64 " s)\n",
-                     cfg->endpoint, (now - s.last_heard) / 1000);
-            s.fatal = true;
-            s.exit_code = QC_EXIT_NO_BROKER;
+        if (now - s.last_heard > lost_after && !s.silent) {
+            /* not fatal: a broker with a state folder comes back with
+             * the job, and the heartbeats find it */
+            s.silent = true;
+            if (!cfg->quiet) {
+                char line[1024];
+                snprintf (line, sizeof line, "qc-submit: broker %s silent for %" PRId64
+                          " s: waiting for it (a broker with a state folder keeps job %"
+                          PRIu64 " through a restart); Ctrl-C stops this client, and "
+                          "qc-submit --broker %s --attach %" PRIu64 " -o OUTDIR resumes",
+                          cfg->endpoint, (now - s.last_heard) / 1000, s.job,
+                          cfg->endpoint, s.job);
+                qc_progress_print (&s.progress, line);
+            }
+        }
+        if (!s.silent && qc_waiting_due (&s.waiting, now)) {
+            qc_msg_t st = {.command = QC_STATUS, .gpu = -1};
+            send_msg (&s, &st);
         }
     }
     zpoller_destroy (&poller);
     qc_progress_finish (&s.progress);
+    if (!cfg->quiet)
+        qc_warn_once_summary (s.warn_once, stderr);
+    qc_warn_once_destroy (&s.warn_once);
+    if (!s.done && s.accepted) {
+        /* leaving without the whole job: the broker keeps its results */
+        qc_msg_t bye = {.command = QC_DISCONNECT, .gpu = -1, .reason = "leaving"};
+        send_msg (&s, &bye);
+    }
+    if (qc_cli_signals && !s.done) {
+        say_interrupted (&s);
+        zsock_destroy (&s.sock);
+        return QC_EXIT_INTERRUPTED;
+    }
     if (!s.done && !cfg->local && s.accepted) {
         fprintf (stderr, "job %" PRIu64 " goes on at the broker; reattach with:\n"
                  "  qc-submit --broker %s --attach %" PRIu64 " -o OUTDIR\n",

@@ -14,6 +14,8 @@ typedef struct {
     char **slides;             /* absolute paths (submit) */
     size_t nslides;
     const char *config_text;   /* NULL = workers' default */
+    const qc_asset_t *assets;  /* files the config names, sent once */
+    size_t nassets;
     uint8_t resource;          /* qc_resource_t */
     uint64_t attach_job;       /* 0 = submit a new job */
     uint64_t cancel_job;       /* non-zero: cancel it and return */
@@ -21,6 +23,9 @@ typedef struct {
     uint32_t heartbeat_ms;
     uint32_t liveness;
     bool quiet;
+    uint32_t wait_warn_s;      /* no result for this long: say what the
+                                  job waits for (client/waiting.h) */
+    const char *outdir;        /* for the messages on how to go on */
     qc_output_t *out;          /* not for cancel */
 } qc_session_config_t;
 

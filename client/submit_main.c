@@ -1,5 +1,9 @@
 /* qc-submit: quality-checks a cohort of slides and writes HistoQC-style
- * results into an output folder as they arrive. */
+ * results into an output folder as they arrive. This file reads the
+ * command line and puts the parts together: the cohort (cohort.c), the
+ * config and its files (assets.c), the folder and what a rerun skips
+ * (output.c, rerun.c), then one session with a broker (session.c), ours
+ * (local.c) or a remote one. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -7,11 +11,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "client/assets.h"
 #include "client/cohort.h"
 #include "client/local.h"
 #include "client/output.h"
+#include "client/rerun.h"
 #include "client/session.h"
-#include "kernels/pipeline.h"
+#include "kernels/pipeline/pipeline.h"
 #include "shared/cli.h"
 #include "shared/log.h"
 
@@ -22,30 +28,55 @@ usage (FILE *to)
 {
     fprintf (to,
         "Usage: qc-submit [--broker tcp://HOST:5555] [-c config.ini] -o OUTDIR\n"
-        "                 SLIDE... | --list FILE | DIR\n"
+        "                 SLIDE... | DIR | 'PATTERN' | LIST.tsv | --list FILE\n"
         "       qc-submit --broker EP --attach JOBID -o OUTDIR\n"
         "       qc-submit --broker EP --cancel JOBID\n"
         "Quality-checks whole-slide images and writes OUTDIR/results.tsv (one\n"
         "row per slide, HistoQC's format), OUTDIR/error.log (failed slides),\n"
         "OUTDIR/qc.log (log records from the workers) and a folder per slide.\n"
         "Without --broker, a broker and workers run inside this process.\n\n"
+        "Slides: files; folders (searched recursively for slide files); quoted\n"
+        "patterns ('*.svs', 'data/**/*.ndpi'); a .tsv whose first column names\n"
+        "the slides (HistoQC's results.tsv works: '#' lines and a 'filename'\n"
+        "header row are skipped). Slides that cannot be read are listed before\n"
+        "the job starts and get an error.log line each.\n\n"
+        "An existing OUTDIR is resumed: slides it already has a result or an\n"
+        "error for are skipped (-f runs them again); nothing is removed. One\n"
+        "qc-submit at a time writes into a folder.\n\n"
         "  -b, --broker EP      submit to this broker instead of running locally\n"
         "  -c, --config FILE    HistoQC-style config.ini (default: built in)\n"
+        "      --histoqc-data DIR  HistoQC's data folder: the config's relative\n"
+        "                       file names (examples, templates) are looked for\n"
+        "                       beside the config, then here (default: an\n"
+        "                       installed histoqc's), then among built-in files;\n"
+        "                       their bytes travel with the job\n"
         "  -o, --outdir DIR     output folder (required)\n"
-        "  -l, --list FILE      read slide paths from FILE, one a line ('-': stdin)\n"
+        "  -p, --basepath DIR   relative slides, patterns and list entries are\n"
+        "                       taken relative to DIR\n"
+        "  -l, --list FILE      read slides from FILE ('-': stdin), one a line or\n"
+        "                       the first column of a .tsv\n"
+        "  -f, --force          run slides again that OUTDIR has results for (the\n"
+        "                       old results.tsv and error.log are kept as .N)\n"
+        "      --no-check       do not check that each slide can be read here\n"
+        "                       (when only the workers see the slides)\n"
         "  -w, --workers N      local mode: slides run at once (default: cores)\n"
         "      --gpu-only       run only on GPU workers (waits for one)\n"
         "      --cpu-only       run only on CPU slots\n"
         "      --attach JOBID   reattach to a job and fetch its remaining results\n"
         "      --cancel JOBID   cancel a job: queued slides dropped\n"
         "      --timeout S      wait S seconds for the broker to answer (10)\n"
+        "      --wait-warn S    no result for S seconds: say what the job waits\n"
+        "                       for, e.g. no worker connected (10; 0: never)\n"
         "      --write-default-config FILE  write the built-in config and exit\n"
         "                       (FILE - : standard output)\n"
         "  -q, --quiet          no progress output\n"
         "  -h, --help           show this help\n"
         "  -V, --version        show the version\n\n"
-        "Exit codes: 0 all slides passed, 1 some slides failed (or the run was\n"
-        "interrupted), 2 usage or configuration error, 3 cannot reach the broker.\n\n"
+        "Exit codes: 0 every slide of the cohort passed, 1 some slides failed (in\n"
+        "this run or an earlier one into OUTDIR), 2 usage or configuration\n"
+        "error (OUTDIR in use by another qc-submit included), 3 cannot reach\n"
+        "the broker, 130 interrupted (Ctrl-C or SIGTERM: what was written is\n"
+        "kept, and it says how to go on).\n\n"
         "Environment: QC_IMAGE_CACHE_MB=N  local mode: MB of freed large image\n"
         "buffers kept for reuse by later steps and slides (default 4096; 0: none).\n"
         "QC_DIRECT_READ=0  local mode: read every slide through OpenSlide, not\n"
@@ -86,16 +117,37 @@ join_args (int argc, char **argv)
     return s;
 }
 
-int
-main (int argc, char **argv)
+static int
+write_default_config (const char *to)
 {
-    const char *broker = NULL, *config_path = NULL, *outdir = NULL;
-    const char *write_default = NULL;
-    unsigned long workers = 0, timeout_s = 10, attach = 0, cancel = 0;
-    uint8_t resource = QC_RES_ANY;
-    bool quiet = false;
-    qc_cohort_t cohort = {0};
-    char err[1024];
+    /* "-": standard output, to read it or pipe it on */
+    bool to_stdout = strcmp (to, "-") == 0;
+    FILE *f = to_stdout ? stdout : fopen (to, "w");
+    bool bad = !f || fputs (qc_pipeline_default_config (), f) < 0;
+    if (f && (to_stdout ? fflush (f) : fclose (f)) != 0)
+        bad = true;
+    if (bad) {
+        fprintf (stderr, "%s: cannot write %s: %s\n", prog,
+                 to_stdout ? "to standard output" : to, strerror (errno));
+        return QC_EXIT_USAGE;
+    }
+    return QC_EXIT_OK;
+}
+
+typedef struct {
+    const char *broker, *config_path, *outdir, *histoqc_data, *basepath;
+    const char *write_default;
+    const char *lists[64];
+    int nlists;
+    unsigned long workers, timeout_s, attach, cancel, wait_warn_s;
+    uint8_t resource;
+    bool quiet, force, no_check;
+} options_t;
+
+/* 0, or an exit code. */
+static int
+parse (int argc, char **argv, options_t *o)
+{
     static const struct option opts[] = {
         {"broker", required_argument, 0, 'b'}, {"config", required_argument, 0, 'c'},
         {"outdir", required_argument, 0, 'o'}, {"list", required_argument, 0, 'l'},
@@ -103,139 +155,226 @@ main (int argc, char **argv)
         {"cpu-only", no_argument, 0, 2}, {"attach", required_argument, 0, 3},
         {"cancel", required_argument, 0, 4}, {"timeout", required_argument, 0, 5},
         {"write-default-config", required_argument, 0, 6}, {"quiet", no_argument, 0, 'q'},
+        {"histoqc-data", required_argument, 0, 7}, {"basepath", required_argument, 0, 'p'},
+        {"force", no_argument, 0, 'f'}, {"no-check", no_argument, 0, 8},
+        {"wait-warn", required_argument, 0, 9},
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
-    int c, rc = QC_EXIT_USAGE;
-    while ((c = getopt_long (argc, argv, "b:c:o:l:w:qhV", opts, NULL)) != -1) {
+    int c;
+    while ((c = getopt_long (argc, argv, "b:c:o:l:w:p:fqhV", opts, NULL)) != -1) {
         switch (c) {
-        case 'b': broker = optarg; break;
-        case 'c': config_path = optarg; break;
-        case 'o': outdir = optarg; break;
+        case 'b': o->broker = optarg; break;
+        case 'c': o->config_path = optarg; break;
+        case 'o': o->outdir = optarg; break;
+        case 'p': o->basepath = optarg; break;
+        case 'f': o->force = true; break;
         case 'l':
-            if (qc_cohort_add_list (&cohort, optarg, err, sizeof err)) {
-                fprintf (stderr, "%s: %s\n", prog, err);
-                goto out;
+            if (o->nlists == 64) {
+                fprintf (stderr, "%s: at most 64 --list files\n", prog);
+                return QC_EXIT_USAGE;
             }
+            o->lists[o->nlists++] = optarg;
             break;
         case 'w':
-            if (qc_cli_uint (prog, "--workers", optarg, 1, 4096, &workers)) goto out;
+            if (qc_cli_uint (prog, "--workers", optarg, 1, 4096, &o->workers))
+                return QC_EXIT_USAGE;
             break;
-        case 1: resource = QC_RES_GPU; break;
-        case 2: resource = QC_RES_CPU; break;
+        case 1: o->resource = QC_RES_GPU; break;
+        case 2: o->resource = QC_RES_CPU; break;
         case 3:
-            if (qc_cli_uint (prog, "--attach", optarg, 1, UINT32_MAX, &attach)) goto out;
+            if (qc_cli_uint (prog, "--attach", optarg, 1, UINT32_MAX, &o->attach))
+                return QC_EXIT_USAGE;
             break;
         case 4:
-            if (qc_cli_uint (prog, "--cancel", optarg, 1, UINT32_MAX, &cancel)) goto out;
+            if (qc_cli_uint (prog, "--cancel", optarg, 1, UINT32_MAX, &o->cancel))
+                return QC_EXIT_USAGE;
             break;
         case 5:
-            if (qc_cli_uint (prog, "--timeout", optarg, 1, 86400, &timeout_s)) goto out;
+            if (qc_cli_uint (prog, "--timeout", optarg, 1, 86400, &o->timeout_s))
+                return QC_EXIT_USAGE;
             break;
-        case 6: write_default = optarg; break;
-        case 'q': quiet = true; break;
-        case 'h': usage (stdout); rc = QC_EXIT_OK; goto out;
-        case 'V': qc_cli_version (prog); rc = QC_EXIT_OK; goto out;
-        default: usage (stderr); goto out;
+        case 6: o->write_default = optarg; break;
+        case 7: o->histoqc_data = optarg; break;
+        case 8: o->no_check = true; break;
+        case 9:
+            if (qc_cli_uint (prog, "--wait-warn", optarg, 0, 86400, &o->wait_warn_s))
+                return QC_EXIT_USAGE;
+            break;
+        case 'q': o->quiet = true; break;
+        case 'h': usage (stdout); return -1;
+        case 'V': qc_cli_version (prog); return -1;
+        default: usage (stderr); return QC_EXIT_USAGE;
         }
     }
-    if (write_default) {
-        /* "-": standard output, to read it or pipe it on */
-        bool to_stdout = strcmp (write_default, "-") == 0;
-        FILE *f = to_stdout ? stdout : fopen (write_default, "w");
-        bool bad = !f || fputs (qc_pipeline_default_config (), f) < 0;
-        if (f && (to_stdout ? fflush (f) : fclose (f)) != 0)
-            bad = true;
-        if (bad) {
-            fprintf (stderr, "%s: cannot write %s: %s\n", prog,
-                     to_stdout ? "to standard output" : write_default,
-                     strerror (errno));
-            goto out;
+    return 0;
+}
+
+/* The cohort from --list files and the positional arguments. */
+static int
+build_cohort (const options_t *o, int argc, char **argv, qc_cohort_t *cohort)
+{
+    char err[1024] = "";
+    cohort->basepath = o->basepath;
+    if (o->basepath) {
+        struct stat st;
+        if (stat (o->basepath, &st) != 0 || !S_ISDIR (st.st_mode)) {
+            fprintf (stderr, "%s: -p %s: not a folder\n", prog, o->basepath);
+            return QC_EXIT_USAGE;
         }
-        rc = QC_EXIT_OK;
-        goto out;
     }
-    for (int i = optind; i < argc; i++)
-        if (qc_cohort_add (&cohort, argv[i], err, sizeof err)) {
+    for (int i = 0; i < o->nlists; i++)
+        if (qc_cohort_add_list (cohort, o->lists[i], err, sizeof err)) {
             fprintf (stderr, "%s: %s\n", prog, err);
-            goto out;
+            return QC_EXIT_USAGE;
         }
-    if ((attach || cancel) && !broker) {
+    for (int i = optind; i < argc; i++)
+        if (qc_cohort_add (cohort, argv[i], err, sizeof err)) {
+            fprintf (stderr, "%s: %s\n", prog, err);
+            return QC_EXIT_USAGE;
+        }
+    if (!o->quiet && cohort->note)
+        fprintf (stderr, "%s: note: %s\n", prog, cohort->note);
+    if (!o->quiet && cohort->duplicates)
+        fprintf (stderr, "%s: %zu slides given more than once: each runs once\n", prog,
+                 cohort->duplicates);
+    return 0;
+}
+
+/* The config text to send (its files resolved), its files, and the
+ * pipeline it builds (checked here, before any slide is touched). */
+static int
+load_config (const options_t *o, qc_client_assets_t *assets, qc_pipeline_t **pipeline)
+{
+    char err[2048];
+    char *text = NULL;
+    if (o->config_path && !(text = read_file (o->config_path, err, sizeof err))) {
+        fprintf (stderr, "%s: %s\n", prog, err);
+        return QC_EXIT_USAGE;
+    }
+    int rc = qc_client_assets_resolve (text, o->config_path, o->histoqc_data, assets,
+                                       err, sizeof err);
+    free (text);
+    if (rc) {
+        fprintf (stderr, "%s: %s: %s\n", prog, o->config_path, err);
+        return QC_EXIT_USAGE;
+    }
+    if (!o->quiet && assets->report && *assets->report)
+        fprintf (stderr, "%s", assets->report);
+    *pipeline = qc_pipeline_new (assets->config_text, err, sizeof err);
+    if (!*pipeline) {
+        fprintf (stderr, "%s: %s: %s\n", prog, o->config_path ? o->config_path
+                 : "default config", err);
+        return QC_EXIT_USAGE;
+    }
+    return 0;
+}
+
+int
+main (int argc, char **argv)
+{
+    options_t o = {.timeout_s = 10, .wait_warn_s = 10, .resource = QC_RES_ANY};
+    qc_cohort_t cohort = {0};
+    qc_client_assets_t assets = {0};
+    qc_pipeline_t *pipeline = NULL;
+    qc_output_t *out = NULL;
+    qc_local_t *local = NULL;
+    qc_rerun_t plan = {0};
+    char err[2048] = "";
+    int rc = parse (argc, argv, &o);
+    if (rc)
+        return rc < 0 ? QC_EXIT_OK : rc;
+    if (o.write_default)
+        return write_default_config (o.write_default);
+    if ((rc = build_cohort (&o, argc, argv, &cohort)))
+        goto out;
+    rc = QC_EXIT_USAGE;
+    if ((o.attach || o.cancel) && !o.broker) {
         fprintf (stderr, "%s: --attach and --cancel need --broker\n", prog);
         goto out;
     }
-    if ((attach || cancel) && cohort.n) {
+    if ((o.attach || o.cancel) && cohort.n) {
         fprintf (stderr, "%s: --attach and --cancel take no slides\n", prog);
         goto out;
     }
-    if (!cancel && !outdir) {
+    if (!o.cancel && !o.outdir) {
         fprintf (stderr, "%s: -o OUTDIR is required (see --help)\n", prog);
         goto out;
     }
-    if (!cancel && !attach && cohort.n == 0) {
+    if (!o.cancel && !o.attach && cohort.n == 0) {
         fprintf (stderr, "%s: no slides given (see --help)\n", prog);
         goto out;
     }
     qc_log_set_process (prog);
     qc_cli_install_signals ();
-    if (cancel) {
-        qc_session_config_t sc = {.endpoint = broker, .cancel_job = cancel,
-                                  .timeout_s = (uint32_t) timeout_s};
+    if (o.cancel) {
+        qc_session_config_t sc = {.endpoint = o.broker, .cancel_job = o.cancel,
+                                  .timeout_s = (uint32_t) o.timeout_s};
         rc = qc_session_run (&sc);
         goto out;
     }
-    /* the config is checked here, before any slide is touched */
-    char *config_text = NULL;
-    qc_pipeline_t *pipeline = NULL;
-    if (!attach) {
-        if (config_path && !(config_text = read_file (config_path, err, sizeof err))) {
-            fprintf (stderr, "%s: %s\n", prog, err);
-            goto out;
-        }
-        pipeline = qc_pipeline_new (config_text, err, sizeof err);
-        if (!pipeline) {
-            fprintf (stderr, "%s: %s: %s\n", prog, config_path ? config_path : "default config", err);
-            free (config_text);
-            goto out;
-        }
-    }
+    if (!o.attach && (rc = load_config (&o, &assets, &pipeline)))
+        goto out;
+    rc = QC_EXIT_USAGE;
     size_t ncol = pipeline ? qc_pipeline_ncolumns (pipeline) : 0;
     const char **cols = ncol ? calloc (ncol, sizeof *cols) : NULL;
     for (size_t i = 0; cols && i < ncol; i++)
         cols[i] = qc_pipeline_column (pipeline, i);
     char *cmdline = join_args (argc, argv);
-    qc_output_config_t oc = {.outdir = outdir, .config_file = config_path ? config_path : "default",
+    qc_output_config_t oc = {.outdir = o.outdir,
+                             .config_file = o.config_path ? o.config_path : "default",
                              .pipeline = pipeline ? qc_pipeline_description (pipeline) : NULL,
-                             .command_line = cmdline, .columns = cols, .ncolumns = ncol};
-    qc_output_t *out = qc_output_open (&oc, attach != 0, err, sizeof err);
+                             .command_line = cmdline, .columns = cols, .ncolumns = ncol,
+                             .force = o.force, .attach_job = o.attach};
+    out = qc_output_open (&oc, o.attach != 0, err, sizeof err);
     free (cols);
     free (cmdline);
     qc_pipeline_destroy (&pipeline);
     if (!out) {
         fprintf (stderr, "%s: %s\n", prog, err);
-        free (config_text);
         goto out;
     }
-    qc_local_t *local = NULL;
-    if (!broker) {
+    if (!o.attach) {
+        /* what the folder already has, what cannot be read here */
+        if (qc_rerun_plan (out, &cohort, o.force, !o.no_check, &plan)) {
+            fprintf (stderr, "%s: out of memory\n", prog);
+            goto out;
+        }
+        if (!o.quiet)
+            qc_rerun_say (&plan, o.outdir, stderr);
+        if (plan.nrun == 0) {
+            rc = qc_output_set_job (out, 0, 0, NULL, err, sizeof err) ? QC_EXIT_FAILED
+                 : plan.failed_before || plan.nunread ? QC_EXIT_FAILED : QC_EXIT_OK;
+            if (*err)
+                fprintf (stderr, "%s: %s\n", prog, err);
+            goto out;
+        }
+    }
+    if (!o.broker) {
         /* one process: our own records come back through the stream */
         qc_log_set_stderr_enabled (0);
-        if (!(local = qc_local_start ((uint32_t) workers, err, sizeof err))) {
+        if (!(local = qc_local_start ((uint32_t) o.workers, err, sizeof err))) {
             fprintf (stderr, "%s: %s\n", prog, err);
             rc = QC_EXIT_NO_BROKER;
-            qc_output_close (&out);
-            free (config_text);
             goto out;
         }
     }
     qc_session_config_t sc = {
-        .endpoint = broker ? broker : qc_local_endpoint (local), .local = !broker,
-        .slides = cohort.paths, .nslides = cohort.n, .config_text = config_text,
-        .resource = resource, .attach_job = attach, .timeout_s = (uint32_t) timeout_s,
-        .heartbeat_ms = 1000, .liveness = 5, .quiet = quiet, .out = out};
+        .endpoint = o.broker ? o.broker : qc_local_endpoint (local), .local = !o.broker,
+        .slides = plan.run, .nslides = plan.nrun, .config_text = assets.config_text,
+        .assets = assets.assets, .nassets = assets.nassets,
+        .resource = o.resource, .attach_job = o.attach, .timeout_s = (uint32_t) o.timeout_s,
+        .heartbeat_ms = 1000, .liveness = 5, .quiet = o.quiet,
+        .wait_warn_s = (uint32_t) o.wait_warn_s, .outdir = o.outdir, .out = out};
     rc = qc_session_run (&sc);
+    /* the exit code covers the whole cohort: slides failed earlier, or
+     * not readable here, count as failed */
+    if (rc == QC_EXIT_OK && (plan.failed_before || plan.nunread))
+        rc = QC_EXIT_FAILED;
+out:
     qc_local_stop (&local);
     qc_output_close (&out);
-    free (config_text);
-out:
+    qc_rerun_free (&plan);
+    qc_client_assets_free (&assets);
+    qc_pipeline_destroy (&pipeline);
     qc_cohort_free (&cohort);
     return rc;
 }

@@ -10,7 +10,8 @@ enum {
     QC_EXIT_OK = 0,
     QC_EXIT_FAILED = 1,       /* some slides failed */
     QC_EXIT_USAGE = 2,
-    QC_EXIT_NO_BROKER = 3     /* cannot reach (or be) the broker */
+    QC_EXIT_NO_BROKER = 3,    /* cannot reach (or be) the broker */
+    QC_EXIT_INTERRUPTED = 130 /* stopped by SIGINT/SIGTERM (128 + SIGINT) */
 };
 
 /* Parses a whole decimal number in [min, max]; -1 with a message on

@@ -15,7 +15,7 @@
 
 typedef enum {
     T_U64, T_U32, T_U8, T_I32, T_BOOL, T_DOUBLE, T_STR,
-    T_SLIDES, T_GPUS, T_REFS, T_WORKERS, T_JOBS, T_RESULT
+    T_SLIDES, T_GPUS, T_REFS, T_WORKERS, T_JOBS, T_ASSETS, T_RESULT
 } ftype_t;
 
 typedef enum {
@@ -23,7 +23,7 @@ typedef enum {
     F_ATTEMPT, F_SLOTS, F_PREFETCH, F_HBMS, F_GPU, F_RESOURCE, F_LEVEL,
     F_FINAL, F_DRAIN, F_TIME, F_NAME, F_HOST, F_VERSION, F_PATH, F_CONFIG,
     F_REASON, F_WORKER, F_SLIDE, F_MODULE, F_MESSAGE, F_SLIDES, F_GPUS,
-    F_REFS, F_WORKERS, F_JOBS, F_RESULT, F_COUNT
+    F_REFS, F_WORKERS, F_JOBS, F_ASSETS, F_RESULT, F_KEY, F_CRASHED, F_ATTACHED, F_COUNT
 } field_id_t;
 
 typedef struct {
@@ -68,8 +68,20 @@ static const field_t s_fields[F_COUNT] = {
     [F_REFS] = {"refs", T_REFS, OFF (refs), QC_PROTO_MAX_REFS},
     [F_WORKERS] = {"workers", T_WORKERS, OFF (workers), QC_PROTO_MAX_WORKERS},
     [F_JOBS] = {"jobs", T_JOBS, OFF (jobs), QC_PROTO_MAX_JOBS},
+    [F_ASSETS] = {"assets", T_ASSETS, OFF (assets), QC_PROTO_MAX_ASSETS},
     [F_RESULT] = {"result", T_RESULT, OFF (result), 0},
+    [F_KEY] = {"key", T_U64, OFF (key), 0},
+    [F_CRASHED] = {"crashed", T_REFS, OFF (crashed), QC_PROTO_MAX_REFS},
+    [F_ATTACHED] = {"attached", T_BOOL, OFF (attached), 0},
 };
+
+/* A T_REFS field is a pointer followed by its count (refs/nrefs,
+ * crashed/ncrashed): the codec reaches the count through the pointer's
+ * offset. */
+_Static_assert (offsetof (qc_msg_t, nrefs) == offsetof (qc_msg_t, refs) + sizeof (void *),
+                "nrefs follows refs");
+_Static_assert (offsetof (qc_msg_t, ncrashed) == offsetof (qc_msg_t, crashed) + sizeof (void *),
+                "ncrashed follows crashed");
 
 #define B(f) (1ull << (f))
 typedef struct {
@@ -82,35 +94,42 @@ typedef struct {
 static const command_t s_commands[] = {
     {QC_READY, "READY",
      B (F_NAME) | B (F_HOST) | B (F_VERSION) | B (F_SLOTS) | B (F_PREFETCH)
-         | B (F_GPUS) | B (F_HBMS),
+         | B (F_GPUS) | B (F_HBMS) | B (F_CRASHED) | B (F_REASON),
      B (F_NAME) | B (F_SLOTS)},
     {QC_HEARTBEAT, "HEARTBEAT", 0, 0},
-    {QC_STARTED, "STARTED", B (F_JOB) | B (F_IDX) | B (F_ATTEMPT),
-     B (F_JOB) | B (F_IDX)},
+    {QC_STARTED, "STARTED", B (F_JOB) | B (F_KEY) | B (F_IDX) | B (F_ATTEMPT),
+     B (F_JOB) | B (F_KEY) | B (F_IDX) | B (F_ATTEMPT)},
     {QC_RESULT, "RESULT",
-     B (F_JOB) | B (F_IDX) | B (F_ATTEMPT) | B (F_PATH) | B (F_RESULT)
-         | B (F_SEQ) | B (F_WORKER),
-     B (F_JOB) | B (F_IDX) | B (F_RESULT)},
+     B (F_JOB) | B (F_KEY) | B (F_IDX) | B (F_ATTEMPT) | B (F_PATH)
+         | B (F_RESULT) | B (F_SEQ) | B (F_WORKER),
+     B (F_JOB) | B (F_KEY) | B (F_IDX) | B (F_RESULT)},
     {QC_LOG, "LOG",
-     B (F_JOB) | B (F_TIME) | B (F_LEVEL) | B (F_WORKER) | B (F_SLIDE)
-         | B (F_MODULE) | B (F_MESSAGE),
+     B (F_JOB) | B (F_KEY) | B (F_TIME) | B (F_LEVEL) | B (F_WORKER)
+         | B (F_SLIDE) | B (F_MODULE) | B (F_MESSAGE),
      B (F_LEVEL) | B (F_MESSAGE)},
     {QC_DISCONNECT, "DISCONNECT", B (F_DRAIN) | B (F_REFS) | B (F_REASON), 0},
+    {QC_FETCH, "FETCH", B (F_JOB) | B (F_KEY), B (F_JOB) | B (F_KEY)},
     {QC_TASK, "TASK",
-     B (F_JOB) | B (F_IDX) | B (F_ATTEMPT) | B (F_PATH) | B (F_CONFIG)
-         | B (F_GPU),
-     B (F_JOB) | B (F_IDX) | B (F_PATH)},
+     B (F_JOB) | B (F_KEY) | B (F_IDX) | B (F_ATTEMPT) | B (F_PATH)
+         | B (F_CONFIG) | B (F_GPU),
+     B (F_JOB) | B (F_KEY) | B (F_IDX) | B (F_ATTEMPT) | B (F_PATH)},
+    {QC_REVOKE, "REVOKE",
+     B (F_JOB) | B (F_KEY) | B (F_IDX) | B (F_ATTEMPT) | B (F_REASON),
+     B (F_JOB) | B (F_KEY) | B (F_IDX) | B (F_ATTEMPT)},
+    {QC_ASSETS, "ASSETS", B (F_JOB) | B (F_KEY) | B (F_ASSETS), B (F_JOB) | B (F_KEY)},
     {QC_SUBMIT, "SUBMIT",
-     B (F_JOB) | B (F_BASE) | B (F_SLIDES) | B (F_CONFIG) | B (F_RESOURCE)
-         | B (F_FINAL) | B (F_NAME),
+     B (F_JOB) | B (F_KEY) | B (F_BASE) | B (F_SLIDES) | B (F_CONFIG)
+         | B (F_RESOURCE) | B (F_FINAL) | B (F_NAME) | B (F_HBMS) | B (F_ASSETS),
      B (F_BASE)},
-    {QC_CANCEL, "CANCEL", B (F_JOB), B (F_JOB)},
+    {QC_CANCEL, "CANCEL", B (F_JOB) | B (F_KEY), B (F_JOB)},
     {QC_STATUS, "STATUS", 0, 0},
-    {QC_ATTACH, "ATTACH", B (F_JOB) | B (F_SEQ), B (F_JOB)},
-    {QC_ACK, "ACK", B (F_JOB) | B (F_SEQ), B (F_JOB) | B (F_SEQ)},
-    {QC_ACCEPTED, "ACCEPTED", B (F_JOB) | B (F_TOTAL), B (F_JOB)},
+    {QC_ATTACH, "ATTACH", B (F_JOB) | B (F_KEY) | B (F_SEQ) | B (F_HBMS), B (F_JOB)},
+    {QC_ACK, "ACK", B (F_JOB) | B (F_KEY) | B (F_SEQ), B (F_JOB) | B (F_SEQ)},
+    {QC_ACCEPTED, "ACCEPTED",
+     B (F_JOB) | B (F_KEY) | B (F_TOTAL) | B (F_SEQ) | B (F_ATTACHED), B (F_JOB)},
     {QC_DONE, "DONE",
-     B (F_JOB) | B (F_TOTAL) | B (F_DONE) | B (F_FAILED) | B (F_REASON),
+     B (F_JOB) | B (F_KEY) | B (F_TOTAL) | B (F_DONE) | B (F_FAILED)
+         | B (F_REASON),
      B (F_JOB)},
     {QC_STATUS_REPLY, "STATUS_REPLY", B (F_WORKERS) | B (F_QUEUE) | B (F_JOBS),
      0},
@@ -157,12 +176,18 @@ free_fields (qc_msg_t *self)
         free (self->gpus[i].name);
     free (self->gpus);
     free (self->refs);
+    free (self->crashed);
     for (size_t i = 0; i < self->nworkers; i++) {
         free (self->workers[i].name);
         free (self->workers[i].host);
     }
     free (self->workers);
     free (self->jobs);
+    for (size_t i = 0; i < self->nassets; i++) {
+        free (self->assets[i].name);
+        free (self->assets[i].data);
+    }
+    free (self->assets);
     qc_result_destroy (&self->result);
 }
 
@@ -257,9 +282,10 @@ field_present (const qc_msg_t *m, int f)
     case T_STR: return *(char *const *) base != NULL;
     case T_SLIDES: return m->nslides > 0;
     case T_GPUS: return m->ngpus > 0;
-    case T_REFS: return m->nrefs > 0;
+    case T_REFS: return *(const size_t *) (base + sizeof (void *)) > 0;
     case T_WORKERS: return m->nworkers > 0;
     case T_JOBS: return m->njobs > 0;
+    case T_ASSETS: return m->nassets > 0;
     case T_RESULT: return m->result != NULL;
     default: return true;
     }
@@ -316,16 +342,21 @@ pack_field (msgpack_packer *pk, const qc_msg_t *m, int f)
             msgpack_pack_uint64 (pk, m->gpus[i].memory_mb);
         }
         break;
-    case T_REFS:
-        if (m->nrefs > fd->max)
+    case T_REFS: {
+        const qc_taskref_t *refs = *(qc_taskref_t *const *) base;
+        size_t n = *(const size_t *) (base + sizeof (void *));
+        if (n > fd->max)
             return -1;
-        msgpack_pack_array (pk, m->nrefs);
-        for (size_t i = 0; i < m->nrefs; i++) {
-            msgpack_pack_array (pk, 2);
-            msgpack_pack_uint64 (pk, m->refs[i].job);
-            msgpack_pack_uint64 (pk, m->refs[i].idx);
+        msgpack_pack_array (pk, n);
+        for (size_t i = 0; i < n; i++) {
+            msgpack_pack_array (pk, 4);
+            msgpack_pack_uint64 (pk, refs[i].job);
+            msgpack_pack_uint64 (pk, refs[i].idx);
+            msgpack_pack_uint32 (pk, refs[i].attempt);
+            msgpack_pack_uint64 (pk, refs[i].key);
         }
         break;
+    }
     case T_WORKERS:
         if (m->nworkers > fd->max)
             return -1;
@@ -361,6 +392,22 @@ pack_field (msgpack_packer *pk, const qc_msg_t *m, int f)
             msgpack_pack_uint64 (pk, j->running);
             if (j->attached) msgpack_pack_true (pk); else msgpack_pack_false (pk);
             if (j->cancelled) msgpack_pack_true (pk); else msgpack_pack_false (pk);
+        }
+        break;
+    case T_ASSETS:
+        if (m->nassets > fd->max)
+            return -1;
+        msgpack_pack_array (pk, m->nassets);
+        for (size_t i = 0; i < m->nassets; i++) {
+            const qc_asset_t *a = &m->assets[i];
+            if (!a->name || strlen (a->name) > QC_PROTO_MAX_ASSET_NAME
+                || a->size > QC_PROTO_MAX_ASSET_SIZE || (!a->data && a->size))
+                return -1;
+            msgpack_pack_array (pk, 2);
+            pack_str (pk, a->name);
+            msgpack_pack_bin (pk, a->size);
+            if (a->size)        /* an empty file may have no buffer */
+                msgpack_pack_bin_body (pk, a->data, a->size);
         }
         break;
     case T_RESULT:
@@ -624,16 +671,22 @@ read_field (mp_reader_t *r, qc_msg_t *m, int f)
                 return -1;
         }
         return 0;
-    case T_REFS:
-        if (m->refs || read_array_max (r, (uint32_t) fd->max, 0, &n)) return -1;
-        if (n && !(m->refs = calloc (n, sizeof *m->refs))) return -1;
-        for (uint32_t i = 0; i < n; i++, m->nrefs++) {
+    case T_REFS: {
+        qc_taskref_t **refs = (qc_taskref_t **) base;
+        size_t *count = (size_t *) (base + sizeof (void *));
+        if (*refs || read_array_max (r, (uint32_t) fd->max, 0, &n)) return -1;
+        if (n && !(*refs = calloc (n, sizeof **refs))) return -1;
+        for (uint32_t i = 0; i < n; i++, (*count)++) {
             uint32_t t;
-            if (read_array_max (r, 2, 2, &t) || mp_read_uint (r, &m->refs[i].job)
-                || mp_read_uint (r, &m->refs[i].idx))
+            qc_taskref_t *ref = &(*refs)[i];
+            if (read_array_max (r, 4, 4, &t) || mp_read_uint (r, &ref->job)
+                || mp_read_uint (r, &ref->idx) || mp_read_uint (r, &u) || u > UINT32_MAX
+                || mp_read_uint (r, &ref->key))
                 return -1;
+            ref->attempt = (uint32_t) u;
         }
         return 0;
+    }
     case T_WORKERS:
         if (m->workers || read_array_max (r, (uint32_t) fd->max, 0, &n)) return -1;
         if (n && !(m->workers = calloc (n, sizeof *m->workers))) return -1;
@@ -668,6 +721,22 @@ read_field (mp_reader_t *r, qc_msg_t *m, int f)
                 || mp_read_uint (r, &j->running) || mp_read_bool (r, &j->attached)
                 || mp_read_bool (r, &j->cancelled))
                 return -1;
+        }
+        return 0;
+    case T_ASSETS:
+        if (m->assets || read_array_max (r, (uint32_t) fd->max, 0, &n)) return -1;
+        if (n && !(m->assets = calloc (n, sizeof *m->assets))) return -1;
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t t, blen;
+            const uint8_t *b;
+            qc_asset_t *a = &m->assets[m->nassets++];   /* freed on error */
+            if (read_array_max (r, 2, 2, &t)
+                || !(a->name = dup_str (r, QC_PROTO_MAX_ASSET_NAME, false))
+                || mp_read_bin (r, &b, &blen) || blen > QC_PROTO_MAX_ASSET_SIZE)
+                return -1;
+            if (blen && !(a->data = malloc (blen))) return -1;
+            if (blen) memcpy (a->data, b, blen);
+            a->size = blen;
         }
         return 0;
     case T_RESULT:

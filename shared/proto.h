@@ -18,7 +18,7 @@
 
 #include "shared/result.h"
 
-#define QC_PROTO_VERSION 1
+#define QC_PROTO_VERSION 2
 
 /* Bounds enforced on decode (and on encode, so we never send what a peer
  * would refuse). */
@@ -29,29 +29,35 @@
 #define QC_PROTO_MAX_TEXT     8192
 #define QC_PROTO_MAX_SLIDES   4096    /* slides in one SUBMIT */
 #define QC_PROTO_MAX_GPUS     64
-#define QC_PROTO_MAX_REFS     4096    /* task refs in one DISCONNECT */
+#define QC_PROTO_MAX_REFS     4096    /* task refs in one DISCONNECT or READY */
 #define QC_PROTO_MAX_WORKERS  100000  /* rows in a STATUS reply */
 #define QC_PROTO_MAX_JOBS     10000
+#define QC_PROTO_MAX_ASSETS   256     /* files a config names, per message */
+#define QC_PROTO_MAX_ASSET_NAME 64    /* SHA-256 of the bytes, lower-case hex */
+#define QC_PROTO_MAX_ASSET_SIZE (64u << 20)
 
 typedef enum {
     /* worker -> broker */
     QC_READY = 1,        /* name host version slots prefetch gpus hb_ms */
     QC_HEARTBEAT = 2,    /* (any peer) nothing */
-    QC_STARTED = 3,      /* job idx att: an executor began this task */
-    QC_RESULT = 4,       /* job idx att path result [broker->client: seq] */
-    QC_LOG = 5,          /* job time level worker slide module message */
+    QC_STARTED = 3,      /* job key idx att: an executor began this task */
+    QC_RESULT = 4,       /* job key idx att path result [broker->client: seq] */
+    QC_LOG = 5,          /* job key time level worker slide module message */
     QC_DISCONNECT = 6,   /* drain refs reason: leaving (any direction) */
+    QC_FETCH = 7,        /* job: send me the config assets of this job */
     /* broker -> worker */
-    QC_TASK = 10,        /* job idx att path config gpu */
+    QC_TASK = 10,        /* job key idx att path config gpu */
+    QC_REVOKE = 11,      /* job key idx att reason: the task was taken back */
+    QC_ASSETS = 12,      /* job key assets: the answer to FETCH */
     /* client -> broker */
-    QC_SUBMIT = 20,      /* job base slides config resource final */
-    QC_CANCEL = 21,      /* job */
+    QC_SUBMIT = 20,      /* job key base slides config resource final assets */
+    QC_CANCEL = 21,      /* job key */
     QC_STATUS = 22,      /* (query) nothing */
-    QC_ATTACH = 23,      /* job */
-    QC_ACK = 24,         /* job seq: results up to seq are safely written */
+    QC_ATTACH = 23,      /* job key seq */
+    QC_ACK = 24,         /* job key seq: results up to seq are safely written */
     /* broker -> client */
-    QC_ACCEPTED = 30,    /* job total */
-    QC_DONE = 31,        /* job total done failed */
+    QC_ACCEPTED = 30,    /* job key total seq attached */
+    QC_DONE = 31,        /* job key total done failed */
     QC_STATUS_REPLY = 32,/* workers queue jobs */
     QC_ERROR = 33        /* reason [job] */
 } qc_command_t;
@@ -68,10 +74,21 @@ typedef struct {
     uint64_t memory_mb;
 } qc_gpu_t;
 
+/* One task of one job, at one attempt (a ref tuple on the wire). */
 typedef struct {
     uint64_t job;
     uint64_t idx;
+    uint32_t attempt;
+    uint64_t key;              /* the job's identity */
 } qc_taskref_t;
+
+/* A file a job's config names (an example image, a template), sent with
+ * the job: name is the SHA-256 of data in lower-case hex. */
+typedef struct {
+    char *name;
+    unsigned char *data;
+    size_t size;
+} qc_asset_t;
 
 typedef struct {
     char *name;
@@ -93,11 +110,14 @@ typedef struct {
 typedef struct {
     uint8_t command;
     uint64_t job, idx, base, seq, total, done, failed, queue;
+    uint64_t key;              /* the job's identity: random, chosen with
+                                  the job, never 0 once it exists */
     uint32_t attempt, slots, prefetch, hb_ms;
     int32_t gpu;               /* TASK: GPU index to use, -1 = CPU slot */
     uint8_t resource;          /* qc_resource_t */
     uint8_t level;             /* qc_log_level_t */
     bool final, drain;
+    bool attached;             /* ACCEPTED: the answer to an ATTACH */
     double time;
     char *name, *host, *version, *path, *config, *reason;
     char *worker, *slide, *module, *message;
@@ -105,12 +125,17 @@ typedef struct {
     size_t nslides;
     qc_gpu_t *gpus;
     size_t ngpus;
-    qc_taskref_t *refs;
+    qc_taskref_t *refs;        /* DISCONNECT: tasks handed back */
     size_t nrefs;
+    qc_taskref_t *crashed;     /* READY: tasks running when this worker's
+                                  previous process crashed */
+    size_t ncrashed;
     qc_worker_row_t *workers;
     size_t nworkers;
     qc_job_row_t *jobs;
     size_t njobs;
+    qc_asset_t *assets;        /* SUBMIT (creating batch), ASSETS */
+    size_t nassets;
     qc_result_t *result;       /* RESULT only */
 } qc_msg_t;
 

@@ -7,9 +7,10 @@ set -eu
 cd "$(dirname "$0")/.."
 cohort=out/demo-cohort
 mkdir -p "$cohort"
-# --blur-sigma 60 (15 um at 40x, a scan out of focus): the generator's
-# default on a slide this small blurs by 2 um, under a pixel of the 1.25x
-# image the pipeline analyses, and no blur would show in _blurry.png
+# --blur-sigma 60 (15 um at 40x): the coarse blur of a full-size slide
+# (the generator's default on a slide this small blurs by 2 um); the
+# generator's focus faults (1-3 um) are there too, and the default
+# config's focus step finds both
 for seed in 1 2 3 4 5 6; do
     [ -f "$cohort/synthetic-$seed.svs" ] || \
         bin/qc-mkslide -o "$cohort/synthetic-$seed.svs" --width 8000 --height 6000 \

@@ -14,13 +14,21 @@ set -e
 # Build: compiler, make, ar, pkg-config and the libraries' -dev packages.
 BUILD="build-essential gcc make binutils pkg-config
     libzmq3-dev libczmq-dev libmsgpack-dev libopenslide-dev
-    libcurl4-openssl-dev libpng-dev zlib1g-dev libjpeg-dev libtiff-dev"
+    libcurl4-openssl-dev libpng-dev zlib1g-dev libjpeg-dev libtiff-dev
+    libsodium-dev"
 # Tests and benchmarks: OpenSlide's command-line tools (test_mkslide.sh
-# checks generated slides with them), awk, python3 (the dependency check);
-# apt for this script itself; Ansible, ansible-lint and systemd-analyze
-# (test_ansible.sh runs deploy/ansible for real); a one-node Slurm
-# cluster with munge (test_slurm.sh).
-TESTS="openslide-tools mawk python3 apt ansible ansible-lint systemd slurm-wlm slurmctld slurmd munge"
+# checks generated slides with them), awk, python3 (the dependency check,
+# the fault server of test_fetch_http), python3-shapely (GEOS, the C++
+# twin of the JTS that QuPath reads GeoJSON with: test_histoqc_configs.sh
+# checks saveMask2Geojson's polygons with it), python3-numpy (the same
+# test redoes skimage's equalize_hist with it); nginx (a real HTTP server
+# that honours Range, for the slides-by-URL tests and bench_fetch); clang
+# and its libFuzzer runtime (make fuzz, test_fuzz.sh); Ansible,
+# ansible-lint and systemd-analyze (test_ansible.sh runs deploy/ansible
+# for real); a one-node Slurm cluster with munge (test_slurm.sh); apt for
+# this script itself.
+TESTS="openslide-tools mawk python3 python3-shapely python3-numpy nginx clang libclang-rt-14-dev
+    ansible ansible-lint systemd slurm-wlm slurmctld slurmd munge apt"
 PKGS="$BUILD $TESTS"
 
 case "${1:-}" in

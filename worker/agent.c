@@ -1,15 +1,24 @@
 /* The worker's agent: a czmq actor that owns the DEALER socket to the
  * broker. It registers (READY), sends heartbeats on time whatever the
- * executors are doing, queues TASKs for the executors, forwards their
- * STARTED / RESULT / LOG messages, reconnects when the broker falls
- * silent (Paranoid Pirate), and runs the drain on a graceful leave. */
+ * executors are doing, queues TASKs for the executors, drops those the
+ * broker takes back (REVOKE), forwards the executors' STARTED / RESULT /
+ * LOG messages, reconnects when the broker falls silent (Paranoid
+ * Pirate, with a growing delay between new sockets while it stays
+ * away), and runs the drain on a graceful leave. */
 #include "worker/worker_int.h"
 
 #include <string.h>
 
 #include "shared/log.h"
+#include "worker/asset_wait.h"
+#include "worker/supervise.h"
 
 #define MOD "worker"
+/* New sockets to a silent broker: after 1 liveness period, then after
+ * a delay that doubles up to this (ZeroMQ itself retries the TCP
+ * connection meanwhile, from 100 ms up to RECONNECT_IVL_MAX). */
+#define MAX_RECONNECT_MS 30000
+#define RECONNECT_IVL_MAX 5000
 
 typedef struct {
     qc_worker_t *w;
@@ -20,26 +29,42 @@ typedef struct {
     bool draining;
     bool left;                /* drained and said goodbye: stay silent */
     zlist_t *returned;        /* refs handed back while draining */
+    asset_wait_t *wait;       /* tasks waiting for their config's files */
+    int64_t last_ready;       /* when READY was last sent */
+    int64_t backoff;          /* ms before the next new socket */
+    int64_t next_socket;      /* no new socket before this */
 } agent_t;
 
 static int
 send_ready (agent_t *a)
 {
     qc_worker_t *w = a->w;
+    qc_crash_table_t *ct = w->cfg.crash_table;
     qc_msg_t m = {.command = QC_READY, .gpu = -1, .name = (char *) w->cfg.name,
                   .host = w->host, .version = QC_VERSION, .slots = w->cfg.slots,
                   .prefetch = w->cfg.prefetch, .gpus = w->cfg.gpus,
                   .ngpus = w->cfg.ngpus, .hb_ms = w->cfg.heartbeat_ms};
+    if (ct && ct->nreport) {
+        /* what our last process was running when it crashed: said
+         * until the broker has heard it (we are registered) */
+        m.crashed = ct->report;
+        m.ncrashed = ct->nreport;
+        m.reason = ct->reason;
+    }
+    a->last_ready = zclock_mono ();
     return qc_msg_send (&m, zsock_resolve (a->dealer), NULL);
 }
 
 static int
 connect_broker (agent_t *a)
 {
+    if (a->dealer)
+        zsock_set_linger (a->dealer, 0);   /* nothing old reaches the broker */
     zsock_destroy (&a->dealer);
     a->dealer = zsock_new (ZMQ_DEALER);
     if (!a->dealer)
         return -1;
+    zsock_set_reconnect_ivl_max (a->dealer, RECONNECT_IVL_MAX);
     /* never block the agent: a full queue to an absent broker drops, and
      * the broker requeues what it never heard about */
     zsock_set_sndhwm (a->dealer, 100000);
@@ -105,6 +130,58 @@ send_disconnect (agent_t *a, bool drain)
     free (m.refs);
 }
 
+/* Tasks leaving the asset wait (worker/asset_wait.h). */
+static void
+wait_run (void *arg, int lane, qc_task_t *t)
+{
+    agent_t *a = arg;
+    if (taskq_push (&a->w->queue, lane, t) != 0) {
+        /* out of memory: say so rather than leave the task hanging */
+        qc_msg_t m = {.command = QC_RESULT, .gpu = -1, .job = t->job, .idx = t->idx,
+                      .attempt = t->attempt, .path = t->path,
+                      .worker = (char *) a->w->cfg.name, .result = qc_result_new ()};
+        if (m.result) {
+            qc_result_fail (m.result, "worker out of memory queueing the task");
+            qc_msg_send (&m, zsock_resolve (a->dealer), NULL);
+            qc_result_destroy (&m.result);
+        }
+        a->outstanding--;
+    }
+}
+
+static void
+wait_fail (void *arg, qc_task_t *t, const char *reason)
+{
+    agent_t *a = arg;
+    qc_msg_t m = {.command = QC_RESULT, .gpu = -1, .job = t->job, .idx = t->idx,
+                  .attempt = t->attempt, .path = t->path,
+                  .worker = (char *) a->w->cfg.name, .result = qc_result_new ()};
+    if (m.result) {
+        qc_result_fail (m.result, "%s", reason);
+        qc_msg_send (&m, zsock_resolve (a->dealer), NULL);
+        qc_result_destroy (&m.result);
+    }
+    qc_log (QC_LOG_WARNING, MOD, "job %" PRIu64 " task %" PRIu64 ": %s", t->job,
+            t->idx, reason);
+    a->outstanding--;
+}
+
+static void
+wait_fetch (void *arg, uint64_t job, uint64_t key)
+{
+    agent_t *a = arg;
+    qc_msg_t m = {.command = QC_FETCH, .gpu = -1, .job = job, .key = key};
+    qc_msg_send (&m, zsock_resolve (a->dealer), NULL);
+}
+
+/* Everything queued or waiting for files goes back (drain, reconnect). */
+static void
+drop_all_queued (agent_t *a)
+{
+    taskq_drain (&a->w->queue, drop_queued, a);
+    asset_wait_drop_all (a->wait, drop_queued, a);
+}
+
 /* Reads and handles one message from the broker; false when none was
  * waiting. */
 static bool
@@ -125,8 +202,12 @@ on_broker (agent_t *a)
         return true;      /* we left: what the broker says no longer applies */
     }
     a->last_heard = zclock_mono ();
-    if (!atomic_load (&a->w->connected)) {
+    if (!atomic_load (&a->w->connected)
+        && !(m->command == QC_DISCONNECT && m->reason && strstr (m->reason, "unknown peer"))) {
         atomic_store (&a->w->connected, true);
+        a->backoff = 0;
+        if (a->w->cfg.crash_table)
+            a->w->cfg.crash_table->nreport = 0;    /* the broker has it */
         qc_log (QC_LOG_INFO, MOD, "%s registered with broker %s", a->w->cfg.name,
                 a->w->cfg.endpoint);
     }
@@ -139,10 +220,17 @@ on_broker (agent_t *a)
                     lane = (int) (1 + i);
         if (m->gpu >= 0 && lane == 0 && a->w->cfg.slots == 0)
             lane = 1;     /* unknown GPU index: run on our first GPU */
-        qc_task_t t = {.job = m->job, .idx = m->idx, .attempt = m->attempt,
+        qc_task_t t = {.job = m->job, .key = m->key, .idx = m->idx, .attempt = m->attempt,
                        .gpu = m->gpu, .path = m->path, .config = m->config};
         m->path = m->config = NULL;
-        if (a->draining) {
+        char lacking[65];
+        if (!a->draining && asset_wait_lacks (t.config, lacking)) {
+            /* its config's files first: held until the broker sends them */
+            if (asset_wait_hold (a->wait, lane, &t, zclock_mono ()) == 0)
+                a->outstanding++;
+            else
+                qc_task_clear (&t);
+        } else if (a->draining) {
             /* raced with our DISCONNECT: hand it straight back */
             a->outstanding++;
             if (!a->returned) a->returned = zlist_new ();
@@ -153,14 +241,47 @@ on_broker (agent_t *a)
             a->outstanding++;
         else
             qc_task_clear (&t);   /* out of memory: the broker will requeue */
+    } else if (m->command == QC_ASSETS) {
+        asset_wait_on_assets (a->wait, m);
+    } else if (m->command == QC_REVOKE) {
+        /* taken back (deadline, or another attempt finished first): not
+         * started yet, it goes; running, it finishes and is ignored */
+        if (taskq_remove (&a->w->queue, m->job, m->key, m->idx, m->attempt)
+            || asset_wait_remove (a->wait, m->job, m->key, m->idx, m->attempt)) {
+            a->outstanding--;
+            qc_log (QC_LOG_INFO, MOD, "broker took back job %" PRIu64 " task %" PRIu64
+                    " before it started: %s", m->job, m->idx, m->reason ? m->reason : "");
+        } else
+            qc_log (QC_LOG_WARNING, MOD, "broker took back job %" PRIu64 " task %" PRIu64
+                    " while it runs (%s): its result will be ignored", m->job, m->idx,
+                    m->reason ? m->reason : "");
     } else if (m->command == QC_DISCONNECT) {
-        qc_log (QC_LOG_WARNING, MOD, "broker says: %s; registering again",
-                m->reason ? m->reason : "disconnect");
-        if (m->reason && strstr (m->reason, "unknown peer"))
+        bool unknown = m->reason && strstr (m->reason, "unknown peer");
+        bool full = m->reason && strstr (m->reason, "broker is full");
+        int64_t now = zclock_mono ();
+        if (unknown && now - a->last_ready >= (int64_t) a->w->cfg.heartbeat_ms) {
+            /* the broker restarted or gave up on us: once a beat at most,
+             * however many of our messages it answers so */
+            qc_log (QC_LOG_WARNING, MOD, "broker says: %s; registering again", m->reason);
+            atomic_store (&a->w->connected, false);
             send_ready (a);
-        else {
+        } else if (full) {
+            qc_log (QC_LOG_WARNING, MOD, "broker says: %s", m->reason);
+            atomic_store (&a->w->connected, false);
+            drop_all_queued (a);
+            /* let go of the connection: it holds one of the broker's
+             * descriptors; a new socket tries again later */
+            zsock_disconnect (a->dealer, "%s", a->w->cfg.endpoint);
+            a->backoff = a->backoff ? a->backoff * 2 : 2000;
+            if (a->backoff > MAX_RECONNECT_MS)
+                a->backoff = MAX_RECONNECT_MS;
+            a->next_socket = now + a->backoff;
+            a->last_heard = now;   /* the silence check waits for next_socket */
+        } else if (!unknown) {
+            qc_log (QC_LOG_WARNING, MOD, "broker says: %s; registering again",
+                    m->reason ? m->reason : "disconnect");
             /* the broker is going away: what we queued is lost to it */
-            taskq_drain (&a->w->queue, drop_queued, a);
+            drop_all_queued (a);
             connect_broker (a);
         }
     }
@@ -188,12 +309,16 @@ void
 agent_actor (zsock_t *pipe, void *args)
 {
     agent_t a = {.w = args, .pipe = pipe};
+    asset_wait_fns_t wf = {.arg = &a, .run = wait_run, .fail = wait_fail,
+                           .fetch = wait_fetch};
+    a.wait = asset_wait_new (&wf);
     a.pull = zsock_new_pull (NULL);
     if (a.pull)
         zsock_set_rcvtimeo (a.pull, 0);   /* reads drain until EAGAIN */
-    if (!a.pull || zsock_bind (a.pull, "%s", a.w->pull_endpoint) < 0
+    if (!a.pull || !a.wait || zsock_bind (a.pull, "%s", a.w->pull_endpoint) < 0
         || connect_broker (&a)) {
         zsock_signal (pipe, 1);
+        asset_wait_destroy (&a.wait);
         zsock_destroy (&a.pull);
         zsock_destroy (&a.dealer);
         return;
@@ -224,7 +349,7 @@ agent_actor (zsock_t *pipe, void *args)
             if (streq (cmd, "DRAIN") && !a.draining) {
                 a.draining = true;
                 a.returned = zlist_new ();
-                taskq_drain (&a.w->queue, drop_queued, &a);
+                drop_all_queued (&a);
                 send_disconnect (&a, true);
                 qc_log (QC_LOG_INFO, MOD, "draining: %zu queued tasks handed back, "
                         "%" PRId64 " running", zlist_size (a.returned), a.outstanding);
@@ -249,12 +374,20 @@ agent_actor (zsock_t *pipe, void *args)
             qc_msg_send (&m, zsock_resolve (a.dealer), NULL);
             a.next_beat = now + hb;
         }
-        if (now - a.last_heard > (int64_t) hb * a.w->cfg.liveness) {
-            qc_log (QC_LOG_WARNING, MOD, "broker %s silent for %" PRId64 " ms: reconnecting",
+        if (now - a.last_heard > (int64_t) hb * a.w->cfg.liveness && now >= a.next_socket) {
+            qc_log (a.backoff ? QC_LOG_INFO : QC_LOG_WARNING, MOD,
+                    "broker %s silent for %" PRId64 " ms: reconnecting",
                     a.w->cfg.endpoint, now - a.last_heard);
-            taskq_drain (&a.w->queue, drop_queued, &a);
+            /* the broker requeued what we had not started, or restarted */
+            drop_all_queued (&a);
             connect_broker (&a);
+            a.backoff = a.backoff ? a.backoff * 2 : (int64_t) hb * a.w->cfg.liveness;
+            if (a.backoff > MAX_RECONNECT_MS)
+                a.backoff = MAX_RECONNECT_MS;
+            /* a spread, so that a thousand workers do not come at once */
+            a.next_socket = now + a.backoff + (int64_t) (random () % (a.backoff / 4 + 1));
         }
+        asset_wait_tick (a.wait, now);
         if (a.draining && !drained && a.outstanding <= 0) {
             refs_clear (&a.returned, false);
             send_disconnect (&a, false);
@@ -268,9 +401,10 @@ agent_actor (zsock_t *pipe, void *args)
         /* leaving without a drain: unstarted tasks go back unblamed */
         refs_clear (&a.returned, true);
         a.returned = zlist_new ();
-        taskq_drain (&a.w->queue, drop_queued, &a);
+        drop_all_queued (&a);
         send_disconnect (&a, false);
     }
+    asset_wait_destroy (&a.wait);
     refs_clear (&a.returned, true);
     zsock_destroy (&a.dealer);
     zsock_destroy (&a.pull);

@@ -1,56 +1,106 @@
 /* The default executor: runs the QC pipeline. Pipelines are built once
  * per distinct config text and kept, because building one may train a
- * classifier (seconds); a cohort shares one config, so the cache is
- * small. Building happens under the lock so two threads never train the
- * same model twice. */
+ * classifier (seconds). The cache holds the CACHE_MAX most recently used
+ * configs; a new one pushes out the least recently used that no task is
+ * running, so a worker that sees config after config (a lab's many
+ * cohorts) keeps working and never refuses a task for it. A pipeline in
+ * use by a task stays until the task ends, even past CACHE_MAX. Building
+ * happens under the lock so two threads never train the same model
+ * twice. */
 #include <pthread.h>
 #include <string.h>
 
-#include "kernels/cuda/cuda_ops.h"
-#include "kernels/pipeline.h"
+#include "kernels/ops/cuda/cuda_ops.h"
+#include "kernels/pipeline/pipeline.h"
 #include "shared/log.h"
 #include "worker/worker.h"
 
 #define CACHE_MAX 16
 
-typedef struct {
+typedef struct entry {
     char *config;             /* "" for the default config */
     qc_pipeline_t *pipeline;  /* NULL when the config was refused */
     char error[512];
-} cache_entry_t;
+    unsigned refs;            /* tasks using it now */
+    uint64_t used;            /* when last handed out */
+    struct entry *next;
+} entry_t;
 
 static pthread_mutex_t s_lock = PTHREAD_MUTEX_INITIALIZER;
-static cache_entry_t s_cache[CACHE_MAX];
+static entry_t *s_cache;
 static size_t s_ncache;
+static uint64_t s_clock;
 
-/* Pipelines live until the process ends: executors on other threads may
- * still use them, and there are at most CACHE_MAX. */
-static const cache_entry_t *
-lookup (const char *config)
+static void
+entry_free (entry_t *e)
+{
+    qc_pipeline_destroy (&e->pipeline);
+    free (e->config);
+    free (e);
+}
+
+/* Drops the least recently used entries no task holds while the cache
+ * is over its size. Under s_lock. */
+static void
+evict (void)
+{
+    while (s_ncache > CACHE_MAX) {
+        entry_t **lru = NULL;
+        for (entry_t **pp = &s_cache; *pp; pp = &(*pp)->next)
+            if (!(*pp)->refs && (!lru || (*pp)->used < (*lru)->used))
+                lru = pp;
+        if (!lru)
+            return;              /* all in use: over the size for now */
+        entry_t *e = *lru;
+        *lru = e->next;
+        s_ncache--;
+        entry_free (e);
+    }
+}
+
+/* The cache entry for config, held until release (); NULL on memory. */
+static entry_t *
+acquire (const char *config)
 {
     const char *key = config ? config : "";
-    cache_entry_t *hit = NULL;
+    entry_t *hit = NULL;
     pthread_mutex_lock (&s_lock);
-    for (size_t i = 0; i < s_ncache && !hit; i++)
-        if (strcmp (s_cache[i].config, key) == 0)
-            hit = &s_cache[i];
-    if (!hit && s_ncache < CACHE_MAX) {
-        cache_entry_t *e = &s_cache[s_ncache];
-        e->config = strdup (key);
-        if (e->config) {
-            e->pipeline = qc_pipeline_new (*key ? key : NULL, e->error, sizeof e->error);
-            if (!e->pipeline && !e->error[0])
-                snprintf (e->error, sizeof e->error, "configuration refused");
+    for (entry_t *e = s_cache; e && !hit; e = e->next)
+        if (strcmp (e->config, key) == 0)
             hit = e;
-            s_ncache++;
-        }
+    if (!hit && (hit = calloc (1, sizeof *hit)) && (hit->config = strdup (key))) {
+        hit->pipeline = qc_pipeline_new (*key ? key : NULL, hit->error, sizeof hit->error);
+        if (!hit->pipeline && !hit->error[0])
+            snprintf (hit->error, sizeof hit->error, "configuration refused");
+        hit->next = s_cache;
+        s_cache = hit;
+        s_ncache++;
+    } else if (hit && !hit->config) {
+        free (hit);
+        hit = NULL;
+    }
+    if (hit) {
+        hit->refs++;
+        hit->used = ++s_clock;
+        evict ();
     }
     pthread_mutex_unlock (&s_lock);
     return hit;
 }
 
-/* The pipeline for task, or NULL with out failed. */
-static const qc_pipeline_t *
+static void
+release (entry_t *e)
+{
+    if (!e)
+        return;
+    pthread_mutex_lock (&s_lock);
+    e->refs--;
+    evict ();
+    pthread_mutex_unlock (&s_lock);
+}
+
+/* The entry for task (held), or NULL with out failed. */
+static entry_t *
 pipeline_for (const qc_task_t *task, qc_result_t *out)
 {
     if (!task || !out || !task->path) {
@@ -58,16 +108,17 @@ pipeline_for (const qc_task_t *task, qc_result_t *out)
             qc_result_fail (out, "task without a slide path");
         return NULL;
     }
-    const cache_entry_t *e = lookup (task->config);
+    entry_t *e = acquire (task->config);
     if (!e) {
-        qc_result_fail (out, "too many distinct configurations on this worker");
+        qc_result_fail (out, "out of memory building the task's pipeline");
         return NULL;
     }
     if (!e->pipeline) {
         qc_result_fail (out, "configuration error: %s", e->error);
+        release (e);
         return NULL;
     }
-    return e->pipeline;
+    return e;
 }
 
 /* The ops of the task's lane: NULL (the CPU backend) for a CPU slot or a
@@ -94,19 +145,39 @@ void
 qc_worker_exec_pipeline (void *arg, const qc_task_t *task, qc_result_t *out)
 {
     (void) arg;
-    const qc_pipeline_t *p = pipeline_for (task, out);
+    entry_t *e = pipeline_for (task, out);
     const qc_ops_t *ops;
-    if (p && lane_ops (task, out, &ops) == 0)
-        qc_pipeline_run_with (p, task->path, out, ops);
+    if (e && lane_ops (task, out, &ops) == 0)
+        qc_pipeline_run_with (e->pipeline, task->path, out, ops);
+    release (e);
 }
+
+/* What prepare hands to finish: the prepared slide and the cache entry
+ * its pipeline belongs to (held until finish). */
+typedef struct {
+    entry_t *entry;
+    qc_pipeline_job_t *job;
+} prepared_t;
 
 void *
 qc_worker_exec_pipeline_prepare (void *arg, const qc_task_t *task,
                                  qc_result_t *out)
 {
     (void) arg;
-    const qc_pipeline_t *p = pipeline_for (task, out);
-    return p ? qc_pipeline_prepare (p, task->path, out) : NULL;
+    entry_t *e = pipeline_for (task, out);
+    prepared_t *p = e ? calloc (1, sizeof *p) : NULL;
+    if (e && !p)
+        qc_result_fail (out, "out of memory");
+    if (p) {
+        p->entry = e;
+        p->job = qc_pipeline_prepare (e->pipeline, task->path, out);
+    }
+    if (!p || !p->job) {
+        release (e);
+        free (p);
+        return NULL;
+    }
+    return p;
 }
 
 void
@@ -114,13 +185,14 @@ qc_worker_exec_pipeline_finish (void *arg, void *prepared,
                                 const qc_task_t *task, qc_result_t *out)
 {
     (void) arg;
-    qc_pipeline_job_t *job = prepared;
-    if (!job)
+    prepared_t *p = prepared;
+    if (!p)
         return;                 /* prepare failed: out says why */
     const qc_ops_t *ops;
-    if (!task || !out || lane_ops (task, out, &ops) != 0) {
-        qc_pipeline_job_destroy (&job);
-        return;
-    }
-    qc_pipeline_finish (&job, ops);
+    if (!task || !out || lane_ops (task, out, &ops) != 0)
+        qc_pipeline_job_destroy (&p->job);
+    else
+        qc_pipeline_finish (&p->job, ops);
+    release (p->entry);
+    free (p);
 }

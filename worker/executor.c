@@ -12,20 +12,23 @@
  * rather than lose it, so leaving may take one slide longer. */
 #include "worker/worker_int.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "shared/log.h"
+#include "worker/supervise.h"
 
 typedef struct {
     zsock_t *push;
-    uint64_t job;             /* the task being run, for log records */
+    uint64_t job, key;        /* the task being run, for log records */
+    qc_crash_slot_t *slot;    /* this thread's line in the crash table */
 } exec_ctx_t;
 
 static void
 forward_log (const qc_log_record_t *rec, void *arg)
 {
     exec_ctx_t *ctx = arg;
-    qc_msg_t m = {.command = QC_LOG, .gpu = -1, .job = ctx->job,
+    qc_msg_t m = {.command = QC_LOG, .gpu = -1, .job = ctx->job, .key = ctx->key,
                   .time = rec->time, .level = (uint8_t) rec->level,
                   .worker = (char *) rec->worker, .slide = (char *) rec->slide,
                   .module = (char *) rec->module, .message = (char *) rec->message};
@@ -46,7 +49,8 @@ base_name (const char *path)
 static int
 ctx_open (exec_ctx_t *ctx, qc_worker_t *w)
 {
-    ctx->job = 0;
+    ctx->job = ctx->key = 0;
+    ctx->slot = qc_crash_slot_claim (w->cfg.crash_table);
     ctx->push = zsock_new_push (w->pull_endpoint);
     if (!ctx->push) {
         qc_log (QC_LOG_ERROR, "worker", "executor cannot reach its agent");
@@ -71,9 +75,11 @@ static void
 begin_task (exec_ctx_t *ctx, qc_worker_t *w, int lane, qc_task_t *task)
 {
     qc_msg_t started = {.command = QC_STARTED, .gpu = -1, .job = task->job,
-                        .idx = task->idx, .attempt = task->attempt};
+                        .key = task->key, .idx = task->idx, .attempt = task->attempt};
     qc_msg_send (&started, zsock_resolve (ctx->push), NULL);
     ctx->job = task->job;
+    ctx->key = task->key;
+    qc_crash_slot_set (ctx->slot, task->job, task->key, task->idx, task->attempt);
     qc_log_set_slide (base_name (task->path));
     task->gpu = lane > 0 ? (int32_t) w->cfg.gpus[lane - 1].index : -1;
     task->gpu_simulated = lane > 0 && w->cfg.simulated_gpus;
@@ -83,8 +89,26 @@ static void
 end_task (exec_ctx_t *ctx, qc_task_t *task)
 {
     qc_log_set_slide (NULL);
-    ctx->job = 0;
+    ctx->job = ctx->key = 0;
+    qc_crash_slot_clear (ctx->slot);
     qc_task_clear (task);
+}
+
+/* Tests only: a slide that crashes its worker, or never finishes. */
+static void
+test_hooks (qc_worker_t *w, const qc_task_t *task)
+{
+    if (!task->path)
+        return;
+    if (w->cfg.test_crash_on && strstr (task->path, w->cfg.test_crash_on)) {
+        qc_log (QC_LOG_WARNING, "worker", "--test-crash-on: crashing on %s", task->path);
+        abort ();
+    }
+    if (w->cfg.test_hang_on && strstr (task->path, w->cfg.test_hang_on)) {
+        qc_log (QC_LOG_WARNING, "worker", "--test-hang-on: hanging on %s", task->path);
+        while (!taskq_closed (&w->queue))
+            zclock_sleep (100);
+    }
 }
 
 /* Sends task's RESULT (result may be NULL: out of memory, nothing to
@@ -96,7 +120,7 @@ send_result (exec_ctx_t *ctx, qc_worker_t *w, const qc_task_t *task,
     if (!*result)
         return;
     qc_msg_t res = {.command = QC_RESULT, .gpu = -1, .job = task->job,
-                    .idx = task->idx, .attempt = task->attempt,
+                    .key = task->key, .idx = task->idx, .attempt = task->attempt,
                     .path = task->path, .worker = (char *) w->cfg.name,
                     .result = *result};
     if (qc_msg_send (&res, zsock_resolve (ctx->push), NULL)) {
@@ -134,10 +158,12 @@ reader_main (void *arg)
     while (ok && taskq_pop (&w->queue, h->lane, &task) == 0) {
         begin_task (&ctx, w, h->lane, &task);
         qc_result_t *result = qc_result_new ();
+        test_hooks (w, &task);
         void *prepared = result ? w->cfg.exec_prepare (w->cfg.exec_arg, &task,
                                                         result) : NULL;
         qc_log_set_slide (NULL);
-        ctx.job = 0;
+        ctx.job = ctx.key = 0;
+        qc_crash_slot_clear (ctx.slot);
         pthread_mutex_lock (&h->lock);
         while (h->full)
             pthread_cond_wait (&h->changed, &h->lock);
@@ -204,6 +230,8 @@ run_read_ahead_lane (exec_ctx_t *ctx, qc_worker_t *w, int lane)
     void *prepared;
     while (handoff_take (&h, &task, &result, &prepared) == 0) {
         ctx->job = task.job;
+        ctx->key = task.key;
+        qc_crash_slot_set (ctx->slot, task.job, task.key, task.idx, task.attempt);
         qc_log_set_slide (base_name (task.path));
         if (w->cfg.task_delay_ms)
             zclock_sleep ((int) w->cfg.task_delay_ms);
@@ -238,6 +266,7 @@ executor_main (void *arg)
         qc_result_t *result = qc_result_new ();
         if (w->cfg.task_delay_ms)
             zclock_sleep ((int) w->cfg.task_delay_ms);
+        test_hooks (w, &task);
         if (result)
             w->cfg.exec (w->cfg.exec_arg, &task, result);
         send_result (&ctx, w, &task, &result);

@@ -4,10 +4,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kernels/cuda/cuda_ops.h"
+#include "kernels/assets/asset.h"
+#include "kernels/ops/cuda/cuda_ops.h"
 #include "shared/cli.h"
 #include "shared/log.h"
 #include "worker/gpu_probe.h"
+#include "worker/supervise.h"
 #include "worker/worker.h"
 
 static void
@@ -36,8 +38,16 @@ usage (FILE *to)
         "                         (default: keep waiting)\n"
         "      --simulate-gpus N  FOR TESTS ONLY: advertise N simulated GPUs\n"
         "                         that run their tasks on the CPU\n"
+        "      --no-supervise     run in this process alone; by default the\n"
+        "                         worker runs in a child process that is\n"
+        "                         restarted when it crashes, and the broker is\n"
+        "                         told which slides it was running then (only\n"
+        "                         those are blamed)\n"
         "      --task-delay-ms MS FOR TESTS ONLY: sleep MS before each task\n"
         "                         (makes fault tests catch tasks mid-run)\n"
+        "      --test-crash-on S  FOR TESTS ONLY: crash (abort) on a slide whose\n"
+        "                         path contains S\n"
+        "      --test-hang-on S   FOR TESTS ONLY: never finish such a slide\n"
         "      --log-level L      debug, info, warning or error (info)\n"
         "  -h, --help             show this help\n"
         "  -V, --version          show the version\n\n"
@@ -47,6 +57,22 @@ usage (FILE *to)
         "TIFF levels (Aperio, generic TIFF) straight from the file.\n");
 }
 
+/* Long options without a letter: values past every char. */
+enum {
+    OPT_PREFETCH = 256,
+    OPT_HEARTBEAT_MS,
+    OPT_LIVENESS,
+    OPT_TIMEOUT,
+    OPT_SIMULATE_GPUS,
+    OPT_LOG_LEVEL,
+    OPT_TASK_DELAY_MS,
+    OPT_GPU_MEM,
+    OPT_NO_READ_AHEAD,
+    OPT_NO_SUPERVISE,
+    OPT_TEST_CRASH_ON,
+    OPT_TEST_HANG_ON,
+};
+
 int
 main (int argc, char **argv)
 {
@@ -55,15 +81,27 @@ main (int argc, char **argv)
     qc_worker_config_defaults (&cfg);
     const char *gpu_spec = NULL;
     unsigned long v, simulate = 0, timeout_s = 0, gpu_mem_mb = 0;
+    bool supervise = true;
     static const struct option opts[] = {
-        {"connect", required_argument, 0, 'c'}, {"slots", required_argument, 0, 's'},
-        {"gpu", required_argument, 0, 'g'}, {"name", required_argument, 0, 'n'},
-        {"prefetch", required_argument, 0, 1}, {"heartbeat-ms", required_argument, 0, 2},
-        {"liveness", required_argument, 0, 3}, {"timeout", required_argument, 0, 4},
-        {"simulate-gpus", required_argument, 0, 5}, {"log-level", required_argument, 0, 6},
-        {"task-delay-ms", required_argument, 0, 7}, {"gpu-mem", required_argument, 0, 8},
-        {"no-read-ahead", no_argument, 0, 9},
-        {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
+        {"connect", required_argument, 0, 'c'},
+        {"slots", required_argument, 0, 's'},
+        {"gpu", required_argument, 0, 'g'},
+        {"name", required_argument, 0, 'n'},
+        {"prefetch", required_argument, 0, OPT_PREFETCH},
+        {"heartbeat-ms", required_argument, 0, OPT_HEARTBEAT_MS},
+        {"liveness", required_argument, 0, OPT_LIVENESS},
+        {"timeout", required_argument, 0, OPT_TIMEOUT},
+        {"simulate-gpus", required_argument, 0, OPT_SIMULATE_GPUS},
+        {"log-level", required_argument, 0, OPT_LOG_LEVEL},
+        {"task-delay-ms", required_argument, 0, OPT_TASK_DELAY_MS},
+        {"gpu-mem", required_argument, 0, OPT_GPU_MEM},
+        {"no-read-ahead", no_argument, 0, OPT_NO_READ_AHEAD},
+        {"no-supervise", no_argument, 0, OPT_NO_SUPERVISE},
+        {"test-crash-on", required_argument, 0, OPT_TEST_CRASH_ON},
+        {"test-hang-on", required_argument, 0, OPT_TEST_HANG_ON},
+        {"help", no_argument, 0, 'h'},
+        {"version", no_argument, 0, 'V'},
+        {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "c:s:g:n:hV", opts, NULL)) != -1) {
         switch (c) {
@@ -81,37 +119,40 @@ main (int argc, char **argv)
             }
             cfg.name = optarg;
             break;
-        case 1:
+        case OPT_PREFETCH:
             if (qc_cli_uint (prog, "--prefetch", optarg, 0, 4096, &v)) return QC_EXIT_USAGE;
             cfg.prefetch = (uint32_t) v;
             break;
-        case 2:
+        case OPT_HEARTBEAT_MS:
             if (qc_cli_uint (prog, "--heartbeat-ms", optarg, 10, 600000, &v)) return QC_EXIT_USAGE;
             cfg.heartbeat_ms = (uint32_t) v;
             break;
-        case 3:
+        case OPT_LIVENESS:
             if (qc_cli_uint (prog, "--liveness", optarg, 1, 1000, &v)) return QC_EXIT_USAGE;
             cfg.liveness = (uint32_t) v;
             break;
-        case 4:
+        case OPT_TIMEOUT:
             if (qc_cli_uint (prog, "--timeout", optarg, 1, 86400 * 365, &timeout_s)) return QC_EXIT_USAGE;
             break;
-        case 5:
+        case OPT_SIMULATE_GPUS:
             if (qc_cli_uint (prog, "--simulate-gpus", optarg, 1, QC_PROTO_MAX_GPUS, &simulate))
                 return QC_EXIT_USAGE;
             break;
-        case 6:
+        case OPT_LOG_LEVEL:
             if (qc_cli_log_level (prog, optarg)) return QC_EXIT_USAGE;
             break;
-        case 7:
+        case OPT_TASK_DELAY_MS:
             if (qc_cli_uint (prog, "--task-delay-ms", optarg, 0, 3600000, &v)) return QC_EXIT_USAGE;
             cfg.task_delay_ms = (uint32_t) v;
             break;
-        case 8:
+        case OPT_GPU_MEM:
             if (qc_cli_uint (prog, "--gpu-mem", optarg, 64, 1ul << 24, &gpu_mem_mb))
                 return QC_EXIT_USAGE;
             break;
-        case 9: cfg.no_read_ahead = true; break;
+        case OPT_NO_READ_AHEAD: cfg.no_read_ahead = true; break;
+        case OPT_NO_SUPERVISE: supervise = false; break;
+        case OPT_TEST_CRASH_ON: cfg.test_crash_on = optarg; break;
+        case OPT_TEST_HANG_ON: cfg.test_hang_on = optarg; break;
         case 'h': usage (stdout); return QC_EXIT_OK;
         case 'V': qc_cli_version (prog); return QC_EXIT_OK;
         default: usage (stderr); return QC_EXIT_USAGE;
@@ -125,6 +166,10 @@ main (int argc, char **argv)
         fprintf (stderr, "%s: --gpu and --simulate-gpus exclude each other\n", prog);
         return QC_EXIT_USAGE;
     }
+    /* before CUDA or ZeroMQ start: neither survives a fork */
+    qc_crash_table_t *crash_table = NULL;
+    if (supervise && qc_supervise (cfg.name ? cfg.name : prog, &crash_table) == 0)
+        cfg.crash_table = crash_table;
     char err[512];
     if (gpu_spec && !qc_cuda_built ()) {
         fprintf (stderr, "%s: --gpu %s: no usable GPU: this qc-worker was "
@@ -148,6 +193,9 @@ main (int argc, char **argv)
         return QC_EXIT_USAGE;
     }
     qc_log_set_process (cfg.name ? cfg.name : prog);
+    /* the files a job's config names come with the job (kernels/asset.h),
+     * never from this machine's disk */
+    qc_asset_allow_disk (0);
     qc_cli_install_signals ();
     qc_worker_t *w = qc_worker_new (&cfg);
     for (size_t i = 0; i < cfg.ngpus; i++)

@@ -105,3 +105,38 @@ taskq_close (taskq_t *q)
     pthread_cond_broadcast (&q->ready);
     pthread_mutex_unlock (&q->lock);
 }
+
+bool
+taskq_closed (taskq_t *q)
+{
+    pthread_mutex_lock (&q->lock);
+    bool closed = q->closed;
+    pthread_mutex_unlock (&q->lock);
+    return closed;
+}
+
+bool
+taskq_remove (taskq_t *q, uint64_t job, uint64_t key, uint64_t idx,
+              uint32_t attempt)
+{
+    taskq_item_t *found = NULL;
+    pthread_mutex_lock (&q->lock);
+    for (int l = 0; l < NLANES && !found; l++)
+        for (taskq_item_t **pp = &q->head[l], *prev = NULL; *pp;
+             prev = *pp, pp = &(*pp)->next) {
+            qc_task_t *t = &(*pp)->task;
+            if (t->job == job && t->key == key && t->idx == idx && t->attempt == attempt) {
+                found = *pp;
+                *pp = found->next;
+                if (q->tail[l] == found)
+                    q->tail[l] = prev;
+                break;
+            }
+        }
+    pthread_mutex_unlock (&q->lock);
+    if (found) {
+        qc_task_clear (&found->task);
+        free (found);
+    }
+    return found != NULL;
+}

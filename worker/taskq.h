@@ -28,6 +28,11 @@ int taskq_pop (taskq_t *q, int lane, qc_task_t *out);
 /* Removes every queued task, calling fn on each (then freeing it). */
 void taskq_drain (taskq_t *q, void (*fn) (void *, qc_task_t *), void *arg);
 void taskq_close (taskq_t *q);
+bool taskq_closed (taskq_t *q);
+/* Removes the queued task (job, key, idx, attempt) if it is there; true
+ * when it was. */
+bool taskq_remove (taskq_t *q, uint64_t job, uint64_t key, uint64_t idx,
+                   uint32_t attempt);
 void qc_task_clear (qc_task_t *t);
 
 #endif

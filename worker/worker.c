@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kernels/cuda/cuda_ops.h"
+#include "kernels/ops/cuda/cuda_ops.h"
 #include "shared/log.h"
 
 /* GPU lanes run the CUDA backend: refuse to start without it, rather

@@ -18,6 +18,7 @@
 
 typedef struct {
     uint64_t job, idx;
+    uint64_t key;              /* the job's identity, sent back with it */
     uint32_t attempt;
     int32_t gpu;               /* device index, -1 for a CPU slot (the
                                   executor sets it to its lane's GPU) */
@@ -48,6 +49,11 @@ typedef struct {
     uint32_t heartbeat_ms;     /* default 1000 */
     uint32_t liveness;         /* broker silent this many beats: reconnect */
     uint32_t task_delay_ms;    /* tests only: sleep before each task */
+    const char *test_crash_on; /* tests only: abort () on a slide whose
+                                  path contains this */
+    const char *test_hang_on;  /* tests only: never finish such a slide */
+    struct qc_crash_table *crash_table;  /* shared with the supervisor
+                                  (worker/supervise.h); NULL: none */
     bool simulated_gpus;       /* tests only: gpus[] are simulated and run
                                   their tasks on the CPU backend; otherwise
                                   GPU lanes need the CUDA backend and a

@@ -1,8 +1,7 @@
 /* HistoQC's BaseImage: what is recorded for every slide before the first
  * step (filename, comments, image_bounding_box, base_mag), and the
  * [BaseImage.BaseImage] settings every step shares. */
-#include "kernels/modules.h"
-#include "kernels/region_read.h"
+#include "kernels/modules/module.h"
 #include "shared/err.h"
 
 #include <errno.h>
@@ -17,25 +16,10 @@
 static int
 parse_number_x (const char *text, double *value)
 {
-    qc_region_kind_t kind;
-    return qc_region_parse_size (text, &kind, value);
-}
-
-/* One parser of image_work_size for the whole project:
- * qc_region_parse_size (kernels/region_read.c), which the image reader
- * uses too, so a size the config check accepts is one the reader reads. */
-int
-qc_work_size_parse (const char *text, qc_work_size_t *out)
-{
-    qc_region_kind_t kind;
-    double v;
-    if (!out || qc_region_parse_size (text, &kind, &v) != 0)
+    qc_work_size_t size;
+    if (qc_work_size_parse (text, &size) != 0)
         return -1;
-    out->value = v;
-    out->kind = kind == QC_REGION_MAG ? QC_WORK_MAG
-              : kind == QC_REGION_DOWNSCALE ? QC_WORK_DOWNSCALE
-              : kind == QC_REGION_LEVEL ? QC_WORK_LEVEL
-              : QC_WORK_DIM;
+    *value = size.value;
     return 0;
 }
 

@@ -1,7 +1,7 @@
 /* BasicModule.getBasicStats: the slide's metadata as HistoQC records it
  * (scanner vendor, pyramid levels, full-resolution size, microns per
  * pixel, the scanner's comment). */
-#include "kernels/modules.h"
+#include "kernels/modules/module.h"
 
 #include <errno.h>
 #include <stdio.h>

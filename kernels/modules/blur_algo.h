@@ -14,8 +14,8 @@
 #ifndef QC_BLUR_ALGO_H
 #define QC_BLUR_ALGO_H
 
-#include "kernels/image.h"
-#include "kernels/ops.h"
+#include "kernels/image/image.h"
+#include "kernels/ops/ops.h"
 
 typedef struct {
     int blur_radius;          /* Gaussian sigma in work-size pixels */
@@ -67,6 +67,15 @@ int qc_blur_local_sharpness (const qc_ops_t *ops, const qc_fimg_t *gray,
                              const qc_mask_t *tissue,
                              const qc_blur_local_params_t *p,
                              qc_fimg_t *sharpness);
+
+/* The reference the classification below judges against: the median
+ * sharpness of the judged pixels above absolute_threshold (the slide's
+ * typical in-focus tissue); 0 when there are none. scratch: a mask of
+ * sharpness's size, overwritten. 0, or -1 on a bad argument or no
+ * memory. */
+int qc_blur_local_reference (const qc_ops_t *ops, const qc_fimg_t *sharpness,
+                             double absolute_threshold, qc_mask_t *scratch,
+                             double *ref);
 
 /* blurry = judged pixels whose sharpness is under max (absolute_threshold,
  * relative_threshold * the median sharpness of the judged pixels above

@@ -81,6 +81,40 @@ qc_bb_check_int (const qc_config_section_t *sec, const char *key,
 }
 
 int
+qc_bb_check_odd_window (const qc_config_section_t *sec, const char *key,
+                        long long def, long long max, int *out, char *err,
+                        size_t errlen)
+{
+    long long v;
+    if (qc_bb_check_int (sec, key, def, 1, max, &v, err, errlen))
+        return -1;
+    if (v % 2 == 0) {
+        snprintf (err, errlen, "[%s] %s = %lld (line %d): must be odd (a "
+                  "box centred on its pixel)", qc_config_section_name (sec),
+                  key, v, qc_config_key_line (sec, key));
+        return -1;
+    }
+    if (out)
+        *out = (int) v;
+    return 0;
+}
+
+int
+qc_bb_check_sharpness (const qc_config_section_t *sec, double *relative,
+                       double *absolute, double *min_fraction,
+                       double *max_gray, char *err, size_t errlen)
+{
+    return qc_bb_check_range (sec, "relative_threshold", *relative, 0, 1,
+                              relative, err, errlen)
+        || qc_bb_check_range (sec, "absolute_threshold", *absolute, 0, 8,
+                              absolute, err, errlen)
+        || qc_bb_check_range (sec, "min_fraction", *min_fraction, 1e-3, 1,
+                              min_fraction, err, errlen)
+        || qc_bb_check_range (sec, "max_gray", *max_gray, 1e-3, 1, max_gray,
+                              err, errlen) ? -1 : 0;
+}
+
+int
 qc_bb_set_regions (qc_run_t *run, const char *prefix, const qc_mask_t *found)
 {
     qc_region_summary_t rs;

@@ -4,8 +4,8 @@
 
 #include <stddef.h>
 
-#include "kernels/modules.h"
-#include "kernels/run_state.h"
+#include "kernels/modules/module.h"
+#include "kernels/run/run.h"
 
 /* Config checks: 0, or -1 with a message naming section, key and line.
  * An absent key is fine. */
@@ -20,6 +20,20 @@ int qc_bb_check_range (const qc_config_section_t *sec, const char *key,
 int qc_bb_check_int (const qc_config_section_t *sec, const char *key,
                      long long def, long long lo, long long hi, long long *out,
                      char *err, size_t errlen);
+
+/* An odd window side in [1, max] (def when absent): a box centred on
+ * its pixel. */
+int qc_bb_check_odd_window (const qc_config_section_t *sec, const char *key,
+                            long long def, long long max, int *out,
+                            char *err, size_t errlen);
+
+/* The parameters both sharpness steps judge by, with the same meaning
+ * and bounds: relative_threshold [0, 1], absolute_threshold [0, 8],
+ * min_fraction [0.001, 1], max_gray [0.001, 1]; each pointer holds its
+ * default and gets the value. */
+int qc_bb_check_sharpness (const qc_config_section_t *sec, double *relative,
+                           double *absolute, double *min_fraction,
+                           double *max_gray, char *err, size_t errlen);
 
 /* Columns <prefix>_num_regions, _mean_area, _max_area of found's
  * 8-connected regions, printed as HistoQC prints them. 0 or -1 (failed). */

@@ -157,6 +157,22 @@ histogram_median (const qc_ops_t *ops, const qc_fimg_t *src,
 }
 
 int
+qc_blur_local_reference (const qc_ops_t *ops, const qc_fimg_t *sharpness,
+                         double absolute_threshold, qc_mask_t *scratch,
+                         double *ref)
+{
+    if (!ops || !qc_fimg_valid (sharpness) || !qc_mask_valid (scratch)
+        || scratch->w != sharpness->w || scratch->h != sharpness->h || !ref)
+        return -1;
+    qc_stats_t st;
+    *ref = 0;
+    if (ops->threshold (sharpness, absolute_threshold, INFINITY, scratch) != 0
+        || ops->fimg_stats (sharpness, scratch, &st) != 0)
+        return -1;
+    return st.n > 0 ? histogram_median (ops, sharpness, scratch, &st, ref) : 0;
+}
+
+int
 qc_blur_local_classify (const qc_ops_t *ops, const qc_fimg_t *sharpness,
                         const qc_blur_local_params_t *p, qc_mask_t *blurry,
                         double *threshold_used)
@@ -167,16 +183,11 @@ qc_blur_local_classify (const qc_ops_t *ops, const qc_fimg_t *sharpness,
         return -1;
     /* The reference: median of the judged pixels above the floor. */
     double thr = p->absolute_threshold, ref = 0;
-    qc_stats_t st;
-    if (ops->threshold (sharpness, p->absolute_threshold, INFINITY, blurry) != 0
-        || ops->fimg_stats (sharpness, blurry, &st) != 0)
+    if (qc_blur_local_reference (ops, sharpness, p->absolute_threshold, blurry,
+                                 &ref) != 0)
         return -1;
-    if (st.n > 0) {
-        if (histogram_median (ops, sharpness, blurry, &st, &ref) != 0)
-            return -1;
-        if (p->relative_threshold * ref > thr)
-            thr = p->relative_threshold * ref;
-    }
+    if (p->relative_threshold * ref > thr)
+        thr = p->relative_threshold * ref;
     /* Judged pixels hold >= 0, the others -1. */
     if (ops->threshold (sharpness, -0.5, thr, blurry) != 0)
         return -1;
@@ -204,32 +215,21 @@ static int
 get_params (const qc_config_section_t *sec, qc_blur_local_params_t *p,
             const char **work_size, char *err, size_t errlen)
 {
-    long long win, erode;
+    long long erode;
     qc_blur_local_defaults (p);
-    if (qc_bb_check_int (sec, "window", p->window, 1,
-                         QC_BLUR_LOCAL_MAX_WINDOW, &win, err, errlen)
+    if (qc_bb_check_odd_window (sec, "window", p->window,
+                                QC_BLUR_LOCAL_MAX_WINDOW, &p->window, err,
+                                errlen)
         || qc_bb_check_int (sec, "edge_erode", p->edge_erode, 0,
                             QC_BLUR_LOCAL_MAX_ERODE, &erode, err, errlen)
-        || qc_bb_check_range (sec, "relative_threshold", p->relative_threshold,
-                              0, 1, &p->relative_threshold, err, errlen)
-        || qc_bb_check_range (sec, "absolute_threshold", p->absolute_threshold,
-                              0, 8, &p->absolute_threshold, err, errlen)
-        || qc_bb_check_range (sec, "min_fraction", p->min_fraction, 1e-3, 1,
-                              &p->min_fraction, err, errlen)
-        || qc_bb_check_range (sec, "max_gray", p->max_gray, 1e-3, 1,
-                              &p->max_gray, err, errlen)
+        || qc_bb_check_sharpness (sec, &p->relative_threshold,
+                                  &p->absolute_threshold, &p->min_fraction,
+                                  &p->max_gray, err, errlen)
         || qc_bb_check_work_size (sec, err, errlen)
         || qc_bb_check_mask_statistics (sec, err, errlen)
         || qc_config_get_string (sec, "image_work_size", "2.5x", work_size,
                                  err, errlen))
         return -1;
-    if (win % 2 == 0) {
-        snprintf (err, errlen, "[%s] window = %lld (line %d): must be odd (a "
-                  "box centred on its pixel)", qc_config_section_name (sec),
-                  win, qc_config_key_line (sec, "window"));
-        return -1;
-    }
-    p->window = (int) win;
     p->edge_erode = (int) erode;
     return 0;
 }

@@ -14,10 +14,10 @@
 #ifndef QC_BRIGHT_ALGO_H
 #define QC_BRIGHT_ALGO_H
 
-#include "kernels/image.h"
-#include "kernels/modules.h"
+#include "kernels/image/image.h"
+#include "kernels/modules/module.h"
 #include "kernels/modules/masks.h"
-#include "kernels/ops.h"
+#include "kernels/ops/ops.h"
 
 /* HistoQC's value for a statistic of no pixels. */
 #define QC_NO_TISSUE_VALUE (-100.0)

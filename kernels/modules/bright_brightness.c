@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 /* ---- getBrightnessGray ---------------------------------------------- */
 

@@ -13,7 +13,7 @@
 
 #include <stdio.h>
 
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 static const char *const names[] = {
     "tenenGrad_contrast", "michelson_contrast", "rms_contrast", NULL

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 int
 qc_bright_params (const qc_config_section_t *sec, qc_bright_params_t *p,

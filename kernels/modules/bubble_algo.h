@@ -3,8 +3,8 @@
 #ifndef QC_BUBBLE_ALGO_H
 #define QC_BUBBLE_ALGO_H
 
-#include "kernels/image.h"
-#include "kernels/ops.h"
+#include "kernels/image/image.h"
+#include "kernels/ops/ops.h"
 
 typedef struct {
     double threshold;         /* flat where |mean - pixel| < it */

@@ -15,18 +15,19 @@
  *
  * The classifier differs from HistoQC's (a scikit-learn random forest):
  * boosted oblivious trees, trained once per process and config section
- * with a fixed seed (kernels/classify_model.h, classify_cache.h). The
- * project's own examples are built in ("builtin/..." paths, see
- * kernels/examples/README.md); HistoQC's file paths work as in HistoQC. */
-#include "kernels/modules.h"
+ * with a fixed seed (kernels/classify/classify_model.h, classify_cache.h).
+ * The project's own examples are built in ("builtin/..." paths, see
+ * kernels/classify/examples/README.md); HistoQC's file paths work as in
+ * HistoQC. */
+#include "kernels/modules/module.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "kernels/classify_cache.h"
-#include "kernels/run_state.h"
+#include "kernels/classify/classify_cache.h"
+#include "kernels/run/run.h"
 
 #define STEP "ClassificationModule.byExampleWithFeatures"
 
@@ -149,8 +150,7 @@ run (qc_run_t *run)
 done:
     qc_mask_destroy (&found);
     qc_mask_destroy (&before);
-    if (owned)
-        qc_classifier_destroy (&clf);
+    qc_classifier_put (clf, owned);
     return rc;
 }
 

@@ -10,8 +10,8 @@
 #ifndef QC_DECONV_ALGO_H
 #define QC_DECONV_ALGO_H
 
-#include "kernels/image.h"
-#include "kernels/ops.h"
+#include "kernels/image/image.h"
+#include "kernels/ops/ops.h"
 
 typedef struct qc_deconv_stats {
     double mean[3], std[3];

@@ -14,8 +14,8 @@
 
 #include <stdio.h>
 
-#include "kernels/modules.h"
-#include "kernels/run_state.h"
+#include "kernels/modules/module.h"
+#include "kernels/run/run.h"
 
 static int
 get_params (const qc_config_section_t *sec, qc_mat3_t *m, int *use_mask,

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 static const qc_int_param_t s_area = {"area_threshold", 1000, 0, QC_IMAGE_MAX_PIXELS};
 
@@ -20,7 +20,8 @@ static int
 run (qc_run_t *run)
 {
     static const qc_mask_edit_t edit = {"areathresh", NULL, "areaThresh",
-                                        "BasicModule.finalProcessingArea", false};
+                                        "BasicModule.finalProcessingArea", false,
+                                        NULL};
     return qc_masks_edit_int (run, &s_area, &edit, qc_masks_keep_large);
 }
 

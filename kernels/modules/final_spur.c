@@ -4,7 +4,7 @@
  * _spur.png shows the removed pixels, spur_pixels is the mask
  * statistic. */
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 static const qc_int_param_t s_radius = {"disk_radius", 25, 0, 100000};
 
@@ -26,7 +26,8 @@ static int
 run (qc_run_t *run)
 {
     static const qc_mask_edit_t edit = {"spur", NULL, "spur_pixels",
-                                        "BasicModule.finalProcessingSpur", false};
+                                        "BasicModule.finalProcessingSpur", false,
+                                        NULL};
     return qc_masks_edit_int (run, &s_radius, &edit, open_disk);
 }
 

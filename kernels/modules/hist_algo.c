@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "kernels/png_io.h"
+#include "kernels/assets/asset.h"
+#include "kernels/png/png_io.h"
 
 int
 qc_hist256_of (const qc_ops_t *ops, const qc_rgb_t *img, const qc_mask_t *mask,
@@ -251,7 +251,7 @@ qc_hist_template_fallback (const char *entry)
         || strncmp (entry, QC_HIST_BUILTIN_PREFIX,
                     strlen (QC_HIST_BUILTIN_PREFIX)) == 0
         || qc_hist_template_name (entry, name, sizeof name) != 0
-        || access (entry, F_OK) == 0)
+        || qc_asset_ref_parse (entry, NULL) || qc_asset_exists (entry))
         return NULL;
     return qc_hist_builtin (name);
 }
@@ -294,8 +294,13 @@ qc_hist_template_load (const char *entry, qc_hist256_t *out, char *err,
     }
     if (cache_get (entry, out))
         return 0;
-    char why[256] = "";
-    qc_rgb_t *img = qc_png_read_rgb (entry, why, sizeof why);
+    char why[512] = "";
+    unsigned char *bytes = NULL;
+    size_t nbytes = 0;
+    qc_rgb_t *img = qc_asset_read (entry, &bytes, &nbytes, why, sizeof why) == 0
+                        ? qc_png_decode_rgb (bytes, nbytes, why, sizeof why)
+                        : NULL;
+    free (bytes);
     if (!img) {
         if (err && errlen)
             snprintf (err, errlen, "template '%.200s': cannot read it as a PNG "

@@ -20,8 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernels/image.h"
-#include "kernels/ops.h"
+#include "kernels/image/image.h"
+#include "kernels/ops/ops.h"
 
 /* Bins beyond 256 only add empty bins for uint8 values; the bound keeps
  * a config value from asking for absurd buffers. */
@@ -73,7 +73,9 @@ int qc_hist_template_name (const char *entry, char *name, size_t len);
 
 /* The counts of a templates= entry: a builtin template, or the PNG file
  * it names (all of its pixels, as HistoQC's computeHistogram (imread
- * (path)) counts). Files are read once per process and kept (HistoQC's
+ * (path)) counts), read through kernels/asset.h (a job's asset, or a
+ * file where the process reads its disk). Files are read once per
+ * process and kept (HistoQC's
  * global_holder), keyed by path; thread-safe. -1 with the reason in err.
  * A relative path to no file whose name is a builtin's gives the builtin
  * (see qc_hist_template_fallback). */
@@ -84,8 +86,8 @@ int qc_hist_template_load (const char *entry, qc_hist256_t *out, char *err,
  * that names no file (its default config says ./templates/template1.png
  * and means the copy inside the histoqc package); this project's packaged
  * data are the builtins. The builtin that entry falls back to, or NULL
- * when entry is absolute, a builtin:, names an existing file or has no
- * builtin of its name. */
+ * when entry is absolute, a builtin:, a job's asset (kernels/asset.h),
+ * names a file that can be read here or has no builtin of its name. */
 const qc_hist256_t *qc_hist_template_fallback (const char *entry);
 
 /* The project's own templates (hist_templates.c). */

@@ -14,7 +14,7 @@
  * relative path to no file named like a builtin (HistoQC's default
  * config's ./templates/template1.png) is that builtin, as HistoQC falls
  * back to the templates packaged with it. See
- * hist_algo.h for the arithmetic and kernels/templates/README.md for
+ * hist_algo.h for the arithmetic and kernels/modules/hist_templates.md for
  * what the builtins are. */
 #include "kernels/modules/hist_algo.h"
 
@@ -23,8 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/modules.h"
-#include "kernels/run_state.h"
+#include "kernels/modules/module.h"
+#include "kernels/run/run.h"
 #include "shared/log.h"
 
 #define MAX_TEMPLATES 64

@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "kernels/modules.h"
-#include "kernels/run_state.h"
+#include "kernels/modules/module.h"
+#include "kernels/run/run.h"
 
 static int
 get_params (const qc_config_section_t *sec, int *bins, int *limit_to_mask,

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "kernels/image.h"
+#include "kernels/image/image.h"
 
 #define QC_PLOT_W 640
 #define QC_PLOT_H 480

@@ -1,6 +1,6 @@
 /* The project's own templates for HistogramModule.compareToTemplates:
  * 256-bin counts of each channel of real H&E images, written by
- * kernels/templates/mk_templates.c (see kernels/templates/README.md);
+ * kernels/tools/mk_templates.c (see kernels/modules/hist_templates.md);
  * do not edit by hand. A config names them builtin:NAME. */
 #include "kernels/modules/hist_algo.h"
 

@@ -19,7 +19,7 @@
  * (8-connected). Removed from img_mask_use; _folds.png; column "folds"
  * (the step's mask statistic). */
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -88,8 +88,9 @@ shrink (const qc_ops_t *ops, const qc_fimg_t *v, const qc_fimg_t *wt,
 
 /* The fold pixels of use in img. The densities are compared in an image
  * downscale times smaller (a fold is tens of pixels wide at 1.25x, and
- * the full-size comparison took 0.2 s of a 60,000 x 45,000 slide's
- * 1.6 s); only the density itself is taken at full size. */
+ * the full-size comparison was a large share of the slide's time:
+ * tests/bench/README.md, "Figures behind the code"); only the density
+ * itself is taken at full size. */
 int
 qc_ld_folds_mask (const qc_ops_t *ops, const qc_rgb_t *img,
                   const qc_mask_t *use, const qc_folds_params_t *p,

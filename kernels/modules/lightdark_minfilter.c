@@ -4,9 +4,19 @@
  * those are removed from img_mask_use. As HistoQC: the 8-bit gray is
  * (rgb2gray * 255) truncated, the minimum is skimage rank.minimum (the
  * disk clipped at the image edge), _bright.png shows the removed pixels
- * and brightestPixels is the mask statistic. */
+ * and brightestPixels is the mask statistic; the mask it keeps is kept
+ * as img_mask_bright, as HistoQC names it.
+ *
+ * Known difference: the 8-bit gray here comes from the run's float32
+ * gray image, HistoQC's from skimage's float64 one (which multiplies by
+ * 1/255): 33 neutral grays (25, 27, ..., 200, 210, ..., 251) truncate one
+ * higher here, so a pixel of such a gray right at upper_threshold + 1
+ * can fall on the other side. At HistoQC's upper_threshold 210 no pixel
+ * of the real slides does (checked against numpy on their thumbnails).
+ * saveEqualisedImage, where every value counts, uses skimage's
+ * arithmetic. */
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 typedef struct {
     int disk_size, threshold, invert;
@@ -53,6 +63,9 @@ run (qc_run_t *run)
         goto done;
     }
     ops->mask_logic (use, keep, QC_LOGIC_AND, use);
+    /* HistoQC's img_mask_bright, for a later step's mask_name= */
+    if (qc_run_keep_mask (run, "bright", qc_mask_clone (keep)))
+        goto done;
     ops->mask_logic (before, keep, QC_LOGIC_ANDNOT, keep);
     rc = qc_run_save_mask (run, "bright", keep)
          || qc_masks_finish (run, "brightestPixels",

@@ -2,7 +2,8 @@
  * than Otsu's threshold of the gray image (skimage threshold_otsu, 256
  * bins over the image's range); with invert, what is brighter. As
  * HistoQC: _<name>.png is the mask found (not what was removed),
- * img_mask_use &= it, and the column <name> is the mask statistic.
+ * img_mask_use &= it, the column <name> is the mask statistic, and the
+ * mask is kept as img_mask_<name> for a later step's mask_name=.
  *
  * local = True uses a threshold per pixel, skimage.filters.rank.otsu
  * over a disk of radius on the 8-bit image. HistoQC compares the [0, 1]
@@ -16,7 +17,7 @@
 #include <string.h>
 
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 /* skimage's rank otsu kernel on one neighbourhood histogram: the level
  * maximising the between-class variance, 0 for an empty or flat one. */
@@ -197,6 +198,10 @@ run (qc_run_t *run)
     snprintf (what, sizeof what, "LightDarkModule.getIntensityThresholdOtsu:%s",
               p.name);
     rc = qc_masks_finish (run, p.name, what, use, before);
+    if (rc == 0) {   /* img_mask_<name>, for a later step's mask_name= */
+        rc = qc_run_keep_mask (run, p.name, found);
+        found = NULL;
+    }
 done:
     qc_mask_destroy (&before);
     qc_mask_destroy (&found);

@@ -6,7 +6,8 @@
  * As HistoQC: img_mask_name = lower < gray < upper and lower_std < std <
  * upper_std (inverted by invert); img_mask_use &= img_mask_name; the file
  * _<name>.png shows what this step removed (before & ~img_mask_name);
- * the column <name> is the mask statistic. lower_var / upper_var win
+ * the column <name> is the mask statistic; img_mask_<name> is kept for a
+ * later step's mask_name=. lower_var / upper_var win
  * over lower_std / upper_std (HistoQC's issues #213, #219); the
  * upper_variance / lower_variance keys of HistoQC's bubble section are
  * accepted and, as in HistoQC, not read. */
@@ -14,7 +15,7 @@
 #include <stdio.h>
 
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 static int
 read_params (const qc_config_section_t *sec, qc_ld_percent_params_t *p,
@@ -86,6 +87,9 @@ run (qc_run_t *run)
         goto done;
     }
     ops->mask_logic (use, found, QC_LOGIC_AND, use);
+    /* img_mask_<name>, for a later step's mask_name= */
+    if (qc_run_keep_mask (run, name, qc_mask_clone (found)))
+        goto done;
     /* The file shows what this step took away. */
     ops->mask_logic (before, found, QC_LOGIC_ANDNOT, found);
     char what[160];

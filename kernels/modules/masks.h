@@ -1,6 +1,6 @@
 /* The tissue-mask steps (LightDarkModule, MorphologyModule,
  * BasicModule.final*, SaveModule): their algorithms as pure functions
- * over kernels/image.h buffers (unit-tested directly, and the same calls
+ * over kernels/image/image.h buffers (unit-tested directly, and the same calls
  * whichever ops backend runs them), and the bookkeeping every step
  * shares (HistoQC's printMaskHelper column, the "NO tissue remains"
  * warning, region count columns, parameter reading).
@@ -12,11 +12,11 @@
 
 #include <stddef.h>
 
-#include "kernels/image.h"
+#include "kernels/image/image.h"
 #include <stdbool.h>
 
-#include "kernels/modules.h"
-#include "kernels/ops.h"
+#include "kernels/modules/module.h"
+#include "kernels/ops/ops.h"
 
 /* ---- algorithms ------------------------------------------------------ */
 
@@ -49,6 +49,11 @@ int qc_ld_otsu_mask (const qc_ops_t *ops, const qc_fimg_t *gray, int local,
 int qc_ld_minfilter_mask (const qc_ops_t *ops, const qc_fimg_t *gray,
                           int radius, int threshold, int invert,
                           qc_mask_t *out);
+
+/* LightDarkModule.saveEqualisedImage: out (w * h bytes) is the 8-bit
+ * gray (rgb2gray * 255, truncated) with its histogram equalised as
+ * skimage's equalize_hist and img_as_ubyte give it. */
+int qc_ld_equalised (const qc_rgb_t *rgb, uint8_t *out);
 
 /* LightDarkModule.removeFolds (the project's own): pixels of use whose
  * smoothed optical density (R + G + B, Gaussian sigma) is over ratio
@@ -121,6 +126,9 @@ typedef struct {
     const char *column;        /* the mask statistic's column */
     const char *what;          /* names the step in the empty-mask warning */
     bool fills;                /* adds pixels (holes) instead of removing */
+    const char *keep;          /* the changed pixels are kept under this
+                                  name (HistoQC's s["img_mask_<keep>"],
+                                  for a later mask_name=), or NULL */
 } qc_mask_edit_t;
 int qc_masks_edit (qc_run_t *run, const qc_mask_edit_t *edit,
                    qc_mask_transform_fn *transform, const void *arg);
@@ -173,8 +181,13 @@ int qc_masks_get_int (const qc_config_section_t *sec, const char *key,
                       char *err, size_t errlen);
 int qc_masks_get_float (const qc_config_section_t *sec, const char *key,
                         double def, double *out, char *err, size_t errlen);
+/* A value usable as a file suffix and a column: 1 to 63 letters,
+ * digits, '_', '-' or '.', no "..". def NULL: the key is required. */
+int qc_masks_get_word (const qc_config_section_t *sec, const char *key,
+                       const char *def, const char **out, char *err,
+                       size_t errlen);
 /* The name= of LightDarkModule steps (default "classTask"), checked to
- * be usable as a file suffix and column. */
+ * be usable as a file suffix and column (qc_masks_get_word). */
 int qc_masks_get_name (const qc_config_section_t *sec, const char **out,
                        char *err, size_t errlen);
 /* mask_statistics, which every mask step accepts as an override. */

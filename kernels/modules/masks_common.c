@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 #include "shared/err.h"
 
 static const char *
@@ -89,6 +89,10 @@ qc_masks_edit (qc_run_t *run, const qc_mask_edit_t *edit,
     else
         rc = qc_masks_replace (run, after, changed, before, edit->file,
                                edit->prefix, edit->column, edit->what);
+    if (rc == 0 && edit->keep) {
+        rc = qc_run_keep_mask (run, edit->keep, changed);   /* takes it */
+        changed = NULL;
+    }
     qc_mask_destroy (&before);
     qc_mask_destroy (&after);
     qc_mask_destroy (&changed);
@@ -181,26 +185,44 @@ qc_masks_get_float (const qc_config_section_t *sec, const char *key,
 }
 
 int
+qc_masks_get_word (const qc_config_section_t *sec, const char *key,
+                   const char *def, const char **out, char *err,
+                   size_t errlen)
+{
+    const char *word;
+    if (!key || !out
+        || qc_config_get_string (sec, key, def, &word, err, errlen))
+        return -1;
+    if (!word) {
+        if (sec)
+            qc_set_err (err, errlen, "[%s] has no %s= (it names the file this "
+                        "step writes)", sec_name (sec), key);
+        else
+            qc_set_err (err, errlen, "%s= is required (it names the file this "
+                        "step writes)", key);
+        return -1;
+    }
+    size_t n = strlen (word);
+    int ok = n > 0 && n < 64;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = isalnum ((unsigned char) word[i]) || word[i] == '_'
+             || word[i] == '-' || word[i] == '.';
+    if (!ok || strstr (word, "..")) {
+        qc_set_err (err, errlen, "[%s] %s = '%.64s' (line %d): must be 1 to 63 "
+                 "letters, digits, '_', '-' or '.' (it names a results.tsv "
+                 "column or a file)", sec_name (sec), key, word,
+                 qc_config_key_line (sec, key));
+        return -1;
+    }
+    *out = word;
+    return 0;
+}
+
+int
 qc_masks_get_name (const qc_config_section_t *sec, const char **out,
                    char *err, size_t errlen)
 {
-    const char *name;
-    if (qc_config_get_string (sec, "name", "classTask", &name, err, errlen))
-        return -1;
-    size_t n = strlen (name);
-    int ok = n > 0 && n < 64;
-    for (size_t i = 0; ok && i < n; i++)
-        ok = isalnum ((unsigned char) name[i]) || name[i] == '_'
-             || name[i] == '-' || name[i] == '.';
-    if (!ok) {
-        qc_set_err (err, errlen, "[%s] name = '%.64s' (line %d): must be 1 to 63 "
-                 "letters, digits, '_', '-' or '.' (it names a results.tsv "
-                 "column and a file)", sec_name (sec), name,
-                 qc_config_key_line (sec, "name"));
-        return -1;
-    }
-    *out = name;
-    return 0;
+    return qc_masks_get_word (sec, "name", "classTask", out, err, errlen);
 }
 
 int

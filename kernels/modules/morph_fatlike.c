@@ -3,9 +3,13 @@
  * fat_cell_size, dilated by a kernel_size square, where they merge into
  * regions larger than max_keep_size (see qc_morph_fatlike). As HistoQC:
  * _fatlike.png shows the removed region; fatlike_tissue_removed_*
- * columns count it (8-connected) and give the mask statistic. */
+ * columns count it (8-connected) and give the mask statistic. The
+ * removed pixels are kept as img_mask_fatlike for a later step's
+ * mask_name= (HistoQC's img_mask_fatlike is the whole dilated fat
+ * region, also where it reaches past the tissue: the same pixels within
+ * the tissue). */
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 typedef struct {
     int fat_cell_size, kernel_size, max_keep_size;
@@ -52,7 +56,8 @@ run (qc_run_t *run)
 {
     static const qc_mask_edit_t edit = {"fatlike", "fatlike_tissue_removed",
                                         "fatlike_tissue_removed_percent",
-                                        "MorphologyModule.removeFatlikeTissue:", false};
+                                        "MorphologyModule.removeFatlikeTissue:", false,
+                                        "fatlike"};
     fat_params_t p;
     char err[256];
     if (read_params (run->params, &p, err, sizeof err))

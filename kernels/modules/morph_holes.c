@@ -3,9 +3,10 @@
  * background components, those touching the border included). As
  * HistoQC: _small_fill.png shows the filled pixels; the
  * small_tissue_filled_* columns count them (8-connected regions) and
- * give the mask statistic. */
+ * give the mask statistic. The filled pixels are kept as HistoQC names
+ * them, img_mask_small_removed (sic), for a later step's mask_name=. */
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 static const qc_int_param_t s_min_size = {"min_size", 64, 0, QC_IMAGE_MAX_PIXELS};
 
@@ -27,7 +28,8 @@ run (qc_run_t *run)
 {
     static const qc_mask_edit_t edit = {"small_fill", "small_tissue_filled",
                                         "small_tissue_filled_percent",
-                                        "MorphologyModule.fillSmallHoles:", true};
+                                        "MorphologyModule.fillSmallHoles:", true,
+                                        "small_removed"};
     return qc_masks_edit_int (run, &s_min_size, &edit, fill);
 }
 

@@ -2,11 +2,13 @@
  * than min_size pixels are dropped (skimage remove_small_objects,
  * 4-connected). As HistoQC: _small_remove.png shows the dropped pixels;
  * the small_tissue_removed_* columns count them (8-connected regions)
- * and give the mask statistic. */
+ * and give the mask statistic. The dropped pixels are kept as HistoQC
+ * names them, img_mask_small_filled (sic: HistoQC swaps the two
+ * morphology steps' names), for a later step's mask_name=. */
 #include <stdint.h>
 
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 static const qc_int_param_t s_min_size = {"min_size", 64, 0, QC_IMAGE_MAX_PIXELS};
 
@@ -22,7 +24,8 @@ run (qc_run_t *run)
 {
     static const qc_mask_edit_t edit = {"small_remove", "small_tissue_removed",
                                         "small_tissue_removed_percent",
-                                        "MorphologyModule.removeSmallObjects:", false};
+                                        "MorphologyModule.removeSmallObjects:", false,
+                                        "small_filled"};
     return qc_masks_edit_int (run, &s_min_size, &edit, qc_masks_keep_large);
 }
 

@@ -8,7 +8,7 @@
  * config writes "overlay: True", which HistoQC does not read; it is
  * accepted here and ignored too. */
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 static int
 check (const qc_config_section_t *sec, char *err, size_t errlen)

@@ -9,10 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openslide.h>
-
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 /* Associated images are small photos; this bounds a corrupt header. */
 #define MAX_MACRO_PIXELS ((int64_t) 64 << 20)
@@ -33,75 +31,24 @@ check (const qc_config_section_t *sec, char *err, size_t errlen)
 }
 
 static int
-has_macro (openslide_t *osr)
-{
-    const char *const *names = openslide_get_associated_image_names (osr);
-    for (size_t i = 0; names && names[i]; i++)
-        if (strcmp (names[i], "macro") == 0)
-            return 1;
-    return 0;
-}
-
-/* OpenSlide's premultiplied ARGB to RGB (openslide-python un-premultiplies;
- * HistoQC then drops alpha). */
-static qc_rgb_t *
-read_macro (qc_run_t *run, openslide_t *osr)
-{
-    int64_t w = 0, h = 0;
-    openslide_get_associated_image_dimensions (osr, "macro", &w, &h);
-    if (w < 1 || h < 1 || w > QC_IMAGE_MAX_DIM || h > QC_IMAGE_MAX_DIM
-        || w * h > MAX_MACRO_PIXELS) {
-        qc_run_fail (run, "macro image of %lld x %lld pixels is empty or too "
-                     "large", (long long) w, (long long) h);
-        return NULL;
-    }
-    uint32_t *argb = malloc ((size_t) (w * h) * sizeof *argb);
-    qc_rgb_t *img = qc_rgb_new ((int) w, (int) h);
-    if (!argb || !img) {
-        free (argb);
-        qc_rgb_destroy (&img);
-        qc_run_fail (run, "out of memory for the macro image");
-        return NULL;
-    }
-    openslide_read_associated_image (osr, "macro", argb);
-    const char *oe = openslide_get_error (osr);
-    if (oe) {
-        free (argb);
-        qc_rgb_destroy (&img);
-        qc_run_fail (run, "reading the macro image: OpenSlide: %s", oe);
-        return NULL;
-    }
-    for (size_t i = 0; i < (size_t) (w * h); i++) {
-        uint32_t p = argb[i], a = p >> 24;
-        for (int c = 0; c < 3; c++) {
-            uint32_t v = (p >> (16 - 8 * c)) & 0xff;
-            img->px[3 * i + c] = a == 255 ? (uint8_t) v : a == 0 ? 0
-                : (uint8_t) ((v * 255 + a / 2) / a > 255 ? 255
-                             : (v * 255 + a / 2) / a);
-        }
-    }
-    free (argb);
-    return img;
-}
-
-static int
 run (qc_run_t *run)
 {
     int dim;
-    char err[256];
+    char err[1024];
     if (read_params (run->params, &dim, err, sizeof err))
         return qc_run_fail (run, "%s", err);
-    openslide_t *osr = run->slide ? qc_slide_handle (run->slide) : NULL;
-    if (!osr)
+    if (!run->slide)
         return qc_run_fail (run, "no slide");
-    if (!has_macro (osr)) {
+    if (!qc_slide_has_associated (run->slide, "macro")) {
         qc_run_warn (run, "%s- saveMacro Can't Read 'macro' Image from "
                      "Slide's Associated Images", run->filename);
         return 0;
     }
-    qc_rgb_t *macro = read_macro (run, osr);
+    qc_rgb_t *macro = qc_slide_read_associated (run->slide, "macro",
+                                                MAX_MACRO_PIXELS, err,
+                                                sizeof err);
     if (!macro)
-        return -1;
+        return qc_run_fail (run, "%s", err);
     int ow, oh;
     qc_save_macro_size (macro->w, macro->h, dim, &ow, &oh);
     qc_rgb_t *out = qc_rgb_new (ow, oh);

@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 
 static int
 read_params (const qc_config_section_t *sec, const char **big,
@@ -48,8 +48,8 @@ run (qc_run_t *run)
     const qc_rgb_t *img = qc_run_image (run, big);
     if (!img || qc_run_save_rgb (run, "thumb", img))
         return -1;
-    /* the small one from the big one, not read again (25 ms of a
-     * 60,000 x 45,000 slide): a picture for the web UI, no numbers */
+    /* the small one from the big one, not read again (a second read
+     * buys nothing here): a picture for the web UI, no numbers */
     img = qc_run_image_shrunk (run, small, img);
     if (!img || qc_run_save_rgb (run, "thumb_small", img))
         return -1;

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernels/image.h"
+#include "kernels/image/image.h"
 
 /* skimage graycoprops' properties, in HistoQC's default order. */
 enum {

@@ -1,24 +1,9 @@
-/* LocalTextureEstimationModule.estimateGreyComatrixFeatures: grey-level
- * co-occurrence texture features of small patches of the tissue, as
- * HistoQC computes them:
- *
- *   img   = rgb2gray (image at [BaseImage] image_work_size)
- *   mask  = img_mask_use, or the mask named by mask_name; ~mask if invert
- *   npatches times: a mask pixel (r, c) drawn at random (with
- *         replacement); patch = img[r : r + patch_size, c : c + patch_size]
- *         (cut short at the image's edge); levels = np.digitize (patch,
- *         linspace (0, 1, nlevels), right=True); graycomatrix at distance 5,
- *         angle 0, symmetric, normed; graycoprops of each of feats
- *   columns <prefix_><feat> = mean over the patches, <prefix_><feat>_std =
- *         their (population) standard deviation
- *
- * One difference, on purpose: HistoQC draws the patches with numpy's
- * global random state, unseeded, so its numbers change from run to run;
- * here the draw is a fixed-seed generator, so the same slide always gives
- * the same numbers (the project's metrics are deterministic). The GLCM of
- * 100 patches of 32 x 32 costs microseconds: it runs here on the CPU, not
- * through the ops table.
- * The step itself (parameters, masks, columns) is texture_module.c. */
+/* Grey-level co-occurrence features of patches of a gray image, as
+ * skimage's graycomatrix and graycoprops compute them, and the fixed-seed
+ * draw of the patches (texture_algo.h): the arithmetic of the texture
+ * step, whose file is texture_module.c. The GLCM of 100 patches of
+ * 32 x 32 costs microseconds: it runs here on the CPU, not through the
+ * ops table. */
 #include "kernels/modules/texture_algo.h"
 
 #include <math.h>

@@ -1,5 +1,24 @@
-/* LocalTextureEstimationModule.estimateGreyComatrixFeatures: the step
- * around texture_glcm.c (what it computes is described there).
+/* LocalTextureEstimationModule.estimateGreyComatrixFeatures: grey-level
+ * co-occurrence texture features of small patches of the tissue, as
+ * HistoQC computes them:
+ *
+ *   img   = rgb2gray (image at [BaseImage] image_work_size)
+ *   mask  = img_mask_use, or the mask named by mask_name; ~mask if invert
+ *   npatches times: a mask pixel (r, c) drawn at random (with
+ *         replacement); patch = img[r : r + patch_size, c : c + patch_size]
+ *         (cut short at the image's edge); levels = np.digitize (patch,
+ *         linspace (0, 1, nlevels), right=True); graycomatrix at distance 5,
+ *         angle 0, symmetric, normed; graycoprops of each of feats
+ *   columns <prefix_><feat> = mean over the patches, <prefix_><feat>_std =
+ *         their (population) standard deviation
+ *
+ * This file is the step (parameters, masks, columns); texture_glcm.c
+ * computes the features (texture_algo.h).
+ *
+ * One difference, on purpose: HistoQC draws the patches with numpy's
+ * global random state, unseeded, so its numbers change from run to run;
+ * here the draw is a fixed-seed generator, so the same slide always gives
+ * the same numbers (the project's metrics are deterministic).
  *
  * Parameters as HistoQC's: prefix (columns "<prefix>_<feat>"), patch_size
  * 32, npatches 100, nlevels 8, feats "contrast:dissimilarity:homogeneity:
@@ -173,7 +192,7 @@ static const char *const params[] = {
 
 static const char *const no_columns[] = { NULL };
 
-const qc_module_t qc_module_texture_glcm = {
+const qc_module_t qc_module_texture = {
     .name = "LocalTextureEstimationModule.estimateGreyComatrixFeatures",
     .run = run_texture,
     .check = check_texture,

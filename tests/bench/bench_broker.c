@@ -384,6 +384,27 @@ print_tables (const opts_t *o, row_t *rows, size_t nrows)
             o->broker_process ? " plus the broker process" : "");
 }
 
+/* Long options without a letter: values past every char. */
+enum {
+    OPT_TASKS = 256,
+    OPT_WORKERS,
+    OPT_PREFETCH,
+    OPT_SLOTS,
+    OPT_LATENCY_TASKS,
+    OPT_IDLE_WORKERS,
+    OPT_IDLE_SECONDS,
+    OPT_TIME_LIMIT,
+    OPT_IO_THREADS,
+    OPT_IPC,
+    OPT_ONLY,
+    OPT_QUICK,
+    OPT_SERVE_BROKER,
+    OPT_BIND,
+    OPT_REPEAT,
+    OPT_BROKER_PROCESS,
+    OPT_STATE,
+};
+
 int
 main (int argc, char **argv)
 {
@@ -392,61 +413,69 @@ main (int argc, char **argv)
                 .lat_tasks = 1000, .idle_workers = 1000, .idle_seconds = 10,
                 .time_limit_s = 60, .io_threads = 1};
     long serve_fd = -1;
-    const char *serve_bind = NULL;
+    const char *serve_bind = NULL, *serve_state = NULL;
     bool only = false;
     static const struct option longs[] = {
-        {"tasks", required_argument, 0, 1}, {"workers", required_argument, 0, 2},
-        {"prefetch", required_argument, 0, 3}, {"slots", required_argument, 0, 4},
-        {"latency-tasks", required_argument, 0, 5},
-        {"idle-workers", required_argument, 0, 6},
-        {"idle-seconds", required_argument, 0, 7},
-        {"time-limit", required_argument, 0, 8}, {"io-threads", required_argument, 0, 9},
-        {"ipc", no_argument, 0, 10}, {"only", required_argument, 0, 11},
-        {"quick", no_argument, 0, 12}, {"serve-broker", required_argument, 0, 13},
-        {"bind", required_argument, 0, 14}, {"repeat", required_argument, 0, 15},
-        {"broker-process", no_argument, 0, 16}, {"help", no_argument, 0, 'h'},
+        {"tasks", required_argument, 0, OPT_TASKS},
+        {"workers", required_argument, 0, OPT_WORKERS},
+        {"prefetch", required_argument, 0, OPT_PREFETCH},
+        {"slots", required_argument, 0, OPT_SLOTS},
+        {"latency-tasks", required_argument, 0, OPT_LATENCY_TASKS},
+        {"idle-workers", required_argument, 0, OPT_IDLE_WORKERS},
+        {"idle-seconds", required_argument, 0, OPT_IDLE_SECONDS},
+        {"time-limit", required_argument, 0, OPT_TIME_LIMIT},
+        {"io-threads", required_argument, 0, OPT_IO_THREADS},
+        {"ipc", no_argument, 0, OPT_IPC},
+        {"only", required_argument, 0, OPT_ONLY},
+        {"quick", no_argument, 0, OPT_QUICK},
+        {"serve-broker", required_argument, 0, OPT_SERVE_BROKER},
+        {"bind", required_argument, 0, OPT_BIND},
+        {"repeat", required_argument, 0, OPT_REPEAT},
+        {"broker-process", no_argument, 0, OPT_BROKER_PROCESS},
+        {"state", required_argument, 0, OPT_STATE},
+        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     int ch;
     unsigned long v;
     while ((ch = getopt_long (argc, argv, "h", longs, NULL)) != -1) {
         switch (ch) {
-        case 1:
+        case OPT_TASKS:
             if (qc_cli_uint (PROG, "--tasks", optarg, 1, 10000000, &v)) return 2;
             o.tasks = v;
             break;
-        case 2:
+        case OPT_WORKERS:
             if (parse_list ("--workers", optarg, o.workers, &o.nworkers, 1, 256)) return 2;
             break;
-        case 3:
+        case OPT_PREFETCH:
             if (parse_list ("--prefetch", optarg, o.prefetch, &o.nprefetch, 0, 100000))
                 return 2;
             break;
-        case 4:
+        case OPT_SLOTS:
             if (qc_cli_uint (PROG, "--slots", optarg, 1, 64, &v)) return 2;
             o.slots = (uint32_t) v;
             break;
-        case 5:
+        case OPT_LATENCY_TASKS:
             if (qc_cli_uint (PROG, "--latency-tasks", optarg, 1, 1000000, &v)) return 2;
             o.lat_tasks = (uint32_t) v;
             break;
-        case 6:
+        case OPT_IDLE_WORKERS:
             if (qc_cli_uint (PROG, "--idle-workers", optarg, 1, 10000, &v)) return 2;
             o.idle_workers = (uint32_t) v;
             break;
-        case 7:
+        case OPT_IDLE_SECONDS:
             if (qc_cli_uint (PROG, "--idle-seconds", optarg, 1, 600, &v)) return 2;
             o.idle_seconds = (uint32_t) v;
             break;
-        case 8:
+        case OPT_TIME_LIMIT:
             if (qc_cli_uint (PROG, "--time-limit", optarg, 1, 3600, &v)) return 2;
             o.time_limit_s = (uint32_t) v;
             break;
-        case 9:
+        case OPT_IO_THREADS:
             if (qc_cli_uint (PROG, "--io-threads", optarg, 1, 16, &v)) return 2;
             o.io_threads = (uint32_t) v;
             break;
-        case 10: o.ipc = true; break;
-        case 11:
+        case OPT_IPC: o.ipc = true; break;
+        case OPT_ONLY:
             if (!only) o.run_tp = o.run_lat = o.run_idle = false;
             only = true;
             if (streq (optarg, "tp")) o.run_tp = true;
@@ -457,21 +486,22 @@ main (int argc, char **argv)
                 return 2;
             }
             break;
-        case 12:
+        case OPT_QUICK:
             o.tasks = 20000;
             o.lat_tasks = 200;
             o.idle_seconds = 3;
             break;
-        case 13:
+        case OPT_SERVE_BROKER:
             if (qc_cli_uint (PROG, "--serve-broker", optarg, 0, 1 << 20, &v)) return 2;
             serve_fd = (long) v;
             break;
-        case 14: serve_bind = optarg; break;
-        case 15:
+        case OPT_BIND: serve_bind = optarg; break;
+        case OPT_REPEAT:
             if (qc_cli_uint (PROG, "--repeat", optarg, 1, MAX_REPEAT, &v)) return 2;
             o.repeat = (uint32_t) v;
             break;
-        case 16: o.broker_process = true; break;
+        case OPT_BROKER_PROCESS: o.broker_process = true; break;
+        case OPT_STATE: serve_state = optarg; break;
         case 'h': usage (stdout); return 0;
         default: usage (stderr); return 2;
         }
@@ -481,7 +511,8 @@ main (int argc, char **argv)
         return 2;
     }
     if (serve_fd >= 0)
-        return serve_broker ((int) serve_fd, serve_bind ? serve_bind : "tcp://127.0.0.1:*");
+        return serve_broker ((int) serve_fd, serve_bind ? serve_bind : "tcp://127.0.0.1:*",
+                             serve_state);
     if (!only)
         o.run_tp = o.run_lat = o.run_idle = true;
 

@@ -10,7 +10,7 @@
  * endpoint it bound from a pipe. A fresh image, so the child shares no
  * ZeroMQ state with this (threaded) process. */
 static pid_t
-spawn_broker (const char *bind, char *endpoint, size_t len)
+spawn_broker (const char *bind, const char *state, char *endpoint, size_t len)
 {
     int fds[2];
     if (pipe (fds)) {
@@ -34,7 +34,7 @@ spawn_broker (const char *bind, char *endpoint, size_t len)
         if (prctl (PR_SET_PDEATHSIG, SIGTERM) || getppid () != parent)
             _exit (126);
         execl ("/proc/self/exe", PROG, "--serve-broker", fdarg, "--bind", bind,
-               (char *) NULL);
+               "--state", state ? state : "none", (char *) NULL);
         _exit (127);
     }
     close (fds[1]);
@@ -77,7 +77,7 @@ reap_broker (pid_t pid)
 
 /* --serve-broker: run a broker until SIGTERM; report the endpoint. */
 static int
-serve_broker (int fd, const char *bind)
+serve_broker (int fd, const char *bind, const char *state)
 {
     qc_log_set_stderr_level (QC_LOG_WARNING);
     qc_log_set_process ("bench-broker");
@@ -87,6 +87,7 @@ serve_broker (int fd, const char *bind)
     const char *eps[] = {bind};
     bc.endpoints = eps;
     bc.nendpoints = 1;
+    bc.state_dir = state && strcmp (state, "none") ? state : NULL;
     char err[512];
     qc_broker_t *b = qc_broker_new (&bc, err, sizeof err);
     if (!b) {
@@ -191,7 +192,8 @@ cluster_start (cluster_t *cl, const opts_t *o, uint32_t nworkers, uint32_t prefe
     } else
         snprintf (bind, sizeof bind, "tcp://127.0.0.1:*");   /* a free port */
     if (o->broker_process) {
-        if ((cl->pid = spawn_broker (bind, cl->endpoint, sizeof cl->endpoint)) < 0) {
+        if ((cl->pid = spawn_broker (bind, o->state_dir, cl->endpoint,
+                                     sizeof cl->endpoint)) < 0) {
             cl->pid = 0;
             cluster_stop (cl);
             return -1;
@@ -202,6 +204,7 @@ cluster_start (cluster_t *cl, const opts_t *o, uint32_t nworkers, uint32_t prefe
         qc_broker_config_defaults (&bc);
         bc.endpoints = eps;
         bc.nendpoints = 1;
+        bc.state_dir = o->state_dir;
         char err[512];
         cl->broker = qc_broker_new (&bc, err, sizeof err);
         if (!cl->broker) {

@@ -22,6 +22,7 @@ typedef struct {
     bool ipc;
     bool broker_process;
     bool run_tp, run_lat, run_idle;
+    const char *state_dir;      /* the broker's --state; NULL: none */
 } opts_t;
 
 /* ------------------------------------------------------------ time, cpu */

@@ -28,9 +28,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kernels/classify_cache.h"
-#include "kernels/cuda/cuda_ops.h"
-#include "kernels/pipeline.h"
+#include "kernels/classify/classify_cache.h"
+#include "kernels/ops/cuda/cuda_ops.h"
+#include "kernels/pipeline/pipeline.h"
 #include "shared/log.h"
 #include "tests/bench/bench_slides.h"
 #include "tests/bench/ops_timing.h"

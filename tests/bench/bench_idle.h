@@ -44,7 +44,7 @@ run_idle (const opts_t *o, idle_t *r)
         snprintf (bind, sizeof bind, "ipc:///tmp/qc-bench-idle-%d.ipc", (int) getpid ());
     else
         snprintf (bind, sizeof bind, "tcp://127.0.0.1:*");
-    pid_t pid = spawn_broker (bind, ep, sizeof ep);
+    pid_t pid = spawn_broker (bind, NULL, ep, sizeof ep);
     if (pid < 0) {
         snprintf (r->note, sizeof r->note, "broker process did not start");
         return;

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double
+static __attribute__ ((unused)) double
 now_s (void)
 {
     struct timespec ts;
@@ -21,7 +21,7 @@ now_s (void)
 }
 
 /* system (cmd)'s exit status, -1 when it did not exit. */
-static int
+static __attribute__ ((unused)) int
 run (const char *cmd)
 {
     int rc = system (cmd);
@@ -29,7 +29,7 @@ run (const char *cmd)
 }
 
 /* Makes the slide unless it is already there; 0 when it is. */
-static int
+static __attribute__ ((unused)) int
 ensure_slide (const char *path, int w, int h, int seed)
 {
     struct stat st;
@@ -50,7 +50,7 @@ ensure_slide (const char *path, int w, int h, int seed)
 /* The full-size slide the benchmarks time, dir/full-WxH.svs (seed 7),
  * made in the cache folder dir (created when missing) unless it is
  * there; its path into path. 0, or -1 with the reason on stderr. */
-static int
+static __attribute__ ((unused)) int
 bench_full_slide (const char *dir, int w, int h, char *path, size_t len)
 {
     if (mkdir (dir, 0777) && access (dir, W_OK)) {

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 static const char *feature_names[MK_NFEATURES] = {
-    "tissue", "pen", "blur", "dark", "bubble", "edge",
+    "tissue", "pen", "blur", "dark", "bubble", "edge", "focus",
 };
 
 const char *
@@ -41,9 +41,9 @@ mk_cli_help (FILE *fp)
 "                        a byte-identical file\n"
 "  --quality Q           JPEG quality 1-100 (default 80)\n"
 "  --features LIST       comma-separated: tissue, pen, blur, dark, bubble, edge,\n"
-"                        all, none; -NAME removes one (e.g. all,-pen).\n"
-"                        Default: all. blur and dark need tissue (all,-tissue\n"
-"                        drops them too).\n"
+"                        focus, all, none; -NAME removes one (e.g. all,-pen).\n"
+"                        Default: all. blur, dark and focus need tissue\n"
+"                        (all,-tissue drops them too).\n"
 "  --truth DIR           write truth masks and a JSON description into DIR\n"
 "  --truth-width PX      truth mask width (default 2048, at most the slide's)\n"
 "  --textures DIR        H&E texture PNGs (default $QC_SHARED_DIR/textures,\n"
@@ -52,13 +52,16 @@ mk_cli_help (FILE *fp)
 "  --threads N           painting/encoding threads (default: CPU count)\n"
 "  --blur-sigma PX       blur strength in level-0 pixels (default: longer side\n"
 "                        / 1000, at least 4)\n"
+"  --focus-sigma PX      focus faults' blur in level-0 pixels (default: 1-3 um,\n"
+"                        drawn from the seed: 4-12 px at 0.25 um/px)\n"
 "  --bigtiff             force BigTIFF (default: only when needed)\n"
 "  --classic-tiff        force classic TIFF\n"
 "  -v, --verbose         print the plan and timings to stderr\n"
 "  -h, --help            this text\n"
 "\n"
 "Levels: each is 4x smaller than the one before, down to <= 1024 px.\n"
-"Truth masks: DIR/<name>_truth_{tissue,pen,blur,dark,bubble,edge,usable}.png\n"
+"Truth masks: DIR/<name>_truth_{tissue,pen,blur,dark,bubble,edge,focus,\n"
+"usable}.png"
 "and DIR/<name>_truth.json; tests/gen/README.md says what each mask means.\n"
 "Exit status: 0 written, 1 failed, 2 usage error.\n",
            fp);
@@ -101,8 +104,8 @@ parse_double (const char *opt, const char *v, double lo, double hi,
     return 0;
 }
 
-/* blur and dark are painted on tissue: naming them without tissue is an
- * error, while "all,-tissue" just leaves them out. */
+/* blur, dark and focus are painted on tissue: naming them without
+ * tissue is an error, while "all,-tissue" just leaves them out. */
 static int
 parse_features (const char *list, unsigned *out)
 {
@@ -130,7 +133,7 @@ parse_features (const char *list, unsigned *out)
                     bit = 1u << i;
             if (!bit)
                 return usage_error ("--features: unknown feature '%s'%s "
-                                    "(known: tissue,pen,blur,dark,bubble,edge,all,none)",
+                                    "(known: tissue,pen,blur,dark,bubble,edge,focus,all,none)",
                                     name, "");
         }
         f = minus ? f & ~bit : f | bit;
@@ -138,10 +141,10 @@ parse_features (const char *list, unsigned *out)
             named |= bit;
     }
     if (!(f & MK_F_TISSUE)) {
-        if (named & f & (MK_F_BLUR | MK_F_DARK))
-            return usage_error ("--features: blur and dark need tissue%s%s",
-                                "", "");
-        f &= ~(unsigned) (MK_F_BLUR | MK_F_DARK);
+        if (named & f & (MK_F_BLUR | MK_F_DARK | MK_F_FOCUS))
+            return usage_error ("--features: blur, dark and focus need "
+                                "tissue%s%s", "", "");
+        f &= ~(unsigned) (MK_F_BLUR | MK_F_DARK | MK_F_FOCUS);
     }
     *out = f;
     return 0;
@@ -216,6 +219,9 @@ static int o_threads (mk_opts_t *o, seen_t *s, const char *n, const char *v)
 static int o_sigma (mk_opts_t *o, seen_t *s, const char *n, const char *v)
 { (void) s; return parse_double (n, v, 0.1, 10000, &o->blur_sigma); }
 
+static int o_fsigma (mk_opts_t *o, seen_t *s, const char *n, const char *v)
+{ (void) s; return parse_double (n, v, 0.1, 10000, &o->focus_sigma); }
+
 static int o_big (mk_opts_t *o, seen_t *s, const char *n, const char *v)
 { (void) s; (void) n; (void) v; o->bigtiff = 1; return 0; }
 
@@ -245,6 +251,7 @@ static const struct {
     { "--tile", NULL, 1, o_tile },
     { "--threads", NULL, 1, o_threads },
     { "--blur-sigma", NULL, 1, o_sigma },
+    { "--focus-sigma", NULL, 1, o_fsigma },
     { "--bigtiff", NULL, 0, o_big },
     { "--classic-tiff", NULL, 0, o_classic },
     { "--verbose", "-v", 0, o_verbose },

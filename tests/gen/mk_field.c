@@ -176,8 +176,10 @@ add_pen (mk_field_t *f, const mk_path_t *p, uint32_t key)
     return 0;
 }
 
+/* An ellipse's weight, 1 inside and a ramp over its outer quarter, into
+ * the member at offset `member` of each cell (blur or focus). */
 static void
-add_blur (mk_field_t *f, const mk_ellipse_t *e)
+add_ellipse (mk_field_t *f, const mk_ellipse_t *e, size_t member)
 {
     int x0, x1, y0, y1;
     double reach = (e->rx > e->ry ? e->rx : e->ry) + 2 * f->cell;
@@ -192,9 +194,10 @@ add_blur (mk_field_t *f, const mk_ellipse_t *e)
             double qy = (-dx * e->sn + dy * e->cs) / e->ry;
             /* Focus drifts gradually: the outer quarter is a ramp. */
             float w = (float) mk_smoothstep (1.0, 0.75, sqrt (qx * qx + qy * qy));
-            mk_cell_t *c = &f->cells[(size_t) j * f->gw + i];
-            if (w > c->blur)
-                c->blur = w;
+            float *v = (float *) ((char *) &f->cells[(size_t) j * f->gw + i]
+                                  + member);
+            if (w > *v)
+                *v = w;
         }
 }
 
@@ -250,14 +253,18 @@ mk_field_build (mk_field_t *f, const mk_scene_t *s)
     }
     /* Cells this far outside an outline still get true distances, so the
      * widest anti-aliasing or blur ramp never blends with FAR. */
-    double margin = 3 * f->cell + 2 * s->blur_sigma + 4;
+    double wide = s->blur_sigma > s->focus_sigma ? s->blur_sigma
+                                                 : s->focus_sigma;
+    double margin = 3 * f->cell + 2 * wide + 4;
     for (int b = 0; b < s->nblobs; b++)
         add_blob (f, &s->blob[b], b, margin);
     for (int i = 0; i < s->nfold; i++)
         if (add_fold (f, &s->fold[i]) != 0)
             goto oom;
     for (int i = 0; i < s->nblur; i++)
-        add_blur (f, &s->blur[i]);
+        add_ellipse (f, &s->blur[i], offsetof (mk_cell_t, blur));
+    for (int i = 0; i < s->nfocus; i++)
+        add_ellipse (f, &s->focus[i], offsetof (mk_cell_t, focus));
     for (int i = 0; i < s->npen; i++)
         if (add_pen (f, &s->pen[i], noise_key (s->seed, 20 + (uint32_t) i)) != 0)
             goto oom;
@@ -293,6 +300,7 @@ mk_field_sample (const mk_field_t *f, double x, double y, mk_cell_t *out)
     out->dens = MIX (dens);
     out->fold = MIX (fold);
     out->blur = MIX (blur);
+    out->focus = MIX (focus);
     out->pen_a = MIX (pen_a);
     for (int k = 0; k < 3; k++)
         out->pen_t[k] = MIX (pen_t[k]);

@@ -23,7 +23,8 @@ typedef struct {
                         negative inside */
     float dens;      /* stain density as a level index, 0..63 */
     float fold;      /* 0..1: how much of a fold is here */
-    float blur;      /* 0..1: how out of focus */
+    float blur;      /* 0..1: how blurred (coarse, ~15 um) */
+    float focus;     /* 0..1: how far a focus fault (1-3 um) reaches */
     float pen_a;     /* 0..1: strongest ink opacity here */
     float pen_t[3];  /* per-channel transmittance of all ink here */
     float glass;     /* illumination offset of the glass, grey levels */

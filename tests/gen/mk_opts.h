@@ -13,9 +13,10 @@ enum {
     MK_F_DARK = 1u << 3,
     MK_F_BUBBLE = 1u << 4,
     MK_F_EDGE = 1u << 5,
-    MK_F_ALL = (1u << 6) - 1
+    MK_F_FOCUS = 1u << 6,
+    MK_F_ALL = (1u << 7) - 1
 };
-#define MK_NFEATURES 6
+#define MK_NFEATURES 7
 
 /* Name of feature bit index i ("tissue", "pen", ...). */
 const char *mk_feature_name (int i);
@@ -35,6 +36,7 @@ typedef struct {
     int tile;                 /* tile side, multiple of 16 */
     int threads;              /* painting/encoding threads */
     double blur_sigma;        /* level-0 pixels; 0 = from the slide size */
+    double focus_sigma;       /* level-0 pixels; 0 = 1-3 um from the seed */
     int bigtiff;              /* -1 auto, 0 classic TIFF, 1 BigTIFF */
     int verbose;
 } mk_opts_t;

@@ -1,5 +1,5 @@
 /* The per-pixel painter. Work is decided per tile first (which blobs,
- * bubbles, ink, blur and edge can reach it, read from the grid cells
+ * bubbles, ink, blur, focus faults and edge can reach it, read from the grid cells
  * under the tile), so that glass-only tiles cost a noise hash per pixel
  * and only tiles that need a feature pay for it. */
 #include "tests/gen/mk_paint.h"
@@ -130,7 +130,7 @@ mk_painter_free (mk_painter_t *p)
 /* What can reach one tile. */
 typedef struct {
     double d;              /* level downsample, level-0 px per pixel */
-    int tissue, full, pen, blur;
+    int tissue, full, pen, blur, focus;
     unsigned owners;       /* bit per blob present under the tile */
     int nbub;
     const mk_bubble_t *bub[MK_MAX_BUBBLE];
@@ -156,7 +156,7 @@ plan_tile (const mk_painter_t *p, mk_scratch_t *s, int level, int tx, int ty,
         mk_field_coord (s->Y[i], f->cell, f->gh, &s->iy[i], &s->fy[i]);
         s->ny[i] = s->iy[i] + (s->fy[i] >= 0.5f);
     }
-    float tmin = 1e30f, tmax = -1e30f, pen = 0, blur = 0;
+    float tmin = 1e30f, tmax = -1e30f, pen = 0, blur = 0, focus = 0;
     for (int j = s->iy[0]; j <= s->iy[T - 1] + 1; j++)
         for (int i = s->ix[0]; i <= s->ix[T - 1] + 1; i++) {
             const mk_cell_t *c = &f->cells[(size_t) j * f->gw + i];
@@ -164,6 +164,7 @@ plan_tile (const mk_painter_t *p, mk_scratch_t *s, int level, int tx, int ty,
             tmax = c->tissue > tmax ? c->tissue : tmax;
             pen = c->pen_a > pen ? c->pen_a : pen;
             blur = c->blur > blur ? c->blur : blur;
+            focus = c->focus > focus ? c->focus : focus;
             tp->owners |= 1u << f->owner[(size_t) j * f->gw + i];
         }
     double x0 = (double) tx * T * tp->d, x1 = x0 + T * tp->d;
@@ -177,9 +178,12 @@ plan_tile (const mk_painter_t *p, mk_scratch_t *s, int level, int tx, int ty,
     }
     tp->pen = pen > 0;
     tp->blur = blur > 0;
+    tp->focus = focus > 0;
     double ramp = tp->d;
     if ((tp->blur || tp->nbub) && 2.5 * sc->blur_sigma > ramp)
         ramp = 2.5 * sc->blur_sigma;
+    if (tp->focus && 2.5 * sc->focus_sigma > ramp)
+        ramp = 2.5 * sc->focus_sigma;
     tp->tissue = sc->nblobs > 0 && tmin < ramp / 2;
     tp->full = tmax < -ramp / 2;
     if (sc->edge.present) {
@@ -200,7 +204,7 @@ plan_tile (const mk_painter_t *p, mk_scratch_t *s, int level, int tx, int ty,
         if (tp->owners >> b & 1u)
             mk_patchmap_setup (&tp->patch[b], &p->tex->tex[sc->blob[b].tex],
                                &sc->blob[b], p->warp, sc->tex_scale,
-                               sc->blur_sigma,
+                               sc->blur_sigma, sc->focus_sigma,
                                tp->d, s->X, s->Y,
                                T, s->cu[b], s->cv[b], s->ru[b], s->rv[b]);
 }
@@ -292,6 +296,7 @@ mk_paint_tile (const mk_painter_t *p, int level, int tx, int ty, uint8_t *rgb,
         return;
     }
     const float d = (float) tp.d, sigma_ramp = 2.5f * (float) sc->blur_sigma;
+    const float focus_ramp = 2.5f * (float) sc->focus_sigma;
     const float amp = noise_amp (tp.d);
     const uint32_t key = noise_key (sc, level);
     const mk_edge_t *e = &sc->edge;
@@ -344,14 +349,16 @@ mk_paint_tile (const mk_painter_t *p, int level, int tx, int ty, uint8_t *rgb,
             if (tp.tissue) {
                 float wblur = tp.blur ? MIX (blur) : 0;
                 wblur = wblur > inside ? wblur : inside;
+                float wfocus = tp.focus ? MIX (focus) : 0;
                 float ramp = wblur * sigma_ramp > d ? wblur * sigma_ramp : d;
+                ramp = wfocus * focus_ramp > ramp ? wfocus * focus_ramp : ramp;
                 float alpha = tp.full ? 1 : 0.5f - MIX (tissue) / ramp;
                 if (alpha > 0) {
                     alpha = alpha > 1 ? 1 : alpha;
                     int bi = own[s->nx[i]];
                     mk_patchmap_t *pm = &tp.patch[bi];
                     mk_texsample_t ts;
-                    mk_patch_sample (pm, (float) s->X[i], Y, wblur,
+                    mk_patch_sample (pm, (float) s->X[i], Y, wblur, wfocus,
                                      s->cu[bi][i], s->cv[bi][i], s->ru[bi][j],
                                      s->rv[bi][j], &ts);
                     float kd = MIX (dens) - BUBBLE_PALE * inside + 0.5f;
@@ -359,18 +366,26 @@ mk_paint_tile (const mk_painter_t *p, int level, int tx, int ty, uint8_t *rgb,
                                               ? MK_DENS_LEVELS - 1 : (int) kd;
                     const uint8_t *lut = p->lut + (size_t) bi * LUT_SIZE
                                          + (size_t) kl * 3 * 256;
-                    /* The texel: patch blend, then focus blend. */
+                    /* The texel: patch blend, then the focus fault's
+                     * blend, then the blur's. */
                     float tex[3] = { 0, 0, 0 };
                     for (int n = 0; n < ts.n; n++) {
                         const uint8_t *sp = ts.sharp[n];
-                        float w = ts.w[n];
+                        float w = ts.w[n], t[3];
+                        for (int k = 0; k < 3; k++)
+                            t[k] = sp[k];
+                        if (wfocus > 0) {
+                            const uint8_t *fp = ts.soft[n];
+                            for (int k = 0; k < 3; k++)
+                                t[k] += (fp[k] - t[k]) * wfocus;
+                        }
                         if (wblur > 0) {
                             const uint8_t *bp = ts.blurred[n];
                             for (int k = 0; k < 3; k++)
-                                tex[k] += w * (sp[k] + (bp[k] - sp[k]) * wblur);
-                        } else
-                            for (int k = 0; k < 3; k++)
-                                tex[k] += w * sp[k];
+                                t[k] += (bp[k] - t[k]) * wblur;
+                        }
+                        for (int k = 0; k < 3; k++)
+                            tex[k] += w * t[k];
                     }
                     for (int k = 0; k < 3; k++) {
                         int t = (int) (tex[k] + 0.5f);

@@ -44,7 +44,7 @@ mk_warp_build (float *warp, uint64_t seed)
 void
 mk_patchmap_setup (mk_patchmap_t *pm, const mk_texture_t *t,
                    const mk_blob_t *b, const float *warp, double tex_scale,
-                   double blur_sigma, double d,
+                   double blur_sigma, double focus_sigma, double d,
                    const double *X, const double *Y, int n, int32_t *cu,
                    int32_t *cv, int32_t *ru, int32_t *rv)
 {
@@ -57,6 +57,8 @@ mk_patchmap_setup (mk_patchmap_t *pm, const mk_texture_t *t,
     pm->blurred = mp->blurred ? mp->blurred : mp->sharp;
     pm->sharp_t = mp->sharp_t;
     pm->blurred_t = mp->blurred_t ? mp->blurred_t : mp->sharp_t;
+    pm->soft = mp->soft ? mp->soft : mp->sharp;
+    pm->soft_t = mp->soft_t ? mp->soft_t : mp->sharp_t;
     pm->wm = mp->w;
     pm->hm = mp->h;
     pm->rw = (double) w0 / mp->w;
@@ -72,6 +74,9 @@ mk_patchmap_setup (mk_patchmap_t *pm, const mk_texture_t *t,
     double fade = 2.5 * blur_sigma / side_px;
     pm->blur_fade = (float) (fade < MK_PATCH_FADE ? MK_PATCH_FADE
                              : fade > 0.35 ? 0.35 : fade);
+    fade = 2.5 * focus_sigma / side_px;
+    pm->focus_fade = (float) (fade < MK_PATCH_FADE ? MK_PATCH_FADE
+                              : fade > 0.35 ? 0.35 : fade);
     /* A patch is sampled up to 0.5 (warp) + 0.35 (widest fade) of a side
      * beyond its own square: offsets keep that much clear of the image's
      * edges, so patches do not fold back into mirror images, whose

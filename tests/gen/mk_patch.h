@@ -41,14 +41,15 @@ typedef struct {
 } mk_patch_t;
 
 typedef struct {
-    const uint8_t *sharp, *blurred;  /* the mip this level samples */
-    const uint8_t *sharp_t, *blurred_t;  /* its transposed copies */
+    const uint8_t *sharp, *blurred, *soft;  /* the mip this level samples */
+    const uint8_t *sharp_t, *blurred_t, *soft_t;  /* its transposed copies */
     int wm, hm;              /* its size */
     double rw, rh;           /* mip-0 texels per texel, along w and h */
     double side;             /* patch side, mip-0 texels */
     float inv_px;            /* 1 / patch side, level-0 px */
     const float *warp;       /* mk_warp_build's table */
     float blur_fade;         /* seam fade where the tissue is blurred */
+    float focus_fade;        /* and where it is out of focus */
     int marginw, marginh;    /* patch offsets start here */
     int spanw, spanh;        /* and range this far */
     uint32_t key;
@@ -60,19 +61,21 @@ typedef struct {
 /* Up to four texels (where to read them) and their weights. */
 typedef struct {
     int n;
-    const uint8_t *sharp[4], *blurred[4];
+    const uint8_t *sharp[4], *blurred[4], *soft[4];
     float w[4];
 } mk_texsample_t;
 
 /* Sets pm up to paint blob b at downsample d (level-0 px per pixel)
- * with textures scaled by tex_scale (mip-0 texels per level-0 px) and
- * blurred regions blurred by blur_sigma (level-0 px), and
+ * with textures scaled by tex_scale (mip-0 texels per level-0 px),
+ * blurred regions blurred by blur_sigma and focus faults by focus_sigma
+ * (level-0 px), and
  * fills the per-column tables cu/cv (texel index of column i along the
  * image's width/height) and per-row tables ru/rv, for the n centres X[]
  * and Y[] of the tile's columns and rows. */
 void mk_patchmap_setup (mk_patchmap_t *pm, const mk_texture_t *t,
                         const mk_blob_t *b, const float *warp,
-                        double tex_scale, double blur_sigma, double d,
+                        double tex_scale, double blur_sigma,
+                        double focus_sigma, double d,
                         const double *X, const double *Y, int n,
                         int32_t *cu, int32_t *cv, int32_t *ru, int32_t *rv);
 
@@ -108,10 +111,12 @@ mk_patch_texel (const mk_patchmap_t *pm, const mk_patch_t *p, int32_t cu_i,
         size_t off = ((size_t) u * pm->hm + v) * 3;
         ts->sharp[ts->n] = pm->sharp_t + off;
         ts->blurred[ts->n] = pm->blurred_t + off;
+        ts->soft[ts->n] = pm->soft_t + off;
     } else {
         size_t off = ((size_t) v * pm->wm + u) * 3;
         ts->sharp[ts->n] = pm->sharp + off;
         ts->blurred[ts->n] = pm->blurred + off;
+        ts->soft[ts->n] = pm->soft + off;
     }
 }
 
@@ -158,15 +163,17 @@ mk_warp_at (const float *warp, float qx, float qy, float *wx, float *wy)
 }
 
 /* The texels for the pixel at level-0 centre (x, y), column tables at i
- * and row tables at j, where the tissue is blurred by wblur (0..1).
- * Blurred tissue fades across most of a patch: a seam narrower than the
- * blur would be a sharp line in it. */
+ * and row tables at j, where the tissue is blurred by wblur and out of
+ * focus by wfocus (0..1). Blurred tissue fades across more of a patch: a
+ * seam narrower than the blur would be a sharp line in it. */
 static inline void
 mk_patch_sample (mk_patchmap_t *pm, float x, float y, float wblur,
-                 int32_t cu_i, int32_t cv_i, int32_t ru_j, int32_t rv_j,
-                 mk_texsample_t *ts)
+                 float wfocus, int32_t cu_i, int32_t cv_i, int32_t ru_j,
+                 int32_t rv_j, mk_texsample_t *ts)
 {
     float fade = MK_PATCH_FADE + (pm->blur_fade - MK_PATCH_FADE) * wblur;
+    float ffade = MK_PATCH_FADE + (pm->focus_fade - MK_PATCH_FADE) * wfocus;
+    fade = ffade > fade ? ffade : fade;
     float qx = x * pm->inv_px, qy = y * pm->inv_px, wx, wy;
     mk_warp_at (pm->warp, qx, qy, &wx, &wy);
     qx += wx;

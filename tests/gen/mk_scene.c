@@ -11,7 +11,7 @@
 
 enum {
     STREAM_BLOB = 1, STREAM_PEN, STREAM_BLUR, STREAM_FOLD, STREAM_BUBBLE,
-    STREAM_EDGE, STREAM_GLASS
+    STREAM_EDGE, STREAM_GLASS, STREAM_FOCUS
 };
 
 static const char *pen_names[] = { "green", "blue", "black", "red" };
@@ -346,6 +346,100 @@ plan_bubbles (mk_scene_t *s)
     }
 }
 
+/* How far a focus fault of radius rad at (x, y) stays from the other
+ * problems painted on tissue (blur, folds, bubbles, the other faults;
+ * each taken as its bounding circle): negative when it overlaps one, so
+ * that the fine and the coarse truth stay apart and the steps that run
+ * before the focus step (pen, folds) leave most of it to be found. */
+static double
+focus_clearance (const mk_scene_t *s, double x, double y, double rad)
+{
+    double d = clear_of_problems (s, x, y) - rad;
+    for (int i = 0; i < s->nbubble; i++)
+        d = fmin (d, hypot (x - s->bubble[i].cx, y - s->bubble[i].cy)
+                         - s->bubble[i].r - rad);
+    for (int i = 0; i < s->nfocus; i++)
+        d = fmin (d, hypot (x - s->focus[i].cx, y - s->focus[i].cy)
+                         - fmax (s->focus[i].rx, s->focus[i].ry) - rad);
+    return d;
+}
+
+/* A blob drawn with odds in proportion to its area squared: focus
+ * faults land mostly on the large pieces of tissue, where a fault is
+ * large enough to matter (and to be scored at 1.25x). */
+static const mk_blob_t *
+blob_by_area (const mk_scene_t *s, mk_rng_t *r)
+{
+    double total = 0;
+    for (int b = 0; b < s->nblobs; b++)
+        total += pow (s->blob[b].R, 4);
+    double pick = mk_rng_range (r, 0, total);
+    for (int b = 0; b < s->nblobs; b++) {
+        pick -= pow (s->blob[b].R, 4);
+        if (pick <= 0)
+            return &s->blob[b];
+    }
+    return &s->blob[s->nblobs - 1];
+}
+
+/* A point inside blob b's own outline (ellipse and harmonics), at up to
+ * frac of the way from its centre to the outline. */
+static void
+point_in_outline (const mk_blob_t *b, mk_rng_t *r, double frac, double *x,
+                  double *y)
+{
+    double turns = mk_rng_range (r, 0, 1), t = mk_rng_range (r, 0, frac);
+    double rr = mk_blob_radius (b, turns) * t;
+    double qx = cos (2 * M_PI * turns) * rr * b->ax;
+    double qy = sin (2 * M_PI * turns) * rr * b->ay;
+    *x = b->cx + qx * b->cs - qy * b->sn;
+    *y = b->cy + qx * b->sn + qy * b->cs;
+}
+
+/* Focus faults: where a scanner's focus drifted, tissue blurred by a
+ * Gaussian of 1-3 um (a fifth of the coarse blur's spread or less), on
+ * 1-2 elliptical patches of tissue clear of the other problems where
+ * there is room (else the clearest place tried). Planned last, from their own
+ * stream, so every other feature lies where it lay before they
+ * existed. */
+static void
+plan_focus (mk_scene_t *s, const mk_opts_t *o)
+{
+    mk_rng_t r;
+    mk_rng_init (&r, s->seed, STREAM_FOCUS);
+    double um = mk_rng_range (&r, 1.0, 3.0);
+    s->focus_sigma = o->focus_sigma > 0 ? o->focus_sigma
+                                        : um / (s->tex_scale * MK_TEX_MPP);
+    if (s->nblobs == 0)
+        return;
+    double small = s->w < s->h ? s->w : s->h;
+    int n = mk_rng_unit (&r) < 0.5 ? 2 : 1;
+    for (int i = 0; i < n; i++) {
+        mk_ellipse_t best = { 0 };
+        double best_d = -1e300;
+        for (int attempt = 0; attempt < 100 && best_d < 0; attempt++) {
+            const mk_blob_t *b = blob_by_area (s, &r);
+            mk_ellipse_t e;
+            point_in_outline (b, &r, 0.7, &e.cx, &e.cy);
+            /* a scanner's focus points are millimetres apart: a fault is
+             * never a speck (at least 6% of the slide's short side) */
+            e.rx = fmax (b->R * fmin (b->ax, b->ay) * mk_rng_range (&r, 0.3, 0.45),
+                         0.06 * small);
+            e.ry = e.rx * mk_rng_range (&r, 0.6, 1.0);
+            double rot = mk_rng_range (&r, 0, M_PI);
+            e.cs = cos (rot);
+            e.sn = sin (rot);
+            /* a little overlap is fine: each truth leaves the other out */
+            double d = focus_clearance (s, e.cx, e.cy, 0.7 * e.rx);
+            if (d > best_d) {
+                best_d = d;
+                best = e;
+            }
+        }
+        s->focus[s->nfocus++] = best;
+    }
+}
+
 static void
 plan_edge (mk_scene_t *s)
 {
@@ -400,6 +494,7 @@ mk_scene_plan (mk_scene_t *s, const mk_opts_t *o, int ntex)
     plan_folds (s);
     plan_bubbles (s);
     plan_edge (s);
+    plan_focus (s, o);
     if (!(o->features & MK_F_TISSUE))
         s->nblobs = 0;
     if (!(o->features & MK_F_PEN))
@@ -412,6 +507,8 @@ mk_scene_plan (mk_scene_t *s, const mk_opts_t *o, int ntex)
         s->nbubble = 0;
     if (!(o->features & MK_F_EDGE))
         s->edge.present = 0;
+    if (!(o->features & MK_F_FOCUS))
+        s->nfocus = 0;
 }
 
 unsigned

@@ -18,6 +18,7 @@
 #define MK_MAX_FOLD 2
 #define MK_MAX_BLUR 2
 #define MK_MAX_BUBBLE 3
+#define MK_MAX_FOCUS 2
 
 /* A piece of tissue: a star-shaped outline (radius as a sum of random
  * harmonics of the angle) on a rotated ellipse. Its texture is one of the
@@ -69,6 +70,7 @@ typedef struct {
     double glass[3];         /* glass colour */
     double tex_scale;        /* mip-0 texels per level-0 pixel */
     double blur_sigma;       /* level-0 pixels */
+    double focus_sigma;      /* level-0 pixels (1-3 um) */
     int nblobs, npen, nfold, nblur, nbubble;
     mk_blob_t blob[MK_MAX_BLOBS];
     mk_path_t pen[MK_MAX_PEN];
@@ -76,10 +78,12 @@ typedef struct {
     mk_ellipse_t blur[MK_MAX_BLUR];
     mk_bubble_t bubble[MK_MAX_BUBBLE];
     mk_edge_t edge;
+    int nfocus;
+    mk_ellipse_t focus[MK_MAX_FOCUS];  /* focus faults: fine blur */
 } mk_scene_t;
 
-/* Chooses every shape from opts (size, seed, features, mpp, blur sigma)
- * for a texture set of ntex images. Cannot fail. */
+/* Chooses every shape from opts (size, seed, features, mpp, blur and
+ * focus sigmas) for a texture set of ntex images. Cannot fail. */
 void mk_scene_plan (mk_scene_t *scene, const mk_opts_t *opts, int ntex);
 /* Bit i set when blob textures use texture i. */
 unsigned mk_scene_textures_used (const mk_scene_t *scene);

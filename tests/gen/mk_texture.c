@@ -262,32 +262,41 @@ build_sharp (mk_texture_t *t)
     return 0;
 }
 
-/* The blurred chain. A wide blur is done on the smallest mip where sigma
+/* Where chain `soft` (1) or `blurred` (0) of mip m lives. */
+static uint8_t **
+chain (mk_mip_t *m, int soft)
+{
+    return soft ? &m->soft : &m->blurred;
+}
+
+/* A blurred chain. A wide blur is done on the smallest mip where sigma
  * is still 2 texels (cheap, and exact enough since the result is smooth),
  * then enlarged up to mip 0 and halved down to the last mip. */
 static int
-build_blurred (mk_texture_t *t, double sigma)
+build_blurred (mk_texture_t *t, double sigma, int soft)
 {
     int mb = 0;
     while (mb + 1 < t->nmips
            && sigma * t->mip[mb + 1].w / t->mip[0].w >= 2.0)
         mb++;
     mk_mip_t *base = &t->mip[mb];
-    base->blurred = blur_rgb (base->sharp, base->w, base->h,
-                              sigma * base->w / t->mip[0].w);
-    if (!base->blurred)
+    *chain (base, soft) = blur_rgb (base->sharp, base->w, base->h,
+                                    sigma * base->w / t->mip[0].w);
+    if (!*chain (base, soft))
         return -1;
     for (int m = mb - 1; m >= 0; m--) {
         mk_mip_t *cur = &t->mip[m], *next = &t->mip[m + 1];
-        cur->blurred = enlarge (next->blurred, next->w, next->h, cur->w, cur->h);
-        if (!cur->blurred)
+        *chain (cur, soft) = enlarge (*chain (next, soft), next->w, next->h,
+                                      cur->w, cur->h);
+        if (!*chain (cur, soft))
             return -1;
     }
     for (int m = mb + 1; m < t->nmips; m++) {
         mk_mip_t *prev = &t->mip[m - 1];
         int w, h;
-        t->mip[m].blurred = halve (prev->blurred, prev->w, prev->h, &w, &h);
-        if (!t->mip[m].blurred)
+        *chain (&t->mip[m], soft) = halve (*chain (prev, soft), prev->w,
+                                           prev->h, &w, &h);
+        if (!*chain (&t->mip[m], soft))
             return -1;
     }
     return 0;
@@ -332,13 +341,15 @@ add_transposed (mk_texture_t *t, unsigned mips)
             return -1;
         if (mp->blurred && !(mp->blurred_t = transpose (mp->blurred, mp->w, mp->h)))
             return -1;
+        if (mp->soft && !(mp->soft_t = transpose (mp->soft, mp->w, mp->h)))
+            return -1;
     }
     return 0;
 }
 
 static int
-load_one (mk_texture_t *t, unsigned mips, double blur_texels, char *err,
-          size_t errlen)
+load_one (mk_texture_t *t, unsigned mips, double blur_texels,
+          double focus_texels, char *err, size_t errlen)
 {
     int w, h;
     uint8_t *rgb;
@@ -354,7 +365,8 @@ load_one (mk_texture_t *t, unsigned mips, double blur_texels, char *err,
            && (h >> t->nmips) >= 4)
         t->nmips++;
     if (build_sharp (t) != 0
-        || (blur_texels > 0 && build_blurred (t, blur_texels) != 0)
+        || (blur_texels > 0 && build_blurred (t, blur_texels, 0) != 0)
+        || (focus_texels > 0 && build_blurred (t, focus_texels, 1) != 0)
         || add_transposed (t, mips) != 0) {
         snprintf (err, errlen, "%s: out of memory", t->path);
         return -1;
@@ -364,11 +376,13 @@ load_one (mk_texture_t *t, unsigned mips, double blur_texels, char *err,
 
 int
 mk_texset_load (mk_texset_t *set, unsigned used, unsigned mips,
-                double blur_texels, char *err, size_t errlen)
+                double blur_texels, double focus_texels, char *err,
+                size_t errlen)
 {
     for (int i = 0; i < set->n; i++)
         if ((used >> i) & 1u)
-            if (load_one (&set->tex[i], mips, blur_texels, err, errlen) != 0)
+            if (load_one (&set->tex[i], mips, blur_texels, focus_texels, err,
+                          errlen) != 0)
                 return -1;
     return 0;
 }
@@ -383,7 +397,10 @@ mk_texset_free (mk_texset_t *set)
             free (mp->blurred);
             free (mp->sharp_t);
             free (mp->blurred_t);
+            free (mp->soft);
+            free (mp->soft_t);
             mp->sharp = mp->blurred = mp->sharp_t = mp->blurred_t = NULL;
+            mp->soft = mp->soft_t = NULL;
         }
     set->n = 0;
 }

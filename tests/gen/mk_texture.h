@@ -3,7 +3,8 @@
  * texture whose texels are about its own pixel size, and, when blur or
  * bubbles are painted, a second chain of the image blurred with the
  * slide's blur sigma (blurring the source then tiling it equals blurring
- * the tiled tissue, because the tiling only mirrors and shifts). */
+ * the tiled tissue, because the tiling only mirrors and shifts), and when
+ * focus faults are, a third blurred with their finer sigma. */
 #ifndef MK_TEXTURE_H
 #define MK_TEXTURE_H
 
@@ -20,10 +21,11 @@ typedef struct {
     int w, h;
     uint8_t *sharp;     /* w*h*3 RGB */
     uint8_t *blurred;   /* same size, or NULL when no blur was asked for */
+    uint8_t *soft;      /* focus faults' blur, or NULL likewise */
     /* Transposed copies (h wide, w high) of the mips painting reads, so
      * that patches turned by 90 degrees still read memory row by row;
      * NULL for mips no level reads. */
-    uint8_t *sharp_t, *blurred_t;
+    uint8_t *sharp_t, *blurred_t, *soft_t;
 } mk_mip_t;
 
 typedef struct {
@@ -45,11 +47,13 @@ int mk_texset_open (mk_texset_t *set, const char *dir, char *err,
                     size_t errlen);
 /* Reads the textures whose bit is set in used and builds their chains;
  * blur_texels > 0 also builds blurred chains with that sigma in mip-0
- * texels. Bit m of mips marks mip m as read by painting (a bit past a
- * texture's last mip stands for its last mip), which gets transposed
- * copies. 0 or -1 with err. */
+ * texels, and focus_texels > 0 the soft chains likewise. Bit m of mips
+ * marks mip m as read by painting (a bit past a texture's last mip
+ * stands for its last mip), which gets transposed copies. 0 or -1 with
+ * err. */
 int mk_texset_load (mk_texset_t *set, unsigned used, unsigned mips,
-                    double blur_texels, char *err, size_t errlen);
+                    double blur_texels, double focus_texels, char *err,
+                    size_t errlen);
 
 /* The mip painting reads at downsample d (level-0 px per pixel) with
  * tex_scale mip-0 texels per level-0 px, before clamping to a texture's

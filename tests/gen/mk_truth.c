@@ -52,6 +52,7 @@ fill_flags (const mk_scene_t *s, const mk_field_t *f, int tw, int th,
             v |= (unsigned) (tissue && c.fold > 0.5f) << 3;
             v |= (unsigned) in_bubble (s, X, Y) << 4;
             v |= (unsigned) (s->edge.present && on_edge (&s->edge, X, Y, foot)) << 5;
+            v |= (unsigned) (tissue && c.focus > 0.5f) << 6;
             /* usable: tissue with none of the problems */
             v |= (unsigned) (v == 1) << MK_NFEATURES;
             flags[(size_t) y * tw + x] = (uint8_t) v;
@@ -106,11 +107,12 @@ write_json (const char *path, const mk_opts_t *o, const mk_scene_t *s,
         if (o->features >> i & 1u)
             fprintf (fp, "%s\"%s\"", n++ ? ", " : "", mk_feature_name (i));
     fprintf (fp, "],\n  \"blur_sigma_px\": %.3f,\n", s->blur_sigma);
+    fprintf (fp, "  \"focus_sigma_px\": %.3f,\n", s->focus_sigma);
     fprintf (fp, "  \"counts\": {\"tissue_pieces\": %d, \"pen_strokes\": %d, "
                  "\"blur_regions\": %d, \"folds\": %d, \"bubbles\": %d, "
-                 "\"edges\": %d},\n",
+                 "\"edges\": %d, \"focus_regions\": %d},\n",
              s->nblobs, s->npen, s->nblur, s->nfold, s->nbubble,
-             s->edge.present);
+             s->edge.present, s->nfocus);
     fprintf (fp, "  \"pen_colors\": [");
     for (int i = 0; i < s->npen; i++)
         fprintf (fp, "%s\"%s\"", i ? ", " : "", mk_pen_color_name (s->pen[i].color));

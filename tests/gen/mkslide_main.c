@@ -97,9 +97,11 @@ print_plan (const mk_opts_t *o, const slide_t *s, const char *texdir)
              o->out, o->width, o->height, s->levels.n,
              (unsigned long long) o->seed, texdir);
     fprintf (stderr, "qc-mkslide: %d tissue pieces, %d pen strokes, %d blur "
-                     "regions (sigma %.1f px), %d folds, %d bubbles, edge %s\n",
+                     "regions (sigma %.1f px), %d focus faults (sigma %.1f "
+                     "px), %d folds, %d bubbles, edge %s\n",
              s->scene.nblobs, s->scene.npen, s->scene.nblur,
-             s->scene.blur_sigma, s->scene.nfold, s->scene.nbubble,
+             s->scene.blur_sigma, s->scene.nfocus, s->scene.focus_sigma,
+             s->scene.nfold, s->scene.nbubble,
              s->scene.edge.present ? mk_edge_side_name (s->scene.edge.side)
                                    : "none");
 }
@@ -129,12 +131,14 @@ run (const mk_opts_t *o, slide_t *s)
     mk_scene_plan (&s->scene, o, s->tex.n > 0 ? s->tex.n : 1);
     double blur_texels = (o->features & (MK_F_BLUR | MK_F_BUBBLE))
                          ? s->scene.blur_sigma * s->scene.tex_scale : 0;
+    double focus_texels = s->scene.nfocus > 0
+                          ? s->scene.focus_sigma * s->scene.tex_scale : 0;
     mk_levels_compute (&s->levels, o->width, o->height);
     unsigned mips = 0;
     for (int l = 0; l < s->levels.n; l++)
         mips |= 1u << mk_mip_for ((double) (1L << (2 * l)), s->scene.tex_scale);
     if (mk_texset_load (&s->tex, mk_scene_textures_used (&s->scene), mips,
-                        blur_texels, err, sizeof err) != 0)
+                        blur_texels, focus_texels, err, sizeof err) != 0)
         goto fail;
     if (mk_field_build (&s->field, &s->scene) != 0
         || mk_painter_init (&s->painter, &s->scene, &s->field, &s->tex,

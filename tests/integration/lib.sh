@@ -32,12 +32,19 @@ free_port() {
     fail "no free port"
 }
 
+# A broker keeps its state in $T/state-PORT unless the arguments name
+# another --state (the default, under $HOME, is for a service).
 start_broker() {      # start_broker PORT [args...]
-    local port=$1; shift
+    local port=$1 dir; shift
+    dir=$T/state-$port
+    case " $* " in *" --state "*) set -- "$@";; *) set -- --state "$dir" "$@";; esac
+    local before
+    before=$(cat "$T/broker.log" 2>/dev/null | grep -c 'listening on')
     "$BIN/qc-broker" --bind "tcp://127.0.0.1:$port" "$@" >>"$T/broker.log" 2>&1 &
     BROKER_PID=$!
     PIDS+=($BROKER_PID)
-    wait_for "broker listening" 10 "grep -q 'listening on' '$T/broker.log'"
+    wait_for "broker listening" 10 "[ \$(grep -c 'listening on' '$T/broker.log') -gt $before ]" \
+        "$T/broker.log"
 }
 
 start_worker() {      # start_worker PORT NAME [args...]; sets WORKER_PID
@@ -48,13 +55,15 @@ start_worker() {      # start_worker PORT NAME [args...]; sets WORKER_PID
     PIDS+=($WORKER_PID)
 }
 
-# wait_for WHAT SECONDS COMMAND: polls COMMAND every 0.1 s
+# wait_for WHAT SECONDS COMMAND [LOG]: polls COMMAND every 0.1 s; on a
+# timeout shows the end of LOG, when given
 wait_for() {
-    local what=$1 secs=$2 cmd=$3 i
+    local what=$1 secs=$2 cmd=$3 log=${4:-} i
     for i in $(seq 1 $((secs * 10))); do
         eval "$cmd" && return 0
         sleep 0.1
     done
+    [ -n "$log" ] && [ -f "$log" ] && tail -5 "$log" >&2
     fail "timed out after ${secs}s waiting for: $what"
 }
 
@@ -131,6 +140,13 @@ check_exactly_once() {  # check_exactly_once OUTDIR LIST
     [ -z "$dups" ] || fail "reported twice: $dups"
     diff <(xargs -n1 basename <"$list" | sort) <(echo "$got") >/dev/null \
         || fail "reported slides differ from the submitted list"
+}
+
+# cheap_config FILE: a real pipeline of two quick steps (real result rows,
+# no classifier to train), for tests that need many tasks, or tasks that
+# finish well within a short deadline.
+cheap_config() {
+    printf '[pipeline]\nsteps= BasicModule.getBasicStats\n    BasicModule.finalComputations\n' >"$1"
 }
 
 # The rows without the header lines, sorted: comparable across runs.

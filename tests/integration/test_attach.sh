@@ -28,10 +28,33 @@ rc=$?
 check_exactly_once "$T/out" "$T/cohort/list"
 pass "reattached: all 60 slides reported exactly once"
 
-"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --attach 999 -o "$T/out" >"$T/bad.log" 2>&1
+# --attach checks the job id against the folder's own (.qc-job) first
+before=$(md5sum "$T/out/results.tsv" "$T/out/.qc-job")
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --attach $((job + 1)) -o "$T/out" >"$T/bad.log" 2>&1
+[ $? -eq 2 ] || fail "attach with another job's id should exit 2"
+grep -q "holds the results of job $job, not of job $((job + 1))" "$T/bad.log" \
+    || fail "no clear message for a job id that is not the folder's: $(cat "$T/bad.log")"
+[ "$(md5sum "$T/out/results.tsv" "$T/out/.qc-job")" = "$before" ] || fail "the folder changed"
+pass "attach with another job's id: refused (exit 2), the folder untouched"
+
+# a folder whose job the broker does not know
+mkdir -p "$T/other"
+cp "$T/out/results.tsv" "$T/other/"
+echo "job 999 tcp://127.0.0.1:$port key=0000000000000abc" >"$T/other/.qc-job"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --attach 999 -o "$T/other" >"$T/bad.log" 2>&1
 [ $? -eq 2 ] || fail "attach to an unknown job should exit 2"
-grep -q "no such job" "$T/bad.log" || fail "no clear message for an unknown job"
+grep -q "no such job: job 999 was never submitted here" "$T/bad.log" \
+    || fail "no clear message for an unknown job: $(cat "$T/bad.log")"
 pass "attach to an unknown job: exit 2 with a clear message"
+
+# the folder's job id with another identity (a broker that lost its
+# state numbers its jobs from 1 again): refused, not merged
+echo "job $job tcp://127.0.0.1:$port key=00000000deadbeef" >"$T/other/.qc-job"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --attach $job -o "$T/other" >"$T/bad.log" 2>&1
+[ $? -eq 2 ] || fail "attach with another identity should exit 2"
+grep -q "is not the job of your output folder" "$T/bad.log" \
+    || fail "no clear message for another job's identity: $(cat "$T/bad.log")"
+pass "attach to a job id with another identity: refused (exit 2)"
 
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out2" --list "$T/cohort/list" \
     >"$T/submit2.log" 2>&1 &

@@ -33,7 +33,7 @@ echo "ok - every command the scripts call comes from a package install-deps.sh n
 
 # Each of these packages provides a command the scripts call; without its
 # name in the list the check must fail and name that command.
-for pair in openslide-tools:openslide-show-properties mawk:awk binutils:ar python3:python3; do
+for pair in openslide-tools:openslide-show-properties mawk:awk binutils:ar python3:python3 nginx:nginx; do
     pkg=${pair%%:*} cmd=${pair#*:}
     sh tests/install-deps.sh --list | grep -vx "$pkg" >"$tmp/list"
     [ "$(wc -l <"$tmp/list")" -lt "$(sh tests/install-deps.sh --list | wc -l)" ] \

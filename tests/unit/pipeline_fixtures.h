@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/modules.h"
-#include "kernels/pipeline.h"
+#include "kernels/modules/module.h"
+#include "kernels/pipeline/pipeline.h"
 #include "shared/log.h"
 #include "shared/result.h"
 #include "tests/unit/check.h"

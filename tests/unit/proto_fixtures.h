@@ -36,7 +36,7 @@ check_msg_eq (const char *what, const qc_msg_t *a, const qc_msg_t *b)
     EQ (command); EQ (job); EQ (idx); EQ (base); EQ (seq); EQ (total);
     EQ (done); EQ (failed); EQ (queue); EQ (attempt); EQ (slots);
     EQ (prefetch); EQ (hb_ms); EQ (gpu); EQ (resource); EQ (level);
-    EQ (final); EQ (drain);
+    EQ (final); EQ (drain); EQ (key); EQ (attached);
     CHECK (memcmp (&a->time, &b->time, sizeof a->time) == 0, "%s: time", what);
     SEQ (name); SEQ (host); SEQ (version); SEQ (path); SEQ (config);
     SEQ (reason); SEQ (worker); SEQ (slide); SEQ (module); SEQ (message);
@@ -51,8 +51,16 @@ check_msg_eq (const char *what, const qc_msg_t *a, const qc_msg_t *b)
     }
     EQ (nrefs);
     for (size_t i = 0; i < a->nrefs && i < b->nrefs; i++)
-        CHECK (a->refs[i].job == b->refs[i].job && a->refs[i].idx == b->refs[i].idx,
+        CHECK (a->refs[i].job == b->refs[i].job && a->refs[i].idx == b->refs[i].idx
+                   && a->refs[i].attempt == b->refs[i].attempt
+                   && a->refs[i].key == b->refs[i].key,
                "%s: ref %zu", what, i);
+    EQ (ncrashed);
+    for (size_t i = 0; i < a->ncrashed && i < b->ncrashed; i++)
+        CHECK (a->crashed[i].job == b->crashed[i].job && a->crashed[i].idx == b->crashed[i].idx
+                   && a->crashed[i].attempt == b->crashed[i].attempt
+                   && a->crashed[i].key == b->crashed[i].key,
+               "%s: crashed %zu", what, i);
     EQ (nworkers);
     for (size_t i = 0; i < a->nworkers && i < b->nworkers; i++) {
         const qc_worker_row_t *x = &a->workers[i], *y = &b->workers[i];
@@ -71,6 +79,13 @@ check_msg_eq (const char *what, const qc_msg_t *a, const qc_msg_t *b)
                    && x->running == y->running && x->attached == y->attached
                    && x->cancelled == y->cancelled,
                "%s: job row %zu", what, i);
+    }
+    EQ (nassets);
+    for (size_t i = 0; i < a->nassets && i < b->nassets; i++) {
+        const qc_asset_t *x = &a->assets[i], *y = &b->assets[i];
+        CHECK (str_eq (x->name, y->name) && x->size == y->size
+                   && (!x->size || memcmp (x->data, y->data, x->size) == 0),
+               "%s: asset %zu", what, i);
     }
     CHECK ((a->result == NULL) == (b->result == NULL), "%s: result presence", what);
     if (a->result && b->result) {
@@ -263,6 +278,11 @@ make_messages (qc_msg_t **msgs, size_t nslides)
     m->gpus[0] = (qc_gpu_t) {0, strdup ("NVIDIA H100 80GB HBM3"), 81559};
     m->gpus[1] = (qc_gpu_t) {3, strdup ("A100"), UINT64_MAX};
     m->gpus[2] = (qc_gpu_t) {1024, strdup (""), 0};
+    qc_msg_set_str (&m->reason, "signal 11 (Segmentation fault)");
+    m->ncrashed = 2;
+    m->crashed = calloc (2, sizeof *m->crashed);
+    m->crashed[0] = (qc_taskref_t) {3, 17, 65537, 0x1234567890abcdefull};
+    m->crashed[1] = (qc_taskref_t) {UINT64_MAX, 0, UINT32_MAX, 1};
 
     m = msgs[n++] = qc_msg_new (QC_READY);   /* only the required fields */
     qc_msg_set_str (&m->name, "w");
@@ -272,11 +292,13 @@ make_messages (qc_msg_t **msgs, size_t nslides)
 
     m = msgs[n++] = qc_msg_new (QC_STARTED);
     m->job = UINT64_MAX;
+    m->key = 0xfedcba9876543210ull;
     m->idx = 12345;
     m->attempt = 3;
 
     m = msgs[n++] = qc_msg_new (QC_RESULT);
     m->job = 7;
+    m->key = 99;
     m->idx = 42;
     m->attempt = 2;
     m->seq = 99;
@@ -304,14 +326,15 @@ make_messages (qc_msg_t **msgs, size_t nslides)
     qc_msg_set_str (&m->reason, "shutting down");
     m->nrefs = 3;
     m->refs = calloc (3, sizeof *m->refs);
-    m->refs[0] = (qc_taskref_t) {1, 2};
-    m->refs[1] = (qc_taskref_t) {1, 3};
-    m->refs[2] = (qc_taskref_t) {UINT64_MAX, 0};
+    m->refs[0] = (qc_taskref_t) {1, 2, 1, 5};
+    m->refs[1] = (qc_taskref_t) {1, 3, 65536, 5};
+    m->refs[2] = (qc_taskref_t) {UINT64_MAX, 0, 0, UINT64_MAX};
 
     msgs[n++] = qc_msg_new (QC_DISCONNECT);    /* nothing at all: drain false */
 
     m = msgs[n++] = qc_msg_new (QC_TASK);
     m->job = 5;
+    m->key = 1;
     m->idx = 1u << 20;
     m->attempt = 1;
     m->gpu = 2;
@@ -325,8 +348,16 @@ make_messages (qc_msg_t **msgs, size_t nslides)
     m->gpu = -1;
     qc_msg_set_str (&m->path, "");
 
+    m = msgs[n++] = qc_msg_new (QC_REVOKE);
+    m->job = 5;
+    m->key = UINT64_MAX;
+    m->idx = 7;
+    m->attempt = 65538;
+    qc_msg_set_str (&m->reason, "ran past the task timeout");
+
     m = msgs[n++] = qc_msg_new (QC_SUBMIT);
     m->job = 77;
+    m->key = 0xabcdef;
     m->base = 4096;
     m->resource = QC_RES_GPU;
     m->final = true;
@@ -339,6 +370,29 @@ make_messages (qc_msg_t **msgs, size_t nslides)
         snprintf (p, sizeof p, "/lab/cohort/slide-%05zu.svs", i);
         m->slides[i] = strdup (p);
     }
+
+    /* the files a config names travel with the creating batch */
+    m->nassets = 2;
+    m->assets = calloc (2, sizeof *m->assets);
+    m->assets[0].name = strdup ("3f0a6c9f1b8e2d4c5a7b9e0f1d2c3b4a5968778695a4b3c2d1e0f9a8b7c6d5e4");
+    m->assets[0].size = 300;            /* bin16 */
+    m->assets[0].data = malloc (300);
+    for (size_t i = 0; i < 300; i++)
+        m->assets[0].data[i] = (unsigned char) (i * 131u);
+    m->assets[1].name = strdup ("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    m->assets[1].size = 0;              /* an empty file */
+
+    m = msgs[n++] = qc_msg_new (QC_FETCH);
+    m->job = 77;
+
+    m = msgs[n++] = qc_msg_new (QC_ASSETS);   /* the answer, files given */
+    m->job = 77;
+    m->nassets = 1;
+    m->assets = calloc (1, sizeof *m->assets);
+    m->assets[0].name = strdup ("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+
+    m = msgs[n++] = qc_msg_new (QC_ASSETS);   /* a job the broker forgot */
+    m->job = 78;
 
     m = msgs[n++] = qc_msg_new (QC_SUBMIT);    /* follow-up batch, not final */
     m->base = 0;
@@ -360,6 +414,13 @@ make_messages (qc_msg_t **msgs, size_t nslides)
     m = msgs[n++] = qc_msg_new (QC_ACCEPTED);
     m->job = 77;
     m->total = 4096;
+
+    m = msgs[n++] = qc_msg_new (QC_ACCEPTED);   /* the answer to an ATTACH */
+    m->job = 77;
+    m->key = 42;
+    m->total = 4096;
+    m->seq = 1000;
+    m->attached = true;
 
     m = msgs[n++] = qc_msg_new (QC_DONE);
     m->job = 77;

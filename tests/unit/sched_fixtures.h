@@ -107,6 +107,30 @@ new_job (sched_t *s, uint64_t id, size_t ntasks, uint8_t resource, bool final)
     return j;
 }
 
+/* The calls as a worker makes them: from the task's current worker, for
+ * its current attempt. */
+static __attribute__ ((unused)) bool
+finish (sched_t *s, sched_job_t *j, uint64_t idx, bool ok)
+{
+    sched_task_t *t = sched_job_task (j, idx);
+    return sched_task_finished (s, t ? t->worker : NULL, j, idx, t ? t->attempt : 1, ok)
+           == SCHED_OK;
+}
+
+static __attribute__ ((unused)) void
+start (sched_t *s, sched_worker_t *w, sched_job_t *j, uint64_t idx)
+{
+    sched_task_t *t = sched_job_task (j, idx);
+    sched_task_started (s, w, j, idx, t ? t->attempt : 1);
+}
+
+static __attribute__ ((unused)) void
+give_back (sched_t *s, sched_worker_t *w, sched_job_t *j, uint64_t idx)
+{
+    sched_task_t *t = sched_job_task (j, idx);
+    sched_worker_return (s, w, j, idx, t ? t->attempt : 1);
+}
+
 static __attribute__ ((unused)) size_t
 count_for (const rec_t *r, const sched_worker_t *w)
 {

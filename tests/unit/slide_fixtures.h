@@ -11,9 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "kernels/image.h"
-#include "kernels/ops.h"
-#include "kernels/png_io.h"
+#include "kernels/image/image.h"
+#include "kernels/ops/ops.h"
+#include "kernels/png/png_io.h"
 
 #define FX_MKSLIDE "bin/qc-mkslide"
 

@@ -1,18 +1,21 @@
 /* Accuracy of the project's WHOLE default pipeline (no -c: kernels/
- * default_config.c), the bars of issue 3:
+ * default_config.c), the bars of issues 3 and 17:
  *
  *  - generated slides (bin/qc-mkslide --truth; several seeds and sizes,
- *    all features on): Dice of the final _mask_use.png against the truth
- *    "usable" (tissue less pen, blur, folds, bubbles and coverslip edge:
- *    what the pipeline should keep) >= 0.95, fold pixels counted
- *    (below); _pen_markings.png against the pen truth >= 0.8;
- *    _blurry.png against the blur truth >= 0.8, scored where no earlier
+ *    all features on, focus faults of 1-3 um among them): Dice of the
+ *    final _mask_use.png against the truth "usable" (tissue less pen,
+ *    blur, focus faults, folds, bubbles and coverslip edge: what the
+ *    pipeline should keep) >= 0.95, fold pixels counted (below);
+ *    _pen_markings.png against the pen truth >= 0.85; _blurry.png
+ *    against the fine blur's truth (focus faults, 1-3 um) and against
+ *    the coarse blur's (15 um), each >= 0.9, scored where no earlier
  *    step had to remove the tissue first (pen, edge and fold truth
  *    pixels are left out: those are removed before the blur step runs
  *    and never reach it; so are bubbles, as smooth as blur and either
- *    step's to take). Truth masks are resampled to the mask's
- *    size (area average, then over half). Every Dice is printed per
- *    slide (the issue asks to report them);
+ *    step's to take), each kind of blur with the other kind's truth left
+ *    out. Truth masks are resampled to the mask's size (area average,
+ *    then over half). Every Dice is printed per slide (the issue asks to
+ *    report them);
  *  - determinism: the same slide twice, with one and with two read
  *    threads, gives the same columns and byte-identical PNG files;
  *  - every file of ../shared/slides/odd ends ok or failed with a reason,
@@ -31,10 +34,11 @@
  * and 12000 x 9000 (seed 11 at 12000 x 9000, the lowest, is among the
  * slides here).
  *
- * Blur: slides are made with --blur-sigma 60 (15 um at 40x, a scan out
- * of focus; the generator's own default on a full-size slide). Its
- * default on a slide this small (longer side / 1000: 3-4 um) is under
- * a pixel at the default config's 1.25x and cannot be seen there.
+ * Blur: slides are made with --blur-sigma 60 (15 um at 40x, the coarse
+ * blur; the generator's own default on a full-size slide) and carry the
+ * generator's focus faults (1-3 um, drawn from the seed; two slides
+ * below fix it at the ends of that range, 1 and 3 um). The default
+ * config's focus step measures both at 10x.
  * Seed 15 (16000 x 12000) blurs tissue that has almost no detail
  * coarser than a cell: smooth enough that HistoQC's smoothness step,
  * when it ran before the blur step, took most of it as flat (blur Dice
@@ -48,16 +52,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kernels/ops.h"
-#include "kernels/png_io.h"
+#include "kernels/ops/ops.h"
+#include "kernels/png/png_io.h"
+#include "tests/unit/accuracy_fixtures.h"
 #include "tests/unit/pipeline_fixtures.h"
-#include "tests/unit/slide_fixtures.h"
 
 
-/* The issue's bars: never lower them. */
+/* The issues' bars: never lower them. */
 #define BAR_TISSUE 0.95
-#define BAR_PEN 0.8
-#define BAR_BLUR 0.8
+#define BAR_PEN 0.85
+#define BAR_BLUR 0.9
 
 static double
 seconds (void)
@@ -67,40 +71,24 @@ seconds (void)
     return (double) t.tv_sec + (double) t.tv_nsec * 1e-9;
 }
 
-/* A result's PNG as a 0/1 mask (its red channel over half). */
-static qc_mask_t *
-mask_of (const qc_result_t *r, const char *suffix)
-{
-    const qc_file_t *f = qc_result_file (r, suffix);
-    qc_rgb_t *img = f ? qc_png_decode_rgb (f->data, f->size, err, sizeof err)
-                      : NULL;
-    qc_mask_t *m = img ? qc_mask_new (img->w, img->h) : NULL;
-    for (size_t i = 0; m && i < qc_npix (m->w, m->h); i++)
-        m->px[i] = img->px[3 * i] > 127;
-    qc_rgb_destroy (&img);
-    return m;
-}
-
-/* The truth mask "which" of slide, at w x h. */
-static qc_mask_t *
-truth_at (const char *dir, const char *slide, const char *which, int w, int h)
-{
-    char path[1024];
-    snprintf (path, sizeof path, "%s/%s_truth_%s.png", dir, slide, which);
-    return fx_truth_at (path, w, h);
-}
+typedef struct {
+    int w, h, seed;
+    const char *focus_sigma;  /* level-0 px; NULL: the generator's draw */
+} gen_t;
 
 static int
-mkslide (const char *dir, const char *name, int w, int h, int seed)
+mkslide (const char *dir, const char *name, const gen_t *g)
 {
     char out[1024], ws[16], hs[16], sd[16];
     snprintf (out, sizeof out, "%s/%s.svs", dir, name);
-    snprintf (ws, sizeof ws, "%d", w);
-    snprintf (hs, sizeof hs, "%d", h);
-    snprintf (sd, sizeof sd, "%d", seed);
+    snprintf (ws, sizeof ws, "%d", g->w);
+    snprintf (hs, sizeof hs, "%d", g->h);
+    snprintf (sd, sizeof sd, "%d", g->seed);
     char *argv[] = {FX_MKSLIDE, "-o", out, "--width", ws, "--height", hs,
                     "--seed", sd, "--blur-sigma", "60", "--truth", (char *) dir,
-                    "--truth-width", "1024", "--threads", "2", NULL};
+                    "--truth-width", "1024", "--threads", "2",
+                    g->focus_sigma ? "--focus-sigma" : NULL,
+                    (char *) g->focus_sigma, NULL};
     return fx_mkslide (argv);
 }
 
@@ -127,22 +115,22 @@ same_result (const qc_result_t *a, const qc_result_t *b)
     return same;
 }
 
-typedef struct {
-    int w, h, seed;
-} gen_t;
-
 /* Seeds 1-16 were measured while tuning the default config; these
  * cover one to three pen strokes (black, red, green, blue; on glass and
  * across tissue, red over pink tissue in seed 8), large folds (3, 13), a
  * fold the classifier took for ink at HistoQC's threshold (7), bubbles,
- * the coverslip edge and blurred tissue with little coarse detail (15).
- * Sizes keep the program well under a minute on
- * two cores. */
+ * the coverslip edge, blurred tissue with little coarse detail (15),
+ * focus faults of 1.1 to 2.9 um (the generator's draws), one cut by a
+ * pen stroke (8), and two more slides whose faults are 1 um (sigma 4 px,
+ * the finest a scanner makes, 1 px at 10x) and 3 um. Sizes keep the
+ * program under a minute on two cores (build/bench/bench_focus_sweep runs
+ * the larger sweep). */
 static const gen_t slides[] = {
-    { 16000, 12000, 1 }, { 16000, 12000, 3 }, { 16000, 12000, 13 },
-    { 16000, 12000, 15 },
-    { 12000, 9000, 5 },  { 12000, 9000, 7 },  { 12000, 9000, 8 },
-    { 12000, 9000, 11 },
+    { 16000, 12000, 1, NULL }, { 16000, 12000, 3, NULL },
+    { 16000, 12000, 13, NULL }, { 16000, 12000, 15, NULL },
+    { 12000, 9000, 5, NULL },  { 12000, 9000, 7, NULL },
+    { 12000, 9000, 8, NULL },  { 12000, 9000, 11, NULL },
+    { 16000, 12000, 21, "4" }, { 12000, 9000, 22, "12" },
 };
 #define NSLIDES (sizeof slides / sizeof *slides)
 
@@ -157,51 +145,24 @@ score_generated (qc_pipeline_t *p, const char *dir, const gen_t *g,
     int rc = qc_pipeline_run (p, path, r);
     double t = seconds () - t0;
     CHECK (rc == 0 && r->ok, "%s: %s", name, r->error ? r->error : "");
-    qc_mask_t *use = mask_of (r, "_mask_use.png");
-    qc_mask_t *pen = mask_of (r, "_pen_markings.png");
-    qc_mask_t *blur = mask_of (r, "_blurry.png");
-    CHECK (use && pen && blur, "%s: mask files missing", name);
-    if (!use || !pen || !blur)
-        goto done;
-    CHECK (pen->w == use->w && pen->h == use->h && blur->w == use->w
-           && blur->h == use->h, "%s: masks of different sizes", name);
-    int w = use->w, h = use->h;
-    qc_mask_t *t_use = truth_at (dir, name, "usable", w, h);
-    qc_mask_t *t_pen = truth_at (dir, name, "pen", w, h);
-    qc_mask_t *t_blur = truth_at (dir, name, "blur", w, h);
-    qc_mask_t *earlier = truth_at (dir, name, "bubble", w, h);
-    qc_mask_t *edge = truth_at (dir, name, "edge", w, h);
-    qc_mask_t *fold = truth_at (dir, name, "dark", w, h);
-    CHECK (t_use && t_pen && t_blur && earlier && edge && fold,
-           "%s: truth masks: %s", name, err);
-    if (t_use && t_pen && t_blur && earlier && edge && fold
-        && pen->w == w && blur->w == w && pen->h == h && blur->h == h) {
-        const qc_ops_t *ops = qc_ops_cpu ();
-        /* What steps before the blur step remove: pen, edge, bubbles,
-         * folds. */
-        ops->mask_logic (earlier, t_pen, QC_LOGIC_OR, earlier);
-        ops->mask_logic (earlier, edge, QC_LOGIC_OR, earlier);
-        ops->mask_logic (earlier, fold, QC_LOGIC_OR, earlier);
-        double d_use = fx_dice (use, t_use, NULL);
-        double d_pen = fx_dice (pen, t_pen, NULL);
-        double d_blur = fx_dice (blur, t_blur, earlier);
-        printf ("%s (%d x %d, mask %d x %d, %.2f s): tissue Dice %.4f "
-                "(mask_use vs usable, folds counted), pen %.4f, blur %.4f\n",
-                name, g->w, g->h, w, h, t, d_use, d_pen, d_blur);
-        CHECK (d_use >= BAR_TISSUE, "%s: tissue Dice %.4f", name, d_use);
-        CHECK (d_pen >= BAR_PEN, "%s: pen Dice %.4f", name, d_pen);
-        CHECK (d_blur >= BAR_BLUR, "%s: blur Dice %.4f", name, d_blur);
+    fx_scores_t sc;
+    if (rc != 0 || fx_score_default (r, dir, name, &sc, err, sizeof err) != 0) {
+        CHECK (0, "%s: %s", name, err);
+        return;
     }
-    qc_mask_destroy (&t_use);
-    qc_mask_destroy (&t_pen);
-    qc_mask_destroy (&t_blur);
-    qc_mask_destroy (&earlier);
-    qc_mask_destroy (&edge);
-    qc_mask_destroy (&fold);
-done:
-    qc_mask_destroy (&use);
-    qc_mask_destroy (&pen);
-    qc_mask_destroy (&blur);
+    printf ("%s (%d x %d, focus sigma %s px, mask %d x %d, %.2f s): tissue "
+            "Dice %.4f (mask_use vs usable, folds counted), pen %.4f, fine "
+            "blur %.4f (%zu px), coarse blur %.4f (%zu px)\n", name, g->w,
+            g->h, g->focus_sigma ? g->focus_sigma : "drawn", sc.w, sc.h, t,
+            sc.tissue, sc.pen, sc.fine, sc.n_fine, sc.coarse, sc.n_coarse);
+    CHECK (sc.tissue >= BAR_TISSUE, "%s: tissue Dice %.4f", name, sc.tissue);
+    CHECK (sc.pen >= BAR_PEN, "%s: pen Dice %.4f", name, sc.pen);
+    /* each slide has both kinds of blur, large enough to score */
+    CHECK (sc.n_fine > 300 && sc.n_coarse > 300, "%s: %zu fine, %zu coarse "
+           "truth pixels", name, sc.n_fine, sc.n_coarse);
+    CHECK (sc.fine >= BAR_BLUR, "%s: fine blur Dice %.4f", name, sc.fine);
+    CHECK (sc.coarse >= BAR_BLUR, "%s: coarse blur Dice %.4f", name,
+           sc.coarse);
 }
 
 static void
@@ -221,7 +182,7 @@ test_generated (qc_pipeline_t *p)
     for (size_t k = 0; k < NSLIDES && r && again; k++) {
         char name[64];
         snprintf (name, sizeof name, "gen%d", slides[k].seed);
-        int rc = mkslide (dir, name, slides[k].w, slides[k].h, slides[k].seed);
+        int rc = mkslide (dir, name, &slides[k]);
         CHECK (rc == 0, "qc-mkslide seed %d", slides[k].seed);
         if (rc == 0)
             score_generated (p, dir, &slides[k], r);
@@ -243,7 +204,8 @@ test_generated (qc_pipeline_t *p)
     CHECK (system (cmd) == 0);
 }
 
-/* The real slides carry no pen and are in focus. */
+/* The real slides carry no pen and are in focus: the focus step flags
+ * under 1% of their tissue (issue 17's bar). */
 static void
 test_real (const qc_pipeline_t *p)
 {
@@ -270,7 +232,7 @@ test_real (const qc_pipeline_t *p)
          * fold step takes (1.2%): more would be good tissue lost. */
         CHECK (folds >= 0.0 && folds < 0.02, "%s: folds %f", names[i], folds);
         CHECK (pen < 0.005, "%s: pen_markings %f", names[i], pen);
-        CHECK (blurry < 0.02, "%s: blurry %f", names[i], blurry);
+        CHECK (blurry < 0.01, "%s: blurry %f", names[i], blurry);
         /* CMU-1-Small-Region keeps ~9,000 of its 25,500 pixels at 1.25x,
          * TCGA-CR-7395 ~40,000 of 62,000 (the rest is glass). */
         CHECK (use > 5000, "%s: pixels_to_use %ld", names[i], use);

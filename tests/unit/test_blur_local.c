@@ -26,8 +26,8 @@
 #include <unistd.h>
 
 #include "kernels/modules/blur_algo.h"
-#include "kernels/png_io.h"
-#include "kernels/region_read.h"
+#include "kernels/png/png_io.h"
+#include "kernels/slide/region_read.h"
 #include "tests/unit/check.h"
 #include "tests/unit/slide_fixtures.h"
 
@@ -105,15 +105,16 @@ read_slide (const char *path, slide_imgs_t *s)
 {
     char err[512];
     memset (s, 0, sizeof *s);
-    openslide_t *osr = openslide_open (path);
-    CHECK (osr != NULL, "open %s", path);
+    qc_slide_t *osr = qc_slide_open_with (path, QC_SLIDE_READERS_OPENSLIDE,
+                                          err, sizeof err);
+    CHECK (osr != NULL, "open %s: %s", path, err);
     if (!osr)
         return -1;
     s->work = qc_region_read_work_size (osr, "2.5x", 0, 1, 2, err, sizeof err);
     CHECK (s->work != NULL, "%s 2.5x: %s", path, err);
     s->base = qc_region_read_work_size (osr, "1.25x", 0, 1, 2, err, sizeof err);
     CHECK (s->base != NULL, "%s 1.25x: %s", path, err);
-    openslide_close (osr);
+    qc_slide_close (&osr);
     if (!s->work || !s->base)
         return -1;
     s->gray = qc_fimg_new (s->work->w, s->work->h);

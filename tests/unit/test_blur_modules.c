@@ -14,7 +14,7 @@
  *  - bad parameters refused when the pipeline is built, naming them. */
 #include <math.h>
 
-#include "kernels/png_io.h"
+#include "kernels/png/png_io.h"
 #include "tests/unit/pipeline_fixtures.h"
 
 #define HEAD                                                               \

@@ -85,8 +85,8 @@ main (void)
     size_t s1[] = {5};
     send_frames (evil, p1, s1, 1);
     /* right header, body that is not msgpack; wrong version; unknown command */
-    uint8_t hb[4] = {'Q', 'C', 1, QC_HEARTBEAT}, v9[4] = {'Q', 'C', 9, QC_STATUS};
-    uint8_t unk[4] = {'Q', 'C', 1, 200}, res[4] = {'Q', 'C', 1, QC_RESULT};
+    uint8_t hb[4] = {'Q', 'C', QC_PROTO_VERSION, QC_HEARTBEAT}, v9[4] = {'Q', 'C', 9, QC_STATUS};
+    uint8_t unk[4] = {'Q', 'C', QC_PROTO_VERSION, 200}, res[4] = {'Q', 'C', QC_PROTO_VERSION, QC_RESULT};
     uint8_t junk[] = {0xdd, 0xff, 0xff, 0xff, 0xff, 0x01};
     const void *p2[] = {hb, junk};
     size_t s2[] = {4, sizeof junk};

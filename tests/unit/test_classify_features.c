@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/classify_features.h"
-#include "kernels/ops.h"
+#include "kernels/classify/classify_features.h"
+#include "kernels/ops/ops.h"
 #include "shared/config.h"
 #include "tests/unit/check.h"
 

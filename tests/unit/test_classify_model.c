@@ -1,4 +1,4 @@
-/* The boosted oblivious trees (kernels/classify_model.h): they learn a
+/* The boosted oblivious trees (kernels/classify/classify_model.h): they learn a
  * non-linear two-class problem, generalise to fresh samples, are
  * deterministic for a seed, refuse bad input, and the ops backend's
  * whole-image prediction gives the same probabilities as the per-sample
@@ -8,9 +8,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernels/classify_model.h"
-#include "kernels/cpu/cpu_ops.h"
-#include "kernels/ops.h"
+#include "kernels/classify/classify_model.h"
+#include "kernels/ops/cpu/cpu_ops.h"
+#include "kernels/ops/ops.h"
 #include "tests/unit/check.h"
 
 #define NF 4

@@ -10,10 +10,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kernels/classify_cache.h"
-#include "kernels/classify_examples.h"
-#include "kernels/ops.h"
-#include "kernels/png_io.h"
+#include "kernels/classify/classify_cache.h"
+#include "kernels/classify/classify_examples.h"
+#include "kernels/ops/ops.h"
+#include "kernels/png/png_io.h"
 #include "tests/unit/pipeline_fixtures.h"
 #include "tests/unit/slide_fixtures.h"
 
@@ -300,12 +300,59 @@ test_cache (void)
     double t2 = seconds ();
     CHECK (a && a == b && owned == 0);
     CHECK (t2 - t1 < 0.01, "cache lookup took %.3f s", t2 - t1);
+    qc_classifier_put (b, owned);
     if (a)
         printf ("  pen model: %zu samples (%zu pen), %d trees of depth %d, "
                 "%zu bytes, trained in %.2f s (first lookup %.2f s)\n",
                 a->nsamples, a->npositive, a->model->ntrees, a->model->depth,
                 qc_trees_size (a->model), a->train_seconds, t1 - t0);
+    qc_classifier_put (a, owned);
     qc_config_destroy (&c);
+}
+
+/* ---- the cache: least recently used out, never one in use ---------- */
+
+static void
+test_cache_lru (void)
+{
+    enum { N = QC_CLASSIFIER_CACHE_MAX + 8 };
+    qc_config_t *cfgs[N];
+    qc_classifier_t *got[N];
+    int owned[N];
+    for (int i = 0; i < N; i++) {
+        char text[1024];
+        /* distinct models (the sample count is part of the key), each
+         * quick to train */
+        snprintf (text, sizeof text,
+                  "[pipeline]\nsteps= ClassificationModule.byExampleWithFeatures:m\n"
+                  "[ClassificationModule.byExampleWithFeatures:m]\nname: m\n"
+                  "threshold: .5\nexamples: builtin/pen_markings_1.png:"
+                  "builtin/pen_markings_1_mask.png\nfeatures: rgb\ntrees: 1\n"
+                  "tree_depth: 2\nnsamples_per_example: %d\n", 100 + i);
+        cfgs[i] = qc_config_parse (text, strlen (text), err, sizeof err, NULL);
+        CHECK (cfgs[i] != NULL, "%s", err);
+    }
+    const char *name = "ClassificationModule.byExampleWithFeatures:m";
+    /* the first stays in use while all the others pass through */
+    got[0] = qc_classifier_get (qc_config_section (cfgs[0], name), qc_ops_cpu (), &owned[0],
+                                err, sizeof err);
+    for (int i = 1; i < N; i++) {
+        got[i] = qc_classifier_get (qc_config_section (cfgs[i], name), qc_ops_cpu (),
+                                    &owned[i], err, sizeof err);
+        CHECK (got[i] != NULL && owned[i] == 0, "model %d: %s", i, err);
+        qc_classifier_put (got[i], owned[i]);
+        CHECK (qc_classifier_cached () <= QC_CLASSIFIER_CACHE_MAX);
+    }
+    CHECK (got[0] && got[0]->nsamples > 0, "the model in use survived");
+    /* a recent one is still cached: the same model comes back */
+    int again;
+    qc_classifier_t *last = qc_classifier_get (qc_config_section (cfgs[N - 1], name),
+                                               qc_ops_cpu (), &again, err, sizeof err);
+    CHECK (last == got[N - 1] && again == 0, "the most recent model was evicted");
+    qc_classifier_put (last, again);
+    qc_classifier_put (got[0], owned[0]);
+    for (int i = 0; i < N; i++)
+        qc_config_destroy (&cfgs[i]);
 }
 
 int
@@ -314,6 +361,7 @@ main (void)
     quiet_logs ();
     test_config ();
     test_cache ();
+    test_cache_lru ();
     test_generated ();
     test_real ();
     return check_done ("classify_module");

@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "kernels/modules/masks.h"
-#include "kernels/pipeline.h"
-#include "kernels/png_io.h"
+#include "kernels/pipeline/pipeline.h"
+#include "kernels/png/png_io.h"
 #include "tests/unit/check.h"
 
 static const qc_ops_t *ops;

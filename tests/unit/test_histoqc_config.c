@@ -30,8 +30,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kernels/classify_examples.h"
-#include "kernels/png_io.h"
+#include "kernels/classify/classify_examples.h"
+#include "kernels/png/png_io.h"
 #include "tests/unit/pipeline_fixtures.h"
 
 /* %1$s is the folder holding the example files. */

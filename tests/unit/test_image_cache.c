@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/image.h"
-#include "kernels/image_cache.h"
+#include "kernels/image/image.h"
+#include "kernels/image/image_cache.h"
 #include "tests/unit/check.h"
 
 #if defined(__SANITIZE_ADDRESS__)

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/cpu/cpu_ops.h"
-#include "kernels/ops.h"
+#include "kernels/ops/cpu/cpu_ops.h"
+#include "kernels/ops/ops.h"
 #include "tests/unit/check.h"
 
 #define NEAR(a, b, tol) (fabs ((double) (a) - (double) (b)) <= (tol))

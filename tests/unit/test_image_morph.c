@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/cpu/cpu_ops.h"
-#include "kernels/ops.h"
+#include "kernels/ops/cpu/cpu_ops.h"
+#include "kernels/ops/ops.h"
 #include "tests/unit/check.h"
 
 static const qc_ops_t *ops;

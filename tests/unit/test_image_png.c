@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kernels/pixel_math.h"
-#include "kernels/png_io.h"
+#include "kernels/image/pixel_math.h"
+#include "kernels/png/png_io.h"
 #include "tests/unit/check.h"
 
 /* IHDR fields: width, height, bit depth, colour type. */
@@ -79,7 +79,7 @@ test_gray_mask_float (void)
     free (data);
     qc_mask_destroy (&m);
 
-    /* run-written masks (kernels/png_runs.c) read back by libpng, pixel
+    /* run-written masks (kernels/png/png_runs.c) read back by libpng, pixel
      * for pixel: runs of every length around deflate's copy limits
      * (1-3, 257-262, 516-520), one-pixel and one-row images, all set,
      * none set, alternating, and random */

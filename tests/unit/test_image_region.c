@@ -8,45 +8,54 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/cpu/cpu_ops.h"
-#include "kernels/png_io.h"
-#include "kernels/region_read.h"
+#include "kernels/ops/cpu/cpu_ops.h"
+#include "kernels/png/png_io.h"
+#include "kernels/slide/region_read.h"
 #include "tests/unit/check.h"
+
+#include <openslide.h>
 
 static char slide_dir[1024];
 
-static openslide_t *
+/* Through OpenSlide alone: what these tests compare with HistoQC's
+ * reads (test_tiff_direct compares the direct reader with it). */
+static qc_slide_t *
 open_slide (const char *sub)
 {
-    char path[1200];
+    char path[1200], err[512] = "";
     snprintf (path, sizeof path, "%s/%s", slide_dir, sub);
-    openslide_t *osr = openslide_open (path);
-    CHECK (osr != NULL, "cannot open %s", path);
-    return osr;
+    qc_slide_t *s = qc_slide_open_with (path, QC_SLIDE_READERS_OPENSLIDE, err,
+                                        sizeof err);
+    CHECK (s != NULL, "cannot open %s: %s", path, err);
+    return s;
+}
+
+static qc_slide_rect_t
+rect_of (int level, int64_t x0, int64_t y0, int w, int h)
+{
+    return (qc_slide_rect_t) { level, x0, y0, w, h };
 }
 
 static void
 test_parse (void)
 {
-    qc_region_kind_t k;
-    double v;
-    CHECK (qc_region_parse_size ("1.25x", &k, &v) == 0 && k == QC_REGION_MAG
-           && v == 1.25);
-    CHECK (qc_region_parse_size ("2.5X", &k, &v) == 0 && k == QC_REGION_MAG);
-    CHECK (qc_region_parse_size ("12.5x", &k, &v) == 0 && v == 12.5);
-    CHECK (qc_region_parse_size ("0.1", &k, &v) == 0
-           && k == QC_REGION_DOWNSCALE);
-    CHECK (qc_region_parse_size (".5", &k, &v) == 0 && v == 0.5);
-    CHECK (qc_region_parse_size ("2", &k, &v) == 0 && k == QC_REGION_LEVEL);
-    CHECK (qc_region_parse_size ("99.9", &k, &v) == 0 && k == QC_REGION_LEVEL);
-    CHECK (qc_region_parse_size ("100", &k, &v) == 0 && k == QC_REGION_DIM);
-    CHECK (qc_region_parse_size (" 1000 ", &k, &v) == 0 && k == QC_REGION_DIM
-           && v == 1000);
+    qc_work_size_t z;
+    CHECK (qc_work_size_parse ("1.25x", &z) == 0 && z.kind == QC_WORK_MAG
+           && z.value == 1.25);
+    CHECK (qc_work_size_parse ("2.5X", &z) == 0 && z.kind == QC_WORK_MAG);
+    CHECK (qc_work_size_parse ("12.5x", &z) == 0 && z.value == 12.5);
+    CHECK (qc_work_size_parse ("0.1", &z) == 0 && z.kind == QC_WORK_DOWNSCALE);
+    CHECK (qc_work_size_parse (".5", &z) == 0 && z.value == 0.5);
+    CHECK (qc_work_size_parse ("2", &z) == 0 && z.kind == QC_WORK_LEVEL);
+    CHECK (qc_work_size_parse ("99.9", &z) == 0 && z.kind == QC_WORK_LEVEL);
+    CHECK (qc_work_size_parse ("100", &z) == 0 && z.kind == QC_WORK_DIM);
+    CHECK (qc_work_size_parse (" 1000 ", &z) == 0 && z.kind == QC_WORK_DIM
+           && z.value == 1000);
     static const char *const bad[] = { "", "x", "-1", "1e3", "abc", "0",
         "0x", "1.2.3", "nan", "inf", "1.25xx", "0x10", "1 000" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        CHECK (qc_region_parse_size (bad[i], &k, &v) == -1, "'%s'", bad[i]);
-    CHECK (qc_region_parse_size (NULL, &k, &v) == -1);
+        CHECK (qc_work_size_parse (bad[i], &z) == -1, "'%s'", bad[i]);
+    CHECK (qc_work_size_parse (NULL, &z) == -1);
 }
 
 static void
@@ -69,12 +78,12 @@ test_thumbnail_rule (void)
 
 /* Plans work_size on a slide; returns 0 and fills plan, or -1. */
 static int
-plan_for (openslide_t *osr, const char *ws, double fallback,
+plan_for (qc_slide_t *osr, const char *ws, double fallback,
           qc_region_plan_t *plan, char *err, size_t errlen)
 {
     qc_region_request_t req;
     memset (&req, 0, sizeof req);
-    if (qc_region_parse_size (ws, &req.kind, &req.value))
+    if (qc_work_size_parse (ws, &req.size))
         return -1;
     if (qc_region_base_mag (osr, fallback, &req.base_mag))
         req.base_mag = 0;
@@ -103,7 +112,7 @@ test_plans (void)
         { "real/test3-DAPI-2.ndpi", "1.25x", 0, 5, 124, 152 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        openslide_t *osr = open_slide (cases[i].slide);
+        qc_slide_t *osr = open_slide (cases[i].slide);
         if (!osr)
             continue;
         err[0] = '\0';
@@ -114,11 +123,11 @@ test_plans (void)
                && p.out_h == cases[i].h && p.warning[0] == '\0',
                "%s %s: level %d, %d x %d", cases[i].slide, cases[i].ws,
                p.level, p.out_w, p.out_h);
-        openslide_close (osr);
+        qc_slide_close (&osr);
     }
 
     /* no magnification in the metadata and none configured */
-    openslide_t *osr = open_slide ("real/TCGA-CR-7395-01A-01-TS1.svs");
+    qc_slide_t *osr = open_slide ("real/TCGA-CR-7395-01A-01-TS1.svs");
     if (osr) {
         err[0] = '\0';
         CHECK (plan_for (osr, "1.25x", 0, &p, err, sizeof err) == -1
@@ -127,7 +136,7 @@ test_plans (void)
                && p.out_w == 500 && p.out_h == 401, "pixel sizes need none");
         CHECK (qc_region_read_work_size (osr, "1.25x", 0, 1, 2, err, sizeof err)
                == NULL && strstr (err, "base_mag") != NULL, "%s", err);
-        openslide_close (osr);
+        qc_slide_close (&osr);
     }
 
     osr = open_slide ("real/CMU-1-Small-Region.svs");
@@ -136,7 +145,7 @@ test_plans (void)
         CHECK (plan_for (osr, "9", 0, &p, err, sizeof err) == 0
                && p.level == 0 && p.out_w == 2220 && p.warning[0] != '\0');
         /* bounding box: rint (bbox / 16) exactly */
-        qc_region_request_t req = { QC_REGION_MAG, 1.25, 20.0, 1,
+        qc_region_request_t req = { { QC_WORK_MAG, 1.25 }, 20.0, 1,
                                     100, 200, 1600, 1608, 1 };
         CHECK (qc_region_plan (osr, &req, &p, err, sizeof err) == 0
                && p.x0 == 100 && p.y0 == 200 && p.src_w == 1600
@@ -148,7 +157,7 @@ test_plans (void)
         CHECK (qc_region_plan (NULL, &req, &p, err, sizeof err) == -1);
         double mag;
         CHECK (qc_region_base_mag (osr, 0, &mag) == 0 && mag == 20.0);
-        openslide_close (osr);
+        qc_slide_close (&osr);
     }
 }
 
@@ -156,7 +165,7 @@ static void
 test_read_cmu (void)
 {
     char err[512] = "";
-    openslide_t *osr = open_slide ("real/CMU-1-Small-Region.svs");
+    qc_slide_t *osr = open_slide ("real/CMU-1-Small-Region.svs");
     if (!osr)
         return;
     qc_rgb_t *img = qc_region_read_work_size (osr, "1.25x", 0, 1, 4, err,
@@ -212,8 +221,9 @@ test_read_cmu (void)
          * the area resize of the full-resolution level, only the order
          * of additions differs */
         qc_rgb_t *full = NULL, *small = qc_rgb_new (138, 185);
-        CHECK (qc_region_read_rect (osr, NULL, 0, 0, 0, 2220, 2967, 2220, 2967, 4,
-                                    &full, err, sizeof err) == 0, "%s", err);
+        qc_slide_rect_t level0 = rect_of (0, 0, 0, 2220, 2967);
+        CHECK (qc_region_read_rect (osr, &level0, 2220, 2967, 4, &full, err,
+                                    sizeof err) == 0, "%s", err);
         CHECK (full && qc_cpu_resize_rgb (full, QC_INTERP_AREA, small) == 0);
         int maxd = 0, ndiff = 0;
         for (size_t i = 0; full && i < n * 3; i++) {
@@ -231,12 +241,18 @@ test_read_cmu (void)
     /* identity read equals OpenSlide's pixels; a 4x reduction of it
      * equals the area resize op on those pixels */
     qc_rgb_t *id = NULL, *red = NULL;
-    CHECK (qc_region_read_rect (osr, NULL, 0, 1000, 1200, 64, 48, 64, 48, 3, &id,
-                                err, sizeof err) == 0, "%s", err);
-    CHECK (qc_region_read_rect (osr, NULL, 0, 1000, 1200, 64, 48, 16, 12, 3, &red,
-                                err, sizeof err) == 0, "%s", err);
+    qc_slide_rect_t piece = rect_of (0, 1000, 1200, 64, 48);
+    CHECK (qc_region_read_rect (osr, &piece, 64, 48, 3, &id, err, sizeof err)
+           == 0, "%s", err);
+    CHECK (qc_region_read_rect (osr, &piece, 16, 12, 3, &red, err, sizeof err)
+           == 0, "%s", err);
     uint32_t *argb = malloc (64 * 48 * sizeof *argb);
-    openslide_read_region (osr, argb, 1000, 1200, 0, 64, 48);
+    openslide_t *raw = openslide_open (qc_slide_path (osr));
+    CHECK (raw != NULL);
+    if (raw) {
+        openslide_read_region (raw, argb, 1000, 1200, 0, 64, 48);
+        openslide_close (raw);
+    }
     int bad = 0;
     for (int i = 0; id && i < 64 * 48; i++) {
         uint8_t rgb[3];
@@ -252,11 +268,13 @@ test_read_cmu (void)
     qc_rgb_destroy (&id);
     qc_rgb_destroy (&red);
     qc_rgb_destroy (&ref);
-    CHECK (qc_region_read_rect (osr, NULL, 5, 0, 0, 10, 10, 10, 10, 1, &id, err,
-                                sizeof err) == -1 && id == NULL, "no level 5");
-    CHECK (qc_region_read_rect (osr, NULL, 0, 0, 0, 10, 10, 0, 10, 1, &id, err,
-                                sizeof err) == -1);
-    openslide_close (osr);
+    qc_slide_rect_t level5 = rect_of (5, 0, 0, 10, 10);
+    qc_slide_rect_t ten = rect_of (0, 0, 0, 10, 10);
+    CHECK (qc_region_read_rect (osr, &level5, 10, 10, 1, &id, err, sizeof err)
+           == -1 && id == NULL, "no level 5");
+    CHECK (qc_region_read_rect (osr, &ten, 0, 10, 1, &id, err, sizeof err)
+           == -1);
+    qc_slide_close (&osr);
 }
 
 /* HistoQC wrote its 1.25x working image of this slide as _thumb.png:
@@ -272,7 +290,7 @@ test_matches_histoqc (void)
         printf ("note: %s not readable (%s); comparison skipped\n", path, err);
         return;
     }
-    openslide_t *osr = open_slide ("real/TCGA-CR-7395-pyramid.svs");
+    qc_slide_t *osr = open_slide ("real/TCGA-CR-7395-pyramid.svs");
     qc_rgb_t *img = osr ? qc_region_read_work_size (osr, "1.25x", 0, 1, 4, err,
                                                     sizeof err) : NULL;
     CHECK (img && img->w == ref->w && img->h == ref->h, "%s", err);
@@ -286,7 +304,7 @@ test_matches_histoqc (void)
     qc_rgb_destroy (&img);
     qc_rgb_destroy (&ref);
     if (osr)
-        openslide_close (osr);
+        qc_slide_close (&osr);
 }
 
 static void
@@ -295,20 +313,20 @@ test_failures (void)
     char err[512] = "";
     char path[1200];
     snprintf (path, sizeof path, "%s/odd/unreadable.svs", slide_dir);
-    openslide_t *osr = openslide_open (path);
+    qc_slide_t *osr = qc_slide_open (path, err, sizeof err);
     if (osr) {
         qc_rgb_t *img = qc_region_read_work_size (osr, "1.25x", 20, 1, 4, err,
                                                   sizeof err);
         CHECK (img == NULL && strlen (err) > 0, "unreadable.svs: '%s'", err);
         printf ("unreadable.svs: %s\n", err);
-        openslide_close (osr);
+        qc_slide_close (&osr);
     } else {
         CHECK (0, "unreadable.svs should open (its pixels fail)");
     }
     CHECK (qc_region_read_work_size (NULL, "1.25x", 20, 1, 4, err, sizeof err)
            == NULL);
     snprintf (path, sizeof path, "%s/odd/small.svs", slide_dir);
-    osr = openslide_open (path);
+    osr = qc_slide_open (path, err, sizeof err);
     if (osr) {                  /* 16 x 16: 1 x 1 at 1.25x of 20x */
         qc_rgb_t *img = qc_region_read_work_size (osr, "1.25x", 20, 1, 4, err,
                                                   sizeof err);
@@ -317,7 +335,7 @@ test_failures (void)
         img = qc_region_read_work_size (osr, "1000", 0, 1, 4, err, sizeof err);
         CHECK (img && img->w == 16 && img->h == 16, "not enlarged: %s", err);
         qc_rgb_destroy (&img);
-        openslide_close (osr);
+        qc_slide_close (&osr);
     }
 }
 

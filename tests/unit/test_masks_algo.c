@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "kernels/modules/masks.h"
-#include "kernels/run_state.h"
+#include "kernels/run/run.h"
 #include "tests/unit/check.h"
 
 #pragma GCC diagnostic ignored "-Wformat-zero-length"

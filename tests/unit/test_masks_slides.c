@@ -12,9 +12,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openslide.h>
+
 #include "kernels/modules/masks.h"
-#include "kernels/ops.h"
-#include "kernels/png_io.h"
+#include "kernels/ops/ops.h"
+#include "kernels/png/png_io.h"
 #include "tests/unit/pipeline_fixtures.h"
 #include "tests/unit/slide_fixtures.h"
 

@@ -195,8 +195,9 @@ measure (const uint32_t *px, int64_t w, int64_t h, const uint8_t *mask,
 }
 
 static const char *masks[] = { "tissue", "pen", "blur", "dark", "bubble",
-                               "edge", "usable" };
-#define NMASKS 7
+                               "edge", "focus", "usable" };
+#define NMASKS 8
+#define USABLE 7
 
 /* The main slide: structure, metadata, truth masks and pixels. */
 static void
@@ -255,13 +256,13 @@ test_slide (void)
         CHECK (frac[i] > 0, "%s mask is empty", masks[i]);
     }
     CHECK (frac[0] > 0.08 && frac[0] < 0.7, "tissue covers %.3f", frac[0]);
-    CHECK (frac[6] < frac[0], "usable must be part of tissue");
+    CHECK (frac[USABLE] < frac[0], "usable must be part of tissue");
     size_t jlen = 0;
     char *json = (char *) slurp (path_in (p, sizeof p, "a/slide_truth.json"), &jlen);
     CHECK (json && strstr (json, "\"seed\": 7") && strstr (json, "\"mpp\": 0.25"));
     free (json);
 
-    /* Pixels, on level 0, region by region. */
+    /* Pixels, on level 0 and 1, region by region. */
     uint32_t *px = ok ? read_level (osr, 0, &w, &h) : NULL;
     CHECK (!ok || px != NULL);
     if (px) {
@@ -273,13 +274,15 @@ test_slide (void)
             glass[k] = any[k] ? 0 : 255;
         }
         region_t g = measure (px, w, h, glass, 500, 375, NULL);
-        region_t t = measure (px, w, h, m[6], 500, 375, NULL);
+        region_t t = measure (px, w, h, m[USABLE], 500, 375, NULL);
         region_t pen = measure (px, w, h, m[1], 500, 375, m[0]);
         region_t blur = measure (px, w, h, m[2], 500, 375, m[4]);
         region_t dark = measure (px, w, h, m[3], 500, 375, m[4]);
+        region_t focus = measure (px, w, h, m[6], 500, 375, m[4]);
         printf ("glass %.1f, tissue %.1f (lap %.1f), pen %.1f, dark %.1f, "
-                "blur lap %.1f, glass lap %.1f\n", g.gray, t.gray, t.lap,
-                pen.gray, dark.gray, blur.lap, g.lap);
+                "blur lap %.1f, focus fault lap %.1f, glass lap %.1f\n",
+                g.gray, t.gray, t.lap, pen.gray, dark.gray, blur.lap,
+                focus.lap, g.lap);
         CHECK (g.n > 0 && g.gray > 228 && g.gray < 250, "glass mean %.1f", g.gray);
         CHECK (t.n > 0 && t.gray < g.gray - 30, "tissue %.1f vs glass %.1f",
                t.gray, g.gray);
@@ -290,9 +293,28 @@ test_slide (void)
                dark.gray, t.gray);
         CHECK (blur.n > 0 && blur.lap < 0.5 * t.lap,
                "blur |laplacian| %.2f vs sharp tissue %.2f", blur.lap, t.lap);
+        /* A focus fault (1-3 um: 4-12 pixels here) takes most of the
+         * finest detail. */
+        CHECK (focus.n > 0 && focus.lap < 0.6 * t.lap,
+               "focus fault |laplacian| %.2f vs sharp tissue %.2f",
+               focus.lap, t.lap);
         CHECK (g.lap < 6, "glass is smooth: |laplacian| %.2f", g.lap);
         free (any);
         free (glass);
+        free (px);
+    }
+    /* Level 1 (10x) is painted at its own scale with the fault's blur
+     * scaled to it: a fault of 1-3 um is 1-3 pixels there, still
+     * visible. */
+    px = ok ? read_level (osr, 1, &w, &h) : NULL;
+    if (px) {
+        region_t t = measure (px, w, h, m[USABLE], 500, 375, NULL);
+        region_t focus = measure (px, w, h, m[6], 500, 375, m[4]);
+        printf ("level 1: tissue lap %.1f, focus fault lap %.1f\n", t.lap,
+                focus.lap);
+        CHECK (focus.n > 0 && focus.lap < 0.75 * t.lap,
+               "level 1: focus fault |laplacian| %.2f vs tissue %.2f",
+               focus.lap, t.lap);
         free (px);
     }
     for (int i = 0; i < NMASKS; i++)
@@ -335,6 +357,14 @@ test_determinism (void)
                         NULL) == 0);
     CHECK (same_bytes (path_in (ta, sizeof ta, "a/slide_truth_tissue.png"),
                        path_in (tb, sizeof tb, "c/slide_truth_tissue.png")));
+    /* Focus faults were planned last, from their own stream: alone with
+     * tissue they lie where they lie among all the rest. */
+    CHECK (run_mkslide (NULL, 0, "-o", c, "--width", "2000", "--height", "1500",
+                        "--seed", "7", "--features", "tissue,focus", "--truth",
+                        dir, "--truth-width", "500", "--textures", textures,
+                        NULL) == 0);
+    CHECK (same_bytes (path_in (ta, sizeof ta, "a/slide_truth_focus.png"),
+                       path_in (tb, sizeof tb, "c/slide_truth_focus.png")));
 }
 
 /* --no-mag: an Aperio slide without mpp or objective power. */
@@ -409,6 +439,8 @@ test_usage (void)
     CHECK (run_mkslide (NULL, 1, "-o", s, "--bogus", NULL) == 2);
     CHECK (run_mkslide (NULL, 1, "-o", s, "--features", "tissue,glitter", NULL) == 2);
     CHECK (run_mkslide (NULL, 1, "-o", s, "--features", "blur", NULL) == 2);
+    CHECK (run_mkslide (NULL, 1, "-o", s, "--features", "focus", NULL) == 2);
+    CHECK (run_mkslide (NULL, 1, "-o", s, "--focus-sigma", "0", NULL) == 2);
     CHECK (run_mkslide (NULL, 1, "-o", s, "--quality", "101", NULL) == 2);
     CHECK (run_mkslide (NULL, 1, "-o", s, "--tile", "100", NULL) == 2);
     CHECK (access (s, F_OK) != 0, "a usage error wrote a file");

@@ -1,4 +1,4 @@
-/* kernels/pil_resize.c: PIL's thumbnail resampling. Against HistoQC's
+/* kernels/slide/pil_resize.c: PIL's thumbnail resampling. Against HistoQC's
  * own images it is checked in test_histoqc_config (TCGA-CR-7395's
  * _thumb.png and _thumb_small.png, pixel for pixel); here, its parts by
  * what they must do: Pillow's rounding of block means (Image.reduce),
@@ -7,7 +7,7 @@
  * and bad arguments refused. */
 #include <string.h>
 
-#include "kernels/pil_resize.h"
+#include "kernels/slide/pil_resize.h"
 #include "tests/unit/check.h"
 
 static qc_rgb_t *

@@ -10,7 +10,7 @@
 
 #include <openslide.h>
 
-#include "kernels/slide.h"
+#include "kernels/slide/slide.h"
 #include "tests/unit/pipeline_fixtures.h"
 
 #define NTHREADS 4
@@ -299,8 +299,6 @@ test_slide_api (void)
     CHECK (strcmp (qc_slide_name (s), "CMU-1-Small-Region-pyramid.svs") == 0);
     CHECK (strcmp (qc_slide_path (s), path) == 0);
     CHECK (qc_slide_level_count (s) == 5);
-    CHECK (qc_slide_handle (s) && openslide_get_level_count (qc_slide_handle (s)) == 5);
-    CHECK (qc_slide_handle (NULL) == NULL);
     int64_t w = 0, h = 0;
     CHECK (qc_slide_level_size (s, 0, &w, &h) == 0 && w == 2220 && h == 2967);
     CHECK (qc_slide_level_size (s, 5, &w, &h) == -1 && qc_slide_level_size (s, -1, &w, &h) == -1);
@@ -308,11 +306,54 @@ test_slide_api (void)
     CHECK (qc_slide_level_downsample (s, 9) == 0);
     CHECK (strcmp (qc_slide_property (s, "aperio.AppMag"), "20") == 0);
     CHECK (qc_slide_property (s, "no.such.property") == NULL);
-    uint32_t px[16];
-    CHECK (qc_slide_read_region (s, px, 0, 0, 0, 4, 4, err, sizeof err) == 0, "%s", err);
-    CHECK (qc_slide_read_region (s, px, 0, 0, 0, 0, 4, err, sizeof err) == -1);
-    CHECK (qc_slide_read_region (s, NULL, 0, 0, 0, 4, 4, err, sizeof err) == -1);
-    CHECK (qc_slide_read_region (s, px, 0, 0, 7, 4, 4, err, sizeof err) == -1);
+    const char *env = getenv ("QC_DIRECT_READ");
+    CHECK (strcmp (qc_slide_readers (s), env && strcmp (env, "0") == 0
+                   ? "OpenSlide" : "direct TIFF, OpenSlide") == 0, "%s",
+           qc_slide_readers (s));
+    CHECK (qc_slide_best_level (s, 1.0) == 0 && qc_slide_best_level (s, 3.0) == 1);
+    CHECK (qc_slide_tile_height (s, 0) > 0 && qc_slide_tile_height (s, 99) == 256);
+    uint8_t bg[3] = { 0, 0, 0 };
+    qc_slide_background (s, bg);
+    CHECK (bg[0] == 255 && bg[1] == 255 && bg[2] == 255, "no background colour: white");
+    uint8_t px[4 * 4 * 3];
+    qc_slide_rect_t r = { 0, 0, 0, 4, 4 };
+    CHECK (qc_slide_read_rows (s, &r, 0, 4, px, 12, err, sizeof err) == 0, "%s", err);
+    CHECK (qc_slide_read_rows (s, &r, 2, 3, px, 12, err, sizeof err) == -1, "past the region");
+    CHECK (qc_slide_read_rows (s, &r, 0, 4, NULL, 12, err, sizeof err) == -1);
+    CHECK (qc_slide_read_rows (s, &r, 0, 4, px, 11, err, sizeof err) == -1, "stride below a row");
+    r.level = 7;
+    CHECK (qc_slide_read_rows (s, &r, 0, 4, px, 12, err, sizeof err) == -1);
+    r = (qc_slide_rect_t) { 0, 0, 0, 0, 4 };
+    CHECK (qc_slide_read_rows (s, &r, 0, 4, px, 12, err, sizeof err) == -1);
+    CHECK (qc_slide_rows_open (s, &r, err, sizeof err) == NULL);
+    /* A region on whole pixels of level 1 (downsample 2: the direct
+     * reader reads it) and one between them (OpenSlide reads it): row
+     * by row as in one read, and as OpenSlide alone reads them. */
+    qc_slide_t *os = qc_slide_open_with (path, QC_SLIDE_READERS_OPENSLIDE, err, sizeof err);
+    CHECK (os && strcmp (qc_slide_readers (os), "OpenSlide") == 0);
+    const qc_slide_rect_t rects[] = { { 1, 0, 0, 300, 700 }, { 1, 1, 3, 300, 700 } };
+    uint8_t *a = malloc (300 * 700 * 3), *b = malloc (300 * 700 * 3);
+    for (size_t k = 0; os && a && b && k < 2; k++) {
+        CHECK (qc_slide_read_rows (s, &rects[k], 0, 700, a, 900, err, sizeof err) == 0, "%s", err);
+        CHECK (qc_slide_read_rows (os, &rects[k], 0, 700, b, 900, err, sizeof err) == 0, "%s", err);
+        CHECK (memcmp (a, b, 300 * 700 * 3) == 0, "rect %zu: both readers' pixels", k);
+        qc_slide_rows_t *rows = qc_slide_rows_open (s, &rects[k], err, sizeof err);
+        int same = rows != NULL;
+        for (int y = 0; same && y < 700; y += 1 + y % 7) {
+            const uint8_t *row = qc_slide_rows_get (rows, y, err, sizeof err);
+            same = row && memcmp (row, a + (size_t) y * 900, 900) == 0;
+        }
+        CHECK (same, "rect %zu: row by row as in one read (%s)", k, err);
+        CHECK (qc_slide_rows_get (rows, 700, err, sizeof err) == NULL, "no row 700");
+        qc_slide_rows_close (&rows);
+        CHECK (rows == NULL);
+    }
+    free (a);
+    free (b);
+    qc_slide_close (&os);
+    CHECK (!qc_slide_has_associated (s, "no-such-image"));
+    CHECK (qc_slide_read_associated (s, "no-such-image", 1 << 20, err, sizeof err) == NULL
+           && strstr (err, "empty") != NULL, "%s", err);
     CHECK (qc_slide_check_readable (s, err, sizeof err) == 0, "%s", err);
     qc_slide_close (&s);
     CHECK (s == NULL);

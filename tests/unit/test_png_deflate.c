@@ -1,4 +1,4 @@
-/* The project's deflate encoder (kernels/png_deflate.c) against zlib's
+/* The project's deflate encoder (kernels/png/png_deflate.c) against zlib's
  * own inflate: every stream it writes must inflate (zlib checks the
  * Huffman tables, the block structure and the Adler-32) to exactly the
  * input. Inputs: noise, constant data, short and long runs, runs across
@@ -12,8 +12,8 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "kernels/png_deflate.h"
-#include "kernels/png_io.h"
+#include "kernels/png/png_deflate.h"
+#include "kernels/png/png_io.h"
 #include "tests/unit/check.h"
 
 /* Inflates z (a zlib stream) and compares with src. */

@@ -16,21 +16,24 @@ test_bad_headers_and_frames (void)
 
     expect_bad_hdr ("magic", (uint8_t[]) {'Q', 'X', 1, QC_HEARTBEAT}, 4, body, 1);
     expect_bad_hdr ("magic 2", (uint8_t[]) {'q', 'c', 1, QC_HEARTBEAT}, 4, body, 1);
-    expect_bad_hdr ("version 2", (uint8_t[]) {'Q', 'C', 2, QC_HEARTBEAT}, 4, body, 1);
+    expect_bad_hdr ("version 1 (before job identity)", (uint8_t[]) {'Q', 'C', 1, QC_HEARTBEAT},
+                    4, body, 1);
+    expect_bad_hdr ("version 3", (uint8_t[]) {'Q', 'C', 3, QC_HEARTBEAT}, 4, body, 1);
     expect_bad_hdr ("version 0", (uint8_t[]) {'Q', 'C', 0, QC_HEARTBEAT}, 4, body, 1);
-    expect_bad_hdr ("command 0", (uint8_t[]) {'Q', 'C', 1, 0}, 4, body, 1);
-    expect_bad_hdr ("command 99", (uint8_t[]) {'Q', 'C', 1, 99}, 4, body, 1);
-    expect_bad_hdr ("command 255", (uint8_t[]) {'Q', 'C', 1, 255}, 4, body, 1);
+    expect_bad_hdr ("command 0", (uint8_t[]) {'Q', 'C', QC_PROTO_VERSION, 0}, 4, body, 1);
+    expect_bad_hdr ("command 99", (uint8_t[]) {'Q', 'C', QC_PROTO_VERSION, 99}, 4, body, 1);
+    expect_bad_hdr ("command 255", (uint8_t[]) {'Q', 'C', QC_PROTO_VERSION, 255}, 4, body, 1);
     expect_bad_hdr ("header 3 bytes", (uint8_t[]) {'Q', 'C', 1}, 3, body, 1);
-    expect_bad_hdr ("header 5 bytes", (uint8_t[]) {'Q', 'C', 1, QC_HEARTBEAT, 0}, 5, body, 1);
+    expect_bad_hdr ("header 5 bytes", (uint8_t[]) {'Q', 'C', QC_PROTO_VERSION, QC_HEARTBEAT, 0}, 5, body, 1);
     expect_bad_hdr ("header 0 bytes", "", 0, body, 1);
     expect_bad_hdr ("header NULL", NULL, 4, body, 1);
-    expect_bad_hdr ("body NULL", (uint8_t[]) {'Q', 'C', 1, QC_HEARTBEAT}, 4, NULL, 0);
+    expect_bad_hdr ("body NULL", (uint8_t[]) {'Q', 'C', QC_PROTO_VERSION, QC_HEARTBEAT}, 4, NULL, 0);
 
     /* the error text names the version or the command */
     qc_msg_decode_bytes ((uint8_t[]) {'Q', 'C', 9, 2}, 4, body, 1, err, sizeof err);
     CHECK (strstr (err, "9") != NULL, "version in error: %s", err);
-    qc_msg_decode_bytes ((uint8_t[]) {'Q', 'C', 1, 77}, 4, body, 1, err, sizeof err);
+    qc_msg_decode_bytes ((uint8_t[]) {'Q', 'C', QC_PROTO_VERSION, 77}, 4, body, 1, err,
+                         sizeof err);
     CHECK (strstr (err, "77") != NULL, "command in error: %s", err);
     /* no error buffer, or a tiny one: still no crash */
     CHECK (qc_msg_decode_bytes ((uint8_t[]) {'Q', 'X', 1, 2}, 4, body, 1, NULL, 0) == NULL);
@@ -116,7 +119,7 @@ test_bad_bodies (void)
     /* the same for a GPU list, refs, workers, jobs rows and a result kv */
     struct { uint8_t cmd; const char *key; } lists[] = {
         {QC_READY, "gpus"}, {QC_DISCONNECT, "refs"}, {QC_STATUS_REPLY, "workers"},
-        {QC_STATUS_REPLY, "jobs"},
+        {QC_STATUS_REPLY, "jobs"}, {QC_ASSETS, "assets"},
     };
     for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) {
         mb_init (&b);
@@ -361,7 +364,8 @@ static void
 test_repeated_required_key (void)
 {
     const uint8_t hdr[4] = {'Q', 'C', QC_PROTO_VERSION, QC_TASK};
-    const uint8_t body[] = {0x84, 0xa3, 'j', 'o', 'b', 0x01, 0xa3, 'i', 'd', 'x', 0x00,
+    const uint8_t body[] = {0x86, 0xa3, 'j', 'o', 'b', 0x01, 0xa3, 'i', 'd', 'x', 0x00,
+                            0xa3, 'k', 'e', 'y', 0x05, 0xa3, 'a', 't', 't', 0x01,
                             0xa4, 'p', 'a', 't', 'h', 0xa1, 'a',
                             0xa4, 'p', 'a', 't', 'h', 0xc0};
     char err[256] = "";
@@ -370,7 +374,8 @@ test_repeated_required_key (void)
     CHECK (strstr (err, "path") != NULL, "error does not name the field: %s", err);
     qc_msg_destroy (&m);
     /* the same with a real value last is fine */
-    const uint8_t ok[] = {0x84, 0xa3, 'j', 'o', 'b', 0x01, 0xa3, 'i', 'd', 'x', 0x00,
+    const uint8_t ok[] = {0x86, 0xa3, 'j', 'o', 'b', 0x01, 0xa3, 'i', 'd', 'x', 0x00,
+                          0xa3, 'k', 'e', 'y', 0x05, 0xa3, 'a', 't', 't', 0x01,
                           0xa4, 'p', 'a', 't', 'h', 0xc0,
                           0xa4, 'p', 'a', 't', 'h', 0xa1, 'b'};
     m = qc_msg_decode_bytes (hdr, sizeof hdr, ok, sizeof ok, err, sizeof err);

@@ -21,7 +21,8 @@ test_roundtrip (void)
     static const uint8_t all[] = {QC_READY, QC_HEARTBEAT, QC_STARTED, QC_RESULT,
                                   QC_LOG, QC_DISCONNECT, QC_TASK, QC_SUBMIT,
                                   QC_CANCEL, QC_STATUS, QC_ATTACH, QC_ACK,
-                                  QC_ACCEPTED, QC_DONE, QC_STATUS_REPLY, QC_ERROR};
+                                  QC_ACCEPTED, QC_DONE, QC_STATUS_REPLY, QC_ERROR,
+                                  QC_FETCH, QC_ASSETS};
     for (size_t i = 0; i < sizeof all; i++)
         CHECK (seen[all[i]], "command %u round-tripped", all[i]);
 
@@ -208,8 +209,9 @@ test_unknown_keys (void)
 
     /* an unknown key inside the result map is skipped too */
     mb_init (&b);
-    msgpack_pack_map (&b.pk, 3);
+    msgpack_pack_map (&b.pk, 4);
     mb_str (&b, "job"); msgpack_pack_uint32 (&b.pk, 1);
+    mb_str (&b, "key"); msgpack_pack_uint32 (&b.pk, 9);
     mb_str (&b, "idx"); msgpack_pack_uint32 (&b.pk, 2);
     mb_str (&b, "result");
     msgpack_pack_map (&b.pk, 3);
@@ -374,6 +376,32 @@ test_encode_refuses (void)
     m->result->kv[0].value = strdup (big);
     REFUSE (m, "result value of 16385");
     big[QC_RESULT_MAX_VALUE + 1] = 'a';
+    qc_msg_destroy (&m);
+
+    /* config files: the name and size bounds a peer applies */
+    m = qc_msg_new (QC_ASSETS);
+    m->job = 1;
+    m->nassets = 1;
+    m->assets = calloc (1, sizeof *m->assets);
+    REFUSE (m, "asset without a name");
+    big[QC_PROTO_MAX_ASSET_NAME] = 0;
+    m->assets[0].name = strdup (big);
+    ACCEPT (m, "asset name of 64 bytes");
+    big[QC_PROTO_MAX_ASSET_NAME] = 'a';
+    free (m->assets[0].name);
+    big[QC_PROTO_MAX_ASSET_NAME + 1] = 0;
+    m->assets[0].name = strdup (big);
+    REFUSE (m, "asset name of 65 bytes (a peer refuses it)");
+    big[QC_PROTO_MAX_ASSET_NAME + 1] = 'a';
+    free (m->assets[0].name);
+    m->assets[0].name = strdup ("x");
+    m->assets[0].size = QC_PROTO_MAX_ASSET_SIZE + 1;
+    m->assets[0].data = calloc (1, 1);   /* never read: refused on size */
+    REFUSE (m, "asset over 64 MiB (a peer refuses it)");
+    m->assets[0].size = 0;
+    m->nassets = QC_PROTO_MAX_ASSETS + 1;
+    REFUSE (m, "257 assets (a peer refuses them)");
+    m->nassets = 1;
     qc_msg_destroy (&m);
 
     m = qc_msg_new (99);

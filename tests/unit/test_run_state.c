@@ -1,12 +1,12 @@
-/* Tests of the per-slide run state (kernels/run_state.h): working images
+/* Tests of the per-slide run state (kernels/run/run.h): working images
  * read once and cached by parsed size, gray cache, img_mask_use, kept
  * masks and their ownership, HistoQC's mask statistics, PNG files in the
  * result, completed steps, clean failures, and freeing (ASan checks that
  * nothing leaks). */
 #include <math.h>
 
-#include "kernels/png_io.h"
-#include "kernels/run_state.h"
+#include "kernels/png/png_io.h"
+#include "kernels/run/run.h"
 #include "tests/unit/pipeline_fixtures.h"
 
 /* A run on a real slide with BaseImage already applied, as the pipeline

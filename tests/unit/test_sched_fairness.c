@@ -17,7 +17,7 @@ test_fairness (void)
     for (int i = 0; i < 200 && r.nd > 0; i++) {
         dispatch_t last = r.d[r.nd - 1];
         CHECK (w->cpu_inflight == 1);
-        CHECK (sched_task_finished (s, last.task->job, last.idx, true));
+        CHECK (finish (s, last.task->job, last.idx, true));
         sched_dispatch (s);
     }
     CHECK (r.nd == 200, "all 200 dispatched, got %zu", r.nd);
@@ -47,12 +47,12 @@ test_fairness (void)
     a = new_job (s, 1, 50, QC_RES_CPU, true);
     w = sched_worker_add (s, 1, 0, NULL, 0, NULL);
     sched_dispatch (s);
-    CHECK (sched_task_finished (s, a, 0, true));
+    CHECK (finish (s, a, 0, true));
     sched_dispatch (s);
     b = new_job (s, 2, 50, QC_RES_CPU, true);
     for (int i = 0; i < 10 && r.nd > 0; i++) {
         dispatch_t last = r.d[r.nd - 1];
-        sched_task_finished (s, last.task->job, last.idx, true);
+        finish (s, last.task->job, last.idx, true);
         sched_dispatch (s);
     }
     /* A0 A1 then B A B A ... */
@@ -69,16 +69,16 @@ test_fairness (void)
     sched_job_t *c = new_job (s, 3, 10, QC_RES_CPU, true);
     w = sched_worker_add (s, 1, 0, NULL, 0, NULL);
     sched_dispatch (s);                                   /* A0 */
-    CHECK (sched_task_finished (s, a, 0, true));
+    CHECK (finish (s, a, 0, true));
     sched_dispatch (s);                                   /* B0 */
     CHECK (r.nd == 2 && r.d[1].job == 2);
-    CHECK (sched_task_finished (s, b, 0, true) && sched_job_finished (b));
+    CHECK (finish (s, b, 0, true) && sched_job_finished (b));
     sched_job_remove (s, b);
     sched_dispatch (s);
     CHECK (r.nd == 3 && r.d[2].job == 3, "C's turn after B, got job %llu",
            (unsigned long long) (r.nd == 3 ? r.d[2].job : 0));
     if (r.nd == 3) {
-        sched_task_finished (s, r.d[2].task->job, r.d[2].idx, true);
+        finish (s, r.d[2].task->job, r.d[2].idx, true);
         sched_dispatch (s);
     }
     CHECK (r.nd == 4 && r.d[3].job == 1, "then A");
@@ -99,7 +99,7 @@ test_cancel (void)
     sched_worker_t *w = sched_worker_add (s, 2, 1, NULL, 0, NULL);
     sched_dispatch (s);
     CHECK (r.nd == 3);     /* j0, o0, j1 */
-    sched_task_started (s, w, j, 0);
+    start (s, w, j, 0);
     uint64_t j_assigned = j->dispatched + j->running;
     CHECK (j_assigned == 2, "2 of job 5 on the worker: %llu", (unsigned long long) j_assigned);
     sched_job_cancel (s, j);
@@ -116,11 +116,11 @@ test_cancel (void)
     sched_job_cancel (s, j);      /* twice: nothing more */
     CHECK (r.nf == 4);
     /* the running and the dispatched one still finish and are reported */
-    CHECK (sched_task_finished (s, j, 0, true));
+    CHECK (finish (s, j, 0, true));
     CHECK (!sched_job_finished (j));
     sched_task_t *t1 = sched_job_task (j, 1);
     CHECK (t1->state == TASK_DISPATCHED);
-    CHECK (sched_task_finished (s, j, 1, true));
+    CHECK (finish (s, j, 1, true));
     CHECK (sched_job_finished (j) && j->done == 2 && j->failed == 4);
     /* after cancel nothing of job 5 is dispatched */
     size_t before = r.nd;
@@ -138,7 +138,7 @@ test_cancel (void)
     j = new_job (s, 5, 3, QC_RES_CPU, false);   /* not final: cancel suffices */
     w = sched_worker_add (s, 1, 1, NULL, 0, NULL);
     sched_dispatch (s);
-    sched_task_started (s, w, j, 0);
+    start (s, w, j, 0);
     sched_job_cancel (s, j);
     CHECK (r.nf == 1);
     sched_worker_remove (s, w, true, "w");
@@ -169,14 +169,14 @@ test_drain (void)
     sched_worker_t *w = sched_worker_add (s, 2, 2, NULL, 0, NULL);
     sched_dispatch (s);
     CHECK (r.nd == 3 && w->cpu_inflight == 3);
-    sched_task_started (s, w, j, 0);
+    start (s, w, j, 0);
     sched_worker_drain (s, w);
     CHECK (w->draining);
     sched_job_add (s, j, "/more.svs", QC_RES_CPU);
     sched_dispatch (s);
     CHECK (r.nd == 3, "a draining worker gets no new task");
     /* it hands back task 2 (not started) */
-    sched_worker_return (s, w, j, 2);
+    give_back (s, w, j, 2);
     sched_task_t *t2 = sched_job_task (j, 2);
     CHECK (t2->state == TASK_QUEUED && t2->worker == NULL && t2->blame == 0);
     CHECK (w->cpu_inflight == 2 && sched_queue_depth (s) == 2 && j->dispatched == 1);
@@ -184,20 +184,20 @@ test_drain (void)
     CHECK (r.nd == 3, "still not to the draining worker");
     /* a started task cannot be handed back; another worker cannot hand
      * back what is not its own */
-    sched_worker_return (s, w, j, 0);
+    give_back (s, w, j, 0);
     CHECK (sched_job_task (j, 0)->state == TASK_RUNNING && w->cpu_inflight == 2);
     sched_worker_t *w2 = sched_worker_add (s, 1, 0, NULL, 0, NULL);
-    sched_worker_return (s, w2, j, 1);
+    give_back (s, w2, j, 1);
     CHECK (sched_job_task (j, 1)->state == TASK_DISPATCHED
            && sched_job_task (j, 1)->worker == w);
-    sched_worker_return (s, w, j, 12345);    /* no such task */
+    give_back (s, w, j, 12345);    /* no such task */
     /* the returned task goes first to the next worker */
     sched_dispatch (s);
     CHECK (r.nd == 4 && r.d[3].worker == w2 && r.d[3].idx == 2,
            "the handed-back task goes to the new worker first");
     CHECK (t2->attempt == 2);
     /* the draining worker finishes what it holds, then leaves quietly */
-    CHECK (sched_task_finished (s, j, 0, true) && sched_task_finished (s, j, 1, true));
+    CHECK (finish (s, j, 0, true) && finish (s, j, 1, true));
     CHECK (w->cpu_inflight == 0 && w->assigned.count == 0);
     sched_worker_remove (s, w, false, "w");
     CHECK (r.nf == 0 && sched_first_worker (s) == w2);
@@ -286,15 +286,15 @@ test_stress (void)
         if (t->state == TASK_QUEUED)
             continue;            /* stale: handed back, will be dispatched again */
         if (t->state == TASK_DISPATCHED && rnd () % 2)
-            sched_task_started (s, t->worker, t->job, t->idx);
+            start (s, t->worker, t->job, t->idx);
         uint64_t job_k = t->job->id - 1;
-        bool ok = sched_task_finished (s, t->job, t->idx, true);
+        bool ok = finish (s, t->job, t->idx, true);
         if (ok) {
             accepted++;
             if (finished[job_k][t->idx]++)
                 CHECK (0, "task %llu accepted twice", (unsigned long long) t->idx);
             /* now and then the result comes a second time */
-            if (rnd () % 16 == 0 && sched_task_finished (s, t->job, t->idx, true))
+            if (rnd () % 16 == 0 && finish (s, t->job, t->idx, true))
                 CHECK (0, "duplicate accepted");
         } else
             dup++;

@@ -32,7 +32,7 @@ test_resources (void)
     sched_dispatch (s);
     CHECK (r.nd == 3, "a full worker gets nothing more");
     /* one result frees one credit */
-    CHECK (sched_task_finished (s, j, 1, true));
+    CHECK (finish (s, j, 1, true));
     CHECK (w->cpu_inflight == 2);
     sched_dispatch (s);
     CHECK (r.nd == 4 && r.d[3].idx == 3 && w->cpu_inflight == 3);
@@ -132,7 +132,7 @@ test_gpu (void)
     if (r.nd == 4 && r.d[0].gpu >= 0) {
         sched_task_t *t0 = r.d[0].task;
         int slot = t0->gpu;
-        CHECK (sched_task_finished (s, jg, t0->idx, true));
+        CHECK (finish (s, jg, t0->idx, true));
         CHECK (g->gpu_inflight == 3 && g->gpu_load[slot] == 1);
         sched_dispatch (s);
         CHECK (r.nd == 5 && r.d[4].gpu == slot, "the freed GPU gets the next task");
@@ -225,7 +225,7 @@ test_gpu (void)
                "task %zu: job %llu gpu %d", i, (unsigned long long) r.d[i].job,
                r.d[i].gpu);
     CHECK (gonly->cpu_inflight == 0, "no CPU task on a worker without slots");
-    CHECK (sched_task_finished (s, jany, r.d[0].idx, true));
+    CHECK (finish (s, jany, r.d[0].idx, true));
     sched_dispatch (s);
     CHECK (r.nd == 3 && r.d[2].job == 2 && r.d[2].gpu == 0);
     CHECK (sched_queue_depth (s) == 3, "the CPU tasks wait for a CPU slot");
@@ -260,13 +260,13 @@ test_teardown (void)
     for (uint64_t i = 0; i < j->total; i++) {
         if (sched_job_task (j, i)->state == TASK_QUEUED)
             continue;
-        sched_task_finished (s, j, i, true);
+        finish (s, j, i, true);
     }
     for (int round = 0; round < 200 && sched_queue_depth (s); round++) {
         sched_dispatch (s);
         for (sched_task_t *t = w->assigned.head, *n; t; t = n) {
             n = t->wnext;
-            sched_task_finished (s, t->job, t->idx, true);
+            finish (s, t->job, t->idx, true);
         }
     }
     CHECK (sched_job_finished (j) && j->done == j->total);
@@ -303,7 +303,7 @@ test_teardown (void)
     w = sched_worker_add (s, 2, 2, NULL, 0, NULL);
     g = sched_worker_add (s, 1, 1, &dev, 1, NULL);
     sched_dispatch (s);
-    sched_task_started (s, w, j, r.d[0].idx);
+    start (s, w, j, r.d[0].idx);
     CHECK (r.nd > 0 && sched_queue_depth (s) > 0);
     sched_destroy (&s);
     sched_destroy (&s);     /* NULL: no-op */

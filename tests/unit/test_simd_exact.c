@@ -2,7 +2,7 @@
  * formulas they stand for, whichever version this CPU runs:
  *
  * qc_cpu_fimg_stats's numbers, bit for bit, against the summation order
- * kernels/cpu/stats.c documents (value i into lane i % 4, the tail into
+ * kernels/ops/cpu/stats.c documents (value i into lane i % 4, the tail into
  * lane 0, lanes added pairwise at the end; a second pass for the
  * spread), written out plainly here. The CPU runs an AVX2 version of it
  * where it can and the portable loop elsewhere; both must give these
@@ -33,8 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/cpu/cpu_ops.h"
-#include "kernels/pixel_math.h"
+#include "kernels/ops/cpu/cpu_ops.h"
+#include "kernels/image/pixel_math.h"
 #include "tests/unit/check.h"
 
 static void

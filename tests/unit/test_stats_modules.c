@@ -8,12 +8,12 @@
 #include <string.h>
 
 #include "check.h"
-#include "kernels/modules.h"
+#include "kernels/modules/module.h"
 #include "kernels/modules/bright_algo.h"
 #include "kernels/modules/deconv_algo.h"
 #include "kernels/modules/hist_algo.h"
 #include "kernels/modules/hist_plot.h"
-#include "kernels/png_io.h"
+#include "kernels/png/png_io.h"
 
 #define W 37
 #define H 23

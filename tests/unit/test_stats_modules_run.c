@@ -14,7 +14,7 @@
 #include "kernels/modules/bright_algo.h"
 #include "kernels/modules/deconv_algo.h"
 #include "kernels/modules/hist_algo.h"
-#include "kernels/png_io.h"
+#include "kernels/png/png_io.h"
 #include "tests/unit/pipeline_fixtures.h"
 
 #define REF_SLIDE "TCGA-CR-7395-pyramid.svs"

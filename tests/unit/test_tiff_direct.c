@@ -1,4 +1,4 @@
-/* The direct TIFF level reader (kernels/tiff_direct.h) against OpenSlide
+/* The direct TIFF level reader (kernels/slide/tiff_direct.h) against OpenSlide
  * itself: every level of every slide it accepts, whole and in random
  * pieces (inside, across tiles, partly outside the level), must be the
  * pixels openslide_read_region gives, composited over the background,
@@ -14,9 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kernels/cpu/cpu_ops.h"
-#include "kernels/region_read.h"
-#include "kernels/tiff_direct.h"
+#include <openslide.h>
+
+#include "kernels/ops/cpu/cpu_ops.h"
+#include "kernels/slide/region_read.h"
+#include "kernels/slide/tiff_direct.h"
 #include "tests/unit/check.h"
 #include "tests/unit/slide_fixtures.h"
 
@@ -48,23 +50,48 @@ openslide_rgb (openslide_t *osr, int level, int64_t x0, int64_t y0, int w,
     return rgb;
 }
 
-/* Opens path with OpenSlide and its direct reader, both checked to
- * open. 0, or -1 (nothing left open). */
+/* Opens path with OpenSlide and its direct reader (on a slide read
+ * through OpenSlide alone), all checked to open. 0, or -1 (nothing left
+ * open). */
 static int
 open_both (const char *path, openslide_t **osr, qc_tiff_direct_t **d)
 {
     char why[256] = "";
     *d = NULL;
     *osr = openslide_open (path);
-    CHECK (*osr != NULL, "%s", path);
-    if (*osr)
-        *d = qc_tiff_direct_open (path, *osr, why, sizeof why);
+    qc_slide_t *meta = qc_slide_open_with (path, QC_SLIDE_READERS_OPENSLIDE,
+                                           why, sizeof why);
+    CHECK (*osr != NULL && meta != NULL, "%s: %s", path, why);
+    if (*osr && meta)
+        *d = qc_tiff_direct_open (meta, why, sizeof why);
+    qc_slide_close (&meta);
     CHECK (!*osr || *d, "%s: %s", path, why);
     if (*osr && !*d) {
         openslide_close (*osr);
         *osr = NULL;
     }
     return *d ? 0 : -1;
+}
+
+/* path as the pipeline opens it (every reader) and through OpenSlide
+ * alone; the first must have the direct reader. 0, or -1 (none open). */
+static int
+open_two_ways (const char *path, qc_slide_t **all, qc_slide_t **os)
+{
+    char err[512] = "";
+    *all = qc_slide_open (path, err, sizeof err);
+    *os = qc_slide_open_with (path, QC_SLIDE_READERS_OPENSLIDE, err,
+                              sizeof err);
+    CHECK (*all && *os, "%s: %s", path, err);
+    CHECK (!*all || strcmp (qc_slide_readers (*all), "direct TIFF, OpenSlide")
+                    == 0, "%s: readers %s", path,
+           *all ? qc_slide_readers (*all) : "");
+    CHECK (!*os || strcmp (qc_slide_readers (*os), "OpenSlide") == 0);
+    if (*all && *os)
+        return 0;
+    qc_slide_close (all);
+    qc_slide_close (os);
+    return -1;
 }
 
 /* A piece of the level read directly equals the same piece of whole,
@@ -143,15 +170,21 @@ check_slide (const char *path, int first_unreliable_level)
 static void
 check_refused (const char *path, const char *expect)
 {
-    openslide_t *osr = openslide_open (path);
-    CHECK (osr != NULL, "%s", path);
-    if (!osr)
-        return;
     char why[256] = "";
-    qc_tiff_direct_t *d = qc_tiff_direct_open (path, osr, why, sizeof why);
+    qc_slide_t *slide = qc_slide_open_with (path, QC_SLIDE_READERS_OPENSLIDE,
+                                            why, sizeof why);
+    CHECK (slide != NULL, "%s: %s", path, why);
+    if (!slide)
+        return;
+    qc_tiff_direct_t *d = qc_tiff_direct_open (slide, why, sizeof why);
     CHECK (d == NULL && strstr (why, expect), "%s: '%s'", path, why);
     qc_tiff_direct_close (&d);
-    openslide_close (osr);
+    qc_slide_close (&slide);
+    /* and the pipeline's slide reads it through OpenSlide alone */
+    slide = qc_slide_open (path, why, sizeof why);
+    CHECK (slide && strcmp (qc_slide_readers (slide), "OpenSlide") == 0,
+           "%s: readers %s", path, slide ? qc_slide_readers (slide) : why);
+    qc_slide_close (&slide);
 }
 
 /* unreadable.svs opens but its tile's JPEG is broken: the direct read
@@ -169,20 +202,20 @@ check_unreadable (const char *path)
     CHECK (qc_tiff_direct_read (d, 0, 0, 0, 16, 16, WHITE, px, 48, why,
                                 sizeof why) == QC_TIFF_DIRECT_FALLBACK
            && strstr (why, "libtiff"), "'%s'", why);
-    qc_rgb_t *img = NULL;
-    char err[512] = "";
-    CHECK (qc_region_read_rect (osr, d, 0, 0, 0, 16, 16, 16, 16, 1, &img, err,
-                                sizeof err) == -1 && !img
-           && strstr (err, "Bogus marker length"), "'%s'", err);
     openslide_close (osr);
-    osr = openslide_open (path);
-    char err2[512] = "";
-    CHECK (osr && qc_region_read_rect (osr, NULL, 0, 0, 0, 16, 16, 16, 16, 1,
-                                       &img, err2, sizeof err2) == -1
-           && strcmp (err, err2) == 0, "'%s' vs '%s'", err, err2);
-    if (osr)
-        openslide_close (osr);
     qc_tiff_direct_close (&d);
+    qc_slide_t *all, *os;
+    if (open_two_ways (path, &all, &os))
+        return;
+    qc_rgb_t *img = NULL;
+    char err[512] = "", err2[512] = "";
+    qc_slide_rect_t rect = { 0, 0, 0, 16, 16 };
+    CHECK (qc_region_read_rect (all, &rect, 16, 16, 1, &img, err, sizeof err)
+           == -1 && !img && strstr (err, "Bogus marker length"), "'%s'", err);
+    CHECK (qc_region_read_rect (os, &rect, 16, 16, 1, &img, err2, sizeof err2)
+           == -1 && strcmp (err, err2) == 0, "'%s' vs '%s'", err, err2);
+    qc_slide_close (&all);
+    qc_slide_close (&os);
 }
 
 static int
@@ -198,28 +231,27 @@ same_image (const qc_rgb_t *a, const qc_rgb_t *b)
 static void
 check_region_reads (const char *path)
 {
-    openslide_t *osr;
-    qc_tiff_direct_t *d;
+    qc_slide_t *all, *osr;
     char err[512] = "";
-    if (open_both (path, &osr, &d))
+    if (open_two_ways (path, &all, &osr))
         return;
     static const struct {
-        qc_region_kind_t kind;
+        qc_work_kind_t kind;
         double value;
         int area, bbox;
         int64_t bx, by, bw, bh;
     } req[] = {
-        { QC_REGION_MAG, 1.25, 1, 0, 0, 0, 0, 0 },
-        { QC_REGION_MAG, 1.25, 0, 0, 0, 0, 0, 0 },
-        { QC_REGION_MAG, 10, 1, 0, 0, 0, 0, 0 },
-        { QC_REGION_LEVEL, 1, 1, 0, 0, 0, 0, 0 },
-        { QC_REGION_DIM, 700, 1, 0, 0, 0, 0, 0 },
-        { QC_REGION_MAG, 2.5, 1, 1, 1600, 800, 2400, 1600 },  /* 16 | 1600 */
-        { QC_REGION_MAG, 2.5, 1, 1, 1601, 803, 2400, 1600 },
+        { QC_WORK_MAG, 1.25, 1, 0, 0, 0, 0, 0 },
+        { QC_WORK_MAG, 1.25, 0, 0, 0, 0, 0, 0 },
+        { QC_WORK_MAG, 10, 1, 0, 0, 0, 0, 0 },
+        { QC_WORK_LEVEL, 1, 1, 0, 0, 0, 0, 0 },
+        { QC_WORK_DIM, 700, 1, 0, 0, 0, 0, 0 },
+        { QC_WORK_MAG, 2.5, 1, 1, 1600, 800, 2400, 1600 },  /* 16 | 1600 */
+        { QC_WORK_MAG, 2.5, 1, 1, 1601, 803, 2400, 1600 },
     };
     for (size_t i = 0; i < sizeof req / sizeof req[0]; i++) {
         qc_region_request_t r = {
-            .kind = req[i].kind, .value = req[i].value, .base_mag = 40,
+            .size = { req[i].kind, req[i].value }, .base_mag = 40,
             .area = req[i].area, .use_bbox = req[i].bbox,
             .bbox_x = req[i].bx, .bbox_y = req[i].by,
             .bbox_w = req[i].bw, .bbox_h = req[i].bh,
@@ -230,7 +262,7 @@ check_region_reads (const char *path)
         /* OpenSlide, in one read: what every direct read must give */
         qc_region_set_whole_max (0);
         qc_rgb_t *os = NULL;
-        CHECK (qc_region_read (osr, NULL, &plan, 1, &os, err, sizeof err) == 0,
+        CHECK (qc_region_read (osr, &plan, 1, &os, err, sizeof err) == 0,
                "%s", err);
         for (int big = 0; big < 2; big++) {
             /* big = 1: every region over 5000 pixels is read in bands.
@@ -238,9 +270,9 @@ check_region_reads (const char *path)
              * downsample is not whole, they start between pixels.) */
             qc_region_set_whole_max (big ? 5000 : 0);
             qc_rgb_t *d1 = NULL, *d4 = NULL;
-            CHECK (qc_region_read (osr, d, &plan, 1, &d1, err, sizeof err)
+            CHECK (qc_region_read (all, &plan, 1, &d1, err, sizeof err)
                    == 0, "%s", err);
-            CHECK (qc_region_read (osr, d, &plan, 4, &d4, err, sizeof err)
+            CHECK (qc_region_read (all, &plan, 4, &d4, err, sizeof err)
                    == 0, "%s", err);
             CHECK (same_image (os, d1) && same_image (d1, d4),
                    "request %zu (bands %d): level %d %lld x %lld -> %d x %d",
@@ -252,8 +284,8 @@ check_region_reads (const char *path)
         qc_rgb_destroy (&os);
     }
     qc_region_set_whole_max (0);
-    qc_tiff_direct_close (&d);
-    openslide_close (osr);
+    qc_slide_close (&all);
+    qc_slide_close (&osr);
 }
 
 /* A copy of path with bytes overwritten in the middle of the file,
@@ -285,30 +317,33 @@ check_damaged (const char *path, const char *copy, long at, int nbytes)
     }
     fclose (in);
     fclose (out);
-    openslide_t *osr = openslide_open (copy);
-    if (!osr)
-        return;                     /* OpenSlide refuses it: nothing to read */
     char why[256] = "", e1[512] = "", e2[512] = "";
-    qc_tiff_direct_t *d = qc_tiff_direct_open (copy, osr, why, sizeof why);
-    int64_t lw, lh;
-    openslide_get_level_dimensions (osr, 0, &lw, &lh);
+    qc_slide_t *all = qc_slide_open (copy, why, sizeof why);
+    qc_slide_t *osr = qc_slide_open_with (copy, QC_SLIDE_READERS_OPENSLIDE,
+                                          why, sizeof why);
+    CHECK (!all == !osr, "damaged at %ld: opens one way only", at);
+    if (!all || !osr) {         /* OpenSlide refuses it: nothing to read */
+        qc_slide_close (&all);
+        qc_slide_close (&osr);
+        unlink (copy);
+        return;
+    }
+    int64_t lw = 0, lh = 0;
+    qc_slide_level_size (osr, 0, &lw, &lh);
+    qc_slide_rect_t rect = { 0, 0, 0, (int) lw, (int) lh };
     qc_rgb_t *a = NULL, *b = NULL;
-    int rd = qc_region_read_rect (osr, d, 0, 0, 0, lw, lh, (int) lw / 4,
-                                  (int) lh / 4, 1, &a, e1, sizeof e1);
-    openslide_close (osr);
-    osr = openslide_open (copy);
-    int ro = osr ? qc_region_read_rect (osr, NULL, 0, 0, 0, lw, lh,
-                                        (int) lw / 4, (int) lh / 4, 1, &b, e2,
-                                        sizeof e2) : -2;
+    int rd = qc_region_read_rect (all, &rect, (int) lw / 4, (int) lh / 4, 1,
+                                  &a, e1, sizeof e1);
+    int ro = qc_region_read_rect (osr, &rect, (int) lw / 4, (int) lh / 4, 1,
+                                  &b, e2, sizeof e2);
     CHECK (rd == ro && (rd != 0 || same_image (a, b))
            && (rd == 0 || strcmp (e1, e2) == 0),
            "damaged at %ld: direct %d '%s', OpenSlide %d '%s'", at, rd, e1, ro,
            e2);
     qc_rgb_destroy (&a);
     qc_rgb_destroy (&b);
-    qc_tiff_direct_close (&d);
-    if (osr)
-        openslide_close (osr);
+    qc_slide_close (&all);
+    qc_slide_close (&osr);
     unlink (copy);
 }
 
@@ -316,13 +351,11 @@ static void
 check_arguments (const char *path)
 {
     char why[256];
-    CHECK (qc_tiff_direct_open (NULL, NULL, why, sizeof why) == NULL);
+    CHECK (qc_tiff_direct_open (NULL, why, sizeof why) == NULL);
     openslide_t *osr;
     qc_tiff_direct_t *d;
     if (open_both (path, &osr, &d))
         return;
-    CHECK (qc_tiff_direct_open ("/nonexistent.svs", osr, why, sizeof why)
-           == NULL, "a missing file is refused");
     uint8_t px[64 * 3];
     CHECK (qc_tiff_direct_read (NULL, 0, 0, 0, 8, 8, WHITE, px, 24, why,
                                 sizeof why) == -1);

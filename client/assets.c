@@ -1,0 +1,636 @@
+/* See assets.h. The config is parsed with shared/config.c to find the
+ * values; the text is then rewritten line by line, each file-naming
+ * value (its key line and continuation lines) replaced by the same
+ * entries with resolved references, so comments and everything else in
+ * the file stay as they were. */
+#include "client/assets.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kernels/assets/asset.h"
+#include "kernels/classify/classify_examples.h"
+#include "kernels/modules/hist_algo.h"
+#include "shared/asset_store.h"
+#include "shared/config.h"
+
+/* Keys whose values name files. */
+typedef enum { REFS_LINES, REFS_PAIRS } refs_kind_t;
+static const struct {
+    const char *module;       /* section name before any ':' suffix */
+    const char *key;
+    refs_kind_t kind;
+} s_file_keys[] = {
+    {"ClassificationModule.byExampleWithFeatures", "examples", REFS_PAIRS},
+    {"HistogramModule.compareToTemplates", "templates", REFS_LINES},
+};
+#define NKEYS (sizeof s_file_keys / sizeof s_file_keys[0])
+
+/* All of a job's files together stay well inside one SUBMIT body. */
+#define MAX_TOTAL_BYTES ((size_t) 192 << 20)
+
+typedef enum { SRC_ABSOLUTE, SRC_CONFIG_DIR, SRC_HISTOQC, SRC_BUILTIN, NSRC } source_t;
+
+typedef struct {
+    char *config_dir;         /* folder of the config file, or NULL */
+    const char *data_given;   /* --histoqc-data */
+    char *data_found;         /* from an installed histoqc */
+    bool data_searched;
+    qc_client_assets_t *out;
+    size_t count[NSRC];
+    char example[NSRC][160];  /* one reference of each source, to show */
+    char *err;
+    size_t errlen;
+} ctx_t;
+
+typedef struct {
+    int first, last;          /* 1-based line range of a value */
+    char *text;               /* its replacement, with line ends */
+} edit_t;
+
+static const char *
+data_dir (ctx_t *c)
+{
+    if (c->data_given)
+        return c->data_given;
+    if (!c->data_searched) {
+        c->data_searched = true;
+        c->data_found = qc_client_assets_find_histoqc_data ();
+    }
+    return c->data_found;
+}
+
+char *
+qc_client_assets_find_histoqc_data (void)
+{
+    /* find_spec locates the package without running its code */
+    FILE *p = popen ("python3 -c 'import importlib.util as u; "
+                     "s = u.find_spec(\"histoqc\"); "
+                     "print(s.submodule_search_locations[0] if s and "
+                     "s.submodule_search_locations else \"\")' 2>/dev/null", "r");
+    if (!p)
+        return NULL;
+    char line[4096] = "";
+    char *got = fgets (line, sizeof line, p);
+    pclose (p);
+    line[strcspn (line, "\n")] = '\0';
+    if (!got || !*line)
+        return NULL;
+    char *dir = NULL;
+    struct stat st;
+    if (asprintf (&dir, "%s/data", line) < 0)
+        return NULL;
+    if (stat (dir, &st) != 0 || !S_ISDIR (st.st_mode)) {
+        free (dir);
+        return NULL;
+    }
+    return dir;
+}
+
+/* Reads a regular file of at most QC_PROTO_MAX_ASSET_SIZE bytes; 1 read,
+ * 0 not there, -1 there but unusable (err says why). */
+static int
+read_file (const char *path, unsigned char **data, size_t *size, char *err,
+           size_t errlen)
+{
+    int fd = open (path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            return 0;
+        snprintf (err, errlen, "cannot read '%s': %s", path, strerror (errno));
+        return -1;
+    }
+    struct stat st;
+    int rc = -1;
+    unsigned char *buf = NULL;
+    if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
+        snprintf (err, errlen, "'%s' is not a regular file", path);
+    else if ((uint64_t) st.st_size > QC_PROTO_MAX_ASSET_SIZE)
+        snprintf (err, errlen, "'%s' is larger than %u MiB", path,
+                  QC_PROTO_MAX_ASSET_SIZE >> 20);
+    else if (!(buf = malloc (st.st_size ? (size_t) st.st_size : 1)))
+        snprintf (err, errlen, "out of memory reading '%s'", path);
+    else {
+        size_t n = 0;
+        ssize_t got = 1;
+        while (n < (size_t) st.st_size && (got = read (fd, buf + n, (size_t) st.st_size - n)) > 0)
+            n += (size_t) got;
+        if (got < 0 || n != (size_t) st.st_size)
+            snprintf (err, errlen, "cannot read '%s': %s", path,
+                      got < 0 ? strerror (errno) : "it changed while read");
+        else {
+            *data = buf;
+            *size = n;
+            buf = NULL;
+            rc = 1;
+        }
+    }
+    free (buf);
+    close (fd);
+    return rc;
+}
+
+static const char *
+base_name (const char *path)
+{
+    const char *s = strrchr (path, '/');
+    return s ? s + 1 : path;
+}
+
+/* Keeps the bytes once in the job's list and the store; the reference
+ * that names them ("asset/sha256/HEX/NAME"). */
+static char *
+keep (ctx_t *c, const char *ref, refs_kind_t kind, unsigned char *data, size_t n)
+{
+    qc_client_assets_t *o = c->out;
+    char hex[QC_ASSET_HEX_LEN + 1];
+    qc_asset_hash (data, n, hex);
+    bool have = false;
+    for (size_t i = 0; i < o->nassets && !have; i++)
+        have = strcmp (o->assets[i].name, hex) == 0;
+    if (!have) {
+        if (o->nassets >= QC_PROTO_MAX_ASSETS || o->total_bytes + n > MAX_TOTAL_BYTES) {
+            snprintf (c->err, c->errlen, "the config names more files than a job "
+                      "carries (%u files, %zu MiB in all)", QC_PROTO_MAX_ASSETS,
+                      MAX_TOTAL_BYTES >> 20);
+            free (data);
+            return NULL;
+        }
+        qc_asset_t *a = realloc (o->assets, (o->nassets + 1) * sizeof *a);
+        if (!a || qc_asset_store_put (hex, data, n, c->err, c->errlen) != 0) {
+            if (a)
+                o->assets = a;
+            else
+                snprintf (c->err, c->errlen, "out of memory");
+            free (data);
+            return NULL;
+        }
+        o->assets = a;
+        a[o->nassets].name = strdup (hex);
+        a[o->nassets].data = data;
+        a[o->nassets].size = n;
+        if (!a[o->nassets].name) {
+            snprintf (c->err, c->errlen, "out of memory");
+            free (data);
+            return NULL;
+        }
+        o->nassets++;
+        o->total_bytes += n;
+    } else
+        free (data);
+    /* the file's own name follows the hash: HistoQC names a template's
+     * column after it. ':' would split an examples pair and '%' start an
+     * interpolation, so those become '_'. */
+    char name[256];
+    snprintf (name, sizeof name, "%s", base_name (ref));
+    for (char *p = name; *p; p++)
+        if (*p == '%' || (*p == ':' && kind == REFS_PAIRS) || (unsigned char) *p < 0x20)
+            *p = '_';
+    char *out = NULL;
+    if (asprintf (&out, "%s%s/%s", QC_ASSET_REF_PREFIX, hex, *name ? name : "file") < 0) {
+        snprintf (c->err, c->errlen, "out of memory");
+        return NULL;
+    }
+    return out;
+}
+
+static void
+count (ctx_t *c, source_t s, const char *ref)
+{
+    if (!c->count[s]++)
+        snprintf (c->example[s], sizeof c->example[s], "%s", ref);
+}
+
+/* The built-in file of ref's name, as a reference, or NULL. */
+static char *
+builtin_for (const char *ref, refs_kind_t kind)
+{
+    char *out = NULL, name[QC_HIST_MAX_NAME];
+    if (kind == REFS_LINES) {
+        if (qc_hist_template_name (ref, name, sizeof name) == 0 && qc_hist_builtin (name)
+            && asprintf (&out, "%s%s", QC_HIST_BUILTIN_PREFIX, name) < 0)
+            out = NULL;
+    } else if (asprintf (&out, "%s%s", QC_EXAMPLE_PREFIX, base_name (ref)) >= 0
+               && !qc_example_exists (out)) {
+        free (out);
+        out = NULL;
+    }
+    return out;
+}
+
+/* One reference: the rewritten one, or NULL (*missing when it was found
+ * nowhere, else err says why). */
+static char *
+resolve (ctx_t *c, const char *ref, refs_kind_t kind, bool *missing)
+{
+    *missing = false;
+    if (strncmp (ref, QC_EXAMPLE_PREFIX, strlen (QC_EXAMPLE_PREFIX)) == 0
+        || strncmp (ref, QC_HIST_BUILTIN_PREFIX, strlen (QC_HIST_BUILTIN_PREFIX)) == 0
+        || qc_asset_ref_parse (ref, NULL)) {
+        return strdup (ref);    /* already names what every worker has */
+    }
+    const char *dirs[2] = {NULL, NULL};
+    source_t srcs[2] = {SRC_CONFIG_DIR, SRC_HISTOQC};
+    int ndirs = 0;
+    if (ref[0] == '/') {
+        dirs[ndirs] = "";
+        srcs[ndirs++] = SRC_ABSOLUTE;
+    } else {
+        if (c->config_dir)
+            dirs[ndirs++] = c->config_dir;
+        if (data_dir (c)) {
+            dirs[ndirs] = data_dir (c);
+            srcs[ndirs++] = SRC_HISTOQC;
+        }
+    }
+    for (int i = 0; i < ndirs; i++) {
+        char *path = NULL;
+        if (asprintf (&path, "%s%s%s", dirs[i], *dirs[i] ? "/" : "", ref) < 0) {
+            snprintf (c->err, c->errlen, "out of memory");
+            return NULL;
+        }
+        unsigned char *data = NULL;
+        size_t n = 0;
+        int r = read_file (path, &data, &n, c->err, c->errlen);
+        free (path);
+        if (r < 0)
+            return NULL;
+        if (r > 0) {
+            count (c, srcs[i], ref);
+            return keep (c, ref, kind, data, n);
+        }
+    }
+    char *b = ref[0] == '/' ? NULL : builtin_for (ref, kind);
+    if (b) {
+        count (c, SRC_BUILTIN, ref);
+        return b;
+    }
+    *missing = true;
+    return NULL;
+}
+
+/* Appends s to a growing string. */
+static int
+append (char **buf, size_t *len, const char *s, size_t n)
+{
+    char *b = realloc (*buf, *len + n + 1);
+    if (!b)
+        return -1;
+    memcpy (b + *len, s, n);
+    *len += n;
+    b[*len] = '\0';
+    *buf = b;
+    return 0;
+}
+
+/* Says where a missing reference was looked for. */
+static void
+say_missing (ctx_t *c, const qc_config_section_t *sec, const char *key,
+             const char *ref)
+{
+    char where[1024];
+    const char *data = data_dir (c);
+    if (ref[0] == '/')
+        snprintf (where, sizeof where, "no such file");
+    else
+        snprintf (where, sizeof where, "not beside the config (%s), not in %s%s%s, "
+                  "not built in", c->config_dir ? c->config_dir : "no config file",
+                  data ? "HistoQC's data folder " : "a HistoQC data folder (none "
+                  "given, no installed histoqc found)", data ? data : "",
+                  c->data_given ? " (--histoqc-data)" : "");
+    snprintf (c->err, c->errlen, "[%s] %s (line %d): cannot find '%.300s': %s; "
+              "give HistoQC's data folder with --histoqc-data DIR",
+              qc_config_section_name (sec), key, qc_config_key_line (sec, key),
+              ref, where);
+}
+
+/* The entries of a value, rewritten, as replacement lines for its key
+ * line (prefix kept) and continuation lines. 0 done, 1 left as it is
+ * (a value the module's own check will refuse), -1 error. */
+static int
+rewrite_value (ctx_t *c, const qc_config_section_t *sec, const char *key,
+               refs_kind_t kind, char **repl)
+{
+    const char *value = NULL;
+    if (qc_config_get_string (sec, key, NULL, &value, c->err, c->errlen) != 0)
+        return -1;
+    char *buf = NULL;
+    size_t len = 0;
+    int nlines = 0;
+    for (const char *p = value; p && *p;) {
+        const char *nl = strchr (p, '\n');
+        size_t n = nl ? (size_t) (nl - p) : strlen (p);
+        while (n && (*p == ' ' || *p == '\t'))
+            p++, n--;
+        while (n && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\r'))
+            n--;
+        char line[2 * QC_EXAMPLE_MAX_PATH + 2];
+        if (n && n < sizeof line) {
+            memcpy (line, p, n);
+            line[n] = '\0';
+            char a[QC_EXAMPLE_MAX_PATH], b[QC_EXAMPLE_MAX_PATH];
+            const char *refs[2] = {line, NULL};
+            if (kind == REFS_PAIRS) {
+                if (qc_example_split (line, n, a, b, sizeof a) != 0) {
+                    free (buf);
+                    return 1;   /* not a pair: the module's check says so */
+                }
+                refs[0] = a;
+                refs[1] = b;
+            }
+            char *got[2] = {NULL, NULL};
+            for (int i = 0; i < 2 && refs[i]; i++) {
+                bool missing;
+                got[i] = resolve (c, refs[i], kind, &missing);
+                if (!got[i]) {
+                    free (got[0]);
+                    free (buf);
+                    if (missing)
+                        say_missing (c, sec, key, refs[i]);
+                    return -1;
+                }
+            }
+            char *entry = NULL;
+            int ok = asprintf (&entry, "%s%s%s%s\n", nlines ? "    " : "", got[0],
+                               got[1] ? ":" : "", got[1] ? got[1] : "");
+            free (got[0]);
+            free (got[1]);
+            if (ok < 0 || append (&buf, &len, entry, strlen (entry))) {
+                free (entry);
+                free (buf);
+                snprintf (c->err, c->errlen, "out of memory");
+                return -1;
+            }
+            free (entry);
+            nlines++;
+        } else if (n) {
+            free (buf);
+            return 1;           /* over any bound: the module's check says so */
+        }
+        p = nl ? nl + 1 : NULL;
+    }
+    if (!buf)
+        return 1;
+    *repl = buf;
+    return 0;
+}
+
+/* Lines of text: starts[i] is where line i + 1 begins. */
+typedef struct {
+    const char **starts;
+    size_t n;
+} lines_t;
+
+static size_t
+line_len (const lines_t *l, const char *text, size_t textlen, size_t i)
+{
+    const char *end = i + 1 < l->n ? l->starts[i + 1] - 1 : text + textlen;
+    return (size_t) (end - l->starts[i]);
+}
+
+static size_t
+indent_of (const char *s, size_t n)
+{
+    size_t a = 0;
+    while (a < n && (s[a] == ' ' || s[a] == '\t' || s[a] == '\r' || s[a] == '\v' || s[a] == '\f'))
+        a++;
+    return a;
+}
+
+/* The range of a value whose key is on line first: the key line and the
+ * lines after it indented deeper (blank and comment lines between them
+ * included). */
+static int
+value_end (const lines_t *l, const char *text, size_t textlen, int first)
+{
+    size_t key_indent = indent_of (l->starts[first - 1], line_len (l, text, textlen, first - 1));
+    int last = first;
+    for (size_t i = (size_t) first; i < l->n; i++) {
+        const char *s = l->starts[i];
+        size_t n = line_len (l, text, textlen, i), a = indent_of (s, n);
+        if (a == n || s[a] == '#' || s[a] == ';')
+            continue;
+        if (a <= key_indent)
+            break;
+        last = (int) i + 1;
+    }
+    return last;
+}
+
+static int
+cmp_edit (const void *a, const void *b)
+{
+    return ((const edit_t *) a)->first - ((const edit_t *) b)->first;
+}
+
+static char *
+apply_edits (const char *text, size_t textlen, const lines_t *l, edit_t *edits,
+             size_t nedits)
+{
+    qsort (edits, nedits, sizeof *edits, cmp_edit);
+    char *out = NULL;
+    size_t len = 0;
+    size_t e = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        const char *s = l->starts[i];
+        size_t n = line_len (l, text, textlen, i);
+        bool last_line = i + 1 == l->n;
+        if (e < nedits && (int) i + 1 == edits[e].first) {
+            /* keep "key =" (or "key:") and what precedes the value */
+            size_t sep = strcspn (s, "=:");
+            size_t keep = sep < n ? sep + 1 : n;
+            if (append (&out, &len, s, keep) || append (&out, &len, " ", 1)
+                || append (&out, &len, edits[e].text, strlen (edits[e].text)))
+                goto oom;
+            /* comment lines inside the value are kept, after it */
+            for (size_t j = i + 1; j < (size_t) edits[e].last; j++) {
+                const char *c = l->starts[j];
+                size_t cn = line_len (l, text, textlen, j), a = indent_of (c, cn);
+                if (a < cn && (c[a] == '#' || c[a] == ';')
+                    && (append (&out, &len, c, cn) || append (&out, &len, "\n", 1)))
+                    goto oom;
+            }
+            i = (size_t) edits[e].last - 1;
+            e++;
+            continue;
+        }
+        if (append (&out, &len, s, n) || (!last_line && append (&out, &len, "\n", 1)))
+            goto oom;
+    }
+    if (!out && append (&out, &len, "", 0))
+        goto oom;
+    return out;
+oom:
+    free (out);
+    return NULL;
+}
+
+static bool
+step_used (const char *steps, const char *name)
+{
+    size_t n = strlen (name);
+    for (const char *p = steps; p && *p;) {
+        p += strspn (p, " \t\r\n");
+        size_t w = strcspn (p, " \t\r\n");
+        if (w == n && strncmp (p, name, n) == 0)
+            return true;
+        p += w;
+    }
+    return false;
+}
+
+static int
+rewrite (ctx_t *c, const char *text, const qc_config_t *cfg, char **out_text)
+{
+    size_t textlen = strlen (text);
+    lines_t l = {0};
+    l.starts = malloc ((textlen + 1) * sizeof *l.starts);
+    edit_t *edits = calloc (QC_CONFIG_MAX_SECTIONS, sizeof *edits);
+    size_t nedits = 0;
+    int rc = -1;
+    if (!l.starts || !edits) {
+        snprintf (c->err, c->errlen, "out of memory");
+        goto done;
+    }
+    l.starts[l.n++] = text;
+    for (const char *p = text; (p = strchr (p, '\n')); p++)
+        l.starts[l.n++] = p + 1;
+    const char *steps = NULL;
+    char ignore[8];
+    const qc_config_section_t *pipe = qc_config_section (cfg, "pipeline");
+    if (pipe)
+        qc_config_get_string (pipe, "steps", "", &steps, ignore, sizeof ignore);
+    for (size_t i = 0; i < qc_config_nsections (cfg); i++) {
+        const qc_config_section_t *sec = qc_config_section_at (cfg, i);
+        const char *name = qc_config_section_name (sec);
+        size_t mlen = strcspn (name, ":");
+        if (!step_used (steps, name))
+            continue;           /* never run: its files are never read */
+        for (size_t k = 0; k < NKEYS; k++) {
+            if (strlen (s_file_keys[k].module) != mlen
+                || strncmp (name, s_file_keys[k].module, mlen) != 0
+                || !qc_config_has_key (sec, s_file_keys[k].key))
+                continue;
+            int line = qc_config_key_line (sec, s_file_keys[k].key);
+            bool seen = false;
+            for (size_t e = 0; e < nedits && !seen; e++)
+                seen = edits[e].first == line;
+            if (seen || line <= 0 || (size_t) line > l.n)
+                continue;       /* a [DEFAULT] value already rewritten */
+            char *repl = NULL;
+            int r = rewrite_value (c, sec, s_file_keys[k].key, s_file_keys[k].kind,
+                                   &repl);
+            if (r < 0)
+                goto done;
+            if (r == 0) {
+                edits[nedits].first = line;
+                edits[nedits].last = value_end (&l, text, textlen, line);
+                edits[nedits++].text = repl;
+            }
+        }
+    }
+    if (!(*out_text = apply_edits (text, textlen, &l, edits, nedits))) {
+        snprintf (c->err, c->errlen, "out of memory");
+        goto done;
+    }
+    rc = 0;
+done:
+    for (size_t e = 0; e < nedits; e++)
+        free (edits[e].text);
+    free (edits);
+    free (l.starts);
+    return rc;
+}
+
+static char *
+make_report (ctx_t *c)
+{
+    static const char *what[NSRC] = {"at the absolute paths written", "beside the config",
+                                     "from HistoQC's data folder", "built in"};
+    char *r = NULL;
+    size_t len = 0, total = 0;
+    for (int s = 0; s < NSRC; s++)
+        total += c->count[s];
+    if (!total)
+        return strdup ("");
+    char line[1024];
+    snprintf (line, sizeof line, "config files: %zu named, %zu sent with the job "
+              "(%.1f MB)\n", total, c->out->nassets, (double) c->out->total_bytes / 1e6);
+    append (&r, &len, line, strlen (line));
+    for (int s = 0; s < NSRC; s++) {
+        if (!c->count[s])
+            continue;
+        const char *dir = s == SRC_CONFIG_DIR ? c->config_dir
+                          : s == SRC_HISTOQC ? data_dir (c) : NULL;
+        snprintf (line, sizeof line, "  %zu %s%s%s%s (e.g. %s)\n", c->count[s], what[s],
+                  dir ? " " : "", dir ? dir : "",
+                  s == SRC_HISTOQC ? (c->data_given ? " (--histoqc-data)"
+                                                    : " (the installed histoqc's)")
+                                   : "",
+                  c->example[s]);
+        append (&r, &len, line, strlen (line));
+    }
+    return r ? r : strdup ("");
+}
+
+int
+qc_client_assets_resolve (const char *config_text, const char *config_path,
+                          const char *histoqc_data, qc_client_assets_t *out,
+                          char *err, size_t errlen)
+{
+    if (!out || !err || !errlen)
+        return -1;
+    memset (out, 0, sizeof *out);
+    ctx_t c = {.data_given = histoqc_data, .out = out, .err = err, .errlen = errlen};
+    int rc = -1;
+    if (!config_text) {
+        out->report = strdup ("");
+        return out->report ? 0 : -1;    /* the built-in config: built-in files */
+    }
+    if (config_path) {
+        char *copy = strdup (config_path);
+        char *slash = copy ? strrchr (copy, '/') : NULL;
+        if (slash)
+            *slash = '\0';
+        c.config_dir = !copy ? NULL : slash ? (slash == copy ? strdup ("/") : copy) : strdup (".");
+        if (copy != c.config_dir)
+            free (copy);
+    }
+    char perr[256];
+    qc_config_t *cfg = qc_config_parse (config_text, strlen (config_text), perr,
+                                        sizeof perr, NULL);
+    if (!cfg) {
+        out->config_text = strdup (config_text);    /* the pipeline says why */
+        rc = out->config_text ? 0 : -1;
+    } else if (rewrite (&c, config_text, cfg, &out->config_text) == 0)
+        rc = 0;
+    qc_config_destroy (&cfg);
+    if (rc == 0 && !(out->report = make_report (&c)))
+        rc = -1;
+    free (c.config_dir);
+    free (c.data_found);
+    if (rc)
+        qc_client_assets_free (out);
+    return rc;
+}
+
+void
+qc_client_assets_free (qc_client_assets_t *a)
+{
+    if (!a)
+        return;
+    free (a->config_text);
+    for (size_t i = 0; i < a->nassets; i++) {
+        free (a->assets[i].name);
+        free (a->assets[i].data);
+    }
+    free (a->assets);
+    free (a->report);
+    memset (a, 0, sizeof *a);
+}

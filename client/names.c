@@ -1,0 +1,221 @@
+/* See names.h. */
+#include "client/names.h"
+
+#include <czmq.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/escape.h"
+#include "shared/asset_store.h"
+
+#define EXT_MAX 16            /* an extension longer than this is not one */
+
+struct qc_names {
+    zhashx_t *by_name;        /* name -> path ("" when not known) */
+    zhashx_t *by_path;        /* path -> name */
+};
+
+qc_names_t *
+qc_names_new (void)
+{
+    qc_names_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->by_name = zhashx_new ();
+    self->by_path = zhashx_new ();
+    if (!self->by_name || !self->by_path) {
+        qc_names_destroy (&self);
+        return NULL;
+    }
+    /* both hold copies of their strings */
+    zhashx_set_duplicator (self->by_name, (zhashx_duplicator_fn *) strdup);
+    zhashx_set_destructor (self->by_name, (zhashx_destructor_fn *) zstr_free);
+    zhashx_set_duplicator (self->by_path, (zhashx_duplicator_fn *) strdup);
+    zhashx_set_destructor (self->by_path, (zhashx_destructor_fn *) zstr_free);
+    return self;
+}
+
+void
+qc_names_destroy (qc_names_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    zhashx_destroy (&(*self_p)->by_name);
+    zhashx_destroy (&(*self_p)->by_path);
+    free (*self_p);
+    *self_p = NULL;
+}
+
+int
+qc_names_claim (qc_names_t *self, const char *name, const char *path)
+{
+    if (!self || !name || !*name)
+        return -1;
+    if (zhashx_lookup (self->by_name, name))
+        return 0;               /* the first claim stands */
+    if (zhashx_insert (self->by_name, name, (void *) (path ? path : "")))
+        return -1;
+    if (path && *path && !zhashx_lookup (self->by_path, path)
+        && zhashx_insert (self->by_path, path, (void *) name))
+        return -1;
+    return 0;
+}
+
+const char *
+qc_names_of (const qc_names_t *self, const char *path)
+{
+    return self && path ? zhashx_lookup (self->by_path, path) : NULL;
+}
+
+/* The start of s cut to at most max bytes, at a character boundary. */
+static size_t
+cut_utf8 (const char *s, size_t len, size_t max)
+{
+    size_t n = 0;
+    while (n < len) {
+        size_t k = qc_utf8_seq ((const unsigned char *) s + n);
+        if (!k)
+            k = 1;              /* already made safe: cannot happen */
+        if (n + k > max)
+            break;
+        n += k;
+    }
+    return n;
+}
+
+char *
+qc_names_safe (const char *file_name)
+{
+    const char *in = file_name ? file_name : "";
+    size_t len = strlen (in);
+    char *s = malloc (len + 2);
+    if (!s)
+        return NULL;
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *) in; *p;) {
+        size_t k = qc_utf8_seq (p);
+        if (k == 1 && (*p < 0x20 || *p == 0x7f || *p == '/' || *p == '\\'))
+            k = 0;
+        if (k == 0) {
+            s[o++] = '_';
+            p++;
+        } else {
+            memcpy (s + o, p, k);
+            o += k;
+            p += k;
+        }
+    }
+    s[o] = '\0';
+    if (o == 0 || strcmp (s, ".") == 0 || strcmp (s, "..") == 0) {
+        memmove (s + 1, s, o + 1);
+        s[0] = '_';
+        o++;
+    }
+    if (o <= QC_NAME_MAX)
+        return s;
+    char hex[QC_ASSET_HEX_LEN + 1];
+    qc_asset_hash (in, len, hex);
+    const char *dot = strrchr (s, '.');
+    size_t ext = dot && dot != s && strlen (dot) <= EXT_MAX ? strlen (dot) : 0;
+    size_t keep = cut_utf8 (s, o - ext, QC_NAME_MAX - 9 - ext);
+    char *out = NULL;
+    if (asprintf (&out, "%.*s~%.8s%s", (int) keep, s, hex, ext ? s + o - ext : "") < 0)
+        out = NULL;
+    free (s);
+    return out;
+}
+
+static bool
+taken (const qc_names_t *self, const char *name, const char *path)
+{
+    const char *owner = zhashx_lookup (self->by_name, name);
+    return owner && strcmp (owner, path) != 0;
+}
+
+/* "c__b__name" from the last levels folders of path's folder. */
+static char *
+with_folders (const char *path, const char *name, int levels)
+{
+    const char *end = strrchr (path, '/');
+    const char *start = end;
+    for (int i = 0; i < levels && start && start > path; i++) {
+        const char *p = start - 1;
+        while (p > path && *p != '/')
+            p--;
+        if (*p != '/' || p == start - 1)
+            return NULL;        /* not that many folders */
+        start = p;
+    }
+    if (!end || start == end)
+        return NULL;
+    char *prefix = strndup (start + 1, (size_t) (end - start - 1));
+    for (char *p = prefix; p && *p; p++)
+        if (*p == '/')
+            *p = '\x01';        /* becomes "__" below */
+    char *joined = NULL;
+    if (!prefix || asprintf (&joined, "%s\x01%s", prefix, name) < 0)
+        joined = NULL;
+    free (prefix);
+    /* "\x01" separators become "__" after the rest is made safe */
+    size_t n = joined ? strlen (joined) : 0, extra = 0;
+    for (size_t i = 0; i < n; i++)
+        extra += joined[i] == '\x01';
+    char *out = joined ? malloc (n + extra + 1) : NULL;
+    size_t o = 0;
+    for (size_t i = 0; out && i < n; i++)
+        if (joined[i] == '\x01') {
+            out[o++] = '_';
+            out[o++] = '_';
+        } else
+            out[o++] = joined[i];
+    if (out)
+        out[o] = '\0';
+    free (joined);
+    char *safe = out ? qc_names_safe (out) : NULL;
+    free (out);
+    return safe;
+}
+
+char *
+qc_names_assign (qc_names_t *self, const char *path)
+{
+    if (!self || !path)
+        return NULL;
+    const char *had = qc_names_of (self, path);
+    if (had)
+        return strdup (had);
+    const char *slash = strrchr (path, '/');
+    char *base = qc_names_safe (slash ? slash + 1 : path);
+    if (!base)
+        return NULL;
+    char *name = NULL;
+    if (!taken (self, base, path))
+        name = strdup (base);
+    for (int levels = 1; !name && levels <= 2; levels++) {
+        char *c = with_folders (path, slash ? slash + 1 : path, levels);
+        if (c && !taken (self, c, path))
+            name = c;
+        else
+            free (c);
+    }
+    for (unsigned i = 2; !name && i < 1000000; i++) {
+        char *c = NULL;
+        char num[16];
+        int nl = snprintf (num, sizeof num, "-%u", i);
+        /* keep the suffix inside the length limit */
+        size_t keep = cut_utf8 (base, strlen (base), QC_NAME_MAX - (size_t) nl);
+        if (asprintf (&c, "%.*s%s", (int) keep, base, num) < 0)
+            break;
+        if (!taken (self, c, path))
+            name = c;
+        else
+            free (c);
+    }
+    free (base);
+    if (name && qc_names_claim (self, name, path) != 0) {
+        free (name);
+        name = NULL;
+    }
+    return name;
+}

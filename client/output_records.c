@@ -1,0 +1,298 @@
+/* See output_records.h. */
+#include "client/output_records.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client/escape.h"
+
+static char *
+in_dir (const char *outdir, const char *name)
+{
+    char *p = NULL;
+    return asprintf (&p, "%s/%s", outdir, name) < 0 ? NULL : p;
+}
+
+/* Opens OUTDIR/name to read: 1 opened, 0 not there, -1 (err) else. */
+static int
+open_record (const char *outdir, const char *name, FILE **f, char *err, size_t errlen)
+{
+    char *path = in_dir (outdir, name);
+    *f = path ? fopen (path, "r") : NULL;
+    int e = errno;
+    free (path);
+    if (*f)
+        return 1;
+    if (e == ENOENT)
+        return 0;
+    snprintf (err, errlen, "cannot read %s/%s: %s", outdir, name, strerror (e));
+    return -1;
+}
+
+static int
+column (const qc_records_t *r, const char *name)
+{
+    for (size_t i = 0; i < r->ncolumns; i++)
+        if (strcmp (r->columns[i], name) == 0)
+            return (int) i;
+    return -1;
+}
+
+/* Cell col of a tab-separated line, copied; NULL when absent. */
+static char *
+cell_dup (const char *line, int col)
+{
+    const char *p = line;
+    for (int i = 0; i < col && p; i++)
+        if ((p = strchr (p, '\t')))
+            p++;
+    return p ? strndup (p, strcspn (p, "\t\r\n")) : NULL;
+}
+
+static void
+set (zhashx_t *h, const char *key, qc_rec_t rec)
+{
+    /* a failure recorded after a pass (or the reverse) is the later word */
+    zhashx_update (h, key, (void *) (intptr_t) rec);
+}
+
+static int
+read_columns (qc_records_t *r, const char *line)
+{
+    for (const char *p = line; p;) {
+        const char *tab = strchr (p, '\t');
+        char *c = strndup (p, tab ? (size_t) (tab - p) : strlen (p));
+        char **grown = c ? realloc (r->columns, (r->ncolumns + 1) * sizeof *grown) : NULL;
+        if (!grown) {
+            free (c);
+            return -1;
+        }
+        r->columns = grown;
+        r->columns[r->ncolumns++] = c;
+        p = tab ? tab + 1 : NULL;
+    }
+    return 0;
+}
+
+static int
+read_tsv (qc_records_t *r, const char *outdir, qc_names_t *names, char *err,
+          size_t errlen)
+{
+    FILE *f;
+    int o = open_record (outdir, "results.tsv", &f, err, errlen);
+    if (o <= 0)
+        return o;
+    char *line = NULL;
+    size_t cap = 0;
+    int fcol = -1, pcol = -1, rc = 0;
+    while (rc == 0 && getline (&line, &cap, f) > 0) {
+        line[strcspn (line, "\r\n")] = '\0';
+        if (line[0] == '#') {
+            if (strncmp (line, "#dataset:", 9) == 0 && r->ncolumns == 0) {
+                rc = read_columns (r, line + 9);
+                fcol = column (r, "filename");
+                pcol = column (r, "original_path");
+            }
+            continue;
+        }
+        if (!*line)
+            continue;
+        r->rows = true;
+        char *name = cell_dup (line, fcol >= 0 ? fcol : 0);
+        char *esc = pcol >= 0 ? cell_dup (line, pcol) : NULL;
+        char *slide = esc && *esc ? qc_unescape_dup (esc) : NULL;
+        if (slide)
+            set (r->by_path, slide, QC_REC_PASSED);
+        else if (name && *name)
+            zhashx_update (r->by_name, name, (void *) 1);
+        if (name && *name && qc_names_claim (names, name, slide) != 0)
+            rc = -1;
+        free (name);
+        free (esc);
+        free (slide);
+    }
+    free (line);
+    fclose (f);
+    if (rc && !*err)
+        snprintf (err, errlen, "out of memory reading %s/results.tsv", outdir);
+    return rc;
+}
+
+static qc_rec_t
+failure_kind (const char *reason)
+{
+    if (reason && (strncmp (reason, QC_RECORDS_UNREAD_PREFIX,
+                            strlen (QC_RECORDS_UNREAD_PREFIX)) == 0
+                   || strcmp (reason, "cancelled by the client") == 0))
+        return QC_REC_RETRY;
+    return QC_REC_FAILED;
+}
+
+static int
+read_errors (qc_records_t *r, const char *outdir, char *err, size_t errlen)
+{
+    FILE *f;
+    int o = open_record (outdir, "error.log", &f, err, errlen);
+    if (o <= 0)
+        return o;
+    char *line = NULL;
+    size_t cap = 0;
+    while (getline (&line, &cap, f) > 0) {
+        line[strcspn (line, "\r\n")] = '\0';
+        char *tab = strchr (line, '\t');
+        if (!tab || tab == line)
+            continue;
+        *tab = '\0';
+        char *slide = qc_unescape_dup (line), *reason = qc_unescape_dup (tab + 1);
+        if (slide)
+            set (r->by_path, slide, failure_kind (reason));
+        free (slide);
+        free (reason);
+    }
+    free (line);
+    fclose (f);
+    return 0;
+}
+
+int
+qc_records_read (qc_records_t *r, const char *outdir, qc_names_t *names,
+                 char *err, size_t errlen)
+{
+    memset (r, 0, sizeof *r);
+    r->by_path = zhashx_new ();
+    r->by_name = zhashx_new ();
+    if (!r->by_path || !r->by_name) {
+        snprintf (err, errlen, "out of memory");
+        qc_records_free (r);
+        return -1;
+    }
+    err[0] = '\0';
+    if (read_tsv (r, outdir, names, err, errlen) || read_errors (r, outdir, err, errlen)) {
+        qc_records_free (r);
+        return -1;
+    }
+    return 0;
+}
+
+void
+qc_records_free (qc_records_t *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->ncolumns; i++)
+        free (r->columns[i]);
+    free (r->columns);
+    zhashx_destroy (&r->by_path);
+    zhashx_destroy (&r->by_name);
+    memset (r, 0, sizeof *r);
+}
+
+qc_rec_t
+qc_records_of (const qc_records_t *r, const char *path)
+{
+    if (!r || !path || !r->by_path)
+        return QC_REC_NONE;
+    qc_rec_t rec = (qc_rec_t) (intptr_t) zhashx_lookup (r->by_path, path);
+    if (rec != QC_REC_NONE)
+        return rec;
+    const char *slash = strrchr (path, '/');
+    return zhashx_lookup (r->by_name, slash ? slash + 1 : path) ? QC_REC_PASSED
+                                                                 : QC_REC_NONE;
+}
+
+/* The path of the slide a line records (results.tsv: pcol, else none;
+ * error.log: the first field), malloc'd, or NULL. */
+static char *
+line_path (const char *line, int pcol)
+{
+    if (line[0] == '#' || pcol < 0)
+        return NULL;
+    char *esc = cell_dup (line, pcol);
+    char *p = esc && *esc ? qc_unescape_dup (esc) : NULL;
+    free (esc);
+    return p;
+}
+
+/* Rewrites one file through NAME.tmp; the old one kept as NAME.N when
+ * anything changed. keep_header false: its '#' lines are replaced by
+ * header and its rows all dropped. */
+static int
+rewrite_one (const char *outdir, const char *name, bool is_tsv, zhashx_t *drop,
+             const char *header, char *err, size_t errlen)
+{
+    char *path = in_dir (outdir, name), *tmp = NULL;
+    FILE *in = path ? fopen (path, "r") : NULL;
+    if (!in) {
+        free (path);
+        return 0;               /* nothing to rewrite */
+    }
+    FILE *out = asprintf (&tmp, "%s.tmp", path) < 0 ? NULL : fopen (tmp, "w");
+    int rc = out ? 0 : -1, pcol = is_tsv ? -1 : 0;
+    bool changed = header != NULL;
+    if (out && header)
+        fputs (header, out);
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    qc_records_t cols = {0};
+    while (rc == 0 && (len = getline (&line, &cap, in)) > 0) {
+        if (is_tsv && strncmp (line, "#dataset:", 9) == 0 && cols.ncolumns == 0) {
+            char *copy = strndup (line + 9, strcspn (line + 9, "\r\n"));
+            if (!copy || read_columns (&cols, copy))
+                rc = -1;
+            free (copy);
+            pcol = column (&cols, "original_path");
+        }
+        if (header && (line[0] == '#' || is_tsv)) {
+            changed = true;     /* a new header: old rows kept in NAME.N */
+            continue;
+        }
+        char *slide = line_path (line, pcol);
+        if (slide && drop && zhashx_lookup (drop, slide))
+            changed = true;
+        else if (fwrite (line, 1, (size_t) len, out) != (size_t) len)
+            rc = -1;
+        free (slide);
+    }
+    free (line);
+    qc_records_free (&cols);
+    fclose (in);
+    if (out && (fflush (out) || fsync (fileno (out)) || fclose (out)))
+        rc = -1;
+    if (rc == 0 && changed) {
+        /* the old file under the next free NAME.N, then the new one */
+        char *keep = NULL;
+        for (int n = 1; n < 10000 && rc == 0; n++) {
+            free (keep);
+            if (asprintf (&keep, "%s.%d", path, n) < 0) {
+                keep = NULL;
+                rc = -1;
+            } else if (access (keep, F_OK) != 0)
+                break;
+        }
+        if (rc || !keep || link (path, keep) != 0 || rename (tmp, path) != 0)
+            rc = -1;
+        free (keep);
+    }
+    if (rc)
+        snprintf (err, errlen, "cannot rewrite %s: %s", path, strerror (errno));
+    if (tmp)
+        unlink (tmp);
+    free (tmp);
+    free (path);
+    return rc;
+}
+
+int
+qc_records_rewrite (const char *outdir, zhashx_t *drop, const char *header,
+                    char *err, size_t errlen)
+{
+    if (!outdir)
+        return -1;
+    if (rewrite_one (outdir, "results.tsv", true, drop, header, err, errlen))
+        return -1;
+    return rewrite_one (outdir, "error.log", false, drop, NULL, err, errlen);
+}

@@ -1,0 +1,57 @@
+/* What earlier runs recorded in an output folder, for a rerun into it:
+ * the slides results.tsv has a row for (passed) and error.log a line for
+ * (failed), by path; the names their rows use; results.tsv's columns.
+ * And, for -f, rewriting both files without the records of the slides
+ * that are run again, the old files kept beside them (results.tsv.1,
+ * error.log.1, the next free number), so nothing is lost.
+ *
+ * A row names its slide by its original_path column (this project's
+ * results.tsv, escaped as client/escape.h says); a row without one (an
+ * older results.tsv, HistoQC's own) names it only by its file name, so
+ * a slide of that file name counts as recorded. An error.log line is
+ * "escaped path TAB escaped reason". Failures a rerun should try again
+ * are told apart by their reason: a slide qc-submit could not read
+ * before the job (QC_RECORDS_UNREAD_PREFIX) and a cancelled slide. */
+#ifndef QC_OUTPUT_RECORDS_H
+#define QC_OUTPUT_RECORDS_H
+
+#include <czmq.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "client/names.h"
+
+#define QC_RECORDS_UNREAD_PREFIX "not read by qc-submit: "
+
+typedef enum {
+    QC_REC_NONE = 0,
+    QC_REC_PASSED,            /* a results.tsv row */
+    QC_REC_FAILED,            /* an error.log line */
+    QC_REC_RETRY              /* an error.log line a rerun tries again */
+} qc_rec_t;
+
+typedef struct {
+    char **columns;           /* results.tsv's #dataset: columns */
+    size_t ncolumns;          /* 0: no results.tsv (or no header in it) */
+    bool rows;                /* results.tsv has a row */
+    zhashx_t *by_path;        /* path -> qc_rec_t (as a pointer) */
+    zhashx_t *by_name;        /* file name of rows without a path */
+} qc_records_t;
+
+/* Reads OUTDIR/results.tsv and OUTDIR/error.log (absent is fine) and
+ * claims each row's name in names. -1 with a message when a file is
+ * there but cannot be read. */
+int qc_records_read (qc_records_t *r, const char *outdir, qc_names_t *names,
+                     char *err, size_t errlen);
+void qc_records_free (qc_records_t *r);
+/* What is recorded for the slide at path. */
+qc_rec_t qc_records_of (const qc_records_t *r, const char *path);
+
+/* Rewrites results.tsv and error.log without the records of the paths
+ * in drop (a set of paths); results.tsv gets header instead of its own
+ * header lines and loses every row when header is not NULL. Each file
+ * that changes is kept first as NAME.N. 0, or -1 with a message. */
+int qc_records_rewrite (const char *outdir, zhashx_t *drop, const char *header,
+                        char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,105 @@
+/* See rerun.h. */
+#include "client/rerun.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/escape.h"
+#include "shared/proto.h"
+
+int
+qc_rerun_plan (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
+               qc_rerun_t *r)
+{
+    memset (r, 0, sizeof *r);
+    if (!out || !c)
+        return -1;
+    r->total = c->n;
+    r->run = calloc (c->n ? c->n : 1, sizeof *r->run);
+    if (!r->run)
+        return -1;
+    for (size_t i = 0; i < c->n; i++) {
+        const char *p = c->paths[i];
+        qc_rec_t rec = qc_output_recorded (out, p);
+        if (!force && rec == QC_REC_PASSED) {
+            r->passed_before++;
+            continue;
+        }
+        if (!force && rec == QC_REC_FAILED) {
+            r->failed_before++;
+            continue;
+        }
+        const char *why = strlen (p) > QC_PROTO_MAX_PATH
+                              ? "path longer than 4096 bytes (the protocol's limit)"
+                          : check ? qc_cohort_unreadable (p) : NULL;
+        if (why && rec == QC_REC_RETRY && !force) {
+            r->failed_before++;     /* its error line says so already */
+            continue;
+        }
+        if (rec != QC_REC_NONE && qc_output_drop (out, p))
+            return -1;
+        if (why) {
+            if (qc_output_unreadable (out, p, why))
+                return -1;
+            if (r->nunread < QC_RERUN_SHOW) {
+                char *e = qc_escape_dup (p);
+                if (e && asprintf (&r->shown[r->nunread], "%s: %s", e, why) < 0)
+                    r->shown[r->nunread] = NULL;
+                free (e);
+            }
+            r->nunread++;
+            continue;
+        }
+        if (rec == QC_REC_RETRY && !force)
+            r->retried++;
+        else if (rec != QC_REC_NONE)
+            r->redone++;
+        if (qc_output_plan (out, p))
+            return -1;
+        r->run[r->nrun++] = c->paths[i];    /* the cohort owns the path */
+    }
+    return 0;
+}
+
+void
+qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to)
+{
+    char *dir = qc_escape_dup (outdir);
+    size_t before = r->passed_before + r->failed_before;
+    if (before)
+        fprintf (to, "%s already has %zu of these %zu slides (%zu passed, %zu failed): "
+                 "skipped (-f runs them again)\n", dir, before, r->total, r->passed_before,
+                 r->failed_before);
+    if (r->redone)
+        fprintf (to, "-f: %zu slides %s has results for run again (the old results.tsv "
+                 "and error.log are kept as .N)\n", r->redone, dir);
+    if (r->retried)
+        fprintf (to, "%zu slides that were cancelled or could not be read before run "
+                 "again\n", r->retried);
+    if (r->nunread) {
+        fprintf (to, "%zu slides cannot be read here and are not sent (each gets an "
+                 "error.log line):\n", r->nunread);
+        for (size_t i = 0; i < r->nunread && i < QC_RERUN_SHOW; i++)
+            fprintf (to, "  %s\n", r->shown[i] ? r->shown[i] : "?");
+        if (r->nunread > QC_RERUN_SHOW)
+            fprintf (to, "  ... and %zu more (all in error.log)\n",
+                     r->nunread - QC_RERUN_SHOW);
+    }
+    if (r->nrun == 0)
+        fprintf (to, "nothing to run: every slide of the cohort is accounted for in %s\n",
+                 dir);
+    else if (before || r->nunread)
+        fprintf (to, "running %zu of %zu slides\n", r->nrun, r->total);
+    free (dir);
+}
+
+void
+qc_rerun_free (qc_rerun_t *r)
+{
+    if (!r)
+        return;
+    free (r->run);
+    for (size_t i = 0; i < QC_RERUN_SHOW; i++)
+        free (r->shown[i]);
+    memset (r, 0, sizeof *r);
+}

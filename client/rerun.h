@@ -1,0 +1,46 @@
+/* What a run into an output folder does with each slide of its cohort,
+ * decided before the job starts:
+ *   - a slide the folder already has a row or an error line for is
+ *     skipped (with -f it runs again, its old record dropped when the
+ *     job starts);
+ *   - one whose error line says qc-submit could not read it, or that it
+ *     was cancelled, runs again when it can be read now;
+ *   - one that cannot be read here (missing, no permission, a path over
+ *     the protocol's limit) is not sent: it gets an error.log line, and
+ *     the list is shown before the job starts (--no-check: only the path
+ *     limit is checked, for slides only the workers can see);
+ *   - the rest are planned into the job, in cohort order. */
+#ifndef QC_CLIENT_RERUN_H
+#define QC_CLIENT_RERUN_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "client/cohort.h"
+#include "client/output.h"
+
+#define QC_RERUN_SHOW 10      /* unreadable slides listed by name */
+
+typedef struct {
+    char **run;               /* the job's slides, task index order */
+    size_t nrun;
+    size_t total;             /* slides in the cohort */
+    size_t passed_before;     /* skipped: a row already */
+    size_t failed_before;     /* skipped: an error line already (still
+                                 unreadable ones included) */
+    size_t redone;            /* -f: run again */
+    size_t retried;           /* unreadable or cancelled before, run now */
+    size_t nunread;           /* not sent: cannot be read here */
+    char *shown[QC_RERUN_SHOW];  /* "path: why" of the first of them */
+} qc_rerun_t;
+
+/* Decides, and records the decisions in out (plan, drops, unreadable
+ * lines). -1 on memory. */
+int qc_rerun_plan (qc_output_t *out, const qc_cohort_t *cohort, bool force,
+                   bool check, qc_rerun_t *r);
+/* Tells the user what was decided (nothing when there is nothing to
+ * say beyond the slide count). */
+void qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to);
+void qc_rerun_free (qc_rerun_t *r);
+
+#endif

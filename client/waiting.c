@@ -1,0 +1,93 @@
+/* See waiting.h. */
+#include "client/waiting.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#define AGAIN_MS 60000     /* asked again after this, doubling while busy */
+
+void
+qc_waiting_init (qc_waiting_t *w, uint32_t wait_s, uint8_t resource, bool local,
+                 const char *endpoint, int64_t now)
+{
+    *w = (qc_waiting_t) {.wait_s = wait_s, .resource = resource, .local = local,
+                         .endpoint = endpoint, .since = now, .again = AGAIN_MS};
+    w->next = now + (int64_t) wait_s * 1000;
+}
+
+void
+qc_waiting_progress (qc_waiting_t *w, int64_t now)
+{
+    w->since = now;
+    w->next = now + (int64_t) w->wait_s * 1000;
+    w->again = AGAIN_MS;
+}
+
+bool
+qc_waiting_due (qc_waiting_t *w, int64_t now)
+{
+    if (!w->wait_s || now < w->next)
+        return false;
+    w->asked = now;
+    w->next = now + w->again;
+    return true;
+}
+
+bool
+qc_waiting_on_status (qc_waiting_t *w, const qc_msg_t *m, uint64_t job, qc_progress_t *p)
+{
+    if (!w->asked || !m)
+        return false;
+    long secs = (long) ((w->asked - w->since) / 1000);
+    w->asked = 0;
+    size_t with_gpu = 0, with_slots = 0;
+    for (size_t i = 0; i < m->nworkers; i++) {
+        if (m->workers[i].draining)
+            continue;
+        with_gpu += m->workers[i].gpus > 0;
+        with_slots += m->workers[i].slots > 0;
+    }
+    size_t n = m->nworkers;
+    char line[1024];
+    if (w->resource == QC_RES_GPU && !with_gpu) {
+        if (w->local)
+            snprintf (line, sizeof line, "waiting %ld s: --gpu-only, and the one-process "
+                      "mode has no GPU worker; run qc-broker and qc-worker --gpu 0, then "
+                      "qc-submit --broker, or drop --gpu-only", secs);
+        else
+            snprintf (line, sizeof line, "waiting %ld s: this job runs only on GPUs "
+                      "(--gpu-only) and none of the %zu workers connected to %s has "
+                      "one; start qc-worker --connect %s --gpu 0 on a GPU machine "
+                      "(still waiting)", secs, n, w->endpoint, w->endpoint);
+    } else if (w->resource == QC_RES_CPU && !with_slots)
+        snprintf (line, sizeof line, "waiting %ld s: this job runs only on CPU slots "
+                  "(--cpu-only) and none of the %zu workers connected to %s has one; "
+                  "start qc-worker --connect %s (still waiting)", secs, n, w->endpoint,
+                  w->endpoint);
+    else if (!with_gpu && !with_slots)
+        snprintf (line, sizeof line, "waiting %ld s: no worker is connected to %s; "
+                  "start one with qc-worker --connect %s (still waiting)", secs,
+                  w->endpoint, w->endpoint);
+    else {
+        /* workers that can take the job are there: say how it stands,
+         * less often each time while nothing comes back */
+        const qc_job_row_t *row = NULL;
+        for (size_t i = 0; i < m->njobs; i++)
+            if (m->jobs[i].job == job)
+                row = &m->jobs[i];
+        if (row)
+            snprintf (line, sizeof line, "waiting %ld s: job %" PRIu64 " has %" PRIu64
+                      " slides queued and %" PRIu64 " running on %zu workers (%zu with a "
+                      "GPU)", secs, job, row->queued, row->running, n, with_gpu);
+        else
+            snprintf (line, sizeof line, "waiting %ld s: %zu workers connected to %s",
+                      secs, n, w->endpoint);
+        qc_progress_print (p, line);
+        w->next += w->again;
+        w->again *= 2;
+        return false;
+    }
+    w->said++;
+    qc_progress_print (p, line);
+    return true;
+}

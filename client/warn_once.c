@@ -1,0 +1,136 @@
+/* See warn_once.h. */
+#include "client/warn_once.h"
+
+#include <czmq.h>
+#include <string.h>
+
+#include "client/escape.h"
+
+#define MAX_KINDS 1024
+
+typedef struct {
+    char *text;               /* "module: message" with the slide taken out */
+    size_t count;
+} kind_t;
+
+struct qc_warn_once {
+    zhashx_t *kinds;          /* key -> kind_t */
+    zlistx_t *order;          /* kinds in first-seen order (not owned) */
+};
+
+static void
+kind_free (void **item)
+{
+    kind_t *k = *item;
+    if (k) {
+        free (k->text);
+        free (k);
+    }
+    *item = NULL;
+}
+
+qc_warn_once_t *
+qc_warn_once_new (void)
+{
+    qc_warn_once_t *self = calloc (1, sizeof *self);
+    if (!self || !(self->kinds = zhashx_new ()) || !(self->order = zlistx_new ())) {
+        qc_warn_once_destroy (&self);
+        return NULL;
+    }
+    zhashx_set_destructor (self->kinds, kind_free);
+    return self;
+}
+
+void
+qc_warn_once_destroy (qc_warn_once_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    zhashx_destroy (&(*self_p)->kinds);
+    zlistx_destroy (&(*self_p)->order);
+    free (*self_p);
+    *self_p = NULL;
+}
+
+/* s with every occurrence of what replaced by "<slide>". */
+static char *
+without (const char *s, const char *what)
+{
+    size_t n = what ? strlen (what) : 0;
+    if (!n)
+        return strdup (s);
+    size_t cap = strlen (s) + 1, len = 0;
+    char *out = malloc (cap);
+    for (const char *p = s; out && *p;) {
+        const char *hit = strstr (p, what);
+        size_t keep = hit ? (size_t) (hit - p) : strlen (p);
+        if (len + keep + 8 + 1 > cap) {
+            cap = 2 * (len + keep + 9);
+            char *g = realloc (out, cap);
+            if (!g) {
+                free (out);
+                return NULL;
+            }
+            out = g;
+        }
+        memcpy (out + len, p, keep);
+        len += keep;
+        if (!hit)
+            break;
+        memcpy (out + len, "<slide>", 7);
+        len += 7;
+        p = hit + n;
+    }
+    if (out)
+        out[len] = '\0';
+    return out;
+}
+
+bool
+qc_warn_once_first (qc_warn_once_t *self, const qc_msg_t *m)
+{
+    if (!self || !m || !m->message)
+        return true;
+    const char *slide = m->slide ? m->slide : "";
+    const char *base = strrchr (slide, '/');
+    char *a = without (m->message, slide);
+    char *b = a ? without (a, base ? base + 1 : NULL) : NULL;
+    char *key = NULL;
+    bool first = true;
+    if (b && asprintf (&key, "%u\t%s\t%s", m->level, m->module ? m->module : "", b) >= 0) {
+        kind_t *k = zhashx_lookup (self->kinds, key);
+        if (k) {
+            k->count++;
+            first = false;
+        } else if (zhashx_size (self->kinds) < MAX_KINDS && (k = calloc (1, sizeof *k))) {
+            k->count = 1;
+            if (asprintf (&k->text, "%s%s%s", m->module ? m->module : "",
+                          m->module ? ": " : "", b) < 0)
+                k->text = NULL;
+            if (!k->text || zhashx_insert (self->kinds, key, k)) {
+                free (k->text);
+                free (k);
+            } else
+                zlistx_add_end (self->order, k);
+        }
+    }
+    free (key);
+    free (a);
+    free (b);
+    return first;
+}
+
+void
+qc_warn_once_summary (qc_warn_once_t *self, FILE *to)
+{
+    if (!self || !to)
+        return;
+    for (kind_t *k = zlistx_first (self->order); k; k = zlistx_next (self->order)) {
+        if (k->count < 2)
+            continue;
+        char *t = qc_escape_dup (k->text);
+        fprintf (to, "warning for %zu slides (printed once above; each is in "
+                 "qc.log): %s\n", k->count, t ? t : k->text);
+        free (t);
+    }
+}

@@ -1,0 +1,25 @@
+/* Warnings that repeat for slide after slide (a missing macro image in
+ * every slide of a scanner, say) are printed once, with the count at the
+ * end, instead of scrolling the progress away. Two records are "the
+ * same warning" when level, module and message agree once the slide's
+ * name is taken out of the message. Every record still goes to qc.log. */
+#ifndef QC_CLIENT_WARN_ONCE_H
+#define QC_CLIENT_WARN_ONCE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "shared/proto.h"
+
+typedef struct qc_warn_once qc_warn_once_t;
+
+qc_warn_once_t *qc_warn_once_new (void);
+void qc_warn_once_destroy (qc_warn_once_t **self_p);
+/* true when this LOG record should be printed (the first of its kind,
+ * or one past the table's bound of kinds); counts it either way. */
+bool qc_warn_once_first (qc_warn_once_t *self, const qc_msg_t *m);
+/* Prints one line for each kind seen more than once: its count and
+ * the message (escaped). */
+void qc_warn_once_summary (qc_warn_once_t *self, FILE *to);
+
+#endif

@@ -1,0 +1,51 @@
+/* A process-wide cache of large pixel buffers, reused across images.
+ *
+ * Why: a buffer above glibc's mmap threshold (always, on threads other
+ * than the main one) is mapped afresh by every calloc and faulted in page
+ * by page on first touch. At 10x a slide's planes are hundreds of MB
+ * each and a slide makes dozens, and faulting pages in is far slower
+ * than clearing a reused buffer (tests/bench/README.md, "Figures behind
+ * the code"). The image constructors (image.c) take buffers from here and
+ * the destructors give them back; small buffers (under
+ * QC_IMAGE_CACHE_MIN) go straight to calloc and free, which serve them
+ * from the heap anyway.
+ *
+ * Bounded: at most QC_IMAGE_CACHE_SLOTS buffers and qc_image_cache_limit
+ * bytes are kept (default QC_IMAGE_CACHE_DEFAULT; the environment
+ * variable QC_IMAGE_CACHE_MB overrides it at the first use, 0 turns the
+ * cache off); a buffer given back to a full cache is freed. Built out
+ * under AddressSanitizer, whose use-after-free checks need every free to
+ * be a real one. Thread-safe. */
+#ifndef QC_IMAGE_CACHE_H
+#define QC_IMAGE_CACHE_H
+
+#include <stddef.h>
+
+#define QC_IMAGE_CACHE_MIN      ((size_t) 4 << 20)
+#define QC_IMAGE_CACHE_SLOTS    64
+#define QC_IMAGE_CACHE_DEFAULT  ((size_t) 4 << 30)
+
+/* A zero-filled buffer of bytes (calloc's contract): a cached one of at
+ * least bytes (and at most a quarter more) when there is one, else
+ * calloc's. NULL when memory runs out. */
+void *qc_image_cache_take (size_t bytes);
+
+/* As qc_image_cache_take, but the bytes are not cleared (malloc's
+ * contract): for the copies image.c makes, which write every byte. */
+void *qc_image_cache_take_uninit (size_t bytes);
+
+/* Gives back p, a buffer of at least bytes from qc_image_cache_take (or
+ * malloc): kept for reuse when bytes is large and the cache has room,
+ * else freed. p may be NULL. */
+void qc_image_cache_give (void *p, size_t bytes);
+
+/* Sets the byte limit (0: off) and frees what no longer fits. */
+void qc_image_cache_set_limit (size_t bytes);
+
+/* Buffers and bytes held now (for tests). */
+void qc_image_cache_held (size_t *buffers, size_t *bytes);
+
+/* Frees every cached buffer (for leak checkers at exit). */
+void qc_image_cache_release (void);
+
+#endif

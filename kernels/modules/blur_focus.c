@@ -1,0 +1,415 @@
+/* BlurDetectionModule.identifyFocusFaults: the project's focus step, used
+ * by its default config. It finds the blur scanners make (a focus fault
+ * of 1-3 um) where it is visible, at 10x, at near the cost of the
+ * default config's 1.25x analysis.
+ *
+ * Why a step of its own: a focus fault's Gaussian spread of 1-3 um is a
+ * fraction of a pixel at 1.25x (8 um a pixel), where the other steps
+ * work, and at 2.5x: identifyBlurryRegionsLocal finds none of it there
+ * (blur Dice 0.00 on generated 40x slides blurred by 1.5 um; 0.78 at
+ * 5x, 0.95 at 10x, where reading and analysing the whole level, glass
+ * included, made the whole run ~5x slower).
+ *
+ * What it measures, at the level nearest `magnification` (default 10x:
+ * 1 um a pixel at a 40x scan's 0.25 um), at or above it (a pyramid of
+ * 4x steps from 20x has none at 10x: its 20x level is read; a slide
+ * whose finest level is coarser is measured there, with a warning that
+ * says what cannot be seen):
+ *
+ *   tiles     only the level's tiles under img_mask_use (the 1.25x
+ *             tissue still in use, its rim eroded by edge_erode): on
+ *             the 60,000 x 45,000 generated slide 502 of 2,596 tiles,
+ *             read one at a time, so memory is one tile whatever the
+ *             level's size
+ *   blocks    each tile's 8 x 8 pixel blocks: the RMS of their luma
+ *             detail at DCT frequencies u + v >= 5 (block_measure.h; on a
+ *             level finer than asked, the band of the same cycles a
+ *             micrometre: 3 at 20x); blocks brighter than max_gray
+ *             (glass, holes) are left out
+ *   per mask  the blocks' mean energy under each mask pixel (at 10x one
+ *   pixel     block is one 1.25x pixel; at 20x four)
+ *   blurry    the window x window RMS of those (energy, not amplitude,
+ *             is averaged: a window of smooth tissue in focus still
+ *             holds a few sharp edges, which an amplitude mean dilutes:
+ *             on CMU-1 it flagged 1.4% of the tissue, the RMS 0.5%),
+ *             against the slide's own median (relative_threshold .35)
+ *             and a floor (absolute_threshold, gray levels), as
+ *             identifyBlurryRegionsLocal judges (blur_local.c): a
+ *             slide's scanner, JPEG quality and stain set its typical
+ *             sharpness; then the edges of what is blurry, judged again
+ *             in a 3 x 3 window (edge_relative_threshold .45), and
+ *             pieces under min_size pixels dropped (focus_algo.h)
+ *
+ * then as the other blur steps: at img_mask_use's size, removed from
+ * it, "_blurry.png", kept as "blurry", the blurry_removed_* columns.
+ *
+ * Why these numbers (window RMS over the slide's median): on four
+ * generated slides with 1-1.5 um faults the faults' interiors read
+ * 0.14-0.25 at band 5 (medians; 0.21-0.33 at band 4, 0.07-0.17 at band
+ * 6, where sharp blocks start to have no coefficient left), the
+ * in-focus tissue's lowest 1% 0.74-0.82, and the real slides' (CMU-1,
+ * TCGA-CR-7395) lowest 1% 0.42-0.47 (smooth epidermis and stroma in
+ * focus): .35 lies between. On seven generated slides fine-blur Dice
+ * was 0.901-0.977 at .35 (edges .45), 0.896-0.978 at .40 (.50) and
+ * 0.881-0.976 at .45 (.55), which also flagged 0.6% of TCGA-CR-7395.
+ *
+ * Why DCT coefficients, read without decoding pixels: JPEG's 8 x 8 DCT
+ * is orthonormal, so a tile's dequantised coefficients are the blocks'
+ * frequency content, and libjpeg gives them after entropy decoding
+ * alone (kernels/slide/tiff_blocks.h); a blur of sigma s keeps exp
+ * (-2 pi^2 s^2 f^2) of frequency f, so at 10x a 1 um fault leaves 15%
+ * of the amplitude at the band's edge and 2% at its top. Measured on
+ * the 60,000 x 45,000 slide (seed 7) on this 2-core machine, one core,
+ * load 1.3-1.9 (tests/bench/README.md, "The focus step"): libjpeg took
+ * 0.062 s for the 513 tissue tiles' coefficients (8.7 MB of JPEG, 34
+ * Mpx) and 0.096 s to decode them to pixels; the whole step took
+ * 0.12 s from coefficients and 0.25-0.27 s from the same tiles'
+ * pixels (the direct reader's, measured from pixels as below). Slides
+ * the direct reader cannot take (NDPI, MIRAX, JPEG 2000) are measured
+ * the same way from the pixels of region reads of the same tiles
+ * (kernels/slide/slide_blocks.h): the same measure (blur Dice within
+ * 0.002 of the coefficients' on generated slides), 5-8x slower.
+ *
+ * The step uses one core: reads and arithmetic run on the calling
+ * thread (a worker's slot). */
+#include "kernels/modules/blur_common.h"
+#include "kernels/modules/focus_algo.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernels/slide/slide_blocks.h"
+#include "shared/log.h"
+
+#define STEP_NAME "BlurDetectionModule.identifyFocusFaults"
+
+static _Thread_local qc_focus_stats_t last_stats;
+
+const qc_focus_stats_t *
+qc_focus_last_stats (void)
+{
+    return &last_stats;
+}
+
+static double
+now_s (void)
+{
+    struct timespec t;
+    clock_gettime (CLOCK_MONOTONIC, &t);
+    return (double) t.tv_sec + (double) t.tv_nsec * 1e-9;
+}
+
+/* "10", "10x" or "10X", surrounded by spaces or not. */
+static int
+parse_mag (const char *s, double *out)
+{
+    char *end;
+    double v = strtod (s, &end);
+    while (*end == ' ')
+        end++;
+    if (*end == 'x' || *end == 'X')
+        end++;
+    while (*end == ' ')
+        end++;
+    if (end == s || *end || !(v > 0) || v > 1000)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int
+get_params (const qc_config_section_t *sec, qc_focus_params_t *p, char *err,
+            size_t errlen)
+{
+    long long erode, min_size;
+    const char *mag = NULL;
+    qc_focus_defaults (p);
+    if (qc_bb_check_odd_window (sec, "window", p->window, QC_FOCUS_MAX_WINDOW,
+                                &p->window, err, errlen)
+        || qc_bb_check_int (sec, "edge_erode", p->edge_erode, 0,
+                            QC_FOCUS_MAX_ERODE, &erode, err, errlen)
+        || qc_bb_check_sharpness (sec, &p->relative_threshold,
+                                  &p->absolute_threshold, &p->min_fraction,
+                                  &p->max_gray, err, errlen)
+        || qc_bb_check_range (sec, "edge_relative_threshold",
+                              p->edge_relative_threshold, 0, 1,
+                              &p->edge_relative_threshold, err, errlen)
+        || qc_bb_check_int (sec, "min_size", p->min_size, 0,
+                            QC_FOCUS_MAX_MIN_SIZE, &min_size, err, errlen)
+        || qc_bb_check_mask_statistics (sec, err, errlen)
+        || qc_config_get_string (sec, "magnification", NULL, &mag, err,
+                                 errlen))
+        return -1;
+    if (mag && parse_mag (mag, &p->magnification) != 0) {
+        snprintf (err, errlen, "[%s] magnification = '%.64s' (line %d): not "
+                  "a magnification (10 or 10x, above 0, at most 1000)",
+                  qc_config_section_name (sec), mag,
+                  qc_config_key_line (sec, "magnification"));
+        return -1;
+    }
+    p->edge_erode = (int) erode;
+    p->min_size = (int) min_size;
+    return 0;
+}
+
+static int
+check_focus (const qc_config_section_t *sec, char *err, size_t errlen)
+{
+    qc_focus_params_t p;
+    return get_params (sec, &p, err, errlen);
+}
+
+/* Where the mask lies on the level: mask pixel (mx, my) covers level-0
+ * [x0 + mx sx, x0 + (mx + 1) sx) and likewise in y; level pixel x is
+ * level-0 x ds. */
+typedef struct {
+    int mw, mh;
+    double x0, y0, sx, sy;    /* level 0 */
+    double ds;                /* the level's downsample */
+    int64_t lw, lh;           /* the level */
+    int tw, th;               /* its tiles */
+    int ntx, nty;
+} geom_t;
+
+/* 1 for each tile of the level under a measured mask pixel. */
+static uint8_t *
+tiles_under (const geom_t *g, const qc_mask_t *meas, long *n)
+{
+    uint8_t *flag = calloc ((size_t) g->ntx * (size_t) g->nty, 1);
+    if (!flag)
+        return NULL;
+    for (int my = 0; my < g->mh; my++) {
+        const uint8_t *row = meas->px + (size_t) my * (size_t) g->mw;
+        double ly0 = (g->y0 + my * g->sy) / g->ds;
+        double ly1 = (g->y0 + (my + 1) * g->sy) / g->ds;
+        int ty0 = (int) floor (ly0 / g->th), ty1 = (int) floor ((ly1 - 1e-9) / g->th);
+        ty0 = ty0 < 0 ? 0 : ty0;
+        ty1 = ty1 >= g->nty ? g->nty - 1 : ty1;
+        for (int mx = 0; mx < g->mw; mx++) {
+            if (!row[mx])
+                continue;
+            double lx0 = (g->x0 + mx * g->sx) / g->ds;
+            double lx1 = (g->x0 + (mx + 1) * g->sx) / g->ds;
+            int tx0 = (int) floor (lx0 / g->tw);
+            int tx1 = (int) floor ((lx1 - 1e-9) / g->tw);
+            tx0 = tx0 < 0 ? 0 : tx0;
+            tx1 = tx1 >= g->ntx ? g->ntx - 1 : tx1;
+            for (int ty = ty0; ty <= ty1; ty++)
+                for (int tx = tx0; tx <= tx1; tx++)
+                    flag[(size_t) ty * (size_t) g->ntx + (size_t) tx] = 1;
+        }
+    }
+    *n = 0;
+    for (size_t i = 0; i < (size_t) g->ntx * (size_t) g->nty; i++)
+        *n += flag[i];
+    return flag;
+}
+
+/* The mask pixel under level coordinate c (a block's centre), or -1
+ * outside the mask. */
+static int
+mask_index (double c, double ds, double origin, double scale, int n)
+{
+    double m = floor ((c * ds - origin) / scale);
+    return m >= 0 && m < n ? (int) m : -1;
+}
+
+/* Reads every flagged tile's blocks and adds the measured ones' hf to
+ * sum and count under their mask pixels. 0, or -1 (err). */
+static int
+measure_tiles (qc_slide_blocks_t *blocks, const geom_t *g,
+               const uint8_t *flag, const qc_mask_t *meas, float max_luma,
+               qc_fimg_t *sum, qc_fimg_t *count, char *err, size_t errlen)
+{
+    const int tbw = g->tw / 8, tbh = g->th / 8;
+    float *hf = malloc ((size_t) tbw * (size_t) tbh * sizeof *hf);
+    float *luma = malloc ((size_t) tbw * (size_t) tbh * sizeof *luma);
+    int *col = malloc ((size_t) tbw * sizeof *col);
+    int rc = -1;
+    if (!hf || !luma || !col) {
+        snprintf (err, errlen, "out of memory for a %d x %d tile", g->tw,
+                  g->th);
+        goto done;
+    }
+    for (int ty = 0; ty < g->nty; ty++)
+        for (int tx = 0; tx < g->ntx; tx++) {
+            if (!flag[(size_t) ty * (size_t) g->ntx + (size_t) tx])
+                continue;
+            int64_t bx = (int64_t) tx * tbw, by = (int64_t) ty * tbh;
+            /* whole blocks that start inside the level */
+            int64_t left_x = (g->lw - bx * 8 + 7) / 8, left_y = (g->lh - by * 8 + 7) / 8;
+            int nbx = left_x < tbw ? (int) left_x : tbw;
+            int nby = left_y < tbh ? (int) left_y : tbh;
+            if (qc_slide_blocks_read (blocks, bx, by, nbx, nby, hf, luma, err,
+                                      errlen) != 0)
+                goto done;
+            for (int i = 0; i < nbx; i++) {
+                double c = (double) ((bx + i) * 8 + 4);
+                col[i] = c < (double) g->lw
+                    ? mask_index (c, g->ds, g->x0, g->sx, g->mw) : -1;
+            }
+            for (int j = 0; j < nby; j++) {
+                double c = (double) ((by + j) * 8 + 4);
+                int my = c < (double) g->lh
+                    ? mask_index (c, g->ds, g->y0, g->sy, g->mh) : -1;
+                if (my < 0)
+                    continue;
+                size_t row = (size_t) my * (size_t) g->mw;
+                for (int i = 0; i < nbx; i++) {
+                    size_t b = (size_t) j * (size_t) nbx + (size_t) i;
+                    if (col[i] < 0 || !meas->px[row + (size_t) col[i]]
+                        || luma[b] > max_luma)
+                        continue;
+                    sum->px[row + (size_t) col[i]] += hf[b] * hf[b];
+                    count->px[row + (size_t) col[i]] += 1.0f;
+                }
+            }
+        }
+    rc = 0;
+done:
+    free (hf);
+    free (luma);
+    free (col);
+    return rc;
+}
+
+/* Picks the level; warns when none is fine enough. 0, or -1 (failed). */
+static int
+pick_level (qc_run_t *run, const qc_focus_params_t *p, int *level)
+{
+    int n = qc_slide_level_count (run->slide);
+    double *ds = n > 0 ? calloc ((size_t) n, sizeof *ds) : NULL;
+    if (!ds)
+        return qc_run_fail (run, "no levels (%d) to measure focus at", n);
+    for (int i = 0; i < n; i++)
+        ds[i] = qc_slide_level_downsample (run->slide, i);
+    int rc = qc_focus_pick_level (ds, n, run->base_mag, p->magnification,
+                                  level);
+    double level_ds = rc >= 0 ? ds[*level] : 0;
+    free (ds);
+    char why[512];
+    if (rc < 0)
+        return qc_run_fail (run, "no level to measure focus at");
+    if (!qc_slide_level_reliable (run->slide, *level, why, sizeof why))
+        return qc_run_fail (run, "%s", why);
+    last_stats.level_mag = run->base_mag / level_ds;
+    last_stats.fine_enough = rc == 0;
+    last_stats.band = qc_focus_band (p->magnification, last_stats.level_mag);
+    if (rc == 1)
+        qc_run_warn (run, "focus measured at level %d (%.3gx), coarser than "
+                     "the %.3gx asked: the slide has no finer level, and blur "
+                     "finer than about %.2g um (a pixel there) cannot be "
+                     "seen", *level, last_stats.level_mag, p->magnification,
+                     10.0 / last_stats.level_mag);
+    return 0;
+}
+
+static int
+run_focus (qc_run_t *run)
+{
+    double t0 = now_s ();
+    memset (&last_stats, 0, sizeof last_stats);
+    last_stats.level = -1;
+    qc_focus_params_t p;
+    char err[512];
+    if (get_params (run->params, &p, err, sizeof err) != 0)
+        return qc_run_fail (run, "%s", err);
+    if (qc_run_require_mag (run) != 0)
+        return -1;
+    const qc_mask_t *use = qc_run_mask (run);
+    int level = 0;
+    if (!use || pick_level (run, &p, &level) != 0)
+        return -1;
+    const qc_ops_t *ops = qc_run_ops (run);
+    int mw = use->w, mh = use->h, rc = -1;
+    qc_mask_t *meas = qc_mask_new (mw, mh), *blurry = qc_mask_new (mw, mh);
+    qc_fimg_t *sum = qc_fimg_new (mw, mh), *count = qc_fimg_new (mw, mh);
+    qc_slide_blocks_t *blocks = qc_slide_blocks_open (run->slide, level,
+                                                      last_stats.band, err,
+                                                      sizeof err);
+    uint8_t *flag = NULL;
+    geom_t g = {
+        .mw = mw, .mh = mh, .x0 = (double) run->bbox_x,
+        .y0 = (double) run->bbox_y, .sx = (double) run->bbox_w / mw,
+        .sy = (double) run->bbox_h / mh,
+        .ds = qc_slide_level_downsample (run->slide, level),
+    };
+    if (!blocks) {
+        qc_run_fail (run, "measuring level %d: %s", level, err);
+        goto done;
+    }
+    if (!meas || !blurry || !sum || !count) {
+        qc_run_fail (run, "out of memory for %d x %d masks", mw, mh);
+        goto done;
+    }
+    qc_slide_level_size (run->slide, level, &g.lw, &g.lh);
+    qc_slide_blocks_tile (blocks, &g.tw, &g.th);
+    g.ntx = (int) ((g.lw + g.tw - 1) / g.tw);
+    g.nty = (int) ((g.lh + g.th - 1) / g.th);
+    /* Measured: the tissue away from its rim (whose blocks see glass). */
+    if (ops->morph_rect (use, 2 * p.edge_erode + 1, 2 * p.edge_erode + 1,
+                         QC_MORPH_ERODE, meas) != 0
+        || !(flag = tiles_under (&g, meas, &last_stats.tiles))) {
+        qc_run_fail (run, "choosing the tissue's tiles failed (out of memory?)");
+        goto done;
+    }
+    last_stats.tiles_level = (long) g.ntx * g.nty;
+    double t_read = now_s ();
+    if (measure_tiles (blocks, &g, flag, meas, (float) (p.max_gray * 255.0),
+                       sum, count, err, sizeof err) != 0) {
+        qc_run_fail (run, "reading level %d: %s", level, err);
+        goto done;
+    }
+    last_stats.read_seconds = now_s () - t_read;
+    if (qc_focus_map (ops, sum, count, use, &p, blurry,
+                      &last_stats.threshold) != 0) {
+        qc_run_fail (run, "focus map failed on a %d x %d mask (out of "
+                     "memory?)", mw, mh);
+        goto done;
+    }
+    rc = qc_blur_apply (run, blurry, STEP_NAME);
+done:
+    last_stats.level = level;
+    qc_slide_blocks_stats (blocks, &last_stats.read);
+    snprintf (last_stats.way, sizeof last_stats.way, "%s",
+              qc_slide_blocks_way (blocks));
+    last_stats.seconds = now_s () - t0;
+    qc_log (QC_LOG_DEBUG, run->step, "%s: level %d (%.3gx, band %d), %ld of "
+            "%ld tiles, %s: %.1f MB coded, %.1f Mpx decoded, %llu blocks, "
+            "threshold %.3g, %.1f ms", run->filename ? run->filename : "?",
+            level, last_stats.level_mag, last_stats.band, last_stats.tiles,
+            last_stats.tiles_level,
+            last_stats.way, last_stats.read.coded_bytes / 1e6,
+            last_stats.read.pixels / 1e6,
+            (unsigned long long) last_stats.read.blocks, last_stats.threshold,
+            last_stats.seconds * 1e3);
+    free (flag);
+    qc_slide_blocks_close (&blocks);
+    qc_mask_destroy (&meas);
+    qc_mask_destroy (&blurry);
+    qc_fimg_destroy (&sum);
+    qc_fimg_destroy (&count);
+    return rc;
+}
+
+static const char *const params[] = {
+    "magnification", "window", "relative_threshold", "edge_relative_threshold",
+    "absolute_threshold", "min_fraction", "edge_erode", "max_gray",
+    "min_size", "mask_statistics", NULL
+};
+
+static const char *const columns[] = {
+    "blurry_removed_num_regions", "blurry_removed_mean_area",
+    "blurry_removed_max_area", "blurry_removed_percent", NULL
+};
+
+const qc_module_t qc_module_blur_focus = {
+    .name = STEP_NAME,
+    .run = run_focus,
+    .check = check_focus,
+    .params = params,
+    .columns = columns,
+};

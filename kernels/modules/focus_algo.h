@@ -1,0 +1,99 @@
+/* The focus step's arithmetic (BlurDetectionModule.identifyFocusFaults,
+ * blur_focus.c), as pure functions that tests check alone: which level
+ * to measure, and the blurry mask from the measured blocks. */
+#ifndef QC_FOCUS_ALGO_H
+#define QC_FOCUS_ALGO_H
+
+#include "kernels/image/image.h"
+#include "kernels/ops/ops.h"
+#include "kernels/slide/slide_blocks.h"
+
+typedef struct {
+    double magnification;     /* measured at the level nearest this, at or
+                                 above it */
+    int window;               /* odd side of the averaging box, mask px */
+    double relative_threshold;   /* blurry under this times the reference */
+    double edge_relative_threshold;  /* and next to such tissue, under
+                                        this in a 3 x 3 window */
+    double absolute_threshold;   /* blurry under this (gray levels of
+                                    fine detail) whatever the rest */
+    double min_fraction;      /* of a box that must be measured to judge */
+    int edge_erode;           /* mask px at tissue's edge not measured */
+    double max_gray;          /* brighter blocks (glass, holes: mean luma
+                                 / 255) are not measured */
+    int min_size;             /* blurry pieces smaller (mask px) are
+                                 not kept */
+} qc_focus_params_t;
+
+/* The defaults (the figures behind them: blur_focus.c). */
+#define QC_FOCUS_MAGNIFICATION 10.0
+#define QC_FOCUS_WINDOW 5
+#define QC_FOCUS_RELATIVE 0.35
+#define QC_FOCUS_EDGE_RELATIVE 0.45
+/* The window the edges of blurry regions are judged in. */
+#define QC_FOCUS_EDGE_WINDOW 3
+#define QC_FOCUS_ABSOLUTE 1.0
+#define QC_FOCUS_MIN_FRACTION 0.25
+#define QC_FOCUS_EDGE_ERODE 1
+#define QC_FOCUS_MAX_GRAY 0.9
+#define QC_FOCUS_MIN_SIZE 100
+#define QC_FOCUS_MAX_MIN_SIZE 1000000
+#define QC_FOCUS_MAX_WINDOW 255
+#define QC_FOCUS_MAX_ERODE 16
+/* A level whose magnification is this close under the one asked for
+ * counts as at it (downsamples of real pyramids are not exact: 4.0003). */
+#define QC_FOCUS_MAG_SLACK 1.02
+
+void qc_focus_defaults (qc_focus_params_t *p);
+/* 1 when every field is in range. */
+int qc_focus_params_ok (const qc_focus_params_t *p);
+
+/* The level to measure: of the nlevels levels (downsample[i], level 0
+ * first, base_mag at level 0), the coarsest whose magnification is at
+ * least want (within QC_FOCUS_MAG_SLACK). 0 with *level set; 1 when no
+ * level is that fine (*level = the finest, 0); -1 on a bad argument. */
+int qc_focus_pick_level (const double *downsample, int nlevels,
+                         double base_mag, double want, int *level);
+
+/* The DCT band (block_measure.h) for a level of magnification
+ * level_mag when want was asked for: the same frequencies in cycles a
+ * micrometre, QC_BLOCK_HF_BAND at want, lower on a finer level (20x for
+ * 10x: 3), never higher (a coarser level is measured at its finest). */
+int qc_focus_band (double want, double level_mag);
+
+/* The blurry mask (tissue's size) from the blocks measured under each
+ * mask pixel: sum (the sum of their hf squared: energy) and count (how
+ * many; 0 where none was measured). A tissue pixel is judged where at
+ * least min_fraction of the window x window box around it was measured;
+ * its sharpness is the RMS detail of the box (the root of the mean of
+ * the measured pixels' mean energies), and it is blurry under max
+ * (absolute_threshold, relative_threshold x the median sharpness of the
+ * judged pixels above absolute_threshold). Then the edges: tissue within
+ * window / 2 pixels of blurry tissue is blurry too where its 3 x 3 RMS
+ * is under max (absolute_threshold, edge_relative_threshold x that
+ * median). Blurry pieces (8-connected) under min_size pixels are then
+ * dropped. *threshold_used (if not NULL) gets the first bound. 0, or -1
+ * on a bad argument or no memory. */
+int qc_focus_map (const qc_ops_t *ops, const qc_fimg_t *sum,
+                  const qc_fimg_t *count, const qc_mask_t *tissue,
+                  const qc_focus_params_t *p, qc_mask_t *blurry,
+                  double *threshold_used);
+
+/* What the last focus step this thread ran did (blur_focus.c), for
+ * benchmarks and tests; zeroed when a step starts. */
+typedef struct {
+    int level;                /* measured; -1 before one was chosen */
+    int band;                 /* its DCT band */
+    double level_mag;         /* its magnification */
+    int fine_enough;          /* 0: no level was as fine as asked */
+    long tiles, tiles_level;  /* tiles read, tiles in the level */
+    qc_slide_blocks_stats_t read;   /* bytes, pixels, blocks */
+    char way[48];             /* qc_slide_blocks_way */
+    double threshold;         /* the bound under which tissue is blurry */
+    double read_seconds;      /* of which reading and measuring tiles */
+    double seconds;           /* the step's wall time */
+} qc_focus_stats_t;
+
+const qc_focus_stats_t *qc_focus_last_stats (void);
+
+#endif

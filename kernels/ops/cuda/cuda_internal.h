@@ -1,0 +1,169 @@
+/* Internals of the CUDA backend shared by its .cu files: the checked-call
+ * macro, the per-device buffer pool, host <-> device copies and the op
+ * functions that fill the table (ops_table.c, which is C). */
+#ifndef QC_CUDA_INTERNAL_H
+#define QC_CUDA_INTERNAL_H
+
+/* pixel_math.h first, outside extern "C" (its functions are C++ inline
+ * __host__ __device__ there); the C headers then get C linkage. */
+#include "kernels/image/pixel_math.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include "kernels/image/image.h"
+#include "kernels/ops/ops.h"
+#include "kernels/ops/cuda/cuda_ops.h"
+
+struct qc_trees;
+
+/* GPU implementations, same signatures and semantics as kernels/ops/ops.h. */
+int qc_cuda_rgb_to_gray (const qc_rgb_t *src, qc_fimg_t *dst);
+int qc_cuda_rgb_to_space (const qc_rgb_t *src, qc_colorspace_t space,
+                          qc_fimg_t *c0, qc_fimg_t *c1, qc_fimg_t *c2);
+int qc_cuda_rgb_channel_std (const qc_rgb_t *src, qc_fimg_t *dst);
+int qc_cuda_separate_stains (const qc_rgb_t *src, const qc_mat3_t *m,
+                             qc_fimg_t *c0, qc_fimg_t *c1, qc_fimg_t *c2);
+int qc_cuda_threshold (const qc_fimg_t *src, double lo, double hi,
+                       qc_mask_t *dst);
+int qc_cuda_mask_logic (const qc_mask_t *a, const qc_mask_t *b,
+                        qc_logic_t op, qc_mask_t *dst);
+int qc_cuda_fimg_arith (const qc_fimg_t *a, const qc_fimg_t *b,
+                        qc_arith_t op, qc_fimg_t *dst);
+int qc_cuda_fimg_affine (const qc_fimg_t *src, double scale, double offset,
+                         double lo, double hi, qc_fimg_t *dst);
+int qc_cuda_mask_to_fimg (const qc_mask_t *src, double on, double off,
+                          qc_fimg_t *dst);
+int qc_cuda_mask_count (const qc_mask_t *m, size_t *count);
+int qc_cuda_fimg_stats (const qc_fimg_t *src, const qc_mask_t *mask,
+                        qc_stats_t *out);
+int qc_cuda_rgb_stats (const qc_rgb_t *src, const qc_mask_t *mask,
+                       qc_stats_t out[3]);
+int qc_cuda_rgb_histogram (const qc_rgb_t *src, const qc_mask_t *mask,
+                           uint64_t hist[3][256]);
+int qc_cuda_fimg_histogram (const qc_fimg_t *src, const qc_mask_t *mask,
+                            int nbins, double lo, double hi, uint64_t *hist);
+int qc_cuda_otsu (const qc_fimg_t *src, const qc_mask_t *mask, int nbins,
+                  double *thresh);
+int qc_cuda_gaussian (const qc_fimg_t *src, double sigma, double truncate,
+                      qc_border_t border, qc_fimg_t *dst);
+int qc_cuda_laplace (const qc_fimg_t *src, qc_border_t border,
+                     qc_fimg_t *dst);
+int qc_cuda_sobel (const qc_fimg_t *src, qc_border_t border, qc_fimg_t *dst);
+int qc_cuda_box_filter (const qc_fimg_t *src, int kw, int kh,
+                        qc_border_t border, qc_fimg_t *dst);
+int qc_cuda_morph_disk (const qc_mask_t *src, int radius, qc_morph_t op,
+                        qc_mask_t *dst);
+int qc_cuda_morph_rect (const qc_mask_t *src, int kw, int kh, qc_morph_t op,
+                        qc_mask_t *dst);
+int qc_cuda_resize_rgb (const qc_rgb_t *src, qc_interp_t interp,
+                        qc_rgb_t *dst);
+int qc_cuda_resize_fimg (const qc_fimg_t *src, qc_interp_t interp,
+                         qc_fimg_t *dst);
+int qc_cuda_resize_mask (const qc_mask_t *src, qc_interp_t interp,
+                         qc_mask_t *dst);
+int qc_cuda_frangi (const qc_fimg_t *src, const double *sigmas, int nsigmas,
+                    double beta, double gamma, int black_ridges,
+                    qc_fimg_t *dst);
+int qc_cuda_lbp (const qc_fimg_t *src, int points, double radius,
+                 qc_lbp_method_t method, qc_fimg_t *dst);
+int qc_cuda_trees_predict (const struct qc_trees *model,
+                           const qc_fimg_t *const *planes, int nplanes,
+                           qc_fimg_t *dst);
+
+/* The thread binding (context.cu); the table is qc_ops_cuda_table
+ * (ops_table.c, cuda_ops.h). */
+int qc_cuda_bind (int device);
+
+#ifdef __cplusplus
+}
+
+/* ---- C++ only: helpers for the .cu files ---- */
+#include <cuda_runtime.h>
+
+/* Logs a failed CUDA call (what, where, CUDA's message); 0 on success. */
+int qc_cuda_failed (cudaError_t e, const char *what, const char *file,
+                    int line);
+
+/* Checks a CUDA call or (with cudaGetLastError ()) a launch; on failure
+ * the op returns -1 and its Scope gives the buffers back. */
+#define QC_CK(call)                                                     \
+    do {                                                                \
+        if (qc_cuda_failed ((call), #call, __FILE__, __LINE__))         \
+            return -1;                                                  \
+    } while (0)
+#define QC_CK_LAUNCH() QC_CK (cudaGetLastError ())
+
+/* The stream every op of the calling thread uses (per-thread default
+ * stream: executor threads on one device do not serialise each other). */
+#define QC_STREAM cudaStreamPerThread
+
+/* Pool buffers of the calling thread's device: NULL (logged) when the
+ * thread is not bound, the limit is reached or the device is out of
+ * memory. */
+void *qc_cuda_alloc (size_t bytes);
+void qc_cuda_release (void *p);
+
+/* The buffers one op holds, given back when it returns, whichever way. */
+struct QcScope {
+    void *p[16];
+    int n = 0;
+    QcScope () {}
+    QcScope (const QcScope &) = delete;
+    QcScope &operator= (const QcScope &) = delete;
+    ~QcScope ()
+    {
+        for (int i = 0; i < n; i++)
+            qc_cuda_release (p[i]);
+    }
+    template <typename T> T *get (size_t count)
+    {
+        if (n >= 16)
+            return nullptr;
+        if (count > (size_t) -1 / sizeof (T))
+            return nullptr;
+        size_t bytes = count * sizeof (T);
+        void *q = qc_cuda_alloc (bytes > 0 ? bytes : 1);
+        if (q)
+            p[n++] = q;
+        return static_cast<T *> (q);
+    }
+};
+
+/* Starts an op on the calling thread's device: 0, or -1 (logged) when
+ * the thread is not bound or the device cannot be selected. */
+int qc_cuda_begin (void);
+
+/* Declares T *var, a pool buffer of n items, or returns -1. */
+#define QC_GET(scope, T, var, n)                                        \
+    T *var = (scope).get<T> (n);                                        \
+    if (!var)                                                           \
+        return -1
+/* Copies n items host -> device / device -> host on the op's stream. */
+#define QC_UP(dev, host, n)                                             \
+    QC_CK (cudaMemcpyAsync ((dev), (host), (n) * sizeof *(host),        \
+                            cudaMemcpyHostToDevice, QC_STREAM))
+#define QC_DOWN(host, dev, n)                                           \
+    QC_CK (cudaMemcpyAsync ((host), (dev), (n) * sizeof *(host),        \
+                            cudaMemcpyDeviceToHost, QC_STREAM))
+/* Waits for the op's work; reports errors of kernels that ran. */
+#define QC_SYNC() QC_CK (cudaStreamSynchronize (QC_STREAM))
+/* Launches kernel<<<blocks for n, 256>>> (args) and checks the launch. */
+#define QC_LAUNCH(kernel, n, ...)                                       \
+    do {                                                                \
+        kernel<<<qc_cuda_blocks (n), 256, 0, QC_STREAM>>> (__VA_ARGS__); \
+        QC_CK_LAUNCH ();                                                \
+    } while (0)
+
+/* Grid size for n items at 256 threads a block. */
+static inline unsigned
+qc_cuda_blocks (size_t n)
+{
+    size_t b = (n + 255) / 256;
+    return (unsigned) (b ? b : 1);
+}
+
+#endif /* __cplusplus */
+
+#endif

@@ -1,0 +1,603 @@
+/* The QC pipeline: built once from a config, validated against the module
+ * table before any slide is touched, then run on slide after slide (from
+ * any number of threads: nothing here is written after qc_pipeline_new).
+ * Log records name their step; the slide comes from the caller's
+ * qc_log_set_slide (the worker's executor sets it for each task). */
+#include "kernels/pipeline/pipeline.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+#include "kernels/modules/module.h"
+#include "kernels/run/run.h"
+#include "kernels/slide/slide.h"
+#include "shared/config.h"
+#include "shared/log.h"
+#include "shared/err.h"
+
+/* A pipeline longer than this is a mistake, not a QC protocol. */
+#define MAX_STEPS 256
+#define BASE_SECTION "BaseImage.BaseImage"
+/* Names longer than this get no "did you mean". */
+#define SUGGEST_MAX_NAME 255
+
+typedef struct {
+    const qc_module_t *module;
+    char *name;                          /* as written, suffix included */
+    const qc_config_section_t *params;   /* NULL: no section, no params */
+} step_t;
+
+struct qc_pipeline {
+    qc_config_t *config;
+    qc_base_params_t base;
+    const qc_config_section_t *base_section;
+    step_t *steps;
+    size_t nsteps;
+    char *description;
+    char **columns;                      /* owned copies */
+    size_t ncolumns, cap_columns;
+    int read_threads;                    /* per slide read; 0 = 1 */
+};
+
+void
+qc_pipeline_destroy (qc_pipeline_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    qc_pipeline_t *self = *self_p;
+    for (size_t i = 0; i < self->nsteps; i++)
+        free (self->steps[i].name);
+    free (self->steps);
+    for (size_t i = 0; i < self->ncolumns; i++)
+        free (self->columns[i]);
+    free (self->columns);
+    free (self->description);
+    qc_config_destroy (&self->config);
+    free (self);
+    *self_p = NULL;
+}
+
+/* Refuses keys the module does not read (a misspelt parameter would
+ * otherwise be ignored silently and the lab would never know), values
+ * that do not interpolate, and values the module's check refuses. */
+static int
+check_params (const qc_module_t *m, const qc_config_section_t *sec,
+              char *err, size_t errlen)
+{
+    if (!sec)
+        return m->check ? m->check (NULL, err, errlen) : 0;
+    for (size_t i = 0; i < qc_config_section_nkeys (sec); i++) {
+        const char *key = qc_config_section_key (sec, i);
+        if (qc_module_accepts (m, key))
+            continue;
+        char accepted[512] = "";
+        size_t used = 0;
+        for (const char *const *p = m->params; p && *p && used < sizeof accepted; p++)
+            used += (size_t) snprintf (accepted + used, sizeof accepted - used,
+                                       "%s%s", used ? ", " : "", *p);
+        qc_set_err (err, errlen, "[%s] line %d: unknown parameter '%s' for %s "
+                 "(%s%s)", qc_config_section_name (sec),
+                 qc_config_key_line (sec, key), key, m->name,
+                 accepted[0] ? "it accepts: " : "it takes no parameters",
+                 accepted);
+        return -1;
+    }
+    if (qc_config_section_check (sec, err, errlen) != 0)
+        return -1;
+    return m->check ? m->check (sec, err, errlen) : 0;
+}
+
+/* One line of steps=: "Module.function" with an optional ":instance". */
+static int
+add_step (qc_pipeline_t *self, const char *s, size_t n, int line, char *err,
+          size_t errlen)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == ' ' || s[i] == '\t') {
+            qc_set_err (err, errlen, "[pipeline] steps (line %d): '%.*s' is not one "
+                     "step; write one step per line", line, (int) n, s);
+            return -1;
+        }
+    const char *colon = memchr (s, ':', n);
+    size_t base = colon ? (size_t) (colon - s) : n;
+    const char *dot = memchr (s, '.', base);
+    if (!dot || dot == s || dot == s + base - 1
+        || memchr (dot + 1, '.', base - (size_t) (dot + 1 - s))
+        || (colon && colon == s + n - 1)) {
+        qc_set_err (err, errlen, "[pipeline] steps (line %d): '%.*s' is not "
+                 "Module.function or Module.function:instance", line, (int) n, s);
+        return -1;
+    }
+    if (base == strlen (BASE_SECTION) && memcmp (s, BASE_SECTION, base) == 0) {
+        qc_set_err (err, errlen, "[pipeline] steps (line %d): %s is not a step; it "
+                 "runs before the first step of every pipeline, with the "
+                 "settings of its own section", line, BASE_SECTION);
+        return -1;
+    }
+    const qc_module_t *m = qc_module_find (s, base);
+    if (!m) {
+        qc_set_err (err, errlen, "[pipeline] steps (line %d): %s module '%.*s'%s",
+                 line, qc_module_is_histoqc (s, base) ? "not yet implemented" : "unknown",
+                 (int) base, s, qc_module_is_histoqc (s, base)
+                 ? " (HistoQC has it; this project does not run it yet)" : "");
+        return -1;
+    }
+    if (self->nsteps >= MAX_STEPS) {
+        qc_set_err (err, errlen, "[pipeline] steps: more than %d steps", MAX_STEPS);
+        return -1;
+    }
+    step_t *st = &self->steps[self->nsteps];
+    st->module = m;
+    st->name = strndup (s, n);
+    if (!st->name) {
+        qc_set_err (err, errlen, "out of memory");
+        return -1;
+    }
+    self->nsteps++;
+    st->params = qc_config_section (self->config, st->name);
+    if (check_params (m, st->params, err, errlen) == 0)
+        return 0;
+    if (!st->params) {      /* the message cannot name a section */
+        char why[512];
+        snprintf (why, sizeof why, "%s", err ? err : "");
+        qc_set_err (err, errlen, "[pipeline] steps (line %d): %s has no section "
+                    "[%s]: %s", line, st->name, st->name, why);
+    }
+    return -1;
+}
+
+static int
+read_steps (qc_pipeline_t *self, char *err, size_t errlen)
+{
+    const qc_config_section_t *ps = qc_config_section (self->config, "pipeline");
+    if (!ps) {
+        qc_set_err (err, errlen, "config has no [pipeline] section (its steps= "
+                 "lists the steps to run)");
+        return -1;
+    }
+    for (size_t i = 0; i < qc_config_section_nkeys (ps); i++) {
+        const char *key = qc_config_section_key (ps, i);
+        if (strcmp (key, "steps") != 0) {
+            qc_set_err (err, errlen, "[pipeline] line %d: unknown key '%s' (only "
+                     "steps is read)", qc_config_key_line (ps, key), key);
+            return -1;
+        }
+    }
+    const char *steps;
+    if (qc_config_get_string (ps, "steps", NULL, &steps, err, errlen) != 0)
+        return -1;
+    if (!steps) {
+        qc_set_err (err, errlen, "[pipeline] has no steps= list");
+        return -1;
+    }
+    self->steps = calloc (MAX_STEPS, sizeof *self->steps);
+    if (!self->steps) {
+        qc_set_err (err, errlen, "out of memory");
+        return -1;
+    }
+    int line = qc_config_key_line (ps, "steps");
+    for (const char *p = steps; *p;) {
+        const char *nl = strchr (p, '\n');
+        size_t n = nl ? (size_t) (nl - p) : strlen (p);
+        const char *s = p;
+        while (n && (*s == ' ' || *s == '\t'))
+            s++, n--;
+        while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+            n--;
+        /* configparser keeps blank lines inside a value; HistoQC would
+         * choke on them, here they are simply not steps. */
+        if (n && add_step (self, s, n, line, err, errlen) != 0)
+            return -1;
+        if (!nl)
+            break;
+        p = nl + 1;
+    }
+    if (self->nsteps == 0) {
+        qc_set_err (err, errlen, "[pipeline] steps= lists no steps");
+        return -1;
+    }
+    return 0;
+}
+
+/* A column name is at most a result key; more columns than a result
+ * holds could never be filled. */
+static int
+add_column (void *ctx, const char *name)
+{
+    qc_pipeline_t *self = ctx;
+    if (!name || !*name || strlen (name) >= QC_RESULT_MAX_KEY)
+        return -1;
+    for (size_t i = 0; i < self->ncolumns; i++)
+        if (strcmp (self->columns[i], name) == 0)
+            return 0;    /* a step run twice fills the same column */
+    if (self->ncolumns >= QC_RESULT_MAX_KV)
+        return -1;
+    if (self->ncolumns == self->cap_columns) {
+        size_t cap = self->cap_columns ? self->cap_columns * 2 : 32;
+        char **grown = realloc (self->columns, cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        self->columns = grown;
+        self->cap_columns = cap;
+    }
+    char *copy = strdup (name);
+    if (!copy)
+        return -1;
+    self->columns[self->ncolumns++] = copy;
+    return 0;
+}
+
+/* results.tsv's column order: BaseImage's columns (filename first), each
+ * step's in pipeline order (its static columns, then those its
+ * parameters name), warnings last. */
+static int
+build_columns (qc_pipeline_t *self, char *err, size_t errlen)
+{
+    const qc_module_t *base = &qc_module_base_image;
+    size_t dlen = 1;
+    for (size_t i = 0; i < self->nsteps; i++)
+        dlen += strlen (self->steps[i].name) + 1;
+    self->description = calloc (1, dlen);
+    if (!self->description) {
+        qc_set_err (err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = 0;
+    for (const char *const *c = base->columns; *c; c++)
+        rc |= add_column (self, *c);
+    for (size_t i = 0; i < self->nsteps; i++) {
+        const qc_module_t *m = self->steps[i].module;
+        for (const char *const *c = m->columns; c && *c; c++)
+            rc |= add_column (self, *c);
+        if (m->param_columns)
+            rc |= m->param_columns (self->steps[i].params, add_column, self);
+        if (i)
+            strcat (self->description, " ");
+        strcat (self->description, self->steps[i].name);
+    }
+    rc |= add_column (self, "warnings");
+    if (rc) {
+        qc_set_err (err, errlen, "results.tsv columns: a column name is empty or "
+                 "longer than %d bytes, there are more than %d columns, or "
+                 "memory ran out", QC_RESULT_MAX_KEY - 1, QC_RESULT_MAX_KV);
+        return -1;
+    }
+    return 0;
+}
+
+/* Edit distance of a and b (insertions, deletions, substitutions), for
+ * "did you mean"; stops counting past 8 (far enough to be no match). */
+static size_t
+edit_distance (const char *a, const char *b)
+{
+    size_t la = strlen (a), lb = strlen (b), row[SUGGEST_MAX_NAME + 1];
+    if (lb > SUGGEST_MAX_NAME || (la > lb ? la - lb : lb - la) > 8)
+        return SIZE_MAX;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* The known name nearest to name (a step of this pipeline, a module, or
+ * one of the two fixed sections), or NULL when none is near. */
+static const char *
+nearest_name (const qc_pipeline_t *self, const char *name)
+{
+    const char *best = NULL;
+    size_t bestd = 4;     /* at most 3 edits away */
+    static const char *const fixed[] = { "pipeline", BASE_SECTION };
+    for (size_t i = 0; i < 2 + self->nsteps + qc_module_count (); i++) {
+        const char *c = i < 2 ? fixed[i] : i < 2 + self->nsteps
+                        ? self->steps[i - 2].name
+                        : qc_module_at (i - 2 - self->nsteps)->name;
+        size_t d = edit_distance (name, c);
+        if (d < bestd)
+            bestd = d, best = c;
+    }
+    return best;
+}
+
+/* HistoQC configs carry sections for steps they do not run (its
+ * config.ini has [LightDarkModule.getIntensityThresholdPercent:bubble]
+ * and sections for functions HistoQC no longer has): those are legal
+ * and ignored, with a note. A section that names no module at all
+ * ([BaseImage.BaseImag]) is a typo whose settings would silently not
+ * apply: refused, as an unknown step or parameter is. */
+static int
+check_sections (const qc_pipeline_t *self, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < qc_config_nsections (self->config); i++) {
+        const qc_config_section_t *sec = qc_config_section_at (self->config, i);
+        const char *name = qc_config_section_name (sec);
+        int used = strcmp (name, "pipeline") == 0 || strcmp (name, BASE_SECTION) == 0;
+        for (size_t k = 0; k < self->nsteps && !used; k++)
+            used = self->steps[k].params == sec;
+        if (used)
+            continue;
+        if (!qc_module_section_known (name)) {
+            const char *near = nearest_name (self, name);
+            qc_set_err (err, errlen, "[%s] line %d: unknown section: no step or "
+                        "module of that name%s%s%s", name,
+                        qc_config_section_line (sec), near ? " (did you mean [" : "",
+                        near ? near : "", near ? "]?)" : "");
+            return -1;
+        }
+        qc_log (QC_LOG_DEBUG, "pipeline", "config section [%s] (line %d) is "
+                "not used by any step", name, qc_config_section_line (sec));
+    }
+    return 0;
+}
+
+/* Every step allocates and frees images of the slide's working size (8
+ * to 40 MB each on a 60,000 x 45,000 slide). glibc hands blocks over its
+ * mmap threshold back to the kernel on free, so the next step faulted
+ * the same pages in again, a large share of a slide's pipeline time for
+ * the same peak memory (tests/bench/README.md, "Figures behind the
+ * code"). Blocks under 256 MB now come from the heap and up to
+ * 256 MB of freed memory stays there for the next step and slide. Once
+ * per process, for every pipeline (a worker's memory policy). */
+static void
+keep_freed_images (void)
+{
+#ifdef __GLIBC__
+    mallopt (M_MMAP_THRESHOLD, 256 << 20);
+    mallopt (M_TRIM_THRESHOLD, 256 << 20);
+#endif
+}
+
+qc_pipeline_t *
+qc_pipeline_new (const char *config_text, char *err, size_t errlen)
+{
+    static pthread_once_t malloc_once = PTHREAD_ONCE_INIT;
+    pthread_once (&malloc_once, keep_freed_images);
+    if (err && errlen)
+        err[0] = '\0';
+    const char *text = config_text ? config_text : qc_pipeline_default_config ();
+    size_t len = strnlen (text, QC_CONFIG_MAX_TEXT + 1);
+    if (len > QC_CONFIG_MAX_TEXT) {
+        qc_set_err (err, errlen, "config is larger than %u bytes", QC_CONFIG_MAX_TEXT);
+        return NULL;
+    }
+    qc_pipeline_t *self = calloc (1, sizeof *self);
+    if (!self) {
+        qc_set_err (err, errlen, "out of memory");
+        return NULL;
+    }
+    self->config = qc_config_parse (text, len, err, errlen, NULL);
+    if (!self->config)
+        goto fail;
+    self->base_section = qc_config_section (self->config, BASE_SECTION);
+    if (check_params (&qc_module_base_image, self->base_section, err, errlen)
+        || qc_base_params_parse (self->base_section, &self->base, err, errlen)
+        || read_steps (self, err, errlen) || build_columns (self, err, errlen)
+        || check_sections (self, err, errlen))
+        goto fail;
+    return self;
+fail:
+    qc_pipeline_destroy (&self);
+    return NULL;
+}
+
+void
+qc_pipeline_set_read_threads (qc_pipeline_t *self, int nthreads)
+{
+    if (self)
+        self->read_threads = nthreads < 1 ? 1 : nthreads > 16 ? 16 : nthreads;
+}
+
+const char *
+qc_pipeline_description (const qc_pipeline_t *self)
+{
+    return self ? self->description : NULL;
+}
+
+size_t
+qc_pipeline_ncolumns (const qc_pipeline_t *self)
+{
+    return self ? self->ncolumns : 0;
+}
+
+const char *
+qc_pipeline_column (const qc_pipeline_t *self, size_t index)
+{
+    return self && index < self->ncolumns ? self->columns[index] : NULL;
+}
+
+static int
+run_step (qc_run_t *run, const qc_module_t *m)
+{
+    struct timespec t0, t1;
+    clock_gettime (CLOCK_MONOTONIC, &t0);
+    int rc = m->run (run);
+    clock_gettime (CLOCK_MONOTONIC, &t1);
+    /* Per-step time at debug level: where a slide's seconds go, for a
+     * lab tuning its config as much as for us. */
+    qc_log (QC_LOG_DEBUG, run->step, "%s: %.1f ms", run->filename,
+            (double) (t1.tv_sec - t0.tv_sec) * 1e3
+                + (double) (t1.tv_nsec - t0.tv_nsec) / 1e6);
+    if (rc == 0 && run->out->ok)
+        return 0;
+    if (run->out->ok)
+        qc_run_fail (run, "failed without giving a reason");
+    return -1;
+}
+
+int
+qc_pipeline_run (const qc_pipeline_t *self, const char *slide_path,
+                 qc_result_t *out)
+{
+    return qc_pipeline_run_with (self, slide_path, out, NULL);
+}
+
+/* A slide between qc_pipeline_prepare and qc_pipeline_finish. */
+struct qc_pipeline_job {
+    const qc_pipeline_t *pipeline;
+    qc_slide_t *slide;
+    qc_run_t run;
+    int rc;                   /* -1: failed already (out says why) */
+};
+
+/* Opens the slide and runs the BaseImage step (metadata, CPU only);
+ * with preread, also reads the analysis image. On failure the job holds
+ * rc -1 and out says why. NULL only when there is no memory for the
+ * job (out says so too). */
+static qc_pipeline_job_t *
+prepare (const qc_pipeline_t *self, const char *slide_path, qc_result_t *out,
+         int preread)
+{
+    qc_pipeline_job_t *job = calloc (1, sizeof *job);
+    if (!job) {
+        qc_result_fail (out, "out of memory for a slide");
+        return NULL;
+    }
+    job->pipeline = self;
+    job->rc = -1;
+    if (!self || !slide_path || !*slide_path) {
+        qc_result_fail (out, "qc_pipeline_run: %s", self ? "no slide path"
+                        : "no pipeline");
+        return job;
+    }
+    const char *slash = strrchr (slide_path, '/');
+    const char *name = slash && slash[1] ? slash + 1 : slide_path;
+    /* The filename column first, so that even a failed slide says which
+     * file it is. */
+    if (qc_result_set (out, "filename", "%s", name) != 0) {
+        qc_result_fail (out, "slide path too long");
+        return job;
+    }
+    char why[1024];
+    job->slide = qc_slide_open (slide_path, why, sizeof why);
+    if (!job->slide
+        || qc_slide_check_readable (job->slide, why, sizeof why) != 0) {
+        qc_log (QC_LOG_ERROR, BASE_SECTION, "%s: %s", name, why);
+        qc_result_fail (out, "%s: %s", name, why);
+        qc_slide_close (&job->slide);
+        return job;
+    }
+    job->run = (qc_run_t) {
+        .slide = job->slide,
+        .out = out,
+        .filename = qc_slide_name (job->slide),
+        .base = &self->base,
+        .step = BASE_SECTION,
+        .params = self->base_section,
+        .read_threads = self->read_threads,
+    };
+    job->rc = run_step (&job->run, &qc_module_base_image);
+    if (job->rc == 0 && preread)
+        qc_run_preread (&job->run);     /* a failure is the steps' to report */
+    return job;
+}
+
+qc_pipeline_job_t *
+qc_pipeline_prepare (const qc_pipeline_t *self, const char *slide_path,
+                     qc_result_t *out)
+{
+    if (!out)
+        return NULL;
+    qc_result_reset (out);
+    return prepare (self, slide_path, out, 1);
+}
+
+int
+qc_pipeline_finish (qc_pipeline_job_t **job_p, const struct qc_ops *ops)
+{
+    if (!job_p || !*job_p)
+        return -1;
+    qc_pipeline_job_t *job = *job_p;
+    *job_p = NULL;
+    const qc_pipeline_t *self = job->pipeline;
+    int rc = job->rc;
+    job->run.ops = ops;
+    for (size_t i = 0; self && i < self->nsteps && rc == 0; i++) {
+        job->run.step = self->steps[i].name;
+        job->run.params = self->steps[i].params;
+        rc = run_step (&job->run, self->steps[i].module);
+        /* HistoQC's s["completed"]: later steps check what ran. */
+        if (rc == 0)
+            rc = qc_run_mark_completed (&job->run, self->steps[i].module->name);
+    }
+    qc_result_t *out = job->run.out;
+    qc_pipeline_job_destroy (&job);
+    return rc == 0 && out && out->ok ? 0 : -1;
+}
+
+void
+qc_pipeline_job_destroy (qc_pipeline_job_t **job_p)
+{
+    if (!job_p || !*job_p)
+        return;
+    qc_run_state_free (&(*job_p)->run);
+    qc_slide_close (&(*job_p)->slide);
+    free (*job_p);
+    *job_p = NULL;
+}
+
+int
+qc_pipeline_run_with (const qc_pipeline_t *self, const char *slide_path,
+                      qc_result_t *out, const struct qc_ops *ops)
+{
+    if (!out)
+        return -1;
+    qc_result_reset (out);
+    /* the analysis image is read by the first step that needs it */
+    qc_pipeline_job_t *job = prepare (self, slide_path, out, 0);
+    return job ? qc_pipeline_finish (&job, ops) : -1;
+}
+
+char *
+qc_pipeline_config_at_work_size (const char *config_text, const char *work_size)
+{
+    const char *src = config_text ? config_text : qc_pipeline_default_config ();
+    if (!work_size || !*work_size || strpbrk (work_size, "\r\n"))
+        return NULL;
+    size_t wl = strlen (work_size), lines = 1;
+    for (const char *c = src; *c; c++)
+        lines += *c == '\n';
+    /* each line grows by at most the new value and " = \n" */
+    size_t room = (SIZE_MAX - strlen (src) - 1) / lines;
+    if (room < 32 || wl > room - 32)
+        return NULL;
+    size_t cap = strlen (src) + lines * (wl + 32) + 1, n = 0;
+    char *out = malloc (cap);
+    if (!out)
+        return NULL;
+    static const char key[] = "image_work_size";
+    for (const char *line = src; *line;) {
+        const char *eol = strchr (line, '\n');
+        size_t len = eol ? (size_t) (eol - line) + 1 : strlen (line);
+        const char *after = line + sizeof key - 1;
+        if (len >= sizeof key - 1 && strncmp (line, key, sizeof key - 1) == 0
+            && (*after == ' ' || *after == '\t' || *after == '=' || *after == ':'))
+            n += (size_t) snprintf (out + n, cap - n, "%s = %s\n", key, work_size);
+        else {
+            memcpy (out + n, line, len);
+            n += len;
+        }
+        line += len;
+    }
+    out[n] = 0;
+    return out;
+}

@@ -1,0 +1,195 @@
+/* The run: what a QC step knows of its slide and may use of it, the one
+ * context every module author works with. qc_run_t holds the slide's
+ * metadata ([BaseImage.BaseImage]'s settings, the slide, the result
+ * being filled, the step running); the functions below give the slide's
+ * pixels at any working size (read once per run, cached), the tissue
+ * mask still in use (HistoQC's img_mask_use), masks other steps kept by
+ * name, the files to return, the steps done so far, and report
+ * failures, warnings and columns.
+ *
+ * HistoQC's counterpart is the BaseImage dictionary (s["img_mask_use"],
+ * s.getImgThumb (size), s.addToPrintList, io.imsave (outdir + filename +
+ * "_name.png")). Every function here checks its inputs; a failure is
+ * reported with qc_run_fail by the function itself, so a module simply
+ * returns -1 when it gets NULL or -1.
+ *
+ * Everything a run allocates is freed by qc_run_state_free at the end of
+ * the slide (the pipeline calls it). */
+#ifndef QC_RUN_H
+#define QC_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/image/image.h"
+#include "kernels/ops/ops.h"
+#include "kernels/slide/slide.h"
+#include "kernels/slide/work_size.h"
+#include "shared/config.h"
+#include "shared/result.h"
+
+typedef enum {
+    QC_MASK_RELATIVE2MASK,
+    QC_MASK_ABSOLUTE,
+    QC_MASK_RELATIVE2IMAGE
+} qc_mask_statistics_t;
+
+/* [BaseImage.BaseImage], parsed once when the pipeline is built. */
+typedef struct {
+    qc_work_size_t image_work_size;     /* default 1.25x */
+    qc_mask_statistics_t mask_statistics;
+    int confirm_base_mag;    /* accepted; HistoQC has not implemented it */
+    double base_mag;         /* used when the slide has none; 0 = none */
+    int enable_bounding_box; /* use openslide.bounds-* as the image */
+    int in_memory_compression; /* accepted; nothing here to compress */
+    int resample_area;       /* image_resample = area: shrink levels by an
+                                exact area average (bands in parallel);
+                                0 = lanczos, PIL's thumbnail as HistoQC */
+} qc_base_params_t;
+
+/* What one pipeline run knows about its slide (HistoQC's BaseImage). One
+ * run belongs to one thread; the pipeline owns everything it points to.
+ * Per-slide state (images, masks, files, steps done) lives behind
+ * state, through the functions below. */
+typedef struct qc_run {
+    qc_slide_t *slide;
+    qc_result_t *out;
+    const char *filename;            /* slide file name, no folders */
+    const qc_base_params_t *base;
+    double base_mag;                 /* 0 when unknown (see
+                                        qc_run_require_mag) */
+    int64_t bbox_x, bbox_y, bbox_w, bbox_h;  /* region analysed, level 0 */
+    const char *step;                /* the step running, as written */
+    const qc_config_section_t *params;  /* its section; NULL = none */
+    int read_threads;                /* threads per slide read; <= 0: 1
+                                        (a worker runs several slides) */
+    struct qc_run_state *state;      /* images, masks, steps done
+                                        (run/run_state.h); NULL until
+                                        first used */
+    const struct qc_ops *ops;        /* backend (qc_run_ops); NULL = CPU */
+} qc_run_t;
+
+/* ---- reporting (run_report.c, pyfloat.c) ---- */
+
+/* Marks the slide failed with "<file>: <step>: <reason>" and logs it. */
+int qc_run_fail (qc_run_t *run, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+/* Adds a results.tsv warning and logs it under the step's name. Warnings
+ * are '|'-joined in results.tsv, so '|', tabs and newlines become ' '. */
+int qc_run_warn (qc_run_t *run, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+/* Sets a column; a value over the result's bounds fails the slide. */
+int qc_run_set (qc_run_t *run, const char *column, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+/* For steps that work at a magnification: a slide whose base
+ * magnification is unknown (no openslide.objective-power, no
+ * aperio.AppMag, no base_mag in [BaseImage.BaseImage]) fails here with a
+ * reason that says how to fix it. 0 when the magnification is known. */
+int qc_run_require_mag (qc_run_t *run);
+
+/* Formats v as Python's repr(float) does (0.499, 20.0, 1e-05), the way
+ * HistoQC's results.tsv shows numbers. buf needs QC_PYFLOAT_LEN bytes. */
+#define QC_PYFLOAT_LEN 32
+const char *qc_pyfloat (double v, char *buf, size_t len);
+
+/* ---- images (run_images.c) ---- */
+
+
+/* The slide at a working size: "1.25x" (a magnification), "0.1" (a
+ * downscale), "2" (a level) or "1000" (the longer side), as HistoQC's
+ * image_work_size. NULL = [BaseImage.BaseImage]'s image_work_size, the
+ * size of the tissue mask. Cached for the rest of the run. */
+const qc_rgb_t *qc_run_image (qc_run_t *run, const char *work_size);
+/* Reads the image at [BaseImage.BaseImage]'s image_work_size now, which
+ * the steps would otherwise read on first use: a GPU worker reads the
+ * next slide on a CPU thread while its GPU runs the steps of the one
+ * before (qc_pipeline_prepare). What the run gives is the same either
+ * way: a failed read is not reported here (the step that needs the image
+ * reads again and fails with its own message), and the read's warning
+ * is given when a step first uses the image. 0 when the image is ready. */
+int qc_run_preread (qc_run_t *run);
+/* qc_run_image (run, work_size), but when that image is not in memory
+ * yet and is no larger than from (an image of this run), it is made by
+ * shrinking from (area average) instead of reading the slide again. For
+ * pictures such as thumbnails, where a second read buys nothing; steps
+ * that measure should read. */
+const qc_rgb_t *qc_run_image_shrunk (qc_run_t *run, const char *work_size,
+                                     const qc_rgb_t *from);
+/* skimage rgb2gray of qc_run_image (run, work_size), cached as well. */
+const qc_fimg_t *qc_run_gray (qc_run_t *run, const char *work_size);
+
+/* ---- masks (run_masks.c) ---- */
+
+/* img_mask_use: 1 where tissue is still in use, at the size of
+ * qc_run_image (run, NULL). All 1 until a step removes something. Steps
+ * change it in place (e.g. qc_ops->mask_logic (mask, found, ANDNOT)). */
+qc_mask_t *qc_run_mask (qc_run_t *run);
+
+/* A mask at the base size kept under a name for later steps (e.g.
+ * "pen_markings", "blurry", "coverslip_edge" for the fuse image and
+ * finalComputations). The run takes ownership of mask, also when it
+ * fails; keeping a name again replaces (and frees) the earlier mask. */
+int qc_run_keep_mask (qc_run_t *run, const char *name, qc_mask_t *mask);
+const qc_mask_t *qc_run_kept_mask (const qc_run_t *run, const char *name);
+/* A step's mask_name parameter, as HistoQC looks it up: "img_mask_use",
+ * or a kept mask with or without HistoQC's "img_mask_" prefix. Fails the
+ * slide with a reason (and returns NULL) when no step kept that mask. */
+const qc_mask_t *qc_run_named_mask (qc_run_t *run, const char *name);
+/* The same lookup without failing the slide: NULL when no step kept the
+ * mask (or, for img_mask_use, when the image cannot be read: the run
+ * has failed then). */
+const qc_mask_t *qc_run_find_mask (qc_run_t *run, const char *name);
+/* HistoQC's img_mask_force: marks the kept mask name as one that
+ * saveFinalMask clears from img_mask_use again (ClassificationModule
+ * forces pen_markings and coverslip_edge, so that a later hole filling
+ * cannot bring them back). qc_run_apply_forced clears every forced mask
+ * of the same size from mask (in place). 0 or -1. */
+int qc_run_force_mask (qc_run_t *run, const char *name);
+int qc_run_apply_forced (qc_run_t *run, qc_mask_t *mask);
+
+/* The fraction of a mask to report in results.tsv, as HistoQC's
+ * mask_statistics says: relative2mask (default: of the pixels of
+ * img_mask_use as it was when the step began; the caller passes it),
+ * absolute (of the whole image), relative2image (of the image, too). */
+double qc_run_mask_fraction (const qc_run_t *run, const qc_mask_t *found,
+                             const qc_mask_t *mask_before);
+/* As HistoQC's printMaskHelper (params.get ("mask_statistics",
+ * s["mask_statistics"]), prev_mask, s["img_mask_use"]): found is the mask
+ * AFTER the step (img_mask_use), mask_before the one before it.
+ * relative2mask: 1 - |after| / |before| (-100 when before is empty);
+ * absolute: |after|; relative2image: |after| / pixels. The step's own
+ * mask_statistics parameter overrides [BaseImage.BaseImage]'s. NaN on a
+ * bad argument. qc_run_set_mask_statistics sets column to it, printed as
+ * HistoQC's str () does. */
+int qc_run_set_mask_statistics (qc_run_t *run, const char *column,
+                                const qc_mask_t *after,
+                                const qc_mask_t *before);
+
+/* ---- files (run_files.c) ---- */
+
+/* Adds a PNG file "<slide>_<suffix>.png" to the result (HistoQC's names:
+ * suffix "mask_use", "thumb", "pen_markings", ...). Masks are written as
+ * 0/255 gray, float images scaled from [lo, hi] to 0..255. */
+int qc_run_save_mask (qc_run_t *run, const char *suffix, const qc_mask_t *m);
+int qc_run_save_rgb (qc_run_t *run, const char *suffix, const qc_rgb_t *img);
+int qc_run_save_fimg (qc_run_t *run, const char *suffix, const qc_fimg_t *img,
+                      float lo, float hi);
+/* w * h gray bytes as they are (an 8-bit image a step computed). */
+int qc_run_save_gray8 (qc_run_t *run, const char *suffix, const uint8_t *px,
+                       int w, int h);
+
+/* ---- steps done, backend, end of the run (run_state.c) ---- */
+
+/* Steps completed so far (module names without ":suffix"), for steps
+ * that need an earlier one (HistoQC's s["completed"]). */
+int qc_run_mark_completed (qc_run_t *run, const char *module);
+int qc_run_has_completed (const qc_run_t *run, const char *module);
+
+/* The ops backend this run uses: the table given to qc_pipeline_run_with
+ * (e.g. the CUDA backend on a GPU lane), else the CPU's. */
+const qc_ops_t *qc_run_ops (const qc_run_t *run);
+
+/* Frees what the run allocated (images, masks). */
+void qc_run_state_free (qc_run_t *run);
+
+#endif

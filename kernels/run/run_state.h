@@ -1,0 +1,47 @@
+/* The per-slide state behind kernels/run/run.h, inside kernels/run/
+ * only: cached working images (RGB and gray) keyed by parsed work size,
+ * img_mask_use, kept masks and completed steps. Allocated on first use
+ * (run_state_of) and freed by qc_run_state_free, so a run that never
+ * asks for pixels costs nothing. */
+#ifndef QC_RUN_STATE_H
+#define QC_RUN_STATE_H
+
+#include "kernels/run/run.h"
+
+/* More distinct sizes than this in one run is a config mistake (HistoQC's
+ * default uses three); the cap bounds memory. */
+#define MAX_IMAGES 16
+#define MAX_KEPT 64
+#define MAX_COMPLETED 256
+#define MAX_NAME 128
+
+typedef struct {
+    qc_work_size_t size;
+    qc_rgb_t *rgb;
+    qc_fimg_t *gray;          /* rgb2gray of rgb, made on demand */
+    char *warning;            /* read ahead (qc_run_preread): the read's
+                                 warning, given when a step first uses
+                                 the image, where it would have read it */
+} image_entry_t;
+
+typedef struct {
+    char name[MAX_NAME];
+    qc_mask_t *mask;
+    int forced;               /* in HistoQC's img_mask_force */
+} kept_t;
+
+struct qc_run_state {
+    image_entry_t images[MAX_IMAGES];
+    size_t nimages;
+    qc_mask_t *mask_use;
+    kept_t kept[MAX_KEPT];
+    size_t nkept;
+    char *completed[MAX_COMPLETED];
+    size_t ncompleted;
+};
+
+/* The run's state, made on first use; NULL (the run failed: out of
+ * memory) when it cannot be. */
+struct qc_run_state *run_state_of (qc_run_t *run);
+
+#endif

@@ -1,0 +1,45 @@
+/* The focus measure of one 8 x 8 block of a level's pixels, defined once
+ * for both ways a block reaches it: as a JPEG tile's DCT coefficients
+ * (kernels/slide/tiff_blocks.c, no inverse DCT) or as RGB pixels
+ * (slide_blocks.c, any reader).
+ *
+ *   hf    the RMS, in gray levels, of the block's luma detail at the DCT
+ *         frequencies u + v >= band (of 0..14; QC_BLOCK_HF_BAND at the
+ *         magnification asked for, lower on a finer level): the
+ *         orthonormal 8 x 8 DCT keeps energy (Parseval), so this is the
+ *         amplitude of the block's fine detail per pixel. JPEG's DCT is
+ *         that orthonormal DCT, so a tile's dequantised coefficients give
+ *         it directly; from pixels it is the block's whole energy less
+ *         its low frequencies (10 coefficients computed, not 64).
+ *   luma  the block's mean luma, 0..255 (JPEG's Y: .299 R + .587 G +
+ *         .114 B), for leaving glass and holes out.
+ *
+ * Why u + v >= 5 at 10x: a Gaussian blur of sigma s pixels keeps exp
+ * (-2 pi^2 s^2 f^2) of frequency f; DCT index k is f = k / 16 cycles a
+ * pixel. At 10x (1 um a pixel) a 1 um focus fault keeps 15% of the
+ * amplitude at k = 5 and 2% at k = 7, while JPEG's quantisation (quality
+ * 70-90) still leaves sharp tissue coefficients there. A lower band
+ * (4) separated a 1 um fault less from real tissue that is smooth but in
+ * focus, a higher one (6) left blocks with no coefficient at all.
+ * Figures: blur_focus.c. */
+#ifndef QC_BLOCK_MEASURE_H
+#define QC_BLOCK_MEASURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define QC_BLOCK_HF_BAND 5
+/* Bands run 1..QC_BLOCK_BAND_MAX (others are clamped to it). */
+#define QC_BLOCK_BAND_MAX 5
+
+/* One block from its dequantised luma DCT coefficients F (natural order,
+ * F[v * 8 + u], JPEG's scale: F[0] = 8 x (mean - 128)). */
+void qc_block_from_dct (const float F[64], int band, float *hf,
+                        float *luma);
+
+/* One block from RGB pixels: 8 rows of 8 pixels, row r at rgb + r *
+ * stride. */
+void qc_block_from_rgb (const uint8_t *rgb, size_t stride, int band,
+                        float *hf, float *luma);
+
+#endif

@@ -1,0 +1,611 @@
+/* One open slide and the choice of its readers; see slide.h (and
+ * source.h for the readers' contract). */
+#include "kernels/slide/slide.h"
+#include "kernels/slide/source.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <pthread.h>
+#include <tiffio.h>
+
+#include "shared/log.h"
+#include "shared/err.h"
+
+/* Largest side of the region qc_slide_check_readable decodes: enough to
+ * touch at least one tile, small enough to cost nothing. */
+#define CHECK_SIDE 64
+/* openslide.level[N].tile-height when OpenSlide gives none. */
+#define DEFAULT_TILE_H 256
+
+/* A slide's readers, in the order they are tried: the first that can
+ * read a region reads it. OpenSlide is last: it reads anything. */
+static const qc_slide_reader_ops_t *const reader_table[] = {
+    &qc_slide_reader_tiff,
+    &qc_slide_reader_openslide,
+};
+#define NREADERS (sizeof reader_table / sizeof *reader_table)
+
+typedef struct {
+    int64_t w, h;
+    double downsample;
+} level_t;
+
+typedef struct {
+    const qc_slide_reader_ops_t *ops;
+    void *state;
+} reader_t;
+
+struct qc_slide {
+    openslide_t *osr;
+    char *path;
+    const char *name;     /* points into path */
+    int nlevels;
+    level_t *levels;
+    uint8_t bg[3];        /* openslide.background-color, else white */
+    reader_t readers[NREADERS];   /* those that opened, in table order */
+    size_t nreaders;
+    char readers_text[64];
+};
+
+void
+qc_slide_close (qc_slide_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    qc_slide_t *self = *self_p;
+    for (size_t i = self->nreaders; i-- > 0;)
+        self->readers[i].ops->close (self->readers[i].state);
+    if (self->osr)
+        openslide_close (self->osr);
+    free (self->levels);
+    free (self->path);
+    free (self);
+    *self_p = NULL;
+}
+
+/* openslide_open also returns NULL for a file that is missing or is a
+ * folder; those get the system's reason instead of "not a slide". */
+static int
+check_file (const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat (path, &st) != 0) {
+        qc_set_err (err, errlen, "cannot open file: %s", strerror (errno));
+        return -1;
+    }
+    if (!S_ISREG (st.st_mode)) {
+        qc_set_err (err, errlen, "not a regular file");
+        return -1;
+    }
+    FILE *f = fopen (path, "rb");
+    if (!f) {
+        qc_set_err (err, errlen, "cannot open file: %s", strerror (errno));
+        return -1;
+    }
+    fclose (f);
+    return 0;
+}
+
+static int
+read_levels (qc_slide_t *self, char *err, size_t errlen)
+{
+    int32_t n = openslide_get_level_count (self->osr);
+    const char *oe = openslide_get_error (self->osr);
+    if (oe || n < 1) {
+        qc_set_err (err, errlen, "OpenSlide could not read the slide's levels: %s",
+                 oe ? oe : "no levels");
+        return -1;
+    }
+    self->levels = calloc ((size_t) n, sizeof *self->levels);
+    if (!self->levels) {
+        qc_set_err (err, errlen, "out of memory");
+        return -1;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        level_t *l = &self->levels[i];
+        openslide_get_level_dimensions (self->osr, i, &l->w, &l->h);
+        l->downsample = openslide_get_level_downsample (self->osr, i);
+        if ((oe = openslide_get_error (self->osr)) != NULL || l->w <= 0
+            || l->h <= 0 || !(l->downsample > 0)) {
+            qc_set_err (err, errlen, "OpenSlide reports an invalid level %d: %s",
+                     (int) i, oe ? oe : "empty or unreadable size");
+            return -1;
+        }
+    }
+    self->nlevels = n;
+    return 0;
+}
+
+/* libtiff (inside OpenSlide) prints its warnings straight to stderr,
+ * which breaks qc-submit's progress bar and says nothing a user can act
+ * on: they go to our log at debug level instead. Errors still reach us
+ * through OpenSlide's own error. */
+static void
+tiff_warning (const char *module, const char *fmt, va_list ap)
+{
+    char text[1024];
+    vsnprintf (text, sizeof text, fmt, ap);
+    qc_log (QC_LOG_DEBUG, "libtiff", "%s: %s", module ? module : "", text);
+}
+
+int
+qc_slide_level_reliable (qc_slide_t *self, int level, char *err, size_t errlen)
+{
+    if (!self || level < 0 || level >= self->nlevels) {
+        qc_set_err (err, errlen, "no level %d", level);
+        return 0;
+    }
+    const char *vendor = qc_slide_property (self, "openslide.vendor");
+    if (!vendor || strcmp (vendor, "generic-tiff") != 0)
+        return 1;
+    char name[64];
+    snprintf (name, sizeof name, "openslide.level[%d].tile-width", level);
+    const char *tw = qc_slide_property (self, name);
+    snprintf (name, sizeof name, "openslide.level[%d].tile-height", level);
+    const char *th = qc_slide_property (self, name);
+    long long tile_w = tw ? atoll (tw) : 0, tile_h = th ? atoll (th) : 0;
+    const level_t *l = &self->levels[level];
+    if ((tile_w > 0 && l->w < tile_w) || (tile_h > 0 && l->h < tile_h)) {
+        qc_set_err (err, errlen, "level %d (%lld x %lld) is smaller than one "
+                    "of its %lld x %lld TIFF tiles, and OpenSlide %s decodes "
+                    "such a level of a generic TIFF wrongly (its pixels differ "
+                    "from read to read): read another level (image_work_size)",
+                    level, (long long) l->w, (long long) l->h, tile_w, tile_h,
+                    openslide_get_version ());
+        return 0;
+    }
+    return 1;
+}
+
+/* The slide's background colour (openslide.background-color, "RRGGBB"),
+ * white when absent or malformed. */
+static void
+read_background (qc_slide_t *self)
+{
+    self->bg[0] = self->bg[1] = self->bg[2] = 255;
+    const char *s = qc_slide_property (self, "openslide.background-color");
+    if (!s || strlen (s) != 6)
+        return;
+    for (int i = 0; i < 6; i++)
+        if (!isxdigit ((unsigned char) s[i]))
+            return;
+    unsigned long v = strtoul (s, NULL, 16);
+    self->bg[0] = (uint8_t) (v >> 16);
+    self->bg[1] = (uint8_t) (v >> 8);
+    self->bg[2] = (uint8_t) v;
+}
+
+/* Opens the readers of reader_table that read this slide. The direct
+ * reader is left out for QC_SLIDE_READERS_OPENSLIDE or QC_DIRECT_READ=0;
+ * a reader that does not open only means slower reads, but OpenSlide,
+ * the last, must. 0, or -1 with why. */
+static int
+open_readers (qc_slide_t *self, qc_slide_readers_t readers, char *err,
+              size_t errlen)
+{
+    const char *env = getenv ("QC_DIRECT_READ");
+    int openslide_only = readers == QC_SLIDE_READERS_OPENSLIDE
+                         || (env && strcmp (env, "0") == 0);
+    size_t used = 0;
+    for (size_t i = 0; i < NREADERS; i++) {
+        const qc_slide_reader_ops_t *ops = reader_table[i];
+        int last = i + 1 == NREADERS;
+        if (openslide_only && !last)
+            continue;
+        char why[256] = "";
+        void *state = ops->open (self, why, sizeof why);
+        if (!state && last)
+            return qc_fail (err, errlen, "%s", why);
+        if (!state) {
+            qc_log (QC_LOG_DEBUG, "slide", "%s: no %s reader, levels read "
+                    "by the next: %s", self->name, ops->name, why);
+            continue;
+        }
+        self->readers[self->nreaders++] = (reader_t) { ops, state };
+        used += (size_t) snprintf (self->readers_text + used,
+                                   sizeof self->readers_text - used, "%s%s",
+                                   used ? ", " : "", ops->name);
+        if (used >= sizeof self->readers_text)
+            used = sizeof self->readers_text - 1;
+    }
+    return 0;
+}
+
+static pthread_once_t s_tiff_once = PTHREAD_ONCE_INIT;
+
+static void
+quiet_libtiff (void)
+{
+    TIFFSetWarningHandler (tiff_warning);
+}
+
+qc_slide_t *
+qc_slide_open_with (const char *path, qc_slide_readers_t readers, char *err,
+                    size_t errlen)
+{
+    pthread_once (&s_tiff_once, quiet_libtiff);
+    if (err && errlen)
+        err[0] = '\0';
+    if (!path || !*path) {
+        qc_set_err (err, errlen, "no slide path");
+        return NULL;
+    }
+    if (check_file (path, err, errlen) != 0)
+        return NULL;
+    qc_slide_t *self = calloc (1, sizeof *self);
+    if (!self || !(self->path = strdup (path))) {
+        free (self);
+        qc_set_err (err, errlen, "out of memory");
+        return NULL;
+    }
+    const char *slash = strrchr (self->path, '/');
+    self->name = slash && slash[1] ? slash + 1 : self->path;
+    self->osr = openslide_open (path);
+    if (!self->osr) {
+        qc_set_err (err, errlen, "OpenSlide %s does not recognise this file as a "
+                 "slide (not a slide, or a format it cannot read)",
+                 openslide_get_version ());
+        qc_slide_close (&self);
+        return NULL;
+    }
+    const char *oe = openslide_get_error (self->osr);
+    if (oe) {
+        qc_set_err (err, errlen, "OpenSlide could not open the slide: %s", oe);
+        qc_slide_close (&self);
+        return NULL;
+    }
+    if (read_levels (self, err, errlen) != 0) {
+        qc_slide_close (&self);
+        return NULL;
+    }
+    read_background (self);
+    if (open_readers (self, readers, err, errlen) != 0) {
+        qc_slide_close (&self);
+        return NULL;
+    }
+    return self;
+}
+
+qc_slide_t *
+qc_slide_open (const char *path, char *err, size_t errlen)
+{
+    return qc_slide_open_with (path, QC_SLIDE_READERS_ALL, err, errlen);
+}
+
+const char *
+qc_slide_path (const qc_slide_t *self)
+{
+    return self ? self->path : NULL;
+}
+
+const char *
+qc_slide_name (const qc_slide_t *self)
+{
+    return self ? self->name : NULL;
+}
+
+const char *
+qc_slide_readers (const qc_slide_t *self)
+{
+    return self ? self->readers_text : NULL;
+}
+
+const char *
+qc_slide_property (const qc_slide_t *self, const char *name)
+{
+    if (!self || !name)
+        return NULL;
+    return openslide_get_property_value (self->osr, name);
+}
+
+const char *
+qc_slide_error (const qc_slide_t *self)
+{
+    return self ? openslide_get_error (self->osr) : NULL;
+}
+
+openslide_t *
+qc_slide_openslide (const qc_slide_t *self)
+{
+    return self ? self->osr : NULL;
+}
+
+size_t
+qc_slide_reader_count (const qc_slide_t *self)
+{
+    return self ? self->nreaders : 0;
+}
+
+const qc_slide_reader_ops_t *
+qc_slide_reader_at (const qc_slide_t *self, size_t i, void **state)
+{
+    if (!self || i >= self->nreaders)
+        return NULL;
+    if (state)
+        *state = self->readers[i].state;
+    return self->readers[i].ops;
+}
+
+int
+qc_slide_level_count (const qc_slide_t *self)
+{
+    return self ? self->nlevels : 0;
+}
+
+int
+qc_slide_level_size (const qc_slide_t *self, int level, int64_t *w,
+                     int64_t *h)
+{
+    if (!self || level < 0 || level >= self->nlevels)
+        return -1;
+    if (w)
+        *w = self->levels[level].w;
+    if (h)
+        *h = self->levels[level].h;
+    return 0;
+}
+
+double
+qc_slide_level_downsample (const qc_slide_t *self, int level)
+{
+    if (!self || level < 0 || level >= self->nlevels)
+        return 0;
+    return self->levels[level].downsample;
+}
+
+int
+qc_slide_best_level (const qc_slide_t *self, double downsample)
+{
+    return self ? openslide_get_best_level_for_downsample (self->osr,
+                                                            downsample) : -1;
+}
+
+int
+qc_slide_tile_height (const qc_slide_t *self, int level)
+{
+    char key[64];
+    snprintf (key, sizeof key, "openslide.level[%d].tile-height", level);
+    const char *s = qc_slide_property (self, key);
+    long v = s ? strtol (s, NULL, 10) : 0;
+    return v > 0 && v <= 65536 ? (int) v : DEFAULT_TILE_H;
+}
+
+void
+qc_slide_background (const qc_slide_t *self, uint8_t bg[3])
+{
+    if (!bg)
+        return;
+    if (!self) {
+        bg[0] = bg[1] = bg[2] = 255;
+        return;
+    }
+    memcpy (bg, self->bg, 3);
+}
+
+static int
+rect_ok (const qc_slide_t *self, const qc_slide_rect_t *rect)
+{
+    return self && rect && rect->level >= 0 && rect->level < self->nlevels
+           && rect->w > 0 && rect->h > 0;
+}
+
+/* ---- the choice of reader ------------------------------------------- */
+
+int
+qc_slide_read_rows (qc_slide_t *self, const qc_slide_rect_t *rect, int row,
+                    int nrows, uint8_t *rgb, size_t stride, char *err,
+                    size_t errlen)
+{
+    if (!rect_ok (self, rect) || row < 0 || nrows < 1 || row > rect->h - nrows
+        || !rgb || stride < (size_t) rect->w * 3)
+        return qc_fail (err, errlen, "invalid read of rows");
+    for (size_t i = 0; i < self->nreaders; i++) {
+        const reader_t *r = &self->readers[i];
+        if (!r->ops->can_read (r->state, rect))
+            continue;
+        char why[256] = "";
+        int rc = r->ops->read_rows (r->state, rect, row, nrows, self->bg, rgb,
+                                    stride, why, sizeof why);
+        if (rc != QC_SLIDE_NEXT_READER)
+            return rc == 0 ? 0 : qc_fail (err, errlen, "%s", why);
+        qc_log (QC_LOG_DEBUG, "slide", "%s: level %d rows %d..%d: read by "
+                "the next reader: %s", self->name, rect->level, row,
+                row + nrows - 1, why);
+    }
+    return qc_fail (err, errlen, "no reader reads level %d", rect->level);
+}
+
+struct qc_slide_rows {
+    qc_slide_t *slide;
+    qc_slide_rect_t rect;
+    size_t reader;              /* index of the reader in use */
+    uint8_t *buf;               /* the piece read last */
+    size_t cap;
+    int first, count;           /* its rows */
+};
+
+qc_slide_rows_t *
+qc_slide_rows_open (qc_slide_t *self, const qc_slide_rect_t *rect,
+                    char *err, size_t errlen)
+{
+    if (!rect_ok (self, rect)) {
+        qc_set_err (err, errlen, "invalid region");
+        return NULL;
+    }
+    qc_slide_rows_t *rows = calloc (1, sizeof *rows);
+    if (!rows) {
+        qc_set_err (err, errlen, "out of memory");
+        return NULL;
+    }
+    rows->slide = self;
+    rows->rect = *rect;
+    return rows;
+}
+
+const uint8_t *
+qc_slide_rows_get (qc_slide_rows_t *rows, int y, char *err, size_t errlen)
+{
+    if (!rows || y < 0 || y >= rows->rect.h) {
+        qc_set_err (err, errlen, "invalid row");
+        return NULL;
+    }
+    size_t row_bytes = (size_t) rows->rect.w * 3;
+    if (y >= rows->first && y < rows->first + rows->count)
+        return rows->buf + (size_t) (y - rows->first) * row_bytes;
+    const qc_slide_t *self = rows->slide;
+    for (; rows->reader < self->nreaders; rows->reader++) {
+        const reader_t *r = &self->readers[rows->reader];
+        if (!r->ops->can_read (r->state, &rows->rect))
+            continue;
+        int first, count;
+        r->ops->piece (r->state, &rows->rect, y, &first, &count);
+        size_t need = (size_t) count * row_bytes;
+        if (need > rows->cap) {
+            uint8_t *grown = realloc (rows->buf, need);
+            if (!grown) {
+                qc_set_err (err, errlen, "out of memory for %d rows of %d "
+                            "pixels", count, rows->rect.w);
+                return NULL;
+            }
+            rows->buf = grown;
+            rows->cap = need;
+        }
+        rows->count = 0;
+        char why[256] = "";
+        int rc = r->ops->read_rows (r->state, &rows->rect, first, count,
+                                    self->bg, rows->buf, row_bytes, why,
+                                    sizeof why);
+        if (rc == 0) {
+            rows->first = first;
+            rows->count = count;
+            return rows->buf + (size_t) (y - first) * row_bytes;
+        }
+        if (rc != QC_SLIDE_NEXT_READER) {
+            qc_set_err (err, errlen, "%s", why);
+            return NULL;
+        }
+        qc_log (QC_LOG_DEBUG, "slide", "%s: level %d read by the next "
+                "reader: %s", self->name, rows->rect.level, why);
+    }
+    qc_set_err (err, errlen, "no reader reads level %d", rows->rect.level);
+    return NULL;
+}
+
+void
+qc_slide_rows_close (qc_slide_rows_t **rows_p)
+{
+    if (!rows_p || !*rows_p)
+        return;
+    free ((*rows_p)->buf);
+    free (*rows_p);
+    *rows_p = NULL;
+}
+
+/* ---- OpenSlide's own checks and images ------------------------------ */
+
+/* Reads a w x h region of level at level-0 (x, y) through OpenSlide into
+ * dest (premultiplied ARGB). 0, or -1 with OpenSlide's reason in err. */
+static int
+openslide_region (qc_slide_t *self, uint32_t *dest, int64_t x, int64_t y,
+                  int level, int64_t w, int64_t h, char *err, size_t errlen)
+{
+    if (!self || !dest || level < 0 || level >= self->nlevels || w <= 0
+        || h <= 0 || w > INT32_MAX || h > INT32_MAX
+        || (uint64_t) w > SIZE_MAX / sizeof *dest / (uint64_t) h) {
+        qc_set_err (err, errlen, "invalid region request");
+        return -1;
+    }
+    openslide_read_region (self->osr, dest, x, y, level, w, h);
+    const char *oe = openslide_get_error (self->osr);
+    if (oe) {
+        qc_set_err (err, errlen, "OpenSlide could not read the slide's pixels: %s",
+                 oe);
+        return -1;
+    }
+    return 0;
+}
+
+int
+qc_slide_check_readable (qc_slide_t *self, char *err, size_t errlen)
+{
+    if (!self) {
+        qc_set_err (err, errlen, "no slide");
+        return -1;
+    }
+    int level = self->nlevels - 1;
+    const level_t *l = &self->levels[level];
+    int64_t w = l->w < CHECK_SIDE ? l->w : CHECK_SIDE;
+    int64_t h = l->h < CHECK_SIDE ? l->h : CHECK_SIDE;
+    uint32_t *buf = malloc ((size_t) (w * h) * sizeof *buf);
+    if (!buf) {
+        qc_set_err (err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = openslide_region (self, buf, 0, 0, level, w, h, err, errlen);
+    free (buf);
+    return rc;
+}
+
+int
+qc_slide_has_associated (const qc_slide_t *self, const char *name)
+{
+    if (!self || !name)
+        return 0;
+    const char *const *names = openslide_get_associated_image_names (self->osr);
+    for (size_t i = 0; names && names[i]; i++)
+        if (strcmp (names[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+qc_rgb_t *
+qc_slide_read_associated (qc_slide_t *self, const char *name,
+                          int64_t max_pixels, char *err, size_t errlen)
+{
+    if (!self || !name) {
+        qc_set_err (err, errlen, "no slide or image name");
+        return NULL;
+    }
+    int64_t w = 0, h = 0;
+    openslide_get_associated_image_dimensions (self->osr, name, &w, &h);
+    if (w < 1 || h < 1 || w > QC_IMAGE_MAX_DIM || h > QC_IMAGE_MAX_DIM
+        || w * h > max_pixels) {
+        qc_set_err (err, errlen, "%s image of %lld x %lld pixels is empty or "
+                    "too large", name, (long long) w, (long long) h);
+        return NULL;
+    }
+    uint32_t *argb = malloc ((size_t) (w * h) * sizeof *argb);
+    qc_rgb_t *img = qc_rgb_new ((int) w, (int) h);
+    if (!argb || !img) {
+        free (argb);
+        qc_rgb_destroy (&img);
+        qc_set_err (err, errlen, "out of memory for the %s image", name);
+        return NULL;
+    }
+    openslide_read_associated_image (self->osr, name, argb);
+    const char *oe = openslide_get_error (self->osr);
+    if (oe) {
+        free (argb);
+        qc_rgb_destroy (&img);
+        qc_set_err (err, errlen, "reading the %s image: OpenSlide: %s", name,
+                    oe);
+        return NULL;
+    }
+    for (size_t i = 0; i < (size_t) (w * h); i++) {
+        uint32_t p = argb[i], a = p >> 24;
+        for (int c = 0; c < 3; c++) {
+            uint32_t v = (p >> (16 - 8 * c)) & 0xff;
+            img->px[3 * i + c] = a == 255 ? (uint8_t) v : a == 0 ? 0
+                : (uint8_t) ((v * 255 + a / 2) / a > 255 ? 255
+                             : (v * 255 + a / 2) / a);
+        }
+    }
+    free (argb);
+    return img;
+}

@@ -1,0 +1,152 @@
+/* One open slide: its metadata (levels, properties, background colour)
+ * and the one place that decides which reader decodes its pixels.
+ *
+ * Metadata comes from OpenSlide, read once at open. Pixels come from
+ * the slide's sources (kernels/slide/source.h), tried in order for each
+ * read: the direct TIFF reader (kernels/slide/tiff_direct.h: plain tiled
+ * TIFF levels straight from the file, the same pixels as OpenSlide's,
+ * faster) where it opened and the region starts on a whole pixel of its
+ * level, then OpenSlide for everything else. Callers never choose: they
+ * say which rows of which region they want (qc_slide_read_rows, or
+ * qc_slide_rows_open for a row at a time).
+ *
+ * OpenSlide reports trouble two ways, and both are passed on verbatim:
+ * openslide_open returning NULL means it does not recognise the file as a
+ * slide at all (not a slide, or a format this OpenSlide version does not
+ * read); a handle whose openslide_get_error is set carries OpenSlide's own
+ * reason (e.g. "Unsupported TIFF compression: 52479"). Once a read fails,
+ * OpenSlide keeps the handle in that error state, so every later call on
+ * this slide fails with the same reason (qc_slide_error).
+ *
+ * A qc_slide_t is used by one pipeline run; several threads may read
+ * rows of it at once (the band reader does: OpenSlide allows it on one
+ * handle, and the direct reader opens a TIFF handle per read). */
+#ifndef QC_SLIDE_H
+#define QC_SLIDE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/image/image.h"
+
+typedef struct qc_slide qc_slide_t;
+
+/* A region of one level, addressed as OpenSlide addresses it: the
+ * level-0 coordinates of its top-left corner and its size in pixels of
+ * the level. Row r of the region starts at level-0 y0 + round (r *
+ * downsample) for OpenSlide, at level row y0 / downsample + r for the
+ * direct reader; the two agree where that division is whole, which is
+ * where the direct reader reads. */
+typedef struct {
+    int level;
+    int64_t x0, y0;
+    int w, h;
+} qc_slide_rect_t;
+
+/* Which readers a slide may use: all (the default: QC_DIRECT_READ=0 in
+ * the environment leaves out the direct reader), or OpenSlide alone
+ * (tests and benchmarks that compare the two). */
+typedef enum {
+    QC_SLIDE_READERS_ALL = 0,
+    QC_SLIDE_READERS_OPENSLIDE
+} qc_slide_readers_t;
+
+/* Opens path. On failure returns NULL and writes the reason (without the
+ * file name; the caller adds it) into err. */
+qc_slide_t *qc_slide_open (const char *path, char *err, size_t errlen);
+qc_slide_t *qc_slide_open_with (const char *path, qc_slide_readers_t readers,
+                                char *err, size_t errlen);
+void qc_slide_close (qc_slide_t **self_p);
+
+const char *qc_slide_path (const qc_slide_t *self);
+/* The file name without its folders, as results.tsv's filename column. */
+const char *qc_slide_name (const qc_slide_t *self);
+/* The readers that opened, in the order they are tried, for log lines
+ * and tests: "direct TIFF, OpenSlide" or "OpenSlide". */
+const char *qc_slide_readers (const qc_slide_t *self);
+
+/* An OpenSlide property ("openslide.vendor", "aperio.AppMag", ...), or
+ * NULL when the slide does not have it. Valid while the slide is open. */
+const char *qc_slide_property (const qc_slide_t *self, const char *name);
+/* OpenSlide's reason when the slide's handle is in its error state (see
+ * above), else NULL. */
+const char *qc_slide_error (const qc_slide_t *self);
+
+/* Pyramid geometry, read once at open. Level 0 is full resolution. */
+int qc_slide_level_count (const qc_slide_t *self);
+/* 0 and the size of level, or -1 when level does not exist. */
+int qc_slide_level_size (const qc_slide_t *self, int level, int64_t *w,
+                         int64_t *h);
+/* Downsample factor of level relative to level 0; 0 when it does not
+ * exist. */
+double qc_slide_level_downsample (const qc_slide_t *self, int level);
+/* OpenSlide's best level for a downsample factor (the largest level
+ * whose downsample is not above it). */
+int qc_slide_best_level (const qc_slide_t *self, double downsample);
+/* The tile height OpenSlide gives for level
+ * (openslide.level[N].tile-height), 256 when it gives none: reads cut
+ * at tile rows decode no tile twice. */
+int qc_slide_tile_height (const qc_slide_t *self, int level);
+/* The colour under transparent pixels: openslide.background-color
+ * ("RRGGBB"), white when absent or malformed, as openslide-python
+ * composites. Every read below returns pixels composited over it. */
+void qc_slide_background (const qc_slide_t *self, uint8_t bg[3]);
+
+/* Rows [row, row + nrows) of rect as RGB (3 bytes a pixel, row r at
+ * rgb + r * stride), composited over the background, from the first
+ * reader that can give them: the whole request from one reader, in one
+ * read. 0, or -1 with the reason in err ("OpenSlide: <its reason>", or
+ * an allocation failure). */
+int qc_slide_read_rows (qc_slide_t *self, const qc_slide_rect_t *rect,
+                        int row, int nrows, uint8_t *rgb, size_t stride,
+                        char *err, size_t errlen);
+
+/* The rows of rect one at a time, top to bottom, for a consumer that
+ * takes a row at a time (the area resize). Each reader hands out rows in
+ * the pieces it reads best: the direct reader a tile row at a time (a
+ * tile row of a 1.25x level is a few MB where the level is tens), and
+ * OpenSlide the whole region in one read (a read starting inside a level
+ * whose downsample is not whole lands between its pixels, and OpenSlide
+ * then interpolates, more slowly). Where the direct reader cannot go on
+ * (a damaged tile), OpenSlide reads the whole region and the rest of the
+ * rows come from that read, as if it had read them all (where the direct
+ * reader reads, its pixels are OpenSlide's: test_tiff_direct). Memory:
+ * one piece, and for OpenSlide's whole region 4 bytes a pixel during its
+ * read plus 3 while the rows are handed out. */
+typedef struct qc_slide_rows qc_slide_rows_t;
+qc_slide_rows_t *qc_slide_rows_open (qc_slide_t *self,
+                                     const qc_slide_rect_t *rect,
+                                     char *err, size_t errlen);
+/* Row y of the region (y must not decrease from call to call), valid
+ * until the next call; NULL with the reason in err. */
+const uint8_t *qc_slide_rows_get (qc_slide_rows_t *rows, int y, char *err,
+                                  size_t errlen);
+void qc_slide_rows_close (qc_slide_rows_t **rows_p);
+
+/* Reads a small region of the lowest-resolution level through OpenSlide:
+ * a slide whose metadata opens but whose pixels do not decode fails
+ * here, before any step spends time on it. 0, or -1 with OpenSlide's
+ * reason in err. */
+int qc_slide_check_readable (qc_slide_t *self, char *err, size_t errlen);
+
+/* 1 when level's pixels can be trusted; 0 (err says why) for a level of
+ * a generic TIFF that is smaller than one of its tiles: OpenSlide 3.4.1
+ * with libtiff 4.5 returns different pixels on every read of such a level
+ * (../shared/slides/odd/boxes.tiff's levels 2 and 3; libtiff logs "raster
+ * width adapted for reading" for some of them, not all, and OpenSlide's
+ * tile cache then hands out the bad tile without a word, so the level's
+ * shape is the test, not the warning). */
+int qc_slide_level_reliable (qc_slide_t *self, int level, char *err,
+                             size_t errlen);
+
+/* 1 when the slide has the associated image name ("macro", "label"). */
+int qc_slide_has_associated (const qc_slide_t *self, const char *name);
+/* The associated image name as RGB, OpenSlide's premultiplied pixels
+ * un-premultiplied as openslide-python does (HistoQC then drops alpha).
+ * NULL with a reason in err: empty or over max_pixels, out of memory,
+ * or "reading the <name> image: OpenSlide: <its reason>". */
+qc_rgb_t *qc_slide_read_associated (qc_slide_t *self, const char *name,
+                                    int64_t max_pixels, char *err,
+                                    size_t errlen);
+
+#endif

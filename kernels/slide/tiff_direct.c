@@ -1,0 +1,472 @@
+/* Direct tiled-TIFF level reader; see tiff_direct.h. */
+#include "kernels/slide/tiff_direct.h"
+#include "kernels/slide/source.h"
+#include "kernels/slide/tiff_blocks.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tiffio.h>
+
+#include "shared/err.h"
+
+/* Directories walked when matching levels: real slides have a handful;
+ * this only bounds a damaged or hostile file. */
+#define MAX_DIRS 256
+/* Largest tile accepted (bytes decoded at once). */
+#define MAX_TILE_BYTES ((tmsize_t) 64 << 20)
+
+typedef struct {
+    tdir_t dir;
+    int64_t w, h;
+    uint32_t tile_w, tile_h;
+    int jpeg;                 /* JPEG tiles (the block reader's) */
+    int jpeg_ycbcr;           /* decode with JPEGCOLORMODE_RGB */
+} dlevel_t;
+
+struct qc_tiff_direct {
+    char *path;
+    int nlevels;
+    dlevel_t *levels;
+    double *downsample;       /* OpenSlide's, per level */
+};
+
+static int
+on_message (TIFF *tif, void *user, const char *module, const char *fmt,
+            va_list ap)
+{
+    (void) tif;
+    qc_tiff_diag_t *d = user;
+    if (d && !d->trouble) {
+        char text[160];
+        vsnprintf (text, sizeof text, fmt, ap);
+        snprintf (d->msg, sizeof d->msg, "libtiff %s: %s",
+                  module ? module : "", text);
+    }
+    if (d)
+        d->trouble = 1;
+    return 1;                   /* handled: not printed */
+}
+
+static TIFF *
+open_tiff (const char *path, qc_tiff_diag_t *diag)
+{
+    TIFFOpenOptions *opts = TIFFOpenOptionsAlloc ();
+    if (!opts)
+        return NULL;
+    TIFFOpenOptionsSetErrorHandlerExtR (opts, on_message, diag);
+    TIFFOpenOptionsSetWarningHandlerExtR (opts, on_message, diag);
+    /* r: read; O: load tile offsets on demand, so walking to a small
+     * level does not read the big levels' offset tables */
+    TIFF *tif = TIFFOpenExt (path, "rO", opts);
+    TIFFOpenOptionsFree (opts);
+    return tif;
+}
+
+/* 1 when the current directory holds pixels read here the way OpenSlide
+ * reads them; its geometry in *out. */
+static int
+directory_usable (TIFF *tif, dlevel_t *out)
+{
+    if (!TIFFIsTiled (tif))
+        return 0;
+    uint32_t w = 0, h = 0, tw = 0, th = 0;
+    uint16_t comp = 0, photo = 0, spp = 0, bps = 0, planar = 0, orient = 0;
+    uint16_t fmt = 0;
+    if (!TIFFGetField (tif, TIFFTAG_IMAGEWIDTH, &w)
+        || !TIFFGetField (tif, TIFFTAG_IMAGELENGTH, &h)
+        || !TIFFGetField (tif, TIFFTAG_TILEWIDTH, &tw)
+        || !TIFFGetField (tif, TIFFTAG_TILELENGTH, &th)
+        || !TIFFGetField (tif, TIFFTAG_PHOTOMETRIC, &photo)
+        || !TIFFGetFieldDefaulted (tif, TIFFTAG_COMPRESSION, &comp)
+        || !TIFFGetFieldDefaulted (tif, TIFFTAG_SAMPLESPERPIXEL, &spp)
+        || !TIFFGetFieldDefaulted (tif, TIFFTAG_BITSPERSAMPLE, &bps)
+        || !TIFFGetFieldDefaulted (tif, TIFFTAG_PLANARCONFIG, &planar)
+        || !TIFFGetFieldDefaulted (tif, TIFFTAG_ORIENTATION, &orient)
+        || !TIFFGetFieldDefaulted (tif, TIFFTAG_SAMPLEFORMAT, &fmt))
+        return 0;
+    if (w < 1 || h < 1 || tw < 1 || th < 1 || spp != 3 || bps != 8
+        || planar != PLANARCONFIG_CONTIG || orient != ORIENTATION_TOPLEFT
+        || fmt != SAMPLEFORMAT_UINT
+        || (tmsize_t) tw * (tmsize_t) th * 3 > MAX_TILE_BYTES)
+        return 0;
+    int jpeg_ycbcr = 0;
+    switch (comp) {
+    case COMPRESSION_JPEG:
+        if (photo == PHOTOMETRIC_YCBCR)
+            jpeg_ycbcr = 1;
+        else if (photo != PHOTOMETRIC_RGB)
+            return 0;
+        break;
+    case COMPRESSION_NONE:
+    case COMPRESSION_LZW:
+    case COMPRESSION_ADOBE_DEFLATE:
+    case COMPRESSION_DEFLATE:
+        if (photo != PHOTOMETRIC_RGB)
+            return 0;
+        break;
+    default:                    /* JPEG 2000 and the rest: OpenSlide's */
+        return 0;
+    }
+    out->jpeg = comp == COMPRESSION_JPEG;
+    out->w = w;
+    out->h = h;
+    out->tile_w = tw;
+    out->tile_h = th;
+    out->jpeg_ycbcr = jpeg_ycbcr;
+    return 1;
+}
+
+void
+qc_tiff_direct_close (qc_tiff_direct_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    qc_tiff_direct_t *self = *self_p;
+    free (self->path);
+    free (self->levels);
+    free (self->downsample);
+    free (self);
+    *self_p = NULL;
+}
+
+/* Matches every OpenSlide level with the one usable directory of its
+ * size. 0, or -1 with why. */
+static int
+match_levels (qc_tiff_direct_t *self, TIFF *tif, const qc_slide_t *slide,
+              char *why, size_t whylen)
+{
+    dlevel_t dirs[MAX_DIRS];
+    int usable[MAX_DIRS];
+    int ndirs = 0;
+    do {
+        if (ndirs == MAX_DIRS)
+            return qc_fail (why, whylen, "more than %d TIFF directories",
+                            MAX_DIRS);
+        usable[ndirs] = directory_usable (tif, &dirs[ndirs]);
+        if (!usable[ndirs] && TIFFIsTiled (tif)) {
+            /* a tiled directory of the wrong kind might be a level */
+            uint32_t w = 0, h = 0;
+            TIFFGetField (tif, TIFFTAG_IMAGEWIDTH, &w);
+            TIFFGetField (tif, TIFFTAG_IMAGELENGTH, &h);
+            dirs[ndirs].w = w;
+            dirs[ndirs].h = h;
+            usable[ndirs] = -1;
+        }
+        dirs[ndirs].dir = TIFFCurrentDirectory (tif);
+        ndirs++;
+    } while (TIFFReadDirectory (tif));
+    for (int i = 0; i < self->nlevels; i++) {
+        int64_t lw = 0, lh = 0;
+        qc_slide_level_size (slide, i, &lw, &lh);
+        self->downsample[i] = qc_slide_level_downsample (slide, i);
+        int found = -1;
+        for (int d = 0; d < ndirs; d++) {
+            if (!usable[d] || dirs[d].w != lw || dirs[d].h != lh)
+                continue;
+            if (usable[d] < 0)
+                return qc_fail (why, whylen, "level %d's TIFF directory is "
+                                "compressed or laid out in a way read by "
+                                "OpenSlide only", i);
+            if (found >= 0)
+                return qc_fail (why, whylen, "two TIFF directories are "
+                                "%lld x %lld (level %d)", (long long) lw,
+                                (long long) lh, i);
+            found = d;
+        }
+        if (found < 0)
+            return qc_fail (why, whylen, "no TIFF directory matches level "
+                            "%d (%lld x %lld)", i, (long long) lw,
+                            (long long) lh);
+        if (!(self->downsample[i] > 0.0) || !isfinite (self->downsample[i]))
+            return qc_fail (why, whylen, "level %d has no downsample", i);
+        self->levels[i] = dirs[found];
+    }
+    return 0;
+}
+
+qc_tiff_direct_t *
+qc_tiff_direct_open (const qc_slide_t *slide, char *why, size_t whylen)
+{
+    const char *path = qc_slide_path (slide);
+    if (!path) {
+        qc_set_err (why, whylen, "no slide");
+        return NULL;
+    }
+    if (qc_slide_error (slide)) {
+        qc_set_err (why, whylen, "OpenSlide reports an error");
+        return NULL;
+    }
+    const char *vendor = qc_slide_property (slide, "openslide.vendor");
+    if (!vendor || (strcmp (vendor, "aperio") != 0
+                    && strcmp (vendor, "generic-tiff") != 0)) {
+        qc_set_err (why, whylen, "format '%s' is read by OpenSlide only",
+                    vendor ? vendor : "unknown");
+        return NULL;
+    }
+    int n = qc_slide_level_count (slide);
+    if (n < 1 || n > MAX_DIRS) {
+        qc_set_err (why, whylen, "%d levels", (int) n);
+        return NULL;
+    }
+    qc_tiff_direct_t *self = calloc (1, sizeof *self);
+    if (!self || !(self->path = strdup (path))
+        || !(self->levels = calloc ((size_t) n, sizeof *self->levels))
+        || !(self->downsample = calloc ((size_t) n,
+                                        sizeof *self->downsample))) {
+        qc_tiff_direct_close (&self);
+        qc_set_err (why, whylen, "out of memory");
+        return NULL;
+    }
+    self->nlevels = n;
+    qc_tiff_diag_t diag = { 0, "" };
+    TIFF *tif = open_tiff (path, &diag);
+    if (!tif) {
+        qc_set_err (why, whylen, "libtiff cannot open it%s%s",
+                    diag.trouble ? ": " : "", diag.msg);
+        qc_tiff_direct_close (&self);
+        return NULL;
+    }
+    int rc = match_levels (self, tif, slide, why, whylen);
+    TIFFClose (tif);
+    if (rc != 0)
+        qc_tiff_direct_close (&self);
+    return self;
+}
+
+int
+qc_tiff_direct_aligned (const qc_tiff_direct_t *self, int level, int64_t x0,
+                        int64_t y0, int64_t *lx, int64_t *ly)
+{
+    if (!self || level < 0 || level >= self->nlevels || !lx || !ly)
+        return 0;
+    /* the division OpenSlide makes (aperio and generic-tiff
+     * paint_region); an exact whole number means no interpolation */
+    double fx = (double) x0 / self->downsample[level];
+    double fy = (double) y0 / self->downsample[level];
+    const double big = 9007199254740992.0;  /* 2^53: casts stay defined */
+    if (!(fabs (fx) < big) || !(fabs (fy) < big)
+        || fx != (double) (int64_t) fx || fy != (double) (int64_t) fy)
+        return 0;
+    *lx = (int64_t) fx;
+    *ly = (int64_t) fy;
+    return 1;
+}
+
+TIFF *
+qc_tiff_direct_open_level (const qc_tiff_direct_t *self, int level,
+                           qc_tiff_diag_t *diag, char *why, size_t whylen)
+{
+    if (!self || level < 0 || level >= self->nlevels || !diag) {
+        qc_set_err (why, whylen, "no level %d", level);
+        return NULL;
+    }
+    TIFF *tif = open_tiff (self->path, diag);
+    if (!tif || !TIFFSetDirectory (tif, self->levels[level].dir)
+        || diag->trouble) {
+        qc_set_err (why, whylen, "cannot reopen the TIFF level%s%s",
+                    diag->trouble ? ": " : "", diag->msg);
+        if (tif)
+            TIFFClose (tif);
+        return NULL;
+    }
+    return tif;
+}
+
+int
+qc_tiff_direct_level_tiles (const qc_tiff_direct_t *self, int level,
+                            qc_tiff_tiles_t *out)
+{
+    if (!self || level < 0 || level >= self->nlevels || !out)
+        return -1;
+    const dlevel_t *l = &self->levels[level];
+    out->w = l->w;
+    out->h = l->h;
+    out->tile_w = (int) l->tile_w;
+    out->tile_h = (int) l->tile_h;
+    out->jpeg = l->jpeg;
+    out->ycbcr = l->jpeg_ycbcr;
+    return 0;
+}
+
+int
+qc_tiff_direct_tile_height (const qc_tiff_direct_t *self, int level)
+{
+    if (!self || level < 0 || level >= self->nlevels)
+        return 0;
+    return (int) self->levels[level].tile_h;
+}
+
+static void
+fill_bg (uint8_t *rgb, size_t stride, int w, int h, const uint8_t bg[3])
+{
+    for (int y = 0; y < h; y++) {
+        uint8_t *p = rgb + (size_t) y * stride;
+        for (int x = 0; x < w; x++, p += 3) {
+            p[0] = bg[0];
+            p[1] = bg[1];
+            p[2] = bg[2];
+        }
+    }
+}
+
+/* Decodes the tiles that cover the level pixels [x0, x1) x [y0, y1)
+ * (inside the level) into rgb, whose (0, 0) is level pixel (ox, oy). */
+static int
+copy_tiles (TIFF *tif, const dlevel_t *l, qc_tiff_diag_t *diag, int64_t x0,
+            int64_t y0, int64_t x1, int64_t y1, int64_t ox, int64_t oy,
+            uint8_t *rgb, size_t stride, uint8_t *tile, char *why,
+            size_t whylen)
+{
+    const int64_t tw = l->tile_w, th = l->tile_h;
+    const tmsize_t tile_bytes = (tmsize_t) (tw * th * 3);
+    for (int64_t ty = y0 / th; ty * th < y1; ty++) {
+        for (int64_t tx = x0 / tw; tx * tw < x1; tx++) {
+            uint32_t t = TIFFComputeTile (tif, (uint32_t) (tx * tw),
+                                          (uint32_t) (ty * th), 0, 0);
+            int bad = 0;
+            uint64_t bytes = TIFFGetStrileByteCountWithErr (tif, t, &bad);
+            if (bad || bytes == 0) {
+                qc_set_err (why, whylen, "tile %u has no data", (unsigned) t);
+                return QC_TIFF_DIRECT_FALLBACK;
+            }
+            if (TIFFReadEncodedTile (tif, t, tile, tile_bytes) != tile_bytes
+                || diag->trouble) {
+                qc_set_err (why, whylen, "tile %u: %s", (unsigned) t,
+                            diag->trouble ? diag->msg : "short read");
+                return QC_TIFF_DIRECT_FALLBACK;
+            }
+            int64_t cx0 = tx * tw > x0 ? tx * tw : x0;
+            int64_t cy0 = ty * th > y0 ? ty * th : y0;
+            int64_t cx1 = (tx + 1) * tw < x1 ? (tx + 1) * tw : x1;
+            int64_t cy1 = (ty + 1) * th < y1 ? (ty + 1) * th : y1;
+            size_t bytes_row = (size_t) (cx1 - cx0) * 3;
+            for (int64_t y = cy0; y < cy1; y++)
+                memcpy (rgb + (size_t) (y - oy) * stride
+                        + (size_t) (cx0 - ox) * 3,
+                        tile + ((size_t) (y - ty * th) * (size_t) tw
+                                + (size_t) (cx0 - tx * tw)) * 3,
+                        bytes_row);
+        }
+    }
+    return 0;
+}
+
+int
+qc_tiff_direct_read (const qc_tiff_direct_t *self, int level, int64_t lx,
+                     int64_t ly, int w, int h, const uint8_t bg[3],
+                     uint8_t *rgb, size_t stride, char *why, size_t whylen)
+{
+    if (!self || level < 0 || level >= self->nlevels || w < 1 || h < 1
+        || !bg || !rgb || stride < (size_t) w * 3 || lx < -(INT64_C (1) << 40)
+        || ly < -(INT64_C (1) << 40) || lx > (INT64_C (1) << 40)
+        || ly > (INT64_C (1) << 40))
+        return qc_fail (why, whylen, "invalid direct read (level %d, %d x %d)",
+                        level, w, h);
+    const dlevel_t *l = &self->levels[level];
+    int64_t x0 = lx < 0 ? 0 : lx, y0 = ly < 0 ? 0 : ly;
+    int64_t x1 = lx + w > l->w ? l->w : lx + w;
+    int64_t y1 = ly + h > l->h ? l->h : ly + h;
+    if (x0 != lx || y0 != ly || x1 != lx + w || y1 != ly + h)
+        fill_bg (rgb, stride, w, h, bg);     /* part lies outside */
+    if (x0 >= x1 || y0 >= y1)
+        return 0;
+    uint8_t *tile = malloc ((size_t) l->tile_w * l->tile_h * 3);
+    if (!tile)
+        return qc_fail (why, whylen, "out of memory for a %u x %u tile",
+                        (unsigned) l->tile_w, (unsigned) l->tile_h);
+    qc_tiff_diag_t diag = { 0, "" };
+    TIFF *tif = qc_tiff_direct_open_level (self, level, &diag, why, whylen);
+    int rc = QC_TIFF_DIRECT_FALLBACK;
+    if (!tif)
+        goto done;
+    if (l->jpeg_ycbcr
+        && !TIFFSetField (tif, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB)) {
+        qc_set_err (why, whylen, "libtiff cannot convert JPEG YCbCr to RGB");
+        goto done;
+    }
+    if (TIFFTileSize (tif) != (tmsize_t) l->tile_w * l->tile_h * 3) {
+        qc_set_err (why, whylen, "unexpected tile size %lld",
+                    (long long) TIFFTileSize (tif));
+        goto done;
+    }
+    rc = copy_tiles (tif, l, &diag, x0, y0, x1, y1, lx, ly, rgb, stride,
+                     tile, why, whylen);
+done:
+    if (tif)
+        TIFFClose (tif);
+    free (tile);
+    return rc;
+}
+
+/* ---- as one of a slide's readers (source.h) ------------------------ */
+
+static void *
+reader_open (const qc_slide_t *slide, char *why, size_t whylen)
+{
+    return qc_tiff_direct_open (slide, why, whylen);
+}
+
+static void
+reader_close (void *reader)
+{
+    qc_tiff_direct_t *self = reader;
+    qc_tiff_direct_close (&self);
+}
+
+static int
+reader_can_read (const void *reader, const qc_slide_rect_t *rect)
+{
+    int64_t lx, ly;
+    return qc_tiff_direct_aligned (reader, rect->level, rect->x0, rect->y0,
+                                   &lx, &ly);
+}
+
+static int
+reader_read_rows (void *reader, const qc_slide_rect_t *rect, int row,
+                  int nrows, const uint8_t bg[3], uint8_t *rgb,
+                  size_t stride, char *why, size_t whylen)
+{
+    int64_t lx, ly;
+    if (!qc_tiff_direct_aligned (reader, rect->level, rect->x0, rect->y0,
+                                 &lx, &ly)) {
+        qc_set_err (why, whylen, "the region starts between pixels of "
+                    "level %d", rect->level);
+        return QC_SLIDE_NEXT_READER;
+    }
+    return qc_tiff_direct_read (reader, rect->level, lx, ly + row, rect->w,
+                                nrows, bg, rgb, stride, why, whylen);
+}
+
+/* The tile row of the level that holds region row y, clipped to the
+ * region. */
+static void
+reader_piece (const void *reader, const qc_slide_rect_t *rect, int y,
+              int *first, int *count)
+{
+    int64_t lx = 0, ly = 0;
+    qc_tiff_direct_aligned (reader, rect->level, rect->x0, rect->y0, &lx,
+                            &ly);
+    int th = qc_tiff_direct_tile_height (reader, rect->level);
+    int64_t tile_h = th > 0 ? th : 1;
+    int64_t lrow = ly + y;
+    int64_t start = lrow - ((lrow % tile_h) + tile_h) % tile_h;
+    int64_t end = start + tile_h - ly;
+    *first = (int) (start - ly > 0 ? start - ly : 0);
+    *count = (int) (end < rect->h ? end : rect->h) - *first;
+}
+
+const qc_slide_reader_ops_t qc_slide_reader_tiff = {
+    .name = "direct TIFF",
+    .open = reader_open,
+    .close = reader_close,
+    .can_read = reader_can_read,
+    .read_rows = reader_read_rows,
+    .piece = reader_piece,
+    .blocks_open = qc_tiff_blocks_open,
+    .blocks_read = qc_tiff_blocks_read,
+    .blocks_tile = qc_tiff_blocks_tile,
+    .blocks_close = qc_tiff_blocks_close,
+};

@@ -1,0 +1,104 @@
+/* Reading a slide level's pixels straight from its tiled TIFF, for the
+ * formats where that gives OpenSlide's own pixels, faster.
+ *
+ * Why: openslide_read_region (3.4.1) decodes each tile, then paints it
+ * into the caller's buffer through cairo with the SATURATE operator,
+ * which pixman has no fast path for: most of a 1.25x pipeline's read
+ * went into compositing opaque tiles onto an empty buffer, not into
+ * decoding them (the figures: tests/bench/README.md, "Figures behind
+ * the code").
+ *
+ * What: when OpenSlide says the slide is "aperio" or "generic-tiff" and
+ * every level is one tiled, 8-bit, 3-sample, top-left TIFF directory of
+ * the same size (JPEG with YCbCr or RGB photometric; uncompressed, LZW
+ * or deflate RGB), the level's tiles are decoded here with libtiff
+ * (through the same libjpeg OpenSlide uses) and copied into RGB rows.
+ * Anything else (JPEG 2000 Aperio, NDPI, MIRAX, odd layouts) is left to
+ * OpenSlide. The pixels are the same: tests/unit/test_tiff_direct
+ * compares every level of every test slide, whole and in pieces,
+ * byte for byte with OpenSlide's composited over the background.
+ *
+ * Where anything is unusual during a read (a libtiff warning or error,
+ * a tile with no bytes, which OpenSlide treats its own way) the read
+ * returns QC_TIFF_DIRECT_FALLBACK and the slide reads through OpenSlide
+ * instead, so damaged slides fail with OpenSlide's reasons as before.
+ *
+ * It is one of a slide's readers (kernels/slide/source.h:
+ * qc_slide_reader_tiff); the functions below are its parts, public for
+ * its tests. QC_DIRECT_READ=0 in the environment turns it off
+ * (qc_slide_open). A reader is shared by threads: every read opens its
+ * own TIFF handle. */
+#ifndef QC_TIFF_DIRECT_H
+#define QC_TIFF_DIRECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <tiffio.h>
+
+#include "kernels/slide/slide.h"
+
+typedef struct qc_tiff_direct qc_tiff_direct_t;
+
+/* qc_tiff_direct_read's answer when OpenSlide must read instead (the
+ * slide's QC_SLIDE_NEXT_READER). */
+#define QC_TIFF_DIRECT_FALLBACK 1
+
+/* A reader for slide (its file and OpenSlide's levels), or NULL when
+ * the slide is not of the kind above (why says what, for a debug log
+ * line). */
+qc_tiff_direct_t *qc_tiff_direct_open (const qc_slide_t *slide, char *why,
+                                       size_t whylen);
+void qc_tiff_direct_close (qc_tiff_direct_t **self_p);
+
+/* 1 when the level-0 point (x0, y0) falls on a whole pixel of level, as
+ * OpenSlide computes it (x0 / downsample): only then are OpenSlide's
+ * pixels the tiles' own; otherwise it interpolates and the caller must
+ * read through it. The level pixel is put in *lx, *ly. */
+int qc_tiff_direct_aligned (const qc_tiff_direct_t *self, int level,
+                            int64_t x0, int64_t y0, int64_t *lx,
+                            int64_t *ly);
+
+/* Reads the w x h pixels of level whose top-left is level pixel
+ * (lx, ly) into rgb (row r at rgb + r * stride, 3 bytes a pixel).
+ * Pixels outside the level are bg (OpenSlide leaves them transparent,
+ * and readers composite over the background). 0; QC_TIFF_DIRECT_FALLBACK
+ * (why says what) when OpenSlide must read it; -1 on bad arguments or
+ * no memory. */
+int qc_tiff_direct_read (const qc_tiff_direct_t *self, int level,
+                         int64_t lx, int64_t ly, int w, int h,
+                         const uint8_t bg[3], uint8_t *rgb, size_t stride,
+                         char *why, size_t whylen);
+
+/* The tile height of level's directory (0 when there is no level). */
+int qc_tiff_direct_tile_height (const qc_tiff_direct_t *self, int level);
+
+/* ---- for the block reader (tiff_blocks.c), which reads raw tiles ---- */
+
+/* What libtiff said while one handle was open. Collected per handle so
+ * that threads do not share it, and so that nothing reaches stderr. */
+typedef struct {
+    int trouble;
+    char msg[200];
+} qc_tiff_diag_t;
+
+/* A libtiff handle of its own on level's directory, its messages going
+ * to diag (which must outlive it); NULL with why. The caller closes it
+ * (TIFFClose). */
+TIFF *qc_tiff_direct_open_level (const qc_tiff_direct_t *self, int level,
+                                 qc_tiff_diag_t *diag, char *why,
+                                 size_t whylen);
+
+/* A level's tiles, as its directory has them. */
+typedef struct {
+    int64_t w, h;             /* the level, pixels */
+    int tile_w, tile_h;
+    int jpeg;                 /* JPEG-compressed tiles */
+    int ycbcr;                /* JPEG in YCbCr (else RGB) */
+} qc_tiff_tiles_t;
+
+/* 0, or -1 when there is no such level. */
+int qc_tiff_direct_level_tiles (const qc_tiff_direct_t *self, int level,
+                                qc_tiff_tiles_t *out);
+
+#endif

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""A small HTTP server on 127.0.0.1 that misbehaves on purpose, for the
+tests of the slide fetcher (worker/fetch/). nginx serves the well-behaved
+files; this one serves the faults nginx will not make:
+
+  /status/CODE          answers CODE (404, 500, ...) with a short body
+  /stall/NAME           announces NAME's length, sends half, then sends
+                        nothing more (for up to --stall seconds)
+  /truncate/NAME        announces NAME's length, sends half, closes
+  /cut/NAME             like /truncate for a request without Range; a
+                        Range request is served properly (206): a download
+                        cut short can be resumed
+  /norange/NAME         ignores Range: always 200 with the whole file
+  /files/NAME           NAME with Range, If-Range, ETag, Last-Modified
+  /redirect/NAME        302 to /files/NAME
+  /loop                 302 to /loop, forever
+  /text                 200, a plain text body (not a slide)
+  /_count/PATH          how many requests PATH has had (a number)
+  /_ranges/PATH         the Range headers PATH's requests carried, one a
+                        line ("-" for none)
+
+NAME is a file in --root. Every request's path (without the query) is
+counted, so the tests can check that a 404 was asked once and a 500 as
+many times as the client tries. The server is stopped by its PID.
+Usage: fault_server.py --root DIR --port-file FILE [--stall SECONDS]
+It binds port 0 and writes the port it got to FILE (atomically).
+"""
+
+import argparse
+import email.utils
+import os
+import re
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+COUNTS = {}
+RANGES = {}
+LOCK = threading.Lock()
+ARGS = None
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):  # quiet: the tests read counts instead
+        pass
+
+    def file_path(self, name):
+        # a plain name in the root (its files are symlinks to ../shared)
+        if not name or "/" in name or name.startswith("."):
+            return None
+        path = os.path.join(ARGS.root, name)
+        return path if os.path.isfile(path) else None
+
+    def plain(self, code, text):
+        body = text.encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def do_HEAD(self):
+        self.do_GET()
+
+    def do_GET(self):
+        path = self.path.split("?", 1)[0]
+        if not path.startswith("/_"):
+            with LOCK:
+                COUNTS[path] = COUNTS.get(path, 0) + 1
+                RANGES.setdefault(path, []).append(self.headers.get("Range") or "-")
+        parts = path.split("/", 2)
+        kind = parts[1] if len(parts) > 1 else ""
+        rest = parts[2] if len(parts) > 2 else ""
+        if kind == "_count":
+            with LOCK:
+                return self.plain(200, str(COUNTS.get("/" + rest, 0)))
+        if kind == "_ranges":
+            with LOCK:
+                return self.plain(200, "".join(r + "\n" for r in RANGES.get("/" + rest, [])))
+        if kind == "status":
+            code = int(rest) if rest.isdigit() else 400
+            return self.plain(code, "status %d\n" % code)
+        if kind == "loop":
+            self.send_response(302)
+            self.send_header("Location", "/loop")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if kind == "redirect":
+            self.send_response(302)
+            self.send_header("Location", "/files/" + rest)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if kind == "text":
+            return self.plain(200, "This is a plain text page, not a slide.\n" * 20)
+        path = self.file_path(rest)
+        if kind not in ("stall", "truncate", "cut", "norange", "files") or path is None:
+            return self.plain(404, "not found\n")
+        with open(path, "rb") as f:
+            data = f.read()
+        st = os.stat(path)
+        etag = '"%x-%x"' % (int(st.st_mtime), st.st_size)
+        modified = email.utils.formatdate(st.st_mtime, usegmt=True)
+        want = self.headers.get("Range")
+        if_range = self.headers.get("If-Range")
+        if if_range and if_range not in (etag, modified):
+            want = None
+        m = re.fullmatch(r"bytes=(\d+)-(\d*)", want or "")
+        if kind in ("stall", "truncate", "norange") or (kind == "cut" and not m):
+            m = None
+        if m:
+            first = int(m.group(1))
+            last = int(m.group(2)) if m.group(2) else len(data) - 1
+            last = min(last, len(data) - 1)
+            if first >= len(data):
+                self.send_response(416)
+                self.send_header("Content-Range", "bytes */%d" % len(data))
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            body = data[first:last + 1]
+            self.send_response(206)
+            self.send_header("Content-Range", "bytes %d-%d/%d" % (first, last, len(data)))
+        else:
+            body = data
+            self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("ETag", etag)
+        self.send_header("Last-Modified", modified)
+        self.send_header("Accept-Ranges", "bytes")
+        self.end_headers()
+        if self.command == "HEAD":
+            return
+        if kind in ("stall", "truncate", "cut") and not m:
+            self.wfile.write(body[: len(body) // 2])
+            self.wfile.flush()
+            if kind == "stall":
+                end = time.monotonic() + ARGS.stall
+                while time.monotonic() < end:
+                    time.sleep(0.1)
+            self.close_connection = True
+            return
+        self.wfile.write(body)
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+def main():
+    global ARGS
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--root", required=True)
+    p.add_argument("--port-file", required=True)
+    p.add_argument("--stall", type=float, default=30.0)
+    ARGS = p.parse_args()
+    srv = Server(("127.0.0.1", 0), Handler)
+    tmp = ARGS.port_file + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("%d\n" % srv.server_address[1])
+    os.rename(tmp, ARGS.port_file)
+    try:
+        srv.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

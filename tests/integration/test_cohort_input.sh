@@ -1,0 +1,59 @@
+#!/bin/bash
+# Cohorts given the ways HistoQC takes them (issue 12): a folder of
+# sub-folders, quoted patterns with "**" (expanded by qc-submit) and -p,
+# HistoQC's own results.tsv with -p as the base path, the project's
+# results.tsv (its original_path column), and --list files whose lines
+# carry more columns. One-process mode and a broker.
+. "$(dirname "$0")/lib.sh"
+
+R=$SHARED/slides/real
+printf '[pipeline]\nsteps = BasicModule.getBasicStats\n' >"$T/quick.ini"
+mkdir -p "$T/tree/x/y" "$T/tree/z" "$T/tree/.snap"
+ln -s "$R/CMU-1-Small-Region.svs" "$T/tree/x/y/s1.svs"
+ln -s "$R/CMU-1-Small-Region-pyramid.svs" "$T/tree/z/s2.svs"
+ln -s "$R/CMU-1-Small-Region.svs" "$T/tree/.snap/hidden.svs"
+ln -s "$T/tree" "$T/tree/z/loop"
+echo "not a slide" >"$T/tree/x/notes.txt"
+
+names() { awk -F'\t' '!/^#/{print $1}' "$1/results.tsv" | sort | tr '\n' ' '; }
+
+"$BIN/qc-submit" -c "$T/quick.ini" -o "$T/o-folder" "$T/tree" >"$T/folder.log" 2>&1
+[ $? -eq 0 ] || fail "folder of folders: $(tail -3 "$T/folder.log")"
+[ "$(names "$T/o-folder")" = "s1.svs s2.svs " ] || fail "folder: $(names "$T/o-folder")"
+pass "a folder of sub-folders is searched (hidden folders and a link loop skipped)"
+
+(cd "$T" && "$BIN/qc-submit" -c "$T/quick.ini" -o "$T/o-glob" -p "$T/tree" '**/*.svs') \
+    >"$T/glob.log" 2>&1
+[ $? -eq 0 ] || fail "quoted **/*.svs with -p: $(tail -3 "$T/glob.log")"
+[ "$(names "$T/o-glob")" = "s1.svs s2.svs " ] || fail "glob: $(names "$T/o-glob")"
+"$BIN/qc-submit" -c "$T/quick.ini" -o "$T/o-none" "$T/tree/*.ndpi" >"$T/none.log" 2>&1
+[ $? -eq 2 ] || fail "a pattern matching nothing: exit 2 expected"
+grep -q "no slide matches '$T/tree/\*.ndpi'" "$T/none.log" || fail "message: $(cat "$T/none.log")"
+pass "quoted patterns with ** (and -p) are expanded; one that matches nothing is refused"
+
+# HistoQC's results.tsv: the first column, with -p where the slides are
+"$BIN/qc-submit" -c "$T/quick.ini" -o "$T/o-histoqc" -p "$R" \
+    "$SHARED/reference/histoqc/results.tsv" >"$T/hq.log" 2>&1
+[ $? -eq 0 ] || fail "HistoQC's results.tsv: $(tail -3 "$T/hq.log")"
+want=$(awk -F'\t' '!/^#/{print $1}' "$SHARED/reference/histoqc/results.tsv" | sort | tr '\n' ' ')
+[ "$(names "$T/o-histoqc")" = "$want" ] || fail "got $(names "$T/o-histoqc"), want $want"
+pass "HistoQC's results.tsv with -p lists the slides: $want"
+
+# the project's own results.tsv names whole paths: no -p needed
+port=$(free_port)
+start_broker $port --heartbeat-ms 200
+start_worker $port w1 --slots 2 --heartbeat-ms 200
+wait_for "worker registered" 10 "workers_registered $port 1"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$T/quick.ini" -o "$T/o-ours" \
+    "$T/o-folder/results.tsv" >"$T/ours.log" 2>&1
+[ $? -eq 0 ] || fail "our results.tsv: $(tail -3 "$T/ours.log")"
+diff <(awk -F'\t' '!/^#/{print $NF}' "$T/o-folder/results.tsv" | sort) \
+     <(awk -F'\t' '!/^#/{print $NF}' "$T/o-ours/results.tsv" | sort) >/dev/null \
+    || fail "the same original paths expected"
+# a --list whose lines have more columns: the first one is the slide
+printf 'filename\tsite\n%s\tA\n%s\tB\n' "$T/tree/x/y/s1.svs" "$T/tree/z/s2.svs" >"$T/sites.tsv"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$T/quick.ini" -o "$T/o-list" \
+    --list "$T/sites.tsv" >"$T/list.log" 2>&1
+[ $? -eq 0 ] || fail "--list with columns: $(tail -3 "$T/list.log")"
+[ "$(names "$T/o-list")" = "s1.svs s2.svs " ] || fail "list: $(names "$T/o-list")"
+pass "through a broker: our results.tsv (original_path) and a --list with columns"

@@ -1,0 +1,99 @@
+#!/bin/bash
+# The files a config names travel with the job (issue 12): HistoQC's six
+# configs, with HistoQC's data folder read in place (--histoqc-data), an
+# installed histoqc's found by python3, or copies beside a config in
+# /tmp, run through a broker on a worker whose working folder holds
+# nothing (workers never read config files from their own disk), and in
+# the one-process mode. A file found nowhere is refused before the job,
+# naming where it was looked for.
+. "$(dirname "$0")/lib.sh"
+
+CFG=$SHARED/reference/histoqc/configs
+DATA=$SHARED/reference/histoqc/data
+SLIDE=$SHARED/slides/real/CMU-1-Small-Region.svs
+export PYTHONPATH=/nonexistent      # no installed histoqc unless a test says so
+
+port=$(free_port)
+start_broker $port --heartbeat-ms 200
+mkdir -p "$T/empty"
+(cd "$T/empty" && exec "$BIN/qc-worker" --connect tcp://127.0.0.1:$port --name bare \
+    --slots 2 --heartbeat-ms 200 --log-level debug) >>"$T/worker.log" 2>&1 &
+PIDS+=($!)
+wait_for "worker registered" 10 "workers_registered $port 1"
+
+# how many files each config's steps name (HistoQC's configs as shipped)
+declare -A files=([config.ini]=8 [config_light.ini]=0 [config_clinical.ini]=6
+                  [config_first.ini]=4 [config_ihc.ini]=8 [config_v2.1.ini]=4)
+ran=0
+for c in config.ini config_light.ini config_clinical.ini config_first.ini \
+         config_ihc.ini config_v2.1.ini; do
+    out=$T/out-$c
+    "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$CFG/$c" --histoqc-data "$DATA" \
+        -o "$out" "$SLIDE" >"$T/$c.log" 2>&1
+    rc=$?
+    if [ "${files[$c]}" -gt 0 ]; then
+        grep -q "config files: ${files[$c]} named" "$T/$c.log" \
+            || fail "$c: expected ${files[$c]} files resolved: $(head -3 "$T/$c.log")"
+        grep -q "from HistoQC's data folder $DATA (--histoqc-data)" "$T/$c.log" \
+            || fail "$c: the source of the files is not said"
+    else
+        grep -q "config files:" "$T/$c.log" && fail "$c names no file its steps read"
+    fi
+    [ $rc -eq 0 ] || fail "$c: exit $rc: $(tail -3 "$T/$c.log")"
+    [ "$(grep -vc '^#' "$out/results.tsv")" -eq 1 ] || fail "$c: no row"
+    ran=$((ran + 1))
+done
+[ $ran -eq 6 ] || fail "only $ran of HistoQC's six configs ran"
+grep -q "config files received" "$T/worker.log" || fail "the worker never received the files"
+pass "HistoQC's configs with --histoqc-data on a bare worker: files resolved and sent; $ran of 6 ran"
+
+# copies beside a config in /tmp: HistoQC's config.ini (its examples and
+# templates) without its mask_statistics line, so that it runs here
+mkdir -p "$T/cfgcopy"
+cp -r "$DATA"/. "$T/cfgcopy/"
+grep -v '^mask_statistics' "$CFG/config.ini" >"$T/cfgcopy/config.ini"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$T/cfgcopy/config.ini" -o "$T/copy-broker" \
+    "$SLIDE" "$SHARED/slides/real/CMU-1-Small-Region-pyramid.svs" >"$T/copy.log" 2>&1
+[ $? -eq 0 ] || fail "config.ini beside its data: $(tail -3 "$T/copy.log")"
+grep -q "8 beside the config $T/cfgcopy" "$T/copy.log" || fail "source not said: $(head -3 "$T/copy.log")"
+[ "$(grep -vc '^#' "$T/copy-broker/results.tsv")" -eq 2 ] || fail "rows missing"
+col=$(awk -F'\t' '/^#dataset:/{for (i = 1; i <= NF; i++) if ($i == "pen_markings") print i}' \
+    "$T/copy-broker/results.tsv")
+[ -n "$col" ] || fail "no pen_markings column"
+awk -F'\t' -v c="$col" '!/^#/ && $c !~ /^[0-9.e-]+$/ {exit 1}' "$T/copy-broker/results.tsv" \
+    || fail "pen_markings not computed (the examples did not reach the worker)"
+# the one-process mode gives the same rows
+"$BIN/qc-submit" -c "$T/cfgcopy/config.ini" -o "$T/copy-local" \
+    "$SLIDE" "$SHARED/slides/real/CMU-1-Small-Region-pyramid.svs" >"$T/copy-local.log" 2>&1
+[ $? -eq 0 ] || fail "one-process run: $(tail -3 "$T/copy-local.log")"
+diff <(rows "$T/copy-broker") <(rows "$T/copy-local") >/dev/null \
+    || fail "broker and one-process rows differ"
+pass "config.ini beside copies of its data (in /tmp): classifier trained on the bare worker, rows as in one process"
+
+# an installed histoqc's data folder, found by python3
+mkdir -p "$T/py/histoqc"
+: >"$T/py/histoqc/__init__.py"
+ln -s "$DATA" "$T/py/histoqc/data"
+PYTHONPATH=$T/py "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$CFG/config_first.ini" \
+    -o "$T/installed" "$SLIDE" >"$T/installed.log" 2>&1
+[ $? -eq 0 ] || fail "installed histoqc: $(tail -3 "$T/installed.log")"
+grep -q "4 from HistoQC's data folder $T/py/histoqc/data (the installed histoqc's)" \
+    "$T/installed.log" || fail "installed histoqc not said: $(head -3 "$T/installed.log")"
+pass "an installed histoqc's data folder is found and said"
+
+# found nowhere: refused before the job, naming where it looked
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$CFG/config.ini" -o "$T/none" \
+    "$SLIDE" >"$T/none.log" 2>&1
+[ $? -eq 2 ] || fail "files found nowhere: exit 2 expected"
+grep -q "cannot find './pen/1k_version/pen_green.png': not beside the config ($CFG), not in a HistoQC data folder" \
+    "$T/none.log" || fail "message: $(cat "$T/none.log")"
+[ ! -e "$T/none/results.tsv" ] || fail "output written for a refused config"
+# ... unless the project has its own file of that name: templates are
+# built in, so a config naming only templates runs without HistoQC's data
+printf '[pipeline]\nsteps = HistogramModule.compareToTemplates\n[HistogramModule.compareToTemplates]\ntemplates = ./templates/template1.png\n    ./templates/template3.png\n' \
+    >"$T/tmpl.ini"
+"$BIN/qc-submit" -c "$T/tmpl.ini" -o "$T/tmpl" "$SLIDE" >"$T/tmpl.log" 2>&1
+[ $? -eq 0 ] || fail "built-in templates: $(tail -3 "$T/tmpl.log")"
+grep -q "2 built in" "$T/tmpl.log" || fail "built-in source not said: $(cat "$T/tmpl.log")"
+grep -q "template1_MSE_hist	template3_MSE_hist" "$T/tmpl/results.tsv" || fail "template columns"
+pass "a file found nowhere is refused (exit 2, places named); templates fall back to the project's own"

@@ -1,0 +1,47 @@
+#!/bin/bash
+# Blame is for a slide's own executions: a slide that crashes its worker
+# process is reported by the worker's supervisor, which restarts the
+# worker; with --max-deaths 1 it is failed at its first crash, while the
+# slide that ran beside it in the same process is not blamed. Workers
+# killed with -9 around the other slides blame nothing: every other
+# slide passes.
+. "$(dirname "$0")/lib.sh"
+
+make_cohort "$T/cohort" 40 >/dev/null
+# only slides that pass: a failure would not tell blame from a bad slide
+grep -E 'gen-|CMU|pyramid|ndpi|small.svs' "$T/cohort/list" | head -19 >"$T/list"
+ln -s "$(readlink -f "$(head -1 "$T/list")")" "$T/cohort/POISON.svs"
+echo "$T/cohort/POISON.svs" >>"$T/list"
+port=$(free_port)
+start_broker $port --heartbeat-ms 200 --max-deaths 1
+start_worker $port w1 --slots 2 --heartbeat-ms 200 --task-delay-ms 150 --test-crash-on POISON
+w1=$WORKER_PID
+start_worker $port w2 --slots 2 --heartbeat-ms 200 --task-delay-ms 150 --test-crash-on POISON
+w2=$WORKER_PID
+wait_for "2 workers registered" 10 "workers_registered $port 2"
+
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out" --list "$T/list" \
+    >"$T/submit.log" 2>&1 &
+submit=$!
+PIDS+=($submit)
+# kill both workers (their supervisors, by PID) while slides run; restart them
+for k in 1 2; do
+    wait_for "results before kill $k" 30 "[ \$(grep -c '^ok' '$T/submit.log') -ge $((k * 4)) ]"
+    victim=$([ $k = 1 ] && echo $w1 || echo $w2)
+    kill -9 $victim
+    start_worker $port w$k-again --slots 2 --heartbeat-ms 200 --task-delay-ms 150 \
+        --test-crash-on POISON
+done
+for i in $(seq 1 600); do kill -0 $submit 2>/dev/null || break; sleep 0.1; done
+kill -0 $submit 2>/dev/null && fail "qc-submit did not finish in 60 s"
+wait $submit; rc=$?
+[ $rc -eq 1 ] || fail "qc-submit exit $rc, expected 1: $(tail -3 "$T/submit.log")"
+check_exactly_once "$T/out" "$T/list"
+[ "$(wc -l <"$T/out/error.log")" -eq 1 ] || fail "only the poison slide may fail: $(cat "$T/out/error.log")"
+grep -q "POISON.svs.*slide failed on 1 workers without a result (crashed.*crashed while running it)" \
+    "$T/out/error.log" || fail "the poison slide's reason: $(cat "$T/out/error.log")"
+cat "$T"/worker-*.log | grep -q "the worker process died of signal 6 (Aborted) while running 1 task" \
+    || fail "the supervisor did not report the crash with its one culprit"
+cat "$T"/worker-*.log | grep -q "restarting the worker process" || fail "no restart"
+grep -q "declared dead" "$T/broker.log" || fail "the killed workers were not declared dead"
+pass "the crashing slide alone was blamed; killed workers blamed nothing (19 passed)"

@@ -1,0 +1,106 @@
+#!/bin/bash
+# The broker's state folder (--state): kill -9 of the broker mid-run and a
+# restart on the same folder lose nothing; the client resumes by itself,
+# every slide exactly once, rows equal to a run without faults; job ids
+# are never used twice; a torn last journal record is dropped with a
+# warning; a damaged one stops the broker with the record named, until
+# --state-recover; a second broker on the same folder is refused. The
+# result file is rewritten without what the client acknowledged as the
+# job goes (--results-compact-mb 1 here), before and after the restart.
+. "$(dirname "$0")/lib.sh"
+
+bad=$(make_cohort "$T/cohort" 80)
+port=$(free_port)
+state=$T/state
+start_broker $port --heartbeat-ms 200 --state "$state" --results-compact-mb 1
+broker1=$BROKER_PID
+start_worker $port w1 --slots 2 --heartbeat-ms 200 --task-delay-ms 60
+start_worker $port w2 --slots 2 --heartbeat-ms 200 --task-delay-ms 60
+wait_for "2 workers registered" 10 "workers_registered $port 2"
+
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out" --list "$T/cohort/list" \
+    >"$T/submit.log" 2>&1 &
+submit=$!
+PIDS+=($submit)
+wait_for "some results" 30 "[ \$(cat '$T/out/.qc-job' 2>/dev/null | grep -c '^done') -ge 15 ]"
+kill -9 $broker1
+wait $broker1 2>/dev/null
+written=$(grep -c '^done' "$T/out/.qc-job")
+[ "$written" -lt 80 ] || fail "the job ended before the broker was killed"
+pass "broker killed with -9 after $written of 80 results"
+
+# a second broker on the same folder is refused while one holds it
+start_broker $port --heartbeat-ms 200 --state "$state" --results-compact-mb 1
+"$BIN/qc-broker" --bind tcp://127.0.0.1:$(free_port) --state "$state" >"$T/second.log" 2>&1
+rc=$?
+[ $rc -eq 2 ] || fail "a second broker on the same state folder: exit $rc, expected 2"
+grep -q "in use by another broker" "$T/second.log" || fail "no clear message: $(cat "$T/second.log")"
+pass "a second broker on the same state folder is refused"
+
+grep -q "1 jobs restored" "$T/broker.log" || fail "the job was not restored: $(tail -5 "$T/broker.log")"
+for i in $(seq 1 600); do kill -0 $submit 2>/dev/null || break; sleep 0.1; done
+kill -0 $submit 2>/dev/null && fail "qc-submit did not finish within 60 s of the restart"
+wait $submit; rc=$?
+[ $rc -eq 1 ] || fail "qc-submit exit $rc, expected 1 (some slides fail): $(tail -5 "$T/submit.log")"
+check_exactly_once "$T/out" "$T/cohort/list"
+[ "$(wc -l <"$T/out/error.log")" -eq "$bad" ] || fail "expected $bad failed slides"
+grep -q "job 1: client attached, resending from result" "$T/broker.log" \
+    || fail "the client did not attach to the restarted broker"
+pass "the client resumed by itself: 80 slides, each exactly once"
+
+# the same rows as the one-process default (no fault)
+"$BIN/qc-submit" -o "$T/local" --list "$T/cohort/list" -q >"$T/local.log" 2>&1
+diff <(rows "$T/out") <(rows "$T/local") >/dev/null || fail "rows differ from a run without faults"
+diff <(errors "$T/out") <(errors "$T/local") >/dev/null || fail "error.log differs from a run without faults"
+pass "rows equal to a run without faults"
+
+grep -q 'job 1: result file rewritten without its' "$T/broker.log" \
+    || fail "the result file was not rewritten as results were acknowledged"
+total=$(du -sb "$T/out" | cut -f1)
+wait_for "the result file to hold at most 2 MB of acknowledged results" 10 \
+    "[ \$(stat -c %s '$state/results/1.qcr') -lt 2200000 ]"
+pass "the result file was rewritten without acknowledged results ($(grep -c 'result file rewritten' "$T/broker.log") times; the job's output is $((total >> 20)) MB)"
+
+# job ids go on after the restart: never the killed broker's 1 again
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out2" -q \
+    "$SHARED/slides/real/CMU-1-Small-Region.svs" || fail "second job failed"
+grep -q '^job 2 ' "$T/out2/.qc-job" || fail "second job's id: $(head -1 "$T/out2/.qc-job")"
+pass "job ids are not used twice across a restart"
+
+# a torn last record (the write a crash interrupts) is dropped, with a
+# warning, and the broker starts
+kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
+size=$(stat -c %s "$state/journal")
+printf '\x40\x00\x00\x00\x12\x34\x56\x78\x03partial' >>"$state/journal"
+start_broker $port --heartbeat-ms 200 --state "$state"
+grep -q "was torn by a crash: dropped" "$T/broker.log" || fail "no warning for a torn record"
+[ "$(stat -c %s "$state/journal")" -gt "$size" ] || true
+pass "a torn last record is dropped with a warning"
+
+# a damaged record in the middle: the broker names it and does not start
+kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
+cp "$state/journal" "$T/journal.good"
+printf 'X' | dd of="$state/journal" bs=1 seek=100 conv=notrunc status=none
+: >"$T/damaged.log"
+"$BIN/qc-broker" --bind tcp://127.0.0.1:$port --state "$state" >"$T/damaged.log" 2>&1 &
+pid=$!
+PIDS+=($pid)
+for i in $(seq 1 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+kill -0 $pid 2>/dev/null && fail "the broker started on a damaged journal"
+wait $pid; rc=$?
+[ $rc -eq 2 ] || fail "damaged journal: exit $rc, expected 2"
+grep -q "journal: record [0-9]* at offset [0-9]* is damaged" "$T/damaged.log" \
+    || fail "the damaged record is not named: $(cat "$T/damaged.log")"
+grep -q -- "--state-recover" "$T/damaged.log" || fail "no advice to use --state-recover"
+cmp -s "$state/journal" <({ head -c 100 "$T/journal.good"; printf 'X'; tail -c +102 "$T/journal.good"; }) \
+    || fail "the damaged journal was changed"
+pass "a damaged journal record is named and the broker does not start"
+
+start_broker $port --heartbeat-ms 200 --state "$state" --state-recover
+grep -q "is damaged (.*): .* bytes dropped (--state-recover)" "$T/broker.log" \
+    || fail "no warning for the dropped record: $(tail -5 "$T/broker.log")"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out3" -q \
+    "$SHARED/slides/real/CMU-1-Small-Region.svs" || fail "a job after --state-recover failed"
+job3=$(awk '/^job /{print $2; exit}' "$T/out3/.qc-job")
+[ "$job3" -ge 3 ] || fail "after recovery the job id is $job3: ids used twice"
+pass "--state-recover starts, says what it dropped, and ids still go on ($job3)"

@@ -1,0 +1,39 @@
+#!/bin/bash
+# The broker raises its open-file limit, says how many peers it holds,
+# and refuses the next one with a reason (not accept() failures that
+# spin): a worker over the limit says it was refused and tries again
+# later, and gets in once a place is free; a client over it is refused.
+. "$(dirname "$0")/lib.sh"
+
+port=$(free_port)
+# a low soft limit: the broker raises it to the hard limit
+( ulimit -Sn 64; exec "$BIN/qc-broker" --bind tcp://127.0.0.1:$port --state none \
+      --heartbeat-ms 200 ) >"$T/raised.log" 2>&1 &
+pid=$!
+PIDS+=($pid)
+wait_for "broker listening" 10 "grep -q 'listening on' '$T/raised.log'"
+n=$(sed -n 's/.*can hold \([0-9]*\) peers.*/\1/p' "$T/raised.log")
+hard=$(ulimit -Hn)
+[ "$hard" = unlimited ] || [ "${n:-0}" -gt 64 ] || [ "$hard" -le 64 ] \
+    || fail "the broker did not raise its open-file limit: holds ${n:-?} peers (hard limit $hard)"
+kill -TERM $pid; wait $pid 2>/dev/null
+pass "the open-file limit was raised: the broker holds $n peers"
+
+start_broker $port --heartbeat-ms 200 --max-peers 2
+grep -q "can hold 2 peers" "$T/broker.log" || fail "the broker did not say how many peers it holds"
+start_worker $port w1 --slots 1 --heartbeat-ms 200
+start_worker $port w2 --slots 1 --heartbeat-ms 200
+w2=$WORKER_PID
+wait_for "2 workers registered" 10 "workers_registered $port 2"
+start_worker $port w3 --slots 1 --heartbeat-ms 200
+wait_for "w3 refused" 10 "grep -q 'broker is full: it holds 2 workers' '$T/worker-w3.log'"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out" -q \
+    "$SHARED/slides/real/CMU-1-Small-Region.svs" >"$T/submit.log" 2>&1
+rc=$?
+[ $rc -eq 2 ] || fail "a client over the limit: exit $rc, expected 2"
+grep -q "broker is full" "$T/submit.log" || fail "no reason given to the client: $(cat "$T/submit.log")"
+pass "the next worker and client are refused with a reason"
+
+kill -TERM $w2
+wait_for "w3 gets in when w2 left" 30 "grep -q 'worker w3 joined' '$T/broker.log'"
+pass "the refused worker got in once a place was free"

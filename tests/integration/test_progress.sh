@@ -1,0 +1,91 @@
+#!/bin/bash
+# Honest progress (issue 12): passed, failed and total named as such; a
+# job no worker can take says what is missing (no worker, no GPU worker)
+# and keeps waiting; a warning that comes for every slide is printed
+# once with a count; Ctrl-C in both modes says what was kept and how to
+# go on, and exits 130.
+. "$(dirname "$0")/lib.sh"
+
+R=$SHARED/slides/real
+mkdir -p "$T/c"
+# interrupt PID: SIGINT, then its exit code in RC (bounded wait)
+interrupt() {
+    kill -INT "$1"
+    for _ in $(seq 1 300); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+    wait "$1"; RC=$?
+}
+for i in 1 2 3 4 5 6; do ln -s "$R/CMU-1-Small-Region-pyramid.svs" "$T/c/p$i.svs"; done
+
+# every slide warns about its missing macro image: printed once
+"$BIN/qc-submit" -o "$T/warn" "$T/c" >"$T/warn.log" 2>&1
+[ $? -eq 0 ] || fail "warn run: $(tail -3 "$T/warn.log")"
+[ "$(grep -c "saveMacro Can't Read" "$T/warn.log")" -eq 2 ] \
+    || fail "macro warning printed $(grep -c "saveMacro Can't Read" "$T/warn.log") times, expected once and the summary"
+grep -q "warning for 6 slides (printed once above; each is in qc.log): SaveModule.saveMacro: <slide>- saveMacro" \
+    "$T/warn.log" || fail "no count: $(tail -3 "$T/warn.log")"
+[ "$(grep -c "saveMacro Can't Read" "$T/warn/qc.log")" -eq 6 ] || fail "qc.log lost records"
+grep -q "^ok 6/6 p[1-6].svs (local)" "$T/warn.log" || fail "progress lines"
+grep -q "^6 slides: 6 passed, 0 failed" "$T/warn.log" || fail "summary: $(tail -1 "$T/warn.log")"
+pass "a warning of every slide printed once with its count; passed/failed named"
+
+# a broker with no worker: said after --wait-warn, still waiting, then done
+port=$(free_port)
+start_broker $port --heartbeat-ms 200
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --wait-warn 1 -o "$T/nw" "$T/c/p1.svs" \
+    >"$T/nw.log" 2>&1 &
+sub=$!
+PIDS+=($sub)
+wait_for "no-worker message" 10 "grep -q 'no worker is connected to tcp://127.0.0.1:$port; start one with qc-worker --connect' '$T/nw.log'"
+kill -0 $sub || fail "qc-submit gave up instead of waiting"
+start_worker $port w1 --slots 1 --heartbeat-ms 200
+for _ in $(seq 1 300); do kill -0 $sub 2>/dev/null || break; sleep 0.1; done
+wait $sub; rc=$?
+[ $rc -eq 0 ] || fail "after a worker came: exit $rc: $(cat "$T/nw.log")"
+pass "no worker connected: said, waited, finished when one came"
+
+# --gpu-only with only a CPU worker: said; Ctrl-C keeps what was written
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --gpu-only --wait-warn 1 -o "$T/gpu" \
+    "$T/c/p1.svs" >"$T/gpu.log" 2>&1 &
+sub=$!
+PIDS+=($sub)
+wait_for "no-GPU message" 10 "grep -q 'this job runs only on GPUs (--gpu-only) and none of the 1 workers connected' '$T/gpu.log'"
+job=$(awk '/^job /{print $2; exit}' "$T/gpu/.qc-job")
+interrupt $sub
+[ $RC -eq 130 ] || fail "Ctrl-C with a broker: exit $RC, expected 130"
+grep -q "interrupted. 0 results are kept in $T/gpu" "$T/gpu.log" || fail "what was kept: $(tail -5 "$T/gpu.log")"
+grep -q "qc-submit --broker tcp://127.0.0.1:$port --attach $job -o $T/gpu" "$T/gpu.log" \
+    || fail "how to go on: $(tail -5 "$T/gpu.log")"
+grep -q -- "--cancel $job" "$T/gpu.log" || fail "how to stop the job"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --cancel "$job" >/dev/null 2>&1
+pass "--gpu-only without a GPU worker: said; Ctrl-C: exit 130, attach and cancel named"
+
+# the one-process mode: --gpu-only has no GPU worker there; Ctrl-C mid-run
+"$BIN/qc-submit" --gpu-only --wait-warn 1 -o "$T/lgpu" "$T/c/p1.svs" >"$T/lgpu.log" 2>&1 &
+sub=$!
+PIDS+=($sub)
+wait_for "local no-GPU message" 10 "grep -q -- '--gpu-only, and the one-process mode has no GPU worker' '$T/lgpu.log'"
+interrupt $sub
+[ $RC -eq 130 ] || fail "Ctrl-C in one process: exit $RC, expected 130"
+grep -q "run the same qc-submit command again: the slides already in $T/lgpu are skipped" \
+    "$T/lgpu.log" || fail "how to resume: $(tail -4 "$T/lgpu.log")"
+pass "one process: --gpu-only said, Ctrl-C exits 130 and says how to resume"
+
+# Ctrl-C in one process after some results: they stay, a rerun goes on
+mkdir -p "$T/many"
+for i in $(seq -w 1 40); do ln -s "$R/CMU-1-Small-Region.svs" "$T/many/s$i.svs"; done
+"$BIN/qc-submit" -w 1 -o "$T/int" "$T/many" >"$T/int.log" 2>&1 &
+sub=$!
+PIDS+=($sub)
+wait_for "some results" 60 "[ \$(grep -c '^ok' '$T/int.log') -ge 3 ]"
+interrupt $sub
+[ $RC -eq 130 ] || fail "Ctrl-C mid-run: exit $RC"
+kept=$(grep -vc '^#' "$T/int/results.tsv")
+[ "$kept" -ge 3 ] && [ "$kept" -lt 40 ] || fail "$kept rows kept"
+grep -q "interrupted. $kept results are kept" "$T/int.log" || fail "count kept: $(tail -3 "$T/int.log")"
+"$BIN/qc-submit" -o "$T/int" "$T/many" >"$T/int2.log" 2>&1
+[ $? -eq 0 ] || fail "resume: $(tail -3 "$T/int2.log")"
+grep -q "already has $kept of these 40 slides" "$T/int2.log" || fail "resume skip: $(head -2 "$T/int2.log")"
+[ "$(grep -vc '^#' "$T/int/results.tsv")" -eq 40 ] || fail "not 40 rows after resuming"
+[ "$(awk -F'\t' '!/^#/{print $1}' "$T/int/results.tsv" | sort -u | wc -l)" -eq 40 ] \
+    || fail "a slide written twice"
+pass "Ctrl-C mid-run keeps $kept results; the same command resumes to 40, each once"

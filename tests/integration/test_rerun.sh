@@ -1,0 +1,113 @@
+#!/bin/bash
+# A rerun into an existing output folder resumes it (issue 12): slides it
+# has a row or an error line for are skipped and said so, -f runs them
+# again (the old files kept as .N), a run that cannot start changes
+# nothing, a second qc-submit into a busy folder is refused, a slide that
+# could not be read runs once it can, and results.tsv stays one header
+# and one row per slide (what HistoQC's UI reads). One-process mode and
+# a real broker with a worker.
+. "$(dirname "$0")/lib.sh"
+
+R=$SHARED/slides/real
+mkdir -p "$T/c"
+ln -s "$R/CMU-1-Small-Region.svs" "$T/c/one.svs"
+ln -s "$R/CMU-1-Small-Region-pyramid.svs" "$T/c/two.svs"
+ln -s "$SHARED/slides/odd/not-a-slide.svs" "$T/c/bad.svs"
+printf '%s\n' "$T/c/one.svs" "$T/c/two.svs" "$T/c/bad.svs" "$T/c/later.svs" >"$T/list"
+
+# results.tsv as HistoQC's UI reads it: the part after the one
+# "#dataset:" line is a table, every row as wide as the header
+ui_table_ok() {   # ui_table_ok OUTDIR NROWS
+    local f=$1/results.tsv
+    [ "$(grep -c '^#dataset:' "$f")" -eq 1 ] || fail "$f: not one #dataset: line"
+    awk '/^#dataset:/{h=1; next} h && /^#/{exit 1}' "$f" || fail "$f: a # line after #dataset:"
+    local w
+    w=$(awk -F'\t' '/^#dataset:/{print NF}' "$f")
+    awk -F'\t' -v w="$w" '!/^#/ && NF != w {exit 1}' "$f" || fail "$f: a row of other width"
+    [ "$(grep -vc '^#' "$f")" -eq "$2" ] || fail "$f: $(grep -vc '^#' "$f") rows, expected $2"
+}
+
+"$BIN/qc-submit" -o "$T/out" --list "$T/list" >"$T/run1.log" 2>&1
+[ $? -eq 1 ] || fail "first run: exit 1 expected (one bad, one missing): $(cat "$T/run1.log")"
+grep -q "1 slides cannot be read here" "$T/run1.log" || fail "missing slide not listed before the job"
+grep -q "later.svs: No such file or directory" "$T/run1.log" || fail "missing slide not named"
+ui_table_ok "$T/out" 2
+[ "$(wc -l <"$T/out/error.log")" -eq 2 ] || fail "error.log: $(cat "$T/out/error.log")"
+grep -q "^$T/c/later.svs	not read by qc-submit: No such file" "$T/out/error.log" \
+    || fail "the missing slide's error line"
+awk -F'\t' '/^#dataset:/{print $NF}' "$T/out/results.tsv" | grep -qx original_path \
+    || fail "original_path is not the last column"
+grep -q "	$T/c/one.svs\$" "$T/out/results.tsv" || fail "original path not kept"
+cp "$T/out/results.tsv" "$T/r1.tsv"; cp "$T/out/error.log" "$T/e1.log"
+pass "first run: 2 rows, 2 error lines, the missing slide named before the job"
+
+# the same command again: everything skipped, nothing rewritten
+"$BIN/qc-submit" -o "$T/out" --list "$T/list" >"$T/run2.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "rerun: exit $rc, expected 1 (the cohort has failed slides)"
+grep -q "already has 4 of these 4 slides (2 passed, 2 failed): skipped" "$T/run2.log" \
+    || fail "skip not said: $(cat "$T/run2.log")"
+grep -q "nothing to run" "$T/run2.log" || fail "nothing-to-run not said"
+cmp -s "$T/r1.tsv" "$T/out/results.tsv" || fail "results.tsv changed by a rerun that ran nothing"
+cmp -s "$T/e1.log" "$T/out/error.log" || fail "error.log changed by a rerun that ran nothing"
+pass "rerun: all 4 skipped and said so, files unchanged"
+
+# the missing slide appears: only it runs, its old error line goes
+ln -s "$R/CMU-1-Small-Region.svs" "$T/c/later.svs"
+"$BIN/qc-submit" -o "$T/out" --list "$T/list" >"$T/run3.log" 2>&1
+grep -q "could not be read before run again" "$T/run3.log" || fail "retry not said: $(cat "$T/run3.log")"
+grep -q "^ok 1/1 later.svs" "$T/run3.log" || fail "only the new slide ran: $(cat "$T/run3.log")"
+ui_table_ok "$T/out" 3
+grep -q "later.svs" "$T/out/error.log" && fail "the stale error line stayed"
+check_exactly_once "$T/out" "$T/list"
+pass "a slide that could not be read runs once it can; each slide once"
+
+# -f: all run again, the old files kept
+"$BIN/qc-submit" -f -o "$T/out" --list "$T/list" >"$T/run4.log" 2>&1
+grep -q "^-f: 4 slides" "$T/run4.log" || fail "-f not said: $(cat "$T/run4.log")"
+[ "$(grep -c '^ok\|^FAILED' "$T/run4.log")" -eq 4 ] || fail "-f did not run all 4"
+[ -f "$T/out/results.tsv.1" ] && [ -f "$T/out/error.log.1" ] || fail "old files not kept as .1"
+ui_table_ok "$T/out" 3
+check_exactly_once "$T/out" "$T/list"
+pass "-f runs every slide again, each once, the old files kept as .1"
+
+# another config (other columns): refused without -f, nothing touched
+cp "$T/out/results.tsv" "$T/r4.tsv"
+printf '[pipeline]\nsteps = BasicModule.getBasicStats\n' >"$T/small.ini"
+"$BIN/qc-submit" -c "$T/small.ini" -o "$T/out" "$T/c/one.svs" >"$T/cols.log" 2>&1
+[ $? -eq 2 ] || fail "other columns without -f: exit 2 expected"
+grep -q "other columns" "$T/cols.log" || fail "no clear message: $(cat "$T/cols.log")"
+cmp -s "$T/r4.tsv" "$T/out/results.tsv" || fail "results.tsv touched"
+pass "a config of other columns is refused (exit 2) and changes nothing"
+
+# a run that cannot start (no broker) truncates and removes nothing
+port=$(free_port)
+ls -A "$T/out" | sort >"$T/before.ls"
+md5sum "$T/out"/results.tsv "$T/out"/error.log "$T/out"/qc.log "$T/out"/.qc-job >"$T/before.md5"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --timeout 1 -f -o "$T/out" --list "$T/list" \
+    >"$T/nob.log" 2>&1
+[ $? -eq 3 ] || fail "no broker: exit 3 expected"
+md5sum -c --quiet "$T/before.md5" || fail "files changed by a run that never started"
+ls -A "$T/out" | sort | diff - "$T/before.ls" >/dev/null || fail "folder entries changed"
+pass "a run that cannot reach its broker changes nothing (even with -f)"
+
+# a real broker and worker: a resumed job sends only what is missing
+start_broker $port --heartbeat-ms 200
+start_worker $port w1 --slots 1 --heartbeat-ms 200 --task-delay-ms 1500
+wait_for "worker registered" 10 "workers_registered $port 1"
+ln -s "$R/CMU-1-Small-Region.svs" "$T/c/five.svs"
+echo "$T/c/five.svs" >>"$T/list"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out" --list "$T/list" >"$T/b1.log" 2>&1 &
+first=$!
+PIDS+=($first)
+wait_for "job accepted" 10 "grep -q '^job' '$T/b1.log'"
+grep -q "on tcp://127.0.0.1:$port: 1 slides" "$T/b1.log" || fail "resumed job not of 1 slide: $(cat "$T/b1.log")"
+# a second qc-submit into the same folder meanwhile: refused
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out" --list "$T/list" >"$T/b2.log" 2>&1
+[ $? -eq 2 ] || fail "a second qc-submit into a busy folder: exit 2 expected"
+grep -q "in use by another qc-submit (pid $first)" "$T/b2.log" || fail "lock message: $(cat "$T/b2.log")"
+wait $first; rc=$?
+[ $rc -eq 1 ] || fail "resumed broker run: exit $rc"
+ui_table_ok "$T/out" 4
+check_exactly_once "$T/out" "$T/list"
+pass "through a broker: only the missing slide is sent; a concurrent run is refused"

@@ -1,0 +1,424 @@
+/* Config files that travel with the job: the content-addressed store
+ * (shared/asset_store.c), the pipeline's lookup (kernels/asset.c), the
+ * client's resolution and rewrite (client/assets.c) on HistoQC's own
+ * data files (read in place from ../shared/reference/histoqc/data), and
+ * the worker's wait for a job's files (worker/asset_wait.c). */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client/assets.h"
+#include "kernels/assets/asset.h"
+#include "kernels/pipeline/pipeline.h"
+#include "shared/asset_store.h"
+#include "tests/unit/check.h"
+#include "worker/asset_wait.h"
+#include "worker/taskq.h"
+
+static char s_tmp[PATH_MAX];
+static char s_data[PATH_MAX];
+
+static void
+test_store (void)
+{
+    char hex[65], err[256];
+    qc_asset_hash ("", 0, hex);
+    CHECK (strcmp (hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855") == 0,
+           "sha256 of nothing: %s", hex);
+    qc_asset_hash ("abc", 3, hex);
+    CHECK (strcmp (hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad") == 0,
+           "sha256 of abc: %s", hex);
+    CHECK (qc_asset_name_valid (hex) && !qc_asset_name_valid ("BA78")
+           && !qc_asset_name_valid (NULL));
+    qc_asset_store_clear ();
+    CHECK (qc_asset_store_put (hex, "abd", 3, err, sizeof err) == -1 && strstr (err, "SHA-256"),
+           "bytes that are not the name's refused: %s", err);
+    CHECK (qc_asset_store_put ("nothex", "abc", 3, err, sizeof err) == -1);
+    CHECK (qc_asset_store_put (hex, "abc", 3, err, sizeof err) == 0, "%s", err);
+    CHECK (qc_asset_store_put (hex, "abc", 3, err, sizeof err) == 0, "twice is fine");
+    CHECK (qc_asset_store_bytes () == 3, "kept once");
+    unsigned char *d = NULL;
+    size_t n = 0;
+    CHECK (qc_asset_store_get (hex, &d, &n) == 0 && n == 3 && memcmp (d, "abc", 3) == 0);
+    free (d);
+    /* bounded: the least recently used goes first */
+    qc_asset_store_set_limit (2500);
+    char names[3][65];
+    static char blobs[3][1000];
+    for (int i = 0; i < 3; i++) {
+        memset (blobs[i], 'a' + i, sizeof blobs[i]);
+        qc_asset_hash (blobs[i], sizeof blobs[i], names[i]);
+    }
+    CHECK (qc_asset_store_put (names[0], blobs[0], 1000, err, sizeof err) == 0);
+    CHECK (qc_asset_store_put (names[1], blobs[1], 1000, err, sizeof err) == 0);
+    CHECK (qc_asset_store_get (names[0], &d, &n) == 0);   /* 0 used again */
+    free (d);
+    CHECK (qc_asset_store_put (names[2], blobs[2], 1000, err, sizeof err) == 0);
+    CHECK (qc_asset_store_has (names[0]) && !qc_asset_store_has (names[1])
+               && qc_asset_store_has (names[2]) && qc_asset_store_bytes () <= 2500,
+           "LRU eviction: %zu bytes", qc_asset_store_bytes ());
+    static char big[3000];
+    char bigname[65];
+    qc_asset_hash (big, sizeof big, bigname);
+    CHECK (qc_asset_store_put (bigname, big, sizeof big, err, sizeof err) == -1
+               && strstr (err, "limit"), "a file over the limit: %s", err);
+    qc_asset_store_set_limit (0);
+    qc_asset_store_clear ();
+    CHECK (qc_asset_store_bytes () == 0);
+}
+
+static void
+test_lookup (void)
+{
+    char hex[65], err[512], ref[256];
+    qc_asset_hash ("abc", 3, hex);
+    snprintf (ref, sizeof ref, "%s%s/file.png", QC_ASSET_REF_PREFIX, hex);
+    char got[65];
+    CHECK (qc_asset_ref_parse (ref, got) && strcmp (got, hex) == 0);
+    CHECK (!qc_asset_ref_parse ("asset/sha256/abc/file.png", NULL), "short hash");
+    snprintf (ref, sizeof ref, "%s%s/", QC_ASSET_REF_PREFIX, hex);
+    CHECK (!qc_asset_ref_parse (ref, NULL), "no name");
+    snprintf (ref, sizeof ref, "%s%s/a/b.png", QC_ASSET_REF_PREFIX, hex);
+    CHECK (!qc_asset_ref_parse (ref, NULL), "a name with a folder");
+    snprintf (ref, sizeof ref, "%s%s/file.png", QC_ASSET_REF_PREFIX, hex);
+    unsigned char *d = NULL;
+    size_t n = 0;
+    CHECK (!qc_asset_exists (ref) && qc_asset_read (ref, &d, &n, err, sizeof err) == -1
+               && strstr (err, "not on this machine"), "absent asset: %s", err);
+    CHECK (qc_asset_store_put (hex, "abc", 3, err, sizeof err) == 0);
+    CHECK (qc_asset_exists (ref) && qc_asset_read (ref, &d, &n, err, sizeof err) == 0
+               && n == 3 && memcmp (d, "abc", 3) == 0);
+    free (d);
+    /* a file on disk: read where allowed, refused where not */
+    char path[PATH_MAX + 32];
+    snprintf (path, sizeof path, "%s/data.bin", s_tmp);
+    FILE *f = fopen (path, "w");
+    fputs ("disk", f);
+    fclose (f);
+    CHECK (qc_asset_exists (path) && qc_asset_read (path, &d, &n, err, sizeof err) == 0
+               && n == 4);
+    free (d);
+    qc_asset_allow_disk (0);
+    CHECK (!qc_asset_exists (path) && qc_asset_read (path, &d, &n, err, sizeof err) == -1
+               && strstr (err, "not read from this machine's disk"), "%s", err);
+    CHECK (qc_asset_read (ref, &d, &n, err, sizeof err) == 0, "assets still read");
+    free (d);
+    qc_asset_allow_disk (1);
+    qc_asset_store_clear ();
+}
+
+static void
+copy_file (const char *from, const char *to)
+{
+    char cmd[4 * PATH_MAX + 256];
+    snprintf (cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\" && cp '%s' '%s'", to, from, to);
+    CHECK (system (cmd) == 0, "%s", cmd);
+}
+
+/* A config naming HistoQC's pen examples and templates the way HistoQC's
+ * config.ini does, with a comment inside a value and a section that the
+ * pipeline does not run, naming a file that is nowhere. */
+static const char *s_config =
+    "[pipeline]\n"
+    "steps= BasicModule.getBasicStats\n"
+    "    ClassificationModule.byExampleWithFeatures:pen_markings\n"
+    "    HistogramModule.compareToTemplates\n"
+    "\n"
+    "[BaseImage.BaseImage]\n"
+    "image_work_size = 1.25x\n"
+    "\n"
+    "[ClassificationModule.byExampleWithFeatures:pen_markings]\n"
+    "name: pen_markings\n"
+    "threshold: .5\n"
+    "examples: ./pen/1k_version/pen_green.png:./pen/1k_version/pen_green_mask.png\n"
+    "# a comment between the lines of a value\n"
+    "          ./pen/1k_version/pen_red.png:./pen/1k_version/pen_red_mask.png\n"
+    "nsamples_per_example: 1000\n"
+    "area_threshold: 100\n"
+    "features: laplace\n"
+    "        rgb\n"
+    "\n"
+    "[ClassificationModule.byExampleWithFeatures:coverslip_edge]\n"
+    "examples: ./nowhere/edge.png:./nowhere/edge_mask.png\n"
+    "\n"
+    "[HistogramModule.compareToTemplates]\n"
+    "limit_to_mask: True\n"
+    "bins: 20\n"
+    "templates= ./templates/template1.png\n"
+    "           ./templates/template2.png\n"
+    "           ./templates/template4.png\n";
+
+static void
+test_resolve (void)
+{
+    char cfgdir[PATH_MAX + 16], cfgpath[PATH_MAX + 32], from[PATH_MAX + 64], to[PATH_MAX + 64];
+    snprintf (cfgdir, sizeof cfgdir, "%s/cfg", s_tmp);
+    snprintf (cfgpath, sizeof cfgpath, "%s/config.ini", cfgdir);
+    mkdir (cfgdir, 0755);
+    FILE *f = fopen (cfgpath, "w");
+    fputs (s_config, f);
+    fclose (f);
+    /* template2 beside the config (it wins over the data folder's);
+     * template4 nowhere on disk: the project's own of that name */
+    snprintf (from, sizeof from, "%s/templates/template3.png", s_data);
+    snprintf (to, sizeof to, "%s/templates/template2.png", cfgdir);
+    copy_file (from, to);
+    char tmpl4[PATH_MAX + 64];
+    snprintf (tmpl4, sizeof tmpl4, "%s/templates/template4.png", s_data);
+    bool have4 = access (tmpl4, F_OK) == 0;
+    char data[PATH_MAX + 16];
+    snprintf (data, sizeof data, "%s/data", s_tmp);
+    char cmd[6 * PATH_MAX + 256];
+    snprintf (cmd, sizeof cmd, "mkdir -p '%s/templates' && ln -s '%s/pen' '%s/pen' && "
+              "ln -s '%s/templates/template1.png' '%s/templates/template1.png'",
+              data, s_data, data, s_data, data);
+    CHECK (system (cmd) == 0, "%s", cmd);
+
+    qc_client_assets_t a;
+    char err[2048] = "";
+    qc_asset_store_clear ();
+    CHECK (qc_client_assets_resolve (s_config, cfgpath, data, &a, err, sizeof err) == 0,
+           "resolve: %s", err);
+    CHECK (a.nassets == 6, "6 files sent (4 pen, template1, template2): %zu", a.nassets);
+    CHECK (a.report && strstr (a.report, "1 beside the config")
+               && strstr (a.report, "5 from HistoQC's data folder")
+               && strstr (a.report, "1 built in") && strstr (a.report, "--histoqc-data"),
+           "report: %s", a.report ? a.report : "");
+    /* the file beside the config is the one sent */
+    char *t3 = NULL;
+    size_t n3 = 0;
+    char hex[65], err2[256];
+    snprintf (from, sizeof from, "%s/templates/template3.png", s_data);
+    CHECK (qc_asset_read (from, (unsigned char **) &t3, &n3, err2, sizeof err2) == 0);
+    qc_asset_hash (t3, n3, hex);
+    free (t3);
+    char want[128];
+    snprintf (want, sizeof want, "%s%s/template2.png", QC_ASSET_REF_PREFIX, hex);
+    CHECK (a.config_text && strstr (a.config_text, want), "template2 from beside the config");
+    CHECK (a.config_text && strstr (a.config_text, "builtin:template4"),
+           "template4 built in");
+    CHECK (a.config_text && strstr (a.config_text, "# a comment between the lines")
+               && strstr (a.config_text, "nsamples_per_example: 1000\n")
+               && strstr (a.config_text, "./nowhere/edge.png"),
+           "the rest of the text as it was, the unused section untouched");
+    CHECK (a.config_text && !strstr (a.config_text, "./pen/") && !strstr (a.config_text,
+           "./templates/"), "no path left in the sections that run");
+    /* a worker with nothing on its disk builds the pipeline from it */
+    qc_asset_allow_disk (0);
+    qc_pipeline_t *p = qc_pipeline_new (a.config_text, err, sizeof err);
+    CHECK (p != NULL, "pipeline from the rewritten config, no disk: %s", err);
+    qc_pipeline_destroy (&p);
+    p = qc_pipeline_new (s_config, err, sizeof err);
+    CHECK (p == NULL && strstr (err, "pen_green"),
+           "the original config needs the disk: %s", err);
+    qc_asset_allow_disk (1);
+    /* a second resolve of the same config sends the same bytes */
+    qc_client_assets_t b;
+    CHECK (qc_client_assets_resolve (s_config, cfgpath, data, &b, err, sizeof err) == 0);
+    CHECK (a.config_text && b.config_text && strcmp (a.config_text, b.config_text) == 0,
+           "the same text again (one cached pipeline per config on a worker)");
+    qc_client_assets_free (&b);
+    qc_client_assets_free (&a);
+    CHECK (a.config_text == NULL && a.nassets == 0);
+
+    /* without the data folder: an error that says where it looked */
+    CHECK (qc_client_assets_resolve (s_config, cfgpath, "/no/such/histoqc", &a, err,
+                                     sizeof err) == -1
+               && strstr (err, "pen_markings") && strstr (err, "pen_green.png")
+               && strstr (err, cfgdir) && strstr (err, "--histoqc-data"),
+           "missing: %s", err);
+    /* no config file: the built-in config needs nothing */
+    CHECK (qc_client_assets_resolve (NULL, NULL, NULL, &a, err, sizeof err) == 0
+               && a.nassets == 0 && a.config_text == NULL);
+    qc_client_assets_free (&a);
+    (void) have4;
+    qc_asset_store_clear ();
+}
+
+static void
+test_find_histoqc (void)
+{
+    if (system ("command -v python3 >/dev/null 2>&1") != 0) {
+        printf ("SKIPPED: no python3 to find an installed histoqc with\n");
+        return;
+    }
+    char cmd[3 * PATH_MAX], py[PATH_MAX + 16];
+    snprintf (py, sizeof py, "%s/py", s_tmp);
+    snprintf (cmd, sizeof cmd, "mkdir -p '%s/histoqc/data' && touch '%s/histoqc/__init__.py'",
+              py, py);
+    CHECK (system (cmd) == 0);
+    char *old = getenv ("PYTHONPATH") ? strdup (getenv ("PYTHONPATH")) : NULL;
+    setenv ("PYTHONPATH", py, 1);
+    char *found = qc_client_assets_find_histoqc_data ();
+    char want[PATH_MAX + 32];
+    snprintf (want, sizeof want, "%s/histoqc/data", py);
+    CHECK (found && strcmp (found, want) == 0, "installed histoqc's data: %s",
+           found ? found : "(none)");
+    free (found);
+    setenv ("PYTHONPATH", "/nonexistent", 1);
+    found = qc_client_assets_find_histoqc_data ();
+    CHECK (found == NULL, "no histoqc: none");
+    free (found);
+    if (old)
+        setenv ("PYTHONPATH", old, 1);
+    else
+        unsetenv ("PYTHONPATH");
+    free (old);
+}
+
+/* ---- the worker's wait for a job's files ---- */
+
+typedef struct {
+    int ran, failed, fetched;
+    uint64_t fetched_job, fetched_key;
+    char reason[256];
+} calls_t;
+
+static void
+on_run (void *arg, int lane, qc_task_t *t)
+{
+    calls_t *c = arg;
+    (void) lane;
+    c->ran++;
+    qc_task_clear (t);
+}
+
+static void
+on_fail (void *arg, qc_task_t *t, const char *reason)
+{
+    calls_t *c = arg;
+    (void) t;
+    c->failed++;
+    snprintf (c->reason, sizeof c->reason, "%s", reason);
+}
+
+static void
+on_fetch (void *arg, uint64_t job, uint64_t key)
+{
+    calls_t *c = arg;
+    c->fetched++;
+    c->fetched_job = job;
+    c->fetched_key = key;
+}
+
+static qc_task_t
+task (uint64_t job, const char *config)
+{
+    /* each job its own identity key (a broker that lost its state can
+     * give an id again, with another key) */
+    qc_task_t t = {.job = job, .key = 1000 + job, .idx = 1, .gpu = -1};
+    t.path = strdup ("/s.svs");
+    t.config = config ? strdup (config) : NULL;
+    return t;
+}
+
+static void
+test_wait (void)
+{
+    calls_t c = {0};
+    asset_wait_fns_t fns = {.arg = &c, .run = on_run, .fail = on_fail, .fetch = on_fetch};
+    asset_wait_t *w = asset_wait_new (&fns);
+    CHECK (w != NULL);
+    qc_asset_store_clear ();
+    char hex[65], config[256];
+    qc_asset_hash ("tmpl", 4, hex);
+    snprintf (config, sizeof config, "templates= %s%s/t.png\n", QC_ASSET_REF_PREFIX, hex);
+    char missing[65];
+    CHECK (asset_wait_lacks (config, missing) && strcmp (missing, hex) == 0);
+    CHECK (!asset_wait_lacks ("templates= builtin:template1", NULL), "nothing to wait for");
+    /* two tasks of a job: one request */
+    qc_task_t t1 = task (5, config), t2 = task (5, config);
+    CHECK (asset_wait_hold (w, 0, &t1, 1000) == 0 && asset_wait_hold (w, 0, &t2, 1000) == 0);
+    CHECK (t1.path == NULL, "held tasks are taken");
+    CHECK (c.fetched == 1 && c.fetched_job == 5 && c.fetched_key == 1005
+           && asset_wait_count (w) == 2);
+    /* unanswered: asked again, then the tasks fail */
+    asset_wait_tick (w, 3000);
+    CHECK (c.fetched == 1, "not yet");
+    asset_wait_tick (w, 6100);
+    CHECK (c.fetched == 2, "asked again after 5 s");
+    asset_wait_tick (w, 11200);
+    CHECK (c.fetched == 3);
+    asset_wait_tick (w, 16300);
+    CHECK (c.failed == 2 && asset_wait_count (w) == 0 && strstr (c.reason, "did not answer"),
+           "failed when never answered: %d, %s", c.failed, c.reason);
+    /* answered with the file: the tasks run */
+    memset (&c, 0, sizeof c);
+    qc_task_t t3 = task (6, config);
+    CHECK (asset_wait_hold (w, 0, &t3, 20000) == 0 && c.fetched == 1);
+    qc_msg_t m = {.command = QC_ASSETS, .job = 6, .key = 999, .gpu = -1};
+    qc_asset_t asset = {.name = hex, .data = (unsigned char *) "tmpl", .size = 4};
+    m.assets = &asset;
+    m.nassets = 1;
+    asset_wait_on_assets (w, &m);
+    CHECK (c.ran == 0 && c.failed == 0 && asset_wait_count (w) == 1,
+           "an answer for another job of that id releases nothing");
+    m.key = 1006;
+    asset_wait_on_assets (w, &m);
+    CHECK (c.ran == 1 && c.failed == 0 && qc_asset_store_has (hex), "ran once its file came");
+    /* answered without it (a job submitted without its files) */
+    qc_asset_store_clear ();
+    memset (&c, 0, sizeof c);
+    qc_task_t t4 = task (7, config);
+    CHECK (asset_wait_hold (w, 0, &t4, 30000) == 0);
+    qc_msg_t empty = {.command = QC_ASSETS, .job = 7, .key = 1007, .gpu = -1};
+    asset_wait_on_assets (w, &empty);
+    CHECK (c.ran == 0 && c.failed == 1 && strstr (c.reason, hex), "failed, naming the file: %s",
+           c.reason);
+    /* bytes that are not their name are not kept */
+    memset (&c, 0, sizeof c);
+    qc_task_t t5 = task (8, config);
+    CHECK (asset_wait_hold (w, 0, &t5, 40000) == 0);
+    qc_asset_t forged = {.name = hex, .data = (unsigned char *) "evil", .size = 4};
+    m.job = 8;
+    m.key = 1008;
+    m.assets = &forged;
+    asset_wait_on_assets (w, &m);
+    CHECK (c.failed == 1 && !qc_asset_store_has (hex), "forged bytes refused");
+    /* a held task the broker takes back (REVOKE) goes; only that one */
+    qc_task_t t7 = task (10, config), t8 = task (10, config);
+    t8.idx = 2;
+    CHECK (asset_wait_hold (w, 0, &t7, 45000) == 0 && asset_wait_hold (w, 0, &t8, 45000) == 0);
+    CHECK (!asset_wait_remove (w, 10, 1010, 1, 1), "another attempt is not that task");
+    CHECK (asset_wait_remove (w, 10, 1010, 1, 0) && asset_wait_count (w) == 1);
+    CHECK (!asset_wait_remove (w, 10, 1010, 1, 0), "removed once");
+    CHECK (asset_wait_remove (w, 10, 1010, 2, 0) && asset_wait_count (w) == 0);
+    /* drop all (drain): held tasks handed back */
+    qc_task_t t6 = task (9, config);
+    CHECK (asset_wait_hold (w, 0, &t6, 50000) == 0 && asset_wait_count (w) == 1);
+    asset_wait_drop_all (w, NULL, NULL);
+    CHECK (asset_wait_count (w) == 0);
+    asset_wait_destroy (&w);
+    CHECK (w == NULL);
+    qc_asset_store_clear ();
+}
+
+int
+main (void)
+{
+    snprintf (s_tmp, sizeof s_tmp, "/tmp/qc-assets-XXXXXX");
+    char rel[PATH_MAX];
+    snprintf (rel, sizeof rel, "%s/reference/histoqc/data", check_shared_dir ());
+    if (!realpath (rel, s_data))
+        snprintf (s_data, sizeof s_data, "%s", rel);
+    if (!mkdtemp (s_tmp)) {
+        perror ("mkdtemp");
+        return 1;
+    }
+    test_store ();
+    test_lookup ();
+    if (access (s_data, R_OK) == 0)
+        test_resolve ();
+    else
+        CHECK (0, "HistoQC's data not found at %s (set QC_SHARED_DIR)", s_data);
+    test_find_histoqc ();
+    test_wait ();
+    char cmd[PATH_MAX + 16];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", s_tmp);
+    if (system (cmd) != 0)
+        fprintf (stderr, "could not remove %s\n", s_tmp);
+    return check_done ("test_assets");
+}

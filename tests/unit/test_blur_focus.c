@@ -1,0 +1,434 @@
+/* Tests of the focus step (BlurDetectionModule.identifyFocusFaults,
+ * kernels/modules/blur_focus.c) and what it reads with
+ * (kernels/slide/slide_blocks.h):
+ *
+ *  - the level it picks (10x or the nearest level at or above it, the
+ *    finest when none is that fine) and the DCT band for that level;
+ *  - the block measure from DCT coefficients equals the one from pixels
+ *    (block_measure.h), band by band;
+ *  - a generated slide's level measured from its JPEG coefficients and
+ *    from OpenSlide's pixels agrees block by block, tile by tile or
+ *    across tiles, and says which way it read and what;
+ *  - the step through the pipeline on generated slides whose levels
+ *    differ: 40x in 4x steps (10x read), 20x in 4x steps (no 10x: 20x
+ *    read), 5x (none fine enough: a warning), no magnification at all
+ *    (base_mag from the config), the pixel path (QC_DIRECT_READ=0), and
+ *    the real 2x-step pyramid; fine blur found (Dice), only tissue tiles
+ *    read, config errors refused.
+ *
+ * Run from the repository root (bin/qc-mkslide, ../shared). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kernels/modules/focus_algo.h"
+#include "kernels/slide/block_measure.h"
+#include "kernels/slide/slide_blocks.h"
+#include "tests/unit/pipeline_fixtures.h"
+#include "tests/unit/slide_fixtures.h"
+
+static char tmp[64];
+
+static void
+test_pick_level (void)
+{
+    int level = -1;
+    /* a 40x pyramid in 4x steps: 10x is level 1 */
+    const double four[] = { 1, 4, 16, 64 };
+    CHECK (qc_focus_pick_level (four, 4, 40, 10, &level) == 0 && level == 1);
+    /* a 20x pyramid in 4x steps (Aperio): 20x, 5x, 1.25x: level 0 */
+    CHECK (qc_focus_pick_level (four, 3, 20, 10, &level) == 0 && level == 0);
+    /* 2x steps from 40x: 40, 20, 10, 5: level 2 */
+    const double two[] = { 1, 2, 4, 8, 16 };
+    CHECK (qc_focus_pick_level (two, 5, 40, 10, &level) == 0 && level == 2);
+    /* downsamples that are not quite whole count as the level */
+    const double inexact[] = { 1, 4.0003, 16.001 };
+    CHECK (qc_focus_pick_level (inexact, 3, 40, 10, &level) == 0 && level == 1);
+    /* levels in any order: the coarsest fine enough */
+    const double shuffled[] = { 16, 1, 4 };
+    CHECK (qc_focus_pick_level (shuffled, 3, 40, 10, &level) == 0
+           && level == 2);
+    /* a 5x scan: none fine enough, its finest */
+    CHECK (qc_focus_pick_level (four, 2, 5, 10, &level) == 1 && level == 0);
+    CHECK (qc_focus_pick_level (shuffled, 3, 5, 10, &level) == 1 && level == 1);
+    /* another magnification asked for */
+    CHECK (qc_focus_pick_level (two, 5, 40, 2.5, &level) == 0 && level == 4);
+    CHECK (qc_focus_pick_level (NULL, 3, 40, 10, &level) == -1);
+    CHECK (qc_focus_pick_level (four, 0, 40, 10, &level) == -1);
+    CHECK (qc_focus_pick_level (four, 4, 0, 10, &level) == -1);
+
+    CHECK (qc_focus_band (10, 10) == QC_BLOCK_HF_BAND);
+    CHECK (qc_focus_band (10, 20) == 3, "%d", qc_focus_band (10, 20));
+    CHECK (qc_focus_band (10, 40) == 1, "%d", qc_focus_band (10, 40));
+    CHECK (qc_focus_band (10, 5) == QC_BLOCK_HF_BAND);
+    CHECK (qc_focus_band (0, 5) == QC_BLOCK_HF_BAND);
+}
+
+/* F = the orthonormal 8 x 8 DCT of the block's luma - 128, by its
+ * definition (no shortcut). */
+static void
+naive_dct (const uint8_t *rgb, float F[64])
+{
+    double y[8][8];
+    for (int r = 0; r < 8; r++)
+        for (int x = 0; x < 8; x++) {
+            const uint8_t *p = rgb + (r * 8 + x) * 3;
+            y[r][x] = 0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2] - 128;
+        }
+    for (int v = 0; v < 8; v++)
+        for (int u = 0; u < 8; u++) {
+            double s = 0;
+            for (int r = 0; r < 8; r++)
+                for (int x = 0; x < 8; x++)
+                    s += y[r][x] * cos ((2 * x + 1) * u * M_PI / 16)
+                         * cos ((2 * r + 1) * v * M_PI / 16);
+            double a = (u ? 0.5 : sqrt (0.125)) * (v ? 0.5 : sqrt (0.125));
+            F[v * 8 + u] = (float) (a * s);
+        }
+}
+
+static void
+test_block_measure (void)
+{
+    uint8_t rgb[8 * 8 * 3];
+    float F[64];
+    srand (7);
+    for (int trial = 0; trial < 20; trial++) {
+        for (int i = 0; i < 192; i++)
+            rgb[i] = (uint8_t) (trial < 10 ? rand () % 256
+                                : 120 + (i / 3 % 8) * 10 + rand () % 5);
+        naive_dct (rgb, F);
+        for (int band = 1; band <= QC_BLOCK_BAND_MAX; band++) {
+            float h1, l1, h2, l2;
+            qc_block_from_dct (F, band, &h1, &l1);
+            qc_block_from_rgb (rgb, 24, band, &h2, &l2);
+            CHECK (fabsf (h1 - h2) < 1e-3f * (1 + h1), "trial %d band %d: "
+                   "%g vs %g", trial, band, h1, h2);
+            CHECK (fabsf (l1 - l2) < 1e-3f, "luma %g vs %g", l1, l2);
+        }
+    }
+    /* flat: no detail; its luma */
+    memset (rgb, 200, sizeof rgb);
+    float h, l;
+    qc_block_from_rgb (rgb, 24, QC_BLOCK_HF_BAND, &h, &l);
+    CHECK (h < 0.1f && fabsf (l - 200) < 1e-3f, "%g %g", h, l);
+    /* a pixel checkerboard is all top frequency; a ramp almost none */
+    for (int i = 0; i < 64; i++)
+        memset (rgb + 3 * i, ((i / 8 + i % 8) & 1) ? 255 : 0, 3);
+    qc_block_from_rgb (rgb, 24, QC_BLOCK_HF_BAND, &h, &l);
+    CHECK (h > 120, "checkerboard %g", h);
+    for (int i = 0; i < 64; i++)
+        memset (rgb + 3 * i, 100 + (i % 8) * 4, 3);
+    float ramp;
+    qc_block_from_rgb (rgb, 24, QC_BLOCK_HF_BAND, &ramp, &l);
+    CHECK (ramp < 0.1 * h, "ramp %g", ramp);
+}
+
+static int
+mkslide (const char *name, const char *w, const char *h, const char *seed,
+         const char *a1, const char *a2, const char *a3, const char *a4)
+{
+    char out[256];
+    snprintf (out, sizeof out, "%s/%s.svs", tmp, name);
+    char *argv[] = { FX_MKSLIDE, "-o", out, "--width", (char *) w, "--height",
+                     (char *) h, "--seed", (char *) seed, "--truth", tmp,
+                     "--truth-width", "1024", "--threads", "2", (char *) a1,
+                     (char *) a2, (char *) a3, (char *) a4, NULL };
+    return fx_mkslide (argv);
+}
+
+/* Every block of level through blocks, one tile at a time: hf and luma
+ * (level blocks, row-major). 0 or -1. */
+static int
+read_level_blocks (qc_slide_t *s, int level, int band, float *hf,
+                   float *luma, int bw, int bh, qc_slide_blocks_stats_t *st,
+                   char *way, size_t waylen)
+{
+    qc_slide_blocks_t *b = qc_slide_blocks_open (s, level, band, err,
+                                                 sizeof err);
+    if (!b)
+        return -1;
+    int tw, th;
+    qc_slide_blocks_tile (b, &tw, &th);
+    int tbw = tw / 8, tbh = th / 8, rc = 0;
+    float *th_ = malloc ((size_t) tbw * tbh * sizeof *th_);
+    float *tl = malloc ((size_t) tbw * tbh * sizeof *tl);
+    for (int by = 0; th_ && tl && rc == 0 && by < bh; by += tbh)
+        for (int bx = 0; rc == 0 && bx < bw; bx += tbw) {
+            int nbx = bw - bx < tbw ? bw - bx : tbw;
+            int nby = bh - by < tbh ? bh - by : tbh;
+            rc = qc_slide_blocks_read (b, bx, by, nbx, nby, th_, tl, err,
+                                       sizeof err);
+            for (int j = 0; rc == 0 && j < nby; j++)
+                for (int i = 0; i < nbx; i++) {
+                    hf[(size_t) (by + j) * bw + bx + i] = th_[j * nbx + i];
+                    luma[(size_t) (by + j) * bw + bx + i] = tl[j * nbx + i];
+                }
+        }
+    qc_slide_blocks_stats (b, st);
+    snprintf (way, waylen, "%s", qc_slide_blocks_way (b));
+    free (th_);
+    free (tl);
+    qc_slide_blocks_close (&b);
+    return th_ && tl ? rc : -1;
+}
+
+/* The two ways of measuring a level agree. */
+static void
+test_blocks_two_ways (void)
+{
+    CHECK (mkslide ("ways", "4000", "3000", "3", "--focus-sigma", "6", NULL,
+                    NULL) == 0);
+    char path[256];
+    snprintf (path, sizeof path, "%s/ways.svs", tmp);
+    qc_slide_t *direct = qc_slide_open (path, err, sizeof err);
+    qc_slide_t *os = qc_slide_open_with (path, QC_SLIDE_READERS_OPENSLIDE, err,
+                                         sizeof err);
+    CHECK (direct && os, "%s", err);
+    if (!direct || !os)
+        goto done;
+    int64_t w = 0, h = 0;
+    qc_slide_level_size (direct, 1, &w, &h);
+    int bw = (int) ((w + 7) / 8), bh = (int) ((h + 7) / 8);
+    size_t n = (size_t) bw * bh;
+    float *h1 = malloc (n * 4), *l1 = malloc (n * 4);
+    float *h2 = malloc (n * 4), *l2 = malloc (n * 4);
+    qc_slide_blocks_stats_t s1, s2;
+    char w1[64] = "", w2[64] = "";
+    CHECK (h1 && l1 && h2 && l2);
+    if (!h1 || !l1 || !h2 || !l2)
+        goto free_all;
+    CHECK (read_level_blocks (direct, 1, QC_BLOCK_HF_BAND, h1, l1, bw, bh,
+                              &s1, w1, sizeof w1) == 0, "%s", err);
+    CHECK (read_level_blocks (os, 1, QC_BLOCK_HF_BAND, h2, l2, bw, bh, &s2,
+                              w2, sizeof w2) == 0, "%s", err);
+    CHECK (strstr (w1, "JPEG coefficients") && strcmp (w2, "pixels") == 0,
+           "%s / %s", w1, w2);
+    CHECK (s1.coded_bytes > 10000 && s1.pixels == 0 && s1.blocks == n,
+           "%llu bytes, %llu px, %llu blocks", (unsigned long long) s1.coded_bytes,
+           (unsigned long long) s1.pixels, (unsigned long long) s1.blocks);
+    CHECK (s2.coded_bytes == 0 && s2.pixels >= (uint64_t) (w * h)
+           && s2.blocks == n);
+    /* The pixels went through the inverse DCT, the chroma upsampling
+     * and two colour conversions, each rounding: a little detail more
+     * (a gray level or so), never a different picture. */
+    size_t close = 0, tissue = 0;
+    double sum1 = 0, sum2 = 0, lmax = 0, lsum = 0;
+    for (size_t i = 0; i < n; i++) {
+        lmax = fmax (lmax, fabs (l1[i] - l2[i]));
+        lsum += fabs (l1[i] - l2[i]);
+        if (l1[i] > 200)
+            continue;
+        tissue++;
+        sum1 += h1[i];
+        sum2 += h2[i];
+        close += fabsf (h1[i] - h2[i]) < 0.1f * fmaxf (h1[i], h2[i]) + 1.0f;
+    }
+    printf ("level 1 (%lld x %lld): %zu tissue blocks, mean detail %.2f "
+            "(coefficients) vs %.2f (pixels), %.1f%% within 10%% + 1, luma "
+            "differs by %.2f on average, %.2f at most\n", (long long) w,
+            (long long) h, tissue, sum1 / tissue, sum2 / tissue,
+            100.0 * close / tissue, lsum / n, lmax);
+    CHECK (tissue > 1000 && close > 0.95 * tissue, "%zu of %zu", close, tissue);
+    CHECK (fabs (sum1 - sum2) < 0.1 * sum1, "%g vs %g", sum1, sum2);
+    CHECK (lsum / n < 0.5 && lmax < 8, "luma %g, %g", lsum / n, lmax);
+
+    /* A read across tiles gives what the tiles give. */
+    qc_slide_blocks_t *b = qc_slide_blocks_open (direct, 1, QC_BLOCK_HF_BAND,
+                                                 err, sizeof err);
+    float across[40 * 12], al[40 * 12];
+    CHECK (b && qc_slide_blocks_read (b, 20, 25, 40, 12, across, al, err,
+                                      sizeof err) == 0, "%s", err);
+    int same = 1;
+    for (int j = 0; b && j < 12; j++)
+        for (int i = 0; i < 40; i++)
+            same &= across[j * 40 + i] == h1[(size_t) (25 + j) * bw + 20 + i];
+    CHECK (same, "a read across tiles differs from the tiles");
+    /* Blocks outside the level are refused. */
+    CHECK (b && qc_slide_blocks_read (b, bw, 0, 1, 1, across, al, err,
+                                      sizeof err) == -1);
+    CHECK (b && qc_slide_blocks_read (b, 0, 0, 0, 1, across, al, err,
+                                      sizeof err) == -1);
+    qc_slide_blocks_close (&b);
+    CHECK (!qc_slide_blocks_open (direct, 9, QC_BLOCK_HF_BAND, err, sizeof err));
+free_all:
+    free (h1);
+    free (l1);
+    free (h2);
+    free (l2);
+done:
+    qc_slide_close (&direct);
+    qc_slide_close (&os);
+}
+
+/* The tissue step and the focus step; BASE_LINES go into
+ * [BaseImage.BaseImage], a focus section's lines follow. */
+#define CONFIG(BASE_LINES)                                                 \
+    "[pipeline]\nsteps= LightDarkModule.getIntensityThresholdPercent:tissue\n" \
+    "    BlurDetectionModule.identifyFocusFaults\n"                        \
+    "[LightDarkModule.getIntensityThresholdPercent:tissue]\nname: bright\n" \
+    "upper_threshold: .9\nlower_std: 10\n"                                 \
+    "[BaseImage.BaseImage]\nimage_work_size = 1.25x\nimage_resample = area\n" \
+    BASE_LINES "[BlurDetectionModule.identifyFocusFaults]\n"
+#define CONFIG_HEAD CONFIG ("")
+
+/* Runs the focus step on tmp/name.svs; Dice of _blurry.png against the
+ * focus truth (name's), or -1 without truth. */
+static double
+run_focus (const qc_pipeline_t *p, const char *name, qc_result_t *r,
+           int with_truth)
+{
+    char path[256];
+    snprintf (path, sizeof path, "%s/%s.svs", tmp, name);
+    int rc = qc_pipeline_run (p, path, r);
+    CHECK (rc == 0 && r->ok, "%s: %s", name, r->error ? r->error : "");
+    if (rc != 0 || !with_truth)
+        return -1;
+    const qc_file_t *f = qc_result_file (r, "_blurry.png");
+    qc_rgb_t *img = f ? qc_png_decode_rgb (f->data, f->size, err, sizeof err)
+                      : NULL;
+    CHECK (img != NULL, "%s: no _blurry.png", name);
+    if (!img)
+        return -1;
+    snprintf (path, sizeof path, "%s/%s_truth_focus.png", tmp, name);
+    qc_mask_t *truth = fx_truth_at (path, img->w, img->h);
+    double d = truth ? fx_dice_rgb (img, truth, NULL) : -1;
+    qc_mask_destroy (&truth);
+    qc_rgb_destroy (&img);
+    return d;
+}
+
+static void
+test_levels (void)
+{
+    qc_pipeline_t *p = qc_pipeline_new (CONFIG_HEAD, err, sizeof err);
+    qc_pipeline_t *p40 = qc_pipeline_new (CONFIG ("base_mag = 40\n"), err,
+                                          sizeof err);
+    CHECK (p && p40, "%s", err);
+    qc_result_t *r = qc_result_new ();
+    if (!p || !p40 || !r)
+        goto done;
+    const qc_focus_stats_t *st = qc_focus_last_stats ();
+    /* 40x, levels 40x 10x 2.5x: the 10x level, from its coefficients */
+    CHECK (mkslide ("mag40", "12000", "9000", "5", "--features", "tissue,focus",
+                    "--focus-sigma", "6") == 0);
+    double d = run_focus (p, "mag40", r, 1);
+    printf ("40x: level %d (%.3gx, band %d), %ld of %ld tiles, %s, %.2f MB, "
+            "%.3f s; fine blur Dice %.3f\n", st->level, st->level_mag,
+            st->band, st->tiles, st->tiles_level, st->way,
+            st->read.coded_bytes / 1e6, st->seconds, d);
+    CHECK (st->level == 1 && st->fine_enough && st->band == QC_BLOCK_HF_BAND);
+    CHECK (strstr (st->way, "JPEG") && st->read.coded_bytes > 0
+           && st->read.pixels == 0);
+    CHECK (st->tiles > 0 && st->tiles < st->tiles_level / 2,
+           "%ld of %ld tiles read", st->tiles, st->tiles_level);
+    CHECK (d >= 0.9, "40x fine blur Dice %.3f", d);
+    CHECK (!r->warnings, "%s", r->warnings);
+
+    /* The same from OpenSlide's pixels */
+    setenv ("QC_DIRECT_READ", "0", 1);
+    double dp = run_focus (p, "mag40", r, 1);
+    unsetenv ("QC_DIRECT_READ");
+    printf ("40x from pixels: %s, %.1f Mpx, %.3f s; Dice %.3f\n", st->way,
+            st->read.pixels / 1e6, st->seconds, dp);
+    CHECK (strcmp (st->way, "pixels") == 0 && st->read.pixels > 0
+           && st->read.coded_bytes == 0);
+    CHECK (fabs (dp - d) < 0.02, "%.3f vs %.3f", dp, d);
+
+    /* 20x in 4x steps (20x, 5x, 1.25x): no 10x level; 20x is read, at a
+     * lower band (the same detail in cycles a micrometre) */
+    CHECK (mkslide ("mag20", "6000", "4500", "5", "--mag", "20",
+                    "--features", "tissue,focus") == 0);
+    d = run_focus (p, "mag20", r, 1);
+    printf ("20x: level %d (%.3gx, band %d), %ld tiles; Dice %.3f\n",
+            st->level, st->level_mag, st->band, st->tiles, d);
+    CHECK (st->level == 0 && st->fine_enough && st->band == 3);
+    CHECK (d >= 0.85, "20x fine blur Dice %.3f", d);
+    CHECK (!r->warnings, "%s", r->warnings);
+
+    /* 5x: nothing fine enough; its finest level, and a warning */
+    CHECK (mkslide ("mag5", "2000", "1500", "5", "--mag", "5", NULL,
+                    NULL) == 0);
+    run_focus (p, "mag5", r, 0);
+    printf ("5x: level %d (%.3gx), warning: %s\n", st->level, st->level_mag,
+            r->warnings ? r->warnings : "(none)");
+    CHECK (st->level == 0 && !st->fine_enough);
+    CHECK (r->warnings && strstr (r->warnings, "coarser than the 10x asked"),
+           "%s", r->warnings ? r->warnings : "no warning");
+
+    /* no magnification in the file: base_mag from the config */
+    CHECK (mkslide ("nomag", "8000", "6000", "5", "--no-mag", NULL, NULL,
+                    NULL) == 0);
+    run_focus (p40, "nomag", r, 0);
+    CHECK (st->level == 1 && st->fine_enough, "level %d", st->level);
+    char path[256];
+    snprintf (path, sizeof path, "%s/nomag.svs", tmp);
+    CHECK (qc_pipeline_run (p, path, r) == -1 && r->error
+           && strstr (r->error, "magnification"), "%s",
+           r->error ? r->error : "passed");
+
+    /* real slides: a 2x-step pyramid has its 10x level; the one-level
+     * original is read at 20x */
+    slide_path (path, sizeof path, "real", "CMU-1-Small-Region-pyramid.svs");
+    CHECK (qc_pipeline_run (p, path, r) == 0, "%s", r->error ? r->error : "");
+    CHECK (st->level == 1 && fabs (st->level_mag - 10) < 0.1, "level %d, %gx",
+           st->level, st->level_mag);
+    slide_path (path, sizeof path, "real", "CMU-1-Small-Region.svs");
+    CHECK (qc_pipeline_run (p, path, r) == 0, "%s", r->error ? r->error : "");
+    CHECK (st->level == 0 && st->band == 3, "level %d band %d", st->level,
+           st->band);
+    /* a slide whose pixels do not decode fails with a reason */
+    slide_path (path, sizeof path, "odd", "unreadable.svs");
+    CHECK (qc_pipeline_run (p, path, r) == -1 && r->error);
+done:
+    qc_result_destroy (&r);
+    qc_pipeline_destroy (&p);
+    qc_pipeline_destroy (&p40);
+}
+
+static void
+test_config_errors (void)
+{
+    static const char *const bad[] = {
+        "magnification: ten\n", "magnification: 0\n", "window: 4\n",
+        "window: 0\n", "relative_threshold: 1.5\n",
+        "edge_relative_threshold: -1\n", "absolute_threshold: 9\n",
+        "edge_erode: 100\n", "max_gray: 0\n", "mask_statistics: most\n",
+        "image_work_size: 10x\n", "window: 7\nwindow: 9\n",
+        "min_size: -1\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char cfg[2048];
+        snprintf (cfg, sizeof cfg, "%s%s", CONFIG_HEAD, bad[i]);
+        qc_pipeline_t *p = qc_pipeline_new (cfg, err, sizeof err);
+        CHECK (!p && strstr (err, "identifyFocusFaults"), "%s: %s", bad[i],
+               p ? "accepted" : err);
+        qc_pipeline_destroy (&p);
+    }
+    qc_pipeline_t *p = qc_pipeline_new (CONFIG_HEAD "magnification = 20X\n"
+                                        "window: 7\n", err, sizeof err);
+    CHECK (p != NULL, "%s", err);
+    qc_pipeline_destroy (&p);
+}
+
+int
+main (void)
+{
+    quiet_logs ();
+    test_pick_level ();
+    test_block_measure ();
+    if (access (FX_MKSLIDE, X_OK) != 0) {
+        CHECK (0, "%s not built (make, from the repository root)", FX_MKSLIDE);
+        return check_done ("test_blur_focus");
+    }
+    snprintf (tmp, sizeof tmp, "/tmp/test_blur_focus.XXXXXX");
+    CHECK (mkdtemp (tmp) != NULL);
+    test_blocks_two_ways ();
+    test_levels ();
+    test_config_errors ();
+    char cmd[128];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    CHECK (system (cmd) == 0);
+    return check_done ("test_blur_focus");
+}

@@ -1,0 +1,174 @@
+/* The client's text and names (client/escape.c, client/names.c): any
+ * byte a slide's name may hold is escaped reversibly and keeps a TSV
+ * line one line; output names are one safe path component under the
+ * length limit, unique per folder, and a slide keeps its name. */
+#include <string.h>
+
+#include "client/escape.h"
+#include "client/names.h"
+#include "tests/unit/check.h"
+
+static void
+test_escape (void)
+{
+    static const struct { const char *in, *out; } cases[] = {
+        {"plain.svs", "plain.svs"},
+        {"a\tb", "a\\tb"},
+        {"line\nbreak\r", "line\\nbreak\\r"},
+        {"back\\slash", "back\\\\slash"},
+        {"bell\a del\x7f", "bell\\x07 del\\x7f"},
+        {"caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac", "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac"},
+        {"latin1 \xe9t\xe9", "latin1 \\xe9t\\xe9"},            /* not UTF-8 */
+        {"overlong \xc0\xaf", "overlong \\xc0\\xaf"},
+        {"surrogate \xed\xa0\x80", "surrogate \\xed\\xa0\\x80"},
+        {"cut \xe6\x97", "cut \\xe6\\x97"},
+        {"emoji \xf0\x9f\x94\xac", "emoji \xf0\x9f\x94\xac"},
+        {"", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *e = qc_escape_dup (cases[i].in);
+        CHECK (e && strcmp (e, cases[i].out) == 0, "escape case %zu: '%s'", i, e ? e : "(null)");
+        CHECK (e && !strpbrk (e, "\t\n\r"), "escaped text has no tab or line break (%zu)", i);
+        char *u = e ? qc_unescape_dup (e) : NULL;
+        CHECK (u && strcmp (u, cases[i].in) == 0, "unescape gives the bytes back (%zu)", i);
+        CHECK (qc_escape_clean (cases[i].in) == (strcmp (cases[i].in, cases[i].out) == 0),
+               "clean agrees with escape (%zu)", i);
+        free (e);
+        free (u);
+    }
+    /* every byte value survives the round trip */
+    char all[256];
+    for (int i = 1; i < 256; i++)
+        all[i - 1] = (char) i;
+    all[255] = '\0';
+    char *e = qc_escape_dup (all), *u = e ? qc_unescape_dup (e) : NULL;
+    CHECK (u && strcmp (u, all) == 0, "bytes 1..255 round-trip");
+    free (e);
+    free (u);
+    /* a backslash not starting an escape stays as it is */
+    u = qc_unescape_dup ("a\\qb\\x0g\\");
+    CHECK (u && strcmp (u, "a\\qb\\x0g\\") == 0, "unknown escapes kept: %s", u ? u : "");
+    free (u);
+    /* written to a file as well */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream (&buf, &len);
+    CHECK (qc_escape_put (f, "x\ty\n") == 0);
+    fclose (f);
+    CHECK (buf && strcmp (buf, "x\\ty\\n") == 0);
+    free (buf);
+}
+
+static void
+test_safe (void)
+{
+    static const struct { const char *in, *out; } cases[] = {
+        {"slide.svs", "slide.svs"},
+        {"a\tb\nc\rd.svs", "a_b_c_d.svs"},
+        {"back\\slash.svs", "back_slash.svs"},
+        {"latin1 \xe9.svs", "latin1 _.svs"},
+        {"\xe6\x97\xa5\xe6\x9c\xac.ndpi", "\xe6\x97\xa5\xe6\x9c\xac.ndpi"},
+        {".", "_."}, {"..", "_.."}, {"", "_"},
+        {".hidden.svs", ".hidden.svs"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *s = qc_names_safe (cases[i].in);
+        CHECK (s && strcmp (s, cases[i].out) == 0, "safe case %zu: '%s'", i, s ? s : "(null)");
+        free (s);
+    }
+    /* 250 bytes: cut to the limit, extension kept, distinct for names
+     * that share their first 150 bytes */
+    char a[251], b[251];
+    memset (a, 'x', 246);
+    strcpy (a + 246, ".svs");
+    memcpy (b, a, sizeof a);
+    b[200] = 'y';
+    char *sa = qc_names_safe (a), *sb = qc_names_safe (b);
+    CHECK (sa && strlen (sa) <= QC_NAME_MAX, "long name cut: %zu bytes", sa ? strlen (sa) : 0);
+    CHECK (sa && strcmp (sa + strlen (sa) - 4, ".svs") == 0, "extension kept");
+    CHECK (sa && sb && strcmp (sa, sb) != 0, "two long names stay apart");
+    CHECK (sa && strchr (sa, '~'), "the cut is marked: %s", sa ? sa : "");
+    free (sa);
+    free (sb);
+    /* a cut never splits a character: 100 three-byte characters */
+    char cjk[400] = "";
+    for (int i = 0; i < 100; i++)
+        strcat (cjk, "\xe6\x97\xa5");
+    char *sc = qc_names_safe (cjk);
+    CHECK (sc && strlen (sc) <= QC_NAME_MAX && qc_escape_clean (sc), "UTF-8 cut whole");
+    free (sc);
+}
+
+static void
+test_assign (void)
+{
+    qc_names_t *n = qc_names_new ();
+    CHECK (n != NULL);
+    char *a = qc_names_assign (n, "/data/a/slide.svs");
+    char *b = qc_names_assign (n, "/data/b/slide.svs");
+    char *c = qc_names_assign (n, "/other/b/slide.svs");
+    char *d = qc_names_assign (n, "/x/b/slide.svs");
+    char *a2 = qc_names_assign (n, "/data/a/slide.svs");
+    CHECK (a && strcmp (a, "slide.svs") == 0, "first keeps its file name: %s", a ? a : "");
+    CHECK (b && strcmp (b, "b__slide.svs") == 0, "second gets its folder: %s", b ? b : "");
+    CHECK (c && strcmp (c, "other__b__slide.svs") == 0, "then two folders: %s", c ? c : "");
+    CHECK (d && strcmp (d, "x__b__slide.svs") == 0, "and again: %s", d ? d : "");
+    CHECK (a2 && strcmp (a2, a) == 0, "a slide keeps its name");
+    CHECK (strcmp (qc_names_of (n, "/data/b/slide.svs"), "b__slide.svs") == 0);
+    CHECK (qc_names_of (n, "/nope.svs") == NULL);
+    free (a);
+    free (b);
+    free (c);
+    free (d);
+    free (a2);
+    /* names already in the folder: a row naming its slide keeps the
+     * name for that slide; a row that does not blocks it for all */
+    qc_names_t *m = qc_names_new ();
+    CHECK (qc_names_claim (m, "s.svs", "/old/s.svs") == 0);
+    CHECK (qc_names_claim (m, "t.svs", NULL) == 0);
+    char *s1 = qc_names_assign (m, "/old/s.svs");
+    char *s2 = qc_names_assign (m, "/new/s.svs");
+    char *t = qc_names_assign (m, "/t.svs");
+    CHECK (s1 && strcmp (s1, "s.svs") == 0, "kept: %s", s1 ? s1 : "");
+    CHECK (s2 && strcmp (s2, "new__s.svs") == 0, "other slide, new name: %s", s2 ? s2 : "");
+    CHECK (t && strcmp (t, "t.svs-2") == 0, "no folder to add: a number: %s", t ? t : "");
+    free (s1);
+    free (s2);
+    free (t);
+    /* many slides of one name in one folder name: all distinct */
+    char seen[64][QC_NAME_MAX + 1];
+    bool distinct = true;
+    for (int i = 0; i < 64; i++) {
+        char p[64];
+        snprintf (p, sizeof p, "/r%d/same/x.svs", i);
+        char *x = qc_names_assign (m, p);
+        CHECK (x && strlen (x) <= QC_NAME_MAX && !strchr (x, '/'));
+        snprintf (seen[i], sizeof seen[i], "%s", x ? x : "");
+        for (int j = 0; j < i; j++)
+            distinct = distinct && strcmp (seen[i], seen[j]) != 0;
+        free (x);
+    }
+    CHECK (distinct, "64 slides named x.svs get 64 names");
+    qc_names_destroy (&m);
+    CHECK (m == NULL);
+    /* a long, odd name: safe and short whatever its folder */
+    char lp[600] = "/data/\n\t/";
+    memset (lp + strlen (lp), 'z', 300);
+    char *z1 = qc_names_assign (n, lp);
+    char *z2 = qc_names_assign (n, strcat (strcpy ((char[700]) {0}, "/e"), lp));
+    CHECK (z1 && z2 && strlen (z1) <= QC_NAME_MAX && strlen (z2) <= QC_NAME_MAX
+               && strcmp (z1, z2) != 0 && qc_escape_clean (z1) && qc_escape_clean (z2),
+           "long names: %s / %s", z1 ? z1 : "", z2 ? z2 : "");
+    free (z1);
+    free (z2);
+    qc_names_destroy (&n);
+}
+
+int
+main (void)
+{
+    test_escape ();
+    test_safe ();
+    test_assign ();
+    return check_done ("test_client_names");
+}

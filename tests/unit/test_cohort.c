@@ -1,0 +1,253 @@
+/* The cohort as HistoQC takes it (client/cohort.c, cohort_walk.c), on a
+ * real folder tree made in /tmp: folders searched recursively with a
+ * depth limit and symbolic-link loops survived, glob patterns with "**",
+ * .tsv lists (HistoQC's results.tsv and the project's own), -p base
+ * paths, duplicates, and the readability check. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client/cohort.h"
+#include "tests/unit/check.h"
+
+static char s_root[PATH_MAX];
+
+static void
+touch (const char *rel)
+{
+    char p[PATH_MAX * 2];
+    snprintf (p, sizeof p, "%s/%s", s_root, rel);
+    FILE *f = fopen (p, "w");
+    CHECK (f != NULL, "create %s", p);
+    if (f) {
+        fputs ("x", f);
+        fclose (f);
+    }
+}
+
+static void
+mkdirs (const char *rel)
+{
+    char p[PATH_MAX * 2];
+    snprintf (p, sizeof p, "%s/%s", s_root, rel);
+    for (char *s = p + strlen (s_root) + 1; (s = strchr (s, '/')); s++) {
+        *s = '\0';
+        mkdir (p, 0755);
+        *s = '/';
+    }
+    mkdir (p, 0755);
+}
+
+static bool
+has (const qc_cohort_t *c, const char *rel)
+{
+    char p[PATH_MAX * 2];
+    snprintf (p, sizeof p, "%s/%s", s_root, rel);
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp (c->paths[i], p) == 0)
+            return true;
+    return false;
+}
+
+static void
+make_tree (void)
+{
+    mkdirs ("a/sub");
+    touch ("a/s1.svs");
+    touch ("a/S2.NDPI");
+    touch ("a/readme.txt");
+    touch ("a/sub/s3.tiff");
+    mkdirs ("a/.hidden");
+    touch ("a/.hidden/h.svs");
+    mkdirs ("b");
+    touch ("b/s1.svs");
+    /* a loop: a/sub/up -> a, and b/self -> b */
+    char p[PATH_MAX * 2], t[PATH_MAX * 2];
+    snprintf (p, sizeof p, "%s/a/sub/up", s_root);
+    snprintf (t, sizeof t, "%s/a", s_root);
+    CHECK (symlink (t, p) == 0, "symlink loop");
+    snprintf (p, sizeof p, "%s/b/self", s_root);
+    CHECK (symlink (".", p) == 0, "symlink to itself");
+    /* 40 folders deep */
+    char deep[PATH_MAX] = "c";
+    for (int i = 0; i < 40; i++)
+        strcat (deep, "/d");
+    mkdirs (deep);
+    strcat (deep, "/deep.svs");
+    touch (deep);
+    touch ("c/top.svs");
+}
+
+static void
+test_folders (void)
+{
+    char err[1024] = "", p[PATH_MAX * 2];
+    qc_cohort_t c = {0};
+    snprintf (p, sizeof p, "%s/a", s_root);
+    CHECK (qc_cohort_add (&c, p, err, sizeof err) == 0, "%s", err);
+    CHECK (c.n == 3 && has (&c, "a/s1.svs") && has (&c, "a/S2.NDPI")
+               && has (&c, "a/sub/s3.tiff"),
+           "folder searched recursively, loop survived: %zu slides", c.n);
+    CHECK (!has (&c, "a/.hidden/h.svs") && !has (&c, "a/readme.txt"),
+           "hidden folders and other files skipped");
+    /* sorted: S2 before s1 (byte order), sub/ last */
+    CHECK (c.n == 3 && strstr (c.paths[0], "S2.NDPI") && strstr (c.paths[2], "sub/s3"));
+    snprintf (p, sizeof p, "%s/b", s_root);
+    CHECK (qc_cohort_add (&c, p, err, sizeof err) == 0 && c.n == 4 && has (&c, "b/s1.svs"),
+           "b: a link to itself ends");
+    /* the same folder again: nothing twice */
+    snprintf (p, sizeof p, "%s/a/", s_root);
+    CHECK (qc_cohort_add (&c, p, err, sizeof err) == 0 && c.n == 4 && c.duplicates == 3,
+           "duplicates counted once: %zu, %zu", c.n, c.duplicates);
+    qc_cohort_free (&c);
+
+    qc_cohort_t d = {0};
+    snprintf (p, sizeof p, "%s/c", s_root);
+    CHECK (qc_cohort_add (&d, p, err, sizeof err) == 0);
+    CHECK (d.n == 1 && has (&d, "c/top.svs"), "deep slide past the limit not listed");
+    CHECK (d.note && strstr (d.note, "32 levels"), "the limit is said: %s",
+           d.note ? d.note : "(none)");
+    qc_cohort_free (&d);
+}
+
+static void
+test_patterns (void)
+{
+    char err[1024] = "", p[PATH_MAX * 2];
+    qc_cohort_t c = {0};
+    snprintf (p, sizeof p, "%s/*/s1.svs", s_root);
+    CHECK (qc_cohort_add (&c, p, err, sizeof err) == 0 && c.n == 2
+               && has (&c, "a/s1.svs") && has (&c, "b/s1.svs"),
+           "*/s1.svs: %zu (%s)", c.n, err);
+    qc_cohort_free (&c);
+
+    snprintf (p, sizeof p, "%s/**/*.tiff", s_root);
+    CHECK (qc_cohort_add (&c, p, err, sizeof err) == 0 && c.n == 1
+               && has (&c, "a/sub/s3.tiff"),
+           "** through folders (and the loop): %zu", c.n);
+    qc_cohort_free (&c);
+
+    snprintf (p, sizeof p, "%s/**/s1.svs", s_root);
+    CHECK (qc_cohort_add (&c, p, err, sizeof err) == 0 && c.n == 2,
+           "** matching zero folders too: %zu", c.n);
+    qc_cohort_free (&c);
+
+    /* relative to the base path, as -p does it */
+    c.basepath = s_root;
+    CHECK (qc_cohort_add (&c, "a/[sS][0-9]*", err, sizeof err) == 0 && c.n == 2
+               && has (&c, "a/s1.svs") && has (&c, "a/S2.NDPI"),
+           "[sS][0-9]* under -p: %zu", c.n);
+    CHECK (qc_cohort_add (&c, "b/**", err, sizeof err) == 0 && c.n == 3
+               && has (&c, "b/s1.svs"),
+           "a final ** searches the folder: %zu", c.n);
+    qc_cohort_free (&c);
+
+    snprintf (p, sizeof p, "%s/nothing/*.svs", s_root);
+    CHECK (qc_cohort_add (&c, p, err, sizeof err) == -1 && strstr (err, "no slide matches"),
+           "a pattern that matches nothing is an error: %s", err);
+    qc_cohort_free (&c);
+}
+
+static void
+test_lists (void)
+{
+    char err[1024] = "", p[PATH_MAX * 2];
+    /* HistoQC's results.tsv: '#' lines, file names in the first column */
+    snprintf (p, sizeof p, "%s/histoqc.tsv", s_root);
+    FILE *f = fopen (p, "w");
+    fprintf (f, "#start_time:\t2024-01-01\n#dataset:filename\tcomments\tbase_mag\n"
+                "s1.svs\t\t40.0\nS2.NDPI\tx\t20.0\r\n\n");
+    fclose (f);
+    qc_cohort_t c = {0};
+    char base[PATH_MAX * 2];
+    snprintf (base, sizeof base, "%s/a", s_root);
+    c.basepath = base;
+    CHECK (qc_cohort_add (&c, p, err, sizeof err) == 0 && c.n == 2
+               && has (&c, "a/s1.svs") && has (&c, "a/S2.NDPI"),
+           "HistoQC's results.tsv with -p: %zu (%s)", c.n, err);
+    qc_cohort_free (&c);
+
+    /* a plain .tsv with a header row, and a path holding a tab in the
+     * project's own results.tsv (escaped in original_path) */
+    snprintf (p, sizeof p, "%s/list.tsv", s_root);
+    f = fopen (p, "w");
+    fprintf (f, "filename\tnote\n%s/b/s1.svs\tfirst\n  \n# a comment\n", s_root);
+    fclose (f);
+    CHECK (qc_cohort_add_list (&c, p, err, sizeof err) == 0 && c.n == 1
+               && has (&c, "b/s1.svs"),
+           "header row skipped, first column read: %zu", c.n);
+    qc_cohort_free (&c);
+
+    snprintf (p, sizeof p, "%s/ours.tsv", s_root);
+    f = fopen (p, "w");
+    fprintf (f, "#dataset:filename\tbase_mag\twarnings\toriginal_path\n"
+                "t\\tb.svs\t40\t\t%s/odd\\tname.svs\n", s_root);
+    fclose (f);
+    CHECK (qc_cohort_add (&c, p, err, sizeof err) == 0 && c.n == 1
+               && has (&c, "odd\tname.svs"),
+           "original_path read and unescaped: %s", c.n ? c.paths[0] : "none");
+    qc_cohort_free (&c);
+
+    CHECK (qc_cohort_add_list (&c, "/no/such/list", err, sizeof err) == -1
+               && strstr (err, "cannot read list"), "missing list: %s", err);
+    qc_cohort_free (&c);
+}
+
+static void
+test_paths_and_check (void)
+{
+    char err[1024] = "", p[PATH_MAX * 2];
+    qc_cohort_t c = {0};
+    snprintf (p, sizeof p, "%s//a/./s1.svs", s_root);
+    CHECK (qc_cohort_add (&c, p, err, sizeof err) == 0 && c.n == 1
+               && has (&c, "a/s1.svs"), "// and /./ folded: %s", c.n ? c.paths[0] : "");
+    snprintf (p, sizeof p, "%s/missing.svs", s_root);
+    CHECK (qc_cohort_add (&c, p, err, sizeof err) == 0 && c.n == 2,
+           "a missing slide is listed (the check names it)");
+    CHECK (qc_cohort_unreadable (c.paths[0]) == NULL, "readable");
+    CHECK (qc_cohort_unreadable (c.paths[1]) != NULL
+               && strstr (qc_cohort_unreadable (c.paths[1]), "No such file"),
+           "missing: %s", qc_cohort_unreadable (c.paths[1]));
+    snprintf (p, sizeof p, "%s/a", s_root);
+    CHECK (qc_cohort_unreadable (p) && strstr (qc_cohort_unreadable (p), "folder"));
+    char longp[5000];
+    memset (longp, 'l', sizeof longp - 1);
+    longp[0] = '/';
+    longp[sizeof longp - 1] = '\0';
+    CHECK (qc_cohort_add (&c, longp, err, sizeof err) == 0 && c.too_long == 1 && c.n == 3,
+           "a path over 4096 bytes is listed and counted");
+    CHECK (qc_cohort_unreadable (longp) && strstr (qc_cohort_unreadable (longp), "4096"));
+    qc_cohort_free (&c);
+    /* relative paths start at the working directory */
+    char cwd[PATH_MAX];
+    CHECK (getcwd (cwd, sizeof cwd) != NULL);
+    CHECK (chdir (s_root) == 0);
+    CHECK (qc_cohort_add (&c, "b/s1.svs", err, sizeof err) == 0 && c.n == 1
+               && has (&c, "b/s1.svs"), "relative: %s", c.n ? c.paths[0] : "");
+    CHECK (chdir (cwd) == 0);
+    qc_cohort_free (&c);
+    CHECK (c.paths == NULL && c.n == 0, "free empties");
+}
+
+int
+main (void)
+{
+    snprintf (s_root, sizeof s_root, "/tmp/qc-cohort-XXXXXX");
+    if (!mkdtemp (s_root)) {
+        perror ("mkdtemp");
+        return 1;
+    }
+    make_tree ();
+    test_folders ();
+    test_patterns ();
+    test_lists ();
+    test_paths_and_check ();
+    char cmd[PATH_MAX + 16];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", s_root);
+    if (system (cmd) != 0)
+        fprintf (stderr, "could not remove %s\n", s_root);
+    return check_done ("test_cohort");
+}

@@ -1,0 +1,510 @@
+/* The HTTP side of slides by URL, against real servers on 127.0.0.1
+ * (tests/unit/http_fixtures.h): nginx serving ../shared's real slides in
+ * place, and the fault server (tests/http/fault_server.py).
+ *
+ * Checks: range reads and the HTTP byte source equal local reads (one
+ * thread and four at once); libtiff over HTTP reads every directory and
+ * every tile's raw bytes equal to TIFFOpen on the local file, and
+ * reading one small level fetches a small part of the file; read-ahead
+ * makes fewer requests; a conditional probe of an unchanged file
+ * downloads nothing; a file changed mid-read fails cleanly; 404 is
+ * asked once, 500 as many times as allowed; a stall, a truncated body,
+ * a redirect loop, a server without Range, a body that is not a slide
+ * and a refused connection each give their own error; every message
+ * names the redacted URL, and no message or log record holds the
+ * URL's credentials or query. */
+#include <pthread.h>
+#include <string.h>
+#include <tiffio.h>
+
+#include "shared/log.h"
+#include "tests/unit/check.h"
+#include "tests/unit/fetch_level.h"
+#include "tests/unit/http_fixtures.h"
+#include "worker/fetch/http.h"
+#include "worker/fetch/source.h"
+#include "worker/fetch/tiff_source.h"
+
+static http_server_t ngx, fault;
+static const char *slides[] = {
+    "CMU-1-Small-Region.svs", "CMU-1-Small-Region-pyramid.svs",
+    "TCGA-CR-7395-01A-01-TS1.svs", "TCGA-CR-7395-pyramid.svs", "test3-DAPI-2.ndpi",
+};
+#define NSLIDES (sizeof slides / sizeof slides[0])
+
+static void
+fast_opts (qc_http_opts_t *o)
+{
+    fx_fast_opts (o, 3, 1);
+}
+
+static int
+fault_count (const char *path)
+{
+    char out[4096], what[400];
+    snprintf (what, sizeof what, "_count/%s", path);
+    fx_fetch_text (&fault, what, out);
+    return atoi (out);
+}
+
+/* ---- range reads equal local reads ---- */
+
+static uint64_t rng = 88172645463325252ULL;
+static uint64_t
+next_rand (void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static void
+test_ranges (void)
+{
+    char err[1024], url[600], path[600];
+    for (size_t i = 0; i < NSLIDES; i++) {
+        fx_real_slide (slides[i], path, sizeof path);
+        fx_url (&ngx, slides[i], url, sizeof url);
+        qc_byte_source_t *loc = qc_source_file_open (path, err, sizeof err);
+        qc_byte_source_t *rem = qc_source_http_open (url, NULL, NULL, err, sizeof err);
+        CHECK (loc && rem, "%s: open: %s", slides[i], err);
+        if (!loc || !rem) {
+            qc_byte_source_close (&loc);
+            qc_byte_source_close (&rem);
+            continue;
+        }
+        int64_t size = qc_byte_source_size (loc);
+        CHECK (qc_byte_source_size (rem) == size, "%s: size %lld", slides[i],
+               (long long) qc_byte_source_size (rem));
+        static uint8_t a[300000], b[300000];
+        int bad = 0;
+        for (int k = 0; k < 60 && !bad; k++) {
+            uint64_t off = next_rand () % (uint64_t) (size + 100);
+            size_t len = 1 + next_rand () % (k % 4 == 0 ? sizeof a - 1 : 3000);
+            int64_t na = qc_byte_source_read_at (loc, off, len, a, err, sizeof err);
+            int64_t nb = qc_byte_source_read_at (rem, off, len, b, err, sizeof err);
+            if (na != nb || na < 0 || memcmp (a, b, (size_t) na) != 0)
+                bad = 1;
+            CHECK (!bad, "%s: read %llu+%zu: %lld vs %lld (%s)", slides[i],
+                   (unsigned long long) off, len, (long long) na, (long long) nb, err);
+        }
+        /* the same through qc_http_get_range alone */
+        size_t got = 0;
+        qc_http_file_t file;
+        CHECK (qc_http_get_range (NULL, url, NULL, 1000, 5000, b, &got, NULL, &file, NULL,
+                                  err, sizeof err) == QC_HTTP_OK && got == 5000
+               && file.size == size && file.ranges && file.etag[0], "%s: get_range: %s",
+               slides[i], err);
+        qc_byte_source_read_at (loc, 1000, 5000, a, err, sizeof err);
+        CHECK (memcmp (a, b, 5000) == 0, "%s: get_range bytes", slides[i]);
+        qc_byte_source_close (&loc);
+        qc_byte_source_close (&rem);
+    }
+}
+
+/* ---- several threads on one source ---- */
+
+typedef struct {
+    qc_byte_source_t *rem, *loc;
+    int bad;
+    uint64_t seed;
+} thread_arg_t;
+
+static void *
+reader (void *p)
+{
+    thread_arg_t *t = p;
+    uint8_t a[20000], b[20000];
+    char err[512];
+    int64_t size = qc_byte_source_size (t->loc);
+    for (int k = 0; k < 200; k++) {
+        t->seed = t->seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        uint64_t off = (t->seed >> 20) % (uint64_t) size;
+        size_t len = 1 + (t->seed >> 8) % sizeof a;
+        int64_t na = qc_byte_source_read_at (t->loc, off, len, a, err, sizeof err);
+        int64_t nb = qc_byte_source_read_at (t->rem, off, len, b, err, sizeof err);
+        if (na != nb || na < 0 || memcmp (a, b, (size_t) na) != 0)
+            t->bad++;
+    }
+    return NULL;
+}
+
+static void
+test_threads (void)
+{
+    char err[1024], url[600], path[600];
+    fx_real_slide ("TCGA-CR-7395-pyramid.svs", path, sizeof path);
+    fx_url (&ngx, "TCGA-CR-7395-pyramid.svs", url, sizeof url);
+    qc_source_opts_t o;
+    qc_source_opts_default (&o);
+    o.cache_bytes = 1 << 20;   /* small: evictions while others read */
+    qc_byte_source_t *rem = qc_source_http_open (url, &o, NULL, err, sizeof err);
+    qc_byte_source_t *loc = qc_source_file_open (path, err, sizeof err);
+    CHECK (rem && loc, "open: %s", err);
+    if (!rem || !loc)
+        return;
+    pthread_t th[4];
+    thread_arg_t args[4];
+    for (int i = 0; i < 4; i++) {
+        args[i] = (thread_arg_t) { rem, loc, 0, (uint64_t) i * 7919 + 1 };
+        pthread_create (&th[i], NULL, reader, &args[i]);
+    }
+    int bad = 0;
+    for (int i = 0; i < 4; i++) {
+        pthread_join (th[i], NULL);
+        bad += args[i].bad;
+    }
+    CHECK (bad == 0, "four threads on one source: %d reads differ", bad);
+    qc_byte_source_close (&rem);
+    qc_byte_source_close (&loc);
+}
+
+/* ---- libtiff over HTTP ---- */
+
+/* Compares every directory's raw tiles (or strips); returns the tiles
+ * compared, -1 on a difference. */
+static long
+compare_tiff (TIFF *a, TIFF *b, const char *name)
+{
+    long tiles = 0;
+    int dir = 0;
+    tmsize_t cap = 1 << 20;
+    uint8_t *ba = malloc ((size_t) cap), *bb = malloc ((size_t) cap);
+    do {
+        CHECK (TIFFSetDirectory (b, (tdir_t) dir), "%s: directory %d over HTTP: %s", name, dir,
+               qc_tiff_source_error (b));
+        uint32_t wa = 0, wb = 0;
+        TIFFGetField (a, TIFFTAG_IMAGEWIDTH, &wa);
+        TIFFGetField (b, TIFFTAG_IMAGEWIDTH, &wb);
+        CHECK (wa == wb, "%s: directory %d width %u vs %u", name, dir, wa, wb);
+        int tiled = TIFFIsTiled (a);
+        uint32_t n = tiled ? TIFFNumberOfTiles (a) : TIFFNumberOfStrips (a);
+        CHECK (n == (tiled ? TIFFNumberOfTiles (b) : TIFFNumberOfStrips (b)), "%s: count", name);
+        for (uint32_t t = 0; t < n; t++) {
+            uint64_t sz = tiled ? TIFFGetStrileByteCount (a, t) : TIFFGetStrileByteCount (a, t);
+            if ((tmsize_t) sz > cap) {
+                cap = (tmsize_t) sz;
+                ba = realloc (ba, (size_t) cap);
+                bb = realloc (bb, (size_t) cap);
+            }
+            tmsize_t na = tiled ? TIFFReadRawTile (a, t, ba, cap) : TIFFReadRawStrip (a, t, ba, cap);
+            tmsize_t nb = tiled ? TIFFReadRawTile (b, t, bb, cap) : TIFFReadRawStrip (b, t, bb, cap);
+            if (na != nb || (na > 0 && memcmp (ba, bb, (size_t) na) != 0)) {
+                CHECK (0, "%s: directory %d tile %u differs (%ld vs %ld): %s", name, dir, t,
+                       (long) na, (long) nb, qc_tiff_source_error (b));
+                free (ba);
+                free (bb);
+                return -1;
+            }
+            tiles++;
+        }
+        dir++;
+    } while (TIFFReadDirectory (a));
+    CHECK (!TIFFReadDirectory (b), "%s: the same number of directories (%d)", name, dir);
+    free (ba);
+    free (bb);
+    return tiles;
+}
+
+static void
+test_tiff (void)
+{
+    char err[1024], url[600], path[600];
+    for (size_t i = 0; i < NSLIDES; i++) {
+        fx_real_slide (slides[i], path, sizeof path);
+        fx_url (&ngx, slides[i], url, sizeof url);
+        TIFF *a = TIFFOpen (path, "rm");
+        qc_byte_source_t *src = qc_source_http_open (url, NULL, NULL, err, sizeof err);
+        TIFF *b = src ? qc_tiff_open_source (src, err, sizeof err) : NULL;
+        CHECK (a && b, "%s: open over HTTP: %s", slides[i], err);
+        if (a && b) {
+            long tiles = compare_tiff (a, b, slides[i]);
+            CHECK (tiles > 0, "%s: tiles compared", slides[i]);
+            printf ("%s: %d directories, %ld tiles or strips equal over HTTP\n", slides[i],
+                    (int) TIFFNumberOfDirectories (a), tiles);
+        }
+        if (b)
+            TIFFClose (b);
+        if (a)
+            TIFFClose (a);
+        qc_byte_source_close (&src);
+    }
+}
+
+/* Reading only the smallest level of a pyramid fetches little of it. */
+static void
+test_level_share (void)
+{
+    char err[1024], url[600];
+    const char *name = "TCGA-CR-7395-pyramid.svs";
+    fx_url (&ngx, name, url, sizeof url);
+    qc_source_opts_t o;
+    qc_source_opts_default (&o);
+    o.block_size = 16384;
+    qc_byte_source_t *src = qc_source_http_open (url, &o, NULL, err, sizeof err);
+    TIFF *t = src ? qc_tiff_open_source (src, err, sizeof err) : NULL;
+    CHECK (t != NULL, "open: %s", err);
+    if (!t) {
+        qc_byte_source_close (&src);
+        return;
+    }
+    /* the last tiled directory of the pyramid (the smallest level) */
+    int level_dir = -1, dir = 0;
+    do {
+        if (TIFFIsTiled (t))
+            level_dir = dir;
+        dir++;
+    } while (TIFFReadDirectory (t));
+    TIFFSetDirectory (t, (tdir_t) level_dir);
+    uint8_t *buf = malloc (1 << 20);
+    uint64_t level_bytes = 0;
+    for (uint32_t k = 0; k < TIFFNumberOfTiles (t); k++) {
+        tmsize_t n = TIFFReadRawTile (t, k, buf, 1 << 20);
+        CHECK (n > 0, "tile %u: %s", k, qc_tiff_source_error (t));
+        level_bytes += n > 0 ? (uint64_t) n : 0;
+    }
+    free (buf);
+    qc_byte_source_stats_t st;
+    qc_byte_source_stats (src, &st);
+    double share = (double) st.bytes_fetched / (double) qc_byte_source_size (src);
+    printf ("%s: directories and level %d (%llu bytes of tiles) fetched %llu of %lld bytes "
+            "(%.1f%%) in %llu requests\n", name, level_dir, (unsigned long long) level_bytes,
+            (unsigned long long) st.bytes_fetched, (long long) qc_byte_source_size (src),
+            100 * share, (unsigned long long) st.requests);
+    CHECK (share < 0.25, "a small level costs a small share: %.3f", share);
+    CHECK (st.bytes_fetched >= level_bytes, "at least the level's tiles came");
+    TIFFClose (t);
+    qc_byte_source_close (&src);
+}
+
+/* Reading a file front to back: read-ahead makes fewer requests. */
+static void
+test_read_ahead (void)
+{
+    char err[1024], url[600];
+    fx_url (&ngx, "CMU-1-Small-Region.svs", url, sizeof url);
+    uint64_t req[2];
+    for (int ra = 0; ra < 2; ra++) {
+        qc_source_opts_t o;
+        qc_source_opts_default (&o);
+        o.block_size = 16384;
+        o.read_ahead_max = ra ? 16 : 0;
+        qc_byte_source_t *s = qc_source_http_open (url, &o, NULL, err, sizeof err);
+        CHECK (s != NULL, "open: %s", err);
+        if (!s)
+            return;
+        uint8_t buf[4000];
+        int64_t size = qc_byte_source_size (s);
+        for (uint64_t off = 0; off < (uint64_t) size; off += sizeof buf)
+            qc_byte_source_read_at (s, off, sizeof buf, buf, err, sizeof err);
+        qc_byte_source_stats_t st;
+        qc_byte_source_stats (s, &st);
+        req[ra] = st.requests;
+        CHECK (st.bytes_fetched == (uint64_t) size, "each byte fetched once: %llu of %lld",
+               (unsigned long long) st.bytes_fetched, (long long) size);
+        qc_byte_source_close (&s);
+    }
+    printf ("reading %s front to back in 16 KiB blocks: %llu requests without read-ahead, "
+            "%llu with\n", "CMU-1-Small-Region.svs", (unsigned long long) req[0],
+            (unsigned long long) req[1]);
+    CHECK (req[1] * 4 < req[0], "read-ahead: %llu requests against %llu",
+           (unsigned long long) req[1], (unsigned long long) req[0]);
+}
+
+static void
+test_probe (void)
+{
+    char err[1024], url[600];
+    fx_url (&ngx, "CMU-1-Small-Region.svs", url, sizeof url);
+    qc_http_file_t f, g;
+    qc_http_counts_t c = { 0 };
+    int unchanged = -1;
+    CHECK (qc_http_probe (NULL, url, NULL, NULL, &unchanged, &f, &c, err, sizeof err)
+           == QC_HTTP_OK && f.size == 1938955 && f.etag[0] && f.last_modified[0] && !unchanged,
+           "probe: %s", err);
+    memset (&c, 0, sizeof c);
+    CHECK (qc_http_probe (NULL, url, NULL, &f, &unchanged, &g, &c, err, sizeof err) == QC_HTTP_OK
+           && unchanged == 1 && c.bytes == 0 && c.requests == 1,
+           "a conditional probe of an unchanged file: 304, nothing downloaded (%llu bytes)",
+           (unsigned long long) c.bytes);
+    snprintf (f.etag, sizeof f.etag, "\"other\"");
+    CHECK (qc_http_probe (NULL, url, NULL, &f, &unchanged, &g, &c, err, sizeof err) == QC_HTTP_OK
+           && unchanged == 0 && g.size == 1938955, "another ETag: changed");
+}
+
+/* The file changes on the server between two reads of one source. */
+static void
+test_changed (void)
+{
+    char err[1024], url[600], path[700];
+    snprintf (path, sizeof path, "%s/changing.bin", ngx.www);
+    FILE *f = fopen (path, "wb");
+    for (int i = 0; i < 300000; i++)
+        fputc (i & 0xff, f);
+    fclose (f);
+    fx_url (&ngx, "changing.bin", url, sizeof url);
+    qc_source_opts_t o;
+    qc_source_opts_default (&o);
+    o.block_size = 4096;
+    o.read_ahead_max = 0;
+    qc_byte_source_t *s = qc_source_http_open (url, &o, NULL, err, sizeof err);
+    CHECK (s != NULL, "open: %s", err);
+    if (!s)
+        return;
+    f = fopen (path, "ab");   /* longer, so size and ETag differ */
+    fputs ("more", f);
+    fclose (f);
+    uint8_t buf[100];
+    CHECK (qc_byte_source_read_at (s, 100000, 100, buf, err, sizeof err) < 0
+           && strstr (err, "changed on the server") && strstr (err, url),
+           "a changed file fails the read: %s", err);
+    qc_byte_source_close (&s);
+}
+
+/* ---- faults ---- */
+
+static void
+secret_url (const char *path, char *out, size_t outlen, char *shown, size_t shownlen)
+{
+    fx_secret_url (&fault, path, out, outlen);
+    fx_url (&fault, path, shown, shownlen);
+}
+
+static void
+expect_error (const char *path, qc_http_status_t want, const char *words, int requests,
+              int attempts)
+{
+    char url[600], shown[600], err[1024] = "";
+    secret_url (path, url, sizeof url, shown, sizeof shown);
+    qc_http_opts_t o;
+    fast_opts (&o);
+    /* the whole of CMU-1-Small-Region.svs: a stall or a cut comes half way */
+    static uint8_t buf[1938955];
+    size_t got;
+    qc_http_counts_t c = { 0 };
+    qc_http_status_t st = qc_http_get_range (NULL, url, &o, 0, sizeof buf, buf, &got, NULL, NULL,
+                                             &c, err, sizeof err);
+    CHECK (st == want, "%s: status %s, want %s (%s)", path, qc_http_status_name (st),
+           qc_http_status_name (want), err);
+    CHECK (strstr (err, shown) != NULL, "%s: the message names the redacted URL: %s", path, err);
+    CHECK (strstr (err, words) != NULL, "%s: the message says '%s': %s", path, words, err);
+    CHECK (!fx_has_secret (err), "%s: no secret in the message: %s", path, err);
+    if (requests > 0) {
+        char p[300];
+        snprintf (p, sizeof p, "%s", path);
+        int n = fault_count (p);
+        CHECK (n == requests, "%s: %d requests reached the server, want %d", path, n, requests);
+        CHECK ((int) c.requests == attempts, "%s: %llu attempts counted, want %d", path,
+               (unsigned long long) c.requests, attempts);
+    }
+    printf ("%-22s -> %s\n", path, err);
+}
+
+static void
+test_faults (void)
+{
+    expect_error ("status/404", QC_HTTP_ERR_CLIENT, "404 Not Found (not retried)", 1, 1);
+    expect_error ("status/403", QC_HTTP_ERR_CLIENT, "403 Forbidden", 1, 1);
+    expect_error ("status/500", QC_HTTP_ERR_SERVER, "500 Internal Server Error (3 attempts)", 3, 3);
+    expect_error ("status/503", QC_HTTP_ERR_SERVER, "503", 3, 3);
+    expect_error ("stall/CMU-1-Small-Region.svs", QC_HTTP_ERR_STALL, "stalled mid-body", 3, 3);
+    expect_error ("truncate/CMU-1-Small-Region.svs", QC_HTTP_ERR_SHORT, "cut short", 3, 3);
+    expect_error ("loop", QC_HTTP_ERR_REDIRECTS, "more than 5 redirects", 6, 1);
+    /* a redirect to the file itself is followed */
+    char url[600], shown[600], err[1024];
+    secret_url ("redirect/CMU-1-Small-Region.svs", url, sizeof url, shown, sizeof shown);
+    qc_byte_source_t *s = qc_source_http_open (url, NULL, NULL, err, sizeof err);
+    CHECK (s && qc_byte_source_size (s) == 1938955, "a redirect is followed: %s", err);
+    qc_byte_source_close (&s);
+    /* a server without Range support: the source says so, to download whole */
+    qc_http_status_t st;
+    secret_url ("norange/CMU-1-Small-Region.svs", url, sizeof url, shown, sizeof shown);
+    s = qc_source_http_open (url, NULL, &st, err, sizeof err);
+    CHECK (!s && st == QC_HTTP_ERR_NO_RANGE && strstr (err, shown) && !fx_has_secret (err),
+           "no Range support: %s", err);
+    /* a body that is not a slide */
+    secret_url ("text", url, sizeof url, shown, sizeof shown);
+    s = qc_source_http_open (url, NULL, &st, err, sizeof err);
+    CHECK (s != NULL, "the text page opens as bytes: %s", err);
+    TIFF *t = s ? qc_tiff_open_source (s, err, sizeof err) : NULL;
+    CHECK (!t && strstr (err, shown) && strstr (err, "not a TIFF") && !fx_has_secret (err),
+           "not a slide: %s", err);
+    printf ("%-22s -> %s\n", "text", err);
+    qc_byte_source_close (&s);
+    /* nobody listening */
+    qc_http_opts_t o;
+    fast_opts (&o);
+    int port = fx_free_port ();
+    snprintf (url, sizeof url, "http://bob:PASSWORD1@127.0.0.1:%d/a.svs?sig=SIGNATURE2", port);
+    uint8_t buf[16];
+    size_t got;
+    qc_http_counts_t c = { 0 };
+    st = qc_http_get_range (NULL, url, &o, 0, sizeof buf, buf, &got, NULL, NULL, &c, err,
+                            sizeof err);
+    CHECK (st == QC_HTTP_ERR_NETWORK && c.requests == 3 && strstr (err, "127.0.0.1")
+           && !fx_has_secret (err), "connection refused, retried: %s", err);
+    printf ("%-22s -> %s\n", "(refused)", err);
+    /* a cancelled call stops */
+    atomic_int cancel = 1;
+    o.cancel = &cancel;
+    secret_url ("status/500", url, sizeof url, shown, sizeof shown);
+    st = qc_http_get_range (NULL, url, &o, 0, sizeof buf, buf, &got, NULL, NULL, NULL, err,
+                            sizeof err);
+    CHECK (st == QC_HTTP_CANCELLED, "cancelled: %s", err);
+}
+
+/* --level-share URL: what reading the 1.25x level of the slide at URL
+ * fetches (tests/integration/test_fetch_http.sh checks the share). */
+static int
+level_share (const char *url)
+{
+    char err[1024];
+    qc_byte_source_t *src = qc_source_open (url, NULL, err, sizeof err);
+    fx_level_t lv;
+    if (!src || fx_read_level (src, 1.25, 1, &lv, err, sizeof err) < 0) {
+        fprintf (stderr, "%s\n", err);
+        qc_byte_source_close (&src);
+        return 1;
+    }
+    qc_byte_source_stats_t st;
+    qc_byte_source_stats (src, &st);
+    int64_t size = qc_byte_source_size (src);
+    printf ("level %d (%ux%u, downsample %.0f, %ld tiles, %llu bytes of tiles): fetched %llu "
+            "of %lld bytes = %.2f%% in %llu requests\n", lv.dir, lv.width, lv.height,
+            lv.downsample, lv.tiles, (unsigned long long) lv.tile_bytes,
+            (unsigned long long) st.bytes_fetched, (long long) size,
+            100.0 * (double) st.bytes_fetched / (double) size, (unsigned long long) st.requests);
+    qc_byte_source_close (&src);
+    return 0;
+}
+
+int
+main (int argc, char **argv)
+{
+    if (argc == 3 && strcmp (argv[1], "--level-share") == 0)
+        return level_share (argv[2]);
+    if (argc > 1) {
+        fprintf (stderr, "usage: test_fetch_http [--level-share URL]\n");
+        return 2;
+    }
+    fx_log_capture ();
+    TIFFSetWarningHandler (NULL);   /* the local TIFFOpen's unknown tags */
+    if (fx_start_servers (&ngx, &fault, slides, NSLIDES, 5) < 0) {
+        CHECK (0, "the test servers did not start");
+        return check_done ("test_fetch_http");
+    }
+    test_ranges ();
+    test_threads ();
+    test_tiff ();
+    test_level_share ();
+    test_read_ahead ();
+    test_probe ();
+    test_changed ();
+    test_faults ();
+    CHECK (fx_log_len > 0, "retries were logged");
+    CHECK (!fx_has_secret (fx_log_text), "no secret in any log record:\n%s", fx_log_text);
+    fx_stop (&ngx);
+    fx_stop (&fault);
+    return check_done ("test_fetch_http");
+}

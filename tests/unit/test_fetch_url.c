@@ -1,0 +1,224 @@
+/* Slides by URL, without a network: which cohort entries are accepted,
+ * how URLs are redacted, file:// paths, cache file names, and the block
+ * cache's LRU order (worker/fetch/url.c, block_cache.c), plus the local
+ * file byte source against plain reads. */
+#include <stdint.h>
+#include <string.h>
+
+#include "tests/unit/check.h"
+#include "worker/fetch/block_cache.h"
+#include "worker/fetch/source.h"
+#include "worker/fetch/url.h"
+
+static void
+test_classify (void)
+{
+    char err[600];
+    static const struct {
+        const char *entry;
+        int kind;
+    } rows[] = {
+        { "/data/a.svs", QC_URL_PATH },
+        { "relative/b.svs", QC_URL_PATH },
+        { "c:d.svs", QC_URL_PATH },            /* a colon, no "//": a path */
+        { "http://host/a.svs", QC_URL_HTTP },
+        { "HTTPS://host:8443/x/y.svs?X-Amz-Signature=abc", QC_URL_HTTPS },
+        { "file:///data/a.svs", QC_URL_FILE },
+        { "file://localhost/data/a%20b.svs", QC_URL_FILE },
+        { "ftp://host/a.svs", -1 },
+        { "s3://bucket/a.svs", -1 },
+        { "gs://bucket/a.svs", -1 },
+        { "file://otherhost/a.svs", -1 },
+        { "file://relative", -1 },
+        { "http:///nohost.svs", -1 },
+        { "http://host/a b.svs", -1 },
+        { "", -1 },
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        err[0] = '\0';
+        int k = qc_url_classify (rows[i].entry, err, sizeof err);
+        CHECK (k == rows[i].kind, "%s: %d, want %d (%s)", rows[i].entry, k, rows[i].kind, err);
+        if (k < 0 && rows[i].entry[0])
+            CHECK (strstr (err, "://") || strstr (err, rows[i].entry),
+                   "the refusal names the entry: %s", err);
+    }
+    qc_url_classify ("s3://user:pw@bucket/a.svs?sig=SECRET", err, sizeof err);
+    CHECK (strstr (err, "s3://bucket/a.svs") && !strstr (err, "SECRET") && !strstr (err, "pw"),
+           "refusal redacted: %s", err);
+    CHECK (strstr (err, "not supported"), "%s", err);
+    CHECK (qc_url_classify (NULL, err, sizeof err) < 0, "NULL refused");
+    static char longurl[QC_URL_MAX + 100];
+    memcpy (longurl, "http://h/", 9);
+    memset (longurl + 9, 'a', QC_URL_MAX);
+    CHECK (qc_url_classify (longurl, err, sizeof err) < 0 && strstr (err, "longer than"),
+           "an entry longer than a task's path can carry is refused: %.80s", err);
+    CHECK (qc_url_is_remote ("https://h/a") && !qc_url_is_remote ("file:///a")
+           && !qc_url_is_remote ("/a"), "is_remote");
+}
+
+static void
+test_redact (void)
+{
+    static const struct {
+        const char *in, *out;
+    } rows[] = {
+        { "https://AKIA:secret@bucket.s3.amazonaws.com/dir/a.svs?X-Amz-Signature=ff&X-Amz-Expires=60",
+          "https://bucket.s3.amazonaws.com/dir/a.svs" },
+        { "http://user@host:8080/a.svs#frag", "http://host:8080/a.svs" },
+        { "http://host?only-query", "http://host" },
+        { "http://a:b@c@host/p@q.svs", "http://host/p@q.svs" },   /* last '@' of the authority */
+        { "/local/path?not-a-url.svs", "/local/path?not-a-url.svs" },
+        { "https://storage.googleapis.com/b/o.svs?GoogleAccessId=x&Signature=y",
+          "https://storage.googleapis.com/b/o.svs" },
+    };
+    char out[600];
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        qc_url_redact (rows[i].in, out, sizeof out);
+        CHECK (strcmp (out, rows[i].out) == 0, "redact %s -> %s, want %s", rows[i].in, out,
+               rows[i].out);
+    }
+    char small[8];
+    qc_url_redact ("https://user:pw@host/a.svs", small, sizeof small);
+    CHECK (strlen (small) == 7 && !strstr (small, "pw"), "cut to fit: %s", small);
+    qc_url_redact (NULL, out, sizeof out);
+    CHECK (strcmp (out, "(null)") == 0, "NULL");
+}
+
+static void
+test_file_path (void)
+{
+    char path[256], err[256];
+    CHECK (qc_url_file_path ("file:///data/a%20b.svs", path, sizeof path, err, sizeof err) == 0
+           && strcmp (path, "/data/a b.svs") == 0, "decoded: %s", path);
+    CHECK (qc_url_file_path ("file://localhost/x.svs", path, sizeof path, err, sizeof err) == 0
+           && strcmp (path, "/x.svs") == 0, "localhost: %s", path);
+    CHECK (qc_url_file_path ("file:///a%2", path, sizeof path, err, sizeof err) < 0, "bad escape");
+    CHECK (qc_url_file_path ("file:///a%00b", path, sizeof path, err, sizeof err) < 0, "NUL");
+    CHECK (qc_url_file_path ("file:///a?q", path, sizeof path, err, sizeof err) < 0, "query");
+    CHECK (qc_url_file_path ("http://h/a", path, sizeof path, err, sizeof err) < 0, "not file");
+    char tiny[4];
+    CHECK (qc_url_file_path ("file:///abcdef", tiny, sizeof tiny, err, sizeof err) < 0, "too long");
+}
+
+static void
+test_cache_name (void)
+{
+    char a[200], b[200], c[200], d[200], e[200];
+    CHECK (qc_url_cache_name ("https://h.example/dir/slide%201.svs?X-Amz-Signature=1&X-Amz-Date=2",
+                              a, sizeof a) == 0, "name");
+    CHECK (qc_url_cache_name ("https://user:pw@H.EXAMPLE/dir/slide%201.svs?X-Amz-Signature=9&X-Amz-Date=3",
+                              b, sizeof b) == 0, "name");
+    CHECK (strcmp (a, b) == 0, "a re-signed URL keeps its name: %s %s", a, b);
+    CHECK (strncmp (a, "slide_201.svs-", 14) == 0 && strlen (a) == 14 + 32, "readable: %s", a);
+    qc_url_cache_name ("https://h.example/dir/slide%201.svs?version=2", c, sizeof c);
+    CHECK (strcmp (a, c) != 0, "other query parameters count: %s", c);
+    qc_url_cache_name ("https://h.example/other/slide%201.svs", d, sizeof d);
+    CHECK (strcmp (a, d) != 0, "another folder: another name");
+    char longurl[2000] = "http://h/";
+    memset (longurl + 9, 'x', 1500);
+    longurl[1509] = '\0';
+    CHECK (qc_url_cache_name (longurl, e, sizeof e) == 0 && strlen (e) <= 130, "long: %zu",
+           strlen (e));
+    CHECK (qc_url_cache_name ("http://h/", e, sizeof e) == 0 && strncmp (e, "slide-", 6) == 0,
+           "no file name: %s", e);
+    CHECK (qc_url_cache_name ("http://h/.hidden", e, sizeof e) == 0 && e[0] != '.', "%s", e);
+    CHECK (qc_url_cache_name ("/a/b.svs", e, sizeof e) < 0, "a path has no cache name");
+    CHECK (qc_url_cache_name ("http://h/a", e, 20) < 0, "buffer too small");
+}
+
+static void
+test_block_cache (void)
+{
+    qc_block_cache_t *c = qc_block_cache_new (4, 12);   /* 3 blocks */
+    CHECK (c && qc_block_cache_capacity (c) == 3, "capacity");
+    uint8_t d[4] = { 1, 2, 3, 4 };
+    for (uint64_t b = 0; b < 3; b++) {
+        d[0] = (uint8_t) b;
+        CHECK (qc_block_cache_put (c, b, d, 4) == 0, "put");
+    }
+    size_t len = 0;
+    const uint8_t *p = qc_block_cache_get (c, 0, &len);   /* 0 becomes most recent */
+    CHECK (p && p[0] == 0 && len == 4, "get");
+    d[0] = 7;
+    CHECK (qc_block_cache_put (c, 7, d, 2) == 0, "put evicts");
+    CHECK (!qc_block_cache_has (c, 1), "the least recently used (1) went");
+    CHECK (qc_block_cache_has (c, 0) && qc_block_cache_has (c, 2) && qc_block_cache_has (c, 7),
+           "the others stay");
+    uint64_t order[4];
+    size_t n = qc_block_cache_order (c, order, 4);
+    CHECK (n == 3 && order[0] == 7 && order[1] == 0 && order[2] == 2, "LRU order %zu: %llu %llu %llu",
+           n, (unsigned long long) order[0], (unsigned long long) order[1],
+           (unsigned long long) order[2]);
+    p = qc_block_cache_get (c, 7, &len);
+    CHECK (p && len == 2 && p[0] == 7, "short last block");
+    CHECK (qc_block_cache_put (c, 8, d, 5) < 0, "longer than a block refused");
+    CHECK (qc_block_cache_count (c) == 3, "count");
+    /* many blocks through a small cache: the hash chains stay right */
+    for (uint64_t b = 100; b < 2100; b++) {
+        d[0] = (uint8_t) b;
+        qc_block_cache_put (c, b, d, 4);
+        p = qc_block_cache_get (c, b, &len);
+        if (!p || p[0] != (uint8_t) b) {
+            CHECK (0, "block %llu lost", (unsigned long long) b);
+            break;
+        }
+    }
+    CHECK (qc_block_cache_has (c, 2099) && qc_block_cache_has (c, 2097)
+           && !qc_block_cache_has (c, 2096), "only the last three stay");
+    qc_block_cache_destroy (&c);
+    CHECK (c == NULL, "destroy nulls");
+    CHECK (qc_block_cache_new (0, 10) == NULL, "block size 0 refused");
+}
+
+static void
+test_file_source (void)
+{
+    char path[600], err[600];
+    snprintf (path, sizeof path, "%s/slides/real/CMU-1-Small-Region.svs", check_shared_dir ());
+    qc_byte_source_t *s = qc_source_open (path, NULL, err, sizeof err);
+    CHECK (s != NULL, "open: %s", err);
+    if (!s)
+        return;
+    FILE *f = fopen (path, "rb");
+    fseek (f, 0, SEEK_END);
+    long size = ftell (f);
+    CHECK (qc_byte_source_size (s) == size, "size");
+    uint8_t a[5000], b[5000];
+    fseek (f, 12345, SEEK_SET);
+    CHECK (fread (a, 1, sizeof a, f) == sizeof a, "fread");
+    CHECK (qc_byte_source_read_at (s, 12345, sizeof b, b, err, sizeof err) == (int64_t) sizeof b
+           && memcmp (a, b, sizeof a) == 0, "read_at equals a plain read");
+    CHECK (qc_byte_source_read_at (s, (uint64_t) size - 10, 100, b, err, sizeof err) == 10,
+           "short at the end");
+    CHECK (qc_byte_source_read_at (s, (uint64_t) size + 10, 100, b, err, sizeof err) == 0,
+           "0 past the end");
+    CHECK (qc_byte_source_read_at (s, 0, 10, NULL, err, sizeof err) < 0, "NULL buffer refused");
+    qc_byte_source_stats_t st;
+    qc_byte_source_stats (s, &st);
+    CHECK (st.bytes_fetched == sizeof b + 10 && st.requests >= 2, "counted: %llu",
+           (unsigned long long) st.bytes_fetched);
+    fclose (f);
+    qc_byte_source_close (&s);
+    CHECK (s == NULL, "close nulls");
+    char url[700];
+    snprintf (url, sizeof url, "file://%s", path);
+    s = qc_source_open (url, NULL, err, sizeof err);
+    CHECK (s && qc_byte_source_size (s) == size, "file:// opens: %s", err);
+    qc_byte_source_close (&s);
+    CHECK (!qc_source_open ("/no/such/file.svs", NULL, err, sizeof err)
+           && strstr (err, "/no/such/file.svs"), "a missing file named: %s", err);
+    CHECK (!qc_source_open ("ftp://h/a.svs", NULL, err, sizeof err)
+           && strstr (err, "not supported"), "ftp refused: %s", err);
+}
+
+int
+main (void)
+{
+    test_classify ();
+    test_redact ();
+    test_file_path ();
+    test_cache_name ();
+    test_block_cache ();
+    test_file_source ();
+    return check_done ("test_fetch_url");
+}

@@ -1,0 +1,293 @@
+/* The disk cache's get path: validate, reuse, or download (resuming)
+ * under the entry's .part lock, then lease (contract in disk_cache.h).
+ *
+ * A get goes round a small loop, at most MAX_ROUNDS times: whenever a
+ * file it locked turns out to have been renamed or deleted by another
+ * thread or process meanwhile (checked by comparing the locked inode
+ * with the path's), it starts again from what the folder holds now. */
+#include "worker/fetch/cache_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shared/err.h"
+#include "shared/log.h"
+#include "worker/fetch/url.h"
+
+#define MAX_ROUNDS 8
+
+qc_disk_cache_t *
+qc_disk_cache_open (const char *dir, uint64_t max_bytes, const qc_http_opts_t *http,
+                    char *err, size_t errlen)
+{
+    if (!dir || !*dir || max_bytes == 0) {
+        qc_set_err (err, errlen, "the cache needs a folder and a size limit above 0");
+        return NULL;
+    }
+    if (strlen (dir) > PATH_MAX - 200) {
+        qc_set_err (err, errlen, "%s: the cache folder's path is too long", dir);
+        return NULL;
+    }
+    if (mkdir (dir, 0755) != 0 && errno != EEXIST) {
+        qc_set_err (err, errlen, "%s: cannot create the cache folder: %s", dir, strerror (errno));
+        return NULL;
+    }
+    struct stat st;
+    if (stat (dir, &st) != 0 || !S_ISDIR (st.st_mode) || access (dir, W_OK | X_OK) != 0) {
+        qc_set_err (err, errlen, "%s: not a folder this process can write into", dir);
+        return NULL;
+    }
+    qc_disk_cache_t *self = calloc (1, sizeof *self);
+    if (!self || !(self->dir = strdup (dir))) {
+        free (self);
+        qc_set_err (err, errlen, "out of memory");
+        return NULL;
+    }
+    self->max_bytes = max_bytes;
+    if (http)
+        self->http = *http;
+    else
+        qc_http_opts_default (&self->http);
+    self->http.cancel = NULL;
+    return self;
+}
+
+void
+qc_disk_cache_close (qc_disk_cache_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    free ((*self_p)->dir);
+    free (*self_p);
+    *self_p = NULL;
+}
+
+const char *
+qc_cache_lease_path (const qc_cache_lease_t *lease)
+{
+    return lease ? lease->path : NULL;
+}
+
+void
+qc_cache_lease_release (qc_cache_lease_t **lease_p)
+{
+    if (!lease_p || !*lease_p)
+        return;
+    close ((*lease_p)->fd);   /* drops the shared lock */
+    free (*lease_p);
+    *lease_p = NULL;
+}
+
+/* 1 when fd is still the file at path. */
+static int
+same_inode (int fd, const char *path)
+{
+    struct stat a, b;
+    return fstat (fd, &a) == 0 && stat (path, &b) == 0 && a.st_ino == b.st_ino
+           && a.st_dev == b.st_dev;
+}
+
+/* A shared lock on the slide at path, its last use set to now. */
+static int
+take_lease (const char *path, qc_cache_lease_t **lease)
+{
+    int fd = open (path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    if (flock (fd, LOCK_SH) != 0 || !same_inode (fd, path)) {
+        close (fd);
+        return -1;
+    }
+    struct timespec ts[2] = { { 0, UTIME_OMIT }, { 0, UTIME_NOW } };
+    futimens (fd, ts);   /* the LRU order; a failure only ages it */
+    qc_cache_lease_t *l = calloc (1, sizeof *l);
+    if (!l) {
+        close (fd);
+        return -1;
+    }
+    l->fd = fd;
+    snprintf (l->path, sizeof l->path, "%s", path);
+    *lease = l;
+    return 0;
+}
+
+/* Everything one get needs, passed down. */
+typedef struct {
+    qc_disk_cache_t *cache;
+    const char *url;
+    char shown[512];
+    entry_paths_t p;
+    qc_http_opts_t http;
+    qc_http_conn_t *conn;
+    qc_http_counts_t counts;
+    qc_cache_info_t *info;
+} get_t;
+
+/* Fsyncs the folder, so that renames survive a crash. */
+static void
+sync_dir (const char *dir)
+{
+    int fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync (fd);
+        close (fd);
+    }
+}
+
+/* Downloads the version now describes into the entry, resuming a
+ * partial of that version. 0 done; 1 start over (another caller
+ * finished it, or the .part went away meanwhile); -1 failed. */
+static int
+download (get_t *g, const qc_http_file_t *now, char *err, size_t errlen)
+{
+    entry_paths_t *p = &g->p;
+    int fd = open (p->part, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return qc_fail (err, errlen, "%s: cannot write into the cache: %s", p->part,
+                        strerror (errno));
+    if (flock (fd, LOCK_EX) != 0 || !same_inode (fd, p->part)) {
+        close (fd);
+        return 1;
+    }
+    qc_http_file_t done;
+    if (entry_valid (p->data, p->meta, &done)
+        && qc_http_same_version (&done, now->etag, now->last_modified, now->size) == 1) {
+        /* another caller downloaded it while this one waited, and this
+           .part was made afresh after its rename: nothing in it is
+           needed (a caller waiting on it finds it gone and goes round) */
+        unlink (p->part);
+        close (fd);
+        return 1;
+    }
+    struct stat st;
+    qc_http_file_t file = *now, had;
+    uint64_t from = 0, no_ino;
+    if (fstat (fd, &st) == 0 && st.st_size > 0 && meta_read (p->part_meta, &had, &no_ino) == 0
+        && qc_http_same_version (&had, now->etag, now->last_modified, now->size) == 1
+        && st.st_size < now->size)
+        from = (uint64_t) st.st_size;
+    if (meta_write (p->part_meta, g->shown, &file, 0) != 0) {
+        close (fd);
+        return qc_fail (err, errlen, "%s: cannot write into the cache: %s", p->part_meta,
+                        strerror (errno));
+    }
+    int ev = qc_disk_cache_evict (g->cache, (uint64_t) file.size - from);
+    if (ev > 0)
+        g->info->evicted += ev;
+    uint64_t before = g->counts.bytes;
+    qc_http_status_t hs = qc_http_download (g->conn, g->url, &g->http, fd, from, &file,
+                                            &g->counts, err, errlen);
+    g->info->bytes += g->counts.bytes - before;
+    if (from > 0 && g->info->bytes < (uint64_t) file.size) {
+        g->info->resumed = 1;
+        g->info->resumed_from = from;
+    }
+    if (hs != QC_HTTP_OK) {
+        /* keep the partial, described as the version it now holds */
+        meta_write (p->part_meta, g->shown, &file, 0);
+        close (fd);
+        return -1;
+    }
+    if (fsync (fd) != 0) {
+        close (fd);
+        return qc_fail (err, errlen, "%s: cannot write into the cache: %s", p->part,
+                        strerror (errno));
+    }
+    /* the new .meta names the new slide's inode, so no reader pairs it
+       with the old slide, nor the old .meta with the new slide
+       (cache_files.c); then the slide is renamed into place */
+    if (fstat (fd, &st) != 0 || meta_write (p->meta, g->shown, &file, (uint64_t) st.st_ino) != 0
+        || rename (p->part, p->data) != 0) {
+        int e = errno;
+        close (fd);
+        return qc_fail (err, errlen, "%s: cannot write into the cache: %s", p->data,
+                        strerror (e));
+    }
+    unlink (p->part_meta);
+    sync_dir (g->cache->dir);
+    close (fd);
+    qc_log (QC_LOG_DEBUG, "cache", "%s: downloaded %llu bytes%s into %s", g->shown,
+            (unsigned long long) g->info->bytes, g->info->resumed ? " (resumed)" : "",
+            p->name);
+    return 0;
+}
+
+/* One round: 0 leased, 1 start over, -1 failed. */
+static int
+round_once (get_t *g, qc_cache_lease_t **lease, char *err, size_t errlen)
+{
+    qc_http_file_t known, now;
+    int have = entry_valid (g->p.data, g->p.meta, &known);
+    int unchanged = 0;
+    uint64_t before = g->counts.bytes;
+    qc_http_status_t hs = qc_http_probe (g->conn, g->url, &g->http, have ? &known : NULL,
+                                         &unchanged, &now, &g->counts, err, errlen);
+    g->info->probe_bytes += g->counts.bytes - before;
+    if (hs != QC_HTTP_OK)
+        return -1;
+    g->info->size = (uint64_t) now.size;
+    if (have && (unchanged
+                 || qc_http_same_version (&known, now.etag, now.last_modified, now.size) == 1)) {
+        if (take_lease (g->p.data, lease) == 0) {
+            g->info->hit = 1;
+            return 0;
+        }
+        return 1;   /* evicted meanwhile */
+    }
+    if ((uint64_t) now.size > g->cache->max_bytes)
+        return qc_fail (err, errlen, "%s: the slide (%.2f GB) is larger than the whole cache "
+                        "(%.2f GB): raise --cache-max", g->shown, now.size / 1e9,
+                        g->cache->max_bytes / 1e9);
+    int r = download (g, &now, err, errlen);
+    if (r != 0)
+        return r;
+    return take_lease (g->p.data, lease) == 0 ? 0 : 1;
+}
+
+int
+qc_disk_cache_get (qc_disk_cache_t *self, const char *url, const atomic_int *cancel,
+                   qc_cache_lease_t **lease, qc_cache_info_t *info, char *err,
+                   size_t errlen)
+{
+    qc_cache_info_t local;
+    if (!info)
+        info = &local;
+    *info = (qc_cache_info_t) { 0 };
+    if (!self || !url || !lease)
+        return qc_fail (err, errlen, "qc_disk_cache_get: bad arguments");
+    *lease = NULL;
+    get_t *g = calloc (1, sizeof *g);
+    if (!g)
+        return qc_fail (err, errlen, "out of memory");
+    g->cache = self;
+    g->url = url;
+    g->info = info;
+    g->http = self->http;
+    g->http.cancel = cancel;
+    qc_url_redact (url, g->shown, sizeof g->shown);
+    int r = -1;
+    if (!qc_url_is_remote (url) || cache_paths (self, url, &g->p) < 0)
+        qc_set_err (err, errlen, "'%s' is not an http:// or https:// URL", g->shown);
+    else if (!(g->conn = qc_http_conn_new ()))
+        qc_set_err (err, errlen, "%s: could not start libcurl", g->shown);
+    else {
+        int n;
+        for (n = 0; n < MAX_ROUNDS && (r = round_once (g, lease, err, errlen)) == 1; n++)
+            ;
+        if (r == 1) {
+            qc_set_err (err, errlen, "%s: the cache folder %s kept changing under this "
+                        "worker (%d tries)", g->shown, self->dir, MAX_ROUNDS);
+            r = -1;
+        }
+    }
+    info->requests = g->counts.requests;
+    qc_http_conn_destroy (&g->conn);
+    free (g);
+    return r;
+}

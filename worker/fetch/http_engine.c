@@ -1,0 +1,566 @@
+/* The HTTP engine: one request with retries, on a libcurl easy handle.
+ *
+ * An attempt's outcome is decided in one place (classify): from curl's
+ * code, the final status and what the write callback saw, it gives a
+ * status, whether another attempt may help, and the reason in plain
+ * words. The retry loop (http_run) sleeps with exponential backoff
+ * between attempts, in short slices so that a cancel is seen soon.
+ *
+ * Error bodies (4xx, 5xx) are not read: the write callback stops at
+ * their first byte, which closes that connection; a reused connection
+ * would only have saved a handshake on a request that failed anyway. */
+#include "worker/fetch/http_int.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shared/err.h"
+#include "shared/log.h"
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static CURLcode init_code = CURLE_FAILED_INIT;
+
+static void
+do_init (void)
+{
+    init_code = curl_global_init (CURL_GLOBAL_DEFAULT);
+}
+
+int
+qc_http_global_init (void)
+{
+    pthread_once (&init_once, do_init);
+    return init_code == CURLE_OK ? 0 : -1;
+}
+
+void
+qc_http_opts_default (qc_http_opts_t *opts)
+{
+    if (!opts)
+        return;
+    *opts = (qc_http_opts_t) {
+        .connect_timeout_ms = 10000,
+        .low_speed_bytes = 1024,
+        .low_speed_secs = 20,
+        .request_timeout_ms = 0,
+        .max_attempts = 5,
+        .backoff_ms = 500,
+        .backoff_max_ms = 8000,
+        .max_redirects = 5,
+        .cancel = NULL,
+    };
+}
+
+qc_http_conn_t *
+qc_http_conn_new (void)
+{
+    if (qc_http_global_init () < 0)
+        return NULL;
+    qc_http_conn_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    if (!(self->curl = curl_easy_init ())) {
+        free (self);
+        return NULL;
+    }
+    return self;
+}
+
+void
+qc_http_conn_destroy (qc_http_conn_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    curl_easy_cleanup ((*self_p)->curl);
+    free (*self_p);
+    *self_p = NULL;
+}
+
+static const struct {
+    long status;
+    const char *words;
+} status_words[] = {
+    { 400, "Bad Request" },
+    { 401, "Unauthorized (the URL needs credentials)" },
+    { 403, "Forbidden (no access; a presigned URL may have expired)" },
+    { 404, "Not Found" },
+    { 405, "Method Not Allowed" },
+    { 408, "Request Timeout" },
+    { 410, "Gone" },
+    { 416, "Range Not Satisfiable" },
+    { 429, "Too Many Requests" },
+    { 500, "Internal Server Error" },
+    { 501, "Not Implemented" },
+    { 502, "Bad Gateway" },
+    { 503, "Service Unavailable" },
+    { 504, "Gateway Timeout" },
+};
+
+void
+http_status_words (long status, char *out, size_t outlen)
+{
+    for (size_t i = 0; i < sizeof status_words / sizeof status_words[0]; i++)
+        if (status_words[i].status == status) {
+            snprintf (out, outlen, "%ld %s", status, status_words[i].words);
+            return;
+        }
+    snprintf (out, outlen, "%ld", status);
+}
+
+/* ---- callbacks ---- */
+
+/* Copies a header's value (after "Name:"), trimmed, into out. */
+static void
+header_value (const char *line, size_t n, size_t namelen, char *out,
+              size_t outlen)
+{
+    size_t i = namelen;
+    while (i < n && (line[i] == ' ' || line[i] == '\t'))
+        i++;
+    size_t j = n;
+    while (j > i && (line[j - 1] == '\r' || line[j - 1] == '\n'
+                     || line[j - 1] == ' ' || line[j - 1] == '\t'))
+        j--;
+    size_t len = j - i < outlen - 1 ? j - i : outlen - 1;
+    memcpy (out, line + i, len);
+    out[len] = '\0';
+}
+
+static int
+starts (const char *line, size_t n, const char *name)
+{
+    size_t k = strlen (name);
+    return n >= k && strncasecmp (line, name, k) == 0;
+}
+
+static size_t
+on_header (char *line, size_t size, size_t nitems, void *arg)
+{
+    xfer_t *x = arg;
+    size_t n = size * nitems;
+    char v[320];
+    if (starts (line, n, "HTTP/")) {
+        /* a new response (after a redirect or a 100): forget the last */
+        x->ans = (answer_t) { .content_length = -1, .range_first = -1,
+                              .range_last = -1, .range_total = -1 };
+        header_value (line, n, 0, v, sizeof v);
+        const char *sp = strchr (v, ' ');
+        x->ans.status = sp ? strtol (sp + 1, NULL, 10) : 0;
+    } else if (starts (line, n, "Content-Length:")) {
+        header_value (line, n, 15, v, sizeof v);
+        char *end;
+        long long c = strtoll (v, &end, 10);
+        x->ans.content_length = end != v && c >= 0 ? c : -1;
+    } else if (starts (line, n, "Content-Range:")) {
+        header_value (line, n, 14, v, sizeof v);
+        long long a, b, t;
+        x->ans.has_range = 1;
+        if (sscanf (v, "bytes %lld-%lld/%lld", &a, &b, &t) == 3) {
+            x->ans.range_first = a;
+            x->ans.range_last = b;
+            x->ans.range_total = t;
+        } else if (sscanf (v, "bytes %lld-%lld/*", &a, &b) == 2) {
+            x->ans.range_first = a;
+            x->ans.range_last = b;
+        } else if (sscanf (v, "bytes */%lld", &t) == 1)
+            x->ans.range_total = t;
+    } else if (starts (line, n, "ETag:"))
+        header_value (line, n, 5, x->ans.etag, sizeof x->ans.etag);
+    else if (starts (line, n, "Last-Modified:"))
+        header_value (line, n, 14, x->ans.last_modified,
+                      sizeof x->ans.last_modified);
+    return n;
+}
+
+/* Decides, at a body's first byte, whether it is wanted. */
+static int
+body_wanted (xfer_t *x)
+{
+    long s = x->ans.status;
+    if (s >= 300) {
+        x->stop = STOP_ERROR_BODY;
+        return 0;
+    }
+    if (x->sink == SINK_NONE) {
+        x->stop = STOP_ENOUGH;
+        return 0;
+    }
+    if (s == 206 && x->expect && qc_http_same_version (x->expect, x->ans.etag,
+                                                       x->ans.last_modified,
+                                                       x->ans.range_total) == 0) {
+        x->stop = STOP_CHANGED;
+        return 0;
+    }
+    if (x->sink == SINK_FD && s == 200 && x->fd_base > 0) {
+        /* If-Range found the file changed: the whole new file comes */
+        if (ftruncate (x->fd, 0) < 0) {
+            x->stop = STOP_LOCAL;
+            x->saved_errno = errno;
+            return 0;
+        }
+        x->fd_base = 0;
+    }
+    if (x->ranged && s == 206) {
+        if (x->ans.range_first != (int64_t) x->first) {
+            x->stop = STOP_PROTOCOL;
+            snprintf (x->why, sizeof x->why,
+                      "the server sent bytes from %lld when asked for bytes from %llu",
+                      (long long) x->ans.range_first, (unsigned long long) x->first);
+            return 0;
+        }
+        return 1;
+    }
+    if (x->ranged && s == 200 && x->first > 0 && x->sink == SINK_BUF) {
+        x->stop = STOP_NO_RANGE;
+        return 0;
+    }
+    return 1;   /* 200 whole body: from 0 */
+}
+
+static size_t
+on_body (char *data, size_t size, size_t nmemb, void *arg)
+{
+    xfer_t *x = arg;
+    size_t n = size * nmemb;
+    if (x->counts)
+        x->counts->bytes += n;   /* what arrived, wanted or not */
+    if (x->body == 0 && !body_wanted (x))
+        return 0;
+    x->body += n;
+    if (x->sink == SINK_BUF) {
+        size_t room = x->cap - (size_t) x->kept;
+        size_t take = n < room ? n : room;
+        memcpy (x->buf + x->kept, data, take);
+        x->kept += take;
+        if (x->kept == x->cap) {
+            /* a 200 for a ranged read from 0, or a 206 longer than asked:
+               what is wanted has come */
+            x->stop = STOP_ENOUGH;
+            return take == n ? n : 0;
+        }
+        return n;
+    }
+    /* SINK_FD */
+    size_t done = 0;
+    while (done < n) {
+        ssize_t w = pwrite (x->fd, data + done, n - done,
+                            (off_t) (x->fd_base + x->kept + done));
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            x->stop = STOP_LOCAL;
+            x->saved_errno = w < 0 ? errno : ENOSPC;
+            return 0;
+        }
+        done += (size_t) w;
+    }
+    x->kept += n;
+    return n;
+}
+
+static double
+now_s (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Cancel, and a stall: curl's low-speed limit averages over several
+ * seconds, so after a fast start a server that stops dead is seen late
+ * (6-7 s more here); a body that makes no progress for low_speed_secs
+ * is caught here instead. A slow trickle is still curl's to catch. */
+static int
+on_progress (void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+             curl_off_t ulnow)
+{
+    xfer_t *x = arg;
+    if (x->opts->cancel && atomic_load (x->opts->cancel))
+        return 1;
+    double t = now_s ();
+    if (dlnow != x->last_now || x->last_byte == 0) {
+        x->last_now = dlnow;
+        x->last_byte = t;
+    } else if (x->opts->low_speed_secs > 0 && t - x->last_byte >= (double) x->opts->low_speed_secs) {
+        x->stop = STOP_STALL;
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- one attempt ---- */
+
+static CURLcode
+attempt (CURL *c, xfer_t *x, struct curl_slist **hdrs)
+{
+    curl_easy_reset (c);   /* keeps the connection cache */
+    x->ans = (answer_t) { .content_length = -1, .range_first = -1,
+                          .range_last = -1, .range_total = -1 };
+    x->body = x->kept = 0;
+    x->stop = STOP_NONE;
+    x->last_byte = 0;
+    x->last_now = 0;
+    x->why[0] = '\0';
+    const qc_http_opts_t *o = x->opts;
+    char range[64];
+    curl_easy_setopt (c, CURLOPT_URL, x->url);
+    curl_easy_setopt (c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt (c, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt (c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt (c, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt (c, CURLOPT_MAXREDIRS, o->max_redirects);
+    curl_easy_setopt (c, CURLOPT_CONNECTTIMEOUT_MS, o->connect_timeout_ms);
+    curl_easy_setopt (c, CURLOPT_TIMEOUT_MS, o->request_timeout_ms);
+    curl_easy_setopt (c, CURLOPT_LOW_SPEED_LIMIT, o->low_speed_bytes);
+    curl_easy_setopt (c, CURLOPT_LOW_SPEED_TIME, o->low_speed_secs);
+    curl_easy_setopt (c, CURLOPT_USERAGENT, "qc-worker/" QC_VERSION);
+    curl_easy_setopt (c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt (c, CURLOPT_HEADERDATA, x);
+    curl_easy_setopt (c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt (c, CURLOPT_WRITEDATA, x);
+    curl_easy_setopt (c, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt (c, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt (c, CURLOPT_XFERINFODATA, x);
+    if (x->ranged) {
+        if (x->last >= 0)
+            snprintf (range, sizeof range, "%llu-%lld",
+                      (unsigned long long) x->first, (long long) x->last);
+        else
+            snprintf (range, sizeof range, "%llu-", (unsigned long long) x->first);
+        curl_easy_setopt (c, CURLOPT_RANGE, range);
+    }
+    *hdrs = NULL;
+    if (x->cond[0]) {
+        *hdrs = curl_slist_append (NULL, x->cond);
+        if (!*hdrs)
+            return CURLE_OUT_OF_MEMORY;
+        curl_easy_setopt (c, CURLOPT_HTTPHEADER, *hdrs);
+    }
+    if (x->counts)
+        x->counts->requests++;
+    return curl_easy_perform (c);
+}
+
+/* What one attempt came to: a status, and whether to try again. */
+typedef struct {
+    qc_http_status_t st;
+    int retry;
+    char why[320];
+} outcome_t;
+
+/* The body bytes the answer announced, or -1. */
+static int64_t
+announced (const xfer_t *x)
+{
+    if (x->ans.status == 206 && x->ans.range_first >= 0 && x->ans.range_last >= 0)
+        return x->ans.range_last - x->ans.range_first + 1;
+    return x->ans.content_length;
+}
+
+static void
+classify (CURL *c, CURLcode rc, xfer_t *x, outcome_t *out)
+{
+    const qc_http_opts_t *o = x->opts;
+    char words[128];
+    out->st = QC_HTTP_OK;
+    out->retry = 0;
+    out->why[0] = '\0';
+    if (rc == CURLE_WRITE_ERROR || rc == CURLE_OK) {
+        switch (x->stop) {
+        case STOP_PROTOCOL:
+            out->st = QC_HTTP_ERR_PROTOCOL;
+            snprintf (out->why, sizeof out->why, "%s", x->why);
+            return;
+        case STOP_NO_RANGE:
+            out->st = QC_HTTP_ERR_NO_RANGE;
+            snprintf (out->why, sizeof out->why,
+                      "the server does not honour Range requests (it sent the whole file)");
+            return;
+        case STOP_CHANGED:
+            out->st = QC_HTTP_ERR_CHANGED;
+            snprintf (out->why, sizeof out->why,
+                      "the file changed on the server while it was being read "
+                      "(its ETag, Last-Modified or size differs)");
+            return;
+        case STOP_LOCAL:
+            out->st = QC_HTTP_ERR_LOCAL;
+            snprintf (out->why, sizeof out->why, "writing the download failed: %s",
+                      strerror (x->saved_errno));
+            return;
+        default:
+            break;
+        }
+        long s = x->ans.status;
+        if (s >= 400 && s < 500) {
+            http_status_words (s, words, sizeof words);
+            out->st = QC_HTTP_ERR_CLIENT;
+            snprintf (out->why, sizeof out->why,
+                      "the server answered %s (not retried)", words);
+            return;
+        }
+        if (s >= 500) {
+            http_status_words (s, words, sizeof words);
+            out->st = QC_HTTP_ERR_SERVER;
+            out->retry = 1;
+            snprintf (out->why, sizeof out->why, "the server answered %s", words);
+            return;
+        }
+        if (s >= 300 && s != 304) {
+            out->st = QC_HTTP_ERR_PROTOCOL;
+            snprintf (out->why, sizeof out->why,
+                      "the server answered %ld, a redirect without a new location", s);
+            return;
+        }
+        if (x->stop == STOP_ENOUGH || s == 304)
+            return;
+        int64_t want = announced (x);
+        if (rc == CURLE_WRITE_ERROR) {
+            out->st = QC_HTTP_ERR_LOCAL;
+            snprintf (out->why, sizeof out->why, "the download was stopped");
+            return;
+        }
+        if (want >= 0 && (int64_t) x->body != want) {
+            out->st = QC_HTTP_ERR_SHORT;
+            out->retry = 1;
+            snprintf (out->why, sizeof out->why,
+                      "the body was cut short: %llu of %lld bytes arrived",
+                      (unsigned long long) x->body, (long long) want);
+        }
+        return;
+    }
+    long code = 0;   /* the status of a response that began, else 0 */
+    curl_easy_getinfo (c, CURLINFO_RESPONSE_CODE, &code);
+    if (rc == CURLE_ABORTED_BY_CALLBACK && x->stop == STOP_STALL)
+        rc = CURLE_OPERATION_TIMEDOUT;   /* our stall check: told as curl's */
+    switch (rc) {
+    case CURLE_ABORTED_BY_CALLBACK:
+        out->st = QC_HTTP_CANCELLED;
+        snprintf (out->why, sizeof out->why, "cancelled");
+        return;
+    case CURLE_TOO_MANY_REDIRECTS:
+        out->st = QC_HTTP_ERR_REDIRECTS;
+        snprintf (out->why, sizeof out->why,
+                  "more than %ld redirects (a redirect loop?)", o->max_redirects);
+        return;
+    case CURLE_PARTIAL_FILE:
+        out->st = QC_HTTP_ERR_SHORT;
+        out->retry = 1;
+        snprintf (out->why, sizeof out->why,
+                  "the body was cut short: %llu of %lld bytes arrived",
+                  (unsigned long long) x->body, (long long) announced (x));
+        return;
+    case CURLE_OPERATION_TIMEDOUT:
+        out->retry = 1;
+        if (x->ans.status == 0 && code == 0 && x->body == 0) {
+            double t = 0;
+            curl_easy_getinfo (c, CURLINFO_CONNECT_TIME, &t);
+            if (t <= 0) {
+                out->st = QC_HTTP_ERR_NETWORK;
+                snprintf (out->why, sizeof out->why,
+                          "could not connect within %ld ms", o->connect_timeout_ms);
+                return;
+            }
+        }
+        out->st = QC_HTTP_ERR_STALL;
+        if (x->body)
+            snprintf (out->why, sizeof out->why,
+                      "the server stalled mid-body: under %ld bytes/s for %ld s "
+                      "after %llu of %lld bytes", o->low_speed_bytes, o->low_speed_secs,
+                      (unsigned long long) x->body, (long long) announced (x));
+        else
+            snprintf (out->why, sizeof out->why,
+                      "the server sent no answer for %ld s", o->low_speed_secs);
+        return;
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_WEIRD_SERVER_REPLY:
+        out->st = QC_HTTP_ERR_NETWORK;
+        out->retry = rc != CURLE_WEIRD_SERVER_REPLY;
+        snprintf (out->why, sizeof out->why, "%s", curl_easy_strerror (rc));
+        return;
+    case CURLE_OUT_OF_MEMORY:
+        out->st = QC_HTTP_ERR_LOCAL;
+        snprintf (out->why, sizeof out->why, "out of memory");
+        return;
+    default:
+        /* TLS, bad URL, unsupported protocol: trying again will not help */
+        out->st = QC_HTTP_ERR_NETWORK;
+        snprintf (out->why, sizeof out->why, "%s", curl_easy_strerror (rc));
+        return;
+    }
+}
+
+/* Sleeps ms in slices, returning early (1) when cancelled. */
+static int
+backoff_sleep (const qc_http_opts_t *o, long ms)
+{
+    while (ms > 0) {
+        if (o->cancel && atomic_load (o->cancel))
+            return 1;
+        long step = ms < 50 ? ms : 50;
+        struct timespec ts = { step / 1000, (step % 1000) * 1000000L };
+        nanosleep (&ts, NULL);
+        ms -= step;
+    }
+    return o->cancel && atomic_load (o->cancel);
+}
+
+qc_http_status_t
+http_run (qc_http_conn_t *conn, xfer_t *x, attempt_fn *before, void *arg,
+          char *err, size_t errlen)
+{
+    qc_http_conn_t *own = NULL;
+    if (!conn && !(conn = own = qc_http_conn_new ())) {
+        qc_set_err (err, errlen, "GET %s: could not start libcurl", x->shown);
+        return QC_HTTP_ERR_LOCAL;
+    }
+    const qc_http_opts_t *o = x->opts;
+    int attempts = o->max_attempts > 0 ? o->max_attempts : 1;
+    long wait = o->backoff_ms;
+    outcome_t out = { .st = QC_HTTP_ERR_ARGS };
+    int n;
+    for (n = 1; n <= attempts; n++) {
+        if (n > 1) {
+            if (x->counts)
+                x->counts->retries++;
+            qc_log (QC_LOG_WARNING, "fetch", "GET %s: %s; trying again in %ld ms (attempt %d of %d)",
+                    x->shown, out.why, wait, n, attempts);
+            if (backoff_sleep (o, wait)) {
+                out.st = QC_HTTP_CANCELLED;
+                snprintf (out.why, sizeof out.why, "cancelled");
+                break;
+            }
+            wait = wait * 2 < o->backoff_max_ms ? wait * 2 : o->backoff_max_ms;
+        }
+        if (before)
+            before (x, arg);
+        struct curl_slist *hdrs = NULL;
+        CURLcode rc = attempt (conn->curl, x, &hdrs);
+        classify (conn->curl, rc, x, &out);
+        curl_slist_free_all (hdrs);
+        if (out.st == QC_HTTP_OK || !out.retry)
+            break;
+    }
+    if (out.st != QC_HTTP_OK) {
+        if (n > attempts)
+            n = attempts;
+        if (out.retry && n > 1)
+            qc_set_err (err, errlen, "GET %s: %s (%d attempts)", x->shown, out.why, n);
+        else
+            qc_set_err (err, errlen, "GET %s: %s", x->shown, out.why);
+    }
+    qc_http_conn_destroy (&own);
+    return out.st;
+}

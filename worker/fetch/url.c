@@ -1,0 +1,290 @@
+/* Cohort entries by URL: classification, redaction, file:// paths and
+ * cache file names (contract in url.h).
+ *
+ * Parsing is by hand, not curl_url (): the only parts needed are the
+ * scheme, the authority and where the query starts, and redaction must
+ * work on strings curl would reject (a message about a malformed entry
+ * must still hide its secrets). */
+#include "worker/fetch/url.h"
+
+#include <ctype.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "shared/err.h"
+
+/* Accepted schemes: one row each. */
+static const struct {
+    const char *name;
+    qc_url_kind_t kind;
+} schemes[] = {
+    { "file", QC_URL_FILE },
+    { "http", QC_URL_HTTP },
+    { "https", QC_URL_HTTPS },
+};
+
+/* Length of "scheme" when s starts with "scheme://", else 0. */
+static size_t
+scheme_len (const char *s)
+{
+    if (!s || !isalpha ((unsigned char) s[0]))
+        return 0;
+    size_t i = 1;
+    while (isalnum ((unsigned char) s[i]) || s[i] == '+' || s[i] == '-'
+           || s[i] == '.')
+        i++;
+    return strncmp (s + i, "://", 3) == 0 ? i : 0;
+}
+
+/* The parts of a URL, as offsets into it. */
+typedef struct {
+    size_t scheme_end;        /* the ':' of "://" */
+    size_t auth_start;        /* after "//" */
+    size_t host_start;        /* after "user:pass@", or auth_start */
+    size_t auth_end;          /* first '/', '?' or '#' after the authority */
+    size_t path_end;          /* first '?' or '#' after auth_end */
+    size_t query_end;         /* first '#' after path_end */
+} url_parts_t;
+
+static int
+split (const char *url, url_parts_t *p)
+{
+    size_t n = scheme_len (url);
+    if (!n)
+        return -1;
+    p->scheme_end = n;
+    p->auth_start = n + 3;
+    size_t i = p->auth_start;
+    while (url[i] && url[i] != '/' && url[i] != '?' && url[i] != '#')
+        i++;
+    p->auth_end = i;
+    p->host_start = p->auth_start;
+    for (size_t k = p->auth_start; k < p->auth_end; k++)
+        if (url[k] == '@')
+            p->host_start = k + 1;   /* the last '@' ends the user info */
+    while (url[i] && url[i] != '?' && url[i] != '#')
+        i++;
+    p->path_end = i;
+    while (url[i] && url[i] != '#')
+        i++;
+    p->query_end = i;
+    return 0;
+}
+
+char *
+qc_url_redact (const char *entry, char *out, size_t outlen)
+{
+    if (!out || !outlen)
+        return out;
+    if (!entry) {
+        snprintf (out, outlen, "(null)");
+        return out;
+    }
+    url_parts_t p;
+    if (split (entry, &p) < 0) {
+        snprintf (out, outlen, "%s", entry);
+        return out;
+    }
+    snprintf (out, outlen, "%.*s://%.*s", (int) p.scheme_end, entry,
+              (int) (p.path_end - p.host_start), entry + p.host_start);
+    return out;
+}
+
+int
+qc_url_classify (const char *entry, char *err, size_t errlen)
+{
+    if (!entry || !*entry)
+        return qc_fail (err, errlen, "an empty cohort entry (expected a path or a URL)");
+    char shown[512];
+    qc_url_redact (entry, shown, sizeof shown);
+    if (strlen (entry) > QC_URL_MAX)
+        return qc_fail (err, errlen, "'%.200s...': longer than %d characters",
+                        shown, QC_URL_MAX);
+    url_parts_t p;
+    if (split (entry, &p) < 0)
+        return QC_URL_PATH;
+    int kind = -1;
+    for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++)
+        if (strlen (schemes[i].name) == p.scheme_end
+            && strncasecmp (entry, schemes[i].name, p.scheme_end) == 0)
+            kind = (int) schemes[i].kind;
+    if (kind < 0)
+        return qc_fail (err, errlen,
+                        "'%s': the URL scheme '%.*s' is not supported "
+                        "(use a path, file://, http:// or https://)",
+                        shown, (int) p.scheme_end, entry);
+    if (kind == QC_URL_FILE) {
+        char path[4096], why[256];
+        if (qc_url_file_path (entry, path, sizeof path, why, sizeof why) < 0)
+            return qc_fail (err, errlen, "'%s': %s", shown, why);
+        return kind;
+    }
+    if (p.auth_end == p.host_start)
+        return qc_fail (err, errlen, "'%s': the URL has no host", shown);
+    for (size_t i = 0; entry[i]; i++)
+        if ((unsigned char) entry[i] <= ' ')
+            return qc_fail (err, errlen,
+                            "'%s': the URL holds a space or control character "
+                            "(percent-encode it as %%20 etc.)", shown);
+    return kind;
+}
+
+int
+qc_url_is_remote (const char *entry)
+{
+    int k = qc_url_classify (entry, NULL, 0);
+    return k == QC_URL_HTTP || k == QC_URL_HTTPS;
+}
+
+static int
+hexval (int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    c = tolower (c);
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+int
+qc_url_file_path (const char *url, char *out, size_t outlen, char *err,
+                  size_t errlen)
+{
+    url_parts_t p;
+    if (!url || !out || !outlen || split (url, &p) < 0
+        || strncasecmp (url, "file", p.scheme_end) != 0 || p.scheme_end != 4)
+        return qc_fail (err, errlen, "not a file:// URL");
+    size_t hostlen = p.auth_end - p.auth_start;
+    if (hostlen && !(hostlen == 9 && strncasecmp (url + p.auth_start, "localhost", 9) == 0))
+        return qc_fail (err, errlen, "a file:// URL must name a local file "
+                        "(file:///path or file://localhost/path)");
+    if (p.path_end == p.auth_end || url[p.auth_end] != '/')
+        return qc_fail (err, errlen, "a file:// URL needs an absolute path");
+    if (url[p.path_end])
+        return qc_fail (err, errlen, "a file:// URL cannot have a query or fragment");
+    size_t o = 0;
+    for (size_t i = p.auth_end; i < p.path_end; i++) {
+        int c = (unsigned char) url[i];
+        if (c == '%') {
+            int hi = hexval (url[i + 1]), lo = hi < 0 ? -1 : hexval (url[i + 2]);
+            if (hi < 0 || lo < 0)
+                return qc_fail (err, errlen, "a bad %%-escape in the path");
+            c = hi * 16 + lo;
+            if (c == 0)
+                return qc_fail (err, errlen, "%%00 in the path");
+            i += 2;
+        }
+        if (o + 1 >= outlen)
+            return qc_fail (err, errlen, "the path is too long");
+        out[o++] = (char) c;
+    }
+    out[o] = '\0';
+    return 0;
+}
+
+/* Query parameters that sign a URL or say when it expires: left out of
+ * the cache key, so a re-signed URL for the same object keeps its entry.
+ * A name matches when equal (case-insensitive) or, ending in '*', when
+ * it starts with the rest. */
+static const char *const signing_params[] = {
+    "x-amz-*", "x-goog-*", "signature", "expires", "awsaccesskeyid",
+    "googleaccessid", "sig", "se", "st", "sp", "sv", "sr", "spr", "sip",
+    "skoid", "sktid", "skt", "ske", "sks", "skv", "ss", "srt",
+};
+
+static int
+is_signing_param (const char *name, size_t len)
+{
+    for (size_t i = 0; i < sizeof signing_params / sizeof signing_params[0]; i++) {
+        const char *s = signing_params[i];
+        size_t n = strlen (s);
+        if (s[n - 1] == '*') {
+            if (len >= n - 1 && strncasecmp (name, s, n - 1) == 0)
+                return 1;
+        } else if (len == n && strncasecmp (name, s, n) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Two 64-bit FNV-1a streams with different bases, each finished by a
+ * splitmix64 step: 128 bits to name a cache entry. Not cryptographic:
+ * a collision would only make two URLs share a name, and an entry is
+ * validated against the server's size and ETag before any reuse. */
+typedef struct {
+    uint64_t a, b;
+} hash128_t;
+
+static void
+hash_bytes (hash128_t *h, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        h->a = (h->a ^ (unsigned char) s[i]) * 0x100000001b3ULL;
+        h->b = (h->b ^ (unsigned char) tolower ((unsigned char) s[i]))
+               * 0x100000001b3ULL;
+        h->b ^= h->b >> 29;
+    }
+}
+
+static uint64_t
+finish (uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+int
+qc_url_cache_name (const char *url, char *out, size_t outlen)
+{
+    url_parts_t p;
+    int kind = qc_url_classify (url, NULL, 0);
+    if ((kind != QC_URL_HTTP && kind != QC_URL_HTTPS) || split (url, &p) < 0
+        || !out || outlen < 131)
+        return -1;
+    hash128_t h = { 0xcbf29ce484222325ULL, 0x84222325cbf29ce4ULL };
+    /* scheme and host are case-insensitive; the path is not */
+    char lower[8];
+    for (size_t i = 0; i < p.scheme_end && i < sizeof lower; i++)
+        lower[i] = (char) tolower ((unsigned char) url[i]);
+    hash_bytes (&h, lower, p.scheme_end < sizeof lower ? p.scheme_end : sizeof lower);
+    hash_bytes (&h, "://", 3);
+    for (size_t i = p.host_start; i < p.auth_end; i++) {
+        char c = (char) tolower ((unsigned char) url[i]);
+        hash_bytes (&h, &c, 1);
+    }
+    hash_bytes (&h, url + p.auth_end, p.path_end - p.auth_end);
+    /* the query's own parameters, in order, without the signing ones */
+    size_t i = p.path_end < p.query_end ? p.path_end + 1 : p.query_end;
+    while (i < p.query_end) {
+        size_t j = i;
+        while (j < p.query_end && url[j] != '&')
+            j++;
+        size_t name = i;
+        while (name < j && url[name] != '=')
+            name++;
+        if (j > i && !is_signing_param (url + i, name - i)) {
+            hash_bytes (&h, "&", 1);
+            hash_bytes (&h, url + i, j - i);
+        }
+        i = j + 1;
+    }
+    /* the readable part: the last path segment */
+    size_t seg = p.path_end;
+    while (seg > p.auth_end && url[seg - 1] != '/')
+        seg--;
+    char base[97];
+    size_t n = 0;
+    for (size_t k = seg; k < p.path_end && n < sizeof base - 1; k++) {
+        int c = (unsigned char) url[k];
+        base[n++] = (char) (isalnum (c) || c == '.' || c == '-' || c == '_' ? c : '_');
+    }
+    base[n] = '\0';
+    if (n == 0 || base[0] == '.')   /* no hidden or empty names */
+        snprintf (base, sizeof base, "slide");
+    snprintf (out, outlen, "%s-%016llx%016llx", base,
+              (unsigned long long) finish (h.a), (unsigned long long) finish (h.b));
+    return 0;
+}

@@ -1,0 +1,62 @@
+/* Cohort entries that name a slide by URL: which are accepted, how a URL
+ * is shown in logs and results, and where file:// points.
+ *
+ * An entry is a URL when it starts with "scheme://" (RFC 3986 scheme
+ * letters); anything else is a path, so a file named "a:b.svs" stays a
+ * path. Accepted: http://, https:// (a presigned S3 or GCS URL is one)
+ * and file://. Any other scheme is refused by qc_url_classify with the
+ * entry named, which the client calls for every entry before any slide
+ * is touched.
+ *
+ * Redaction: a URL may carry secrets in its user:password@ part and in
+ * its query (a presigned URL's signature), so every message and result
+ * shows qc_url_redact's form: scheme://host[:port]/path, with both
+ * removed, and nothing after '#'. */
+#ifndef QC_FETCH_URL_H
+#define QC_FETCH_URL_H
+
+#include <stddef.h>
+
+#include "shared/proto.h"
+
+typedef enum {
+    QC_URL_PATH = 0,          /* a local path, as before */
+    QC_URL_FILE = 1,          /* file:///abs/path or file://localhost/... */
+    QC_URL_HTTP = 2,          /* http:// */
+    QC_URL_HTTPS = 3          /* https:// */
+} qc_url_kind_t;
+
+/* Longest entry accepted: what a task's path may hold on the wire (a
+ * presigned URL is 1-2 KB). */
+#define QC_URL_MAX QC_PROTO_MAX_PATH
+
+/* The kind of entry, or -1 when it is refused: an unsupported scheme,
+ * an http(s) URL without a host, a file:// URL that is not an absolute
+ * local path, an empty entry or one longer than QC_URL_MAX. err then
+ * names the entry (redacted) and says what is accepted. */
+int qc_url_classify (const char *entry, char *err, size_t errlen);
+
+/* 1 for http:// and https:// (the slide is fetched), else 0. */
+int qc_url_is_remote (const char *entry);
+
+/* Writes entry's redacted form into out (cut to fit, always
+ * terminated) and returns out; a path is copied as it is. Never fails:
+ * a NULL entry gives "(null)". */
+char *qc_url_redact (const char *entry, char *out, size_t outlen);
+
+/* The local path a file:// URL names, percent-decoded. 0, or -1 with
+ * the reason in err. */
+int qc_url_file_path (const char *url, char *out, size_t outlen, char *err,
+                      size_t errlen);
+
+/* A file name for url in a cache folder: its last path segment
+ * (letters, digits, '.', '-', '_' kept, the rest '_'; at most 96
+ * characters), '-', and 32 hex digits of a hash of the URL without
+ * credentials and without the query parameters that only sign or
+ * expire it (X-Amz-*, X-Goog-*, Signature, Expires, an Azure SAS's
+ * sv/se/sig/...), so that a fresh presigned URL for the same object
+ * finds the same entry. At most 130 characters (the file-system limit
+ * is 255). 0, or -1 when out is too small or url is not http(s). */
+int qc_url_cache_name (const char *url, char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,167 @@
+/* See supervise.h. */
+#include "worker/supervise.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "shared/log.h"
+
+#define MOD "worker"
+/* A child that crashed within this long of its start is restarted after
+ * a growing delay (1 s doubling to 60 s): a slide that crashes every
+ * process at once does not make a restart loop. */
+#define QUICK_CRASH_MS 60000
+#define MAX_BACKOFF_MS 60000
+
+static __thread qc_crash_slot_t *t_slot
+    __attribute__ ((tls_model ("initial-exec")));
+static volatile pid_t s_child;
+static volatile sig_atomic_t s_stop;
+
+/* A crash signal in an executor thread: its task is the culprit. The
+ * handler is reset on entry (SA_RESETHAND), so returning re-runs the
+ * fault, or abort() raises again, and the process dies of the signal. */
+static void
+on_crash (int sig)
+{
+    (void) sig;
+    qc_crash_slot_t *s = t_slot;
+    if (s && atomic_load (&s->state) == SLOT_RUNNING)
+        atomic_store (&s->state, SLOT_CULPRIT);
+}
+
+static void
+on_stop (int sig)
+{
+    s_stop = 1;
+    if (s_child > 0)
+        kill (s_child, sig);
+}
+
+static void
+set_handler (int sig, void (*fn) (int), int flags)
+{
+    struct sigaction sa;
+    memset (&sa, 0, sizeof sa);
+    sa.sa_handler = fn;
+    sa.sa_flags = flags;
+    sigemptyset (&sa.sa_mask);
+    sigaction (sig, &sa, NULL);
+}
+
+qc_crash_slot_t *
+qc_crash_slot_claim (qc_crash_table_t *table)
+{
+    if (!table)
+        return NULL;
+    unsigned i = atomic_fetch_add (&table->nslots, 1);
+    t_slot = i < QC_CRASH_SLOTS ? &table->slot[i] : NULL;
+    return t_slot;
+}
+
+void
+qc_crash_slot_set (qc_crash_slot_t *slot, uint64_t job, uint64_t key,
+                   uint64_t idx, uint32_t attempt)
+{
+    if (!slot)
+        return;
+    slot->job = job;
+    slot->key = key;
+    slot->idx = idx;
+    slot->attempt = attempt;
+    atomic_store (&slot->state, SLOT_RUNNING);
+}
+
+void
+qc_crash_slot_clear (qc_crash_slot_t *slot)
+{
+    if (slot)
+        atomic_store (&slot->state, SLOT_FREE);
+}
+
+/* The report of a dead child: its culprit slots, or every running one
+ * when no thread was marked (a SIGKILL: the OOM killer). */
+static void
+make_report (qc_crash_table_t *t, int sig, const char *prog)
+{
+    uint32_t n = 0, want = SLOT_CULPRIT;
+    for (int pass = 0; pass < 2 && n == 0; pass++, want = SLOT_RUNNING)
+        for (unsigned i = 0; i < QC_CRASH_SLOTS && n < QC_CRASH_REPORT; i++)
+            if (atomic_load (&t->slot[i].state) == want)
+                t->report[n++] = (qc_taskref_t) {.job = t->slot[i].job,
+                    .idx = t->slot[i].idx, .attempt = t->slot[i].attempt,
+                    .key = t->slot[i].key};
+    t->nreport = n;
+    snprintf (t->reason, sizeof t->reason, "signal %d (%s)", sig, strsignal (sig));
+    qc_log (QC_LOG_ERROR, MOD, "%s: the worker process died of %s while running %u "
+            "task(s); they are reported to the broker", prog, t->reason, n);
+    for (unsigned i = 0; i < QC_CRASH_SLOTS; i++)
+        atomic_store (&t->slot[i].state, SLOT_FREE);
+    atomic_store (&t->nslots, 0);
+}
+
+int
+qc_supervise (const char *prog, qc_crash_table_t **table)
+{
+    qc_crash_table_t *t = mmap (NULL, sizeof *t, PROT_READ | PROT_WRITE,
+                                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (t == MAP_FAILED)
+        return -1;
+    memset (t, 0, sizeof *t);
+    pid_t parent = getpid ();
+    int backoff = 500;
+    set_handler (SIGTERM, on_stop, SA_RESTART);
+    set_handler (SIGINT, on_stop, SA_RESTART);
+    for (;;) {
+        pid_t pid = fork ();
+        if (pid < 0) {
+            qc_log (QC_LOG_WARNING, MOD, "%s: cannot fork a supervised process (%s): "
+                    "running unsupervised", prog, strerror (errno));
+            set_handler (SIGTERM, SIG_DFL, 0);
+            set_handler (SIGINT, SIG_DFL, 0);
+            return -1;
+        }
+        if (pid == 0) {
+            prctl (PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid () != parent)
+                _exit (1);       /* the supervisor died before the line above */
+            set_handler (SIGTERM, SIG_DFL, 0);
+            set_handler (SIGINT, SIG_DFL, 0);
+            static const int crash[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+            for (size_t i = 0; i < sizeof crash / sizeof crash[0]; i++)
+                set_handler (crash[i], on_crash, SA_RESETHAND | SA_NODEFER);
+            *table = t;
+            return 0;
+        }
+        s_child = pid;
+        struct timespec t0;
+        clock_gettime (CLOCK_MONOTONIC, &t0);
+        int status;
+        while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        s_child = 0;
+        if (WIFEXITED (status))
+            exit (WEXITSTATUS (status));
+        int sig = WTERMSIG (status);
+        if (s_stop || sig == SIGTERM || sig == SIGINT)
+            exit (0);
+        struct timespec t1;
+        clock_gettime (CLOCK_MONOTONIC, &t1);
+        int64_t lived = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+        make_report (t, sig, prog);
+        backoff = lived < QUICK_CRASH_MS ? (backoff * 2 > MAX_BACKOFF_MS ? MAX_BACKOFF_MS
+                                                                         : backoff * 2)
+                                         : 1000;
+        qc_log (QC_LOG_WARNING, MOD, "%s: restarting the worker process in %d s", prog,
+                backoff / 1000);
+        for (int slept = 0; slept < backoff && !s_stop; slept += 100)
+            usleep (100000);
+        if (s_stop)
+            exit (0);
+    }
+}

@@ -1,0 +1,59 @@
+/* qc-worker's supervisor: the worker runs in a child process; the parent
+ * restarts it when it crashes and tells the broker which slides were
+ * running at that moment, so that a slide is blamed for its own
+ * executions only (broker/sched.h), never because a worker was killed
+ * around it.
+ *
+ * The two share one table in memory (mapped before the fork): each
+ * executor thread of the child keeps its current task in a slot; a crash
+ * signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) marks the slot of the
+ * thread it hit before the process dies. The parent reads the table
+ * when the child dies of a signal: the marked slots, or, when none is
+ * marked (SIGKILL from the kernel's OOM killer), every running one. The
+ * next child sends them in its first READY (`crashed`).
+ *
+ * A supervisor killed itself (kill -9) takes its child with it
+ * (PR_SET_PDEATHSIG) and reports nothing: a vanished worker, no blame.
+ * SIGTERM and SIGINT are passed on to the child, which drains. */
+#ifndef QC_SUPERVISE_H
+#define QC_SUPERVISE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "shared/proto.h"
+
+#define QC_CRASH_SLOTS 256
+#define QC_CRASH_REPORT 64
+
+enum { SLOT_FREE = 0, SLOT_RUNNING = 1, SLOT_CULPRIT = 2 };
+
+typedef struct {
+    _Atomic uint32_t state;    /* SLOT_* */
+    uint32_t attempt;
+    uint64_t job, key, idx;
+} qc_crash_slot_t;
+
+typedef struct qc_crash_table {
+    atomic_uint nslots;        /* slots claimed by threads so far */
+    qc_crash_slot_t slot[QC_CRASH_SLOTS];
+    /* what the last child was running when it crashed */
+    uint32_t nreport;
+    qc_taskref_t report[QC_CRASH_REPORT];
+    char reason[128];
+} qc_crash_table_t;
+
+/* Forks the worker process and watches it; returns only in the child
+ * (0, with *table set to the shared table) or on a supervision failure
+ * (-1: the caller runs the worker unsupervised). The parent exits
+ * with the child's exit code when the child exits on its own. */
+int qc_supervise (const char *prog, qc_crash_table_t **table);
+
+/* In the child: the calling thread's slot (NULL when the table is full
+ * or there is none); a crash signal in this thread marks it. */
+qc_crash_slot_t *qc_crash_slot_claim (qc_crash_table_t *table);
+void qc_crash_slot_set (qc_crash_slot_t *slot, uint64_t job, uint64_t key,
+                        uint64_t idx, uint32_t attempt);
+void qc_crash_slot_clear (qc_crash_slot_t *slot);
+
+#endif
