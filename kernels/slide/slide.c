@@ -2,6 +2,7 @@
  * source.h for the readers' contract). */
 #include "kernels/slide/slide.h"
 #include "kernels/slide/source.h"
+#include "kernels/slide/tiff_direct.h"
 #include "kernels/slide/tiff_meta.h"
 
 #include <ctype.h>
@@ -641,6 +642,21 @@ qc_slide_check_readable (qc_slide_t *self, char *err, size_t errlen)
     int rc = openslide_region (self, buf, 0, 0, level, w, h, err, errlen);
     free (buf);
     return rc;
+}
+
+int
+qc_slide_fetch_level (qc_slide_t *self, int level, const atomic_int *cancel,
+                      char *err, size_t errlen)
+{
+    if (!self || level < 0 || level >= self->nlevels)
+        return qc_fail (err, errlen, "no level %d", level);
+    if (!self->src)
+        return 0;
+    for (size_t i = 0; i < self->nreaders; i++)
+        if (self->readers[i].ops == &qc_slide_reader_tiff)
+            return qc_tiff_direct_fetch_level (self->readers[i].state, level,
+                                               cancel, err, errlen);
+    return 0;
 }
 
 int

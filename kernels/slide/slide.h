@@ -28,6 +28,7 @@
 #ifndef QC_SLIDE_H
 #define QC_SLIDE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -170,6 +171,16 @@ int qc_slide_check_readable (qc_slide_t *self, char *err, size_t errlen);
  * shape is the test, not the warning). */
 int qc_slide_level_reliable (qc_slide_t *self, int level, char *err,
                              size_t errlen);
+
+/* For a slide opened from a byte source: reads the bytes of level's
+ * tiles without decoding them, so that the reads that follow find them
+ * in the source's cache (a worker warms the next task's slide this way
+ * while a slot computes). cancel (may be NULL): stop when it becomes
+ * non-zero. 0 (nothing to do for a slide opened by path), or -1 with
+ * the reason in err. */
+int qc_slide_fetch_level (qc_slide_t *self, int level,
+                          const atomic_int *cancel, char *err,
+                          size_t errlen);
 
 /* 1 when the slide has the associated image name ("macro", "label"). */
 int qc_slide_has_associated (const qc_slide_t *self, const char *name);

@@ -328,6 +328,49 @@ qc_tiff_direct_level_tiles (const qc_tiff_direct_t *self, int level,
 }
 
 int
+qc_tiff_direct_fetch_level (const qc_tiff_direct_t *self, int level,
+                            const atomic_int *cancel, char *why,
+                            size_t whylen)
+{
+    qc_tiff_diag_t diag = { 0, "" };
+    TIFF *tif = qc_tiff_direct_open_level (self, level, &diag, why, whylen);
+    if (!tif)
+        return -1;
+    uint8_t *raw = NULL;
+    tmsize_t cap = 0;
+    int rc = 0;
+    ttile_t n = TIFFNumberOfTiles (tif);
+    for (ttile_t t = 0; t < n && rc == 0 && !(cancel && atomic_load (cancel)); t++) {
+        int bad = 0;
+        uint64_t bytes = TIFFGetStrileByteCountWithErr (tif, t, &bad);
+        if (bad || bytes > (uint64_t) MAX_TILE_BYTES) {
+            rc = qc_fail (why, whylen, "tile %u: %s", (unsigned) t,
+                          qc_tiff_direct_trouble (self, tif, &diag,
+                                                  "bad byte count"));
+            break;
+        }
+        if (bytes == 0)
+            continue;
+        if ((tmsize_t) bytes > cap) {
+            uint8_t *grown = realloc (raw, (size_t) bytes);
+            if (!grown) {
+                rc = qc_fail (why, whylen, "out of memory");
+                break;
+            }
+            raw = grown;
+            cap = (tmsize_t) bytes;
+        }
+        if (TIFFReadRawTile (tif, t, raw, (tmsize_t) bytes) != (tmsize_t) bytes)
+            rc = qc_fail (why, whylen, "tile %u: %s", (unsigned) t,
+                          qc_tiff_direct_trouble (self, tif, &diag,
+                                                  "short read"));
+    }
+    free (raw);
+    TIFFClose (tif);
+    return rc;
+}
+
+int
 qc_tiff_direct_tile_height (const qc_tiff_direct_t *self, int level)
 {
     if (!self || level < 0 || level >= self->nlevels)

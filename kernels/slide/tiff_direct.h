@@ -38,6 +38,7 @@
 #ifndef QC_TIFF_DIRECT_H
 #define QC_TIFF_DIRECT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -77,6 +78,14 @@ int qc_tiff_direct_read (const qc_tiff_direct_t *self, int level,
                          int64_t lx, int64_t ly, int w, int h,
                          const uint8_t bg[3], uint8_t *rgb, size_t stride,
                          char *why, size_t whylen);
+
+/* Reads the raw bytes of every tile of level without decoding them
+ * (for a slide read from a byte source: they land in its cache, so the
+ * reads that follow cost no request). cancel (may be NULL): stop when it
+ * becomes non-zero. 0, or -1 with why. */
+int qc_tiff_direct_fetch_level (const qc_tiff_direct_t *self, int level,
+                                const atomic_int *cancel, char *why,
+                                size_t whylen);
 
 /* The tile height of level's directory (0 when there is no level). */
 int qc_tiff_direct_tile_height (const qc_tiff_direct_t *self, int level);

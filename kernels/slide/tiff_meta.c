@@ -633,12 +633,25 @@ qc_tiff_meta_read (qc_byte_source_t *src, qc_tiff_meta_t **out, char *why,
         qc_set_err (why, whylen, "out of memory");
         goto done;
     }
-    if (ifd_load (&ifd, dir0, why, whylen) != 0
-        || walk (tif, src, dirs, &ndirs, why, whylen) != 0)
+    /* the format from directory 0 alone, before the walk reads more */
+    read_dir (tif, &dirs[0]);
+    ndirs = 1;
+    if (ifd_load (&ifd, dir0, why, whylen) != 0)
         goto done;
     rc = 1;
     if (!(m->vendor = format_of (tif, &ifd, &dirs[0], why, whylen)))
         goto done;
+    rc = -1;
+    free (dirs[0].desc);
+    ndirs = 0;
+    if (!TIFFSetDirectory (tif, 0)) {
+        qc_set_err (why, whylen, "%s: cannot read the first TIFF directory "
+                    "again", qc_byte_source_name (src));
+        goto done;
+    }
+    if (walk (tif, src, dirs, &ndirs, why, whylen) != 0)
+        goto done;
+    rc = 1;
     if ((rc = pick_levels (m, dirs, ndirs, why, whylen)) != 0)
         goto done;
     rc = -1;

@@ -8,7 +8,7 @@
 #include "tests/unit/check.h"
 #include "worker/fetch/block_cache.h"
 #include "worker/fetch/source.h"
-#include "worker/fetch/url.h"
+#include "shared/url.h"
 
 static void
 test_classify (void)

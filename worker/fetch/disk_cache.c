@@ -18,7 +18,7 @@
 
 #include "shared/err.h"
 #include "shared/log.h"
-#include "worker/fetch/url.h"
+#include "shared/url.h"
 
 #define MAX_ROUNDS 8
 

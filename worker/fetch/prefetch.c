@@ -12,7 +12,7 @@
 
 #include "shared/err.h"
 #include "shared/log.h"
-#include "worker/fetch/url.h"
+#include "shared/url.h"
 
 #define MAX_DEPTH 64
 #define RECENT 16             /* outcomes remembered for wait and take */
@@ -72,10 +72,18 @@ run_job (qc_prefetch_t *self, const job_t *job, qc_byte_source_t **src, char *er
     }
     qc_source_opts_t o = job->opts;
     o.http.cancel = &self->cancel;
-    *src = qc_source_http_open (job->url, &o, NULL, err, errlen);
+    qc_http_status_t status = QC_HTTP_OK;
+    *src = qc_source_http_open (job->url, &o, &status, err, errlen);
+    if (!*src && status == QC_HTTP_ERR_NO_RANGE && self->cache) {
+        /* read whole by the slot: have it in the disk cache */
+        job_t whole = *job;
+        whole.kind = JOB_WHOLE;
+        return run_job (self, &whole, src, err, errlen);
+    }
     if (!*src)
         return -1;
-    return job->warm ? job->warm (*src, &self->cancel, job->warm_arg, err, errlen) : 0;
+    return job->warm ? job->warm (*src, job->url, &self->cancel, job->warm_arg, err,
+                                  errlen) : 0;
 }
 
 static void *
