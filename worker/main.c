@@ -62,6 +62,9 @@ usage (FILE *to)
         "                         mid-request has stalled: retried (default 20)\n"
         "      --http-attempts N  tries per HTTP request, for 5xx answers,\n"
         "                         timeouts and stalls; 4xx are not retried (5)\n"
+        "      --no-fetch-ahead   fetch a slide by URL only when its task starts;\n"
+        "                         by default the next task's slide is fetched\n"
+        "                         while a slot computes\n"
         "      --log-level L      debug, info, warning or error (info)\n"
         "  -h, --help             show this help\n"
         "  -V, --version          show the version\n\n"
@@ -89,6 +92,7 @@ enum {
     OPT_CACHE_MAX,
     OPT_HTTP_STALL,
     OPT_HTTP_ATTEMPTS,
+    OPT_NO_FETCH_AHEAD,
 };
 
 int
@@ -121,6 +125,7 @@ main (int argc, char **argv)
         {"cache-max", required_argument, 0, OPT_CACHE_MAX},
         {"http-stall", required_argument, 0, OPT_HTTP_STALL},
         {"http-attempts", required_argument, 0, OPT_HTTP_ATTEMPTS},
+        {"no-fetch-ahead", no_argument, 0, OPT_NO_FETCH_AHEAD},
         {"help", no_argument, 0, 'h'},
         {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
@@ -176,6 +181,7 @@ main (int argc, char **argv)
         case OPT_TEST_CRASH_ON: cfg.test_crash_on = optarg; break;
         case OPT_TEST_HANG_ON: cfg.test_hang_on = optarg; break;
         case OPT_CACHE: cfg.cache_dir = optarg; break;
+        case OPT_NO_FETCH_AHEAD: cfg.no_fetch_ahead = true; break;
         case OPT_CACHE_MAX: {
             char why[256];
             if (qc_slide_fetch_parse_gb (optarg, &cfg.cache_max, why, sizeof why)) {

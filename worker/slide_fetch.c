@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kernels/slide/slide.h"
@@ -34,15 +35,78 @@
 /* The magnification the pipeline analyses by default: its level's
  * tiles are what a warm-up fetches. */
 #define WARM_MAG 1.25
+/* Whole downloads a warm-up tried and failed (after their retries),
+ * remembered for the slot that runs the slide, which then fails it
+ * with that reason instead of trying it all again. */
+#define FAILED_MAX 8
+#define FAILED_FRESH_S 120    /* older failures are not handed on */
+
+typedef struct {
+    char *url;                /* holds secrets: wiped when freed */
+    char err[1024];
+    time_t at;                /* CLOCK_MONOTONIC seconds */
+} failed_t;
+
+static time_t
+mono_s (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec;
+}
 
 struct qc_slide_fetch {
     qc_disk_cache_t *cache;
     qc_prefetch_t *prefetch;  /* NULL: none */
     qc_source_opts_t source;  /* for range reads */
     atomic_int cancel;
-    pthread_mutex_t lock;     /* the stats */
+    pthread_mutex_t lock;     /* the stats and failed */
     qc_slide_fetch_stats_t stats;
+    failed_t failed[FAILED_MAX];  /* a ring */
+    int next_failed;
 };
+
+static void
+wipe (char **url)
+{
+    if (*url) {
+        memset (*url, 0, strlen (*url));
+        free (*url);
+        *url = NULL;
+    }
+}
+
+/* A warm-up's whole download of url failed with err. */
+static void
+remember_failure (qc_slide_fetch_t *self, const char *url, const char *err)
+{
+    pthread_mutex_lock (&self->lock);
+    failed_t *f = &self->failed[self->next_failed];
+    self->next_failed = (self->next_failed + 1) % FAILED_MAX;
+    wipe (&f->url);
+    f->url = strdup (url);
+    f->at = mono_s ();
+    snprintf (f->err, sizeof f->err, "%s", err);
+    pthread_mutex_unlock (&self->lock);
+}
+
+/* The failure remembered for url, taken (1, err set), or 0. */
+static int
+take_failure (qc_slide_fetch_t *self, const char *url, char *err, size_t errlen)
+{
+    int found = 0;
+    pthread_mutex_lock (&self->lock);
+    for (int i = 0; i < FAILED_MAX && !found; i++) {
+        failed_t *f = &self->failed[i];
+        if (f->url && strcmp (f->url, url) == 0) {
+            snprintf (err, errlen, "%s", f->err);
+            found = mono_s () - f->at <= FAILED_FRESH_S;
+            wipe (&f->url);
+        }
+    }
+    pthread_mutex_unlock (&self->lock);
+    return found;
+}
 
 void
 qc_slide_fetch_config_defaults (qc_slide_fetch_config_t *cfg)
@@ -178,6 +242,8 @@ qc_slide_fetch_destroy (qc_slide_fetch_t **self_p)
     qc_slide_fetch_t *self = *self_p;
     qc_prefetch_destroy (&self->prefetch);
     qc_disk_cache_close (&self->cache);
+    for (int i = 0; i < FAILED_MAX; i++)
+        wipe (&self->failed[i].url);
     pthread_mutex_destroy (&self->lock);
     free (self);
     *self_p = NULL;
@@ -240,6 +306,12 @@ warm (qc_byte_source_t *src, const char *url, const atomic_int *cancel, void *ar
       char *err, size_t errlen)
 {
     qc_slide_fetch_t *self = arg;
+    if (qc_disk_cache_has (self->cache, url)) {   /* read whole before */
+        qc_cache_lease_t *lease = NULL;
+        int rc = qc_disk_cache_get (self->cache, url, cancel, &lease, NULL, err, errlen);
+        qc_cache_lease_release (&lease);
+        return rc;
+    }
     qc_slide_input_t in = { .src = src };
     int declined = 0;
     qc_slide_t *slide = qc_slide_open_input (&in, QC_SLIDE_READERS_ALL, &declined, err,
@@ -248,6 +320,8 @@ warm (qc_byte_source_t *src, const char *url, const atomic_int *cancel, void *ar
         qc_cache_lease_t *lease = NULL;
         int rc = qc_disk_cache_get (self->cache, url, cancel, &lease, NULL, err, errlen);
         qc_cache_lease_release (&lease);
+        if (rc != 0 && !(cancel && atomic_load (cancel)))
+            remember_failure (self, url, err);
         return rc;
     }
     if (!slide)
@@ -263,7 +337,10 @@ qc_slide_fetch_ahead (qc_slide_fetch_t *self, const char *entry)
 {
     if (!self || !self->prefetch || !entry || !qc_url_is_remote (entry))
         return;
-    int r = qc_prefetch_push_source (self->prefetch, entry, &self->source, warm, self);
+    /* read whole before: a conditional request checks the copy */
+    int r = qc_disk_cache_has (self->cache, entry)
+            ? qc_prefetch_push (self->prefetch, entry)
+            : qc_prefetch_push_source (self->prefetch, entry, &self->source, warm, self);
     if (r < 0) {
         char shown[512];
         qc_log (QC_LOG_DEBUG, "fetch", "%s: not fetched ahead (the prefetch queue "
@@ -277,11 +354,28 @@ static void
 get_remote (qc_slide_fetch_t *self, const char *url, qc_slide_got_t *got)
 {
     char err[1024] = "";
+    /* read whole before, and still in the cache: one conditional request
+       checks it (a 304 downloads nothing); no range reads to try */
+    if (qc_disk_cache_has (self->cache, url)) {
+        if (self->prefetch) {   /* a source the prefetch opened meanwhile */
+            qc_byte_source_t *old = qc_prefetch_take_source (self->prefetch, url, 0,
+                                                             err, sizeof err);
+            qc_byte_source_close (&old);
+        }
+        get_whole (self, url, got);
+        return;
+    }
+    int failed = 0;
     qc_byte_source_t *src = self->prefetch
-        ? qc_prefetch_take_source (self->prefetch, url, TAKE_WAIT_MS, err, sizeof err)
+        ? qc_prefetch_take_source_ex (self->prefetch, url, TAKE_WAIT_MS, &failed, err,
+                                      sizeof err)
         : NULL;
     if (src && err[0])          /* its warm-up failed: the slide may still read */
         qc_log (QC_LOG_DEBUG, "fetch", "%s: %s", got->shown, err);
+    if (failed) {               /* the prefetch tried, with its retries */
+        fail (got, "%s", err);
+        return;
+    }
     if (!src) {
         qc_http_status_t status = QC_HTTP_OK;
         src = qc_source_http_open (url, &self->source, &status, err, sizeof err);
@@ -317,6 +411,10 @@ get_remote (qc_slide_fetch_t *self, const char *url, qc_slide_got_t *got)
     }
     qc_log (QC_LOG_DEBUG, "fetch", "%s: not read by ranges (%s): reading it whole",
             got->shown, err);
+    if (take_failure (self, url, err, sizeof err)) {
+        fail (got, "%s", err);  /* the warm-up's download failed so */
+        return;
+    }
     uint64_t before = got->fetched, reqs = got->requests;
     get_whole (self, url, got);
     got->fetched += before;

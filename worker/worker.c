@@ -100,7 +100,7 @@ fetch_new (const qc_worker_config_t *cfg)
     if (cfg->http_attempts)
         fc.http.max_attempts = (int) cfg->http_attempts;
     /* the next task's slide, and one more that is queued */
-    fc.prefetch = 2;
+    fc.prefetch = cfg->no_fetch_ahead ? 0 : 2;
     char err[1024];
     qc_slide_fetch_t *f = qc_slide_fetch_new (&fc, err, sizeof err);
     if (!f)

@@ -80,6 +80,7 @@ typedef struct {
     uint64_t cache_max;
     uint32_t http_stall_s;
     uint32_t http_attempts;
+    bool no_fetch_ahead;       /* fetch each slide only when its task runs */
 } qc_worker_config_t;
 
 typedef struct qc_worker qc_worker_t;

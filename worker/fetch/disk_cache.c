@@ -68,6 +68,15 @@ qc_disk_cache_close (qc_disk_cache_t **self_p)
     *self_p = NULL;
 }
 
+int
+qc_disk_cache_has (qc_disk_cache_t *self, const char *url)
+{
+    entry_paths_t p;
+    qc_http_file_t file;
+    return self && url && cache_paths (self, url, &p) == 0
+           && entry_valid (p.data, p.meta, &file);
+}
+
 const char *
 qc_cache_lease_path (const qc_cache_lease_t *lease)
 {

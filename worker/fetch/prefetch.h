@@ -67,6 +67,13 @@ int qc_prefetch_push_source (qc_prefetch_t *self, const char *url,
  * warm-up still hands over the open source (err says what failed). */
 qc_byte_source_t *qc_prefetch_take_source (qc_prefetch_t *self, const char *url,
                                            int timeout_ms, char *err, size_t errlen);
+/* As qc_prefetch_take_source; *failed (not NULL) is 1 when the source's
+ * prefetch ran and failed to open it (err is then its reason, after the
+ * retries the HTTP options allow: the slot need not ask again), 0 when
+ * url was not prefetched, the wait timed out, or a source is returned. */
+qc_byte_source_t *qc_prefetch_take_source_ex (qc_prefetch_t *self, const char *url,
+                                              int timeout_ms, int *failed, char *err,
+                                              size_t errlen);
 
 /* Waits at most timeout_ms for url's prefetch to end: 0 it succeeded;
  * -1 it failed (err says why, naming the redacted URL) or the wait
