@@ -136,10 +136,13 @@ send_result (exec_ctx_t *ctx, qc_worker_t *w, const qc_task_t *task,
 {
     if (!*result)
         return;
+    /* the slide as every output shows it (the broker goes by idx) */
+    char shown[QC_PROTO_MAX_PATH + 1];
     qc_msg_t res = {.command = QC_RESULT, .gpu = -1, .job = task->job,
                     .key = task->key, .idx = task->idx, .attempt = task->attempt,
-                    .path = task->path, .worker = (char *) w->cfg.name,
-                    .result = *result};
+                    .path = task->path ? qc_url_redact (task->path, shown, sizeof shown)
+                                       : NULL,
+                    .worker = (char *) w->cfg.name, .result = *result};
     if (qc_msg_send (&res, zsock_resolve (ctx->push), NULL)) {
         /* too big or malformed for the wire: say so instead */
         qc_result_reset (*result);

@@ -29,6 +29,7 @@ static int
 share_run (const char *slide, const char *config, const char *label)
 {
     char cmd[4096];
+    /* the label goes inside single quotes: it must hold none */
     snprintf (cmd, sizeof cmd, "tests/bench/url_share.sh '%s' '%s' '%s'", slide,
               config ? config : "", label);
     return run (cmd);
@@ -85,7 +86,7 @@ main (int argc, char **argv)
     printf ("\none 60,000 x 45,000 slide's QC over HTTP, bytes fetched against its size:\n");
     fflush (stdout);
     if (share_run (full, NULL, "default config (focus step at 10x)") != 0
-        || share_run (full, "HISTOQC", "HistoQC's config.ini (all at 1.25x)") != 0)
+        || share_run (full, "HISTOQC", "HistoQC config.ini (all at 1.25x)") != 0)
         return 1;
     return 0;
 }

@@ -15,7 +15,7 @@ cd "$(dirname "$0")/../.." || exit 2
 tiff=$1 ndpi=$2 copies=$3 repeat=$4 rates=$5
 T=$(mktemp -d /tmp/qc-urlbench.XXXXXX) || exit 2
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"; }
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"; }
 trap cleanup EXIT
 free_port() {
     local p

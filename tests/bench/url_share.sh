@@ -11,7 +11,7 @@ slide=$1 config=$2 label=$3
 SHARED=${QC_SHARED_DIR:-$(cd .. && pwd)/shared}
 T=$(mktemp -d /tmp/qc-urlshare.XXXXXX) || exit 2
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"; }
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"; }
 trap cleanup EXIT
 port=
 for _ in $(seq 1 100); do
@@ -45,5 +45,5 @@ bin/qc-submit -q -w 1 "${args[@]}" -o "$T/out" --cache "$T/cache" \
     "http://127.0.0.1:$port/slide.svs" >"$T/submit.log" 2>&1 \
     || { echo "url_share: qc-submit: $(tail -2 "$T/submit.log")" >&2; exit 1; }
 t1=$(date +%s.%N)
-line=$(grep -a "	fetch	" "$T/out/qc.log" | cut -f6 | sed 's|^http://[^:]*: ||')
+line=$(grep -a "	fetch	" "$T/out/qc.log" | cut -f6 | sed 's|^[^ ]*: ||')
 printf "  %-38s %s, %.2f s\n" "$label:" "$line" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"

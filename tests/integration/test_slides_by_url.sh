@@ -121,6 +121,16 @@ share=$(fetched "$T/by-url" big.svs | sed -n 's/.*(\([0-9.]*\)%).*/\1/p')
     || fail "the QC of big.svs fetched ${share:-?}% of its file"
 pass "by URL = by path (rows, $(pngs "$T/by-url" | grep -c .) images); big.svs: $(fetched "$T/by-url" big.svs)"
 
+# 1b. a QC all at 1.25x (the default config without its 10x focus step)
+"$BIN/qc-submit" --write-default-config - | grep -v '^ *BlurDetectionModule.identifyFocusFaults$' \
+    >"$T/at-1.25x.ini"
+"$BIN/qc-submit" -q -w 1 -c "$T/at-1.25x.ini" -o "$T/share" --cache "$T/cache" "$(url big.svs)" \
+    >"$T/share.log" 2>&1 || fail "1.25x config: exit $?: $(tail -3 "$T/share.log")"
+share=$(fetched "$T/share" big.svs | sed -n 's/.*(\([0-9.]*\)%).*/\1/p')
+[ -n "$share" ] && awk -v s="$share" 'BEGIN { exit !(s < 5) }' \
+    || fail "a QC at 1.25x of big.svs fetched ${share:-?}% of its file (goal: under 5%)"
+pass "QC at 1.25x: $(fetched "$T/share" big.svs)"
+
 # 2. a second run, the same cache: the NDPI is not downloaded again
 "$BIN/qc-submit" -q -w 2 -o "$T/again" --cache "$T/cache" "${urls[@]}" >"$T/again.log" 2>&1 \
     || fail "second run: exit $?: $(tail -3 "$T/again.log")"
@@ -167,12 +177,15 @@ wait $W2 2>/dev/null
 had=$(stat -c %s "$part")
 (cd "$T/empty" && exec "$BIN/qc-worker" --connect "tcp://127.0.0.1:$bport" --name w3 --slots 1 \
     --cache "$T/cache-k" --heartbeat-ms 200 --no-supervise >"$T/worker-w3.log" 2>&1) &
-PIDS+=($!)
+W3=$!
+PIDS+=($W3)
 wait $SUB || fail "after the kill: qc-submit exit $?: $(tail -3 "$T/killed.log")"
 grep -q "test3-DAPI-2.ndpi	fetch	http://127.0.0.1:$port/slow/test3-DAPI-2.ndpi: download resumed from byte" \
     "$T/killed/qc.log" || fail "no resumed download in qc.log: $(grep -a fetch "$T/killed/qc.log")"
 diff <(rows "$T/killed" | grep test3) <(rows "$T/by-path" | grep test3) >/dev/null \
     || fail "the resumed slide's row differs from the one read by path"
+kill -TERM $W3              # the fault run below needs w4 alone
+wait $W3 2>/dev/null
 pass "killed at $had bytes; $(grep -a -o 'download resumed from byte [0-9]*' "$T/killed/qc.log")"
 
 # 5. faults: one clean error each, the rest of the cohort passes
@@ -199,8 +212,12 @@ expect_error text "does not recognise this file as a slide"
 [ "$(grep -c . "$T/faults/error.log")" -eq 6 ] || fail "faults: $(cat "$T/faults/error.log")"
 [ "$(grep -v '^#' "$T/faults/results.tsv" | grep -c .)" -eq 2 ] \
     || fail "the two good slides did not pass: $(cat "$T/faults/error.log")"
-n500=$(curl -s "http://127.0.0.1:$fport/_count/status/500")
-n404=$(curl -s "http://127.0.0.1:$fport/_count/status/404")
+count() {  # count PATH: how many requests the fault server had for PATH
+    python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' \
+        "http://127.0.0.1:$fport/_count/$1"
+}
+n500=$(count status/500)
+n404=$(count status/404)
 [ "$n404" = 1 ] && [ "$n500" = 2 ] || fail "404 asked $n404 times (1), 500 asked $n500 times (2)"
 pass "faults: $(cut -f2 "$T/faults/error.log" | sed 's/^[^:]*: //' | cut -c1-60 | paste -sd'|')"
 
