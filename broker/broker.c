@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 
 #include "shared/log.h"
+#include "shared/url.h"
 
 #define MOD "broker"
 
@@ -147,7 +148,7 @@ on_crash_report (qc_broker_t *b, const char *name, const qc_msg_t *m)
             sched_task_t *t = sched_job_task (job->sj, r->idx);
             qc_log (QC_LOG_WARNING, MOD, "worker %s crashed (%s) while running %s "
                     "(job %" PRIu64 "): blame %u of %u", name,
-                    m->reason ? m->reason : "no reason given", t->path, job->id,
+                    m->reason ? m->reason : "no reason given", QC_URL_SHOWN (t->path), job->id,
                     t->blame, b->cfg.max_deaths ? b->cfg.max_deaths : 3);
             state_log_blame (b, job, r->idx, t->blame);
         }
@@ -289,7 +290,7 @@ send_task (void *arg, sched_task_t *t, sched_worker_t *sw)
                   .attempt = t->attempt, .path = t->path, .config = job->config,
                   .gpu = t->gpu >= 0 ? (int32_t) sw->gpu_index[t->gpu] : -1};
     if (qc_msg_send (&m, zsock_resolve (b->router), w->id))
-        qc_log (QC_LOG_ERROR, MOD, "cannot send task %s to %s", t->path, w->name);
+        qc_log (QC_LOG_ERROR, MOD, "cannot send task %s to %s", QC_URL_SHOWN (t->path), w->name);
 }
 
 /* The scheduler took an attempt back: tell its worker (it drops the task
@@ -306,7 +307,7 @@ send_revoke (void *arg, sched_task_t *t, uint32_t attempt, sched_worker_t *sw,
     qc_msg_send (&m, zsock_resolve (b->router), w->id);
     if (strstr (reason, "timeout")) {
         qc_log (QC_LOG_WARNING, MOD, "job %" PRIu64 ": %s %s on worker %s: taken back",
-                job->id, t->path, reason, w->name);
+                job->id, QC_URL_SHOWN (t->path), reason, w->name);
         if (t->state == TASK_RUNNING)
             state_log_blame (b, job, t->idx, t->blame + 1);
     }

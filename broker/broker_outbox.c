@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "shared/log.h"
+#include "shared/url.h"
 
 #define MOD "broker"
 /* Results sent and not acknowledged, in bytes, per client (besides
@@ -140,7 +141,7 @@ outbox_task_failed (void *arg, sched_task_t *task, const char *reason)
     outbox_entry_t *e = r >= 0 && job->nfail < job->capfail ? push (job) : NULL;
     if (!e) {
         qc_log (QC_LOG_ERROR, MOD, "job %" PRIu64 ": out of memory recording that %s "
-                "failed (%s)", job->id, task->path, reason);
+                "failed (%s)", job->id, QC_URL_SHOWN (task->path), reason);
         return;
     }
     e->idx = task->idx;
@@ -152,7 +153,7 @@ outbox_task_failed (void *arg, sched_task_t *task, const char *reason)
     /* one line per reason and burst, not one per task of a cancelled job */
     if (job->nfail == 1)
         qc_log (QC_LOG_WARNING, MOD, "job %" PRIu64 ": %s failed: %s", job->id,
-                task->path, reason);
+                QC_URL_SHOWN (task->path), reason);
     mark_finished (b, job);
     job->pump_due = true;
     b->pump_due = true;
@@ -168,7 +169,7 @@ encode_result (job_rec_t *job, qc_msg_t *m)
         return enc;
     zmsg_destroy (&enc);
     qc_log (QC_LOG_ERROR, MOD, "job %" PRIu64 ": cannot encode result of %s",
-            job->id, m->path ? m->path : "?");
+            job->id, m->path ? QC_URL_SHOWN (m->path) : "?");
     qc_result_t *failed = qc_result_new ();
     qc_result_t *orig = m->result;
     if (failed) {
@@ -215,7 +216,8 @@ outbox_deliver (qc_broker_t *b, job_rec_t *job, qc_msg_t *m)
             || qc_jfile_append (job->results, R_RESULT, prefix, sizeof prefix,
                                 zframe_data (body), zframe_size (body), &e->off))
             qc_log (QC_LOG_ERROR, MOD, "job %" PRIu64 ": cannot keep the result of %s "
-                    "in its result file (out of memory)", job->id, m->path ? m->path : "?");
+                    "in its result file (out of memory)", job->id,
+                    m->path ? QC_URL_SHOWN (m->path) : "?");
         else
             e->len = (uint32_t) (sizeof prefix + zframe_size (body));
     }

@@ -13,6 +13,7 @@
 
 #include "client/escape.h"
 #include "shared/proto.h"
+#include "shared/url.h"
 
 /* The absolute form of an entry: base path or working directory in
  * front of a relative one, "//" and "/./" folded, no trailing "/". */
@@ -80,12 +81,55 @@ has_suffix (const char *s, const char *suffix)
     return n >= k && strcmp (s + n - k, suffix) == 0;
 }
 
+/* An http(s) URL, kept as given; its redacted form must be its own (the
+ * outputs know it by that). */
+static int
+add_url (qc_cohort_t *c, const char *url, char *err, size_t errlen)
+{
+    char shown[QC_URL_MAX + 1];
+    qc_url_redact (url, shown, sizeof shown);
+    if (!c->shown && !(c->shown = zhashx_new ()))
+        return -1;
+    const char *had = zhashx_lookup (c->shown, shown);
+    if (had && strcmp (had, url) != 0) {
+        snprintf (err, errlen, "'%s' is given twice with different credentials "
+                  "or queries: the outputs name a slide by its URL without "
+                  "them, so each slide needs a URL of its own", shown);
+        return -1;
+    }
+    if (!had) {
+        char *copy = strdup (url);
+        if (!copy || zhashx_insert (c->shown, shown, copy)) {
+            free (copy);
+            return -1;
+        }
+    }
+    return push (c, url);
+}
+
 int
 qc_cohort_add (qc_cohort_t *c, const char *arg, char *err, size_t errlen)
 {
     if (!c || !arg || !*arg) {
         snprintf (err, errlen, "empty slide path");
         return -1;
+    }
+    /* URLs first: their '?' is no pattern, and they are not paths (a
+       path over the protocol's limit is counted below, not refused) */
+    int kind = strstr (arg, "://") ? qc_url_classify (arg, err, errlen) : QC_URL_PATH;
+    if (kind < 0)
+        return -1;
+    if (kind == QC_URL_HTTP || kind == QC_URL_HTTPS) {
+        int rc = add_url (c, arg, err, errlen);
+        if (rc && !*err)
+            snprintf (err, errlen, "out of memory");
+        return rc;
+    }
+    char file_path[QC_URL_MAX + 1];
+    if (kind == QC_URL_FILE) {
+        if (qc_url_file_path (arg, file_path, sizeof file_path, err, errlen))
+            return -1;
+        arg = file_path;          /* a path like any other from here */
     }
     struct stat st;
     bool exists = stat (arg, &st) == 0;
@@ -226,7 +270,11 @@ qc_cohort_free (qc_cohort_t *c)
         free (c->paths[i]);
     free (c->paths);
     free (c->note);
-    zhashx_t *seen = c->seen;
+    zhashx_t *seen = c->seen, *shown = c->shown;
     zhashx_destroy (&seen);
+    if (shown)
+        for (char *u = zhashx_first (shown); u; u = zhashx_next (shown))
+            free (u);
+    zhashx_destroy (&shown);
     memset (c, 0, sizeof *c);
 }

@@ -22,7 +22,15 @@
  * Relative entries are taken relative to the base path (-p), else to the
  * working directory; every path becomes absolute (not through symbolic
  * links: a link's own name is the slide's name), with "//" and "/./"
- * folded. The same path given twice counts once. */
+ * folded. The same path given twice counts once.
+ *
+ *   - a URL (shared/url.h): http:// and https:// are kept as given (the
+ *     workers fetch them; a query or credentials in them reach the
+ *     workers, and no output shows them); a file:// URL is the path it
+ *     names. Any other scheme is refused, naming the entry, before any
+ *     slide is touched. Outputs know a URL by its redacted form, so two
+ *     entries whose URLs differ only in their query or credentials are
+ *     one slide: the second is refused (unless it is the same URL). */
 #ifndef QC_COHORT_H
 #define QC_COHORT_H
 
@@ -41,6 +49,7 @@ typedef struct {
                                   about the search (depth limit, a folder
                                   that could not be read), or NULL */
     void *seen;                /* private: paths already in the list */
+    void *shown;               /* private: redacted URL -> the URL */
 } qc_cohort_t;
 
 /* Adds one command-line argument: a file, a folder, a pattern or a .tsv

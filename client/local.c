@@ -17,6 +17,14 @@ struct qc_local {
 qc_local_t *
 qc_local_start (uint32_t slots, char *err, size_t errlen)
 {
+    qc_local_config_t cfg = { .slots = slots };
+    return qc_local_start_with (&cfg, err, errlen);
+}
+
+qc_local_t *
+qc_local_start_with (const qc_local_config_t *cfg, char *err, size_t errlen)
+{
+    uint32_t slots = cfg ? cfg->slots : 0;
     qc_local_t *self = calloc (1, sizeof *self);
     if (!self || !err) {
         if (err) snprintf (err, errlen, "out of memory");
@@ -44,6 +52,8 @@ qc_local_start (uint32_t slots, char *err, size_t errlen)
     wc.name = "local";
     if (slots)
         wc.slots = slots;
+    wc.cache_dir = cfg ? cfg->cache_dir : NULL;
+    wc.cache_max = cfg ? cfg->cache_max : 0;
     if (!(self->worker = qc_worker_new (&wc))) {
         snprintf (err, errlen, "cannot start the local worker");
         qc_local_stop (&self);

@@ -13,6 +13,17 @@ typedef struct qc_local qc_local_t;
 /* Starts a broker and a worker with `slots` executors. The endpoint the
  * client should connect to is qc_local_endpoint(). */
 qc_local_t *qc_local_start (uint32_t slots, char *err, size_t errlen);
+
+/* The same, with the worker's slide cache for slides by URL (qc-submit
+ * --cache, --cache-max: worker/slide_fetch.h; NULL and 0: the
+ * defaults). */
+typedef struct {
+    uint32_t slots;           /* 0: one per core */
+    const char *cache_dir;
+    uint64_t cache_max;       /* bytes */
+} qc_local_config_t;
+qc_local_t *qc_local_start_with (const qc_local_config_t *cfg, char *err,
+                                 size_t errlen);
 const char *qc_local_endpoint (const qc_local_t *self);
 void qc_local_stop (qc_local_t **self_p);
 

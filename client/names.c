@@ -8,6 +8,7 @@
 
 #include "client/escape.h"
 #include "shared/asset_store.h"
+#include "shared/url.h"
 
 #define EXT_MAX 16            /* an extension longer than this is not one */
 
@@ -186,14 +187,19 @@ qc_names_assign (qc_names_t *self, const char *path)
     if (had)
         return strdup (had);
     const char *slash = strrchr (path, '/');
-    char *base = qc_names_safe (slash ? slash + 1 : path);
+    /* a URL's file name: its last path segment, percent-decoded */
+    char url_name[QC_NAME_MAX * 4];
+    const char *file = qc_url_classify (path, NULL, 0) > QC_URL_PATH
+                       ? qc_url_name (path, url_name, sizeof url_name)
+                       : slash ? slash + 1 : path;
+    char *base = qc_names_safe (file);
     if (!base)
         return NULL;
     char *name = NULL;
     if (!taken (self, base, path))
         name = strdup (base);
     for (int levels = 1; !name && levels <= 2; levels++) {
-        char *c = with_folders (path, slash ? slash + 1 : path, levels);
+        char *c = with_folders (path, file, levels);
         if (c && !taken (self, c, path))
             name = c;
         else

@@ -15,7 +15,10 @@
  *     slide is in before it ("b__slide.svs"), then two folders, and then
  *     "-2", "-3"... at its end. A slide keeps the name it already has in
  *     the folder's results.
- * Two slides are the same slide when their absolute paths are equal. */
+ * Two slides are the same slide when their absolute paths are equal. A
+ * slide by URL goes by its redacted URL (shared/url.h: no credentials,
+ * no query) in place of a path, and its file name is the URL's last
+ * path segment, percent-decoded. */
 #ifndef QC_CLIENT_NAMES_H
 #define QC_CLIENT_NAMES_H
 

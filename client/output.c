@@ -1,5 +1,6 @@
 /* See output.h. */
 #include "client/output.h"
+#include "shared/url.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -711,7 +712,9 @@ slide_of (qc_output_t *o, const qc_msg_t *m)
         return &o->slides[m->idx];
     free (o->other.name);
     free (o->other.path);
-    o->other.path = strdup (m->path ? m->path : "?");
+    /* a URL as every output shows it: no credentials, no query */
+    char shown[QC_PROTO_MAX_PATH + 1];
+    o->other.path = strdup (m->path ? qc_url_redact (m->path, shown, sizeof shown) : "?");
     o->other.name = o->other.path ? qc_names_assign (o->names, o->other.path) : NULL;
     return o->other.name ? &o->other : NULL;
 }

@@ -6,6 +6,7 @@
 
 #include "client/escape.h"
 #include "shared/proto.h"
+#include "shared/url.h"
 
 int
 qc_rerun_plan (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
@@ -19,7 +20,12 @@ qc_rerun_plan (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
     if (!r->run)
         return -1;
     for (size_t i = 0; i < c->n; i++) {
-        const char *p = c->paths[i];
+        /* the folder knows a URL by its redacted form (no credentials,
+           no query: shared/url.h); the job gets the URL itself */
+        char shown[QC_PROTO_MAX_PATH + 1];
+        bool remote = qc_url_is_remote (c->paths[i]);
+        const char *p = remote ? qc_url_redact (c->paths[i], shown, sizeof shown)
+                               : c->paths[i];
         qc_rec_t rec = qc_output_recorded (out, p);
         if (!force && rec == QC_REC_PASSED) {
             r->passed_before++;
@@ -29,9 +35,10 @@ qc_rerun_plan (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
             r->failed_before++;
             continue;
         }
-        const char *why = strlen (p) > QC_PROTO_MAX_PATH
+        /* a URL is the workers' to read: nothing to check here */
+        const char *why = strlen (c->paths[i]) > QC_PROTO_MAX_PATH
                               ? "path longer than 4096 bytes (the protocol's limit)"
-                          : check ? qc_cohort_unreadable (p) : NULL;
+                          : check && !remote ? qc_cohort_unreadable (p) : NULL;
         if (why && rec == QC_REC_RETRY && !force) {
             r->failed_before++;     /* its error line says so already */
             continue;

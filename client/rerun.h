@@ -9,7 +9,10 @@
  *     the protocol's limit) is not sent: it gets an error.log line, and
  *     the list is shown before the job starts (--no-check: only the path
  *     limit is checked, for slides only the workers can see);
- *   - the rest are planned into the job, in cohort order. */
+ *   - the rest are planned into the job, in cohort order.
+ * A slide by URL is not checked here (its workers fetch it), and the
+ * folder knows it by its redacted URL (shared/url.h): a fresh presigned
+ * URL of a slide already done is skipped like its path would be. */
 #ifndef QC_CLIENT_RERUN_H
 #define QC_CLIENT_RERUN_H
 

@@ -23,6 +23,7 @@
 #include "client/warn_once.h"
 #include "shared/cli.h"
 #include "shared/log.h"
+#include "shared/url.h"
 
 typedef struct {
     const qc_session_config_t *cfg;
@@ -45,12 +46,6 @@ send_msg (session_t *s, qc_msg_t *m)
     return qc_msg_send (m, zsock_resolve (s->sock), NULL);
 }
 
-static const char *
-base_name (const char *path)
-{
-    const char *b = path ? strrchr (path, '/') : NULL;
-    return b ? b + 1 : path ? path : "?";
-}
 
 static uint64_t
 new_key (void)
@@ -123,7 +118,9 @@ on_result (session_t *s, qc_msg_t *m)
     }
     /* the name this slide has in the output folder, not the worker's */
     const char *name = qc_output_name_of (s->cfg->out, m->idx);
-    qc_progress_slide (&s->progress, m->result->ok, name ? name : base_name (m->path),
+    char file[256];           /* a URL's file name: no query, no credentials */
+    qc_progress_slide (&s->progress, m->result->ok,
+                       name ? name : qc_url_name (m->path, file, sizeof file),
                        m->worker, m->result->error);
 }
 

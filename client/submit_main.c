@@ -20,6 +20,8 @@
 #include "kernels/pipeline/pipeline.h"
 #include "shared/cli.h"
 #include "shared/log.h"
+#include "shared/url.h"
+#include "worker/slide_fetch.h"
 
 static const char *prog = "qc-submit";
 
@@ -35,7 +37,9 @@ usage (FILE *to)
         "row per slide, HistoQC's format), OUTDIR/error.log (failed slides),\n"
         "OUTDIR/qc.log (log records from the workers) and a folder per slide.\n"
         "Without --broker, a broker and workers run inside this process.\n\n"
-        "Slides: files; folders (searched recursively for slide files); quoted\n"
+        "Slides: files; URLs (http://, https:// including presigned S3 or GCS\n"
+        "URLs, file://; read by the workers; credentials and queries are shown\n"
+        "in no output); folders (searched recursively for slide files); quoted\n"
         "patterns ('*.svs', 'data/**/*.ndpi'); a .tsv whose first column names\n"
         "the slides (HistoQC's results.tsv works: '#' lines and a 'filename'\n"
         "header row are skipped). Slides that cannot be read are listed before\n"
@@ -60,6 +64,9 @@ usage (FILE *to)
         "      --no-check       do not check that each slide can be read here\n"
         "                       (when only the workers see the slides)\n"
         "  -w, --workers N      local mode: slides run at once (default: cores)\n"
+        "      --cache DIR      local mode: where slides by URL that are read\n"
+        "                       whole are kept (see qc-worker --help)\n"
+        "      --cache-max GB   local mode: that folder's size limit (20)\n"
         "      --gpu-only       run only on GPU workers (waits for one)\n"
         "      --cpu-only       run only on CPU slots\n"
         "      --attach JOBID   reattach to a job and fetch its remaining results\n"
@@ -103,6 +110,8 @@ read_file (const char *path, char *err, size_t errlen)
     return buf;
 }
 
+/* The command line for results.tsv and qc.log, its URLs redacted (no
+ * credentials, no query: shared/url.h). */
 static char *
 join_args (int argc, char **argv)
 {
@@ -110,9 +119,11 @@ join_args (int argc, char **argv)
     for (int i = 1; i < argc; i++)
         len += strlen (argv[i]) + 1;
     char *s = calloc (1, len);
+    char shown[QC_URL_MAX + 1];
     for (int i = 1; s && i < argc; i++) {
         if (i > 1) strcat (s, " ");
-        strcat (s, argv[i]);
+        strcat (s, qc_url_classify (argv[i], NULL, 0) == QC_URL_PATH ? argv[i]
+                   : qc_url_redact (argv[i], shown, sizeof shown));
     }
     return s;
 }
@@ -136,7 +147,8 @@ write_default_config (const char *to)
 
 typedef struct {
     const char *broker, *config_path, *outdir, *histoqc_data, *basepath;
-    const char *write_default;
+    const char *write_default, *cache_dir;
+    uint64_t cache_max;
     const char *lists[64];
     int nlists;
     unsigned long workers, timeout_s, attach, cancel, wait_warn_s;
@@ -158,6 +170,7 @@ parse (int argc, char **argv, options_t *o)
         {"histoqc-data", required_argument, 0, 7}, {"basepath", required_argument, 0, 'p'},
         {"force", no_argument, 0, 'f'}, {"no-check", no_argument, 0, 8},
         {"wait-warn", required_argument, 0, 9},
+        {"cache", required_argument, 0, 10}, {"cache-max", required_argument, 0, 11},
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "b:c:o:l:w:p:fqhV", opts, NULL)) != -1) {
@@ -199,6 +212,15 @@ parse (int argc, char **argv, options_t *o)
             if (qc_cli_uint (prog, "--wait-warn", optarg, 0, 86400, &o->wait_warn_s))
                 return QC_EXIT_USAGE;
             break;
+        case 10: o->cache_dir = optarg; break;
+        case 11: {
+            char why[256];
+            if (qc_slide_fetch_parse_gb (optarg, &o->cache_max, why, sizeof why)) {
+                fprintf (stderr, "%s: --cache-max: %s\n", prog, why);
+                return QC_EXIT_USAGE;
+            }
+            break;
+        }
         case 'q': o->quiet = true; break;
         case 'h': usage (stdout); return -1;
         case 'V': qc_cli_version (prog); return -1;
@@ -351,7 +373,14 @@ main (int argc, char **argv)
     if (!o.broker) {
         /* one process: our own records come back through the stream */
         qc_log_set_stderr_enabled (0);
-        if (!(local = qc_local_start ((uint32_t) o.workers, err, sizeof err))) {
+        if (o.cache_dir && qc_slide_fetch_check_dir (o.cache_dir, err, sizeof err)) {
+            fprintf (stderr, "%s: --cache: %s\n", prog, err);
+            rc = QC_EXIT_USAGE;
+            goto out;
+        }
+        qc_local_config_t lc = {.slots = (uint32_t) o.workers, .cache_dir = o.cache_dir,
+                                .cache_max = o.cache_max};
+        if (!(local = qc_local_start_with (&lc, err, sizeof err))) {
             fprintf (stderr, "%s: %s\n", prog, err);
             rc = QC_EXIT_NO_BROKER;
             goto out;

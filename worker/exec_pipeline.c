@@ -13,6 +13,7 @@
 #include "kernels/ops/cuda/cuda_ops.h"
 #include "kernels/pipeline/pipeline.h"
 #include "shared/log.h"
+#include "worker/slide_fetch.h"
 #include "worker/worker.h"
 
 #define CACHE_MAX 16
@@ -141,38 +142,49 @@ lane_ops (const qc_task_t *task, qc_result_t *out, const qc_ops_t **ops)
     return -1;
 }
 
+/* arg: the worker's slides by URL (worker/slide_fetch.h), or NULL. */
 void
 qc_worker_exec_pipeline (void *arg, const qc_task_t *task, qc_result_t *out)
 {
-    (void) arg;
+    qc_slide_fetch_t *fetch = arg;
     entry_t *e = pipeline_for (task, out);
     const qc_ops_t *ops;
-    if (e && lane_ops (task, out, &ops) == 0)
-        qc_pipeline_run_with (e->pipeline, task->path, out, ops);
+    if (e && lane_ops (task, out, &ops) == 0) {
+        qc_slide_got_t got;
+        qc_slide_fetch_get (fetch, task->path, &got);
+        qc_pipeline_run_input (e->pipeline, &got.in, out, ops);
+        qc_slide_got_release (fetch, &got);
+    }
     release (e);
 }
 
-/* What prepare hands to finish: the prepared slide and the cache entry
- * its pipeline belongs to (held until finish). */
+/* What prepare hands to finish: the prepared slide, where it came from
+ * (released once the slide is closed) and the cache entry its pipeline
+ * belongs to (held until finish). */
 typedef struct {
     entry_t *entry;
     qc_pipeline_job_t *job;
+    qc_slide_fetch_t *fetch;
+    qc_slide_got_t got;
 } prepared_t;
 
 void *
 qc_worker_exec_pipeline_prepare (void *arg, const qc_task_t *task,
                                  qc_result_t *out)
 {
-    (void) arg;
     entry_t *e = pipeline_for (task, out);
     prepared_t *p = e ? calloc (1, sizeof *p) : NULL;
     if (e && !p)
         qc_result_fail (out, "out of memory");
     if (p) {
         p->entry = e;
-        p->job = qc_pipeline_prepare (e->pipeline, task->path, out);
+        p->fetch = arg;
+        qc_slide_fetch_get (p->fetch, task->path, &p->got);
+        p->job = qc_pipeline_prepare_input (e->pipeline, &p->got.in, out);
     }
     if (!p || !p->job) {
+        if (p)
+            qc_slide_got_release (p->fetch, &p->got);
         release (e);
         free (p);
         return NULL;
@@ -193,6 +205,7 @@ qc_worker_exec_pipeline_finish (void *arg, void *prepared,
         qc_pipeline_job_destroy (&p->job);
     else
         qc_pipeline_finish (&p->job, ops);
+    qc_slide_got_release (p->fetch, &p->got);
     release (p->entry);
     free (p);
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "shared/log.h"
+#include "shared/url.h"
 #include "worker/supervise.h"
 
 typedef struct {
@@ -35,13 +36,26 @@ forward_log (const qc_log_record_t *rec, void *arg)
     qc_msg_send (&m, zsock_resolve (ctx->push), NULL);
 }
 
-static const char *
-base_name (const char *path)
+/* The slide's name for log records: a path's file name, a URL's (never
+ * its credentials or query). */
+static void
+set_log_slide (const char *path)
 {
-    if (!path)
-        return "?";
-    const char *s = strrchr (path, '/');
-    return s ? s + 1 : path;
+    char name[256];
+    qc_log_set_slide (path ? qc_url_name (path, name, sizeof name) : "?");
+}
+
+/* While this slot computes a slide, the next task's is fetched (slides
+ * by URL: worker/slide_fetch.h). */
+static void
+fetch_next (qc_worker_t *w, int lane)
+{
+    if (!w->fetch)
+        return;
+    char *next = taskq_next_path (&w->queue, lane);
+    if (next)
+        qc_slide_fetch_ahead (w->fetch, next);
+    free (next);
 }
 
 /* The thread's socket to the agent, with the thread's log records
@@ -80,9 +94,10 @@ begin_task (exec_ctx_t *ctx, qc_worker_t *w, int lane, qc_task_t *task)
     ctx->job = task->job;
     ctx->key = task->key;
     qc_crash_slot_set (ctx->slot, task->job, task->key, task->idx, task->attempt);
-    qc_log_set_slide (base_name (task->path));
+    set_log_slide (task->path);
     task->gpu = lane > 0 ? (int32_t) w->cfg.gpus[lane - 1].index : -1;
     task->gpu_simulated = lane > 0 && w->cfg.simulated_gpus;
+    fetch_next (w, lane);
 }
 
 static void
@@ -100,12 +115,14 @@ test_hooks (qc_worker_t *w, const qc_task_t *task)
 {
     if (!task->path)
         return;
+    char shown[512];
+    qc_url_redact (task->path, shown, sizeof shown);
     if (w->cfg.test_crash_on && strstr (task->path, w->cfg.test_crash_on)) {
-        qc_log (QC_LOG_WARNING, "worker", "--test-crash-on: crashing on %s", task->path);
+        qc_log (QC_LOG_WARNING, "worker", "--test-crash-on: crashing on %s", shown);
         abort ();
     }
     if (w->cfg.test_hang_on && strstr (task->path, w->cfg.test_hang_on)) {
-        qc_log (QC_LOG_WARNING, "worker", "--test-hang-on: hanging on %s", task->path);
+        qc_log (QC_LOG_WARNING, "worker", "--test-hang-on: hanging on %s", shown);
         while (!taskq_closed (&w->queue))
             zclock_sleep (100);
     }
@@ -119,10 +136,13 @@ send_result (exec_ctx_t *ctx, qc_worker_t *w, const qc_task_t *task,
 {
     if (!*result)
         return;
+    /* the slide as every output shows it (the broker goes by idx) */
+    char shown[QC_PROTO_MAX_PATH + 1];
     qc_msg_t res = {.command = QC_RESULT, .gpu = -1, .job = task->job,
                     .key = task->key, .idx = task->idx, .attempt = task->attempt,
-                    .path = task->path, .worker = (char *) w->cfg.name,
-                    .result = *result};
+                    .path = task->path ? qc_url_redact (task->path, shown, sizeof shown)
+                                       : NULL,
+                    .worker = (char *) w->cfg.name, .result = *result};
     if (qc_msg_send (&res, zsock_resolve (ctx->push), NULL)) {
         /* too big or malformed for the wire: say so instead */
         qc_result_reset (*result);
@@ -232,7 +252,7 @@ run_read_ahead_lane (exec_ctx_t *ctx, qc_worker_t *w, int lane)
         ctx->job = task.job;
         ctx->key = task.key;
         qc_crash_slot_set (ctx->slot, task.job, task.key, task.idx, task.attempt);
-        qc_log_set_slide (base_name (task.path));
+        set_log_slide (task.path);
         if (w->cfg.task_delay_ms)
             zclock_sleep ((int) w->cfg.task_delay_ms);
         if (result)

@@ -9,6 +9,7 @@
 #include "shared/cli.h"
 #include "shared/log.h"
 #include "worker/gpu_probe.h"
+#include "worker/slide_fetch.h"
 #include "worker/supervise.h"
 #include "worker/worker.h"
 
@@ -48,6 +49,22 @@ usage (FILE *to)
         "      --test-crash-on S  FOR TESTS ONLY: crash (abort) on a slide whose\n"
         "                         path contains S\n"
         "      --test-hang-on S   FOR TESTS ONLY: never finish such a slide\n"
+        "      --cache DIR        slides by URL that must be read whole (NDPI,\n"
+        "                         MIRAX, ...) are downloaded into DIR once and\n"
+        "                         reused while unchanged on the server (default:\n"
+        "                         $CACHE_DIRECTORY, /var/cache/qc-worker as root,\n"
+        "                         else $XDG_CACHE_HOME/qc-worker or\n"
+        "                         ~/.cache/qc-worker); tiled TIFFs (Aperio,\n"
+        "                         generic) are read by HTTP range requests\n"
+        "      --cache-max GB     the cache's size limit; the least recently used\n"
+        "                         slides go first (default 20)\n"
+        "      --http-stall S     a server that sends nothing for S seconds\n"
+        "                         mid-request has stalled: retried (default 20)\n"
+        "      --http-attempts N  tries per HTTP request, for 5xx answers,\n"
+        "                         timeouts and stalls; 4xx are not retried (5)\n"
+        "      --no-fetch-ahead   fetch a slide by URL only when its task starts;\n"
+        "                         by default the next task's slide is fetched\n"
+        "                         while a slot computes\n"
         "      --log-level L      debug, info, warning or error (info)\n"
         "  -h, --help             show this help\n"
         "  -V, --version          show the version\n\n"
@@ -71,6 +88,11 @@ enum {
     OPT_NO_SUPERVISE,
     OPT_TEST_CRASH_ON,
     OPT_TEST_HANG_ON,
+    OPT_CACHE,
+    OPT_CACHE_MAX,
+    OPT_HTTP_STALL,
+    OPT_HTTP_ATTEMPTS,
+    OPT_NO_FETCH_AHEAD,
 };
 
 int
@@ -99,6 +121,11 @@ main (int argc, char **argv)
         {"no-supervise", no_argument, 0, OPT_NO_SUPERVISE},
         {"test-crash-on", required_argument, 0, OPT_TEST_CRASH_ON},
         {"test-hang-on", required_argument, 0, OPT_TEST_HANG_ON},
+        {"cache", required_argument, 0, OPT_CACHE},
+        {"cache-max", required_argument, 0, OPT_CACHE_MAX},
+        {"http-stall", required_argument, 0, OPT_HTTP_STALL},
+        {"http-attempts", required_argument, 0, OPT_HTTP_ATTEMPTS},
+        {"no-fetch-ahead", no_argument, 0, OPT_NO_FETCH_AHEAD},
         {"help", no_argument, 0, 'h'},
         {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
@@ -153,6 +180,24 @@ main (int argc, char **argv)
         case OPT_NO_SUPERVISE: supervise = false; break;
         case OPT_TEST_CRASH_ON: cfg.test_crash_on = optarg; break;
         case OPT_TEST_HANG_ON: cfg.test_hang_on = optarg; break;
+        case OPT_CACHE: cfg.cache_dir = optarg; break;
+        case OPT_NO_FETCH_AHEAD: cfg.no_fetch_ahead = true; break;
+        case OPT_CACHE_MAX: {
+            char why[256];
+            if (qc_slide_fetch_parse_gb (optarg, &cfg.cache_max, why, sizeof why)) {
+                fprintf (stderr, "%s: --cache-max: %s\n", prog, why);
+                return QC_EXIT_USAGE;
+            }
+            break;
+        }
+        case OPT_HTTP_STALL:
+            if (qc_cli_uint (prog, "--http-stall", optarg, 1, 3600, &v)) return QC_EXIT_USAGE;
+            cfg.http_stall_s = (uint32_t) v;
+            break;
+        case OPT_HTTP_ATTEMPTS:
+            if (qc_cli_uint (prog, "--http-attempts", optarg, 1, 100, &v)) return QC_EXIT_USAGE;
+            cfg.http_attempts = (uint32_t) v;
+            break;
         case 'h': usage (stdout); return QC_EXIT_OK;
         case 'V': qc_cli_version (prog); return QC_EXIT_OK;
         default: usage (stderr); return QC_EXIT_USAGE;
@@ -164,6 +209,12 @@ main (int argc, char **argv)
     }
     if (gpu_spec && simulate) {
         fprintf (stderr, "%s: --gpu and --simulate-gpus exclude each other\n", prog);
+        return QC_EXIT_USAGE;
+    }
+    char cache_err[1024];
+    if (cfg.cache_dir && qc_slide_fetch_check_dir (cfg.cache_dir, cache_err,
+                                                   sizeof cache_err)) {
+        fprintf (stderr, "%s: --cache: %s\n", prog, cache_err);
         return QC_EXIT_USAGE;
     }
     /* before CUDA or ZeroMQ start: neither survives a fork */

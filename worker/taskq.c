@@ -140,3 +140,15 @@ taskq_remove (taskq_t *q, uint64_t job, uint64_t key, uint64_t idx,
     }
     return found != NULL;
 }
+
+char *
+taskq_next_path (taskq_t *q, int lane)
+{
+    if (lane < 0 || lane >= NLANES)
+        return NULL;
+    pthread_mutex_lock (&q->lock);
+    const taskq_item_t *it = q->closed ? NULL : q->head[lane];
+    char *path = it && it->task.path ? strdup (it->task.path) : NULL;
+    pthread_mutex_unlock (&q->lock);
+    return path;
+}

@@ -33,6 +33,9 @@ bool taskq_closed (taskq_t *q);
  * when it was. */
 bool taskq_remove (taskq_t *q, uint64_t job, uint64_t key, uint64_t idx,
                    uint32_t attempt);
+/* A copy of the path of the task next in lane (malloc'd), or NULL when
+ * the lane is empty: the slide to fetch ahead. */
+char *taskq_next_path (taskq_t *q, int lane);
 void qc_task_clear (qc_task_t *t);
 
 #endif

@@ -47,6 +47,7 @@ config_free (qc_worker_config_t *c)
 {
     free ((char *) c->endpoint);
     free ((char *) c->name);
+    free ((char *) c->cache_dir);
     for (size_t i = 0; i < c->ngpus; i++)
         free (c->gpus[i].name);
     free (c->gpus);
@@ -62,7 +63,9 @@ config_copy (qc_worker_config_t *dst, const qc_worker_config_t *src,
     snprintf (def_name, sizeof def_name, "%s-%d", host, (int) getpid ());
     dst->name = strdup (src->name && *src->name ? src->name : def_name);
     dst->gpus = src->ngpus ? calloc (src->ngpus, sizeof *dst->gpus) : NULL;
-    if (!dst->endpoint || !dst->name || (src->ngpus && !dst->gpus))
+    dst->cache_dir = src->cache_dir ? strdup (src->cache_dir) : NULL;
+    if (!dst->endpoint || !dst->name || (src->ngpus && !dst->gpus)
+        || (src->cache_dir && !dst->cache_dir))
         return -1;
     for (size_t i = 0; i < src->ngpus; i++) {
         dst->gpus[i] = src->gpus[i];
@@ -80,6 +83,29 @@ config_copy (qc_worker_config_t *dst, const qc_worker_config_t *src,
     if (dst->no_read_ahead || !dst->exec_prepare || !dst->exec_finish)
         dst->exec_prepare = NULL, dst->exec_finish = NULL;
     return 0;
+}
+
+/* The pipeline's slides by URL; NULL (said in the log) when its cache
+ * folder cannot be used: paths still run, URLs then fail with why. */
+static qc_slide_fetch_t *
+fetch_new (const qc_worker_config_t *cfg)
+{
+    qc_slide_fetch_config_t fc;
+    qc_slide_fetch_config_defaults (&fc);
+    fc.cache_dir = cfg->cache_dir;
+    if (cfg->cache_max)
+        fc.cache_max = cfg->cache_max;
+    if (cfg->http_stall_s)
+        fc.http.low_speed_secs = (long) cfg->http_stall_s;
+    if (cfg->http_attempts)
+        fc.http.max_attempts = (int) cfg->http_attempts;
+    /* the next task's slide, and one more that is queued */
+    fc.prefetch = cfg->no_fetch_ahead ? 0 : 2;
+    char err[1024];
+    qc_slide_fetch_t *f = qc_slide_fetch_new (&fc, err, sizeof err);
+    if (!f)
+        qc_log (QC_LOG_WARNING, "worker", "slides by URL cannot be read: %s", err);
+    return f;
 }
 
 qc_worker_t *
@@ -102,6 +128,10 @@ qc_worker_new (const qc_worker_config_t *cfg)
         free (self);
         return NULL;
     }
+    if (!cfg->exec)
+        self->fetch = fetch_new (cfg);
+    if (self->fetch)
+        self->cfg.exec_arg = self->fetch;
     snprintf (self->pull_endpoint, sizeof self->pull_endpoint,
               "inproc://qc-worker-%p", (void *) self);
     /* the agent binds the inproc endpoint before executors connect */
@@ -139,11 +169,14 @@ qc_worker_destroy (qc_worker_t **self_p)
         return;
     qc_worker_t *self = *self_p;
     taskq_close (&self->queue);
+    /* downloads under way stop soon, keeping what they fetched */
+    qc_slide_fetch_cancel (self->fetch);
     for (size_t i = 0; i < self->nthreads; i++)
         pthread_join (self->threads[i], NULL);
     /* executors are gone: the agent can close the inproc endpoint */
     zactor_destroy (&self->agent);
     free (self->threads);
+    qc_slide_fetch_destroy (&self->fetch);
     taskq_fini (&self->queue);
     config_free (&self->cfg);
     free (self);

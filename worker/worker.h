@@ -70,6 +70,17 @@ typedef struct {
     qc_prepare_fn *exec_prepare;
     qc_finish_fn *exec_finish;
     bool no_read_ahead;
+    /* Slides by URL (worker/slide_fetch.h), for the QC pipeline (exec
+     * NULL): the disk cache of slides read whole (NULL: the default
+     * folder) and its size limit in bytes (0: 20 GB); HTTP stall limit
+     * in seconds and attempts per request (0: worker/fetch/'s defaults,
+     * 20 s and 5). The cache is shared by the worker's slots, and the
+     * next task's slide is fetched while a slot computes. */
+    const char *cache_dir;
+    uint64_t cache_max;
+    uint32_t http_stall_s;
+    uint32_t http_attempts;
+    bool no_fetch_ahead;       /* fetch each slide only when its task runs */
 } qc_worker_config_t;
 
 typedef struct qc_worker qc_worker_t;
@@ -88,7 +99,9 @@ int qc_worker_drain (qc_worker_t *self, int timeout_ms);
 bool qc_worker_connected (qc_worker_t *self);
 
 /* The default executor: the QC pipeline, with pipelines cached by config
- * text so a classifier is trained once per worker, not once per slide. */
+ * text so a classifier is trained once per worker, not once per slide.
+ * arg: the worker's qc_slide_fetch_t (slides by URL), or NULL (paths
+ * only). */
 void qc_worker_exec_pipeline (void *arg, const qc_task_t *task, qc_result_t *out);
 /* Its two halves (qc_pipeline_prepare, qc_pipeline_finish). */
 void *qc_worker_exec_pipeline_prepare (void *arg, const qc_task_t *task,

@@ -4,6 +4,7 @@
 #define QC_WORKER_INT_H
 
 #include <stdatomic.h>
+#include "worker/slide_fetch.h"
 #include "worker/taskq.h"
 #include "worker/worker.h"
 
@@ -16,6 +17,8 @@ struct qc_worker {
     size_t nthreads;
     zactor_t *agent;
     atomic_bool connected;
+    qc_slide_fetch_t *fetch;  /* slides by URL (the pipeline's); NULL for
+                                 another executor */
 };
 
 typedef struct {

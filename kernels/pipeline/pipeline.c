@@ -459,36 +459,52 @@ struct qc_pipeline_job {
     int rc;                   /* -1: failed already (out says why) */
 };
 
-/* Opens the slide and runs the BaseImage step (metadata, CPU only);
- * with preread, also reads the analysis image. On failure the job holds
- * rc -1 and out says why. NULL only when there is no memory for the
- * job (out says so too). */
+/* Opens the slide (or takes the one in) and runs the BaseImage step
+ * (metadata, CPU only); with preread, also reads the analysis image. On
+ * failure the job holds rc -1 and out says why. NULL only when there is
+ * no memory for the job (out says so too; in's slide is closed). */
 static qc_pipeline_job_t *
-prepare (const qc_pipeline_t *self, const char *slide_path, qc_result_t *out,
-         int preread)
+prepare (const qc_pipeline_t *self, const qc_pipeline_input_t *in,
+         qc_result_t *out, int preread)
 {
+    qc_slide_t *taken = in ? in->slide : NULL;
     qc_pipeline_job_t *job = calloc (1, sizeof *job);
     if (!job) {
+        qc_slide_close (&taken);
         qc_result_fail (out, "out of memory for a slide");
         return NULL;
     }
     job->pipeline = self;
     job->rc = -1;
-    if (!self || !slide_path || !*slide_path) {
+    const char *path = in ? in->path : NULL;
+    if (!self || !in || (!taken && !in->error && (!path || !*path))) {
+        qc_slide_close (&taken);
         qc_result_fail (out, "qc_pipeline_run: %s", self ? "no slide path"
                         : "no pipeline");
         return job;
     }
-    const char *slash = strrchr (slide_path, '/');
-    const char *name = slash && slash[1] ? slash + 1 : slide_path;
+    const char *slash = path ? strrchr (path, '/') : NULL;
+    const char *name = in->name && *in->name ? in->name
+                       : taken ? qc_slide_name (taken)
+                       : !path ? "slide"
+                       : slash && slash[1] ? slash + 1 : path;
     /* The filename column first, so that even a failed slide says which
      * file it is. */
     if (qc_result_set (out, "filename", "%s", name) != 0) {
+        qc_slide_close (&taken);
         qc_result_fail (out, "slide path too long");
         return job;
     }
     char why[1024];
-    job->slide = qc_slide_open (slide_path, why, sizeof why);
+    if (in->error)
+        snprintf (why, sizeof why, "%s", in->error);
+    else if (taken)
+        job->slide = taken;
+    else {
+        qc_slide_input_t si = { .path = path, .name = in->name };
+        job->slide = qc_slide_open_input (&si, QC_SLIDE_READERS_ALL, NULL,
+                                          why, sizeof why);
+    }
     if (!job->slide
         || qc_slide_check_readable (job->slide, why, sizeof why) != 0) {
         qc_log (QC_LOG_ERROR, BASE_SECTION, "%s: %s", name, why);
@@ -515,10 +531,21 @@ qc_pipeline_job_t *
 qc_pipeline_prepare (const qc_pipeline_t *self, const char *slide_path,
                      qc_result_t *out)
 {
-    if (!out)
+    qc_pipeline_input_t in = { .path = slide_path };
+    return qc_pipeline_prepare_input (self, &in, out);
+}
+
+qc_pipeline_job_t *
+qc_pipeline_prepare_input (const qc_pipeline_t *self,
+                           const qc_pipeline_input_t *in, qc_result_t *out)
+{
+    if (!out) {
+        qc_slide_t *taken = in ? in->slide : NULL;
+        qc_slide_close (&taken);
         return NULL;
+    }
     qc_result_reset (out);
-    return prepare (self, slide_path, out, 1);
+    return prepare (self, in, out, 1);
 }
 
 int
@@ -559,11 +586,22 @@ int
 qc_pipeline_run_with (const qc_pipeline_t *self, const char *slide_path,
                       qc_result_t *out, const struct qc_ops *ops)
 {
-    if (!out)
+    qc_pipeline_input_t in = { .path = slide_path };
+    return qc_pipeline_run_input (self, &in, out, ops);
+}
+
+int
+qc_pipeline_run_input (const qc_pipeline_t *self, const qc_pipeline_input_t *in,
+                       qc_result_t *out, const struct qc_ops *ops)
+{
+    if (!out) {
+        qc_slide_t *taken = in ? in->slide : NULL;
+        qc_slide_close (&taken);
         return -1;
+    }
     qc_result_reset (out);
     /* the analysis image is read by the first step that needs it */
-    qc_pipeline_job_t *job = prepare (self, slide_path, out, 0);
+    qc_pipeline_job_t *job = prepare (self, in, out, 0);
     return job ? qc_pipeline_finish (&job, ops) : -1;
 }
 

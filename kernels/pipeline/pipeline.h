@@ -45,6 +45,25 @@ struct qc_ops;
 int qc_pipeline_run_with (const qc_pipeline_t *self, const char *slide_path,
                           qc_result_t *out, const struct qc_ops *ops);
 
+/* A slide to run, for a caller that gets slides from elsewhere (the
+ * worker: slides by URL): a file, opened here; or a slide the caller
+ * opened (kernels/slide/slide.h's qc_slide_open_input over a byte
+ * source), which the run takes and closes before it returns (prepare:
+ * when the job ends); or, when the caller could not get the slide, the
+ * reason the slide fails with. name is the filename column and the
+ * slide's name in log lines (NULL: the file's or slide's own). */
+struct qc_slide;
+typedef struct {
+    const char *path;
+    struct qc_slide *slide;
+    const char *error;
+    const char *name;
+} qc_pipeline_input_t;
+
+int qc_pipeline_run_input (const qc_pipeline_t *self,
+                           const qc_pipeline_input_t *in, qc_result_t *out,
+                           const struct qc_ops *ops);
+
 /* qc_pipeline_run_with in two halves, for a worker that overlaps reading
  * with computing (a GPU worker reads the next slide on a CPU thread while
  * its GPU runs the steps of the one before):
@@ -61,6 +80,9 @@ typedef struct qc_pipeline_job qc_pipeline_job_t;
 qc_pipeline_job_t *qc_pipeline_prepare (const qc_pipeline_t *self,
                                         const char *slide_path,
                                         qc_result_t *out);
+qc_pipeline_job_t *qc_pipeline_prepare_input (const qc_pipeline_t *self,
+                                              const qc_pipeline_input_t *in,
+                                              qc_result_t *out);
 int qc_pipeline_finish (qc_pipeline_job_t **job_p, const struct qc_ops *ops);
 void qc_pipeline_job_destroy (qc_pipeline_job_t **job_p);
 

@@ -2,6 +2,8 @@
  * source.h for the readers' contract). */
 #include "kernels/slide/slide.h"
 #include "kernels/slide/source.h"
+#include "kernels/slide/tiff_direct.h"
+#include "kernels/slide/tiff_meta.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -42,9 +44,11 @@ typedef struct {
 } reader_t;
 
 struct qc_slide {
-    openslide_t *osr;
-    char *path;
-    const char *name;     /* points into path */
+    openslide_t *osr;     /* opened by path */
+    qc_byte_source_t *src;    /* or opened from this (not ours) */
+    qc_tiff_meta_t *meta;     /* ... with this metadata */
+    char *path;           /* NULL with src */
+    char *name;
     int nlevels;
     level_t *levels;
     uint8_t bg[3];        /* openslide.background-color, else white */
@@ -63,8 +67,10 @@ qc_slide_close (qc_slide_t **self_p)
         self->readers[i].ops->close (self->readers[i].state);
     if (self->osr)
         openslide_close (self->osr);
+    qc_tiff_meta_free (&self->meta);
     free (self->levels);
     free (self->path);
+    free (self->name);
     free (self);
     *self_p = NULL;
 }
@@ -117,6 +123,22 @@ read_levels (qc_slide_t *self, char *err, size_t errlen)
                      (int) i, oe ? oe : "empty or unreadable size");
             return -1;
         }
+    }
+    self->nlevels = n;
+    return 0;
+}
+
+/* The levels of a slide opened from a byte source, from its TIFF. */
+static int
+meta_levels (qc_slide_t *self, char *err, size_t errlen)
+{
+    int n = qc_tiff_meta_level_count (self->meta);
+    self->levels = n > 0 ? calloc ((size_t) n, sizeof *self->levels) : NULL;
+    if (!self->levels)
+        return qc_fail (err, errlen, n > 0 ? "out of memory" : "no levels");
+    for (int i = 0; i < n; i++) {
+        const qc_tiff_meta_level_t *l = qc_tiff_meta_level (self->meta, i);
+        self->levels[i] = (level_t) { l->w, l->h, l->downsample };
     }
     self->nlevels = n;
     return 0;
@@ -184,23 +206,25 @@ read_background (qc_slide_t *self)
 /* Opens the readers of reader_table that read this slide. The direct
  * reader is left out for QC_SLIDE_READERS_OPENSLIDE or QC_DIRECT_READ=0;
  * a reader that does not open only means slower reads, but OpenSlide,
- * the last, must. 0, or -1 with why. */
+ * the last, must. A slide opened from a byte source has only the
+ * readers that read sources, and one of them must open (else
+ * *declined). 0, or -1 with why. */
 static int
-open_readers (qc_slide_t *self, qc_slide_readers_t readers, char *err,
-              size_t errlen)
+open_readers (qc_slide_t *self, qc_slide_readers_t readers, int *declined,
+              char *err, size_t errlen)
 {
     const char *env = getenv ("QC_DIRECT_READ");
-    int openslide_only = readers == QC_SLIDE_READERS_OPENSLIDE
-                         || (env && strcmp (env, "0") == 0);
+    int openslide_only = !self->src && (readers == QC_SLIDE_READERS_OPENSLIDE
+                                        || (env && strcmp (env, "0") == 0));
     size_t used = 0;
+    char why[256] = "";
     for (size_t i = 0; i < NREADERS; i++) {
         const qc_slide_reader_ops_t *ops = reader_table[i];
         int last = i + 1 == NREADERS;
-        if (openslide_only && !last)
+        if ((openslide_only && !last) || (self->src && !ops->reads_sources))
             continue;
-        char why[256] = "";
         void *state = ops->open (self, why, sizeof why);
-        if (!state && last)
+        if (!state && last && !self->src)
             return qc_fail (err, errlen, "%s", why);
         if (!state) {
             qc_log (QC_LOG_DEBUG, "slide", "%s: no %s reader, levels read "
@@ -214,6 +238,11 @@ open_readers (qc_slide_t *self, qc_slide_readers_t readers, char *err,
         if (used >= sizeof self->readers_text)
             used = sizeof self->readers_text - 1;
     }
+    if (self->nreaders == 0) {
+        *declined = 1;
+        return qc_fail (err, errlen, "its levels are read by OpenSlide only "
+                        "(%s)", why);
+    }
     return 0;
 }
 
@@ -225,51 +254,75 @@ quiet_libtiff (void)
     TIFFSetWarningHandler (tiff_warning);
 }
 
+/* The OpenSlide side of opening: the handle, its levels. */
+static int
+open_openslide (qc_slide_t *self, char *err, size_t errlen)
+{
+    if (check_file (self->path, err, errlen) != 0)
+        return -1;
+    self->osr = openslide_open (self->path);
+    if (!self->osr)
+        return qc_fail (err, errlen, "OpenSlide %s does not recognise this "
+                        "file as a slide (not a slide, or a format it cannot "
+                        "read)", openslide_get_version ());
+    const char *oe = openslide_get_error (self->osr);
+    if (oe)
+        return qc_fail (err, errlen, "OpenSlide could not open the slide: %s",
+                        oe);
+    return read_levels (self, err, errlen);
+}
+
+qc_slide_t *
+qc_slide_open_input (const qc_slide_input_t *in, qc_slide_readers_t readers,
+                     int *declined, char *err, size_t errlen)
+{
+    pthread_once (&s_tiff_once, quiet_libtiff);
+    int ignored;
+    if (!declined)
+        declined = &ignored;
+    *declined = 0;
+    if (err && errlen)
+        err[0] = '\0';
+    if (!in || (in->path && in->src) || (!in->src && (!in->path || !*in->path))) {
+        qc_set_err (err, errlen, "no slide path");
+        return NULL;
+    }
+    const char *whole = in->path ? in->path : qc_byte_source_name (in->src);
+    const char *slash = strrchr (whole, '/');
+    const char *base = in->name && *in->name ? in->name
+                       : slash && slash[1] ? slash + 1 : whole;
+    qc_slide_t *self = calloc (1, sizeof *self);
+    if (!self || !(self->name = strdup (base))
+        || (in->path && !(self->path = strdup (in->path)))) {
+        qc_slide_close (&self);
+        qc_set_err (err, errlen, "out of memory");
+        return NULL;
+    }
+    self->src = in->src;
+    int rc;
+    if (in->path)
+        rc = open_openslide (self, err, errlen);
+    else {
+        rc = qc_tiff_meta_read (in->src, &self->meta, err, errlen);
+        *declined = rc == 1;
+        if (rc == 0)
+            rc = meta_levels (self, err, errlen);
+    }
+    if (rc == 0) {
+        read_background (self);
+        rc = open_readers (self, readers, declined, err, errlen);
+    }
+    if (rc != 0)
+        qc_slide_close (&self);
+    return self;
+}
+
 qc_slide_t *
 qc_slide_open_with (const char *path, qc_slide_readers_t readers, char *err,
                     size_t errlen)
 {
-    pthread_once (&s_tiff_once, quiet_libtiff);
-    if (err && errlen)
-        err[0] = '\0';
-    if (!path || !*path) {
-        qc_set_err (err, errlen, "no slide path");
-        return NULL;
-    }
-    if (check_file (path, err, errlen) != 0)
-        return NULL;
-    qc_slide_t *self = calloc (1, sizeof *self);
-    if (!self || !(self->path = strdup (path))) {
-        free (self);
-        qc_set_err (err, errlen, "out of memory");
-        return NULL;
-    }
-    const char *slash = strrchr (self->path, '/');
-    self->name = slash && slash[1] ? slash + 1 : self->path;
-    self->osr = openslide_open (path);
-    if (!self->osr) {
-        qc_set_err (err, errlen, "OpenSlide %s does not recognise this file as a "
-                 "slide (not a slide, or a format it cannot read)",
-                 openslide_get_version ());
-        qc_slide_close (&self);
-        return NULL;
-    }
-    const char *oe = openslide_get_error (self->osr);
-    if (oe) {
-        qc_set_err (err, errlen, "OpenSlide could not open the slide: %s", oe);
-        qc_slide_close (&self);
-        return NULL;
-    }
-    if (read_levels (self, err, errlen) != 0) {
-        qc_slide_close (&self);
-        return NULL;
-    }
-    read_background (self);
-    if (open_readers (self, readers, err, errlen) != 0) {
-        qc_slide_close (&self);
-        return NULL;
-    }
-    return self;
+    qc_slide_input_t in = { .path = path };
+    return qc_slide_open_input (&in, readers, NULL, err, errlen);
 }
 
 qc_slide_t *
@@ -301,19 +354,41 @@ qc_slide_property (const qc_slide_t *self, const char *name)
 {
     if (!self || !name)
         return NULL;
+    if (self->meta)
+        return qc_tiff_meta_property (self->meta, name);
     return openslide_get_property_value (self->osr, name);
+}
+
+const char *
+qc_slide_property_name (const qc_slide_t *self, size_t i)
+{
+    if (!self)
+        return NULL;
+    if (self->meta)
+        return qc_tiff_meta_property_name (self->meta, i);
+    const char *const *names = openslide_get_property_names (self->osr);
+    for (size_t k = 0; names && names[k]; k++)
+        if (k == i)
+            return names[k];
+    return NULL;
 }
 
 const char *
 qc_slide_error (const qc_slide_t *self)
 {
-    return self ? openslide_get_error (self->osr) : NULL;
+    return self && self->osr ? openslide_get_error (self->osr) : NULL;
 }
 
 openslide_t *
 qc_slide_openslide (const qc_slide_t *self)
 {
     return self ? self->osr : NULL;
+}
+
+qc_byte_source_t *
+qc_slide_source (const qc_slide_t *self)
+{
+    return self ? self->src : NULL;
 }
 
 size_t
@@ -362,8 +437,17 @@ qc_slide_level_downsample (const qc_slide_t *self, int level)
 int
 qc_slide_best_level (const qc_slide_t *self, double downsample)
 {
-    return self ? openslide_get_best_level_for_downsample (self->osr,
-                                                            downsample) : -1;
+    if (!self)
+        return -1;
+    if (self->osr)
+        return openslide_get_best_level_for_downsample (self->osr, downsample);
+    /* openslide_get_best_level_for_downsample's rule */
+    if (downsample < self->levels[0].downsample)
+        return 0;
+    for (int i = 1; i < self->nlevels; i++)
+        if (downsample < self->levels[i].downsample)
+            return i - 1;
+    return self->nlevels - 1;
 }
 
 int
@@ -405,11 +489,11 @@ qc_slide_read_rows (qc_slide_t *self, const qc_slide_rect_t *rect, int row,
     if (!rect_ok (self, rect) || row < 0 || nrows < 1 || row > rect->h - nrows
         || !rgb || stride < (size_t) rect->w * 3)
         return qc_fail (err, errlen, "invalid read of rows");
+    char why[256] = "";
     for (size_t i = 0; i < self->nreaders; i++) {
         const reader_t *r = &self->readers[i];
         if (!r->ops->can_read (r->state, rect))
             continue;
-        char why[256] = "";
         int rc = r->ops->read_rows (r->state, rect, row, nrows, self->bg, rgb,
                                     stride, why, sizeof why);
         if (rc != QC_SLIDE_NEXT_READER)
@@ -418,7 +502,8 @@ qc_slide_read_rows (qc_slide_t *self, const qc_slide_rect_t *rect, int row,
                 "the next reader: %s", self->name, rect->level, row,
                 row + nrows - 1, why);
     }
-    return qc_fail (err, errlen, "no reader reads level %d", rect->level);
+    return qc_fail (err, errlen, "no reader reads level %d%s%s", rect->level,
+                    why[0] ? ": " : "", why);
 }
 
 struct qc_slide_rows {
@@ -459,6 +544,7 @@ qc_slide_rows_get (qc_slide_rows_t *rows, int y, char *err, size_t errlen)
     if (y >= rows->first && y < rows->first + rows->count)
         return rows->buf + (size_t) (y - rows->first) * row_bytes;
     const qc_slide_t *self = rows->slide;
+    char why[256] = "";
     for (; rows->reader < self->nreaders; rows->reader++) {
         const reader_t *r = &self->readers[rows->reader];
         if (!r->ops->can_read (r->state, &rows->rect))
@@ -477,7 +563,6 @@ qc_slide_rows_get (qc_slide_rows_t *rows, int y, char *err, size_t errlen)
             rows->cap = need;
         }
         rows->count = 0;
-        char why[256] = "";
         int rc = r->ops->read_rows (r->state, &rows->rect, first, count,
                                     self->bg, rows->buf, row_bytes, why,
                                     sizeof why);
@@ -493,7 +578,8 @@ qc_slide_rows_get (qc_slide_rows_t *rows, int y, char *err, size_t errlen)
         qc_log (QC_LOG_DEBUG, "slide", "%s: level %d read by the next "
                 "reader: %s", self->name, rows->rect.level, why);
     }
-    qc_set_err (err, errlen, "no reader reads level %d", rows->rect.level);
+    qc_set_err (err, errlen, "no reader reads level %d%s%s", rows->rect.level,
+                why[0] ? ": " : "", why);
     return NULL;
 }
 
@@ -542,6 +628,12 @@ qc_slide_check_readable (qc_slide_t *self, char *err, size_t errlen)
     const level_t *l = &self->levels[level];
     int64_t w = l->w < CHECK_SIDE ? l->w : CHECK_SIDE;
     int64_t h = l->h < CHECK_SIDE ? l->h : CHECK_SIDE;
+    if (!self->osr) {
+        uint8_t rgb[CHECK_SIDE * CHECK_SIDE * 3];
+        qc_slide_rect_t rect = { level, 0, 0, (int) w, (int) h };
+        return qc_slide_read_rows (self, &rect, 0, (int) h, rgb,
+                                   (size_t) w * 3, err, errlen);
+    }
     uint32_t *buf = malloc ((size_t) (w * h) * sizeof *buf);
     if (!buf) {
         qc_set_err (err, errlen, "out of memory");
@@ -553,10 +645,27 @@ qc_slide_check_readable (qc_slide_t *self, char *err, size_t errlen)
 }
 
 int
+qc_slide_fetch_level (qc_slide_t *self, int level, const atomic_int *cancel,
+                      char *err, size_t errlen)
+{
+    if (!self || level < 0 || level >= self->nlevels)
+        return qc_fail (err, errlen, "no level %d", level);
+    if (!self->src)
+        return 0;
+    for (size_t i = 0; i < self->nreaders; i++)
+        if (self->readers[i].ops == &qc_slide_reader_tiff)
+            return qc_tiff_direct_fetch_level (self->readers[i].state, level,
+                                               cancel, err, errlen);
+    return 0;
+}
+
+int
 qc_slide_has_associated (const qc_slide_t *self, const char *name)
 {
     if (!self || !name)
         return 0;
+    if (self->meta)
+        return qc_tiff_meta_image_size (self->meta, name, NULL, NULL) == 0;
     const char *const *names = openslide_get_associated_image_names (self->osr);
     for (size_t i = 0; names && names[i]; i++)
         if (strcmp (names[i], name) == 0)
@@ -573,7 +682,10 @@ qc_slide_read_associated (qc_slide_t *self, const char *name,
         return NULL;
     }
     int64_t w = 0, h = 0;
-    openslide_get_associated_image_dimensions (self->osr, name, &w, &h);
+    if (self->meta)
+        qc_tiff_meta_image_size (self->meta, name, &w, &h);
+    else
+        openslide_get_associated_image_dimensions (self->osr, name, &w, &h);
     if (w < 1 || h < 1 || w > QC_IMAGE_MAX_DIM || h > QC_IMAGE_MAX_DIM
         || w * h > max_pixels) {
         qc_set_err (err, errlen, "%s image of %lld x %lld pixels is empty or "
@@ -588,13 +700,20 @@ qc_slide_read_associated (qc_slide_t *self, const char *name,
         qc_set_err (err, errlen, "out of memory for the %s image", name);
         return NULL;
     }
-    openslide_read_associated_image (self->osr, name, argb);
-    const char *oe = openslide_get_error (self->osr);
-    if (oe) {
+    char why[512] = "";
+    if (self->meta)
+        qc_tiff_meta_read_image (self->meta, self->src, name, argb, why,
+                                 sizeof why);
+    else {
+        openslide_read_associated_image (self->osr, name, argb);
+        const char *oe = openslide_get_error (self->osr);
+        if (oe)
+            snprintf (why, sizeof why, "OpenSlide: %s", oe);
+    }
+    if (why[0]) {
         free (argb);
         qc_rgb_destroy (&img);
-        qc_set_err (err, errlen, "reading the %s image: OpenSlide: %s", name,
-                    oe);
+        qc_set_err (err, errlen, "reading the %s image: %s", name, why);
         return NULL;
     }
     for (size_t i = 0; i < (size_t) (w * h); i++) {

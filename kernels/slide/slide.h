@@ -1,7 +1,11 @@
 /* One open slide: its metadata (levels, properties, background colour)
  * and the one place that decides which reader decodes its pixels.
  *
- * Metadata comes from OpenSlide, read once at open. Pixels come from
+ * A slide is a file here, opened by path, or a byte source
+ * (shared/byte_source.h: a slide served over HTTP, read by range
+ * requests). Metadata comes from OpenSlide for a file, read once at
+ * open; for a byte source, from the TIFF itself, as OpenSlide would give
+ * it (tiff_meta.h), since OpenSlide opens only files. Pixels come from
  * the slide's sources (kernels/slide/source.h), tried in order for each
  * read: the direct TIFF reader (kernels/slide/tiff_direct.h: plain tiled
  * TIFF levels straight from the file, the same pixels as OpenSlide's,
@@ -24,10 +28,12 @@
 #ifndef QC_SLIDE_H
 #define QC_SLIDE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "kernels/image/image.h"
+#include "shared/byte_source.h"
 
 typedef struct qc_slide qc_slide_t;
 
@@ -56,10 +62,34 @@ typedef enum {
 qc_slide_t *qc_slide_open (const char *path, char *err, size_t errlen);
 qc_slide_t *qc_slide_open_with (const char *path, qc_slide_readers_t readers,
                                 char *err, size_t errlen);
+
+/* What to open: a file here, or a byte source, under the name results
+ * and log lines give the slide. */
+typedef struct {
+    const char *path;          /* a local file; or NULL, with src */
+    qc_byte_source_t *src;     /* the slide's bytes; not owned: it must
+                                  outlive the slide */
+    const char *name;          /* results.tsv's filename (a URL's file
+                                  name, say); NULL: path's file name */
+} qc_slide_input_t;
+
+/* Opens in. A byte source opens only where the direct TIFF reader reads
+ * every level (Aperio and generic tiled TIFF in JPEG, LZW, deflate or
+ * none; tiff_meta.h, tiff_direct.h): its metadata from the TIFF, its
+ * pixels by range reads. Any other bytes (not a TIFF, an NDPI, JPEG
+ * 2000, a level the direct reader leaves to OpenSlide) give NULL with
+ * *declined = 1 and what they are in err: such a slide is read whole,
+ * by path. A failed read of the source gives NULL, *declined = 0 and
+ * the source's words (an HTTP error). declined may be NULL. */
+qc_slide_t *qc_slide_open_input (const qc_slide_input_t *in,
+                                 qc_slide_readers_t readers, int *declined,
+                                 char *err, size_t errlen);
 void qc_slide_close (qc_slide_t **self_p);
 
+/* The file opened, or NULL for a slide opened from a byte source. */
 const char *qc_slide_path (const qc_slide_t *self);
-/* The file name without its folders, as results.tsv's filename column. */
+/* The slide's name: the file name without its folders (or the input's
+ * name), as results.tsv's filename column. */
 const char *qc_slide_name (const qc_slide_t *self);
 /* The readers that opened, in the order they are tried, for log lines
  * and tests: "direct TIFF, OpenSlide" or "OpenSlide". */
@@ -68,6 +98,9 @@ const char *qc_slide_readers (const qc_slide_t *self);
 /* An OpenSlide property ("openslide.vendor", "aperio.AppMag", ...), or
  * NULL when the slide does not have it. Valid while the slide is open. */
 const char *qc_slide_property (const qc_slide_t *self, const char *name);
+/* The name of the slide's property i (0, 1, ... until NULL), for
+ * listing them all. */
+const char *qc_slide_property_name (const qc_slide_t *self, size_t i);
 /* OpenSlide's reason when the slide's handle is in its error state (see
  * above), else NULL. */
 const char *qc_slide_error (const qc_slide_t *self);
@@ -81,7 +114,7 @@ int qc_slide_level_size (const qc_slide_t *self, int level, int64_t *w,
  * exist. */
 double qc_slide_level_downsample (const qc_slide_t *self, int level);
 /* OpenSlide's best level for a downsample factor (the largest level
- * whose downsample is not above it). */
+ * whose downsample is not above it; for a byte source, the same rule). */
 int qc_slide_best_level (const qc_slide_t *self, double downsample);
 /* The tile height OpenSlide gives for level
  * (openslide.level[N].tile-height), 256 when it gives none: reads cut
@@ -123,10 +156,10 @@ const uint8_t *qc_slide_rows_get (qc_slide_rows_t *rows, int y, char *err,
                                   size_t errlen);
 void qc_slide_rows_close (qc_slide_rows_t **rows_p);
 
-/* Reads a small region of the lowest-resolution level through OpenSlide:
- * a slide whose metadata opens but whose pixels do not decode fails
- * here, before any step spends time on it. 0, or -1 with OpenSlide's
- * reason in err. */
+/* Reads a small region of the lowest-resolution level through OpenSlide
+ * (a byte source: through its reader): a slide whose metadata opens but
+ * whose pixels do not decode fails here, before any step spends time on
+ * it. 0, or -1 with OpenSlide's reason in err. */
 int qc_slide_check_readable (qc_slide_t *self, char *err, size_t errlen);
 
 /* 1 when level's pixels can be trusted; 0 (err says why) for a level of
@@ -138,6 +171,16 @@ int qc_slide_check_readable (qc_slide_t *self, char *err, size_t errlen);
  * shape is the test, not the warning). */
 int qc_slide_level_reliable (qc_slide_t *self, int level, char *err,
                              size_t errlen);
+
+/* For a slide opened from a byte source: reads the bytes of level's
+ * tiles without decoding them, so that the reads that follow find them
+ * in the source's cache (a worker warms the next task's slide this way
+ * while a slot computes). cancel (may be NULL): stop when it becomes
+ * non-zero. 0 (nothing to do for a slide opened by path), or -1 with
+ * the reason in err. */
+int qc_slide_fetch_level (qc_slide_t *self, int level,
+                          const atomic_int *cancel, char *err,
+                          size_t errlen);
 
 /* 1 when the slide has the associated image name ("macro", "label"). */
 int qc_slide_has_associated (const qc_slide_t *self, const char *name);

@@ -7,10 +7,13 @@
  * chooses a reader.
  *
  * Today's readers: the direct TIFF reader (tiff_direct.c) and OpenSlide
- * (openslide_source.c), which reads anything and gives the metadata.
- * A reader of slides elsewhere (HTTP range reads of a tiled TIFF through
- * libtiff's TIFFClientOpen, with a block cache) is one more table and
- * one more line in slide.c's table. A reader that can measure a level's
+ * (openslide_source.c), which reads anything and gives the metadata of
+ * a slide opened by path. A slide opened from a byte source (served over
+ * HTTP: slide.h's qc_slide_input_t) is read only by the readers that
+ * read byte sources (reads_sources: the direct reader, whose TIFF
+ * handles then go through tiff_source.c's TIFFClientOpen), and its
+ * metadata comes from the TIFF itself (tiff_meta.h). A reader that can
+ * measure a level's
  * 8 x 8 blocks without decoding them to pixels (the direct reader: JPEG
  * coefficients) fills the optional blocks_* entries; they are NULL where
  * a reader has none, and slide_blocks.c then measures decoded pixels. */
@@ -23,6 +26,7 @@
 #include <openslide.h>
 
 #include "kernels/slide/slide.h"
+#include "shared/byte_source.h"
 
 /* read_rows's answer when this reader cannot read the request and the
  * next one must (why says why, for a debug log line). */
@@ -30,6 +34,7 @@
 
 typedef struct {
     const char *name;       /* "direct TIFF", "OpenSlide": for log lines */
+    int reads_sources;      /* reads a slide opened from a byte source */
     /* Opens the reader for slide (its metadata is read). NULL with why
      * when it does not read this slide: only a slower read then. */
     void *(*open) (const qc_slide_t *slide, char *why, size_t whylen);
@@ -71,8 +76,10 @@ extern const qc_slide_reader_ops_t qc_slide_reader_tiff;       /* tiff_direct.c 
 extern const qc_slide_reader_ops_t qc_slide_reader_openslide;  /* openslide_source.c */
 
 /* The slide's OpenSlide handle, for the OpenSlide reader and the
- * metadata (slide.c). */
+ * metadata (slide.c); NULL for a slide opened from a byte source. */
 openslide_t *qc_slide_openslide (const qc_slide_t *slide);
+/* The byte source a slide was opened from, or NULL (opened by path). */
+qc_byte_source_t *qc_slide_source (const qc_slide_t *slide);
 
 /* The readers that opened, in the order they are tried (i < count), and
  * each one's state, for the slide's other read paths (slide_blocks.c). */

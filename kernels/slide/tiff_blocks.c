@@ -27,6 +27,7 @@ typedef struct {
 } jerr_t;
 
 typedef struct {
+    const qc_tiff_direct_t *reader;
     TIFF *tif;
     qc_tiff_diag_t diag;      /* the handle's messages */
     qc_tiff_tiles_t tiles;
@@ -103,6 +104,7 @@ qc_tiff_blocks_open (void *reader, int level, int band, char *why,
         return NULL;
     }
     s->band = band;
+    s->reader = reader;
     if (qc_tiff_direct_level_tiles (reader, level, &s->tiles) != 0
         || !s->tiles.jpeg || s->tiles.tile_w % 8 || s->tiles.tile_h % 8) {
         qc_set_err (why, whylen, "level %d's tiles are not JPEG in whole "
@@ -158,7 +160,8 @@ read_raw (session_t *s, uint32_t t, char *why, size_t whylen)
     tmsize_t got = TIFFReadRawTile (s->tif, t, s->raw, (tmsize_t) n);
     if (got <= 0 || (uint64_t) got != n || s->diag.trouble) {
         qc_set_err (why, whylen, "tile %u: %s", (unsigned) t,
-                    s->diag.trouble ? s->diag.msg : "short read");
+                    qc_tiff_direct_trouble (s->reader, s->tif, &s->diag,
+                                            "short read"));
         return 0;
     }
     return (size_t) n;

@@ -27,7 +27,8 @@ typedef struct {
 } dlevel_t;
 
 struct qc_tiff_direct {
-    char *path;
+    char *path;               /* the slide's file, or NULL with src */
+    qc_byte_source_t *src;    /* the slide's byte source (its, not ours) */
     int nlevels;
     dlevel_t *levels;
     double *downsample;       /* OpenSlide's, per level */
@@ -50,9 +51,21 @@ on_message (TIFF *tif, void *user, const char *module, const char *fmt,
     return 1;                   /* handled: not printed */
 }
 
+/* A handle on the slide's file or byte source, its messages to diag. */
 static TIFF *
-open_tiff (const char *path, qc_tiff_diag_t *diag)
+open_tiff (const qc_tiff_direct_t *self, qc_tiff_diag_t *diag)
 {
+    if (self->src) {
+        int failed = 0;
+        char err[sizeof diag->msg];
+        TIFF *tif = qc_tiff_open_source_diag (self->src, diag, &failed, err,
+                                              sizeof err);
+        if (!tif && failed) {   /* the source's words, not libtiff's */
+            diag->trouble = 1;
+            memcpy (diag->msg, err, sizeof diag->msg);
+        }
+        return tif;
+    }
     TIFFOpenOptions *opts = TIFFOpenOptionsAlloc ();
     if (!opts)
         return NULL;
@@ -60,9 +73,30 @@ open_tiff (const char *path, qc_tiff_diag_t *diag)
     TIFFOpenOptionsSetWarningHandlerExtR (opts, on_message, diag);
     /* r: read; O: load tile offsets on demand, so walking to a small
      * level does not read the big levels' offset tables */
-    TIFF *tif = TIFFOpenExt (path, "rO", opts);
+    TIFF *tif = TIFFOpenExt (self->path, "rO", opts);
     TIFFOpenOptionsFree (opts);
     return tif;
+}
+
+const char *
+qc_tiff_direct_trouble (const qc_tiff_direct_t *self, TIFF *tif,
+                        const qc_tiff_diag_t *diag, const char *fallback)
+{
+    if (self && self->src && tif && qc_tiff_source_failed (tif))
+        return qc_tiff_source_error (tif);
+    if (diag && diag->trouble)
+        return diag->msg;
+    return fallback;
+}
+
+/* The answer to trouble on tif: a failed read of the byte source fails
+ * the read (-1: no other reader has the bytes either); anything else
+ * sends it to the next reader. */
+static int
+trouble_rc (const qc_tiff_direct_t *self, TIFF *tif)
+{
+    return self->src && tif && qc_tiff_source_failed (tif)
+           ? -1 : QC_TIFF_DIRECT_FALLBACK;
 }
 
 /* 1 when the current directory holds pixels read here the way OpenSlide
@@ -191,7 +225,8 @@ qc_tiff_direct_t *
 qc_tiff_direct_open (const qc_slide_t *slide, char *why, size_t whylen)
 {
     const char *path = qc_slide_path (slide);
-    if (!path) {
+    qc_byte_source_t *src = qc_slide_source (slide);
+    if (!path && !src) {
         qc_set_err (why, whylen, "no slide");
         return NULL;
     }
@@ -212,7 +247,7 @@ qc_tiff_direct_open (const qc_slide_t *slide, char *why, size_t whylen)
         return NULL;
     }
     qc_tiff_direct_t *self = calloc (1, sizeof *self);
-    if (!self || !(self->path = strdup (path))
+    if (!self || (!src && !(self->path = strdup (path)))
         || !(self->levels = calloc ((size_t) n, sizeof *self->levels))
         || !(self->downsample = calloc ((size_t) n,
                                         sizeof *self->downsample))) {
@@ -221,8 +256,9 @@ qc_tiff_direct_open (const qc_slide_t *slide, char *why, size_t whylen)
         return NULL;
     }
     self->nlevels = n;
+    self->src = src;
     qc_tiff_diag_t diag = { 0, "" };
-    TIFF *tif = open_tiff (path, &diag);
+    TIFF *tif = open_tiff (self, &diag);
     if (!tif) {
         qc_set_err (why, whylen, "libtiff cannot open it%s%s",
                     diag.trouble ? ": " : "", diag.msg);
@@ -263,11 +299,11 @@ qc_tiff_direct_open_level (const qc_tiff_direct_t *self, int level,
         qc_set_err (why, whylen, "no level %d", level);
         return NULL;
     }
-    TIFF *tif = open_tiff (self->path, diag);
+    TIFF *tif = open_tiff (self, diag);
     if (!tif || !TIFFSetDirectory (tif, self->levels[level].dir)
         || diag->trouble) {
-        qc_set_err (why, whylen, "cannot reopen the TIFF level%s%s",
-                    diag->trouble ? ": " : "", diag->msg);
+        qc_set_err (why, whylen, "cannot reopen the TIFF level: %s",
+                    qc_tiff_direct_trouble (self, tif, diag, "no reason"));
         if (tif)
             TIFFClose (tif);
         return NULL;
@@ -289,6 +325,49 @@ qc_tiff_direct_level_tiles (const qc_tiff_direct_t *self, int level,
     out->jpeg = l->jpeg;
     out->ycbcr = l->jpeg_ycbcr;
     return 0;
+}
+
+int
+qc_tiff_direct_fetch_level (const qc_tiff_direct_t *self, int level,
+                            const atomic_int *cancel, char *why,
+                            size_t whylen)
+{
+    qc_tiff_diag_t diag = { 0, "" };
+    TIFF *tif = qc_tiff_direct_open_level (self, level, &diag, why, whylen);
+    if (!tif)
+        return -1;
+    uint8_t *raw = NULL;
+    tmsize_t cap = 0;
+    int rc = 0;
+    ttile_t n = TIFFNumberOfTiles (tif);
+    for (ttile_t t = 0; t < n && rc == 0 && !(cancel && atomic_load (cancel)); t++) {
+        int bad = 0;
+        uint64_t bytes = TIFFGetStrileByteCountWithErr (tif, t, &bad);
+        if (bad || bytes > (uint64_t) MAX_TILE_BYTES) {
+            rc = qc_fail (why, whylen, "tile %u: %s", (unsigned) t,
+                          qc_tiff_direct_trouble (self, tif, &diag,
+                                                  "bad byte count"));
+            break;
+        }
+        if (bytes == 0)
+            continue;
+        if ((tmsize_t) bytes > cap) {
+            uint8_t *grown = realloc (raw, (size_t) bytes);
+            if (!grown) {
+                rc = qc_fail (why, whylen, "out of memory");
+                break;
+            }
+            raw = grown;
+            cap = (tmsize_t) bytes;
+        }
+        if (TIFFReadRawTile (tif, t, raw, (tmsize_t) bytes) != (tmsize_t) bytes)
+            rc = qc_fail (why, whylen, "tile %u: %s", (unsigned) t,
+                          qc_tiff_direct_trouble (self, tif, &diag,
+                                                  "short read"));
+    }
+    free (raw);
+    TIFFClose (tif);
+    return rc;
 }
 
 int
@@ -315,7 +394,8 @@ fill_bg (uint8_t *rgb, size_t stride, int w, int h, const uint8_t bg[3])
 /* Decodes the tiles that cover the level pixels [x0, x1) x [y0, y1)
  * (inside the level) into rgb, whose (0, 0) is level pixel (ox, oy). */
 static int
-copy_tiles (TIFF *tif, const dlevel_t *l, qc_tiff_diag_t *diag, int64_t x0,
+copy_tiles (const qc_tiff_direct_t *self, TIFF *tif, const dlevel_t *l,
+            qc_tiff_diag_t *diag, int64_t x0,
             int64_t y0, int64_t x1, int64_t y1, int64_t ox, int64_t oy,
             uint8_t *rgb, size_t stride, uint8_t *tile, char *why,
             size_t whylen)
@@ -329,14 +409,18 @@ copy_tiles (TIFF *tif, const dlevel_t *l, qc_tiff_diag_t *diag, int64_t x0,
             int bad = 0;
             uint64_t bytes = TIFFGetStrileByteCountWithErr (tif, t, &bad);
             if (bad || bytes == 0) {
-                qc_set_err (why, whylen, "tile %u has no data", (unsigned) t);
-                return QC_TIFF_DIRECT_FALLBACK;
+                qc_set_err (why, whylen, "tile %u has no data%s%s",
+                            (unsigned) t, bad ? ": " : "",
+                            bad ? qc_tiff_direct_trouble (self, tif, diag,
+                                                          "") : "");
+                return trouble_rc (self, tif);
             }
             if (TIFFReadEncodedTile (tif, t, tile, tile_bytes) != tile_bytes
                 || diag->trouble) {
                 qc_set_err (why, whylen, "tile %u: %s", (unsigned) t,
-                            diag->trouble ? diag->msg : "short read");
-                return QC_TIFF_DIRECT_FALLBACK;
+                            qc_tiff_direct_trouble (self, tif, diag,
+                                                    "short read"));
+                return trouble_rc (self, tif);
             }
             int64_t cx0 = tx * tw > x0 ? tx * tw : x0;
             int64_t cy0 = ty * th > y0 ? ty * th : y0;
@@ -380,8 +464,12 @@ qc_tiff_direct_read (const qc_tiff_direct_t *self, int level, int64_t lx,
     qc_tiff_diag_t diag = { 0, "" };
     TIFF *tif = qc_tiff_direct_open_level (self, level, &diag, why, whylen);
     int rc = QC_TIFF_DIRECT_FALLBACK;
-    if (!tif)
+    if (!tif) {
+        /* a slide read from a byte source has no other reader */
+        if (self->src)
+            rc = -1;
         goto done;
+    }
     if (l->jpeg_ycbcr
         && !TIFFSetField (tif, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB)) {
         qc_set_err (why, whylen, "libtiff cannot convert JPEG YCbCr to RGB");
@@ -392,7 +480,7 @@ qc_tiff_direct_read (const qc_tiff_direct_t *self, int level, int64_t lx,
                     (long long) TIFFTileSize (tif));
         goto done;
     }
-    rc = copy_tiles (tif, l, &diag, x0, y0, x1, y1, lx, ly, rgb, stride,
+    rc = copy_tiles (self, tif, l, &diag, x0, y0, x1, y1, lx, ly, rgb, stride,
                      tile, why, whylen);
 done:
     if (tif)
@@ -460,6 +548,7 @@ reader_piece (const void *reader, const qc_slide_rect_t *rect, int y,
 
 const qc_slide_reader_ops_t qc_slide_reader_tiff = {
     .name = "direct TIFF",
+    .reads_sources = 1,
     .open = reader_open,
     .close = reader_close,
     .can_read = reader_can_read,

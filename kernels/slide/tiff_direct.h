@@ -27,16 +27,25 @@
  * qc_slide_reader_tiff); the functions below are its parts, public for
  * its tests. QC_DIRECT_READ=0 in the environment turns it off
  * (qc_slide_open). A reader is shared by threads: every read opens its
- * own TIFF handle. */
+ * own TIFF handle.
+ *
+ * A slide opened from a byte source (qc_slide_open_input: a slide
+ * served over HTTP) is read by this reader alone: its handles are
+ * opened over the source (tiff_source.h), so a read fetches only the
+ * directories and the tiles it decodes. There is no OpenSlide to fall
+ * back on, so trouble that would send a read to OpenSlide fails it,
+ * with the source's reason where the source failed (an HTTP error). */
 #ifndef QC_TIFF_DIRECT_H
 #define QC_TIFF_DIRECT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <tiffio.h>
 
 #include "kernels/slide/slide.h"
+#include "kernels/slide/tiff_source.h"
 
 typedef struct qc_tiff_direct qc_tiff_direct_t;
 
@@ -70,24 +79,33 @@ int qc_tiff_direct_read (const qc_tiff_direct_t *self, int level,
                          const uint8_t bg[3], uint8_t *rgb, size_t stride,
                          char *why, size_t whylen);
 
+/* Reads the raw bytes of every tile of level without decoding them
+ * (for a slide read from a byte source: they land in its cache, so the
+ * reads that follow cost no request). cancel (may be NULL): stop when it
+ * becomes non-zero. 0, or -1 with why. */
+int qc_tiff_direct_fetch_level (const qc_tiff_direct_t *self, int level,
+                                const atomic_int *cancel, char *why,
+                                size_t whylen);
+
 /* The tile height of level's directory (0 when there is no level). */
 int qc_tiff_direct_tile_height (const qc_tiff_direct_t *self, int level);
 
 /* ---- for the block reader (tiff_blocks.c), which reads raw tiles ---- */
 
-/* What libtiff said while one handle was open. Collected per handle so
- * that threads do not share it, and so that nothing reaches stderr. */
-typedef struct {
-    int trouble;
-    char msg[200];
-} qc_tiff_diag_t;
 
 /* A libtiff handle of its own on level's directory, its messages going
  * to diag (which must outlive it); NULL with why. The caller closes it
- * (TIFFClose). */
+ * (TIFFClose). qc_tiff_direct_trouble says what went wrong on it. */
 TIFF *qc_tiff_direct_open_level (const qc_tiff_direct_t *self, int level,
                                  qc_tiff_diag_t *diag, char *why,
                                  size_t whylen);
+
+/* What went wrong on tif, a handle of self: the source's reason when a
+ * read of the slide's byte source failed (an HTTP error), else diag's
+ * message, else fallback. */
+const char *qc_tiff_direct_trouble (const qc_tiff_direct_t *self, TIFF *tif,
+                                    const qc_tiff_diag_t *diag,
+                                    const char *fallback);
 
 /* A level's tiles, as its directory has them. */
 typedef struct {

@@ -25,7 +25,7 @@
 #include "tests/unit/http_fixtures.h"
 #include "worker/fetch/disk_cache.h"
 #include "worker/fetch/source.h"
-#include "worker/fetch/url.h"
+#include "shared/url.h"
 
 typedef struct {
     double secs;

@@ -238,12 +238,40 @@ class Scanner:
             if w is not None:
                 yield ("word", w)
 
+    @staticmethod
+    def is_array_start(text):
+        m = ASSIGNMENT.match(text)
+        return m is not None and m.end() == len(text)
+
+    def array_elements(self):
+        """From just after 'name=(' to just after its ')'."""
+        while self.i < len(self.s):
+            c = self.s[self.i]
+            if c == ")":
+                self.i += 1
+                return
+            if c == "\n":
+                self.line += 1
+                self.i += 1
+            elif c == "#":
+                end = self.s.find("\n", self.i)
+                self.i = len(self.s) if end < 0 else end
+            elif self.word() is None:
+                self.i += 1     # blanks, or an operator character: no word
+
     def word(self):
         while self.peek() in (" ", "\t"):
             self.i += 1
         out, expanded, glob, line = [], False, False, self.line
         while self.i < len(self.s):
             c = self.s[self.i]
+            if c == "(" and self.is_array_start("".join(out)):
+                # name=( ... ): the elements are words, not commands (a
+                # substitution inside one is still scanned)
+                self.i += 1
+                self.array_elements()
+                out.append("(...)")
+                continue
             if c in " \t\n;&|()<>":
                 # 2>&1, 2>file: a number right before a redirect is its fd
                 break

@@ -13,7 +13,7 @@
 #include <tiffio.h>
 
 #include "shared/byte_source.h"
-#include "worker/fetch/tiff_source.h"
+#include "kernels/slide/tiff_source.h"
 
 typedef struct {
     int dir;                  /* the TIFF directory read */

@@ -99,6 +99,24 @@ test_safe (void)
     free (sc);
 }
 
+/* A slide by URL is named by its redacted URL's file name, percent-
+ * decoded; two on one server in different folders get their folders. */
+static void
+test_urls (void)
+{
+    qc_names_t *n = qc_names_new ();
+    char *a = qc_names_assign (n, "http://h:8080/x/TCGA%20A.svs");
+    char *b = qc_names_assign (n, "https://h/y/TCGA%20A.svs");
+    char *c = qc_names_assign (n, "https://h/");
+    CHECK (a && strcmp (a, "TCGA A.svs") == 0, "decoded file name: %s", a ? a : "");
+    CHECK (b && strcmp (b, "y__TCGA A.svs") == 0, "its folder then: %s", b ? b : "");
+    CHECK (c && strcmp (c, "h") == 0, "no file name: the host: %s", c ? c : "");
+    free (a);
+    free (b);
+    free (c);
+    qc_names_destroy (&n);
+}
+
 static void
 test_assign (void)
 {
@@ -170,5 +188,6 @@ main (void)
     test_escape ();
     test_safe ();
     test_assign ();
+    test_urls ();
     return check_done ("test_client_names");
 }

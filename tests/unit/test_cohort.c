@@ -232,6 +232,36 @@ test_paths_and_check (void)
     CHECK (c.paths == NULL && c.n == 0, "free empties");
 }
 
+/* URLs: kept as given (http, https), file:// made a path, other
+ * schemes refused naming the entry, a '?' no pattern, two URLs of one
+ * redacted form refused, the same URL twice counted once. */
+static void
+test_urls (void)
+{
+    char err[1024] = "", p[PATH_MAX * 2];
+    qc_cohort_t c = {0};
+    const char *u = "https://ann:PW@host.example/b/x.svs?X-Amz-Signature=abc&t=1";
+    CHECK (qc_cohort_add (&c, u, err, sizeof err) == 0 && c.n == 1
+           && strcmp (c.paths[0], u) == 0, "an https URL is kept whole: %s", err);
+    CHECK (qc_cohort_add (&c, u, err, sizeof err) == 0 && c.n == 1 && c.duplicates == 1,
+           "the same URL twice counts once");
+    err[0] = '\0';
+    CHECK (qc_cohort_add (&c, "https://host.example/b/x.svs?X-Amz-Signature=other", err,
+                          sizeof err) == -1 && strstr (err, "https://host.example/b/x.svs")
+           && !strstr (err, "other") && !strstr (err, "PW"),
+           "one redacted URL, two queries: refused: %s", err);
+    snprintf (p, sizeof p, "file://%s/a/s1.svs", s_root);
+    CHECK (qc_cohort_add (&c, p, err, sizeof err) == 0 && has (&c, "a/s1.svs"),
+           "file:// is its path: %s", err);
+    err[0] = '\0';
+    CHECK (qc_cohort_add (&c, "ftp://bob:PW@host/y.svs?k=SECRET", err, sizeof err) == -1
+           && strstr (err, "'ftp://host/y.svs'") && strstr (err, "not supported")
+           && !strstr (err, "SECRET") && !strstr (err, "PW"), "ftp refused, named: %s", err);
+    CHECK (qc_cohort_add (&c, "http://h/q?id=1", err, sizeof err) == 0 && c.n == 3,
+           "a URL's '?' is not a pattern: %s", err);
+    qc_cohort_free (&c);
+}
+
 int
 main (void)
 {
@@ -245,6 +275,7 @@ main (void)
     test_patterns ();
     test_lists ();
     test_paths_and_check ();
+    test_urls ();
     char cmd[PATH_MAX + 16];
     snprintf (cmd, sizeof cmd, "rm -rf '%s'", s_root);
     if (system (cmd) != 0)

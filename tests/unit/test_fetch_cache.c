@@ -435,8 +435,8 @@ test_prefetch (void)
 
 /* The warm-up a worker would give: what the pipeline reads at 1.25x. */
 static int
-warm_level (qc_byte_source_t *src, const atomic_int *cancel, void *arg, char *err,
-            size_t errlen)
+warm_level (qc_byte_source_t *src, const char *url, const atomic_int *cancel, void *arg,
+            char *err, size_t errlen)
 {
     fx_level_t lv;
     return fx_read_level (src, 1.25, 0, &lv, err, errlen);

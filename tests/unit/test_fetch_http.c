@@ -23,7 +23,7 @@
 #include "tests/unit/http_fixtures.h"
 #include "worker/fetch/http.h"
 #include "worker/fetch/source.h"
-#include "worker/fetch/tiff_source.h"
+#include "kernels/slide/tiff_source.h"
 
 static http_server_t ngx, fault;
 static const char *slides[] = {

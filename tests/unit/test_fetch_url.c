@@ -8,7 +8,7 @@
 #include "tests/unit/check.h"
 #include "worker/fetch/block_cache.h"
 #include "worker/fetch/source.h"
-#include "worker/fetch/url.h"
+#include "shared/url.h"
 
 static void
 test_classify (void)
@@ -82,6 +82,24 @@ test_redact (void)
     CHECK (strlen (small) == 7 && !strstr (small, "pw"), "cut to fit: %s", small);
     qc_url_redact (NULL, out, sizeof out);
     CHECK (strcmp (out, "(null)") == 0, "NULL");
+}
+
+static void
+test_name (void)
+{
+    char out[256];
+    CHECK (strcmp (qc_url_name ("/data/a/s.svs", out, sizeof out), "s.svs") == 0, "%s", out);
+    CHECK (strcmp (qc_url_name ("s.svs", out, sizeof out), "s.svs") == 0, "%s", out);
+    CHECK (strcmp (qc_url_name ("https://u:p@h:1/b/TCGA%20A%2fB.svs?X-Amz-Signature=S#f", out,
+                                sizeof out), "TCGA A/B.svs") == 0, "decoded, no query: %s", out);
+    CHECK (strcmp (qc_url_name ("http://h/dir/", out, sizeof out), "h") == 0, "%s", out);
+    CHECK (strcmp (qc_url_name ("http://h/a%zz%00b", out, sizeof out), "a%zz%00b") == 0,
+           "bad escapes and %%00 kept as they are: %s", out);
+    CHECK (strcmp (qc_url_name ("file:///x/y.svs", out, sizeof out), "y.svs") == 0, "%s", out);
+    CHECK (strcmp (qc_url_name (NULL, out, sizeof out), "(null)") == 0);
+    char tiny[4];
+    CHECK (strcmp (qc_url_name ("http://h/abcdef", tiny, sizeof tiny), "abc") == 0, "cut");
+    CHECK (strcmp (QC_URL_SHOWN ("http://a:b@h/x?y"), "http://h/x") == 0, "QC_URL_SHOWN");
 }
 
 static void
@@ -216,6 +234,7 @@ main (void)
 {
     test_classify ();
     test_redact ();
+    test_name ();
     test_file_path ();
     test_cache_name ();
     test_block_cache ();

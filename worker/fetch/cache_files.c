@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "worker/fetch/url.h"
+#include "shared/url.h"
 
 int
 cache_paths (const qc_disk_cache_t *self, const char *url, entry_paths_t *p)

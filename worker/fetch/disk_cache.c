@@ -18,7 +18,7 @@
 
 #include "shared/err.h"
 #include "shared/log.h"
-#include "worker/fetch/url.h"
+#include "shared/url.h"
 
 #define MAX_ROUNDS 8
 
@@ -66,6 +66,15 @@ qc_disk_cache_close (qc_disk_cache_t **self_p)
     free ((*self_p)->dir);
     free (*self_p);
     *self_p = NULL;
+}
+
+int
+qc_disk_cache_has (qc_disk_cache_t *self, const char *url)
+{
+    entry_paths_t p;
+    qc_http_file_t file;
+    return self && url && cache_paths (self, url, &p) == 0
+           && entry_valid (p.data, p.meta, &file);
 }
 
 const char *

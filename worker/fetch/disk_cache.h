@@ -65,6 +65,11 @@ int qc_disk_cache_get (qc_disk_cache_t *self, const char *url,
                        const atomic_int *cancel, qc_cache_lease_t **lease,
                        qc_cache_info_t *info, char *err, size_t errlen);
 
+/* 1 when the cache holds a complete copy of url (of some version: get
+ * still checks it against the server), else 0. Looks at the folder
+ * only: no request. */
+int qc_disk_cache_has (qc_disk_cache_t *self, const char *url);
+
 /* The local file of a lease (valid until it is released). */
 const char *qc_cache_lease_path (const qc_cache_lease_t *lease);
 void qc_cache_lease_release (qc_cache_lease_t **lease_p);

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "shared/err.h"
-#include "worker/fetch/url.h"
+#include "shared/url.h"
 
 int
 qc_http_same_version (const qc_http_file_t *known, const char *etag,

@@ -12,10 +12,11 @@
 
 #include "shared/err.h"
 #include "shared/log.h"
-#include "worker/fetch/url.h"
+#include "shared/url.h"
 
 #define MAX_DEPTH 64
 #define RECENT 16             /* outcomes remembered for wait and take */
+#define FAILURE_FRESH_S 120   /* a failure older than this is not handed on */
 
 typedef enum { JOB_WHOLE, JOB_SOURCE } job_kind_t;
 
@@ -30,6 +31,7 @@ typedef struct {
 typedef struct {
     job_t job;                /* url NULL: an empty slot */
     int ok;
+    time_t done_at;           /* CLOCK_MONOTONIC seconds */
     char err[512];
     qc_byte_source_t *src;    /* JOB_SOURCE, until taken */
 } outcome_t;
@@ -72,10 +74,18 @@ run_job (qc_prefetch_t *self, const job_t *job, qc_byte_source_t **src, char *er
     }
     qc_source_opts_t o = job->opts;
     o.http.cancel = &self->cancel;
-    *src = qc_source_http_open (job->url, &o, NULL, err, errlen);
+    qc_http_status_t status = QC_HTTP_OK;
+    *src = qc_source_http_open (job->url, &o, &status, err, errlen);
+    if (!*src && status == QC_HTTP_ERR_NO_RANGE && self->cache) {
+        /* read whole by the slot: have it in the disk cache */
+        job_t whole = *job;
+        whole.kind = JOB_WHOLE;
+        return run_job (self, &whole, src, err, errlen);
+    }
     if (!*src)
         return -1;
-    return job->warm ? job->warm (*src, &self->cancel, job->warm_arg, err, errlen) : 0;
+    return job->warm ? job->warm (*src, job->url, &self->cancel, job->warm_arg, err,
+                                  errlen) : 0;
 }
 
 static void *
@@ -110,6 +120,9 @@ run (void *arg)
         free_url (o->job.url);
         o->job = self->current;
         o->ok = r == 0;
+        struct timespec ts;
+        clock_gettime (CLOCK_MONOTONIC, &ts);
+        o->done_at = ts.tv_sec;
         o->src = src;
         self->untaken += src != NULL;
         snprintf (o->err, sizeof o->err, "%s", err);
@@ -299,6 +312,15 @@ qc_byte_source_t *
 qc_prefetch_take_source (qc_prefetch_t *self, const char *url, int timeout_ms, char *err,
                          size_t errlen)
 {
+    return qc_prefetch_take_source_ex (self, url, timeout_ms, NULL, err, errlen);
+}
+
+qc_byte_source_t *
+qc_prefetch_take_source_ex (qc_prefetch_t *self, const char *url, int timeout_ms,
+                            int *failed, char *err, size_t errlen)
+{
+    if (failed)
+        *failed = 0;
     if (!self || !url) {
         qc_set_err (err, errlen, "prefetch: bad arguments");
         return NULL;
@@ -313,8 +335,17 @@ qc_prefetch_take_source (qc_prefetch_t *self, const char *url, int timeout_ms, c
         if (!src && o->ok)
             qc_set_err (err, errlen, "%s: taken already",
                         qc_url_redact (url, shown, sizeof shown));
-        else if (!src)
+        else if (!src) {
+            /* handed on once, and only while fresh: a later task of the
+               same slide asks the server again */
+            struct timespec ts;
+            clock_gettime (CLOCK_MONOTONIC, &ts);
             qc_set_err (err, errlen, "%s", o->err);
+            if (failed)
+                *failed = ts.tv_sec - o->done_at <= FAILURE_FRESH_S;
+            free_url (o->job.url);
+            o->job.url = NULL;
+        }
         else {
             o->src = NULL;
             self->untaken--;

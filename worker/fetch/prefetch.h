@@ -40,15 +40,20 @@ void qc_prefetch_destroy (qc_prefetch_t **self_p);
  * -1 refused (queue full, not an http(s) URL, no memory). */
 int qc_prefetch_push (qc_prefetch_t *self, const char *url);
 
-/* A warm-up: reads through src what the slot will read, so that it is
- * in src's block cache when the slot takes it. 0, or -1 with the reason
- * in err; it should stop soon once *cancel is non-zero. */
-typedef int (qc_prefetch_warm_fn) (qc_byte_source_t *src, const atomic_int *cancel,
-                                   void *arg, char *err, size_t errlen);
+/* A warm-up: reads through src (opened on url) what the slot will read,
+ * so that it is in src's block cache when the slot takes it; or, for a
+ * slide that turns out to need reading whole, gets it into the disk
+ * cache. 0, or -1 with the reason in err; it should stop soon once
+ * *cancel is non-zero. */
+typedef int (qc_prefetch_warm_fn) (qc_byte_source_t *src, const char *url,
+                                   const atomic_int *cancel, void *arg, char *err,
+                                   size_t errlen);
 
 /* Queues url to be opened as an HTTP byte source with opts (NULL: the
- * defaults) and warmed by warm(src, cancel, arg) (NULL: only the first
- * block, which opening fetches). 0 queued; 1 already queued or waiting
+ * defaults) and warmed by warm(src, url, cancel, arg) (NULL: only the
+ * first block, which opening fetches). A server that ignores Range
+ * (QC_HTTP_ERR_NO_RANGE) gets the slide downloaded whole into the disk
+ * cache instead, when there is one. 0 queued; 1 already queued or waiting
  * to be taken; -1 refused (queue full, depth sources not taken yet, not
  * an http(s) URL). arg must stay valid until the job has run. */
 int qc_prefetch_push_source (qc_prefetch_t *self, const char *url,
@@ -62,6 +67,13 @@ int qc_prefetch_push_source (qc_prefetch_t *self, const char *url,
  * warm-up still hands over the open source (err says what failed). */
 qc_byte_source_t *qc_prefetch_take_source (qc_prefetch_t *self, const char *url,
                                            int timeout_ms, char *err, size_t errlen);
+/* As qc_prefetch_take_source; *failed (not NULL) is 1 when the source's
+ * prefetch ran and failed to open it (err is then its reason, after the
+ * retries the HTTP options allow: the slot need not ask again), 0 when
+ * url was not prefetched, the wait timed out, or a source is returned. */
+qc_byte_source_t *qc_prefetch_take_source_ex (qc_prefetch_t *self, const char *url,
+                                              int timeout_ms, int *failed, char *err,
+                                              size_t errlen);
 
 /* Waits at most timeout_ms for url's prefetch to end: 0 it succeeded;
  * -1 it failed (err says why, naming the redacted URL) or the wait

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "shared/err.h"
-#include "worker/fetch/url.h"
+#include "shared/url.h"
 
 typedef struct {
     qc_byte_source_t base;

@@ -15,7 +15,7 @@
 
 #include "shared/err.h"
 #include "worker/fetch/block_cache.h"
-#include "worker/fetch/url.h"
+#include "shared/url.h"
 
 typedef struct {
     qc_byte_source_t base;

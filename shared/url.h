@@ -12,8 +12,8 @@
  * its query (a presigned URL's signature), so every message and result
  * shows qc_url_redact's form: scheme://host[:port]/path, with both
  * removed, and nothing after '#'. */
-#ifndef QC_FETCH_URL_H
-#define QC_FETCH_URL_H
+#ifndef QC_SHARED_URL_H
+#define QC_SHARED_URL_H
 
 #include <stddef.h>
 
@@ -36,6 +36,11 @@ typedef enum {
  * names the entry (redacted) and says what is accepted. */
 int qc_url_classify (const char *entry, char *err, size_t errlen);
 
+/* qc_url_redact into a buffer that lives to the end of the enclosing
+ * block, for a log line's argument: qc_log (..., "%s", QC_URL_SHOWN (p)).
+ * Cut at 511 bytes. */
+#define QC_URL_SHOWN(entry) qc_url_redact ((entry), (char[512]) { 0 }, 512)
+
 /* 1 for http:// and https:// (the slide is fetched), else 0. */
 int qc_url_is_remote (const char *entry);
 
@@ -43,6 +48,13 @@ int qc_url_is_remote (const char *entry);
  * terminated) and returns out; a path is copied as it is. Never fails:
  * a NULL entry gives "(null)". */
 char *qc_url_redact (const char *entry, char *out, size_t outlen);
+
+/* The slide's file name an entry gives (for output names and log
+ * lines): a path's last component; a URL's last path segment,
+ * percent-decoded, without query or credentials (its host when the path
+ * ends in '/'). Cut to fit out; returns out. Never fails: NULL gives
+ * "(null)". */
+char *qc_url_name (const char *entry, char *out, size_t outlen);
 
 /* The local path a file:// URL names, percent-decoded. 0, or -1 with
  * the reason in err. */

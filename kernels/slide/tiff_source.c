@@ -1,7 +1,7 @@
 /* TIFFClientOpen over a byte source (contract in tiff_source.h). libtiff
  * calls read, seek and size; each read is one read_at at the handle's
  * own position, so handles sharing a source do not disturb each other. */
-#include "worker/fetch/tiff_source.h"
+#include "kernels/slide/tiff_source.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,6 +16,8 @@ typedef struct {
     int64_t size;
     char err[512];            /* the first error reported */
     char tiff_msg[400];       /* libtiff's first error, as it said it */
+    int src_failed;           /* a read of the source failed */
+    qc_tiff_diag_t *diag;     /* the caller's, or NULL */
 } handle_t;
 
 static void
@@ -36,6 +38,7 @@ on_read (thandle_t th, void *buf, tmsize_t n)
                                           sizeof why);
     if (got < 0) {
         note (h, why);
+        h->src_failed = 1;
         return -1;
     }
     h->pos += (uint64_t) got;
@@ -89,12 +92,25 @@ on_unmap (thandle_t th, void *base, toff_t size)
 {
 }
 
+/* A libtiff message into the caller's diag (the first one kept). */
+static void
+to_diag (handle_t *h, const char *module, const char *msg)
+{
+    if (!h->diag)
+        return;
+    if (!h->diag->trouble)
+        qc_set_err (h->diag->msg, sizeof h->diag->msg, "libtiff %s: %s",
+                    module ? module : "", msg);
+    h->diag->trouble = 1;
+}
+
 static int
 on_message (TIFF *tif, void *user, const char *module, const char *fmt, va_list ap)
 {
     handle_t *h = user;
     char msg[400];
     vsnprintf (msg, sizeof msg, fmt, ap);
+    to_diag (h, module, msg);
     char line[512];
     snprintf (line, sizeof line, "%s: %s", qc_byte_source_name (h->src), msg);
     note (h, line);
@@ -106,12 +122,29 @@ on_message (TIFF *tif, void *user, const char *module, const char *fmt, va_list 
 static int
 on_warning (TIFF *tif, void *user, const char *module, const char *fmt, va_list ap)
 {
-    return 1;   /* unknown tags and the like: not an error */
+    /* unknown tags and the like: not an error, but trouble for a caller
+       that asked (the direct reader leaves such files to OpenSlide) */
+    handle_t *h = user;
+    if (h->diag) {
+        char msg[400];
+        vsnprintf (msg, sizeof msg, fmt, ap);
+        to_diag (h, module, msg);
+    }
+    return 1;
 }
 
 TIFF *
 qc_tiff_open_source (qc_byte_source_t *src, char *err, size_t errlen)
 {
+    return qc_tiff_open_source_diag (src, NULL, NULL, err, errlen);
+}
+
+TIFF *
+qc_tiff_open_source_diag (qc_byte_source_t *src, qc_tiff_diag_t *diag,
+                          int *src_failed, char *err, size_t errlen)
+{
+    if (src_failed)
+        *src_failed = 0;
     if (!src) {
         qc_set_err (err, errlen, "qc_tiff_open_source: no source");
         return NULL;
@@ -125,6 +158,7 @@ qc_tiff_open_source (qc_byte_source_t *src, char *err, size_t errlen)
         return NULL;
     }
     h->src = src;
+    h->diag = diag;
     h->size = qc_byte_source_size (src);
     TIFFOpenOptionsSetErrorHandlerExtR (opts, on_message, h);
     TIFFOpenOptionsSetWarningHandlerExtR (opts, on_warning, h);
@@ -136,8 +170,10 @@ qc_tiff_open_source (qc_byte_source_t *src, char *err, size_t errlen)
         /* a failed open does not call on_close (libtiff 4.5's
            TIFFClientOpenExt cleans up without it; the sanitizer run of
            test_fetch_http opens a non-TIFF to check), so h is ours */
-        if (h->err[0] && !h->tiff_msg[0])   /* the source failed: its words */
-            qc_set_err (err, errlen, "%s", h->err);
+        if (src_failed)
+            *src_failed = h->src_failed;
+        if (h->src_failed || (h->err[0] && !h->tiff_msg[0]))
+            qc_set_err (err, errlen, "%s", h->err);   /* the source's words */
         else
             qc_set_err (err, errlen, "%s: not a TIFF file, or a damaged one (libtiff: %s)",
                         qc_byte_source_name (src), h->tiff_msg[0] ? h->tiff_msg : "no reason");
@@ -152,4 +188,11 @@ qc_tiff_source_error (TIFF *tif)
 {
     handle_t *h = tif ? TIFFClientdata (tif) : NULL;
     return h ? h->err : "";
+}
+
+int
+qc_tiff_source_failed (TIFF *tif)
+{
+    handle_t *h = tif ? TIFFClientdata (tif) : NULL;
+    return h ? h->src_failed : 0;
 }

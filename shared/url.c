@@ -5,7 +5,7 @@
  * scheme, the authority and where the query starts, and redaction must
  * work on strings curl would reject (a message about a malformed entry
  * must still hide its secrets). */
-#include "worker/fetch/url.h"
+#include "shared/url.h"
 
 #include <ctype.h>
 #include <stdint.h>
@@ -145,6 +145,41 @@ hexval (int c)
         return c - '0';
     c = tolower (c);
     return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+char *
+qc_url_name (const char *entry, char *out, size_t outlen)
+{
+    if (!out || !outlen)
+        return out;
+    url_parts_t p;
+    if (!entry || split (entry, &p) < 0) {
+        const char *slash = entry ? strrchr (entry, '/') : NULL;
+        snprintf (out, outlen, "%s", !entry ? "(null)"
+                  : slash && slash[1] ? slash + 1 : entry);
+        return out;
+    }
+    size_t start = p.auth_end, end = p.path_end;
+    for (size_t i = p.auth_end; i < p.path_end; i++)
+        if (entry[i] == '/')
+            start = i + 1;
+    if (start >= end) {         /* no file name: the host names it */
+        start = p.host_start;
+        end = p.auth_end;
+    }
+    size_t o = 0;
+    for (size_t i = start; i < end && o + 1 < outlen; i++) {
+        int c = (unsigned char) entry[i];
+        int hi = c == '%' && i + 2 < end ? hexval (entry[i + 1]) : -1;
+        int lo = hi < 0 ? -1 : hexval (entry[i + 2]);
+        if (lo >= 0 && hi * 16 + lo != 0) {
+            c = hi * 16 + lo;
+            i += 2;
+        }
+        out[o++] = (char) c;
+    }
+    out[o] = '\0';
+    return out;
 }
 
 int

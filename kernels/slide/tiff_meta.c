@@ -1,0 +1,771 @@
+/* A slide's metadata from its TIFF, as OpenSlide gives it; see
+ * tiff_meta.h for the rules and where they come from. */
+#include "kernels/slide/tiff_meta.h"
+#include "kernels/slide/tiff_source.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tiffio.h>
+
+#include "shared/err.h"
+
+/* Directories walked: real slides have a handful; this bounds a damaged
+ * or hostile file (the direct reader has the same bound). */
+#define MAX_DIRS 256
+/* Entries of directory 0 read for its rationals: real files have ~20. */
+#define MAX_ENTRIES 4096
+#define NDPI_FORMAT_FLAG 65420
+
+typedef struct {
+    char *name;
+    char *value;              /* NULL: named but without a value, as
+                                 OpenSlide keeps "KEY" with no "=" */
+} prop_t;
+
+typedef struct {
+    char *name;
+    int dir;
+    int64_t w, h;
+} image_t;
+
+struct qc_tiff_meta {
+    const char *vendor;
+    qc_tiff_meta_level_t *levels;
+    int nlevels;
+    prop_t *props;
+    size_t nprops, cap;
+    image_t *images;
+    size_t nimages;
+};
+
+/* One TIFF directory as the walk saw it. */
+typedef struct {
+    int tiled;
+    uint32_t w, h, tile_w, tile_h;
+    int reduced;              /* SubfileType says reduced resolution */
+    int codec_ok;             /* libtiff (or OpenSlide) decodes it */
+    int jp2k;                 /* Aperio's JPEG 2000: OpenSlide's only */
+    int depth_ok;
+    char *desc;               /* ImageDescription, or NULL */
+} dir_t;
+
+/* ---- properties ----------------------------------------------------- */
+
+/* Sets name to value (NULL allowed), replacing an earlier value as
+ * OpenSlide's hash table does. 0, or -1 on memory. */
+static int
+set_prop (qc_tiff_meta_t *m, const char *name, const char *value)
+{
+    char *v = value ? strdup (value) : NULL;
+    if (value && !v)
+        return -1;
+    for (size_t i = 0; i < m->nprops; i++)
+        if (strcmp (m->props[i].name, name) == 0) {
+            free (m->props[i].value);
+            m->props[i].value = v;
+            return 0;
+        }
+    if (m->nprops == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 32;
+        prop_t *p = realloc (m->props, cap * sizeof *p);
+        if (!p) {
+            free (v);
+            return -1;
+        }
+        m->props = p;
+        m->cap = cap;
+    }
+    char *n = strdup (name);
+    if (!n) {
+        free (v);
+        return -1;
+    }
+    m->props[m->nprops++] = (prop_t) { n, v };
+    return 0;
+}
+
+static int
+set_propf (qc_tiff_meta_t *m, const char *name, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+static int
+set_propf (qc_tiff_meta_t *m, const char *name, const char *fmt, ...)
+{
+    char buf[64];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (buf, sizeof buf, fmt, ap);
+    va_end (ap);
+    return set_prop (m, name, buf);
+}
+
+/* OpenSlide's doubles: g_ascii_dtostr, "%.17g" in the C locale. */
+static int
+set_double (qc_tiff_meta_t *m, const char *name, double v)
+{
+    return set_propf (m, name, "%.17g", v);
+}
+
+const char *
+qc_tiff_meta_property (const qc_tiff_meta_t *self, const char *name)
+{
+    for (size_t i = 0; self && name && i < self->nprops; i++)
+        if (strcmp (self->props[i].name, name) == 0)
+            return self->props[i].value;
+    return NULL;
+}
+
+const char *
+qc_tiff_meta_property_name (const qc_tiff_meta_t *self, size_t i)
+{
+    return self && i < self->nprops ? self->props[i].name : NULL;
+}
+
+/* ---- directory 0's own bytes (rationals, tags libtiff does not know) - */
+
+typedef struct {
+    qc_byte_source_t *src;
+    int big, be;              /* BigTIFF; big-endian file */
+    uint8_t *entries;         /* every entry of the directory */
+    uint64_t count;
+} ifd_t;
+
+static uint64_t
+get_uint (const uint8_t *p, int n, int be)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++)
+        v |= (uint64_t) p[be ? i : n - 1 - i] << (8 * (n - 1 - i));
+    return v;
+}
+
+/* Reads len bytes at off exactly; 0, or -1 (why) when the source fails
+ * or the file ends first. */
+static int
+read_exact (qc_byte_source_t *src, uint64_t off, size_t len, void *buf,
+            char *why, size_t whylen)
+{
+    int64_t got = qc_byte_source_read_at (src, off, len, buf, why, whylen);
+    if (got < 0)
+        return -1;
+    if ((size_t) got != len)
+        return qc_fail (why, whylen, "%s: the TIFF directory runs past the "
+                        "end of the file", qc_byte_source_name (src));
+    return 0;
+}
+
+/* Reads the entries of the directory at off. 0, or -1 (why). */
+static int
+ifd_load (ifd_t *d, uint64_t off, char *why, size_t whylen)
+{
+    uint8_t head[8];
+    size_t nlen = d->big ? 8 : 2, esize = d->big ? 20 : 12;
+    if (read_exact (d->src, off, nlen, head, why, whylen) != 0)
+        return -1;
+    d->count = get_uint (head, (int) nlen, d->be);
+    if (d->count > MAX_ENTRIES)
+        return qc_fail (why, whylen, "%s: %" PRIu64 " entries in a TIFF "
+                        "directory", qc_byte_source_name (d->src), d->count);
+    d->entries = malloc (d->count ? d->count * esize : 1);
+    if (!d->entries)
+        return qc_fail (why, whylen, "out of memory");
+    return read_exact (d->src, off + nlen, d->count * esize, d->entries, why,
+                       whylen);
+}
+
+/* The entry of tag: 1 (its type and count, and where its value is: the
+ * entry's value field, or *at in the file); 0 none. */
+static int
+ifd_find (const ifd_t *d, uint16_t tag, uint16_t *type, uint64_t *count,
+          const uint8_t **field)
+{
+    size_t esize = d->big ? 20 : 12;
+    for (uint64_t i = 0; i < d->count; i++) {
+        const uint8_t *e = d->entries + i * esize;
+        if (get_uint (e, 2, d->be) != tag)
+            continue;
+        *type = (uint16_t) get_uint (e + 2, 2, d->be);
+        *count = get_uint (e + 4, d->big ? 8 : 4, d->be);
+        *field = e + (d->big ? 12 : 8);
+        return 1;
+    }
+    return 0;
+}
+
+/* The first value of a FLOAT, DOUBLE, RATIONAL or SRATIONAL tag, as
+ * OpenSlide reads it: 1 (*out), 0 absent or of another type, -1 (why)
+ * the source failed. */
+static int
+ifd_float (const ifd_t *d, uint16_t tag, double *out, char *why,
+           size_t whylen)
+{
+    uint16_t type;
+    uint64_t count;
+    const uint8_t *field;
+    if (!ifd_find (d, tag, &type, &count, &field) || count < 1)
+        return 0;
+    size_t size = type == TIFF_FLOAT ? 4 : type == TIFF_DOUBLE
+                  || type == TIFF_RATIONAL || type == TIFF_SRATIONAL ? 8 : 0;
+    if (!size)
+        return 0;
+    uint8_t v[8];
+    size_t room = d->big ? 8 : 4;
+    if (size <= room)
+        memcpy (v, field, size);
+    else if (read_exact (d->src, get_uint (field, (int) room, d->be), size,
+                         v, why, whylen) != 0)
+        return -1;
+    if (type == TIFF_FLOAT) {
+        uint32_t bits = (uint32_t) get_uint (v, 4, d->be);
+        float f;
+        memcpy (&f, &bits, sizeof f);
+        *out = f;
+    } else if (type == TIFF_DOUBLE) {
+        uint64_t bits = get_uint (v, 8, d->be);
+        memcpy (out, &bits, sizeof *out);
+    } else if (type == TIFF_RATIONAL) {
+        *out = (double) (uint32_t) get_uint (v, 4, d->be)
+               / (double) (uint32_t) get_uint (v + 4, 4, d->be);
+    } else {
+        *out = (double) (int32_t) (uint32_t) get_uint (v, 4, d->be)
+               / (double) (int32_t) (uint32_t) get_uint (v + 4, 4, d->be);
+    }
+    return 1;
+}
+
+/* ---- the walk ------------------------------------------------------- */
+
+static char *
+dup_field (TIFF *tif, uint32_t tag)
+{
+    const char *s = NULL;
+    return TIFFGetField (tif, tag, &s) && s ? strdup (s) : NULL;
+}
+
+static void
+read_dir (TIFF *tif, dir_t *d)
+{
+    memset (d, 0, sizeof *d);
+    d->tiled = TIFFIsTiled (tif);
+    TIFFGetField (tif, TIFFTAG_IMAGEWIDTH, &d->w);
+    TIFFGetField (tif, TIFFTAG_IMAGELENGTH, &d->h);
+    TIFFGetField (tif, TIFFTAG_TILEWIDTH, &d->tile_w);
+    TIFFGetField (tif, TIFFTAG_TILELENGTH, &d->tile_h);
+    uint32_t sub = 0;
+    d->reduced = TIFFGetField (tif, TIFFTAG_SUBFILETYPE, &sub)
+                 && (sub & FILETYPE_REDUCEDIMAGE);
+    uint16_t comp = 0;
+    int have = TIFFGetField (tif, TIFFTAG_COMPRESSION, &comp);
+    d->jp2k = comp == 33003 || comp == 33005;
+    d->codec_ok = have && TIFFIsCODECConfigured (comp);
+    uint32_t depth = 1;
+    d->depth_ok = !TIFFGetField (tif, TIFFTAG_IMAGEDEPTH, &depth) || depth == 1;
+    d->desc = dup_field (tif, TIFFTAG_IMAGEDESCRIPTION);
+}
+
+/* 1, with why: the slide is not one read here. */
+static int
+decline (char *why, size_t whylen, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+static int
+decline (char *why, size_t whylen, const char *fmt, ...)
+{
+    if (why && whylen) {
+        va_list ap;
+        va_start (ap, fmt);
+        vsnprintf (why, whylen, fmt, ap);
+        va_end (ap);
+    }
+    return 1;
+}
+
+static int
+has_prefix (const char *s, const char *prefix)
+{
+    return s && strncmp (s, prefix, strlen (prefix)) == 0;
+}
+
+/* Which of OpenSlide's formats the TIFF is: "aperio", "generic-tiff",
+ * or NULL (why) for one read only by OpenSlide from a file. */
+static const char *
+format_of (TIFF *tif, const ifd_t *ifd, const dir_t *d0, char *why,
+           size_t whylen)
+{
+    uint16_t type;
+    uint64_t count;
+    const uint8_t *field;
+    const char *software = NULL;
+    TIFFSetDirectory (tif, 0);
+    TIFFGetField (tif, TIFFTAG_SOFTWARE, &software);
+    uint32_t xml_len = 0;
+    const char *xml = NULL;
+    int have_xml = TIFFGetField (tif, TIFFTAG_XMLPACKET, &xml_len, &xml) && xml;
+    if (ifd_find (ifd, NDPI_FORMAT_FLAG, &type, &count, &field) && count)
+        qc_set_err (why, whylen, "a Hamamatsu NDPI file");
+    else if (has_prefix (software, "MedScan"))
+        qc_set_err (why, whylen, "a Trestle slide");
+    else if (!d0->tiled)
+        qc_set_err (why, whylen, "a TIFF whose first image is not tiled");
+    else if (has_prefix (d0->desc, "Aperio"))
+        return "aperio";
+    else if (d0->desc && strstr (d0->desc, "leica-microsystems.com/scn"))
+        qc_set_err (why, whylen, "a Leica slide");
+    else if (has_prefix (software, "Philips"))
+        qc_set_err (why, whylen, "a Philips slide");
+    else if (have_xml && memmem (xml, xml_len, "iScan", 5))
+        qc_set_err (why, whylen, "a Ventana slide");
+    else
+        return "generic-tiff";
+    return NULL;
+}
+
+/* g_strstrip: ASCII white space off both ends, in place. */
+static char *
+strip (char *s)
+{
+    while (*s == ' ' || (*s >= '\t' && *s <= '\r'))
+        s++;
+    size_t n = strlen (s);
+    while (n && (s[n - 1] == ' ' || (s[n - 1] >= '\t' && s[n - 1] <= '\r')))
+        s[--n] = '\0';
+    return s;
+}
+
+/* Aperio's "KEY = VALUE" pieces after the first '|', stripped; then the
+ * magnification and mpp OpenSlide derives from them. */
+static int
+aperio_properties (qc_tiff_meta_t *m, const char *desc)
+{
+    const char *bar = strchr (desc, '|');
+    while (bar) {
+        const char *piece = bar + 1;
+        bar = strchr (piece, '|');
+        size_t n = bar ? (size_t) (bar - piece) : strlen (piece);
+        if (n == 0)
+            continue;             /* an empty piece names nothing */
+        char *text = strndup (piece, n);
+        if (!text)
+            return -1;
+        char *eq = strchr (text, '=');
+        if (eq)
+            *eq = '\0';
+        char *name = strip (text), *value = eq ? strip (eq + 1) : NULL;
+        char key[512];
+        snprintf (key, sizeof key, "aperio.%s", name);
+        int rc = set_prop (m, key, value);
+        free (text);
+        if (rc)
+            return -1;
+    }
+    const char *mag = qc_tiff_meta_property (m, "aperio.AppMag");
+    if (mag && *mag) {
+        char *end;
+        errno = 0;
+        long long v = strtoll (mag, &end, 10);
+        if (!*end && set_propf (m, "openslide.objective-power", "%lld", v))
+            return -1;
+    }
+    const char *mpp = qc_tiff_meta_property (m, "aperio.MPP");
+    if (mpp && *mpp) {
+        char *c = strdup (mpp), *end;
+        if (!c)
+            return -1;
+        for (char *p = c; *p; p++)
+            if (*p == ',')
+                *p = '.';         /* a locale's comma, as OpenSlide reads */
+        errno = 0;
+        double v = strtod (c, &end);
+        int ok = !*end && errno != ERANGE;
+        free (c);
+        if (ok && (set_double (m, "openslide.mpp-x", v)
+                   || set_double (m, "openslide.mpp-y", v)))
+            return -1;
+    }
+    return 0;
+}
+
+/* Directory 0's tags that OpenSlide keeps as properties. 0, or -1 (why:
+ * the source failed, or no memory). */
+static int
+tiff_properties (qc_tiff_meta_t *m, TIFF *tif, const ifd_t *ifd, char *why,
+                 size_t whylen)
+{
+    static const struct {
+        const char *name;
+        uint32_t tag;
+    } strings[] = {
+        { "tiff.ImageDescription", TIFFTAG_IMAGEDESCRIPTION },
+        { "tiff.Make", TIFFTAG_MAKE },
+        { "tiff.Model", TIFFTAG_MODEL },
+        { "tiff.Software", TIFFTAG_SOFTWARE },
+        { "tiff.DateTime", TIFFTAG_DATETIME },
+        { "tiff.Artist", TIFFTAG_ARTIST },
+        { "tiff.HostComputer", TIFFTAG_HOSTCOMPUTER },
+        { "tiff.Copyright", TIFFTAG_COPYRIGHT },
+        { "tiff.DocumentName", TIFFTAG_DOCUMENTNAME },
+    }, floats[] = {
+        { "tiff.XResolution", TIFFTAG_XRESOLUTION },
+        { "tiff.YResolution", TIFFTAG_YRESOLUTION },
+        { "tiff.XPosition", TIFFTAG_XPOSITION },
+        { "tiff.YPosition", TIFFTAG_YPOSITION },
+    };
+    if (!TIFFSetDirectory (tif, 0))
+        return qc_fail (why, whylen, "%s: cannot read the first TIFF "
+                        "directory again", qc_byte_source_name (ifd->src));
+    const char *s = NULL;
+    if (TIFFGetField (tif, TIFFTAG_IMAGEDESCRIPTION, &s) && s
+        && set_prop (m, "openslide.comment", s))
+        return qc_fail (why, whylen, "out of memory");
+    for (size_t i = 0; i < sizeof strings / sizeof *strings; i++) {
+        s = NULL;
+        if (TIFFGetField (tif, strings[i].tag, &s) && s
+            && set_prop (m, strings[i].name, s))
+            return qc_fail (why, whylen, "out of memory");
+    }
+    for (size_t i = 0; i < sizeof floats / sizeof *floats; i++) {
+        double v;
+        int r = ifd_float (ifd, (uint16_t) floats[i].tag, &v, why, whylen);
+        if (r < 0)
+            return -1;
+        if (r > 0 && set_double (m, floats[i].name, v))
+            return qc_fail (why, whylen, "out of memory");
+    }
+    uint16_t unit = RESUNIT_INCH;
+    TIFFGetField (tif, TIFFTAG_RESOLUTIONUNIT, &unit);
+    const char *u = unit == RESUNIT_NONE ? "none" : unit == RESUNIT_INCH
+                    ? "inch" : unit == RESUNIT_CENTIMETER ? "centimeter"
+                    : "unknown";
+    if (set_prop (m, "tiff.ResolutionUnit", u))
+        return qc_fail (why, whylen, "out of memory");
+    return 0;
+}
+
+static int
+by_width (const void *a, const void *b)
+{
+    const qc_tiff_meta_level_t *x = a, *y = b;
+    return x->w > y->w ? -1 : x->w < y->w;
+}
+
+/* The levels of the format from the directories (declined: 1, why). */
+static int
+pick_levels (qc_tiff_meta_t *m, const dir_t *dirs, int ndirs, char *why,
+             size_t whylen)
+{
+    int aperio = strcmp (m->vendor, "aperio") == 0;
+    m->levels = calloc ((size_t) ndirs, sizeof *m->levels);
+    if (!m->levels)
+        return qc_fail (why, whylen, "out of memory");
+    for (int i = 0; i < ndirs; i++) {
+        const dir_t *d = &dirs[i];
+        if (aperio && !d->depth_ok)
+            return decline (why, whylen, "an image depth other than 1");
+        if (aperio && d->jp2k)
+            return decline (why, whylen, "JPEG 2000 (read by OpenSlide "
+                               "only)");
+        if (aperio && !d->codec_ok)
+            return decline (why, whylen, "a compression libtiff cannot "
+                               "decode");
+        if (!d->tiled || (!aperio && i > 0 && !d->reduced))
+            continue;
+        if (!d->codec_ok)
+            return decline (why, whylen, "a level compressed in a way "
+                               "libtiff cannot decode");
+        if (!d->w || !d->h || !d->tile_w || !d->tile_h)
+            return decline (why, whylen, "directory %d has no size", i);
+        m->levels[m->nlevels++] = (qc_tiff_meta_level_t) {
+            .dir = i, .w = d->w, .h = d->h, .tile_w = d->tile_w,
+            .tile_h = d->tile_h
+        };
+    }
+    if (!aperio) {
+        qsort (m->levels, (size_t) m->nlevels, sizeof *m->levels, by_width);
+        for (int i = 1; i < m->nlevels; i++)
+            if (m->levels[i].w == m->levels[i - 1].w)
+                return decline (why, whylen, "two levels %lld pixels "
+                                   "wide", (long long) m->levels[i].w);
+    }
+    if (m->nlevels == 0)
+        return decline (why, whylen, "no tiled level");
+    const qc_tiff_meta_level_t *l0 = &m->levels[0];
+    for (int i = 0; i < m->nlevels; i++) {
+        qc_tiff_meta_level_t *l = &m->levels[i];
+        l->downsample = i == 0 ? 1.0
+            : (((double) l0->h / (double) l->h)
+               + ((double) l0->w / (double) l->w)) / 2.0;
+        if (i > 0 && l->downsample < m->levels[i - 1].downsample)
+            return decline (why, whylen, "levels not ordered by size "
+                               "(OpenSlide refuses such a file)");
+    }
+    return 0;
+}
+
+static int
+level_properties (qc_tiff_meta_t *m)
+{
+    if (set_prop (m, "openslide.vendor", m->vendor)
+        || set_propf (m, "openslide.level-count", "%d", m->nlevels))
+        return -1;
+    for (int i = 0; i < m->nlevels; i++) {
+        const qc_tiff_meta_level_t *l = &m->levels[i];
+        char key[64];
+#define LEVEL_KEY(what) (snprintf (key, sizeof key, "openslide.level[%d]." what, i), key)
+        if (set_propf (m, LEVEL_KEY ("width"), "%" PRId64, l->w)
+            || set_propf (m, LEVEL_KEY ("height"), "%" PRId64, l->h)
+            || set_double (m, LEVEL_KEY ("downsample"), l->downsample)
+            || set_propf (m, LEVEL_KEY ("tile-width"), "%" PRIu32, l->tile_w)
+            || set_propf (m, LEVEL_KEY ("tile-height"), "%" PRIu32, l->tile_h))
+            return -1;
+#undef LEVEL_KEY
+    }
+    return 0;
+}
+
+/* Aperio's associated images: directory 1 untiled is the thumbnail, the
+ * other untiled ones are named by their description's second line. */
+static int
+aperio_images (qc_tiff_meta_t *m, const dir_t *dirs, int ndirs)
+{
+    m->images = calloc ((size_t) ndirs, sizeof *m->images);
+    if (!m->images)
+        return -1;
+    for (int i = 0; i < ndirs; i++) {
+        const dir_t *d = &dirs[i];
+        if (d->tiled)
+            continue;
+        char *name = NULL;
+        if (i == 1)
+            name = strdup ("thumbnail");
+        else if (d->desc) {
+            /* g_strsplit_set on "\r\n", then the second piece's first
+               word: "label 123x456" gives "label" */
+            size_t first = strcspn (d->desc, "\r\n");
+            if (!d->desc[first])
+                continue;
+            const char *line = d->desc + first + 1;
+            size_t len = strcspn (line, "\r\n");
+            if (len == 0)
+                continue;
+            name = strndup (line, strcspn (line, " ") < len
+                                  ? strcspn (line, " ") : len);
+        } else
+            continue;
+        if (!name)
+            return -1;
+        size_t k = 0;
+        while (k < m->nimages && strcmp (m->images[k].name, name) != 0)
+            k++;
+        if (k < m->nimages)
+            free (m->images[k].name);   /* a later one replaces it */
+        else
+            m->nimages++;
+        m->images[k] = (image_t) { name, i, d->w, d->h };
+    }
+    return 0;
+}
+
+void
+qc_tiff_meta_free (qc_tiff_meta_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    qc_tiff_meta_t *m = *self_p;
+    for (size_t i = 0; i < m->nprops; i++) {
+        free (m->props[i].name);
+        free (m->props[i].value);
+    }
+    for (size_t i = 0; i < m->nimages; i++)
+        free (m->images[i].name);
+    free (m->props);
+    free (m->images);
+    free (m->levels);
+    free (m);
+    *self_p = NULL;
+}
+
+/* Walks every directory of tif into dirs (*ndirs). 0, or -1 (why). */
+static int
+walk (TIFF *tif, qc_byte_source_t *src, dir_t *dirs, int *ndirs, char *why,
+      size_t whylen)
+{
+    *ndirs = 0;
+    do {
+        if (*ndirs == MAX_DIRS)
+            return qc_fail (why, whylen, "%s: more than %d TIFF directories",
+                            qc_byte_source_name (src), MAX_DIRS);
+        read_dir (tif, &dirs[(*ndirs)++]);
+    } while (TIFFReadDirectory (tif));
+    if (qc_tiff_source_failed (tif))
+        return qc_fail (why, whylen, "%s", qc_tiff_source_error (tif));
+    return 0;
+}
+
+int
+qc_tiff_meta_read (qc_byte_source_t *src, qc_tiff_meta_t **out, char *why,
+                   size_t whylen)
+{
+    if (!src || !out) {
+        qc_set_err (why, whylen, "qc_tiff_meta_read: bad arguments");
+        return -1;
+    }
+    *out = NULL;
+    qc_tiff_diag_t diag = { 0, "" };
+    int src_failed = 0;
+    char err[512];
+    TIFF *tif = qc_tiff_open_source_diag (src, &diag, &src_failed, err,
+                                          sizeof err);
+    if (!tif) {
+        qc_set_err (why, whylen, "%s", err);
+        return src_failed ? -1 : 1;
+    }
+    qc_tiff_meta_t *m = calloc (1, sizeof *m);
+    dir_t *dirs = calloc (MAX_DIRS, sizeof *dirs);
+    ifd_t ifd = { .src = src, .big = TIFFIsBigTIFF (tif),
+                  .be = TIFFIsBigEndian (tif) };
+    int ndirs = 0, rc = -1;
+    uint64_t dir0 = TIFFCurrentDirOffset (tif);
+    if (!m || !dirs) {
+        qc_set_err (why, whylen, "out of memory");
+        goto done;
+    }
+    /* the format from directory 0 alone, before the walk reads more */
+    read_dir (tif, &dirs[0]);
+    ndirs = 1;
+    if (ifd_load (&ifd, dir0, why, whylen) != 0)
+        goto done;
+    rc = 1;
+    if (!(m->vendor = format_of (tif, &ifd, &dirs[0], why, whylen)))
+        goto done;
+    rc = -1;
+    free (dirs[0].desc);
+    ndirs = 0;
+    if (!TIFFSetDirectory (tif, 0)) {
+        qc_set_err (why, whylen, "%s: cannot read the first TIFF directory "
+                    "again", qc_byte_source_name (src));
+        goto done;
+    }
+    if (walk (tif, src, dirs, &ndirs, why, whylen) != 0)
+        goto done;
+    rc = 1;
+    if ((rc = pick_levels (m, dirs, ndirs, why, whylen)) != 0)
+        goto done;
+    rc = -1;
+    if ((strcmp (m->vendor, "aperio") == 0
+         && (aperio_properties (m, dirs[0].desc) || aperio_images (m, dirs, ndirs)))
+        || level_properties (m)) {
+        qc_set_err (why, whylen, "out of memory");
+        goto done;
+    }
+    if (tiff_properties (m, tif, &ifd, why, whylen) != 0)
+        goto done;
+    rc = 0;
+done:
+    if (rc == 1 && qc_tiff_source_failed (tif)) {
+        qc_set_err (why, whylen, "%s", qc_tiff_source_error (tif));
+        rc = -1;
+    }
+    TIFFClose (tif);
+    for (int i = 0; i < ndirs; i++)
+        free (dirs[i].desc);
+    free (dirs);
+    free (ifd.entries);
+    if (rc == 0)
+        *out = m;
+    else
+        qc_tiff_meta_free (&m);
+    return rc;
+}
+
+const char *
+qc_tiff_meta_vendor (const qc_tiff_meta_t *self)
+{
+    return self ? self->vendor : NULL;
+}
+
+int
+qc_tiff_meta_level_count (const qc_tiff_meta_t *self)
+{
+    return self ? self->nlevels : 0;
+}
+
+const qc_tiff_meta_level_t *
+qc_tiff_meta_level (const qc_tiff_meta_t *self, int i)
+{
+    return self && i >= 0 && i < self->nlevels ? &self->levels[i] : NULL;
+}
+
+static const image_t *
+find_image (const qc_tiff_meta_t *self, const char *name)
+{
+    for (size_t i = 0; self && name && i < self->nimages; i++)
+        if (strcmp (self->images[i].name, name) == 0)
+            return &self->images[i];
+    return NULL;
+}
+
+int
+qc_tiff_meta_image_size (const qc_tiff_meta_t *self, const char *name,
+                         int64_t *w, int64_t *h)
+{
+    const image_t *img = find_image (self, name);
+    if (!img)
+        return -1;
+    if (w)
+        *w = img->w;
+    if (h)
+        *h = img->h;
+    return 0;
+}
+
+int
+qc_tiff_meta_read_image (const qc_tiff_meta_t *self, qc_byte_source_t *src,
+                         const char *name, uint32_t *argb, char *err,
+                         size_t errlen)
+{
+    const image_t *img = find_image (self, name);
+    if (!img || !src || !argb)
+        return qc_fail (err, errlen, "no %s image", name ? name : "(null)");
+    char why[512];
+    TIFF *tif = qc_tiff_open_source (src, why, sizeof why);
+    if (!tif)
+        return qc_fail (err, errlen, "%s", why);
+    char emsg[1024] = "unknown error";
+    TIFFRGBAImage rgba;
+    int rc = -1;
+    uint32_t w = 0, h = 0;
+    if (!TIFFSetDirectory (tif, (tdir_t) img->dir)
+        || !TIFFGetField (tif, TIFFTAG_IMAGEWIDTH, &w)
+        || !TIFFGetField (tif, TIFFTAG_IMAGELENGTH, &h)
+        || w != img->w || h != img->h)
+        qc_set_err (err, errlen, "the %s image's directory changed", name);
+    else if (!TIFFRGBAImageOK (tif, emsg)
+             || !TIFFRGBAImageBegin (&rgba, tif, 1, emsg))
+        qc_set_err (err, errlen, "libtiff cannot read the %s image: %s", name,
+                    emsg);
+    else {
+        /* as OpenSlide's tiff_read_region: top-left first, then
+           libtiff's ABGR to ARGB */
+        rgba.req_orientation = ORIENTATION_TOPLEFT;
+        rgba.col_offset = 0;
+        rgba.row_offset = 0;
+        if (TIFFRGBAImageGet (&rgba, argb, w, h)) {
+            for (uint32_t *p = argb; p < argb + (size_t) w * h; p++) {
+                uint32_t v = __builtin_bswap32 (*p);
+                *p = (v << 24) | (v >> 8);
+            }
+            rc = 0;
+        } else
+            qc_set_err (err, errlen, "libtiff could not read the %s image",
+                        name);
+        TIFFRGBAImageEnd (&rgba);
+    }
+    if (rc != 0 && qc_tiff_source_failed (tif))
+        qc_set_err (err, errlen, "%s", qc_tiff_source_error (tif));
+    TIFFClose (tif);
+    return rc;
+}

@@ -1,0 +1,87 @@
+/* A slide's metadata read from its TIFF through a byte source, as
+ * OpenSlide 3.4.1 gives it for the two formats the direct reader reads
+ * ("aperio" and "generic-tiff"). For slides OpenSlide cannot open
+ * because they are not files here: a slide served over HTTP is read by
+ * range requests (tiff_source.h), and OpenSlide opens paths only.
+ *
+ * What OpenSlide would say, rule by rule (its openslide.c,
+ * openslide-vendor-aperio.c, -generic-tiff.c and -decode-tifflike.c):
+ *  - format: NDPI (tag 65420), Trestle (Software "MedScan") come first,
+ *    then Aperio (ImageDescription starting "Aperio"), then Leica (its
+ *    XML namespace in the description), Philips (Software "Philips"),
+ *    Ventana (XMLPacket with "iScan"), then generic TIFF. Only Aperio
+ *    and generic TIFF are read here, and only when directory 0 is
+ *    tiled; the others are declined (read such a slide whole, by path).
+ *  - levels: Aperio: its tiled directories in file order; generic TIFF:
+ *    directory 0 and the tiled reduced-resolution directories, widest
+ *    first. Downsample 1 for level 0, else the mean of the width and
+ *    height ratios; decreasing downsamples are declined (OpenSlide
+ *    refuses the slide).
+ *  - properties: openslide.vendor, .level-count, .level[N].width,
+ *    .height, .downsample ("%.17g", as g_ascii_dtostr), .tile-width,
+ *    .tile-height; openslide.comment and tiff.ImageDescription, Make,
+ *    Model, Software, DateTime, Artist, HostComputer, Copyright,
+ *    DocumentName, X/YResolution and X/YPosition (read from the
+ *    directory's own bytes: libtiff hands rationals out as floats, and
+ *    OpenSlide divides them in double) and ResolutionUnit, all of
+ *    directory 0. Aperio: aperio.KEY for every "KEY = VALUE" of the
+ *    description after its first '|' piece, openslide.objective-power
+ *    from a whole aperio.AppMag, openslide.mpp-x and -y from aperio.MPP.
+ *  - associated images (Aperio): directory 1, when not tiled, is
+ *    "thumbnail"; every other untiled directory is named by the first
+ *    word of its description's second line ("label", "macro"). Their
+ *    pixels: libtiff's RGBA image, top-left first, as OpenSlide reads
+ *    them (qc_tiff_meta_read_image).
+ * Left out: openslide.quickhash-1 (a hash of the smallest level's bytes
+ * and these properties; nothing in the pipeline reads it).
+ *
+ * tests/unit/test_slide_source.c compares every property, level and
+ * associated image with OpenSlide's for the same files read by path. */
+#ifndef QC_SLIDE_TIFF_META_H
+#define QC_SLIDE_TIFF_META_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shared/byte_source.h"
+
+typedef struct {
+    int dir;                  /* the TIFF directory */
+    int64_t w, h;
+    double downsample;
+    uint32_t tile_w, tile_h;
+} qc_tiff_meta_level_t;
+
+typedef struct qc_tiff_meta qc_tiff_meta_t;
+
+/* Reads src's metadata. 0 (*out set); 1 declined: src is not a slide
+ * read here (why says what it is; OpenSlide may read it from a file);
+ * -1 failed: a read of src failed (why has the source's words). */
+int qc_tiff_meta_read (qc_byte_source_t *src, qc_tiff_meta_t **out,
+                       char *why, size_t whylen);
+void qc_tiff_meta_free (qc_tiff_meta_t **self_p);
+
+const char *qc_tiff_meta_vendor (const qc_tiff_meta_t *self);
+int qc_tiff_meta_level_count (const qc_tiff_meta_t *self);
+/* Level i (0 <= i < count), or NULL. */
+const qc_tiff_meta_level_t *qc_tiff_meta_level (const qc_tiff_meta_t *self,
+                                                int i);
+/* A property's value, or NULL when it has none. */
+const char *qc_tiff_meta_property (const qc_tiff_meta_t *self,
+                                   const char *name);
+/* Property i's name (0 <= i < count), for tests; NULL past the end. */
+const char *qc_tiff_meta_property_name (const qc_tiff_meta_t *self,
+                                        size_t i);
+
+/* 0 and the size of the associated image name, or -1 when there is
+ * none of that name. */
+int qc_tiff_meta_image_size (const qc_tiff_meta_t *self, const char *name,
+                             int64_t *w, int64_t *h);
+/* The associated image name as OpenSlide's premultiplied ARGB (w * h
+ * values, its size from qc_tiff_meta_image_size) into argb. 0, or -1
+ * with the reason in err. */
+int qc_tiff_meta_read_image (const qc_tiff_meta_t *self,
+                             qc_byte_source_t *src, const char *name,
+                             uint32_t *argb, char *err, size_t errlen);
+
+#endif
