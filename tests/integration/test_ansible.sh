@@ -94,6 +94,8 @@ start_unit() {  # start_unit UNIT INSTANCE LOG: sets UNIT_PID
             . "$envf" || exit 97
         done < <(sed -n 's/^EnvironmentFile=//p' "$unit")
         set +a
+        # systemd's CacheDirectory= sets this (a worker's slide cache)
+        grep -q '^CacheDirectory=' "$unit" && export CACHE_DIRECTORY=$T/cache-$inst
         eval "exec $line"
     ) >"$T/$log" 2>&1 &
     UNIT_PID=$!
