@@ -84,7 +84,7 @@ LIBNODES   := $(BUILD)/libqcnodes.a
 NODE_OBJ   := $(call obj,$(BROKER_SRC) $(WORKER_SRC) $(CLIENT_SRC))
 LIBS_ALL   := $(LIBNODES) $(LIBKERNELS) $(LIBQC)
 
-PROGRAMS := bin/qc-broker bin/qc-worker bin/qc-submit bin/qc-status bin/qc-mkslide
+PROGRAMS := bin/qc-broker bin/qc-worker bin/qc-submit bin/qc-status bin/qc-keygen bin/qc-mkslide
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 BENCH_BIN:= $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 TOOLS_BIN:= $(patsubst kernels/tools/%.c,$(BUILD)/tools/%,$(TOOLS_SRC))
@@ -133,6 +133,7 @@ bin/qc-broker: $(BUILD)/broker/main.o $(LIBS_ALL)
 bin/qc-worker: $(BUILD)/worker/main.o $(LIBS_ALL)
 bin/qc-submit: $(BUILD)/client/submit_main.o $(LIBS_ALL)
 bin/qc-status: $(BUILD)/client/status_main.o $(LIBS_ALL)
+bin/qc-keygen: $(BUILD)/keygen/main.o $(LIBQC)
 bin/qc-mkslide: $(call obj,$(GEN_SRC)) $(LIBKERNELS) $(LIBQC)
 bin/%:
 	@mkdir -p bin
@@ -182,7 +183,7 @@ $(BUILD)/fuzz/corpus/.made: $(BUILD)/fuzz/mkseeds
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/qc
-	install -m 0755 bin/qc-broker bin/qc-worker bin/qc-submit bin/qc-status bin/qc-mkslide $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 bin/qc-broker bin/qc-worker bin/qc-submit bin/qc-status bin/qc-keygen bin/qc-mkslide $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 README.md $(DESTDIR)$(PREFIX)/share/qc/
 
 # The main job: QC of a small generated cohort, one process (out/demo/).
