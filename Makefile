@@ -74,6 +74,8 @@ CLIENT_SRC  := $(filter-out client/submit_main.c client/status_main.c,$(wildcard
 GEN_SRC     := $(wildcard tests/gen/*.c)
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 BENCH_SRC   := $(wildcard tests/bench/bench_*.c)
+# programs the integration tests drive (e.g. a peer that plays a stranger)
+TEST_TOOLS_SRC := $(wildcard tests/tools/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
 LIBQC      := $(BUILD)/libqc.a
@@ -88,6 +90,7 @@ PROGRAMS := bin/qc-broker bin/qc-worker bin/qc-submit bin/qc-status bin/qc-keyge
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 BENCH_BIN:= $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 TOOLS_BIN:= $(patsubst kernels/tools/%.c,$(BUILD)/tools/%,$(TOOLS_SRC))
+TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TEST_TOOLS_SRC))
 
 .PHONY: all test test-unit test-integration bench install clean deps demo fuzz fuzz-targets
 MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
@@ -142,6 +145,9 @@ bin/%:
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIBS_ALL)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+$(BUILD)/tests/tools/%: $(BUILD)/tests/tools/%.o $(LIBS_ALL)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 $(BUILD)/bench/%: $(BUILD)/tests/bench/%.o $(LIBS_ALL)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -151,11 +157,11 @@ $(BUILD)/tools/%: $(BUILD)/kernels/tools/%.o $(LIBKERNELS) $(LIBQC)
 
 # Every unit test binary and every integration script; the runner prints
 # the closing line "N passed, N failed".
-test: all $(UNIT_BIN)
-	tests/run.sh $(UNIT_BIN)
+test: all $(UNIT_BIN) $(TEST_TOOLS)
+	QC_BUILD=$(BUILD) tests/run.sh $(UNIT_BIN)
 
 test-unit: all $(UNIT_BIN)
-	tests/run.sh --unit-only $(UNIT_BIN)
+	QC_BUILD=$(BUILD) tests/run.sh --unit-only $(UNIT_BIN)
 
 bench: all $(BENCH_BIN)
 	tests/bench/run.sh $(BENCH_BIN)

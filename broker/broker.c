@@ -509,8 +509,11 @@ on_allowed_changed (qc_broker_t *b)
         const keyring_entry_t *e = w->cert_key[0] ? security_lookup (b->security, w->cert_key)
                                                   : NULL;
         if (w->cert_key[0] && (!e || !(e->role & QC_ROLE_WORKER))) {
-            qc_log (QC_LOG_WARNING, MOD, "worker %s: its certificate %s is no longer "
-                    "admitted as a worker's", w->name, w->cert_name);
+            peer_t p = {.id = w->id};
+            peer_key (w->id, p.hex);
+            refuse (b, &p, "certificate %s (key %s) was revoked or is no longer a "
+                    "worker's: worker %s is dropped, its tasks go back to the queue",
+                    w->cert_name, w->cert_key, w->name);
             send_simple (b, w->id, QC_DISCONNECT, "refused: this certificate is no "
                          "longer admitted");
             worker_gone (b, w, false);

@@ -12,8 +12,6 @@
 #define MOD "broker"
 #define MAX_CERT_BYTES (64 * 1024)
 #define MAX_FILES 100000
-/* czmq reads PATH_secret through a 256-byte buffer (shared/curve.c) */
-#define CERT_PATH_MAX 240
 
 /* A key seen in this run: its number and last name (for "revoked"). */
 typedef struct {
@@ -152,10 +150,10 @@ load_file (keyring_t *self, zhashx_t *admitted, const char *file)
                 "skipped", path, (long long) st.st_size);
         return;
     }
-    zcert_t *cert = strlen (path) <= CERT_PATH_MAX ? zcert_load (path) : NULL;
+    zcert_t *cert = qc_cert_read (path);
     if (!cert || strspn (zcert_public_txt (cert), "0") == QC_CURVE_KEY_LEN) {
         qc_log (QC_LOG_WARNING, MOD, "allowed folder: %s is not a CurveZMQ certificate "
-                "(or its path is over %d bytes): skipped", path, CERT_PATH_MAX);
+                "(qc-keygen makes them): skipped", path);
         zcert_destroy (&cert);
         return;
     }

@@ -237,12 +237,15 @@ security_on_monitor (security_t *self, int64_t now)
         char fd[16];
         snprintf (fd, sizeof fd, "%u", value);
         if (event == ZMQ_EVENT_ACCEPTED) {
-            /* the address now, while the descriptor is still this peer's */
-            /* (the host only, as the ZAP handler sees it: a peer that
-             * reconnects is the same peer, whatever its port) */
+            /* the address now, while the descriptor is still this peer's
+             * (the host only, as the ZAP handler sees it: a peer that
+             * reconnects is the same peer, whatever its port). libzmq's
+             * events carry no peer address, and a handshake that fails
+             * at once (a peer without CurveZMQ) may close the descriptor
+             * before this reads it: then the address is not known. */
             struct sockaddr_storage sa;
             socklen_t sl = sizeof sa;
-            char host[INET6_ADDRSTRLEN] = "an address that went";
+            char host[64] = "an address not known (closed before it was read)";
             if (getpeername ((int) value, (struct sockaddr *) &sa, &sl) == 0) {
                 if (sa.ss_family == AF_INET)
                     inet_ntop (AF_INET, &((struct sockaddr_in *) &sa)->sin_addr, host,
@@ -263,14 +266,16 @@ security_on_monitor (security_t *self, int64_t now)
                                : value == ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC
                                      ? "its CurveZMQ handshake failed (it does not "
                                        "know this broker's public key)"
-                                     : "its handshake failed";
+                                     : "its handshake failed (it closed the connection: a peer "
+                                       "without a certificate, or one that does not "
+                                       "know this broker's public key)";
         } else if (event == ZMQ_EVENT_DISCONNECTED || event == ZMQ_EVENT_CLOSED) {
             /* one I/O thread reports a failure and then the close of
              * that same connection */
             if (self->failed) {
                 const char *a = zhashx_lookup (self->peers, fd);
                 char peer[96];
-                snprintf (peer, sizeof peer, "a connection from %s", a ? a : "an unknown address");
+                snprintf (peer, sizeof peer, "a connection from %s", a ? a : "an address not known");
                 refusals_log (self->refusals, now, peer, "%s", self->failed);
                 self->failed = NULL;
             }
@@ -303,8 +308,12 @@ security_sender (security_t *self, zmsg_t *msg, char *why, size_t len)
     if (e)
         return e;
     const char *was = keyring_revoked (self->keyring, uid);
-    snprintf (why, len, "certificate %s (key %s) was revoked: it is no longer in %s",
-              was ? was : "?", uid, keyring_dir (self->keyring));
+    if (was)
+        snprintf (why, len, "certificate %s (key %s) was revoked: it is no longer in %s",
+                  was, uid, keyring_dir (self->keyring));
+    else        /* admitted at its handshake by no one: never expected */
+        snprintf (why, len, "key %s is not admitted: no certificate in %s has it", uid,
+                  keyring_dir (self->keyring));
     return NULL;
 }
 

@@ -8,10 +8,6 @@
 
 #include "shared/log.h"
 
-/* czmq builds "PATH_secret" in a 256-byte buffer: longer paths would be
- * cut and could name another file. */
-#define CERT_PATH_MAX 240
-
 static const char *s_roles[] = {"worker", "client", "admin", "broker"};
 
 int
@@ -41,18 +37,37 @@ all_zero (const byte *key)
     return true;
 }
 
-/* The certificate in path (czmq reads PATH_secret first when there is
- * one); NULL with why. */
+zcert_t *
+qc_cert_read (const char *path)
+{
+    /* czmq's zcert_load (PATH) reads PATH_secret instead when there is
+     * one: a public certificate given where a secret one is needed would
+     * pass unnoticed beside its secret file, and a stale PATH_secret
+     * would stand for PATH. This reads the named file only. */
+    zconfig_t *root = path ? zconfig_load (path) : NULL;
+    if (!root)
+        return NULL;
+    const char *pub = zconfig_get (root, "/curve/public-key", NULL);
+    const char *sec = zconfig_get (root, "/curve/secret-key", NULL);
+    byte pk[32] = {0}, sk[32] = {0};
+    zcert_t *cert = NULL;
+    if (pub && strlen (pub) == QC_CURVE_KEY_LEN && zmq_z85_decode (pk, pub)
+        && (!sec || (strlen (sec) == QC_CURVE_KEY_LEN && zmq_z85_decode (sk, sec))))
+        cert = zcert_new_from (pk, sk);
+    zconfig_t *meta = cert ? zconfig_locate (root, "/metadata") : NULL;
+    for (zconfig_t *m = meta ? zconfig_child (meta) : NULL; m; m = zconfig_next (m))
+        if (zconfig_name (m) && zconfig_value (m))
+            zcert_set_meta (cert, zconfig_name (m), "%s", zconfig_value (m));
+    zconfig_destroy (&root);
+    return cert;
+}
+
+/* The certificate in path; NULL with why. */
 static zcert_t *
 load (const char *path, struct stat *st, char *err, size_t errlen)
 {
     if (!path || !*path) {
         snprintf (err, errlen, "no certificate file given");
-        return NULL;
-    }
-    if (strlen (path) > CERT_PATH_MAX) {
-        snprintf (err, errlen, "%.60s...: a certificate path may have at most %d bytes",
-                  path, CERT_PATH_MAX);
         return NULL;
     }
     if (stat (path, st)) {
@@ -63,7 +78,7 @@ load (const char *path, struct stat *st, char *err, size_t errlen)
         snprintf (err, errlen, "%s is not a file", path);
         return NULL;
     }
-    zcert_t *cert = zcert_load (path);
+    zcert_t *cert = qc_cert_read (path);
     if (!cert || all_zero (zcert_public_key (cert))) {
         snprintf (err, errlen, "%s is not a CurveZMQ certificate (make one with "
                   "qc-keygen)", path);
