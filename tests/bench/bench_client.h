@@ -4,6 +4,13 @@
 #ifndef BENCH_CLIENT_H
 #define BENCH_CLIENT_H
 
+#include "shared/curve.h"
+
+/* The client side's CurveZMQ settings while a cluster with CurveZMQ runs
+ * (bench_cluster.h sets and clears it): every client socket of the bench
+ * uses them. One cluster runs at a time. */
+static const qc_curve_client_t *s_client_curve;
+
 /* ------------------------------------------------------------ executor */
 
 /* Shared by every worker of a cluster. start_us (indexed by task idx)
@@ -63,6 +70,8 @@ client_open (client_t *c, const char *ep, uint64_t total, bool timed)
     zsock_set_rcvhwm (c->sock, 100000);
     zsock_set_linger (c->sock, 0);
     zsock_set_rcvtimeo (c->sock, 0);   /* reads below never block */
+    if (s_client_curve)
+        qc_curve_client_apply (s_client_curve, c->sock);
     if (zsock_connect (c->sock, "%s", ep) < 0) {
         fprintf (stderr, "%s: client cannot connect to %s\n", PROG, ep);
         return -1;
@@ -231,6 +240,8 @@ wait_registered (const char *ep, size_t want, int timeout_ms)
         return 0;
     zsock_set_linger (s, 0);
     zsock_set_rcvtimeo (s, 200);
+    if (s_client_curve)
+        qc_curve_client_apply (s_client_curve, s);
     if (zsock_connect (s, "%s", ep) < 0) {
         zsock_destroy (&s);
         return 0;

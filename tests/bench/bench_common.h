@@ -23,6 +23,10 @@ typedef struct {
     bool broker_process;
     bool run_tp, run_lat, run_idle;
     const char *state_dir;      /* the broker's --state; NULL: none */
+    const char *curve_dir;      /* CurveZMQ on (broker in a thread only):
+                                   broker.cert(_secret), wN.cert_secret per
+                                   worker, client.cert_secret and allowed/
+                                   (bench_curve.c makes them); NULL: off */
 } opts_t;
 
 /* ------------------------------------------------------------ time, cpu */
