@@ -209,8 +209,10 @@ on_broker (agent_t *a)
         return true;      /* we left: what the broker says no longer applies */
     }
     a->last_heard = zclock_mono ();
+    /* a DISCONNECT that says we are unknown or refused is no welcome */
     if (!atomic_load (&a->w->connected)
-        && !(m->command == QC_DISCONNECT && m->reason && strstr (m->reason, "unknown peer"))) {
+        && !(m->command == QC_DISCONNECT && m->reason
+             && (strstr (m->reason, "unknown peer") || strncmp (m->reason, "refused", 7) == 0))) {
         atomic_store (&a->w->connected, true);
         worker_set_why (a->w, NULL);
         a->backoff = 0;
