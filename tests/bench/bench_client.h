@@ -229,6 +229,26 @@ client_submit (client_t *c, const char *prefix, uint64_t base, size_t n, bool fi
         if (client_pump ((c), 50))                                           \
             break
 
+/* Submits n no-op tasks "noop-IDX" as qc-submit does: the first batch,
+ * then (the job's id come back in ACCEPTED) the rest at once, reading
+ * what arrives every 64 batches so neither side's queue grows without
+ * bound. Returns the batches sent; c->failed or no c->job on failure. */
+static uint64_t
+client_submit_all (client_t *c, uint64_t n, int64_t deadline)
+{
+    size_t first = n < BATCH ? (size_t) n : BATCH;
+    client_submit (c, "noop", 0, first, first >= n);
+    PUMP_UNTIL (c, c->job != 0, deadline);
+    uint64_t batches = 1;
+    for (uint64_t base = first; base < n && c->job && !c->failed; base += BATCH) {
+        size_t k = n - base < BATCH ? (size_t) (n - base) : BATCH;
+        client_submit (c, "noop", base, k, base + k >= n);
+        if (++batches % 64 == 0)
+            client_pump (c, 0);
+    }
+    return batches;
+}
+
 /* Asks the broker (STATUS) how many workers are registered; waits until
  * there are at least want, up to timeout_ms. Returns the count seen. */
 static size_t

@@ -86,10 +86,8 @@ make_pair (const char *dir, const char *name, const char *role, bool admit)
 static const char *
 make_keys (uint32_t nworkers)
 {
-    snprintf (s_keys, sizeof s_keys, "/tmp/qc-bench-curve-XXXXXX");
-    if (!mkdtemp (s_keys)) {
+    if (!temp_dir (s_keys, sizeof s_keys, "curve")) {
         perror (PROG ": mkdtemp");
-        s_keys[0] = 0;
         return NULL;
     }
     char allowed[128];
@@ -104,19 +102,6 @@ make_keys (uint32_t nworkers)
             return NULL;
     }
     return s_keys;
-}
-
-static void
-drop_keys (void)
-{
-    if (!s_keys[0])
-        return;
-    char cmd[128];
-    snprintf (cmd, sizeof cmd, "rm -rf '%s'", s_keys);
-    if (system (cmd)) {
-        /* a temporary folder left behind */
-    }
-    s_keys[0] = 0;
 }
 
 /* One run: n no-op tasks through a fresh cluster; tasks/s and the broker
@@ -134,13 +119,7 @@ one_run (const opts_t *o, uint32_t nworkers, uint32_t prefetch, double *broker_u
     if (client_open (&c, cl.endpoint, n, false) == 0) {
         double b0 = broker_cpu_s (&cl);
         int64_t t0 = now_us (), deadline = t0 + (int64_t) o->time_limit_s * 1000000;
-        size_t first = n < BATCH ? (size_t) n : BATCH;
-        client_submit (&c, "noop", 0, first, first >= n);
-        PUMP_UNTIL (&c, c.job != 0, deadline);
-        for (uint64_t base = first; base < n && c.job && !c.failed; base += BATCH) {
-            size_t k = n - base < BATCH ? (size_t) (n - base) : BATCH;
-            client_submit (&c, "noop", base, k, base + k >= n);
-        }
+        client_submit_all (&c, n, deadline);
         PUMP_UNTIL (&c, c.done, deadline);
         double s = (double) (now_us () - t0) / 1e6, b1 = broker_cpu_s (&cl);
         bool ok = c.done && !c.failed && c.results == n && c.ok == n && c.dups == 0;
@@ -162,14 +141,8 @@ one_run (const opts_t *o, uint32_t nworkers, uint32_t prefetch, double *broker_u
 static void
 load_line (const char *when)
 {
-    char load[64] = "?";
-    FILE *f = fopen ("/proc/loadavg", "r");
-    if (f) {
-        if (!fgets (load, sizeof load, f))
-            snprintf (load, sizeof load, "?");
-        load[strcspn (load, "\n")] = 0;
-        fclose (f);
-    }
+    char load[64];
+    load_average (load, sizeof load);
     printf ("load average %s: %s\n", when, load);
 }
 
@@ -234,7 +207,7 @@ main (int argc, char **argv)
             o.tasks, nworkers, prefetch, o.repeat);
     const char *keys = make_keys (nworkers);
     if (!keys) {
-        drop_keys ();
+        drop_dir (s_keys);
         return 1;
     }
     double best[2] = {0, 0}, worst[2] = {1e18, 1e18}, cpu[2] = {-1, -1};
@@ -255,7 +228,7 @@ main (int argc, char **argv)
             }
             worst[on] = rate < worst[on] ? rate : worst[on];
         }
-    drop_keys ();
+    drop_dir (s_keys);
     for (int on = 0; on <= 1; on++)
         if (best[on] > 0)
             printf ("  CurveZMQ %-3s  %9.0f tasks/s best, %9.0f worst; broker thread %.2f "
