@@ -10,7 +10,6 @@
 #include "shared/log.h"
 
 #define MOD "broker"
-#define MAX_CERT_BYTES (64 * 1024)
 #define MAX_FILES 100000
 
 /* A key seen in this run: its number and last name (for "revoked"). */
@@ -145,7 +144,7 @@ load_file (keyring_t *self, zhashx_t *admitted, const char *file)
     struct stat st;
     if (stat (path, &st) || !S_ISREG (st.st_mode))
         return;                 /* a folder, a socket, a link to nothing */
-    if (st.st_size > MAX_CERT_BYTES) {
+    if (st.st_size > QC_CERT_MAX_BYTES) {
         qc_log (QC_LOG_WARNING, MOD, "%s: %lld bytes is too large for a certificate: "
                 "skipped", path, (long long) st.st_size);
         return;

@@ -216,6 +216,7 @@ security_on_zap (security_t *self, int64_t now)
         zmsg_addstr (rep, streq (status, "200") ? key : "");
         zmsg_addmem (rep, NULL, 0);       /* no metadata */
         zmsg_send (&rep, self->zap);
+        zmsg_destroy (&rep);          /* kept when it could not be sent */
     }
     zmsg_destroy (&req);
 }

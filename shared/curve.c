@@ -44,7 +44,13 @@ qc_cert_read (const char *path)
      * one: a public certificate given where a secret one is needed would
      * pass unnoticed beside its secret file, and a stale PATH_secret
      * would stand for PATH. This reads the named file only. */
-    zconfig_t *root = path ? zconfig_load (path) : NULL;
+    /* Read here, bounded, and parsed from memory: czmq 4.2.1's
+     * zconfig_load leaks its file handle on a file that does not parse
+     * (a stray file in the allowed folder, read again and again). */
+    zchunk_t *text = path ? zchunk_slurp (path, QC_CERT_MAX_BYTES + 1) : NULL;
+    zconfig_t *root = text && zchunk_size (text) <= QC_CERT_MAX_BYTES
+                          ? zconfig_chunk_load (text) : NULL;
+    zchunk_destroy (&text);
     if (!root)
         return NULL;
     const char *pub = zconfig_get (root, "/curve/public-key", NULL);

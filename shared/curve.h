@@ -32,8 +32,10 @@ int qc_role_parse (const char *name);
 const char *qc_role_name (int role);
 
 /* The certificate in exactly that file (public, or secret with both
- * keys) with its metadata, or NULL when it is none. Unlike czmq's
- * zcert_load, never PATH_secret in its place. */
+ * keys) with its metadata, or NULL when it is none or is larger than
+ * QC_CERT_MAX_BYTES. Unlike czmq's zcert_load, never PATH_secret in its
+ * place. */
+#define QC_CERT_MAX_BYTES (64 * 1024)
 zcert_t *qc_cert_read (const char *path);
 /* A secret certificate (NAME.cert_secret): NULL with the reason in err
  * when the file cannot be read, is not a certificate, or holds no secret
