@@ -74,6 +74,8 @@ CLIENT_SRC  := $(filter-out client/submit_main.c client/status_main.c,$(wildcard
 GEN_SRC     := $(wildcard tests/gen/*.c)
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 BENCH_SRC   := $(wildcard tests/bench/bench_*.c)
+# programs the integration tests drive (e.g. a peer that plays a stranger)
+TEST_TOOLS_SRC := $(wildcard tests/tools/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
 LIBQC      := $(BUILD)/libqc.a
@@ -84,10 +86,11 @@ LIBNODES   := $(BUILD)/libqcnodes.a
 NODE_OBJ   := $(call obj,$(BROKER_SRC) $(WORKER_SRC) $(CLIENT_SRC))
 LIBS_ALL   := $(LIBNODES) $(LIBKERNELS) $(LIBQC)
 
-PROGRAMS := bin/qc-broker bin/qc-worker bin/qc-submit bin/qc-status bin/qc-mkslide
+PROGRAMS := bin/qc-broker bin/qc-worker bin/qc-submit bin/qc-status bin/qc-keygen bin/qc-mkslide
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 BENCH_BIN:= $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 TOOLS_BIN:= $(patsubst kernels/tools/%.c,$(BUILD)/tools/%,$(TOOLS_SRC))
+TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TEST_TOOLS_SRC))
 
 .PHONY: all test test-unit test-integration bench install clean deps demo fuzz fuzz-targets
 MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
@@ -133,6 +136,7 @@ bin/qc-broker: $(BUILD)/broker/main.o $(LIBS_ALL)
 bin/qc-worker: $(BUILD)/worker/main.o $(LIBS_ALL)
 bin/qc-submit: $(BUILD)/client/submit_main.o $(LIBS_ALL)
 bin/qc-status: $(BUILD)/client/status_main.o $(LIBS_ALL)
+bin/qc-keygen: $(BUILD)/keygen/main.o $(LIBQC)
 bin/qc-mkslide: $(call obj,$(GEN_SRC)) $(LIBKERNELS) $(LIBQC)
 bin/%:
 	@mkdir -p bin
@@ -140,6 +144,9 @@ bin/%:
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIBS_ALL)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+$(BUILD)/tests/tools/%: $(BUILD)/tests/tools/%.o $(LIBS_ALL)
+	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 $(BUILD)/bench/%: $(BUILD)/tests/bench/%.o $(LIBS_ALL)
 	@mkdir -p $(dir $@)
@@ -150,11 +157,11 @@ $(BUILD)/tools/%: $(BUILD)/kernels/tools/%.o $(LIBKERNELS) $(LIBQC)
 
 # Every unit test binary and every integration script; the runner prints
 # the closing line "N passed, N failed".
-test: all $(UNIT_BIN)
-	tests/run.sh $(UNIT_BIN)
+test: all $(UNIT_BIN) $(TEST_TOOLS)
+	QC_BUILD=$(BUILD) tests/run.sh $(UNIT_BIN)
 
 test-unit: all $(UNIT_BIN)
-	tests/run.sh --unit-only $(UNIT_BIN)
+	QC_BUILD=$(BUILD) tests/run.sh --unit-only $(UNIT_BIN)
 
 bench: all $(BENCH_BIN)
 	tests/bench/run.sh $(BENCH_BIN)
@@ -182,7 +189,7 @@ $(BUILD)/fuzz/corpus/.made: $(BUILD)/fuzz/mkseeds
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/qc
-	install -m 0755 bin/qc-broker bin/qc-worker bin/qc-submit bin/qc-status bin/qc-mkslide $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 bin/qc-broker bin/qc-worker bin/qc-submit bin/qc-status bin/qc-keygen bin/qc-mkslide $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 README.md $(DESTDIR)$(PREFIX)/share/qc/
 
 # The main job: QC of a small generated cohort, one process (out/demo/).

@@ -1,9 +1,12 @@
 /* The broker's event loop and the worker side of the protocol. One ROUTER
- * socket; every message is decoded once, checked against the peer's role,
- * and handed to one handler from s_handlers. Time-driven work (heartbeats
- * out, dead workers, detached clients, finished jobs) runs on a tick. */
+ * socket; every message is checked against its sender's certificate
+ * (CurveZMQ on: broker/security.h), decoded once, checked against the
+ * sender's role, and handed to its handler (handle). Time-driven work
+ * (heartbeats out, dead workers, detached clients, finished jobs, the
+ * allowed folder) runs on a tick. */
 #include "broker/broker_int.h"
 
+#include <stdarg.h>
 #include <string.h>
 #include <sys/resource.h>
 
@@ -41,6 +44,22 @@ peer_key (zframe_t *id, char *key)
         key[2 * i + 1] = hex[d[i] & 15];
     }
     key[2 * n] = 0;
+}
+
+bool
+refuse (qc_broker_t *b, const peer_t *p, const char *fmt, ...)
+{
+    char reason[1024], who[PEER_KEY_MAX + 256];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (reason, sizeof reason, fmt, ap);
+    va_end (ap);
+    if (p->cert)
+        snprintf (who, sizeof who, "peer %s (certificate %s, role %s, key %s)", p->hex,
+                  p->cert->name, qc_role_name (p->cert->role), p->cert->key);
+    else
+        snprintf (who, sizeof who, "peer %s", p->hex);
+    return refusals_log (b->refusals, b->now, who, "%s", reason);
 }
 
 static void
@@ -137,14 +156,21 @@ worker_gone (qc_broker_t *b, worker_rec_t *w, bool died)
 /* The supervisor of a worker reports the tasks its last process was
  * running when it crashed: the one verdict on a slide's own execution. */
 static void
-on_crash_report (qc_broker_t *b, const char *name, const qc_msg_t *m)
+on_crash_report (qc_broker_t *b, const peer_t *p, const char *name, const qc_msg_t *m)
 {
     for (size_t i = 0; i < m->ncrashed; i++) {
         const qc_taskref_t *r = &m->crashed[i];
         job_rec_t *job = jobs_of_ref (b, r);
         if (!job)
             continue;
-        if (sched_task_crashed (b->sched, job->sj, r->idx, r->attempt, name)) {
+        sched_verdict_t v = sched_task_crashed_as (b->sched, job->sj, r->idx, r->attempt,
+                                                   name, p->cert ? p->cert->id : 0);
+        if (v == SCHED_NOT_YOURS || v == SCHED_LATE)
+            refuse (b, p, "crash report for job %" PRIu64 " slide %" PRIu64 " attempt %u: "
+                    "%s", job->id, r->idx, r->attempt, v == SCHED_LATE
+                    ? "it came past that attempt's task deadline (judged already)"
+                    : "that attempt was not dispatched to this certificate");
+        if (v == SCHED_OK) {
             sched_task_t *t = sched_job_task (job->sj, r->idx);
             qc_log (QC_LOG_WARNING, MOD, "worker %s crashed (%s) while running %s "
                     "(job %" PRIu64 "): blame %u of %u", name,
@@ -167,11 +193,13 @@ same_resources (const worker_rec_t *w, const qc_msg_t *m)
 }
 
 static void
-on_ready (qc_broker_t *b, zframe_t *from, const char *key, qc_msg_t *m)
+on_ready (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
 {
+    const char *key = p->hex;
+    zframe_t *from = p->id;
     worker_rec_t *old = zhashx_lookup (b->workers, key);
     if (m->ncrashed)
-        on_crash_report (b, m->name, m);
+        on_crash_report (b, p, m->name, m);
     if (old && same_resources (old, m)) {
         /* the same socket saying READY again (it heard "unknown peer"
          * before our answer to its first READY): nothing was lost */
@@ -210,8 +238,14 @@ on_ready (qc_broker_t *b, zframe_t *from, const char *key, qc_msg_t *m)
     w->last_seen = b->now;
     for (size_t i = 0; i < w->ngpus; i++)
         idx[i] = w->gpus[i].index;
+    if (p->cert) {
+        snprintf (w->cert_key, sizeof w->cert_key, "%s", p->cert->key);
+        snprintf (w->cert_name, sizeof w->cert_name, "%s", p->cert->name);
+    }
     w->sw = sched_worker_add (b->sched, w->slots, w->prefetch, idx,
                               (uint32_t) w->ngpus, w);
+    if (w->sw)
+        w->sw->who = p->cert ? p->cert->id : 0;
     if (!w->id || !w->sw || roster_add (b, w)) {
         if (w->sw)
             sched_worker_remove (b->sched, w->sw, false, w->name);
@@ -224,9 +258,10 @@ on_ready (qc_broker_t *b, zframe_t *from, const char *key, qc_msg_t *m)
         worker_rec_destroy (w);
         return;
     }
-    qc_log (QC_LOG_INFO, MOD, "worker %s joined from %s: %u slots, %zu GPUs, version %s",
+    qc_log (QC_LOG_INFO, MOD, "worker %s joined from %s: %u slots, %zu GPUs, version %s%s%s%s",
             w->name, w->host ? w->host : "?", w->slots, w->ngpus,
-            w->version ? w->version : "?");
+            w->version ? w->version : "?", p->cert ? " (certificate " : "",
+            p->cert ? p->cert->name : "", p->cert ? ")" : "");
     sched_dispatch (b->sched);
 }
 
@@ -242,13 +277,18 @@ on_started (qc_broker_t *b, worker_rec_t *w, qc_msg_t *m)
 }
 
 static void
-on_result (qc_broker_t *b, worker_rec_t *w, qc_msg_t *m)
+on_result (qc_broker_t *b, worker_rec_t *w, const peer_t *p, qc_msg_t *m)
 {
     job_rec_t *job = jobs_of_task_msg (b, m, w ? w->name : "an unregistered peer");
     if (!job)
         return;    /* a job already delivered and forgotten, or not this one */
-    sched_verdict_t v = sched_task_finished (b->sched, w ? w->sw : NULL, job->sj,
-                                             m->idx, m->attempt, m->result->ok);
+    sched_verdict_t v = sched_task_finished_as (b->sched, w ? w->sw : NULL,
+                                                p->cert ? p->cert->id : 0, job->sj,
+                                                m->idx, m->attempt, m->result->ok);
+    if (v == SCHED_NOT_YOURS)
+        refuse (b, p, "RESULT for job %" PRIu64 " slide %" PRIu64 " attempt %u%s: that "
+                "attempt was not dispatched to this certificate", job->id, m->idx,
+                m->attempt, w ? "" : " from a peer not registered as a worker");
     if (v == SCHED_OK) {
         if (!m->worker)
             qc_msg_set_str (&m->worker, w ? w->name : "?");
@@ -315,26 +355,36 @@ send_revoke (void *arg, sched_task_t *t, uint32_t attempt, sched_worker_t *sw,
 
 /* -------------------------------------------------------------- dispatch */
 
-typedef enum { ROLE_WORKER = 1, ROLE_CLIENT = 2, ROLE_ANY = 3 } role_t;
+/* Whether w holds (or held, as a ghost) a task of job: with security on,
+ * only such a worker is given the job's config files. */
+static bool
+holds_task_of (const worker_rec_t *w, uint64_t job)
+{
+    for (const sched_task_t *t = w->sw->assigned.head; t; t = t->wnext)
+        if (t->job->id == job)
+            return true;
+    for (uint32_t i = 0; i < w->sw->nghosts; i++)
+        if (w->sw->ghosts[i].job == job)
+            return true;
+    return false;
+}
 
 static void
-handle (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
+handle (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
 {
-    char key[PEER_KEY_MAX];
-    peer_key (from, key);
-    worker_rec_t *w = zhashx_lookup (b->workers, key);
+    worker_rec_t *w = zhashx_lookup (b->workers, p->hex);
     if (w)
         w->last_seen = b->now;
     switch (m->command) {
-    case QC_READY: on_ready (b, from, key, m); return;
-    case QC_SUBMIT: jobs_on_submit (b, from, m); return;
-    case QC_ATTACH: jobs_on_attach (b, from, m); return;
-    case QC_ACK: jobs_on_ack (b, from, m); return;
-    case QC_CANCEL: jobs_on_cancel (b, from, m); return;
-    case QC_STATUS: status_reply (b, from); return;
+    case QC_READY: on_ready (b, p, m); return;
+    case QC_SUBMIT: jobs_on_submit (b, p, m); return;
+    case QC_ATTACH: jobs_on_attach (b, p, m); return;
+    case QC_ACK: jobs_on_ack (b, p, m); return;
+    case QC_CANCEL: jobs_on_cancel (b, p, m); return;
+    case QC_STATUS: status_reply (b, p); return;
     case QC_HEARTBEAT:
         if (!w)
-            jobs_on_client_heartbeat (b, from);
+            jobs_on_client_heartbeat (b, p->id);
         return;
     case QC_LOG: {
         job_rec_t *job = w ? jobs_of_task_msg (b, m, w->name) : NULL;
@@ -347,25 +397,71 @@ handle (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
     /* the rest come only from registered workers */
     if (!w) {
         if (m->command == QC_RESULT) {
-            /* a worker we declared dead finished anyway: keep the work */
-            on_result (b, NULL, m);
+            /* a worker we declared dead finished anyway: keep the work
+             * (with security on, if the attempt was its certificate's) */
+            on_result (b, NULL, p, m);
         }
         if (m->command == QC_DISCONNECT)
-            jobs_on_client_disconnect (b, from);   /* a client leaving */
+            jobs_on_client_disconnect (b, p->id);   /* a client leaving */
         else
-            send_simple (b, from, QC_DISCONNECT, UNKNOWN_PEER_REASON);
+            send_simple (b, p->id, QC_DISCONNECT, UNKNOWN_PEER_REASON);
         return;
     }
     switch (m->command) {
     case QC_STARTED: on_started (b, w, m); break;
-    case QC_RESULT: on_result (b, w, m); break;
+    case QC_RESULT: on_result (b, w, p, m); break;
     case QC_DISCONNECT: on_worker_disconnect (b, w, m); break;
-    case QC_FETCH: jobs_on_fetch (b, from, m); break;
+    case QC_FETCH:
+        jobs_on_fetch (b, p->id, m, !p->cert || holds_task_of (w, m->job));
+        break;
     default:
         qc_log (QC_LOG_WARNING, MOD, "%s from worker %s makes no sense: dropped",
                 qc_command_name (m->command), w->name);
         b->dropped++;
     }
+}
+
+/* A peer whose certificate is not (or no longer) admitted: refused; a
+ * worker registered on that connection is gone (its tasks go back to the
+ * queue unblamed), and it is told why. */
+static void
+refuse_unadmitted (qc_broker_t *b, const peer_t *p, const char *why)
+{
+    worker_rec_t *w = zhashx_lookup (b->workers, p->hex);
+    if (w) {
+        worker_gone (b, w, false);
+        b->dispatch_due = true;
+    }
+    jobs_on_client_disconnect (b, p->id);
+    if (refuse (b, p, "%s", why)) {
+        char text[700];
+        snprintf (text, sizeof text, "refused: %s", why);
+        send_simple (b, p->id, QC_DISCONNECT, text);
+    }
+}
+
+/* A command this certificate's role may not send: refused, and told
+ * (a client command gets ERROR, which qc-submit and qc-status show; a
+ * worker command DISCONNECT, on which qc-worker waits before it tries
+ * again). */
+static void
+refuse_role (qc_broker_t *b, const peer_t *p, const qc_msg_t *m)
+{
+    char why[256];
+    snprintf (why, sizeof why, "%s may not be sent with a certificate of the role %s",
+              qc_command_name (m->command), qc_role_name (p->cert->role));
+    b->dropped++;
+    if (!refuse (b, p, "%s", why))
+        return;
+    bool client_command = security_may_send (QC_ROLE_CLIENT, m->command);
+    qc_msg_t r = {.command = client_command ? QC_ERROR : QC_DISCONNECT, .gpu = -1,
+                  .job = m->job};
+    char text[300];
+    /* qc-submit says "broker refused: REASON"; a worker knows a refusal
+     * from DISCONNECT's "refused: " */
+    snprintf (text, sizeof text, "%s%s", client_command ? "" : "refused: ", why);
+    r.reason = text;
+    qc_msg_send (&r, zsock_resolve (b->router), p->id);
 }
 
 /* Reads and handles one message; false when none was waiting (the
@@ -376,22 +472,70 @@ receive (qc_broker_t *b)
     zmsg_t *msg = zmsg_recv (b->router);
     if (!msg)
         return false;
-    zframe_t *from = zmsg_pop (msg);
-    char err[256];
-    qc_msg_t *m = from ? qc_msg_decode (msg, err, sizeof err) : NULL;
-    if (!m) {
-        char key[PEER_KEY_MAX] = "?";
-        if (from)
-            peer_key (from, key);
+    peer_t p = {.id = zmsg_pop (msg), .hex = "?"};
+    char err[600];
+    qc_msg_t *m = NULL;
+    if (!p.id) {
         b->dropped++;
-        qc_log (QC_LOG_WARNING, MOD, "malformed message from peer %s dropped: %s",
-                key, from ? err : "no routing id");
-    } else
-        handle (b, from, m);
+        qc_log (QC_LOG_WARNING, MOD, "malformed message dropped: no routing id");
+        zmsg_destroy (&msg);
+        return true;
+    }
+    peer_key (p.id, p.hex);
+    /* who sent it, as its connection authenticated, against the allowed
+     * folder as it is now: before anything is read */
+    if (b->security && !(p.cert = security_sender (b->security, msg, err, sizeof err)))
+        refuse_unadmitted (b, &p, err);
+    else if (!(m = qc_msg_decode (msg, err, sizeof err))) {
+        b->dropped++;
+        refuse (b, &p, "malformed message dropped: %s", err);
+    } else if (p.cert && !security_may_send (p.cert->role, m->command))
+        refuse_role (b, &p, m);
+    else
+        handle (b, &p, m);
     qc_msg_destroy (&m);
-    zframe_destroy (&from);
+    zframe_destroy (&p.id);
     zmsg_destroy (&msg);
     return true;
+}
+
+/* The allowed folder changed: registered workers whose certificate is
+ * gone (or no longer a worker's) leave, their tasks back to the queue;
+ * jobs whose owner's certificate is gone are detached. */
+static void
+on_allowed_changed (qc_broker_t *b)
+{
+    for (size_t i = 0; i < b->nroster;) {
+        worker_rec_t *w = b->roster[i];
+        const keyring_entry_t *e = w->cert_key[0] ? security_lookup (b->security, w->cert_key)
+                                                  : NULL;
+        if (w->cert_key[0] && (!e || !(e->role & QC_ROLE_WORKER))) {
+            peer_t p = {.id = w->id};
+            peer_key (w->id, p.hex);
+            refuse (b, &p, "certificate %s (key %s) was revoked or is no longer a "
+                    "worker's: worker %s is dropped, its tasks go back to the queue",
+                    w->cert_name, w->cert_key, w->name);
+            send_simple (b, w->id, QC_DISCONNECT, "refused: this certificate is no "
+                         "longer admitted");
+            worker_gone (b, w, false);
+            b->dispatch_due = true;
+            continue;
+        }
+        i++;
+    }
+    jobs_on_revoked (b);
+}
+
+/* The allowed folder's own times, once per ms at most: a certificate
+ * removed is refused from its peer's next message. */
+static void
+check_allowed (qc_broker_t *b, bool full)
+{
+    if (!b->security || (!full && b->now == b->last_allow_check))
+        return;
+    b->last_allow_check = b->now;
+    if (security_refresh (b->security, full))
+        on_allowed_changed (b);
 }
 
 /* -------------------------------------------------------------- time */
@@ -421,6 +565,9 @@ tick (qc_broker_t *b)
         sched_tick (b->sched);
         b->next_sched_tick = b->now + 1000;
         b->dispatch_due = true;
+        /* a certificate changed in place (not only added or removed) */
+        check_allowed (b, true);
+        refusals_tick (b->refusals, b->now);
     }
     jobs_tick (b);
     state_maintain (b);
@@ -452,6 +599,41 @@ peers_allowed (void)
 
 /* -------------------------------------------------------------- life */
 
+/* CurveZMQ on (--cert, --allow), or endpoints only this machine reaches,
+ * or --insecure said out loud. -1 with the reason. */
+static int
+security_check (qc_broker_t *b, char *err, size_t errlen)
+{
+    const qc_broker_config_t *cfg = &b->cfg;
+    if (cfg->allow_dir && !cfg->cert_path) {
+        snprintf (err, errlen, "--allow needs --cert FILE, the broker's secret "
+                  "certificate (qc-keygen --role broker)");
+        return -1;
+    }
+    if (cfg->cert_path) {
+        if (!(b->security = security_new (b->router, cfg->cert_path, cfg->allow_dir,
+                                          b->refusals, err, errlen)))
+            return -1;
+        sched_set_identities (b->sched, true);
+        return 0;
+    }
+    for (size_t i = 0; i < cfg->nendpoints; i++) {
+        if (qc_endpoint_is_local (cfg->endpoints[i]))
+            continue;
+        if (!cfg->insecure) {
+            snprintf (err, errlen, "%s can be reached from other machines: give --cert "
+                      "FILE --allow DIR (CurveZMQ: only admitted certificates get in), "
+                      "or --insecure to let in anyone who can reach it, or bind "
+                      "tcp://127.0.0.1:PORT", cfg->endpoints[i]);
+            return -1;
+        }
+        qc_log (QC_LOG_WARNING, MOD, "--insecure: %s without CurveZMQ: anyone who can "
+                "reach it can register as a worker and read slides, submit, fetch "
+                "and cancel jobs, and read everything on the wire", cfg->endpoints[i]);
+    }
+    return 0;
+}
+
 qc_broker_t *
 qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
 {
@@ -479,8 +661,9 @@ qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
     b->jobs = zhashx_new ();
     b->router = zsock_new (ZMQ_ROUTER);
     b->bound = calloc (cfg->nendpoints, sizeof *b->bound);
+    b->refusals = refusals_new ();
     b->next_job = 1;
-    if (!b->sched || !b->workers || !b->jobs || !b->router || !b->bound) {
+    if (!b->sched || !b->workers || !b->jobs || !b->router || !b->bound || !b->refusals) {
         snprintf (err, errlen, "out of memory or sockets");
         qc_broker_destroy (&b);
         return NULL;
@@ -490,6 +673,10 @@ qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
     sched_set_task_timeout (b->sched, (int64_t) cfg->task_timeout_s * 1000);
     b->now = zclock_mono ();
     sched_set_now (b->sched, b->now);
+    if (security_check (b, err, errlen)) {
+        qc_broker_destroy (&b);
+        return NULL;
+    }
     /* what the state folder holds comes back before any peer is heard */
     if (state_open (b, err, errlen)) {
         qc_broker_destroy (&b);
@@ -541,7 +728,9 @@ qc_broker_destroy (qc_broker_t **self_p)
     free (b->roster);
     zhashx_destroy (&b->workers);
     sched_destroy (&b->sched);
+    security_destroy (&b->security);     /* before the socket it watches */
     zsock_destroy (&b->router);
+    refusals_destroy (&b->refusals);
     for (size_t i = 0; i < b->nbound; i++)
         free (b->bound[i]);
     free (b->bound);
@@ -608,9 +797,17 @@ qc_broker_run (qc_broker_t *b, zsock_t *pipe, volatile int *stop)
 {
     if (!b)
         return -1;
-    zpoller_t *poller = zpoller_new (b->router, pipe, NULL);
+    /* handshakes first: a busy router never keeps a peer from connecting */
+    zsock_t *zap = security_zap (b->security), *monitor = security_monitor (b->security);
+    zpoller_t *poller = zpoller_new (zap ? (void *) zap : (void *) b->router, NULL);
     if (!poller)
         return -1;
+    if (zap)
+        zpoller_add (poller, monitor);
+    if (zap)
+        zpoller_add (poller, b->router);
+    if (pipe)
+        zpoller_add (poller, pipe);
     int64_t next_tick = zclock_mono ();
     /* a tick often enough for the shortest heartbeat a worker may ask */
     int tick_ms = 25;
@@ -624,9 +821,14 @@ qc_broker_run (qc_broker_t *b, zsock_t *pipe, volatile int *stop)
         sched_set_now (b->sched, b->now);
         if (which == b->router) {
             /* drain what is there before looking at the clock again */
+            check_allowed (b, false);
             for (int i = 0; i < 1000 && receive (b); i++)
                 ;
             flush_due (b);
+        } else if (zap && which == zap) {
+            security_on_zap (b->security, b->now);
+        } else if (zap && which == monitor) {
+            security_on_monitor (b->security, b->now);
         } else if (pipe && which == pipe) {
             char *cmd = zstr_recv (pipe);
             bool term = !cmd || streq (cmd, "$TERM");

@@ -26,6 +26,13 @@ typedef struct {
     uint32_t results_compact_mb; /* a job's result file is rewritten without
                                   its acknowledged results once they are
                                   this many MB; 0: 64 */
+    const char *cert_path;     /* the broker's secret certificate: CurveZMQ
+                                  on every endpoint (broker/security.h);
+                                  NULL: off */
+    const char *allow_dir;     /* with cert_path: the public certificates
+                                  admitted (read again while running) */
+    bool insecure;             /* without cert_path, bind endpoints others
+                                  can reach (a warning); else refused */
 } qc_broker_config_t;
 
 typedef struct qc_broker qc_broker_t;

@@ -7,7 +7,9 @@
 
 #include "broker/broker.h"
 #include "broker/journal.h"
+#include "broker/refuse.h"
 #include "broker/sched.h"
+#include "broker/security.h"
 #include "shared/proto.h"
 
 #define PEER_KEY_MAX 520      /* hex of a routing id of up to 255 bytes */
@@ -19,10 +21,21 @@
 #define MAX_KEPT_LOGS 10000
 #define MAX_KEPT_LOG_BYTES (4u << 20)
 
+/* The sender of the message being handled. */
+typedef struct {
+    zframe_t *id;             /* routing id */
+    char hex[PEER_KEY_MAX];   /* the same in hex: logs, the worker table */
+    const keyring_entry_t *cert;  /* CurveZMQ on: the admitted certificate
+                                 it authenticated with (valid while the
+                                 message is handled); NULL: security off */
+} peer_t;
+
 typedef struct {
     char key[PEER_KEY_MAX];
     zframe_t *id;
     char *name, *host, *version;
+    char cert_key[QC_CURVE_KEY_LEN + 1];   /* its certificate (security on) */
+    char cert_name[KEYRING_NAME_MAX];
     uint32_t slots, prefetch, hb_ms;
     qc_gpu_t *gpus;
     size_t ngpus;
@@ -53,6 +66,9 @@ typedef struct {
 typedef struct {
     uint64_t id;
     uint64_t key;             /* the job's identity (see PROTOCOL.md) */
+    char owner[QC_CURVE_KEY_LEN + 1];  /* the key of the certificate that
+                                 submitted it (security on; journalled);
+                                 "": submitted without CurveZMQ */
     sched_job_t *sj;
     /* the job-level fields of its SUBMIT (job_from_submit/job_to_submit
      * in broker_jobs.c are the one place that lists them) */
@@ -166,20 +182,36 @@ struct qc_broker {
      * broker.c): one commit, one dispatch and one pump per job per batch
      * instead of one per message, so TASKs and RESULTs leave in bursts. */
     bool dispatch_due, pump_due;
+    security_t *security;     /* CurveZMQ; NULL: off */
+    refusals_t *refusals;     /* how refusals are logged (refuse.h) */
+    int64_t last_allow_check; /* the allowed folder's own times, looked at
+                                 once per ms at most */
 };
 
 #define QC_MAX_TOMBSTONES 10000
 
 void peer_key (zframe_t *id, char *key);
+/* Logs "refused PEER: REASON" (refuse.h); true when it was logged. */
+bool refuse (qc_broker_t *b, const peer_t *p, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
 
 /* broker_jobs.c */
-void jobs_on_submit (qc_broker_t *b, zframe_t *from, qc_msg_t *m);
-void jobs_on_attach (qc_broker_t *b, zframe_t *from, qc_msg_t *m);
-void jobs_on_ack (qc_broker_t *b, zframe_t *from, qc_msg_t *m);
-void jobs_on_cancel (qc_broker_t *b, zframe_t *from, qc_msg_t *m);
+void jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m);
+void jobs_on_attach (qc_broker_t *b, const peer_t *p, qc_msg_t *m);
+void jobs_on_ack (qc_broker_t *b, const peer_t *p, qc_msg_t *m);
+void jobs_on_cancel (qc_broker_t *b, const peer_t *p, qc_msg_t *m);
+/* What a peer may do with a job: use it as its client (submit more,
+ * attach, acknowledge), cancel it, see it in STATUS. Security off:
+ * anything. On: its owner anything; an admin certificate sees and
+ * cancels every job, and uses as its client a job without an owner. */
+typedef enum { USE_OWN, USE_CANCEL, USE_SEE } job_use_t;
+bool jobs_allows (const job_rec_t *job, const peer_t *p, job_use_t use);
+/* Certificates were revoked: jobs whose owner is gone are detached. */
+void jobs_on_revoked (qc_broker_t *b);
 void jobs_on_client_heartbeat (qc_broker_t *b, zframe_t *from);
-/* A worker asks for a job's config assets: answer ASSETS. */
-void jobs_on_fetch (qc_broker_t *b, zframe_t *from, qc_msg_t *m);
+/* A worker asks for a job's config assets: answer ASSETS (security on:
+ * only for a job it holds a task of, holds true). */
+void jobs_on_fetch (qc_broker_t *b, zframe_t *from, qc_msg_t *m, bool holds);
 /* A first result for a task: queue it for the client. */
 void jobs_deliver_result (qc_broker_t *b, job_rec_t *job, qc_msg_t *m);
 /* A client said DISCONNECT: its jobs are detached at once. */
@@ -274,13 +306,13 @@ int restore_results_bytes (qc_broker_t *b, job_rec_t *job, const char *path,
                            bool *recovered, char *err, size_t errlen);
 
 /* broker_status.c */
-void status_reply (qc_broker_t *b, zframe_t *from);
+void status_reply (qc_broker_t *b, const peer_t *p);
 
 /* Record types of the journal (J_*) and of a result file (R_*); their
  * payloads are in broker_state.c. */
 enum {
     J_EPOCH = 1, J_JOB = 2, J_BATCH = 3, J_ACK = 4, J_CANCEL = 5,
-    J_FORGET = 6, J_BLAME = 7, J_FINISHED = 8,
+    J_FORGET = 6, J_BLAME = 7, J_FINISHED = 8, J_OWNER = 9,
     R_RESULT = 16, R_FAILED = 17, R_BASE = 18
 };
 #define JOURNAL_MAGIC "QC-JOURNAL v1\n\0\0"

@@ -5,7 +5,9 @@
  * client acknowledges them (broker_outbox.c); log records are forwarded,
  * or kept while the client is away. A job is known by its id and its
  * identity key: a message whose key is not the job's is refused, so no
- * result or client can land in another job. */
+ * result or client can land in another job. With CurveZMQ on, a job
+ * belongs to the certificate that submitted it (jobs_allows): no other
+ * client sees, attaches to, acknowledges or cancels it. */
 #include "broker/broker_int.h"
 
 #include <string.h>
@@ -56,6 +58,31 @@ jobs_of_ref (qc_broker_t *b, const qc_taskref_t *ref)
 {
     job_rec_t *job = jobs_lookup (b, ref->job);
     return job && job->key == ref->key ? job : NULL;
+}
+
+bool
+jobs_allows (const job_rec_t *job, const peer_t *p, job_use_t use)
+{
+    if (!p->cert)
+        return true;                  /* security off: as before */
+    if (job->owner[0] && strcmp (job->owner, p->cert->key) == 0)
+        return true;
+    if (p->cert->role == QC_ROLE_ADMIN)
+        return use != USE_OWN || !job->owner[0];
+    return false;
+}
+
+/* Refused: not the sender's job. Logged with the peer, answered ERROR. */
+static void
+not_yours (qc_broker_t *b, const peer_t *p, const job_rec_t *job, const char *what)
+{
+    char text[256];
+    snprintf (text, sizeof text, "job %" PRIu64 " is not yours: it was submitted with "
+              "another certificate (%s refused)", job->id, what);
+    refuse (b, p, "%s for job %" PRIu64 ": it belongs to another certificate (key %s)",
+            what, job->id, job->owner[0] ? job->owner : "none: submitted without CurveZMQ");
+    qc_msg_t m = {.command = QC_ERROR, .gpu = -1, .job = job->id, .reason = text};
+    qc_msg_send (&m, zsock_resolve (b->router), p->id);
 }
 
 static uint64_t
@@ -310,11 +337,12 @@ flush_logs (qc_broker_t *b, job_rec_t *job)
 /* ---------------------------------------------------------------- SUBMIT */
 
 void
-jobs_on_submit (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
+jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
 {
     char text[512];
     job_rec_t *job = NULL;
     bool created = false;
+    zframe_t *from = p->id;
     if (m->job == 0) {
         if (m->base != 0) {
             send_error (b, from, 0, "SUBMIT of a new job must start at index 0");
@@ -323,6 +351,10 @@ jobs_on_submit (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
         if (m->key && (job = lookup_by_key (b, m->key))) {
             /* the client sent its first batch again (its ACCEPTED was
              * lost with a broker restart): that job, as it is */
+            if (!jobs_allows (job, p, USE_OWN)) {
+                not_yours (b, p, job, "SUBMIT");
+                return;
+            }
             if (job->durable) {
                 attach_client (b, job, from, m->hb_ms);
                 send_accepted (b, from, job, false);
@@ -347,6 +379,8 @@ jobs_on_submit (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
             return;
         }
         job_from_submit (job, m);
+        if (p->cert)
+            snprintf (job->owner, sizeof job->owner, "%s", p->cert->key);
         created = true;
         state_log_job (b, job);
         if (state_on (b) && state_open_results (b, job)) {
@@ -355,11 +389,16 @@ jobs_on_submit (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
                                     "(see its log)");
             return;
         }
-        qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 " submitted%s%s", job->id,
-                job->name ? " by " : "", job->name ? job->name : "");
+        qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 " submitted%s%s%s%s%s", job->id,
+                job->name ? " by " : "", job->name ? job->name : "",
+                p->cert ? " (certificate " : "", p->cert ? p->cert->name : "",
+                p->cert ? ")" : "");
     } else if (!(job = jobs_lookup (b, m->job))) {
         no_such_job (b, m->job, text, sizeof text);
         send_error (b, from, m->job, text);
+        return;
+    } else if (!jobs_allows (job, p, USE_OWN)) {
+        not_yours (b, p, job, "SUBMIT");
         return;
     } else if (m->key && m->key != job->key) {
         send_error (b, from, m->job, "job is not yours: its identity differs (the "
@@ -395,9 +434,9 @@ jobs_on_submit (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
             forget (b, job, 0);
         return;
     }
-    pending_submit_t *p = calloc (1, sizeof *p);
-    if (!p || !(p->from = zframe_dup (from))) {
-        free (p);
+    pending_submit_t *ps = calloc (1, sizeof *ps);
+    if (!ps || !(ps->from = zframe_dup (from))) {
+        free (ps);
         send_error (b, from, job->id, "broker out of memory");
         if (created)
             forget (b, job, 0);
@@ -405,19 +444,19 @@ jobs_on_submit (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
     }
     if (n || final || created)
         state_log_batch (b, job, have, m->slides + skip, n, final);
-    p->job = job;
-    p->slides = m->slides;     /* taken: freed once applied */
-    p->nslides = m->nslides;
-    p->skip = skip;
-    p->final = final;
-    p->created = created;
-    p->hb_ms = m->hb_ms;
+    ps->job = job;
+    ps->slides = m->slides;     /* taken: freed once applied */
+    ps->nslides = m->nslides;
+    ps->skip = skip;
+    ps->final = final;
+    ps->created = created;
+    ps->hb_ms = m->hb_ms;
     m->slides = NULL;
     m->nslides = 0;
     job->pending_total += n;
     job->pending_final |= final;
-    if (b->pending_tail) b->pending_tail->next = p; else b->pending = p;
-    b->pending_tail = p;
+    if (b->pending_tail) b->pending_tail->next = ps; else b->pending = ps;
+    b->pending_tail = ps;
     b->dispatch_due = true;    /* flush_due commits, applies, dispatches */
 }
 
@@ -484,13 +523,20 @@ jobs_apply_pending (qc_broker_t *b, bool committed)
 /* ---------------------------------------------------------------- ATTACH ... */
 
 void
-jobs_on_fetch (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
+jobs_on_fetch (qc_broker_t *b, zframe_t *from, qc_msg_t *m, bool holds)
 {
     /* a job the broker no longer knows has nothing to give: the empty
      * answer lets the worker fail those tasks instead of waiting */
     job_rec_t *job = jobs_lookup (b, m->job);
     if (job && job->key != m->key)
         job = NULL;         /* another job of that id: not its files */
+    if (job && !holds) {
+        char hex[PEER_KEY_MAX];
+        peer_key (from, hex);
+        qc_log (QC_LOG_WARNING, MOD, "refused peer %s: FETCH of job %" PRIu64 "'s "
+                "config files by a worker that holds no task of it", hex, job->id);
+        job = NULL;
+    }
     qc_msg_t reply = {.command = QC_ASSETS, .gpu = -1, .job = m->job, .key = m->key,
                       .assets = job ? job->assets : NULL,
                       .nassets = job ? job->nassets : 0};
@@ -500,13 +546,18 @@ jobs_on_fetch (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
 }
 
 void
-jobs_on_attach (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
+jobs_on_attach (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
 {
     char text[512];
+    zframe_t *from = p->id;
     job_rec_t *job = jobs_lookup (b, m->job);
     if (!job) {
         no_such_job (b, m->job, text, sizeof text);
         send_error (b, from, m->job, text);
+        return;
+    }
+    if (!jobs_allows (job, p, USE_OWN)) {
+        not_yours (b, p, job, "ATTACH");
         return;
     }
     if (m->key && m->key != job->key) {
@@ -539,13 +590,17 @@ jobs_on_attach (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
 }
 
 void
-jobs_on_ack (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
+jobs_on_ack (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
 {
     job_rec_t *job = jobs_lookup (b, m->job);
+    if (job && !jobs_allows (job, p, USE_OWN)) {
+        not_yours (b, p, job, "ACK");
+        return;
+    }
     if (!job || (m->key && m->key != job->key) || m->seq <= job->acked_seq
         || m->seq > job->sent_seq)
         return;
-    attach_client (b, job, from, 0);
+    attach_client (b, job, p->id, 0);
     outbox_drop_acked (job, m->seq);
     state_log_ack (b, job);
     outbox_pump (b, job);
@@ -553,20 +608,27 @@ jobs_on_ack (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
 }
 
 void
-jobs_on_cancel (qc_broker_t *b, zframe_t *from, qc_msg_t *m)
+jobs_on_cancel (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
 {
     char text[512];
+    zframe_t *from = p->id;
     job_rec_t *job = jobs_lookup (b, m->job);
     if (!job) {
         no_such_job (b, m->job, text, sizeof text);
         send_error (b, from, m->job, text);
         return;
     }
+    if (!jobs_allows (job, p, USE_CANCEL)) {
+        not_yours (b, p, job, "CANCEL");
+        return;
+    }
     if (m->key && m->key != job->key) {
         send_error (b, from, m->job, "job is not yours: its identity differs");
         return;
     }
-    qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 " cancelled", job->id);
+    qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 " cancelled%s%s%s", job->id,
+            p->cert ? " by certificate " : "", p->cert ? p->cert->name : "",
+            p->cert && p->cert->role == QC_ROLE_ADMIN ? " (admin)" : "");
     if (!job->sj->cancelled)
         state_log_cancel (b, job);
     sched_job_cancel (b->sched, job->sj);
@@ -605,6 +667,18 @@ jobs_on_client_disconnect (qc_broker_t *b, zframe_t *from)
             outbox_rewind (j);
             qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 ": client left; results are "
                     "kept until it reattaches", j->id);
+        }
+}
+
+void
+jobs_on_revoked (qc_broker_t *b)
+{
+    for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
+        if (j->attached && j->owner[0] && !security_lookup (b->security, j->owner)) {
+            j->attached = false;
+            outbox_rewind (j);
+            qc_log (QC_LOG_WARNING, MOD, "job %" PRIu64 ": its owner's certificate was "
+                    "revoked: detached (results are kept; the job goes on)", j->id);
         }
 }
 

@@ -102,6 +102,13 @@ apply_journal (void *arg, const qc_jrec_t *rec, char *why, size_t len)
         job->journal_bytes += QC_JREC_HEADER + rec->len;
         rc = 0;
         break;
+    case J_OWNER:
+        if (rec->len != 8 + QC_CURVE_KEY_LEN || !(job = jobs_lookup (b, qc_get_u64 (p))))
+            break;
+        memcpy (job->owner, p + 8, QC_CURVE_KEY_LEN);
+        job->owner[QC_CURVE_KEY_LEN] = 0;
+        job->journal_bytes += QC_JREC_HEADER + rec->len;
+        return 0;
     case J_ACK:
         if (rec->len != 16 || !(job = jobs_lookup (b, qc_get_u64 (p))))
             break;

@@ -15,6 +15,8 @@
  *   J_BLAME    u64 job, u64 idx, u32 blame
  *   J_FINISHED u64 job, i64 Unix ms
  *   J_FORGET   u64 job, u64 key, i64 finished, i64 forgotten, u8 why
+ *   J_OWNER    u64 job, 40 bytes: the Z85 key of the certificate that
+ *              submitted it (CurveZMQ on; right after its J_JOB)
  * Result file records:
  *   R_RESULT   u64 idx, u64 seq, u8 ok, then the RESULT message
  *   R_FAILED   u64 first seq, u32 n, u16 reason length, reason, n x u64 idx
@@ -64,7 +66,7 @@ static void
 mark_sync (qc_broker_t *b, uint8_t type)
 {
     if (type == J_JOB || type == J_BATCH || type == J_CANCEL || type == J_FORGET
-        || type == J_EPOCH)
+        || type == J_EPOCH || type == J_OWNER)
         b->state.sync_due = true;
 }
 
@@ -76,7 +78,7 @@ log_rec (qc_broker_t *b, job_rec_t *job, uint8_t type, const void *p, size_t n)
     mark_sync (b, type);
     if (qc_jfile_append (b->state.journal, type, p, n, NULL, 0, NULL))
         qc_log (QC_LOG_ERROR, MOD, "journal: out of memory buffering a record");
-    else if (job && (type == J_JOB || type == J_BATCH))
+    else if (job && (type == J_JOB || type == J_BATCH || type == J_OWNER))
         job->journal_bytes += QC_JREC_HEADER + n;
 }
 
@@ -108,6 +110,12 @@ state_log_job (qc_broker_t *b, job_rec_t *job)
     qc_msg_t m;
     job_to_submit (job, &m);
     log_submit (b, job, J_JOB, &m);
+    if (job->owner[0]) {
+        uint8_t p[8 + QC_CURVE_KEY_LEN];
+        qc_put_u64 (p, job->id);
+        memcpy (p + 8, job->owner, QC_CURVE_KEY_LEN);
+        log_rec (b, job, J_OWNER, p, sizeof p);
+    }
 }
 
 void

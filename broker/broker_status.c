@@ -1,8 +1,9 @@
-/* The STATUS reply: workers, queue depth and jobs, for qc-status. */
+/* The STATUS reply: workers, queue depth and jobs, for qc-status. With
+ * CurveZMQ on, a client sees its own jobs only, an admin every job. */
 #include "broker/broker_int.h"
 
 void
-status_reply (qc_broker_t *b, zframe_t *from)
+status_reply (qc_broker_t *b, const peer_t *p)
 {
     qc_msg_t m = {.command = QC_STATUS_REPLY, .gpu = -1,
                   .queue = sched_queue_depth (b->sched)};
@@ -26,6 +27,8 @@ status_reply (qc_broker_t *b, zframe_t *from)
         r->draining = w->sw->draining;
     }
     for (job_rec_t *j = zhashx_first (b->jobs); j && m.njobs < nj; j = zhashx_next (b->jobs)) {
+        if (!jobs_allows (j, p, USE_SEE))
+            continue;
         qc_job_row_t *r = &m.jobs[m.njobs++];
         r->job = j->id;
         r->total = j->sj->total;
@@ -36,7 +39,7 @@ status_reply (qc_broker_t *b, zframe_t *from)
         r->attached = j->attached;
         r->cancelled = j->sj->cancelled;
     }
-    qc_msg_send (&m, zsock_resolve (b->router), from);
+    qc_msg_send (&m, zsock_resolve (b->router), p->id);
 out:
     /* the rows borrow their strings from the registry */
     free (m.workers);

@@ -19,6 +19,17 @@ usage (FILE *to)
         "Workers (qc-worker) and clients (qc-submit, qc-status) connect to it.\n\n"
         "  -b, --bind EP          endpoint to listen on (default tcp://*:5555);\n"
         "                         may be given several times\n"
+        "      --cert FILE        the broker's secret certificate (qc-keygen --role\n"
+        "                         broker): CurveZMQ on every endpoint, each peer\n"
+        "                         authenticated and encrypted; needs --allow\n"
+        "      --allow DIR        the public certificates of the workers and\n"
+        "                         clients let in (their role says what each may\n"
+        "                         do); read again while running: a file added\n"
+        "                         admits, a file removed revokes, no restart\n"
+        "      --insecure         without --cert, listen on an address other\n"
+        "                         machines reach anyway (anyone who reaches it\n"
+        "                         gets in); without either, only loopback\n"
+        "                         (tcp://127.0.0.1:PORT) and ipc:// are bound\n"
         "      --heartbeat-ms MS  heartbeat interval expected of peers (1000)\n"
         "      --liveness N       missed heartbeats before a worker is dead (3)\n"
         "      --max-deaths N     worker deaths before a slide is failed (3)\n"
@@ -48,9 +59,10 @@ usage (FILE *to)
         "      --log-level L      debug, info, warning or error (info)\n"
         "  -h, --help             show this help\n"
         "  -V, --version          show the version\n\n"
-        "Exit codes: 0 stopped by SIGTERM/SIGINT, 2 usage error or a state\n"
-        "folder it cannot use (in use, damaged), 3 an endpoint could not be\n"
-        "bound.\n");
+        "Exit codes: 0 stopped by SIGTERM/SIGINT, 2 usage error, a state\n"
+        "folder it cannot use (in use, damaged), or a certificate or allowed\n"
+        "folder it cannot use, or a non-loopback address without --cert or\n"
+        "--insecure, 3 an endpoint could not be bound.\n");
 }
 
 /* The state folder a broker run as a service keeps by default. */
@@ -87,6 +99,9 @@ enum {
     OPT_RETENTION,
     OPT_MAX_PEERS,
     OPT_RESULTS_COMPACT_MB,
+    OPT_CERT,
+    OPT_ALLOW,
+    OPT_INSECURE,
 };
 
 int
@@ -113,6 +128,9 @@ main (int argc, char **argv)
         {"retention", required_argument, 0, OPT_RETENTION},
         {"max-peers", required_argument, 0, OPT_MAX_PEERS},
         {"results-compact-mb", required_argument, 0, OPT_RESULTS_COMPACT_MB},
+        {"cert", required_argument, 0, OPT_CERT},
+        {"allow", required_argument, 0, OPT_ALLOW},
+        {"insecure", no_argument, 0, OPT_INSECURE},
         {"help", no_argument, 0, 'h'},
         {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
@@ -170,6 +188,9 @@ main (int argc, char **argv)
                 return QC_EXIT_USAGE;
             cfg.results_compact_mb = (uint32_t) v;
             break;
+        case OPT_CERT: cfg.cert_path = optarg; break;
+        case OPT_ALLOW: cfg.allow_dir = optarg; break;
+        case OPT_INSECURE: cfg.insecure = true; break;
         case 'h': usage (stdout); return QC_EXIT_OK;
         case 'V': qc_cli_version (prog); return QC_EXIT_OK;
         default: usage (stderr); return QC_EXIT_USAGE;

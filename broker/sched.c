@@ -11,6 +11,7 @@ struct sched {
     uint32_t attempt_base;         /* this broker life's attempts follow it */
     int64_t now;                   /* ms, the broker's monotonic clock */
     int64_t timeout;               /* task deadline in ms; 0 = none */
+    bool identities;               /* attempts tied to who they went to */
     sched_callbacks_t cb;
     sched_job_t *jobs;             /* all jobs, oldest first */
     sched_job_t *jobs_tail;
@@ -99,11 +100,20 @@ sched_set_max_vanished (sched_t *self, uint32_t n)
         self->max_vanished = n ? n : SCHED_MAX_VANISHED;
 }
 
+void
+sched_set_identities (sched_t *self, bool on)
+{
+    if (self)
+        self->identities = on;
+}
+
 static void
 job_free (sched_job_t *job)
 {
-    for (uint64_t i = 0; i < job->total; i++)
+    for (uint64_t i = 0; i < job->total; i++) {
         free (job->blocks[i / SCHED_BLOCK][i % SCHED_BLOCK].path);
+        free (job->blocks[i / SCHED_BLOCK][i % SCHED_BLOCK].past);
+    }
     for (size_t b = 0; b < job->nblocks; b++)
         free (job->blocks[b]);
     free (job->blocks);
@@ -202,6 +212,53 @@ ghost_end (sched_worker_t *w, uint64_t job, uint64_t idx, uint32_t attempt)
     return false;
 }
 
+/* The attempt on t's worker leaves it without a result (its worker
+ * went, or the deadline took it back): with identities on, remember to
+ * whom it was dispatched, so that its late RESULT (or crash report) is
+ * taken from that identity only. Out of memory: forgotten, and its late
+ * result is refused (the task runs again). */
+static void
+remember (const sched_t *self, sched_task_t *t)
+{
+    if (!self->identities || !t->worker)
+        return;
+    if (!t->past && !(t->past = calloc (1, sizeof *t->past)))
+        return;
+    sched_past_t *p = t->past;
+    if (p->n == SCHED_PAST) {
+        memmove (p->a, p->a + 1, (SCHED_PAST - 1) * sizeof *p->a);
+        p->n--;
+    }
+    p->a[p->n++] = (sched_attempt_t) {.attempt = t->attempt, .who = t->who,
+                                      .since = t->since};
+}
+
+/* Whether attempt of t was dispatched to identity who (its current
+ * assignment or a remembered one); *since: that attempt's dispatch or
+ * start. */
+static bool
+attempt_of (const sched_task_t *t, uint32_t attempt, uint32_t who, int64_t *since)
+{
+    if (t->worker && t->attempt == attempt && t->who == who) {
+        *since = t->since;
+        return true;
+    }
+    for (uint32_t i = 0; t->past && i < t->past->n; i++)
+        if (t->past->a[i].attempt == attempt && t->past->a[i].who == who) {
+            *since = t->past->a[i].since;
+            return true;
+        }
+    return false;
+}
+
+/* A task reached DONE or FAILED: no late message about it counts. */
+static void
+forget_past (sched_task_t *t)
+{
+    free (t->past);
+    t->past = NULL;
+}
+
 /* ------------------------------------------------------------ jobs */
 
 sched_job_t *
@@ -284,6 +341,7 @@ dequeue (sched_t *self, sched_task_t *t)
 static void
 fail_task (sched_t *self, sched_task_t *t, const char *reason)
 {
+    forget_past (t);
     t->state = TASK_FAILED;
     t->job->failed++;
     self->cb.failed (self->cb.arg, t, reason);
@@ -335,6 +393,7 @@ sched_job_truncate (sched_t *self, sched_job_t *job, uint64_t total)
             break;
         dequeue (self, t);
         free (t->path);
+        free (t->past);
         memset (t, 0, sizeof *t);
         job->total--;
     }
@@ -419,6 +478,7 @@ sched_worker_remove (sched_t *self, sched_worker_t *w, bool died,
     while (w->assigned.head) {
         sched_task_t *t = w->assigned.head;
         bool was_running = t->state == TASK_RUNNING;
+        remember (self, t);
         detach (t, false);
         char reason[512];
         const char *verdict = NULL;
@@ -496,9 +556,22 @@ sched_verdict_t
 sched_task_finished (sched_t *self, sched_worker_t *w, sched_job_t *job,
                      uint64_t idx, uint32_t attempt, bool ok)
 {
+    return sched_task_finished_as (self, w, w ? w->who : 0, job, idx, attempt, ok);
+}
+
+sched_verdict_t
+sched_task_finished_as (sched_t *self, sched_worker_t *w, uint32_t who,
+                        sched_job_t *job, uint64_t idx, uint32_t attempt, bool ok)
+{
     sched_task_t *t = sched_job_task (job, idx);
+    int64_t since;
     if (!self || !t)
         return SCHED_UNKNOWN;
+    /* trust no peer's word: only the identity the attempt went to may
+     * finish it (before anything changes for the sender) */
+    if (self->identities && judge (t, attempt) == SCHED_OK
+        && !attempt_of (t, attempt, who, &since))
+        return SCHED_NOT_YOURS;
     if (w) {
         w->stalled = false;         /* it shows progress */
         ghost_end (w, job->id, idx, attempt);
@@ -517,6 +590,7 @@ sched_task_finished (sched_t *self, sched_worker_t *w, sched_job_t *job,
         detach (t, false);
     else if (t->state == TASK_QUEUED)
         dequeue (self, t);      /* a late result from a worker given up on */
+    forget_past (t);
     if (ok) {
         t->state = TASK_DONE;
         job->done++;
@@ -531,9 +605,26 @@ bool
 sched_task_crashed (sched_t *self, sched_job_t *job, uint64_t idx,
                     uint32_t attempt, const char *name)
 {
+    return sched_task_crashed_as (self, job, idx, attempt, name, 0) == SCHED_OK;
+}
+
+sched_verdict_t
+sched_task_crashed_as (sched_t *self, sched_job_t *job, uint64_t idx,
+                       uint32_t attempt, const char *name, uint32_t who)
+{
     sched_task_t *t = sched_job_task (job, idx);
-    if (!self || judge (t, attempt) != SCHED_OK || attempt <= t->crash_att)
-        return false;
+    sched_verdict_t v = self ? judge (t, attempt) : SCHED_UNKNOWN;
+    int64_t since;
+    if (v != SCHED_OK)
+        return v;
+    if (attempt <= t->crash_att)
+        return SCHED_DUPLICATE;
+    if (self->identities && !attempt_of (t, attempt, who, &since))
+        return SCHED_NOT_YOURS;
+    /* a report past the attempt's deadline: the deadline took it back
+     * and blamed it already (or the report is stale) */
+    if (self->identities && self->timeout && self->now - since > self->timeout)
+        return SCHED_LATE;
     t->crash_att = attempt;
     t->blame++;
     char reason[512];
@@ -560,7 +651,7 @@ sched_task_crashed (sched_t *self, sched_job_t *job, uint64_t idx,
         detach (t, running);
         fail_task (self, t, verdict);
     }
-    return true;
+    return SCHED_OK;
 }
 
 void
@@ -577,11 +668,13 @@ sched_tick (sched_t *self)
                 /* never started: the worker is not getting to its tasks */
                 w->stalled = true;
                 tell_revoked (self, t, w, "not started within the task timeout");
+                remember (self, t);
                 detach (t, false);
                 requeue (self, t, NULL);
                 continue;
             }
             tell_revoked (self, t, w, "ran past the task timeout");
+            remember (self, t);
             detach (t, true);
             t->blame++;
             char reason[512];
@@ -630,6 +723,7 @@ assign (sched_t *self, sched_task_t *t, sched_worker_t *w, int gpu_slot)
     }
     t->state = TASK_DISPATCHED;
     t->worker = w;
+    t->who = w->who;
     t->attempt++;
     t->gpu = gpu_slot;
     t->since = self->now;

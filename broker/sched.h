@@ -24,6 +24,18 @@
  * attempts from a new base (sched_set_attempt_base), so an attempt of an
  * earlier life never equals one of this life.
  *
+ * Identities (sched_set_identities, on when the broker runs CurveZMQ):
+ * each worker carries the number of the certificate it authenticated
+ * with (who), and each attempt remembers the identity it was dispatched
+ * to, also after it left its worker (a vanished worker, a deadline: the
+ * last SCHED_PAST such attempts per task). A RESULT or a crash report is
+ * then taken only from the identity that attempt was dispatched to
+ * (SCHED_NOT_YOURS otherwise), whichever socket it comes on (a worker
+ * that reconnected keeps its certificate); a crash report only within
+ * the task deadline of that attempt's dispatch or start (SCHED_LATE
+ * otherwise: the deadline judged it already). Without identities anyone
+ * may report any attempt the task had, as before.
+ *
  * Blame is for a slide's own executions only: a crash the worker's
  * supervisor reports for that task (sched_task_crashed), or its run past
  * the task deadline. A worker that vanishes (killed, its machine lost,
@@ -59,8 +71,24 @@ typedef enum {
     SCHED_DUPLICATE,     /* the task already has its result */
     SCHED_STALE,         /* not the sender's current attempt: ignored */
     SCHED_BAD_ATTEMPT,   /* an attempt this task never had */
-    SCHED_UNKNOWN        /* no such task */
+    SCHED_UNKNOWN,       /* no such task */
+    SCHED_NOT_YOURS,     /* identities on: that attempt was dispatched to
+                            another identity (or to none) */
+    SCHED_LATE           /* a crash report past the attempt's deadline */
 } sched_verdict_t;
+
+/* Attempts that left their worker without a result, remembered per task
+ * with the identity they were dispatched to (identities on only). */
+#define SCHED_PAST 4
+typedef struct {
+    uint32_t attempt, who;
+    int64_t since;             /* its dispatch, or its start once started */
+} sched_attempt_t;
+
+typedef struct {
+    uint32_t n;
+    sched_attempt_t a[SCHED_PAST];   /* oldest first */
+} sched_past_t;
 
 typedef struct sched_worker sched_worker_t;
 typedef struct sched_job sched_job_t;
@@ -77,8 +105,11 @@ typedef struct sched_task {
                                   past the deadline */
     uint32_t crash_att;        /* the last attempt a crash was counted for */
     int32_t gpu;               /* GPU index when on a GPU, else -1 */
+    uint32_t who;              /* identity of the last attempt's worker */
     int64_t since;             /* when dispatched or started (deadline) */
     sched_worker_t *worker;    /* while DISPATCHED or RUNNING */
+    sched_past_t *past;        /* attempts that left without a result
+                                  (identities on; NULL until one does) */
     struct sched_task *qprev, *qnext;   /* job's queue for its resource */
     struct sched_task *wprev, *wnext;   /* worker's assigned list */
 } sched_task_t;
@@ -117,6 +148,8 @@ struct sched_worker {
     bool draining;             /* takes no new tasks */
     bool stalled;              /* a task it held never started in time:
                                   no new tasks until it shows progress */
+    uint32_t who;              /* its identity (certificate number), set
+                                  by the broker; 0 without identities */
     task_list_t assigned;
     sched_ghost_t *ghosts;
     uint32_t nghosts, capghosts;
@@ -160,6 +193,9 @@ void sched_set_task_timeout (sched_t *self, int64_t timeout_ms);
  * from now on, and restored ones). */
 void sched_set_attempt_base (sched_t *self, uint32_t base);
 void sched_set_max_vanished (sched_t *self, uint32_t n);
+/* Ties every attempt to the identity of the worker it is dispatched to
+ * (see Identities above). */
+void sched_set_identities (sched_t *self, bool on);
 
 sched_job_t *sched_job_new (sched_t *self, uint64_t id, void *owner);
 /* Adds a task at the job's next index. NULL on memory or bounds. */
@@ -210,6 +246,12 @@ sched_verdict_t sched_task_started (sched_t *self, sched_worker_t *w,
 sched_verdict_t sched_task_finished (sched_t *self, sched_worker_t *w,
                                      sched_job_t *job, uint64_t idx,
                                      uint32_t attempt, bool ok);
+/* The same from identity who (w's, or an unregistered sender's): with
+ * identities on, SCHED_NOT_YOURS unless the attempt was dispatched to
+ * who. sched_task_finished is this with w's own identity. */
+sched_verdict_t sched_task_finished_as (sched_t *self, sched_worker_t *w,
+                                        uint32_t who, sched_job_t *job,
+                                        uint64_t idx, uint32_t attempt, bool ok);
 /* A worker's supervisor reports that this attempt was running when the
  * worker process crashed (name: the worker): blame + 1, once per attempt.
  * Below max_deaths the crashed execution (if still assigned) goes back to
@@ -217,6 +259,13 @@ sched_verdict_t sched_task_finished (sched_t *self, sched_worker_t *w,
  * elsewhere meanwhile is taken back. True when blame was counted. */
 bool sched_task_crashed (sched_t *self, sched_job_t *job, uint64_t idx,
                          uint32_t attempt, const char *name);
+/* The same, reported by identity who: SCHED_OK when blame was counted;
+ * with identities on, SCHED_NOT_YOURS unless the attempt was dispatched
+ * to who, SCHED_LATE when it comes past that attempt's deadline.
+ * sched_task_crashed is this with identity 0 (true for SCHED_OK). */
+sched_verdict_t sched_task_crashed_as (sched_t *self, sched_job_t *job,
+                                       uint64_t idx, uint32_t attempt,
+                                       const char *name, uint32_t who);
 
 /* Takes back what is past the deadline: a task RUNNING too long is
  * blamed and requeued (or FAILED), its worker told and its credit held

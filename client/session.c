@@ -22,12 +22,14 @@
 #include "client/waiting.h"
 #include "client/warn_once.h"
 #include "shared/cli.h"
+#include "shared/curve.h"
 #include "shared/log.h"
 #include "shared/url.h"
 
 typedef struct {
     const qc_session_config_t *cfg;
     zsock_t *sock;
+    qc_handshake_t *hs;       /* why the handshake fails, if it does */
     uint64_t job, key;
     uint64_t expected;        /* next result seq to write */
     uint64_t acked;
@@ -229,6 +231,11 @@ on_message (session_t *s, qc_msg_t *m)
                 s->last_resubmit = zclock_mono ();
                 submit_from (s, 0);     /* the same key: never a second job */
             }
+        } else if (m->reason && strncmp (m->reason, "refused", 7) == 0) {
+            /* our certificate is not (or no longer) admitted */
+            fprintf (stderr, "qc-submit: the broker %s\n", m->reason);
+            s->fatal = true;
+            s->exit_code = QC_EXIT_USAGE;
         } else if (s->accepted) {
             if (!s->cfg->quiet) {
                 char line[QC_PROTO_MAX_TEXT + 128];
@@ -306,6 +313,15 @@ say_interrupted (session_t *s)
                  s->job, c->endpoint, s->job, dir, c->endpoint, s->job);
 }
 
+/* "no answer from the broker", and why when the handshake said. */
+static void
+say_no_answer (session_t *s)
+{
+    const char *why = qc_handshake_why (s->hs);
+    fprintf (stderr, "qc-submit: no answer from broker %s in %u s%s%s\n",
+             s->cfg->endpoint, s->cfg->timeout_s, why ? ": " : "", why ? why : "");
+}
+
 static int
 run_cancel (session_t *s)
 {
@@ -323,8 +339,12 @@ run_cancel (session_t *s)
     } else if (r && r->command == QC_ERROR) {
         fprintf (stderr, "qc-submit: %s\n", r->reason);
         rc = QC_EXIT_USAGE;
+    } else if (r && r->command == QC_DISCONNECT && r->reason
+               && strncmp (r->reason, "refused", 7) == 0) {
+        fprintf (stderr, "qc-submit: the broker %s\n", r->reason);
+        rc = QC_EXIT_USAGE;
     } else
-        fprintf (stderr, "qc-submit: no answer from broker %s\n", s->cfg->endpoint);
+        say_no_answer (s);
     qc_msg_destroy (&r);
     return rc;
 }
@@ -357,8 +377,13 @@ qc_session_run (const qc_session_config_t *cfg)
 {
     session_t s = {.cfg = cfg, .expected = 1, .exit_code = QC_EXIT_OK};
     s.sock = zsock_new (ZMQ_DEALER);
+    if (s.sock) {
+        qc_curve_client_apply (cfg->curve, s.sock);
+        s.hs = qc_handshake_watch (s.sock);
+    }
     if (!s.sock || zsock_connect (s.sock, "%s", cfg->endpoint) < 0) {
         fprintf (stderr, "qc-submit: cannot connect to '%s'\n", cfg->endpoint);
+        qc_handshake_destroy (&s.hs);
         zsock_destroy (&s.sock);
         return QC_EXIT_NO_BROKER;
     }
@@ -368,6 +393,7 @@ qc_session_run (const qc_session_config_t *cfg)
     zsock_set_reconnect_ivl_max (s.sock, 5000);
     if (cfg->cancel_job) {
         int rc = run_cancel (&s);
+        qc_handshake_destroy (&s.hs);
         zsock_destroy (&s.sock);
         return rc;
     }
@@ -375,6 +401,7 @@ qc_session_run (const qc_session_config_t *cfg)
     s.warn_once = qc_warn_once_new ();
     if (cfg->attach_job) {
         if (check_attach (&s)) {
+            qc_handshake_destroy (&s.hs);
             zsock_destroy (&s.sock);
             qc_warn_once_destroy (&s.warn_once);
             return QC_EXIT_USAGE;
@@ -392,10 +419,10 @@ qc_session_run (const qc_session_config_t *cfg)
                      "job: nothing was written\n");
             s.exit_code = QC_EXIT_INTERRUPTED;
         } else if (!s.fatal) {
-            fprintf (stderr, "qc-submit: no answer from broker %s in %u s\n",
-                     cfg->endpoint, cfg->timeout_s);
+            say_no_answer (&s);
             s.exit_code = QC_EXIT_NO_BROKER;
         }
+        qc_handshake_destroy (&s.hs);
         zsock_destroy (&s.sock);
         qc_warn_once_destroy (&s.warn_once);
         return s.exit_code;
@@ -434,13 +461,14 @@ qc_session_run (const qc_session_config_t *cfg)
              * the job, and the heartbeats find it */
             s.silent = true;
             if (!cfg->quiet) {
-                char line[1024];
+                char line[1600];
+                const char *why = qc_handshake_why (s.hs);
                 snprintf (line, sizeof line, "qc-submit: broker %s silent for %" PRId64
-                          " s: waiting for it (a broker with a state folder keeps job %"
+                          " s%s%s%s: waiting for it (a broker with a state folder keeps job %"
                           PRIu64 " through a restart); Ctrl-C stops this client, and "
                           "qc-submit --broker %s --attach %" PRIu64 " -o OUTDIR resumes",
-                          cfg->endpoint, (now - s.last_heard) / 1000, s.job,
-                          cfg->endpoint, s.job);
+                          cfg->endpoint, (now - s.last_heard) / 1000, why ? " (" : "",
+                          why ? why : "", why ? ")" : "", s.job, cfg->endpoint, s.job);
                 qc_progress_print (&s.progress, line);
             }
         }
@@ -461,6 +489,7 @@ qc_session_run (const qc_session_config_t *cfg)
     }
     if (qc_cli_signals && !s.done) {
         say_interrupted (&s);
+        qc_handshake_destroy (&s.hs);
         zsock_destroy (&s.sock);
         return QC_EXIT_INTERRUPTED;
     }
@@ -474,6 +503,7 @@ qc_session_run (const qc_session_config_t *cfg)
                  s.progress.total, s.progress.done, s.progress.failed);
     if (!s.done && s.exit_code == QC_EXIT_OK)
         s.exit_code = QC_EXIT_FAILED;
+    qc_handshake_destroy (&s.hs);
     zsock_destroy (&s.sock);
     return s.exit_code;
 }

@@ -27,6 +27,8 @@ typedef struct {
                                   job waits for (client/waiting.h) */
     const char *outdir;        /* for the messages on how to go on */
     qc_output_t *out;          /* not for cancel */
+    const struct qc_curve_client *curve;  /* CurveZMQ to the broker
+                                  (shared/curve.h); NULL: none */
 } qc_session_config_t;
 
 /* Returns a qc-submit exit code (shared/cli.h). */

@@ -2,7 +2,10 @@
 #include <getopt.h>
 #include <stdio.h>
 
+#include <string.h>
+
 #include "shared/cli.h"
+#include "shared/curve.h"
 #include "shared/proto.h"
 
 static void
@@ -10,22 +13,31 @@ usage (FILE *to)
 {
     fprintf (to,
         "Usage: qc-status [--broker tcp://HOST:5555] [--timeout S]\n"
+        "                 [--cert FILE --server-key FILE]\n"
         "Shows a qc-broker's workers (name, host, slots, GPUs, busy, last\n"
-        "heartbeat), its queue depth, and its jobs with done/failed/total.\n\n"
+        "heartbeat), its queue depth, and its jobs with done/failed/total.\n"
+        "A broker with CurveZMQ shows a client certificate its own jobs, an\n"
+        "admin certificate every job.\n\n"
         "  -b, --broker EP   broker endpoint (default tcp://127.0.0.1:5555)\n"
         "      --timeout S   wait S seconds for an answer (5)\n"
+        "      --cert FILE   this client's secret certificate (role client or\n"
+        "                    admin): CurveZMQ to a broker with --cert\n"
+        "      --server-key FILE  the broker's public certificate (with --cert)\n"
         "  -h, --help        show this help\n"
         "  -V, --version     show the version\n\n"
-        "Exit codes: 0 answered, 2 usage error, 3 cannot reach the broker.\n");
+        "Exit codes: 0 answered, 2 usage error or refused by the broker, 3\n"
+        "cannot reach the broker.\n");
 }
 
 int
 main (int argc, char **argv)
 {
     const char *prog = "qc-status", *broker = "tcp://127.0.0.1:5555";
+    const char *cert = NULL, *server_key = NULL;
     unsigned long timeout_s = 5;
     static const struct option opts[] = {
         {"broker", required_argument, 0, 'b'}, {"timeout", required_argument, 0, 1},
+        {"cert", required_argument, 0, 2}, {"server-key", required_argument, 0, 3},
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "b:hV", opts, NULL)) != -1) {
@@ -34,6 +46,8 @@ main (int argc, char **argv)
         case 1:
             if (qc_cli_uint (prog, "--timeout", optarg, 1, 3600, &timeout_s)) return QC_EXIT_USAGE;
             break;
+        case 2: cert = optarg; break;
+        case 3: server_key = optarg; break;
         case 'h': usage (stdout); return QC_EXIT_OK;
         case 'V': qc_cli_version (prog); return QC_EXIT_OK;
         default: usage (stderr); return QC_EXIT_USAGE;
@@ -44,9 +58,23 @@ main (int argc, char **argv)
         return QC_EXIT_USAGE;
     }
     zsys_handler_set (NULL);
+    qc_curve_client_t *curve = NULL;
+    char err[1024];
+    if ((cert || server_key) && !(curve = qc_curve_client_new (cert, server_key, err,
+                                                                sizeof err))) {
+        fprintf (stderr, "%s: %s\n", prog, err);
+        return QC_EXIT_USAGE;
+    }
     zsock_t *sock = zsock_new (ZMQ_DEALER);
+    qc_handshake_t *hs = NULL;
+    if (sock) {
+        qc_curve_client_apply (curve, sock);
+        hs = qc_handshake_watch (sock);
+    }
+    qc_curve_client_destroy (&curve);
     if (!sock || zsock_connect (sock, "%s", broker) < 0) {
         fprintf (stderr, "%s: cannot connect to '%s'\n", prog, broker);
+        qc_handshake_destroy (&hs);
         zsock_destroy (&sock);
         return QC_EXIT_NO_BROKER;
     }
@@ -63,13 +91,25 @@ main (int argc, char **argv)
         zmsg_destroy (&raw);
         if (r && r->command == QC_STATUS_REPLY)
             break;
+        if (r && r->reason && (r->command == QC_ERROR || (r->command == QC_DISCONNECT
+                                   && strncmp (r->reason, "refused", 7) == 0))) {
+            fprintf (stderr, "%s: broker refused: %s\n", prog,
+                     strncmp (r->reason, "refused: ", 9) ? r->reason : r->reason + 9);
+            qc_msg_destroy (&r);
+            qc_handshake_destroy (&hs);
+            zsock_destroy (&sock);
+            return QC_EXIT_USAGE;
+        }
         qc_msg_destroy (&r);
     }
+    const char *why = r ? NULL : qc_handshake_why (hs);
+    if (!r)
+        fprintf (stderr, "%s: no answer from broker %s in %lu s%s%s\n", prog, broker,
+                 timeout_s, why ? ": " : "", why ? why : "");
+    qc_handshake_destroy (&hs);
     zsock_destroy (&sock);
-    if (!r) {
-        fprintf (stderr, "%s: no answer from broker %s in %lu s\n", prog, broker, timeout_s);
+    if (!r)
         return QC_EXIT_NO_BROKER;
-    }
     printf ("broker %s: %zu workers, %" PRIu64 " tasks queued\n\n", broker, r->nworkers, r->queue);
     printf ("%-24s %-20s %5s %4s %9s %9s %9s\n", "WORKER", "HOST", "SLOTS", "GPUS",
             "CPU BUSY", "GPU BUSY", "HEARTBEAT");

@@ -19,6 +19,7 @@
 #include "client/session.h"
 #include "kernels/pipeline/pipeline.h"
 #include "shared/cli.h"
+#include "shared/curve.h"
 #include "shared/log.h"
 #include "shared/url.h"
 #include "worker/slide_fetch.h"
@@ -48,6 +49,9 @@ usage (FILE *to)
         "error for are skipped (-f runs them again); nothing is removed. One\n"
         "qc-submit at a time writes into a folder.\n\n"
         "  -b, --broker EP      submit to this broker instead of running locally\n"
+        "      --cert FILE      this client's secret certificate (qc-keygen --role\n"
+        "                       client or admin): CurveZMQ to a broker with --cert\n"
+        "      --server-key FILE  the broker's public certificate (with --cert)\n"
         "  -c, --config FILE    HistoQC-style config.ini (default: built in)\n"
         "      --histoqc-data DIR  HistoQC's data folder: the config's relative\n"
         "                       file names (examples, templates) are looked for\n"
@@ -147,6 +151,7 @@ write_default_config (const char *to)
 
 typedef struct {
     const char *broker, *config_path, *outdir, *histoqc_data, *basepath;
+    const char *cert, *server_key;
     const char *write_default, *cache_dir;
     uint64_t cache_max;
     const char *lists[64];
@@ -171,6 +176,7 @@ parse (int argc, char **argv, options_t *o)
         {"force", no_argument, 0, 'f'}, {"no-check", no_argument, 0, 8},
         {"wait-warn", required_argument, 0, 9},
         {"cache", required_argument, 0, 10}, {"cache-max", required_argument, 0, 11},
+        {"cert", required_argument, 0, 12}, {"server-key", required_argument, 0, 13},
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "b:c:o:l:w:p:fqhV", opts, NULL)) != -1) {
@@ -221,6 +227,8 @@ parse (int argc, char **argv, options_t *o)
             }
             break;
         }
+        case 12: o->cert = optarg; break;
+        case 13: o->server_key = optarg; break;
         case 'q': o->quiet = true; break;
         case 'h': usage (stdout); return -1;
         case 'V': qc_cli_version (prog); return -1;
@@ -300,6 +308,7 @@ main (int argc, char **argv)
     qc_output_t *out = NULL;
     qc_local_t *local = NULL;
     qc_rerun_t plan = {0};
+    qc_curve_client_t *curve = NULL;
     char err[2048] = "";
     int rc = parse (argc, argv, &o);
     if (rc)
@@ -325,11 +334,24 @@ main (int argc, char **argv)
         fprintf (stderr, "%s: no slides given (see --help)\n", prog);
         goto out;
     }
+    if ((o.cert || o.server_key) && !o.broker) {
+        fprintf (stderr, "%s: --cert and --server-key are for a broker (--broker); "
+                 "the one-process mode needs no keys\n", prog);
+        goto out;
+    }
+    if (o.cert || o.server_key) {
+        if (!(curve = qc_curve_client_new (o.cert, o.server_key, err, sizeof err))) {
+            fprintf (stderr, "%s: %s\n", prog, err);
+            goto out;
+        }
+    } else if (o.broker && !qc_endpoint_is_local (o.broker) && !o.quiet)
+        fprintf (stderr, "%s: warning: no --cert: talking to %s without CurveZMQ (in "
+                 "clear, and only to a broker started with --insecure)\n", prog, o.broker);
     qc_log_set_process (prog);
     qc_cli_install_signals ();
     if (o.cancel) {
         qc_session_config_t sc = {.endpoint = o.broker, .cancel_job = o.cancel,
-                                  .timeout_s = (uint32_t) o.timeout_s};
+                                  .timeout_s = (uint32_t) o.timeout_s, .curve = curve};
         rc = qc_session_run (&sc);
         goto out;
     }
@@ -392,13 +414,15 @@ main (int argc, char **argv)
         .assets = assets.assets, .nassets = assets.nassets,
         .resource = o.resource, .attach_job = o.attach, .timeout_s = (uint32_t) o.timeout_s,
         .heartbeat_ms = 1000, .liveness = 5, .quiet = o.quiet,
-        .wait_warn_s = (uint32_t) o.wait_warn_s, .outdir = o.outdir, .out = out};
+        .wait_warn_s = (uint32_t) o.wait_warn_s, .outdir = o.outdir, .out = out,
+        .curve = curve};
     rc = qc_session_run (&sc);
     /* the exit code covers the whole cohort: slides failed earlier, or
      * not readable here, count as failed */
     if (rc == QC_EXIT_OK && (plan.failed_before || plan.nunread))
         rc = QC_EXIT_FAILED;
 out:
+    qc_curve_client_destroy (&curve);
     qc_local_stop (&local);
     qc_output_close (&out);
     qc_rerun_free (&plan);

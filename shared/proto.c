@@ -518,7 +518,11 @@ qc_msg_send (const qc_msg_t *self, void *socket, zframe_t *to)
         zmsg_destroy (&msg);
         return -1;
     }
-    return zmsg_send (&msg, socket);
+    /* zmsg_send keeps a message it could not send (no peer on a socket
+     * that never blocks: e.g. a handshake the broker refused) */
+    int rc = zmsg_send (&msg, socket);
+    zmsg_destroy (&msg);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- decode */

@@ -9,6 +9,7 @@
 
 #include <string.h>
 
+#include "shared/curve.h"
 #include "shared/log.h"
 #include "worker/asset_wait.h"
 #include "worker/supervise.h"
@@ -33,6 +34,8 @@ typedef struct {
     int64_t last_ready;       /* when READY was last sent */
     int64_t backoff;          /* ms before the next new socket */
     int64_t next_socket;      /* no new socket before this */
+    qc_handshake_t *hs;       /* why the dealer's handshakes fail */
+    const char *hs_why;       /* the last reason said */
 } agent_t;
 
 static int
@@ -60,10 +63,14 @@ connect_broker (agent_t *a)
 {
     if (a->dealer)
         zsock_set_linger (a->dealer, 0);   /* nothing old reaches the broker */
+    qc_handshake_destroy (&a->hs);
     zsock_destroy (&a->dealer);
     a->dealer = zsock_new (ZMQ_DEALER);
     if (!a->dealer)
         return -1;
+    qc_curve_client_apply (a->w->cfg.curve, a->dealer);
+    a->hs = qc_handshake_watch (a->dealer);
+    a->hs_why = NULL;
     zsock_set_reconnect_ivl_max (a->dealer, RECONNECT_IVL_MAX);
     /* never block the agent: a full queue to an absent broker drops, and
      * the broker requeues what it never heard about */
@@ -202,9 +209,12 @@ on_broker (agent_t *a)
         return true;      /* we left: what the broker says no longer applies */
     }
     a->last_heard = zclock_mono ();
+    /* a DISCONNECT that says we are unknown or refused is no welcome */
     if (!atomic_load (&a->w->connected)
-        && !(m->command == QC_DISCONNECT && m->reason && strstr (m->reason, "unknown peer"))) {
+        && !(m->command == QC_DISCONNECT && m->reason
+             && (strstr (m->reason, "unknown peer") || strncmp (m->reason, "refused", 7) == 0))) {
         atomic_store (&a->w->connected, true);
+        worker_set_why (a->w, NULL);
         a->backoff = 0;
         if (a->w->cfg.crash_table)
             a->w->cfg.crash_table->nreport = 0;    /* the broker has it */
@@ -257,7 +267,11 @@ on_broker (agent_t *a)
                     m->reason ? m->reason : "");
     } else if (m->command == QC_DISCONNECT) {
         bool unknown = m->reason && strstr (m->reason, "unknown peer");
-        bool full = m->reason && strstr (m->reason, "broker is full");
+        /* refused (our certificate is not, or no longer, admitted, or
+         * its role may not do this) is waited out like a full broker:
+         * a certificate may be put back */
+        bool refused = m->reason && strncmp (m->reason, "refused", 7) == 0;
+        bool full = refused || (m->reason && strstr (m->reason, "broker is full"));
         int64_t now = zclock_mono ();
         if (unknown && now - a->last_ready >= (int64_t) a->w->cfg.heartbeat_ms) {
             /* the broker restarted or gave up on us: once a beat at most,
@@ -267,6 +281,11 @@ on_broker (agent_t *a)
             send_ready (a);
         } else if (full) {
             qc_log (QC_LOG_WARNING, MOD, "broker says: %s", m->reason);
+            if (refused) {
+                char why[640];
+                snprintf (why, sizeof why, "the broker %s", m->reason);
+                worker_set_why (a->w, why);
+            }
             atomic_store (&a->w->connected, false);
             drop_all_queued (a);
             /* let go of the connection: it holds one of the broker's
@@ -320,6 +339,7 @@ agent_actor (zsock_t *pipe, void *args)
         zsock_signal (pipe, 1);
         asset_wait_destroy (&a.wait);
         zsock_destroy (&a.pull);
+        qc_handshake_destroy (&a.hs);
         zsock_destroy (&a.dealer);
         return;
     }
@@ -388,6 +408,15 @@ agent_actor (zsock_t *pipe, void *args)
             a.next_socket = now + a.backoff + (int64_t) (random () % (a.backoff / 4 + 1));
         }
         asset_wait_tick (a.wait, now);
+        if (!atomic_load (&a.w->connected)) {
+            /* say once why the handshake fails, when it does */
+            const char *why = qc_handshake_why (a.hs);
+            if (why && why != a.hs_why) {
+                qc_log (QC_LOG_WARNING, MOD, "broker %s: %s", a.w->cfg.endpoint, why);
+                worker_set_why (a.w, why);
+            }
+            a.hs_why = why;
+        }
         if (a.draining && !drained && a.outstanding <= 0) {
             refs_clear (&a.returned, false);
             send_disconnect (&a, false);
@@ -406,6 +435,7 @@ agent_actor (zsock_t *pipe, void *args)
     }
     asset_wait_destroy (&a.wait);
     refs_clear (&a.returned, true);
+    qc_handshake_destroy (&a.hs);
     zsock_destroy (&a.dealer);
     zsock_destroy (&a.pull);
 }

@@ -128,6 +128,38 @@ test_hooks (qc_worker_t *w, const qc_task_t *task)
     }
 }
 
+/* --slides-root: a path that resolves outside every root fails the
+ * slide (result says why) and false comes back: the file is not opened.
+ * Otherwise the task runs on the resolved path, the one checked; *given
+ * keeps the path as the broker sent it, for the RESULT (put_back). */
+static bool
+check_path (qc_worker_t *w, qc_task_t *task, qc_result_t *result, char **given)
+{
+    char *resolved = NULL, why[QC_PROTO_MAX_PATH + 256];
+    *given = NULL;
+    if (slides_roots_check (&w->roots, task->path, &resolved, why, sizeof why)) {
+        qc_log (QC_LOG_ERROR, "worker", "%s", why);
+        if (result)
+            qc_result_fail (result, "%s", why);
+        return false;
+    }
+    if (resolved) {
+        *given = task->path;
+        task->path = resolved;
+    }
+    return true;
+}
+
+static void
+put_back (qc_task_t *task, char **given)
+{
+    if (*given) {
+        free (task->path);
+        task->path = *given;
+        *given = NULL;
+    }
+}
+
 /* Sends task's RESULT (result may be NULL: out of memory, nothing to
  * send; the broker requeues the task when the worker goes) and frees it. */
 static void
@@ -178,9 +210,14 @@ reader_main (void *arg)
     while (ok && taskq_pop (&w->queue, h->lane, &task) == 0) {
         begin_task (&ctx, w, h->lane, &task);
         qc_result_t *result = qc_result_new ();
-        test_hooks (w, &task);
-        void *prepared = result ? w->cfg.exec_prepare (w->cfg.exec_arg, &task,
-                                                        result) : NULL;
+        char *given;
+        void *prepared = NULL;
+        if (check_path (w, &task, result, &given)) {
+            test_hooks (w, &task);
+            prepared = result ? w->cfg.exec_prepare (w->cfg.exec_arg, &task, result)
+                              : NULL;
+        }
+        put_back (&task, &given);
         qc_log_set_slide (NULL);
         ctx.job = ctx.key = 0;
         qc_crash_slot_clear (ctx.slot);
@@ -286,9 +323,13 @@ executor_main (void *arg)
         qc_result_t *result = qc_result_new ();
         if (w->cfg.task_delay_ms)
             zclock_sleep ((int) w->cfg.task_delay_ms);
-        test_hooks (w, &task);
-        if (result)
-            w->cfg.exec (w->cfg.exec_arg, &task, result);
+        char *given;
+        if (check_path (w, &task, result, &given)) {
+            test_hooks (w, &task);
+            if (result)
+                w->cfg.exec (w->cfg.exec_arg, &task, result);
+        }
+        put_back (&task, &given);
         send_result (&ctx, w, &task, &result);
         end_task (&ctx, &task);
     }

@@ -7,6 +7,7 @@
 #include "kernels/assets/asset.h"
 #include "kernels/ops/cuda/cuda_ops.h"
 #include "shared/cli.h"
+#include "shared/curve.h"
 #include "shared/log.h"
 #include "worker/gpu_probe.h"
 #include "worker/slide_fetch.h"
@@ -22,6 +23,13 @@ usage (FILE *to)
         "SIGINT leaves gracefully (queued tasks handed back, running ones\n"
         "finished); a second signal leaves at once.\n\n"
         "  -c, --connect EP       broker endpoint (default tcp://127.0.0.1:5555)\n"
+        "      --cert FILE        this worker's secret certificate (qc-keygen\n"
+        "                         --role worker): CurveZMQ to a broker with --cert\n"
+        "      --server-key FILE  the broker's public certificate (with --cert)\n"
+        "      --slides-root DIR  open only slides that resolve (symbolic links\n"
+        "                         and .. followed) into DIR; others fail, never\n"
+        "                         opened; may be given several times (default:\n"
+        "                         any path)\n"
         "  -s, --slots N          CPU slots: slides run at once (default: cores)\n"
         "  -g, --gpu I[,J]|all    advertise and use these GPUs; fails (exit 2)\n"
         "                         when no usable GPU is there or this build\n"
@@ -35,7 +43,8 @@ usage (FILE *to)
         "      --prefetch N       tasks queued beyond the slots (default 1)\n"
         "      --heartbeat-ms MS  heartbeat interval (1000)\n"
         "      --liveness N       silent broker beats before reconnecting (3)\n"
-        "      --timeout S        exit 3 when no broker answers in S seconds\n"
+        "      --timeout S        exit 3 when no broker answers (or none takes\n"
+        "                         this worker's certificate) in S seconds\n"
         "                         (default: keep waiting)\n"
         "      --simulate-gpus N  FOR TESTS ONLY: advertise N simulated GPUs\n"
         "                         that run their tasks on the CPU\n"
@@ -93,6 +102,9 @@ enum {
     OPT_HTTP_STALL,
     OPT_HTTP_ATTEMPTS,
     OPT_NO_FETCH_AHEAD,
+    OPT_CERT,
+    OPT_SERVER_KEY,
+    OPT_SLIDES_ROOT,
 };
 
 int
@@ -104,6 +116,9 @@ main (int argc, char **argv)
     const char *gpu_spec = NULL;
     unsigned long v, simulate = 0, timeout_s = 0, gpu_mem_mb = 0;
     bool supervise = true;
+    const char *cert = NULL, *server_key = NULL;
+    const char *roots[64];
+    size_t nroots = 0;
     static const struct option opts[] = {
         {"connect", required_argument, 0, 'c'},
         {"slots", required_argument, 0, 's'},
@@ -126,6 +141,9 @@ main (int argc, char **argv)
         {"http-stall", required_argument, 0, OPT_HTTP_STALL},
         {"http-attempts", required_argument, 0, OPT_HTTP_ATTEMPTS},
         {"no-fetch-ahead", no_argument, 0, OPT_NO_FETCH_AHEAD},
+        {"cert", required_argument, 0, OPT_CERT},
+        {"server-key", required_argument, 0, OPT_SERVER_KEY},
+        {"slides-root", required_argument, 0, OPT_SLIDES_ROOT},
         {"help", no_argument, 0, 'h'},
         {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
@@ -198,6 +216,15 @@ main (int argc, char **argv)
             if (qc_cli_uint (prog, "--http-attempts", optarg, 1, 100, &v)) return QC_EXIT_USAGE;
             cfg.http_attempts = (uint32_t) v;
             break;
+        case OPT_CERT: cert = optarg; break;
+        case OPT_SERVER_KEY: server_key = optarg; break;
+        case OPT_SLIDES_ROOT:
+            if (nroots == 64) {
+                fprintf (stderr, "%s: at most 64 --slides-root folders\n", prog);
+                return QC_EXIT_USAGE;
+            }
+            roots[nroots++] = optarg;
+            break;
         case 'h': usage (stdout); return QC_EXIT_OK;
         case 'V': qc_cli_version (prog); return QC_EXIT_OK;
         default: usage (stderr); return QC_EXIT_USAGE;
@@ -217,6 +244,20 @@ main (int argc, char **argv)
         fprintf (stderr, "%s: --cache: %s\n", prog, cache_err);
         return QC_EXIT_USAGE;
     }
+    qc_curve_client_t *curve = NULL;
+    if (cert || server_key) {
+        char why[1024];
+        if (!(curve = qc_curve_client_new (cert, server_key, why, sizeof why))) {
+            fprintf (stderr, "%s: %s\n", prog, why);
+            return QC_EXIT_USAGE;
+        }
+    } else if (!qc_endpoint_is_local (cfg.endpoint))
+        fprintf (stderr, "%s: warning: no --cert: talking to %s without CurveZMQ (in "
+                 "clear, and only to a broker started with --insecure)\n", prog,
+                 cfg.endpoint);
+    cfg.curve = curve;
+    cfg.slides_roots = roots;
+    cfg.nslides_roots = nroots;
     /* before CUDA or ZeroMQ start: neither survives a fork */
     qc_crash_table_t *crash_table = NULL;
     if (supervise && qc_supervise (cfg.name ? cfg.name : prog, &crash_table) == 0)
@@ -253,9 +294,10 @@ main (int argc, char **argv)
         free (cfg.gpus[i].name);
     free (cfg.gpus);
     if (!w) {
-        fprintf (stderr, "%s: cannot start (bad endpoint '%s' or out of resources)\n",
-                 prog, cfg.endpoint);
-        return QC_EXIT_NO_BROKER;
+        fprintf (stderr, "%s: cannot start (bad endpoint '%s', a --slides-root that "
+                 "is not a folder, or out of resources; see above)\n", prog, cfg.endpoint);
+        qc_curve_client_destroy (&curve);
+        return nroots ? QC_EXIT_USAGE : QC_EXIT_NO_BROKER;
     }
     qc_log (QC_LOG_INFO, "worker", "connecting to %s with %u slots, %zu GPUs",
             cfg.endpoint, cfg.slots, cfg.ngpus);
@@ -265,8 +307,13 @@ main (int argc, char **argv)
         zclock_sleep (100);
         if (timeout_s && !qc_worker_connected (w)
             && zclock_mono () - start > (int64_t) timeout_s * 1000) {
-            fprintf (stderr, "%s: no answer from broker %s in %lu s\n", prog,
-                     cfg.endpoint, timeout_s);
+            char why[640];
+            if (qc_worker_why (w, why, sizeof why))
+                fprintf (stderr, "%s: no broker at %s took this worker in %lu s: %s\n",
+                         prog, cfg.endpoint, timeout_s, why);
+            else
+                fprintf (stderr, "%s: no answer from broker %s in %lu s\n", prog,
+                         cfg.endpoint, timeout_s);
             rc = QC_EXIT_NO_BROKER;
             break;
         }
@@ -284,5 +331,6 @@ main (int argc, char **argv)
         /* a drain that timed out keeps running: ask again is harmless */
     }
     qc_worker_destroy (&w);
+    qc_curve_client_destroy (&curve);
     return rc;
 }

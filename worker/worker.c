@@ -82,6 +82,8 @@ config_copy (qc_worker_config_t *dst, const qc_worker_config_t *src,
     }
     if (dst->no_read_ahead || !dst->exec_prepare || !dst->exec_finish)
         dst->exec_prepare = NULL, dst->exec_finish = NULL;
+    dst->slides_roots = NULL;        /* resolved into roots instead */
+    dst->nslides_roots = 0;
     return 0;
 }
 
@@ -123,8 +125,18 @@ qc_worker_new (const qc_worker_config_t *cfg)
         return NULL;
     if (gethostname (self->host, sizeof self->host - 1))
         snprintf (self->host, sizeof self->host, "unknown");
+    char err[512];
+    if (slides_roots_init (&self->roots, cfg->slides_roots, cfg->nslides_roots, err,
+                           sizeof err)) {
+        qc_log (QC_LOG_ERROR, "worker", "%s", err);
+        free (self);
+        return NULL;
+    }
+    pthread_mutex_init (&self->why_lock, NULL);
     if (config_copy (&self->cfg, cfg, self->host) || taskq_init (&self->queue)) {
         config_free (&self->cfg);
+        slides_roots_free (&self->roots);
+        pthread_mutex_destroy (&self->why_lock);
         free (self);
         return NULL;
     }
@@ -179,6 +191,8 @@ qc_worker_destroy (qc_worker_t **self_p)
     qc_slide_fetch_destroy (&self->fetch);
     taskq_fini (&self->queue);
     config_free (&self->cfg);
+    slides_roots_free (&self->roots);
+    pthread_mutex_destroy (&self->why_lock);
     free (self);
     *self_p = NULL;
 }
@@ -201,4 +215,23 @@ bool
 qc_worker_connected (qc_worker_t *self)
 {
     return self && atomic_load (&self->connected);
+}
+
+void
+worker_set_why (qc_worker_t *w, const char *why)
+{
+    pthread_mutex_lock (&w->why_lock);
+    snprintf (w->why, sizeof w->why, "%s", why ? why : "");
+    pthread_mutex_unlock (&w->why_lock);
+}
+
+bool
+qc_worker_why (qc_worker_t *self, char *why, size_t len)
+{
+    if (!self || !why || !len)
+        return false;
+    pthread_mutex_lock (&self->why_lock);
+    snprintf (why, len, "%s", self->why);
+    pthread_mutex_unlock (&self->why_lock);
+    return *why != 0;
 }

@@ -81,6 +81,14 @@ typedef struct {
     uint32_t http_stall_s;
     uint32_t http_attempts;
     bool no_fetch_ahead;       /* fetch each slide only when its task runs */
+    /* CurveZMQ to the broker (shared/curve.h): borrowed, must outlive
+     * the worker; NULL: none */
+    const struct qc_curve_client *curve;
+    /* --slides-root: a slide path must resolve (symbolic links and ".."
+     * followed) into one of these folders, or it is a per-slide error
+     * and is never opened (copied; none: any path) */
+    const char *const *slides_roots;
+    size_t nslides_roots;
 } qc_worker_config_t;
 
 typedef struct qc_worker qc_worker_t;
@@ -97,6 +105,10 @@ void qc_worker_destroy (qc_worker_t **self_p);
 int qc_worker_drain (qc_worker_t *self, int timeout_ms);
 /* True once the broker has answered since the last (re)connect. */
 bool qc_worker_connected (qc_worker_t *self);
+/* Why the broker does not take this worker, when it said or the
+ * handshake showed it (a certificate refused, a wrong server key): the
+ * text into why, true when there is one. */
+bool qc_worker_why (qc_worker_t *self, char *why, size_t len);
 
 /* The default executor: the QC pipeline, with pipelines cached by config
  * text so a classifier is trained once per worker, not once per slide.

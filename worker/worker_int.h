@@ -5,11 +5,15 @@
 
 #include <stdatomic.h>
 #include "worker/slide_fetch.h"
+#include "worker/slides_root.h"
 #include "worker/taskq.h"
 #include "worker/worker.h"
 
 struct qc_worker {
     qc_worker_config_t cfg;   /* strings and gpus owned (copied) */
+    slides_roots_t roots;     /* cfg.slides_roots, resolved */
+    pthread_mutex_t why_lock;
+    char why[640];            /* why the broker does not take us ("") */
     char host[256];
     char pull_endpoint[64];   /* executors -> agent */
     taskq_t queue;
@@ -27,6 +31,8 @@ typedef struct {
 } executor_arg_t;
 
 void agent_actor (zsock_t *pipe, void *args);
+/* Sets (or, with NULL, clears) what qc_worker_why says. */
+void worker_set_why (qc_worker_t *w, const char *why);
 void *executor_main (void *arg);
 
 #endif

@@ -122,16 +122,9 @@ run_throughput (cluster_t *cl, const opts_t *o, row_t *r, tp_run_t *out)
     double b0 = broker_cpu_s (cl), s0 = self_cpu_s ();
     int64_t t0 = now_us ();
     int64_t deadline = t0 + (int64_t) o->time_limit_s * 1000000;
-    size_t first = n < BATCH ? (size_t) n : BATCH;
-    client_submit (&c, "noop", 0, first, first >= n);
-    /* later batches name the job: its id comes back in ACCEPTED */
-    PUMP_UNTIL (&c, c.job != 0, deadline);
-    /* the rest go out at once, as qc-submit sends them; they queue in the
-     * broker while results stream back */
-    for (uint64_t base = first; base < n && c.job && !c.failed; base += BATCH) {
-        size_t k = n - base < BATCH ? (size_t) (n - base) : BATCH;
-        client_submit (&c, "noop", base, k, base + k >= n);
-    }
+    /* the batches after the first go out at once, as qc-submit sends
+     * them; they queue in the broker while results stream back */
+    client_submit_all (&c, n, deadline);
     PUMP_UNTIL (&c, c.done, deadline);
     int64_t t1 = now_us ();
     double b1 = broker_cpu_s (cl), s1 = self_cpu_s ();
@@ -272,14 +265,8 @@ machine_line (void)
         fclose (f);
     }
     /* other work on the machine moves every number here: say how much */
-    char load[64] = "?";
-    f = fopen ("/proc/loadavg", "r");
-    if (f) {
-        if (!fgets (load, sizeof load, f))
-            snprintf (load, sizeof load, "?");
-        load[strcspn (load, "\n")] = 0;
-        fclose (f);
-    }
+    char load[64];
+    load_average (load, sizeof load);
     int maj, min, pat;
     zmq_version (&maj, &min, &pat);
     printf ("machine: %ld CPUs online (nproc), model name: %s; load average at "

@@ -4,6 +4,13 @@
 #ifndef BENCH_CLIENT_H
 #define BENCH_CLIENT_H
 
+#include "shared/curve.h"
+
+/* The client side's CurveZMQ settings while a cluster with CurveZMQ runs
+ * (bench_cluster.h sets and clears it): every client socket of the bench
+ * uses them. One cluster runs at a time. */
+static const qc_curve_client_t *s_client_curve;
+
 /* ------------------------------------------------------------ executor */
 
 /* Shared by every worker of a cluster. start_us (indexed by task idx)
@@ -63,6 +70,8 @@ client_open (client_t *c, const char *ep, uint64_t total, bool timed)
     zsock_set_rcvhwm (c->sock, 100000);
     zsock_set_linger (c->sock, 0);
     zsock_set_rcvtimeo (c->sock, 0);   /* reads below never block */
+    if (s_client_curve)
+        qc_curve_client_apply (s_client_curve, c->sock);
     if (zsock_connect (c->sock, "%s", ep) < 0) {
         fprintf (stderr, "%s: client cannot connect to %s\n", PROG, ep);
         return -1;
@@ -220,6 +229,26 @@ client_submit (client_t *c, const char *prefix, uint64_t base, size_t n, bool fi
         if (client_pump ((c), 50))                                           \
             break
 
+/* Submits n no-op tasks "noop-IDX" as qc-submit does: the first batch,
+ * then (the job's id come back in ACCEPTED) the rest at once, reading
+ * what arrives every 64 batches so neither side's queue grows without
+ * bound. Returns the batches sent; c->failed or no c->job on failure. */
+static uint64_t
+client_submit_all (client_t *c, uint64_t n, int64_t deadline)
+{
+    size_t first = n < BATCH ? (size_t) n : BATCH;
+    client_submit (c, "noop", 0, first, first >= n);
+    PUMP_UNTIL (c, c->job != 0, deadline);
+    uint64_t batches = 1;
+    for (uint64_t base = first; base < n && c->job && !c->failed; base += BATCH) {
+        size_t k = n - base < BATCH ? (size_t) (n - base) : BATCH;
+        client_submit (c, "noop", base, k, base + k >= n);
+        if (++batches % 64 == 0)
+            client_pump (c, 0);
+    }
+    return batches;
+}
+
 /* Asks the broker (STATUS) how many workers are registered; waits until
  * there are at least want, up to timeout_ms. Returns the count seen. */
 static size_t
@@ -231,6 +260,8 @@ wait_registered (const char *ep, size_t want, int timeout_ms)
         return 0;
     zsock_set_linger (s, 0);
     zsock_set_rcvtimeo (s, 200);
+    if (s_client_curve)
+        qc_curve_client_apply (s_client_curve, s);
     if (zsock_connect (s, "%s", ep) < 0) {
         zsock_destroy (&s);
         return 0;

@@ -122,6 +122,10 @@ typedef struct {
     qc_worker_t **workers;
     size_t nworkers;
     exec_shared_t exec;
+    /* CurveZMQ (opts_t.curve_dir): each worker's own certificate, and
+     * the client's (s_client_curve while the cluster runs) */
+    qc_curve_client_t **curves;
+    qc_curve_client_t *client_curve;
 } cluster_t;
 
 /* qc_broker_actor, plus publishing this thread's CPU-time clock so that
@@ -159,9 +163,15 @@ cluster_stop (cluster_t *cl)
         qc_worker_destroy (&cl->workers[i]);
     free (cl->workers);
     cl->workers = NULL;
+    for (size_t i = 0; cl->curves && i < cl->nworkers; i++)
+        qc_curve_client_destroy (&cl->curves[i]);
+    free (cl->curves);
+    cl->curves = NULL;
     cl->nworkers = 0;
     zactor_destroy (&cl->actor);
     qc_broker_destroy (&cl->broker);
+    s_client_curve = NULL;
+    qc_curve_client_destroy (&cl->client_curve);
     if (cl->pid > 0)
         reap_broker (cl->pid);
     cl->pid = 0;
@@ -191,6 +201,22 @@ cluster_start (cluster_t *cl, const opts_t *o, uint32_t nworkers, uint32_t prefe
         snprintf (bind, sizeof bind, "ipc://%s", cl->ipc_path);
     } else
         snprintf (bind, sizeof bind, "tcp://127.0.0.1:*");   /* a free port */
+    char cpath[512], spath[512], allow[512], err[512];
+    if (o->curve_dir) {
+        if (o->broker_process) {
+            fprintf (stderr, "%s: CurveZMQ runs with the broker in a thread only\n", PROG);
+            cluster_stop (cl);
+            return -1;
+        }
+        snprintf (cpath, sizeof cpath, "%s/client.cert_secret", o->curve_dir);
+        snprintf (spath, sizeof spath, "%s/broker.cert", o->curve_dir);
+        if (!(cl->client_curve = qc_curve_client_new (cpath, spath, err, sizeof err))) {
+            fprintf (stderr, "%s: %s\n", PROG, err);
+            cluster_stop (cl);
+            return -1;
+        }
+        s_client_curve = cl->client_curve;
+    }
     if (o->broker_process) {
         if ((cl->pid = spawn_broker (bind, o->state_dir, cl->endpoint,
                                      sizeof cl->endpoint)) < 0) {
@@ -205,7 +231,12 @@ cluster_start (cluster_t *cl, const opts_t *o, uint32_t nworkers, uint32_t prefe
         bc.endpoints = eps;
         bc.nendpoints = 1;
         bc.state_dir = o->state_dir;
-        char err[512];
+        if (o->curve_dir) {
+            snprintf (cpath, sizeof cpath, "%s/broker.cert_secret", o->curve_dir);
+            snprintf (allow, sizeof allow, "%s/allowed", o->curve_dir);
+            bc.cert_path = cpath;
+            bc.allow_dir = allow;
+        }
         cl->broker = qc_broker_new (&bc, err, sizeof err);
         if (!cl->broker) {
             fprintf (stderr, "%s: broker: %s\n", PROG, err);
@@ -226,7 +257,8 @@ cluster_start (cluster_t *cl, const opts_t *o, uint32_t nworkers, uint32_t prefe
             return -1;
         }
     }
-    if (!(cl->workers = calloc (nworkers, sizeof *cl->workers))) {
+    if (!(cl->workers = calloc (nworkers, sizeof *cl->workers))
+        || !(cl->curves = calloc (nworkers, sizeof *cl->curves))) {
         cluster_stop (cl);
         return -1;
     }
@@ -241,7 +273,17 @@ cluster_start (cluster_t *cl, const opts_t *o, uint32_t nworkers, uint32_t prefe
         wc.prefetch = prefetch;
         wc.exec = noop_exec;
         wc.exec_arg = &cl->exec;
+        if (o->curve_dir) {
+            snprintf (cpath, sizeof cpath, "%s/w%u.cert_secret", o->curve_dir, i);
+            if (!(cl->curves[i] = qc_curve_client_new (cpath, spath, err, sizeof err))) {
+                fprintf (stderr, "%s: worker %u: %s\n", PROG, i, err);
+                cluster_stop (cl);
+                return -1;
+            }
+            wc.curve = cl->curves[i];
+        }
         if (!(cl->workers[i] = qc_worker_new (&wc))) {
+            qc_curve_client_destroy (&cl->curves[i]);
             fprintf (stderr, "%s: worker %u did not start\n", PROG, i);
             cluster_stop (cl);
             return -1;

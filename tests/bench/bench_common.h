@@ -23,6 +23,10 @@ typedef struct {
     bool broker_process;
     bool run_tp, run_lat, run_idle;
     const char *state_dir;      /* the broker's --state; NULL: none */
+    const char *curve_dir;      /* CurveZMQ on (broker in a thread only):
+                                   broker.cert(_secret), wN.cert_secret per
+                                   worker, client.cert_secret and allowed/
+                                   (bench_curve.c makes them); NULL: off */
 } opts_t;
 
 /* ------------------------------------------------------------ time, cpu */
@@ -94,6 +98,52 @@ self_cpu_s (void)
         return -1;
     return (double) ru.ru_utime.tv_sec + (double) ru.ru_utime.tv_usec / 1e6
            + (double) ru.ru_stime.tv_sec + (double) ru.ru_stime.tv_usec / 1e6;
+}
+
+/* ------------------------------------------------------------ load */
+
+/* /proc/loadavg as one line ("?" when unknown): other work on the
+ * machine moves every figure, so each bench says how much there was. */
+static void
+load_average (char *buf, size_t len)
+{
+    snprintf (buf, len, "?");
+    FILE *f = fopen ("/proc/loadavg", "r");
+    if (!f)
+        return;
+    if (!fgets (buf, (int) len, f))
+        snprintf (buf, len, "?");
+    buf[strcspn (buf, "\n")] = 0;
+    fclose (f);
+}
+
+/* ------------------------------------------------------------ folders */
+
+/* A new folder /tmp/qc-bench-WHAT-XXXXXX, its path in buf; NULL (buf
+ * empty) when it cannot be made. (Not every bench uses these two.) */
+__attribute__ ((unused)) static const char *
+temp_dir (char *buf, size_t len, const char *what)
+{
+    snprintf (buf, len, "/tmp/qc-bench-%s-XXXXXX", what);
+    if (!mkdtemp (buf)) {
+        buf[0] = 0;
+        return NULL;
+    }
+    return buf;
+}
+
+/* Removes a folder temp_dir made, and forgets it (buf empty). */
+__attribute__ ((unused)) static void
+drop_dir (char *buf)
+{
+    if (!buf[0])
+        return;
+    char cmd[128];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", buf);
+    if (system (cmd)) {
+        /* a temporary folder left behind */
+    }
+    buf[0] = 0;
 }
 
 #endif

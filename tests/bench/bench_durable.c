@@ -69,21 +69,13 @@ static char s_state[64];
 static const char *
 new_state (void)
 {
-    snprintf (s_state, sizeof s_state, "/tmp/qc-bench-state-XXXXXX");
-    return mkdtemp (s_state) ? s_state : NULL;
+    return temp_dir (s_state, sizeof s_state, "state");
 }
 
 static void
 drop_state (void)
 {
-    if (!s_state[0])
-        return;
-    char cmd[128];
-    snprintf (cmd, sizeof cmd, "rm -rf '%s'", s_state);
-    if (system (cmd)) {
-        /* a temporary folder left behind */
-    }
-    s_state[0] = 0;
+    drop_dir (s_state);
 }
 
 /* Submits n no-op tasks in batches (the rest without waiting, as
@@ -96,18 +88,7 @@ submit_and_wait (const char *ep, uint64_t n, bool wait_done, int limit_s, client
     if (client_open (c, ep, n, false))
         return -1;
     int64_t t0 = now_us (), deadline = t0 + (int64_t) limit_s * 1000000;
-    size_t first = n < BATCH ? (size_t) n : BATCH;
-    client_submit (c, "noop", 0, first, first >= n);
-    PUMP_UNTIL (c, c->job != 0, deadline);
-    uint64_t batches = 1;
-    for (uint64_t base = first; base < n && c->job && !c->failed; base += BATCH) {
-        size_t k = n - base < BATCH ? (size_t) (n - base) : BATCH;
-        client_submit (c, "noop", base, k, base + k >= n);
-        batches++;
-        /* keep reading so neither side's queue grows without bound */
-        if (batches % 64 == 0)
-            client_pump (c, 0);
-    }
+    uint64_t batches = client_submit_all (c, n, deadline);
     if (wait_done) {
         PUMP_UNTIL (c, c->done, deadline);
     } else {
@@ -520,14 +501,8 @@ main (int argc, char **argv)
     setvbuf (stdout, NULL, _IOLBF, 0);
     qc_log_set_stderr_level (QC_LOG_WARNING);
     qc_log_set_process (PROG);
-    char load[64] = "?";
-    FILE *f = fopen ("/proc/loadavg", "r");
-    if (f) {
-        if (!fgets (load, sizeof load, f))
-            snprintf (load, sizeof load, "?");
-        load[strcspn (load, "\n")] = 0;
-        fclose (f);
-    }
+    char load[64];
+    load_average (load, sizeof load);
     printf ("machine: %ld CPUs online; load average at start: %s\n\n",
             sysconf (_SC_NPROCESSORS_ONLN), load);
     int failures = 0;

@@ -5,6 +5,8 @@ set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 ROOT=$PWD
 BIN=$ROOT/bin
+# programs the tests drive (tests/tools/*.c), from make's build folder
+TOOLS=$ROOT/${QC_BUILD:-build}/tests/tools
 SHARED=${QC_SHARED_DIR:-$(cd "$ROOT/.." && pwd)/shared}
 [ -d "$SHARED/slides/real" ] || { echo "FAIL: test data not found: $SHARED/slides/real (set QC_SHARED_DIR)" >&2; exit 1; }
 T=$(mktemp -d /tmp/qc-it.XXXXXX)

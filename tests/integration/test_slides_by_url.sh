@@ -139,11 +139,14 @@ fetched "$T/again" test3-DAPI-2.ndpi | grep -q "in the worker's cache, unchanged
 same_outputs "$T/by-path" "$T/again" "second run"
 pass "second run: $(fetched "$T/again" test3-DAPI-2.ndpi)"
 
-# 3. a real broker, a worker in an empty folder (CPU slot and simulated GPU lanes)
+# 3. a real broker, a worker in an empty folder (CPU slot and simulated GPU
+# lanes) whose --slides-root is that folder: roots are for paths, URLs
+# are fetched
 bport=$(free_port)
 start_broker $bport
 (cd "$T/empty" && exec "$BIN/qc-worker" --connect "tcp://127.0.0.1:$bport" --name w1 \
-    --slots 1 --simulate-gpus 1 --cache "$T/cache-w" --heartbeat-ms 200 --log-level debug \
+    --slots 1 --simulate-gpus 1 --cache "$T/cache-w" --slides-root "$T/empty" \
+    --heartbeat-ms 200 --log-level debug \
     --no-supervise >"$T/worker-w1.log" 2>&1) &
 W1=$!
 PIDS+=($W1)
@@ -153,7 +156,7 @@ wait_for "worker w1" 10 "workers_registered $bport 1"
 same_outputs "$T/by-path" "$T/via-broker" "through a broker"
 kill -TERM $W1
 for _ in $(seq 1 100); do kill -0 $W1 2>/dev/null || break; sleep 0.1; done
-pass "through a broker and a worker that sees no slide file: the same results"
+pass "through a broker and a worker that sees no slide file (--slides-root an empty folder): the same results"
 
 # 4. a worker killed mid-download; the next one resumes it
 (cd "$T/empty" && exec "$BIN/qc-worker" --connect "tcp://127.0.0.1:$bport" --name w2 --slots 1 \

@@ -1,0 +1,317 @@
+/* See curve.h. */
+#include "shared/curve.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "shared/log.h"
+
+static const char *s_roles[] = {"worker", "client", "admin", "broker"};
+
+int
+qc_role_parse (const char *name)
+{
+    for (size_t i = 0; name && i < sizeof s_roles / sizeof *s_roles; i++)
+        if (strcmp (name, s_roles[i]) == 0)
+            return 1 << i;
+    return -1;
+}
+
+const char *
+qc_role_name (int role)
+{
+    for (size_t i = 0; i < sizeof s_roles / sizeof *s_roles; i++)
+        if (role == 1 << i)
+            return s_roles[i];
+    return "none";
+}
+
+static bool
+all_zero (const byte *key)
+{
+    for (int i = 0; i < 32; i++)
+        if (key[i])
+            return false;
+    return true;
+}
+
+zcert_t *
+qc_cert_read (const char *path)
+{
+    /* czmq's zcert_load (PATH) reads PATH_secret instead when there is
+     * one: a public certificate given where a secret one is needed would
+     * pass unnoticed beside its secret file, and a stale PATH_secret
+     * would stand for PATH. This reads the named file only. */
+    /* Read here, bounded, and parsed from memory: czmq 4.2.1's
+     * zconfig_load leaks its file handle on a file that does not parse
+     * (a stray file in the allowed folder, read again and again). */
+    zchunk_t *text = path ? zchunk_slurp (path, QC_CERT_MAX_BYTES + 1) : NULL;
+    zconfig_t *root = text && zchunk_size (text) <= QC_CERT_MAX_BYTES
+                          ? zconfig_chunk_load (text) : NULL;
+    zchunk_destroy (&text);
+    if (!root)
+        return NULL;
+    const char *pub = zconfig_get (root, "/curve/public-key", NULL);
+    const char *sec = zconfig_get (root, "/curve/secret-key", NULL);
+    byte pk[32] = {0}, sk[32] = {0};
+    zcert_t *cert = NULL;
+    if (pub && strlen (pub) == QC_CURVE_KEY_LEN && zmq_z85_decode (pk, pub)
+        && (!sec || (strlen (sec) == QC_CURVE_KEY_LEN && zmq_z85_decode (sk, sec))))
+        cert = zcert_new_from (pk, sk);
+    zconfig_t *meta = cert ? zconfig_locate (root, "/metadata") : NULL;
+    for (zconfig_t *m = meta ? zconfig_child (meta) : NULL; m; m = zconfig_next (m))
+        if (zconfig_name (m) && zconfig_value (m))
+            zcert_set_meta (cert, zconfig_name (m), "%s", zconfig_value (m));
+    zconfig_destroy (&root);
+    return cert;
+}
+
+/* The certificate in path; NULL with why. */
+static zcert_t *
+load (const char *path, struct stat *st, char *err, size_t errlen)
+{
+    if (!path || !*path) {
+        snprintf (err, errlen, "no certificate file given");
+        return NULL;
+    }
+    if (stat (path, st)) {
+        snprintf (err, errlen, "cannot read %s: %s", path, strerror (errno));
+        return NULL;
+    }
+    if (!S_ISREG (st->st_mode)) {
+        snprintf (err, errlen, "%s is not a file", path);
+        return NULL;
+    }
+    zcert_t *cert = qc_cert_read (path);
+    if (!cert || all_zero (zcert_public_key (cert))) {
+        snprintf (err, errlen, "%s is not a CurveZMQ certificate (make one with "
+                  "qc-keygen)", path);
+        zcert_destroy (&cert);
+    }
+    return cert;
+}
+
+zcert_t *
+qc_cert_load_secret (const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    zcert_t *cert = load (path, &st, err, errlen);
+    if (cert && all_zero (zcert_secret_key (cert))) {
+        snprintf (err, errlen, "%s holds no secret key: give the secret "
+                  "certificate (NAME.cert_secret), not the public one", path);
+        zcert_destroy (&cert);
+    }
+    if (cert && (st.st_mode & 077))
+        qc_log (QC_LOG_WARNING, "curve", "%s can be read by other users (mode %04o): "
+                "anyone who reads it can speak as this certificate; chmod 600 %s",
+                path, (unsigned) (st.st_mode & 07777), path);
+    return cert;
+}
+
+int
+qc_cert_load_public (const char *path, char key[QC_CURVE_KEY_LEN + 1], char *err,
+                     size_t errlen)
+{
+    struct stat st;
+    zcert_t *cert = load (path, &st, err, errlen);
+    if (!cert)
+        return -1;
+    snprintf (key, QC_CURVE_KEY_LEN + 1, "%s", zcert_public_txt (cert));
+    zcert_destroy (&cert);
+    return 0;
+}
+
+/* ------------------------------------------------------------ clients */
+
+struct qc_curve_client {
+    zcert_t *cert;
+    char server_key[QC_CURVE_KEY_LEN + 1];
+};
+
+qc_curve_client_t *
+qc_curve_client_new (const char *cert_path, const char *server_key_path, char *err,
+                     size_t errlen)
+{
+    if (!cert_path || !server_key_path) {
+        snprintf (err, errlen, "CurveZMQ needs both --cert (this program's secret "
+                  "certificate) and --server-key (the broker's public certificate)");
+        return NULL;
+    }
+    qc_curve_client_t *self = calloc (1, sizeof *self);
+    if (!self) {
+        snprintf (err, errlen, "out of memory");
+        return NULL;
+    }
+    char why[512];
+    if (!(self->cert = qc_cert_load_secret (cert_path, why, sizeof why))) {
+        snprintf (err, errlen, "--cert: %s", why);
+        qc_curve_client_destroy (&self);
+        return NULL;
+    }
+    if (qc_cert_load_public (server_key_path, self->server_key, why, sizeof why)) {
+        snprintf (err, errlen, "--server-key: %s", why);
+        qc_curve_client_destroy (&self);
+        return NULL;
+    }
+    return self;
+}
+
+void
+qc_curve_client_destroy (qc_curve_client_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    zcert_destroy (&(*self_p)->cert);
+    free (*self_p);
+    *self_p = NULL;
+}
+
+void
+qc_curve_client_apply (const qc_curve_client_t *self, zsock_t *sock)
+{
+    if (!self || !sock)
+        return;
+    zcert_apply (self->cert, sock);
+    zsock_set_curve_serverkey (sock, self->server_key);
+}
+
+const char *
+qc_curve_client_key (const qc_curve_client_t *self)
+{
+    return self ? zcert_public_txt (self->cert) : NULL;
+}
+
+/* ------------------------------------------------------------ endpoints */
+
+bool
+qc_endpoint_is_local (const char *ep)
+{
+    if (!ep)
+        return false;
+    if (strncmp (ep, "inproc://", 9) == 0 || strncmp (ep, "ipc://", 6) == 0)
+        return true;
+    if (strncmp (ep, "tcp://", 6) != 0)
+        return false;
+    const char *h = ep + 6;
+    const char *semi = strrchr (h, ';');     /* "source;destination" */
+    if (semi)
+        h = semi + 1;
+    const char *colon = strrchr (h, ':');
+    size_t n = colon ? (size_t) (colon - h) : strlen (h);
+    char host[256];
+    if (n >= sizeof host)
+        return false;
+    memcpy (host, h, n);
+    host[n] = 0;
+    if (n >= 2 && host[0] == '[' && host[n - 1] == ']') {
+        memmove (host, host + 1, n - 2);
+        host[n - 2] = 0;
+    }
+    if (strcmp (host, "localhost") == 0 || strcmp (host, "lo") == 0)
+        return true;
+    struct in_addr a4;
+    struct in6_addr a6;
+    if (inet_pton (AF_INET, host, &a4) == 1)
+        return (ntohl (a4.s_addr) >> 24) == 127;
+    if (inet_pton (AF_INET6, host, &a6) == 1)
+        return IN6_IS_ADDR_LOOPBACK (&a6)
+               || (IN6_IS_ADDR_V4MAPPED (&a6) && a6.s6_addr[12] == 127);
+    return false;
+}
+
+/* ------------------------------------------------------------ handshakes */
+
+struct qc_handshake {
+    zsock_t *watched;
+    zsock_t *events;          /* PAIR: the monitor's events */
+    const char *why;
+};
+
+qc_handshake_t *
+qc_handshake_watch (zsock_t *sock)
+{
+    static unsigned serial;
+    if (!sock)
+        return NULL;
+    qc_handshake_t *self = calloc (1, sizeof *self);
+    char ep[96];
+    snprintf (ep, sizeof ep, "inproc://qc-handshake-%p-%u", (void *) self,
+              __atomic_fetch_add (&serial, 1, __ATOMIC_RELAXED));
+    if (!self || zmq_socket_monitor (zsock_resolve (sock), ep,
+                                     ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL
+                                     | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
+                                     | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH
+                                     | ZMQ_EVENT_HANDSHAKE_SUCCEEDED)) {
+        free (self);
+        return NULL;
+    }
+    self->watched = sock;
+    if (!(self->events = zsock_new (ZMQ_PAIR)) || zsock_connect (self->events, "%s", ep)) {
+        qc_handshake_destroy (&self);
+        return NULL;
+    }
+    zsock_set_rcvtimeo (self->events, 0);
+    return self;
+}
+
+void
+qc_handshake_destroy (qc_handshake_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    qc_handshake_t *self = *self_p;
+    zmq_socket_monitor (zsock_resolve (self->watched), NULL, 0);
+    zsock_destroy (&self->events);
+    free (self);
+    *self_p = NULL;
+}
+
+/* What an event says, in words; NULL for a handshake that succeeded. */
+static const char *
+explain (uint16_t event, uint32_t value)
+{
+    switch (event) {
+    case ZMQ_EVENT_HANDSHAKE_SUCCEEDED:
+        return NULL;
+    case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
+        return value == 400
+                   ? "the broker refused this certificate: it is not in the broker's "
+                     "--allow folder, or was removed from it"
+                   : "the broker could not check this certificate (its ZAP handler "
+                     "failed): see the broker's log";
+    case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
+        if (value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH)
+            return "the handshake failed: one side uses CurveZMQ and the other does "
+                   "not (give both --cert and --server-key to reach a broker that has "
+                   "--cert; none to reach one without)";
+        return "the CurveZMQ handshake failed: is --server-key the public "
+               "certificate of this broker?";
+    default:
+        return "the handshake with the broker failed: is --server-key the public "
+               "certificate of this broker, and does it use CurveZMQ (qc-broker "
+               "--cert) exactly when this program does?";
+    }
+}
+
+const char *
+qc_handshake_why (qc_handshake_t *self)
+{
+    if (!self)
+        return NULL;
+    zmsg_t *m;
+    while ((m = zmsg_recv (self->events))) {
+        zframe_t *f = zmsg_first (m);
+        if (f && zframe_size (f) >= 6) {
+            const byte *d = zframe_data (f);
+            uint16_t event;
+            uint32_t value;
+            memcpy (&event, d, 2);     /* host order, as libzmq writes them */
+            memcpy (&value, d + 2, 4);
+            self->why = explain (event, value);
+        }
+        zmsg_destroy (&m);
+    }
+    return self->why;
+}

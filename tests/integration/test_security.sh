@@ -1,0 +1,300 @@
+#!/bin/bash
+# No one let in (issue 14), against a real broker with CurveZMQ on
+# 127.0.0.1: a peer without a certificate, one whose certificate is not
+# admitted, one that knows only the broker's public key, a worker
+# certificate sending SUBMIT, a client attaching to, acknowledging or
+# cancelling another's job, RESULTs from peers the attempt was not
+# dispatched to (unregistered or registered), RESULTs naming "..", "/x"
+# or an empty file, a RESULT naming another path, a certificate removed
+# while its client is connected (its next message on the same
+# connection) and while its worker runs, a slide outside --slides-root
+# (a link out, a .. path), a job's owner after a broker restart, an
+# admin seeing and cancelling another's job. Each refusal is logged
+# with the peer, and nothing of the job or its output folder changes
+# (its qc-status line and the folder's files, compared before and
+# after). The strangers are tests/tools/qc_stranger.c; the rest are the
+# real programs. Mutations checked once by hand: a ZAP handler that
+# admits every key, an owner not restored from the journal.
+. "$(dirname "$0")/lib.sh"
+
+STRANGER=$TOOLS/qc_stranger
+[ -x "$STRANGER" ] || fail "$STRANGER not built (make test builds it)"
+K=$T/keys
+mkdir -p "$K/allowed"
+
+# ---------------------------------------------------------------- qc-keygen
+for r in broker:broker worker:w1 worker:w2 worker:w3 worker:w4 client:alice client:bob client:carol \
+         admin:admin worker:outsider; do
+    "$BIN/qc-keygen" --role "${r%%:*}" --name "${r#*:}@test" -o "$K" "${r#*:}" >/dev/null \
+        || fail "qc-keygen ${r#*:}"
+done
+[ "$(stat -c %a "$K/alice.cert_secret")" = 600 ] || fail "secret certificate not 0600"
+[ "$(stat -c %a "$K/alice.cert")" = 644 ] || fail "public certificate not 0644"
+grep -q 'role = "client"' "$K/alice.cert" && grep -q 'name = "alice@test"' "$K/alice.cert" \
+    || fail "metadata missing: $(cat "$K/alice.cert")"
+! grep -q secret-key "$K/alice.cert" || fail "the public certificate holds the secret key"
+before=$(md5sum "$K/alice.cert" "$K/alice.cert_secret")
+"$BIN/qc-keygen" --role client -o "$K" alice >"$T/kg.log" 2>&1
+[ $? -eq 2 ] || fail "qc-keygen over an existing pair should exit 2"
+grep -q "exists: not replaced" "$T/kg.log" || fail "qc-keygen message: $(cat "$T/kg.log")"
+[ "$(md5sum "$K/alice.cert" "$K/alice.cert_secret")" = "$before" ] || fail "pair overwritten"
+"$BIN/qc-keygen" --role root -o "$K" x >/dev/null 2>&1; [ $? -eq 2 ] || fail "--role root accepted"
+"$BIN/qc-keygen" -o "$K" ../x >/dev/null 2>&1; [ $? -eq 2 ] || fail "NAME with / accepted"
+pass "qc-keygen: public 0644 and secret 0600 with role and name; no overwrite; bad role, name: exit 2"
+
+for c in w1 w2 w3 w4 alice bob carol admin; do cp "$K/$c.cert" "$K/allowed/"; done
+
+# ---------------------------------------------------------------- the broker
+port=$(free_port)
+EP=tcp://127.0.0.1:$port
+# (each must exit at once: timeout bounds a broker that would listen)
+timeout 10 "$BIN/qc-broker" --bind "tcp://*:$port" --state none >"$T/open.log" 2>&1
+[ $? -eq 2 ] || fail "a non-loopback bind without keys should exit 2"
+grep -q -- "--insecure" "$T/open.log" || fail "no hint at --insecure: $(cat "$T/open.log")"
+timeout 10 "$BIN/qc-broker" --bind "$EP" --state none --allow "$K/allowed" >"$T/open.log" 2>&1
+[ $? -eq 2 ] || fail "--allow without --cert should exit 2"
+timeout 10 "$BIN/qc-broker" --bind "$EP" --state none --cert "$K/broker.cert" --allow "$K/allowed" \
+    >"$T/open.log" 2>&1
+[ $? -eq 2 ] || fail "--cert with a public certificate should exit 2"
+grep -q "no secret key" "$T/open.log" || fail "message: $(cat "$T/open.log")"
+pass "a non-loopback bind needs --cert or --insecure; --cert needs a secret certificate and --allow"
+
+start_broker $port --cert "$K/broker.cert_secret" --allow "$K/allowed" --heartbeat-ms 500
+LOG=$T/broker.log
+SK=$K/broker.cert
+as() { local who=$1; shift; "$STRANGER" --connect "$EP" --cert "$K/$who.cert_secret" --server-key "$SK" "$@"; }
+admin_status() { "$BIN/qc-status" --broker "$EP" --cert "$K/admin.cert_secret" --server-key "$SK" --timeout 3; }
+# refused REGEX WHAT / refused_key TEXT WHAT: the broker logged, within
+# 5 s, a refusal matching "refused REGEX" / a line holding TEXT and
+# "refused" (keys hold regex characters)
+refused() {
+    for _ in $(seq 1 50); do grep -q -- "refused $1" "$LOG" && return 0; sleep 0.1; done
+    tail -5 "$LOG" >&2; fail "no refusal logged: $2"
+}
+refused_key() {
+    for _ in $(seq 1 50); do grep -F -- "$1" "$LOG" | grep -q refused && return 0; sleep 0.1; done
+    tail -5 "$LOG" >&2; fail "no refusal logged: $2"
+}
+
+# a peer without a certificate
+"$STRANGER" --connect "$EP" status >"$T/s1.log" 2>&1
+grep -q "^got" "$T/s1.log" && fail "a peer without a certificate got an answer: $(cat "$T/s1.log")"
+# (its address when the broker could read it before libzmq closed the
+# connection: the handshake fails within microseconds; and the broker
+# sees the mismatch itself, or the peer saw it first and closed)
+refused "a connection from [^:]*: \(it does not speak CurveZMQ\|its handshake failed\)" \
+    "no certificate"
+pass "a peer without a certificate: no answer; refused and logged"
+
+# a well-formed certificate that is not admitted
+"$STRANGER" --connect "$EP" --cert "$K/outsider.cert_secret" --server-key "$SK" status >"$T/s2.log" 2>&1
+grep -q "^got" "$T/s2.log" && fail "an outsider got an answer: $(cat "$T/s2.log")"
+okey=$(sed -n 's/.*public-key = "\(.*\)"/\1/p' "$K/outsider.cert")
+refused_key "a connection from 127.0.0.1 (key $okey): unknown key" "outsider's key"
+"$BIN/qc-worker" --connect "$EP" --cert "$K/outsider.cert_secret" --server-key "$SK" --name outsider \
+    --timeout 5 >"$T/outsider.log" 2>&1
+[ $? -eq 3 ] || fail "a worker whose certificate is not admitted should exit 3"
+grep -q "refused this certificate" "$T/outsider.log" || fail "no reason: $(cat "$T/outsider.log")"
+! admin_status | grep -q outsider || fail "the outsider was registered"
+pass "a certificate not in the folder: refused at the handshake, logged with its key; qc-worker --timeout 5 exits 3 saying why"
+
+# one that knows only the broker's public key: the ZAP handler is asked
+"$STRANGER" --connect "$EP" --ephemeral --server-key "$SK" status >"$T/s3.log" 2>&1
+grep -q "^got" "$T/s3.log" && fail "an ephemeral key got an answer: $(cat "$T/s3.log")"
+ekey=$(sed -n 's/^key //p' "$T/s3.log")
+[ -n "$ekey" ] || fail "no ephemeral key printed"
+refused_key "a connection from 127.0.0.1 (key $ekey): unknown key" "ephemeral key"
+pass "knowing only the broker's public key is not enough: the ZAP handler refused key $ekey"
+
+# ---------------------------------------------------------------- alice's job
+make_cohort "$T/cohort" 8 >/dev/null
+cheap_config "$T/cheap.ini"
+"$BIN/qc-submit" --broker "$EP" --cert "$K/alice.cert_secret" --server-key "$SK" -c "$T/cheap.ini" \
+    -o "$T/alice" --list "$T/cohort/list" --timeout 20 >"$T/alice.log" 2>&1 &
+alice=$!
+PIDS+=($alice)
+wait_for "alice's job accepted" 10 "grep -q '^job' '$T/alice/.qc-job' 2>/dev/null" "$T/alice.log"
+job=$(awk '/^job /{print $2; exit}' "$T/alice/.qc-job")
+key=0x$(sed -n 's/.*key=\([0-9a-f]*\).*/\1/p' "$T/alice/.qc-job")
+[ "$key" != 0x ] || fail "no key in .qc-job"
+job_line() { admin_status | awk -v j="$job" '$1 == j {print $1, $2, $3, $4}'; }
+folder() { (cd "$T/alice" && find . -type f ! -name qc.log | sort | xargs md5sum); }
+s0=$(job_line)
+f0=$(folder)
+[ -n "$s0" ] || fail "the admin does not see job $job"
+same() {        # same WHAT: the job's counts and the folder as before
+    [ "$(job_line)" = "$s0" ] || fail "$1: job $job changed: '$s0' -> '$(job_line)'"
+    [ "$(folder)" = "$f0" ] || fail "$1: alice's folder changed"
+}
+
+# a worker certificate sending SUBMIT
+as w2 submit /etc/passwd >"$T/s4.log" 2>&1
+grep -q "got ERROR.*SUBMIT may not be sent with a certificate of the role worker" "$T/s4.log" \
+    || fail "worker SUBMIT: $(cat "$T/s4.log")"
+refused "peer [0-9a-f]* (certificate w2@test, role worker, key .*): SUBMIT may not" "worker SUBMIT"
+[ "$(admin_status | grep -c '^[0-9]')" -eq 1 ] || fail "a job was created: $(admin_status)"
+same "worker SUBMIT"
+pass "a worker certificate sending SUBMIT: refused (ERROR), logged with its certificate; no job made"
+
+# bob: attach, acknowledge, cancel alice's job; and he does not see it
+for what in "attach $job $key" "ack $job $key 1" "cancel $job $key"; do
+    as bob $what >"$T/s5.log" 2>&1
+    grep -q "got ERROR job=$job .*is not yours" "$T/s5.log" || fail "bob $what: $(cat "$T/s5.log")"
+    verb=$(echo "${what%% *}" | tr a-z A-Z)
+    refused "peer [0-9a-f]* (certificate bob@test, role client, key .*): $verb for job $job: it belongs to another certificate" "bob $verb"
+    same "bob $what"
+done
+as bob status >"$T/s6.log" 2>&1
+grep -q "got STATUS_REPLY .*jobs=0" "$T/s6.log" || fail "bob sees alice's job: $(cat "$T/s6.log")"
+as alice status >"$T/s6.log" 2>&1
+grep -q "got STATUS_REPLY .*jobs=1" "$T/s6.log" || fail "alice does not see her job: $(cat "$T/s6.log")"
+pass "another client attaching to, acknowledging, cancelling the job: each refused (ERROR) and logged; it sees no job of hers"
+
+# registered workers answering a real TASK with image names that could
+# leave the folder: the message is refused whole, logged with the peer
+for bad in ".." "/x" ""; do
+    as w2 --wait-ms 800 work "$bad" >"$T/s7.log" 2>&1
+    grep -q "^task $job " "$T/s7.log" || fail "the stranger got no task: $(cat "$T/s7.log")"
+    refused "peer [0-9a-f]* (certificate w2@test, role worker, key .*): malformed message dropped" "image named '$bad'"
+    wait_for "task back in the queue" 10 "[ \"\$(job_line)\" = \"$s0\" ]"
+    same "a RESULT naming '$bad'"
+done
+pass "RESULTs naming '..', '/x' or an empty image: refused and logged; job and folder unchanged"
+
+# ---------------------------------------------------------------- w1 runs
+start_worker $port w1 --cert "$K/w1.cert_secret" --server-key "$SK" --slots 1 --prefetch 0 \
+    --task-delay-ms 5000 --heartbeat-ms 500
+w1=$WORKER_PID
+wait_for "w1 running a task" 10 "admin_status | awk -v j=$job '\$1 == j && \$6 == 1' | grep -q ."
+s0=$(job_line)
+f0=$(folder)
+# every slide at its first attempts, from w4 (which was never given
+# one), unregistered and registered: w1's running attempt among them
+as w4 --wait-ms 300 result "$job" "$key" 0-7 1-4 >/dev/null 2>&1
+refused "peer [0-9a-f]* (certificate w4@test, role worker, key .*): RESULT for job $job slide [0-9]* attempt [0-9]* from a peer not registered as a worker: that attempt was not dispatched to this certificate" "unregistered RESULT"
+as w4 --wait-ms 300 forge "$job" "$key" 0-7 1-4 >/dev/null 2>&1
+refused "peer [0-9a-f]* (certificate w4@test, role worker, key .*): RESULT for job $job slide [0-9]* attempt [0-9]*: that attempt was not dispatched" "forged RESULT"
+same "RESULTs from a certificate the attempts were not dispatched to"
+pass "RESULTs for w1's (and the strangers') attempts from another certificate, unregistered or registered: refused and logged; nothing changed"
+
+# a certificate removed while its holder is connected: its next message
+# on the same connection (no new handshake) is refused
+as carol --wait-ms 200 --repeat 50 status >"$T/s9.log" 2>&1 &
+carol=$!
+PIDS+=($carol)
+wait_for "carol's first answer" 10 "grep -q 'got STATUS_REPLY' '$T/s9.log'" "$T/s9.log"
+rm "$K/allowed/carol.cert"
+refused "peer [0-9a-f]*: certificate carol@test (key .*) was revoked: it is no longer in" \
+    "carol's next message"
+wait $carol
+grep -q "got DISCONNECT .*reason=refused: certificate carol@test" "$T/s9.log" \
+    || fail "carol was not told: $(tail -3 "$T/s9.log")"
+[ "$(sed -n '/got DISCONNECT/,$p' "$T/s9.log" | grep -c STATUS_REPLY)" -eq 0 ] \
+    || fail "carol got answers after her certificate was removed"
+grep -q "refused a connection .*carol" "$LOG" && fail "carol made a new handshake: not the per-message check"
+pass "a client's certificate removed mid-run: its next message on the same connection refused and logged; no answer after"
+
+# a certificate removed while its worker runs: refused from its next
+# message; its tasks go to the others; it cannot come back
+start_worker $port w3 --cert "$K/w3.cert_secret" --server-key "$SK" --slots 1 --prefetch 0 \
+    --task-delay-ms 5000 --heartbeat-ms 500 --timeout 5
+w3=$WORKER_PID
+wait_for "w3 registered" 10 "grep -q 'registered with broker' '$T/worker-w3.log'"
+rm "$K/allowed/w3.cert"
+wait_for "w3 revoked" 10 "grep -q 'revoked certificate w3@test' '$LOG'" "$LOG"
+refused "peer [0-9a-f]*: certificate w3@test (key .*) was revoked" "w3's next message"
+refused_key "(key $(sed -n 's/.*public-key = "\(.*\)"/\1/p' "$K/w3.cert")): certificate w3@test was revoked" "w3's new connection"
+for _ in $(seq 1 150); do kill -0 $w3 2>/dev/null || break; sleep 0.1; done
+kill -0 $w3 2>/dev/null && fail "the revoked worker did not give up (--timeout 5)"
+wait $w3; rc=$?
+[ $rc -eq 3 ] || fail "revoked worker exit $rc, expected 3: $(tail -3 "$T/worker-w3.log")"
+grep -q "refused" "$T/worker-w3.log" || fail "the revoked worker does not say why"
+! admin_status | grep -q '^w3 ' || fail "w3 still registered"
+pass "a certificate removed mid-run: refused from its next message and its next handshake, logged; qc-worker --timeout 5 exits 3 saying why"
+
+# w1 without its delay finishes the job
+kill -9 $w1
+wait $w1 2>/dev/null
+start_worker $port w1 --cert "$K/w1.cert_secret" --server-key "$SK" --slots 2 --heartbeat-ms 500
+w1=$WORKER_PID
+# alice's job ends with w1 alone: each slide once, nothing forged in it
+for _ in $(seq 1 600); do kill -0 $alice 2>/dev/null || break; sleep 0.1; done
+kill -0 $alice 2>/dev/null && fail "alice's job did not finish: $(tail -3 "$T/alice.log")"
+wait $alice; rc=$?
+[ $rc -le 1 ] || fail "alice's qc-submit exit $rc: $(tail -3 "$T/alice.log")"
+check_exactly_once "$T/alice" "$T/cohort/list"
+! grep -rq FORGED "$T/alice" || fail "a forged value reached alice's folder"
+[ -z "$(find "$T" -name 'x' -o -name '*FORGED*' -o -name 'escape*')" ] || fail "stray files"
+pass "alice's job: every slide exactly once, nothing forged in her folder"
+
+# a RESULT from the assignee naming another path: the client names the
+# files from its own cohort and index, never from the message
+kill -TERM $w1                      # the stranger gets bob's task
+for _ in $(seq 1 100); do kill -0 $w1 2>/dev/null || break; sleep 0.1; done
+"$BIN/qc-submit" --broker "$EP" --cert "$K/bob.cert_secret" --server-key "$SK" -c "$T/cheap.ini" \
+    -o "$T/bob" "$(head -1 "$T/cohort/list")" --timeout 20 >"$T/bob.log" 2>&1 &
+bob=$!
+PIDS+=($bob)
+as w2 --wait-ms 1500 work "_thumb.png" "../../$(basename "$T")-escape" >"$T/s8.log" 2>&1
+grep -q "^task " "$T/s8.log" || fail "no task for the stranger: $(cat "$T/s8.log")"
+for _ in $(seq 1 100); do kill -0 $bob 2>/dev/null || break; sleep 0.1; done
+wait $bob
+name=$(basename "$(head -1 "$T/cohort/list")")
+[ -f "$T/bob/$name/${name}_thumb.png" ] || fail "the image is not under the cohort's name: $(find "$T/bob")"
+[ "$(cat "$T/bob/$name/${name}_thumb.png")" = FORGED ] || fail "not the stranger's image"
+[ -z "$(find "$T" /tmp -maxdepth 2 -name '*-escape' 2>/dev/null)" ] || fail "a file named from the message"
+pass "a RESULT naming another path: its image written as $name/${name}_thumb.png, named from the cohort"
+
+# ---------------------------------------------------------------- slides root
+mkdir -p "$T/root" "$T/outside"
+for f in root/in root/in2 outside/out; do
+    "$BIN/qc-mkslide" -o "$T/$f.svs" --width 1200 --height 900 --seed 1 >/dev/null 2>&1 \
+        || fail "qc-mkslide"
+done
+mkfifo "$T/outside/fifo.svs"        # opening it would hang: it must not be opened
+ln -s "$T/outside/fifo.svs" "$T/root/link.svs"
+start_worker $port w1 --cert "$K/w1.cert_secret" --server-key "$SK" --slots 2 \
+    --slides-root "$T/root" --heartbeat-ms 500
+"$BIN/qc-submit" --broker "$EP" --cert "$K/bob.cert_secret" --server-key "$SK" -c "$T/cheap.ini" \
+    -o "$T/roots" --no-check --timeout 20 "$T/root/in.svs" "$T/root/link.svs" \
+    "$T/root/../outside/out.svs" "$T/outside/fifo.svs" "file://$T/root/in2.svs" \
+    "file://$T/outside/out.svs" >"$T/roots.log" 2>&1 &
+sub=$!
+PIDS+=($sub)
+for _ in $(seq 1 300); do kill -0 $sub 2>/dev/null || break; sleep 0.1; done
+kill -0 $sub 2>/dev/null && fail "a slide outside --slides-root was opened (it hangs): $(tail -3 "$T/roots.log")"
+grep -q "^in.svs" "$T/roots/results.tsv" || fail "the slide inside the root did not pass"
+grep -q "^in2.svs" "$T/roots/results.tsv" || fail "the file:// slide inside the root did not pass"
+[ "$(grep -c 'outside every --slides-root' "$T/roots/error.log")" -eq 4 ] \
+    || fail "expected 4 slides refused: $(cat "$T/roots/error.log")"
+pass "--slides-root: the slides inside pass (path, file://); a link out, a .. path, a path outside and a file:// URL outside fail, never opened"
+
+# ---------------------------------------------------------------- owners across a restart
+# bob's job waits (no worker); the broker restarts on its --state: the
+# owner comes back from the journal
+kill -TERM $WORKER_PID
+for _ in $(seq 1 100); do kill -0 $WORKER_PID 2>/dev/null || break; sleep 0.1; done
+as bob --wait-ms 800 submit "$T/root/in.svs" >"$T/s10.log" 2>&1
+bjob=$(sed -n 's/^got ACCEPTED job=\([0-9]*\).*/\1/p' "$T/s10.log" | head -1)
+[ -n "$bjob" ] || fail "bob's SUBMIT: $(cat "$T/s10.log")"
+kill -TERM $BROKER_PID
+for _ in $(seq 1 100); do kill -0 $BROKER_PID 2>/dev/null || break; sleep 0.1; done
+kill -0 $BROKER_PID 2>/dev/null && fail "the broker did not stop"
+start_broker $port --cert "$K/broker.cert_secret" --allow "$K/allowed" --heartbeat-ms 500
+status_as() { "$BIN/qc-status" --broker "$EP" --cert "$K/$1.cert_secret" --server-key "$SK" --timeout 3; }
+wait_for "bob's job restored" 10 "status_as admin | awk '\$1 == $bjob' | grep -q ."
+status_as bob | awk -v j=$bjob '$1 == j' | grep -q . || fail "bob does not see his job after the restart"
+! status_as alice | awk -v j=$bjob '$1 == j' | grep -q . || fail "alice sees bob's job after the restart"
+as alice attach "$bjob" 0x5757 >"$T/s11.log" 2>&1
+grep -q "got ERROR job=$bjob .*is not yours" "$T/s11.log" || fail "alice attach after restart: $(cat "$T/s11.log")"
+refused "peer [0-9a-f]* (certificate alice@test, role client, key .*): ATTACH for job $bjob: it belongs to another certificate" \
+    "alice ATTACH after the restart"
+as bob --wait-ms 800 attach "$bjob" 0x5757 >"$T/s12.log" 2>&1
+grep -q "got ERROR" "$T/s12.log" && fail "bob cannot attach to his own job: $(cat "$T/s12.log")"
+pass "a job's owner survives a broker restart: the owner and the admin see it (qc-status), another client neither sees nor attaches to it"
+
+# an admin may cancel any job
+as admin --wait-ms 800 cancel "$bjob" 0x5757 >"$T/s13.log" 2>&1
+grep -q "got ERROR" "$T/s13.log" && fail "the admin cannot cancel: $(cat "$T/s13.log")"
+wait_for "job $bjob cancelled" 10 "grep -q 'job $bjob cancelled' '$LOG'" "$LOG"
+pass "an admin certificate cancels another client's job"

@@ -1,0 +1,222 @@
+/* The broker's admitted certificates (broker/keyring.h) and the
+ * certificate helpers of shared/curve.h, on real files in a temporary
+ * folder: roles and names, what is skipped (a secret certificate, a file
+ * that is no certificate, a key given twice, no role), a file added
+ * admits, a file removed revokes (and is remembered as revoked), a file
+ * changed in place is seen by the full check, a folder that goes refuses
+ * everyone; loopback endpoints. */
+#include <czmq.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "broker/keyring.h"
+#include "shared/curve.h"
+#include "tests/unit/check.h"
+
+static char s_dir[64];
+
+/* A certificate in s_dir/file: a new key pair, or (like) the one of
+ * base, with this role and name (czmq cannot change a key's metadata:
+ * a copy is made from the keys). */
+static zcert_t *
+make_cert_like (zcert_t *base, const char *file, const char *role, const char *name)
+{
+    zcert_t *c = base ? zcert_new_from (zcert_public_key (base), zcert_secret_key (base))
+                      : zcert_new ();
+    if (role)
+        zcert_set_meta (c, "role", "%s", role);
+    if (name)
+        zcert_set_meta (c, "name", "%s", name);
+    char path[256];
+    snprintf (path, sizeof path, "%s/%s", s_dir, file);
+    CHECK (zcert_save_public (c, path) == 0, "%s written", path);
+    return c;
+}
+
+static zcert_t *
+make_cert (const char *file, const char *role, const char *name)
+{
+    return make_cert_like (NULL, file, role, name);
+}
+
+static void
+write_file (const char *file, const char *text)
+{
+    char path[256];
+    snprintf (path, sizeof path, "%s/%s", s_dir, file);
+    FILE *f = fopen (path, "w");
+    CHECK (f != NULL);
+    if (f) {
+        fputs (text, f);
+        fclose (f);
+    }
+}
+
+static void
+remove_file (const char *file)
+{
+    char path[256];
+    snprintf (path, sizeof path, "%s/%s", s_dir, file);
+    CHECK (unlink (path) == 0, "%s removed", path);
+}
+
+static void
+test_ring (void)
+{
+    zcert_t *w = make_cert ("w.cert", "worker", "w1@host");
+    zcert_t *c = make_cert ("c.cert", "client", NULL);
+    zcert_t *a = make_cert ("a.cert", "admin", "admin\tone");
+    zcert_t *n = make_cert ("n.cert", NULL, "norole");
+    write_file ("junk.cert", "this is no certificate\n");
+    write_file (".hidden", "ignored\n");
+    /* the same key again under another name, and a secret file */
+    char path[256];
+    zcert_t *dup = make_cert_like (w, "z-dup.cert", "admin", "dup");
+    zcert_destroy (&dup);
+    zcert_t *s = zcert_new ();
+    zcert_set_meta (s, "role", "worker");
+    snprintf (path, sizeof path, "%s/s.cert_secret", s_dir);
+    CHECK (zcert_save_secret (s, path) == 0);   /* a secret file alone */
+
+    char err[512] = "";
+    keyring_t *k = keyring_new (s_dir, err, sizeof err);
+    CHECK (k != NULL, "%s", err);
+    if (!k)
+        return;
+    CHECK (keyring_size (k) == 4, "w, c, a, n: %zu", keyring_size (k));
+    const keyring_entry_t *e = keyring_lookup (k, zcert_public_txt (w));
+    CHECK (e && e->role == QC_ROLE_WORKER && strcmp (e->name, "w1@host") == 0,
+           "the first file of a key wins (a.cert < w.cert < z-dup.cert)");
+    uint32_t wid = e ? e->id : 0;
+    e = keyring_lookup (k, zcert_public_txt (c));
+    CHECK (e && e->role == QC_ROLE_CLIENT && strcmp (e->name, "c.cert") == 0,
+           "no name: the file's");
+    e = keyring_lookup (k, zcert_public_txt (a));
+    CHECK (e && e->role == QC_ROLE_ADMIN && strcmp (e->name, "admin_one") == 0,
+           "control bytes replaced: %s", e ? e->name : "-");
+    e = keyring_lookup (k, zcert_public_txt (n));
+    CHECK (e && e->role == QC_ROLE_NONE, "a certificate without a role admits nothing");
+    CHECK (!keyring_lookup (k, zcert_public_txt (s)), "secret files are not read");
+    CHECK (!keyring_lookup (k, "not a key") && !keyring_lookup (k, NULL));
+    CHECK (wid != 0 && e && e->id != wid, "distinct non-zero numbers");
+
+    /* nothing changed: no reload */
+    CHECK (!keyring_refresh (k, false) && !keyring_refresh (k, true));
+
+    /* a file added: the quick check sees it */
+    zcert_t *w2 = make_cert ("w2.cert", "worker", "w2");
+    CHECK (keyring_refresh (k, false), "added");
+    CHECK (keyring_lookup (k, zcert_public_txt (w2)) != NULL);
+    e = keyring_lookup (k, zcert_public_txt (w));
+    CHECK (e && e->id == wid, "a key keeps its number across reloads");
+
+    /* a file removed: revoked, and remembered as revoked */
+    remove_file ("w.cert");
+    CHECK (keyring_refresh (k, false), "removed");
+    /* z-dup.cert holds the same key: now it is the first */
+    e = keyring_lookup (k, zcert_public_txt (w));
+    CHECK (e && e->role == QC_ROLE_ADMIN && e->id == wid,
+           "the other file of that key admits it now, under the same number");
+    remove_file ("z-dup.cert");
+    CHECK (keyring_refresh (k, false));
+    CHECK (!keyring_lookup (k, zcert_public_txt (w)));
+    const char *was = keyring_revoked (k, zcert_public_txt (w));
+    CHECK (was && strcmp (was, "dup") == 0, "revoked, under its last name: %s", was ? was : "-");
+    CHECK (!keyring_revoked (k, zcert_public_txt (c)), "admitted: not revoked");
+    CHECK (!keyring_revoked (k, zcert_public_txt (s)), "never admitted: unknown");
+
+    /* a role changed in place: only the full check sees it (the same
+     * file rewritten: the folder's own times stay) */
+    usleep (20000);
+    zcert_t *c2 = make_cert_like (c, "c.cert", "admin", "c2");
+    zcert_destroy (&c2);
+    bool quick = keyring_refresh (k, false);
+    bool full = quick || keyring_refresh (k, true);
+    CHECK (full, "the full check sees a file changed in place");
+    e = keyring_lookup (k, zcert_public_txt (c));
+    CHECK (e && e->role == QC_ROLE_ADMIN);
+
+    /* the folder goes: everyone is refused */
+    char cmd[128];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", s_dir);
+    CHECK (system (cmd) == 0);
+    CHECK (keyring_refresh (k, false));
+    CHECK (keyring_size (k) == 0 && !keyring_lookup (k, zcert_public_txt (c)));
+    keyring_destroy (&k);
+    CHECK (k == NULL);
+    zcert_destroy (&w);
+    zcert_destroy (&w2);
+    zcert_destroy (&c);
+    zcert_destroy (&a);
+    zcert_destroy (&n);
+    zcert_destroy (&s);
+}
+
+static void
+test_certs (void)
+{
+    char err[512];
+    CHECK (!keyring_new ("/nonexistent-qc", err, sizeof err) && strstr (err, "--allow"));
+    snprintf (s_dir, sizeof s_dir, "/tmp/qc-keyring-XXXXXX");
+    CHECK (mkdtemp (s_dir) != NULL);
+    zcert_t *c = zcert_new ();
+    char pub[256], sec[256];
+    snprintf (pub, sizeof pub, "%s/x.cert", s_dir);
+    snprintf (sec, sizeof sec, "%s/x.cert_secret", s_dir);
+    CHECK (zcert_save_public (c, pub) == 0);
+    /* a public certificate alone is no secret one */
+    zcert_t *got = qc_cert_load_secret (pub, err, sizeof err);
+    CHECK (!got && strstr (err, "no secret key"), "%s", err);
+    CHECK (zcert_save_secret (c, sec) == 0);
+    got = qc_cert_load_secret (sec, err, sizeof err);
+    CHECK (got && zcert_eq (got, c), "%s", err);
+    zcert_destroy (&got);
+    char key[QC_CURVE_KEY_LEN + 1];
+    CHECK (qc_cert_load_public (pub, key, err, sizeof err) == 0
+           && strcmp (key, zcert_public_txt (c)) == 0);
+    CHECK (qc_cert_load_public (s_dir, key, err, sizeof err) == -1 && strstr (err, "not a file"));
+    write_file ("junk", "curve\n    public-key = \"short\"\n");
+    snprintf (pub, sizeof pub, "%s/junk", s_dir);
+    CHECK (qc_cert_load_public (pub, key, err, sizeof err) == -1
+           && strstr (err, "not a CurveZMQ certificate"), "%s", err);
+    qc_curve_client_t *cc = qc_curve_client_new (sec, NULL, err, sizeof err);
+    CHECK (!cc && strstr (err, "--server-key"));
+    cc = qc_curve_client_new (sec, sec, err, sizeof err);
+    CHECK (cc && strcmp (qc_curve_client_key (cc), zcert_public_txt (c)) == 0, "%s", err);
+    qc_curve_client_destroy (&cc);
+    zcert_destroy (&c);
+    remove_file ("x.cert");
+    remove_file ("x.cert_secret");
+    remove_file ("junk");
+
+    CHECK (qc_role_parse ("worker") == QC_ROLE_WORKER && qc_role_parse ("admin") == QC_ROLE_ADMIN);
+    CHECK (qc_role_parse ("root") == -1 && qc_role_parse (NULL) == -1);
+    CHECK (strcmp (qc_role_name (QC_ROLE_CLIENT), "client") == 0);
+}
+
+static void
+test_endpoints (void)
+{
+    static const char *local[] = {"tcp://127.0.0.1:5555", "tcp://127.3.4.5:1", "tcp://[::1]:5555",
+                                  "tcp://localhost:5555", "tcp://lo:5555", "ipc:///tmp/x",
+                                  "inproc://x", "tcp://[::ffff:127.0.0.1]:9"};
+    static const char *remote[] = {"tcp://*:5555", "tcp://0.0.0.0:5555", "tcp://10.0.0.1:5555",
+                                   "tcp://eth0:5555", "tcp://host.example.org:5555",
+                                   "tcp://[::]:5555", "ws://127.0.0.1:5555", "tcp://128.0.0.1:1"};
+    for (size_t i = 0; i < sizeof local / sizeof *local; i++)
+        CHECK (qc_endpoint_is_local (local[i]), "%s is local", local[i]);
+    for (size_t i = 0; i < sizeof remote / sizeof *remote; i++)
+        CHECK (!qc_endpoint_is_local (remote[i]), "%s is not", remote[i]);
+    CHECK (!qc_endpoint_is_local (NULL));
+}
+
+int
+main (void)
+{
+    zsys_handler_set (NULL);
+    test_certs ();
+    test_ring ();
+    test_endpoints ();
+    return check_done ("test_keyring");
+}
