@@ -105,8 +105,10 @@ start_unit "$T/units/qc-broker.service" "" broker-unit.log
 wait_for "broker from its unit" 10 "grep -q 'listening on' '$T/broker-unit.log'"
 start_unit "$T/units/qc-worker@.service" cpu worker-unit.log
 worker_pid=$UNIT_PID
+wait_for "worker from its unit" 20 "grep -q '(role worker)' '$T/broker-unit.log'" \
+    || { tail -5 "$T/worker-unit.log"; fail "the worker's unit did not start it"; }
 ln -s "$SHARED/slides/real/CMU-1-Small-Region.svs" "$T/slide1.svs"
-"$T/prefix/bin/qc-submit" --broker "tcp://127.0.0.1:$port" --cert "$T/alice/alice.cert_secret" \
+timeout 300 "$T/prefix/bin/qc-submit" --broker "tcp://127.0.0.1:$port" --cert "$T/alice/alice.cert_secret" \
     --server-key "$T/etc/keys/broker.cert" -o "$T/out" "$T/slide1.svs" --timeout 120 >"$T/submit.log" 2>&1 \
     || { tail "$T/submit.log" "$T/broker-unit.log" "$T/worker-unit.log"; fail "qc-submit through the units' programs failed"; }
 [ "$(grep -vc '^#' "$T/out/results.tsv")" = 1 ] || fail "no result row"
