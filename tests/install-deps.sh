@@ -4,6 +4,8 @@
 # Does nothing when they are all there; needs root (or sudo) otherwise.
 #   tests/install-deps.sh           install what is missing
 #   tests/install-deps.sh --list    print the package names, one a line
+#   tests/install-deps.sh --list build   only those the build needs (the
+#                                   Ansible roles install these on hosts)
 #   tests/install-deps.sh --check   print the missing ones; exit 1 if any
 # tests/deps/check_deps.py (run by `make test`) checks that every command
 # the scripts call comes from a package named here (or an Essential one).
@@ -21,15 +23,25 @@ BUILD="build-essential gcc make binutils pkg-config
 # checks saveMask2Geojson's polygons with it), python3-numpy (the same
 # test redoes skimage's equalize_hist with it); nginx (a real HTTP server
 # that honours Range, for the slides-by-URL tests and bench_fetch); clang
-# and its libFuzzer runtime (make fuzz, test_fuzz.sh); apt for this script
-# itself.
-TESTS="openslide-tools mawk python3 python3-shapely python3-numpy nginx clang libclang-rt-14-dev apt"
+# and its libFuzzer runtime (make fuzz, test_fuzz.sh); Ansible,
+# ansible-lint and systemd-analyze (test_ansible.sh runs deploy/ansible
+# for real); a one-node Slurm cluster with munge, and pgrep to see what
+# a job left running (test_slurm.sh); apt for
+# this script itself.
+TESTS="openslide-tools mawk python3 python3-shapely python3-numpy nginx clang libclang-rt-14-dev
+    ansible ansible-lint systemd slurm-wlm slurmctld slurmd munge procps apt"
 PKGS="$BUILD $TESTS"
 
 case "${1:-}" in
-    --list) for p in $PKGS; do echo "$p"; done; exit 0 ;;
+    --list)
+        case "${2:-all}" in
+            build) list=$BUILD ;;
+            all) list=$PKGS ;;
+            *) echo "install-deps.sh: --list takes 'build' or nothing" >&2; exit 2 ;;
+        esac
+        for p in $list; do echo "$p"; done; exit 0 ;;
     --check|"") ;;
-    -h|--help) sed -n '2,9s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,11s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "install-deps.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 esac
 

@@ -1,0 +1,129 @@
+#!/bin/bash
+# deploy/slurm/qc-cohort.sbatch on a real one-node Slurm cluster that this
+# test starts on this machine (munged, slurmctld, slurmd with a private
+# slurm.conf for localhost; stopped by PID at the end):
+#  - a cohort through the script: broker on the first node, workers on
+#    every node, qc-submit, then nothing of the job left running;
+#  - a worker killed mid-run: the cohort still ends, every slide once,
+#    and the teardown stops the rest;
+#  - a broker that cannot start (its port taken): exit 4, nothing left.
+. "$(dirname "$0")/lib.sh"
+for d in munged slurmctld slurmd sbatch squeue scontrol; do
+    PATH=$PATH:/usr/sbin command -v $d >/dev/null || fail "$d not installed (tests/install-deps.sh installs slurm-wlm and munge)"
+done
+[ "$(id -u)" = 0 ] || skip "slurmd must run as root to start job steps; run make test as root"
+PATH=$PATH:/usr/sbin
+
+# --- a one-node cluster -------------------------------------------------
+S=$T/slurm
+mkdir -p "$S/munge" "$S/ctld" "$S/spool"
+chmod 700 "$S/munge"
+head -c 1024 /dev/urandom >"$S/munge/munge.key"; chmod 600 "$S/munge/munge.key"
+munged --socket="$S/munge/sock" --key-file="$S/munge/munge.key" --pid-file="$S/munge/pid" \
+    --log-file="$S/munge/log" --seed-file="$S/munge/seed" --force || fail "munged did not start"
+wait_for "munged" 10 "[ -s '$S/munge/pid' ]"
+PIDS+=($(cat "$S/munge/pid"))
+ctld_port=$(free_port); d_port=$(free_port)
+cat >"$S/slurm.conf" <<CONF
+ClusterName=qctest$$
+SlurmctldHost=localhost(127.0.0.1)
+SlurmUser=root
+SlurmdUser=root
+SlurmctldPort=$ctld_port
+SlurmdPort=$d_port
+AuthType=auth/munge
+AuthInfo=socket=$S/munge/sock
+CredType=cred/munge
+StateSaveLocation=$S/ctld
+SlurmdSpoolDir=$S/spool
+SlurmctldPidFile=$S/slurmctld.pid
+SlurmdPidFile=$S/slurmd.pid
+SlurmctldLogFile=$S/slurmctld.log
+SlurmdLogFile=$S/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=none
+ReturnToService=2
+NodeName=localhost NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=1000 State=UNKNOWN
+PartitionName=qc Nodes=localhost Default=YES MaxTime=INFINITE State=UP
+CONF
+export SLURM_CONF=$S/slurm.conf
+slurmctld -i || fail "slurmctld did not start: $(tail -3 "$S/slurmctld.log")"
+wait_for "slurmctld" 10 "[ -s '$S/slurmctld.pid' ]"
+PIDS+=($(cat "$S/slurmctld.pid"))
+slurmd -N localhost || fail "slurmd did not start: $(tail -3 "$S/slurmd.log")"
+wait_for "slurmd" 10 "[ -s '$S/slurmd.pid' ]"
+PIDS+=($(cat "$S/slurmd.pid"))
+wait_for "node idle" 30 "sinfo -h -o %T 2>/dev/null | grep -q idle"
+pass "one-node Slurm cluster up ($(sinfo -h -o '%P %D %T'))"
+
+# run_job NAME [sbatch env...] -- [script args...]: submits, waits
+# (bounded), sets JOB_RC to the job's exit code
+run_job() {
+    local name=$1 id state; shift
+    local envs=() ; while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
+    id=$(env "${envs[@]}" QC_BIN="$BIN" QC_BIND_HOST=127.0.0.1 \
+        sbatch --parsable --export=ALL -o "$T/$name.out" "$ROOT/deploy/slurm/qc-cohort.sbatch" "$@") \
+        || fail "$name: sbatch refused the job"
+    JOB_ID=$id
+    for _ in $(seq 1 600); do
+        state=$(squeue -h -j "$id" -o %T 2>/dev/null)
+        [ -z "$state" ] && break
+        [ -n "${ON_RUNNING:-}" ] && [ "$state" = RUNNING ] && { eval "$ON_RUNNING"; ON_RUNNING=; }
+        sleep 0.2
+    done
+    [ -z "$state" ] || fail "$name: job $id still $state after 120 s"
+    JOB_RC=$(scontrol show job "$id" 2>/dev/null | sed -n 's/.* ExitCode=\([0-9]*\):.*/\1/p')
+}
+no_job_processes() {  # no_job_processes JOBID: nothing of the job is left
+    local left
+    for _ in $(seq 1 50); do
+        left=$(pgrep -af "qc-(broker|worker).*$1" | grep -v pgrep)
+        [ -z "$left" ] && return 0
+        sleep 0.2
+    done
+    fail "job $1 left processes running: $left"
+}
+
+cohort=$T/cohort; mkdir -p "$cohort"
+for s in CMU-1-Small-Region.svs CMU-1-Small-Region-pyramid.svs TCGA-CR-7395-pyramid.svs; do
+    ln -s "$SHARED/slides/real/$s" "$cohort/$s"
+done
+for g in 1 2 3; do
+    "$BIN/qc-mkslide" -o "$cohort/gen-$g.svs" --width 2000 --height 1500 --seed $g >/dev/null || fail "qc-mkslide"
+done
+n=$(ls "$cohort" | wc -l)
+
+run_job plain QC_WORKERS_PER_NODE=2 -- -o "$T/out1" "$cohort"
+[ "$JOB_RC" = 0 ] || { cat "$T/plain.out"; fail "job exit $JOB_RC"; }
+[ "$(grep -vc '^#' "$T/out1/results.tsv")" = "$n" ] || fail "expected $n rows in results.tsv"
+no_job_processes "$JOB_ID"
+pass "sbatch qc-cohort.sbatch: $n slides passed, broker and workers gone after the job"
+
+# a worker dies while tasks run: the other takes over; teardown still
+# stops the rest
+ON_RUNNING='for _ in $(seq 1 100); do w=$(pgrep -f "qc-worker.*$JOB_ID-1" | head -1); [ -n "$w" ] && grep -q "^ok" "$T/killed.out" 2>/dev/null && break; sleep 0.1; done; [ -n "$w" ] && kill -9 $w && echo killed >"$T/killed"'
+run_job killed QC_WORKERS_PER_NODE=2 QC_WORKER_ARGS="--task-delay-ms 300 --slots 1" -- -o "$T/out2" "$cohort"
+[ -f "$T/killed" ] || fail "the test did not get to kill a worker"
+[ "$JOB_RC" = 0 ] || { cat "$T/killed.out"; fail "job with a killed worker exit $JOB_RC"; }
+printf '%s\n' "$cohort"/* >"$T/list"
+check_exactly_once "$T/out2" "$T/list"
+no_job_processes "$JOB_ID"
+pass "a worker killed mid-run: every slide once, nothing left running"
+
+# the broker's port is taken: exit 4, no worker started, nothing left
+busy=$(free_port)
+python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.1",int(sys.argv[1]))); s.listen(); time.sleep(60)' "$busy" &
+PIDS+=($!)
+sleep 0.5
+run_job nobroker QC_PORT=$busy QC_STARTUP_S=5 -- -o "$T/out3" "$cohort"
+[ "$JOB_RC" = 4 ] || { cat "$T/nobroker.out"; fail "expected exit 4 when the broker cannot start, got $JOB_RC"; }
+grep -q 'did not start' "$T/nobroker.out" || fail "no word on why"
+no_job_processes "$JOB_ID"
+pass "a broker that cannot bind: exit 4 with the reason, nothing left running"
