@@ -154,3 +154,45 @@ cheap_config() {
 # The rows without the header lines, sorted: comparable across runs.
 rows() { grep -v '^#' "$1/results.tsv" | sort; }
 errors() { sort "$1/error.log"; }
+
+# nginx_start ROOT SLOW_RATE: Debian's nginx serving ROOT on a free port of
+# 127.0.0.1 (NGINX_PORT), and the same files under /slow/ at SLOW_RATE
+# (limit_rate: a download lasts long enough to be killed); a private
+# configuration and temporary folders under $T/nginx, no daemon, stopped
+# by its PID at exit (NGINX_PID).
+nginx_start() {
+    local root=$1 rate=$2
+    command -v nginx >/dev/null || fail "nginx is not installed (run tests/install-deps.sh)"
+    NGINX_PORT=$(free_port)
+    mkdir -p "$T/nginx"
+    cat >"$T/nginx/nginx.conf" <<EOF
+daemon off;
+master_process off;
+worker_processes 1;
+pid $T/nginx/nginx.pid;
+error_log $T/nginx/error.log warn;
+events { worker_connections 64; }
+http {
+    access_log off;
+    default_type application/octet-stream;
+    client_body_temp_path $T/nginx/body;
+    proxy_temp_path $T/nginx/proxy;
+    fastcgi_temp_path $T/nginx/fastcgi;
+    uwsgi_temp_path $T/nginx/uwsgi;
+    scgi_temp_path $T/nginx/scgi;
+    server {
+        listen 127.0.0.1:$NGINX_PORT;
+        root $root;
+        location /slow/ {
+            alias $root/;
+            limit_rate $rate;
+        }
+    }
+}
+EOF
+    nginx -p "$T/nginx" -c "$T/nginx/nginx.conf" -e "$T/nginx/error.log" >"$T/nginx/out.log" 2>&1 &
+    NGINX_PID=$!
+    PIDS+=($NGINX_PID)
+    wait_for "nginx on port $NGINX_PORT" 10 "(echo >/dev/tcp/127.0.0.1/$NGINX_PORT) 2>/dev/null" \
+        "$T/nginx/error.log"
+}

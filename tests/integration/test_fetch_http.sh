@@ -27,37 +27,9 @@ for f in "$SHARED"/slides/real/*; do ln -s "$f" "$T/www/"; done
 "$BIN/qc-mkslide" -o "$T/www/gen.svs" --width 24000 --height 18000 --seed 3 >"$T/mkslide.log" 2>&1 \
     || fail "qc-mkslide: $(tail -2 "$T/mkslide.log")"
 
-port=$(free_port)
-cat >"$T/nginx/nginx.conf" <<EOF
-daemon off;
-master_process off;
-worker_processes 1;
-pid $T/nginx/nginx.pid;
-error_log $T/nginx/error.log warn;
-events { worker_connections 64; }
-http {
-    access_log off;
-    default_type application/octet-stream;
-    client_body_temp_path $T/nginx/body;
-    proxy_temp_path $T/nginx/proxy;
-    fastcgi_temp_path $T/nginx/fastcgi;
-    uwsgi_temp_path $T/nginx/uwsgi;
-    scgi_temp_path $T/nginx/scgi;
-    server {
-        listen 127.0.0.1:$port;
-        root $T/www;
-        # the same files at 4 MB/s, so a download lasts long enough to kill
-        location /slow/ {
-            alias $T/www/;
-            limit_rate 4m;
-        }
-    }
-}
-EOF
-nginx -p "$T/nginx" -c "$T/nginx/nginx.conf" -e "$T/nginx/error.log" >"$T/nginx/out.log" 2>&1 &
-NGINX_PID=$!
-PIDS+=($NGINX_PID)
-wait_for "nginx on port $port" 10 "(echo >/dev/tcp/127.0.0.1/$port) 2>/dev/null"
+# /slow/: the same files at 4 MB/s, so a download lasts long enough to kill
+nginx_start "$T/www" 4m
+port=$NGINX_PORT
 
 secret() {  # secret PATH: a URL with credentials and a signing query
     echo "http://dave:PASSWORD1@127.0.0.1:$port/$1?X-Amz-Signature=SIGNATURE2&X-Amz-Credential=KEY3"

@@ -36,36 +36,9 @@ done
     && "$BIN/qc-mkslide" -o "$T/www/big.svs" --width 24000 --height 18000 --seed 4 >>"$T/mk.log" 2>&1 \
     || fail "qc-mkslide: $(tail -2 "$T/mk.log")"
 
-port=$(free_port)
-cat >"$T/nginx/nginx.conf" <<EOF
-daemon off;
-master_process off;
-worker_processes 1;
-pid $T/nginx/nginx.pid;
-error_log $T/nginx/error.log warn;
-events { worker_connections 64; }
-http {
-    access_log off;
-    default_type application/octet-stream;
-    client_body_temp_path $T/nginx/body;
-    proxy_temp_path $T/nginx/proxy;
-    fastcgi_temp_path $T/nginx/fastcgi;
-    uwsgi_temp_path $T/nginx/uwsgi;
-    scgi_temp_path $T/nginx/scgi;
-    server {
-        listen 127.0.0.1:$port;
-        root $T/www;
-        # the same files at 1 MB/s, so a download lasts long enough to kill
-        location /slow/ {
-            alias $T/www/;
-            limit_rate 1m;
-        }
-    }
-}
-EOF
-nginx -p "$T/nginx" -c "$T/nginx/nginx.conf" -e "$T/nginx/error.log" >"$T/nginx/out.log" 2>&1 &
-PIDS+=($!)
-wait_for "nginx on port $port" 10 "(echo >/dev/tcp/127.0.0.1/$port) 2>/dev/null"
+# /slow/: the same files at 1 MB/s, so a download lasts long enough to kill
+nginx_start "$T/www" 1m
+port=$NGINX_PORT
 python3 "$ROOT/tests/http/fault_server.py" --root "$T/www" --port-file "$T/fault.port" \
     --stall 60 >"$T/fault.log" 2>&1 &
 PIDS+=($!)
