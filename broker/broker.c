@@ -6,7 +6,6 @@
  * allowed folder) runs on a tick. */
 #include "broker/broker_int.h"
 
-#include <stdarg.h>
 #include <string.h>
 #include <sys/resource.h>
 
@@ -29,37 +28,6 @@ qc_broker_config_defaults (qc_broker_config_t *cfg)
     cfg->job_linger_s = 600;
     cfg->task_timeout_s = 1800;
     cfg->retention_s = 7 * 86400;
-}
-
-void
-peer_key (zframe_t *id, char *key)
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t n = zframe_size (id);
-    const uint8_t *d = zframe_data (id);
-    if (n > (PEER_KEY_MAX - 1) / 2)
-        n = (PEER_KEY_MAX - 1) / 2;
-    for (size_t i = 0; i < n; i++) {
-        key[2 * i] = hex[d[i] >> 4];
-        key[2 * i + 1] = hex[d[i] & 15];
-    }
-    key[2 * n] = 0;
-}
-
-bool
-refuse (qc_broker_t *b, const peer_t *p, const char *fmt, ...)
-{
-    char reason[1024], who[PEER_KEY_MAX + 256];
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (reason, sizeof reason, fmt, ap);
-    va_end (ap);
-    if (p->cert)
-        snprintf (who, sizeof who, "peer %s (certificate %s, role %s, key %s)", p->hex,
-                  p->cert->name, qc_role_name (p->cert->role), p->cert->key);
-    else
-        snprintf (who, sizeof who, "peer %s", p->hex);
-    return refusals_log (b->refusals, b->now, who, "%s", reason);
 }
 
 static void
@@ -94,7 +62,7 @@ zhashx_item_destroy_job (void **item)
 
 /* -------------------------------------------------------------- workers */
 
-static void
+void
 send_simple (qc_broker_t *b, zframe_t *to, uint8_t command, const char *reason)
 {
     qc_msg_t m = {.command = command, .gpu = -1, .reason = (char *) reason};
@@ -140,7 +108,7 @@ roster_remove (qc_broker_t *b, worker_rec_t *w)
     b->roster[w->slot]->slot = w->slot;
 }
 
-static void
+void
 worker_gone (qc_broker_t *b, worker_rec_t *w, bool died)
 {
     qc_log (died ? QC_LOG_WARNING : QC_LOG_INFO, MOD,
@@ -421,49 +389,6 @@ handle (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     }
 }
 
-/* A peer whose certificate is not (or no longer) admitted: refused; a
- * worker registered on that connection is gone (its tasks go back to the
- * queue unblamed), and it is told why. */
-static void
-refuse_unadmitted (qc_broker_t *b, const peer_t *p, const char *why)
-{
-    worker_rec_t *w = zhashx_lookup (b->workers, p->hex);
-    if (w) {
-        worker_gone (b, w, false);
-        b->dispatch_due = true;
-    }
-    jobs_on_client_disconnect (b, p->id);
-    if (refuse (b, p, "%s", why)) {
-        char text[700];
-        snprintf (text, sizeof text, "refused: %s", why);
-        send_simple (b, p->id, QC_DISCONNECT, text);
-    }
-}
-
-/* A command this certificate's role may not send: refused, and told
- * (a client command gets ERROR, which qc-submit and qc-status show; a
- * worker command DISCONNECT, on which qc-worker waits before it tries
- * again). */
-static void
-refuse_role (qc_broker_t *b, const peer_t *p, const qc_msg_t *m)
-{
-    char why[256];
-    snprintf (why, sizeof why, "%s may not be sent with a certificate of the role %s",
-              qc_command_name (m->command), qc_role_name (p->cert->role));
-    b->dropped++;
-    if (!refuse (b, p, "%s", why))
-        return;
-    bool client_command = security_may_send (QC_ROLE_CLIENT, m->command);
-    qc_msg_t r = {.command = client_command ? QC_ERROR : QC_DISCONNECT, .gpu = -1,
-                  .job = m->job};
-    char text[300];
-    /* qc-submit says "broker refused: REASON"; a worker knows a refusal
-     * from DISCONNECT's "refused: " */
-    snprintf (text, sizeof text, "%s%s", client_command ? "" : "refused: ", why);
-    r.reason = text;
-    qc_msg_send (&r, zsock_resolve (b->router), p->id);
-}
-
 /* Reads and handles one message; false when none was waiting (the
  * router never blocks: see qc_broker_new). */
 static bool
@@ -497,45 +422,6 @@ receive (qc_broker_t *b)
     zframe_destroy (&p.id);
     zmsg_destroy (&msg);
     return true;
-}
-
-/* The allowed folder changed: registered workers whose certificate is
- * gone (or no longer a worker's) leave, their tasks back to the queue;
- * jobs whose owner's certificate is gone are detached. */
-static void
-on_allowed_changed (qc_broker_t *b)
-{
-    for (size_t i = 0; i < b->nroster;) {
-        worker_rec_t *w = b->roster[i];
-        const keyring_entry_t *e = w->cert_key[0] ? security_lookup (b->security, w->cert_key)
-                                                  : NULL;
-        if (w->cert_key[0] && (!e || !(e->role & QC_ROLE_WORKER))) {
-            peer_t p = {.id = w->id};
-            peer_key (w->id, p.hex);
-            refuse (b, &p, "certificate %s (key %s) was revoked or is no longer a "
-                    "worker's: worker %s is dropped, its tasks go back to the queue",
-                    w->cert_name, w->cert_key, w->name);
-            send_simple (b, w->id, QC_DISCONNECT, "refused: this certificate is no "
-                         "longer admitted");
-            worker_gone (b, w, false);
-            b->dispatch_due = true;
-            continue;
-        }
-        i++;
-    }
-    jobs_on_revoked (b);
-}
-
-/* The allowed folder's own times, once per ms at most: a certificate
- * removed is refused from its peer's next message. */
-static void
-check_allowed (qc_broker_t *b, bool full)
-{
-    if (!b->security || (!full && b->now == b->last_allow_check))
-        return;
-    b->last_allow_check = b->now;
-    if (security_refresh (b->security, full))
-        on_allowed_changed (b);
 }
 
 /* -------------------------------------------------------------- time */
@@ -598,41 +484,6 @@ peers_allowed (void)
 }
 
 /* -------------------------------------------------------------- life */
-
-/* CurveZMQ on (--cert, --allow), or endpoints only this machine reaches,
- * or --insecure said out loud. -1 with the reason. */
-static int
-security_check (qc_broker_t *b, char *err, size_t errlen)
-{
-    const qc_broker_config_t *cfg = &b->cfg;
-    if (cfg->allow_dir && !cfg->cert_path) {
-        snprintf (err, errlen, "--allow needs --cert FILE, the broker's secret "
-                  "certificate (qc-keygen --role broker)");
-        return -1;
-    }
-    if (cfg->cert_path) {
-        if (!(b->security = security_new (b->router, cfg->cert_path, cfg->allow_dir,
-                                          b->refusals, err, errlen)))
-            return -1;
-        sched_set_identities (b->sched, true);
-        return 0;
-    }
-    for (size_t i = 0; i < cfg->nendpoints; i++) {
-        if (qc_endpoint_is_local (cfg->endpoints[i]))
-            continue;
-        if (!cfg->insecure) {
-            snprintf (err, errlen, "%s can be reached from other machines: give --cert "
-                      "FILE --allow DIR (CurveZMQ: only admitted certificates get in), "
-                      "or --insecure to let in anyone who can reach it, or bind "
-                      "tcp://127.0.0.1:PORT", cfg->endpoints[i]);
-            return -1;
-        }
-        qc_log (QC_LOG_WARNING, MOD, "--insecure: %s without CurveZMQ: anyone who can "
-                "reach it can register as a worker and read slides, submit, fetch "
-                "and cancel jobs, and read everything on the wire", cfg->endpoints[i]);
-    }
-    return 0;
-}
 
 qc_broker_t *
 qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)

@@ -195,6 +195,25 @@ void peer_key (zframe_t *id, char *key);
 bool refuse (qc_broker_t *b, const peer_t *p, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
 
+/* broker.c, for the files beside it */
+void send_simple (qc_broker_t *b, zframe_t *to, uint8_t command, const char *reason);
+/* A worker leaves the registry (died: its running tasks count against
+ * their slides). */
+void worker_gone (qc_broker_t *b, worker_rec_t *w, bool died);
+
+/* broker_security.c */
+/* A peer whose certificate is not admitted (now): refused, any worker it
+ * registered gone, its jobs detached, and it is told why. */
+void refuse_unadmitted (qc_broker_t *b, const peer_t *p, const char *why);
+/* A command its certificate's role may not send: refused and told. */
+void refuse_role (qc_broker_t *b, const peer_t *p, const qc_msg_t *m);
+/* Reads the allowed folder again when it changed (full: also files
+ * changed in place) and drops what it no longer admits. */
+void check_allowed (qc_broker_t *b, bool full);
+/* CurveZMQ on, or endpoints only this machine reaches, or --insecure
+ * said out loud; -1 with the reason. */
+int security_check (qc_broker_t *b, char *err, size_t errlen);
+
 /* broker_jobs.c */
 void jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m);
 void jobs_on_attach (qc_broker_t *b, const peer_t *p, qc_msg_t *m);

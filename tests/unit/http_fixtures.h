@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -99,6 +100,8 @@ fx_spawn (char *const argv[], const char *log)
 {
     pid_t pid = fork ();
     if (pid == 0) {
+        /* a test that crashes takes its servers with it */
+        prctl (PR_SET_PDEATHSIG, SIGTERM);
         int fd = open (log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd >= 0) {
             dup2 (fd, 1);
