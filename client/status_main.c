@@ -29,6 +29,9 @@ usage (FILE *to)
         "cannot reach the broker.\n");
 }
 
+/* Long options without a short letter (past any char value). */
+enum { OPT_TIMEOUT = 256, OPT_CERT, OPT_SERVER_KEY };
+
 int
 main (int argc, char **argv)
 {
@@ -36,18 +39,18 @@ main (int argc, char **argv)
     const char *cert = NULL, *server_key = NULL;
     unsigned long timeout_s = 5;
     static const struct option opts[] = {
-        {"broker", required_argument, 0, 'b'}, {"timeout", required_argument, 0, 1},
-        {"cert", required_argument, 0, 2}, {"server-key", required_argument, 0, 3},
+        {"broker", required_argument, 0, 'b'}, {"timeout", required_argument, 0, OPT_TIMEOUT},
+        {"cert", required_argument, 0, OPT_CERT}, {"server-key", required_argument, 0, OPT_SERVER_KEY},
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "b:hV", opts, NULL)) != -1) {
         switch (c) {
         case 'b': broker = optarg; break;
-        case 1:
+        case OPT_TIMEOUT:
             if (qc_cli_uint (prog, "--timeout", optarg, 1, 3600, &timeout_s)) return QC_EXIT_USAGE;
             break;
-        case 2: cert = optarg; break;
-        case 3: server_key = optarg; break;
+        case OPT_CERT: cert = optarg; break;
+        case OPT_SERVER_KEY: server_key = optarg; break;
         case 'h': usage (stdout); return QC_EXIT_OK;
         case 'V': qc_cli_version (prog); return QC_EXIT_OK;
         default: usage (stderr); return QC_EXIT_USAGE;

@@ -149,6 +149,23 @@ write_default_config (const char *to)
     return QC_EXIT_OK;
 }
 
+/* Long options without a short letter (past any char value). */
+enum {
+    OPT_GPU_ONLY = 256,
+    OPT_CPU_ONLY,
+    OPT_ATTACH,
+    OPT_CANCEL,
+    OPT_TIMEOUT,
+    OPT_WRITE_DEFAULT_CONFIG,
+    OPT_HISTOQC_DATA,
+    OPT_NO_CHECK,
+    OPT_WAIT_WARN,
+    OPT_CACHE,
+    OPT_CACHE_MAX,
+    OPT_CERT,
+    OPT_SERVER_KEY,
+};
+
 typedef struct {
     const char *broker, *config_path, *outdir, *histoqc_data, *basepath;
     const char *cert, *server_key;
@@ -166,18 +183,30 @@ static int
 parse (int argc, char **argv, options_t *o)
 {
     static const struct option opts[] = {
-        {"broker", required_argument, 0, 'b'}, {"config", required_argument, 0, 'c'},
-        {"outdir", required_argument, 0, 'o'}, {"list", required_argument, 0, 'l'},
-        {"workers", required_argument, 0, 'w'}, {"gpu-only", no_argument, 0, 1},
-        {"cpu-only", no_argument, 0, 2}, {"attach", required_argument, 0, 3},
-        {"cancel", required_argument, 0, 4}, {"timeout", required_argument, 0, 5},
-        {"write-default-config", required_argument, 0, 6}, {"quiet", no_argument, 0, 'q'},
-        {"histoqc-data", required_argument, 0, 7}, {"basepath", required_argument, 0, 'p'},
-        {"force", no_argument, 0, 'f'}, {"no-check", no_argument, 0, 8},
-        {"wait-warn", required_argument, 0, 9},
-        {"cache", required_argument, 0, 10}, {"cache-max", required_argument, 0, 11},
-        {"cert", required_argument, 0, 12}, {"server-key", required_argument, 0, 13},
-        {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
+        {"broker", required_argument, 0, 'b'},
+        {"config", required_argument, 0, 'c'},
+        {"outdir", required_argument, 0, 'o'},
+        {"list", required_argument, 0, 'l'},
+        {"workers", required_argument, 0, 'w'},
+        {"gpu-only", no_argument, 0, OPT_GPU_ONLY},
+        {"cpu-only", no_argument, 0, OPT_CPU_ONLY},
+        {"attach", required_argument, 0, OPT_ATTACH},
+        {"cancel", required_argument, 0, OPT_CANCEL},
+        {"timeout", required_argument, 0, OPT_TIMEOUT},
+        {"write-default-config", required_argument, 0, OPT_WRITE_DEFAULT_CONFIG},
+        {"quiet", no_argument, 0, 'q'},
+        {"histoqc-data", required_argument, 0, OPT_HISTOQC_DATA},
+        {"basepath", required_argument, 0, 'p'},
+        {"force", no_argument, 0, 'f'},
+        {"no-check", no_argument, 0, OPT_NO_CHECK},
+        {"wait-warn", required_argument, 0, OPT_WAIT_WARN},
+        {"cache", required_argument, 0, OPT_CACHE},
+        {"cache-max", required_argument, 0, OPT_CACHE_MAX},
+        {"cert", required_argument, 0, OPT_CERT},
+        {"server-key", required_argument, 0, OPT_SERVER_KEY},
+        {"help", no_argument, 0, 'h'},
+        {"version", no_argument, 0, 'V'},
+        {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "b:c:o:l:w:p:fqhV", opts, NULL)) != -1) {
         switch (c) {
@@ -197,29 +226,29 @@ parse (int argc, char **argv, options_t *o)
             if (qc_cli_uint (prog, "--workers", optarg, 1, 4096, &o->workers))
                 return QC_EXIT_USAGE;
             break;
-        case 1: o->resource = QC_RES_GPU; break;
-        case 2: o->resource = QC_RES_CPU; break;
-        case 3:
+        case OPT_GPU_ONLY: o->resource = QC_RES_GPU; break;
+        case OPT_CPU_ONLY: o->resource = QC_RES_CPU; break;
+        case OPT_ATTACH:
             if (qc_cli_uint (prog, "--attach", optarg, 1, UINT32_MAX, &o->attach))
                 return QC_EXIT_USAGE;
             break;
-        case 4:
+        case OPT_CANCEL:
             if (qc_cli_uint (prog, "--cancel", optarg, 1, UINT32_MAX, &o->cancel))
                 return QC_EXIT_USAGE;
             break;
-        case 5:
+        case OPT_TIMEOUT:
             if (qc_cli_uint (prog, "--timeout", optarg, 1, 86400, &o->timeout_s))
                 return QC_EXIT_USAGE;
             break;
-        case 6: o->write_default = optarg; break;
-        case 7: o->histoqc_data = optarg; break;
-        case 8: o->no_check = true; break;
-        case 9:
+        case OPT_WRITE_DEFAULT_CONFIG: o->write_default = optarg; break;
+        case OPT_HISTOQC_DATA: o->histoqc_data = optarg; break;
+        case OPT_NO_CHECK: o->no_check = true; break;
+        case OPT_WAIT_WARN:
             if (qc_cli_uint (prog, "--wait-warn", optarg, 0, 86400, &o->wait_warn_s))
                 return QC_EXIT_USAGE;
             break;
-        case 10: o->cache_dir = optarg; break;
-        case 11: {
+        case OPT_CACHE: o->cache_dir = optarg; break;
+        case OPT_CACHE_MAX: {
             char why[256];
             if (qc_slide_fetch_parse_gb (optarg, &o->cache_max, why, sizeof why)) {
                 fprintf (stderr, "%s: --cache-max: %s\n", prog, why);
@@ -227,8 +256,8 @@ parse (int argc, char **argv, options_t *o)
             }
             break;
         }
-        case 12: o->cert = optarg; break;
-        case 13: o->server_key = optarg; break;
+        case OPT_CERT: o->cert = optarg; break;
+        case OPT_SERVER_KEY: o->server_key = optarg; break;
         case 'q': o->quiet = true; break;
         case 'h': usage (stdout); return -1;
         case 'V': qc_cli_version (prog); return -1;
