@@ -23,13 +23,15 @@ BUILD="build-essential gcc make binutils pkg-config
 # checks saveMask2Geojson's polygons with it), python3-numpy (the same
 # test redoes skimage's equalize_hist with it); nginx (a real HTTP server
 # that honours Range, for the slides-by-URL tests and bench_fetch); clang
-# and its libFuzzer runtime (make fuzz, test_fuzz.sh); Ansible,
-# ansible-lint and systemd-analyze (test_ansible.sh runs deploy/ansible
-# for real); a one-node Slurm cluster with munge, and pgrep to see what
+# and its libFuzzer runtime (make fuzz, test_fuzz.sh); Ansible
+# (ansible-core has ansible-playbook), ansible-lint and systemd-analyze
+# (test_ansible.sh runs deploy/ansible for real); a one-node Slurm cluster
+# with munge (slurm-client has sbatch), and pgrep to see what
 # a job left running (test_slurm.sh); apt for
 # this script itself.
 TESTS="openslide-tools mawk python3 python3-shapely python3-numpy nginx clang libclang-rt-14-dev
-    ansible ansible-lint systemd slurm-wlm slurmctld slurmd munge procps apt"
+    ansible ansible-core ansible-lint systemd slurm-wlm slurm-client slurmctld slurmd munge
+    procps apt"
 PKGS="$BUILD $TESTS"
 
 case "${1:-}" in

@@ -388,6 +388,8 @@ def find_commands(text, line, uses):
                 continue
             if ASSIGNMENT.match(w.text):
                 continue
+            if pending["env"] and w.dollar and w.text.startswith("$"):
+                continue    # env "${vars[@]}" cmd: an expansion may hold assignments
             if pending["args"] > 0:
                 pending["args"] -= 1
                 continue
@@ -421,7 +423,7 @@ def find_commands(text, line, uses):
         if not w.expanded and t in WRAPPERS:
             opts, nargs = WRAPPERS[t]
             pending = {"opts": opts, "args": nargs, "value": False,
-                       "lookup": t == "command"}
+                       "lookup": t == "command", "env": t == "env"}
     return uses
 
 
