@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "shared/log.h"
+#include "shared/sync_dir.h"
 
 #define MOD "broker"
 /* Compaction: when the journal is over this size and four times what a
@@ -215,16 +216,6 @@ state_open_results (qc_broker_t *b, job_rec_t *job)
 }
 
 static void
-sync_dir (const char *dir)
-{
-    int fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        fsync (fd);
-        close (fd);
-    }
-}
-
-static void
 disk_failed (qc_broker_t *b, const char *what, int e)
 {
     state_t *s = &b->state;
@@ -255,7 +246,7 @@ state_commit (qc_broker_t *b)
         if (s->dir_dirty && ok) {
             char *dir = NULL;
             if (asprintf (&dir, "%s/results", s->dir) >= 0) {
-                sync_dir (dir);
+                qc_sync_dir (dir);
                 free (dir);
             }
             s->dir_dirty = false;
@@ -371,7 +362,7 @@ compact (qc_broker_t *b)
     /* what is buffered for the old journal goes first: it is older */
     if (f && qc_jfile_commit (s->journal, true) == 0 && write_compact (b, f) == 0
         && rename (tmp, path) == 0) {
-        sync_dir (s->dir);
+        qc_sync_dir (s->dir);
         qc_jfile_close (&s->journal);
         s->journal = qc_jfile_open (path, JOURNAL_MAGIC, err, sizeof err);
         qc_jfile_close (&f);
@@ -457,7 +448,7 @@ compact_results (qc_broker_t *b, job_rec_t *j)
     }
     char *dir = NULL;
     if (asprintf (&dir, "%s/results", b->state.dir) >= 0)
-        sync_dir (dir);
+        qc_sync_dir (dir);
     free (dir);
     qc_jfile_close (&j->results);
     if (!(j->results = qc_jfile_open (path, RESULTS_MAGIC, err, sizeof err))) {

@@ -18,6 +18,7 @@
 
 #include "shared/err.h"
 #include "shared/log.h"
+#include "shared/sync_dir.h"
 #include "shared/url.h"
 
 #define MAX_ROUNDS 8
@@ -138,17 +139,6 @@ typedef struct {
     qc_cache_info_t *info;
 } get_t;
 
-/* Fsyncs the folder, so that renames survive a crash. */
-static void
-sync_dir (const char *dir)
-{
-    int fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        fsync (fd);
-        close (fd);
-    }
-}
-
 /* Downloads the version now describes into the entry, resuming a
  * partial of that version. 0 done; 1 start over (another caller
  * finished it, or the .part went away meanwhile); -1 failed. */
@@ -219,7 +209,7 @@ download (get_t *g, const qc_http_file_t *now, char *err, size_t errlen)
                         strerror (e));
     }
     unlink (p->part_meta);
-    sync_dir (g->cache->dir);
+    qc_sync_dir (g->cache->dir);
     close (fd);
     qc_log (QC_LOG_DEBUG, "cache", "%s: downloaded %llu bytes%s into %s", g->shown,
             (unsigned long long) g->info->bytes, g->info->resumed ? " (resumed)" : "",
