@@ -1,0 +1,55 @@
+/* What client/output.c and client/output_results.c share: the output
+ * folder's state (one qc_output_t) and the helpers both use. Not for
+ * callers outside the output module: they use output.h. */
+#ifndef QC_OUTPUT_INT_H
+#define QC_OUTPUT_INT_H
+
+#include <stdio.h>
+
+#include "client/output.h"
+#include "client/output_records.h"
+#include "client/names.h"
+
+#define JOBFILE ".qc-job"
+#define SLIDESFILE ".qc-slides"
+#define LOCKFILE ".qc-lock"
+#define PATH_COLUMN "original_path"
+#define NAME_MAX_BYTES 255    /* one path component, as Linux allows */
+
+typedef struct {
+    char *name;               /* output name (client/names.h) */
+    char *path;               /* the slide's absolute path */
+} slide_t;
+
+struct qc_output {
+    char *outdir;
+    int lock_fd;
+    bool attach, force;
+    FILE *tsv, *errors, *log, *journal;
+    char **columns;           /* the columns rows are written in */
+    size_t ncolumns;
+    char *header;             /* header lines of a new results.tsv */
+    bool new_header;          /* results.tsv is started afresh (-f) */
+    qc_records_t records;     /* what earlier runs recorded */
+    char *command_line;       /* for qc.log when the job starts */
+    qc_names_t *names;
+    slide_t *slides;          /* the job's slides, by task index */
+    size_t nslides, cap_slides;
+    slide_t other;            /* a slide of a job not planned here */
+    zhashx_t *drop;           /* paths whose records go at the start */
+    zlistx_t *unread;         /* "path\treason" lines, escaped */
+    uint8_t *seen;            /* bitmap of written task indices */
+    size_t seen_bits;
+    uint64_t written;
+    uint64_t job, key;        /* from .qc-job (attach) or set_job */
+};
+
+/* OUTDIR/name (malloc'd), or NULL out of memory. */
+char *path_in (const qc_output_t *o, const char *name);
+/* OUTDIR/name opened with mode, or NULL with the reason in err. */
+FILE *open_in (qc_output_t *o, const char *name, const char *mode, char *err,
+               size_t errlen);
+/* Task idx is written; -1 out of memory or an index past 2^32. */
+int mark_seen (qc_output_t *o, uint64_t idx);
+
+#endif

@@ -1,0 +1,214 @@
+/* Results as they arrive (output.h): each slide's images into its own
+ * folder, named from the client's cohort, its row into results.tsv or
+ * error.log, and the job's log records into qc.log. Split from output.c,
+ * which opens the folder and plans the job. */
+#include "client/output_int.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client/escape.h"
+#include "shared/url.h"
+
+/* ------------------------------------------------------------ results */
+
+/* A disk that refuses everything stops the run; a file that cannot be
+ * written for its own reasons does not. */
+static bool
+disk_error (int e)
+{
+    return e == ENOSPC || e == EDQUOT || e == EROFS || e == EIO;
+}
+
+static int
+write_files (qc_output_t *o, const slide_t *s, const qc_result_t *r, char *err,
+             size_t errlen)
+{
+    if (!r->nfiles)
+        return 0;
+    char *dir = path_in (o, s->name);
+    if (!dir || (mkdir (dir, 0777) && errno != EEXIST)) {
+        int e = errno;
+        qc_output_note (o, "ERROR", "cannot create the folder of %s: %s", s->path, strerror (e));
+        free (dir);
+        if (disk_error (e)) {
+            snprintf (err, errlen, "cannot write into %s: %s", o->outdir, strerror (e));
+            return -1;
+        }
+        return 0;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < r->nfiles && rc == 0; i++) {
+        const char *suffix = r->files[i].name;
+        if (strlen (s->name) + strlen (suffix) > NAME_MAX_BYTES) {
+            qc_output_note (o, "WARNING", "%s: image %s not written: its name would be "
+                            "over %d bytes", s->path, suffix, NAME_MAX_BYTES);
+            continue;
+        }
+        char *p = NULL;
+        if (asprintf (&p, "%s/%s%s", dir, s->name, suffix) < 0) {
+            snprintf (err, errlen, "out of memory");
+            rc = -1;
+            break;
+        }
+        FILE *f = fopen (p, "wb");
+        bool bad = !f || fwrite (r->files[i].data, 1, r->files[i].size, f) != r->files[i].size;
+        int e = errno;
+        if (f && fclose (f) && !bad) {
+            bad = true;
+            e = errno;
+        }
+        if (bad) {
+            qc_output_note (o, "ERROR", "cannot write %s: %s", p, strerror (e));
+            if (disk_error (e)) {
+                snprintf (err, errlen, "cannot write %s: %s", p, strerror (e));
+                rc = -1;
+            }
+        }
+        free (p);
+    }
+    free (dir);
+    return rc;
+}
+
+static void
+put_row (qc_output_t *o, const slide_t *s, const qc_result_t *r)
+{
+    for (size_t i = 0; i < o->ncolumns; i++) {
+        if (i)
+            fputc ('\t', o->tsv);
+        const char *col = o->columns[i];
+        if (strcmp (col, "warnings") == 0) {
+            /* HistoQC's list starts with an empty entry: "|a|b" */
+            if (r->warnings && *r->warnings) {
+                fputc ('|', o->tsv);
+                qc_escape_put (o->tsv, r->warnings);
+            }
+        } else if (strcmp (col, "filename") == 0)
+            qc_escape_put (o->tsv, s->name);   /* the UI's key to the folder */
+        else if (strcmp (col, PATH_COLUMN) == 0)
+            qc_escape_put (o->tsv, s->path);
+        else
+            qc_escape_put (o->tsv, qc_result_get (r, col));
+    }
+    fputc ('\n', o->tsv);
+}
+
+/* The slide of task idx: from the plan, or for a job whose slides are
+ * not known here (attached to a job of an older qc-submit) the path the
+ * result carries, named like any other. */
+static const slide_t *
+slide_of (qc_output_t *o, const qc_msg_t *m)
+{
+    if (m->idx < o->nslides)
+        return &o->slides[m->idx];
+    free (o->other.name);
+    free (o->other.path);
+    /* a URL as every output shows it: no credentials, no query */
+    char shown[QC_PROTO_MAX_PATH + 1];
+    o->other.path = strdup (m->path ? qc_url_redact (m->path, shown, sizeof shown) : "?");
+    o->other.name = o->other.path ? qc_names_assign (o->names, o->other.path) : NULL;
+    return o->other.name ? &o->other : NULL;
+}
+
+int
+qc_output_result (qc_output_t *o, const qc_msg_t *m, char *err, size_t errlen)
+{
+    if (!o || !m || !m->result || !err || !o->tsv)
+        return -1;
+    if (qc_output_has (o, m->idx))
+        return 0;
+    const slide_t *s = slide_of (o, m);
+    if (!s) {
+        snprintf (err, errlen, "out of memory");
+        return -1;
+    }
+    const qc_result_t *r = m->result;
+    /* where the tables end before this result: a crash before its
+     * "done" line cuts them back there (read_journal) */
+    struct stat ts, es;
+    if (fstat (fileno (o->tsv), &ts) || fstat (fileno (o->errors), &es)) {
+        snprintf (err, errlen, "cannot read the output files' sizes: %s", strerror (errno));
+        return -1;
+    }
+    if (o->journal) {
+        fprintf (o->journal, "begin %" PRIu64 " %lld %lld\n", m->idx,
+                 (long long) ts.st_size, (long long) es.st_size);
+        fflush (o->journal);
+    }
+    /* images first: a row means its images are there */
+    int rc = write_files (o, s, r, err, errlen);
+    if (rc)
+        return rc;       /* not "done": a reattach writes it again, whole */
+    FILE *f = r->ok ? o->tsv : o->errors;
+    if (r->ok)
+        put_row (o, s, r);
+    else {
+        qc_escape_put (f, s->path);
+        fputc ('\t', f);
+        qc_escape_put (f, r->error ? r->error : "failed");
+        fputc ('\n', f);
+    }
+    if (fflush (f)) {
+        snprintf (err, errlen, "cannot write %s/%s: %s", o->outdir,
+                  r->ok ? "results.tsv" : "error.log", strerror (errno));
+        return -1;
+    }
+    /* journal last: a crash before this line means "write it again" */
+    if (o->journal) {
+        fprintf (o->journal, "done %" PRIu64 "\n", m->idx);
+        fflush (o->journal);
+    }
+    mark_seen (o, m->idx);
+    o->written++;
+    return 0;
+}
+
+static void
+log_line (qc_output_t *o, time_t secs, const char *level, const char *worker,
+          const char *slide, const char *module, const char *message)
+{
+    if (!o || !o->log)
+        return;
+    struct tm tm;
+    char stamp[32];
+    localtime_r (&secs, &tm);
+    strftime (stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", &tm);
+    const char *cells[] = {worker, slide, module, message};
+    fprintf (o->log, "%s\t%s", stamp, level);
+    for (size_t i = 0; i < 4; i++) {
+        fputc ('\t', o->log);
+        qc_escape_put (o->log, cells[i] ? cells[i] : "");
+    }
+    fputc ('\n', o->log);
+    fflush (o->log);
+}
+
+void
+qc_output_log (qc_output_t *o, const qc_msg_t *m)
+{
+    if (!o || !m || !m->message)
+        return;
+    static const char *names[] = {"DEBUG", "INFO", "WARNING", "ERROR"};
+    log_line (o, (time_t) m->time, names[m->level & 3], m->worker, m->slide, m->module,
+              m->message);
+}
+
+void
+qc_output_note (qc_output_t *o, const char *level, const char *fmt, ...)
+{
+    if (!o || !o->log || !fmt)
+        return;
+    char *msg = NULL;
+    va_list ap;
+    va_start (ap, fmt);
+    int n = vasprintf (&msg, fmt, ap);
+    va_end (ap);
+    if (n >= 0)
+        log_line (o, time (NULL), level ? level : "INFO", "qc-submit", "", "qc-submit", msg);
+    free (msg);
+}
