@@ -28,6 +28,9 @@ typedef struct {
     uint64_t requests;        /* reads from the origin (HTTP requests,
                                  pread calls) */
     uint64_t cache_hits;      /* read_at calls answered from memory alone */
+    uint64_t bytes_kept;      /* bytes read from a local copy of earlier
+                                 fetches instead of the origin (an HTTP
+                                 source's blocks kept on disk) */
 } qc_byte_source_stats_t;
 
 typedef struct qc_byte_source qc_byte_source_t;

@@ -26,6 +26,7 @@
 #include "shared/err.h"
 #include "shared/log.h"
 #include "shared/url.h"
+#include "worker/fetch/block_store.h"
 #include "worker/fetch/prefetch.h"
 
 /* How long a slot waits for the prefetch of its own slide to end: the
@@ -217,6 +218,7 @@ qc_slide_fetch_new (const qc_slide_fetch_config_t *cfg, char *err, size_t errlen
         qc_slide_fetch_destroy (&self);
         return NULL;
     }
+    self->source.disk = self->cache;   /* range-read blocks are kept too */
     if (cfg->prefetch > 0
         && !(self->prefetch = qc_prefetch_new (self->cache, cfg->prefetch, why,
                                                sizeof why))) {
@@ -348,6 +350,17 @@ qc_slide_fetch_ahead (qc_slide_fetch_t *self, const char *entry)
     }
 }
 
+/* Closes a source of url that is not read by ranges after all (the
+ * slide is read whole): the blocks it kept on disk are of no more use. */
+static void
+close_unused (qc_slide_fetch_t *self, const char *url, qc_byte_source_t **src)
+{
+    if (!*src)
+        return;
+    qc_byte_source_close (src);
+    qc_block_store_remove (self->cache, url);
+}
+
 /* An http(s) slide: by ranges where it opens from a byte source, else
  * whole. */
 static void
@@ -360,7 +373,7 @@ get_remote (qc_slide_fetch_t *self, const char *url, qc_slide_got_t *got)
         if (self->prefetch) {   /* a source the prefetch opened meanwhile */
             qc_byte_source_t *old = qc_prefetch_take_source (self->prefetch, url, 0,
                                                              err, sizeof err);
-            qc_byte_source_close (&old);
+            close_unused (self, url, &old);
         }
         get_whole (self, url, got);
         return;
@@ -404,7 +417,10 @@ get_remote (qc_slide_fetch_t *self, const char *url, qc_slide_got_t *got)
     qc_byte_source_stats (src, &st);
     got->fetched += st.bytes_fetched;
     got->requests += st.requests;
-    qc_byte_source_close (&src);
+    if (declined)
+        close_unused (self, url, &src);
+    else
+        qc_byte_source_close (&src);
     if (!declined) {
         fail (got, "%s", err);
         return;
@@ -473,17 +489,22 @@ qc_slide_got_release (qc_slide_fetch_t *self, qc_slide_got_t *got)
         qc_byte_source_stats (got->src, &st);
         got->fetched += st.bytes_fetched;
         got->requests += st.requests;
+        got->kept = st.bytes_kept;
     }
     if (got->src || got->lease) {
-        char a[32], b[32];
+        char a[32], b[32], k[64] = "", kb[32];
+        if (got->kept) {
+            human (got->kept, kb, sizeof kb);
+            snprintf (k, sizeof k, "; %s from the worker's cache", kb);
+        }
         human (got->fetched, a, sizeof a);
         human (got->size > 0 ? (uint64_t) got->size : 0, b, sizeof b);
         double share = got->size > 0 ? 100.0 * (double) got->fetched / (double) got->size
                        : 0;
         if (got->src)
             qc_log (QC_LOG_INFO, "fetch", "%s: read by range requests: %s of %s "
-                    "(%.2f%%) in %llu requests", got->shown, a, b, share,
-                    (unsigned long long) got->requests);
+                    "(%.2f%%) over the network in %llu requests%s", got->shown, a, b, share,
+                    (unsigned long long) got->requests, k);
         else
             qc_log (QC_LOG_INFO, "fetch", "%s: read whole (%s): %s over the network",
                     got->shown, got->hit ? "in the worker's cache, unchanged"

@@ -12,6 +12,8 @@ files; this one serves the faults nginx will not make:
                         cut short can be resumed
   /norange/NAME         ignores Range: always 200 with the whole file
   /files/NAME           NAME with Range, If-Range, ETag, Last-Modified
+  /novalid/NAME         NAME with Range but no ETag or Last-Modified (a
+                        version that cannot be checked later)
   /redirect/NAME        302 to /files/NAME
   /loop                 302 to /loop, forever
   /text                 200, a plain text body (not a slide)
@@ -99,7 +101,7 @@ class Handler(BaseHTTPRequestHandler):
         if kind == "text":
             return self.plain(200, "This is a plain text page, not a slide.\n" * 20)
         path = self.file_path(rest)
-        if kind not in ("stall", "truncate", "cut", "norange", "files") or path is None:
+        if kind not in ("stall", "truncate", "cut", "norange", "files", "novalid") or path is None:
             return self.plain(404, "not found\n")
         with open(path, "rb") as f:
             data = f.read()
@@ -130,8 +132,9 @@ class Handler(BaseHTTPRequestHandler):
             body = data
             self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("ETag", etag)
-        self.send_header("Last-Modified", modified)
+        if kind != "novalid":
+            self.send_header("ETag", etag)
+            self.send_header("Last-Modified", modified)
         self.send_header("Accept-Ranges", "bytes")
         self.end_headers()
         if self.command == "HEAD":

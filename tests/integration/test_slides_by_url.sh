@@ -9,8 +9,9 @@
 #     original_path column, and every PNG's bytes; the tiled TIFFs are
 #     read by range requests, the NDPI downloaded whole into the cache;
 #     the QC of a 24,000 x 18,000 slide fetches a small share of its file;
-#  2. a second run with the same cache downloads nothing for the slide
-#     read whole (its conditional request answered 304);
+#  2. a second run with the same cache downloads nothing: the slide read
+#     whole and the slides read by ranges (their blocks kept in the
+#     cache) each make one conditional request, answered 304;
 #  3. through a broker and a worker started in an empty folder (it sees
 #     none of the slides' files), with simulated GPU lanes (read-ahead:
 #     the pipeline's two halves) beside its CPU slot: the same results;
@@ -85,7 +86,7 @@ done
 # (its download may have been the prefetch's: the slot then finds it cached)
 fetched "$T/by-url" test3-DAPI-2.ndpi | grep -q "read whole" \
     || fail "the NDPI was not read whole: $(fetched "$T/by-url" test3-DAPI-2.ndpi)"
-cmp -s "$(ls "$T"/cache/test3-DAPI-2.ndpi-* | grep -v '\.meta$')" "$T/www/test3-DAPI-2.ndpi" \
+cmp -s "$(ls "$T"/cache/test3-DAPI-2.ndpi-* | grep -v '\.meta$' | grep -v '\.blocks$')" "$T/www/test3-DAPI-2.ndpi" \
     || fail "the NDPI's copy in the cache differs from the slide: $(ls "$T/cache")"
 grep -q "$(url CMU-1-Small-Region.svs)\$" "$T/by-url/results.tsv" \
     || fail "original_path does not hold the redacted URL"
@@ -97,20 +98,28 @@ pass "by URL = by path (rows, $(pngs "$T/by-url" | grep -c .) images); big.svs: 
 # 1b. a QC all at 1.25x (the default config without its 10x focus step)
 "$BIN/qc-submit" --write-default-config - | grep -v '^ *BlurDetectionModule.identifyFocusFaults$' \
     >"$T/at-1.25x.ini"
-"$BIN/qc-submit" -q -w 1 -c "$T/at-1.25x.ini" -o "$T/share" --cache "$T/cache" "$(url big.svs)" \
+"$BIN/qc-submit" -q -w 1 -c "$T/at-1.25x.ini" -o "$T/share" --cache "$T/cache-share" "$(url big.svs)" \
     >"$T/share.log" 2>&1 || fail "1.25x config: exit $?: $(tail -3 "$T/share.log")"
 share=$(fetched "$T/share" big.svs | sed -n 's/.*(\([0-9.]*\)%).*/\1/p')
 [ -n "$share" ] && awk -v s="$share" 'BEGIN { exit !(s < 5) }' \
     || fail "a QC at 1.25x of big.svs fetched ${share:-?}% of its file (goal: under 5%)"
 pass "QC at 1.25x: $(fetched "$T/share" big.svs)"
 
-# 2. a second run, the same cache: the NDPI is not downloaded again
+# 2. a second run, the same cache: nothing is downloaded; the slides
+# read by ranges come from the blocks the first run kept
 "$BIN/qc-submit" -q -w 2 -o "$T/again" --cache "$T/cache" "${urls[@]}" >"$T/again.log" 2>&1 \
     || fail "second run: exit $?: $(tail -3 "$T/again.log")"
 fetched "$T/again" test3-DAPI-2.ndpi | grep -q "in the worker's cache, unchanged): 0 bytes" \
     || fail "the second run downloaded: $(fetched "$T/again" test3-DAPI-2.ndpi)"
+for s in gen.svs CMU-1-Small-Region.svs TCGA-CR-7395-pyramid.svs big.svs; do
+    fetched "$T/again" "$s" | grep -q "read by range requests: 0 bytes of .* in 1 requests; .* from the worker's cache" \
+        || fail "the second run fetched $s again: $(fetched "$T/again" "$s")"
+done
 same_outputs "$T/by-path" "$T/again" "second run"
-pass "second run: $(fetched "$T/again" test3-DAPI-2.ndpi)"
+ls "$T"/cache/*.blocks >/dev/null 2>&1 || fail "no kept blocks in the cache: $(ls "$T/cache")"
+ls "$T"/cache/test3-DAPI-2.ndpi-*.blocks* >/dev/null 2>&1 \
+    && fail "the NDPI, read whole, still has kept blocks: $(ls "$T/cache")"
+pass "second run: $(fetched "$T/again" test3-DAPI-2.ndpi); big.svs: $(fetched "$T/again" big.svs)"
 
 # 3. a real broker, a worker in an empty folder (CPU slot and simulated GPU
 # lanes) whose --slides-root is that folder: roots are for paths, URLs

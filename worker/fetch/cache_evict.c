@@ -2,7 +2,9 @@
  * recently used first (contract in disk_cache.h).
  *
  * One evictor at a time, across processes: DIR/.lock is held
- * exclusively while a scan decides and deletes. A file goes only when
+ * exclusively while a scan decides and deletes (block stores take it
+ * too, to open and save: block_store.c). A block store (NAME.blocks) is
+ * counted by the disk space it takes, not its length: it is sparse. A file goes only when
  * an exclusive, non-blocking flock on it succeeds, i.e. nobody holds a
  * lease on it (shared lock) or is downloading into it (exclusive lock
  * on a .part); whoever locks a file afterwards checks that its path
@@ -22,7 +24,7 @@
 
 #include "shared/log.h"
 
-typedef enum { F_SKIP, F_DATA, F_PART, F_TMP } file_kind_t;
+typedef enum { F_SKIP, F_DATA, F_PART, F_BLOCKS, F_TMP } file_kind_t;
 
 typedef struct {
     char name[256];
@@ -49,6 +51,8 @@ kind_of (const char *name)
         return F_SKIP;        /* goes with its slide or partial */
     if (ends_with (name, PART_SUFFIX))
         return F_PART;
+    if (ends_with (name, BLOCKS_SUFFIX))
+        return F_BLOCKS;
     return F_DATA;
 }
 
@@ -79,7 +83,9 @@ scan (const qc_disk_cache_t *self, cand_t **out, size_t *n)
         }
         cand_t *c = &(*out)[(*n)++];
         snprintf (c->name, sizeof c->name, "%s", e->d_name);
-        c->size = st.st_size;
+        /* a block store is a sparse file: what it holds is what the
+           disk gave it, not its length */
+        c->size = k == F_BLOCKS ? (int64_t) st.st_blocks * 512 : st.st_size;
         c->used = st.st_mtim;
         c->kind = k;
     }
@@ -137,24 +143,39 @@ remove_if_unused (const qc_disk_cache_t *self, const cand_t *c)
 }
 
 int
-qc_disk_cache_evict (qc_disk_cache_t *self, uint64_t need)
+cache_lock (const qc_disk_cache_t *self)
 {
-    if (!self)
-        return -1;
     char lockpath[PATH_MAX];
     snprintf (lockpath, sizeof lockpath, "%s/.lock", self->dir);
     int lock = open (lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (lock < 0 || flock (lock, LOCK_EX) < 0) {
-        if (lock >= 0)
-            close (lock);
+    if (lock >= 0 && flock (lock, LOCK_EX) < 0) {
+        close (lock);
         return -1;
     }
+    return lock;
+}
+
+void
+cache_unlock (int fd)
+{
+    if (fd >= 0)
+        close (fd);   /* drops the lock */
+}
+
+/* Evicts until usage + need fits; *total gets the usage after. The
+ * count evicted, or -1 when the folder cannot be read. */
+static int
+evict (qc_disk_cache_t *self, uint64_t need, uint64_t *total_out)
+{
+    int lock = cache_lock (self);
+    if (lock < 0)
+        return -1;
     cand_t *c = NULL;
     size_t n = 0;
     int evicted = 0;
     if (scan (self, &c, &n) < 0) {
         free (c);
-        close (lock);
+        cache_unlock (lock);
         return -1;
     }
     uint64_t total = 0;
@@ -169,6 +190,10 @@ qc_disk_cache_evict (qc_disk_cache_t *self, uint64_t need)
         }
         total += (uint64_t) c[i].size;
     }
+    static const char *what[] = {
+        [F_DATA] = "a slide", [F_PART] = "a partial download",
+        [F_BLOCKS] = "a range-read slide's blocks",
+    };
     qsort (c, n, sizeof *c, by_last_use);
     for (size_t i = 0; i < n && total + need > self->max_bytes; i++) {
         if (c[i].kind == F_TMP || !remove_if_unused (self, &c[i]))
@@ -176,14 +201,34 @@ qc_disk_cache_evict (qc_disk_cache_t *self, uint64_t need)
         total -= (uint64_t) c[i].size;
         evicted++;
         qc_log (QC_LOG_DEBUG, "cache", "evicted %s (%lld bytes, %s)", c[i].name,
-                (long long) c[i].size, c[i].kind == F_PART ? "a partial download" : "a slide");
+                (long long) c[i].size, what[c[i].kind]);
     }
-    if (total + need > self->max_bytes)
+    free (c);
+    cache_unlock (lock);
+    *total_out = total;
+    return evicted;
+}
+
+int
+qc_disk_cache_evict (qc_disk_cache_t *self, uint64_t need)
+{
+    if (!self)
+        return -1;
+    uint64_t total = 0;
+    int evicted = evict (self, need, &total);
+    if (evicted >= 0 && total + need > self->max_bytes)
         qc_log (QC_LOG_WARNING, "cache",
                 "%s holds %llu bytes in slides in use; %llu more go over its limit of %llu "
                 "for now", self->dir, (unsigned long long) total, (unsigned long long) need,
                 (unsigned long long) self->max_bytes);
-    free (c);
-    close (lock);
     return evicted;
+}
+
+int
+cache_make_room (qc_disk_cache_t *self, uint64_t need)
+{
+    uint64_t total = 0;
+    if (!self || evict (self, need, &total) < 0)
+        return -1;
+    return total + need <= self->max_bytes;
 }

@@ -69,6 +69,12 @@ qc_disk_cache_close (qc_disk_cache_t **self_p)
     *self_p = NULL;
 }
 
+uint64_t
+qc_disk_cache_max (const qc_disk_cache_t *self)
+{
+    return self ? self->max_bytes : 0;
+}
+
 int
 qc_disk_cache_has (qc_disk_cache_t *self, const char *url)
 {

@@ -74,7 +74,11 @@ int qc_disk_cache_has (qc_disk_cache_t *self, const char *url);
 const char *qc_cache_lease_path (const qc_cache_lease_t *lease);
 void qc_cache_lease_release (qc_cache_lease_t **lease_p);
 
-/* Bytes held by the cache's slides and partial downloads now. */
+/* The size limit (--cache-max), in bytes; 0 for NULL. */
+uint64_t qc_disk_cache_max (const qc_disk_cache_t *self);
+
+/* Bytes held by the cache's slides, partial downloads and range-read
+ * slides' kept blocks (block_store.h) now. */
 int64_t qc_disk_cache_usage (qc_disk_cache_t *self);
 /* Evicts (least recently used first, skipping files in use) until
  * usage + need <= max_bytes. Returns how many entries went, or -1 when

@@ -15,7 +15,13 @@
  * Opening fetches block 0 (the TIFF header and often its first
  * directory) and learns the size and validators; every later answer
  * must be of that same version of the file (else the read fails: "the
- * file changed on the server"). A server that ignores Range fails the
+ * file changed on the server").
+ *
+ * With a disk cache (opts.disk), the blocks fetched are also kept on
+ * disk (block_store.h), and a slide read before opens with a
+ * conditional request instead: a 304 (unchanged) means block 0 and every
+ * block kept come from the disk, and only blocks never fetched go over
+ * the network. A changed slide's kept blocks are dropped. A server that ignores Range fails the
  * open with QC_HTTP_ERR_NO_RANGE: download such a file whole
  * (disk_cache.h).
  *
@@ -27,6 +33,7 @@
 #include <stddef.h>
 
 #include "shared/byte_source.h"
+#include "worker/fetch/disk_cache.h"
 #include "worker/fetch/http.h"
 
 typedef struct {
@@ -35,6 +42,9 @@ typedef struct {
     int read_ahead_max;       /* blocks a sequential miss may add; 0 turns
                                  read-ahead off (default 16: 1 MiB) */
     qc_http_opts_t http;      /* timeouts, retries */
+    qc_disk_cache_t *disk;    /* keeps the blocks fetched on disk, for the
+                                 next reader of the slide (block_store.h);
+                                 NULL (the default): in memory only */
 } qc_source_opts_t;
 
 void qc_source_opts_default (qc_source_opts_t *opts);

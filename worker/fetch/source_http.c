@@ -14,8 +14,10 @@
 #include <string.h>
 
 #include "shared/err.h"
-#include "worker/fetch/block_cache.h"
+#include "shared/log.h"
 #include "shared/url.h"
+#include "worker/fetch/block_cache.h"
+#include "worker/fetch/block_store.h"
 
 typedef struct {
     qc_byte_source_t base;
@@ -25,6 +27,7 @@ typedef struct {
     pthread_mutex_t lock;     /* everything below */
     qc_http_conn_t *conn;
     qc_block_cache_t *cache;
+    qc_block_store_t *store;  /* blocks kept on disk; NULL: none */
     qc_http_file_t file;      /* size and validators seen at open */
     uint64_t nblocks;
     uint64_t next_seq;        /* the block after the last fetch's end */
@@ -70,7 +73,7 @@ fetch_run (http_source_t *self, uint64_t b, uint64_t want_last, char *err,
     if (last - b + 1 > self->tmp_blocks)
         last = b + self->tmp_blocks - 1;
     for (uint64_t k = b + 1; k <= last; k++)
-        if (qc_block_cache_has (self->cache, k)) {
+        if (qc_block_cache_has (self->cache, k) || qc_block_store_has (self->store, k)) {
             last = k - 1;
             break;
         }
@@ -91,8 +94,21 @@ fetch_run (http_source_t *self, uint64_t b, uint64_t want_last, char *err,
                                 block_len (self, k)) < 0)
             return qc_fail (err, errlen, "%s: out of memory for the block cache",
                             self->shown);
+    qc_block_store_write (self->store, b, self->tmp, len);
     self->next_seq = last + 1;
     return 0;
+}
+
+/* Block b from the disk into the memory cache: 1 when it came, 0 when
+ * the disk does not have it. */
+static int
+from_store (http_source_t *self, uint64_t b)
+{
+    size_t len = block_len (self, b);
+    if (!qc_block_store_has (self->store, b)
+        || qc_block_store_read (self->store, b, self->tmp, len) < 0)
+        return 0;
+    return qc_block_cache_put (self->cache, b, self->tmp, len) == 0;
 }
 
 static int64_t
@@ -119,6 +135,8 @@ http_read_at (qc_byte_source_t *s, uint64_t offset, size_t len, void *buf,
     for (uint64_t b = first; b <= last; b++) {
         size_t blen = 0;
         const uint8_t *data = qc_block_cache_get (self->cache, b, &blen);
+        if (!data && from_store (self, b))
+            data = qc_block_cache_get (self->cache, b, &blen);
         if (!data) {
             if (fetch_run (self, b, last, err, errlen) < 0) {
                 pthread_mutex_unlock (&self->lock);
@@ -153,6 +171,9 @@ http_stats (qc_byte_source_t *s, qc_byte_source_stats_t *out)
     *out = self->stats;
     out->bytes_fetched = self->counts.bytes;
     out->requests = self->counts.requests;
+    qc_block_store_stats_t ks;
+    qc_block_store_stats (self->store, &ks);
+    out->bytes_kept = ks.bytes_read;
     pthread_mutex_unlock (&self->lock);
 }
 
@@ -162,6 +183,7 @@ http_close (qc_byte_source_t *s)
     http_source_t *self = (http_source_t *) s;
     qc_http_conn_destroy (&self->conn);
     qc_block_cache_destroy (&self->cache);
+    qc_block_store_close (&self->store);
     if (self->url) {
         /* the URL may hold a signature: leave no copy in freed memory */
         memset (self->url, 0, strlen (self->url));
@@ -188,6 +210,45 @@ qc_source_opts_default (qc_source_opts_t *opts)
     opts->cache_bytes = 64u << 20;
     opts->read_ahead_max = 16;
     qc_http_opts_default (&opts->http);
+    opts->disk = NULL;
+}
+
+/* Opens from the blocks kept on disk when the server's copy is the one
+ * they are of: 1 (block 0 in self->tmp, *got its length, self->file
+ * the version), 0 when there are none or they are of another version
+ * (the caller fetches block 0), -1 when the request failed. */
+static int
+open_kept (http_source_t *self, const char *url, size_t *got, qc_http_status_t *status,
+           char *err, size_t errlen)
+{
+    if (!self->opts.disk)
+        return 0;
+    qc_http_file_t known;
+    self->store = qc_block_store_open (self->opts.disk, url, self->opts.block_size, &known);
+    if (!self->store) {
+        qc_log (QC_LOG_DEBUG, "fetch", "%s: its blocks are kept in memory only (no "
+                "memory for the disk cache's store)", self->shown);
+        return 0;
+    }
+    if (known.size <= 0 || !qc_block_store_has (self->store, 0))
+        return 0;
+    int unchanged = 0;
+    qc_http_file_t now;
+    *status = qc_http_probe (self->conn, url, &self->opts.http, &known, &unchanged, &now,
+                             &self->counts, err, errlen);
+    if (*status != QC_HTTP_OK)
+        return -1;
+    if (!unchanged && (now.size != known.size
+                       || qc_http_same_version (&known, now.etag, now.last_modified,
+                                                now.size) != 1))
+        return 0;
+    size_t len = (size_t) known.size < self->opts.block_size ? (size_t) known.size
+                 : self->opts.block_size;
+    if (qc_block_store_read (self->store, 0, self->tmp, len) < 0)
+        return 0;
+    self->file = known;
+    *got = len;
+    return 1;
 }
 
 /* The most blocks one read_at may span before it is split: a read
@@ -242,15 +303,24 @@ qc_source_http_open (const char *url, const qc_source_opts_t *opts,
         *status = QC_HTTP_ERR_LOCAL;
         return NULL;
     }
-    /* block 0, which also tells the size, the validators and whether the
-       server honours Range */
+    /* a slide read before: one conditional request, and block 0 from
+       the disk when the server's copy is unchanged */
     size_t got = 0;
-    *status = qc_http_get_range (self->conn, url, &self->opts.http, 0,
-                                 self->opts.block_size, self->tmp, &got, NULL,
-                                 &self->file, &self->counts, err, errlen);
-    if (*status != QC_HTTP_OK) {
+    int kept = open_kept (self, url, &got, status, err, errlen);
+    if (kept < 0) {
         http_close (&self->base);
         return NULL;
+    }
+    /* else block 0, which also tells the size, the validators and
+       whether the server honours Range */
+    if (!kept) {
+        *status = qc_http_get_range (self->conn, url, &self->opts.http, 0,
+                                     self->opts.block_size, self->tmp, &got, NULL,
+                                     &self->file, &self->counts, err, errlen);
+        if (*status != QC_HTTP_OK) {
+            http_close (&self->base);
+            return NULL;
+        }
     }
     if (self->file.size < 0) {
         *status = QC_HTTP_ERR_PROTOCOL;
@@ -281,6 +351,11 @@ qc_source_http_open (const char *url, const qc_source_opts_t *opts,
         return NULL;
     }
     qc_block_cache_put (self->cache, 0, self->tmp, got);
+    if (self->store && !kept) {
+        /* a new or changed slide: its kept blocks (if any) go */
+        qc_block_store_begin (self->store, &self->file);
+        qc_block_store_write (self->store, 0, self->tmp, got);
+    }
     self->next_seq = 1;
     self->window = 1;
     *status = QC_HTTP_OK;
