@@ -57,12 +57,14 @@ pids+=($!)
 for _ in $(seq 1 100); do grep -q 'listening on' "$T/broker.log" && break; sleep 0.1; done
 
 # cohort LIST NAME [worker args]: best wall time of REPEAT runs, each with
-# a fresh worker and cache; the last run's output stays in $T/out-NAME
+# a fresh worker and cache (KEEP_CACHE=1: the cache as the last run left
+# it); the last run's output stays in $T/out-NAME
 cohort() {
     local list=$1 name=$2; shift 2
     local best="" r
     for r in $(seq 1 "$repeat"); do
-        rm -rf "$T/cache" "$T/out-$name"
+        [ -n "${KEEP_CACHE:-}" ] || rm -rf "$T/cache"
+        rm -rf "$T/out-$name"
         bin/qc-worker --connect tcp://127.0.0.1:$bport --name "$name" --slots 1 --no-supervise \
             --cache "$T/cache" "$@" >"$T/worker-$name.log" 2>&1 &
         local w=$!
@@ -86,9 +88,9 @@ cohort() {
 }
 
 n=$(wc -l <"$T/paths")
-printf "%-48s %8s %9s\n" "cohort of $n slides, 1 slot" "wall s" "slides/s"
+printf "%-54s %8s %9s\n" "cohort of $n slides, 1 slot" "wall s" "slides/s"
 t=$(cohort "$T/paths" path) || exit 1
-printf "%-48s %8.2f %9.2f\n" "by path (local disk)" "$t" "$(awk -v n=$n -v t=$t 'BEGIN { print n / t }')"
+printf "%-54s %8.2f %9.2f\n" "by path (local disk)" "$t" "$(awk -v n=$n -v t=$t 'BEGIN { print n / t }')"
 for rate in $rates; do
     prefix=""; label="loopback, no limit"
     [ "$rate" != 0 ] && prefix="r$rate/" && label="nginx limit_rate $rate"
@@ -97,12 +99,20 @@ for rate in $rates; do
         args=()
         [ $mode = none ] && args=(--no-fetch-ahead)
         t=$(cohort "$T/urls-$rate" "$mode-$rate" "${args[@]}") || exit 1
-        printf "%-48s %8.2f %9.2f\n" "HTTP, $label, $([ $mode = ahead ] && echo "fetch-ahead" || echo "no fetch-ahead")" \
+        printf "%-54s %8.2f %9.2f\n" "HTTP, $label, $([ $mode = ahead ] && echo "fetch-ahead" || echo "no fetch-ahead")" \
             "$t" "$(awk -v n=$n -v t=$t 'BEGIN { print n / t }')"
     done
+    # a second run: the cache the run just above filled is kept (the
+    # slides read whole, and the range-read slides' blocks)
+    t=$(KEEP_CACHE=1 cohort "$T/urls-$rate" "kept-$rate" --no-fetch-ahead) || exit 1
+    printf "%-54s %8.2f %9.2f\n" "HTTP, $label, second run (cache kept)" \
+        "$t" "$(awk -v n=$n -v t=$t 'BEGIN { print n / t }')"
 done
 # what each slide cost, from the last run's qc.log
 log=$T/out-none-$(echo $rates | awk '{ print $1 }')/qc.log
 echo
 echo "per slide (qc.log's fetch lines, last run without fetch-ahead):"
+grep -a "	fetch	" "$log" | cut -f6 | sed "s|http://127.0.0.1:$hport/||" | sort -t- -k1,1 -u
+log=$T/out-kept-$(echo $rates | awk '{ print $1 }')/qc.log
+echo "per slide, the second run (cache kept):"
 grep -a "	fetch	" "$log" | cut -f6 | sed "s|http://127.0.0.1:$hport/||" | sort -t- -k1,1 -u

@@ -11,7 +11,9 @@
  *                   was written for)
  *   NAME.part       a download under way or cut short
  *   NAME.part.meta  the version (size, validators) NAME.part holds
- *   .lock           taken while evicting
+ *   NAME.blocks, NAME.blocks.meta
+ *                   a range-read slide's fetched blocks (block_store.h)
+ *   .lock           taken while evicting, and by block stores
  * Every file is written under a temporary name and renamed into place.
  *
  * qc_disk_cache_get: before any reuse, a conditional request (a 304
