@@ -238,7 +238,9 @@ open_kept (http_source_t *self, const char *url, size_t *got, qc_http_status_t *
                              &self->counts, err, errlen);
     if (*status != QC_HTTP_OK)
         return -1;
-    if (!unchanged && (now.size != known.size
+    /* no 304 but the same version (a server that ignores If-None-Match)
+       does as well, as long as it still honours Range */
+    if (!unchanged && (now.size != known.size || !now.ranges
                        || qc_http_same_version (&known, now.etag, now.last_modified,
                                                 now.size) != 1))
         return 0;
