@@ -6,7 +6,9 @@
 #    every node, qc-submit, then nothing of the job left running;
 #  - a worker killed mid-run: the cohort still ends, every slide once,
 #    and the teardown stops the rest;
-#  - a broker that cannot start (its port taken): exit 4, nothing left.
+#  - a broker that cannot start (its port taken): exit 4, nothing left;
+#  - --gres=gpu: the node's GPU goes to its first worker, and a CPU
+#    worker takes its place when it is refused (no GPU here).
 . "$(dirname "$0")/lib.sh"
 for d in munged slurmctld slurmd sbatch squeue scontrol; do
     PATH=$PATH:/usr/sbin command -v $d >/dev/null || fail "$d not installed (tests/install-deps.sh installs slurm-wlm and munge)"
@@ -50,9 +52,14 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 MpiDefault=none
 ReturnToService=2
-NodeName=localhost NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=1000 State=UNKNOWN
+GresTypes=gpu
+NodeName=localhost NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=1000 Gres=gpu:2 State=UNKNOWN
 PartitionName=qc Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 CONF
+# two GPUs Slurm may hand out; this machine has none, so regular files
+# stand in for the device files (nothing opens them)
+mkdir -p "$S/dev"; mknod "$S/dev/nvidia0" c 1 3; mknod "$S/dev/nvidia1" c 1 3
+echo "NodeName=localhost Name=gpu File=$S/dev/nvidia[0-1]" >"$S/gres.conf"
 export SLURM_CONF=$S/slurm.conf
 slurmctld -i || fail "slurmctld did not start: $(tail -3 "$S/slurmctld.log")"
 wait_for "slurmctld" 10 "[ -s '$S/slurmctld.pid' ]"
@@ -127,3 +134,25 @@ run_job nobroker QC_PORT=$busy QC_STARTUP_S=5 -- -o "$T/out3" "$cohort"
 grep -q 'did not start' "$T/nobroker.out" || fail "no word on why"
 no_job_processes "$JOB_ID"
 pass "a broker that cannot bind: exit 4 with the reason, nothing left running"
+
+# --gres=gpu: the GPUs Slurm gives a node go to its first worker (--gpu
+# all). This machine has no GPU (device nodes that are /dev/null stand in
+# for Slurm), so that worker is refused (exit 2, the reason in
+# workers.log) and the script starts a CPU worker in its place, which runs
+# the cohort; a job without --gres starts no GPU worker.
+logs_of() { sed -n 's/^qc-cohort: .*logs in //p' "$T/$1.out" | tail -1; }
+run_job gres SBATCH_GRES=gpu:1 -- -o "$T/out4" "$cohort"
+[ "$JOB_RC" = 0 ] || { cat "$T/gres.out"; fail "job with --gres=gpu:1 exit $JOB_RC"; }
+[ "$(grep -vc '^#' "$T/out4/results.tsv")" = "$n" ] || fail "--gres job: expected $n rows"
+wlog=$(logs_of gres)/workers.log
+[ -f "$wlog" ] || fail "--gres job: no workers.log (logs: $(logs_of gres))"
+grep -q -- '--gpu all: no usable GPU' "$wlog" \
+    || fail "--gres job: the first worker did not ask for the node's GPUs: $(head -5 "$wlog")"
+grep -q 'starting a CPU worker in its place' "$wlog" \
+    || fail "--gres job: no CPU worker in the refused GPU worker's place: $(head -5 "$wlog")"
+[ "$(grep -c -- '--gpu' "$wlog")" = 1 ] || fail "--gres job: more than one GPU worker: $(grep -- '--gpu' "$wlog")"
+plain_log=$(logs_of plain)/workers.log
+[ -f "$plain_log" ] && ! grep -q -e '--gpu' -e 'GPU worker' "$plain_log" \
+    || fail "the job without --gres started a GPU worker: $(grep -- '--gpu' "$plain_log" 2>/dev/null)"
+no_job_processes "$JOB_ID"
+pass "--gres=gpu:1: the node's GPU went to its first worker (refused here: no GPU), a CPU worker took its place and ran all $n slides"
