@@ -285,6 +285,21 @@ fx_real_slide (const char *name, char *out, size_t outlen)
     snprintf (out, outlen, "%s/slides/real/%s", check_shared_dir (), name);
 }
 
+/* Serves a copy of ../shared's real slide as www/name, replacing any
+ * by a rename (the server never sends a file half written); its mtime
+ * is mtime ("2020-01-01") or now (NULL), so its ETag differs from an
+ * earlier copy's. 0, or -1 when a command failed. */
+static inline int
+fx_serve_copy (http_server_t *s, const char *name, const char *slide, const char *mtime)
+{
+    char loc[600], served[700], cmd[4000];
+    fx_real_slide (slide, loc, sizeof loc);
+    snprintf (served, sizeof served, "%s/%s", s->www, name);
+    snprintf (cmd, sizeof cmd, "cp '%s' '%s.new' && touch -d '%s' '%s.new' && mv '%s.new' '%s'",
+              loc, served, mtime ? mtime : "now", served, served, served);
+    return system (cmd) == 0 ? 0 : -1;
+}
+
 /* Every log record of the test, to look for secrets in. */
 static pthread_mutex_t fx_log_lock = PTHREAD_MUTEX_INITIALIZER;
 static char fx_log_text[1 << 16];
@@ -336,6 +351,22 @@ fx_fetch_text (const http_server_t *s, const char *path, char out[4096])
     curl_easy_setopt (c, CURLOPT_TIMEOUT, 5L);
     curl_easy_perform (c);
     curl_easy_cleanup (c);
+}
+
+/* The end of a fetch test: no log record held a secret; the servers
+ * stopped; tmpdir (NULL: none) removed unless KEEP is set. */
+static inline void
+fx_teardown (http_server_t *ngx, http_server_t *fault, const char *tmpdir)
+{
+    CHECK (!fx_has_secret (fx_log_text), "no secret in any log record:\n%s", fx_log_text);
+    fx_stop (ngx);
+    fx_stop (fault);
+    if (tmpdir && tmpdir[0] && !getenv ("KEEP")) {
+        char cmd[400];
+        snprintf (cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+        if (system (cmd) != 0)
+            fprintf (stderr, "could not remove %s\n", tmpdir);
+    }
 }
 
 #endif
