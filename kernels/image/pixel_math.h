@@ -462,7 +462,7 @@ qc_px_sigmoid (double m)
 
 /* ---- shared by the CUDA backend (kernels/ops/cuda): formulas the CPU
  * backend computes in its own loops, written once more here so that the
- * kernels call them; tests/unit/test_cuda_equiv.c checks on the CPU that
+ * kernels call them; tests/unit/test_kernel_math.c checks on the CPU that
  * each gives exactly what the CPU op gives. ---- */
 
 /* numpy.linspace (lo, hi, nbins + 1) edge i (numpy.histogram's edges). */

@@ -5,7 +5,7 @@
 # column equal, and the same image files. Its tasks run on the GPU lane
 # (it has no CPU slot, and its log shows the CUDA backend starting).
 # Needs a usable CUDA device: without one it says SKIPPED and passes
-# (test_gpu_wait checks the refusal then; test_cuda_equiv's CPU part
+# (test_gpu_wait checks the refusal then; test_kernel_math
 # checks the shared math).
 . "$(dirname "$0")/lib.sh"
 
