@@ -1,25 +1,10 @@
-/* See sched.h for the task state machine and the rules. */
-#include "broker/sched.h"
+/* See sched.h for the task state machine and the rules. Which queued
+ * task goes to which worker next is sched_dispatch.c's. */
+#include "broker/sched_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct sched {
-    uint32_t max_deaths;
-    uint32_t max_vanished;
-    uint32_t attempt_base;         /* this broker life's attempts follow it */
-    int64_t now;                   /* ms, the broker's monotonic clock */
-    int64_t timeout;               /* task deadline in ms; 0 = none */
-    bool identities;               /* attempts tied to who they went to */
-    sched_callbacks_t cb;
-    sched_job_t *jobs;             /* all jobs, oldest first */
-    sched_job_t *jobs_tail;
-    sched_job_t *cursor[3];        /* round-robin position per resource */
-    sched_worker_t *workers;       /* all workers, oldest first */
-    sched_worker_t *workers_tail;
-    size_t queued;                 /* tasks in every job's queues */
-};
 
 /* ------------------------------------------------------------ lists */
 
@@ -331,8 +316,8 @@ sched_job_finished (const sched_job_t *job)
            && job->done + job->failed == job->total;
 }
 
-static void
-dequeue (sched_t *self, sched_task_t *t)
+void
+sched_dequeue (sched_t *self, sched_task_t *t)
 {
     list_unlink (&t->job->queue[t->resource], t, false);
     self->queued--;
@@ -377,7 +362,7 @@ sched_job_cancel (sched_t *self, sched_job_t *job)
     for (int k = 0; k < 3; k++)
         while (job->queue[k].head) {
             sched_task_t *t = job->queue[k].head;
-            dequeue (self, t);
+            sched_dequeue (self, t);
             fail_task (self, t, "cancelled by the client");
         }
 }
@@ -391,7 +376,7 @@ sched_job_truncate (sched_t *self, sched_job_t *job, uint64_t total)
         sched_task_t *t = sched_job_task (job, job->total - 1);
         if (t->state != TASK_QUEUED)
             break;
-        dequeue (self, t);
+        sched_dequeue (self, t);
         free (t->path);
         free (t->past);
         memset (t, 0, sizeof *t);
@@ -409,7 +394,7 @@ sched_job_remove (sched_t *self, sched_job_t *job)
     for (uint64_t i = 0; i < job->total; i++) {
         sched_task_t *t = sched_job_task (job, i);
         if (t->state == TASK_QUEUED)
-            dequeue (self, t);
+            sched_dequeue (self, t);
         detach (t, false);
     }
     /* the cursor names the job served last; step it back so that the job
@@ -429,7 +414,7 @@ sched_task_restore_final (sched_t *self, sched_job_t *job, uint64_t idx,
     sched_task_t *t = sched_job_task (job, idx);
     if (!self || !t || t->state != TASK_QUEUED)
         return false;
-    dequeue (self, t);
+    sched_dequeue (self, t);
     t->state = ok ? TASK_DONE : TASK_FAILED;
     if (ok) job->done++; else job->failed++;
     return true;
@@ -589,7 +574,7 @@ sched_task_finished_as (sched_t *self, sched_worker_t *w, uint32_t who,
     } else if (t->worker)
         detach (t, false);
     else if (t->state == TASK_QUEUED)
-        dequeue (self, t);      /* a late result from a worker given up on */
+        sched_dequeue (self, t);      /* a late result from a worker given up on */
     forget_past (t);
     if (ok) {
         t->state = TASK_DONE;
@@ -639,7 +624,7 @@ sched_task_crashed_as (sched_t *self, sched_job_t *job, uint64_t idx,
         requeue (self, t, verdict);
     } else if (t->state == TASK_QUEUED) {
         if (verdict) {
-            dequeue (self, t);
+            sched_dequeue (self, t);
             fail_task (self, t, verdict);
         }
     } else if (verdict) {
@@ -687,35 +672,10 @@ sched_tick (sched_t *self)
         }
 }
 
-/* ------------------------------------------------------------ dispatch */
+/* ------------------------------------------------------------ assignment */
 
-/* The next job (round-robin after the cursor) with a task in one of the
- * given queues; takes that task off its queue. */
-static sched_task_t *
-take_task (sched_t *self, int cursor, const int *kinds, int nkinds)
-{
-    sched_job_t *start = self->cursor[cursor] ? self->cursor[cursor]->next : NULL;
-    if (!start)
-        start = self->jobs;
-    sched_job_t *j = start;
-    while (j) {
-        for (int k = 0; k < nkinds; k++) {
-            sched_task_t *t = j->queue[kinds[k]].head;
-            if (t) {
-                self->cursor[cursor] = j;
-                dequeue (self, t);
-                return t;
-            }
-        }
-        j = j->next ? j->next : self->jobs;
-        if (j == start)
-            break;
-    }
-    return NULL;
-}
-
-static void
-assign (sched_t *self, sched_task_t *t, sched_worker_t *w, int gpu_slot)
+void
+sched_assign (sched_t *self, sched_task_t *t, sched_worker_t *w, int gpu_slot)
 {
     if (t->attempt - self->attempt_base >= SCHED_ATTEMPTS_PER_LIFE) {
         fail_task (self, t, "dispatched 65535 times without a result; not retried");
@@ -731,62 +691,6 @@ assign (sched_t *self, sched_task_t *t, sched_worker_t *w, int gpu_slot)
     t->job->dispatched++;
     list_push (&w->assigned, t, false, true);
     self->cb.dispatch (self->cb.arg, t, w);
-}
-
-/* Gives w one task that fits its credit under the given pass: pass 0
- * fills executing capacity only, pass 1 also the prefetch; gpu picks GPU
- * credit, else CPU credit. */
-static bool
-assign_one (sched_t *self, sched_worker_t *w, int pass, bool gpu)
-{
-    static const int gpu_kinds[] = {QC_RES_GPU, QC_RES_ANY};
-    static const int cpu_kinds[] = {QC_RES_CPU, QC_RES_ANY};
-    uint32_t gpu_cap = w->ngpus + (pass ? w->gpu_prefetch : 0);
-    if (gpu && w->gpu_inflight < gpu_cap) {
-        sched_task_t *t = take_task (self, QC_RES_GPU, gpu_kinds, 2);
-        if (t) {
-            int best = 0;  /* the least loaded of its GPUs */
-            for (uint32_t g = 1; g < w->ngpus; g++)
-                if (w->gpu_load[g] < w->gpu_load[best])
-                    best = (int) g;
-            assign (self, t, w, best);
-            return true;
-        }
-    }
-    /* no prefetch for a worker without CPU slots (a GPU-only worker):
-     * it has no executor to run a CPU task, which would wait there for
-     * ever */
-    uint32_t cpu_cap = w->slots + (pass && w->slots ? w->prefetch : 0);
-    if (!gpu && w->cpu_inflight < cpu_cap) {
-        sched_task_t *t = take_task (self, QC_RES_CPU, cpu_kinds, 2);
-        if (t) {
-            assign (self, t, w, -1);
-            return true;
-        }
-    }
-    return false;
-}
-
-void
-sched_dispatch (sched_t *self)
-{
-    if (!self)
-        return;
-    /* one task per worker per round, so idle workers are served before
-     * any worker's prefetch fills; free GPUs on every worker are offered
-     * first, so an ANY task takes a free GPU wherever there is one before
-     * any CPU slot */
-    for (int phase = 0; phase < 4; phase++) {
-        int pass = phase / 2;
-        bool gpu = phase % 2 == 0;
-        bool progress = true;
-        while (progress && self->queued > 0) {
-            progress = false;
-            for (sched_worker_t *w = self->workers; w && self->queued > 0; w = w->next)
-                if (!w->draining && !w->stalled && assign_one (self, w, pass, gpu))
-                    progress = true;
-        }
-    }
 }
 
 size_t

@@ -1,0 +1,31 @@
+/* Inside the scheduler: its state, shared by the state machine
+ * (sched.c) and the dispatch policy (sched_dispatch.c). */
+#ifndef QC_BROKER_SCHED_INT_H
+#define QC_BROKER_SCHED_INT_H
+
+#include "broker/sched.h"
+
+struct sched {
+    uint32_t max_deaths;
+    uint32_t max_vanished;
+    uint32_t attempt_base;         /* this broker life's attempts follow it */
+    int64_t now;                   /* ms, the broker's monotonic clock */
+    int64_t timeout;               /* task deadline in ms; 0 = none */
+    bool identities;               /* attempts tied to who they went to */
+    sched_callbacks_t cb;
+    sched_job_t *jobs;             /* all jobs, oldest first */
+    sched_job_t *jobs_tail;
+    sched_job_t *cursor[3];        /* round-robin position per resource */
+    sched_worker_t *workers;       /* all workers, oldest first */
+    sched_worker_t *workers_tail;
+    size_t queued;                 /* tasks in every job's queues */
+};
+
+/* Takes t off its job's queue (QUEUED, about to be assigned). */
+void sched_dequeue (sched_t *self, sched_task_t *t);
+/* Dispatches t (off its queue) to w, on GPU gpu_slot (-1: a CPU slot):
+ * the QUEUED -> DISPATCHED transition, the worker's credit taken and the
+ * dispatch callback called; a task dispatched too often fails instead. */
+void sched_assign (sched_t *self, sched_task_t *t, sched_worker_t *w, int gpu_slot);
+
+#endif
