@@ -417,14 +417,12 @@ get_remote (qc_slide_fetch_t *self, const char *url, qc_slide_got_t *got)
     qc_byte_source_stats (src, &st);
     got->fetched += st.bytes_fetched;
     got->requests += st.requests;
-    if (declined)
-        close_unused (self, url, &src);
-    else
-        qc_byte_source_close (&src);
     if (!declined) {
+        qc_byte_source_close (&src);
         fail (got, "%s", err);
         return;
     }
+    close_unused (self, url, &src);
     qc_log (QC_LOG_DEBUG, "fetch", "%s: not read by ranges (%s): reading it whole",
             got->shown, err);
     if (take_failure (self, url, err, sizeof err)) {
@@ -484,17 +482,18 @@ qc_slide_got_release (qc_slide_fetch_t *self, qc_slide_got_t *got)
 {
     if (!got)
         return;
+    uint64_t kept = 0;        /* a range-read slide's bytes from the disk */
     if (got->src) {
         qc_byte_source_stats_t st;
         qc_byte_source_stats (got->src, &st);
         got->fetched += st.bytes_fetched;
         got->requests += st.requests;
-        got->kept = st.bytes_kept;
+        kept = st.bytes_kept;
     }
     if (got->src || got->lease) {
         char a[32], b[32], k[64] = "", kb[32];
-        if (got->kept) {
-            human (got->kept, kb, sizeof kb);
+        if (kept) {
+            human (kept, kb, sizeof kb);
             snprintf (k, sizeof k, "; %s from the worker's cache", kb);
         }
         human (got->fetched, a, sizeof a);

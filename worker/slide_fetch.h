@@ -86,8 +86,6 @@ typedef struct {
     char shown[512];          /* the redacted entry, for log lines */
     int64_t size;             /* the file's size, when known */
     uint64_t fetched;         /* bytes that came over the network */
-    uint64_t kept;            /* a range-read slide's bytes read from the
-                                 blocks kept in the cache */
     uint64_t requests;
     int hit;                  /* read whole, from the cache, unchanged */
 } qc_slide_got_t;

@@ -45,7 +45,7 @@ struct qc_block_store {
                                  takes and saves nothing */
     uint64_t room;            /* bytes the cache made room for, unused */
     uint64_t unsaved;         /* bytes written since the last save */
-    qc_block_store_stats_t stats;
+    uint64_t bytes_read;      /* served from the disk */
 };
 
 /* Forgets the file held (closing it drops the shared lock). */
@@ -219,8 +219,7 @@ qc_block_store_read (qc_block_store_t *self, uint64_t b, void *buf, size_t len)
         }
         done += (size_t) n;
     }
-    self->stats.blocks_read++;
-    self->stats.bytes_read += len;
+    self->bytes_read += len;
     return 0;
 }
 
@@ -266,7 +265,6 @@ qc_block_store_write (qc_block_store_t *self, uint64_t first, const void *buf, s
     self->room -= len;
     for (uint64_t k = first; k < first + n; k++)
         bit_set (self->m.have, k);
-    self->stats.blocks_written += n;
     self->unsaved += len;
     if (self->unsaved >= SAVE_STEP)
         qc_block_store_save (self);
@@ -319,11 +317,10 @@ qc_block_store_close (qc_block_store_t **self_p)
     *self_p = NULL;
 }
 
-void
-qc_block_store_stats (const qc_block_store_t *self, qc_block_store_stats_t *out)
+uint64_t
+qc_block_store_bytes_read (const qc_block_store_t *self)
 {
-    if (out)
-        *out = self ? self->stats : (qc_block_store_stats_t) { 0 };
+    return self ? self->bytes_read : 0;
 }
 
 void

@@ -67,13 +67,8 @@ void qc_block_store_save (qc_block_store_t *self);
 /* Saves, releases the file and frees. */
 void qc_block_store_close (qc_block_store_t **self_p);
 
-/* What the store did, for the source's stats. */
-typedef struct {
-    uint64_t blocks_read;     /* blocks served from the disk */
-    uint64_t bytes_read;
-    uint64_t blocks_written;
-} qc_block_store_stats_t;
-void qc_block_store_stats (const qc_block_store_t *self, qc_block_store_stats_t *out);
+/* Bytes served from the disk so far (the source's bytes_kept). */
+uint64_t qc_block_store_bytes_read (const qc_block_store_t *self);
 
 /* Removes url's store from cache (a slide that turned out to be read
  * whole: its blocks are of no more use). */

@@ -171,9 +171,7 @@ http_stats (qc_byte_source_t *s, qc_byte_source_stats_t *out)
     *out = self->stats;
     out->bytes_fetched = self->counts.bytes;
     out->requests = self->counts.requests;
-    qc_block_store_stats_t ks;
-    qc_block_store_stats (self->store, &ks);
-    out->bytes_kept = ks.bytes_read;
+    out->bytes_kept = qc_block_store_bytes_read (self->store);
     pthread_mutex_unlock (&self->lock);
 }
 
@@ -244,13 +242,13 @@ open_kept (http_source_t *self, const char *url, size_t *got, qc_http_status_t *
                        || qc_http_same_version (&known, now.etag, now.last_modified,
                                                 now.size) != 1))
         return 0;
-    size_t len = (size_t) known.size < self->opts.block_size ? (size_t) known.size
-                 : self->opts.block_size;
-    if (qc_block_store_read (self->store, 0, self->tmp, len) < 0)
-        return 0;
     self->file = known;
-    *got = len;
-    return 1;
+    *got = block_len (self, 0);
+    if (qc_block_store_read (self->store, 0, self->tmp, *got) == 0)
+        return 1;
+    self->file = (qc_http_file_t) { .size = -1 };
+    *got = 0;
+    return 0;
 }
 
 /* The most blocks one read_at may span before it is split: a read
