@@ -249,14 +249,10 @@ parse (int argc, char **argv, options_t *o)
                 return QC_EXIT_USAGE;
             break;
         case OPT_CACHE: o->cache_dir = optarg; break;
-        case OPT_CACHE_MAX: {
-            char why[256];
-            if (qc_slide_fetch_parse_gb (optarg, &o->cache_max, why, sizeof why)) {
-                fprintf (stderr, "%s: --cache-max: %s\n", prog, why);
+        case OPT_CACHE_MAX:
+            if (qc_cli_gb (prog, "--cache-max", optarg, &o->cache_max))
                 return QC_EXIT_USAGE;
-            }
             break;
-        }
         case OPT_CERT: o->cert = optarg; break;
         case OPT_SERVER_KEY: o->server_key = optarg; break;
         case 'q': o->quiet = true; break;

@@ -25,6 +25,22 @@ qc_cli_uint (const char *prog, const char *opt, const char *text,
     return 0;
 }
 
+int
+qc_cli_gb (const char *prog, const char *opt, const char *text, uint64_t *bytes)
+{
+    char *end = NULL;
+    errno = 0;
+    double gb = text ? strtod (text, &end) : 0;
+    if (!text || end == text || *end || errno || !(gb > 0) || gb > 1e9) {
+        fprintf (stderr, "%s: %s: '%s' is not a size in GB above 0 (e.g. 20 or 0.5)\n",
+                 prog, opt, text ? text : "");
+        return -1;
+    }
+    double b = gb * 1e9;
+    *bytes = b < 1 ? 1 : (uint64_t) b;
+    return 0;
+}
+
 static void
 on_signal (int sig)
 {

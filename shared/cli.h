@@ -5,6 +5,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 enum {
     QC_EXIT_OK = 0,
@@ -18,6 +19,11 @@ enum {
  * stderr naming the option otherwise. */
 int qc_cli_uint (const char *prog, const char *opt, const char *text,
                  unsigned long min, unsigned long max, unsigned long *out);
+
+/* Parses a size in gigabytes (10^9 bytes), a decimal number above 0
+ * ("0.5", "200"), into *bytes; -1 with a message on stderr naming the
+ * option otherwise. */
+int qc_cli_gb (const char *prog, const char *opt, const char *text, uint64_t *bytes);
 
 /* Counts SIGINT/SIGTERM in qc_cli_signals; disables czmq's own handler
  * so that polling loops are not interrupted behind our back. */

@@ -201,14 +201,10 @@ main (int argc, char **argv)
         case OPT_TEST_HANG_ON: cfg.test_hang_on = optarg; break;
         case OPT_CACHE: cfg.cache_dir = optarg; break;
         case OPT_NO_FETCH_AHEAD: cfg.no_fetch_ahead = true; break;
-        case OPT_CACHE_MAX: {
-            char why[256];
-            if (qc_slide_fetch_parse_gb (optarg, &cfg.cache_max, why, sizeof why)) {
-                fprintf (stderr, "%s: --cache-max: %s\n", prog, why);
+        case OPT_CACHE_MAX:
+            if (qc_cli_gb (prog, "--cache-max", optarg, &cfg.cache_max))
                 return QC_EXIT_USAGE;
-            }
             break;
-        }
         case OPT_HTTP_STALL:
             if (qc_cli_uint (prog, "--http-stall", optarg, 1, 3600, &v)) return QC_EXIT_USAGE;
             cfg.http_stall_s = (uint32_t) v;

@@ -154,20 +154,6 @@ make_parents (const char *dir)
 }
 
 int
-qc_slide_fetch_parse_gb (const char *text, uint64_t *bytes, char *err, size_t errlen)
-{
-    char *end = NULL;
-    errno = 0;
-    double gb = text ? strtod (text, &end) : 0;
-    if (!text || end == text || *end || errno || !(gb > 0) || gb > 1e9)
-        return qc_fail (err, errlen, "'%s' is not a size in GB above 0 (e.g. 20 "
-                        "or 0.5)", text ? text : "");
-    double b = gb * 1e9;
-    *bytes = b < 1 ? 1 : (uint64_t) b;
-    return 0;
-}
-
-int
 qc_slide_fetch_check_dir (const char *dir, char *err, size_t errlen)
 {
     char def[4096];

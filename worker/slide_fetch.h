@@ -47,10 +47,6 @@ typedef struct {
 
 void qc_slide_fetch_config_defaults (qc_slide_fetch_config_t *cfg);
 
-/* --cache-max's value: gigabytes (10^9 bytes), a decimal number above 0
- * ("0.5", "200"), into *bytes. 0, or -1 with the reason in err. */
-int qc_slide_fetch_parse_gb (const char *text, uint64_t *bytes, char *err,
-                             size_t errlen);
 /* Checks that dir (NULL: the default) can be the cache folder, creating
  * it; for a program's start, so that a bad --cache is a usage error. 0,
  * or -1 with the reason in err. */

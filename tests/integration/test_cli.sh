@@ -16,6 +16,13 @@ pass "--help, --version, bad option"
 "$BIN/qc-submit" -o "$T/x" >/dev/null 2>&1; [ $? -eq 2 ] || fail "qc-submit with no slides"
 "$BIN/qc-submit" "$SHARED/slides/real/CMU-1-Small-Region.svs" >/dev/null 2>&1
 [ $? -eq 2 ] || fail "qc-submit without -o"
+for p in qc-worker qc-submit; do
+    for bad in 0 -1 x 2GB; do
+        out=$("$BIN/$p" --cache-max "$bad" -o "$T/x" "$SHARED/slides/real/CMU-1-Small-Region.svs" 2>&1)
+        [ $? -eq 2 ] && echo "$out" | grep -q "^$p: --cache-max: '$bad' is not a size in GB" \
+            || fail "$p --cache-max $bad: $out"
+    done
+done
 pass "usage errors exit 2"
 
 port=$(free_port)
