@@ -141,9 +141,12 @@ qc_classifier_cached (void)
 /* HistoQC's default pipeline classifies the same working image twice
  * (pen_markings, coverslip_edge) with the same features; computing them
  * is most of a step's time. Each thread keeps the planes of the last
- * image it classified, keyed by a hash of the image's pixels, its size,
- * the feature spec and the ops backend: a hit is the same pixels, so the
- * planes are the same, whatever slide or run they came from. */
+ * image it classified, keyed by the image's version (image_place.h: new
+ * at each write, never reused, and known without reading the pixels,
+ * which may be on a GPU), its size, the feature spec and the ops
+ * backend. An image of version 0 (pixels set by hand, outside the
+ * constructors) is never taken from the cache. The pipeline drops the
+ * planes at the end of each slide (qc_classifier_forget_planes). */
 typedef struct {
     uint64_t hash;
     int w, h;
@@ -172,23 +175,6 @@ planes_key_init (void)
     s_planes_ok = pthread_key_create (&s_planes_key, planes_cache_free) == 0;
 }
 
-/* 64-bit hash of the pixels, 8 bytes at a time (a few ms for 8 MB). */
-static uint64_t
-image_hash (const qc_rgb_t *img)
-{
-    size_t n = qc_npix (img->w, img->h) * 3, i = 0;
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t v;
-        memcpy (&v, img->px + i, 8);
-        h = (h ^ v) * 0xFF51AFD7ED558CCDull;
-        h ^= h >> 29;
-    }
-    for (; i < n; i++)
-        h = (h ^ img->px[i]) * 0x100000001B3ull;
-    return h ^ (h >> 32);
-}
-
 /* The planes for img: from this thread's cache or computed into it.
  * Valid until the thread's next call. NULL when memory runs out. */
 static qc_fimg_t **
@@ -206,8 +192,10 @@ planes_for (const qc_ops_t *ops, const qc_rgb_t *img,
     }
     if (!pc)
         return NULL;
-    uint64_t h = image_hash (img);
-    if (pc->n > 0 && pc->hash == h && pc->w == img->w && pc->h == img->h
+    /* the image's version (image_place.h): unique to these pixels in
+     * the process, and known without reading them, wherever they are */
+    uint64_t h = img->at.version;
+    if (h != 0 && pc->n > 0 && pc->hash == h && pc->w == img->w && pc->h == img->h
         && pc->ops == ops && memcmp (&pc->spec, spec, sizeof *spec) == 0)
         return pc->planes;
     qc_feature_planes_free (pc->planes, pc->n);

@@ -164,14 +164,16 @@ qc_example_read_mask (const char *path, char *err, size_t errlen)
     if (!img)
         return NULL;
     qc_mask_t *m = qc_mask_new (img->w, img->h);
-    if (!m) {
+    uint8_t *out = m ? qc_mask_host_rewrite (m) : NULL;
+    if (!out) {
         if (err && errlen)
             snprintf (err, errlen, "out of memory");
+        qc_mask_destroy (&m);
     } else {
         size_t n = qc_npix (img->w, img->h);
         for (size_t i = 0; i < n; i++) {
-            const uint8_t *p = img->px + 3 * i;
-            m->px[i] = qc_px_gray (p[0], p[1], p[2]) > 0.5;
+            const uint8_t *p = img->px + 3 * i;   /* decoded: host bytes */
+            out[i] = qc_px_gray (p[0], p[1], p[2]) > 0.5;
         }
     }
     qc_rgb_destroy (&img);

@@ -276,11 +276,8 @@ compute_kind (const qc_ops_t *ops, const qc_rgb_t *img, const qc_fimg_t *gray,
 {
     size_t n = qc_npix (img->w, img->h);
     switch (k) {
-    case QC_FEAT_RGB:
-        for (size_t i = 0; i < n; i++)
-            for (int c = 0; c < 3; c++)
-                p[c]->px[i] = img->px[3 * i + c];
-        return 0;
+    case QC_FEAT_RGB:           /* the raw 0..255 values, by the backend */
+        return ops->rgb_to_space (img, QC_CS_RGB, p[0], p[1], p[2]);
     case QC_FEAT_LAPLACE:
         return ops->laplace (gray, QC_BORDER_REFLECT, p[0]);
     case QC_FEAT_LBP:
@@ -290,9 +287,15 @@ compute_kind (const qc_ops_t *ops, const qc_rgb_t *img, const qc_fimg_t *gray,
         if (!spec->gaussian_multichan)
             return ops->gaussian (gray, spec->gaussian_sigma, 4.0,
                                   QC_BORDER_NEAREST, p[0]);
+        /* qc_px_unit's own rounding, on the host (no op gives [0, 1]
+         * RGB planes; not in the default config) */
         for (int c = 0; c < 3; c++) {
+            const uint8_t *in = qc_rgb_host (img);
+            float *out = qc_fimg_host_rewrite (p[c]);
+            if (!in || !out)
+                return -1;
             for (size_t i = 0; i < n; i++)
-                p[c]->px[i] = (float) qc_px_unit (img->px[3 * i + c]);
+                out[i] = (float) qc_px_unit (in[3 * i + c]);
             if (ops->gaussian (p[c], spec->gaussian_sigma, 4.0,
                                QC_BORDER_NEAREST, p[c]) != 0)
                 return -1;

@@ -220,12 +220,24 @@ add_fn (void *ctx, const char *image, const char *mask, char *err,
         qc_fail (err, errlen, "out of memory collecting training samples");
         goto out;
     }
+    /* the planes are where the backend left them: to the host (an
+     * example image is small) */
+    const float *col[QC_FEAT_MAX_PLANES];
+    const uint8_t *truth = qc_mask_host (m);
+    for (int j = 0; j < s->nplanes; j++)
+        if (!(col[j] = qc_fimg_host (planes[j])))
+            truth = NULL;
+    if (!truth) {
+        qc_fail (err, errlen, "out of memory for the features of %.300s",
+                 image);
+        goto out;
+    }
     uint64_t st = 0x51ed5eedull + (uint64_t) s->index;
     for (size_t k = 0; k < take; k++) {
         size_t i = ns == -1 ? k : (size_t) (mix (&st) % npix);
         for (int j = 0; j < s->nplanes; j++)
-            s->cols[j][s->n] = planes[j]->px[i];
-        s->y[s->n++] = m->px[i];
+            s->cols[j][s->n] = col[j][i];
+        s->y[s->n++] = truth[i];
     }
     s->index++;
     rc = 0;

@@ -1,8 +1,12 @@
-/* Image buffer constructors and destructors. Every size goes through
- * qc_image_check_size first, so the byte counts computed here cannot
- * overflow: QC_IMAGE_MAX_PIXELS * 4 bytes is far below SIZE_MAX on the
- * 64-bit machines this project targets, and the bound is re-checked
- * against SIZE_MAX for any other. */
+/* Image buffer constructors and destructors, and the typed doors to an
+ * image's host bytes. Every size goes through qc_image_check_size first,
+ * so the byte counts computed here cannot overflow: QC_IMAGE_MAX_PIXELS
+ * * 4 bytes is far below SIZE_MAX on the 64-bit machines this project
+ * targets, and the bound is re-checked against SIZE_MAX for any other.
+ *
+ * The four image types share one layout (w, h, px, at): each function
+ * below is one generic body over a span (image_place.h) and a line per
+ * type. */
 #include "kernels/image/image.h"
 #include "kernels/image/image_cache.h"
 
@@ -23,216 +27,203 @@ qc_image_check_size (int w, int h, size_t *npix)
     return 0;
 }
 
-/* Zeroed pixels of w x h elements of elem bytes, the size already
- * bounded; large ones through the buffer cache (image_cache.h). */
-static void *
-alloc_pixels (int w, int h, size_t elem)
+/* A new image struct of the given size whose px and at are in the
+ * caller's hands: NULL for a bad size or no memory. */
+#define MAKE(T, w, h)                                                     \
+    (qc_image_check_size ((w), (h), NULL) ? NULL : calloc (1, sizeof (T)))
+
+/* Zeroed pixels for a new image: on the host (the large ones through the
+ * buffer cache, image_cache.h); or none yet, uniform 0, on a thread
+ * whose home is a device (image_place.h). 0 or -1 (no memory). */
+static int
+give_pixels (qc_span_t s)
 {
-    size_t n;
-    if (qc_image_check_size (w, h, &n))
-        return NULL;
-    return qc_image_cache_take (n * elem);
+    if (qc_place_home ()) {
+        qc_span_set_uniform (s, 0);
+        return 0;
+    }
+    qc_span_touch (s);
+    *s.px = qc_image_cache_take (s.bytes);
+    return *s.px ? 0 : -1;
 }
 
-/* A copy of the n * elem bytes at src in a new pixel buffer: not
- * cleared first, every byte being written. */
-static void *
-copy_pixels (const void *src, int w, int h, size_t elem)
-{
-    size_t n;
-    if (qc_image_check_size (w, h, &n))
-        return NULL;
-    void *p = qc_image_cache_take_uninit (n * elem);
-    if (p)
-        memcpy (p, src, n * elem);
-    return p;
-}
-
-/* Gives the pixels of a w x h image of elem-byte elements back. */
+/* Gives the pixels of an image back, on both sides. */
 static void
-free_pixels (void *px, int w, int h, size_t elem)
+drop_pixels (qc_span_t s)
 {
-    size_t n;
-    if (qc_image_check_size (w, h, &n) == 0)
-        qc_image_cache_give (px, n * elem);
-    else
-        free (px);
+    qc_span_drop_device (s);
+    qc_image_cache_give (*s.px, s.bytes);
+    *s.px = NULL;
 }
+
+/* Makes dst (new, same size and type) a copy of src on the side where
+ * src's newest bytes are: on its device without a copy through the host
+ * when they are there. */
+static int
+copy_pixels (qc_span_t dst, qc_span_t src)
+{
+    if (src.at->uniform) {
+        qc_span_set_uniform (dst, src.at->value);
+        return 0;
+    }
+    if (src.at->dev && !src.at->dev_stale) {
+        const qc_device_t *d = src.at->device;
+        void *to = qc_span_device (dst, d, QC_REWRITE);
+        return to && d->copy (to, src.at->dev, src.bytes) == 0 ? 0 : -1;
+    }
+    const void *from = qc_span_host (src, QC_READ);
+    if (!from)
+        return -1;
+    qc_span_touch (dst);
+    if (!(*dst.px = qc_image_cache_take_uninit (dst.bytes)))
+        return -1;
+    memcpy (*dst.px, from, dst.bytes);
+    return 0;
+}
+
+#define IMAGE_FUNCS(T, stem)                                              \
+    T *qc_##stem##_new (int w, int h)                                     \
+    {                                                                     \
+        T *self = MAKE (T, w, h);                                         \
+        if (!self)                                                        \
+            return NULL;                                                  \
+        self->w = w;                                                      \
+        self->h = h;                                                      \
+        if (give_pixels (QC_SPAN (self)) != 0) {                          \
+            free (self);                                                  \
+            return NULL;                                                  \
+        }                                                                 \
+        return self;                                                      \
+    }                                                                     \
+    void qc_##stem##_destroy (T **self_p)                                 \
+    {                                                                     \
+        if (!self_p || !*self_p)                                          \
+            return;                                                       \
+        drop_pixels (QC_SPAN (*self_p));                                  \
+        STEM_FREE_EXTRA_##stem (*self_p);                                 \
+        free (*self_p);                                                   \
+        *self_p = NULL;                                                   \
+    }
+
+#define STEM_FREE_EXTRA_rgb(self)
+#define STEM_FREE_EXTRA_fimg(self)
+#define STEM_FREE_EXTRA_mask(self)
+#define STEM_FREE_EXTRA_labels(self) free ((self)->area)
+
+IMAGE_FUNCS (qc_rgb_t, rgb)
+IMAGE_FUNCS (qc_fimg_t, fimg)
+IMAGE_FUNCS (qc_mask_t, mask)
+IMAGE_FUNCS (qc_labels_t, labels)
+
+#define CLONE_FUNC(T, stem)                                               \
+    T *qc_##stem##_clone (const T *src)                                   \
+    {                                                                     \
+        if (!qc_##stem##_valid (src))                                     \
+            return NULL;                                                  \
+        T *self = MAKE (T, src->w, src->h);                               \
+        if (!self)                                                        \
+            return NULL;                                                  \
+        self->w = src->w;                                                 \
+        self->h = src->h;                                                 \
+        if (copy_pixels (QC_SPAN (self), QC_SPAN (src)) != 0) {           \
+            qc_##stem##_destroy (&self);                                  \
+            return NULL;                                                  \
+        }                                                                 \
+        return self;                                                      \
+    }
 
 qc_rgb_t *
-qc_rgb_new (int w, int h)
+qc_rgb_new_host (int w, int h)
 {
-    qc_rgb_t *self = calloc (1, sizeof *self);
-    if (!self)
-        return NULL;
-    self->px = alloc_pixels (w, h, 3);
-    if (!self->px) {
-        free (self);
-        return NULL;
-    }
-    self->w = w;
-    self->h = h;
+    const qc_device_t *home = qc_place_home ();
+    qc_place_set_home (NULL);
+    qc_rgb_t *self = qc_rgb_new (w, h);
+    qc_place_set_home (home);
     return self;
 }
 
-qc_rgb_t *
-qc_rgb_clone (const qc_rgb_t *src)
-{
-    if (!qc_rgb_valid (src))
-        return NULL;
-    qc_rgb_t *self = calloc (1, sizeof *self);
-    if (!self || !(self->px = copy_pixels (src->px, src->w, src->h, 3))) {
-        free (self);
-        return NULL;
-    }
-    self->w = src->w;
-    self->h = src->h;
-    return self;
-}
-
-void
-qc_rgb_destroy (qc_rgb_t **self_p)
-{
-    if (!self_p || !*self_p)
-        return;
-    free_pixels ((*self_p)->px, (*self_p)->w, (*self_p)->h, 3);
-    free (*self_p);
-    *self_p = NULL;
-}
-
-qc_fimg_t *
-qc_fimg_new (int w, int h)
-{
-    qc_fimg_t *self = calloc (1, sizeof *self);
-    if (!self)
-        return NULL;
-    self->px = alloc_pixels (w, h, sizeof (float));
-    if (!self->px) {
-        free (self);
-        return NULL;
-    }
-    self->w = w;
-    self->h = h;
-    return self;
-}
-
-qc_fimg_t *
-qc_fimg_clone (const qc_fimg_t *src)
-{
-    if (!qc_fimg_valid (src))
-        return NULL;
-    qc_fimg_t *self = calloc (1, sizeof *self);
-    if (!self
-        || !(self->px = copy_pixels (src->px, src->w, src->h, sizeof (float)))) {
-        free (self);
-        return NULL;
-    }
-    self->w = src->w;
-    self->h = src->h;
-    return self;
-}
-
-void
-qc_fimg_destroy (qc_fimg_t **self_p)
-{
-    if (!self_p || !*self_p)
-        return;
-    free_pixels ((*self_p)->px, (*self_p)->w, (*self_p)->h, sizeof (float));
-    free (*self_p);
-    *self_p = NULL;
-}
-
-qc_mask_t *
-qc_mask_new (int w, int h)
-{
-    qc_mask_t *self = calloc (1, sizeof *self);
-    if (!self)
-        return NULL;
-    self->px = alloc_pixels (w, h, 1);
-    if (!self->px) {
-        free (self);
-        return NULL;
-    }
-    self->w = w;
-    self->h = h;
-    return self;
-}
-
-qc_mask_t *
-qc_mask_clone (const qc_mask_t *src)
-{
-    if (!qc_mask_valid (src))
-        return NULL;
-    qc_mask_t *self = calloc (1, sizeof *self);
-    if (!self || !(self->px = copy_pixels (src->px, src->w, src->h, 1))) {
-        free (self);
-        return NULL;
-    }
-    self->w = src->w;
-    self->h = src->h;
-    return self;
-}
-
-void
-qc_mask_destroy (qc_mask_t **self_p)
-{
-    if (!self_p || !*self_p)
-        return;
-    free_pixels ((*self_p)->px, (*self_p)->w, (*self_p)->h, 1);
-    free (*self_p);
-    *self_p = NULL;
-}
+CLONE_FUNC (qc_rgb_t, rgb)
+CLONE_FUNC (qc_fimg_t, fimg)
+CLONE_FUNC (qc_mask_t, mask)
 
 int
 qc_mask_fill (qc_mask_t *self, int value)
 {
     if (!qc_mask_valid (self))
         return -1;
-    memset (self->px, value ? 1 : 0, qc_npix (self->w, self->h));
+    if (self->px && !self->at.dev) {
+        memset (self->px, value ? 1 : 0, qc_npix (self->w, self->h));
+        self->at.host_stale = 0;
+        qc_span_touch (QC_SPAN (self));
+        return 0;
+    }
+    qc_span_set_uniform (QC_SPAN (self), value ? 1 : 0);
     return 0;
 }
 
-qc_labels_t *
-qc_labels_new (int w, int h)
+int
+qc_fimg_zero (qc_fimg_t *self)
 {
-    qc_labels_t *self = calloc (1, sizeof *self);
-    if (!self)
-        return NULL;
-    self->px = alloc_pixels (w, h, sizeof (int32_t));
-    if (!self->px) {
-        free (self);
-        return NULL;
+    if (!qc_fimg_valid (self))
+        return -1;
+    if (self->px && !self->at.dev) {
+        memset (self->px, 0, qc_npix (self->w, self->h) * sizeof *self->px);
+        self->at.host_stale = 0;
+        qc_span_touch (QC_SPAN (self));
+        return 0;
     }
-    self->w = w;
-    self->h = h;
-    return self;
+    qc_span_set_uniform (QC_SPAN (self), 0);
+    return 0;
 }
 
-void
-qc_labels_destroy (qc_labels_t **self_p)
-{
-    if (!self_p || !*self_p)
-        return;
-    free_pixels ((*self_p)->px, (*self_p)->w, (*self_p)->h, sizeof (int32_t));
-    free ((*self_p)->area);
-    free (*self_p);
-    *self_p = NULL;
-}
+/* The typed doors to the host bytes (image.h). */
+#define HOST_FUNCS(T, stem, P)                                            \
+    const P *qc_##stem##_host (const T *img)                              \
+    {                                                                     \
+        if (!img)                                                         \
+            return NULL;                                                  \
+        if (img->px && !img->at.dev && !img->at.host_stale)               \
+            return img->px;                                               \
+        return qc_span_host (QC_SPAN (img), QC_READ);                     \
+    }                                                                     \
+    P *qc_##stem##_host_rewrite (T *img)                                  \
+    {                                                                     \
+        return img ? qc_span_host (QC_SPAN (img), QC_REWRITE) : NULL;     \
+    }
+#define HOST_EDIT_FUNC(T, stem, P)                                        \
+    P *qc_##stem##_host_edit (T *img)                                     \
+    {                                                                     \
+        return img ? qc_span_host (QC_SPAN (img), QC_EDIT) : NULL;        \
+    }
+
+HOST_FUNCS (qc_rgb_t, rgb, uint8_t)
+HOST_FUNCS (qc_fimg_t, fimg, float)
+HOST_FUNCS (qc_mask_t, mask, uint8_t)
+HOST_FUNCS (qc_labels_t, labels, int32_t)
+HOST_EDIT_FUNC (qc_rgb_t, rgb, uint8_t)
+HOST_EDIT_FUNC (qc_fimg_t, fimg, float)
+HOST_EDIT_FUNC (qc_mask_t, mask, uint8_t)
+
+/* Pixels somewhere: host bytes, a device copy, or a uniform value. */
+#define HAS_PIXELS(img) ((img)->px || (img)->at.dev || (img)->at.uniform)
 
 int
 qc_rgb_valid (const qc_rgb_t *img)
 {
-    return img && img->px && qc_image_check_size (img->w, img->h, NULL) == 0;
+    return img && HAS_PIXELS (img)
+           && qc_image_check_size (img->w, img->h, NULL) == 0;
 }
 
 int
 qc_fimg_valid (const qc_fimg_t *img)
 {
-    return img && img->px && qc_image_check_size (img->w, img->h, NULL) == 0;
+    return img && HAS_PIXELS (img)
+           && qc_image_check_size (img->w, img->h, NULL) == 0;
 }
 
 int
 qc_mask_valid (const qc_mask_t *img)
 {
-    return img && img->px && qc_image_check_size (img->w, img->h, NULL) == 0;
+    return img && HAS_PIXELS (img)
+           && qc_image_check_size (img->w, img->h, NULL) == 0;
 }

@@ -33,8 +33,9 @@ qc_base_params_parse (const qc_config_section_t *sec, qc_base_params_t *out,
     }
     const char *name = sec ? qc_config_section_name (sec) : "BaseImage.BaseImage";
     memset (out, 0, sizeof *out);
-    const char *ws, *ms, *bm, *rs;
+    const char *ws, *ms, *bm, *rs, *pws;
     if (qc_config_get_string (sec, "image_work_size", "1.25x", &ws, err, errlen)
+        || qc_config_get_string (sec, "png_work_size", NULL, &pws, err, errlen)
         || qc_config_get_string (sec, "image_resample", "lanczos", &rs, err,
                                  errlen)
         || qc_config_get_string (sec, "mask_statistics", "relative2mask", &ms,
@@ -52,6 +53,13 @@ qc_base_params_parse (const qc_config_section_t *sec, qc_base_params_t *out,
                  "magnification (1.25x), downscale factor (0.1), level (2) or "
                  "size in pixels (500)", name, ws,
                  qc_config_key_line (sec, "image_work_size"));
+        return -1;
+    }
+    if (pws && qc_work_size_parse (pws, &out->png_work_size) != 0) {
+        qc_set_err (err, errlen, "[%s] png_work_size = '%.64s' (line %d): not a "
+                 "magnification (1.25x), downscale factor (0.1), level (2) or "
+                 "size in pixels (500)", name, pws,
+                 qc_config_key_line (sec, "png_work_size"));
         return -1;
     }
     if (strcmp (ms, "relative2mask") == 0)
@@ -172,7 +180,8 @@ run_base (qc_run_t *run)
 
 static const char *const params[] = {
     "image_work_size", "mask_statistics", "confirm_base_mag", "base_mag",
-    "enable_bounding_box", "in_memory_compression", "image_resample", NULL
+    "enable_bounding_box", "in_memory_compression", "image_resample",
+    "png_work_size", NULL
 };
 
 static const char *const columns[] = {

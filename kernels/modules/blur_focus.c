@@ -174,38 +174,23 @@ typedef struct {
     int ntx, nty;
 } geom_t;
 
-/* 1 for each tile of the level under a measured mask pixel. */
-static uint8_t *
-tiles_under (const geom_t *g, const qc_mask_t *meas, long *n)
+/* The level's blocks and the mask pixels their centres fall in: block
+ * column bx is mask column cols[bx] (and likewise for rows), -1 outside
+ * the mask or the level; sampled[by * nbx + bx] is the measured mask
+ * there (ops->mask_sample: a byte per block comes to the host, never the
+ * mask itself, which may be on a GPU). */
+typedef struct {
+    int nbx, nby;
+    int32_t *cols, *rows;
+    uint8_t *sampled;
+} blocks_map_t;
+
+static void
+blocks_map_free (blocks_map_t *b)
 {
-    uint8_t *flag = calloc ((size_t) g->ntx * (size_t) g->nty, 1);
-    if (!flag)
-        return NULL;
-    for (int my = 0; my < g->mh; my++) {
-        const uint8_t *row = meas->px + (size_t) my * (size_t) g->mw;
-        double ly0 = (g->y0 + my * g->sy) / g->ds;
-        double ly1 = (g->y0 + (my + 1) * g->sy) / g->ds;
-        int ty0 = (int) floor (ly0 / g->th), ty1 = (int) floor ((ly1 - 1e-9) / g->th);
-        ty0 = ty0 < 0 ? 0 : ty0;
-        ty1 = ty1 >= g->nty ? g->nty - 1 : ty1;
-        for (int mx = 0; mx < g->mw; mx++) {
-            if (!row[mx])
-                continue;
-            double lx0 = (g->x0 + mx * g->sx) / g->ds;
-            double lx1 = (g->x0 + (mx + 1) * g->sx) / g->ds;
-            int tx0 = (int) floor (lx0 / g->tw);
-            int tx1 = (int) floor ((lx1 - 1e-9) / g->tw);
-            tx0 = tx0 < 0 ? 0 : tx0;
-            tx1 = tx1 >= g->ntx ? g->ntx - 1 : tx1;
-            for (int ty = ty0; ty <= ty1; ty++)
-                for (int tx = tx0; tx <= tx1; tx++)
-                    flag[(size_t) ty * (size_t) g->ntx + (size_t) tx] = 1;
-        }
-    }
-    *n = 0;
-    for (size_t i = 0; i < (size_t) g->ntx * (size_t) g->nty; i++)
-        *n += flag[i];
-    return flag;
+    free (b->cols);
+    free (b->rows);
+    free (b->sampled);
 }
 
 /* The mask pixel under level coordinate c (a block's centre), or -1
@@ -217,19 +202,79 @@ mask_index (double c, double ds, double origin, double scale, int n)
     return m >= 0 && m < n ? (int) m : -1;
 }
 
-/* Reads every flagged tile's blocks and adds the measured ones' hf to
- * sum and count under their mask pixels. 0, or -1 (err). */
+static int
+blocks_map (const qc_ops_t *ops, const geom_t *g, const qc_mask_t *meas,
+            blocks_map_t *b)
+{
+    memset (b, 0, sizeof *b);
+    int64_t nbx = (g->lw + 7) / 8, nby = (g->lh + 7) / 8;
+    if (nbx < 1 || nby < 1 || nbx > INT32_MAX || nby > INT32_MAX
+        || (uint64_t) nbx * (uint64_t) nby > ((uint64_t) 1 << 34))
+        return -1;
+    b->nbx = (int) nbx;
+    b->nby = (int) nby;
+    b->cols = malloc ((size_t) nbx * sizeof *b->cols);
+    b->rows = malloc ((size_t) nby * sizeof *b->rows);
+    b->sampled = malloc ((size_t) nbx * (size_t) nby);
+    if (!b->cols || !b->rows || !b->sampled)
+        return -1;
+    /* a block whose centre is past the level's edge is not measured */
+    for (int64_t i = 0; i < nbx; i++) {
+        double c = (double) (i * 8 + 4);
+        b->cols[i] = c < (double) g->lw
+            ? mask_index (c, g->ds, g->x0, g->sx, g->mw) : -1;
+    }
+    for (int64_t j = 0; j < nby; j++) {
+        double c = (double) (j * 8 + 4);
+        b->rows[j] = c < (double) g->lh
+            ? mask_index (c, g->ds, g->y0, g->sy, g->mh) : -1;
+    }
+    return ops->mask_sample (meas, b->cols, b->nbx, b->rows, b->nby,
+                             b->sampled);
+}
+
+/* 1 for each tile of the level with a measured block; *n of them. */
+static uint8_t *
+tiles_with_blocks (const geom_t *g, const blocks_map_t *b, long *n)
+{
+    uint8_t *flag = calloc ((size_t) g->ntx * (size_t) g->nty, 1);
+    if (!flag)
+        return NULL;
+    const int tbw = g->tw / 8, tbh = g->th / 8;
+    for (int by = 0; by < b->nby; by++) {
+        const uint8_t *row = b->sampled + (size_t) by * (size_t) b->nbx;
+        size_t ty = (size_t) (by / tbh);
+        for (int bx = 0; bx < b->nbx; bx++)
+            if (row[bx])
+                flag[ty * (size_t) g->ntx + (size_t) (bx / tbw)] = 1;
+    }
+    *n = 0;
+    for (size_t i = 0; i < (size_t) g->ntx * (size_t) g->nty; i++)
+        *n += flag[i];
+    return flag;
+}
+
+/* The measured blocks' hf squared and the mask pixels they belong to,
+ * in the order the tiles were read (so that each mask pixel's sum adds
+ * them in that order). */
+typedef struct {
+    int32_t *idx;
+    float *val;
+    size_t n, cap;
+} energies_t;
+
+/* Reads every flagged tile's blocks and lists the measured ones' hf
+ * squared under their mask pixels. 0, or -1 (err). */
 static int
 measure_tiles (qc_slide_blocks_t *blocks, const geom_t *g,
-               const uint8_t *flag, const qc_mask_t *meas, float max_luma,
-               qc_fimg_t *sum, qc_fimg_t *count, char *err, size_t errlen)
+               const uint8_t *flag, const blocks_map_t *map, float max_luma,
+               energies_t *e, char *err, size_t errlen)
 {
     const int tbw = g->tw / 8, tbh = g->th / 8;
     float *hf = malloc ((size_t) tbw * (size_t) tbh * sizeof *hf);
     float *luma = malloc ((size_t) tbw * (size_t) tbh * sizeof *luma);
-    int *col = malloc ((size_t) tbw * sizeof *col);
     int rc = -1;
-    if (!hf || !luma || !col) {
+    if (!hf || !luma) {
         snprintf (err, errlen, "out of memory for a %d x %d tile", g->tw,
                   g->th);
         goto done;
@@ -246,25 +291,20 @@ measure_tiles (qc_slide_blocks_t *blocks, const geom_t *g,
             if (qc_slide_blocks_read (blocks, bx, by, nbx, nby, hf, luma, err,
                                       errlen) != 0)
                 goto done;
-            for (int i = 0; i < nbx; i++) {
-                double c = (double) ((bx + i) * 8 + 4);
-                col[i] = c < (double) g->lw
-                    ? mask_index (c, g->ds, g->x0, g->sx, g->mw) : -1;
-            }
             for (int j = 0; j < nby; j++) {
-                double c = (double) ((by + j) * 8 + 4);
-                int my = c < (double) g->lh
-                    ? mask_index (c, g->ds, g->y0, g->sy, g->mh) : -1;
-                if (my < 0)
-                    continue;
-                size_t row = (size_t) my * (size_t) g->mw;
+                const uint8_t *meas = map->sampled
+                    + (size_t) (by + j) * (size_t) map->nbx + (size_t) bx;
+                int32_t my = map->rows[by + j];
                 for (int i = 0; i < nbx; i++) {
                     size_t b = (size_t) j * (size_t) nbx + (size_t) i;
-                    if (col[i] < 0 || !meas->px[row + (size_t) col[i]]
-                        || luma[b] > max_luma)
+                    if (!meas[i] || luma[b] > max_luma)
                         continue;
-                    sum->px[row + (size_t) col[i]] += hf[b] * hf[b];
-                    count->px[row + (size_t) col[i]] += 1.0f;
+                    if (e->n == e->cap) {   /* sampled blocks bound it */
+                        snprintf (err, errlen, "more blocks than sampled");
+                        goto done;
+                    }
+                    e->idx[e->n] = my * g->mw + map->cols[bx + i];
+                    e->val[e->n++] = hf[b] * hf[b];
                 }
             }
         }
@@ -272,7 +312,6 @@ measure_tiles (qc_slide_blocks_t *blocks, const geom_t *g,
 done:
     free (hf);
     free (luma);
-    free (col);
     return rc;
 }
 
@@ -327,6 +366,8 @@ run_focus (qc_run_t *run)
     int mw = use->w, mh = use->h, rc = -1;
     qc_mask_t *meas = qc_mask_new (mw, mh), *blurry = qc_mask_new (mw, mh);
     qc_fimg_t *sum = qc_fimg_new (mw, mh), *count = qc_fimg_new (mw, mh);
+    blocks_map_t map = { 0 };
+    energies_t en = { 0 };
     qc_slide_blocks_t *blocks = qc_slide_blocks_open (run->slide, level,
                                                       last_stats.band, err,
                                                       sizeof err);
@@ -352,18 +393,33 @@ run_focus (qc_run_t *run)
     /* Measured: the tissue away from its rim (whose blocks see glass). */
     if (ops->morph_rect (use, 2 * p.edge_erode + 1, 2 * p.edge_erode + 1,
                          QC_MORPH_ERODE, meas) != 0
-        || !(flag = tiles_under (&g, meas, &last_stats.tiles))) {
+        || blocks_map (ops, &g, meas, &map) != 0
+        || !(flag = tiles_with_blocks (&g, &map, &last_stats.tiles))) {
         qc_run_fail (run, "choosing the tissue's tiles failed (out of memory?)");
         goto done;
     }
     last_stats.tiles_level = (long) g.ntx * g.nty;
+    for (size_t i = 0; i < (size_t) map.nbx * (size_t) map.nby; i++)
+        en.cap += map.sampled[i];
+    en.idx = malloc ((en.cap ? en.cap : 1) * sizeof *en.idx);
+    en.val = malloc ((en.cap ? en.cap : 1) * sizeof *en.val);
+    if (!en.idx || !en.val) {
+        qc_run_fail (run, "out of memory for %zu blocks", en.cap);
+        goto done;
+    }
     double t_read = now_s ();
-    if (measure_tiles (blocks, &g, flag, meas, (float) (p.max_gray * 255.0),
-                       sum, count, err, sizeof err) != 0) {
+    if (measure_tiles (blocks, &g, flag, &map, (float) (p.max_gray * 255.0),
+                       &en, err, sizeof err) != 0) {
         qc_run_fail (run, "reading level %d: %s", level, err);
         goto done;
     }
     last_stats.read_seconds = now_s () - t_read;
+    /* the energies and counts go where the planes are (a GPU's, maybe) */
+    if (ops->fimg_scatter (en.idx, en.val, en.n, 0.0, sum) != 0
+        || ops->fimg_scatter (en.idx, NULL, en.n, 0.0, count) != 0) {
+        qc_run_fail (run, "placing %zu block measures failed", en.n);
+        goto done;
+    }
     if (qc_focus_map (ops, sum, count, use, &p, blurry,
                       &last_stats.threshold) != 0) {
         qc_run_fail (run, "focus map failed on a %d x %d mask (out of "
@@ -387,6 +443,9 @@ done:
             (unsigned long long) last_stats.read.blocks, last_stats.threshold,
             last_stats.seconds * 1e3);
     free (flag);
+    blocks_map_free (&map);
+    free (en.idx);
+    free (en.val);
     qc_slide_blocks_close (&blocks);
     qc_mask_destroy (&meas);
     qc_mask_destroy (&blurry);

@@ -1,18 +1,11 @@
 /* DeconvolutionModule's arithmetic; see deconv_algo.h. */
 #include "kernels/modules/deconv_algo.h"
 
-#include <string.h>
 
 static int
 plane_fits (const qc_fimg_t *p, int w, int h)
 {
     return qc_fimg_valid (p) && p->w == w && p->h == h;
-}
-
-static void
-zero_plane (qc_fimg_t *p)
-{
-    memset (p->px, 0, qc_npix (p->w, p->h) * sizeof *p->px);
 }
 
 /* One channel: clip, statistics, stretched image. */
@@ -36,20 +29,12 @@ one_channel (const qc_ops_t *ops, qc_fimg_t *dc, const qc_mask_t *mask,
     *std = st.std;
     if (!img)
         return 0;
-    if (!(st.max > st.min)) {
-        zero_plane (img);
-        return 0;
-    }
+    if (!(st.max > st.min))
+        return qc_fimg_zero (img);
     double scale = 1.0 / (st.max - st.min);
     if (ops->fimg_affine (dc, scale, -st.min * scale, 0.0, 1.0, img) != 0)
         return -1;
-    if (mask) {
-        size_t n = qc_npix (img->w, img->h);
-        /* without a branch: tissue edges made it mispredict often */
-        for (size_t i = 0; i < n; i++)
-            img->px[i] = mask->px[i] ? img->px[i] : 0.0f;
-    }
-    return 0;
+    return mask ? ops->fimg_where (mask, img, 0.0, img) : 0;
 }
 
 int
@@ -72,7 +57,7 @@ qc_deconv_stains (const qc_ops_t *ops, const qc_rgb_t *img,
         for (int c = 0; c < 3; c++) {
             out->mean[c] = out->std[c] = -100.0;
             if (out_img)
-                zero_plane (out_img[c]);
+                qc_fimg_zero (out_img[c]);
         }
         out->empty = 1;
         return 0;

@@ -89,12 +89,10 @@ window_rms (const qc_ops_t *ops, const qc_fimg_t *energy,
         || ops->box_filter (weight, k, k, QC_BORDER_CONSTANT, wsum) != 0
         || ops->fimg_arith (out, wsum, QC_ARITH_DIV, out) != 0
         || ops->threshold (wsum, min_fraction - 1e-6, INFINITY, judged) != 0
-        || ops->mask_logic (judged, tissue, QC_LOGIC_AND, judged) != 0)
+        || ops->mask_logic (judged, tissue, QC_LOGIC_AND, judged) != 0
+        || ops->fimg_sqrt (out, out) != 0)
         return -1;
-    size_t n = (size_t) out->w * (size_t) out->h;
-    for (size_t i = 0; i < n; i++)
-        out->px[i] = judged->px[i] ? sqrtf (out->px[i]) : -1.0f;
-    return 0;
+    return ops->fimg_where (judged, out, -1.0, out);
 }
 
 int

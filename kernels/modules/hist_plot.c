@@ -197,7 +197,7 @@ qc_hist_plot (const double *density, int bins, const char *title)
 {
     if (!density || !title || bins < 1 || bins > QC_HIST_MAX_BINS)
         return NULL;
-    qc_rgb_t *img = qc_rgb_new (QC_PLOT_W, QC_PLOT_H);
+    qc_rgb_t *img = qc_rgb_new_host (QC_PLOT_W, QC_PLOT_H);   /* drawn here */
     if (!img)
         return NULL;
     memset (img->px, 255, (size_t) QC_PLOT_W * QC_PLOT_H * 3);

@@ -31,8 +31,11 @@ qc_ld_equalised (const qc_rgb_t *rgb, uint8_t *out)
         t[2][v] = unit * 0.0721;
     }
     size_t n = qc_npix (rgb->w, rgb->h), hist[256] = { 0 };
+    const uint8_t *px = qc_rgb_host (rgb);     /* host code: to the host */
+    if (!px)
+        return -1;
     for (size_t i = 0; i < n; i++) {
-        const uint8_t *p = rgb->px + 3 * i;
+        const uint8_t *p = px + 3 * i;
         out[i] = (uint8_t) ((t[0][p[0]] + t[1][p[1]] + t[2][p[2]]) * 255.0);
         hist[out[i]]++;
     }

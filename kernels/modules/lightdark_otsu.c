@@ -114,18 +114,22 @@ qc_ld_otsu_mask (const qc_ops_t *ops, const qc_fimg_t *gray, int local,
         if (thresh)
             *thresh = t;
     } else {
+        /* the local threshold is host code (not in the default config):
+         * the plane comes to the host and the mask goes back */
         size_t n = qc_npix (gray->w, gray->h);
+        const float *g = qc_fimg_host (gray);
+        uint8_t *o = g ? qc_mask_host_rewrite (out) : NULL;
         uint8_t *u8 = calloc (n, 1), *thr = calloc (n, 1);
-        if (!u8 || !thr) {
+        if (!o || !u8 || !thr) {
             free (u8);
             free (thr);
             return -1;
         }
         for (size_t i = 0; i < n; i++)
-            u8[i] = qc_px_u8_from_unit (gray->px[i]);
+            u8[i] = qc_px_u8_from_unit (g[i]);
         int rc = local_otsu (u8, gray->w, gray->h, radius, thr);
         for (size_t i = 0; i < n && !rc; i++)
-            out->px[i] = u8[i] < thr[i];
+            o[i] = u8[i] < thr[i];
         free (u8);
         free (thr);
         if (rc)

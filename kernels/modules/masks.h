@@ -86,9 +86,10 @@ int qc_final_spur (const qc_ops_t *ops, const qc_mask_t *mask, int radius,
                    qc_mask_t *opened);
 
 /* SaveModule.saveFinalMask's _fuse.png (HistoQC's blend2Images): R and B
- * are the mask (0 or 255), G the gray image as img_as_ubyte. */
-int qc_save_fuse (const qc_mask_t *mask, const qc_fimg_t *gray,
-                  qc_rgb_t *out);
+ * are the mask (0 or 255), G the gray image as img_as_ubyte; by the
+ * backend (ops->fuse_rgb), where the images are. */
+int qc_save_fuse (const qc_ops_t *ops, const qc_mask_t *mask,
+                  const qc_fimg_t *gray, qc_rgb_t *out);
 
 /* The size of SaveModule.saveMacro's image: the longer side dim, the
  * other Python's round (dim * short / long) (half to even), at least 1. */

@@ -112,33 +112,11 @@ qc_final_spur (const qc_ops_t *ops, const qc_mask_t *mask, int radius,
     return ops->morph_disk (mask, radius, QC_MORPH_OPEN, opened);
 }
 
-/* The fuse image's pixels; built for AVX2 too, where qc_px_u8_from_unit's
- * rint is one instruction instead of a call into libm (the same
- * rounding). A static function: clang gives a cloned function with
- * external linkage no plain symbol. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-__attribute__ ((target_clones ("avx2", "default")))
-#endif
-static void
-fuse_pixels (const uint8_t *mask, const float *gray, size_t n, uint8_t *out)
-{
-    for (size_t i = 0; i < n; i++) {
-        uint8_t m = mask[i] ? 255 : 0;
-        out[3 * i] = m;
-        out[3 * i + 1] = qc_px_u8_from_unit (gray[i]);
-        out[3 * i + 2] = m;
-    }
-}
-
 int
-qc_save_fuse (const qc_mask_t *mask, const qc_fimg_t *gray, qc_rgb_t *out)
+qc_save_fuse (const qc_ops_t *ops, const qc_mask_t *mask,
+              const qc_fimg_t *gray, qc_rgb_t *out)
 {
-    if (!qc_mask_valid (mask) || !qc_fimg_valid (gray) || !qc_rgb_valid (out)
-        || !same_size (mask->w, mask->h, gray->w, gray->h)
-        || !same_size (mask->w, mask->h, out->w, out->h))
-        return -1;
-    fuse_pixels (mask->px, gray->px, qc_npix (mask->w, mask->h), out->px);
-    return 0;
+    return ops ? ops->fuse_rgb (mask, gray, out) : -1;
 }
 
 void

@@ -61,8 +61,10 @@ qc_masks_replace (qc_run_t *run, const qc_mask_t *after,
         return run ? qc_run_fail (run, "internal error: mask sizes") : -1;
     if (qc_run_save_mask (run, file, changed))
         return -1;
-    if (after != use)
-        memcpy (use->px, after->px, qc_npix (use->w, use->h));
+    /* the copy by the backend (a & a), where the masks are */
+    if (after != use
+        && qc_run_ops (run)->mask_logic (after, after, QC_LOGIC_AND, use) != 0)
+        return qc_run_fail (run, "cannot copy the mask");
     if (prefix && qc_masks_region_columns (run, prefix, changed))
         return -1;
     return qc_masks_finish (run, column, what, use, before);

@@ -36,7 +36,7 @@ run (qc_run_t *run)
     if (!gray)
         return -1;
     qc_rgb_t *fuse = qc_rgb_new (use->w, use->h);
-    int rc = !fuse || qc_save_fuse (use, gray, fuse)
+    int rc = !fuse || qc_save_fuse (qc_run_ops (run), use, gray, fuse)
              ? qc_run_fail (run, "out of memory for the fuse image")
              : qc_run_save_rgb (run, "fuse", fuse);
     qc_rgb_destroy (&fuse);

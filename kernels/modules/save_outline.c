@@ -328,12 +328,17 @@ qc_outlines_trace (const qc_ops_t *ops, const qc_mask_t *mask,
         return -1;
     if (!ops)
         ops = qc_ops_cpu ();
+    /* tracing is host code: the mask's bytes come to the host (px is
+     * current from here on) */
+    if (!qc_mask_host (mask))
+        return -1;
     tracer_t t = { .m = mask };
     qc_labels_t *lab = qc_labels_new (mask->w, mask->h);
     qc_outlines_t *o = calloc (1, sizeof *o);
     t.walked = calloc (qc_npix (mask->w, mask->h), 1);
     int rc = lab && o && t.walked
-             && ops->label (mask, QC_CONN_OBJECTS, lab) == 0 ? 0 : -1;
+             && ops->label (mask, QC_CONN_OBJECTS, lab) == 0
+             && qc_labels_host (lab) ? 0 : -1;
     for (int64_t y = 0; rc == 0 && y < mask->h; y++)
         for (int64_t x = 0; rc == 0 && x < mask->w; x++) {
             size_t i = (size_t) y * (size_t) mask->w + (size_t) x;

@@ -141,6 +141,10 @@ qc_glcm_sample (const qc_fimg_t *gray, const qc_mask_t *mask,
         || p->patch_size > QC_GLCM_MAX_PATCH || p->nlevels < 2
         || p->nlevels > QC_GLCM_MAX_LEVELS)
         return -1;
+    /* sampling patches is host code: both come to the host (px current
+     * from here on) */
+    if (!qc_fimg_host (gray) || !qc_mask_host (mask))
+        return -1;
     size_t n = qc_npix (mask->w, mask->h), count = 0;
     for (size_t i = 0; i < n; i++)
         count += mask->px[i] != 0;

@@ -96,6 +96,11 @@ struct qc_trees;       /* kernels/ops/trees.h */
 
 typedef struct qc_ops {
     const char *name;
+    /* Where the backend's ops read and write images (image_place.h):
+     * NULL for the host (the CPU backend); a device backend's ops take
+     * their images there and leave their outputs there, and the
+     * pipeline makes the images of a run on it (qc_place_set_home). */
+    const qc_device_t *device;
 
     /* ---- colour (outputs are src-sized) ---- */
     /* skimage rgb2gray, values in [0, 1]. */
@@ -126,6 +131,29 @@ typedef struct qc_ops {
      * e.g. for averages over masked pixels). */
     int (*mask_to_fimg) (const qc_mask_t *src, double on, double off,
                          qc_fimg_t *dst);
+    /* dst = src where the mask is set, off elsewhere. */
+    int (*fimg_where) (const qc_mask_t *m, const qc_fimg_t *src, double off,
+                       qc_fimg_t *dst);
+    /* dst = sqrtf (src) (float square root; NaN below 0). */
+    int (*fimg_sqrt) (const qc_fimg_t *src, qc_fimg_t *dst);
+    /* The fuse picture of SaveModule.saveFinalMask: R = B = 255 where
+     * the mask is set (else 0), G = the gray [0, 1] value as a byte
+     * (qc_px_u8_from_unit). */
+    int (*fuse_rgb) (const qc_mask_t *m, const qc_fimg_t *gray, qc_rgb_t *dst);
+
+    /* ---- sparse reads and writes (host arrays, a few per mask pixel) ---- */
+    /* out[j * ncols + i] = the mask at (cols[i], rows[j]), 0 where either
+     * is -1; every other value outside the mask is a bad argument. out
+     * is host memory of ncols * nrows bytes (a backend copies only
+     * that). ncols, nrows >= 1. */
+    int (*mask_sample) (const qc_mask_t *m, const int32_t *cols, int ncols,
+                        const int32_t *rows, int nrows, uint8_t *out);
+    /* dst = fill everywhere, then dst[idx[k]] += val[k] for k = 0 .. n-1
+     * in that order, in float (val NULL: 1 each): sums of values that
+     * host code measured, placed where they belong. idx and val are
+     * host memory; an index outside dst is a bad argument; n may be 0. */
+    int (*fimg_scatter) (const int32_t *idx, const float *val, size_t n,
+                         double fill, qc_fimg_t *dst);
 
     /* ---- statistics ---- */
     int (*mask_count) (const qc_mask_t *m, size_t *count);
@@ -279,6 +307,16 @@ typedef struct qc_ops {
                         double h, qc_fimg_t *d), (a, s, o, l, h, d))        \
     X (mask_to_fimg, 0, (const qc_mask_t *a, double on, double off,         \
                          qc_fimg_t *d), (a, on, off, d))                    \
+    X (fimg_where, 0, (const qc_mask_t *m, const qc_fimg_t *a, double o,    \
+                       qc_fimg_t *d), (m, a, o, d))                         \
+    X (fimg_sqrt, 0, (const qc_fimg_t *a, qc_fimg_t *d), (a, d))            \
+    X (fuse_rgb, 0, (const qc_mask_t *m, const qc_fimg_t *g, qc_rgb_t *d),  \
+       (m, g, d))                                                           \
+    X (mask_sample, 0, (const qc_mask_t *m, const int32_t *c, int nc,       \
+                        const int32_t *r, int nr, uint8_t *o),              \
+       (m, c, nc, r, nr, o))                                                \
+    X (fimg_scatter, 0, (const int32_t *i, const float *v, size_t n,        \
+                         double f, qc_fimg_t *d), (i, v, n, f, d))          \
     X (mask_count, 0, (const qc_mask_t *a, size_t *n), (a, n))              \
     X (fimg_stats, 0, (const qc_fimg_t *a, const qc_mask_t *m,              \
                        qc_stats_t *o), (a, m, o))                           \
@@ -352,8 +390,22 @@ _Static_assert (sizeof (qc_ops_t) == offsetof (qc_ops_t, rgb_to_gray)
                 "QC_OPS_LIST does not name every slot of qc_ops_t");
 #endif
 
-/* The C backend. Never NULL. */
+/* The C backend. Never NULL. Its ops bring images a device backend
+ * left on its device to the host first (op_place.h). */
 const qc_ops_t *qc_ops_cpu (void);
+
+/* The slots the GPU backend runs with the C backend's ops, on the host
+ * (kernels/ops/cuda/ops_table.c says why for each), in one list that
+ * the CUDA table and the simulated device (ops/sim) both read: so the
+ * simulated device copies what a GPU lane would copy. */
+#define QC_OPS_GPU_ON_HOST(X)                                            \
+    X (fimg_quantile)                                                    \
+    X (label)                                                            \
+    X (area_filter)                                                      \
+    X (fill_holes)                                                       \
+    X (region_summary)                                                   \
+    X (gabor)                                                            \
+    X (median_disk)
 
 /* skimage stain matrix by HistoQC's config name ("hed_from_rgb",
  * "hdx_from_rgb", "fgx_from_rgb", "bex_from_rgb", "rbd_from_rgb",

@@ -16,6 +16,7 @@
 #include <malloc.h>
 #endif
 
+#include "kernels/classify/classify_cache.h"
 #include "kernels/modules/module.h"
 #include "kernels/run/run.h"
 #include "kernels/slide/slide.h"
@@ -558,6 +559,10 @@ qc_pipeline_finish (qc_pipeline_job_t **job_p, const struct qc_ops *ops)
     const qc_pipeline_t *self = job->pipeline;
     int rc = job->rc;
     job->run.ops = ops;
+    /* a device backend's steps make their images on its device: a plane
+     * gets host bytes only when host code reads it (image_place.h) */
+    const qc_device_t *home = qc_place_home ();
+    qc_place_set_home (ops ? ops->device : NULL);
     for (size_t i = 0; self && i < self->nsteps && rc == 0; i++) {
         job->run.step = self->steps[i].name;
         job->run.params = self->steps[i].params;
@@ -568,6 +573,10 @@ qc_pipeline_finish (qc_pipeline_job_t **job_p, const struct qc_ops *ops)
     }
     qc_result_t *out = job->run.out;
     qc_pipeline_job_destroy (&job);
+    /* a slide's feature planes (kept for its second classifier) cannot
+     * serve another slide: they go with it, from host or device */
+    qc_classifier_forget_planes ();
+    qc_place_set_home (home);
     return rc == 0 && out && out->ok ? 0 : -1;
 }
 

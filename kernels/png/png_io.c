@@ -130,7 +130,12 @@ qc_png_encode_rgb (const qc_rgb_t *img, unsigned char **data, size_t *size,
         qc_set_err (err, errlen, "invalid RGB image");
         return -1;
     }
-    return encode (img->px, img->w, img->h, 3, data, size, err, errlen);
+    const uint8_t *px = qc_rgb_host (img);
+    if (!px) {
+        qc_set_err (err, errlen, "cannot bring the image to host memory");
+        return -1;
+    }
+    return encode (px, img->w, img->h, 3, data, size, err, errlen);
 }
 
 int
@@ -172,12 +177,13 @@ qc_png_encode_fimg (const qc_fimg_t *img, unsigned char **data, size_t *size,
         return -1;
     }
     size_t n = qc_npix (img->w, img->h);
-    uint8_t *g = malloc (n);
+    const float *px = qc_fimg_host (img);
+    uint8_t *g = px ? malloc (n) : NULL;
     if (!g) {
         qc_set_err (err, errlen, "out of memory");
         return -1;
     }
-    unit_to_u8 (img->px, n, g);
+    unit_to_u8 (px, n, g);
     int rc = encode (g, img->w, img->h, 1, data, size, err, errlen);
     free (g);
     return rc;
@@ -255,7 +261,7 @@ decode_protected (png_structp png, png_infop info, memsrc_t *src,
     png_read_update_info (png, info);
     if (png_get_rowbytes (png, info) != (size_t) w * 3)
         png_error (png, "unexpected row layout after conversion to RGB");
-    st->img = qc_rgb_new ((int) w, (int) h);
+    st->img = qc_rgb_new_host ((int) w, (int) h);
     st->rows = malloc ((size_t) h * sizeof *st->rows);
     if (!st->img || !st->rows)
         png_error (png, "out of memory");

@@ -99,6 +99,12 @@ qc_png_encode_runs (const qc_mask_t *mask, unsigned char **data, size_t *size,
         return -1;
     }
     int w = mask->w, h = mask->h;
+    const uint8_t *px = qc_mask_host (mask);
+    if (!px) {
+        if (err && errlen)
+            snprintf (err, errlen, "cannot bring the mask to host memory");
+        return -1;
+    }
     /* the deflate stream first (one final fixed-code block), with the
      * Adler-32 of the raw rows it stands for */
     qc_bitw_t z = { 0 };
@@ -107,7 +113,7 @@ qc_png_encode_runs (const qc_mask_t *mask, unsigned char **data, size_t *size,
     qc_bitw_bits (&z, 1, 2);            /* BTYPE 01: fixed codes */
     adler_t adler = { 1, 0 };
     for (int y = 0; y < h && !z.failed; y++) {
-        const uint8_t *p = mask->px + (size_t) y * w;
+        const uint8_t *p = px + (size_t) y * w;
         put_symbol (&z, 0);             /* filter: none */
         adler_run (&adler, 0, 1);
         int prev = 0;                   /* the filter byte is a 0 */

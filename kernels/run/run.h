@@ -45,6 +45,10 @@ typedef struct {
     int resample_area;       /* image_resample = area: shrink levels by an
                                 exact area average (bands in parallel);
                                 0 = lanczos, PIL's thumbnail as HistoQC */
+    qc_work_size_t png_work_size;  /* the project's: PNG images larger
+                                      than this size are shrunk to it
+                                      before they are written (value 0:
+                                      unset, HistoQC's sizes) */
 } qc_base_params_t;
 
 /* What one pipeline run knows about its slide (HistoQC's BaseImage). One
@@ -115,6 +119,9 @@ int qc_run_preread (qc_run_t *run);
  * that measure should read. */
 const qc_rgb_t *qc_run_image_shrunk (qc_run_t *run, const char *work_size,
                                      const qc_rgb_t *from);
+/* The size of the run's image at size (without reading it): 0, or -1
+ * when the slide cannot be planned at that size. */
+int qc_run_size_at (const qc_run_t *run, qc_work_size_t size, int *w, int *h);
 /* skimage rgb2gray of qc_run_image (run, work_size), cached as well. */
 const qc_fimg_t *qc_run_gray (qc_run_t *run, const char *work_size);
 
@@ -169,7 +176,12 @@ int qc_run_set_mask_statistics (qc_run_t *run, const char *column,
 
 /* Adds a PNG file "<slide>_<suffix>.png" to the result (HistoQC's names:
  * suffix "mask_use", "thumb", "pen_markings", ...). Masks are written as
- * 0/255 gray, float images scaled from [lo, hi] to 0..255. */
+ * 0/255 gray, float images scaled from [lo, hi] to 0..255.
+ * With [BaseImage.BaseImage] png_work_size set, an image larger than the
+ * slide at that size (both sides) is shrunk to it first, by the run's
+ * backend (masks: nearest; RGB and float: area average): a 10x run then
+ * neither writes 10x PNGs nor, on a GPU lane, copies 10x planes to the
+ * host for them. */
 int qc_run_save_mask (qc_run_t *run, const char *suffix, const qc_mask_t *m);
 int qc_run_save_rgb (qc_run_t *run, const char *suffix, const qc_rgb_t *img);
 int qc_run_save_fimg (qc_run_t *run, const char *suffix, const qc_fimg_t *img,

@@ -28,6 +28,41 @@ add_png (qc_run_t *run, const char *suffix, int rc, unsigned char *data,
     return 0;
 }
 
+/* With png_work_size set: 1 and its size in *pw, *ph when an image of
+ * w x h is larger (and not of another shape); 0 when it goes as it is. */
+static int
+png_shrinks (const qc_run_t *run, int w, int h, int *pw, int *ph)
+{
+    if (!run->base || run->base->png_work_size.value <= 0
+        || qc_run_size_at (run, run->base->png_work_size, pw, ph) != 0)
+        return 0;
+    return w >= *pw && h >= *ph && (w > *pw || h > *ph);
+}
+
+/* The image to write for img: img itself, or (png_work_size) a smaller
+ * one the run's backend made, which *made holds for the caller to free.
+ * NULL (the run failed) when memory runs out. */
+#define SHRUNK_FOR_PNG(T, stem, interp)                                   \
+    static const T *shrunk_##stem (qc_run_t *run, const char *suffix,     \
+                                   const T *img, T **made)                \
+    {                                                                     \
+        int pw, ph;                                                       \
+        *made = NULL;                                                     \
+        if (!png_shrinks (run, img->w, img->h, &pw, &ph))                 \
+            return img;                                                   \
+        if (!(*made = qc_##stem##_new (pw, ph))                           \
+            || qc_run_ops (run)->resize_##stem (img, interp, *made) != 0) { \
+            qc_##stem##_destroy (made);                                   \
+            qc_run_fail (run, "%s.png: cannot shrink %d x %d to %d x %d", \
+                         suffix, img->w, img->h, pw, ph);                 \
+            return NULL;                                                  \
+        }                                                                 \
+        return *made;                                                     \
+    }
+SHRUNK_FOR_PNG (qc_mask_t, mask, QC_INTERP_NEAREST)
+SHRUNK_FOR_PNG (qc_rgb_t, rgb, QC_INTERP_AREA)
+SHRUNK_FOR_PNG (qc_fimg_t, fimg, QC_INTERP_AREA)
+
 static int
 save_args_ok (qc_run_t *run, const char *suffix)
 {
@@ -48,8 +83,12 @@ qc_run_save_mask (qc_run_t *run, const char *suffix, const qc_mask_t *m)
     unsigned char *data = NULL;
     size_t size = 0;
     char why[256] = "invalid mask";
+    qc_mask_t *made = NULL;
+    if (qc_mask_valid (m) && !(m = shrunk_mask (run, suffix, m, &made)))
+        return -1;
     int rc = qc_mask_valid (m) ? qc_png_encode_mask (m, &data, &size, why,
                                                      sizeof why) : -1;
+    qc_mask_destroy (&made);
     return add_png (run, suffix, rc, data, size, why);
 }
 
@@ -61,8 +100,12 @@ qc_run_save_rgb (qc_run_t *run, const char *suffix, const qc_rgb_t *img)
     unsigned char *data = NULL;
     size_t size = 0;
     char why[256] = "invalid image";
+    qc_rgb_t *made = NULL;
+    if (qc_rgb_valid (img) && !(img = shrunk_rgb (run, suffix, img, &made)))
+        return -1;
     int rc = qc_rgb_valid (img) ? qc_png_encode_rgb (img, &data, &size, why,
                                                      sizeof why) : -1;
+    qc_rgb_destroy (&made);
     return add_png (run, suffix, rc, data, size, why);
 }
 
@@ -91,21 +134,28 @@ qc_run_save_fimg (qc_run_t *run, const char *suffix, const qc_fimg_t *img,
     unsigned char *data = NULL;
     size_t size = 0;
     char why[256] = "";
+    qc_fimg_t *made = NULL;
+    if (!(img = shrunk_fimg (run, suffix, img, &made)))
+        return -1;
     if (lo == 0.0f && hi == 1.0f) {
         /* the encoder's own conversion (qc_px_u8_from_unit) already
          * clips to [0, 1], and scaling by 1 changes no value: the same
          * bytes without a pass over a copy */
         int rc = qc_png_encode_fimg (img, &data, &size, why, sizeof why);
+        qc_fimg_destroy (&made);
         return add_png (run, suffix, rc, data, size, why);
     }
     qc_fimg_t *scaled = qc_fimg_new (img->w, img->h);
-    if (!scaled)
+    if (!scaled) {
+        qc_fimg_destroy (&made);
         return qc_run_fail (run, "out of memory for %s.png", suffix);
+    }
     /* To [0, 1] for the encoder (img_as_ubyte of the clipped value). */
     double scale = 1.0 / ((double) hi - (double) lo);
     qc_run_ops (run)->fimg_affine (img, scale, -(double) lo * scale, 0.0, 1.0,
                                    scaled);
     int rc = qc_png_encode_fimg (scaled, &data, &size, why, sizeof why);
     qc_fimg_destroy (&scaled);
+    qc_fimg_destroy (&made);
     return add_png (run, suffix, rc, data, size, why);
 }

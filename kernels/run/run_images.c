@@ -49,6 +49,35 @@ find_image (struct qc_run_state *st, qc_work_size_t size)
     return NULL;
 }
 
+/* The request for the run's region at size. */
+static qc_region_request_t
+request_at (const qc_run_t *run, qc_work_size_t size)
+{
+    return (qc_region_request_t) {
+        .size = size,
+        .base_mag = run->base_mag,
+        .use_bbox = use_bbox (run),
+        .bbox_x = run->bbox_x, .bbox_y = run->bbox_y,
+        .bbox_w = run->bbox_w, .bbox_h = run->bbox_h,
+        .area = run->base ? run->base->resample_area : 0,
+    };
+}
+
+int
+qc_run_size_at (const qc_run_t *run, qc_work_size_t size, int *w, int *h)
+{
+    if (!run || !run->slide || !w || !h)
+        return -1;
+    qc_region_request_t req = request_at (run, size);
+    qc_region_plan_t plan;
+    char why[512];
+    if (qc_region_plan (run->slide, &req, &plan, why, sizeof why) != 0)
+        return -1;
+    *w = plan.out_w;
+    *h = plan.out_h;
+    return 0;
+}
+
 /* NULL, the run failed with why unless quiet. */
 static image_entry_t *
 read_failed (qc_run_t *run, int quiet, const char *work_size, const char *why)
@@ -78,14 +107,7 @@ read_entry (qc_run_t *run, struct qc_run_state *st, qc_work_size_t size,
             qc_run_fail (run, "no slide to read");
         return NULL;
     }
-    qc_region_request_t req = {
-        .size = size,
-        .base_mag = run->base_mag,
-        .use_bbox = use_bbox (run),
-        .bbox_x = run->bbox_x, .bbox_y = run->bbox_y,
-        .bbox_w = run->bbox_w, .bbox_h = run->bbox_h,
-        .area = run->base ? run->base->resample_area : 0,
-    };
+    qc_region_request_t req = request_at (run, size);
     qc_region_plan_t plan;
     qc_rgb_t *img = NULL;
     char why[512];

@@ -239,7 +239,8 @@ qc_pil_thumbnail_resize (const qc_rgb_t *src, qc_rgb_t *dst)
      * whole image is clipped to it); the resample box that follows is
      * the original extent in reduced pixels, which may end inside the
      * reduced image's last column or row */
-    qc_rgb_t *red = qc_rgb_new ((src->w + fx - 1) / fx, (src->h + fy - 1) / fy);
+    qc_rgb_t *red = qc_rgb_new_host ((src->w + fx - 1) / fx,
+                                     (src->h + fy - 1) / fy);
     int rc = !red || qc_pil_reduce (src, fx, fy, red)
              || qc_pil_lanczos (red, 0, 0, (double) src->w / fx,
                                 (double) src->h / fy, dst) ? -1 : 0;

@@ -53,7 +53,7 @@ static int
 read_whole (qc_slide_t *slide, const qc_slide_rect_t *rect, int out_w,
             int out_h, qc_rgb_t **out, char *err, size_t errlen)
 {
-    qc_rgb_t *img = qc_rgb_new (out_w, out_h);
+    qc_rgb_t *img = qc_rgb_new_host (out_w, out_h);
     if (!img)
         return qc_fail (err, errlen, "out of memory for a %d x %d image",
                         out_w, out_h);
@@ -109,7 +109,7 @@ qc_region_read_rect (qc_slide_t *slide, const qc_slide_rect_t *rect,
         && !qc_image_check_size (rect->w, rect->h, NULL))
         return read_whole (slide, rect, out_w, out_h, out, err, errlen);
     /* larger than that: in bands, a tile row at a time, memory bounded */
-    qc_rgb_t *img = qc_rgb_new (out_w, out_h);
+    qc_rgb_t *img = qc_rgb_new_host (out_w, out_h);
     if (!img) {
         qc_set_err (err, errlen, "out of memory for a %d x %d image", out_w,
                  out_h);
@@ -152,7 +152,7 @@ qc_region_read (qc_slide_t *slide, const qc_region_plan_t *plan,
     if (qc_region_read_rect (slide, &rect, rect.w, rect.h, nthreads, &level,
                              err, errlen))
         return -1;
-    qc_rgb_t *img = qc_rgb_new (plan->out_w, plan->out_h);
+    qc_rgb_t *img = qc_rgb_new_host (plan->out_w, plan->out_h);
     if (!img || qc_pil_thumbnail_resize (level, img) != 0) {
         qc_set_err (err, errlen, "out of memory shrinking a %lld x %lld level",
                  (long long) plan->src_w, (long long) plan->src_h);

@@ -693,7 +693,7 @@ qc_slide_read_associated (qc_slide_t *self, const char *name,
         return NULL;
     }
     uint32_t *argb = malloc ((size_t) (w * h) * sizeof *argb);
-    qc_rgb_t *img = qc_rgb_new ((int) w, (int) h);
+    qc_rgb_t *img = qc_rgb_new_host ((int) w, (int) h);
     if (!argb || !img) {
         free (argb);
         qc_rgb_destroy (&img);

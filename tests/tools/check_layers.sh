@@ -9,7 +9,8 @@
 #
 # The layers, top to bottom (a higher rank may include a lower one; two
 # folders of one rank may not include each other; ops/cuda may include
-# ops/cpu, whose functions fill the CUDA table's CPU slots; tools/ holds
+# ops/cpu, whose functions fill the CUDA table's CPU slots, and so may
+# ops/sim, the simulated device that runs them on "device" bytes; tools/ holds
 # programs that write the library's data, above everything):
 LAYERS='
 tools      90
@@ -19,6 +20,7 @@ run        50
 classify   40
 slide      40
 png        30
+ops/sim    23
 ops/cuda   22
 ops/cpu    21
 ops        20

@@ -182,11 +182,11 @@ test_spur_fuse_macro (void)
     g->px[1] = 1.0f;
     qc_rgb_t *f = qc_rgb_new (w, h);
     m->px[0] = 1;
-    CHECK (qc_save_fuse (m, g, f) == 0);
+    CHECK (qc_save_fuse (ops, m, g, f) == 0);
     CHECK (f->px[0] == 255 && f->px[1] == 128 && f->px[2] == 255, "%d %d %d",
            f->px[0], f->px[1], f->px[2]);
     CHECK (f->px[3] == 0 && f->px[4] == 255 && f->px[5] == 0);
-    CHECK (qc_save_fuse (m, g, NULL) == -1);
+    CHECK (qc_save_fuse (ops, m, g, NULL) == -1);
 
     int ow, oh;
     qc_save_macro_size (1000, 336, 500, &ow, &oh);

@@ -8,6 +8,11 @@
 
 #include "kernels/ops/ops.h"
 
+/* The table of the qc_cpu_* functions below as they are, which read and
+ * write px: for wrappers (op_place.h) and tests; everyone else calls
+ * qc_ops_cpu (), whose ops bring their images to the host first. */
+const qc_ops_t *qc_ops_cpu_raw (void);
+
 /* colour.c */
 int qc_cpu_rgb_to_gray (const qc_rgb_t *src, qc_fimg_t *dst);
 int qc_cpu_rgb_to_space (const qc_rgb_t *src, qc_colorspace_t space,
@@ -27,6 +32,16 @@ int qc_cpu_fimg_affine (const qc_fimg_t *src, double scale, double offset,
                         double lo, double hi, qc_fimg_t *dst);
 int qc_cpu_mask_to_fimg (const qc_mask_t *src, double on, double off,
                          qc_fimg_t *dst);
+int qc_cpu_fimg_where (const qc_mask_t *m, const qc_fimg_t *src, double off,
+                       qc_fimg_t *dst);
+int qc_cpu_fimg_sqrt (const qc_fimg_t *src, qc_fimg_t *dst);
+int qc_cpu_fuse_rgb (const qc_mask_t *m, const qc_fimg_t *gray, qc_rgb_t *dst);
+
+/* sparse.c */
+int qc_cpu_mask_sample (const qc_mask_t *m, const int32_t *cols, int ncols,
+                        const int32_t *rows, int nrows, uint8_t *out);
+int qc_cpu_fimg_scatter (const int32_t *idx, const float *val, size_t n,
+                         double fill, qc_fimg_t *dst);
 
 /* stats.c */
 int qc_cpu_mask_count (const qc_mask_t *m, size_t *count);

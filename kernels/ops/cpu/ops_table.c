@@ -5,7 +5,9 @@
  * tests/unit/test_ops_tables.c fails when a slot that QC_OPS_LIST
  * (ops.h) does not mark optional is empty. */
 #include "kernels/ops/cpu/cpu_ops.h"
+#include "kernels/ops/op_place.h"
 
+/* The C functions themselves: they read and write px. */
 static const qc_ops_t cpu_ops = {
     .name = "cpu",
     .rgb_to_gray = qc_cpu_rgb_to_gray,
@@ -17,6 +19,11 @@ static const qc_ops_t cpu_ops = {
     .fimg_arith = qc_cpu_fimg_arith,
     .fimg_affine = qc_cpu_fimg_affine,
     .mask_to_fimg = qc_cpu_mask_to_fimg,
+    .fimg_where = qc_cpu_fimg_where,
+    .fimg_sqrt = qc_cpu_fimg_sqrt,
+    .fuse_rgb = qc_cpu_fuse_rgb,
+    .mask_sample = qc_cpu_mask_sample,
+    .fimg_scatter = qc_cpu_fimg_scatter,
     .mask_count = qc_cpu_mask_count,
     .fimg_stats = qc_cpu_fimg_stats,
     .rgb_stats = qc_cpu_rgb_stats,
@@ -46,7 +53,26 @@ static const qc_ops_t cpu_ops = {
 };
 
 const qc_ops_t *
-qc_ops_cpu (void)
+qc_ops_cpu_raw (void)
 {
     return &cpu_ops;
+}
+
+/* The CPU backend as callers see it: each op brings its images to the
+ * host first (op_place.h), so that an image a device backend left on
+ * its device is right here too; for any other image that is a flag test. */
+#define QC_OP_INNER (&cpu_ops)
+#define QC_OP_TARGET NULL
+#define QC_OP_SWAP 0
+QC_OPS_LIST (QC_OP_PLACED)
+
+static const qc_ops_t cpu_placed = {
+    .name = "cpu",
+    QC_OPS_LIST (QC_OP_PLACED_SLOT)
+};
+
+const qc_ops_t *
+qc_ops_cpu (void)
+{
+    return &cpu_placed;
 }

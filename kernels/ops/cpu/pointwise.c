@@ -177,3 +177,67 @@ qc_cpu_mask_to_fimg (const qc_mask_t *src, double on, double off,
                        (float) off, dst->px);
     return 0;
 }
+
+/* Both loops without a branch: tissue edges made a branch mispredict
+ * often (DeconvolutionModule, 2026). */
+QC_CLONES static void
+where_loop (const uint8_t *m, const float *src, size_t n, float off,
+            float *dst)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] = m[i] ? src[i] : off;
+}
+
+int
+qc_cpu_fimg_where (const qc_mask_t *m, const qc_fimg_t *src, double off,
+                   qc_fimg_t *dst)
+{
+    if (!qc_mask_valid (m) || !qc_fimg_valid (src) || !qc_fimg_valid (dst)
+        || m->w != src->w || m->h != src->h || src->w != dst->w
+        || src->h != dst->h)
+        return -1;
+    where_loop (m->px, src->px, qc_npix (src->w, src->h), (float) off,
+                dst->px);
+    return 0;
+}
+
+QC_CLONES static void
+sqrt_loop (const float *src, size_t n, float *dst)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] = sqrtf (src[i]);
+}
+
+int
+qc_cpu_fimg_sqrt (const qc_fimg_t *src, qc_fimg_t *dst)
+{
+    if (!qc_fimg_valid (src) || !qc_fimg_valid (dst) || src->w != dst->w
+        || src->h != dst->h)
+        return -1;
+    sqrt_loop (src->px, qc_npix (src->w, src->h), dst->px);
+    return 0;
+}
+
+/* AVX2 makes qc_px_u8_from_unit's rint one instruction instead of a
+ * call into libm (the same rounding). */
+QC_CLONES static void
+fuse_loop (const uint8_t *mask, const float *gray, size_t n, uint8_t *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint8_t m = mask[i] ? 255 : 0;
+        out[3 * i] = m;
+        out[3 * i + 1] = qc_px_u8_from_unit (gray[i]);
+        out[3 * i + 2] = m;
+    }
+}
+
+int
+qc_cpu_fuse_rgb (const qc_mask_t *m, const qc_fimg_t *gray, qc_rgb_t *dst)
+{
+    if (!qc_mask_valid (m) || !qc_fimg_valid (gray) || !qc_rgb_valid (dst)
+        || m->w != gray->w || m->h != gray->h || m->w != dst->w
+        || m->h != dst->h)
+        return -1;
+    fuse_loop (m->px, gray->px, qc_npix (m->w, m->h), dst->px);
+    return 0;
+}

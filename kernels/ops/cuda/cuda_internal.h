@@ -35,6 +35,15 @@ int qc_cuda_fimg_affine (const qc_fimg_t *src, double scale, double offset,
                          double lo, double hi, qc_fimg_t *dst);
 int qc_cuda_mask_to_fimg (const qc_mask_t *src, double on, double off,
                           qc_fimg_t *dst);
+int qc_cuda_fimg_where (const qc_mask_t *m, const qc_fimg_t *src, double off,
+                        qc_fimg_t *dst);
+int qc_cuda_fimg_sqrt (const qc_fimg_t *src, qc_fimg_t *dst);
+int qc_cuda_fuse_rgb (const qc_mask_t *m, const qc_fimg_t *gray,
+                      qc_rgb_t *dst);
+int qc_cuda_mask_sample (const qc_mask_t *m, const int32_t *cols, int ncols,
+                         const int32_t *rows, int nrows, uint8_t *out);
+int qc_cuda_fimg_scatter (const int32_t *idx, const float *val, size_t n,
+                          double fill, qc_fimg_t *dst);
 int qc_cuda_mask_count (const qc_mask_t *m, size_t *count);
 int qc_cuda_fimg_stats (const qc_fimg_t *src, const qc_mask_t *mask,
                         qc_stats_t *out);

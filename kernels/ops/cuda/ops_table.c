@@ -1,5 +1,6 @@
 /* The CUDA backend's ops table. Entries named qc_cuda_* run on the GPU;
- * the rest are the CPU backend's functions, on purpose:
+ * the rest (QC_OPS_GPU_ON_HOST, ops.h, one list that the simulated
+ * device reads too) are the CPU backend's ops, on purpose:
  *  - label, area_filter, fill_holes, region_summary: connected
  *    components are sequential union-find work on masks of a few
  *    megapixels, and the images are in host memory already (this version
@@ -14,10 +15,11 @@
  * Designated initialisers leave a slot not named NULL without a word
  * from the compiler: tests/unit/test_ops_tables.c fails when a slot that
  * QC_OPS_LIST (ops.h) does not mark optional is empty. */
-#include "kernels/ops/cuda/cuda_internal.h"
-#include "kernels/ops/cpu/cpu_ops.h"
+#include <pthread.h>
 
-static const qc_ops_t cuda_ops = {
+#include "kernels/ops/cuda/cuda_internal.h"
+
+static qc_ops_t cuda_ops = {
     .name = "cuda",
     .rgb_to_gray = qc_cuda_rgb_to_gray,
     .rgb_to_space = qc_cuda_rgb_to_space,
@@ -28,10 +30,14 @@ static const qc_ops_t cuda_ops = {
     .fimg_arith = qc_cuda_fimg_arith,
     .fimg_affine = qc_cuda_fimg_affine,
     .mask_to_fimg = qc_cuda_mask_to_fimg,
+    .fimg_where = qc_cuda_fimg_where,
+    .fimg_sqrt = qc_cuda_fimg_sqrt,
+    .fuse_rgb = qc_cuda_fuse_rgb,
+    .mask_sample = qc_cuda_mask_sample,
+    .fimg_scatter = qc_cuda_fimg_scatter,
     .mask_count = qc_cuda_mask_count,
     .fimg_stats = qc_cuda_fimg_stats,
     .rgb_stats = qc_cuda_rgb_stats,
-    .fimg_quantile = qc_cpu_fimg_quantile,          /* CPU */
     .rgb_histogram = qc_cuda_rgb_histogram,
     .fimg_histogram = qc_cuda_fimg_histogram,
     .otsu = qc_cuda_otsu,
@@ -41,22 +47,29 @@ static const qc_ops_t cuda_ops = {
     .box_filter = qc_cuda_box_filter,
     .morph_disk = qc_cuda_morph_disk,
     .morph_rect = qc_cuda_morph_rect,
-    .label = qc_cpu_label,                          /* CPU */
-    .area_filter = qc_cpu_area_filter,              /* CPU */
-    .fill_holes = qc_cpu_fill_holes,                /* CPU */
-    .region_summary = qc_cpu_region_summary,        /* CPU */
     .resize_rgb = qc_cuda_resize_rgb,
     .resize_fimg = qc_cuda_resize_fimg,
     .resize_mask = qc_cuda_resize_mask,
     .frangi = qc_cuda_frangi,
     .lbp = qc_cuda_lbp,
-    .gabor = qc_cpu_gabor,                          /* CPU */
-    .median_disk = qc_cpu_median_disk,              /* CPU */
     .trees_predict = qc_cuda_trees_predict,
 };
+static pthread_once_t s_once = PTHREAD_ONCE_INIT;
+
+/* The slots of QC_OPS_GPU_ON_HOST are the CPU backend's (which bring
+ * their images to the host first), set once at first use: a static
+ * initialiser cannot take another table's entries. */
+static void
+init_table (void)
+{
+#define ON_HOST(slot) cuda_ops.slot = qc_ops_cpu ()->slot;
+    QC_OPS_GPU_ON_HOST (ON_HOST)
+#undef ON_HOST
+}
 
 const qc_ops_t *
 qc_ops_cuda_table (void)
 {
+    pthread_once (&s_once, init_table);
     return &cuda_ops;
 }

@@ -72,6 +72,34 @@ k_mask_to_fimg (const uint8_t *src, size_t n, float on, float off, float *dst)
         dst[i] = src[i] ? on : off;
 }
 
+__global__ void
+k_where (const uint8_t *m, const float *src, size_t n, float off, float *dst)
+{
+    size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+    if (i < n)
+        dst[i] = m[i] ? src[i] : off;
+}
+
+__global__ void
+k_sqrt (const float *src, size_t n, float *dst)
+{
+    size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+    if (i < n)
+        dst[i] = sqrtf (src[i]);    /* IEEE: correctly rounded, as the CPU's */
+}
+
+__global__ void
+k_fuse (const uint8_t *m, const float *gray, size_t n, uint8_t *out)
+{
+    size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    uint8_t v = m[i] ? 255 : 0;
+    out[3 * i] = v;
+    out[3 * i + 1] = qc_px_u8_from_unit (gray[i]);
+    out[3 * i + 2] = v;
+}
+
 } // namespace
 
 extern "C" int
@@ -175,6 +203,62 @@ qc_cuda_mask_to_fimg (const qc_mask_t *src, double on, double off,
     QC_UP (d_s, src->px, n);
     QC_LAUNCH (k_mask_to_fimg, n, d_s, n, (float) on, (float) off, d_d);
     QC_DOWN (dst->px, d_d, n);
+    QC_SYNC ();
+    return 0;
+}
+
+extern "C" int
+qc_cuda_fimg_where (const qc_mask_t *m, const qc_fimg_t *src, double off,
+                    qc_fimg_t *dst)
+{
+    if (!qc_mask_valid (m) || !qc_fimg_valid (src) || !qc_fimg_valid (dst)
+        || m->w != src->w || m->h != src->h || src->w != dst->w
+        || src->h != dst->h || qc_cuda_begin ())
+        return -1;
+    size_t n = qc_npix (src->w, src->h);
+    QcScope sc;
+    QC_GET (sc, uint8_t, d_m, n);
+    QC_GET (sc, float, d_s, n);
+    QC_UP (d_m, m->px, n);
+    QC_UP (d_s, src->px, n);
+    QC_LAUNCH (k_where, n, d_m, d_s, n, (float) off, d_s);
+    QC_DOWN (dst->px, d_s, n);
+    QC_SYNC ();
+    return 0;
+}
+
+extern "C" int
+qc_cuda_fimg_sqrt (const qc_fimg_t *src, qc_fimg_t *dst)
+{
+    if (!qc_fimg_valid (src) || !qc_fimg_valid (dst) || src->w != dst->w
+        || src->h != dst->h || qc_cuda_begin ())
+        return -1;
+    size_t n = qc_npix (src->w, src->h);
+    QcScope sc;
+    QC_GET (sc, float, d_s, n);
+    QC_UP (d_s, src->px, n);
+    QC_LAUNCH (k_sqrt, n, d_s, n, d_s);
+    QC_DOWN (dst->px, d_s, n);
+    QC_SYNC ();
+    return 0;
+}
+
+extern "C" int
+qc_cuda_fuse_rgb (const qc_mask_t *m, const qc_fimg_t *gray, qc_rgb_t *dst)
+{
+    if (!qc_mask_valid (m) || !qc_fimg_valid (gray) || !qc_rgb_valid (dst)
+        || m->w != gray->w || m->h != gray->h || m->w != dst->w
+        || m->h != dst->h || qc_cuda_begin ())
+        return -1;
+    size_t n = qc_npix (m->w, m->h);
+    QcScope sc;
+    QC_GET (sc, uint8_t, d_m, n);
+    QC_GET (sc, float, d_g, n);
+    QC_GET (sc, uint8_t, d_o, 3 * n);
+    QC_UP (d_m, m->px, n);
+    QC_UP (d_g, gray->px, n);
+    QC_LAUNCH (k_fuse, n, d_m, d_g, n, d_o);
+    QC_DOWN (dst->px, d_o, 3 * n);
     QC_SYNC ();
     return 0;
 }

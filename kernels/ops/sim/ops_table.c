@@ -1,0 +1,37 @@
+/* The simulated device's ops table (sim_ops.h): every op is the C
+ * backend's, run on the images' device bytes (op_place.h with swap:
+ * px points at them for the call), but for the slots a GPU lane runs on
+ * the host (QC_OPS_GPU_ON_HOST), which are the CPU backend's own. */
+#include "kernels/ops/sim/sim_ops.h"
+
+#include <pthread.h>
+
+#include "kernels/ops/cpu/cpu_ops.h"
+#include "kernels/ops/op_place.h"
+
+#define QC_OP_INNER qc_ops_cpu_raw ()
+#define QC_OP_TARGET qc_sim_device ()
+#define QC_OP_SWAP 1
+QC_OPS_LIST (QC_OP_PLACED)
+
+static qc_ops_t s_table = {
+    .name = "sim",
+    QC_OPS_LIST (QC_OP_PLACED_SLOT)
+};
+static pthread_once_t s_once = PTHREAD_ONCE_INIT;
+
+static void
+init_table (void)
+{
+    s_table.device = qc_sim_device ();
+#define ON_HOST(slot) s_table.slot = qc_ops_cpu ()->slot;
+    QC_OPS_GPU_ON_HOST (ON_HOST)
+#undef ON_HOST
+}
+
+const qc_ops_t *
+qc_ops_sim (void)
+{
+    pthread_once (&s_once, init_table);
+    return &s_table;
+}

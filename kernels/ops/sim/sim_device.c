@@ -1,0 +1,85 @@
+/* The simulated device's memory (sim_ops.h): malloc'd blocks apart from
+ * the images' host bytes, poisoned when new; copies are plain memcpy,
+ * counted by image_place.c like any device's. */
+#include "kernels/ops/sim/sim_ops.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shared/log.h"
+
+/* Each block starts with its size, so that release knows what it gives
+ * back; 64 bytes keep the pixels as aligned as malloc's. */
+#define HEADER 64
+
+static atomic_size_t s_held;
+
+static void *
+sim_alloc (size_t bytes)
+{
+    if (bytes > SIZE_MAX - HEADER)
+        return NULL;
+    unsigned char *b = malloc (HEADER + bytes);
+    if (!b) {
+        qc_log (QC_LOG_ERROR, "sim", "out of memory for %zu device bytes",
+                bytes);
+        return NULL;
+    }
+    memcpy (b, &bytes, sizeof bytes);
+    memset (b + HEADER, QC_SIM_POISON, bytes);
+    atomic_fetch_add (&s_held, bytes);
+    return b + HEADER;
+}
+
+static void
+sim_release (void *dev)
+{
+    if (!dev)
+        return;
+    unsigned char *b = (unsigned char *) dev - HEADER;
+    size_t bytes;
+    memcpy (&bytes, b, sizeof bytes);
+    atomic_fetch_sub (&s_held, bytes);
+    free (b);
+}
+
+static int
+sim_copy (void *dst, const void *src, size_t bytes)
+{
+    if (!dst || !src)
+        return -1;
+    memcpy (dst, src, bytes);
+    return 0;
+}
+
+static int
+sim_fill (void *dev, int byte, size_t bytes)
+{
+    if (!dev)
+        return -1;
+    memset (dev, byte, bytes);
+    return 0;
+}
+
+static const qc_device_t sim_device = {
+    .name = "simulated device",
+    .alloc = sim_alloc,
+    .release = sim_release,
+    .upload = sim_copy,
+    .download = sim_copy,
+    .copy = sim_copy,
+    .fill = sim_fill,
+};
+
+const qc_device_t *
+qc_sim_device (void)
+{
+    return &sim_device;
+}
+
+size_t
+qc_sim_device_held (void)
+{
+    return atomic_load (&s_held);
+}

@@ -1,0 +1,31 @@
+/* The simulated device: a backend that runs the C ops on "device"
+ * images kept in memory of their own, apart from the images' host
+ * bytes, and lets every copy between the two be counted
+ * (image_place.h's qc_place_counts and observer). It is the test
+ * backend of issue 18: with it, a whole pipeline runs on any machine as
+ * a GPU lane would, and a test sees which planes cross and whether the
+ * results still equal the CPU's.
+ *
+ * It is faithful to a GPU lane in what crosses: the slots the CUDA
+ * backend runs on the host (QC_OPS_GPU_ON_HOST, ops.h) run on the host
+ * here too. New device memory is filled with a poison byte, so an op
+ * that relied on an output it does not write, or host code that reads
+ * px without asking for it (image.h's qc_*_host), gives wrong results
+ * rather than right ones by luck. */
+#ifndef QC_SIM_OPS_H
+#define QC_SIM_OPS_H
+
+#include <stddef.h>
+#include "kernels/ops/ops.h"
+
+/* The backend's table (its device is qc_sim_device ()). Never NULL. */
+const qc_ops_t *qc_ops_sim (void);
+const qc_device_t *qc_sim_device (void);
+
+/* Bytes of simulated device memory held now, in all threads (a test
+ * checks that a run gives it all back). */
+size_t qc_sim_device_held (void);
+
+#define QC_SIM_POISON 0xCD
+
+#endif

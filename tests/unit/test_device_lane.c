@@ -1,0 +1,354 @@
+/* Issue 18's test that runs everywhere: the whole pipeline on the
+ * simulated device (kernels/ops/sim: "device" images in memory of their
+ * own, every host <-> device copy counted), as a GPU lane would run it.
+ *
+ *  1. The placement state machine (image_place.h) by hand: uniform
+ *     images cost no copy, a copy is made only when the other side
+ *     reads, host writes make the device copy stale and back, clones
+ *     stay on the device, counts and versions move as documented.
+ *  2. Real slides, odd files and HistoQC's six configs: the simulated
+ *     lane's results (every column, every PNG byte) equal the CPU
+ *     backend's. The simulated device poisons new memory, so a module
+ *     that reads px without bringing it to the host fails here.
+ *  3. A generated slide with every defect, the default pipeline at 10x
+ *     with PNGs at 1.25x (png_work_size): at most MAX_FULL_PLANE_COPIES
+ *     copies of a full 10x plane (any type: RGB, float, mask), and the
+ *     same results as the CPU backend at 10x.
+ *  4. Everything the runs put on the device is given back.
+ *
+ * QC_DEVICE_LANE_TRACE=1 prints a backtrace at every full-plane copy
+ * (to find the code that made it). */
+#include <execinfo.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kernels/classify/classify_cache.h"
+#include "kernels/image/image.h"
+#include "kernels/ops/sim/sim_ops.h"
+#include "kernels/png/png_io.h"
+#include "tests/unit/pipeline_fixtures.h"
+#include "tests/unit/slide_fixtures.h"
+
+/* The 10x pipeline may copy full planes this often: the slide's 10x
+ * pixels going up once (a GPU lane reads the slide on the CPU; nothing
+ * else of that size needs to cross). */
+#define MAX_FULL_PLANE_COPIES 1
+
+/* ---- 1. the state machine ---- */
+
+static void
+state_machine (void)
+{
+    const qc_device_t *d = qc_sim_device ();
+    qc_place_count_t c0, c1;
+    qc_place_counts (&c0);
+
+    /* a host image goes up once, however often the device reads it */
+    qc_mask_t *m = qc_mask_new (64, 32);
+    CHECK (m && m->px && m->at.version != 0);
+    if (!m)
+        return;
+    m->px[5] = 1;
+    const uint8_t *dv = qc_span_device (QC_SPAN (m), d, QC_READ);
+    qc_span_device (QC_SPAN (m), d, QC_READ);
+    qc_place_counts (&c1);
+    CHECK (dv && dv[5] == 1 && dv[4] == 0 && c1.up == c0.up + 1
+           && c1.up_bytes == c0.up_bytes + 64 * 32 && c1.down == c0.down);
+    /* the host reads its own current bytes without a copy */
+    CHECK (qc_mask_host (m) == m->px);
+    qc_place_counts (&c1);
+    CHECK (c1.down == c0.down);
+
+    /* a device write: the host is stale until it reads, then one copy */
+    uint64_t v = m->at.version;
+    uint8_t *dw = qc_span_device (QC_SPAN (m), d, QC_EDIT);
+    CHECK (dw && m->at.host_stale && m->at.version != v);
+    if (dw)
+        dw[7] = 1;
+    const uint8_t *h = qc_mask_host (m);
+    qc_mask_host (m);
+    qc_place_counts (&c1);
+    CHECK (h && h[7] == 1 && c1.down == c0.down + 1);
+
+    /* a host edit: the device copy is stale, and the next device read
+     * copies up again */
+    uint8_t *he = qc_mask_host_edit (m);
+    CHECK (he && m->at.dev_stale);
+    if (he)
+        he[9] = 1;
+    dv = qc_span_device (QC_SPAN (m), d, QC_READ);
+    qc_place_counts (&c1);
+    CHECK (dv && dv[9] == 1 && c1.up == c0.up + 2);
+
+    /* a rewrite copies nothing in */
+    CHECK (qc_mask_host_rewrite (m) != NULL);
+    qc_place_counts (&c1);
+    CHECK (c1.down == c0.down + 1 && c1.up == c0.up + 2);
+    qc_mask_destroy (&m);
+
+    /* images made on a device thread have no host bytes; a fill costs
+     * no copy on either side, and a clone stays on the device */
+    qc_place_set_home (d);
+    qc_mask_t *u = qc_mask_new (100, 50);
+    qc_place_set_home (NULL);
+    CHECK (u && !u->px && u->at.uniform && qc_mask_valid (u));
+    if (!u)
+        return;
+    CHECK (qc_mask_fill (u, 1) == 0 && u->at.uniform && u->at.value == 1);
+    const uint8_t *ud = qc_span_device (QC_SPAN (u), d, QC_READ);
+    CHECK (ud && ud[0] == 1 && ud[4999] == 1);
+    qc_mask_t *cl = qc_mask_clone (u);
+    CHECK (cl && !cl->px);
+    uint8_t *uw = qc_span_device (QC_SPAN (u), d, QC_EDIT);
+    if (uw)
+        uw[10] = 0;
+    qc_mask_t *cl2 = qc_mask_clone (u);
+    CHECK (cl2 && !cl2->px && qc_span_on_device (QC_SPAN (cl2), d));
+    const uint8_t *ch = cl2 ? qc_mask_host (cl2) : NULL;
+    const uint8_t *uh = qc_mask_host (u);
+    const uint8_t *c1h = cl ? qc_mask_host (cl) : NULL;
+    CHECK (ch && ch[10] == 0 && ch[11] == 1 && uh && uh[10] == 0
+           && c1h && c1h[10] == 1);
+    qc_place_counts (&c1);
+    /* two downloads (cl2 and u); cl was uniform: a fill, no copy */
+    CHECK (c1.down == c0.down + 3 && c1.up == c0.up + 2);
+    qc_mask_destroy (&cl);
+    qc_mask_destroy (&cl2);
+    qc_mask_destroy (&u);
+
+    /* a CPU op on an image left on the device reads the device's bytes */
+    qc_place_set_home (d);
+    qc_fimg_t *f = qc_fimg_new (16, 16);
+    qc_place_set_home (NULL);
+    float *fd = f ? qc_span_device (QC_SPAN (f), d, QC_EDIT) : NULL;
+    if (fd)
+        for (int i = 0; i < 256; i++)
+            fd[i] = (float) i;
+    qc_stats_t st;
+    CHECK (fd && qc_ops_cpu ()->fimg_stats (f, NULL, &st) == 0
+           && st.n == 256 && st.max == 255.0);
+    qc_fimg_destroy (&f);
+    CHECK (qc_sim_device_held () == 0, "%zu bytes held",
+           qc_sim_device_held ());
+    printf ("state machine: ok\n");
+}
+
+/* ---- 2-3. pipelines ---- */
+
+typedef struct {
+    size_t plane;             /* pixels of a full plane; 0: not counting */
+    int full;                 /* copies of at least that many pixels */
+    int trace;
+} copies_t;
+
+static void
+on_copy (void *ctx, int up, size_t npix, size_t bytes)
+{
+    copies_t *c = ctx;
+    if (!c->plane || npix < c->plane)
+        return;
+    c->full++;
+    if (c->trace) {
+        fprintf (stderr, "full-plane copy %s: %zu pixels, %zu bytes\n",
+                 up ? "up" : "down", npix, bytes);
+        void *bt[24];
+        backtrace_symbols_fd (bt, backtrace (bt, 24), 2);
+    }
+}
+
+/* Same outcome, same columns, same PNG bytes. */
+static void
+same_results (const qc_result_t *a, const qc_result_t *b, const char *label)
+{
+    CHECK (a->ok == b->ok, "%s: cpu %d sim %d (%s)", label, a->ok, b->ok,
+           b->error ? b->error : "");
+    CHECK ((a->error == NULL) == (b->error == NULL)
+           && (!a->error || strcmp (a->error, b->error) == 0),
+           "%s: cpu error '%s', sim '%s'", label, a->error ? a->error : "",
+           b->error ? b->error : "");
+    CHECK (a->nkv == b->nkv, "%s: %zu columns against %zu", label, a->nkv,
+           b->nkv);
+    for (size_t i = 0; i < a->nkv; i++) {
+        const char *v = qc_result_get (b, a->kv[i].key);
+        CHECK (v && strcmp (v, a->kv[i].value) == 0, "%s: %s cpu '%s' sim "
+               "'%s'", label, a->kv[i].key, a->kv[i].value, v ? v : "<unset>");
+    }
+    CHECK (a->nfiles == b->nfiles, "%s: %zu files against %zu", label,
+           a->nfiles, b->nfiles);
+    for (size_t i = 0; i < a->nfiles && i < b->nfiles; i++)
+        CHECK (strcmp (a->files[i].name, b->files[i].name) == 0
+               && a->files[i].size == b->files[i].size
+               && memcmp (a->files[i].data, b->files[i].data,
+                          a->files[i].size) == 0,
+               "%s: %s differs", label, a->files[i].name);
+}
+
+/* One slide on the CPU and on the simulated device; the full-plane
+ * copies of the simulated run are counted against plane. Returns them. */
+static int
+compare (const qc_pipeline_t *p, const char *path, const char *label,
+         size_t plane)
+{
+    qc_result_t *a = qc_result_new (), *b = qc_result_new ();
+    copies_t c = { .plane = plane,
+                   .trace = getenv ("QC_DEVICE_LANE_TRACE") != NULL };
+    if (!a || !b) {
+        CHECK (0, "out of memory");
+        qc_result_destroy (&a);
+        qc_result_destroy (&b);
+        return -1;
+    }
+    qc_pipeline_run (p, path, a);
+    qc_place_observe (on_copy, &c);
+    qc_place_count_t c0, c1;
+    qc_place_counts (&c0);
+    qc_pipeline_run_with (p, path, b, qc_ops_sim ());
+    qc_place_counts (&c1);
+    qc_place_observe (NULL, NULL);
+    same_results (a, b, label);
+    printf ("%s: %s, %zu columns, %zu files equal; copies up %llu (%.1f MB), "
+            "down %llu (%.1f MB)", label, a->ok ? "ok" : "failed", a->nkv,
+            a->nfiles, (unsigned long long) (c1.up - c0.up),
+            (double) (c1.up_bytes - c0.up_bytes) / 1e6,
+            (unsigned long long) (c1.down - c0.down),
+            (double) (c1.down_bytes - c0.down_bytes) / 1e6);
+    if (plane)
+        printf ("; %d of a full %zu-pixel plane", c.full, plane);
+    printf ("\n");
+    qc_result_destroy (&a);
+    qc_result_destroy (&b);
+    CHECK (qc_sim_device_held () == 0, "%s: %zu device bytes left after the "
+           "run", label, qc_sim_device_held ());
+    return c.full;
+}
+
+static void
+real_slides (void)
+{
+    const char *names[] = { "CMU-1-Small-Region.svs",
+                            "TCGA-CR-7395-01A-01-TS1.svs", "test3-DAPI-2.ndpi",
+                            "CMU-1-Small-Region-pyramid.svs" };
+    char path[1400];
+    qc_pipeline_t *p = qc_pipeline_new (NULL, err, sizeof err);
+    CHECK (p != NULL, "%s", err);
+    for (size_t i = 0; p && i < sizeof names / sizeof *names; i++) {
+        slide_path (path, sizeof path, "real", names[i]);
+        compare (p, path, names[i], 0);
+    }
+    /* odd files fail (or pass) the same way on both */
+    char dir[1024];
+    snprintf (dir, sizeof dir, "%s/slides/odd", check_shared_dir ());
+    DIR *d = opendir (dir);
+    CHECK (d != NULL, "%s", dir);
+    for (struct dirent *e; p && d && (e = readdir (d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf (path, sizeof path, "%s/%s", dir, e->d_name);
+        char label[300];
+        snprintf (label, sizeof label, "odd/%s", e->d_name);
+        compare (p, path, label, 0);
+    }
+    if (d)
+        closedir (d);
+    qc_pipeline_destroy (&p);
+}
+
+/* HistoQC's six bundled configs, as shipped, on one real slide: every
+ * module they name runs on the simulated device too. */
+static void
+histoqc_configs (void)
+{
+    const char *configs[] = { "config.ini", "config_light.ini",
+                              "config_first.ini", "config_clinical.ini",
+                              "config_ihc.ini", "config_v2.1.ini" };
+    char path[2048], slide[1100], here[1024], shared[1024], data[1100];
+    /* the configs name their files relative to HistoQC's data folder */
+    if (!getcwd (here, sizeof here) || !realpath (check_shared_dir (), shared)) {
+        CHECK (0, "getcwd or realpath of %s", check_shared_dir ());
+        return;
+    }
+    snprintf (slide, sizeof slide, "%s/slides/real/CMU-1-Small-Region.svs",
+              shared);
+    snprintf (data, sizeof data, "%s/reference/histoqc/data", shared);
+    CHECK (chdir (data) == 0, "%s", data);
+    for (size_t i = 0; i < sizeof configs / sizeof *configs; i++) {
+        snprintf (path, sizeof path, "%s/reference/histoqc/configs/%s",
+                  shared, configs[i]);
+        FILE *f = fopen (path, "rb");
+        CHECK (f != NULL, "%s", path);
+        if (!f)
+            continue;
+        static char text[1 << 20];
+        size_t n = fread (text, 1, sizeof text - 1, f);
+        fclose (f);
+        text[n] = 0;
+        qc_pipeline_t *p = qc_pipeline_new (text, err, sizeof err);
+        CHECK (p != NULL, "%s: %s", configs[i], err);
+        if (p)
+            compare (p, slide, configs[i], 0);
+        qc_pipeline_destroy (&p);
+    }
+    CHECK (chdir (here) == 0, "%s", here);
+}
+
+/* text with "key = value" added to [BaseImage.BaseImage] (a new
+ * string), or NULL. */
+static char *
+with_base_setting (const char *text, const char *key, const char *value)
+{
+    static const char section[] = "[BaseImage.BaseImage]\n";
+    const char *at = strstr (text, section);
+    if (!at)
+        return NULL;
+    at += sizeof section - 1;
+    size_t n = strlen (text) + strlen (key) + strlen (value) + 8;
+    char *out = malloc (n);
+    if (out)
+        snprintf (out, n, "%.*s%s = %s\n%s", (int) (at - text), text, key,
+                  value, at);
+    return out;
+}
+
+static void
+at_10x (void)
+{
+    char dir[] = "/tmp/qc-device-lane-XXXXXX", path[1100];
+    CHECK (mkdtemp (dir) != NULL, "mkdtemp");
+    snprintf (path, sizeof path, "%s/gen.svs", dir);
+    char *argv[] = { FX_MKSLIDE, "-o", path, "--width", "12000", "--height",
+                     "9000", "--seed", "15", "--features", "all", NULL };
+    int rc = fx_mkslide (argv);
+    CHECK (rc == 0, "qc-mkslide (run from the repository root)");
+    char *text = qc_pipeline_config_at_work_size (NULL, "10x");
+    char *with_png = text ? with_base_setting (text, "png_work_size", "1.25x")
+                          : NULL;
+    qc_pipeline_t *p = with_png ? qc_pipeline_new (with_png, err, sizeof err)
+                                : NULL;
+    CHECK (p != NULL, "10x config: %s", with_png ? err : "out of memory");
+    if (rc == 0 && p) {
+        /* 12000 x 9000 at 40x: 3000 x 2250 at 10x */
+        int full = compare (p, path, "generated, 10x", (size_t) 3000 * 2250);
+        CHECK (full >= 0 && full <= MAX_FULL_PLANE_COPIES,
+               "%d full-plane copies at 10x (at most %d)", full,
+               MAX_FULL_PLANE_COPIES);
+    }
+    qc_pipeline_destroy (&p);
+    free (text);
+    free (with_png);
+    unlink (path);
+    rmdir (dir);
+}
+
+int
+main (void)
+{
+    quiet_logs ();
+    state_machine ();
+    real_slides ();
+    histoqc_configs ();
+    at_10x ();
+    qc_classifier_forget_planes ();
+    CHECK (qc_sim_device_held () == 0, "%zu device bytes held at the end",
+           qc_sim_device_held ());
+    return check_done ("device_lane");
+}
