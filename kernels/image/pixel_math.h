@@ -615,4 +615,24 @@ qc_px_rgb_to_space (int space, uint8_t r, uint8_t g, uint8_t b,
     out[2] = m[6] * u0 + m[7] * u1 + m[8] * u2 + add12;
 }
 
+/* A float's order as an unsigned key: larger float, larger key (-0
+ * counts as +0); the radix select of fimg_quantile (both backends)
+ * counts these, 16 bits at a time. */
+QC_HD uint32_t
+qc_px_float_key (float f)
+{
+    union { float f; uint32_t u; } v;
+    v.f = f;
+    uint32_t u = v.u << 1 ? v.u : 0;             /* -0 as +0 */
+    return u ^ ((uint32_t) ((int32_t) u >> 31) | 0x80000000u);
+}
+
+QC_HD float
+qc_px_key_float (uint32_t k)
+{
+    union { float f; uint32_t u; } v;
+    v.u = k & 0x80000000u ? k & 0x7fffffffu : ~k;
+    return v.f;
+}
+
 #endif

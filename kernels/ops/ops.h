@@ -399,11 +399,6 @@ const qc_ops_t *qc_ops_cpu (void);
  * the CUDA table and the simulated device (ops/sim) both read: so the
  * simulated device copies what a GPU lane would copy. */
 #define QC_OPS_GPU_ON_HOST(X)                                            \
-    X (fimg_quantile)                                                    \
-    X (label)                                                            \
-    X (area_filter)                                                      \
-    X (fill_holes)                                                       \
-    X (region_summary)                                                   \
     X (gabor)                                                            \
     X (median_disk)
 

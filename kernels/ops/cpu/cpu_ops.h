@@ -51,6 +51,14 @@ int qc_cpu_rgb_stats (const qc_rgb_t *src, const qc_mask_t *mask,
                       qc_stats_t out[3]);
 int qc_cpu_fimg_quantile (const qc_fimg_t *src, const qc_mask_t *mask,
                           double q, double *out);
+/* fimg_quantile's radix select (both backends): keys are
+ * qc_px_float_key, counted QC_RADIX_BINS a pass (top 16 bits, then the
+ * low 16 of one top bin). radix_bin: the bin of counts that holds rank
+ * (from 0), and the rank within it; radix_key: the key of rank within
+ * in top bin bin, from that bin's low counts. */
+#define QC_RADIX_BINS 65536
+uint32_t qc_cpu_radix_bin (const uint32_t *top, size_t rank, size_t *within);
+uint32_t qc_cpu_radix_key (const uint32_t *low, uint32_t bin, size_t within);
 
 /* histogram.c */
 int qc_cpu_rgb_histogram (const qc_rgb_t *src, const qc_mask_t *mask,

@@ -276,31 +276,12 @@ qc_cpu_rgb_stats (const qc_rgb_t *src, const qc_mask_t *mask,
     return 0;
 }
 
-/* A float's order as an unsigned key: larger float, larger key (-0
- * counts as +0). */
-static inline uint32_t
-float_key (float f)
-{
-    uint32_t u;
-    memcpy (&u, &f, sizeof u);
-    u = u << 1 ? u : 0;                          /* -0 as +0 */
-    return u ^ ((uint32_t) ((int32_t) u >> 31) | 0x80000000u);
-}
+#define float_key qc_px_float_key
+#define key_float qc_px_key_float
+#define BINS QC_RADIX_BINS
 
-#define BINS 65536              /* 16 bits of a key per pass */
-
-static inline float
-key_float (uint32_t k)
-{
-    uint32_t u = k & 0x80000000u ? k & 0x7fffffffu : ~k;
-    float f;
-    memcpy (&f, &u, sizeof f);
-    return f;
-}
-
-/* The top bin that holds rank (from 0), and the rank within it. */
-static uint32_t
-top_bin (const uint32_t *top, size_t rank, size_t *within)
+uint32_t
+qc_cpu_radix_bin (const uint32_t *top, size_t rank, size_t *within)
 {
     size_t before = 0;
     uint32_t bin = 0;
@@ -363,9 +344,8 @@ count_low (const float *px, const uint8_t *mask, size_t npx, uint32_t bin,
         }
 }
 
-/* The key of rank within (from 0) in bin, given its low counts. */
-static uint32_t
-low_key (const uint32_t *low, uint32_t bin, size_t within)
+uint32_t
+qc_cpu_radix_key (const uint32_t *low, uint32_t bin, size_t within)
 {
     size_t before = 0;
     uint32_t l = 0;
@@ -416,14 +396,14 @@ qc_cpu_fimg_quantile (const qc_fimg_t *src, const qc_mask_t *mask, double q,
             k = cnt - 1;
         uint32_t *low = hist + BINS;
         size_t wk, wk1 = 0;
-        uint32_t bk = top_bin (hist, k, &wk);
+        uint32_t bk = qc_cpu_radix_bin (hist, k, &wk);
         count_low (src->px, mk, n, bk, low);
-        double lo = key_float (low_key (low, bk, wk)), hi = lo;
+        double lo = key_float (qc_cpu_radix_key (low, bk, wk)), hi = lo;
         if (k + 1 < cnt) {
-            uint32_t bk1 = top_bin (hist, k + 1, &wk1);
+            uint32_t bk1 = qc_cpu_radix_bin (hist, k + 1, &wk1);
             if (bk1 != bk)
                 count_low (src->px, mk, n, bk1, low);
-            hi = key_float (low_key (low, bk1, wk1));
+            hi = key_float (qc_cpu_radix_key (low, bk1, wk1));
         }
         *out = lo + (h - (double) k) * (hi - lo);
     }

@@ -9,6 +9,7 @@
  * it fails, logged, and the op returns -1. */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 extern "C" {
@@ -109,8 +110,17 @@ qc_cuda_bind (int device)
 }
 
 extern "C" const qc_ops_t *
+qc_ops_cuda_resident (int device)
+{
+    return qc_cuda_bind (device) == 0 ? qc_ops_cuda_resident_table () : NULL;
+}
+
+extern "C" const qc_ops_t *
 qc_ops_cuda (int device)
 {
+    const char *r = getenv ("QC_GPU_RESIDENT");
+    if (r && strcmp (r, "1") == 0)
+        return qc_ops_cuda_resident (device);
     return qc_cuda_bind (device) == 0 ? qc_ops_cuda_table () : NULL;
 }
 

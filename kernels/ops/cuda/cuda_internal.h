@@ -66,6 +66,15 @@ int qc_cuda_morph_disk (const qc_mask_t *src, int radius, qc_morph_t op,
                         qc_mask_t *dst);
 int qc_cuda_morph_rect (const qc_mask_t *src, int kw, int kh, qc_morph_t op,
                         qc_mask_t *dst);
+int qc_cuda_fimg_quantile (const qc_fimg_t *src, const qc_mask_t *mask,
+                           double q, double *out);
+int qc_cuda_label (const qc_mask_t *src, int connectivity, qc_labels_t *out);
+int qc_cuda_area_filter (const qc_mask_t *src, int connectivity,
+                         size_t min_area, size_t max_area, qc_mask_t *dst);
+int qc_cuda_fill_holes (const qc_mask_t *src, int connectivity,
+                        size_t area_threshold, qc_mask_t *dst);
+int qc_cuda_region_summary (const qc_mask_t *src, int connectivity,
+                            qc_region_summary_t *out);
 int qc_cuda_resize_rgb (const qc_rgb_t *src, qc_interp_t interp,
                         qc_rgb_t *dst);
 int qc_cuda_resize_fimg (const qc_fimg_t *src, qc_interp_t interp,
@@ -84,6 +93,11 @@ int qc_cuda_trees_predict (const struct qc_trees *model,
 /* The thread binding (context.cu); the table is qc_ops_cuda_table
  * (ops_table.c, cuda_ops.h). */
 int qc_cuda_bind (int device);
+
+/* The CUDA device's memory as the images see it (image_place.h): pool
+ * buffers of the calling thread's device; copies staged through
+ * page-locked buffers (placement.cu). */
+extern const qc_device_t qc_cuda_device_mem;
 
 #ifdef __cplusplus
 }
@@ -114,10 +128,19 @@ int qc_cuda_failed (cudaError_t e, const char *what, const char *file,
 void *qc_cuda_alloc (size_t bytes);
 void qc_cuda_release (void *p);
 
-/* The buffers one op holds, given back when it returns, whichever way. */
+/* The buffers one op holds, given back when it returns, whichever way;
+ * and what the op must still do with its output images (QC_FINISH). */
 struct QcScope {
     void *p[16];
     int n = 0;
+    const void *ins[16];          /* device bytes of the op's inputs */
+    int nins = 0;
+    struct {
+        qc_span_t span;
+        void *tmp;                /* where the op wrote */
+        int down;                 /* 1: to the host; 0: to its device copy */
+    } outs[8];
+    int nouts = 0;
     QcScope () {}
     QcScope (const QcScope &) = delete;
     QcScope &operator= (const QcScope &) = delete;
@@ -143,6 +166,34 @@ struct QcScope {
 /* Starts an op on the calling thread's device: 0, or -1 (logged) when
  * the thread is not bound or the device cannot be selected. */
 int qc_cuda_begin (void);
+
+/* An op's images on the device (image_place.h). An image whose newest
+ * bytes are on this device is used there, with no copy. Otherwise, on a
+ * thread whose home is the device (a resident GPU lane: the pipeline set
+ * it), the image gets a device copy of its own, kept after the op; on
+ * any other thread (the copying lane, tests) the op copies it into a
+ * buffer of its scope and, for an output, back to the host at
+ * QC_FINISH, as the first CUDA backend did for every op.
+ * An output whose device bytes are also an input's (in place) is
+ * written to a scope buffer first and copied over at QC_FINISH, so that
+ * no kernel reads what it writes. NULL (logged) on failure. */
+void *qc_cuda_in (QcScope &sc, qc_span_t s);
+void *qc_cuda_out (QcScope &sc, qc_span_t s);
+
+/* Declares T *var, the device bytes of input image img, or returns -1. */
+#define QC_IN(sc, T, var, img)                                          \
+    T *var = static_cast<T *> (qc_cuda_in ((sc), QC_SPAN (img)));       \
+    if (!var)                                                           \
+        return -1
+/* Declares T *var, the device bytes output image img is written to. */
+#define QC_OUT(sc, T, var, img)                                         \
+    T *var = static_cast<T *> (qc_cuda_out ((sc), QC_SPAN (img)));      \
+    if (!var)                                                           \
+        return -1
+/* Ends an op that has output images (instead of QC_SYNC): copies them
+ * where they belong, then waits for the op's work. */
+cudaError_t qc_cuda_finish_err (QcScope &sc);
+#define QC_FINISH(sc) QC_CK (qc_cuda_finish_err (sc))
 
 /* Declares T *var, a pool buffer of n items, or returns -1. */
 #define QC_GET(scope, T, var, n)                                        \

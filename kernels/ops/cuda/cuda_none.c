@@ -31,7 +31,19 @@ qc_ops_cuda (int device)
 }
 
 const qc_ops_t *
+qc_ops_cuda_resident (int device)
+{
+    return qc_ops_cuda (device);
+}
+
+const qc_ops_t *
 qc_ops_cuda_table (void)
+{
+    return NULL;
+}
+
+const qc_ops_t *
+qc_ops_cuda_resident_table (void)
 {
     return NULL;
 }

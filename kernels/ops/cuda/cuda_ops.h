@@ -10,10 +10,20 @@
  * qc_ops_cuda (device) call, as the CUDA runtime's current device is per
  * thread too. A worker runs one executor thread per GPU, which binds once.
  *
- * This first version keeps the interface's host images: each op copies
- * its inputs to the device, runs its kernels and copies the outputs back
- * (the next step is device-resident images across steps). Device buffers
- * come from a per-device pool bounded by a byte limit (--gpu-mem).
+ * Two lanes, one set of kernels (placement.cu, image_place.h):
+ *  - the copying lane (qc_ops_cuda, the default): images stay in host
+ *    memory; each op copies its inputs up and its outputs down, and
+ *    connected components and quantiles run on the CPU. What ran on an
+ *    H100 (issue 4).
+ *  - the resident lane (qc_ops_cuda_resident, or qc_ops_cuda with
+ *    QC_GPU_RESIDENT=1 in the environment): the table's device is the
+ *    GPU, so the pipeline makes a slide's images there and they stay
+ *    there from step to step; a plane crosses only when host code reads
+ *    it (issue 18). Components and quantiles run on the GPU too. Never
+ *    run on a GPU yet: it stays opt-in until test_cuda_equiv,
+ *    compute-sanitizer and bench_gpu have run it on one.
+ * Device buffers come from a per-device pool bounded by a byte limit
+ * (--gpu-mem).
  *
  * Errors: every CUDA call and kernel launch is checked; a failure is
  * logged (module "cuda") and the op returns -1; nothing aborts. */
@@ -34,14 +44,26 @@ int qc_cuda_built (void);
  * reason in err (CPU-only build, no driver, no device). */
 int qc_cuda_device_count (char *err, size_t errlen);
 
-/* Binds the calling thread to device and returns the CUDA table, or NULL
+/* Binds the calling thread to device and returns the CUDA table (the
+ * copying lane; the resident one with QC_GPU_RESIDENT=1), or NULL
  * (logged) when the device cannot be used or this is a CPU-only build. */
 const qc_ops_t *qc_ops_cuda (int device);
+/* The same, the resident lane whatever the environment says. */
+const qc_ops_t *qc_ops_cuda_resident (int device);
+
+/* Slots the copying lane runs on the CPU besides QC_OPS_GPU_ON_HOST. */
+#define QC_CUDA_COPYING_ON_HOST(X)                                       \
+    X (fimg_quantile)                                                    \
+    X (label)                                                            \
+    X (area_filter)                                                      \
+    X (fill_holes)                                                       \
+    X (region_summary)
 
 /* The CUDA table itself, bound to no device: for tests that check its
  * slots (tests/unit/test_ops_tables.c); NULL in a CPU-only build. Its
  * GPU ops fail (-1, logged) on a thread that qc_ops_cuda has not bound. */
 const qc_ops_t *qc_ops_cuda_table (void);
+const qc_ops_t *qc_ops_cuda_resident_table (void);
 
 /* Bytes of device memory the pool of device may hold (the worker's
  * --gpu-mem); 0 restores the default (QC_CUDA_DEFAULT_MEM). An op that

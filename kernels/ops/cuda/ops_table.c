@@ -38,6 +38,7 @@ static qc_ops_t cuda_ops = {
     .mask_count = qc_cuda_mask_count,
     .fimg_stats = qc_cuda_fimg_stats,
     .rgb_stats = qc_cuda_rgb_stats,
+    .fimg_quantile = qc_cuda_fimg_quantile,
     .rgb_histogram = qc_cuda_rgb_histogram,
     .fimg_histogram = qc_cuda_fimg_histogram,
     .otsu = qc_cuda_otsu,
@@ -47,6 +48,10 @@ static qc_ops_t cuda_ops = {
     .box_filter = qc_cuda_box_filter,
     .morph_disk = qc_cuda_morph_disk,
     .morph_rect = qc_cuda_morph_rect,
+    .label = qc_cuda_label,
+    .area_filter = qc_cuda_area_filter,
+    .fill_holes = qc_cuda_fill_holes,
+    .region_summary = qc_cuda_region_summary,
     .resize_rgb = qc_cuda_resize_rgb,
     .resize_fimg = qc_cuda_resize_fimg,
     .resize_mask = qc_cuda_resize_mask,
@@ -54,16 +59,27 @@ static qc_ops_t cuda_ops = {
     .lbp = qc_cuda_lbp,
     .trees_predict = qc_cuda_trees_predict,
 };
+static qc_ops_t s_resident, s_copying;
 static pthread_once_t s_once = PTHREAD_ONCE_INIT;
 
-/* The slots of QC_OPS_GPU_ON_HOST are the CPU backend's (which bring
- * their images to the host first), set once at first use: a static
- * initialiser cannot take another table's entries. */
+/* The two lanes (cuda_ops.h). Slots of QC_OPS_GPU_ON_HOST (ops.h) are
+ * the CPU backend's in both (its ops bring their images to the host
+ * first); the copying lane also keeps the CPU's connected components
+ * and quantile, as the backend verified on an H100 did. Set once at
+ * first use: a static initialiser cannot take another table's entries. */
 static void
 init_table (void)
 {
-#define ON_HOST(slot) cuda_ops.slot = qc_ops_cpu ()->slot;
+    const qc_ops_t *cpu = qc_ops_cpu ();
+    s_resident = cuda_ops;
+    s_resident.device = &qc_cuda_device_mem;
+#define ON_HOST(slot) s_resident.slot = cpu->slot;
     QC_OPS_GPU_ON_HOST (ON_HOST)
+#undef ON_HOST
+    s_copying = s_resident;
+    s_copying.device = NULL;
+#define ON_HOST(slot) s_copying.slot = cpu->slot;
+    QC_CUDA_COPYING_ON_HOST (ON_HOST)
 #undef ON_HOST
 }
 
@@ -71,5 +87,12 @@ const qc_ops_t *
 qc_ops_cuda_table (void)
 {
     pthread_once (&s_once, init_table);
-    return &cuda_ops;
+    return &s_copying;
+}
+
+const qc_ops_t *
+qc_ops_cuda_resident_table (void)
+{
+    pthread_once (&s_once, init_table);
+    return &s_resident;
 }
