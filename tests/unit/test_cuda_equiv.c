@@ -220,6 +220,76 @@ op_mask_to_fimg (fx_t *x)
 }
 
 static void
+op_fimg_where (fx_t *x)
+{
+    CHECK (BOTH (fimg_where (x->m, x->f, -1.0, x->a[0]), fimg_where (x->m, x->f, -1.0, x->b[0]))
+           && fimg_bad (x->a[0], x->b[0]) == 0, "fimg_where");
+    /* in place, as the modules call it */
+    CHECK (BOTH (fimg_affine (x->g, 1.0, 0.0, -10.0, 10.0, x->a[1]),
+                 fimg_affine (x->g, 1.0, 0.0, -10.0, 10.0, x->b[1]))
+           && BOTH (fimg_where (x->m, x->a[1], 0.0, x->a[1]), fimg_where (x->m, x->b[1], 0.0, x->b[1]))
+           && fimg_bad (x->a[1], x->b[1]) == 0, "fimg_where in place");
+}
+
+static void
+op_fimg_sqrt (fx_t *x)
+{
+    CHECK (BOTH (fimg_sqrt (x->f, x->a[0]), fimg_sqrt (x->f, x->b[0]))
+           && fimg_bad (x->a[0], x->b[0]) == 0, "fimg_sqrt");
+}
+
+static void
+op_fuse_rgb (fx_t *x)
+{
+    qc_rgb_t *ra = qc_rgb_new (x->w, x->h), *rb = qc_rgb_new (x->w, x->h);
+    CHECK (ra && rb && BOTH (fuse_rgb (x->m, x->f, ra), fuse_rgb (x->m, x->f, rb))
+           && memcmp (ra->px, rb->px, qc_npix (x->w, x->h) * 3) == 0, "fuse_rgb");
+    qc_rgb_destroy (&ra);
+    qc_rgb_destroy (&rb);
+}
+
+static void
+op_mask_sample (fx_t *x)
+{
+    enum { NC = 77, NR = 53 };
+    int32_t cols[NC], rows[NR];
+    uint8_t sa[NC * NR], sb[NC * NR];
+    for (int i = 0; i < NC; i++)
+        cols[i] = i % 9 == 0 ? -1 : (int32_t) (rnd () % (uint32_t) x->w);
+    for (int j = 0; j < NR; j++)
+        rows[j] = j % 7 == 0 ? -1 : (int32_t) (rnd () % (uint32_t) x->h);
+    CHECK (BOTH (mask_sample (x->m, cols, NC, rows, NR, sa),
+                 mask_sample (x->m, cols, NC, rows, NR, sb))
+           && memcmp (sa, sb, sizeof sa) == 0, "mask_sample");
+    cols[3] = x->w;
+    CHECK (x->other->mask_sample (x->m, cols, NC, rows, NR, sb) == -1,
+           "a column outside the mask refused");
+}
+
+static void
+op_fimg_scatter (fx_t *x)
+{
+    /* distinct indices: the same sums in any order */
+    enum { N = 5000 };
+    static int32_t idx[N];
+    static float val[N];
+    size_t np = qc_npix (x->w, x->h);
+    for (int k = 0; k < N; k++) {
+        idx[k] = (int32_t) ((size_t) k * 37 % np);
+        val[k] = (float) (rnd () % 1000) / 7.0f;
+    }
+    CHECK (BOTH (fimg_scatter (idx, val, N, 0.5, x->a[0]), fimg_scatter (idx, val, N, 0.5, x->b[0]))
+           && fimg_bad (x->a[0], x->b[0]) == 0, "fimg_scatter");
+    CHECK (BOTH (fimg_scatter (idx, NULL, N, 0.0, x->a[1]), fimg_scatter (idx, NULL, N, 0.0, x->b[1]))
+           && fimg_bad (x->a[1], x->b[1]) == 0, "fimg_scatter of counts");
+    CHECK (BOTH (fimg_scatter (NULL, NULL, 0, -1.0, x->a[2]), fimg_scatter (NULL, NULL, 0, -1.0, x->b[2]))
+           && fimg_bad (x->a[2], x->b[2]) == 0, "fimg_scatter of nothing");
+    idx[7] = (int32_t) np;
+    CHECK (x->other->fimg_scatter (idx, val, N, 0.0, x->b[0]) == -1,
+           "an index outside refused");
+}
+
+static void
 op_mask_count (fx_t *x)
 {
     size_t ca = 0, cb = 1;

@@ -1,7 +1,8 @@
 /* Colour conversions and stain separation on the GPU
  * (kernels/ops/cpu/colour.c). One thread per pixel; the arithmetic is
  * pixel_math.h's, as on the CPU, and argument checks are the CPU
- * backend's. */
+ * backend's. Images reach the device through QC_IN and QC_OUT
+ * (placement.cu). */
 #include "kernels/ops/cuda/cuda_internal.h"
 
 namespace {
@@ -70,24 +71,10 @@ rgb_to_1 (const qc_rgb_t *src, qc_fimg_t *dst, int what)
         return -1;
     size_t n = qc_npix (src->w, src->h);
     QcScope sc;
-    QC_GET (sc, uint8_t, d_src, 3 * n);
-    QC_GET (sc, float, d_dst, n);
-    QC_UP (d_src, src->px, 3 * n);
+    QC_IN (sc, const uint8_t, d_src, src);
+    QC_OUT (sc, float, d_dst, dst);
     QC_LAUNCH (k_rgb_to_1, n, d_src, n, what, d_dst);
-    QC_DOWN (dst->px, d_dst, n);
-    QC_SYNC ();
-    return 0;
-}
-
-/* Downloads three planes. */
-int
-down3 (size_t n, float *d0, float *d1, float *d2, qc_fimg_t *c0,
-       qc_fimg_t *c1, qc_fimg_t *c2)
-{
-    QC_DOWN (c0->px, d0, n);
-    QC_DOWN (c1->px, d1, n);
-    QC_DOWN (c2->px, d2, n);
-    QC_SYNC ();
+    QC_FINISH (sc);
     return 0;
 }
 
@@ -115,13 +102,13 @@ qc_cuda_rgb_to_space (const qc_rgb_t *src, qc_colorspace_t space,
         return -1;
     size_t n = qc_npix (src->w, src->h);
     QcScope sc;
-    QC_GET (sc, uint8_t, d_src, 3 * n);
-    QC_GET (sc, float, d0, n);
-    QC_GET (sc, float, d1, n);
-    QC_GET (sc, float, d2, n);
-    QC_UP (d_src, src->px, 3 * n);
+    QC_IN (sc, const uint8_t, d_src, src);
+    QC_OUT (sc, float, d0, c0);
+    QC_OUT (sc, float, d1, c1);
+    QC_OUT (sc, float, d2, c2);
     QC_LAUNCH (k_rgb_to_space, n, d_src, n, (int) space, d0, d1, d2);
-    return down3 (n, d0, d1, d2, c0, c1, c2);
+    QC_FINISH (sc);
+    return 0;
 }
 
 extern "C" int
@@ -137,11 +124,11 @@ qc_cuda_separate_stains (const qc_rgb_t *src, const qc_mat3_t *m,
         t.od[v] = qc_px_stain_od ((uint8_t) v);
     size_t n = qc_npix (src->w, src->h);
     QcScope sc;
-    QC_GET (sc, uint8_t, d_src, 3 * n);
-    QC_GET (sc, float, d0, n);
-    QC_GET (sc, float, d1, n);
-    QC_GET (sc, float, d2, n);
-    QC_UP (d_src, src->px, 3 * n);
+    QC_IN (sc, const uint8_t, d_src, src);
+    QC_OUT (sc, float, d0, c0);
+    QC_OUT (sc, float, d1, c1);
+    QC_OUT (sc, float, d2, c2);
     QC_LAUNCH (k_stains, n, d_src, n, *m, t, d0, d1, d2);
-    return down3 (n, d0, d1, d2, c0, c1, c2);
+    QC_FINISH (sc);
+    return 0;
 }

@@ -15,8 +15,8 @@ extern "C" {
 #include "kernels/image/image.h"
 #include "kernels/ops/ops.h"
 #include "kernels/ops/cuda/cuda_ops.h"
-
-struct qc_trees;
+#include "kernels/ops/trees.h"
+#include "shared/log.h"
 
 /* GPU implementations, same signatures and semantics as kernels/ops/ops.h. */
 int qc_cuda_rgb_to_gray (const qc_rgb_t *src, qc_fimg_t *dst);
@@ -129,11 +129,15 @@ void *qc_cuda_alloc (size_t bytes);
 void qc_cuda_release (void *p);
 
 /* The buffers one op holds, given back when it returns, whichever way;
- * and what the op must still do with its output images (QC_FINISH). */
+ * and what the op must still do with its output images (QC_FINISH).
+ * Room for a classifier's planes (trees_predict: up to
+ * QC_TREES_MAX_FEAT inputs, each a buffer of its own on a copying
+ * lane) and the op's own. */
+#define QC_SCOPE_MAX (16 + QC_TREES_MAX_FEAT)
 struct QcScope {
-    void *p[16];
+    void *p[QC_SCOPE_MAX];
     int n = 0;
-    const void *ins[16];          /* device bytes of the op's inputs */
+    const void *ins[QC_SCOPE_MAX];  /* device bytes of the op's inputs */
     int nins = 0;
     struct {
         qc_span_t span;
@@ -151,8 +155,11 @@ struct QcScope {
     }
     template <typename T> T *get (size_t count)
     {
-        if (n >= 16)
+        if (n >= QC_SCOPE_MAX) {
+            qc_log (QC_LOG_ERROR, "cuda", "an op asked for more than %d "
+                    "device buffers", QC_SCOPE_MAX);
             return nullptr;
+        }
         if (count > (size_t) -1 / sizeof (T))
             return nullptr;
         size_t bytes = count * sizeof (T);

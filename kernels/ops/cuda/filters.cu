@@ -9,7 +9,9 @@
  * give the same bits.
  * Box: a row-window sum into a double image, then a column-window sum
  * (O(kw + kh) per pixel); the CPU slides running sums instead, so the
- * two agree to rounding. */
+ * two agree to rounding.
+ * Images reach the device through QC_IN and QC_OUT (placement.cu); the
+ * intermediate planes are scope buffers, never an input's bytes. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -117,12 +119,10 @@ stencil (const qc_fimg_t *src, qc_border_t border, qc_fimg_t *dst, int which)
         return -1;
     size_t n = qc_npix (src->w, src->h);
     QcScope sc;
-    QC_GET (sc, float, d_s, n);
-    QC_GET (sc, float, d_d, n);
-    QC_UP (d_s, src->px, n);
+    QC_IN (sc, const float, d_s, src);
+    QC_OUT (sc, float, d_d, dst);
     QC_LAUNCH (k_stencil, n, d_s, src->w, src->h, (int) border, which, d_d);
-    QC_DOWN (dst->px, d_d, n);
-    QC_SYNC ();
+    QC_FINISH (sc);
     return 0;
 }
 
@@ -134,15 +134,30 @@ gauss_dev (const qc_fimg_t *src, const double *wt, int r, qc_border_t border,
     int w = src->w, h = src->h;
     size_t n = qc_npix (w, h);
     QcScope sc;
-    QC_GET (sc, float, d_s, n);
+    QC_IN (sc, const float, d_s, src);
     QC_GET (sc, float, d_t, n);
     QC_GET (sc, double, d_w, (size_t) r + 1);
-    QC_UP (d_s, src->px, n);
+    QC_OUT (sc, float, d_d, dst);
     QC_UP (d_w, wt, (size_t) r + 1);
     QC_LAUNCH (k_gauss, n, d_s, w, h, d_w, r, (int) border, 0, d_t);
-    QC_LAUNCH (k_gauss, n, d_t, w, h, d_w, r, (int) border, 1, d_s);
-    QC_DOWN (dst->px, d_s, n);
-    QC_SYNC ();
+    QC_LAUNCH (k_gauss, n, d_t, w, h, d_w, r, (int) border, 1, d_d);
+    QC_FINISH (sc);
+    return 0;
+}
+
+/* A copy of src's n pixels into dst (a radius 0 Gaussian), device to
+ * device. */
+int
+copy_dev (const qc_fimg_t *src, size_t n, qc_fimg_t *dst)
+{
+    if (qc_cuda_begin ())
+        return -1;
+    QcScope sc;
+    QC_IN (sc, const float, d_s, src);
+    QC_OUT (sc, float, d_d, dst);
+    QC_CK (cudaMemcpyAsync (d_d, d_s, n * sizeof (float),
+                            cudaMemcpyDeviceToDevice, QC_STREAM));
+    QC_FINISH (sc);
     return 0;
 }
 
@@ -159,7 +174,7 @@ qc_cuda_gaussian (const qc_fimg_t *src, double sigma, double truncate,
     size_t n = qc_npix (w, h);
     if (sigma <= 0.0 || truncate * sigma + 0.5 < 1.0) {
         if (dst != src)     /* radius 0: the kernel is [1] (as the CPU) */
-            memcpy (dst->px, src->px, n * sizeof (float));
+            return copy_dev (src, n, dst);
         return 0;
     }
     if (truncate * sigma + 0.5 > MAX_RADIUS || qc_cuda_begin ())
@@ -183,14 +198,13 @@ qc_cuda_box_filter (const qc_fimg_t *src, int kw, int kh, qc_border_t border,
         return -1;
     size_t n = qc_npix (src->w, src->h);
     QcScope sc;
-    QC_GET (sc, float, d_s, n);
+    QC_IN (sc, const float, d_s, src);
     QC_GET (sc, double, d_r, n);
-    QC_UP (d_s, src->px, n);
+    QC_OUT (sc, float, d_d, dst);
     QC_LAUNCH (k_box_rows, n, d_s, src->w, src->h, kw, (int) border, d_r);
     QC_LAUNCH (k_box_cols, n, d_r, src->w, src->h, kh, (int) border,
-               1.0 / ((double) kw * (double) kh), d_s);
-    QC_DOWN (dst->px, d_s, n);
-    QC_SYNC ();
+               1.0 / ((double) kw * (double) kh), d_d);
+    QC_FINISH (sc);
     return 0;
 }
 

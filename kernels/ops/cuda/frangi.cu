@@ -13,7 +13,8 @@
  *    max'ed over the sigmas as float.
  * The CPU's vector loop takes exp to about an ulp of a double; the float
  * results agree but for rare last-bit flips. All planes stay on the
- * device between the passes: one copy in, one copy out. */
+ * device between the passes; the image comes in through QC_IN and the
+ * result goes out through QC_OUT (placement.cu). */
 #include <math.h>
 
 #include "kernels/ops/cuda/cuda_internal.h"
@@ -132,15 +133,15 @@ qc_cuda_frangi (const qc_fimg_t *src, const double *sigmas, int nsigmas,
     int w = src->w, h = src->h;
     size_t n = qc_npix (w, h);
     QcScope sc;
+    QC_IN (sc, const float, d_src, src);
     QC_GET (sc, float, d_img, n);
     QC_GET (sc, float, d_tmp, n);
     QC_GET (sc, float, d_sm, n);
     QC_GET (sc, float, d_gc, n);
     QC_GET (sc, float, d_gr, n);
-    QC_GET (sc, float, d_out, n);
     QC_GET (sc, float, d_wt, MAX_TAPS);
-    QC_UP (d_img, src->px, n);
-    QC_LAUNCH (k_invert, n, d_img, n, black_ridges, d_img);
+    QC_OUT (sc, float, d_out, dst);
+    QC_LAUNCH (k_invert, n, d_src, n, black_ridges, d_img);
     QC_CK (cudaMemsetAsync (d_out, 0, n * sizeof (float), QC_STREAM));
     const double beta_sq = 2.0 * beta * beta, gamma_sq = 2.0 * gamma * gamma;
     float wt[MAX_TAPS];
@@ -165,7 +166,6 @@ qc_cuda_frangi (const qc_fimg_t *src, const double *sigmas, int nsigmas,
         QC_LAUNCH (k_vessel, n, d_gc, d_gr, w, h, sigmas[k] * sigmas[k], beta_sq,
                    gamma_sq, d_out);
     }
-    QC_DOWN (dst->px, d_out, n);
-    QC_SYNC ();
+    QC_FINISH (sc);
     return 0;
 }

@@ -1,7 +1,8 @@
 /* The pixel classifier's LBP feature on the GPU (kernels/ops/cpu/lbp.c):
  * one thread a pixel, running pixel_math.h's qc_px_lbp. The sample
  * offsets are computed on the host as the CPU computes them (they travel
- * by value), so the codes are the CPU's. */
+ * by value), so the codes are the CPU's. The images reach the device
+ * through QC_IN and QC_OUT (placement.cu). */
 #include <math.h>
 
 #include "kernels/ops/cuda/cuda_internal.h"
@@ -46,11 +47,9 @@ qc_cuda_lbp (const qc_fimg_t *src, int points, double radius,
     }
     size_t n = qc_npix (src->w, src->h);
     QcScope sc;
-    QC_GET (sc, float, d_s, n);
-    QC_GET (sc, float, d_d, n);
-    QC_UP (d_s, src->px, n);
+    QC_IN (sc, const float, d_s, src);
+    QC_OUT (sc, float, d_d, dst);
     QC_LAUNCH (k_lbp, n, d_s, src->w, src->h, points, off, (int) method, d_d);
-    QC_DOWN (dst->px, d_d, n);
-    QC_SYNC ();
+    QC_FINISH (sc);
     return 0;
 }

@@ -7,7 +7,10 @@
  * Erosion is the complement of the dilation of the complement (outside
  * counts as set for erosion and unset for dilation, as skimage does).
  * Rectangle: any / all over the clipped window, rows then columns, each
- * O(k) per pixel. */
+ * O(k) per pixel.
+ * The images reach the device through QC_IN and QC_OUT (placement.cu);
+ * the pass between two (open, close) goes to a scope buffer, never to
+ * the input's bytes. */
 #include <stdlib.h>
 
 #include "kernels/ops/cuda/cuda_internal.h"
@@ -121,14 +124,18 @@ qc_cuda_morph_disk (const qc_mask_t *src, int radius, qc_morph_t op,
     int w = src->w, h = src->h;
     size_t n = qc_npix (w, h);
     QcScope sc;
-    QC_GET (sc, uint8_t, d_a, n);
-    QC_GET (sc, uint8_t, d_b, n);
-    QC_UP (d_a, src->px, n);
+    QC_IN (sc, const uint8_t, d_s, src);
+    QC_OUT (sc, uint8_t, d_b, dst);
     if (radius == 0) {
-        QC_LAUNCH (k_normalise, n, d_a, n, d_b);
+        QC_LAUNCH (k_normalise, n, d_s, n, d_b);
     } else {
         QC_GET (sc, int32_t, d_c, ((size_t) h + 1) * w);
         QC_GET (sc, int32_t, d_hh, 2 * (size_t) radius + 1);
+        uint8_t *d_a = NULL;    /* the first of two passes */
+        if (op == QC_MORPH_OPEN || op == QC_MORPH_CLOSE) {
+            if (!(d_a = sc.get<uint8_t> (n)))
+                return -1;
+        }
         int32_t *hh = (int32_t *) malloc ((2 * (size_t) radius + 1) * sizeof *hh);
         if (!hh)
             return -1;
@@ -145,29 +152,24 @@ qc_cuda_morph_disk (const qc_mask_t *src, int radius, qc_morph_t op,
         int rc = 0;
         switch (op) {
         case QC_MORPH_DILATE:
-            rc = disk_pass (d_a, w, h, 0, d_hh, radius, 0, d_c, d_b);
+            rc = disk_pass (d_s, w, h, 0, d_hh, radius, 0, d_c, d_b);
             break;
         case QC_MORPH_ERODE:
-            rc = disk_pass (d_a, w, h, 1, d_hh, radius, 1, d_c, d_b);
+            rc = disk_pass (d_s, w, h, 1, d_hh, radius, 1, d_c, d_b);
             break;
         case QC_MORPH_OPEN:
-            rc = disk_pass (d_a, w, h, 1, d_hh, radius, 1, d_c, d_b)
-                || disk_pass (d_b, w, h, 0, d_hh, radius, 0, d_c, d_a)
-                || qc_cuda_failed (cudaMemcpyAsync (d_b, d_a, n, cudaMemcpyDeviceToDevice,
-                                                    QC_STREAM), "copy", __FILE__, __LINE__);
+            rc = disk_pass (d_s, w, h, 1, d_hh, radius, 1, d_c, d_a)
+                || disk_pass (d_a, w, h, 0, d_hh, radius, 0, d_c, d_b);
             break;
         default:
-            rc = disk_pass (d_a, w, h, 0, d_hh, radius, 0, d_c, d_b)
-                || disk_pass (d_b, w, h, 1, d_hh, radius, 1, d_c, d_a)
-                || qc_cuda_failed (cudaMemcpyAsync (d_b, d_a, n, cudaMemcpyDeviceToDevice,
-                                                    QC_STREAM), "copy", __FILE__, __LINE__);
+            rc = disk_pass (d_s, w, h, 0, d_hh, radius, 0, d_c, d_a)
+                || disk_pass (d_a, w, h, 1, d_hh, radius, 1, d_c, d_b);
             break;
         }
         if (rc)
             return -1;
     }
-    QC_DOWN (dst->px, d_b, n);
-    QC_SYNC ();
+    QC_FINISH (sc);
     return 0;
 }
 
@@ -182,32 +184,33 @@ qc_cuda_morph_rect (const qc_mask_t *src, int kw, int kh, qc_morph_t op,
     int w = src->w, h = src->h;
     size_t n = qc_npix (w, h);
     QcScope sc;
-    QC_GET (sc, uint8_t, d_a, n);
+    QC_IN (sc, const uint8_t, d_s, src);
     QC_GET (sc, uint8_t, d_t, n);
-    QC_GET (sc, uint8_t, d_b, n);
-    QC_UP (d_a, src->px, n);
+    QC_OUT (sc, uint8_t, d_b, dst);
+    uint8_t *d_a = NULL;        /* the first of two passes */
+    if (op == QC_MORPH_OPEN || op == QC_MORPH_CLOSE) {
+        if (!(d_a = sc.get<uint8_t> (n)))
+            return -1;
+    }
     int rc;
     switch (op) {
     case QC_MORPH_ERODE:
-        rc = rect_pass (d_a, w, h, kw, kh, 0, d_t, d_b);
+        rc = rect_pass (d_s, w, h, kw, kh, 0, d_t, d_b);
         break;
     case QC_MORPH_DILATE:
-        rc = rect_pass (d_a, w, h, kw, kh, 1, d_t, d_b);
+        rc = rect_pass (d_s, w, h, kw, kh, 1, d_t, d_b);
         break;
     case QC_MORPH_OPEN:
-        rc = rect_pass (d_a, w, h, kw, kh, 0, d_t, d_b)
-            || rect_pass (d_b, w, h, kw, kh, 1, d_t, d_a);
-        d_b = d_a;
+        rc = rect_pass (d_s, w, h, kw, kh, 0, d_t, d_a)
+            || rect_pass (d_a, w, h, kw, kh, 1, d_t, d_b);
         break;
     default:
-        rc = rect_pass (d_a, w, h, kw, kh, 1, d_t, d_b)
-            || rect_pass (d_b, w, h, kw, kh, 0, d_t, d_a);
-        d_b = d_a;
+        rc = rect_pass (d_s, w, h, kw, kh, 1, d_t, d_a)
+            || rect_pass (d_a, w, h, kw, kh, 0, d_t, d_b);
         break;
     }
     if (rc)
         return -1;
-    QC_DOWN (dst->px, d_b, n);
-    QC_SYNC ();
+    QC_FINISH (sc);
     return 0;
 }

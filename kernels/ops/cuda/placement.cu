@@ -160,7 +160,7 @@ qc_cuda_in (QcScope &sc, qc_span_t s)
                                  "cudaMemcpyAsync", __FILE__, __LINE__))
             d = NULL;
     }
-    if (d && sc.nins < 16)
+    if (d && sc.nins < QC_SCOPE_MAX)
         sc.ins[sc.nins++] = d;
     return d;
 }

@@ -1,7 +1,8 @@
 /* Per-pixel ops on the GPU (kernels/ops/cpu/pointwise.c): thresholds,
  * mask logic, float arithmetic, masks as weights. One thread per pixel;
  * the arithmetic is pixel_math.h's, as on the CPU, and argument checks
- * are the CPU backend's. */
+ * are the CPU backend's. Images reach the device through QC_IN and
+ * QC_OUT (placement.cu); no kernel writes an input's bytes. */
 #include "kernels/ops/cuda/cuda_internal.h"
 
 namespace {
@@ -110,12 +111,10 @@ qc_cuda_threshold (const qc_fimg_t *src, double lo, double hi, qc_mask_t *dst)
         return -1;
     size_t n = qc_npix (src->w, src->h);
     QcScope sc;
-    QC_GET (sc, float, d_src, n);
-    QC_GET (sc, uint8_t, d_dst, n);
-    QC_UP (d_src, src->px, n);
+    QC_IN (sc, const float, d_src, src);
+    QC_OUT (sc, uint8_t, d_dst, dst);
     QC_LAUNCH (k_threshold, n, d_src, n, lo, hi, d_dst);
-    QC_DOWN (dst->px, d_dst, n);
-    QC_SYNC ();
+    QC_FINISH (sc);
     return 0;
 }
 
@@ -133,19 +132,16 @@ qc_cuda_mask_logic (const qc_mask_t *a, const qc_mask_t *b, qc_logic_t op,
         return -1;
     size_t n = qc_npix (a->w, a->h);
     QcScope sc;
-    QC_GET (sc, uint8_t, d_a, n);
-    QC_GET (sc, uint8_t, d_d, n);
-    uint8_t *d_b = NULL;
+    QC_IN (sc, const uint8_t, d_a, a);
+    const uint8_t *d_b = NULL;
     if (op != QC_LOGIC_NOT) {
-        d_b = sc.get<uint8_t> (n);
+        d_b = static_cast<const uint8_t *> (qc_cuda_in (sc, QC_SPAN (b)));
         if (!d_b)
             return -1;
-        QC_UP (d_b, b->px, n);
     }
-    QC_UP (d_a, a->px, n);
+    QC_OUT (sc, uint8_t, d_d, dst);
     QC_LAUNCH (k_logic, n, d_a, d_b, n, (int) op, d_d);
-    QC_DOWN (dst->px, d_d, n);
-    QC_SYNC ();
+    QC_FINISH (sc);
     return 0;
 }
 
@@ -159,14 +155,11 @@ qc_cuda_fimg_arith (const qc_fimg_t *a, const qc_fimg_t *b, qc_arith_t op,
         return -1;
     size_t n = qc_npix (a->w, a->h);
     QcScope sc;
-    QC_GET (sc, float, d_a, n);
-    QC_GET (sc, float, d_b, n);
-    QC_GET (sc, float, d_d, n);
-    QC_UP (d_a, a->px, n);
-    QC_UP (d_b, b->px, n);
+    QC_IN (sc, const float, d_a, a);
+    QC_IN (sc, const float, d_b, b);
+    QC_OUT (sc, float, d_d, dst);
     QC_LAUNCH (k_arith, n, d_a, d_b, n, (int) op, d_d);
-    QC_DOWN (dst->px, d_d, n);
-    QC_SYNC ();
+    QC_FINISH (sc);
     return 0;
 }
 
@@ -180,12 +173,10 @@ qc_cuda_fimg_affine (const qc_fimg_t *src, double scale, double offset,
         return -1;
     size_t n = qc_npix (src->w, src->h);
     QcScope sc;
-    QC_GET (sc, float, d_s, n);
-    QC_UP (d_s, src->px, n);
-    /* in place on the device: each thread reads its pixel, then writes it */
-    QC_LAUNCH (k_affine, n, d_s, n, scale, offset, lo, hi, d_s);
-    QC_DOWN (dst->px, d_s, n);
-    QC_SYNC ();
+    QC_IN (sc, const float, d_s, src);
+    QC_OUT (sc, float, d_d, dst);
+    QC_LAUNCH (k_affine, n, d_s, n, scale, offset, lo, hi, d_d);
+    QC_FINISH (sc);
     return 0;
 }
 
@@ -198,12 +189,10 @@ qc_cuda_mask_to_fimg (const qc_mask_t *src, double on, double off,
         return -1;
     size_t n = qc_npix (src->w, src->h);
     QcScope sc;
-    QC_GET (sc, uint8_t, d_s, n);
-    QC_GET (sc, float, d_d, n);
-    QC_UP (d_s, src->px, n);
+    QC_IN (sc, const uint8_t, d_s, src);
+    QC_OUT (sc, float, d_d, dst);
     QC_LAUNCH (k_mask_to_fimg, n, d_s, n, (float) on, (float) off, d_d);
-    QC_DOWN (dst->px, d_d, n);
-    QC_SYNC ();
+    QC_FINISH (sc);
     return 0;
 }
 
@@ -217,13 +206,11 @@ qc_cuda_fimg_where (const qc_mask_t *m, const qc_fimg_t *src, double off,
         return -1;
     size_t n = qc_npix (src->w, src->h);
     QcScope sc;
-    QC_GET (sc, uint8_t, d_m, n);
-    QC_GET (sc, float, d_s, n);
-    QC_UP (d_m, m->px, n);
-    QC_UP (d_s, src->px, n);
-    QC_LAUNCH (k_where, n, d_m, d_s, n, (float) off, d_s);
-    QC_DOWN (dst->px, d_s, n);
-    QC_SYNC ();
+    QC_IN (sc, const uint8_t, d_m, m);
+    QC_IN (sc, const float, d_s, src);
+    QC_OUT (sc, float, d_d, dst);
+    QC_LAUNCH (k_where, n, d_m, d_s, n, (float) off, d_d);
+    QC_FINISH (sc);
     return 0;
 }
 
@@ -235,11 +222,10 @@ qc_cuda_fimg_sqrt (const qc_fimg_t *src, qc_fimg_t *dst)
         return -1;
     size_t n = qc_npix (src->w, src->h);
     QcScope sc;
-    QC_GET (sc, float, d_s, n);
-    QC_UP (d_s, src->px, n);
-    QC_LAUNCH (k_sqrt, n, d_s, n, d_s);
-    QC_DOWN (dst->px, d_s, n);
-    QC_SYNC ();
+    QC_IN (sc, const float, d_s, src);
+    QC_OUT (sc, float, d_d, dst);
+    QC_LAUNCH (k_sqrt, n, d_s, n, d_d);
+    QC_FINISH (sc);
     return 0;
 }
 
@@ -252,13 +238,10 @@ qc_cuda_fuse_rgb (const qc_mask_t *m, const qc_fimg_t *gray, qc_rgb_t *dst)
         return -1;
     size_t n = qc_npix (m->w, m->h);
     QcScope sc;
-    QC_GET (sc, uint8_t, d_m, n);
-    QC_GET (sc, float, d_g, n);
-    QC_GET (sc, uint8_t, d_o, 3 * n);
-    QC_UP (d_m, m->px, n);
-    QC_UP (d_g, gray->px, n);
+    QC_IN (sc, const uint8_t, d_m, m);
+    QC_IN (sc, const float, d_g, gray);
+    QC_OUT (sc, uint8_t, d_o, dst);
     QC_LAUNCH (k_fuse, n, d_m, d_g, n, d_o);
-    QC_DOWN (dst->px, d_o, 3 * n);
-    QC_SYNC ();
+    QC_FINISH (sc);
     return 0;
 }

@@ -11,7 +11,10 @@
  *
  * Histograms: per-block counts in shared memory, added to 64-bit global
  * counters; bins are numpy's (qc_px_hist_bin), so counts are exact.
- * fimg_quantile stays on the CPU (a selection; see ops_table.c). */
+ * fimg_quantile is select.cu's (the copying lane runs the CPU's; see
+ * ops_table.c).
+ * The images reach the device through QC_IN (placement.cu); only the
+ * results come back to the host. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,7 +123,7 @@ k_count (const uint8_t *m, size_t n, unsigned long long *out)
         out[blockIdx.x] = sh[0];
 }
 
-/* Stats of device values (already uploaded). */
+/* Stats of device values (already on the device). */
 template <typename T>
 int
 stats_dev (const T *d_v, int stride, const uint8_t *d_mask, size_t n,
@@ -244,22 +247,19 @@ fhist_dev (const float *d_v, const uint8_t *d_mask, size_t n, int nbins,
     return 0;
 }
 
-/* Uploads a float image and its optional mask. */
+/* The device bytes of a float image and its optional mask (QC_IN). */
 int
-upload_fm (QcScope &sc, const qc_fimg_t *src, const qc_mask_t *mask,
-           float **d_v, uint8_t **d_m)
+in_fm (QcScope &sc, const qc_fimg_t *src, const qc_mask_t *mask,
+       const float **d_v, const uint8_t **d_m)
 {
-    size_t n = qc_npix (src->w, src->h);
-    *d_v = sc.get<float> (n);
+    *d_v = static_cast<const float *> (qc_cuda_in (sc, QC_SPAN (src)));
     *d_m = NULL;
     if (!*d_v)
         return -1;
-    QC_UP (*d_v, src->px, n);
     if (mask) {
-        *d_m = sc.get<uint8_t> (n);
+        *d_m = static_cast<const uint8_t *> (qc_cuda_in (sc, QC_SPAN (mask)));
         if (!*d_m)
             return -1;
-        QC_UP (*d_m, mask->px, n);
     }
     return 0;
 }
@@ -275,9 +275,8 @@ qc_cuda_mask_count (const qc_mask_t *m, size_t *count)
     unsigned nb = red_blocks (n);
     unsigned long long hp[RED_BLOCKS];
     QcScope sc;
-    QC_GET (sc, uint8_t, d_m, n);
+    QC_IN (sc, const uint8_t, d_m, m);
     QC_GET (sc, unsigned long long, d_p, nb);
-    QC_UP (d_m, m->px, n);
     k_count<<<nb, RED_THREADS, 0, QC_STREAM>>> (d_m, n, d_p);
     QC_CK_LAUNCH ();
     QC_DOWN (hp, d_p, nb);
@@ -297,9 +296,9 @@ qc_cuda_fimg_stats (const qc_fimg_t *src, const qc_mask_t *mask,
         || qc_cuda_begin ())
         return -1;
     QcScope sc;
-    float *d_v;
-    uint8_t *d_m;
-    if (upload_fm (sc, src, mask, &d_v, &d_m))
+    const float *d_v;
+    const uint8_t *d_m;
+    if (in_fm (sc, src, mask, &d_v, &d_m))
         return -1;
     return stats_dev<float> (d_v, 1, d_m, qc_npix (src->w, src->h), out);
 }
@@ -313,14 +312,12 @@ qc_cuda_rgb_stats (const qc_rgb_t *src, const qc_mask_t *mask,
         return -1;
     size_t n = qc_npix (src->w, src->h);
     QcScope sc;
-    QC_GET (sc, uint8_t, d_v, 3 * n);
-    QC_UP (d_v, src->px, 3 * n);
-    uint8_t *d_m = NULL;
+    QC_IN (sc, const uint8_t, d_v, src);
+    const uint8_t *d_m = NULL;
     if (mask) {
-        d_m = sc.get<uint8_t> (n);
+        d_m = static_cast<const uint8_t *> (qc_cuda_in (sc, QC_SPAN (mask)));
         if (!d_m)
             return -1;
-        QC_UP (d_m, mask->px, n);
     }
     qc_stats_t st[3];
     for (int c = 0; c < 3; c++)
@@ -339,15 +336,13 @@ qc_cuda_rgb_histogram (const qc_rgb_t *src, const qc_mask_t *mask,
         return -1;
     size_t n = qc_npix (src->w, src->h);
     QcScope sc;
-    QC_GET (sc, uint8_t, d_v, 3 * n);
+    QC_IN (sc, const uint8_t, d_v, src);
     QC_GET (sc, unsigned long long, d_h, 3 * 256);
-    QC_UP (d_v, src->px, 3 * n);
-    uint8_t *d_m = NULL;
+    const uint8_t *d_m = NULL;
     if (mask) {
-        d_m = sc.get<uint8_t> (n);
+        d_m = static_cast<const uint8_t *> (qc_cuda_in (sc, QC_SPAN (mask)));
         if (!d_m)
             return -1;
-        QC_UP (d_m, mask->px, n);
     }
     QC_CK (cudaMemsetAsync (d_h, 0, 3 * 256 * sizeof *d_h, QC_STREAM));
     k_rgb_hist<<<red_blocks (n), RED_THREADS, 0, QC_STREAM>>> (d_v, d_m, n, d_h);
@@ -367,9 +362,9 @@ qc_cuda_fimg_histogram (const qc_fimg_t *src, const qc_mask_t *mask,
         || !isfinite (hi) || lo > hi || qc_cuda_begin ())
         return -1;
     QcScope sc;
-    float *d_v;
-    uint8_t *d_m;
-    if (upload_fm (sc, src, mask, &d_v, &d_m))
+    const float *d_v;
+    const uint8_t *d_m;
+    if (in_fm (sc, src, mask, &d_v, &d_m))
         return -1;
     return fhist_dev (d_v, d_m, qc_npix (src->w, src->h), nbins, lo, hi, hist);
 }
@@ -382,9 +377,9 @@ qc_cuda_otsu (const qc_fimg_t *src, const qc_mask_t *mask, int nbins,
         || !mask_fits (mask, src->w, src->h) || qc_cuda_begin ())
         return -1;
     QcScope sc;
-    float *d_v;
-    uint8_t *d_m;
-    if (upload_fm (sc, src, mask, &d_v, &d_m))
+    const float *d_v;
+    const uint8_t *d_m;
+    if (in_fm (sc, src, mask, &d_v, &d_m))
         return -1;
     size_t n = qc_npix (src->w, src->h);
     qc_stats_t st;

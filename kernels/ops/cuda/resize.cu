@@ -1,7 +1,8 @@
 /* Resizing on the GPU (kernels/ops/cpu/resize.c). AREA uses the CPU's
  * own axis weights (qc_area_axis_init, made on the host and uploaded)
  * summed in the CPU's order; BILINEAR and NEAREST use pixel_math.h's
- * taps; all three give the CPU's bits. */
+ * taps; all three give the CPU's bits. The images reach the device
+ * through QC_IN and QC_OUT (placement.cu). */
 #include <stdlib.h>
 
 extern "C" {
@@ -10,6 +11,15 @@ extern "C" {
 #include "kernels/ops/cuda/cuda_internal.h"
 
 namespace {
+
+/* Resizing in place is refused (as on the CPU): two images with the
+ * same host or device bytes. */
+template <typename T>
+int
+same_bytes (const T *a, const T *b)
+{
+    return (a->px && a->px == b->px) || (a->at.dev && a->at.dev == b->at.dev);
+}
 
 /* One axis of area weights on the device. */
 struct axis_dev {
@@ -100,19 +110,18 @@ k_nearest (const uint8_t *src, int sw, int sh, int dw, int dh, int elem,
     dst[i] = src[((size_t) y * sw + x) * elem + b];
 }
 
-/* Resize of a packed image: elem bytes a pixel, ch channels of T. */
-template <typename T>
+/* Resize of a packed image I: ch channels of T a pixel. */
+template <typename T, typename I>
 int
-resize_any (const T *src, int sw, int sh, T *dst, int dw, int dh, int ch,
-            qc_interp_t interp)
+resize_any (const I *src, I *dst, int ch, qc_interp_t interp)
 {
     if (qc_cuda_begin ())
         return -1;
-    size_t ns = qc_npix (sw, sh) * ch, nd = qc_npix (dw, dh) * ch;
+    int sw = src->w, sh = src->h, dw = dst->w, dh = dst->h;
+    size_t nd = qc_npix (dw, dh) * ch;
     QcScope sc;
-    QC_GET (sc, T, d_s, ns);
-    QC_GET (sc, T, d_d, nd);
-    QC_UP (d_s, src, ns);
+    QC_IN (sc, const T, d_s, src);
+    QC_OUT (sc, T, d_d, dst);
     if (interp == QC_INTERP_NEAREST) {
         int elem = (int) sizeof (T) * ch;
         QC_LAUNCH (k_nearest, nd * sizeof (T), (const uint8_t *) d_s, sw, sh,
@@ -138,8 +147,7 @@ resize_any (const T *src, int sw, int sh, T *dst, int dw, int dh, int ch,
             return -1;
         QC_LAUNCH (k_area<T>, nd, d_s, sw, dw, dh, ch, dx, dy, d_d);
     }
-    QC_DOWN (dst, d_d, nd);
-    QC_SYNC ();
+    QC_FINISH (sc);
     return 0;
 }
 
@@ -149,30 +157,27 @@ extern "C" int
 qc_cuda_resize_rgb (const qc_rgb_t *src, qc_interp_t interp, qc_rgb_t *dst)
 {
     if (!qc_rgb_valid (src) || !qc_rgb_valid (dst) || src == dst
-        || src->px == dst->px || (int) interp < QC_INTERP_AREA
+        || same_bytes (src, dst) || (int) interp < QC_INTERP_AREA
         || interp > QC_INTERP_NEAREST)
         return -1;
-    return resize_any<uint8_t> (src->px, src->w, src->h, dst->px, dst->w,
-                                dst->h, 3, interp);
+    return resize_any<uint8_t> (src, dst, 3, interp);
 }
 
 extern "C" int
 qc_cuda_resize_fimg (const qc_fimg_t *src, qc_interp_t interp, qc_fimg_t *dst)
 {
     if (!qc_fimg_valid (src) || !qc_fimg_valid (dst) || src == dst
-        || src->px == dst->px || (int) interp < QC_INTERP_AREA
+        || same_bytes (src, dst) || (int) interp < QC_INTERP_AREA
         || interp > QC_INTERP_NEAREST)
         return -1;
-    return resize_any<float> (src->px, src->w, src->h, dst->px, dst->w,
-                              dst->h, 1, interp);
+    return resize_any<float> (src, dst, 1, interp);
 }
 
 extern "C" int
 qc_cuda_resize_mask (const qc_mask_t *src, qc_interp_t interp, qc_mask_t *dst)
 {
     if (!qc_mask_valid (src) || !qc_mask_valid (dst) || src == dst
-        || src->px == dst->px || interp != QC_INTERP_NEAREST)
+        || same_bytes (src, dst) || interp != QC_INTERP_NEAREST)
         return -1;
-    return resize_any<uint8_t> (src->px, src->w, src->h, dst->px, dst->w,
-                                dst->h, 1, interp);
+    return resize_any<uint8_t> (src, dst, 1, interp);
 }

@@ -1,6 +1,7 @@
 /* Sparse reads and writes on the GPU (kernels/ops/cpu/sparse.c): a mask
  * sampled at a grid of points (only the samples come back), and host
  * values summed into a plane. Argument checks are the CPU backend's.
+ * The images reach the device through QC_IN and QC_OUT (placement.cu).
  *
  * fimg_scatter adds with atomicAdd: where an index repeats, its values
  * are added in an order the CPU does not promise to match, so such sums
@@ -54,13 +55,12 @@ qc_cuda_mask_sample (const qc_mask_t *m, const int32_t *cols, int ncols,
             return -1;
     if (qc_cuda_begin ())
         return -1;
-    size_t n = qc_npix (m->w, m->h), no = (size_t) ncols * (size_t) nrows;
+    size_t no = (size_t) ncols * (size_t) nrows;
     QcScope sc;
-    QC_GET (sc, uint8_t, d_m, n);
+    QC_IN (sc, const uint8_t, d_m, m);
     QC_GET (sc, int32_t, d_c, (size_t) ncols);
     QC_GET (sc, int32_t, d_r, (size_t) nrows);
     QC_GET (sc, uint8_t, d_o, no);
-    QC_UP (d_m, m->px, n);
     QC_UP (d_c, cols, (size_t) ncols);
     QC_UP (d_r, rows, (size_t) nrows);
     QC_LAUNCH (k_sample, no, d_m, m->w, d_c, ncols, d_r, nrows, d_o);
@@ -82,7 +82,7 @@ qc_cuda_fimg_scatter (const int32_t *idx, const float *val, size_t n,
     if (qc_cuda_begin ())
         return -1;
     QcScope sc;
-    QC_GET (sc, float, d_d, np);
+    QC_OUT (sc, float, d_d, dst);
     QC_LAUNCH (k_fill, np, d_d, np, (float) fill);
     if (n) {
         QC_GET (sc, int32_t, d_i, n);
@@ -95,7 +95,6 @@ qc_cuda_fimg_scatter (const int32_t *idx, const float *val, size_t n,
         }
         QC_LAUNCH (k_scatter, n, d_i, d_v, n, d_d);
     }
-    QC_DOWN (dst->px, d_d, np);
-    QC_SYNC ();
+    QC_FINISH (sc);
     return 0;
 }

@@ -1,7 +1,9 @@
 /* The boosted trees' prediction on the GPU (kernels/ops/cpu/trees.c):
  * one thread a pixel, running pixel_math.h's qc_px_trees_margin. The
  * margins are summed in the CPU's order; only the final exp of the
- * sigmoid may differ in the last bit. */
+ * sigmoid may differ in the last bit. Each plane reaches the device
+ * through QC_IN, the result leaves through QC_OUT (placement.cu); the
+ * kernel gets the planes' device pointers in a small array. */
 #include <math.h>
 
 #include "kernels/ops/cuda/cuda_internal.h"
@@ -43,24 +45,23 @@ qc_cuda_trees_predict (const struct qc_trees *model,
     size_t nsplit = (size_t) model->ntrees * model->depth;
     size_t nleaf = (size_t) model->ntrees << model->depth;
     QcScope sc;
-    QC_GET (sc, float, d_all, n * (size_t) nplanes);
+    const float *ptrs[QC_TREES_MAX_FEAT];
+    for (int j = 0; j < nplanes; j++) {
+        ptrs[j] = static_cast<const float *> (qc_cuda_in (sc, QC_SPAN (planes[j])));
+        if (!ptrs[j])
+            return -1;
+    }
     QC_GET (sc, const float *, d_planes, (size_t) nplanes);
     QC_GET (sc, uint8_t, d_feat, nsplit);
     QC_GET (sc, float, d_thr, nsplit);
     QC_GET (sc, float, d_leaf, nleaf);
-    QC_GET (sc, float, d_out, n);
-    const float *ptrs[QC_TREES_MAX_FEAT];
-    for (int j = 0; j < nplanes; j++) {
-        QC_UP (d_all + (size_t) j * n, planes[j]->px, n);
-        ptrs[j] = d_all + (size_t) j * n;
-    }
+    QC_OUT (sc, float, d_out, dst);
     QC_UP (d_planes, ptrs, (size_t) nplanes);
     QC_UP (d_feat, model->feat, nsplit);
     QC_UP (d_thr, model->thr, nsplit);
     QC_UP (d_leaf, model->leaf, nleaf);
     QC_LAUNCH (k_trees, n, d_planes, n, model->ntrees, model->depth, d_feat,
                d_thr, d_leaf, model->base, d_out);
-    QC_DOWN (dst->px, d_out, n);
-    QC_SYNC ();
+    QC_FINISH (sc);
     return 0;
 }
