@@ -3,14 +3,17 @@
  * the CPU table and in the CUDA table. Designated initialisers leave a
  * forgotten slot NULL without a compiler warning, and a module would
  * only find out by crashing on a GPU worker; this finds out here. The
- * CUDA table is checked in every CUDA build, without a device
- * (qc_ops_cuda_table); a CPU-only build has none and says so. The check
- * is shown to fail on a table with a slot emptied on purpose. */
+ * CUDA tables (the copying and the resident lane) are checked in every
+ * CUDA build, without a device; a CPU-only build has none and says so.
+ * The simulated device's table too. Each table's slots that are the
+ * CPU's functions are exactly those its lists name. The check is shown
+ * to fail on a table with a slot emptied on purpose. */
 #include <stdio.h>
 #include <string.h>
 
 #include "kernels/ops/cuda/cuda_ops.h"
 #include "kernels/ops/ops.h"
+#include "kernels/ops/sim/sim_ops.h"
 #include "tests/unit/check.h"
 
 /* The non-optional slots of t that are NULL, their names '|'-joined in
@@ -42,6 +45,31 @@ count_slots (void)
     return n;
 }
 
+/* Slots of t that are cpu's own functions, printed. */
+static int
+on_cpu (const qc_ops_t *t, const qc_ops_t *cpu, const char *what)
+{
+    int n = 0;
+#define QC_ON_CPU_(slot, optional, params, args)                           \
+    if (t->slot && t->slot == cpu->slot) {                                 \
+        n++;                                                               \
+        printf ("  %s: %s runs the CPU's function\n", what, #slot);        \
+    }
+    QC_OPS_LIST (QC_ON_CPU_)
+#undef QC_ON_CPU_
+    return n;
+}
+
+static int
+n_gpu_on_host (void)
+{
+    int n = 0;
+#define QC_COUNT_(slot) n++;
+    QC_OPS_GPU_ON_HOST (QC_COUNT_)
+#undef QC_COUNT_
+    return n;
+}
+
 int
 main (void)
 {
@@ -63,27 +91,38 @@ main (void)
     CHECK (empty_slots (&broken, names, sizeof names) == 1
            && strcmp (names, "gaussian") == 0, "'%s'", names);
 
+    /* The simulated device: complete, its device set, and on the host
+     * exactly where a resident GPU lane is (QC_OPS_GPU_ON_HOST). */
+    const qc_ops_t *sim = qc_ops_sim ();
+    CHECK (sim && sim->device == qc_sim_device ()
+           && empty_slots (sim, names, sizeof names) == 0,
+           "sim table: empty slots %s", names);
+    CHECK (on_cpu (sim, cpu, "sim") == n_gpu_on_host (),
+           "the sim table's host slots are QC_OPS_GPU_ON_HOST");
+
     const qc_ops_t *cuda = qc_ops_cuda_table ();
+    const qc_ops_t *resident = qc_ops_cuda_resident_table ();
     if (!qc_cuda_built ()) {
-        CHECK (cuda == NULL);
+        CHECK (cuda == NULL && resident == NULL);
         printf ("CPU-only build: no CUDA table to check\n");
     } else {
-        CHECK (cuda && strcmp (cuda->name, "cuda") == 0);
+        CHECK (cuda && strcmp (cuda->name, "cuda") == 0 && !cuda->device);
         CHECK (cuda && empty_slots (cuda, names, sizeof names) == 0,
                "CUDA table: empty slots %s", names);
-        /* The slots the CUDA table fills with CPU functions are the ones
-         * its ops_table.c documents, no more. */
-        int on_cpu = 0;
-#define QC_ON_CPU_(slot, optional, params, args)                                         \
-        if (cuda && cuda->slot && cuda->slot == cpu->slot) {               \
-            on_cpu++;                                                      \
-            printf ("  %s: the CPU's function in the CUDA table\n", #slot); \
-        }
-        QC_OPS_LIST (QC_ON_CPU_)
-#undef QC_ON_CPU_
-        CHECK (on_cpu == 7, "%d CPU functions in the CUDA table (ops_table.c "
-               "names 7: fimg_quantile, label, area_filter, fill_holes, "
-               "region_summary, gabor, median_disk)", on_cpu);
+        CHECK (resident && resident->device
+               && empty_slots (resident, names, sizeof names) == 0,
+               "resident CUDA table: empty slots %s", names);
+        /* The slots each lane fills with CPU functions are the lists
+         * ops.h and cuda_ops.h give, no more. */
+        int copying = n_gpu_on_host ();
+#define QC_COUNT_(slot) copying++;
+        QC_CUDA_COPYING_ON_HOST (QC_COUNT_)
+#undef QC_COUNT_
+        CHECK (cuda && on_cpu (cuda, cpu, "copying lane") == copying,
+               "copying lane: %d CPU functions expected", copying);
+        CHECK (resident && on_cpu (resident, cpu, "resident lane")
+               == n_gpu_on_host (), "resident lane: %d CPU functions "
+               "expected", n_gpu_on_host ());
     }
     return check_done ("ops_tables");
 }
