@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kernels/ops/cuda/cuda_ops.h"
+#include "kernels/ops/sim/sim_ops.h"
 #include "kernels/pipeline/pipeline.h"
 #include "shared/log.h"
 #include "worker/slide_fetch.h"
@@ -122,17 +123,23 @@ pipeline_for (const qc_task_t *task, qc_result_t *out)
     return e;
 }
 
-/* The ops of the task's lane: NULL (the CPU backend) for a CPU slot or a
- * simulated GPU, else the lane's device; -1 when that device cannot run
- * (out failed: a GPU task runs on its device or fails, never on the
- * CPU). Binding is per thread and cheap, so every task binds its lane's
- * device. */
+/* The ops of the task's lane: NULL (the CPU backend) for a CPU slot;
+ * the simulated device (kernels/ops/sim: the C ops on images kept as a
+ * GPU lane keeps them, the same results) for a simulated GPU, so that
+ * tests of GPU lanes run the device-lane code too; else the lane's
+ * device; -1 when that device cannot run (out failed: a GPU task runs
+ * on its device or fails, never on the CPU). Binding is per thread and
+ * cheap, so every task binds its lane's device. */
 static int
 lane_ops (const qc_task_t *task, qc_result_t *out, const qc_ops_t **ops)
 {
     *ops = NULL;
-    if (task->gpu < 0 || task->gpu_simulated)
+    if (task->gpu < 0)
         return 0;
+    if (task->gpu_simulated) {
+        *ops = qc_ops_sim ();
+        return 0;
+    }
     *ops = qc_ops_cuda (task->gpu);
     if (*ops)
         return 0;

@@ -615,6 +615,34 @@ qc_pipeline_run_input (const qc_pipeline_t *self, const qc_pipeline_input_t *in,
 }
 
 char *
+qc_pipeline_config_with_base (const char *config_text, const char *key,
+                              const char *value)
+{
+    const char *src = config_text ? config_text : qc_pipeline_default_config ();
+    if (!key || !value || !*key || strpbrk (key, "\r\n=:[]")
+        || strpbrk (value, "\r\n"))
+        return NULL;
+    static const char section[] = "[BaseImage.BaseImage]";
+    const char *at = strstr (src, section);
+    /* the header must be a whole line of its own */
+    while (at && ((at != src && at[-1] != '\n')
+                  || (at[sizeof section - 1] != '\n'
+                      && at[sizeof section - 1] != '\r'
+                      && at[sizeof section - 1] != 0)))
+        at = strstr (at + 1, section);
+    if (!at)
+        return NULL;
+    const char *eol = strchr (at, '\n');
+    size_t head = eol ? (size_t) (eol - src) + 1 : strlen (src);
+    size_t n = strlen (src) + strlen (key) + strlen (value) + 8;
+    char *out = malloc (n);
+    if (out)
+        snprintf (out, n, "%.*s%s%s = %s\n%s", (int) head, src, eol ? "" : "\n",
+                  key, value, src + head);
+    return out;
+}
+
+char *
 qc_pipeline_config_at_work_size (const char *config_text, const char *work_size)
 {
     const char *src = config_text ? config_text : qc_pipeline_default_config ();

@@ -99,4 +99,12 @@ const char *qc_pipeline_default_config (void);
 char *qc_pipeline_config_at_work_size (const char *config_text,
                                        const char *work_size);
 
+/* config_text (NULL = the default config) with "key = value" added as
+ * the first line of its [BaseImage.BaseImage] section (e.g.
+ * png_work_size = 1.25x for a 10x run whose PNGs need not be 10x). A
+ * new string the caller frees; NULL when an argument is NULL or not one
+ * line, the text has no such section, or memory runs out. */
+char *qc_pipeline_config_with_base (const char *config_text, const char *key,
+                                    const char *value);
+
 #endif

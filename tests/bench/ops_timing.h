@@ -58,6 +58,7 @@ qc_ops_timed (const qc_ops_t *inner)
     static qc_ops_t t;
     qc_ot_inner = inner ? inner : qc_ops_cpu ();
     t.name = qc_ot_inner->name;
+    t.device = qc_ot_inner->device;     /* a resident lane stays one */
 #define QC_OT_SET(name, optional, params, args) t.name = qc_ot_inner->name ? qc_ot_##name : NULL;
     QC_OPS_LIST (QC_OT_SET)
 #undef QC_OT_SET

@@ -740,6 +740,15 @@ main (void)
         compare_ops (gpu, "GPU");
         gpu_pipeline (gpu);
     }
+    /* The resident lane (images kept on the GPU from step to step, and
+     * the GPU's components and quantile): the whole pipeline, where
+     * residency happens; its ops are the same functions as above. */
+    const qc_ops_t *resident = qc_ops_cuda_resident (0);
+    CHECK (resident != NULL && resident->device != NULL);
+    if (resident) {
+        printf ("resident lane:\n");
+        gpu_pipeline (resident);
+    }
     qc_cuda_release_all ();
     return check_done ("cuda_equiv");
 }

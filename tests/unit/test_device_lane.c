@@ -291,24 +291,6 @@ histoqc_configs (void)
     CHECK (chdir (here) == 0, "%s", here);
 }
 
-/* text with "key = value" added to [BaseImage.BaseImage] (a new
- * string), or NULL. */
-static char *
-with_base_setting (const char *text, const char *key, const char *value)
-{
-    static const char section[] = "[BaseImage.BaseImage]\n";
-    const char *at = strstr (text, section);
-    if (!at)
-        return NULL;
-    at += sizeof section - 1;
-    size_t n = strlen (text) + strlen (key) + strlen (value) + 8;
-    char *out = malloc (n);
-    if (out)
-        snprintf (out, n, "%.*s%s = %s\n%s", (int) (at - text), text, key,
-                  value, at);
-    return out;
-}
-
 static void
 at_10x (void)
 {
@@ -320,8 +302,8 @@ at_10x (void)
     int rc = fx_mkslide (argv);
     CHECK (rc == 0, "qc-mkslide (run from the repository root)");
     char *text = qc_pipeline_config_at_work_size (NULL, "10x");
-    char *with_png = text ? with_base_setting (text, "png_work_size", "1.25x")
-                          : NULL;
+    char *with_png = text ? qc_pipeline_config_with_base (text, "png_work_size",
+                                                          "1.25x") : NULL;
     qc_pipeline_t *p = with_png ? qc_pipeline_new (with_png, err, sizeof err)
                                 : NULL;
     CHECK (p != NULL, "10x config: %s", with_png ? err : "out of memory");

@@ -335,10 +335,41 @@ test_config_at_work_size (void)
     CHECK (qc_pipeline_config_at_work_size (NULL, "10x\r") == NULL);
 }
 
+/* A line added to [BaseImage.BaseImage]; png_work_size checked like
+ * image_work_size. */
+static void
+test_config_with_base (void)
+{
+    char *t = qc_pipeline_config_with_base (NULL, "png_work_size", "1.25x");
+    CHECK (t && strstr (t, "[BaseImage.BaseImage]\npng_work_size = 1.25x\n"),
+           "%s", t ? t : "NULL");
+    qc_pipeline_t *p = t ? qc_pipeline_new (t, err, sizeof err) : NULL;
+    CHECK (p != NULL, "png_work_size refused: %s", err);
+    qc_pipeline_destroy (&p);
+    free (t);
+    /* a header that is not a whole line is not the section */
+    const char *cfg = "[pipeline]\nsteps = BasicModule.getBasicStats\n"
+                      "# see [BaseImage.BaseImage] below\n"
+                      "[BaseImage.BaseImage]\nimage_work_size: 1.25x\n";
+    t = qc_pipeline_config_with_base (cfg, "png_work_size", "500");
+    CHECK (t && strstr (t, "below\n[BaseImage.BaseImage]\npng_work_size = 500\n"
+                        "image_work_size: 1.25x\n"), "%s", t ? t : "NULL");
+    free (t);
+    CHECK (qc_pipeline_config_with_base ("[pipeline]\n", "a", "b") == NULL);
+    CHECK (qc_pipeline_config_with_base (NULL, "a\nb", "1") == NULL);
+    CHECK (qc_pipeline_config_with_base (NULL, "a", "1\n[x]") == NULL);
+    t = qc_pipeline_config_with_base (NULL, "png_work_size", "ten");
+    p = t ? qc_pipeline_new (t, err, sizeof err) : NULL;
+    CHECK (p == NULL && strstr (err, "png_work_size = 'ten'"), "%s", err);
+    qc_pipeline_destroy (&p);
+    free (t);
+}
+
 int
 main (void)
 {
     quiet_logs ();
+    test_config_with_base ();
     test_default_config ();
     test_config_validation ();
     test_module_table ();
