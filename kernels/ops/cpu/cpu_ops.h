@@ -37,7 +37,12 @@ int qc_cpu_fimg_where (const qc_mask_t *m, const qc_fimg_t *src, double off,
 int qc_cpu_fimg_sqrt (const qc_fimg_t *src, qc_fimg_t *dst);
 int qc_cpu_fuse_rgb (const qc_mask_t *m, const qc_fimg_t *gray, qc_rgb_t *dst);
 
-/* sparse.c */
+/* sparse.c; the argument checks both backends make (1: good) */
+int qc_mask_sample_args_ok (const qc_mask_t *m, const int32_t *cols,
+                            int ncols, const int32_t *rows, int nrows,
+                            const uint8_t *out);
+int qc_fimg_scatter_args_ok (const int32_t *idx, size_t n, double fill,
+                             const qc_fimg_t *dst);
 int qc_cpu_mask_sample (const qc_mask_t *m, const int32_t *cols, int ncols,
                         const int32_t *rows, int nrows, uint8_t *out);
 int qc_cpu_fimg_scatter (const int32_t *idx, const float *val, size_t n,

@@ -6,18 +6,40 @@
 #include "kernels/ops/cpu/cpu_ops.h"
 
 int
-qc_cpu_mask_sample (const qc_mask_t *m, const int32_t *cols, int ncols,
-                    const int32_t *rows, int nrows, uint8_t *out)
+qc_mask_sample_args_ok (const qc_mask_t *m, const int32_t *cols, int ncols,
+                        const int32_t *rows, int nrows, const uint8_t *out)
 {
     if (!qc_mask_valid (m) || !cols || !rows || !out || ncols < 1
         || nrows < 1)
-        return -1;
+        return 0;
     for (int i = 0; i < ncols; i++)
         if (cols[i] < -1 || cols[i] >= m->w)
-            return -1;
+            return 0;
     for (int j = 0; j < nrows; j++)
         if (rows[j] < -1 || rows[j] >= m->h)
-            return -1;
+            return 0;
+    return 1;
+}
+
+int
+qc_fimg_scatter_args_ok (const int32_t *idx, size_t n, double fill,
+                         const qc_fimg_t *dst)
+{
+    if (!qc_fimg_valid (dst) || (n && !idx) || fill != fill)
+        return 0;
+    size_t np = qc_npix (dst->w, dst->h);
+    for (size_t k = 0; k < n; k++)
+        if (idx[k] < 0 || (size_t) idx[k] >= np)
+            return 0;
+    return 1;
+}
+
+int
+qc_cpu_mask_sample (const qc_mask_t *m, const int32_t *cols, int ncols,
+                    const int32_t *rows, int nrows, uint8_t *out)
+{
+    if (!qc_mask_sample_args_ok (m, cols, ncols, rows, nrows, out))
+        return -1;
     for (int j = 0; j < nrows; j++) {
         uint8_t *o = out + (size_t) j * (size_t) ncols;
         if (rows[j] < 0) {
@@ -36,12 +58,9 @@ int
 qc_cpu_fimg_scatter (const int32_t *idx, const float *val, size_t n,
                      double fill, qc_fimg_t *dst)
 {
-    if (!qc_fimg_valid (dst) || (n && !idx) || fill != fill)
+    if (!qc_fimg_scatter_args_ok (idx, n, fill, dst))
         return -1;
     size_t np = qc_npix (dst->w, dst->h);
-    for (size_t k = 0; k < n; k++)
-        if (idx[k] < 0 || (size_t) idx[k] >= np)
-            return -1;
     float f = (float) fill;
     for (size_t i = 0; i < np; i++)
         dst->px[i] = f;

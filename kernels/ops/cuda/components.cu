@@ -139,12 +139,16 @@ conn_ok (int c)
     return c == 4 || c == 8;
 }
 
-/* The flattened union-find of the class want of m, in a scope buffer. */
+/* The flattened union-find of the class want of m, in a scope buffer;
+ * m's device bytes in *d_mask when asked for. */
 int32_t *
-components (QcScope &sc, const qc_mask_t *m, int want, int conn)
+components (QcScope &sc, const qc_mask_t *m, int want, int conn,
+            const uint8_t **d_mask = NULL)
 {
     size_t n = qc_npix (m->w, m->h);
     const uint8_t *d_m = static_cast<const uint8_t *> (qc_cuda_in (sc, QC_SPAN (m)));
+    if (d_mask)
+        *d_mask = d_m;
     int32_t *parent = sc.get<int32_t> (n);
     if (!d_m || !parent)
         return NULL;
@@ -250,48 +254,44 @@ qc_cuda_label (const qc_mask_t *src, int connectivity, qc_labels_t *out)
     return rc;
 }
 
-extern "C" int
-qc_cuda_area_filter (const qc_mask_t *src, int connectivity, size_t min_area,
-                     size_t max_area, qc_mask_t *dst)
+/* dst = 1 where the pixel is in a component of class want of src with
+ * lo..hi pixels; elsewhere src (keep_src) or 0. */
+static int
+paint_by_area (const qc_mask_t *src, int conn, int want, size_t lo,
+               size_t hi, int keep_src, qc_mask_t *dst)
 {
     if (!qc_mask_valid (src) || !qc_mask_valid (dst) || src->w != dst->w
-        || src->h != dst->h || !conn_ok (connectivity) || qc_cuda_begin ())
+        || src->h != dst->h || !conn_ok (conn) || qc_cuda_begin ())
         return -1;
     size_t n = qc_npix (src->w, src->h);
     QcScope sc;
-    int32_t *parent = components (sc, src, 1, connectivity);
+    const uint8_t *d_src = NULL;
+    int32_t *parent = components (sc, src, want, conn, &d_src);
     uint32_t *area = parent ? root_areas (sc, parent, n) : NULL;
     if (!area)
         return -1;
     QC_OUT (sc, uint8_t, d_dst, dst);
-    QC_LAUNCH (k_paint, n, parent, area, (const uint8_t *) NULL, n,
-               (unsigned long long) min_area, (unsigned long long) max_area, 1,
-               d_dst);
+    QC_LAUNCH (k_paint, n, parent, area, d_src, n, (unsigned long long) lo,
+               (unsigned long long) hi, !keep_src, d_dst);
     QC_FINISH (sc);
     return 0;
+}
+
+extern "C" int
+qc_cuda_area_filter (const qc_mask_t *src, int connectivity, size_t min_area,
+                     size_t max_area, qc_mask_t *dst)
+{
+    return paint_by_area (src, connectivity, 1, min_area, max_area, 0, dst);
 }
 
 extern "C" int
 qc_cuda_fill_holes (const qc_mask_t *src, int connectivity,
                     size_t area_threshold, qc_mask_t *dst)
 {
-    if (!qc_mask_valid (src) || !qc_mask_valid (dst) || src->w != dst->w
-        || src->h != dst->h || !conn_ok (connectivity) || qc_cuda_begin ())
-        return -1;
-    size_t n = qc_npix (src->w, src->h);
-    QcScope sc;
-    int32_t *parent = components (sc, src, 0, connectivity);
-    uint32_t *area = parent ? root_areas (sc, parent, n) : NULL;
-    if (!area)
-        return -1;
-    QC_IN (sc, uint8_t, d_src, src);
-    QC_OUT (sc, uint8_t, d_dst, dst);
-    /* holes of area < threshold are set; none when the threshold is 0 */
-    unsigned long long hi = area_threshold ? (unsigned long long) area_threshold - 1 : 0;
-    QC_LAUNCH (k_paint, n, parent, area, d_src, n, area_threshold ? 0ull : 1ull,
-               hi, 0, d_dst);
-    QC_FINISH (sc);
-    return 0;
+    /* holes of area < threshold are set; none when the threshold is 0
+     * (the range 1..0 holds no area) */
+    return paint_by_area (src, connectivity, 0, area_threshold ? 0 : 1,
+                          area_threshold ? area_threshold - 1 : 0, 1, dst);
 }
 
 extern "C" int

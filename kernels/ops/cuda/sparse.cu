@@ -8,6 +8,9 @@
  * may differ from the CPU's in the last bits (a float rounding); where
  * every index is distinct they are the same numbers. */
 #include "kernels/ops/cuda/cuda_internal.h"
+extern "C" {
+#include "kernels/ops/cpu/cpu_ops.h"
+}
 
 namespace {
 
@@ -44,16 +47,8 @@ extern "C" int
 qc_cuda_mask_sample (const qc_mask_t *m, const int32_t *cols, int ncols,
                      const int32_t *rows, int nrows, uint8_t *out)
 {
-    if (!qc_mask_valid (m) || !cols || !rows || !out || ncols < 1
-        || nrows < 1)
-        return -1;
-    for (int i = 0; i < ncols; i++)
-        if (cols[i] < -1 || cols[i] >= m->w)
-            return -1;
-    for (int j = 0; j < nrows; j++)
-        if (rows[j] < -1 || rows[j] >= m->h)
-            return -1;
-    if (qc_cuda_begin ())
+    if (!qc_mask_sample_args_ok (m, cols, ncols, rows, nrows, out)
+        || qc_cuda_begin ())
         return -1;
     size_t no = (size_t) ncols * (size_t) nrows;
     QcScope sc;
@@ -73,14 +68,9 @@ extern "C" int
 qc_cuda_fimg_scatter (const int32_t *idx, const float *val, size_t n,
                       double fill, qc_fimg_t *dst)
 {
-    if (!qc_fimg_valid (dst) || (n && !idx) || fill != fill)
+    if (!qc_fimg_scatter_args_ok (idx, n, fill, dst) || qc_cuda_begin ())
         return -1;
     size_t np = qc_npix (dst->w, dst->h);
-    for (size_t k = 0; k < n; k++)
-        if (idx[k] < 0 || (size_t) idx[k] >= np)
-            return -1;
-    if (qc_cuda_begin ())
-        return -1;
     QcScope sc;
     QC_OUT (sc, float, d_d, dst);
     QC_LAUNCH (k_fill, np, d_d, np, (float) fill);
