@@ -18,7 +18,8 @@ extern "C" {
 #include "kernels/ops/cuda/cuda_internal.h"
 
 #define MAX_DEVICES 64
-#define MAX_BLOCKS 256
+/* a resident lane holds a slide's images as well as each op's buffers */
+#define MAX_BLOCKS 1024
 
 typedef struct {
     void *p;
@@ -28,6 +29,7 @@ typedef struct {
 
 typedef struct {
     int ready;
+    int limit_given;          /* by --gpu-mem (qc_cuda_set_mem_limit) */
     size_t limit, held;
     block_t blocks[MAX_BLOCKS];
     int nblocks;
@@ -112,7 +114,20 @@ qc_cuda_bind (int device)
 extern "C" const qc_ops_t *
 qc_ops_cuda_resident (int device)
 {
-    return qc_cuda_bind (device) == 0 ? qc_ops_cuda_resident_table () : NULL;
+    if (qc_cuda_bind (device) != 0)
+        return NULL;
+    /* A resident lane keeps every image of a slide on the GPU (at 10x a
+     * 60,000 x 45,000 slide's planes are 0.2-0.7 GB each): unless
+     * --gpu-mem said otherwise, its pool may take 85% of the GPU. */
+    size_t free_b = 0, total_b = 0;
+    pthread_mutex_lock (&s_lock);
+    pool_t *pl = &s_pools[device];
+    if (!pl->limit_given && cudaMemGetInfo (&free_b, &total_b) == cudaSuccess
+        && total_b / 100 * 85 > pl->limit)
+        pl->limit = total_b / 100 * 85;
+    pthread_mutex_unlock (&s_lock);
+    cudaGetLastError ();
+    return qc_ops_cuda_resident_table ();
 }
 
 extern "C" const qc_ops_t *
@@ -131,6 +146,7 @@ qc_cuda_set_mem_limit (int device, size_t bytes)
         return -1;
     pthread_mutex_lock (&s_lock);
     s_pools[device].limit = bytes ? bytes : QC_CUDA_DEFAULT_MEM;
+    s_pools[device].limit_given = bytes != 0;
     pthread_mutex_unlock (&s_lock);
     return 0;
 }

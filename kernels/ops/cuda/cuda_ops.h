@@ -66,7 +66,8 @@ const qc_ops_t *qc_ops_cuda_table (void);
 const qc_ops_t *qc_ops_cuda_resident_table (void);
 
 /* Bytes of device memory the pool of device may hold (the worker's
- * --gpu-mem); 0 restores the default (QC_CUDA_DEFAULT_MEM). An op that
+ * --gpu-mem); 0 restores the default (QC_CUDA_DEFAULT_MEM; a resident
+ * lane raises it to 85% of the GPU's memory unless a limit was given). An op that
  * needs more than the limit fails (-1) instead of overcommitting. */
 #define QC_CUDA_DEFAULT_MEM ((size_t) 8 << 30)
 int qc_cuda_set_mem_limit (int device, size_t bytes);
