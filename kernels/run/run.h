@@ -177,11 +177,13 @@ int qc_run_set_mask_statistics (qc_run_t *run, const char *column,
 /* Adds a PNG file "<slide>_<suffix>.png" to the result (HistoQC's names:
  * suffix "mask_use", "thumb", "pen_markings", ...). Masks are written as
  * 0/255 gray, float images scaled from [lo, hi] to 0..255.
- * With [BaseImage.BaseImage] png_work_size set, an image larger than the
- * slide at that size (both sides) is shrunk to it first, by the run's
- * backend (masks: nearest; RGB and float: area average): a 10x run then
- * neither writes 10x PNGs nor, on a GPU lane, copies 10x planes to the
- * host for them. */
+ * With [BaseImage.BaseImage] png_work_size set, an image of the size of
+ * image_work_size (a mask, a plane, the thumbnail at that size) that is
+ * larger than the slide at png_work_size is shrunk to it first, by the
+ * run's backend (masks: nearest; RGB and float: area average): a 10x
+ * run then neither writes 10x PNGs nor, on a GPU lane, copies 10x planes
+ * to the host for them. Other images (plots, a thumbnail at a size of
+ * its own) go as they are. */
 int qc_run_save_mask (qc_run_t *run, const char *suffix, const qc_mask_t *m);
 int qc_run_save_rgb (qc_run_t *run, const char *suffix, const qc_rgb_t *img);
 int qc_run_save_fimg (qc_run_t *run, const char *suffix, const qc_fimg_t *img,

@@ -29,14 +29,19 @@ add_png (qc_run_t *run, const char *suffix, int rc, unsigned char *data,
 }
 
 /* With png_work_size set: 1 and its size in *pw, *ph when an image of
- * w x h is larger (and not of another shape); 0 when it goes as it is. */
+ * w x h is a plane of the run (the size of image_work_size: a mask, a
+ * deconvolution, the thumbnail at that size) larger than it; 0 when the
+ * image goes as it is (a plot, a thumbnail at a size of its own). */
 static int
 png_shrinks (const qc_run_t *run, int w, int h, int *pw, int *ph)
 {
+    int bw, bh;
     if (!run->base || run->base->png_work_size.value <= 0
+        || qc_run_size_at (run, run->base->image_work_size, &bw, &bh) != 0
+        || w != bw || h != bh
         || qc_run_size_at (run, run->base->png_work_size, pw, ph) != 0)
         return 0;
-    return w >= *pw && h >= *ph && (w > *pw || h > *ph);
+    return *pw <= w && *ph <= h && (*pw < w || *ph < h);
 }
 
 /* The image to write for img: img itself, or (png_work_size) a smaller

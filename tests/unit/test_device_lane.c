@@ -184,10 +184,11 @@ same_results (const qc_result_t *a, const qc_result_t *b, const char *label)
 }
 
 /* One slide on the CPU and on the simulated device; the full-plane
- * copies of the simulated run are counted against plane. Returns them. */
+ * copies of the simulated run are counted against plane. Returns them;
+ * the CPU's result in *keep when asked for. */
 static int
-compare (const qc_pipeline_t *p, const char *path, const char *label,
-         size_t plane)
+compare_keep (const qc_pipeline_t *p, const char *path, const char *label,
+              size_t plane, qc_result_t **keep)
 {
     qc_result_t *a = qc_result_new (), *b = qc_result_new ();
     copies_t c = { .plane = plane,
@@ -215,11 +216,40 @@ compare (const qc_pipeline_t *p, const char *path, const char *label,
     if (plane)
         printf ("; %d of a full %zu-pixel plane", c.full, plane);
     printf ("\n");
-    qc_result_destroy (&a);
+    if (keep)
+        *keep = a;
+    else
+        qc_result_destroy (&a);
     qc_result_destroy (&b);
     CHECK (qc_sim_device_held () == 0, "%s: %zu device bytes left after the "
            "run", label, qc_sim_device_held ());
     return c.full;
+}
+
+static int
+compare (const qc_pipeline_t *p, const char *path, const char *label,
+         size_t plane)
+{
+    return compare_keep (p, path, label, plane, NULL);
+}
+
+/* The width and height of a PNG file of r by its name's end. */
+static int
+png_size_of (const qc_result_t *r, const char *suffix, unsigned *w,
+             unsigned *h)
+{
+    size_t ls = strlen (suffix);
+    for (size_t i = 0; i < r->nfiles; i++) {
+        size_t ln = strlen (r->files[i].name);
+        const unsigned char *d = r->files[i].data;
+        if (ln >= ls && strcmp (r->files[i].name + ln - ls, suffix) == 0
+            && r->files[i].size >= 24) {
+            *w = (unsigned) d[16] << 24 | d[17] << 16 | d[18] << 8 | d[19];
+            *h = (unsigned) d[20] << 24 | d[21] << 16 | d[22] << 8 | d[23];
+            return 0;
+        }
+    }
+    return -1;
 }
 
 static void
@@ -309,10 +339,28 @@ at_10x (void)
     CHECK (p != NULL, "10x config: %s", with_png ? err : "out of memory");
     if (rc == 0 && p) {
         /* 12000 x 9000 at 40x: 3000 x 2250 at 10x */
-        int full = compare (p, path, "generated, 10x", (size_t) 3000 * 2250);
+        qc_result_t *cpu = NULL;
+        int full = compare_keep (p, path, "generated, 10x",
+                                 (size_t) 3000 * 2250, &cpu);
         CHECK (full >= 0 && full <= MAX_FULL_PLANE_COPIES,
                "%d full-plane copies at 10x (at most %d)", full,
                MAX_FULL_PLANE_COPIES);
+        /* planes written at 1.25x (375 x 282: 9,000 / 32 rounded up, as
+         * the 1.25x image is), pictures at their own
+         * sizes (the plot, the 500-pixel thumbnail) */
+        unsigned w = 0, h = 0;
+        static const char *const planes[] = { "_mask_use.png", "_fuse.png",
+                                              "_thumb.png", "_deconv_c0.png",
+                                              "_blurry.png" };
+        for (size_t i = 0; cpu && i < sizeof planes / sizeof *planes; i++)
+            CHECK (png_size_of (cpu, planes[i], &w, &h) == 0 && w == 375
+                   && h == 282, "%s: %u x %u at png_work_size 1.25x",
+                   planes[i], w, h);
+        CHECK (cpu && png_size_of (cpu, "_hist.png", &w, &h) == 0 && w == 640
+               && h == 480, "the plot: %u x %u", w, h);
+        CHECK (cpu && png_size_of (cpu, "_thumb_small.png", &w, &h) == 0
+               && (w == 500 || h == 500), "the small thumbnail: %u x %u", w, h);
+        qc_result_destroy (&cpu);
     }
     qc_pipeline_destroy (&p);
     free (text);
