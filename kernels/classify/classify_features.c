@@ -289,10 +289,12 @@ compute_kind (const qc_ops_t *ops, const qc_rgb_t *img, const qc_fimg_t *gray,
                                   QC_BORDER_NEAREST, p[0]);
         /* qc_px_unit's own rounding, on the host (no op gives [0, 1]
          * RGB planes; not in the default config) */
+        const uint8_t *in = qc_rgb_host (img);
+        if (!in)
+            return -1;
         for (int c = 0; c < 3; c++) {
-            const uint8_t *in = qc_rgb_host (img);
             float *out = qc_fimg_host_rewrite (p[c]);
-            if (!in || !out)
+            if (!out)
                 return -1;
             for (size_t i = 0; i < n; i++)
                 out[i] = (float) qc_px_unit (in[3 * i + c]);

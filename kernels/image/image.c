@@ -180,11 +180,7 @@ qc_fimg_zero (qc_fimg_t *self)
 #define HOST_FUNCS(T, stem, P)                                            \
     const P *qc_##stem##_host (const T *img)                              \
     {                                                                     \
-        if (!img)                                                         \
-            return NULL;                                                  \
-        if (img->px && !img->at.dev && !img->at.host_stale)               \
-            return img->px;                                               \
-        return qc_span_host (QC_SPAN (img), QC_READ);                     \
+        return img ? qc_span_host (QC_SPAN (img), QC_READ) : NULL;        \
     }                                                                     \
     P *qc_##stem##_host_rewrite (T *img)                                  \
     {                                                                     \
@@ -226,4 +222,10 @@ qc_mask_valid (const qc_mask_t *img)
 {
     return img && HAS_PIXELS (img)
            && qc_image_check_size (img->w, img->h, NULL) == 0;
+}
+
+int
+qc_mask_fits (const qc_mask_t *m, int w, int h)
+{
+    return !m || (qc_mask_valid (m) && m->w == w && m->h == h);
 }

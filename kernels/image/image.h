@@ -141,6 +141,9 @@ static inline qc_span_t qc_span_of (const qc_labels_t *i) { return qc_span_of_ (
 int qc_rgb_valid (const qc_rgb_t *img);
 int qc_fimg_valid (const qc_fimg_t *img);
 int qc_mask_valid (const qc_mask_t *img);
+/* 1 when m is NULL ("every pixel", as the ops read an optional mask) or
+ * a valid mask of w x h. */
+int qc_mask_fits (const qc_mask_t *m, int w, int h);
 
 /* Number of pixels (w * h) of an image already known valid. */
 static inline size_t

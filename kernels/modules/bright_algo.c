@@ -3,12 +3,6 @@
 
 #include <math.h>
 
-static int
-mask_fits (const qc_mask_t *m, int w, int h)
-{
-    return !m || (qc_mask_valid (m) && m->w == w && m->h == h);
-}
-
 static void
 set_empty (qc_mean_std_t *out)
 {
@@ -22,7 +16,7 @@ qc_plane_mean_std (const qc_ops_t *ops, const qc_fimg_t *plane,
                    const qc_mask_t *mask, qc_mean_std_t *out)
 {
     if (!ops || !out || !qc_fimg_valid (plane)
-        || !mask_fits (mask, plane->w, plane->h))
+        || !qc_mask_fits (mask, plane->w, plane->h))
         return -1;
     qc_stats_t st;
     if (ops->fimg_stats (plane, mask, &st) != 0)
@@ -43,7 +37,7 @@ qc_channel_mean_std (const qc_ops_t *ops, const qc_rgb_t *img,
                      qc_mean_std_t out[3])
 {
     if (!ops || !out || !qc_rgb_valid (img) || (int) space < 0
-        || space >= QC_CS_COUNT || !mask_fits (mask, img->w, img->h))
+        || space >= QC_CS_COUNT || !qc_mask_fits (mask, img->w, img->h))
         return -1;
     if (space == QC_CS_RGB) {
         /* The uint8 values themselves: integer sums, exact means. */
@@ -82,8 +76,8 @@ qc_contrast_stats (const qc_ops_t *ops, const qc_fimg_t *gray,
                    qc_contrast_t *out)
 {
     if (!ops || !out || !qc_fimg_valid (gray)
-        || !mask_fits (sobel_mask, gray->w, gray->h)
-        || !mask_fits (pixel_mask, gray->w, gray->h))
+        || !qc_mask_fits (sobel_mask, gray->w, gray->h)
+        || !qc_mask_fits (pixel_mask, gray->w, gray->h))
         return -1;
     qc_stats_t px;
     if (ops->fimg_stats (gray, pixel_mask, &px) != 0)

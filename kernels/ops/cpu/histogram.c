@@ -9,17 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int
-mask_fits (const qc_mask_t *mask, int w, int h)
-{
-    return !mask || (qc_mask_valid (mask) && mask->w == w && mask->h == h);
-}
-
 int
 qc_cpu_rgb_histogram (const qc_rgb_t *src, const qc_mask_t *mask,
                       uint64_t hist[3][256])
 {
-    if (!qc_rgb_valid (src) || !hist || !mask_fits (mask, src->w, src->h))
+    if (!qc_rgb_valid (src) || !hist || !qc_mask_fits (mask, src->w, src->h))
         return -1;
     memset (hist, 0, sizeof (uint64_t) * 3 * 256);
     size_t n = qc_npix (src->w, src->h);
@@ -61,7 +55,7 @@ qc_cpu_fimg_histogram (const qc_fimg_t *src, const qc_mask_t *mask,
                        int nbins, double lo, double hi, uint64_t *hist)
 {
     if (!qc_fimg_valid (src) || !hist || nbins < 1
-        || !mask_fits (mask, src->w, src->h) || !isfinite (lo)
+        || !qc_mask_fits (mask, src->w, src->h) || !isfinite (lo)
         || !isfinite (hi) || lo > hi)
         return -1;
     return histogram_range (src, mask, nbins, lo, hi, hist);
@@ -72,7 +66,7 @@ qc_cpu_otsu (const qc_fimg_t *src, const qc_mask_t *mask, int nbins,
              double *thresh)
 {
     if (!qc_fimg_valid (src) || !thresh || nbins < 2
-        || !mask_fits (mask, src->w, src->h))
+        || !qc_mask_fits (mask, src->w, src->h))
         return -1;
     qc_stats_t st;
     if (qc_cpu_fimg_stats (src, mask, &st) || st.n == 0)

@@ -7,12 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int
-mask_fits (const qc_mask_t *mask, int w, int h)
-{
-    return !mask || (qc_mask_valid (mask) && mask->w == w && mask->h == h);
-}
-
 /* Set bytes of p[0..n): 32-bit counts over blocks (which vectorise
  * without widening every byte to 64 bits), added up in a size_t. */
 __attribute__ ((target_clones ("avx2", "default"))) static size_t
@@ -191,7 +185,7 @@ int
 qc_cpu_fimg_stats (const qc_fimg_t *src, const qc_mask_t *mask,
                    qc_stats_t *out)
 {
-    if (!qc_fimg_valid (src) || !out || !mask_fits (mask, src->w, src->h))
+    if (!qc_fimg_valid (src) || !out || !qc_mask_fits (mask, src->w, src->h))
         return -1;
 #ifdef QC_STATS_AVX2
     if (qc_cpu_have_avx2 ()) {
@@ -269,7 +263,7 @@ int
 qc_cpu_rgb_stats (const qc_rgb_t *src, const qc_mask_t *mask,
                   qc_stats_t out[3])
 {
-    if (!qc_rgb_valid (src) || !out || !mask_fits (mask, src->w, src->h))
+    if (!qc_rgb_valid (src) || !out || !qc_mask_fits (mask, src->w, src->h))
         return -1;
     rgb_stats3 (src->px, qc_npix (src->w, src->h), mask ? mask->px : NULL,
                 out);
@@ -364,7 +358,7 @@ qc_cpu_fimg_quantile (const qc_fimg_t *src, const qc_mask_t *mask, double q,
                       double *out)
 {
     if (!qc_fimg_valid (src) || !out || !(q >= 0.0 && q <= 1.0)
-        || !mask_fits (mask, src->w, src->h))
+        || !qc_mask_fits (mask, src->w, src->h))
         return -1;
     size_t n = qc_npix (src->w, src->h), cnt = 0;
     const uint8_t *mk = mask ? mask->px : NULL;

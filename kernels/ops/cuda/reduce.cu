@@ -31,12 +31,6 @@ struct partial {
     double cnt, sum, mn, mx;
 };
 
-bool
-mask_fits (const qc_mask_t *mask, int w, int h)
-{
-    return !mask || (qc_mask_valid (mask) && mask->w == w && mask->h == h);
-}
-
 unsigned
 red_blocks (size_t n)
 {
@@ -292,7 +286,7 @@ extern "C" int
 qc_cuda_fimg_stats (const qc_fimg_t *src, const qc_mask_t *mask,
                     qc_stats_t *out)
 {
-    if (!qc_fimg_valid (src) || !out || !mask_fits (mask, src->w, src->h)
+    if (!qc_fimg_valid (src) || !out || !qc_mask_fits (mask, src->w, src->h)
         || qc_cuda_begin ())
         return -1;
     QcScope sc;
@@ -307,7 +301,7 @@ extern "C" int
 qc_cuda_rgb_stats (const qc_rgb_t *src, const qc_mask_t *mask,
                    qc_stats_t out[3])
 {
-    if (!qc_rgb_valid (src) || !out || !mask_fits (mask, src->w, src->h)
+    if (!qc_rgb_valid (src) || !out || !qc_mask_fits (mask, src->w, src->h)
         || qc_cuda_begin ())
         return -1;
     size_t n = qc_npix (src->w, src->h);
@@ -331,7 +325,7 @@ extern "C" int
 qc_cuda_rgb_histogram (const qc_rgb_t *src, const qc_mask_t *mask,
                        uint64_t hist[3][256])
 {
-    if (!qc_rgb_valid (src) || !hist || !mask_fits (mask, src->w, src->h)
+    if (!qc_rgb_valid (src) || !hist || !qc_mask_fits (mask, src->w, src->h)
         || qc_cuda_begin ())
         return -1;
     size_t n = qc_npix (src->w, src->h);
@@ -358,7 +352,7 @@ qc_cuda_fimg_histogram (const qc_fimg_t *src, const qc_mask_t *mask,
                         int nbins, double lo, double hi, uint64_t *hist)
 {
     if (!qc_fimg_valid (src) || !hist || nbins < 1
-        || !mask_fits (mask, src->w, src->h) || !isfinite (lo)
+        || !qc_mask_fits (mask, src->w, src->h) || !isfinite (lo)
         || !isfinite (hi) || lo > hi || qc_cuda_begin ())
         return -1;
     QcScope sc;
@@ -374,7 +368,7 @@ qc_cuda_otsu (const qc_fimg_t *src, const qc_mask_t *mask, int nbins,
               double *thresh)
 {
     if (!qc_fimg_valid (src) || !thresh || nbins < 2
-        || !mask_fits (mask, src->w, src->h) || qc_cuda_begin ())
+        || !qc_mask_fits (mask, src->w, src->h) || qc_cuda_begin ())
         return -1;
     QcScope sc;
     const float *d_v;

@@ -54,12 +54,6 @@ count_low (const float *d_px, const uint8_t *d_mask, size_t n, uint32_t bin,
     return 0;
 }
 
-int
-mask_fits (const qc_mask_t *m, int w, int h)
-{
-    return !m || (qc_mask_valid (m) && m->w == w && m->h == h);
-}
-
 } // namespace
 
 extern "C" int
@@ -67,7 +61,7 @@ qc_cuda_fimg_quantile (const qc_fimg_t *src, const qc_mask_t *mask, double q,
                        double *out)
 {
     if (!qc_fimg_valid (src) || !out || !(q >= 0.0 && q <= 1.0)
-        || !mask_fits (mask, src->w, src->h) || qc_cuda_begin ())
+        || !qc_mask_fits (mask, src->w, src->h) || qc_cuda_begin ())
         return -1;
     size_t n = qc_npix (src->w, src->h);
     QcScope sc;
