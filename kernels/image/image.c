@@ -177,28 +177,28 @@ qc_fimg_zero (qc_fimg_t *self)
 }
 
 /* The typed doors to the host bytes (image.h). */
-#define HOST_FUNCS(T, stem, P)                                            \
+#define HOST_READ_FUNC(T, stem, P)                                        \
     const P *qc_##stem##_host (const T *img)                              \
     {                                                                     \
         return img ? qc_span_host (QC_SPAN (img), QC_READ) : NULL;        \
+    }
+#define HOST_WRITE_FUNCS(T, stem, P)                                      \
+    P *qc_##stem##_host_edit (T *img)                                     \
+    {                                                                     \
+        return img ? qc_span_host (QC_SPAN (img), QC_EDIT) : NULL;        \
     }                                                                     \
     P *qc_##stem##_host_rewrite (T *img)                                  \
     {                                                                     \
         return img ? qc_span_host (QC_SPAN (img), QC_REWRITE) : NULL;     \
     }
-#define HOST_EDIT_FUNC(T, stem, P)                                        \
-    P *qc_##stem##_host_edit (T *img)                                     \
-    {                                                                     \
-        return img ? qc_span_host (QC_SPAN (img), QC_EDIT) : NULL;        \
-    }
 
-HOST_FUNCS (qc_rgb_t, rgb, uint8_t)
-HOST_FUNCS (qc_fimg_t, fimg, float)
-HOST_FUNCS (qc_mask_t, mask, uint8_t)
-HOST_FUNCS (qc_labels_t, labels, int32_t)
-HOST_EDIT_FUNC (qc_rgb_t, rgb, uint8_t)
-HOST_EDIT_FUNC (qc_fimg_t, fimg, float)
-HOST_EDIT_FUNC (qc_mask_t, mask, uint8_t)
+HOST_READ_FUNC (qc_rgb_t, rgb, uint8_t)
+HOST_READ_FUNC (qc_fimg_t, fimg, float)
+HOST_READ_FUNC (qc_mask_t, mask, uint8_t)
+HOST_READ_FUNC (qc_labels_t, labels, int32_t)
+HOST_WRITE_FUNCS (qc_rgb_t, rgb, uint8_t)
+HOST_WRITE_FUNCS (qc_fimg_t, fimg, float)
+HOST_WRITE_FUNCS (qc_mask_t, mask, uint8_t)
 
 /* Pixels somewhere: host bytes, a device copy, or a uniform value. */
 #define HAS_PIXELS(img) ((img)->px || (img)->at.dev || (img)->at.uniform)

@@ -102,8 +102,8 @@ float *qc_fimg_host_rewrite (qc_fimg_t *img);
 const uint8_t *qc_mask_host (const qc_mask_t *img);
 uint8_t *qc_mask_host_edit (qc_mask_t *img);
 uint8_t *qc_mask_host_rewrite (qc_mask_t *img);
+/* Labels are written by the label op only; host code reads them. */
 const int32_t *qc_labels_host (const qc_labels_t *img);
-int32_t *qc_labels_host_rewrite (qc_labels_t *img);
 
 /* Any image's bytes as image_place.h's functions take them (a backend's
  * view, whatever the type; a const image's placement changes all the
