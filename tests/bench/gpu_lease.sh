@@ -1,0 +1,78 @@
+#!/bin/bash
+# The GPU checks of issue 18, as one call of the device tool (a lent GPU
+# machine: CUDA, no network, none of our Debian libraries). Here first:
+#     make bench test-unit && tests/bench/gpu_pack.sh
+# then, through the device tool, from the repository root:
+#     carry [".devcarry"], command "tests/bench/gpu_lease.sh"
+# Stages, in this order, each under its own time limit so that one that
+# hangs or crashes leaves the others their time (STAGES picks some:
+# STAGES=equiv,memcheck,bench125,bench10x):
+#   equiv     test_cuda_equiv: every op of both CUDA lanes against the CPU,
+#             and the default pipeline on real and generated slides
+#   memcheck  compute-sanitizer memcheck (leaks too) on test_cuda_equiv
+#             --quick (the ops and the real slides)
+#   bench125  bench_gpu at 1.25x: CPU 1 core and all cores, both lanes
+#   bench10x  bench_gpu at 10x: CPU on 8 cores (8 slides at once fill
+#             ~74 GB; 16 would not fit), the resident lane, and its
+#             per-step and per-op times (--gpu-steps)
+# Limits add up to 590 s: give the call timeout_s 600. The full-size
+# slide is generated in the background meanwhile. Logs go
+# to $OUT (the device tool's folder that comes back), a summary last.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+out=${OUT:-/tmp/qc-gpu-lease}
+mkdir -p "$out" build/bench-data
+tar -xJf .devcarry/pack.tar.xz || { echo "no .devcarry/pack.tar.xz: run tests/bench/gpu_pack.sh here and carry .devcarry" >&2; exit 2; }
+export LD_LIBRARY_PATH=$PWD/.devlib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export QC_SHARED_DIR=$PWD/.devdata
+sanitizer=${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer
+smi=nvidia-smi
+stages=",${STAGES:-equiv,memcheck,bench125,bench10x},"
+summary=$out/summary.txt
+: >"$summary"
+
+$smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv |& tee -a "$summary"
+echo "cpus: $(nproc), $(awk '/MemTotal/ {printf "%.0f GB", $2 / 1048576}' /proc/meminfo)" | tee -a "$summary"
+
+# stage NAME LIMIT_S COMMAND...: runs when STAGES names it; its output to
+# $out/NAME.log and the console, its exit status and seconds to the summary
+stage () {
+    local name=$1 limit=$2
+    shift 2
+    case $stages in *",$name,"*) ;; *) return 0 ;; esac
+    local t0=$SECONDS
+    echo "== $name: $*"
+    timeout --kill-after=10 "$limit" stdbuf -oL "$@" >"$out/$name.log" 2>&1
+    local rc=$?
+    tail -n 40 "$out/$name.log"
+    echo "$name: exit $rc in $((SECONDS - t0)) s" | tee -a "$summary"
+}
+
+slide=build/bench-data/full-60000x45000.svs
+gen_pid=
+case $stages in
+*bench*)
+    if [ ! -s "$slide" ]; then
+        { bin/qc-mkslide -o "$slide.part" --width 60000 --height 45000 --seed 7 --threads 8 \
+              >"$out/mkslide.log" 2>&1 && mv "$slide.part" "$slide"; } &
+        gen_pid=$!
+    fi
+    ;;
+esac
+
+stage equiv 150 build/tests/test_cuda_equiv
+stage memcheck 150 "$sanitizer" --tool memcheck --leak-check full --error-exitcode 9 \
+    build/tests/test_cuda_equiv --quick
+if [ -n "$gen_pid" ]; then
+    t0=$SECONDS
+    wait "$gen_pid"
+    echo "slide: exit $? (waited $((SECONDS - t0)) s)" | tee -a "$summary"
+fi
+stage bench125 60 build/bench/bench_gpu --sizes 1.25x --repeat 3
+stage bench10x 230 build/bench/bench_gpu --sizes 1.25x,10x --cores 8 --no-one-core \
+    --lanes resident --repeat 2 --gpu-steps
+grep -hE "PASS|FAIL|ERROR SUMMARY|LEAK SUMMARY|per slide|copies per slide|^at " \
+    "$out"/equiv.log "$out"/memcheck.log "$out"/bench125.log "$out"/bench10x.log 2>/dev/null \
+    >>"$summary"
+echo "==== summary"
+cat "$summary"

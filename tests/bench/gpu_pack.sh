@@ -1,0 +1,41 @@
+#!/bin/bash
+# Packs what tests/bench/gpu_lease.sh needs on a lent GPU machine, which
+# has CUDA but none of this project's Debian libraries and no network:
+# the programs built here (make bench test-unit, with nvcc), the shared
+# libraries they load (glibc and the C++ runtime excepted: the GPU
+# machine's are newer), the textures qc-mkslide paints with and the real
+# slides test_cuda_equiv reads. Unpacked in the repository root there, it
+# gives build/ and bin/ their programs, .devlib the libraries and
+# .devdata the test data (QC_SHARED_DIR). One xz archive, .devcarry/pack.tar.xz,
+# because the device tool carries at most 64 MiB and the libraries alone
+# are ~50 MB unpacked. .devcarry is git-ignored through .git/info/exclude.
+#   tests/bench/gpu_pack.sh        then carry .devcarry (tests/bench/README.md)
+set -eu
+cd "$(dirname "$0")/../.."
+shared=${QC_SHARED_DIR:-../shared}
+bins=(build/tests/test_cuda_equiv build/bench/bench_gpu bin/qc-mkslide)
+for b in "${bins[@]}"; do
+    if [ ! -x "$b" ]; then
+        echo "gpu_pack: $b is not built; run make bench test-unit first (with nvcc)" >&2
+        exit 1
+    fi
+done
+mkdir -p .git/info
+for d in /.devcarry/ /.devlib/ /.devdata/; do
+    grep -qxF "$d" .git/info/exclude 2>/dev/null || echo "$d" >>.git/info/exclude
+done
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/.devlib" "$stage/.devdata/slides" "$stage/build/tests" "$stage/build/bench" "$stage/bin"
+for b in "${bins[@]}"; do
+    cp "$b" "$stage/$b"
+done
+# the libraries the programs load, by the paths ldd resolves here
+ldd "${bins[@]}" | awk '$3 ~ /^\// { print $3 }' | sort -u |
+    grep -vE '/(libc|libm|libgcc_s|libstdc\+\+|ld-linux[^/]*)\.so' |
+    while read -r lib; do cp -L "$lib" "$stage/.devlib/"; done
+cp -r "$shared/textures" "$stage/.devdata/"
+cp -r "$shared/slides/real" "$stage/.devdata/slides/"
+mkdir -p .devcarry
+tar -C "$stage" -cJf .devcarry/pack.tar.xz .
+du -h .devcarry/pack.tar.xz
