@@ -159,6 +159,7 @@ qc_worker_exec_pipeline (void *arg, const qc_task_t *task, qc_result_t *out)
     if (e && lane_ops (task, out, &ops) == 0) {
         qc_slide_got_t got;
         qc_slide_fetch_get (fetch, task->path, &got);
+        got.in.read_threads = (int) task->read_threads;
         qc_pipeline_run_input (e->pipeline, &got.in, out, ops);
         qc_slide_got_release (fetch, &got);
     }
@@ -187,6 +188,7 @@ qc_worker_exec_pipeline_prepare (void *arg, const qc_task_t *task,
         p->entry = e;
         p->fetch = arg;
         qc_slide_fetch_get (p->fetch, task->path, &p->got);
+        p->got.in.read_threads = (int) task->read_threads;
         p->job = qc_pipeline_prepare_input (e->pipeline, &p->got.in, out);
     }
     if (!p || !p->job) {

@@ -97,6 +97,7 @@ begin_task (exec_ctx_t *ctx, qc_worker_t *w, int lane, qc_task_t *task)
     set_log_slide (task->path);
     task->gpu = lane > 0 ? (int32_t) w->cfg.gpus[lane - 1].index : -1;
     task->gpu_simulated = lane > 0 && w->cfg.simulated_gpus;
+    task->read_threads = lane > 0 && w->cfg.gpu_read_threads ? w->cfg.gpu_read_threads : 1;
     fetch_next (w, lane);
 }
 

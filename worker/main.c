@@ -33,12 +33,14 @@ usage (FILE *to)
         "  -s, --slots N          CPU slots: slides run at once (default: cores)\n"
         "  -g, --gpu I[,J]|all    advertise and use these GPUs; fails (exit 2)\n"
         "                         when no usable GPU is there or this build\n"
-        "                         has no CUDA backend. QC_GPU_RESIDENT=1 in\n"
-        "                         the environment keeps a slide's images on\n"
-        "                         the GPU between steps (not yet run on a\n"
-        "                         GPU: off by default)\n"
+        "                         has no CUDA backend. A slide's images stay\n"
+        "                         on the GPU between steps; QC_GPU_RESIDENT=0\n"
+        "                         in the environment copies them up and down\n"
+        "                         at each op instead (the older, slower lane)\n"
         "      --gpu-mem MB       device memory each GPU's buffer pool may\n"
         "                         hold (default 8192)\n"
+        "      --gpu-read-threads N  threads that read each slide of a GPU lane\n"
+        "                         (its image and focus tiles; default 4, 1-16)\n"
         "      --no-read-ahead    GPU lanes read each slide, then compute it;\n"
         "                         by default a CPU thread per GPU reads the\n"
         "                         next slide while the GPU computes\n"
@@ -100,6 +102,7 @@ enum {
     OPT_TASK_DELAY_MS,
     OPT_GPU_MEM,
     OPT_NO_READ_AHEAD,
+    OPT_GPU_READ_THREADS,
     OPT_NO_SUPERVISE,
     OPT_TEST_CRASH_ON,
     OPT_TEST_HANG_ON,
@@ -139,6 +142,7 @@ main (int argc, char **argv)
         {"task-delay-ms", required_argument, 0, OPT_TASK_DELAY_MS},
         {"gpu-mem", required_argument, 0, OPT_GPU_MEM},
         {"no-read-ahead", no_argument, 0, OPT_NO_READ_AHEAD},
+        {"gpu-read-threads", required_argument, 0, OPT_GPU_READ_THREADS},
         {"no-supervise", no_argument, 0, OPT_NO_SUPERVISE},
         {"test-crash-on", required_argument, 0, OPT_TEST_CRASH_ON},
         {"test-hang-on", required_argument, 0, OPT_TEST_HANG_ON},
@@ -201,6 +205,11 @@ main (int argc, char **argv)
                 return QC_EXIT_USAGE;
             break;
         case OPT_NO_READ_AHEAD: cfg.no_read_ahead = true; break;
+        case OPT_GPU_READ_THREADS:
+            if (qc_cli_uint (prog, "--gpu-read-threads", optarg, 1, 16, &v))
+                return QC_EXIT_USAGE;
+            cfg.gpu_read_threads = (uint32_t) v;
+            break;
         case OPT_NO_SUPERVISE: supervise = false; break;
         case OPT_TEST_CRASH_ON: cfg.test_crash_on = optarg; break;
         case OPT_TEST_HANG_ON: cfg.test_hang_on = optarg; break;

@@ -24,6 +24,9 @@ typedef struct {
                                   executor sets it to its lane's GPU) */
     bool gpu_simulated;        /* a --simulate-gpus lane (tests only): the
                                   task runs on the CPU backend */
+    uint32_t read_threads;     /* threads reading its slide (the executor
+                                  sets it: gpu_read_threads on a GPU lane,
+                                  1 on a CPU slot) */
     char *path;
     char *config;              /* NULL = the project's default */
 } qc_task_t;
@@ -70,6 +73,10 @@ typedef struct {
     qc_prepare_fn *exec_prepare;
     qc_finish_fn *exec_finish;
     bool no_read_ahead;
+    /* Threads that read each slide of a GPU lane (its image, its focus
+     * tiles): a lane runs one slide at a time, and at 10x one core's JPEG
+     * decoding takes longer than the GPU's steps. Default 4; 1..16. */
+    uint32_t gpu_read_threads;
     /* Slides by URL (worker/slide_fetch.h), for the QC pipeline (exec
      * NULL): the disk cache of slides read whole (NULL: the default
      * folder) and its size limit in bytes (0: 20 GB); HTTP stall limit

@@ -70,12 +70,19 @@
  * (kernels/slide/slide_blocks.h): the same measure (blur Dice within
  * 0.002 of the coefficients' on generated slides), 5-8x slower.
  *
- * The step uses one core: reads and arithmetic run on the calling
- * thread (a worker's slot). */
+ * Threads: the step measures tiles on the run's read_threads (1 in a
+ * CPU slot, which is one of many slides at once; a GPU lane's read
+ * threads, worker --gpu-read-threads, where the tiles' entropy decoding
+ * on one core would take longer than the GPU's whole 1.25x pipeline).
+ * The flagged tiles are cut into runs of consecutive tiles, one per
+ * thread, each with its own session, and their lists are joined in tile
+ * order: each mask pixel adds the same numbers in the same order
+ * whatever the thread count. */
 #include "kernels/modules/blur_common.h"
 #include "kernels/modules/focus_algo.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,12 +240,13 @@ blocks_map (const qc_ops_t *ops, const geom_t *g, const qc_mask_t *meas,
                              b->sampled);
 }
 
-/* 1 for each tile of the level with a measured block; *n of them. */
-static uint8_t *
+/* For each tile of the level, its measured blocks (0: not read); *n
+ * tiles with any. */
+static uint32_t *
 tiles_with_blocks (const geom_t *g, const blocks_map_t *b, long *n)
 {
-    uint8_t *flag = calloc ((size_t) g->ntx * (size_t) g->nty, 1);
-    if (!flag)
+    uint32_t *count = calloc ((size_t) g->ntx * (size_t) g->nty, sizeof *count);
+    if (!count)
         return NULL;
     const int tbw = g->tw / 8, tbh = g->th / 8;
     for (int by = 0; by < b->nby; by++) {
@@ -246,12 +254,12 @@ tiles_with_blocks (const geom_t *g, const blocks_map_t *b, long *n)
         size_t ty = (size_t) (by / tbh);
         for (int bx = 0; bx < b->nbx; bx++)
             if (row[bx])
-                flag[ty * (size_t) g->ntx + (size_t) (bx / tbw)] = 1;
+                count[ty * (size_t) g->ntx + (size_t) (bx / tbw)]++;
     }
     *n = 0;
     for (size_t i = 0; i < (size_t) g->ntx * (size_t) g->nty; i++)
-        *n += flag[i];
-    return flag;
+        *n += count[i] > 0;
+    return count;
 }
 
 /* The measured blocks' hf squared and the mask pixels they belong to,
@@ -263,55 +271,164 @@ typedef struct {
     size_t n, cap;
 } energies_t;
 
-/* Reads every flagged tile's blocks and lists the measured ones' hf
+/* One thread's share: tiles [t0, t1) of the level in raster order (the
+ * ones with measured blocks), read through its own session. */
+typedef struct {
+    qc_slide_blocks_t *blocks;
+    const geom_t *g;
+    const uint32_t *count;
+    const blocks_map_t *map;
+    float max_luma;
+    size_t t0, t1;
+    energies_t e;
+    int rc;
+    char err[256];
+} part_t;
+
+/* Reads the part's tiles' blocks and lists the measured ones' hf
  * squared under their mask pixels. 0, or -1 (err). */
 static int
-measure_tiles (qc_slide_blocks_t *blocks, const geom_t *g,
-               const uint8_t *flag, const blocks_map_t *map, float max_luma,
-               energies_t *e, char *err, size_t errlen)
+measure_tiles (part_t *pt)
 {
+    const geom_t *g = pt->g;
+    const blocks_map_t *map = pt->map;
+    energies_t *e = &pt->e;
     const int tbw = g->tw / 8, tbh = g->th / 8;
     float *hf = malloc ((size_t) tbw * (size_t) tbh * sizeof *hf);
     float *luma = malloc ((size_t) tbw * (size_t) tbh * sizeof *luma);
     int rc = -1;
     if (!hf || !luma) {
-        snprintf (err, errlen, "out of memory for a %d x %d tile", g->tw,
-                  g->th);
+        snprintf (pt->err, sizeof pt->err, "out of memory for a %d x %d tile",
+                  g->tw, g->th);
         goto done;
     }
-    for (int ty = 0; ty < g->nty; ty++)
-        for (int tx = 0; tx < g->ntx; tx++) {
-            if (!flag[(size_t) ty * (size_t) g->ntx + (size_t) tx])
-                continue;
-            int64_t bx = (int64_t) tx * tbw, by = (int64_t) ty * tbh;
-            /* whole blocks that start inside the level */
-            int64_t left_x = (g->lw - bx * 8 + 7) / 8, left_y = (g->lh - by * 8 + 7) / 8;
-            int nbx = left_x < tbw ? (int) left_x : tbw;
-            int nby = left_y < tbh ? (int) left_y : tbh;
-            if (qc_slide_blocks_read (blocks, bx, by, nbx, nby, hf, luma, err,
-                                      errlen) != 0)
-                goto done;
-            for (int j = 0; j < nby; j++) {
-                const uint8_t *meas = map->sampled
-                    + (size_t) (by + j) * (size_t) map->nbx + (size_t) bx;
-                int32_t my = map->rows[by + j];
-                for (int i = 0; i < nbx; i++) {
-                    size_t b = (size_t) j * (size_t) nbx + (size_t) i;
-                    if (!meas[i] || luma[b] > max_luma)
-                        continue;
-                    if (e->n == e->cap) {   /* sampled blocks bound it */
-                        snprintf (err, errlen, "more blocks than sampled");
-                        goto done;
-                    }
-                    e->idx[e->n] = my * g->mw + map->cols[bx + i];
-                    e->val[e->n++] = hf[b] * hf[b];
+    for (size_t t = pt->t0; t < pt->t1; t++) {
+        if (!pt->count[t])
+            continue;
+        int tx = (int) (t % (size_t) g->ntx), ty = (int) (t / (size_t) g->ntx);
+        int64_t bx = (int64_t) tx * tbw, by = (int64_t) ty * tbh;
+        /* whole blocks that start inside the level */
+        int64_t left_x = (g->lw - bx * 8 + 7) / 8, left_y = (g->lh - by * 8 + 7) / 8;
+        int nbx = left_x < tbw ? (int) left_x : tbw;
+        int nby = left_y < tbh ? (int) left_y : tbh;
+        if (qc_slide_blocks_read (pt->blocks, bx, by, nbx, nby, hf, luma,
+                                  pt->err, sizeof pt->err) != 0)
+            goto done;
+        for (int j = 0; j < nby; j++) {
+            const uint8_t *meas = map->sampled
+                + (size_t) (by + j) * (size_t) map->nbx + (size_t) bx;
+            int32_t my = map->rows[by + j];
+            for (int i = 0; i < nbx; i++) {
+                size_t b = (size_t) j * (size_t) nbx + (size_t) i;
+                if (!meas[i] || luma[b] > pt->max_luma)
+                    continue;
+                if (e->n == e->cap) {   /* sampled blocks bound it */
+                    snprintf (pt->err, sizeof pt->err, "more blocks than sampled");
+                    goto done;
                 }
+                e->idx[e->n] = my * g->mw + map->cols[bx + i];
+                e->val[e->n++] = hf[b] * hf[b];
             }
         }
+    }
     rc = 0;
 done:
     free (hf);
     free (luma);
+    return rc;
+}
+
+static void *
+measure_main (void *arg)
+{
+    part_t *pt = arg;
+    pt->rc = measure_tiles (pt);
+    return NULL;
+}
+
+#define MAX_PARTS 16
+
+/* Measures the counted tiles on nparts threads (the calling one
+ * included) and joins their lists into e in tile order. blocks is the
+ * first part's session; the others open their own on the same level.
+ * Their stats are added into *stats. 0, or -1 (err). */
+static int
+measure_parallel (qc_run_t *run, qc_slide_blocks_t *blocks, int level,
+                  int band, int nparts, part_t proto, energies_t *e,
+                  qc_slide_blocks_stats_t *stats, char *err, size_t errlen)
+{
+    const geom_t *g = proto.g;
+    size_t ntiles = (size_t) g->ntx * (size_t) g->nty;
+    part_t parts[MAX_PARTS];
+    pthread_t tid[MAX_PARTS];
+    int started[MAX_PARTS] = { 0 };
+    if (nparts < 1)
+        nparts = 1;
+    if (nparts > MAX_PARTS)
+        nparts = MAX_PARTS;
+    if ((size_t) nparts > e->cap)
+        nparts = e->cap > 0 ? (int) e->cap : 1;
+    /* runs of consecutive tiles holding about e->cap / nparts blocks */
+    size_t t = 0, done_blocks = 0;
+    for (int k = 0; k < nparts; k++) {
+        parts[k] = proto;
+        parts[k].blocks = NULL;
+        parts[k].t0 = t;
+        size_t goal = e->cap * (size_t) (k + 1) / (size_t) nparts, cap = 0;
+        while (t < ntiles && (k == nparts - 1 || done_blocks < goal)) {
+            cap += proto.count[t];
+            done_blocks += proto.count[t];
+            t++;
+        }
+        parts[k].t1 = t;
+        parts[k].e = (energies_t) { .cap = cap };
+    }
+    int rc = 0;
+    for (int k = 0; k < nparts && rc == 0; k++) {
+        size_t cap = parts[k].e.cap ? parts[k].e.cap : 1;
+        parts[k].e.idx = malloc (cap * sizeof *parts[k].e.idx);
+        parts[k].e.val = malloc (cap * sizeof *parts[k].e.val);
+        parts[k].blocks = k == 0 ? blocks
+            : qc_slide_blocks_open (run->slide, level, band, err, errlen);
+        if (!parts[k].e.idx || !parts[k].e.val || !parts[k].blocks) {
+            if (parts[k].blocks || k == 0)
+                snprintf (err, errlen, "out of memory for %zu blocks", cap);
+            rc = -1;
+        }
+    }
+    for (int k = 1; k < nparts && rc == 0; k++)
+        started[k] = pthread_create (&tid[k], NULL, measure_main, &parts[k]) == 0;
+    if (rc == 0)
+        measure_main (&parts[0]);
+    for (int k = 1; k < nparts; k++) {
+        if (started[k])
+            pthread_join (tid[k], NULL);
+        else if (rc == 0)
+            measure_main (&parts[k]);  /* no thread: this one reads it */
+    }
+    for (int k = 0; k < nparts; k++) {
+        if (rc == 0 && parts[k].rc != 0) {
+            snprintf (err, errlen, "%s", parts[k].err);
+            rc = -1;
+        }
+        if (rc == 0) {
+            memcpy (e->idx + e->n, parts[k].e.idx, parts[k].e.n * sizeof *e->idx);
+            memcpy (e->val + e->n, parts[k].e.val, parts[k].e.n * sizeof *e->val);
+            e->n += parts[k].e.n;
+        }
+        if (k > 0 && parts[k].blocks) {
+            qc_slide_blocks_stats_t s;
+            qc_slide_blocks_stats (parts[k].blocks, &s);
+            stats->coded_bytes += s.coded_bytes;
+            stats->pixels += s.pixels;
+            stats->blocks += s.blocks;
+            stats->coef_reads += s.coef_reads;
+            stats->pixel_reads += s.pixel_reads;
+            qc_slide_blocks_close (&parts[k].blocks);
+        }
+        free (parts[k].e.idx);
+        free (parts[k].e.val);
+    }
     return rc;
 }
 
@@ -368,10 +485,11 @@ run_focus (qc_run_t *run)
     qc_fimg_t *sum = qc_fimg_new (mw, mh), *count = qc_fimg_new (mw, mh);
     blocks_map_t map = { 0 };
     energies_t en = { 0 };
+    qc_slide_blocks_stats_t extra = { 0 };   /* the other threads' reads */
     qc_slide_blocks_t *blocks = qc_slide_blocks_open (run->slide, level,
                                                       last_stats.band, err,
                                                       sizeof err);
-    uint8_t *flag = NULL;
+    uint32_t *tile_count = NULL;
     geom_t g = {
         .mw = mw, .mh = mh, .x0 = (double) run->bbox_x,
         .y0 = (double) run->bbox_y, .sx = (double) run->bbox_w / mw,
@@ -394,7 +512,7 @@ run_focus (qc_run_t *run)
     if (ops->morph_rect (use, 2 * p.edge_erode + 1, 2 * p.edge_erode + 1,
                          QC_MORPH_ERODE, meas) != 0
         || blocks_map (ops, &g, meas, &map) != 0
-        || !(flag = tiles_with_blocks (&g, &map, &last_stats.tiles))) {
+        || !(tile_count = tiles_with_blocks (&g, &map, &last_stats.tiles))) {
         qc_run_fail (run, "choosing the tissue's tiles failed (out of memory?)");
         goto done;
     }
@@ -408,8 +526,11 @@ run_focus (qc_run_t *run)
         goto done;
     }
     double t_read = now_s ();
-    if (measure_tiles (blocks, &g, flag, &map, (float) (p.max_gray * 255.0),
-                       &en, err, sizeof err) != 0) {
+    part_t proto = { .g = &g, .count = tile_count, .map = &map,
+                     .max_luma = (float) (p.max_gray * 255.0) };
+    if (measure_parallel (run, blocks, level, last_stats.band,
+                          run->read_threads, proto, &en, &extra, err,
+                          sizeof err) != 0) {
         qc_run_fail (run, "reading level %d: %s", level, err);
         goto done;
     }
@@ -430,6 +551,11 @@ run_focus (qc_run_t *run)
 done:
     last_stats.level = level;
     qc_slide_blocks_stats (blocks, &last_stats.read);
+    last_stats.read.coded_bytes += extra.coded_bytes;
+    last_stats.read.pixels += extra.pixels;
+    last_stats.read.blocks += extra.blocks;
+    last_stats.read.coef_reads += extra.coef_reads;
+    last_stats.read.pixel_reads += extra.pixel_reads;
     snprintf (last_stats.way, sizeof last_stats.way, "%s",
               qc_slide_blocks_way (blocks));
     last_stats.seconds = now_s () - t0;
@@ -442,7 +568,7 @@ done:
             last_stats.read.pixels / 1e6,
             (unsigned long long) last_stats.read.blocks, last_stats.threshold,
             last_stats.seconds * 1e3);
-    free (flag);
+    free (tile_count);
     blocks_map_free (&map);
     free (en.idx);
     free (en.val);

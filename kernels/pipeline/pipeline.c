@@ -520,7 +520,9 @@ prepare (const qc_pipeline_t *self, const qc_pipeline_input_t *in,
         .base = &self->base,
         .step = BASE_SECTION,
         .params = self->base_section,
-        .read_threads = self->read_threads,
+        .read_threads = in && in->read_threads > 0
+            ? (in->read_threads > 16 ? 16 : in->read_threads)
+            : self->read_threads,
     };
     job->rc = run_step (&job->run, &qc_module_base_image);
     if (job->rc == 0 && preread)

@@ -19,9 +19,9 @@ qc_pipeline_t *qc_pipeline_new (const char *config_text, char *err,
                                 size_t errlen);
 void qc_pipeline_destroy (qc_pipeline_t **self_p);
 
-/* Threads that read one slide's image (1 by default: a worker runs
- * several slides at once, one per thread). Set before any run; values
- * are clamped to 1..16. */
+/* Threads that read one slide's image and measure its focus tiles (1 by
+ * default: a worker runs several slides at once, one per thread). Set
+ * before any run; values are clamped to 1..16. */
 void qc_pipeline_set_read_threads (qc_pipeline_t *self, int nthreads);
 
 /* Space-separated step names, as results.tsv's "#pipeline:" line shows. */
@@ -51,13 +51,18 @@ int qc_pipeline_run_with (const qc_pipeline_t *self, const char *slide_path,
  * source), which the run takes and closes before it returns (prepare:
  * when the job ends); or, when the caller could not get the slide, the
  * reason the slide fails with. name is the filename column and the
- * slide's name in log lines (NULL: the file's or slide's own). */
+ * slide's name in log lines (NULL: the file's or slide's own).
+ * read_threads: threads that read this slide's image and its focus
+ * tiles (a GPU lane's, whose one slide at a time would otherwise wait
+ * on one core); 0 = the pipeline's (qc_pipeline_set_read_threads);
+ * at most 16. The results do not depend on it. */
 struct qc_slide;
 typedef struct {
     const char *path;
     struct qc_slide *slide;
     const char *error;
     const char *name;
+    int read_threads;
 } qc_pipeline_input_t;
 
 int qc_pipeline_run_input (const qc_pipeline_t *self,

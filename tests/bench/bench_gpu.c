@@ -59,7 +59,12 @@ cpu_job (void *arg)
     return NULL;
 }
 
-/* One slide through prepare + finish with ops; read and compute times. */
+/* Threads that read a GPU lane's slide (worker --gpu-read-threads). */
+static int gpu_read_threads = 4;
+
+/* One slide through prepare + finish with ops; read and compute times.
+ * A GPU lane's slide is read on gpu_read_threads threads, as a GPU
+ * worker reads it; the CPU's on one (a CPU worker runs a slide a core). */
 static int
 split_run (const qc_pipeline_t *p, const char *path, const qc_ops_t *ops,
            double *read_s, double *steps_s)
@@ -69,7 +74,8 @@ split_run (const qc_pipeline_t *p, const char *path, const qc_ops_t *ops,
         return -1;
     qc_classifier_forget_planes ();
     double t0 = now_s ();
-    qc_pipeline_job_t *job = qc_pipeline_prepare (p, path, r);
+    qc_pipeline_input_t in = { .path = path, .read_threads = ops ? gpu_read_threads : 1 };
+    qc_pipeline_job_t *job = qc_pipeline_prepare_input (p, &in, r);
     double t1 = now_s ();
     int rc = job ? qc_pipeline_finish (&job, ops) : -1;
     double t2 = now_s ();
@@ -212,9 +218,10 @@ bench_size (const char *path, const char *size, int repeat, int cores,
                 best_s = s;
             }
         qc_place_counts (&c1);
-        printf ("  GPU 0, %-8s lane: %7.3f s per slide (read %.3f on 1 CPU thread + steps %.3f);"
+        printf ("  GPU 0, %-8s lane: %7.3f s per slide (read %.3f on %d CPU threads + steps %.3f);"
                 " with read-ahead a lane takes %.3f s per slide\n", lane_names[l],
-                best_r + best_s, best_r, best_s, best_r > best_s ? best_r : best_s);
+                best_r + best_s, best_r, gpu_read_threads, best_s,
+                best_r > best_s ? best_r : best_s);
         if (l == 1)
             printf ("    copies per slide: %.1f up (%.1f MB), %.1f down (%.1f MB)\n",
                     (double) (c1.up - c0.up) / repeat,
@@ -259,7 +266,7 @@ main (int argc, char **argv)
         {"sizes", required_argument, 0, 'z'}, {"cores", required_argument, 0, 'c'},
         {"steps", no_argument, 0, 's'}, {"gpu-steps", no_argument, 0, 'S'}, {"gpu-only", no_argument, 0, 'g'},
         {"quick", no_argument, 0, 'q'}, {"png-size", required_argument, 0, 'p'},
-        {"lanes", required_argument, 0, 'l'}, {"no-one-core", no_argument, 0, 'o'},
+        {"lanes", required_argument, 0, 'l'}, {"gpu-read-threads", required_argument, 0, 't'}, {"no-one-core", no_argument, 0, 'o'},
         {"help", no_argument, 0, 'H'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "", opts, NULL)) != -1) {
@@ -275,6 +282,13 @@ main (int argc, char **argv)
         case 'g': skip_cpu = 1; break;
         case 'p': png_size = optarg; break;
         case 'o': one_core = 0; break;
+        case 't':
+            gpu_read_threads = atoi (optarg);
+            if (gpu_read_threads < 1 || gpu_read_threads > 16) {
+                fprintf (stderr, "bench_gpu: --gpu-read-threads takes 1 to 16\n");
+                return 2;
+            }
+            break;
         case 'l':
             lane_on[0] = strstr (optarg, "copying") != NULL;
             lane_on[1] = strstr (optarg, "resident") != NULL;
@@ -293,6 +307,8 @@ main (int argc, char **argv)
                     "  --gpu-only skip the CPU rows\n"
                     "  --no-one-core skip the one-core CPU row (all cores still run; the\n"
                     "             untimed warm-up still runs once, at the first size)\n"
+                    "  --gpu-read-threads N  threads reading a GPU lane's slide (default 4,\n"
+                    "             as qc-worker)\n"
                     "  --lanes L  GPU lanes to time: copying, resident or copying,resident\n"
                     "             (default both)\n"
                     "  --png-size SIZE  PNG images above 1.25x written at SIZE (default\n"

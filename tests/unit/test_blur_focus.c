@@ -14,7 +14,8 @@
  *    read), 5x (none fine enough: a warning), no magnification at all
  *    (base_mag from the config), the pixel path (QC_DIRECT_READ=0), and
  *    the real 2x-step pyramid; fine blur found (Dice), only tissue tiles
- *    read, config errors refused.
+ *    read, config errors refused; on several read threads the same
+ *    results byte for byte as on one.
  *
  * Run from the repository root (bin/qc-mkslide, ../shared). */
 #include <math.h>
@@ -299,6 +300,53 @@ run_focus (const qc_pipeline_t *p, const char *name, qc_result_t *r,
     return d;
 }
 
+/* The step on read_threads threads gives the single thread's results
+ * byte for byte (columns and images) and reads the same tiles and
+ * blocks: the tiles are cut into runs, one per thread, whose lists are
+ * joined in tile order. */
+static void
+check_threads_same (const qc_pipeline_t *p, const char *name, const char *how)
+{
+    char path[256];
+    snprintf (path, sizeof path, "%s/%s.svs", tmp, name);
+    const qc_focus_stats_t *st = qc_focus_last_stats ();
+    qc_result_t *one = qc_result_new (), *many = qc_result_new ();
+    CHECK (one && many);
+    if (!one || !many)
+        goto done;
+    qc_pipeline_input_t in = { .path = path, .read_threads = 1 };
+    CHECK (qc_pipeline_run_input (p, &in, one, NULL) == 0 && one->ok);
+    qc_focus_stats_t st1 = *st;
+    for (int threads = 3; threads <= 16; threads += 13) {
+        in.read_threads = threads;
+        CHECK (qc_pipeline_run_input (p, &in, many, NULL) == 0 && many->ok);
+        CHECK (st->tiles == st1.tiles && st->read.blocks == st1.read.blocks
+               && st->read.coded_bytes == st1.read.coded_bytes
+               && st->read.pixels == st1.read.pixels
+               && st->read.coef_reads + st->read.pixel_reads
+                  == st1.read.coef_reads + st1.read.pixel_reads,
+               "%s, %d threads: %ld tiles %llu blocks, one thread %ld %llu", how,
+               threads, st->tiles, (unsigned long long) st->read.blocks, st1.tiles,
+               (unsigned long long) st1.read.blocks);
+        CHECK (one->nkv == many->nkv && one->nfiles == many->nfiles, "%s", how);
+        for (size_t i = 0; i < one->nkv && i < many->nkv; i++)
+            CHECK (strcmp (one->kv[i].key, many->kv[i].key) == 0
+                   && strcmp (one->kv[i].value, many->kv[i].value) == 0,
+                   "%s, %d threads: %s %s against %s", how, threads,
+                   one->kv[i].key, many->kv[i].value, one->kv[i].value);
+        for (size_t i = 0; i < one->nfiles && i < many->nfiles; i++)
+            CHECK (one->files[i].size == many->files[i].size
+                   && memcmp (one->files[i].data, many->files[i].data,
+                              one->files[i].size) == 0,
+                   "%s, %d threads: %s differs", how, threads, one->files[i].name);
+    }
+    printf ("%s: 3 and 16 read threads give one thread's results (%ld tiles, "
+            "%llu blocks)\n", how, st1.tiles, (unsigned long long) st1.read.blocks);
+done:
+    qc_result_destroy (&one);
+    qc_result_destroy (&many);
+}
+
 static void
 test_levels (void)
 {
@@ -335,6 +383,12 @@ test_levels (void)
     CHECK (strcmp (st->way, "pixels") == 0 && st->read.pixels > 0
            && st->read.coded_bytes == 0);
     CHECK (fabs (dp - d) < 0.02, "%.3f vs %.3f", dp, d);
+
+    /* on several threads: the same, both ways */
+    check_threads_same (p, "mag40", "40x, coefficients");
+    setenv ("QC_DIRECT_READ", "0", 1);
+    check_threads_same (p, "mag40", "40x, pixels");
+    unsetenv ("QC_DIRECT_READ");
 
     /* 20x in 4x steps (20x, 5x, 1.25x): no 10x level; 20x is read, at a
      * lower band (the same detail in cycles a micrometre) */

@@ -133,10 +133,11 @@ qc_ops_cuda_resident (int device)
 extern "C" const qc_ops_t *
 qc_ops_cuda (int device)
 {
+    /* the resident lane unless the environment asks for the copying one */
     const char *r = getenv ("QC_GPU_RESIDENT");
-    if (r && strcmp (r, "1") == 0)
-        return qc_ops_cuda_resident (device);
-    return qc_cuda_bind (device) == 0 ? qc_ops_cuda_table () : NULL;
+    if (r && strcmp (r, "0") == 0)
+        return qc_cuda_bind (device) == 0 ? qc_ops_cuda_table () : NULL;
+    return qc_ops_cuda_resident (device);
 }
 
 extern "C" int
@@ -253,4 +254,5 @@ qc_cuda_release_all (void)
     pthread_mutex_unlock (&s_lock);
     if (t_device >= 0)
         cudaSetDevice (t_device);
+    qc_cuda_stage_release ();
 }

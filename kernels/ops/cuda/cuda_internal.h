@@ -170,6 +170,10 @@ struct QcScope {
     }
 };
 
+/* Frees the calling thread's page-locked staging buffers (placement.cu;
+ * made again at the next copy). */
+extern "C" void qc_cuda_stage_release (void);
+
 /* Starts an op on the calling thread's device: 0, or -1 (logged) when
  * the thread is not bound or the device cannot be selected. */
 int qc_cuda_begin (void);

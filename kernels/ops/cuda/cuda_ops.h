@@ -11,17 +11,17 @@
  * thread too. A worker runs one executor thread per GPU, which binds once.
  *
  * Two lanes, one set of kernels (placement.cu, image_place.h):
- *  - the copying lane (qc_ops_cuda, the default): images stay in host
- *    memory; each op copies its inputs up and its outputs down, and
- *    connected components and quantiles run on the CPU. What ran on an
- *    H100 (issue 4).
- *  - the resident lane (qc_ops_cuda_resident, or qc_ops_cuda with
- *    QC_GPU_RESIDENT=1 in the environment): the table's device is the
- *    GPU, so the pipeline makes a slide's images there and they stay
- *    there from step to step; a plane crosses only when host code reads
- *    it (issue 18). Components and quantiles run on the GPU too. Never
- *    run on a GPU yet: it stays opt-in until test_cuda_equiv,
- *    compute-sanitizer and bench_gpu have run it on one.
+ *  - the resident lane (qc_ops_cuda, the default; qc_ops_cuda_resident):
+ *    the table's device is the GPU, so the pipeline makes a slide's
+ *    images there and they stay there from step to step; a plane
+ *    crosses only when host code reads it (issue 18). Components and
+ *    quantiles run on the GPU too. Checked on an H100 (test_cuda_equiv,
+ *    compute-sanitizer memcheck) and timed there (tests/bench/README.md).
+ *  - the copying lane (qc_ops_cuda with QC_GPU_RESIDENT=0 in the
+ *    environment): images stay in host memory; each op copies its inputs
+ *    up and its outputs down, and connected components and quantiles
+ *    run on the CPU. The backend of issue 4, kept for comparison and as
+ *    a fallback for a GPU too small to hold a slide's planes.
  * Device buffers come from a per-device pool bounded by a byte limit
  * (--gpu-mem).
  *
@@ -45,7 +45,7 @@ int qc_cuda_built (void);
 int qc_cuda_device_count (char *err, size_t errlen);
 
 /* Binds the calling thread to device and returns the CUDA table (the
- * copying lane; the resident one with QC_GPU_RESIDENT=1), or NULL
+ * resident lane; the copying one with QC_GPU_RESIDENT=0), or NULL
  * (logged) when the device cannot be used or this is a CPU-only build. */
 const qc_ops_t *qc_ops_cuda (int device);
 /* The same, the resident lane whatever the environment says. */
@@ -72,8 +72,9 @@ const qc_ops_t *qc_ops_cuda_resident_table (void);
 #define QC_CUDA_DEFAULT_MEM ((size_t) 8 << 30)
 int qc_cuda_set_mem_limit (int device, size_t bytes);
 
-/* Frees the pooled buffers of every device the process used (optional;
- * for leak checkers at exit). */
+/* Frees the pooled buffers of every device the process used and the
+ * calling thread's page-locked staging buffers (optional; for leak
+ * checkers at exit: other threads' staging buffers go when they exit). */
 void qc_cuda_release_all (void);
 
 #ifdef __cplusplus

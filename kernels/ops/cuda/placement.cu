@@ -7,8 +7,10 @@
  * per thread, STAGE bytes each, alternating so that one chunk's memcpy
  * on the CPU overlaps the other's DMA: pageable memory copies at about
  * half the speed (the driver stages it itself, one chunk at a time).
- * Never run on a GPU yet (issue 18): test_cuda_equiv and
- * compute-sanitizer are the first things to run where one is lent. */
+ * A thread's buffers are freed when it exits (a key destructor) or by
+ * qc_cuda_release_all on it. Checked on an H100 (test_cuda_equiv and
+ * compute-sanitizer memcheck, 2026-11-27). */
+#include <pthread.h>
 #include <string.h>
 
 extern "C" {
@@ -21,10 +23,48 @@ extern "C" {
 typedef struct {
     void *buf[2];
     cudaEvent_t done[2];
-    int ready;
+    int ready;                /* 0 not tried, 1 made, -1 failed */
 } stage_t;
 
 static __thread stage_t t_stage;
+static pthread_key_t s_stage_key;
+static pthread_once_t s_stage_once = PTHREAD_ONCE_INIT;
+static int s_stage_key_ok;
+
+static void
+stage_free (stage_t *s)
+{
+    for (int i = 0; i < 2; i++) {
+        if (s->buf[i])
+            cudaFreeHost (s->buf[i]);
+        if (s->done[i])
+            cudaEventDestroy (s->done[i]);
+    }
+    cudaGetLastError ();
+    memset (s, 0, sizeof *s);
+}
+
+/* At a thread's exit (the key's value is its stage_t). */
+static void
+stage_at_exit (void *arg)
+{
+    stage_free ((stage_t *) arg);
+}
+
+static void
+stage_key_make (void)
+{
+    s_stage_key_ok = pthread_key_create (&s_stage_key, stage_at_exit) == 0;
+    if (!s_stage_key_ok)
+        qc_log (QC_LOG_WARNING, "cuda", "no thread key: staging buffers are "
+                "freed only by qc_cuda_release_all");
+}
+
+extern "C" void
+qc_cuda_stage_release (void)
+{
+    stage_free (&t_stage);
+}
 
 /* The thread's staging buffers, made at first use: 0, or -1 (then the
  * copies go straight from pageable memory). */
@@ -34,6 +74,7 @@ stage_ready (void)
     stage_t *s = &t_stage;
     if (s->ready)
         return s->ready > 0 ? 0 : -1;
+    pthread_once (&s_stage_once, stage_key_make);
     s->ready = -1;
     for (int i = 0; i < 2; i++)
         if (cudaMallocHost (&s->buf[i], STAGE) != cudaSuccess
@@ -42,8 +83,12 @@ stage_ready (void)
             cudaGetLastError ();
             qc_log (QC_LOG_WARNING, "cuda", "no page-locked staging buffers: "
                     "copies go from pageable memory (slower)");
+            stage_free (s);
+            s->ready = -1;
             return -1;
         }
+    if (s_stage_key_ok)
+        pthread_setspecific (s_stage_key, s);
     s->ready = 1;
     return 0;
 }
