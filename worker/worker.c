@@ -38,7 +38,7 @@ qc_worker_config_defaults (qc_worker_config_t *cfg)
     long n = sysconf (_SC_NPROCESSORS_ONLN);
     cfg->slots = n > 0 ? (uint32_t) n : 1;
     cfg->prefetch = 1;
-    cfg->gpu_read_threads = 4;
+    cfg->gpu_read_threads = n > 8 ? 8 : n > 0 ? (uint32_t) n : 1;
     cfg->heartbeat_ms = 1000;
     cfg->liveness = 3;
 }

@@ -75,7 +75,8 @@ typedef struct {
     bool no_read_ahead;
     /* Threads that read each slide of a GPU lane (its image, its focus
      * tiles): a lane runs one slide at a time, and at 10x one core's JPEG
-     * decoding takes longer than the GPU's steps. Default 4; 1..16. */
+     * decoding takes longer than the GPU's steps. Default 8 (fewer on a
+     * machine with fewer cores); 1..16. */
     uint32_t gpu_read_threads;
     /* Slides by URL (worker/slide_fetch.h), for the QC pipeline (exec
      * NULL): the disk cache of slides read whole (NULL: the default

@@ -60,7 +60,7 @@ cpu_job (void *arg)
 }
 
 /* Threads that read a GPU lane's slide (worker --gpu-read-threads). */
-static int gpu_read_threads = 4;
+static int gpu_read_threads = 8;
 
 /* One slide through prepare + finish with ops; read and compute times.
  * A GPU lane's slide is read on gpu_read_threads threads, as a GPU
@@ -307,8 +307,8 @@ main (int argc, char **argv)
                     "  --gpu-only skip the CPU rows\n"
                     "  --no-one-core skip the one-core CPU row (all cores still run; the\n"
                     "             untimed warm-up still runs once, at the first size)\n"
-                    "  --gpu-read-threads N  threads reading a GPU lane's slide (default 4,\n"
-                    "             as qc-worker)\n"
+                    "  --gpu-read-threads N  threads reading a GPU lane's slide (default 8,\n"
+                    "             as qc-worker on 8 cores or more)\n"
                     "  --lanes L  GPU lanes to time: copying, resident or copying,resident\n"
                     "             (default both)\n"
                     "  --png-size SIZE  PNG images above 1.25x written at SIZE (default\n"

@@ -6,7 +6,7 @@
 #     carry [".devcarry"], command "tests/bench/gpu_lease.sh"
 # Stages, in this order, each under its own time limit so that one that
 # hangs or crashes leaves the others their time (STAGES picks some:
-# STAGES=equiv,memcheck,bench125,bench10x):
+# STAGES=equiv,memcheck,bench125,bench10x,bench10x4):
 #   equiv     test_cuda_equiv: every op of both CUDA lanes against the CPU,
 #             and the default pipeline on real and generated slides
 #   memcheck  compute-sanitizer memcheck (leaks too) on test_cuda_equiv
@@ -15,7 +15,8 @@
 #   bench10x  bench_gpu at 10x: CPU on 8 cores (8 slides at once fill
 #             ~74 GB; 16 would not fit), the resident lane, and its
 #             per-step and per-op times (--gpu-steps)
-# Limits add up to 590 s: give the call timeout_s 600. The full-size
+#   bench10x4 the resident lane at 10x with 4 read threads (8 above)
+# Limits add up to 550 s: give the call timeout_s 600. The full-size
 # slide is generated in the background meanwhile. Logs go
 # to $OUT (the device tool's folder that comes back), a summary last.
 set -u
@@ -27,7 +28,7 @@ export LD_LIBRARY_PATH=$PWD/.devlib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export QC_SHARED_DIR=$PWD/.devdata
 sanitizer=${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer
 smi=nvidia-smi
-stages=",${STAGES:-equiv,memcheck,bench125,bench10x},"
+stages=",${STAGES:-equiv,memcheck,bench125,bench10x,bench10x4},"
 summary=$out/summary.txt
 : >"$summary"
 
@@ -60,8 +61,8 @@ case $stages in
     ;;
 esac
 
-stage equiv 150 build/tests/test_cuda_equiv
-stage memcheck 150 "$sanitizer" --tool memcheck --leak-check full --error-exitcode 9 \
+stage equiv 100 build/tests/test_cuda_equiv
+stage memcheck 100 "$sanitizer" --tool memcheck --leak-check full --error-exitcode 9 \
     build/tests/test_cuda_equiv --quick
 if [ -n "$gen_pid" ]; then
     t0=$SECONDS
@@ -71,8 +72,10 @@ fi
 stage bench125 60 build/bench/bench_gpu --sizes 1.25x --repeat 3
 stage bench10x 230 build/bench/bench_gpu --sizes 1.25x,10x --cores 8 --no-one-core \
     --lanes resident --repeat 2 --gpu-steps
+stage bench10x4 60 build/bench/bench_gpu --sizes 10x --gpu-only --lanes resident \
+    --repeat 1 --gpu-read-threads 4
 grep -hE "PASS|FAIL|ERROR SUMMARY|LEAK SUMMARY|per slide|copies per slide|^at " \
-    "$out"/equiv.log "$out"/memcheck.log "$out"/bench125.log "$out"/bench10x.log 2>/dev/null \
+    "$out"/equiv.log "$out"/memcheck.log "$out"/bench125.log "$out"/bench10x.log "$out"/bench10x4.log 2>/dev/null \
     >>"$summary"
 echo "==== summary"
 cat "$summary"

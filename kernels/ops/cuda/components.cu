@@ -5,8 +5,9 @@
  * areas summed at the roots for the size filters and the summary.
  * Argument checks are the CPU backend's. Areas are counted in 32 bits
  * (an image has at most QC_IMAGE_MAX_PIXELS = 2^30 pixels).
- * Never run on a GPU yet (issue 18); the steps themselves run on the
- * CPU in tests/unit/test_gpu_components.c. */
+ * Areas are added a warp at a time (qc_warp_count: a component's pixels
+ * are mostly neighbours). The steps themselves also run on the CPU in
+ * tests/unit/test_gpu_components.c. */
 #include "kernels/ops/cuda/cuda_internal.h"
 #include "kernels/ops/cuda/ccl_steps.h"
 
@@ -45,8 +46,8 @@ __global__ void
 k_area_at_root (const int32_t *parent, size_t n, uint32_t *area)
 {
     size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
-    if (i < n && parent[i] >= 0)
-        atomicAdd (&area[parent[i]], 1u);
+    int32_t r = i < n ? parent[i] : -1;
+    qc_warp_count (area, (uint32_t) r, r >= 0);
 }
 
 /* dst = value where the pixel's component has lo..hi pixels, else keep
@@ -126,11 +127,10 @@ k_number (const int32_t *parent, const int32_t *number, size_t n,
           int32_t *lab, uint32_t *area)
 {
     size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
-    if (i >= n)
-        return;
-    int32_t l = parent[i] >= 0 ? number[parent[i]] : 0;
-    lab[i] = l;
-    atomicAdd (&area[l], 1u);
+    int32_t l = i < n && parent[i] >= 0 ? number[parent[i]] : 0;
+    if (i < n)
+        lab[i] = l;
+    qc_warp_count (area, (uint32_t) l, i < n);
 }
 
 int

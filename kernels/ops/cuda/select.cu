@@ -6,7 +6,8 @@
  * of that bin's keys; the host reads the key off. The same two order
  * statistics and the same interpolation as the CPU, so the same
  * number; only the counts cross, never the plane. Argument checks are
- * the CPU backend's. Never run on a GPU yet (issue 18). */
+ * the CPU backend's. The counts are added a warp at a time
+ * (qc_warp_count). */
 #include "kernels/ops/cuda/cuda_internal.h"
 extern "C" {
 #include "kernels/ops/cpu/cpu_ops.h"
@@ -21,13 +22,11 @@ k_count_top (const float *px, const uint8_t *mask, size_t n, uint32_t *top,
              int *has_nan)
 {
     size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
-    if (i >= n || (mask && !mask[i]))
-        return;
-    float x = px[i];
+    bool in = i < n && (!mask || mask[i]);
+    float x = in ? px[i] : 0.0f;
     if (x != x)
         *has_nan = 1;
-    else
-        atomicAdd (&top[qc_px_float_key (x) >> 16], 1u);
+    qc_warp_count (top, qc_px_float_key (x) >> 16, in && x == x);
 }
 
 __global__ void
@@ -35,11 +34,10 @@ k_count_low (const float *px, const uint8_t *mask, size_t n, uint32_t bin,
              uint32_t *low)
 {
     size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
-    if (i >= n || (mask && !mask[i]) || px[i] != px[i])
-        return;
-    uint32_t k = qc_px_float_key (px[i]);
-    if (k >> 16 == bin)
-        atomicAdd (&low[k & 0xffffu], 1u);
+    bool in = i < n && (!mask || mask[i]);
+    float x = in ? px[i] : 0.0f;
+    uint32_t k = qc_px_float_key (x);
+    qc_warp_count (low, k & 0xffffu, in && x == x && k >> 16 == bin);
 }
 
 /* The low counts of bin into host memory low. */
