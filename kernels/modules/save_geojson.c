@@ -215,12 +215,7 @@ run (qc_run_t *run)
     }
     char name[QC_RESULT_MAX_FILENAME];
     snprintf (name, sizeof name, "_%s.geojson", suffix);
-    if (qc_result_take_file (run->out, name, (unsigned char *) t.s, t.len)) {
-        free (t.s);
-        return qc_run_fail (run, "cannot add %s (%zu bytes) to the result",
-                            name, t.len);
-    }
-    return 0;
+    return qc_run_add_file (run, name, (unsigned char *) t.s, t.len);
 }
 
 static const char *const params[] = { "suffix", "mask_name", NULL };

@@ -18,6 +18,7 @@
 
 #include "kernels/classify/classify_cache.h"
 #include "kernels/modules/module.h"
+#include "kernels/png/png_queue.h"
 #include "kernels/run/run.h"
 #include "kernels/slide/slide.h"
 #include "shared/config.h"
@@ -26,6 +27,10 @@
 
 /* A pipeline longer than this is a mistake, not a QC protocol. */
 #define MAX_STEPS 256
+/* Host copies a run's PNG queue holds before it encodes them early: a
+ * 10x run that writes its PNGs at 10x (HistoQC's way) saves planes of
+ * ~170-500 MB each. */
+#define PNG_QUEUE_MAX_BYTES ((size_t) 512 << 20)
 #define BASE_SECTION "BaseImage.BaseImage"
 /* Names longer than this get no "did you mean". */
 #define SUGGEST_MAX_NAME 255
@@ -565,6 +570,12 @@ qc_pipeline_finish (qc_pipeline_job_t **job_p, const struct qc_ops *ops)
      * gets host bytes only when host code reads it (image_place.h) */
     const qc_device_t *home = qc_place_home ();
     qc_place_set_home (ops ? ops->device : NULL);
+    /* A run with read threads (a GPU lane's) encodes its PNGs on them,
+     * together, not one by one on the thread its steps wait for
+     * (png_queue.h); a failed queue leaves the saves encoding at once. */
+    if (job->run.read_threads > 1)
+        job->run.png_queue = qc_png_queue_new (job->run.read_threads,
+                                               PNG_QUEUE_MAX_BYTES);
     for (size_t i = 0; self && i < self->nsteps && rc == 0; i++) {
         job->run.step = self->steps[i].name;
         job->run.params = self->steps[i].params;
@@ -573,6 +584,10 @@ qc_pipeline_finish (qc_pipeline_job_t **job_p, const struct qc_ops *ops)
         if (rc == 0)
             rc = qc_run_mark_completed (&job->run, self->steps[i].module->name);
     }
+    /* the files of the steps that ran, failed or not, as saved at once */
+    if (qc_run_flush_pngs (&job->run) != 0)
+        rc = -1;
+    qc_png_queue_destroy (&job->run.png_queue);
     qc_result_t *out = job->run.out;
     qc_pipeline_job_destroy (&job);
     /* a slide's feature planes (kept for its second classifier) cannot
@@ -587,6 +602,7 @@ qc_pipeline_job_destroy (qc_pipeline_job_t **job_p)
 {
     if (!job_p || !*job_p)
         return;
+    qc_png_queue_destroy (&(*job_p)->run.png_queue);
     qc_run_state_free (&(*job_p)->run);
     qc_slide_close (&(*job_p)->slide);
     free (*job_p);

@@ -71,6 +71,11 @@ typedef struct qc_run {
                                         (run/run_state.h); NULL until
                                         first used */
     const struct qc_ops *ops;        /* backend (qc_run_ops); NULL = CPU */
+    struct qc_png_queue *png_queue;  /* PNG encodes held back and done on
+                                        several threads (png_queue.h;
+                                        the pipeline's, for a run with
+                                        read threads to spare); NULL:
+                                        each save encodes at once */
 } qc_run_t;
 
 /* ---- reporting (run_report.c, pyfloat.c) ---- */
@@ -191,6 +196,18 @@ int qc_run_save_fimg (qc_run_t *run, const char *suffix, const qc_fimg_t *img,
 /* w * h gray bytes as they are (an 8-bit image a step computed). */
 int qc_run_save_gray8 (qc_run_t *run, const char *suffix, const uint8_t *px,
                        int w, int h);
+/* Adds a file a step made itself (name whole, e.g. "_first.geojson"),
+ * taking data (freed on failure): after the PNGs queued before it, so
+ * that the files keep the order they were saved in. 0, or -1 (the run
+ * failed). */
+int qc_run_add_file (qc_run_t *run, const char *name, unsigned char *data,
+                     size_t size);
+/* With a png_queue, the saves above queue a host copy of the image
+ * (encoded when the queue's copies pass its limit, else here); this
+ * encodes what is queued and adds the files in the order saved. A
+ * failed encode fails the run naming the step that saved it. 0, or -1.
+ * Without a queue, 0. */
+int qc_run_flush_pngs (qc_run_t *run);
 
 /* ---- steps done, backend, end of the run (run_state.c) ---- */
 

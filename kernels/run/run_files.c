@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kernels/png/png_io.h"
+#include "kernels/png/png_queue.h"
 
 /* Hands an encoded PNG to the result as "_<suffix>.png". */
 static int
@@ -68,6 +69,76 @@ SHRUNK_FOR_PNG (qc_mask_t, mask, QC_INTERP_NEAREST)
 SHRUNK_FOR_PNG (qc_rgb_t, rgb, QC_INTERP_AREA)
 SHRUNK_FOR_PNG (qc_fimg_t, fimg, QC_INTERP_AREA)
 
+/* A queued file's encode came back: the file is added as add_png would,
+ * a failure naming the step that saved it (tag). */
+static int
+queued_done (void *arg, const char *name, const void *tag, int rc,
+             unsigned char *data, size_t size, const char *why)
+{
+    qc_run_t *run = arg;
+    const char *step = run->step;
+    run->step = tag ? tag : step;
+    int out = -1;
+    if (rc != 0)
+        qc_run_fail (run, "encoding %s: %s", name, why);
+    else if (qc_result_take_file (run->out, name, data, size) != 0)
+        qc_run_fail (run, "cannot add file %s (%zu bytes) to the result",
+                     name, size);
+    else
+        out = 0;
+    if (out != 0)
+        free (data);
+    run->step = step;
+    return out;
+}
+
+int
+qc_run_flush_pngs (qc_run_t *run)
+{
+    if (!run || !run->png_queue)
+        return 0;
+    return qc_png_queue_flush (run->png_queue, queued_done, run);
+}
+
+int
+qc_run_add_file (qc_run_t *run, const char *name, unsigned char *data,
+                 size_t size)
+{
+    if (!run || !run->out || !name || !data) {
+        free (data);
+        return run ? qc_run_fail (run, "no file to add") : -1;
+    }
+    if (qc_run_flush_pngs (run) != 0) {
+        free (data);
+        return -1;
+    }
+    if (qc_result_take_file (run->out, name, data, size) != 0) {
+        free (data);
+        return qc_run_fail (run, "cannot add %s (%zu bytes) to the result",
+                            name, size);
+    }
+    return 0;
+}
+
+/* With a queue: img queued under "_<suffix>.png" (queue_rc, what the
+ * qc_png_queue_* call returned), flushed when its copies pass the limit. */
+static int
+queued (qc_run_t *run, const char *suffix, int queue_rc)
+{
+    if (queue_rc != 0)
+        return qc_run_fail (run, "%s.png: cannot keep a copy to encode (out "
+                            "of memory?)", suffix);
+    return qc_png_queue_due (run->png_queue) ? qc_run_flush_pngs (run) : 0;
+}
+
+/* "_<suffix>.png" into name (QC_RESULT_MAX_FILENAME bytes), or -1. */
+static int
+png_name (char *name, const char *suffix)
+{
+    int n = snprintf (name, QC_RESULT_MAX_FILENAME, "_%s.png", suffix);
+    return n < 0 || n >= QC_RESULT_MAX_FILENAME ? -1 : 0;
+}
+
 static int
 save_args_ok (qc_run_t *run, const char *suffix)
 {
@@ -91,6 +162,12 @@ qc_run_save_mask (qc_run_t *run, const char *suffix, const qc_mask_t *m)
     qc_mask_t *made = NULL;
     if (qc_mask_valid (m) && !(m = shrunk_mask (run, suffix, m, &made)))
         return -1;
+    char name[QC_RESULT_MAX_FILENAME];
+    if (run->png_queue && qc_mask_valid (m) && png_name (name, suffix) == 0) {
+        int q = qc_png_queue_mask (run->png_queue, name, run->step, m);
+        qc_mask_destroy (&made);
+        return queued (run, suffix, q);
+    }
     int rc = qc_mask_valid (m) ? qc_png_encode_mask (m, &data, &size, why,
                                                      sizeof why) : -1;
     qc_mask_destroy (&made);
@@ -108,6 +185,12 @@ qc_run_save_rgb (qc_run_t *run, const char *suffix, const qc_rgb_t *img)
     qc_rgb_t *made = NULL;
     if (qc_rgb_valid (img) && !(img = shrunk_rgb (run, suffix, img, &made)))
         return -1;
+    char name[QC_RESULT_MAX_FILENAME];
+    if (run->png_queue && qc_rgb_valid (img) && png_name (name, suffix) == 0) {
+        int q = qc_png_queue_rgb (run->png_queue, name, run->step, img);
+        qc_rgb_destroy (&made);
+        return queued (run, suffix, q);
+    }
     int rc = qc_rgb_valid (img) ? qc_png_encode_rgb (img, &data, &size, why,
                                                      sizeof why) : -1;
     qc_rgb_destroy (&made);
@@ -123,6 +206,11 @@ qc_run_save_gray8 (qc_run_t *run, const char *suffix, const uint8_t *px,
     unsigned char *data = NULL;
     size_t size = 0;
     char why[256] = "invalid image";
+    char name[QC_RESULT_MAX_FILENAME];
+    if (run->png_queue && px && qc_image_check_size (w, h, NULL) == 0
+        && png_name (name, suffix) == 0)
+        return queued (run, suffix, qc_png_queue_gray8 (run->png_queue, name,
+                                                        run->step, px, w, h));
     int rc = px && qc_image_check_size (w, h, NULL) == 0
              ? qc_png_encode_gray8 (px, w, h, &data, &size, why, sizeof why) : -1;
     return add_png (run, suffix, rc, data, size, why);
@@ -146,6 +234,12 @@ qc_run_save_fimg (qc_run_t *run, const char *suffix, const qc_fimg_t *img,
         /* the encoder's own conversion (qc_px_u8_from_unit) already
          * clips to [0, 1], and scaling by 1 changes no value: the same
          * bytes without a pass over a copy */
+        char name[QC_RESULT_MAX_FILENAME];
+        if (run->png_queue && png_name (name, suffix) == 0) {
+            int q = qc_png_queue_fimg (run->png_queue, name, run->step, img);
+            qc_fimg_destroy (&made);
+            return queued (run, suffix, q);
+        }
         int rc = qc_png_encode_fimg (img, &data, &size, why, sizeof why);
         qc_fimg_destroy (&made);
         return add_png (run, suffix, rc, data, size, why);
@@ -159,6 +253,13 @@ qc_run_save_fimg (qc_run_t *run, const char *suffix, const qc_fimg_t *img,
     double scale = 1.0 / ((double) hi - (double) lo);
     qc_run_ops (run)->fimg_affine (img, scale, -(double) lo * scale, 0.0, 1.0,
                                    scaled);
+    char name[QC_RESULT_MAX_FILENAME];
+    if (run->png_queue && png_name (name, suffix) == 0) {
+        int q = qc_png_queue_fimg (run->png_queue, name, run->step, scaled);
+        qc_fimg_destroy (&scaled);
+        qc_fimg_destroy (&made);
+        return queued (run, suffix, q);
+    }
     int rc = qc_png_encode_fimg (scaled, &data, &size, why, sizeof why);
     qc_fimg_destroy (&scaled);
     qc_fimg_destroy (&made);

@@ -7,8 +7,9 @@
  *     reads, host writes make the device copy stale and back, clones
  *     stay on the device, counts and versions move as documented.
  *  2. Real slides, odd files and HistoQC's six configs: the simulated
- *     lane's results (every column, every PNG byte) equal the CPU
- *     backend's. The simulated device poisons new memory, so a module
+ *     lane's results (every column, every PNG byte, in order) equal the
+ *     CPU backend's; the lane reads on three threads and encodes its
+ *     PNGs together, as a GPU worker's lane does. The simulated device poisons new memory, so a module
  *     that reads px without bringing it to the host fails here.
  *  3. A generated slide with every defect, the default pipeline at 10x
  *     with PNGs at 1.25x (png_work_size): at most MAX_FULL_PLANE_COPIES
@@ -185,7 +186,12 @@ same_results (const qc_result_t *a, const qc_result_t *b, const char *label)
 
 /* One slide on the CPU and on the simulated device; the full-plane
  * copies of the simulated run are counted against plane. Returns them;
- * the CPU's result in *keep when asked for. */
+ * the CPU's result in *keep when asked for. The simulated run reads on
+ * SIM_READ_THREADS threads, as a GPU worker's lane does
+ * (--gpu-read-threads): its band reads, its focus tiles and its PNGs
+ * encoded together at the end (kernels/png/png_queue.h); the CPU run on
+ * one, as a CPU slot: the results must not tell them apart. */
+#define SIM_READ_THREADS 3
 static int
 compare_keep (const qc_pipeline_t *p, const char *path, const char *label,
               size_t plane, qc_result_t **keep)
@@ -203,7 +209,8 @@ compare_keep (const qc_pipeline_t *p, const char *path, const char *label,
     qc_place_observe (on_copy, &c);
     qc_place_count_t c0, c1;
     qc_place_counts (&c0);
-    qc_pipeline_run_with (p, path, b, qc_ops_sim ());
+    qc_pipeline_input_t in = { .path = path, .read_threads = SIM_READ_THREADS };
+    qc_pipeline_run_input (p, &in, b, qc_ops_sim ());
     qc_place_counts (&c1);
     qc_place_observe (NULL, NULL);
     same_results (a, b, label);
