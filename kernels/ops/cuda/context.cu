@@ -74,8 +74,24 @@ qc_cuda_device_count (char *err, size_t errlen)
     return n;
 }
 
+/* A resident lane keeps every image of a slide on the GPU (at 10x a
+ * 60,000 x 45,000 slide's planes are 0.2-0.7 GB each): unless --gpu-mem
+ * said otherwise, its pool may take 85% of the GPU. */
+static void
+raise_limit_for_resident (int device)
+{
+    size_t free_b = 0, total_b = 0;
+    int known = cudaMemGetInfo (&free_b, &total_b) == cudaSuccess;
+    cudaGetLastError ();
+    pthread_mutex_lock (&s_lock);
+    pool_t *pl = &s_pools[device];
+    if (known && !pl->limit_given && total_b / 100 * 85 > pl->limit)
+        pl->limit = total_b / 100 * 85;
+    pthread_mutex_unlock (&s_lock);
+}
+
 extern "C" int
-qc_cuda_bind (int device)
+qc_cuda_bind (int device, int resident)
 {
     char why[256];
     int n = qc_cuda_device_count (why, sizeof why);
@@ -97,6 +113,10 @@ qc_cuda_bind (int device)
             pl->limit = QC_CUDA_DEFAULT_MEM;
         pl->ready = 1;
     }
+    pthread_mutex_unlock (&s_lock);
+    if (resident)
+        raise_limit_for_resident (device);
+    pthread_mutex_lock (&s_lock);
     size_t limit = pl->limit;
     pthread_mutex_unlock (&s_lock);
     cudaDeviceProp prop;
@@ -104,9 +124,11 @@ qc_cuda_bind (int device)
      * the worker's log (a lab checks that its GPU lanes are real). */
     if (first && cudaGetDeviceProperties (&prop, device) == cudaSuccess)
         qc_log (QC_LOG_INFO, "cuda", "GPU %d: %s, %.1f GiB, compute capability %d.%d: "
-                "CUDA backend ready (buffer pool up to %.1f GiB)", device, prop.name,
-                (double) prop.totalGlobalMem / (1 << 30), prop.major, prop.minor,
+                "CUDA backend ready (%s lane, buffer pool up to %.1f GiB)", device,
+                prop.name, (double) prop.totalGlobalMem / (1 << 30), prop.major,
+                prop.minor, resident ? "resident" : "copying",
                 (double) limit / (1 << 30));
+    cudaGetLastError ();
     t_device = device;
     return 0;
 }
@@ -114,20 +136,7 @@ qc_cuda_bind (int device)
 extern "C" const qc_ops_t *
 qc_ops_cuda_resident (int device)
 {
-    if (qc_cuda_bind (device) != 0)
-        return NULL;
-    /* A resident lane keeps every image of a slide on the GPU (at 10x a
-     * 60,000 x 45,000 slide's planes are 0.2-0.7 GB each): unless
-     * --gpu-mem said otherwise, its pool may take 85% of the GPU. */
-    size_t free_b = 0, total_b = 0;
-    pthread_mutex_lock (&s_lock);
-    pool_t *pl = &s_pools[device];
-    if (!pl->limit_given && cudaMemGetInfo (&free_b, &total_b) == cudaSuccess
-        && total_b / 100 * 85 > pl->limit)
-        pl->limit = total_b / 100 * 85;
-    pthread_mutex_unlock (&s_lock);
-    cudaGetLastError ();
-    return qc_ops_cuda_resident_table ();
+    return qc_cuda_bind (device, 1) == 0 ? qc_ops_cuda_resident_table () : NULL;
 }
 
 extern "C" const qc_ops_t *
@@ -136,7 +145,7 @@ qc_ops_cuda (int device)
     /* the resident lane unless the environment asks for the copying one */
     const char *r = getenv ("QC_GPU_RESIDENT");
     if (r && strcmp (r, "0") == 0)
-        return qc_cuda_bind (device) == 0 ? qc_ops_cuda_table () : NULL;
+        return qc_cuda_bind (device, 0) == 0 ? qc_ops_cuda_table () : NULL;
     return qc_ops_cuda_resident (device);
 }
 

@@ -91,8 +91,9 @@ int qc_cuda_trees_predict (const struct qc_trees *model,
                            qc_fimg_t *dst);
 
 /* The thread binding (context.cu); the table is qc_ops_cuda_table
- * (ops_table.c, cuda_ops.h). */
-int qc_cuda_bind (int device);
+ * (ops_table.c, cuda_ops.h). resident: for the resident lane, whose
+ * pool may take 85% of the GPU unless --gpu-mem set a limit. */
+int qc_cuda_bind (int device, int resident);
 
 /* The CUDA device's memory as the images see it (image_place.h): pool
  * buffers of the calling thread's device; copies staged through
