@@ -13,8 +13,9 @@
  *     that reads px without bringing it to the host fails here.
  *  3. A generated slide with every defect, the default pipeline at 10x
  *     with PNGs at 1.25x (png_work_size): at most MAX_FULL_PLANE_COPIES
- *     copies of a full 10x plane (any type: RGB, float, mask), and the
- *     same results as the CPU backend at 10x.
+ *     copies of a full 10x plane (any type: RGB, float, mask), at most
+ *     MAX_DEVICE_BYTES_PER_PIXEL bytes of images on the device at once,
+ *     and the same results as the CPU backend at 10x.
  *  4. Everything the runs put on the device is given back.
  *
  * QC_DEVICE_LANE_TRACE=1 prints a backtrace at every full-plane copy
@@ -34,6 +35,13 @@
  * pixels going up once (a GPU lane reads the slide on the CPU; nothing
  * else of that size needs to cross). */
 #define MAX_FULL_PLANE_COPIES 1
+/* ... and hold at most this many bytes of images on the device per 10x
+ * pixel at once (63 on 2026-11-27: the RGB image, the classifiers'
+ * feature planes kept for the second classifier, the masks): what a
+ * resident GPU lane needs, ~11 GB for a 60,000 x 45,000 slide at 10x.
+ * A change that keeps more planes alive fails here, not on a lab's
+ * smaller GPU. */
+#define MAX_DEVICE_BYTES_PER_PIXEL 72
 
 /* ---- 1. the state machine ---- */
 
@@ -184,6 +192,9 @@ same_results (const qc_result_t *a, const qc_result_t *b, const char *label)
                "%s: %s differs", label, a->files[i].name);
 }
 
+/* The most device bytes the last compare's simulated run held at once. */
+static size_t last_peak;
+
 /* One slide on the CPU and on the simulated device; the full-plane
  * copies of the simulated run are counted against plane. Returns them;
  * the CPU's result in *keep when asked for. The simulated run reads on
@@ -209,9 +220,11 @@ compare_keep (const qc_pipeline_t *p, const char *path, const char *label,
     qc_place_observe (on_copy, &c);
     qc_place_count_t c0, c1;
     qc_place_counts (&c0);
+    qc_sim_device_peak (1);
     qc_pipeline_input_t in = { .path = path, .read_threads = SIM_READ_THREADS };
     qc_pipeline_run_input (p, &in, b, qc_ops_sim ());
     qc_place_counts (&c1);
+    last_peak = qc_sim_device_peak (0);
     qc_place_observe (NULL, NULL);
     same_results (a, b, label);
     printf ("%s: %s, %zu columns, %zu files equal; copies up %llu (%.1f MB), "
@@ -352,6 +365,12 @@ at_10x (void)
         CHECK (full >= 0 && full <= MAX_FULL_PLANE_COPIES,
                "%d full-plane copies at 10x (at most %d)", full,
                MAX_FULL_PLANE_COPIES);
+        double per_px = (double) last_peak / (3000.0 * 2250.0);
+        printf ("10x: the images on the device peaked at %.1f MB, %.1f bytes a "
+                "10x pixel\n", last_peak / 1e6, per_px);
+        CHECK (per_px > 3.0 && per_px <= MAX_DEVICE_BYTES_PER_PIXEL,
+               "%.1f device bytes a 10x pixel (at most %d; at least the RGB "
+               "image's 3)", per_px, MAX_DEVICE_BYTES_PER_PIXEL);
         /* planes written at 1.25x (375 x 282: 9,000 / 32 rounded up, as
          * the 1.25x image is), pictures at their own
          * sizes (the plot, the 500-pixel thumbnail) */

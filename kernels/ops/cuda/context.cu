@@ -216,7 +216,12 @@ qc_cuda_alloc (size_t bytes)
             trim (pl);
         if (pl->held + want > pl->limit || pl->nblocks == MAX_BLOCKS) {
             qc_log (QC_LOG_ERROR, "cuda", "GPU %d: %zu bytes more would pass "
-                    "the device memory limit (%zu of %zu held)", t_device, want,
+                    "the device memory limit (%zu of %zu held): the slide's "
+                    "images do not fit this GPU at this working size (a "
+                    "resident lane holds ~64 bytes a pixel at 10x); raise "
+                    "--gpu-mem if the GPU has more, use a smaller "
+                    "image_work_size, or set QC_GPU_RESIDENT=0 (the copying "
+                    "lane holds one op's images at a time)", t_device, want,
                     pl->held, pl->limit);
         } else {
             cudaError_t e = cudaMalloc (&out, want);

@@ -13,7 +13,16 @@
  * back; 64 bytes keep the pixels as aligned as malloc's. */
 #define HEADER 64
 
-static atomic_size_t s_held;
+static atomic_size_t s_held, s_peak;
+
+/* s_peak = max (s_peak, now) */
+static void
+note_peak (size_t now)
+{
+    size_t seen = atomic_load (&s_peak);
+    while (now > seen && !atomic_compare_exchange_weak (&s_peak, &seen, now))
+        ;
+}
 
 static void *
 sim_alloc (size_t bytes)
@@ -28,7 +37,7 @@ sim_alloc (size_t bytes)
     }
     memcpy (b, &bytes, sizeof bytes);
     memset (b + HEADER, QC_SIM_POISON, bytes);
-    atomic_fetch_add (&s_held, bytes);
+    note_peak (atomic_fetch_add (&s_held, bytes) + bytes);
     return b + HEADER;
 }
 
@@ -82,4 +91,13 @@ size_t
 qc_sim_device_held (void)
 {
     return atomic_load (&s_held);
+}
+
+size_t
+qc_sim_device_peak (int reset)
+{
+    size_t peak = atomic_load (&s_peak);
+    if (reset)
+        atomic_store (&s_peak, atomic_load (&s_held));
+    return peak;
 }

@@ -25,6 +25,10 @@ const qc_device_t *qc_sim_device (void);
 /* Bytes of simulated device memory held now, in all threads (a test
  * checks that a run gives it all back). */
 size_t qc_sim_device_held (void);
+/* The most bytes held at once since the last reset (reset: start again
+ * from what is held now): a slide's device working set, which tells
+ * what GPU memory a resident lane needs. */
+size_t qc_sim_device_peak (int reset);
 
 #define QC_SIM_POISON 0xCD
 
