@@ -6,9 +6,11 @@
 #     carry [".devcarry"], command "tests/bench/gpu_lease.sh"
 # Stages, in this order, each under its own time limit so that one that
 # hangs or crashes leaves the others their time (STAGES picks some:
-# STAGES=equiv,memcheck,bench125,bench10x,bench10x4):
+# STAGES=equiv,worker,memcheck,bench125,bench10x,bench10x4):
 #   equiv     test_cuda_equiv: every op of both CUDA lanes against the CPU,
 #             and the default pipeline on real and generated slides
+#   worker    tests/integration/test_gpu_worker.sh: a real qc-worker --gpu 0
+#             against a CPU worker through a real broker on loopback
 #   memcheck  compute-sanitizer memcheck (leaks too) on test_cuda_equiv
 #             --quick (the ops and the real slides)
 #   bench125  bench_gpu at 1.25x: CPU 1 core and all cores, both lanes
@@ -16,9 +18,10 @@
 #             ~74 GB; 16 would not fit), the resident lane, and its
 #             per-step and per-op times (--gpu-steps)
 #   bench10x4 the resident lane at 10x with 4 read threads (8 above)
-# Limits add up to 550 s: give the call timeout_s 600. The full-size
-# slide is generated in the background meanwhile. Logs go
-# to $OUT (the device tool's folder that comes back), a summary last.
+# Limits add up to 590 s (about 230 s were used on an H100 machine):
+# give the call timeout_s 600. The full-size slide is generated in the
+# background meanwhile. Logs go to $OUT (the device tool's folder that
+# comes back), a summary last.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 out=${OUT:-/tmp/qc-gpu-lease}
@@ -28,7 +31,7 @@ export LD_LIBRARY_PATH=$PWD/.devlib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export QC_SHARED_DIR=$PWD/.devdata
 sanitizer=${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer
 smi=nvidia-smi
-stages=",${STAGES:-equiv,memcheck,bench125,bench10x,bench10x4},"
+stages=",${STAGES:-equiv,worker,memcheck,bench125,bench10x,bench10x4},"
 summary=$out/summary.txt
 : >"$summary"
 
@@ -62,7 +65,8 @@ case $stages in
 esac
 
 stage equiv 100 build/tests/test_cuda_equiv
-stage memcheck 100 "$sanitizer" --tool memcheck --leak-check full --error-exitcode 9 \
+stage worker 60 bash tests/integration/test_gpu_worker.sh
+stage memcheck 90 "$sanitizer" --tool memcheck --leak-check full --error-exitcode 9 \
     build/tests/test_cuda_equiv --quick
 if [ -n "$gen_pid" ]; then
     t0=$SECONDS
@@ -72,10 +76,10 @@ fi
 stage bench125 60 build/bench/bench_gpu --sizes 1.25x --repeat 3
 stage bench10x 230 build/bench/bench_gpu --sizes 1.25x,10x --cores 8 --no-one-core \
     --lanes resident --repeat 2 --gpu-steps
-stage bench10x4 60 build/bench/bench_gpu --sizes 10x --gpu-only --lanes resident \
+stage bench10x4 50 build/bench/bench_gpu --sizes 10x --gpu-only --lanes resident \
     --repeat 1 --gpu-read-threads 4
 grep -hE "PASS|FAIL|ERROR SUMMARY|LEAK SUMMARY|per slide|copies per slide|^at " \
-    "$out"/equiv.log "$out"/memcheck.log "$out"/bench125.log "$out"/bench10x.log "$out"/bench10x4.log 2>/dev/null \
+    "$out"/equiv.log "$out"/worker.log "$out"/memcheck.log "$out"/bench125.log "$out"/bench10x.log "$out"/bench10x4.log 2>/dev/null \
     >>"$summary"
 echo "==== summary"
 cat "$summary"

@@ -4,7 +4,8 @@
 # the programs built here (make bench test-unit, with nvcc), the shared
 # libraries they load (glibc and the C++ runtime excepted: the GPU
 # machine's are newer), the textures qc-mkslide paints with and the real
-# slides test_cuda_equiv reads. Unpacked in the repository root there, it
+# slides test_cuda_equiv reads; the broker, worker and client and the odd
+# slides for tests/integration/test_gpu_worker.sh. Unpacked in the repository root there, it
 # gives build/ and bin/ their programs, .devlib the libraries and
 # .devdata the test data (QC_SHARED_DIR). One xz archive, .devcarry/pack.tar.xz,
 # because the device tool carries at most 64 MiB and the libraries alone
@@ -13,7 +14,8 @@
 set -eu
 cd "$(dirname "$0")/../.."
 shared=${QC_SHARED_DIR:-../shared}
-bins=(build/tests/test_cuda_equiv build/bench/bench_gpu bin/qc-mkslide)
+bins=(build/tests/test_cuda_equiv build/bench/bench_gpu bin/qc-mkslide
+      bin/qc-broker bin/qc-worker bin/qc-submit)
 for b in "${bins[@]}"; do
     if [ ! -x "$b" ]; then
         echo "gpu_pack: $b is not built; run make bench test-unit first (with nvcc)" >&2
@@ -35,7 +37,7 @@ ldd "${bins[@]}" | awk '$3 ~ /^\// { print $3 }' | sort -u |
     grep -vE '/(libc|libm|libgcc_s|libstdc\+\+|ld-linux[^/]*)\.so' |
     while read -r lib; do cp -L "$lib" "$stage/.devlib/"; done
 cp -r "$shared/textures" "$stage/.devdata/"
-cp -r "$shared/slides/real" "$stage/.devdata/slides/"
+cp -r "$shared/slides/real" "$shared/slides/odd" "$stage/.devdata/slides/"
 mkdir -p .devcarry
 tar -C "$stage" -cJf .devcarry/pack.tar.xz .
 du -h .devcarry/pack.tar.xz
