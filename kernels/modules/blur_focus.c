@@ -18,9 +18,9 @@
  *
  *   tiles     only the level's tiles under img_mask_use (the 1.25x
  *             tissue still in use, its rim eroded by edge_erode): on
- *             the 60,000 x 45,000 generated slide 502 of 2,596 tiles,
- *             read one at a time, so memory is one tile whatever the
- *             level's size
+ *             the 60,000 x 45,000 generated slide 500 of 2,596 tiles,
+ *             read one at a time on each thread, so memory is a tile a
+ *             thread whatever the level's size
  *   blocks    each tile's 8 x 8 pixel blocks: the RMS of their luma
  *             detail at DCT frequencies u + v >= 5 (block_measure.h; on a
  *             level finer than asked, the band of the same cycles a
