@@ -23,7 +23,8 @@ typedef struct {
     int32_t gpu;               /* device index, -1 for a CPU slot (the
                                   executor sets it to its lane's GPU) */
     bool gpu_simulated;        /* a --simulate-gpus lane (tests only): the
-                                  task runs on the CPU backend */
+                                  task runs on the simulated device
+                                  (kernels/ops/sim) */
     uint32_t read_threads;     /* threads reading its slide (the executor
                                   sets it: gpu_read_threads on a GPU lane,
                                   1 on a CPU slot) */

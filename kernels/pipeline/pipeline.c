@@ -406,11 +406,18 @@ fail:
     return NULL;
 }
 
+/* A slide's read threads as the pipeline takes them: 1..16. */
+static int
+read_threads_clamped (int nthreads)
+{
+    return nthreads < 1 ? 1 : nthreads > 16 ? 16 : nthreads;
+}
+
 void
 qc_pipeline_set_read_threads (qc_pipeline_t *self, int nthreads)
 {
     if (self)
-        self->read_threads = nthreads < 1 ? 1 : nthreads > 16 ? 16 : nthreads;
+        self->read_threads = read_threads_clamped (nthreads);
 }
 
 const char *
@@ -526,8 +533,7 @@ prepare (const qc_pipeline_t *self, const qc_pipeline_input_t *in,
         .step = BASE_SECTION,
         .params = self->base_section,
         .read_threads = in && in->read_threads > 0
-            ? (in->read_threads > 16 ? 16 : in->read_threads)
-            : self->read_threads,
+            ? read_threads_clamped (in->read_threads) : self->read_threads,
     };
     job->rc = run_step (&job->run, &qc_module_base_image);
     if (job->rc == 0 && preread)

@@ -12,18 +12,16 @@
 #define MAX_THREADS 16
 #define NAME_MAX_LEN 256
 
-typedef enum { KIND_MASK, KIND_RGB, KIND_FIMG, KIND_GRAY8 } kind_t;
-
-/* One queued image: a host copy, then its PNG. */
+/* One queued image: a host copy (owned: mask, rgb, fimg or gray, as
+ * img's kind says), then its PNG. */
 typedef struct {
     char name[NAME_MAX_LEN];
     const void *tag;
-    kind_t kind;
-    qc_mask_t *mask;          /* KIND_MASK */
-    qc_rgb_t *rgb;            /* KIND_RGB */
-    qc_fimg_t *fimg;          /* KIND_FIMG */
-    uint8_t *gray;            /* KIND_GRAY8, w x h */
-    int w, h;
+    qc_png_image_t img;       /* points at the copy */
+    qc_mask_t *mask;
+    qc_rgb_t *rgb;
+    qc_fimg_t *fimg;
+    uint8_t *gray;
     int rc;
     unsigned char *data;
     size_t size;
@@ -89,77 +87,103 @@ qc_png_queue_destroy (qc_png_queue_t **self_p)
     *self_p = NULL;
 }
 
-/* A new item named name at the queue's end, or NULL. */
-static item_t *
-push (qc_png_queue_t *self, const char *name, const void *tag, kind_t kind)
+int
+qc_png_image_valid (const qc_png_image_t *img)
 {
-    if (!self || !name || strlen (name) >= NAME_MAX_LEN)
-        return NULL;
+    if (!img)
+        return 0;
+    switch (img->kind) {
+    case QC_PNG_MASK: return qc_mask_valid (img->mask);
+    case QC_PNG_RGB: return qc_rgb_valid (img->rgb);
+    case QC_PNG_FIMG: return qc_fimg_valid (img->fimg);
+    case QC_PNG_GRAY8: return img->gray && qc_image_check_size (img->w, img->h, NULL) == 0;
+    }
+    return 0;
+}
+
+int
+qc_png_encode_image (const qc_png_image_t *img, unsigned char **data,
+                     size_t *size, char *why, size_t whylen)
+{
+    if (!qc_png_image_valid (img)) {
+        snprintf (why, whylen, "%s", img && img->kind == QC_PNG_MASK
+                  ? "invalid mask" : "invalid image");
+        return -1;
+    }
+    switch (img->kind) {
+    case QC_PNG_MASK: return qc_png_encode_mask (img->mask, data, size, why, whylen);
+    case QC_PNG_RGB: return qc_png_encode_rgb (img->rgb, data, size, why, whylen);
+    case QC_PNG_FIMG: return qc_png_encode_fimg (img->fimg, data, size, why, whylen);
+    case QC_PNG_GRAY8:
+        return qc_png_encode_gray8 (img->gray, img->w, img->h, data, size, why,
+                                    whylen);
+    }
+    return -1;
+}
+
+/* A host copy of img's current bytes into it (its owned field and its
+ * img), and their size: 0, or -1. Copies are made with no home device,
+ * so that they live in host memory whatever the calling thread's (a GPU
+ * lane's) home is. */
+#define COPY_INTO(T, stem, elem, channels)                                \
+    do {                                                                  \
+        const elem *src = qc_##stem##_host (img->stem);                   \
+        const qc_device_t *home = qc_place_home ();                       \
+        qc_place_set_home (NULL);                                         \
+        it->stem = src ? qc_##stem##_new (img->stem->w, img->stem->h) : NULL; \
+        qc_place_set_home (home);                                         \
+        elem *dst = it->stem ? qc_##stem##_host_rewrite (it->stem) : NULL; \
+        if (!dst)                                                         \
+            return -1;                                                    \
+        *bytes = qc_npix (img->stem->w, img->stem->h) * sizeof *src * (channels); \
+        memcpy (dst, src, *bytes);                                        \
+        it->img.stem = it->stem;                                          \
+    } while (0)
+
+static int
+copy_into (item_t *it, const qc_png_image_t *img, size_t *bytes)
+{
+    it->img = *img;
+    switch (img->kind) {
+    case QC_PNG_MASK: COPY_INTO (qc_mask_t, mask, uint8_t, 1); return 0;
+    case QC_PNG_RGB: COPY_INTO (qc_rgb_t, rgb, uint8_t, 3); return 0;
+    case QC_PNG_FIMG: COPY_INTO (qc_fimg_t, fimg, float, 1); return 0;
+    case QC_PNG_GRAY8:
+        *bytes = qc_npix (img->w, img->h);
+        if (!(it->gray = malloc (*bytes)))
+            return -1;
+        memcpy (it->gray, img->gray, *bytes);
+        it->img.gray = it->gray;
+        return 0;
+    }
+    return -1;
+}
+
+int
+qc_png_queue_image (qc_png_queue_t *self, const char *name, const void *tag,
+                    const qc_png_image_t *img)
+{
+    if (!self || !name || strlen (name) >= NAME_MAX_LEN
+        || !qc_png_image_valid (img))
+        return -1;
     if (self->n == self->cap) {
         size_t cap = self->cap ? self->cap * 2 : 32;
         item_t *grown = realloc (self->items, cap * sizeof *grown);
         if (!grown)
-            return NULL;
+            return -1;
         self->items = grown;
         self->cap = cap;
     }
     item_t *it = &self->items[self->n];
     memset (it, 0, sizeof *it);
+    size_t bytes = 0;
+    if (copy_into (it, img, &bytes) != 0) {
+        item_free (it);
+        return -1;
+    }
     snprintf (it->name, sizeof it->name, "%s", name);
     it->tag = tag;
-    it->kind = kind;
-    return it;
-}
-
-/* Host copies are made with no home device, so that they live in host
- * memory whatever the calling thread's (a GPU lane's) home is. */
-#define COPY_FUNC(T, stem, elem, KIND)                                    \
-    int qc_png_queue_##stem (qc_png_queue_t *self, const char *name,     \
-                             const void *tag, const T *img)               \
-    {                                                                     \
-        if (!qc_##stem##_valid (img))                                     \
-            return -1;                                                    \
-        const elem *src = qc_##stem##_host (img);                         \
-        item_t *it = src ? push (self, name, tag, KIND) : NULL;           \
-        if (!it)                                                          \
-            return -1;                                                    \
-        const qc_device_t *home = qc_place_home ();                       \
-        qc_place_set_home (NULL);                                         \
-        T *copy = qc_##stem##_new (img->w, img->h);                       \
-        qc_place_set_home (home);                                         \
-        elem *dst = copy ? qc_##stem##_host_rewrite (copy) : NULL;        \
-        if (!dst) {                                                       \
-            qc_##stem##_destroy (&copy);                                  \
-            return -1;                                                    \
-        }                                                                 \
-        size_t bytes = qc_npix (img->w, img->h) * sizeof *src              \
-                       * (KIND == KIND_RGB ? 3 : 1);                      \
-        memcpy (dst, src, bytes);                                         \
-        it->stem = copy;                                                  \
-        self->bytes += bytes;                                             \
-        self->n++;                                                        \
-        return 0;                                                         \
-    }
-COPY_FUNC (qc_mask_t, mask, uint8_t, KIND_MASK)
-COPY_FUNC (qc_rgb_t, rgb, uint8_t, KIND_RGB)
-COPY_FUNC (qc_fimg_t, fimg, float, KIND_FIMG)
-
-int
-qc_png_queue_gray8 (qc_png_queue_t *self, const char *name, const void *tag,
-                    const uint8_t *px, int w, int h)
-{
-    size_t n = 0;
-    if (!px || qc_image_check_size (w, h, &n) != 0)
-        return -1;
-    item_t *it = push (self, name, tag, KIND_GRAY8);
-    uint8_t *copy = it ? malloc (n) : NULL;
-    if (!copy)
-        return -1;
-    memcpy (copy, px, n);
-    it->gray = copy;
-    it->w = w;
-    it->h = h;
-    self->bytes += n;
+    self->bytes += bytes;
     self->n++;
     return 0;
 }
@@ -179,27 +203,8 @@ qc_png_queue_length (const qc_png_queue_t *self)
 static void
 encode (item_t *it)
 {
-    snprintf (it->why, sizeof it->why, "invalid image");
-    switch (it->kind) {
-    case KIND_MASK:
-        it->rc = qc_png_encode_mask (it->mask, &it->data, &it->size, it->why,
-                                     sizeof it->why);
-        break;
-    case KIND_RGB:
-        it->rc = qc_png_encode_rgb (it->rgb, &it->data, &it->size, it->why,
-                                    sizeof it->why);
-        break;
-    case KIND_FIMG:
-        it->rc = qc_png_encode_fimg (it->fimg, &it->data, &it->size, it->why,
-                                     sizeof it->why);
-        break;
-    case KIND_GRAY8:
-        it->rc = qc_png_encode_gray8 (it->gray, it->w, it->h, &it->data,
-                                      &it->size, it->why, sizeof it->why);
-        break;
-    default:
-        it->rc = -1;
-    }
+    it->rc = qc_png_encode_image (&it->img, &it->data, &it->size, it->why,
+                                  sizeof it->why);
 }
 
 /* An encoder: takes the next item until none is left. */

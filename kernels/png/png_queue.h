@@ -1,9 +1,9 @@
 /* PNG encodes held back and done together on several threads.
  *
  * Why: a GPU lane runs one slide at a time, and its PNGs (~20 a slide)
- * were encoded one after the other on the lane's thread, ~50 ms of
- * deflate at 1.25x on an H100 machine: a third of the lane's time per
- * slide while its GPU waited. A run that has threads to spare (a GPU
+ * were encoded one after the other on the lane's thread: on an H100
+ * machine at 1.25x the three steps that mostly write PNGs took ~50 ms
+ * of the lane's 128 ms a slide while its GPU waited. A run that has threads to spare (a GPU
  * lane's read threads) queues each image's host copy instead and
  * encodes the queue on those threads at the end of the slide, or
  * sooner when the copies would pass max_bytes. The PNG bytes are the
@@ -27,20 +27,55 @@ qc_png_queue_t *qc_png_queue_new (int nthreads, size_t max_bytes);
 /* Frees the queue and whatever is still in it (not encoded). */
 void qc_png_queue_destroy (qc_png_queue_t **self_p);
 
-/* Queues an encode of the image under name (copied), with tag (the
- * caller's, handed back with the result: the step that saved it, say):
- * a host copy of its current bytes is made now, so the caller may
- * change or free the image at once. fimg images are encoded as
- * qc_png_encode_fimg does. 0, or -1 (memory, a bad image, a name of 256
- * bytes or more). */
-int qc_png_queue_mask (qc_png_queue_t *self, const char *name, const void *tag,
-                       const qc_mask_t *m);
-int qc_png_queue_rgb (qc_png_queue_t *self, const char *name, const void *tag,
-                      const qc_rgb_t *img);
-int qc_png_queue_fimg (qc_png_queue_t *self, const char *name, const void *tag,
-                       const qc_fimg_t *img);
-int qc_png_queue_gray8 (qc_png_queue_t *self, const char *name, const void *tag,
-                        const uint8_t *px, int w, int h);
+/* One image to write as a PNG, of any kind the encoders take
+ * (png_io.h), borrowed: a mask (0/255 gray), an RGB image, a float image
+ * in [0, 1] (qc_png_encode_fimg), or w x h gray bytes. */
+typedef enum { QC_PNG_MASK, QC_PNG_RGB, QC_PNG_FIMG, QC_PNG_GRAY8 } qc_png_kind_t;
+typedef struct {
+    qc_png_kind_t kind;
+    const qc_mask_t *mask;
+    const qc_rgb_t *rgb;
+    const qc_fimg_t *fimg;
+    const uint8_t *gray;
+    int w, h;                 /* QC_PNG_GRAY8's size */
+} qc_png_image_t;
+
+static inline qc_png_image_t
+qc_png_of_mask (const qc_mask_t *m)
+{
+    return (qc_png_image_t) { .kind = QC_PNG_MASK, .mask = m };
+}
+static inline qc_png_image_t
+qc_png_of_rgb (const qc_rgb_t *img)
+{
+    return (qc_png_image_t) { .kind = QC_PNG_RGB, .rgb = img };
+}
+static inline qc_png_image_t
+qc_png_of_fimg (const qc_fimg_t *img)
+{
+    return (qc_png_image_t) { .kind = QC_PNG_FIMG, .fimg = img };
+}
+static inline qc_png_image_t
+qc_png_of_gray8 (const uint8_t *px, int w, int h)
+{
+    return (qc_png_image_t) { .kind = QC_PNG_GRAY8, .gray = px, .w = w, .h = h };
+}
+
+/* 1 when img names a valid image of its kind. */
+int qc_png_image_valid (const qc_png_image_t *img);
+/* Encodes img now with its kind's encoder: 0 with the PNG in *data (the
+ * caller frees it), or -1 with why ("invalid mask", "invalid image", or
+ * the encoder's reason). */
+int qc_png_encode_image (const qc_png_image_t *img, unsigned char **data,
+                         size_t *size, char *why, size_t whylen);
+
+/* Queues an encode of img under name (copied), with tag (the caller's,
+ * handed back with the result: the step that saved it, say): a host
+ * copy of its current bytes is made now, so the caller may change or
+ * free the image at once. 0, or -1 (memory, an invalid image, a name of
+ * 256 bytes or more). */
+int qc_png_queue_image (qc_png_queue_t *self, const char *name, const void *tag,
+                        const qc_png_image_t *img);
 
 /* 1 when the copies held pass max_bytes: the owner should flush. */
 int qc_png_queue_due (const qc_png_queue_t *self);

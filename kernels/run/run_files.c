@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/png/png_io.h"
 #include "kernels/png/png_queue.h"
 
 /* Hands an encoded PNG to the result as "_<suffix>.png". */
@@ -151,27 +150,34 @@ save_args_ok (qc_run_t *run, const char *suffix)
     return 1;
 }
 
+/* Writes img as "_<suffix>.png": queued when the run has a PNG queue
+ * (png_queue.h), else encoded now. */
+static int
+save_png (qc_run_t *run, const char *suffix, const qc_png_image_t *img)
+{
+    char name[QC_RESULT_MAX_FILENAME];
+    if (run->png_queue && qc_png_image_valid (img) && png_name (name, suffix) == 0)
+        return queued (run, suffix, qc_png_queue_image (run->png_queue, name,
+                                                        run->step, img));
+    unsigned char *data = NULL;
+    size_t size = 0;
+    char why[256] = "";
+    int rc = qc_png_encode_image (img, &data, &size, why, sizeof why);
+    return add_png (run, suffix, rc, data, size, why);
+}
+
 int
 qc_run_save_mask (qc_run_t *run, const char *suffix, const qc_mask_t *m)
 {
     if (!save_args_ok (run, suffix))
         return -1;
-    unsigned char *data = NULL;
-    size_t size = 0;
-    char why[256] = "invalid mask";
     qc_mask_t *made = NULL;
     if (qc_mask_valid (m) && !(m = shrunk_mask (run, suffix, m, &made)))
         return -1;
-    char name[QC_RESULT_MAX_FILENAME];
-    if (run->png_queue && qc_mask_valid (m) && png_name (name, suffix) == 0) {
-        int q = qc_png_queue_mask (run->png_queue, name, run->step, m);
-        qc_mask_destroy (&made);
-        return queued (run, suffix, q);
-    }
-    int rc = qc_mask_valid (m) ? qc_png_encode_mask (m, &data, &size, why,
-                                                     sizeof why) : -1;
+    qc_png_image_t img = qc_png_of_mask (m);
+    int rc = save_png (run, suffix, &img);
     qc_mask_destroy (&made);
-    return add_png (run, suffix, rc, data, size, why);
+    return rc;
 }
 
 int
@@ -179,22 +185,13 @@ qc_run_save_rgb (qc_run_t *run, const char *suffix, const qc_rgb_t *img)
 {
     if (!save_args_ok (run, suffix))
         return -1;
-    unsigned char *data = NULL;
-    size_t size = 0;
-    char why[256] = "invalid image";
     qc_rgb_t *made = NULL;
     if (qc_rgb_valid (img) && !(img = shrunk_rgb (run, suffix, img, &made)))
         return -1;
-    char name[QC_RESULT_MAX_FILENAME];
-    if (run->png_queue && qc_rgb_valid (img) && png_name (name, suffix) == 0) {
-        int q = qc_png_queue_rgb (run->png_queue, name, run->step, img);
-        qc_rgb_destroy (&made);
-        return queued (run, suffix, q);
-    }
-    int rc = qc_rgb_valid (img) ? qc_png_encode_rgb (img, &data, &size, why,
-                                                     sizeof why) : -1;
+    qc_png_image_t png = qc_png_of_rgb (img);
+    int rc = save_png (run, suffix, &png);
     qc_rgb_destroy (&made);
-    return add_png (run, suffix, rc, data, size, why);
+    return rc;
 }
 
 int
@@ -203,17 +200,8 @@ qc_run_save_gray8 (qc_run_t *run, const char *suffix, const uint8_t *px,
 {
     if (!save_args_ok (run, suffix))
         return -1;
-    unsigned char *data = NULL;
-    size_t size = 0;
-    char why[256] = "invalid image";
-    char name[QC_RESULT_MAX_FILENAME];
-    if (run->png_queue && px && qc_image_check_size (w, h, NULL) == 0
-        && png_name (name, suffix) == 0)
-        return queued (run, suffix, qc_png_queue_gray8 (run->png_queue, name,
-                                                        run->step, px, w, h));
-    int rc = px && qc_image_check_size (w, h, NULL) == 0
-             ? qc_png_encode_gray8 (px, w, h, &data, &size, why, sizeof why) : -1;
-    return add_png (run, suffix, rc, data, size, why);
+    qc_png_image_t img = qc_png_of_gray8 (px, w, h);
+    return save_png (run, suffix, &img);
 }
 
 int
@@ -224,44 +212,26 @@ qc_run_save_fimg (qc_run_t *run, const char *suffix, const qc_fimg_t *img,
         return -1;
     if (!qc_fimg_valid (img) || !(hi > lo) || !isfinite (lo) || !isfinite (hi))
         return qc_run_fail (run, "%s.png: invalid image or range", suffix);
-    unsigned char *data = NULL;
-    size_t size = 0;
-    char why[256] = "";
-    qc_fimg_t *made = NULL;
+    qc_fimg_t *made = NULL, *scaled = NULL;
     if (!(img = shrunk_fimg (run, suffix, img, &made)))
         return -1;
-    if (lo == 0.0f && hi == 1.0f) {
-        /* the encoder's own conversion (qc_px_u8_from_unit) already
-         * clips to [0, 1], and scaling by 1 changes no value: the same
-         * bytes without a pass over a copy */
-        char name[QC_RESULT_MAX_FILENAME];
-        if (run->png_queue && png_name (name, suffix) == 0) {
-            int q = qc_png_queue_fimg (run->png_queue, name, run->step, img);
+    /* To [0, 1] for the encoder (img_as_ubyte of the clipped value). With
+     * [0, 1] already, the encoder's own conversion (qc_px_u8_from_unit)
+     * clips, and scaling by 1 changes no value: the same bytes without a
+     * pass over a copy. */
+    if (lo != 0.0f || hi != 1.0f) {
+        if (!(scaled = qc_fimg_new (img->w, img->h))) {
             qc_fimg_destroy (&made);
-            return queued (run, suffix, q);
+            return qc_run_fail (run, "out of memory for %s.png", suffix);
         }
-        int rc = qc_png_encode_fimg (img, &data, &size, why, sizeof why);
-        qc_fimg_destroy (&made);
-        return add_png (run, suffix, rc, data, size, why);
+        double scale = 1.0 / ((double) hi - (double) lo);
+        qc_run_ops (run)->fimg_affine (img, scale, -(double) lo * scale, 0.0,
+                                       1.0, scaled);
+        img = scaled;
     }
-    qc_fimg_t *scaled = qc_fimg_new (img->w, img->h);
-    if (!scaled) {
-        qc_fimg_destroy (&made);
-        return qc_run_fail (run, "out of memory for %s.png", suffix);
-    }
-    /* To [0, 1] for the encoder (img_as_ubyte of the clipped value). */
-    double scale = 1.0 / ((double) hi - (double) lo);
-    qc_run_ops (run)->fimg_affine (img, scale, -(double) lo * scale, 0.0, 1.0,
-                                   scaled);
-    char name[QC_RESULT_MAX_FILENAME];
-    if (run->png_queue && png_name (name, suffix) == 0) {
-        int q = qc_png_queue_fimg (run->png_queue, name, run->step, scaled);
-        qc_fimg_destroy (&scaled);
-        qc_fimg_destroy (&made);
-        return queued (run, suffix, q);
-    }
-    int rc = qc_png_encode_fimg (scaled, &data, &size, why, sizeof why);
+    qc_png_image_t png = qc_png_of_fimg (img);
+    int rc = save_png (run, suffix, &png);
     qc_fimg_destroy (&scaled);
     qc_fimg_destroy (&made);
-    return add_png (run, suffix, rc, data, size, why);
+    return rc;
 }

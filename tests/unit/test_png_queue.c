@@ -22,6 +22,33 @@
 
 enum { MAX_SEEN = 64 };
 
+/* qc_png_queue_image with each kind's descriptor */
+static int
+queue_mask (qc_png_queue_t *q, const char *name, const void *tag, const qc_mask_t *m)
+{
+    qc_png_image_t img = qc_png_of_mask (m);
+    return qc_png_queue_image (q, name, tag, &img);
+}
+static int
+queue_rgb (qc_png_queue_t *q, const char *name, const void *tag, const qc_rgb_t *c)
+{
+    qc_png_image_t img = qc_png_of_rgb (c);
+    return qc_png_queue_image (q, name, tag, &img);
+}
+static int
+queue_fimg (qc_png_queue_t *q, const char *name, const void *tag, const qc_fimg_t *f)
+{
+    qc_png_image_t img = qc_png_of_fimg (f);
+    return qc_png_queue_image (q, name, tag, &img);
+}
+static int
+queue_gray8 (qc_png_queue_t *q, const char *name, const void *tag, const uint8_t *px,
+             int w, int h)
+{
+    qc_png_image_t img = qc_png_of_gray8 (px, w, h);
+    return qc_png_queue_image (q, name, tag, &img);
+}
+
 typedef struct {
     int n;
     int refuse_at;            /* done returns -1 at this call (0-based) */
@@ -118,10 +145,10 @@ kinds_in_order (int nthreads)
         snprintf (n[1], 32, "_c%d.png", round);
         snprintf (n[2], 32, "_f%d.png", round);
         snprintf (n[3], 32, "_g%d.png", round);
-        CHECK (qc_png_queue_mask (q, n[0], TAG_A, m) == 0
-               && qc_png_queue_rgb (q, n[1], TAG_B, c) == 0
-               && qc_png_queue_fimg (q, n[2], TAG_A, f) == 0
-               && qc_png_queue_gray8 (q, n[3], TAG_B, g, 31, 17) == 0);
+        CHECK (queue_mask (q, n[0], TAG_A, m) == 0
+               && queue_rgb (q, n[1], TAG_B, c) == 0
+               && queue_fimg (q, n[2], TAG_A, f) == 0
+               && queue_gray8 (q, n[3], TAG_B, g, 31, 17) == 0);
     }
     CHECK (qc_png_queue_length (q) == 12);
     /* changes after queueing are not in the PNGs */
@@ -173,7 +200,7 @@ device_image (void)
     if (!dv)
         goto done;
     dv[100] = 1;              /* only on the device so far */
-    CHECK (qc_png_queue_mask (q, "_dev.png", NULL, m) == 0);
+    CHECK (queue_mask (q, "_dev.png", NULL, m) == 0);
     qc_mask_t *host = qc_mask_new (40, 30);
     CHECK (host != NULL);
     if (host) {
@@ -204,10 +231,10 @@ limit_and_failure (void)
     if (!q || !m)
         goto done;
     CHECK (!qc_png_queue_due (q));
-    CHECK (qc_png_queue_mask (q, "_a.png", NULL, m) == 0 && !qc_png_queue_due (q));
-    CHECK (qc_png_queue_mask (q, "_b.png", NULL, m) == 0 && qc_png_queue_due (q));
+    CHECK (queue_mask (q, "_a.png", NULL, m) == 0 && !qc_png_queue_due (q));
+    CHECK (queue_mask (q, "_b.png", NULL, m) == 0 && qc_png_queue_due (q));
     for (int i = 0; i < 6; i++)
-        CHECK (qc_png_queue_mask (q, "_c.png", NULL, m) == 0);
+        CHECK (queue_mask (q, "_c.png", NULL, m) == 0);
     /* done refuses the second: the other six are freed unseen */
     seen_t s;
     memset (&s, 0, sizeof s);
@@ -217,7 +244,7 @@ limit_and_failure (void)
            "%d handed back", s.n);
     seen_free (&s);
     /* usable after */
-    CHECK (qc_png_queue_mask (q, "_d.png", NULL, m) == 0);
+    CHECK (queue_mask (q, "_d.png", NULL, m) == 0);
     CHECK (qc_png_queue_flush (q, on_done, &s) == 0 && s.n == 1
            && strcmp (s.name[0], "_d.png") == 0);
     seen_free (&s);
@@ -227,17 +254,18 @@ limit_and_failure (void)
     char long_name[300];
     memset (long_name, 'x', sizeof long_name - 1);
     long_name[sizeof long_name - 1] = 0;
-    CHECK (qc_png_queue_mask (q, long_name, NULL, m) == -1);
-    CHECK (qc_png_queue_mask (q, NULL, NULL, m) == -1);
-    CHECK (qc_png_queue_mask (q, "_e.png", NULL, NULL) == -1);
-    CHECK (qc_png_queue_gray8 (q, "_e.png", NULL, NULL, 4, 4) == -1);
-    CHECK (qc_png_queue_gray8 (q, "_e.png", NULL, (const uint8_t *) "abcd", 0, 4) == -1);
-    CHECK (qc_png_queue_mask (NULL, "_e.png", NULL, m) == -1);
+    CHECK (queue_mask (q, long_name, NULL, m) == -1);
+    CHECK (queue_mask (q, NULL, NULL, m) == -1);
+    CHECK (queue_mask (q, "_e.png", NULL, NULL) == -1);
+    CHECK (queue_gray8 (q, "_e.png", NULL, NULL, 4, 4) == -1);
+    CHECK (queue_gray8 (q, "_e.png", NULL, (const uint8_t *) "abcd", 0, 4) == -1);
+    CHECK (queue_mask (NULL, "_e.png", NULL, m) == -1);
+    CHECK (qc_png_queue_image (q, "_e.png", NULL, NULL) == -1);
     CHECK (qc_png_queue_length (q) == 0);
     CHECK (qc_png_queue_flush (q, NULL, NULL) == -1);
     CHECK (qc_png_queue_flush (NULL, on_done, &s) == -1);
     /* what is still queued at destroy is freed (ASan would say) */
-    CHECK (qc_png_queue_mask (q, "_f.png", NULL, m) == 0);
+    CHECK (queue_mask (q, "_f.png", NULL, m) == 0);
 done:
     qc_png_queue_destroy (&q);
     qc_png_queue_destroy (&q);   /* a second time: nothing */

@@ -74,22 +74,6 @@ qc_cuda_device_count (char *err, size_t errlen)
     return n;
 }
 
-/* A resident lane keeps every image of a slide on the GPU (at 10x a
- * 60,000 x 45,000 slide's planes are 0.2-0.7 GB each): unless --gpu-mem
- * said otherwise, its pool may take 85% of the GPU. */
-static void
-raise_limit_for_resident (int device)
-{
-    size_t free_b = 0, total_b = 0;
-    int known = cudaMemGetInfo (&free_b, &total_b) == cudaSuccess;
-    cudaGetLastError ();
-    pthread_mutex_lock (&s_lock);
-    pool_t *pl = &s_pools[device];
-    if (known && !pl->limit_given && total_b / 100 * 85 > pl->limit)
-        pl->limit = total_b / 100 * 85;
-    pthread_mutex_unlock (&s_lock);
-}
-
 extern "C" int
 qc_cuda_bind (int device, int resident)
 {
@@ -105,6 +89,14 @@ qc_cuda_bind (int device, int resident)
     }
     if (qc_cuda_failed (cudaSetDevice (device), "cudaSetDevice", __FILE__, __LINE__))
         return -1;
+    /* A resident lane keeps every image of a slide on the GPU (at 10x a
+     * 60,000 x 45,000 slide's planes are 0.2-0.7 GB each): unless
+     * --gpu-mem said otherwise, its pool may take 85% of the GPU. */
+    size_t free_b = 0, total_b = 0;
+    if (resident && cudaMemGetInfo (&free_b, &total_b) != cudaSuccess) {
+        cudaGetLastError ();
+        total_b = 0;
+    }
     pthread_mutex_lock (&s_lock);
     pool_t *pl = &s_pools[device];
     int first = !pl->ready;
@@ -113,10 +105,8 @@ qc_cuda_bind (int device, int resident)
             pl->limit = QC_CUDA_DEFAULT_MEM;
         pl->ready = 1;
     }
-    pthread_mutex_unlock (&s_lock);
-    if (resident)
-        raise_limit_for_resident (device);
-    pthread_mutex_lock (&s_lock);
+    if (!pl->limit_given && total_b / 100 * 85 > pl->limit)
+        pl->limit = total_b / 100 * 85;
     size_t limit = pl->limit;
     pthread_mutex_unlock (&s_lock);
     cudaDeviceProp prop;
