@@ -6,6 +6,7 @@
 
 #include "kernels/assets/asset.h"
 #include "kernels/ops/cuda/cuda_ops.h"
+#include "kernels/ops/sim/sim_ops.h"
 #include "shared/cli.h"
 #include "shared/curve.h"
 #include "shared/log.h"
@@ -39,7 +40,9 @@ usage (FILE *to)
         "                         at each op instead (the older, slower lane)\n"
         "      --gpu-mem MB       device memory each GPU's buffer pool may\n"
         "                         hold (default: 85%% of the GPU's memory;\n"
-        "                         8192 with QC_GPU_RESIDENT=0)\n"
+        "                         8192 with QC_GPU_RESIDENT=0). A slide whose\n"
+        "                         images do not fit runs again with them on\n"
+        "                         the host, copied per op (a warning says so)\n"
         "      --gpu-read-threads N  threads that read each slide of a GPU lane\n"
         "                         (its image and focus tiles) and encode its\n"
         "                         PNGs (default 8, or the cores if fewer; 1-16)\n"
@@ -56,7 +59,8 @@ usage (FILE *to)
         "      --simulate-gpus N  FOR TESTS ONLY: advertise N simulated GPUs\n"
         "                         that run their tasks on the CPU, on a\n"
         "                         simulated device (images kept apart as a\n"
-        "                         GPU keeps them; the CPU's results)\n"
+        "                         GPU keeps them; the CPU's results); with\n"
+        "                         --gpu-mem, N x MB of simulated memory\n"
         "      --no-supervise     run in this process alone; by default the\n"
         "                         worker runs in a child process that is\n"
         "                         restarted when it crashes, and the broker is\n"
@@ -293,6 +297,9 @@ main (int argc, char **argv)
     cfg.simulated_gpus = simulate > 0;
     for (size_t i = 0; gpu_mem_mb && !simulate && i < cfg.ngpus; i++)
         qc_cuda_set_mem_limit ((int) cfg.gpus[i].index, (size_t) gpu_mem_mb << 20);
+    /* the simulated GPUs share one simulated device (kernels/ops/sim) */
+    if (gpu_mem_mb && simulate)
+        qc_sim_set_limit ((size_t) (gpu_mem_mb * simulate) << 20);
     if (cfg.slots == 0 && cfg.ngpus == 0) {
         fprintf (stderr, "%s: --slots 0 needs at least one GPU\n", prog);
         return QC_EXIT_USAGE;

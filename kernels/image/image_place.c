@@ -14,6 +14,7 @@ static __thread const qc_device_t *t_home;
 static __thread qc_place_count_t t_count;
 static __thread qc_place_observer_t t_observer;
 static __thread void *t_observer_ctx;
+static __thread int t_full;
 
 void
 qc_place_set_home (const qc_device_t *d)
@@ -25,6 +26,20 @@ const qc_device_t *
 qc_place_home (void)
 {
     return t_home;
+}
+
+void
+qc_place_note_full (void)
+{
+    t_full = 1;
+}
+
+int
+qc_place_take_full (void)
+{
+    int was = t_full;
+    t_full = 0;
+    return was;
 }
 
 void

@@ -102,6 +102,16 @@ void qc_span_drop_device (qc_span_t s);
 void qc_place_set_home (const qc_device_t *d);
 const qc_device_t *qc_place_home (void);
 
+/* ---- a device that ran out of memory ---- */
+/* A device backend calls this when it refuses memory because the device
+ * (or the limit set on its pool) is full, not the host: the pipeline
+ * reads it after a failed slide, and runs a slide whose images did not
+ * fit a resident lane again on a lane that holds less (qc_ops_t's
+ * when_full). Per thread, as the ops of a run are. */
+void qc_place_note_full (void);
+/* 1 when a device said so on this thread since the last call; clears it. */
+int qc_place_take_full (void);
+
 /* ---- counting copies (for tests and benchmarks) ---- */
 typedef struct {
     uint64_t up, down;           /* copies host -> device, device -> host */

@@ -12,6 +12,7 @@ qc_op_call_begin (qc_op_call_t *c, const qc_device_t *target, int swap)
     c->target = target;
     c->swap = swap && target;
     c->n = 0;
+    c->nswapped = 0;
     c->model = NULL;
     c->planes = NULL;
     c->failed = 0;
@@ -101,6 +102,7 @@ qc_op_call_ready (qc_op_call_t *c)
             c->img[i].saved_at = *c->img[i].span.at;
             *c->img[i].span.px = p;
             *c->img[i].span.at = (qc_place_t) { 0 };
+            c->nswapped = i + 1;
         }
     }
     /* images the inner op makes for itself are its own, on the host */
@@ -112,7 +114,7 @@ int
 qc_op_call_end (qc_op_call_t *c, int rc)
 {
     for (int i = 0; i < c->n; i++) {
-        if (c->swap) {
+        if (i < c->nswapped) {
             *c->img[i].span.px = c->img[i].saved_px;
             *c->img[i].span.at = c->img[i].saved_at;
         }

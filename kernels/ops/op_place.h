@@ -49,6 +49,9 @@ typedef struct {
     } img[QC_OP_MAX_IMAGES];
     const struct qc_trees *model; /* for planes: how many */
     const qc_fimg_t *const *planes;
+    int nswapped;                 /* img[0..nswapped) are swapped: a
+                                     device that runs out part way leaves
+                                     the rest as they were */
     int failed;                   /* too many images */
     const qc_device_t *home;      /* the thread's, put back at the end */
 } qc_op_call_t;

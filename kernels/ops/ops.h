@@ -101,6 +101,11 @@ typedef struct qc_ops {
      * their images there and leave their outputs there, and the
      * pipeline makes the images of a run on it (qc_place_set_home). */
     const qc_device_t *device;
+    /* The table to run a slide again with when this one's device ran
+     * out of memory on it (qc_place_take_full, image_place.h): one that
+     * holds fewer images on the device (the resident CUDA lane's is the
+     * copying lane). NULL: none; the slide fails. */
+    const struct qc_ops *when_full;
 
     /* ---- colour (outputs are src-sized) ---- */
     /* skimage rgb2gray, values in [0, 1]. */

@@ -472,6 +472,24 @@ struct qc_pipeline_job {
     int rc;                   /* -1: failed already (out says why) */
 };
 
+/* job's run of its open slide from the start: the BaseImage step
+ * (metadata, CPU only); its rc in job->rc. */
+static void
+start_run (qc_pipeline_job_t *job, qc_result_t *out, int read_threads)
+{
+    const qc_pipeline_t *self = job->pipeline;
+    job->run = (qc_run_t) {
+        .slide = job->slide,
+        .out = out,
+        .filename = qc_slide_name (job->slide),
+        .base = &self->base,
+        .step = BASE_SECTION,
+        .params = self->base_section,
+        .read_threads = read_threads,
+    };
+    job->rc = run_step (&job->run, &qc_module_base_image);
+}
+
 /* Opens the slide (or takes the one in) and runs the BaseImage step
  * (metadata, CPU only); with preread, also reads the analysis image. On
  * failure the job holds rc -1 and out says why. NULL only when there is
@@ -525,17 +543,9 @@ prepare (const qc_pipeline_t *self, const qc_pipeline_input_t *in,
         qc_slide_close (&job->slide);
         return job;
     }
-    job->run = (qc_run_t) {
-        .slide = job->slide,
-        .out = out,
-        .filename = qc_slide_name (job->slide),
-        .base = &self->base,
-        .step = BASE_SECTION,
-        .params = self->base_section,
-        .read_threads = in && in->read_threads > 0
-            ? read_threads_clamped (in->read_threads) : self->read_threads,
-    };
-    job->rc = run_step (&job->run, &qc_module_base_image);
+    start_run (job, out, in->read_threads > 0
+                            ? read_threads_clamped (in->read_threads)
+                            : self->read_threads);
     if (job->rc == 0 && preread)
         qc_run_preread (&job->run);     /* a failure is the steps' to report */
     return job;
@@ -562,13 +572,10 @@ qc_pipeline_prepare_input (const qc_pipeline_t *self,
     return prepare (self, in, out, 1);
 }
 
-int
-qc_pipeline_finish (qc_pipeline_job_t **job_p, const struct qc_ops *ops)
+/* The steps after BaseImage, on ops; 0 when every step passed. */
+static int
+run_steps (qc_pipeline_job_t *job, const struct qc_ops *ops)
 {
-    if (!job_p || !*job_p)
-        return -1;
-    qc_pipeline_job_t *job = *job_p;
-    *job_p = NULL;
     const qc_pipeline_t *self = job->pipeline;
     int rc = job->rc;
     job->run.ops = ops;
@@ -594,12 +601,58 @@ qc_pipeline_finish (qc_pipeline_job_t **job_p, const struct qc_ops *ops)
     if (qc_run_flush_pngs (&job->run) != 0)
         rc = -1;
     qc_png_queue_destroy (&job->run.png_queue);
+    qc_place_set_home (home);
+    return rc == 0 && job->run.out && job->run.out->ok ? 0 : -1;
+}
+
+/* The slide again from the start on ops, the when_full table of the
+ * lane whose device ran out of memory on it: a slide whose images at
+ * its working size do not fit the GPU is slower on the copying lane,
+ * not lost. What the first try made (images, results, files) goes. */
+static int
+run_again (qc_pipeline_job_t *job, const struct qc_ops *ops)
+{
+    qc_result_t *out = job->run.out;
+    const char *failed_step = job->run.step;
+    qc_log (QC_LOG_WARNING, failed_step, "%s: the device ran out of memory "
+            "(the error above); running the slide again with its images on "
+            "the host (%s ops), slower, same results. A GPU with more "
+            "memory, or a smaller image_work_size, keeps it on the device",
+            job->run.filename, ops->name);
+    char name[1024];
+    const char *was = qc_result_get (out, "filename");
+    snprintf (name, sizeof name, "%s", was ? was : job->run.filename);
+    int read_threads = job->run.read_threads;
+    qc_run_state_free (&job->run);
+    /* a slide's feature planes (kept for its second classifier) were
+     * made on the device that ran out */
+    qc_classifier_forget_planes ();
+    qc_result_reset (out);
+    if (qc_result_set (out, "filename", "%s", name) != 0) {
+        qc_result_fail (out, "slide path too long");
+        return -1;
+    }
+    start_run (job, out, read_threads);
+    return run_steps (job, ops);
+}
+
+int
+qc_pipeline_finish (qc_pipeline_job_t **job_p, const struct qc_ops *ops)
+{
+    if (!job_p || !*job_p)
+        return -1;
+    qc_pipeline_job_t *job = *job_p;
+    *job_p = NULL;
+    qc_place_take_full ();       /* what an earlier slide left on the thread */
+    int rc = run_steps (job, ops);
+    if (rc != 0 && job->rc == 0 && ops && ops->when_full
+        && qc_place_take_full ())
+        rc = run_again (job, ops->when_full);
     qc_result_t *out = job->run.out;
     qc_pipeline_job_destroy (&job);
     /* a slide's feature planes (kept for its second classifier) cannot
      * serve another slide: they go with it, from host or device */
     qc_classifier_forget_planes ();
-    qc_place_set_home (home);
     return rc == 0 && out && out->ok ? 0 : -1;
 }
 

@@ -341,6 +341,61 @@ histoqc_configs (void)
     CHECK (chdir (here) == 0, "%s", here);
 }
 
+/* Log records that say a slide runs again for lack of device memory. */
+static void
+count_reruns (const qc_log_record_t *rec, void *arg)
+{
+    if (rec->level == QC_LOG_WARNING
+        && strstr (rec->message, "running the slide again"))
+        (*(int *) arg)++;
+}
+
+/* The 10x slide on a simulated device too small for it (a GPU whose
+ * pool is full, qc_sim_set_limit): limit is under the run's peak, so an
+ * allocation is refused part way (or, tiny, at the first image). The
+ * slide runs again on the table's when_full and gives the CPU's
+ * results, with one warning that says so; a table with no when_full
+ * fails the slide with a reason, cleanly. */
+static void
+device_full (const qc_pipeline_t *p, const char *path,
+             const qc_result_t *cpu, size_t limit, const char *label)
+{
+    qc_result_t *b = qc_result_new ();
+    CHECK (b != NULL, "out of memory");
+    if (!b)
+        return;
+    int reruns = 0;
+    size_t refused = qc_sim_device_refused ();
+    qc_log_set_sink (count_reruns, &reruns, "");
+    qc_sim_set_limit (limit);
+    qc_pipeline_input_t in = { .path = path, .read_threads = SIM_READ_THREADS };
+    int rc = qc_pipeline_run_input (p, &in, b, qc_ops_sim ());
+    CHECK (qc_sim_device_refused () > refused, "%s: the %zu-byte limit "
+           "refused nothing", label, limit);
+    CHECK (rc == 0 && reruns == 1, "%s: rc %d, %d reruns (%s)", label, rc,
+           reruns, b->error ? b->error : "");
+    same_results (cpu, b, label);
+    CHECK (qc_sim_device_held () == 0, "%s: %zu device bytes left", label,
+           qc_sim_device_held ());
+
+    /* a lane with nothing to fall back on: the slide fails, says why */
+    qc_ops_t alone = *qc_ops_sim ();
+    alone.when_full = NULL;
+    reruns = 0;
+    rc = qc_pipeline_run_input (p, &in, b, &alone);
+    qc_sim_set_limit (0);
+    qc_log_set_sink (NULL, NULL, NULL);
+    CHECK (rc != 0 && !b->ok && b->error && *b->error && reruns == 0,
+           "%s, no when_full: rc %d, ok %d, %d reruns", label, rc, b->ok,
+           reruns);
+    CHECK (qc_sim_device_held () == 0, "%s, no when_full: %zu device bytes "
+           "left", label, qc_sim_device_held ());
+    printf ("%s: limit %.1f MB: ran again on the host, the CPU's results; "
+            "without a table to fall back on: failed (%s)\n", label,
+            limit / 1e6, b->error ? b->error : "");
+    qc_result_destroy (&b);
+}
+
 static void
 at_10x (void)
 {
@@ -386,6 +441,12 @@ at_10x (void)
                && h == 480, "the plot: %u x %u", w, h);
         CHECK (cpu && png_size_of (cpu, "_thumb_small.png", &w, &h) == 0
                && (w == 500 || h == 500), "the small thumbnail: %u x %u", w, h);
+        if (cpu && last_peak) {
+            device_full (p, path, cpu, last_peak / 2, "10x, half the device");
+            device_full (p, path, cpu, (size_t) 1 << 20, "10x, 1 MB device");
+            /* and the next slide has the whole device again */
+            compare (p, path, "10x, after", 0);
+        }
         qc_result_destroy (&cpu);
     }
     qc_pipeline_destroy (&p);

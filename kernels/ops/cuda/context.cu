@@ -205,14 +205,15 @@ qc_cuda_alloc (size_t bytes)
         if (pl->held + want > pl->limit || pl->nblocks == MAX_BLOCKS)
             trim (pl);
         if (pl->held + want > pl->limit || pl->nblocks == MAX_BLOCKS) {
-            qc_log (QC_LOG_ERROR, "cuda", "GPU %d: %zu bytes more would pass "
-                    "the device memory limit (%zu of %zu held): the slide's "
-                    "images do not fit this GPU at this working size (a "
-                    "resident lane holds ~64 bytes a pixel at 10x); raise "
-                    "--gpu-mem if the GPU has more, use a smaller "
-                    "image_work_size, or set QC_GPU_RESIDENT=0 (the copying "
-                    "lane holds one op's images at a time)", t_device, want,
-                    pl->held, pl->limit);
+            /* the pipeline runs the slide again on the copying lane
+             * (qc_place_take_full), which holds one op's images */
+            qc_place_note_full ();
+            qc_log (QC_LOG_WARNING, "cuda", "GPU %d: %zu bytes more would "
+                    "pass the device memory limit (%zu of %zu held): the "
+                    "slide's images do not fit this GPU at this working "
+                    "size (a resident lane holds ~64 bytes a pixel at 10x); "
+                    "--gpu-mem raises the limit if the GPU has more",
+                    t_device, want, pl->held, pl->limit);
         } else {
             cudaError_t e = cudaMalloc (&out, want);
             if (e == cudaErrorMemoryAllocation) {
@@ -220,6 +221,8 @@ qc_cuda_alloc (size_t bytes)
                 trim (pl);
                 e = cudaMalloc (&out, want);
             }
+            if (e == cudaErrorMemoryAllocation)
+                qc_place_note_full ();   /* another process holds the rest */
             if (qc_cuda_failed (e, "cudaMalloc", __FILE__, __LINE__)) {
                 out = NULL;
             } else {

@@ -1,14 +1,13 @@
-/* The CUDA backend's ops table. Entries named qc_cuda_* run on the GPU;
- * the rest (QC_OPS_GPU_ON_HOST, ops.h, one list that the simulated
- * device reads too) are the CPU backend's ops, on purpose:
- *  - label, area_filter, fill_holes, region_summary: connected
- *    components are sequential union-find work on masks of a few
- *    megapixels, and the images are in host memory already (this version
- *    copies per op), so the CPU is faster end to end;
- *  - fimg_quantile: a selection over the masked pixels, once per step;
- *  - gabor, median_disk: classifier features the default config does
- *    not use (its classifiers take frangi, laplace and rgb), not ported
- *    yet.
+/* The CUDA backend's ops tables, the resident lane and the copying lane
+ * (cuda_ops.h). Entries named qc_cuda_* run on the GPU; the rest are the
+ * CPU backend's ops, on purpose:
+ *  - in both lanes, QC_OPS_GPU_ON_HOST (ops.h, one list that the
+ *    simulated device reads too): gabor and median_disk, classifier
+ *    features the default config does not use (its classifiers take
+ *    frangi, laplace and rgb), not ported yet;
+ *  - in the copying lane, QC_CUDA_COPYING_ON_HOST (cuda_ops.h): the
+ *    connected components and the quantile, whose images that lane has
+ *    on the host already, as the backend first verified on an H100 had;
  *  - trees_classify: optional (ops.h), left NULL: callers use
  *    trees_predict, then the comparison.
  * Written in C with designated initialisers, as the CPU table is.
@@ -81,6 +80,9 @@ init_table (void)
 #define ON_HOST(slot) s_copying.slot = cpu->slot;
     QC_CUDA_COPYING_ON_HOST (ON_HOST)
 #undef ON_HOST
+    /* a slide too large for the GPU at its working size runs again with
+     * its images on the host, copied per op */
+    s_resident.when_full = &s_copying;
 }
 
 const qc_ops_t *

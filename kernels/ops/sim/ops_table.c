@@ -27,6 +27,9 @@ init_table (void)
 #define ON_HOST(slot) s_table.slot = qc_ops_cpu ()->slot;
     QC_OPS_GPU_ON_HOST (ON_HOST)
 #undef ON_HOST
+    /* past qc_sim_set_limit, a slide runs again with its images on the
+     * host, as a resident CUDA lane's runs again on the copying lane */
+    s_table.when_full = qc_ops_cpu ();
 }
 
 const qc_ops_t *

@@ -13,7 +13,7 @@
  * back; 64 bytes keep the pixels as aligned as malloc's. */
 #define HEADER 64
 
-static atomic_size_t s_held, s_peak;
+static atomic_size_t s_held, s_peak, s_limit, s_refused;
 
 /* s_peak = max (s_peak, now) */
 static void
@@ -29,15 +29,28 @@ sim_alloc (size_t bytes)
 {
     if (bytes > SIZE_MAX - HEADER)
         return NULL;
+    /* held + bytes within the limit, or refused as a full GPU is */
+    size_t limit = atomic_load (&s_limit), held = atomic_load (&s_held);
+    do {
+        if (limit && (bytes > limit || held > limit - bytes)) {
+            atomic_fetch_add (&s_refused, 1);
+            qc_place_note_full ();
+            qc_log (QC_LOG_WARNING, "sim", "%zu bytes more would pass the "
+                    "simulated device's limit (%zu of %zu held)", bytes, held,
+                    limit);
+            return NULL;
+        }
+    } while (!atomic_compare_exchange_weak (&s_held, &held, held + bytes));
     unsigned char *b = malloc (HEADER + bytes);
     if (!b) {
+        atomic_fetch_sub (&s_held, bytes);
         qc_log (QC_LOG_ERROR, "sim", "out of memory for %zu device bytes",
                 bytes);
         return NULL;
     }
+    note_peak (held + bytes);
     memcpy (b, &bytes, sizeof bytes);
     memset (b + HEADER, QC_SIM_POISON, bytes);
-    note_peak (atomic_fetch_add (&s_held, bytes) + bytes);
     return b + HEADER;
 }
 
@@ -91,6 +104,18 @@ size_t
 qc_sim_device_held (void)
 {
     return atomic_load (&s_held);
+}
+
+void
+qc_sim_set_limit (size_t bytes)
+{
+    atomic_store (&s_limit, bytes);
+}
+
+size_t
+qc_sim_device_refused (void)
+{
+    return atomic_load (&s_refused);
 }
 
 size_t

@@ -30,6 +30,16 @@ size_t qc_sim_device_held (void);
  * what GPU memory a resident lane needs. */
 size_t qc_sim_device_peak (int reset);
 
+/* A limit on the bytes held at once, as a GPU's pool has (0: none, the
+ * default): an allocation past it is refused as a full GPU's is
+ * (qc_place_note_full), and the pipeline runs the slide again on the
+ * table's when_full, the C backend: images on the host, as the CUDA
+ * copying lane keeps them. qc-worker --gpu-mem sets it for simulated
+ * GPUs. */
+void qc_sim_set_limit (size_t bytes);
+/* Allocations refused for the limit since the process started. */
+size_t qc_sim_device_refused (void);
+
 #define QC_SIM_POISON 0xCD
 
 #endif

@@ -1,0 +1,68 @@
+#!/bin/bash
+# A GPU too small for a slide at its working size (issue 18): a resident
+# GPU lane holds ~63 bytes a pixel of its working size on the device, so
+# a 10x run of a large slide can pass a small GPU's memory. Such a slide
+# is not lost: the lane runs it again with its images on the host
+# (the CUDA copying lane; on a simulated GPU, the C ops), with one
+# warning that the client sees, and gives the CPU's results. Checked on
+# a --simulate-gpus lane whose --gpu-mem is far under what the slides
+# need at 10x, against a CPU slot and against a lane with room enough.
+. "$(dirname "$0")/lib.sh"
+
+[ -x "$BIN/qc-mkslide" ] || fail "bin/qc-mkslide not built"
+mkdir -p "$T/slides"
+: >"$T/list"
+for s in 1 2; do
+    # 6000 x 4500 at 40x: 1500 x 1125 at 10x, ~106 MB on the device
+    "$BIN/qc-mkslide" -o "$T/slides/full-$s.svs" --width 6000 --height 4500 \
+        --seed $s >/dev/null 2>&1 || fail "qc-mkslide seed $s"
+    echo "$T/slides/full-$s.svs" >>"$T/list"
+done
+# the built-in config at 10x, its PNGs at 1.25x
+"$BIN/qc-submit" --write-default-config - \
+    | sed -E 's/^image_work_size( *[=:]).*/image_work_size\1 10x/; s/^#png_work_size/png_work_size/' \
+    >"$T/config-10x.ini" || fail "--write-default-config"
+grep -q '^image_work_size = 10x' "$T/config-10x.ini" || fail "config at 10x not made"
+grep -q '^png_work_size = 1.25x' "$T/config-10x.ini" || fail "png_work_size not set"
+
+port=$(free_port)
+start_broker $port --heartbeat-ms 200
+
+# run_lane NAME [worker args...]: the cohort at 10x through one worker
+run_lane() {
+    local name=$1; shift
+    start_worker $port "$name" --heartbeat-ms 200 "$@"
+    local pid=$WORKER_PID
+    "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$T/config-10x.ini" \
+        -o "$T/out-$name" --list "$T/list" --timeout 300 >"$T/submit-$name.log" 2>&1
+    local rc=$?
+    kill -TERM $pid
+    for _ in $(seq 1 100); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+    [ $rc -eq 0 ] || fail "$name: qc-submit exit $rc: $(tail -3 "$T/submit-$name.log"; cat "$T/out-$name/error.log" 2>/dev/null)"
+    check_exactly_once "$T/out-$name" "$T/list"
+}
+
+again='running the slide again with its images on the host'
+
+run_lane small --slots 0 --simulate-gpus 1 --gpu-mem 64
+n=$(grep -c "$again" "$T/worker-small.log")
+[ "$n" -eq 2 ] || fail "64 MB lane: expected 2 slides run again, the log says $n: $(grep -i 'memory\|limit' "$T/worker-small.log" | head -5)"
+grep -q "limit" "$T/worker-small.log" || fail "64 MB lane: no line says what passed the limit"
+[ "$(grep -c "$again" "$T/out-small/qc.log")" -eq 2 ] \
+    || fail "the client's qc.log does not have the two warnings"
+pass "64 MB simulated GPU: both 10x slides ran again on the host, a warning each, the client told"
+
+run_lane roomy --slots 0 --simulate-gpus 1 --gpu-mem 4096
+grep -q "$again" "$T/worker-roomy.log" && fail "4 GB lane ran a slide again"
+pass "4 GB simulated GPU: every slide on the device, none run again"
+
+run_lane cpu --slots 1
+for m in small roomy; do
+    diff <(rows "$T/out-cpu") <(rows "$T/out-$m") >/dev/null \
+        || fail "$m: results differ from the CPU slot's: $(diff <(rows "$T/out-cpu") <(rows "$T/out-$m") | head -5)"
+    for f in "$T"/out-cpu/full-1.svs/*.png; do
+        cmp -s "$f" "$T/out-$m/full-1.svs/$(basename "$f")" \
+            || fail "$m: $(basename "$f") differs from the CPU slot's"
+    done
+done
+pass "the CPU slot's results and PNGs, byte for byte, on both GPU lanes"
