@@ -635,4 +635,61 @@ qc_px_key_float (uint32_t k)
     return v.f;
 }
 
+/* The k-th smallest of v[0..n) (v is reordered): Hoare's selection with
+ * a median-of-three pivot; median_disk's per-pixel median on both
+ * backends, so that they pick the same value. */
+QC_HD float
+qc_px_select_kth (float *v, int n, int k)
+{
+    int lo = 0, hi = n - 1;
+    while (hi > lo) {
+        int mid = lo + (hi - lo) / 2;
+        float a = v[lo], b = v[mid], c = v[hi];
+        float pivot = a < b ? (b < c ? b : (a < c ? c : a))
+                            : (a < c ? a : (b < c ? c : b));
+        int i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot)
+                i++;
+            while (pivot < v[j])
+                j--;
+            if (i <= j) {
+                float t = v[i];
+                v[i] = v[j];
+                v[j] = t;
+                i++;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return v[k];
+    }
+    return v[k];
+}
+
+/* median_disk at pixel (x, y) of a w x h image: the k values under the
+ * footprint (dx, dy; reaching radius at most) gathered into v, under
+ * the border rule, and their middle one (rank k / 2). */
+QC_HD float
+qc_px_median_at (const float *p, int w, int h, int x, int y, const int *dx,
+                 const int *dy, int k, int radius, int border, float *v)
+{
+    if (y >= radius && y + radius < h && x >= radius && x + radius < w) {
+        const float *c = p + (size_t) y * w + x;
+        for (int i = 0; i < k; i++)
+            v[i] = c[(long) dy[i] * w + dx[i]];
+    } else {
+        for (int i = 0; i < k; i++) {
+            int yy = qc_px_border_index ((long) y + dy[i], h, border);
+            int xx = qc_px_border_index ((long) x + dx[i], w, border);
+            v[i] = (yy < 0 || xx < 0) ? 0.0f : p[(size_t) yy * w + xx];
+        }
+    }
+    return qc_px_select_kth (v, k, k / 2);
+}
+
 #endif

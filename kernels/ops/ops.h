@@ -399,14 +399,6 @@ _Static_assert (sizeof (qc_ops_t) == offsetof (qc_ops_t, rgb_to_gray)
  * left on its device to the host first (op_place.h). */
 const qc_ops_t *qc_ops_cpu (void);
 
-/* The slots the GPU backend runs with the C backend's ops, on the host
- * (kernels/ops/cuda/ops_table.c says why for each), in one list that
- * the CUDA table and the simulated device (ops/sim) both read: so the
- * simulated device copies what a GPU lane would copy. */
-#define QC_OPS_GPU_ON_HOST(X)                                            \
-    X (gabor)                                                            \
-    X (median_disk)
-
 /* skimage stain matrix by HistoQC's config name ("hed_from_rgb",
  * "hdx_from_rgb", "fgx_from_rgb", "bex_from_rgb", "rbd_from_rgb",
  * "gdx_from_rgb", "hax_from_rgb", "bro_from_rgb", "bpx_from_rgb",

@@ -543,20 +543,46 @@ op_lbp (fx_t *x)
            && fimg_bad (x->a[0], x->b[0]) == 0, "lbp");
 }
 
+/* Both of gabor's paths (equal sigmas: separable passes; unequal: the
+ * 2-D sum), every border rule, and in place (dst == src). */
 static void
 op_gabor (fx_t *x)
 {
-    CHECK (BOTH (gabor (x->f, 0.3, 0.5, 2.0, 2.0, QC_BORDER_WRAP, x->a[0]),
-                 gabor (x->f, 0.3, 0.5, 2.0, 2.0, QC_BORDER_WRAP, x->b[0]))
-           && fimg_bad (x->a[0], x->b[0]) == 0, "gabor");
+    const double sig[][2] = { { 2.0, 2.0 }, { 1.5, 3.0 } };
+    for (int s = 0; s < 2; s++)
+        for (int b = QC_BORDER_REFLECT; b <= QC_BORDER_CONSTANT; b++)
+            CHECK (BOTH (gabor (x->f, 0.3, 0.5, sig[s][0], sig[s][1], b, x->a[0]),
+                         gabor (x->f, 0.3, 0.5, sig[s][0], sig[s][1], b, x->b[0]))
+                   && fimg_bad (x->a[0], x->b[0]) == 0,
+                   "gabor sigmas %g, %g border %d", sig[s][0], sig[s][1], b);
+    CHECK (x->cpu->fimg_affine (x->f, 1, 0, -INFINITY, INFINITY, x->a[1]) == 0
+           && x->cpu->fimg_affine (x->f, 1, 0, -INFINITY, INFINITY, x->b[1]) == 0
+           && BOTH (gabor (x->a[1], 0.25, 2.0, 1.0, 1.0, QC_BORDER_WRAP, x->a[1]),
+                    gabor (x->b[1], 0.25, 2.0, 1.0, 1.0, QC_BORDER_WRAP, x->b[1]))
+           && fimg_bad (x->a[1], x->b[1]) == 0, "gabor in place");
+    CHECK (x->other->gabor (x->f, 0, 0.5, 2, 2, QC_BORDER_WRAP, x->b[0]) == -1,
+           "gabor: bad frequency refused");
 }
 
+/* The median is one of the values: the same value, bit for bit, for
+ * disks the GPU takes (radius 0 to 6) and one it leaves to the CPU (7),
+ * under every border rule. */
 static void
 op_median_disk (fx_t *x)
 {
-    CHECK (BOTH (median_disk (x->f, 3, QC_BORDER_NEAREST, x->a[0]),
-                 median_disk (x->f, 3, QC_BORDER_NEAREST, x->b[0]))
-           && fimg_bad (x->a[0], x->b[0]) == 0, "median_disk");
+    const int radii[] = { 0, 1, 3, 6, 7 };
+    for (size_t r = 0; r < sizeof radii / sizeof *radii; r++)
+        for (int b = QC_BORDER_REFLECT; b <= QC_BORDER_CONSTANT; b++) {
+            int ok = BOTH (median_disk (x->f, radii[r], b, x->a[0]),
+                           median_disk (x->f, radii[r], b, x->b[0]));
+            const float *pa = ok ? qc_fimg_host (x->a[0]) : NULL;
+            const float *pb = ok ? qc_fimg_host (x->b[0]) : NULL;
+            CHECK (pa && pb && memcmp (pa, pb, qc_npix (x->w, x->h)
+                                                   * sizeof *pa) == 0,
+                   "median_disk radius %d border %d", radii[r], b);
+        }
+    CHECK (x->other->median_disk (x->f, 3, QC_BORDER_NEAREST, x->f) == -1,
+           "median_disk in place refused");
 }
 
 static void

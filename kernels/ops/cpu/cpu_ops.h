@@ -108,6 +108,27 @@ int qc_cpu_resize_mask (const qc_mask_t *src, qc_interp_t interp,
 
 /* The classifier's feature and prediction ops (ClassificationModule):
  * frangi.c, lbp.c, gabor.c, median.c, trees.c */
+/* median.c: the argument checks both backends make (1: good), and the
+ * offsets of skimage's disk (radius), row by row: their count, at most
+ * (2 radius + 1)^2 (an odd number: the footprint is symmetric). */
+#define QC_MEDIAN_MAX_RADIUS 50
+int qc_median_disk_args_ok (const qc_fimg_t *src, int radius,
+                            qc_border_t border, const qc_fimg_t *dst);
+int qc_disk_offsets (int radius, int *dx, int *dy);
+/* gabor.c: the argument checks both backends make (1: good); the
+ * kernel's half extents x0, y0; its taps: with sigma_x == sigma_y the
+ * complex kernel is a (x) b (y), ar/ai of 2 x0 + 1 and br/bi of 2 y0 + 1
+ * taps (br, bi carry the 1 / (2 pi s^2)); otherwise the real kernel's
+ * (2 y0 + 1) x (2 x0 + 1) taps, row-major. */
+int qc_gabor_args_ok (const qc_fimg_t *src, double frequency, double theta,
+                      double sigma_x, double sigma_y, qc_border_t border,
+                      const qc_fimg_t *dst);
+void qc_gabor_extent (double theta, double sigma_x, double sigma_y, int *x0,
+                      int *y0);
+void qc_gabor_taps_1d (double frequency, double theta, double sigma, int x0,
+                       int y0, double *ar, double *ai, double *br, double *bi);
+void qc_gabor_taps_2d (double frequency, double theta, double sigma_x,
+                       double sigma_y, int x0, int y0, double *k);
 /* 1 when the CPU runs AVX2 (cpu_isa.c). */
 int qc_cpu_have_avx2 (void);
 

@@ -23,6 +23,61 @@
 
 #define MAX_SIGMA 100.0
 
+int
+qc_gabor_args_ok (const qc_fimg_t *src, double frequency, double theta,
+                  double sigma_x, double sigma_y, qc_border_t border,
+                  const qc_fimg_t *dst)
+{
+    return qc_fimg_valid (src) && qc_fimg_valid (dst) && src->w == dst->w
+           && src->h == dst->h && frequency > 0 && isfinite (frequency)
+           && isfinite (theta) && sigma_x > 0 && sigma_x <= MAX_SIGMA
+           && sigma_y > 0 && sigma_y <= MAX_SIGMA
+           && (int) border >= QC_BORDER_REFLECT && border <= QC_BORDER_CONSTANT;
+}
+
+void
+qc_gabor_extent (double theta, double sigma_x, double sigma_y, int *x0,
+                 int *y0)
+{
+    double ct = cos (theta), st = sin (theta);
+    *x0 = (int) ceil (fmax (fmax (fabs (3.0 * sigma_x * ct),
+                                  fabs (3.0 * sigma_y * st)), 1.0));
+    *y0 = (int) ceil (fmax (fmax (fabs (3.0 * sigma_y * ct),
+                                  fabs (3.0 * sigma_x * st)), 1.0));
+}
+
+void
+qc_gabor_taps_1d (double f, double t, double s, int x0, int y0, double *ar,
+                  double *ai, double *br, double *bi)
+{
+    double ct = cos (t), st = sin (t), norm = 1.0 / (2.0 * M_PI * s * s);
+    for (int x = -x0; x <= x0; x++) {
+        double e = exp (-0.5 * x * x / (s * s));
+        ar[x + x0] = e * cos (2.0 * M_PI * f * ct * x);
+        ai[x + x0] = e * sin (2.0 * M_PI * f * ct * x);
+    }
+    for (int y = -y0; y <= y0; y++) {
+        double e = exp (-0.5 * y * y / (s * s)) * norm;
+        br[y + y0] = e * cos (2.0 * M_PI * f * st * y);
+        bi[y + y0] = e * sin (2.0 * M_PI * f * st * y);
+    }
+}
+
+void
+qc_gabor_taps_2d (double f, double t, double sx, double sy, int x0, int y0,
+                  double *k)
+{
+    int kw = 2 * x0 + 1;
+    double ct = cos (t), st = sin (t), norm = 1.0 / (2.0 * M_PI * sx * sy);
+    for (int y = -y0; y <= y0; y++)
+        for (int x = -x0; x <= x0; x++) {
+            double xr = x * ct + y * st, yr = -x * st + y * ct;
+            k[(size_t) (y + y0) * kw + (x + x0)] =
+                exp (-0.5 * (xr * xr / (sx * sx) + yr * yr / (sy * sy)))
+                * norm * cos (2.0 * M_PI * f * xr);
+        }
+}
+
 /* out[x] = sum_j k[j] in[x + j - r] along a row, under the border rule. */
 static void
 row_pass (const float *src, int w, int h, const double *k, int r,
@@ -79,17 +134,7 @@ separable (const qc_fimg_t *src, double f, double t, double s, int x0, int y0,
     int rc = -1;
     if (!ar || !ai || !br || !bi || !pad || !acc || !tmp)
         goto out;
-    double ct = cos (t), st = sin (t), norm = 1.0 / (2.0 * M_PI * s * s);
-    for (int x = -x0; x <= x0; x++) {
-        double e = exp (-0.5 * x * x / (s * s));
-        ar[x + x0] = e * cos (2.0 * M_PI * f * ct * x);
-        ai[x + x0] = e * sin (2.0 * M_PI * f * ct * x);
-    }
-    for (int y = -y0; y <= y0; y++) {
-        double e = exp (-0.5 * y * y / (s * s)) * norm;
-        br[y + y0] = e * cos (2.0 * M_PI * f * st * y);
-        bi[y + y0] = e * sin (2.0 * M_PI * f * st * y);
-    }
+    qc_gabor_taps_1d (f, t, s, x0, y0, ar, ai, br, bi);
     row_pass (src->px, w, h, ar, x0, border, pad, tmp);
     col_pass (tmp, w, h, br, y0, border, 1.0, acc);
     row_pass (src->px, w, h, ai, x0, border, pad, tmp);
@@ -120,14 +165,7 @@ direct (const qc_fimg_t *src, double f, double t, double sx, double sy,
         free (out);
         return -1;
     }
-    double ct = cos (t), st = sin (t), norm = 1.0 / (2.0 * M_PI * sx * sy);
-    for (int y = -y0; y <= y0; y++)
-        for (int x = -x0; x <= x0; x++) {
-            double xr = x * ct + y * st, yr = -x * st + y * ct;
-            k[(size_t) (y + y0) * kw + (x + x0)] =
-                exp (-0.5 * (xr * xr / (sx * sx) + yr * yr / (sy * sy)))
-                * norm * cos (2.0 * M_PI * f * xr);
-        }
+    qc_gabor_taps_2d (f, t, sx, sy, x0, y0, k);
     for (long y = 0; y < h; y++)
         for (long x = 0; x < w; x++) {
             double s = 0.0;
@@ -154,17 +192,11 @@ qc_cpu_gabor (const qc_fimg_t *src, double frequency, double theta,
               double sigma_x, double sigma_y, qc_border_t border,
               qc_fimg_t *dst)
 {
-    if (!qc_fimg_valid (src) || !qc_fimg_valid (dst) || src->w != dst->w
-        || src->h != dst->h || !(frequency > 0) || !isfinite (frequency)
-        || !isfinite (theta) || !(sigma_x > 0) || !(sigma_x <= MAX_SIGMA)
-        || !(sigma_y > 0) || !(sigma_y <= MAX_SIGMA)
-        || (int) border < QC_BORDER_REFLECT || border > QC_BORDER_CONSTANT)
+    if (!qc_gabor_args_ok (src, frequency, theta, sigma_x, sigma_y, border,
+                           dst))
         return -1;
-    double ct = cos (theta), st = sin (theta);
-    int x0 = (int) ceil (fmax (fmax (fabs (3.0 * sigma_x * ct),
-                                     fabs (3.0 * sigma_y * st)), 1.0));
-    int y0 = (int) ceil (fmax (fmax (fabs (3.0 * sigma_y * ct),
-                                     fabs (3.0 * sigma_x * st)), 1.0));
+    int x0, y0;
+    qc_gabor_extent (theta, sigma_x, sigma_y, &x0, &y0);
     /* both paths read all of src before writing dst: in place is fine */
     if (sigma_x == sigma_y)
         return separable (src, frequency, theta, sigma_x, x0, y0, border, dst);

@@ -84,6 +84,11 @@ int qc_cuda_resize_mask (const qc_mask_t *src, qc_interp_t interp,
 int qc_cuda_frangi (const qc_fimg_t *src, const double *sigmas, int nsigmas,
                     double beta, double gamma, int black_ridges,
                     qc_fimg_t *dst);
+int qc_cuda_gabor (const qc_fimg_t *src, double frequency, double theta,
+                   double sigma_x, double sigma_y, qc_border_t border,
+                   qc_fimg_t *dst);
+int qc_cuda_median_disk (const qc_fimg_t *src, int radius, qc_border_t border,
+                         qc_fimg_t *dst);
 int qc_cuda_lbp (const qc_fimg_t *src, int points, double radius,
                  qc_lbp_method_t method, qc_fimg_t *dst);
 int qc_cuda_trees_predict (const struct qc_trees *model,

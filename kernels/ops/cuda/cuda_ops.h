@@ -51,7 +51,8 @@ const qc_ops_t *qc_ops_cuda (int device);
 /* The same, the resident lane whatever the environment says. */
 const qc_ops_t *qc_ops_cuda_resident (int device);
 
-/* Slots the copying lane runs on the CPU besides QC_OPS_GPU_ON_HOST. */
+/* Slots the copying lane runs on the CPU (the resident lane runs every
+ * slot on the GPU). */
 #define QC_CUDA_COPYING_ON_HOST(X)                                       \
     X (fimg_quantile)                                                    \
     X (label)                                                            \

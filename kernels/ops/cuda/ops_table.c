@@ -1,10 +1,6 @@
 /* The CUDA backend's ops tables, the resident lane and the copying lane
  * (cuda_ops.h). Entries named qc_cuda_* run on the GPU; the rest are the
  * CPU backend's ops, on purpose:
- *  - in both lanes, QC_OPS_GPU_ON_HOST (ops.h, one list that the
- *    simulated device reads too): gabor and median_disk, classifier
- *    features the default config does not use (its classifiers take
- *    frangi, laplace and rgb), not ported yet;
  *  - in the copying lane, QC_CUDA_COPYING_ON_HOST (cuda_ops.h): the
  *    connected components and the quantile, whose images that lane has
  *    on the host already, as the backend first verified on an H100 had;
@@ -56,15 +52,16 @@ static qc_ops_t cuda_ops = {
     .resize_mask = qc_cuda_resize_mask,
     .frangi = qc_cuda_frangi,
     .lbp = qc_cuda_lbp,
+    .gabor = qc_cuda_gabor,
+    .median_disk = qc_cuda_median_disk,
     .trees_predict = qc_cuda_trees_predict,
 };
 static qc_ops_t s_resident, s_copying;
 static pthread_once_t s_once = PTHREAD_ONCE_INIT;
 
-/* The two lanes (cuda_ops.h). Slots of QC_OPS_GPU_ON_HOST (ops.h) are
- * the CPU backend's in both (its ops bring their images to the host
- * first); the copying lane also keeps the CPU's connected components
- * and quantile, as the backend verified on an H100 did. Set once at
+/* The two lanes (cuda_ops.h): the copying lane keeps the CPU's
+ * connected components and quantile (its ops bring their images to the
+ * host first), as the backend verified on an H100 did. Set once at
  * first use: a static initialiser cannot take another table's entries. */
 static void
 init_table (void)
@@ -72,9 +69,6 @@ init_table (void)
     const qc_ops_t *cpu = qc_ops_cpu ();
     s_resident = cuda_ops;
     s_resident.device = &qc_cuda_device_mem;
-#define ON_HOST(slot) s_resident.slot = cpu->slot;
-    QC_OPS_GPU_ON_HOST (ON_HOST)
-#undef ON_HOST
     s_copying = s_resident;
     s_copying.device = NULL;
 #define ON_HOST(slot) s_copying.slot = cpu->slot;

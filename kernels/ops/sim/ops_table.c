@@ -1,7 +1,7 @@
 /* The simulated device's ops table (sim_ops.h): every op is the C
  * backend's, run on the images' device bytes (op_place.h with swap:
- * px points at them for the call), but for the slots a GPU lane runs on
- * the host (QC_OPS_GPU_ON_HOST), which are the CPU backend's own. */
+ * px points at them for the call), as every op of a resident GPU lane
+ * runs on the GPU. */
 #include "kernels/ops/sim/sim_ops.h"
 
 #include <pthread.h>
@@ -24,9 +24,6 @@ static void
 init_table (void)
 {
     s_table.device = qc_sim_device ();
-#define ON_HOST(slot) s_table.slot = qc_ops_cpu ()->slot;
-    QC_OPS_GPU_ON_HOST (ON_HOST)
-#undef ON_HOST
     /* past qc_sim_set_limit, a slide runs again with its images on the
      * host, as a resident CUDA lane's runs again on the copying lane */
     s_table.when_full = qc_ops_cpu ();

@@ -6,9 +6,10 @@
  * a GPU lane would, and a test sees which planes cross and whether the
  * results still equal the CPU's.
  *
- * It is faithful to a GPU lane in what crosses: the slots the CUDA
- * backend runs on the host (QC_OPS_GPU_ON_HOST, ops.h) run on the host
- * here too. New device memory is filled with a poison byte, so an op
+ * It is faithful to a resident GPU lane in what crosses: every op of
+ * that lane runs on the GPU (but median_disk past radius 6,
+ * kernels/ops/cuda/median.cu), every op here on the "device" bytes.
+ * New device memory is filled with a poison byte, so an op
  * that relied on an output it does not write, or host code that reads
  * px without asking for it (image.h's qc_*_host), gives wrong results
  * rather than right ones by luck. */
