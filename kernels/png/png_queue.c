@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kernels/image/image_place.h"
 #include "kernels/png/png_io.h"
+#include "shared/log.h"
 
 #define MAX_THREADS 16
 #define NAME_MAX_LEN 256
@@ -230,6 +232,9 @@ qc_png_queue_flush (qc_png_queue_t *self, qc_png_done_fn *done, void *arg)
     pthread_t tid[MAX_THREADS];
     int started = 0;
     self->next = 0;
+    size_t n = self->n, bytes = self->bytes;
+    struct timespec t0, t1;
+    clock_gettime (CLOCK_MONOTONIC, &t0);
     int want = self->nthreads;
     if ((size_t) want > self->n)
         want = (int) self->n;
@@ -242,6 +247,15 @@ qc_png_queue_flush (qc_png_queue_t *self, qc_png_done_fn *done, void *arg)
     encoder_main (self);
     for (int k = 0; k < started; k++)
         pthread_join (tid[k], NULL);
+    clock_gettime (CLOCK_MONOTONIC, &t1);
+    /* what the encoding costs the thread that waits for it (debug: the
+     * steps' times are logged there too; bench_gpu --gpu-steps shows
+     * both) */
+    if (n)
+        qc_log (QC_LOG_DEBUG, "png_queue", "%zu PNGs (%.1f MB of images) "
+                "encoded on %d threads: %.1f ms", n, (double) bytes / 1e6,
+                started + 1, (double) (t1.tv_sec - t0.tv_sec) * 1e3
+                                 + (double) (t1.tv_nsec - t0.tv_nsec) / 1e6);
     int rc = 0;
     for (size_t i = 0; i < self->n; i++) {
         item_t *it = &self->items[i];

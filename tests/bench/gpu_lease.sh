@@ -6,11 +6,13 @@
 #     carry [".devcarry"], command "tests/bench/gpu_lease.sh"
 # Stages, in this order, each under its own time limit so that one that
 # hangs or crashes leaves the others their time (STAGES picks some:
-# STAGES=equiv,worker,memcheck,bench125,bench10x,bench10x4):
+# STAGES=equiv,worker,full,memcheck,bench125,bench10x,bench10x4):
 #   equiv     test_cuda_equiv: every op of both CUDA lanes against the CPU,
 #             and the default pipeline on real and generated slides
 #   worker    tests/integration/test_gpu_worker.sh: a real qc-worker --gpu 0
 #             against a CPU worker through a real broker on loopback
+#   full      tests/integration/test_gpu_memory_full.sh on GPU 0: slides
+#             at 10x past --gpu-mem 64 run again on the copying lane
 #   memcheck  compute-sanitizer memcheck (leaks too) on test_cuda_equiv
 #             --quick (the ops and the real slides)
 #   bench125  bench_gpu at 1.25x: CPU 1 core and all cores, both lanes
@@ -31,7 +33,7 @@ export LD_LIBRARY_PATH=$PWD/.devlib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export QC_SHARED_DIR=$PWD/.devdata
 sanitizer=${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer
 smi=nvidia-smi
-stages=",${STAGES:-equiv,worker,memcheck,bench125,bench10x,bench10x4},"
+stages=",${STAGES:-equiv,worker,full,memcheck,bench125,bench10x,bench10x4},"
 summary=$out/summary.txt
 : >"$summary"
 
@@ -66,6 +68,7 @@ esac
 
 stage equiv 100 build/tests/test_cuda_equiv
 stage worker 60 bash tests/integration/test_gpu_worker.sh
+stage full 30 env QC_TEST_GPU=0 bash tests/integration/test_gpu_memory_full.sh
 stage memcheck 90 "$sanitizer" --tool memcheck --leak-check full --error-exitcode 9 \
     build/tests/test_cuda_equiv --quick
 if [ -n "$gen_pid" ]; then
@@ -74,12 +77,12 @@ if [ -n "$gen_pid" ]; then
     echo "slide: exit $? (waited $((SECONDS - t0)) s)" | tee -a "$summary"
 fi
 stage bench125 60 build/bench/bench_gpu --sizes 1.25x --repeat 3
-stage bench10x 230 build/bench/bench_gpu --sizes 1.25x,10x --cores 8 --no-one-core \
+stage bench10x 200 build/bench/bench_gpu --sizes 1.25x,10x --cores 8 --no-one-core \
     --lanes resident --repeat 2 --gpu-steps
 stage bench10x4 50 build/bench/bench_gpu --sizes 10x --gpu-only --lanes resident \
     --repeat 1 --gpu-read-threads 4
-grep -hE "PASS|FAIL|ERROR SUMMARY|LEAK SUMMARY|per slide|copies per slide|^at " \
-    "$out"/equiv.log "$out"/worker.log "$out"/memcheck.log "$out"/bench125.log "$out"/bench10x.log "$out"/bench10x4.log 2>/dev/null \
+grep -hE "PASS|FAIL|^ok - |ERROR SUMMARY|LEAK SUMMARY|per slide|copies per slide|^at " \
+    "$out"/equiv.log "$out"/worker.log "$out"/full.log "$out"/memcheck.log "$out"/bench125.log "$out"/bench10x.log "$out"/bench10x4.log 2>/dev/null \
     >>"$summary"
 echo "==== summary"
 cat "$summary"

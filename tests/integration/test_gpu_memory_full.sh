@@ -7,7 +7,15 @@
 # warning that the client sees, and gives the CPU's results. Checked on
 # a --simulate-gpus lane whose --gpu-mem is far under what the slides
 # need at 10x, against a CPU slot and against a lane with room enough.
+# QC_TEST_GPU=I runs the GPU lanes on GPU I instead (the CUDA resident
+# lane falling back on the copying one; tests/bench/gpu_lease.sh does).
 . "$(dirname "$0")/lib.sh"
+
+if [ -n "${QC_TEST_GPU:-}" ]; then
+    gpu_lane=(--gpu "$QC_TEST_GPU")
+else
+    gpu_lane=(--simulate-gpus 1)
+fi
 
 [ -x "$BIN/qc-mkslide" ] || fail "bin/qc-mkslide not built"
 mkdir -p "$T/slides"
@@ -44,17 +52,17 @@ run_lane() {
 
 again='running the slide again with its images on the host'
 
-run_lane small --slots 0 --simulate-gpus 1 --gpu-mem 64
+run_lane small --slots 0 "${gpu_lane[@]}" --gpu-mem 64
 n=$(grep -c "$again" "$T/worker-small.log")
 [ "$n" -eq 2 ] || fail "64 MB lane: expected 2 slides run again, the log says $n: $(grep -i 'memory\|limit' "$T/worker-small.log" | head -5)"
 grep -q "limit" "$T/worker-small.log" || fail "64 MB lane: no line says what passed the limit"
 [ "$(grep -c "$again" "$T/out-small/qc.log")" -eq 2 ] \
     || fail "the client's qc.log does not have the two warnings"
-pass "64 MB simulated GPU: both 10x slides ran again on the host, a warning each, the client told"
+pass "64 MB GPU (${gpu_lane[*]}): both 10x slides ran again on the host, a warning each, the client told"
 
-run_lane roomy --slots 0 --simulate-gpus 1 --gpu-mem 4096
+run_lane roomy --slots 0 "${gpu_lane[@]}" --gpu-mem 4096
 grep -q "$again" "$T/worker-roomy.log" && fail "4 GB lane ran a slide again"
-pass "4 GB simulated GPU: every slide on the device, none run again"
+pass "4 GB GPU (${gpu_lane[*]}): every slide on the device, none run again"
 
 run_lane cpu --slots 1
 for m in small roomy; do
