@@ -38,6 +38,7 @@
 
 #include "kernels/classify/classify_cache.h"
 #include "kernels/ops/cuda/cuda_ops.h"
+#include "kernels/ops/sim/sim_ops.h"
 #include "kernels/pipeline/pipeline.h"
 #include "shared/log.h"
 #include "tests/bench/bench_slides.h"
@@ -108,7 +109,8 @@ static const char *png_size = "1.25x";
 /* --lanes: which GPU lanes to time (a 10x run of the copying lane takes
  * ~40 s a slide, which a short GPU lease may not spare); --no-one-core:
  * skip the one-core CPU row (~85 s a slide at 10x). */
-static int lane_on[2] = { 1, 1 };
+/* copying, resident, sim (the simulated device: --lanes sim) */
+static int lane_on[3] = { 1, 1, 0 };
 static int one_core = 1;
 
 static void
@@ -192,16 +194,21 @@ bench_size (const char *path, const char *size, int repeat, int cores,
         free (a);
     }
     char why[256];
-    const qc_ops_t *gpu = NULL, *lanes[2] = { NULL, NULL };
-    static const char *const lane_names[2] = { "copying", "resident" };
+    const qc_ops_t *gpu = NULL, *lanes[3] = { NULL, NULL, NULL };
+    static const char *const lane_names[3] = { "copying", "resident", "sim" };
     /* binds this thread to GPU 0 for both lanes */
-    if (qc_cuda_device_count (why, sizeof why) >= 1 && qc_ops_cuda_resident (0)) {
+    if ((lane_on[0] || lane_on[1]) && qc_cuda_device_count (why, sizeof why) >= 1
+        && qc_ops_cuda_resident (0)) {
         lanes[0] = gpu = qc_ops_cuda_table ();
         lanes[1] = qc_ops_cuda_resident_table ();
     }
-    if (!gpu)
+    if (!gpu && (lane_on[0] || lane_on[1]))
         printf ("  GPU: not measured (%s)\n", qc_cuda_built () ? why : "CPU-only build");
-    for (int l = 0; gpu && l < 2; l++) {
+    /* the simulated device: a lane's host side (reads, module code, PNGs)
+     * timed on any machine; its ops are the C ops */
+    if (lane_on[2])
+        lanes[2] = gpu = qc_ops_sim ();
+    for (int l = 0; gpu && l < 3; l++) {
         if (!lanes[l] || !lane_on[l])
             continue;
         /* the first run of the process is not timed: CUDA's context,
@@ -218,11 +225,12 @@ bench_size (const char *path, const char *size, int repeat, int cores,
                 best_s = s;
             }
         qc_place_counts (&c1);
-        printf ("  GPU 0, %-8s lane: %7.3f s per slide (read %.3f on %d CPU threads + steps %.3f);"
-                " with read-ahead a lane takes %.3f s per slide\n", lane_names[l],
+        printf ("  %s, %-8s lane: %7.3f s per slide (read %.3f on %d CPU threads + steps %.3f);"
+                " with read-ahead a lane takes %.3f s per slide\n",
+                l == 2 ? "simulated GPU" : "GPU 0", lane_names[l],
                 best_r + best_s, best_r, gpu_read_threads, best_s,
                 best_r > best_s ? best_r : best_s);
-        if (l == 1)
+        if (l >= 1)
             printf ("    copies per slide: %.1f up (%.1f MB), %.1f down (%.1f MB)\n",
                     (double) (c1.up - c0.up) / repeat,
                     (double) (c1.up_bytes - c0.up_bytes) / repeat / 1e6,
@@ -237,8 +245,8 @@ bench_size (const char *path, const char *size, int repeat, int cores,
             split_run (p, path, qc_ops_timed (NULL), &r, &s);
             qc_ops_timed_report (stderr, "CPU ops");
         }
-        for (int l = 0; gpu && l < 2; l++) {
-            if (!lanes[l])
+        for (int l = 0; gpu && l < 3; l++) {
+            if (!lanes[l] || !lane_on[l])
                 continue;
             fprintf (stderr, "-- GPU steps at %s, %s lane\n", size, lane_names[l]);
             split_run (p, path, qc_ops_timed (lanes[l]), &r, &s);
@@ -292,9 +300,10 @@ main (int argc, char **argv)
         case 'l':
             lane_on[0] = strstr (optarg, "copying") != NULL;
             lane_on[1] = strstr (optarg, "resident") != NULL;
-            if (!lane_on[0] && !lane_on[1]) {
-                fprintf (stderr, "bench_gpu: --lanes takes copying, resident or both "
-                         "(copying,resident), not '%s'\n", optarg);
+            lane_on[2] = strstr (optarg, "sim") != NULL;
+            if (!lane_on[0] && !lane_on[1] && !lane_on[2]) {
+                fprintf (stderr, "bench_gpu: --lanes takes copying, resident, sim or a "
+                         "list (copying,resident), not '%s'\n", optarg);
                 return 2;
             }
             break;
@@ -310,7 +319,8 @@ main (int argc, char **argv)
                     "  --gpu-read-threads N  threads reading a GPU lane's slide (default 8,\n"
                     "             as qc-worker on 8 cores or more)\n"
                     "  --lanes L  GPU lanes to time: copying, resident or copying,resident\n"
-                    "             (default both)\n"
+                    "             (default both); sim: the simulated device, whose ops are\n"
+                    "             the C ops: a lane's host-side costs on any machine\n"
                     "  --png-size SIZE  PNG images above 1.25x written at SIZE (default\n"
                     "             1.25x; none: at the working size, as HistoQC)\n"
                     "  --steps    also print each step's and each op's time, CPU and GPU (stderr)\n"
