@@ -30,6 +30,9 @@ typedef struct {
     int64_t k0;                 /* index of the first band */
     int nbands;
     int rows_per_read;
+    int same_size;              /* out is rect's size: rows are read
+                                   straight into it (an area reduction
+                                   at 1:1 gives every byte back) */
     qc_area_axis_t ax, ay;
     qc_rgb_t *out;
     double **pending;           /* per output row: the first partial sum
@@ -135,6 +138,30 @@ read_rows (band_ctx_t *c, scratch_t *t, int cy, int rows)
     return -1;
 }
 
+/* Rows s0 .. s1 - 1 of a same-size read, straight into the output, a
+ * tile row (or rows_per_read rows) a read. 0, or -1 (c->why). */
+static int
+copy_band (band_ctx_t *c, int s0, int s1)
+{
+    char why[512];
+    size_t stride = (size_t) c->w * 3;
+    for (int cy = s0; cy < s1;) {
+        int64_t lrow = c->ly_origin + cy;
+        int64_t tile_end = (lrow / c->tile_h + 1) * c->tile_h - c->ly_origin;
+        int rows = (int) ((tile_end < s1 ? tile_end : s1) - cy);
+        if (rows > c->rows_per_read)
+            rows = c->rows_per_read;
+        if (qc_slide_read_rows (c->slide, &c->rect, cy, rows,
+                                c->out->px + (size_t) cy * stride, stride,
+                                why, sizeof why) != 0) {
+            set_failed (c, 1, why);
+            return -1;
+        }
+        cy += rows;
+    }
+    return 0;
+}
+
 /* Reads band i and adds it into the output. 0, -1 (a read failed:
  * c->why), -2 (out of memory). */
 static int
@@ -145,6 +172,8 @@ do_band (band_ctx_t *c, int i, scratch_t *t)
     int64_t b0 = k * c->band_rows - c->ly_origin;
     int64_t b1 = b0 + c->band_rows;
     int s0 = (int) (b0 < 0 ? 0 : b0), s1 = (int) (b1 > c->h ? c->h : b1);
+    if (c->same_size)
+        return copy_band (c, s0, s1);
     int oy_lo = first_row_after (ay, s0), oy_hi = last_row_before (ay, s1);
     if (oy_hi < oy_lo)
         return 0;
@@ -196,10 +225,12 @@ band_main (void *arg)
 {
     band_ctx_t *c = arg;
     scratch_t t = { NULL, NULL, NULL, 0 };
-    t.rgb = malloc ((size_t) c->rows_per_read * c->w * 3);
-    t.hrow = malloc ((size_t) c->out->w * 3 * sizeof *t.hrow);
-    if (!t.rgb || !t.hrow)
-        set_failed (c, 2, NULL);
+    if (!c->same_size) {
+        t.rgb = malloc ((size_t) c->rows_per_read * c->w * 3);
+        t.hrow = malloc ((size_t) c->out->w * 3 * sizeof *t.hrow);
+        if (!t.rgb || !t.hrow)
+            set_failed (c, 2, NULL);
+    }
     while (!atomic_load (&c->failed)) {
         int i = atomic_fetch_add (&c->next, 1);
         if (i >= c->nbands)
@@ -233,6 +264,7 @@ qc_band_read (qc_slide_t *slide, const qc_slide_rect_t *rect, int nthreads,
     c.w = w;
     c.h = h;
     c.out = out;
+    c.same_size = out->w == w && out->h == h;
     c.ly_origin = llround ((double) rect->y0 / ds);
     c.tile_h = qc_slide_tile_height (slide, level);
     int64_t rpr = READ_PIXELS / w;

@@ -6,7 +6,9 @@
  * tile; threads take bands in turn. A band is read a tile row at a time
  * (narrower when a tile row would exceed a 32 MiB buffer), composited
  * over the background colour, reduced along x
- * by exact area weights and added into the output rows it overlaps.
+ * by exact area weights and added into the output rows it overlaps; at
+ * 1:1 (a level read at its own size, as a 10x run reads a 10x level) a
+ * band's rows are read straight into the output instead, the same bytes.
  * Bands are at least ceil(scale) + 1 rows tall, so an output row spans
  * at most two bands; its two partial sums are added once both exist
  * (addition of two numbers is commutative), which makes the result

@@ -235,6 +235,32 @@ test_read_cmu (void)
                ndiff);
         qc_rgb_destroy (&full);
         qc_rgb_destroy (&small);
+        /* a region read at its own size through the band reader (a 10x
+         * run's read of a 10x level): rows straight into the image, the
+         * bytes of one read, also for a region that starts inside a
+         * tile row, on 1 and 4 threads */
+        const qc_slide_rect_t same[] = { rect_of (0, 0, 0, 2220, 2967),
+                                         rect_of (0, 37, 301, 1500, 1111) };
+        for (size_t k = 0; k < 2; k++) {
+            qc_rgb_t *whole = NULL, *band[2] = { NULL, NULL };
+            int w = same[k].w, h = same[k].h;
+            CHECK (qc_region_read_rect (osr, &same[k], w, h, 1, &whole, err,
+                                        sizeof err) == 0, "%s", err);
+            qc_region_set_whole_max (1000);
+            for (int t = 0; t < 2; t++)
+                CHECK (qc_region_read_rect (osr, &same[k], w, h, t ? 4 : 1,
+                                            &band[t], err, sizeof err) == 0,
+                       "%s", err);
+            qc_region_set_whole_max (0);
+            for (int t = 0; t < 2; t++)
+                CHECK (whole && band[t]
+                       && memcmp (whole->px, band[t]->px, (size_t) w * h * 3) == 0,
+                       "same-size bands, region %zu, %d threads: not the one "
+                       "read's bytes", k, t ? 4 : 1);
+            qc_rgb_destroy (&whole);
+            qc_rgb_destroy (&band[0]);
+            qc_rgb_destroy (&band[1]);
+        }
     }
     qc_rgb_destroy (&img);
 
