@@ -692,4 +692,26 @@ qc_px_median_at (const float *p, int w, int h, int x, int y, const int *dx,
     return qc_px_select_kth (v, k, k / 2);
 }
 
+/* Gabor's direct 2-D sum (sigma_x != sigma_y) at pixel (x, y) of a w x h
+ * image: the (2 y0 + 1) x (2 x0 + 1) taps k, row-major, under the border
+ * rule; an outside pixel (CONSTANT) adds nothing. */
+QC_HD double
+qc_px_taps_2d_at (const float *src, long w, long h, long x, long y,
+                  const double *k, int x0, int y0, int border)
+{
+    int kw = 2 * x0 + 1, kh = 2 * y0 + 1;
+    double s = 0.0;
+    for (int j = 0; j < kh; j++) {
+        int yy = qc_px_border_index (y + j - y0, h, border);
+        if (yy < 0)
+            continue;
+        for (int i = 0; i < kw; i++) {
+            int xx = qc_px_border_index (x + i - x0, w, border);
+            if (xx >= 0)
+                s += k[(size_t) j * kw + i] * src[(size_t) yy * w + xx];
+        }
+    }
+    return s;
+}
+
 #endif

@@ -138,6 +138,18 @@ read_rows (band_ctx_t *c, scratch_t *t, int cy, int rows)
     return -1;
 }
 
+/* How many rows the read at region row cy takes, below s1: up to the
+ * next tile row, so that no read splits a tile, and rows_per_read at
+ * most. */
+static int
+rows_to_read (const band_ctx_t *c, int cy, int s1)
+{
+    int64_t lrow = c->ly_origin + cy;
+    int64_t tile_end = (lrow / c->tile_h + 1) * c->tile_h - c->ly_origin;
+    int rows = (int) ((tile_end < s1 ? tile_end : s1) - cy);
+    return rows > c->rows_per_read ? c->rows_per_read : rows;
+}
+
 /* Rows s0 .. s1 - 1 of a same-size read, straight into the output, a
  * tile row (or rows_per_read rows) a read. 0, or -1 (c->why). */
 static int
@@ -146,11 +158,7 @@ copy_band (band_ctx_t *c, int s0, int s1)
     char why[512];
     size_t stride = (size_t) c->w * 3;
     for (int cy = s0; cy < s1;) {
-        int64_t lrow = c->ly_origin + cy;
-        int64_t tile_end = (lrow / c->tile_h + 1) * c->tile_h - c->ly_origin;
-        int rows = (int) ((tile_end < s1 ? tile_end : s1) - cy);
-        if (rows > c->rows_per_read)
-            rows = c->rows_per_read;
+        int rows = rows_to_read (c, cy, s1);
         if (qc_slide_read_rows (c->slide, &c->rect, cy, rows,
                                 c->out->px + (size_t) cy * stride, stride,
                                 why, sizeof why) != 0) {
@@ -189,12 +197,7 @@ do_band (band_ctx_t *c, int i, scratch_t *t)
     memset (t->acc, 0, need * sizeof *t->acc);
     int oy_cur = oy_lo;
     for (int cy = s0; cy < s1;) {
-        /* stop at the next tile row so that no read splits a tile */
-        int64_t lrow = c->ly_origin + cy;
-        int64_t tile_end = (lrow / c->tile_h + 1) * c->tile_h - c->ly_origin;
-        int rows = (int) ((tile_end < s1 ? tile_end : s1) - cy);
-        if (rows > c->rows_per_read)
-            rows = c->rows_per_read;
+        int rows = rows_to_read (c, cy, s1);
         int rc = read_rows (c, t, cy, rows);
         if (rc)
             return rc;

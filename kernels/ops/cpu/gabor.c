@@ -157,8 +157,9 @@ static int
 direct (const qc_fimg_t *src, double f, double t, double sx, double sy,
         int x0, int y0, qc_border_t border, qc_fimg_t *dst)
 {
-    int w = src->w, h = src->h, kw = 2 * x0 + 1, kh = 2 * y0 + 1;
-    double *k = malloc ((size_t) kw * kh * sizeof *k);
+    int w = src->w, h = src->h;
+    double *k = malloc ((2 * (size_t) x0 + 1) * (2 * (size_t) y0 + 1)
+                        * sizeof *k);
     float *out = malloc (qc_npix (w, h) * sizeof *out);
     if (!k || !out) {
         free (k);
@@ -167,20 +168,9 @@ direct (const qc_fimg_t *src, double f, double t, double sx, double sy,
     }
     qc_gabor_taps_2d (f, t, sx, sy, x0, y0, k);
     for (long y = 0; y < h; y++)
-        for (long x = 0; x < w; x++) {
-            double s = 0.0;
-            for (int j = 0; j < kh; j++) {
-                int yy = qc_px_border_index (y + j - y0, h, border);
-                if (yy < 0)
-                    continue;
-                for (int i = 0; i < kw; i++) {
-                    int xx = qc_px_border_index (x + i - x0, w, border);
-                    if (xx >= 0)
-                        s += k[(size_t) j * kw + i] * src->px[(size_t) yy * w + xx];
-                }
-            }
-            out[y * w + x] = (float) s;
-        }
+        for (long x = 0; x < w; x++)
+            out[y * w + x] = (float) qc_px_taps_2d_at (src->px, w, h, x, y, k,
+                                                       x0, y0, border);
     memcpy (dst->px, out, qc_npix (w, h) * sizeof *out);
     free (k);
     free (out);

@@ -62,7 +62,8 @@ k_gabor_cols (const float *re, const float *im, int w, int h,
     dst[i] = (float) acc;
 }
 
-/* The direct 2-D sum with the (2 y0 + 1) x (2 x0 + 1) taps k. */
+/* The direct 2-D sum with the (2 y0 + 1) x (2 x0 + 1) taps k, the
+ * CPU's own per-pixel code (pixel_math.h). */
 __global__ void
 k_gabor_direct (const float *src, int w, int h, const double *k, int x0,
                 int y0, int border, float *dst)
@@ -70,20 +71,8 @@ k_gabor_direct (const float *src, int w, int h, const double *k, int x0,
     size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
     if (i >= (size_t) w * h)
         return;
-    long x = (long) (i % w), y = (long) (i / w);
-    int kw = 2 * x0 + 1, kh = 2 * y0 + 1;
-    double s = 0.0;
-    for (int j = 0; j < kh; j++) {
-        int yy = qc_px_border_index (y + j - y0, h, border);
-        if (yy < 0)
-            continue;
-        for (int c = 0; c < kw; c++) {
-            int xx = qc_px_border_index (x + c - x0, w, border);
-            if (xx >= 0)
-                s += k[(size_t) j * kw + c] * src[(size_t) yy * w + xx];
-        }
-    }
-    dst[i] = (float) s;
+    dst[i] = (float) qc_px_taps_2d_at (src, w, h, (long) (i % w),
+                                       (long) (i / w), k, x0, y0, border);
 }
 
 /* taps: ar, ai (2 x0 + 1), br, bi (2 y0 + 1), one host buffer. */
