@@ -197,7 +197,10 @@ run (qc_run_t *run)
     }
     if (qc_run_save_mask (run, p.name, found))
         goto done;
-    ops->mask_logic (use, found, QC_LOGIC_AND, use);
+    if (ops->mask_logic (use, found, QC_LOGIC_AND, use)) {
+        qc_run_fail (run, "mask arithmetic failed (out of memory?)");
+        goto done;
+    }
     char what[160];
     snprintf (what, sizeof what, "LightDarkModule.getIntensityThresholdOtsu:%s",
               p.name);

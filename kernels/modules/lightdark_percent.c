@@ -86,12 +86,18 @@ run (qc_run_t *run)
         qc_run_fail (run, "thresholding failed (out of memory?)");
         goto done;
     }
-    ops->mask_logic (use, found, QC_LOGIC_AND, use);
+    if (ops->mask_logic (use, found, QC_LOGIC_AND, use)) {
+        qc_run_fail (run, "mask arithmetic failed (out of memory?)");
+        goto done;
+    }
     /* img_mask_<name>, for a later step's mask_name= */
     if (qc_run_keep_mask (run, name, qc_mask_clone (found)))
         goto done;
     /* The file shows what this step took away. */
-    ops->mask_logic (before, found, QC_LOGIC_ANDNOT, found);
+    if (ops->mask_logic (before, found, QC_LOGIC_ANDNOT, found)) {
+        qc_run_fail (run, "mask arithmetic failed (out of memory?)");
+        goto done;
+    }
     char what[160];
     snprintf (what, sizeof what, "LightDarkModule.getIntensityThresholdPercent:%s",
               name);

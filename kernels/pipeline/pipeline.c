@@ -606,19 +606,20 @@ run_steps (qc_pipeline_job_t *job, const struct qc_ops *ops)
 }
 
 /* The slide again from the start on ops, the when_full table of the
- * lane whose device ran out of memory on it: a slide whose images at
- * its working size do not fit the GPU is slower on the copying lane,
- * not lost. What the first try made (images, results, files) goes. */
+ * lane whose device ran out of memory on it (failed or not: an op
+ * failed): a slide whose images at its working size do not fit the GPU
+ * is slower on the copying lane, not lost. What the first try made
+ * (images, results, files) goes. */
 static int
 run_again (qc_pipeline_job_t *job, const struct qc_ops *ops)
 {
     qc_result_t *out = job->run.out;
     const char *failed_step = job->run.step;
     qc_log (QC_LOG_WARNING, failed_step, "%s: the device ran out of memory "
-            "(the error above); running the slide again with its images on "
-            "the host (%s ops), slower, same results. A GPU with more "
-            "memory, or a smaller image_work_size, keeps it on the device",
-            job->run.filename, ops->name);
+            "(by step %s); running the slide again with its images on the "
+            "host (%s ops), slower, same results. A GPU with more memory, or "
+            "a smaller image_work_size, keeps it on the device",
+            job->run.filename, failed_step, ops->name);
     char name[1024];
     const char *was = qc_result_get (out, "filename");
     snprintf (name, sizeof name, "%s", was ? was : job->run.filename);
@@ -645,8 +646,10 @@ qc_pipeline_finish (qc_pipeline_job_t **job_p, const struct qc_ops *ops)
     *job_p = NULL;
     qc_place_take_full ();       /* what an earlier slide left on the thread */
     int rc = run_steps (job, ops);
-    if (rc != 0 && job->rc == 0 && ops && ops->when_full
-        && qc_place_take_full ())
+    /* Even when the steps passed: an op refused for memory failed, and a
+     * step that went on without its output would have given numbers
+     * that are not the slide's. */
+    if (job->rc == 0 && ops && ops->when_full && qc_place_take_full ())
         rc = run_again (job, ops->when_full);
     qc_result_t *out = job->run.out;
     qc_pipeline_job_destroy (&job);

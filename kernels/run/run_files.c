@@ -225,8 +225,13 @@ qc_run_save_fimg (qc_run_t *run, const char *suffix, const qc_fimg_t *img,
             return qc_run_fail (run, "out of memory for %s.png", suffix);
         }
         double scale = 1.0 / ((double) hi - (double) lo);
-        qc_run_ops (run)->fimg_affine (img, scale, -(double) lo * scale, 0.0,
-                                       1.0, scaled);
+        if (qc_run_ops (run)->fimg_affine (img, scale, -(double) lo * scale,
+                                           0.0, 1.0, scaled)) {
+            qc_fimg_destroy (&scaled);
+            qc_fimg_destroy (&made);
+            return qc_run_fail (run, "%s.png: scaling failed (out of "
+                                "memory?)", suffix);
+        }
         img = scaled;
     }
     qc_png_image_t png = qc_png_of_fimg (img);

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "shared/log.h"
+
 qc_mask_t *
 qc_run_mask (qc_run_t *run)
 {
@@ -123,7 +125,10 @@ qc_run_apply_forced (qc_run_t *run, qc_mask_t *mask)
             return qc_run_fail (run, "forced mask '%s' is %d x %d, the mask "
                                 "%d x %d", k->name, k->mask->w, k->mask->h,
                                 mask->w, mask->h);
-        qc_run_ops (run)->mask_logic (mask, k->mask, QC_LOGIC_ANDNOT, mask);
+        if (qc_run_ops (run)->mask_logic (mask, k->mask, QC_LOGIC_ANDNOT,
+                                          mask))
+            return qc_run_fail (run, "applying forced mask '%s' failed (out "
+                                "of memory?)", k->name);
     }
     return 0;
 }
@@ -151,7 +156,10 @@ static size_t
 count_set (const qc_run_t *run, const qc_mask_t *m)
 {
     size_t n = 0;
-    qc_run_ops (run)->mask_count (m, &n);
+    if (qc_run_ops (run)->mask_count (m, &n))
+        qc_log (QC_LOG_ERROR, run->step ? run->step : "run", "%s: counting "
+                "a mask's pixels failed (out of memory?)", run->filename
+                ? run->filename : "?");
     return n;
 }
 
