@@ -41,6 +41,16 @@ run_lane() {
     local name=$1; shift
     start_worker $port "$name" --heartbeat-ms 200 "$@"
     local pid=$WORKER_PID
+    # a worker that cannot start (no such GPU) fails the test at once,
+    # not after qc-submit's wait
+    for _ in $(seq 1 200); do
+        grep -q 'registered with broker' "$T/worker-$name.log" 2>/dev/null && break
+        kill -0 $pid 2>/dev/null \
+            || fail "$name: the worker exited: $(tail -3 "$T/worker-$name.log")"
+        sleep 0.1
+    done
+    grep -q 'registered with broker' "$T/worker-$name.log" \
+        || fail "$name: the worker did not register in 20 s: $(tail -3 "$T/worker-$name.log")"
     "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$T/config-10x.ini" \
         -o "$T/out-$name" --list "$T/list" --timeout 300 >"$T/submit-$name.log" 2>&1
     local rc=$?
