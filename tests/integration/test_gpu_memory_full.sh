@@ -26,6 +26,11 @@ for s in 1 2; do
         --seed $s >/dev/null 2>&1 || fail "qc-mkslide seed $s"
     echo "$T/slides/full-$s.svs" >>"$T/list"
 done
+# a slide that fails for another reason (no magnification, so no 10x):
+# failed once, on every lane alike, never run again
+nomag=$SHARED/slides/real/TCGA-CR-7395-01A-01-TS1.svs
+[ -f "$nomag" ] || fail "$nomag not found"
+echo "$nomag" >>"$T/list"
 # the built-in config at 10x, its PNGs at 1.25x
 "$BIN/qc-submit" --write-default-config - \
     | sed -E 's/^image_work_size( *[=:]).*/image_work_size\1 10x/; s/^#png_work_size/png_work_size/' \
@@ -56,7 +61,10 @@ run_lane() {
     local rc=$?
     kill -TERM $pid
     for _ in $(seq 1 100); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
-    [ $rc -eq 0 ] || fail "$name: qc-submit exit $rc: $(tail -3 "$T/submit-$name.log"; cat "$T/out-$name/error.log" 2>/dev/null)"
+    [ $rc -eq 1 ] || fail "$name: qc-submit exit $rc, expected 1 (one slide fails): $(tail -3 "$T/submit-$name.log"; cat "$T/out-$name/error.log" 2>/dev/null)"
+    [ "$(grep -c . "$T/out-$name/error.log")" -eq 1 ] \
+        && grep -q "TCGA-CR-7395-01A-01-TS1.svs.*magnification" "$T/out-$name/error.log" \
+        || fail "$name: error.log should hold the slide without a magnification alone: $(cat "$T/out-$name/error.log")"
     check_exactly_once "$T/out-$name" "$T/list"
 }
 
@@ -64,7 +72,7 @@ again='running the slide again with its images on the host'
 
 run_lane small --slots 0 "${gpu_lane[@]}" --gpu-mem 64
 n=$(grep -c "$again" "$T/worker-small.log")
-[ "$n" -eq 2 ] || fail "64 MB lane: expected 2 slides run again, the log says $n: $(grep -i 'memory\|limit' "$T/worker-small.log" | head -5)"
+[ "$n" -eq 2 ] || fail "64 MB lane: expected the 2 generated slides run again, the log says $n: $(grep -i 'memory\|limit' "$T/worker-small.log" | head -5)"
 grep -q "limit" "$T/worker-small.log" || fail "64 MB lane: no line says what passed the limit"
 [ "$(grep -c "$again" "$T/out-small/qc.log")" -eq 2 ] \
     || fail "the client's qc.log does not have the two warnings"
@@ -82,5 +90,7 @@ for m in small roomy; do
         cmp -s "$f" "$T/out-$m/full-1.svs/$(basename "$f")" \
             || fail "$m: $(basename "$f") differs from the CPU slot's"
     done
+    diff <(errors "$T/out-cpu" | cut -f1,3-) <(errors "$T/out-$m" | cut -f1,3-) >/dev/null \
+        || fail "$m: failures differ from the CPU slot's"
 done
-pass "the CPU slot's results and PNGs, byte for byte, on both GPU lanes"
+pass "the CPU slot's results, PNGs and failures, byte for byte, on both GPU lanes"
