@@ -132,15 +132,19 @@ IMAGE_FUNCS (qc_labels_t, labels)
         return self;                                                      \
     }
 
-qc_rgb_t *
-qc_rgb_new_host (int w, int h)
-{
-    const qc_device_t *home = qc_place_home ();
-    qc_place_set_home (NULL);
-    qc_rgb_t *self = qc_rgb_new (w, h);
-    qc_place_set_home (home);
-    return self;
-}
+#define NEW_HOST_FUNC(T, stem)                                            \
+    T *qc_##stem##_new_host (int w, int h)                                \
+    {                                                                     \
+        const qc_device_t *home = qc_place_home ();                       \
+        qc_place_set_home (NULL);                                         \
+        T *self = qc_##stem##_new (w, h);                                 \
+        qc_place_set_home (home);                                         \
+        return self;                                                      \
+    }
+
+NEW_HOST_FUNC (qc_rgb_t, rgb)
+NEW_HOST_FUNC (qc_fimg_t, fimg)
+NEW_HOST_FUNC (qc_mask_t, mask)
 
 CLONE_FUNC (qc_rgb_t, rgb)
 CLONE_FUNC (qc_fimg_t, fimg)

@@ -90,6 +90,8 @@ qc_labels_t *qc_labels_new (int w, int h);
  * below): for the code that fills px itself, a slide reader or a PNG
  * decoder. */
 qc_rgb_t *qc_rgb_new_host (int w, int h);
+qc_fimg_t *qc_fimg_new_host (int w, int h);
+qc_mask_t *qc_mask_new_host (int w, int h);
 void qc_labels_destroy (qc_labels_t **self_p);
 
 /* Host bytes, current (see the top of this file). */

@@ -124,16 +124,13 @@ qc_png_encode_image (const qc_png_image_t *img, unsigned char **data,
 }
 
 /* A host copy of img's current bytes into it (its owned field and its
- * img), and their size: 0, or -1. Copies are made with no home device,
- * so that they live in host memory whatever the calling thread's (a GPU
- * lane's) home is. */
-#define COPY_INTO(T, stem, elem, channels)                                \
+ * img), and their size: 0, or -1. Copies live in host memory whatever
+ * the calling thread's (a GPU lane's) home is. */
+#define COPY_INTO(stem, elem, channels)                                   \
     do {                                                                  \
         const elem *src = qc_##stem##_host (img->stem);                   \
-        const qc_device_t *home = qc_place_home ();                       \
-        qc_place_set_home (NULL);                                         \
-        it->stem = src ? qc_##stem##_new (img->stem->w, img->stem->h) : NULL; \
-        qc_place_set_home (home);                                         \
+        it->stem = src ? qc_##stem##_new_host (img->stem->w, img->stem->h) \
+                       : NULL;                                            \
         elem *dst = it->stem ? qc_##stem##_host_rewrite (it->stem) : NULL; \
         if (!dst)                                                         \
             return -1;                                                    \
@@ -147,9 +144,9 @@ copy_into (item_t *it, const qc_png_image_t *img, size_t *bytes)
 {
     it->img = *img;
     switch (img->kind) {
-    case QC_PNG_MASK: COPY_INTO (qc_mask_t, mask, uint8_t, 1); return 0;
-    case QC_PNG_RGB: COPY_INTO (qc_rgb_t, rgb, uint8_t, 3); return 0;
-    case QC_PNG_FIMG: COPY_INTO (qc_fimg_t, fimg, float, 1); return 0;
+    case QC_PNG_MASK: COPY_INTO (mask, uint8_t, 1); return 0;
+    case QC_PNG_RGB: COPY_INTO (rgb, uint8_t, 3); return 0;
+    case QC_PNG_FIMG: COPY_INTO (fimg, float, 1); return 0;
     case QC_PNG_GRAY8:
         *bytes = qc_npix (img->w, img->h);
         if (!(it->gray = malloc (*bytes)))
@@ -256,19 +253,16 @@ qc_png_queue_flush (qc_png_queue_t *self, qc_png_done_fn *done, void *arg)
                 "encoded on %d threads: %.1f ms", n, (double) bytes / 1e6,
                 started + 1, (double) (t1.tv_sec - t0.tv_sec) * 1e3
                                  + (double) (t1.tv_nsec - t0.tv_nsec) / 1e6);
+    /* in order, until one fails; clear () frees what done did not take */
     int rc = 0;
-    for (size_t i = 0; i < self->n; i++) {
+    for (size_t i = 0; i < self->n && rc == 0; i++) {
         item_t *it = &self->items[i];
-        if (rc == 0) {
-            unsigned char *data = it->data;
-            it->data = NULL;      /* done's now */
-            if (done (arg, it->name, it->tag, it->rc, data, it->size, it->why) != 0
-                || it->rc != 0)
-                rc = -1;
-        }
-        item_free (it);
+        unsigned char *data = it->data;
+        it->data = NULL;          /* done's now */
+        if (done (arg, it->name, it->tag, it->rc, data, it->size, it->why) != 0
+            || it->rc != 0)
+            rc = -1;
     }
-    self->n = self->next = 0;
-    self->bytes = 0;
+    clear (self);
     return rc;
 }
