@@ -8,22 +8,28 @@
 
 #include "kernels/png/png_queue.h"
 
-/* Hands an encoded PNG to the result as "_<suffix>.png". */
+/* "_<suffix>.png" into name (QC_RESULT_MAX_FILENAME bytes), or -1. */
 static int
-add_png (qc_run_t *run, const char *suffix, int rc, unsigned char *data,
-         size_t size, const char *why)
+png_name (char *name, const char *suffix)
+{
+    int n = snprintf (name, QC_RESULT_MAX_FILENAME, "_%s.png", suffix);
+    return n < 0 || n >= QC_RESULT_MAX_FILENAME ? -1 : 0;
+}
+
+/* Hands an encoded PNG (rc: its encode's result, why its reason) to the
+ * result as name; the result takes data, or it is freed. */
+static int
+take_png (qc_run_t *run, const char *name, int rc, unsigned char *data,
+          size_t size, const char *why)
 {
     if (rc != 0) {
         free (data);
-        return qc_run_fail (run, "encoding %s.png: %s", suffix, why);
+        return qc_run_fail (run, "encoding %s: %s", name, why);
     }
-    char name[QC_RESULT_MAX_FILENAME];
-    int n = snprintf (name, sizeof name, "_%s.png", suffix);
-    if (n < 0 || (size_t) n >= sizeof name
-        || qc_result_take_file (run->out, name, data, size) != 0) {
+    if (qc_result_take_file (run->out, name, data, size) != 0) {
         free (data);
-        return qc_run_fail (run, "cannot add file %s.png (%zu bytes) to the "
-                            "result", suffix, size);
+        return qc_run_fail (run, "cannot add file %s (%zu bytes) to the "
+                            "result", name, size);
     }
     return 0;
 }
@@ -68,8 +74,8 @@ SHRUNK_FOR_PNG (qc_mask_t, mask, QC_INTERP_NEAREST)
 SHRUNK_FOR_PNG (qc_rgb_t, rgb, QC_INTERP_AREA)
 SHRUNK_FOR_PNG (qc_fimg_t, fimg, QC_INTERP_AREA)
 
-/* A queued file's encode came back: the file is added as add_png would,
- * a failure naming the step that saved it (tag). */
+/* A queued file's encode came back: the file is added as an immediate
+ * save's is, a failure naming the step that saved it (tag). */
 static int
 queued_done (void *arg, const char *name, const void *tag, int rc,
              unsigned char *data, size_t size, const char *why)
@@ -77,16 +83,7 @@ queued_done (void *arg, const char *name, const void *tag, int rc,
     qc_run_t *run = arg;
     const char *step = run->step;
     run->step = tag ? tag : step;
-    int out = -1;
-    if (rc != 0)
-        qc_run_fail (run, "encoding %s: %s", name, why);
-    else if (qc_result_take_file (run->out, name, data, size) != 0)
-        qc_run_fail (run, "cannot add file %s (%zu bytes) to the result",
-                     name, size);
-    else
-        out = 0;
-    if (out != 0)
-        free (data);
+    int out = take_png (run, name, rc, data, size, why);
     run->step = step;
     return out;
 }
@@ -130,14 +127,6 @@ queued (qc_run_t *run, const char *suffix, int queue_rc)
     return qc_png_queue_due (run->png_queue) ? qc_run_flush_pngs (run) : 0;
 }
 
-/* "_<suffix>.png" into name (QC_RESULT_MAX_FILENAME bytes), or -1. */
-static int
-png_name (char *name, const char *suffix)
-{
-    int n = snprintf (name, QC_RESULT_MAX_FILENAME, "_%s.png", suffix);
-    return n < 0 || n >= QC_RESULT_MAX_FILENAME ? -1 : 0;
-}
-
 static int
 save_args_ok (qc_run_t *run, const char *suffix)
 {
@@ -156,14 +145,16 @@ static int
 save_png (qc_run_t *run, const char *suffix, const qc_png_image_t *img)
 {
     char name[QC_RESULT_MAX_FILENAME];
-    if (run->png_queue && qc_png_image_valid (img) && png_name (name, suffix) == 0)
+    if (png_name (name, suffix) != 0)
+        return qc_run_fail (run, "%s.png: name too long", suffix);
+    if (run->png_queue && qc_png_image_valid (img))
         return queued (run, suffix, qc_png_queue_image (run->png_queue, name,
                                                         run->step, img));
     unsigned char *data = NULL;
     size_t size = 0;
     char why[256] = "";
     int rc = qc_png_encode_image (img, &data, &size, why, sizeof why);
-    return add_png (run, suffix, rc, data, size, why);
+    return take_png (run, name, rc, data, size, why);
 }
 
 int
