@@ -3,6 +3,9 @@
 
 #include <math.h>
 #include <pthread.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* The orthonormal DCT-II basis: basis[u][x] = a (u) cos ((2x + 1) u pi /
  * 16), a (0) = sqrt (1/8), a (u > 0) = 1/2. Only u < QC_BLOCK_BAND_MAX is
@@ -35,6 +38,74 @@ qc_block_from_dct (const float F[64], int band, float *hf, float *luma)
             e += F[v * 8 + u] * F[v * 8 + u];
     *hf = sqrtf (e) / 8.0f;
     *luma = F[0] / 8.0f + 128.0f;
+}
+
+/* Bit k set where coefficient k is not zero. */
+static uint64_t
+nonzero_bits (const int16_t *c)
+{
+#ifdef __SSE2__
+    /* 8 coefficients a compare, 16 a movemask: the block in 4 */
+    const __m128i zero = _mm_setzero_si128 ();
+    uint64_t bits = 0;
+    for (int i = 0; i < 4; i++) {
+        __m128i a = _mm_loadu_si128 ((const __m128i *) (c + 16 * i));
+        __m128i b = _mm_loadu_si128 ((const __m128i *) (c + 16 * i + 8));
+        __m128i z = _mm_packs_epi16 (_mm_cmpeq_epi16 (a, zero),
+                                     _mm_cmpeq_epi16 (b, zero));
+        bits |= (uint64_t) (uint16_t) ~_mm_movemask_epi8 (z) << (16 * i);
+    }
+    return bits;
+#else
+    uint64_t bits = 0;
+    for (int k = 0; k < 64; k++)
+        bits |= (uint64_t) (c[k] != 0) << k;
+    return bits;
+#endif
+}
+
+/* BAND_BITS[band]: bit k set where k = v * 8 + u is in the band u + v
+ * >= band (test_blur_focus's bit-for-bit comparison with
+ * qc_block_from_dct on blocks with no zero coefficient checks them). */
+static const uint64_t BAND_BITS[QC_BLOCK_BAND_MAX + 1] = {
+    0xffffffffffffffffull,
+    0xfffffffffffffffeull,
+    0xfffffffffffffefcull,
+    0xfffffffffffefcf8ull,
+    0xfffffffffefcf8f0ull,
+    0xfffffffefcf8f0e0ull,
+};
+
+void
+qc_block_from_coefs (const int16_t *const coef[], const float q[][64],
+                     int ncomp, int band, float *hf, float *luma)
+{
+    if (!hf || !luma)
+        return;
+    *hf = *luma = 0.0f;
+    if (!coef || !q || (ncomp != 1 && ncomp != 3))
+        return;
+    for (int c = 0; c < ncomp; c++)
+        if (!coef[c])
+            return;
+    band = band_ok (band);
+    uint64_t nz = nonzero_bits (coef[0]);
+    for (int c = 1; c < ncomp; c++)
+        nz |= nonzero_bits (coef[c]);
+    float e = 0;
+    /* qc_block_from_dct's loop visits the band in increasing k too */
+    for (uint64_t left = nz & BAND_BITS[band]; left; left &= left - 1) {
+        int k = __builtin_ctzll (left);
+        float f = (float) coef[0][k] * q[0][k];
+        for (int c = 1; c < ncomp; c++)
+            f += (float) coef[c][k] * q[c][k];
+        e += f * f;
+    }
+    float f0 = (float) coef[0][0] * q[0][0];
+    for (int c = 1; c < ncomp; c++)
+        f0 += (float) coef[c][0] * q[c][0];
+    *hf = sqrtf (e) / 8.0f;
+    *luma = f0 / 8.0f + 128.0f;
 }
 
 void

@@ -37,6 +37,19 @@
 void qc_block_from_dct (const float F[64], int band, float *hf,
                         float *luma);
 
+/* The same block straight from its quantised coefficients: ncomp (1 or
+ * 3) components' blocks coef[c] (natural order, as libjpeg gives them)
+ * and their dequantisation tables q[c] (JPEG's quantval times each
+ * component's luma weight). F[k] = coef[0][k] q[0][k] (+ coef[1][k]
+ * q[1][k] + coef[2][k] q[2][k]), as the caller of qc_block_from_dct
+ * would make it, and the same hf and luma bit for bit: the band's sum
+ * adds the same squares in the same order, only skipping the zero ones
+ * (adding +0 changes no float), which after JPEG's quantisation are most
+ * of a block's high frequencies. NULL coef or q, or ncomp other than 1
+ * or 3: hf and luma 0. */
+void qc_block_from_coefs (const int16_t *const coef[], const float q[][64],
+                          int ncomp, int band, float *hf, float *luma);
+
 /* One block from RGB pixels: 8 rows of 8 pixels, row r at rgb + r *
  * stride. */
 void qc_block_from_rgb (const uint8_t *rgb, size_t stride, int band,

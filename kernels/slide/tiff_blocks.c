@@ -222,7 +222,7 @@ measure_tile (session_t *s, size_t n, int cx0, int cx1, int cy0, int cy1,
         qc_set_err (why, whylen, "libjpeg: %s", s->jerr.msg);
         return QC_SLIDE_NEXT_READER;
     }
-    float q[3][64], F[64];
+    float q[3][64];
     for (int c = 0; c < ncomp; c++)
         if (!ci->comp_info[c].quant_table) {     /* latched by the read */
             jpeg_abort_decompress (ci);
@@ -241,12 +241,11 @@ measure_tile (session_t *s, size_t n, int cx0, int cx1, int cy0, int cy1,
         float *h = hf + (size_t) (oy + by - cy0) * (size_t) stride + ox;
         float *l = luma + (size_t) (oy + by - cy0) * (size_t) stride + ox;
         for (int bx = cx0; bx < cx1; bx++) {
-            for (int k = 0; k < 64; k++)
-                F[k] = (float) rows[0][bx][k] * q[0][k];
-            for (int c = 1; c < ncomp; c++)
-                for (int k = 0; k < 64; k++)
-                    F[k] += (float) rows[c][bx][k] * q[c][k];
-            qc_block_from_dct (F, s->band, &h[bx - cx0], &l[bx - cx0]);
+            const int16_t *coef[3] = { NULL, NULL, NULL };
+            for (int c = 0; c < ncomp; c++)
+                coef[c] = rows[c][bx];
+            qc_block_from_coefs (coef, (const float (*)[64]) q, ncomp,
+                                 s->band, &h[bx - cx0], &l[bx - cx0]);
         }
     }
     /* Only the coefficients were wanted: the rest of the stream (its EOI)

@@ -126,6 +126,62 @@ test_block_measure (void)
     CHECK (ramp < 0.1 * h, "ramp %g", ramp);
 }
 
+/* qc_block_from_coefs against qc_block_from_dct given F made as the
+ * coefficient reader made it before the shortcut: the same floats, bit
+ * for bit, on sparse blocks (as JPEG leaves them), dense ones (no zero:
+ * every band bit used) and all-zero ones, for luma-only and RGB tiles. */
+static void
+test_block_from_coefs (void)
+{
+    static const float weight[3] = { 0.299f, 0.587f, 0.114f };
+    int16_t blk[3][64];
+    float q[3][64], F[64];
+    srand (11);
+    int mismatches = 0, blocks = 0;
+    for (int trial = 0; trial < 3000; trial++) {
+        int ncomp = trial % 2 ? 3 : 1;
+        int zero_pct = trial % 5 == 0 ? 0 : trial % 7 == 0 ? 100 : 70;
+        for (int c = 0; c < ncomp; c++)
+            for (int k = 0; k < 64; k++) {
+                q[c][k] = (ncomp == 1 ? 1.0f : weight[c])
+                          * (float) (1 + rand () % 120);
+                int v = rand () % 201 - 100;
+                blk[c][k] = (int16_t) (rand () % 100 < zero_pct ? 0
+                                       : v ? v : 1);
+            }
+        for (int k = 0; k < 64; k++) {
+            F[k] = (float) blk[0][k] * q[0][k];
+            for (int c = 1; c < ncomp; c++)
+                F[k] += (float) blk[c][k] * q[c][k];
+        }
+        const int16_t *coef[3] = { blk[0], blk[1], blk[2] };
+        for (int band = 0; band <= QC_BLOCK_BAND_MAX + 1; band++) {
+            float h1, l1, h2, l2;
+            qc_block_from_dct (F, band, &h1, &l1);
+            qc_block_from_coefs (coef, (const float (*)[64]) q, ncomp, band,
+                                 &h2, &l2);
+            blocks++;
+            if (memcmp (&h1, &h2, sizeof h1) || memcmp (&l1, &l2, sizeof l1)) {
+                if (mismatches++ < 5)
+                    CHECK (0, "trial %d band %d ncomp %d: hf %.9g vs %.9g, "
+                           "luma %.9g vs %.9g", trial, band, ncomp, h1, h2,
+                           l1, l2);
+            }
+        }
+    }
+    CHECK (mismatches == 0, "%d of %d blocks differ", mismatches, blocks);
+    /* bad arguments: zeros, no crash */
+    float h = 1, l = 1;
+    const int16_t *none[3] = { NULL, NULL, NULL };
+    qc_block_from_coefs (none, (const float (*)[64]) q, 1, 5, &h, &l);
+    CHECK (h == 0 && l == 0, "NULL coefficients gave %g %g", h, l);
+    h = l = 1;
+    const int16_t *one[3] = { blk[0], NULL, NULL };
+    qc_block_from_coefs (one, (const float (*)[64]) q, 2, 5, &h, &l);
+    CHECK (h == 0 && l == 0, "2 components gave %g %g", h, l);
+    qc_block_from_coefs (one, NULL, 1, 5, NULL, NULL);
+}
+
 static int
 mkslide (const char *name, const char *w, const char *h, const char *seed,
          const char *a1, const char *a2, const char *a3, const char *a4)
@@ -472,6 +528,7 @@ main (void)
     quiet_logs ();
     test_pick_level ();
     test_block_measure ();
+    test_block_from_coefs ();
     if (access (FX_MKSLIDE, X_OK) != 0) {
         CHECK (0, "%s not built (make, from the repository root)", FX_MKSLIDE);
         return check_done ("test_blur_focus");
