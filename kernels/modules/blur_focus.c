@@ -79,6 +79,7 @@
  * order: each mask pixel adds the same numbers in the same order
  * whatever the thread count. */
 #include "kernels/modules/blur_common.h"
+#include "kernels/modules/focus_ahead.h"
 #include "kernels/modules/focus_algo.h"
 
 #include <math.h>
@@ -278,8 +279,10 @@ typedef struct {
     const geom_t *g;
     const uint32_t *count;
     const blocks_map_t *map;
+    const qc_focus_ahead_t *ahead;   /* tiles read ahead, or NULL */
     float max_luma;
     size_t t0, t1;
+    long from_ahead;          /* tiles found read ahead */
     energies_t e;
     int rc;
     char err[256];
@@ -306,13 +309,15 @@ measure_tiles (part_t *pt)
         if (!pt->count[t])
             continue;
         int tx = (int) (t % (size_t) g->ntx), ty = (int) (t / (size_t) g->ntx);
-        int64_t bx = (int64_t) tx * tbw, by = (int64_t) ty * tbh;
-        /* whole blocks that start inside the level */
-        int64_t left_x = (g->lw - bx * 8 + 7) / 8, left_y = (g->lh - by * 8 + 7) / 8;
-        int nbx = left_x < tbw ? (int) left_x : tbw;
-        int nby = left_y < tbh ? (int) left_y : tbh;
-        if (qc_slide_blocks_read (pt->blocks, bx, by, nbx, nby, hf, luma,
-                                  pt->err, sizeof pt->err) != 0)
+        int64_t bx, by;
+        int nbx, nby;
+        qc_focus_tile_blocks (g->lw, g->lh, g->tw, g->th, tx, ty, &bx, &by,
+                              &nbx, &nby);
+        const float *thf = hf, *tluma = luma;
+        if (qc_focus_ahead_tile (pt->ahead, t, &thf, &tluma))
+            pt->from_ahead++;
+        else if (qc_slide_blocks_read (pt->blocks, bx, by, nbx, nby, hf,
+                                       luma, pt->err, sizeof pt->err) != 0)
             goto done;
         for (int j = 0; j < nby; j++) {
             const uint8_t *meas = map->sampled
@@ -320,14 +325,14 @@ measure_tiles (part_t *pt)
             int32_t my = map->rows[by + j];
             for (int i = 0; i < nbx; i++) {
                 size_t b = (size_t) j * (size_t) nbx + (size_t) i;
-                if (!meas[i] || luma[b] > pt->max_luma)
+                if (!meas[i] || tluma[b] > pt->max_luma)
                     continue;
                 if (e->n == e->cap) {   /* sampled blocks bound it */
                     snprintf (pt->err, sizeof pt->err, "more blocks than sampled");
                     goto done;
                 }
                 e->idx[e->n] = my * g->mw + map->cols[bx + i];
-                e->val[e->n++] = hf[b] * hf[b];
+                e->val[e->n++] = thf[b] * thf[b];
             }
         }
     }
@@ -361,11 +366,13 @@ stats_add (qc_slide_blocks_stats_t *to, const qc_slide_blocks_stats_t *s)
 /* Measures the counted tiles on nparts threads (the calling one
  * included) and joins their lists into e in tile order. blocks is the
  * first part's session; the others open their own on the same level.
- * Their stats are added into *stats. 0, or -1 (err). */
+ * Their stats are added into *stats, the tiles they found read ahead
+ * into *from_ahead. 0, or -1 (err). */
 static int
 measure_parallel (qc_run_t *run, qc_slide_blocks_t *blocks, int level,
                   int band, int nparts, part_t proto, energies_t *e,
-                  qc_slide_blocks_stats_t *stats, char *err, size_t errlen)
+                  qc_slide_blocks_stats_t *stats, long *from_ahead, char *err,
+                  size_t errlen)
 {
     const geom_t *g = proto.g;
     size_t ntiles = (size_t) g->ntx * (size_t) g->nty;
@@ -425,6 +432,7 @@ measure_parallel (qc_run_t *run, qc_slide_blocks_t *blocks, int level,
             memcpy (e->idx + e->n, parts[k].e.idx, parts[k].e.n * sizeof *e->idx);
             memcpy (e->val + e->n, parts[k].e.val, parts[k].e.n * sizeof *e->val);
             e->n += parts[k].e.n;
+            *from_ahead += parts[k].from_ahead;
         }
         if (k > 0 && parts[k].blocks) {
             qc_slide_blocks_stats_t s;
@@ -438,26 +446,42 @@ measure_parallel (qc_run_t *run, qc_slide_blocks_t *blocks, int level,
     return rc;
 }
 
-/* Picks the level; warns when none is fine enough. 0, or -1 (failed). */
+/* The level to measure and its magnification, reporting nothing: 0
+ * (as fine as asked), 1 (coarser: the slide has no finer level), -2 (no
+ * levels) or -1 (none fits). */
 static int
-pick_level (qc_run_t *run, const qc_focus_params_t *p, int *level)
+choose_level (qc_run_t *run, const qc_focus_params_t *p, int *level,
+              double *level_mag)
 {
     int n = qc_slide_level_count (run->slide);
     double *ds = n > 0 ? calloc ((size_t) n, sizeof *ds) : NULL;
     if (!ds)
-        return qc_run_fail (run, "no levels (%d) to measure focus at", n);
+        return -2;
     for (int i = 0; i < n; i++)
         ds[i] = qc_slide_level_downsample (run->slide, i);
     int rc = qc_focus_pick_level (ds, n, run->base_mag, p->magnification,
                                   level);
-    double level_ds = rc >= 0 ? ds[*level] : 0;
+    if (rc >= 0)
+        *level_mag = run->base_mag / ds[*level];
     free (ds);
+    return rc;
+}
+
+/* Picks the level; warns when none is fine enough. 0, or -1 (failed). */
+static int
+pick_level (qc_run_t *run, const qc_focus_params_t *p, int *level)
+{
+    double level_mag = 0;
+    int rc = choose_level (run, p, level, &level_mag);
     char why[512];
+    if (rc == -2)
+        return qc_run_fail (run, "no levels (%d) to measure focus at",
+                            qc_slide_level_count (run->slide));
     if (rc < 0)
         return qc_run_fail (run, "no level to measure focus at");
     if (!qc_slide_level_reliable (run->slide, *level, why, sizeof why))
         return qc_run_fail (run, "%s", why);
-    last_stats.level_mag = run->base_mag / level_ds;
+    last_stats.level_mag = level_mag;
     last_stats.fine_enough = rc == 0;
     last_stats.band = qc_focus_band (p->magnification, last_stats.level_mag);
     if (rc == 1)
@@ -532,10 +556,16 @@ run_focus (qc_run_t *run)
         goto done;
     }
     double t_read = now_s ();
+    const qc_focus_ahead_t *ahead = qc_focus_ahead_for (run, level,
+                                                        last_stats.band);
     part_t proto = { .g = &g, .count = tile_count, .map = &map,
+                     .ahead = ahead,
                      .max_luma = (float) (p.max_gray * 255.0) };
+    qc_focus_ahead_stats (ahead, &last_stats.ahead_tiles, &last_stats.ahead_read,
+                          &last_stats.ahead_seconds);
     if (measure_parallel (run, blocks, level, last_stats.band,
-                          run->read_threads, proto, &en, &extra, err,
+                          run->read_threads, proto, &en, &extra,
+                          &last_stats.tiles_from_ahead, err,
                           sizeof err) != 0) {
         qc_run_fail (run, "reading level %d: %s", level, err);
         goto done;
@@ -561,11 +591,19 @@ done:
     snprintf (last_stats.way, sizeof last_stats.way, "%s",
               qc_slide_blocks_way (blocks));
     last_stats.seconds = now_s () - t0;
+    if (last_stats.ahead_tiles)
+        qc_log (QC_LOG_DEBUG, run->step, "%s: %ld tiles read ahead (%.1f MB "
+                "coded, %.1f Mpx decoded) in %.1f ms; %ld of them used",
+                run->filename ? run->filename : "?", last_stats.ahead_tiles,
+                last_stats.ahead_read.coded_bytes / 1e6,
+                last_stats.ahead_read.pixels / 1e6,
+                last_stats.ahead_seconds * 1e3, last_stats.tiles_from_ahead);
     qc_log (QC_LOG_DEBUG, run->step, "%s: level %d (%.3gx, band %d), %ld of "
-            "%ld tiles, %s: %.1f MB coded, %.1f Mpx decoded, %llu blocks, "
-            "threshold %.3g, %.1f ms", run->filename ? run->filename : "?",
+            "%ld tiles (%ld read ahead), %s: %.1f MB coded, %.1f Mpx "
+            "decoded, %llu blocks, threshold %.3g, %.1f ms",
+            run->filename ? run->filename : "?",
             level, last_stats.level_mag, last_stats.band, last_stats.tiles,
-            last_stats.tiles_level,
+            last_stats.tiles_level, last_stats.tiles_from_ahead,
             last_stats.way, last_stats.read.coded_bytes / 1e6,
             last_stats.read.pixels / 1e6,
             (unsigned long long) last_stats.read.blocks, last_stats.threshold,
@@ -580,6 +618,24 @@ done:
     qc_fimg_destroy (&sum);
     qc_fimg_destroy (&count);
     return rc;
+}
+
+/* The step's work ahead (module.h): the tiles it will likely read,
+ * measured on the read threads of a GPU lane's read ahead. */
+static void
+prefetch_focus (qc_run_t *run)
+{
+    qc_focus_params_t p;
+    char why[512];
+    int level = 0;
+    double level_mag = 0;
+    if (get_params (run->params, &p, why, sizeof why) != 0
+        || !(run->base_mag > 0)
+        || choose_level (run, &p, &level, &level_mag) < 0
+        || !qc_slide_level_reliable (run->slide, level, why, sizeof why))
+        return;               /* the step says why, if it is anything */
+    qc_focus_read_ahead (run, level, qc_focus_band (p.magnification, level_mag),
+                         (float) (p.max_gray * 255.0));
 }
 
 static const char *const params[] = {
@@ -599,4 +655,5 @@ const qc_module_t qc_module_blur_focus = {
     .check = check_focus,
     .params = params,
     .columns = columns,
+    .prefetch = prefetch_focus,
 };

@@ -87,7 +87,13 @@ typedef struct {
     double level_mag;         /* its magnification */
     int fine_enough;          /* 0: no level was as fine as asked */
     long tiles, tiles_level;  /* tiles read, tiles in the level */
-    qc_slide_blocks_stats_t read;   /* bytes, pixels, blocks */
+    long tiles_from_ahead;    /* of the tiles read, those found read
+                                 ahead (focus_ahead.h) */
+    qc_slide_blocks_stats_t read;   /* bytes, pixels, blocks (the step's
+                                       own reads) */
+    long ahead_tiles;         /* the slide's tiles read ahead */
+    qc_slide_blocks_stats_t ahead_read;   /* what reading those took */
+    double ahead_seconds;     /* and how long, in the read ahead */
     char way[48];             /* qc_slide_blocks_way */
     double threshold;         /* the bound under which tissue is blurry */
     double read_seconds;      /* of which reading and measuring tiles */

@@ -45,6 +45,16 @@ typedef int (qc_module_add_column_fn) (void *ctx, const char *column);
 typedef int (qc_module_columns_fn) (const qc_config_section_t *params,
                                     qc_module_add_column_fn *add, void *ctx);
 
+/* Work a step may do ahead, in the read ahead of a run with read
+ * threads (a GPU lane's qc_pipeline_prepare: the next slide, on CPU
+ * threads, while the GPU runs the steps of the slide before), with
+ * run->step and run->params the step's. It may only guess from what is
+ * read (qc_run_image_ahead) and keep what the step would make the same
+ * way itself (qc_run_keep_ahead): the step's results are the same with
+ * or without it. It reports nothing; a failure or a wrong guess leaves
+ * the step to do the work. */
+typedef void (qc_module_prefetch_fn) (qc_run_t *run);
+
 typedef struct {
     const char *name;                /* "BasicModule.getBasicStats" */
     qc_module_run_fn *run;
@@ -52,6 +62,7 @@ typedef struct {
     const char *const *params;       /* accepted keys, NULL-terminated */
     const char *const *columns;      /* filled columns, NULL-terminated */
     qc_module_columns_fn *param_columns;  /* NULL: columns[] only */
+    qc_module_prefetch_fn *prefetch;      /* NULL: nothing ahead */
 } qc_module_t;
 
 /* Looks a step up by its module name: the len bytes of name, without

@@ -490,6 +490,23 @@ start_run (qc_pipeline_job_t *job, qc_result_t *out, int read_threads)
     job->rc = run_step (&job->run, &qc_module_base_image);
 }
 
+/* The steps' work ahead (module.h), on a read ahead with read threads
+ * (a GPU lane's: the CPU would otherwise wait for the GPU, and a CPU
+ * slot, one of many slides at once, has no threads to spare). */
+static void
+prefetch_steps (qc_pipeline_job_t *job)
+{
+    const qc_pipeline_t *self = job->pipeline;
+    for (size_t i = 0; i < self->nsteps; i++)
+        if (self->steps[i].module->prefetch) {
+            job->run.step = self->steps[i].name;
+            job->run.params = self->steps[i].params;
+            self->steps[i].module->prefetch (&job->run);
+        }
+    job->run.step = BASE_SECTION;
+    job->run.params = self->base_section;
+}
+
 /* Opens the slide (or takes the one in) and runs the BaseImage step
  * (metadata, CPU only); with preread, also reads the analysis image. On
  * failure the job holds rc -1 and out says why. NULL only when there is
@@ -546,8 +563,11 @@ prepare (const qc_pipeline_t *self, const qc_pipeline_input_t *in,
     start_run (job, out, in->read_threads > 0
                             ? read_threads_clamped (in->read_threads)
                             : self->read_threads);
-    if (job->rc == 0 && preread)
+    if (job->rc == 0 && preread) {
         qc_run_preread (&job->run);     /* a failure is the steps' to report */
+        if (job->run.read_threads > 1)
+            prefetch_steps (job);
+    }
     return job;
 }
 

@@ -117,6 +117,11 @@ const qc_rgb_t *qc_run_image (qc_run_t *run, const char *work_size);
  * reads again and fails with its own message), and the read's warning
  * is given when a step first uses the image. 0 when the image is ready. */
 int qc_run_preread (qc_run_t *run);
+/* The image at [BaseImage.BaseImage]'s image_work_size if it is in
+ * memory already (read ahead), else NULL: never reads, never reports
+ * (its read's warning still waits for the step that uses it). For a
+ * step's prefetch (module.h), which may only guess from what is read. */
+const qc_rgb_t *qc_run_image_ahead (const qc_run_t *run);
 /* qc_run_image (run, work_size), but when that image is not in memory
  * yet and is no larger than from (an image of this run), it is made by
  * shrinking from (area average) instead of reading the slide again. For
@@ -216,11 +221,22 @@ int qc_run_flush_pngs (qc_run_t *run);
 int qc_run_mark_completed (qc_run_t *run, const char *module);
 int qc_run_has_completed (const qc_run_t *run, const char *module);
 
+/* Work a step did ahead (its module's prefetch, module.h, in the read
+ * ahead of a run with read threads), kept for the step by its name as
+ * written (run->step, "Module.fn:instance"). keep hands data over:
+ * free_fn frees it with the run's state (at the end of the slide, or
+ * when the step keeps something else); on failure it is freed at once.
+ * 0, or -1 (bad arguments, more than MAX_AHEAD steps, no memory: the
+ * step then does the work itself; nothing is reported). ahead gives
+ * what the running step's prefetch kept, or NULL. */
+int qc_run_keep_ahead (qc_run_t *run, void *data, void (*free_fn) (void *));
+void *qc_run_ahead (const qc_run_t *run);
+
 /* The ops backend this run uses: the table given to qc_pipeline_run_with
  * (e.g. the CUDA backend on a GPU lane), else the CPU's. */
 const qc_ops_t *qc_run_ops (const qc_run_t *run);
 
-/* Frees what the run allocated (images, masks). */
+/* Frees what the run allocated (images, masks, work done ahead). */
 void qc_run_state_free (qc_run_t *run);
 
 #endif

@@ -200,6 +200,15 @@ qc_run_preread (qc_run_t *run)
     return read_entry (run, st, size, NULL, NULL, 1) ? 0 : -1;
 }
 
+const qc_rgb_t *
+qc_run_image_ahead (const qc_run_t *run)
+{
+    if (!run || !run->state || !run->out || !run->out->ok)
+        return NULL;
+    image_entry_t *e = find_image (run->state, base_size (run));
+    return e && qc_rgb_valid (e->rgb) ? e->rgb : NULL;
+}
+
 static image_entry_t *
 image_entry (qc_run_t *run, const char *work_size)
 {

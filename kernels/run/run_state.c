@@ -68,6 +68,54 @@ qc_run_has_completed (const qc_run_t *run, const char *module)
     return 0;
 }
 
+static void
+ahead_free (ahead_t *a)
+{
+    if (a->free_fn && a->data)
+        a->free_fn (a->data);
+    free (a->step);
+    *a = (ahead_t) { 0 };
+}
+
+int
+qc_run_keep_ahead (qc_run_t *run, void *data, void (*free_fn) (void *))
+{
+    ahead_t given = { .data = data, .free_fn = free_fn };
+    if (!run || !run->step || !data || !free_fn) {
+        ahead_free (&given);
+        return -1;
+    }
+    /* no run_state_of: a state that cannot be made fails the run, and
+     * work done ahead must report nothing */
+    struct qc_run_state *st = run->state;
+    ahead_t *slot = NULL;
+    for (size_t i = 0; st && i < st->nahead && !slot; i++)
+        if (strcmp (st->ahead[i].step, run->step) == 0)
+            slot = &st->ahead[i];
+    if (!st || (!slot && st->nahead >= MAX_AHEAD)
+        || !(given.step = strdup (run->step))) {
+        ahead_free (&given);
+        return -1;
+    }
+    if (slot)
+        ahead_free (slot);
+    else
+        slot = &st->ahead[st->nahead++];
+    *slot = given;
+    return 0;
+}
+
+void *
+qc_run_ahead (const qc_run_t *run)
+{
+    if (!run || !run->state || !run->step)
+        return NULL;
+    for (size_t i = 0; i < run->state->nahead; i++)
+        if (strcmp (run->state->ahead[i].step, run->step) == 0)
+            return run->state->ahead[i].data;
+    return NULL;
+}
+
 void
 qc_run_state_free (qc_run_t *run)
 {
@@ -84,6 +132,8 @@ qc_run_state_free (qc_run_t *run)
         qc_mask_destroy (&st->kept[i].mask);
     for (size_t i = 0; i < st->ncompleted; i++)
         free (st->completed[i]);
+    for (size_t i = 0; i < st->nahead; i++)
+        ahead_free (&st->ahead[i]);
     free (st);
     run->state = NULL;
 }

@@ -1,6 +1,6 @@
 /* The per-slide state behind kernels/run/run.h, inside kernels/run/
  * only: cached working images (RGB and gray) keyed by parsed work size,
- * img_mask_use, kept masks and completed steps. Allocated on first use
+ * img_mask_use, kept masks, completed steps and steps' work done ahead. Allocated on first use
  * (run_state_of) and freed by qc_run_state_free, so a run that never
  * asks for pixels costs nothing. */
 #ifndef QC_RUN_STATE_H
@@ -14,6 +14,7 @@
 #define MAX_KEPT 64
 #define MAX_COMPLETED 256
 #define MAX_NAME 128
+#define MAX_AHEAD 16
 
 typedef struct {
     qc_work_size_t size;
@@ -30,6 +31,13 @@ typedef struct {
     int forced;               /* in HistoQC's img_mask_force */
 } kept_t;
 
+/* One step's work done ahead (qc_run_keep_ahead). */
+typedef struct {
+    char *step;
+    void *data;
+    void (*free_fn) (void *);
+} ahead_t;
+
 struct qc_run_state {
     image_entry_t images[MAX_IMAGES];
     size_t nimages;
@@ -38,6 +46,8 @@ struct qc_run_state {
     size_t nkept;
     char *completed[MAX_COMPLETED];
     size_t ncompleted;
+    ahead_t ahead[MAX_AHEAD];
+    size_t nahead;
 };
 
 /* The run's state, made on first use; NULL (the run failed: out of

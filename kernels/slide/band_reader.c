@@ -12,8 +12,8 @@
 #include "kernels/ops/cpu/cpu_ops.h"
 #include "kernels/image/pixel_math.h"
 #include "shared/err.h"
+#include "shared/team.h"
 
-#define MAX_THREADS 16
 /* ARGB pixels one read may bring in (32 MiB): bounds a thread's buffer
  * whatever the level width. A tile row wider than this is read in
  * several strips, and OpenSlide's tile cache then decides whether its
@@ -292,20 +292,11 @@ qc_band_read (qc_slide_t *slide, const qc_slide_rect_t *rect, int nthreads,
         qc_area_axis_free (&c.ay);
         return qc_fail (err, errlen, "out of memory reading level %d", level);
     }
-    if (nthreads > MAX_THREADS)
-        nthreads = MAX_THREADS;
     if (nthreads > c.nbands)
         nthreads = c.nbands;
     /* The calling thread reads too; a thread that cannot start only
      * means fewer readers. */
-    pthread_t tid[MAX_THREADS];
-    int started = 0;
-    for (int i = 1; i < nthreads; i++)
-        if (pthread_create (&tid[started], NULL, band_main, &c) == 0)
-            started++;
-    band_main (&c);
-    for (int i = 0; i < started; i++)
-        pthread_join (tid[i], NULL);
+    qc_team_run (band_main, &c, nthreads);
     int failed = atomic_load (&c.failed);
     for (int oy = 0; oy < out->h; oy++)
         free (c.pending[oy]);   /* only left over after a failure */

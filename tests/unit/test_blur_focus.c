@@ -356,6 +356,25 @@ run_focus (const qc_pipeline_t *p, const char *name, qc_result_t *r,
     return d;
 }
 
+/* many (a run on threads read threads) gives one's columns and images,
+ * byte for byte. */
+static void
+check_same_result (const qc_result_t *one, const qc_result_t *many,
+                   const char *how, int threads)
+{
+    CHECK (one->nkv == many->nkv && one->nfiles == many->nfiles, "%s", how);
+    for (size_t i = 0; i < one->nkv && i < many->nkv; i++)
+        CHECK (strcmp (one->kv[i].key, many->kv[i].key) == 0
+               && strcmp (one->kv[i].value, many->kv[i].value) == 0,
+               "%s, %d threads: %s %s against %s", how, threads,
+               one->kv[i].key, many->kv[i].value, one->kv[i].value);
+    for (size_t i = 0; i < one->nfiles && i < many->nfiles; i++)
+        CHECK (one->files[i].size == many->files[i].size
+               && memcmp (one->files[i].data, many->files[i].data,
+                          one->files[i].size) == 0,
+               "%s, %d threads: %s differs", how, threads, one->files[i].name);
+}
+
 /* The step on read_threads threads gives the single thread's results
  * byte for byte (columns and images) and reads the same tiles and
  * blocks: the tiles are cut into runs, one per thread, whose lists are
@@ -384,23 +403,65 @@ check_threads_same (const qc_pipeline_t *p, const char *name, const char *how)
                "%s, %d threads: %ld tiles %llu blocks, one thread %ld %llu", how,
                threads, st->tiles, (unsigned long long) st->read.blocks, st1.tiles,
                (unsigned long long) st1.read.blocks);
-        CHECK (one->nkv == many->nkv && one->nfiles == many->nfiles, "%s", how);
-        for (size_t i = 0; i < one->nkv && i < many->nkv; i++)
-            CHECK (strcmp (one->kv[i].key, many->kv[i].key) == 0
-                   && strcmp (one->kv[i].value, many->kv[i].value) == 0,
-                   "%s, %d threads: %s %s against %s", how, threads,
-                   one->kv[i].key, many->kv[i].value, one->kv[i].value);
-        for (size_t i = 0; i < one->nfiles && i < many->nfiles; i++)
-            CHECK (one->files[i].size == many->files[i].size
-                   && memcmp (one->files[i].data, many->files[i].data,
-                              one->files[i].size) == 0,
-                   "%s, %d threads: %s differs", how, threads, one->files[i].name);
+        check_same_result (one, many, how, threads);
     }
     printf ("%s: 3 and 16 read threads give one thread's results (%ld tiles, "
             "%llu blocks)\n", how, st1.tiles, (unsigned long long) st1.read.blocks);
 done:
     qc_result_destroy (&one);
     qc_result_destroy (&many);
+}
+
+/* A GPU lane's read ahead (qc_pipeline_prepare_input with read
+ * threads) measures the tiles the image shows anything darker than
+ * max_gray over (focus_ahead.h); the step then takes the tiles it
+ * needs from there and reads the others itself. The results are a
+ * plain one-thread run's, byte for byte. all: every tile the step needs
+ * was read ahead (the step read none itself); else only some were. */
+static void
+check_read_ahead (const qc_pipeline_t *p, const char *name, const char *how,
+                  int all)
+{
+    char path[256];
+    snprintf (path, sizeof path, "%s/%s.svs", tmp, name);
+    const qc_focus_stats_t *st = qc_focus_last_stats ();
+    qc_result_t *one = qc_result_new (), *ahead = qc_result_new ();
+    CHECK (one && ahead);
+    if (!one || !ahead)
+        goto done;
+    qc_pipeline_input_t in = { .path = path, .read_threads = 1 };
+    CHECK (qc_pipeline_run_input (p, &in, one, NULL) == 0 && one->ok);
+    qc_focus_stats_t st1 = *st;
+    CHECK (st1.ahead_tiles == 0 && st1.tiles_from_ahead == 0,
+           "%s: a plain run reads nothing ahead", how);
+    in.read_threads = 3;
+    qc_pipeline_job_t *job = qc_pipeline_prepare_input (p, &in, ahead);
+    CHECK (job && qc_pipeline_finish (&job, NULL) == 0 && ahead->ok, "%s: %s",
+           how, ahead->error ? ahead->error : "no job");
+    printf ("%s: %ld tiles read ahead, %ld of the %ld the step needed "
+            "(%llu blocks read by the step itself, %llu by one thread)\n",
+            how, st->ahead_tiles, st->tiles_from_ahead, st->tiles,
+            (unsigned long long) st->read.blocks,
+            (unsigned long long) st1.read.blocks);
+    CHECK (st->tiles == st1.tiles && st->tiles > 0, "%s: %ld tiles, %ld", how,
+           st->tiles, st1.tiles);
+    if (all)
+        CHECK (st->tiles_from_ahead == st->tiles && st->read.blocks == 0
+               && st->ahead_tiles >= st->tiles
+               && st->ahead_read.blocks >= st1.read.blocks,
+               "%s: %ld of %ld tiles read ahead, %llu blocks read after", how,
+               st->tiles_from_ahead, st->tiles,
+               (unsigned long long) st->read.blocks);
+    else
+        CHECK (st->tiles_from_ahead > 0 && st->tiles_from_ahead < st->tiles
+               && st->read.blocks > 0 && st->read.blocks < st1.read.blocks,
+               "%s: %ld of %ld tiles read ahead, %llu blocks read after", how,
+               st->tiles_from_ahead, st->tiles,
+               (unsigned long long) st->read.blocks);
+    check_same_result (one, ahead, how, 3);
+done:
+    qc_result_destroy (&one);
+    qc_result_destroy (&ahead);
 }
 
 static void
@@ -440,11 +501,22 @@ test_levels (void)
            && st->read.coded_bytes == 0);
     CHECK (fabs (dp - d) < 0.02, "%.3f vs %.3f", dp, d);
 
-    /* on several threads: the same, both ways */
+    /* on several threads: the same, both ways; and read ahead */
     check_threads_same (p, "mag40", "40x, coefficients");
+    check_read_ahead (p, "mag40", "40x, read ahead", 1);
     setenv ("QC_DIRECT_READ", "0", 1);
     check_threads_same (p, "mag40", "40x, pixels");
+    check_read_ahead (p, "mag40", "40x, pixels read ahead", 1);
     unsetenv ("QC_DIRECT_READ");
+    /* a guess that misses: at max_gray .25 the read ahead takes only the
+     * tiles with something that dark; the step reads the others */
+    qc_pipeline_t *dark = qc_pipeline_new (CONFIG_HEAD "max_gray = .25\n", err,
+                                           sizeof err);
+    CHECK (dark != NULL, "%s", err);
+    if (dark)
+        check_read_ahead (dark, "mag40", "40x, max_gray .25, some read ahead",
+                          0);
+    qc_pipeline_destroy (&dark);
 
     /* 20x in 4x steps (20x, 5x, 1.25x): no 10x level; 20x is read, at a
      * lower band (the same detail in cycles a micrometre) */

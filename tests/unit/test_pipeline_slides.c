@@ -471,6 +471,7 @@ typedef struct {
     const qc_pipeline_t *p;
     const char *path;
     qc_result_t *out;
+    int read_threads;
     qc_pipeline_job_t *job;
 } prepare_arg_t;
 
@@ -478,15 +479,20 @@ static void *
 prepare_thread (void *argp)
 {
     prepare_arg_t *a = argp;
-    a->job = qc_pipeline_prepare (a->p, a->path, a->out);
+    qc_pipeline_input_t in = { .path = a->path,
+                               .read_threads = a->read_threads };
+    a->job = qc_pipeline_prepare_input (a->p, &in, a->out);
     return NULL;
 }
 
 /* What a GPU worker does (worker/executor.c): the slide read on one
  * thread, the steps run on another. The result must be the one of a
- * plain run, columns, warnings, errors and files alike. */
+ * plain run, columns, warnings, errors and files alike. With read
+ * threads (a GPU lane's), the read ahead also does the steps' work
+ * ahead (module.h: the focus step's tiles), and the steps' PNGs are
+ * encoded together. */
 static void
-check_halves (const qc_pipeline_t *p, const char *what)
+check_halves (const qc_pipeline_t *p, const char *what, int read_threads)
 {
     static char paths[NALL][1024];
     all_paths (paths);
@@ -494,7 +500,8 @@ check_halves (const qc_pipeline_t *p, const char *what)
     CHECK (whole && halves);
     for (size_t i = 0; whole && halves && i < NALL; i++) {
         int rc_whole = qc_pipeline_run (p, paths[i], whole);
-        prepare_arg_t a = { .p = p, .path = paths[i], .out = halves };
+        prepare_arg_t a = { .p = p, .path = paths[i], .out = halves,
+                            .read_threads = read_threads };
         pthread_t th;
         CHECK (pthread_create (&th, NULL, prepare_thread, &a) == 0);
         pthread_join (th, NULL);
@@ -503,7 +510,8 @@ check_halves (const qc_pipeline_t *p, const char *what)
         CHECK (a.job == NULL, "finish frees the job");
         CHECK (rc_whole == rc_halves && same_result (whole, halves)
                && same_files (whole, halves),
-               "%s: %s: prepare + finish differs from a run (%s / %s)", what,
+               "%s, %d read threads: %s: prepare + finish differs from a "
+               "run (%s / %s)", what, read_threads,
                paths[i], whole->error ? whole->error : "ok",
                halves->error ? halves->error : "ok");
     }
@@ -517,8 +525,10 @@ test_prepare_finish (void)
     /* the default pipeline: every image and file */
     qc_pipeline_t *p = qc_pipeline_new (NULL, err, sizeof err);
     CHECK (p != NULL, "%s", err);
-    if (p)
-        check_halves (p, "default config");
+    if (p) {
+        check_halves (p, "default config", 0);
+        check_halves (p, "default config", 3);
+    }
     qc_pipeline_destroy (&p);
 
     /* a level the slides do not have: the read warns, and the warning
@@ -531,7 +541,7 @@ test_prepare_finish (void)
                          "name: t\nupper_threshold: .9\n", err, sizeof err);
     CHECK (p != NULL, "%s", err);
     if (p) {
-        check_halves (p, "level 9");
+        check_halves (p, "level 9", 0);
         char path[1024];
         slide_path (path, sizeof path, "real", "CMU-1-Small-Region.svs");
         qc_result_t *r = qc_result_new ();

@@ -7,6 +7,7 @@
 
 #include "kernels/png/png_io.h"
 #include "kernels/run/run.h"
+#include "kernels/run/run_state.h"
 #include "tests/unit/pipeline_fixtures.h"
 
 /* A run on a real slide with BaseImage already applied, as the pipeline
@@ -255,6 +256,63 @@ test_files_and_completed (void)
     fixture_close (&f);
 }
 
+static int freed;
+
+static void
+count_free (void *p)
+{
+    freed++;
+    free (p);
+}
+
+/* Work kept ahead (qc_run_keep_ahead): by the step's name as written,
+ * replaced and freed once, freed with the state, refused without
+ * leaking (ASan) when it cannot be kept. */
+static void
+test_ahead (void)
+{
+    fixture_t f;
+    CHECK (fixture_open (&f, "CMU-1-Small-Region.svs") == 0, "%s", err);
+    qc_run_t *run = &f.run;
+    CHECK (qc_run_image_ahead (run) == NULL, "nothing read yet");
+    CHECK (qc_run_preread (run) == 0);
+    const qc_rgb_t *img = qc_run_image_ahead (run);
+    CHECK (img && img == qc_run_image (run, NULL), "the image read ahead");
+    freed = 0;
+    run->step = "BlurDetectionModule.identifyFocusFaults";
+    CHECK (qc_run_ahead (run) == NULL);
+    int *a = malloc (sizeof *a), *b = malloc (sizeof *b);
+    CHECK (qc_run_keep_ahead (run, a, count_free) == 0);
+    CHECK (qc_run_ahead (run) == a);
+    run->step = "BlurDetectionModule.identifyFocusFaults:other";
+    CHECK (qc_run_ahead (run) == NULL, "another instance has its own");
+    CHECK (qc_run_keep_ahead (run, b, count_free) == 0);
+    CHECK (qc_run_ahead (run) == b);
+    run->step = "BlurDetectionModule.identifyFocusFaults";
+    CHECK (qc_run_ahead (run) == a);
+    CHECK (qc_run_keep_ahead (run, malloc (4), count_free) == 0 && freed == 1,
+           "the one replaced is freed (%d)", freed);
+    CHECK (qc_run_ahead (run) != a);
+    /* refused: freed at once */
+    CHECK (qc_run_keep_ahead (run, NULL, count_free) == -1);
+    static int not_heap;
+    CHECK (qc_run_keep_ahead (run, &not_heap, NULL) == -1, "no free_fn");
+    run->step = NULL;
+    CHECK (qc_run_keep_ahead (run, malloc (4), count_free) == -1 && freed == 2);
+    char names[MAX_AHEAD + 1][32];
+    int kept = 0;
+    for (int i = 0; i < MAX_AHEAD + 1; i++) {
+        snprintf (names[i], sizeof names[i], "Step.n:%d", i);
+        run->step = names[i];
+        kept += qc_run_keep_ahead (run, malloc (4), count_free) == 0;
+    }
+    CHECK (kept == MAX_AHEAD - 2 && freed == 5, "%d kept, %d freed", kept,
+           freed);
+    fixture_close (&f);
+    CHECK (freed == 5 + MAX_AHEAD, "the state frees what it kept: %d", freed);
+    CHECK (qc_run_ahead (NULL) == NULL && qc_run_image_ahead (NULL) == NULL);
+}
+
 /* NULL everywhere: no crash, -1 / NULL. */
 static void
 test_bad_args (void)
@@ -284,6 +342,7 @@ main (void)
     test_no_mag ();
     test_masks_and_stats ();
     test_files_and_completed ();
+    test_ahead ();
     test_bad_args ();
     return check_done ("run_state");
 }
