@@ -77,7 +77,10 @@
  * The flagged tiles are cut into runs of consecutive tiles, one per
  * thread, each with its own session, and their lists are joined in tile
  * order: each mask pixel adds the same numbers in the same order
- * whatever the thread count. */
+ * whatever the thread count. On a GPU lane most tiles are measured
+ * before the step, with the next slide's read ahead (focus_ahead.h),
+ * while the GPU runs the slide before; the step then reads only the
+ * tiles that guess missed. */
 #include "kernels/modules/blur_common.h"
 #include "kernels/modules/focus_ahead.h"
 #include "kernels/modules/focus_algo.h"

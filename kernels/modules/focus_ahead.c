@@ -70,6 +70,11 @@ typedef struct {
     qc_focus_ahead_t *a;
     int32_t *todo;            /* tiles with a slot, in tile order */
     size_t ntodo;
+    /* one session a thread, opened before the team starts (as the step
+     * opens its own: opening is not for several threads at once) */
+    qc_slide_blocks_t *sessions[QC_TEAM_MAX];
+    int nsessions;
+    atomic_int next_session;
     pthread_mutex_t lock;     /* stats */
 } team_t;
 
@@ -118,10 +123,10 @@ read_main (void *arg)
     team_t *c = arg;
     qc_focus_ahead_t *a = c->a;
     char err[256];
-    qc_slide_blocks_t *s = qc_slide_blocks_open (c->run->slide, a->level,
-                                                 a->band, err, sizeof err);
-    if (!s)
+    int mine = atomic_fetch_add (&c->next_session, 1);
+    if (mine >= c->nsessions)
         return NULL;          /* the other threads read more */
+    qc_slide_blocks_t *s = c->sessions[mine];
     long tiles = 0;
     int k;
     while ((k = atomic_fetch_add (&c->next, 1)) < (int) c->ntodo) {
@@ -142,7 +147,6 @@ read_main (void *arg)
     }
     qc_slide_blocks_stats_t st;
     qc_slide_blocks_stats (s, &st);
-    qc_slide_blocks_close (&s);
     pthread_mutex_lock (&c->lock);
     a->tiles += tiles;
     a->read.coded_bytes += st.coded_bytes;
@@ -211,7 +215,6 @@ qc_focus_read_ahead (qc_run_t *run, int level, int band, float max_luma)
         || qc_slide_level_size (run->slide, level, &c.lw, &c.lh) != 0)
         goto fail;
     qc_slide_blocks_tile (s, &c.tw, &c.th);
-    qc_slide_blocks_close (&s);
     if (c.tw < 8 || c.th < 8 || c.tw % 8 || c.th % 8)
         goto fail;
     int64_t ntx = (c.lw + c.tw - 1) / c.tw, nty = (c.lh + c.th - 1) / c.th;
@@ -232,19 +235,29 @@ qc_focus_read_ahead (qc_run_t *run, int level, int band, float max_luma)
     c.row_tile = axis_tiles (c.h, (double) run->bbox_y,
                              (double) run->bbox_h / c.h, ds, c.lh, c.th);
     c.guessed = calloc ((size_t) a->ntx * (size_t) a->nty, 1);
-    if (!c.col_tile || !c.row_tile || !c.guessed
-        || pthread_mutex_init (&c.lock, NULL) != 0)
+    if (!c.col_tile || !c.row_tile || !c.guessed)
         goto fail;
     int threads = run->read_threads > 1 ? run->read_threads : 1;
     atomic_init (&c.next, 0);
     qc_team_run (guess_main, &c, threads);
-    if (give_slots (&c) != 0) {
-        pthread_mutex_destroy (&c.lock);
+    if (give_slots (&c) != 0 || !c.ntodo   /* nothing looks like tissue */
+        || pthread_mutex_init (&c.lock, NULL) != 0)
         goto fail;
-    }
     atomic_store (&c.next, 0);
-    if (c.ntodo)
-        qc_team_run (read_main, &c, threads);
+    atomic_init (&c.next_session, 0);
+    if ((size_t) threads > c.ntodo)
+        threads = (int) c.ntodo;
+    c.sessions[0] = s;        /* the first, opened above */
+    s = NULL;
+    for (c.nsessions = 1; c.nsessions < threads && c.nsessions < QC_TEAM_MAX;
+         c.nsessions++)
+        if (!(c.sessions[c.nsessions] = qc_slide_blocks_open (run->slide, level,
+                                                              band, err,
+                                                              sizeof err)))
+            break;            /* fewer readers */
+    qc_team_run (read_main, &c, c.nsessions);
+    for (int i = 0; i < c.nsessions; i++)
+        qc_slide_blocks_close (&c.sessions[i]);
     pthread_mutex_destroy (&c.lock);
     a->seconds = now_s () - t0;
     free (c.col_tile);
