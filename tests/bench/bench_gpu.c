@@ -14,8 +14,9 @@
  *    whose images stay on the GPU, with the copies it made counted),
  *    split as a GPU worker splits it: the read (qc_pipeline_prepare, on
  *    the CPU, overlapped with the previous slide's compute by the
- *    worker's read-ahead) and the steps (qc_pipeline_finish). A lane's
- *    throughput is bounded by the larger of the two.
+ *    worker's read-ahead; with it, the steps' work ahead: the focus
+ *    step's tiles, focus_ahead.h) and the steps (qc_pipeline_finish). A
+ *    lane's throughput is bounded by the larger of the two.
  *
  * Above 1.25x every row writes its PNG images at 1.25x
  * ([BaseImage.BaseImage] png_work_size; --png-size SIZE, or "none" for
@@ -225,7 +226,7 @@ bench_size (const char *path, const char *size, int repeat, int cores,
                 best_s = s;
             }
         qc_place_counts (&c1);
-        printf ("  %s, %-8s lane: %7.3f s per slide (read %.3f on %d CPU threads + steps %.3f);"
+        printf ("  %s, %-8s lane: %7.3f s per slide (read and work ahead %.3f on %d CPU threads + steps %.3f);"
                 " with read-ahead a lane takes %.3f s per slide\n",
                 l == 2 ? "simulated GPU" : "GPU 0", lane_names[l],
                 best_r + best_s, best_r, gpu_read_threads, best_s,
