@@ -90,9 +90,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "kernels/slide/slide_blocks.h"
+#include "shared/clock.h"
 #include "shared/log.h"
 
 #define STEP_NAME "BlurDetectionModule.identifyFocusFaults"
@@ -103,14 +103,6 @@ const qc_focus_stats_t *
 qc_focus_last_stats (void)
 {
     return &last_stats;
-}
-
-static double
-now_s (void)
-{
-    struct timespec t;
-    clock_gettime (CLOCK_MONOTONIC, &t);
-    return (double) t.tv_sec + (double) t.tv_nsec * 1e-9;
 }
 
 /* "10", "10x" or "10X", surrounded by spaces or not. */
@@ -505,7 +497,7 @@ pick_level (qc_run_t *run, const qc_focus_params_t *p, int *level)
 static int
 run_focus (qc_run_t *run)
 {
-    double t0 = now_s ();
+    double t0 = qc_clock_s ();
     memset (&last_stats, 0, sizeof last_stats);
     last_stats.level = -1;
     qc_focus_params_t p;
@@ -564,7 +556,7 @@ run_focus (qc_run_t *run)
         qc_run_fail (run, "out of memory for %zu blocks", en.cap);
         goto done;
     }
-    double t_read = now_s ();
+    double t_read = qc_clock_s ();
     const qc_focus_ahead_t *ahead = qc_focus_ahead_for (run, level,
                                                         last_stats.band);
     part_t proto = { .g = &g, .count = tile_count, .map = &map,
@@ -579,7 +571,7 @@ run_focus (qc_run_t *run)
         qc_run_fail (run, "reading level %d: %s", level, err);
         goto done;
     }
-    last_stats.read_seconds = now_s () - t_read;
+    last_stats.read_seconds = qc_clock_s () - t_read;
     /* the energies and counts go where the planes are (a GPU's, maybe) */
     if (ops->fimg_scatter (en.idx, en.val, en.n, 0.0, sum) != 0
         || ops->fimg_scatter (en.idx, NULL, en.n, 0.0, count) != 0) {
@@ -599,7 +591,7 @@ done:
     stats_add (&last_stats.read, &extra);
     snprintf (last_stats.way, sizeof last_stats.way, "%s",
               qc_slide_blocks_way (blocks));
-    last_stats.seconds = now_s () - t0;
+    last_stats.seconds = qc_clock_s () - t0;
     if (last_stats.ahead_tiles)
         qc_log (QC_LOG_DEBUG, run->step, "%s: %ld tiles read ahead (%.1f MB "
                 "coded, %.1f Mpx decoded) in %.1f ms; %ld of them used",

@@ -5,8 +5,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "shared/clock.h"
 #include "shared/team.h"
 
 struct qc_focus_ahead {
@@ -46,14 +46,6 @@ ahead_free (void *p)
     free (a);
 }
 
-static double
-now_s (void)
-{
-    struct timespec t;
-    clock_gettime (CLOCK_MONOTONIC, &t);
-    return (double) t.tv_sec + (double) t.tv_nsec * 1e-9;
-}
-
 /* What the team shares: first the guess (tile rows of the image, one at
  * a time), then the reads (the guessed tiles, one at a time). */
 typedef struct {
@@ -68,7 +60,8 @@ typedef struct {
     uint8_t *guessed;         /* per tile */
     atomic_int next;
     qc_focus_ahead_t *a;
-    int32_t *todo;            /* tiles with a slot, in tile order */
+    int32_t *todo;            /* the guessed tiles to read, in tile
+                                 order: the k-th into place k */
     size_t ntodo;
     /* one session a thread, opened before the team starts (as the step
      * opens its own: opening is not for several threads at once) */
@@ -116,7 +109,7 @@ guess_main (void *arg)
 }
 
 /* Reads the guessed tiles on a session of this thread's; a tile that
- * fails is left to the step (its slot goes back to -1). */
+ * fails is left to the step (its slot stays -1). */
 static void *
 read_main (void *arg)
 {
@@ -200,7 +193,7 @@ give_slots (team_t *c)
 void
 qc_focus_read_ahead (qc_run_t *run, int level, int band, float max_luma)
 {
-    double t0 = now_s ();
+    double t0 = qc_clock_s ();
     const qc_rgb_t *img = qc_run_image_ahead (run);
     const uint8_t *px = img ? qc_rgb_host (img) : NULL;
     if (!px || !run->slide || run->bbox_w <= 0 || run->bbox_h <= 0)
@@ -259,7 +252,7 @@ qc_focus_read_ahead (qc_run_t *run, int level, int band, float max_luma)
     for (int i = 0; i < c.nsessions; i++)
         qc_slide_blocks_close (&c.sessions[i]);
     pthread_mutex_destroy (&c.lock);
-    a->seconds = now_s () - t0;
+    a->seconds = qc_clock_s () - t0;
     free (c.col_tile);
     free (c.row_tile);
     free (c.guessed);
