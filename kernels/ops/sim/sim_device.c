@@ -1,12 +1,14 @@
-/* The simulated device's memory (sim_ops.h): malloc'd blocks apart from
- * the images' host bytes, poisoned when new; copies are plain memcpy,
- * counted by image_place.c like any device's. */
+/* The simulated device's memory (sim_ops.h): blocks apart from the
+ * images' host bytes (from the buffer cache, as theirs), poisoned when
+ * new; copies are plain memcpy, counted by image_place.c like any
+ * device's. */
 #include "kernels/ops/sim/sim_ops.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/image/image_cache.h"
 #include "shared/log.h"
 
 /* Each block starts with its size, so that release knows what it gives
@@ -41,7 +43,10 @@ sim_alloc (size_t bytes)
             return NULL;
         }
     } while (!atomic_compare_exchange_weak (&s_held, &held, held + bytes));
-    unsigned char *b = malloc (HEADER + bytes);
+    /* a buffer the images' cache keeps (image_cache.h): a 10x plane's
+     * hundreds of MB, mapped and faulted in afresh by every malloc, made
+     * the kernel most of a simulated 10x run's time */
+    unsigned char *b = qc_image_cache_take_uninit (HEADER + bytes);
     if (!b) {
         atomic_fetch_sub (&s_held, bytes);
         qc_log (QC_LOG_ERROR, "sim", "out of memory for %zu device bytes",
@@ -63,7 +68,7 @@ sim_release (void *dev)
     size_t bytes;
     memcpy (&bytes, b, sizeof bytes);
     atomic_fetch_sub (&s_held, bytes);
-    free (b);
+    qc_image_cache_give (b, HEADER + bytes);
 }
 
 static int
