@@ -5,13 +5,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "kernels/image/image_place.h"
 #include "kernels/png/png_io.h"
+#include "shared/clock.h"
 #include "shared/log.h"
+#include "shared/team.h"
 
-#define MAX_THREADS 16
+#define MAX_THREADS QC_TEAM_MAX
 #define NAME_MAX_LEN 256
 
 /* One queued image: a host copy (owned: mask, rgb, fimg or gray, as
@@ -226,33 +227,20 @@ qc_png_queue_flush (qc_png_queue_t *self, qc_png_done_fn *done, void *arg)
 {
     if (!self || !done)
         return -1;
-    pthread_t tid[MAX_THREADS];
-    int started = 0;
     self->next = 0;
-    size_t n = self->n, bytes = self->bytes;
-    struct timespec t0, t1;
-    clock_gettime (CLOCK_MONOTONIC, &t0);
+    double t0 = qc_clock_s ();
     int want = self->nthreads;
     if ((size_t) want > self->n)
         want = (int) self->n;
     /* the calling thread is one of the encoders */
-    for (int k = 1; k < want; k++) {
-        if (pthread_create (&tid[started], NULL, encoder_main, self) != 0)
-            break;
-        started++;
-    }
-    encoder_main (self);
-    for (int k = 0; k < started; k++)
-        pthread_join (tid[k], NULL);
-    clock_gettime (CLOCK_MONOTONIC, &t1);
+    int ran = qc_team_run (encoder_main, self, want);
     /* what the encoding costs the thread that waits for it (debug: the
      * steps' times are logged there too; bench_gpu --gpu-steps shows
      * both) */
-    if (n)
+    if (self->n)
         qc_log (QC_LOG_DEBUG, "png_queue", "%zu PNGs (%.1f MB of images) "
-                "encoded on %d threads: %.1f ms", n, (double) bytes / 1e6,
-                started + 1, (double) (t1.tv_sec - t0.tv_sec) * 1e3
-                                 + (double) (t1.tv_nsec - t0.tv_nsec) / 1e6);
+                "encoded on %d threads: %.1f ms", self->n,
+                (double) self->bytes / 1e6, ran, (qc_clock_s () - t0) * 1e3);
     /* in order, until one fails; clear () frees what done did not take */
     int rc = 0;
     for (size_t i = 0; i < self->n && rc == 0; i++) {
