@@ -86,7 +86,7 @@
 #include "kernels/modules/focus_algo.h"
 
 #include <math.h>
-#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +94,7 @@
 #include "kernels/slide/slide_blocks.h"
 #include "shared/clock.h"
 #include "shared/log.h"
+#include "shared/team.h"
 
 #define STEP_NAME "BlurDetectionModule.identifyFocusFaults"
 
@@ -344,15 +345,26 @@ done:
     return rc;
 }
 
+/* The parts of measure_parallel, taken one at a time by a team of
+ * threads (a thread that could not start leaves its part to the
+ * others). */
+typedef struct {
+    part_t *parts;
+    int n;
+    atomic_int next;
+} parts_team_t;
+
 static void *
 measure_main (void *arg)
 {
-    part_t *pt = arg;
-    pt->rc = measure_tiles (pt);
+    parts_team_t *t = arg;
+    int k;
+    while ((k = atomic_fetch_add (&t->next, 1)) < t->n)
+        t->parts[k].rc = measure_tiles (&t->parts[k]);
     return NULL;
 }
 
-#define MAX_PARTS 16
+#define MAX_PARTS QC_TEAM_MAX
 
 static void
 stats_add (qc_slide_blocks_stats_t *to, const qc_slide_blocks_stats_t *s)
@@ -378,8 +390,6 @@ measure_parallel (qc_run_t *run, qc_slide_blocks_t *blocks, int level,
     const geom_t *g = proto.g;
     size_t ntiles = (size_t) g->ntx * (size_t) g->nty;
     part_t parts[MAX_PARTS];
-    pthread_t tid[MAX_PARTS];
-    int started[MAX_PARTS] = { 0 };
     if (nparts < 1)
         nparts = 1;
     if (nparts > MAX_PARTS)
@@ -414,15 +424,10 @@ measure_parallel (qc_run_t *run, qc_slide_blocks_t *blocks, int level,
             rc = -1;
         }
     }
-    for (int k = 1; k < nparts && rc == 0; k++)
-        started[k] = pthread_create (&tid[k], NULL, measure_main, &parts[k]) == 0;
-    if (rc == 0)
-        measure_main (&parts[0]);
-    for (int k = 1; k < nparts; k++) {
-        if (started[k])
-            pthread_join (tid[k], NULL);
-        else if (rc == 0)
-            measure_main (&parts[k]);  /* no thread: this one reads it */
+    if (rc == 0) {
+        parts_team_t team = { .parts = parts, .n = nparts };
+        atomic_init (&team.next, 0);
+        qc_team_run (measure_main, &team, nparts);
     }
     for (int k = 0; k < nparts; k++) {
         if (rc == 0 && parts[k].rc != 0) {
