@@ -155,6 +155,39 @@ cheap_config() {
 rows() { grep -v '^#' "$1/results.tsv" | sort; }
 errors() { sort "$1/error.log"; }
 
+# results_close A B REL: the results of output folders A and B agree as a
+# GPU's agree with the CPU's (sums in another order: the last digits move):
+# the same header, the same slides, numeric columns within REL relative
+# (to at least 1e-3, so that a column near 0 is not held to rounding
+# noise), every other column equal. The differences go to $T/diffs
+# (column number, A's value, B's); 0 when there are none.
+results_close() {
+    local a=$1 b=$2 rel=$3 hdr ncol
+    hdr=$(grep '^#dataset:' "$a/results.tsv")
+    if [ "$hdr" != "$(grep '^#dataset:' "$b/results.tsv")" ]; then
+        echo "column headers differ" >"$T/diffs"
+        return 1
+    fi
+    join -t $'\t' <(rows "$a") <(rows "$b") >"$T/joined" || { echo "cannot join the results" >"$T/diffs"; return 1; }
+    if [ "$(wc -l <"$T/joined")" -ne "$(rows "$a" | wc -l)" ] \
+        || [ "$(rows "$a" | wc -l)" -ne "$(rows "$b" | wc -l)" ]; then
+        echo "not every slide in both" >"$T/diffs"
+        return 1
+    fi
+    ncol=$(echo "$hdr" | awk -F'\t' '{print NF}')
+    awk -F'\t' -v n="$ncol" -v rel="$rel" '
+        function num(s) { return s ~ /^-?[0-9.]+([eE][-+]?[0-9]+)?$/ }
+        { for (i = 2; i <= n; i++) {
+            x = $i; y = $(i + n - 1)
+            if (num(x) && num(y)) {
+                d = x - y; d = d < 0 ? -d : d
+                m = (x < 0 ? -x : x); my = (y < 0 ? -y : y); if (my > m) m = my; if (m < 1e-3) m = 1e-3
+                if (d > rel * m) { print $1 ": column " i ": " x " against " y; bad++ }
+            } else if (x != y) { print $1 ": column " i ": \"" x "\" against \"" y "\""; bad++ }
+          } }
+        END { exit bad > 0 }' "$T/joined" >"$T/diffs"
+}
+
 # nginx_start ROOT SLOW_RATE: Debian's nginx serving ROOT on a free port of
 # 127.0.0.1 (NGINX_PORT), and the same files under /slow/ at SLOW_RATE
 # (limit_rate: a download lasts long enough to be killed); a private

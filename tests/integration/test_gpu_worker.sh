@@ -29,23 +29,7 @@ diff <(errors "$T/out-cpu" | cut -f1) <(errors "$T/out-gpu" | cut -f1) >/dev/nul
     || fail "the failed slides differ between CPU and GPU"
 
 # Column by column: numbers within 1e-4 relative, text equal.
-hdr=$(grep '^#dataset:' "$T/out-cpu/results.tsv")
-[ "$hdr" = "$(grep '^#dataset:' "$T/out-gpu/results.tsv")" ] || fail "column headers differ"
-join -t $'\t' <(rows "$T/out-cpu") <(rows "$T/out-gpu") >"$T/joined" \
-    || fail "cannot join the results"
-ncol=$(echo "$hdr" | awk -F'\t' '{print NF}')
-[ "$(wc -l <"$T/joined")" -eq "$(rows "$T/out-cpu" | wc -l)" ] || fail "not every slide in both"
-awk -F'\t' -v n="$ncol" '
-    function num(s) { return s ~ /^-?[0-9.]+([eE][-+]?[0-9]+)?$/ }
-    { for (i = 2; i <= n; i++) {
-        a = $i; b = $(i + n - 1)
-        if (num(a) && num(b)) {
-            d = a - b; d = d < 0 ? -d : d
-            m = (a < 0 ? -a : a); mb = (b < 0 ? -b : b); if (mb > m) m = mb; if (m < 1e-3) m = 1e-3
-            if (d > 1e-4 * m) { print $1 ": column " i ": cpu " a " gpu " b; bad++ }
-        } else if (a != b) { print $1 ": column " i ": cpu \"" a "\" gpu \"" b "\""; bad++ }
-      } }
-    END { exit bad > 0 }' "$T/joined" >"$T/diffs" \
+results_close "$T/out-cpu" "$T/out-gpu" 1e-4 \
     || fail "GPU results differ from the CPU's: $(head -5 "$T/diffs")"
 diff <(cd "$T/out-cpu" && find . -name '*.png' | sort) <(cd "$T/out-gpu" && find . -name '*.png' | sort) \
     >/dev/null || fail "the GPU worker wrote other image files than the CPU worker"
