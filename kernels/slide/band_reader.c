@@ -20,6 +20,17 @@
  * tiles are decoded more than once. */
 #define READ_PIXELS ((int64_t) 8 << 20)
 
+/* An output row whose source rows two bands share. The earlier band
+ * gives its partial sum (head: its rows' weighted sum, in order, from
+ * 0.0); the later band its rows reduced along x (tail: tail_rows rows
+ * from region row tail_s0 on), not a second partial sum, so that the
+ * row is head + w r + w r ... in source order: the adds, in the order,
+ * of one sequential read (qc_area_resize_u8), so the same bytes. */
+typedef struct {
+    double *head, *tail;
+    int tail_rows, tail_s0;
+} pending_t;
+
 typedef struct {
     qc_slide_t *slide;
     qc_slide_rect_t rect;
@@ -35,8 +46,8 @@ typedef struct {
                                    at 1:1 gives every byte back) */
     qc_area_axis_t ax, ay;
     qc_rgb_t *out;
-    double **pending;           /* per output row: the first partial sum
-                                   of a row shared by two bands */
+    pending_t *pending;         /* per output row shared by two bands:
+                                   its halves, until both are in */
     pthread_mutex_t lock;
     atomic_int next;
     atomic_int failed;          /* 1: a read failed (why), 2: no memory */
@@ -81,10 +92,28 @@ last_row_before (const qc_area_axis_t *ay, int s1)
     return lo - 1;
 }
 
-/* Output row oy, summed over this band: written when the band holds all
- * its source rows, else merged with the other band's half. */
+/* head + each tail row times its weight, in source order: the rest of
+ * the sequential sum the earlier band began. */
+static void
+add_tail (const band_ctx_t *c, int oy, const pending_t *p, size_t n)
+{
+    const qc_area_axis_t *ay = &c->ay;
+    for (int r = 0; r < p->tail_rows; r++) {
+        double wy = ay->w[ay->off[oy] + (p->tail_s0 + r - ay->first[oy])];
+        const double *row = p->tail + (size_t) r * n;
+        for (size_t i = 0; i < n; i++)
+            p->head[i] += wy * row[i];
+    }
+}
+
+/* Output row oy, summed over this band (a), written when the band holds
+ * all its source rows. Else this band's half is kept: a copy of a when
+ * the row starts here, tail (tail_rows reduced rows from s0 on, taken
+ * over) when it started in the band before; whichever band comes second
+ * finishes the row. 0, or -2 (out of memory). */
 static int
-finish_row (band_ctx_t *c, int oy, int s0, int s1, double *a)
+finish_row (band_ctx_t *c, int oy, int s0, int s1, const double *a,
+            double **tail, int tail_rows)
 {
     const qc_area_axis_t *ay = &c->ay;
     size_t n = (size_t) c->out->w * 3;
@@ -92,22 +121,33 @@ finish_row (band_ctx_t *c, int oy, int s0, int s1, double *a)
         write_row (c->out, oy, a);
         return 0;
     }
-    pthread_mutex_lock (&c->lock);
-    double *p = c->pending[oy];
-    if (!p) {
-        p = malloc (n * sizeof *p);
-        if (p)
-            memcpy (p, a, n * sizeof *p);
-        c->pending[oy] = p;
-        pthread_mutex_unlock (&c->lock);
-        return p ? 0 : -2;
+    double *head = NULL;
+    if (ay->first[oy] >= s0) {
+        head = malloc (n * sizeof *head);
+        if (!head)
+            return -2;
+        memcpy (head, a, n * sizeof *head);
     }
-    c->pending[oy] = NULL;
+    pthread_mutex_lock (&c->lock);
+    pending_t *p = &c->pending[oy];
+    if (head)
+        p->head = head;
+    else {
+        p->tail = *tail;
+        p->tail_rows = tail_rows;
+        p->tail_s0 = s0;
+        *tail = NULL;
+    }
+    int both = p->head && p->tail;
     pthread_mutex_unlock (&c->lock);
-    for (size_t i = 0; i < n; i++)
-        a[i] = p[i] + a[i];
-    free (p);
-    write_row (c->out, oy, a);
+    if (!both)
+        return 0;
+    /* both halves in, and no other band touches this row again */
+    add_tail (c, oy, p, n);
+    write_row (c->out, oy, p->head);
+    free (p->head);
+    free (p->tail);
+    p->head = p->tail = NULL;
     return 0;
 }
 
@@ -116,6 +156,18 @@ typedef struct {
     double *hrow, *acc;
     size_t acc_cap;
 } scratch_t;
+
+/* Rows the band from s0 on gives to an output row that began in the
+ * band before (first_row_after's row, when it starts above s0): 0 when
+ * there is none. */
+static int
+tail_rows_of (const qc_area_axis_t *ay, int oy, int s0, int s1)
+{
+    if (oy >= ay->n_dst || ay->first[oy] >= s0)
+        return 0;
+    int end = ay->first[oy] + ay->count[oy];
+    return (end < s1 ? end : s1) - s0;
+}
 
 static void
 set_failed (band_ctx_t *c, int code, const char *why)
@@ -195,16 +247,27 @@ do_band (band_ctx_t *c, int i, scratch_t *t)
         t->acc_cap = need;
     }
     memset (t->acc, 0, need * sizeof *t->acc);
+    /* the reduced rows the row begun in the band before needs, kept */
+    int ntail = tail_rows_of (ay, oy_lo, s0, s1);
+    double *tail = ntail > 0 ? malloc ((size_t) ntail * dw3 * sizeof *tail)
+                             : NULL;
+    if (ntail > 0 && !tail)
+        return -2;
     int oy_cur = oy_lo;
     for (int cy = s0; cy < s1;) {
         int rows = rows_to_read (c, cy, s1);
         int rc = read_rows (c, t, cy, rows);
-        if (rc)
+        if (rc) {
+            free (tail);
             return rc;
+        }
         for (int r = 0; r < rows; r++) {
             qc_area_reduce_row_u8 (&c->ax, t->rgb + (size_t) r * c->w * 3, 3,
                                    t->hrow);
             int sj = cy + r;
+            if (sj - s0 < ntail)
+                memcpy (tail + (size_t) (sj - s0) * dw3, t->hrow,
+                        dw3 * sizeof *tail);
             while (oy_cur <= oy_hi
                    && ay->first[oy_cur] + ay->count[oy_cur] <= sj)
                 oy_cur++;
@@ -217,10 +280,12 @@ do_band (band_ctx_t *c, int i, scratch_t *t)
         }
         cy += rows;
     }
-    for (int oy = oy_lo; oy <= oy_hi; oy++)
-        if (finish_row (c, oy, s0, s1, t->acc + (size_t) (oy - oy_lo) * dw3))
-            return -2;
-    return 0;
+    int rc = 0;
+    for (int oy = oy_lo; oy <= oy_hi && rc == 0; oy++)
+        rc = finish_row (c, oy, s0, s1, t->acc + (size_t) (oy - oy_lo) * dw3,
+                         &tail, oy == oy_lo ? ntail : 0);
+    free (tail);                /* NULL once a pending row took it */
+    return rc;
 }
 
 static void *
@@ -298,8 +363,10 @@ qc_band_read (qc_slide_t *slide, const qc_slide_rect_t *rect, int nthreads,
      * means fewer readers. */
     qc_team_run (band_main, &c, nthreads);
     int failed = atomic_load (&c.failed);
-    for (int oy = 0; oy < out->h; oy++)
-        free (c.pending[oy]);   /* only left over after a failure */
+    for (int oy = 0; oy < out->h; oy++) {
+        free (c.pending[oy].head);      /* only left over after a failure */
+        free (c.pending[oy].tail);
+    }
     free (c.pending);
     pthread_mutex_destroy (&c.lock);
     qc_area_axis_free (&c.ax);

@@ -105,7 +105,11 @@ qc_region_read_rect (qc_slide_t *slide, const qc_slide_rect_t *rect,
         qc_set_err (err, errlen, "slide has no level %d", rect->level);
         return -1;
     }
-    if ((int64_t) rect->w * rect->h <= s_whole_max
+    /* one read on one thread; on more (a GPU lane's read, which the
+     * GPU waits for), bands wherever they give the same bytes */
+    int bands_pay = nthreads != 1 && rect->h > qc_slide_tile_height (slide, rect->level)
+                    && qc_slide_rows_exact (slide, rect);
+    if ((int64_t) rect->w * rect->h <= s_whole_max && !bands_pay
         && !qc_image_check_size (rect->w, rect->h, NULL))
         return read_whole (slide, rect, out_w, out_h, out, err, errlen);
     /* larger than that: in bands, a tile row at a time, memory bounded */

@@ -15,7 +15,11 @@
  * (kernels/slide/band_reader.c) by a few threads, cut at the level's
  * tile rows and area-reduced straight into the output, so memory stays
  * bounded; through OpenSlide those bands start at level-0 y coordinates
- * rounded from the level's, with that fractional shift.
+ * rounded from the level's, with that fractional shift. A read with
+ * more than one thread (a GPU lane's, which its GPU waits for) goes in
+ * bands at any size where they give the one read's bytes
+ * (qc_slide_rows_exact: the direct reader reads it, or the level's
+ * downsample is whole), so every lane and slot reads the same image.
  *
  * Errors come back as messages; nothing aborts. */
 #ifndef QC_REGION_READ_H

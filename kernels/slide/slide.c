@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -480,6 +481,27 @@ rect_ok (const qc_slide_t *self, const qc_slide_rect_t *rect)
 }
 
 /* ---- the choice of reader ------------------------------------------- */
+
+int
+qc_slide_rows_exact (const qc_slide_t *self, const qc_slide_rect_t *rect)
+{
+    if (!rect_ok (self, rect))
+        return 0;
+    for (size_t i = 0; i < self->nreaders; i++) {
+        const reader_t *r = &self->readers[i];
+        if (r->ops != &qc_slide_reader_openslide
+            && r->ops->can_read (r->state, rect))
+            return 1;
+    }
+    /* OpenSlide reads row r at level-0 y0 + round (r * downsample): on
+     * the level's own pixels when the downsample is whole and rect
+     * starts on one of them */
+    double ds = self->levels[rect->level].downsample;
+    if (!(ds >= 1.0 && ds < 1e9 && ds == floor (ds)))
+        return 0;
+    int64_t d = (int64_t) ds;
+    return rect->x0 % d == 0 && rect->y0 % d == 0;
+}
 
 int
 qc_slide_read_rows (qc_slide_t *self, const qc_slide_rect_t *rect, int row,

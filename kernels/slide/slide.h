@@ -134,6 +134,14 @@ int qc_slide_read_rows (qc_slide_t *self, const qc_slide_rect_t *rect,
                         int row, int nrows, uint8_t *rgb, size_t stride,
                         char *err, size_t errlen);
 
+/* 1 when every row of rect comes from its level's own pixels whatever
+ * read it starts (a reader other than OpenSlide reads rect, or the
+ * level's downsample is whole and rect starts on one of its pixels):
+ * then rect read in pieces (kernels/slide/band_reader.h) gives the
+ * bytes of one read. 0 otherwise: OpenSlide's reads of rows inside a
+ * level whose downsample is not whole land between pixels. */
+int qc_slide_rows_exact (const qc_slide_t *self, const qc_slide_rect_t *rect);
+
 /* The rows of rect one at a time, top to bottom, for a consumer that
  * takes a row at a time (the area resize). Each reader hands out rows in
  * the pieces it reads best: the direct reader a tile row at a time (a
