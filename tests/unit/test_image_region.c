@@ -1,8 +1,9 @@
 /* Working-size reads of the real slides in the shared folder: HistoQC's
  * size rules (the sizes below are what openslide-python's get_thumbnail
  * gave HistoQC for these slides), tissue-on-glass pixels, agreement with
- * HistoQC's own thumbnail, thread-count independence, and clean failure
- * on a slide whose pixels do not decode. */
+ * HistoQC's own thumbnail, thread-count independence, bands that give
+ * one read's bytes, and clean failure on a slide whose pixels do not
+ * decode. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,8 @@
 #include "tests/unit/check.h"
 
 #include <openslide.h>
+#include <tiffio.h>
+#include <unistd.h>
 
 static char slide_dir[1024];
 
@@ -366,6 +369,106 @@ test_failures (void)
     }
 }
 
+/* A tiled RGB TIFF of w x h noise pixels (uncompressed, tiles of tw x th)
+ * at path, which OpenSlide and the direct reader both read. 0 or -1. */
+static int
+write_noise_tiff (const char *path, int w, int h, int tw, int th)
+{
+    TIFF *t = TIFFOpen (path, "w");
+    if (!t)
+        return -1;
+    TIFFSetField (t, TIFFTAG_IMAGEWIDTH, (uint32_t) w);
+    TIFFSetField (t, TIFFTAG_IMAGELENGTH, (uint32_t) h);
+    TIFFSetField (t, TIFFTAG_SAMPLESPERPIXEL, 3);
+    TIFFSetField (t, TIFFTAG_BITSPERSAMPLE, 8);
+    TIFFSetField (t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_RGB);
+    TIFFSetField (t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+    TIFFSetField (t, TIFFTAG_COMPRESSION, COMPRESSION_NONE);
+    TIFFSetField (t, TIFFTAG_TILEWIDTH, (uint32_t) tw);
+    TIFFSetField (t, TIFFTAG_TILELENGTH, (uint32_t) th);
+    size_t n = (size_t) tw * th * 3;
+    uint8_t *tile = malloc (n);
+    uint32_t seed = 12345u;
+    int rc = tile ? 0 : -1;
+    for (int y = 0; rc == 0 && y < h; y += th)
+        for (int x = 0; rc == 0 && x < w; x += tw) {
+            for (size_t i = 0; i < n; i++) {
+                seed = seed * 1664525u + 1013904223u;
+                tile[i] = (uint8_t) (seed >> 24);
+            }
+            if (TIFFWriteTile (t, tile, (uint32_t) x, (uint32_t) y, 0, 0) < 0)
+                rc = -1;
+        }
+    free (tile);
+    TIFFClose (t);
+    return rc;
+}
+
+/* Bands give the one read's bytes where two bands share an output
+ * row's source rows and the later band brings several of them (480
+ * rows of 16-row tiles to 130: 3.69 source rows an output row). The
+ * two halves' sums added together (the band reader before this test)
+ * round differently from the sequential sum at about one pixel value
+ * in 3000 of such rows (a weighted average of bytes falling on k + 0.5,
+ * the weights being n / 480); noise over 256 columns and 3 channels
+ * gives thousands of chances. Through the direct reader and through
+ * OpenSlide, on 2 and 3 threads. */
+static void
+test_bands_exact (void)
+{
+    char dir[] = "/tmp/qc-bands-XXXXXX", path[64], err[512] = "";
+    if (!mkdtemp (dir)) {
+        CHECK (0, "mkdtemp");
+        return;
+    }
+    snprintf (path, sizeof path, "%s/noise.tiff", dir);
+    CHECK (write_noise_tiff (path, 256, 480, 64, 16) == 0, "writing %s", path);
+    for (int os = 0; os < 2; os++) {
+        qc_slide_t *s = qc_slide_open_with (path, os ? QC_SLIDE_READERS_OPENSLIDE
+                                            : QC_SLIDE_READERS_ALL, err, sizeof err);
+        CHECK (s != NULL, "open %s: %s", path, err);
+        if (!s)
+            continue;
+        qc_slide_rect_t r = rect_of (0, 0, 0, 256, 480);
+        CHECK (qc_slide_rows_exact (s, &r), "rows of level 0 are exact");
+        CHECK (qc_slide_tile_height (s, 0) == 16, "tile height %d",
+               qc_slide_tile_height (s, 0));
+        qc_rgb_t *one = NULL;
+        CHECK (qc_region_read_rect (s, &r, 256, 130, 1, &one, err, sizeof err)
+               == 0, "%s", err);
+        for (int t = 2; one && t <= 3; t++) {
+            qc_rgb_t *b = NULL;
+            CHECK (qc_region_read_rect (s, &r, 256, 130, t, &b, err, sizeof err)
+                   == 0, "%s", err);
+            size_t d = 0;
+            for (size_t i = 0; b && i < (size_t) 256 * 130 * 3; i++)
+                d += one->px[i] != b->px[i];
+            CHECK (b && d == 0, "%s, %d threads: %zu of %d bytes differ from "
+                   "one read", os ? "OpenSlide" : "direct reader", t, d,
+                   256 * 130 * 3);
+            qc_rgb_destroy (&b);
+        }
+        qc_rgb_destroy (&one);
+        qc_slide_close (&s);
+    }
+    unlink (path);
+    rmdir (dir);
+    /* where OpenSlide alone reads a level whose downsample is not whole
+     * (2.0003 here), its rows are not exact: one read, never bands */
+    char pyr[1200];
+    snprintf (pyr, sizeof pyr, "%s/real/CMU-1-Small-Region-pyramid.svs", slide_dir);
+    for (int os = 0; os < 2; os++) {
+        qc_slide_t *s = qc_slide_open_with (pyr, os ? QC_SLIDE_READERS_OPENSLIDE
+                                            : QC_SLIDE_READERS_ALL, err, sizeof err);
+        CHECK (s != NULL, "open %s: %s", pyr, err);
+        qc_slide_rect_t r = rect_of (1, 0, 0, 1000, 1000);
+        CHECK (!s || qc_slide_rows_exact (s, &r) == !os,
+               "level 1 (downsample 2.0003), %s: rows exact %d",
+               os ? "OpenSlide" : "direct reader", s ? qc_slide_rows_exact (s, &r) : -1);
+        qc_slide_close (&s);
+    }
+}
+
 int
 main (void)
 {
@@ -376,5 +479,6 @@ main (void)
     test_read_cmu ();
     test_matches_histoqc ();
     test_failures ();
+    test_bands_exact ();
     return check_done ("test_image_region");
 }
