@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "kernels/ops/cpu/cpu_ops.h"
-#include "kernels/image/pixel_math.h"
 #include "shared/err.h"
 #include "shared/team.h"
 
@@ -57,9 +56,8 @@ typedef struct {
 static void
 write_row (qc_rgb_t *out, int oy, const double *a)
 {
-    uint8_t *o = out->px + (size_t) oy * out->w * 3;
-    for (size_t i = 0; i < (size_t) out->w * 3; i++)
-        o[i] = qc_px_round_u8 (a[i]);
+    qc_area_round_row_u8 (a, (size_t) out->w * 3,
+                          out->px + (size_t) oy * out->w * 3);
 }
 
 /* Smallest output row whose source rows reach past s0. */
@@ -101,8 +99,7 @@ add_tail (const band_ctx_t *c, int oy, const pending_t *p, size_t n)
     for (int r = 0; r < p->tail_rows; r++) {
         double wy = ay->w[ay->off[oy] + (p->tail_s0 + r - ay->first[oy])];
         const double *row = p->tail + (size_t) r * n;
-        for (size_t i = 0; i < n; i++)
-            p->head[i] += wy * row[i];
+        qc_area_mix_row (p->head, row, wy, n, 0);
     }
 }
 
@@ -246,8 +243,8 @@ do_band (band_ctx_t *c, int i, scratch_t *t)
         t->acc = a;
         t->acc_cap = need;
     }
-    memset (t->acc, 0, need * sizeof *t->acc);
-    /* the reduced rows the row begun in the band before needs, kept */
+    /* the reduced rows the row begun in the band before needs, kept
+     * (that row's sum starts there, so none is made here) */
     int ntail = tail_rows_of (ay, oy_lo, s0, s1);
     double *tail = ntail > 0 ? malloc ((size_t) ntail * dw3 * sizeof *tail)
                              : NULL;
@@ -272,10 +269,11 @@ do_band (band_ctx_t *c, int i, scratch_t *t)
                    && ay->first[oy_cur] + ay->count[oy_cur] <= sj)
                 oy_cur++;
             for (int oy = oy_cur; oy <= oy_hi && ay->first[oy] <= sj; oy++) {
+                if (ay->first[oy] < s0)
+                    continue;           /* the tail's row, kept above */
                 double wy = ay->w[ay->off[oy] + (sj - ay->first[oy])];
-                double *a = t->acc + (size_t) (oy - oy_lo) * dw3;
-                for (size_t q = 0; q < dw3; q++)
-                    a[q] += wy * t->hrow[q];
+                qc_area_mix_row (t->acc + (size_t) (oy - oy_lo) * dw3,
+                                 t->hrow, wy, dw3, sj == ay->first[oy]);
             }
         }
         cy += rows;

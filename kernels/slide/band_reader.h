@@ -10,9 +10,13 @@
  * 1:1 (a level read at its own size, as a 10x run reads a 10x level) a
  * band's rows are read straight into the output instead, the same bytes.
  * Bands are at least ceil(scale) + 1 rows tall, so an output row spans
- * at most two bands; its two partial sums are added once both exist
- * (addition of two numbers is commutative), which makes the result
- * independent of the thread count and of which band finishes first. */
+ * at most two bands: the earlier one sums its rows, the later one keeps
+ * its rows reduced along x, and whichever finishes second adds those to
+ * the sum in source order. Every output row is thus summed with the
+ * adds, in the order, of one sequential read (qc_area_resize_u8, with
+ * the same qc_area_mix_row and qc_area_round_row_u8), so the result is
+ * one read's bytes, whatever the thread count and whichever band
+ * finishes first (test_image_region). */
 #ifndef QC_BAND_READER_H
 #define QC_BAND_READER_H
 

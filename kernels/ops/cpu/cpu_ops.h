@@ -197,6 +197,14 @@ void qc_area_axis_free (qc_area_axis_t *ax);
  * output o of the axis; row holds n_src pixels of ch uint8 channels. */
 void qc_area_reduce_row_u8 (const qc_area_axis_t *ax, const uint8_t *row,
                             int ch, double *out);
+/* The y half of an area resize, shared by every reader of rows (the
+ * resize and kernels/slide/band_reader.c) so that all give the same
+ * bits: acc = 0.0 + w row (first) or acc += w row, n values; and an
+ * output row's sums rounded to bytes (sums of area weights times bytes,
+ * in [0, 255 + 1e-12]). acc and row must not overlap. */
+void qc_area_mix_row (double *acc, const double *row, double w, size_t n,
+                      int first);
+void qc_area_round_row_u8 (const double *v, size_t n, uint8_t *out);
 
 /* OpenSlide's premultiplied ARGB pixels composited over bg into RGB
  * (qc_px_argb_over, pixel_math.h), n of them; opaque runs go four pixels

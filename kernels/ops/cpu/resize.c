@@ -196,6 +196,24 @@ mix_row (double *restrict acc, const double *restrict row, double w,
             acc[i] += w * row[i];
 }
 
+/* The two above for other files: clang 14 does not link a call from
+ * another file to a function it cloned by target, so the clones stay
+ * static and these plain functions call them (a call a row). */
+void
+qc_area_round_row_u8 (const double *v, size_t n, uint8_t *out)
+{
+    if (v && out)
+        round_row_u8 (v, n, out);
+}
+
+void
+qc_area_mix_row (double *acc, const double *row, double w, size_t n,
+                 int first)
+{
+    if (acc && row)
+        mix_row (acc, row, w, n, first);
+}
+
 /* Where area_resize takes its source rows: uint8 rows of ch channels
  * from row8 (y increasing from call to call), or float rows (ch 1) of
  * the image f. */
@@ -248,10 +266,10 @@ area_resize (int sw, int sh, int dw, int dh, const area_src_t *src,
                 }
                 red_y[last] = j;
             }
-            mix_row (acc, red[last], wy[k], rl, k == 0);
+            qc_area_mix_row (acc, red[last], wy[k], rl, k == 0);
         }
         if (dst8)
-            round_row_u8 (acc, rl, dst8 + (size_t) oy * rl);
+            qc_area_round_row_u8 (acc, rl, dst8 + (size_t) oy * rl);
         else
             for (size_t i = 0; i < rl; i++)
                 dstf[(size_t) oy * rl + i] = (float) acc[i];
