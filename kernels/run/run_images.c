@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kernels/slide/region_read.h"
+#include "shared/clock.h"
 #include "shared/log.h"
 
 /* The work size of [BaseImage.BaseImage] (1.25x without one). */
@@ -128,15 +129,20 @@ read_entry (qc_run_t *run, struct qc_run_state *st, qc_work_size_t size,
     else if (!qc_slide_level_reliable (run->slide, plan.level, why,
                                        sizeof why))
         return read_failed (run, quiet, work_size, why);
-    else if (qc_region_read (run->slide, &plan, run->read_threads > 0
-                             ? run->read_threads : 1, &img, why,
-                             sizeof why) != 0) {
-        return read_failed (run, quiet, work_size, why);
-    } else
+    else {
+        int threads = run->read_threads > 0 ? run->read_threads : 1;
+        double t0 = qc_clock_s ();
+        if (qc_region_read (run->slide, &plan, threads, &img, why,
+                            sizeof why) != 0)
+            return read_failed (run, quiet, work_size, why);
+        /* the time and threads: what a GPU lane's read ahead spends */
         qc_log (QC_LOG_DEBUG, run->step ? run->step : "run_state",
-                "%s: image at %s: level %d, %d x %d%s", run->filename
-                ? run->filename : "?", work_size ? work_size : "image_work_size",
-                plan.level, img->w, img->h, quiet ? " (read ahead)" : "");
+                "%s: image at %s: level %d, %d x %d%s, read in %.1f ms on %d "
+                "thread%s", run->filename ? run->filename : "?",
+                work_size ? work_size : "image_work_size", plan.level, img->w,
+                img->h, quiet ? " (read ahead)" : "",
+                (qc_clock_s () - t0) * 1e3, threads, threads > 1 ? "s" : "");
+    }
     char *warning = NULL;
     if (plan.warning[0] && quiet && !(warning = strdup (plan.warning))) {
         qc_rgb_destroy (&img);

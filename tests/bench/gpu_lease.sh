@@ -81,7 +81,7 @@ stage bench10x 200 build/bench/bench_gpu --sizes 1.25x,10x --cores 8 --no-one-co
     --lanes resident --repeat 2 --gpu-steps
 stage bench10x4 50 build/bench/bench_gpu --sizes 10x --gpu-only --lanes resident \
     --repeat 1 --gpu-read-threads 4
-grep -hE "PASS|FAIL|^ok - |ERROR SUMMARY|LEAK SUMMARY|per slide|copies per slide|^at |tiles read ahead" \
+grep -hE "PASS|FAIL|^ok - |ERROR SUMMARY|LEAK SUMMARY|per slide|copies per slide|^at |tiles read ahead|image at image_work_size: level|png_queue" \
     "$out"/equiv.log "$out"/worker.log "$out"/full.log "$out"/memcheck.log "$out"/bench125.log "$out"/bench10x.log "$out"/bench10x4.log 2>/dev/null \
     >>"$summary"
 echo "==== summary"
