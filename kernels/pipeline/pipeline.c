@@ -603,9 +603,11 @@ run_steps (qc_pipeline_job_t *job, const struct qc_ops *ops)
      * gets host bytes only when host code reads it (image_place.h) */
     const qc_device_t *home = qc_place_home ();
     qc_place_set_home (ops ? ops->device : NULL);
-    /* A run with read threads (a GPU lane's) encodes its PNGs on them,
-     * together, not one by one on the thread its steps wait for
-     * (png_queue.h); a failed queue leaves the saves encoding at once. */
+    /* A run with read threads (a GPU lane's) encodes its PNGs on as
+     * many threads of the queue's own, each as soon as it is saved,
+     * while its steps go on, not one by one on the thread its steps
+     * wait for (png_queue.h); a failed queue leaves the saves encoding
+     * at once. */
     if (job->run.read_threads > 1)
         job->run.png_queue = qc_png_queue_new (job->run.read_threads,
                                                PNG_QUEUE_MAX_BYTES);

@@ -16,7 +16,8 @@
 #define NAME_MAX_LEN 256
 
 /* One queued image: a host copy (owned: mask, rgb, fimg or gray, as
- * img's kind says), then its PNG. */
+ * img's kind says), then its PNG. Items are allocated one by one, so an
+ * encoder's item stays put while the list grows. */
 typedef struct {
     char name[NAME_MAX_LEN];
     const void *tag;
@@ -31,14 +32,60 @@ typedef struct {
     char why[256];
 } item_t;
 
+/* The encoders start on an image as soon as it is queued, on threads of
+ * their own, while the run goes on with its next steps; a flush waits
+ * for what is left (and encodes some of it itself). So a GPU lane's
+ * thread waits at the end of a slide only for the last images. */
 struct qc_png_queue {
-    int nthreads;
+    int nthreads;             /* encoders in all, the flushing thread one */
     size_t max_bytes, bytes;
-    item_t *items;
+    item_t **items;
     size_t n, cap;
     size_t next;              /* the next item an encoder takes */
+    size_t ndone;             /* items encoded */
+    int stop;                 /* the encoders are to return */
+    pthread_t threads[MAX_THREADS];
+    int nstarted;
     pthread_mutex_t lock;
+    pthread_cond_t work;      /* an item queued, or stop */
+    pthread_cond_t done;      /* an item encoded */
 };
+
+static void
+encode (item_t *it)
+{
+    it->rc = qc_png_encode_image (&it->img, &it->data, &it->size, it->why,
+                                  sizeof it->why);
+}
+
+/* Takes the next item, encodes it and counts it, the lock held on entry
+ * and on return; 0 when there was none. */
+static int
+encode_next_locked (qc_png_queue_t *self)
+{
+    if (self->next >= self->n)
+        return 0;
+    item_t *it = self->items[self->next++];
+    pthread_mutex_unlock (&self->lock);
+    encode (it);
+    pthread_mutex_lock (&self->lock);
+    self->ndone++;
+    pthread_cond_broadcast (&self->done);
+    return 1;
+}
+
+/* A background encoder: each item as it comes, until stop. */
+static void *
+encoder_main (void *arg)
+{
+    qc_png_queue_t *self = arg;
+    pthread_mutex_lock (&self->lock);
+    while (!self->stop)
+        if (!encode_next_locked (self))
+            pthread_cond_wait (&self->work, &self->lock);
+    pthread_mutex_unlock (&self->lock);
+    return NULL;
+}
 
 qc_png_queue_t *
 qc_png_queue_new (int nthreads, size_t max_bytes)
@@ -52,28 +99,54 @@ qc_png_queue_new (int nthreads, size_t max_bytes)
         free (self);
         return NULL;
     }
+    if (pthread_cond_init (&self->work, NULL) != 0) {
+        pthread_mutex_destroy (&self->lock);
+        free (self);
+        return NULL;
+    }
+    if (pthread_cond_init (&self->done, NULL) != 0) {
+        pthread_cond_destroy (&self->work);
+        pthread_mutex_destroy (&self->lock);
+        free (self);
+        return NULL;
+    }
     self->nthreads = nthreads;
     self->max_bytes = max_bytes;
     return self;
 }
 
+/* The background encoders, nthreads - 1 of them, started with the first
+ * image: a queue never used starts none, and one that cannot be started
+ * only leaves more to the flush. Under the lock. */
+static void
+start_encoders_locked (qc_png_queue_t *self)
+{
+    while (self->nstarted < self->nthreads - 1
+           && pthread_create (&self->threads[self->nstarted], NULL,
+                              encoder_main, self) == 0)
+        self->nstarted++;
+}
+
 static void
 item_free (item_t *it)
 {
+    if (!it)
+        return;
     qc_mask_destroy (&it->mask);
     qc_rgb_destroy (&it->rgb);
     qc_fimg_destroy (&it->fimg);
     free (it->gray);
     free (it->data);
-    memset (it, 0, sizeof *it);
+    free (it);
 }
 
+/* Frees every item. Only when no encoder holds one: n == ndone. */
 static void
 clear (qc_png_queue_t *self)
 {
     for (size_t i = 0; i < self->n; i++)
-        item_free (&self->items[i]);
-    self->n = self->next = 0;
+        item_free (self->items[i]);
+    self->n = self->next = self->ndone = 0;
     self->bytes = 0;
 }
 
@@ -83,8 +156,18 @@ qc_png_queue_destroy (qc_png_queue_t **self_p)
     if (!self_p || !*self_p)
         return;
     qc_png_queue_t *self = *self_p;
+    /* the encoders finish the item in hand and return; the rest is
+     * freed unencoded */
+    pthread_mutex_lock (&self->lock);
+    self->stop = 1;
+    pthread_cond_broadcast (&self->work);
+    pthread_mutex_unlock (&self->lock);
+    for (int i = 0; i < self->nstarted; i++)
+        pthread_join (self->threads[i], NULL);
     clear (self);
     free (self->items);
+    pthread_cond_destroy (&self->done);
+    pthread_cond_destroy (&self->work);
     pthread_mutex_destroy (&self->lock);
     free (self);
     *self_p = NULL;
@@ -166,26 +249,45 @@ qc_png_queue_image (qc_png_queue_t *self, const char *name, const void *tag,
     if (!self || !name || strlen (name) >= NAME_MAX_LEN
         || !qc_png_image_valid (img))
         return -1;
-    if (self->n == self->cap) {
-        size_t cap = self->cap ? self->cap * 2 : 32;
-        item_t *grown = realloc (self->items, cap * sizeof *grown);
-        if (!grown)
-            return -1;
-        self->items = grown;
-        self->cap = cap;
-    }
-    item_t *it = &self->items[self->n];
-    memset (it, 0, sizeof *it);
+    /* the copy on this thread (a GPU lane's: a device image comes down
+     * here), outside the lock */
+    item_t *it = calloc (1, sizeof *it);
     size_t bytes = 0;
-    if (copy_into (it, img, &bytes) != 0) {
+    if (!it || copy_into (it, img, &bytes) != 0) {
         item_free (it);
         return -1;
     }
     snprintf (it->name, sizeof it->name, "%s", name);
     it->tag = tag;
+    pthread_mutex_lock (&self->lock);
+    if (self->n == self->cap) {
+        size_t cap = self->cap ? self->cap * 2 : 32;
+        item_t **grown = realloc (self->items, cap * sizeof *grown);
+        if (!grown) {
+            pthread_mutex_unlock (&self->lock);
+            item_free (it);
+            return -1;
+        }
+        self->items = grown;
+        self->cap = cap;
+    }
+    self->items[self->n++] = it;
     self->bytes += bytes;
-    self->n++;
+    start_encoders_locked (self);
+    pthread_cond_signal (&self->work);
+    pthread_mutex_unlock (&self->lock);
     return 0;
+}
+
+size_t
+qc_png_queue_encoded (qc_png_queue_t *self)
+{
+    if (!self)
+        return 0;
+    pthread_mutex_lock (&self->lock);
+    size_t n = self->ndone;
+    pthread_mutex_unlock (&self->lock);
+    return n;
 }
 
 int
@@ -200,57 +302,42 @@ qc_png_queue_length (const qc_png_queue_t *self)
     return self ? self->n : 0;
 }
 
-static void
-encode (item_t *it)
-{
-    it->rc = qc_png_encode_image (&it->img, &it->data, &it->size, it->why,
-                                  sizeof it->why);
-}
-
-/* An encoder: takes the next item until none is left. */
-static void *
-encoder_main (void *arg)
-{
-    qc_png_queue_t *self = arg;
-    for (;;) {
-        pthread_mutex_lock (&self->lock);
-        size_t i = self->next < self->n ? self->next++ : self->n;
-        pthread_mutex_unlock (&self->lock);
-        if (i == self->n)
-            return NULL;
-        encode (&self->items[i]);
-    }
-}
-
 int
 qc_png_queue_flush (qc_png_queue_t *self, qc_png_done_fn *done, void *arg)
 {
     if (!self || !done)
         return -1;
-    self->next = 0;
     double t0 = qc_clock_s ();
-    int want = self->nthreads;
-    if ((size_t) want > self->n)
-        want = (int) self->n;
-    /* the calling thread is one of the encoders */
-    int ran = qc_team_run (encoder_main, self, want);
+    pthread_mutex_lock (&self->lock);
+    size_t early = self->ndone;
+    /* this thread encodes what no encoder has taken, then waits for the
+     * ones in hand */
+    while (encode_next_locked (self))
+        ;
+    while (self->ndone < self->n)
+        pthread_cond_wait (&self->done, &self->lock);
+    pthread_mutex_unlock (&self->lock);
     /* what the encoding costs the thread that waits for it (debug: the
      * steps' times are logged there too; bench_gpu --gpu-steps shows
      * both) */
     if (self->n)
         qc_log (QC_LOG_DEBUG, "png_queue", "%zu PNGs (%.1f MB of images) "
-                "encoded on %d threads: %.1f ms", self->n,
-                (double) self->bytes / 1e6, ran, (qc_clock_s () - t0) * 1e3);
-    /* in order, until one fails; clear () frees what done did not take */
+                "encoded on %d threads, %zu of them before the flush, "
+                "which waited %.1f ms", self->n, (double) self->bytes / 1e6,
+                self->nstarted + 1, early, (qc_clock_s () - t0) * 1e3);
+    /* in order, until one fails; clear () frees what done did not take.
+     * No encoder touches an item now: all are done. */
     int rc = 0;
     for (size_t i = 0; i < self->n && rc == 0; i++) {
-        item_t *it = &self->items[i];
+        item_t *it = self->items[i];
         unsigned char *data = it->data;
         it->data = NULL;          /* done's now */
         if (done (arg, it->name, it->tag, it->rc, data, it->size, it->why) != 0
             || it->rc != 0)
             rc = -1;
     }
+    pthread_mutex_lock (&self->lock);
     clear (self);
+    pthread_mutex_unlock (&self->lock);
     return rc;
 }

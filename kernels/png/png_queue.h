@@ -4,9 +4,10 @@
  * were encoded one after the other on the lane's thread: on an H100
  * machine at 1.25x the three steps that mostly write PNGs took ~50 ms
  * of the lane's 128 ms a slide while its GPU waited. A run that has threads to spare (a GPU
- * lane's read threads) queues each image's host copy instead and
- * encodes the queue on those threads at the end of the slide, or
- * sooner when the copies would pass max_bytes. The PNG bytes are the
+ * lane's read threads) queues each image's host copy instead; the
+ * queue's encoders start on it at once on threads of their own, and the
+ * end of the slide (or a flush when the copies would pass max_bytes)
+ * waits only for what is left. The PNG bytes are the
  * encoder's own, and the results come back in the order the images
  * were queued, so what a run returns does not change.
  *
@@ -77,13 +78,20 @@ int qc_png_encode_image (const qc_png_image_t *img, unsigned char **data,
 int qc_png_queue_image (qc_png_queue_t *self, const char *name, const void *tag,
                         const qc_png_image_t *img);
 
+/* How many of the queued images are encoded already: the queue's
+ * encoders (nthreads - 1 threads of their own) start on each image as
+ * it is queued, while the run goes on; a flush encodes the rest and
+ * waits for those in hand. */
+size_t qc_png_queue_encoded (qc_png_queue_t *self);
+
 /* 1 when the copies held pass max_bytes: the owner should flush. */
 int qc_png_queue_due (const qc_png_queue_t *self);
 size_t qc_png_queue_length (const qc_png_queue_t *self);
 
-/* Encodes everything queued on the queue's threads, then hands each
- * result to done in the order queued: rc 0 with the PNG, or -1 with
- * why; done owns data either way. After the first failure (an encode's,
+/* Encodes what no encoder has taken (on the calling thread), waits for
+ * the images the encoders hold, then hands each result to done in the
+ * order queued: rc 0 with the PNG, or -1 with why; done owns data
+ * either way. After the first failure (an encode's,
  * or done returning -1) the rest are freed unseen, as a run stops at
  * its first failed save. Empties the queue. 0, or -1 after a failure. */
 typedef int (qc_png_done_fn) (void *arg, const char *name, const void *tag,

@@ -71,11 +71,12 @@ typedef struct qc_run {
                                         (run/run_state.h); NULL until
                                         first used */
     const struct qc_ops *ops;        /* backend (qc_run_ops); NULL = CPU */
-    struct qc_png_queue *png_queue;  /* PNG encodes held back and done on
-                                        several threads (png_queue.h;
-                                        the pipeline's, for a run with
-                                        read threads to spare); NULL:
-                                        each save encodes at once */
+    struct qc_png_queue *png_queue;  /* PNG encodes done on threads of
+                                        their own while the steps go on
+                                        (png_queue.h; the pipeline's,
+                                        for a run with read threads to
+                                        spare); NULL: each save encodes
+                                        at once */
 } qc_run_t;
 
 /* ---- reporting (run_report.c, pyfloat.c) ---- */
@@ -208,8 +209,9 @@ int qc_run_save_gray8 (qc_run_t *run, const char *suffix, const uint8_t *px,
 int qc_run_add_file (qc_run_t *run, const char *name, unsigned char *data,
                      size_t size);
 /* With a png_queue, the saves above queue a host copy of the image
- * (encoded when the queue's copies pass its limit, else here); this
- * encodes what is queued and adds the files in the order saved. A
+ * (the queue's encoders start on it at once); this waits for what is
+ * queued (the run flushes early when the queue's copies pass its limit)
+ * and adds the files in the order saved. A
  * failed encode fails the run naming the step that saved it. 0, or -1.
  * Without a queue, 0. */
 int qc_run_flush_pngs (qc_run_t *run);

@@ -9,9 +9,13 @@
  *  - the queue says when its copies pass the limit;
  *  - after a failure (done refusing one) the rest are freed unseen and
  *    the flush says -1; the queue is empty and usable after;
+ *  - the encoders start on each image as it is queued, before any
+ *    flush (with 3 threads); with 1 thread nothing is encoded before the
+ *    flush; a queue destroyed while its encoders work frees everything;
  *  - bad arguments are refused. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kernels/image/image.h"
 #include "kernels/image/image_place.h"
@@ -274,6 +278,60 @@ done:
            && qc_png_queue_new (2, 0) == NULL);
 }
 
+/* The encoders work before the flush: four masks queued on a queue of
+ * 3 threads are all encoded with no flush (waited for 30 s at most),
+ * and the flush then hands back each one's bytes, in order. On 1
+ * thread, nothing before the flush. A queue destroyed with 40 images
+ * just queued (encoders in the middle of them) frees all (ASan). */
+static void
+encodes_before_flush (void)
+{
+    qc_mask_t *m = qc_mask_new (300, 200);
+    qc_png_queue_t *q3 = qc_png_queue_new (3, (size_t) 1 << 30);
+    qc_png_queue_t *q1 = qc_png_queue_new (1, (size_t) 1 << 30);
+    seen_t s = { .refuse_at = -1 };
+    unsigned char *ref[4] = { NULL };
+    size_t refn[4] = { 0 };
+    char why[128], name[32];
+    CHECK (m && q3 && q1);
+    if (!m || !q3 || !q1)
+        goto done;
+    for (int k = 0; k < 4; k++) {
+        for (size_t i = 0; i < (size_t) 300 * 200; i++)
+            m->px[i] = (rnd () % 7 < (uint32_t) k + 1) ? 255 : 0;
+        CHECK (qc_png_encode_mask (m, &ref[k], &refn[k], why, sizeof why) == 0);
+        snprintf (name, sizeof name, "_m%d.png", k);
+        CHECK (queue_mask (q3, name, NULL, m) == 0 && queue_mask (q1, name, NULL, m) == 0);
+    }
+    struct timespec nap = { 0, 5 * 1000 * 1000 };
+    for (int i = 0; i < 6000 && qc_png_queue_encoded (q3) < 4; i++)
+        nanosleep (&nap, NULL);
+    CHECK (qc_png_queue_encoded (q3) == 4, "%zu of 4 encoded before the flush",
+           qc_png_queue_encoded (q3));
+    CHECK (qc_png_queue_encoded (q1) == 0, "1 thread: %zu encoded before the "
+           "flush", qc_png_queue_encoded (q1));
+    for (int t = 0; t < 2; t++) {
+        CHECK (qc_png_queue_flush (t ? q1 : q3, on_done, &s) == 0 && s.n == 4,
+               "%d handed back", s.n);
+        for (int k = 0; k < 4 && k < s.n; k++) {
+            snprintf (name, sizeof name, "_m%d.png", k);
+            CHECK (strcmp (s.name[k], name) == 0 && s.size[k] == refn[k]
+                   && memcmp (s.data[k], ref[k], refn[k]) == 0,
+                   "%d threads: item %d", t ? 1 : 3, k);
+        }
+        CHECK (qc_png_queue_encoded (t ? q1 : q3) == 0);
+        seen_free (&s);
+    }
+    for (int i = 0; i < 40; i++)
+        CHECK (queue_mask (q3, "_x.png", NULL, m) == 0);
+done:
+    qc_png_queue_destroy (&q3);
+    qc_png_queue_destroy (&q1);
+    for (int k = 0; k < 4; k++)
+        free (ref[k]);
+    qc_mask_destroy (&m);
+}
+
 int
 main (void)
 {
@@ -281,5 +339,6 @@ main (void)
     kinds_in_order (4);
     device_image ();
     limit_and_failure ();
+    encodes_before_flush ();
     return check_done ("png_queue");
 }
