@@ -1,8 +1,8 @@
 /* A team of threads that share one piece of work: each runs the same
  * function on the same context and takes its next part from it (an
  * atomic counter, a queue), so the parts go to whichever thread is free.
- * For reads that a slide's one run splits over its read threads (the
- * band reader, the focus step's tiles read ahead). */
+ * For work that a slide's one run splits over its read threads (the
+ * band reader, the focus step's tiles, read ahead or by the step). */
 #ifndef QC_SHARED_TEAM_H
 #define QC_SHARED_TEAM_H
 

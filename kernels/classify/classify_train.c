@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "kernels/classify/classify_examples.h"
+#include "shared/clock.h"
 #include "shared/err.h"
 
 const char *const qc_classifier_params[] = {
@@ -292,8 +292,7 @@ qc_classifier_train (const qc_config_section_t *sec, const qc_ops_t *ops,
     if (qc_feature_spec_parse (sec, &c->spec, err, errlen) != 0
         || read_params (sec, &tp, err, errlen) != 0)
         goto fail;
-    struct timespec t0, t1;
-    clock_gettime (CLOCK_MONOTONIC, &t0);
+    double t0 = qc_clock_s ();
     s.spec = &c->spec;
     s.nplanes = qc_feature_spec_planes (&c->spec);
     if (each_example (sec, add_fn, &s, err, errlen) != 0)
@@ -308,12 +307,10 @@ qc_classifier_train (const qc_config_section_t *sec, const qc_ops_t *ops,
               sec_name (sec), why);
         goto fail;
     }
-    clock_gettime (CLOCK_MONOTONIC, &t1);
     c->nsamples = s.n;
     for (size_t i = 0; i < s.n; i++)
         c->npositive += s.y[i] != 0;
-    c->train_seconds = (double) (t1.tv_sec - t0.tv_sec)
-                     + 1e-9 * (double) (t1.tv_nsec - t0.tv_nsec);
+    c->train_seconds = qc_clock_s () - t0;
     for (int j = 0; j < s.nplanes; j++)
         free (s.cols[j]);
     free (s.y);

@@ -366,16 +366,6 @@ measure_main (void *arg)
 
 #define MAX_PARTS QC_TEAM_MAX
 
-static void
-stats_add (qc_slide_blocks_stats_t *to, const qc_slide_blocks_stats_t *s)
-{
-    to->coded_bytes += s->coded_bytes;
-    to->pixels += s->pixels;
-    to->blocks += s->blocks;
-    to->coef_reads += s->coef_reads;
-    to->pixel_reads += s->pixel_reads;
-}
-
 /* Measures the counted tiles on nparts threads (the calling one
  * included) and joins their lists into e in tile order. blocks is the
  * first part's session; the others open their own on the same level.
@@ -443,7 +433,7 @@ measure_parallel (qc_run_t *run, qc_slide_blocks_t *blocks, int level,
         if (k > 0 && parts[k].blocks) {
             qc_slide_blocks_stats_t s;
             qc_slide_blocks_stats (parts[k].blocks, &s);
-            stats_add (stats, &s);
+            qc_slide_blocks_stats_add (stats, &s);
             qc_slide_blocks_close (&parts[k].blocks);
         }
         free (parts[k].e.idx);
@@ -593,7 +583,7 @@ run_focus (qc_run_t *run)
 done:
     last_stats.level = level;
     qc_slide_blocks_stats (blocks, &last_stats.read);
-    stats_add (&last_stats.read, &extra);
+    qc_slide_blocks_stats_add (&last_stats.read, &extra);
     snprintf (last_stats.way, sizeof last_stats.way, "%s",
               qc_slide_blocks_way (blocks));
     last_stats.seconds = qc_clock_s () - t0;

@@ -49,7 +49,6 @@ ahead_free (void *p)
 /* What the team shares: first the guess (tile rows of the image, one at
  * a time), then the reads (the guessed tiles, one at a time). */
 typedef struct {
-    qc_run_t *run;
     const uint8_t *px;        /* the image read ahead, w x h RGB */
     int w, h, row_step;       /* rows looked at: every row_step-th */
     int64_t lw, lh;           /* the level */
@@ -142,11 +141,7 @@ read_main (void *arg)
     qc_slide_blocks_stats (s, &st);
     pthread_mutex_lock (&c->lock);
     a->tiles += tiles;
-    a->read.coded_bytes += st.coded_bytes;
-    a->read.pixels += st.pixels;
-    a->read.blocks += st.blocks;
-    a->read.coef_reads += st.coef_reads;
-    a->read.pixel_reads += st.pixel_reads;
+    qc_slide_blocks_stats_add (&a->read, &st);
     pthread_mutex_unlock (&c->lock);
     return NULL;
 }
@@ -198,7 +193,7 @@ qc_focus_read_ahead (qc_run_t *run, int level, int band, float max_luma)
     const uint8_t *px = img ? qc_rgb_host (img) : NULL;
     if (!px || !run->slide || run->bbox_w <= 0 || run->bbox_h <= 0)
         return;
-    team_t c = { .run = run, .px = px, .w = img->w, .h = img->h };
+    team_t c = { .px = px, .w = img->w, .h = img->h };
     char err[256];
     qc_slide_blocks_t *s = qc_slide_blocks_open (run->slide, level, band,
                                                  err, sizeof err);
@@ -206,13 +201,13 @@ qc_focus_read_ahead (qc_run_t *run, int level, int band, float max_luma)
     double ds = qc_slide_level_downsample (run->slide, level);
     if (!s || !a || !(ds > 0)
         || qc_slide_level_size (run->slide, level, &c.lw, &c.lh) != 0)
-        goto fail;
+        goto done;
     qc_slide_blocks_tile (s, &c.tw, &c.th);
     if (c.tw < 8 || c.th < 8 || c.tw % 8 || c.th % 8)
-        goto fail;
+        goto done;
     int64_t ntx = (c.lw + c.tw - 1) / c.tw, nty = (c.lh + c.th - 1) / c.th;
     if (ntx < 1 || nty < 1 || ntx * nty > INT32_MAX)
-        goto fail;
+        goto done;
     *a = (qc_focus_ahead_t) {
         .level = level, .band = band, .ntx = (int) ntx, .nty = (int) nty,
         .per_tile = (size_t) (c.tw / 8) * (size_t) (c.th / 8),
@@ -229,13 +224,13 @@ qc_focus_read_ahead (qc_run_t *run, int level, int band, float max_luma)
                              (double) run->bbox_h / c.h, ds, c.lh, c.th);
     c.guessed = calloc ((size_t) a->ntx * (size_t) a->nty, 1);
     if (!c.col_tile || !c.row_tile || !c.guessed)
-        goto fail;
+        goto done;
     int threads = run->read_threads > 1 ? run->read_threads : 1;
     atomic_init (&c.next, 0);
     qc_team_run (guess_main, &c, threads);
     if (give_slots (&c) != 0 || !c.ntodo   /* nothing looks like tissue */
         || pthread_mutex_init (&c.lock, NULL) != 0)
-        goto fail;
+        goto done;
     atomic_store (&c.next, 0);
     atomic_init (&c.next_session, 0);
     if ((size_t) threads > c.ntodo)
@@ -253,13 +248,9 @@ qc_focus_read_ahead (qc_run_t *run, int level, int band, float max_luma)
         qc_slide_blocks_close (&c.sessions[i]);
     pthread_mutex_destroy (&c.lock);
     a->seconds = qc_clock_s () - t0;
-    free (c.col_tile);
-    free (c.row_tile);
-    free (c.guessed);
-    free (c.todo);
     qc_run_keep_ahead (run, a, ahead_free);   /* frees a when it fails */
-    return;
-fail:
+    a = NULL;
+done:                         /* a is NULL once kept */
     qc_slide_blocks_close (&s);
     free (c.col_tile);
     free (c.row_tile);

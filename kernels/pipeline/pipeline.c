@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -22,6 +21,7 @@
 #include "kernels/run/run.h"
 #include "kernels/slide/slide.h"
 #include "shared/config.h"
+#include "shared/clock.h"
 #include "shared/log.h"
 #include "shared/err.h"
 
@@ -441,15 +441,12 @@ qc_pipeline_column (const qc_pipeline_t *self, size_t index)
 static int
 run_step (qc_run_t *run, const qc_module_t *m)
 {
-    struct timespec t0, t1;
-    clock_gettime (CLOCK_MONOTONIC, &t0);
+    double t0 = qc_clock_s ();
     int rc = m->run (run);
-    clock_gettime (CLOCK_MONOTONIC, &t1);
     /* Per-step time at debug level: where a slide's seconds go, for a
      * lab tuning its config as much as for us. */
     qc_log (QC_LOG_DEBUG, run->step, "%s: %.1f ms", run->filename,
-            (double) (t1.tv_sec - t0.tv_sec) * 1e3
-                + (double) (t1.tv_nsec - t0.tv_nsec) / 1e6);
+            (qc_clock_s () - t0) * 1e3);
     if (rc == 0 && run->out->ok)
         return 0;
     if (run->out->ok)

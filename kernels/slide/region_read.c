@@ -107,7 +107,8 @@ qc_region_read_rect (qc_slide_t *slide, const qc_slide_rect_t *rect,
     }
     /* one read on one thread; on more (a GPU lane's read, which the
      * GPU waits for), bands wherever they give the same bytes */
-    int bands_pay = nthreads != 1 && rect->h > qc_slide_tile_height (slide, rect->level)
+    int bands_pay = nthreads != 1
+                    && rect->h > qc_slide_tile_height (slide, rect->level)
                     && qc_slide_rows_exact (slide, rect);
     if ((int64_t) rect->w * rect->h <= s_whole_max && !bands_pay
         && !qc_image_check_size (rect->w, rect->h, NULL))

@@ -128,6 +128,19 @@ qc_slide_blocks_stats (const qc_slide_blocks_t *self,
         *out = (qc_slide_blocks_stats_t) { 0 };
 }
 
+void
+qc_slide_blocks_stats_add (qc_slide_blocks_stats_t *to,
+                           const qc_slide_blocks_stats_t *s)
+{
+    if (!to || !s)
+        return;
+    to->coded_bytes += s->coded_bytes;
+    to->pixels += s->pixels;
+    to->blocks += s->blocks;
+    to->coef_reads += s->coef_reads;
+    to->pixel_reads += s->pixel_reads;
+}
+
 /* The blocks from the pixels the slide's readers give. Pixels past the
  * level's edge are the background (flat: no detail). */
 static int

@@ -56,5 +56,8 @@ int qc_slide_blocks_read (qc_slide_blocks_t *self, int64_t bx, int64_t by,
 
 void qc_slide_blocks_stats (const qc_slide_blocks_t *self,
                             qc_slide_blocks_stats_t *out);
+/* to += s, field by field (several sessions' reads in one figure). */
+void qc_slide_blocks_stats_add (qc_slide_blocks_stats_t *to,
+                                const qc_slide_blocks_stats_t *s);
 
 #endif

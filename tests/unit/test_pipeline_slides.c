@@ -490,7 +490,7 @@ prepare_thread (void *argp)
  * plain run, columns, warnings, errors and files alike. With read
  * threads (a GPU lane's), the read ahead also does the steps' work
  * ahead (module.h: the focus step's tiles), and the steps' PNGs are
- * encoded together. */
+ * encoded by the run's PNG queue (png_queue.h). */
 static void
 check_halves (const qc_pipeline_t *p, const char *what, int read_threads)
 {
