@@ -54,6 +54,7 @@
 
 #include "broker/broker.h"
 #include "shared/cli.h"
+#include "shared/clock.h"
 #include "shared/log.h"
 #include "shared/proto.h"
 #include "worker/worker.h"

@@ -35,6 +35,7 @@
 
 #include "broker/broker.h"
 #include "shared/cli.h"
+#include "shared/clock.h"
 #include "shared/curve.h"
 #include "shared/log.h"
 #include "shared/proto.h"

@@ -41,7 +41,7 @@ static int
 read_once (const char *entry, const qc_source_opts_t *o, result_t *r)
 {
     char err[1024];
-    double t0 = now_s ();
+    double t0 = qc_clock_s ();
     qc_byte_source_t *src = qc_url_is_remote (entry) ? qc_source_http_open (entry, o, NULL, err, sizeof err)
                                               : qc_source_file_open (entry, err, sizeof err);
     if (!src || fx_read_level (src, 1.25, 0, &r->level, err, sizeof err) < 0) {
@@ -49,7 +49,7 @@ read_once (const char *entry, const qc_source_opts_t *o, result_t *r)
         qc_byte_source_close (&src);
         return -1;
     }
-    r->secs = now_s () - t0;
+    r->secs = qc_clock_s () - t0;
     qc_byte_source_stats_t st;
     qc_byte_source_stats (src, &st);
     r->fetched = st.bytes_fetched;
@@ -68,9 +68,9 @@ download_once (const char *url, const char *dir, result_t *r)
     qc_disk_cache_t *c = qc_disk_cache_open (dir, 1ULL << 40, NULL, err, sizeof err);
     qc_cache_lease_t *lease = NULL;
     qc_cache_info_t info;
-    double t0 = now_s ();
+    double t0 = qc_clock_s ();
     int rc = c ? qc_disk_cache_get (c, url, NULL, &lease, &info, err, sizeof err) : -1;
-    r->secs = now_s () - t0;
+    r->secs = qc_clock_s () - t0;
     if (rc < 0)
         fprintf (stderr, "%s\n", err);
     r->fetched = info.bytes;   /* the probe (one byte, or a 304) is in requests */

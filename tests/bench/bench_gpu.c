@@ -75,12 +75,12 @@ split_run (const qc_pipeline_t *p, const char *path, const qc_ops_t *ops,
     if (!r)
         return -1;
     qc_classifier_forget_planes ();
-    double t0 = now_s ();
+    double t0 = qc_clock_s ();
     qc_pipeline_input_t in = { .path = path, .read_threads = ops ? gpu_read_threads : 1 };
     qc_pipeline_job_t *job = qc_pipeline_prepare_input (p, &in, r);
-    double t1 = now_s ();
+    double t1 = qc_clock_s ();
     int rc = job ? qc_pipeline_finish (&job, ops) : -1;
-    double t2 = now_s ();
+    double t2 = qc_clock_s ();
     if (rc != 0)
         fprintf (stderr, "  run failed: %s\n", r->error ? r->error : "?");
     qc_result_destroy (&r);
@@ -174,7 +174,7 @@ bench_size (const char *path, const char *size, int repeat, int cores,
         pthread_t *t = calloc ((size_t) n, sizeof *t);
         job_arg_t *a = calloc ((size_t) n, sizeof *a);
         if (t && a) {
-            double t0 = now_s ();
+            double t0 = qc_clock_s ();
             int started = 0, ok = 0;
             for (int i = 0; i < n; i++) {
                 a[i] = (job_arg_t) { .p = p, .path = path };
@@ -186,7 +186,7 @@ bench_size (const char *path, const char *size, int repeat, int cores,
                 pthread_join (t[i], NULL);
                 ok += a[i].ok;
             }
-            double wall = now_s () - t0;
+            double wall = qc_clock_s () - t0;
             printf ("  CPU, %2d cores:      %7.3f s per slide (%d slides at once in %.2f s%s)\n",
                     started, wall / (started ? started : 1), started, wall,
                     ok == started ? "" : ", SOME FAILED");

@@ -92,18 +92,18 @@ bench_one_slide (const char *path, int repeat, int show_steps)
     double best_bare = 1e9;
     /* the first run may train classifiers (once per worker): not timed */
     qc_result_t *r = qc_result_new ();
-    double t0 = now_s ();
+    double t0 = qc_clock_s ();
     qc_pipeline_run (p, path, r);
-    double first = now_s () - t0;
+    double first = qc_clock_s () - t0;
     double best = 1e9, best_cpu = 1e9;
     int ok = r->ok;
     /* A bare read, then a pipeline run, in turn: on a shared machine
      * both see the same spells of load, which a block of reads followed
      * by a block of runs would not. Best of each. */
     for (int i = 0; i < repeat; i++) {
-        double s0 = now_s (), c0 = cpu_s ();
+        double s0 = qc_clock_s (), c0 = cpu_s ();
         qc_rgb_t *img = qc_region_read_work_size (osr, "1.25x", 0, 1, 1, err, sizeof err);
-        double t = now_s () - s0, c = cpu_s () - c0;
+        double t = qc_clock_s () - s0, c = cpu_s () - c0;
         if (!img) {
             fprintf (stderr, "read failed: %s\n", err);
             qc_slide_close (&osr);
@@ -118,9 +118,9 @@ bench_one_slide (const char *path, int repeat, int show_steps)
         if (t < best_read) best_read = t;
         if (c < best_read_cpu) best_read_cpu = c;
         if (direct) {
-            s0 = now_s ();
+            s0 = qc_clock_s ();
             if (qc_region_read (all, &plan, 1, &img, err, sizeof err) == 0) {
-                t = now_s () - s0;
+                t = qc_clock_s () - s0;
                 if (t < best_direct) best_direct = t;
                 qc_rgb_destroy (&img);
             }
@@ -131,10 +131,10 @@ bench_one_slide (const char *path, int repeat, int show_steps)
          * after the first would find the pen classifier's feature
          * planes cached from the last run and skip computing them. */
         qc_classifier_forget_planes ();
-        s0 = now_s ();
+        s0 = qc_clock_s ();
         c0 = cpu_s ();
         qc_pipeline_run (p, path, r);
-        t = now_s () - s0;
+        t = qc_clock_s () - s0;
         c = cpu_s () - c0;
         if (t < best) best = t;
         if (c < best_cpu) best_cpu = c;
@@ -144,9 +144,9 @@ bench_one_slide (const char *path, int repeat, int show_steps)
         /* the same pipeline without its focus step, in the same turn */
         qc_result_reset (r);
         qc_classifier_forget_planes ();
-        s0 = now_s ();
+        s0 = qc_clock_s ();
         qc_pipeline_run (bare, path, r);
-        t = now_s () - s0;
+        t = qc_clock_s () - s0;
         if (t < best_bare) best_bare = t;
         ok = ok && r->ok;
     }
@@ -216,9 +216,9 @@ bench_cohort (const char *dir, int n, int w, int h)
     char cmd[2048];
     snprintf (cmd, sizeof cmd, "rm -rf '%s/cohort-out' && bin/qc-submit -q --workers 2 -o '%s/cohort-out' --list '%s'",
               dir, dir, list);
-    double t0 = now_s ();
+    double t0 = qc_clock_s ();
     int rc = run (cmd);
-    double t = now_s () - t0;
+    double t = qc_clock_s () - t0;
     printf ("cohort: %d generated slides of %d x %d, qc-submit one-process, 2 workers: "
             "%.1f s, %.2f slides/s (exit %d)\n", n, w, h, t, n / t, rc);
     return 0;

@@ -1,4 +1,4 @@
-/* What the pipeline benchmarks share: a wall clock, running a command,
+/* What the pipeline benchmarks share: running a command,
  * and the generated slides they time, made by bin/qc-mkslide once and
  * reused from the cache folder. Header of static functions (each
  * tests/bench/bench_*.c is one program). */
@@ -9,16 +9,9 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-static __attribute__ ((unused)) double
-now_s (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "shared/clock.h"
 
 /* system (cmd)'s exit status, -1 when it did not exit. */
 static __attribute__ ((unused)) int
@@ -41,9 +34,9 @@ ensure_slide (const char *path, int w, int h, int seed)
     if (len < 0 || (size_t) len >= sizeof cmd)
         return -1;
     fprintf (stderr, "generating %s (%d x %d) ...\n", path, w, h);
-    double t0 = now_s ();
+    double t0 = qc_clock_s ();
     int rc = run (cmd);
-    fprintf (stderr, "  %.1f s\n", now_s () - t0);
+    fprintf (stderr, "  %.1f s\n", qc_clock_s () - t0);
     return rc;
 }
 

@@ -9,9 +9,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "kernels/ops/ops.h"
+#include "shared/clock.h"
 
 enum {
 #define QC_OT_ENUM(name, optional, params, args) QC_OT_##name,
@@ -30,20 +30,12 @@ static const qc_ops_t *qc_ot_inner;
 static double qc_ot_seconds[QC_OT_COUNT];
 static long qc_ot_calls[QC_OT_COUNT];
 
-static inline double
-qc_ot_now (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-#define QC_OT_WRAP(name, optional, params, args)                                  \
+#define QC_OT_WRAP(name, optional, params, args)                        \
     static int qc_ot_##name params                                      \
     {                                                                   \
-        double t0 = qc_ot_now ();                                       \
+        double t0 = qc_clock_s ();                                      \
         int rc = qc_ot_inner->name args;                                \
-        qc_ot_seconds[QC_OT_##name] += qc_ot_now () - t0;               \
+        qc_ot_seconds[QC_OT_##name] += qc_clock_s () - t0;              \
         qc_ot_calls[QC_OT_##name]++;                                    \
         return rc;                                                      \
     }
