@@ -181,6 +181,10 @@ fuzz-targets: $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC)) $(BUILD)/fu
 $(BUILD)/fuzz/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(LIBNODES) $(LIBQC)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer $^ $(LDLIBS) -o $@
+# the slide readers are in the kernels' library
+$(BUILD)/fuzz/fuzz_slide: $(BUILD)/tests/fuzz/fuzz_slide.o $(LIBKERNELS) $(LIBQC)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer $^ $(LDLIBS) -o $@
 $(BUILD)/fuzz/mkseeds: $(BUILD)/tests/fuzz/mkseeds.o $(LIBNODES) $(LIBQC)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@

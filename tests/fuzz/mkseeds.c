@@ -1,7 +1,8 @@
 /* Writes the seed inputs of the fuzz targets into DIR/{proto,config,
- * journal,output}: every sample message of the protocol tests, small
+ * journal,output,slide}: every sample message of the protocol tests, small
  * configs, a journal with every record type followed by a result file,
- * and results. Made at build time instead of kept as binary files. */
+ * results, and tiny slides. Made at build time instead of kept as binary
+ * files. */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -9,6 +10,7 @@
 
 #include "broker/broker_int.h"
 #include "tests/unit/proto_fixtures.h"
+#include "tests/fuzz/mkseeds_slides.h"
 
 static int
 put (const char *dir, const char *kind, int n, const void *a, size_t alen,
@@ -172,5 +174,5 @@ main (int argc, char **argv)
     put (dir, "journal", 2, j, len, NULL, 0);
     for (size_t i = 0; i < n; i++)
         qc_msg_destroy (&msgs[i]);
-    return 0;
+    return write_slide_seeds (dir) == 0 ? 0 : 1;
 }

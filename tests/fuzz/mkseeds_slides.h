@@ -1,0 +1,137 @@
+/* The seeds of fuzz_slide: tiny slides of each kind the direct reader
+ * reads (tiff_meta.h), written with libtiff. Part of mkseeds.c (each
+ * fuzz program is one file; its parts are headers of static functions).
+ * Small on purpose: a few kilobytes each, so that the fuzzer's changes
+ * land in directories, tags and tile headers, not in pixels. */
+#ifndef QC_FUZZ_MKSEEDS_SLIDES_H
+#define QC_FUZZ_MKSEEDS_SLIDES_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <tiffio.h>
+
+/* How one directory of a seed is written. */
+typedef struct {
+    int w, h;
+    int tile;                 /* tile side; 0: strips (an associated image) */
+    uint16_t compression;     /* COMPRESSION_JPEG, _LZW, _ADOBE_DEFLATE, _NONE */
+    uint32_t subfile;         /* FILETYPE_REDUCEDIMAGE for a generic level */
+    const char *description;  /* ImageDescription, or NULL */
+} seed_dir_t;
+
+/* Pixel (x, y) of a seed: tissue-like stripes with fine detail, so that
+ * JPEG tiles carry coefficients in every band. */
+static void
+seed_pixel (int x, int y, uint8_t px[3])
+{
+    px[0] = (uint8_t) (200 - ((x * 7 + y * 3) % 64) - ((x ^ y) & 15));
+    px[1] = (uint8_t) (150 - ((x * 5 + y * 11) % 48));
+    px[2] = (uint8_t) (210 - ((x + y) % 32) - ((x * y) & 7));
+}
+
+static int
+seed_write_dir (TIFF *tif, const seed_dir_t *d)
+{
+    TIFFSetField (tif, TIFFTAG_SUBFILETYPE, d->subfile);
+    TIFFSetField (tif, TIFFTAG_IMAGEWIDTH, (uint32_t) d->w);
+    TIFFSetField (tif, TIFFTAG_IMAGELENGTH, (uint32_t) d->h);
+    TIFFSetField (tif, TIFFTAG_BITSPERSAMPLE, 8);
+    TIFFSetField (tif, TIFFTAG_SAMPLESPERPIXEL, 3);
+    TIFFSetField (tif, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+    TIFFSetField (tif, TIFFTAG_COMPRESSION, d->compression);
+    if (d->compression == COMPRESSION_JPEG) {
+        TIFFSetField (tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_YCBCR);
+        TIFFSetField (tif, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB);
+        TIFFSetField (tif, TIFFTAG_JPEGQUALITY, 75);
+    } else
+        TIFFSetField (tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_RGB);
+    if (d->description)
+        TIFFSetField (tif, TIFFTAG_IMAGEDESCRIPTION, d->description);
+    uint8_t px[3];
+    if (d->tile > 0) {
+        TIFFSetField (tif, TIFFTAG_TILEWIDTH, (uint32_t) d->tile);
+        TIFFSetField (tif, TIFFTAG_TILELENGTH, (uint32_t) d->tile);
+        static uint8_t buf[64 * 64 * 3];
+        if ((size_t) d->tile * d->tile * 3 > sizeof buf)
+            return -1;
+        for (int ty = 0; ty < d->h; ty += d->tile)
+            for (int tx = 0; tx < d->w; tx += d->tile) {
+                for (int y = 0; y < d->tile; y++)
+                    for (int x = 0; x < d->tile; x++) {
+                        seed_pixel (tx + x, ty + y, px);
+                        memcpy (buf + ((size_t) y * d->tile + x) * 3, px, 3);
+                    }
+                if (TIFFWriteTile (tif, buf, (uint32_t) tx, (uint32_t) ty, 0, 0) < 0)
+                    return -1;
+            }
+    } else {
+        TIFFSetField (tif, TIFFTAG_ROWSPERSTRIP, (uint32_t) d->h);
+        static uint8_t row[256 * 3];
+        if ((size_t) d->w * 3 > sizeof row)
+            return -1;
+        for (int y = 0; y < d->h; y++) {
+            for (int x = 0; x < d->w; x++) {
+                seed_pixel (x, y, px);
+                memcpy (row + (size_t) x * 3, px, 3);
+            }
+            if (TIFFWriteScanline (tif, row, (uint32_t) y, 0) < 0)
+                return -1;
+        }
+    }
+    return TIFFWriteDirectory (tif) ? 0 : -1;
+}
+
+static int
+seed_write_slide (const char *path, const seed_dir_t *dirs, size_t n)
+{
+    TIFF *tif = TIFFOpen (path, "w");
+    if (!tif)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = seed_write_dir (tif, &dirs[i]);
+    TIFFClose (tif);
+    return rc;
+}
+
+/* DIR/slide/seed-NNN: an Aperio slide (two JPEG levels, a thumbnail, a
+ * label), a generic TIFF in LZW with a deflate reduced level, and one
+ * uncompressed. 0, or -1 when one could not be written. */
+static int
+write_slide_seeds (const char *dir)
+{
+    char path[512];
+    snprintf (path, sizeof path, "%s/slide", dir);
+    mkdir (path, 0755);
+    static const char aperio[] =
+        "Aperio Image Library v12.0.15\r\n128x96 [0,0 128x96] (32x32) JPEG/RGB Q=75"
+        "|AppMag = 40|MPP = 0.25|Filename = seed|Date = 11/27/26";
+    const seed_dir_t slides[][4] = {
+        {
+            { 128, 96, 32, COMPRESSION_JPEG, 0, aperio },
+            { 32, 24, 0, COMPRESSION_NONE, 0, "Aperio Image Library v12.0.15\r\nthumbnail" },
+            { 64, 48, 32, COMPRESSION_JPEG, 0, "Aperio Image Library v12.0.15\r\n64x48" },
+            { 24, 16, 0, COMPRESSION_LZW, FILETYPE_REDUCEDIMAGE,
+              "Aperio Image Library v12.0.15\r\nlabel 24x16" },
+        },
+        {
+            { 64, 64, 16, COMPRESSION_LZW, 0, "a generic tiled TIFF" },
+            { 32, 32, 16, COMPRESSION_ADOBE_DEFLATE, FILETYPE_REDUCEDIMAGE, NULL },
+        },
+        {
+            { 48, 32, 16, COMPRESSION_NONE, 0, NULL },
+        },
+    };
+    const size_t ndirs[] = { 4, 2, 1 };
+    for (size_t i = 0; i < sizeof ndirs / sizeof *ndirs; i++) {
+        snprintf (path, sizeof path, "%s/slide/seed-%03zu", dir, i);
+        if (seed_write_slide (path, slides[i], ndirs[i]) != 0) {
+            fprintf (stderr, "mkseeds: cannot write %s\n", path);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+#endif
