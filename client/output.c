@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client/config_id.h"
 #include "client/escape.h"
 
 char *
@@ -205,6 +206,67 @@ choose_columns (qc_output_t *o, const qc_output_config_t *cfg, char *err, size_t
     return rc;
 }
 
+/* The identity and file name .qc-config records (empty when there is
+ * none, or it is not of this form). */
+static void
+read_config_id (const qc_output_t *o, char id[QC_ASSET_HEX_LEN + 1], char *file,
+                size_t filelen)
+{
+    id[0] = '\0';
+    snprintf (file, filelen, "?");
+    FILE *f = read_in (o, CONFIGFILE);
+    if (!f)
+        return;
+    char line[4096];
+    if (fgets (line, sizeof line, f) && strncmp (line, "sha256 ", 7) == 0
+        && strcspn (line + 7, "\n") == QC_ASSET_HEX_LEN) {
+        line[7 + QC_ASSET_HEX_LEN] = '\0';
+        if (qc_asset_name_valid (line + 7))
+            memcpy (id, line + 7, QC_ASSET_HEX_LEN + 1);
+    }
+    if (fgets (line, sizeof line, f) && strncmp (line, "config_file ", 12) == 0) {
+        line[strcspn (line, "\n")] = '\0';
+        char *name = qc_unescape_dup (line + 12);
+        if (name)
+            snprintf (file, filelen, "%s", name);
+        free (name);
+    }
+    fclose (f);
+}
+
+/* A folder whose results came from another config (.qc-config) is
+ * refused, or with -f started afresh: rows of two configs in one
+ * results.tsv could not be told apart. A folder that records no slide
+ * takes any config. */
+static int
+check_config (qc_output_t *o, const qc_output_config_t *cfg, char *err, size_t errlen)
+{
+    if (o->attach || !cfg->config_text)
+        return 0;
+    if (qc_config_id (cfg->config_text, o->config_id) != 0
+        || !(o->config_text = strdup (cfg->config_text))
+        || !(o->config_file = strdup (cfg->config_file ? cfg->config_file : "default")))
+        return -1;
+    const qc_records_t *r = &o->records;
+    bool records = r->rows || (r->by_path && zhashx_size (r->by_path))
+                   || (r->by_name && zhashx_size (r->by_name));
+    char was[QC_ASSET_HEX_LEN + 1], file[1024];
+    read_config_id (o, was, file, sizeof file);
+    if (!records || !*was || strcmp (was, o->config_id) == 0 || o->new_header)
+        return 0;
+    if (cfg->force) {
+        o->new_header = true;
+        return (o->header || (o->header = make_header (cfg, o->columns, o->ncolumns)))
+               ? 0 : -1;
+    }
+    snprintf (err, errlen, "%s has results of another config (%s; its text is in "
+              "%s/%s), and one results.tsv must not mix two configs' rows. Write into "
+              "another folder, or give -f to start results.tsv and error.log afresh "
+              "with this config (the old ones are kept as .N)", o->outdir, file,
+              o->outdir, CONFIGFILE);
+    return -1;
+}
+
 /* The job's slides from .qc-slides (attach), when it is that job's. */
 static void
 read_slides (qc_output_t *o, uint64_t job)
@@ -349,7 +411,8 @@ qc_output_open (const qc_output_config_t *cfg, bool attach, char *err,
     o->lock_fd = -1;
     if (lock_folder (o, err, errlen)
         || qc_records_read (&o->records, o->outdir, o->names, err, errlen)
-        || choose_columns (o, cfg, err, errlen)) {
+        || choose_columns (o, cfg, err, errlen)
+        || check_config (o, cfg, err, errlen)) {
         if (!*err)
             snprintf (err, errlen, "out of memory");
         qc_output_close (&o);
@@ -381,6 +444,8 @@ qc_output_close (qc_output_t **self_p)
     free (o->columns);
     free (o->header);
     free (o->command_line);
+    free (o->config_text);
+    free (o->config_file);
     qc_records_free (&o->records);
     qc_names_destroy (&o->names);
     for (size_t i = 0; i < o->nslides; i++) {
@@ -493,6 +558,16 @@ write_atomically (qc_output_t *o, const char *name, int (*fill) (qc_output_t *, 
 }
 
 static int
+fill_config (qc_output_t *o, FILE *f, uint64_t job)
+{
+    (void) job;
+    fprintf (f, "sha256 %s\nconfig_file ", o->config_id);
+    qc_escape_put (f, o->config_file);
+    fprintf (f, "\n%s", o->config_text);
+    return ferror (f) ? -1 : 0;
+}
+
+static int
 fill_slides (qc_output_t *o, FILE *f, uint64_t job)
 {
     fprintf (f, "job %" PRIu64 "\n", job);
@@ -517,6 +592,11 @@ qc_output_set_job (qc_output_t *o, uint64_t job, uint64_t key, const char *broke
         return -1;
     if (open_files (o, err, errlen))
         return -1;
+    if (o->config_text && write_atomically (o, CONFIGFILE, fill_config, job) != 0) {
+        snprintf (err, errlen, "cannot write %s/%s: %s", o->outdir, CONFIGFILE,
+                  strerror (errno));
+        return -1;
+    }
     struct stat st;
     if (o->header && fstat (fileno (o->tsv), &st) == 0 && st.st_size == 0)
         fputs (o->header, o->tsv);

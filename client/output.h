@@ -10,6 +10,12 @@
  *                        --attach names every file from the client's own
  *                        cohort, never from what a worker sends
  *   OUTDIR/.qc-lock      held (flock) by the qc-submit writing here
+ *   OUTDIR/.qc-config    the identity of the config the results were
+ *                        made with (client/config_id.h), its file name
+ *                        and its text as sent: a rerun with another
+ *                        config is refused, or with -f starts
+ *                        results.tsv and error.log afresh, so that one
+ *                        results.tsv never holds rows of two configs
  * Text from slides and workers is escaped (client/escape.h); names come
  * from client/names.h.
  *
@@ -37,10 +43,13 @@ typedef struct {
     const char *pipeline;      /* "#pipeline:" line */
     const char *config_file;   /* path, or "default" */
     const char *command_line;
+    const char *config_text;   /* the config as sent (its files by
+                                  SHA-256); NULL on attach */
     const char **columns;      /* the config's columns; NULL on attach */
     size_t ncolumns;
-    bool force;                /* -f: a results.tsv of other columns is
-                                  started afresh (the old one kept) */
+    bool force;                /* -f: a results.tsv of other columns, or
+                                  of another config, is started afresh
+                                  (the old one kept) */
     uint64_t attach_job;       /* --attach: the job whose slides to read */
 } qc_output_config_t;
 
@@ -48,7 +57,8 @@ typedef struct {
  * the folder, and
  * reads what earlier runs recorded; attach also reads the job's slides
  * and journal. NULL with a message in err (another qc-submit holds the
- * folder; a results.tsv of other columns without -f; ...). */
+ * folder; a results.tsv of other columns, or results of another config,
+ * without -f; ...). */
 qc_output_t *qc_output_open (const qc_output_config_t *cfg, bool attach,
                              char *err, size_t errlen);
 void qc_output_close (qc_output_t **self_p);

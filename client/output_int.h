@@ -7,12 +7,14 @@
 #include <stdio.h>
 
 #include "client/output.h"
+#include "shared/asset_store.h"
 #include "client/output_records.h"
 #include "client/names.h"
 
 #define JOBFILE ".qc-job"
 #define SLIDESFILE ".qc-slides"
 #define LOCKFILE ".qc-lock"
+#define CONFIGFILE ".qc-config"
 #define PATH_COLUMN "original_path"
 #define NAME_MAX_BYTES 255    /* one path component, as Linux allows */
 
@@ -32,6 +34,10 @@ struct qc_output {
     bool new_header;          /* results.tsv is started afresh (-f) */
     qc_records_t records;     /* what earlier runs recorded */
     char *command_line;       /* for qc.log when the job starts */
+    char *config_text;        /* the config sent, for .qc-config (NULL:
+                                 attach) */
+    char *config_file;        /* its file, or "default" */
+    char config_id[QC_ASSET_HEX_LEN + 1];   /* client/config_id.h */
     qc_names_t *names;
     slide_t *slides;          /* the job's slides, by task index */
     size_t nslides, cap_slides;

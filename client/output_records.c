@@ -217,8 +217,8 @@ line_path (const char *line, int pcol)
 }
 
 /* Rewrites one file through NAME.tmp; the old one kept as NAME.N when
- * anything changed. keep_header false: its '#' lines are replaced by
- * header and its rows all dropped. */
+ * anything changed. header not NULL: the file starts afresh, with header
+ * and none of its lines. */
 static int
 rewrite_one (const char *outdir, const char *name, bool is_tsv, zhashx_t *drop,
              const char *header, char *err, size_t errlen)
@@ -231,7 +231,7 @@ rewrite_one (const char *outdir, const char *name, bool is_tsv, zhashx_t *drop,
     }
     FILE *out = asprintf (&tmp, "%s.tmp", path) < 0 ? NULL : fopen (tmp, "w");
     int rc = out ? 0 : -1, pcol = is_tsv ? -1 : 0;
-    bool changed = header != NULL;
+    bool changed = header && *header;
     if (out && header)
         fputs (header, out);
     char *line = NULL;
@@ -246,7 +246,7 @@ rewrite_one (const char *outdir, const char *name, bool is_tsv, zhashx_t *drop,
             free (copy);
             pcol = column (&cols, "original_path");
         }
-        if (header && (line[0] == '#' || is_tsv)) {
+        if (header) {
             changed = true;     /* a new header: old rows kept in NAME.N */
             continue;
         }
@@ -294,5 +294,6 @@ qc_records_rewrite (const char *outdir, zhashx_t *drop, const char *header,
         return -1;
     if (rewrite_one (outdir, "results.tsv", true, drop, header, err, errlen))
         return -1;
-    return rewrite_one (outdir, "error.log", false, drop, NULL, err, errlen);
+    return rewrite_one (outdir, "error.log", false, drop, header ? "" : NULL, err,
+                        errlen);
 }

@@ -48,9 +48,10 @@ void qc_records_free (qc_records_t *r);
 qc_rec_t qc_records_of (const qc_records_t *r, const char *path);
 
 /* Rewrites results.tsv and error.log without the records of the paths
- * in drop (a set of paths); results.tsv gets header instead of its own
- * header lines and loses every row when header is not NULL. Each file
- * that changes is kept first as NAME.N. 0, or -1 with a message. */
+ * in drop (a set of paths); with header not NULL both start afresh
+ * instead (another config: none of their lines is kept), results.tsv
+ * with header. Each file that changes is kept first as NAME.N. 0, or -1
+ * with a message. */
 int qc_records_rewrite (const char *outdir, zhashx_t *drop, const char *header,
                         char *err, size_t errlen);
 

@@ -324,6 +324,26 @@ load_config (const options_t *o, qc_client_assets_t *assets, qc_pipeline_t **pip
     return 0;
 }
 
+/* The config text whose identity OUTDIR/.qc-config keeps
+ * (client/config_id.h): the text sent, or for the built-in config (sent
+ * as none) the built-in text with its files resolved as a config file's
+ * are, so that the built-in config and a copy of it written by
+ * --write-default-config are one config. malloc'd; NULL out of memory. */
+static char *
+config_identity_text (const options_t *o, const qc_client_assets_t *assets)
+{
+    if (assets->config_text)
+        return strdup (assets->config_text);
+    qc_client_assets_t builtin = {0};
+    char err[1024];
+    const char *text = qc_pipeline_default_config ();
+    char *id = qc_client_assets_resolve (text, NULL, o->histoqc_data, &builtin, err,
+                                         sizeof err) == 0 && builtin.config_text
+               ? strdup (builtin.config_text) : strdup (text);
+    qc_client_assets_free (&builtin);
+    return id;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -389,14 +409,23 @@ main (int argc, char **argv)
     for (size_t i = 0; cols && i < ncol; i++)
         cols[i] = qc_pipeline_column (pipeline, i);
     char *cmdline = join_args (argc, argv);
+    char *config_id = o.attach ? NULL : config_identity_text (&o, &assets);
+    if (!o.attach && !config_id) {
+        fprintf (stderr, "%s: out of memory\n", prog);
+        free (cols);
+        free (cmdline);
+        goto out;
+    }
     qc_output_config_t oc = {.outdir = o.outdir,
                              .config_file = o.config_path ? o.config_path : "default",
                              .pipeline = pipeline ? qc_pipeline_description (pipeline) : NULL,
                              .command_line = cmdline, .columns = cols, .ncolumns = ncol,
+                             .config_text = config_id,
                              .force = o.force, .attach_job = o.attach};
     out = qc_output_open (&oc, o.attach != 0, err, sizeof err);
     free (cols);
     free (cmdline);
+    free (config_id);
     qc_pipeline_destroy (&pipeline);
     if (!out) {
         fprintf (stderr, "%s: %s\n", prog, err);

@@ -111,3 +111,29 @@ wait $first; rc=$?
 ui_table_ok "$T/out" 4
 check_exactly_once "$T/out" "$T/list"
 pass "through a broker: only the missing slide is sent; a concurrent run is refused"
+
+# another config of the same columns: one results.tsv must not hold rows
+# of two configs (OUTDIR/.qc-config keeps the config's identity)
+"$BIN/qc-submit" -q -o "$T/cfg" "$T/c/one.svs" >"$T/k1.log" 2>&1 || fail "default run: $(cat "$T/k1.log")"
+grep -q '^config_file default$' "$T/cfg/.qc-config" || fail ".qc-config: $(head -2 "$T/cfg/.qc-config")"
+"$BIN/qc-submit" --write-default-config "$T/d.ini" || fail "--write-default-config"
+"$BIN/qc-submit" -q -c "$T/d.ini" -o "$T/cfg" "$T/c/two.svs" >"$T/k2.log" 2>&1 \
+    || fail "the built-in config written out was taken for another: $(cat "$T/k2.log")"
+ui_table_ok "$T/cfg" 2
+sed 's/^upper_threshold: \.9$/upper_threshold: .8/' "$T/d.ini" >"$T/d2.ini"
+cmp -s "$T/d.ini" "$T/d2.ini" && fail "the test's config edit changed nothing"
+cp "$T/cfg/results.tsv" "$T/k.tsv"
+"$BIN/qc-submit" -q -c "$T/d2.ini" -o "$T/cfg" "$T/c/one.svs" "$T/c/bad.svs" >"$T/k3.log" 2>&1
+[ $? -eq 2 ] || fail "another config into the folder: exit 2 expected: $(cat "$T/k3.log")"
+grep -q "has results of another config ($T/d.ini; its text is in $T/cfg/.qc-config)" "$T/k3.log" || fail "no clear message: $(cat "$T/k3.log")"
+cmp -s "$T/k.tsv" "$T/cfg/results.tsv" || fail "results.tsv touched by a refused run"
+{ printf '; saved on another machine\r\n'; sed 's/$/\r/' "$T/d.ini"; } >"$T/d3.ini"
+"$BIN/qc-submit" -c "$T/d3.ini" -o "$T/cfg" "$T/c/one.svs" >"$T/k4.log" 2>&1 \
+    || fail "the same config with CRLF and a comment was refused: $(cat "$T/k4.log")"
+grep -q "skipped" "$T/k4.log" || fail "the same config did not skip its slide: $(cat "$T/k4.log")"
+"$BIN/qc-submit" -q -f -c "$T/d2.ini" -o "$T/cfg" "$T/c/one.svs" >"$T/k5.log" 2>&1 \
+    || fail "-f with another config: $(cat "$T/k5.log")"
+ui_table_ok "$T/cfg" 1
+cmp -s "$T/k.tsv" "$T/cfg/results.tsv.1" || fail "the first config's results.tsv not kept as .1"
+grep -q "^config_file $T/d2.ini\$" "$T/cfg/.qc-config" || fail ".qc-config not the new config's"
+pass "another config of the same columns is refused (exit 2), its copies are not; -f starts afresh"
