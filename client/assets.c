@@ -310,6 +310,78 @@ say_missing (ctx_t *c, const qc_config_section_t *sec, const char *key,
               ref, where);
 }
 
+/* A file the user named (refs, as written) is read as the step will
+ * read it, here, before any slide runs: a file that is not a PNG, or an
+ * example mask of another size than its image, would otherwise fail
+ * every slide of the cohort on the workers, one by one, under its
+ * asset name. Built-in files (got not an asset: the project's own) are
+ * known good. 0, or -1 with err naming the section, line and file. */
+/* What the example masks of one examples= value mark, for the check
+ * that the classifier gets both classes (classify_model.c). */
+typedef struct {
+    size_t marked, unmarked;
+    bool all_files;           /* every mask is a file checked here */
+} mask_counts_t;
+
+static int
+count_mask (const char *ref, mask_counts_t *counts, char *why, size_t whylen)
+{
+    qc_mask_t *m = qc_example_read_mask (ref, why, whylen);
+    const uint8_t *px = m ? qc_mask_host (m) : NULL;
+    if (!px) {
+        qc_mask_destroy (&m);
+        return -1;
+    }
+    size_t n = qc_npix (m->w, m->h), on = 0;
+    for (size_t i = 0; i < n; i++)
+        on += px[i] != 0;
+    counts->marked += on;
+    counts->unmarked += n - on;
+    qc_mask_destroy (&m);
+    return 0;
+}
+
+static int
+check_files (ctx_t *c, const qc_config_section_t *sec, const char *key,
+             refs_kind_t kind, const char *const refs[2], char *const got[2],
+             mask_counts_t *counts)
+{
+    qc_rgb_t *img[2] = {NULL, NULL};
+    int rc = 0;
+    char why[512] = "";
+    for (int i = 0; i < 2 && refs[i] && rc == 0; i++) {
+        if (!qc_asset_ref_parse (got[i], NULL) || strcmp (refs[i], got[i]) == 0) {
+            counts->all_files = false;
+            continue;           /* built in, or already a job's file */
+        }
+        if (!(img[i] = qc_example_read_rgb (got[i], why, sizeof why))) {
+            snprintf (c->err, c->errlen, "[%s] %s (line %d): '%.300s' cannot be read "
+                      "as a PNG image: %s", qc_config_section_name (sec), key,
+                      qc_config_key_line (sec, key), refs[i], why);
+            rc = -1;
+        }
+    }
+    if (rc == 0 && kind == REFS_PAIRS && img[0] && img[1]
+        && (img[0]->w != img[1]->w || img[0]->h != img[1]->h)) {
+        snprintf (c->err, c->errlen, "[%s] %s (line %d): the mask '%.300s' is %dx%d "
+                  "but its image '%.300s' is %dx%d: an example's mask must be its "
+                  "image's size", qc_config_section_name (sec), key,
+                  qc_config_key_line (sec, key), refs[1], img[1]->w, img[1]->h,
+                  refs[0], img[0]->w, img[0]->h);
+        rc = -1;
+    }
+    if (rc == 0 && kind == REFS_PAIRS && img[1] && count_mask (got[1], counts, why,
+                                                               sizeof why) != 0) {
+        snprintf (c->err, c->errlen, "[%s] %s (line %d): the mask '%.300s': %s",
+                  qc_config_section_name (sec), key, qc_config_key_line (sec, key),
+                  refs[1], why);
+        rc = -1;
+    }
+    qc_rgb_destroy (&img[0]);
+    qc_rgb_destroy (&img[1]);
+    return rc;
+}
+
 /* The entries of a value, rewritten, as replacement lines for its key
  * line (prefix kept) and continuation lines. 0 done, 1 left as it is
  * (a value the module's own check will refuse), -1 error. */
@@ -323,6 +395,7 @@ rewrite_value (ctx_t *c, const qc_config_section_t *sec, const char *key,
     char *buf = NULL;
     size_t len = 0;
     int nlines = 0;
+    mask_counts_t counts = {.all_files = true};
     for (const char *p = value; p && *p;) {
         const char *nl = strchr (p, '\n');
         size_t n = nl ? (size_t) (nl - p) : strlen (p);
@@ -356,6 +429,12 @@ rewrite_value (ctx_t *c, const qc_config_section_t *sec, const char *key,
                     return -1;
                 }
             }
+            if (check_files (c, sec, key, kind, refs, got, &counts) != 0) {
+                free (got[0]);
+                free (got[1]);
+                free (buf);
+                return -1;
+            }
             char *entry = NULL;
             int ok = asprintf (&entry, "%s%s%s%s\n", nlines ? "    " : "", got[0],
                                got[1] ? ":" : "", got[1] ? got[1] : "");
@@ -377,6 +456,17 @@ rewrite_value (ctx_t *c, const qc_config_section_t *sec, const char *key,
     }
     if (!buf)
         return 1;
+    /* masks that mark no pixel, or every one, cannot train the classifier:
+     * every slide would fail on it */
+    if (kind == REFS_PAIRS && counts.all_files && (!counts.marked || !counts.unmarked)) {
+        snprintf (c->err, c->errlen, "[%s] %s (line %d): the example masks mark %s "
+                  "pixel; the classifier needs pixels of both kinds (a mask's white "
+                  "pixels are the class, its black ones the rest)",
+                  qc_config_section_name (sec), key, qc_config_key_line (sec, key),
+                  counts.marked ? "every" : "no");
+        free (buf);
+        return -1;
+    }
     *repl = buf;
     return 0;
 }

@@ -13,6 +13,7 @@
 #include "client/assets.h"
 #include "kernels/assets/asset.h"
 #include "kernels/pipeline/pipeline.h"
+#include "kernels/png/png_io.h"
 #include "shared/asset_store.h"
 #include "tests/unit/check.h"
 #include "worker/asset_wait.h"
@@ -238,6 +239,94 @@ test_resolve (void)
     qc_asset_store_clear ();
 }
 
+/* A gray PNG of w x h pixels of one value, at path. */
+static void
+write_gray (const char *path, int w, int h, uint8_t value)
+{
+    uint8_t *px = malloc ((size_t) w * h);
+    unsigned char *png = NULL;
+    size_t n = 0;
+    char err[256];
+    if (px)
+        memset (px, value, (size_t) w * h);
+    CHECK (px && qc_png_encode_gray8 (px, w, h, &png, &n, err, sizeof err) == 0
+               && qc_png_write_file (path, png, n, err, sizeof err) == 0,
+           "write %s", path);
+    free (px);
+    free (png);
+}
+
+/* Files a config names that the steps could not use are refused when
+ * the config is resolved, before any slide runs, by the name the user
+ * wrote (every slide would fail on them on the workers otherwise). */
+static void
+test_bad_files (void)
+{
+    char dir[PATH_MAX + 16], path[PATH_MAX + 64], green[PATH_MAX + 64];
+    snprintf (dir, sizeof dir, "%s/bad", s_tmp);
+    mkdir (dir, 0755);
+    snprintf (green, sizeof green, "%s/pen/1k_version/pen_green.png", s_data);
+    char err[2048] = "";
+    qc_rgb_t *img = qc_png_read_rgb (green, err, sizeof err);
+    CHECK (img != NULL, "pen_green.png: %s", err);
+    if (!img)
+        return;
+    snprintf (path, sizeof path, "%s/notpng.png", dir);
+    FILE *f = fopen (path, "w");
+    CHECK (f && fputs ("not a PNG at all\n", f) >= 0 && fclose (f) == 0, "%s", path);
+    snprintf (path, sizeof path, "%s/black.png", dir);
+    write_gray (path, img->w, img->h, 0);
+    snprintf (path, sizeof path, "%s/white.png", dir);
+    write_gray (path, img->w, img->h, 255);
+    snprintf (path, sizeof path, "%s/half.png", dir);
+    write_gray (path, img->w, img->h, 0);
+    snprintf (path, sizeof path, "%s/small.png", dir);
+    write_gray (path, img->w / 2, img->h, 255);
+    qc_rgb_destroy (&img);
+    static const struct {
+        const char *examples, *templates, *want[3];
+    } cases[] = {
+        { "notpng.png:black.png", NULL, { "'notpng.png' cannot be read as a PNG", "line 5",
+                                          "pen_markings" } },
+        { "@:small.png", NULL, { "the mask 'small.png' is", "its image '", "must be its" } },
+        { "@:black.png", NULL, { "mark no pixel", "both kinds", "line 5" } },
+        { "@:white.png\n    @:white.png", NULL, { "mark every pixel", "both kinds", NULL } },
+        { NULL, "notpng.png", { "[HistogramModule.compareToTemplates] templates",
+                                "'notpng.png' cannot be read as a PNG", NULL } },
+        /* the good: one mask marks nothing, another marks everything */
+        { "@:black.png\n    @:white.png", "./templates/template1.png", { NULL } },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        static char ex[4 * PATH_MAX + 256], text[6 * PATH_MAX + 512];
+        ex[0] = '\0';
+        for (const char *p = cases[i].examples; p && *p; p++)
+            snprintf (ex + strlen (ex), sizeof ex - strlen (ex), "%s",
+                      *p == '@' ? green : (char[2]) { *p, 0 });
+        snprintf (text, sizeof text,
+                  "[pipeline]\nsteps= ClassificationModule.byExampleWithFeatures:pen_markings\n"
+                  "    HistogramModule.compareToTemplates\n"
+                  "%s%s\n%s%s\n",
+                  cases[i].examples ? "[ClassificationModule.byExampleWithFeatures:"
+                                      "pen_markings]\nexamples: " : "", ex,
+                  cases[i].templates ? "[HistogramModule.compareToTemplates]\ntemplates= "
+                                     : "", cases[i].templates ? cases[i].templates : "");
+        snprintf (path, sizeof path, "%s/config.ini", dir);
+        qc_client_assets_t a;
+        err[0] = '\0';
+        int rc = qc_client_assets_resolve (text, path, s_data, &a, err, sizeof err);
+        bool good = cases[i].want[0] == NULL;
+        CHECK (rc == (good ? 0 : -1), "case %zu: %s (%s)", i, good ? "taken" : "refused",
+               err);
+        for (int k = 0; k < 3 && cases[i].want[k]; k++)
+            CHECK (strstr (err, cases[i].want[k]), "case %zu says '%s': %s", i,
+                   cases[i].want[k], err);
+        CHECK (!strstr (err, QC_ASSET_REF_PREFIX), "case %zu: no asset name: %s", i, err);
+        if (rc == 0)
+            qc_client_assets_free (&a);
+    }
+    qc_asset_store_clear ();
+}
+
 static void
 test_find_histoqc (void)
 {
@@ -410,9 +499,10 @@ main (void)
     }
     test_store ();
     test_lookup ();
-    if (access (s_data, R_OK) == 0)
+    if (access (s_data, R_OK) == 0) {
         test_resolve ();
-    else
+        test_bad_files ();
+    } else
         CHECK (0, "HistoQC's data not found at %s (set QC_SHARED_DIR)", s_data);
     test_find_histoqc ();
     test_wait ();
