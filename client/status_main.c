@@ -53,7 +53,7 @@ main (int argc, char **argv)
         case OPT_SERVER_KEY: server_key = optarg; break;
         case 'h': usage (stdout); return QC_EXIT_OK;
         case 'V': qc_cli_version (prog); return QC_EXIT_OK;
-        default: usage (stderr); return QC_EXIT_USAGE;
+        default: return qc_cli_bad_option (prog);
         }
     }
     if (optind < argc) {

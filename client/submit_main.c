@@ -105,7 +105,15 @@ read_file (const char *path, char *err, size_t errlen)
     }
     char *buf = malloc (QC_PROTO_MAX_CONFIG + 1);
     size_t n = buf ? fread (buf, 1, QC_PROTO_MAX_CONFIG + 1, f) : 0;
+    int failed = buf && ferror (f) ? errno : 0;
     fclose (f);
+    if (failed) {
+        /* a folder opens, and fails at its first read */
+        snprintf (err, errlen, "cannot read %s: %s", path, failed == EISDIR
+                  ? "it is a folder; -c takes a config file" : strerror (failed));
+        free (buf);
+        return NULL;
+    }
     if (!buf || n > QC_PROTO_MAX_CONFIG) {
         snprintf (err, errlen, "%s is larger than %u bytes", path, QC_PROTO_MAX_CONFIG);
         free (buf);
@@ -258,7 +266,7 @@ parse (int argc, char **argv, options_t *o)
         case 'q': o->quiet = true; break;
         case 'h': usage (stdout); return -1;
         case 'V': qc_cli_version (prog); return -1;
-        default: usage (stderr); return QC_EXIT_USAGE;
+        default: return qc_cli_bad_option (prog);
         }
     }
     return 0;

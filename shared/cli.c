@@ -74,6 +74,13 @@ qc_cli_log_level (const char *prog, const char *text)
     return 0;
 }
 
+int
+qc_cli_bad_option (const char *prog)
+{
+    fprintf (stderr, "Try '%s --help' for the options.\n", prog ? prog : "qc");
+    return QC_EXIT_USAGE;
+}
+
 void
 qc_cli_version (const char *prog)
 {

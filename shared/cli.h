@@ -32,6 +32,10 @@ void qc_cli_install_signals (void);
 
 void qc_cli_version (const char *prog);
 
+/* After getopt has said what is wrong with an option: one line on
+ * where the options are, not the whole help. Returns QC_EXIT_USAGE. */
+int qc_cli_bad_option (const char *prog);
+
 /* --log-level: sets the stderr threshold from "debug", "info", "warning"
  * or "error"; -1 with a message on stderr otherwise. */
 int qc_cli_log_level (const char *prog, const char *text);

@@ -7,8 +7,10 @@
 for p in qc-broker qc-worker qc-submit qc-status qc-keygen; do
     "$BIN/$p" --help | grep -q "Usage: $p" || fail "$p --help"
     "$BIN/$p" --version | grep -q "^$p [0-9]" || fail "$p --version"
-    "$BIN/$p" --no-such-option >/dev/null 2>&1; rc=$?
+    "$BIN/$p" --no-such-option >/dev/null 2>"$T/bad.err"; rc=$?
     [ $rc -eq 2 ] || fail "$p with a bad option exit $rc, expected 2"
+    grep -q "no-such-option" "$T/bad.err" && grep -q "^Try '$p --help'" "$T/bad.err" \
+        && [ "$(wc -l <"$T/bad.err")" -le 3 ] || fail "$p, a bad option: $(cat "$T/bad.err")"
 done
 pass "--help, --version, bad option"
 
@@ -23,6 +25,9 @@ for p in qc-worker qc-submit; do
             || fail "$p --cache-max $bad: $out"
     done
 done
+out=$("$BIN/qc-submit" -c "$T" -o "$T/x" "$SHARED/slides/real/CMU-1-Small-Region.svs" 2>&1)
+[ $? -eq 2 ] && echo "$out" | grep -q "it is a folder; -c takes a config file" \
+    || fail "a folder as the config: $out"
 pass "usage errors exit 2"
 
 port=$(free_port)
