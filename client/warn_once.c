@@ -5,12 +5,14 @@
 #include <string.h>
 
 #include "client/escape.h"
+#include "shared/log.h"
 
 #define MAX_KINDS 1024
 
 typedef struct {
     char *text;               /* "module: message" with the slide taken out */
     size_t count;
+    unsigned level;           /* the records' (shared/log.h) */
 } kind_t;
 
 struct qc_warn_once {
@@ -104,6 +106,7 @@ qc_warn_once_first (qc_warn_once_t *self, const qc_msg_t *m)
             first = false;
         } else if (zhashx_size (self->kinds) < MAX_KINDS && (k = calloc (1, sizeof *k))) {
             k->count = 1;
+            k->level = m->level;
             if (asprintf (&k->text, "%s%s%s", m->module ? m->module : "",
                           m->module ? ": " : "", b) < 0)
                 k->text = NULL;
@@ -129,8 +132,10 @@ qc_warn_once_summary (qc_warn_once_t *self, FILE *to)
         if (k->count < 2)
             continue;
         char *t = qc_escape_dup (k->text);
-        fprintf (to, "warning for %zu slides (printed once above; each is in "
-                 "qc.log): %s\n", k->count, t ? t : k->text);
+        /* the records' own level: an error repeated is not a warning */
+        fprintf (to, "%s for %zu slides (printed once above; each is in "
+                 "qc.log): %s\n", k->level >= QC_LOG_ERROR ? "error" : k->level
+                 == QC_LOG_WARNING ? "warning" : "message", k->count, t ? t : k->text);
         free (t);
     }
 }

@@ -28,6 +28,16 @@ grep -q "^ok 6/6 p[1-6].svs (local)" "$T/warn.log" || fail "progress lines"
 grep -q "^6 slides: 6 passed, 0 failed" "$T/warn.log" || fail "summary: $(tail -1 "$T/warn.log")"
 pass "a warning of every slide printed once with its count; passed/failed named"
 
+# an error that comes for every slide is counted as an error
+mkdir -p "$T/odd"
+for i in 1 2; do ln -s "$SHARED/slides/odd/not-a-slide.svs" "$T/odd/n$i.svs"; done
+"$BIN/qc-submit" --no-check -o "$T/err" "$T/odd" >"$T/err.log" 2>&1
+[ $? -eq 1 ] || fail "two bad slides: exit 1 expected: $(tail -3 "$T/err.log")"
+grep -q "^error for 2 slides (printed once above; each is in qc.log): BaseImage.BaseImage: <slide>: " \
+    "$T/err.log" || fail "an error's count: $(tail -3 "$T/err.log")"
+grep -q "^warning for" "$T/err.log" && fail "an error summed up as a warning"
+pass "an error of every slide is summed up as an error"
+
 # a broker with no worker: said after --wait-warn, still waiting, then done
 port=$(free_port)
 start_broker $port --heartbeat-ms 200
