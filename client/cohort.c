@@ -15,8 +15,29 @@
 #include "shared/proto.h"
 #include "shared/url.h"
 
+/* p with its "/.." steps taken back lexically, as Python's
+ * os.path.abspath does ("/a/b/../c" -> "/a/c"), in place. */
+static void
+fold_dotdot (char *p)
+{
+    char *o = p;                 /* p is absolute and folded of "//", "/./" */
+    for (const char *s = p; *s;) {
+        if (s[0] == '/' && s[1] == '.' && s[2] == '.' && (s[3] == '/' || !s[3])) {
+            while (o > p && *--o != '/')
+                ;                /* drop the last component written */
+            s += 3;
+            continue;
+        }
+        *o++ = *s++;
+    }
+    *o = '\0';
+}
+
 /* The absolute form of an entry: base path or working directory in
- * front of a relative one, "//" and "/./" folded, no trailing "/". */
+ * front of a relative one, "//" and "/./" folded, no trailing "/", and
+ * "/.." folded where that names the same file (through a folder that
+ * is a symbolic link, "b/.." is not "b"'s parent: then it stays), so
+ * that one slide given as "real/X" and "real/../real/X" runs once. */
 static char *
 absolute (const qc_cohort_t *c, const char *path)
 {
@@ -42,6 +63,21 @@ absolute (const qc_cohort_t *c, const char *path)
         joined[--n] = '\0';
     if (n == 0)
         strcpy (joined, "/");
+    if (strstr (joined, "/..")) {
+        char *folded = strdup (joined);
+        struct stat a, b;
+        if (folded) {
+            fold_dotdot (folded);
+            if (!*folded)
+                strcpy (folded, "/");
+        }
+        if (folded && stat (joined, &a) == 0 && stat (folded, &b) == 0
+            && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+            free (joined);
+            return folded;
+        }
+        free (folded);
+    }
     return joined;
 }
 
@@ -153,9 +189,18 @@ qc_cohort_add (qc_cohort_t *c, const char *arg, char *err, size_t errlen)
         } else if (rc)
             snprintf (err, errlen, "%s: out of memory", arg);
     } else if (exists_abs && S_ISDIR (st.st_mode)) {
+        size_t before = c->n + c->duplicates;
         if (qc_cohort_walk_folder (abs, push, c, &c->note)) {
             snprintf (err, errlen, "%s: out of memory", arg);
             rc = -1;
+        } else if (c->n + c->duplicates == before && !c->note) {
+            /* said, not refused: the cohort's other entries may have slides */
+            char *e = qc_escape_dup (arg);
+            if (asprintf (&c->note, "no slide file in folder %s or its subfolders "
+                          "(slide files end in .svs, .ndpi, .tif, .tiff, .mrxs, .scn, "
+                          ".vms, .bif, .dcm, ...)", e ? e : arg) < 0)
+                c->note = NULL;
+            free (e);
         }
     } else if (strlen (abs) > QC_PROTO_MAX_PATH) {
         c->too_long++;            /* cannot be sent: said before the run */

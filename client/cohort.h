@@ -43,7 +43,7 @@ typedef struct {
     char **paths;
     size_t n, cap;
     const char *basepath;      /* -p: relative entries start here */
-    size_t duplicates;         /* entries given more than once */
+    size_t duplicates;         /* entries naming a slide already given */
     size_t too_long;           /* paths over the protocol's 4096 bytes */
     char *note;                /* the first thing worth telling the user
                                   about the search (depth limit, a folder

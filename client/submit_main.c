@@ -298,8 +298,9 @@ build_cohort (const options_t *o, int argc, char **argv, qc_cohort_t *cohort)
     if (!o->quiet && cohort->note)
         fprintf (stderr, "%s: note: %s\n", prog, cohort->note);
     if (!o->quiet && cohort->duplicates)
-        fprintf (stderr, "%s: %zu slides given more than once: each runs once\n", prog,
-                 cohort->duplicates);
+        fprintf (stderr, "%s: %zu %s a slide given before (the same file by another "
+                 "spelling of its path included): each slide runs once\n", prog,
+                 cohort->duplicates, cohort->duplicates == 1 ? "entry names" : "entries name");
     return 0;
 }
 

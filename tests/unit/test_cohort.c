@@ -204,6 +204,25 @@ test_paths_and_check (void)
     snprintf (p, sizeof p, "%s//a/./s1.svs", s_root);
     CHECK (qc_cohort_add (&c, p, err, sizeof err) == 0 && c.n == 1
                && has (&c, "a/s1.svs"), "// and /./ folded: %s", c.n ? c.paths[0] : "");
+    /* ".." folded where it names the same file: the same slide once */
+    snprintf (p, sizeof p, "%s/a/sub/../s1.svs", s_root);
+    CHECK (qc_cohort_add (&c, p, err, sizeof err) == 0 && c.n == 1 && c.duplicates == 1,
+           "a/sub/../s1.svs is a/s1.svs: %zu slides, %zu duplicates", c.n, c.duplicates);
+    /* through a folder that is a link (a/sub/up -> a), "up/.." is the
+     * link's target's parent, not a/sub: kept as given */
+    qc_cohort_t l = {0};
+    snprintf (p, sizeof p, "%s/a/sub/up/../b/s1.svs", s_root);
+    CHECK (qc_cohort_add (&l, p, err, sizeof err) == 0 && l.n == 1
+               && has (&l, "a/sub/up/../b/s1.svs"), "'..' after a link kept: %s",
+           l.n ? l.paths[0] : "");
+    qc_cohort_free (&l);
+    /* a folder without slides is said, not an error */
+    mkdirs ("empty/sub");
+    snprintf (p, sizeof p, "%s/empty", s_root);
+    CHECK (qc_cohort_add (&l, p, err, sizeof err) == 0 && l.n == 0 && l.note
+               && strstr (l.note, "no slide file in folder") && strstr (l.note, "/empty"),
+           "an empty folder: %s", l.note ? l.note : "no note");
+    qc_cohort_free (&l);
     snprintf (p, sizeof p, "%s/missing.svs", s_root);
     CHECK (qc_cohort_add (&c, p, err, sizeof err) == 0 && c.n == 2,
            "a missing slide is listed (the check names it)");
