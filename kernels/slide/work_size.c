@@ -248,6 +248,12 @@ qc_region_plan (const qc_slide_t *slide, const qc_region_request_t *req,
         factor = req->base_mag / req->size.value;
         tw = rint ((double) bw / factor);
         th = rint ((double) bh / factor);
+        if (factor < 1.0 && !req->use_bbox)
+            /* the read below never enlarges (as HistoQC's thumbnail) */
+            snprintf (plan->warning, sizeof plan->warning, "image_work_size %gx is "
+                      "above the slide's base magnification (%gx): using %gx, the "
+                      "slide's own pixels (images are never enlarged)",
+                      req->size.value, req->base_mag, req->base_mag);
         break;
     case QC_WORK_DOWNSCALE:
         if (req->size.value >= 1.0) {

@@ -147,6 +147,14 @@ test_plans (void)
         /* a level that does not exist: the last one, with a warning */
         CHECK (plan_for (osr, "9", 0, &p, err, sizeof err) == 0
                && p.level == 0 && p.out_w == 2220 && p.warning[0] != '\0');
+        /* above the base magnification (20x): the slide's own pixels,
+         * with a warning; the base magnification itself: none */
+        CHECK (plan_for (osr, "40x", 0, &p, err, sizeof err) == 0 && p.level == 0
+               && p.out_w == 2220 && p.out_h == 2967
+               && strstr (p.warning, "above the slide's base magnification (20x)"),
+               "40x of a 20x slide: %d x %d, '%s'", p.out_w, p.out_h, p.warning);
+        CHECK (plan_for (osr, "20x", 0, &p, err, sizeof err) == 0 && p.out_w == 2220
+               && p.warning[0] == '\0', "20x of a 20x slide: '%s'", p.warning);
         /* bounding box: rint (bbox / 16) exactly */
         qc_region_request_t req = { { QC_WORK_MAG, 1.25 }, 20.0, 1,
                                     100, 200, 1600, 1608, 1 };
