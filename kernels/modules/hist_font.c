@@ -1,7 +1,8 @@
 /* A small bitmap font for the plots HistogramModule draws (_hist.png):
  * printable ASCII in 5 x 9 cells (7 rows above the baseline, 2 below for
  * descenders), drawn 6 pixels apart at scale 1. Glyphs drawn for this
- * project. Bytes outside printable ASCII (UTF-8 file names) print as '?'. */
+ * project. Text is UTF-8: a character outside printable ASCII prints as
+ * one '?' (Latin-1's accented letters as their plain letter). */
 #include "kernels/modules/hist_plot.h"
 
 #include <string.h>
@@ -113,13 +114,47 @@ glyph (unsigned char ch)
     return glyphs[ch - 32];
 }
 
+/* U+00C0..U+00FF (Latin-1's letters) as the ASCII letter under the
+ * accent, so that a file name such as "café" reads "cafe"; the two
+ * signs among them (U+00D7, U+00F7) as 'x' and '/'. */
+static const char latin1_letters[] =
+    "AAAAAAACEEEEIIIIDNOOOOOxOUUUUYTs"
+    "aaaaaaaceeeeiiiidnooooo/ouuuuyty";
+
+/* The next character of UTF-8 text s as the one glyph drawn for it (an
+ * ASCII character; a Latin-1 letter without its accent; '?' for any
+ * other character or a byte that is not UTF-8), *s moved past it. */
+static unsigned char
+next_char (const char **s)
+{
+    const unsigned char *p = (const unsigned char *) *s;
+    int len = p[0] < 0x80 ? 1 : (p[0] & 0xe0) == 0xc0 ? 2 : (p[0] & 0xf0) == 0xe0 ? 3
+            : (p[0] & 0xf8) == 0xf0 ? 4 : 0;
+    int ok = len > 0;
+    for (int i = 1; ok && i < len; i++)
+        ok = (p[i] & 0xc0) == 0x80;
+    if (!ok) {
+        *s += 1;                /* not UTF-8: one '?' for the byte */
+        return '?';
+    }
+    *s += len;
+    if (len == 1)
+        return p[0];
+    unsigned cp = len == 2 ? ((p[0] & 0x1fu) << 6) | (p[1] & 0x3fu) : 0;
+    return cp >= 0xc0 && cp <= 0xff ? (unsigned char) latin1_letters[cp - 0xc0] : '?';
+}
+
 int
 qc_plot_text_width (const char *s, int scale)
 {
     if (!s || scale < 1)
         return 0;
-    size_t n = strlen (s);
-    return n ? (int) n * QC_PLOT_ADVANCE * scale - scale : 0;
+    int n = 0;
+    while (*s) {
+        next_char (&s);
+        n++;
+    }
+    return n ? n * QC_PLOT_ADVANCE * scale - scale : 0;
 }
 
 static void
@@ -158,8 +193,8 @@ qc_plot_text (qc_rgb_t *img, int x, int y, const char *s, int scale,
 {
     if (!qc_rgb_valid (img) || !s || scale < 1 || !rgb)
         return;
-    for (; *s; s++, x += QC_PLOT_ADVANCE * scale)
-        draw_glyph (img, x, y, (unsigned char) *s, scale, 0, rgb);
+    for (; *s; x += QC_PLOT_ADVANCE * scale)
+        draw_glyph (img, x, y, next_char (&s), scale, 0, rgb);
 }
 
 void
@@ -168,6 +203,6 @@ qc_plot_text_up (qc_rgb_t *img, int x, int y, const char *s, int scale,
 {
     if (!qc_rgb_valid (img) || !s || scale < 1 || !rgb)
         return;
-    for (; *s; s++, y -= QC_PLOT_ADVANCE * scale)
-        draw_glyph (img, x, y, (unsigned char) *s, scale, 1, rgb);
+    for (; *s; y -= QC_PLOT_ADVANCE * scale)
+        draw_glyph (img, x, y, next_char (&s), scale, 1, rgb);
 }

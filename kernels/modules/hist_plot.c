@@ -156,7 +156,9 @@ draw_title (qc_rgb_t *img, const axes_t *a, const char *title)
     memcpy (t, title, n + 1);
     int scale = qc_plot_text_width (t, 2) <= QC_PLOT_W - 20 ? 2 : 1;
     while (qc_plot_text_width (t, scale) > QC_PLOT_W - 10 && n > 0) {
-        n--;
+        do                      /* a whole UTF-8 character at a time */
+            n--;
+        while (n > 0 && ((unsigned char) title[n] & 0xc0) == 0x80);
         memcpy (t + n, "...", 4);
     }
     int x = (a->x0 + a->x1 - qc_plot_text_width (t, scale)) / 2;

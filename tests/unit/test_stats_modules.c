@@ -469,6 +469,32 @@ test_plot (void)
     CHECK (qc_hist_plot (NULL, 20, "t") == NULL);
     CHECK (qc_hist_plot (d, 0, "t") == NULL);
     CHECK (qc_plot_text_width ("abc", 2) == 34);
+    /* UTF-8 names: a character is one glyph; an accented Latin-1 letter
+     * is drawn as its plain letter, any other character as one '?' */
+    CHECK (qc_plot_text_width ("caf\xc3\xa9", 1) == qc_plot_text_width ("cafe", 1)
+           && qc_plot_text_width ("\xe6\x97\xa5\xe6\x9c\xac", 1)
+                  == qc_plot_text_width ("??", 1)
+           && qc_plot_text_width ("\xff", 1) == qc_plot_text_width ("?", 1),
+           "widths by character");
+    static const char *const pairs[][2] = {
+        { "caf\xc3\xa9 \xc3\x9c" "ber", "cafe Uber" },
+        { "a \xe6\x97\xa5\xf0\x9f\x94\xac b", "a ?? b" },
+        { "bad \xe9t\xe9 \xc3", "bad ?t? ?" },            /* not UTF-8 */
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
+        qc_rgb_t *a = qc_rgb_new (200, 12), *b = qc_rgb_new (200, 12);
+        static const uint8_t ink[3] = { 0, 0, 0 };
+        if (a && b) {
+            memset (a->px, 255, qc_npix (a->w, a->h) * 3);
+            memset (b->px, 255, qc_npix (b->w, b->h) * 3);
+            qc_plot_text (a, 1, 1, pairs[i][0], 1, ink);
+            qc_plot_text (b, 1, 1, pairs[i][1], 1, ink);
+        }
+        CHECK (a && b && memcmp (a->px, b->px, qc_npix (a->w, a->h) * 3) == 0,
+               "'%s' drawn as '%s'", pairs[i][0], pairs[i][1]);
+        qc_rgb_destroy (&a);
+        qc_rgb_destroy (&b);
+    }
 }
 
 int
