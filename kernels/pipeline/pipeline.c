@@ -71,6 +71,27 @@ qc_pipeline_destroy (qc_pipeline_t **self_p)
     *self_p = NULL;
 }
 
+/* A refused value that holds what looks like a comment after it
+ * ("1.25x ; note"): says that configparser, and so HistoQC, reads it as
+ * part of the value, since that is the likely mistake. */
+static void
+hint_inline_comment (const qc_config_section_t *sec, char *err, size_t errlen)
+{
+    for (size_t i = 0; err && i < qc_config_section_nkeys (sec); i++) {
+        const char *key = qc_config_section_key (sec, i), *value = NULL;
+        if (!strstr (err, key)
+            || qc_config_get_string (sec, key, NULL, &value, NULL, 0) != 0 || !value
+            || !(strstr (value, " ;") || strstr (value, " #") || strstr (value, "\t;")
+                 || strstr (value, "\t#")))
+            continue;
+        size_t n = strlen (err);
+        if (n < errlen)
+            snprintf (err + n, errlen - n, " (a '#' or ';' after a value is part of "
+                      "the value, as in HistoQC: comments go on their own lines)");
+        return;
+    }
+}
+
 /* Refuses keys the module does not read (a misspelt parameter would
  * otherwise be ignored silently and the lab would never know), values
  * that do not interpolate, and values the module's check refuses. */
@@ -98,7 +119,10 @@ check_params (const qc_module_t *m, const qc_config_section_t *sec,
     }
     if (qc_config_section_check (sec, err, errlen) != 0)
         return -1;
-    return m->check ? m->check (sec, err, errlen) : 0;
+    if (!m->check || m->check (sec, err, errlen) == 0)
+        return 0;
+    hint_inline_comment (sec, err, errlen);
+    return -1;
 }
 
 /* One line of steps=: "Module.function" with an optional ":instance". */

@@ -120,6 +120,16 @@ test_config_validation (void)
     CHECK (p && qc_pipeline_ncolumns (p) == 12);
     qc_pipeline_destroy (&p);
 
+    /* A comment after a value is part of it (configparser): the refusal
+     * says so; a refusal of a value without one does not. */
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
+               "[BaseImage.BaseImage]\nimage_work_size = 1.25x ; the usual\n");
+    CHECK (strstr (err, "'1.25x ; the usual'") && strstr (err, "comments go on their own"),
+           "%s", err);
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
+               "[BaseImage.BaseImage]\nimage_work_size = 1.25y\n");
+    CHECK (strstr (err, "'1.25y'") && !strstr (err, "comments go on"), "%s", err);
+
     /* Unknown module: named, with the section. */
     must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n  Foo.bar:x\n");
     CHECK (strstr (err, "unknown module 'Foo.bar'") && strstr (err, "[pipeline]"),
