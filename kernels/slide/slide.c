@@ -90,6 +90,11 @@ check_file (const char *path, char *err, size_t errlen)
         qc_set_err (err, errlen, "not a regular file");
         return -1;
     }
+    if (st.st_size == 0) {
+        /* a copy that never happened, or a disk that filled up */
+        qc_set_err (err, errlen, "the file is empty (0 bytes)");
+        return -1;
+    }
     FILE *f = fopen (path, "rb");
     if (!f) {
         qc_set_err (err, errlen, "cannot open file: %s", strerror (errno));

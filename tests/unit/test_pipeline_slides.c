@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openslide.h>
 
@@ -258,6 +259,15 @@ test_odd_slides (const qc_pipeline_t *p)
     slide_path (path, sizeof path, "odd", "");
     CHECK (qc_pipeline_run (p, path, r) == -1 && r->error
            && strstr (r->error, "not a regular file"), "%s", r->error);
+    /* an empty file (a copy that never happened) says so */
+    char empty[] = "/tmp/qc-empty-XXXXXX";
+    int fd = mkstemp (empty);
+    CHECK (fd >= 0 && qc_pipeline_run (p, empty, r) == -1 && r->error
+           && strstr (r->error, "the file is empty (0 bytes)"), "%s", r->error);
+    if (fd >= 0) {
+        close (fd);
+        unlink (empty);
+    }
 
     /* Whatever else is in odd/: a result either way, never a crash, and a
      * reason when it fails. */
