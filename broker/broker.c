@@ -542,6 +542,7 @@ qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
      * message: ZMQ_EVENTS polls the socket's mailbox (two system calls)
      * every time, a non-blocking read only when the queue is empty */
     zsock_set_rcvtimeo (b->router, 0);
+    qc_proto_limit_socket (b->router);
     for (size_t i = 0; i < cfg->nendpoints; i++) {
         if (zsock_bind (b->router, "%s", cfg->endpoints[i]) < 0) {
             snprintf (err, errlen, "cannot bind %s: %s", cfg->endpoints[i],

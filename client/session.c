@@ -379,6 +379,7 @@ qc_session_run (const qc_session_config_t *cfg)
     s.sock = zsock_new (ZMQ_DEALER);
     if (s.sock) {
         qc_curve_client_apply (cfg->curve, s.sock);
+        qc_proto_limit_socket (s.sock);
         s.hs = qc_handshake_watch (s.sock);
     }
     if (!s.sock || zsock_connect (s.sock, "%s", cfg->endpoint) < 0) {

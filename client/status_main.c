@@ -72,6 +72,7 @@ main (int argc, char **argv)
     qc_handshake_t *hs = NULL;
     if (sock) {
         qc_curve_client_apply (curve, sock);
+        qc_proto_limit_socket (sock);
         hs = qc_handshake_watch (sock);
     }
     qc_curve_client_destroy (&curve);

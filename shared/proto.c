@@ -468,6 +468,13 @@ qc_msg_encode (const qc_msg_t *self, zmsg_t *out)
     return rc;
 }
 
+void
+qc_proto_limit_socket (zsock_t *sock)
+{
+    if (sock)
+        zsock_set_maxmsgsize (sock, (int) QC_PROTO_MAX_FRAME);
+}
+
 int
 qc_msg_send (const qc_msg_t *self, void *socket, zframe_t *to)
 {

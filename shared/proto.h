@@ -166,4 +166,13 @@ int qc_msg_send (const qc_msg_t *self, void *socket, zframe_t *to);
 /* Sets a string field, copying (NULL clears). -1 on memory. */
 int qc_msg_set_str (char **field, const char *value);
 
+/* The largest frame a peer may send: a body and room to spare. */
+#define QC_PROTO_MAX_FRAME (QC_PROTO_MAX_BODY + (64u << 10))
+/* Sets what every socket that reads from the network needs before it
+ * binds or connects: libzmq then drops a peer that announces a frame
+ * over QC_PROTO_MAX_FRAME as soon as its size arrives, instead of
+ * holding the bytes until the decoder refuses them (any peer that can
+ * reach a port could otherwise make the process hold gigabytes). */
+void qc_proto_limit_socket (zsock_t *sock);
+
 #endif

@@ -69,6 +69,7 @@ connect_broker (agent_t *a)
     if (!a->dealer)
         return -1;
     qc_curve_client_apply (a->w->cfg.curve, a->dealer);
+    qc_proto_limit_socket (a->dealer);
     a->hs = qc_handshake_watch (a->dealer);
     a->hs_why = NULL;
     zsock_set_reconnect_ivl_max (a->dealer, RECONNECT_IVL_MAX);

@@ -3,9 +3,12 @@
  * on its TCP port. Afterwards it must still answer STATUS with the same
  * worker registered and run a job to the end. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "broker/broker.h"
@@ -17,6 +20,61 @@ noop_exec (void *arg, const qc_task_t *task, qc_result_t *out)
 {
     (void) arg;
     qc_result_set (out, "filename", "%s", task->path);
+}
+
+/* A peer that speaks ZMTP 3.0 properly and then announces a frame of
+ * 1 GiB (over QC_PROTO_MAX_FRAME) and streams it: the broker must drop
+ * the connection when the size arrives, not hold what follows (without
+ * the limit it takes all 64 MiB sent). Sends at most 64 MiB in 1 MiB
+ * writes within 20 s. */
+static void
+oversized_frame (const char *port)
+{
+    int fd = socket (AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons ((uint16_t) atoi (port))};
+    inet_pton (AF_INET, "127.0.0.1", &sa.sin_addr);
+    CHECK (fd >= 0 && connect (fd, (struct sockaddr *) &sa, sizeof sa) == 0, "connect");
+    if (fd < 0)
+        return;
+    /* greeting: signature, version 3.0, mechanism NULL, as-server 0 */
+    uint8_t greet[64] = {0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0x7f, 3, 0, 'N', 'U', 'L', 'L'};
+    /* READY with Socket-Type DEALER */
+    static const uint8_t ready[] = {0x04, 28, 5, 'R', 'E', 'A', 'D', 'Y', 11, 'S', 'o', 'c',
+                                    'k', 'e', 't', '-', 'T', 'y', 'p', 'e', 0, 0, 0, 6,
+                                    'D', 'E', 'A', 'L', 'E', 'R'};
+    /* a final frame, long form: 1 GiB */
+    static const uint8_t big[] = {0x02, 0, 0, 0, 0, 0x40, 0, 0, 0};
+    CHECK (send (fd, greet, sizeof greet, MSG_NOSIGNAL) == (ssize_t) sizeof greet
+           && send (fd, ready, sizeof ready, MSG_NOSIGNAL) == (ssize_t) sizeof ready,
+           "handshake sent");
+    uint8_t answer[128];
+    struct timeval tv = {.tv_sec = 5};
+    setsockopt (fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt (fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    CHECK (recv (fd, answer, sizeof answer, 0) > 0, "the broker's greeting");
+    static uint8_t chunk[1 << 20];
+    memset (chunk, 'A', sizeof chunk);
+    int sent = 0, why = 0;
+    if (send (fd, big, sizeof big, MSG_NOSIGNAL) != (ssize_t) sizeof big)
+        why = errno;
+    for (int64_t until = zclock_mono () + 20000; !why && sent < 64 && zclock_mono () < until;) {
+        if (send (fd, chunk, sizeof chunk, MSG_NOSIGNAL) == (ssize_t) sizeof chunk)
+            sent++;
+        else
+            why = errno ? errno : EIO;
+    }
+    /* the broker closed it: a reset, or a write that stalls on a
+     * connection whose other end is gone (then a read says so) */
+    bool closed = why == EPIPE || why == ECONNRESET;
+    if (why == EAGAIN || why == EWOULDBLOCK) {
+        ssize_t r = 1;          /* past what is left of its handshake */
+        for (int k = 0; k < 64 && r > 0; k++)
+            r = recv (fd, answer, sizeof answer, 0);
+        closed = r == 0 || (r < 0 && errno == ECONNRESET);
+    }
+    CHECK (closed && sent < 16, "a 1 GiB frame: the broker took %d MiB of it and %s",
+           sent, closed ? "closed" : why ? strerror (why) : "kept the connection");
+    close (fd);
 }
 
 static qc_msg_t *
@@ -126,6 +184,7 @@ main (void)
     }
     if (fd >= 0)
         close (fd);
+    oversized_frame (port);
     zclock_sleep (300);
 
     /* the broker still answers and still has its worker */
