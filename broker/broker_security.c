@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "shared/endpoint.h"
 #include "shared/log.h"
 
 #define MOD "broker"

@@ -8,6 +8,7 @@
 
 #include "broker/broker.h"
 #include "shared/cli.h"
+#include "shared/endpoint.h"
 #include "shared/log.h"
 
 static void
@@ -200,6 +201,13 @@ main (int argc, char **argv)
         fprintf (stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
         usage (stderr);
         return QC_EXIT_USAGE;
+    }
+    for (size_t i = 0; i < nbinds; i++) {
+        char why[512];
+        if (qc_endpoint_check (binds[i], true, why, sizeof why) != 0) {
+            fprintf (stderr, "%s: --bind %s\n", prog, why);
+            return QC_EXIT_USAGE;
+        }
     }
     if (nbinds) {
         cfg.endpoints = binds;

@@ -6,6 +6,7 @@
 
 #include "shared/cli.h"
 #include "shared/curve.h"
+#include "shared/endpoint.h"
 #include "shared/proto.h"
 
 static void
@@ -63,6 +64,10 @@ main (int argc, char **argv)
     zsys_handler_set (NULL);
     qc_curve_client_t *curve = NULL;
     char err[1024];
+    if (qc_endpoint_check (broker, false, err, sizeof err) != 0) {
+        fprintf (stderr, "%s: --broker %s\n", prog, err);
+        return QC_EXIT_USAGE;
+    }
     if ((cert || server_key) && !(curve = qc_curve_client_new (cert, server_key, err,
                                                                 sizeof err))) {
         fprintf (stderr, "%s: %s\n", prog, err);

@@ -20,6 +20,7 @@
 #include "kernels/pipeline/pipeline.h"
 #include "shared/cli.h"
 #include "shared/curve.h"
+#include "shared/endpoint.h"
 #include "shared/log.h"
 #include "shared/url.h"
 #include "worker/slide_fetch.h"
@@ -387,6 +388,10 @@ main (int argc, char **argv)
     }
     if (!o.cancel && !o.attach && cohort.n == 0) {
         fprintf (stderr, "%s: no slides given (see --help)\n", prog);
+        goto out;
+    }
+    if (o.broker && qc_endpoint_check (o.broker, false, err, sizeof err) != 0) {
+        fprintf (stderr, "%s: --broker %s\n", prog, err);
         goto out;
     }
     if ((o.cert || o.server_key) && !o.broker) {

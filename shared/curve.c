@@ -1,7 +1,6 @@
 /* See curve.h. */
 #include "shared/curve.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -183,50 +182,13 @@ qc_curve_client_key (const qc_curve_client_t *self)
     return self ? zcert_public_txt (self->cert) : NULL;
 }
 
-/* ------------------------------------------------------------ endpoints */
-
-bool
-qc_endpoint_is_local (const char *ep)
-{
-    if (!ep)
-        return false;
-    if (strncmp (ep, "inproc://", 9) == 0 || strncmp (ep, "ipc://", 6) == 0)
-        return true;
-    if (strncmp (ep, "tcp://", 6) != 0)
-        return false;
-    const char *h = ep + 6;
-    const char *semi = strrchr (h, ';');     /* "source;destination" */
-    if (semi)
-        h = semi + 1;
-    const char *colon = strrchr (h, ':');
-    size_t n = colon ? (size_t) (colon - h) : strlen (h);
-    char host[256];
-    if (n >= sizeof host)
-        return false;
-    memcpy (host, h, n);
-    host[n] = 0;
-    if (n >= 2 && host[0] == '[' && host[n - 1] == ']') {
-        memmove (host, host + 1, n - 2);
-        host[n - 2] = 0;
-    }
-    if (strcmp (host, "localhost") == 0 || strcmp (host, "lo") == 0)
-        return true;
-    struct in_addr a4;
-    struct in6_addr a6;
-    if (inet_pton (AF_INET, host, &a4) == 1)
-        return (ntohl (a4.s_addr) >> 24) == 127;
-    if (inet_pton (AF_INET6, host, &a6) == 1)
-        return IN6_IS_ADDR_LOOPBACK (&a6)
-               || (IN6_IS_ADDR_V4MAPPED (&a6) && a6.s6_addr[12] == 127);
-    return false;
-}
-
 /* ------------------------------------------------------------ handshakes */
 
 struct qc_handshake {
     zsock_t *watched;
     zsock_t *events;          /* PAIR: the monitor's events */
     const char *why;
+    bool curve;               /* the watched socket is a CurveZMQ client */
 };
 
 qc_handshake_t *
@@ -248,6 +210,8 @@ qc_handshake_watch (zsock_t *sock)
         return NULL;
     }
     self->watched = sock;
+    /* the reasons differ: one without keys cannot have a wrong one */
+    self->curve = zsock_mechanism (sock) == ZMQ_CURVE;
     if (!(self->events = zsock_new (ZMQ_PAIR)) || zsock_connect (self->events, "%s", ep)) {
         qc_handshake_destroy (&self);
         return NULL;
@@ -268,10 +232,15 @@ qc_handshake_destroy (qc_handshake_t **self_p)
     *self_p = NULL;
 }
 
-/* What an event says, in words; NULL for a handshake that succeeded. */
+/* What an event says, in words; NULL for a handshake that succeeded.
+ * curve: the socket has keys (--cert, --server-key). */
 static const char *
-explain (uint16_t event, uint32_t value)
+explain (uint16_t event, uint32_t value, bool curve)
 {
+    if (!curve && event != ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
+        return "the handshake with the broker failed, and this program has no "
+               "keys: a broker started with --cert takes only peers that give "
+               "--cert and --server-key (qc-keygen makes them)";
     switch (event) {
     case ZMQ_EVENT_HANDSHAKE_SUCCEEDED:
         return NULL;
@@ -309,7 +278,7 @@ qc_handshake_why (qc_handshake_t *self)
             uint32_t value;
             memcpy (&event, d, 2);     /* host order, as libzmq writes them */
             memcpy (&value, d + 2, 4);
-            self->why = explain (event, value);
+            self->why = explain (event, value, self->curve);
         }
         zmsg_destroy (&m);
     }

@@ -60,12 +60,6 @@ void qc_curve_client_apply (const qc_curve_client_t *self, zsock_t *sock);
 /* Its own public key (Z85), for messages. */
 const char *qc_curve_client_key (const qc_curve_client_t *self);
 
-/* Whether no one but this machine can reach or watch the endpoint:
- * tcp:// to 127.0.0.0/8, [::1], localhost or the interface lo; ipc://;
- * inproc://. A binding anywhere else without CurveZMQ needs qc-broker
- * --insecure. */
-bool qc_endpoint_is_local (const char *endpoint);
-
 /* Why a client's connection to the broker fails its handshake: the
  * socket's events, watched from before it connects. */
 typedef struct qc_handshake qc_handshake_t;

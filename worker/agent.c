@@ -337,6 +337,7 @@ agent_actor (zsock_t *pipe, void *args)
         zsock_set_rcvtimeo (a.pull, 0);   /* reads drain until EAGAIN */
     if (!a.pull || !a.wait || zsock_bind (a.pull, "%s", a.w->pull_endpoint) < 0
         || connect_broker (&a)) {
+        atomic_store (&a.w->agent_failed, true);
         zsock_signal (pipe, 1);
         asset_wait_destroy (&a.wait);
         zsock_destroy (&a.pull);

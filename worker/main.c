@@ -9,6 +9,7 @@
 #include "kernels/ops/sim/sim_ops.h"
 #include "shared/cli.h"
 #include "shared/curve.h"
+#include "shared/endpoint.h"
 #include "shared/log.h"
 #include "worker/gpu_probe.h"
 #include "worker/slide_fetch.h"
@@ -249,6 +250,11 @@ main (int argc, char **argv)
     }
     if (optind < argc) {
         fprintf (stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
+        return QC_EXIT_USAGE;
+    }
+    char ep_why[512];
+    if (qc_endpoint_check (cfg.endpoint, false, ep_why, sizeof ep_why) != 0) {
+        fprintf (stderr, "%s: --connect %s\n", prog, ep_why);
         return QC_EXIT_USAGE;
     }
     if (gpu_spec && simulate) {

@@ -151,7 +151,9 @@ qc_worker_new (const qc_worker_config_t *cfg)
     self->agent = zactor_new (agent_actor, self);
     size_t n = cfg->slots + cfg->ngpus;
     self->threads = calloc (n, sizeof *self->threads);
-    if (!self->agent || !self->threads) {
+    /* an agent that could not connect has ended: a worker without one
+     * would wait for it for ever (a drain never answered) */
+    if (!self->agent || atomic_load (&self->agent_failed) || !self->threads) {
         qc_worker_destroy (&self);
         return NULL;
     }

@@ -21,6 +21,8 @@ struct qc_worker {
     size_t nthreads;
     zactor_t *agent;
     atomic_bool connected;
+    atomic_bool agent_failed;     /* the agent could not start (its pipe's
+                                     signal is not passed on by zactor_new) */
     qc_slide_fetch_t *fetch;  /* slides by URL (the pipeline's); NULL for
                                  another executor */
 };

@@ -25,6 +25,16 @@ for p in qc-worker qc-submit; do
             || fail "$p --cache-max $bad: $out"
     done
 done
+# a mistyped endpoint is a usage error at once, never a process that
+# waits for ever (the worker used to ignore SIGTERM then)
+for args in "qc-worker --connect tpc://127.0.0.1:5555" "qc-worker --connect tcp://127.0.0.1:99999" \
+            "qc-broker --state none --bind tcp://localhost:5555" "qc-status --broker 127.0.0.1:5555"; do
+    set -- $args
+    out=$(timeout 10 "$BIN/$1" "${@:2}" 2>&1)
+    [ $? -eq 2 ] && echo "$out" | grep -q "^$1: --[a-z]* '" || fail "$args: $out"
+done
+out=$(timeout 10 "$BIN/qc-submit" --broker tcp://127.0.0.1 -o "$T/nx" "$SHARED/slides/real/CMU-1-Small-Region.svs" 2>&1)
+[ $? -eq 2 ] && echo "$out" | grep -q "write tcp://HOST:PORT" && [ ! -e "$T/nx" ] || fail "qc-submit, no port: $out"
 out=$("$BIN/qc-submit" -c "$T" -o "$T/x" "$SHARED/slides/real/CMU-1-Small-Region.svs" 2>&1)
 [ $? -eq 2 ] && echo "$out" | grep -q "it is a folder; -c takes a config file" \
     || fail "a folder as the config: $out"

@@ -84,7 +84,12 @@ grep -q "^got" "$T/s1.log" && fail "a peer without a certificate got an answer: 
 # sees the mismatch itself, or the peer saw it first and closed)
 refused "a connection from [^:]*: \(it does not speak CurveZMQ\|its handshake failed\)" \
     "no certificate"
-pass "a peer without a certificate: no answer; refused and logged"
+"$BIN/qc-worker" --connect "$EP" --name keyless --timeout 3 >"$T/keyless.log" 2>&1
+[ $? -eq 3 ] || fail "a worker without keys should exit 3"
+grep -q "this program has no keys: a broker started with --cert takes only peers that give --cert and --server-key" \
+    "$T/keyless.log" || fail "keyless worker, no clear reason: $(cat "$T/keyless.log")"
+grep -q "is --server-key the public" "$T/keyless.log" && fail "a keyless worker asked about its --server-key"
+pass "a peer without a certificate: no answer; refused and logged; a keyless worker says it has no keys"
 
 # a well-formed certificate that is not admitted
 "$STRANGER" --connect "$EP" --cert "$K/outsider.cert_secret" --server-key "$SK" status >"$T/s2.log" 2>&1
@@ -251,13 +256,18 @@ for f in root/in root/in2 outside/out; do
     "$BIN/qc-mkslide" -o "$T/$f.svs" --width 1200 --height 900 --seed 1 >/dev/null 2>&1 \
         || fail "qc-mkslide"
 done
+# reached as root/sub/../out3.svs, root/sub a link to outside/deep: a
+# ".." path qc-submit cannot fold (it is not root/out3.svs), so the
+# worker gets it as it is and must resolve it
+cp "$T/outside/out.svs" "$T/outside/out3.svs"
+mkdir -p "$T/outside/deep" && ln -s "$T/outside/deep" "$T/root/sub"
 mkfifo "$T/outside/fifo.svs"        # opening it would hang: it must not be opened
 ln -s "$T/outside/fifo.svs" "$T/root/link.svs"
 start_worker $port w1 --cert "$K/w1.cert_secret" --server-key "$SK" --slots 2 \
     --slides-root "$T/root" --heartbeat-ms 500
 "$BIN/qc-submit" --broker "$EP" --cert "$K/bob.cert_secret" --server-key "$SK" -c "$T/cheap.ini" \
     -o "$T/roots" --no-check --timeout 20 "$T/root/in.svs" "$T/root/link.svs" \
-    "$T/root/../outside/out.svs" "$T/outside/fifo.svs" "file://$T/root/in2.svs" \
+    "$T/root/sub/../out3.svs" "$T/outside/fifo.svs" "file://$T/root/in2.svs" \
     "file://$T/outside/out.svs" >"$T/roots.log" 2>&1 &
 sub=$!
 PIDS+=($sub)

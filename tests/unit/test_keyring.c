@@ -12,6 +12,7 @@
 
 #include "broker/keyring.h"
 #include "shared/curve.h"
+#include "shared/endpoint.h"
 #include "tests/unit/check.h"
 
 static char s_dir[64];
@@ -209,6 +210,38 @@ test_endpoints (void)
     for (size_t i = 0; i < sizeof remote / sizeof *remote; i++)
         CHECK (!qc_endpoint_is_local (remote[i]), "%s is not", remote[i]);
     CHECK (!qc_endpoint_is_local (NULL));
+
+    /* checked before a socket is made: what connects, what binds */
+    static const struct { const char *ep; bool conn, bind; const char *says; } eps[] = {
+        {"tcp://127.0.0.1:5555", true, true, NULL},
+        {"tcp://host.example.org:5555", true, false, "not a host name"},
+        {"tcp://localhost:5555", true, false, "write tcp://127.0.0.1:5555"},
+        {"tcp://*:5555", true, true, NULL},
+        {"tcp://lo:5555", true, true, NULL},             /* an interface */
+        {"tcp://[::1]:5555", true, true, NULL},
+        {"tcp://127.0.0.1:*", false, true, NULL},        /* any port: binds only */
+        {"tcp://127.0.0.1:99999", false, false, "not a port number"},
+        {"tcp://127.0.0.1:0", false, false, "not a port number"},
+        {"tcp://127.0.0.1:55x", false, false, "not a port number"},
+        {"tcp://127.0.0.1", false, false, "write tcp://HOST:PORT"},
+        {"tcp://[::1]", false, false, "write tcp://HOST:PORT"},
+        {"tcp://:5555", false, false, "write tcp://HOST:PORT"},
+        {"tpc://127.0.0.1:5555", false, false, "unknown scheme 'tpc://'"},
+        {"127.0.0.1:5555", false, false, "no scheme: write tcp://127.0.0.1:5555"},
+        {"ipc:///tmp/qc.sock", true, true, NULL},
+        {"ipc://", false, false, "no path"},
+        {"", false, false, "no endpoint"},
+    };
+    for (size_t i = 0; i < sizeof eps / sizeof *eps; i++)
+        for (int bind = 0; bind < 2; bind++) {
+            char err[512] = "";
+            bool ok = bind ? eps[i].bind : eps[i].conn;
+            int rc = qc_endpoint_check (eps[i].ep, bind, err, sizeof err);
+            CHECK (rc == (ok ? 0 : -1), "%s %s: %d (%s)", bind ? "bind" : "connect",
+                   eps[i].ep, rc, err);
+            CHECK (ok || !eps[i].says || strstr (err, eps[i].says), "%s: '%s'", eps[i].ep, err);
+        }
+    CHECK (qc_endpoint_check (NULL, false, NULL, 0) == -1);
 }
 
 int

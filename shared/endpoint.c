@@ -1,0 +1,122 @@
+/* See endpoint.h. */
+#include "shared/endpoint.h"
+
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shared/err.h"
+
+/* The host and port of a tcp:// endpoint's address (after a connect's
+ * "source;"), the brackets of an IPv6 host taken off. 0, or -1 when
+ * there is no ':' before a port or the host is too long. */
+static int
+split_tcp (const char *ep, char *host, size_t hostlen, const char **port)
+{
+    const char *h = ep + strlen ("tcp://");
+    const char *semi = strrchr (h, ';');
+    if (semi)
+        h = semi + 1;
+    const char *colon = strrchr (h, ':');
+    const char *close = h[0] == '[' ? strchr (h, ']') : NULL;
+    if (!colon || (h[0] == '[' && (!close || colon < close)))
+        return -1;
+    size_t n = (size_t) (colon - h);
+    if (n >= 2 && h[0] == '[' && h[n - 1] == ']') {
+        h++;
+        n -= 2;
+    }
+    if (n >= hostlen)
+        return -1;
+    memcpy (host, h, n);
+    host[n] = '\0';
+    *port = colon + 1;
+    return 0;
+}
+
+static bool
+is_address (const char *host)
+{
+    struct in_addr a4;
+    struct in6_addr a6;
+    return inet_pton (AF_INET, host, &a4) == 1 || inet_pton (AF_INET6, host, &a6) == 1;
+}
+
+int
+qc_endpoint_check (const char *ep, bool bind, char *err, size_t errlen)
+{
+    if (!ep || !*ep)
+        return qc_fail (err, errlen, "no endpoint given: write tcp://HOST:PORT "
+                        "(e.g. tcp://10.0.0.5:5555)");
+    if (strncmp (ep, "ipc://", 6) == 0 || strncmp (ep, "inproc://", 9) == 0)
+        return ep[strcspn (ep, ":") + 3] ? 0
+               : qc_fail (err, errlen, "'%s': no path after the scheme", ep);
+    if (strncmp (ep, "tcp://", 6) != 0) {
+        const char *scheme = strstr (ep, "://");
+        if (scheme)
+            return qc_fail (err, errlen, "'%s': unknown scheme '%.*s://': write "
+                            "tcp://HOST:PORT (or ipc://PATH on one machine)", ep,
+                            (int) (scheme - ep), ep);
+        return qc_fail (err, errlen, "'%s' has no scheme: write tcp://%s", ep, ep);
+    }
+    char host[256];
+    const char *port = NULL;
+    if (split_tcp (ep, host, sizeof host, &port) != 0 || !*host)
+        return qc_fail (err, errlen, "'%s': write tcp://HOST:PORT, e.g. "
+                        "tcp://%s5555", ep, bind ? "*:" : "10.0.0.5:");
+    if (bind && strcmp (port, "*") == 0)
+        ;                       /* any free port (tests, benchmarks) */
+    else {
+        char *end = NULL;
+        long p = port[0] >= '0' && port[0] <= '9' ? strtol (port, &end, 10) : -1;
+        if (!end || *end || p < 1 || p > 65535)
+            return qc_fail (err, errlen, "'%s': port '%s' is not a port number "
+                            "(1 to 65535)", ep, port);
+    }
+    if (bind && strcmp (host, "*") != 0 && !is_address (host)
+        && if_nametoindex (host) == 0)
+        return qc_fail (err, errlen, "'%s': a broker binds an address or an "
+                        "interface, not a host name: write tcp://%s:%s for this "
+                        "machine only, or tcp://*:%s for every interface", ep,
+                        strcmp (host, "localhost") == 0 ? "127.0.0.1" : "ADDRESS",
+                        port, port);
+    return 0;
+}
+
+bool
+qc_endpoint_is_local (const char *ep)
+{
+    if (!ep)
+        return false;
+    if (strncmp (ep, "inproc://", 9) == 0 || strncmp (ep, "ipc://", 6) == 0)
+        return true;
+    if (strncmp (ep, "tcp://", 6) != 0)
+        return false;
+    const char *h = ep + 6;
+    const char *semi = strrchr (h, ';');     /* "source;destination" */
+    if (semi)
+        h = semi + 1;
+    const char *colon = strrchr (h, ':');
+    size_t n = colon ? (size_t) (colon - h) : strlen (h);
+    char host[256];
+    if (n >= sizeof host)
+        return false;
+    memcpy (host, h, n);
+    host[n] = 0;
+    if (n >= 2 && host[0] == '[' && host[n - 1] == ']') {
+        memmove (host, host + 1, n - 2);
+        host[n - 2] = 0;
+    }
+    if (strcmp (host, "localhost") == 0 || strcmp (host, "lo") == 0)
+        return true;
+    struct in_addr a4;
+    struct in6_addr a6;
+    if (inet_pton (AF_INET, host, &a4) == 1)
+        return (ntohl (a4.s_addr) >> 24) == 127;
+    if (inet_pton (AF_INET6, host, &a6) == 1)
+        return IN6_IS_ADDR_LOOPBACK (&a6)
+               || (IN6_IS_ADDR_V4MAPPED (&a6) && a6.s6_addr[12] == 127);
+    return false;
+}

@@ -1,0 +1,24 @@
+/* ZeroMQ endpoints as the programs take them (qc-broker --bind,
+ * qc-worker --connect, qc-submit and qc-status --broker): checked before
+ * any socket is made, so that a typo is a usage error that says how to
+ * write it, not a socket that waits for ever or binds somewhere else
+ * (libzmq takes port 99999 as 99999 mod 65536). */
+#ifndef QC_SHARED_ENDPOINT_H
+#define QC_SHARED_ENDPOINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Checks ep: tcp://HOST:PORT (PORT 1..65535; a bind may give '*' for
+ * any port, and '*', an address or an interface name for HOST, not a
+ * host name: libzmq binds addresses), ipc://PATH or inproc://NAME.
+ * 0, or -1 with err saying what is wrong and how to write it. */
+int qc_endpoint_check (const char *ep, bool bind, char *err, size_t errlen);
+
+/* Whether no one but this machine can reach or watch the endpoint:
+ * tcp:// to 127.0.0.0/8, [::1], localhost or the interface lo; ipc://;
+ * inproc://. A binding anywhere else without CurveZMQ needs qc-broker
+ * --insecure. */
+bool qc_endpoint_is_local (const char *endpoint);
+
+#endif
