@@ -74,6 +74,25 @@ qc_output_written (const qc_output_t *o)
     return o ? o->written : 0;
 }
 
+void
+qc_output_written_counts (const qc_output_t *o, uint64_t *passed, uint64_t *failed)
+{
+    uint64_t p = 0, f = 0;
+    for (size_t i = 0; o && i < o->nslides; i++) {
+        if (!qc_output_has (o, i))
+            continue;
+        qc_rec_t r = qc_records_of (&o->records, o->slides[i].path);
+        if (r == QC_REC_PASSED)
+            p++;
+        else if (r != QC_REC_NONE)
+            f++;
+    }
+    if (passed)
+        *passed = p;
+    if (failed)
+        *failed = f;
+}
+
 /* ------------------------------------------------------------ opening */
 
 /* Takes OUTDIR/.qc-lock for the whole run: a second qc-submit into the

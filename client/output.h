@@ -91,6 +91,10 @@ const char *qc_output_name_of (const qc_output_t *self, uint64_t idx);
 /* True when the task index was already written. */
 bool qc_output_has (const qc_output_t *self, uint64_t idx);
 uint64_t qc_output_written (const qc_output_t *self);
+/* Of the job's slides written (attach), how many passed and how many
+ * failed, by what the folder records for each. */
+void qc_output_written_counts (const qc_output_t *self, uint64_t *passed,
+                               uint64_t *failed);
 /* Writes one result (its files, then its row or error line); 0, or -1
  * when the disk refused (message in err): the run cannot go on. A file
  * of one slide that cannot be written is said in qc.log and the run

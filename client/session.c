@@ -158,8 +158,15 @@ on_accepted (session_t *s, qc_msg_t *m)
         s->job = m->job;
         s->accepted = true;
         char err[1024] = "";
-        if (c->attach_job)
+        if (c->attach_job) {
             s->progress.total = m->total;
+            if (!c->quiet)
+                fprintf (stderr, "job %" PRIu64 " on %s: %" PRIu64 " slides, %" PRIu64
+                         " of them already in %s (%" PRIu64 " passed, %" PRIu64
+                         " failed)\n", s->job, c->endpoint, m->total,
+                         s->progress.done + s->progress.failed, c->outdir,
+                         s->progress.done, s->progress.failed);
+        }
         else if (qc_output_set_job (c->out, s->job, s->key, c->local ? "local" : c->endpoint,
                                     err, sizeof err)) {
             fprintf (stderr, "qc-submit: %s\n", *err ? err : "cannot write the output folder");
@@ -410,7 +417,8 @@ qc_session_run (const qc_session_config_t *cfg)
         s.job = cfg->attach_job;
         uint64_t written = qc_output_written (cfg->out);
         s.expected = written + 1;
-        s.progress.done = 0;
+        /* the cohort's count goes on from what the folder has */
+        qc_output_written_counts (cfg->out, &s.progress.done, &s.progress.failed);
         qc_msg_t a = {.command = QC_ATTACH, .gpu = -1, .job = s.job, .key = s.key,
                       .seq = written, .hb_ms = cfg->heartbeat_ms};
         send_msg (&s, &a);
@@ -428,7 +436,7 @@ qc_session_run (const qc_session_config_t *cfg)
         qc_warn_once_destroy (&s.warn_once);
         return s.exit_code;
     }
-    if (!cfg->quiet && !cfg->local)
+    if (!cfg->quiet && !cfg->local && !cfg->attach_job)
         fprintf (stderr, "job %" PRIu64 " on %s: %zu slides\n", s.job, cfg->endpoint,
                  cfg->nslides);
     s.last_heard = zclock_mono ();

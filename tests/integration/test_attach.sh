@@ -26,7 +26,15 @@ sleep 1
 rc=$?
 [ $rc -le 1 ] || fail "attach exit $rc: $(cat "$T/attach.log")"
 check_exactly_once "$T/out" "$T/cohort/list"
-pass "reattached: all 60 slides reported exactly once"
+# what it says counts the whole cohort: the folder's results and the rest
+rows=$(grep -vc '^#' "$T/out/results.tsv")
+errs=$(grep -c . "$T/out/error.log" 2>/dev/null || true)
+grep -q "^job $job on tcp://127.0.0.1:$port: 60 slides, $written of them already in $T/out" \
+    "$T/attach.log" || fail "attach's first line: $(head -3 "$T/attach.log")"
+grep -q "^60 slides: $rows passed, ${errs:-0} failed" "$T/attach.log" \
+    || fail "attach's summary ($rows rows, ${errs:-0} errors): $(tail -2 "$T/attach.log")"
+grep -q "^ok 60/60 \|^FAILED 60/60 " "$T/attach.log" || fail "attach's count does not reach 60/60"
+pass "reattached: all 60 slides reported exactly once, counted from the folder's $written"
 
 # --attach checks the job id against the folder's own (.qc-job) first
 before=$(md5sum "$T/out/results.tsv" "$T/out/.qc-job")
