@@ -383,25 +383,54 @@ open_files (qc_output_t *o, char *err, size_t errlen)
     return 0;
 }
 
-/* mkdir -p */
+/* mkdir -p; *top gets the first folder it made (malloc'd), NULL when
+ * every one was there. */
 static int
-make_folder (const char *dir)
+make_folder (const char *dir, char **top)
 {
+    *top = NULL;
     char *p = strdup (dir);
     if (!p)
         return -1;
-    for (char *s = p + 1; *s; s++)
-        if (*s == '/') {
+    for (char *s = p + 1;; s++)
+        if (*s == '/' || !*s) {
+            char c = *s;
             *s = '\0';
-            if (mkdir (p, 0777) && errno != EEXIST) {
+            if (mkdir (p, 0777) == 0) {
+                if (!*top && !(*top = strdup (p))) {
+                    free (p);
+                    return -1;
+                }
+            } else if (errno != EEXIST) {
                 free (p);
                 return -1;
             }
-            *s = '/';
+            *s = c;
+            if (!c)
+                break;
         }
-    int rc = mkdir (p, 0777) && errno != EEXIST ? -1 : 0;
     free (p);
-    return rc;
+    return 0;
+}
+
+/* A run that never started (refused, or no broker) leaves no folder it
+ * made: its lock goes, then each folder it made, deepest first (one that
+ * holds anything else stays). */
+static void
+remove_made_folders (qc_output_t *o)
+{
+    char *lock = path_in (o, LOCKFILE);
+    if (lock)
+        unlink (lock);
+    free (lock);
+    size_t top = strlen (o->made_top);
+    for (char *end = o->outdir + strlen (o->outdir); end > o->outdir;) {
+        if (rmdir (o->outdir) != 0 || (size_t) (end - o->outdir) <= top)
+            break;
+        while (end > o->outdir && *--end != '/')
+            ;
+        *end = '\0';           /* the parent, made by this run too */
+    }
 }
 
 qc_output_t *
@@ -410,11 +439,16 @@ qc_output_open (const qc_output_config_t *cfg, bool attach, char *err,
 {
     if (!cfg || !cfg->outdir || !err)
         return NULL;
-    if (make_folder (cfg->outdir) != 0) {
+    char *made = NULL;
+    if (make_folder (cfg->outdir, &made) != 0) {
         snprintf (err, errlen, "cannot create %s: %s", cfg->outdir, strerror (errno));
         return NULL;
     }
     qc_output_t *o = calloc (1, sizeof *o);
+    if (o)
+        o->made_top = made;
+    else
+        free (made);
     if (!o || !(o->outdir = strdup (cfg->outdir)) || !(o->names = qc_names_new ())
         || !(o->drop = zhashx_new ()) || !(o->unread = zlistx_new ())) {
         snprintf (err, errlen, "out of memory");
@@ -454,6 +488,7 @@ qc_output_close (qc_output_t **self_p)
     if (!self_p || !*self_p)
         return;
     qc_output_t *o = *self_p;
+    bool untouched = !o->tsv && !o->errors && !o->log && !o->journal;
     if (o->tsv) fclose (o->tsv);
     if (o->errors) fclose (o->errors);
     if (o->log) fclose (o->log);
@@ -479,6 +514,9 @@ qc_output_close (qc_output_t **self_p)
     free (o->seen);
     if (o->lock_fd >= 0)
         close (o->lock_fd);      /* releases the lock */
+    if (untouched && o->made_top && o->outdir)
+        remove_made_folders (o);
+    free (o->made_top);
     free (o->outdir);
     free (o);
     *self_p = NULL;

@@ -25,6 +25,9 @@ typedef struct {
 
 struct qc_output {
     char *outdir;
+    char *made_top;           /* the first folder of outdir this run made,
+                                 or NULL: gone again if the run never
+                                 starts */
     int lock_fd;
     bool attach, force;
     FILE *tsv, *errors, *log, *journal;

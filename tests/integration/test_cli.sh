@@ -48,6 +48,7 @@ grep -q "no answer from broker" "$T/st.log" || fail "qc-status message: $(cat "$
     "$SHARED/slides/real/CMU-1-Small-Region.svs" >"$T/sub.log" 2>&1
 [ $? -eq 3 ] || fail "qc-submit with no broker should exit 3"
 grep -q "no answer from broker" "$T/sub.log" || fail "qc-submit message: $(cat "$T/sub.log")"
+[ -e "$T/o" ] && fail "a run that never started left its folder: $(ls -A "$T/o")"
 "$BIN/qc-worker" --connect tcp://127.0.0.1:$port --timeout 1 >"$T/w.log" 2>&1
 [ $? -eq 3 ] || fail "qc-worker --timeout with no broker should exit 3"
 pass "no broker: exit 3 with a clear message"
