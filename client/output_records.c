@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "client/escape.h"
+#include "shared/result.h"
 
 static char *
 in_dir (const char *outdir, const char *name)
@@ -126,7 +127,8 @@ failure_kind (const char *reason)
 {
     if (reason && (strncmp (reason, QC_RECORDS_UNREAD_PREFIX,
                             strlen (QC_RECORDS_UNREAD_PREFIX)) == 0
-                   || strcmp (reason, "cancelled by the client") == 0))
+                   || strcmp (reason, "cancelled by the client") == 0
+                   || strstr (reason, QC_RESULT_RETRY_MARK)))
         return QC_REC_RETRY;
     return QC_REC_FAILED;
 }

@@ -11,7 +11,9 @@
  * a slide of that file name counts as recorded. An error.log line is
  * "escaped path TAB escaped reason". Failures a rerun should try again
  * are told apart by their reason: a slide qc-submit could not read
- * before the job (QC_RECORDS_UNREAD_PREFIX) and a cancelled slide. */
+ * before the job (QC_RECORDS_UNREAD_PREFIX), a cancelled slide, and one
+ * whose cause may pass (QC_RESULT_RETRY_MARK: a server that did not
+ * answer). */
 #ifndef QC_OUTPUT_RECORDS_H
 #define QC_OUTPUT_RECORDS_H
 

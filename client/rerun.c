@@ -81,8 +81,8 @@ qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to)
         fprintf (to, "-f: %zu slides %s has results for run again (the old results.tsv "
                  "and error.log are kept as .N)\n", r->redone, dir);
     if (r->retried)
-        fprintf (to, "%zu slides that were cancelled or could not be read before run "
-                 "again\n", r->retried);
+        fprintf (to, "%zu slides that were cancelled, could not be read, or whose "
+                 "server did not answer before run again\n", r->retried);
     if (r->nunread) {
         fprintf (to, "%zu slides cannot be read here and are not sent (each gets an "
                  "error.log line):\n", r->nunread);

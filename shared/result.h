@@ -16,6 +16,11 @@
 #define QC_RESULT_MAX_ERROR    4096
 #define QC_RESULT_MAX_WARNINGS 8192
 
+/* Ends a failure's reason when the cause may pass (a server that did not
+ * answer, after every retry): a rerun into the same folder runs such a
+ * slide again (client/output_records.h) instead of skipping it. */
+#define QC_RESULT_RETRY_MARK   "; a rerun tries again)"
+
 typedef struct {
     char *key;
     char *value;

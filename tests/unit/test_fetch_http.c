@@ -406,7 +406,7 @@ test_faults (void)
 {
     expect_error ("status/404", QC_HTTP_ERR_CLIENT, "404 Not Found (not retried)", 1, 1);
     expect_error ("status/403", QC_HTTP_ERR_CLIENT, "403 Forbidden", 1, 1);
-    expect_error ("status/500", QC_HTTP_ERR_SERVER, "500 Internal Server Error (3 attempts)", 3, 3);
+    expect_error ("status/500", QC_HTTP_ERR_SERVER, "500 Internal Server Error (3 attempts; a rerun tries again)", 3, 3);
     expect_error ("status/503", QC_HTTP_ERR_SERVER, "503", 3, 3);
     expect_error ("stall/CMU-1-Small-Region.svs", QC_HTTP_ERR_STALL, "stalled mid-body", 3, 3);
     expect_error ("truncate/CMU-1-Small-Region.svs", QC_HTTP_ERR_SHORT, "cut short", 3, 3);

@@ -221,7 +221,7 @@ f_read (qc_byte_source_t *s, uint64_t off, size_t len, void *buf, char *err, siz
     failing_t *f = (failing_t *) s;
     if (off + len > f->limit) {
         snprintf (err, errlen, "GET http://example.invalid/x.svs: the server answered "
-                  "503 Service Unavailable (5 attempts)");
+                  "503 Service Unavailable (5 attempts; a rerun tries again)");
         return -1;
     }
     int64_t got = qc_byte_source_read_at (f->inner, off, len, buf, err, errlen);

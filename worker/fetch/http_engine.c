@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "shared/err.h"
+#include "shared/result.h"
 #include "shared/log.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -557,7 +558,8 @@ http_run (qc_http_conn_t *conn, xfer_t *x, attempt_fn *before, void *arg,
         if (n > attempts)
             n = attempts;
         if (out.retry && n > 1)
-            qc_set_err (err, errlen, "GET %s: %s (%d attempts)", x->shown, out.why, n);
+            qc_set_err (err, errlen, "GET %s: %s (%d attempts%s", x->shown, out.why, n,
+                        QC_RESULT_RETRY_MARK);
         else
             qc_set_err (err, errlen, "GET %s: %s", x->shown, out.why);
     }
