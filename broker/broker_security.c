@@ -30,19 +30,32 @@ peer_key (zframe_t *id, char *key)
     key[2 * n] = 0;
 }
 
+/* A routing id for a log line: libzmq's own are 5 bytes; one a peer set
+ * itself may be 255, and 510 hex digits a line hide the reason. */
+static const char *
+shown_id (const char *hex, char *buf, size_t len)
+{
+    size_t n = strlen (hex);
+    if (n <= 32)
+        return hex;
+    snprintf (buf, len, "%.24s... (%zu bytes)", hex, n / 2);
+    return buf;
+}
+
 bool
 refuse (qc_broker_t *b, const peer_t *p, const char *fmt, ...)
 {
-    char reason[1024], who[PEER_KEY_MAX + 256];
+    char reason[1024], who[PEER_KEY_MAX + 256], id[64];
     va_list ap;
     va_start (ap, fmt);
     vsnprintf (reason, sizeof reason, fmt, ap);
     va_end (ap);
+    const char *shown = shown_id (p->hex, id, sizeof id);
     if (p->cert)
-        snprintf (who, sizeof who, "peer %s (certificate %s, role %s, key %s)", p->hex,
+        snprintf (who, sizeof who, "peer %s (certificate %s, role %s, key %s)", shown,
                   p->cert->name, qc_role_name (p->cert->role), p->cert->key);
     else
-        snprintf (who, sizeof who, "peer %s", p->hex);
+        snprintf (who, sizeof who, "peer %s", shown);
     return refusals_log (b->refusals, b->now, who, "%s", reason);
 }
 
