@@ -118,6 +118,7 @@ lock_folder (qc_output_t *o, char *err, size_t errlen)
                   *pid ? " (pid " : "", pid, *pid ? ")" : "");
         return -1;
     }
+    o->locked = true;
     char me[32];
     int n = snprintf (me, sizeof me, "%d\n", (int) getpid ());
     if (ftruncate (o->lock_fd, 0) != 0 || pwrite (o->lock_fd, me, (size_t) n, 0) != n) {
@@ -271,12 +272,34 @@ check_config (qc_output_t *o, const qc_output_config_t *cfg, char *err, size_t e
                    || (r->by_name && zhashx_size (r->by_name));
     char was[QC_ASSET_HEX_LEN + 1], file[1024];
     read_config_id (o, was, file, sizeof file);
+    if (records && !*was && !o->new_header)
+        /* written before folders kept their config: not known, so said */
+        fprintf (stderr, "qc-submit: note: %s holds results from before folders "
+                 "recorded their config (%s): they cannot be checked against this "
+                 "config, which is recorded from now on\n", o->outdir, CONFIGFILE);
     if (!records || !*was || strcmp (was, o->config_id) == 0 || o->new_header)
         return 0;
     if (cfg->force) {
+        /* afresh in this config's own columns (an older results.tsv's
+         * may lack the path column) */
         o->new_header = true;
-        return (o->header || (o->header = make_header (cfg, o->columns, o->ncolumns)))
-               ? 0 : -1;
+        size_t n = cfg->ncolumns;
+        char **want = calloc (n + 1, sizeof *want);
+        for (size_t i = 0; want && i < n; i++)
+            want[i] = (char *) cfg->columns[i];
+        if (!want)
+            return -1;
+        want[n] = PATH_COLUMN;
+        for (size_t i = 0; i < o->ncolumns; i++)
+            free (o->columns[i]);
+        free (o->columns);
+        o->columns = NULL;
+        o->ncolumns = 0;
+        free (o->header);
+        int rc = set_columns (o, want, n + 1) == 0
+                 && (o->header = make_header (cfg, want, n + 1)) ? 0 : -1;
+        free (want);
+        return rc;
     }
     snprintf (err, errlen, "%s has results of another config (%s; its text is in "
               "%s/%s), and one results.tsv must not mix two configs' rows. Write into "
@@ -384,33 +407,44 @@ open_files (qc_output_t *o, char *err, size_t errlen)
 }
 
 /* mkdir -p; *top gets the first folder it made (malloc'd), NULL when
- * every one was there. */
+ * every one was there. On failure the folders it made go again (errno
+ * kept for the message). */
 static int
 make_folder (const char *dir, char **top)
 {
     *top = NULL;
-    char *p = strdup (dir);
+    char *p = *dir ? strdup (dir) : NULL;
     if (!p)
         return -1;
-    for (char *s = p + 1;; s++)
+    int rc = 0;
+    for (char *s = p + 1; rc == 0; s++)
         if (*s == '/' || !*s) {
             char c = *s;
             *s = '\0';
             if (mkdir (p, 0777) == 0) {
-                if (!*top && !(*top = strdup (p))) {
-                    free (p);
-                    return -1;
-                }
-            } else if (errno != EEXIST) {
-                free (p);
-                return -1;
-            }
+                if (!*top && !(*top = strdup (p)))
+                    rc = -1;
+            } else if (errno != EEXIST)
+                rc = -1;
             *s = c;
             if (!c)
                 break;
         }
+    if (rc && *top) {
+        int e = errno;
+        size_t keep = strlen (*top);
+        for (char *end = p + strlen (p); (size_t) (end - p) >= keep;) {
+            rmdir (p);          /* the deepest first; one not made fails */
+            while (end > p && *--end != '/')
+                ;
+            *end = '\0';
+        }
+        free (*top);
+        *top = NULL;
+        errno = e;
+    }
     free (p);
-    return 0;
+    return rc;
 }
 
 /* A run that never started (refused, or no broker) leaves no folder it
@@ -439,6 +473,10 @@ qc_output_open (const qc_output_config_t *cfg, bool attach, char *err,
 {
     if (!cfg || !cfg->outdir || !err)
         return NULL;
+    if (!*cfg->outdir) {
+        snprintf (err, errlen, "the output folder (-o) is empty");
+        return NULL;
+    }
     char *made = NULL;
     if (make_folder (cfg->outdir, &made) != 0) {
         snprintf (err, errlen, "cannot create %s: %s", cfg->outdir, strerror (errno));
@@ -512,10 +550,12 @@ qc_output_close (qc_output_t **self_p)
     zhashx_destroy (&o->drop);
     zlistx_destroy (&o->unread);
     free (o->seen);
+    /* only a run that held the lock removes what it made, and before it
+     * lets the lock go: a run refused by another's lock touches nothing */
+    if (untouched && o->locked && o->made_top && o->outdir)
+        remove_made_folders (o);
     if (o->lock_fd >= 0)
         close (o->lock_fd);      /* releases the lock */
-    if (untouched && o->made_top && o->outdir)
-        remove_made_folders (o);
     free (o->made_top);
     free (o->outdir);
     free (o);

@@ -29,6 +29,7 @@ struct qc_output {
                                  or NULL: gone again if the run never
                                  starts */
     int lock_fd;
+    bool locked;              /* this run holds .qc-lock */
     bool attach, force;
     FILE *tsv, *errors, *log, *journal;
     char **columns;           /* the columns rows are written in */

@@ -237,10 +237,15 @@ qc_handshake_destroy (qc_handshake_t **self_p)
 static const char *
 explain (uint16_t event, uint32_t value, bool curve)
 {
-    if (!curve && event != ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
+    if (!curve && (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
+                   || event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH))
         return "the handshake with the broker failed, and this program has no "
                "keys: a broker started with --cert takes only peers that give "
                "--cert and --server-key (qc-keygen makes them)";
+    if (!curve && event != ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
+        return "the handshake failed: is this the address a qc-broker binds "
+               "(qc-broker --bind)? A broker started with --cert also needs --cert "
+               "and --server-key here";
     switch (event) {
     case ZMQ_EVENT_HANDSHAKE_SUCCEEDED:
         return NULL;

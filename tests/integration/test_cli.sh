@@ -35,6 +35,13 @@ for args in "qc-worker --connect tpc://127.0.0.1:5555" "qc-worker --connect tcp:
 done
 out=$(timeout 10 "$BIN/qc-submit" --broker tcp://127.0.0.1 -o "$T/nx" "$SHARED/slides/real/CMU-1-Small-Region.svs" 2>&1)
 [ $? -eq 2 ] && echo "$out" | grep -q "write tcp://HOST:PORT" && [ ! -e "$T/nx" ] || fail "qc-submit, no port: $out"
+# an output folder that cannot be made leaves none of the folders above it
+long=$(printf 'x%.0s' $(seq 1 300))
+out=$("$BIN/qc-submit" -o "$T/mk/sub/$long" "$SHARED/slides/real/CMU-1-Small-Region.svs" 2>&1)
+[ $? -eq 2 ] && echo "$out" | grep -q "cannot create .*File name too long" && [ ! -e "$T/mk" ] \
+    || fail "an output folder of a too long name: $out; $(ls -R "$T/mk" 2>&1 | head -3)"
+out=$("$BIN/qc-submit" -o "" "$SHARED/slides/real/CMU-1-Small-Region.svs" 2>&1)
+[ $? -eq 2 ] && echo "$out" | grep -q "output folder (-o) is empty" || fail "-o '': $out"
 out=$("$BIN/qc-submit" -c "$T" -o "$T/x" "$SHARED/slides/real/CMU-1-Small-Region.svs" 2>&1)
 [ $? -eq 2 ] && echo "$out" | grep -q "it is a folder; -c takes a config file" \
     || fail "a folder as the config: $out"

@@ -216,6 +216,21 @@ test_paths_and_check (void)
                && has (&l, "a/sub/up/../b/s1.svs"), "'..' after a link kept: %s",
            l.n ? l.paths[0] : "");
     qc_cohort_free (&l);
+    /* the same where the lexical fold names a file that is there, but
+     * another one: fold/lnk -> fold/real/in, so fold/lnk/../s.svs is
+     * fold/real/s.svs, not fold/s.svs */
+    mkdirs ("fold/real/in");
+    touch ("fold/real/s.svs");
+    touch ("fold/s.svs");
+    char t[PATH_MAX * 2];
+    snprintf (p, sizeof p, "%s/fold/lnk", s_root);
+    snprintf (t, sizeof t, "%s/fold/real/in", s_root);
+    CHECK (symlink (t, p) == 0, "symlink fold/lnk");
+    snprintf (p, sizeof p, "%s/fold/lnk/../s.svs", s_root);
+    CHECK (qc_cohort_add (&l, p, err, sizeof err) == 0 && l.n == 1
+               && has (&l, "fold/lnk/../s.svs"), "another file of the folded name: "
+           "kept as given: %s", l.n ? l.paths[0] : "");
+    qc_cohort_free (&l);
     /* a folder without slides is said, not an error */
     mkdirs ("empty/sub");
     snprintf (p, sizeof p, "%s/empty", s_root);

@@ -411,6 +411,24 @@ test_faults (void)
     expect_error ("stall/CMU-1-Small-Region.svs", QC_HTTP_ERR_STALL, "stalled mid-body", 3, 3);
     expect_error ("truncate/CMU-1-Small-Region.svs", QC_HTTP_ERR_SHORT, "cut short", 3, 3);
     expect_error ("loop", QC_HTTP_ERR_REDIRECTS, "more than 5 redirects", 6, 1);
+    /* what may pass later is marked for a rerun however many tries were
+     * allowed, and what will not is not */
+    {
+        char url[600], shown[600], err[1024] = "";
+        static uint8_t one[4096];
+        size_t got;
+        qc_http_opts_t o;
+        fast_opts (&o);
+        o.max_attempts = 1;
+        secret_url ("status/503", url, sizeof url, shown, sizeof shown);
+        qc_http_get_range (NULL, url, &o, 0, sizeof one, one, &got, NULL, NULL, NULL, err,
+                           sizeof err);
+        CHECK (strstr (err, "(1 attempt; a rerun tries again)"), "one try, a 503: %s", err);
+        secret_url ("status/404", url, sizeof url, shown, sizeof shown);
+        qc_http_get_range (NULL, url, &o, 0, sizeof one, one, &got, NULL, NULL, NULL, err,
+                           sizeof err);
+        CHECK (strstr (err, "404") && !strstr (err, "a rerun tries again"), "a 404: %s", err);
+    }
     /* a redirect to the file itself is followed */
     char url[600], shown[600], err[1024];
     secret_url ("redirect/CMU-1-Small-Region.svs", url, sizeof url, shown, sizeof shown);

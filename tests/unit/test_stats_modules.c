@@ -466,6 +466,21 @@ test_plot (void)
     img = qc_hist_plot (d, 20, longt);
     CHECK (img != NULL);
     qc_rgb_destroy (&img);
+    /* a long UTF-8 title is cut between characters: drawn as the same
+     * title in plain letters is ('é' is drawn 'e'; a cut inside one would
+     * draw '?') */
+    char accents[2 * 300 + 1], plain[300 + 1];
+    for (int i = 0; i < 300; i++) {
+        memcpy (accents + 2 * i, "\xc3\xa9", 2);
+        plain[i] = 'e';
+    }
+    accents[600] = plain[300] = '\0';
+    qc_rgb_t *ua = qc_hist_plot (d, 20, accents), *ub = qc_hist_plot (d, 20, plain);
+    CHECK (ua && ub && ua->w == ub->w && ua->h == ub->h
+           && memcmp (ua->px, ub->px, qc_npix (ua->w, ua->h) * 3) == 0,
+           "a long UTF-8 title cut between characters");
+    qc_rgb_destroy (&ua);
+    qc_rgb_destroy (&ub);
     CHECK (qc_hist_plot (NULL, 20, "t") == NULL);
     CHECK (qc_hist_plot (d, 0, "t") == NULL);
     CHECK (qc_plot_text_width ("abc", 2) == 34);

@@ -557,9 +557,9 @@ http_run (qc_http_conn_t *conn, xfer_t *x, attempt_fn *before, void *arg,
     if (out.st != QC_HTTP_OK) {
         if (n > attempts)
             n = attempts;
-        if (out.retry && n > 1)
-            qc_set_err (err, errlen, "GET %s: %s (%d attempts%s", x->shown, out.why, n,
-                        QC_RESULT_RETRY_MARK);
+        if (out.retry)          /* it may pass later, however many tries */
+            qc_set_err (err, errlen, "GET %s: %s (%d attempt%s%s", x->shown, out.why, n,
+                        n > 1 ? "s" : "", QC_RESULT_RETRY_MARK);
         else
             qc_set_err (err, errlen, "GET %s: %s", x->shown, out.why);
     }
