@@ -7,8 +7,10 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "client/assets.h"
@@ -17,6 +19,7 @@
 #include "client/output.h"
 #include "client/rerun.h"
 #include "client/session.h"
+#include "client/templates.h"
 #include "kernels/pipeline/pipeline.h"
 #include "shared/cli.h"
 #include "shared/curve.h"
@@ -31,7 +34,7 @@ static void
 usage (FILE *to)
 {
     fprintf (to,
-        "Usage: qc-submit [--broker tcp://HOST:5555] [-c config.ini] -o OUTDIR\n"
+        "Usage: qc-submit [--broker tcp://HOST:5555] [-c config.ini] [-o OUTDIR]\n"
         "                 SLIDE... | DIR | 'PATTERN' | LIST.tsv | --list FILE\n"
         "       qc-submit --broker EP --attach JOBID -o OUTDIR\n"
         "       qc-submit --broker EP --cancel JOBID\n"
@@ -53,13 +56,16 @@ usage (FILE *to)
         "      --cert FILE      this client's secret certificate (qc-keygen --role\n"
         "                       client or admin): CurveZMQ to a broker with --cert\n"
         "      --server-key FILE  the broker's public certificate (with --cert)\n"
-        "  -c, --config FILE    HistoQC-style config.ini (default: built in)\n"
+        "  -c, --config FILE    HistoQC-style config.ini (default: built in); or a\n"
+        "                       HistoQC template's name (default, first, ihc,\n"
+        "                       clinical, light, v2.1), as histoqc -c takes it\n"
         "      --histoqc-data DIR  HistoQC's data folder: the config's relative\n"
         "                       file names (examples, templates) are looked for\n"
         "                       beside the config, then here (default: an\n"
         "                       installed histoqc's), then among built-in files;\n"
         "                       their bytes travel with the job\n"
-        "  -o, --outdir DIR     output folder (required)\n"
+        "  -o, --outdir DIR     output folder (default, as HistoQC:\n"
+        "                       ./histoqc_output_YYYYMMDD-hhmmss)\n"
         "  -p, --basepath DIR   relative slides, patterns and list entries are\n"
         "                       taken relative to DIR\n"
         "  -l, --list FILE      read slides from FILE ('-': stdin), one a line or\n"
@@ -68,7 +74,10 @@ usage (FILE *to)
         "                       old results.tsv and error.log are kept as .N)\n"
         "      --no-check       do not check that each slide can be read here\n"
         "                       (when only the workers see the slides)\n"
-        "  -w, --workers N      local mode: slides run at once (default: cores)\n"
+        "  -w, --workers N      local mode: slides run at once (default: cores);\n"
+        "                       HistoQC's -n/--nprocesses N is the same\n"
+        "      --symlink DIR    at the end, DIR/<OUTDIR's name> links to OUTDIR\n"
+        "                       (as HistoQC); its -b/--batch N is said and ignored\n"
         "      --cache DIR      local mode: where slides by URL (read whole, or\n"
         "                       their blocks read by ranges) are kept (see\n"
         "                       qc-worker --help)\n"
@@ -174,12 +183,18 @@ enum {
     OPT_CACHE_MAX,
     OPT_CERT,
     OPT_SERVER_KEY,
+    OPT_BATCH,
+    OPT_SYMLINK,
 };
 
 typedef struct {
     const char *broker, *config_path, *outdir, *histoqc_data, *basepath;
     const char *cert, *server_key;
     const char *write_default, *cache_dir;
+    const char *symlink_dir;    /* --symlink: HistoQC's link to OUTDIR */
+    char *outdir_made;          /* the default OUTDIR's name (malloc'd) */
+    char *template_path;        /* -c NAME's file (malloc'd) */
+    bool batch;                 /* HistoQC's -b/--batch N: said, not done */
     uint64_t cache_max;
     const char *lists[64];
     int nlists;
@@ -214,13 +229,24 @@ parse (int argc, char **argv, options_t *o)
         {"cache-max", required_argument, 0, OPT_CACHE_MAX},
         {"cert", required_argument, 0, OPT_CERT},
         {"server-key", required_argument, 0, OPT_SERVER_KEY},
+        {"nprocesses", required_argument, 0, 'n'},
+        {"batch", required_argument, 0, OPT_BATCH},
+        {"symlink", required_argument, 0, OPT_SYMLINK},
         {"help", no_argument, 0, 'h'},
         {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long (argc, argv, "b:c:o:l:w:p:fqhV", opts, NULL)) != -1) {
+    while ((c = getopt_long (argc, argv, "b:c:o:l:w:n:p:fqhV", opts, NULL)) != -1) {
         switch (c) {
-        case 'b': o->broker = optarg; break;
+        case 'b':
+            /* HistoQC's -b is --batch N: a number is never an endpoint */
+            if (optarg[0] && strspn (optarg, "0123456789") == strlen (optarg))
+                o->batch = true;
+            else
+                o->broker = optarg;
+            break;
+        case OPT_BATCH: o->batch = true; break;
+        case OPT_SYMLINK: o->symlink_dir = optarg; break;
         case 'c': o->config_path = optarg; break;
         case 'o': o->outdir = optarg; break;
         case 'p': o->basepath = optarg; break;
@@ -233,7 +259,9 @@ parse (int argc, char **argv, options_t *o)
             o->lists[o->nlists++] = optarg;
             break;
         case 'w':
-            if (qc_cli_uint (prog, "--workers", optarg, 1, 4096, &o->workers))
+        case 'n':               /* HistoQC's -n/--nprocesses */
+            if (qc_cli_uint (prog, c == 'w' ? "--workers" : "--nprocesses", optarg, 1,
+                             4096, &o->workers))
                 return QC_EXIT_USAGE;
             break;
         case OPT_GPU_ONLY: o->resource = QC_RES_GPU; break;
@@ -305,6 +333,71 @@ build_cohort (const options_t *o, int argc, char **argv, qc_cohort_t *cohort)
     return 0;
 }
 
+/* What HistoQC's command line gives that qc-submit does differently:
+ * -c NAME (a template: its file), no -o (HistoQC's dated folder),
+ * --symlink (checked now, made at the end), -b/--batch (said). 0, or
+ * an exit code. */
+static int
+histoqc_options (options_t *o)
+{
+    char err[1024];
+    if (o->config_path && qc_client_is_template_name (o->config_path)) {
+        bool builtin = false;
+        o->template_path = qc_client_config_template (o->config_path, o->histoqc_data,
+                                                      &builtin, err, sizeof err);
+        if (!o->template_path && !builtin) {
+            fprintf (stderr, "%s: -c %s\n", prog, err);
+            return QC_EXIT_USAGE;
+        }
+        if (!o->quiet)
+            fprintf (stderr, "%s: -c %s: %s%s\n", prog, o->config_path, builtin
+                     ? "no HistoQC found here: the built-in config" : "HistoQC's template ",
+                     builtin ? "" : o->template_path);
+        o->config_path = o->template_path;     /* NULL: built in */
+    }
+    if (!o->outdir && !o->attach && !o->cancel) {
+        /* as HistoQC names it when -o is not given */
+        char name[64];
+        time_t now = time (NULL);
+        struct tm tm;
+        localtime_r (&now, &tm);
+        strftime (name, sizeof name, "histoqc_output_%Y%m%d-%H%M%S", &tm);
+        if (!(o->outdir = o->outdir_made = strdup (name))) {
+            fprintf (stderr, "%s: out of memory\n", prog);
+            return QC_EXIT_USAGE;
+        }
+        if (!o->quiet)
+            fprintf (stderr, "%s: no -o given: writing into %s (as HistoQC)\n", prog, name);
+    }
+    struct stat st;
+    if (o->symlink_dir && (stat (o->symlink_dir, &st) != 0 || !S_ISDIR (st.st_mode))) {
+        fprintf (stderr, "%s: --symlink %s is not a folder\n", prog, o->symlink_dir);
+        return QC_EXIT_USAGE;
+    }
+    if (o->batch && !o->quiet)
+        fprintf (stderr, "%s: note: HistoQC's -b/--batch (results split into files of N "
+                 "rows) is not done: one results.tsv is written (qc-submit's -b is "
+                 "--broker)\n", prog);
+    return 0;
+}
+
+/* HistoQC's --symlink DIR: DIR/<OUTDIR's name> links to OUTDIR. */
+static void
+make_symlink (const options_t *o)
+{
+    char *origin = o->symlink_dir ? realpath (o->outdir, NULL) : NULL;
+    if (!origin)
+        return;
+    const char *base = strrchr (origin, '/');
+    char *target = NULL;
+    if (asprintf (&target, "%s/%s", o->symlink_dir, base ? base + 1 : origin) >= 0
+        && symlink (origin, target) != 0)
+        fprintf (stderr, "%s: --symlink: cannot make %s (%s): make it with ln -s %s %s\n",
+                 prog, target, strerror (errno), origin, target);
+    free (target);
+    free (origin);
+}
+
 /* The config text to send (its files resolved), its files, and the
  * pipeline it builds (checked here, before any slide is touched). */
 static int
@@ -371,7 +464,7 @@ main (int argc, char **argv)
         return rc < 0 ? QC_EXIT_OK : rc;
     if (o.write_default)
         return write_default_config (o.write_default);
-    if ((rc = build_cohort (&o, argc, argv, &cohort)))
+    if ((rc = histoqc_options (&o)) || (rc = build_cohort (&o, argc, argv, &cohort)))
         goto out;
     rc = QC_EXIT_USAGE;
     if ((o.attach || o.cancel) && !o.broker) {
@@ -382,8 +475,8 @@ main (int argc, char **argv)
         fprintf (stderr, "%s: --attach and --cancel take no slides\n", prog);
         goto out;
     }
-    if (!o.cancel && !o.outdir) {
-        fprintf (stderr, "%s: -o OUTDIR is required (see --help)\n", prog);
+    if (o.attach && !o.outdir) {
+        fprintf (stderr, "%s: --attach needs -o OUTDIR, the job's folder\n", prog);
         goto out;
     }
     if (!o.cancel && !o.attach && cohort.n == 0) {
@@ -491,6 +584,10 @@ main (int argc, char **argv)
     if (rc == QC_EXIT_OK && (plan.failed_before || plan.nunread))
         rc = QC_EXIT_FAILED;
 out:
+    if (o.outdir && !o.attach && rc != QC_EXIT_USAGE)
+        make_symlink (&o);
+    free (o.outdir_made);
+    free (o.template_path);
     qc_curve_client_destroy (&curve);
     qc_local_stop (&local);
     qc_output_close (&out);

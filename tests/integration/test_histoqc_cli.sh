@@ -1,0 +1,35 @@
+#!/bin/bash
+# HistoQC's command line works as given to histoqc: -c NAME (a template:
+# the histoqc package's config_NAME.ini, here found beside HistoQC's
+# data folder), no -o (a dated histoqc_output_* folder), -n N (slides at
+# once), --symlink DIR (a link to the output folder), -b N (said: one
+# results.tsv is written).
+. "$(dirname "$0")/lib.sh"
+
+H=$SHARED/reference/histoqc
+S=$SHARED/slides/real/CMU-1-Small-Region.svs
+mkdir -p "$T/run" "$T/links"
+( cd "$T/run" && "$BIN/qc-submit" -c ihc --histoqc-data "$H/data" -n 2 -b 10 --symlink "$T/links" "$S" ) \
+    >"$T/ihc.log" 2>&1 || fail "histoqc-style run: $(tail -5 "$T/ihc.log")"
+outs=("$T"/run/histoqc_output_*)
+[ ${#outs[@]} -eq 1 ] && [ -d "${outs[0]}" ] || fail "not one histoqc_output_* folder: ${outs[*]}"
+out=${outs[0]}
+[ "$(grep -vc '^#' "$out/results.tsv")" -eq 1 ] || fail "results.tsv: $(cat "$out/results.tsv")"
+grep -q "^config_file $(cd "$H/configs" && pwd -P)/config_ihc.ini\$" "$out/.qc-config" \
+    || fail "not HistoQC's config_ihc.ini: $(sed -n 2p "$out/.qc-config")"
+grep -q "writing into histoqc_output_" "$T/ihc.log" || fail "the default folder not said"
+grep -q "HistoQC's -b/--batch .* not done" "$T/ihc.log" || fail "-b not said: $(cat "$T/ihc.log")"
+link="$T/links/$(basename "$out")"
+[ -L "$link" ] && [ "$(readlink "$link")" = "$(cd "$out" && pwd -P)" ] || fail "--symlink: $(ls -l "$T/links")"
+pass "-c ihc -n 2 -b 10 --symlink, no -o: HistoQC's template, a dated folder, a link to it"
+
+out2=$( cd "$T/run" && "$BIN/qc-submit" -c nosuch --histoqc-data "$H/data" -o o2 "$S" 2>&1 )
+[ $? -eq 2 ] && echo "$out2" | grep -q "HistoQC's template config_nosuch.ini was not found" \
+    && [ ! -e "$T/run/o2" ] || fail "-c nosuch: $out2"
+out2=$( "$BIN/qc-submit" -c default --histoqc-data "$H/data" -o "$T/d" "$S" 2>&1 )
+[ $? -eq 0 ] && grep -q "^config_file $(cd "$H/configs" && pwd -P)/config.ini\$" "$T/d/.qc-config" \
+    || fail "-c default: $out2"
+out2=$( "$BIN/qc-submit" --symlink "$T/nowhere" -o "$T/s" "$S" 2>&1 )
+[ $? -eq 2 ] && echo "$out2" | grep -q "symlink .*nowhere is not a folder" && [ ! -e "$T/s" ] \
+    || fail "--symlink to no folder: $out2"
+pass "-c of no template: exit 2, said; -c default: HistoQC's config.ini; --symlink to no folder: exit 2"
