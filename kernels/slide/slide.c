@@ -260,6 +260,40 @@ quiet_libtiff (void)
     TIFFSetWarningHandler (tiff_warning);
 }
 
+/* Why OpenSlide did not recognise path, where its first bytes say more:
+ * a TIFF (classic or BigTIFF, either byte order) whose first directory
+ * lies past the end of the file was cut short (a copy that stopped). */
+static int
+fail_unrecognised (const char *path, char *err, size_t errlen)
+{
+    unsigned char h[16] = {0};
+    struct stat st;
+    FILE *f = fopen (path, "rb");
+    size_t n = f ? fread (h, 1, sizeof h, f) : 0;
+    if (f)
+        fclose (f);
+    bool le = h[0] == 'I' && h[1] == 'I', be = h[0] == 'M' && h[1] == 'M';
+    unsigned kind = le ? h[2] | h[3] << 8 : be ? h[2] << 8 | h[3] : 0;
+    if (n == sizeof h && (kind == 42 || kind == 43) && stat (path, &st) == 0) {
+        /* the first directory's offset: 4 bytes at 4, or BigTIFF's 8 at 8 */
+        uint64_t at = 0;
+        int len = kind == 42 ? 4 : 8, from = kind == 42 ? 4 : 8;
+        for (int i = 0; i < len; i++)
+            at |= (uint64_t) h[from + (le ? i : len - 1 - i)] << (8 * i);
+        if (at >= (uint64_t) st.st_size)
+            return qc_fail (err, errlen, "the file is cut short (a copy that stopped?): "
+                            "it is a TIFF whose first directory lies at byte %llu, past "
+                            "its end (%lld bytes)", (unsigned long long) at,
+                            (long long) st.st_size);
+        return qc_fail (err, errlen, "OpenSlide %s does not read this TIFF as a slide "
+                        "(a format it cannot read, or a damaged file)",
+                        openslide_get_version ());
+    }
+    return qc_fail (err, errlen, "OpenSlide %s does not recognise this file as a "
+                    "slide (not a slide, or a format it cannot read)",
+                    openslide_get_version ());
+}
+
 /* The OpenSlide side of opening: the handle, its levels. */
 static int
 open_openslide (qc_slide_t *self, char *err, size_t errlen)
@@ -268,9 +302,7 @@ open_openslide (qc_slide_t *self, char *err, size_t errlen)
         return -1;
     self->osr = openslide_open (self->path);
     if (!self->osr)
-        return qc_fail (err, errlen, "OpenSlide %s does not recognise this "
-                        "file as a slide (not a slide, or a format it cannot "
-                        "read)", openslide_get_version ());
+        return fail_unrecognised (self->path, err, errlen);
     const char *oe = openslide_get_error (self->osr);
     if (oe)
         return qc_fail (err, errlen, "OpenSlide could not open the slide: %s",

@@ -268,6 +268,19 @@ test_odd_slides (const qc_pipeline_t *p)
         close (fd);
         unlink (empty);
     }
+    /* a copy that stopped: the TIFF's first directory lies past its end */
+    char cut[] = "/tmp/qc-cut-XXXXXX";
+    fd = mkstemp (cut);
+    slide_path (path, sizeof path, "real", "CMU-1-Small-Region.svs");
+    char cmd[2200];
+    snprintf (cmd, sizeof cmd, "head -c 300000 '%s' > '%s'", path, cut);
+    CHECK (fd >= 0 && system (cmd) == 0 && qc_pipeline_run (p, cut, r) == -1 && r->error
+           && strstr (r->error, "the file is cut short")
+           && strstr (r->error, "past its end (300000 bytes)"), "%s", r->error);
+    if (fd >= 0) {
+        close (fd);
+        unlink (cut);
+    }
 
     /* Whatever else is in odd/: a result either way, never a crash, and a
      * reason when it fails. */
