@@ -2,6 +2,7 @@
  * and graceful drain. */
 #include "worker/worker_int.h"
 
+#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -30,12 +31,27 @@ gpus_usable (const qc_worker_config_t *cfg)
     return 1;
 }
 
+/* The cores this process may run on: its affinity mask (a Slurm step,
+ * a container's cpuset or taskset give fewer than the machine has, and
+ * a slot for each of the machine's would crowd them), else the cores
+ * online. */
+static long
+usable_cpus (void)
+{
+    cpu_set_t set;
+    CPU_ZERO (&set);
+    if (sched_getaffinity (0, sizeof set, &set) == 0 && CPU_COUNT (&set) > 0)
+        return CPU_COUNT (&set);
+    long n = sysconf (_SC_NPROCESSORS_ONLN);
+    return n > 0 ? n : 1;
+}
+
 void
 qc_worker_config_defaults (qc_worker_config_t *cfg)
 {
     memset (cfg, 0, sizeof *cfg);
     cfg->endpoint = "tcp://127.0.0.1:5555";
-    long n = sysconf (_SC_NPROCESSORS_ONLN);
+    long n = usable_cpus ();
     cfg->slots = n > 0 ? (uint32_t) n : 1;
     cfg->prefetch = 1;
     cfg->gpu_read_threads = n > 8 ? 8 : n > 0 ? (uint32_t) n : 1;

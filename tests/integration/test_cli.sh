@@ -56,7 +56,13 @@ grep -q "no answer from broker" "$T/sub.log" || fail "qc-submit message: $(cat "
 [ -e "$T/o" ] && fail "a run that never started left its folder: $(ls -A "$T/o")"
 "$BIN/qc-worker" --connect tcp://127.0.0.1:$port --timeout 1 >"$T/w.log" 2>&1
 [ $? -eq 3 ] || fail "qc-worker --timeout with no broker should exit 3"
-pass "no broker: exit 3 with a clear message"
+# slots by default: the cores the worker may run on (a Slurm step or a
+# cpuset gives fewer than the machine has), not every core online
+if command -v taskset >/dev/null && [ "$(nproc --all)" -gt 1 ]; then
+    out=$(taskset -c 0 "$BIN/qc-worker" --connect tcp://127.0.0.1:$port --timeout 1 2>&1)
+    echo "$out" | grep -q "with 1 slots" || fail "a worker on one allowed core: $out"
+fi
+pass "no broker: exit 3 with a clear message; a worker's default slots follow its cores"
 
 printf '[pipeline]\nsteps = BasicModule.getBasicStats\n    NoSuchModule.doThings\n' >"$T/bad.ini"
 "$BIN/qc-submit" -c "$T/bad.ini" -o "$T/bad" "$SHARED/slides/real/CMU-1-Small-Region.svs" \

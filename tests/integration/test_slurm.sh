@@ -85,7 +85,7 @@ run_job() {
         [ -n "${ON_RUNNING:-}" ] && [ "$state" = RUNNING ] && { eval "$ON_RUNNING"; ON_RUNNING=; }
         sleep 0.2
     done
-    [ -z "$state" ] || fail "$name: job $id still $state after 120 s"
+    [ -z "$state" ] || fail "$name: job $id still $state after 120 s: $(scontrol show job "$id" 2>/dev/null | grep -oE "(Reason|BeginTime|Restarts)=[^ ]*" | paste -sd" ")"
     JOB_RC=$(scontrol show job "$id" 2>/dev/null | sed -n 's/.* ExitCode=\([0-9]*\):.*/\1/p')
 }
 no_job_processes() {  # no_job_processes JOBID: nothing of the job is left
@@ -111,7 +111,10 @@ run_job plain QC_WORKERS_PER_NODE=2 -- -o "$T/out1" "$cohort"
 [ "$JOB_RC" = 0 ] || { cat "$T/plain.out"; fail "job exit $JOB_RC"; }
 [ "$(grep -vc '^#' "$T/out1/results.tsv")" = "$n" ] || fail "expected $n rows in results.tsv"
 no_job_processes "$JOB_ID"
-pass "sbatch qc-cohort.sbatch: $n slides passed, broker and workers gone after the job"
+priv=$(sed -n 's/^qc-cohort: .*logs in //p' "$T/plain.out" | tail -1)
+[ -f "$priv/broker.log" ] && [ ! -e "$priv/keys" ] && [ ! -e "$priv/state" ] \
+    || fail "a finished job's keys or journal left in $priv: $(ls -A "$priv")"
+pass "sbatch qc-cohort.sbatch: $n slides passed, broker and workers gone after the job, its keys and journal too"
 
 # a worker dies while tasks run: the other takes over; teardown still
 # stops the rest
@@ -123,6 +126,21 @@ printf '%s\n' "$cohort"/* >"$T/list"
 check_exactly_once "$T/out2" "$T/list"
 no_job_processes "$JOB_ID"
 pass "a worker killed mid-run: every slide once, nothing left running"
+
+# Slurm requeues the job mid-cohort (a node failed): the new run's
+# broker restores the job from its journal and qc-submit attaches to it,
+# so no slide runs twice (Slurm holds a requeued job a while: its start
+# time is brought forward)
+ON_RUNNING='for _ in $(seq 1 200); do grep -q "^ok" "$T/requeue.out" 2>/dev/null && break; sleep 0.1; done; scontrol requeue "$JOB_ID" && echo requeued >"$T/requeued"; for _ in $(seq 1 150); do [ "$(squeue -h -j "$JOB_ID" -o %T)" = PENDING ] && scontrol update JobId="$JOB_ID" StartTime=now 2>/dev/null; [ "$(squeue -h -j "$JOB_ID" -o %T)" = RUNNING ] && break; sleep 0.2; done'
+run_job requeue QC_WORKER_ARGS="--task-delay-ms 400 --slots 1" -- -o "$T/out5" "$cohort"
+[ -f "$T/requeued" ] || fail "the test did not get to requeue the job"
+[ "$JOB_RC" = 0 ] || { cat "$T/requeue.out"; fail "requeued job exit $JOB_RC"; }
+check_exactly_once "$T/out5" "$T/list"
+rlog=$(sed -n 's/^qc-cohort: .*logs in //p' "$T/requeue.out" | tail -1)/broker.log
+grep -q "attaching to job" "$T/requeue.out" || fail "the requeued run did not attach: $(cat "$T/requeue.out")"
+[ "$(grep -c 'submitted' "$rlog")" = 1 ] || fail "the cohort was submitted again: $(grep submitted "$rlog")"
+no_job_processes "$JOB_ID"
+pass "a requeued job attaches to the job its broker's journal kept: every slide once, one submission"
 
 # the broker's port is taken: exit 4, no worker started, nothing left
 busy=$(free_port)
