@@ -73,6 +73,22 @@ playbook run3.log site.yml
 [ "$(changed run3.log)" = 0 ] || { grep -B3 'changed:' "$T/run3.log" | head -30; fail "a second run changed $(changed run3.log) things"; }
 pass "a run with nothing new changes nothing"
 
+# an inventory that leaves qc_curve to its documented default (true):
+# the same cluster, nothing changed
+sed '/^qc_curve=/d' "$T/inventory.ini" >"$T/inventory-nocurve.ini"
+(cd "$A" && timeout 900 ansible-playbook -i "$T/inventory-nocurve.ini" site.yml) >"$T/run3b.log" 2>&1 \
+    || { tail -20 "$T/run3b.log"; fail "an inventory without qc_curve failed"; }
+[ "$(changed run3b.log)" = 0 ] || fail "qc_curve's default changed $(changed run3b.log) things"
+# a broker bind the broker would refuse stops the play before any file
+md5sum "$T/units/qc-broker.service" >"$T/unit.md5"
+(cd "$A" && timeout 900 ansible-playbook -i "$T/inventory.ini" site.yml \
+    -e "qc_broker_bind=tcp://localhost:$port") >"$T/badbind.log" 2>&1 \
+    && fail "a host-name bind was taken"
+grep -q "qc_broker_bind = tcp://localhost:$port: write tcp://ADDRESS:PORT" "$T/badbind.log" \
+    || { tail -20 "$T/badbind.log"; fail "no clear word on the bad bind"; }
+md5sum -c --quiet "$T/unit.md5" || fail "the unit changed on a refused bind"
+pass "qc_curve left to its default changes nothing; a bind to a host name is refused before any file"
+
 mkdir -p "$T/verify"
 cp "$T/units/qc-broker.service" "$T/units/qc-worker@.service" "$T/verify/"
 ln -s qc-worker@.service "$T/verify/qc-worker@cpu.service"
