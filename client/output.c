@@ -127,6 +127,17 @@ lock_folder (qc_output_t *o, char *err, size_t errlen)
     return 0;
 }
 
+/* The columns rows are written in go (for others, or at the close). */
+static void
+drop_columns (qc_output_t *o)
+{
+    for (size_t i = 0; i < o->ncolumns; i++)
+        free (o->columns[i]);
+    free (o->columns);
+    o->columns = NULL;
+    o->ncolumns = 0;
+}
+
 static int
 set_columns (qc_output_t *o, char *const *cols, size_t n)
 {
@@ -290,12 +301,9 @@ check_config (qc_output_t *o, const qc_output_config_t *cfg, char *err, size_t e
         if (!want)
             return -1;
         want[n] = PATH_COLUMN;
-        for (size_t i = 0; i < o->ncolumns; i++)
-            free (o->columns[i]);
-        free (o->columns);
-        o->columns = NULL;
-        o->ncolumns = 0;
+        drop_columns (o);
         free (o->header);
+        o->header = NULL;
         int rc = set_columns (o, want, n + 1) == 0
                  && (o->header = make_header (cfg, want, n + 1)) ? 0 : -1;
         free (want);
@@ -531,9 +539,7 @@ qc_output_close (qc_output_t **self_p)
     if (o->errors) fclose (o->errors);
     if (o->log) fclose (o->log);
     if (o->journal) fclose (o->journal);
-    for (size_t i = 0; i < o->ncolumns; i++)
-        free (o->columns[i]);
-    free (o->columns);
+    drop_columns (o);
     free (o->header);
     free (o->command_line);
     free (o->config_text);
