@@ -92,23 +92,13 @@ qc_endpoint_is_local (const char *ep)
         return false;
     if (strncmp (ep, "inproc://", 9) == 0 || strncmp (ep, "ipc://", 6) == 0)
         return true;
-    if (strncmp (ep, "tcp://", 6) != 0)
-        return false;
-    const char *h = ep + 6;
-    const char *semi = strrchr (h, ';');     /* "source;destination" */
-    if (semi)
-        h = semi + 1;
-    const char *colon = strrchr (h, ':');
-    size_t n = colon ? (size_t) (colon - h) : strlen (h);
     char host[256];
-    if (n >= sizeof host)
+    const char *port = NULL;
+    /* An endpoint without a port is refused by qc_endpoint_check anyway;
+     * not calling it local is the safe side (local means no keys needed). */
+    if (strncmp (ep, "tcp://", 6) != 0
+        || split_tcp (ep, host, sizeof host, &port) != 0)
         return false;
-    memcpy (host, h, n);
-    host[n] = 0;
-    if (n >= 2 && host[0] == '[' && host[n - 1] == ']') {
-        memmove (host, host + 1, n - 2);
-        host[n - 2] = 0;
-    }
     if (strcmp (host, "localhost") == 0 || strcmp (host, "lo") == 0)
         return true;
     struct in_addr a4;

@@ -201,10 +201,12 @@ test_endpoints (void)
 {
     static const char *local[] = {"tcp://127.0.0.1:5555", "tcp://127.3.4.5:1", "tcp://[::1]:5555",
                                   "tcp://localhost:5555", "tcp://lo:5555", "ipc:///tmp/x",
-                                  "inproc://x", "tcp://[::ffff:127.0.0.1]:9"};
+                                  "inproc://x", "tcp://[::ffff:127.0.0.1]:9",
+                                  "tcp://10.0.0.1:0;127.0.0.1:5555"};
     static const char *remote[] = {"tcp://*:5555", "tcp://0.0.0.0:5555", "tcp://10.0.0.1:5555",
                                    "tcp://eth0:5555", "tcp://host.example.org:5555",
-                                   "tcp://[::]:5555", "ws://127.0.0.1:5555", "tcp://128.0.0.1:1"};
+                                   "tcp://[::]:5555", "ws://127.0.0.1:5555", "tcp://128.0.0.1:1",
+                                   "tcp://127.0.0.1", "tcp://127.0.0.1:1;10.0.0.1:5555"};
     for (size_t i = 0; i < sizeof local / sizeof *local; i++)
         CHECK (qc_endpoint_is_local (local[i]), "%s is local", local[i]);
     for (size_t i = 0; i < sizeof remote / sizeof *remote; i++)
