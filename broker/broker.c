@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "shared/err.h"
 #include "shared/log.h"
 #include "shared/url.h"
 
@@ -226,8 +227,9 @@ on_ready (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         worker_rec_destroy (w);
         return;
     }
-    qc_log (QC_LOG_INFO, MOD, "worker %s joined from %s: %u slots, %zu GPUs, version %s%s%s%s",
-            w->name, w->host ? w->host : "?", w->slots, w->ngpus,
+    qc_log (QC_LOG_INFO, MOD, "worker %s joined from %s: %u slot%s, %zu GPU%s, version %s%s%s%s",
+            w->name, w->host ? w->host : "?", w->slots, qc_plural (w->slots), w->ngpus,
+            qc_plural (w->ngpus),
             w->version ? w->version : "?", p->cert ? " (certificate " : "",
             p->cert ? p->cert->name : "", p->cert ? ")" : "");
     sched_dispatch (b->sched);
@@ -273,8 +275,8 @@ static void
 on_worker_disconnect (qc_broker_t *b, worker_rec_t *w, qc_msg_t *m)
 {
     if (m->drain) {
-        qc_log (QC_LOG_INFO, MOD, "worker %s is draining: %zu tasks handed back",
-                w->name, m->nrefs);
+        qc_log (QC_LOG_INFO, MOD, "worker %s is draining: %zu task%s handed back",
+                w->name, m->nrefs, qc_plural (m->nrefs));
         sched_worker_drain (b->sched, w->sw);
         for (size_t i = 0; i < m->nrefs; i++) {
             job_rec_t *job = jobs_of_ref (b, &m->refs[i]);

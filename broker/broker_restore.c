@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "shared/err.h"
 #include "shared/log.h"
 
 #define MOD "broker"
@@ -440,10 +441,10 @@ restore_run (qc_broker_t *b, char *err, size_t errlen)
         waiting += j->last_seq - j->acked_seq;
     }
     remove_orphans (b);
-    qc_log (QC_LOG_INFO, MOD, "state %s: %zu jobs restored (%" PRIu64 " slides, %"
+    qc_log (QC_LOG_INFO, MOD, "state %s: %zu job%s restored (%" PRIu64 " slide%s, %"
             PRIu64 " to run, %" PRIu64 " results waiting for their clients) in %"
             PRId64 " ms; next job id %" PRIu64, b->state.dir, zhashx_size (b->jobs),
-            tasks, queued, waiting, zclock_mono () - t0, b->next_job);
+            qc_plural (zhashx_size (b->jobs)), tasks, qc_plural (tasks), queued, waiting, zclock_mono () - t0, b->next_job);
     if (r.recovered)
         b->state.next_compact_check = 0;   /* rewritten on the first tick */
     b->state.force_compact = r.recovered;

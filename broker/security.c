@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "shared/err.h"
 #include "shared/log.h"
 #include "shared/proto.h"
 
@@ -107,9 +108,9 @@ security_new (zsock_t *router, const char *cert_path, const char *allow_dir,
     zcert_apply (self->cert, router);
     zsock_set_curve_server (router, 1);
     zsock_set_zap_domain (router, ZAP_DOMAIN);
-    qc_log (QC_LOG_INFO, MOD, "CurveZMQ on: broker key %s; %zu certificates admitted "
+    qc_log (QC_LOG_INFO, MOD, "CurveZMQ on: broker key %s; %zu certificate%s admitted "
             "from %s (read again while running)", zcert_public_txt (self->cert),
-            keyring_size (self->keyring), allow_dir);
+            keyring_size (self->keyring), qc_plural (keyring_size (self->keyring)), allow_dir);
     return self;
 }
 

@@ -13,6 +13,7 @@
 
 #include "client/config_id.h"
 #include "client/escape.h"
+#include "shared/err.h"
 
 char *
 path_in (const qc_output_t *o, const char *name)
@@ -713,9 +714,10 @@ qc_output_set_job (qc_output_t *o, uint64_t job, uint64_t key, const char *broke
         snprintf (err, errlen, "cannot write %s/error.log: %s", o->outdir, strerror (errno));
         return -1;
     }
-    qc_output_note (o, "INFO", "qc-submit %s: job %" PRIu64 ", %zu slides sent, %zu not "
+    qc_output_note (o, "INFO", "qc-submit %s: job %" PRIu64 ", %zu slide%s sent, %zu not "
                     "readable here (command line: %s)", job ? "started" : "had nothing to run",
-                    job, job ? o->nslides : 0, zlistx_size (o->unread),
+                    job, job ? o->nslides : 0, qc_plural (job ? o->nslides : 0),
+                    zlistx_size (o->unread),
                     o->command_line ? o->command_line : "");
     if (job == 0)
         return 0;

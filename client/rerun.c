@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "client/escape.h"
+#include "shared/err.h"
 #include "shared/proto.h"
 #include "shared/url.h"
 
@@ -73,19 +74,26 @@ qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to)
 {
     char *dir = qc_escape_dup (outdir);
     size_t before = r->passed_before + r->failed_before;
-    if (before)
+    if (before == 1 && r->total == 1)
+        fprintf (to, "%s already has this slide (%s): skipped (-f runs it again)\n",
+                 dir, r->passed_before ? "passed" : "failed");
+    else if (before)
         fprintf (to, "%s already has %zu of these %zu slides (%zu passed, %zu failed): "
                  "skipped (-f runs them again)\n", dir, before, r->total, r->passed_before,
                  r->failed_before);
     if (r->redone)
-        fprintf (to, "-f: %zu slides %s has results for run again (the old results.tsv "
-                 "and error.log are kept as .N)\n", r->redone, dir);
+        fprintf (to, "-f: %zu slide%s %s has results for run%s again (the old "
+                 "results.tsv and error.log are kept as .N)\n", r->redone,
+                 qc_plural (r->redone), dir, r->redone == 1 ? "s" : "");
     if (r->retried)
-        fprintf (to, "%zu slides that were cancelled, could not be read, or whose "
-                 "server did not answer before run again\n", r->retried);
+        fprintf (to, "%zu slide%s that %s cancelled, could not be read, or whose "
+                 "server did not answer before run%s again\n", r->retried,
+                 qc_plural (r->retried), r->retried == 1 ? "was" : "were",
+                 r->retried == 1 ? "s" : "");
     if (r->nunread) {
-        fprintf (to, "%zu slides cannot be read here and are not sent (each gets an "
-                 "error.log line):\n", r->nunread);
+        fprintf (to, "%zu slide%s cannot be read here and %s not sent (each gets an "
+                 "error.log line):\n", r->nunread, qc_plural (r->nunread),
+                 r->nunread == 1 ? "is" : "are");
         for (size_t i = 0; i < r->nunread && i < QC_RERUN_SHOW; i++)
             fprintf (to, "  %s\n", r->shown[i] ? r->shown[i] : "?");
         if (r->nunread > QC_RERUN_SHOW)

@@ -23,6 +23,7 @@
 #include "client/warn_once.h"
 #include "shared/cli.h"
 #include "shared/curve.h"
+#include "shared/err.h"
 #include "shared/log.h"
 #include "shared/url.h"
 
@@ -437,8 +438,8 @@ qc_session_run (const qc_session_config_t *cfg)
         return s.exit_code;
     }
     if (!cfg->quiet && !cfg->local && !cfg->attach_job)
-        fprintf (stderr, "job %" PRIu64 " on %s: %zu slides\n", s.job, cfg->endpoint,
-                 cfg->nslides);
+        fprintf (stderr, "job %" PRIu64 " on %s: %zu slide%s\n", s.job, cfg->endpoint,
+                 cfg->nslides, qc_plural (cfg->nslides));
     s.last_heard = zclock_mono ();
     qc_waiting_init (&s.waiting, cfg->wait_warn_s, cfg->resource, cfg->local,
                      cfg->endpoint, s.last_heard);

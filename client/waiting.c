@@ -4,6 +4,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "shared/err.h"
+
 #define AGAIN_MS 60000     /* asked again after this, doubling while busy */
 
 void
@@ -56,14 +58,15 @@ qc_waiting_on_status (qc_waiting_t *w, const qc_msg_t *m, uint64_t job, qc_progr
                       "qc-submit --broker, or drop --gpu-only", secs);
         else
             snprintf (line, sizeof line, "waiting %ld s: this job runs only on GPUs "
-                      "(--gpu-only) and none of the %zu workers connected to %s has "
+                      "(--gpu-only) and %s of the %zu worker%s connected to %s has "
                       "one; start qc-worker --connect %s --gpu 0 on a GPU machine "
-                      "(still waiting)", secs, n, w->endpoint, w->endpoint);
+                      "(still waiting)", secs, n == 1 ? "not one" : "none", n, qc_plural (n),
+                      w->endpoint, w->endpoint);
     } else if (w->resource == QC_RES_CPU && !with_slots)
         snprintf (line, sizeof line, "waiting %ld s: this job runs only on CPU slots "
-                  "(--cpu-only) and none of the %zu workers connected to %s has one; "
-                  "start qc-worker --connect %s (still waiting)", secs, n, w->endpoint,
-                  w->endpoint);
+                  "(--cpu-only) and %s of the %zu worker%s connected to %s has one; "
+                  "start qc-worker --connect %s (still waiting)", secs,
+                  n == 1 ? "not one" : "none", n, qc_plural (n), w->endpoint, w->endpoint);
     else if (!with_gpu && !with_slots)
         snprintf (line, sizeof line, "waiting %ld s: no worker is connected to %s; "
                   "start one with qc-worker --connect %s (still waiting)", secs,

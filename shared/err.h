@@ -13,4 +13,11 @@ void qc_set_err (char *err, size_t errlen, const char *fmt, ...)
 int qc_fail (char *err, size_t errlen, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
 
+/* "s" unless n is 1, for counts in messages: "%zu slide%s", n, qc_plural (n). */
+static inline const char *
+qc_plural (unsigned long long n)
+{
+    return n == 1 ? "" : "s";
+}
+
 #endif

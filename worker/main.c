@@ -10,6 +10,7 @@
 #include "shared/cli.h"
 #include "shared/curve.h"
 #include "shared/endpoint.h"
+#include "shared/err.h"
 #include "shared/log.h"
 #include "worker/gpu_probe.h"
 #include "worker/slide_fetch.h"
@@ -326,8 +327,8 @@ main (int argc, char **argv)
         qc_curve_client_destroy (&curve);
         return nroots ? QC_EXIT_USAGE : QC_EXIT_NO_BROKER;
     }
-    qc_log (QC_LOG_INFO, "worker", "connecting to %s with %u slots, %zu GPUs",
-            cfg.endpoint, cfg.slots, cfg.ngpus);
+    qc_log (QC_LOG_INFO, "worker", "connecting to %s with %u slot%s, %zu GPU%s",
+            cfg.endpoint, cfg.slots, qc_plural (cfg.slots), cfg.ngpus, qc_plural (cfg.ngpus));
     int64_t start = zclock_mono ();
     int rc = QC_EXIT_OK;
     while (!qc_cli_signals) {

@@ -60,7 +60,7 @@ grep -q "no answer from broker" "$T/sub.log" || fail "qc-submit message: $(cat "
 # cpuset gives fewer than the machine has), not every core online
 if command -v taskset >/dev/null && [ "$(nproc --all)" -gt 1 ]; then
     out=$(taskset -c 0 "$BIN/qc-worker" --connect tcp://127.0.0.1:$port --timeout 1 2>&1)
-    echo "$out" | grep -q "with 1 slots" || fail "a worker on one allowed core: $out"
+    echo "$out" | grep -q "with 1 slot," || fail "a worker on one allowed core: $out"
 fi
 pass "no broker: exit 3 with a clear message; a worker's default slots follow its cores"
 

@@ -37,7 +37,7 @@ rc=$?
 grep -q "in use by another broker" "$T/second.log" || fail "no clear message: $(cat "$T/second.log")"
 pass "a second broker on the same state folder is refused"
 
-grep -q "1 jobs restored" "$T/broker.log" || fail "the job was not restored: $(tail -5 "$T/broker.log")"
+grep -q "1 job restored" "$T/broker.log" || fail "the job was not restored: $(tail -5 "$T/broker.log")"
 for i in $(seq 1 600); do kill -0 $submit 2>/dev/null || break; sleep 0.1; done
 kill -0 $submit 2>/dev/null && fail "qc-submit did not finish within 60 s of the restart"
 wait $submit; rc=$?

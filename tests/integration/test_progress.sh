@@ -58,7 +58,7 @@ pass "no worker connected: said, waited, finished when one came"
     "$T/c/p1.svs" >"$T/gpu.log" 2>&1 &
 sub=$!
 PIDS+=($sub)
-wait_for "no-GPU message" 10 "grep -q 'this job runs only on GPUs (--gpu-only) and none of the 1 workers connected' '$T/gpu.log'"
+wait_for "no-GPU message" 10 "grep -q 'this job runs only on GPUs (--gpu-only) and not one of the 1 worker connected' '$T/gpu.log'"
 job=$(awk '/^job /{print $2; exit}' "$T/gpu/.qc-job")
 interrupt $sub
 [ $RC -eq 130 ] || fail "Ctrl-C with a broker: exit $RC, expected 130"

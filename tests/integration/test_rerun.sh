@@ -29,7 +29,7 @@ ui_table_ok() {   # ui_table_ok OUTDIR NROWS
 
 "$BIN/qc-submit" -o "$T/out" --list "$T/list" >"$T/run1.log" 2>&1
 [ $? -eq 1 ] || fail "first run: exit 1 expected (one bad, one missing): $(cat "$T/run1.log")"
-grep -q "1 slides cannot be read here" "$T/run1.log" || fail "missing slide not listed before the job"
+grep -q "1 slide cannot be read here and is not sent" "$T/run1.log" || fail "missing slide not listed before the job"
 grep -q "later.svs: No such file or directory" "$T/run1.log" || fail "missing slide not named"
 ui_table_ok "$T/out" 2
 [ "$(wc -l <"$T/out/error.log")" -eq 2 ] || fail "error.log: $(cat "$T/out/error.log")"
@@ -55,7 +55,7 @@ pass "rerun: all 4 skipped and said so, files unchanged"
 # the missing slide appears: only it runs, its old error line goes
 ln -s "$R/CMU-1-Small-Region.svs" "$T/c/later.svs"
 "$BIN/qc-submit" -o "$T/out" --list "$T/list" >"$T/run3.log" 2>&1
-grep -q "could not be read, or whose server did not answer before run again" "$T/run3.log" || fail "retry not said: $(cat "$T/run3.log")"
+grep -q "^1 slide that was cancelled, could not be read, or whose server did not answer before runs again" "$T/run3.log" || fail "retry not said: $(cat "$T/run3.log")"
 grep -q "^ok 1/1 later.svs" "$T/run3.log" || fail "only the new slide ran: $(cat "$T/run3.log")"
 ui_table_ok "$T/out" 3
 grep -q "later.svs" "$T/out/error.log" && fail "the stale error line stayed"
@@ -101,7 +101,7 @@ echo "$T/c/five.svs" >>"$T/list"
 first=$!
 PIDS+=($first)
 wait_for "job accepted" 10 "grep -q '^job' '$T/b1.log'"
-grep -q "on tcp://127.0.0.1:$port: 1 slides" "$T/b1.log" || fail "resumed job not of 1 slide: $(cat "$T/b1.log")"
+grep -q "on tcp://127.0.0.1:$port: 1 slide$" "$T/b1.log" || fail "resumed job not of 1 slide: $(cat "$T/b1.log")"
 # a second qc-submit into the same folder meanwhile: refused
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out" --list "$T/list" >"$T/b2.log" 2>&1
 [ $? -eq 2 ] || fail "a second qc-submit into a busy folder: exit 2 expected"
@@ -116,6 +116,9 @@ pass "through a broker: only the missing slide is sent; a concurrent run is refu
 # of two configs (OUTDIR/.qc-config keeps the config's identity)
 "$BIN/qc-submit" -q -o "$T/cfg" "$T/c/one.svs" >"$T/k1.log" 2>&1 || fail "default run: $(cat "$T/k1.log")"
 grep -q '^config_file default$' "$T/cfg/.qc-config" || fail ".qc-config: $(head -2 "$T/cfg/.qc-config")"
+"$BIN/qc-submit" -o "$T/cfg" "$T/c/one.svs" >"$T/k1b.log" 2>&1 || fail "one slide again: $(cat "$T/k1b.log")"
+grep -q "already has this slide (passed): skipped (-f runs it again)" "$T/k1b.log" \
+    || fail "one slide again: $(cat "$T/k1b.log")"
 "$BIN/qc-submit" --write-default-config "$T/d.ini" || fail "--write-default-config"
 "$BIN/qc-submit" -q -c "$T/d.ini" -o "$T/cfg" "$T/c/two.svs" >"$T/k2.log" 2>&1 \
     || fail "the built-in config written out was taken for another: $(cat "$T/k2.log")"
