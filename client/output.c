@@ -166,8 +166,11 @@ make_header (const qc_output_config_t *cfg, char *const *cols, size_t n)
     fprintf (f, "#start_time:\t%s.%06ld\n", stamp, ts.tv_nsec / 1000);
     fprintf (f, "#pipeline:\t");
     qc_escape_put (f, cfg->pipeline ? cfg->pipeline : "");
+    /* as HistoQC writes them: the folder's real path (it exists by now) */
+    char *real = realpath (cfg->outdir, NULL);
     fprintf (f, "\n#outdir:\t");
-    qc_escape_put (f, cfg->outdir);
+    qc_escape_put (f, real ? real : cfg->outdir);
+    free (real);
     fprintf (f, "\n#config_file:\t");
     qc_escape_put (f, cfg->config_file ? cfg->config_file : "default");
     fprintf (f, "\n#command_line_args:\t");

@@ -162,9 +162,9 @@ on_accepted (session_t *s, qc_msg_t *m)
         if (c->attach_job) {
             s->progress.total = m->total;
             if (!c->quiet)
-                fprintf (stderr, "job %" PRIu64 " on %s: %" PRIu64 " slides, %" PRIu64
+                fprintf (stderr, "job %" PRIu64 " on %s: %" PRIu64 " slide%s, %" PRIu64
                          " of them already in %s (%" PRIu64 " passed, %" PRIu64
-                         " failed)\n", s->job, c->endpoint, m->total,
+                         " failed)\n", s->job, c->endpoint, m->total, qc_plural (m->total),
                          s->progress.done + s->progress.failed, c->outdir,
                          s->progress.done, s->progress.failed);
         }
@@ -509,8 +509,9 @@ qc_session_run (const qc_session_config_t *cfg)
                  s.job, cfg->endpoint, s.job);
     }
     if (s.done && !cfg->quiet)
-        fprintf (stderr, "%" PRIu64 " slides: %" PRIu64 " passed, %" PRIu64 " failed\n",
-                 s.progress.total, s.progress.done, s.progress.failed);
+        fprintf (stderr, "%" PRIu64 " slide%s: %" PRIu64 " passed, %" PRIu64 " failed\n",
+                 s.progress.total, qc_plural (s.progress.total), s.progress.done,
+                 s.progress.failed);
     if (!s.done && s.exit_code == QC_EXIT_OK)
         s.exit_code = QC_EXIT_FAILED;
     qc_handshake_destroy (&s.hs);

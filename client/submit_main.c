@@ -77,7 +77,8 @@ usage (FILE *to)
         "  -w, --workers N      local mode: slides run at once (default: cores);\n"
         "                       HistoQC's -n/--nprocesses N is the same\n"
         "      --symlink DIR    at the end, DIR/<OUTDIR's name> links to OUTDIR\n"
-        "                       (as HistoQC); its -b/--batch N is said and ignored\n"
+        "                       (as HistoQC); its -b/--batch N, -s/--seed N and\n"
+        "                       --debug are said and ignored\n"
         "      --cache DIR      local mode: where slides by URL (read whole, or\n"
         "                       their blocks read by ranges) are kept (see\n"
         "                       qc-worker --help)\n"
@@ -185,6 +186,7 @@ enum {
     OPT_SERVER_KEY,
     OPT_BATCH,
     OPT_SYMLINK,
+    OPT_DEBUG,
 };
 
 typedef struct {
@@ -195,6 +197,7 @@ typedef struct {
     char *outdir_made;          /* the default OUTDIR's name (malloc'd) */
     char *template_path;        /* -c NAME's file (malloc'd) */
     bool batch;                 /* HistoQC's -b/--batch N: said, not done */
+    bool seed, debug;           /* HistoQC's -s/--seed N, --debug: said */
     uint64_t cache_max;
     const char *lists[64];
     int nlists;
@@ -232,11 +235,13 @@ parse (int argc, char **argv, options_t *o)
         {"nprocesses", required_argument, 0, 'n'},
         {"batch", required_argument, 0, OPT_BATCH},
         {"symlink", required_argument, 0, OPT_SYMLINK},
+        {"seed", required_argument, 0, 's'},
+        {"debug", no_argument, 0, OPT_DEBUG},
         {"help", no_argument, 0, 'h'},
         {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long (argc, argv, "b:c:o:l:w:n:p:fqhV", opts, NULL)) != -1) {
+    while ((c = getopt_long (argc, argv, "b:c:o:l:w:n:p:s:fqhV", opts, NULL)) != -1) {
         switch (c) {
         case 'b':
             /* HistoQC's -b is --batch N: a number is never an endpoint */
@@ -247,6 +252,19 @@ parse (int argc, char **argv, options_t *o)
             break;
         case OPT_BATCH: o->batch = true; break;
         case OPT_SYMLINK: o->symlink_dir = optarg; break;
+        case 's': {             /* HistoQC's -s/--seed N: said, not needed */
+            char *end = NULL;
+            errno = 0;
+            long long v = strtoll (optarg, &end, 10);
+            if (!*optarg || *end || errno || v < INT32_MIN || v > INT32_MAX) {
+                fprintf (stderr, "%s: -s/--seed '%s': a whole number expected (HistoQC's "
+                         "seed)\n", prog, optarg);
+                return QC_EXIT_USAGE;
+            }
+            o->seed = true;
+            break;
+        }
+        case OPT_DEBUG: o->debug = true; break;
         case 'c': o->config_path = optarg; break;
         case 'o': o->outdir = optarg; break;
         case 'p': o->basepath = optarg; break;
@@ -349,10 +367,15 @@ histoqc_options (options_t *o)
             fprintf (stderr, "%s: -c %s\n", prog, err);
             return QC_EXIT_USAGE;
         }
-        if (!o->quiet)
-            fprintf (stderr, "%s: -c %s: %s%s\n", prog, o->config_path, builtin
-                     ? "no HistoQC found here: the built-in config" : "HistoQC's template ",
-                     builtin ? "" : o->template_path);
+        /* not quiet: the built-in config is not HistoQC's config.ini (it
+           adds steps, so columns), and the user asked for HistoQC's */
+        if (builtin)
+            fprintf (stderr, "%s: warning: -c default: %s; running qc-submit's built-in "
+                     "config instead (HistoQC's steps and more: its columns differ; "
+                     "--write-default-config FILE shows it)\n", prog, err);
+        else if (!o->quiet)
+            fprintf (stderr, "%s: -c %s: HistoQC's template %s\n", prog, o->config_path,
+                     o->template_path);
         o->config_path = o->template_path;     /* NULL: built in */
     }
     if (!o->outdir && !o->attach && !o->cancel) {
@@ -378,6 +401,14 @@ histoqc_options (options_t *o)
         fprintf (stderr, "%s: note: HistoQC's -b/--batch (results split into files of N "
                  "rows) is not done: one results.tsv is written (qc-submit's -b is "
                  "--broker)\n", prog);
+    if (o->seed && !o->quiet)
+        fprintf (stderr, "%s: note: HistoQC's -s/--seed is not needed: every random "
+                 "choice here (classifier training, texture patches) has a fixed seed, "
+                 "so reruns give the same results\n", prog);
+    if (o->debug && !o->quiet)
+        fprintf (stderr, "%s: note: HistoQC's --debug changes nothing here: each failed "
+                 "slide's reason is in error.log, the workers' warnings and errors in "
+                 "qc.log\n", prog);
     return 0;
 }
 
@@ -523,8 +554,11 @@ main (int argc, char **argv)
         free (cmdline);
         goto out;
     }
+    /* HistoQC names the config by its real path ("default": none given) */
+    char *config_real = o.config_path ? realpath (o.config_path, NULL) : NULL;
     qc_output_config_t oc = {.outdir = o.outdir,
-                             .config_file = o.config_path ? o.config_path : "default",
+                             .config_file = config_real ? config_real
+                                            : o.config_path ? o.config_path : "default",
                              .pipeline = pipeline ? qc_pipeline_description (pipeline) : NULL,
                              .command_line = cmdline, .columns = cols, .ncolumns = ncol,
                              .config_text = config_id,
@@ -533,6 +567,7 @@ main (int argc, char **argv)
     free (cols);
     free (cmdline);
     free (config_id);
+    free (config_real);
     qc_pipeline_destroy (&pipeline);
     if (!out) {
         fprintf (stderr, "%s: %s\n", prog, err);

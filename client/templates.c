@@ -63,14 +63,19 @@ qc_client_config_template (const char *name, const char *histoqc_data, bool *bui
     char *path = NULL;
     for (int i = 0; i < 2 && !path; i++)
         path = file_in (dirs[i], file);
-    if (!path && strcmp (name, "default") == 0)
-        *builtin = true;        /* no HistoQC here: this project's own */
-    else if (!path)
-        snprintf (err, errlen, "'%s' is not a file here, and HistoQC's template %s was "
-                  "not found (%s%s%s): give the config file's path, or HistoQC's data "
-                  "folder with --histoqc-data DIR (its config/ or configs/ beside it)",
-                  name, file, data ? "looked in " : "no installed histoqc found",
-                  data ? data : "", data ? "/../config and /../configs" : "");
+    char where[2200];
+    if (data)
+        snprintf (where, sizeof where, "looked in %.1000s/../config and %.1000s/../configs",
+                  data, data);
+    else
+        snprintf (where, sizeof where, "no installed histoqc found");
+    *builtin = !path && strcmp (name, "default") == 0;   /* this project's own */
+    if (!path)
+        snprintf (err, errlen, "%s%s%sHistoQC's template %s was not found (%s): %s "
+                  "HistoQC's data folder with --histoqc-data DIR (its config/ or "
+                  "configs/ beside it)", *builtin ? "" : "'", *builtin ? "" : name,
+                  *builtin ? "" : "' is not a file here, and ", file, where,
+                  *builtin ? "for HistoQC's own, give" : "give the config file's path, or");
     free (dirs[0]);
     free (dirs[1]);
     free (found);

@@ -15,9 +15,9 @@
  * no '/', not ending in ".ini", and no file of that name here. */
 bool qc_client_is_template_name (const char *value);
 
-/* The file of template name (malloc'd); NULL with *builtin set for
- * "default" when no histoqc is found (the built-in config), or NULL
- * with err saying where it was looked for. */
+/* The file of template name (malloc'd); or NULL with err saying where
+ * it was looked for, and *builtin set for "default" (the caller runs the
+ * built-in config instead, and says so with err's text). */
 char *qc_client_config_template (const char *name, const char *histoqc_data,
                                  bool *builtin, char *err, size_t errlen);
 

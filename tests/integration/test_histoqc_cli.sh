@@ -3,13 +3,16 @@
 # the histoqc package's config_NAME.ini, here found beside HistoQC's
 # data folder), no -o (a dated histoqc_output_* folder), -n N (slides at
 # once), --symlink DIR (a link to the output folder), -b N (said: one
-# results.tsv is written).
+# results.tsv is written), -s N and --debug (said: not needed here);
+# results.tsv's header names the folder and config by their real paths,
+# as HistoQC's does.
 . "$(dirname "$0")/lib.sh"
 
 H=$SHARED/reference/histoqc
 S=$SHARED/slides/real/CMU-1-Small-Region.svs
 mkdir -p "$T/run" "$T/links"
-( cd "$T/run" && "$BIN/qc-submit" -c ihc --histoqc-data "$H/data" -n 2 -b 10 --symlink "$T/links" "$S" ) \
+( cd "$T/run" && "$BIN/qc-submit" -c ihc --histoqc-data "$H/data" -n 2 -b 10 -s 42 --debug \
+    --symlink "$T/links" "$S" ) \
     >"$T/ihc.log" 2>&1 || fail "histoqc-style run: $(tail -5 "$T/ihc.log")"
 outs=("$T"/run/histoqc_output_*)
 [ ${#outs[@]} -eq 1 ] && [ -d "${outs[0]}" ] || fail "not one histoqc_output_* folder: ${outs[*]}"
@@ -19,9 +22,14 @@ grep -q "^config_file $(cd "$H/configs" && pwd -P)/config_ihc.ini\$" "$out/.qc-c
     || fail "not HistoQC's config_ihc.ini: $(sed -n 2p "$out/.qc-config")"
 grep -q "writing into histoqc_output_" "$T/ihc.log" || fail "the default folder not said"
 grep -q "HistoQC's -b/--batch .* not done" "$T/ihc.log" || fail "-b not said: $(cat "$T/ihc.log")"
+grep -q "HistoQC's -s/--seed is not needed" "$T/ihc.log" || fail "-s not said: $(cat "$T/ihc.log")"
+grep -q "HistoQC's --debug changes nothing here" "$T/ihc.log" || fail "--debug not said: $(cat "$T/ihc.log")"
+grep -qx "#outdir:	$(cd "$out" && pwd -P)" "$out/results.tsv" || fail "#outdir: $(grep '^#outdir' "$out/results.tsv")"
+grep -qx "#config_file:	$(cd "$H/configs" && pwd -P)/config_ihc.ini" "$out/results.tsv" \
+    || fail "#config_file: $(grep '^#config_file' "$out/results.tsv")"
 link="$T/links/$(basename "$out")"
 [ -L "$link" ] && [ "$(readlink "$link")" = "$(cd "$out" && pwd -P)" ] || fail "--symlink: $(ls -l "$T/links")"
-pass "-c ihc -n 2 -b 10 --symlink, no -o: HistoQC's template, a dated folder, a link to it"
+pass "-c ihc -n 2 -b 10 -s 42 --debug --symlink, no -o: HistoQC's template, a dated folder, real paths in the header, a link to it"
 
 out2=$( cd "$T/run" && "$BIN/qc-submit" -c nosuch --histoqc-data "$H/data" -o o2 "$S" 2>&1 )
 [ $? -eq 2 ] && echo "$out2" | grep -q "HistoQC's template config_nosuch.ini was not found" \
@@ -29,7 +37,16 @@ out2=$( cd "$T/run" && "$BIN/qc-submit" -c nosuch --histoqc-data "$H/data" -o o2
 out2=$( "$BIN/qc-submit" -c default --histoqc-data "$H/data" -o "$T/d" "$S" 2>&1 )
 [ $? -eq 0 ] && grep -q "^config_file $(cd "$H/configs" && pwd -P)/config.ini\$" "$T/d/.qc-config" \
     || fail "-c default: $out2"
+out2=$( "$BIN/qc-submit" -c first --histoqc-data "$T/links" -o "$T/f" "$S" 2>&1 )
+[ $? -eq 2 ] && echo "$out2" | grep -qF "(looked in $T/links/../config and $T/links/../configs)" \
+    || fail "-c first beside no HistoQC: $out2"
+out2=$( "$BIN/qc-submit" -q -c default --histoqc-data "$T/links" -o "$T/b" "$S" 2>&1 )
+[ $? -eq 0 ] && echo "$out2" | grep -q "^qc-submit: warning: -c default: HistoQC's template config.ini was not found (looked in $T/links/../config .*running qc-submit's built-in config instead" \
+    && grep -q "^config_file default\$" "$T/b/.qc-config" || fail "-c default beside no HistoQC: $out2"
+out2=$( "$BIN/qc-submit" -s 1.5 -o "$T/s" "$S" 2>&1 )
+[ $? -eq 2 ] && echo "$out2" | grep -q "seed '1.5': a whole number expected" && [ ! -e "$T/s" ] \
+    || fail "-s 1.5: $out2"
 out2=$( "$BIN/qc-submit" --symlink "$T/nowhere" -o "$T/s" "$S" 2>&1 )
 [ $? -eq 2 ] && echo "$out2" | grep -q "symlink .*nowhere is not a folder" && [ ! -e "$T/s" ] \
     || fail "--symlink to no folder: $out2"
-pass "-c of no template: exit 2, said; -c default: HistoQC's config.ini; --symlink to no folder: exit 2"
+pass "-c of no template: exit 2, where it looked said; -c default: HistoQC's config.ini, or the built-in one with a warning (even with -q); -s 1.5 and --symlink to no folder: exit 2"
