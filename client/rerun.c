@@ -100,7 +100,19 @@ qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to)
             fprintf (to, "  ... and %zu more (all in error.log)\n",
                      r->nunread - QC_RERUN_SHOW);
     }
-    if (r->nrun == 0)
+    if (r->nrun == 0 && r->nunread == r->total && r->total > 1)
+        fprintf (to, "nothing to run: not one of the %zu slides can be read here (check "
+                 "the paths; -p DIR takes relative ones from DIR; --no-check when only "
+                 "the workers see them)\n", r->total);
+    else if (r->nrun == 0 && r->nunread == r->total)
+        fprintf (to, "nothing to run: the slide cannot be read here (check the path; -p "
+                 "DIR takes a relative one from DIR; --no-check when only the workers "
+                 "see it)\n");
+    else if (r->nrun == 0 && r->nunread)
+        fprintf (to, "nothing to run: %zu slide%s cannot be read here, the rest %s "
+                 "accounted for in %s\n", r->nunread, qc_plural (r->nunread),
+                 before == 1 ? "is" : "are", dir);
+    else if (r->nrun == 0)
         fprintf (to, "nothing to run: every slide of the cohort is accounted for in %s\n",
                  dir);
     else if (before || r->nunread)

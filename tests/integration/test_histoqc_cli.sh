@@ -46,7 +46,11 @@ out2=$( "$BIN/qc-submit" -q -c default --histoqc-data "$T/links" -o "$T/b" "$S" 
 out2=$( "$BIN/qc-submit" -s 1.5 -o "$T/s" "$S" 2>&1 )
 [ $? -eq 2 ] && echo "$out2" | grep -q "seed '1.5': a whole number expected" && [ ! -e "$T/s" ] \
     || fail "-s 1.5: $out2"
+# HistoQC's results.tsv as the cohort, without the -p its names need
+out2=$( cd "$T" && "$BIN/qc-submit" -o "$T/l" "$H/results.tsv" 2>&1 )
+[ $? -eq 1 ] && echo "$out2" | grep -q "^nothing to run: not one of the 4 slides can be read here (check the paths; -p DIR" \
+    || fail "HistoQC's results.tsv without -p: $out2"
 out2=$( "$BIN/qc-submit" --symlink "$T/nowhere" -o "$T/s" "$S" 2>&1 )
 [ $? -eq 2 ] && echo "$out2" | grep -q "symlink .*nowhere is not a folder" && [ ! -e "$T/s" ] \
     || fail "--symlink to no folder: $out2"
-pass "-c of no template: exit 2, where it looked said; -c default: HistoQC's config.ini, or the built-in one with a warning (even with -q); -s 1.5 and --symlink to no folder: exit 2"
+pass "-c of no template: exit 2, where it looked said; -c default: HistoQC's config.ini, or the built-in one with a warning (even with -q); -s 1.5 and --symlink to no folder: exit 2; a cohort of which nothing can be read says so"
