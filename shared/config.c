@@ -136,6 +136,7 @@ section_free (qc_config_section_t *sec)
         free (sec->entries[i].raw.s);
         free (sec->entries[i].value);
         free (sec->entries[i].error);
+        free (sec->entries[i].more_lines);
     }
     free (sec->entries);
     free (sec->name);
@@ -325,6 +326,15 @@ parse_line (parser_t *p, const char *line, size_t n, int lineno)
     /* A blank line is kept inside a value (configparser drops only the
      * trailing ones); a deeper-indented line continues it. */
     if (opt && (len == 0 || a > p->indent)) {
+        if (opt->nmore == opt->capmore) {
+            size_t cap = opt->capmore ? opt->capmore * 2 : 16;
+            int *t = realloc (opt->more_lines, cap * sizeof *t);
+            if (!t)
+                return parse_fail (p, lineno, "out of memory");
+            opt->more_lines = t;
+            opt->capmore = cap;
+        }
+        opt->more_lines[opt->nmore++] = lineno;
         if (buf_add (&opt->raw, "\n", 1, QC_CONFIG_MAX_TEXT)
             || buf_add (&opt->raw, s, len, QC_CONFIG_MAX_TEXT))
             return parse_fail (p, lineno, "out of memory");

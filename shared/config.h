@@ -75,6 +75,11 @@ const char *qc_config_section_key (const qc_config_section_t *sec,
                                    size_t index);
 /* Line where key (any case) is set, 0 when it is not set. */
 int qc_config_key_line (const qc_config_section_t *sec, const char *key);
+/* Line of the value's piece-th line (0: the key's own line; a value's
+ * lines are '\n'-separated, continuation lines, blank ones included);
+ * the key's line when that is not known, 0 when key is not set. */
+int qc_config_value_line (const qc_config_section_t *sec, const char *key,
+                          size_t piece);
 /* 1 when key (any case) has a value in sec or in [DEFAULT]. */
 int qc_config_has_key (const qc_config_section_t *sec, const char *key);
 

@@ -64,6 +64,18 @@ qc_config_key_line (const qc_config_section_t *sec, const char *key)
 }
 
 int
+qc_config_value_line (const qc_config_section_t *sec, const char *key, size_t piece)
+{
+    const entry_t *e = sec && key ? config_find_entry (sec, key, sec->n) : NULL;
+    if (!e)
+        return 0;
+    /* a %(x)s reference may have moved the value's lines: the key's line */
+    if (piece == 0 || piece > e->nmore || strchr (e->raw.s, '%'))
+        return e->line;
+    return e->more_lines[piece - 1];
+}
+
+int
 qc_config_has_key (const qc_config_section_t *sec, const char *key)
 {
     return sec && key && config_find_entry (sec, key, sec->n) != NULL;

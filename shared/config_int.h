@@ -19,6 +19,8 @@ typedef struct {
     char *value;        /* interpolated; NULL when that failed */
     char *error;        /* why interpolation failed */
     int line;
+    int *more_lines;    /* the file line of each continuation line of raw */
+    size_t nmore, capmore;
 } entry_t;
 
 struct qc_config_section {

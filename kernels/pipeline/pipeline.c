@@ -91,6 +91,28 @@ check_params (const qc_module_t *m, const qc_config_section_t *sec,
     return -1;
 }
 
+static size_t edit_distance (const char *a, const char *b);
+
+/* The module of this project nearest to the n bytes at name (at most 3
+ * edits, case counted), or NULL: a step's "did you mean". */
+static const char *
+nearest_module (const char *name, size_t n)
+{
+    char want[SUGGEST_MAX_NAME + 1];
+    if (n > SUGGEST_MAX_NAME)
+        return NULL;
+    memcpy (want, name, n);
+    want[n] = '\0';
+    const char *best = NULL;
+    size_t bestd = 4;
+    for (size_t i = 0; i < qc_module_count (); i++) {
+        size_t d = edit_distance (want, qc_module_at (i)->name);
+        if (d < bestd)
+            bestd = d, best = qc_module_at (i)->name;
+    }
+    return best;
+}
+
 /* One line of steps=: "Module.function" with an optional ":instance". */
 static int
 add_step (qc_pipeline_t *self, const char *s, size_t n, int line, char *err,
@@ -119,11 +141,17 @@ add_step (qc_pipeline_t *self, const char *s, size_t n, int line, char *err,
         return -1;
     }
     const qc_module_t *m = qc_module_find (s, base);
+    if (!m && qc_module_is_histoqc (s, base)) {
+        qc_set_err (err, errlen, "[pipeline] steps (line %d): not yet implemented "
+                 "step '%.*s' (HistoQC has it; this project does not run it yet)",
+                 line, (int) base, s);
+        return -1;
+    }
     if (!m) {
-        qc_set_err (err, errlen, "[pipeline] steps (line %d): %s module '%.*s'%s",
-                 line, qc_module_is_histoqc (s, base) ? "not yet implemented" : "unknown",
-                 (int) base, s, qc_module_is_histoqc (s, base)
-                 ? " (HistoQC has it; this project does not run it yet)" : "");
+        const char *near = nearest_module (s, base);
+        qc_set_err (err, errlen, "[pipeline] steps (line %d): unknown step '%.*s': "
+                 "no module has that function%s%s%s", line, (int) base, s,
+                 near ? " (did you mean " : "", near ? near : "", near ? "?)" : "");
         return -1;
     }
     if (self->nsteps >= MAX_STEPS) {
@@ -179,8 +207,9 @@ read_steps (qc_pipeline_t *self, char *err, size_t errlen)
         qc_set_err (err, errlen, "out of memory");
         return -1;
     }
-    int line = qc_config_key_line (ps, "steps");
-    for (const char *p = steps; *p;) {
+    size_t piece = 0;           /* which line of the value: its own file line */
+    for (const char *p = steps; *p; piece++) {
+        int line = qc_config_value_line (ps, "steps", piece);
         const char *nl = strchr (p, '\n');
         size_t n = nl ? (size_t) (nl - p) : strlen (p);
         const char *s = p;
@@ -339,6 +368,18 @@ check_sections (const qc_pipeline_t *self, char *err, size_t errlen)
                         qc_config_section_line (sec), near ? " (did you mean [" : "",
                         near ? near : "", near ? "]?)" : "");
             return -1;
+        }
+        /* [X.f:darktisue] beside a step X.f:darktissue that has no section:
+         * HistoQC would run that step with its defaults, silently */
+        for (size_t k = 0; k < self->nsteps; k++) {
+            const step_t *st = &self->steps[k];
+            if (!st->params && edit_distance (name, st->name) <= 3) {
+                qc_set_err (err, errlen, "[%s] line %d: no step uses this section, and "
+                            "the step %s has no section of its own, so it would run "
+                            "with its defaults: did you mean [%s]?", name,
+                            qc_config_section_line (sec), st->name, st->name);
+                return -1;
+            }
         }
         qc_log (QC_LOG_DEBUG, "pipeline", "config section [%s] (line %d) is "
                 "not used by any step", name, qc_config_section_line (sec));

@@ -105,6 +105,13 @@ test_histoqc_format (void)
                    "BasicModule.finalComputations") == 0, "steps = [%s]",
            str (p, "steps"));
     CHECK (qc_config_key_line (p, "steps") == 3);
+    /* each line of the value at its own file line, past the comment */
+    CHECK (qc_config_value_line (p, "steps", 0) == 3);
+    CHECK (qc_config_value_line (p, "steps", 1) == 4);
+    CHECK (qc_config_value_line (p, "steps", 2) == 6, "%d",
+           qc_config_value_line (p, "steps", 2));
+    CHECK (qc_config_value_line (p, "steps", 9) == 3);
+    CHECK (qc_config_value_line (p, "nosuch", 1) == 0);
 
     const qc_config_section_t *b = qc_config_section (cfg, "BaseImage.BaseImage");
     CHECK (b && qc_config_section_nkeys (b) == 3);

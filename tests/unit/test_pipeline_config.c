@@ -130,10 +130,25 @@ test_config_validation (void)
                "[BaseImage.BaseImage]\nimage_work_size = 1.25y\n");
     CHECK (strstr (err, "'1.25y'") && !strstr (err, "comments go on"), "%s", err);
 
-    /* Unknown module: named, with the section. */
+    /* Unknown step: named, with the section and its own line (not the
+     * steps= line; a comment line between counts), and the nearest. */
     must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n  Foo.bar:x\n");
-    CHECK (strstr (err, "unknown module 'Foo.bar'") && strstr (err, "[pipeline]"),
+    CHECK (strstr (err, "unknown step 'Foo.bar'") && strstr (err, "[pipeline]")
+           && strstr (err, "(line 3)") && !strstr (err, "did you mean"), "%s", err);
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
+               "# a comment\n\n  LightDarkModule.getIntensityThresholdPercnt:tissue\n");
+    CHECK (strstr (err, "(line 5)") && strstr (err, "'LightDarkModule."
+                                                     "getIntensityThresholdPercnt'")
+           && strstr (err, "did you mean LightDarkModule.getIntensityThresholdPercent?"),
            "%s", err);
+    /* A section one typo away from a step that has none of its own:
+     * that step would silently run with its defaults. */
+    must_fail ("[pipeline]\nsteps = LightDarkModule.getIntensityThresholdPercent:darktissue\n"
+               "[LightDarkModule.getIntensityThresholdPercent:darktisue]\n"
+               "name = dark\nupper_threshold = .15\n");
+    CHECK (strstr (err, "[LightDarkModule.getIntensityThresholdPercent:darktisue] line 3")
+           && strstr (err, "did you mean [LightDarkModule.getIntensityThresholdPercent:"
+                           "darktissue]?"), "%s", err);
     /* A real HistoQC step that is not implemented yet says so. */
     must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
                "  LightDarkModule.removeBrightestPixels\n");
