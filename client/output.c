@@ -746,27 +746,56 @@ qc_output_job (const qc_output_t *o, uint64_t *key)
     return o ? o->job : 0;
 }
 
-int
-qc_output_read_job (const char *outdir, uint64_t *job, uint64_t *written)
+/* OUTDIR/name opened to read, or NULL. */
+static FILE *
+open_folder_file (const char *outdir, const char *name)
 {
     char *p = NULL;
-    if (!outdir || asprintf (&p, "%s/%s", outdir, JOBFILE) < 0)
-        return -1;
+    if (asprintf (&p, "%s/%s", outdir, name) < 0)
+        return NULL;
     FILE *f = fopen (p, "r");
     free (p);
+    return f;
+}
+
+int
+qc_output_last_job (const char *outdir, qc_output_last_job_t *last)
+{
+    if (!outdir || !last)
+        return -1;
+    memset (last, 0, sizeof *last);
+    FILE *f = open_folder_file (outdir, JOBFILE);
     if (!f)
         return -1;
-    char line[512];
-    int rc = -1;
-    *written = 0;
-    while (fgets (line, sizeof line, f)) {
-        unsigned long long v;
-        if (sscanf (line, "job %llu", &v) == 1) {
-            *job = v;
-            rc = 0;
-        } else if (sscanf (line, "done %llu", &v) == 1)
-            (*written)++;
+    char line[8192];
+    unsigned long long v;
+    char where[8];
+    if (!fgets (line, sizeof line, f) || sscanf (line, "job %llu %7s", &v, where) != 2
+        || v == 0) {
+        fclose (f);
+        return -1;
     }
+    last->job = v;
+    last->local = strcmp (where, "local") == 0;
+    /* the job's slides, from .qc-slides when it is this job's */
+    FILE *sf = open_folder_file (outdir, SLIDESFILE);
+    char *sl = NULL;
+    size_t cap = 0;
+    if (sf && getline (&sl, &cap, sf) > 0 && sscanf (sl, "job %llu", &v) == 1
+        && v == last->job)
+        while (getline (&sl, &cap, sf) > 0 && last->slides < (uint64_t) 1 << 32)
+            last->slides++;
+    free (sl);
+    if (sf)
+        fclose (sf);
+    /* distinct indices done (a result is written once, but count safely) */
+    uint8_t *seen = last->slides ? calloc ((size_t) last->slides, 1) : NULL;
+    while (fgets (line, sizeof line, f))
+        if (sscanf (line, "done %llu", &v) == 1 && seen && v < last->slides && !seen[v]) {
+            seen[v] = 1;
+            last->done++;
+        }
+    free (seen);
     fclose (f);
-    return rc;
+    return 0;
 }

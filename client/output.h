@@ -83,9 +83,17 @@ int qc_output_set_job (qc_output_t *self, uint64_t job, uint64_t key,
  * id (0 when none is recorded) and key (0 when an older .qc-job has
  * none). */
 uint64_t qc_output_job (const qc_output_t *self, uint64_t *key);
-/* Reads .qc-job of an earlier run: job id and how many results were
- * written. -1 when absent. */
-int qc_output_read_job (const char *outdir, uint64_t *job, uint64_t *written);
+/* What OUTDIR's .qc-job and .qc-slides say of the last job run into it
+ * (the folder need not be open): its id, whether it ran in one process,
+ * how many slides it has (0 when .qc-slides is another job's or gone)
+ * and how many of them have a result written. -1 when no job is
+ * recorded. */
+typedef struct {
+    uint64_t job;
+    bool local;
+    uint64_t slides, done;
+} qc_output_last_job_t;
+int qc_output_last_job (const char *outdir, qc_output_last_job_t *last);
 /* The output name of task idx (client/names.h), or NULL. */
 const char *qc_output_name_of (const qc_output_t *self, uint64_t idx);
 /* True when the task index was already written. */

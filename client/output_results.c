@@ -17,11 +17,12 @@
 /* ------------------------------------------------------------ results */
 
 /* A disk that refuses everything stops the run; a file that cannot be
- * written for its own reasons does not. */
+ * written for its own reasons does not. A file-size limit (ulimit -f,
+ * EFBIG) refuses every file past it, results.tsv too: as a full disk. */
 static bool
 disk_error (int e)
 {
-    return e == ENOSPC || e == EDQUOT || e == EROFS || e == EIO;
+    return e == ENOSPC || e == EDQUOT || e == EROFS || e == EIO || e == EFBIG;
 }
 
 static int

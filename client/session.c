@@ -40,6 +40,11 @@ typedef struct {
     qc_warn_once_t *warn_once;
     qc_progress_t progress;
     bool accepted, done, fatal;
+    bool refused;               /* an ERROR after the job was accepted: the
+                                   broker no longer serves it to us */
+    bool resync_due;            /* asked within the last second: sent later */
+    unsigned done_stalls;       /* DONEs in a row with nothing new written */
+    uint64_t done_stall_at;
     int exit_code;
 } session_t;
 
@@ -62,13 +67,17 @@ new_key (void)
 
 /* Asks the broker to send again everything after what we hold (a result
  * went missing, DONE came early, or the broker restarted). At most once
- * a second; the rest arrive in order after it. */
+ * a second; the rest arrive in order after it. One asked for sooner is
+ * sent when the second is up (the main loop calls again): the broker
+ * sends DONE once per ATTACH, so a dropped ask could wait for ever. */
 static void
 resync (session_t *s)
 {
     int64_t now = zclock_mono ();
+    s->resync_due = true;
     if (now - s->last_resync < 1000)
         return;
+    s->resync_due = false;
     s->last_resync = now;
     qc_msg_t a = {.command = QC_ATTACH, .gpu = -1, .job = s->job, .key = s->key,
                   .seq = s->expected - 1, .hb_ms = s->cfg->heartbeat_ms};
@@ -109,16 +118,21 @@ on_result (session_t *s, qc_msg_t *m)
         resync (s);
         return;
     }
-    s->expected++;
     qc_waiting_progress (&s->waiting, zclock_mono ());
-    if (qc_output_has (s->cfg->out, m->idx))
+    if (qc_output_has (s->cfg->out, m->idx)) {
+        s->expected++;
         return;
+    }
     char err[512];
     if (qc_output_result (s->cfg->out, m, err, sizeof err)) {
+        /* not counted, so never acknowledged: the broker keeps it, and
+           the --attach this stop advises writes it again, whole */
         fprintf (stderr, "qc-submit: %s\n", err);
         s->fatal = true;
         s->exit_code = QC_EXIT_FAILED;
+        return;
     }
+    s->expected++;
     /* the name this slide has in the output folder, not the worker's */
     const char *name = qc_output_name_of (s->cfg->out, m->idx);
     char file[256];           /* a URL's file name: no query, no credentials */
@@ -196,6 +210,9 @@ on_message (session_t *s, qc_msg_t *m)
     s->last_heard = zclock_mono ();
     if (s->silent) {
         s->silent = false;
+        /* its workers join again within a heartbeat or two: no "start a
+           worker" advice before they had the time */
+        qc_waiting_progress (&s->waiting, s->last_heard);
         if (!s->cfg->quiet)
             qc_progress_print (&s->progress, "qc-submit: the broker answers again");
     }
@@ -213,9 +230,24 @@ on_message (session_t *s, qc_msg_t *m)
     case QC_DONE:
         if (m->job != s->job || !s->accepted)
             break;
-        if (qc_output_written (s->cfg->out) < m->total)
-            resync (s);
-        else {
+        if (qc_output_written (s->cfg->out) < m->total) {
+            /* DONE again and again with nothing new: the broker holds no
+               more (results it took as written are not here); a rerun
+               runs those slides in a new job */
+            uint64_t w = qc_output_written (s->cfg->out);
+            s->done_stalls = w == s->done_stall_at ? s->done_stalls + 1 : 0;
+            s->done_stall_at = w;
+            if (s->done_stalls >= 5) {
+                fprintf (stderr, "qc-submit: job %" PRIu64 ": the broker has no more results "
+                         "to send, but %" PRIu64 " of its %" PRIu64 " slides have none in "
+                         "%s\n", s->job, m->total - w, m->total,
+                         s->cfg->outdir ? s->cfg->outdir : "the output folder");
+                s->refused = true;
+                s->fatal = true;
+                s->exit_code = QC_EXIT_USAGE;
+            } else
+                resync (s);
+        } else {
             s->done = true;
             s->progress.total = m->total;
             if (m->failed)
@@ -227,6 +259,7 @@ on_message (session_t *s, qc_msg_t *m)
         break;
     case QC_ERROR:
         fprintf (stderr, "qc-submit: broker refused: %s\n", m->reason);
+        s->refused = s->accepted || s->cfg->attach_job;
         s->fatal = true;
         s->exit_code = s->accepted && !s->cfg->attach_job ? QC_EXIT_FAILED : QC_EXIT_USAGE;
         break;
@@ -315,7 +348,9 @@ say_interrupted (session_t *s)
         fprintf (stderr, "To go on, run the same qc-submit command again: the slides "
                  "already in %s are skipped (-f redoes them).\n", dir);
     else
-        fprintf (stderr, "Job %" PRIu64 " goes on at the broker. Fetch the rest with:\n"
+        fprintf (stderr, "Job %" PRIu64 " goes on at the broker. To go on, run the same "
+                 "qc-submit command again (it fetches the job's results first), or "
+                 "fetch the rest with:\n"
                  "  qc-submit --broker %s --attach %" PRIu64 " -o %s\n"
                  "or stop it with: qc-submit --broker %s --cancel %" PRIu64 "\n",
                  s->job, c->endpoint, s->job, dir, c->endpoint, s->job);
@@ -461,6 +496,8 @@ qc_session_run (const qc_session_config_t *cfg)
                 send_msg (&s, &ack);
             }
         }
+        if (s.resync_due && !s.silent)
+            resync (&s);
         if (now >= s.next_beat) {
             qc_msg_t hb = {.command = QC_HEARTBEAT, .gpu = -1};
             send_msg (&s, &hb);
@@ -476,9 +513,10 @@ qc_session_run (const qc_session_config_t *cfg)
                 snprintf (line, sizeof line, "qc-submit: broker %s silent for %" PRId64
                           " s%s%s%s: waiting for it (a broker with a state folder keeps job %"
                           PRIu64 " through a restart); Ctrl-C stops this client, and "
-                          "qc-submit --broker %s --attach %" PRIu64 " -o OUTDIR resumes",
+                          "qc-submit --broker %s --attach %" PRIu64 " -o %s resumes",
                           cfg->endpoint, (now - s.last_heard) / 1000, why ? " (" : "",
-                          why ? why : "", why ? ")" : "", s.job, cfg->endpoint, s.job);
+                          why ? why : "", why ? ")" : "", s.job, cfg->endpoint, s.job,
+                          cfg->outdir ? cfg->outdir : "OUTDIR");
                 qc_progress_print (&s.progress, line);
             }
         }
@@ -503,11 +541,19 @@ qc_session_run (const qc_session_config_t *cfg)
         zsock_destroy (&s.sock);
         return QC_EXIT_INTERRUPTED;
     }
-    if (!s.done && !cfg->local && s.accepted) {
-        fprintf (stderr, "job %" PRIu64 " goes on at the broker; reattach with:\n"
-                 "  qc-submit --broker %s --attach %" PRIu64 " -o OUTDIR\n",
-                 s.job, cfg->endpoint, s.job);
-    }
+    const char *dir = cfg->outdir ? cfg->outdir : "OUTDIR";
+    if (!s.done && !cfg->local && s.refused && !cfg->rerun_goes_on)
+        fprintf (stderr, "qc-submit: the broker no longer holds job %" PRIu64 " for %s: run "
+                 "the same qc-submit command again (without --attach): the slides it "
+                 "has no result for run in a new job\n", s.job, dir);
+    else if (!s.done && !cfg->local && s.accepted)
+        fprintf (stderr, "job %" PRIu64 " goes on at the broker; once the cause is "
+                 "mended, run the same qc-submit command again (it fetches the job's "
+                 "results first), or fetch them with:\n"
+                 "  qc-submit --broker %s --attach %" PRIu64 " -o %s\n",
+                 s.job, cfg->endpoint, s.job, dir);
+    if (cfg->finished)
+        *cfg->finished = s.done;
     if (s.done && !cfg->quiet)
         fprintf (stderr, "%" PRIu64 " slide%s: %" PRIu64 " passed, %" PRIu64 " failed\n",
                  s.progress.total, qc_plural (s.progress.total), s.progress.done,

@@ -29,6 +29,10 @@ typedef struct {
     qc_output_t *out;          /* not for cancel */
     const struct qc_curve_client *curve;  /* CurveZMQ to the broker
                                   (shared/curve.h); NULL: none */
+    bool *finished;            /* set when every result of the job is
+                                  written (may be NULL) */
+    bool rerun_goes_on;        /* the attach a rerun makes first: a refusal
+                                  needs no advice, the rerun goes on */
 } qc_session_config_t;
 
 /* Returns a qc-submit exit code (shared/cli.h). */

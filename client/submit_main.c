@@ -478,6 +478,50 @@ config_identity_text (const options_t *o, const qc_client_assets_t *assets)
     return id;
 }
 
+/* A rerun through a broker into a folder whose last job there has
+ * slides with no result here yet (its client was stopped: Ctrl-C, a
+ * closed ssh session, a full disk) fetches that job's results first, as
+ * --attach does: a new job would run those slides a second time while
+ * the old one goes on. QC_EXIT_OK to go on with the rerun (every result
+ * fetched, or the broker no longer has the job), else the exit code. */
+static int
+attach_last_job (const options_t *o, const qc_curve_client_t *curve)
+{
+    qc_output_last_job_t last;
+    if (!o->broker || o->force || !o->outdir || qc_output_last_job (o->outdir, &last) != 0
+        || last.local || last.done >= last.slides)
+        return QC_EXIT_OK;
+    if (!o->quiet)
+        fprintf (stderr, "%s: %s holds job %" PRIu64 ", and %" PRIu64 " of its %" PRIu64
+                 " slides have no result there yet: fetching them first (as --attach "
+                 "%" PRIu64 ")\n", prog, o->outdir, last.job, last.slides - last.done,
+                 last.slides, last.job);
+    char err[1024] = "";
+    qc_output_config_t oc = {.outdir = o->outdir, .attach_job = last.job};
+    qc_output_t *out = qc_output_open (&oc, true, err, sizeof err);
+    if (!out) {
+        fprintf (stderr, "%s: %s\n", prog, err);
+        return QC_EXIT_USAGE;
+    }
+    bool finished = false;
+    qc_session_config_t sc = {
+        .endpoint = o->broker, .attach_job = last.job, .resource = o->resource,
+        .timeout_s = (uint32_t) o->timeout_s, .heartbeat_ms = 1000, .liveness = 5,
+        .quiet = o->quiet, .wait_warn_s = (uint32_t) o->wait_warn_s, .outdir = o->outdir,
+        .out = out, .curve = curve, .finished = &finished, .rerun_goes_on = true};
+    int rc = qc_session_run (&sc);
+    qc_output_close (&out);
+    if (finished)
+        return QC_EXIT_OK;
+    if (rc == QC_EXIT_USAGE) {      /* refused: the job is gone (said above) */
+        if (!o->quiet)
+            fprintf (stderr, "%s: job %" PRIu64 " cannot be fetched: its slides without a "
+                     "result here run in a new job\n", prog, last.job);
+        return QC_EXIT_OK;
+    }
+    return rc == QC_EXIT_OK ? QC_EXIT_FAILED : rc;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -540,6 +584,8 @@ main (int argc, char **argv)
         goto out;
     }
     if (!o.attach && (rc = load_config (&o, &assets, &pipeline)))
+        goto out;
+    if (!o.attach && (rc = attach_last_job (&o, curve)) != QC_EXIT_OK)
         goto out;
     rc = QC_EXIT_USAGE;
     size_t ncol = pipeline ? qc_pipeline_ncolumns (pipeline) : 0;

@@ -58,7 +58,13 @@ qc_cli_install_signals (void)
     sigemptyset (&sa.sa_mask);
     sigaction (SIGINT, &sa, NULL);
     sigaction (SIGTERM, &sa, NULL);
+    /* a closed terminal (ssh session) stops a program as SIGTERM does:
+       drained, its state and the client's folder kept, not killed */
+    sigaction (SIGHUP, &sa, NULL);
     signal (SIGPIPE, SIG_IGN);
+    /* a file-size limit (ulimit -f) fails the write with EFBIG, said and
+       handled as a full disk is, instead of killing the process */
+    signal (SIGXFSZ, SIG_IGN);
 }
 
 int

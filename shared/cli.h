@@ -25,8 +25,9 @@ int qc_cli_uint (const char *prog, const char *opt, const char *text,
  * option otherwise. */
 int qc_cli_gb (const char *prog, const char *opt, const char *text, uint64_t *bytes);
 
-/* Counts SIGINT/SIGTERM in qc_cli_signals; disables czmq's own handler
- * so that polling loops are not interrupted behind our back. */
+/* Counts SIGINT/SIGTERM/SIGHUP in qc_cli_signals; disables czmq's own
+ * handler so that polling loops are not interrupted behind our back;
+ * ignores SIGPIPE and SIGXFSZ (their writes fail with an error instead). */
 extern volatile sig_atomic_t qc_cli_signals;
 void qc_cli_install_signals (void);
 

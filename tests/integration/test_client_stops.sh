@@ -1,0 +1,61 @@
+#!/bin/bash
+# A client through a broker that stops before its job is whole: its disk
+# refuses a write (a file-size limit, as a full disk), or it is stopped
+# (SIGHUP: the ssh session closed). The result it could not write is
+# not acknowledged, so the broker keeps it; the same command run again
+# fetches the job's results first (no second job runs its slides
+# again), then runs what is left: every slide exactly once.
+. "$(dirname "$0")/lib.sh"
+
+make_cohort "$T/cohort" 40 >/dev/null
+port=$(free_port)
+start_broker $port --heartbeat-ms 200
+start_worker $port w1 --slots 2 --heartbeat-ms 200 --task-delay-ms 100
+wait_for "worker registered" 10 "workers_registered $port 1"
+
+# 1. 200 KB per file: the generated slides' images fit, a real slide's
+#    thumbnail (about 290 KB) does not
+( ulimit -f 200; exec timeout 120 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out" \
+      --list "$T/cohort/list" ) >"$T/full.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "a refused write: exit $rc, expected 1: $(tail -3 "$T/full.log")"
+grep -q "^qc-submit: cannot write .*: File too large" "$T/full.log" || fail "no reason: $(tail -5 "$T/full.log")"
+grep -q "run the same qc-submit command again (it fetches the job's results first)" "$T/full.log" \
+    && grep -q -- "--attach [0-9]* -o $T/out\$" "$T/full.log" || fail "advice: $(tail -4 "$T/full.log")"
+job=$(awk '/^job /{print $2; exit}' "$T/out/.qc-job")
+had=$(grep -c '^done' "$T/out/.qc-job")
+[ "$had" -lt 40 ] || fail "every result was written: the limit refused nothing"
+pass "a write refused (EFBIG) after $had results: exit 1, the reason and how to go on said"
+
+# the same command again, no limit: the job's results first, then nothing left
+timeout 120 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out" --list "$T/cohort/list" \
+    >"$T/again.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "rerun: exit $rc (1: the cohort has failed slides): $(tail -3 "$T/again.log")"
+grep -q "holds job $job, and $((40 - had)) of its [0-9]* slides have no result there yet: fetching them first" \
+    "$T/again.log" || fail "the attach first not said: $(head -3 "$T/again.log")"
+grep -q "nothing to run: every slide of the cohort is accounted for" "$T/again.log" \
+    || fail "a new job was made: $(cat "$T/again.log")"
+[ "$(grep -c 'submitted' "$T/broker.log")" = 1 ] || fail "submitted twice: $(grep submitted "$T/broker.log")"
+check_exactly_once "$T/out" "$T/cohort/list"
+pass "the same command again fetched job $job's other results (the refused one too): one job, every slide once"
+
+# 2. SIGHUP mid-job (the terminal closed): exit 130, the job goes on; the
+#    same command again fetches it, while a -f run would start afresh
+start_worker $port w2 --slots 1 --heartbeat-ms 200 --task-delay-ms 400
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/hup" --list "$T/cohort/list" >"$T/hup.log" 2>&1 &
+sub=$!
+PIDS+=($sub)
+wait_for "some results" 30 "[ \$(cat '$T/hup/.qc-job' 2>/dev/null | grep -c '^done') -ge 5 ]"
+kill -HUP $sub
+wait $sub; rc=$?
+[ $rc -eq 130 ] || fail "SIGHUP: exit $rc, expected 130"
+grep -q "Job [0-9]* goes on at the broker. To go on, run the same qc-submit command again" "$T/hup.log" \
+    || fail "SIGHUP: $(tail -4 "$T/hup.log")"
+timeout 120 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/hup" --list "$T/cohort/list" \
+    >"$T/hup2.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "after SIGHUP, the same command: exit $rc: $(tail -3 "$T/hup2.log")"
+[ "$(grep -c 'submitted' "$T/broker.log")" = 2 ] || fail "the rerun submitted again: $(grep submitted "$T/broker.log")"
+check_exactly_once "$T/hup" "$T/cohort/list"
+pass "SIGHUP: exit 130, the job went on, the same command fetched it: every slide once, no second job"
