@@ -205,21 +205,37 @@ qc_feature_spec_parse (const qc_config_section_t *sec, qc_feature_spec_t *out,
         if (!(out->gabor_freq[i] > 0 && out->gabor_freq[i] <= 100))
             return range_err (sec, "gabor_frequency", "numbers in (0, 100]",
                               err, errlen);
-    /* HistoQC: sigmas = frangi_scale_range + (frangi_scale_step,) */
+    /* HistoQC calls frangi (scale_range = frangi_scale_range,
+     * scale_step = frangi_scale_step); skimage 0.19 turns the pair into
+     * sigmas = np.arange (scale_range[0], scale_range[1], scale_step),
+     * so the default (1, 10) step 2 runs the five scales 1, 3, 5, 7, 9
+     * (items after the second of the tuple are not read). */
     if (get_tuple (sec, "frangi_scale_range", "(1, 10)", range,
                    QC_FEAT_MAX_TUPLE, &nr, err, errlen) != 0)
         return -1;
     if (qc_config_get_double (sec, "frangi_scale_step", 2, &d, err, errlen) != 0)
         return -1;
-    for (int i = 0; i < nr; i++)
-        out->frangi_sigma[i] = range[i];
-    out->frangi_sigma[nr] = d;
-    out->frangi_nsigma = nr + 1;
+    if (nr < 2)
+        return range_err (sec, "frangi_scale_range", "a pair (first sigma, "
+                          "end), as skimage's scale_range", err, errlen);
+    if (!(d > 0))
+        return range_err (sec, "frangi_scale_step", "> 0", err, errlen);
+    /* np.arange's length: ceil ((stop - start) / step), none when <= 0 */
+    double count = ceil ((range[1] - range[0]) / d);
+    if (!(count >= 1) || count > QC_FEAT_MAX_FRANGI)
+        return qc_fail (err, errlen, "[%s] frangi_scale_range (line %d): must be "
+                        "a range that frangi_scale_step cuts into 1 to %d sigmas "
+                        "(np.arange (start, end, step))",
+                        sec ? qc_config_section_name (sec) : "?",
+                        qc_config_key_line (sec, "frangi_scale_range"),
+                        QC_FEAT_MAX_FRANGI);
+    out->frangi_nsigma = (int) count;
+    for (int i = 0; i < out->frangi_nsigma; i++)
+        out->frangi_sigma[i] = range[0] + i * d;
     for (int i = 0; i < out->frangi_nsigma; i++)
         if (!(out->frangi_sigma[i] > 0 && out->frangi_sigma[i] <= 1000))
-            return range_err (sec, "frangi_scale_range", "numbers in (0, 1000] "
-                              "(with frangi_scale_step: HistoQC uses all of "
-                              "them as the Gaussian scales)", err, errlen);
+            return range_err (sec, "frangi_scale_range", "a range of sigmas in "
+                              "(0, 1000]", err, errlen);
     if (qc_config_get_double (sec, "frangi_beta1", 0.5, &out->frangi_beta, err, errlen)
         || qc_config_get_double (sec, "frangi_beta2", 15, &out->frangi_gamma, err, errlen)
         || qc_config_get_bool (sec, "frangi_black_ridges", 1,

@@ -14,12 +14,12 @@
  *               the real Gabor response for theta = i pi / 4 (i <
  *               gabor_theta; HistoQC divides by 4 whatever gabor_theta
  *               is), each sigma, each frequency, border WRAP
- *   frangi    1: frangi (rgb2gray, sigmas = frangi_scale_range +
- *               (frangi_scale_step,), beta = frangi_beta1, gamma =
+ *   frangi    1: frangi (rgb2gray, sigmas = np.arange (
+ *               frangi_scale_range[0], frangi_scale_range[1],
+ *               frangi_scale_step), beta = frangi_beta1, gamma =
  *               frangi_beta2, frangi_black_ridges)
- * Note the frangi sigmas: HistoQC passes the tuple (1, 10, 2) (range
- * plus step) to skimage's sigmas=, so the default runs the three scales
- * 1, 10 and 2, not a range; reproduced as is. */
+ * Note the frangi sigmas: HistoQC passes scale_range= and scale_step=,
+ * which skimage 0.19 turns into that range (1, 3, 5, 7, 9 by default). */
 #ifndef QC_CLASSIFY_FEATURES_H
 #define QC_CLASSIFY_FEATURES_H
 
@@ -32,6 +32,8 @@
 #define QC_FEAT_MAX_KINDS  16
 #define QC_FEAT_MAX_TUPLE  16
 #define QC_FEAT_MAX_PLANES 255
+/* frangi scales (the ops' limit, QC_FRANGI_MAX_SIGMAS) */
+#define QC_FEAT_MAX_FRANGI 32
 
 typedef enum {
     QC_FEAT_RGB = 0,
@@ -58,7 +60,7 @@ typedef struct {
     double gabor_sigma[QC_FEAT_MAX_TUPLE];
     double gabor_freq[QC_FEAT_MAX_TUPLE];
     int frangi_nsigma;
-    double frangi_sigma[QC_FEAT_MAX_TUPLE + 1];
+    double frangi_sigma[QC_FEAT_MAX_FRANGI];
     double frangi_beta, frangi_gamma;
     int frangi_black_ridges;
 } qc_feature_spec_t;

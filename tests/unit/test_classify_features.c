@@ -59,7 +59,8 @@ static void
 test_frangi (void)
 {
     qc_fimg_t *g = test_image (), *out = qc_fimg_new (W, H);
-    /* HistoQC's default: sigmas (1, 10, 2), beta 0.5, gamma 15, dark */
+    /* sigmas 1, 10, 2 (any list: HistoQC's default config gives 1, 3, 5,
+     * 7, 9, see test_spec), beta 0.5, gamma 15, dark */
     static const double want[NPTS] = {
         0, 1.58917346e-05, 1.97045124e-05, 7.92659483e-07, 7.77316924e-05,
         0, 0, 7.65756228e-07, 1.07243322e-06, 1.32603138e-05
@@ -210,6 +211,13 @@ static const char cfg_text[] =
     "[bad:tuple]\nfeatures: gabor\ngabor_sigma: (1;3)\n"
     "[bad:none]\nfeatures:\n"
     "[bad:lbp]\nfeatures: lbp\nlbp_method: fancy\n"
+    "[fr:half]\nfeatures: frangi\nfrangi_scale_range: (0.5, 2.1)\n"
+    "frangi_scale_step: 0.75\n"
+    "[bad:fr1]\nfeatures: frangi\nfrangi_scale_range: (3)\n"
+    "[bad:fr2]\nfeatures: frangi\nfrangi_scale_step: 0\n"
+    "[bad:fr3]\nfeatures: frangi\nfrangi_scale_range: (10, 1)\n"
+    "[bad:fr4]\nfeatures: frangi\nfrangi_scale_range: (1, 100)\n"
+    "frangi_scale_step: 0.5\n"
     "[mc]\nfeatures: gaussian\n median\n lbp\ngaussian_multichan: True\n";
 
 static void
@@ -227,9 +235,21 @@ test_spec (void)
     CHECK (s.nkinds == 4 && s.kinds[0] == QC_FEAT_FRANGI
            && s.kinds[1] == QC_FEAT_LAPLACE && s.kinds[2] == QC_FEAT_RGB
            && s.kinds[3] == QC_FEAT_GABOR);
-    CHECK (s.frangi_nsigma == 3 && s.frangi_sigma[0] == 1 && s.frangi_sigma[1] == 10
-           && s.frangi_sigma[2] == 2);
+    /* skimage 0.19: np.arange (1, 10, 2), not the tuple (1, 10, 2) */
+    CHECK (s.frangi_nsigma == 5 && s.frangi_sigma[0] == 1 && s.frangi_sigma[1] == 3
+           && s.frangi_sigma[2] == 5 && s.frangi_sigma[3] == 7
+           && s.frangi_sigma[4] == 9, "%d sigmas", s.frangi_nsigma);
     CHECK (qc_feature_spec_planes (&s) == 1 + 1 + 3 + 16);
+    CHECK (qc_feature_spec_parse (qc_config_section (c, "fr:half"), &s, err,
+                                  sizeof err) == 0
+           && s.frangi_nsigma == 3 && s.frangi_sigma[0] == 0.5
+           && s.frangi_sigma[1] == 1.25 && s.frangi_sigma[2] == 2, "%s", err);
+    static const char *const bad_frangi[] = { "bad:fr1", "bad:fr2", "bad:fr3",
+                                              "bad:fr4" };
+    for (int i = 0; i < 4; i++)
+        CHECK (qc_feature_spec_parse (qc_config_section (c, bad_frangi[i]), &s,
+                                      err, sizeof err) == -1
+               && strstr (err, "frangi_scale"), "%s: %s", bad_frangi[i], err);
     CHECK (qc_feature_spec_parse (qc_config_section (c, "bad:feature"), &s, err,
                                   sizeof err) == -1 && strstr (err, "sobel"), "%s", err);
     CHECK (qc_feature_spec_parse (qc_config_section (c, "bad:tuple"), &s, err,
