@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "shared/err.h"
@@ -343,6 +344,15 @@ restore_results (restore_t *r, job_rec_t *job, char *err, size_t errlen)
     int rc = -1;
     const uint8_t *data = NULL;
     size_t len = 0, cut;
+    struct stat st;
+    if (job->acked_seq > 0 && stat (path, &st) != 0 && errno == ENOENT)
+        /* its client acknowledged results, so the file was there: deleted
+           by hand, or lost with a disk. Its tasks run again (the file
+           alone says which were done); a client that reattaches skips
+           the slides it already has. */
+        qc_log (QC_LOG_WARNING, MOD, "job %" PRIu64 ": its result file %s is missing, "
+                "though its client acknowledged %" PRIu64 " result%s: its slides run "
+                "again", job->id, path, job->acked_seq, qc_plural (job->acked_seq));
     job->results = qc_jfile_open (path, RESULTS_MAGIC, err, errlen);
     if (!job->results && b->cfg.state_recover) {
         /* not a result file: set aside, the slides run again */

@@ -67,6 +67,15 @@ pass "the result file was rewritten without acknowledged results ($(grep -c 'res
 grep -q '^job 2 ' "$T/out2/.qc-job" || fail "second job's id: $(head -1 "$T/out2/.qc-job")"
 pass "job ids are not used twice across a restart"
 
+# a result file deleted by hand: its slides run again, and the broker says so
+kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
+[ -e "$state/results/2.qcr" ] || fail "job 2's result file is not there to delete"
+rm "$state/results/2.qcr"
+start_broker $port --heartbeat-ms 200 --state "$state"
+grep -q "job 2: its result file $state/results/2.qcr is missing, though its client acknowledged 1 result: its slides run again" \
+    "$T/broker.log" || fail "a missing result file not said: $(tail -3 "$T/broker.log")"
+pass "a result file deleted by hand is said when the broker starts"
+
 # a torn last record (the write a crash interrupts) is dropped, with a
 # warning, and the broker starts
 kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
