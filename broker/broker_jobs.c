@@ -626,6 +626,14 @@ jobs_on_cancel (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         send_error (b, from, m->job, "job is not yours: its identity differs");
         return;
     }
+    if (sched_job_finished (job->sj) && !job->sj->cancelled) {
+        /* nothing queued or running: a cancel would only mark it so */
+        snprintf (text, sizeof text, "job %" PRIu64 " has finished (%" PRIu64 " of %"
+                  PRIu64 " slides failed): nothing to cancel", job->id, job->sj->failed,
+                  job->sj->total);
+        send_error (b, from, m->job, text);
+        return;
+    }
     qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 " cancelled%s%s%s", job->id,
             p->cert ? " by certificate " : "", p->cert ? p->cert->name : "",
             p->cert && p->cert->role == QC_ROLE_ADMIN ? " (admin)" : "");

@@ -77,3 +77,11 @@ kill -0 $submit 2>/dev/null && fail "cancelled job did not end"
 grep -q "cancelled" "$T/out2/error.log" || fail "cancelled slides not reported"
 check_exactly_once "$T/out2" "$T/cohort/list"
 pass "cancel: queued slides reported failed as cancelled, each once"
+
+# a finished job has nothing to cancel: said, and it is not marked cancelled
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --cancel "$job" >"$T/cancel-done.log" 2>&1
+[ $? -eq 2 ] && grep -q "job $job has finished ([0-9]* of 60 slides failed): nothing to cancel" \
+    "$T/cancel-done.log" || fail "cancel of a finished job: $(cat "$T/cancel-done.log")"
+"$BIN/qc-status" --broker tcp://127.0.0.1:$port | grep -E "^$job " | grep -q cancelled \
+    && fail "the finished job is shown cancelled"
+pass "cancel of a finished job: exit 2, 'nothing to cancel'"
