@@ -673,8 +673,12 @@ jobs_on_client_disconnect (qc_broker_t *b, zframe_t *from)
             j->attached = false;
             /* what was sent but not acknowledged goes again on attach */
             outbox_rewind (j);
-            qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 ": client left; results are "
-                    "kept until it reattaches", j->id);
+            if (sched_job_finished (j->sj) && j->acked_seq == j->last_seq)
+                qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 ": every result delivered; "
+                        "the client left", j->id);
+            else
+                qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 ": client left; results are "
+                        "kept until it reattaches", j->id);
         }
 }
 

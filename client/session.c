@@ -530,9 +530,11 @@ qc_session_run (const qc_session_config_t *cfg)
     if (!cfg->quiet)
         qc_warn_once_summary (s.warn_once, stderr);
     qc_warn_once_destroy (&s.warn_once);
-    if (!s.done && s.accepted) {
-        /* leaving without the whole job: the broker keeps its results */
-        qc_msg_t bye = {.command = QC_DISCONNECT, .gpu = -1, .reason = "leaving"};
+    if (s.accepted) {
+        /* said, so the broker need not wait out our heartbeats; without
+           the whole job, it keeps the results */
+        qc_msg_t bye = {.command = QC_DISCONNECT, .gpu = -1,
+                        .reason = s.done ? "done" : "leaving"};
         send_msg (&s, &bye);
     }
     if (qc_cli_signals && !s.done) {

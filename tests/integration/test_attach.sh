@@ -34,7 +34,8 @@ grep -q "^job $job on tcp://127.0.0.1:$port: 60 slides, $written of them already
 grep -q "^60 slides: $rows passed, ${errs:-0} failed" "$T/attach.log" \
     || fail "attach's summary ($rows rows, ${errs:-0} errors): $(tail -2 "$T/attach.log")"
 grep -q "^ok 60/60 \|^FAILED 60/60 " "$T/attach.log" || fail "attach's count does not reach 60/60"
-pass "reattached: all 60 slides reported exactly once, counted from the folder's $written"
+wait_for "the client's leave said" 5 "grep -q 'job $job: every result delivered; the client left' '$T/broker.log'"
+pass "reattached: all 60 slides reported exactly once, counted from the folder's $written; the broker saw the client leave"
 
 # --attach checks the job id against the folder's own (.qc-job) first
 before=$(md5sum "$T/out/results.tsv" "$T/out/.qc-job")
