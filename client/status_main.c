@@ -33,6 +33,20 @@ usage (FILE *to)
 /* Long options without a short letter (past any char value). */
 enum { OPT_TIMEOUT = 256, OPT_CERT, OPT_SERVER_KEY };
 
+static int
+by_job_id (const void *a, const void *b)
+{
+    uint64_t x = ((const qc_job_row_t *) a)->job, y = ((const qc_job_row_t *) b)->job;
+    return (x > y) - (x < y);
+}
+
+static int
+by_worker_name (const void *a, const void *b)
+{
+    const char *x = ((const qc_worker_row_t *) a)->name, *y = ((const qc_worker_row_t *) b)->name;
+    return strcmp (x ? x : "", y ? y : "");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -119,6 +133,11 @@ main (int argc, char **argv)
     zsock_destroy (&sock);
     if (!r)
         return QC_EXIT_NO_BROKER;
+    /* the broker's tables are hashed: a reader looks a job up by its id */
+    if (r->njobs > 1)
+        qsort (r->jobs, r->njobs, sizeof *r->jobs, by_job_id);
+    if (r->nworkers > 1)
+        qsort (r->workers, r->nworkers, sizeof *r->workers, by_worker_name);
     printf ("broker %s: %zu workers, %" PRIu64 " tasks queued\n\n", broker, r->nworkers, r->queue);
     printf ("%-24s %-20s %5s %4s %9s %9s %9s\n", "WORKER", "HOST", "SLOTS", "GPUS",
             "CPU BUSY", "GPU BUSY", "HEARTBEAT");

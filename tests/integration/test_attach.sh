@@ -86,3 +86,9 @@ pass "cancel: queued slides reported failed as cancelled, each once"
 "$BIN/qc-status" --broker tcp://127.0.0.1:$port | grep -E "^$job " | grep -q cancelled \
     && fail "the finished job is shown cancelled"
 pass "cancel of a finished job: exit 2, 'nothing to cancel'"
+
+"$BIN/qc-status" --broker tcp://127.0.0.1:$port >"$T/status.log" || fail "qc-status: $(cat "$T/status.log")"
+ids=$(awk '/^JOB /{t=1; next} t && NF {print $1}' "$T/status.log")
+[ "$(echo "$ids" | grep -c .)" -ge 2 ] && [ "$ids" = "$(echo "$ids" | sort -n)" ] \
+    || fail "qc-status jobs not in id order: $ids"
+pass "qc-status lists the jobs in id order"
