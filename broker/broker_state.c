@@ -535,7 +535,9 @@ state_open (qc_broker_t *b, char *err, size_t errlen)
     }
     s->lock_fd = open (lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (s->lock_fd < 0) {
-        snprintf (err, errlen, "cannot open %s: %s", lock, strerror (errno));
+        snprintf (err, errlen, "cannot open %s: %s (the state folder must be "
+                  "writable by this user: give --state DIR, or --state none to keep no "
+                  "state)", lock, strerror (errno));
         goto out;
     }
     if (flock (s->lock_fd, LOCK_EX | LOCK_NB)) {

@@ -280,8 +280,9 @@ on_message (session_t *s, qc_msg_t *m)
         } else if (s->accepted) {
             if (!s->cfg->quiet) {
                 char line[QC_PROTO_MAX_TEXT + 128];
-                snprintf (line, sizeof line, "qc-submit: broker: %s; waiting for it "
-                          "to come back", m->reason ? m->reason : "disconnect");
+                const char *why = m->reason ? m->reason : "disconnect";
+                snprintf (line, sizeof line, "qc-submit: %s%s; waiting for it to come back",
+                          strncmp (why, "broker ", 7) == 0 ? "the " : "broker: ", why);
                 qc_progress_print (&s->progress, line);
             }
         } else {
@@ -361,8 +362,8 @@ static void
 say_no_answer (session_t *s)
 {
     const char *why = qc_handshake_why (s->hs);
-    fprintf (stderr, "qc-submit: no answer from broker %s in %u s%s%s\n",
-             s->cfg->endpoint, s->cfg->timeout_s, why ? ": " : "", why ? why : "");
+    fprintf (stderr, "qc-submit: no answer from broker %s in %u s: %s\n",
+             s->cfg->endpoint, s->cfg->timeout_s, why ? why : QC_CLI_NO_BROKER_HINT);
 }
 
 static int

@@ -127,8 +127,8 @@ main (int argc, char **argv)
     }
     const char *why = r ? NULL : qc_handshake_why (hs);
     if (!r)
-        fprintf (stderr, "%s: no answer from broker %s in %lu s%s%s\n", prog, broker,
-                 timeout_s, why ? ": " : "", why ? why : "");
+        fprintf (stderr, "%s: no answer from broker %s in %lu s: %s\n", prog, broker,
+                 timeout_s, why ? why : QC_CLI_NO_BROKER_HINT);
     qc_handshake_destroy (&hs);
     zsock_destroy (&sock);
     if (!r)

@@ -340,8 +340,8 @@ main (int argc, char **argv)
                 fprintf (stderr, "%s: no broker at %s took this worker in %lu s: %s\n",
                          prog, cfg.endpoint, timeout_s, why);
             else
-                fprintf (stderr, "%s: no answer from broker %s in %lu s\n", prog,
-                         cfg.endpoint, timeout_s);
+                fprintf (stderr, "%s: no answer from broker %s in %lu s: %s\n", prog,
+                         cfg.endpoint, timeout_s, QC_CLI_NO_BROKER_HINT);
             rc = QC_EXIT_NO_BROKER;
             break;
         }

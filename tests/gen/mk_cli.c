@@ -61,7 +61,7 @@ mk_cli_help (FILE *fp)
 "\n"
 "Levels: each is 4x smaller than the one before, down to <= 1024 px.\n"
 "Truth masks: DIR/<name>_truth_{tissue,pen,blur,dark,bubble,edge,focus,\n"
-"usable}.png"
+"usable}.png "
 "and DIR/<name>_truth.json; tests/gen/README.md says what each mask means.\n"
 "Exit status: 0 written, 1 failed, 2 usage error.\n",
            fp);

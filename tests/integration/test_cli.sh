@@ -48,7 +48,7 @@ pass "usage errors exit 2"
 port=$(free_port)
 "$BIN/qc-status" --broker tcp://127.0.0.1:$port --timeout 1 >"$T/st.log" 2>&1
 [ $? -eq 3 ] || fail "qc-status with no broker should exit 3"
-grep -q "no answer from broker" "$T/st.log" || fail "qc-status message: $(cat "$T/st.log")"
+grep -q "no answer from broker .*: is a qc-broker running there" "$T/st.log" || fail "qc-status message: $(cat "$T/st.log")"
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port --timeout 1 -o "$T/o" \
     "$SHARED/slides/real/CMU-1-Small-Region.svs" >"$T/sub.log" 2>&1
 [ $? -eq 3 ] || fail "qc-submit with no broker should exit 3"
