@@ -220,10 +220,7 @@ main (int argc, char **argv)
     }
     cfg.state_dir = strcmp (state, "none") == 0 ? NULL : state;
     qc_log_set_process (prog);
-    qc_cli_install_signals ();
-    /* a file-size limit refuses a write (EFBIG) like a full disk does;
-     * the broker goes on, it is not killed for it */
-    signal (SIGXFSZ, SIG_IGN);
+    qc_cli_install_signals ();     /* SIGXFSZ ignored: EFBIG as a full disk */
     char err[1024];
     qc_broker_t *b = qc_broker_new (&cfg, err, sizeof err);
     if (!b) {

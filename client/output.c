@@ -371,6 +371,43 @@ cut_back (qc_output_t *o, long long tsv, long long errors)
     }
 }
 
+/* A result a crash interrupted (a "begin" line of .qc-job with no "done"
+ * after it) is cut back on every open, whatever the mode: its half row
+ * would otherwise count as a slide passed. An "abandon" line then closes
+ * it, so that lines written after the cut are not cut again. */
+static void
+repair_torn (qc_output_t *o)
+{
+    FILE *f = read_in (o, JOBFILE);
+    if (!f)
+        return;
+    char line[8192];
+    unsigned long long open_idx = 0, idx;
+    long long open_tsv = -1, open_err = -1, tsv, errs;
+    bool open = false;
+    while (fgets (line, sizeof line, f)) {
+        if (sscanf (line, "begin %llu %lld %lld", &idx, &tsv, &errs) == 3) {
+            open = true;
+            open_idx = idx;
+            open_tsv = tsv;
+            open_err = errs;
+        } else if ((sscanf (line, "done %llu", &idx) == 1
+                    || sscanf (line, "abandon %llu", &idx) == 1) && idx == open_idx)
+            open = false;
+    }
+    fclose (f);
+    if (!open)
+        return;
+    cut_back (o, open_tsv, open_err);
+    char *p = path_in (o, JOBFILE);
+    FILE *a = p ? fopen (p, "a") : NULL;
+    free (p);
+    if (a) {
+        fprintf (a, "abandon %llu\n", open_idx);
+        fclose (a);
+    }
+}
+
 /* Loads the indices an earlier run already wrote (lines after the first
  * of .qc-job). */
 static void
@@ -380,32 +417,18 @@ read_journal (qc_output_t *o)
     if (!f)
         return;
     char line[8192];
-    unsigned long long open_idx = 0;
-    long long open_tsv = -1, open_err = -1;
-    bool open = false;
     while (fgets (line, sizeof line, f)) {
         unsigned long long idx;
-        long long tsv, errs;
         const char *k;
-        if (sscanf (line, "begin %llu %lld %lld", &idx, &tsv, &errs) == 3) {
-            open = true;
-            open_idx = idx;
-            open_tsv = tsv;
-            open_err = errs;
-        } else if (sscanf (line, "done %llu", &idx) == 1) {
-            if (open && idx == open_idx)
-                open = false;
+        if (sscanf (line, "done %llu", &idx) == 1) {
             if (!qc_output_has (o, idx) && mark_seen (o, idx) == 0)
                 o->written++;
-        }
-        else if (sscanf (line, "job %llu", &idx) == 1) {
+        } else if (sscanf (line, "job %llu", &idx) == 1) {
             o->job = idx;
             o->key = (k = strstr (line, " key=")) ? strtoull (k + 5, NULL, 16) : 0;
         }
     }
     fclose (f);
-    if (open)
-        cut_back (o, open_tsv, open_err);
 }
 
 static int
@@ -512,7 +535,10 @@ qc_output_open (const qc_output_config_t *cfg, bool attach, char *err,
     o->force = cfg->force;
     o->command_line = cfg->command_line ? strdup (cfg->command_line) : NULL;
     o->lock_fd = -1;
-    if (lock_folder (o, err, errlen)
+    int locked = lock_folder (o, err, errlen);
+    if (locked == 0)
+        repair_torn (o);    /* before the records: a torn row is no record */
+    if (locked
         || qc_records_read (&o->records, o->outdir, o->names, err, errlen)
         || choose_columns (o, cfg, err, errlen)
         || check_config (o, cfg, err, errlen)) {
@@ -769,14 +795,17 @@ qc_output_last_job (const char *outdir, qc_output_last_job_t *last)
         return -1;
     char line[8192];
     unsigned long long v;
-    char where[8];
-    if (!fgets (line, sizeof line, f) || sscanf (line, "job %llu %7s", &v, where) != 2
+    char where[256];
+    if (!fgets (line, sizeof line, f) || sscanf (line, "job %llu %255s", &v, where) != 2
         || v == 0) {
         fclose (f);
         return -1;
     }
     last->job = v;
     last->local = strcmp (where, "local") == 0;
+    snprintf (last->endpoint, sizeof last->endpoint, "%s", where);
+    const char *k = strstr (line, " key=");
+    last->key = k ? strtoull (k + 5, NULL, 16) : 0;
     /* the job's slides, from .qc-slides when it is this job's */
     FILE *sf = open_folder_file (outdir, SLIDESFILE);
     char *sl = NULL;
@@ -790,6 +819,10 @@ qc_output_last_job (const char *outdir, qc_output_last_job_t *last)
         fclose (sf);
     /* distinct indices done (a result is written once, but count safely) */
     uint8_t *seen = last->slides ? calloc ((size_t) last->slides, 1) : NULL;
+    if (last->slides && !seen) {
+        fclose (f);
+        return -1;
+    }
     while (fgets (line, sizeof line, f))
         if (sscanf (line, "done %llu", &v) == 1 && seen && v < last->slides && !seen[v]) {
             seen[v] = 1;
@@ -797,5 +830,11 @@ qc_output_last_job (const char *outdir, qc_output_last_job_t *last)
         }
     free (seen);
     fclose (f);
+    /* an attach writes rows under results.tsv's own header */
+    FILE *t = open_folder_file (outdir, "results.tsv");
+    while (t && fgets (line, sizeof line, t) && line[0] == '#' && !last->table)
+        last->table = strncmp (line, "#dataset:", 9) == 0;
+    if (t)
+        fclose (t);
     return 0;
 }

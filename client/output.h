@@ -90,8 +90,11 @@ uint64_t qc_output_job (const qc_output_t *self, uint64_t *key);
  * recorded. */
 typedef struct {
     uint64_t job;
+    uint64_t key;              /* 0: an older .qc-job without one */
     bool local;
+    char endpoint[256];        /* the broker it ran on ("local"), cut to fit */
     uint64_t slides, done;
+    bool table;                /* results.tsv is there, with its header */
 } qc_output_last_job_t;
 int qc_output_last_job (const char *outdir, qc_output_last_job_t *last);
 /* The output name of task idx (client/names.h), or NULL. */

@@ -192,6 +192,17 @@ on_accepted (session_t *s, qc_msg_t *m)
     }
     if (!m->attached)
         return;
+    if (c->attach_job && c->expect_total && m->total < c->expect_total) {
+        /* the client died between SUBMIT batches: the job never gets the
+           rest, so it would never be DONE */
+        fprintf (stderr, "qc-submit: job %" PRIu64 " at the broker holds %" PRIu64 " of the "
+                 "%" PRIu64 " slides it was sent (its submission was cut off)\n", s->job,
+                 m->total, c->expect_total);
+        s->refused = true;
+        s->fatal = true;
+        s->exit_code = QC_EXIT_FAILED;
+        return;
+    }
     /* the broker resends what follows the last result it holds as
      * acknowledged: count from there (it may hold fewer than we wrote,
      * when it lost results it had sent; the index check skips those) */
@@ -244,7 +255,7 @@ on_message (session_t *s, qc_msg_t *m)
                          s->cfg->outdir ? s->cfg->outdir : "the output folder");
                 s->refused = true;
                 s->fatal = true;
-                s->exit_code = QC_EXIT_USAGE;
+                s->exit_code = QC_EXIT_FAILED;
             } else
                 resync (s);
         } else {
@@ -315,6 +326,21 @@ read_burst (session_t *s)
     }
 }
 
+/* Reads until the broker accepts the job (SUBMIT or ATTACH), refuses it,
+ * or --timeout passes: a broker that is not there is said, not waited
+ * for. True when accepted. */
+static bool
+await_accepted (session_t *s)
+{
+    int64_t until = zclock_mono () + (int64_t) s->cfg->timeout_s * 1000;
+    zpoller_t *poller = zpoller_new (s->sock, NULL);
+    while (poller && !s->accepted && !s->fatal && zclock_mono () < until && !qc_cli_signals)
+        if (zpoller_wait (poller, 100))
+            read_burst (s);
+    zpoller_destroy (&poller);
+    return s->accepted;
+}
+
 /* The first batch, until the broker numbers the job. */
 static int
 submit_first (session_t *s)
@@ -324,14 +350,7 @@ submit_first (session_t *s)
     if (submit_from (s, 0))
         return -1;
     s->last_resubmit = zclock_mono ();
-    int64_t until = zclock_mono () + (int64_t) c->timeout_s * 1000;
-    zpoller_t *poller = zpoller_new (s->sock, NULL);
-    while (!s->accepted && !s->fatal && zclock_mono () < until && !qc_cli_signals) {
-        if (zpoller_wait (poller, 100))
-            read_burst (s);
-    }
-    zpoller_destroy (&poller);
-    if (!s->accepted)
+    if (!await_accepted (s))
         return -1;
     return c->nslides > QC_PROTO_MAX_SLIDES / 4 ? submit_from (s, QC_PROTO_MAX_SLIDES / 4) : 0;
 }
@@ -419,7 +438,8 @@ check_attach (session_t *s)
 int
 qc_session_run (const qc_session_config_t *cfg)
 {
-    session_t s = {.cfg = cfg, .expected = 1, .exit_code = QC_EXIT_OK};
+    session_t s = {.cfg = cfg, .expected = 1, .exit_code = QC_EXIT_OK,
+                   .done_stall_at = UINT64_MAX};
     s.sock = zsock_new (ZMQ_DEALER);
     if (s.sock) {
         qc_curve_client_apply (cfg->curve, s.sock);
@@ -459,6 +479,19 @@ qc_session_run (const qc_session_config_t *cfg)
         qc_msg_t a = {.command = QC_ATTACH, .gpu = -1, .job = s.job, .key = s.key,
                       .seq = written, .hb_ms = cfg->heartbeat_ms};
         send_msg (&s, &a);
+        if (!await_accepted (&s) && !s.fatal) {
+            if (qc_cli_signals) {
+                fprintf (stderr, "\nqc-submit: interrupted before the broker answered\n");
+                s.exit_code = QC_EXIT_INTERRUPTED;
+            } else {
+                say_no_answer (&s);
+                s.exit_code = QC_EXIT_NO_BROKER;
+            }
+            qc_handshake_destroy (&s.hs);
+            zsock_destroy (&s.sock);
+            qc_warn_once_destroy (&s.warn_once);
+            return s.exit_code;
+        }
     } else if (submit_first (&s)) {
         if (qc_cli_signals && !s.fatal) {
             fprintf (stderr, "\nqc-submit: interrupted before the broker accepted the "
@@ -557,6 +590,8 @@ qc_session_run (const qc_session_config_t *cfg)
                  s.job, cfg->endpoint, s.job, dir);
     if (cfg->finished)
         *cfg->finished = s.done;
+    if (cfg->gone)
+        *cfg->gone = s.refused;
     if (s.done && !cfg->quiet)
         fprintf (stderr, "%" PRIu64 " slide%s: %" PRIu64 " passed, %" PRIu64 " failed\n",
                  s.progress.total, qc_plural (s.progress.total), s.progress.done,

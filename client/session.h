@@ -33,6 +33,12 @@ typedef struct {
                                   written (may be NULL) */
     bool rerun_goes_on;        /* the attach a rerun makes first: a refusal
                                   needs no advice, the rerun goes on */
+    bool *gone;                /* set when the broker cannot give the job
+                                  whole: it refused it (not there, not this
+                                  folder's, results expired), lacks results,
+                                  or holds fewer slides than expect_total */
+    uint64_t expect_total;     /* attach: the slides the job was sent (0:
+                                  not known) */
 } qc_session_config_t;
 
 /* Returns a qc-submit exit code (shared/cli.h). */

@@ -491,6 +491,21 @@ attach_last_job (const options_t *o, const qc_curve_client_t *curve)
     if (!o->broker || o->force || !o->outdir || qc_output_last_job (o->outdir, &last) != 0
         || last.local || last.done >= last.slides)
         return QC_EXIT_OK;
+    /* a folder from before jobs had keys: the broker could not tell its
+       job from another of that id, so it is not fetched unasked; one
+       whose results.tsv is gone has no header to write rows under */
+    if (!last.key || !last.table) {
+        if (!o->quiet)
+            fprintf (stderr, "%s: note: %s's job %" PRIu64 " is not fetched first (%s); "
+                     "--attach %" PRIu64 " fetches it, else its slides without a result "
+                     "run in a new job\n", prog, o->outdir, last.job,
+                     last.key ? "its results.tsv is gone" : "it was written before jobs "
+                     "had keys", last.job);
+        return QC_EXIT_OK;
+    }
+    if (!o->quiet && strcmp (last.endpoint, o->broker) != 0)
+        fprintf (stderr, "%s: note: job %" PRIu64 " ran on %s; asking %s for it\n", prog,
+                 last.job, last.endpoint, o->broker);
     if (!o->quiet)
         fprintf (stderr, "%s: %s holds job %" PRIu64 ", and %" PRIu64 " of its %" PRIu64
                  " slides have no result there yet: fetching them first (as --attach "
@@ -503,17 +518,18 @@ attach_last_job (const options_t *o, const qc_curve_client_t *curve)
         fprintf (stderr, "%s: %s\n", prog, err);
         return QC_EXIT_USAGE;
     }
-    bool finished = false;
+    bool finished = false, gone = false;
     qc_session_config_t sc = {
         .endpoint = o->broker, .attach_job = last.job, .resource = o->resource,
         .timeout_s = (uint32_t) o->timeout_s, .heartbeat_ms = 1000, .liveness = 5,
         .quiet = o->quiet, .wait_warn_s = (uint32_t) o->wait_warn_s, .outdir = o->outdir,
-        .out = out, .curve = curve, .finished = &finished, .rerun_goes_on = true};
+        .out = out, .curve = curve, .finished = &finished, .rerun_goes_on = true,
+        .gone = &gone, .expect_total = last.slides};
     int rc = qc_session_run (&sc);
     qc_output_close (&out);
     if (finished)
         return QC_EXIT_OK;
-    if (rc == QC_EXIT_USAGE) {      /* refused: the job is gone (said above) */
+    if (gone) {         /* not there, or not whole (said above) */
         if (!o->quiet)
             fprintf (stderr, "%s: job %" PRIu64 " cannot be fetched: its slides without a "
                      "result here run in a new job\n", prog, last.job);

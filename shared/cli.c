@@ -59,8 +59,11 @@ qc_cli_install_signals (void)
     sigaction (SIGINT, &sa, NULL);
     sigaction (SIGTERM, &sa, NULL);
     /* a closed terminal (ssh session) stops a program as SIGTERM does:
-       drained, its state and the client's folder kept, not killed */
-    sigaction (SIGHUP, &sa, NULL);
+       drained, its state and the client's folder kept, not killed; unless
+       it was started to outlive the terminal (nohup: SIGHUP ignored) */
+    struct sigaction hup;
+    if (sigaction (SIGHUP, NULL, &hup) == 0 && hup.sa_handler != SIG_IGN)
+        sigaction (SIGHUP, &sa, NULL);
     signal (SIGPIPE, SIG_IGN);
     /* a file-size limit (ulimit -f) fails the write with EFBIG, said and
        handled as a full disk is, instead of killing the process */

@@ -230,8 +230,10 @@ qc_feature_spec_parse (const qc_config_section_t *sec, qc_feature_spec_t *out,
                         qc_config_key_line (sec, "frangi_scale_range"),
                         QC_FEAT_MAX_FRANGI);
     out->frangi_nsigma = (int) count;
+    /* numpy fills start + i * ((start + step) - start): to the last bit */
+    double delta = (range[0] + d) - range[0];
     for (int i = 0; i < out->frangi_nsigma; i++)
-        out->frangi_sigma[i] = range[0] + i * d;
+        out->frangi_sigma[i] = range[0] + i * delta;
     for (int i = 0; i < out->frangi_nsigma; i++)
         if (!(out->frangi_sigma[i] > 0 && out->frangi_sigma[i] <= 1000))
             return range_err (sec, "frangi_scale_range", "a range of sigmas in "

@@ -59,3 +59,49 @@ rc=$?
 [ "$(grep -c 'submitted' "$T/broker.log")" = 2 ] || fail "the rerun submitted again: $(grep submitted "$T/broker.log")"
 check_exactly_once "$T/hup" "$T/cohort/list"
 pass "SIGHUP: exit 130, the job went on, the same command fetched it: every slide once, no second job"
+
+# 3. the folder's job is on a broker that is gone: the same command again
+#    says so after --timeout (exit 3), it does not wait for ever; with its
+#    results.tsv deleted, the rerun does not fetch the job into it (no
+#    header to write under): it says so and runs the slides in a new job
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/gone" --list "$T/cohort/list" >"$T/gone.log" 2>&1 &
+sub=$!
+PIDS+=($sub)
+wait_for "some results" 30 "[ \$(cat '$T/gone/.qc-job' 2>/dev/null | grep -c '^done') -ge 2 ]"
+kill -9 $sub; wait $sub 2>/dev/null
+kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
+timeout 60 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port --timeout 3 -o "$T/gone" \
+    --list "$T/cohort/list" >"$T/gone2.log" 2>&1
+rc=$?
+[ $rc -eq 3 ] && grep -q "no answer from broker tcp://127.0.0.1:$port in 3 s" "$T/gone2.log" \
+    || fail "the folder's broker gone: exit $rc: $(tail -3 "$T/gone2.log")"
+start_broker $port --heartbeat-ms 200
+rm "$T/gone/results.tsv"
+timeout 120 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/gone" --list "$T/cohort/list" \
+    >"$T/gone3.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] && grep -q "note: $T/gone's job [0-9]* is not fetched first (its results.tsv is gone)" "$T/gone3.log" \
+    || fail "results.tsv deleted: exit $rc: $(head -3 "$T/gone3.log")"
+pass "the folder's broker gone: exit 3 after --timeout; results.tsv deleted: said, the slides run in a new job"
+
+# 4. started with nohup (SIGHUP ignored, to outlive the terminal): a
+#    SIGHUP changes nothing; without nohup a broker stops as on SIGTERM
+p2=$(free_port)
+nohup "$BIN/qc-broker" --bind tcp://127.0.0.1:$p2 --state none >"$T/nohup.log" 2>&1 &
+nb=$!
+PIDS+=($nb)
+wait_for "broker listening" 10 "grep -q 'listening on' '$T/nohup.log'"
+kill -HUP $nb; sleep 0.5
+kill -0 $nb 2>/dev/null || fail "a broker started with nohup stopped on SIGHUP"
+kill -TERM $nb; wait $nb 2>/dev/null
+p3=$(free_port)
+"$BIN/qc-broker" --bind tcp://127.0.0.1:$p3 --state none >"$T/hup-broker.log" 2>&1 &
+hb=$!
+PIDS+=($hb)
+wait_for "broker listening" 10 "grep -q 'listening on' '$T/hup-broker.log'"
+kill -HUP $hb
+for i in $(seq 1 50); do kill -0 $hb 2>/dev/null || break; sleep 0.1; done
+kill -0 $hb 2>/dev/null && fail "a broker did not stop on SIGHUP"
+wait $hb; rc=$?
+[ $rc -eq 0 ] || fail "a broker stopped by SIGHUP: exit $rc (0: stopped as on SIGTERM)"
+pass "SIGHUP: ignored under nohup, else a clean stop (exit 0)"

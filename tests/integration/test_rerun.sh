@@ -140,3 +140,18 @@ ui_table_ok "$T/cfg" 1
 cmp -s "$T/k.tsv" "$T/cfg/results.tsv.1" || fail "the first config's results.tsv not kept as .1"
 grep -q "^config_file $T/d2.ini\$" "$T/cfg/.qc-config" || fail ".qc-config not the new config's"
 pass "another config of the same columns is refused (exit 2), its copies are not; -f starts afresh"
+
+# a crash between a result's "begin" and "done" lines left half a row: the
+# next run, one-process mode too, cuts it away (it is no slide done) and
+# runs that slide; the cut is made once
+"$BIN/qc-submit" -q -o "$T/torn" "$T/c/one.svs" >"$T/t1.log" 2>&1 || fail "torn: first run: $(cat "$T/t1.log")"
+tsv=$(stat -c %s "$T/torn/results.tsv"); errs=$(stat -c %s "$T/torn/error.log")
+echo "begin 7 $tsv $errs" >>"$T/torn/.qc-job"
+printf 'two.svs\t12' >>"$T/torn/results.tsv"
+"$BIN/qc-submit" -o "$T/torn" "$T/c/one.svs" "$T/c/two.svs" >"$T/t2.log" 2>&1 \
+    || fail "torn: rerun: $(cat "$T/t2.log")"
+grep -q "already has 1 of these 2 slides (1 passed, 0 failed)" "$T/t2.log" \
+    || fail "the half row was taken for a slide done: $(cat "$T/t2.log")"
+ui_table_ok "$T/torn" 2
+grep -q "two.svs	12	\|two.svs	12two" "$T/torn/results.tsv" && fail "the half row is still there"
+pass "a half row left by a crash is cut away on the next run (one-process mode), its slide run again"
