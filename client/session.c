@@ -385,6 +385,25 @@ say_no_answer (session_t *s)
              s->cfg->endpoint, s->cfg->timeout_s, why ? why : QC_CLI_NO_BROKER_HINT);
 }
 
+/* The broker did not accept the job: interrupted, or no answer (a
+ * refusal was said as it came). The session's sockets go; returns the
+ * exit code. */
+static int
+end_unaccepted (session_t *s, const char *interrupted)
+{
+    if (qc_cli_signals && !s->fatal) {
+        fprintf (stderr, "\nqc-submit: %s\n", interrupted);
+        s->exit_code = QC_EXIT_INTERRUPTED;
+    } else if (!s->fatal) {
+        say_no_answer (s);
+        s->exit_code = QC_EXIT_NO_BROKER;
+    }
+    qc_handshake_destroy (&s->hs);
+    zsock_destroy (&s->sock);
+    qc_warn_once_destroy (&s->warn_once);
+    return s->exit_code;
+}
+
 static int
 run_cancel (session_t *s)
 {
@@ -479,33 +498,12 @@ qc_session_run (const qc_session_config_t *cfg)
         qc_msg_t a = {.command = QC_ATTACH, .gpu = -1, .job = s.job, .key = s.key,
                       .seq = written, .hb_ms = cfg->heartbeat_ms};
         send_msg (&s, &a);
-        if (!await_accepted (&s) && !s.fatal) {
-            if (qc_cli_signals) {
-                fprintf (stderr, "\nqc-submit: interrupted before the broker answered\n");
-                s.exit_code = QC_EXIT_INTERRUPTED;
-            } else {
-                say_no_answer (&s);
-                s.exit_code = QC_EXIT_NO_BROKER;
-            }
-            qc_handshake_destroy (&s.hs);
-            zsock_destroy (&s.sock);
-            qc_warn_once_destroy (&s.warn_once);
-            return s.exit_code;
-        }
-    } else if (submit_first (&s)) {
-        if (qc_cli_signals && !s.fatal) {
-            fprintf (stderr, "\nqc-submit: interrupted before the broker accepted the "
-                     "job: nothing was written\n");
-            s.exit_code = QC_EXIT_INTERRUPTED;
-        } else if (!s.fatal) {
-            say_no_answer (&s);
-            s.exit_code = QC_EXIT_NO_BROKER;
-        }
-        qc_handshake_destroy (&s.hs);
-        zsock_destroy (&s.sock);
-        qc_warn_once_destroy (&s.warn_once);
-        return s.exit_code;
-    }
+        /* a refusal goes on below, where what to do next is said */
+        if (!await_accepted (&s) && !s.fatal)
+            return end_unaccepted (&s, "interrupted before the broker answered");
+    } else if (submit_first (&s))
+        return end_unaccepted (&s, "interrupted before the broker accepted the job: "
+                               "nothing was written");
     if (!cfg->quiet && !cfg->local && !cfg->attach_job)
         fprintf (stderr, "job %" PRIu64 " on %s: %zu slide%s\n", s.job, cfg->endpoint,
                  cfg->nslides, qc_plural (cfg->nslides));
