@@ -756,6 +756,9 @@ jobs_tick (qc_broker_t *b)
                         "waited %u s for a client after the job finished: deleted "
                         "(--retention)", j->id, j->last_seq - j->acked_seq,
                         b->cfg.retention_s);
+            else
+                qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 ": delivered, and finished "
+                        "over %u s ago: forgotten (--linger)", j->id, b->cfg.job_linger_s);
             j->forget_why = why;
             if (!gone) gone = zlist_new ();
             if (gone) zlist_append (gone, j);

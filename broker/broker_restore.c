@@ -442,7 +442,10 @@ restore_run (qc_broker_t *b, char *err, size_t errlen)
             sched_job_cancel (b->sched, j->sj);
         }
         if (sched_job_finished (j->sj)) {
-            j->finished_at = b->now ? b->now : 1;
+            /* --linger counts from the finish, not from this restart */
+            int64_t age = j->finished_wall ? zclock_time () - j->finished_wall : 0;
+            age = age > 0 ? age : 0;
+            j->finished_at = b->now > age ? b->now - age : 1;
             if (!j->finished_wall)
                 j->finished_wall = zclock_time ();
         }

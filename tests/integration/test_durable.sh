@@ -113,3 +113,22 @@ grep -q "is damaged (.*): .* bytes dropped (--state-recover)" "$T/broker.log" \
 job3=$(awk '/^job /{print $2; exit}' "$T/out3/.qc-job")
 [ "$job3" -ge 3 ] || fail "after recovery the job id is $job3: ids used twice"
 pass "--state-recover starts, says what it dropped, and ids still go on ($job3)"
+
+# --linger counts from the job's finish, across a restart too: a delivered
+# job finished 5 s before a restart, with --linger 6, is forgotten about
+# 1 s after it (counted from the restart, it would be 6 s)
+kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
+port=$(free_port)
+start_broker $port --heartbeat-ms 200 --state "$T/lstate" --linger 6
+start_worker $port wl --slots 1 --heartbeat-ms 200
+wait_for "worker registered" 10 "workers_registered $port 1"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/linger" -q \
+    "$SHARED/slides/real/CMU-1-Small-Region.svs" || fail "linger job failed"
+ljob=$(awk '/^job /{print $2; exit}' "$T/linger/.qc-job")
+sleep 5
+kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
+grep -q "job $ljob: .*forgotten" "$T/broker.log" && fail "job $ljob forgotten before the restart"
+start_broker $port --heartbeat-ms 200 --state "$T/lstate" --linger 6
+wait_for "the delivered job forgotten within 4 s of the restart (6 s from it otherwise)" 4 \
+    "grep -q 'job $ljob: delivered, and finished over 6 s ago: forgotten (--linger)' '$T/broker.log'"
+pass "--linger counts from the finish across a restart, and the forget is logged"
