@@ -150,6 +150,32 @@ on_crash_report (qc_broker_t *b, const peer_t *p, const char *name, const qc_msg
     }
 }
 
+/* A supervisor's new process says READY with the crash report of the
+ * one it replaces: that one's registration goes now, not after its
+ * heartbeats (which read as if the new process had died), and its tasks
+ * that were not running at the crash go back to the queue at once. The
+ * same name, host and certificate: one supervisor's processes. */
+static void
+retire_crashed (qc_broker_t *b, const peer_t *p, const qc_msg_t *m)
+{
+    const char *cert = p->cert ? p->cert->key : "";
+    worker_rec_t *old = NULL;
+    for (worker_rec_t *w = zhashx_first (b->workers); w && !old; w = zhashx_next (b->workers))
+        if (strcmp (w->key, p->hex) != 0 && w->name && m->name
+            && strcmp (w->name, m->name) == 0 && w->host && m->host
+            && strcmp (w->host, m->host) == 0 && strcmp (w->cert_key, cert) == 0)
+            old = w;
+    if (!old)
+        return;
+    size_t n = old->sw->assigned.count;
+    qc_log (QC_LOG_INFO, MOD, "worker %s (%s) restarted after a crash: its old process's "
+            "%zu other task%s go%s back to the queue", old->name, old->host, n,
+            qc_plural (n), n == 1 ? "es" : "");
+    sched_worker_remove (b->sched, old->sw, false, old->name);
+    roster_remove (b, old);
+    zhashx_delete (b->workers, old->key);
+}
+
 static bool
 same_resources (const worker_rec_t *w, const qc_msg_t *m)
 {
@@ -167,8 +193,10 @@ on_ready (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     const char *key = p->hex;
     zframe_t *from = p->id;
     worker_rec_t *old = zhashx_lookup (b->workers, key);
-    if (m->ncrashed)
+    if (m->ncrashed) {
         on_crash_report (b, p, m->name, m);
+        retire_crashed (b, p, m);
+    }
     if (old && same_resources (old, m)) {
         /* the same socket saying READY again (it heard "unknown peer"
          * before our answer to its first READY): nothing was lost */

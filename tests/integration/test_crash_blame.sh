@@ -45,3 +45,19 @@ cat "$T"/worker-*.log | grep -q "the worker process died of signal 6 (Aborted) w
 cat "$T"/worker-*.log | grep -q "restarting the worker process" || fail "no restart"
 grep -q "declared dead" "$T/broker.log" || fail "the killed workers were not declared dead"
 pass "the crashing slide alone was blamed; killed workers blamed nothing (19 passed)"
+
+# with heartbeats slower than a restart (the default, 1 s), the crashed
+# process's registration goes when its successor says READY, with the
+# crash report: not after its heartbeats, which read as if the new
+# process had died
+kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
+port=$(free_port)
+start_broker $port --heartbeat-ms 3000 --max-deaths 1
+start_worker $port wc --slots 1 --heartbeat-ms 3000 --test-crash-on POISON
+wait_for "worker registered" 10 "workers_registered $port 1"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out2" "$T/cohort/POISON.svs" \
+    "$(head -1 "$T/list")" >"$T/submit2.log" 2>&1
+grep -q "worker wc (.*) restarted after a crash: its old process's [0-9]* other task" "$T/broker.log" \
+    || fail "the crashed process's registration not retired: $(grep ' wc ' "$T/broker.log")"
+grep -q "worker wc .*declared dead" "$T/broker.log" && fail "the restarted worker was declared dead"
+pass "a supervised worker's crashed process is retired when its successor joins, not declared dead later"
