@@ -321,116 +321,6 @@ check_config (qc_output_t *o, const qc_output_config_t *cfg, char *err, size_t e
     return -1;
 }
 
-/* The job's slides from .qc-slides (attach), when it is that job's. */
-static void
-read_slides (qc_output_t *o, uint64_t job)
-{
-    FILE *f = read_in (o, SLIDESFILE);
-    if (!f)
-        return;
-    char *line = NULL;
-    size_t cap = 0;
-    unsigned long long of = 0;
-    if (getline (&line, &cap, f) <= 0 || sscanf (line, "job %llu", &of) != 1 || of != job) {
-        /* another job's (or none): names then come from the results */
-        free (line);
-        fclose (f);
-        return;
-    }
-    while (getline (&line, &cap, f) > 0) {
-        line[strcspn (line, "\n")] = '\0';
-        char *tab = strchr (line, '\t');
-        if (!tab)
-            continue;
-        *tab = '\0';
-        char *name = qc_unescape_dup (line), *path = qc_unescape_dup (tab + 1);
-        if (name && path && qc_names_claim (o->names, name, path) == 0)
-            qc_output_plan (o, path);
-        free (name);
-        free (path);
-    }
-    free (line);
-    fclose (f);
-}
-
-/* A result interrupted half way (a crash between its "begin" and its
- * "done" line in .qc-job): results.tsv and error.log go back to their
- * sizes before it, so writing it again leaves no duplicate row. */
-static void
-cut_back (qc_output_t *o, long long tsv, long long errors)
-{
-    static const char *names[] = {"results.tsv", "error.log"};
-    long long sizes[] = {tsv, errors};
-    for (int i = 0; i < 2; i++) {
-        char *p = path_in (o, names[i]);
-        struct stat st;
-        if (p && sizes[i] >= 0 && stat (p, &st) == 0 && st.st_size > sizes[i]
-            && truncate (p, (off_t) sizes[i]))
-            fprintf (stderr, "qc-submit: cannot cut %s back: %s\n", p, strerror (errno));
-        free (p);
-    }
-}
-
-/* A result a crash interrupted (a "begin" line of .qc-job with no "done"
- * after it) is cut back on every open, whatever the mode: its half row
- * would otherwise count as a slide passed. An "abandon" line then closes
- * it, so that lines written after the cut are not cut again. */
-static void
-repair_torn (qc_output_t *o)
-{
-    FILE *f = read_in (o, JOBFILE);
-    if (!f)
-        return;
-    char line[8192];
-    unsigned long long open_idx = 0, idx;
-    long long open_tsv = -1, open_err = -1, tsv, errs;
-    bool open = false;
-    while (fgets (line, sizeof line, f)) {
-        if (sscanf (line, "begin %llu %lld %lld", &idx, &tsv, &errs) == 3) {
-            open = true;
-            open_idx = idx;
-            open_tsv = tsv;
-            open_err = errs;
-        } else if ((sscanf (line, "done %llu", &idx) == 1
-                    || sscanf (line, "abandon %llu", &idx) == 1) && idx == open_idx)
-            open = false;
-    }
-    fclose (f);
-    if (!open)
-        return;
-    cut_back (o, open_tsv, open_err);
-    char *p = path_in (o, JOBFILE);
-    FILE *a = p ? fopen (p, "a") : NULL;
-    free (p);
-    if (a) {
-        fprintf (a, "abandon %llu\n", open_idx);
-        fclose (a);
-    }
-}
-
-/* Loads the indices an earlier run already wrote (lines after the first
- * of .qc-job). */
-static void
-read_journal (qc_output_t *o)
-{
-    FILE *f = read_in (o, JOBFILE);
-    if (!f)
-        return;
-    char line[8192];
-    while (fgets (line, sizeof line, f)) {
-        unsigned long long idx;
-        const char *k;
-        if (sscanf (line, "done %llu", &idx) == 1) {
-            if (!qc_output_has (o, idx) && mark_seen (o, idx) == 0)
-                o->written++;
-        } else if (sscanf (line, "job %llu", &idx) == 1) {
-            o->job = idx;
-            o->key = (k = strstr (line, " key=")) ? strtoull (k + 5, NULL, 16) : 0;
-        }
-    }
-    fclose (f);
-}
-
 static int
 open_files (qc_output_t *o, char *err, size_t errlen)
 {
@@ -537,7 +427,7 @@ qc_output_open (const qc_output_config_t *cfg, bool attach, char *err,
     o->lock_fd = -1;
     int locked = lock_folder (o, err, errlen);
     if (locked == 0)
-        repair_torn (o);    /* before the records: a torn row is no record */
+        output_repair_torn (o);   /* before the records: a torn row is no record */
     if (locked
         || qc_records_read (&o->records, o->outdir, o->names, err, errlen)
         || choose_columns (o, cfg, err, errlen)
@@ -548,8 +438,8 @@ qc_output_open (const qc_output_config_t *cfg, bool attach, char *err,
         return NULL;
     }
     if (attach) {
-        read_slides (o, cfg->attach_job);
-        read_journal (o);
+        output_read_slides (o, cfg->attach_job);
+        output_read_journal (o);
         if (open_files (o, err, errlen) || !(o->journal = open_in (o, JOBFILE, "a", err, errlen))) {
             qc_output_close (&o);
             return NULL;
@@ -770,71 +660,4 @@ qc_output_job (const qc_output_t *o, uint64_t *key)
     if (key)
         *key = o ? o->key : 0;
     return o ? o->job : 0;
-}
-
-/* OUTDIR/name opened to read, or NULL. */
-static FILE *
-open_folder_file (const char *outdir, const char *name)
-{
-    char *p = NULL;
-    if (asprintf (&p, "%s/%s", outdir, name) < 0)
-        return NULL;
-    FILE *f = fopen (p, "r");
-    free (p);
-    return f;
-}
-
-int
-qc_output_last_job (const char *outdir, qc_output_last_job_t *last)
-{
-    if (!outdir || !last)
-        return -1;
-    memset (last, 0, sizeof *last);
-    FILE *f = open_folder_file (outdir, JOBFILE);
-    if (!f)
-        return -1;
-    char line[8192];
-    unsigned long long v;
-    char where[256];
-    if (!fgets (line, sizeof line, f) || sscanf (line, "job %llu %255s", &v, where) != 2
-        || v == 0) {
-        fclose (f);
-        return -1;
-    }
-    last->job = v;
-    last->local = strcmp (where, "local") == 0;
-    snprintf (last->endpoint, sizeof last->endpoint, "%s", where);
-    const char *k = strstr (line, " key=");
-    last->key = k ? strtoull (k + 5, NULL, 16) : 0;
-    /* the job's slides, from .qc-slides when it is this job's */
-    FILE *sf = open_folder_file (outdir, SLIDESFILE);
-    char *sl = NULL;
-    size_t cap = 0;
-    if (sf && getline (&sl, &cap, sf) > 0 && sscanf (sl, "job %llu", &v) == 1
-        && v == last->job)
-        while (getline (&sl, &cap, sf) > 0 && last->slides < (uint64_t) 1 << 32)
-            last->slides++;
-    free (sl);
-    if (sf)
-        fclose (sf);
-    /* distinct indices done (a result is written once, but count safely) */
-    uint8_t *seen = last->slides ? calloc ((size_t) last->slides, 1) : NULL;
-    if (last->slides && !seen) {
-        fclose (f);
-        return -1;
-    }
-    while (fgets (line, sizeof line, f))
-        if (sscanf (line, "done %llu", &v) == 1 && seen && v < last->slides && !seen[v]) {
-            seen[v] = 1;
-            last->done++;
-        }
-    free (seen);
-    fclose (f);
-    /* an attach writes rows under results.tsv's own header */
-    FILE *t = open_folder_file (outdir, "results.tsv");
-    while (t && fgets (line, sizeof line, t) && line[0] == '#' && !last->table)
-        last->table = strncmp (line, "#dataset:", 9) == 0;
-    if (t)
-        fclose (t);
-    return 0;
 }

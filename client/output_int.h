@@ -1,4 +1,4 @@
-/* What client/output.c and client/output_results.c share: the output
+/* What client/output.c, output_job.c and output_results.c share: the output
  * folder's state (one qc_output_t) and the helpers both use. Not for
  * callers outside the output module: they use output.h. */
 #ifndef QC_OUTPUT_INT_H
@@ -61,5 +61,16 @@ FILE *open_in (qc_output_t *o, const char *name, const char *mode, char *err,
                size_t errlen);
 /* Task idx is written; -1 out of memory or an index past 2^32. */
 int mark_seen (qc_output_t *o, uint64_t idx);
+
+/* client/output_job.c: the job files read back. */
+/* A result a crash interrupted (a "begin" line of .qc-job with no "done"
+ * after it) is cut back on every open, whatever the mode: its half row
+ * would otherwise count as a slide passed. An "abandon" line then closes
+ * it, so that lines written after the cut are not cut again. */
+void output_repair_torn (qc_output_t *o);
+/* The job and key of .qc-job, and the indices it has written (attach). */
+void output_read_journal (qc_output_t *o);
+/* The job's slides from .qc-slides (attach), when it is that job's. */
+void output_read_slides (qc_output_t *o, uint64_t job);
 
 #endif

@@ -1,0 +1,213 @@
+/* The output folder's job files read back: .qc-job (the job line, then
+ * "begin IDX TSV ERR" / "done IDX" / "abandon IDX" per result, see
+ * PROTOCOL.md section 11) and .qc-slides. One scanner reads .qc-job for
+ * every use: a reattach's written indices, a torn result's repair, and
+ * the last job a rerun looks at. Writing them is qc_output_set_job's
+ * (output.c) and qc_output_result's (output_results.c). */
+#include "client/output_int.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client/escape.h"
+
+/* What OUTDIR/.qc-job says, read in one pass. */
+typedef struct {
+    uint64_t job, key;        /* 0: no job line; key 0: an older file */
+    char endpoint[256];       /* the broker ("local"), cut to fit */
+    bool open;                /* a "begin" with no "done"/"abandon" after */
+    uint64_t open_idx;
+    long long open_tsv, open_err;   /* the tables' sizes at that begin */
+} job_file_t;
+
+/* OUTDIR/name opened to read, or NULL. */
+static FILE *
+open_folder_file (const char *outdir, const char *name)
+{
+    char *p = NULL;
+    if (asprintf (&p, "%s/%s", outdir, name) < 0)
+        return NULL;
+    FILE *f = fopen (p, "r");
+    free (p);
+    return f;
+}
+
+/* Reads OUTDIR/.qc-job into j; each "done" index goes to on_done (may be
+ * NULL). -1 when there is no such file. */
+static int
+scan_job_file (const char *outdir, job_file_t *j, void (*on_done) (void *, uint64_t),
+               void *arg)
+{
+    memset (j, 0, sizeof *j);
+    FILE *f = open_folder_file (outdir, JOBFILE);
+    if (!f)
+        return -1;
+    char line[8192], where[256];
+    unsigned long long idx;
+    long long tsv, errs;
+    while (fgets (line, sizeof line, f)) {
+        if (sscanf (line, "begin %llu %lld %lld", &idx, &tsv, &errs) == 3) {
+            j->open = true;
+            j->open_idx = idx;
+            j->open_tsv = tsv;
+            j->open_err = errs;
+        } else if (sscanf (line, "done %llu", &idx) == 1) {
+            j->open = j->open && idx != j->open_idx;
+            if (on_done)
+                on_done (arg, idx);
+        } else if (sscanf (line, "abandon %llu", &idx) == 1)
+            j->open = j->open && idx != j->open_idx;
+        else if (sscanf (line, "job %llu %255s", &idx, where) == 2) {
+            const char *k = strstr (line, " key=");
+            j->job = idx;
+            j->key = k ? strtoull (k + 5, NULL, 16) : 0;
+            snprintf (j->endpoint, sizeof j->endpoint, "%s", where);
+        }
+    }
+    fclose (f);
+    return 0;
+}
+
+/* A result interrupted half way: results.tsv and error.log go back to
+ * their sizes before it, so writing it again leaves no duplicate row. */
+static void
+cut_back (qc_output_t *o, long long tsv, long long errors)
+{
+    static const char *names[] = {"results.tsv", "error.log"};
+    long long sizes[] = {tsv, errors};
+    for (int i = 0; i < 2; i++) {
+        char *p = path_in (o, names[i]);
+        struct stat st;
+        if (p && sizes[i] >= 0 && stat (p, &st) == 0 && st.st_size > sizes[i]
+            && truncate (p, (off_t) sizes[i]))
+            fprintf (stderr, "qc-submit: cannot cut %s back: %s\n", p, strerror (errno));
+        free (p);
+    }
+}
+
+void
+output_repair_torn (qc_output_t *o)
+{
+    job_file_t j;
+    if (scan_job_file (o->outdir, &j, NULL, NULL) != 0 || !j.open)
+        return;
+    cut_back (o, j.open_tsv, j.open_err);
+    char *p = path_in (o, JOBFILE);
+    FILE *a = p ? fopen (p, "a") : NULL;
+    free (p);
+    if (a) {
+        fprintf (a, "abandon %" PRIu64 "\n", j.open_idx);
+        fclose (a);
+    }
+}
+
+static void
+count_written (void *arg, uint64_t idx)
+{
+    qc_output_t *o = arg;
+    if (!qc_output_has (o, idx) && mark_seen (o, idx) == 0)
+        o->written++;
+}
+
+void
+output_read_journal (qc_output_t *o)
+{
+    job_file_t j;
+    if (scan_job_file (o->outdir, &j, count_written, o) == 0 && j.job) {
+        o->job = j.job;
+        o->key = j.key;
+    }
+}
+
+void
+output_read_slides (qc_output_t *o, uint64_t job)
+{
+    FILE *f = open_folder_file (o->outdir, SLIDESFILE);
+    if (!f)
+        return;
+    char *line = NULL;
+    size_t cap = 0;
+    unsigned long long of = 0;
+    if (getline (&line, &cap, f) <= 0 || sscanf (line, "job %llu", &of) != 1 || of != job) {
+        /* another job's (or none): names then come from the results */
+        free (line);
+        fclose (f);
+        return;
+    }
+    while (getline (&line, &cap, f) > 0) {
+        line[strcspn (line, "\n")] = '\0';
+        char *tab = strchr (line, '\t');
+        if (!tab)
+            continue;
+        *tab = '\0';
+        char *name = qc_unescape_dup (line), *path = qc_unescape_dup (tab + 1);
+        if (name && path && qc_names_claim (o->names, name, path) == 0)
+            qc_output_plan (o, path);
+        free (name);
+        free (path);
+    }
+    free (line);
+    fclose (f);
+}
+
+/* Distinct task indices done, within the job's slides. */
+typedef struct {
+    uint8_t *seen;
+    uint64_t n, done;
+} done_count_t;
+
+static void
+count_done (void *arg, uint64_t idx)
+{
+    done_count_t *c = arg;
+    if (c->seen && idx < c->n && !c->seen[idx]) {
+        c->seen[idx] = 1;
+        c->done++;
+    }
+}
+
+int
+qc_output_last_job (const char *outdir, qc_output_last_job_t *last)
+{
+    if (!outdir || !last)
+        return -1;
+    memset (last, 0, sizeof *last);
+    /* the job's slides, from .qc-slides (its job checked below) */
+    FILE *sf = open_folder_file (outdir, SLIDESFILE);
+    char *sl = NULL;
+    size_t cap = 0;
+    unsigned long long of = 0;
+    uint64_t nslides = 0;
+    if (sf && getline (&sl, &cap, sf) > 0 && sscanf (sl, "job %llu", &of) == 1)
+        while (getline (&sl, &cap, sf) > 0 && nslides < (uint64_t) 1 << 32)
+            nslides++;
+    free (sl);
+    if (sf)
+        fclose (sf);
+    done_count_t c = {.seen = nslides ? calloc ((size_t) nslides, 1) : NULL, .n = nslides};
+    job_file_t j;
+    int rc = nslides && !c.seen ? -1 : scan_job_file (outdir, &j, count_done, &c);
+    free (c.seen);
+    if (rc != 0 || !j.job)
+        return -1;
+    last->job = j.job;
+    last->key = j.key;
+    last->local = strcmp (j.endpoint, "local") == 0;
+    snprintf (last->endpoint, sizeof last->endpoint, "%s", j.endpoint);
+    if (of == j.job) {          /* .qc-slides is this job's */
+        last->slides = nslides;
+        last->done = c.done;
+    }
+    /* an attach writes rows under results.tsv's own header */
+    char line[8192];
+    FILE *t = open_folder_file (outdir, "results.tsv");
+    while (t && fgets (line, sizeof line, t) && line[0] == '#' && !last->table)
+        last->table = strncmp (line, "#dataset:", 9) == 0;
+    if (t)
+        fclose (t);
+    return 0;
+}
