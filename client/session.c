@@ -576,7 +576,7 @@ qc_session_run (const qc_session_config_t *cfg)
         return QC_EXIT_INTERRUPTED;
     }
     const char *dir = cfg->outdir ? cfg->outdir : "OUTDIR";
-    if (!s.done && !cfg->local && s.refused && !cfg->rerun_goes_on)
+    if (!s.done && !cfg->local && s.refused && !cfg->gone)
         fprintf (stderr, "qc-submit: the broker no longer holds job %" PRIu64 " for %s: run "
                  "the same qc-submit command again (without --attach): the slides it "
                  "has no result for run in a new job\n", s.job, dir);

@@ -31,12 +31,12 @@ typedef struct {
                                   (shared/curve.h); NULL: none */
     bool *finished;            /* set when every result of the job is
                                   written (may be NULL) */
-    bool rerun_goes_on;        /* the attach a rerun makes first: a refusal
-                                  needs no advice, the rerun goes on */
     bool *gone;                /* set when the broker cannot give the job
                                   whole: it refused it (not there, not this
                                   folder's, results expired), lacks results,
-                                  or holds fewer slides than expect_total */
+                                  or holds fewer slides than expect_total;
+                                  a caller that asks for it says what comes
+                                  next (no advice is printed) */
     uint64_t expect_total;     /* attach: the slides the job was sent (0:
                                   not known) */
 } qc_session_config_t;

@@ -478,6 +478,18 @@ config_identity_text (const options_t *o, const qc_client_assets_t *assets)
     return id;
 }
 
+/* What every session of this run is given: the broker, its keys, the
+ * timings and how much to say; the caller adds the job's side. */
+static qc_session_config_t
+session_of (const options_t *o, const qc_curve_client_t *curve, qc_output_t *out)
+{
+    return (qc_session_config_t) {
+        .endpoint = o->broker, .resource = o->resource, .timeout_s = (uint32_t) o->timeout_s,
+        .heartbeat_ms = 1000, .liveness = 5, .quiet = o->quiet,
+        .wait_warn_s = (uint32_t) o->wait_warn_s, .outdir = o->outdir, .out = out,
+        .curve = curve};
+}
+
 /* A rerun through a broker into a folder whose last job there has
  * slides with no result here yet (its client was stopped: Ctrl-C, a
  * closed ssh session, a full disk) fetches that job's results first, as
@@ -519,12 +531,11 @@ attach_last_job (const options_t *o, const qc_curve_client_t *curve)
         return QC_EXIT_USAGE;
     }
     bool finished = false, gone = false;
-    qc_session_config_t sc = {
-        .endpoint = o->broker, .attach_job = last.job, .resource = o->resource,
-        .timeout_s = (uint32_t) o->timeout_s, .heartbeat_ms = 1000, .liveness = 5,
-        .quiet = o->quiet, .wait_warn_s = (uint32_t) o->wait_warn_s, .outdir = o->outdir,
-        .out = out, .curve = curve, .finished = &finished, .rerun_goes_on = true,
-        .gone = &gone, .expect_total = last.slides};
+    qc_session_config_t sc = session_of (o, curve, out);
+    sc.attach_job = last.job;
+    sc.expect_total = last.slides;
+    sc.finished = &finished;
+    sc.gone = &gone;
     int rc = qc_session_run (&sc);
     qc_output_close (&out);
     if (finished)
@@ -667,14 +678,15 @@ main (int argc, char **argv)
             goto out;
         }
     }
-    qc_session_config_t sc = {
-        .endpoint = o.broker ? o.broker : qc_local_endpoint (local), .local = !o.broker,
-        .slides = plan.run, .nslides = plan.nrun, .config_text = assets.config_text,
-        .assets = assets.assets, .nassets = assets.nassets,
-        .resource = o.resource, .attach_job = o.attach, .timeout_s = (uint32_t) o.timeout_s,
-        .heartbeat_ms = 1000, .liveness = 5, .quiet = o.quiet,
-        .wait_warn_s = (uint32_t) o.wait_warn_s, .outdir = o.outdir, .out = out,
-        .curve = curve};
+    qc_session_config_t sc = session_of (&o, curve, out);
+    sc.endpoint = o.broker ? o.broker : qc_local_endpoint (local);
+    sc.local = !o.broker;
+    sc.slides = plan.run;
+    sc.nslides = plan.nrun;
+    sc.config_text = assets.config_text;
+    sc.assets = assets.assets;
+    sc.nassets = assets.nassets;
+    sc.attach_job = o.attach;
     rc = qc_session_run (&sc);
     /* the exit code covers the whole cohort: slides failed earlier, or
      * not readable here, count as failed */
