@@ -85,15 +85,18 @@ int qc_output_set_job (qc_output_t *self, uint64_t job, uint64_t key,
 uint64_t qc_output_job (const qc_output_t *self, uint64_t *key);
 /* What OUTDIR's .qc-job and .qc-slides say of the last job run into it
  * (the folder need not be open): its id, whether it ran in one process,
- * how many slides it has (0 when .qc-slides is another job's or gone)
- * and how many of them have a result written. -1 when no job is
- * recorded. */
+ * how many slides it has and how many of them have a result written.
+ * When .qc-slides is another job's or gone (a run killed between
+ * writing the two files as it started its job), slides is 0 and
+ * slides_unknown true: whether the job is whole here cannot be told.
+ * -1 when no job is recorded. */
 typedef struct {
     uint64_t job;
     uint64_t key;              /* 0: an older .qc-job without one */
     bool local;
     char endpoint[256];        /* the broker it ran on ("local"), cut to fit */
     uint64_t slides, done;
+    bool slides_unknown;       /* .qc-slides is not this job's */
     bool table;                /* results.tsv is there, with its header */
 } qc_output_last_job_t;
 int qc_output_last_job (const char *outdir, qc_output_last_job_t *last);

@@ -201,7 +201,8 @@ qc_output_last_job (const char *outdir, qc_output_last_job_t *last)
     if (of == j.job) {          /* .qc-slides is this job's */
         last->slides = nslides;
         last->done = c.done;
-    }
+    } else
+        last->slides_unknown = true;
     /* an attach writes rows under results.tsv's own header */
     char line[8192];
     FILE *t = open_folder_file (outdir, "results.tsv");

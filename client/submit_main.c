@@ -501,7 +501,7 @@ attach_last_job (const options_t *o, const qc_curve_client_t *curve)
 {
     qc_output_last_job_t last;
     if (!o->broker || o->force || !o->outdir || qc_output_last_job (o->outdir, &last) != 0
-        || last.local || last.done >= last.slides)
+        || last.local || (!last.slides_unknown && last.done >= last.slides))
         return QC_EXIT_OK;
     /* a folder from before jobs had keys: the broker could not tell its
        job from another of that id, so it is not fetched unasked; one
@@ -518,7 +518,14 @@ attach_last_job (const options_t *o, const qc_curve_client_t *curve)
     if (!o->quiet && strcmp (last.endpoint, o->broker) != 0)
         fprintf (stderr, "%s: note: job %" PRIu64 " ran on %s; asking %s for it\n", prog,
                  last.job, last.endpoint, o->broker);
-    if (!o->quiet)
+    if (!o->quiet && last.slides_unknown)
+        /* .qc-slides names another job (a run killed as it started one):
+           what the broker still holds of this one is fetched, if any */
+        fprintf (stderr, "%s: %s holds job %" PRIu64 ", but not its slide list (.qc-slides "
+                 "is another job's or gone), so whether each of its slides has a result "
+                 "there is not known: fetching what the broker holds of it first (as "
+                 "--attach %" PRIu64 ")\n", prog, o->outdir, last.job, last.job);
+    else if (!o->quiet)
         fprintf (stderr, "%s: %s holds job %" PRIu64 ", and %" PRIu64 " of its %" PRIu64
                  " slides have no result there yet: fetching them first (as --attach "
                  "%" PRIu64 ")\n", prog, o->outdir, last.job, last.slides - last.done,

@@ -60,6 +60,29 @@ rc=$?
 check_exactly_once "$T/hup" "$T/cohort/list"
 pass "SIGHUP: exit 130, the job went on, the same command fetched it: every slide once, no second job"
 
+# 2b. killed between writing .qc-slides and .qc-job as it started a job
+#     (made here by giving .qc-slides another job's line): the folder's
+#     job cannot be told whole, so the same command again fetches what the
+#     broker holds of it first, rather than running its slides again
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/torn" --list "$T/cohort/list" >"$T/torn.log" 2>&1 &
+sub=$!
+PIDS+=($sub)
+wait_for "some results" 30 "[ \$(cat '$T/torn/.qc-job' 2>/dev/null | grep -c '^done') -ge 3 ]"
+kill -9 $sub; wait $sub 2>/dev/null
+job=$(awk '/^job /{print $2; exit}' "$T/torn/.qc-job")
+sed -i "1s/.*/job $((job + 1000))/" "$T/torn/.qc-slides"
+before=$(grep -c 'submitted' "$T/broker.log")
+timeout 120 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/torn" --list "$T/cohort/list" \
+    >"$T/torn2.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "slide list torn, the same command: exit $rc: $(tail -3 "$T/torn2.log")"
+grep -q "holds job $job, but not its slide list (.qc-slides is another job's or gone).*fetching what the broker holds of it first" \
+    "$T/torn2.log" || fail "the attach first not said: $(head -3 "$T/torn2.log")"
+[ "$(grep -c 'submitted' "$T/broker.log")" = "$before" ] \
+    || fail "slide list torn: the rerun submitted again: $(grep submitted "$T/broker.log")"
+check_exactly_once "$T/torn" "$T/cohort/list"
+pass "killed between .qc-slides and .qc-job: the same command fetched job $job, no second job, every slide once"
+
 # 3. the folder's job is on a broker that is gone: the same command again
 #    says so after --timeout (exit 3), it does not wait for ever; with its
 #    results.tsv deleted, the rerun does not fetch the job into it (no
