@@ -351,11 +351,18 @@ main (int argc, char **argv)
     if (rc == QC_EXIT_OK) {
         qc_log (QC_LOG_INFO, "worker", "leaving: finishing running tasks "
                 "(signal again to leave at once)");
-        /* drain, but give up at a second signal */
+        /* drain, but give up at a second signal; one that comes within
+           half a second is the same stop arriving twice (a terminal
+           signals the supervisor and this process, and the supervisor
+           passes its copy on), not a user asking again */
         qc_cli_signals = 1;
+        int64_t asked = zclock_mono ();
         int drained = -1;
-        while (drained != 0 && qc_cli_signals < 2)
+        while (drained != 0 && qc_cli_signals < 2) {
             drained = qc_worker_drain (w, 200) == 0 ? 0 : -1;
+            if (qc_cli_signals >= 2 && zclock_mono () - asked < 500)
+                qc_cli_signals = 1;
+        }
         /* a drain that timed out keeps running: ask again is harmless */
     }
     qc_worker_destroy (&w);

@@ -2,6 +2,7 @@
 #include "worker/supervise.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -117,6 +118,13 @@ qc_supervise (const char *prog, qc_crash_table_t **table)
     int backoff = 500;
     set_handler (SIGTERM, on_stop, SA_RESTART);
     set_handler (SIGINT, on_stop, SA_RESTART);
+    /* a closed terminal stops the worker as SIGTERM does (drained), not
+       the supervisor alone, whose death would kill the process running
+       the tasks; unless started to outlive it (nohup: SIGHUP ignored) */
+    struct sigaction hup;
+    bool hup_ignored = sigaction (SIGHUP, NULL, &hup) == 0 && hup.sa_handler == SIG_IGN;
+    if (!hup_ignored)
+        set_handler (SIGHUP, on_stop, SA_RESTART);
     for (;;) {
         pid_t pid = fork ();
         if (pid < 0) {
@@ -124,6 +132,8 @@ qc_supervise (const char *prog, qc_crash_table_t **table)
                     "running unsupervised", prog, strerror (errno));
             set_handler (SIGTERM, SIG_DFL, 0);
             set_handler (SIGINT, SIG_DFL, 0);
+            if (!hup_ignored)
+                set_handler (SIGHUP, SIG_DFL, 0);
             return -1;
         }
         if (pid == 0) {
@@ -132,6 +142,8 @@ qc_supervise (const char *prog, qc_crash_table_t **table)
                 _exit (1);       /* the supervisor died before the line above */
             set_handler (SIGTERM, SIG_DFL, 0);
             set_handler (SIGINT, SIG_DFL, 0);
+            if (!hup_ignored)
+                set_handler (SIGHUP, SIG_DFL, 0);
             static const int crash[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
             for (size_t i = 0; i < sizeof crash / sizeof crash[0]; i++)
                 set_handler (crash[i], on_crash, SA_RESETHAND | SA_NODEFER);
@@ -148,7 +160,7 @@ qc_supervise (const char *prog, qc_crash_table_t **table)
         if (WIFEXITED (status))
             exit (WEXITSTATUS (status));
         int sig = WTERMSIG (status);
-        if (s_stop || sig == SIGTERM || sig == SIGINT)
+        if (s_stop || sig == SIGTERM || sig == SIGINT || sig == SIGHUP)
             exit (0);
         struct timespec t1;
         clock_gettime (CLOCK_MONOTONIC, &t1);

@@ -128,3 +128,30 @@ kill -0 $hb 2>/dev/null && fail "a broker did not stop on SIGHUP"
 wait $hb; rc=$?
 [ $rc -eq 0 ] || fail "a broker stopped by SIGHUP: exit $rc (0: stopped as on SIGTERM)"
 pass "SIGHUP: ignored under nohup, else a clean stop (exit 0)"
+
+# 5. a supervised worker (the default) whose terminal closes: the
+#    terminal signals both its processes; it drains as on SIGTERM (its
+#    running task finished and delivered, exit 0), not killed with the
+#    supervisor (exit 129, "declared dead", the task run again)
+p4=$(free_port)
+start_broker $p4 --heartbeat-ms 200
+start_worker $p4 hw --slots 1 --heartbeat-ms 200 --task-delay-ms 3000
+sup=$WORKER_PID
+wait_for "worker registered" 10 "workers_registered $p4 1"
+child=$(pgrep -P $sup | head -1)
+[ -n "$child" ] || fail "the worker's supervised process not found"
+head -1 "$T/cohort/list" >"$T/one.list"
+timeout 60 "$BIN/qc-submit" --broker tcp://127.0.0.1:$p4 -o "$T/hupw" --list "$T/one.list" \
+    >"$T/hupw.log" 2>&1 &
+sub=$!
+PIDS+=($sub)
+sleep 1.5           # the task is running (3 s of delay before its work)
+kill -HUP $sup $child
+wait $sup; rc=$?
+[ $rc -eq 0 ] || fail "a supervised worker's SIGHUP: exit $rc (0: drained as on SIGTERM): $(tail -3 "$T/worker-hw.log")"
+grep -q "leaving: finishing running tasks" "$T/worker-hw.log" || fail "no drain: $(tail -3 "$T/worker-hw.log")"
+wait $sub; rc=$?
+[ $rc -eq 0 ] || fail "the drained worker's task: client exit $rc: $(tail -3 "$T/hupw.log")"
+grep -q "worker hw .*declared dead" "$T/broker.log" && fail "the worker was declared dead"
+check_exactly_once "$T/hupw" "$T/one.list"
+pass "a supervised worker's terminal closed: drained (its running task delivered), exit 0"
