@@ -19,6 +19,7 @@
 
 #include "client/escape.h"
 #include "client/progress.h"
+#include "client/shell_word.h"
 #include "client/waiting.h"
 #include "client/warn_once.h"
 #include "shared/cli.h"
@@ -355,6 +356,34 @@ submit_first (session_t *s)
     return c->nslides > QC_PROTO_MAX_SLIDES / 4 ? submit_from (s, QC_PROTO_MAX_SLIDES / 4) : 0;
 }
 
+/* The command that goes on with (what: "--attach", "--cancel") this
+ * session's job, as the user can paste it: the broker and its keys as
+ * given, the folder quoted for a shell. */
+static const char *
+command_for (const session_t *s, const char *what, bool with_dir, char *buf, size_t cap)
+{
+    const qc_session_config_t *c = s->cfg;
+    char job[24];
+    snprintf (job, sizeof job, "%" PRIu64, s->job);
+    snprintf (buf, cap, "qc-submit");
+    if (c->reach)
+        snprintf (buf + strlen (buf), cap - strlen (buf), " %s", c->reach);
+    else {
+        qc_shell_word_add (buf, cap, "--broker");
+        qc_shell_word_add (buf, cap, c->endpoint ? c->endpoint : "EP");
+    }
+    qc_shell_word_add (buf, cap, what);
+    qc_shell_word_add (buf, cap, job);
+    if (with_dir) {
+        qc_shell_word_add (buf, cap, "-o");
+        if (c->outdir)
+            qc_shell_word_add (buf, cap, c->outdir);
+        else
+            snprintf (buf + strlen (buf), cap - strlen (buf), " OUTDIR");
+    }
+    return buf;
+}
+
 /* Ctrl-C (or SIGTERM): what is kept and how to go on. */
 static void
 say_interrupted (session_t *s)
@@ -367,13 +396,14 @@ say_interrupted (session_t *s)
     if (c->local || !s->accepted)
         fprintf (stderr, "To go on, run the same qc-submit command again: the slides "
                  "already in %s are skipped (-f redoes them).\n", dir);
-    else
+    else {
+        char attach[4096], cancel[4096];
         fprintf (stderr, "Job %" PRIu64 " goes on at the broker. To go on, run the same "
                  "qc-submit command again (it fetches the job's results first), or "
-                 "fetch the rest with:\n"
-                 "  qc-submit --broker %s --attach %" PRIu64 " -o %s\n"
-                 "or stop it with: qc-submit --broker %s --cancel %" PRIu64 "\n",
-                 s->job, c->endpoint, s->job, dir, c->endpoint, s->job);
+                 "fetch the rest with:\n  %s\nor stop it with: %s\n", s->job,
+                 command_for (s, "--attach", true, attach, sizeof attach),
+                 command_for (s, "--cancel", false, cancel, sizeof cancel));
+    }
 }
 
 /* "no answer from the broker", and why when the handshake said. */
@@ -540,15 +570,14 @@ qc_session_run (const qc_session_config_t *cfg)
              * the job, and the heartbeats find it */
             s.silent = true;
             if (!cfg->quiet) {
-                char line[1600];
+                char line[6000], attach[4096];
                 const char *why = qc_handshake_why (s.hs);
                 snprintf (line, sizeof line, "qc-submit: broker %s silent for %" PRId64
                           " s%s%s%s: waiting for it (a broker with a state folder keeps job %"
                           PRIu64 " through a restart); Ctrl-C stops this client, and "
-                          "qc-submit --broker %s --attach %" PRIu64 " -o %s resumes",
-                          cfg->endpoint, (now - s.last_heard) / 1000, why ? " (" : "",
-                          why ? why : "", why ? ")" : "", s.job, cfg->endpoint, s.job,
-                          cfg->outdir ? cfg->outdir : "OUTDIR");
+                          "%s resumes", cfg->endpoint, (now - s.last_heard) / 1000,
+                          why ? " (" : "", why ? why : "", why ? ")" : "", s.job,
+                          command_for (&s, "--attach", true, attach, sizeof attach));
                 qc_progress_print (&s.progress, line);
             }
         }
@@ -580,12 +609,13 @@ qc_session_run (const qc_session_config_t *cfg)
         fprintf (stderr, "qc-submit: the broker no longer holds job %" PRIu64 " for %s: run "
                  "the same qc-submit command again (without --attach): the slides it "
                  "has no result for run in a new job\n", s.job, dir);
-    else if (!s.done && !cfg->local && s.accepted)
+    else if (!s.done && !cfg->local && s.accepted) {
+        char attach[4096];
         fprintf (stderr, "job %" PRIu64 " goes on at the broker; once the cause is "
                  "mended, run the same qc-submit command again (it fetches the job's "
-                 "results first), or fetch them with:\n"
-                 "  qc-submit --broker %s --attach %" PRIu64 " -o %s\n",
-                 s.job, cfg->endpoint, s.job, dir);
+                 "results first), or fetch them with:\n  %s\n", s.job,
+                 command_for (&s, "--attach", true, attach, sizeof attach));
+    }
     if (cfg->finished)
         *cfg->finished = s.done;
     if (cfg->gone)

@@ -26,6 +26,10 @@ typedef struct {
     uint32_t wait_warn_s;      /* no result for this long: say what the
                                   job waits for (client/waiting.h) */
     const char *outdir;        /* for the messages on how to go on */
+    const char *reach;         /* the options that reach the broker as the
+                                  user gave them (--broker EP, its keys),
+                                  as shell words, for those messages;
+                                  NULL: --broker endpoint */
     qc_output_t *out;          /* not for cancel */
     const struct qc_curve_client *curve;  /* CurveZMQ to the broker
                                   (shared/curve.h); NULL: none */

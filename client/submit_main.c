@@ -19,6 +19,7 @@
 #include "client/output.h"
 #include "client/rerun.h"
 #include "client/session.h"
+#include "client/shell_word.h"
 #include "client/templates.h"
 #include "kernels/pipeline/pipeline.h"
 #include "shared/cli.h"
@@ -192,6 +193,7 @@ enum {
 typedef struct {
     const char *broker, *config_path, *outdir, *histoqc_data, *basepath;
     const char *cert, *server_key;
+    char reach[4096];           /* --broker and its keys, as shell words */
     const char *write_default, *cache_dir;
     const char *symlink_dir;    /* --symlink: HistoQC's link to OUTDIR */
     char *outdir_made;          /* the default OUTDIR's name (malloc'd) */
@@ -487,7 +489,7 @@ session_of (const options_t *o, const qc_curve_client_t *curve, qc_output_t *out
         .endpoint = o->broker, .resource = o->resource, .timeout_s = (uint32_t) o->timeout_s,
         .heartbeat_ms = 1000, .liveness = 5, .quiet = o->quiet,
         .wait_warn_s = (uint32_t) o->wait_warn_s, .outdir = o->outdir, .out = out,
-        .curve = curve};
+        .curve = curve, .reach = o->reach};
 }
 
 /* A rerun through a broker into a folder whose last job there has
@@ -609,6 +611,18 @@ main (int argc, char **argv)
     } else if (o.broker && !qc_endpoint_is_local (o.broker) && !o.quiet)
         fprintf (stderr, "%s: warning: no --cert: talking to %s without CurveZMQ (in "
                  "clear, and only to a broker started with --insecure)\n", prog, o.broker);
+    if (o.broker) {             /* for the commands that say how to go on */
+        qc_shell_word_add (o.reach, sizeof o.reach, "--broker");
+        qc_shell_word_add (o.reach, sizeof o.reach, o.broker);
+        if (o.cert) {
+            qc_shell_word_add (o.reach, sizeof o.reach, "--cert");
+            qc_shell_word_add (o.reach, sizeof o.reach, o.cert);
+        }
+        if (o.server_key) {
+            qc_shell_word_add (o.reach, sizeof o.reach, "--server-key");
+            qc_shell_word_add (o.reach, sizeof o.reach, o.server_key);
+        }
+    }
     qc_log_set_process (prog);
     qc_cli_install_signals ();
     if (o.cancel) {

@@ -308,3 +308,26 @@ as admin --wait-ms 800 cancel "$bjob" 0x5757 >"$T/s13.log" 2>&1
 grep -q "got ERROR" "$T/s13.log" && fail "the admin cannot cancel: $(cat "$T/s13.log")"
 wait_for "job $bjob cancelled" 10 "grep -q 'job $bjob cancelled' '$LOG'" "$LOG"
 pass "an admin certificate cancels another client's job"
+
+# ---------------------------------------------------------------- how to go on, with keys
+# a client interrupted says how to fetch its job: the command it prints
+# carries its keys (without them a keyed broker never answers) and a
+# folder with a space quoted, so it works as pasted
+mkdir -p "$T/keyed dir"
+"$BIN/qc-submit" --broker "$EP" --cert "$K/bob.cert_secret" --server-key "$SK" -c "$T/cheap.ini" \
+    -o "$T/keyed dir/out" "$T/root/in.svs" --timeout 20 >"$T/keyed.log" 2>&1 &
+sub=$!
+PIDS+=($sub)
+wait_for "the job accepted" 20 "grep -q '^job ' '$T/keyed dir/out/.qc-job' 2>/dev/null"
+kill -INT $sub; wait $sub; rc=$?
+[ $rc -eq 130 ] || fail "interrupted: exit $rc: $(tail -3 "$T/keyed.log")"
+advice=$(sed -n 's/^  qc-submit \(.*--attach.*\)$/\1/p' "$T/keyed.log")
+case "$advice" in
+    *"--cert $K/bob.cert_secret --server-key $SK --attach "*" -o '$T/keyed dir/out'") ;;
+    *) fail "the --attach advice lacks the keys or the quoted folder: $(tail -4 "$T/keyed.log")" ;;
+esac
+start_worker $port w1 --cert "$K/w1.cert_secret" --server-key "$SK" --slots 1 --heartbeat-ms 500
+eval "timeout 60 \"\$BIN/qc-submit\" $advice" >"$T/keyed2.log" 2>&1; rc=$?
+[ $rc -eq 0 ] || fail "the advice as pasted: exit $rc: $(tail -3 "$T/keyed2.log")"
+grep -q "^in.svs" "$T/keyed dir/out/results.tsv" || fail "the advice did not fetch the slide"
+pass "an interrupted client's --attach advice carries its keys and quotes its folder: pasted, it fetches the job"

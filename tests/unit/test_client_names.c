@@ -1,4 +1,6 @@
-/* The client's text and names (client/escape.c, client/names.c): any
+/* The client's text and names (client/escape.c, client/names.c,
+ * client/shell_word.c): a word of a command the user is told to run
+ * reaches a shell's program as it was; any
  * byte a slide's name may hold is escaped reversibly and keeps a TSV
  * line one line; output names are one safe path component under the
  * length limit, unique per folder, and a slide keeps its name. */
@@ -6,6 +8,7 @@
 
 #include "client/escape.h"
 #include "client/names.h"
+#include "client/shell_word.h"
 #include "tests/unit/check.h"
 
 static void
@@ -182,9 +185,38 @@ test_assign (void)
     qc_names_destroy (&n);
 }
 
+/* Each word, as qc_shell_word_add writes it, given to /bin/sh: the
+ * program it runs gets the word back byte for byte. */
+static void
+test_shell_words (void)
+{
+    static const char *words[] = {
+        "plain/path-1.svs", "a folder/with space", "it's", "'''", "$HOME `id` \\ \"q\"",
+        "tab\there", "line\nbreak", "caf\xc3\xa9", "*.svs", "", "--cert", "a;b|c&d>e",
+    };
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        char cmd[512] = "printf %s";
+        CHECK (qc_shell_word_add (cmd, sizeof cmd, words[i]) == 0, "word %zu fits", i);
+        FILE *p = popen (cmd, "r");
+        char got[256] = "";
+        size_t n = p ? fread (got, 1, sizeof got - 1, p) : 0;
+        got[n] = '\0';
+        CHECK (p && pclose (p) == 0 && strcmp (got, words[i]) == 0,
+               "word %zu through sh: '%s' gave '%s' (%s)", i, words[i], got, cmd);
+    }
+    char one[4] = "", small[8] = "ab";
+    CHECK (qc_shell_word_add (one, sizeof one, "x") == 0 && strcmp (one, "x") == 0,
+           "the first word has no space before it: '%s'", one);
+    CHECK (qc_shell_word_add (small, sizeof small, "a b c") == -1 && strcmp (small, "ab") == 0,
+           "a word that does not fit leaves the line as it was: '%s'", small);
+    CHECK (qc_shell_word_add (NULL, 4, "x") == -1 && qc_shell_word_add (one, sizeof one, NULL) == -1,
+           "NULL refused");
+}
+
 int
 main (void)
 {
+    test_shell_words ();
     test_escape ();
     test_safe ();
     test_assign ();
