@@ -18,8 +18,10 @@ usage (FILE *to)
         "Usage: qc-broker [--bind ENDPOINT]... [options]\n"
         "Keeps the task queue and the worker registry of a slide QC cluster.\n"
         "Workers (qc-worker) and clients (qc-submit, qc-status) connect to it.\n\n"
-        "  -b, --bind EP          endpoint to listen on (default tcp://*:5555);\n"
-        "                         may be given several times\n"
+        "  -b, --bind EP          endpoint to listen on; may be given several\n"
+        "                         times (default: tcp://*:5555 with --cert or\n"
+        "                         --insecure, else tcp://127.0.0.1:5555, this\n"
+        "                         machine only)\n"
         "      --cert FILE        the broker's secret certificate (qc-keygen --role\n"
         "                         broker): CurveZMQ on every endpoint, each peer\n"
         "                         authenticated and encrypted; needs --allow\n"
@@ -209,9 +211,16 @@ main (int argc, char **argv)
             return QC_EXIT_USAGE;
         }
     }
+    /* no --bind and no keys: this machine only, as a keyless broker may
+       bind nothing else without --insecure (said once it listens) */
+    static const char *loopback[] = {"tcp://127.0.0.1:5555"};
+    bool only_here = !nbinds && !cfg.cert_path && !cfg.insecure;
     if (nbinds) {
         cfg.endpoints = binds;
         cfg.nendpoints = nbinds;
+    } else if (only_here) {
+        cfg.endpoints = loopback;
+        cfg.nendpoints = 1;
     }
     if (!state && !(state = default_state_dir (state_buf, sizeof state_buf))) {
         fprintf (stderr, "%s: no default state folder (no HOME): give --state DIR, "
@@ -234,6 +243,10 @@ main (int argc, char **argv)
             "open-file limit allows it)", qc_broker_max_peers (b));
     for (size_t i = 0; qc_broker_endpoint (b, i); i++)
         qc_log (QC_LOG_INFO, "broker", "listening on %s", qc_broker_endpoint (b, i));
+    if (only_here)
+        qc_log (QC_LOG_INFO, "broker", "no --bind: workers and clients of this machine "
+                "only; for other machines give --cert FILE --allow DIR (or --insecure) "
+                "and --bind tcp://*:5555");
     qc_broker_run (b, NULL, (volatile int *) &qc_cli_signals);
     qc_log (QC_LOG_INFO, "broker", "stopped: peers told");
     qc_broker_destroy (&b);

@@ -58,6 +58,21 @@ timeout 10 "$BIN/qc-broker" --bind "$EP" --state none --cert "$K/broker.cert" --
 [ $? -eq 2 ] || fail "--cert with a public certificate should exit 2"
 grep -q "no secret key" "$T/open.log" || fail "message: $(cat "$T/open.log")"
 pass "a non-loopback bind needs --cert or --insecure; --cert needs a secret certificate and --allow"
+# no --bind and no keys: this machine only (tcp://127.0.0.1:5555), said
+"$BIN/qc-broker" --state none >"$T/bare.log" 2>&1 &
+bare=$!
+PIDS+=($bare)
+wait_for "the bare broker listening or refused" 10 "grep -q 'listening on\\|cannot bind' '$T/bare.log'"
+if grep -q 'cannot bind' "$T/bare.log"; then
+    echo "note: port 5555 is taken here: the default bind not checked"
+else
+    grep -q "listening on tcp://127.0.0.1:5555" "$T/bare.log" \
+        && grep -q "no --bind: workers and clients of this machine only; for other machines give --cert" \
+            "$T/bare.log" || fail "bare qc-broker: $(cat "$T/bare.log")"
+    kill -TERM $bare; wait $bare; rc=$?
+    [ $rc -eq 0 ] || fail "bare qc-broker stopped: exit $rc"
+    pass "qc-broker with no --bind and no keys listens on tcp://127.0.0.1:5555 only, and says so"
+fi
 
 start_broker $port --cert "$K/broker.cert_secret" --allow "$K/allowed" --heartbeat-ms 500
 LOG=$T/broker.log
