@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "shared/endpoint.h"
 #include "shared/err.h"
 #include "shared/log.h"
 #include "shared/url.h"
@@ -573,6 +574,9 @@ qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
      * every time, a non-blocking read only when the queue is empty */
     zsock_set_rcvtimeo (b->router, 0);
     qc_proto_limit_socket (b->router);
+    for (size_t i = 0; i < cfg->nendpoints; i++)
+        if (qc_endpoint_is_ipv6 (cfg->endpoints[i]))
+            zsock_set_ipv6 (b->router, 1);
     for (size_t i = 0; i < cfg->nendpoints; i++) {
         if (zsock_bind (b->router, "%s", cfg->endpoints[i]) < 0) {
             snprintf (err, errlen, "cannot bind %s: %s", cfg->endpoints[i],

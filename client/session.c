@@ -22,6 +22,7 @@
 #include "client/shell_word.h"
 #include "client/waiting.h"
 #include "client/warn_once.h"
+#include "shared/endpoint.h"
 #include "shared/cli.h"
 #include "shared/curve.h"
 #include "shared/err.h"
@@ -494,6 +495,8 @@ qc_session_run (const qc_session_config_t *cfg)
         qc_curve_client_apply (cfg->curve, s.sock);
         qc_proto_limit_socket (s.sock);
         s.hs = qc_handshake_watch (s.sock);
+        if (qc_endpoint_is_ipv6 (cfg->endpoint))
+            zsock_set_ipv6 (s.sock, 1);
     }
     if (!s.sock || zsock_connect (s.sock, "%s", cfg->endpoint) < 0) {
         fprintf (stderr, "qc-submit: cannot connect to '%s'\n", cfg->endpoint);

@@ -93,6 +93,8 @@ main (int argc, char **argv)
         qc_curve_client_apply (curve, sock);
         qc_proto_limit_socket (sock);
         hs = qc_handshake_watch (sock);
+        if (qc_endpoint_is_ipv6 (broker))
+            zsock_set_ipv6 (sock, 1);
     }
     qc_curve_client_destroy (&curve);
     if (!sock || zsock_connect (sock, "%s", broker) < 0) {

@@ -110,3 +110,9 @@ qc_endpoint_is_local (const char *ep)
                || (IN6_IS_ADDR_V4MAPPED (&a6) && a6.s6_addr[12] == 127);
     return false;
 }
+
+bool
+qc_endpoint_is_ipv6 (const char *ep)
+{
+    return ep && strncmp (ep, "tcp://[", 7) == 0;
+}

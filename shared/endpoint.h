@@ -21,4 +21,11 @@ int qc_endpoint_check (const char *ep, bool bind, char *err, size_t errlen);
  * --insecure. */
 bool qc_endpoint_is_local (const char *endpoint);
 
+/* Whether ep names an IPv6 address (tcp://[ADDR]:PORT): its socket needs
+ * ZMQ_IPV6 before bind or connect, else libzmq fails it ("No such
+ * device"). Other endpoints keep IPv4, so that tcp://localhost:PORT
+ * still reaches a broker on 127.0.0.1 when localhost resolves to ::1
+ * first. */
+bool qc_endpoint_is_ipv6 (const char *ep);
+
 #endif

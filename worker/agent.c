@@ -9,6 +9,7 @@
 
 #include <string.h>
 
+#include "shared/endpoint.h"
 #include "shared/curve.h"
 #include "shared/log.h"
 #include "worker/asset_wait.h"
@@ -82,6 +83,8 @@ connect_broker (agent_t *a)
     zsock_set_rcvtimeo (a->dealer, 0);
     zsock_set_linger (a->dealer, 500);
     a->dealer_gen++;
+    if (qc_endpoint_is_ipv6 (a->w->cfg.endpoint))
+        zsock_set_ipv6 (a->dealer, 1);
     if (zsock_connect (a->dealer, "%s", a->w->cfg.endpoint) < 0) {
         qc_log (QC_LOG_ERROR, MOD, "cannot connect to %s: %s", a->w->cfg.endpoint,
                 zmq_strerror (zmq_errno ()));

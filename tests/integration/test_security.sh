@@ -73,6 +73,26 @@ else
     [ $rc -eq 0 ] || fail "bare qc-broker stopped: exit $rc"
     pass "qc-broker with no --bind and no keys listens on tcp://127.0.0.1:5555 only, and says so"
 fi
+# IPv6 loopback is loopback: [::1] is bound without keys, and each
+# program reaches it
+if python3 -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null; then
+    p6=$(free_port)
+    "$BIN/qc-broker" --bind "tcp://[::1]:$p6" --state none >"$T/v6.log" 2>&1 &
+    v6=$!
+    PIDS+=($v6)
+    wait_for "the [::1] broker" 10 "grep -q 'listening on\\|cannot bind' '$T/v6.log'"
+    grep -q "listening on tcp://\[::1\]:$p6" "$T/v6.log" || fail "[::1] bind: $(cat "$T/v6.log")"
+    "$BIN/qc-worker" --connect "tcp://[::1]:$p6" --name v6w --slots 1 >"$T/v6w.log" 2>&1 &
+    v6w=$!
+    PIDS+=($v6w)
+    timeout 60 "$BIN/qc-submit" --broker "tcp://[::1]:$p6" -o "$T/v6out" "$SHARED/slides/real/CMU-1-Small-Region.svs" --timeout 20 \
+        >"$T/v6s.log" 2>&1 || fail "qc-submit through [::1]: $(tail -3 "$T/v6s.log")"
+    "$BIN/qc-status" --broker "tcp://[::1]:$p6" --timeout 5 | grep -q '^v6w ' || fail "qc-status through [::1]"
+    kill -TERM $v6w $v6; wait $v6w $v6
+    pass "tcp://[::1]: bound without keys (loopback), reached by qc-worker, qc-submit and qc-status"
+else
+    echo "note: no IPv6 loopback here: [::1] not checked"
+fi
 
 start_broker $port --cert "$K/broker.cert_secret" --allow "$K/allowed" --heartbeat-ms 500
 LOG=$T/broker.log

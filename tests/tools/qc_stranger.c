@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shared/endpoint.h"
 #include "shared/curve.h"
 #include "shared/proto.h"
 #include "shared/result.h"
@@ -200,6 +201,8 @@ main (int argc, char **argv)
     }
     if (server_key)
         zsock_set_curve_serverkey (s_sock, server);
+    if (qc_endpoint_is_ipv6 (ep))
+        zsock_set_ipv6 (s_sock, 1);
     if (zsock_connect (s_sock, "%s", ep) < 0)
         return 2;
     const char *cmd = argv[optind];
