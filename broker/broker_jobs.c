@@ -270,7 +270,7 @@ send_accepted (qc_broker_t *b, zframe_t *to, const job_rec_t *job, bool attach)
 {
     qc_msg_t m = {.command = QC_ACCEPTED, .gpu = -1, .job = job->id,
                   .key = job->key, .total = job->sj->total, .seq = job->acked_seq,
-                  .attached = attach};
+                  .attached = attach, .resource = job->resource};
     qc_msg_send (&m, zsock_resolve (b->router), to);
 }
 

@@ -34,6 +34,7 @@ typedef struct {
     zsock_t *sock;
     qc_handshake_t *hs;       /* why the handshake fails, if it does */
     uint64_t job, key;
+    uint8_t resource;         /* the job's, from an attach's ACCEPTED */
     uint64_t expected;        /* next result seq to write */
     uint64_t acked;
     int64_t last_heard, next_beat, last_resync, last_resubmit;
@@ -194,6 +195,10 @@ on_accepted (session_t *s, qc_msg_t *m)
     }
     if (!m->attached)
         return;
+    /* an attached job's resource is its SUBMIT's, not this run's flags:
+       what it waits for is said from it (an older broker sends none) */
+    if (c->attach_job && m->resource)
+        s->resource = m->resource;
     if (c->attach_job && c->expect_total && m->total < c->expect_total) {
         /* the client died between SUBMIT batches: the job never gets the
            rest, so it would never be DONE */
@@ -541,7 +546,7 @@ qc_session_run (const qc_session_config_t *cfg)
         fprintf (stderr, "job %" PRIu64 " on %s: %zu slide%s\n", s.job, cfg->endpoint,
                  cfg->nslides, qc_plural (cfg->nslides));
     s.last_heard = zclock_mono ();
-    qc_waiting_init (&s.waiting, cfg->wait_warn_s, cfg->resource, cfg->local,
+    qc_waiting_init (&s.waiting, cfg->wait_warn_s, s.resource ? s.resource : cfg->resource,
                      cfg->endpoint, s.last_heard);
     zpoller_t *poller = zpoller_new (s.sock, NULL);
     int64_t lost_after = (int64_t) cfg->heartbeat_ms * cfg->liveness;

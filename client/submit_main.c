@@ -284,8 +284,14 @@ parse (int argc, char **argv, options_t *o)
                              4096, &o->workers))
                 return QC_EXIT_USAGE;
             break;
-        case OPT_GPU_ONLY: o->resource = QC_RES_GPU; break;
-        case OPT_CPU_ONLY: o->resource = QC_RES_CPU; break;
+        case OPT_GPU_ONLY:
+        case OPT_CPU_ONLY:
+            if (o->resource && o->resource != (c == OPT_GPU_ONLY ? QC_RES_GPU : QC_RES_CPU)) {
+                fprintf (stderr, "%s: --gpu-only and --cpu-only: give one of them\n", prog);
+                return QC_EXIT_USAGE;
+            }
+            o->resource = c == OPT_GPU_ONLY ? QC_RES_GPU : QC_RES_CPU;
+            break;
         case OPT_ATTACH:
             if (qc_cli_uint (prog, "--attach", optarg, 1, UINT32_MAX, &o->attach))
                 return QC_EXIT_USAGE;
@@ -596,6 +602,12 @@ main (int argc, char **argv)
     }
     if (o.broker && qc_endpoint_check (o.broker, false, err, sizeof err) != 0) {
         fprintf (stderr, "%s: --broker %s\n", prog, err);
+        goto out;
+    }
+    if (o.resource == QC_RES_GPU && !o.broker) {
+        fprintf (stderr, "%s: --gpu-only needs --broker: the one-process mode has no GPU "
+                 "worker (run qc-broker and qc-worker --gpu 0 on a GPU machine, then "
+                 "qc-submit --broker; or drop --gpu-only)\n", prog);
         goto out;
     }
     if ((o.cert || o.server_key) && !o.broker) {

@@ -9,10 +9,10 @@
 #define AGAIN_MS 60000     /* asked again after this, doubling while busy */
 
 void
-qc_waiting_init (qc_waiting_t *w, uint32_t wait_s, uint8_t resource, bool local,
+qc_waiting_init (qc_waiting_t *w, uint32_t wait_s, uint8_t resource,
                  const char *endpoint, int64_t now)
 {
-    *w = (qc_waiting_t) {.wait_s = wait_s, .resource = resource, .local = local,
+    *w = (qc_waiting_t) {.wait_s = wait_s, .resource = resource,
                          .endpoint = endpoint, .since = now, .again = AGAIN_MS};
     w->next = now + (int64_t) wait_s * 1000;
 }
@@ -51,18 +51,13 @@ qc_waiting_on_status (qc_waiting_t *w, const qc_msg_t *m, uint64_t job, qc_progr
     }
     size_t n = m->nworkers;
     char line[1024];
-    if (w->resource == QC_RES_GPU && !with_gpu) {
-        if (w->local)
-            snprintf (line, sizeof line, "waiting %ld s: --gpu-only, and the one-process "
-                      "mode has no GPU worker; run qc-broker and qc-worker --gpu 0, then "
-                      "qc-submit --broker, or drop --gpu-only", secs);
-        else
-            snprintf (line, sizeof line, "waiting %ld s: this job runs only on GPUs "
-                      "(--gpu-only) and %s of the %zu worker%s connected to %s has "
-                      "one; start qc-worker --connect %s --gpu 0 on a GPU machine "
-                      "(still waiting)", secs, n == 1 ? "not one" : "none", n, qc_plural (n),
-                      w->endpoint, w->endpoint);
-    } else if (w->resource == QC_RES_CPU && !with_slots)
+    if (w->resource == QC_RES_GPU && !with_gpu)
+        snprintf (line, sizeof line, "waiting %ld s: this job runs only on GPUs "
+                  "(--gpu-only) and %s of the %zu worker%s connected to %s has "
+                  "one; start qc-worker --connect %s --gpu 0 on a GPU machine "
+                  "(still waiting)", secs, n == 1 ? "not one" : "none", n, qc_plural (n),
+                  w->endpoint, w->endpoint);
+    else if (w->resource == QC_RES_CPU && !with_slots)
         snprintf (line, sizeof line, "waiting %ld s: this job runs only on CPU slots "
                   "(--cpu-only) and %s of the %zu worker%s connected to %s has one; "
                   "start qc-worker --connect %s (still waiting)", secs,

@@ -19,7 +19,6 @@
 typedef struct {
     uint32_t wait_s;          /* 0: never ask */
     uint8_t resource;         /* the job's qc_resource_t */
-    bool local;               /* the one-process mode */
     const char *endpoint;
     int64_t since;            /* last sign of progress (ms, monotonic) */
     int64_t asked;            /* last STATUS sent, 0: none out */
@@ -29,7 +28,7 @@ typedef struct {
 } qc_waiting_t;
 
 void qc_waiting_init (qc_waiting_t *w, uint32_t wait_s, uint8_t resource,
-                      bool local, const char *endpoint, int64_t now);
+                      const char *endpoint, int64_t now);
 /* A result came: the clock starts again. */
 void qc_waiting_progress (qc_waiting_t *w, int64_t now);
 /* true when a STATUS should be sent now (and notes that it was). */

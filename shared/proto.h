@@ -56,7 +56,7 @@ typedef enum {
     QC_ATTACH = 23,      /* job key seq */
     QC_ACK = 24,         /* job key seq: results up to seq are safely written */
     /* broker -> client */
-    QC_ACCEPTED = 30,    /* job key total seq attached */
+    QC_ACCEPTED = 30,    /* job key total seq attached res */
     QC_DONE = 31,        /* job key total done failed */
     QC_STATUS_REPLY = 32,/* workers queue jobs */
     QC_ERROR = 33        /* reason [job] */

@@ -66,19 +66,26 @@ grep -q "interrupted. 0 results are kept in $T/gpu" "$T/gpu.log" || fail "what w
 grep -q "qc-submit --broker tcp://127.0.0.1:$port --attach $job -o $T/gpu" "$T/gpu.log" \
     || fail "how to go on: $(tail -5 "$T/gpu.log")"
 grep -q -- "--cancel $job" "$T/gpu.log" || fail "how to stop the job"
-"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --cancel "$job" >/dev/null 2>&1
-pass "--gpu-only without a GPU worker: said; Ctrl-C: exit 130, attach and cancel named"
-
-# the one-process mode: --gpu-only has no GPU worker there; Ctrl-C mid-run
-"$BIN/qc-submit" --gpu-only --wait-warn 1 -o "$T/lgpu" "$T/c/p1.svs" >"$T/lgpu.log" 2>&1 &
+# attached again without the flag: the job's own --gpu-only is said
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --attach "$job" --wait-warn 1 -o "$T/gpu" \
+    >"$T/gpu2.log" 2>&1 &
 sub=$!
 PIDS+=($sub)
-wait_for "local no-GPU message" 10 "grep -q -- '--gpu-only, and the one-process mode has no GPU worker' '$T/lgpu.log'"
+wait_for "no-GPU message on attach" 10 "grep -q 'this job runs only on GPUs (--gpu-only) and not one of the 1 worker connected' '$T/gpu2.log'"
 interrupt $sub
-[ $RC -eq 130 ] || fail "Ctrl-C in one process: exit $RC, expected 130"
-grep -q "run the same qc-submit command again: the slides already in $T/lgpu are skipped" \
-    "$T/lgpu.log" || fail "how to resume: $(tail -4 "$T/lgpu.log")"
-pass "one process: --gpu-only said, Ctrl-C exits 130 and says how to resume"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --cancel "$job" >/dev/null 2>&1
+pass "--gpu-only without a GPU worker: said (on --attach too); Ctrl-C: exit 130, attach and cancel named"
+
+# the one-process mode has no GPU worker: --gpu-only there would wait
+# for ever, so it is refused at once (exit 2, no folder); so are both flags
+timeout 20 "$BIN/qc-submit" --gpu-only -o "$T/lgpu" "$T/c/p1.svs" >"$T/lgpu.log" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q -- "--gpu-only needs --broker: the one-process mode has no GPU worker" \
+    "$T/lgpu.log" && [ ! -e "$T/lgpu" ] || fail "one process --gpu-only: exit $rc: $(cat "$T/lgpu.log")"
+timeout 20 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port --gpu-only --cpu-only -o "$T/both" \
+    "$T/c/p1.svs" >"$T/both.log" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q -- "--gpu-only and --cpu-only: give one of them" "$T/both.log" \
+    || fail "both flags: exit $rc: $(cat "$T/both.log")"
+pass "one process: --gpu-only refused at once (exit 2); --gpu-only with --cpu-only refused"
 
 # Ctrl-C in one process after some results: they stay, a rerun goes on
 mkdir -p "$T/many"
