@@ -1,5 +1,6 @@
 #include "shared/cli.h"
 #include "shared/log.h"
+#include "shared/proto.h"
 
 #include <czmq.h>
 #include <errno.h>
@@ -96,5 +97,5 @@ qc_cli_version (const char *prog)
     int maj, min, pat;
     zmq_version (&maj, &min, &pat);
     printf ("%s %s (protocol %d, libzmq %d.%d.%d, czmq %d.%d.%d)\n", prog, QC_VERSION,
-            1, maj, min, pat, CZMQ_VERSION_MAJOR, CZMQ_VERSION_MINOR, CZMQ_VERSION_PATCH);
+            QC_PROTO_VERSION, maj, min, pat, CZMQ_VERSION_MAJOR, CZMQ_VERSION_MINOR, CZMQ_VERSION_PATCH);
 }

@@ -24,7 +24,7 @@ void
 mk_cli_help (FILE *fp)
 {
     fputs (
-"usage: qc-mkslide -o OUT.svs [options]\n"
+"Usage: qc-mkslide -o OUT.svs [options]\n"
 "\n"
 "Writes a synthetic whole-slide image: a pyramidal, tiled, JPEG TIFF with an\n"
 "Aperio description (OpenSlide reads it as vendor \"aperio\"), painted from\n"
@@ -58,6 +58,7 @@ mk_cli_help (FILE *fp)
 "  --classic-tiff        force classic TIFF\n"
 "  -v, --verbose         print the plan and timings to stderr\n"
 "  -h, --help            this text\n"
+"  -V, --version         the version\n"
 "\n"
 "Levels: each is 4x smaller than the one before, down to <= 1024 px.\n"
 "Truth masks: DIR/<name>_truth_{tissue,pen,blur,dark,bubble,edge,focus,\n"
@@ -152,6 +153,7 @@ parse_features (const char *list, unsigned *out)
 
 typedef struct {
     int have_mag, have_mpp;
+    int tiff_kind;              /* 1 --bigtiff, 2 --classic-tiff */
 } seen_t;
 
 typedef int (opt_fn) (mk_opts_t *o, seen_t *seen, const char *name,
@@ -222,11 +224,21 @@ static int o_sigma (mk_opts_t *o, seen_t *s, const char *n, const char *v)
 static int o_fsigma (mk_opts_t *o, seen_t *s, const char *n, const char *v)
 { (void) s; return parse_double (n, v, 0.1, 10000, &o->focus_sigma); }
 
+/* --bigtiff and --classic-tiff: one or the other */
+static int tiff_kind (mk_opts_t *o, seen_t *s, int kind)
+{
+    if (s->tiff_kind && s->tiff_kind != kind)
+        return usage_error ("--bigtiff and --classic-tiff: give one of them%s%s", "", "");
+    s->tiff_kind = kind;
+    o->bigtiff = kind == 1;
+    return 0;
+}
+
 static int o_big (mk_opts_t *o, seen_t *s, const char *n, const char *v)
-{ (void) s; (void) n; (void) v; o->bigtiff = 1; return 0; }
+{ (void) n; (void) v; return tiff_kind (o, s, 1); }
 
 static int o_classic (mk_opts_t *o, seen_t *s, const char *n, const char *v)
-{ (void) s; (void) n; (void) v; o->bigtiff = 0; return 0; }
+{ (void) n; (void) v; return tiff_kind (o, s, 2); }
 
 static int o_verbose (mk_opts_t *o, seen_t *s, const char *n, const char *v)
 { (void) s; (void) n; (void) v; o->verbose = 1; return 0; }
@@ -279,11 +291,15 @@ int
 mk_cli_parse (int argc, char **argv, mk_opts_t *o)
 {
     set_defaults (o);
-    seen_t seen = { 0, 0 };
+    seen_t seen = { 0, 0, 0 };
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (strcmp (arg, "-h") == 0 || strcmp (arg, "--help") == 0) {
             mk_cli_help (stdout);
+            return 1;
+        }
+        if (strcmp (arg, "-V") == 0 || strcmp (arg, "--version") == 0) {
+            printf ("qc-mkslide %s\n", QC_VERSION);
             return 1;
         }
         const char *eq = strncmp (arg, "--", 2) == 0 ? strchr (arg, '=') : NULL;

@@ -122,7 +122,7 @@ run (const mk_opts_t *o, slide_t *s)
         if (find_textures (o, texdir, sizeof texdir) != 0) {
             fprintf (stderr, "qc-mkslide: textures folder not found (%s); give "
                              "--textures DIR or set QC_SHARED_DIR\n", texdir);
-            return 1;
+            return 2;           /* what was given (or not): a usage error */
         }
         if (mk_texset_open (&s->tex, texdir, err, sizeof err) != 0)
             goto fail;

@@ -4,7 +4,7 @@
 # unknown module is refused (exit 2) before any slide is touched.
 . "$(dirname "$0")/lib.sh"
 
-for p in qc-broker qc-worker qc-submit qc-status qc-keygen; do
+for p in qc-broker qc-worker qc-submit qc-status qc-keygen qc-mkslide; do
     "$BIN/$p" --help | grep -q "Usage: $p" || fail "$p --help"
     "$BIN/$p" --version | grep -q "^$p [0-9]" || fail "$p --version"
     "$BIN/$p" --no-such-option >/dev/null 2>"$T/bad.err"; rc=$?

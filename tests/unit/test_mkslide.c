@@ -443,14 +443,14 @@ test_usage (void)
     CHECK (run_mkslide (NULL, 1, "-o", s, "--focus-sigma", "0", NULL) == 2);
     CHECK (run_mkslide (NULL, 1, "-o", s, "--quality", "101", NULL) == 2);
     CHECK (run_mkslide (NULL, 1, "-o", s, "--tile", "100", NULL) == 2);
+    CHECK (run_mkslide (NULL, 1, "-o", s, "--bigtiff", "--classic-tiff", NULL) == 2);
+    CHECK (run_mkslide (NULL, 1, "-o", s, "--textures", "/nonexistent", NULL) == 2);
     CHECK (access (s, F_OK) != 0, "a usage error wrote a file");
-    CHECK (run_mkslide (NULL, 1, "-o", s, "--textures", "/nonexistent", NULL) == 1);
-    CHECK (access (s, F_OK) != 0, "a failed run left a file");
     path_in (help, sizeof help, "help.txt");
     CHECK (run_mkslide (help, 0, "--help", NULL) == 0);
     size_t len = 0;
     char *text = (char *) slurp (help, &len);
-    CHECK (text && strstr (text, "usage: qc-mkslide") && strstr (text, "--truth"));
+    CHECK (text && strstr (text, "Usage: qc-mkslide") && strstr (text, "--truth"));
     free (text);
 }
 
