@@ -35,6 +35,7 @@ typedef struct {
     qc_handshake_t *hs;       /* why the handshake fails, if it does */
     uint64_t job, key;
     uint8_t resource;         /* the job's, from an attach's ACCEPTED */
+    bool write_failed;        /* the output folder refused a result */
     uint64_t expected;        /* next result seq to write */
     uint64_t acked;
     int64_t last_heard, next_beat, last_resync, last_resubmit;
@@ -132,6 +133,7 @@ on_result (session_t *s, qc_msg_t *m)
            the --attach this stop advises writes it again, whole */
         fprintf (stderr, "qc-submit: %s\n", err);
         s->fatal = true;
+        s->write_failed = true;
         s->exit_code = QC_EXIT_FAILED;
         return;
     }
@@ -390,6 +392,14 @@ command_for (const session_t *s, const char *what, bool with_dir, char *buf, siz
     return buf;
 }
 
+/* "run the same command again" of a run given -f: without it, or the
+ * rerun would start afresh instead of going on */
+static const char *
+without_f (const qc_session_config_t *c)
+{
+    return c->forced ? " without -f" : "";
+}
+
 /* Ctrl-C (or SIGTERM): what is kept and how to go on. */
 static void
 say_interrupted (session_t *s)
@@ -400,13 +410,13 @@ say_interrupted (session_t *s)
              "(results.tsv, error.log, a folder per slide).\n",
              qc_output_written (c->out), dir);
     if (c->local || !s->accepted)
-        fprintf (stderr, "To go on, run the same qc-submit command again: the slides "
-                 "already in %s are skipped (-f redoes them).\n", dir);
+        fprintf (stderr, "To go on, run the same qc-submit command again%s: the slides "
+                 "already in %s are skipped (-f redoes them).\n", without_f (c), dir);
     else {
         char attach[4096], cancel[4096];
         fprintf (stderr, "Job %" PRIu64 " goes on at the broker. To go on, run the same "
-                 "qc-submit command again (it fetches the job's results first), or "
-                 "fetch the rest with:\n  %s\nor stop it with: %s\n", s->job,
+                 "qc-submit command again%s (it fetches the job's results first), or "
+                 "fetch the rest with:\n  %s\nor stop it with: %s\n", s->job, without_f (c),
                  command_for (s, "--attach", true, attach, sizeof attach),
                  command_for (s, "--cancel", false, cancel, sizeof cancel));
     }
@@ -620,10 +630,13 @@ qc_session_run (const qc_session_config_t *cfg)
     else if (!s.done && !cfg->local && s.accepted) {
         char attach[4096];
         fprintf (stderr, "job %" PRIu64 " goes on at the broker; once the cause is "
-                 "mended, run the same qc-submit command again (it fetches the job's "
-                 "results first), or fetch them with:\n  %s\n", s.job,
+                 "mended, run the same qc-submit command again%s (it fetches the job's "
+                 "results first), or fetch them with:\n  %s\n", s.job, without_f (cfg),
                  command_for (&s, "--attach", true, attach, sizeof attach));
-    }
+    } else if (!s.done && cfg->local && s.write_failed)
+        fprintf (stderr, "qc-submit: once the cause is mended, run the same qc-submit "
+                 "command again%s: the slides already in %s are skipped\n",
+                 without_f (cfg), dir);
     if (cfg->finished)
         *cfg->finished = s.done;
     if (cfg->gone)

@@ -40,6 +40,20 @@ grep -q "nothing to run: every slide of the cohort is accounted for" "$T/again.l
 check_exactly_once "$T/out" "$T/cohort/list"
 pass "the same command again fetched job $job's other results (the refused one too): one job, every slide once"
 
+# 1b. the same in one process: the refused write is said with how to go
+#     on (run it again; without -f when the run had it), and the same
+#     command again without the limit finishes the cohort
+( ulimit -f 200; exec timeout 120 "$BIN/qc-submit" -n 1 -f -o "$T/lfull" "$SHARED/slides/real/CMU-1-Small-Region.svs" \
+      ) >"$T/lfull.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] && grep -q "^qc-submit: cannot write .*: File too large" "$T/lfull.log" \
+    && grep -q "once the cause is mended, run the same qc-submit command again without -f: the slides already in $T/lfull are skipped" \
+        "$T/lfull.log" || fail "one process, a refused write: exit $rc: $(tail -3 "$T/lfull.log")"
+timeout 120 "$BIN/qc-submit" -n 1 -o "$T/lfull" "$SHARED/slides/real/CMU-1-Small-Region.svs" \
+    >"$T/lfull2.log" 2>&1 || fail "one process, again: $(tail -3 "$T/lfull2.log")"
+[ "$(grep -vc '^#' "$T/lfull/results.tsv")" -eq 1 ] || fail "one process, again: not one row"
+pass "one process: a refused write says to run the command again (without -f), which finishes"
+
 # 2. SIGHUP mid-job (the terminal closed): exit 130, the job goes on; the
 #    same command again fetches it, while a -f run would start afresh
 start_worker $port w2 --slots 1 --heartbeat-ms 200 --task-delay-ms 400
