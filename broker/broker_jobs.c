@@ -747,15 +747,18 @@ jobs_tick (qc_broker_t *b)
         if (j->finished_at && j->acked_seq == j->last_seq && !j->attached
             && b->now - j->finished_at > (int64_t) b->cfg.job_linger_s * 1000)
             why = TOMB_DELIVERED;
+        /* on the monotonic clock, as --linger: a wall clock stepped
+           forward (NTP after a bad RTC) must not delete results at once;
+           a restart carries the wall-clock age over (broker_restore.c) */
         else if (j->finished_at && !j->attached && b->cfg.retention_s
-                 && wall - j->finished_wall > (int64_t) b->cfg.retention_s * 1000)
+                 && b->now - j->finished_at > (int64_t) b->cfg.retention_s * 1000)
             why = TOMB_RETENTION;
         if (why) {
             if (why == TOMB_RETENTION)
                 qc_log (QC_LOG_WARNING, MOD, "job %" PRIu64 ": %" PRIu64 " results "
-                        "waited %u s for a client after the job finished: deleted "
-                        "(--retention)", j->id, j->last_seq - j->acked_seq,
-                        b->cfg.retention_s);
+                        "waited %" PRId64 " s for a client after the job finished: "
+                        "deleted (--retention %u s)", j->id, j->last_seq - j->acked_seq,
+                        (b->now - j->finished_at) / 1000, b->cfg.retention_s);
             else
                 qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 ": delivered, and finished "
                         "over %u s ago: forgotten (--linger)", j->id, b->cfg.job_linger_s);

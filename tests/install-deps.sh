@@ -27,11 +27,11 @@ BUILD="build-essential gcc make binutils pkg-config
 # (ansible-core has ansible-playbook), ansible-lint and systemd-analyze
 # (test_ansible.sh runs deploy/ansible for real); a one-node Slurm cluster
 # with munge (slurm-client has sbatch), and pgrep to see what
-# a job left running (test_slurm.sh); apt for
-# this script itself.
+# a job left running (test_slurm.sh); faketime (libfaketime steps the
+# broker's wall clock in test_disk_full.sh); apt for this script itself.
 TESTS="openslide-tools mawk python3 python3-shapely python3-numpy nginx clang libclang-rt-14-dev
     ansible ansible-core ansible-lint systemd slurm-wlm slurm-client slurmctld slurmd munge
-    procps apt"
+    procps faketime apt"
 PKGS="$BUILD $TESTS"
 
 case "${1:-}" in

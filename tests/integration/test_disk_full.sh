@@ -55,7 +55,7 @@ wait_for "job accepted" 10 "grep -q '^job' '$T/late/.qc-job' 2>/dev/null"
 kill -9 $submit
 wait $submit 2>/dev/null
 job=$(awk '/^job /{print $2; exit}' "$T/late/.qc-job")
-wait_for "results deleted after --retention" 30 "grep -q 'job $job: .* results waited 2 s' '$T/broker.log'"
+wait_for "results deleted after --retention" 30 "grep -q 'job $job: .* results waited [0-9]* s for a client after the job finished: deleted (--retention 2 s)' '$T/broker.log'"
 [ ! -e "$T/state-$port/results/$job.qcr" ] || fail "the result file is still there"
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port --attach "$job" -o "$T/late" >"$T/attach.log" 2>&1
 rc=$?
@@ -70,3 +70,34 @@ start_broker $port --heartbeat-ms 200 --retention 2
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port --attach "$job" -o "$T/late" >"$T/attach2.log" 2>&1
 grep -q "waited 2 s for a client" "$T/attach2.log" || fail "after a restart: $(cat "$T/attach2.log")"
 pass "a restart keeps what a late client is told"
+
+# the wall clock stepped 10 days forward while results wait (NTP after a
+# bad RTC): --retention counts on the monotonic clock, nothing is deleted
+# and the late client still gets every result
+ft=$(ls /usr/lib/*/faketime/libfaketimeMT.so.1 2>/dev/null | head -1)
+[ -n "$ft" ] || fail "libfaketime not installed (tests/install-deps.sh installs faketime)"
+port=$(free_port)
+echo "+0" >"$T/clock"
+LD_PRELOAD=$ft FAKETIME_TIMESTAMP_FILE="$T/clock" FAKETIME_NO_CACHE=1 FAKETIME_DONT_FAKE_MONOTONIC=1 \
+    "$BIN/qc-broker" --bind tcp://127.0.0.1:$port --state "$T/state-jump" --heartbeat-ms 200 \
+    --retention 3600 >>"$T/jump.log" 2>&1 &
+jb=$!
+PIDS+=($jb)
+wait_for "broker listening" 10 "grep -q 'listening on' '$T/jump.log'"
+start_worker $port w3 --slots 2 --heartbeat-ms 200
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/jump" \
+    "$SHARED/slides/real/CMU-1-Small-Region.svs" "$SHARED/slides/real/CMU-1-Small-Region-pyramid.svs" \
+    >"$T/jump1.log" 2>&1 &
+submit=$!
+wait_for "job accepted" 10 "grep -q '^job' '$T/jump/.qc-job' 2>/dev/null"
+kill -9 $submit; wait $submit 2>/dev/null
+job=$(awk '/^job /{print $2; exit}' "$T/jump/.qc-job")
+wait_for "job finished" 60 "\"\$BIN/qc-status\" --broker tcp://127.0.0.1:$port --timeout 3 | awk '\$1 == $job && \$2 + \$3 == \$4' | grep -q ." "$T/jump.log"
+echo "+10d" >"$T/clock"
+sleep 3
+grep -q "job $job: .*deleted (--retention" "$T/jump.log" && fail "a clock step deleted the results: $(grep deleted "$T/jump.log")"
+timeout 60 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port --attach "$job" -o "$T/jump" >"$T/jump2.log" 2>&1
+rc=$?
+[ $rc -eq 0 ] || fail "attach after the clock step: exit $rc: $(tail -3 "$T/jump2.log")"
+[ "$(grep -vc '^#' "$T/jump/results.tsv")" -eq 2 ] || fail "not both results after the clock step"
+pass "the wall clock stepped 10 days forward: --retention 3600 deleted nothing, the late client got every result"
