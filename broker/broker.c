@@ -536,6 +536,7 @@ qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
                             .revoke = send_revoke, .arg = b};
     b->sched = sched_new (cfg->max_deaths, &cb);
     b->state.lock_fd = -1;
+    b->state.dir_fd = -1;
     b->max_peers = cfg->max_peers ? cfg->max_peers : peers_allowed ();
     b->results_compact = (uint64_t) (cfg->results_compact_mb ? cfg->results_compact_mb : 64)
                          << 20;

@@ -140,6 +140,9 @@ typedef struct pending_submit {
 typedef struct {
     char *dir;
     int lock_fd;
+    int dir_fd;               /* the folder itself, locked as well: a lock
+                                 file deleted by hand lets no second
+                                 broker in */
     qc_jfile_t *journal;
     uint64_t epoch;           /* broker lives on this folder, this one too */
     uint64_t live_bytes;      /* journal bytes a compaction would keep */

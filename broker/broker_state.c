@@ -512,6 +512,7 @@ state_open (qc_broker_t *b, char *err, size_t errlen)
 {
     state_t *s = &b->state;
     s->lock_fd = -1;
+    s->dir_fd = -1;
     s->epoch = 1;
     if (!b->cfg.state_dir) {
         sched_set_attempt_base (b->sched, 0);
@@ -540,7 +541,15 @@ state_open (qc_broker_t *b, char *err, size_t errlen)
                   "state)", lock, strerror (errno));
         goto out;
     }
-    if (flock (s->lock_fd, LOCK_EX | LOCK_NB)) {
+    /* the folder is locked too: the lock file holds a pid and looks like
+       a stale pid file, and a broker started after it was deleted would
+       write the same journal as the one running */
+    s->dir_fd = open (s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (s->dir_fd < 0) {
+        snprintf (err, errlen, "cannot open the state folder %s: %s", s->dir, strerror (errno));
+        goto out;
+    }
+    if (flock (s->dir_fd, LOCK_EX | LOCK_NB) || flock (s->lock_fd, LOCK_EX | LOCK_NB)) {
         char pid[32] = "?";
         ssize_t n = pread (s->lock_fd, pid, sizeof pid - 1, 0);
         pid[n > 0 ? n : 1] = 0;
@@ -594,8 +603,10 @@ state_close (qc_broker_t *b)
         zlist_destroy (&s->unlink_after);
     }
     if (s->lock_fd >= 0)
-        close (s->lock_fd);     /* releases the lock */
-    s->lock_fd = -1;
+        close (s->lock_fd);     /* releases the locks */
+    if (s->dir_fd >= 0)
+        close (s->dir_fd);
+    s->lock_fd = s->dir_fd = -1;
     free (s->dir);
     s->dir = NULL;
 }

@@ -35,7 +35,14 @@ start_broker $port --heartbeat-ms 200 --state "$state" --results-compact-mb 1
 rc=$?
 [ $rc -eq 2 ] || fail "a second broker on the same state folder: exit $rc, expected 2"
 grep -q "in use by another broker" "$T/second.log" || fail "no clear message: $(cat "$T/second.log")"
-pass "a second broker on the same state folder is refused"
+# the lock file looks like a stale pid file: deleted by hand, the folder
+# itself still refuses a second broker
+rm "$state/lock"
+timeout 10 "$BIN/qc-broker" --bind tcp://127.0.0.1:$(free_port) --state "$state" >"$T/third.log" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q "in use by another broker" "$T/third.log" \
+    || fail "a second broker after the lock file was deleted: exit $rc: $(cat "$T/third.log")"
+pass "a second broker on the same state folder is refused, also once its lock file is deleted"
 
 grep -q "1 job restored" "$T/broker.log" || fail "the job was not restored: $(tail -5 "$T/broker.log")"
 for i in $(seq 1 600); do kill -0 $submit 2>/dev/null || break; sleep 0.1; done
