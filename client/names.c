@@ -108,6 +108,8 @@ qc_names_safe (const char *file_name)
         }
     }
     s[o] = '\0';
+    if (s[0] == '#')
+        s[0] = '_';             /* its row would read as a comment line */
     if (o == 0 || strcmp (s, ".") == 0 || strcmp (s, "..") == 0) {
         memmove (s + 1, s, o + 1);
         s[0] = '_';

@@ -5,7 +5,9 @@
  *
  *   - the slide's file name, made safe: '/', '\', control bytes and bytes
  *     that are not valid UTF-8 become '_', and "." / ".." get a '_' in
- *     front, so a name is one path component that nothing can escape;
+ *     front, so a name is one path component that nothing can escape; a
+ *     leading '#' becomes '_' (a row starting with '#' is read as a
+ *     comment by every reader of results.tsv, HistoQC's too);
  *   - at most QC_NAME_MAX bytes: a longer one keeps its start (cut at a
  *     character boundary) and its extension, with "~" and 8 hex digits of
  *     the whole name's SHA-256 between, so the image files it prefixes

@@ -109,3 +109,18 @@ echo "$C/a/slide.svs" >>"$T/long.list"
 grep -q "path longer than 4096 bytes" "$T/longpath/error.log" || fail "no error line for it"
 [ "$(grep -vc '^#' "$T/longpath/results.tsv")" -eq 1 ] || fail "the other slide did not run"
 pass "a 5000-byte path: one error line, the run goes on"
+
+# a file name starting with '#' (accession numbers): its row must not
+# start with '#', which every reader of results.tsv takes for a comment
+# (the slide then ran again on each rerun, one row more each time)
+mkdir -p "$T/hash"
+ln -s "$R/CMU-1-Small-Region.svs" "$T/hash/#17.svs"
+ln -s "$R/CMU-1-Small-Region-pyramid.svs" "$T/hash/a.svs"
+for i in 1 2; do
+    "$BIN/qc-submit" -w 1 -o "$T/hashout" "$T/hash" >"$T/hash$i.log" 2>&1 \
+        || fail "'#' name, run $i: $(tail -3 "$T/hash$i.log")"
+done
+[ "$(grep -vc '^#' "$T/hashout/results.tsv")" -eq 2 ] && grep -q "^_17.svs	" "$T/hashout/results.tsv" \
+    && [ -d "$T/hashout/_17.svs" ] || fail "'#17.svs': $(cut -f1 "$T/hashout/results.tsv")"
+grep -q "nothing to run" "$T/hash2.log" || fail "the rerun ran again: $(cat "$T/hash2.log")"
+pass "'#17.svs' is named _17.svs: one row, and a rerun finds it"

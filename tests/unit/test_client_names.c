@@ -73,6 +73,7 @@ test_safe (void)
         {"\xe6\x97\xa5\xe6\x9c\xac.ndpi", "\xe6\x97\xa5\xe6\x9c\xac.ndpi"},
         {".", "_."}, {"..", "_.."}, {"", "_"},
         {".hidden.svs", ".hidden.svs"},
+        {"#17.svs", "_17.svs"}, {"a#1.svs", "a#1.svs"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *s = qc_names_safe (cases[i].in);
