@@ -256,9 +256,14 @@ qc_cohort_add_list (qc_cohort_t *c, const char *listfile, char *err, size_t errl
     size_t cap = 0;
     ssize_t len;
     int rc = 0, path_col = -1;
-    bool first_row = true;
+    bool first_row = true, first_line = true;
     while (rc == 0 && (len = getline (&line, &cap, f)) > 0) {
         line[strcspn (line, "\r\n")] = 0;
+        /* a list saved by a Windows editor or Excel starts with a UTF-8
+           byte order mark, which would make its first path relative */
+        if (first_line && strncmp (line, "\xef\xbb\xbf", 3) == 0)
+            memmove (line, line + 3, strlen (line + 3) + 1);
+        first_line = false;
         if (line[0] == '#') {
             /* the project's own results.tsv keeps whole paths: use them
              * unless a base path says where the file names are */
@@ -278,6 +283,15 @@ qc_cohort_add_list (qc_cohort_t *c, const char *listfile, char *err, size_t errl
         }
         first_row = false;
         if (!entry || !*entry)
+            continue;
+        /* blanks after a name (a spreadsheet's padding) are not part of
+           it, unless a file of that name is there */
+        struct stat st;
+        size_t n = strlen (entry);
+        if (n && (entry[n - 1] == ' ' || entry[n - 1] == '\t') && lstat (entry, &st) != 0)
+            while (n && (entry[n - 1] == ' ' || entry[n - 1] == '\t'))
+                entry[--n] = '\0';
+        if (!*entry)
             continue;
         char *unesc = path_col >= 0 ? qc_unescape_dup (entry) : NULL;
         rc = qc_cohort_add (c, unesc ? unesc : entry, err, errlen);

@@ -57,3 +57,19 @@ printf 'filename\tsite\n%s\tA\n%s\tB\n' "$T/tree/x/y/s1.svs" "$T/tree/z/s2.svs" 
 [ $? -eq 0 ] || fail "--list with columns: $(tail -3 "$T/list.log")"
 [ "$(names "$T/o-list")" = "s1.svs s2.svs " ] || fail "list: $(names "$T/o-list")"
 pass "through a broker: our results.tsv (original_path) and a --list with columns"
+
+# lists saved on Windows: a UTF-8 byte order mark, CRLF line ends and
+# blanks after a name (a spreadsheet's padding); our results.tsv saved so
+# too keeps its header lines header lines
+printf '\xef\xbb\xbffilename\tsite\r\n%s  \tA\r\n%s \r\n' "$T/tree/x/y/s1.svs" "$T/tree/z/s2.svs" >"$T/win.tsv"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$T/quick.ini" -o "$T/o-win" \
+    --list "$T/win.tsv" >"$T/win.log" 2>&1
+[ $? -eq 0 ] || fail "a Windows list: $(tail -3 "$T/win.log")"
+[ "$(names "$T/o-win")" = "s1.svs s2.svs " ] || fail "Windows list: $(names "$T/o-win")"
+{ printf '\xef\xbb\xbf'; sed 's/$/\r/' "$T/o-folder/results.tsv"; } >"$T/win-results.tsv"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$T/quick.ini" -o "$T/o-winres" \
+    "$T/win-results.tsv" >"$T/winres.log" 2>&1
+[ $? -eq 0 ] || fail "a results.tsv with a BOM: $(tail -3 "$T/winres.log")"
+[ "$(grep -vc '^#' "$T/o-winres/results.tsv")" -eq "$(grep -vc '^#' "$T/o-folder/results.tsv")" ] \
+    || fail "a results.tsv with a BOM: rows differ"
+pass "a list and a results.tsv saved on Windows (BOM, CRLF, trailing blanks): the same slides"
