@@ -576,6 +576,7 @@ main (int argc, char **argv)
     qc_rerun_t plan = {0};
     qc_curve_client_t *curve = NULL;
     char err[2048] = "";
+    qc_cli_raise_open_files ();
     int rc = parse (argc, argv, &o);
     if (rc)
         return rc < 0 ? QC_EXIT_OK : rc;

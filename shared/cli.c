@@ -4,6 +4,7 @@
 
 #include <czmq.h>
 #include <errno.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,16 @@ on_signal (int sig)
 {
     (void) sig;
     qc_cli_signals++;
+}
+
+void
+qc_cli_raise_open_files (void)
+{
+    struct rlimit rl;
+    if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        (void) setrlimit (RLIMIT_NOFILE, &rl);
+    }
 }
 
 void

@@ -30,6 +30,12 @@ int qc_cli_uint (const char *prog, const char *opt, const char *text,
  * option otherwise. */
 int qc_cli_gb (const char *prog, const char *opt, const char *text, uint64_t *bytes);
 
+/* Raises this process's open-file limit to its hard limit: a cohort's
+ * slides, sockets and output files each take descriptors, and a soft
+ * limit of 1024 (or less, under a batch system) is far under what the
+ * machine allows. Quiet: what cannot be raised stays as it was. */
+void qc_cli_raise_open_files (void);
+
 /* Counts SIGINT/SIGTERM/SIGHUP in qc_cli_signals; disables czmq's own
  * handler so that polling loops are not interrupted behind our back;
  * ignores SIGPIPE and SIGXFSZ (their writes fail with an error instead). */

@@ -283,6 +283,7 @@ main (int argc, char **argv)
     cfg.curve = curve;
     cfg.slides_roots = roots;
     cfg.nslides_roots = nroots;
+    qc_cli_raise_open_files ();
     /* before CUDA or ZeroMQ start: neither survives a fork */
     qc_crash_table_t *crash_table = NULL;
     if (supervise && qc_supervise (cfg.name ? cfg.name : prog, &crash_table) == 0)

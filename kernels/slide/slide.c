@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <math.h>
@@ -14,11 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <tiffio.h>
 
 #include "shared/log.h"
 #include "shared/err.h"
+#include "shared/result.h"
 
 /* Largest side of the region qc_slide_check_readable decodes: enough to
  * touch at least one tile, small enough to cost nothing. */
@@ -76,16 +79,45 @@ qc_slide_close (qc_slide_t **self_p)
     *self_p = NULL;
 }
 
+/* Errors of this machine or its share, not of the slide: out of file
+ * descriptors or memory, a network file system that went away. A slide
+ * failed by one is marked so that a rerun tries it again. */
+static const int s_passing[] = {EMFILE, ENFILE, ENOMEM, EAGAIN, EIO, ESTALE, ENOTCONN,
+                                ETIMEDOUT, EHOSTDOWN};
+
+static int
+fail_open (int e, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < sizeof s_passing / sizeof s_passing[0]; i++)
+        if (e == s_passing[i])
+            return qc_fail (err, errlen, "cannot open file: %s (this machine's or its "
+                            "share's trouble, not the slide's%s", strerror (e),
+                            QC_RESULT_RETRY_MARK);
+    return qc_fail (err, errlen, "cannot open file: %s", strerror (e));
+}
+
+/* Whether this process is out of file descriptors now: OpenSlide then
+ * fails a good slide with a reason of its own ("Cannot set TIFF
+ * directory 0"), which would read as a damaged file. */
+static bool
+out_of_descriptors (void)
+{
+    int fd = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        close (fd);
+        return false;
+    }
+    return errno == EMFILE || errno == ENFILE;
+}
+
 /* openslide_open also returns NULL for a file that is missing or is a
  * folder; those get the system's reason instead of "not a slide". */
 static int
 check_file (const char *path, char *err, size_t errlen)
 {
     struct stat st;
-    if (stat (path, &st) != 0) {
-        qc_set_err (err, errlen, "cannot open file: %s", strerror (errno));
-        return -1;
-    }
+    if (stat (path, &st) != 0)
+        return fail_open (errno, err, errlen);
     if (!S_ISREG (st.st_mode)) {
         qc_set_err (err, errlen, "not a regular file");
         return -1;
@@ -96,10 +128,8 @@ check_file (const char *path, char *err, size_t errlen)
         return -1;
     }
     FILE *f = fopen (path, "rb");
-    if (!f) {
-        qc_set_err (err, errlen, "cannot open file: %s", strerror (errno));
-        return -1;
-    }
+    if (!f)
+        return fail_open (errno, err, errlen);
     fclose (f);
     return 0;
 }
@@ -301,9 +331,11 @@ open_openslide (qc_slide_t *self, char *err, size_t errlen)
     if (check_file (self->path, err, errlen) != 0)
         return -1;
     self->osr = openslide_open (self->path);
+    const char *oe = self->osr ? openslide_get_error (self->osr) : NULL;
+    if ((!self->osr || oe) && out_of_descriptors ())
+        return fail_open (EMFILE, err, errlen);   /* OpenSlide's words hide it */
     if (!self->osr)
         return fail_unrecognised (self->path, err, errlen);
-    const char *oe = openslide_get_error (self->osr);
     if (oe)
         return qc_fail (err, errlen, "OpenSlide could not open the slide: %s",
                         oe);

@@ -155,3 +155,18 @@ grep -q "already has 1 of these 2 slides (1 passed, 0 failed)" "$T/t2.log" \
 ui_table_ok "$T/torn" 2
 grep -q "two.svs	12	\|two.svs	12two" "$T/torn/results.tsv" && fail "the half row is still there"
 pass "a half row left by a crash is cut away on the next run (one-process mode), its slide run again"
+
+# out of file descriptors (a low ulimit -n under a batch system): the
+# slides it failed are the machine's trouble, marked so a rerun tries
+# them again; OpenSlide's own words for it ("Cannot set TIFF directory")
+# are marked too
+mkdir -p "$T/fds"
+for i in $(seq -w 1 40); do ln -s "$R/CMU-1-Small-Region.svs" "$T/fds/s$i.svs"; done
+( ulimit -n 28; exec "$BIN/qc-submit" -w 2 -o "$T/fdout" "$T/fds" ) >"$T/fd1.log" 2>&1
+nfail=$(wc -l <"$T/fdout/error.log")
+[ "$nfail" -ge 1 ] || fail "ulimit -n 28 failed no slide: $(tail -2 "$T/fd1.log")"
+[ "$(grep -vc 'a rerun tries again)$' "$T/fdout/error.log")" -eq 0 ] \
+    || fail "a failure not marked for a rerun: $(grep -v 'a rerun tries again)$' "$T/fdout/error.log" | head -2)"
+"$BIN/qc-submit" -w 2 -o "$T/fdout" "$T/fds" >"$T/fd2.log" 2>&1 || fail "the rerun: $(tail -2 "$T/fd2.log")"
+[ "$(grep -vc '^#' "$T/fdout/results.tsv")" -eq 40 ] || fail "not 40 rows after the rerun"
+pass "out of file descriptors: $nfail slides failed, each marked; the rerun ran them"
