@@ -297,6 +297,8 @@ void state_close (qc_broker_t *b);
 bool state_on (const qc_broker_t *b);
 /* Journal records, buffered until state_commit. */
 void state_log_job (qc_broker_t *b, job_rec_t *job);
+/* The job's owner (a certificate's key), when it has one. */
+void state_log_owner (qc_broker_t *b, job_rec_t *job);
 void state_log_batch (qc_broker_t *b, job_rec_t *job, uint64_t base,
                       char **slides, size_t nslides, bool final);
 void state_log_ack (qc_broker_t *b, job_rec_t *job);

@@ -72,6 +72,24 @@ jobs_allows (const job_rec_t *job, const peer_t *p, job_use_t use)
     return false;
 }
 
+/* A job submitted while the broker had no keys has no owner, and once
+ * the broker runs with --cert only an admin could use it. The first
+ * client certificate that shows the job's key (the secret its output
+ * folder holds) becomes its owner, journalled: its submitter fetches it
+ * as before. */
+static void
+claim_unowned (qc_broker_t *b, const peer_t *p, job_rec_t *job, uint64_t key)
+{
+    if (!p->cert || job->owner[0] || !key || key != job->key
+        || (p->cert->role != QC_ROLE_CLIENT && p->cert->role != QC_ROLE_ADMIN))
+        return;
+    snprintf (job->owner, sizeof job->owner, "%s", p->cert->key);
+    state_log_owner (b, job);
+    qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 ": submitted before this broker had keys; "
+            "now owned by certificate %s, which showed the job's key", job->id,
+            p->cert->name);
+}
+
 /* Refused: not the sender's job. Logged with the peer, answered ERROR. */
 static void
 not_yours (qc_broker_t *b, const peer_t *p, const job_rec_t *job, const char *what)
@@ -351,6 +369,7 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         if (m->key && (job = lookup_by_key (b, m->key))) {
             /* the client sent its first batch again (its ACCEPTED was
              * lost with a broker restart): that job, as it is */
+            claim_unowned (b, p, job, m->key);
             if (!jobs_allows (job, p, USE_OWN)) {
                 not_yours (b, p, job, "SUBMIT");
                 return;
@@ -397,7 +416,7 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         no_such_job (b, m->job, text, sizeof text);
         send_error (b, from, m->job, text);
         return;
-    } else if (!jobs_allows (job, p, USE_OWN)) {
+    } else if (claim_unowned (b, p, job, m->key), !jobs_allows (job, p, USE_OWN)) {
         not_yours (b, p, job, "SUBMIT");
         return;
     } else if (m->key && m->key != job->key) {
@@ -556,6 +575,7 @@ jobs_on_attach (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         send_error (b, from, m->job, text);
         return;
     }
+    claim_unowned (b, p, job, m->key);
     if (!jobs_allows (job, p, USE_OWN)) {
         not_yours (b, p, job, "ATTACH");
         return;
@@ -618,6 +638,7 @@ jobs_on_cancel (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         send_error (b, from, m->job, text);
         return;
     }
+    claim_unowned (b, p, job, m->key);
     if (!jobs_allows (job, p, USE_CANCEL)) {
         not_yours (b, p, job, "CANCEL");
         return;

@@ -111,12 +111,18 @@ state_log_job (qc_broker_t *b, job_rec_t *job)
     qc_msg_t m;
     job_to_submit (job, &m);
     log_submit (b, job, J_JOB, &m);
-    if (job->owner[0]) {
-        uint8_t p[8 + QC_CURVE_KEY_LEN];
-        qc_put_u64 (p, job->id);
-        memcpy (p + 8, job->owner, QC_CURVE_KEY_LEN);
-        log_rec (b, job, J_OWNER, p, sizeof p);
-    }
+    state_log_owner (b, job);
+}
+
+void
+state_log_owner (qc_broker_t *b, job_rec_t *job)
+{
+    if (!state_on (b) || !job->owner[0])
+        return;
+    uint8_t p[8 + QC_CURVE_KEY_LEN];
+    qc_put_u64 (p, job->id);
+    memcpy (p + 8, job->owner, QC_CURVE_KEY_LEN);
+    log_rec (b, job, J_OWNER, p, sizeof p);
 }
 
 void

@@ -119,7 +119,7 @@ grep -q "^got" "$T/s1.log" && fail "a peer without a certificate got an answer: 
 # sees the mismatch itself, or the peer saw it first and closed)
 refused "a connection from [^:]*: \(it does not speak CurveZMQ\|its handshake failed\)" \
     "no certificate"
-"$BIN/qc-worker" --connect "$EP" --name keyless --timeout 3 >"$T/keyless.log" 2>&1
+"$BIN/qc-worker" --connect "$EP" --name keyless --timeout 6 >"$T/keyless.log" 2>&1
 [ $? -eq 3 ] || fail "a worker without keys should exit 3"
 grep -q "this program has no keys: a broker started with --cert takes only peers that give --cert and --server-key" \
     "$T/keyless.log" || fail "keyless worker, no clear reason: $(cat "$T/keyless.log")"
@@ -366,3 +366,44 @@ eval "timeout 60 \"\$BIN/qc-submit\" $advice" >"$T/keyed2.log" 2>&1; rc=$?
 [ $rc -eq 0 ] || fail "the advice as pasted: exit $rc: $(tail -3 "$T/keyed2.log")"
 grep -q "^in.svs" "$T/keyed dir/out/results.tsv" || fail "the advice did not fetch the slide"
 pass "an interrupted client's --attach advice carries its keys and quotes its folder: pasted, it fetches the job"
+
+# ---------------------------------------------------------------- a broker secured later
+# a job submitted while the broker had no keys has no owner; restarted
+# with --cert, its submitter (showing the job's key, kept in its folder)
+# becomes its owner and fetches it: it was refused ("submitted with
+# another certificate") and its slides ran a second time
+kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
+kill -TERM $WORKER_PID 2>/dev/null; wait $WORKER_PID 2>/dev/null
+p7=$(free_port)
+"$BIN/qc-broker" --bind tcp://127.0.0.1:$p7 --state "$T/state-later" >"$T/later-b1.log" 2>&1 &
+lb=$!
+PIDS+=($lb)
+wait_for "keyless broker" 10 "grep -q 'listening on' '$T/later-b1.log'"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$p7 -c "$T/cheap.ini" -o "$T/later" --list "$T/cohort/list" \
+    --timeout 20 >"$T/later1.log" 2>&1 &
+sub=$!
+PIDS+=($sub)
+wait_for "the job accepted" 20 "grep -q '^job ' '$T/later/.qc-job' 2>/dev/null"
+kill -INT $sub; wait $sub
+kill -TERM $lb; wait $lb
+"$BIN/qc-broker" --bind tcp://127.0.0.1:$p7 --state "$T/state-later" --cert "$K/broker.cert_secret" \
+    --allow "$K/allowed" >"$T/later-b2.log" 2>&1 &
+lb=$!
+PIDS+=($lb)
+wait_for "secured broker" 10 "grep -q 'listening on' '$T/later-b2.log'"
+"$BIN/qc-worker" --connect tcp://127.0.0.1:$p7 --cert "$K/w1.cert_secret" --server-key "$SK" \
+    --name later-w --slots 2 >"$T/later-w.log" 2>&1 &
+lw=$!
+PIDS+=($lw)
+timeout 120 "$BIN/qc-submit" --broker tcp://127.0.0.1:$p7 --cert "$K/bob.cert_secret" --server-key "$SK" \
+    -c "$T/cheap.ini" -o "$T/later" --list "$T/cohort/list" >"$T/later2.log" 2>&1
+rc=$?
+[ $rc -le 1 ] || fail "the same command on the secured broker: exit $rc: $(tail -3 "$T/later2.log")"
+grep -q "submitted before this broker had keys; now owned by certificate bob" "$T/later-b2.log" \
+    || fail "not claimed: $(grep -i 'job 1' "$T/later-b2.log" | tail -3)"
+[ "$(grep -c 'job [0-9]* submitted' "$T/later-b2.log")" = 0 ] || fail "a second job: $(grep submitted "$T/later-b2.log")"
+check_exactly_once "$T/later" "$T/cohort/list"
+"$BIN/qc-status" --broker tcp://127.0.0.1:$p7 --cert "$K/alice.cert_secret" --server-key "$SK" --timeout 5 \
+    | awk '$1 == 1' | grep -q . && fail "alice sees bob's claimed job"
+kill -TERM $lw $lb; wait $lw $lb
+pass "a job from before the broker had keys: its submitter's certificate claims it with the job's key and fetches it; no second job"
