@@ -605,6 +605,11 @@ main (int argc, char **argv)
         fprintf (stderr, "%s: --broker %s\n", prog, err);
         goto out;
     }
+    if (o.broker && (o.workers || o.cache_dir) && !o.quiet)
+        fprintf (stderr, "%s: note: %s%s%s%s for the one-process mode; with --broker the "
+                 "broker's workers run the slides (qc-worker --slots, --cache)\n", prog,
+                 o.workers ? "--workers" : "", o.workers && o.cache_dir ? " and " : "",
+                 o.cache_dir ? "--cache" : "", o.workers && o.cache_dir ? " are" : " is");
     if (o.resource == QC_RES_GPU && !o.broker) {
         fprintf (stderr, "%s: --gpu-only needs --broker: the one-process mode has no GPU "
                  "worker (run qc-broker and qc-worker --gpu 0 on a GPU machine, then "

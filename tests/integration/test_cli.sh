@@ -49,10 +49,12 @@ port=$(free_port)
 "$BIN/qc-status" --broker tcp://127.0.0.1:$port --timeout 1 >"$T/st.log" 2>&1
 [ $? -eq 3 ] || fail "qc-status with no broker should exit 3"
 grep -q "no answer from broker .*: is a qc-broker running there" "$T/st.log" || fail "qc-status message: $(cat "$T/st.log")"
-"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --timeout 1 -o "$T/o" \
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --timeout 1 -o "$T/o" -w 3 \
     "$SHARED/slides/real/CMU-1-Small-Region.svs" >"$T/sub.log" 2>&1
 [ $? -eq 3 ] || fail "qc-submit with no broker should exit 3"
 grep -q "no answer from broker" "$T/sub.log" || fail "qc-submit message: $(cat "$T/sub.log")"
+grep -q "note: --workers is for the one-process mode; with --broker the broker's workers run the slides" \
+    "$T/sub.log" || fail "--workers with --broker not said: $(cat "$T/sub.log")"
 [ -e "$T/o" ] && fail "a run that never started left its folder: $(ls -A "$T/o")"
 "$BIN/qc-worker" --connect tcp://127.0.0.1:$port --timeout 1 >"$T/w.log" 2>&1
 [ $? -eq 3 ] || fail "qc-worker --timeout with no broker should exit 3"
