@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 
 typedef int (*cu_init_fn) (unsigned);
@@ -28,7 +29,7 @@ parse_list (const char *spec, int count, int *idx, size_t *n, char *err,
         char *end;
         long v = strtol (p, &end, 10);
         if (end == p || v < 0 || (*end && *end != ',')) {
-            snprintf (err, errlen, "bad --gpu list '%s': expected I[,J...] or all", spec);
+            snprintf (err, errlen, "not a list of GPUs: expected I[,J...] or all");
             return -1;
         }
         if (v >= count) {
@@ -52,6 +53,16 @@ parse_list (const char *spec, int count, int *idx, size_t *n, char *err,
         return -1;
     }
     return 0;
+}
+
+int
+qc_gpu_spec_check (const char *spec, char *err, size_t errlen)
+{
+    int idx[QC_PROTO_MAX_GPUS];
+    size_t n;
+    if (!spec || !err)
+        return -1;
+    return parse_list (spec, INT_MAX, idx, &n, err, errlen);
 }
 
 int

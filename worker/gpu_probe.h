@@ -8,6 +8,11 @@
 #include <stddef.h>
 #include "shared/proto.h"
 
+/* Whether spec is written as --gpu takes it ("0", "0,2", "all"), before
+ * any driver is asked: a typo is said as a typo on any machine. 0, or -1
+ * with a reason in err. */
+int qc_gpu_spec_check (const char *spec, char *err, size_t errlen);
+
 /* spec: "0", "0,2", or "all". Fills gpus (caller frees names and array).
  * Returns 0, or -1 with a reason in err. */
 int qc_gpu_probe (const char *spec, qc_gpu_t **gpus, size_t *ngpus,

@@ -283,6 +283,11 @@ main (int argc, char **argv)
     cfg.curve = curve;
     cfg.slides_roots = roots;
     cfg.nslides_roots = nroots;
+    char spec_err[256];
+    if (gpu_spec && qc_gpu_spec_check (gpu_spec, spec_err, sizeof spec_err)) {
+        fprintf (stderr, "%s: --gpu %s: %s\n", prog, gpu_spec, spec_err);
+        return QC_EXIT_USAGE;
+    }
     qc_cli_raise_open_files ();
     /* before CUDA or ZeroMQ start: neither survives a fork */
     qc_crash_table_t *crash_table = NULL;

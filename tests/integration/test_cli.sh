@@ -43,6 +43,8 @@ out=$("$BIN/qc-submit" -o "" "$SHARED/slides/real/CMU-1-Small-Region.svs" 2>&1)
 out=$("$BIN/qc-submit" -c "$T" -o "$T/x" "$SHARED/slides/real/CMU-1-Small-Region.svs" 2>&1)
 [ $? -eq 2 ] && echo "$out" | grep -q "it is a folder; -c takes a config file" \
     || fail "a folder as the config: $out"
+out=$(timeout 10 "$BIN/qc-worker" --gpu x --connect tcp://127.0.0.1:1 2>&1)
+[ $? -eq 2 ] && echo "$out" | grep -q -- "--gpu x: not a list of GPUs" || fail "--gpu x: $out"
 pass "usage errors exit 2"
 
 port=$(free_port)
