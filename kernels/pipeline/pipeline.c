@@ -58,6 +58,8 @@ hint_inline_comment (const qc_config_section_t *sec, char *err, size_t errlen)
     }
 }
 
+static size_t edit_distance (const char *a, const char *b);
+
 /* Refuses keys the module does not read (a misspelt parameter would
  * otherwise be ignored silently and the lab would never know), values
  * that do not interpolate, and values the module's check refuses. */
@@ -72,13 +74,19 @@ check_params (const qc_module_t *m, const qc_config_section_t *sec,
         if (qc_module_accepts (m, key))
             continue;
         char accepted[512] = "";
-        size_t used = 0;
-        for (const char *const *p = m->params; p && *p && used < sizeof accepted; p++)
+        size_t used = 0, bestd = 4;     /* at most 3 edits away */
+        const char *near = NULL;
+        for (const char *const *p = m->params; p && *p && used < sizeof accepted; p++) {
             used += (size_t) snprintf (accepted + used, sizeof accepted - used,
                                        "%s%s", used ? ", " : "", *p);
-        qc_set_err (err, errlen, "[%s] line %d: unknown parameter '%s' for %s "
+            size_t d = edit_distance (key, *p);
+            if (d < bestd)
+                bestd = d, near = *p;
+        }
+        qc_set_err (err, errlen, "[%s] line %d: unknown parameter '%s' for %s%s%s%s "
                  "(%s%s)", qc_config_section_name (sec),
                  qc_config_key_line (sec, key), key, m->name,
+                 near ? ": did you mean '" : "", near ? near : "", near ? "'?" : "",
                  accepted[0] ? "it accepts: " : "it takes no parameters",
                  accepted);
         return -1;
@@ -90,8 +98,6 @@ check_params (const qc_module_t *m, const qc_config_section_t *sec,
     hint_inline_comment (sec, err, errlen);
     return -1;
 }
-
-static size_t edit_distance (const char *a, const char *b);
 
 /* The module of this project nearest to the n bytes at name (at most 3
  * edits, case counted), or NULL: a step's "did you mean". */
@@ -374,10 +380,12 @@ check_sections (const qc_pipeline_t *self, char *err, size_t errlen)
         for (size_t k = 0; k < self->nsteps; k++) {
             const step_t *st = &self->steps[k];
             if (!st->params && edit_distance (name, st->name) <= 3) {
+                /* which of the two is misspelt cannot be told */
                 qc_set_err (err, errlen, "[%s] line %d: no step uses this section, and "
-                            "the step %s has no section of its own, so it would run "
-                            "with its defaults: did you mean [%s]?", name,
-                            qc_config_section_line (sec), st->name, st->name);
+                            "the step %s of [pipeline] steps has no section of its "
+                            "own: one of the two names is misspelt; write the same "
+                            "name in both (else that step runs with its defaults)",
+                            name, qc_config_section_line (sec), st->name);
                 return -1;
             }
         }

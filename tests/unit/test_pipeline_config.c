@@ -147,8 +147,9 @@ test_config_validation (void)
                "[LightDarkModule.getIntensityThresholdPercent:darktisue]\n"
                "name = dark\nupper_threshold = .15\n");
     CHECK (strstr (err, "[LightDarkModule.getIntensityThresholdPercent:darktisue] line 3")
-           && strstr (err, "did you mean [LightDarkModule.getIntensityThresholdPercent:"
-                           "darktissue]?"), "%s", err);
+           && strstr (err, "the step LightDarkModule.getIntensityThresholdPercent:darktissue "
+                           "of [pipeline] steps has no section")
+           && strstr (err, "one of the two names is misspelt"), "%s", err);
     /* A real HistoQC step that is not implemented yet says so. */
     must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
                "  LightDarkModule.removeBrightestPixels\n");
@@ -159,7 +160,12 @@ test_config_validation (void)
                "[BasicModule.getBasicStats]\nimage_work_size = 1.25x\ncolour = red\n");
     CHECK (strstr (err, "unknown parameter 'colour'")
            && strstr (err, "[BasicModule.getBasicStats]") && strstr (err, "line 5")
-           && strstr (err, "image_work_size"), "%s", err);
+           && strstr (err, "image_work_size") && !strstr (err, "did you mean"), "%s", err);
+    /* a misspelt parameter: the nearest one is named */
+    must_fail ("[pipeline]\nsteps = LightDarkModule.getIntensityThresholdPercent:t\n"
+               "[LightDarkModule.getIntensityThresholdPercent:t]\nupper_treshold = .9\n");
+    CHECK (strstr (err, "unknown parameter 'upper_treshold'")
+           && strstr (err, "did you mean 'upper_threshold'?"), "%s", err);
     /* ...also in an instance's own section. */
     must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats:two\n"
                "[BasicModule.getBasicStats:two]\nthreshold = 3\n");
