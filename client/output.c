@@ -206,8 +206,10 @@ choose_columns (qc_output_t *o, const qc_output_config_t *cfg, char *err, size_t
     const qc_records_t *r = &o->records;
     if (o->attach) {
         if (!r->ncolumns) {
-            snprintf (err, errlen, "no results.tsv with a #dataset: line in %s to attach to",
-                      o->outdir);
+            snprintf (err, errlen, "no results.tsv with a #dataset: line in %s to attach "
+                      "to: --attach fetches a job into the folder it was submitted "
+                      "into (give -o that folder); to fetch the results anew, run the "
+                      "cohort again into a new folder", o->outdir);
             return -1;
         }
         return set_columns (o, r->columns, r->ncolumns);
