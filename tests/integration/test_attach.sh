@@ -65,6 +65,12 @@ grep -q "is not the job of your output folder" "$T/bad.log" \
     || fail "no clear message for another job's identity: $(cat "$T/bad.log")"
 pass "attach to a job id with another identity: refused (exit 2)"
 
+# into a new folder: said where a job is fetched to, nothing made
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --attach $job -o "$T/fresh" >"$T/bad.log" 2>&1
+[ $? -eq 2 ] && grep -q "fetches a job into the folder it was submitted into (give -o that folder)" \
+    "$T/bad.log" && [ ! -e "$T/fresh" ] || fail "attach into a new folder: $(cat "$T/bad.log")"
+pass "attach into a new folder: exit 2, says to give the job's own folder"
+
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out2" --list "$T/cohort/list" \
     >"$T/submit2.log" 2>&1 &
 submit=$!
