@@ -440,8 +440,11 @@ receive (qc_broker_t *b)
     peer_key (p.id, p.hex);
     /* who sent it, as its connection authenticated, against the allowed
      * folder as it is now: before anything is read */
+    uint8_t version, command;
     if (b->security && !(p.cert = security_sender (b->security, msg, err, sizeof err)))
         refuse_unadmitted (b, &p, err);
+    else if ((version = qc_msg_foreign_version (msg, &command)))
+        refuse_version (b, &p, msg, version, command);
     else if (!(m = qc_msg_decode (msg, err, sizeof err))) {
         b->dropped++;
         refuse (b, &p, "malformed message dropped: %s", err);

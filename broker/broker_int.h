@@ -210,6 +210,11 @@ void worker_gone (qc_broker_t *b, worker_rec_t *w, bool died);
 void refuse_unadmitted (qc_broker_t *b, const peer_t *p, const char *why);
 /* A command its certificate's role may not send: refused and told. */
 void refuse_role (qc_broker_t *b, const peer_t *p, const qc_msg_t *m);
+/* A message of another protocol version (its header's version and
+ * command): logged once a while per address, and answered in the peer's
+ * version with why (ERROR to a client's command, else DISCONNECT). */
+void refuse_version (qc_broker_t *b, const peer_t *p, zmsg_t *msg, uint8_t version,
+                     uint8_t command);
 /* Reads the allowed folder again when it changed (full: also files
  * changed in place) and drops what it no longer admits. */
 void check_allowed (qc_broker_t *b, bool full);

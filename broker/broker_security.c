@@ -102,6 +102,32 @@ refuse_role (qc_broker_t *b, const peer_t *p, const qc_msg_t *m)
     qc_msg_send (&r, zsock_resolve (b->router), p->id);
 }
 
+void
+refuse_version (qc_broker_t *b, const peer_t *p, zmsg_t *msg, uint8_t version,
+                uint8_t command)
+{
+    char why[400], who[160];
+    b->dropped++;
+    /* by address: a peer that retries comes back with a new routing id
+       (the address rides on the frames the peer sent, not the id) */
+    const char *addr = zframe_meta (zmsg_first (msg), "Peer-Address");
+    snprintf (who, sizeof who, "a peer at %s", addr && *addr ? addr : "an unknown address");
+    snprintf (why, sizeof why, "it speaks protocol version %u, this broker %u (qc %s): run "
+              "the same version of qc-worker, qc-submit and qc-status as qc-broker",
+              version, QC_PROTO_VERSION, QC_VERSION);
+    if (!refusals_log (b->refusals, b->now, who, "%s", why))
+        return;
+    bool client_command = security_may_send (QC_ROLE_CLIENT, command);
+    char text[480];
+    snprintf (text, sizeof text, "%sthis broker speaks protocol version %u (qc %s), this "
+              "program %u: run the same version of qc-worker, qc-submit and qc-status as "
+              "qc-broker", client_command ? "" : "refused: ", QC_PROTO_VERSION, QC_VERSION,
+              version);
+    qc_msg_t r = {.command = client_command ? QC_ERROR : QC_DISCONNECT, .gpu = -1,
+                  .reason = text};
+    qc_msg_send_version (&r, zsock_resolve (b->router), p->id, version);
+}
+
 /* The allowed folder changed: registered workers whose certificate is
  * gone (or no longer a worker's) leave, their tasks back to the queue;
  * jobs whose owner's certificate is gone are detached. */

@@ -18,7 +18,7 @@ enum {
 /* Said after "no answer from broker EP in N s" when nothing more is
  * known (the handshake gave no reason): the usual causes. */
 #define QC_CLI_NO_BROKER_HINT \
-    "is a qc-broker running there (listening where its --bind says), and its port open to this machine?"
+    "is a qc-broker running there (listening where its --bind says), of this program's version (--version), and its port open to this machine?"
 
 /* Parses a whole decimal number in [min, max]; -1 with a message on
  * stderr naming the option otherwise. */

@@ -477,6 +477,45 @@ qc_proto_limit_socket (zsock_t *sock)
 }
 
 int
+qc_msg_send_version (const qc_msg_t *self, void *socket, zframe_t *to, uint8_t version)
+{
+    if (!self || !socket || !QC_PROTO_STABLE (self->command) || !version)
+        return -1;
+    zmsg_t *msg = zmsg_new ();
+    zframe_t *id = to ? zframe_dup (to) : NULL;
+    if (!msg || (to && (!id || zmsg_append (msg, &id))) || qc_msg_encode (self, msg)) {
+        zframe_destroy (&id);
+        zmsg_destroy (&msg);
+        return -1;
+    }
+    zframe_t *hdr = zmsg_first (msg);         /* the routing id, or the header */
+    if (to)
+        hdr = zmsg_next (msg);
+    if (!hdr || zframe_size (hdr) != 4) {
+        zmsg_destroy (&msg);
+        return -1;
+    }
+    zframe_data (hdr)[2] = version;
+    int rc = zmsg_send (&msg, socket);
+    zmsg_destroy (&msg);
+    return rc;
+}
+
+uint8_t
+qc_msg_foreign_version (zmsg_t *in, uint8_t *command)
+{
+    zframe_t *hdr = in ? zmsg_first (in) : NULL;
+    if (!hdr || zframe_size (hdr) != 4)
+        return 0;
+    const uint8_t *h = zframe_data (hdr);
+    if (h[0] != 'Q' || h[1] != 'C' || h[2] == QC_PROTO_VERSION || h[2] == 0)
+        return 0;
+    if (command)
+        *command = h[3];
+    return h[2];
+}
+
+int
 qc_msg_send (const qc_msg_t *self, void *socket, zframe_t *to)
 {
     if (!self || !socket)

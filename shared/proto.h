@@ -148,6 +148,22 @@ const char *qc_command_name (uint8_t command);
  * breaks a bound or memory runs out. */
 int qc_msg_encode (const qc_msg_t *self, zmsg_t *out);
 
+/* What every protocol version keeps (PROTOCOL.md section 2): the header
+ * 'Q' 'C' VERSION COMMAND, and ERROR (33) and DISCONNECT (6) with their
+ * `reason`. A peer of another version is answered with one of them in
+ * its own version, so that it can say why it is refused; the decoder
+ * takes those two from any version. */
+#define QC_PROTO_STABLE(command) ((command) == QC_ERROR || (command) == QC_DISCONNECT)
+
+/* Sends self with the header's version set to version (a peer of another
+ * version; self an ERROR or a DISCONNECT). 0, or -1. */
+int qc_msg_send_version (const qc_msg_t *self, void *socket, zframe_t *to,
+                         uint8_t version);
+
+/* When in (routing ids popped) is a QC message of another protocol
+ * version: that version, and its command in *command; else 0. */
+uint8_t qc_msg_foreign_version (zmsg_t *in, uint8_t *command);
+
 /* Decodes the header and body frames popped from in (which may hold
  * more frames before them: the caller pops routing ids first). On error
  * returns NULL and writes a short reason into err. Never aborts on any

@@ -256,7 +256,7 @@ qc_msg_decode_bytes (const void *hdr, size_t hdrlen, const void *body,
         snprintf (err, errlen, "not a QC protocol header");
         return NULL;
     }
-    if (h[2] != QC_PROTO_VERSION) {
+    if (h[2] != QC_PROTO_VERSION && !(h[2] && QC_PROTO_STABLE (h[3]))) {
         snprintf (err, errlen, "protocol version %u, expected %u", h[2],
                   QC_PROTO_VERSION);
         return NULL;

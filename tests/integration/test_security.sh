@@ -285,6 +285,19 @@ name=$(basename "$(head -1 "$T/cohort/list")")
 [ -z "$(find "$T" /tmp -maxdepth 2 -name '*-escape' 2>/dev/null)" ] || fail "a file named from the message"
 pass "a RESULT naming another path: its image written as $name/${name}_thumb.png, named from the cohort"
 
+# ---------------------------------------------------------------- other protocol versions
+# a peer of another protocol version is answered in its own version
+# (ERROR and DISCONNECT keep their encoding in every version) with why,
+# and logged with its address, not dropped in silence
+as alice --proto-version 1 --wait-ms 1500 status >"$T/v1.log" 2>&1
+grep -q "^got ERROR .*reason=this broker speaks protocol version 2 (qc [^)]*), this program 1: run the same version" \
+    "$T/v1.log" || fail "a protocol-1 client: $(cat "$T/v1.log")"
+as w2 --proto-version 3 --wait-ms 1500 work x >"$T/v3.log" 2>&1
+grep -q "^got DISCONNECT .*reason=refused: this broker speaks protocol version 2 .*, this program 3" \
+    "$T/v3.log" || fail "a protocol-3 worker: $(cat "$T/v3.log")"
+refused "a peer at 127.0.0.1: it speaks protocol version 1, this broker 2" "protocol 1 peer"
+pass "a peer of another protocol version: told why in its own version, logged with its address"
+
 # ---------------------------------------------------------------- slides root
 mkdir -p "$T/root" "$T/outside"
 for f in root/in root/in2 outside/out; do

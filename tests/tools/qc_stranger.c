@@ -28,7 +28,9 @@
  * Options: --connect EP, --cert FILE (own secret certificate),
  * --ephemeral (a fresh key pair no broker admits; prints "key KEY"),
  * --server-key FILE (the broker's public certificate), --wait-ms N (how
- * long to listen after sending, 1500), --repeat N (1 to 1000). Every
+ * long to listen after sending, 1500), --repeat N (1 to 1000),
+ * --proto-version N (the header's protocol version: a peer of another
+ * version). Every
  * wait is bounded. Exit 0
  * when it ran (whatever came back), 2 on a usage error. */
 #include <czmq.h>
@@ -44,6 +46,7 @@
 #include "shared/result.h"
 
 static zsock_t *s_sock;
+static int s_version;         /* --proto-version: the header's, 0 ours */
 
 static uint64_t
 num (const char *text)
@@ -54,6 +57,15 @@ num (const char *text)
 static void
 send_msg (qc_msg_t *m)
 {
+    zmsg_t *msg = s_version ? zmsg_new () : NULL;
+    if (msg) {                  /* a peer of another protocol version */
+        if (qc_msg_encode (m, msg) == 0) {
+            zframe_data (zmsg_first (msg))[2] = (uint8_t) s_version;
+            zmsg_send (&msg, s_sock);
+        }
+        zmsg_destroy (&msg);
+        return;
+    }
     if (qc_msg_send (m, zsock_resolve (s_sock), NULL))
         printf ("send failed: %s\n", qc_command_name (m->command));
 }
@@ -155,7 +167,7 @@ main (int argc, char **argv)
         {"connect", required_argument, 0, 'c'}, {"cert", required_argument, 0, 'k'},
         {"server-key", required_argument, 0, 's'}, {"ephemeral", no_argument, 0, 'e'},
         {"wait-ms", required_argument, 0, 'w'}, {"repeat", required_argument, 0, 'r'},
-        {0, 0, 0, 0}};
+        {"proto-version", required_argument, 0, 'v'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
@@ -165,11 +177,12 @@ main (int argc, char **argv)
         case 'e': ephemeral = true; break;
         case 'w': wait_ms = atoi (optarg); break;
         case 'r': repeat = atoi (optarg); break;
+        case 'v': s_version = atoi (optarg); break;
         default: return 2;
         }
     }
     if (!ep || optind >= argc || wait_ms < 0 || wait_ms > 60000 || repeat < 1
-        || repeat > 1000) {
+        || repeat > 1000 || s_version < 0 || s_version > 255) {
         fprintf (stderr, "usage: qc_stranger --connect EP [--cert F | --ephemeral] "
                  "[--server-key F] COMMAND ARGS (see the source)\n");
         return 2;

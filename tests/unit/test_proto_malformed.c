@@ -29,6 +29,22 @@ test_bad_headers_and_frames (void)
     expect_bad_hdr ("header NULL", NULL, 4, body, 1);
     expect_bad_hdr ("body NULL", (uint8_t[]) {'Q', 'C', QC_PROTO_VERSION, QC_HEARTBEAT}, 4, NULL, 0);
 
+    /* ERROR and DISCONNECT keep their encoding in every version: taken
+     * from a peer of another version (its broker says why it refuses) */
+    uint8_t why[] = {0x81, 0xa6, 'r', 'e', 'a', 's', 'o', 'n', 0xa2, 'n', 'o'};
+    for (uint8_t v = 1; v < 5; v++) {
+        qc_msg_t *e = qc_msg_decode_bytes ((uint8_t[]) {'Q', 'C', v, QC_ERROR}, 4, why,
+                                           sizeof why, err, sizeof err);
+        qc_msg_t *d = qc_msg_decode_bytes ((uint8_t[]) {'Q', 'C', v, QC_DISCONNECT}, 4, why,
+                                           sizeof why, err, sizeof err);
+        CHECK (e && e->reason && strcmp (e->reason, "no") == 0, "ERROR of version %u", v);
+        CHECK (d && d->reason && strcmp (d->reason, "no") == 0, "DISCONNECT of version %u", v);
+        qc_msg_destroy (&e);
+        qc_msg_destroy (&d);
+    }
+    expect_bad_hdr ("ERROR of version 0", (uint8_t[]) {'Q', 'C', 0, QC_ERROR}, 4, why,
+                    sizeof why);
+
     /* the error text names the version or the command */
     qc_msg_decode_bytes ((uint8_t[]) {'Q', 'C', 9, 2}, 4, body, 1, err, sizeof err);
     CHECK (strstr (err, "9") != NULL, "version in error: %s", err);
