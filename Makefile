@@ -108,7 +108,22 @@ $(BUILD)/%.o: %.c
 # -ffast-math), so the numbers are the same bits either way.
 $(BUILD)/kernels/%.o: CFLAGS += -O3
 
-$(LIBQC): $(call obj,$(SHARED_SRC))
+# The commit a build comes from (git describe; "" outside a git tree):
+# --version and a worker's READY name it, so that a cluster that mixes
+# builds is seen (the broker warns) and a row's maker can be traced. The
+# file is rewritten only when the commit changes: nothing else rebuilds.
+BUILD_ID := $(shell git describe --always --dirty --abbrev=8 2>/dev/null)
+BUILD_ID_OBJ := $(BUILD)/gen/build_id.o
+$(BUILD)/gen/build_id.c: FORCE
+	@mkdir -p $(dir $@)
+	@printf 'const char qc_build_id[] = "%s";\n' '$(BUILD_ID)' > $@.tmp; \
+	    cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+$(BUILD_ID_OBJ): $(BUILD)/gen/build_id.c
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+.PHONY: FORCE
+FORCE:
+
+$(LIBQC): $(call obj,$(SHARED_SRC)) $(BUILD_ID_OBJ)
 	@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $^
 $(BUILD)/%.cu.o: %.cu
 	@mkdir -p $(dir $@)

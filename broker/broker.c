@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 
 #include "shared/endpoint.h"
+#include "shared/cli.h"
 #include "shared/err.h"
 #include "shared/log.h"
 #include "shared/url.h"
@@ -261,6 +262,13 @@ on_ready (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
             qc_plural (w->ngpus),
             w->version ? w->version : "?", p->cert ? " (certificate " : "",
             p->cert ? p->cert->name : "", p->cert ? ")" : "");
+    /* another build may compute other numbers for the same slide: one
+       cohort's rows should come from one build */
+    if (w->version && strcmp (w->version, qc_version_full ()) != 0)
+        qc_log (QC_LOG_WARNING, MOD, "worker %s runs qc %s, this broker qc %s: its "
+                "results may differ from those of this build's workers; run one build "
+                "across the cluster (qc-worker --version)", w->name, w->version,
+                qc_version_full ());
     sched_dispatch (b->sched);
 }
 

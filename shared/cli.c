@@ -4,6 +4,7 @@
 
 #include <czmq.h>
 #include <errno.h>
+#include <pthread.h>
 #include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,11 +103,30 @@ qc_cli_bad_option (const char *prog)
     return QC_EXIT_USAGE;
 }
 
+extern const char qc_build_id[];     /* $(BUILD)/gen/build_id.c */
+
+static char s_version_full[96];
+
+static void
+make_version_full (void)
+{
+    snprintf (s_version_full, sizeof s_version_full, "%s%s%s", QC_VERSION,
+              qc_build_id[0] ? "+" : "", qc_build_id);
+}
+
+const char *
+qc_version_full (void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once (&once, make_version_full);
+    return s_version_full;
+}
+
 void
 qc_cli_version (const char *prog)
 {
     int maj, min, pat;
     zmq_version (&maj, &min, &pat);
-    printf ("%s %s (protocol %d, libzmq %d.%d.%d, czmq %d.%d.%d)\n", prog, QC_VERSION,
+    printf ("%s %s (protocol %d, libzmq %d.%d.%d, czmq %d.%d.%d)\n", prog, qc_version_full (),
             QC_PROTO_VERSION, maj, min, pat, CZMQ_VERSION_MAJOR, CZMQ_VERSION_MINOR, CZMQ_VERSION_PATCH);
 }

@@ -44,6 +44,11 @@ void qc_cli_install_signals (void);
 
 void qc_cli_version (const char *prog);
 
+/* This build's version: VERSION and the commit it was built from
+ * ("0.1.0+g1a2b3c4d"; VERSION alone outside a git tree). Workers send it
+ * in READY; the broker warns when it differs from its own. */
+const char *qc_version_full (void);
+
 /* After getopt has said what is wrong with an option: one line on
  * where the options are, not the whole help. Returns QC_EXIT_USAGE. */
 int qc_cli_bad_option (const char *prog);

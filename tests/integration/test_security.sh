@@ -284,6 +284,13 @@ name=$(basename "$(head -1 "$T/cohort/list")")
 [ "$(cat "$T/bob/$name/${name}_thumb.png")" = FORGED ] || fail "not the stranger's image"
 [ -z "$(find "$T" /tmp -maxdepth 2 -name '*-escape' 2>/dev/null)" ] || fail "a file named from the message"
 pass "a RESULT naming another path: its image written as $name/${name}_thumb.png, named from the cohort"
+# a worker of another build (the stranger says version "0") is warned of;
+# this build's own workers are not
+full=$("$BIN/qc-broker" --version | awk '{print $2}')
+grep -q "worker stranger runs qc 0, this broker qc $full: its results may differ" "$LOG" \
+    || fail "no warning for a worker of another build: $(grep stranger "$LOG" | tail -2)"
+grep -q "worker w1 runs qc" "$LOG" && fail "a worker of this build was warned of"
+pass "a worker of another build is warned of in the broker's log; one of this build ($full) is not"
 
 # ---------------------------------------------------------------- other protocol versions
 # a peer of another protocol version is answered in its own version
