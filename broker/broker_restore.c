@@ -153,7 +153,9 @@ apply_journal (void *arg, const qc_jrec_t *rec, char *why, size_t len)
         return 0;
     }
     default:
-        snprintf (why, len, "unknown record type %u", rec->type);
+        snprintf (why, len, "unknown record type %u: a newer qc-broker's? Then run that "
+                  "version on this folder, as --state-recover drops what this one "
+                  "cannot read", rec->type);
         return -1;
     }
     if (rc && !why[0])
@@ -217,7 +219,9 @@ apply_result (void *arg, const qc_jrec_t *rec, char *why, size_t len)
         return outbox_restore (job, rec->off, rec->len, idx, -1);
     }
     if (rec->type != R_FAILED || rec->len < 14) {
-        snprintf (why, len, "unknown record type %u", rec->type);
+        snprintf (why, len, "unknown record type %u: a newer qc-broker's? Then run that "
+                  "version on this folder, as --state-recover drops what this one "
+                  "cannot read", rec->type);
         return -1;
     }
     uint64_t first = qc_get_u64 (p);
