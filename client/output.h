@@ -116,6 +116,11 @@ void qc_output_written_counts (const qc_output_t *self, uint64_t *passed,
 int qc_output_result (qc_output_t *self, const qc_msg_t *m, char *err,
                       size_t errlen);
 void qc_output_log (qc_output_t *self, const qc_msg_t *m);
+/* The slide a log record names, as the folder names it: the output name
+ * of its task (idx) when its `slide` is that task's file name (two
+ * slides of one file name in two folders get two names), else its
+ * `slide` as sent (an older worker's record, or none). */
+const char *qc_output_log_slide (const qc_output_t *self, const qc_msg_t *m);
 /* A line of qc-submit's own in qc.log (escaped). */
 void qc_output_note (qc_output_t *self, const char *level, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));

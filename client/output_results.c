@@ -189,14 +189,24 @@ log_line (qc_output_t *o, time_t secs, const char *level, const char *worker,
     fflush (o->log);
 }
 
+const char *
+qc_output_log_slide (const qc_output_t *o, const qc_msg_t *m)
+{
+    if (!o || !m || !m->slide || m->idx >= o->nslides || !o->slides[m->idx].path)
+        return m ? m->slide : NULL;
+    char base[256];
+    const char *own = qc_url_name (o->slides[m->idx].path, base, sizeof base);
+    return own && strcmp (own, m->slide) == 0 ? o->slides[m->idx].name : m->slide;
+}
+
 void
 qc_output_log (qc_output_t *o, const qc_msg_t *m)
 {
     if (!o || !m || !m->message)
         return;
     static const char *names[] = {"DEBUG", "INFO", "WARNING", "ERROR"};
-    log_line (o, (time_t) m->time, names[m->level & 3], m->worker, m->slide, m->module,
-              m->message);
+    log_line (o, (time_t) m->time, names[m->level & 3], m->worker,
+              qc_output_log_slide (o, m), m->module, m->message);
 }
 
 void

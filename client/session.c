@@ -154,7 +154,8 @@ on_log (session_t *s, qc_msg_t *m)
         && qc_warn_once_first (s->warn_once, m)) {
         char line[4 * QC_PROTO_MAX_TEXT + 1024];
         char *w = qc_escape_dup (m->worker ? m->worker : "?");
-        char *sl = qc_escape_dup (m->slide ? m->slide : "");
+        const char *slide = qc_output_log_slide (s->cfg->out, m);
+        char *sl = qc_escape_dup (slide ? slide : "");
         char *mo = qc_escape_dup (m->module ? m->module : "");
         char *me = qc_escape_dup (m->message);
         snprintf (line, sizeof line, "%s %s [%s] %s: %s",

@@ -75,7 +75,7 @@ static const command_t s_commands[] = {
          | B (F_RESULT) | B (F_SEQ) | B (F_WORKER),
      B (F_JOB) | B (F_KEY) | B (F_IDX) | B (F_RESULT)},
     {QC_LOG, "LOG",
-     B (F_JOB) | B (F_KEY) | B (F_TIME) | B (F_LEVEL) | B (F_WORKER)
+     B (F_JOB) | B (F_KEY) | B (F_IDX) | B (F_TIME) | B (F_LEVEL) | B (F_WORKER)
          | B (F_SLIDE) | B (F_MODULE) | B (F_MESSAGE),
      B (F_LEVEL) | B (F_MESSAGE)},
     {QC_DISCONNECT, "DISCONNECT", B (F_DRAIN) | B (F_REFS) | B (F_REASON), 0},

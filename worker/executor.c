@@ -21,7 +21,7 @@
 
 typedef struct {
     zsock_t *push;
-    uint64_t job, key;        /* the task being run, for log records */
+    uint64_t job, key, idx;   /* the task being run, for log records */
     qc_crash_slot_t *slot;    /* this thread's line in the crash table */
 } exec_ctx_t;
 
@@ -30,7 +30,7 @@ forward_log (const qc_log_record_t *rec, void *arg)
 {
     exec_ctx_t *ctx = arg;
     qc_msg_t m = {.command = QC_LOG, .gpu = -1, .job = ctx->job, .key = ctx->key,
-                  .time = rec->time, .level = (uint8_t) rec->level,
+                  .idx = ctx->idx, .time = rec->time, .level = (uint8_t) rec->level,
                   .worker = (char *) rec->worker, .slide = (char *) rec->slide,
                   .module = (char *) rec->module, .message = (char *) rec->message};
     qc_msg_send (&m, zsock_resolve (ctx->push), NULL);
@@ -93,6 +93,7 @@ begin_task (exec_ctx_t *ctx, qc_worker_t *w, int lane, qc_task_t *task)
     qc_msg_send (&started, zsock_resolve (ctx->push), NULL);
     ctx->job = task->job;
     ctx->key = task->key;
+    ctx->idx = task->idx;
     qc_crash_slot_set (ctx->slot, task->job, task->key, task->idx, task->attempt);
     set_log_slide (task->path);
     task->gpu = lane > 0 ? (int32_t) w->cfg.gpus[lane - 1].index : -1;
@@ -289,6 +290,7 @@ run_read_ahead_lane (exec_ctx_t *ctx, qc_worker_t *w, int lane)
     while (handoff_take (&h, &task, &result, &prepared) == 0) {
         ctx->job = task.job;
         ctx->key = task.key;
+        ctx->idx = task.idx;
         qc_crash_slot_set (ctx->slot, task.job, task.key, task.idx, task.attempt);
         set_log_slide (task.path);
         if (w->cfg.task_delay_ms)

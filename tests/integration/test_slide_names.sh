@@ -53,6 +53,10 @@ check_folder() {   # check_folder OUTDIR LOG
         && fail "two different slides show the same thumbnail"
     awk -F'\t' '$1=="b__slide.svs"{print $NF}' "$f" | grep -qx "$C/b/slide.svs" \
         || fail "b__slide.svs does not name its original path"
+    # ...and qc.log names each by its own name (b's has no macro image)
+    grep -q "	b__slide.svs	SaveModule.saveMacro	" "$out/qc.log" \
+        && ! grep -q "	slide.svs	SaveModule.saveMacro	" "$out/qc.log" \
+        || fail "qc.log does not tell the two slide.svs apart: $(grep saveMacro "$out/qc.log" | cut -f4 | sort | uniq -c)"
     # original paths come back exactly (escaped: \t \n \r \\ \xNN)
     grep -q "tab\\\\there.svs\$" "$f" && grep -q "new\\\\nline.svs\$" "$f" \
         && grep -q "carriage\\\\rreturn.svs\$" "$f" && grep -q 'latin1-\\xe9t\\xe9.svs$' "$f" \
