@@ -294,21 +294,31 @@ send_accepted (qc_broker_t *b, zframe_t *to, const job_rec_t *job, bool attach)
 
 /* Peers the broker holds: registered workers and attached clients. */
 static bool
-full_for_new_client (qc_broker_t *b, zframe_t *from, char *text, size_t len)
+full_for_new_client (qc_broker_t *b, zframe_t *from, bool new_job, char *text, size_t len)
 {
     if (!b->max_peers)
         return false;
-    size_t peers = zhashx_size (b->workers);
+    size_t peers = zhashx_size (b->workers), files = 0;
     for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs)) {
-        if (j->client && zframe_eq (j->client, from))
+        if (j->client && zframe_eq (j->client, from) && !new_job)
             return false;      /* already one of ours */
         peers += j->attached;
+        files += j->results != NULL;
     }
-    if (peers < b->max_peers)
+    /* a new job keeps its result file open until it is delivered: those
+       files share the descriptors peers take, so that the clients of the
+       jobs held can still come back for them */
+    if (peers + (new_job ? files : 0) < b->max_peers)
         return false;
-    snprintf (text, len, "broker is full: it holds %zu peers (its open-file limit "
-              "allows %zu); try again later, or raise the broker's limit (ulimit -n)",
-              peers, b->max_peers);
+    if (new_job && files)
+        snprintf (text, len, "broker is full: it holds %zu peers and the result files "
+                  "of %zu jobs not yet delivered (its open-file limit allows %zu); "
+                  "fetch or cancel old jobs, or raise the broker's limit (ulimit -n, "
+                  "LimitNOFILE= in its systemd unit)", peers, files, b->max_peers);
+    else
+        snprintf (text, len, "broker is full: it holds %zu peers (its open-file limit "
+                  "allows %zu); try again later, or raise the broker's limit (ulimit -n)",
+                  peers, b->max_peers);
     return true;
 }
 
@@ -386,7 +396,7 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
             send_error (b, from, 0, text);
             return;
         }
-        if (full_for_new_client (b, from, text, sizeof text)) {
+        if (full_for_new_client (b, from, true, text, sizeof text)) {
             send_error (b, from, 0, text);
             return;
         }
@@ -587,7 +597,7 @@ jobs_on_attach (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         send_error (b, from, m->job, text);
         return;
     }
-    if (!job->attached && full_for_new_client (b, from, text, sizeof text)) {
+    if (!job->attached && full_for_new_client (b, from, false, text, sizeof text)) {
         send_error (b, from, m->job, text);
         return;
     }

@@ -358,8 +358,9 @@ restore_results (restore_t *r, job_rec_t *job, char *err, size_t errlen)
                 "though its client acknowledged %" PRIu64 " result%s: its slides run "
                 "again", job->id, path, job->acked_seq, qc_plural (job->acked_seq));
     job->results = qc_jfile_open (path, RESULTS_MAGIC, err, errlen);
-    if (!job->results && b->cfg.state_recover) {
-        /* not a result file: set aside, the slides run again */
+    if (!job->results && b->cfg.state_recover && errno == EBADMSG) {
+        /* not a result file: set aside, the slides run again (never a
+           file this machine could not open: out of descriptors) */
         qc_log (QC_LOG_WARNING, MOD, "%s (--state-recover: moved aside to .damaged)", err);
         char *aside = NULL;
         if (asprintf (&aside, "%s.damaged", path) >= 0)

@@ -102,8 +102,12 @@ qc_jfile_open (const char *path, const char *magic, char *err, size_t errlen)
     }
     self->fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     struct stat st;
+    int e = 0;
     if (self->fd < 0 || fstat (self->fd, &st)) {
-        snprintf (err, errlen, "cannot open %s: %s", path, strerror (errno));
+        e = errno;
+        snprintf (err, errlen, "cannot open %s: %s%s", path, strerror (e),
+                  e == EMFILE || e == ENFILE ? " (raise the broker's open-file limit: "
+                  "ulimit -n, or LimitNOFILE= in its systemd unit)" : "");
         goto fail;
     }
     if (st.st_size == 0) {
@@ -122,12 +126,14 @@ qc_jfile_open (const char *path, const char *magic, char *err, size_t errlen)
         || memcmp (head, magic, QC_JFILE_MAGIC_LEN) != 0) {
         snprintf (err, errlen, "%s is not a %.*s file (its first bytes differ)", path,
                   (int) strcspn (magic, "\n"), magic);
+        e = EBADMSG;            /* the file's fault, not the machine's */
         goto fail;
     }
     self->size = (uint64_t) st.st_size;
     return self;
 fail:
     qc_jfile_close (&self);
+    errno = e;
     return NULL;
 }
 

@@ -58,7 +58,9 @@ typedef struct qc_jfile qc_jfile_t;
 
 /* Opens path, creating it with its header when absent or empty; an
  * existing file must start with magic (exactly QC_JFILE_MAGIC_LEN
- * bytes). Appends go after what is there. NULL with a message. */
+ * bytes). Appends go after what is there. NULL with a message, and errno
+ * EBADMSG when the file is not one of magic (else the system's error:
+ * a file that could not be opened is not a damaged one). */
 qc_jfile_t *qc_jfile_open (const char *path, const char *magic, char *err,
                            size_t errlen);
 void qc_jfile_close (qc_jfile_t **self_p);

@@ -37,3 +37,28 @@ pass "the next worker and client are refused with a reason"
 kill -TERM $w2
 wait_for "w3 gets in when w2 left" 30 "grep -q 'worker w3 joined' '$T/broker.log'"
 pass "the refused worker got in once a place was free"
+
+# jobs whose clients went away keep their result files open until they
+# are delivered: those count against the limit, so a new job is refused
+# (saying so) before the broker runs out of descriptors, and a client of
+# a job held can still come back for it
+kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
+p2=$(free_port)
+start_broker $p2 --heartbeat-ms 200 --max-peers 3 --state "$T/st-files"
+for i in 1 2 3; do
+    "$BIN/qc-submit" --broker tcp://127.0.0.1:$p2 -o "$T/held$i" \
+        "$SHARED/slides/real/CMU-1-Small-Region.svs" >"$T/held$i.log" 2>&1 &
+    sub=$!
+    PIDS+=($sub)
+    wait_for "job $i accepted" 10 "grep -q '^job ' '$T/held$i/.qc-job' 2>/dev/null"
+    kill -INT $sub; wait $sub 2>/dev/null        # it says it leaves: detached at once
+done
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$p2 -o "$T/held4" -q \
+    "$SHARED/slides/real/CMU-1-Small-Region.svs" >"$T/held4.log" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q "the result files of 3 jobs not yet delivered (its open-file limit allows 3); fetch or cancel old jobs" \
+    "$T/held4.log" || fail "a 4th job with 3 held: exit $rc: $(cat "$T/held4.log")"
+start_worker $p2 wf --slots 1 --heartbeat-ms 200
+timeout 60 "$BIN/qc-submit" --broker tcp://127.0.0.1:$p2 --attach 1 -o "$T/held1" >"$T/held1b.log" 2>&1 \
+    || fail "the client of a held job could not fetch it: $(tail -3 "$T/held1b.log")"
+pass "result files of undelivered jobs count against the limit: a new job refused saying so; a held job's client fetches it"
