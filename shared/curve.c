@@ -127,7 +127,21 @@ qc_cert_load_public (const char *path, char key[QC_CURVE_KEY_LEN + 1], char *err
 struct qc_curve_client {
     zcert_t *cert;
     char server_key[QC_CURVE_KEY_LEN + 1];
+    char *cert_path, *server_key_path;
+    struct stat cert_st, key_st;          /* the files as last read */
 };
+
+/* Whether a file is not the one last read: another inode, size or time
+ * (a key pair replaced by a rotation, or the broker's). */
+static bool
+file_changed (const char *path, const struct stat *was, struct stat *now)
+{
+    if (stat (path, now) != 0)
+        return false;           /* gone for now: keep what was read */
+    return now->st_ino != was->st_ino || now->st_size != was->st_size
+           || now->st_mtim.tv_sec != was->st_mtim.tv_sec
+           || now->st_mtim.tv_nsec != was->st_mtim.tv_nsec;
+}
 
 qc_curve_client_t *
 qc_curve_client_new (const char *cert_path, const char *server_key_path, char *err,
@@ -154,7 +168,51 @@ qc_curve_client_new (const char *cert_path, const char *server_key_path, char *e
         qc_curve_client_destroy (&self);
         return NULL;
     }
+    if (!(self->cert_path = strdup (cert_path))
+        || !(self->server_key_path = strdup (server_key_path))) {
+        snprintf (err, errlen, "out of memory");
+        qc_curve_client_destroy (&self);
+        return NULL;
+    }
+    stat (cert_path, &self->cert_st);
+    stat (server_key_path, &self->key_st);
     return self;
+}
+
+int
+qc_curve_client_reload (qc_curve_client_t *self, char *err, size_t errlen)
+{
+    if (!self || !err)
+        return 0;
+    struct stat cst, kst;
+    bool c = file_changed (self->cert_path, &self->cert_st, &cst);
+    bool k = file_changed (self->server_key_path, &self->key_st, &kst);
+    if (!c && !k)
+        return 0;
+    /* tried once per change: a file half written is tried again once
+       it changes again */
+    if (c)
+        self->cert_st = cst;
+    if (k)
+        self->key_st = kst;
+    char why[512], key[QC_CURVE_KEY_LEN + 1];
+    zcert_t *cert = NULL;
+    if (c && !(cert = qc_cert_load_secret (self->cert_path, why, sizeof why))) {
+        snprintf (err, errlen, "--cert %s: %s", self->cert_path, why);
+        return -1;
+    }
+    if (k && qc_cert_load_public (self->server_key_path, key, why, sizeof why)) {
+        snprintf (err, errlen, "--server-key %s: %s", self->server_key_path, why);
+        zcert_destroy (&cert);
+        return -1;
+    }
+    if (cert) {
+        zcert_destroy (&self->cert);
+        self->cert = cert;
+    }
+    if (k)
+        memcpy (self->server_key, key, sizeof key);
+    return 1;
 }
 
 void
@@ -163,6 +221,8 @@ qc_curve_client_destroy (qc_curve_client_t **self_p)
     if (!self_p || !*self_p)
         return;
     zcert_destroy (&(*self_p)->cert);
+    free ((*self_p)->cert_path);
+    free ((*self_p)->server_key_path);
     free (*self_p);
     *self_p = NULL;
 }

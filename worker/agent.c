@@ -70,6 +70,16 @@ connect_broker (agent_t *a)
     a->dealer = zsock_new (ZMQ_DEALER);
     if (!a->dealer)
         return -1;
+    /* a key pair rotated while this worker runs is presented from the
+       next connection on (a long-running service is not restarted) */
+    char why[640];
+    int reloaded = qc_curve_client_reload (a->w->cfg.curve, why, sizeof why);
+    if (reloaded > 0)
+        qc_log (QC_LOG_INFO, MOD, "the certificate files changed: presenting key %s from "
+                "now on", qc_curve_client_key (a->w->cfg.curve));
+    else if (reloaded < 0)
+        qc_log (QC_LOG_WARNING, MOD, "the certificate files changed but cannot be read "
+                "(%s): the keys read before are kept", why);
     qc_curve_client_apply (a->w->cfg.curve, a->dealer);
     qc_proto_limit_socket (a->dealer);
     a->hs = qc_handshake_watch (a->dealer);

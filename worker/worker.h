@@ -92,7 +92,7 @@ typedef struct {
     bool no_fetch_ahead;       /* fetch each slide only when its task runs */
     /* CurveZMQ to the broker (shared/curve.h): borrowed, must outlive
      * the worker; NULL: none */
-    const struct qc_curve_client *curve;
+    struct qc_curve_client *curve;
     /* --slides-root: a slide path must resolve (symbolic links and ".."
      * followed) into one of these folders, or it is a per-slide error
      * and is never opened (copied; none: any path) */

@@ -387,6 +387,29 @@ eval "timeout 60 \"\$BIN/qc-submit\" $advice" >"$T/keyed2.log" 2>&1; rc=$?
 grep -q "^in.svs" "$T/keyed dir/out/results.tsv" || fail "the advice did not fetch the slide"
 pass "an interrupted client's --attach advice carries its keys and quotes its folder: pasted, it fetches the job"
 
+# ---------------------------------------------------------------- a worker's key pair rotated
+# the pair replaced in the file the worker was started with, the new
+# public admitted and the old one removed: the broker refuses the old
+# key, and the worker presents the new one from its next connection (a
+# service is not restarted: it retried the old key for ever)
+mkdir -p "$T/rot"
+for r in rot1 rot2; do
+    "$BIN/qc-keygen" --role worker --name "$r@test" -o "$T/rot" "$r" >/dev/null || fail "keygen $r"
+done
+cp "$T/rot/rot1.cert_secret" "$T/rot/live.cert_secret"
+cp "$T/rot/rot1.cert" "$K/allowed/"
+start_worker $port rot --cert "$T/rot/live.cert_secret" --server-key "$SK" --slots 1 --heartbeat-ms 500
+rot=$WORKER_PID
+wait_for "rot joined" 10 "grep -q 'worker rot joined' '$LOG'"
+cp "$T/rot/rot2.cert_secret" "$T/rot/live.cert_secret"
+cp "$T/rot/rot2.cert" "$K/allowed/"
+rm "$K/allowed/rot1.cert"
+wait_for "rot back with its new key" 30 "[ \$(grep -c 'worker rot joined' '$LOG') -ge 2 ]" "$T/worker-rot.log"
+grep -q "the certificate files changed: presenting key" "$T/worker-rot.log" || fail "the reload not said"
+admin_status | grep -q '^rot ' || fail "rot not registered after the rotation"
+kill -TERM $rot; wait $rot 2>/dev/null
+pass "a worker's key pair rotated while it runs: refused with the old key, back with the new one, no restart"
+
 # ---------------------------------------------------------------- a broker secured later
 # a job submitted while the broker had no keys has no owner; restarted
 # with --cert, its submitter (showing the job's key, kept in its folder)
