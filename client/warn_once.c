@@ -2,6 +2,7 @@
 #include "client/warn_once.h"
 
 #include <czmq.h>
+#include <inttypes.h>
 #include <string.h>
 
 #include "client/escape.h"
@@ -11,7 +12,9 @@
 
 typedef struct {
     char *text;               /* "module: message" with the slide taken out */
-    size_t count;
+    size_t count;             /* slides it came from (a slide run twice,
+                                 after a broker restart, counts once) */
+    zhashx_t *slides;         /* "idx\tslide" of each */
     unsigned level;           /* the records' (shared/log.h) */
 } kind_t;
 
@@ -25,6 +28,7 @@ kind_free (void **item)
 {
     kind_t *k = *item;
     if (k) {
+        zhashx_destroy (&k->slides);
         free (k->text);
         free (k);
     }
@@ -97,26 +101,33 @@ qc_warn_once_first (qc_warn_once_t *self, const qc_msg_t *m)
     const char *base = strrchr (slide, '/');
     char *a = without (m->message, slide);
     char *b = a ? without (a, base ? base + 1 : NULL) : NULL;
-    char *key = NULL;
+    char *key = NULL, *who = NULL;
     bool first = true;
+    if (asprintf (&who, "%" PRIu64 "\t%s", m->idx, slide) < 0)
+        who = NULL;
     if (b && asprintf (&key, "%u\t%s\t%s", m->level, m->module ? m->module : "", b) >= 0) {
         kind_t *k = zhashx_lookup (self->kinds, key);
-        if (k) {
-            k->count++;
+        if (k)
             first = false;
-        } else if (zhashx_size (self->kinds) < MAX_KINDS && (k = calloc (1, sizeof *k))) {
-            k->count = 1;
+        else if (zhashx_size (self->kinds) < MAX_KINDS && (k = calloc (1, sizeof *k))) {
             k->level = m->level;
             if (asprintf (&k->text, "%s%s%s", m->module ? m->module : "",
                           m->module ? ": " : "", b) < 0)
                 k->text = NULL;
-            if (!k->text || zhashx_insert (self->kinds, key, k)) {
+            if (!k->text || !(k->slides = zhashx_new ())
+                || zhashx_insert (self->kinds, key, k)) {
+                zhashx_destroy (&k->slides);
                 free (k->text);
                 free (k);
+                k = NULL;
             } else
                 zlistx_add_end (self->order, k);
         }
+        /* each slide once: a slide run again (a broker restart) says it again */
+        if (k && who && zhashx_insert (k->slides, who, (void *) "") == 0)
+            k->count = zhashx_size (k->slides);
     }
+    free (who);
     free (key);
     free (a);
     free (b);

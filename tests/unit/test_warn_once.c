@@ -1,0 +1,47 @@
+/* client/warn_once.c: a warning repeated slide after slide is printed
+ * once and summed up by the slides it came from; a slide that ran twice
+ * (a broker restart runs it again) counts once. */
+#include <string.h>
+
+#include "client/warn_once.h"
+#include "shared/log.h"
+#include "tests/unit/check.h"
+
+static qc_msg_t
+record (uint64_t idx, const char *slide)
+{
+    static char text[128];
+    snprintf (text, sizeof text, "%s- saveMacro Can't Read 'macro' Image", slide);
+    return (qc_msg_t) {.command = QC_LOG, .gpu = -1, .job = 1, .idx = idx,
+                       .level = QC_LOG_WARNING, .slide = (char *) slide,
+                       .module = "SaveModule.saveMacro", .message = text};
+}
+
+int
+main (void)
+{
+    qc_warn_once_t *w = qc_warn_once_new ();
+    CHECK (w != NULL);
+    static const char *names[] = {"a.svs", "b.svs", "c.svs"};
+    int printed = 0;
+    for (int i = 0; i < 3; i++) {
+        qc_msg_t m = record ((uint64_t) i, names[i]);
+        printed += qc_warn_once_first (w, &m);
+    }
+    qc_msg_t again = record (1, "b.svs");           /* b.svs ran again */
+    printed += qc_warn_once_first (w, &again);
+    qc_msg_t same_name = record (7, "a.svs");       /* another slide named a.svs */
+    printed += qc_warn_once_first (w, &same_name);
+    CHECK (printed == 1, "printed %d times", printed);
+    char out[1024] = "";
+    FILE *f = fmemopen (out, sizeof out - 1, "w");
+    qc_warn_once_summary (w, f);
+    fclose (f);
+    CHECK (strstr (out, "warning for 4 slides (printed once above; each is in qc.log): "
+                        "SaveModule.saveMacro: <slide>- saveMacro Can't Read 'macro' Image"),
+           "summary: %s", out);
+    qc_warn_once_destroy (&w);
+    CHECK (w == NULL);
+    CHECK (qc_warn_once_first (NULL, &again), "NULL table: printed");
+    return check_done ("test_warn_once");
+}
