@@ -138,10 +138,14 @@ search (walk_t *w, zhashx_t *visited, const char *dir, int depth)
         char *p = join (dir, n);
         if (!p)
             continue;
-        if (stat (p, &st) == 0 && S_ISDIR (st.st_mode))
+        int r = stat (p, &st), e = errno;
+        if (r == 0 && S_ISDIR (st.st_mode))
             search (w, visited, p, depth + 1);
         else if (qc_cohort_is_slide_name (n))
-            found (w, p);
+            found (w, p);         /* a path too long is said for the slide */
+        else if (r != 0 && e == ENAMETOOLONG)
+            set_note (w, "not searched: a folder whose path is longer than the "
+                      "system allows, e.g. %.300s...", p);
         free (p);
     }
     zlistx_destroy (&names);

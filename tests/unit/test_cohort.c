@@ -3,6 +3,7 @@
  * depth limit and symbolic-link loops survived, glob patterns with "**",
  * .tsv lists (HistoQC's results.tsv and the project's own), -p base
  * paths, duplicates, and the readability check. */
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +112,39 @@ test_folders (void)
     CHECK (d.note && strstr (d.note, "32 levels"), "the limit is said: %s",
            d.note ? d.note : "(none)");
     qc_cohort_free (&d);
+}
+
+/* A folder whose path passes PATH_MAX (20 folders of 240 bytes, made
+ * one below the other with mkdirat): not searched, and said. */
+static void
+test_long_paths (void)
+{
+    char p[PATH_MAX * 2], name[241];
+    memset (name, 'n', 240);
+    name[240] = '\0';
+    snprintf (p, sizeof p, "%s/e", s_root);
+    CHECK (mkdir (p, 0755) == 0);
+    int fd = open (p, O_RDONLY | O_DIRECTORY);
+    for (int i = 0; i < 20 && fd >= 0; i++) {
+        CHECK (mkdirat (fd, name, 0755) == 0, "mkdirat level %d", i);
+        int next = openat (fd, name, O_RDONLY | O_DIRECTORY);
+        close (fd);
+        fd = next;
+    }
+    if (fd >= 0) {
+        int s = openat (fd, "far.svs", O_WRONLY | O_CREAT, 0644);
+        if (s >= 0)
+            close (s);
+        close (fd);
+    }
+    touch ("e/near.svs");
+    char err[1024] = "";
+    qc_cohort_t c = {0};
+    CHECK (qc_cohort_add (&c, p, err, sizeof err) == 0, "%s", err);
+    CHECK (c.n == 1 && has (&c, "e/near.svs"), "%zu slides", c.n);
+    CHECK (c.note && strstr (c.note, "a folder whose path is longer than the system allows"),
+           "the folder left out is said: %s", c.note ? c.note : "(none)");
+    qc_cohort_free (&c);
 }
 
 static void
@@ -306,6 +340,7 @@ main (void)
     }
     make_tree ();
     test_folders ();
+    test_long_paths ();
     test_patterns ();
     test_lists ();
     test_paths_and_check ();
