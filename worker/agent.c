@@ -227,7 +227,8 @@ on_broker (agent_t *a)
     /* a DISCONNECT that says we are unknown or refused is no welcome */
     if (!atomic_load (&a->w->connected)
         && !(m->command == QC_DISCONNECT && m->reason
-             && (strstr (m->reason, "unknown peer") || strncmp (m->reason, "refused", 7) == 0))) {
+             && (strstr (m->reason, "unknown peer") || strncmp (m->reason, "refused", 7) == 0
+                 || strncmp (m->reason, "broker is full", 14) == 0))) {
         atomic_store (&a->w->connected, true);
         worker_set_why (a->w, NULL);
         a->backoff = 0;

@@ -27,6 +27,9 @@ w2=$WORKER_PID
 wait_for "2 workers registered" 10 "workers_registered $port 2"
 start_worker $port w3 --slots 1 --heartbeat-ms 200
 wait_for "w3 refused" 10 "grep -q 'broker is full: it holds 2 workers' '$T/worker-w3.log'"
+grep -q "refused worker w3: broker is full (2 workers; --max-peers or the open-file limit allows 2 peers)" \
+    "$T/broker.log" || fail "the broker's log does not say it refused w3"
+grep -q "w3 registered with broker" "$T/worker-w3.log" && fail "w3 said it registered before it was refused"
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out" -q \
     "$SHARED/slides/real/CMU-1-Small-Region.svs" >"$T/submit.log" 2>&1
 rc=$?
