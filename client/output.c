@@ -498,6 +498,14 @@ qc_output_recorded (const qc_output_t *o, const char *path)
     return o ? qc_records_of (&o->records, path) : QC_REC_NONE;
 }
 
+qc_rec_t
+qc_output_recorded_as (qc_output_t *o, const char *path, const char **as)
+{
+    if (as)
+        *as = path;
+    return o ? qc_records_of_file (&o->records, path, as) : QC_REC_NONE;
+}
+
 int
 qc_output_plan (qc_output_t *o, const char *path)
 {

@@ -65,6 +65,9 @@ void qc_output_close (qc_output_t **self_p);
 
 /* What the folder records for the slide at path. */
 qc_rec_t qc_output_recorded (const qc_output_t *self, const char *path);
+/* The same, also for the same file reached by another path (a linked
+ * folder): *as is the path the folder records it under. */
+qc_rec_t qc_output_recorded_as (qc_output_t *self, const char *path, const char **as);
 /* Adds a slide to the job (task index = order of calls); names it. */
 int qc_output_plan (qc_output_t *self, const char *path);
 size_t qc_output_planned (const qc_output_t *self);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "client/escape.h"
@@ -189,6 +190,7 @@ qc_records_free (qc_records_t *r)
     free (r->columns);
     zhashx_destroy (&r->by_path);
     zhashx_destroy (&r->by_name);
+    zhashx_destroy (&r->by_file);
     memset (r, 0, sizeof *r);
 }
 
@@ -203,6 +205,57 @@ qc_records_of (const qc_records_t *r, const char *path)
     const char *slash = strrchr (path, '/');
     return zhashx_lookup (r->by_name, slash ? slash + 1 : path) ? QC_REC_PASSED
                                                                  : QC_REC_NONE;
+}
+
+/* path with its folder resolved (links, "..", another spelling of the
+ * same folder) and its file name as it is: a link to a slide stays a
+ * slide of its own, as in the cohort. malloc'd, or NULL. */
+static char *
+folder_resolved (const char *path)
+{
+    const char *slash = strrchr (path, '/');
+    if (!slash || path[0] != '/')
+        return NULL;
+    char *dir = strndup (path, (size_t) (slash - path) + (slash == path));
+    char *real = dir ? realpath (dir, NULL) : NULL, *out = NULL;
+    if (real && asprintf (&out, "%s/%s", strcmp (real, "/") ? real : "", slash + 1) < 0)
+        out = NULL;
+    free (dir);
+    free (real);
+    return out;
+}
+
+qc_rec_t
+qc_records_of_file (qc_records_t *r, const char *path, const char **as)
+{
+    if (as)
+        *as = path;
+    qc_rec_t rec = qc_records_of (r, path);
+    if (rec != QC_REC_NONE || !r || !path || !r->by_path || path[0] != '/')
+        return rec;
+    if (!r->by_file) {
+        /* once: each recorded path with its folder resolved */
+        if (!(r->by_file = zhashx_new ()))
+            return rec;
+        zhashx_set_destructor (r->by_file, (zhashx_destructor_fn *) zstr_free);
+        zhashx_set_duplicator (r->by_file, (zhashx_duplicator_fn *) strdup);
+        zlistx_t *paths = zhashx_keys (r->by_path);
+        for (const char *p = paths ? zlistx_first (paths) : NULL; p; p = zlistx_next (paths)) {
+            char *key = folder_resolved (p);
+            if (key)
+                zhashx_insert (r->by_file, key, (void *) p);
+            free (key);
+        }
+        zlistx_destroy (&paths);
+    }
+    char *key = folder_resolved (path);
+    const char *other = key ? zhashx_lookup (r->by_file, key) : NULL;
+    free (key);
+    if (!other)
+        return rec;
+    if (as)
+        *as = other;
+    return qc_records_of (r, other);
 }
 
 /* The path of the slide a line records (results.tsv: pcol, else none;

@@ -38,6 +38,9 @@ typedef struct {
     bool rows;                /* results.tsv has a row */
     zhashx_t *by_path;        /* path -> qc_rec_t (as a pointer) */
     zhashx_t *by_name;        /* file name of rows without a path */
+    zhashx_t *by_file;        /* recorded path with its folder resolved ->
+                                 recorded path, made on the first lookup
+                                 that needs it */
 } qc_records_t;
 
 /* Reads OUTDIR/results.tsv and OUTDIR/error.log (absent is fine) and
@@ -48,6 +51,12 @@ int qc_records_read (qc_records_t *r, const char *outdir, qc_names_t *names,
 void qc_records_free (qc_records_t *r);
 /* What is recorded for the slide at path. */
 qc_rec_t qc_records_of (const qc_records_t *r, const char *path);
+/* The same, and when nothing is recorded under path, what is recorded
+ * for the same file name in the same folder reached another way (a
+ * linked folder, another spelling of its path; a link to a slide file
+ * stays a slide of its own, as in the cohort): *as is then the path the
+ * record has (else path). A URL goes by path only. */
+qc_rec_t qc_records_of_file (qc_records_t *r, const char *path, const char **as);
 
 /* Rewrites results.tsv and error.log without the records of the paths
  * in drop (a set of paths); with header not NULL both start afresh

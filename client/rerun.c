@@ -27,7 +27,10 @@ qc_rerun_plan (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
         bool remote = qc_url_is_remote (c->paths[i]);
         const char *p = remote ? qc_url_redact (c->paths[i], shown, sizeof shown)
                                : c->paths[i];
-        qc_rec_t rec = qc_output_recorded (out, p);
+        /* the same file reached by another path (a linked folder) is the
+           same slide: its record is dropped under the path it has */
+        const char *as = p;
+        qc_rec_t rec = remote ? qc_output_recorded (out, p) : qc_output_recorded_as (out, p, &as);
         if (!force && rec == QC_REC_PASSED) {
             r->passed_before++;
             continue;
@@ -44,7 +47,7 @@ qc_rerun_plan (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
             r->failed_before++;     /* its error line says so already */
             continue;
         }
-        if (rec != QC_REC_NONE && qc_output_drop (out, p))
+        if (rec != QC_REC_NONE && qc_output_drop (out, as))
             return -1;
         if (why) {
             if (qc_output_unreadable (out, p, why))

@@ -4,6 +4,8 @@
  * determinism and running one pipeline from several threads. Fixtures:
  * pipeline_fixtures.h. */
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 #include <openslide.h>
 
 #include "kernels/slide/slide.h"
+#include "shared/result.h"
 #include "tests/unit/pipeline_fixtures.h"
 
 #define NTHREADS 4
@@ -606,11 +609,44 @@ test_prepare_finish (void)
     qc_pipeline_destroy (&p);
 }
 
+/* Out of file descriptors: a good slide fails as the machine's trouble,
+ * marked for a rerun to try again (QC_RESULT_RETRY_MARK), not as a
+ * damaged file. The limit is set to what is open now and the gaps under
+ * it filled, so the next open fails; then all is put back. */
+static void
+test_out_of_descriptors (void)
+{
+    char path[4096], err[1024] = "";
+    snprintf (path, sizeof path, "%s/slides/real/CMU-1-Small-Region.svs", check_shared_dir ());
+    struct rlimit was;
+    CHECK (getrlimit (RLIMIT_NOFILE, &was) == 0);
+    int highest = -1;
+    for (int fd = 0; fd < 4096; fd++)
+        if (fcntl (fd, F_GETFD) != -1)
+            highest = fd;
+    struct rlimit tight = {.rlim_cur = (rlim_t) highest + 1, .rlim_max = was.rlim_max};
+    CHECK (setrlimit (RLIMIT_NOFILE, &tight) == 0);
+    int filler[4096], nfill = 0;        /* the gaps under the limit, taken */
+    while (nfill < 4096 && (filler[nfill] = open ("/dev/null", O_RDONLY)) >= 0)
+        nfill++;
+    qc_slide_t *s = qc_slide_open (path, err, sizeof err);
+    while (nfill > 0)
+        close (filler[--nfill]);
+    setrlimit (RLIMIT_NOFILE, &was);
+    CHECK (!s && strstr (err, "cannot open file: Too many open files")
+               && strstr (err, QC_RESULT_RETRY_MARK), "out of descriptors: %s", err);
+    qc_slide_close (&s);
+    s = qc_slide_open (path, err, sizeof err);
+    CHECK (s != NULL, "the limit put back: %s", err);
+    qc_slide_close (&s);
+}
+
 int
 main (void)
 {
     quiet_logs ();
     test_slide_api ();
+    test_out_of_descriptors ();
     /* getBasicStats alone (the default config grows with the modules;
      * this test is about the pipeline foundation and BaseImage). */
     qc_pipeline_t *p = qc_pipeline_new ("[pipeline]\nsteps= BasicModule.getBasicStats\n"
