@@ -83,7 +83,7 @@ LD_PRELOAD=$ft FAKETIME_TIMESTAMP_FILE="$T/clock" FAKETIME_NO_CACHE=1 FAKETIME_D
     --retention 3600 >>"$T/jump.log" 2>&1 &
 jb=$!
 PIDS+=($jb)
-wait_for "broker listening" 10 "grep -q 'listening on' '$T/jump.log'"
+wait_for "broker listening" 10 "grep -q 'listening on' '$T/jump.log'" "$T/jump.log"
 start_worker $port w3 --slots 2 --heartbeat-ms 200
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/jump" \
     "$SHARED/slides/real/CMU-1-Small-Region.svs" "$SHARED/slides/real/CMU-1-Small-Region-pyramid.svs" \
