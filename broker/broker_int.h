@@ -105,7 +105,9 @@ typedef struct {
     qc_jfile_t *results;      /* the result file; NULL with --state none */
     bool done_sent;
     bool pump_due;            /* results queued since the last pump */
-    int64_t finished_at;      /* 0 while running (monotonic ms) */
+    int64_t finished_at;      /* 0 while running (monotonic ms; negative
+                                 for a job restored as finished before
+                                 this boot) */
     int64_t finished_wall;    /* when it finished (Unix ms), for retention */
     bool finish_logged;       /* its finish time is in the journal */
     uint8_t forget_why;       /* TOMB_* once it is to be forgotten */

@@ -450,7 +450,9 @@ restore_run (qc_broker_t *b, char *err, size_t errlen)
             /* --linger counts from the finish, not from this restart */
             int64_t age = j->finished_wall ? zclock_time () - j->finished_wall : 0;
             age = age > 0 ? age : 0;
-            j->finished_at = b->now > age ? b->now - age : 1;
+            /* before this boot, maybe: the monotonic clock starts at boot,
+               so finished_at may be negative (0 alone means running) */
+            j->finished_at = b->now - age != 0 ? b->now - age : -1;
             if (!j->finished_wall)
                 j->finished_wall = zclock_time ();
         }

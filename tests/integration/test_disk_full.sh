@@ -101,3 +101,24 @@ rc=$?
 [ $rc -eq 0 ] || fail "attach after the clock step: exit $rc: $(tail -3 "$T/jump2.log")"
 [ "$(grep -vc '^#' "$T/jump/results.tsv")" -eq 2 ] || fail "not both results after the clock step"
 pass "the wall clock stepped 10 days forward: --retention 3600 deleted nothing, the late client got every result"
+
+# ...and across a restart the wall clock still counts: a job that
+# finished two days before the broker comes back (the machine rebooted
+# meanwhile: its monotonic clock started again) is past --retention 3600
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/jump2" \
+    "$SHARED/slides/real/CMU-1-Small-Region.svs" >"$T/jump3.log" 2>&1 &
+submit=$!
+wait_for "job accepted" 10 "grep -q '^job' '$T/jump2/.qc-job' 2>/dev/null"
+kill -9 $submit; wait $submit 2>/dev/null
+job=$(awk '/^job /{print $2; exit}' "$T/jump2/.qc-job")
+wait_for "job finished" 60 "\"\$BIN/qc-status\" --broker tcp://127.0.0.1:$port --timeout 3 | awk '\$1 == $job && \$2 + \$3 == \$4' | grep -q ." "$T/jump.log"
+kill -TERM $jb; wait $jb 2>/dev/null
+echo "+12d" >"$T/clock"
+LD_PRELOAD=$ft FAKETIME_TIMESTAMP_FILE="$T/clock" FAKETIME_NO_CACHE=1 FAKETIME_DONT_FAKE_MONOTONIC=1 \
+    "$BIN/qc-broker" --bind tcp://127.0.0.1:$port --state "$T/state-jump" --heartbeat-ms 200 \
+    --retention 3600 >>"$T/jump.log" 2>&1 &
+jb=$!
+PIDS+=($jb)
+wait_for "results past --retention deleted after the restart" 10 \
+    "grep -q 'job $job: 1 results waited 1[67][0-9][0-9][0-9][0-9] s for a client after the job finished: deleted' '$T/jump.log'" "$T/jump.log"
+pass "across a restart two days later, --retention 3600 deleted the results (their age from the wall clock)"
