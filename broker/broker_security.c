@@ -115,8 +115,9 @@ refuse_version (qc_broker_t *b, const peer_t *p, zmsg_t *msg, uint8_t version,
     snprintf (why, sizeof why, "it speaks protocol version %u, this broker %u (qc %s): run "
               "the same version of qc-worker, qc-submit and qc-status as qc-broker",
               version, QC_PROTO_VERSION, QC_VERSION);
-    if (!refusals_log (b->refusals, b->now, who, "%s", why))
-        return;
+    /* the log line once in a while per address; the answer always (it
+       goes back on the same connection: every program there is told) */
+    refusals_log (b->refusals, b->now, who, "%s", why);
     bool client_command = security_may_send (QC_ROLE_CLIENT, command);
     char text[480];
     snprintf (text, sizeof text, "%sthis broker speaks protocol version %u (qc %s), this "

@@ -299,6 +299,8 @@ pass "a worker of another build is warned of in the broker's log; one of this bu
 as alice --proto-version 1 --wait-ms 1500 status >"$T/v1.log" 2>&1
 grep -q "^got ERROR .*reason=this broker speaks protocol version 2 (qc [^)]*), this program 1: run the same version" \
     "$T/v1.log" || fail "a protocol-1 client: $(cat "$T/v1.log")"
+as bob --proto-version 1 --wait-ms 1500 status >"$T/v1b.log" 2>&1   # at once, same address
+grep -q "^got ERROR .*this program 1" "$T/v1b.log" || fail "a second protocol-1 client at once: $(cat "$T/v1b.log")"
 as w2 --proto-version 3 --wait-ms 1500 work x >"$T/v3.log" 2>&1
 grep -q "^got DISCONNECT .*reason=refused: this broker speaks protocol version 2 .*, this program 3" \
     "$T/v3.log" || fail "a protocol-3 worker: $(cat "$T/v3.log")"
