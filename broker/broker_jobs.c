@@ -74,14 +74,16 @@ jobs_allows (const job_rec_t *job, const peer_t *p, job_use_t use)
 
 /* A job submitted while the broker had no keys has no owner, and once
  * the broker runs with --cert only an admin could use it. The first
- * client certificate that shows the job's key (the secret its output
- * folder holds) becomes its owner, journalled: its submitter fetches it
- * as before. */
+ * client certificate that fetches it with the job's key (the secret its
+ * output folder holds, mode 0600) becomes its owner, journalled: its
+ * submitter goes on as before. Only on ATTACH or a first SUBMIT sent
+ * again, never on CANCEL; never for an admin, who may use an unowned
+ * job anyway and would lock its submitter out. */
 static void
 claim_unowned (qc_broker_t *b, const peer_t *p, job_rec_t *job, uint64_t key)
 {
     if (!p->cert || job->owner[0] || !key || key != job->key
-        || (p->cert->role != QC_ROLE_CLIENT && p->cert->role != QC_ROLE_ADMIN))
+        || p->cert->role != QC_ROLE_CLIENT)
         return;
     snprintf (job->owner, sizeof job->owner, "%s", p->cert->key);
     state_log_owner (b, job);
@@ -648,7 +650,6 @@ jobs_on_cancel (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         send_error (b, from, m->job, text);
         return;
     }
-    claim_unowned (b, p, job, m->key);
     if (!jobs_allows (job, p, USE_CANCEL)) {
         not_yours (b, p, job, "CANCEL");
         return;

@@ -29,6 +29,10 @@ open_in (qc_output_t *o, const char *name, const char *mode, char *err, size_t e
     FILE *f = p ? fopen (p, mode) : NULL;
     if (!f)
         snprintf (err, errlen, "cannot open %s: %s", p ? p : name, strerror (errno));
+    /* .qc-job holds the job's key, which fetches (and, on a broker
+       secured later, claims) the job: this user's alone */
+    else if (strcmp (name, JOBFILE) == 0)
+        fchmod (fileno (f), 0600);
     free (p);
     return f;
 }

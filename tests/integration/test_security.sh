@@ -436,6 +436,14 @@ kill -TERM $lb; wait $lb
 lb=$!
 PIDS+=($lb)
 wait_for "secured broker" 10 "grep -q 'listening on' '$T/later-b2.log'"
+# the key is this user's alone; an admin (who may use an unowned job
+# anyway) showing it does not take the job from its submitter
+[ "$(stat -c %a "$T/later/.qc-job")" = 600 ] || fail ".qc-job mode $(stat -c %a "$T/later/.qc-job")"
+lkey=0x$(sed -n 's/.* key=\([0-9a-f]*\).*/\1/p' "$T/later/.qc-job" | head -1)
+"$STRANGER" --connect tcp://127.0.0.1:$p7 --cert "$K/admin.cert_secret" --server-key "$SK" \
+    --wait-ms 800 attach 1 "$lkey" >"$T/later-admin.log" 2>&1
+grep -q "got ACCEPTED job=1" "$T/later-admin.log" || fail "the admin's attach: $(cat "$T/later-admin.log")"
+grep -q "now owned by certificate admin" "$T/later-b2.log" && fail "the admin claimed the job"
 "$BIN/qc-worker" --connect tcp://127.0.0.1:$p7 --cert "$K/w1.cert_secret" --server-key "$SK" \
     --name later-w --slots 2 >"$T/later-w.log" 2>&1 &
 lw=$!
