@@ -189,30 +189,27 @@ qc_curve_client_reload (qc_curve_client_t *self, char *err, size_t errlen)
     bool k = file_changed (self->server_key_path, &self->key_st, &kst);
     if (!c && !k)
         return 0;
-    /* tried once per change: a file half written is tried again once
-       it changes again */
-    if (c)
-        self->cert_st = cst;
-    if (k)
-        self->key_st = kst;
+    /* each file that read is taken and remembered as read; one that did
+       not (half written) is tried again on the next call */
     char why[512], key[QC_CURVE_KEY_LEN + 1];
+    int rc = 1;
     zcert_t *cert = NULL;
-    if (c && !(cert = qc_cert_load_secret (self->cert_path, why, sizeof why))) {
-        snprintf (err, errlen, "--cert %s: %s", self->cert_path, why);
-        return -1;
-    }
-    if (k && qc_cert_load_public (self->server_key_path, key, why, sizeof why)) {
-        snprintf (err, errlen, "--server-key %s: %s", self->server_key_path, why);
-        zcert_destroy (&cert);
-        return -1;
-    }
-    if (cert) {
+    if (c && (cert = qc_cert_load_secret (self->cert_path, why, sizeof why))) {
         zcert_destroy (&self->cert);
         self->cert = cert;
+        self->cert_st = cst;
+    } else if (c) {
+        snprintf (err, errlen, "--cert %s: %s", self->cert_path, why);
+        rc = -1;
     }
-    if (k)
+    if (k && qc_cert_load_public (self->server_key_path, key, why, sizeof why) == 0) {
         memcpy (self->server_key, key, sizeof key);
-    return 1;
+        self->key_st = kst;
+    } else if (k) {
+        snprintf (err, errlen, "--server-key %s: %s", self->server_key_path, why);
+        rc = -1;
+    }
+    return rc;
 }
 
 void

@@ -57,9 +57,10 @@ qc_curve_client_t *qc_curve_client_new (const char *cert_path,
 void qc_curve_client_destroy (qc_curve_client_t **self_p);
 /* Reads the two files again when either changed since last read (a key
  * pair rotated while the program runs): 1 when new keys were loaded, 0
- * when nothing changed, -1 (err says why; the old keys are kept) when a
- * changed file cannot be read. Not thread-safe: the one thread that
- * connects calls it before it connects. */
+ * when nothing changed, -1 (err says why) when a changed file cannot be
+ * read: what did read is taken, the other keeps its old key and is read
+ * again on the next call. Not thread-safe: the one thread that connects
+ * calls it before it connects. */
 int qc_curve_client_reload (qc_curve_client_t *self, char *err, size_t errlen);
 /* Makes sock a CurveZMQ client of the broker; before it connects. */
 void qc_curve_client_apply (const qc_curve_client_t *self, zsock_t *sock);

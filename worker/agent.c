@@ -78,8 +78,8 @@ connect_broker (agent_t *a)
         qc_log (QC_LOG_INFO, MOD, "the certificate files changed: presenting key %s from "
                 "now on", qc_curve_client_key (a->w->cfg.curve));
     else if (reloaded < 0)
-        qc_log (QC_LOG_WARNING, MOD, "the certificate files changed but cannot be read "
-                "(%s): the keys read before are kept", why);
+        qc_log (QC_LOG_WARNING, MOD, "the certificate files changed, but %s: its key "
+                "read before is kept, and it is read again at the next connection", why);
     qc_curve_client_apply (a->w->cfg.curve, a->dealer);
     qc_proto_limit_socket (a->dealer);
     a->hs = qc_handshake_watch (a->dealer);
