@@ -315,8 +315,9 @@ full_for_new_client (qc_broker_t *b, zframe_t *from, bool new_job, char *text, s
     if (new_job && files)
         snprintf (text, len, "broker is full: it holds %zu peers and the result files "
                   "of %zu jobs not yet delivered (its open-file limit allows %zu); "
-                  "fetch or cancel old jobs, or raise the broker's limit (ulimit -n, "
-                  "LimitNOFILE= in its systemd unit)", peers, files, b->max_peers);
+                  "fetch those jobs' results (qc-submit --attach; --retention deletes "
+                  "them in time), or raise the broker's limit (ulimit -n, LimitNOFILE= "
+                  "in its systemd unit)", peers, files, b->max_peers);
     else
         snprintf (text, len, "broker is full: it holds %zu peers (its open-file limit "
                   "allows %zu); try again later, or raise the broker's limit (ulimit -n)",
