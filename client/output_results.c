@@ -192,11 +192,15 @@ log_line (qc_output_t *o, time_t secs, const char *level, const char *worker,
 const char *
 qc_output_log_slide (const qc_output_t *o, const qc_msg_t *m)
 {
-    if (!o || !m || !m->slide || m->idx >= o->nslides || !o->slides[m->idx].path)
+    /* task: idx + 1, 0 when the record does not say (an older worker or
+       broker): then the slide's own name, as sent */
+    if (!o || !m || !m->slide || !m->task || m->task - 1 >= o->nslides
+        || !o->slides[m->task - 1].path)
         return m ? m->slide : NULL;
+    const slide_t *s = &o->slides[m->task - 1];
     char base[256];
-    const char *own = qc_url_name (o->slides[m->idx].path, base, sizeof base);
-    return own && strcmp (own, m->slide) == 0 ? o->slides[m->idx].name : m->slide;
+    const char *own = qc_url_name (s->path, base, sizeof base);
+    return own && strcmp (own, m->slide) == 0 ? s->name : m->slide;
 }
 
 void

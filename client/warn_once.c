@@ -103,7 +103,11 @@ qc_warn_once_first (qc_warn_once_t *self, const qc_msg_t *m)
     char *b = a ? without (a, base ? base + 1 : NULL) : NULL;
     char *key = NULL, *who = NULL;
     bool first = true;
-    if (asprintf (&who, "%" PRIu64 "\t%s", m->idx, slide) < 0)
+    /* a record that does not say its task (an older worker) counts as
+       a slide of its own, as before */
+    static uint64_t anonymous;
+    if (asprintf (&who, m->task ? "%" PRIu64 "\t%s" : "-%" PRIu64 "\t%s",
+                  m->task ? m->task : ++anonymous, slide) < 0)
         who = NULL;
     if (b && asprintf (&key, "%u\t%s\t%s", m->level, m->module ? m->module : "", b) >= 0) {
         kind_t *k = zhashx_lookup (self->kinds, key);

@@ -52,6 +52,7 @@ const field_t qc_proto_fields[F_COUNT] = {
     [F_KEY] = {"key", T_U64, OFF (key), 0},
     [F_CRASHED] = {"crashed", T_REFS, OFF (crashed), QC_PROTO_MAX_REFS},
     [F_ATTACHED] = {"attached", T_BOOL, OFF (attached), 0},
+    [F_TASK] = {"task", T_U64, OFF (task), 0},
 };
 
 /* A T_REFS field is a pointer followed by its count (refs/nrefs,
@@ -75,7 +76,7 @@ static const command_t s_commands[] = {
          | B (F_RESULT) | B (F_SEQ) | B (F_WORKER),
      B (F_JOB) | B (F_KEY) | B (F_IDX) | B (F_RESULT)},
     {QC_LOG, "LOG",
-     B (F_JOB) | B (F_KEY) | B (F_IDX) | B (F_TIME) | B (F_LEVEL) | B (F_WORKER)
+     B (F_JOB) | B (F_KEY) | B (F_TASK) | B (F_TIME) | B (F_LEVEL) | B (F_WORKER)
          | B (F_SLIDE) | B (F_MODULE) | B (F_MESSAGE),
      B (F_LEVEL) | B (F_MESSAGE)},
     {QC_DISCONNECT, "DISCONNECT", B (F_DRAIN) | B (F_REFS) | B (F_REASON), 0},

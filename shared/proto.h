@@ -42,7 +42,7 @@ typedef enum {
     QC_HEARTBEAT = 2,    /* (any peer) nothing */
     QC_STARTED = 3,      /* job key idx att: an executor began this task */
     QC_RESULT = 4,       /* job key idx att path result [broker->client: seq] */
-    QC_LOG = 5,          /* job key time level worker slide module message */
+    QC_LOG = 5,          /* job key task time level worker slide module message */
     QC_DISCONNECT = 6,   /* drain refs reason: leaving (any direction) */
     QC_FETCH = 7,        /* job: send me the config assets of this job */
     /* broker -> worker */
@@ -112,6 +112,7 @@ typedef struct {
     uint64_t job, idx, base, seq, total, done, failed, queue;
     uint64_t key;              /* the job's identity: random, chosen with
                                   the job, never 0 once it exists */
+    uint64_t task;             /* LOG: its task's idx + 1; 0: not known */
     uint32_t attempt, slots, prefetch, hb_ms;
     int32_t gpu;               /* TASK: GPU index to use, -1 = CPU slot */
     uint8_t resource;          /* qc_resource_t */

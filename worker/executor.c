@@ -30,7 +30,7 @@ forward_log (const qc_log_record_t *rec, void *arg)
 {
     exec_ctx_t *ctx = arg;
     qc_msg_t m = {.command = QC_LOG, .gpu = -1, .job = ctx->job, .key = ctx->key,
-                  .idx = ctx->idx, .time = rec->time, .level = (uint8_t) rec->level,
+                  .task = ctx->job ? ctx->idx + 1 : 0, .time = rec->time, .level = (uint8_t) rec->level,
                   .worker = (char *) rec->worker, .slide = (char *) rec->slide,
                   .module = (char *) rec->module, .message = (char *) rec->message};
     qc_msg_send (&m, zsock_resolve (ctx->push), NULL);

@@ -12,7 +12,7 @@ record (uint64_t idx, const char *slide)
 {
     static char text[128];
     snprintf (text, sizeof text, "%s- saveMacro Can't Read 'macro' Image", slide);
-    return (qc_msg_t) {.command = QC_LOG, .gpu = -1, .job = 1, .idx = idx,
+    return (qc_msg_t) {.command = QC_LOG, .gpu = -1, .job = 1, .task = idx + 1,
                        .level = QC_LOG_WARNING, .slide = (char *) slide,
                        .module = "SaveModule.saveMacro", .message = text};
 }
@@ -42,6 +42,19 @@ main (void)
            "summary: %s", out);
     qc_warn_once_destroy (&w);
     CHECK (w == NULL);
+    /* records that do not say their task (an older worker: task 0) each
+       count, as before: two slides of one name are not taken for one */
+    w = qc_warn_once_new ();
+    for (int i = 0; i < 2; i++) {
+        qc_msg_t m = record (0, "HE.svs");
+        m.task = 0;
+        qc_warn_once_first (w, &m);
+    }
+    f = fmemopen (out, sizeof out - 1, "w");
+    qc_warn_once_summary (w, f);
+    fclose (f);
+    CHECK (strstr (out, "warning for 2 slides"), "without task: %s", out);
+    qc_warn_once_destroy (&w);
     CHECK (qc_warn_once_first (NULL, &again), "NULL table: printed");
     return check_done ("test_warn_once");
 }
