@@ -65,7 +65,7 @@ os_read_rows (void *reader, const qc_slide_rect_t *rect, int row, int nrows,
     const char *oe = openslide_get_error (self->osr);
     if (oe) {
         free (argb);
-        return qc_fail (why, whylen, "OpenSlide: %s", oe);
+        return qc_slide_fail_openslide ("OpenSlide", oe, why, whylen);
     }
     for (int r = 0; r < nrows; r++)
         qc_cpu_argb_over_row (argb + (size_t) r * (size_t) rect->w,

@@ -100,7 +100,7 @@ qc_region_read_rect (qc_slide_t *slide, const qc_slide_rect_t *rect,
     *out = NULL;
     const char *oe = qc_slide_error (slide);
     if (oe)
-        return qc_fail (err, errlen, "OpenSlide: %s", oe);
+        return qc_slide_fail_openslide ("OpenSlide", oe, err, errlen);
     if (rect->level >= qc_slide_level_count (slide)) {
         qc_set_err (err, errlen, "slide has no level %d", rect->level);
         return -1;

@@ -110,6 +110,16 @@ out_of_descriptors (void)
     return errno == EMFILE || errno == ENFILE;
 }
 
+int
+qc_slide_fail_openslide (const char *what, const char *oe, char *err, size_t errlen)
+{
+    if (out_of_descriptors ())
+        return qc_fail (err, errlen, "%s: %s (this process had no file descriptor left: "
+                        "this machine's trouble, not the slide's%s", what ? what : "OpenSlide",
+                        oe ? oe : "?", QC_RESULT_RETRY_MARK);
+    return qc_fail (err, errlen, "%s: %s", what ? what : "OpenSlide", oe ? oe : "?");
+}
+
 /* openslide_open also returns NULL for a file that is missing or is a
  * folder; those get the system's reason instead of "not a slide". */
 static int
@@ -139,11 +149,9 @@ read_levels (qc_slide_t *self, char *err, size_t errlen)
 {
     int32_t n = openslide_get_level_count (self->osr);
     const char *oe = openslide_get_error (self->osr);
-    if (oe || n < 1) {
-        qc_set_err (err, errlen, "OpenSlide could not read the slide's levels: %s",
-                 oe ? oe : "no levels");
-        return -1;
-    }
+    if (oe || n < 1)
+        return qc_slide_fail_openslide ("OpenSlide could not read the slide's levels",
+                                        oe ? oe : "no levels", err, errlen);
     self->levels = calloc ((size_t) n, sizeof *self->levels);
     if (!self->levels) {
         qc_set_err (err, errlen, "out of memory");
@@ -701,8 +709,8 @@ openslide_region (qc_slide_t *self, uint32_t *dest, int64_t x, int64_t y,
     openslide_read_region (self->osr, dest, x, y, level, w, h);
     const char *oe = openslide_get_error (self->osr);
     if (oe) {
-        qc_set_err (err, errlen, "OpenSlide could not read the slide's pixels: %s",
-                 oe);
+        qc_slide_fail_openslide ("OpenSlide could not read the slide's pixels", oe, err,
+                                 errlen);
         return -1;
     }
     return 0;
@@ -799,7 +807,7 @@ qc_slide_read_associated (qc_slide_t *self, const char *name,
         openslide_read_associated_image (self->osr, name, argb);
         const char *oe = openslide_get_error (self->osr);
         if (oe)
-            snprintf (why, sizeof why, "OpenSlide: %s", oe);
+            qc_slide_fail_openslide ("OpenSlide", oe, why, sizeof why);
     }
     if (why[0]) {
         free (argb);

@@ -104,6 +104,11 @@ const char *qc_slide_property_name (const qc_slide_t *self, size_t i);
 /* OpenSlide's reason when the slide's handle is in its error state (see
  * above), else NULL. */
 const char *qc_slide_error (const qc_slide_t *self);
+/* "WHAT: OE" into err, then -1. When this process has no file descriptor
+ * left (OpenSlide opens more as it reads, and then fails with words of
+ * its own, "Cannot read raw tile"), the reason says so and ends with the
+ * rerun mark (shared/result.h): the machine's trouble, not the slide's. */
+int qc_slide_fail_openslide (const char *what, const char *oe, char *err, size_t errlen);
 
 /* Pyramid geometry, read once at open. Level 0 is full resolution. */
 int qc_slide_level_count (const qc_slide_t *self);

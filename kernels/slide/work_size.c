@@ -150,7 +150,7 @@ slide_failed (const qc_slide_t *slide, char *err, size_t errlen)
     const char *oe = qc_slide_error (slide);
     if (!oe)
         return 0;
-    qc_set_err (err, errlen, "OpenSlide: %s", oe);
+    qc_slide_fail_openslide ("OpenSlide", oe, err, errlen);
     return 1;
 }
 

@@ -630,11 +630,20 @@ test_out_of_descriptors (void)
     while (nfill < 4096 && (filler[nfill] = open ("/dev/null", O_RDONLY)) >= 0)
         nfill++;
     qc_slide_t *s = qc_slide_open (path, err, sizeof err);
+    /* OpenSlide failing a read then (it opens handles as it reads) */
+    char read_err[512] = "";
+    qc_slide_fail_openslide ("OpenSlide", "Cannot read raw tile", read_err, sizeof read_err);
     while (nfill > 0)
         close (filler[--nfill]);
     setrlimit (RLIMIT_NOFILE, &was);
     CHECK (!s && strstr (err, "cannot open file: Too many open files")
                && strstr (err, QC_RESULT_RETRY_MARK), "out of descriptors: %s", err);
+    CHECK (strstr (read_err, "OpenSlide: Cannot read raw tile (this process had no file "
+                             "descriptor left") && strstr (read_err, QC_RESULT_RETRY_MARK),
+           "a read out of descriptors: %s", read_err);
+    qc_slide_fail_openslide ("OpenSlide", "Cannot read raw tile", read_err, sizeof read_err);
+    CHECK (strcmp (read_err, "OpenSlide: Cannot read raw tile") == 0,
+           "with descriptors left, OpenSlide's words alone: %s", read_err);
     qc_slide_close (&s);
     s = qc_slide_open (path, err, sizeof err);
     CHECK (s != NULL, "the limit put back: %s", err);
