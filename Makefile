@@ -112,7 +112,10 @@ $(BUILD)/kernels/%.o: CFLAGS += -O3
 # --version and a worker's READY name it, so that a cluster that mixes
 # builds is seen (the broker warns) and a row's maker can be traced. The
 # file is rewritten only when the commit changes: nothing else rebuilds.
-BUILD_ID := $(shell git describe --always --dirty --abbrev=8 2>/dev/null)
+# (only this tree's own repository: an unpacked tarball inside another
+# repository gets none)
+BUILD_ID := $(shell [ "$$(git rev-parse --show-toplevel 2>/dev/null)" = "$(CURDIR)" ] \
+              && git describe --always --dirty --abbrev=8 2>/dev/null)
 BUILD_ID_OBJ := $(BUILD)/gen/build_id.o
 $(BUILD)/gen/build_id.c: FORCE
 	@mkdir -p $(dir $@)

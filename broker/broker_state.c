@@ -556,6 +556,11 @@ state_open (qc_broker_t *b, char *err, size_t errlen)
         goto out;
     }
     if (flock (s->dir_fd, LOCK_EX | LOCK_NB) || flock (s->lock_fd, LOCK_EX | LOCK_NB)) {
+        if (errno != EWOULDBLOCK) {     /* a file system without locks */
+            snprintf (err, errlen, "cannot lock the state folder %s: %s (give a --state "
+                      "DIR on a local file system)", s->dir, strerror (errno));
+            goto out;
+        }
         char pid[32] = "?";
         ssize_t n = pread (s->lock_fd, pid, sizeof pid - 1, 0);
         pid[n > 0 ? n : 1] = 0;

@@ -288,9 +288,12 @@ qc_cohort_add_list (qc_cohort_t *c, const char *listfile, char *err, size_t errl
            it, unless a file of that name is there */
         struct stat st;
         size_t n = strlen (entry);
-        if (n && (entry[n - 1] == ' ' || entry[n - 1] == '\t') && lstat (entry, &st) != 0)
+        char *where = n && (entry[n - 1] == ' ' || entry[n - 1] == '\t')
+                          ? absolute (c, entry) : NULL;  /* with -p, under it */
+        if (where && lstat (where, &st) != 0)
             while (n && (entry[n - 1] == ' ' || entry[n - 1] == '\t'))
                 entry[--n] = '\0';
+        free (where);
         if (!*entry)
             continue;
         char *unesc = path_col >= 0 ? qc_unescape_dup (entry) : NULL;

@@ -25,7 +25,9 @@ bool qc_endpoint_is_local (const char *endpoint);
  * ZMQ_IPV6 before bind or connect, else libzmq fails it ("No such
  * device"). Other endpoints keep IPv4, so that tcp://localhost:PORT
  * still reaches a broker on 127.0.0.1 when localhost resolves to ::1
- * first. */
+ * first. ZMQ_IPV6 is a socket's: a broker given an IPv6 endpoint beside
+ * one on every address ('*') listens on IPv6 there too (with --cert or --insecure
+ * only: a keyless broker binds loopback alone). */
 bool qc_endpoint_is_ipv6 (const char *ep);
 
 #endif

@@ -159,7 +159,10 @@ timeout 60 "$BIN/qc-submit" --broker tcp://127.0.0.1:$p4 -o "$T/hupw" --list "$T
     >"$T/hupw.log" 2>&1 &
 sub=$!
 PIDS+=($sub)
-sleep 1.5           # the task is running (3 s of delay before its work)
+# the task is running (its 3 s of delay before its work): the broker
+# counts it running, and the worker has had it for a moment
+wait_for "the task running" 20 "\"\$BIN/qc-status\" --broker tcp://127.0.0.1:$p4 --timeout 3 | awk '\$1 ~ /^[0-9]+$/ && \$6 == 1' | grep -q ."
+sleep 0.5
 kill -HUP $sup $child
 wait $sup; rc=$?
 [ $rc -eq 0 ] || fail "a supervised worker's SIGHUP: exit $rc (0: drained as on SIGTERM): $(tail -3 "$T/worker-hw.log")"
