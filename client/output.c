@@ -604,10 +604,12 @@ fill_config (qc_output_t *o, FILE *f, uint64_t job)
     return ferror (f) ? -1 : 0;
 }
 
+/* "job N key=K": the key too, so that a run killed before .qc-job names
+ * this job can be finished by the next (qc_output_adopt_job) */
 static int
 fill_slides (qc_output_t *o, FILE *f, uint64_t job)
 {
-    fprintf (f, "job %" PRIu64 "\n", job);
+    fprintf (f, "job %" PRIu64 " key=%016" PRIx64 "\n", job, o->key);
     for (size_t i = 0; i < o->nslides; i++) {
         qc_escape_put (f, o->slides[i].name);
         fputc ('\t', f);
@@ -654,6 +656,7 @@ qc_output_set_job (qc_output_t *o, uint64_t job, uint64_t key, const char *broke
                     o->command_line ? o->command_line : "");
     if (job == 0)
         return 0;
+    o->key = key;               /* .qc-slides names it too */
     if (write_atomically (o, SLIDESFILE, fill_slides, job) != 0
         || !(o->journal = open_in (o, JOBFILE, "w", err, errlen))) {
         if (!*err || !o->journal)

@@ -180,9 +180,9 @@ qc_output_last_job (const char *outdir, qc_output_last_job_t *last)
     FILE *sf = open_folder_file (outdir, SLIDESFILE);
     char *sl = NULL;
     size_t cap = 0;
-    unsigned long long of = 0;
+    unsigned long long of = 0, okey = 0;
     uint64_t nslides = 0;
-    if (sf && getline (&sl, &cap, sf) > 0 && sscanf (sl, "job %llu", &of) == 1)
+    if (sf && getline (&sl, &cap, sf) > 0 && sscanf (sl, "job %llu key=%llx", &of, &okey) >= 1)
         while (getline (&sl, &cap, sf) > 0 && nslides < (uint64_t) 1 << 32)
             nslides++;
     free (sl);
@@ -201,6 +201,14 @@ qc_output_last_job (const char *outdir, qc_output_last_job_t *last)
     if (of == j.job) {          /* .qc-slides is this job's */
         last->slides = nslides;
         last->done = c.done;
+    } else if (of && okey) {
+        /* a run killed between the two files as it started job `of`: that
+           job is the one going on, with its slides; .qc-job is adopted */
+        last->job = of;
+        last->key = okey;
+        last->slides = nslides;
+        last->done = 0;
+        last->torn = true;
     } else
         last->slides_unknown = true;
     /* an attach writes rows under results.tsv's own header */
@@ -211,4 +219,31 @@ qc_output_last_job (const char *outdir, qc_output_last_job_t *last)
     if (t)
         fclose (t);
     return 0;
+}
+
+int
+qc_output_adopt_job (const char *outdir, const qc_output_last_job_t *last, char *err,
+                     size_t errlen)
+{
+    if (!outdir || !last || !last->job || !err)
+        return -1;
+    char *path = NULL, *tmp = NULL;
+    int rc = -1;
+    FILE *f = NULL;
+    if (asprintf (&path, "%s/%s", outdir, JOBFILE) >= 0
+        && asprintf (&tmp, "%s.tmp", path) >= 0 && (f = fopen (tmp, "w"))) {
+        fchmod (fileno (f), 0600);
+        fprintf (f, "job %" PRIu64 " %s key=%016" PRIx64 "\n", last->job,
+                 last->endpoint[0] ? last->endpoint : "local", last->key);
+        rc = fflush (f) || fsync (fileno (f)) ? -1 : 0;
+        rc = fclose (f) || rc ? -1 : 0;
+        rc = rc == 0 && rename (tmp, path) == 0 ? 0 : -1;
+    }
+    if (rc)
+        snprintf (err, errlen, "cannot write %s/%s: %s", outdir, JOBFILE, strerror (errno));
+    if (rc && tmp)
+        unlink (tmp);
+    free (tmp);
+    free (path);
+    return rc;
 }

@@ -526,6 +526,19 @@ attach_last_job (const options_t *o, const qc_curve_client_t *curve)
     if (!o->quiet && strcmp (last.endpoint, o->broker) != 0)
         fprintf (stderr, "%s: note: job %" PRIu64 " ran on %s; asking %s for it\n", prog,
                  last.job, last.endpoint, o->broker);
+    char err[1024] = "";
+    if (last.torn) {
+        /* the last run was killed after the broker took its job and before
+           .qc-job named it: named now, then fetched as any other */
+        if (!o->quiet)
+            fprintf (stderr, "%s: %s's last run was stopped as it started job %" PRIu64
+                     " (its .qc-job still named the one before): taking job %" PRIu64
+                     " as the folder's\n", prog, o->outdir, last.job, last.job);
+        if (qc_output_adopt_job (o->outdir, &last, err, sizeof err)) {
+            fprintf (stderr, "%s: %s\n", prog, err);
+            return QC_EXIT_FAILED;
+        }
+    }
     if (!o->quiet && last.slides_unknown)
         /* .qc-slides names another job (a run killed as it started one):
            what the broker still holds of this one is fetched, if any */
@@ -538,7 +551,6 @@ attach_last_job (const options_t *o, const qc_curve_client_t *curve)
                  " slides have no result there yet: fetching them first (as --attach "
                  "%" PRIu64 ")\n", prog, o->outdir, last.job, last.slides - last.done,
                  last.slides, last.job);
-    char err[1024] = "";
     qc_output_config_t oc = {.outdir = o->outdir, .attach_job = last.job};
     qc_output_t *out = qc_output_open (&oc, true, err, sizeof err);
     if (!out) {

@@ -95,7 +95,40 @@ grep -q "holds job $job, but not its slide list (.qc-slides is another job's or 
 [ "$(grep -c 'submitted' "$T/broker.log")" = "$before" ] \
     || fail "slide list torn: the rerun submitted again: $(grep submitted "$T/broker.log")"
 check_exactly_once "$T/torn" "$T/cohort/list"
-pass "killed between .qc-slides and .qc-job: the same command fetched job $job, no second job, every slide once"
+pass "a .qc-slides of another job without its key (an older folder): the same command fetched job $job, no second job, every slide once"
+
+# 2c. killed between writing .qc-slides and .qc-job as it started job N2
+#     (.qc-slides names N2 with its key, .qc-job still the job before):
+#     the same command again takes N2 as the folder's job and fetches it,
+#     instead of leaving it running unseen and running its slides in N3.
+#     The state is made with two real jobs on a broker with no worker yet:
+#     N1 into the folder, N2 of the same cohort into another, whose
+#     .qc-slides is then copied over
+p5=$(free_port)
+"$BIN/qc-broker" --bind tcp://127.0.0.1:$p5 --state "$T/st5" --heartbeat-ms 200 >"$T/b5.log" 2>&1 &
+b5=$!
+PIDS+=($b5)
+wait_for "broker 5 listening" 10 "grep -q 'listening on' '$T/b5.log'"
+for d in n1 n2; do
+    "$BIN/qc-submit" --broker tcp://127.0.0.1:$p5 -o "$T/$d" --list "$T/cohort/list" >"$T/$d.log" 2>&1 &
+    sub=$!
+    PIDS+=($sub)
+    wait_for "job of $d accepted" 20 "grep -q '^job ' '$T/$d/.qc-job' 2>/dev/null"
+    kill -9 $sub; wait $sub 2>/dev/null
+done
+n2=$(awk '/^job /{print $2; exit}' "$T/n2/.qc-job")
+cp "$T/n2/.qc-slides" "$T/n1/.qc-slides"
+start_worker $p5 w5 --slots 2 --heartbeat-ms 200
+timeout 120 "$BIN/qc-submit" --broker tcp://127.0.0.1:$p5 -o "$T/n1" --list "$T/cohort/list" \
+    >"$T/n1b.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "torn start, the same command: exit $rc: $(tail -3 "$T/n1b.log")"
+grep -q "last run was stopped as it started job $n2 .*taking job $n2 as the folder's" "$T/n1b.log" \
+    || fail "job $n2 not taken: $(head -3 "$T/n1b.log")"
+[ "$(grep -c 'job [0-9]* submitted' "$T/b5.log")" = 2 ] || fail "a third job: $(grep submitted "$T/b5.log")"
+check_exactly_once "$T/n1" "$T/cohort/list"
+kill -TERM $b5; wait $b5 2>/dev/null
+pass "killed as it started job $n2 (.qc-slides written, .qc-job not): the same command took job $n2 and fetched it, no third job, every slide once"
 
 # 3. the folder's job is on a broker that is gone: the same command again
 #    says so after --timeout (exit 3), it does not wait for ever; with its
