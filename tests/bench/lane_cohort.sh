@@ -25,7 +25,7 @@ else
 fi
 port=
 for _ in $(seq 1 100); do
-    p=$((40000 + RANDOM % 20000))
+    p=$((20000 + RANDOM % 12000))   # under the ephemeral range
     (echo >/dev/tcp/127.0.0.1/$p) 2>/dev/null || { port=$p; break; }
 done
 [ -n "$port" ] || { echo "lane_cohort: no free port" >&2; exit 2; }

@@ -20,7 +20,7 @@ trap cleanup EXIT
 free_port() {
     local p
     for _ in $(seq 1 100); do
-        p=$((40000 + RANDOM % 20000))
+        p=$((20000 + RANDOM % 12000))   # under the ephemeral range
         (echo >/dev/tcp/127.0.0.1/$p) 2>/dev/null || { echo $p; return; }
     done
     echo "url_cohort: no free port" >&2

@@ -15,7 +15,7 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/n
 trap cleanup EXIT
 port=
 for _ in $(seq 1 100); do
-    p=$((40000 + RANDOM % 20000))
+    p=$((20000 + RANDOM % 12000))   # under the ephemeral range
     (echo >/dev/tcp/127.0.0.1/$p) 2>/dev/null || { port=$p; break; }
 done
 [ -n "$port" ] || { echo "url_share: no free port" >&2; exit 2; }

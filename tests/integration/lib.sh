@@ -25,10 +25,10 @@ skip() { echo "SKIPPED: $*"; exit 77; }
 pass() { echo "ok - $*"; }
 
 # A port nobody listens on, from a per-test range so tests can run at once.
-free_port() {
-    local p
+free_port() {     # under Linux's ephemeral range (32768-60999), where an
+    local p       # outgoing connection's own port would not show as taken
     for _ in $(seq 1 200); do
-        p=$((20000 + RANDOM % 20000))
+        p=$((20000 + RANDOM % 12000))
         (echo >/dev/tcp/127.0.0.1/$p) 2>/dev/null || { echo $p; return; }
     done
     fail "no free port"
