@@ -249,6 +249,9 @@ void jobs_on_client_disconnect (qc_broker_t *b, zframe_t *from);
  * refuses them (the journal could not be written). */
 void jobs_apply_pending (qc_broker_t *b, bool committed);
 void jobs_forward_log (qc_broker_t *b, job_rec_t *job, qc_msg_t *m);
+/* Forgets a job: from the table, the scheduler and (with a state
+ * folder) the disk; what an ATTACH to it will hear is kept (why). */
+void jobs_forget (qc_broker_t *b, job_rec_t *j, uint8_t why);
 void jobs_tick (qc_broker_t *b);
 void jobs_goodbye (qc_broker_t *b);
 job_rec_t *jobs_lookup (qc_broker_t *b, uint64_t id);

@@ -208,8 +208,8 @@ jobs_insert (qc_broker_t *b, job_rec_t *job)
 
 /* Forgets a job: from the table, the scheduler and (with a state
  * folder) the disk; what an ATTACH to it will hear is kept. */
-static void
-forget (qc_broker_t *b, job_rec_t *j, uint8_t why)
+void
+jobs_forget (qc_broker_t *b, job_rec_t *j, uint8_t why)
 {
     char key[32];
     state_log_forget (b, j, why);
@@ -416,7 +416,7 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         created = true;
         state_log_job (b, job);
         if (state_on (b) && state_open_results (b, job)) {
-            forget (b, job, 0);
+            jobs_forget (b, job, 0);
             send_error (b, from, 0, "the broker cannot create the job's result file "
                                     "(see its log)");
             return;
@@ -463,7 +463,7 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     if (outbox_reserve (job, (size_t) (have + n - job->acked_seq))) {
         send_error (b, from, job->id, "broker out of memory");
         if (created)
-            forget (b, job, 0);
+            jobs_forget (b, job, 0);
         return;
     }
     pending_submit_t *ps = calloc (1, sizeof *ps);
@@ -471,7 +471,7 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         free (ps);
         send_error (b, from, job->id, "broker out of memory");
         if (created)
-            forget (b, job, 0);
+            jobs_forget (b, job, 0);
         return;
     }
     if (n || final || created)
@@ -546,7 +546,7 @@ jobs_apply_pending (qc_broker_t *b, bool committed)
                           p->created ? "" : "; accepted slides go on");
             send_error (b, p->from, p->created ? 0 : job->id, text);
             if (p->created)
-                forget (b, job, 0);
+                jobs_forget (b, job, 0);
         }
         pending_free (p);
     }
@@ -749,71 +749,4 @@ jobs_forward_log (qc_broker_t *b, job_rec_t *job, qc_msg_t *m)
         free (old);
         job->logs_dropped++;
     }
-}
-
-/* ---------------------------------------------------------------- time */
-
-void
-jobs_tick (qc_broker_t *b)
-{
-    int64_t wall = zclock_time ();
-    zlist_t *gone = NULL;
-    for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs)) {
-        /* a client is judged by its own beat, as a worker is */
-        int64_t client_dead = (int64_t) (j->client_hb_ms ? j->client_hb_ms
-                                                          : b->cfg.heartbeat_ms)
-                              * b->cfg.liveness;
-        if (j->attached && b->now - j->client_seen > client_dead) {
-            j->attached = false;
-            /* what was sent but not acknowledged goes again on attach */
-            outbox_rewind (j);
-            qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 ": client went away; "
-                    "results are kept until it reattaches", j->id);
-        }
-        if (!j->finished_at && sched_job_finished (j->sj)) {
-            j->finished_at = b->now;    /* e.g. cancelled while detached */
-            j->finished_wall = wall;
-        }
-        if (j->finished_at && !j->finish_logged)
-            state_log_finished (b, j);
-        uint8_t why = 0;
-        if (j->finished_at && j->acked_seq == j->last_seq && !j->attached
-            && b->now - j->finished_at > (int64_t) b->cfg.job_linger_s * 1000)
-            why = TOMB_DELIVERED;
-        /* on the monotonic clock, as --linger: a wall clock stepped
-           forward (NTP after a bad RTC) must not delete results at once;
-           a restart carries the wall-clock age over (broker_restore.c) */
-        else if (j->finished_at && !j->attached && b->cfg.retention_s
-                 && b->now - j->finished_at > (int64_t) b->cfg.retention_s * 1000)
-            why = TOMB_RETENTION;
-        if (why) {
-            if (why == TOMB_RETENTION)
-                qc_log (QC_LOG_WARNING, MOD, "job %" PRIu64 ": %" PRIu64 " results "
-                        "waited %" PRId64 " s for a client after the job finished: "
-                        "deleted (--retention %u s)", j->id, j->last_seq - j->acked_seq,
-                        (b->now - j->finished_at) / 1000, b->cfg.retention_s);
-            else
-                qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 ": delivered, and finished "
-                        "over %u s ago: forgotten (--linger)", j->id, b->cfg.job_linger_s);
-            j->forget_why = why;
-            if (!gone) gone = zlist_new ();
-            if (gone) zlist_append (gone, j);
-        }
-    }
-    if (gone) {
-        for (job_rec_t *j = zlist_first (gone); j; j = zlist_next (gone))
-            forget (b, j, j->forget_why);
-        zlist_destroy (&gone);
-    }
-}
-
-void
-jobs_goodbye (qc_broker_t *b)
-{
-    for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
-        if (j->attached && j->client) {
-            qc_msg_t m = {.command = QC_DISCONNECT, .gpu = -1,
-                          .reason = "broker is shutting down"};
-            qc_msg_send (&m, zsock_resolve (b->router), j->client);
-        }
 }

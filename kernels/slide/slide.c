@@ -1,6 +1,7 @@
 /* One open slide and the choice of its readers; see slide.h (and
  * source.h for the readers' contract). */
 #include "kernels/slide/slide.h"
+#include "kernels/slide/slide_why.h"
 #include "kernels/slide/source.h"
 #include "kernels/slide/tiff_direct.h"
 #include "kernels/slide/tiff_meta.h"
@@ -79,70 +80,6 @@ qc_slide_close (qc_slide_t **self_p)
     *self_p = NULL;
 }
 
-/* Errors of this machine or its share, not of the slide: out of file
- * descriptors or memory, a network file system that went away. A slide
- * failed by one is marked so that a rerun tries it again. */
-static const int s_passing[] = {EMFILE, ENFILE, ENOMEM, EAGAIN, EIO, ESTALE, ENOTCONN,
-                                ETIMEDOUT, EHOSTDOWN};
-
-static int
-fail_open (int e, char *err, size_t errlen)
-{
-    for (size_t i = 0; i < sizeof s_passing / sizeof s_passing[0]; i++)
-        if (e == s_passing[i])
-            return qc_fail (err, errlen, "cannot open file: %s (this machine's or its "
-                            "share's trouble, not the slide's%s", strerror (e),
-                            QC_RESULT_RETRY_MARK);
-    return qc_fail (err, errlen, "cannot open file: %s", strerror (e));
-}
-
-/* Whether this process is out of file descriptors now: OpenSlide then
- * fails a good slide with a reason of its own ("Cannot set TIFF
- * directory 0"), which would read as a damaged file. */
-static bool
-out_of_descriptors (void)
-{
-    int fd = open ("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        close (fd);
-        return false;
-    }
-    return errno == EMFILE || errno == ENFILE;
-}
-
-int
-qc_slide_fail_openslide (const char *what, const char *oe, char *err, size_t errlen)
-{
-    if (out_of_descriptors ())
-        return qc_fail (err, errlen, "%s: %s (this process had no file descriptor left: "
-                        "this machine's trouble, not the slide's%s", what ? what : "OpenSlide",
-                        oe ? oe : "?", QC_RESULT_RETRY_MARK);
-    return qc_fail (err, errlen, "%s: %s", what ? what : "OpenSlide", oe ? oe : "?");
-}
-
-/* openslide_open also returns NULL for a file that is missing or is a
- * folder; those get the system's reason instead of "not a slide". */
-static int
-check_file (const char *path, char *err, size_t errlen)
-{
-    struct stat st;
-    if (stat (path, &st) != 0)
-        return fail_open (errno, err, errlen);
-    if (!S_ISREG (st.st_mode)) {
-        qc_set_err (err, errlen, "not a regular file");
-        return -1;
-    }
-    if (st.st_size == 0) {
-        /* a copy that never happened, or a disk that filled up */
-        qc_set_err (err, errlen, "the file is empty (0 bytes)");
-        return -1;
-    }
-    FILE *f = fopen (path, "rb");
-    if (!f)
-        return fail_open (errno, err, errlen);
-    fclose (f);
-    return 0;
-}
 
 static int
 read_levels (qc_slide_t *self, char *err, size_t errlen)
@@ -298,52 +235,19 @@ quiet_libtiff (void)
     TIFFSetWarningHandler (tiff_warning);
 }
 
-/* Why OpenSlide did not recognise path, where its first bytes say more:
- * a TIFF (classic or BigTIFF, either byte order) whose first directory
- * lies past the end of the file was cut short (a copy that stopped). */
-static int
-fail_unrecognised (const char *path, char *err, size_t errlen)
-{
-    unsigned char h[16] = {0};
-    struct stat st;
-    FILE *f = fopen (path, "rb");
-    size_t n = f ? fread (h, 1, sizeof h, f) : 0;
-    if (f)
-        fclose (f);
-    bool le = h[0] == 'I' && h[1] == 'I', be = h[0] == 'M' && h[1] == 'M';
-    unsigned kind = le ? h[2] | h[3] << 8 : be ? h[2] << 8 | h[3] : 0;
-    if (n == sizeof h && (kind == 42 || kind == 43) && stat (path, &st) == 0) {
-        /* the first directory's offset: 4 bytes at 4, or BigTIFF's 8 at 8 */
-        uint64_t at = 0;
-        int len = kind == 42 ? 4 : 8, from = kind == 42 ? 4 : 8;
-        for (int i = 0; i < len; i++)
-            at |= (uint64_t) h[from + (le ? i : len - 1 - i)] << (8 * i);
-        if (at >= (uint64_t) st.st_size)
-            return qc_fail (err, errlen, "the file is cut short (a copy that stopped?): "
-                            "it is a TIFF whose first directory lies at byte %llu, past "
-                            "its end (%lld bytes)", (unsigned long long) at,
-                            (long long) st.st_size);
-        return qc_fail (err, errlen, "OpenSlide %s does not read this TIFF as a slide "
-                        "(a format it cannot read, or a damaged file)",
-                        openslide_get_version ());
-    }
-    return qc_fail (err, errlen, "OpenSlide %s does not recognise this file as a "
-                    "slide (not a slide, or a format it cannot read)",
-                    openslide_get_version ());
-}
 
 /* The OpenSlide side of opening: the handle, its levels. */
 static int
 open_openslide (qc_slide_t *self, char *err, size_t errlen)
 {
-    if (check_file (self->path, err, errlen) != 0)
+    if (qc_slide_check_file (self->path, err, errlen) != 0)
         return -1;
     self->osr = openslide_open (self->path);
     const char *oe = self->osr ? openslide_get_error (self->osr) : NULL;
-    if ((!self->osr || oe) && out_of_descriptors ())
-        return fail_open (EMFILE, err, errlen);   /* OpenSlide's words hide it */
+    if ((!self->osr || oe) && qc_slide_out_of_descriptors ())
+        return qc_slide_fail_open (EMFILE, err, errlen);   /* OpenSlide's words hide it */
     if (!self->osr)
-        return fail_unrecognised (self->path, err, errlen);
+        return qc_slide_fail_unrecognised (self->path, err, errlen);
     if (oe)
         return qc_fail (err, errlen, "OpenSlide could not open the slide: %s",
                         oe);

@@ -78,11 +78,16 @@ ft=$(ls /usr/lib/*/faketime/libfaketimeMT.so.1 2>/dev/null | head -1)
 [ -n "$ft" ] || fail "libfaketime not installed (tests/install-deps.sh installs faketime)"
 port=$(free_port)
 echo "+0" >"$T/clock"
-LD_PRELOAD=$ft FAKETIME_TIMESTAMP_FILE="$T/clock" FAKETIME_NO_CACHE=1 FAKETIME_DONT_FAKE_MONOTONIC=1 \
-    "$BIN/qc-broker" --bind tcp://127.0.0.1:$port --state "$T/state-jump" --heartbeat-ms 200 \
-    --retention 3600 >>"$T/jump.log" 2>&1 &
-jb=$!
-PIDS+=($jb)
+# a broker whose wall clock is $T/clock's (libfaketime), on one state
+# folder, --retention 3600; sets jb
+start_clocked_broker() {
+    LD_PRELOAD=$ft FAKETIME_TIMESTAMP_FILE="$T/clock" FAKETIME_NO_CACHE=1 FAKETIME_DONT_FAKE_MONOTONIC=1 \
+        "$BIN/qc-broker" --bind tcp://127.0.0.1:$port --state "$T/state-jump" --heartbeat-ms 200 \
+        --retention 3600 >>"$T/jump.log" 2>&1 &
+    jb=$!
+    PIDS+=($jb)
+}
+start_clocked_broker
 wait_for "broker listening" 10 "grep -q 'listening on' '$T/jump.log'" "$T/jump.log"
 start_worker $port w3 --slots 2 --heartbeat-ms 200
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/jump" \
@@ -114,11 +119,7 @@ job=$(awk '/^job /{print $2; exit}' "$T/jump2/.qc-job")
 wait_for "job finished" 60 "\"\$BIN/qc-status\" --broker tcp://127.0.0.1:$port --timeout 3 | awk '\$1 == $job && \$2 + \$3 == \$4' | grep -q ." "$T/jump.log"
 kill -TERM $jb; wait $jb 2>/dev/null
 echo "+12d" >"$T/clock"
-LD_PRELOAD=$ft FAKETIME_TIMESTAMP_FILE="$T/clock" FAKETIME_NO_CACHE=1 FAKETIME_DONT_FAKE_MONOTONIC=1 \
-    "$BIN/qc-broker" --bind tcp://127.0.0.1:$port --state "$T/state-jump" --heartbeat-ms 200 \
-    --retention 3600 >>"$T/jump.log" 2>&1 &
-jb=$!
-PIDS+=($jb)
+start_clocked_broker
 wait_for "results past --retention deleted after the restart" 10 \
     "grep -q 'job $job: 1 results waited 1[67][0-9][0-9][0-9][0-9] s for a client after the job finished: deleted' '$T/jump.log'" "$T/jump.log"
 pass "across a restart two days later, --retention 3600 deleted the results (their age from the wall clock)"

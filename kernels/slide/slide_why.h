@@ -1,0 +1,23 @@
+/* Why a slide could not be opened or read, in words a lab can act on:
+ * the system's reason for a file that is missing, empty or not a file;
+ * a TIFF cut short; and the machine's own trouble (out of descriptors, a
+ * share gone), marked so that a rerun tries the slide again. Used by
+ * slide.c, which opens slides; qc_slide_fail_openslide is in slide.h. */
+#ifndef QC_KERNELS_SLIDE_WHY_H
+#define QC_KERNELS_SLIDE_WHY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The reason for errno e opening a slide, marked for a rerun when e is
+ * the machine's trouble; returns -1. */
+int qc_slide_fail_open (int e, char *err, size_t errlen);
+/* Whether this process has no file descriptor free now. */
+bool qc_slide_out_of_descriptors (void);
+/* 0 when path is a non-empty regular file that opens, else -1 and why. */
+int qc_slide_check_file (const char *path, char *err, size_t errlen);
+/* Why OpenSlide did not recognise path (its first bytes may say more);
+ * returns -1. */
+int qc_slide_fail_unrecognised (const char *path, char *err, size_t errlen);
+
+#endif
