@@ -212,7 +212,7 @@ $(BUILD)/fuzz/corpus/.made: $(BUILD)/fuzz/mkseeds
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/qc
 	install -m 0755 bin/qc-broker bin/qc-worker bin/qc-submit bin/qc-status bin/qc-keygen bin/qc-mkslide $(DESTDIR)$(PREFIX)/bin/
-	install -m 0644 README.md $(DESTDIR)$(PREFIX)/share/qc/
+	install -m 0644 README.md PROTOCOL.md $(DESTDIR)$(PREFIX)/share/qc/
 
 # The main job: QC of a small generated cohort, one process (out/demo/).
 demo: all
