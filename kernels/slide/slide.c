@@ -137,6 +137,16 @@ tiff_warning (const char *module, const char *fmt, va_list ap)
     qc_log (QC_LOG_DEBUG, "libtiff", "%s: %s", module ? module : "", text);
 }
 
+/* Whether OpenSlide decodes a level of compression comp through its
+ * own JPEG or JPEG 2000 decoders: those give the right pixels of a level
+ * smaller than a tile; libtiff's RGBA path (LZW, deflate, none, ...)
+ * does not. */
+static int
+openslide_decodes_itself (unsigned comp)
+{
+    return comp == COMPRESSION_JPEG || comp == 33003 || comp == 33005;
+}
+
 int
 qc_slide_level_reliable (qc_slide_t *self, int level, char *err, size_t errlen)
 {
@@ -144,9 +154,13 @@ qc_slide_level_reliable (qc_slide_t *self, int level, char *err, size_t errlen)
         qc_set_err (err, errlen, "no level %d", level);
         return 0;
     }
-    const char *vendor = qc_slide_property (self, "openslide.vendor");
-    if (!vendor || strcmp (vendor, "generic-tiff") != 0)
+    /* a reader of our own (the direct TIFF reader) reads every level of
+     * the slide; a slide opened from a byte source has no other */
+    if (!self->path)
         return 1;
+    for (size_t i = 0; i < self->nreaders; i++)
+        if (self->readers[i].ops != &qc_slide_reader_openslide)
+            return 1;
     char name[64];
     snprintf (name, sizeof name, "openslide.level[%d].tile-width", level);
     const char *tw = qc_slide_property (self, name);
@@ -154,16 +168,18 @@ qc_slide_level_reliable (qc_slide_t *self, int level, char *err, size_t errlen)
     const char *th = qc_slide_property (self, name);
     long long tile_w = tw ? atoll (tw) : 0, tile_h = th ? atoll (th) : 0;
     const level_t *l = &self->levels[level];
-    if ((tile_w > 0 && l->w < tile_w) || (tile_h > 0 && l->h < tile_h)) {
-        qc_set_err (err, errlen, "level %d (%lld x %lld) is smaller than one "
-                    "of its %lld x %lld TIFF tiles, and OpenSlide %s decodes "
-                    "such a level of a generic TIFF wrongly (its pixels differ "
-                    "from read to read): read another level (image_work_size)",
-                    level, (long long) l->w, (long long) l->h, tile_w, tile_h,
-                    openslide_get_version ());
-        return 0;
-    }
-    return 1;
+    if (!((tile_w > 0 && l->w < tile_w) || (tile_h > 0 && l->h < tile_h)))
+        return 1;
+    unsigned comp = qc_slide_tiff_level_compression (self->path, l->w, l->h);
+    if (comp == 0 || openslide_decodes_itself (comp))
+        return 1;
+    qc_set_err (err, errlen, "level %d (%lld x %lld) is smaller than one of its "
+                "%lld x %lld TIFF tiles, and OpenSlide %s decodes such a level "
+                "wrongly when it is not JPEG (TIFF compression %u): its pixels "
+                "differ from read to read. Read another level (image_work_size)",
+                level, (long long) l->w, (long long) l->h, tile_w, tile_h,
+                openslide_get_version (), comp);
+    return 0;
 }
 
 /* The slide's background colour (openslide.background-color, "RRGGBB"),

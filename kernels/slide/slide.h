@@ -175,13 +175,15 @@ void qc_slide_rows_close (qc_slide_rows_t **rows_p);
  * it. 0, or -1 with OpenSlide's reason in err. */
 int qc_slide_check_readable (qc_slide_t *self, char *err, size_t errlen);
 
-/* 1 when level's pixels can be trusted; 0 (err says why) for a level of
- * a generic TIFF that is smaller than one of its tiles: OpenSlide 3.4.1
- * with libtiff 4.5 returns different pixels on every read of such a level
- * (../shared/slides/odd/boxes.tiff's levels 2 and 3; libtiff logs "raster
- * width adapted for reading" for some of them, not all, and OpenSlide's
- * tile cache then hands out the bad tile without a word, so the level's
- * shape is the test, not the warning). */
+/* 1 when level's pixels can be trusted; 0 (err says why) for a level
+ * OpenSlide reads (no reader of our own reads the slide) that is smaller
+ * than one of its tiles and not JPEG: OpenSlide 3.4.1 with libtiff 4.5
+ * decodes such a level through libtiff's RGBA reader and returns
+ * different pixels on every read (a grey LZW Aperio level, say; libtiff
+ * logs "raster width adapted for reading" for some of them, not all, and
+ * OpenSlide's tile cache then hands out the bad tile without a word, so
+ * the level's shape is the test, not the warning). JPEG and JPEG 2000
+ * levels, which OpenSlide decodes itself, are right. */
 int qc_slide_level_reliable (qc_slide_t *self, int level, char *err,
                              size_t errlen);
 

@@ -3,6 +3,7 @@
 #include "kernels/slide/slide.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include <openslide.h>
+#include <tiffio.h>
 
 #include "shared/err.h"
 #include "shared/result.h"
@@ -112,4 +114,41 @@ qc_slide_fail_unrecognised (const char *path, char *err, size_t errlen)
     return qc_fail (err, errlen, "OpenSlide %s does not recognise this file as a "
                     "slide (not a slide, or a format it cannot read)",
                     openslide_get_version ());
+}
+
+/* libtiff's words while a level's directory is looked for: not the
+ * user's business (a damaged file fails where its pixels are read). */
+static int
+quiet (TIFF *tif, void *user, const char *module, const char *fmt, va_list ap)
+{
+    (void) tif, (void) user, (void) module, (void) fmt, (void) ap;
+    return 1;
+}
+
+unsigned
+qc_slide_tiff_level_compression (const char *path, int64_t w, int64_t h)
+{
+    if (!path || w < 1 || h < 1)
+        return 0;
+    TIFFOpenOptions *opts = TIFFOpenOptionsAlloc ();
+    if (!opts)
+        return 0;
+    TIFFOpenOptionsSetErrorHandlerExtR (opts, quiet, NULL);
+    TIFFOpenOptionsSetWarningHandlerExtR (opts, quiet, NULL);
+    TIFF *tif = TIFFOpenExt (path, "rO", opts);   /* O: no offset tables */
+    TIFFOpenOptionsFree (opts);
+    if (!tif)
+        return 0;
+    unsigned found = 0;
+    int dirs = 0;       /* slides have a handful; this bounds a damaged one */
+    do {
+        uint32_t dw = 0, dh = 0;
+        uint16_t comp = 0;
+        if (TIFFIsTiled (tif) && TIFFGetField (tif, TIFFTAG_IMAGEWIDTH, &dw)
+            && TIFFGetField (tif, TIFFTAG_IMAGELENGTH, &dh) && dw == w && dh == h
+            && TIFFGetFieldDefaulted (tif, TIFFTAG_COMPRESSION, &comp))
+            found = comp;
+    } while (!found && ++dirs < 256 && TIFFReadDirectory (tif));
+    TIFFClose (tif);
+    return found;
 }

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The reason for errno e opening a slide, marked for a rerun when e is
  * the machine's trouble; returns -1. */
@@ -19,5 +20,9 @@ int qc_slide_check_file (const char *path, char *err, size_t errlen);
 /* Why OpenSlide did not recognise path (its first bytes may say more);
  * returns -1. */
 int qc_slide_fail_unrecognised (const char *path, char *err, size_t errlen);
+/* The compression (TIFFTAG_COMPRESSION) of path's tiled TIFF directory
+ * of w x h pixels: what OpenSlide decodes a level of that size from. 0
+ * when path is no TIFF or has no such directory. */
+unsigned qc_slide_tiff_level_compression (const char *path, int64_t w, int64_t h);
 
 #endif

@@ -1,0 +1,127 @@
+/* Which levels' pixels a slide trusts (qc_slide_level_reliable): a
+ * level smaller than one of its tiles that OpenSlide 3.4.1 decodes
+ * through libtiff's RGBA reader (LZW, deflate, ...) comes back different
+ * from read to read (blank once, in a real run: the slide then "passed"
+ * with no tissue). Such a level is refused with the reason when OpenSlide
+ * reads it, whatever the vendor; it is trusted when the direct reader
+ * reads the slide, and a JPEG level is trusted either way (OpenSlide
+ * decodes JPEG itself). Slides: ../shared/slides/odd (boxes.tiff:
+ * deflate, levels 2 and 3 smaller than its 64-pixel tiles; small.svs:
+ * JPEG, 16 x 16 in a 64 tile) and a grey LZW Aperio slide written here
+ * with libtiff (the direct reader leaves grey slides to OpenSlide). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <tiffio.h>
+
+#include "kernels/slide/slide.h"
+#include "tests/unit/check.h"
+
+/* A 2-level grey LZW Aperio slide: level 0 w x h, level 1 a quarter of
+ * it, 512-pixel tiles (so level 1 is smaller than one tile). 0 made. */
+static int
+write_grey_aperio (const char *path, uint32_t w, uint32_t h)
+{
+    TIFF *t = TIFFOpen (path, "w");
+    if (!t)
+        return -1;
+    const uint32_t tile = 512;
+    uint8_t *buf = malloc (tile * tile);
+    int ok = buf != NULL;
+    for (int level = 0; ok && level < 2; level++) {
+        uint32_t lw = level ? w / 4 : w, lh = level ? h / 4 : h;
+        TIFFSetField (t, TIFFTAG_IMAGEWIDTH, lw);
+        TIFFSetField (t, TIFFTAG_IMAGELENGTH, lh);
+        TIFFSetField (t, TIFFTAG_TILEWIDTH, tile);
+        TIFFSetField (t, TIFFTAG_TILELENGTH, tile);
+        TIFFSetField (t, TIFFTAG_BITSPERSAMPLE, 8);
+        TIFFSetField (t, TIFFTAG_SAMPLESPERPIXEL, 1);
+        TIFFSetField (t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+        TIFFSetField (t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+        TIFFSetField (t, TIFFTAG_COMPRESSION, COMPRESSION_LZW);
+        if (level == 0)
+            TIFFSetField (t, TIFFTAG_IMAGEDESCRIPTION, "Aperio Image Library v10.0.0\n"
+                          "grey test slide|AppMag = 20|MPP = 0.5");
+        for (uint32_t y = 0; ok && y < lh; y += tile)
+            for (uint32_t x = 0; ok && x < lw; x += tile) {
+                for (uint32_t i = 0; i < tile * tile; i++)   /* stripes */
+                    buf[i] = (uint8_t) ((((x + i % tile) / 8) % 2) ? 60 : 200);
+                ok = TIFFWriteTile (t, buf, x, y, 0, 0) >= 0;
+            }
+        ok = ok && TIFFWriteDirectory (t);
+    }
+    free (buf);
+    TIFFClose (t);
+    return ok ? 0 : -1;
+}
+
+/* Levels of path whose reliability is expected[level] when opened with
+ * readers; levels past n not asked. */
+static void
+check_levels (const char *path, qc_slide_readers_t readers, const int *expected, int n,
+              const char *why_word)
+{
+    char err[512] = "";
+    qc_slide_t *s = qc_slide_open_with (path, readers, err, sizeof err);
+    CHECK (s != NULL, "%s: %s", path, err);
+    if (!s)
+        return;
+    CHECK (qc_slide_level_count (s) >= n, "%s: %d levels", path, qc_slide_level_count (s));
+    for (int l = 0; l < n && l < qc_slide_level_count (s); l++) {
+        err[0] = '\0';
+        int got = qc_slide_level_reliable (s, l, err, sizeof err);
+        CHECK (got == expected[l], "%s (readers: %s) level %d: %d, expected %d (%s)",
+               path, qc_slide_readers (s), l, got, expected[l], err);
+        if (!got)
+            CHECK (strstr (err, "smaller than one of its") && strstr (err, why_word)
+                   && strstr (err, "image_work_size"), "reason: %s", err);
+    }
+    /* out of range */
+    CHECK (qc_slide_level_reliable (s, -1, err, sizeof err) == 0);
+    CHECK (qc_slide_level_reliable (s, 99, err, sizeof err) == 0);
+    CHECK (qc_slide_level_reliable (NULL, 0, err, sizeof err) == 0);
+    qc_slide_close (&s);
+}
+
+int
+main (void)
+{
+    char path[1024];
+    const char *shared = check_shared_dir ();
+
+    /* boxes.tiff: deflate; its small levels are read right by the direct
+     * reader, wrongly by OpenSlide */
+    snprintf (path, sizeof path, "%s/slides/odd/boxes.tiff", shared);
+    static const int boxes_all[] = { 1, 1, 1, 1 }, boxes_os[] = { 1, 1, 0, 0 };
+    check_levels (path, QC_SLIDE_READERS_ALL, boxes_all, 4, "");
+    check_levels (path, QC_SLIDE_READERS_OPENSLIDE, boxes_os, 4, "compression 8");
+
+    /* small.svs: JPEG, smaller than its tile; OpenSlide decodes JPEG
+     * itself, so it is trusted by either reader */
+    snprintf (path, sizeof path, "%s/slides/odd/small.svs", shared);
+    static const int one[] = { 1 };
+    check_levels (path, QC_SLIDE_READERS_ALL, one, 1, "");
+    check_levels (path, QC_SLIDE_READERS_OPENSLIDE, one, 1, "");
+
+    /* a grey LZW Aperio slide: OpenSlide reads it (whatever the readers
+     * asked for), level 1 (512 x 384) is smaller than its 512 x 512 tile;
+     * before, only generic TIFFs were refused */
+    char tmp[] = "/tmp/qc-reliable-XXXXXX";
+    CHECK (mkdtemp (tmp) != NULL);
+    char grey[1100];
+    snprintf (grey, sizeof grey, "%s/grey.svs", tmp);
+    CHECK (write_grey_aperio (grey, 2048, 1536) == 0, "cannot write %s", grey);
+    static const int grey_expect[] = { 1, 0 };
+    check_levels (grey, QC_SLIDE_READERS_ALL, grey_expect, 2, "compression 5");
+    char err[512] = "";
+    qc_slide_t *s = qc_slide_open (grey, err, sizeof err);
+    CHECK (s && strcmp (qc_slide_property (s, "openslide.vendor"), "aperio") == 0
+           && strcmp (qc_slide_readers (s), "OpenSlide") == 0, "%s: %s", grey,
+           s ? qc_slide_readers (s) : err);
+    qc_slide_close (&s);
+    unlink (grey);
+    rmdir (tmp);
+    return check_done ("test_level_reliable");
+}
