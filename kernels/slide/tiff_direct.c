@@ -221,6 +221,42 @@ match_levels (qc_tiff_direct_t *self, TIFF *tif, const qc_slide_t *slide,
     return 0;
 }
 
+/* Decodes the first tile of every level (not empty). A slide opened by
+ * path goes to OpenSlide for a tile that does not decode here (JPEG
+ * sampling factors libtiff refuses, say); one opened from a byte source
+ * has no other reader, so it is declined now, to be read whole and
+ * opened by path, rather than failing at its first read. 0, or -1
+ * (why). */
+static int
+probe_levels (const qc_tiff_direct_t *self, char *why, size_t whylen)
+{
+    for (int i = 0; i < self->nlevels; i++) {
+        const dlevel_t *l = &self->levels[i];
+        qc_tiff_diag_t diag = { 0, "" };
+        char err[256] = "";
+        TIFF *tif = qc_tiff_direct_open_level (self, i, &diag, err, sizeof err);
+        tmsize_t size = (tmsize_t) l->tile_w * l->tile_h * 3;
+        uint8_t *tile = tif ? malloc ((size_t) size) : NULL;
+        int bad = 0, ok = tile != NULL;
+        uint64_t bytes = ok ? TIFFGetStrileByteCountWithErr (tif, 0, &bad) : 0;
+        if (ok && !bad && bytes > 0)
+            ok = (!l->jpeg_ycbcr
+                  || TIFFSetField (tif, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB))
+                 && TIFFTileSize (tif) == size
+                 && TIFFReadEncodedTile (tif, 0, tile, size) == size && !diag.trouble;
+        if (!ok && tif && !err[0])
+            qc_set_err (err, sizeof err, "%s",
+                        qc_tiff_direct_trouble (self, tif, &diag, "out of memory"));
+        free (tile);
+        if (tif)
+            TIFFClose (tif);
+        if (!ok)
+            return qc_fail (why, whylen, "level %d's first tile does not decode "
+                            "here: %s", i, err);
+    }
+    return 0;
+}
+
 qc_tiff_direct_t *
 qc_tiff_direct_open (const qc_slide_t *slide, char *why, size_t whylen)
 {
@@ -267,6 +303,8 @@ qc_tiff_direct_open (const qc_slide_t *slide, char *why, size_t whylen)
     }
     int rc = match_levels (self, tif, slide, why, whylen);
     TIFFClose (tif);
+    if (rc == 0 && src)
+        rc = probe_levels (self, why, whylen);
     if (rc != 0)
         qc_tiff_direct_close (&self);
     return self;
@@ -412,7 +450,8 @@ copy_tiles (const qc_tiff_direct_t *self, TIFF *tif, const dlevel_t *l,
                 qc_set_err (why, whylen, "tile %u has no data%s%s",
                             (unsigned) t, bad ? ": " : "",
                             bad ? qc_tiff_direct_trouble (self, tif, diag,
-                                                          "") : "");
+                                                          "its byte count cannot be read")
+                                : " (0 bytes)");
                 return trouble_rc (self, tif);
             }
             if (TIFFReadEncodedTile (tif, t, tile, tile_bytes) != tile_bytes

@@ -588,20 +588,31 @@ qc_tiff_meta_free (qc_tiff_meta_t **self_p)
     *self_p = NULL;
 }
 
-/* Walks every directory of tif into dirs (*ndirs). 0, or -1 (why). */
+/* Walks every directory of tif into dirs (*ndirs). 0; 1 (why) when
+ * the slide is better read whole and opened by path, as OpenSlide opens
+ * it: more directories than the bound, or anything libtiff said on the
+ * way (diag: a chain cut short or looping, a tag it corrected), which
+ * would otherwise lose a level in silence here or fail every read of a
+ * level that OpenSlide reads; -1 (why) when the source failed. */
 static int
-walk (TIFF *tif, qc_byte_source_t *src, dir_t *dirs, int *ndirs, char *why,
-      size_t whylen)
+walk (TIFF *tif, qc_byte_source_t *src, const qc_tiff_diag_t *diag, dir_t *dirs,
+      int *ndirs, char *why, size_t whylen)
 {
     *ndirs = 0;
     do {
-        if (*ndirs == MAX_DIRS)
-            return qc_fail (why, whylen, "%s: more than %d TIFF directories",
-                            qc_byte_source_name (src), MAX_DIRS);
+        if (*ndirs == MAX_DIRS) {
+            qc_set_err (why, whylen, "%s: more than %d TIFF directories",
+                        qc_byte_source_name (src), MAX_DIRS);
+            return 1;
+        }
         read_dir (tif, &dirs[(*ndirs)++]);
     } while (TIFFReadDirectory (tif));
     if (qc_tiff_source_failed (tif))
         return qc_fail (why, whylen, "%s", qc_tiff_source_error (tif));
+    if (diag->trouble) {
+        qc_set_err (why, whylen, "%s: %s", qc_byte_source_name (src), diag->msg);
+        return 1;
+    }
     return 0;
 }
 
@@ -633,6 +644,16 @@ qc_tiff_meta_read (qc_byte_source_t *src, qc_tiff_meta_t **out, char *why,
         qc_set_err (why, whylen, "out of memory");
         goto done;
     }
+    /* OpenSlide 3.4.1 refused every classic big-endian slide tried
+     * (BigTIFF of either order opens): such a file is read whole and
+     * opened by path, so that a slide gives one answer however it is
+     * reached */
+    if (ifd.be && !ifd.big) {
+        qc_set_err (why, whylen, "%s: a classic big-endian TIFF",
+                    qc_byte_source_name (src));
+        rc = 1;
+        goto done;
+    }
     /* the format from directory 0 alone, before the walk reads more */
     read_dir (tif, &dirs[0]);
     ndirs = 1;
@@ -649,7 +670,7 @@ qc_tiff_meta_read (qc_byte_source_t *src, qc_tiff_meta_t **out, char *why,
                     "again", qc_byte_source_name (src));
         goto done;
     }
-    if (walk (tif, src, dirs, &ndirs, why, whylen) != 0)
+    if ((rc = walk (tif, src, &diag, dirs, &ndirs, why, whylen)) != 0)
         goto done;
     rc = 1;
     if ((rc = pick_levels (m, dirs, ndirs, why, whylen)) != 0)

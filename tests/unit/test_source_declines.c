@@ -1,0 +1,207 @@
+/* A slide reached by URL must give the answer it gives by path. What the
+ * range reader cannot answer for, it declines, and the worker then reads
+ * the file whole and opens it by path, as OpenSlide opens it. Before,
+ * each of these was read by ranges and differed from the path: a TIFF
+ * whose last directory was cut off passed with a level fewer; a
+ * directory chain looping back, and classic big-endian files, passed
+ * though OpenSlide refuses them; more than 256 directories failed every
+ * read, though OpenSlide reads the file. (What libtiff says on the way,
+ * a tag it corrects say, is declined as the cut chain is; a level whose
+ * first tile does not decode here, as tiff_direct.c's probe_levels
+ * finds, is declined too: no file here has either.)
+ * Files written here with libtiff: a 3-level tiled LZW generic TIFF
+ * (read by ranges, the control), and its damaged or odd variants. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <tiffio.h>
+
+#include "kernels/slide/slide.h"
+#include "tests/unit/check.h"
+#include "worker/fetch/source.h"
+
+typedef struct {
+    const char *mode;         /* "w", "wb" (big-endian) */
+    uint32_t tile;            /* tile side */
+    int extra_dirs;           /* small untiled directories after the levels */
+} shape_t;
+
+/* A generic TIFF of 3 tiled LZW RGB levels (1024 x 768 and two reduced
+ * ones), then extra_dirs 8 x 8 strip images. 0 made. */
+static int
+write_slide (const char *path, shape_t s)
+{
+    TIFF *t = TIFFOpen (path, s.mode);
+    if (!t)
+        return -1;
+    uint8_t *buf = malloc ((size_t) s.tile * s.tile * 3);
+    int ok = buf != NULL;
+    for (int level = 0; ok && level < 3 + s.extra_dirs; level++) {
+        int extra = level >= 3;
+        uint32_t w = extra ? 8 : 1024u >> (2 * level), h = extra ? 8 : 768u >> (2 * level);
+        TIFFSetField (t, TIFFTAG_IMAGEWIDTH, w);
+        TIFFSetField (t, TIFFTAG_IMAGELENGTH, h);
+        TIFFSetField (t, TIFFTAG_BITSPERSAMPLE, 8);
+        TIFFSetField (t, TIFFTAG_SAMPLESPERPIXEL, 3);
+        TIFFSetField (t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_RGB);
+        TIFFSetField (t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+        TIFFSetField (t, TIFFTAG_COMPRESSION, COMPRESSION_LZW);
+        if (level > 0)
+            TIFFSetField (t, TIFFTAG_SUBFILETYPE, FILETYPE_REDUCEDIMAGE);
+        if (extra) {
+            TIFFSetField (t, TIFFTAG_ROWSPERSTRIP, 8);
+            memset (buf, 200, 8 * 8 * 3);
+            ok = TIFFWriteEncodedStrip (t, 0, buf, 8 * 8 * 3) >= 0;
+        } else {
+            TIFFSetField (t, TIFFTAG_TILEWIDTH, s.tile);
+            TIFFSetField (t, TIFFTAG_TILELENGTH, s.tile);
+            for (uint32_t y = 0; ok && y < h; y += s.tile)
+                for (uint32_t x = 0; ok && x < w; x += s.tile) {
+                    for (uint32_t i = 0; i < s.tile * s.tile; i++) {
+                        uint8_t v = (uint8_t) (((x + i % s.tile) / 16 + (y + i / s.tile) / 16) % 2
+                                               ? 230 : 90);
+                        buf[3 * i] = v, buf[3 * i + 1] = (uint8_t) (v / 2), buf[3 * i + 2] = 180;
+                    }
+                    ok = TIFFWriteTile (t, buf, x, y, 0, 0) >= 0;
+                }
+        }
+        ok = ok && TIFFWriteDirectory (t);
+    }
+    free (buf);
+    TIFFClose (t);
+    return ok ? 0 : -1;
+}
+
+static long
+file_size (const char *path)
+{
+    FILE *f = fopen (path, "rb");
+    if (!f)
+        return -1;
+    fseek (f, 0, SEEK_END);
+    long n = ftell (f);
+    fclose (f);
+    return n;
+}
+
+static uint32_t
+le32 (const uint8_t *p)
+{
+    return p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 | (uint32_t) p[3] << 24;
+}
+
+/* Points the last directory of a classic little-endian TIFF back at the
+ * first. 0 done. */
+static int
+loop_chain (const char *path)
+{
+    long n = file_size (path);
+    FILE *f = fopen (path, "r+b");
+    uint8_t *b = n > 8 ? malloc ((size_t) n) : NULL;
+    int ok = f && b && fread (b, 1, (size_t) n, f) == (size_t) n;
+    uint32_t first = ok ? le32 (b + 4) : 0, at = first, last_next = 0;
+    for (int i = 0; ok && at && i < 1000; i++) {
+        if (at + 2 > (uint32_t) n)
+            ok = 0;
+        else {
+            uint32_t count = b[at] | (uint32_t) b[at + 1] << 8;
+            last_next = at + 2 + 12 * count;
+            ok = last_next + 4 <= (uint32_t) n;
+            at = ok ? le32 (b + last_next) : 0;
+        }
+    }
+    if (ok && last_next) {
+        uint8_t p[4] = { (uint8_t) first, (uint8_t) (first >> 8), (uint8_t) (first >> 16),
+                         (uint8_t) (first >> 24) };
+        ok = fseek (f, (long) last_next, SEEK_SET) == 0 && fwrite (p, 1, 4, f) == 4;
+    }
+    if (f)
+        ok = fclose (f) == 0 && ok;
+    free (b);
+    return ok && last_next ? 0 : -1;
+}
+
+/* path by source: declined (expect in the reason), or opened (expect
+ * NULL) with levels levels. */
+static void
+by_source (const char *what, const char *path, const char *expect, int levels)
+{
+    char err[512] = "";
+    qc_byte_source_t *src = qc_source_file_open (path, err, sizeof err);
+    CHECK (src != NULL, "%s: %s", what, err);
+    if (!src)
+        return;
+    int declined = -1;
+    qc_slide_input_t in = { .src = src, .name = "x.tif" };
+    qc_slide_t *s = qc_slide_open_input (&in, QC_SLIDE_READERS_ALL, &declined, err, sizeof err);
+    if (expect)
+        CHECK (s == NULL && declined == 1 && strstr (err, expect),
+               "%s: declined with '%s' expected; got %s, declined %d: %s", what, expect,
+               s ? "opened" : "not opened", declined, err);
+    else
+        CHECK (s != NULL && declined == 0 && qc_slide_level_count (s) == levels,
+               "%s: read by ranges, %d levels expected: %s (%d levels)", what, levels, err,
+               s ? qc_slide_level_count (s) : -1);
+    qc_slide_close (&s);
+    qc_byte_source_close (&src);
+}
+
+/* path by path: OpenSlide opens it with levels levels (0: refuses it). */
+static void
+by_path (const char *what, const char *path, int levels)
+{
+    char err[512] = "";
+    qc_slide_t *s = qc_slide_open (path, err, sizeof err);
+    CHECK (levels ? s && qc_slide_level_count (s) == levels : s == NULL,
+           "%s by path: %d levels expected, got %d (%s)", what, levels,
+           s ? qc_slide_level_count (s) : 0, err);
+    qc_slide_close (&s);
+}
+
+int
+main (void)
+{
+    TIFFSetWarningHandler (NULL);     /* the writer's own notes */
+    char dir[] = "/tmp/qc-source-declines.XXXXXX";
+    CHECK (mkdtemp (dir) != NULL, "temporary folder");
+    char path[600];
+
+    /* the control: read by ranges, as by path */
+    snprintf (path, sizeof path, "%s/plain.tif", dir);
+    CHECK (write_slide (path, (shape_t) { "w", 256, 0 }) == 0);
+    by_source ("plain", path, NULL, 3);
+    by_path ("plain", path, 3);
+
+    /* the last directory cut off: by ranges it had 2 levels and passed */
+    long n = file_size (path);
+    CHECK (n > 200 && truncate (path, n - 60) == 0);
+    by_source ("cut short", path, "libtiff", 0);
+    by_path ("cut short", path, 0);
+
+    /* a chain looping back to the first directory */
+    snprintf (path, sizeof path, "%s/loop.tif", dir);
+    CHECK (write_slide (path, (shape_t) { "w", 256, 0 }) == 0 && loop_chain (path) == 0);
+    by_source ("looping", path, "looping", 0);
+    by_path ("looping", path, 0);
+
+    /* classic big-endian: OpenSlide 3.4.1 opened none of these */
+    snprintf (path, sizeof path, "%s/be.tif", dir);
+    CHECK (write_slide (path, (shape_t) { "wb", 256, 0 }) == 0);
+    by_source ("big-endian", path, "big-endian", 0);
+
+    /* more directories than the walk's bound */
+    snprintf (path, sizeof path, "%s/many.tif", dir);
+    CHECK (write_slide (path, (shape_t) { "w", 256, 260 }) == 0);
+    by_source ("260 directories", path, "more than 256", 0);
+    by_path ("260 directories", path, 3);
+
+    const char *names[] = { "plain.tif", "loop.tif", "be.tif", "many.tif" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf (path, sizeof path, "%s/%s", dir, names[i]);
+        unlink (path);
+    }
+    rmdir (dir);
+    return check_done ("test_source_declines");
+}
