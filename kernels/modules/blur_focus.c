@@ -143,6 +143,8 @@ get_params (const qc_config_section_t *sec, qc_focus_params_t *p, char *err,
                               &p->edge_relative_threshold, err, errlen)
         || qc_bb_check_int (sec, "min_size", p->min_size, 0,
                             QC_FOCUS_MAX_MIN_SIZE, &min_size, err, errlen)
+        || qc_bb_check_range (sec, "warn_sharpness", p->warn_sharpness, 0, 255,
+                              &p->warn_sharpness, err, errlen)
         || qc_bb_check_mask_statistics (sec, err, errlen)
         || qc_config_get_string (sec, "magnification", NULL, &mag, err,
                                  errlen))
@@ -574,11 +576,23 @@ run_focus (qc_run_t *run)
         goto done;
     }
     if (qc_focus_map (ops, sum, count, use, &p, blurry,
-                      &last_stats.threshold) != 0) {
+                      &last_stats.threshold, &last_stats.reference) != 0) {
         qc_run_fail (run, "focus map failed on a %d x %d mask (out of "
                      "memory?)", mw, mh);
         goto done;
     }
+    /* The slide's own sharpness, for a lab to compare slides with: the
+     * blurry are judged against it, so a slide out of focus all over
+     * shows here and not in the mask */
+    qc_log (QC_LOG_INFO, run->step, "the tissue's median detail: %.3g gray levels "
+            "(level %d, %.3gx, band %d); blurry under %.3g", last_stats.reference,
+            level, last_stats.level_mag, last_stats.band, last_stats.threshold);
+    if (last_stats.reference > 0 && last_stats.reference < p.warn_sharpness)
+        qc_run_warn (run, "the tissue's median detail is %.3g gray levels, under "
+                     "warn_sharpness (%.3g): the slide may be out of focus all over "
+                     "(blur is judged against the slide's own sharpness, so that is "
+                     "not flagged), or its tissue very pale. Look at it",
+                     last_stats.reference, p.warn_sharpness);
     rc = qc_blur_apply (run, blurry, STEP_NAME);
 done:
     last_stats.level = level;
@@ -637,7 +651,7 @@ prefetch_focus (qc_run_t *run)
 static const char *const params[] = {
     "magnification", "window", "relative_threshold", "edge_relative_threshold",
     "absolute_threshold", "min_fraction", "edge_erode", "max_gray",
-    "min_size", "mask_statistics", NULL
+    "min_size", "mask_statistics", "warn_sharpness", NULL
 };
 
 static const char *const columns[] = {

@@ -21,6 +21,7 @@ qc_focus_defaults (qc_focus_params_t *p)
     p->edge_erode = QC_FOCUS_EDGE_ERODE;
     p->max_gray = QC_FOCUS_MAX_GRAY;
     p->min_size = QC_FOCUS_MIN_SIZE;
+    p->warn_sharpness = QC_FOCUS_WARN_SHARPNESS;
 }
 
 int
@@ -35,7 +36,8 @@ qc_focus_params_ok (const qc_focus_params_t *p)
         && p->min_fraction <= 1 && p->edge_erode >= 0
         && p->edge_erode <= QC_FOCUS_MAX_ERODE && p->max_gray > 0
         && p->max_gray <= 1.0001 && p->min_size >= 0
-        && p->min_size <= QC_FOCUS_MAX_MIN_SIZE;
+        && p->min_size <= QC_FOCUS_MAX_MIN_SIZE && p->warn_sharpness >= 0
+        && p->warn_sharpness <= 255;
 }
 
 int
@@ -99,7 +101,7 @@ int
 qc_focus_map (const qc_ops_t *ops, const qc_fimg_t *sum,
               const qc_fimg_t *count, const qc_mask_t *tissue,
               const qc_focus_params_t *p, qc_mask_t *blurry,
-              double *threshold_used)
+              double *threshold_used, double *reference)
 {
     if (!ops || !qc_fimg_valid (sum) || !qc_fimg_valid (count)
         || !qc_mask_valid (tissue) || !qc_mask_valid (blurry)
@@ -160,6 +162,8 @@ qc_focus_map (const qc_ops_t *ops, const qc_fimg_t *sum,
         goto done;
     if (threshold_used)
         *threshold_used = thr;
+    if (reference)
+        *reference = ref;
     rc = 0;
 done:
     qc_mask_destroy (&judged);

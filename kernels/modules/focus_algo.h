@@ -23,6 +23,10 @@ typedef struct {
                                  / 255) are not measured */
     int min_size;             /* blurry pieces smaller (mask px) are
                                  not kept */
+    double warn_sharpness;    /* a slide whose tissue's median sharpness
+                                 (the reference) is under this is warned
+                                 of (0: never): judged against itself, a
+                                 slide blurred all over is not flagged */
 } qc_focus_params_t;
 
 /* The defaults (the figures behind them: blur_focus.c). */
@@ -37,6 +41,7 @@ typedef struct {
 #define QC_FOCUS_EDGE_ERODE 1
 #define QC_FOCUS_MAX_GRAY 0.9
 #define QC_FOCUS_MIN_SIZE 100
+#define QC_FOCUS_WARN_SHARPNESS 5.0
 #define QC_FOCUS_MAX_MIN_SIZE 1000000
 #define QC_FOCUS_MAX_WINDOW 255
 #define QC_FOCUS_MAX_ERODE 16
@@ -72,12 +77,13 @@ int qc_focus_band (double want, double level_mag);
  * window / 2 pixels of blurry tissue is blurry too where its 3 x 3 RMS
  * is under max (absolute_threshold, edge_relative_threshold x that
  * median). Blurry pieces (8-connected) under min_size pixels are then
- * dropped. *threshold_used (if not NULL) gets the first bound. 0, or -1
- * on a bad argument or no memory. */
+ * dropped. *threshold_used (if not NULL) gets the first bound, and
+ * *reference (if not NULL) that median (0 when no pixel was above the
+ * floor). 0, or -1 on a bad argument or no memory. */
 int qc_focus_map (const qc_ops_t *ops, const qc_fimg_t *sum,
                   const qc_fimg_t *count, const qc_mask_t *tissue,
                   const qc_focus_params_t *p, qc_mask_t *blurry,
-                  double *threshold_used);
+                  double *threshold_used, double *reference);
 
 /* What the last focus step this thread ran did (blur_focus.c), for
  * benchmarks and tests; zeroed when a step starts. */
@@ -96,6 +102,8 @@ typedef struct {
     double ahead_seconds;     /* and how long, in the read ahead */
     char way[48];             /* qc_slide_blocks_way */
     double threshold;         /* the bound under which tissue is blurry */
+    double reference;         /* the tissue's median sharpness (gray
+                                 levels of detail) it was set from */
     double read_seconds;      /* of which reading and measuring tiles */
     double seconds;           /* the step's wall time */
 } qc_focus_stats_t;

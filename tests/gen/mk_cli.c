@@ -54,6 +54,8 @@ mk_cli_help (FILE *fp)
 "                        / 1000, at least 4)\n"
 "  --focus-sigma PX      focus faults' blur in level-0 pixels (default: 1-3 um,\n"
 "                        drawn from the seed: 4-12 px at 0.25 um/px)\n"
+"  --focus-all           the focus fault covers the whole slide (a scan that\n"
+"                        lost focus), not 1-2 patches\n"
 "  --bigtiff             force BigTIFF (default: only when needed)\n"
 "  --classic-tiff        force classic TIFF\n"
 "  -v, --verbose         print the plan and timings to stderr\n"
@@ -224,6 +226,9 @@ static int o_sigma (mk_opts_t *o, seen_t *s, const char *n, const char *v)
 static int o_fsigma (mk_opts_t *o, seen_t *s, const char *n, const char *v)
 { (void) s; return parse_double (n, v, 0.1, 10000, &o->focus_sigma); }
 
+static int o_fall (mk_opts_t *o, seen_t *s, const char *n, const char *v)
+{ (void) s; (void) n; (void) v; o->focus_all = 1; return 0; }
+
 /* --bigtiff and --classic-tiff: one or the other */
 static int tiff_kind (mk_opts_t *o, seen_t *s, int kind)
 {
@@ -264,6 +269,7 @@ static const struct {
     { "--threads", NULL, 1, o_threads },
     { "--blur-sigma", NULL, 1, o_sigma },
     { "--focus-sigma", NULL, 1, o_fsigma },
+    { "--focus-all", NULL, 0, o_fall },
     { "--bigtiff", NULL, 0, o_big },
     { "--classic-tiff", NULL, 0, o_classic },
     { "--verbose", "-v", 0, o_verbose },
@@ -327,6 +333,8 @@ mk_cli_parse (int argc, char **argv, mk_opts_t *o)
     }
     if (!o->out || !*o->out)
         return usage_error ("no output file: give -o OUT.svs%s%s", "", "");
+    if (o->focus_all && !(o->features & MK_F_FOCUS))
+        return usage_error ("--focus-all: give focus in --features too%s%s", "", "");
     /* One of mag/mpp given: the other follows from 40x = 0.25 um/px. */
     if (seen.have_mag && !seen.have_mpp)
         o->mpp = 10.0 / o->mag;

@@ -37,6 +37,7 @@ typedef struct {
     int threads;              /* painting/encoding threads */
     double blur_sigma;        /* level-0 pixels; 0 = from the slide size */
     double focus_sigma;       /* level-0 pixels; 0 = 1-3 um from the seed */
+    int focus_all;            /* the whole slide out of focus, not patches */
     int bigtiff;              /* -1 auto, 0 classic TIFF, 1 BigTIFF */
     int verbose;
 } mk_opts_t;

@@ -412,6 +412,12 @@ plan_focus (mk_scene_t *s, const mk_opts_t *o)
                                         : um / (s->tex_scale * MK_TEX_MPP);
     if (s->nblobs == 0)
         return;
+    if (o->focus_all) {     /* a scan that lost focus: one patch over it all */
+        double reach = 2.0 * (s->w + s->h);
+        s->focus[0] = (mk_ellipse_t) { s->w / 2.0, s->h / 2.0, reach, reach, 1, 0 };
+        s->nfocus = 1;
+        return;
+    }
     double small = s->w < s->h ? s->w : s->h;
     int n = mk_rng_unit (&r) < 0.5 ? 2 : 1;
     for (int i = 0; i < n; i++) {

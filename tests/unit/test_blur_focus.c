@@ -15,7 +15,9 @@
  *    (base_mag from the config), the pixel path (QC_DIRECT_READ=0), and
  *    the real 2x-step pyramid; fine blur found (Dice), only tissue tiles
  *    read, config errors refused; on several read threads the same
- *    results byte for byte as on one.
+ *    results byte for byte as on one;
+ *  - a slide out of focus all over is warned of (its median detail under
+ *    warn_sharpness), a sharp one is not.
  *
  * Run from the repository root (bin/qc-mkslide, ../shared). */
 #include <math.h>
@@ -490,6 +492,31 @@ test_levels (void)
            "%ld of %ld tiles read", st->tiles, st->tiles_level);
     CHECK (d >= 0.9, "40x fine blur Dice %.3f", d);
     CHECK (!r->warnings, "%s", r->warnings);
+    CHECK (st->reference > 2 * QC_FOCUS_WARN_SHARPNESS, "sharp tissue's median detail "
+           "%.3g", st->reference);
+    double sharp_ref = st->reference;
+
+    /* The same slide out of focus all over (1-3 um): judged against
+     * itself, its blur is not flagged, so the step warns of its low
+     * sharpness; a config may turn that off */
+    CHECK (mkslide ("blurall", "12000", "9000", "5", "--features", "tissue,focus",
+                    "--focus-all", NULL) == 0);
+    run_focus (p, "blurall", r, 0);
+    printf ("40x blurred all over: median detail %.3g (sharp: %.3g), warning: %s\n",
+            st->reference, sharp_ref, r->warnings ? r->warnings : "(none)");
+    CHECK (st->reference > 0 && st->reference < QC_FOCUS_WARN_SHARPNESS
+           && st->reference < sharp_ref / 3, "median detail %.3g", st->reference);
+    CHECK (r->warnings && strstr (r->warnings, "under warn_sharpness (5)")
+           && strstr (r->warnings, "out of focus all over"), "%s",
+           r->warnings ? r->warnings : "no warning");
+    qc_pipeline_t *quiet = qc_pipeline_new (CONFIG_HEAD "warn_sharpness = 0\n", err,
+                                            sizeof err);
+    CHECK (quiet != NULL, "%s", err);
+    if (quiet) {
+        run_focus (quiet, "blurall", r, 0);
+        CHECK (!r->warnings || !strstr (r->warnings, "warn_sharpness"), "%s", r->warnings);
+    }
+    qc_pipeline_destroy (&quiet);
 
     /* The same from OpenSlide's pixels */
     setenv ("QC_DIRECT_READ", "0", 1);
