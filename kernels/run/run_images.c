@@ -79,13 +79,20 @@ qc_run_size_at (const qc_run_t *run, qc_work_size_t size, int *w, int *h)
     return 0;
 }
 
-/* NULL, the run failed with why unless quiet. */
+/* NULL, the run failed with why unless quiet. The size as the config
+ * gives it: a step's own work_size, else the base image_work_size. */
 static image_entry_t *
-read_failed (qc_run_t *run, int quiet, const char *work_size, const char *why)
+read_failed (qc_run_t *run, int quiet, qc_work_size_t size, const char *work_size,
+             const char *why)
 {
+    static const char *const form[] = { "%gx", "%g (a downscale)", "level %g", "%g pixels" };
+    char text[64];
+    snprintf (text, sizeof text, size.kind <= QC_WORK_DIM ? form[size.kind] : "%g",
+              size.value);
     if (!quiet)
-        qc_run_fail (run, "reading the image at %s: %s",
-                     work_size ? work_size : "image_work_size", why);
+        qc_run_fail (run, "the slide cannot be read at %s (%s; this step is only "
+                     "the first to need that image): %s", work_size ? work_size : text,
+                     work_size ? "the step's image_work_size" : "image_work_size", why);
     return NULL;
 }
 
@@ -113,7 +120,7 @@ read_entry (qc_run_t *run, struct qc_run_state *st, qc_work_size_t size,
     qc_rgb_t *img = NULL;
     char why[512];
     if (qc_region_plan (run->slide, &req, &plan, why, sizeof why) != 0)
-        return read_failed (run, quiet, work_size, why);
+        return read_failed (run, quiet, size, work_size, why);
     /* Every image of a run covers the same region (the slide, or its
      * bounding box), so one no larger than from is from, shrunk. */
     if (from && plan.out_w <= from->w && plan.out_h <= from->h
@@ -128,13 +135,13 @@ read_entry (qc_run_t *run, struct qc_run_state *st, qc_work_size_t size,
                 from->w, from->h);
     else if (!qc_slide_level_reliable (run->slide, plan.level, why,
                                        sizeof why))
-        return read_failed (run, quiet, work_size, why);
+        return read_failed (run, quiet, size, work_size, why);
     else {
         int threads = run->read_threads > 0 ? run->read_threads : 1;
         double t0 = qc_clock_s ();
         if (qc_region_read (run->slide, &plan, threads, &img, why,
                             sizeof why) != 0)
-            return read_failed (run, quiet, work_size, why);
+            return read_failed (run, quiet, size, work_size, why);
         /* the time and threads: what a GPU lane's read ahead spends */
         qc_log (QC_LOG_DEBUG, run->step ? run->step : "run_state",
                 "%s: image at %s: level %d, %d x %d%s, read in %.1f ms on %d "
