@@ -173,6 +173,7 @@ struct qc_broker {
     zhashx_t *jobs;           /* job id (as string) -> job_rec_t */
     uint64_t next_job;
     int64_t now;
+    int64_t trimmed_at;        /* when memory was last given back (jobs_tick) */
     uint64_t dropped;         /* malformed messages, for status */
     size_t max_peers;         /* what the open-file limit allows */
     uint64_t results_compact; /* bytes of acknowledged results that make a

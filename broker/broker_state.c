@@ -243,10 +243,12 @@ state_commit (qc_broker_t *b)
         bool ok = true;
         for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs)) {
             outbox_flush_failures (b, j);
-            if (ok && j->results && qc_jfile_pending (j->results)
-                && qc_jfile_commit (j->results, true)) {
-                disk_failed (b, qc_jfile_path (j->results), errno);
-                ok = false;
+            if (ok && j->results && qc_jfile_pending (j->results)) {
+                if (qc_jfile_commit (j->results, true)) {
+                    disk_failed (b, qc_jfile_path (j->results), errno);
+                    ok = false;
+                } else
+                    qc_jfile_release_buffer (j->results);
             }
         }
         if (s->dir_dirty && ok) {

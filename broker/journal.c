@@ -235,6 +235,16 @@ qc_jfile_commit (qc_jfile_t *self, bool sync)
     return 0;
 }
 
+void
+qc_jfile_release_buffer (qc_jfile_t *self)
+{
+    if (!self || self->nbuf)
+        return;
+    free (self->buf);
+    self->buf = NULL;
+    self->capbuf = 0;
+}
+
 size_t
 qc_jfile_pending (const qc_jfile_t *self)
 {

@@ -92,12 +92,47 @@ sched_set_identities (sched_t *self, bool on)
         self->identities = on;
 }
 
+/* The block of task idx and its place there (sched.h: SCHED_BLOCK). */
+static size_t
+block_of (uint64_t idx, size_t *at)
+{
+    if (idx >= SCHED_BLOCK) {
+        *at = (size_t) (idx % SCHED_BLOCK);
+        return SCHED_SMALL_BLOCKS + (size_t) (idx / SCHED_BLOCK) - 1;
+    }
+    if (idx < SCHED_BLOCK_FIRST) {
+        *at = (size_t) idx;
+        return 0;
+    }
+    size_t b = 1, start = SCHED_BLOCK_FIRST;
+    while (idx >= 2 * start) {
+        start *= 2;
+        b++;
+    }
+    *at = (size_t) idx - start;
+    return b;
+}
+
+static size_t
+block_size (size_t b)
+{
+    return b >= SCHED_SMALL_BLOCKS ? SCHED_BLOCK
+           : b == 0 ? SCHED_BLOCK_FIRST : (size_t) SCHED_BLOCK_FIRST << (b - 1);
+}
+
+static sched_task_t *
+task_at (const sched_job_t *job, uint64_t idx)
+{
+    size_t at, b = block_of (idx, &at);
+    return &job->blocks[b][at];
+}
+
 static void
 job_free (sched_job_t *job)
 {
     for (uint64_t i = 0; i < job->total; i++) {
-        free (job->blocks[i / SCHED_BLOCK][i % SCHED_BLOCK].path);
-        free (job->blocks[i / SCHED_BLOCK][i % SCHED_BLOCK].past);
+        free (task_at (job, i)->path);
+        free (task_at (job, i)->past);
     }
     for (size_t b = 0; b < job->nblocks; b++)
         free (job->blocks[b]);
@@ -267,7 +302,7 @@ sched_job_task (const sched_job_t *job, uint64_t idx)
 {
     if (!job || idx >= job->total)
         return NULL;
-    return &job->blocks[idx / SCHED_BLOCK][idx % SCHED_BLOCK];
+    return task_at (job, idx);
 }
 
 static void
@@ -287,17 +322,18 @@ sched_job_add (sched_t *self, sched_job_t *job, const char *path,
     if (!self || !job || !path || resource > QC_RES_GPU || job->final
         || job->cancelled)
         return NULL;
-    if (job->total == job->nblocks * SCHED_BLOCK) {
+    size_t at, b = block_of (job->total, &at);
+    if (b == job->nblocks) {
         sched_task_t **blocks = realloc (job->blocks,
                                          (job->nblocks + 1) * sizeof *blocks);
         if (!blocks)
             return NULL;
         job->blocks = blocks;
-        if (!(blocks[job->nblocks] = calloc (SCHED_BLOCK, sizeof (sched_task_t))))
+        if (!(blocks[job->nblocks] = calloc (block_size (b), sizeof (sched_task_t))))
             return NULL;
         job->nblocks++;
     }
-    sched_task_t *t = &job->blocks[job->total / SCHED_BLOCK][job->total % SCHED_BLOCK];
+    sched_task_t *t = &job->blocks[b][at];
     memset (t, 0, sizeof *t);
     if (!(t->path = strdup (path)))
         return NULL;

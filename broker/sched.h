@@ -173,7 +173,15 @@ typedef struct {
     void *arg;
 } sched_callbacks_t;
 
+/* Tasks are held in blocks that never move (tasks point at each other):
+ * the first holds SCHED_BLOCK_FIRST, each next one as many as all before
+ * it, up to SCHED_BLOCK, then blocks of SCHED_BLOCK. A job of one slide
+ * takes one small block (a broker holds thousands of such jobs), a job
+ * of a million slides blocks of 1024. */
+#define SCHED_BLOCK_FIRST 16
 #define SCHED_BLOCK 1024
+/* The blocks below SCHED_BLOCK: 16, 16, 32, ... 512 (1024 tasks). */
+#define SCHED_SMALL_BLOCKS 7
 /* Attempts of one task within one broker life, at most: attempt numbers
  * are base + 1 .. base + SCHED_ATTEMPTS_PER_LIFE. */
 #define SCHED_ATTEMPTS_PER_LIFE 65535u

@@ -116,6 +116,24 @@ test_roundtrip (void)
     CHECK (qc_jfile_read (f, off + QC_JREC_HEADER, got, 8) == 0
            && memcmp (got, "pending!", 8) == 0);
     CHECK (qc_jfile_read (f, off, got, 100) == -1, "past the end");
+    /* the buffer is not released while something is pending; after a
+     * commit it is, and reads and appends go on */
+    qc_jfile_release_buffer (f);
+    CHECK (qc_jfile_pending (f) == 8 + QC_JREC_HEADER
+           && qc_jfile_read (f, off + QC_JREC_HEADER, got, 8) == 0
+           && memcmp (got, "pending!", 8) == 0, "pending kept");
+    CHECK (qc_jfile_commit (f, false) == 0);
+    qc_jfile_release_buffer (f);
+    qc_jfile_release_buffer (f);
+    qc_jfile_release_buffer (NULL);
+    CHECK (qc_jfile_read (f, off + QC_JREC_HEADER, got, 8) == 0
+           && memcmp (got, "pending!", 8) == 0, "read from the file");
+    uint64_t off2;
+    CHECK (qc_jfile_append (f, 98, "again", 5, NULL, 0, &off2) == 0
+           && off2 == off + QC_JREC_HEADER + 8
+           && qc_jfile_read (f, off2 + QC_JREC_HEADER, got, 5) == 0
+           && memcmp (got, "again", 5) == 0, "appended after a release");
+    CHECK (qc_jfile_drop_pending (f, (const uint8_t[]) {98}, 1) == 1 && !qc_jfile_pending (f));
     /* reopened: appends go after what is there */
     CHECK (qc_jfile_commit (f, false) == 0);
     qc_jfile_close (&f);

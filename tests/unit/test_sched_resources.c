@@ -250,11 +250,20 @@ test_teardown (void)
     sched_t *s = new_sched (&r, 3);
     /* a job over several task blocks */
     sched_job_t *j = new_job (s, 1, 3 * SCHED_BLOCK + 7, QC_RES_CPU, true);
-    CHECK (j && j->nblocks == 4 && j->total == 3 * SCHED_BLOCK + 7);
+    /* blocks of 16, 16, 32 ... 512 (1024 tasks), then of 1024 */
+    CHECK (j && j->nblocks == SCHED_SMALL_BLOCKS + 3 && j->total == 3 * SCHED_BLOCK + 7,
+           "%zu blocks", j ? j->nblocks : 0);
     sched_task_t *first = sched_job_task (j, 0);
-    sched_job_add (s, sched_job_new (s, 99, NULL), "/x", QC_RES_CPU);
+    sched_job_t *one = sched_job_new (s, 99, NULL);
+    sched_job_add (s, one, "/x", QC_RES_CPU);
+    CHECK (one && one->nblocks == 1, "a job of one task holds one small block");
     CHECK (sched_job_task (j, 0) == first, "task addresses are stable");
-    CHECK (sched_job_task (j, 2 * SCHED_BLOCK + 5)->idx == 2 * SCHED_BLOCK + 5);
+    int all_at_home = 1;
+    for (uint64_t i = 0; j && i < j->total; i++)
+        all_at_home &= sched_job_task (j, i)->idx == i
+                       && (i == 0 || sched_job_task (j, i) != sched_job_task (j, i - 1));
+    CHECK (all_at_home, "every task found by its index");
+    CHECK (sched_job_task (j, j ? j->total : 0) == NULL);
     sched_worker_t *w = sched_worker_add (s, 64, 0, NULL, 0, NULL);
     sched_dispatch (s);
     for (uint64_t i = 0; i < j->total; i++) {
