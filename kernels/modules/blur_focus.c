@@ -224,15 +224,19 @@ blocks_map (const qc_ops_t *ops, const geom_t *g, const qc_mask_t *meas,
     b->sampled = malloc ((size_t) nbx * (size_t) nby);
     if (!b->cols || !b->rows || !b->sampled)
         return -1;
-    /* a block whose centre is past the level's edge is not measured */
+    /* a block that reaches past the level's edge is not measured: its
+     * pixels there are the tile's padding (JPEG coefficients: whatever
+     * the scanner padded with, read as sharp detail; hf 32-41 against
+     * 1-3 from the pixels on the shared pyramid slides' glass) or the
+     * background (pixels), and the two ways must agree */
     for (int64_t i = 0; i < nbx; i++) {
         double c = (double) (i * 8 + 4);
-        b->cols[i] = c < (double) g->lw
+        b->cols[i] = i * 8 + 8 <= g->lw
             ? mask_index (c, g->ds, g->x0, g->sx, g->mw) : -1;
     }
     for (int64_t j = 0; j < nby; j++) {
         double c = (double) (j * 8 + 4);
-        b->rows[j] = c < (double) g->lh
+        b->rows[j] = j * 8 + 8 <= g->lh
             ? mask_index (c, g->ds, g->y0, g->sy, g->mh) : -1;
     }
     return ops->mask_sample (meas, b->cols, b->nbx, b->rows, b->nby,
