@@ -26,18 +26,26 @@ status_reply (qc_broker_t *b, const peer_t *p)
         r->heartbeat_age = (double) (b->now - w->last_seen) / 1000.0;
         r->draining = w->sw->draining;
     }
-    for (job_rec_t *j = zhashx_first (b->jobs); j && m.njobs < nj; j = zhashx_next (b->jobs)) {
-        if (!jobs_allows (j, p, USE_SEE))
-            continue;
-        qc_job_row_t *r = &m.jobs[m.njobs++];
-        r->job = j->id;
-        r->total = j->sj->total;
-        r->done = j->sj->done;
-        r->failed = j->sj->failed;
-        r->queued = j->sj->queue[0].count + j->sj->queue[1].count + j->sj->queue[2].count;
-        r->running = j->sj->running + j->sj->dispatched;
-        r->attached = j->attached;
-        r->cancelled = j->sj->cancelled;
+    /* jobs still running first: past QC_PROTO_MAX_JOBS rows the list is
+     * cut, and finished ones waiting for --linger or --retention must not
+     * hide them */
+    for (int pass = 0; pass < 2; pass++) {
+        for (job_rec_t *j = zhashx_first (b->jobs); j && m.njobs < nj;
+             j = zhashx_next (b->jobs)) {
+            bool finished = j->finished_at != 0;
+            if (!jobs_allows (j, p, USE_SEE) || finished != (pass == 1))
+                continue;
+            qc_job_row_t *r = &m.jobs[m.njobs++];
+            r->job = j->id;
+            r->total = j->sj->total;
+            r->done = j->sj->done;
+            r->failed = j->sj->failed;
+            r->queued = j->sj->queue[0].count + j->sj->queue[1].count
+                        + j->sj->queue[2].count;
+            r->running = j->sj->running + j->sj->dispatched;
+            r->attached = j->attached;
+            r->cancelled = j->sj->cancelled;
+        }
     }
     qc_msg_send (&m, zsock_resolve (b->router), p->id);
 out:
