@@ -28,6 +28,6 @@ echo "results: out/demo/results.tsv (exit code $rc: 0 all passed, 1 some failed)
 if [ $rc -eq 1 ]; then
     n=$(wc -l <out/demo/error.log)
     echo "the demo ran; $n slide(s) failed QC, each with its reason in out/demo/error.log:"
-    cut -f2 out/demo/error.log | cut -c1-160 | sed 's/^/  /'
+    cut -f2 out/demo/error.log | cut -c1-400 | sed 's/^/  /'
 fi
 [ $rc -le 1 ]

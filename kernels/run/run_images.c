@@ -90,8 +90,8 @@ read_failed (qc_run_t *run, int quiet, qc_work_size_t size, const char *work_siz
     snprintf (text, sizeof text, size.kind <= QC_WORK_DIM ? form[size.kind] : "%g",
               size.value);
     if (!quiet)
-        qc_run_fail (run, "the slide cannot be read at %s (%s; this step is only "
-                     "the first to need that image): %s", work_size ? work_size : text,
+        qc_run_fail (run, "cannot read the slide at %s (%s, first needed here): %s",
+                     work_size ? work_size : text,
                      work_size ? "the step's image_work_size" : "image_work_size", why);
     return NULL;
 }
