@@ -174,6 +174,7 @@ struct qc_broker {
     uint64_t next_job;
     int64_t now;
     int64_t trimmed_at;        /* when memory was last given back (jobs_tick) */
+    bool trim_due;             /* jobs were forgotten since */
     uint64_t dropped;         /* malformed messages, for status */
     size_t max_peers;         /* what the open-file limit allows */
     uint64_t results_compact; /* bytes of acknowledged results that make a

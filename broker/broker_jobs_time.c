@@ -15,19 +15,19 @@
 #define MOD "broker"
 
 /* Hands the memory of forgotten jobs back to the system, at most every
- * 10 s: glibc keeps a heap's free pages, so a broker that once held a
- * thousand jobs stayed at its high-water mark (325 MB with none held,
- * measured) however few it held later. */
+ * 10 s (the last forgotten are handed back at the next chance): glibc
+ * keeps a heap's free pages, so a broker that once held a thousand jobs
+ * stayed at its high-water mark (325 MB with none held, measured)
+ * however few it held later. */
 static void
 give_back_memory (qc_broker_t *b)
 {
-#ifdef __GLIBC__
-    if (b->now - b->trimmed_at < 10000)
+    if (!b->trim_due || b->now - b->trimmed_at < 10000)
         return;
+    b->trim_due = false;
     b->trimmed_at = b->now;
+#ifdef __GLIBC__
     malloc_trim (0);
-#else
-    (void) b;
 #endif
 }
 
@@ -82,8 +82,9 @@ jobs_tick (qc_broker_t *b)
         for (job_rec_t *j = zlist_first (gone); j; j = zlist_next (gone))
             jobs_forget (b, j, j->forget_why);
         zlist_destroy (&gone);
-        give_back_memory (b);
+        b->trim_due = true;
     }
+    give_back_memory (b);
 }
 
 void

@@ -121,7 +121,8 @@ typedef struct {
 
 struct sched_job {
     uint64_t id;
-    sched_task_t **blocks;     /* tasks in blocks of SCHED_BLOCK: stable */
+    sched_task_t **blocks;     /* tasks in blocks of 16, 16, 32 ... 512, then
+                                  SCHED_BLOCK (below): stable */
     size_t nblocks;
     uint64_t total;            /* tasks added so far */
     uint64_t done, failed, running, dispatched;

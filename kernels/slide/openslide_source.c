@@ -17,8 +17,9 @@ typedef struct {
 } os_reader_t;
 
 static void *
-os_open (const qc_slide_t *slide, char *why, size_t whylen)
+os_open (const qc_slide_t *slide, int *failed, char *why, size_t whylen)
 {
+    (void) failed;
     openslide_t *osr = qc_slide_openslide (slide);
     os_reader_t *self = osr ? calloc (1, sizeof *self) : NULL;
     if (!self) {

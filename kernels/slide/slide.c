@@ -155,7 +155,9 @@ qc_slide_level_reliable (qc_slide_t *self, int level, char *err, size_t errlen)
         return 0;
     }
     /* a reader of our own (the direct TIFF reader) reads every level of
-     * the slide; a slide opened from a byte source has no other */
+     * the slide (the regions read whole start at its origin, where it
+     * reads; a tile it finds damaged still goes to OpenSlide); a slide
+     * opened from a byte source has no other */
     if (!self->path)
         return 1;
     for (size_t i = 0; i < self->nreaders; i++)
@@ -220,8 +222,9 @@ open_readers (qc_slide_t *self, qc_slide_readers_t readers, int *declined,
         int last = i + 1 == NREADERS;
         if ((openslide_only && !last) || (self->src && !ops->reads_sources))
             continue;
-        void *state = ops->open (self, why, sizeof why);
-        if (!state && last && !self->src)
+        int failed = 0;
+        void *state = ops->open (self, &failed, why, sizeof why);
+        if ((!state && last && !self->src) || failed)
             return qc_fail (err, errlen, "%s", why);
         if (!state) {
             qc_log (QC_LOG_DEBUG, "slide", "%s: no %s reader, levels read "

@@ -36,8 +36,10 @@ typedef struct {
     const char *name;       /* "direct TIFF", "OpenSlide": for log lines */
     int reads_sources;      /* reads a slide opened from a byte source */
     /* Opens the reader for slide (its metadata is read). NULL with why
-     * when it does not read this slide: only a slower read then. */
-    void *(*open) (const qc_slide_t *slide, char *why, size_t whylen);
+     * when it does not read this slide: only a slower read then; *failed
+     * set as well when the slide's bytes could not be read (a byte
+     * source that failed: the open fails, the slide is not declined). */
+    void *(*open) (const qc_slide_t *slide, int *failed, char *why, size_t whylen);
     void (*close) (void *reader);
     /* 1 when the reader can read rect at all (the direct reader: only
      * where rect's top-left falls on a whole pixel of its level). */

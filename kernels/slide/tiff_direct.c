@@ -225,21 +225,25 @@ match_levels (qc_tiff_direct_t *self, TIFF *tif, const qc_slide_t *slide,
  * path goes to OpenSlide for a tile that does not decode here (JPEG
  * sampling factors libtiff refuses, say); one opened from a byte source
  * has no other reader, so it is declined now, to be read whole and
- * opened by path, rather than failing at its first read. 0, or -1
- * (why). */
+ * opened by path, rather than failing at its first read (a tile whose
+ * byte count cannot be read counts as not decoding). 0, or -1 (why;
+ * *failed set when a read of the byte source failed: the slide's bytes,
+ * not its format, are the trouble). */
 static int
-probe_levels (const qc_tiff_direct_t *self, char *why, size_t whylen)
+probe_levels (const qc_tiff_direct_t *self, int *failed, char *why, size_t whylen)
 {
     for (int i = 0; i < self->nlevels; i++) {
         const dlevel_t *l = &self->levels[i];
-        qc_tiff_diag_t diag = { 0, "" };
+        qc_tiff_diag_t diag = { 0 };
         char err[256] = "";
         TIFF *tif = qc_tiff_direct_open_level (self, i, &diag, err, sizeof err);
         tmsize_t size = (tmsize_t) l->tile_w * l->tile_h * 3;
         uint8_t *tile = tif ? malloc ((size_t) size) : NULL;
         int bad = 0, ok = tile != NULL;
         uint64_t bytes = ok ? TIFFGetStrileByteCountWithErr (tif, 0, &bad) : 0;
-        if (ok && !bad && bytes > 0)
+        if (bad)
+            ok = 0;
+        else if (ok && bytes > 0)
             ok = (!l->jpeg_ycbcr
                   || TIFFSetField (tif, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB))
                  && TIFFTileSize (tif) == size
@@ -250,6 +254,10 @@ probe_levels (const qc_tiff_direct_t *self, char *why, size_t whylen)
         free (tile);
         if (tif)
             TIFFClose (tif);
+        if (!ok && diag.source_failed) {
+            *failed = 1;
+            return qc_fail (why, whylen, "%s", diag.msg);
+        }
         if (!ok)
             return qc_fail (why, whylen, "level %d's first tile does not decode "
                             "here: %s", i, err);
@@ -260,6 +268,18 @@ probe_levels (const qc_tiff_direct_t *self, char *why, size_t whylen)
 qc_tiff_direct_t *
 qc_tiff_direct_open (const qc_slide_t *slide, char *why, size_t whylen)
 {
+    int failed = 0;
+    return qc_tiff_direct_open_source (slide, &failed, why, whylen);
+}
+
+qc_tiff_direct_t *
+qc_tiff_direct_open_source (const qc_slide_t *slide, int *failed, char *why,
+                            size_t whylen)
+{
+    int ignored = 0;
+    if (!failed)
+        failed = &ignored;
+    *failed = 0;
     const char *path = qc_slide_path (slide);
     qc_byte_source_t *src = qc_slide_source (slide);
     if (!path && !src) {
@@ -293,18 +313,23 @@ qc_tiff_direct_open (const qc_slide_t *slide, char *why, size_t whylen)
     }
     self->nlevels = n;
     self->src = src;
-    qc_tiff_diag_t diag = { 0, "" };
+    qc_tiff_diag_t diag = { 0 };
     TIFF *tif = open_tiff (self, &diag);
     if (!tif) {
-        qc_set_err (why, whylen, "libtiff cannot open it%s%s",
-                    diag.trouble ? ": " : "", diag.msg);
+        *failed = diag.source_failed;
+        qc_set_err (why, whylen, "%s%s%s", diag.source_failed ? "" : "libtiff cannot open it",
+                    diag.trouble && !diag.source_failed ? ": " : "", diag.msg);
         qc_tiff_direct_close (&self);
         return NULL;
     }
     int rc = match_levels (self, tif, slide, why, whylen);
     TIFFClose (tif);
+    if (rc != 0 && diag.source_failed) {
+        *failed = 1;
+        qc_set_err (why, whylen, "%s", diag.msg);
+    }
     if (rc == 0 && src)
-        rc = probe_levels (self, why, whylen);
+        rc = probe_levels (self, failed, why, whylen);
     if (rc != 0)
         qc_tiff_direct_close (&self);
     return self;
@@ -370,7 +395,7 @@ qc_tiff_direct_fetch_level (const qc_tiff_direct_t *self, int level,
                             const atomic_int *cancel, char *why,
                             size_t whylen)
 {
-    qc_tiff_diag_t diag = { 0, "" };
+    qc_tiff_diag_t diag = { 0 };
     TIFF *tif = qc_tiff_direct_open_level (self, level, &diag, why, whylen);
     if (!tif)
         return -1;
@@ -500,7 +525,7 @@ qc_tiff_direct_read (const qc_tiff_direct_t *self, int level, int64_t lx,
     if (!tile)
         return qc_fail (why, whylen, "out of memory for a %u x %u tile",
                         (unsigned) l->tile_w, (unsigned) l->tile_h);
-    qc_tiff_diag_t diag = { 0, "" };
+    qc_tiff_diag_t diag = { 0 };
     TIFF *tif = qc_tiff_direct_open_level (self, level, &diag, why, whylen);
     int rc = QC_TIFF_DIRECT_FALLBACK;
     if (!tif) {
@@ -531,9 +556,9 @@ done:
 /* ---- as one of a slide's readers (source.h) ------------------------ */
 
 static void *
-reader_open (const qc_slide_t *slide, char *why, size_t whylen)
+reader_open (const qc_slide_t *slide, int *failed, char *why, size_t whylen)
 {
-    return qc_tiff_direct_open (slide, why, whylen);
+    return qc_tiff_direct_open_source (slide, failed, why, whylen);
 }
 
 static void

@@ -58,6 +58,11 @@ typedef struct qc_tiff_direct qc_tiff_direct_t;
  * line). */
 qc_tiff_direct_t *qc_tiff_direct_open (const qc_slide_t *slide, char *why,
                                        size_t whylen);
+/* As qc_tiff_direct_open, and *failed (not NULL) set to 1 when a read of
+ * the slide's byte source failed: the open then fails for the source's
+ * reason rather than declining the slide as a format read elsewhere. */
+qc_tiff_direct_t *qc_tiff_direct_open_source (const qc_slide_t *slide, int *failed,
+                                              char *why, size_t whylen);
 void qc_tiff_direct_close (qc_tiff_direct_t **self_p);
 
 /* 1 when the level-0 point (x0, y0) falls on a whole pixel of level, as

@@ -590,10 +590,12 @@ qc_tiff_meta_free (qc_tiff_meta_t **self_p)
 
 /* Walks every directory of tif into dirs (*ndirs). 0; 1 (why) when
  * the slide is better read whole and opened by path, as OpenSlide opens
- * it: more directories than the bound, or anything libtiff said on the
- * way (diag: a chain cut short or looping, a tag it corrected), which
- * would otherwise lose a level in silence here or fail every read of a
- * level that OpenSlide reads; -1 (why) when the source failed. */
+ * it: more directories than the bound, or an error of libtiff's on the
+ * way (diag: a chain cut short or looping), which would otherwise lose a
+ * level in silence here; -1 (why) when the source failed. A warning (an
+ * unknown tag in a label's directory, say) is no reason: a level whose
+ * directory libtiff warns of is declined by the direct reader's open,
+ * which reads it again (tiff_direct.c). */
 static int
 walk (TIFF *tif, qc_byte_source_t *src, const qc_tiff_diag_t *diag, dir_t *dirs,
       int *ndirs, char *why, size_t whylen)
@@ -609,8 +611,16 @@ walk (TIFF *tif, qc_byte_source_t *src, const qc_tiff_diag_t *diag, dir_t *dirs,
     } while (TIFFReadDirectory (tif));
     if (qc_tiff_source_failed (tif))
         return qc_fail (why, whylen, "%s", qc_tiff_source_error (tif));
-    if (diag->trouble) {
-        qc_set_err (why, whylen, "%s: %s", qc_byte_source_name (src), diag->msg);
+    if (diag->error) {
+        qc_set_err (why, whylen, "%s: %s", qc_byte_source_name (src), diag->error_msg);
+        return 1;
+    }
+    /* the walk stopped with a next directory named: a chain that loops
+     * back (libtiff only warns of it) or one it could not follow */
+    if (!TIFFLastDirectory (tif)) {
+        qc_set_err (why, whylen, "%s: its TIFF directory chain does not end after "
+                    "directory %d%s%s", qc_byte_source_name (src), *ndirs - 1,
+                    diag->trouble ? ": " : "", diag->trouble ? diag->msg : "");
         return 1;
     }
     return 0;
@@ -625,7 +635,7 @@ qc_tiff_meta_read (qc_byte_source_t *src, qc_tiff_meta_t **out, char *why,
         return -1;
     }
     *out = NULL;
-    qc_tiff_diag_t diag = { 0, "" };
+    qc_tiff_diag_t diag = { 0 };
     int src_failed = 0;
     char err[512];
     TIFF *tif = qc_tiff_open_source_diag (src, &diag, &src_failed, err,

@@ -33,11 +33,13 @@
  *    pixels: libtiff's RGBA image, top-left first, as OpenSlide reads
  *    them (qc_tiff_meta_read_image).
  *  - also declined, so that a slide gives the same answer by URL as by
- *    path: anything libtiff says while walking the directories (a chain
- *    cut short or looping, a tag it corrects: OpenSlide refuses such a
- *    file, or reads it where the direct reader would not), more than 256
+ *    path: an error of libtiff's while walking the directories, or a
+ *    chain that does not end (cut short or looping: OpenSlide refuses
+ *    such a file), more than 256
  *    directories, and classic (not Big) TIFFs in big-endian byte order,
- *    which OpenSlide 3.4.1 did not open in any test.
+ *    which OpenSlide 3.4.1 did not open in any test; and by the direct
+ *    reader's open, a level whose directory libtiff warns of or whose
+ *    first tile does not decode here (tiff_direct.c).
  * Left out: openslide.quickhash-1 (a hash of the smallest level's bytes
  * and these properties; nothing in the pipeline reads it).
  *

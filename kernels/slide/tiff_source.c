@@ -39,6 +39,11 @@ on_read (thandle_t th, void *buf, tmsize_t n)
     if (got < 0) {
         note (h, why);
         h->src_failed = 1;
+        if (h->diag && !h->diag->source_failed) {
+            h->diag->source_failed = 1;
+            qc_set_err (h->diag->msg, sizeof h->diag->msg, "%s", why);
+            h->diag->trouble = 1;
+        }
         return -1;
     }
     h->pos += (uint64_t) got;
@@ -111,6 +116,11 @@ on_message (TIFF *tif, void *user, const char *module, const char *fmt, va_list 
     char msg[400];
     vsnprintf (msg, sizeof msg, fmt, ap);
     to_diag (h, module, msg);
+    if (h->diag && !h->diag->error) {
+        h->diag->error = 1;
+        qc_set_err (h->diag->error_msg, sizeof h->diag->error_msg, "libtiff %s: %s",
+                    module ? module : "", msg);
+    }
     char line[512];
     snprintf (line, sizeof line, "%s: %s", qc_byte_source_name (h->src), msg);
     note (h, line);

@@ -28,6 +28,12 @@
 typedef struct {
     int trouble;              /* an error or a warning was reported */
     char msg[512];            /* the first of them */
+    int error;                /* an error was (set by the source's handles:
+                                 warnings, an unknown tag say, are not) */
+    char error_msg[512];      /* the first error */
+    int source_failed;        /* a read of the byte source failed (its
+                                 words: the handle's qc_tiff_source_error,
+                                 or msg once the handle is closed) */
 } qc_tiff_diag_t;
 
 /* NULL with the reason (naming the source) in err when the bytes are

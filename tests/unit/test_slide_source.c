@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include <openslide.h>
+#include <tiffio.h>
 
 #include "kernels/slide/slide.h"
 #include "kernels/slide/source.h"
@@ -207,6 +208,7 @@ typedef struct {
     qc_byte_source_t *inner;
     uint64_t limit;
     uint64_t bytes;           /* bytes read from inner */
+    uint64_t bad_from, bad_to;   /* reads touching these bytes fail too */
 } failing_t;
 
 static int64_t
@@ -219,7 +221,7 @@ static int64_t
 f_read (qc_byte_source_t *s, uint64_t off, size_t len, void *buf, char *err, size_t errlen)
 {
     failing_t *f = (failing_t *) s;
-    if (off + len > f->limit) {
+    if (off + len > f->limit || (off < f->bad_to && off + len > f->bad_from)) {
         snprintf (err, errlen, "GET http://example.invalid/x.svs: the server answered "
                   "503 Service Unavailable (5 attempts; a rerun tries again)");
         return -1;
@@ -254,7 +256,7 @@ test_failing_source (const char *path)
         return;
     uint64_t limits[] = { 0, 100, 20000 };
     for (size_t i = 0; i < 3; i++) {
-        failing_t f = { { &f_ops, "http://example.invalid/x.svs" }, inner, limits[i], 0 };
+        failing_t f = { { &f_ops, "http://example.invalid/x.svs" }, inner, limits[i], 0, 0, 0 };
         int declined = -1;
         qc_slide_t *s = open_src (&f.base, &declined, err, sizeof err);
         CHECK (s == NULL && declined == 0 && strstr (err, "503 Service Unavailable"),
@@ -263,10 +265,26 @@ test_failing_source (const char *path)
         qc_slide_close (&s);
     }
     /* open fine, then every tile read fails: the read says why */
-    failing_t f = { { &f_ops, "http://example.invalid/x.svs" }, inner, UINT64_MAX, 0 };
+    failing_t f = { { &f_ops, "http://example.invalid/x.svs" }, inner, UINT64_MAX, 0, 0, 0 };
     int declined = -1;
     qc_slide_t *s = open_src (&f.base, &declined, err, sizeof err);
     CHECK (s != NULL, "open: %s", err);
+    /* the reads of level 0's first tile fail (the direct reader decodes
+     * each level's first tile as it opens): a failure too, not a slide
+     * declined to be read whole */
+    TIFF *t = TIFFOpen (path, "r");
+    uint64_t tile_at = t ? TIFFGetStrileOffset (t, 0) : 0;
+    uint64_t tile_len = t ? TIFFGetStrileByteCount (t, 0) : 0;
+    if (t)
+        TIFFClose (t);
+    CHECK (tile_at > 0 && tile_len > 0, "level 0's first tile in %s", path);
+    failing_t late = { { &f_ops, "http://example.invalid/x.svs" }, inner, UINT64_MAX, 0,
+                       tile_at, tile_at + tile_len };
+    declined = -1;
+    qc_slide_t *s2 = open_src (&late.base, &declined, err, sizeof err);
+    CHECK (s2 == NULL && declined == 0 && strstr (err, "503 Service Unavailable"),
+           "the first tile's read failing: declined %d: %s", declined, err);
+    qc_slide_close (&s2);
     if (s) {
         f.limit = f.bytes;     /* nothing more than what opening read */
         int64_t w, h;
@@ -292,7 +310,7 @@ test_share (const char *path)
     CHECK (inner != NULL, "%s", err);
     if (!inner)
         return;
-    failing_t f = { { &f_ops, "gen.svs" }, inner, UINT64_MAX, 0 };
+    failing_t f = { { &f_ops, "gen.svs" }, inner, UINT64_MAX, 0, 0, 0 };
     qc_slide_t *s = open_src (&f.base, NULL, err, sizeof err);
     CHECK (s != NULL, "%s", err);
     if (s) {

@@ -5,10 +5,10 @@
  * whose last directory was cut off passed with a level fewer; a
  * directory chain looping back, and classic big-endian files, passed
  * though OpenSlide refuses them; more than 256 directories failed every
- * read, though OpenSlide reads the file. (What libtiff says on the way,
- * a tag it corrects say, is declined as the cut chain is; a level whose
- * first tile does not decode here, as tiff_direct.c's probe_levels
- * finds, is declined too: no file here has either.)
+ * read, though OpenSlide reads the file; a level whose first tile does
+ * not decode here (odd/unreadable.svs) opened and failed every read. A
+ * warning of libtiff's in a directory that is no level (an unknown tag
+ * in a label's) is no reason to decline.
  * Files written here with libtiff: a 3-level tiled LZW generic TIFF
  * (read by ranges, the control), and its damaged or odd variants. */
 #include <stdio.h>
@@ -52,6 +52,7 @@ write_slide (const char *path, shape_t s)
             TIFFSetField (t, TIFFTAG_SUBFILETYPE, FILETYPE_REDUCEDIMAGE);
         if (extra) {
             TIFFSetField (t, TIFFTAG_ROWSPERSTRIP, 8);
+            TIFFSetField (t, TIFFTAG_COPYRIGHT, "label");
             memset (buf, 200, 8 * 8 * 3);
             ok = TIFFWriteEncodedStrip (t, 0, buf, 8 * 8 * 3) >= 0;
         } else {
@@ -121,6 +122,39 @@ loop_chain (const char *path)
         ok = fclose (f) == 0 && ok;
     free (b);
     return ok && last_next ? 0 : -1;
+}
+
+/* Renames tag from to tag to in directory dir of a classic little-endian
+ * TIFF (a private tag libtiff does not know, then). 0 done. */
+static int
+retag (const char *path, int dir, uint16_t from, uint16_t to)
+{
+    long n = file_size (path);
+    FILE *f = fopen (path, "r+b");
+    uint8_t *b = n > 8 ? malloc ((size_t) n) : NULL;
+    int ok = f && b && fread (b, 1, (size_t) n, f) == (size_t) n, done = 0;
+    uint32_t at = ok ? le32 (b + 4) : 0;
+    for (int d = 0; ok && at && d <= dir; d++) {
+        if (at + 2 > (uint32_t) n) {
+            ok = 0;
+            break;
+        }
+        uint32_t count = b[at] | (uint32_t) b[at + 1] << 8;
+        for (uint32_t e = 0; d == dir && e < count && at + 2 + 12 * e + 2 <= (uint32_t) n; e++) {
+            uint32_t p = at + 2 + 12 * e;
+            if ((b[p] | b[p + 1] << 8) == from) {
+                uint8_t v[2] = { (uint8_t) to, (uint8_t) (to >> 8) };
+                ok = fseek (f, (long) p, SEEK_SET) == 0 && fwrite (v, 1, 2, f) == 2;
+                done = 1;
+            }
+        }
+        uint32_t next = at + 2 + 12 * count;
+        at = next + 4 <= (uint32_t) n ? le32 (b + next) : 0;
+    }
+    if (f)
+        ok = fclose (f) == 0 && ok;
+    free (b);
+    return ok && done ? 0 : -1;
 }
 
 /* path by source: declined (expect in the reason), or opened (expect
@@ -197,7 +231,20 @@ main (void)
     by_source ("260 directories", path, "more than 256", 0);
     by_path ("260 directories", path, 3);
 
-    const char *names[] = { "plain.tif", "loop.tif", "be.tif", "many.tif" };
+    /* an unknown tag in a directory that is no level (a label's): libtiff
+     * warns, and the slide is still read by ranges */
+    snprintf (path, sizeof path, "%s/label-tag.tif", dir);
+    CHECK (write_slide (path, (shape_t) { "w", 256, 1 }) == 0
+           && retag (path, 3, TIFFTAG_COPYRIGHT, 33500) == 0);
+    by_source ("an unknown tag in a label", path, NULL, 3);
+    by_path ("an unknown tag in a label", path, 3);
+
+    /* a level whose first tile does not decode (its JPEG is damaged): by
+     * path OpenSlide reads it (and fails it), by ranges it is declined */
+    snprintf (path, sizeof path, "%s/slides/odd/unreadable.svs", check_shared_dir ());
+    by_source ("a tile that does not decode", path, "first tile does not decode", 0);
+
+    const char *names[] = { "plain.tif", "loop.tif", "be.tif", "many.tif", "label-tag.tif" };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf (path, sizeof path, "%s/%s", dir, names[i]);
         unlink (path);
