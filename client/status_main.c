@@ -15,8 +15,10 @@ usage (FILE *to)
     fprintf (to,
         "Usage: qc-status [--broker tcp://HOST:5555] [--timeout S]\n"
         "                 [--cert FILE --server-key FILE]\n"
-        "Shows a qc-broker's workers (name, host, slots, GPUs, busy, last\n"
-        "heartbeat), its queue depth, and its jobs with done/failed/total.\n"
+        "Shows a qc-broker's workers (name, host, slots, GPUs, the CPU and GPU\n"
+        "tasks each holds: running, or sent ahead to start next, so up to\n"
+        "slots + prefetch; last heartbeat), its queue depth, and its jobs\n"
+        "with done/failed/total (RUNNING: on a worker, running or sent ahead).\n"
         "A broker with CurveZMQ shows a client certificate its own jobs, an\n"
         "admin certificate every job.\n\n"
         "  -b, --broker EP   broker endpoint (default tcp://127.0.0.1:5555)\n"
@@ -142,7 +144,7 @@ main (int argc, char **argv)
         qsort (r->workers, r->nworkers, sizeof *r->workers, by_worker_name);
     printf ("broker %s: %zu workers, %" PRIu64 " tasks queued\n\n", broker, r->nworkers, r->queue);
     printf ("%-24s %-20s %5s %4s %9s %9s %9s\n", "WORKER", "HOST", "SLOTS", "GPUS",
-            "CPU BUSY", "GPU BUSY", "HEARTBEAT");
+            "CPU TASKS", "GPU TASKS", "HEARTBEAT");
     for (size_t i = 0; i < r->nworkers; i++) {
         qc_worker_row_t *w = &r->workers[i];
         printf ("%-24s %-20s %5u %4u %9u %9u %7.1fs%s\n", w->name, w->host, w->slots,
