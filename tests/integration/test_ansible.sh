@@ -69,25 +69,28 @@ pass "key pairs made on the host, secrets 0600, worker admitted, broker's certif
 cp "$T/alice/alice.cert" "$T/client-certs/"
 playbook run2.log site.yml
 [ -f "$T/etc/allowed/client-alice.cert" ] || fail "client certificate not admitted"
-playbook run3.log site.yml
-[ "$(changed run3.log)" = 0 ] || { grep -B3 'changed:' "$T/run3.log" | head -30; fail "a second run changed $(changed run3.log) things"; }
-pass "a run with nothing new changes nothing"
-
-# an inventory that leaves qc_curve to its documented default (true):
-# the same cluster, nothing changed
+# A second run with nothing new changes nothing; it leaves qc_curve to its
+# documented default (true), so the one run shows both: the same cluster.
 sed '/^qc_curve=/d' "$T/inventory.ini" >"$T/inventory-nocurve.ini"
-(cd "$A" && timeout 900 ansible-playbook -i "$T/inventory-nocurve.ini" site.yml) >"$T/run3b.log" 2>&1 \
-    || { tail -20 "$T/run3b.log"; fail "an inventory without qc_curve failed"; }
-[ "$(changed run3b.log)" = 0 ] || fail "qc_curve's default changed $(changed run3b.log) things"
-# a broker bind the broker would refuse stops the play before any file
-md5sum "$T/units/qc-broker.service" >"$T/unit.md5"
-(cd "$A" && timeout 900 ansible-playbook -i "$T/inventory.ini" site.yml \
-    -e "qc_broker_bind=tcp://localhost:$port") >"$T/badbind.log" 2>&1 \
-    && fail "a host-name bind was taken"
-grep -q "qc_broker_bind = tcp://localhost:$port: write tcp://ADDRESS:PORT" "$T/badbind.log" \
-    || { tail -20 "$T/badbind.log"; fail "no clear word on the bad bind"; }
-md5sum -c --quiet "$T/unit.md5" || fail "the unit changed on a refused bind"
-pass "qc_curve left to its default changes nothing; a bind to a host name is refused before any file"
+(cd "$A" && timeout 900 ansible-playbook -i "$T/inventory-nocurve.ini" site.yml) >"$T/run3.log" 2>&1 \
+    || { tail -20 "$T/run3.log"; fail "an inventory without qc_curve failed"; }
+[ "$(changed run3.log)" = 0 ] || { grep -B3 'changed:' "$T/run3.log" | head -30; fail "a second run (qc_curve left to its default) changed $(changed run3.log) things"; }
+pass "a run with nothing new changes nothing, qc_curve left to its default included"
+
+# An address the broker or a worker would refuse stops the play at its
+# first tasks: no package, build or file is touched.
+md5sum "$T/units/qc-broker.service" "$T/etc/worker.env" >"$T/unit.md5"
+for bad in "qc_broker_bind=tcp://localhost:$port|qc_broker_bind = tcp://localhost:$port: write tcp://ADDRESS:PORT" \
+           "qc_broker_connect=tcp://127.0.0.1:99999|qc_broker_connect = tcp://127.0.0.1:99999: write tcp://HOST:PORT"; do
+    setting=${bad%%|*} words=${bad#*|}
+    (cd "$A" && timeout 900 ansible-playbook -i "$T/inventory.ini" site.yml -e "$setting") >"$T/badbind.log" 2>&1 \
+        && fail "$setting was taken"
+    grep -qF "$words" "$T/badbind.log" || { tail -20 "$T/badbind.log"; fail "no clear word on $setting"; }
+    ! grep -q 'TASK \[qc_\(deps\|build\)' "$T/badbind.log" \
+        || fail "$setting was refused only after the packages or the build"
+    md5sum -c --quiet "$T/unit.md5" || fail "a file changed on a refused $setting"
+done
+pass "a bind to a host name, or a port past 65535 for the workers, is refused before any package, build or file"
 
 mkdir -p "$T/verify"
 cp "$T/units/qc-broker.service" "$T/units/qc-worker@.service" "$T/verify/"
