@@ -85,6 +85,9 @@ outbox_reason (job_rec_t *job, const char *reason)
     return (int32_t) job->nreasons++;
 }
 
+/* The finish time goes into the journal with the batch that finished the
+ * job: left to the next tick, a broker stopped in between came back with
+ * the job finishing at its restart, and --retention counted from there. */
 static void
 mark_finished (qc_broker_t *b, job_rec_t *job)
 {
@@ -92,6 +95,8 @@ mark_finished (qc_broker_t *b, job_rec_t *job)
         job->finished_at = b->now;
         job->finished_wall = zclock_time ();
     }
+    if (job->finished_at && !job->finish_logged)
+        state_log_finished (b, job);
 }
 
 void

@@ -1,10 +1,18 @@
 #!/bin/bash
-# Runs every unit test binary given on the command line, then every
+# Runs every unit test binary given on the command line and every
 # integration script tests/integration/test_*.sh (unless --unit-only), and
 # prints the closing line "N passed, N failed" (", N skipped" when a test
 # exited 77: it cannot run here, and says why). Each binary or script is
 # one test; its output goes to build/test-logs/NAME.log and is shown when
 # it fails.
+#
+# Tests run QC_TEST_JOBS at a time (default: the CPU count, at most 4;
+# 1 runs them one by one). They were written to run at once: each has its
+# own temporary folder and its own ports (lib.sh's free_port). The
+# integration scripts start first, test_ansible (the longest, ~4 min)
+# at their head, so the short unit tests fill in at the end. A script
+# with the line "# qc-test: alone" runs with no other test beside it (it
+# measures the whole machine, or needs all of it).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 unit_only=0
@@ -12,29 +20,69 @@ if [ "${1:-}" = "--unit-only" ]; then unit_only=1; shift; fi
 export QC_SHARED_DIR="${QC_SHARED_DIR:-$(cd .. && pwd)/shared}"
 logs=build/test-logs
 mkdir -p "$logs"
+
+jobs=${QC_TEST_JOBS:-}
+if [ -z "$jobs" ]; then
+    jobs=$(nproc 2>/dev/null || echo 1)
+    [ "$jobs" -gt 4 ] && jobs=4
+fi
+case $jobs in
+    ''|*[!0-9]*|0) echo "tests/run.sh: QC_TEST_JOBS=$jobs: give a number of tests to run at once, 1 or more" >&2
+                   exit 2;;
+esac
+
 passed=0; failed=0; skipped=0; failures=()
-run_one() {
-    local name=$1; shift
-    local start=$SECONDS
-    timeout 900 "$@" >"$logs/$name.log" 2>&1
-    local rc=$?
-    if [ $rc = 0 ]; then
-        passed=$((passed + 1)); echo "ok   $name ($((SECONDS - start)) s)"
-    elif [ $rc = 77 ]; then
+declare -A job_name=() job_start=()   # by PID of the running test
+report() {      # report NAME RC SECONDS
+    local name=$1 rc=$2 secs=$3
+    if [ "$rc" = 0 ]; then
+        passed=$((passed + 1)); echo "ok   $name ($secs s)"
+    elif [ "$rc" = 77 ]; then
         # a test that cannot run here says why; never a silent pass
         skipped=$((skipped + 1)); echo "SKIP $name: $(grep -m1 '^SKIPPED:' "$logs/$name.log" | cut -c10-)"
     else
         failed=$((failed + 1)); failures+=("$name")
-        echo "FAIL $name ($((SECONDS - start)) s)"; tail -n 40 "$logs/$name.log" | sed 's/^/     /'
+        echo "FAIL $name ($secs s)"; tail -n 40 "$logs/$name.log" | sed 's/^/     /'
     fi
 }
-for t in "$@"; do run_one "$(basename "$t")" "$t"; done
+reap_one() {    # waits for any running test to end and reports it
+    local pid rc
+    wait -n -p pid
+    rc=$?
+    [ -n "${pid:-}" ] || return 1
+    report "${job_name[$pid]}" $rc $((SECONDS - job_start[$pid]))
+    unset "job_name[$pid]" "job_start[$pid]"
+}
+start_one() {   # start_one NAME COMMAND...: once a place is free
+    local name=$1; shift
+    while [ ${#job_name[@]} -ge "$jobs" ]; do reap_one || break; done
+    timeout 900 "$@" >"$logs/$name.log" 2>&1 &
+    job_name[$!]=$name
+    job_start[$!]=$SECONDS
+}
+drain() { while [ ${#job_name[@]} -gt 0 ]; do reap_one || break; done; }
+
+scripts=()
 if [ $unit_only = 0 ]; then
-    for s in tests/integration/test_*.sh; do
+    for s in tests/integration/test_ansible.sh tests/integration/test_*.sh; do
         [ -e "$s" ] || continue
-        run_one "$(basename "$s" .sh)" bash "$s"
+        case " ${scripts[*]} " in *" $s "*) continue;; esac
+        scripts+=("$s")
     done
 fi
+for s in "${scripts[@]}"; do
+    name=$(basename "$s" .sh)
+    if grep -q '^# qc-test: alone' "$s"; then
+        drain
+        start_one "$name" bash "$s"
+        drain
+    else
+        start_one "$name" bash "$s"
+    fi
+done
+for t in "$@"; do start_one "$(basename "$t")" "$t"; done
+drain
+
 [ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
 if [ $skipped -gt 0 ]; then
     echo "$passed passed, $failed failed, $skipped skipped"
