@@ -323,3 +323,164 @@ qc_url_cache_name (const char *url, char *out, size_t outlen)
               (unsigned long long) finish (h.a), (unsigned long long) finish (h.b));
     return 0;
 }
+
+/* ---- admitted prefixes (qc-worker --slides-url) ---- */
+
+/* The scheme, host and port of url's authority (user info skipped) and
+ * where its path lies; -1 when any part is not plain enough to compare:
+ * a host that is not letters, digits, '.', '-' or an [IPv6] address, a
+ * second '@', a port that is not 1-65535. */
+static int
+authority_of (const char *url, qc_url_kind_t *kind, char *host, size_t hostlen,
+              unsigned *port, size_t *path_start, size_t *path_end)
+{
+    url_parts_t p;
+    if (!url || split (url, &p) < 0)
+        return -1;
+    if (p.scheme_end == 4 && strncasecmp (url, "http", 4) == 0)
+        *kind = QC_URL_HTTP;
+    else if (p.scheme_end == 5 && strncasecmp (url, "https", 5) == 0)
+        *kind = QC_URL_HTTPS;
+    else
+        return -1;
+    size_t ats = 0;
+    for (size_t k = p.auth_start; k < p.auth_end; k++)
+        ats += url[k] == '@';
+    if (ats > 1)
+        return -1;
+    size_t h = p.host_start, e = p.auth_end, n = 0;
+    size_t colon = e;
+    if (url[h] == '[') {
+        size_t k = h + 1;
+        while (k < e && (isxdigit ((unsigned char) url[k]) || url[k] == ':' || url[k] == '.'))
+            k++;
+        if (k >= e || url[k] != ']')
+            return -1;
+        colon = k + 1 < e ? k + 1 : e;
+        if (colon < e && url[colon] != ':')
+            return -1;
+    } else {
+        for (size_t k = h; k < e; k++) {
+            if (url[k] == ':') {
+                colon = k;
+                break;
+            }
+            if (!isalnum ((unsigned char) url[k]) && url[k] != '.' && url[k] != '-')
+                return -1;
+        }
+    }
+    if (colon == h || colon - h >= hostlen)
+        return -1;
+    for (size_t k = h; k < colon; k++)
+        host[n++] = (char) tolower ((unsigned char) url[k]);
+    host[n] = '\0';
+    *port = *kind == QC_URL_HTTPS ? 443 : 80;
+    if (colon < e) {
+        unsigned long v = 0;
+        size_t k = colon + 1;
+        if (k == e || e - k > 5)
+            return -1;
+        for (; k < e; k++) {
+            if (!isdigit ((unsigned char) url[k]))
+                return -1;
+            v = v * 10 + (unsigned long) (url[k] - '0');
+        }
+        if (v < 1 || v > 65535)
+            return -1;
+        *port = (unsigned) v;
+    }
+    *path_start = p.auth_end;
+    *path_end = p.path_end;
+    return 0;
+}
+
+/* 1 when the path [s, e) holds a segment a server could read as another
+ * path: "." or "..", also percent-encoded, an encoded '/' or '\', or a
+ * '\' (some servers take it for '/'). */
+static int
+path_unsafe (const char *s, const char *e)
+{
+    size_t dots = 0, len = 0;  /* of the segment so far, decoded */
+    for (const char *c = s; c <= e; c++) {
+        if (c == e || *c == '/') {
+            if (len && dots == len && len <= 2)
+                return 1;
+            dots = len = 0;
+            continue;
+        }
+        int ch = (unsigned char) *c;
+        if (ch == '%' && c + 2 < e && hexval (c[1]) >= 0 && hexval (c[2]) >= 0) {
+            ch = hexval (c[1]) * 16 + hexval (c[2]);
+            c += 2;
+            if (ch == '/')
+                return 1;
+        }
+        if (ch == '\\')
+            return 1;
+        dots += ch == '.';
+        len++;
+    }
+    return 0;
+}
+
+int
+qc_url_prefix_parse (const char *text, qc_url_prefix_t *out, char *err, size_t errlen)
+{
+    if (!text || !out)
+        return qc_fail (err, errlen, "no URL prefix given");
+    memset (out, 0, sizeof *out);
+    size_t ps, pe;
+    url_parts_t p;
+    if (split (text, &p) < 0
+        || authority_of (text, &out->kind, out->host, sizeof out->host, &out->port, &ps, &pe) < 0)
+        return qc_fail (err, errlen, "'%.300s': write http(s)://HOST[:PORT]/FOLDER/ "
+                        "(a host name or address, a port from 1 to 65535)", text);
+    if (p.host_start != p.auth_start)
+        return qc_fail (err, errlen, "'%.300s': a prefix holds no user name or password", text);
+    if (text[pe])
+        return qc_fail (err, errlen, "'%.300s': a prefix holds no query (?...) or "
+                        "fragment (#...)", text);
+    if (path_unsafe (text + ps, text + pe))
+        return qc_fail (err, errlen, "'%.300s': a prefix's folder holds no '.', '..', "
+                        "'\\' or encoded '/' segment", text);
+    size_t n = pe - ps;
+    if (n + 2 > sizeof out->path)
+        return qc_fail (err, errlen, "'%.300s': the folder is longer than %zu characters",
+                        text, sizeof out->path - 2);
+    if (n == 0)
+        out->path[0] = '/';
+    else
+        memcpy (out->path, text + ps, n);
+    return 0;
+}
+
+int
+qc_url_prefix_match (const qc_url_prefix_t *prefix, const char *url)
+{
+    if (!prefix || !url)
+        return 0;
+    qc_url_kind_t kind;
+    char host[256];
+    unsigned port;
+    size_t ps, pe;
+    if (authority_of (url, &kind, host, sizeof host, &port, &ps, &pe) < 0
+        || kind != prefix->kind || port != prefix->port || strcmp (host, prefix->host) != 0
+        || path_unsafe (url + ps, url + pe))
+        return 0;
+    const char *path = pe > ps ? url + ps : "/";
+    size_t plen = pe > ps ? pe - ps : 1;
+    size_t n = strlen (prefix->path);
+    if (plen < n || strncmp (path, prefix->path, n) != 0)
+        return 0;
+    /* the prefix's path is a folder: it ends at a '/' of the URL's */
+    return prefix->path[n - 1] == '/' || plen == n || path[n] == '/';
+}
+
+int
+qc_url_path_ambiguous (const char *url)
+{
+    url_parts_t p;
+    if (!url || split (url, &p) < 0)
+        return 0;
+    return path_unsafe (url + p.auth_end, url + p.path_end);
+}

@@ -71,4 +71,33 @@ int qc_url_file_path (const char *url, char *out, size_t outlen, char *err,
  * is 255). 0, or -1 when out is too small or url is not http(s). */
 int qc_url_cache_name (const char *url, char *out, size_t outlen);
 
+/* An admitted URL prefix (qc-worker --slides-url): a scheme, a host, a
+ * port and a folder on that server. */
+typedef struct {
+    qc_url_kind_t kind;       /* QC_URL_HTTP or QC_URL_HTTPS */
+    char host[256];           /* lower case; an IPv6 address in [] */
+    unsigned port;            /* the URL's, else 80 or 443 */
+    char path[1024];          /* starts with '/' */
+} qc_url_prefix_t;
+
+/* Parses http(s)://HOST[:PORT][/PATH] into out. Refused, with the reason
+ * in err: another scheme, user info, a query or fragment, a host with
+ * other than letters, digits, '.', '-' (or an [IPv6] address), a port
+ * outside 1-65535, a dot segment in the path. */
+int qc_url_prefix_parse (const char *text, qc_url_prefix_t *out, char *err,
+                         size_t errlen);
+
+/* 1 when url lies under prefix: the same scheme, host (any case) and
+ * port (the scheme's default when none is written), and a path that is
+ * the prefix's or below it, the prefix's path taken as a folder
+ * ("/wsi" admits "/wsi/a.svs", not "/wsi2/a.svs"). The query and the
+ * user info do not count. A URL that a server could read as another
+ * path never matches: a "." or ".." segment, also percent-encoded, an
+ * encoded '/' or '\', a '\', or a host that is not plain. Else 0. */
+int qc_url_prefix_match (const qc_url_prefix_t *prefix, const char *url);
+
+/* 1 when an http(s) url's path holds what a server could read as
+ * another path (the dot segments and encodings above), else 0. */
+int qc_url_path_ambiguous (const char *url);
+
 #endif

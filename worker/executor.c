@@ -53,7 +53,10 @@ fetch_next (qc_worker_t *w, int lane)
     if (!w->fetch)
         return;
     char *next = taskq_next_path (&w->queue, lane);
-    if (next)
+    char why[512];
+    /* a slide this worker may not fetch fails when its task runs, saying
+       why; nothing is asked for ahead of it */
+    if (next && qc_url_is_remote (next) && slides_url_admit (&w->roots, next, why, sizeof why) == 0)
         qc_slide_fetch_ahead (w->fetch, next);
     free (next);
 }

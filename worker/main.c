@@ -12,6 +12,7 @@
 #include "shared/endpoint.h"
 #include "shared/err.h"
 #include "shared/log.h"
+#include "shared/url.h"
 #include "worker/gpu_probe.h"
 #include "worker/slide_fetch.h"
 #include "worker/supervise.h"
@@ -29,10 +30,14 @@ usage (FILE *to)
         "      --cert FILE        this worker's secret certificate (qc-keygen\n"
         "                         --role worker): CurveZMQ to a broker with --cert\n"
         "      --server-key FILE  the broker's public certificate (with --cert)\n"
-        "      --slides-root DIR  open only slides that resolve (symbolic links\n"
-        "                         and .. followed) into DIR; others fail, never\n"
-        "                         opened; may be given several times (default:\n"
-        "                         any path)\n"
+        "      --slides-root DIR  open only slide paths that resolve (symbolic\n"
+        "                         links and .. followed) into DIR\n"
+        "      --slides-url PREFIX  fetch only http(s) slides under PREFIX\n"
+        "                         (https://HOST[:PORT]/FOLDER/: same scheme, host,\n"
+        "                         port, a path in FOLDER), redirects included.\n"
+        "                         With either option, a slide that neither admits\n"
+        "                         fails, never opened or asked for; each may be\n"
+        "                         given several times (default: any path and URL)\n"
         "  -s, --slots N          CPU slots: slides run at once (default: the cores it\n"
         "                         may run on, its affinity mask)\n"
         "  -g, --gpu I[,J]|all    advertise and use these GPUs; fails (exit 2)\n"
@@ -123,6 +128,7 @@ enum {
     OPT_CERT,
     OPT_SERVER_KEY,
     OPT_SLIDES_ROOT,
+    OPT_SLIDES_URL,
 };
 
 int
@@ -135,8 +141,8 @@ main (int argc, char **argv)
     unsigned long v, simulate = 0, timeout_s = 0, gpu_mem_mb = 0;
     bool supervise = true;
     const char *cert = NULL, *server_key = NULL;
-    const char *roots[64];
-    size_t nroots = 0;
+    const char *roots[64], *urls[64];
+    size_t nroots = 0, nurls = 0;
     static const struct option opts[] = {
         {"connect", required_argument, 0, 'c'},
         {"slots", required_argument, 0, 's'},
@@ -163,6 +169,7 @@ main (int argc, char **argv)
         {"cert", required_argument, 0, OPT_CERT},
         {"server-key", required_argument, 0, OPT_SERVER_KEY},
         {"slides-root", required_argument, 0, OPT_SLIDES_ROOT},
+        {"slides-url", required_argument, 0, OPT_SLIDES_URL},
         {"help", no_argument, 0, 'h'},
         {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
@@ -245,6 +252,21 @@ main (int argc, char **argv)
             }
             roots[nroots++] = optarg;
             break;
+        case OPT_SLIDES_URL:
+            if (nurls == 64) {
+                fprintf (stderr, "%s: at most 64 --slides-url prefixes\n", prog);
+                return QC_EXIT_USAGE;
+            }
+            {
+                qc_url_prefix_t parsed;
+                char why[512];
+                if (qc_url_prefix_parse (optarg, &parsed, why, sizeof why)) {
+                    fprintf (stderr, "%s: --slides-url %s\n", prog, why);
+                    return QC_EXIT_USAGE;
+                }
+            }
+            urls[nurls++] = optarg;
+            break;
         case 'h': usage (stdout); return QC_EXIT_OK;
         case 'V': qc_cli_version (prog); return QC_EXIT_OK;
         default: return qc_cli_bad_option (prog);
@@ -283,6 +305,8 @@ main (int argc, char **argv)
     cfg.curve = curve;
     cfg.slides_roots = roots;
     cfg.nslides_roots = nroots;
+    cfg.slides_urls = urls;
+    cfg.nslides_urls = nurls;
     char spec_err[256];
     if (gpu_spec && qc_gpu_spec_check (gpu_spec, spec_err, sizeof spec_err)) {
         fprintf (stderr, "%s: --gpu %s: %s\n", prog, gpu_spec, spec_err);
@@ -331,7 +355,7 @@ main (int argc, char **argv)
         fprintf (stderr, "%s: cannot start (bad endpoint '%s', a --slides-root that "
                  "is not a folder, or out of resources; see above)\n", prog, cfg.endpoint);
         qc_curve_client_destroy (&curve);
-        return nroots ? QC_EXIT_USAGE : QC_EXIT_NO_BROKER;
+        return nroots || nurls ? QC_EXIT_USAGE : QC_EXIT_NO_BROKER;
     }
     qc_log (QC_LOG_INFO, "worker", "connecting to %s with %u slot%s, %zu GPU%s",
             cfg.endpoint, cfg.slots, qc_plural (cfg.slots), cfg.ngpus, qc_plural (cfg.ngpus));

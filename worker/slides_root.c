@@ -9,15 +9,43 @@
 #include <string.h>
 #include <sys/stat.h>
 
-int
-slides_roots_init (slides_roots_t *self, const char *const *dirs, size_t n, char *err,
-                   size_t errlen)
+static int
+urls_init (slides_roots_t *self, const char *const *urls, size_t nurls, char *err,
+           size_t errlen)
 {
+    if (!nurls)
+        return 0;
+    if (!urls || !(self->urls = calloc (nurls, sizeof *self->urls))) {
+        snprintf (err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < nurls; i++) {
+        char why[512];
+        if (qc_url_prefix_parse (urls[i], &self->urls[i], why, sizeof why)) {
+            snprintf (err, errlen, "--slides-url %s", why);
+            return -1;
+        }
+        self->nurls++;
+    }
+    return 0;
+}
+
+int
+slides_roots_init (slides_roots_t *self, const char *const *dirs, size_t n,
+                   const char *const *urls, size_t nurls, char *err, size_t errlen)
+{
+    if (!self)
+        return -1;
     memset (self, 0, sizeof *self);
+    if (urls_init (self, urls, nurls, err, errlen)) {
+        slides_roots_free (self);
+        return -1;
+    }
     if (!n)
         return 0;
     if (!dirs || !(self->roots = calloc (n, sizeof *self->roots))) {
         snprintf (err, errlen, "out of memory");
+        slides_roots_free (self);
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
@@ -42,6 +70,7 @@ slides_roots_free (slides_roots_t *self)
         free (self->roots[i]);
     if (self) {
         free (self->roots);
+        free (self->urls);
         memset (self, 0, sizeof *self);
     }
 }
@@ -61,18 +90,18 @@ slides_roots_check (const slides_roots_t *self, const char *path, char **resolve
                     char *why, size_t len)
 {
     *resolved = NULL;
-    if (!self || !self->n)
+    if (!slides_roots_confined (self))
         return 0;
     if (!path || !*path) {
         snprintf (why, len, "no slide path");
         return -1;
     }
-    /* URLs are not paths under a root: http(s) slides are fetched, not
-     * opened; a file:// URL is the path it names, checked as one */
+    /* http(s) slides are fetched, so a prefix admits them; a file:// URL
+     * is the path it names, checked as one */
     char file_path[PATH_MAX];
     switch (qc_url_classify (path, why, len)) {
     case QC_URL_HTTP:
-    case QC_URL_HTTPS: return 0;
+    case QC_URL_HTTPS: return slides_url_admit ((void *) self, path, why, len);
     case QC_URL_FILE:
         if (qc_url_file_path (path, file_path, sizeof file_path, why, len))
             return -1;
@@ -80,6 +109,11 @@ slides_roots_check (const slides_roots_t *self, const char *path, char **resolve
         break;
     case QC_URL_PATH: break;
     default: return -1;     /* a refused scheme: why says which */
+    }
+    if (!self->n) {
+        snprintf (why, len, "this worker opens only slides by URL under its "
+                  "--slides-url prefixes (it has no --slides-root): %s not opened", path);
+        return -1;
     }
     char *real = realpath (path, NULL);
     if (!real) {
@@ -96,5 +130,41 @@ slides_roots_check (const slides_roots_t *self, const char *path, char **resolve
               "this worker (%s%s): not opened", real, self->roots[0],
               self->n > 1 ? ", ..." : "");
     free (real);
+    return -1;
+}
+
+int
+slides_roots_confined (const slides_roots_t *self)
+{
+    return self && (self->n || self->nurls);
+}
+
+int
+slides_url_admit (void *ctx, const char *url, char *why, size_t len)
+{
+    const slides_roots_t *self = ctx;
+    if (!slides_roots_confined (self))
+        return 0;
+    char shown[512];
+    qc_url_redact (url, shown, sizeof shown);
+    if (!self->nurls) {
+        snprintf (why, len, "this worker opens only slides under its --slides-root "
+                  "folders; for slides by URL give it --slides-url PREFIX (e.g. "
+                  "https://HOST/FOLDER/): %s not fetched", shown);
+        return -1;
+    }
+    for (size_t i = 0; i < self->nurls; i++)
+        if (qc_url_prefix_match (&self->urls[i], url))
+            return 0;
+    if (qc_url_path_ambiguous (url)) {
+        snprintf (why, len, "%s holds a '.' or '..' segment, or an encoded '/' or '\\', "
+                  "which a server could read as a path outside this worker's "
+                  "--slides-url prefixes: not fetched", shown);
+        return -1;
+    }
+    const qc_url_prefix_t *p = &self->urls[0];
+    snprintf (why, len, "%s is outside every --slides-url of this worker (%s://%s:%u%s%s): "
+              "not fetched", shown, p->kind == QC_URL_HTTPS ? "https" : "http", p->host,
+              p->port, p->path, self->nurls > 1 ? ", ..." : "");
     return -1;
 }

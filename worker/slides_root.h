@@ -1,31 +1,51 @@
-/* qc-worker --slides-root DIR (repeatable): the folders this worker may
- * open slides in. A task's path is resolved as the kernel would open it
- * (realpath: symbolic links and ".." followed) and must lie in one of
- * them; otherwise the slide fails with the reason and the file is never
- * opened. The slide is then opened by its resolved path, so a link
- * changed after the check cannot lead elsewhere (a folder on the way
- * that is replaced in between still could: roots are for folders only
- * trusted users write). Without roots any path is opened, as before.
- * http(s) URLs are not paths: the roots do not apply to them (the worker
- * fetches them); a file:// URL is checked as the path it names. */
+/* What a worker may read: qc-worker --slides-root DIR and --slides-url
+ * PREFIX (each repeatable). Without either, any path is opened and any
+ * http(s) URL fetched, as before. With either, a slide must be admitted
+ * by one of them: a path (or a file:// URL) by a root, an http(s) URL by
+ * a prefix; anything else fails with the reason and is never opened or
+ * asked for. A worker that can reach more than the slides (a hospital's
+ * internal servers) should not let any client that holds a certificate
+ * make it read or request anything it can reach.
+ *
+ * A path is resolved as the kernel would open it (realpath: symbolic
+ * links and ".." followed) and must lie in a root; the slide is then
+ * opened by its resolved path, so a link changed after the check cannot
+ * lead elsewhere (a folder on the way that is replaced in between still
+ * could: roots are for folders only trusted users write).
+ *
+ * A URL must lie under a prefix (shared/url.h qc_url_prefix_match: same
+ * scheme, host and port, a path in its folder, no dot segment). Each
+ * redirect's target is checked too, before it is followed
+ * (slides_url_admit, the HTTP client's admit hook). */
 #ifndef QC_SLIDES_ROOT_H
 #define QC_SLIDES_ROOT_H
 
 #include <stddef.h>
 
+#include "shared/url.h"
+
 typedef struct {
     char **roots;             /* resolved folders */
     size_t n;
+    qc_url_prefix_t *urls;    /* admitted URL prefixes */
+    size_t nurls;
 } slides_roots_t;
 
-/* Resolves each folder (it must exist and be a folder); -1 with the
- * reason. */
+/* Resolves each folder (it must exist and be a folder) and parses each
+ * URL prefix; -1 with the reason. */
 int slides_roots_init (slides_roots_t *self, const char *const *dirs, size_t n,
-                       char *err, size_t errlen);
+                       const char *const *urls, size_t nurls, char *err, size_t errlen);
 void slides_roots_free (slides_roots_t *self);
 /* 0 when path may be opened: *resolved is its real path (malloc'd; NULL
  * when there are no roots: open path as given). -1 with the reason. */
 int slides_roots_check (const slides_roots_t *self, const char *path,
                         char **resolved, char *why, size_t len);
+
+/* The HTTP client's admit hook (worker/fetch/http.h): ctx is a
+ * slides_roots_t; 0 when url may be requested, -1 with the reason. */
+int slides_url_admit (void *ctx, const char *url, char *why, size_t len);
+
+/* 1 when the worker is confined (a root or a prefix given). */
+int slides_roots_confined (const slides_roots_t *self);
 
 #endif

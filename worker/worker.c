@@ -101,16 +101,23 @@ config_copy (qc_worker_config_t *dst, const qc_worker_config_t *src,
         dst->exec_prepare = NULL, dst->exec_finish = NULL;
     dst->slides_roots = NULL;        /* resolved into roots instead */
     dst->nslides_roots = 0;
+    dst->slides_urls = NULL;
+    dst->nslides_urls = 0;
     return 0;
 }
 
 /* The pipeline's slides by URL; NULL (said in the log) when its cache
  * folder cannot be used: paths still run, URLs then fail with why. */
 static qc_slide_fetch_t *
-fetch_new (const qc_worker_config_t *cfg)
+fetch_new (const qc_worker_config_t *cfg, slides_roots_t *roots)
 {
     qc_slide_fetch_config_t fc;
     qc_slide_fetch_config_defaults (&fc);
+    if (slides_roots_confined (roots)) {
+        /* every request, a fetch ahead's and each redirect's included */
+        fc.http.admit = slides_url_admit;
+        fc.http.admit_ctx = roots;
+    }
     fc.cache_dir = cfg->cache_dir;
     if (cfg->cache_max)
         fc.cache_max = cfg->cache_max;
@@ -143,8 +150,8 @@ qc_worker_new (const qc_worker_config_t *cfg)
     if (gethostname (self->host, sizeof self->host - 1))
         snprintf (self->host, sizeof self->host, "unknown");
     char err[512];
-    if (slides_roots_init (&self->roots, cfg->slides_roots, cfg->nslides_roots, err,
-                           sizeof err)) {
+    if (slides_roots_init (&self->roots, cfg->slides_roots, cfg->nslides_roots,
+                           cfg->slides_urls, cfg->nslides_urls, err, sizeof err)) {
         qc_log (QC_LOG_ERROR, "worker", "%s", err);
         free (self);
         return NULL;
@@ -158,7 +165,7 @@ qc_worker_new (const qc_worker_config_t *cfg)
         return NULL;
     }
     if (!cfg->exec)
-        self->fetch = fetch_new (cfg);
+        self->fetch = fetch_new (cfg, &self->roots);
     if (self->fetch)
         self->cfg.exec_arg = self->fetch;
     snprintf (self->pull_endpoint, sizeof self->pull_endpoint,

@@ -93,11 +93,16 @@ typedef struct {
     /* CurveZMQ to the broker (shared/curve.h): borrowed, must outlive
      * the worker; NULL: none */
     struct qc_curve_client *curve;
-    /* --slides-root: a slide path must resolve (symbolic links and ".."
-     * followed) into one of these folders, or it is a per-slide error
-     * and is never opened (copied; none: any path) */
+    /* --slides-root and --slides-url (worker/slides_root.h): with
+     * either, a slide path must resolve (symbolic links and ".."
+     * followed) into one of the folders, and a URL (and each redirect)
+     * must lie under one of the prefixes, or the slide is a per-slide
+     * error and is never opened or asked for (copied; neither: any
+     * path, any URL) */
     const char *const *slides_roots;
     size_t nslides_roots;
+    const char *const *slides_urls;
+    size_t nslides_urls;
 } qc_worker_config_t;
 
 typedef struct qc_worker qc_worker_t;

@@ -401,6 +401,87 @@ expect_error (const char *path, qc_http_status_t want, const char *words, int re
     printf ("%-22s -> %s\n", path, err);
 }
 
+/* The admit hook (qc-worker --slides-url): a refused URL is never asked
+ * for; with the hook libcurl follows no redirect itself, each target is
+ * checked first, and a loop still stops at max_redirects. */
+static int
+admit_files_only (void *ctx, const char *url, char *why, size_t len)
+{
+    int *calls = ctx;
+    (*calls)++;
+    if (strstr (url, "/files/") || strstr (url, "/redirect/") || strstr (url, "/loop"))
+        return 0;
+    snprintf (why, len, "not under the admitted folders");
+    return -1;
+}
+
+static int
+admit_redirect_only (void *ctx, const char *url, char *why, size_t len)
+{
+    (void) ctx;
+    if (strstr (url, "/redirect/"))
+        return 0;
+    snprintf (why, len, "only /redirect/ is admitted");
+    return -1;
+}
+
+static void
+test_admit (void)
+{
+    char url[600], shown[600], err[1024] = "";
+    static uint8_t buf[4096];
+    size_t got;
+    int calls = 0;
+    qc_http_opts_t o;
+    fast_opts (&o);
+    o.admit = admit_files_only;
+    o.admit_ctx = &calls;
+
+    int before = fault_count ("novalid/CMU-1-Small-Region.svs");
+    fx_url (&fault, "novalid/CMU-1-Small-Region.svs", url, sizeof url);
+    qc_http_status_t st = qc_http_get_range (NULL, url, &o, 0, sizeof buf, buf, &got, NULL, NULL,
+                                             NULL, err, sizeof err);
+    CHECK (st == QC_HTTP_ERR_REFUSED && strstr (err, "not fetched: not under the admitted"),
+           "a refused URL: %s %s", qc_http_status_name (st), err);
+    CHECK (fault_count ("novalid/CMU-1-Small-Region.svs") == before, "a refused URL was asked for");
+
+    /* an admitted redirect is followed here, byte 0 of the target comes */
+    before = fault_count ("files/CMU-1-Small-Region.svs");
+    fx_url (&fault, "redirect/CMU-1-Small-Region.svs", url, sizeof url);
+    calls = 0;
+    st = qc_http_get_range (NULL, url, &o, 0, sizeof buf, buf, &got, NULL, NULL, NULL, err,
+                            sizeof err);
+    CHECK (st == QC_HTTP_OK && got == sizeof buf && buf[0] == 'I' && buf[1] == 'I',
+           "an admitted redirect: %s %s", qc_http_status_name (st), err);
+    CHECK (calls == 2 && fault_count ("files/CMU-1-Small-Region.svs") == before + 1,
+           "the URL and the redirect's target checked (%d), the target asked once", calls);
+
+    /* a refused target: the redirect is asked for, the target is not */
+    qc_http_opts_t r = o;
+    r.admit = admit_redirect_only;
+    before = fault_count ("files/CMU-1-Small-Region.svs");
+    int hops = fault_count ("redirect/CMU-1-Small-Region.svs");
+    fx_secret_url (&fault, "redirect/CMU-1-Small-Region.svs", url, sizeof url);
+    fx_url (&fault, "files/CMU-1-Small-Region.svs", shown, sizeof shown);
+    st = qc_http_get_range (NULL, url, &r, 0, sizeof buf, buf, &got, NULL, NULL, NULL, err,
+                            sizeof err);
+    CHECK (st == QC_HTTP_ERR_REFUSED && strstr (err, "redirected to") && strstr (err, shown)
+           && strstr (err, "only /redirect/ is admitted") && !fx_has_secret (err),
+           "a refused redirect: %s %s", qc_http_status_name (st), err);
+    CHECK (fault_count ("files/CMU-1-Small-Region.svs") == before
+           && fault_count ("redirect/CMU-1-Small-Region.svs") == hops + 1,
+           "the refused target was asked for, or the redirect not once");
+
+    /* a loop stops at max_redirects (5): 6 requests, one attempt */
+    int loops = fault_count ("loop");
+    fx_url (&fault, "loop", url, sizeof url);
+    st = qc_http_get_range (NULL, url, &o, 0, sizeof buf, buf, &got, NULL, NULL, NULL, err,
+                            sizeof err);
+    CHECK (st == QC_HTTP_ERR_REDIRECTS && strstr (err, "more than 5 redirects")
+           && fault_count ("loop") == loops + 6, "a loop with admit: %s, %d requests",
+           err, fault_count ("loop") - loops);
+}
+
 static void
 test_faults (void)
 {
@@ -520,6 +601,7 @@ main (int argc, char **argv)
     test_probe ();
     test_changed ();
     test_faults ();
+    test_admit ();
     CHECK (fx_log_len > 0, "retries were logged");
     fx_teardown (&ngx, &fault, NULL);
     return check_done ("test_fetch_http");

@@ -229,6 +229,83 @@ test_file_source (void)
            && strstr (err, "not supported"), "ftp refused: %s", err);
 }
 
+/* qc-worker --slides-url: what a prefix admits, and URLs that could be
+ * read by a server as a path outside it. */
+static void
+test_prefix (void)
+{
+    qc_url_prefix_t pre;
+    char err[512];
+    CHECK (qc_url_prefix_parse ("https://Slides.Lab.org/wsi", &pre, err, sizeof err) == 0,
+           "parse: %s", err);
+    CHECK (pre.kind == QC_URL_HTTPS && pre.port == 443 && strcmp (pre.host, "slides.lab.org") == 0
+           && strcmp (pre.path, "/wsi") == 0, "parsed %d %u %s %s", pre.kind, pre.port,
+           pre.host, pre.path);
+    static const struct {
+        const char *url;
+        int admitted;
+    } rows[] = {
+        { "https://slides.lab.org/wsi/a.svs", 1 },
+        { "https://SLIDES.lab.org:443/wsi/b/c.svs?X-Amz-Signature=s", 1 },
+        { "https://u:p@slides.lab.org/wsi/a.svs", 1 },
+        { "https://slides.lab.org/wsi", 1 },
+        { "https://slides.lab.org/wsi2/a.svs", 0 },          /* a folder, not a prefix of text */
+        { "https://slides.lab.org/other/a.svs", 0 },
+        { "http://slides.lab.org/wsi/a.svs", 0 },            /* scheme */
+        { "https://slides.lab.org:8443/wsi/a.svs", 0 },      /* port */
+        { "https://slides.lab.org.evil.net/wsi/a.svs", 0 },  /* host */
+        { "https://evil.net#@slides.lab.org/wsi/a.svs", 0 },
+        { "https://slides.lab.org@evil.net/wsi/a.svs", 0 },  /* user info, then evil's host */
+        { "https://a@b@slides.lab.org/wsi/a.svs", 0 },
+        { "https://slides.lab.org/wsi/../admin/x", 0 },
+        { "https://slides.lab.org/wsi/%2e%2E/admin/x", 0 },
+        { "https://slides.lab.org/wsi/.%2e/admin/x", 0 },
+        { "https://slides.lab.org/wsi/./a.svs", 0 },
+        { "https://slides.lab.org/wsi/..", 0 },
+        { "https://slides.lab.org/wsi%2f..%2fadmin", 0 },
+        { "https://slides.lab.org/wsi/a%2Fb.svs", 0 },
+        { "https://slides.lab.org/wsi/..\\admin", 0 },
+        { "https://slides.lab.org/wsi/a..b.svs", 1 },        /* dots inside a name are fine */
+        { "https://slides.lab.org/wsi/.hidden/a.svs", 1 },
+        { "https://slides.lab.org/wsi/a%20b.svs", 1 },
+        { "https://sl%69des.lab.org/wsi/a.svs", 0 },         /* an encoded host */
+        { "https://slides.lab.org:0/wsi/a.svs", 0 },
+        { "https://slides.lab.org:99999/wsi/a.svs", 0 },
+        { "/wsi/a.svs", 0 },
+        { "file:///wsi/a.svs", 0 },
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        CHECK (qc_url_prefix_match (&pre, rows[i].url) == rows[i].admitted, "%s: %s",
+               rows[i].url, rows[i].admitted ? "refused" : "admitted");
+    CHECK (qc_url_prefix_match (NULL, "https://slides.lab.org/wsi/a") == 0
+           && qc_url_prefix_match (&pre, NULL) == 0, "NULL admits nothing");
+
+    /* a whole server, a folder written with its '/', IPv6, a port */
+    CHECK (qc_url_prefix_parse ("http://10.0.0.5:8080", &pre, err, sizeof err) == 0
+           && qc_url_prefix_match (&pre, "http://10.0.0.5:8080/any/a.svs")
+           && !qc_url_prefix_match (&pre, "http://10.0.0.5/any/a.svs"), "host:port: %s", err);
+    CHECK (qc_url_prefix_parse ("http://h/wsi/", &pre, err, sizeof err) == 0
+           && qc_url_prefix_match (&pre, "http://h/wsi/a") && !qc_url_prefix_match (&pre, "http://h/wsi")
+           && !qc_url_prefix_match (&pre, "http://h/wsix/a"), "folder/: %s", err);
+    CHECK (qc_url_prefix_parse ("http://[::1]:9000/s", &pre, err, sizeof err) == 0
+           && qc_url_prefix_match (&pre, "http://[::1]:9000/s/a.svs")
+           && !qc_url_prefix_match (&pre, "http://[::2]:9000/s/a.svs"), "IPv6: %s", err);
+
+    static const char *const refused[] = {
+        "ftp://h/a", "https://u:p@h/a", "https://h/a?x=1", "https://h/a#f", "https://h/../a",
+        "https://h:70000/a", "https://h:/a", "https:///a", "https://h_x/a", "/local/path", "",
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        err[0] = '\0';
+        CHECK (qc_url_prefix_parse (refused[i], &pre, err, sizeof err) < 0 && err[0],
+               "prefix '%s' refused with a reason: %s", refused[i], err);
+    }
+    CHECK (qc_url_prefix_parse (NULL, &pre, err, sizeof err) < 0, "NULL prefix");
+    CHECK (qc_url_path_ambiguous ("http://h/a/%2E./b") && qc_url_path_ambiguous ("http://h/a/.")
+           && !qc_url_path_ambiguous ("http://h/a/..b/c?x=/../") && !qc_url_path_ambiguous ("/a/../b")
+           && !qc_url_path_ambiguous (NULL), "ambiguous paths");
+}
+
 int
 main (void)
 {
@@ -236,6 +313,7 @@ main (void)
     test_redact ();
     test_name ();
     test_file_path ();
+    test_prefix ();
     test_cache_name ();
     test_block_cache ();
     test_file_source ();

@@ -43,6 +43,7 @@ qc_http_status_name (qc_http_status_t st)
         [QC_HTTP_ERR_CHANGED] = "the file changed",
         [QC_HTTP_ERR_LOCAL] = "local error",
         [QC_HTTP_CANCELLED] = "cancelled",
+        [QC_HTTP_ERR_REFUSED] = "not admitted",
     };
     return (unsigned) st < sizeof names / sizeof names[0] && names[st] ? names[st] : "?";
 }

@@ -35,6 +35,14 @@ typedef struct {
     long max_redirects;       /* a loop stops here (default 5) */
     const atomic_int *cancel; /* when set and non-zero, calls stop soon
                                  with QC_HTTP_CANCELLED (drain, shutdown) */
+    /* When set, every URL a call would ask for must be admitted: the
+       first, and each redirect's target before it is followed (redirects
+       are then followed here, not by libcurl). admit returns 0, or -1
+       with the reason in why; the call then fails with
+       QC_HTTP_ERR_REFUSED, not retried, having sent nothing there.
+       Called from any thread (default NULL: any URL). */
+    int (*admit) (void *ctx, const char *url, char *why, size_t len);
+    void *admit_ctx;
 } qc_http_opts_t;
 
 /* The defaults above. */
@@ -55,6 +63,8 @@ typedef enum {
     QC_HTTP_ERR_CHANGED,      /* the file changed on the server */
     QC_HTTP_ERR_LOCAL,        /* a local write failed, or no memory */
     QC_HTTP_CANCELLED,
+    QC_HTTP_ERR_REFUSED,      /* opts->admit refused the URL or a
+                                 redirect's target: nothing sent there */
 } qc_http_status_t;
 
 /* What a response said about the file. */

@@ -23,6 +23,7 @@
 #include "shared/err.h"
 #include "shared/result.h"
 #include "shared/log.h"
+#include "shared/url.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static CURLcode init_code = CURLE_FAILED_INIT;
@@ -314,7 +315,8 @@ attempt (CURL *c, xfer_t *x, struct curl_slist **hdrs)
     curl_easy_setopt (c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt (c, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt (c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt (c, CURLOPT_FOLLOWLOCATION, 1L);
+    /* with admit, each redirect is checked before it is followed (http_run) */
+    curl_easy_setopt (c, CURLOPT_FOLLOWLOCATION, o->admit ? 0L : 1L);
     curl_easy_setopt (c, CURLOPT_MAXREDIRS, o->max_redirects);
     curl_easy_setopt (c, CURLOPT_CONNECTTIMEOUT_MS, o->connect_timeout_ms);
     curl_easy_setopt (c, CURLOPT_TIMEOUT_MS, o->request_timeout_ms);
@@ -518,19 +520,68 @@ backoff_sleep (const qc_http_opts_t *o, long ms)
     return o->cancel && atomic_load (o->cancel);
 }
 
+/* With opts->admit: whether the answer just read is a redirect to
+ * follow. 1: x->url is now its target (held in *moved); 0: not a
+ * redirect (or one without a Location: classify says so); -1: out says
+ * why it is not followed. */
+static int
+next_hop (CURL *c, xfer_t *x, char **moved, long *hops, outcome_t *out)
+{
+    long s = x->ans.status;
+    if (s != 301 && s != 302 && s != 303 && s != 307 && s != 308)
+        return 0;
+    char *loc = NULL;
+    if (curl_easy_getinfo (c, CURLINFO_REDIRECT_URL, &loc) != CURLE_OK || !loc || !*loc)
+        return 0;
+    const qc_http_opts_t *o = x->opts;
+    char why[256] = "", shown[512];
+    qc_url_redact (loc, shown, sizeof shown);
+    out->retry = 0;
+    if (++*hops > o->max_redirects) {
+        out->st = QC_HTTP_ERR_REDIRECTS;
+        snprintf (out->why, sizeof out->why,
+                  "more than %ld redirects (a redirect loop?)", o->max_redirects);
+        return -1;
+    }
+    if (o->admit (o->admit_ctx, loc, why, sizeof why)) {
+        out->st = QC_HTTP_ERR_REFUSED;
+        snprintf (out->why, sizeof out->why, "the server redirected to %.200s, "
+                  "not followed: %s", shown, why);
+        return -1;
+    }
+    char *copy = strdup (loc);
+    if (!copy) {
+        out->st = QC_HTTP_ERR_LOCAL;
+        snprintf (out->why, sizeof out->why, "out of memory");
+        return -1;
+    }
+    free (*moved);
+    x->url = *moved = copy;
+    return 1;
+}
+
 qc_http_status_t
 http_run (qc_http_conn_t *conn, xfer_t *x, attempt_fn *before, void *arg,
           char *err, size_t errlen)
 {
+    const qc_http_opts_t *o = x->opts;
+    if (o->admit) {
+        char why[256] = "";
+        if (o->admit (o->admit_ctx, x->url, why, sizeof why)) {
+            qc_set_err (err, errlen, "GET %s: not fetched: %s", x->shown, why);
+            return QC_HTTP_ERR_REFUSED;
+        }
+    }
     qc_http_conn_t *own = NULL;
     if (!conn && !(conn = own = qc_http_conn_new ())) {
         qc_set_err (err, errlen, "GET %s: could not start libcurl", x->shown);
         return QC_HTTP_ERR_LOCAL;
     }
-    const qc_http_opts_t *o = x->opts;
     int attempts = o->max_attempts > 0 ? o->max_attempts : 1;
     long wait = o->backoff_ms;
     outcome_t out = { .st = QC_HTTP_ERR_ARGS };
+    const char *first = x->url;
+    char *moved = NULL;       /* a redirect's target (with admit) */
     int n;
     for (n = 1; n <= attempts; n++) {
         if (n > 1) {
@@ -547,13 +598,27 @@ http_run (qc_http_conn_t *conn, xfer_t *x, attempt_fn *before, void *arg,
         }
         if (before)
             before (x, arg);
+        /* each attempt starts at the URL asked for (a presigned target
+           of a redirect may have expired) */
+        x->url = first;
+        long hops = 0;
+        int hop;
         struct curl_slist *hdrs = NULL;
-        CURLcode rc = attempt (conn->curl, x, &hdrs);
-        classify (conn->curl, rc, x, &out);
+        CURLcode rc;
+        do {
+            curl_slist_free_all (hdrs);
+            hdrs = NULL;
+            rc = attempt (conn->curl, x, &hdrs);
+            hop = o->admit ? next_hop (conn->curl, x, &moved, &hops, &out) : 0;
+        } while (hop > 0);
+        if (hop == 0)
+            classify (conn->curl, rc, x, &out);
         curl_slist_free_all (hdrs);
         if (out.st == QC_HTTP_OK || !out.retry)
             break;
     }
+    x->url = first;
+    free (moved);
     if (out.st != QC_HTTP_OK) {
         if (n > attempts)
             n = attempts;

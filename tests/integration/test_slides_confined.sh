@@ -1,0 +1,91 @@
+#!/bin/bash
+# A worker that may read only some slides (qc-worker --slides-root and
+# --slides-url), against a real broker, real qc-submit and the project's
+# HTTP fault server (tests/http/fault_server.py, which counts every path
+# asked for) on 127.0.0.1:
+#  1. --slides-url admits the URLs under its folder; a URL outside it, a
+#     URL with a '..' or encoded '..' segment, and a redirect from inside
+#     to outside each fail with the reason, and the server was never
+#     asked for the outside file; two prefixes let the redirect through;
+#  2. a worker with only --slides-root refuses URLs, saying to give it
+#     --slides-url; one with only --slides-url refuses paths;
+#  3. a prefix qc-worker cannot use is refused at start (exit 2).
+source "$(dirname "$0")/lib.sh"
+
+command -v python3 >/dev/null || fail "python3 is not installed (run tests/install-deps.sh)"
+mkdir -p "$T/www" "$T/slides"
+ln -s "$SHARED/slides/real/CMU-1-Small-Region.svs" "$T/www/a.svs"
+cp "$SHARED/slides/real/CMU-1-Small-Region.svs" "$T/slides/p.svs"   # a copy: a link would resolve outside
+python3 "$ROOT/tests/http/fault_server.py" --root "$T/www" --port-file "$T/fault.port" \
+    >"$T/fault.log" 2>&1 &
+PIDS+=($!)
+wait_for "the fault server" 10 "[ -s '$T/fault.port' ]" "$T/fault.log"
+fport=$(cat "$T/fault.port")
+base=http://127.0.0.1:$fport
+asked() {   # asked PATH: how many requests the fault server had for PATH
+    python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' \
+        "$base/_count/$1"
+}
+
+port=$(free_port)
+start_broker $port
+# run_on WORKER_ARGS OUT ENTRY...: one job on a fresh worker with those
+# options; the worker is stopped after
+n=0
+run_on() {
+    local args=$1 out=$2; shift 2
+    n=$((n + 1))
+    # shellcheck disable=SC2086
+    start_worker $port "w$n" --slots 1 $args
+    local w=$WORKER_PID
+    timeout 120 "$BIN/qc-submit" --broker "tcp://127.0.0.1:$port" -o "$T/$out" "$@" \
+        >"$T/$out.log" 2>&1
+    kill -TERM $w 2>/dev/null; wait $w 2>/dev/null
+}
+# reason OUT NAME: the error a slide's row gave (error.log)
+reason() { grep -F "$2" "$T/$1/error.log" 2>/dev/null | head -1; }
+passed() { grep -v '^#' "$T/$1/results.tsv" 2>/dev/null | grep -c .; }
+
+# 1. one prefix
+run_on "--slides-url $base/files/" one \
+    "$base/files/a.svs" "$base/novalid/a.svs" "$base/files/../novalid/a.svs" \
+    "$base/files/%2e%2E/novalid/a.svs" "$base/redirect/a.svs"
+[ "$(passed one)" = 1 ] || fail "one slide under the prefix should pass: $(cat "$T/one.log")"
+grep -q "outside every --slides-url of this worker ($base/files/)" "$T/one/error.log" \
+    || fail "no reason for a URL outside the prefix: $(cat "$T/one/error.log")"
+[ "$(grep -c 'outside every --slides-url' "$T/one/error.log")" = 2 ] \
+    && [ "$(grep -c "holds a '.' or '..' segment" "$T/one/error.log")" = 2 ] \
+    || fail "the outside, '..', encoded '..' and redirect URLs were not all refused: $(cat "$T/one/error.log")"
+[ "$(asked novalid/a.svs)" = 0 ] || fail "the server was asked for a file outside the prefix"
+[ "$(asked redirect/a.svs)" = 0 ] || fail "a URL outside the prefix was asked for"
+pass "--slides-url admits its folder only; outside, '..' and encoded '..' URLs fail, never asked for"
+
+before=$(asked files/a.svs)
+run_on "--slides-url $base/redirect/" redir "$base/redirect/a.svs"
+[ "$(passed redir)" = 0 ] || fail "a redirect out of the prefix was followed"
+grep -q "redirected to $base/files/a.svs, not followed" "$T/redir/error.log" \
+    || fail "no reason for the refused redirect: $(cat "$T/redir/error.log" "$T/redir.log")"
+[ "$(asked redirect/a.svs)" -ge 1 ] && [ "$(asked files/a.svs)" = "$before" ] \
+    || fail "the redirect's target was asked for: files/a.svs $before -> $(asked files/a.svs) times"
+run_on "--slides-url $base/redirect/ --slides-url $base/files/" redir2 "$base/redirect/a.svs"
+[ "$(passed redir2)" = 1 ] || fail "a redirect between two prefixes failed: $(cat "$T/redir2/error.log")"
+pass "a redirect out of the prefixes is not followed (the target never asked for); between two prefixes it is"
+
+# 2. roots admit paths only, prefixes URLs only
+run_on "--slides-root $T/slides" rootonly "$T/slides/p.svs" "$base/files/a.svs"
+[ "$(passed rootonly)" = 1 ] || fail "the path under --slides-root should pass: $(cat "$T/rootonly.log")"
+grep -q "for slides by URL give it --slides-url PREFIX" "$T/rootonly/error.log" \
+    || fail "no word on --slides-url: $(cat "$T/rootonly/error.log")"
+run_on "--slides-url $base/files/" urlonly "$T/slides/p.svs"
+grep -q "opens only slides by URL under its --slides-url prefixes" "$T/urlonly/error.log" \
+    || fail "a path on a URL-only worker: $(cat "$T/urlonly/error.log" "$T/urlonly.log")"
+pass "with --slides-root only, URLs fail naming --slides-url; with --slides-url only, paths fail"
+
+# 3. prefixes the worker cannot use
+for bad in "ftp://h/x/" "https://u:pw@h/x/" "https://h/x/?sig=1" "https://h/../x" "https://h:99999/"; do
+    "$BIN/qc-worker" --connect "tcp://127.0.0.1:$port" --slides-url "$bad" >"$T/bad.log" 2>&1
+    rc=$?
+    [ $rc = 2 ] || fail "--slides-url $bad: exit $rc, expected 2"
+    grep -q -- "--slides-url '" "$T/bad.log" || fail "--slides-url $bad: no reason: $(cat "$T/bad.log")"
+done
+pass "a prefix with another scheme, user info, a query, a '..' or a bad port stops qc-worker (exit 2)"
