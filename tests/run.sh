@@ -10,9 +10,7 @@
 # 1 runs them one by one). They were written to run at once: each has its
 # own temporary folder and its own ports (lib.sh's free_port). The
 # integration scripts start first, test_ansible (the longest, ~4 min)
-# at their head, so the short unit tests fill in at the end. A script
-# with the line "# qc-test: alone" runs with no other test beside it (it
-# measures the whole machine, or needs all of it).
+# at their head, so the short unit tests fill in at the end.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 unit_only=0
@@ -70,16 +68,7 @@ if [ $unit_only = 0 ]; then
         scripts+=("$s")
     done
 fi
-for s in "${scripts[@]}"; do
-    name=$(basename "$s" .sh)
-    if grep -q '^# qc-test: alone' "$s"; then
-        drain
-        start_one "$name" bash "$s"
-        drain
-    else
-        start_one "$name" bash "$s"
-    fi
-done
+for s in "${scripts[@]}"; do start_one "$(basename "$s" .sh)" bash "$s"; done
 for t in "$@"; do start_one "$(basename "$t")" "$t"; done
 drain
 
