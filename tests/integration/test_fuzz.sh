@@ -20,6 +20,8 @@ for t in proto config journal output slide; do
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$T/fuzz-$t.log")
     [ $rc -eq 0 ] || { ls "$T"/crash-* "$T"/leak-* 2>/dev/null; \
         fail "fuzz_$t found a failure: $(grep -m3 -E 'ERROR|SUMMARY|runtime error' "$T/fuzz-$t.log")"; }
-    [ "${runs:-0}" -gt 1000 ] || fail "fuzz_$t ran only ${runs:-0} inputs"
+    # inputs really ran (a target that fails at start runs a handful);
+    # how many depends on the load: other tests run beside this one
+    [ "${runs:-0}" -ge 200 ] || fail "fuzz_$t ran only ${runs:-0} inputs in $secs s"
     pass "fuzz_$t: $runs inputs in $secs s, no failure"
 done
