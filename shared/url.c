@@ -394,31 +394,42 @@ authority_of (const char *url, qc_url_kind_t *kind, char *host, size_t hostlen,
     return 0;
 }
 
-/* 1 when the path [s, e) holds a segment a server could read as another
- * path: "." or "..", also percent-encoded, an encoded '/' or '\', or a
- * '\' (some servers take it for '/'). */
+/* 1 when the path [s, e) holds what a server could read as another
+ * path: a segment of one or two dots, also percent-encoded, with spaces
+ * after them (IIS trims those) or ";params" (Tomcat, Jetty and Spring
+ * drop those, then resolve the dots); an encoded '/', '\', '%' (a second
+ * decoding), NUL, or an overlong UTF-8 lead byte (%C0, %C1: old servers
+ * decoded "%C0%AE" as a dot); or a '\' (some servers take it for '/'). */
 static int
 path_unsafe (const char *s, const char *e)
 {
-    size_t dots = 0, len = 0;  /* of the segment so far, decoded */
+    size_t dots = 0, other = 0;    /* in the segment so far, decoded */
+    int params = 0;                /* past the segment's ';' */
     for (const char *c = s; c <= e; c++) {
         if (c == e || *c == '/') {
-            if (len && dots == len && len <= 2)
+            if (dots && dots <= 2 && !other)
                 return 1;
-            dots = len = 0;
+            dots = other = 0;
+            params = 0;
             continue;
         }
         int ch = (unsigned char) *c;
         if (ch == '%' && c + 2 < e && hexval (c[1]) >= 0 && hexval (c[2]) >= 0) {
             ch = hexval (c[1]) * 16 + hexval (c[2]);
             c += 2;
-            if (ch == '/')
+            if (ch == '/' || ch == '%' || ch == 0 || ch == 0xc0 || ch == 0xc1)
                 return 1;
         }
         if (ch == '\\')
             return 1;
-        dots += ch == '.';
-        len++;
+        if (ch == ';')
+            params = 1;
+        if (params)
+            continue;
+        if (ch == '.')
+            dots++;
+        else if (ch != ' ')
+            other++;
     }
     return 0;
 }

@@ -28,6 +28,11 @@ case $jobs in
     ''|*[!0-9]*|0) echo "tests/run.sh: QC_TEST_JOBS=$jobs: give a number of tests to run at once, 1 or more" >&2
                    exit 2;;
 esac
+# waiting for whichever test ends first (wait -n -p) needs bash 5.1
+if [ "${BASH_VERSINFO[0]}" -lt 5 ] || { [ "${BASH_VERSINFO[0]}" = 5 ] && [ "${BASH_VERSINFO[1]}" -lt 1 ]; }; then
+    [ "$jobs" -gt 1 ] && echo "tests/run.sh: bash $BASH_VERSION runs the tests one by one (at once needs bash 5.1)"
+    jobs=0
+fi
 
 passed=0; failed=0; skipped=0; failures=()
 declare -A job_name=() job_start=()   # by PID of the running test
@@ -40,7 +45,12 @@ report() {      # report NAME RC SECONDS
         skipped=$((skipped + 1)); echo "SKIP $name: $(grep -m1 '^SKIPPED:' "$logs/$name.log" | cut -c10-)"
     else
         failed=$((failed + 1)); failures+=("$name")
-        echo "FAIL $name ($secs s)"; tail -n 40 "$logs/$name.log" | sed 's/^/     /'
+        if [ "$rc" = 124 ]; then
+            echo "FAIL $name ($secs s): still running after 900 s, stopped"
+        else
+            echo "FAIL $name ($secs s)"
+        fi
+        tail -n 40 "$logs/$name.log" | sed 's/^/     /'
     fi
 }
 reap_one() {    # waits for any running test to end and reports it
@@ -53,12 +63,26 @@ reap_one() {    # waits for any running test to end and reports it
 }
 start_one() {   # start_one NAME COMMAND...: once a place is free
     local name=$1; shift
+    if [ "$jobs" = 0 ]; then     # one by one
+        local start=$SECONDS rc
+        timeout 900 "$@" >"$logs/$name.log" 2>&1
+        rc=$?
+        report "$name" $rc $((SECONDS - start))
+        return
+    fi
     while [ ${#job_name[@]} -ge "$jobs" ]; do reap_one || break; done
     timeout 900 "$@" >"$logs/$name.log" 2>&1 &
     job_name[$!]=$name
     job_start[$!]=$SECONDS
 }
 drain() { while [ ${#job_name[@]} -gt 0 ]; do reap_one || break; done; }
+# run.sh stopped (Ctrl-C, a CI timeout): the tests it started stop too
+# (timeout passes the signal on to its test)
+stop_all() {
+    for p in "${!job_name[@]}"; do kill -TERM "$p" 2>/dev/null; done
+    exit 130
+}
+trap stop_all INT TERM
 
 scripts=()
 if [ $unit_only = 0 ]; then
@@ -71,6 +95,11 @@ fi
 for s in "${scripts[@]}"; do start_one "$(basename "$s" .sh)" bash "$s"; done
 for t in "$@"; do start_one "$(basename "$t")" "$t"; done
 drain
+# a test that ended unseen is a failure, never a silent pass
+for p in "${!job_name[@]}"; do
+    failed=$((failed + 1)); failures+=("${job_name[$p]}")
+    echo "FAIL ${job_name[$p]}: its end was not seen (tests/run.sh)"
+done
 
 [ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
 if [ $skipped -gt 0 ]; then

@@ -14,7 +14,7 @@ files; this one serves the faults nginx will not make:
   /files/NAME           NAME with Range, If-Range, ETag, Last-Modified
   /novalid/NAME         NAME with Range but no ETag or Last-Modified (a
                         version that cannot be checked later)
-  /redirect/NAME        302 to /files/NAME
+  /redirect/NAME        302 to /files/NAME, with a short HTML body
   /loop                 302 to /loop, forever
   /text                 200, a plain text body (not a slide)
   /_count/PATH          how many requests PATH has had (a number)
@@ -93,10 +93,14 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             return
         if kind == "redirect":
+            # with a short HTML page, as nginx, Apache and S3 send
+            body = b"<html><head><title>302 Found</title></head><body>moved</body></html>\n"
             self.send_response(302)
             self.send_header("Location", "/files/" + rest)
-            self.send_header("Content-Length", "0")
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
             self.end_headers()
+            self.wfile.write(body)
             return
         if kind == "text":
             return self.plain(200, "This is a plain text page, not a slide.\n" * 20)

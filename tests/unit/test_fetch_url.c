@@ -265,7 +265,15 @@ test_prefix (void)
         { "https://slides.lab.org/wsi%2f..%2fadmin", 0 },
         { "https://slides.lab.org/wsi/a%2Fb.svs", 0 },
         { "https://slides.lab.org/wsi/..\\admin", 0 },
+        { "https://slides.lab.org/wsi/..;/admin/x", 0 },      /* Tomcat drops ";..." */
+        { "https://slides.lab.org/wsi/..;jsessionid=1/x", 0 },
+        { "https://slides.lab.org/wsi/..%20/admin/x", 0 },    /* IIS trims spaces */
+        { "https://slides.lab.org/wsi/%252e%252e/admin/x", 0 }, /* decoded twice */
+        { "https://slides.lab.org/wsi/..%00/admin/x", 0 },
+        { "https://slides.lab.org/wsi/%c0%ae%c0%ae/admin/x", 0 },
+        { "https://slides.lab.org/wsi/a;v=1.svs", 1 },      /* a ';' in a name is fine */
         { "https://slides.lab.org/wsi/a..b.svs", 1 },        /* dots inside a name are fine */
+        { "https://slides.lab.org/wsi/...", 1 },             /* three dots: a name */
         { "https://slides.lab.org/wsi/.hidden/a.svs", 1 },
         { "https://slides.lab.org/wsi/a%20b.svs", 1 },
         { "https://sl%69des.lab.org/wsi/a.svs", 0 },         /* an encoded host */

@@ -180,11 +180,26 @@ on_header (char *line, size_t size, size_t nitems, void *arg)
     return n;
 }
 
+/* A redirect answer whose target http_run checks (opts->admit). */
+static int
+is_redirect (long s)
+{
+    return s == 301 || s == 302 || s == 303 || s == 307 || s == 308;
+}
+
+/* The most of a redirect's body read and dropped (nginx, Apache and S3
+ * send a short HTML page); a longer one stops the transfer. */
+#define REDIRECT_BODY_MAX (1u << 20)
+
 /* Decides, at a body's first byte, whether it is wanted. */
 static int
 body_wanted (xfer_t *x)
 {
     long s = x->ans.status;
+    if (x->opts->admit && is_redirect (s)) {
+        x->skip_body = 1;
+        return 1;
+    }
     if (s >= 300) {
         x->stop = STOP_ERROR_BODY;
         return 0;
@@ -235,6 +250,8 @@ on_body (char *data, size_t size, size_t nmemb, void *arg)
     if (x->body == 0 && !body_wanted (x))
         return 0;
     x->body += n;
+    if (x->skip_body)
+        return x->body <= REDIRECT_BODY_MAX ? n : 0;
     if (x->sink == SINK_BUF) {
         size_t room = x->cap - (size_t) x->kept;
         size_t take = n < room ? n : room;
@@ -306,6 +323,7 @@ attempt (CURL *c, xfer_t *x, struct curl_slist **hdrs)
                           .range_last = -1, .range_total = -1 };
     x->body = x->kept = 0;
     x->stop = STOP_NONE;
+    x->skip_body = 0;
     x->last_byte = 0;
     x->last_now = 0;
     x->why[0] = '\0';
@@ -354,7 +372,7 @@ attempt (CURL *c, xfer_t *x, struct curl_slist **hdrs)
 typedef struct {
     qc_http_status_t st;
     int retry;
-    char why[320];
+    char why[640];
 } outcome_t;
 
 /* The body bytes the answer announced, or -1. */
@@ -527,14 +545,13 @@ backoff_sleep (const qc_http_opts_t *o, long ms)
 static int
 next_hop (CURL *c, xfer_t *x, char **moved, long *hops, outcome_t *out)
 {
-    long s = x->ans.status;
-    if (s != 301 && s != 302 && s != 303 && s != 307 && s != 308)
+    if (!is_redirect (x->ans.status))
         return 0;
     char *loc = NULL;
     if (curl_easy_getinfo (c, CURLINFO_REDIRECT_URL, &loc) != CURLE_OK || !loc || !*loc)
         return 0;
     const qc_http_opts_t *o = x->opts;
-    char why[256] = "", shown[512];
+    char why[512] = "", shown[512];
     qc_url_redact (loc, shown, sizeof shown);
     out->retry = 0;
     if (++*hops > o->max_redirects) {
@@ -566,7 +583,7 @@ http_run (qc_http_conn_t *conn, xfer_t *x, attempt_fn *before, void *arg,
 {
     const qc_http_opts_t *o = x->opts;
     if (o->admit) {
-        char why[256] = "";
+        char why[512] = "";
         if (o->admit (o->admit_ctx, x->url, why, sizeof why)) {
             qc_set_err (err, errlen, "GET %s: not fetched: %s", x->shown, why);
             return QC_HTTP_ERR_REFUSED;

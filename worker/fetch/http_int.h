@@ -52,6 +52,10 @@ typedef struct {
     uint64_t body;            /* body bytes received */
     uint64_t kept;            /* body bytes written to the sink */
     int stop;                 /* why a callback stopped, STOP_* */
+    int skip_body;            /* a redirect's body, read and dropped (with
+                                 opts->admit libcurl follows none itself,
+                                 and a transfer stopped early tells no
+                                 redirect target) */
     double last_byte;         /* monotonic seconds of the last progress */
     curl_off_t last_now;      /* body bytes then */
     int saved_errno;
