@@ -1,5 +1,6 @@
 /* See slides_root.h. */
 #include "worker/slides_root.h"
+#include "shared/log.h"
 #include "shared/url.h"
 
 #include <errno.h>
@@ -110,11 +111,8 @@ slides_roots_check (const slides_roots_t *self, const char *path, char **resolve
     case QC_URL_PATH: break;
     default: return -1;     /* a refused scheme: why says which */
     }
-    if (!self->n) {
-        snprintf (why, len, "this worker opens only slides by URL under its "
-                  "--slides-url prefixes (it has no --slides-root): %s not opened", path);
-        return -1;
-    }
+    if (!self->n)
+        return 0;               /* --slides-url only: paths are not confined */
     char *real = realpath (path, NULL);
     if (!real) {
         snprintf (why, len, "cannot resolve the slide path: %s (checked against "
@@ -139,20 +137,29 @@ slides_roots_confined (const slides_roots_t *self)
     return self && (self->n || self->nurls);
 }
 
+void
+slides_roots_warn_open (const slides_roots_t *self)
+{
+    if (!self)
+        return;
+    if (self->n && !self->nurls)
+        qc_log (QC_LOG_WARNING, "worker", "--slides-root confines slide paths only: "
+                "this worker fetches any http(s) URL a client sends; --slides-url "
+                "https://HOST/FOLDER/ confines those too");
+    else if (self->nurls && !self->n)
+        qc_log (QC_LOG_WARNING, "worker", "--slides-url confines slides by URL only: "
+                "this worker opens any slide path a client sends; --slides-root DIR "
+                "confines those too");
+}
+
 int
 slides_url_admit (void *ctx, const char *url, char *why, size_t len)
 {
     const slides_roots_t *self = ctx;
-    if (!slides_roots_confined (self))
-        return 0;
+    if (!self || !self->nurls)
+        return 0;               /* --slides-root only: URLs are not confined */
     char shown[512];
     qc_url_redact (url, shown, sizeof shown);
-    if (!self->nurls) {
-        snprintf (why, len, "this worker opens only slides under its --slides-root "
-                  "folders; for slides by URL give it --slides-url PREFIX (e.g. "
-                  "https://HOST/FOLDER/): %s not fetched", shown);
-        return -1;
-    }
     for (size_t i = 0; i < self->nurls; i++)
         if (qc_url_prefix_match (&self->urls[i], url))
             return 0;

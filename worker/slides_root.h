@@ -1,11 +1,12 @@
 /* What a worker may read: qc-worker --slides-root DIR and --slides-url
- * PREFIX (each repeatable). Without either, any path is opened and any
- * http(s) URL fetched, as before. With either, a slide must be admitted
- * by one of them: a path (or a file:// URL) by a root, an http(s) URL by
- * a prefix; anything else fails with the reason and is never opened or
- * asked for. A worker that can reach more than the slides (a hospital's
- * internal servers) should not let any client that holds a certificate
- * make it read or request anything it can reach.
+ * PREFIX (each repeatable). Roots confine slide paths (and file:// URLs),
+ * prefixes confine http(s) URLs; a kind with none is not confined, as
+ * before either option existed (slides_roots_warn_open says so at
+ * start). A slide its kind's option does not admit fails with the
+ * reason and is never opened or asked for. A worker that can reach more
+ * than the slides (a hospital's internal servers) should not let any
+ * client that holds a certificate make it read or request anything it
+ * can reach: give it both.
  *
  * A path is resolved as the kernel would open it (realpath: symbolic
  * links and ".." followed) and must lie in a root; the slide is then
@@ -47,5 +48,8 @@ int slides_url_admit (void *ctx, const char *url, char *why, size_t len);
 
 /* 1 when the worker is confined (a root or a prefix given). */
 int slides_roots_confined (const slides_roots_t *self);
+
+/* A warning in the log when one kind is confined and the other is not. */
+void slides_roots_warn_open (const slides_roots_t *self);
 
 #endif

@@ -113,7 +113,7 @@ fetch_new (const qc_worker_config_t *cfg, slides_roots_t *roots)
 {
     qc_slide_fetch_config_t fc;
     qc_slide_fetch_config_defaults (&fc);
-    if (slides_roots_confined (roots)) {
+    if (roots->nurls) {
         /* every request, a fetch ahead's and each redirect's included */
         fc.http.admit = slides_url_admit;
         fc.http.admit_ctx = roots;
@@ -156,6 +156,7 @@ qc_worker_new (const qc_worker_config_t *cfg)
         free (self);
         return NULL;
     }
+    slides_roots_warn_open (&self->roots);
     pthread_mutex_init (&self->why_lock, NULL);
     if (config_copy (&self->cfg, cfg, self->host) || taskq_init (&self->queue)) {
         config_free (&self->cfg);

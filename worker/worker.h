@@ -94,11 +94,11 @@ typedef struct {
      * the worker; NULL: none */
     struct qc_curve_client *curve;
     /* --slides-root and --slides-url (worker/slides_root.h): with
-     * either, a slide path must resolve (symbolic links and ".."
-     * followed) into one of the folders, and a URL (and each redirect)
-     * must lie under one of the prefixes, or the slide is a per-slide
-     * error and is never opened or asked for (copied; neither: any
-     * path, any URL) */
+     * roots, a slide path must resolve (symbolic links and ".."
+     * followed) into one of the folders; with prefixes, a URL (and each
+     * redirect) must lie under one of them; else the slide is a
+     * per-slide error and is never opened or asked for (copied; none:
+     * any path, any URL) */
     const char *const *slides_roots;
     size_t nslides_roots;
     const char *const *slides_urls;

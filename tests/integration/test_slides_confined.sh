@@ -7,8 +7,10 @@
 #     URL with a '..' or encoded '..' segment, and a redirect from inside
 #     to outside each fail with the reason, and the server was never
 #     asked for the outside file; two prefixes let the redirect through;
-#  2. a worker with only --slides-root refuses URLs, saying to give it
-#     --slides-url; one with only --slides-url refuses paths;
+#  2. each option confines its own kind: with only --slides-root a URL
+#     is fetched, with only --slides-url a path outside the root is
+#     opened, and the worker warns of the open kind at start; with both,
+#     each kind is held to its own option;
 #  3. a prefix qc-worker cannot use is refused at start (exit 2).
 source "$(dirname "$0")/lib.sh"
 
@@ -71,15 +73,22 @@ run_on "--slides-url $base/redirect/ --slides-url $base/files/" redir2 "$base/re
 [ "$(passed redir2)" = 1 ] || fail "a redirect between two prefixes failed: $(cat "$T/redir2/error.log")"
 pass "a redirect out of the prefixes is not followed (the target never asked for); between two prefixes it is"
 
-# 2. roots admit paths only, prefixes URLs only
+# 2. each option confines its own kind
 run_on "--slides-root $T/slides" rootonly "$T/slides/p.svs" "$base/files/a.svs"
-[ "$(passed rootonly)" = 1 ] || fail "the path under --slides-root should pass: $(cat "$T/rootonly.log")"
-grep -q "for slides by URL give it --slides-url PREFIX" "$T/rootonly/error.log" \
-    || fail "no word on --slides-url: $(cat "$T/rootonly/error.log")"
-run_on "--slides-url $base/files/" urlonly "$T/slides/p.svs"
-grep -q "opens only slides by URL under its --slides-url prefixes" "$T/urlonly/error.log" \
-    || fail "a path on a URL-only worker: $(cat "$T/urlonly/error.log" "$T/urlonly.log")"
-pass "with --slides-root only, URLs fail naming --slides-url; with --slides-url only, paths fail"
+[ "$(passed rootonly)" = 2 ] || fail "--slides-root only: the path and the URL should pass: $(cat "$T/rootonly.log")"
+grep -q "this worker fetches any http(s) URL a client sends; --slides-url" "$T/worker-w$n.log" \
+    || fail "no warning that URLs are open: $(head -5 "$T/worker-w$n.log")"
+run_on "--slides-url $base/files/" urlonly "$SHARED/slides/real/CMU-1-Small-Region.svs"
+[ "$(passed urlonly)" = 1 ] || fail "--slides-url only: a path should open: $(cat "$T/urlonly.log")"
+grep -q "this worker opens any slide path a client sends; --slides-root" "$T/worker-w$n.log" \
+    || fail "no warning that paths are open: $(head -5 "$T/worker-w$n.log")"
+run_on "--slides-root $T/slides --slides-url $base/files/" both "$T/slides/p.svs" "$base/files/a.svs" \
+    "$SHARED/slides/real/CMU-1-Small-Region.svs" "$base/novalid/a.svs"
+[ "$(passed both)" = 2 ] || fail "both options: 2 of 4 should pass: $(cat "$T/both.log")"
+grep -q "outside every --slides-root" "$T/both/error.log" && grep -q "outside every --slides-url" "$T/both/error.log" \
+    || fail "both options: $(cat "$T/both/error.log")"
+grep -q "confines .* only" "$T/worker-w$n.log" && fail "a warning with both options given"
+pass "each option confines its own kind (the other kind open, with a warning at start); with both, both are held"
 
 # 3. prefixes the worker cannot use
 for bad in "ftp://h/x/" "https://u:pw@h/x/" "https://h/x/?sig=1" "https://h/../x" "https://h:99999/"; do
