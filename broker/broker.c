@@ -207,9 +207,12 @@ on_ready (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     }
     if (old)    /* the same socket with other resources: a new worker */
         worker_gone (b, old, false);
-    if (m->slots > 4096 || (m->slots == 0 && m->ngpus == 0)) {
-        qc_log (QC_LOG_WARNING, MOD, "READY from %s with %u slots and no GPU: ignored",
-                m->name, m->slots);
+    /* qc-worker allows at most 4096 of each; a peer that asks for more
+     * would take every queued task (and slots + prefetch must not wrap) */
+    if (m->slots > 4096 || m->prefetch > 4096 || (m->slots == 0 && m->ngpus == 0)) {
+        qc_log (QC_LOG_WARNING, MOD, "READY from %s with %u slots, prefetch %u and %zu "
+                "GPUs: ignored (at most 4096 slots and 4096 prefetch, and a slot or a GPU)",
+                m->name, m->slots, m->prefetch, m->ngpus);
         return;
     }
     if (b->max_peers && zhashx_size (b->workers) >= b->max_peers) {

@@ -149,6 +149,8 @@ on_result (session_t *s, qc_msg_t *m)
 static void
 on_log (session_t *s, qc_msg_t *m)
 {
+    if (m->job && s->job && m->job != s->job)
+        return;                     /* another job's: not this folder's log */
     qc_output_log (s->cfg->out, m);
     if (m->level >= QC_LOG_WARNING && !s->cfg->quiet
         && qc_warn_once_first (s->warn_once, m)) {
@@ -279,7 +281,7 @@ on_message (session_t *s, qc_msg_t *m)
         qc_waiting_on_status (&s->waiting, m, s->job, &s->progress);
         break;
     case QC_ERROR:
-        fprintf (stderr, "qc-submit: broker refused: %s\n", m->reason);
+        fprintf (stderr, "qc-submit: broker refused: %s\n", qc_scrub_controls (m->reason));
         s->refused = s->accepted || s->cfg->attach_job;
         s->fatal = true;
         s->exit_code = s->accepted && !s->cfg->attach_job ? QC_EXIT_FAILED : QC_EXIT_USAGE;
@@ -295,7 +297,7 @@ on_message (session_t *s, qc_msg_t *m)
             }
         } else if (m->reason && strncmp (m->reason, "refused", 7) == 0) {
             /* our certificate is not (or no longer) admitted */
-            fprintf (stderr, "qc-submit: the broker %s\n", m->reason);
+            fprintf (stderr, "qc-submit: the broker %s\n", qc_scrub_controls (m->reason));
             s->fatal = true;
             s->exit_code = QC_EXIT_USAGE;
         } else if (s->accepted) {

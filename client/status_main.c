@@ -7,6 +7,7 @@
 #include "shared/cli.h"
 #include "shared/curve.h"
 #include "shared/endpoint.h"
+#include "shared/log.h"
 #include "shared/proto.h"
 
 static void
@@ -120,6 +121,7 @@ main (int argc, char **argv)
             break;
         if (r && r->reason && (r->command == QC_ERROR || (r->command == QC_DISCONNECT
                                    && strncmp (r->reason, "refused", 7) == 0))) {
+            qc_scrub_controls (r->reason);
             fprintf (stderr, "%s: broker refused: %s\n", prog,
                      strncmp (r->reason, "refused: ", 9) ? r->reason : r->reason + 9);
             qc_msg_destroy (&r);
@@ -147,6 +149,9 @@ main (int argc, char **argv)
             "CPU TASKS", "GPU TASKS", "HEARTBEAT");
     for (size_t i = 0; i < r->nworkers; i++) {
         qc_worker_row_t *w = &r->workers[i];
+        /* names a worker gave itself: no escape sequence reaches the terminal */
+        qc_scrub_controls (w->name);
+        qc_scrub_controls (w->host);
         printf ("%-24s %-20s %5u %4u %9u %9u %7.1fs%s\n", w->name, w->host, w->slots,
                 w->gpus, w->busy, w->gpu_busy, w->heartbeat_age,
                 w->draining ? "  draining" : "");

@@ -83,6 +83,23 @@ stderr_level (void)
     return s_stderr_level;
 }
 
+/* Control bytes in a record become '?' (a tab a space): names, paths
+ * and reasons in messages come from peers, and a newline in one forged
+ * a whole log line, an escape sequence drove the operator's terminal. */
+static void
+scrub (char *s, size_t n)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < n && s[i]; i++) {
+        unsigned char c = (unsigned char) s[i];
+        if (c == '\t')
+            s[i] = ' ';
+        else if (c < 0x20 || c == 0x7f)
+            s[i] = '?';
+    }
+}
+
 void
 qc_logv (qc_log_level_t level, const char *module, const char *fmt, va_list ap)
 {
@@ -96,6 +113,7 @@ qc_logv (qc_log_level_t level, const char *module, const char *fmt, va_list ap)
         return;
     char message[QC_LOG_MAX_MESSAGE];
     vsnprintf (message, sizeof message, fmt, ap);
+    scrub (message, strlen (message));
     struct timeval tv;
     gettimeofday (&tv, NULL);
     qc_log_record_t rec = {
@@ -116,11 +134,14 @@ qc_logv (qc_log_level_t level, const char *module, const char *fmt, va_list ap)
         strftime (stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", &tm);
         /* "time LEVEL worker [slide] module: message" */
         char line[QC_LOG_MAX_MESSAGE + 4 * QC_LOG_MAX_FIELD];
-        snprintf (line, sizeof line, "%s %-7s %s%s%s%s%s%s: %s\n", stamp,
-                  qc_log_level_name (level), rec.worker,
-                  rec.slide[0] ? " [" : "", rec.slide,
-                  rec.slide[0] ? "]" : "", rec.module[0] ? " " : "",
-                  rec.module, message);
+        int n = snprintf (line, sizeof line, "%s %-7s %s%s%s%s%s%s: %s\n", stamp,
+                          qc_log_level_name (level), rec.worker,
+                          rec.slide[0] ? " [" : "", rec.slide,
+                          rec.slide[0] ? "]" : "", rec.module[0] ? " " : "",
+                          rec.module, message);
+        /* a worker's or a slide's name came from a peer too */
+        if (n > 1)
+            scrub (line, (size_t) n < sizeof line ? (size_t) n - 1 : sizeof line - 2);
         fputs (line, stderr);
     }
 }
@@ -132,4 +153,12 @@ qc_log (qc_log_level_t level, const char *module, const char *fmt, ...)
     va_start (ap, fmt);
     qc_logv (level, module, fmt, ap);
     va_end (ap);
+}
+
+char *
+qc_scrub_controls (char *s)
+{
+    if (s)
+        scrub (s, strlen (s));
+    return s;
 }

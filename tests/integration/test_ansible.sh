@@ -43,6 +43,8 @@ qc_broker_bind=tcp://127.0.0.1:$port
 qc_broker_address=127.0.0.1
 qc_cpu_slots=2
 qc_curve=true
+qc_slides_roots='["$(realpath "$SHARED/slides/real")"]'
+qc_slides_urls='["http://127.0.0.1:9/slides/"]'
 INV
 playbook() {  # playbook LOG PLAYBOOK [args...]: runs it, fails on error
     local log=$1; shift
@@ -81,7 +83,8 @@ pass "a run with nothing new changes nothing, qc_curve left to its default inclu
 # first tasks: no package, build or file is touched.
 md5sum "$T/units/qc-broker.service" "$T/etc/worker.env" >"$T/unit.md5"
 for bad in "qc_broker_bind=tcp://localhost:$port|qc_broker_bind = tcp://localhost:$port: write tcp://ADDRESS:PORT" \
-           "qc_broker_connect=tcp://127.0.0.1:99999|qc_broker_connect = tcp://127.0.0.1:99999: write tcp://HOST:PORT"; do
+           "qc_broker_connect=tcp://127.0.0.1:99999|qc_broker_connect = tcp://127.0.0.1:99999: write tcp://HOST:PORT" \
+           '{"qc_slides_urls": ["ftp://h/x/"]}|must be http(s)://HOST[:PORT]/FOLDER/ prefixes'; do
     setting=${bad%%|*} words=${bad#*|}
     (cd "$A" && timeout 900 ansible-playbook -i "$T/inventory.ini" site.yml -e "$setting") >"$T/badbind.log" 2>&1 \
         && fail "$setting was taken"
@@ -90,7 +93,7 @@ for bad in "qc_broker_bind=tcp://localhost:$port|qc_broker_bind = tcp://localhos
         || fail "$setting was refused only after the packages or the build"
     md5sum -c --quiet "$T/unit.md5" || fail "a file changed on a refused $setting"
 done
-pass "a bind to a host name, or a port past 65535 for the workers, is refused before any package, build or file"
+pass "a bind to a host name, a port past 65535 for the workers or an ftp:// slide prefix is refused before any package, build or file"
 
 mkdir -p "$T/verify"
 cp "$T/units/qc-broker.service" "$T/units/qc-worker@.service" "$T/verify/"
@@ -131,6 +134,9 @@ timeout 300 "$T/prefix/bin/qc-submit" --broker "tcp://127.0.0.1:$port" --cert "$
     --server-key "$T/etc/keys/broker.cert" -o "$T/out" "$T/slide1.svs" --timeout 120 >"$T/submit.log" 2>&1 \
     || { tail "$T/submit.log" "$T/broker-unit.log" "$T/worker-unit.log"; fail "qc-submit through the units' programs failed"; }
 [ "$(grep -vc '^#' "$T/out/results.tsv")" = 1 ] || fail "no result row"
+grep -q -- "--slides-root $(realpath "$SHARED/slides/real") --slides-url http://127.0.0.1:9/slides/" "$T/etc/worker.env" \
+    || fail "qc_slides_roots and qc_slides_urls not in worker.env: $(grep CONFINE "$T/etc/worker.env")"
+grep -q "confines .* only" "$T/worker-unit.log" && fail "the worker says a kind is open: $(grep confines "$T/worker-unit.log")"
 pass "broker and worker started as their units say QC a slide over CURVE for an admitted client"
 
 # Revoke the worker: its instances' settings and key pair go, its

@@ -275,6 +275,17 @@ for _ in $(seq 1 100); do kill -0 $w1 2>/dev/null || break; sleep 0.1; done
     -o "$T/bob" "$(head -1 "$T/cohort/list")" --timeout 20 >"$T/bob.log" 2>&1 &
 bob=$!
 PIDS+=($bob)
+# first a hoarder: READY with a prefetch no qc-worker sends (it would
+# take every queued task), and a name that would forge a log line and
+# drive a terminal; it is ignored, so bob's task waits for the next
+as w2 --wait-ms 800 --prefetch 4000000000 --name "$(printf 'hoard\n2001-01-01 00:00:00 ERROR broker: forged\033[2J')" \
+    work x >"$T/s7b.log" 2>&1
+grep -q "^no task" "$T/s7b.log" || fail "a READY with prefetch 4000000000 got a task: $(cat "$T/s7b.log")"
+grep -q "READY from hoard?2001-01-01 00:00:00 ERROR broker: forged?\[2J with 1 slots, prefetch 4000000000 .*ignored" "$LOG" \
+    || fail "the hoarder's READY was not logged as ignored, on one scrubbed line: $(grep -a -A1 hoard "$LOG" | head -3)"
+grep -q "^2001-01-01" "$LOG" && fail "a peer's name forged a log line"
+grep -q $'\033' "$LOG" && fail "an escape sequence reached the broker's log"
+pass "a READY asking for 4000000000 tasks is ignored; a newline or escape in its name is scrubbed from the log"
 as w2 --wait-ms 1500 work "_thumb.png" "../../$(basename "$T")-escape" >"$T/s8.log" 2>&1
 grep -q "^task " "$T/s8.log" || fail "no task for the stranger: $(cat "$T/s8.log")"
 for _ in $(seq 1 100); do kill -0 $bob 2>/dev/null || break; sleep 0.1; done

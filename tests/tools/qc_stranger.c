@@ -30,7 +30,7 @@
  * --server-key FILE (the broker's public certificate), --wait-ms N (how
  * long to listen after sending, 1500), --repeat N (1 to 1000),
  * --proto-version N (the header's protocol version: a peer of another
- * version). Every
+ * version), --name TEXT and --prefetch N (what READY says). Every
  * wait is bounded. Exit 0
  * when it ran (whatever came back), 2 on a usage error. */
 #include <czmq.h>
@@ -121,11 +121,16 @@ listen_for (int ms, bool want_task)
     return task;
 }
 
+/* READY's name and prefetch (--name, --prefetch): a hoarder asks for
+ * every task, a name may carry a newline or an escape sequence */
+static const char *s_name = "stranger";
+static uint32_t s_prefetch = 0;
+
 static void
 ready (void)
 {
-    qc_msg_t r = {.command = QC_READY, .gpu = -1, .name = "stranger", .host = "nowhere",
-                  .version = "0", .slots = 1, .prefetch = 0, .hb_ms = 1000};
+    qc_msg_t r = {.command = QC_READY, .gpu = -1, .name = (char *) s_name, .host = "nowhere",
+                  .version = "0", .slots = 1, .prefetch = s_prefetch, .hb_ms = 1000};
     send_msg (&r);
 }
 
@@ -167,7 +172,8 @@ main (int argc, char **argv)
         {"connect", required_argument, 0, 'c'}, {"cert", required_argument, 0, 'k'},
         {"server-key", required_argument, 0, 's'}, {"ephemeral", no_argument, 0, 'e'},
         {"wait-ms", required_argument, 0, 'w'}, {"repeat", required_argument, 0, 'r'},
-        {"proto-version", required_argument, 0, 'v'}, {0, 0, 0, 0}};
+        {"proto-version", required_argument, 0, 'v'}, {"name", required_argument, 0, 'n'},
+        {"prefetch", required_argument, 0, 'p'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
@@ -178,6 +184,8 @@ main (int argc, char **argv)
         case 'w': wait_ms = atoi (optarg); break;
         case 'r': repeat = atoi (optarg); break;
         case 'v': s_version = atoi (optarg); break;
+        case 'n': s_name = optarg; break;
+        case 'p': s_prefetch = (uint32_t) strtoul (optarg, NULL, 10); break;
         default: return 2;
         }
     }
