@@ -405,8 +405,19 @@ handle (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         return;
     case QC_LOG: {
         job_rec_t *job = w ? jobs_of_task_msg (b, m, w->name) : NULL;
-        if (job)
-            jobs_forward_log (b, job, m);
+        if (!job)
+            return;
+        /* who sent it is ours to say, not the record's (a worker wrote
+           "broker" there), and a time no clock gave is now */
+        char *name = strdup (w->name ? w->name : "?");
+        if (name) {
+            free (m->worker);
+            m->worker = name;
+        }
+        double now = (double) zclock_time () / 1000.0;
+        if (!(m->time >= 0 && m->time <= now + 86400))
+            m->time = now;
+        jobs_forward_log (b, job, m);
         return;
     }
     default: break;

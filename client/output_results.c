@@ -209,7 +209,10 @@ qc_output_log (qc_output_t *o, const qc_msg_t *m)
     if (!o || !m || !m->message)
         return;
     static const char *names[] = {"DEBUG", "INFO", "WARNING", "ERROR"};
-    log_line (o, (time_t) m->time, names[m->level & 3], m->worker,
+    /* a time no clock gives (a broken or hostile peer): now; a double
+       past time_t's range would make the cast undefined */
+    time_t when = m->time >= 0 && m->time < 1e11 ? (time_t) m->time : time (NULL);
+    log_line (o, when, names[m->level & 3], m->worker,
               qc_output_log_slide (o, m), m->module, m->message);
 }
 

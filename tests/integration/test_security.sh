@@ -286,7 +286,7 @@ grep -q "READY from hoard?2001-01-01 00:00:00 ERROR broker: forged?\[2J with 1 s
 grep -q "^2001-01-01" "$LOG" && fail "a peer's name forged a log line"
 grep -q $'\033' "$LOG" && fail "an escape sequence reached the broker's log"
 pass "a READY asking for 4000000000 tasks is ignored; a newline or escape in its name is scrubbed from the log"
-as w2 --wait-ms 1500 work "_thumb.png" "../../$(basename "$T")-escape" >"$T/s8.log" 2>&1
+as w2 --wait-ms 1500 --log "FORGEDLOG" work "_thumb.png" "../../$(basename "$T")-escape" >"$T/s8.log" 2>&1
 grep -q "^task " "$T/s8.log" || fail "no task for the stranger: $(cat "$T/s8.log")"
 for _ in $(seq 1 100); do kill -0 $bob 2>/dev/null || break; sleep 0.1; done
 wait $bob
@@ -295,6 +295,13 @@ name=$(basename "$(head -1 "$T/cohort/list")")
 [ "$(cat "$T/bob/$name/${name}_thumb.png")" = FORGED ] || fail "not the stranger's image"
 [ -z "$(find "$T" /tmp -maxdepth 2 -name '*-escape' 2>/dev/null)" ] || fail "a file named from the message"
 pass "a RESULT naming another path: its image written as $name/${name}_thumb.png, named from the cohort"
+# its LOG record said it was the broker's, from a time no clock gives: the
+# broker names the worker that sent it and gives it the time it came
+logline=$(grep -a FORGEDLOG "$T/bob/qc.log")
+[ -n "$logline" ] || fail "the stranger's LOG record did not reach bob's qc.log"
+echo "$logline" | cut -f1 | grep -q "^$(date +%Y)-" || fail "the record kept a time no clock gives: $logline"
+echo "$logline" | grep -q "	stranger	" || fail "the record's sender is not the worker that sent it: $logline"
+pass "a worker's LOG record names the worker that sent it, at the time it came"
 # a worker of another build (the stranger says version "0") is warned of;
 # this build's own workers are not
 full=$("$BIN/qc-broker" --version | awk '{print $2}')

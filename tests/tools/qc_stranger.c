@@ -30,7 +30,8 @@
  * --server-key FILE (the broker's public certificate), --wait-ms N (how
  * long to listen after sending, 1500), --repeat N (1 to 1000),
  * --proto-version N (the header's protocol version: a peer of another
- * version), --name TEXT and --prefetch N (what READY says). Every
+ * version), --name TEXT and --prefetch N (what READY says), --log TEXT
+ * (work: a forged LOG record before the RESULT). Every
  * wait is bounded. Exit 0
  * when it ran (whatever came back), 2 on a usage error. */
 #include <czmq.h>
@@ -42,6 +43,7 @@
 
 #include "shared/endpoint.h"
 #include "shared/curve.h"
+#include "shared/log.h"
 #include "shared/proto.h"
 #include "shared/result.h"
 
@@ -125,6 +127,9 @@ listen_for (int ms, bool want_task)
  * every task, a name may carry a newline or an escape sequence */
 static const char *s_name = "stranger";
 static uint32_t s_prefetch = 0;
+/* --log TEXT: in work, a LOG record for the task before its RESULT, that
+ * claims to be the broker's and to come from a time no clock gives */
+static const char *s_log = NULL;
 
 static void
 ready (void)
@@ -173,7 +178,8 @@ main (int argc, char **argv)
         {"server-key", required_argument, 0, 's'}, {"ephemeral", no_argument, 0, 'e'},
         {"wait-ms", required_argument, 0, 'w'}, {"repeat", required_argument, 0, 'r'},
         {"proto-version", required_argument, 0, 'v'}, {"name", required_argument, 0, 'n'},
-        {"prefetch", required_argument, 0, 'p'}, {0, 0, 0, 0}};
+        {"prefetch", required_argument, 0, 'p'}, {"log", required_argument, 0, 'l'},
+        {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
@@ -186,6 +192,7 @@ main (int argc, char **argv)
         case 'v': s_version = atoi (optarg); break;
         case 'n': s_name = optarg; break;
         case 'p': s_prefetch = (uint32_t) strtoul (optarg, NULL, 10); break;
+        case 'l': s_log = optarg; break;
         default: return 2;
         }
     }
@@ -269,6 +276,13 @@ main (int argc, char **argv)
             printf ("task %" PRIu64 " %" PRIu64 " %" PRIu64 " %u\n", t->job, t->key,
                     t->idx, t->attempt);
             fflush (stdout);
+            if (s_log) {
+                qc_msg_t l = {.command = QC_LOG, .gpu = -1, .job = t->job, .key = t->key,
+                              .task = t->idx + 1, .time = 1e300, .level = QC_LOG_WARNING,
+                              .worker = "broker", .slide = "x.svs", .module = "broker",
+                              .message = (char *) s_log};
+                send_msg (&l);
+            }
             send_result (t->job, t->key, t->idx, t->attempt, a[0], n == 2 ? a[1] : t->path,
                          false);
             listen_for (wait_ms, false);
