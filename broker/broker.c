@@ -374,6 +374,27 @@ send_revoke (void *arg, sched_task_t *t, uint32_t attempt, sched_worker_t *sw,
 
 /* Whether w holds (or held, as a ghost) a task of job: with security on,
  * only such a worker is given the job's config files. */
+/* Whether w was sent job's files less than FETCH_AGAIN_MS ago (then its
+ * FETCH is dropped, said once in 10 s); else the answer is noted. */
+static bool
+fetched_lately (qc_broker_t *b, worker_rec_t *w, uint64_t job)
+{
+    size_t n = sizeof w->fetched / sizeof w->fetched[0];
+    for (size_t i = 0; i < n; i++)
+        if (w->fetched[i].at && w->fetched[i].job == job
+            && b->now - w->fetched[i].at < FETCH_AGAIN_MS) {
+            b->dropped++;
+            refusals_log (b->refusals, b->now, w->name ? w->name : "?",
+                          "FETCH of job %" PRIu64 "'s config files again within %d ms: "
+                          "dropped", job, FETCH_AGAIN_MS);
+            return true;
+        }
+    w->fetched[w->fetched_next % n].job = job;
+    w->fetched[w->fetched_next % n].at = b->now ? b->now : 1;
+    w->fetched_next++;
+    return false;
+}
+
 static bool
 holds_task_of (const worker_rec_t *w, uint64_t job)
 {
@@ -440,6 +461,8 @@ handle (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     case QC_RESULT: on_result (b, w, p, m); break;
     case QC_DISCONNECT: on_worker_disconnect (b, w, m); break;
     case QC_FETCH:
+        if (fetched_lately (b, w, m->job))
+            break;
         jobs_on_fetch (b, p->id, m, !p->cert || holds_task_of (w, m->job));
         break;
     default:

@@ -43,7 +43,16 @@ typedef struct {
     int64_t next_beat;        /* when we next send it a HEARTBEAT */
     size_t slot;              /* its place in qc_broker.roster */
     sched_worker_t *sw;
+    /* the jobs whose config files it was last sent, and when: a FETCH
+     * again within FETCH_AGAIN_MS is dropped (each answer is a job's
+     * files, up to 256 MB, for a message of a few bytes) */
+    struct { uint64_t job; int64_t at; } fetched[16];
+    unsigned fetched_next;
 } worker_rec_t;
+
+/* qc-worker asks again for files it has not got after 5 s
+ * (worker/asset_wait.c ASK_AGAIN_MS); sooner is not a worker's asking. */
+#define FETCH_AGAIN_MS 4000
 
 typedef struct {
     double time;

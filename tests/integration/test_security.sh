@@ -286,7 +286,7 @@ grep -q "READY from hoard?2001-01-01 00:00:00 ERROR broker: forged?\[2J with 1 s
 grep -q "^2001-01-01" "$LOG" && fail "a peer's name forged a log line"
 grep -q $'\033' "$LOG" && fail "an escape sequence reached the broker's log"
 pass "a READY asking for 4000000000 tasks is ignored; a newline or escape in its name is scrubbed from the log"
-as w2 --wait-ms 1500 --log "FORGEDLOG" work "_thumb.png" "../../$(basename "$T")-escape" >"$T/s8.log" 2>&1
+as w2 --wait-ms 1500 --log "FORGEDLOG" --fetch 20 work "_thumb.png" "../../$(basename "$T")-escape" >"$T/s8.log" 2>&1
 grep -q "^task " "$T/s8.log" || fail "no task for the stranger: $(cat "$T/s8.log")"
 for _ in $(seq 1 100); do kill -0 $bob 2>/dev/null || break; sleep 0.1; done
 wait $bob
@@ -302,6 +302,13 @@ logline=$(grep -a FORGEDLOG "$T/bob/qc.log")
 echo "$logline" | cut -f1 | grep -q "^$(date +%Y)-" || fail "the record kept a time no clock gives: $logline"
 echo "$logline" | grep -q "	stranger	" || fail "the record's sender is not the worker that sent it: $logline"
 pass "a worker's LOG record names the worker that sent it, at the time it came"
+# 20 FETCHes of the job's files at once: one answer (each is the job's
+# files, up to 256 MB, for a few bytes asked)
+[ "$(grep -c '^got ASSETS' "$T/s8.log")" = 1 ] \
+    || fail "20 FETCHes at once got $(grep -c '^got ASSETS' "$T/s8.log") answers, not 1"
+grep -q "refused stranger: FETCH of job [0-9]*'s config files again within 4000 ms: dropped" "$LOG" \
+    || fail "the repeated FETCHes were not logged"
+pass "20 FETCHes of a job's files at once: one answer, the rest dropped and logged once"
 # a worker of another build (the stranger says version "0") is warned of;
 # this build's own workers are not
 full=$("$BIN/qc-broker" --version | awk '{print $2}')

@@ -31,7 +31,8 @@
  * long to listen after sending, 1500), --repeat N (1 to 1000),
  * --proto-version N (the header's protocol version: a peer of another
  * version), --name TEXT and --prefetch N (what READY says), --log TEXT
- * (work: a forged LOG record before the RESULT). Every
+ * (work: a forged LOG record before the RESULT), --fetch N (work: N
+ * FETCHes of the job's files at once). Every
  * wait is bounded. Exit 0
  * when it ran (whatever came back), 2 on a usage error. */
 #include <czmq.h>
@@ -130,6 +131,8 @@ static uint32_t s_prefetch = 0;
 /* --log TEXT: in work, a LOG record for the task before its RESULT, that
  * claims to be the broker's and to come from a time no clock gives */
 static const char *s_log = NULL;
+/* --fetch N: in work, N FETCHes of the task's job's files at once */
+static int s_fetch = 0;
 
 static void
 ready (void)
@@ -179,6 +182,7 @@ main (int argc, char **argv)
         {"wait-ms", required_argument, 0, 'w'}, {"repeat", required_argument, 0, 'r'},
         {"proto-version", required_argument, 0, 'v'}, {"name", required_argument, 0, 'n'},
         {"prefetch", required_argument, 0, 'p'}, {"log", required_argument, 0, 'l'},
+        {"fetch", required_argument, 0, 'f'},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "", opts, NULL)) != -1) {
@@ -193,6 +197,7 @@ main (int argc, char **argv)
         case 'n': s_name = optarg; break;
         case 'p': s_prefetch = (uint32_t) strtoul (optarg, NULL, 10); break;
         case 'l': s_log = optarg; break;
+        case 'f': s_fetch = atoi (optarg) < 0 ? 0 : atoi (optarg) > 1000 ? 1000 : atoi (optarg); break;
         default: return 2;
         }
     }
@@ -276,6 +281,10 @@ main (int argc, char **argv)
             printf ("task %" PRIu64 " %" PRIu64 " %" PRIu64 " %u\n", t->job, t->key,
                     t->idx, t->attempt);
             fflush (stdout);
+            for (int i = 0; i < s_fetch; i++) {
+                qc_msg_t f = {.command = QC_FETCH, .gpu = -1, .job = t->job, .key = t->key};
+                send_msg (&f);
+            }
             if (s_log) {
                 qc_msg_t l = {.command = QC_LOG, .gpu = -1, .job = t->job, .key = t->key,
                               .task = t->idx + 1, .time = 1e300, .level = QC_LOG_WARNING,
