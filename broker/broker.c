@@ -31,6 +31,7 @@ qc_broker_config_defaults (qc_broker_config_t *cfg)
     cfg->job_linger_s = 600;
     cfg->task_timeout_s = 1800;
     cfg->retention_s = 7 * 86400;
+    cfg->max_jobs_per_client = 1000;
 }
 
 static void

@@ -23,6 +23,9 @@ typedef struct {
                                   for their client; 0: for ever */
     size_t max_peers;          /* workers + clients; 0: from the open-file
                                   limit */
+    uint32_t max_jobs_per_client; /* with CurveZMQ: jobs one certificate
+                                  may hold (running, or with results not
+                                  yet fetched); 0: no limit; 1000 */
     uint32_t results_compact_mb; /* a job's result file is rewritten without
                                   its acknowledged results once they are
                                   this many MB; 0: 64 */

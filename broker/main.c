@@ -59,6 +59,10 @@ usage (FILE *to)
         "                         is refused with a reason (default: what the\n"
         "                         open-file limit allows, raised to its hard\n"
         "                         limit at start)\n"
+        "      --max-jobs-per-client N  with --cert: jobs one certificate may\n"
+        "                         hold, running or with results not fetched; its\n"
+        "                         next is refused with a reason, so one client\n"
+        "                         cannot fill the broker (1000; 0: no limit)\n"
         "      --log-level L      debug, info, warning or error (info)\n"
         "  -h, --help             show this help\n"
         "  -V, --version          show the version\n\n"
@@ -101,6 +105,7 @@ enum {
     OPT_TASK_TIMEOUT,
     OPT_RETENTION,
     OPT_MAX_PEERS,
+    OPT_MAX_JOBS_PER_CLIENT,
     OPT_RESULTS_COMPACT_MB,
     OPT_CERT,
     OPT_ALLOW,
@@ -130,6 +135,7 @@ main (int argc, char **argv)
         {"task-timeout", required_argument, 0, OPT_TASK_TIMEOUT},
         {"retention", required_argument, 0, OPT_RETENTION},
         {"max-peers", required_argument, 0, OPT_MAX_PEERS},
+        {"max-jobs-per-client", required_argument, 0, OPT_MAX_JOBS_PER_CLIENT},
         {"results-compact-mb", required_argument, 0, OPT_RESULTS_COMPACT_MB},
         {"cert", required_argument, 0, OPT_CERT},
         {"allow", required_argument, 0, OPT_ALLOW},
@@ -185,6 +191,11 @@ main (int argc, char **argv)
         case OPT_MAX_PEERS:
             if (qc_cli_uint (prog, "--max-peers", optarg, 1, 1000000, &v)) return QC_EXIT_USAGE;
             cfg.max_peers = (size_t) v;
+            break;
+        case OPT_MAX_JOBS_PER_CLIENT:
+            if (qc_cli_uint (prog, "--max-jobs-per-client", optarg, 0, 1000000, &v))
+                return QC_EXIT_USAGE;
+            cfg.max_jobs_per_client = (uint32_t) v;
             break;
         case OPT_RESULTS_COMPACT_MB:
             if (qc_cli_uint (prog, "--results-compact-mb", optarg, 1, 1u << 20, &v))
