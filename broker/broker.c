@@ -58,6 +58,13 @@ zhashx_item_destroy_worker (void **item)
 }
 
 static void
+zhashx_item_free (void **item)
+{
+    free (*item);
+    *item = NULL;
+}
+
+static void
 zhashx_item_destroy_job (void **item)
 {
     job_rec_destroy (*item);
@@ -375,6 +382,45 @@ send_revoke (void *arg, sched_task_t *t, uint32_t attempt, sched_worker_t *sw,
 
 /* Whether w holds (or held, as a ghost) a task of job: with security on,
  * only such a worker is given the job's config files. */
+/* Whether p was answered a STATUS less than STATUS_EVERY_MS ago (then
+ * this one is dropped, said once in 10 s); else the answer is noted. */
+static bool
+status_too_soon (qc_broker_t *b, const peer_t *p)
+{
+    int64_t *at = zhashx_lookup (b->status_asked, p->hex);
+    if (at && b->now - *at < STATUS_EVERY_MS) {
+        b->dropped++;
+        char who[PEER_KEY_MAX + 8];
+        snprintf (who, sizeof who, "peer %s", p->hex);
+        refusals_log (b->refusals, b->now, who, "STATUS again within %d ms: dropped",
+                      STATUS_EVERY_MS);
+        return true;
+    }
+    if (at)
+        *at = b->now;
+    else if ((at = malloc (sizeof *at))) {
+        *at = b->now;
+        if (zhashx_insert (b->status_asked, p->hex, at))
+            free (at);
+    }
+    return false;
+}
+
+/* Forgets the peers that asked for no STATUS in 10 s (bounded memory). */
+static void
+status_asked_tick (qc_broker_t *b)
+{
+    zlist_t *old = zlist_new ();
+    if (!old)
+        return;
+    for (int64_t *at = zhashx_first (b->status_asked); at; at = zhashx_next (b->status_asked))
+        if (b->now - *at > 10000)
+            zlist_append (old, (void *) zhashx_cursor (b->status_asked));
+    for (const char *k = zlist_first (old); k; k = zlist_next (old))
+        zhashx_delete (b->status_asked, k);
+    zlist_destroy (&old);
+}
+
 /* Whether w was sent job's files less than FETCH_AGAIN_MS ago (then its
  * FETCH is dropped, said once in 10 s); else the answer is noted. */
 static bool
@@ -420,7 +466,10 @@ handle (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     case QC_ATTACH: jobs_on_attach (b, p, m); return;
     case QC_ACK: jobs_on_ack (b, p, m); return;
     case QC_CANCEL: jobs_on_cancel (b, p, m); return;
-    case QC_STATUS: status_reply (b, p); return;
+    case QC_STATUS:
+        if (!status_too_soon (b, p))
+            status_reply (b, p);
+        return;
     case QC_HEARTBEAT:
         if (!w)
             jobs_on_client_heartbeat (b, p->id);
@@ -541,6 +590,7 @@ tick (qc_broker_t *b)
         /* a certificate changed in place (not only added or removed) */
         check_allowed (b, true);
         refusals_tick (b->refusals, b->now);
+        status_asked_tick (b);
     }
     jobs_tick (b);
     state_maintain (b);
@@ -601,8 +651,12 @@ qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
     b->router = zsock_new (ZMQ_ROUTER);
     b->bound = calloc (cfg->nendpoints, sizeof *b->bound);
     b->refusals = refusals_new ();
+    b->status_asked = zhashx_new ();
+    if (b->status_asked)
+        zhashx_set_destructor (b->status_asked, zhashx_item_free);
     b->next_job = 1;
-    if (!b->sched || !b->workers || !b->jobs || !b->router || !b->bound || !b->refusals) {
+    if (!b->sched || !b->workers || !b->jobs || !b->router || !b->bound || !b->refusals
+        || !b->status_asked) {
         snprintf (err, errlen, "out of memory or sockets");
         qc_broker_destroy (&b);
         return NULL;
@@ -674,6 +728,7 @@ qc_broker_destroy (qc_broker_t **self_p)
     security_destroy (&b->security);     /* before the socket it watches */
     zsock_destroy (&b->router);
     refusals_destroy (&b->refusals);
+    zhashx_destroy (&b->status_asked);
     for (size_t i = 0; i < b->nbound; i++)
         free (b->bound[i]);
     free (b->bound);

@@ -54,6 +54,12 @@ typedef struct {
  * (worker/asset_wait.c ASK_AGAIN_MS); sooner is not a worker's asking. */
 #define FETCH_AGAIN_MS 4000
 
+/* A peer's STATUS is answered at most once in this long: each answer
+ * lists every worker and job, and unread ones queued up (3000 made 93 MB
+ * in the security pass). qc-submit asks every few seconds, qc-status
+ * once a connection. */
+#define STATUS_EVERY_MS 250
+
 typedef struct {
     double time;
     zmsg_t *msg;              /* encoded LOG body (2 frames) */
@@ -200,6 +206,8 @@ struct qc_broker {
     bool dispatch_due, pump_due;
     security_t *security;     /* CurveZMQ; NULL: off */
     refusals_t *refusals;     /* how refusals are logged (refuse.h) */
+    zhashx_t *status_asked;   /* peer (hex) -> int64_t *: when its last
+                                 STATUS was answered (STATUS_EVERY_MS) */
     int64_t last_allow_check; /* the allowed folder's own times, looked at
                                  once per ms at most */
 };

@@ -309,6 +309,13 @@ pass "a worker's LOG record names the worker that sent it, at the time it came"
 grep -q "refused stranger: FETCH of job [0-9]*'s config files again within 4000 ms: dropped" "$LOG" \
     || fail "the repeated FETCHes were not logged"
 pass "20 FETCHes of a job's files at once: one answer, the rest dropped and logged once"
+# 40 STATUS on one connection, 20 ms apart: answered at most once in
+# 250 ms (each answer lists every worker and job; unread, they piled up)
+as alice --wait-ms 20 --repeat 40 status >"$T/s10.log" 2>&1
+n=$(grep -c '^got STATUS_REPLY' "$T/s10.log")
+[ "$n" -ge 1 ] && [ "$n" -lt 40 ] || fail "40 STATUS 20 ms apart got $n answers"
+refused "peer [0-9a-f]*: STATUS again within 250 ms: dropped" "repeated STATUS"
+pass "40 STATUS 20 ms apart on one connection: $n answered, the rest dropped and logged once"
 # a worker of another build (the stranger says version "0") is warned of;
 # this build's own workers are not
 full=$("$BIN/qc-broker" --version | awk '{print $2}')
