@@ -382,66 +382,6 @@ send_revoke (void *arg, sched_task_t *t, uint32_t attempt, sched_worker_t *sw,
 
 /* Whether w holds (or held, as a ghost) a task of job: with security on,
  * only such a worker is given the job's config files. */
-/* Whether p was answered a STATUS less than STATUS_EVERY_MS ago (then
- * this one is dropped, said once in 10 s); else the answer is noted. */
-static bool
-status_too_soon (qc_broker_t *b, const peer_t *p)
-{
-    int64_t *at = zhashx_lookup (b->status_asked, p->hex);
-    if (at && b->now - *at < STATUS_EVERY_MS) {
-        b->dropped++;
-        char who[PEER_KEY_MAX + 8];
-        snprintf (who, sizeof who, "peer %s", p->hex);
-        refusals_log (b->refusals, b->now, who, "STATUS again within %d ms: dropped",
-                      STATUS_EVERY_MS);
-        return true;
-    }
-    if (at)
-        *at = b->now;
-    else if ((at = malloc (sizeof *at))) {
-        *at = b->now;
-        if (zhashx_insert (b->status_asked, p->hex, at))
-            free (at);
-    }
-    return false;
-}
-
-/* Forgets the peers that asked for no STATUS in 10 s (bounded memory). */
-static void
-status_asked_tick (qc_broker_t *b)
-{
-    zlist_t *old = zlist_new ();
-    if (!old)
-        return;
-    for (int64_t *at = zhashx_first (b->status_asked); at; at = zhashx_next (b->status_asked))
-        if (b->now - *at > 10000)
-            zlist_append (old, (void *) zhashx_cursor (b->status_asked));
-    for (const char *k = zlist_first (old); k; k = zlist_next (old))
-        zhashx_delete (b->status_asked, k);
-    zlist_destroy (&old);
-}
-
-/* Whether w was sent job's files less than FETCH_AGAIN_MS ago (then its
- * FETCH is dropped, said once in 10 s); else the answer is noted. */
-static bool
-fetched_lately (qc_broker_t *b, worker_rec_t *w, uint64_t job)
-{
-    size_t n = sizeof w->fetched / sizeof w->fetched[0];
-    for (size_t i = 0; i < n; i++)
-        if (w->fetched[i].at && w->fetched[i].job == job
-            && b->now - w->fetched[i].at < FETCH_AGAIN_MS) {
-            b->dropped++;
-            refusals_log (b->refusals, b->now, w->name ? w->name : "?",
-                          "FETCH of job %" PRIu64 "'s config files again within %d ms: "
-                          "dropped", job, FETCH_AGAIN_MS);
-            return true;
-        }
-    w->fetched[w->fetched_next % n].job = job;
-    w->fetched[w->fetched_next % n].at = b->now ? b->now : 1;
-    w->fetched_next++;
-    return false;
-}
-
 static bool
 holds_task_of (const worker_rec_t *w, uint64_t job)
 {
@@ -467,7 +407,7 @@ handle (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     case QC_ACK: jobs_on_ack (b, p, m); return;
     case QC_CANCEL: jobs_on_cancel (b, p, m); return;
     case QC_STATUS:
-        if (!status_too_soon (b, p))
+        if (!limits_status_too_soon (b, p))
             status_reply (b, p);
         return;
     case QC_HEARTBEAT:
@@ -511,7 +451,7 @@ handle (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     case QC_RESULT: on_result (b, w, p, m); break;
     case QC_DISCONNECT: on_worker_disconnect (b, w, m); break;
     case QC_FETCH:
-        if (fetched_lately (b, w, m->job))
+        if (limits_fetch_too_soon (b, w, m->job))
             break;
         jobs_on_fetch (b, p->id, m, !p->cert || holds_task_of (w, m->job));
         break;
@@ -590,7 +530,7 @@ tick (qc_broker_t *b)
         /* a certificate changed in place (not only added or removed) */
         check_allowed (b, true);
         refusals_tick (b->refusals, b->now);
-        status_asked_tick (b);
+        limits_tick (b);
     }
     jobs_tick (b);
     state_maintain (b);

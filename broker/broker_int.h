@@ -43,22 +43,12 @@ typedef struct {
     int64_t next_beat;        /* when we next send it a HEARTBEAT */
     size_t slot;              /* its place in qc_broker.roster */
     sched_worker_t *sw;
-    /* the jobs whose config files it was last sent, and when: a FETCH
-     * again within FETCH_AGAIN_MS is dropped (each answer is a job's
-     * files, up to 256 MB, for a message of a few bytes) */
+    /* the jobs whose config files it was last sent, and when
+     * (broker_limits.c) */
     struct { uint64_t job; int64_t at; } fetched[16];
     unsigned fetched_next;
 } worker_rec_t;
 
-/* qc-worker asks again for files it has not got after 5 s
- * (worker/asset_wait.c ASK_AGAIN_MS); sooner is not a worker's asking. */
-#define FETCH_AGAIN_MS 4000
-
-/* A peer's STATUS is answered at most once in this long: each answer
- * lists every worker and job, and unread ones queued up (3000 made 93 MB
- * in the security pass). qc-submit asks every few seconds, qc-status
- * once a connection. */
-#define STATUS_EVERY_MS 250
 
 typedef struct {
     double time;
@@ -207,7 +197,7 @@ struct qc_broker {
     security_t *security;     /* CurveZMQ; NULL: off */
     refusals_t *refusals;     /* how refusals are logged (refuse.h) */
     zhashx_t *status_asked;   /* peer (hex) -> int64_t *: when its last
-                                 STATUS was answered (STATUS_EVERY_MS) */
+                                 STATUS was answered (broker_limits.c) */
     int64_t last_allow_check; /* the allowed folder's own times, looked at
                                  once per ms at most */
 };
@@ -370,5 +360,18 @@ enum {
 };
 #define JOURNAL_MAGIC "QC-JOURNAL v1\n\0\0"
 #define RESULTS_MAGIC "QC-RESULTS v1\n\0\0"
+
+/* ---- how much one peer may ask (broker_limits.c) ---- */
+
+/* A STATUS from p answered less than 250 ms ago: true, and this one is
+ * dropped (logged once in 10 s); else its answer is noted. */
+bool limits_status_too_soon (qc_broker_t *b, const peer_t *p);
+/* The same for w's FETCH of job's config files within 4 s. */
+bool limits_fetch_too_soon (qc_broker_t *b, worker_rec_t *w, uint64_t job);
+/* --max-jobs-per-client: p's certificate holds that many jobs; text
+ * says so for the client. */
+bool limits_over_client_quota (qc_broker_t *b, const peer_t *p, char *text, size_t len);
+/* Once a second: forgets the peers quiet for 10 s. */
+void limits_tick (qc_broker_t *b);
 
 #endif

@@ -367,34 +367,6 @@ flush_logs (qc_broker_t *b, job_rec_t *job)
 
 /* ---------------------------------------------------------------- SUBMIT */
 
-/* --max-jobs-per-client: with CurveZMQ, whether p's certificate already
- * holds that many jobs (running, or with results not yet fetched); text
- * then says so. One certificate's empty jobs that never end filled the
- * broker for every other client (and the journal kept them). */
-static bool
-over_client_quota (qc_broker_t *b, const peer_t *p, char *text, size_t len)
-{
-    uint32_t max = b->cfg.max_jobs_per_client;
-    if (!p->cert || !max)
-        return false;
-    uint32_t held = 0;
-    for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
-        /* a finished job whose results are all fetched waits only for
-           --linger, and a cancelled one that ended keeps only the word
-           that it was cancelled: neither holds a place */
-        held += strcmp (j->owner, p->cert->key) == 0
-                && !(sched_job_finished (j->sj)
-                     && (j->acked_seq == j->last_seq || j->sj->cancelled));
-    if (held < max)
-        return false;
-    snprintf (text, len, "your certificate (%s) holds %u jobs at this broker, its "
-              "limit (qc-broker --max-jobs-per-client %u): fetch or cancel some "
-              "(qc-submit --attach, --cancel), or ask its operator", p->cert->name, held, max);
-    refusals_log (b->refusals, b->now, p->cert->name, "a new job: it holds %u jobs "
-                  "(--max-jobs-per-client %u)", held, max);
-    return true;
-}
-
 void
 jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
 {
@@ -427,7 +399,7 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
             send_error (b, from, 0, text);
             return;
         }
-        if (over_client_quota (b, p, text, sizeof text)
+        if (limits_over_client_quota (b, p, text, sizeof text)
             || full_for_new_client (b, from, true, text, sizeof text)) {
             send_error (b, from, 0, text);
             return;

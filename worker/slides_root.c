@@ -86,6 +86,13 @@ inside (const char *root, const char *real)
     return strncmp (real, root, n) == 0 && (real[n] == 0 || real[n] == '/');
 }
 
+/* 1 when a root or a prefix was given. */
+static int
+slides_roots_confined (const slides_roots_t *self)
+{
+    return self && (self->n || self->nurls);
+}
+
 int
 slides_roots_check (const slides_roots_t *self, const char *path, char **resolved,
                     char *why, size_t len)
@@ -129,12 +136,6 @@ slides_roots_check (const slides_roots_t *self, const char *path, char **resolve
               self->n > 1 ? ", ..." : "");
     free (real);
     return -1;
-}
-
-int
-slides_roots_confined (const slides_roots_t *self)
-{
-    return self && (self->n || self->nurls);
 }
 
 void

@@ -46,9 +46,6 @@ int slides_roots_check (const slides_roots_t *self, const char *path,
  * slides_roots_t; 0 when url may be requested, -1 with the reason. */
 int slides_url_admit (void *ctx, const char *url, char *why, size_t len);
 
-/* 1 when the worker is confined (a root or a prefix given). */
-int slides_roots_confined (const slides_roots_t *self);
-
 /* A warning in the log when one kind is confined and the other is not. */
 void slides_roots_warn_open (const slides_roots_t *self);
 

@@ -1,0 +1,108 @@
+/* How much one peer may ask of the broker: a STATUS or a FETCH again too
+ * soon is dropped (each answer is large for the few bytes asked: every
+ * worker and job, or a job's files of up to 256 MB, and unread answers
+ * queue up in the broker), and a client certificate holds at most
+ * --max-jobs-per-client jobs (one certificate's empty jobs filled the
+ * broker for every other client). Each drop or refusal is logged once in
+ * 10 s (refuse.h). */
+#include "broker/broker_int.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* qc-submit asks every few seconds, qc-status once a connection. */
+#define STATUS_EVERY_MS 250
+/* qc-worker asks again for files it has not got after 5 s
+ * (worker/asset_wait.c ASK_AGAIN_MS); sooner is not a worker's asking. */
+#define FETCH_AGAIN_MS 4000
+/* a peer that asked nothing for this long is forgotten */
+#define FORGET_MS 10000
+
+/* Whether p was answered a STATUS less than STATUS_EVERY_MS ago (then
+ * this one is dropped, said once in 10 s); else the answer is noted. */
+bool
+limits_status_too_soon (qc_broker_t *b, const peer_t *p)
+{
+    int64_t *at = zhashx_lookup (b->status_asked, p->hex);
+    if (at && b->now - *at < STATUS_EVERY_MS) {
+        b->dropped++;
+        char who[PEER_KEY_MAX + 8];
+        snprintf (who, sizeof who, "peer %s", p->hex);
+        refusals_log (b->refusals, b->now, who, "STATUS again within %d ms: dropped",
+                      STATUS_EVERY_MS);
+        return true;
+    }
+    if (at)
+        *at = b->now;
+    else if ((at = malloc (sizeof *at))) {
+        *at = b->now;
+        if (zhashx_insert (b->status_asked, p->hex, at))
+            free (at);
+    }
+    return false;
+}
+
+/* Forgets the peers that asked for no STATUS in 10 s (bounded memory). */
+void
+limits_tick (qc_broker_t *b)
+{
+    zlist_t *old = zlist_new ();
+    if (!old)
+        return;
+    for (int64_t *at = zhashx_first (b->status_asked); at; at = zhashx_next (b->status_asked))
+        if (b->now - *at > FORGET_MS)
+            zlist_append (old, (void *) zhashx_cursor (b->status_asked));
+    for (const char *k = zlist_first (old); k; k = zlist_next (old))
+        zhashx_delete (b->status_asked, k);
+    zlist_destroy (&old);
+}
+
+/* Whether w was sent job's files less than FETCH_AGAIN_MS ago (then its
+ * FETCH is dropped, said once in 10 s); else the answer is noted. */
+bool
+limits_fetch_too_soon (qc_broker_t *b, worker_rec_t *w, uint64_t job)
+{
+    size_t n = sizeof w->fetched / sizeof w->fetched[0];
+    for (size_t i = 0; i < n; i++)
+        if (w->fetched[i].at && w->fetched[i].job == job
+            && b->now - w->fetched[i].at < FETCH_AGAIN_MS) {
+            b->dropped++;
+            refusals_log (b->refusals, b->now, w->name ? w->name : "?",
+                          "FETCH of job %" PRIu64 "'s config files again within %d ms: "
+                          "dropped", job, FETCH_AGAIN_MS);
+            return true;
+        }
+    w->fetched[w->fetched_next % n].job = job;
+    w->fetched[w->fetched_next % n].at = b->now ? b->now : 1;
+    w->fetched_next++;
+    return false;
+}
+
+/* --max-jobs-per-client: with CurveZMQ, whether p's certificate already
+ * holds that many jobs (running, or with results not yet fetched); text
+ * then says so. One certificate's empty jobs that never end filled the
+ * broker for every other client (and the journal kept them). */
+bool
+limits_over_client_quota (qc_broker_t *b, const peer_t *p, char *text, size_t len)
+{
+    uint32_t max = b->cfg.max_jobs_per_client;
+    if (!p->cert || !max)
+        return false;
+    uint32_t held = 0;
+    for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
+        /* a finished job whose results are all fetched waits only for
+           --linger, and a cancelled one that ended keeps only the word
+           that it was cancelled: neither holds a place */
+        held += strcmp (j->owner, p->cert->key) == 0
+                && !(sched_job_finished (j->sj)
+                     && (j->acked_seq == j->last_seq || j->sj->cancelled));
+    if (held < max)
+        return false;
+    snprintf (text, len, "your certificate (%s) holds %u jobs at this broker, its "
+              "limit (qc-broker --max-jobs-per-client %u): fetch or cancel some "
+              "(qc-submit --attach, --cancel), or ask its operator", p->cert->name, held, max);
+    refusals_log (b->refusals, b->now, p->cert->name, "a new job: it holds %u jobs "
+                  "(--max-jobs-per-client %u)", held, max);
+    return true;
+}
