@@ -28,10 +28,12 @@ case $jobs in
     ''|*[!0-9]*|0) echo "tests/run.sh: QC_TEST_JOBS=$jobs: give a number of tests to run at once, 1 or more" >&2
                    exit 2;;
 esac
-# waiting for whichever test ends first (wait -n -p) needs bash 5.1
+# waiting for whichever test ends first (wait -n -p) needs bash 5.1;
+# before it, each test runs in the foreground
+in_foreground=0
 if [ "${BASH_VERSINFO[0]}" -lt 5 ] || { [ "${BASH_VERSINFO[0]}" = 5 ] && [ "${BASH_VERSINFO[1]}" -lt 1 ]; }; then
     [ "$jobs" -gt 1 ] && echo "tests/run.sh: bash $BASH_VERSION runs the tests one by one (at once needs bash 5.1)"
-    jobs=0
+    in_foreground=1
 fi
 
 passed=0; failed=0; skipped=0; failures=()
@@ -63,7 +65,7 @@ reap_one() {    # waits for any running test to end and reports it
 }
 start_one() {   # start_one NAME COMMAND...: once a place is free
     local name=$1; shift
-    if [ "$jobs" = 0 ]; then     # one by one
+    if [ $in_foreground = 1 ]; then
         local start=$SECONDS rc
         timeout 900 "$@" >"$logs/$name.log" 2>&1
         rc=$?

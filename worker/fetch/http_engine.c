@@ -384,6 +384,16 @@ announced (const xfer_t *x)
     return x->ans.content_length;
 }
 
+/* libcurl's redirect count (without admit) or ours (next_hop) ran out. */
+static void
+too_many_redirects (const qc_http_opts_t *o, outcome_t *out)
+{
+    out->st = QC_HTTP_ERR_REDIRECTS;
+    out->retry = 0;
+    snprintf (out->why, sizeof out->why, "more than %ld redirects (a redirect loop?)",
+              o->max_redirects);
+}
+
 static void
 classify (CURL *c, CURLcode rc, xfer_t *x, outcome_t *out)
 {
@@ -465,9 +475,7 @@ classify (CURL *c, CURLcode rc, xfer_t *x, outcome_t *out)
         snprintf (out->why, sizeof out->why, "cancelled");
         return;
     case CURLE_TOO_MANY_REDIRECTS:
-        out->st = QC_HTTP_ERR_REDIRECTS;
-        snprintf (out->why, sizeof out->why,
-                  "more than %ld redirects (a redirect loop?)", o->max_redirects);
+        too_many_redirects (o, out);
         return;
     case CURLE_PARTIAL_FILE:
         out->st = QC_HTTP_ERR_SHORT;
@@ -555,9 +563,7 @@ next_hop (CURL *c, xfer_t *x, char **moved, long *hops, outcome_t *out)
     qc_url_redact (loc, shown, sizeof shown);
     out->retry = 0;
     if (++*hops > o->max_redirects) {
-        out->st = QC_HTTP_ERR_REDIRECTS;
-        snprintf (out->why, sizeof out->why,
-                  "more than %ld redirects (a redirect loop?)", o->max_redirects);
+        too_many_redirects (o, out);
         return -1;
     }
     if (o->admit (o->admit_ctx, loc, why, sizeof why)) {
