@@ -38,6 +38,9 @@ typedef struct {
     bool write_failed;        /* the output folder refused a result */
     uint64_t expected;        /* next result seq to write */
     uint64_t acked;
+    uint64_t slides_known;    /* the job's size as far as we know it: our
+                                 plan's, or the largest total the broker
+                                 gave; a result's index must be under it */
     int64_t last_heard, next_beat, last_resync, last_resubmit;
     bool silent;              /* said that the broker is silent */
     qc_waiting_t waiting;     /* says what a silent job waits for */
@@ -114,10 +117,29 @@ submit_from (session_t *s, uint64_t base)
 }
 
 static void
+learn_total (session_t *s, uint64_t total)
+{
+    if (total > s->slides_known)
+        s->slides_known = total;
+}
+
+static void
 on_result (session_t *s, qc_msg_t *m)
 {
     if (m->seq < s->expected)
         return;                     /* already written */
+    if (m->idx >= s->slides_known) {
+        /* no broker of ours sends this; written, it would grow the
+           output's index (an index of 4e9 is 512 MiB) for a slide that
+           the job does not have */
+        fprintf (stderr, "qc-submit: the broker sent a result for slide %" PRIu64 " of job %"
+                 PRIu64 ", which has %" PRIu64 " slide%s; stopping (the results so far are "
+                 "kept)\n", m->idx + 1, s->job, s->slides_known, qc_plural (s->slides_known));
+        s->refused = true;
+        s->fatal = true;
+        s->exit_code = QC_EXIT_FAILED;
+        return;
+    }
     if (m->seq > s->expected) {
         resync (s);
         return;
@@ -177,6 +199,7 @@ on_accepted (session_t *s, qc_msg_t *m)
     const qc_session_config_t *c = s->cfg;
     if (!m->job || (s->job && m->job != s->job) || (m->key && s->key && m->key != s->key))
         return;
+    learn_total (s, m->total);
     if (!s->accepted) {
         s->job = m->job;
         s->accepted = true;
@@ -253,6 +276,7 @@ on_message (session_t *s, qc_msg_t *m)
     case QC_DONE:
         if (m->job != s->job || !s->accepted)
             break;
+        learn_total (s, m->total);
         if (qc_output_written (s->cfg->out) < m->total) {
             /* DONE again and again with nothing new: the broker holds no
                more (results it took as written are not here); a rerun
@@ -507,7 +531,7 @@ int
 qc_session_run (const qc_session_config_t *cfg)
 {
     session_t s = {.cfg = cfg, .expected = 1, .exit_code = QC_EXIT_OK,
-                   .done_stall_at = UINT64_MAX};
+                   .done_stall_at = UINT64_MAX, .slides_known = cfg->nslides};
     s.sock = zsock_new (ZMQ_DEALER);
     if (s.sock) {
         qc_curve_client_apply (cfg->curve, s.sock);

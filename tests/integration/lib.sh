@@ -14,6 +14,7 @@ PIDS=()
 cleanup() {
     for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
     wait 2>/dev/null
+    release_ports
     [ -n "${KEEP:-}" ] || rm -rf "$T"   # KEEP=1 keeps the logs
 }
 trap cleanup EXIT
@@ -25,13 +26,33 @@ skip() { echo "SKIPPED: $*"; exit 77; }
 pass() { echo "ok - $*"; }
 
 # A port nobody listens on, from a per-test range so tests can run at once.
-free_port() {     # under Linux's ephemeral range (32768-60999), where an
-    local p       # outgoing connection's own port would not show as taken
+# Under Linux's ephemeral range (32768-60999), where an outgoing
+# connection's own port would not show as taken. Tests side by side could
+# both find a port free before either binds it, so each port is also
+# claimed: mkdir is atomic, the claim names this test's PID, cleanup
+# drops its own claims, and a dead test's claim is taken over.
+PORT_CLAIMS=/tmp/qc-test-ports
+free_port() {
+    local p owner
+    mkdir -p "$PORT_CLAIMS" 2>/dev/null
     for _ in $(seq 1 200); do
         p=$((20000 + RANDOM % 12000))
+        if ! mkdir "$PORT_CLAIMS/$p" 2>/dev/null; then
+            owner=$(cat "$PORT_CLAIMS/$p/owner" 2>/dev/null)
+            [ -n "$owner" ] && kill -0 "$owner" 2>/dev/null && continue
+            rm -rf "$PORT_CLAIMS/$p"        # its test is gone
+            mkdir "$PORT_CLAIMS/$p" 2>/dev/null || continue
+        fi
+        echo $$ >"$PORT_CLAIMS/$p/owner"
         (echo >/dev/tcp/127.0.0.1/$p) 2>/dev/null || { echo $p; return; }
     done
     fail "no free port"
+}
+release_ports() {
+    local f
+    for f in "$PORT_CLAIMS"/*/owner; do
+        [ "$(cat "$f" 2>/dev/null)" = "$$" ] && rm -rf "${f%/owner}"
+    done
 }
 
 # A broker keeps its state in $T/state-PORT unless the arguments name
