@@ -362,6 +362,19 @@ read_burst (session_t *s)
     }
 }
 
+/* Acknowledges the results now on disk, in one message per batch: the
+ * broker may then forget them. */
+static void
+ack_written (session_t *s)
+{
+    if (!s->accepted || s->expected - 1 <= s->acked)
+        return;
+    s->acked = s->expected - 1;
+    qc_msg_t ack = {.command = QC_ACK, .gpu = -1, .job = s->job, .key = s->key,
+                    .seq = s->acked};
+    send_msg (s, &ack);
+}
+
 /* Reads until the broker accepts the job (SUBMIT or ATTACH), refuses it,
  * or --timeout passes: a broker that is not there is said, not waited
  * for. True when accepted. */
@@ -593,15 +606,8 @@ qc_session_run (const qc_session_config_t *cfg)
         zsock_t *which = zpoller_wait (poller, 100);
         int64_t now = zclock_mono ();
         if (which) {
-            uint64_t before = s.expected;
             read_burst (&s);
-            /* acknowledge what is now on disk, in one message per batch */
-            if (s.accepted && s.expected - 1 > s.acked && s.expected != before) {
-                s.acked = s.expected - 1;
-                qc_msg_t ack = {.command = QC_ACK, .gpu = -1, .job = s.job, .key = s.key,
-                                .seq = s.acked};
-                send_msg (&s, &ack);
-            }
+            ack_written (&s);
         }
         if (s.resync_due && !s.silent)
             resync (&s);
@@ -637,6 +643,10 @@ qc_session_run (const qc_session_config_t *cfg)
         qc_warn_once_summary (s.warn_once, stderr);
     qc_warn_once_destroy (&s.warn_once);
     if (s.accepted) {
+        /* an attach to a finished job reads ACCEPTED, every result and
+           DONE in its first burst, before the loop: acknowledged here, or
+           the broker kept them until --retention */
+        ack_written (&s);
         /* said, so the broker need not wait out our heartbeats; without
            the whole job, it keeps the results */
         qc_msg_t bye = {.command = QC_DISCONNECT, .gpu = -1,

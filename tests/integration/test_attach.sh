@@ -98,3 +98,26 @@ ids=$(awk '/^JOB /{t=1; next} t && NF {print $1}' "$T/status.log")
 [ "$(echo "$ids" | grep -c .)" -ge 2 ] && [ "$ids" = "$(echo "$ids" | sort -n)" ] \
     || fail "qc-status jobs not in id order: $ids"
 pass "qc-status lists the jobs in id order"
+
+# a job that finishes while its client is away: the attach reads ACCEPTED,
+# every result and DONE in one burst, and must still acknowledge them, or
+# the broker keeps them until --retention instead of --linger. The job
+# waits for a GPU no worker has, and is cancelled: finished, one result.
+head -1 "$T/cohort/list" >"$T/one"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out3" --gpu-only --list "$T/one" \
+    >"$T/submit3.log" 2>&1 &
+submit=$!
+PIDS+=($submit)
+wait_for "third job accepted" 10 "grep -q '^job' '$T/out3/.qc-job' 2>/dev/null"
+kill -9 $submit
+wait $submit 2>/dev/null
+job3=$(awk '/^job /{print $2; exit}' "$T/out3/.qc-job")
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --cancel "$job3" >/dev/null 2>&1 \
+    || fail "cancel of job $job3 failed"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --attach "$job3" -o "$T/out3" \
+    >"$T/attach3.log" 2>&1
+[ $? = 1 ] || fail "attach to cancelled job $job3: $(cat "$T/attach3.log")"
+check_exactly_once "$T/out3" "$T/one"
+wait_for "the broker saw every result of job $job3 delivered" 10 \
+    "grep -q 'job $job3: every result delivered; the client left' '$T/broker.log'" "$T/broker.log"
+pass "attach to a job that ended while its client was away: its result acknowledged"
