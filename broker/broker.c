@@ -32,6 +32,7 @@ qc_broker_config_defaults (qc_broker_config_t *cfg)
     cfg->task_timeout_s = 1800;
     cfg->retention_s = 7 * 86400;
     cfg->max_jobs_per_client = 1000;
+    cfg->max_mb_per_client = 1000;
 }
 
 static void

@@ -26,6 +26,10 @@ typedef struct {
     uint32_t max_jobs_per_client; /* with CurveZMQ: jobs one certificate
                                   may hold (running, or with results not
                                   yet fetched); 0: no limit; 1000 */
+    uint32_t max_mb_per_client; /* with CurveZMQ: MB (10^6 bytes) of
+                                  configs, their files and slides one
+                                  certificate's held jobs may take; 0: no
+                                  limit; 1000 */
     uint32_t results_compact_mb; /* a job's result file is rewritten without
                                   its acknowledged results once they are
                                   this many MB; 0: 64 */

@@ -83,6 +83,10 @@ typedef struct {
     size_t nassets;
     char *name;               /* client's label for the job */
     uint8_t resource;
+    uint64_t bytes;           /* what its submission holds of the broker's
+                                 memory: config, its files, the slides'
+                                 paths and records (broker_limits.c), for
+                                 --max-mb-per-client */
     /* SUBMIT batches journalled and not yet applied (broker_jobs.c) */
     uint64_t pending_total;
     bool pending_final;
@@ -371,6 +375,14 @@ bool limits_fetch_too_soon (qc_broker_t *b, worker_rec_t *w, uint64_t job);
 /* --max-jobs-per-client: p's certificate holds that many jobs; text
  * says so for the client. */
 bool limits_over_client_quota (qc_broker_t *b, const peer_t *p, char *text, size_t len);
+/* What a job's config and its files, and n slides' paths and records,
+ * hold of the broker's memory (job_rec_t.bytes counts both). */
+uint64_t limits_config_bytes (const char *config, const qc_asset_t *assets, size_t nassets);
+uint64_t limits_slides_bytes (char *const *slides, size_t n);
+/* --max-mb-per-client: with add more bytes, p's certificate's held jobs
+ * would go over it; text says so for the client. */
+bool limits_over_client_bytes (qc_broker_t *b, const peer_t *p, uint64_t add, char *text,
+                               size_t len);
 /* Once a second: forgets the peers quiet for 10 s. */
 void limits_tick (qc_broker_t *b);
 

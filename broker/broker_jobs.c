@@ -179,6 +179,7 @@ job_from_submit (job_rec_t *job, qc_msg_t *m)
     job->nassets = m->nassets;
     m->assets = NULL;
     m->nassets = 0;
+    job->bytes = limits_config_bytes (job->config, job->assets, job->nassets);
 }
 
 void
@@ -365,6 +366,20 @@ flush_logs (qc_broker_t *b, job_rec_t *job)
     job->logs_bytes = 0;
 }
 
+/* Drops job's queued slides (each a failure its client is sent); the
+ * running ones finish. A CANCEL's sender (asker) hears ACCEPTED first. */
+static void
+cancel_job (qc_broker_t *b, job_rec_t *job, zframe_t *asker)
+{
+    if (!job->sj->cancelled)
+        state_log_cancel (b, job);
+    sched_job_cancel (b->sched, job->sj);
+    if (asker)
+        send_accepted (b, asker, job, false);
+    outbox_pump (b, job);
+    outbox_trim (job);
+}
+
 /* ---------------------------------------------------------------- SUBMIT */
 
 void
@@ -400,6 +415,10 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
             return;
         }
         if (limits_over_client_quota (b, p, text, sizeof text)
+            || limits_over_client_bytes (b, p, limits_config_bytes (m->config, m->assets,
+                                                                    m->nassets)
+                                               + limits_slides_bytes (m->slides, m->nslides),
+                                         text, sizeof text)
             || full_for_new_client (b, from, true, text, sizeof text)) {
             send_error (b, from, 0, text);
             return;
@@ -455,6 +474,17 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
                                                           : m->nslides;
     size_t n = m->nslides - skip;
     bool final = m->final && !job->sj->final && !job->pending_final;
+    uint64_t add = limits_slides_bytes (m->slides + skip, n);
+    if (!created && n && limits_over_client_bytes (b, p, add, text, sizeof text)) {
+        /* cut off, the job would never be complete: it ends here, as if
+           cancelled, so that it neither waits for ever nor keeps a place */
+        size_t at = strlen (text);
+        snprintf (text + at, sizeof text - at, "; job %" PRIu64 " is cancelled (the slides "
+                  "it runs finish)", job->id);
+        send_error (b, from, job->id, text);
+        cancel_job (b, job, NULL);
+        return;
+    }
     if (!created && (n || final) && b->state.disk_full) {
         snprintf (text, sizeof text, "the broker cannot store more slides: %s; "
                   "accepted slides go on", b->state.disk_error);
@@ -488,6 +518,7 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     m->nslides = 0;
     job->pending_total += n;
     job->pending_final |= final;
+    job->bytes += add;
     if (b->pending_tail) b->pending_tail->next = ps; else b->pending = ps;
     b->pending_tail = ps;
     b->dispatch_due = true;    /* flush_due commits, applies, dispatches */
@@ -530,6 +561,7 @@ jobs_apply_pending (qc_broker_t *b, bool committed)
         job_rec_t *job = p->job;
         size_t n = p->nslides - p->skip;
         job->pending_total -= n;
+        uint64_t bytes = limits_slides_bytes (p->slides + p->skip, n);
         if (p->final)
             job->pending_final = false;
         if (committed && apply_batch (b, p)) {
@@ -546,6 +578,7 @@ jobs_apply_pending (qc_broker_t *b, bool committed)
                           p->created ? "a new job" : "more slides", b->state.disk_error,
                           p->created ? "" : "; accepted slides go on");
             send_error (b, p->from, p->created ? 0 : job->id, text);
+            job->bytes -= bytes < job->bytes ? bytes : job->bytes;
             if (p->created)
                 jobs_forget (b, job, 0);
         }
@@ -671,12 +704,7 @@ jobs_on_cancel (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 " cancelled%s%s%s", job->id,
             p->cert ? " by certificate " : "", p->cert ? p->cert->name : "",
             p->cert && p->cert->role == QC_ROLE_ADMIN ? " (admin)" : "");
-    if (!job->sj->cancelled)
-        state_log_cancel (b, job);
-    sched_job_cancel (b->sched, job->sj);
-    send_accepted (b, from, job, false);
-    outbox_pump (b, job);
-    outbox_trim (job);
+    cancel_job (b, job, from);
 }
 
 void

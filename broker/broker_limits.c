@@ -3,8 +3,10 @@
  * worker and job, or a job's files of up to 256 MB, and unread answers
  * queue up in the broker), and a client certificate holds at most
  * --max-jobs-per-client jobs (one certificate's empty jobs filled the
- * broker for every other client). Each drop or refusal is logged once in
- * 10 s (refuse.h). */
+ * broker for every other client) and --max-mb-per-client of submissions
+ * (within its jobs, 8 configs with 64 MiB of files made the broker 532
+ * MB, and 102,400 slides of 4,000-byte paths 480 MB). Each drop or
+ * refusal is logged once in 10 s (refuse.h). */
 #include "broker/broker_int.h"
 
 #include <inttypes.h>
@@ -18,6 +20,11 @@
 #define FETCH_AGAIN_MS 4000
 /* a peer that asked nothing for this long is forgotten */
 #define FORGET_MS 10000
+/* a slide's record beside its path: its task in the scheduler, its
+ * place in the outbox and in the journal's index (seen: 102,400 slides
+ * of 4,000-byte paths made the broker 480 MB, ~700 bytes each beside
+ * the path, its copy in the journal's page cache counted in that) */
+#define SLIDE_RECORD_BYTES 512
 
 /* Whether p was answered a STATUS less than STATUS_EVERY_MS ago (then
  * this one is dropped, said once in 10 s); else the answer is noted. */
@@ -79,6 +86,15 @@ limits_fetch_too_soon (qc_broker_t *b, worker_rec_t *w, uint64_t job)
     return false;
 }
 
+/* Whether job holds a place among its certificate's: a finished job
+ * whose results are all fetched waits only for --linger, and a
+ * cancelled one that ended keeps only the word that it was cancelled. */
+static bool
+holds_place (const job_rec_t *j)
+{
+    return !(sched_job_finished (j->sj) && (j->acked_seq == j->last_seq || j->sj->cancelled));
+}
+
 /* --max-jobs-per-client: with CurveZMQ, whether p's certificate already
  * holds that many jobs (running, or with results not yet fetched); text
  * then says so. One certificate's empty jobs that never end filled the
@@ -91,12 +107,7 @@ limits_over_client_quota (qc_broker_t *b, const peer_t *p, char *text, size_t le
         return false;
     uint32_t held = 0;
     for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
-        /* a finished job whose results are all fetched waits only for
-           --linger, and a cancelled one that ended keeps only the word
-           that it was cancelled: neither holds a place */
-        held += strcmp (j->owner, p->cert->key) == 0
-                && !(sched_job_finished (j->sj)
-                     && (j->acked_seq == j->last_seq || j->sj->cancelled));
+        held += strcmp (j->owner, p->cert->key) == 0 && holds_place (j);
     if (held < max)
         return false;
     snprintf (text, len, "your certificate (%s) holds %u jobs at this broker, its "
@@ -104,5 +115,51 @@ limits_over_client_quota (qc_broker_t *b, const peer_t *p, char *text, size_t le
               "(qc-submit --attach, --cancel), or ask its operator", p->cert->name, held, max);
     refusals_log (b->refusals, b->now, p->cert->name, "a new job: it holds %u jobs "
                   "(--max-jobs-per-client %u)", held, max);
+    return true;
+}
+
+uint64_t
+limits_config_bytes (const char *config, const qc_asset_t *assets, size_t nassets)
+{
+    uint64_t n = config ? strlen (config) : 0;
+    for (size_t i = 0; assets && i < nassets; i++)
+        n += assets[i].size + (assets[i].name ? strlen (assets[i].name) : 0);
+    return n;
+}
+
+uint64_t
+limits_slides_bytes (char *const *slides, size_t n)
+{
+    uint64_t bytes = 0;
+    for (size_t i = 0; slides && i < n; i++)
+        bytes += SLIDE_RECORD_BYTES + (slides[i] ? strlen (slides[i]) : 0);
+    return bytes;
+}
+
+/* --max-mb-per-client: with CurveZMQ, whether p's certificate's held
+ * jobs (as for --max-jobs-per-client) and add more bytes would take over
+ * that many MB of the broker; text then says so. */
+bool
+limits_over_client_bytes (qc_broker_t *b, const peer_t *p, uint64_t add, char *text,
+                          size_t len)
+{
+    uint64_t max = (uint64_t) b->cfg.max_mb_per_client * 1000000;
+    if (!p->cert || !max)
+        return false;
+    uint64_t held = 0;
+    for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
+        if (strcmp (j->owner, p->cert->key) == 0 && holds_place (j))
+            held += j->bytes;
+    if (held + add <= max)
+        return false;
+    snprintf (text, len, "your certificate (%s) would hold %.1f MB of configs, their "
+              "files and slide paths at this broker (%.1f MB held, %.1f MB more sent), "
+              "over its limit (qc-broker --max-mb-per-client %u): fetch or cancel jobs "
+              "(qc-submit --attach, --cancel), submit fewer slides or smaller config "
+              "files, or ask its operator", p->cert->name, (double) (held + add) / 1e6,
+              (double) held / 1e6, (double) add / 1e6, b->cfg.max_mb_per_client);
+    refusals_log (b->refusals, b->now, p->cert->name, "%.1f MB more: it holds %.1f MB "
+                  "(--max-mb-per-client %u)", (double) add / 1e6, (double) held / 1e6,
+                  b->cfg.max_mb_per_client);
     return true;
 }

@@ -101,6 +101,7 @@ apply_journal (void *arg, const qc_jrec_t *rec, char *why, size_t len)
                 return -1;
             }
         job->sj->final |= m->final;
+        job->bytes += limits_slides_bytes (m->slides, m->nslides);
         job->journal_bytes += QC_JREC_HEADER + rec->len;
         rc = 0;
         break;

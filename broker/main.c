@@ -63,6 +63,10 @@ usage (FILE *to)
         "                         hold, running or with results not fetched; its\n"
         "                         next is refused with a reason, so one client\n"
         "                         cannot fill the broker (1000; 0: no limit)\n"
+        "      --max-mb-per-client N  with --cert: MB of configs, their files\n"
+        "                         and slide paths one certificate's held jobs\n"
+        "                         may take of the broker's memory; a SUBMIT over\n"
+        "                         it is refused with a reason (1000; 0: none)\n"
         "      --log-level L      debug, info, warning or error (info)\n"
         "  -h, --help             show this help\n"
         "  -V, --version          show the version\n\n"
@@ -106,6 +110,7 @@ enum {
     OPT_RETENTION,
     OPT_MAX_PEERS,
     OPT_MAX_JOBS_PER_CLIENT,
+    OPT_MAX_MB_PER_CLIENT,
     OPT_RESULTS_COMPACT_MB,
     OPT_CERT,
     OPT_ALLOW,
@@ -136,6 +141,7 @@ main (int argc, char **argv)
         {"retention", required_argument, 0, OPT_RETENTION},
         {"max-peers", required_argument, 0, OPT_MAX_PEERS},
         {"max-jobs-per-client", required_argument, 0, OPT_MAX_JOBS_PER_CLIENT},
+        {"max-mb-per-client", required_argument, 0, OPT_MAX_MB_PER_CLIENT},
         {"results-compact-mb", required_argument, 0, OPT_RESULTS_COMPACT_MB},
         {"cert", required_argument, 0, OPT_CERT},
         {"allow", required_argument, 0, OPT_ALLOW},
@@ -196,6 +202,11 @@ main (int argc, char **argv)
             if (qc_cli_uint (prog, "--max-jobs-per-client", optarg, 0, 1000000, &v))
                 return QC_EXIT_USAGE;
             cfg.max_jobs_per_client = (uint32_t) v;
+            break;
+        case OPT_MAX_MB_PER_CLIENT:
+            if (qc_cli_uint (prog, "--max-mb-per-client", optarg, 0, 100000000, &v))
+                return QC_EXIT_USAGE;
+            cfg.max_mb_per_client = (uint32_t) v;
             break;
         case OPT_RESULTS_COMPACT_MB:
             if (qc_cli_uint (prog, "--results-compact-mb", optarg, 1, 1u << 20, &v))

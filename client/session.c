@@ -41,6 +41,8 @@ typedef struct {
     uint64_t slides_known;    /* the job's size as far as we know it: our
                                  plan's, or the largest total the broker
                                  gave; a result's index must be under it */
+    uint64_t taken;           /* slides the broker holds of our SUBMITs (its
+                                 last ACCEPTED's total) */
     int64_t last_heard, next_beat, last_resync, last_resubmit;
     bool silent;              /* said that the broker is silent */
     qc_waiting_t waiting;     /* says what a silent job waits for */
@@ -200,6 +202,7 @@ on_accepted (session_t *s, qc_msg_t *m)
     if (!m->job || (s->job && m->job != s->job) || (m->key && s->key && m->key != s->key))
         return;
     learn_total (s, m->total);
+    s->taken = m->total;
     if (!s->accepted) {
         s->job = m->job;
         s->accepted = true;
@@ -660,7 +663,12 @@ qc_session_run (const qc_session_config_t *cfg)
         return QC_EXIT_INTERRUPTED;
     }
     const char *dir = cfg->outdir ? cfg->outdir : "OUTDIR";
-    if (!s.done && !cfg->local && s.refused && !cfg->gone)
+    if (!s.done && !cfg->local && s.refused && !cfg->attach_job && s.taken < cfg->nslides)
+        /* refused in mid-submission (a limit): a rerun would be too */
+        fprintf (stderr, "qc-submit: the broker took %" PRIu64 " of the %zu slides into job %"
+                 PRIu64 " before it refused the rest (said above)\n", s.taken, cfg->nslides,
+                 s.job);
+    else if (!s.done && !cfg->local && s.refused && !cfg->gone)
         fprintf (stderr, "qc-submit: the broker no longer holds job %" PRIu64 " for %s: run "
                  "the same qc-submit command again (without --attach): the slides it "
                  "has no result for run in a new job\n", s.job, dir);

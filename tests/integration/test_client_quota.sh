@@ -23,9 +23,10 @@ slide=$SHARED/slides/real/CMU-1-Small-Region.svs
 # submit WHO OUT: a job of one slide; the client is stopped once the job
 # is accepted (no worker: it stays queued, held for its owner)
 submit() {
-    local who=$1 out=$2
+    local who=$1 out=$2; shift 2
+    [ $# -gt 0 ] || set -- "$slide"
     "$BIN/qc-submit" --broker "$EP" --cert "$K/$who.cert_secret" --server-key "$K/broker.cert" \
-        -o "$T/$out" "$slide" >"$T/$out.log" 2>&1 &
+        -o "$T/$out" "$@" >"$T/$out.log" 2>&1 &
     local pid=$!
     PIDS+=($pid)
     for _ in $(seq 1 100); do
@@ -58,10 +59,11 @@ start_worker $port w1 --slots 1 --heartbeat-ms 500 --cert "$K/w1.cert_secret" --
 job=$(awk '/^job /{print $2; exit}' "$T/a1/.qc-job")
 timeout 60 "$BIN/qc-submit" --broker "$EP" --cert "$K/alice.cert_secret" --server-key "$K/broker.cert" \
     --attach "$job" -o "$T/a1" >"$T/fetch.log" 2>&1 || fail "fetching job $job: $(cat "$T/fetch.log")"
-submit alice a4 || fail "after one job was fetched, alice's next was refused: $(cat "$T/a4.log")"
+# (a4 waits for a GPU: no worker here has one, so it stays queued)
+submit alice a4 --gpu-only "$slide" || fail "after one job was fetched, alice's next was refused: $(cat "$T/a4.log")"
 pass "once one of her jobs is done and fetched, her next is accepted"
-# and a job she cancels frees its place at once (w1 is stopped first so
-# that the job stays queued until then)
+# and a job she cancels frees its place at once (w1 is stopped, so that
+# no job of hers can end on its own)
 kill -TERM $WORKER_PID; wait $WORKER_PID 2>/dev/null
 submit alice a5 && fail "a third held job was accepted"
 job=$(awk '/^job /{print $2; exit}' "$T/a4/.qc-job")
@@ -69,3 +71,64 @@ timeout 30 "$BIN/qc-submit" --broker "$EP" --cert "$K/alice.cert_secret" --serve
     --cancel "$job" >"$T/cancel.log" 2>&1 || fail "cancel: $(cat "$T/cancel.log")"
 submit alice a6 || fail "after she cancelled one, alice's next was refused: $(cat "$T/a6.log")"
 pass "a job she cancels frees its place"
+
+# --max-mb-per-client 2 on a broker with a state folder: cohorts of URLs
+# on a server that is not there (no worker runs them), 1024 slides to a
+# SUBMIT batch, each ~1.5 kB held (a 1000-byte URL and its record)
+kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
+port=$(free_port)
+EP=tcp://127.0.0.1:$port
+start_broker $port --cert "$K/broker.cert_secret" --allow "$K/allowed" --max-mb-per-client 2
+urls() {    # urls FILE N LEN: N URLs of about LEN bytes
+    local pad=$(head -c "$3" /dev/zero | tr '\0' a)
+    for i in $(seq 1 "$2"); do echo "http://127.0.0.1:9/$pad/$i.svs"; done >"$1"
+}
+urls "$T/big" 1024 3000         # ~3.6 MB in its first batch
+urls "$T/mid" 1024 960          # ~1.5 MB
+urls "$T/two" 2000 960          # ~2.9 MB: the second batch goes over
+timeout 30 "$BIN/qc-submit" --broker "$EP" --cert "$K/alice.cert_secret" --server-key "$K/broker.cert" \
+    -o "$T/m1" --list "$T/big" >"$T/m1.log" 2>&1
+rc=$?
+[ $rc = 2 ] || fail "a 3.6 MB job with --max-mb-per-client 2: exit $rc, expected 2: $(tail -3 "$T/m1.log")"
+grep -q "your certificate (alice@test) would hold 3\.[0-9] MB of configs, their files and slide paths at this broker (0\.0 MB held, 3\.[0-9] MB more sent), over its limit (qc-broker --max-mb-per-client 2)" \
+    "$T/m1.log" || fail "no reason for the refusal: $(tail -3 "$T/m1.log")"
+grep -q "refused alice@test: 3\.[0-9] MB more: it holds 0\.0 MB (--max-mb-per-client 2)" "$T/broker.log" \
+    || fail "the broker did not log the refusal: $(tail -3 "$T/broker.log")"
+pass "a job of 3.6 MB of slide paths with --max-mb-per-client 2: refused (exit 2) with the reason, logged"
+
+timeout 30 "$BIN/qc-submit" --broker "$EP" --cert "$K/alice.cert_secret" --server-key "$K/broker.cert" \
+    -o "$T/m2" --list "$T/two" >"$T/m2.log" 2>&1
+rc=$?
+[ $rc = 1 ] || fail "a job whose second batch goes over: exit $rc, expected 1: $(tail -3 "$T/m2.log")"
+job=$(awk '/^job /{print $2; exit}' "$T/m2/.qc-job")
+grep -q "over its limit (qc-broker --max-mb-per-client 2).*; job $job is cancelled (the slides it runs finish)" \
+    "$T/m2.log" || fail "no reason for the cut: $(tail -3 "$T/m2.log")"
+"$BIN/qc-status" --broker "$EP" --cert "$K/alice.cert_secret" --server-key "$K/broker.cert" \
+    >"$T/m2.status" 2>&1
+awk -v j="$job" '$1 == j' "$T/m2.status" | grep -q cancelled \
+    || fail "job $job was not cancelled: $(cat "$T/m2.status")"
+pass "a job whose second batch goes over: refused, the job cancelled (it cannot end otherwise), said"
+
+submit alice m3 --list "$T/mid" || fail "after the cut job, alice's 1.5 MB job was refused: $(tail -3 "$T/m3.log")"
+submit bob m4 --list "$T/mid" || fail "bob's 1.5 MB job was refused: $(tail -3 "$T/m4.log")"
+pass "a cancelled job holds nothing; another certificate has its own 2 MB"
+
+# the bytes held are restored with the jobs: alice's next 1.5 MB is over
+kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
+start_broker $port --cert "$K/broker.cert_secret" --allow "$K/allowed" --max-mb-per-client 2
+timeout 30 "$BIN/qc-submit" --broker "$EP" --cert "$K/alice.cert_secret" --server-key "$K/broker.cert" \
+    -o "$T/m5" --list "$T/mid" >"$T/m5.log" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -q "(1\.[0-9] MB held, 1\.[0-9] MB more sent), over its limit" "$T/m5.log" \
+    || fail "after a restart, alice's second 1.5 MB job: exit $rc: $(tail -3 "$T/m5.log")"
+pass "after a broker restart the held bytes count: alice's second 1.5 MB job is refused"
+
+# a config's files count: HistoQC's config.ini sends its 8 (templates,
+# pen and model images) with one slide
+timeout 30 "$BIN/qc-submit" --broker "$EP" --cert "$K/bob.cert_secret" --server-key "$K/broker.cert" \
+    -c "$SHARED/reference/histoqc/configs/config.ini" \
+    --histoqc-data "$SHARED/reference/histoqc/data" -o "$T/m6" "$slide" >"$T/m6.log" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -q "(1\.[0-9] MB held, [2-9]\.[0-9] MB more sent), over its limit" "$T/m6.log" \
+    || fail "bob's job with config.ini's files: exit $rc: $(tail -3 "$T/m6.log")"
+pass "a config's files count: bob's job with config.ini (8 files) is over his 2 MB"
