@@ -9,6 +9,57 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+/* path made absolute (from the working folder) into out, as it is; -1
+ * when it does not fit or the working folder is unknown. */
+static int
+absolute (const char *path, char *out, size_t size)
+{
+    if (path[0] == '/')
+        return (size_t) snprintf (out, size, "%s", path) >= size ? -1 : 0;
+    char cwd[PATH_MAX];
+    if (!getcwd (cwd, sizeof cwd))
+        return -1;
+    return (size_t) snprintf (out, size, "%s/%s", cwd, path) >= size ? -1 : 0;
+}
+
+/* path made absolute with "." and ".." taken out by its words alone,
+ * as realpath would without links: into out; -1 when it does not fit
+ * or the working folder is unknown. */
+static int
+lexical_abs (const char *path, char *out, size_t size)
+{
+    char joined[PATH_MAX * 2];
+    if (absolute (path, joined, sizeof joined))
+        return -1;
+    size_t len = 0;
+    for (char *save = NULL, *part = strtok_r (joined, "/", &save); part;
+         part = strtok_r (NULL, "/", &save)) {
+        if (strcmp (part, ".") == 0)
+            continue;
+        if (strcmp (part, "..") == 0) {
+            while (len > 0 && out[len - 1] != '/')
+                len--;
+            if (len > 0)
+                len--;          /* the slash before it */
+            continue;
+        }
+        size_t n = strlen (part);
+        if (len + 1 + n + 1 > size)
+            return -1;
+        out[len++] = '/';
+        memcpy (out + len, part, n);
+        len += n;
+    }
+    if (len == 0) {
+        if (size < 2)
+            return -1;
+        out[len++] = '/';
+    }
+    out[len] = 0;
+    return 0;
+}
 
 static int
 urls_init (slides_roots_t *self, const char *const *urls, size_t nurls, char *err,
@@ -44,7 +95,8 @@ slides_roots_init (slides_roots_t *self, const char *const *dirs, size_t n,
     }
     if (!n)
         return 0;
-    if (!dirs || !(self->roots = calloc (n, sizeof *self->roots))) {
+    if (!dirs || !(self->roots = calloc (n, sizeof *self->roots))
+        || !(self->given = calloc (n, sizeof *self->given))) {
         snprintf (err, errlen, "out of memory");
         slides_roots_free (self);
         return -1;
@@ -59,6 +111,14 @@ slides_roots_init (slides_roots_t *self, const char *const *dirs, size_t n,
             slides_roots_free (self);
             return -1;
         }
+        char given[PATH_MAX];
+        if (lexical_abs (dirs[i], given, sizeof given) || !(self->given[i] = strdup (given))) {
+            snprintf (err, errlen, "--slides-root %s: path too long, or out of memory",
+                      dirs[i]);
+            free (real);
+            slides_roots_free (self);
+            return -1;
+        }
         self->roots[self->n++] = real;
     }
     return 0;
@@ -67,10 +127,13 @@ slides_roots_init (slides_roots_t *self, const char *const *dirs, size_t n,
 void
 slides_roots_free (slides_roots_t *self)
 {
-    for (size_t i = 0; self && i < self->n; i++)
+    for (size_t i = 0; self && i < self->n; i++) {
         free (self->roots[i]);
+        free (self->given ? self->given[i] : NULL);
+    }
     if (self) {
         free (self->roots);
+        free (self->given);
         free (self->urls);
         memset (self, 0, sizeof *self);
     }
@@ -84,6 +147,66 @@ inside (const char *root, const char *real)
     if (n == 1 && root[0] == '/')
         return 1;
     return strncmp (real, root, n) == 0 && (real[n] == 0 || real[n] == '/');
+}
+
+/* Whether a segment of path (between slashes) is "..". */
+static int
+has_dotdot (const char *path)
+{
+    for (const char *s = path; (s = strstr (s, "..")); s += 2)
+        if ((s == path || s[-1] == '/') && (s[2] == 0 || s[2] == '/'))
+            return 1;
+    return 0;
+}
+
+/* Whether a lexical path lies in a root, as given or as resolved (a
+ * root given through a link is asked for by either name). */
+static int
+inside_any (const slides_roots_t *self, const char *words)
+{
+    for (size_t i = 0; i < self->n; i++)
+        if (inside (self->roots[i], words) || inside (self->given[i], words))
+            return 1;
+    return 0;
+}
+
+static int
+inside_real (const slides_roots_t *self, const char *real)
+{
+    for (size_t i = 0; i < self->n; i++)
+        if (inside (self->roots[i], real))
+            return 1;
+    return 0;
+}
+
+/* A path (lexical: no "." or "..") realpath could not resolve: whether
+ * the deepest folder of it that does resolve lies in a root (then its
+ * error names nothing outside). */
+static int
+missing_inside (const slides_roots_t *self, const char *words)
+{
+    char at[PATH_MAX];
+    snprintf (at, sizeof at, "%s", words);
+    for (char *slash = strrchr (at, '/'); slash; slash = strrchr (at, '/')) {
+        slash[slash == at] = 0;         /* "/x" -> "/" */
+        char *real = realpath (at, NULL);
+        if (real) {
+            int in = inside_real (self, real);
+            free (real);
+            return in;
+        }
+        if (slash == at)
+            break;
+    }
+    return 0;
+}
+
+static int
+outside (const slides_roots_t *self, char *why, size_t len)
+{
+    snprintf (why, len, "the slide is outside every --slides-root of this worker (%s%s): "
+              "not opened", self->roots[0], self->n > 1 ? ", ..." : "");
+    return -1;
 }
 
 /* 1 when a root or a prefix was given. */
@@ -120,21 +243,32 @@ slides_roots_check (const slides_roots_t *self, const char *path, char **resolve
     }
     if (!self->n)
         return 0;               /* --slides-url only: paths are not confined */
-    char *real = realpath (path, NULL);
-    if (!real) {
-        snprintf (why, len, "cannot resolve the slide path: %s (checked against "
-                  "--slides-root before opening)", strerror (errno));
+    /* ".." is refused by its words: the kernel takes "a/link/../x" from
+       where the link leads, so the answer would tell what lies there;
+       qc-submit sends one only where folding it would name another file */
+    if (has_dotdot (path)) {
+        snprintf (why, len, "the slide path holds a '..' segment, which this worker does "
+                  "not follow under --slides-root (give the path without it): not opened");
         return -1;
     }
-    for (size_t i = 0; i < self->n; i++)
-        if (inside (self->roots[i], real)) {
-            *resolved = real;
-            return 0;
-        }
-    snprintf (why, len, "the slide resolves to %s, outside every --slides-root of "
-              "this worker (%s%s): not opened", real, self->roots[0],
-              self->n > 1 ? ", ..." : "");
+    /* outside by its words: refused before the file system is asked, so
+       the answer cannot tell whether such a file exists */
+    char words[PATH_MAX];
+    if (lexical_abs (path, words, sizeof words) || !inside_any (self, words))
+        return outside (self, why, len);
+    char *real = realpath (words, NULL);
+    if (real && inside_real (self, real)) {
+        *resolved = real;
+        return 0;
+    }
+    int err = errno;
     free (real);
+    /* it leads outside (a link), or what is missing would hang from a
+       folder outside: the same answer as outside by its words */
+    if (real || !missing_inside (self, words))
+        return outside (self, why, len);
+    snprintf (why, len, "cannot resolve the slide path: %s (checked against "
+              "--slides-root before opening)", strerror (err));
     return -1;
 }
 

@@ -8,11 +8,20 @@
  * client that holds a certificate make it read or request anything it
  * can reach: give it both.
  *
- * A path is resolved as the kernel would open it (realpath: symbolic
- * links and ".." followed) and must lie in a root; the slide is then
+ * A path with a ".." segment is refused (the kernel takes "a/link/../x"
+ * from where the link leads; qc-submit folds ".." where that names the
+ * same file, so only such paths keep one). Any other path is resolved
+ * (realpath: symbolic links followed) and must lie in a root; the slide
+ * is then
  * opened by its resolved path, so a link changed after the check cannot
  * lead elsewhere (a folder on the way that is replaced in between still
  * could: roots are for folders only trusted users write).
+ *
+ * Whatever lies outside the roots stays unknown to clients: a refusal
+ * says the same whether or not the file is there, and never names where
+ * a path or link leads (a path outside by its words is refused before
+ * the file system is asked; one that resolves outside, or whose missing
+ * part hangs from a folder outside, gets that same answer).
  *
  * A URL must lie under a prefix (shared/url.h qc_url_prefix_match: same
  * scheme, host and port, a path in its folder, no dot segment). Each
@@ -27,6 +36,8 @@
 
 typedef struct {
     char **roots;             /* resolved folders */
+    char **given;             /* the same as given, made absolute and
+                                 with "." and ".." taken out (lexically) */
     size_t n;
     qc_url_prefix_t *urls;    /* admitted URL prefixes */
     size_t nurls;

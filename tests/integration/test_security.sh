@@ -347,7 +347,7 @@ for f in root/in root/in2 outside/out; do
 done
 # reached as root/sub/../out3.svs, root/sub a link to outside/deep: a
 # ".." path qc-submit cannot fold (it is not root/out3.svs), so the
-# worker gets it as it is and must resolve it
+# worker gets it as it is and refuses it by its words
 cp "$T/outside/out.svs" "$T/outside/out3.svs"
 mkdir -p "$T/outside/deep" && ln -s "$T/outside/deep" "$T/root/sub"
 mkfifo "$T/outside/fifo.svs"        # opening it would hang: it must not be opened
@@ -364,8 +364,12 @@ for _ in $(seq 1 300); do kill -0 $sub 2>/dev/null || break; sleep 0.1; done
 kill -0 $sub 2>/dev/null && fail "a slide outside --slides-root was opened (it hangs): $(tail -3 "$T/roots.log")"
 grep -q "^in.svs" "$T/roots/results.tsv" || fail "the slide inside the root did not pass"
 grep -q "^in2.svs" "$T/roots/results.tsv" || fail "the file:// slide inside the root did not pass"
-[ "$(grep -c 'outside every --slides-root' "$T/roots/error.log")" -eq 4 ] \
-    || fail "expected 4 slides refused: $(cat "$T/roots/error.log")"
+[ "$(grep -c 'outside every --slides-root of this worker ('"$T"'/root): not opened$' "$T/roots/error.log")" -eq 3 ] \
+    && grep -q "out3.svs.*holds a '..' segment, which this worker does not follow under --slides-root" \
+        "$T/roots/error.log" \
+    || fail "expected 3 slides refused as outside, 1 for its '..': $(cat "$T/roots/error.log")"
+grep -q "outside/\|fifo" <(cut -f2- "$T/roots/error.log") \
+    && fail "a refusal names what lies outside: $(cat "$T/roots/error.log")"
 pass "--slides-root: the slides inside pass (path, file://); a link out, a .. path, a path outside and a file:// URL outside fail, never opened"
 
 # ---------------------------------------------------------------- owners across a restart
