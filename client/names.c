@@ -13,7 +13,8 @@
 #define EXT_MAX 16            /* an extension longer than this is not one */
 
 struct qc_names {
-    zhashx_t *by_name;        /* name -> path ("" when not known) */
+    zhashx_t *by_name;        /* name, case folded (fold_case) -> path
+                                 ("" when not known) */
     zhashx_t *by_path;        /* path -> name */
 };
 
@@ -48,15 +49,48 @@ qc_names_destroy (qc_names_t **self_p)
     *self_p = NULL;
 }
 
+/* name with its letters in one case, A-Z and the accented Latin-1
+ * capitals (UTF-8 C3 80-9E but C3 97, the sign x): two names that differ
+ * only so are one folder on the file systems labs share results on
+ * (SMB/CIFS, exFAT, macOS's APFS and HFS+, NTFS), where the second
+ * slide's images would overwrite the first's. malloc'd; NULL on memory. */
+static char *
+fold_case (const char *name)
+{
+    char *f = strdup (name);
+    for (unsigned char *p = (unsigned char *) f; f && *p; p++) {
+        if (*p >= 'A' && *p <= 'Z')
+            *p = (unsigned char) (*p + 32);
+        else if (*p == 0xc3 && p[1] >= 0x80 && p[1] <= 0x9e && p[1] != 0x97) {
+            p[1] = (unsigned char) (p[1] + 0x20);
+            p++;
+        }
+    }
+    return f;
+}
+
 int
 qc_names_claim (qc_names_t *self, const char *name, const char *path)
 {
     if (!self || !name || !*name)
         return -1;
-    if (zhashx_lookup (self->by_name, name))
-        return 0;               /* the first claim stands */
-    if (zhashx_insert (self->by_name, name, (void *) (path ? path : "")))
+    char *key = fold_case (name);
+    if (!key)
         return -1;
+    int rc = 0;
+    const char *owner = zhashx_lookup (self->by_name, key);
+    const char *owners_name = owner && *owner ? zhashx_lookup (self->by_path, owner) : NULL;
+    /* a name another row has (the first claim stands); but a row of a
+       folder made where case counts ("a.svs" beside "A.svs") keeps its
+       own name for its slide, so a rerun finds it */
+    bool same = owner && (!owners_name || strcmp (owners_name, name) == 0);
+    if (!owner && zhashx_insert (self->by_name, key, (void *) (path ? path : "")))
+        rc = -1;
+    free (key);
+    if (rc)
+        return -1;
+    if (same)
+        return 0;
     if (path && *path && !zhashx_lookup (self->by_path, path)
         && zhashx_insert (self->by_path, path, (void *) name))
         return -1;
@@ -129,11 +163,16 @@ qc_names_safe (const char *file_name)
     return out;
 }
 
+/* Whether another slide has name (in any case: fold_case); a name that
+ * cannot be folded (no memory) counts as taken. */
 static bool
 taken (const qc_names_t *self, const char *name, const char *path)
 {
-    const char *owner = zhashx_lookup (self->by_name, name);
-    return owner && strcmp (owner, path) != 0;
+    char *key = fold_case (name);
+    const char *owner = key ? zhashx_lookup (self->by_name, key) : "";
+    bool yes = owner && strcmp (owner, path) != 0;
+    free (key);
+    return yes;
 }
 
 /* "c__b__name" from the last levels folders of path's folder. */

@@ -2,7 +2,8 @@
 # Every slide, whatever its name, ends as one row or one error line and
 # the run goes on (issues 12 and 13): two slides of one file name in two
 # folders get two folders and two `filename` values that lead HistoQC's
-# UI to their own images; names of 250 bytes, with tabs, line feeds,
+# UI to their own images, as does a third that differs only in case (one
+# folder on SMB, exFAT and macOS); names of 250 bytes, with tabs, line feeds,
 # carriage returns, backslashes and bytes that are not UTF-8 keep every
 # file one record a line (escaped in results.tsv, its header lines,
 # error.log and qc.log); output names stay short and safe. One-process
@@ -11,10 +12,11 @@
 
 R=$SHARED/slides/real
 C=$T/cohort
-mkdir -p "$C/a" "$C/b"
+mkdir -p "$C/a" "$C/b" "$C/c"
 # two different slides, one file name
 ln -s "$R/CMU-1-Small-Region.svs" "$C/a/slide.svs"
 ln -s "$R/CMU-1-Small-Region-pyramid.svs" "$C/b/slide.svs"
+ln -s "$R/CMU-1-Small-Region-pyramid.svs" "$C/c/SLIDE.svs"
 long=$(printf 'L%.0s' $(seq 1 246)).svs           # 250 bytes
 ln -s "$R/CMU-1-Small-Region.svs" "$C/$long"
 ln -s "$R/CMU-1-Small-Region.svs" "$C/$(printf 'tab\there.svs')"
@@ -23,7 +25,7 @@ ln -s "$R/CMU-1-Small-Region.svs" "$C/$(printf 'carriage\rreturn.svs')"
 ln -s "$R/CMU-1-Small-Region.svs" "$C/$(printf 'latin1-\351t\351.svs')"
 ln -s "$R/CMU-1-Small-Region.svs" "$C/back\\slash.svs"
 ln -s "$SHARED/slides/odd/not-a-slide.svs" "$C/$(printf 'bad\tname\n.svs')"
-N=9
+N=10
 
 check_folder() {   # check_folder OUTDIR LOG
     local out=$1 log=$2
@@ -48,7 +50,8 @@ check_folder() {   # check_folder OUTDIR LOG
         [ -s "$out/$n/${n}_thumb.png" ] || fail "$n: no $n/${n}_thumb.png"
     done <<<"$names"
     # the same file name in two folders: two rows, two different images
-    grep -q "^slide.svs	" "$f" && grep -q "^b__slide.svs	" "$f" || fail "same-name slides"
+    grep -q "^slide.svs	" "$f" && grep -q "^b__slide.svs	" "$f" && grep -q "^c__SLIDE.svs	" "$f" \
+        || fail "same-name slides: $(cut -f1 "$f" | grep -i slide)"
     cmp -s "$out/slide.svs/slide.svs_thumb.png" "$out/b__slide.svs/b__slide.svs_thumb.png" \
         && fail "two different slides show the same thumbnail"
     awk -F'\t' '$1=="b__slide.svs"{print $NF}' "$f" | grep -qx "$C/b/slide.svs" \
@@ -64,7 +67,7 @@ check_folder() {   # check_folder OUTDIR LOG
     grep -q "$long\$" "$f" || fail "the 250-byte name's path"
     # the terminal shows each slide's output name, one line each, and
     # escaped worker text; the run went on
-    grep -q '^ok [0-9]/9 new_line.svs (' "$log" || fail "progress line of new_line.svs"
+    grep -q "^ok [0-9]*/$N new_line.svs (" "$log" || fail "progress line of new_line.svs"
     grep -q 'bad\\tname\\n.svs' "$log" || fail "progress did not escape the failure"
     grep -q "$N slides: $((N - 1)) passed, 1 failed" "$log" || fail "summary: $(tail -2 "$log")"
 }

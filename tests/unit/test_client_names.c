@@ -157,6 +157,45 @@ test_assign (void)
     free (s1);
     free (s2);
     free (t);
+    /* names that differ only in case are one folder where results are
+     * shared (SMB, exFAT, macOS): the second gets its folder's name */
+    char *u1 = qc_names_assign (m, "/scan/A/Case1.svs");
+    char *u2 = qc_names_assign (m, "/scan/B/case1.SVS");
+    char *u3 = qc_names_assign (m, "/scan/C/\xc3\x89t\xc3\xa9.svs");
+    char *u4 = qc_names_assign (m, "/scan/D/\xc3\xa9T\xc3\x89.svs");
+    char *u5 = qc_names_assign (m, "/scan/E/S.SVS");       /* "s.svs" was claimed */
+    char *u6 = qc_names_assign (m, "/scan/F/x\xc3\x97.svs");
+    char *u7 = qc_names_assign (m, "/scan/G/x\xc3\xb7.svs"); /* x and the division sign */
+    CHECK (u1 && strcmp (u1, "Case1.svs") == 0, "first keeps its name: %s", u1 ? u1 : "");
+    CHECK (u2 && strcmp (u2, "B__case1.SVS") == 0, "case only: %s", u2 ? u2 : "");
+    CHECK (u4 && strcmp (u4, "D__\xc3\xa9T\xc3\x89.svs") == 0, "accented capitals: %s",
+           u4 ? u4 : "");
+    CHECK (u3 && strcmp (u3, "\xc3\x89t\xc3\xa9.svs") == 0, "%s", u3 ? u3 : "");
+    CHECK (u5 && strcmp (u5, "E__S.SVS") == 0, "against a claimed name: %s", u5 ? u5 : "");
+    CHECK (u6 && u7 && strcmp (u7, "x\xc3\xb7.svs") == 0, "not letters, not one: %s",
+           u7 ? u7 : "");
+    CHECK (qc_names_claim (m, "CASE1.svs", "/scan/A/Case1.svs") == 0
+           && strcmp (qc_names_of (m, "/scan/A/Case1.svs"), "Case1.svs") == 0,
+           "a claim in another case does not rename");
+    /* a folder made where case counts holds "K.svs" and "k.svs": each
+     * row's slide keeps its name, and a new slide avoids both */
+    qc_names_t *k = qc_names_new ();
+    CHECK (k && qc_names_claim (k, "K.svs", "/p/K.svs") == 0
+           && qc_names_claim (k, "k.svs", "/q/k.svs") == 0);
+    char *k1 = k ? qc_names_assign (k, "/q/k.svs") : NULL;
+    char *k2 = k ? qc_names_assign (k, "/r/K.SVS") : NULL;
+    CHECK (k1 && strcmp (k1, "k.svs") == 0, "an old row keeps its name: %s", k1 ? k1 : "");
+    CHECK (k2 && strcmp (k2, "r__K.SVS") == 0, "a new slide: %s", k2 ? k2 : "");
+    free (k1);
+    free (k2);
+    qc_names_destroy (&k);
+    free (u1);
+    free (u2);
+    free (u3);
+    free (u4);
+    free (u5);
+    free (u6);
+    free (u7);
     /* many slides of one name in one folder name: all distinct */
     char seen[64][QC_NAME_MAX + 1];
     bool distinct = true;
