@@ -23,12 +23,12 @@
  *  - config errors: a missing suffix=, an unknown section (with its line
  *    and the nearest name), while HistoQC's leftover sections pass. */
 #include <math.h>
-#include <tiffio.h>
 #include <unistd.h>
 
 #include "kernels/modules/masks.h"
 #include "kernels/png/png_io.h"
 #include "tests/unit/pipeline_fixtures.h"
+#include "tests/unit/tiff_fixtures.h"
 
 #define W 160
 #define H 120
@@ -47,6 +47,19 @@ paint (uint8_t *rgb, int x0, int y0, int x1, int y1, uint8_t v)
         }
 }
 
+/* The slide's tiles from its pixels (ctx); glass past its edges. */
+static void
+fill_slide (void *ctx, uint32_t x0, uint32_t y0, uint32_t tw, uint32_t th, int spp,
+            uint8_t *tile)
+{
+    const uint8_t *rgb = ctx;
+    memset (tile, 240, (size_t) tw * th * (size_t) spp);
+    for (uint32_t y = y0; y < y0 + th && y < H; y++)
+        for (uint32_t x = x0; x < x0 + tw && x < W; x++)
+            memcpy (tile + (size_t) spp * ((size_t) (y - y0) * tw + (x - x0)),
+                    rgb + 3 * ((size_t) y * W + x), 3);
+}
+
 /* The slide: a one-level tiled RGB TIFF that OpenSlide opens as
  * generic-tiff. 0 or -1. */
 static int
@@ -62,33 +75,11 @@ write_slide (const char *path)
     paint (rgb, 10, 60, 19, 69, 40);        /* D */
     paint (rgb, 20, 70, 29, 79, 40);
     paint (rgb, 120, 80, 139, 99, 128);     /* mid gray, not tissue */
-    TIFF *t = TIFFOpen (path, "w");
-    if (!t)
-        return -1;
-    TIFFSetField (t, TIFFTAG_IMAGEWIDTH, W);
-    TIFFSetField (t, TIFFTAG_IMAGELENGTH, H);
-    TIFFSetField (t, TIFFTAG_SAMPLESPERPIXEL, 3);
-    TIFFSetField (t, TIFFTAG_BITSPERSAMPLE, 8);
-    TIFFSetField (t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_RGB);
-    TIFFSetField (t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
-    TIFFSetField (t, TIFFTAG_COMPRESSION, COMPRESSION_NONE);
     /* tiles smaller than the level: OpenSlide 3.4.1 misreads a level
      * smaller than its tile */
-    TIFFSetField (t, TIFFTAG_TILEWIDTH, TILE);
-    TIFFSetField (t, TIFFTAG_TILELENGTH, TILE);
-    static uint8_t tile[TILE * TILE * 3];
-    int rc = 0;
-    for (int ty = 0; ty < H && !rc; ty += TILE)
-        for (int tx = 0; tx < W && !rc; tx += TILE) {
-            memset (tile, 240, sizeof tile);
-            for (int y = ty; y < ty + TILE && y < H; y++)
-                for (int x = tx; x < tx + TILE && x < W; x++)
-                    memcpy (tile + 3 * ((size_t) (y - ty) * TILE + (x - tx)),
-                            rgb + 3 * ((size_t) y * W + x), 3);
-            rc = TIFFWriteTile (t, tile, (uint32_t) tx, (uint32_t) ty, 0, 0) < 0;
-        }
-    TIFFClose (t);
-    return rc ? -1 : 0;
+    fx_tiff_level_t level = { .w = W, .h = H, .tile_w = TILE, .tile_h = TILE, .spp = 3,
+                              .compression = COMPRESSION_NONE };
+    return fx_tiff_write (path, &level, 1, fill_slide, rgb);
 }
 
 static const char config_fmt[] =

@@ -13,9 +13,9 @@
 #include "kernels/png/png_io.h"
 #include "kernels/slide/region_read.h"
 #include "tests/unit/check.h"
+#include "tests/unit/tiff_fixtures.h"
 
 #include <openslide.h>
-#include <tiffio.h>
 #include <unistd.h>
 
 static char slide_dir[1024];
@@ -377,39 +377,28 @@ test_failures (void)
     }
 }
 
+/* Noise from the generator whose state is ctx, tile after tile. */
+static void
+fill_noise (void *ctx, uint32_t x0, uint32_t y0, uint32_t tw, uint32_t th, int spp,
+            uint8_t *tile)
+{
+    uint32_t *seed = ctx;
+    for (size_t i = 0; i < (size_t) tw * th * (size_t) spp; i++) {
+        *seed = *seed * 1664525u + 1013904223u;
+        tile[i] = (uint8_t) (*seed >> 24);
+    }
+}
+
 /* A tiled RGB TIFF of w x h noise pixels (uncompressed, tiles of tw x th)
  * at path, which OpenSlide and the direct reader both read. 0 or -1. */
 static int
 write_noise_tiff (const char *path, int w, int h, int tw, int th)
 {
-    TIFF *t = TIFFOpen (path, "w");
-    if (!t)
-        return -1;
-    TIFFSetField (t, TIFFTAG_IMAGEWIDTH, (uint32_t) w);
-    TIFFSetField (t, TIFFTAG_IMAGELENGTH, (uint32_t) h);
-    TIFFSetField (t, TIFFTAG_SAMPLESPERPIXEL, 3);
-    TIFFSetField (t, TIFFTAG_BITSPERSAMPLE, 8);
-    TIFFSetField (t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_RGB);
-    TIFFSetField (t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
-    TIFFSetField (t, TIFFTAG_COMPRESSION, COMPRESSION_NONE);
-    TIFFSetField (t, TIFFTAG_TILEWIDTH, (uint32_t) tw);
-    TIFFSetField (t, TIFFTAG_TILELENGTH, (uint32_t) th);
-    size_t n = (size_t) tw * th * 3;
-    uint8_t *tile = malloc (n);
     uint32_t seed = 12345u;
-    int rc = tile ? 0 : -1;
-    for (int y = 0; rc == 0 && y < h; y += th)
-        for (int x = 0; rc == 0 && x < w; x += tw) {
-            for (size_t i = 0; i < n; i++) {
-                seed = seed * 1664525u + 1013904223u;
-                tile[i] = (uint8_t) (seed >> 24);
-            }
-            if (TIFFWriteTile (t, tile, (uint32_t) x, (uint32_t) y, 0, 0) < 0)
-                rc = -1;
-        }
-    free (tile);
-    TIFFClose (t);
-    return rc;
+    fx_tiff_level_t level = { .w = (uint32_t) w, .h = (uint32_t) h, .tile_w = (uint32_t) tw,
+                              .tile_h = (uint32_t) th, .spp = 3,
+                              .compression = COMPRESSION_NONE };
+    return fx_tiff_write (path, &level, 1, fill_noise, &seed);
 }
 
 /* Bands give the one read's bytes where two bands share an output

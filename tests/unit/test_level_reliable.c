@@ -14,47 +14,33 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <tiffio.h>
-
 #include "kernels/slide/slide.h"
 #include "tests/unit/check.h"
+#include "tests/unit/tiff_fixtures.h"
+
+/* Grey stripes 8 pixels wide, light and dark. */
+static void
+fill_stripes (void *ctx, uint32_t x0, uint32_t y0, uint32_t tw, uint32_t th, int spp,
+              uint8_t *tile)
+{
+    for (uint32_t i = 0; i < tw * th; i++)
+        tile[i] = (uint8_t) ((((x0 + i % tw) / 8) % 2) ? 60 : 200);
+}
 
 /* A 2-level grey LZW Aperio slide: level 0 w x h, level 1 a quarter of
  * it, 512-pixel tiles (so level 1 is smaller than one tile). 0 made. */
 static int
 write_grey_aperio (const char *path, uint32_t w, uint32_t h)
 {
-    TIFF *t = TIFFOpen (path, "w");
-    if (!t)
-        return -1;
-    const uint32_t tile = 512;
-    uint8_t *buf = malloc (tile * tile);
-    int ok = buf != NULL;
-    for (int level = 0; ok && level < 2; level++) {
-        uint32_t lw = level ? w / 4 : w, lh = level ? h / 4 : h;
-        TIFFSetField (t, TIFFTAG_IMAGEWIDTH, lw);
-        TIFFSetField (t, TIFFTAG_IMAGELENGTH, lh);
-        TIFFSetField (t, TIFFTAG_TILEWIDTH, tile);
-        TIFFSetField (t, TIFFTAG_TILELENGTH, tile);
-        TIFFSetField (t, TIFFTAG_BITSPERSAMPLE, 8);
-        TIFFSetField (t, TIFFTAG_SAMPLESPERPIXEL, 1);
-        TIFFSetField (t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
-        TIFFSetField (t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
-        TIFFSetField (t, TIFFTAG_COMPRESSION, COMPRESSION_LZW);
-        if (level == 0)
-            TIFFSetField (t, TIFFTAG_IMAGEDESCRIPTION, "Aperio Image Library v10.0.0\n"
-                          "grey test slide|AppMag = 20|MPP = 0.5");
-        for (uint32_t y = 0; ok && y < lh; y += tile)
-            for (uint32_t x = 0; ok && x < lw; x += tile) {
-                for (uint32_t i = 0; i < tile * tile; i++)   /* stripes */
-                    buf[i] = (uint8_t) ((((x + i % tile) / 8) % 2) ? 60 : 200);
-                ok = TIFFWriteTile (t, buf, x, y, 0, 0) >= 0;
-            }
-        ok = ok && TIFFWriteDirectory (t);
-    }
-    free (buf);
-    TIFFClose (t);
-    return ok ? 0 : -1;
+    const fx_tiff_level_t levels[2] = {
+        { .w = w, .h = h, .tile_w = 512, .tile_h = 512, .spp = 1,
+          .compression = COMPRESSION_LZW,
+          .description = "Aperio Image Library v10.0.0\n"
+                         "grey test slide|AppMag = 20|MPP = 0.5" },
+        { .w = w / 4, .h = h / 4, .tile_w = 512, .tile_h = 512, .spp = 1,
+          .compression = COMPRESSION_LZW },
+    };
+    return fx_tiff_write (path, levels, 2, fill_stripes, NULL);
 }
 
 /* Levels of path whose reliability is expected[level] when opened with

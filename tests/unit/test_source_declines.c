@@ -16,10 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <tiffio.h>
-
 #include "kernels/slide/slide.h"
 #include "tests/unit/check.h"
+#include "tests/unit/tiff_fixtures.h"
 #include "worker/fetch/source.h"
 
 typedef struct {
@@ -27,6 +26,17 @@ typedef struct {
     uint32_t tile;            /* tile side */
     int extra_dirs;           /* small untiled directories after the levels */
 } shape_t;
+
+/* A checkerboard of 16-pixel squares in two colours. */
+static void
+fill_checks (void *ctx, uint32_t x0, uint32_t y0, uint32_t tw, uint32_t th, int spp,
+             uint8_t *tile)
+{
+    for (uint32_t i = 0; i < tw * th; i++) {
+        uint8_t v = (uint8_t) (((x0 + i % tw) / 16 + (y0 + i / tw) / 16) % 2 ? 230 : 90);
+        tile[3 * i] = v, tile[3 * i + 1] = (uint8_t) (v / 2), tile[3 * i + 2] = 180;
+    }
+}
 
 /* A generic TIFF of 3 tiled LZW RGB levels (1024 x 768 and two reduced
  * ones), then extra_dirs 8 x 8 strip images. 0 made. */
@@ -36,41 +46,28 @@ write_slide (const char *path, shape_t s)
     TIFF *t = TIFFOpen (path, s.mode);
     if (!t)
         return -1;
-    uint8_t *buf = malloc ((size_t) s.tile * s.tile * 3);
-    int ok = buf != NULL;
-    for (int level = 0; ok && level < 3 + s.extra_dirs; level++) {
-        int extra = level >= 3;
-        uint32_t w = extra ? 8 : 1024u >> (2 * level), h = extra ? 8 : 768u >> (2 * level);
-        TIFFSetField (t, TIFFTAG_IMAGEWIDTH, w);
-        TIFFSetField (t, TIFFTAG_IMAGELENGTH, h);
-        TIFFSetField (t, TIFFTAG_BITSPERSAMPLE, 8);
-        TIFFSetField (t, TIFFTAG_SAMPLESPERPIXEL, 3);
-        TIFFSetField (t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_RGB);
-        TIFFSetField (t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
-        TIFFSetField (t, TIFFTAG_COMPRESSION, COMPRESSION_LZW);
-        if (level > 0)
-            TIFFSetField (t, TIFFTAG_SUBFILETYPE, FILETYPE_REDUCEDIMAGE);
-        if (extra) {
-            TIFFSetField (t, TIFFTAG_ROWSPERSTRIP, 8);
-            TIFFSetField (t, TIFFTAG_COPYRIGHT, "label");
-            memset (buf, 200, 8 * 8 * 3);
-            ok = TIFFWriteEncodedStrip (t, 0, buf, 8 * 8 * 3) >= 0;
-        } else {
-            TIFFSetField (t, TIFFTAG_TILEWIDTH, s.tile);
-            TIFFSetField (t, TIFFTAG_TILELENGTH, s.tile);
-            for (uint32_t y = 0; ok && y < h; y += s.tile)
-                for (uint32_t x = 0; ok && x < w; x += s.tile) {
-                    for (uint32_t i = 0; i < s.tile * s.tile; i++) {
-                        uint8_t v = (uint8_t) (((x + i % s.tile) / 16 + (y + i / s.tile) / 16) % 2
-                                               ? 230 : 90);
-                        buf[3 * i] = v, buf[3 * i + 1] = (uint8_t) (v / 2), buf[3 * i + 2] = 180;
-                    }
-                    ok = TIFFWriteTile (t, buf, x, y, 0, 0) >= 0;
-                }
-        }
-        ok = ok && TIFFWriteDirectory (t);
+    int ok = 1;
+    for (int level = 0; ok && level < 3; level++) {
+        fx_tiff_level_t lv = { .w = 1024u >> (2 * level), .h = 768u >> (2 * level),
+                               .tile_w = s.tile, .tile_h = s.tile, .spp = 3,
+                               .compression = COMPRESSION_LZW, .reduced = level > 0 };
+        ok = fx_tiff_write_level (t, &lv, fill_checks, NULL) == 0;
     }
-    free (buf);
+    /* the extra directories: labels, not levels (untiled) */
+    static uint8_t label[8 * 8 * 3];
+    memset (label, 200, sizeof label);
+    for (int i = 0; ok && i < s.extra_dirs; i++)
+        ok = fx_tiff_set (t, TIFFTAG_IMAGEWIDTH, 8u) && fx_tiff_set (t, TIFFTAG_IMAGELENGTH, 8u)
+             && fx_tiff_set (t, TIFFTAG_BITSPERSAMPLE, 8)
+             && fx_tiff_set (t, TIFFTAG_SAMPLESPERPIXEL, 3)
+             && fx_tiff_set (t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_RGB)
+             && fx_tiff_set (t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG)
+             && fx_tiff_set (t, TIFFTAG_COMPRESSION, COMPRESSION_LZW)
+             && fx_tiff_set (t, TIFFTAG_SUBFILETYPE, (uint32_t) FILETYPE_REDUCEDIMAGE)
+             && fx_tiff_set (t, TIFFTAG_ROWSPERSTRIP, 8u)
+             && fx_tiff_set (t, TIFFTAG_COPYRIGHT, "label")
+             && TIFFWriteEncodedStrip (t, 0, label, sizeof label) >= 0
+             && TIFFWriteDirectory (t);
     TIFFClose (t);
     return ok ? 0 : -1;
 }

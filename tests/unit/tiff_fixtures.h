@@ -1,0 +1,138 @@
+/* Small tiled TIFF slides written with libtiff, for the tests that need a
+ * file whose every pixel and tag they know (test_histoqc_modules,
+ * test_image_region, test_level_reliable, test_source_declines). What
+ * those share is here: a tiled level's tags and the loop over its tiles;
+ * what each writes (its pixels, through a fill callback, and its levels'
+ * shapes) stays in the test. Every libtiff call is checked, so that a
+ * tag libtiff refuses or a tile it cannot write fails the fixture with
+ * the reason, rather than leaving a file that a reader then fails on
+ * for some other reason. Header-only (static functions, marked unused
+ * for the programs that do not call each): every tests/unit/test_*.c is
+ * its own program. */
+#ifndef QC_TIFF_FIXTURES_H
+#define QC_TIFF_FIXTURES_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tiffio.h>
+
+/* Fills tile, tw x th pixels of spp bytes (rows top to bottom, none
+ * padded), for the tile whose top-left pixel is (x0, y0) in the level.
+ * Tiles on the right and bottom edges reach past the level: libtiff
+ * stores whole tiles, so what fill writes there is in the file too
+ * (readers crop it); the tile comes zeroed, so a fill that writes the
+ * level's pixels alone leaves zeros there. Called once a tile, rows of
+ * tiles top to bottom and each row left to right, so a fill may keep
+ * state in ctx (a random generator's). */
+typedef void fx_tiff_fill_fn (void *ctx, uint32_t x0, uint32_t y0, uint32_t tw,
+                              uint32_t th, int spp, uint8_t *tile);
+
+/* One tiled level: 8 bits a sample, samples of a pixel together (planar
+ * contig), what every reader of the project and OpenSlide reads. */
+typedef struct {
+    uint32_t w, h;              /* the level's size */
+    uint32_t tile_w, tile_h;    /* libtiff warns where not multiples of 16 */
+    int spp;                    /* 1: grey (min-is-black), 3: RGB */
+    int compression;            /* COMPRESSION_NONE, COMPRESSION_LZW, ... */
+    const char *description;    /* ImageDescription (an Aperio header, say); NULL: none */
+    int reduced;                /* 1: SubfileType reduced image (a pyramid's lower level) */
+} fx_tiff_level_t;
+
+/* TIFFSetField, saying which tag libtiff refused (libtiff's own message,
+ * where it gives one, does not always name it). 1 set, 0 refused. */
+static __attribute__ ((unused)) int
+fx_tiff_set (TIFF *t, uint32_t tag, ...)
+{
+    va_list ap;
+    va_start (ap, tag);
+    int ok = TIFFVSetField (t, tag, ap);
+    va_end (ap);
+    if (!ok)
+        fprintf (stderr, "%s: libtiff refused tag %u\n", TIFFFileName (t), (unsigned) tag);
+    return ok;
+}
+
+/* Writes lv as the next directory of t: its tags, its tiles from fill,
+ * then TIFFWriteDirectory, so that the next level (or a directory of the
+ * caller's own) starts a new one. 0 written, -1 with the reason on
+ * stderr. Varargs carry each tag's value in the type libtiff reads it
+ * as: uint32_t for sizes and SubfileType, int for the 16-bit tags. */
+static __attribute__ ((unused)) int
+fx_tiff_write_level (TIFF *t, const fx_tiff_level_t *lv, fx_tiff_fill_fn *fill, void *ctx)
+{
+    if ((lv->spp != 1 && lv->spp != 3) || !lv->w || !lv->h || !lv->tile_w || !lv->tile_h) {
+        fprintf (stderr, "%s: no level of %u x %u, tiles %u x %u, %d samples a pixel\n",
+                 TIFFFileName (t), (unsigned) lv->w, (unsigned) lv->h, (unsigned) lv->tile_w,
+                 (unsigned) lv->tile_h, lv->spp);
+        return -1;
+    }
+    /* libtiff takes a compression it has no codec for, and its
+     * TIFFWriteTile then says so but returns as if it wrote: ask first */
+    if (!TIFFIsCODECConfigured ((uint16_t) lv->compression)) {
+        fprintf (stderr, "%s: libtiff has no codec for compression %d\n", TIFFFileName (t),
+                 lv->compression);
+        return -1;
+    }
+    int ok = fx_tiff_set (t, TIFFTAG_IMAGEWIDTH, lv->w)
+             && fx_tiff_set (t, TIFFTAG_IMAGELENGTH, lv->h)
+             && fx_tiff_set (t, TIFFTAG_TILEWIDTH, lv->tile_w)
+             && fx_tiff_set (t, TIFFTAG_TILELENGTH, lv->tile_h)
+             && fx_tiff_set (t, TIFFTAG_BITSPERSAMPLE, 8)
+             && fx_tiff_set (t, TIFFTAG_SAMPLESPERPIXEL, lv->spp)
+             && fx_tiff_set (t, TIFFTAG_PHOTOMETRIC,
+                             lv->spp == 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK)
+             && fx_tiff_set (t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG)
+             && fx_tiff_set (t, TIFFTAG_COMPRESSION, lv->compression)
+             && (!lv->description
+                 || fx_tiff_set (t, TIFFTAG_IMAGEDESCRIPTION, lv->description))
+             && (!lv->reduced
+                 || fx_tiff_set (t, TIFFTAG_SUBFILETYPE, (uint32_t) FILETYPE_REDUCEDIMAGE));
+    if (!ok)
+        return -1;
+    size_t n = (size_t) lv->tile_w * lv->tile_h * (size_t) lv->spp;
+    uint8_t *tile = malloc (n);
+    if (!tile) {
+        fprintf (stderr, "%s: no memory for a %zu-byte tile\n", TIFFFileName (t), n);
+        return -1;
+    }
+    for (uint32_t y = 0; ok && y < lv->h; y += lv->tile_h)
+        for (uint32_t x = 0; ok && x < lv->w; x += lv->tile_w) {
+            memset (tile, 0, n);
+            fill (ctx, x, y, lv->tile_w, lv->tile_h, lv->spp, tile);
+            ok = TIFFWriteTile (t, tile, x, y, 0, 0) >= 0;
+            if (!ok)
+                fprintf (stderr, "%s: cannot write the tile at %u, %u\n", TIFFFileName (t),
+                         (unsigned) x, (unsigned) y);
+        }
+    free (tile);
+    if (ok && !TIFFWriteDirectory (t)) {
+        fprintf (stderr, "%s: cannot write a level's directory\n", TIFFFileName (t));
+        ok = 0;
+    }
+    return ok ? 0 : -1;
+}
+
+/* A classic TIFF at path (the host's byte order) of the n levels in
+ * levels, in that order, all filled by fill. 0 written, -1 with the reason on
+ * stderr (the file may then be left half-written). */
+static __attribute__ ((unused)) int
+fx_tiff_write (const char *path, const fx_tiff_level_t *levels, int n, fx_tiff_fill_fn *fill,
+               void *ctx)
+{
+    TIFF *t = TIFFOpen (path, "w");
+    if (!t) {
+        fprintf (stderr, "%s: libtiff cannot create it\n", path);
+        return -1;
+    }
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++)
+        rc = fx_tiff_write_level (t, &levels[i], fill, ctx);
+    TIFFClose (t);
+    return rc;
+}
+
+#endif
