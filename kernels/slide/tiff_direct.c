@@ -32,6 +32,8 @@ struct qc_tiff_direct {
     int nlevels;
     dlevel_t *levels;
     double *downsample;       /* OpenSlide's, per level */
+    int aperio;               /* an Aperio slide: a tile of 0 bytes is one
+                                 the scanner left out (missing_tile) */
 };
 
 static int
@@ -313,6 +315,7 @@ qc_tiff_direct_open_source (const qc_slide_t *slide, int *failed, char *why,
     }
     self->nlevels = n;
     self->src = src;
+    self->aperio = strcmp (vendor, "aperio") == 0;
     qc_tiff_diag_t diag = { 0 };
     TIFF *tif = open_tiff (self, &diag);
     if (!tif) {
@@ -454,15 +457,65 @@ fill_bg (uint8_t *rgb, size_t stride, int w, int h, const uint8_t bg[3])
     }
 }
 
+/* A tile an Aperio scanner left out (0 bytes: an area it did not scan,
+ * in real slides) drawn as OpenSlide draws it, so that a slide reads the
+ * same by path and by URL (where no OpenSlide stands behind this
+ * reader): the background, and over it the level before (finer), scaled
+ * down, where there is one; by an area mean of its whole-number ratio
+ * (OpenSlide scales with cairo: the same picture, a few levels apart
+ * in places). A ratio that is not whole within 1% (none in Aperio's 4x
+ * pyramids) leaves the background. 0, or another read's return. */
+static int
+missing_tile (const qc_tiff_direct_t *self, int level, int64_t tx, int64_t ty,
+              const uint8_t bg[3], uint8_t *tile, char *why, size_t whylen)
+{
+    const dlevel_t *l = &self->levels[level];
+    const int tw = (int) l->tile_w, th = (int) l->tile_h;
+    fill_bg (tile, (size_t) tw * 3, tw, th, bg);
+    if (level == 0)
+        return 0;
+    double ratio = self->downsample[level] / self->downsample[level - 1];
+    long r = lround (ratio);
+    if (r < 1 || r > 16 || fabs (ratio - (double) r) > 0.01 * ratio)
+        return 0;
+    /* the finer level's pixels under this tile, a band of tile rows at a
+       time (a 256-pixel tile at 4x: 1024 x 64 pixels a band) */
+    const int fw = tw * (int) r, band = 16;
+    uint8_t *fine = malloc ((size_t) fw * (size_t) r * band * 3);
+    if (!fine)
+        return qc_fail (why, whylen, "out of memory for a missing tile");
+    int rc = 0;
+    for (int y = 0; y < th && rc == 0; y += band) {
+        int rows = th - y < band ? th - y : band;
+        rc = qc_tiff_direct_read (self, level - 1, tx * tw * r,
+                                  (ty * th + y) * r, fw, rows * (int) r, bg, fine,
+                                  (size_t) fw * 3, why, whylen);
+        for (int j = 0; rc == 0 && j < rows; j++)
+            for (int i = 0; i < tw; i++)
+                for (int c = 0; c < 3; c++) {
+                    unsigned sum = 0;
+                    for (long v = 0; v < r; v++)
+                        for (long u = 0; u < r; u++)
+                            sum += fine[((size_t) (j * r + v) * (size_t) fw
+                                         + (size_t) (i * r + u)) * 3 + (size_t) c];
+                    tile[((size_t) (y + j) * (size_t) tw + (size_t) i) * 3 + (size_t) c]
+                        = (uint8_t) ((sum + (unsigned) (r * r / 2)) / (unsigned) (r * r));
+                }
+    }
+    free (fine);
+    return rc;
+}
+
 /* Decodes the tiles that cover the level pixels [x0, x1) x [y0, y1)
  * (inside the level) into rgb, whose (0, 0) is level pixel (ox, oy). */
 static int
-copy_tiles (const qc_tiff_direct_t *self, TIFF *tif, const dlevel_t *l,
+copy_tiles (const qc_tiff_direct_t *self, TIFF *tif, int level,
             qc_tiff_diag_t *diag, int64_t x0,
             int64_t y0, int64_t x1, int64_t y1, int64_t ox, int64_t oy,
-            uint8_t *rgb, size_t stride, uint8_t *tile, char *why,
-            size_t whylen)
+            const uint8_t bg[3], uint8_t *rgb, size_t stride, uint8_t *tile,
+            char *why, size_t whylen)
 {
+    const dlevel_t *l = &self->levels[level];
     const int64_t tw = l->tile_w, th = l->tile_h;
     const tmsize_t tile_bytes = (tmsize_t) (tw * th * 3);
     for (int64_t ty = y0 / th; ty * th < y1; ty++) {
@@ -471,16 +524,19 @@ copy_tiles (const qc_tiff_direct_t *self, TIFF *tif, const dlevel_t *l,
                                           (uint32_t) (ty * th), 0, 0);
             int bad = 0;
             uint64_t bytes = TIFFGetStrileByteCountWithErr (tif, t, &bad);
-            if (bad || bytes == 0) {
+            if (!bad && bytes == 0 && self->aperio) {
+                int rc = missing_tile (self, level, tx, ty, bg, tile, why, whylen);
+                if (rc != 0)
+                    return rc;
+            } else if (bad || bytes == 0) {
                 qc_set_err (why, whylen, "tile %u has no data%s%s",
                             (unsigned) t, bad ? ": " : "",
                             bad ? qc_tiff_direct_trouble (self, tif, diag,
                                                           "its byte count cannot be read")
                                 : " (0 bytes)");
                 return trouble_rc (self, tif);
-            }
-            if (TIFFReadEncodedTile (tif, t, tile, tile_bytes) != tile_bytes
-                || diag->trouble) {
+            } else if (TIFFReadEncodedTile (tif, t, tile, tile_bytes) != tile_bytes
+                       || diag->trouble) {
                 qc_set_err (why, whylen, "tile %u: %s", (unsigned) t,
                             qc_tiff_direct_trouble (self, tif, diag,
                                                     "short read"));
@@ -544,7 +600,7 @@ qc_tiff_direct_read (const qc_tiff_direct_t *self, int level, int64_t lx,
                     (long long) TIFFTileSize (tif));
         goto done;
     }
-    rc = copy_tiles (self, tif, l, &diag, x0, y0, x1, y1, lx, ly, rgb, stride,
+    rc = copy_tiles (self, tif, level, &diag, x0, y0, x1, y1, lx, ly, bg, rgb, stride,
                      tile, why, whylen);
 done:
     if (tif)

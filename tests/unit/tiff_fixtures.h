@@ -40,6 +40,9 @@ typedef struct {
     int compression;            /* COMPRESSION_NONE, COMPRESSION_LZW, ... */
     const char *description;    /* ImageDescription (an Aperio header, say); NULL: none */
     int reduced;                /* 1: SubfileType reduced image (a pyramid's lower level) */
+    uint32_t missing;           /* 1 + the index of a tile left unwritten (its byte
+                                   count 0, as an Aperio scanner leaves an area it did
+                                   not scan); 0: every tile written */
 } fx_tiff_level_t;
 
 /* TIFFSetField, saying which tag libtiff refused (libtiff's own message,
@@ -99,8 +102,11 @@ fx_tiff_write_level (TIFF *t, const fx_tiff_level_t *lv, fx_tiff_fill_fn *fill, 
         fprintf (stderr, "%s: no memory for a %zu-byte tile\n", TIFFFileName (t), n);
         return -1;
     }
+    uint32_t index = 0;
     for (uint32_t y = 0; ok && y < lv->h; y += lv->tile_h)
         for (uint32_t x = 0; ok && x < lv->w; x += lv->tile_w) {
+            if (++index == lv->missing)
+                continue;
             memset (tile, 0, n);
             fill (ctx, x, y, lv->tile_w, lv->tile_h, lv->spp, tile);
             ok = TIFFWriteTile (t, tile, x, y, 0, 0) >= 0;
