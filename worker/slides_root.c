@@ -95,8 +95,7 @@ slides_roots_init (slides_roots_t *self, const char *const *dirs, size_t n,
     }
     if (!n)
         return 0;
-    if (!dirs || !(self->roots = calloc (n, sizeof *self->roots))
-        || !(self->given = calloc (n, sizeof *self->given))) {
+    if (!dirs || !(self->roots = calloc (n, sizeof *self->roots))) {
         snprintf (err, errlen, "out of memory");
         slides_roots_free (self);
         return -1;
@@ -111,14 +110,6 @@ slides_roots_init (slides_roots_t *self, const char *const *dirs, size_t n,
             slides_roots_free (self);
             return -1;
         }
-        char given[PATH_MAX];
-        if (lexical_abs (dirs[i], given, sizeof given) || !(self->given[i] = strdup (given))) {
-            snprintf (err, errlen, "--slides-root %s: path too long, or out of memory",
-                      dirs[i]);
-            free (real);
-            slides_roots_free (self);
-            return -1;
-        }
         self->roots[self->n++] = real;
     }
     return 0;
@@ -127,13 +118,10 @@ slides_roots_init (slides_roots_t *self, const char *const *dirs, size_t n,
 void
 slides_roots_free (slides_roots_t *self)
 {
-    for (size_t i = 0; self && i < self->n; i++) {
+    for (size_t i = 0; self && i < self->n; i++)
         free (self->roots[i]);
-        free (self->given ? self->given[i] : NULL);
-    }
     if (self) {
         free (self->roots);
-        free (self->given);
         free (self->urls);
         memset (self, 0, sizeof *self);
     }
@@ -155,17 +143,6 @@ has_dotdot (const char *path)
 {
     for (const char *s = path; (s = strstr (s, "..")); s += 2)
         if ((s == path || s[-1] == '/') && (s[2] == 0 || s[2] == '/'))
-            return 1;
-    return 0;
-}
-
-/* Whether a lexical path lies in a root, as given or as resolved (a
- * root given through a link is asked for by either name). */
-static int
-inside_any (const slides_roots_t *self, const char *words)
-{
-    for (size_t i = 0; i < self->n; i++)
-        if (inside (self->roots[i], words) || inside (self->given[i], words))
             return 1;
     return 0;
 }
@@ -251,10 +228,8 @@ slides_roots_check (const slides_roots_t *self, const char *path, char **resolve
                   "not follow under --slides-root (give the path without it): not opened");
         return -1;
     }
-    /* outside by its words: refused before the file system is asked, so
-       the answer cannot tell whether such a file exists */
     char words[PATH_MAX];
-    if (lexical_abs (path, words, sizeof words) || !inside_any (self, words))
+    if (lexical_abs (path, words, sizeof words))
         return outside (self, why, len);
     char *real = realpath (words, NULL);
     if (real && inside_real (self, real)) {
@@ -263,8 +238,9 @@ slides_roots_check (const slides_roots_t *self, const char *path, char **resolve
     }
     int err = errno;
     free (real);
-    /* it leads outside (a link), or what is missing would hang from a
-       folder outside: the same answer as outside by its words */
+    /* it leads outside, or what is missing would hang from a folder
+       outside: one answer, so that it cannot tell whether such a file
+       exists (a link into a root is admitted wherever it lies) */
     if (real || !missing_inside (self, words))
         return outside (self, why, len);
     snprintf (why, len, "cannot resolve the slide path: %s (checked against "

@@ -19,9 +19,9 @@
  *
  * Whatever lies outside the roots stays unknown to clients: a refusal
  * says the same whether or not the file is there, and never names where
- * a path or link leads (a path outside by its words is refused before
- * the file system is asked; one that resolves outside, or whose missing
- * part hangs from a folder outside, gets that same answer).
+ * a path or link leads (a path that resolves outside, and one whose
+ * missing part hangs from a folder outside, get one answer; "no such
+ * file" is said only where the missing part hangs from a root).
  *
  * A URL must lie under a prefix (shared/url.h qc_url_prefix_match: same
  * scheme, host and port, a path in its folder, no dot segment). Each
@@ -36,8 +36,6 @@
 
 typedef struct {
     char **roots;             /* resolved folders */
-    char **given;             /* the same as given, made absolute and
-                                 with "." and ".." taken out (lexically) */
     size_t n;
     qc_url_prefix_t *urls;    /* admitted URL prefixes */
     size_t nurls;

@@ -1,5 +1,6 @@
 /* qc-worker --slides-root (worker/slides_root.c) on a real folder tree:
- * what lies inside passes, by its real path; what lies outside is
+ * what lies inside passes, by its real path (a link from outside into a
+ * root too, as a cohort folder of links does); what lies outside is
  * refused with one answer whether or not it exists, by a plain path, a
  * link to a file or into a folder outside, so that a client cannot learn
  * which files the worker's machine holds; a path with a ".." segment is
@@ -94,6 +95,8 @@ main (void)
     link_to ("elsewhere", "root/to-dir");
     link_to ("root/in.svs", "root/alias.svs");
     link_to ("root", "via");            /* the root given through a link */
+    link_to ("root/in.svs", "elsewhere/into.svs");   /* links from outside in */
+    link_to ("root/sub", "elsewhere/into-sub");
 
     char root[PATH_MAX * 2], via[PATH_MAX * 2], err[512];
     snprintf (root, sizeof root, "%s/root", s_tmp);
@@ -107,7 +110,8 @@ main (void)
     static const char *const in[][2] = {
         {"root/in.svs", "in.svs"}, {"root/alias.svs", "in.svs"},
         {"via/sub/deep.svs", "sub/deep.svs"}, {"root/./sub//deep.svs", "sub/deep.svs"},
-        {"root/..dots.svs", "..dots.svs"}, {"root/dots...", "dots..."}};
+        {"root/..dots.svs", "..dots.svs"}, {"root/dots...", "dots..."},
+        {"elsewhere/into.svs", "in.svs"}, {"elsewhere/into-sub/deep.svs", "sub/deep.svs"}};
     char *r = realpath (root, NULL);
     for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
         char why[1024], *real = NULL, want[PATH_MAX * 2];
@@ -137,6 +141,8 @@ main (void)
            && strstr (why, "cannot resolve the slide path: No such file"), "%s", why);
     CHECK (check (&roots, "root/sub/no/such.svs", why, sizeof why, &real) == -1
            && strstr (why, "No such file"), "%s", why);
+    CHECK (check (&roots, "elsewhere/into-sub/no.svs", why, sizeof why, &real) == -1
+           && strstr (why, "No such file"), "missing under a link into the root: %s", why);
 
     /* a relative path is taken from the working folder */
     CHECK (chdir (root) == 0, "chdir");
