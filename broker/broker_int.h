@@ -90,6 +90,8 @@ typedef struct {
     /* SUBMIT batches journalled and not yet applied (broker_jobs.c) */
     uint64_t pending_total;
     bool pending_final;
+    bool cancel_due;          /* cancelled once its pending batches are
+                                 applied (a later batch went over a limit) */
     bool durable;             /* its job record is on disk (or no state) */
     zframe_t *client;         /* routing id of the attached client */
     int64_t client_seen;

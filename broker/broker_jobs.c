@@ -457,7 +457,7 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
                                      "broker lost its state, or the job id is wrong)");
         return;
     }
-    if (job->sj->cancelled) {
+    if (job->sj->cancelled || job->cancel_due) {
         send_error (b, from, job->id, "job was cancelled: no more slides accepted");
         return;
     }
@@ -482,7 +482,13 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         snprintf (text + at, sizeof text - at, "; job %" PRIu64 " is cancelled (the slides "
                   "it runs finish)", job->id);
         send_error (b, from, job->id, text);
-        cancel_job (b, job, NULL);
+        /* batches before it, journalled and not yet applied, go first:
+           cancelled now, they would be refused as the job's (the journal
+           has them: a restart brought them back) */
+        if (job->pending_total)
+            job->cancel_due = true;
+        else
+            cancel_job (b, job, NULL);
         return;
     }
     if (!created && (n || final) && b->state.disk_full) {
@@ -564,6 +570,7 @@ jobs_apply_pending (qc_broker_t *b, bool committed)
         uint64_t bytes = limits_slides_bytes (p->slides + p->skip, n);
         if (p->final)
             job->pending_final = false;
+        bool forgotten = false;
         if (committed && apply_batch (b, p)) {
             job->durable = true;
             attach_client (b, job, p->from, p->hb_ms);
@@ -579,8 +586,14 @@ jobs_apply_pending (qc_broker_t *b, bool committed)
                           p->created ? "" : "; accepted slides go on");
             send_error (b, p->from, p->created ? 0 : job->id, text);
             job->bytes -= bytes < job->bytes ? bytes : job->bytes;
-            if (p->created)
+            if (p->created) {
                 jobs_forget (b, job, 0);
+                forgotten = true;
+            }
+        }
+        if (!forgotten && job->cancel_due && !job->pending_total) {
+            job->cancel_due = false;
+            cancel_job (b, job, NULL);
         }
         pending_free (p);
     }

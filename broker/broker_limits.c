@@ -136,9 +136,12 @@ limits_slides_bytes (char *const *slides, size_t n)
     return bytes;
 }
 
-/* --max-mb-per-client: with CurveZMQ, whether p's certificate's held
- * jobs (as for --max-jobs-per-client) and add more bytes would take over
- * that many MB of the broker; text then says so. */
+/* --max-mb-per-client: with CurveZMQ, whether the jobs p's certificate
+ * has at the broker and add more bytes would take over that many MB of
+ * it; text then says so. Every job counts until it is forgotten, a
+ * cancelled or fetched one too: its config, files and paths stay in
+ * memory until --linger or --retention (counted as held, a loop of
+ * submit and cancel pinned any amount). */
 bool
 limits_over_client_bytes (qc_broker_t *b, const peer_t *p, uint64_t add, char *text,
                           size_t len)
@@ -148,14 +151,15 @@ limits_over_client_bytes (qc_broker_t *b, const peer_t *p, uint64_t add, char *t
         return false;
     uint64_t held = 0;
     for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
-        if (strcmp (j->owner, p->cert->key) == 0 && holds_place (j))
+        if (strcmp (j->owner, p->cert->key) == 0)
             held += j->bytes;
     if (held + add <= max)
         return false;
     snprintf (text, len, "your certificate (%s) would hold %.1f MB of configs, their "
               "files and slide paths at this broker (%.1f MB held, %.1f MB more sent), "
-              "over its limit (qc-broker --max-mb-per-client %u): fetch or cancel jobs "
-              "(qc-submit --attach, --cancel), submit fewer slides or smaller config "
+              "over its limit (qc-broker --max-mb-per-client %u): a job is let go "
+              "--linger after its results are all fetched (qc-submit --attach; cancel "
+              "what is not needed: --cancel); or submit fewer slides or smaller config "
               "files, or ask its operator", p->cert->name, (double) (held + add) / 1e6,
               (double) held / 1e6, (double) add / 1e6, b->cfg.max_mb_per_client);
     refusals_log (b->refusals, b->now, p->cert->name, "%.1f MB more: it holds %.1f MB "

@@ -38,9 +38,11 @@ typedef struct {
     bool write_failed;        /* the output folder refused a result */
     uint64_t expected;        /* next result seq to write */
     uint64_t acked;
-    uint64_t slides_known;    /* the job's size as far as we know it: our
-                                 plan's, or the largest total the broker
-                                 gave; a result's index must be under it */
+    uint64_t slides_known;    /* the job's size: the slides we submit, or
+                                 (--attach) its first ACCEPTED's total, at
+                                 most the slides it was sent where the
+                                 folder says; a result's index must be
+                                 under it */
     uint64_t taken;           /* slides the broker holds of our SUBMITs (its
                                  last ACCEPTED's total) */
     int64_t last_heard, next_beat, last_resync, last_resubmit;
@@ -118,12 +120,10 @@ submit_from (session_t *s, uint64_t base)
     return 0;
 }
 
-static void
-learn_total (session_t *s, uint64_t total)
-{
-    if (total > s->slides_known)
-        s->slides_known = total;
-}
+/* Slides in one job past which a total from the broker is not believed:
+ * each costs the broker ~0.6 kB and qc-submit a bit of its index (2^26:
+ * 40 GB of broker and 8 MB here), and a lie of 4e9 would cost 512 MB. */
+#define JOB_SLIDES_MAX (UINT64_C (1) << 26)
 
 static void
 on_result (session_t *s, qc_msg_t *m)
@@ -137,7 +137,6 @@ on_result (session_t *s, qc_msg_t *m)
         fprintf (stderr, "qc-submit: the broker sent a result for slide %" PRIu64 " of job %"
                  PRIu64 ", which has %" PRIu64 " slide%s; stopping (the results so far are "
                  "kept)\n", m->idx + 1, s->job, s->slides_known, qc_plural (s->slides_known));
-        s->refused = true;
         s->fatal = true;
         s->exit_code = QC_EXIT_FAILED;
         return;
@@ -201,9 +200,19 @@ on_accepted (session_t *s, qc_msg_t *m)
     const qc_session_config_t *c = s->cfg;
     if (!m->job || (s->job && m->job != s->job) || (m->key && s->key && m->key != s->key))
         return;
-    learn_total (s, m->total);
     s->taken = m->total;
     if (!s->accepted) {
+        if (c->attach_job && m->total > JOB_SLIDES_MAX) {
+            fprintf (stderr, "qc-submit: the broker says job %" PRIu64 " has %" PRIu64
+                     " slides, more than any job can (%" PRIu64 "): not attached\n", m->job,
+                     m->total, JOB_SLIDES_MAX);
+            s->fatal = true;
+            s->exit_code = QC_EXIT_FAILED;
+            return;
+        }
+        if (c->attach_job)
+            s->slides_known = c->expect_total && m->total > c->expect_total ? c->expect_total
+                                                                             : m->total;
         s->job = m->job;
         s->accepted = true;
         char err[1024] = "";
@@ -279,7 +288,6 @@ on_message (session_t *s, qc_msg_t *m)
     case QC_DONE:
         if (m->job != s->job || !s->accepted)
             break;
-        learn_total (s, m->total);
         if (qc_output_written (s->cfg->out) < m->total) {
             /* DONE again and again with nothing new: the broker holds no
                more (results it took as written are not here); a rerun
@@ -664,11 +672,10 @@ qc_session_run (const qc_session_config_t *cfg)
     }
     const char *dir = cfg->outdir ? cfg->outdir : "OUTDIR";
     if (!s.done && !cfg->local && s.refused && !cfg->attach_job && s.taken < cfg->nslides)
-        /* refused in mid-submission (a limit): a rerun would be too */
-        fprintf (stderr, "qc-submit: the broker took %" PRIu64 " of the %zu slides into job %"
-                 PRIu64 " before it refused the rest (said above)\n", s.taken, cfg->nslides,
-                 s.job);
-    else if (!s.done && !cfg->local && s.refused && !cfg->gone)
+        /* refused in mid-submission (a limit, said above) */
+        fprintf (stderr, "qc-submit: the broker had accepted %" PRIu64 " of the %zu slides "
+                 "into job %" PRIu64 " when it refused more\n", s.taken, cfg->nslides, s.job);
+    if (!s.done && !cfg->local && s.refused && !cfg->gone)
         fprintf (stderr, "qc-submit: the broker no longer holds job %" PRIu64 " for %s: run "
                  "the same qc-submit command again (without --attach): the slides it "
                  "has no result for run in a new job\n", s.job, dir);

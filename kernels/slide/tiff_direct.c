@@ -457,26 +457,35 @@ fill_bg (uint8_t *rgb, size_t stride, int w, int h, const uint8_t bg[3])
     }
 }
 
+static int read_level (const qc_tiff_direct_t *self, int level, int64_t lx, int64_t ly,
+                       int w, int h, const uint8_t bg[3], uint8_t *rgb, size_t stride,
+                       int depth, char *why, size_t whylen);
+
 /* A tile an Aperio scanner left out (0 bytes: an area it did not scan,
  * in real slides) drawn as OpenSlide draws it, so that a slide reads the
  * same by path and by URL (where no OpenSlide stands behind this
  * reader): the background, and over it the level before (finer), scaled
  * down, where there is one; by an area mean of its whole-number ratio
- * (OpenSlide scales with cairo: the same picture, a few levels apart
- * in places). A ratio that is not whole within 1% (none in Aperio's 4x
- * pyramids) leaves the background. 0, or another read's return. */
+ * (OpenSlide scales with cairo: the same picture, a level apart at
+ * most, test_missing_tile). A ratio that is not whole within 1%, or
+ * not 2-16 (Aperio's pyramids are 4x), leaves the background. depth:
+ * how many missing tiles this one is drawn for; at 1 the finer level's
+ * own missing tiles are background, where OpenSlide goes on to the
+ * level before them: each missing tile costs at most r^2 tiles' reads
+ * (a hostile file of missing tiles at every level took minutes a read
+ * when each drew from the next). 0, or another read's return. */
 static int
 missing_tile (const qc_tiff_direct_t *self, int level, int64_t tx, int64_t ty,
-              const uint8_t bg[3], uint8_t *tile, char *why, size_t whylen)
+              const uint8_t bg[3], uint8_t *tile, int depth, char *why, size_t whylen)
 {
     const dlevel_t *l = &self->levels[level];
     const int tw = (int) l->tile_w, th = (int) l->tile_h;
     fill_bg (tile, (size_t) tw * 3, tw, th, bg);
-    if (level == 0)
+    if (level == 0 || depth > 0)
         return 0;
     double ratio = self->downsample[level] / self->downsample[level - 1];
     long r = lround (ratio);
-    if (r < 1 || r > 16 || fabs (ratio - (double) r) > 0.01 * ratio)
+    if (r < 2 || r > 16 || fabs (ratio - (double) r) > 0.01 * ratio)
         return 0;
     /* the finer level's pixels under this tile, a band of tile rows at a
        time (a 256-pixel tile at 4x: 1024 x 64 pixels a band) */
@@ -487,9 +496,8 @@ missing_tile (const qc_tiff_direct_t *self, int level, int64_t tx, int64_t ty,
     int rc = 0;
     for (int y = 0; y < th && rc == 0; y += band) {
         int rows = th - y < band ? th - y : band;
-        rc = qc_tiff_direct_read (self, level - 1, tx * tw * r,
-                                  (ty * th + y) * r, fw, rows * (int) r, bg, fine,
-                                  (size_t) fw * 3, why, whylen);
+        rc = read_level (self, level - 1, tx * tw * r, (ty * th + y) * r, fw,
+                         rows * (int) r, bg, fine, (size_t) fw * 3, depth + 1, why, whylen);
         for (int j = 0; rc == 0 && j < rows; j++)
             for (int i = 0; i < tw; i++)
                 for (int c = 0; c < 3; c++) {
@@ -513,7 +521,7 @@ copy_tiles (const qc_tiff_direct_t *self, TIFF *tif, int level,
             qc_tiff_diag_t *diag, int64_t x0,
             int64_t y0, int64_t x1, int64_t y1, int64_t ox, int64_t oy,
             const uint8_t bg[3], uint8_t *rgb, size_t stride, uint8_t *tile,
-            char *why, size_t whylen)
+            int depth, char *why, size_t whylen)
 {
     const dlevel_t *l = &self->levels[level];
     const int64_t tw = l->tile_w, th = l->tile_h;
@@ -525,7 +533,7 @@ copy_tiles (const qc_tiff_direct_t *self, TIFF *tif, int level,
             int bad = 0;
             uint64_t bytes = TIFFGetStrileByteCountWithErr (tif, t, &bad);
             if (!bad && bytes == 0 && self->aperio) {
-                int rc = missing_tile (self, level, tx, ty, bg, tile, why, whylen);
+                int rc = missing_tile (self, level, tx, ty, bg, tile, depth, why, whylen);
                 if (rc != 0)
                     return rc;
             } else if (bad || bytes == 0) {
@@ -569,6 +577,15 @@ qc_tiff_direct_read (const qc_tiff_direct_t *self, int level, int64_t lx,
         || ly > (INT64_C (1) << 40))
         return qc_fail (why, whylen, "invalid direct read (level %d, %d x %d)",
                         level, w, h);
+    return read_level (self, level, lx, ly, w, h, bg, rgb, stride, 0, why, whylen);
+}
+
+/* qc_tiff_direct_read's work, its arguments checked; depth: missing_tile. */
+static int
+read_level (const qc_tiff_direct_t *self, int level, int64_t lx, int64_t ly, int w, int h,
+            const uint8_t bg[3], uint8_t *rgb, size_t stride, int depth, char *why,
+            size_t whylen)
+{
     const dlevel_t *l = &self->levels[level];
     int64_t x0 = lx < 0 ? 0 : lx, y0 = ly < 0 ? 0 : ly;
     int64_t x1 = lx + w > l->w ? l->w : lx + w;
@@ -601,7 +618,7 @@ qc_tiff_direct_read (const qc_tiff_direct_t *self, int level, int64_t lx,
         goto done;
     }
     rc = copy_tiles (self, tif, level, &diag, x0, y0, x1, y1, lx, ly, bg, rgb, stride,
-                     tile, why, whylen);
+                     tile, depth, why, whylen);
 done:
     if (tif)
         TIFFClose (tif);

@@ -3,15 +3,17 @@
  * the first SUBMIT, answers ACCEPTED with the job's true size (the
  * slides of that SUBMIT), then sends what it was told to:
  *
- *   qc_rogue_broker --bind EP --idx N [--total N] [--wait-ms N]
+ *   qc_rogue_broker --bind EP --idx N [--total N] [--claim N] [--wait-ms N]
  *
  * one RESULT for slide index N ("ok", its comments "rogue"), then DONE
- * with --total (default: the slides submitted) done and 0 failed. Every
+ * with --total (default: the slides submitted) done and 0 failed;
+ * --claim: ACCEPTED says the job has that many slides instead. Every
  * ATTACH is answered with ACCEPTED (attached, seq 0) and the same RESULT
- * and DONE again, so that a client that resyncs sees the same lie. It
+ * and DONE again, so that a client that resyncs sees the same lie (an
+ * ATTACH before any SUBMIT: to that job, of one slide). It
  * prints "got COMMAND" for each message and "rogue: ..." for what it
  * sent, and exits after --wait-ms (default 8000) with nothing heard, or
- * 60 s in all. Exit 0 when a SUBMIT came, 1 when none did, 2 on a usage
+ * 60 s in all. Exit 0 when a SUBMIT or ATTACH came, 1 when none did, 2 on a usage
  * error. */
 #include <czmq.h>
 #include <getopt.h>
@@ -34,12 +36,14 @@ send_to (zframe_t *peer, qc_msg_t *m)
 
 /* ACCEPTED, the RESULT for idx, DONE: what an honest broker sends for
  * a job of that many slides, but for a slide it may not have */
+static uint64_t s_claim;      /* --claim: ACCEPTED's total, 0: the truth */
+
 static void
 tell (zframe_t *peer, uint64_t job, uint64_t key, uint64_t slides, uint64_t idx,
       uint64_t total, bool attached)
 {
     qc_msg_t acc = {.command = QC_ACCEPTED, .gpu = -1, .job = job, .key = key,
-                    .total = slides, .seq = 0, .attached = attached};
+                    .total = s_claim ? s_claim : slides, .seq = 0, .attached = attached};
     send_to (peer, &acc);
     qc_result_t *res = qc_result_new ();
     if (!res)
@@ -67,6 +71,7 @@ main (int argc, char **argv)
     static const struct option opts[] = {
         {"bind", required_argument, 0, 'b'}, {"idx", required_argument, 0, 'i'},
         {"total", required_argument, 0, 't'}, {"wait-ms", required_argument, 0, 'w'},
+        {"claim", required_argument, 0, 'c'},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "", opts, NULL)) != -1) {
@@ -75,11 +80,12 @@ main (int argc, char **argv)
         case 'i': idx = strtoull (optarg, NULL, 0); have_idx = true; break;
         case 't': total = strtoull (optarg, NULL, 0); have_total = true; break;
         case 'w': wait_ms = atoi (optarg); break;
+        case 'c': s_claim = strtoull (optarg, NULL, 0); break;
         default: return 2;
         }
     }
     if (!bind || !have_idx || wait_ms < 100 || wait_ms > 60000) {
-        fprintf (stderr, "usage: qc_rogue_broker --bind EP --idx N [--total N] "
+        fprintf (stderr, "usage: qc_rogue_broker --bind EP --idx N [--total N] [--claim N] "
                          "[--wait-ms 100..60000]\n");
         return 2;
     }
@@ -114,8 +120,15 @@ main (int argc, char **argv)
             key = m->key;
             slides = m->nslides;
             tell (peer, job, key, slides, idx, have_total ? total : slides, false);
-        } else if (m && m->command == QC_ATTACH && submitted)
+        } else if (m && m->command == QC_ATTACH) {
+            if (!submitted) {       /* a job it never had: one slide */
+                submitted = true;
+                job = m->job;
+                key = m->key;
+                slides = 1;
+            }
             tell (peer, job, key, slides, idx, have_total ? total : slides, true);
+        }
         qc_msg_destroy (&m);
         zframe_destroy (&peer);
     }
