@@ -4,6 +4,7 @@
 #include "shared/url.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,25 +158,32 @@ inside_real (const slides_roots_t *self, const char *real)
 }
 
 /* A path (lexical: no "." or "..") realpath could not resolve: whether
- * the deepest folder of it that does resolve lies in a root (then its
- * error names nothing outside). */
+ * its deepest part that is there (lstat: a link itself) resolves into a
+ * root (then its error names nothing outside). A link there that leads
+ * nowhere (missing, or a loop) does not: it may point outside, and "no
+ * such file" for a link to a missing file outside against "outside" for
+ * one to a file there would tell them apart. */
 static int
 missing_inside (const slides_roots_t *self, const char *words)
 {
     char at[PATH_MAX];
     snprintf (at, sizeof at, "%s", words);
-    for (char *slash = strrchr (at, '/'); slash; slash = strrchr (at, '/')) {
-        slash[slash == at] = 0;         /* "/x" -> "/" */
-        char *real = realpath (at, NULL);
-        if (real) {
-            int in = inside_real (self, real);
+    for (;;) {
+        struct stat st;
+        if (lstat (at, &st) == 0) {
+            /* a link that leads nowhere resolves to nothing: outside */
+            char *real = realpath (at, NULL);
+            int in = real && inside_real (self, real);
             free (real);
             return in;
         }
-        if (slash == at)
-            break;
+        char *slash = strrchr (at, '/');
+        if (!slash)
+            return 0;
+        if (slash == at)        /* "/x" is not there: "/" is */
+            return inside_real (self, "/");
+        *slash = 0;
     }
-    return 0;
 }
 
 static int
@@ -237,11 +245,12 @@ slides_roots_check (const slides_roots_t *self, const char *path, char **resolve
         return 0;
     }
     int err = errno;
+    bool resolved_outside = real != NULL;
     free (real);
     /* it leads outside, or what is missing would hang from a folder
        outside: one answer, so that it cannot tell whether such a file
        exists (a link into a root is admitted wherever it lies) */
-    if (real || !missing_inside (self, words))
+    if (resolved_outside || !missing_inside (self, words))
         return outside (self, why, len);
     snprintf (why, len, "cannot resolve the slide path: %s (checked against "
               "--slides-root before opening)", strerror (err));

@@ -25,29 +25,33 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIPPED: $*"; exit 77; }
 pass() { echo "ok - $*"; }
 
-# A port nobody listens on, from a per-test range so tests can run at once.
-# Under Linux's ephemeral range (32768-60999), where an outgoing
-# connection's own port would not show as taken. Tests side by side could
-# both find a port free before either binds it, so each port is also
-# claimed: mkdir is atomic, the claim names this test's PID, cleanup
-# drops its own claims, and a dead test's claim is taken over.
-PORT_CLAIMS=/tmp/qc-test-ports
-free_port() {
-    local p owner
+# A port nobody listens on, picked at random under Linux's ephemeral
+# range (32768-60999), where an outgoing connection's own port would not
+# show as taken. Tests side by side could both find a port free before
+# either binds it, so each port is also claimed, under a lock (flock):
+# a folder per port names the claiming test's PID; cleanup drops its
+# own claims, and a dead test's claim is taken over.
+PORT_CLAIMS=/tmp/qc-test-ports-$(id -u)
+free_port() (          # a subshell: the lock goes with it
+    local p owner lock
     mkdir -p "$PORT_CLAIMS" 2>/dev/null
+    exec {lock}>>"$PORT_CLAIMS/.lock" && flock -w 60 $lock \
+        || fail "cannot lock $PORT_CLAIMS/.lock"
     for _ in $(seq 1 200); do
         p=$((20000 + RANDOM % 12000))
-        if ! mkdir "$PORT_CLAIMS/$p" 2>/dev/null; then
+        if [ -d "$PORT_CLAIMS/$p" ]; then
             owner=$(cat "$PORT_CLAIMS/$p/owner" 2>/dev/null)
             [ -n "$owner" ] && kill -0 "$owner" 2>/dev/null && continue
             rm -rf "$PORT_CLAIMS/$p"        # its test is gone
-            mkdir "$PORT_CLAIMS/$p" 2>/dev/null || continue
         fi
-        echo $$ >"$PORT_CLAIMS/$p/owner"
-        (echo >/dev/tcp/127.0.0.1/$p) 2>/dev/null || { echo $p; return; }
+        (echo >/dev/tcp/127.0.0.1/$p) 2>/dev/null && continue    # in use
+        mkdir "$PORT_CLAIMS/$p" && echo $$ >"$PORT_CLAIMS/$p/owner" \
+            || fail "cannot claim port $p in $PORT_CLAIMS"
+        echo $p
+        exit 0
     done
     fail "no free port"
-}
+)
 release_ports() {
     local f
     for f in "$PORT_CLAIMS"/*/owner; do

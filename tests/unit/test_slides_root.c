@@ -97,6 +97,9 @@ main (void)
     link_to ("root", "via");            /* the root given through a link */
     link_to ("root/in.svs", "elsewhere/into.svs");   /* links from outside in */
     link_to ("root/sub", "elsewhere/into-sub");
+    link_to ("elsewhere/gone.svs", "root/dangling.svs");   /* to nothing outside */
+    link_to ("root/loop-b", "root/loop-a");
+    link_to ("root/loop-a", "root/loop-b");
 
     char root[PATH_MAX * 2], via[PATH_MAX * 2], err[512];
     snprintf (root, sizeof root, "%s/root", s_tmp);
@@ -134,6 +137,10 @@ main (void)
     refused_alike (&roots, "root/to-file.svs", "root/to-dir/nothere.svs");
     refused_alike (&roots, "root/to-dir/secret.svs", "root/to-dir/nothere/x.svs");
     refused_alike (&roots, "elsewhere", "nothere");
+    /* links in the root that lead nowhere: answered as one to a file out */
+    refused_alike (&roots, "root/dangling.svs", "root/to-file.svs");
+    refused_alike (&roots, "root/loop-a", "root/dangling.svs");
+    refused_alike (&roots, "root/dangling.svs/x", "root/to-dir/nothere.svs");
 
     /* missing inside: said as such */
     char why[1024], *real = NULL;

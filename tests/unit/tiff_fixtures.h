@@ -25,9 +25,10 @@
  * Tiles on the right and bottom edges reach past the level: libtiff
  * stores whole tiles, so what fill writes there is in the file too
  * (readers crop it); the tile comes zeroed, so a fill that writes the
- * level's pixels alone leaves zeros there. Called once a tile, rows of
- * tiles top to bottom and each row left to right, so a fill may keep
- * state in ctx (a random generator's). */
+ * level's pixels alone leaves zeros there. Called once for each tile
+ * written (not for a level's missing one), rows of tiles top to bottom
+ * and each row left to right, so a fill may keep state in ctx (a random
+ * generator's). */
 typedef void fx_tiff_fill_fn (void *ctx, uint32_t x0, uint32_t y0, uint32_t tw,
                               uint32_t th, int spp, uint8_t *tile);
 
