@@ -20,6 +20,25 @@ EP=tcp://127.0.0.1:$port
 start_broker $port --cert "$K/broker.cert_secret" --allow "$K/allowed" --max-jobs-per-client 2
 slide=$SHARED/slides/real/CMU-1-Small-Region.svs
 
+as() {      # as WHO ARGS...: qc-submit with WHO's certificate (30 s at most)
+    local who=$1; shift
+    timeout 30 "$BIN/qc-submit" --broker "$EP" --cert "$K/$who.cert_secret" \
+        --server-key "$K/broker.cert" "$@"
+}
+# expect_refused WHO OUT REASON LOGGED ARGS...: WHO's qc-submit -o OUT
+# ARGS exits 2 saying REASON, and the broker's log has LOGGED (grep
+# patterns; LOGGED "" checks no log)
+expect_refused() {
+    local who=$1 out=$2 reason=$3 logged=$4 rc
+    shift 4
+    as "$who" -o "$T/$out" "$@" >"$T/$out.log" 2>&1
+    rc=$?
+    [ $rc = 2 ] || fail "$out: exit $rc, expected 2: $(tail -3 "$T/$out.log")"
+    grep -q "$reason" "$T/$out.log" || fail "$out: no reason for the refusal: $(tail -3 "$T/$out.log")"
+    [ -z "$logged" ] || grep -q "$logged" "$T/broker.log" \
+        || fail "$out: the broker did not log the refusal: $(tail -3 "$T/broker.log")"
+}
+
 # submit WHO OUT: a job of one slide; the client is stopped once the job
 # is accepted (no worker: it stays queued, held for its owner)
 submit() {
@@ -40,14 +59,9 @@ submit() {
 }
 submit alice a1 || fail "alice's first job: $(cat "$T/a1.log")"
 submit alice a2 || fail "alice's second job: $(cat "$T/a2.log")"
-timeout 30 "$BIN/qc-submit" --broker "$EP" --cert "$K/alice.cert_secret" --server-key "$K/broker.cert" \
-    -o "$T/a3" "$slide" >"$T/a3.log" 2>&1
-rc=$?
-[ $rc = 2 ] || fail "alice's third job: exit $rc, expected 2: $(cat "$T/a3.log")"
-grep -q "your certificate (alice@test) holds 2 jobs at this broker, its limit (qc-broker --max-jobs-per-client 2)" \
-    "$T/a3.log" || fail "no reason for the refusal: $(cat "$T/a3.log")"
-grep -q "refused alice@test: a new job: it holds 2 jobs (--max-jobs-per-client 2)" "$T/broker.log" \
-    || fail "the broker did not log the refusal: $(tail -3 "$T/broker.log")"
+expect_refused alice a3 \
+    "your certificate (alice@test) holds 2 jobs at this broker, its limit (qc-broker --max-jobs-per-client 2)" \
+    "refused alice@test: a new job: it holds 2 jobs (--max-jobs-per-client 2)" "$slide"
 pass "a certificate's third job with --max-jobs-per-client 2: refused (exit 2) with the reason, logged"
 
 submit bob b1 || fail "bob's job was refused: $(cat "$T/b1.log")"
@@ -87,22 +101,13 @@ urls() {    # urls FILE N LEN: N URLs of about LEN bytes
 urls "$T/big" 1024 3900         # ~4.5 MB in its first batch
 urls "$T/mid" 1024 960          # ~1.5 MB
 urls "$T/three" 3000 960        # ~4.5 MB: the third batch goes over
-as() {      # as WHO ARGS...: qc-submit with WHO's certificate (30 s at most)
-    local who=$1; shift
-    timeout 30 "$BIN/qc-submit" --broker "$EP" --cert "$K/$who.cert_secret" \
-        --server-key "$K/broker.cert" "$@"
-}
 status_total() {    # status_total JOB: its TOTAL column in qc-status
     "$BIN/qc-status" --broker "$EP" --cert "$K/alice.cert_secret" --server-key "$K/broker.cert" \
         | awk -v j="$1" '$1 == j {print $4}'
 }
-as alice -o "$T/m1" --list "$T/big" >"$T/m1.log" 2>&1
-rc=$?
-[ $rc = 2 ] || fail "a 4.5 MB job with --max-mb-per-client 4: exit $rc, expected 2: $(tail -3 "$T/m1.log")"
-grep -q "your certificate (alice@test) would hold 4\.[0-9] MB of configs, their files and slide paths at this broker (0\.0 MB held, 4\.[0-9] MB more sent), over its limit (qc-broker --max-mb-per-client 4)" \
-    "$T/m1.log" || fail "no reason for the refusal: $(tail -3 "$T/m1.log")"
-grep -q "refused alice@test: 4\.[0-9] MB more: it holds 0\.0 MB (--max-mb-per-client 4)" "$T/broker.log" \
-    || fail "the broker did not log the refusal: $(tail -3 "$T/broker.log")"
+expect_refused alice m1 \
+    "your certificate (alice@test) would hold 4\.[0-9] MB of configs, their files and slide paths at this broker (0\.0 MB held, 4\.[0-9] MB more sent), over its limit (qc-broker --max-mb-per-client 4)" \
+    "refused alice@test: 4\.[0-9] MB more: it holds 0\.0 MB (--max-mb-per-client 4)" --list "$T/big"
 pass "a job of 4.5 MB of slide paths with --max-mb-per-client 4: refused (exit 2) with the reason, logged"
 
 # batches 2 and 3 come in one burst: the second is applied, then the job
@@ -119,10 +124,7 @@ before=$(status_total "$job")
 [ "$before" = 2048 ] || fail "job $job holds $before slides, not its first two batches' 2048"
 pass "a job whose third batch goes over: refused, the job cancelled (it cannot end otherwise) once the batches before are in, said"
 
-as alice -o "$T/m3" --list "$T/mid" >"$T/m3.log" 2>&1
-rc=$?
-[ $rc = 2 ] && grep -q "(3\.[0-9] MB held, 1\.[0-9] MB more sent), over its limit" "$T/m3.log" \
-    || fail "alice's 1.5 MB job beside her cancelled 3 MB: exit $rc: $(tail -3 "$T/m3.log")"
+expect_refused alice m3 "(3\.[0-9] MB held, 1\.[0-9] MB more sent), over its limit" "" --list "$T/mid"
 submit bob m4 --list "$T/mid" || fail "bob's 1.5 MB job was refused: $(tail -3 "$T/m4.log")"
 pass "a cancelled job counts until it is forgotten; another certificate has its own 4 MB"
 
@@ -131,17 +133,12 @@ kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
 start_broker $port --cert "$K/broker.cert_secret" --allow "$K/allowed" --max-mb-per-client 4
 after=$(status_total "$job")
 [ "$after" = "$before" ] || fail "job $job: $before slides before the restart, $after after"
-as alice -o "$T/m5" --list "$T/mid" >"$T/m5.log" 2>&1
-rc=$?
-[ $rc = 2 ] && grep -q "(3\.[0-9] MB held, 1\.[0-9] MB more sent), over its limit" "$T/m5.log" \
-    || fail "after a restart, alice's 1.5 MB job: exit $rc: $(tail -3 "$T/m5.log")"
+expect_refused alice m5 "(3\.[0-9] MB held, 1\.[0-9] MB more sent), over its limit" "" --list "$T/mid"
 pass "after a broker restart the cut job has the same slides and its bytes still count"
 
 # a config's files count: HistoQC's config.ini sends its 8 (templates,
 # pen and model images) with one slide
-as bob -c "$SHARED/reference/histoqc/configs/config.ini" \
-    --histoqc-data "$SHARED/reference/histoqc/data" -o "$T/m6" "$slide" >"$T/m6.log" 2>&1
-rc=$?
-[ $rc = 2 ] && grep -q "(1\.[0-9] MB held, [4-9]\.[0-9] MB more sent), over its limit" "$T/m6.log" \
-    || fail "bob's job with config.ini's files: exit $rc: $(tail -3 "$T/m6.log")"
+expect_refused bob m6 "(1\.[0-9] MB held, [4-9]\.[0-9] MB more sent), over its limit" "" \
+    -c "$SHARED/reference/histoqc/configs/config.ini" --histoqc-data "$SHARED/reference/histoqc/data" \
+    "$slide"
 pass "a config's files count: bob's job with config.ini (8 files, 4.6 MB) is over his 4 MB"
