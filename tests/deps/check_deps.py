@@ -41,6 +41,8 @@ SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # /usr/local, ~/.pyenv or /opt came from no Debian package.
 DEBIAN_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
 
+# A word that names a redirection's descriptor when a < or > follows it.
+FD_WORD = re.compile(r"^([0-9]+|\{[A-Za-z_][A-Za-z0-9_]*\})$")
 # Words after which the next word is again in command position.
 RESET_WORDS = {"then", "do", "else", "elif", "if", "while", "until", "!",
                "time", "{", "}", "exec", "builtin", "nohup",
@@ -73,6 +75,7 @@ class Word:
         self.line = line
         self.dollar = dollar      # it holds a $ expansion or a backtick
         self.expanded = dollar or glob   # its value is not its text
+        self.fd = False           # a redirection's descriptor (9>, {fd}>)
 
     def __repr__(self):
         return f"Word({self.text!r}@{self.line})"
@@ -310,7 +313,10 @@ class Scanner:
             self.i += 1
         if not out and not expanded:
             return None
-        return Word("".join(out), line, expanded, glob)
+        w = Word("".join(out), line, expanded, glob)
+        # 9>>file, {lock}>file: the descriptor of the redirection after it
+        w.fd = self.peek() in ("<", ">") and bool(FD_WORD.match(w.text))
+        return w
 
 
 def find_commands(text, line, uses):
@@ -353,6 +359,8 @@ def find_commands(text, line, uses):
         if redirect:
             redirect = False
             continue
+        if w.fd:
+            continue        # exec 9>>file: no command, the redirect follows
         if w.text == "{" and not w.dollar:
             expect = True   # a group or a function's body: commands follow
             continue

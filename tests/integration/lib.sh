@@ -33,10 +33,9 @@ pass() { echo "ok - $*"; }
 # own claims, and a dead test's claim is taken over.
 PORT_CLAIMS=/tmp/qc-test-ports-$(id -u)
 free_port() (          # a subshell: the lock goes with it
-    local p owner lock
+    local p owner
     mkdir -p "$PORT_CLAIMS" 2>/dev/null
-    exec {lock}>>"$PORT_CLAIMS/.lock" && flock -w 60 $lock \
-        || fail "cannot lock $PORT_CLAIMS/.lock"
+    exec 9>>"$PORT_CLAIMS/.lock" && flock -w 60 9 || fail "cannot lock $PORT_CLAIMS/.lock"
     for _ in $(seq 1 200); do
         p=$((20000 + RANDOM % 12000))
         if [ -d "$PORT_CLAIMS/$p" ]; then
