@@ -15,6 +15,7 @@ files; this one serves the faults nginx will not make:
   /novalid/NAME         NAME with Range but no ETag or Last-Modified (a
                         version that cannot be checked later)
   /redirect/NAME        302 to /files/NAME, with a short HTML body
+  /choices/NAME         300 (Multiple Choices) to /files/NAME
   /loop                 302 to /loop, forever
   /text                 200, a plain text body (not a slide)
   /_count/PATH          how many requests PATH has had (a number)
@@ -92,10 +93,11 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
-        if kind == "redirect":
+        if kind in ("redirect", "choices"):
             # with a short HTML page, as nginx, Apache and S3 send
-            body = b"<html><head><title>302 Found</title></head><body>moved</body></html>\n"
-            self.send_response(302)
+            code = 302 if kind == "redirect" else 300
+            body = b"<html><head><title>%d</title></head><body>moved</body></html>\n" % code
+            self.send_response(code)
             self.send_header("Location", "/files/" + rest)
             self.send_header("Content-Type", "text/html")
             self.send_header("Content-Length", str(len(body)))

@@ -180,11 +180,12 @@ on_header (char *line, size_t size, size_t nitems, void *arg)
     return n;
 }
 
-/* A redirect answer whose target http_run checks (opts->admit). */
+/* A redirect answer whose target http_run checks (opts->admit): those
+ * libcurl follows with a Location (300 too; not 304, nor 305's proxy). */
 static int
 is_redirect (long s)
 {
-    return s == 301 || s == 302 || s == 303 || s == 307 || s == 308;
+    return s == 300 || s == 301 || s == 302 || s == 303 || s == 307 || s == 308;
 }
 
 /* The most of a redirect's body read and dropped (nginx, Apache and S3
