@@ -203,7 +203,9 @@ count() {  # count PATH: how many requests the fault server had for PATH
 }
 n500=$(count status/500)
 n404=$(count status/404)
-[ "$n404" = 1 ] && [ "$n500" = 2 ] || fail "404 asked $n404 times (1), 500 asked $n500 times (2)"
+[ "$n404" = 1 ] && [ "$n500" = 2 ] \
+    || fail "404 asked $n404 times (1), 500 asked $n500 times (2); w4: $(grep -a -e 'status/500' \
+            -e 'status/404' "$T/worker-w4.log" | cut -c1-160); broker: $(grep -a 'w4' "$T/broker.log")"
 pass "faults: $(cut -f2 "$T/faults/error.log" | sed 's/^[^:]*: //' | cut -c1-60 | paste -sd'|')"
 
 # a rerun asks again only for what may pass another time (a server error,

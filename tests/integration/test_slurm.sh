@@ -88,13 +88,27 @@ run_job() {
     [ -z "$state" ] || fail "$name: job $id still $state after 120 s: $(scontrol show job "$id" 2>/dev/null | grep -oE "(Reason|BeginTime|Restarts)=[^ ]*" | paste -sd" ")"
     JOB_RC=$(scontrol show job "$id" 2>/dev/null | sed -n 's/.* ExitCode=\([0-9]*\):.*/\1/p')
 }
+# job_pids JOBID [NAME]: the qc-broker and qc-worker processes of that
+# Slurm job (NAME: only workers with that name), told by the job id in
+# their environment: a pattern on command lines also caught other tests'
+# brokers and workers on this machine
+job_pids() {
+    local pid
+    for pid in $(pgrep -f 'qc-(broker|worker)'); do
+        tr '\0' '\n' 2>/dev/null <"/proc/$pid/environ" | grep -qx "SLURM_JOB_ID=$1" || continue
+        [ -z "${2:-}" ] || tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -q -- "--name $2 " \
+            || continue
+        echo "$pid"
+    done
+}
 no_job_processes() {  # no_job_processes JOBID: nothing of the job is left
-    local left
+    local left pids
     for _ in $(seq 1 50); do
-        left=$(pgrep -af "qc-(broker|worker).*$1" | grep -v pgrep)
-        [ -z "$left" ] && return 0
+        pids=$(job_pids "$1")
+        [ -z "$pids" ] && return 0
         sleep 0.2
     done
+    left=$(for p in $pids; do tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline"; echo; done)
     fail "job $1 left processes running: $left"
 }
 
@@ -118,7 +132,7 @@ pass "sbatch qc-cohort.sbatch: $n slides passed, broker and workers gone after t
 
 # a worker dies while tasks run: the other takes over; teardown still
 # stops the rest
-ON_RUNNING='for _ in $(seq 1 100); do w=$(pgrep -f "qc-worker.*$JOB_ID-1" | head -1); [ -n "$w" ] && grep -q "^ok" "$T/killed.out" 2>/dev/null && break; sleep 0.1; done; [ -n "$w" ] && kill -9 $w && echo killed >"$T/killed"'
+ON_RUNNING='for _ in $(seq 1 100); do w=$(job_pids "$JOB_ID" "[^ ]*-$JOB_ID-1" | head -1); [ -n "$w" ] && grep -q "^ok" "$T/killed.out" 2>/dev/null && break; sleep 0.1; done; [ -n "$w" ] && kill -9 $w && echo killed >"$T/killed"'
 run_job killed QC_WORKERS_PER_NODE=2 QC_WORKER_ARGS="--task-delay-ms 300 --slots 1" -- -o "$T/out2" "$cohort"
 [ -f "$T/killed" ] || fail "the test did not get to kill a worker"
 [ "$JOB_RC" = 0 ] || { cat "$T/killed.out"; fail "job with a killed worker exit $JOB_RC"; }
@@ -146,7 +160,7 @@ pass "a requeued job attaches to the job its broker's journal kept: every slide 
 busy=$(free_port)
 python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.1",int(sys.argv[1]))); s.listen(); time.sleep(60)' "$busy" &
 PIDS+=($!)
-sleep 0.5
+wait_for "the port taken" 20 "(echo >/dev/tcp/127.0.0.1/$busy) 2>/dev/null"
 run_job nobroker QC_PORT=$busy QC_STARTUP_S=5 -- -o "$T/out3" "$cohort"
 [ "$JOB_RC" = 4 ] || { cat "$T/nobroker.out"; fail "expected exit 4 when the broker cannot start, got $JOB_RC"; }
 grep -q 'did not start' "$T/nobroker.out" || fail "no word on why"

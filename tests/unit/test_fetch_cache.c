@@ -398,6 +398,15 @@ test_prefetch (void)
            && strstr (err, "/status/404") && !fx_has_secret (err), "a failed prefetch says why: %s",
            err);
     CHECK (qc_prefetch_wait (pf, url_b, 20000, err, sizeof err) == 0, "D ready: %s", err);
+    /* a failure is not fetched again while fresh: a slot starting
+       another task that still sees the slide queued would push it */
+    char n0[4096], n1[4096];
+    fx_fetch_text (&fault, "_count/status/404", n0);
+    CHECK (qc_prefetch_push (pf, url_bad) == 1, "a fresh failure is not pushed again");
+    fx_sleep_ms (300);
+    fx_fetch_text (&fault, "_count/status/404", n1);
+    CHECK (strcmp (n0, "1") == 0 && strcmp (n1, "1") == 0,
+           "the 404 was asked once (%s, then %s)", n0, n1);
     CHECK (qc_prefetch_wait (pf, "http://127.0.0.1:1/never", 100, err, sizeof err) == 1,
            "an unknown URL");
     qc_cache_info_t info;
@@ -489,6 +498,25 @@ test_prefetch_source (void)
     CHECK (qc_prefetch_push_source (pf, bad, NULL, NULL, NULL) == 0, "push a 404");
     CHECK (!qc_prefetch_take_source (pf, bad, 20000, err, sizeof err) && strstr (err, "404")
            && !fx_has_secret (err), "a failed source prefetch: %s", err);
+    /* a slot that found nothing prefetched opens the slide itself; a
+       slot starting another task a moment later, that saw it queued
+       before, pushes it: nothing is asked for it ahead (the server saw
+       the same requests twice, a 500 three times in a test's count) */
+    char gone[600], n0[4096], n1[4096];
+    fx_secret_url (&fault, "status/410", gone, sizeof gone);
+    int failed = -1;
+    CHECK (!qc_prefetch_take_source_ex (pf, gone, 20000, &failed, err, sizeof err)
+           && failed == 0 && strstr (err, "not prefetched"), "not prefetched: %s", err);
+    fx_fetch_text (&fault, "_count/status/410", n0);
+    CHECK (qc_prefetch_push_source (pf, gone, NULL, NULL, NULL) == 1,
+           "a push of what a slot reads itself is let be");
+    fx_sleep_ms (300);
+    fx_fetch_text (&fault, "_count/status/410", n1);
+    CHECK (strcmp (n0, "0") == 0 && strcmp (n1, "0") == 0,
+           "nothing asked ahead of the slot (%s, then %s)", n0, n1);
+    CHECK (!qc_prefetch_take_source_ex (pf, gone, 20000, &failed, err, sizeof err)
+           && failed == 0 && strstr (err, "not prefetched"),
+           "a claim is no outcome: a later take opens it again (%s)", err);
     qc_prefetch_destroy (&pf);   /* closes B's source, never taken */
 }
 

@@ -31,6 +31,8 @@ typedef struct {
 typedef struct {
     job_t job;                /* url NULL: an empty slot */
     int ok;
+    int claimed;              /* no job ran: a slot reads url itself, so
+                                 a push of it is let be (while fresh) */
     time_t done_at;           /* CLOCK_MONOTONIC seconds */
     char err[512];
     qc_byte_source_t *src;    /* JOB_SOURCE, until taken */
@@ -88,6 +90,30 @@ run_job (qc_prefetch_t *self, const job_t *job, qc_byte_source_t **src, char *er
                                   errlen) : 0;
 }
 
+static time_t
+mono_s (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec;
+}
+
+/* The ring's oldest outcome, emptied and stamped now, to be filled in
+ * (under the lock). */
+static outcome_t *
+next_outcome (qc_prefetch_t *self)
+{
+    outcome_t *o = &self->recent[self->next];
+    self->next = (self->next + 1) % RECENT;
+    if (o->src) {   /* never taken: the slot read the slide itself */
+        qc_byte_source_close (&o->src);
+        self->untaken--;
+    }
+    free_url (o->job.url);
+    *o = (outcome_t) { .done_at = mono_s () };
+    return o;
+}
+
 static void *
 run (void *arg)
 {
@@ -111,18 +137,9 @@ run (void *arg)
             qc_log (QC_LOG_WARNING, "prefetch", "%s", err);
 
         pthread_mutex_lock (&self->lock);
-        outcome_t *o = &self->recent[self->next];
-        self->next = (self->next + 1) % RECENT;
-        if (o->src) {   /* never taken: the slot read the slide itself */
-            qc_byte_source_close (&o->src);
-            self->untaken--;
-        }
-        free_url (o->job.url);
+        outcome_t *o = next_outcome (self);
         o->job = self->current;
         o->ok = r == 0;
-        struct timespec ts;
-        clock_gettime (CLOCK_MONOTONIC, &ts);
-        o->done_at = ts.tv_sec;
         o->src = src;
         self->untaken += src != NULL;
         snprintf (o->err, sizeof o->err, "%s", err);
@@ -217,7 +234,14 @@ push (qc_prefetch_t *self, const char *url, const job_t *tmpl)
     outcome_t *done;
     int where = find (self, url, tmpl->kind, &done);
     int r;
-    if (where == 2 || (where == 1 && done->ok && (tmpl->kind == JOB_WHOLE || done->src)))
+    /* not asked again: a job queued or under way; a success still to be
+       used; a failure its slot has not been told yet, or a slot that
+       reads url itself (both while fresh: the server is asked again
+       only as the slot's own retries allow) */
+    bool fresh = where == 1 && mono_s () - done->done_at <= FAILURE_FRESH_S;
+    if (where == 2
+        || (where == 1 && done->ok && !done->claimed && (tmpl->kind == JOB_WHOLE || done->src))
+        || (fresh && (done->claimed || !done->ok)))
         r = 1;
     else if (self->count == self->depth || self->stop
              || (tmpl->kind == JOB_SOURCE
@@ -277,9 +301,9 @@ wait_done (qc_prefetch_t *self, const char *url, job_kind_t kind, int timeout_ms
     for (;;) {
         outcome_t *done;
         int where = find (self, url, kind, &done);
-        if (where == 1)
+        if (where == 1 && !done->claimed)
             return done;
-        if (where == 0) {
+        if (where == 0 || where == 1) {   /* unknown, or a slot's claim */
             *unknown = 1;
             qc_set_err (err, errlen, "%s: not prefetched", shown);
             return NULL;
@@ -329,6 +353,17 @@ qc_prefetch_take_source_ex (qc_prefetch_t *self, const char *url, int timeout_ms
     int unknown;
     outcome_t *o = wait_done (self, url, JOB_SOURCE, timeout_ms, &unknown, err, errlen);
     qc_byte_source_t *src = NULL;
+    if (!o && unknown) {
+        /* the caller opens url itself: a push of url by a slot starting
+           another task (it saw url queued before the caller took it)
+           would only ask the server the same again */
+        char *copy = strdup (url);
+        if (copy) {
+            outcome_t *c = next_outcome (self);
+            c->job = (job_t) { .url = copy, .kind = JOB_SOURCE };
+            c->claimed = 1;
+        }
+    }
     if (o) {
         src = o->src;
         char shown[512];
@@ -338,11 +373,9 @@ qc_prefetch_take_source_ex (qc_prefetch_t *self, const char *url, int timeout_ms
         else if (!src) {
             /* handed on once, and only while fresh: a later task of the
                same slide asks the server again */
-            struct timespec ts;
-            clock_gettime (CLOCK_MONOTONIC, &ts);
             qc_set_err (err, errlen, "%s", o->err);
             if (failed)
-                *failed = ts.tv_sec - o->done_at <= FAILURE_FRESH_S;
+                *failed = mono_s () - o->done_at <= FAILURE_FRESH_S;
             free_url (o->job.url);
             o->job.url = NULL;
         }

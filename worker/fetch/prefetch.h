@@ -36,7 +36,8 @@ qc_prefetch_t *qc_prefetch_new (qc_disk_cache_t *cache, int depth, char *err,
                                 size_t errlen);
 void qc_prefetch_destroy (qc_prefetch_t **self_p);
 
-/* Queues url: 0 queued; 1 already queued, under way or recently done;
+/* Queues url: 0 queued; 1 already queued, under way or recently done
+ * (a failure too, while its slot has not been told, up to 2 minutes);
  * -1 refused (queue full, not an http(s) URL, no memory). */
 int qc_prefetch_push (qc_prefetch_t *self, const char *url);
 
@@ -55,7 +56,9 @@ typedef int (qc_prefetch_warm_fn) (qc_byte_source_t *src, const char *url,
  * (QC_HTTP_ERR_NO_RANGE) gets the slide downloaded whole into the disk
  * cache instead, when there is one. 0 queued; 1 already queued or waiting
  * to be taken; -1 refused (queue full, depth sources not taken yet, not
- * an http(s) URL). arg must stay valid until the job has run. */
+ * an http(s) URL). 1 too for a url a slot took from
+ * qc_prefetch_take_source_ex unprefetched in the last 2 minutes: it
+ * reads the slide itself. arg must stay valid until the job has run. */
 int qc_prefetch_push_source (qc_prefetch_t *self, const char *url,
                              const qc_source_opts_t *opts,
                              qc_prefetch_warm_fn *warm, void *arg);
