@@ -252,7 +252,8 @@ on_ready (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     w->ngpus = m->ngpus; m->ngpus = 0;
     w->slots = m->slots;
     w->prefetch = m->prefetch;
-    w->hb_ms = m->hb_ms >= 10 ? m->hb_ms : b->cfg.heartbeat_ms;
+    w->hb_ms = m->hb_ms < QC_HB_MS_MIN ? b->cfg.heartbeat_ms
+               : m->hb_ms > QC_HB_MS_MAX ? QC_HB_MS_MAX : m->hb_ms;
     w->last_seen = b->now;
     for (size_t i = 0; i < w->ngpus; i++)
         idx[i] = w->gpus[i].index;

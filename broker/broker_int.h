@@ -146,6 +146,10 @@ typedef struct pending_submit {
     size_t nslides, skip;     /* slides before skip were applied already */
     bool final, created;
     uint32_t hb_ms;           /* the client's heartbeat interval */
+    zframe_t *again;          /* created: the latest peer that sent this
+                                 first batch again meanwhile (answered too,
+                                 and made the job's client) */
+    uint32_t again_hb_ms;
     struct pending_submit *next;
 } pending_submit_t;
 

@@ -329,8 +329,8 @@ full_for_new_client (qc_broker_t *b, zframe_t *from, bool new_job, char *text, s
 static void
 attach_client (qc_broker_t *b, job_rec_t *job, zframe_t *from, uint32_t hb_ms)
 {
-    if (hb_ms >= 10)
-        job->client_hb_ms = hb_ms;
+    if (hb_ms >= QC_HB_MS_MIN)
+        job->client_hb_ms = hb_ms < QC_HB_MS_MAX ? hb_ms : QC_HB_MS_MAX;
     if (!job->client || !zframe_eq (job->client, from)) {
         zframe_destroy (&job->client);
         job->client = zframe_dup (from);
@@ -382,6 +382,27 @@ cancel_job (qc_broker_t *b, job_rec_t *job, zframe_t *asker)
 
 /* ---------------------------------------------------------------- SUBMIT */
 
+/* The first batch of job is sent again before it is on disk (from
+ * another socket: its client's first may be closed): this sender is
+ * answered too once it is, and becomes the job's client, as a SUBMIT
+ * again after that would. */
+static void
+answer_again (qc_broker_t *b, job_rec_t *job, zframe_t *from, uint32_t hb_ms)
+{
+    for (pending_submit_t *p = b->pending; p; p = p->next)
+        if (p->job == job && p->created) {
+            if (zframe_eq (p->from, from) || (p->again && zframe_eq (p->again, from)))
+                return;         /* one answer for one socket */
+            zframe_t *dup = zframe_dup (from);
+            if (!dup)
+                return;         /* the first sender is answered */
+            zframe_destroy (&p->again);
+            p->again = dup;
+            p->again_hb_ms = hb_ms;
+            return;
+        }
+}
+
 void
 jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
 {
@@ -405,7 +426,8 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
             if (job->durable) {
                 attach_client (b, job, from, m->hb_ms);
                 send_accepted (b, from, job, false);
-            }
+            } else
+                answer_again (b, job, from, m->hb_ms);
             return;
         }
         if (b->state.disk_full) {
@@ -537,6 +559,7 @@ pending_free (pending_submit_t *p)
         free (p->slides[i]);
     free (p->slides);
     zframe_destroy (&p->from);
+    zframe_destroy (&p->again);
     free (p);
 }
 
@@ -575,6 +598,10 @@ jobs_apply_pending (qc_broker_t *b, bool committed)
             job->durable = true;
             attach_client (b, job, p->from, p->hb_ms);
             send_accepted (b, p->from, job, false);
+            if (p->again) {
+                attach_client (b, job, p->again, p->again_hb_ms);
+                send_accepted (b, p->again, job, false);
+            }
             outbox_pump (b, job);      /* an empty final job is done at once */
         } else {
             char text[512];
@@ -585,6 +612,8 @@ jobs_apply_pending (qc_broker_t *b, bool committed)
                           p->created ? "a new job" : "more slides", b->state.disk_error,
                           p->created ? "" : "; accepted slides go on");
             send_error (b, p->from, p->created ? 0 : job->id, text);
+            if (p->again)
+                send_error (b, p->again, 0, text);
             job->bytes -= bytes < job->bytes ? bytes : job->bytes;
             if (p->created) {
                 jobs_forget (b, job, 0);

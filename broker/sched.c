@@ -291,6 +291,7 @@ sched_job_new (sched_t *self, uint64_t id, void *owner)
         return NULL;
     job->id = id;
     job->owner = owner;
+    job->att_floor = self->attempt_base;   /* 0 while the journal is read */
     job->prev = self->jobs_tail;
     if (self->jobs_tail) self->jobs_tail->next = job; else self->jobs = job;
     self->jobs_tail = job;
@@ -550,7 +551,11 @@ judge (const sched_task_t *t, uint32_t attempt)
         return SCHED_UNKNOWN;
     if (t->state == TASK_DONE || t->state == TASK_FAILED)
         return SCHED_DUPLICATE;
-    if (attempt == 0 || attempt > t->attempt)
+    /* a number no dispatch of this task gave: 0, one to come, or one of
+       a broker life before its job was made (a state folder's first
+       life numbers from 65537: a forged crash report or RESULT for 1
+       failed or finished a slide never dispatched) */
+    if (attempt <= t->job->att_floor || attempt > t->attempt)
         return SCHED_BAD_ATTEMPT;
     return SCHED_OK;
 }

@@ -128,6 +128,11 @@ struct sched_job {
     uint64_t done, failed, running, dispatched;
     bool final;                /* client said no more tasks will come */
     bool cancelled;
+    uint32_t att_floor;        /* attempts up to this one are of broker
+                                  lives before the job: the attempt base
+                                  when it was made (0 for a job restored
+                                  from the journal, whose tasks may have
+                                  run in earlier lives) */
     task_list_t queue[3];      /* by qc_resource_t */
     void *owner;               /* the broker's per-job record */
     sched_job_t *prev, *next;

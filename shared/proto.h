@@ -35,6 +35,13 @@
 #define QC_PROTO_MAX_ASSETS   256     /* files a config names, per message */
 #define QC_PROTO_MAX_ASSET_NAME 64    /* SHA-256 of the bytes, lower-case hex */
 #define QC_PROTO_MAX_ASSET_SIZE (64u << 20)
+/* A peer's hb_ms (READY, SUBMIT, ATTACH) the broker takes: below the
+ * minimum it uses its own; above the maximum, the maximum (a client that
+ * said 2^32-1 ms and went silent held its job attached, so never let go
+ * by --linger or --retention, for 150 days). The programs' --heartbeat-ms
+ * allow the same range. */
+#define QC_HB_MS_MIN          10
+#define QC_HB_MS_MAX          600000
 
 typedef enum {
     /* worker -> broker */

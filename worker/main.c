@@ -10,6 +10,7 @@
 #include "shared/cli.h"
 #include "shared/curve.h"
 #include "shared/endpoint.h"
+#include "shared/proto.h"
 #include "shared/err.h"
 #include "shared/log.h"
 #include "shared/url.h"
@@ -196,7 +197,7 @@ main (int argc, char **argv)
             cfg.prefetch = (uint32_t) v;
             break;
         case OPT_HEARTBEAT_MS:
-            if (qc_cli_uint (prog, "--heartbeat-ms", optarg, 10, 600000, &v)) return QC_EXIT_USAGE;
+            if (qc_cli_uint (prog, "--heartbeat-ms", optarg, QC_HB_MS_MIN, QC_HB_MS_MAX, &v)) return QC_EXIT_USAGE;
             cfg.heartbeat_ms = (uint32_t) v;
             break;
         case OPT_LIVENESS:

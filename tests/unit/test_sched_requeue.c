@@ -285,11 +285,50 @@ test_dedup (void)
     rec_free (&r);
 }
 
+/* ------------------------------------------------------------ (f) lives */
+
+/* A broker on a state folder numbers this life's attempts after a base
+ * (65537 on in its first life): a crash report or RESULT naming an
+ * attempt under the base is of a life before a new job existed, so no
+ * dispatch gave it; a restored job's (made while the journal is read,
+ * base 0) may have run in earlier lives and keeps them. */
+static void
+test_lives (void)
+{
+    rec_t r;
+    sched_t *s = new_sched (&r, 3);
+    sched_job_t *old = new_job (s, 1, 1, QC_RES_CPU, true);   /* as restored */
+    sched_set_attempt_base (s, 65536);
+    sched_job_task (old, 0)->attempt = 65536;
+    sched_job_t *j = new_job (s, 2, 2, QC_RES_GPU, true);       /* no GPU worker */
+    CHECK (sched_task_crashed_as (s, j, 0, 1, "liar", 0) == SCHED_BAD_ATTEMPT,
+           "a crash of attempt 1 of a slide never dispatched");
+    CHECK (sched_task_crashed_as (s, j, 0, 65536, "liar", 0) == SCHED_BAD_ATTEMPT,
+           "nor of the base");
+    CHECK (sched_task_finished (s, NULL, j, 1, 2, true) == SCHED_BAD_ATTEMPT,
+           "a RESULT of attempt 2 of a slide never dispatched");
+    CHECK (sched_job_task (j, 0)->blame == 0 && j->done == 0 && j->failed == 0,
+           "nothing counted");
+    CHECK (sched_task_crashed_as (s, old, 0, 7, "earlier life", 0) == SCHED_OK,
+           "a restored job's attempt of an earlier life is still reported");
+    CHECK (sched_job_task (old, 0)->blame == 1);
+    uint32_t dev = 0;
+    sched_worker_t *g = sched_worker_add (s, 0, 0, &dev, 1, NULL);
+    sched_dispatch (s);
+    sched_task_t *t = sched_job_task (j, 0);
+    CHECK (t->attempt == 65537 && t->worker == g, "this life's first attempt: %u", t->attempt);
+    CHECK (sched_task_finished (s, g, j, 0, 65537, true) == SCHED_OK && j->done == 1,
+           "its result counts");
+    sched_destroy (&s);
+    rec_free (&r);
+}
+
 int
 main (void)
 {
     test_requeue ();
     test_blame ();
     test_dedup ();
+    test_lives ();
     return check_done ("test_sched_requeue");
 }
