@@ -299,10 +299,13 @@ explain (uint16_t event, uint32_t value, bool curve)
         return "the handshake with the broker failed, and this program has no "
                "keys: a broker started with --cert takes only peers that give "
                "--cert and --server-key (qc-keygen makes them)";
+    /* the same case when the broker closed first (no detail): which
+       side sees the mismatch is a race */
     if (!curve && event != ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
-        return "the handshake failed: is this the address a qc-broker binds "
-               "(qc-broker --bind)? A broker started with --cert also needs --cert "
-               "and --server-key here";
+        return "the handshake with the broker failed: this program has no keys, and "
+               "a broker started with --cert takes only peers that give --cert and "
+               "--server-key (qc-keygen makes them); or this is not an address a "
+               "qc-broker binds (qc-broker --bind)";
     switch (event) {
     case ZMQ_EVENT_HANDSHAKE_SUCCEEDED:
         return NULL;
