@@ -317,7 +317,11 @@ on_result (qc_broker_t *b, worker_rec_t *w, const peer_t *p, qc_msg_t *m)
                 "attempt was not dispatched to this certificate", job->id, m->idx,
                 m->attempt, w ? "" : " from a peer not registered as a worker");
     if (v == SCHED_OK) {
-        if (!m->worker)
+        /* the name the broker knows the sender by, as for LOG; an
+           unregistered sender's own word (a worker back on a new socket
+           sends before READY), but never "broker": that marks the
+           failures the broker itself made */
+        if (w || !m->worker || strcmp (m->worker, "broker") == 0)
             qc_msg_set_str (&m->worker, w ? w->name : "?");
         outbox_deliver (b, job, m);
     } else if (v == SCHED_BAD_ATTEMPT)

@@ -299,7 +299,9 @@ name=$(basename "$(head -1 "$T/cohort/list")")
 [ -f "$T/bob/$name/${name}_thumb.png" ] || fail "the image is not under the cohort's name: $(find "$T/bob")"
 [ "$(cat "$T/bob/$name/${name}_thumb.png")" = FORGED ] || fail "not the stranger's image"
 [ -z "$(find "$T" /tmp -maxdepth 2 -name '*-escape' 2>/dev/null)" ] || fail "a file named from the message"
-pass "a RESULT naming another path: its image written as $name/${name}_thumb.png, named from the cohort"
+grep -q "^ok 1/1 .*(stranger)" "$T/bob.log" \
+    || fail "the RESULT that said it was the broker's is not named after its sender: $(grep '^ok' "$T/bob.log")"
+pass "a RESULT naming another path: its image written as $name/${name}_thumb.png, named from the cohort; one that says it is the broker's is named after its sender"
 # its LOG record said it was the broker's, from a time no clock gives: the
 # broker names the worker that sent it and gives it the time it came
 logline=$(grep -a FORGEDLOG "$T/bob/qc.log")

@@ -163,8 +163,10 @@ send_result (uint64_t job, uint64_t key, uint64_t idx, uint32_t att, const char 
         res->files[0].size = 6;
         res->nfiles = res->cap_files = 1;
     }
+    /* it claims to be the broker (which marks the failures it made
+       itself): the broker must name the sender */
     qc_msg_t m = {.command = QC_RESULT, .gpu = -1, .job = job, .key = key, .idx = idx,
-                  .attempt = att, .path = (char *) path, .worker = "stranger",
+                  .attempt = att, .path = (char *) path, .worker = "broker",
                   .result = res};
     send_msg (&m);
     qc_result_destroy (&res);
