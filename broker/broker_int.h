@@ -91,7 +91,8 @@ typedef struct {
     uint64_t pending_total;
     bool pending_final;
     bool cancel_due;          /* cancelled once its pending batches are
-                                 applied (a later batch went over a limit) */
+                                 applied (a CANCEL came, or a later batch
+                                 went over a limit) */
     bool durable;             /* its job record is on disk (or no state) */
     zframe_t *client;         /* routing id of the attached client */
     int64_t client_seen;

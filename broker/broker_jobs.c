@@ -746,6 +746,15 @@ jobs_on_cancel (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 " cancelled%s%s%s", job->id,
             p->cert ? " by certificate " : "", p->cert ? p->cert->name : "",
             p->cert && p->cert->role == QC_ROLE_ADMIN ? " (admin)" : "");
+    if (job->pending_total) {
+        /* batches read before it, journalled and not yet applied, go
+           first, as the journal has them (cancelled now, they were
+           refused as "out of memory", and a restart brought them back as
+           cancelled slides); later ones are refused as the job's */
+        job->cancel_due = true;
+        send_accepted (b, from, job, false);
+        return;
+    }
     cancel_job (b, job, from);
 }
 
