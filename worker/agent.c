@@ -224,8 +224,10 @@ on_broker (agent_t *a)
         return true;      /* we left: what the broker says no longer applies */
     }
     a->last_heard = zclock_mono ();
-    /* a DISCONNECT that says we are unknown or refused is no welcome */
-    if (!atomic_load (&a->w->connected)
+    /* a DISCONNECT that says we are unknown or refused is no welcome,
+       nor an ERROR: a broker of another protocol version answers our
+       HEARTBEAT so (PROTOCOL.md section 2) */
+    if (!atomic_load (&a->w->connected) && m->command != QC_ERROR
         && !(m->command == QC_DISCONNECT && m->reason
              && (strstr (m->reason, "unknown peer") || strncmp (m->reason, "refused", 7) == 0
                  || strncmp (m->reason, "broker is full", 14) == 0))) {
@@ -281,12 +283,15 @@ on_broker (agent_t *a)
             qc_log (QC_LOG_WARNING, MOD, "broker took back job %" PRIu64 " task %" PRIu64
                     " while it runs (%s): its result will be ignored", m->job, m->idx,
                     m->reason ? m->reason : "");
-    } else if (m->command == QC_DISCONNECT) {
-        bool unknown = m->reason && strstr (m->reason, "unknown peer");
+    } else if (m->command == QC_DISCONNECT || m->command == QC_ERROR) {
+        bool unknown = m->command == QC_DISCONNECT && m->reason
+                       && strstr (m->reason, "unknown peer");
         /* refused (our certificate is not, or no longer, admitted, or
-         * its role may not do this) is waited out like a full broker:
-         * a certificate may be put back */
-        bool refused = m->reason && strncmp (m->reason, "refused", 7) == 0;
+         * its role may not do this; or, an ERROR, the broker speaks
+         * another protocol version) is waited out like a full broker: a
+         * certificate may be put back, the broker upgraded */
+        bool refused = m->command == QC_ERROR
+                       || (m->reason && strncmp (m->reason, "refused", 7) == 0);
         bool full = refused || (m->reason && strstr (m->reason, "broker is full"));
         int64_t now = zclock_mono ();
         if (unknown && now - a->last_ready >= (int64_t) a->w->cfg.heartbeat_ms) {
@@ -296,10 +301,12 @@ on_broker (agent_t *a)
             atomic_store (&a->w->connected, false);
             send_ready (a);
         } else if (full) {
-            qc_log (QC_LOG_WARNING, MOD, "broker says: %s", m->reason);
+            const char *reason = m->reason ? m->reason : "?";
+            qc_log (QC_LOG_WARNING, MOD, "broker says: %s", reason);
             if (refused) {
                 char why[640];
-                snprintf (why, sizeof why, "the broker %s", m->reason);
+                snprintf (why, sizeof why, "the broker %s%s",
+                          m->command == QC_ERROR ? "answered: " : "", reason);
                 worker_set_why (a->w, why);
             }
             atomic_store (&a->w->connected, false);
