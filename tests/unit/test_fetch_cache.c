@@ -398,8 +398,9 @@ test_prefetch (void)
            && strstr (err, "/status/404") && !fx_has_secret (err), "a failed prefetch says why: %s",
            err);
     CHECK (qc_prefetch_wait (pf, url_b, 20000, err, sizeof err) == 0, "D ready: %s", err);
-    /* a failure is not fetched again while fresh: a slot starting
-       another task that still sees the slide queued would push it */
+    /* a failure is not fetched ahead again for 2 minutes (a slot
+       starting another task that still sees the slide queued would push
+       it; its own slot downloads it itself) */
     char n0[4096], n1[4096];
     fx_fetch_text (&fault, "_count/status/404", n0);
     CHECK (qc_prefetch_push (pf, url_bad) == 1, "a fresh failure is not pushed again");
@@ -517,7 +518,65 @@ test_prefetch_source (void)
     CHECK (!qc_prefetch_take_source_ex (pf, gone, 20000, &failed, err, sizeof err)
            && failed == 0 && strstr (err, "not prefetched"),
            "a claim is no outcome: a later take opens it again (%s)", err);
-    qc_prefetch_destroy (&pf);   /* closes B's source, never taken */
+    /* claims push out no prefetched source: B (pushed before, never
+       taken) is still there after 20 slots opened slides themselves */
+    char bad2[600];
+    fx_secret_url (&fault, "status/403", bad2, sizeof bad2);
+    CHECK (qc_prefetch_push_source (pf, bad2, NULL, NULL, NULL) == 0, "push a 403");
+    CHECK (!qc_prefetch_take_source (pf, bad2, 20000, err, sizeof err), "after B's job");
+    for (int i = 0; i < 20; i++) {
+        char never[64];
+        snprintf (never, sizeof never, "http://127.0.0.1:1/never-%d.svs", i);
+        CHECK (!qc_prefetch_take_source (pf, never, 100, err, sizeof err));
+    }
+    qc_byte_source_t *sb = qc_prefetch_take_source (pf, u3, 100, err, sizeof err);
+    CHECK (sb != NULL, "B's prefetched source outlived 20 claims: %s", err);
+    qc_byte_source_close (&sb);
+    qc_prefetch_destroy (&pf);
+}
+
+/* A warm-up that fails once: the source still opened. */
+static int warm_fails;
+
+static int
+warm_fail_once (qc_byte_source_t *src, const char *url, const atomic_int *cancel, void *arg,
+                char *err, size_t errlen)
+{
+    (void) src, (void) url, (void) cancel, (void) arg;
+    if (warm_fails++ == 0) {
+        snprintf (err, errlen, "warm-up: a transient error");
+        return -1;
+    }
+    return 0;
+}
+
+/* A source whose warm-up failed is handed over with the reason, then
+ * forgotten: a later task of the same slide is fetched ahead afresh,
+ * not failed with the old reason. */
+static void
+test_prefetch_warm_failed (void)
+{
+    char url[600], err[1024];
+    qc_prefetch_t *pf = qc_prefetch_new (NULL, 2, err, sizeof err);
+    CHECK (pf != NULL, "new: %s", err);
+    if (!pf)
+        return;
+    fx_secret_url (&ngx, A, url, sizeof url);
+    warm_fails = 0;
+    CHECK (qc_prefetch_push_source (pf, url, NULL, warm_fail_once, NULL) == 0, "push");
+    int failed = -1;
+    qc_byte_source_t *src = qc_prefetch_take_source_ex (pf, url, 20000, &failed, err,
+                                                        sizeof err);
+    CHECK (src && failed == 0 && strstr (err, "transient"),
+           "the source, with its warm-up's failure: %s", err);
+    qc_byte_source_close (&src);
+    CHECK (qc_prefetch_push_source (pf, url, NULL, warm_fail_once, NULL) == 0,
+           "the next task's slide is fetched ahead again");
+    err[0] = '\0';
+    src = qc_prefetch_take_source_ex (pf, url, 20000, &failed, err, sizeof err);
+    CHECK (src && failed == 0 && !err[0], "and taken, warmed (failed %d: %s)", failed, err);
+    qc_byte_source_close (&src);
+    qc_prefetch_destroy (&pf);
 }
 
 int
@@ -546,6 +605,7 @@ main (int argc, char **argv)
     test_processes ();
     test_threads ();
     test_prefetch ();
+    test_prefetch_warm_failed ();
     test_prefetch_source ();
     fx_teardown (&ngx, &fault, tmpdir);
     return check_done ("test_fetch_cache");

@@ -31,8 +31,6 @@ typedef struct {
 typedef struct {
     job_t job;                /* url NULL: an empty slot */
     int ok;
-    int claimed;              /* no job ran: a slot reads url itself, so
-                                 a push of it is let be (while fresh) */
     time_t done_at;           /* CLOCK_MONOTONIC seconds */
     char err[512];
     qc_byte_source_t *src;    /* JOB_SOURCE, until taken */
@@ -47,6 +45,16 @@ struct qc_prefetch {
     int depth, head, count;
     job_t current;            /* under way (url NULL: none) */
     outcome_t recent[RECENT]; /* a ring; next is the oldest */
+    /* URLs a slot opened itself, found unprefetched (take_source_ex):
+       a push of one while fresh is let be (another slot that saw it
+       queued before the slot took it would only ask the server the same
+       again). A ring of their own: a claim never pushes out an outcome
+       not yet taken */
+    struct {
+        char *url;
+        time_t at;
+    } claims[RECENT];
+    int next_claim;
     int next;
     int untaken;              /* prefetched sources not taken yet */
     int stop;
@@ -112,6 +120,37 @@ next_outcome (qc_prefetch_t *self)
     free_url (o->job.url);
     *o = (outcome_t) { .done_at = mono_s () };
     return o;
+}
+
+/* Records that a slot opens url itself (under the lock): a claim of it
+ * made before is refreshed, else the oldest claim goes. */
+static void
+claim (qc_prefetch_t *self, const char *url)
+{
+    for (int i = 0; i < RECENT; i++)
+        if (self->claims[i].url && strcmp (self->claims[i].url, url) == 0) {
+            self->claims[i].at = mono_s ();
+            return;
+        }
+    char *copy = strdup (url);
+    if (!copy)
+        return;                 /* only a fetch ahead that may happen */
+    int i = self->next_claim;
+    self->next_claim = (i + 1) % RECENT;
+    free_url (self->claims[i].url);
+    self->claims[i].url = copy;
+    self->claims[i].at = mono_s ();
+}
+
+/* Whether a slot opened url itself within FAILURE_FRESH_S (under the
+ * lock). */
+static bool
+claimed (const qc_prefetch_t *self, const char *url)
+{
+    for (int i = 0; i < RECENT; i++)
+        if (self->claims[i].url && strcmp (self->claims[i].url, url) == 0)
+            return mono_s () - self->claims[i].at <= FAILURE_FRESH_S;
+    return false;
 }
 
 static void *
@@ -195,6 +234,7 @@ qc_prefetch_destroy (qc_prefetch_t **self_p)
     for (int i = 0; i < RECENT; i++) {
         free_url (self->recent[i].job.url);
         qc_byte_source_close (&self->recent[i].src);
+        free_url (self->claims[i].url);
     }
     pthread_mutex_destroy (&self->lock);
     pthread_cond_destroy (&self->changed);
@@ -235,13 +275,14 @@ push (qc_prefetch_t *self, const char *url, const job_t *tmpl)
     int where = find (self, url, tmpl->kind, &done);
     int r;
     /* not asked again: a job queued or under way; a success still to be
-       used; a failure its slot has not been told yet, or a slot that
-       reads url itself (both while fresh: the server is asked again
-       only as the slot's own retries allow) */
+       used; a failure not yet handed on (a source job's: to its slot,
+       which then asks no more; a whole download's: its slot downloads
+       itself when it runs), or a slide a slot opened itself, both for
+       FAILURE_FRESH_S */
     bool fresh = where == 1 && mono_s () - done->done_at <= FAILURE_FRESH_S;
     if (where == 2
-        || (where == 1 && done->ok && !done->claimed && (tmpl->kind == JOB_WHOLE || done->src))
-        || (fresh && (done->claimed || !done->ok)))
+        || (where == 1 && done->ok && (tmpl->kind == JOB_WHOLE || done->src))
+        || (fresh && !done->ok) || (tmpl->kind == JOB_SOURCE && claimed (self, url)))
         r = 1;
     else if (self->count == self->depth || self->stop
              || (tmpl->kind == JOB_SOURCE
@@ -301,9 +342,9 @@ wait_done (qc_prefetch_t *self, const char *url, job_kind_t kind, int timeout_ms
     for (;;) {
         outcome_t *done;
         int where = find (self, url, kind, &done);
-        if (where == 1 && !done->claimed)
+        if (where == 1)
             return done;
-        if (where == 0 || where == 1) {   /* unknown, or a slot's claim */
+        if (where == 0) {
             *unknown = 1;
             qc_set_err (err, errlen, "%s: not prefetched", shown);
             return NULL;
@@ -353,17 +394,9 @@ qc_prefetch_take_source_ex (qc_prefetch_t *self, const char *url, int timeout_ms
     int unknown;
     outcome_t *o = wait_done (self, url, JOB_SOURCE, timeout_ms, &unknown, err, errlen);
     qc_byte_source_t *src = NULL;
-    if (!o && unknown) {
-        /* the caller opens url itself: a push of url by a slot starting
-           another task (it saw url queued before the caller took it)
-           would only ask the server the same again */
-        char *copy = strdup (url);
-        if (copy) {
-            outcome_t *c = next_outcome (self);
-            c->job = (job_t) { .url = copy, .kind = JOB_SOURCE };
-            c->claimed = 1;
-        }
-    }
+    if (!o && unknown && timeout_ms > 0)
+        claim (self, url);      /* the slot opens it itself (a take that
+                                   waits not at all only looks) */
     if (o) {
         src = o->src;
         char shown[512];
@@ -382,8 +415,14 @@ qc_prefetch_take_source_ex (qc_prefetch_t *self, const char *url, int timeout_ms
         else {
             o->src = NULL;
             self->untaken--;
-            if (!o->ok)
+            if (!o->ok) {
+                /* its warm-up failed: said once, with the source; then
+                   forgotten, so that a later task of the slide is
+                   fetched afresh, not failed with this */
                 qc_set_err (err, errlen, "%s", o->err);
+                free_url (o->job.url);
+                o->job.url = NULL;
+            }
         }
     }
     pthread_mutex_unlock (&self->lock);

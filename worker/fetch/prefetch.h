@@ -37,8 +37,9 @@ qc_prefetch_t *qc_prefetch_new (qc_disk_cache_t *cache, int depth, char *err,
 void qc_prefetch_destroy (qc_prefetch_t **self_p);
 
 /* Queues url: 0 queued; 1 already queued, under way or recently done
- * (a failure too, while its slot has not been told, up to 2 minutes);
- * -1 refused (queue full, not an http(s) URL, no memory). */
+ * (a failure too, for 2 minutes, unless a slot took it: its slot would
+ * ask itself when it runs); -1 refused (queue full, not an http(s) URL,
+ * no memory). */
 int qc_prefetch_push (qc_prefetch_t *self, const char *url);
 
 /* A warm-up: reads through src (opened on url) what the slot will read,
@@ -56,8 +57,8 @@ typedef int (qc_prefetch_warm_fn) (qc_byte_source_t *src, const char *url,
  * (QC_HTTP_ERR_NO_RANGE) gets the slide downloaded whole into the disk
  * cache instead, when there is one. 0 queued; 1 already queued or waiting
  * to be taken; -1 refused (queue full, depth sources not taken yet, not
- * an http(s) URL). 1 too for a url a slot took from
- * qc_prefetch_take_source_ex unprefetched in the last 2 minutes: it
+ * an http(s) URL). 1 too for a url that a take waiting for it (a
+ * timeout over 0) found unprefetched in the last 2 minutes: its slot
  * reads the slide itself. arg must stay valid until the job has run. */
 int qc_prefetch_push_source (qc_prefetch_t *self, const char *url,
                              const qc_source_opts_t *opts,
@@ -66,8 +67,10 @@ int qc_prefetch_push_source (qc_prefetch_t *self, const char *url,
 /* The source prefetched for url, now the caller's, after waiting at
  * most timeout_ms for its job to end. NULL (err says why) when url was
  * not pushed as a source, its prefetch failed, the wait timed out or it
- * was taken already: the slot then opens the slide itself. A failed
- * warm-up still hands over the open source (err says what failed). */
+ * was taken already: the slot then opens the slide itself (with a
+ * timeout over 0, this take claims url: see qc_prefetch_push_source). A
+ * failed warm-up still hands over the open source (err says what
+ * failed), and is forgotten. */
 qc_byte_source_t *qc_prefetch_take_source (qc_prefetch_t *self, const char *url,
                                            int timeout_ms, char *err, size_t errlen);
 /* As qc_prefetch_take_source; *failed (not NULL) is 1 when the source's
