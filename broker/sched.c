@@ -74,8 +74,13 @@ sched_set_task_timeout (sched_t *self, int64_t timeout_ms)
 void
 sched_set_attempt_base (sched_t *self, uint32_t base)
 {
-    if (self)
-        self->attempt_base = base;
+    if (!self)
+        return;
+    self->attempt_base = base;
+    for (sched_job_t *j = self->jobs; j; j = j->next) {
+        j->att_floor = base;
+        j->floor_idx = j->total;
+    }
 }
 
 void
@@ -292,6 +297,7 @@ sched_job_new (sched_t *self, uint64_t id, void *owner)
     job->id = id;
     job->owner = owner;
     job->att_floor = self->attempt_base;   /* 0 while the journal is read */
+    job->floor_idx = 0;
     job->prev = self->jobs_tail;
     if (self->jobs_tail) self->jobs_tail->next = job; else self->jobs = job;
     self->jobs_tail = job;
@@ -555,7 +561,8 @@ judge (const sched_task_t *t, uint32_t attempt)
        a broker life before its job was made (a state folder's first
        life numbers from 65537: a forged crash report or RESULT for 1
        failed or finished a slide never dispatched) */
-    if (attempt <= t->job->att_floor || attempt > t->attempt)
+    uint32_t floor = t->idx >= t->job->floor_idx ? t->job->att_floor : 0;
+    if (attempt <= floor || attempt > t->attempt)
         return SCHED_BAD_ATTEMPT;
     return SCHED_OK;
 }

@@ -129,10 +129,12 @@ struct sched_job {
     bool final;                /* client said no more tasks will come */
     bool cancelled;
     uint32_t att_floor;        /* attempts up to this one are of broker
-                                  lives before the job: the attempt base
-                                  when it was made (0 for a job restored
-                                  from the journal, whose tasks may have
-                                  run in earlier lives) */
+                                  lives before the task: this life's
+                                  attempt base, for the tasks from
+                                  floor_idx on (those of a job restored
+                                  from the journal, below floor_idx, may
+                                  have run in earlier lives: no floor) */
+    uint64_t floor_idx;
     task_list_t queue[3];      /* by qc_resource_t */
     void *owner;               /* the broker's per-job record */
     sched_job_t *prev, *next;
@@ -204,7 +206,9 @@ void sched_set_now (sched_t *self, int64_t now_ms);
  * taken back by sched_tick; 0 = no deadline. */
 void sched_set_task_timeout (sched_t *self, int64_t timeout_ms);
 /* The attempt numbers of this broker life start after base (tasks added
- * from now on, and restored ones). */
+ * from now on, and restored ones). Called once the journal is read: the
+ * jobs there keep their tasks' attempts of earlier lives; slides added
+ * to them from now on, and every new job's, take only this life's. */
 void sched_set_attempt_base (sched_t *self, uint32_t base);
 void sched_set_max_vanished (sched_t *self, uint32_t n);
 /* Ties every attempt to the identity of the worker it is dispatched to

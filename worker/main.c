@@ -190,6 +190,11 @@ main (int argc, char **argv)
                          QC_PROTO_MAX_NAME);
                 return QC_EXIT_USAGE;
             }
+            if (strcmp (optarg, "broker") == 0) {
+                fprintf (stderr, "%s: --name broker: that name marks what the broker "
+                         "did itself; give the worker another name\n", prog);
+                return QC_EXIT_USAGE;
+            }
             cfg.name = optarg;
             break;
         case OPT_PREFETCH:

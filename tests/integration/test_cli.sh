@@ -15,6 +15,8 @@ done
 pass "--help, --version, bad option"
 
 "$BIN/qc-worker" --slots many >/dev/null 2>&1; [ $? -eq 2 ] || fail "--slots many accepted"
+out=$("$BIN/qc-worker" --name broker 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q "marks what the broker did itself" \
+    || fail "--name broker accepted, or no reason: $out"
 "$BIN/qc-submit" -o "$T/x" >/dev/null 2>&1; [ $? -eq 2 ] || fail "qc-submit with no slides"
 for p in qc-worker qc-submit; do
     for bad in 0 -1 x 2GB; do

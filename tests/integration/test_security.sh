@@ -291,6 +291,12 @@ grep -q "READY from hoard?2001-01-01 00:00:00 ERROR broker: forged?\[2J with 1 s
 grep -q "^2001-01-01" "$LOG" && fail "a peer's name forged a log line"
 grep -q $'\033' "$LOG" && fail "an escape sequence reached the broker's log"
 pass "a READY asking for 4000000000 tasks is ignored; a newline or escape in its name is scrubbed from the log"
+# a worker named "broker": its results would look like the broker's own
+as w2 --wait-ms 800 --name broker work x >"$T/s7c.log" 2>&1
+grep -q "^got DISCONNECT .*reason=refused: the worker name 'broker' is the broker's own" "$T/s7c.log" \
+    && ! grep -q "^task " "$T/s7c.log" \
+    || fail "a READY named broker was not refused: $(cat "$T/s7c.log")"
+pass "a READY named 'broker' is refused, with the reason"
 as w2 --wait-ms 1500 --log "FORGEDLOG" --fetch 20 work "_thumb.png" "../../$(basename "$T")-escape" >"$T/s8.log" 2>&1
 grep -q "^task " "$T/s8.log" || fail "no task for the stranger: $(cat "$T/s8.log")"
 for _ in $(seq 1 100); do kill -0 $bob 2>/dev/null || break; sleep 0.1; done

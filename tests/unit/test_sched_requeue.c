@@ -297,7 +297,7 @@ test_lives (void)
 {
     rec_t r;
     sched_t *s = new_sched (&r, 3);
-    sched_job_t *old = new_job (s, 1, 1, QC_RES_CPU, true);   /* as restored */
+    sched_job_t *old = new_job (s, 1, 1, QC_RES_CPU, false);  /* as restored */
     sched_set_attempt_base (s, 65536);
     sched_job_task (old, 0)->attempt = 65536;
     sched_job_t *j = new_job (s, 2, 2, QC_RES_GPU, true);       /* no GPU worker */
@@ -312,6 +312,13 @@ test_lives (void)
     CHECK (sched_task_crashed_as (s, old, 0, 7, "earlier life", 0) == SCHED_OK,
            "a restored job's attempt of an earlier life is still reported");
     CHECK (sched_job_task (old, 0)->blame == 1);
+    /* the restored job's next batch, in this life: no earlier attempts */
+    sched_task_t *late = sched_job_add (s, old, "/late.svs", QC_RES_GPU);
+    CHECK (late != NULL && late->attempt == 65536);
+    CHECK (sched_task_crashed_as (s, old, 1, 1, "liar", 0) == SCHED_BAD_ATTEMPT
+           && sched_task_finished (s, NULL, old, 1, 1, true) == SCHED_BAD_ATTEMPT,
+           "a slide added to a restored job in this life had no earlier attempts");
+    CHECK (late && late->blame == 0 && old->done == 0);
     uint32_t dev = 0;
     sched_worker_t *g = sched_worker_add (s, 0, 0, &dev, 1, NULL);
     sched_dispatch (s);
