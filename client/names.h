@@ -35,7 +35,9 @@ qc_names_t *qc_names_new (void);
 void qc_names_destroy (qc_names_t **self_p);
 
 /* Records a name in use: by the slide at path, or (path NULL) by a row
- * that does not say which slide it is. -1 on memory. */
+ * that does not say which slide it is. A name starting with '#' (an
+ * older build's, in .qc-slides: its row read as a comment line) is not
+ * recorded: the slide gets a name anew. -1 on memory. */
 int qc_names_claim (qc_names_t *self, const char *name, const char *path);
 /* The name of the slide at path (absolute): the one it already has, or a
  * new one, claimed. malloc'd; NULL on memory. */

@@ -51,8 +51,11 @@ typedef struct {
     qc_warn_once_t *warn_once;
     qc_progress_t progress;
     bool accepted, done, fatal;
-    bool refused;               /* an ERROR after the job was accepted: the
-                                   broker no longer serves it to us */
+    bool refused;               /* an ERROR after the job was accepted, or
+                                   to our ATTACH */
+    bool gone;                  /* the broker no longer holds the job for us
+                                   (not there, or not whole): a rerun runs
+                                   its slides without a result anew */
     bool resync_due;            /* asked within the last second: sent later */
     unsigned done_stalls;       /* DONEs in a row with nothing new written */
     uint64_t done_stall_at;
@@ -245,7 +248,7 @@ on_accepted (session_t *s, qc_msg_t *m)
         fprintf (stderr, "qc-submit: job %" PRIu64 " at the broker holds %" PRIu64 " of the "
                  "%" PRIu64 " slides it was sent (its submission was cut off)\n", s->job,
                  m->total, c->expect_total);
-        s->refused = true;
+        s->refused = s->gone = true;
         s->fatal = true;
         s->exit_code = QC_EXIT_FAILED;
         return;
@@ -300,7 +303,7 @@ on_message (session_t *s, qc_msg_t *m)
                          "to send, but %" PRIu64 " of its %" PRIu64 " slides have none in "
                          "%s\n", s->job, m->total - w, m->total,
                          s->cfg->outdir ? s->cfg->outdir : "the output folder");
-                s->refused = true;
+                s->refused = s->gone = true;
                 s->fatal = true;
                 s->exit_code = QC_EXIT_FAILED;
             } else
@@ -318,6 +321,12 @@ on_message (session_t *s, qc_msg_t *m)
     case QC_ERROR:
         fprintf (stderr, "qc-submit: broker refused: %s\n", qc_scrub_controls (m->reason));
         s->refused = s->accepted || s->cfg->attach_job;
+        /* gone only when the broker says so: "not yours" (another
+           certificate's job) or another version is no reason to run the
+           job's slides again */
+        s->gone = s->refused && m->reason
+                  && (strncmp (m->reason, "no such job", 11) == 0
+                      || strstr (m->reason, "is not the job of your output folder"));
         s->fatal = true;
         s->exit_code = s->accepted && !s->cfg->attach_job ? QC_EXIT_FAILED : QC_EXIT_USAGE;
         break;
@@ -675,7 +684,7 @@ qc_session_run (const qc_session_config_t *cfg)
         /* refused in mid-submission (a limit, said above) */
         fprintf (stderr, "qc-submit: the broker had accepted %" PRIu64 " of the %zu slides "
                  "into job %" PRIu64 " when it refused more\n", s.taken, cfg->nslides, s.job);
-    if (!s.done && !cfg->local && s.refused && !cfg->gone)
+    if (!s.done && !cfg->local && s.gone && !cfg->gone)
         fprintf (stderr, "qc-submit: the broker no longer holds job %" PRIu64 " for %s: run "
                  "the same qc-submit command again (without --attach): the slides it "
                  "has no result for run in a new job\n", s.job, dir);
@@ -692,7 +701,7 @@ qc_session_run (const qc_session_config_t *cfg)
     if (cfg->finished)
         *cfg->finished = s.done;
     if (cfg->gone)
-        *cfg->gone = s.refused;
+        *cfg->gone = s.gone;
     if (s.done && !cfg->quiet)
         fprintf (stderr, "%" PRIu64 " slide%s: %" PRIu64 " passed, %" PRIu64 " failed\n",
                  s.progress.total, qc_plural (s.progress.total), s.progress.done,

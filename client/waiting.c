@@ -23,6 +23,11 @@ qc_waiting_progress (qc_waiting_t *w, int64_t now)
     w->since = now;
     w->next = now + (int64_t) w->wait_s * 1000;
     w->again = AGAIN_MS;
+    /* a STATUS still out tells of the wait before this: its answer is
+       dropped (one asked while the broker was down and answered when it
+       came back, before its workers had joined again, said "waiting -21
+       s: no worker is connected") */
+    w->asked = 0;
 }
 
 bool

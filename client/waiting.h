@@ -29,7 +29,8 @@ typedef struct {
 
 void qc_waiting_init (qc_waiting_t *w, uint32_t wait_s, uint8_t resource,
                       const char *endpoint, int64_t now);
-/* A result came: the clock starts again. */
+/* A result came, or the broker answers again: the clock starts again,
+ * and the answer to a STATUS sent before is not used. */
 void qc_waiting_progress (qc_waiting_t *w, int64_t now);
 /* true when a STATUS should be sent now (and notes that it was). */
 bool qc_waiting_due (qc_waiting_t *w, int64_t now);

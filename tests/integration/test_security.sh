@@ -432,6 +432,14 @@ case "$advice" in
     *"--cert $K/bob.cert_secret --server-key $SK --attach "*" -o '$T/keyed dir/out'") ;;
     *) fail "the --attach advice lacks the keys or the quoted folder: $(tail -4 "$T/keyed.log")" ;;
 esac
+# another client's --attach to it (the folder at hand): refused as not
+# its own, and not told the job is gone (that advice ran the slides
+# again); the folder stays bob's to fetch into
+kjob=$(awk '$1 == "job" {print $2; exit}' "$T/keyed dir/out/.qc-job")
+timeout 30 "$BIN/qc-submit" --broker "$EP" --cert "$K/alice.cert_secret" --server-key "$SK" \
+    --attach "$kjob" -o "$T/keyed dir/out" >"$T/alice-attach.log" 2>&1
+grep -q "job $kjob is not yours" "$T/alice-attach.log" && ! grep -q "no longer holds" "$T/alice-attach.log" \
+    || fail "another client's --attach: $(cat "$T/alice-attach.log")"
 start_worker $port w1 --cert "$K/w1.cert_secret" --server-key "$SK" --slots 1 --heartbeat-ms 500
 eval "timeout 60 \"\$BIN/qc-submit\" $advice" >"$T/keyed2.log" 2>&1; rc=$?
 [ $rc -eq 0 ] || fail "the advice as pasted: exit $rc: $(tail -3 "$T/keyed2.log")"

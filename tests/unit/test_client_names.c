@@ -188,6 +188,13 @@ test_assign (void)
     CHECK (k2 && strcmp (k2, "r__K.SVS") == 0, "a new slide: %s", k2 ? k2 : "");
     free (k1);
     free (k2);
+    /* an older build named a slide "#9.svs" in .qc-slides (its row read
+       as a comment line): the name is not kept, the slide gets "_9.svs" */
+    CHECK (k && qc_names_claim (k, "#9.svs", "/s/#9.svs") == 0);
+    char *k3 = k ? qc_names_assign (k, "/s/#9.svs") : NULL;
+    CHECK (k3 && strcmp (k3, "_9.svs") == 0, "an old '#' name is given anew: %s",
+           k3 ? k3 : "");
+    free (k3);
     qc_names_destroy (&k);
     free (u1);
     free (u2);

@@ -1,0 +1,36 @@
+/* qc-submit's word on a job that makes no progress (client/waiting.c):
+ * asked after --wait-warn, it says what is missing; a STATUS sent before
+ * progress came (a result, or the broker answering again after a restart)
+ * is not used: asked while the broker was down and answered when it came
+ * back, before its workers had joined again, it said "waiting -21 s: no
+ * worker is connected ... start one". */
+#include <string.h>
+
+#include "client/waiting.h"
+#include "tests/unit/check.h"
+
+int
+main (void)
+{
+    qc_progress_t p = {0};
+    qc_waiting_t w;
+    qc_msg_t none = {.command = QC_STATUS_REPLY, .gpu = -1};   /* no worker */
+
+    /* no progress for 10 s: asked, and the answer says no worker is there */
+    qc_waiting_init (&w, 10, QC_RES_ANY, "tcp://127.0.0.1:1", 0);
+    CHECK (!qc_waiting_due (&w, 9999), "not before --wait-warn");
+    CHECK (qc_waiting_due (&w, 10000), "asked at 10 s");
+    CHECK (qc_waiting_on_status (&w, &none, 1, &p), "no worker: said");
+    CHECK (!qc_waiting_on_status (&w, &none, 1, &p), "one answer per STATUS");
+
+    /* asked, then the broker answers again (progress) before the reply */
+    qc_waiting_init (&w, 10, QC_RES_ANY, "tcp://127.0.0.1:1", 0);
+    CHECK (qc_waiting_due (&w, 10000));
+    qc_waiting_progress (&w, 31000);
+    CHECK (!qc_waiting_on_status (&w, &none, 1, &p),
+           "the answer to a STATUS sent before progress is not used");
+    CHECK (!qc_waiting_due (&w, 40999) && qc_waiting_due (&w, 41000),
+           "asked again --wait-warn after the progress");
+    CHECK (qc_waiting_on_status (&w, &none, 1, &p), "and that answer is used");
+    return check_done ("test_client_waiting");
+}
