@@ -150,6 +150,11 @@ on_crash_report (qc_broker_t *b, const peer_t *p, const char *name, const qc_msg
                     "%s", job->id, r->idx, r->attempt, v == SCHED_LATE
                     ? "it came past that attempt's task deadline (judged already)"
                     : "that attempt was not dispatched to this certificate");
+        if (v == SCHED_EARLIER_LIFE)
+            qc_log (QC_LOG_INFO, MOD, "crash report from %s for job %" PRIu64 " slide %"
+                    PRIu64 " attempt %u, dispatched before this broker started: with "
+                    "certificates, whose attempt it was is not known after a restart; "
+                    "not counted", name, job->id, r->idx, r->attempt);
         if (v == SCHED_OK) {
             sched_task_t *t = sched_job_task (job->sj, r->idx);
             qc_log (QC_LOG_WARNING, MOD, "worker %s crashed (%s) while running %s "
@@ -325,6 +330,15 @@ on_result (qc_broker_t *b, worker_rec_t *w, const peer_t *p, qc_msg_t *m)
         refuse (b, p, "RESULT for job %" PRIu64 " slide %" PRIu64 " attempt %u%s: that "
                 "attempt was not dispatched to this certificate", job->id, m->idx,
                 m->attempt, w ? "" : " from a peer not registered as a worker");
+    if (v == SCHED_EARLIER_LIFE)
+        /* no refusal: most likely its own worker, still running it when
+           the broker restarted (a certificate is checked per attempt,
+           and dispatches are not journalled) */
+        qc_log (QC_LOG_INFO, MOD, "RESULT from %s for job %" PRIu64 " slide %" PRIu64
+                " attempt %u, dispatched before this broker started: with certificates, "
+                "a result counts only from the certificate its attempt went to, which a "
+                "restart does not keep; not taken, the slide runs again",
+                w ? w->name : "an unregistered peer", job->id, m->idx, m->attempt);
     if (v == SCHED_OK) {
         /* the name the broker knows the sender by, as for LOG; an
            unregistered sender's own word (a worker back on a new socket

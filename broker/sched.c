@@ -276,6 +276,15 @@ attempt_of (const sched_task_t *t, uint32_t attempt, uint32_t who, int64_t *sinc
     return false;
 }
 
+/* Why an attempt judged possible is not the sender's (identities on):
+ * one of this life went to another identity; one of an earlier life is
+ * not known to have gone to anyone (dispatches are not journalled). */
+static sched_verdict_t
+not_yours (const sched_t *self, uint32_t attempt)
+{
+    return attempt <= self->attempt_base ? SCHED_EARLIER_LIFE : SCHED_NOT_YOURS;
+}
+
 /* A task reached DONE or FAILED: no late message about it counts. */
 static void
 forget_past (sched_task_t *t)
@@ -604,7 +613,7 @@ sched_task_finished_as (sched_t *self, sched_worker_t *w, uint32_t who,
      * finish it (before anything changes for the sender) */
     if (self->identities && judge (t, attempt) == SCHED_OK
         && !attempt_of (t, attempt, who, &since))
-        return SCHED_NOT_YOURS;
+        return not_yours (self, attempt);
     if (w) {
         w->stalled = false;         /* it shows progress */
         ghost_end (w, job->id, idx, attempt);
@@ -653,7 +662,7 @@ sched_task_crashed_as (sched_t *self, sched_job_t *job, uint64_t idx,
     if (attempt <= t->crash_att)
         return SCHED_DUPLICATE;
     if (self->identities && !attempt_of (t, attempt, who, &since))
-        return SCHED_NOT_YOURS;
+        return not_yours (self, attempt);
     /* a report past the attempt's deadline: the deadline took it back
      * and blamed it already (or the report is stale) */
     if (self->identities && self->timeout && self->now - since > self->timeout)

@@ -74,7 +74,10 @@ typedef enum {
     SCHED_UNKNOWN,       /* no such task */
     SCHED_NOT_YOURS,     /* identities on: that attempt was dispatched to
                             another identity (or to none) */
-    SCHED_LATE           /* a crash report past the attempt's deadline */
+    SCHED_LATE,          /* a crash report past the attempt's deadline */
+    SCHED_EARLIER_LIFE   /* identities on: an attempt of a broker life
+                            before this one (a restored task's), whose
+                            identity a restart does not keep: not taken */
 } sched_verdict_t;
 
 /* Attempts that left their worker without a result, remembered per task

@@ -137,9 +137,42 @@ test_off (void)
     rec_free (&r);
 }
 
+/* After a restart (identities on), an attempt of the life before was
+ * dispatched to someone the broker no longer knows: neither its RESULT
+ * nor its crash report is taken, and the verdict says so (it was logged
+ * as a forgery by another certificate); this life's attempts are judged
+ * as ever. */
+static void
+test_earlier_life (void)
+{
+    rec_t r;
+    sched_t *s = new_sched (&r, 3);
+    sched_set_identities (s, true);
+    sched_job_t *j = new_job (s, 1, 2, QC_RES_CPU, true);   /* restored */
+    sched_set_attempt_base (s, 131072);
+    for (uint64_t i = 0; i < 2; i++)
+        sched_job_task (j, i)->attempt = 131072;
+    CHECK (sched_task_finished_as (s, NULL, 11, j, 0, 65537, true) == SCHED_EARLIER_LIFE,
+           "a RESULT of the life before");
+    CHECK (sched_task_crashed_as (s, j, 1, 65537, "w", 11) == SCHED_EARLIER_LIFE,
+           "a crash report of the life before");
+    CHECK (j->done == 0 && sched_job_task (j, 1)->blame == 0, "nothing taken");
+    sched_worker_t *a = worker_as (s, 11);
+    sched_dispatch (s);
+    sched_task_t *t0 = sched_job_task (j, 0);
+    CHECK (t0->worker == a && t0->attempt == 131073);
+    CHECK (sched_task_finished_as (s, NULL, 22, j, 0, 131073, true) == SCHED_NOT_YOURS,
+           "this life's attempt from another certificate");
+    CHECK (sched_task_finished_as (s, NULL, 11, j, 0, 131073, true) == SCHED_OK,
+           "and from its own");
+    sched_destroy (&s);
+    rec_free (&r);
+}
+
 int
 main (void)
 {
+    test_earlier_life ();
     test_current_attempt ();
     test_past_attempt ();
     test_crash_reports ();
