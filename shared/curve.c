@@ -323,9 +323,12 @@ explain (uint16_t event, uint32_t value, bool curve)
         return "the CurveZMQ handshake failed: is --server-key the public "
                "certificate of this broker?";
     default:
-        return "the handshake with the broker failed: is --server-key the public "
-               "certificate of this broker, and does it use CurveZMQ (qc-broker "
-               "--cert) exactly when this program does?";
+        /* no detail: the broker closed the connection mid-handshake, as
+           one does that is stopping or starting (seen in every restart) */
+        return "the handshake with the broker did not complete (a broker that is "
+               "restarting closes it; this program tries again): if this goes on, "
+               "is --server-key the public certificate of this broker, and does it use "
+               "CurveZMQ (qc-broker --cert) exactly when this program does?";
     }
 }
 
