@@ -58,10 +58,12 @@ drain (zsock_t *s, seen_t *seen, int wait_ms)
     }
 }
 
-static void
-run (const char *state_dir)
+/* A broker on loopback (state_dir NULL: none), not yet running: what
+ * is sent to ep waits in its socket. NULL (a failed check) when it
+ * cannot start. */
+static qc_broker_t *
+new_broker (const char *state_dir, const char *mode, char ep[128])
 {
-    const char *mode = state_dir ? "state folder" : "no state";
     qc_broker_config_t bc;
     qc_broker_config_defaults (&bc);
     const char *eps[] = {"tcp://127.0.0.1:*"};
@@ -72,10 +74,19 @@ run (const char *state_dir)
     char err[512];
     qc_broker_t *b = qc_broker_new (&bc, err, sizeof err);
     CHECK (b != NULL, "%s: %s", mode, err);
+    if (b)
+        snprintf (ep, 128, "%s", qc_broker_endpoint (b, 0));
+    return b;
+}
+
+static void
+run (const char *state_dir)
+{
+    const char *mode = state_dir ? "state folder" : "no state";
+    char ep[128];
+    qc_broker_t *b = new_broker (state_dir, mode, ep);
     if (!b)
         return;
-    char ep[128];
-    snprintf (ep, sizeof ep, "%s", qc_broker_endpoint (b, 0));
     zsock_t *first = zsock_new_dealer (ep), *again = zsock_new_dealer (ep);
     char *slides[] = {"/a.svs", "/b.svs"};
     qc_msg_t sub = {.command = QC_SUBMIT, .gpu = -1, .key = 0x5eed5eed5eedULL,
@@ -124,19 +135,10 @@ static void
 cancel_behind_batch (const char *state_dir)
 {
     const char *mode = state_dir ? "state folder" : "no state";
-    qc_broker_config_t bc;
-    qc_broker_config_defaults (&bc);
-    const char *eps[] = {"tcp://127.0.0.1:*"};
-    bc.endpoints = eps;
-    bc.nendpoints = 1;
-    bc.state_dir = state_dir;
-    char err[512];
-    qc_broker_t *b = qc_broker_new (&bc, err, sizeof err);
-    CHECK (b != NULL, "%s: %s", mode, err);
+    char ep[128];
+    qc_broker_t *b = new_broker (state_dir, mode, ep);
     if (!b)
         return;
-    char ep[128];
-    snprintf (ep, sizeof ep, "%s", qc_broker_endpoint (b, 0));
     zsock_t *c = zsock_new_dealer (ep);
     char *first[] = {"/a.svs", "/b.svs"}, *more[] = {"/c.svs", "/d.svs"};
     uint64_t key = 0xca9ce1ULL;
