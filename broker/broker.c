@@ -209,6 +209,16 @@ on_ready (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     const char *key = p->hex;
     zframe_t *from = p->id;
     worker_rec_t *old = zhashx_lookup (b->workers, key);
+    if (m->name && strcmp (m->name, "broker") == 0) {
+        /* the name results and log records carry for what the broker did
+           itself (a failure it made): no worker may take it, nor report
+           crashes under it */
+        send_simple (b, from, QC_DISCONNECT, "refused: the worker name 'broker' is the "
+                     "broker's own: give qc-worker another --name");
+        refusals_log (b->refusals, b->now, "worker broker", "READY: the name 'broker' is "
+                      "the broker's own");
+        return;
+    }
     if (m->ncrashed) {
         on_crash_report (b, p, m->name, m);
         retire_crashed (b, p, m);
@@ -221,15 +231,6 @@ on_ready (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     }
     if (old)    /* the same socket with other resources: a new worker */
         worker_gone (b, old, false);
-    if (m->name && strcmp (m->name, "broker") == 0) {
-        /* the name results and log records carry for what the broker did
-           itself (a failure it made): no worker may take it */
-        send_simple (b, from, QC_DISCONNECT, "refused: the worker name 'broker' is the "
-                     "broker's own: give qc-worker another --name");
-        refusals_log (b->refusals, b->now, "worker broker", "READY: the name 'broker' is "
-                      "the broker's own");
-        return;
-    }
     /* qc-worker allows at most 4096 of each; a peer that asks for more
      * would take every queued task (and slots + prefetch must not wrap) */
     if (m->slots > 4096 || m->prefetch > 4096 || (m->slots == 0 && m->ngpus == 0)) {

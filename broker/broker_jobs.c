@@ -471,12 +471,17 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         no_such_job (b, m->job, text, sizeof text);
         send_error (b, from, m->job, text);
         return;
-    } else if (claim_unowned (b, p, job, m->key), !jobs_allows (job, p, USE_OWN)) {
-        not_yours (b, p, job, "SUBMIT");
-        return;
     } else if (m->key && m->key != job->key) {
+        /* another job under that id: said first, as to ATTACH */
+        if (!jobs_allows (job, p, USE_OWN))
+            refuse (b, p, "SUBMIT for job %" PRIu64 ": another job's id, and another "
+                    "certificate's (key %s)", job->id,
+                    job->owner[0] ? job->owner : "none: submitted without CurveZMQ");
         send_error (b, from, m->job, "job is not yours: its identity differs (the "
                                      "broker lost its state, or the job id is wrong)");
+        return;
+    } else if (claim_unowned (b, p, job, m->key), !jobs_allows (job, p, USE_OWN)) {
+        not_yours (b, p, job, "SUBMIT");
         return;
     }
     if (job->sj->cancelled || job->cancel_due) {
@@ -664,16 +669,24 @@ jobs_on_attach (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         send_error (b, from, m->job, text);
         return;
     }
-    claim_unowned (b, p, job, m->key);
-    if (!jobs_allows (job, p, USE_OWN)) {
-        not_yours (b, p, job, "ATTACH");
-        return;
-    }
     if (m->key && m->key != job->key) {
+        /* another job under that id (a broker without its state numbers
+           from 1 again): said before whose it is, so that the client
+           knows its own job is gone and runs its slides anew (told "not
+           yours", a rerun stopped for as long as the other job stayed) */
+        if (!jobs_allows (job, p, USE_OWN))
+            refuse (b, p, "ATTACH for job %" PRIu64 ": another job's id, and another "
+                    "certificate's (key %s)", job->id,
+                    job->owner[0] ? job->owner : "none: submitted without CurveZMQ");
         snprintf (text, sizeof text, "job %" PRIu64 " at this broker is not the job of "
                   "your output folder (its identity differs: the broker lost its "
                   "state, or the job id is wrong)", job->id);
         send_error (b, from, m->job, text);
+        return;
+    }
+    claim_unowned (b, p, job, m->key);
+    if (!jobs_allows (job, p, USE_OWN)) {
+        not_yours (b, p, job, "ATTACH");
         return;
     }
     if (!job->attached && full_for_new_client (b, from, false, text, sizeof text)) {

@@ -326,13 +326,16 @@ on_message (session_t *s, qc_msg_t *m)
            job's slides again */
         s->gone = s->refused && m->reason
                   && (strncmp (m->reason, "no such job", 11) == 0
-                      || strstr (m->reason, "is not the job of your output folder"));
+                      || strstr (m->reason, "is not the job of your output folder")
+                      || strstr (m->reason, "its identity differs"));
         s->fatal = true;
         s->exit_code = s->accepted && !s->cfg->attach_job ? QC_EXIT_FAILED : QC_EXIT_USAGE;
         break;
     case QC_DISCONNECT:
         if (m->reason && strstr (m->reason, "unknown peer")) {
-            /* the broker restarted, or gave up on us: attach again */
+            /* the broker restarted, or gave up on us: attach again (a
+               STATUS out now tells of the broker before: not used) */
+            qc_waiting_progress (&s->waiting, zclock_mono ());
             if (s->accepted)
                 resync (s);
             else if (!s->cfg->attach_job && zclock_mono () - s->last_resubmit > 1000) {

@@ -517,3 +517,34 @@ check_exactly_once "$T/later" "$T/cohort/list"
     | awk '$1 == 1' | grep -q . && fail "alice sees bob's claimed job"
 kill -TERM $lw $lb; wait $lw $lb
 pass "a job from before the broker had keys: its submitter's certificate claims it with the job's key and fetches it; no second job"
+
+# ---------------------------------------------------------------- an id reused by another's job
+# a broker without its state numbers jobs from 1 again: bob's folder
+# names job 1, now alice's. His rerun is told it is not his folder's job
+# (before whose it is), so it runs his slides in a new job; told "not
+# yours", it stopped, and did so for as long as alice's job stayed
+p8=$(free_port)
+ep8=tcp://127.0.0.1:$p8
+secured8() { "$BIN/qc-broker" --bind $ep8 --state none --cert "$K/broker.cert_secret" \
+    --allow "$K/allowed" >>"$T/reuse-b.log" 2>&1 & rb=$!; PIDS+=($rb); }
+secured8
+wait_for "the broker" 10 "grep -q 'listening on' '$T/reuse-b.log'"
+timeout 20 "$BIN/qc-submit" --broker $ep8 --cert "$K/bob.cert_secret" --server-key "$SK" \
+    -c "$T/cheap.ini" -o "$T/reuse-bob" "$T/root/in.svs" >"$T/reuse-bob1.log" 2>&1 &
+sub=$!
+PIDS+=($sub)
+wait_for "bob's job 1" 10 "grep -q '^job 1 ' '$T/reuse-bob/.qc-job' 2>/dev/null" "$T/reuse-bob1.log"
+kill -INT $sub; wait $sub
+kill -TERM $rb; wait $rb
+secured8
+wait_for "the broker again" 10 "[ \$(grep -c 'listening on' '$T/reuse-b.log') = 2 ]"
+"$STRANGER" --connect $ep8 --cert "$K/alice.cert_secret" --server-key "$SK" --wait-ms 800 \
+    submit "$T/root/in.svs" >"$T/reuse-alice.log" 2>&1
+grep -q "got ACCEPTED job=1" "$T/reuse-alice.log" || fail "alice's job: $(cat "$T/reuse-alice.log")"
+timeout 10 "$BIN/qc-submit" --broker $ep8 --cert "$K/bob.cert_secret" --server-key "$SK" \
+    -c "$T/cheap.ini" -o "$T/reuse-bob" "$T/root/in.svs" >"$T/reuse-bob2.log" 2>&1
+grep -q "job 1 cannot be fetched: its slides without a result here run in a new job" "$T/reuse-bob2.log" \
+    && grep -q "^job 2 on $ep8" "$T/reuse-bob2.log" \
+    || fail "bob's rerun after the id was reused: $(head -5 "$T/reuse-bob2.log")"
+kill -TERM $rb; wait $rb
+pass "a job id reused by another certificate's job (a broker without its state): the rerun runs the slides in a new job"
