@@ -13,14 +13,7 @@
 
 #include "broker/broker.h"
 #include "tests/unit/check.h"
-#include "worker/worker.h"
-
-static void
-noop_exec (void *arg, const qc_task_t *task, qc_result_t *out)
-{
-    (void) arg;
-    qc_result_set (out, "filename", "%s", task->path);
-}
+#include "tests/unit/worker_fixtures.h"
 
 /* A peer that speaks ZMTP 3.0 properly and then announces a frame of
  * 1 GiB (over QC_PROTO_MAX_FRAME) and streams it: the broker must drop
@@ -124,14 +117,7 @@ main (void)
     snprintf (ep, sizeof ep, "%s", qc_broker_endpoint (b, 0));
     zactor_t *actor = zactor_new (qc_broker_actor, b);
 
-    qc_worker_config_t wc;
-    qc_worker_config_defaults (&wc);
-    wc.endpoint = ep;
-    wc.name = "steady";
-    wc.slots = 1;
-    wc.heartbeat_ms = 200;
-    wc.exec = noop_exec;
-    qc_worker_t *w = qc_worker_new (&wc);
+    qc_worker_t *w = fx_noop_worker (ep, "steady", 200);
     CHECK (w != NULL);
     for (int i = 0; i < 50 && !qc_worker_connected (w); i++)
         zclock_sleep (100);

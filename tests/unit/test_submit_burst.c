@@ -19,14 +19,7 @@
 #include "shared/proto.h"
 #include "shared/result.h"
 #include "tests/unit/check.h"
-#include "worker/worker.h"
-
-static void
-noop_exec (void *arg, const qc_task_t *task, qc_result_t *out)
-{
-    (void) arg;
-    qc_result_set (out, "filename", "%s", task->path);
-}
+#include "tests/unit/worker_fixtures.h"
 
 typedef struct {
     uint64_t job;             /* from its ACCEPTED; 0: none */
@@ -102,14 +95,7 @@ run (const char *state_dir)
     CHECK (s1.job && s1.job == s2.job, "%s: both senders told the job (%llu, %llu)", mode,
            (unsigned long long) s1.job, (unsigned long long) s2.job);
 
-    qc_worker_config_t wc;
-    qc_worker_config_defaults (&wc);
-    wc.endpoint = ep;
-    wc.name = "steady";
-    wc.slots = 1;
-    wc.heartbeat_ms = 200;
-    wc.exec = noop_exec;
-    qc_worker_t *w = qc_worker_new (&wc);
+    qc_worker_t *w = fx_noop_worker (ep, "steady", 200);
     CHECK (w != NULL);
     for (int i = 0; i < 100 && (s1.done + s2.done) == 0; i++) {
         drain (first, &s1, 50);

@@ -15,17 +15,9 @@
 
 #include "shared/proto.h"
 #include "tests/unit/check.h"
-#include "worker/worker.h"
+#include "tests/unit/worker_fixtures.h"
 
 #define THEIRS 3              /* the broker's protocol version */
-
-static void
-noop_exec (void *arg, const qc_task_t *task, qc_result_t *out)
-{
-    (void) arg;
-    (void) task;
-    (void) out;
-}
 
 /* Sends m to peer in protocol version THEIRS. */
 static void
@@ -53,14 +45,7 @@ main (void)
     snprintf (ep, sizeof ep, "tcp://127.0.0.1:%d", zsock_endpoint (router)
               ? atoi (strrchr (zsock_endpoint (router), ':') + 1) : 0);
 
-    qc_worker_config_t wc;
-    qc_worker_config_defaults (&wc);
-    wc.endpoint = ep;
-    wc.name = "upgraded";
-    wc.slots = 1;
-    wc.heartbeat_ms = 100;
-    wc.exec = noop_exec;
-    qc_worker_t *w = qc_worker_new (&wc);
+    qc_worker_t *w = fx_noop_worker (ep, "upgraded", 100);
     CHECK (w != NULL);
     if (!w) {
         zsock_destroy (&router);
