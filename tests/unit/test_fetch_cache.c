@@ -518,6 +518,16 @@ test_prefetch_source (void)
     CHECK (!qc_prefetch_take_source_ex (pf, gone, 20000, &failed, err, sizeof err)
            && failed == 0 && strstr (err, "not prefetched"),
            "a claim is no outcome: a later take opens it again (%s)", err);
+    /* a take that waits not at all only looks (a slide read whole, in
+       the disk cache, closes a source prefetched meanwhile so): no claim,
+       the slide may still be fetched ahead */
+    char looked[600];
+    fx_secret_url (&fault, "status/418", looked, sizeof looked);
+    CHECK (!qc_prefetch_take_source (pf, looked, 0, err, sizeof err), "a look");
+    CHECK (qc_prefetch_push_source (pf, looked, NULL, NULL, NULL) == 0,
+           "a look claims nothing: pushed");
+    CHECK (!qc_prefetch_take_source (pf, looked, 20000, err, sizeof err) && strstr (err, "418"),
+           "and its job ran: %s", err);
     /* claims push out no prefetched source: B (pushed before, never
        taken) is still there after 20 slots opened slides themselves */
     char bad2[600];
