@@ -6,6 +6,7 @@
  * allowed folder) runs on a tick. */
 #include "broker/broker_int.h"
 
+#include <stdarg.h>
 #include <string.h>
 #include <sys/resource.h>
 
@@ -135,6 +136,34 @@ worker_gone (qc_broker_t *b, worker_rec_t *w, bool died)
 
 /* The supervisor of a worker reports the tasks its last process was
  * running when it crashed: the one verdict on a slide's own execution. */
+/* Says at INFO that a message named an attempt of the broker's life
+ * before (sched.h, SCHED_EARLIER_LIFE): once a second at most, with how
+ * many were not said (a certificate holder could send any number; after
+ * a restart, each slide that ran says it once). */
+static void say_earlier_life (qc_broker_t *b, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+
+static void
+say_earlier_life (qc_broker_t *b, const char *fmt, ...)
+{
+    if (b->earlier_said_at && b->now - b->earlier_said_at < 1000) {
+        b->earlier_quiet++;
+        return;
+    }
+    char text[1024];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (text, sizeof text, fmt, ap);
+    va_end (ap);
+    if (b->earlier_quiet)
+        qc_log (QC_LOG_INFO, MOD, "%s (and %" PRIu64 " such messages not logged before "
+                "this one)", text, b->earlier_quiet);
+    else
+        qc_log (QC_LOG_INFO, MOD, "%s", text);
+    b->earlier_said_at = b->now ? b->now : 1;
+    b->earlier_quiet = 0;
+}
+
 static void
 on_crash_report (qc_broker_t *b, const peer_t *p, const char *name, const qc_msg_t *m)
 {
@@ -151,10 +180,10 @@ on_crash_report (qc_broker_t *b, const peer_t *p, const char *name, const qc_msg
                     ? "it came past that attempt's task deadline (judged already)"
                     : "that attempt was not dispatched to this certificate");
         if (v == SCHED_EARLIER_LIFE)
-            qc_log (QC_LOG_INFO, MOD, "crash report from %s for job %" PRIu64 " slide %"
-                    PRIu64 " attempt %u, dispatched before this broker started: with "
-                    "certificates, whose attempt it was is not known after a restart; "
-                    "not counted", name, job->id, r->idx, r->attempt);
+            say_earlier_life (b, "crash report from %s for job %" PRIu64 " slide %" PRIu64
+                              " attempt %u, dispatched before this broker started: with "
+                              "certificates, whose attempt it was is not known after a "
+                              "restart; not counted", name, job->id, r->idx, r->attempt);
         if (v == SCHED_OK) {
             sched_task_t *t = sched_job_task (job->sj, r->idx);
             qc_log (QC_LOG_WARNING, MOD, "worker %s crashed (%s) while running %s "
@@ -335,11 +364,12 @@ on_result (qc_broker_t *b, worker_rec_t *w, const peer_t *p, qc_msg_t *m)
         /* no refusal: most likely its own worker, still running it when
            the broker restarted (a certificate is checked per attempt,
            and dispatches are not journalled) */
-        qc_log (QC_LOG_INFO, MOD, "RESULT from %s for job %" PRIu64 " slide %" PRIu64
-                " attempt %u, dispatched before this broker started: with certificates, "
-                "a result counts only from the certificate its attempt went to, which a "
-                "restart does not keep; not taken, the slide runs again",
-                w ? w->name : "an unregistered peer", job->id, m->idx, m->attempt);
+        say_earlier_life (b, "RESULT from %s for job %" PRIu64 " slide %" PRIu64
+                          " attempt %u, dispatched before this broker started: with "
+                          "certificates, a result counts only from the certificate its "
+                          "attempt went to, which a restart does not keep; not taken, the "
+                          "slide runs again", w ? w->name : "an unregistered peer", job->id,
+                          m->idx, m->attempt);
     if (v == SCHED_OK) {
         /* the name the broker knows the sender by, as for LOG; an
            unregistered sender's own word (a worker back on a new socket

@@ -209,6 +209,9 @@ struct qc_broker {
     refusals_t *refusals;     /* how refusals are logged (refuse.h) */
     zhashx_t *status_asked;   /* peer (hex) -> int64_t *: when its last
                                  STATUS was answered (broker_limits.c) */
+    int64_t earlier_said_at;  /* a message about an earlier life's attempt
+                                 was last logged (broker.c: once a second) */
+    uint64_t earlier_quiet;   /* such messages not logged since */
     int64_t last_allow_check; /* the allowed folder's own times, looked at
                                  once per ms at most */
 };

@@ -408,6 +408,17 @@ refused "peer [0-9a-f]* (certificate alice@test, role client, key .*): ATTACH fo
 as bob --wait-ms 800 attach "$bjob" 0x5757 >"$T/s12.log" 2>&1
 grep -q "got ERROR" "$T/s12.log" && fail "bob cannot attach to his own job: $(cat "$T/s12.log")"
 pass "a job's owner survives a broker restart: the owner and the admin see it (qc-status), another client neither sees nor attaches to it"
+# RESULTs naming attempts of the life before the restart: whose they
+# were is not kept, so none is taken, and none is called a forgery; said
+# at INFO once a second at most (any number may come)
+before=$(grep -c 'dispatched before this broker started' "$LOG")
+as w4 --wait-ms 300 result "$bjob" 0x5757 0 65537-65556 >/dev/null 2>&1
+wait_for "the earlier life said" 5 "[ \$(grep -c 'dispatched before this broker started' '$LOG') -gt $before ]"
+said=$(( $(grep -c 'dispatched before this broker started' "$LOG") - before ))
+[ "$said" -le 2 ] || fail "20 RESULTs of an earlier life logged $said lines"
+grep -q "refused .*certificate w4@test.*attempt 6555" "$LOG" && fail "an earlier life's RESULT logged as a refusal"
+status_as admin | awk -v j=$bjob '$1 == j' | grep -q . || fail "bob's job is gone"
+pass "RESULTs of attempts before the restart: not taken, not called forgeries, said once a second at most"
 
 # an admin may cancel any job
 as admin --wait-ms 800 cancel "$bjob" 0x5757 >"$T/s13.log" 2>&1
