@@ -1,4 +1,4 @@
-/* The broker's event loop and the worker side of the protocol. One ROUTER
+/* The broker's event loop. One ROUTER
  * socket; every message is checked against its sender's certificate
  * (CurveZMQ on: broker/security.h), decoded once, checked against the
  * sender's role, and handed to its handler (handle). Time-driven work
@@ -6,15 +6,11 @@
  * allowed folder) runs on a tick. */
 #include "broker/broker_int.h"
 
-#include <stdarg.h>
 #include <string.h>
 #include <sys/resource.h>
 
 #include "shared/endpoint.h"
-#include "shared/cli.h"
-#include "shared/err.h"
 #include "shared/log.h"
-#include "shared/url.h"
 
 #define MOD "broker"
 
@@ -34,22 +30,6 @@ qc_broker_config_defaults (qc_broker_config_t *cfg)
     cfg->retention_s = 7 * 86400;
     cfg->max_jobs_per_client = 1000;
     cfg->max_mb_per_client = 1000;
-}
-
-static void
-worker_rec_destroy (void *item)
-{
-    worker_rec_t *w = item;
-    if (!w)
-        return;
-    zframe_destroy (&w->id);
-    free (w->name);
-    free (w->host);
-    free (w->version);
-    for (size_t i = 0; i < w->ngpus; i++)
-        free (w->gpus[i].name);
-    free (w->gpus);
-    free (w);
 }
 
 static void
@@ -96,348 +76,6 @@ send_heartbeat (qc_broker_t *b, zframe_t *to)
         zmq_send (sock, body, sizeof body, 0);
 }
 
-static int
-roster_add (qc_broker_t *b, worker_rec_t *w)
-{
-    if (b->nroster == b->caproster) {
-        size_t cap = b->caproster ? b->caproster * 2 : 64;
-        worker_rec_t **r = realloc (b->roster, cap * sizeof *r);
-        if (!r)
-            return -1;
-        b->roster = r;
-        b->caproster = cap;
-    }
-    w->slot = b->nroster;
-    b->roster[b->nroster++] = w;
-    return 0;
-}
-
-static void
-roster_remove (qc_broker_t *b, worker_rec_t *w)
-{
-    if (w->slot >= b->nroster || b->roster[w->slot] != w)
-        return;
-    b->roster[w->slot] = b->roster[--b->nroster];
-    b->roster[w->slot]->slot = w->slot;
-}
-
-void
-worker_gone (qc_broker_t *b, worker_rec_t *w, bool died)
-{
-    qc_log (died ? QC_LOG_WARNING : QC_LOG_INFO, MOD,
-            "worker %s (%s) %s; %zu of its tasks go back to the queue",
-            w->name, w->host ? w->host : "?",
-            died ? "missed its heartbeats: declared dead" : "left",
-            w->sw->assigned.count);
-    sched_worker_remove (b->sched, w->sw, died, w->name);
-    roster_remove (b, w);
-    zhashx_delete (b->workers, w->key);
-}
-
-/* The supervisor of a worker reports the tasks its last process was
- * running when it crashed: the one verdict on a slide's own execution. */
-/* Says at INFO that a message named an attempt of the broker's life
- * before (sched.h, SCHED_EARLIER_LIFE): once a second at most, with how
- * many were not said (a certificate holder could send any number; after
- * a restart, each slide that ran says it once). */
-static void say_earlier_life (qc_broker_t *b, const char *fmt, ...)
-    __attribute__ ((format (printf, 2, 3)));
-
-static void
-say_earlier_life (qc_broker_t *b, const char *fmt, ...)
-{
-    if (b->earlier_said_at && b->now - b->earlier_said_at < 1000) {
-        b->earlier_quiet++;
-        return;
-    }
-    char text[1024];
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (text, sizeof text, fmt, ap);
-    va_end (ap);
-    if (b->earlier_quiet)
-        qc_log (QC_LOG_INFO, MOD, "%s (and %" PRIu64 " such messages not logged before "
-                "this one)", text, b->earlier_quiet);
-    else
-        qc_log (QC_LOG_INFO, MOD, "%s", text);
-    b->earlier_said_at = b->now ? b->now : 1;
-    b->earlier_quiet = 0;
-}
-
-static void
-on_crash_report (qc_broker_t *b, const peer_t *p, const char *name, const qc_msg_t *m)
-{
-    for (size_t i = 0; i < m->ncrashed; i++) {
-        const qc_taskref_t *r = &m->crashed[i];
-        job_rec_t *job = jobs_of_ref (b, r);
-        if (!job)
-            continue;
-        sched_verdict_t v = sched_task_crashed_as (b->sched, job->sj, r->idx, r->attempt,
-                                                   name, p->cert ? p->cert->id : 0);
-        if (v == SCHED_NOT_YOURS || v == SCHED_LATE)
-            refuse (b, p, "crash report for job %" PRIu64 " slide %" PRIu64 " attempt %u: "
-                    "%s", job->id, r->idx, r->attempt, v == SCHED_LATE
-                    ? "it came past that attempt's task deadline (judged already)"
-                    : "that attempt was not dispatched to this certificate");
-        if (v == SCHED_EARLIER_LIFE)
-            say_earlier_life (b, "crash report from %s for job %" PRIu64 " slide %" PRIu64
-                              " attempt %u, dispatched before this broker started: with "
-                              "certificates, whose attempt it was is not known after a "
-                              "restart; not counted", name, job->id, r->idx, r->attempt);
-        if (v == SCHED_OK) {
-            sched_task_t *t = sched_job_task (job->sj, r->idx);
-            qc_log (QC_LOG_WARNING, MOD, "worker %s crashed (%s) while running %s "
-                    "(job %" PRIu64 "): blame %u of %u", name,
-                    m->reason ? m->reason : "no reason given", QC_URL_SHOWN (t->path), job->id,
-                    t->blame, b->cfg.max_deaths ? b->cfg.max_deaths : 3);
-            state_log_blame (b, job, r->idx, t->blame);
-        }
-    }
-}
-
-/* A supervisor's new process says READY with the crash report of the
- * one it replaces: that one's registration goes now, not after its
- * heartbeats (which read as if the new process had died), and its tasks
- * that were not running at the crash go back to the queue at once. The
- * same name, host and certificate: one supervisor's processes. */
-static void
-retire_crashed (qc_broker_t *b, const peer_t *p, const qc_msg_t *m)
-{
-    const char *cert = p->cert ? p->cert->key : "";
-    worker_rec_t *old = NULL;
-    for (worker_rec_t *w = zhashx_first (b->workers); w && !old; w = zhashx_next (b->workers))
-        if (strcmp (w->key, p->hex) != 0 && w->name && m->name
-            && strcmp (w->name, m->name) == 0 && w->host && m->host
-            && strcmp (w->host, m->host) == 0 && strcmp (w->cert_key, cert) == 0)
-            old = w;
-    if (!old)
-        return;
-    size_t n = old->sw->assigned.count;
-    qc_log (QC_LOG_INFO, MOD, "worker %s (%s) restarted after a crash: its old process's "
-            "%zu other task%s go%s back to the queue", old->name, old->host, n,
-            qc_plural (n), n == 1 ? "es" : "");
-    sched_worker_remove (b->sched, old->sw, false, old->name);
-    roster_remove (b, old);
-    zhashx_delete (b->workers, old->key);
-}
-
-static bool
-same_resources (const worker_rec_t *w, const qc_msg_t *m)
-{
-    if (w->slots != m->slots || w->prefetch != m->prefetch || w->ngpus != m->ngpus)
-        return false;
-    for (size_t i = 0; i < w->ngpus; i++)
-        if (w->gpus[i].index != m->gpus[i].index)
-            return false;
-    return true;
-}
-
-static void
-on_ready (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
-{
-    const char *key = p->hex;
-    zframe_t *from = p->id;
-    worker_rec_t *old = zhashx_lookup (b->workers, key);
-    if (m->name && strcmp (m->name, "broker") == 0) {
-        /* the name results and log records carry for what the broker did
-           itself (a failure it made): no worker may take it, nor report
-           crashes under it */
-        send_simple (b, from, QC_DISCONNECT, "refused: the worker name 'broker' is the "
-                     "broker's own: give qc-worker another --name");
-        refusals_log (b->refusals, b->now, "worker broker", "READY: the name 'broker' is "
-                      "the broker's own");
-        return;
-    }
-    if (m->ncrashed) {
-        on_crash_report (b, p, m->name, m);
-        retire_crashed (b, p, m);
-    }
-    if (old && same_resources (old, m)) {
-        /* the same socket saying READY again (it heard "unknown peer"
-         * before our answer to its first READY): nothing was lost */
-        old->last_seen = b->now;
-        return;
-    }
-    if (old)    /* the same socket with other resources: a new worker */
-        worker_gone (b, old, false);
-    /* qc-worker allows at most 4096 of each; a peer that asks for more
-     * would take every queued task (and slots + prefetch must not wrap) */
-    if (m->slots > 4096 || m->prefetch > 4096 || (m->slots == 0 && m->ngpus == 0)) {
-        qc_log (QC_LOG_WARNING, MOD, "READY from %s with %u slots, prefetch %u and %zu "
-                "GPUs: ignored (at most 4096 slots and 4096 prefetch, and a slot or a GPU)",
-                m->name, m->slots, m->prefetch, m->ngpus);
-        return;
-    }
-    if (b->max_peers && zhashx_size (b->workers) >= b->max_peers) {
-        char text[256];
-        snprintf (text, sizeof text, "broker is full: it holds %zu workers (its "
-                  "open-file limit allows %zu peers); try again later",
-                  zhashx_size (b->workers), b->max_peers);
-        send_simple (b, from, QC_DISCONNECT, text);
-        /* said here too: the operator raises the limit (once in 10 s
-           per worker name, as it retries) */
-        char who[300];
-        snprintf (who, sizeof who, "worker %s", m->name ? m->name : "?");
-        refusals_log (b->refusals, b->now, who, "broker is full (%zu workers; --max-peers "
-                      "or the open-file limit allows %zu peers): raise ulimit -n or "
-                      "LimitNOFILE=", zhashx_size (b->workers), b->max_peers);
-        return;
-    }
-    worker_rec_t *w = calloc (1, sizeof *w);
-    uint32_t idx[QC_PROTO_MAX_GPUS];
-    if (!w)
-        return;
-    snprintf (w->key, sizeof w->key, "%s", key);
-    w->id = zframe_dup (from);
-    w->name = m->name; m->name = NULL;
-    w->host = m->host; m->host = NULL;
-    w->version = m->version; m->version = NULL;
-    w->gpus = m->gpus; m->gpus = NULL;
-    w->ngpus = m->ngpus; m->ngpus = 0;
-    w->slots = m->slots;
-    w->prefetch = m->prefetch;
-    w->hb_ms = m->hb_ms < QC_HB_MS_MIN ? b->cfg.heartbeat_ms
-               : m->hb_ms > QC_HB_MS_MAX ? QC_HB_MS_MAX : m->hb_ms;
-    w->last_seen = b->now;
-    for (size_t i = 0; i < w->ngpus; i++)
-        idx[i] = w->gpus[i].index;
-    if (p->cert) {
-        snprintf (w->cert_key, sizeof w->cert_key, "%s", p->cert->key);
-        snprintf (w->cert_name, sizeof w->cert_name, "%s", p->cert->name);
-    }
-    w->sw = sched_worker_add (b->sched, w->slots, w->prefetch, idx,
-                              (uint32_t) w->ngpus, w);
-    if (w->sw)
-        w->sw->who = p->cert ? p->cert->id : 0;
-    if (!w->id || !w->sw || roster_add (b, w)) {
-        if (w->sw)
-            sched_worker_remove (b->sched, w->sw, false, w->name);
-        worker_rec_destroy (w);
-        return;
-    }
-    if (zhashx_insert (b->workers, w->key, w)) {
-        roster_remove (b, w);
-        sched_worker_remove (b->sched, w->sw, false, w->name);
-        worker_rec_destroy (w);
-        return;
-    }
-    qc_log (QC_LOG_INFO, MOD, "worker %s joined from %s: %u slot%s, %zu GPU%s, version %s%s%s%s",
-            w->name, w->host ? w->host : "?", w->slots, qc_plural (w->slots), w->ngpus,
-            qc_plural (w->ngpus),
-            w->version ? w->version : "?", p->cert ? " (certificate " : "",
-            p->cert ? p->cert->name : "", p->cert ? ")" : "");
-    /* another build may compute other numbers for the same slide: one
-       cohort's rows should come from one build */
-    if (w->version && strcmp (w->version, qc_version_full ()) != 0)
-        qc_log (QC_LOG_WARNING, MOD, "worker %s runs qc %s, this broker qc %s: its "
-                "results may differ from those of this build's workers; run one build "
-                "across the cluster (qc-worker --version)", w->name, w->version,
-                qc_version_full ());
-    sched_dispatch (b->sched);
-}
-
-static void
-on_started (qc_broker_t *b, worker_rec_t *w, qc_msg_t *m)
-{
-    job_rec_t *job = jobs_of_task_msg (b, m, w->name);
-    if (job && sched_task_started (b->sched, w->sw, job->sj, m->idx, m->attempt)
-                   == SCHED_BAD_ATTEMPT)
-        qc_log (QC_LOG_WARNING, MOD, "STARTED from %s for job %" PRIu64 " slide %"
-                PRIu64 " names attempt %u, never dispatched: ignored", w->name,
-                m->job, m->idx, m->attempt);
-}
-
-static void
-on_result (qc_broker_t *b, worker_rec_t *w, const peer_t *p, qc_msg_t *m)
-{
-    job_rec_t *job = jobs_of_task_msg (b, m, w ? w->name : "an unregistered peer");
-    if (!job)
-        return;    /* a job already delivered and forgotten, or not this one */
-    sched_verdict_t v = sched_task_finished_as (b->sched, w ? w->sw : NULL,
-                                                p->cert ? p->cert->id : 0, job->sj,
-                                                m->idx, m->attempt, m->result->ok);
-    if (v == SCHED_NOT_YOURS)
-        refuse (b, p, "RESULT for job %" PRIu64 " slide %" PRIu64 " attempt %u%s: that "
-                "attempt was not dispatched to this certificate", job->id, m->idx,
-                m->attempt, w ? "" : " from a peer not registered as a worker");
-    if (v == SCHED_EARLIER_LIFE)
-        /* no refusal: most likely its own worker, still running it when
-           the broker restarted (a certificate is checked per attempt,
-           and dispatches are not journalled) */
-        say_earlier_life (b, "RESULT from %s for job %" PRIu64 " slide %" PRIu64
-                          " attempt %u, dispatched before this broker started: with "
-                          "certificates, a result counts only from the certificate its "
-                          "attempt went to, which a restart does not keep; not taken, the "
-                          "slide runs again", w ? w->name : "an unregistered peer", job->id,
-                          m->idx, m->attempt);
-    if (v == SCHED_OK) {
-        /* the name the broker knows the sender by, as for LOG; an
-           unregistered sender's own word (a worker back on a new socket
-           sends before READY), but never "broker": that marks the
-           failures the broker itself made */
-        if (w || !m->worker || strcmp (m->worker, "broker") == 0)
-            qc_msg_set_str (&m->worker, w ? w->name : "?");
-        outbox_deliver (b, job, m);
-    } else if (v == SCHED_BAD_ATTEMPT)
-        qc_log (QC_LOG_WARNING, MOD, "RESULT from %s for job %" PRIu64 " slide %" PRIu64
-                " names attempt %u, never dispatched: dropped",
-                w ? w->name : "an unregistered peer", m->job, m->idx, m->attempt);
-    /* the freed credit is used once the batch is read (flush_due) */
-    b->dispatch_due = true;
-}
-
-static void
-on_worker_disconnect (qc_broker_t *b, worker_rec_t *w, qc_msg_t *m)
-{
-    if (m->drain) {
-        qc_log (QC_LOG_INFO, MOD, "worker %s is draining: %zu task%s handed back",
-                w->name, m->nrefs, qc_plural (m->nrefs));
-        sched_worker_drain (b->sched, w->sw);
-        for (size_t i = 0; i < m->nrefs; i++) {
-            job_rec_t *job = jobs_of_ref (b, &m->refs[i]);
-            if (job)
-                sched_worker_return (b->sched, w->sw, job->sj, m->refs[i].idx,
-                                     m->refs[i].attempt);
-        }
-    } else
-        worker_gone (b, w, false);
-    sched_dispatch (b->sched);
-}
-
-/* The scheduler assigned a task: send TASK to its worker. */
-static void
-send_task (void *arg, sched_task_t *t, sched_worker_t *sw)
-{
-    qc_broker_t *b = arg;
-    job_rec_t *job = t->job->owner;
-    worker_rec_t *w = sw->owner;
-    qc_msg_t m = {.command = QC_TASK, .job = job->id, .key = job->key, .idx = t->idx,
-                  .attempt = t->attempt, .path = t->path, .config = job->config,
-                  .gpu = t->gpu >= 0 ? (int32_t) sw->gpu_index[t->gpu] : -1};
-    if (qc_msg_send (&m, zsock_resolve (b->router), w->id))
-        qc_log (QC_LOG_ERROR, MOD, "cannot send task %s to %s", QC_URL_SHOWN (t->path), w->name);
-}
-
-/* The scheduler took an attempt back: tell its worker (it drops the task
- * if it has not started it), and keep the blame a deadline gave. */
-static void
-send_revoke (void *arg, sched_task_t *t, uint32_t attempt, sched_worker_t *sw,
-             const char *reason)
-{
-    qc_broker_t *b = arg;
-    job_rec_t *job = t->job->owner;
-    worker_rec_t *w = sw->owner;
-    qc_msg_t m = {.command = QC_REVOKE, .gpu = -1, .job = job->id, .key = job->key,
-                  .idx = t->idx, .attempt = attempt, .reason = (char *) reason};
-    qc_msg_send (&m, zsock_resolve (b->router), w->id);
-    if (strstr (reason, "timeout")) {
-        qc_log (QC_LOG_WARNING, MOD, "job %" PRIu64 ": %s %s on worker %s: taken back",
-                job->id, QC_URL_SHOWN (t->path), reason, w->name);
-        if (t->state == TASK_RUNNING)
-            state_log_blame (b, job, t->idx, t->blame + 1);
-    }
-}
-
 /* -------------------------------------------------------------- dispatch */
 
 /* Whether w holds (or held, as a ghost) a task of job: with security on,
@@ -461,7 +99,7 @@ handle (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     if (w)
         w->last_seen = b->now;
     switch (m->command) {
-    case QC_READY: on_ready (b, p, m); return;
+    case QC_READY: workers_on_ready (b, p, m); return;
     case QC_SUBMIT: jobs_on_submit (b, p, m); return;
     case QC_ATTACH: jobs_on_attach (b, p, m); return;
     case QC_ACK: jobs_on_ack (b, p, m); return;
@@ -498,7 +136,7 @@ handle (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         if (m->command == QC_RESULT) {
             /* a worker we declared dead finished anyway: keep the work
              * (with security on, if the attempt was its certificate's) */
-            on_result (b, NULL, p, m);
+            workers_on_result (b, NULL, p, m);
         }
         if (m->command == QC_DISCONNECT)
             jobs_on_client_disconnect (b, p->id);   /* a client leaving */
@@ -507,9 +145,9 @@ handle (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         return;
     }
     switch (m->command) {
-    case QC_STARTED: on_started (b, w, m); break;
-    case QC_RESULT: on_result (b, w, p, m); break;
-    case QC_DISCONNECT: on_worker_disconnect (b, w, m); break;
+    case QC_STARTED: workers_on_started (b, w, m); break;
+    case QC_RESULT: workers_on_result (b, w, p, m); break;
+    case QC_DISCONNECT: workers_on_disconnect (b, w, m); break;
     case QC_FETCH:
         if (limits_fetch_too_soon (b, w, m->job))
             break;
@@ -638,8 +276,8 @@ qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
     if (!b->cfg.heartbeat_ms) b->cfg.heartbeat_ms = 1000;
     if (!b->cfg.liveness) b->cfg.liveness = 3;
     if (!b->cfg.result_window) b->cfg.result_window = 1000;
-    sched_callbacks_t cb = {.dispatch = send_task, .failed = outbox_task_failed,
-                            .revoke = send_revoke, .arg = b};
+    sched_callbacks_t cb = {.dispatch = workers_send_task, .failed = outbox_task_failed,
+                            .revoke = workers_send_revoke, .arg = b};
     b->sched = sched_new (cfg->max_deaths, &cb);
     b->state.lock_fd = -1;
     b->state.dir_fd = -1;

@@ -225,9 +225,21 @@ bool refuse (qc_broker_t *b, const peer_t *p, const char *fmt, ...)
 
 /* broker.c, for the files beside it */
 void send_simple (qc_broker_t *b, zframe_t *to, uint8_t command, const char *reason);
+
+/* broker_workers.c: the worker side of the protocol */
+void worker_rec_destroy (void *item);
 /* A worker leaves the registry (died: its running tasks count against
  * their slides). */
 void worker_gone (qc_broker_t *b, worker_rec_t *w, bool died);
+void workers_on_ready (qc_broker_t *b, const peer_t *p, qc_msg_t *m);
+void workers_on_started (qc_broker_t *b, worker_rec_t *w, qc_msg_t *m);
+/* w NULL: a RESULT from a peer that is not registered. */
+void workers_on_result (qc_broker_t *b, worker_rec_t *w, const peer_t *p, qc_msg_t *m);
+void workers_on_disconnect (qc_broker_t *b, worker_rec_t *w, qc_msg_t *m);
+/* The scheduler's callbacks (sched.h): TASK and REVOKE to a worker. */
+void workers_send_task (void *arg, sched_task_t *t, sched_worker_t *sw);
+void workers_send_revoke (void *arg, sched_task_t *t, uint32_t attempt, sched_worker_t *sw,
+                          const char *reason);
 
 /* broker_security.c */
 /* A peer whose certificate is not admitted (now): refused, any worker it
@@ -247,8 +259,13 @@ void check_allowed (qc_broker_t *b, bool full);
  * said out loud; -1 with the reason. */
 int security_check (qc_broker_t *b, char *err, size_t errlen);
 
-/* broker_jobs.c */
+/* broker_submit.c: SUBMIT and its batches pending until on disk */
 void jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m);
+/* Applies the SUBMITs journalled in this batch (committed true) or
+ * refuses them (the journal could not be written). */
+void jobs_apply_pending (qc_broker_t *b, bool committed);
+
+/* broker_jobs.c */
 void jobs_on_attach (qc_broker_t *b, const peer_t *p, qc_msg_t *m);
 void jobs_on_ack (qc_broker_t *b, const peer_t *p, qc_msg_t *m);
 void jobs_on_cancel (qc_broker_t *b, const peer_t *p, qc_msg_t *m);
@@ -268,9 +285,6 @@ void jobs_on_fetch (qc_broker_t *b, zframe_t *from, qc_msg_t *m, bool holds);
 void jobs_deliver_result (qc_broker_t *b, job_rec_t *job, qc_msg_t *m);
 /* A client said DISCONNECT: its jobs are detached at once. */
 void jobs_on_client_disconnect (qc_broker_t *b, zframe_t *from);
-/* Applies the SUBMITs journalled in this batch (committed true) or
- * refuses them (the journal could not be written). */
-void jobs_apply_pending (qc_broker_t *b, bool committed);
 void jobs_forward_log (qc_broker_t *b, job_rec_t *job, qc_msg_t *m);
 /* Forgets a job: from the table, the scheduler and (with a state
  * folder) the disk; what an ATTACH to it will hear is kept (why). */
@@ -293,6 +307,27 @@ void job_from_submit (job_rec_t *job, qc_msg_t *m);
 void job_to_submit (const job_rec_t *job, qc_msg_t *m);
 int jobs_insert (qc_broker_t *b, job_rec_t *job);
 void jobs_remember_tomb (qc_broker_t *b, const tombstone_t *t);
+/* The answers and steps SUBMIT (broker_submit.c) shares with the other
+ * client commands. */
+job_rec_t *jobs_lookup_by_key (qc_broker_t *b, uint64_t key);
+/* A job from before the broker had keys: owned by the first client
+ * certificate that shows its key. */
+void jobs_claim_unowned (qc_broker_t *b, const peer_t *p, job_rec_t *job, uint64_t key);
+/* Refused, logged with the peer, answered ERROR: another's job. */
+void jobs_not_yours (qc_broker_t *b, const peer_t *p, const job_rec_t *job, const char *what);
+/* Why the broker holds no job id, into text. */
+void jobs_no_such_job (qc_broker_t *b, uint64_t id, char *text, size_t len);
+void jobs_send_error (qc_broker_t *b, zframe_t *to, uint64_t job, const char *reason);
+void jobs_send_accepted (qc_broker_t *b, zframe_t *to, const job_rec_t *job, bool attach);
+/* Whether a new client (new_job: or a new job) would pass --max-peers
+ * or the open result files allowed; text then says so. */
+bool jobs_full_for_new_client (qc_broker_t *b, zframe_t *from, bool new_job, char *text,
+                               size_t len);
+/* Makes from the job's attached client, judged by hb_ms. */
+void jobs_attach_client (qc_broker_t *b, job_rec_t *job, zframe_t *from, uint32_t hb_ms);
+/* Drops the job's queued slides (each a failure its client is sent);
+ * the running ones finish; asker (not NULL) hears ACCEPTED first. */
+void jobs_cancel (qc_broker_t *b, job_rec_t *job, zframe_t *asker);
 
 /* broker_outbox.c */
 /* Room for more results without allocating when they come: reserved for

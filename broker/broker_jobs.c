@@ -1,7 +1,7 @@
-/* The job table and the client side of the protocol: SUBMIT, ATTACH, ACK,
- * CANCEL. A SUBMIT batch is journalled first and applied (tasks queued,
- * ACCEPTED sent) only once the journal is on disk (jobs_apply_pending,
- * after broker.c's commit). Results are kept in order per job until the
+/* The job table and the client side of the protocol: ATTACH, ACK,
+ * CANCEL, heartbeats, and the answers SUBMIT shares (broker_submit.c,
+ * where a batch is journalled first and applied only once the journal
+ * is on disk). Results are kept in order per job until the
  * client acknowledges them (broker_outbox.c); log records are forwarded,
  * or kept while the client is away. A job is known by its id and its
  * identity key: a message whose key is not the job's is refused, so no
@@ -31,8 +31,8 @@ jobs_lookup (qc_broker_t *b, uint64_t id)
     return zhashx_lookup (b->jobs, key);
 }
 
-static job_rec_t *
-lookup_by_key (qc_broker_t *b, uint64_t key)
+job_rec_t *
+jobs_lookup_by_key (qc_broker_t *b, uint64_t key)
 {
     for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
         if (j->key == key)
@@ -79,8 +79,8 @@ jobs_allows (const job_rec_t *job, const peer_t *p, job_use_t use)
  * submitter goes on as before. Only on ATTACH or a first SUBMIT sent
  * again, never on CANCEL; never for an admin, who may use an unowned
  * job anyway and would lock its submitter out. */
-static void
-claim_unowned (qc_broker_t *b, const peer_t *p, job_rec_t *job, uint64_t key)
+void
+jobs_claim_unowned (qc_broker_t *b, const peer_t *p, job_rec_t *job, uint64_t key)
 {
     if (!p->cert || job->owner[0] || !key || key != job->key
         || p->cert->role != QC_ROLE_CLIENT)
@@ -93,8 +93,8 @@ claim_unowned (qc_broker_t *b, const peer_t *p, job_rec_t *job, uint64_t key)
 }
 
 /* Refused: not the sender's job. Logged with the peer, answered ERROR. */
-static void
-not_yours (qc_broker_t *b, const peer_t *p, const job_rec_t *job, const char *what)
+void
+jobs_not_yours (qc_broker_t *b, const peer_t *p, const job_rec_t *job, const char *what)
 {
     char text[256];
     snprintf (text, sizeof text, "job %" PRIu64 " is not yours: it was submitted with "
@@ -244,8 +244,8 @@ duration (uint32_t s, char *text, size_t len)
 }
 
 /* What to tell a client about a job id this broker does not hold. */
-static void
-no_such_job (qc_broker_t *b, uint64_t id, char *text, size_t len)
+void
+jobs_no_such_job (qc_broker_t *b, uint64_t id, char *text, size_t len)
 {
     for (size_t i = 0; i < b->ntombs; i++) {
         const tombstone_t *t = &b->tombs[i];
@@ -278,16 +278,16 @@ no_such_job (qc_broker_t *b, uint64_t id, char *text, size_t len)
                   "restarted without its state)");
 }
 
-static void
-send_error (qc_broker_t *b, zframe_t *to, uint64_t job, const char *reason)
+void
+jobs_send_error (qc_broker_t *b, zframe_t *to, uint64_t job, const char *reason)
 {
     qc_msg_t m = {.command = QC_ERROR, .gpu = -1, .job = job, .reason = (char *) reason};
     qc_msg_send (&m, zsock_resolve (b->router), to);
 }
 
 /* attach: it answers an ATTACH (seq: what the resend follows). */
-static void
-send_accepted (qc_broker_t *b, zframe_t *to, const job_rec_t *job, bool attach)
+void
+jobs_send_accepted (qc_broker_t *b, zframe_t *to, const job_rec_t *job, bool attach)
 {
     qc_msg_t m = {.command = QC_ACCEPTED, .gpu = -1, .job = job->id,
                   .key = job->key, .total = job->sj->total, .seq = job->acked_seq,
@@ -296,8 +296,8 @@ send_accepted (qc_broker_t *b, zframe_t *to, const job_rec_t *job, bool attach)
 }
 
 /* Peers the broker holds: registered workers and attached clients. */
-static bool
-full_for_new_client (qc_broker_t *b, zframe_t *from, bool new_job, char *text, size_t len)
+bool
+jobs_full_for_new_client (qc_broker_t *b, zframe_t *from, bool new_job, char *text, size_t len)
 {
     if (!b->max_peers)
         return false;
@@ -326,8 +326,8 @@ full_for_new_client (qc_broker_t *b, zframe_t *from, bool new_job, char *text, s
     return true;
 }
 
-static void
-attach_client (qc_broker_t *b, job_rec_t *job, zframe_t *from, uint32_t hb_ms)
+void
+jobs_attach_client (qc_broker_t *b, job_rec_t *job, zframe_t *from, uint32_t hb_ms)
 {
     if (hb_ms >= QC_HB_MS_MIN)
         job->client_hb_ms = hb_ms < QC_HB_MS_MAX ? hb_ms : QC_HB_MS_MAX;
@@ -368,269 +368,16 @@ flush_logs (qc_broker_t *b, job_rec_t *job)
 
 /* Drops job's queued slides (each a failure its client is sent); the
  * running ones finish. A CANCEL's sender (asker) hears ACCEPTED first. */
-static void
-cancel_job (qc_broker_t *b, job_rec_t *job, zframe_t *asker)
+void
+jobs_cancel (qc_broker_t *b, job_rec_t *job, zframe_t *asker)
 {
     if (!job->sj->cancelled)
         state_log_cancel (b, job);
     sched_job_cancel (b->sched, job->sj);
     if (asker)
-        send_accepted (b, asker, job, false);
+        jobs_send_accepted (b, asker, job, false);
     outbox_pump (b, job);
     outbox_trim (job);
-}
-
-/* ---------------------------------------------------------------- SUBMIT */
-
-/* The first batch of job is sent again before it is on disk (from
- * another socket: its client's first may be closed): this sender is
- * answered too once it is, and becomes the job's client, as a SUBMIT
- * again after that would. */
-static void
-answer_again (qc_broker_t *b, job_rec_t *job, zframe_t *from, uint32_t hb_ms)
-{
-    for (pending_submit_t *p = b->pending; p; p = p->next)
-        if (p->job == job && p->created) {
-            if (zframe_eq (p->from, from) || (p->again && zframe_eq (p->again, from)))
-                return;         /* one answer for one socket */
-            zframe_t *dup = zframe_dup (from);
-            if (!dup)
-                return;         /* the first sender is answered */
-            zframe_destroy (&p->again);
-            p->again = dup;
-            p->again_hb_ms = hb_ms;
-            return;
-        }
-}
-
-void
-jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
-{
-    char text[512];
-    job_rec_t *job = NULL;
-    bool created = false;
-    zframe_t *from = p->id;
-    if (m->job == 0) {
-        if (m->base != 0) {
-            send_error (b, from, 0, "SUBMIT of a new job must start at index 0");
-            return;
-        }
-        if (m->key && (job = lookup_by_key (b, m->key))) {
-            /* the client sent its first batch again (its ACCEPTED was
-             * lost with a broker restart): that job, as it is */
-            claim_unowned (b, p, job, m->key);
-            if (!jobs_allows (job, p, USE_OWN)) {
-                not_yours (b, p, job, "SUBMIT");
-                return;
-            }
-            if (job->durable) {
-                attach_client (b, job, from, m->hb_ms);
-                send_accepted (b, from, job, false);
-            } else
-                answer_again (b, job, from, m->hb_ms);
-            return;
-        }
-        if (b->state.disk_full) {
-            snprintf (text, sizeof text, "the broker cannot store a new job: %s; "
-                      "accepted jobs go on", b->state.disk_error);
-            send_error (b, from, 0, text);
-            return;
-        }
-        if (limits_over_client_quota (b, p, text, sizeof text)
-            || limits_over_client_bytes (b, p, limits_config_bytes (m->config, m->assets,
-                                                                    m->nassets)
-                                               + limits_slides_bytes (m->slides, m->nslides),
-                                         text, sizeof text)
-            || full_for_new_client (b, from, true, text, sizeof text)) {
-            send_error (b, from, 0, text);
-            return;
-        }
-        if (!(job = job_rec_new (b, b->next_job, m->key)) || jobs_insert (b, job)) {
-            if (job)
-                sched_job_remove (b->sched, job->sj);
-            job_rec_destroy (job);
-            send_error (b, from, 0, "broker out of memory");
-            return;
-        }
-        job_from_submit (job, m);
-        if (p->cert)
-            snprintf (job->owner, sizeof job->owner, "%s", p->cert->key);
-        created = true;
-        state_log_job (b, job);
-        if (state_on (b) && state_open_results (b, job)) {
-            jobs_forget (b, job, 0);
-            send_error (b, from, 0, "the broker cannot create the job's result file "
-                                    "(see its log)");
-            return;
-        }
-        qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 " submitted%s%s%s%s%s", job->id,
-                job->name ? " by " : "", job->name ? job->name : "",
-                p->cert ? " (certificate " : "", p->cert ? p->cert->name : "",
-                p->cert ? ")" : "");
-    } else if (!(job = jobs_lookup (b, m->job))) {
-        no_such_job (b, m->job, text, sizeof text);
-        send_error (b, from, m->job, text);
-        return;
-    } else if (m->key && m->key != job->key) {
-        /* another job under that id: said first, as to ATTACH */
-        if (!jobs_allows (job, p, USE_OWN))
-            refuse (b, p, "SUBMIT for job %" PRIu64 ": another job's id, and another "
-                    "certificate's (key %s)", job->id,
-                    job->owner[0] ? job->owner : "none: submitted without CurveZMQ");
-        send_error (b, from, m->job, "job is not yours: its identity differs (the "
-                                     "broker lost its state, or the job id is wrong)");
-        return;
-    } else if (claim_unowned (b, p, job, m->key), !jobs_allows (job, p, USE_OWN)) {
-        not_yours (b, p, job, "SUBMIT");
-        return;
-    }
-    if (job->sj->cancelled || job->cancel_due) {
-        send_error (b, from, job->id, "job was cancelled: no more slides accepted");
-        return;
-    }
-    uint64_t have = job->sj->total + job->pending_total;
-    if (m->base > have || ((job->sj->final || job->pending_final)
-                           && m->base + m->nslides > have)) {
-        send_error (b, from, job->id, job->sj->final || job->pending_final
-                        ? "job is already complete: no more slides accepted"
-                        : "SUBMIT batch out of order");
-        return;
-    }
-    /* a batch sent again after a reconnect: only what is new counts */
-    size_t skip = (size_t) (have - m->base) < m->nslides ? (size_t) (have - m->base)
-                                                          : m->nslides;
-    size_t n = m->nslides - skip;
-    bool final = m->final && !job->sj->final && !job->pending_final;
-    uint64_t add = limits_slides_bytes (m->slides + skip, n);
-    if (!created && n && limits_over_client_bytes (b, p, add, text, sizeof text)) {
-        /* cut off, the job would never be complete: it ends here, as if
-           cancelled, so that it neither waits for ever nor keeps a place */
-        size_t at = strlen (text);
-        snprintf (text + at, sizeof text - at, "; job %" PRIu64 " is cancelled (the slides "
-                  "it runs finish)", job->id);
-        send_error (b, from, job->id, text);
-        /* batches before it, journalled and not yet applied, go first:
-           cancelled now, they would be refused as the job's (the journal
-           has them: a restart brought them back) */
-        if (job->pending_total)
-            job->cancel_due = true;
-        else
-            cancel_job (b, job, NULL);
-        return;
-    }
-    if (!created && (n || final) && b->state.disk_full) {
-        snprintf (text, sizeof text, "the broker cannot store more slides: %s; "
-                  "accepted slides go on", b->state.disk_error);
-        send_error (b, from, job->id, text);
-        return;
-    }
-    if (outbox_reserve (job, (size_t) (have + n - job->acked_seq))) {
-        send_error (b, from, job->id, "broker out of memory");
-        if (created)
-            jobs_forget (b, job, 0);
-        return;
-    }
-    pending_submit_t *ps = calloc (1, sizeof *ps);
-    if (!ps || !(ps->from = zframe_dup (from))) {
-        free (ps);
-        send_error (b, from, job->id, "broker out of memory");
-        if (created)
-            jobs_forget (b, job, 0);
-        return;
-    }
-    if (n || final || created)
-        state_log_batch (b, job, have, m->slides + skip, n, final);
-    ps->job = job;
-    ps->slides = m->slides;     /* taken: freed once applied */
-    ps->nslides = m->nslides;
-    ps->skip = skip;
-    ps->final = final;
-    ps->created = created;
-    ps->hb_ms = m->hb_ms;
-    m->slides = NULL;
-    m->nslides = 0;
-    job->pending_total += n;
-    job->pending_final |= final;
-    job->bytes += add;
-    if (b->pending_tail) b->pending_tail->next = ps; else b->pending = ps;
-    b->pending_tail = ps;
-    b->dispatch_due = true;    /* flush_due commits, applies, dispatches */
-}
-
-static void
-pending_free (pending_submit_t *p)
-{
-    for (size_t i = 0; i < p->nslides; i++)
-        free (p->slides[i]);
-    free (p->slides);
-    zframe_destroy (&p->from);
-    zframe_destroy (&p->again);
-    free (p);
-}
-
-/* Queues a journalled batch's slides; false (nothing added) on memory. */
-static bool
-apply_batch (qc_broker_t *b, pending_submit_t *p)
-{
-    job_rec_t *job = p->job;
-    uint64_t before = job->sj->total;
-    for (size_t i = p->skip; i < p->nslides; i++)
-        if (!sched_job_add (b->sched, job->sj, p->slides[i], job->resource)) {
-            sched_job_truncate (b->sched, job->sj, before);
-            return false;
-        }
-    if (p->final)
-        job->sj->final = true;
-    return true;
-}
-
-void
-jobs_apply_pending (qc_broker_t *b, bool committed)
-{
-    pending_submit_t *p;
-    while ((p = b->pending)) {
-        b->pending = p->next;
-        if (!b->pending)
-            b->pending_tail = NULL;
-        job_rec_t *job = p->job;
-        size_t n = p->nslides - p->skip;
-        job->pending_total -= n;
-        uint64_t bytes = limits_slides_bytes (p->slides + p->skip, n);
-        if (p->final)
-            job->pending_final = false;
-        bool forgotten = false;
-        if (committed && apply_batch (b, p)) {
-            job->durable = true;
-            attach_client (b, job, p->from, p->hb_ms);
-            send_accepted (b, p->from, job, false);
-            if (p->again) {
-                attach_client (b, job, p->again, p->again_hb_ms);
-                send_accepted (b, p->again, job, false);
-            }
-            outbox_pump (b, job);      /* an empty final job is done at once */
-        } else {
-            char text[512];
-            if (committed)
-                snprintf (text, sizeof text, "broker out of memory");
-            else
-                snprintf (text, sizeof text, "the broker cannot store %s: %s%s",
-                          p->created ? "a new job" : "more slides", b->state.disk_error,
-                          p->created ? "" : "; accepted slides go on");
-            send_error (b, p->from, p->created ? 0 : job->id, text);
-            if (p->again)
-                send_error (b, p->again, 0, text);
-            job->bytes -= bytes < job->bytes ? bytes : job->bytes;
-            if (p->created) {
-                jobs_forget (b, job, 0);
-                forgotten = true;
-            }
-        }
-        if (!forgotten && job->cancel_due && !job->pending_total) {
-            job->cancel_due = false;
-            cancel_job (b, job, NULL);
-        }
-        pending_free (p);
-    }
 }
 
 /* ---------------------------------------------------------------- ATTACH ... */
@@ -665,8 +412,8 @@ jobs_on_attach (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     zframe_t *from = p->id;
     job_rec_t *job = jobs_lookup (b, m->job);
     if (!job) {
-        no_such_job (b, m->job, text, sizeof text);
-        send_error (b, from, m->job, text);
+        jobs_no_such_job (b, m->job, text, sizeof text);
+        jobs_send_error (b, from, m->job, text);
         return;
     }
     if (m->key && m->key != job->key) {
@@ -681,19 +428,19 @@ jobs_on_attach (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         snprintf (text, sizeof text, "job %" PRIu64 " at this broker is not the job of "
                   "your output folder (its identity differs: the broker lost its "
                   "state, or the job id is wrong)", job->id);
-        send_error (b, from, m->job, text);
+        jobs_send_error (b, from, m->job, text);
         return;
     }
-    claim_unowned (b, p, job, m->key);
+    jobs_claim_unowned (b, p, job, m->key);
     if (!jobs_allows (job, p, USE_OWN)) {
-        not_yours (b, p, job, "ATTACH");
+        jobs_not_yours (b, p, job, "ATTACH");
         return;
     }
-    if (!job->attached && full_for_new_client (b, from, false, text, sizeof text)) {
-        send_error (b, from, m->job, text);
+    if (!job->attached && jobs_full_for_new_client (b, from, false, text, sizeof text)) {
+        jobs_send_error (b, from, m->job, text);
         return;
     }
-    attach_client (b, job, from, m->hb_ms);
+    jobs_attach_client (b, job, from, m->hb_ms);
     /* the client says what it already holds; send from there. A client
      * that holds more than this broker numbered (results sent while the
      * disk was full, then a crash) holds at least every result here. */
@@ -705,7 +452,7 @@ jobs_on_attach (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     outbox_rewind (job);
     qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 ": client attached, resending from result %" PRIu64,
             job->id, job->sent_seq + 1);
-    send_accepted (b, from, job, true);
+    jobs_send_accepted (b, from, job, true);
     flush_logs (b, job);
     outbox_pump (b, job);
     outbox_trim (job);
@@ -716,13 +463,13 @@ jobs_on_ack (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
 {
     job_rec_t *job = jobs_lookup (b, m->job);
     if (job && !jobs_allows (job, p, USE_OWN)) {
-        not_yours (b, p, job, "ACK");
+        jobs_not_yours (b, p, job, "ACK");
         return;
     }
     if (!job || (m->key && m->key != job->key) || m->seq <= job->acked_seq
         || m->seq > job->sent_seq)
         return;
-    attach_client (b, job, p->id, 0);
+    jobs_attach_client (b, job, p->id, 0);
     outbox_drop_acked (job, m->seq);
     state_log_ack (b, job);
     outbox_pump (b, job);
@@ -736,16 +483,16 @@ jobs_on_cancel (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     zframe_t *from = p->id;
     job_rec_t *job = jobs_lookup (b, m->job);
     if (!job) {
-        no_such_job (b, m->job, text, sizeof text);
-        send_error (b, from, m->job, text);
+        jobs_no_such_job (b, m->job, text, sizeof text);
+        jobs_send_error (b, from, m->job, text);
         return;
     }
     if (!jobs_allows (job, p, USE_CANCEL)) {
-        not_yours (b, p, job, "CANCEL");
+        jobs_not_yours (b, p, job, "CANCEL");
         return;
     }
     if (m->key && m->key != job->key) {
-        send_error (b, from, m->job, "job is not yours: its identity differs");
+        jobs_send_error (b, from, m->job, "job is not yours: its identity differs");
         return;
     }
     if (sched_job_finished (job->sj) && !job->sj->cancelled) {
@@ -753,7 +500,7 @@ jobs_on_cancel (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         snprintf (text, sizeof text, "job %" PRIu64 " has finished (%" PRIu64 " of %"
                   PRIu64 " slides failed): nothing to cancel", job->id, job->sj->failed,
                   job->sj->total);
-        send_error (b, from, m->job, text);
+        jobs_send_error (b, from, m->job, text);
         return;
     }
     qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 " cancelled%s%s%s", job->id,
@@ -765,10 +512,10 @@ jobs_on_cancel (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
            refused as "out of memory", and a restart brought them back as
            cancelled slides); later ones are refused as the job's */
         job->cancel_due = true;
-        send_accepted (b, from, job, false);
+        jobs_send_accepted (b, from, job, false);
         return;
     }
-    cancel_job (b, job, from);
+    jobs_cancel (b, job, from);
 }
 
 void

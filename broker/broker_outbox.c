@@ -11,7 +11,7 @@
  * cancelled with one record and 32 bytes a task.
  *
  * The entries are a ring whose capacity is reserved when slides are
- * added (outbox_reserve in broker_jobs.c): every task can get its
+ * added (outbox_reserve in broker_submit.c): every task can get its
  * result a seq without an allocation that could fail. */
 #include "broker/broker_int.h"
 
