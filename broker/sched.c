@@ -77,10 +77,8 @@ sched_set_attempt_base (sched_t *self, uint32_t base)
     if (!self)
         return;
     self->attempt_base = base;
-    for (sched_job_t *j = self->jobs; j; j = j->next) {
-        j->att_floor = base;
+    for (sched_job_t *j = self->jobs; j; j = j->next)
         j->floor_idx = j->total;
-    }
 }
 
 void
@@ -305,8 +303,6 @@ sched_job_new (sched_t *self, uint64_t id, void *owner)
         return NULL;
     job->id = id;
     job->owner = owner;
-    job->att_floor = self->attempt_base;   /* 0 while the journal is read */
-    job->floor_idx = 0;
     job->prev = self->jobs_tail;
     if (self->jobs_tail) self->jobs_tail->next = job; else self->jobs = job;
     self->jobs_tail = job;
@@ -560,17 +556,17 @@ sched_worker_return (sched_t *self, sched_worker_t *w, sched_job_t *job,
 
 /* The attempt check every message about a task goes through. */
 static sched_verdict_t
-judge (const sched_task_t *t, uint32_t attempt)
+judge (const sched_t *self, const sched_task_t *t, uint32_t attempt)
 {
     if (!t)
         return SCHED_UNKNOWN;
     if (t->state == TASK_DONE || t->state == TASK_FAILED)
         return SCHED_DUPLICATE;
     /* a number no dispatch of this task gave: 0, one to come, or one of
-       a broker life before its job was made (a state folder's first
+       a broker life before the task was added (a state folder's first
        life numbers from 65537: a forged crash report or RESULT for 1
        failed or finished a slide never dispatched) */
-    uint32_t floor = t->idx >= t->job->floor_idx ? t->job->att_floor : 0;
+    uint32_t floor = t->idx >= t->job->floor_idx ? self->attempt_base : 0;
     if (attempt <= floor || attempt > t->attempt)
         return SCHED_BAD_ATTEMPT;
     return SCHED_OK;
@@ -581,7 +577,7 @@ sched_task_started (sched_t *self, sched_worker_t *w, sched_job_t *job,
                     uint64_t idx, uint32_t attempt)
 {
     sched_task_t *t = sched_job_task (job, idx);
-    sched_verdict_t v = self ? judge (t, attempt) : SCHED_UNKNOWN;
+    sched_verdict_t v = self ? judge (self, t, attempt) : SCHED_UNKNOWN;
     if (v != SCHED_OK)
         return v;
     if (!w || t->worker != w || t->attempt != attempt || t->state != TASK_DISPATCHED)
@@ -611,14 +607,14 @@ sched_task_finished_as (sched_t *self, sched_worker_t *w, uint32_t who,
         return SCHED_UNKNOWN;
     /* trust no peer's word: only the identity the attempt went to may
      * finish it (before anything changes for the sender) */
-    if (self->identities && judge (t, attempt) == SCHED_OK
+    if (self->identities && judge (self, t, attempt) == SCHED_OK
         && !attempt_of (t, attempt, who, &since))
         return not_yours (self, attempt);
     if (w) {
         w->stalled = false;         /* it shows progress */
         ghost_end (w, job->id, idx, attempt);
     }
-    sched_verdict_t v = judge (t, attempt);
+    sched_verdict_t v = judge (self, t, attempt);
     if (v != SCHED_OK)
         return v;
     if (t->worker && t->attempt != attempt) {
@@ -655,7 +651,7 @@ sched_task_crashed_as (sched_t *self, sched_job_t *job, uint64_t idx,
                        uint32_t attempt, const char *name, uint32_t who)
 {
     sched_task_t *t = sched_job_task (job, idx);
-    sched_verdict_t v = self ? judge (t, attempt) : SCHED_UNKNOWN;
+    sched_verdict_t v = self ? judge (self, t, attempt) : SCHED_UNKNOWN;
     int64_t since;
     if (v != SCHED_OK)
         return v;

@@ -131,13 +131,11 @@ struct sched_job {
     uint64_t done, failed, running, dispatched;
     bool final;                /* client said no more tasks will come */
     bool cancelled;
-    uint32_t att_floor;        /* attempts up to this one are of broker
-                                  lives before the task: this life's
-                                  attempt base, for the tasks from
-                                  floor_idx on (those of a job restored
-                                  from the journal, below floor_idx, may
-                                  have run in earlier lives: no floor) */
-    uint64_t floor_idx;
+    uint64_t floor_idx;        /* its tasks from here on were added in
+                                  this broker life: attempts up to its
+                                  base are none of theirs (those before,
+                                  restored from the journal, may have run
+                                  in earlier lives) */
     task_list_t queue[3];      /* by qc_resource_t */
     void *owner;               /* the broker's per-job record */
     sched_job_t *prev, *next;
