@@ -13,7 +13,7 @@
 
 #include "broker/broker.h"
 #include "tests/unit/check.h"
-#include "tests/unit/worker_fixtures.h"
+#include "tests/unit/broker_fixtures.h"
 
 /* A peer that speaks ZMTP 3.0 properly and then announces a frame of
  * 1 GiB (over QC_PROTO_MAX_FRAME) and streams it: the broker must drop
@@ -102,19 +102,11 @@ int
 main (void)
 {
     zsys_handler_set (NULL);
-    qc_broker_config_t bc;
-    qc_broker_config_defaults (&bc);
-    const char *eps[] = {"tcp://127.0.0.1:*"};
-    bc.endpoints = eps;
-    bc.nendpoints = 1;
-    bc.heartbeat_ms = 200;
-    char err[256];
-    qc_broker_t *b = qc_broker_new (&bc, err, sizeof err);
+    char err[256], ep[128];
+    qc_broker_t *b = fx_broker_new (NULL, ep, err, sizeof err);
     CHECK (b != NULL, "%s", err);
     if (!b)
         return check_done ("test_broker_garbage");
-    char ep[128];
-    snprintf (ep, sizeof ep, "%s", qc_broker_endpoint (b, 0));
     zactor_t *actor = zactor_new (qc_broker_actor, b);
 
     qc_worker_t *w = fx_noop_worker (ep, "steady", 200);

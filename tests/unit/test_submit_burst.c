@@ -19,7 +19,7 @@
 #include "shared/proto.h"
 #include "shared/result.h"
 #include "tests/unit/check.h"
-#include "tests/unit/worker_fixtures.h"
+#include "tests/unit/broker_fixtures.h"
 
 typedef struct {
     uint64_t job;             /* from its ACCEPTED; 0: none */
@@ -57,18 +57,9 @@ drain (zsock_t *s, seen_t *seen, int wait_ms)
 static qc_broker_t *
 new_broker (const char *state_dir, const char *mode, char ep[128])
 {
-    qc_broker_config_t bc;
-    qc_broker_config_defaults (&bc);
-    const char *eps[] = {"tcp://127.0.0.1:*"};
-    bc.endpoints = eps;
-    bc.nendpoints = 1;
-    bc.heartbeat_ms = 200;
-    bc.state_dir = state_dir;
     char err[512];
-    qc_broker_t *b = qc_broker_new (&bc, err, sizeof err);
+    qc_broker_t *b = fx_broker_new (state_dir, ep, err, sizeof err);
     CHECK (b != NULL, "%s: %s", mode, err);
-    if (b)
-        snprintf (ep, 128, "%s", qc_broker_endpoint (b, 0));
     return b;
 }
 

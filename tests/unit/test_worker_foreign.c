@@ -15,7 +15,7 @@
 
 #include "shared/proto.h"
 #include "tests/unit/check.h"
-#include "tests/unit/worker_fixtures.h"
+#include "tests/unit/broker_fixtures.h"
 
 #define THEIRS 3              /* the broker's protocol version */
 
