@@ -11,6 +11,7 @@
 #include "broker/sched.h"
 #include "broker/security.h"
 #include "shared/proto.h"
+#include "shared/result.h"
 
 #define PEER_KEY_MAX 520      /* hex of a routing id of up to 255 bytes */
 /* Said to a peer the broker does not know (it restarted, or declared the
@@ -93,6 +94,8 @@ typedef struct {
     bool cancel_due;          /* cancelled once its pending batches are
                                  applied (a CANCEL came, or a later batch
                                  went over a limit) */
+    const char *cancel_due_why;   /* then its slides' failure (NULL: the
+                                     client's cancel) */
     bool durable;             /* its job record is on disk (or no state) */
     zframe_t *client;         /* routing id of the attached client */
     int64_t client_seen;
@@ -325,9 +328,14 @@ bool jobs_full_for_new_client (qc_broker_t *b, zframe_t *from, bool new_job, cha
                                size_t len);
 /* Makes from the job's attached client, judged by hb_ms. */
 void jobs_attach_client (qc_broker_t *b, job_rec_t *job, zframe_t *from, uint32_t hb_ms);
-/* Drops the job's queued slides (each a failure its client is sent);
- * the running ones finish; asker (not NULL) hears ACCEPTED first. */
-void jobs_cancel (qc_broker_t *b, job_rec_t *job, zframe_t *asker);
+/* Drops the job's queued slides (each a failure its client is sent, with
+ * why: sched_job_cancel); the running ones finish; asker (not NULL)
+ * hears ACCEPTED first. */
+void jobs_cancel (qc_broker_t *b, job_rec_t *job, zframe_t *asker, const char *why);
+/* The failure of slides a job cut off by --max-mb-per-client did not run:
+ * a rerun tries them again (client/output_records.c), in a smaller job. */
+#define JOBS_CUT_WHY "not run: the broker cancelled the job when its submission went " \
+    "over qc-broker --max-mb-per-client (give fewer slides a job" QC_RESULT_RETRY_MARK
 
 /* broker_outbox.c */
 /* Room for more results without allocating when they come: reserved for

@@ -369,11 +369,11 @@ flush_logs (qc_broker_t *b, job_rec_t *job)
 /* Drops job's queued slides (each a failure its client is sent); the
  * running ones finish. A CANCEL's sender (asker) hears ACCEPTED first. */
 void
-jobs_cancel (qc_broker_t *b, job_rec_t *job, zframe_t *asker)
+jobs_cancel (qc_broker_t *b, job_rec_t *job, zframe_t *asker, const char *why)
 {
     if (!job->sj->cancelled)
         state_log_cancel (b, job);
-    sched_job_cancel (b->sched, job->sj);
+    sched_job_cancel (b->sched, job->sj, why);
     if (asker)
         jobs_send_accepted (b, asker, job, false);
     outbox_pump (b, job);
@@ -511,11 +511,13 @@ jobs_on_cancel (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
            first, as the journal has them (cancelled now, they were
            refused as "out of memory", and a restart brought them back as
            cancelled slides); later ones are refused as the job's */
+        if (!job->cancel_due)
+            job->cancel_due_why = NULL;
         job->cancel_due = true;
         jobs_send_accepted (b, from, job, false);
         return;
     }
-    jobs_cancel (b, job, from);
+    jobs_cancel (b, job, from, NULL);
 }
 
 void

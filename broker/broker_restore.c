@@ -445,7 +445,7 @@ restore_run (qc_broker_t *b, char *err, size_t errlen)
             /* tasks queued when the cancel was journalled and whose
              * failures were not yet written */
             j->sj->cancelled = false;
-            sched_job_cancel (b->sched, j->sj);
+            sched_job_cancel (b->sched, j->sj, NULL);
         }
         if (sched_job_finished (j->sj)) {
             /* --linger counts from the finish, not from this restart */

@@ -144,10 +144,11 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         /* batches before it, journalled and not yet applied, go first:
            cancelled now, they would be refused as the job's (the journal
            has them: a restart brought them back) */
-        if (job->pending_total)
+        if (job->pending_total) {
             job->cancel_due = true;
-        else
-            jobs_cancel (b, job, NULL);
+            job->cancel_due_why = JOBS_CUT_WHY;
+        } else
+            jobs_cancel (b, job, NULL, JOBS_CUT_WHY);
         return;
     }
     if (!created && (n || final) && b->state.disk_full) {
@@ -259,7 +260,7 @@ jobs_apply_pending (qc_broker_t *b, bool committed)
         }
         if (!forgotten && job->cancel_due && !job->pending_total) {
             job->cancel_due = false;
-            jobs_cancel (b, job, NULL);
+            jobs_cancel (b, job, NULL, job->cancel_due_why);
         }
         pending_free (p);
     }

@@ -389,7 +389,8 @@ requeue (sched_t *self, sched_task_t *t, const char *reason)
     if (reason)
         fail_task (self, t, reason);
     else if (t->job->cancelled)
-        fail_task (self, t, "cancelled by the client");
+        fail_task (self, t, t->job->cancel_why ? t->job->cancel_why
+                                               : SCHED_CANCELLED_BY_CLIENT);
     else
         enqueue (self, t, true);
 }
@@ -402,16 +403,17 @@ tell_revoked (sched_t *self, sched_task_t *t, sched_worker_t *w, const char *why
 }
 
 void
-sched_job_cancel (sched_t *self, sched_job_t *job)
+sched_job_cancel (sched_t *self, sched_job_t *job, const char *why)
 {
     if (!self || !job || job->cancelled)
         return;
     job->cancelled = true;
+    job->cancel_why = why ? why : SCHED_CANCELLED_BY_CLIENT;
     for (int k = 0; k < 3; k++)
         while (job->queue[k].head) {
             sched_task_t *t = job->queue[k].head;
             sched_dequeue (self, t);
-            fail_task (self, t, "cancelled by the client");
+            fail_task (self, t, job->cancel_why);
         }
 }
 

@@ -131,6 +131,7 @@ struct sched_job {
     uint64_t done, failed, running, dispatched;
     bool final;                /* client said no more tasks will come */
     bool cancelled;
+    const char *cancel_why;    /* its queued tasks' failure (static text) */
     uint64_t floor_idx;        /* its tasks from here on were added in
                                   this broker life: attempts up to its
                                   base are none of theirs (those before,
@@ -223,9 +224,12 @@ sched_task_t *sched_job_add (sched_t *self, sched_job_t *job,
 sched_task_t *sched_job_task (const sched_job_t *job, uint64_t idx);
 /* True when every task of a final job is DONE or FAILED. */
 bool sched_job_finished (const sched_job_t *job);
-/* Drops the job's queued tasks (FAILED "cancelled"); running ones finish
- * and their results are still reported. */
-void sched_job_cancel (sched_t *self, sched_job_t *job);
+/* Drops the job's queued tasks, each FAILED with why (a static text; NULL:
+ * SCHED_CANCELLED_BY_CLIENT); running ones finish and their results are
+ * still reported, as are those that leave their worker, with the same
+ * reason. A second cancel changes nothing. */
+#define SCHED_CANCELLED_BY_CLIENT "cancelled by the client"
+void sched_job_cancel (sched_t *self, sched_job_t *job, const char *why);
 /* Takes back the tasks added at index total and after (still queued:
  * a SUBMIT batch that could not be applied whole). */
 void sched_job_truncate (sched_t *self, sched_job_t *job, uint64_t total);

@@ -56,6 +56,9 @@ typedef struct {
     bool gone;                  /* the broker no longer holds the job for us
                                    (not there, or not whole): a rerun runs
                                    its slides without a result anew */
+    bool cut;                   /* the broker cancelled the job, its
+                                   submission over a limit (its ERROR said) */
+    bool cut_said;              /* said that an attached job is cut off */
     bool resync_due;            /* asked within the last second: sent later */
     unsigned done_stalls;       /* DONEs in a row with nothing new written */
     uint64_t done_stall_at;
@@ -243,15 +246,21 @@ on_accepted (session_t *s, qc_msg_t *m)
     if (c->attach_job && m->resource)
         s->resource = m->resource;
     if (c->attach_job && c->expect_total && m->total < c->expect_total) {
-        /* the client died between SUBMIT batches: the job never gets the
-           rest, so it would never be DONE */
-        fprintf (stderr, "qc-submit: job %" PRIu64 " at the broker holds %" PRIu64 " of the "
-                 "%" PRIu64 " slides it was sent (its submission was cut off)\n", s->job,
-                 m->total, c->expect_total);
-        s->refused = s->gone = true;
-        s->fatal = true;
-        s->exit_code = QC_EXIT_FAILED;
-        return;
+        /* its submission was cut off (its client died between SUBMIT
+           batches, or the broker refused one): it never gets the rest, so
+           it would never be DONE, and its queued slides would run unseen
+           while a new job runs them too. Cancelled (again: a cancel is
+           answered the same), it ends once its running slides do: what
+           it ran is fetched, and the rest, cancelled or never sent, run
+           in the rerun's new job. */
+        if (!s->cut_said && !c->quiet)
+            fprintf (stderr, "qc-submit: job %" PRIu64 " at the broker holds %" PRIu64
+                     " of the %" PRIu64 " slides it was sent (its submission was cut "
+                     "off): cancelling it, and fetching what it ran; its other slides "
+                     "run in a new job\n", s->job, m->total, c->expect_total);
+        s->cut_said = true;
+        qc_msg_t cancel = {.command = QC_CANCEL, .gpu = -1, .job = s->job, .key = s->key};
+        send_msg (s, &cancel);
     }
     /* the broker resends what follows the last result it holds as
      * acknowledged: count from there (it may hold fewer than we wrote,
@@ -321,6 +330,10 @@ on_message (session_t *s, qc_msg_t *m)
     case QC_ERROR:
         fprintf (stderr, "qc-submit: broker refused: %s\n", qc_scrub_controls (m->reason));
         s->refused = s->accepted || s->cfg->attach_job;
+        /* a batch over a limit: the broker cancelled the job (its reason
+           says so), which ends once its running slides do */
+        s->cut = s->accepted && !s->cfg->attach_job && m->reason
+                 && strstr (m->reason, "is cancelled (the slides it runs finish)");
         /* gone only when the broker says so: "not yours" (another
            certificate's job) or another version is no reason to run the
            job's slides again */
@@ -687,11 +700,25 @@ qc_session_run (const qc_session_config_t *cfg)
         /* refused in mid-submission (a limit, said above) */
         fprintf (stderr, "qc-submit: the broker had accepted %" PRIu64 " of the %zu slides "
                  "into job %" PRIu64 " when it refused more\n", s.taken, cfg->nslides, s.job);
-    if (!s.done && !cfg->local && s.gone && !cfg->gone)
-        fprintf (stderr, "qc-submit: the broker no longer holds job %" PRIu64 " for %s: run "
-                 "the same qc-submit command again (without --attach): the slides it "
-                 "has no result for run in a new job\n", s.job, dir);
-    else if (!s.done && !cfg->local && s.accepted) {
+    if (!s.done && !cfg->local && s.gone) {
+        if (!cfg->gone)     /* else the caller says what follows */
+            fprintf (stderr, "qc-submit: the broker no longer holds job %" PRIu64 " for %s: "
+                     "run the same qc-submit command again (without --attach): the slides "
+                     "it has no result for run in a new job\n", s.job, dir);
+    } else if (!s.done && !cfg->local && s.cut) {
+        /* it does not go on: a rerun fetches what it ran, then runs the
+           rest anew, which the same limit may refuse until the broker
+           lets this job go (broker_limits.c) */
+        char attach[4096];
+        fprintf (stderr, "qc-submit: job %" PRIu64 " is cancelled: the slides it had "
+                 "started finish, the others do not run. Run the same qc-submit command "
+                 "again%s: it fetches what the job ran, then runs the slides without a "
+                 "result in a new job. Job %" PRIu64 " counts against your limit until the "
+                 "broker lets it go (qc-broker --linger after its results are fetched): if "
+                 "the new job is refused too, wait, or give fewer slides a run. Its "
+                 "results are fetched with:\n  %s\n", s.job, without_f (cfg), s.job,
+                 command_for (&s, "--attach", true, attach, sizeof attach));
+    } else if (!s.done && !cfg->local && s.accepted) {
         char attach[4096];
         fprintf (stderr, "job %" PRIu64 " goes on at the broker; once the cause is "
                  "mended, run the same qc-submit command again%s (it fetches the job's "

@@ -122,7 +122,25 @@ grep -q "out of memory" "$T/m2.log" && fail "a batch before the cut was refused:
 wait_for "job $job cancelled" 10 "\"$BIN/qc-status\" --broker '$EP' --cert '$K/alice.cert_secret' --server-key '$K/broker.cert' | awk -v j=$job '\$1 == j' | grep -q cancelled"
 before=$(status_total "$job")
 [ "$before" = 2048 ] || fail "job $job holds $before slides, not its first two batches' 2048"
+grep -q "job $job is cancelled: the slides it had started finish, the others do not run. Run the same qc-submit command again: it fetches what the job ran" \
+    "$T/m2.log" || fail "no advice for the cut job: $(tail -3 "$T/m2.log")"
+grep -q "job $job goes on" "$T/m2.log" && fail "a cancelled job was said to go on"
 pass "a job whose third batch goes over: refused, the job cancelled (it cannot end otherwise) once the batches before are in, said"
+
+# the same command again: the cut job's slides, cancelled, are fetched as
+# failures a rerun tries again; the rest in a new job is over the limit
+# too (the cut job counts until the broker lets it go)
+as alice -o "$T/m2" --list "$T/three" >"$T/m2-again.log" 2>&1
+rc=$?
+[ $rc = 2 ] || fail "the rerun of the cut job: exit $rc, expected 2: $(tail -3 "$T/m2-again.log")"
+grep -q "job $job at the broker holds 2048 of the 3000 slides it was sent (its submission was cut off)" \
+    "$T/m2-again.log" || fail "the rerun did not see the cut: $(head -3 "$T/m2-again.log")"
+n=$(grep -c "not run: the broker cancelled the job when its submission went over qc-broker --max-mb-per-client (give fewer slides a job; a rerun tries again)" "$T/m2/error.log")
+[ "$n" = 2048 ] || fail "$n of the cut job's 2048 slides have its reason in error.log"
+grep -q "2048 slides that were cancelled, could not be read, or whose server did not answer before run again" \
+    "$T/m2-again.log" || fail "the rerun did not try the cancelled slides again: $(tail -4 "$T/m2-again.log")"
+grep -q "over its limit" "$T/m2-again.log" || fail "the new job was not refused: $(tail -3 "$T/m2-again.log")"
+pass "the rerun fetches the cut job (its slides' reason: the limit; a rerun tries them again); its new job is refused while the cut one counts"
 
 expect_refused alice m3 "(3\.[0-9] MB held, 1\.[0-9] MB more sent), over its limit" "" --list "$T/mid"
 submit bob m4 --list "$T/mid" || fail "bob's 1.5 MB job was refused: $(tail -3 "$T/m4.log")"

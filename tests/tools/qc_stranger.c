@@ -11,6 +11,9 @@
  *                              followed by --wait-ms of listening, all on
  *                              one connection)
  *   submit PATH                SUBMIT of a new job with one slide
+ *                              (key 5757 hex)
+ *   submit-open PATH           the same, not final: a client that died
+ *                              before its next SUBMIT batch
  *   attach JOB KEY             ATTACH to a job, holding no result
  *   ack JOB KEY SEQ            ACK
  *   cancel JOB KEY             CANCEL
@@ -249,10 +252,10 @@ main (int argc, char **argv)
             send_msg (&m);
             listen_for (wait_ms, false);
         }
-    } else if (streq (cmd, "submit") && n == 1) {
+    } else if ((streq (cmd, "submit") || streq (cmd, "submit-open")) && n == 1) {
         char *slides[] = {a[0]};
         qc_msg_t m = {.command = QC_SUBMIT, .gpu = -1, .key = 0x5757, .slides = slides,
-                      .nslides = 1, .final = true, .name = "stranger"};
+                      .nslides = 1, .final = streq (cmd, "submit"), .name = "stranger"};
         send_msg (&m);
         listen_for (wait_ms, false);
     } else if ((streq (cmd, "attach") || streq (cmd, "cancel")) && n == 2) {

@@ -102,18 +102,18 @@ test_cancel (void)
     start (s, w, j, 0);
     uint64_t j_assigned = j->dispatched + j->running;
     CHECK (j_assigned == 2, "2 of job 5 on the worker: %llu", (unsigned long long) j_assigned);
-    sched_job_cancel (s, j);
+    sched_job_cancel (s, j, NULL);
     CHECK (j->cancelled);
     CHECK (r.nf == 4, "the 4 queued tasks fail, got %zu", r.nf);
     for (size_t i = 0; i < r.nf; i++) {
-        CHECK (r.f[i].job == 5 && strstr (r.f[i].reason, "cancel") != NULL,
+        CHECK (r.f[i].job == 5 && strcmp (r.f[i].reason, SCHED_CANCELLED_BY_CLIENT) == 0,
                "reason: %s", r.f[i].reason);
         CHECK (r.f[i].task->state == TASK_FAILED);
     }
     CHECK (j->failed == 4 && sched_queue_depth (s) == 1, "only job 6's task is queued");
     CHECK (!sched_job_finished (j), "running tasks still to finish");
     CHECK (sched_job_add (s, j, "/x", QC_RES_CPU) == NULL, "a cancelled job takes no tasks");
-    sched_job_cancel (s, j);      /* twice: nothing more */
+    sched_job_cancel (s, j, NULL);      /* twice: nothing more */
     CHECK (r.nf == 4);
     /* the running and the dispatched one still finish and are reported */
     CHECK (finish (s, j, 0, true));
@@ -132,17 +132,23 @@ test_cancel (void)
     sched_destroy (&s);
     rec_free (&r);
 
-    /* cancel, then the worker dies: its tasks of the cancelled job fail
-     * rather than going back to the queue */
+    /* cancel (by the broker, with its reason), then the worker dies: its
+     * tasks of the cancelled job fail rather than going back to the
+     * queue, with the cancel's reason, which a second cancel keeps */
     s = new_sched (&r, 3);
     j = new_job (s, 5, 3, QC_RES_CPU, false);   /* not final: cancel suffices */
     w = sched_worker_add (s, 1, 1, NULL, 0, NULL);
     sched_dispatch (s);
     start (s, w, j, 0);
-    sched_job_cancel (s, j);
-    CHECK (r.nf == 1);
+    sched_job_cancel (s, j, "over the limit");
+    sched_job_cancel (s, j, NULL);
+    CHECK (r.nf == 1 && strcmp (r.f[0].reason, "over the limit") == 0, "reason: %s",
+           r.nf ? r.f[0].reason : "");
     sched_worker_remove (s, w, true, "w");
     CHECK (r.nf == 3 && sched_queue_depth (s) == 0);
+    for (size_t i = 0; i < r.nf; i++)
+        CHECK (strcmp (r.f[i].reason, "over the limit") == 0, "reason %zu: %s", i,
+               r.f[i].reason);
     CHECK (sched_job_finished (j) && j->failed == 3);
     sched_destroy (&s);
     rec_free (&r);

@@ -291,8 +291,8 @@ test_teardown (void)
     sched_job_t *cg = new_job (s, 3, 1, QC_RES_GPU, true);
     sched_dispatch (s);
     CHECK (g->gpu_inflight == 1);
-    sched_job_cancel (s, c);
-    sched_job_cancel (s, cg);
+    sched_job_cancel (s, c, NULL);
+    sched_job_cancel (s, cg, NULL);
     sched_job_remove (s, c);
     sched_job_remove (s, cg);
     CHECK (w->cpu_inflight == 0 && w->assigned.count == 0);
@@ -321,7 +321,7 @@ test_teardown (void)
 
     /* NULL arguments are harmless */
     sched_dispatch (NULL);
-    sched_job_cancel (NULL, NULL);
+    sched_job_cancel (NULL, NULL, NULL);
     sched_job_remove (NULL, NULL);
     sched_worker_remove (NULL, NULL, true, NULL);
     sched_worker_drain (NULL, NULL);

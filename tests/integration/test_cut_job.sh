@@ -1,0 +1,53 @@
+#!/bin/bash
+# A job whose submission was cut off never ends by itself: its client died
+# between SUBMIT batches, or the broker refused a batch. The rerun into
+# its folder (PROTOCOL.md section 11: .qc-job and .qc-slides) cancels it,
+# fetches what it ran and runs the rest in a new job, so that no slide runs
+# twice and none is left queued in a job nobody fetches. A real broker, a
+# real worker and a peer (tests/tools/qc_stranger) that submits a first
+# batch of one slide and dies before its second.
+source "$(dirname "$0")/lib.sh"
+
+A=$SHARED/slides/real/CMU-1-Small-Region.svs
+B=$T/b.svs
+"$BIN/qc-mkslide" -o "$B" --width 1200 --height 900 --seed 4 >/dev/null || fail "qc-mkslide"
+port=$(free_port)
+EP=tcp://127.0.0.1:$port
+start_broker $port --heartbeat-ms 200
+start_worker $port w1 --slots 1 --heartbeat-ms 200
+wait_for "worker registered" 10 "workers_registered $port 1"
+
+# the dead client's job: slide A, not final; the worker runs A
+"$TOOLS/qc_stranger" --connect "$EP" --wait-ms 1000 submit-open "$A" >"$T/stranger.log" 2>&1
+job=$(sed -n 's/^got ACCEPTED job=\([0-9]*\).*/\1/p' "$T/stranger.log" | head -1)
+[ -n "$job" ] || fail "the stranger's job was not accepted: $(cat "$T/stranger.log")"
+wait_for "slide A run" 60 "grep -q 'CMU-1-Small-Region.svs.*median detail' '$T/worker-w1.log'"
+"$BIN/qc-status" --broker "$EP" | awk -v j=$job '$1 == j' | grep -q cancelled \
+    && fail "job $job cancelled before the rerun"
+
+# its folder as a qc-submit that sent slides A and B (in two batches) and
+# died after the first leaves it
+O=$T/out
+mkdir -p "$O"
+# (results.tsv's header as the default config writes it: one slide in
+# the one-process mode)
+timeout 120 "$BIN/qc-submit" -o "$T/header" "$B" >"$T/header.log" 2>&1 \
+    || fail "one-process run: $(tail -3 "$T/header.log")"
+grep '^#' "$T/header/results.tsv" >"$O/results.tsv"
+cp "$T/header/.qc-config" "$O/" 2>/dev/null
+printf 'job %s key=0000000000005757\n%s\t%s\n%s\t%s\n' "$job" "$(basename "$A")" "$A" \
+    "$(basename "$B")" "$B" >"$O/.qc-slides"
+printf 'job %s %s key=0000000000005757\n' "$job" "$EP" >"$O/.qc-job"
+
+timeout 120 "$BIN/qc-submit" --broker "$EP" -o "$O" "$A" "$B" >"$T/rerun.log" 2>&1
+rc=$?
+[ $rc = 0 ] || fail "rerun: exit $rc: $(tail -5 "$T/rerun.log")"
+grep -q "job $job at the broker holds 1 of the 2 slides it was sent (its submission was cut off): cancelling it, and fetching what it ran" \
+    "$T/rerun.log" || fail "the cut was not said: $(head -5 "$T/rerun.log")"
+grep -q "job $job cancelled" "$T/broker.log" || fail "job $job was not cancelled"
+runs=$(grep -c 'CMU-1-Small-Region.svs.*median detail' "$T/worker-w1.log")
+[ "$runs" = 1 ] || fail "slide A ran $runs times, not once (its result was not fetched)"
+printf '%s\n%s\n' "$A" "$B" >"$T/list"
+check_exactly_once "$O" "$T/list"
+[ -s "$O/error.log" ] && fail "failures: $(cat "$O/error.log")"
+pass "a rerun into a cut-off job's folder cancels the job, keeps what it ran (A, once) and runs the rest (B) in a new job"
