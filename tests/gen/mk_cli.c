@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 static const char *feature_names[MK_NFEATURES] = {
-    "tissue", "pen", "blur", "dark", "bubble", "edge", "focus",
+    "tissue", "pen", "blur", "dark", "bubble", "edge", "focus", "pale",
 };
 
 const char *
@@ -41,9 +41,11 @@ mk_cli_help (FILE *fp)
 "                        a byte-identical file\n"
 "  --quality Q           JPEG quality 1-100 (default 80)\n"
 "  --features LIST       comma-separated: tissue, pen, blur, dark, bubble, edge,\n"
-"                        focus, all, none; -NAME removes one (e.g. all,-pen).\n"
-"                        Default: all. blur, dark and focus need tissue\n"
-"                        (all,-tissue drops them too).\n"
+"                        focus, pale, all, none; -NAME removes one (e.g.\n"
+"                        all,-pen). Default: all, which is every feature but\n"
+"                        pale (weakly stained, sharp tissue: all,pale adds it).\n"
+"                        blur, dark, focus and pale need tissue (all,-tissue\n"
+"                        drops them too).\n"
 "  --truth DIR           write truth masks and a JSON description into DIR\n"
 "  --truth-width PX      truth mask width (default 2048, at most the slide's)\n"
 "  --textures DIR        H&E texture PNGs (default $QC_SHARED_DIR/textures,\n"
@@ -56,6 +58,8 @@ mk_cli_help (FILE *fp)
 "                        drawn from the seed: 4-12 px at 0.25 um/px)\n"
 "  --focus-all           the focus fault covers the whole slide (a scan that\n"
 "                        lost focus), not 1-2 patches\n"
+"  --pale-factor F       pale patches' stain density, times normal, 0.1-1.0\n"
+"                        (default: 0.33-0.55, drawn from the seed)\n"
 "  --bigtiff             force BigTIFF (default: only when needed)\n"
 "  --classic-tiff        force classic TIFF\n"
 "  -v, --verbose         print the plan and timings to stderr\n"
@@ -64,7 +68,7 @@ mk_cli_help (FILE *fp)
 "\n"
 "Levels: each is 4x smaller than the one before, down to <= 1024 px.\n"
 "Truth masks: DIR/<name>_truth_{tissue,pen,blur,dark,bubble,edge,focus,\n"
-"usable}.png "
+"pale,usable}.png "
 "and DIR/<name>_truth.json; tests/gen/README.md says what each mask means.\n"
 "Exit status: 0 written, 1 failed, 2 usage error.\n",
            fp);
@@ -107,7 +111,7 @@ parse_double (const char *opt, const char *v, double lo, double hi,
     return 0;
 }
 
-/* blur, dark and focus are painted on tissue: naming them without
+/* blur, dark, focus and pale are painted on tissue: naming them without
  * tissue is an error, while "all,-tissue" just leaves them out. */
 static int
 parse_features (const char *list, unsigned *out)
@@ -136,18 +140,19 @@ parse_features (const char *list, unsigned *out)
                     bit = 1u << i;
             if (!bit)
                 return usage_error ("--features: unknown feature '%s'%s "
-                                    "(known: tissue,pen,blur,dark,bubble,edge,focus,all,none)",
+                                    "(known: tissue,pen,blur,dark,bubble,edge,focus,pale,all,none)",
                                     name, "");
         }
         f = minus ? f & ~bit : f | bit;
         if (!minus && bit != MK_F_ALL)
             named |= bit;
     }
+    const unsigned on_tissue = MK_F_BLUR | MK_F_DARK | MK_F_FOCUS | MK_F_PALE;
     if (!(f & MK_F_TISSUE)) {
-        if (named & f & (MK_F_BLUR | MK_F_DARK | MK_F_FOCUS))
-            return usage_error ("--features: blur, dark and focus need "
+        if (named & f & on_tissue)
+            return usage_error ("--features: blur, dark, focus and pale need "
                                 "tissue%s%s", "", "");
-        f &= ~(unsigned) (MK_F_BLUR | MK_F_DARK | MK_F_FOCUS);
+        f &= ~on_tissue;
     }
     *out = f;
     return 0;
@@ -229,6 +234,10 @@ static int o_fsigma (mk_opts_t *o, seen_t *s, const char *n, const char *v)
 static int o_fall (mk_opts_t *o, seen_t *s, const char *n, const char *v)
 { (void) s; (void) n; (void) v; o->focus_all = 1; return 0; }
 
+/* Below 0.1 a patch would read as bare glass, not as faint tissue. */
+static int o_pale (mk_opts_t *o, seen_t *s, const char *n, const char *v)
+{ (void) s; return parse_double (n, v, 0.1, 1.0, &o->pale_factor); }
+
 /* --bigtiff and --classic-tiff: one or the other */
 static int tiff_kind (mk_opts_t *o, seen_t *s, int kind)
 {
@@ -270,6 +279,7 @@ static const struct {
     { "--blur-sigma", NULL, 1, o_sigma },
     { "--focus-sigma", NULL, 1, o_fsigma },
     { "--focus-all", NULL, 0, o_fall },
+    { "--pale-factor", NULL, 1, o_pale },
     { "--bigtiff", NULL, 0, o_big },
     { "--classic-tiff", NULL, 0, o_classic },
     { "--verbose", "-v", 0, o_verbose },

@@ -177,7 +177,7 @@ add_pen (mk_field_t *f, const mk_path_t *p, uint32_t key)
 }
 
 /* An ellipse's weight, 1 inside and a ramp over its outer quarter, into
- * the member at offset `member` of each cell (blur or focus). */
+ * the member at offset `member` of each cell (blur, focus or pale). */
 static void
 add_ellipse (mk_field_t *f, const mk_ellipse_t *e, size_t member)
 {
@@ -192,7 +192,8 @@ add_ellipse (mk_field_t *f, const mk_ellipse_t *e, size_t member)
             double dy = (j + 0.5) * f->cell - e->cy;
             double qx = (dx * e->cs + dy * e->sn) / e->rx;
             double qy = (-dx * e->sn + dy * e->cs) / e->ry;
-            /* Focus drifts gradually: the outer quarter is a ramp. */
+            /* Focus drifts gradually, and so does staining: the outer
+             * quarter is a ramp. */
             float w = (float) mk_smoothstep (1.0, 0.75, sqrt (qx * qx + qy * qy));
             float *v = (float *) ((char *) &f->cells[(size_t) j * f->gw + i]
                                   + member);
@@ -265,6 +266,8 @@ mk_field_build (mk_field_t *f, const mk_scene_t *s)
         add_ellipse (f, &s->blur[i], offsetof (mk_cell_t, blur));
     for (int i = 0; i < s->nfocus; i++)
         add_ellipse (f, &s->focus[i], offsetof (mk_cell_t, focus));
+    for (int i = 0; i < s->npale; i++)
+        add_ellipse (f, &s->pale[i], offsetof (mk_cell_t, pale));
     for (int i = 0; i < s->npen; i++)
         if (add_pen (f, &s->pen[i], noise_key (s->seed, 20 + (uint32_t) i)) != 0)
             goto oom;
@@ -301,6 +304,7 @@ mk_field_sample (const mk_field_t *f, double x, double y, mk_cell_t *out)
     out->fold = MIX (fold);
     out->blur = MIX (blur);
     out->focus = MIX (focus);
+    out->pale = MIX (pale);
     out->pen_a = MIX (pen_a);
     for (int k = 0; k < 3; k++)
         out->pen_t[k] = MIX (pen_t[k]);

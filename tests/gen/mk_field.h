@@ -13,10 +13,14 @@
 #include "tests/gen/mk_scene.h"
 
 /* Stain density levels of the per-blob colour tables (mk_paint.c):
- * level k stands for density MK_DENS_MIN * (MK_DENS_MAX/MK_DENS_MIN)^(k/63). */
+ * level k stands for density MK_DENS_MIN * (MK_DENS_MAX/MK_DENS_MIN)^(k/63).
+ * The field's density stays in 0..63; only pale patches reach below, to
+ * level -MK_DENS_PALE_ROWS (density ~0.07): a 0.33 factor takes ~27
+ * levels off, and the lightest tissue sits near level 15. */
 #define MK_DENS_LEVELS 64
 #define MK_DENS_MIN 0.35
 #define MK_DENS_MAX 4.5
+#define MK_DENS_PALE_ROWS 40
 
 typedef struct {
     float tissue;    /* signed distance to the tissue outline, level-0 px,
@@ -25,6 +29,7 @@ typedef struct {
     float fold;      /* 0..1: how much of a fold is here */
     float blur;      /* 0..1: how blurred (coarse, ~15 um) */
     float focus;     /* 0..1: how far a focus fault (1-3 um) reaches */
+    float pale;      /* 0..1: how far a pale (weakly stained) patch reaches */
     float pen_a;     /* 0..1: strongest ink opacity here */
     float pen_t[3];  /* per-channel transmittance of all ink here */
     float glass;     /* illumination offset of the glass, grey levels */

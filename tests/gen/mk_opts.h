@@ -5,7 +5,10 @@
 
 #include <stdint.h>
 
-/* Feature bits; their order is the order of truth masks and JSON lists. */
+/* Feature bits; their order is the order of truth masks and JSON lists.
+ * MK_F_ALL ("all") is the first seven: pale came later and is painted
+ * only when named, so that every slide written before it keeps its
+ * bytes. */
 enum {
     MK_F_TISSUE = 1u << 0,
     MK_F_PEN = 1u << 1,
@@ -14,9 +17,10 @@ enum {
     MK_F_BUBBLE = 1u << 4,
     MK_F_EDGE = 1u << 5,
     MK_F_FOCUS = 1u << 6,
-    MK_F_ALL = (1u << 7) - 1
+    MK_F_ALL = (1u << 7) - 1,
+    MK_F_PALE = 1u << 7
 };
-#define MK_NFEATURES 7
+#define MK_NFEATURES 8
 
 /* Name of feature bit index i ("tissue", "pen", ...). */
 const char *mk_feature_name (int i);
@@ -38,6 +42,8 @@ typedef struct {
     double blur_sigma;        /* level-0 pixels; 0 = from the slide size */
     double focus_sigma;       /* level-0 pixels; 0 = 1-3 um from the seed */
     int focus_all;            /* the whole slide out of focus, not patches */
+    double pale_factor;       /* pale patches' stain density, times normal;
+                                 0 = 0.33-0.55 from the seed */
     int bigtiff;              /* -1 auto, 0 classic TIFF, 1 BigTIFF */
     int verbose;
 } mk_opts_t;

@@ -1,7 +1,8 @@
 /* The per-pixel painter. Work is decided per tile first (which blobs,
- * bubbles, ink, blur, focus faults and edge can reach it, read from the grid cells
- * under the tile), so that glass-only tiles cost a noise hash per pixel
- * and only tiles that need a feature pay for it. */
+ * bubbles, ink, blur, focus faults, pale patches and edge can reach it,
+ * read from the grid cells under the tile), so that glass-only tiles
+ * cost a noise hash per pixel and only tiles that need a feature pay for
+ * it. */
 #include "tests/gen/mk_paint.h"
 #include "tests/gen/mk_patch.h"
 #include "tests/gen/mk_util.h"
@@ -81,7 +82,10 @@ mk_scratch_destroy (mk_scratch_t **self_p)
     *self_p = NULL;
 }
 
-#define LUT_SIZE ((size_t) MK_DENS_LEVELS * 3 * 256)
+/* Rows per blob: the pale rows (levels -MK_DENS_PALE_ROWS..-1), then
+ * levels 0..63. */
+#define LUT_ROWS (MK_DENS_PALE_ROWS + MK_DENS_LEVELS)
+#define LUT_SIZE ((size_t) LUT_ROWS * 3 * 256)
 
 int
 mk_painter_init (mk_painter_t *p, const mk_scene_t *scene,
@@ -103,13 +107,15 @@ mk_painter_init (mk_painter_t *p, const mk_scene_t *scene,
     double od[256];
     for (int v = 0; v < 256; v++)
         od[v] = -log ((v + 0.5) / 256.0);
+    /* Level k's row is computed from k alone, so levels 0..63 give the
+     * same values whether or not the pale rows are there. */
     for (int b = 0; b < scene->nblobs; b++)
-        for (int k = 0; k < MK_DENS_LEVELS; k++) {
+        for (int k = -MK_DENS_PALE_ROWS; k < MK_DENS_LEVELS; k++) {
             double dens = MK_DENS_MIN * pow (MK_DENS_MAX / MK_DENS_MIN,
                                              (double) k / (MK_DENS_LEVELS - 1));
             for (int c = 0; c < 3; c++) {
                 uint8_t *t = p->lut + (size_t) b * LUT_SIZE
-                             + ((size_t) k * 3 + c) * 256;
+                             + ((size_t) (k + MK_DENS_PALE_ROWS) * 3 + c) * 256;
                 double g = dens * scene->blob[b].stain[c];
                 for (int v = 0; v < 256; v++)
                     t[v] = (uint8_t) mk_clamp (256.0 * exp (-od[v] * g), 0, 255);
@@ -130,7 +136,7 @@ mk_painter_free (mk_painter_t *p)
 /* What can reach one tile. */
 typedef struct {
     double d;              /* level downsample, level-0 px per pixel */
-    int tissue, full, pen, blur, focus;
+    int tissue, full, pen, blur, focus, pale;
     unsigned owners;       /* bit per blob present under the tile */
     int nbub;
     const mk_bubble_t *bub[MK_MAX_BUBBLE];
@@ -156,7 +162,7 @@ plan_tile (const mk_painter_t *p, mk_scratch_t *s, int level, int tx, int ty,
         mk_field_coord (s->Y[i], f->cell, f->gh, &s->iy[i], &s->fy[i]);
         s->ny[i] = s->iy[i] + (s->fy[i] >= 0.5f);
     }
-    float tmin = 1e30f, tmax = -1e30f, pen = 0, blur = 0, focus = 0;
+    float tmin = 1e30f, tmax = -1e30f, pen = 0, blur = 0, focus = 0, pale = 0;
     for (int j = s->iy[0]; j <= s->iy[T - 1] + 1; j++)
         for (int i = s->ix[0]; i <= s->ix[T - 1] + 1; i++) {
             const mk_cell_t *c = &f->cells[(size_t) j * f->gw + i];
@@ -165,6 +171,7 @@ plan_tile (const mk_painter_t *p, mk_scratch_t *s, int level, int tx, int ty,
             pen = c->pen_a > pen ? c->pen_a : pen;
             blur = c->blur > blur ? c->blur : blur;
             focus = c->focus > focus ? c->focus : focus;
+            pale = c->pale > pale ? c->pale : pale;
             tp->owners |= 1u << f->owner[(size_t) j * f->gw + i];
         }
     double x0 = (double) tx * T * tp->d, x1 = x0 + T * tp->d;
@@ -179,6 +186,7 @@ plan_tile (const mk_painter_t *p, mk_scratch_t *s, int level, int tx, int ty,
     tp->pen = pen > 0;
     tp->blur = blur > 0;
     tp->focus = focus > 0;
+    tp->pale = pale > 0;
     double ramp = tp->d;
     if ((tp->blur || tp->nbub) && 2.5 * sc->blur_sigma > ramp)
         ramp = 2.5 * sc->blur_sigma;
@@ -297,6 +305,14 @@ mk_paint_tile (const mk_painter_t *p, int level, int tx, int ty, uint8_t *rgb,
     }
     const float d = (float) tp.d, sigma_ramp = 2.5f * (float) sc->blur_sigma;
     const float focus_ramp = 2.5f * (float) sc->focus_sigma;
+    /* Beer-Lambert: optical density is stain density times the texel's
+     * own, so a pale patch's factor is a fixed number of density levels
+     * down (levels are geometric), scaled by the patch's weight so that
+     * its edge fades like a focus fault's. */
+    const float pale_levels = tp.pale ? (float) (-log (sc->pale_factor)
+                                                 / log (MK_DENS_MAX / MK_DENS_MIN)
+                                                 * (MK_DENS_LEVELS - 1))
+                                      : 0;
     const float amp = noise_amp (tp.d);
     const uint32_t key = noise_key (sc, level);
     const mk_edge_t *e = &sc->edge;
@@ -364,8 +380,22 @@ mk_paint_tile (const mk_painter_t *p, int level, int tx, int ty, uint8_t *rgb,
                     float kd = MIX (dens) - BUBBLE_PALE * inside + 0.5f;
                     int kl = kd < 0 ? 0 : kd > MK_DENS_LEVELS - 1
                                               ? MK_DENS_LEVELS - 1 : (int) kd;
+                    float wpale = tp.pale ? MIX (pale) : 0;
+                    if (wpale > 0) {
+                        /* Below level 0 into the pale rows, so that the
+                         * factor holds on the lightest tissue too;
+                         * shifted up before truncating, which then
+                         * floors. Only the stain changes: the texels
+                         * are the ones painted without pale (sharp,
+                         * unless a blur or focus fault overlaps). */
+                        float kp = kd - pale_levels * wpale;
+                        kp = kp < -MK_DENS_PALE_ROWS ? -MK_DENS_PALE_ROWS : kp;
+                        kl = (int) (kp + MK_DENS_PALE_ROWS) - MK_DENS_PALE_ROWS;
+                        kl = kl > MK_DENS_LEVELS - 1 ? MK_DENS_LEVELS - 1 : kl;
+                    }
                     const uint8_t *lut = p->lut + (size_t) bi * LUT_SIZE
-                                         + (size_t) kl * 3 * 256;
+                                         + (size_t) (kl + MK_DENS_PALE_ROWS)
+                                               * 3 * 256;
                     /* The texel: patch blend, then the focus fault's
                      * blend, then the blur's. */
                     float tex[3] = { 0, 0, 0 };

@@ -16,9 +16,10 @@ typedef struct {
     const mk_field_t *field;
     const mk_texset_t *tex;
     int tile;
-    /* Per blob, per density level, per channel: texture value -> painted
-     * value. Stain changes are products in optical density, which these
-     * tables turn into one lookup per channel. */
+    /* Per blob, per density level (the pale rows below level 0 first,
+     * mk_field.h), per channel: texture value -> painted value. Stain
+     * changes are products in optical density, which these tables turn
+     * into one lookup per channel. */
     uint8_t *lut;
     float *warp;     /* seam-bending table of the texture patches */
 } mk_painter_t;

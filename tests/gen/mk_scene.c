@@ -11,7 +11,7 @@
 
 enum {
     STREAM_BLOB = 1, STREAM_PEN, STREAM_BLUR, STREAM_FOLD, STREAM_BUBBLE,
-    STREAM_EDGE, STREAM_GLASS, STREAM_FOCUS
+    STREAM_EDGE, STREAM_GLASS, STREAM_FOCUS, STREAM_PALE
 };
 
 static const char *pen_names[] = { "green", "blue", "black", "red" };
@@ -347,21 +347,28 @@ plan_bubbles (mk_scene_t *s)
 }
 
 /* How far a focus fault of radius rad at (x, y) stays from the other
- * problems painted on tissue (blur, folds, bubbles, the other faults;
- * each taken as its bounding circle): negative when it overlaps one, so
- * that the fine and the coarse truth stay apart and the steps that run
- * before the focus step (pen, folds) leave most of it to be found. */
+ * problems painted on tissue (blur, folds, bubbles, the first nfocus
+ * faults; each taken as its bounding circle): negative when it overlaps
+ * one, so that the fine and the coarse truth stay apart and the steps
+ * that run before the focus step (pen, folds) leave most of it to be
+ * found. */
 static double
-focus_clearance (const mk_scene_t *s, double x, double y, double rad)
+clearance_of (const mk_scene_t *s, int nfocus, double x, double y, double rad)
 {
     double d = clear_of_problems (s, x, y) - rad;
     for (int i = 0; i < s->nbubble; i++)
         d = fmin (d, hypot (x - s->bubble[i].cx, y - s->bubble[i].cy)
                          - s->bubble[i].r - rad);
-    for (int i = 0; i < s->nfocus; i++)
+    for (int i = 0; i < nfocus; i++)
         d = fmin (d, hypot (x - s->focus[i].cx, y - s->focus[i].cy)
                          - fmax (s->focus[i].rx, s->focus[i].ry) - rad);
     return d;
+}
+
+static double
+focus_clearance (const mk_scene_t *s, double x, double y, double rad)
+{
+    return clearance_of (s, s->nfocus, x, y, rad);
 }
 
 /* A blob drawn with odds in proportion to its area squared: focus
@@ -446,6 +453,64 @@ plan_focus (mk_scene_t *s, const mk_opts_t *o)
     }
 }
 
+/* How far a pale patch of radius rad at (x, y) stays from what a focus
+ * fault keeps clear of (blur, folds, bubbles, focus faults) and from the
+ * other pale patches. With --focus-all the one fault covers the whole
+ * slide and no place is clear of it, so it is left out: pale patches
+ * then lie where they would without it. */
+static double
+pale_clearance (const mk_scene_t *s, int focus_all, double x, double y,
+                double rad)
+{
+    double d = clearance_of (s, focus_all ? 0 : s->nfocus, x, y, rad);
+    for (int i = 0; i < s->npale; i++)
+        d = fmin (d, hypot (x - s->pale[i].cx, y - s->pale[i].cy)
+                         - fmax (s->pale[i].rx, s->pale[i].ry) - rad);
+    return d;
+}
+
+/* Pale patches: tissue that is weakly stained but in focus (thin
+ * sections, under-staining, a faded slide), so that a QC step that
+ * reads lightness as blur or as missing tissue can be caught. Stain
+ * density is the factor (0.33-0.55 of normal) times what it would be.
+ * Placed like focus faults (1-2 elliptical patches of their size, on the
+ * larger pieces of tissue, clear of the other problems where there is
+ * room), and planned after everything else from their own stream, so
+ * every other feature lies where it lay before pale existed. */
+static void
+plan_pale (mk_scene_t *s, const mk_opts_t *o)
+{
+    mk_rng_t r;
+    mk_rng_init (&r, s->seed, STREAM_PALE);
+    double drawn = mk_rng_range (&r, 0.33, 0.55);
+    s->pale_factor = o->pale_factor > 0 ? o->pale_factor : drawn;
+    if (s->nblobs == 0)
+        return;
+    double small = s->w < s->h ? s->w : s->h;
+    int n = mk_rng_unit (&r) < 0.5 ? 2 : 1;
+    for (int i = 0; i < n; i++) {
+        mk_ellipse_t best = { 0 };
+        double best_d = -1e300;
+        for (int attempt = 0; attempt < 100 && best_d < 0; attempt++) {
+            const mk_blob_t *b = blob_by_area (s, &r);
+            mk_ellipse_t e;
+            point_in_outline (b, &r, 0.7, &e.cx, &e.cy);
+            e.rx = fmax (b->R * fmin (b->ax, b->ay) * mk_rng_range (&r, 0.3, 0.45),
+                         0.06 * small);
+            e.ry = e.rx * mk_rng_range (&r, 0.6, 1.0);
+            double rot = mk_rng_range (&r, 0, M_PI);
+            e.cs = cos (rot);
+            e.sn = sin (rot);
+            double d = pale_clearance (s, o->focus_all, e.cx, e.cy, 0.7 * e.rx);
+            if (d > best_d) {
+                best_d = d;
+                best = e;
+            }
+        }
+        s->pale[s->npale++] = best;
+    }
+}
+
 static void
 plan_edge (mk_scene_t *s)
 {
@@ -501,6 +566,7 @@ mk_scene_plan (mk_scene_t *s, const mk_opts_t *o, int ntex)
     plan_bubbles (s);
     plan_edge (s);
     plan_focus (s, o);
+    plan_pale (s, o);
     if (!(o->features & MK_F_TISSUE))
         s->nblobs = 0;
     if (!(o->features & MK_F_PEN))
@@ -515,6 +581,8 @@ mk_scene_plan (mk_scene_t *s, const mk_opts_t *o, int ntex)
         s->edge.present = 0;
     if (!(o->features & MK_F_FOCUS))
         s->nfocus = 0;
+    if (!(o->features & MK_F_PALE))
+        s->npale = 0;
 }
 
 unsigned

@@ -19,6 +19,7 @@
 #define MK_MAX_BLUR 2
 #define MK_MAX_BUBBLE 3
 #define MK_MAX_FOCUS 2
+#define MK_MAX_PALE 2
 
 /* A piece of tissue: a star-shaped outline (radius as a sum of random
  * harmonics of the angle) on a rotated ellipse. Its texture is one of the
@@ -80,10 +81,14 @@ typedef struct {
     mk_edge_t edge;
     int nfocus;
     mk_ellipse_t focus[MK_MAX_FOCUS];  /* focus faults: fine blur */
+    double pale_factor;      /* pale patches' density, times normal */
+    int npale;
+    mk_ellipse_t pale[MK_MAX_PALE];    /* weakly stained, sharp tissue */
 } mk_scene_t;
 
 /* Chooses every shape from opts (size, seed, features, mpp, blur and
- * focus sigmas) for a texture set of ntex images. Cannot fail. */
+ * focus sigmas, pale factor) for a texture set of ntex images. Cannot
+ * fail. */
 void mk_scene_plan (mk_scene_t *scene, const mk_opts_t *opts, int ntex);
 /* Bit i set when blob textures use texture i. */
 unsigned mk_scene_textures_used (const mk_scene_t *scene);

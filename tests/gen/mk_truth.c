@@ -33,10 +33,11 @@ in_bubble (const mk_scene_t *s, double x, double y)
     return 0;
 }
 
-/* One byte per mask pixel, bit i set when mask i holds there. */
+/* One flag word per mask pixel, bit i set when mask i holds there (nine
+ * masks: a byte is too small). */
 static void
 fill_flags (const mk_scene_t *s, const mk_field_t *f, int tw, int th,
-            uint8_t *flags)
+            uint16_t *flags)
 {
     double sx = (double) s->w / tw, sy = (double) s->h / th;
     double foot = sx > sy ? sx : sy;
@@ -53,9 +54,11 @@ fill_flags (const mk_scene_t *s, const mk_field_t *f, int tw, int th,
             v |= (unsigned) in_bubble (s, X, Y) << 4;
             v |= (unsigned) (s->edge.present && on_edge (&s->edge, X, Y, foot)) << 5;
             v |= (unsigned) (tissue && c.focus > 0.5f) << 6;
-            /* usable: tissue with none of the problems */
-            v |= (unsigned) (v == 1) << MK_NFEATURES;
-            flags[(size_t) y * tw + x] = (uint8_t) v;
+            v |= (unsigned) (tissue && c.pale > 0.5f) << 7;
+            /* usable: tissue with none of the problems. Pale tissue is
+             * weakly stained but sharp and whole, so QC should keep it. */
+            v |= (unsigned) ((v & ~(unsigned) MK_F_PALE) == 1) << MK_NFEATURES;
+            flags[(size_t) y * tw + x] = (uint16_t) v;
         }
 }
 
@@ -108,11 +111,12 @@ write_json (const char *path, const mk_opts_t *o, const mk_scene_t *s,
             fprintf (fp, "%s\"%s\"", n++ ? ", " : "", mk_feature_name (i));
     fprintf (fp, "],\n  \"blur_sigma_px\": %.3f,\n", s->blur_sigma);
     fprintf (fp, "  \"focus_sigma_px\": %.3f,\n", s->focus_sigma);
+    fprintf (fp, "  \"pale_factor\": %.4f,\n", s->pale_factor);
     fprintf (fp, "  \"counts\": {\"tissue_pieces\": %d, \"pen_strokes\": %d, "
                  "\"blur_regions\": %d, \"folds\": %d, \"bubbles\": %d, "
-                 "\"edges\": %d, \"focus_regions\": %d},\n",
+                 "\"edges\": %d, \"focus_regions\": %d, \"pale_regions\": %d},\n",
              s->nblobs, s->npen, s->nblur, s->nfold, s->nbubble,
-             s->edge.present, s->nfocus);
+             s->edge.present, s->nfocus, s->npale);
     fprintf (fp, "  \"pen_colors\": [");
     for (int i = 0; i < s->npen; i++)
         fprintf (fp, "%s\"%s\"", i ? ", " : "", mk_pen_color_name (s->pen[i].color));
@@ -148,7 +152,8 @@ mk_truth_write (const mk_opts_t *o, const mk_scene_t *s, const mk_field_t *f,
     if (th < 1)
         th = 1;
     size_t n = (size_t) tw * th;
-    uint8_t *flags = malloc (n), *mask = malloc (n);
+    uint16_t *flags = malloc (n * sizeof *flags);
+    uint8_t *mask = malloc (n);
     int rc = -1;
     if (!flags || !mask) {
         snprintf (err, errlen, "out of memory for truth masks");

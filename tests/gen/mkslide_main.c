@@ -98,9 +98,11 @@ print_plan (const mk_opts_t *o, const slide_t *s, const char *texdir)
              (unsigned long long) o->seed, texdir);
     fprintf (stderr, "qc-mkslide: %d tissue pieces, %d pen strokes, %d blur "
                      "regions (sigma %.1f px), %d focus faults (sigma %.1f "
-                     "px), %d folds, %d bubbles, edge %s\n",
+                     "px), %d pale patches (density x%.2f), %d folds, %d "
+                     "bubbles, edge %s\n",
              s->scene.nblobs, s->scene.npen, s->scene.nblur,
              s->scene.blur_sigma, s->scene.nfocus, s->scene.focus_sigma,
+             s->scene.npale, s->scene.pale_factor,
              s->scene.nfold, s->scene.nbubble,
              s->scene.edge.present ? mk_edge_side_name (s->scene.edge.side)
                                    : "none");

@@ -43,7 +43,7 @@ check() {
         echo "FAIL $name: lowest level does not decode: $(cat "$tmp/err")"
         fail=$((fail + 1)); return
     fi
-    for f in tissue pen blur dark bubble edge focus usable; do
+    for f in tissue pen blur dark bubble edge focus pale usable; do
         if [ ! -s "$tmp/${name}_truth_$f.png" ]; then
             echo "FAIL $name: no $f truth mask"; fail=$((fail + 1)); return
         fi
@@ -68,6 +68,10 @@ check notissue 800 600 --features all,-tissue
 check onethread 2100 1300 --threads 1 --seed 77
 check finefocus 2400 1800 --focus-sigma 4 --seed 9
 check nofocus 1600 1200 --features all,-focus
+check pale 1600 1200 --features all,pale --seed 6
+check paletiny 40 30 --features tissue,pale --pale-factor 0.2
+check palewide 6000 90 --features all,pale --seed 5
+check palefocusall 1600 1200 --features all,pale --focus-all --seed 2
 
 echo "$n slides, $fail failed"
 [ "$fail" -eq 0 ]

@@ -240,7 +240,7 @@ test_generated (void)
         qc_rgb_destroy (&edge);
         unlink (path);
         static const char *masks[] = { "tissue", "pen", "blur", "dark", "bubble",
-                                       "edge", "usable" };
+                                       "edge", "focus", "pale", "usable" };
         for (size_t i = 0; i < sizeof masks / sizeof *masks; i++) {
             snprintf (tp, sizeof tp, "%s/gen%d_truth_%s.png", dir, seeds[k], masks[i]);
             unlink (tp);

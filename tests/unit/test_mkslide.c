@@ -2,7 +2,8 @@
  * program (bin/qc-mkslide, from the repository root) into a temporary
  * folder, and what it wrote is checked through OpenSlide and libpng:
  * Aperio vendor, levels, metadata, pixels against the truth masks,
- * byte-for-byte determinism, and usage errors. */
+ * byte-for-byte determinism, pale (weakly stained) patches against the
+ * same slide without them, and usage errors. */
 #include "tests/unit/check.h"
 
 #include <dirent.h>
@@ -367,6 +368,186 @@ test_determinism (void)
                        path_in (tb, sizeof tb, "c/slide_truth_focus.png")));
 }
 
+/* Mean optical density of a pixel's three channels, as the painter's
+ * colour tables define it (value v stands for exp(-od) of 256). */
+static double
+pixel_od (uint32_t p)
+{
+    double od = 0;
+    for (int k = 0; k < 3; k++)
+        od -= log (((p >> (8 * k) & 255) + 0.5) / 256.0);
+    return od / 3;
+}
+
+/* The number after "key": in a JSON text, or NAN. */
+static double
+json_number (const char *json, const char *key)
+{
+    char pat[64];
+    snprintf (pat, sizeof pat, "\"%s\": ", key);
+    const char *at = json ? strstr (json, pat) : NULL;
+    return at ? strtod (at + strlen (pat), NULL) : NAN;
+}
+
+/* One pale slide (dir/slide.svs, `--features all,pale` plus extra
+ * arguments) against a/slide.svs, the same seed without pale (written by
+ * test_slide, under the same file name so that the descriptions agree).
+ * Inside the pale truth (other problems left out) mean optical density
+ * is the factor times the plain slide's, and detail in optical density
+ * shrinks by the same factor, no more: the texture is as sharp, only
+ * fainter. Away from the patches (past their fading edge, a JPEG block
+ * and a grid cell) level 0 is the very same. Returns the factor the JSON
+ * gave. */
+static double
+check_pale_slide (const char *sub, const char *extra_opt, const char *extra_val)
+{
+    char slide[512], dir[512], p[512];
+    path_in (dir, sizeof dir, "%s", sub);
+    path_in (slide, sizeof slide, "%s/slide.svs", sub);
+    CHECK (mkdir (dir, 0755) == 0);
+    int rc = run_mkslide (NULL, 0, "-o", slide, "--width", "2000", "--height",
+                          "1500", "--seed", "7", "--features", "all,pale",
+                          "--truth", dir, "--truth-width", "500", "--textures",
+                          textures, extra_opt, extra_val, NULL);
+    CHECK (rc == 0, "qc-mkslide %s exit %d", sub, rc);
+    size_t jlen = 0;
+    char *json = (char *) slurp (path_in (p, sizeof p, "%s/slide_truth.json",
+                                          sub), &jlen);
+    double factor = json_number (json, "pale_factor");
+    double regions = json_number (json, "pale_regions");
+    CHECK (json && strstr (json, "\"focus\", \"pale\"]"),
+           "%s: pale not among the JSON's features", sub);
+    CHECK (factor >= 0.1 && factor <= 1 && regions >= 1 && regions <= 2,
+           "%s: pale_factor %g, pale_regions %g", sub, factor, regions);
+    free (json);
+
+    /* Masks: pale (and the problems to leave out), usable here and in
+     * the plain slide. */
+    static const char *names[] = { "pale", "pen", "blur", "dark", "bubble",
+                                   "focus", "usable" };
+    enum { PALE, USE = 6, NM = 7 };
+    uint8_t *m[NM] = { 0 }, *plain_use = NULL;
+    int ok = 1;
+    for (int i = 0; i < NM; i++) {
+        int mw = 0, mh = 0;
+        m[i] = read_mask (path_in (p, sizeof p, "%s/slide_truth_%s.png", sub,
+                                   names[i]), &mw, &mh);
+        ok = ok && m[i] && mw == 500 && mh == 375;
+    }
+    int mw = 0, mh = 0;
+    plain_use = read_mask (path_in (p, sizeof p, "a/slide_truth_usable.png"),
+                           &mw, &mh);
+    ok = ok && plain_use && mw == 500 && mh == 375;
+    CHECK (ok, "%s: truth masks unreadable", sub);
+    /* Pale tissue is good tissue: usable does not change. */
+    CHECK (ok && memcmp (m[USE], plain_use, 500 * 375) == 0,
+           "%s: pale patches changed the usable mask", sub);
+
+    openslide_t *osr = ok ? openslide_open (slide) : NULL;
+    path_in (p, sizeof p, "a/slide.svs");
+    openslide_t *plain = ok ? openslide_open (p) : NULL;
+    CHECK (!ok || (osr && plain));
+    int64_t w = 0, h = 0, w2 = 0, h2 = 0;
+    uint32_t *px = osr ? read_level (osr, 0, &w, &h) : NULL;
+    uint32_t *ref = plain ? read_level (plain, 0, &w2, &h2) : NULL;
+    CHECK (!osr || !plain || (px && ref && w == w2 && h == h2));
+    if (px && ref && w == w2 && h == h2) {
+        /* Away: no pale mask pixel within 16 mask pixels (64 here): a
+         * patch's ramp (weight 0.5 to 0) is under 32 px on this size. */
+        enum { AWAY = 16 };
+        uint8_t *near = calloc (500 * 375, 1);
+        for (int y = 0; near && y < 375; y++)
+            for (int x = 0; x < 500; x++) {
+                if (!m[PALE][y * 500 + x])
+                    continue;
+                for (int v = y - AWAY; v <= y + AWAY; v++)
+                    for (int u = x - AWAY; u <= x + AWAY; u++)
+                        if (u >= 0 && u < 500 && v >= 0 && v < 375)
+                            near[v * 500 + u] = 1;
+            }
+        long n = 0, away = 0, differ = 0;
+        double od = 0, od_ref = 0, lap = 0, lap_ref = 0;
+        for (int64_t y = 1; near && y + 1 < h; y++)
+            for (int64_t x = 1; x + 1 < w; x++) {
+                size_t k = (size_t) (y * 375 / h) * 500 + (size_t) (x * 500 / w);
+                int64_t i = y * w + x;
+                if (!near[k]) {
+                    away++;
+                    differ += (px[i] & 0xffffff) != (ref[i] & 0xffffff);
+                    continue;
+                }
+                int other = 0;
+                for (int q = 1; q < USE; q++)
+                    other |= m[q][k];
+                if (!m[PALE][k] || other)
+                    continue;
+                n++;
+                od += pixel_od (px[i]);
+                od_ref += pixel_od (ref[i]);
+                lap += fabs (4 * pixel_od (px[i]) - pixel_od (px[i - 1])
+                             - pixel_od (px[i + 1]) - pixel_od (px[i - w])
+                             - pixel_od (px[i + w]));
+                lap_ref += fabs (4 * pixel_od (ref[i]) - pixel_od (ref[i - 1])
+                                 - pixel_od (ref[i + 1]) - pixel_od (ref[i - w])
+                                 - pixel_od (ref[i + w]));
+            }
+        double ratio = od_ref > 0 ? od / od_ref : NAN;
+        double lap_ratio = lap_ref > 0 ? lap / lap_ref : NAN;
+        printf ("pale %s: factor %.3f, %ld px: optical density x%.3f, "
+                "its detail x%.3f; %ld of %ld px away differ\n", sub, factor,
+                n, ratio, lap_ratio, differ, away);
+        /* The truth takes in the inner half of the fading edge, and JPEG
+         * noise adds a little density: a little over the factor. */
+        CHECK (n > 1000 && ratio > 0.9 * factor && ratio < factor + 0.08,
+               "%s: optical density x%.3f in pale patches, factor %.3f", sub,
+               ratio, factor);
+        /* Blur would take detail away on top of the factor. */
+        CHECK (lap_ratio > 0.85 * ratio && lap_ratio < 1.2 * ratio,
+               "%s: detail x%.3f, density x%.3f: pale tissue must stay sharp",
+               sub, lap_ratio, ratio);
+        CHECK (away > 0 && differ == 0, "%s: %ld pixels away from pale "
+               "patches differ from the plain slide", sub, differ);
+        free (near);
+    }
+    free (px);
+    free (ref);
+    if (osr)
+        openslide_close (osr);
+    if (plain)
+        openslide_close (plain);
+    for (int i = 0; i < NM; i++)
+        free (m[i]);
+    free (plain_use);
+    return factor;
+}
+
+/* pale: weakly stained but sharp tissue, only when named (all leaves it
+ * out, so earlier slides keep their bytes), with the factor drawn from
+ * the seed or given by --pale-factor. Needs a/ from test_slide. */
+static void
+test_pale (void)
+{
+    char p[512];
+    size_t jlen = 0;
+    char *json = (char *) slurp (path_in (p, sizeof p, "a/slide_truth.json"), &jlen);
+    CHECK (json && strstr (json, "\"pale_regions\": 0")
+           && !strstr (json, "\"pale\"]"), "all must leave pale out");
+    free (json);
+    int mw = 0, mh = 0;
+    uint8_t *none = read_mask (path_in (p, sizeof p, "a/slide_truth_pale.png"),
+                               &mw, &mh);
+    long on = 0;
+    for (int k = 0; none && k < mw * mh; k++)
+        on += none[k] != 0;
+    CHECK (none && on == 0, "pale mask of a slide without pale: %ld pixels", on);
+    free (none);
+
+    double drawn = check_pale_slide ("p", NULL, NULL);
+    CHECK (drawn >= 0.33 && drawn <= 0.55, "drawn pale factor %.4f", drawn);
+    double given = check_pale_slide ("q", "--pale-factor", "0.5");
+    CHECK (fabs (given - 0.5) < 1e-9, "--pale-factor 0.5 gave %.4f", given);
+}
+
 /* --no-mag: an Aperio slide without mpp or objective power. */
 static void
 test_no_mag (void)
@@ -441,6 +622,10 @@ test_usage (void)
     CHECK (run_mkslide (NULL, 1, "-o", s, "--features", "blur", NULL) == 2);
     CHECK (run_mkslide (NULL, 1, "-o", s, "--features", "focus", NULL) == 2);
     CHECK (run_mkslide (NULL, 1, "-o", s, "--focus-sigma", "0", NULL) == 2);
+    CHECK (run_mkslide (NULL, 1, "-o", s, "--features", "pale", NULL) == 2);
+    CHECK (run_mkslide (NULL, 1, "-o", s, "--features", "all,-tissue,pale", NULL) == 2);
+    CHECK (run_mkslide (NULL, 1, "-o", s, "--pale-factor", "0.05", NULL) == 2);
+    CHECK (run_mkslide (NULL, 1, "-o", s, "--pale-factor", "1.5", NULL) == 2);
     CHECK (run_mkslide (NULL, 1, "-o", s, "--quality", "101", NULL) == 2);
     CHECK (run_mkslide (NULL, 1, "-o", s, "--tile", "100", NULL) == 2);
     CHECK (run_mkslide (NULL, 1, "-o", s, "--bigtiff", "--classic-tiff", NULL) == 2);
@@ -450,7 +635,8 @@ test_usage (void)
     CHECK (run_mkslide (help, 0, "--help", NULL) == 0);
     size_t len = 0;
     char *text = (char *) slurp (help, &len);
-    CHECK (text && strstr (text, "Usage: qc-mkslide") && strstr (text, "--truth"));
+    CHECK (text && strstr (text, "Usage: qc-mkslide") && strstr (text, "--truth")
+           && strstr (text, "--pale-factor"));
     free (text);
 }
 
@@ -491,6 +677,7 @@ main (void)
     CHECK (mkdtemp (tmp) != NULL);
     test_slide ();
     test_determinism ();
+    test_pale ();
     test_no_mag ();
     test_levels_and_mag ();
     test_usage ();
