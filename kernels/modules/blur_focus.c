@@ -36,9 +36,14 @@
  *             and a floor (absolute_threshold, gray levels), as
  *             identifyBlurryRegionsLocal judges (blur_local.c): a
  *             slide's scanner, JPEG quality and stain set its typical
- *             sharpness; then the edges of what is blurry, judged again
- *             in a 3 x 3 window (edge_relative_threshold .45), and
- *             pieces under min_size pixels dropped (focus_algo.h)
+ *             sharpness; but only where the fine detail is also low
+ *             beside the block's coarser detail (1 <= u + v < 5: pale
+ *             tissue in focus has little of both, a fault keeps the
+ *             coarser; ratio_threshold .5 of the slide's median ratio),
+ *             or the coarser detail is gone too (coarse blur); then the
+ *             edges of what is blurry, judged again in a 3 x 3 window
+ *             (edge_relative_threshold .45), and pieces under min_size
+ *             pixels dropped (focus_algo.h)
  *
  * then as the other blur steps: at img_mask_use's size, removed from
  * it, "_blurry.png", kept as "blurry", the blurry_removed_* columns.
@@ -145,6 +150,8 @@ get_params (const qc_config_section_t *sec, qc_focus_params_t *p, char *err,
                             QC_FOCUS_MAX_MIN_SIZE, &min_size, err, errlen)
         || qc_bb_check_range (sec, "warn_sharpness", p->warn_sharpness, 0, 255,
                               &p->warn_sharpness, err, errlen)
+        || qc_bb_check_range (sec, "ratio_threshold", p->ratio_threshold, 0, 1,
+                              &p->ratio_threshold, err, errlen)
         || qc_bb_check_mask_statistics (sec, err, errlen)
         || qc_config_get_string (sec, "magnification", NULL, &mag, err,
                                  errlen))
@@ -271,12 +278,12 @@ tiles_with_blocks (const geom_t *g, const blocks_map_t *b, long *n)
     return count;
 }
 
-/* The measured blocks' hf squared and the mask pixels they belong to,
- * in the order the tiles were read (so that each mask pixel's sum adds
- * them in that order). */
+/* The measured blocks' hf and mid squared and the mask pixels they
+ * belong to, in the order the tiles were read (so that each mask pixel's
+ * sum adds them in that order). */
 typedef struct {
     int32_t *idx;
-    float *val;
+    float *val, *mid;
     size_t n, cap;
 } energies_t;
 
@@ -296,8 +303,8 @@ typedef struct {
     char err[256];
 } part_t;
 
-/* Reads the part's tiles' blocks and lists the measured ones' hf
- * squared under their mask pixels. 0, or -1 (err). */
+/* Reads the part's tiles' blocks and lists the measured ones' hf and
+ * mid squared under their mask pixels. 0, or -1 (err). */
 static int
 measure_tiles (part_t *pt)
 {
@@ -306,9 +313,10 @@ measure_tiles (part_t *pt)
     energies_t *e = &pt->e;
     const int tbw = g->tw / 8, tbh = g->th / 8;
     float *hf = malloc ((size_t) tbw * (size_t) tbh * sizeof *hf);
+    float *mid = malloc ((size_t) tbw * (size_t) tbh * sizeof *mid);
     float *luma = malloc ((size_t) tbw * (size_t) tbh * sizeof *luma);
     int rc = -1;
-    if (!hf || !luma) {
+    if (!hf || !mid || !luma) {
         snprintf (pt->err, sizeof pt->err, "out of memory for a %d x %d tile",
                   g->tw, g->th);
         goto done;
@@ -321,10 +329,10 @@ measure_tiles (part_t *pt)
         int nbx, nby;
         qc_focus_tile_blocks (g->lw, g->lh, g->tw, g->th, tx, ty, &bx, &by,
                               &nbx, &nby);
-        const float *thf = hf, *tluma = luma;
-        if (qc_focus_ahead_tile (pt->ahead, t, &thf, &tluma))
+        const float *thf = hf, *tmid = mid, *tluma = luma;
+        if (qc_focus_ahead_tile (pt->ahead, t, &thf, &tmid, &tluma))
             pt->from_ahead++;
-        else if (qc_slide_blocks_read (pt->blocks, bx, by, nbx, nby, hf,
+        else if (qc_slide_blocks_read (pt->blocks, bx, by, nbx, nby, hf, mid,
                                        luma, pt->err, sizeof pt->err) != 0)
             goto done;
         for (int j = 0; j < nby; j++) {
@@ -340,6 +348,7 @@ measure_tiles (part_t *pt)
                     goto done;
                 }
                 e->idx[e->n] = my * g->mw + map->cols[bx + i];
+                e->mid[e->n] = tmid[b] * tmid[b];
                 e->val[e->n++] = thf[b] * thf[b];
             }
         }
@@ -347,6 +356,7 @@ measure_tiles (part_t *pt)
     rc = 0;
 done:
     free (hf);
+    free (mid);
     free (luma);
     return rc;
 }
@@ -412,9 +422,10 @@ measure_parallel (qc_run_t *run, qc_slide_blocks_t *blocks, int level,
         size_t cap = parts[k].e.cap ? parts[k].e.cap : 1;
         parts[k].e.idx = malloc (cap * sizeof *parts[k].e.idx);
         parts[k].e.val = malloc (cap * sizeof *parts[k].e.val);
+        parts[k].e.mid = malloc (cap * sizeof *parts[k].e.mid);
         parts[k].blocks = k == 0 ? blocks
             : qc_slide_blocks_open (run->slide, level, band, err, errlen);
-        if (!parts[k].e.idx || !parts[k].e.val || !parts[k].blocks) {
+        if (!parts[k].e.idx || !parts[k].e.val || !parts[k].e.mid || !parts[k].blocks) {
             if (parts[k].blocks || k == 0)
                 snprintf (err, errlen, "out of memory for %zu blocks", cap);
             rc = -1;
@@ -433,6 +444,7 @@ measure_parallel (qc_run_t *run, qc_slide_blocks_t *blocks, int level,
         if (rc == 0) {
             memcpy (e->idx + e->n, parts[k].e.idx, parts[k].e.n * sizeof *e->idx);
             memcpy (e->val + e->n, parts[k].e.val, parts[k].e.n * sizeof *e->val);
+            memcpy (e->mid + e->n, parts[k].e.mid, parts[k].e.n * sizeof *e->mid);
             e->n += parts[k].e.n;
             *from_ahead += parts[k].from_ahead;
         }
@@ -444,6 +456,7 @@ measure_parallel (qc_run_t *run, qc_slide_blocks_t *blocks, int level,
         }
         free (parts[k].e.idx);
         free (parts[k].e.val);
+        free (parts[k].e.mid);
     }
     return rc;
 }
@@ -515,6 +528,7 @@ run_focus (qc_run_t *run)
     int mw = use->w, mh = use->h, rc = -1;
     qc_mask_t *meas = qc_mask_new (mw, mh), *blurry = qc_mask_new (mw, mh);
     qc_fimg_t *sum = qc_fimg_new (mw, mh), *count = qc_fimg_new (mw, mh);
+    qc_fimg_t *mid = qc_fimg_new (mw, mh);
     blocks_map_t map = { 0 };
     energies_t en = { 0 };
     qc_slide_blocks_stats_t extra = { 0 };   /* the other threads' reads */
@@ -532,7 +546,7 @@ run_focus (qc_run_t *run)
         qc_run_fail (run, "measuring level %d: %s", level, err);
         goto done;
     }
-    if (!meas || !blurry || !sum || !count) {
+    if (!meas || !blurry || !sum || !mid || !count) {
         qc_run_fail (run, "out of memory for %d x %d masks", mw, mh);
         goto done;
     }
@@ -553,7 +567,8 @@ run_focus (qc_run_t *run)
         en.cap += map.sampled[i];
     en.idx = malloc ((en.cap ? en.cap : 1) * sizeof *en.idx);
     en.val = malloc ((en.cap ? en.cap : 1) * sizeof *en.val);
-    if (!en.idx || !en.val) {
+    en.mid = malloc ((en.cap ? en.cap : 1) * sizeof *en.mid);
+    if (!en.idx || !en.val || !en.mid) {
         qc_run_fail (run, "out of memory for %zu blocks", en.cap);
         goto done;
     }
@@ -575,12 +590,13 @@ run_focus (qc_run_t *run)
     last_stats.read_seconds = qc_clock_s () - t_read;
     /* the energies and counts go where the planes are (a GPU's, maybe) */
     if (ops->fimg_scatter (en.idx, en.val, en.n, 0.0, sum) != 0
+        || ops->fimg_scatter (en.idx, en.mid, en.n, 0.0, mid) != 0
         || ops->fimg_scatter (en.idx, NULL, en.n, 0.0, count) != 0) {
         qc_run_fail (run, "placing %zu block measures failed", en.n);
         goto done;
     }
-    if (qc_focus_map (ops, sum, count, use, &p, blurry,
-                      &last_stats.threshold, &last_stats.reference) != 0) {
+    if (qc_focus_map (ops, sum, mid, count, use, &p, blurry, &last_stats.threshold,
+                      &last_stats.reference, &last_stats.ratio_reference) != 0) {
         qc_run_fail (run, "focus map failed on a %d x %d mask (out of "
                      "memory?)", mw, mh);
         goto done;
@@ -588,9 +604,16 @@ run_focus (qc_run_t *run)
     /* The slide's own sharpness, for a lab to compare slides with: the
      * blurry are judged against it, so a slide out of focus all over
      * shows here and not in the mask */
-    qc_log (QC_LOG_INFO, run->step, "the tissue's median detail: %.3g gray levels "
-            "(level %d, %.3gx, band %d); blurry under %.3g", last_stats.reference,
-            level, last_stats.level_mag, last_stats.band, last_stats.threshold);
+    if (last_stats.ratio_reference > 0)
+        qc_log (QC_LOG_INFO, run->step, "the tissue's median detail: %.3g gray levels "
+                "(level %d, %.3gx, band %d), %.3g of its coarser detail; blurry under "
+                "%.3g, and under %.3g of its coarser detail", last_stats.reference,
+                level, last_stats.level_mag, last_stats.band, last_stats.ratio_reference,
+                last_stats.threshold, p.ratio_threshold * last_stats.ratio_reference);
+    else
+        qc_log (QC_LOG_INFO, run->step, "the tissue's median detail: %.3g gray levels "
+                "(level %d, %.3gx, band %d); blurry under %.3g", last_stats.reference,
+                level, last_stats.level_mag, last_stats.band, last_stats.threshold);
     if (last_stats.reference > 0 && last_stats.reference < p.warn_sharpness)
         qc_run_warn (run, "the tissue's median detail is %.3g gray levels, under "
                      "warn_sharpness (%.3g): the slide may be out of focus all over "
@@ -626,10 +649,12 @@ done:
     blocks_map_free (&map);
     free (en.idx);
     free (en.val);
+    free (en.mid);
     qc_slide_blocks_close (&blocks);
     qc_mask_destroy (&meas);
     qc_mask_destroy (&blurry);
     qc_fimg_destroy (&sum);
+    qc_fimg_destroy (&mid);
     qc_fimg_destroy (&count);
     return rc;
 }
@@ -655,7 +680,7 @@ prefetch_focus (qc_run_t *run)
 static const char *const params[] = {
     "magnification", "window", "relative_threshold", "edge_relative_threshold",
     "absolute_threshold", "min_fraction", "edge_erode", "max_gray",
-    "min_size", "mask_statistics", "warn_sharpness", NULL
+    "min_size", "mask_statistics", "warn_sharpness", "ratio_threshold", NULL
 };
 
 static const char *const columns[] = {

@@ -12,10 +12,10 @@
 struct qc_focus_ahead {
     int level, band;
     int ntx, nty;
-    int32_t *slot;            /* per tile: its place in hf / luma; -1:
+    int32_t *slot;            /* per tile: its place in hf / mid / luma; -1:
                                  not read ahead */
     size_t per_tile;          /* floats a tile's place holds */
-    float *hf, *luma;
+    float *hf, *mid, *luma;
     long tiles;               /* read */
     qc_slide_blocks_stats_t read;
     double seconds;
@@ -42,6 +42,7 @@ ahead_free (void *p)
         return;
     free (a->slot);
     free (a->hf);
+    free (a->mid);
     free (a->luma);
     free (a);
 }
@@ -131,7 +132,7 @@ read_main (void *arg)
         /* each tile is one thread's: its slot is set by it alone, and
          * read after the team has ended */
         size_t at = (size_t) k * a->per_tile;
-        if (qc_slide_blocks_read (s, bx, by, nbx, nby, a->hf + at,
+        if (qc_slide_blocks_read (s, bx, by, nbx, nby, a->hf + at, a->mid + at,
                                   a->luma + at, err, sizeof err) == 0) {
             a->slot[t] = k;
             tiles++;
@@ -169,7 +170,7 @@ give_slots (team_t *c)
 {
     qc_focus_ahead_t *a = c->a;
     size_t ntiles = (size_t) a->ntx * (size_t) a->nty;
-    size_t most = FOCUS_AHEAD_MAX_BYTES / (a->per_tile * 2 * sizeof (float));
+    size_t most = FOCUS_AHEAD_MAX_BYTES / (a->per_tile * 3 * sizeof (float));
     a->slot = malloc (ntiles * sizeof *a->slot);
     c->todo = malloc (ntiles * sizeof *c->todo);
     if (!a->slot || !c->todo)
@@ -181,8 +182,9 @@ give_slots (team_t *c)
     }
     size_t n = (c->ntodo ? c->ntodo : 1) * a->per_tile;
     a->hf = malloc (n * sizeof *a->hf);
+    a->mid = malloc (n * sizeof *a->mid);
     a->luma = malloc (n * sizeof *a->luma);
-    return a->hf && a->luma ? 0 : -1;
+    return a->hf && a->mid && a->luma ? 0 : -1;
 }
 
 void
@@ -268,13 +270,14 @@ qc_focus_ahead_for (const qc_run_t *run, int level, int band)
 
 int
 qc_focus_ahead_tile (const qc_focus_ahead_t *a, size_t t, const float **hf,
-                     const float **luma)
+                     const float **mid, const float **luma)
 {
-    if (!a || !hf || !luma || t >= (size_t) a->ntx * (size_t) a->nty
+    if (!a || !hf || !mid || !luma || t >= (size_t) a->ntx * (size_t) a->nty
         || a->slot[t] < 0)
         return 0;
     size_t at = (size_t) a->slot[t] * a->per_tile;
     *hf = a->hf + at;
+    *mid = a->mid + at;
     *luma = a->luma + at;
     return 1;
 }

@@ -16,7 +16,7 @@
  * a tile's blocks are the same numbers either way (qc_slide_blocks_read
  * of the same blocks), so the results do not depend on the guess.
  *
- * Memory: two floats a block (hf and luma), 1/8 byte a level pixel, for
+ * Memory: three floats a block (hf, mid and luma), 3/16 byte a level pixel, for
  * the guessed tiles only; at most FOCUS_AHEAD_MAX_BYTES, in tile order
  * (the rest are read by the step). */
 #ifndef QC_FOCUS_AHEAD_H
@@ -54,9 +54,10 @@ const qc_focus_ahead_t *qc_focus_ahead_for (const qc_run_t *run, int level,
                                             int band);
 
 /* Tile t's (raster order) blocks, nbx x nby as qc_focus_tile_blocks
- * gives, in *hf and *luma: 1, or 0 when t was not read ahead. */
+ * gives, in *hf, *mid and *luma: 1, or 0 when t was not read ahead. */
 int qc_focus_ahead_tile (const qc_focus_ahead_t *a, size_t t,
-                         const float **hf, const float **luma);
+                         const float **hf, const float **mid,
+                         const float **luma);
 
 /* Tiles read ahead, what reading them took (bytes, blocks: the
  * session's stats) and the seconds the read ahead took. */

@@ -27,6 +27,12 @@ typedef struct {
                                  (the reference) is under this is warned
                                  of (0: never): judged against itself, a
                                  slide blurred all over is not flagged */
+    double ratio_threshold;   /* blurry only where the ratio of fine to
+                                 coarser detail (hf / mid: block_measure.h)
+                                 is also under this times the tissue's
+                                 median ratio: pale tissue in focus has
+                                 little detail but its usual ratio
+                                 (0: off) */
 } qc_focus_params_t;
 
 /* The defaults (the figures behind them: blur_focus.c). */
@@ -42,6 +48,10 @@ typedef struct {
 #define QC_FOCUS_MAX_GRAY 0.9
 #define QC_FOCUS_MIN_SIZE 100
 #define QC_FOCUS_WARN_SHARPNESS 5.0
+#define QC_FOCUS_RATIO 0.5
+/* Tissue whose coarser detail is under this share of the tissue's median
+ * is judged by its fine detail alone (focus_algo.c, spare_structure). */
+#define QC_FOCUS_MID_FLOOR 0.25
 #define QC_FOCUS_MAX_MIN_SIZE 1000000
 #define QC_FOCUS_MAX_WINDOW 255
 #define QC_FOCUS_MAX_ERODE 16
@@ -67,23 +77,30 @@ int qc_focus_pick_level (const double *downsample, int nlevels,
 int qc_focus_band (double want, double level_mag);
 
 /* The blurry mask (tissue's size) from the blocks measured under each
- * mask pixel: sum (the sum of their hf squared: energy) and count (how
- * many; 0 where none was measured). A tissue pixel is judged where at
+ * mask pixel: sum (the sum of their hf squared: energy), mid (of their
+ * mid squared; NULL: no ratio rule; overwritten: its mean energy) and
+ * count (how many; 0 where none was measured). A tissue pixel is judged where at
  * least min_fraction of the window x window box around it was measured;
  * its sharpness is the RMS detail of the box (the root of the mean of
  * the measured pixels' mean energies), and it is blurry under max
  * (absolute_threshold, relative_threshold x the median sharpness of the
- * judged pixels above absolute_threshold). Then the edges: tissue within
+ * judged pixels above absolute_threshold), and, with mid and a
+ * ratio_threshold, where the box's ratio RMS hf / RMS mid is under
+ * ratio_threshold x the judged pixels' median ratio or its RMS mid under
+ * QC_FOCUS_MID_FLOOR x their median. Then the edges: tissue within
  * window / 2 pixels of blurry tissue is blurry too where its 3 x 3 RMS
  * is under max (absolute_threshold, edge_relative_threshold x that
- * median). Blurry pieces (8-connected) under min_size pixels are then
- * dropped. *threshold_used (if not NULL) gets the first bound, and
- * *reference (if not NULL) that median (0 when no pixel was above the
- * floor). 0, or -1 on a bad argument or no memory. */
+ * median). Blurry pieces
+ * (8-connected) under min_size pixels are then dropped. *threshold_used
+ * (if not NULL) gets the first bound, *reference (if not NULL) that
+ * median (0 when no pixel was above the floor), and *ratio_reference (if
+ * not NULL) the median ratio (0 without the rule). 0, or -1 on a bad
+ * argument or no memory. */
 int qc_focus_map (const qc_ops_t *ops, const qc_fimg_t *sum,
-                  const qc_fimg_t *count, const qc_mask_t *tissue,
-                  const qc_focus_params_t *p, qc_mask_t *blurry,
-                  double *threshold_used, double *reference);
+                  qc_fimg_t *mid, const qc_fimg_t *count,
+                  const qc_mask_t *tissue, const qc_focus_params_t *p,
+                  qc_mask_t *blurry, double *threshold_used, double *reference,
+                  double *ratio_reference);
 
 /* What the last focus step this thread ran did (blur_focus.c), for
  * benchmarks and tests; zeroed when a step starts. */
@@ -104,6 +121,8 @@ typedef struct {
     double threshold;         /* the bound under which tissue is blurry */
     double reference;         /* the tissue's median sharpness (gray
                                  levels of detail) it was set from */
+    double ratio_reference;   /* its median ratio of fine to coarser
+                                 detail (0: the rule is off) */
     double read_seconds;      /* of which reading and measuring tiles */
     double seconds;           /* the step's wall time */
 } qc_focus_stats_t;

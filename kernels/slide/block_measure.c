@@ -29,14 +29,20 @@ band_ok (int band)
 }
 
 void
-qc_block_from_dct (const float F[64], int band, float *hf, float *luma)
+qc_block_from_dct (const float F[64], int band, float *hf, float *mid, float *luma)
 {
     band = band_ok (band);
-    float e = 0;
+    float e = 0, m = 0;
     for (int v = 0; v < 8; v++)
-        for (int u = v < band ? band - v : 0; u < 8; u++)
-            e += F[v * 8 + u] * F[v * 8 + u];
+        for (int u = 0; u < 8; u++) {
+            float f2 = F[v * 8 + u] * F[v * 8 + u];
+            if (u + v >= band)
+                e += f2;
+            else if (u + v > 0)
+                m += f2;
+        }
     *hf = sqrtf (e) / 8.0f;
+    *mid = sqrtf (m) / 8.0f;
     *luma = F[0] / 8.0f + 128.0f;
 }
 
@@ -78,11 +84,11 @@ static const uint64_t BAND_BITS[QC_BLOCK_BAND_MAX + 1] = {
 
 void
 qc_block_from_coefs (const int16_t *const coef[], const float q[][64],
-                     int ncomp, int band, float *hf, float *luma)
+                     int ncomp, int band, float *hf, float *mid, float *luma)
 {
-    if (!hf || !luma)
+    if (!hf || !mid || !luma)
         return;
-    *hf = *luma = 0.0f;
+    *hf = *mid = *luma = 0.0f;
     if (!coef || !q || (ncomp != 1 && ncomp != 3))
         return;
     for (int c = 0; c < ncomp; c++)
@@ -101,16 +107,25 @@ qc_block_from_coefs (const int16_t *const coef[], const float q[][64],
             f += (float) coef[c][k] * q[c][k];
         e += f * f;
     }
+    float m = 0;
+    for (uint64_t left = nz & ~BAND_BITS[band] & ~1ull; left; left &= left - 1) {
+        int k = __builtin_ctzll (left);
+        float f = (float) coef[0][k] * q[0][k];
+        for (int c = 1; c < ncomp; c++)
+            f += (float) coef[c][k] * q[c][k];
+        m += f * f;
+    }
     float f0 = (float) coef[0][0] * q[0][0];
     for (int c = 1; c < ncomp; c++)
         f0 += (float) coef[c][0] * q[c][0];
     *hf = sqrtf (e) / 8.0f;
+    *mid = sqrtf (m) / 8.0f;
     *luma = f0 / 8.0f + 128.0f;
 }
 
 void
 qc_block_from_rgb (const uint8_t *rgb, size_t stride, int band, float *hf,
-                   float *luma)
+                   float *mid, float *luma)
 {
     pthread_once (&basis_once, make_basis);
     band = band_ok (band);
@@ -131,16 +146,20 @@ qc_block_from_rgb (const uint8_t *rgb, size_t stride, int band, float *hf,
             rows[r][u] = acc;
         }
     }
-    /* the low frequencies u + v < band, out of the whole energy */
-    double low = 0;
+    /* the low frequencies u + v < band, out of the whole energy; mid is
+       those but the mean's */
+    double low = 0, dc = 0;
     for (int u = 0; u < band; u++)
         for (int v = 0; u + v < band; v++) {
             double f = 0;
             for (int r = 0; r < 8; r++)
                 f += (double) rows[r][u] * basis[v][r];
             low += f * f;
+            if (u + v == 0)
+                dc = f * f;
         }
-    double e = all - low;
+    double e = all - low, m = low - dc;
     *hf = e > 0 ? (float) (sqrt (e) / 8.0) : 0.0f;
+    *mid = m > 0 ? (float) (sqrt (m) / 8.0) : 0.0f;
     *luma = (float) (sum / 64.0) + 128.0f;
 }

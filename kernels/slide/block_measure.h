@@ -11,6 +11,14 @@
  *         that orthonormal DCT, so a tile's dequantised coefficients give
  *         it directly; from pixels it is the block's whole energy less
  *         its low frequencies (10 coefficients computed, not 64).
+ *   mid   the RMS of its luma detail at the frequencies below the band,
+ *         1 <= u + v < band: its structure at coarser scales. A focus
+ *         fault takes the band's detail and keeps most of this (at 10x a
+ *         1 um fault: the band's median down to 0.23 of sharp tissue's,
+ *         this one's to 0.73), while weak staining scales both alike
+ *         (tissue at a third of its stain: 0.51 and 0.55), so the ratio
+ *         hf / mid tells a focus fault from pale tissue in focus
+ *         (kernels/modules/focus_algo.h).
  *   luma  the block's mean luma, 0..255 (JPEG's Y: .299 R + .587 G +
  *         .114 B), for leaving glass and holes out.
  *
@@ -34,7 +42,7 @@
 
 /* One block from its dequantised luma DCT coefficients F (natural order,
  * F[v * 8 + u], JPEG's scale: F[0] = 8 x (mean - 128)). */
-void qc_block_from_dct (const float F[64], int band, float *hf,
+void qc_block_from_dct (const float F[64], int band, float *hf, float *mid,
                         float *luma);
 
 /* The same block straight from its quantised coefficients: ncomp (1 or
@@ -45,14 +53,15 @@ void qc_block_from_dct (const float F[64], int band, float *hf,
  * would make it, and the same hf and luma bit for bit: the band's sum
  * adds the same squares in the same order, only skipping the zero ones
  * (adding +0 changes no float), which after JPEG's quantisation are most
- * of a block's high frequencies. NULL coef or q, or ncomp other than 1
- * or 3: hf and luma 0. */
+ * of a block's high frequencies; mid likewise. NULL coef or q, or ncomp
+ * other than 1 or 3: hf, mid and luma 0. */
 void qc_block_from_coefs (const int16_t *const coef[], const float q[][64],
-                          int ncomp, int band, float *hf, float *luma);
+                          int ncomp, int band, float *hf, float *mid,
+                          float *luma);
 
 /* One block from RGB pixels: 8 rows of 8 pixels, row r at rgb + r *
  * stride. */
 void qc_block_from_rgb (const uint8_t *rgb, size_t stride, int band,
-                        float *hf, float *luma);
+                        float *hf, float *mid, float *luma);
 
 #endif

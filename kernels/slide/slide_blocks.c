@@ -145,7 +145,7 @@ qc_slide_blocks_stats_add (qc_slide_blocks_stats_t *to,
  * level's edge are the background (flat: no detail). */
 static int
 read_pixels (qc_slide_blocks_t *self, int64_t bx, int64_t by, int nbx,
-             int nby, float *hf, float *luma, char *err, size_t errlen)
+             int nby, float *hf, float *mid, float *luma, char *err, size_t errlen)
 {
     qc_slide_rect_t rect = {
         .level = self->level,
@@ -169,7 +169,7 @@ read_pixels (qc_slide_blocks_t *self, int64_t bx, int64_t by, int nbx,
         for (int x = 0; x < nbx; x++)
             qc_block_from_rgb (self->rgb + (size_t) y * 8 * stride
                                + (size_t) x * 24, stride, self->band,
-                               &hf[(size_t) y * nbx + x],
+                               &hf[(size_t) y * nbx + x], &mid[(size_t) y * nbx + x],
                                &luma[(size_t) y * nbx + x]);
     self->stats.pixels += (uint64_t) rect.w * (uint64_t) rect.h;
     self->stats.pixel_reads++;
@@ -178,10 +178,10 @@ read_pixels (qc_slide_blocks_t *self, int64_t bx, int64_t by, int nbx,
 
 int
 qc_slide_blocks_read (qc_slide_blocks_t *self, int64_t bx, int64_t by,
-                      int nbx, int nby, float *hf, float *luma, char *err,
-                      size_t errlen)
+                      int nbx, int nby, float *hf, float *mid, float *luma,
+                      char *err, size_t errlen)
 {
-    if (!self || !hf || !luma || nbx < 1 || nby < 1 || bx < 0 || by < 0
+    if (!self || !hf || !mid || !luma || nbx < 1 || nby < 1 || bx < 0 || by < 0
         || nbx > (1 << 16) || nby > (1 << 16) || (bx + nbx - 1) * 8 >= self->w
         || (by + nby - 1) * 8 >= self->h)
         return qc_fail (err, errlen, "invalid block read");
@@ -189,7 +189,7 @@ qc_slide_blocks_read (qc_slide_blocks_t *self, int64_t bx, int64_t by,
         char why[256] = "";
         uint64_t bytes = 0;
         int rc = self->ops->blocks_read (self->session, bx, by, nbx, nby, hf,
-                                         luma, &bytes, why, sizeof why);
+                                         mid, luma, &bytes, why, sizeof why);
         if (rc == 0) {
             self->stats.coded_bytes += bytes;
             self->stats.coef_reads++;
@@ -202,7 +202,7 @@ qc_slide_blocks_read (qc_slide_blocks_t *self, int64_t bx, int64_t by,
                 "measured from pixels: %s", qc_slide_name (self->slide),
                 self->level, (long long) bx, (long long) by, why);
     }
-    if (read_pixels (self, bx, by, nbx, nby, hf, luma, err, errlen) != 0)
+    if (read_pixels (self, bx, by, nbx, nby, hf, mid, luma, err, errlen) != 0)
         return -1;
     self->stats.blocks += (uint64_t) nbx * (uint64_t) nby;
     return 0;

@@ -47,12 +47,13 @@ void qc_slide_blocks_tile (const qc_slide_blocks_t *self, int *tile_w,
  * (pixels also for any read the first way gave up). */
 const char *qc_slide_blocks_way (const qc_slide_blocks_t *self);
 
-/* Blocks [bx, bx + nbx) x [by, by + nby): hf and luma, nbx floats a row.
+/* Blocks [bx, bx + nbx) x [by, by + nby): hf, mid and luma, nbx floats a
+ * row.
  * Every block must start inside the level. 0, or -1 with err (the
  * reader's reason: "OpenSlide: ...", out of memory). */
 int qc_slide_blocks_read (qc_slide_blocks_t *self, int64_t bx, int64_t by,
-                          int nbx, int nby, float *hf, float *luma, char *err,
-                          size_t errlen);
+                          int nbx, int nby, float *hf, float *mid, float *luma,
+                          char *err, size_t errlen);
 
 void qc_slide_blocks_stats (const qc_slide_blocks_t *self,
                             qc_slide_blocks_stats_t *out);

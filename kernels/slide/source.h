@@ -61,12 +61,12 @@ typedef struct {
     void *(*blocks_open) (void *reader, int level, int band, char *why,
                           size_t whylen);
     /* Blocks [bx, bx + nbx) x [by, by + nby) of the level (block units,
-     * inside the level) into hf and luma (nbx a row), as
+     * inside the level) into hf, mid and luma (nbx a row), as
      * kernels/slide/block_measure.h defines them; *bytes += the bytes of
      * the file read. 0; QC_SLIDE_NEXT_READER (why) when these blocks must
      * come from pixels (a damaged tile); -1 failed. */
     int (*blocks_read) (void *session, int64_t bx, int64_t by, int nbx,
-                        int nby, float *hf, float *luma, uint64_t *bytes,
+                        int nby, float *hf, float *mid, float *luma, uint64_t *bytes,
                         char *why, size_t whylen);
     /* The tile size the session reads best in (blocks_read of whole tiles
      * decodes each tile once). */

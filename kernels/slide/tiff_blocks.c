@@ -194,11 +194,11 @@ luma_components (session_t *s, int *ncomp, float weight[3], char *why,
 }
 
 /* Decodes the coefficients of the tile in s->raw (n bytes) and measures
- * its blocks [cx0, cx1) x [cy0, cy1) (tile block units) into hf and luma
- * at (ox, oy) of rows of stride floats. 0, or QC_SLIDE_NEXT_READER. */
+ * its blocks [cx0, cx1) x [cy0, cy1) (tile block units) into hf, mid and
+ * luma at (ox, oy) of rows of stride floats. 0, or QC_SLIDE_NEXT_READER. */
 static int
 measure_tile (session_t *s, size_t n, int cx0, int cx1, int cy0, int cy1,
-              float *hf, float *luma, int ox, int oy, int stride, char *why,
+              float *hf, float *mid, float *luma, int ox, int oy, int stride, char *why,
               size_t whylen)
 {
     struct jpeg_decompress_struct *ci = &s->ci;
@@ -239,13 +239,14 @@ measure_tile (session_t *s, size_t n, int cx0, int cx1, int cy0, int cy1,
                                                    (JDIMENSION) by, 1,
                                                    FALSE)[0];
         float *h = hf + (size_t) (oy + by - cy0) * (size_t) stride + ox;
+        float *m = mid + (size_t) (oy + by - cy0) * (size_t) stride + ox;
         float *l = luma + (size_t) (oy + by - cy0) * (size_t) stride + ox;
         for (int bx = cx0; bx < cx1; bx++) {
             const int16_t *coef[3] = { NULL, NULL, NULL };
             for (int c = 0; c < ncomp; c++)
                 coef[c] = rows[c][bx];
             qc_block_from_coefs (coef, (const float (*)[64]) q, ncomp,
-                                 s->band, &h[bx - cx0], &l[bx - cx0]);
+                                 s->band, &h[bx - cx0], &m[bx - cx0], &l[bx - cx0]);
         }
     }
     /* Only the coefficients were wanted: the rest of the stream (its EOI)
@@ -260,11 +261,11 @@ measure_tile (session_t *s, size_t n, int cx0, int cx1, int cy0, int cy1,
 
 int
 qc_tiff_blocks_read (void *session, int64_t bx, int64_t by, int nbx,
-                     int nby, float *hf, float *luma, uint64_t *bytes,
+                     int nby, float *hf, float *mid, float *luma, uint64_t *bytes,
                      char *why, size_t whylen)
 {
     session_t *s = session;
-    if (!s || nbx < 1 || nby < 1 || bx < 0 || by < 0 || !hf || !luma
+    if (!s || nbx < 1 || nby < 1 || bx < 0 || by < 0 || !hf || !mid || !luma
         || (bx + nbx - 1) * 8 >= s->tiles.w || (by + nby - 1) * 8 >= s->tiles.h)
         return qc_fail (why, whylen, "invalid block read");
     const int tbw = s->tiles.tile_w / 8, tbh = s->tiles.tile_h / 8;
@@ -282,7 +283,7 @@ qc_tiff_blocks_read (void *session, int64_t bx, int64_t by, int nbx,
             int64_t y1 = by + nby < (ty + 1) * tbh ? by + nby : (ty + 1) * tbh;
             int rc = measure_tile (s, n, (int) (x0 - tx * tbw),
                                    (int) (x1 - tx * tbw), (int) (y0 - ty * tbh),
-                                   (int) (y1 - ty * tbh), hf, luma,
+                                   (int) (y1 - ty * tbh), hf, mid, luma,
                                    (int) (x0 - bx), (int) (y0 - by), nbx, why,
                                    whylen);
             if (rc != 0)

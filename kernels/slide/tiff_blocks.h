@@ -30,7 +30,7 @@
 void *qc_tiff_blocks_open (void *reader, int level, int band, char *why,
                            size_t whylen);
 int qc_tiff_blocks_read (void *session, int64_t bx, int64_t by, int nbx,
-                         int nby, float *hf, float *luma, uint64_t *bytes,
+                         int nby, float *hf, float *mid, float *luma, uint64_t *bytes,
                          char *why, size_t whylen);
 void qc_tiff_blocks_tile (const void *session, int *tile_w, int *tile_h);
 void qc_tiff_blocks_close (void *session);

@@ -24,6 +24,8 @@
 typedef struct {
     int w, h, seed;
     const char *focus_sigma;  /* level-0 px; NULL: drawn from the seed */
+    const char *pale;         /* pale tissue's stain factor (qc-mkslide
+                                 --pale-factor), or NULL: none */
 } sweep_slide_t;
 
 /* Makes dir/name.svs and its truth unless they are there. */
@@ -38,9 +40,11 @@ ensure_truth_slide (const char *dir, const char *name, const sweep_slide_t *s)
     char cmd[2048];
     snprintf (cmd, sizeof cmd, "bin/qc-mkslide -o '%s/%s.svs' --width %d "
               "--height %d --seed %d --blur-sigma 60 --truth '%s' "
-              "--truth-width 1024%s%s", dir, name, s->w, s->h, s->seed, dir,
+              "--truth-width 1024%s%s%s%s", dir, name, s->w, s->h, s->seed, dir,
               s->focus_sigma ? " --focus-sigma " : "",
-              s->focus_sigma ? s->focus_sigma : "");
+              s->focus_sigma ? s->focus_sigma : "",
+              s->pale ? " --features all,pale --pale-factor " : "",
+              s->pale ? s->pale : "");
     return run (cmd);
 }
 
@@ -81,23 +85,27 @@ main (int argc, char **argv)
     }
     qc_log_set_stderr_level (QC_LOG_ERROR);
     static const sweep_slide_t full[] = {
-        { 16000, 12000, 1, NULL }, { 16000, 12000, 2, NULL },
-        { 16000, 12000, 3, NULL }, { 16000, 12000, 4, NULL },
-        { 16000, 12000, 5, NULL }, { 16000, 12000, 6, NULL },
-        { 16000, 12000, 7, NULL }, { 16000, 12000, 8, NULL },
-        { 12000, 9000, 9, NULL }, { 12000, 9000, 10, NULL },
-        { 12000, 9000, 11, NULL }, { 12000, 9000, 12, NULL },
-        { 12000, 9000, 13, NULL }, { 12000, 9000, 14, NULL },
-        { 24000, 18000, 15, NULL }, { 24000, 18000, 16, NULL },
-        { 24000, 18000, 17, NULL }, { 24000, 18000, 18, NULL },
-        { 16000, 12000, 21, "4" }, { 16000, 12000, 22, "4" },
-        { 12000, 9000, 23, "4" }, { 24000, 18000, 24, "4" },
-        { 16000, 12000, 25, "12" }, { 16000, 12000, 26, "12" },
-        { 12000, 9000, 27, "12" }, { 24000, 18000, 28, "12" },
+        { 16000, 12000, 1, NULL, NULL }, { 16000, 12000, 2, NULL, NULL },
+        { 16000, 12000, 3, NULL, NULL }, { 16000, 12000, 4, NULL, NULL },
+        { 16000, 12000, 5, NULL, NULL }, { 16000, 12000, 6, NULL, NULL },
+        { 16000, 12000, 7, NULL, NULL }, { 16000, 12000, 8, NULL, NULL },
+        { 12000, 9000, 9, NULL, NULL }, { 12000, 9000, 10, NULL, NULL },
+        { 12000, 9000, 11, NULL, NULL }, { 12000, 9000, 12, NULL, NULL },
+        { 12000, 9000, 13, NULL, NULL }, { 12000, 9000, 14, NULL, NULL },
+        { 24000, 18000, 15, NULL, NULL }, { 24000, 18000, 16, NULL, NULL },
+        { 24000, 18000, 17, NULL, NULL }, { 24000, 18000, 18, NULL, NULL },
+        { 16000, 12000, 21, "4", NULL }, { 16000, 12000, 22, "4", NULL },
+        { 12000, 9000, 23, "4", NULL }, { 24000, 18000, 24, "4", NULL },
+        { 16000, 12000, 25, "12", NULL }, { 16000, 12000, 26, "12", NULL },
+        { 12000, 9000, 27, "12", NULL }, { 24000, 18000, 28, "12", NULL },
+        /* weakly stained tissue in focus beside 1 um faults */
+        { 16000, 12000, 31, "4", "0.33" }, { 16000, 12000, 32, "4", "0.5" },
+        { 12000, 9000, 33, "4", "0.33" }, { 12000, 9000, 34, "4", "0.5" },
+        { 16000, 12000, 35, NULL, "0.4" }, { 24000, 18000, 36, NULL, "0.4" },
     };
     static const sweep_slide_t few[] = {
-        { 12000, 9000, 1, NULL }, { 12000, 9000, 21, "4" },
-        { 12000, 9000, 25, "12" },
+        { 12000, 9000, 1, NULL, NULL }, { 12000, 9000, 21, "4", NULL },
+        { 12000, 9000, 25, "12", NULL }, { 12000, 9000, 33, "4", "0.33" },
     };
     const sweep_slide_t *list = quick ? few : full;
     size_t n = quick ? sizeof few / sizeof *few : sizeof full / sizeof *full;
@@ -114,16 +122,16 @@ main (int argc, char **argv)
     }
     qc_pipeline_set_read_threads (p, 1);
     range_t tissue = { 2, -1 }, pen = { 2, -1 }, fine = { 2, -1 },
-            coarse = { 2, -1 };
+            coarse = { 2, -1 }, pale = { 2, -1 };
     int failed = 0;
-    printf ("%-22s %-15s %6s %8s %8s %8s %8s %s\n", "slide", "size",
-            "sigma", "tissue", "pen", "fine", "coarse", "truth px fine/coarse");
+    printf ("%-26s %-11s %6s %8s %8s %8s %8s %8s %s\n", "slide", "size",
+            "sigma", "tissue", "pen", "fine", "coarse", "pale", "truth px fine/coarse/pale");
     for (size_t k = 0; k < n; k++) {
         const sweep_slide_t *s = &list[k];
         char name[64], path[1024];
-        snprintf (name, sizeof name, "sweep-%dx%d-%d%s%s", s->w, s->h, s->seed,
-                  s->focus_sigma ? "-f" : "", s->focus_sigma ? s->focus_sigma
-                                                              : "");
+        snprintf (name, sizeof name, "sweep-%dx%d-%d%s%s%s%s", s->w, s->h, s->seed,
+                  s->focus_sigma ? "-f" : "", s->focus_sigma ? s->focus_sigma : "",
+                  s->pale ? "-p" : "", s->pale ? s->pale : "");
         snprintf (path, sizeof path, "%s/%s.svs", dir, name);
         fx_scores_t sc;
         qc_result_reset (r);
@@ -136,18 +144,23 @@ main (int argc, char **argv)
         }
         char size[32];
         snprintf (size, sizeof size, "%dx%d", s->w, s->h);
-        printf ("%-22s %-15s %6s %8.4f %8.4f %8.4f %8.4f %zu/%zu\n", name, size,
+        char pale_share[16] = "-";
+        if (sc.pale >= 0)
+            snprintf (pale_share, sizeof pale_share, "%.4f", sc.pale);
+        printf ("%-26s %-11s %6s %8.4f %8.4f %8.4f %8.4f %8s %zu/%zu/%zu\n", name, size,
                 s->focus_sigma ? s->focus_sigma : "drawn", sc.tissue, sc.pen,
-                sc.fine, sc.coarse, sc.n_fine, sc.n_coarse);
+                sc.fine, sc.coarse, pale_share, sc.n_fine, sc.n_coarse, sc.n_pale);
+        if (sc.pale >= 0)
+            widen (&pale, sc.pale);
         widen (&tissue, sc.tissue);
         widen (&pen, sc.pen);
         widen (&fine, sc.fine);
         widen (&coarse, sc.coarse);
     }
     printf ("ranges over %zu slides: tissue %.4f-%.4f, pen %.4f-%.4f, fine "
-            "blur %.4f-%.4f, coarse blur %.4f-%.4f\n", n - (size_t) failed,
-            tissue.lo, tissue.hi, pen.lo, pen.hi, fine.lo, fine.hi, coarse.lo,
-            coarse.hi);
+            "blur %.4f-%.4f, coarse blur %.4f-%.4f; pale tissue flagged %.4f-%.4f\n",
+            n - (size_t) failed, tissue.lo, tissue.hi, pen.lo, pen.hi, fine.lo,
+            fine.hi, coarse.lo, coarse.hi, pale.lo, pale.hi);
     static const char *const real[] = {
         "CMU-1-Small-Region.svs", "CMU-1-Small-Region-pyramid.svs",
         "TCGA-CR-7395-pyramid.svs",

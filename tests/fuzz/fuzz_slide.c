@@ -116,8 +116,8 @@ read_blocks (qc_slide_t *slide, int level, int64_t w, int64_t h)
     enum { NB = CORNER / 8 };
     int nbx = w / 8 < NB ? (int) (w / 8) : NB;
     int nby = h / 8 < NB ? (int) (h / 8) : NB;
-    float hf[NB * NB], luma[NB * NB];
-    (void) qc_slide_blocks_read (b, 0, 0, nbx, nby, hf, luma, err, sizeof err);
+    float hf[NB * NB], mid[NB * NB], luma[NB * NB];
+    (void) qc_slide_blocks_read (b, 0, 0, nbx, nby, hf, mid, luma, err, sizeof err);
     qc_slide_blocks_stats_t st;
     qc_slide_blocks_stats (b, &st);
     qc_slide_blocks_close (&b);

@@ -7,6 +7,9 @@
  *   pen     _pen_markings.png against "pen"
  *   fine    _blurry.png against "focus" (1-3 um faults)
  *   coarse  _blurry.png against "blur" (15 um)
+ *   pale    the share of "pale" truth (weakly stained tissue in focus,
+ *           qc-mkslide --features all,pale) in _blurry.png: none should
+ *           be (-1 when the slide has none)
  *
  * Blur is scored where no earlier step had to remove the tissue first
  * (pen, edge, fold and bubble truth left out: removed before the blur
@@ -17,13 +20,15 @@
 #define QC_ACCURACY_FIXTURES_H
 
 #include <stdio.h>
+#include <unistd.h>
 
 #include "shared/result.h"
 #include "tests/unit/slide_fixtures.h"
 
 typedef struct {
     double tissue, pen, fine, coarse;   /* Dice */
-    size_t n_fine, n_coarse;            /* truth pixels scored */
+    double pale;                        /* share flagged blurry, or -1 */
+    size_t n_fine, n_coarse, n_pale;    /* truth pixels scored */
     int w, h;                           /* the masks' size */
 } fx_scores_t;
 
@@ -109,6 +114,20 @@ fx_score_default (const qc_result_t *r, const char *dir, const char *name,
     s->pen = fx_dice (f[PEN], t[T_PEN], NULL);
     s->fine = fx_dice (f[BLUR], t[T_FINE], no_coarse);
     s->coarse = fx_dice (f[BLUR], t[T_BLUR], no_fine);
+    /* pale tissue in focus (older truth folders have no such mask) */
+    char pale_path[1024];
+    snprintf (pale_path, sizeof pale_path, "%s/%s_truth_pale.png", dir, name);
+    qc_mask_t *pale = access (pale_path, R_OK) == 0 ? fx_truth_at (pale_path, w, h)
+                                                     : NULL;
+    size_t flagged = 0;
+    s->n_pale = 0;
+    for (size_t i = 0; pale && i < qc_npix (w, h); i++)
+        if (pale->px[i] && !no_fine->px[i] && !no_coarse->px[i]) {
+            s->n_pale++;
+            flagged += f[BLUR]->px[i] != 0;
+        }
+    s->pale = s->n_pale ? (double) flagged / (double) s->n_pale : -1;
+    qc_mask_destroy (&pale);
     rc = 0;
 done:
     for (int i = 0; i < N_FOUND; i++)

@@ -17,7 +17,14 @@
  *    read, config errors refused; on several read threads the same
  *    results byte for byte as on one;
  *  - a slide out of focus all over is warned of (its median detail under
- *    warn_sharpness), a sharp one is not.
+ *    warn_sharpness), a sharp one is not;
+ *  - the blurry mask from measured planes (qc_focus_map): tissue with
+ *    little fine detail is blurry where its fine detail is little beside
+ *    its coarser detail (a focus fault) or where both are gone (coarse
+ *    blur), not where both are low alike (pale tissue in focus), unless
+ *    ratio_threshold is 0;
+ *  - on a generated slide with pale tissue beside 1 um faults, the step
+ *    flags the faults and little of the pale tissue.
  *
  * Run from the repository root (bin/qc-mkslide, ../shared). */
 #include <math.h>
@@ -28,6 +35,7 @@
 #include "kernels/modules/focus_algo.h"
 #include "kernels/slide/block_measure.h"
 #include "kernels/slide/slide_blocks.h"
+#include "tests/unit/accuracy_fixtures.h"
 #include "tests/unit/pipeline_fixtures.h"
 #include "tests/unit/slide_fixtures.h"
 
@@ -103,35 +111,129 @@ test_block_measure (void)
                                 : 120 + (i / 3 % 8) * 10 + rand () % 5);
         naive_dct (rgb, F);
         for (int band = 1; band <= QC_BLOCK_BAND_MAX; band++) {
-            float h1, l1, h2, l2;
-            qc_block_from_dct (F, band, &h1, &l1);
-            qc_block_from_rgb (rgb, 24, band, &h2, &l2);
+            float h1, m1, l1, h2, m2, l2;
+            qc_block_from_dct (F, band, &h1, &m1, &l1);
+            qc_block_from_rgb (rgb, 24, band, &h2, &m2, &l2);
             CHECK (fabsf (h1 - h2) < 1e-3f * (1 + h1), "trial %d band %d: "
                    "%g vs %g", trial, band, h1, h2);
+            CHECK (fabsf (m1 - m2) < 1e-3f * (1 + m1), "trial %d band %d: mid "
+                   "%g vs %g", trial, band, m1, m2);
+            /* the AC energy is all in one of the two */
+            double ac = 0;
+            for (int k = 1; k < 64; k++)
+                ac += (double) F[k] * F[k];
+            CHECK (fabs (sqrt (ac) / 8 - hypot (h1, m1)) < 1e-3 * (1 + h1 + m1),
+                   "trial %d band %d: hf %g and mid %g are not the AC %g", trial,
+                   band, h1, m1, sqrt (ac) / 8);
             CHECK (fabsf (l1 - l2) < 1e-3f, "luma %g vs %g", l1, l2);
         }
     }
     /* flat: no detail; its luma */
     memset (rgb, 200, sizeof rgb);
-    float h, l;
-    qc_block_from_rgb (rgb, 24, QC_BLOCK_HF_BAND, &h, &l);
-    CHECK (h < 0.1f && fabsf (l - 200) < 1e-3f, "%g %g", h, l);
+    float h, m, l;
+    qc_block_from_rgb (rgb, 24, QC_BLOCK_HF_BAND, &h, &m, &l);
+    CHECK (h < 0.1f && m < 0.1f && fabsf (l - 200) < 1e-3f, "%g %g %g", h, m, l);
     /* a pixel checkerboard is all top frequency; a ramp almost none */
     for (int i = 0; i < 64; i++)
         memset (rgb + 3 * i, ((i / 8 + i % 8) & 1) ? 255 : 0, 3);
-    qc_block_from_rgb (rgb, 24, QC_BLOCK_HF_BAND, &h, &l);
-    CHECK (h > 120, "checkerboard %g", h);
+    qc_block_from_rgb (rgb, 24, QC_BLOCK_HF_BAND, &h, &m, &l);
+    CHECK (h > 120 && m < 0.1f * h, "checkerboard %g, mid %g", h, m);
     for (int i = 0; i < 64; i++)
         memset (rgb + 3 * i, 100 + (i % 8) * 4, 3);
-    float ramp;
-    qc_block_from_rgb (rgb, 24, QC_BLOCK_HF_BAND, &ramp, &l);
-    CHECK (ramp < 0.1 * h, "ramp %g", ramp);
+    float ramp, ramp_mid;
+    qc_block_from_rgb (rgb, 24, QC_BLOCK_HF_BAND, &ramp, &ramp_mid, &l);
+    CHECK (ramp < 0.1 * h && ramp_mid > 5 * ramp, "ramp %g, mid %g", ramp, ramp_mid);
 }
 
 /* qc_block_from_coefs against qc_block_from_dct given F made as the
  * coefficient reader made it before the shortcut: the same floats, bit
  * for bit, on sparse blocks (as JPEG leaves them), dense ones (no zero:
  * every band bit used) and all-zero ones, for luma-only and RGB tiles. */
+/* Fills rectangle [x0, x1) x [y0, y1) of the planes with blocks of
+ * fine detail hf and coarser detail mid (one block a pixel). */
+static void
+paint_blocks (qc_fimg_t *sum, qc_fimg_t *mid, int x0, int y0, int x1, int y1, float hf,
+              float md)
+{
+    for (int y = y0; y < y1; y++)
+        for (int x = x0; x < x1; x++) {
+            sum->px[(size_t) y * sum->w + x] = hf * hf;
+            mid->px[(size_t) y * mid->w + x] = md * md;
+        }
+}
+
+/* Share of rectangle [x0, x1) x [y0, y1) (shrunk by 3 px: the edges
+ * are judged otherwise) that m holds. */
+static double
+share_in (const qc_mask_t *m, int x0, int y0, int x1, int y1)
+{
+    size_t on = 0, n = 0;
+    for (int y = y0 + 3; y < y1 - 3; y++)
+        for (int x = x0 + 3; x < x1 - 3; x++, n++)
+            on += m->px[(size_t) y * m->w + x] != 0;
+    return n ? (double) on / (double) n : 0;
+}
+
+static void
+test_focus_map_ratio (void)
+{
+    enum { W = 80, H = 60 };
+    const qc_ops_t *ops = qc_ops_cpu ();
+    qc_fimg_t *sum = qc_fimg_new (W, H), *mid = qc_fimg_new (W, H);
+    qc_fimg_t *count = qc_fimg_new (W, H);
+    qc_mask_t *tissue = qc_mask_new (W, H), *blurry = qc_mask_new (W, H);
+    CHECK (sum && mid && count && tissue && blurry);
+    if (!sum || !mid || !count || !tissue || !blurry)
+        goto done;
+    for (size_t i = 0; i < (size_t) W * H; i++) {
+        count->px[i] = 1;
+        tissue->px[i] = 1;
+    }
+    /* sharp tissue (the majority), and as the sweep measured (blocks'
+     * medians): tissue at a third of its stain, a 1 um fault, coarse blur */
+    paint_blocks (sum, mid, 0, 0, W, H, 12.0f, 28.0f);
+    paint_blocks (sum, mid, 2, 2, 24, 24, 4.0f, 9.5f);        /* pale */
+    paint_blocks (sum, mid, 56, 2, 78, 24, 2.0f, 20.0f);      /* fault */
+    paint_blocks (sum, mid, 30, 38, 50, 58, 0.3f, 0.5f);      /* coarse */
+    qc_focus_params_t p;
+    qc_focus_defaults (&p);
+    double thr = 0, ref = 0, rref = 0;
+    CHECK (qc_focus_map (ops, sum, mid, count, tissue, &p, blurry, &thr, &ref, &rref) == 0);
+    CHECK (fabs (ref - 12) < 0.01 && fabs (thr - 0.35 * 12) < 0.01, "reference %g, "
+           "threshold %g", ref, thr);
+    CHECK (fabs (rref - 12.0 / 28) < 0.01, "median ratio %g", rref);
+    CHECK (share_in (blurry, 2, 2, 24, 24) == 0, "pale tissue in focus flagged: %.2f",
+           share_in (blurry, 2, 2, 24, 24));
+    CHECK (share_in (blurry, 56, 2, 78, 24) == 1, "a fault missed: %.2f",
+           share_in (blurry, 56, 2, 78, 24));
+    CHECK (share_in (blurry, 30, 38, 50, 58) == 1, "coarse blur missed: %.2f",
+           share_in (blurry, 30, 38, 50, 58));
+    CHECK (share_in (blurry, 0, 26, 28, 60) == 0, "sharp tissue flagged");
+    /* without the rule (ratio_threshold 0, or no mid plane) the pale
+       tissue reads as blurry, as it did before the rule */
+    p.ratio_threshold = 0;
+    CHECK (qc_focus_map (ops, sum, mid, count, tissue, &p, blurry, NULL, NULL, &rref) == 0);
+    CHECK (share_in (blurry, 2, 2, 24, 24) == 1 && rref == 0, "ratio off: pale %.2f, "
+           "ratio %g", share_in (blurry, 2, 2, 24, 24), rref);
+    qc_focus_defaults (&p);
+    CHECK (qc_focus_map (ops, sum, NULL, count, tissue, &p, blurry, NULL, NULL, NULL) == 0);
+    CHECK (share_in (blurry, 2, 2, 24, 24) == 1, "no mid: pale %.2f",
+           share_in (blurry, 2, 2, 24, 24));
+    /* bad arguments */
+    p.ratio_threshold = 1.5;
+    CHECK (qc_focus_map (ops, sum, mid, count, tissue, &p, blurry, NULL, NULL, NULL) == -1);
+    qc_focus_defaults (&p);
+    qc_fimg_t *small = qc_fimg_new (W - 1, H);
+    CHECK (qc_focus_map (ops, sum, small, count, tissue, &p, blurry, NULL, NULL, NULL) == -1);
+    qc_fimg_destroy (&small);
+done:
+    qc_fimg_destroy (&sum);
+    qc_fimg_destroy (&mid);
+    qc_fimg_destroy (&count);
+    qc_mask_destroy (&tissue);
+    qc_mask_destroy (&blurry);
+}
+
 static void
 test_block_from_coefs (void)
 {
@@ -158,30 +260,31 @@ test_block_from_coefs (void)
         }
         const int16_t *coef[3] = { blk[0], blk[1], blk[2] };
         for (int band = 0; band <= QC_BLOCK_BAND_MAX + 1; band++) {
-            float h1, l1, h2, l2;
-            qc_block_from_dct (F, band, &h1, &l1);
+            float h1, m1, l1, h2, m2, l2;
+            qc_block_from_dct (F, band, &h1, &m1, &l1);
             qc_block_from_coefs (coef, (const float (*)[64]) q, ncomp, band,
-                                 &h2, &l2);
+                                 &h2, &m2, &l2);
             blocks++;
-            if (memcmp (&h1, &h2, sizeof h1) || memcmp (&l1, &l2, sizeof l1)) {
+            if (memcmp (&h1, &h2, sizeof h1) || memcmp (&m1, &m2, sizeof m1)
+                || memcmp (&l1, &l2, sizeof l1)) {
                 if (mismatches++ < 5)
                     CHECK (0, "trial %d band %d ncomp %d: hf %.9g vs %.9g, "
-                           "luma %.9g vs %.9g", trial, band, ncomp, h1, h2,
-                           l1, l2);
+                           "mid %.9g vs %.9g, luma %.9g vs %.9g", trial, band, ncomp,
+                           h1, h2, m1, m2, l1, l2);
             }
         }
     }
     CHECK (mismatches == 0, "%d of %d blocks differ", mismatches, blocks);
     /* bad arguments: zeros, no crash */
-    float h = 1, l = 1;
+    float h = 1, m = 1, l = 1;
     const int16_t *none[3] = { NULL, NULL, NULL };
-    qc_block_from_coefs (none, (const float (*)[64]) q, 1, 5, &h, &l);
-    CHECK (h == 0 && l == 0, "NULL coefficients gave %g %g", h, l);
-    h = l = 1;
+    qc_block_from_coefs (none, (const float (*)[64]) q, 1, 5, &h, &m, &l);
+    CHECK (h == 0 && m == 0 && l == 0, "NULL coefficients gave %g %g %g", h, m, l);
+    h = m = l = 1;
     const int16_t *one[3] = { blk[0], NULL, NULL };
-    qc_block_from_coefs (one, (const float (*)[64]) q, 2, 5, &h, &l);
-    CHECK (h == 0 && l == 0, "2 components gave %g %g", h, l);
-    qc_block_from_coefs (one, NULL, 1, 5, NULL, NULL);
+    qc_block_from_coefs (one, (const float (*)[64]) q, 2, 5, &h, &m, &l);
+    CHECK (h == 0 && m == 0 && l == 0, "2 components gave %g %g %g", h, m, l);
+    qc_block_from_coefs (one, NULL, 1, 5, NULL, NULL, NULL);
 }
 
 static int
@@ -213,11 +316,12 @@ read_level_blocks (qc_slide_t *s, int level, int band, float *hf,
     int tbw = tw / 8, tbh = th / 8, rc = 0;
     float *th_ = malloc ((size_t) tbw * tbh * sizeof *th_);
     float *tl = malloc ((size_t) tbw * tbh * sizeof *tl);
-    for (int by = 0; th_ && tl && rc == 0 && by < bh; by += tbh)
+    float *tm = malloc ((size_t) tbw * tbh * sizeof *tm);
+    for (int by = 0; th_ && tl && tm && rc == 0 && by < bh; by += tbh)
         for (int bx = 0; rc == 0 && bx < bw; bx += tbw) {
             int nbx = bw - bx < tbw ? bw - bx : tbw;
             int nby = bh - by < tbh ? bh - by : tbh;
-            rc = qc_slide_blocks_read (b, bx, by, nbx, nby, th_, tl, err,
+            rc = qc_slide_blocks_read (b, bx, by, nbx, nby, th_, tm, tl, err,
                                        sizeof err);
             for (int j = 0; rc == 0 && j < nby; j++)
                 for (int i = 0; i < nbx; i++) {
@@ -228,6 +332,7 @@ read_level_blocks (qc_slide_t *s, int level, int band, float *hf,
     qc_slide_blocks_stats (b, st);
     snprintf (way, waylen, "%s", qc_slide_blocks_way (b));
     free (th_);
+    free (tm);
     free (tl);
     qc_slide_blocks_close (&b);
     return th_ && tl ? rc : -1;
@@ -296,8 +401,8 @@ test_blocks_two_ways (void)
     /* A read across tiles gives what the tiles give. */
     qc_slide_blocks_t *b = qc_slide_blocks_open (direct, 1, QC_BLOCK_HF_BAND,
                                                  err, sizeof err);
-    float across[40 * 12], al[40 * 12];
-    CHECK (b && qc_slide_blocks_read (b, 20, 25, 40, 12, across, al, err,
+    float across[40 * 12], am[40 * 12], al[40 * 12];
+    CHECK (b && qc_slide_blocks_read (b, 20, 25, 40, 12, across, am, al, err,
                                       sizeof err) == 0, "%s", err);
     int same = 1;
     for (int j = 0; b && j < 12; j++)
@@ -305,9 +410,9 @@ test_blocks_two_ways (void)
             same &= across[j * 40 + i] == h1[(size_t) (25 + j) * bw + 20 + i];
     CHECK (same, "a read across tiles differs from the tiles");
     /* Blocks outside the level are refused. */
-    CHECK (b && qc_slide_blocks_read (b, bw, 0, 1, 1, across, al, err,
+    CHECK (b && qc_slide_blocks_read (b, bw, 0, 1, 1, across, am, al, err,
                                       sizeof err) == -1);
-    CHECK (b && qc_slide_blocks_read (b, 0, 0, 0, 1, across, al, err,
+    CHECK (b && qc_slide_blocks_read (b, 0, 0, 0, 1, across, am, al, err,
                                       sizeof err) == -1);
     qc_slide_blocks_close (&b);
     CHECK (!qc_slide_blocks_open (direct, 9, QC_BLOCK_HF_BAND, err, sizeof err));
@@ -356,6 +461,80 @@ run_focus (const qc_pipeline_t *p, const char *name, qc_result_t *r,
     qc_mask_destroy (&truth);
     qc_rgb_destroy (&img);
     return d;
+}
+
+/* The share of tmp/name's truth "which" that r's _blurry.png flags, or
+ * -1. */
+static double
+truth_flagged (const qc_result_t *r, const char *name, const char *which)
+{
+    qc_mask_t *found = fx_result_mask (r, "_blurry.png");
+    qc_mask_t *truth = found ? fx_truth_named (tmp, name, which, found->w, found->h)
+                             : NULL;
+    size_t n = 0, on = 0;
+    for (size_t i = 0; truth && i < qc_npix (truth->w, truth->h); i++)
+        if (truth->px[i]) {
+            n++;
+            on += found->px[i] != 0;
+        }
+    qc_mask_destroy (&found);
+    qc_mask_destroy (&truth);
+    return n ? (double) on / (double) n : -1;
+}
+
+/* Weakly stained tissue in focus (qc-mkslide's pale, at 0.3 of its
+ * stain, JPEG quality 50) beside 1 um faults: the faults are found and
+ * the pale tissue is not flagged, which without the ratio of fine to
+ * coarser detail (ratio_threshold = 0) a tenth of it was. */
+static void
+test_pale_tissue (void)
+{
+    char out[256];
+    snprintf (out, sizeof out, "%s/pale.svs", tmp);
+    char *argv[] = { FX_MKSLIDE, "-o", out, "--width", "8000", "--height", "6000",
+                     "--seed", "45", "--truth", tmp, "--truth-width", "1024",
+                     "--threads", "2", "--features", "all,pale",
+                     "--pale-factor", "0.3", "--quality", "50", "--focus-sigma", "4",
+                     NULL };
+    CHECK (fx_mkslide (argv) == 0, "qc-mkslide pale");
+    /* the default pipeline (pen, folds and the rest removed before the
+       step, as a lab runs it), and the same without the ratio */
+    const char *text = qc_pipeline_default_config ();
+    const char *section = "[BlurDetectionModule.identifyFocusFaults]\n";
+    const char *at = strstr (text, section);
+    char *off_text = NULL;
+    CHECK (at != NULL, "the default config has no focus step");
+    if (at && asprintf (&off_text, "%.*sratio_threshold: 0\n%s",
+                        (int) (at - text + (ptrdiff_t) strlen (section)), text,
+                        at + strlen (section)) < 0)
+        off_text = NULL;
+    qc_pipeline_t *on = qc_pipeline_new (NULL, err, sizeof err);
+    qc_pipeline_t *off = off_text ? qc_pipeline_new (off_text, err, sizeof err) : NULL;
+    free (off_text);
+    qc_result_t *r = qc_result_new ();
+    CHECK (on && off && r, "%s", err);
+    if (on && off && r) {
+        run_focus (on, "pale", r, 0);
+        double pale_on = truth_flagged (r, "pale", "pale");
+        double d_on = truth_flagged (r, "pale", "focus");
+        double ratio_ref = qc_focus_last_stats ()->ratio_reference;
+        run_focus (off, "pale", r, 0);
+        double pale_off = truth_flagged (r, "pale", "pale");
+        double d_off = truth_flagged (r, "pale", "focus");
+        printf ("pale tissue (0.3 of its stain) beside 1 um faults: %.1f%% of it flagged "
+                "(%.1f%% with ratio_threshold 0), %.1f%% of the faults (%.1f%%); median "
+                "ratio %.3f\n", 100 * pale_on, 100 * pale_off, 100 * d_on, 100 * d_off,
+                ratio_ref);
+        CHECK (pale_on >= 0 && pale_on < 0.01, "pale tissue flagged: %.3f", pale_on);
+        CHECK (pale_off > 0.03, "without the ratio, %.3f of the pale tissue flagged: "
+               "the slide no longer provokes the fault the rule mends", pale_off);
+        CHECK (d_on >= 0.8 && d_on >= d_off - 0.01, "%.3f of the faults flagged "
+               "(without the ratio %.3f)", d_on, d_off);
+        CHECK (ratio_ref > 0.2 && ratio_ref < 1, "median ratio %g", ratio_ref);
+    }
+    qc_result_destroy (&r);
+    qc_pipeline_destroy (&on);
+    qc_pipeline_destroy (&off);
 }
 
 /* many (a run on threads read threads) gives one's columns and images,
@@ -628,6 +807,7 @@ main (void)
     test_pick_level ();
     test_block_measure ();
     test_block_from_coefs ();
+    test_focus_map_ratio ();
     if (access (FX_MKSLIDE, X_OK) != 0) {
         CHECK (0, "%s not built (make, from the repository root)", FX_MKSLIDE);
         return check_done ("test_blur_focus");
@@ -636,6 +816,7 @@ main (void)
     CHECK (mkdtemp (tmp) != NULL);
     test_blocks_two_ways ();
     test_levels ();
+    test_pale_tissue ();
     test_config_errors ();
     char cmd[128];
     snprintf (cmd, sizeof cmd, "rm -rf '%s'", tmp);
