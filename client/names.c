@@ -2,9 +2,12 @@
 #include "client/names.h"
 
 #include <czmq.h>
+#include <locale.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wctype.h>
 
 #include "client/escape.h"
 #include "shared/asset_store.h"
@@ -49,24 +52,90 @@ qc_names_destroy (qc_names_t **self_p)
     *self_p = NULL;
 }
 
-/* name with its letters in one case, A-Z and the accented Latin-1
- * capitals (UTF-8 C3 80-9E but C3 97, the sign x): two names that differ
- * only so are one folder on the file systems labs share results on
- * (SMB/CIFS, exFAT, macOS's APFS and HFS+, NTFS), where the second
- * slide's images would overwrite the first's. malloc'd; NULL on memory. */
+/* The C library's letter cases of every script (C.UTF-8, which glibc
+ * builds in), without touching the process's locale; (locale_t) 0 when
+ * it cannot be had. */
+static locale_t utf8_locale;
+static pthread_once_t utf8_once = PTHREAD_ONCE_INIT;
+
+static void
+open_utf8_locale (void)
+{
+    utf8_locale = newlocale (LC_CTYPE_MASK, "C.UTF-8", (locale_t) 0);
+}
+
+/* The code point of the UTF-8 sequence at p (its length into *len), or
+ * -1 when p holds no well-formed one (a byte that then stands alone). */
+static long
+utf8_decode (const unsigned char *p, int *len)
+{
+    int n = p[0] < 0x80 ? 1 : p[0] >= 0xc2 && p[0] <= 0xdf ? 2
+          : p[0] >= 0xe0 && p[0] <= 0xef ? 3 : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
+    if (!n)
+        return -1;
+    long c = n == 1 ? p[0] : p[0] & (0x7f >> n);
+    for (int i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80)
+            return -1;
+        c = (c << 6) | (p[i] & 0x3f);
+    }
+    static const long least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (c < least[n] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+        return -1;      /* overlong, past Unicode, or a surrogate */
+    *len = n;
+    return c;
+}
+
+/* c as UTF-8 into out (4 bytes at most); its length. */
+static int
+utf8_encode (long c, unsigned char *out)
+{
+    if (c < 0x80) {
+        out[0] = (unsigned char) c;
+        return 1;
+    }
+    int n = c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+    for (int i = n - 1; i > 0; i--, c >>= 6)
+        out[i] = (unsigned char) (0x80 | (c & 0x3f));
+    out[0] = (unsigned char) ((0xf00 >> n) | c);
+    return n;
+}
+
+/* name with its letters in one case, in every script (Greek, Cyrillic
+ * and the rest, as the C library knows them; where it cannot, A-Z and
+ * the accented Latin-1 capitals): two names that differ only so are one
+ * folder on the file systems labs share results on (SMB/CIFS, exFAT,
+ * macOS's APFS and HFS+, NTFS), where the second slide's images would
+ * overwrite the first's. Bytes that are not UTF-8 stay as they are.
+ * malloc'd; NULL on memory. */
 static char *
 fold_case (const char *name)
 {
-    char *f = strdup (name);
-    for (unsigned char *p = (unsigned char *) f; f && *p; p++) {
-        if (*p >= 'A' && *p <= 'Z')
-            *p = (unsigned char) (*p + 32);
-        else if (*p == 0xc3 && p[1] >= 0x80 && p[1] <= 0x9e && p[1] != 0x97) {
-            p[1] = (unsigned char) (p[1] + 0x20);
-            p++;
+    pthread_once (&utf8_once, open_utf8_locale);
+    size_t n = strlen (name);
+    /* a folded letter takes at most 4 bytes, and is never longer than
+       its capital by more than that */
+    unsigned char *f = malloc (4 * n + 1), *o = f;
+    for (const unsigned char *p = (const unsigned char *) name; f && *p;) {
+        int len = 1;
+        long c = utf8_decode (p, &len);
+        if (c < 0) {
+            *o++ = *p++;
+            continue;
         }
+        long low = c >= 'A' && c <= 'Z' ? c + 32 : c;
+        if (c >= 0x80) {
+            if (utf8_locale)
+                low = (long) towlower_l ((wint_t) c, utf8_locale);
+            else if (c >= 0xc0 && c <= 0xde && c != 0xd7)
+                low = c + 0x20;
+        }
+        o += low >= 0 && low <= 0x10ffff ? utf8_encode (low, o) : utf8_encode (c, o);
+        p += len;
     }
-    return f;
+    if (o)
+        *o = 0;
+    return (char *) f;
 }
 
 int

@@ -12,9 +12,10 @@
  *     character boundary) and its extension, with "~" and 8 hex digits of
  *     the whole name's SHA-256 between, so the image files it prefixes
  *     stay under the file system's 255-byte limit;
- *   - unique in the folder, whatever the case of its letters (A-Z and the
- *     accented Latin-1 ones: the file systems results are shared on take
- *     "A.svs" and "a.svs" for one file): a name another slide already has
+ *   - unique in the folder, whatever the case of its letters (in every
+ *     script the C library's C.UTF-8 knows: the file systems results are
+ *     shared on take "A.svs" and "a.svs", or "Σ.svs" and "σ.svs", for one
+ *     file): a name another slide already has
  *     (in this run or in the results already there) gets the name of the
  *     folder the slide is in before it ("b__slide.svs"), then two folders,
  *     and then

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shared/cli.h"
 #include "shared/log.h"
 #include "shared/url.h"
 #include "worker/supervise.h"
@@ -101,6 +102,15 @@ begin_task (exec_ctx_t *ctx, qc_worker_t *w, int lane, qc_task_t *task)
     set_log_slide (task->path);
     task->gpu = lane > 0 ? (int32_t) w->cfg.gpus[lane - 1].index : -1;
     task->gpu_simulated = lane > 0 && w->cfg.simulated_gpus;
+    /* which build made the slide's row: a lab that upgrades its workers
+       while a cohort runs can tell the rows of each (qc.log; results.tsv
+       keeps HistoQC's columns, which an older folder's header fixes) */
+    char where[64] = "a CPU slot";
+    if (lane > 0)
+        snprintf (where, sizeof where, "GPU %d%s", (int) task->gpu,
+                  task->gpu_simulated ? " (simulated)" : "");
+    qc_log (QC_LOG_INFO, "worker", "build %s on %s, %s", qc_version_full (), w->host,
+            where);
     task->read_threads = lane > 0 && w->cfg.gpu_read_threads ? w->cfg.gpu_read_threads : 1;
     fetch_next (w, lane);
 }

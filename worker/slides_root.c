@@ -1,6 +1,7 @@
 /* See slides_root.h. */
 #include "worker/slides_root.h"
 #include "shared/log.h"
+#include "shared/result.h"
 #include "shared/url.h"
 
 #include <errno.h>
@@ -232,8 +233,11 @@ slides_roots_check (const slides_roots_t *self, const char *path, char **resolve
        where the link leads, so the answer would tell what lies there;
        qc-submit sends one only where folding it would name another file */
     if (has_dotdot (path)) {
+        /* a rerun tries it again: qc-submit folds '..' where that names
+           the same file, which an older one did not */
         snprintf (why, len, "the slide path holds a '..' segment, which this worker does "
-                  "not follow under --slides-root (give the path without it): not opened");
+                  "not follow under --slides-root: not opened (give the path without "
+                  "it" QC_RESULT_RETRY_MARK);
         return -1;
     }
     char words[PATH_MAX];

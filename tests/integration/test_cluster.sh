@@ -42,6 +42,15 @@ grep -q 'WARNING w[123] \[s[0-9]*-[^]]*\] .*Unknown base magnification' "$T/subm
     || fail "forwarded warning not printed by qc-submit"
 pass "log records forwarded with worker and slide"
 
+# each slide's qc.log names the build that ran it (a lab that upgrades
+# workers mid-cohort can tell which rows came from which)
+build=$("$BIN/qc-worker" --version | awk '{print $2}')
+for s in $(grep -v '^#' "$T/out/results.tsv" | cut -f1); do
+    grep -Pq "\tINFO\tw[123]\t\Q$s\E\tworker\tbuild \Q$build\E on [^,]+, a CPU slot\$" \
+        "$T/out/qc.log" || fail "qc.log does not say which build ran $s"
+done
+pass "qc.log names the build that ran each slide ($build)"
+
 # the same cohort on the one-process default gives the same results
 "$BIN/qc-submit" -o "$T/local" --list "$T/cohort/list" -q >"$T/local.log" 2>&1
 rc=$?

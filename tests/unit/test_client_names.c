@@ -203,6 +203,33 @@ test_assign (void)
     free (u5);
     free (u6);
     free (u7);
+    /* other scripts' capitals too: Greek, Cyrillic, Latin Extended-A;
+       scripts without case stay apart */
+    static const struct {
+        const char *first, *second, *expect;
+    } scripts[] = {
+        {"/g/A/\xce\x94\xce\x95\xce\x99\xce\x93\xce\x9c\xce\x91.svs",   /* ΔΕΙΓΜΑ */
+         "/g/B/\xce\xb4\xce\xb5\xce\xb9\xce\xb3\xce\xbc\xce\xb1.svs",   /* δειγμα */
+         "B__\xce\xb4\xce\xb5\xce\xb9\xce\xb3\xce\xbc\xce\xb1.svs"},
+        {"/c/A/\xd0\x9f\xd0\xa0\xd0\x9e\xd0\x91\xd0\x90.svs",             /* ПРОБА */
+         "/c/B/\xd0\xbf\xd1\x80\xd0\xbe\xd0\xb1\xd0\xb0.svs",             /* проба */
+         "B__\xd0\xbf\xd1\x80\xd0\xbe\xd0\xb1\xd0\xb0.svs"},
+        {"/l/A/\xc5\x81\xc3\xb3" "d\xc5\xba.svs", "/l/B/\xc5\x82\xc3\x93" "D\xc5\xb9.svs",  /* Łódź */
+         "B__\xc5\x82\xc3\x93" "D\xc5\xb9.svs"},
+        {"/j/A/\xe6\x97\xa5\xe6\x9c\xac.svs", "/j/B/\xe6\x9c\xac\xe6\x97\xa5.svs",  /* 日本, 本日 */
+         "\xe6\x9c\xac\xe6\x97\xa5.svs"},
+        /* bytes that are not UTF-8 (names show them as _) */
+        {"/b/A/x\xff\xc3.svs", "/b/B/X\xff\xc3.SVS", "B__X__.SVS"},
+        {"/b/A/y\xc3\xbf.svs", "/b/B/y\xff.svs", "y_.svs"},  /* ÿ, and a lone byte */
+    };
+    for (size_t i = 0; i < sizeof scripts / sizeof *scripts; i++) {
+        char *a = qc_names_assign (m, scripts[i].first);
+        char *b = qc_names_assign (m, scripts[i].second);
+        CHECK (a && b && strcmp (b, scripts[i].expect) == 0 && strcmp (a, b) != 0,
+               "script %zu: %s then %s", i, a ? a : "", b ? b : "");
+        free (a);
+        free (b);
+    }
     /* many slides of one name in one folder name: all distinct */
     char seen[64][QC_NAME_MAX + 1];
     bool distinct = true;
