@@ -129,6 +129,8 @@ fold_case (const char *name)
                 low = (long) towlower_l ((wint_t) c, utf8_locale);
             else if (c >= 0xc0 && c <= 0xde && c != 0xd7)
                 low = c + 0x20;
+            if (low == 0x3c2)
+                low = 0x3c3;    /* final sigma: one letter to case folding */
         }
         o += low >= 0 && low <= 0x10ffff ? utf8_encode (low, o) : utf8_encode (c, o);
         p += len;
