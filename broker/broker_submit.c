@@ -38,7 +38,8 @@ answer_again (qc_broker_t *b, job_rec_t *job, zframe_t *from, uint32_t hb_ms)
 void
 jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
 {
-    char text[512];
+    char text[1024];          /* the limit's reason (a certificate name of up
+                                 to 127 bytes) and the cut's notice after it */
     job_rec_t *job = NULL;
     bool created = false;
     zframe_t *from = p->id;

@@ -54,10 +54,13 @@ typedef struct {
     bool refused;               /* an ERROR after the job was accepted, or
                                    to our ATTACH */
     bool gone;                  /* the broker no longer holds the job for us
-                                   (not there, or not whole): a rerun runs
-                                   its slides without a result anew */
-    bool cut;                   /* the broker cancelled the job, its
-                                   submission over a limit (its ERROR said) */
+                                   (not there, or our cancel of a cut-off
+                                   job refused): a rerun runs its slides
+                                   without a result anew */
+    bool cut;                   /* the job was cancelled while we submitted
+                                   (its ERROR said): over a limit, or by
+                                   another's CANCEL */
+    bool cut_by_limit;          /* ... the broker's, over a limit */
     bool cut_said;              /* said that an attached job is cut off */
     bool resync_due;            /* asked within the last second: sent later */
     unsigned done_stalls;       /* DONEs in a row with nothing new written */
@@ -330,10 +333,14 @@ on_message (session_t *s, qc_msg_t *m)
     case QC_ERROR:
         fprintf (stderr, "qc-submit: broker refused: %s\n", qc_scrub_controls (m->reason));
         s->refused = s->accepted || s->cfg->attach_job;
-        /* a batch over a limit: the broker cancelled the job (its reason
-           says so), which ends once its running slides do */
-        s->cut = s->accepted && !s->cfg->attach_job && m->reason
-                 && strstr (m->reason, "is cancelled (the slides it runs finish)");
+        /* a batch over a limit, or one after a CANCEL: the job is
+           cancelled (the reason says so) and ends once its running
+           slides do */
+        s->cut_by_limit = s->accepted && !s->cfg->attach_job && m->reason
+                          && strstr (m->reason, "is cancelled (the slides it runs finish)");
+        s->cut = s->cut_by_limit
+                 || (s->accepted && !s->cfg->attach_job && m->reason
+                     && strncmp (m->reason, "job was cancelled", 17) == 0);
         /* gone only when the broker says so: "not yours" (another
            certificate's job) or another version is no reason to run the
            job's slides again */
@@ -341,6 +348,11 @@ on_message (session_t *s, qc_msg_t *m)
                   && (strncmp (m->reason, "no such job", 11) == 0
                       || strstr (m->reason, "is not the job of your output folder")
                       || strstr (m->reason, "its identity differs"));
+        /* refused after our CANCEL of a cut-off job: whatever it was, the
+           job is not ours to wait for (its slides without a result run
+           in a new job) */
+        if (s->cut_said)
+            s->gone = true;
         s->fatal = true;
         s->exit_code = s->accepted && !s->cfg->attach_job ? QC_EXIT_FAILED : QC_EXIT_USAGE;
         break;
@@ -709,14 +721,17 @@ qc_session_run (const qc_session_config_t *cfg)
         /* it does not go on: a rerun fetches what it ran, then runs the
            rest anew, which the same limit may refuse until the broker
            lets this job go (broker_limits.c) */
-        char attach[4096];
+        char attach[4096], limit[512] = "";
+        if (s.cut_by_limit)
+            snprintf (limit, sizeof limit, " Job %" PRIu64 " counts against your limit "
+                      "until the broker lets it go (qc-broker --linger after its results "
+                      "are fetched): if the new job is refused too, wait, or give fewer "
+                      "slides a run.", s.job);
         fprintf (stderr, "qc-submit: job %" PRIu64 " is cancelled: the slides it had "
                  "started finish, the others do not run. Run the same qc-submit command "
                  "again%s: it fetches what the job ran, then runs the slides without a "
-                 "result in a new job. Job %" PRIu64 " counts against your limit until the "
-                 "broker lets it go (qc-broker --linger after its results are fetched): if "
-                 "the new job is refused too, wait, or give fewer slides a run. Its "
-                 "results are fetched with:\n  %s\n", s.job, without_f (cfg), s.job,
+                 "result in a new job.%s Its results are fetched with:\n  %s\n", s.job,
+                 without_f (cfg), limit,
                  command_for (&s, "--attach", true, attach, sizeof attach));
     } else if (!s.done && !cfg->local && s.accepted) {
         char attach[4096];

@@ -39,11 +39,13 @@ typedef struct {
     bool *gone;                /* set when the broker cannot give the job
                                   whole: it refused it (not there, not this
                                   folder's, results expired), lacks results,
-                                  or holds fewer slides than expect_total;
+                                  or refused our cancel of a cut-off job;
                                   a caller that asks for it says what comes
                                   next (no advice is printed) */
     uint64_t expect_total;     /* attach: the slides the job was sent (0:
-                                  not known) */
+                                  not known); a job that holds fewer (its
+                                  submission cut off) is cancelled, then
+                                  fetched */
 } qc_session_config_t;
 
 /* Returns a qc-submit exit code (shared/cli.h). */

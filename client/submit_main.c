@@ -567,7 +567,7 @@ attach_last_job (const options_t *o, const qc_curve_client_t *curve)
     qc_output_close (&out);
     if (finished)
         return QC_EXIT_OK;
-    if (gone) {         /* not there, or not whole (said above) */
+    if (gone) {         /* not there, or refused (said above) */
         if (!o->quiet)
             fprintf (stderr, "%s: job %" PRIu64 " cannot be fetched: its slides without a "
                      "result here run in a new job\n", prog, last.job);
@@ -738,6 +738,12 @@ main (int argc, char **argv)
     sc.assets = assets.assets;
     sc.nassets = assets.nassets;
     sc.attach_job = o.attach;
+    /* the slides the folder sent the job: one whose submission was cut
+       off is cancelled and fetched, never waited for (client/session.c) */
+    qc_output_last_job_t last;
+    if (o.attach && o.outdir && qc_output_last_job (o.outdir, &last) == 0
+        && last.job == o.attach && !last.slides_unknown)
+        sc.expect_total = last.slides;
     rc = qc_session_run (&sc);
     /* the exit code covers the whole cohort: slides failed earlier, or
      * not readable here, count as failed */

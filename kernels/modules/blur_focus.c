@@ -595,7 +595,10 @@ run_focus (qc_run_t *run)
         qc_run_fail (run, "placing %zu block measures failed", en.n);
         goto done;
     }
-    if (qc_focus_map (ops, sum, mid, count, use, &p, blurry, &last_stats.threshold,
+    /* a band of 1 (a level 3.3x finer than asked, or more) has no coarser
+       frequency to compare the fine with */
+    if (qc_focus_map (ops, sum, last_stats.band >= 2 ? mid : NULL, count, use, &p,
+                      blurry, &last_stats.threshold,
                       &last_stats.reference, &last_stats.ratio_reference) != 0) {
         qc_run_fail (run, "focus map failed on a %d x %d mask (out of "
                      "memory?)", mw, mh);

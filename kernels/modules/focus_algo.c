@@ -100,6 +100,10 @@ window_rms (const qc_ops_t *ops, const qc_fimg_t *energy,
     return ops->fimg_where (judged, out, -1.0, out);
 }
 
+/* Ratios of fine to coarser detail above this are taken as this (sharp
+ * tissue reads 0.3-0.7, JPEG noise on flat tissue a little more). */
+#define RATIO_MAX 4.0
+
 /* Where little detail may be blur: the ratio of fine to coarser detail
  * is under rthr (a fault takes the fine), or the coarser detail itself
  * is under mthr (a coarse blur of 15 um leaves neither, and their ratio
@@ -175,17 +179,27 @@ qc_focus_map (const qc_ops_t *ops, const qc_fimg_t *sum, qc_fimg_t *mid,
      * blur). */
     if (by_ratio) {
         double mref = 0;
-        /* rms becomes the ratio: the edges measure their own RMS */
+        /* rms becomes the ratio (the edges measure their own RMS), at
+           most RATIO_MAX: a window of almost no coarser detail reads any
+           ratio, which would stretch the histogram its median comes from */
         if (window_rms (ops, mid, weight, tissue, k, p->min_fraction, mid_rms, wsum,
                         judged) != 0
             || ops->fimg_arith (rms, mid_rms, QC_ARITH_DIV, rms) != 0
             || ops->fimg_where (judged, rms, -1.0, rms) != 0
+            || ops->threshold (rms, -2.0, RATIO_MAX, grow) != 0
+            || ops->fimg_where (grow, rms, RATIO_MAX, rms) != 0
             || qc_blur_local_reference (ops, rms, 0.0, grow, &rref) != 0
-            || qc_blur_local_reference (ops, mid_rms, 0.0, grow, &mref) != 0
-            || spare_structure (ops, rms, mid_rms, p->ratio_threshold * rref,
-                                QC_FOCUS_MID_FLOOR * mref, grow, judged) != 0
-            || ops->mask_logic (blurry, grow, QC_LOGIC_AND, blurry) != 0)
+            || qc_blur_local_reference (ops, mid_rms, 0.0, grow, &mref) != 0)
             goto done;
+        /* no coarser detail anywhere (a band of 1 has no frequency under
+           it: the caller gives no mid then) leaves nothing to judge by */
+        if (rref > 0 && mref > 0
+            && (spare_structure (ops, rms, mid_rms, p->ratio_threshold * rref,
+                                 QC_FOCUS_MID_FLOOR * mref, grow, judged) != 0
+                || ops->mask_logic (blurry, grow, QC_LOGIC_AND, blurry) != 0))
+            goto done;
+        if (!(rref > 0 && mref > 0))
+            rref = 0;
     }
     /* The edges: the window straddles sharp tissue there, and its RMS,
      * which the sharp side dominates, under-reads the blur (a band of

@@ -78,8 +78,8 @@ int qc_focus_band (double want, double level_mag);
 
 /* The blurry mask (tissue's size) from the blocks measured under each
  * mask pixel: sum (the sum of their hf squared: energy), mid (of their
- * mid squared; NULL: no ratio rule; overwritten: its mean energy) and
- * count (how many; 0 where none was measured). A tissue pixel is judged where at
+ * mid squared; NULL: no ratio rule; with the rule on, overwritten: its
+ * mean energy) and count (how many; 0 where none was measured). A tissue pixel is judged where at
  * least min_fraction of the window x window box around it was measured;
  * its sharpness is the RMS detail of the box (the root of the mean of
  * the measured pixels' mean energies), and it is blurry under max
@@ -90,11 +90,12 @@ int qc_focus_band (double want, double level_mag);
  * QC_FOCUS_MID_FLOOR x their median. Then the edges: tissue within
  * window / 2 pixels of blurry tissue is blurry too where its 3 x 3 RMS
  * is under max (absolute_threshold, edge_relative_threshold x that
- * median). Blurry pieces
- * (8-connected) under min_size pixels are then dropped. *threshold_used
- * (if not NULL) gets the first bound, *reference (if not NULL) that
- * median (0 when no pixel was above the floor), and *ratio_reference (if
- * not NULL) the median ratio (0 without the rule). 0, or -1 on a bad
+ * median). Where no pixel has coarser detail (mid all 0) the ratio rule
+ * judges nothing. Blurry pieces (8-connected) under min_size pixels are
+ * then dropped. *threshold_used (if not NULL) gets the first bound,
+ * *reference (if not NULL) that median (0 when no pixel was above the
+ * floor), and *ratio_reference (if not NULL) the median ratio (0 when
+ * the rule judged nothing). 0, or -1 on a bad
  * argument or no memory. */
 int qc_focus_map (const qc_ops_t *ops, const qc_fimg_t *sum,
                   qc_fimg_t *mid, const qc_fimg_t *count,

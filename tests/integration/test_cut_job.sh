@@ -5,7 +5,9 @@
 # fetches what it ran and runs the rest in a new job, so that no slide runs
 # twice and none is left queued in a job nobody fetches. A real broker, a
 # real worker and a peer (tests/tools/qc_stranger) that submits a first
-# batch of one slide and dies before its second.
+# batch of one slide and dies before its second: once after the worker
+# ran that slide, once with it still queued (cancelled, it runs in the
+# new job, once).
 source "$(dirname "$0")/lib.sh"
 
 A=$SHARED/slides/real/CMU-1-Small-Region.svs
@@ -51,3 +53,41 @@ printf '%s\n%s\n' "$A" "$B" >"$T/list"
 check_exactly_once "$O" "$T/list"
 [ -s "$O/error.log" ] && fail "failures: $(cat "$O/error.log")"
 pass "a rerun into a cut-off job's folder cancels the job, keeps what it ran (A, once) and runs the rest (B) in a new job"
+
+# the same with the cut job's slide still queued (no worker): the rerun
+# cancels it, and the slide runs once, in the new job
+kill -TERM $WORKER_PID; wait $WORKER_PID 2>/dev/null
+C=$SHARED/slides/real/CMU-1-Small-Region-pyramid.svs
+"$TOOLS/qc_stranger" --connect "$EP" --wait-ms 1000 --key 5858 submit-open "$C" \
+    >"$T/stranger2.log" 2>&1
+job2=$(sed -n 's/^got ACCEPTED job=\([0-9]*\).*/\1/p' "$T/stranger2.log" | head -1)
+[ -n "$job2" ] || fail "the second job was not accepted: $(cat "$T/stranger2.log")"
+O2=$T/out2
+mkdir -p "$O2"
+grep '^#' "$T/header/results.tsv" >"$O2/results.tsv"
+cp "$T/header/.qc-config" "$O2/" 2>/dev/null
+printf 'job %s key=0000000000005858\n%s\t%s\n%s\t%s\n' "$job2" "$(basename "$C")" "$C" \
+    "$(basename "$B")" "$B" >"$O2/.qc-slides"
+printf 'job %s %s key=0000000000005858\n' "$job2" "$EP" >"$O2/.qc-job"
+[ "$job2" != "$job" ] || fail "the second job is the first ($job)"
+timeout 120 "$BIN/qc-submit" --broker "$EP" -o "$O2" "$C" "$B" >"$T/rerun2.log" 2>&1 &
+rerun=$!
+PIDS+=($rerun)
+wait_for "the cut job cancelled" 30 "grep -q 'job $job2 cancelled' '$T/broker.log'"
+start_worker $port w2 --slots 1 --heartbeat-ms 200
+for _ in $(seq 1 1200); do kill -0 $rerun 2>/dev/null || break; sleep 0.1; done
+kill -0 $rerun 2>/dev/null && fail "the rerun did not end in 120 s: $(tail -3 "$T/rerun2.log")"
+wait $rerun
+rc=$?
+[ $rc = 0 ] || fail "rerun with a queued slide: exit $rc: $(tail -5 "$T/rerun2.log")"
+grep -q "2 slides: 2 passed" "$T/rerun2.log" || fail "not both run: $(tail -3 "$T/rerun2.log")"
+grep -q "job $job2 at the broker holds 1 of the 2 slides it was sent (its submission was cut off): cancelling it" \
+    "$T/rerun2.log" || fail "the cut was not said: $(head -4 "$T/rerun2.log")"
+grep -q "1 slide that were cancelled, could not be read, or whose server did not answer before run again\|1 slide that was cancelled" \
+    "$T/rerun2.log" || fail "the cancelled slide was not run again as such: $(head -8 "$T/rerun2.log")"
+runs=$(grep -c 'CMU-1-Small-Region-pyramid.svs.*median detail' "$T/worker-w2.log")
+[ "$runs" = 1 ] || fail "the cancelled slide ran $runs times, not once"
+printf '%s\n%s\n' "$C" "$B" >"$T/list2"
+check_exactly_once "$O2" "$T/list2"
+[ -s "$O2/error.log" ] && fail "failures: $(cat "$O2/error.log")"
+pass "a cut-off job's queued slide, cancelled by the rerun, runs once in its new job"

@@ -11,7 +11,7 @@
  *                              followed by --wait-ms of listening, all on
  *                              one connection)
  *   submit PATH                SUBMIT of a new job with one slide
- *                              (key 5757 hex)
+ *                              (key 5757 hex, or --key)
  *   submit-open PATH           the same, not final: a client that died
  *                              before its next SUBMIT batch
  *   attach JOB KEY             ATTACH to a job, holding no result
@@ -34,7 +34,9 @@
  * long to listen after sending, 1500), --repeat N (1 to 1000),
  * --proto-version N (the header's protocol version: a peer of another
  * version), --name TEXT and --prefetch N (what READY says), --log TEXT
- * (work: a forged LOG record before the RESULT), --fetch N (work: N
+ * (work: a forged LOG record before the RESULT), --key HEX (submit: the
+ * job's key; the broker takes a first SUBMIT of a key it has for that
+ * job's again), --fetch N (work: N
  * FETCHes of the job's files at once). Every
  * wait is bounded. Exit 0
  * when it ran (whatever came back), 2 on a usage error. */
@@ -181,13 +183,14 @@ main (int argc, char **argv)
     const char *ep = NULL, *cert = NULL, *server_key = NULL;
     bool ephemeral = false;
     int wait_ms = 1500, repeat = 1;
+    uint64_t submit_key = 0x5757;
     static const struct option opts[] = {
         {"connect", required_argument, 0, 'c'}, {"cert", required_argument, 0, 'k'},
         {"server-key", required_argument, 0, 's'}, {"ephemeral", no_argument, 0, 'e'},
         {"wait-ms", required_argument, 0, 'w'}, {"repeat", required_argument, 0, 'r'},
         {"proto-version", required_argument, 0, 'v'}, {"name", required_argument, 0, 'n'},
         {"prefetch", required_argument, 0, 'p'}, {"log", required_argument, 0, 'l'},
-        {"fetch", required_argument, 0, 'f'},
+        {"fetch", required_argument, 0, 'f'}, {"key", required_argument, 0, 'K'},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "", opts, NULL)) != -1) {
@@ -202,6 +205,7 @@ main (int argc, char **argv)
         case 'n': s_name = optarg; break;
         case 'p': s_prefetch = (uint32_t) strtoul (optarg, NULL, 10); break;
         case 'l': s_log = optarg; break;
+        case 'K': submit_key = strtoull (optarg, NULL, 16); break;
         case 'f': s_fetch = atoi (optarg) < 0 ? 0 : atoi (optarg) > 1000 ? 1000 : atoi (optarg); break;
         default: return 2;
         }
@@ -254,7 +258,7 @@ main (int argc, char **argv)
         }
     } else if ((streq (cmd, "submit") || streq (cmd, "submit-open")) && n == 1) {
         char *slides[] = {a[0]};
-        qc_msg_t m = {.command = QC_SUBMIT, .gpu = -1, .key = 0x5757, .slides = slides,
+        qc_msg_t m = {.command = QC_SUBMIT, .gpu = -1, .key = submit_key, .slides = slides,
                       .nslides = 1, .final = streq (cmd, "submit"), .name = "stranger"};
         send_msg (&m);
         listen_for (wait_ms, false);

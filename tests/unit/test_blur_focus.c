@@ -219,6 +219,17 @@ test_focus_map_ratio (void)
     CHECK (qc_focus_map (ops, sum, NULL, count, tissue, &p, blurry, NULL, NULL, NULL) == 0);
     CHECK (share_in (blurry, 2, 2, 24, 24) == 1, "no mid: pale %.2f",
            share_in (blurry, 2, 2, 24, 24));
+    /* no coarser detail anywhere (mid all 0, as a band of 1 would give):
+       the rule judges nothing, the result is the one without it */
+    qc_mask_t *without = qc_mask_new (W, H);
+    CHECK (without && qc_focus_map (ops, sum, NULL, count, tissue, &p, without, NULL,
+                                    NULL, NULL) == 0);
+    for (size_t i = 0; i < (size_t) W * H; i++)
+        mid->px[i] = 0;
+    CHECK (qc_focus_map (ops, sum, mid, count, tissue, &p, blurry, NULL, NULL, &rref) == 0);
+    CHECK (without && memcmp (blurry->px, without->px, (size_t) W * H) == 0 && rref == 0,
+           "mid all 0: the mask differs from the one without the rule (ratio %g)", rref);
+    qc_mask_destroy (&without);
     /* bad arguments */
     p.ratio_threshold = 1.5;
     CHECK (qc_focus_map (ops, sum, mid, count, tissue, &p, blurry, NULL, NULL, NULL) == -1);
@@ -696,6 +707,28 @@ test_levels (void)
         CHECK (!r->warnings || !strstr (r->warnings, "warn_sharpness"), "%s", r->warnings);
     }
     qc_pipeline_destroy (&quiet);
+
+    /* At magnification 2.6 the 10x level is read at band 1, which has
+     * no coarser band: the ratio rule stands aside (it once cleared the
+     * whole mask there), and 3 um faults are found as without it */
+    CHECK (mkslide ("mag40f12", "12000", "9000", "5", "--features", "tissue,focus",
+                    "--focus-sigma", "12") == 0);
+    qc_pipeline_t *b1 = qc_pipeline_new (CONFIG_HEAD "magnification = 2.6\n", err,
+                                         sizeof err);
+    qc_pipeline_t *b1_off = qc_pipeline_new (CONFIG_HEAD "magnification = 2.6\n"
+                                             "ratio_threshold = 0\n", err, sizeof err);
+    CHECK (b1 && b1_off, "%s", err);
+    if (b1 && b1_off) {
+        double d1 = run_focus (b1, "mag40f12", r, 1);
+        int band = st->band;
+        double d1_off = run_focus (b1_off, "mag40f12", r, 1);
+        printf ("40x at magnification 2.6: band %d, fine blur Dice %.3f (%.3f without the "
+                "ratio)\n", band, d1, d1_off);
+        CHECK (band == 1 && d1 > 0.3 && d1 == d1_off, "band %d: Dice %.3f, without the "
+               "ratio %.3f", band, d1, d1_off);
+    }
+    qc_pipeline_destroy (&b1);
+    qc_pipeline_destroy (&b1_off);
 
     /* The same from OpenSlide's pixels */
     setenv ("QC_DIRECT_READ", "0", 1);
