@@ -52,6 +52,10 @@ typedef struct {
 /* Tissue whose coarser detail is under this share of the tissue's median
  * is judged by its fine detail alone (focus_algo.c, spare_structure). */
 #define QC_FOCUS_MID_FLOOR 0.25
+/* The ratio rule applies on slides whose tissue's median detail (gray
+ * levels) is at least this: in focus 9-22, out of focus all over 1.1-4.6
+ * (QC_FOCUS_WARN_SHARPNESS). */
+#define QC_FOCUS_RATIO_MIN_DETAIL 5.0
 #define QC_FOCUS_MAX_MIN_SIZE 1000000
 #define QC_FOCUS_MAX_WINDOW 255
 #define QC_FOCUS_MAX_ERODE 16
@@ -90,8 +94,10 @@ int qc_focus_band (double want, double level_mag);
  * QC_FOCUS_MID_FLOOR x their median. Then the edges: tissue within
  * window / 2 pixels of blurry tissue is blurry too where its 3 x 3 RMS
  * is under max (absolute_threshold, edge_relative_threshold x that
- * median). Where no pixel has coarser detail (mid all 0) the ratio rule
- * judges nothing. Blurry pieces (8-connected) under min_size pixels are
+ * median). The ratio's medians are those of the tissue the fine detail
+ * left unflagged; where no pixel has coarser detail (mid all 0), or the
+ * fine detail's median is under QC_FOCUS_RATIO_MIN_DETAIL, the ratio
+ * rule judges nothing. Blurry pieces (8-connected) under min_size pixels are
  * then dropped. *threshold_used (if not NULL) gets the first bound,
  * *reference (if not NULL) that median (0 when no pixel was above the
  * floor), and *ratio_reference (if not NULL) the median ratio (0 when

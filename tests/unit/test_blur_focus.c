@@ -219,6 +219,29 @@ test_focus_map_ratio (void)
     CHECK (qc_focus_map (ops, sum, NULL, count, tissue, &p, blurry, NULL, NULL, NULL) == 0);
     CHECK (share_in (blurry, 2, 2, 24, 24) == 1, "no mid: pale %.2f",
            share_in (blurry, 2, 2, 24, 24));
+    /* a fault over most of the tissue (60%, its fine detail under a gray
+       level): the ratio's references come from the tissue judged sharp,
+       not from the fault (whose own ratio would then spare it whole) */
+    paint_blocks (sum, mid, 0, 0, W, H, 12.0f, 28.0f);
+    paint_blocks (sum, mid, 0, 0, 48, H, 0.5f, 20.0f);
+    CHECK (qc_focus_map (ops, sum, mid, count, tissue, &p, blurry, NULL, &ref, &rref) == 0);
+    CHECK (share_in (blurry, 0, 0, 48, H) == 1 && share_in (blurry, 52, 0, W, H) == 0,
+           "a fault over 60%% of the tissue: %.2f of it flagged, %.2f of the rest "
+           "(reference %g, ratio %g)", share_in (blurry, 0, 0, 48, H),
+           share_in (blurry, 52, 0, W, H), ref, rref);
+    CHECK (fabs (rref - 12.0 / 28) < 0.01, "the ratio's reference: %g", rref);
+    /* out of focus over 70%: its median detail (1.5) is under
+       QC_FOCUS_RATIO_MIN_DETAIL, and the rule, with no tissue in focus to
+       take its references from, stands aside: what has no fine detail at
+       all (under absolute_threshold) is flagged as without it */
+    paint_blocks (sum, mid, 0, 0, W, H, 12.0f, 28.0f);
+    paint_blocks (sum, mid, 0, 0, 28, H, 0.5f, 20.0f);
+    paint_blocks (sum, mid, 28, 0, 56, H, 1.5f, 20.0f);
+    CHECK (qc_focus_map (ops, sum, mid, count, tissue, &p, blurry, NULL, &ref, &rref) == 0);
+    CHECK (ref < QC_FOCUS_RATIO_MIN_DETAIL && rref == 0
+           && share_in (blurry, 0, 0, 28, H) == 1 && share_in (blurry, 28, 0, 56, H) == 0,
+           "out of focus over 70%%: reference %g, ratio %g, %.2f and %.2f flagged", ref,
+           rref, share_in (blurry, 0, 0, 28, H), share_in (blurry, 28, 0, 56, H));
     /* no coarser detail anywhere (mid all 0, as a band of 1 would give):
        the rule judges nothing, the result is the one without it */
     qc_mask_t *without = qc_mask_new (W, H);
