@@ -179,7 +179,7 @@ qc_focus_map (const qc_ops_t *ops, const qc_fimg_t *sum, qc_fimg_t *mid,
      * blur). On a real slide (CMU-1, 20x) with 1-3 um faults and pale
      * patches (0.1-0.5 of the stain) made from its own pixels: faults
      * found alike with and without the rule (0.89-0.96), pale patches at
-     * 0.25 and under flagged up to 72% without it, up to 19% with it. */
+     * 0.25 and under flagged up to 72% without it, up to 22% with it. */
     /* the ratio's references need tissue in focus: a slide whose median
        detail is under QC_FOCUS_RATIO_MIN_DETAIL (out of focus over most
        of it, warned of) has none, and its blurred tissue's own ratio
