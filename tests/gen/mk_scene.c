@@ -366,8 +366,9 @@ clearance_of (const mk_scene_t *s, int nfocus, double x, double y, double rad)
 }
 
 static double
-focus_clearance (const mk_scene_t *s, double x, double y, double rad)
+focus_clearance (const mk_scene_t *s, int focus_all, double x, double y, double rad)
 {
+    (void) focus_all;
     return clearance_of (s, s->nfocus, x, y, rad);
 }
 
@@ -403,6 +404,42 @@ point_in_outline (const mk_blob_t *b, mk_rng_t *r, double frac, double *x,
     *y = b->cy + qx * b->sn + qy * b->cs;
 }
 
+/* How far a patch of radius rad at (x, y) keeps clear of what it must
+ * (negative: it overlaps); focus_all as plan_pale has it. */
+typedef double (patch_clearance_fn) (const mk_scene_t *s, int focus_all, double x,
+                                     double y, double rad);
+
+/* Where a patch of a focus fault's size goes: of up to 100 draws on the
+ * larger pieces of tissue, the first clear of what clear keeps it from,
+ * else the clearest (a little overlap is fine: each truth leaves the
+ * other out). */
+static mk_ellipse_t
+place_patch (const mk_scene_t *s, mk_rng_t *r, patch_clearance_fn *clear, int focus_all)
+{
+    double small = s->w < s->h ? s->w : s->h;
+    mk_ellipse_t best = { 0 };
+    double best_d = -1e300;
+    for (int attempt = 0; attempt < 100 && best_d < 0; attempt++) {
+        const mk_blob_t *b = blob_by_area (s, r);
+        mk_ellipse_t e;
+        point_in_outline (b, r, 0.7, &e.cx, &e.cy);
+        /* a scanner's focus points are millimetres apart: a fault is
+         * never a speck (at least 6% of the slide's short side) */
+        e.rx = fmax (b->R * fmin (b->ax, b->ay) * mk_rng_range (r, 0.3, 0.45),
+                     0.06 * small);
+        e.ry = e.rx * mk_rng_range (r, 0.6, 1.0);
+        double rot = mk_rng_range (r, 0, M_PI);
+        e.cs = cos (rot);
+        e.sn = sin (rot);
+        double d = clear (s, focus_all, e.cx, e.cy, 0.7 * e.rx);
+        if (d > best_d) {
+            best_d = d;
+            best = e;
+        }
+    }
+    return best;
+}
+
 /* Focus faults: where a scanner's focus drifted, tissue blurred by a
  * Gaussian of 1-3 um (a fifth of the coarse blur's spread or less), on
  * 1-2 elliptical patches of tissue clear of the other problems where
@@ -425,32 +462,9 @@ plan_focus (mk_scene_t *s, const mk_opts_t *o)
         s->nfocus = 1;
         return;
     }
-    double small = s->w < s->h ? s->w : s->h;
     int n = mk_rng_unit (&r) < 0.5 ? 2 : 1;
-    for (int i = 0; i < n; i++) {
-        mk_ellipse_t best = { 0 };
-        double best_d = -1e300;
-        for (int attempt = 0; attempt < 100 && best_d < 0; attempt++) {
-            const mk_blob_t *b = blob_by_area (s, &r);
-            mk_ellipse_t e;
-            point_in_outline (b, &r, 0.7, &e.cx, &e.cy);
-            /* a scanner's focus points are millimetres apart: a fault is
-             * never a speck (at least 6% of the slide's short side) */
-            e.rx = fmax (b->R * fmin (b->ax, b->ay) * mk_rng_range (&r, 0.3, 0.45),
-                         0.06 * small);
-            e.ry = e.rx * mk_rng_range (&r, 0.6, 1.0);
-            double rot = mk_rng_range (&r, 0, M_PI);
-            e.cs = cos (rot);
-            e.sn = sin (rot);
-            /* a little overlap is fine: each truth leaves the other out */
-            double d = focus_clearance (s, e.cx, e.cy, 0.7 * e.rx);
-            if (d > best_d) {
-                best_d = d;
-                best = e;
-            }
-        }
-        s->focus[s->nfocus++] = best;
-    }
+    for (int i = 0; i < n; i++)
+        s->focus[s->nfocus++] = place_patch (s, &r, focus_clearance, 0);
 }
 
 /* How far a pale patch of radius rad at (x, y) stays from what a focus
@@ -486,29 +500,9 @@ plan_pale (mk_scene_t *s, const mk_opts_t *o)
     s->pale_factor = o->pale_factor > 0 ? o->pale_factor : drawn;
     if (s->nblobs == 0)
         return;
-    double small = s->w < s->h ? s->w : s->h;
     int n = mk_rng_unit (&r) < 0.5 ? 2 : 1;
-    for (int i = 0; i < n; i++) {
-        mk_ellipse_t best = { 0 };
-        double best_d = -1e300;
-        for (int attempt = 0; attempt < 100 && best_d < 0; attempt++) {
-            const mk_blob_t *b = blob_by_area (s, &r);
-            mk_ellipse_t e;
-            point_in_outline (b, &r, 0.7, &e.cx, &e.cy);
-            e.rx = fmax (b->R * fmin (b->ax, b->ay) * mk_rng_range (&r, 0.3, 0.45),
-                         0.06 * small);
-            e.ry = e.rx * mk_rng_range (&r, 0.6, 1.0);
-            double rot = mk_rng_range (&r, 0, M_PI);
-            e.cs = cos (rot);
-            e.sn = sin (rot);
-            double d = pale_clearance (s, o->focus_all, e.cx, e.cy, 0.7 * e.rx);
-            if (d > best_d) {
-                best_d = d;
-                best = e;
-            }
-        }
-        s->pale[s->npale++] = best;
-    }
+    for (int i = 0; i < n; i++)
+        s->pale[s->npale++] = place_patch (s, &r, pale_clearance, o->focus_all);
 }
 
 static void
