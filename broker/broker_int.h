@@ -380,6 +380,11 @@ void state_log_batch (qc_broker_t *b, job_rec_t *job, uint64_t base,
 void state_log_ack (qc_broker_t *b, job_rec_t *job);
 void state_log_cancel (qc_broker_t *b, job_rec_t *job);
 void state_log_blame (qc_broker_t *b, job_rec_t *job, uint64_t idx, uint32_t blame);
+/* With CurveZMQ: attempt of task idx went to the certificate of key (its
+ * late RESULT counts after a restart); not synced (lost, the task runs
+ * again). */
+void state_log_dispatch (qc_broker_t *b, job_rec_t *job, uint64_t idx, uint32_t attempt,
+                         const char *key);
 void state_log_finished (qc_broker_t *b, job_rec_t *job);
 void state_log_forget (qc_broker_t *b, job_rec_t *job, uint8_t why);
 /* Opens the job's result file (creating it). -1 with a log line. */
@@ -412,7 +417,7 @@ void status_reply (qc_broker_t *b, const peer_t *p);
  * payloads are in broker_state.c. */
 enum {
     J_EPOCH = 1, J_JOB = 2, J_BATCH = 3, J_ACK = 4, J_CANCEL = 5,
-    J_FORGET = 6, J_BLAME = 7, J_FINISHED = 8, J_OWNER = 9,
+    J_FORGET = 6, J_BLAME = 7, J_FINISHED = 8, J_OWNER = 9, J_DISPATCH = 10,
     R_RESULT = 16, R_FAILED = 17, R_BASE = 18
 };
 #define JOURNAL_MAGIC "QC-JOURNAL v1\n\0\0"

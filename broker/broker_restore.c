@@ -129,6 +129,21 @@ apply_journal (void *arg, const qc_jrec_t *rec, char *why, size_t len)
             break;
         sched_task_restore_blame (job->sj, qc_get_u64 (p + 8), qc_get_u32 (p + 16));
         return 0;
+    case J_DISPATCH: {
+        if (rec->len != 20 + QC_CURVE_KEY_LEN || !(job = jobs_lookup (b, qc_get_u64 (p)))
+            || qc_get_u64 (p + 8) >= job->sj->total)
+            break;
+        char key[QC_CURVE_KEY_LEN + 1];
+        memcpy (key, p + 20, QC_CURVE_KEY_LEN);
+        key[QC_CURVE_KEY_LEN] = 0;
+        /* a certificate no longer admitted finishes nothing: its attempt
+           is forgotten (the slide runs again) */
+        const keyring_entry_t *e = b->security ? security_lookup (b->security, key) : NULL;
+        if (e)
+            sched_task_restore_attempt (b->sched, job->sj, qc_get_u64 (p + 8),
+                                        qc_get_u32 (p + 16), e->id);
+        return 0;
+    }
     case J_FINISHED:
         if (rec->len != 16 || !(job = jobs_lookup (b, qc_get_u64 (p))))
             break;

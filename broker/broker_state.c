@@ -17,6 +17,10 @@
  *   J_FORGET   u64 job, u64 key, i64 finished, i64 forgotten, u8 why
  *   J_OWNER    u64 job, 40 bytes: the Z85 key of the certificate that
  *              submitted it (CurveZMQ on; right after its J_JOB)
+ *   J_DISPATCH u64 job, u64 idx, u32 attempt, 40 bytes: the Z85 key of
+ *              the certificate the attempt went to (CurveZMQ on; at each
+ *              dispatch, and for running tasks at a compaction; not
+ *              synced: lost, the task runs again)
  * Result file records:
  *   R_RESULT   u64 idx, u64 seq, u8 ok, then the RESULT message
  *   R_FAILED   u64 first seq, u32 n, u16 reason length, reason, n x u64 idx
@@ -25,7 +29,8 @@
  *              cut from the file, and which of those passed. First in a
  *              file rewritten without its acknowledged results.
  * A task's state is not journalled per dispatch: after a restart every
- * task without a result is queued again (execution is at-least-once).
+ * task without a result is queued again (execution is at-least-once);
+ * only whom an attempt went to is, for its late RESULT to count.
  *
  * Everything is written at the end of each burst of messages and synced
  * once (state_commit): results before they are sent, SUBMITs before they
@@ -151,6 +156,20 @@ state_log_cancel (qc_broker_t *b, job_rec_t *job)
     uint8_t p[8];
     qc_put_u64 (p, job->id);
     log_rec (b, job, J_CANCEL, p, sizeof p);
+}
+
+void
+state_log_dispatch (qc_broker_t *b, job_rec_t *job, uint64_t idx, uint32_t attempt,
+                    const char *key)
+{
+    if (!key || strlen (key) != QC_CURVE_KEY_LEN)
+        return;
+    uint8_t p[20 + QC_CURVE_KEY_LEN];
+    qc_put_u64 (p, job->id);
+    qc_put_u64 (p + 8, idx);
+    qc_put_u32 (p + 16, attempt);
+    memcpy (p + 20, key, QC_CURVE_KEY_LEN);
+    log_rec (b, job, J_DISPATCH, p, sizeof p);
 }
 
 void
@@ -346,6 +365,15 @@ write_compact (qc_broker_t *b, qc_jfile_t *f)
             sched_task_t *t = sched_job_task (j->sj, i);
             if (t->blame)
                 state_log_blame (b, j, i, t->blame);
+            /* whom its attempts that may still report went to (the
+               records before are gone): the current one, and those that
+               left their worker, of this life or restored */
+            const keyring_entry_t *e;
+            if (t->worker && (e = security_by_id (b->security, t->who)))
+                state_log_dispatch (b, j, i, t->attempt, e->key);
+            for (uint32_t k = 0; t->past && k < t->past->n; k++)
+                if ((e = security_by_id (b->security, t->past->a[k].who)))
+                    state_log_dispatch (b, j, i, t->past->a[k].attempt, e->key);
         }
         if (j->finish_logged)
             state_log_finished (b, j);

@@ -118,8 +118,8 @@ on_crash_report (qc_broker_t *b, const peer_t *p, const char *name, const qc_msg
         if (v == SCHED_EARLIER_LIFE)
             say_earlier_life (b, "crash report from %s for job %" PRIu64 " slide %" PRIu64
                               " attempt %u, dispatched before this broker started: with "
-                              "certificates, whose attempt it was is not known after a "
-                              "restart; not counted", name, job->id, r->idx, r->attempt);
+                              "certificates, the journal names no admitted one it went "
+                              "to; not counted", name, job->id, r->idx, r->attempt);
         if (v == SCHED_OK) {
             sched_task_t *t = sched_job_task (job->sj, r->idx);
             qc_log (QC_LOG_WARNING, MOD, "worker %s crashed (%s) while running %s "
@@ -298,14 +298,14 @@ workers_on_result (qc_broker_t *b, worker_rec_t *w, const peer_t *p, qc_msg_t *m
                 m->attempt, w ? "" : " from a peer not registered as a worker");
     if (v == SCHED_EARLIER_LIFE)
         /* no refusal: most likely its own worker, still running it when
-           the broker restarted (a certificate is checked per attempt,
-           and dispatches are not journalled) */
+           the broker restarted, whose J_DISPATCH record was lost or whose
+           certificate is no longer admitted */
         say_earlier_life (b, "RESULT from %s for job %" PRIu64 " slide %" PRIu64
                           " attempt %u, dispatched before this broker started: with "
                           "certificates, a result counts only from the certificate its "
-                          "attempt went to, which a restart does not keep; not taken, the "
-                          "slide runs again", w ? w->name : "an unregistered peer", job->id,
-                          m->idx, m->attempt);
+                          "attempt went to, and the journal names no admitted one for it; "
+                          "not taken, the slide runs again", w ? w->name :
+                          "an unregistered peer", job->id, m->idx, m->attempt);
     if (v == SCHED_OK) {
         /* the name the broker knows the sender by, as for LOG; an
            unregistered sender's own word (a worker back on a new socket
@@ -352,6 +352,10 @@ workers_send_task (void *arg, sched_task_t *t, sched_worker_t *sw)
                   .gpu = t->gpu >= 0 ? (int32_t) sw->gpu_index[t->gpu] : -1};
     if (qc_msg_send (&m, zsock_resolve (b->router), w->id))
         qc_log (QC_LOG_ERROR, MOD, "cannot send task %s to %s", QC_URL_SHOWN (t->path), w->name);
+    /* with certificates, whose attempt it is must outlive a restart, or
+       its RESULT then is no one's and the slide runs again */
+    if (w->cert_key[0])
+        state_log_dispatch (b, job, t->idx, t->attempt, w->cert_key);
 }
 
 /* The scheduler took an attempt back: tell its worker (it drops the task

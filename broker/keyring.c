@@ -330,6 +330,18 @@ keyring_lookup (const keyring_t *self, const char *key)
     return self && key ? zhashx_lookup (self->admitted, key) : NULL;
 }
 
+const keyring_entry_t *
+keyring_by_id (keyring_t *self, uint32_t id)
+{
+    if (!self || !id)
+        return NULL;
+    for (keyring_entry_t *e = zhashx_first (self->admitted); e;
+         e = zhashx_next (self->admitted))
+        if (e->id == id)
+            return e;
+    return NULL;
+}
+
 const char *
 keyring_revoked (const keyring_t *self, const char *key)
 {

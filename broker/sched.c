@@ -241,10 +241,8 @@ ghost_end (sched_worker_t *w, uint64_t job, uint64_t idx, uint32_t attempt)
  * taken from that identity only. Out of memory: forgotten, and its late
  * result is refused (the task runs again). */
 static void
-remember (const sched_t *self, sched_task_t *t)
+remember_attempt (sched_task_t *t, uint32_t attempt, uint32_t who, int64_t since)
 {
-    if (!self->identities || !t->worker)
-        return;
     if (!t->past && !(t->past = calloc (1, sizeof *t->past)))
         return;
     sched_past_t *p = t->past;
@@ -252,8 +250,15 @@ remember (const sched_t *self, sched_task_t *t)
         memmove (p->a, p->a + 1, (SCHED_PAST - 1) * sizeof *p->a);
         p->n--;
     }
-    p->a[p->n++] = (sched_attempt_t) {.attempt = t->attempt, .who = t->who,
-                                      .since = t->since};
+    p->a[p->n++] = (sched_attempt_t) {.attempt = attempt, .who = who, .since = since};
+}
+
+static void
+remember (const sched_t *self, sched_task_t *t)
+{
+    if (!self->identities || !t->worker)
+        return;
+    remember_attempt (t, t->attempt, t->who, t->since);
 }
 
 /* Whether attempt of t was dispatched to identity who (its current
@@ -276,7 +281,9 @@ attempt_of (const sched_task_t *t, uint32_t attempt, uint32_t who, int64_t *sinc
 
 /* Why an attempt judged possible is not the sender's (identities on):
  * one of this life went to another identity; one of an earlier life is
- * not known to have gone to anyone (dispatches are not journalled). */
+ * not known to have gone to the sender (the journal keeps dispatches of
+ * tasks running at a compaction and after: one that was not there, or
+ * whose certificate is no longer admitted, is not known). */
 static sched_verdict_t
 not_yours (const sched_t *self, uint32_t attempt)
 {
@@ -465,6 +472,7 @@ sched_task_restore_final (sched_t *self, sched_job_t *job, uint64_t idx,
     if (!self || !t || t->state != TASK_QUEUED)
         return false;
     sched_dequeue (self, t);
+    forget_past (t);            /* an earlier life's attempts (the journal's) */
     t->state = ok ? TASK_DONE : TASK_FAILED;
     if (ok) job->done++; else job->failed++;
     return true;
@@ -476,6 +484,17 @@ sched_task_restore_blame (sched_job_t *job, uint64_t idx, uint32_t blame)
     sched_task_t *t = sched_job_task (job, idx);
     if (t)
         t->blame = blame;
+}
+
+void
+sched_task_restore_attempt (sched_t *self, sched_job_t *job, uint64_t idx,
+                            uint32_t attempt, uint32_t who)
+{
+    sched_task_t *t = sched_job_task (job, idx);
+    if (!self || !self->identities || !t || !who || t->state == TASK_DONE
+        || t->state == TASK_FAILED)
+        return;
+    remember_attempt (t, attempt, who, self->now);
 }
 
 /* ------------------------------------------------------------ workers */

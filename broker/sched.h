@@ -76,8 +76,9 @@ typedef enum {
                             another identity (or to none) */
     SCHED_LATE,          /* a crash report past the attempt's deadline */
     SCHED_EARLIER_LIFE   /* identities on: an attempt of a broker life
-                            before this one (a restored task's), whose
-                            identity a restart does not keep: not taken */
+                            before this one (a restored task's) that the
+                            journal does not give to the sender: not
+                            taken */
 } sched_verdict_t;
 
 /* Attempts that left their worker without a result, remembered per task
@@ -242,6 +243,12 @@ void sched_job_remove (sched_t *self, sched_job_t *job);
 bool sched_task_restore_final (sched_t *self, sched_job_t *job, uint64_t idx,
                                bool ok);
 void sched_task_restore_blame (sched_job_t *job, uint64_t idx, uint32_t blame);
+/* With identities on: attempt of task idx went to identity who in an
+ * earlier broker life (the journal says so), so its late RESULT or crash
+ * report from who counts, as one of this life's would. Nothing for a
+ * task unknown or ended, or who 0. */
+void sched_task_restore_attempt (sched_t *self, sched_job_t *job, uint64_t idx,
+                                 uint32_t attempt, uint32_t who);
 
 sched_worker_t *sched_worker_add (sched_t *self, uint32_t slots,
                                   uint32_t prefetch, const uint32_t *gpus,

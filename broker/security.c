@@ -331,6 +331,12 @@ security_lookup (security_t *self, const char *key)
     return self ? keyring_lookup (self->keyring, key) : NULL;
 }
 
+const keyring_entry_t *
+security_by_id (security_t *self, uint32_t id)
+{
+    return self ? keyring_by_id (self->keyring, id) : NULL;
+}
+
 const char *
 security_public_key (security_t *self)
 {

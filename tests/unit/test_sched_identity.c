@@ -167,6 +167,37 @@ test_earlier_life (void)
            "and from its own");
     sched_destroy (&s);
     rec_free (&r);
+
+    /* the journal said whom an earlier life's attempt went to
+     * (J_DISPATCH): its RESULT from that identity is taken, even after
+     * this life dispatched the task again (that attempt is then revoked),
+     * and from another identity it is not */
+    s = new_sched (&r, 3);
+    sched_set_identities (s, true);
+    j = new_job (s, 1, 3, QC_RES_CPU, true);
+    sched_set_attempt_base (s, 131072);
+    for (uint64_t i = 0; i < 3; i++)
+        sched_job_task (j, i)->attempt = 131072;
+    sched_task_restore_attempt (s, j, 0, 65540, 11);
+    sched_task_restore_attempt (s, j, 1, 65541, 11);
+    sched_task_restore_attempt (s, j, 2, 65542, 0);     /* no longer admitted */
+    CHECK (sched_task_finished_as (s, NULL, 22, j, 0, 65540, true) == SCHED_EARLIER_LIFE,
+           "another certificate's word for it");
+    CHECK (sched_task_finished_as (s, NULL, 11, j, 0, 65540, true) == SCHED_OK
+           && sched_job_task (j, 0)->state == TASK_DONE, "its own identity's RESULT");
+    sched_worker_t *b = worker_as (s, 11);
+    sched_dispatch (s);
+    sched_task_t *t1 = sched_job_task (j, 1);
+    CHECK (t1->worker == b, "task 1 dispatched again in this life");
+    CHECK (sched_task_finished_as (s, NULL, 11, j, 1, 65541, true) == SCHED_OK
+           && t1->state == TASK_DONE && t1->worker == NULL,
+           "the earlier life's RESULT wins, this life's attempt is taken back");
+    CHECK (sched_task_finished_as (s, NULL, 11, j, 2, 65542, true) == SCHED_EARLIER_LIFE,
+           "an attempt whose certificate is gone");
+    CHECK (sched_task_finished_as (s, NULL, 11, j, 0, 65540, true) == SCHED_DUPLICATE,
+           "a second RESULT");
+    sched_destroy (&s);
+    rec_free (&r);
 }
 
 int

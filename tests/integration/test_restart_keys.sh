@@ -1,0 +1,88 @@
+#!/bin/bash
+# With CurveZMQ a RESULT counts only from the certificate its attempt
+# went to. The broker journals whom each attempt went to, so the RESULT
+# of a slide running when the broker is killed and restarted is taken
+# from its worker; before, it was refused and the slide's second attempt
+# (the restart queues it again) had to run to the end. A real broker
+# (state folder, keys), a real worker whose slide takes 4 s, kill -9
+# mid-slide, a restart on the same folder; then the same across a
+# restart whose journal is rewritten (--state-recover after a damaged
+# record), which must keep whom the running attempt went to.
+source "$(dirname "$0")/lib.sh"
+
+K=$T/keys
+mkdir -p "$K/allowed"
+for r in client:c1 worker:w1 worker:w2; do
+    "$BIN/qc-keygen" --role "${r%%:*}" --name "${r#*:}@test" -o "$K" "${r#*:}" >/dev/null \
+        || fail "qc-keygen ${r#*:}"
+    cp "$K/${r#*:}.cert" "$K/allowed/"
+done
+"$BIN/qc-keygen" --role broker -o "$K" broker >/dev/null || fail "qc-keygen broker"
+port=$(free_port)
+EP=tcp://127.0.0.1:$port
+KEYS=(--cert "$K/broker.cert_secret" --allow "$K/allowed" --heartbeat-ms 200)
+start_broker $port "${KEYS[@]}"
+start_worker $port w1 --slots 1 --heartbeat-ms 200 --task-delay-ms 4000 \
+    --cert "$K/w1.cert_secret" --server-key "$K/broker.cert"
+wait_for "w1 registered" 10 "grep -q 'worker w1 joined' '$T/broker.log'"
+slide=$SHARED/slides/real/CMU-1-Small-Region.svs
+"$BIN/qc-submit" --broker "$EP" --cert "$K/c1.cert_secret" --server-key "$K/broker.cert" \
+    -o "$T/out" --timeout 60 "$slide" >"$T/submit.log" 2>&1 &
+sub=$!
+PIDS+=($sub)
+wait_for "the slide started" 20 "grep -q 'CMU-1-Small-Region.svs	worker	build\|\[CMU-1-Small-Region.svs\] worker: build' '$T/worker-w1.log'"
+kill -9 $BROKER_PID
+wait $BROKER_PID 2>/dev/null
+start_broker $port "${KEYS[@]}"
+for _ in $(seq 1 600); do kill -0 $sub 2>/dev/null || break; sleep 0.1; done
+kill -0 $sub 2>/dev/null && fail "qc-submit did not finish in 60 s: $(tail -3 "$T/submit.log")"
+wait $sub
+rc=$?
+[ $rc = 0 ] || fail "qc-submit: exit $rc: $(tail -3 "$T/submit.log")"
+grep -q "dispatched before this broker started" "$T/broker.log" \
+    && fail "its RESULT was not taken: $(grep 'dispatched before' "$T/broker.log" | head -2)"
+# the restart queued the slide again; the worker's second attempt, if it
+# began, is taken back because the first finished first
+runs=$(grep -c 'build .* on ' "$T/worker-w1.log")
+[ "$runs" = 1 ] || grep -q "another attempt of this task finished first" "$T/worker-w1.log" \
+    || fail "the slide ran $runs times, the second not taken back: $(grep 'build\|took back' "$T/worker-w1.log" | head -5)"
+[ "$(grep -c '^CMU-1-Small-Region.svs' "$T/out/results.tsv")" = 1 ] || fail "not one result row"
+pass "a slide running at a kill -9 of a keyed broker: its worker's RESULT is taken after the restart (a second attempt, if begun, is taken back)"
+
+# a compaction keeps it: w2's slide (10 s) runs; kill -9; job 1's
+# dispatch record (the journal's first copy of w1's key) is damaged, so
+# the restart (--state-recover) drops it and rewrites the journal; kill
+# -9 again once it did, and restart: w2's RESULT still counts
+kill -TERM $WORKER_PID; wait $WORKER_PID 2>/dev/null
+start_worker $port w2 --slots 1 --heartbeat-ms 200 --task-delay-ms 10000 \
+    --cert "$K/w2.cert_secret" --server-key "$K/broker.cert"
+wait_for "w2 registered" 10 "grep -q 'worker w2 joined' '$T/broker.log'"
+"$BIN/qc-submit" --broker "$EP" --cert "$K/c1.cert_secret" --server-key "$K/broker.cert" \
+    -o "$T/out2" --timeout 60 "$SHARED/slides/real/CMU-1-Small-Region-pyramid.svs" \
+    >"$T/submit2.log" 2>&1 &
+sub=$!
+PIDS+=($sub)
+wait_for "w2's slide started" 20 "grep -q 'build .* on ' '$T/worker-w2.log'"
+kill -9 $BROKER_PID
+wait $BROKER_PID 2>/dev/null
+w1key=$(sed -n 's/^ *public-key = "\(.*\)"$/\1/p' "$K/w1.cert")
+journal=$T/state-$port/journal
+at=$(grep -obUaF -- "$w1key" "$journal" | head -1 | cut -d: -f1)
+[ -n "$at" ] || fail "no dispatch record of w1 in the journal"
+printf 'X' | dd of="$journal" bs=1 seek="$at" conv=notrunc 2>/dev/null
+compacted=$(grep -c 'journal compacted' "$T/broker.log")
+start_broker $port "${KEYS[@]}" --state-recover
+wait_for "the journal rewritten" 10 "[ \$(grep -c 'journal compacted' '$T/broker.log') -gt $compacted ]"
+kill -9 $BROKER_PID
+wait $BROKER_PID 2>/dev/null
+start_broker $port "${KEYS[@]}"
+for _ in $(seq 1 600); do kill -0 $sub 2>/dev/null || break; sleep 0.1; done
+kill -0 $sub 2>/dev/null && fail "the second qc-submit did not finish in 60 s: $(tail -3 "$T/submit2.log")"
+wait $sub
+rc=$?
+[ $rc = 0 ] || fail "second qc-submit: exit $rc: $(tail -3 "$T/submit2.log")"
+grep -q "dispatched before this broker started" "$T/broker.log" \
+    && fail "after the compaction its RESULT was not taken: $(grep 'dispatched before' "$T/broker.log" | head -2)"
+[ "$(grep -c '^CMU-1-Small-Region-pyramid.svs' "$T/out2/results.tsv")" = 1 ] \
+    || fail "not one result row"
+pass "after a restart that rewrote the journal, and another, the running attempt's RESULT is still taken from its worker"
