@@ -174,6 +174,9 @@ typedef struct {
     char disk_error[256];     /* why, for the SUBMITs refused */
     int64_t next_compact_check;
     bool force_compact;       /* rewrite the journal (after a recovery) */
+    uint64_t compacted_size;  /* the journal's size after the last
+                                 rewrite: what it keeps beyond the jobs
+                                 themselves (whom attempts went to) */
     zlist_t *unlink_after;    /* result files to delete once the journal
                                  says their jobs are forgotten */
 } state_t;

@@ -19,8 +19,10 @@
  *              submitted it (CurveZMQ on; right after its J_JOB)
  *   J_DISPATCH u64 job, u64 idx, u32 attempt, 40 bytes: the Z85 key of
  *              the certificate the attempt went to (CurveZMQ on; at each
- *              dispatch, and for running tasks at a compaction; not
- *              synced: lost, the task runs again)
+ *              dispatch, and at a compaction for each attempt that may
+ *              still report, oldest first; not synced: lost, the task
+ *              runs again; dropped with the SUBMITs of a burst the disk
+ *              refused)
  * Result file records:
  *   R_RESULT   u64 idx, u64 seq, u8 ok, then the RESULT message
  *   R_FAILED   u64 first seq, u32 n, u16 reason length, reason, n x u64 idx
@@ -280,9 +282,11 @@ state_commit (qc_broker_t *b)
         }
         if (qc_jfile_pending (s->journal) && qc_jfile_commit (s->journal, s->sync_due)) {
             disk_failed (b, qc_jfile_path (s->journal), errno);
-            /* this burst's SUBMITs are refused: their records go */
-            static const uint8_t drop[] = {J_JOB, J_BATCH};
-            qc_jfile_drop_pending (s->journal, drop, 2);
+            /* this burst's SUBMITs are refused: their records go; so do
+               dispatches, which only save a rerun (kept, they would pile
+               up while the disk stays full) */
+            static const uint8_t drop[] = {J_JOB, J_BATCH, J_DISPATCH};
+            qc_jfile_drop_pending (s->journal, drop, 3);
             journal_ok = ok = false;
         }
         if (journal_ok)
@@ -366,14 +370,16 @@ write_compact (qc_broker_t *b, qc_jfile_t *f)
             if (t->blame)
                 state_log_blame (b, j, i, t->blame);
             /* whom its attempts that may still report went to (the
-               records before are gone): the current one, and those that
-               left their worker, of this life or restored */
-            const keyring_entry_t *e;
-            if (t->worker && (e = security_by_id (b->security, t->who)))
-                state_log_dispatch (b, j, i, t->attempt, e->key);
+               records before are gone): those that left their worker, of
+               this life or restored, then the current one, oldest first
+               as a restore keeps them (sched.h, SCHED_PAST); by any key
+               known this run, admitted now or not (a restore checks) */
+            const char *key;
             for (uint32_t k = 0; t->past && k < t->past->n; k++)
-                if ((e = security_by_id (b->security, t->past->a[k].who)))
-                    state_log_dispatch (b, j, i, t->past->a[k].attempt, e->key);
+                if ((key = security_key_of (b->security, t->past->a[k].who)))
+                    state_log_dispatch (b, j, i, t->past->a[k].attempt, key);
+            if (t->worker && (key = security_key_of (b->security, t->who)))
+                state_log_dispatch (b, j, i, t->attempt, key);
         }
         if (j->finish_logged)
             state_log_finished (b, j);
@@ -407,6 +413,7 @@ compact (qc_broker_t *b)
             qc_log (QC_LOG_ERROR, MOD, "journal: %s", err);
             s->journal = qc_jfile_open (path, JOURNAL_MAGIC, err, sizeof err);
         }
+        s->compacted_size = qc_jfile_size (s->journal);
         qc_log (QC_LOG_INFO, MOD, "journal compacted: %" PRIu64 " -> %" PRIu64 " bytes "
                 "in %" PRId64 " ms", before, qc_jfile_size (s->journal),
                 zclock_mono () - t0);
@@ -518,6 +525,11 @@ state_maintain (qc_broker_t *b)
     for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
         live += j->journal_bytes + 256;
     uint64_t size = qc_jfile_size (s->journal);
+    /* live counts the jobs' own records; a rewrite also keeps whom
+       running attempts went to, which it cannot shed: measured from what
+       the last one left, it never rewrites again at once */
+    if (live < s->compacted_size)
+        live = s->compacted_size;
     if (s->force_compact || (size > COMPACT_MIN_BYTES && size > 4 * live)) {
         s->force_compact = false;
         compact (b);

@@ -118,8 +118,9 @@ on_crash_report (qc_broker_t *b, const peer_t *p, const char *name, const qc_msg
         if (v == SCHED_EARLIER_LIFE)
             say_earlier_life (b, "crash report from %s for job %" PRIu64 " slide %" PRIu64
                               " attempt %u, dispatched before this broker started: with "
-                              "certificates, the journal names no admitted one it went "
-                              "to; not counted", name, job->id, r->idx, r->attempt);
+                              "certificates, an earlier broker life's crash report is not "
+                              "counted (whether that life blamed it is not known)", name,
+                              job->id, r->idx, r->attempt);
         if (v == SCHED_OK) {
             sched_task_t *t = sched_job_task (job->sj, r->idx);
             qc_log (QC_LOG_WARNING, MOD, "worker %s crashed (%s) while running %s "

@@ -330,15 +330,14 @@ keyring_lookup (const keyring_t *self, const char *key)
     return self && key ? zhashx_lookup (self->admitted, key) : NULL;
 }
 
-const keyring_entry_t *
-keyring_by_id (keyring_t *self, uint32_t id)
+const char *
+keyring_key_of (keyring_t *self, uint32_t id)
 {
     if (!self || !id)
         return NULL;
-    for (keyring_entry_t *e = zhashx_first (self->admitted); e;
-         e = zhashx_next (self->admitted))
-        if (e->id == id)
-            return e;
+    for (known_t *k = zhashx_first (self->known); k; k = zhashx_next (self->known))
+        if (k->id == id)
+            return zhashx_cursor (self->known);
     return NULL;
 }
 

@@ -494,7 +494,7 @@ sched_task_restore_attempt (sched_t *self, sched_job_t *job, uint64_t idx,
     if (!self || !self->identities || !t || !who || t->state == TASK_DONE
         || t->state == TASK_FAILED)
         return;
-    remember_attempt (t, attempt, who, self->now);
+    remember_attempt (t, attempt, who, SCHED_RESTORED);
 }
 
 /* ------------------------------------------------------------ workers */
@@ -678,7 +678,8 @@ sched_task_crashed_as (sched_t *self, sched_job_t *job, uint64_t idx,
         return v;
     if (attempt <= t->crash_att)
         return SCHED_DUPLICATE;
-    if (self->identities && !attempt_of (t, attempt, who, &since))
+    if (self->identities && (!attempt_of (t, attempt, who, &since)
+                             || since == SCHED_RESTORED))
         return not_yours (self, attempt);
     /* a report past the attempt's deadline: the deadline took it back
      * and blamed it already (or the report is stale) */

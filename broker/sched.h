@@ -86,8 +86,13 @@ typedef enum {
 #define SCHED_PAST 4
 typedef struct {
     uint32_t attempt, who;
-    int64_t since;             /* its dispatch, or its start once started */
+    int64_t since;             /* its dispatch, or its start once started;
+                                  SCHED_RESTORED: an earlier life's, from
+                                  the journal (its RESULT counts, not its
+                                  crash report: neither its deadline nor
+                                  whether it was blamed is known) */
 } sched_attempt_t;
+#define SCHED_RESTORED INT64_MIN
 
 typedef struct {
     uint32_t n;
@@ -244,9 +249,10 @@ bool sched_task_restore_final (sched_t *self, sched_job_t *job, uint64_t idx,
                                bool ok);
 void sched_task_restore_blame (sched_job_t *job, uint64_t idx, uint32_t blame);
 /* With identities on: attempt of task idx went to identity who in an
- * earlier broker life (the journal says so), so its late RESULT or crash
- * report from who counts, as one of this life's would. Nothing for a
- * task unknown or ended, or who 0. */
+ * earlier broker life (the journal says so), so its late RESULT from who
+ * counts, as one of this life's would (not a crash report: SCHED_RESTORED).
+ * Called in journal order, oldest first: past SCHED_PAST, the oldest is
+ * dropped. Nothing for a task unknown or ended, or who 0. */
 void sched_task_restore_attempt (sched_t *self, sched_job_t *job, uint64_t idx,
                                  uint32_t attempt, uint32_t who);
 

@@ -331,10 +331,10 @@ security_lookup (security_t *self, const char *key)
     return self ? keyring_lookup (self->keyring, key) : NULL;
 }
 
-const keyring_entry_t *
-security_by_id (security_t *self, uint32_t id)
+const char *
+security_key_of (security_t *self, uint32_t id)
 {
-    return self ? keyring_by_id (self->keyring, id) : NULL;
+    return self ? keyring_key_of (self->keyring, id) : NULL;
 }
 
 const char *

@@ -61,8 +61,8 @@ const keyring_entry_t *security_sender (security_t *self, zmsg_t *msg, char *why
 bool security_may_send (uint8_t role, uint8_t command);
 /* The admitted certificate of a key now, or NULL. */
 const keyring_entry_t *security_lookup (security_t *self, const char *key);
-/* The admitted certificate numbered id (keyring_by_id), or NULL. */
-const keyring_entry_t *security_by_id (security_t *self, uint32_t id);
+/* The key numbered id this run (keyring_key_of), or NULL. */
+const char *security_key_of (security_t *self, uint32_t id);
 /* The broker's own public key (Z85). */
 const char *security_public_key (security_t *self);
 

@@ -52,16 +52,23 @@ qc_names_destroy (qc_names_t **self_p)
     *self_p = NULL;
 }
 
-/* The C library's letter cases of every script (C.UTF-8, which glibc
- * builds in), without touching the process's locale; (locale_t) 0 when
- * it cannot be had. */
+/* The C library's letter cases of every script (a UTF-8 locale: glibc
+ * builds C.UTF-8 in from 2.35), without touching the process's locale;
+ * (locale_t) 0 when none can be had, which is said once: names then
+ * fold in A-Z and Latin-1 only, and a run elsewhere may name differently. */
 static locale_t utf8_locale;
 static pthread_once_t utf8_once = PTHREAD_ONCE_INIT;
 
 static void
 open_utf8_locale (void)
 {
-    utf8_locale = newlocale (LC_CTYPE_MASK, "C.UTF-8", (locale_t) 0);
+    static const char *const names[] = {"C.UTF-8", "C.utf8", "en_US.UTF-8"};
+    for (size_t i = 0; !utf8_locale && i < sizeof names / sizeof *names; i++)
+        utf8_locale = newlocale (LC_CTYPE_MASK, names[i], (locale_t) 0);
+    if (!utf8_locale)
+        fprintf (stderr, "qc-submit: note: no UTF-8 locale (C.UTF-8) on this machine: "
+                 "slide names that differ only in the case of letters beyond Latin-1 "
+                 "are taken as different\n");
 }
 
 /* The code point of the UTF-8 sequence at p (its length into *len), or
@@ -69,20 +76,13 @@ open_utf8_locale (void)
 static long
 utf8_decode (const unsigned char *p, int *len)
 {
-    int n = p[0] < 0x80 ? 1 : p[0] >= 0xc2 && p[0] <= 0xdf ? 2
-          : p[0] >= 0xe0 && p[0] <= 0xef ? 3 : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
+    size_t n = qc_utf8_seq (p);
     if (!n)
         return -1;
     long c = n == 1 ? p[0] : p[0] & (0x7f >> n);
-    for (int i = 1; i < n; i++) {
-        if ((p[i] & 0xc0) != 0x80)
-            return -1;
+    for (size_t i = 1; i < n; i++)
         c = (c << 6) | (p[i] & 0x3f);
-    }
-    static const long least[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (c < least[n] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-        return -1;      /* overlong, past Unicode, or a surrogate */
-    *len = n;
+    *len = (int) n;
     return c;
 }
 
@@ -125,12 +125,14 @@ fold_case (const char *name)
         }
         long low = c >= 'A' && c <= 'Z' ? c + 32 : c;
         if (c >= 0x80) {
+            /* lower of upper: the letters with two small forms (final
+               sigma, long s, the Greek symbol forms) become one, as the
+               file systems' case folding has them */
             if (utf8_locale)
-                low = (long) towlower_l ((wint_t) c, utf8_locale);
+                low = (long) towlower_l (towupper_l ((wint_t) c, utf8_locale),
+                                         utf8_locale);
             else if (c >= 0xc0 && c <= 0xde && c != 0xd7)
                 low = c + 0x20;
-            if (low == 0x3c2)
-                low = 0x3c3;    /* final sigma: one letter to case folding */
         }
         o += low >= 0 && low <= 0x10ffff ? utf8_encode (low, o) : utf8_encode (c, o);
         p += len;

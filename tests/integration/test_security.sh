@@ -408,8 +408,9 @@ refused "peer [0-9a-f]* (certificate alice@test, role client, key .*): ATTACH fo
 as bob --wait-ms 800 attach "$bjob" 0x5757 >"$T/s12.log" 2>&1
 grep -q "got ERROR" "$T/s12.log" && fail "bob cannot attach to his own job: $(cat "$T/s12.log")"
 pass "a job's owner survives a broker restart: the owner and the admin see it (qc-status), another client neither sees nor attaches to it"
-# RESULTs naming attempts of the life before the restart: whose they
-# were is not kept, so none is taken, and none is called a forgery; said
+# RESULTs naming attempts of the life before the restart that were never
+# dispatched to w4 (the journal says whom each went to: here none was
+# dispatched at all): none is taken, and none is called a forgery; said
 # at INFO once a second at most (any number may come)
 before=$(grep -c 'dispatched before this broker started' "$LOG")
 as w4 --wait-ms 300 result "$bjob" 0x5757 0 65537-65556 >/dev/null 2>&1

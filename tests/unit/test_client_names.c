@@ -203,8 +203,10 @@ test_assign (void)
     free (u5);
     free (u6);
     free (u7);
-    /* other scripts' capitals too: Greek, Cyrillic, Latin Extended-A;
-       scripts without case stay apart */
+    /* other scripts' capitals too: Greek, Cyrillic, Latin Extended-A,
+       and the letters with two small forms (final sigma, long s), as
+       file systems' case folding has them; scripts without case stay
+       apart */
     static const struct {
         const char *first, *second, *expect;
     } scripts[] = {
@@ -214,6 +216,7 @@ test_assign (void)
         {"/s/A/\xce\xa3\xce\xa4\xce\x91\xce\xa3.svs",   /* ΣΤΑΣ, στας: final sigma */
          "/s/B/\xcf\x83\xcf\x84\xce\xb1\xcf\x82.svs",
          "B__\xcf\x83\xcf\x84\xce\xb1\xcf\x82.svs"},
+        {"/ls/A/\xc5\xbf" "ea.svs", "/ls/B/SEA.svs", "B__SEA.svs"},   /* long s: ſea, SEA */
         {"/c/A/\xd0\x9f\xd0\xa0\xd0\x9e\xd0\x91\xd0\x90.svs",             /* ПРОБА */
          "/c/B/\xd0\xbf\xd1\x80\xd0\xbe\xd0\xb1\xd0\xb0.svs",             /* проба */
          "B__\xd0\xbf\xd1\x80\xd0\xbe\xd0\xb1\xd0\xb0.svs"},

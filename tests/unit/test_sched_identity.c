@@ -198,6 +198,30 @@ test_earlier_life (void)
            "a second RESULT");
     sched_destroy (&s);
     rec_free (&r);
+
+    /* the journal's attempts come oldest first and the last SCHED_PAST
+     * are kept (a compaction writes them so: the newest, the one still
+     * running, stays); a restored attempt's crash report is not counted
+     * (whether its life blamed it is not known) */
+    s = new_sched (&r, 3);
+    sched_set_identities (s, true);
+    j = new_job (s, 1, 2, QC_RES_CPU, true);
+    sched_set_attempt_base (s, 131072);
+    for (uint64_t i = 0; i < 2; i++)
+        sched_job_task (j, i)->attempt = 131072;
+    for (uint32_t a = 65537; a < 65537 + SCHED_PAST + 1; a++)
+        sched_task_restore_attempt (s, j, 0, a, 11);
+    CHECK (sched_task_finished_as (s, NULL, 11, j, 0, 65537, true) == SCHED_EARLIER_LIFE,
+           "the oldest of %d restored attempts is not kept", SCHED_PAST + 1);
+    CHECK (sched_task_finished_as (s, NULL, 11, j, 0, 65537 + SCHED_PAST, true) == SCHED_OK,
+           "the newest is");
+    sched_task_restore_attempt (s, j, 1, 65600, 11);
+    CHECK (sched_task_crashed_as (s, j, 1, 65600, "w", 11) == SCHED_EARLIER_LIFE
+           && sched_job_task (j, 1)->blame == 0, "a restored attempt's crash report");
+    CHECK (sched_task_finished_as (s, NULL, 11, j, 1, 65600, true) == SCHED_OK,
+           "and its RESULT after it");
+    sched_destroy (&s);
+    rec_free (&r);
 }
 
 int
