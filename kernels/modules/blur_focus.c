@@ -609,10 +609,11 @@ run_focus (qc_run_t *run)
      * shows here and not in the mask */
     if (last_stats.ratio_reference > 0)
         qc_log (QC_LOG_INFO, run->step, "the tissue's median detail: %.3g gray levels "
-                "(level %d, %.3gx, band %d), %.3g of its coarser detail; blurry under "
-                "%.3g, and under %.3g of its coarser detail", last_stats.reference,
-                level, last_stats.level_mag, last_stats.band, last_stats.ratio_reference,
-                last_stats.threshold, p.ratio_threshold * last_stats.ratio_reference);
+                "(level %d, %.3gx, band %d), %.2g of its coarser detail; blurry under "
+                "%.3g where that ratio is under %.2g too (or the coarser detail is gone)",
+                last_stats.reference, level, last_stats.level_mag, last_stats.band,
+                last_stats.ratio_reference, last_stats.threshold,
+                p.ratio_threshold * last_stats.ratio_reference);
     else
         qc_log (QC_LOG_INFO, run->step, "the tissue's median detail: %.3g gray levels "
                 "(level %d, %.3gx, band %d); blurry under %.3g", last_stats.reference,
