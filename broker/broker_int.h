@@ -91,6 +91,7 @@ typedef struct {
     /* SUBMIT batches journalled and not yet applied (broker_jobs.c) */
     uint64_t pending_total;
     bool pending_final;
+    int64_t held_since;       /* when its slides were held (sj->held) */
     bool cancel_due;          /* cancelled once its pending batches are
                                  applied (a CANCEL came, or a later batch
                                  went over a limit) */
@@ -339,6 +340,10 @@ void jobs_cancel (qc_broker_t *b, job_rec_t *job, zframe_t *asker, const char *w
  * a rerun tries them again (client/output_records.c), in a smaller job. */
 #define JOBS_CUT_WHY "not run: the broker cancelled the job when its submission went " \
     "over qc-broker --max-mb-per-client (give fewer slides a job" QC_RESULT_RETRY_MARK
+/* ... and of a job whose client went away before sending all its slides
+ * and did not come back (broker_jobs_time.c). */
+#define JOBS_ORPHAN_WHY "not run: the job's client went away before sending all its " \
+    "slides and did not come back (qc-broker --linger" QC_RESULT_RETRY_MARK
 
 /* broker_outbox.c */
 /* Room for more results without allocating when they come: reserved for

@@ -31,6 +31,41 @@ give_back_memory (qc_broker_t *b)
 #endif
 }
 
+/* A job whose client went away before it had sent all its slides (its
+ * process killed mid-submission, a dropped network) may get the rest when
+ * the client comes back (qc-submit resends from the job's total); until
+ * then none of it runs, or it would run for no one while the client's
+ * rerun runs it again. Back within --linger: it goes on; else it is
+ * cancelled, so that it neither waits for ever nor keeps a place. */
+static void
+hold_orphan (qc_broker_t *b, job_rec_t *j)
+{
+    sched_job_t *sj = j->sj;
+    bool hold = !sj->final && !sj->cancelled && !j->cancel_due && !j->pending_final
+                && !j->attached;
+    if (hold != sj->held) {
+        sj->held = hold;
+        if (hold) {
+            j->held_since = b->now;
+            qc_log (QC_LOG_WARNING, MOD, "job %" PRIu64 ": its client went away before "
+                    "sending all its slides (%" PRIu64 " so far): none of them runs until "
+                    "it comes back; cancelled if it does not within %u s (--linger)",
+                    j->id, sj->total, b->cfg.job_linger_s);
+        } else {
+            qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 ": its client is back: its slides "
+                    "run", j->id);
+            b->dispatch_due = true;
+        }
+    }
+    if (hold && b->now - j->held_since > (int64_t) b->cfg.job_linger_s * 1000) {
+        qc_log (QC_LOG_WARNING, MOD, "job %" PRIu64 ": its client did not come back to "
+                "send the rest of its slides within %u s (--linger): cancelled", j->id,
+                b->cfg.job_linger_s);
+        sj->held = false;
+        jobs_cancel (b, j, NULL, JOBS_ORPHAN_WHY);
+    }
+}
+
 void
 jobs_tick (qc_broker_t *b)
 {
@@ -48,6 +83,7 @@ jobs_tick (qc_broker_t *b)
             qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 ": client went away; "
                     "results are kept until it reattaches", j->id);
         }
+        hold_orphan (b, j);
         if (!j->finished_at && sched_job_finished (j->sj)) {
             j->finished_at = b->now;    /* e.g. cancelled while detached */
             j->finished_wall = wall;

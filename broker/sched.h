@@ -136,6 +136,9 @@ struct sched_job {
     uint64_t total;            /* tasks added so far */
     uint64_t done, failed, running, dispatched;
     bool final;                /* client said no more tasks will come */
+    bool held;                 /* nothing of it is dispatched (its client
+                                  went away before sending all its slides:
+                                  the broker's to set) */
     bool cancelled;
     const char *cancel_why;    /* its queued tasks' failure (static text) */
     uint64_t floor_idx;        /* its tasks from here on were added in

@@ -15,7 +15,7 @@ take_task (sched_t *self, int cursor, const int *kinds, int nkinds)
         start = self->jobs;
     sched_job_t *j = start;
     while (j) {
-        for (int k = 0; k < nkinds; k++) {
+        for (int k = 0; k < nkinds && !j->held; k++) {
             sched_task_t *t = j->queue[kinds[k]].head;
             if (t) {
                 self->cursor[cursor] = j;

@@ -90,3 +90,26 @@ printf '%s\n%s\n' "$C" "$B" >"$T/list2"
 check_exactly_once "$O2" "$T/list2"
 [ -s "$O2/error.log" ] && fail "failures: $(cat "$O2/error.log")"
 pass "a cut-off job's queued slide, cancelled by the rerun, runs once in its new job"
+
+# a job whose client went away mid-submission is held: none of its slides
+# runs for no one; the client not back within --linger, it is cancelled
+# (a broker of its own: --linger 4)
+port3=$(free_port)
+"$BIN/qc-broker" --bind "tcp://127.0.0.1:$port3" --state "$T/state-held" --linger 4 \
+    --heartbeat-ms 200 >>"$T/broker-held.log" 2>&1 &
+held_broker=$!
+PIDS+=($held_broker)
+wait_for "the second broker listening" 10 "grep -q 'listening on' '$T/broker-held.log'"
+"$TOOLS/qc_stranger" --connect "tcp://127.0.0.1:$port3" --wait-ms 300 --key 5959 \
+    submit-open "$C" >"$T/stranger3.log" 2>&1
+job3=$(sed -n 's/^got ACCEPTED job=\([0-9]*\).*/\1/p' "$T/stranger3.log" | head -1)
+[ -n "$job3" ] || fail "the third job was not accepted: $(cat "$T/stranger3.log")"
+wait_for "the job held" 10 "grep -q 'job $job3: its client went away before sending all its slides (1 so far): none of them runs until it comes back' '$T/broker-held.log'"
+start_worker $port3 w3 --slots 1 --heartbeat-ms 200
+wait_for "w3 registered" 10 "grep -q 'worker w3 joined' '$T/broker-held.log'"
+sleep 1
+grep -q 'build .* on ' "$T/worker-w3.log" && fail "a held job's slide ran"
+wait_for "the held job cancelled" 15 "grep -q 'job $job3: its client did not come back to send the rest of its slides within 4 s (--linger): cancelled' '$T/broker-held.log'"
+sleep 1
+grep -q 'build .* on ' "$T/worker-w3.log" && fail "the cancelled job's slide ran"
+pass "a job whose client went away mid-submission is held (its slide not run), then cancelled after --linger"
