@@ -621,8 +621,9 @@ run_focus (qc_run_t *run)
     if (last_stats.reference > 0 && last_stats.reference < p.warn_sharpness)
         qc_run_warn (run, "the tissue's median detail is %.3g gray levels, under "
                      "warn_sharpness (%.3g): the slide may be out of focus all over "
-                     "(blur is judged against the slide's own sharpness, so that is "
-                     "not flagged), or its tissue very pale. Look at it",
+                     "(blur is judged against the slide's own sharpness, so the mask "
+                     "may show little or none of it; tissue with no fine detail at "
+                     "all is flagged), or its tissue very pale. Look at it",
                      last_stats.reference, p.warn_sharpness);
     rc = qc_blur_apply (run, blurry, STEP_NAME);
 done:

@@ -105,8 +105,13 @@ parse_double (const char *opt, const char *v, double lo, double hi,
     char *end;
     errno = 0;
     double x = strtod (v, &end);
-    if (errno || end == v || *end || !isfinite (x) || x < lo || x > hi)
-        return usage_error ("%s: '%s' is not a usable number", opt, v);
+    if (errno || end == v || *end || !isfinite (x))
+        return usage_error ("%s: '%s' is not a number", opt, v);
+    if (x < lo || x > hi) {
+        char why[160];
+        snprintf (why, sizeof why, "%.32s is out of range (%g to %g)", v, lo, hi);
+        return usage_error ("%s: %s", opt, why);
+    }
     *out = x;
     return 0;
 }
@@ -345,6 +350,9 @@ mk_cli_parse (int argc, char **argv, mk_opts_t *o)
         return usage_error ("no output file: give -o OUT.svs%s%s", "", "");
     if (o->focus_all && !(o->features & MK_F_FOCUS))
         return usage_error ("--focus-all: give focus in --features too%s%s", "", "");
+    if (o->pale_factor > 0 && !(o->features & MK_F_PALE))
+        return usage_error ("--pale-factor: give pale in --features too (e.g. all,pale)%s%s",
+                            "", "");
     /* One of mag/mpp given: the other follows from 40x = 0.25 um/px. */
     if (seen.have_mag && !seen.have_mpp)
         o->mpp = 10.0 / o->mag;

@@ -116,9 +116,9 @@ run (const mk_opts_t *o, slide_t *s)
     slide_base (o->out, base, sizeof base);
     /* Checked first, so that a typo does not cost a whole slide. */
     if (o->truth_dir && !is_dir (o->truth_dir)) {
-        snprintf (err, sizeof err, "truth folder %s does not exist",
-                  o->truth_dir);
-        goto fail;
+        fprintf (stderr, "qc-mkslide: --truth %s: no such folder (make it first)\n",
+                 o->truth_dir);
+        return 2;               /* what was given: a usage error */
     }
     if (o->features & MK_F_TISSUE) {
         if (find_textures (o, texdir, sizeof texdir) != 0) {

@@ -626,6 +626,9 @@ test_usage (void)
     CHECK (run_mkslide (NULL, 1, "-o", s, "--features", "all,-tissue,pale", NULL) == 2);
     CHECK (run_mkslide (NULL, 1, "-o", s, "--pale-factor", "0.05", NULL) == 2);
     CHECK (run_mkslide (NULL, 1, "-o", s, "--pale-factor", "1.5", NULL) == 2);
+    /* a factor for pale not asked for; a truth folder that is not there */
+    CHECK (run_mkslide (NULL, 1, "-o", s, "--pale-factor", "0.5", NULL) == 2);
+    CHECK (run_mkslide (NULL, 1, "-o", s, "--truth", "/nonexistent/truth", NULL) == 2);
     CHECK (run_mkslide (NULL, 1, "-o", s, "--quality", "101", NULL) == 2);
     CHECK (run_mkslide (NULL, 1, "-o", s, "--tile", "100", NULL) == 2);
     CHECK (run_mkslide (NULL, 1, "-o", s, "--bigtiff", "--classic-tiff", NULL) == 2);
