@@ -649,7 +649,7 @@ qc_output_set_job (qc_output_t *o, uint64_t job, uint64_t key, const char *broke
         snprintf (err, errlen, "cannot write %s/error.log: %s", o->outdir, strerror (errno));
         return -1;
     }
-    qc_output_note (o, "INFO", "qc-submit %s: job %" PRIu64 ", %zu slide%s sent, %zu not "
+    qc_output_note (o, "INFO", "qc-submit %s: job %" PRIu64 ", %zu slide%s to send, %zu not "
                     "readable here (command line: %s)", job ? "started" : "had nothing to run",
                     job, job ? o->nslides : 0, qc_plural (job ? o->nslides : 0),
                     zlistx_size (o->unread),
