@@ -168,6 +168,22 @@ check_exactly_once() {  # check_exactly_once OUTDIR LIST
         || fail "reported slides differ from the submitted list"
 }
 
+# make_keys ROLE:NAME...: in $T/keys, a broker key pair (broker.cert,
+# broker.cert_secret) and one per peer (NAME.cert, NAME.cert_secret, its
+# certificate named NAME@test), each peer's admitted in $T/keys/allowed;
+# sets K to $T/keys
+make_keys() {
+    K=$T/keys
+    mkdir -p "$K/allowed"
+    local r
+    for r in "$@"; do
+        "$BIN/qc-keygen" --role "${r%%:*}" --name "${r#*:}@test" -o "$K" "${r#*:}" >/dev/null \
+            || fail "qc-keygen ${r#*:}"
+        cp "$K/${r#*:}.cert" "$K/allowed/"
+    done
+    "$BIN/qc-keygen" --role broker -o "$K" broker >/dev/null || fail "qc-keygen broker"
+}
+
 # cheap_config FILE: a real pipeline of two quick steps (real result rows,
 # no classifier to train), for tests that need many tasks, or tasks that
 # finish well within a short deadline.

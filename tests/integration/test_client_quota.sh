@@ -7,14 +7,7 @@
 # run one and alice has fetched it, her next is accepted again.
 source "$(dirname "$0")/lib.sh"
 
-K=$T/keys
-mkdir -p "$K/allowed"
-for r in client:alice client:bob worker:w1; do
-    "$BIN/qc-keygen" --role "${r%%:*}" --name "${r#*:}@test" -o "$K" "${r#*:}" >/dev/null \
-        || fail "qc-keygen ${r#*:}"
-    cp "$K/${r#*:}.cert" "$K/allowed/"
-done
-"$BIN/qc-keygen" --role broker -o "$K" broker >/dev/null || fail "qc-keygen broker"
+make_keys client:alice client:bob worker:w1
 port=$(free_port)
 EP=tcp://127.0.0.1:$port
 start_broker $port --cert "$K/broker.cert_secret" --allow "$K/allowed" --max-jobs-per-client 2

@@ -10,14 +10,7 @@
 # record), which must keep whom the running attempt went to.
 source "$(dirname "$0")/lib.sh"
 
-K=$T/keys
-mkdir -p "$K/allowed"
-for r in client:c1 worker:w1 worker:w2; do
-    "$BIN/qc-keygen" --role "${r%%:*}" --name "${r#*:}@test" -o "$K" "${r#*:}" >/dev/null \
-        || fail "qc-keygen ${r#*:}"
-    cp "$K/${r#*:}.cert" "$K/allowed/"
-done
-"$BIN/qc-keygen" --role broker -o "$K" broker >/dev/null || fail "qc-keygen broker"
+make_keys client:c1 worker:w1 worker:w2
 port=$(free_port)
 EP=tcp://127.0.0.1:$port
 KEYS=(--cert "$K/broker.cert_secret" --allow "$K/allowed" --heartbeat-ms 200)
