@@ -92,6 +92,7 @@
 
 #include <math.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -528,7 +529,11 @@ run_focus (qc_run_t *run)
     int mw = use->w, mh = use->h, rc = -1;
     qc_mask_t *meas = qc_mask_new (mw, mh), *blurry = qc_mask_new (mw, mh);
     qc_fimg_t *sum = qc_fimg_new (mw, mh), *count = qc_fimg_new (mw, mh);
-    qc_fimg_t *mid = qc_fimg_new (mw, mh);
+    /* the coarser detail's plane, for the ratio rule: none at a band of 1
+       (a level 3.3x finer than asked, or more), which has no coarser
+       frequency to compare the fine with, or with the rule off */
+    bool by_ratio = last_stats.band >= 2 && p.ratio_threshold > 0;
+    qc_fimg_t *mid = by_ratio ? qc_fimg_new (mw, mh) : NULL;
     blocks_map_t map = { 0 };
     energies_t en = { 0 };
     qc_slide_blocks_stats_t extra = { 0 };   /* the other threads' reads */
@@ -546,7 +551,7 @@ run_focus (qc_run_t *run)
         qc_run_fail (run, "measuring level %d: %s", level, err);
         goto done;
     }
-    if (!meas || !blurry || !sum || !mid || !count) {
+    if (!meas || !blurry || !sum || (by_ratio && !mid) || !count) {
         qc_run_fail (run, "out of memory for %d x %d masks", mw, mh);
         goto done;
     }
@@ -590,14 +595,12 @@ run_focus (qc_run_t *run)
     last_stats.read_seconds = qc_clock_s () - t_read;
     /* the energies and counts go where the planes are (a GPU's, maybe) */
     if (ops->fimg_scatter (en.idx, en.val, en.n, 0.0, sum) != 0
-        || ops->fimg_scatter (en.idx, en.mid, en.n, 0.0, mid) != 0
+        || (mid && ops->fimg_scatter (en.idx, en.mid, en.n, 0.0, mid) != 0)
         || ops->fimg_scatter (en.idx, NULL, en.n, 0.0, count) != 0) {
         qc_run_fail (run, "placing %zu block measures failed", en.n);
         goto done;
     }
-    /* a band of 1 (a level 3.3x finer than asked, or more) has no coarser
-       frequency to compare the fine with */
-    if (qc_focus_map (ops, sum, last_stats.band >= 2 ? mid : NULL, count, use, &p,
+    if (qc_focus_map (ops, sum, mid, count, use, &p,
                       blurry, &last_stats.threshold,
                       &last_stats.reference, &last_stats.ratio_reference) != 0) {
         qc_run_fail (run, "focus map failed on a %d x %d mask (out of "

@@ -209,13 +209,12 @@ qc_focus_map (const qc_ops_t *ops, const qc_fimg_t *sum, qc_fimg_t *mid,
             goto done;
         /* no coarser detail anywhere (a band of 1 has no frequency under
            it: the caller gives no mid then) leaves nothing to judge by */
-        if (rref > 0 && mref > 0
-            && (spare_structure (ops, rms, mid_rms, p->ratio_threshold * rref,
-                                 QC_FOCUS_MID_FLOOR * mref, grow, judged) != 0
-                || ops->mask_logic (blurry, grow, QC_LOGIC_AND, blurry) != 0))
-            goto done;
-        if (!(rref > 0 && mref > 0))
+        if (rref <= 0 || mref <= 0)
             rref = 0;
+        else if (spare_structure (ops, rms, mid_rms, p->ratio_threshold * rref,
+                                  QC_FOCUS_MID_FLOOR * mref, grow, judged) != 0
+                 || ops->mask_logic (blurry, grow, QC_LOGIC_AND, blurry) != 0)
+            goto done;
     }
     /* The edges: the window straddles sharp tissue there, and its RMS,
      * which the sharp side dominates, under-reads the blur (a band of
