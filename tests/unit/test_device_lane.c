@@ -37,9 +37,9 @@
 #define MAX_FULL_PLANE_COPIES 1
 /* ... and hold at most this many bytes of images on the device per 10x
  * pixel at once (63 on 2026-11-27: the RGB image, the classifiers'
- * feature planes kept for the second classifier, the masks; 71 on
- * 2026-11-29, the focus step's coarser detail and its RMS added): what a
- * resident GPU lane needs, ~12 GB for a 60,000 x 45,000 slide at 10x.
+ * feature planes kept for the second classifier, the masks; 67 on
+ * 2026-11-29, with the focus step's coarser detail and its RMS): what a
+ * resident GPU lane needs, ~11 GB for a 60,000 x 45,000 slide at 10x.
  * A change that keeps more planes alive fails here, not on a lab's
  * smaller GPU. */
 #define MAX_DEVICE_BYTES_PER_PIXEL 72
