@@ -11,6 +11,7 @@
 
 #include "shared/endpoint.h"
 #include "shared/log.h"
+#include "shared/socket_new.h"
 
 #define MOD "broker"
 
@@ -286,7 +287,8 @@ qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
                          << 20;
     b->workers = zhashx_new ();
     b->jobs = zhashx_new ();
-    b->router = zsock_new (ZMQ_ROUTER);
+    unsigned refused = qc_socket_refusals ();
+    b->router = qc_socket_new (ZMQ_ROUTER, "the broker");
     b->bound = calloc (cfg->nendpoints, sizeof *b->bound);
     b->refusals = refusals_new ();
     b->status_asked = zhashx_new ();
@@ -295,7 +297,8 @@ qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
     b->next_job = 1;
     if (!b->sched || !b->workers || !b->jobs || !b->router || !b->bound || !b->refusals
         || !b->status_asked) {
-        snprintf (err, errlen, "out of memory or sockets");
+        if (!qc_fds_say (refused, err, errlen))
+            snprintf (err, errlen, "out of memory");
         qc_broker_destroy (&b);
         return NULL;
     }

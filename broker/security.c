@@ -8,6 +8,7 @@
 #include "shared/err.h"
 #include "shared/log.h"
 #include "shared/proto.h"
+#include "shared/socket_new.h"
 
 #define MOD "broker"
 #define ZAP_ENDPOINT "inproc://zeromq.zap.01"
@@ -83,7 +84,7 @@ security_new (zsock_t *router, const char *cert_path, const char *allow_dir,
         security_destroy (&self);
         return NULL;
     }
-    self->zap = zsock_new (ZMQ_REP);
+    self->zap = qc_socket_new (ZMQ_REP, "the broker");
     if (!self->zap || zsock_bind (self->zap, ZAP_ENDPOINT) < 0) {
         snprintf (err, errlen, "cannot start the ZAP handler (%s): another broker with "
                   "CurveZMQ runs in this process?", zmq_strerror (zmq_errno ()));
@@ -97,7 +98,7 @@ security_new (zsock_t *router, const char *cert_path, const char *allow_dir,
                             | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CLOSED
                             | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL
                             | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL)
-        || !(self->monitor = zsock_new (ZMQ_PAIR))
+        || !(self->monitor = qc_socket_new (ZMQ_PAIR, "the broker"))
         || zsock_connect (self->monitor, "%s", ep) < 0) {
         snprintf (err, errlen, "cannot watch the broker's handshakes: %s",
                   zmq_strerror (zmq_errno ()));

@@ -6,6 +6,7 @@
 #include "broker/broker.h"
 #include "kernels/assets/asset.h"
 #include "worker/worker.h"
+#include "shared/socket_new.h"
 
 struct qc_local {
     char endpoint[64];
@@ -41,8 +42,13 @@ qc_local_start_with (const qc_local_config_t *cfg, char *err, size_t errlen)
     const char *eps[] = {self->endpoint};
     bc.endpoints = eps;
     bc.nendpoints = 1;
+    *err = 0;
+    unsigned refused = qc_socket_refusals ();
     if (!(self->broker = qc_broker_new (&bc, err, errlen))
-        || !(self->broker_actor = zactor_new (qc_broker_actor, self->broker))) {
+        || !(self->broker_actor = qc_actor_new (qc_broker_actor, self->broker,
+                                                "the one-process broker"))) {
+        if (!qc_fds_say (refused, err, errlen) && !*err)
+            snprintf (err, errlen, "cannot start the one-process broker");
         qc_local_stop (&self);
         return NULL;
     }
@@ -55,7 +61,10 @@ qc_local_start_with (const qc_local_config_t *cfg, char *err, size_t errlen)
     wc.cache_dir = cfg ? cfg->cache_dir : NULL;
     wc.cache_max = cfg ? cfg->cache_max : 0;
     if (!(self->worker = qc_worker_new (&wc))) {
-        snprintf (err, errlen, "cannot start the local worker");
+        /* its own records went to no one (they come back through the
+           stream, which is not up yet): the likely cause is told here */
+        if (!qc_fds_say (refused, err, errlen))
+            snprintf (err, errlen, "cannot start the local worker");
         qc_local_stop (&self);
         return NULL;
     }

@@ -587,10 +587,12 @@ write_atomically (qc_output_t *o, const char *name, int (*fill) (qc_output_t *, 
         rc = -1;
     if (rc == 0 && rename (tmp, final) != 0)
         rc = -1;
+    int saved = errno;          /* the caller names this cause, not unlink's */
     if (rc && tmp)
         unlink (tmp);
     free (tmp);
     free (final);
+    errno = saved;
     return rc;
 }
 
@@ -657,13 +659,13 @@ qc_output_set_job (qc_output_t *o, uint64_t job, uint64_t key, const char *broke
     if (job == 0)
         return 0;
     o->key = key;               /* .qc-slides names it too */
-    if (write_atomically (o, SLIDESFILE, fill_slides, job) != 0
-        || !(o->journal = open_in (o, JOBFILE, "w", err, errlen))) {
-        if (!*err || !o->journal)
-            snprintf (err, errlen, "cannot write %s/%s: %s", o->outdir,
-                      o->journal ? SLIDESFILE : JOBFILE, strerror (errno));
+    if (write_atomically (o, SLIDESFILE, fill_slides, job) != 0) {
+        snprintf (err, errlen, "cannot write %s/%s: %s", o->outdir, SLIDESFILE,
+                  strerror (errno));
         return -1;
     }
+    if (!(o->journal = open_in (o, JOBFILE, "w", err, errlen)))
+        return -1;
     o->job = job;
     o->key = key;
     fprintf (o->journal, "job %" PRIu64 " %s key=%016" PRIx64 "\n", job,

@@ -27,6 +27,7 @@
 #include "shared/curve.h"
 #include "shared/err.h"
 #include "shared/log.h"
+#include "shared/socket_new.h"
 #include "shared/url.h"
 
 typedef struct {
@@ -593,7 +594,8 @@ qc_session_run (const qc_session_config_t *cfg)
 {
     session_t s = {.cfg = cfg, .expected = 1, .exit_code = QC_EXIT_OK,
                    .done_stall_at = UINT64_MAX, .slides_known = cfg->nslides};
-    s.sock = zsock_new (ZMQ_DEALER);
+    unsigned refused = qc_socket_refusals ();
+    s.sock = qc_socket_new (ZMQ_DEALER, "qc-submit");
     if (s.sock) {
         qc_curve_client_apply (cfg->curve, s.sock);
         qc_proto_limit_socket (s.sock);
@@ -602,7 +604,11 @@ qc_session_run (const qc_session_config_t *cfg)
             zsock_set_ipv6 (s.sock, 1);
     }
     if (!s.sock || zsock_connect (s.sock, "%s", cfg->endpoint) < 0) {
-        fprintf (stderr, "qc-submit: cannot connect to '%s'\n", cfg->endpoint);
+        char why[256];
+        if (qc_fds_say (refused, why, sizeof why))
+            fprintf (stderr, "qc-submit: %s\n", why);
+        else
+            fprintf (stderr, "qc-submit: cannot connect to '%s'\n", cfg->endpoint);
         qc_handshake_destroy (&s.hs);
         zsock_destroy (&s.sock);
         return QC_EXIT_NO_BROKER;

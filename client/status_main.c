@@ -9,6 +9,7 @@
 #include "shared/endpoint.h"
 #include "shared/log.h"
 #include "shared/proto.h"
+#include "shared/socket_new.h"
 
 static void
 usage (FILE *to)
@@ -90,7 +91,8 @@ main (int argc, char **argv)
         fprintf (stderr, "%s: %s\n", prog, err);
         return QC_EXIT_USAGE;
     }
-    zsock_t *sock = zsock_new (ZMQ_DEALER);
+    unsigned refused = qc_socket_refusals ();
+    zsock_t *sock = qc_socket_new (ZMQ_DEALER, "qc-status");
     qc_handshake_t *hs = NULL;
     if (sock) {
         qc_curve_client_apply (curve, sock);
@@ -101,7 +103,11 @@ main (int argc, char **argv)
     }
     qc_curve_client_destroy (&curve);
     if (!sock || zsock_connect (sock, "%s", broker) < 0) {
-        fprintf (stderr, "%s: cannot connect to '%s'\n", prog, broker);
+        char why[256];
+        if (qc_fds_say (refused, why, sizeof why))
+            fprintf (stderr, "%s: %s\n", prog, why);
+        else
+            fprintf (stderr, "%s: cannot connect to '%s'\n", prog, broker);
         qc_handshake_destroy (&hs);
         zsock_destroy (&sock);
         return QC_EXIT_NO_BROKER;

@@ -61,6 +61,20 @@ qc_cli_raise_open_files (void)
     }
 }
 
+int
+qc_cli_need_open_files (const char *prog, unsigned long least, const char *for_what)
+{
+    qc_cli_raise_open_files ();
+    struct rlimit rl;
+    if (getrlimit (RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= least)
+        return 0;
+    fprintf (stderr, "%s: cannot start: ulimit -n is %llu, and it needs at least %lu open "
+             "files (%s): raise it (ulimit -n 4096, or LimitNOFILE= in its systemd unit)\n",
+             prog ? prog : "?", (unsigned long long) rl.rlim_cur, least,
+             for_what ? for_what : "its own");
+    return -1;
+}
+
 void
 qc_cli_install_signals (void)
 {

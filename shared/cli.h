@@ -36,6 +36,12 @@ int qc_cli_gb (const char *prog, const char *opt, const char *text, uint64_t *by
  * machine allows. Quiet: what cannot be raised stays as it was. */
 void qc_cli_raise_open_files (void);
 
+/* Raises the limit as above; when even then fewer than least files may
+ * be open, says so on stderr (what for, how to raise it) and returns -1.
+ * Below such a floor libzmq itself asserts (binding an address needs a
+ * descriptor it does not check for). */
+int qc_cli_need_open_files (const char *prog, unsigned long least, const char *for_what);
+
 /* Counts SIGINT/SIGTERM/SIGHUP in qc_cli_signals; disables czmq's own
  * handler so that polling loops are not interrupted behind our back;
  * ignores SIGPIPE and SIGXFSZ (their writes fail with an error instead). */

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "shared/log.h"
+#include "shared/socket_new.h"
 
 static const char *s_roles[] = {"worker", "client", "admin", "broker"};
 
@@ -269,7 +270,7 @@ qc_handshake_watch (zsock_t *sock)
     self->watched = sock;
     /* the reasons differ: one without keys cannot have a wrong one */
     self->curve = zsock_mechanism (sock) == ZMQ_CURVE;
-    if (!(self->events = zsock_new (ZMQ_PAIR)) || zsock_connect (self->events, "%s", ep)) {
+    if (!(self->events = qc_socket_new (ZMQ_PAIR, "a handshake watch")) || zsock_connect (self->events, "%s", ep)) {
         qc_handshake_destroy (&self);
         return NULL;
     }

@@ -13,6 +13,7 @@
 #include "shared/endpoint.h"
 #include "shared/curve.h"
 #include "shared/log.h"
+#include "shared/socket_new.h"
 #include "worker/asset_wait.h"
 #include "worker/supervise.h"
 
@@ -60,16 +61,20 @@ send_ready (agent_t *a)
     return qc_msg_send (&m, zsock_resolve (a->dealer), NULL);
 }
 
+/* A fresh connection to the broker; -1 when no socket can be made (no
+ * file descriptor left: the old one is kept, ZeroMQ reconnecting it, and
+ * the next reconnect tries again). */
 static int
 connect_broker (agent_t *a)
 {
+    zsock_t *fresh = qc_socket_new (ZMQ_DEALER, "the worker");
+    if (!fresh)
+        return -1;
     if (a->dealer)
         zsock_set_linger (a->dealer, 0);   /* nothing old reaches the broker */
     qc_handshake_destroy (&a->hs);
     zsock_destroy (&a->dealer);
-    a->dealer = zsock_new (ZMQ_DEALER);
-    if (!a->dealer)
-        return -1;
+    a->dealer = fresh;
     /* a key pair rotated while this worker runs is presented from the
        next connection on (a long-running service is not restarted) */
     char why[640];
@@ -354,7 +359,7 @@ agent_actor (zsock_t *pipe, void *args)
     asset_wait_fns_t wf = {.arg = &a, .run = wait_run, .fail = wait_fail,
                            .fetch = wait_fetch};
     a.wait = asset_wait_new (&wf);
-    a.pull = zsock_new_pull (NULL);
+    a.pull = qc_socket_new (ZMQ_PULL, "the worker");
     if (a.pull)
         zsock_set_rcvtimeo (a.pull, 0);   /* reads drain until EAGAIN */
     if (!a.pull || !a.wait || zsock_bind (a.pull, "%s", a.w->pull_endpoint) < 0

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "shared/cli.h"
+#include "shared/socket_new.h"
 #include "shared/log.h"
 #include "shared/url.h"
 #include "worker/supervise.h"
@@ -62,19 +63,19 @@ fetch_next (qc_worker_t *w, int lane)
     free (next);
 }
 
-/* The thread's socket to the agent, with the thread's log records
- * forwarded through it; -1 when the agent cannot be reached. */
+/* The thread's socket to the agent (made before the thread started,
+ * qc_worker_new; the thread owns it from here), with the thread's log
+ * records forwarded through it; -1 when there is none. */
 static int
-ctx_open (exec_ctx_t *ctx, qc_worker_t *w)
+ctx_open (exec_ctx_t *ctx, qc_worker_t *w, zsock_t *push)
 {
     ctx->job = ctx->key = 0;
     ctx->slot = qc_crash_slot_claim (w->cfg.crash_table);
-    ctx->push = zsock_new_push (w->pull_endpoint);
+    ctx->push = push;
     if (!ctx->push) {
         qc_log (QC_LOG_ERROR, "worker", "executor cannot reach its agent");
         return -1;
     }
-    zsock_set_sndhwm (ctx->push, 100000);
     qc_log_set_sink (forward_log, ctx, w->cfg.name);
     return 0;
 }
@@ -210,6 +211,7 @@ typedef struct {
     void *prepared;
     qc_worker_t *worker;
     int lane;
+    zsock_t *push;            /* the reader's own, which it owns once started */
 } handoff_t;
 
 /* The reader of a GPU lane: pops its tasks and prepares them, one ahead
@@ -220,7 +222,7 @@ reader_main (void *arg)
     handoff_t *h = arg;
     qc_worker_t *w = h->worker;
     exec_ctx_t ctx;
-    bool ok = ctx_open (&ctx, w) == 0;
+    bool ok = ctx_open (&ctx, w, h->push) == 0;
     qc_task_t task;
     while (ok && taskq_pop (&w->queue, h->lane, &task) == 0) {
         begin_task (&ctx, w, h->lane, &task);
@@ -282,9 +284,9 @@ handoff_take (handoff_t *h, qc_task_t *task, qc_result_t **result,
  * every task it prepares. Returns -1 when the reader cannot start (the
  * caller then runs the lane without read-ahead). */
 static int
-run_read_ahead_lane (exec_ctx_t *ctx, qc_worker_t *w, int lane)
+run_read_ahead_lane (exec_ctx_t *ctx, qc_worker_t *w, int lane, zsock_t **reader_push)
 {
-    handoff_t h = {.worker = w, .lane = lane};
+    handoff_t h = {.worker = w, .lane = lane, .push = *reader_push};
     if (pthread_mutex_init (&h.lock, NULL))
         return -1;
     if (pthread_cond_init (&h.changed, NULL)) {
@@ -297,6 +299,7 @@ run_read_ahead_lane (exec_ctx_t *ctx, qc_worker_t *w, int lane)
         pthread_mutex_destroy (&h.lock);
         return -1;
     }
+    *reader_push = NULL;          /* the reader's now */
     qc_task_t task;
     qc_result_t *result;
     void *prepared;
@@ -326,13 +329,15 @@ executor_main (void *arg)
     free (arg);
     qc_worker_t *w = a.worker;
     exec_ctx_t ctx;
-    if (ctx_open (&ctx, w) != 0)
+    if (ctx_open (&ctx, w, a.push) != 0) {
+        zsock_destroy (&a.reader_push);
         return NULL;
-    if (a.lane > 0 && w->cfg.exec_prepare && w->cfg.exec_finish
-        && run_read_ahead_lane (&ctx, w, a.lane) == 0) {
+    }
+    if (a.reader_push && run_read_ahead_lane (&ctx, w, a.lane, &a.reader_push) == 0) {
         ctx_close (&ctx);
         return NULL;
     }
+    zsock_destroy (&a.reader_push);   /* no reader: the lane runs without read-ahead */
     qc_task_t task;
     while (taskq_pop (&w->queue, a.lane, &task) == 0) {
         begin_task (&ctx, w, a.lane, &task);

@@ -13,6 +13,7 @@
 #include "shared/proto.h"
 #include "shared/err.h"
 #include "shared/log.h"
+#include "shared/socket_new.h"
 #include "shared/url.h"
 #include "worker/gpu_probe.h"
 #include "worker/slide_fetch.h"
@@ -354,10 +355,17 @@ main (int argc, char **argv)
      * never from this machine's disk */
     qc_asset_allow_disk (0);
     qc_cli_install_signals ();
+    unsigned refused = qc_socket_refusals ();
     qc_worker_t *w = qc_worker_new (&cfg);
     for (size_t i = 0; i < cfg.ngpus; i++)
         free (cfg.gpus[i].name);
     free (cfg.gpus);
+    char why[256];
+    if (!w && qc_fds_say (refused, why, sizeof why)) {
+        fprintf (stderr, "%s: cannot start: %s\n", prog, why);
+        qc_curve_client_destroy (&curve);
+        return QC_EXIT_NO_BROKER;
+    }
     if (!w) {
         fprintf (stderr, "%s: cannot start (bad endpoint '%s', a --slides-root that "
                  "is not a folder, or out of resources; see above)\n", prog, cfg.endpoint);

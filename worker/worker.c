@@ -8,6 +8,7 @@
 
 #include "kernels/ops/cuda/cuda_ops.h"
 #include "shared/log.h"
+#include "shared/socket_new.h"
 
 /* GPU lanes run the CUDA backend: refuse to start without it, rather
  * than run GPU tasks on the CPU. Simulated GPUs (tests) are exempt. */
@@ -134,6 +135,45 @@ fetch_new (const qc_worker_config_t *cfg, slides_roots_t *roots)
     return f;
 }
 
+static void
+executor_arg_free (executor_arg_t *a)
+{
+    if (!a)
+        return;
+    zsock_destroy (&a->push);
+    zsock_destroy (&a->reader_push);
+    free (a);
+}
+
+static zsock_t *
+executor_socket (qc_worker_t *w)
+{
+    zsock_t *push = qc_socket_new (ZMQ_PUSH, "an executor");
+    if (push && zsock_connect (push, "%s", w->pull_endpoint) < 0)
+        zsock_destroy (&push);
+    if (push)
+        zsock_set_sndhwm (push, 100000);
+    return push;
+}
+
+/* An executor thread's argument, its sockets made here, before any
+ * executor runs (worker_int.h); NULL when they cannot be. */
+static executor_arg_t *
+executor_arg_new (qc_worker_t *w, int lane)
+{
+    executor_arg_t *a = calloc (1, sizeof *a);
+    if (!a)
+        return NULL;
+    a->worker = w;
+    a->lane = lane;
+    bool read_ahead = lane > 0 && w->cfg.exec_prepare && w->cfg.exec_finish;
+    if (!(a->push = executor_socket (w)) || (read_ahead && !(a->reader_push = executor_socket (w)))) {
+        executor_arg_free (a);
+        return NULL;
+    }
+    return a;
+}
+
 qc_worker_t *
 qc_worker_new (const qc_worker_config_t *cfg)
 {
@@ -172,7 +212,7 @@ qc_worker_new (const qc_worker_config_t *cfg)
     snprintf (self->pull_endpoint, sizeof self->pull_endpoint,
               "inproc://qc-worker-%p", (void *) self);
     /* the agent binds the inproc endpoint before executors connect */
-    self->agent = zactor_new (agent_actor, self);
+    self->agent = qc_actor_new (agent_actor, self, "the worker");
     size_t n = cfg->slots + cfg->ngpus;
     self->threads = calloc (n, sizeof *self->threads);
     /* an agent that could not connect has ended: a worker without one
@@ -182,19 +222,18 @@ qc_worker_new (const qc_worker_config_t *cfg)
         return NULL;
     }
     for (size_t i = 0; i < n; i++) {
-        executor_arg_t *a = malloc (sizeof *a);
+        executor_arg_t *a = executor_arg_new (self, i < cfg->slots ? 0 : (int) (1 + i - cfg->slots));
         if (!a)
             break;
-        a->worker = self;
-        a->lane = i < cfg->slots ? 0 : (int) (1 + i - cfg->slots);
         if (pthread_create (&self->threads[i], NULL, executor_main, a)) {
-            free (a);
+            executor_arg_free (a);
             break;
         }
         self->nthreads++;
     }
     if (self->nthreads != n) {
-        qc_log (QC_LOG_ERROR, "worker", "could not start %zu executor threads", n);
+        qc_log (QC_LOG_ERROR, "worker", "could not start %zu executor threads (%zu started)",
+                n, self->nthreads);
         qc_worker_destroy (&self);
         return NULL;
     }

@@ -125,12 +125,13 @@ meta_levels (qc_slide_t *self, char *err, size_t errlen)
     return 0;
 }
 
-/* libtiff (inside OpenSlide) prints its warnings straight to stderr,
- * which breaks qc-submit's progress bar and says nothing a user can act
- * on: they go to our log at debug level instead. Errors still reach us
- * through OpenSlide's own error. */
+/* libtiff (inside OpenSlide) prints its warnings and errors straight to
+ * stderr, which breaks qc-submit's progress bar and names no slide a
+ * user could act on: they go to our log at debug level instead. An error
+ * still reaches the slide's result through OpenSlide's own error (and
+ * our own libtiff reads set handlers per file, tiff_source.c). */
 static void
-tiff_warning (const char *module, const char *fmt, va_list ap)
+tiff_message (const char *module, const char *fmt, va_list ap)
 {
     char text[1024];
     vsnprintf (text, sizeof text, fmt, ap);
@@ -251,7 +252,8 @@ static pthread_once_t s_tiff_once = PTHREAD_ONCE_INIT;
 static void
 quiet_libtiff (void)
 {
-    TIFFSetWarningHandler (tiff_warning);
+    TIFFSetWarningHandler (tiff_message);
+    TIFFSetErrorHandler (tiff_message);
 }
 
 

@@ -65,3 +65,30 @@ start_worker $p2 wf --slots 1 --heartbeat-ms 200
 timeout 60 "$BIN/qc-submit" --broker tcp://127.0.0.1:$p2 --attach 1 -o "$T/held1" >"$T/held1b.log" 2>&1 \
     || fail "the client of a held job could not fetch it: $(tail -3 "$T/held1b.log")"
 pass "result files of undelivered jobs count against the limit: a new job refused saying so; a held job's client fetches it"
+
+# a limit too low for its sockets: each program refuses to start and says
+# why (czmq would abort: "Assertion `self->handle' failed"), at every
+# limit from nearly nothing to where it starts
+p3=$(free_port)
+for n in 6 9 12 20 40 63 64; do
+    ( ulimit -n $n; exec timeout 3 "$BIN/qc-broker" --bind tcp://127.0.0.1:$p3 --state none ) \
+        >"$T/low-b.log" 2>&1
+    rc=$?
+    [ $rc -eq 124 ] && break                 # it started: enough from here on
+    [ $rc -lt 128 ] || fail "qc-broker, ulimit -n $n: died (exit $rc): $(tail -2 "$T/low-b.log")"
+    grep -q "qc-broker: cannot start: ulimit -n is $n, and it needs at least 64 open files" \
+        "$T/low-b.log" || fail "qc-broker, ulimit -n $n: exit $rc without saying why: $(tail -2 "$T/low-b.log")"
+done
+[ $rc -eq 124 ] && [ $n -eq 64 ] || fail "qc-broker at ulimit -n $n: exit $rc: $(tail -2 "$T/low-b.log")"
+nb=$n
+for n in $(seq 6 1 60); do
+    ( ulimit -n $n; exec timeout 3 "$BIN/qc-worker" --connect tcp://127.0.0.1:$p3 --slots 8 ) \
+        >"$T/low-w.log" 2>&1
+    rc=$?
+    [ $rc -eq 124 ] && break
+    [ $rc -lt 128 ] || fail "qc-worker, ulimit -n $n: died (exit $rc): $(tail -2 "$T/low-w.log")"
+    grep -q "qc-worker: cannot start: this process has no file descriptor left (ulimit -n is $n)" \
+        "$T/low-w.log" || fail "qc-worker, ulimit -n $n: exit $rc without saying why: $(tail -2 "$T/low-w.log")"
+done
+[ $rc -eq 124 ] || fail "qc-worker did not start even at ulimit -n 60: $(tail -2 "$T/low-w.log")"
+pass "a limit too low for its sockets: qc-broker (below $nb) and qc-worker (below $n) refuse to start saying why"
