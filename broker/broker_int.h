@@ -387,6 +387,8 @@ void state_log_batch (qc_broker_t *b, job_rec_t *job, uint64_t base,
                       char **slides, size_t nslides, bool final);
 void state_log_ack (qc_broker_t *b, job_rec_t *job);
 void state_log_cancel (qc_broker_t *b, job_rec_t *job);
+/* The failure text of a J_CANCEL's why code (broker_state.c). */
+const char *state_cancel_why (unsigned code);
 void state_log_blame (qc_broker_t *b, job_rec_t *job, uint64_t idx, uint32_t blame);
 /* With CurveZMQ: attempt of task idx went to the certificate of key (its
  * late RESULT counts after a restart); not synced (lost, the task runs

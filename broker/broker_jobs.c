@@ -371,9 +371,10 @@ flush_logs (qc_broker_t *b, job_rec_t *job)
 void
 jobs_cancel (qc_broker_t *b, job_rec_t *job, zframe_t *asker, const char *why)
 {
-    if (!job->sj->cancelled)
-        state_log_cancel (b, job);
+    bool first = !job->sj->cancelled;
     sched_job_cancel (b->sched, job->sj, why);
+    if (first)
+        state_log_cancel (b, job);   /* with the why just kept */
     if (asker)
         jobs_send_accepted (b, asker, job, false);
     outbox_pump (b, job);

@@ -119,9 +119,10 @@ apply_journal (void *arg, const qc_jrec_t *rec, char *why, size_t len)
             job->acked_seq = qc_get_u64 (p + 8);   /* applied after the results */
         return 0;
     case J_CANCEL:
-        if (rec->len != 8 || !(job = jobs_lookup (b, qc_get_u64 (p))))
+        if ((rec->len != 8 && rec->len != 9) || !(job = jobs_lookup (b, qc_get_u64 (p))))
             break;
         job->sj->cancelled = true;
+        job->sj->cancel_why = state_cancel_why (rec->len == 9 ? p[8] : 0);
         return 0;
     case J_BLAME:
         if (rec->len != 20 || !(job = jobs_lookup (b, qc_get_u64 (p)))
@@ -459,8 +460,9 @@ restore_run (qc_broker_t *b, char *err, size_t errlen)
         if (j->sj->cancelled) {
             /* tasks queued when the cancel was journalled and whose
              * failures were not yet written */
+            const char *why = j->sj->cancel_why;
             j->sj->cancelled = false;
-            sched_job_cancel (b->sched, j->sj, NULL);
+            sched_job_cancel (b->sched, j->sj, why);
         }
         if (sched_job_finished (j->sj)) {
             /* --linger counts from the finish, not from this restart */

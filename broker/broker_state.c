@@ -11,7 +11,10 @@
  *   J_JOB      a SUBMIT message (header and body) with the job-level
  *              fields: job, key, config, name, res (job_to_submit)
  *   J_BATCH    a SUBMIT message with job, key, base, slides, final
- *   J_ACK      u64 job, u64 seq          J_CANCEL   u64 job
+ *   J_ACK      u64 job, u64 seq
+ *   J_CANCEL   u64 job [, u8 why: 1 the broker's cut at --max-mb-per-
+ *              client, 2 its client gone before sending all its slides;
+ *              absent: the client's CANCEL (what an older broker reads)]
  *   J_BLAME    u64 job, u64 idx, u32 blame
  *   J_FINISHED u64 job, i64 Unix ms
  *   J_FORGET   u64 job, u64 key, i64 finished, i64 forgotten, u8 why
@@ -152,12 +155,30 @@ state_log_ack (qc_broker_t *b, job_rec_t *job)
     log_rec (b, job, J_ACK, p, sizeof p);
 }
 
+/* Why a job was cancelled, by its code in J_CANCEL: a restart fails the
+ * slides it had not run yet with the reason the client was told before
+ * (a cut's says what to do about it). */
+static const char *const s_cancel_whys[] = {
+    SCHED_CANCELLED_BY_CLIENT, JOBS_CUT_WHY, JOBS_ORPHAN_WHY,
+};
+
+const char *
+state_cancel_why (unsigned code)
+{
+    return code < sizeof s_cancel_whys / sizeof *s_cancel_whys ? s_cancel_whys[code]
+                                                                : SCHED_CANCELLED_BY_CLIENT;
+}
+
 void
 state_log_cancel (qc_broker_t *b, job_rec_t *job)
 {
-    uint8_t p[8];
+    uint8_t p[9];
     qc_put_u64 (p, job->id);
-    log_rec (b, job, J_CANCEL, p, sizeof p);
+    p[8] = 0;
+    for (uint8_t i = 1; i < sizeof s_cancel_whys / sizeof *s_cancel_whys; i++)
+        if (job->sj->cancel_why && strcmp (job->sj->cancel_why, s_cancel_whys[i]) == 0)
+            p[8] = i;
+    log_rec (b, job, J_CANCEL, p, p[8] ? 9 : 8);
 }
 
 void

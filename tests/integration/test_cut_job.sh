@@ -113,3 +113,38 @@ wait_for "the held job cancelled" 15 "grep -q 'job $job3: its client did not com
 sleep 1
 grep -q 'build .* on ' "$T/worker-w3.log" && fail "the cancelled job's slide ran"
 pass "a job whose client went away mid-submission is held (its slide not run), then cancelled after --linger"
+
+# the reason survives a restart: a slide running when its orphaned job
+# was cancelled has no result; the restarted broker fails it with the
+# cancel's own reason (the journal keeps why), not "cancelled by the
+# client", which nobody asked
+port4=$(free_port)
+EP4=tcp://127.0.0.1:$port4
+start_orphan_broker() {
+    "$BIN/qc-broker" --bind "$EP4" --state "$T/state-orphan" --linger 4 \
+        --heartbeat-ms 200 >>"$T/broker-orphan.log" 2>&1 &
+    orphan_broker=$!
+    PIDS+=($orphan_broker)
+}
+start_orphan_broker
+wait_for "the fourth broker listening" 10 "grep -q 'listening on' '$T/broker-orphan.log'"
+start_worker $port4 w4 --slots 1 --heartbeat-ms 200 --task-delay-ms 30000
+wait_for "w4 registered" 10 "grep -q 'worker w4 joined' '$T/broker-orphan.log'"
+"$TOOLS/qc_stranger" --connect "$EP4" --wait-ms 300 --key 6060 submit-open "$C" \
+    >"$T/stranger4.log" 2>&1
+job4=$(sed -n 's/^got ACCEPTED job=\([0-9]*\).*/\1/p' "$T/stranger4.log" | head -1)
+[ -n "$job4" ] || fail "the fourth job was not accepted: $(cat "$T/stranger4.log")"
+wait_for "its slide started" 10 "grep -q 'build .* on ' '$T/worker-w4.log'"
+wait_for "the orphaned job cancelled" 15 "grep -q 'job $job4: its client did not come back to send the rest of its slides within 4 s (--linger): cancelled' '$T/broker-orphan.log'"
+kill -9 $WORKER_PID $orphan_broker
+wait $WORKER_PID $orphan_broker 2>/dev/null
+start_orphan_broker
+wait_for "the fourth broker back" 10 "[ \$(grep -c 'listening on' '$T/broker-orphan.log') -ge 2 ]"
+O4=$T/out4
+cut_folder "$O4" "$job4" 0000000000006060 "$C" "$B"
+timeout 60 "$BIN/qc-submit" --broker "$EP4" --attach "$job4" -o "$O4" >"$T/attach4.log" 2>&1
+grep -q "not run: the job's client went away before sending all its slides and did not come back (qc-broker --linger.*a rerun tries again)" \
+    "$O4/error.log" || fail "the running slide's failure after the restart: $(cat "$O4/error.log" 2>/dev/null; tail -3 "$T/attach4.log")"
+grep -q "cancelled by the client" "$O4/error.log" && fail "said cancelled by the client"
+kill -TERM $orphan_broker; wait $orphan_broker 2>/dev/null
+pass "a slide running when its orphaned job was cancelled fails, after a broker restart, with the cancel's own reason"
