@@ -428,6 +428,7 @@ void status_reply (qc_broker_t *b, const peer_t *p);
 enum {
     J_EPOCH = 1, J_JOB = 2, J_BATCH = 3, J_ACK = 4, J_CANCEL = 5,
     J_FORGET = 6, J_BLAME = 7, J_FINISHED = 8, J_OWNER = 9, J_DISPATCH = 10,
+    J_CANCEL_WHY = 11,
     R_RESULT = 16, R_FAILED = 17, R_BASE = 18
 };
 #define JOURNAL_MAGIC "QC-JOURNAL v1\n\0\0"

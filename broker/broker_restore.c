@@ -119,10 +119,15 @@ apply_journal (void *arg, const qc_jrec_t *rec, char *why, size_t len)
             job->acked_seq = qc_get_u64 (p + 8);   /* applied after the results */
         return 0;
     case J_CANCEL:
-        if ((rec->len != 8 && rec->len != 9) || !(job = jobs_lookup (b, qc_get_u64 (p))))
+        if (rec->len != 8 || !(job = jobs_lookup (b, qc_get_u64 (p))))
             break;
         job->sj->cancelled = true;
-        job->sj->cancel_why = state_cancel_why (rec->len == 9 ? p[8] : 0);
+        job->sj->cancel_why = state_cancel_why (0);
+        return 0;
+    case J_CANCEL_WHY:
+        if (rec->len != 9 || !(job = jobs_lookup (b, qc_get_u64 (p))) || !job->sj->cancelled)
+            break;
+        job->sj->cancel_why = state_cancel_why (p[8]);
         return 0;
     case J_BLAME:
         if (rec->len != 20 || !(job = jobs_lookup (b, qc_get_u64 (p)))

@@ -12,9 +12,12 @@
  *              fields: job, key, config, name, res (job_to_submit)
  *   J_BATCH    a SUBMIT message with job, key, base, slides, final
  *   J_ACK      u64 job, u64 seq
- *   J_CANCEL   u64 job [, u8 why: 1 the broker's cut at --max-mb-per-
- *              client, 2 its client gone before sending all its slides;
- *              absent: the client's CANCEL (what an older broker reads)]
+ *   J_CANCEL   u64 job
+ *   J_CANCEL_WHY u64 job, u8 why: right after a J_CANCEL the broker made
+ *              itself: 1 a submission cut at --max-mb-per-client, 2 a
+ *              client gone before sending all its slides (none: the
+ *              client's CANCEL). Its own record, so that --state-recover
+ *              on an older broker drops only the reason, not the cancel
  *   J_BLAME    u64 job, u64 idx, u32 blame
  *   J_FINISHED u64 job, i64 Unix ms
  *   J_FORGET   u64 job, u64 key, i64 finished, i64 forgotten, u8 why
@@ -76,8 +79,8 @@ state_on (const qc_broker_t *b)
 static void
 mark_sync (qc_broker_t *b, uint8_t type)
 {
-    if (type == J_JOB || type == J_BATCH || type == J_CANCEL || type == J_FORGET
-        || type == J_EPOCH || type == J_OWNER)
+    if (type == J_JOB || type == J_BATCH || type == J_CANCEL || type == J_CANCEL_WHY
+        || type == J_FORGET || type == J_EPOCH || type == J_OWNER)
         b->state.sync_due = true;
 }
 
@@ -155,7 +158,7 @@ state_log_ack (qc_broker_t *b, job_rec_t *job)
     log_rec (b, job, J_ACK, p, sizeof p);
 }
 
-/* Why a job was cancelled, by its code in J_CANCEL: a restart fails the
+/* Why a job was cancelled, by its code in J_CANCEL_WHY: a restart fails the
  * slides it had not run yet with the reason the client was told before
  * (a cut's says what to do about it). */
 static const char *const s_cancel_whys[] = {
@@ -174,11 +177,13 @@ state_log_cancel (qc_broker_t *b, job_rec_t *job)
 {
     uint8_t p[9];
     qc_put_u64 (p, job->id);
+    log_rec (b, job, J_CANCEL, p, 8);
     p[8] = 0;
     for (uint8_t i = 1; i < sizeof s_cancel_whys / sizeof *s_cancel_whys; i++)
         if (job->sj->cancel_why && strcmp (job->sj->cancel_why, s_cancel_whys[i]) == 0)
             p[8] = i;
-    log_rec (b, job, J_CANCEL, p, p[8] ? 9 : 8);
+    if (p[8])
+        log_rec (b, job, J_CANCEL_WHY, p, 9);
 }
 
 void

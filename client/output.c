@@ -583,7 +583,9 @@ write_atomically (qc_output_t *o, const char *name, int (*fill) (qc_output_t *, 
     char *final = path_in (o, name), *tmp = NULL;
     FILE *f = final && asprintf (&tmp, "%s.tmp", final) >= 0 ? fopen (tmp, "w") : NULL;
     int rc = f ? fill (o, f, job) : -1;
-    if (f && (fflush (f) || fclose (f)))
+    if (f && fflush (f))
+        rc = -1;
+    if (f && fclose (f))
         rc = -1;
     if (rc == 0 && rename (tmp, final) != 0)
         rc = -1;

@@ -605,13 +605,14 @@ qc_session_run (const qc_session_config_t *cfg)
     }
     if (!s.sock || zsock_connect (s.sock, "%s", cfg->endpoint) < 0) {
         char why[256];
-        if (qc_fds_say (refused, why, sizeof why))
+        bool no_fds = qc_fds_say (refused, why, sizeof why);
+        if (no_fds)
             fprintf (stderr, "qc-submit: %s\n", why);
         else
             fprintf (stderr, "qc-submit: cannot connect to '%s'\n", cfg->endpoint);
         qc_handshake_destroy (&s.hs);
         zsock_destroy (&s.sock);
-        return QC_EXIT_NO_BROKER;
+        return no_fds ? QC_EXIT_USAGE : QC_EXIT_NO_BROKER;
     }
     zsock_set_rcvhwm (s.sock, 100000);
     zsock_set_sndhwm (s.sock, 100000);

@@ -104,13 +104,14 @@ main (int argc, char **argv)
     qc_curve_client_destroy (&curve);
     if (!sock || zsock_connect (sock, "%s", broker) < 0) {
         char why[256];
-        if (qc_fds_say (refused, why, sizeof why))
+        bool no_fds = qc_fds_say (refused, why, sizeof why);
+        if (no_fds)
             fprintf (stderr, "%s: %s\n", prog, why);
         else
             fprintf (stderr, "%s: cannot connect to '%s'\n", prog, broker);
         qc_handshake_destroy (&hs);
         zsock_destroy (&sock);
-        return QC_EXIT_NO_BROKER;
+        return no_fds ? QC_EXIT_USAGE : QC_EXIT_NO_BROKER;
     }
     zsock_set_linger (sock, 0);
     qc_msg_t q = {.command = QC_STATUS, .gpu = -1};

@@ -26,6 +26,7 @@
 #include "shared/curve.h"
 #include "shared/endpoint.h"
 #include "shared/log.h"
+#include "shared/socket_new.h"
 #include "shared/url.h"
 #include "worker/slide_fetch.h"
 
@@ -723,9 +724,11 @@ main (int argc, char **argv)
         }
         qc_local_config_t lc = {.slots = (uint32_t) o.workers, .cache_dir = o.cache_dir,
                                 .cache_max = o.cache_max};
+        unsigned refused = qc_socket_refusals ();
         if (!(local = qc_local_start_with (&lc, err, sizeof err))) {
             fprintf (stderr, "%s: %s\n", prog, err);
-            rc = QC_EXIT_NO_BROKER;
+            /* too low a ulimit -n is this machine's configuration */
+            rc = qc_fds_say (refused, NULL, 0) ? QC_EXIT_USAGE : QC_EXIT_NO_BROKER;
             goto out;
         }
     }

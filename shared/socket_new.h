@@ -17,7 +17,8 @@ zsock_t *qc_socket_new (int type, const char *who);
 zactor_t *qc_actor_new (zactor_fn task, void *args, const char *who);
 
 /* Whether n more file descriptors can be opened now (each opened and
- * closed again: a check, not a reservation). */
+ * closed again: a check, not a reservation); true too when the check
+ * fails for another reason than a lack of them. */
 bool qc_fds_free (int n);
 
 /* How many sockets and actors this process was refused so far for want

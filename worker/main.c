@@ -364,7 +364,7 @@ main (int argc, char **argv)
     if (!w && qc_fds_say (refused, why, sizeof why)) {
         fprintf (stderr, "%s: cannot start: %s\n", prog, why);
         qc_curve_client_destroy (&curve);
-        return QC_EXIT_NO_BROKER;
+        return QC_EXIT_USAGE;          /* this machine's configuration */
     }
     if (!w) {
         fprintf (stderr, "%s: cannot start (bad endpoint '%s', a --slides-root that "

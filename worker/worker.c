@@ -221,16 +221,23 @@ qc_worker_new (const qc_worker_config_t *cfg)
         qc_worker_destroy (&self);
         return NULL;
     }
-    for (size_t i = 0; i < n; i++) {
-        executor_arg_t *a = executor_arg_new (self, i < cfg->slots ? 0 : (int) (1 + i - cfg->slots));
-        if (!a)
+    /* every socket first: the agent has said READY, so an executor
+       started could be opening slides while the next socket is made */
+    executor_arg_t **args = calloc (n, sizeof *args);
+    size_t nargs = 0;
+    while (args && nargs < n
+           && (args[nargs] = executor_arg_new (self, nargs < cfg->slots ? 0
+                                               : (int) (1 + nargs - cfg->slots))))
+        nargs++;
+    for (size_t i = 0; nargs == n && i < n; i++) {
+        if (pthread_create (&self->threads[i], NULL, executor_main, args[i]))
             break;
-        if (pthread_create (&self->threads[i], NULL, executor_main, a)) {
-            executor_arg_free (a);
-            break;
-        }
+        args[i] = NULL;            /* the thread's now */
         self->nthreads++;
     }
+    for (size_t i = 0; args && i < nargs; i++)
+        executor_arg_free (args[i]);
+    free (args);
     if (self->nthreads != n) {
         qc_log (QC_LOG_ERROR, "worker", "could not start %zu executor threads (%zu started)",
                 n, self->nthreads);

@@ -30,9 +30,9 @@ struct qc_worker {
 typedef struct {
     qc_worker_t *worker;
     int lane;                 /* 0 = CPU, 1 + i = GPU i */
-    /* made before the thread starts, which then owns them: a thread
-       making its own could find every descriptor taken by the slides of
-       the threads started before it (shared/socket_new.h) */
+    /* made before any executor thread starts (qc_worker_new), then the
+       thread's: one making its own could find every descriptor taken by
+       the slides of the threads started before it (shared/socket_new.h) */
     zsock_t *push;            /* to the agent */
     zsock_t *reader_push;     /* a GPU lane with read-ahead: its reader's */
 } executor_arg_t;

@@ -136,7 +136,11 @@ job4=$(sed -n 's/^got ACCEPTED job=\([0-9]*\).*/\1/p' "$T/stranger4.log" | head 
 [ -n "$job4" ] || fail "the fourth job was not accepted: $(cat "$T/stranger4.log")"
 wait_for "its slide started" 10 "grep -q 'build .* on ' '$T/worker-w4.log'"
 wait_for "the orphaned job cancelled" 15 "grep -q 'job $job4: its client did not come back to send the rest of its slides within 4 s (--linger): cancelled' '$T/broker-orphan.log'"
-kill -9 $WORKER_PID $orphan_broker
+# (the worker gone at once, the broker stopped before it could notice:
+# the slide has no result, and a stop writes everything, while a kill -9
+# right after the log line could come before the cancel is on disk)
+kill -9 $WORKER_PID
+kill -TERM $orphan_broker
 wait $WORKER_PID $orphan_broker 2>/dev/null
 start_orphan_broker
 wait_for "the fourth broker back" 10 "[ \$(grep -c 'listening on' '$T/broker-orphan.log') -ge 2 ]"

@@ -78,6 +78,7 @@ for n in 6 9 12 20 40 63 64; do
     [ $rc -lt 128 ] || fail "qc-broker, ulimit -n $n: died (exit $rc): $(tail -2 "$T/low-b.log")"
     grep -q "qc-broker: cannot start: ulimit -n is $n, and it needs at least 64 open files" \
         "$T/low-b.log" || fail "qc-broker, ulimit -n $n: exit $rc without saying why: $(tail -2 "$T/low-b.log")"
+    [ $rc -eq 2 ] || fail "qc-broker, ulimit -n $n: exit $rc, not 2"
 done
 [ $rc -eq 124 ] && [ $n -eq 64 ] || fail "qc-broker at ulimit -n $n: exit $rc: $(tail -2 "$T/low-b.log")"
 nb=$n
@@ -89,6 +90,7 @@ for n in $(seq 6 1 60); do
     [ $rc -lt 128 ] || fail "qc-worker, ulimit -n $n: died (exit $rc): $(tail -2 "$T/low-w.log")"
     grep -q "qc-worker: cannot start: this process has no file descriptor left (ulimit -n is $n)" \
         "$T/low-w.log" || fail "qc-worker, ulimit -n $n: exit $rc without saying why: $(tail -2 "$T/low-w.log")"
+    [ $rc -eq 2 ] || fail "qc-worker, ulimit -n $n: exit $rc, not 2 (this machine's configuration)"
 done
 [ $rc -eq 124 ] || fail "qc-worker did not start even at ulimit -n 60: $(tail -2 "$T/low-w.log")"
 pass "a limit too low for its sockets: qc-broker (below $nb) and qc-worker (below $n) refuse to start saying why"
