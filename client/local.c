@@ -72,6 +72,12 @@ qc_local_start_with (const qc_local_config_t *cfg, char *err, size_t errlen)
 }
 
 const char *
+qc_local_slots_note (const qc_local_t *self)
+{
+    return self ? qc_worker_slots_note (self->worker) : NULL;
+}
+
+const char *
 qc_local_endpoint (const qc_local_t *self)
 {
     return self ? self->endpoint : NULL;

@@ -25,6 +25,9 @@ typedef struct {
 qc_local_t *qc_local_start_with (const qc_local_config_t *cfg, char *err,
                                  size_t errlen);
 const char *qc_local_endpoint (const qc_local_t *self);
+/* Why its worker runs fewer slots than asked (the open-file limit), or
+ * NULL. */
+const char *qc_local_slots_note (const qc_local_t *self);
 void qc_local_stop (qc_local_t **self_p);
 
 #endif

@@ -731,6 +731,8 @@ main (int argc, char **argv)
             rc = qc_fds_say (refused, NULL, 0) ? QC_EXIT_USAGE : QC_EXIT_NO_BROKER;
             goto out;
         }
+        if (qc_local_slots_note (local))
+            fprintf (stderr, "%s: %s\n", prog, qc_local_slots_note (local));
     }
     qc_session_config_t sc = session_of (&o, curve, out);
     sc.endpoint = o.broker ? o.broker : qc_local_endpoint (local);

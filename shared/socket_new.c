@@ -6,6 +6,7 @@
  * that. */
 #include "shared/socket_new.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -55,6 +56,26 @@ fds_text (int e, char *text, size_t len)
                   (unsigned long long) rl.rlim_cur);
     else
         snprintf (text, len, "%s", strerror (e));
+}
+
+long
+qc_fds_unused (void)
+{
+    struct rlimit rl;
+    if (getrlimit (RLIMIT_NOFILE, &rl))
+        return -1;
+    long cap = 1L << 20;
+    long limit = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (rlim_t) cap ? cap
+                                                                           : (long) rl.rlim_cur;
+    DIR *d = opendir ("/proc/self/fd");
+    if (!d)
+        return -1;
+    long open_now = -1;             /* the listing's own descriptor */
+    while (readdir (d))
+        open_now++;
+    closedir (d);
+    open_now -= 2;                  /* . and .. */
+    return limit > open_now ? limit - open_now : 0;
 }
 
 static atomic_uint s_refusals;

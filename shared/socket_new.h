@@ -21,6 +21,10 @@ zactor_t *qc_actor_new (zactor_fn task, void *args, const char *who);
  * fails for another reason than a lack of them. */
 bool qc_fds_free (int n);
 
+/* How many more file descriptors this process may open (its limit less
+ * those open now), at most 1 << 20; -1 when that cannot be told. */
+long qc_fds_unused (void);
+
 /* How many sockets and actors this process was refused so far for want
  * of file descriptors. */
 unsigned qc_socket_refusals (void);

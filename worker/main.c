@@ -373,7 +373,8 @@ main (int argc, char **argv)
         return nroots || nurls ? QC_EXIT_USAGE : QC_EXIT_NO_BROKER;
     }
     qc_log (QC_LOG_INFO, "worker", "connecting to %s with %u slot%s, %zu GPU%s",
-            cfg.endpoint, cfg.slots, qc_plural (cfg.slots), cfg.ngpus, qc_plural (cfg.ngpus));
+            cfg.endpoint, qc_worker_slots (w), qc_plural (qc_worker_slots (w)), cfg.ngpus,
+            qc_plural (cfg.ngpus));
     int64_t start = zclock_mono ();
     int rc = QC_EXIT_OK;
     while (!qc_cli_signals) {

@@ -3,10 +3,12 @@
 #include "worker/worker_int.h"
 
 #include <sched.h>
+#include <sys/resource.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "kernels/ops/cuda/cuda_ops.h"
+#include "shared/err.h"
 #include "shared/log.h"
 #include "shared/socket_new.h"
 
@@ -135,6 +137,51 @@ fetch_new (const qc_worker_config_t *cfg, slides_roots_t *roots)
     return f;
 }
 
+/* Descriptors a lane's slide may hold at once (OpenSlide's TIFF
+ * handles, our own reader, an image being written) with its socket to
+ * the agent, and the worker's own beyond its lanes (the agent's sockets,
+ * the broker connection, a cache or log file). */
+enum { FDS_PER_LANE = 9, FDS_WORKER_OWN = 12 };
+
+/* Fewer CPU slots when the open-file limit has no room for as many
+ * slides at once (a batch system's low ulimit -n): each would otherwise
+ * fail slides for want of descriptors, and a rerun under the same limit
+ * fail them again. GPU lanes are kept; a worker asked for CPU slots
+ * keeps one. Says so in slots_note. */
+static void
+fit_slots (qc_worker_t *self)
+{
+    long unused = qc_fds_unused ();
+    size_t lanes = (size_t) self->cfg.slots + self->cfg.ngpus;
+    if (unused < 0 || self->cfg.slots == 0
+        || unused >= (long) (FDS_WORKER_OWN + lanes * FDS_PER_LANE))
+        return;
+    long cpu = (unused - FDS_WORKER_OWN) / FDS_PER_LANE - (long) self->cfg.ngpus;
+    uint32_t slots = cpu < 1 ? 1 : (uint32_t) cpu;
+    if (slots >= self->cfg.slots)
+        return;
+    struct rlimit rl = {0};
+    getrlimit (RLIMIT_NOFILE, &rl);
+    snprintf (self->slots_note, sizeof self->slots_note, "ulimit -n %llu leaves room for "
+              "%u slide%s at once: %u of the %u CPU slots asked run (each slide needs about "
+              "%d descriptors; raise ulimit -n for all)", (unsigned long long) rl.rlim_cur,
+              slots, qc_plural (slots), slots, self->cfg.slots, FDS_PER_LANE);
+    qc_log (QC_LOG_WARNING, "worker", "%s", self->slots_note);
+    self->cfg.slots = slots;
+}
+
+uint32_t
+qc_worker_slots (const qc_worker_t *self)
+{
+    return self ? self->cfg.slots : 0;
+}
+
+const char *
+qc_worker_slots_note (const qc_worker_t *self)
+{
+    return self && self->slots_note[0] ? self->slots_note : NULL;
+}
+
 static void
 executor_arg_free (executor_arg_t *a)
 {
@@ -205,6 +252,7 @@ qc_worker_new (const qc_worker_config_t *cfg)
         free (self);
         return NULL;
     }
+    fit_slots (self);
     if (!cfg->exec)
         self->fetch = fetch_new (cfg, &self->roots);
     if (self->fetch)
@@ -213,7 +261,7 @@ qc_worker_new (const qc_worker_config_t *cfg)
               "inproc://qc-worker-%p", (void *) self);
     /* the agent binds the inproc endpoint before executors connect */
     self->agent = qc_actor_new (agent_actor, self, "the worker");
-    size_t n = cfg->slots + cfg->ngpus;
+    size_t n = (size_t) self->cfg.slots + self->cfg.ngpus;
     self->threads = calloc (n, sizeof *self->threads);
     /* an agent that could not connect has ended: a worker without one
      * would wait for it for ever (a drain never answered) */
@@ -226,8 +274,8 @@ qc_worker_new (const qc_worker_config_t *cfg)
     executor_arg_t **args = calloc (n, sizeof *args);
     size_t nargs = 0;
     while (args && nargs < n
-           && (args[nargs] = executor_arg_new (self, nargs < cfg->slots ? 0
-                                               : (int) (1 + nargs - cfg->slots))))
+           && (args[nargs] = executor_arg_new (self, nargs < self->cfg.slots ? 0
+                                               : (int) (1 + nargs - self->cfg.slots))))
         nargs++;
     for (size_t i = 0; nargs == n && i < n; i++) {
         if (pthread_create (&self->threads[i], NULL, executor_main, args[i]))

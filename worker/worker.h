@@ -110,6 +110,10 @@ typedef struct qc_worker qc_worker_t;
 void qc_worker_config_defaults (qc_worker_config_t *cfg);
 /* Starts the agent and executors; they connect and register at once. */
 qc_worker_t *qc_worker_new (const qc_worker_config_t *cfg);
+/* The CPU slots it runs: fewer than asked when the open-file limit has
+ * no room for them, with why in qc_worker_slots_note (else NULL). */
+uint32_t qc_worker_slots (const qc_worker_t *self);
+const char *qc_worker_slots_note (const qc_worker_t *self);
 /* Stops at once: unstarted tasks are abandoned (the broker requeues
  * them), running ones are waited for but their results not sent. */
 void qc_worker_destroy (qc_worker_t **self_p);

@@ -15,6 +15,7 @@ struct qc_worker {
     pthread_mutex_t why_lock;
     char why[640];            /* why the broker does not take us ("") */
     char host[256];
+    char slots_note[256];     /* fewer slots than asked, and why ("") */
     char pull_endpoint[64];   /* executors -> agent */
     taskq_t queue;
     pthread_t *threads;
