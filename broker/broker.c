@@ -297,7 +297,7 @@ qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
     b->next_job = 1;
     if (!b->sched || !b->workers || !b->jobs || !b->router || !b->bound || !b->refusals
         || !b->status_asked) {
-        if (!qc_fds_say (refused, err, errlen))
+        if (!qc_refusal_say (refused, err, errlen))
             snprintf (err, errlen, "out of memory");
         qc_broker_destroy (&b);
         return NULL;

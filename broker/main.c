@@ -253,7 +253,8 @@ main (int argc, char **argv)
     cfg.state_dir = strcmp (state, "none") == 0 ? NULL : state;
     /* its own reserve (broker.c peers_allowed: the state files and
        ZeroMQ's) and room for 8 peers */
-    if (qc_cli_need_open_files (prog, 64, "the state files, ZeroMQ's own, and 8 peers"))
+    if (qc_cli_need_open_files (prog, 64, "the state files, ZeroMQ's own, and 8 peers")
+        || qc_cli_need_address_space (prog, 64, "its queues and the results of a burst"))
         return QC_EXIT_USAGE;
     qc_log_set_process (prog);
     qc_cli_install_signals ();     /* SIGXFSZ ignored: EFBIG as a full disk */

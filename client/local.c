@@ -47,7 +47,7 @@ qc_local_start_with (const qc_local_config_t *cfg, char *err, size_t errlen)
     if (!(self->broker = qc_broker_new (&bc, err, errlen))
         || !(self->broker_actor = qc_actor_new (qc_broker_actor, self->broker,
                                                 "the one-process broker"))) {
-        if (!qc_fds_say (refused, err, errlen) && !*err)
+        if (!qc_refusal_say (refused, err, errlen) && !*err)
             snprintf (err, errlen, "cannot start the one-process broker");
         qc_local_stop (&self);
         return NULL;
@@ -63,7 +63,7 @@ qc_local_start_with (const qc_local_config_t *cfg, char *err, size_t errlen)
     if (!(self->worker = qc_worker_new (&wc))) {
         /* its own records went to no one (they come back through the
            stream, which is not up yet): the likely cause is told here */
-        if (!qc_fds_say (refused, err, errlen))
+        if (!qc_refusal_say (refused, err, errlen))
             snprintf (err, errlen, "cannot start the local worker");
         qc_local_stop (&self);
         return NULL;

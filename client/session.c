@@ -605,7 +605,7 @@ qc_session_run (const qc_session_config_t *cfg)
     }
     if (!s.sock || zsock_connect (s.sock, "%s", cfg->endpoint) < 0) {
         char why[256];
-        bool no_fds = qc_fds_say (refused, why, sizeof why);
+        bool no_fds = qc_refusal_say (refused, why, sizeof why);
         if (no_fds)
             fprintf (stderr, "qc-submit: %s\n", why);
         else

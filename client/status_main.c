@@ -104,7 +104,7 @@ main (int argc, char **argv)
     qc_curve_client_destroy (&curve);
     if (!sock || zsock_connect (sock, "%s", broker) < 0) {
         char why[256];
-        bool no_fds = qc_fds_say (refused, why, sizeof why);
+        bool no_fds = qc_refusal_say (refused, why, sizeof why);
         if (no_fds)
             fprintf (stderr, "%s: %s\n", prog, why);
         else

@@ -722,13 +722,17 @@ main (int argc, char **argv)
             rc = QC_EXIT_USAGE;
             goto out;
         }
+        if (qc_cli_need_address_space (prog, 128, "a slide needs a hundred MB or more")) {
+            rc = QC_EXIT_USAGE;
+            goto out;
+        }
         qc_local_config_t lc = {.slots = (uint32_t) o.workers, .cache_dir = o.cache_dir,
                                 .cache_max = o.cache_max};
         unsigned refused = qc_socket_refusals ();
         if (!(local = qc_local_start_with (&lc, err, sizeof err))) {
             fprintf (stderr, "%s: %s\n", prog, err);
             /* too low a ulimit -n is this machine's configuration */
-            rc = qc_fds_say (refused, NULL, 0) ? QC_EXIT_USAGE : QC_EXIT_NO_BROKER;
+            rc = qc_refusal_say (refused, NULL, 0) ? QC_EXIT_USAGE : QC_EXIT_NO_BROKER;
             goto out;
         }
         if (qc_local_slots_note (local))

@@ -5,6 +5,7 @@
 #include <czmq.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +73,26 @@ qc_cli_need_open_files (const char *prog, unsigned long least, const char *for_w
              "files (%s): raise it (ulimit -n 4096, or LimitNOFILE= in its systemd unit)\n",
              prog ? prog : "?", (unsigned long long) rl.rlim_cur, least,
              for_what ? for_what : "its own");
+    return -1;
+}
+
+int
+qc_cli_need_address_space (const char *prog, unsigned long mb, const char *for_what)
+{
+    struct rlimit rl;
+    if (getrlimit (RLIMIT_AS, &rl) || rl.rlim_cur == RLIM_INFINITY)
+        return 0;
+    /* reserved, not touched: only the limit can refuse it */
+    size_t len = (size_t) mb << 20;
+    void *p = mmap (NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p != MAP_FAILED) {
+        munmap (p, len);
+        return 0;
+    }
+    fprintf (stderr, "%s: cannot start: ulimit -v is %llu KB, which leaves less than %lu MB "
+             "of address space (%s): raise it (ulimit -v unlimited; MemoryMax= in a "
+             "systemd unit limits memory without this)\n", prog ? prog : "?",
+             (unsigned long long) rl.rlim_cur / 1024, mb, for_what ? for_what : "its own");
     return -1;
 }
 

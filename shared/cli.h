@@ -42,6 +42,11 @@ void qc_cli_raise_open_files (void);
  * descriptor it does not check for). */
 int qc_cli_need_open_files (const char *prog, unsigned long least, const char *for_what);
 
+/* When ulimit -v leaves less than mb MB of address space now: says so on
+ * stderr and returns -1 (below such a floor libzmq's C++ throws
+ * std::bad_alloc, an abort, and no slide could be read anyway). */
+int qc_cli_need_address_space (const char *prog, unsigned long mb, const char *for_what);
+
 /* Counts SIGINT/SIGTERM/SIGHUP in qc_cli_signals; disables czmq's own
  * handler so that polling loops are not interrupted behind our back;
  * ignores SIGPIPE and SIGXFSZ (their writes fail with an error instead). */

@@ -1,19 +1,23 @@
 /* Opening ZeroMQ sockets and actors without czmq's abort: zsock_new and
  * zactor_new assert when libzmq cannot make a socket, which it cannot
  * when this process has no file descriptor left (a low ulimit -n under a
- * batch system, or a worker's slides holding them all). A lab's process
- * must say so and go on or stop cleanly, not dump core. */
+ * batch system, or a worker's slides holding them all); zactor_new waits
+ * for ever for an actor whose thread could not start, and libzmq asserts
+ * when it cannot start its own threads (a low ulimit -u or -v). A lab's
+ * process must say so and go on or stop cleanly, not dump core or hang. */
 #ifndef QC_SOCKET_NEW_H
 #define QC_SOCKET_NEW_H
 
 #include <czmq.h>
 
-/* A new socket of type (ZMQ_DEALER, ...), or NULL with errno EMFILE
- * (logged at error level, saying to raise ulimit -n) when too few file
- * descriptors are free to make one. who names the part for the log. */
+/* A new socket of type (ZMQ_DEALER, ...), or NULL with errno set (EMFILE:
+ * too few file descriptors free; EAGAIN: no thread for ZeroMQ's first
+ * socket; EINVAL: no such type), the cause logged at error level and
+ * kept for qc_refusal_say. who names the part for the log. */
 zsock_t *qc_socket_new (int type, const char *who);
 
-/* zactor_new (task, args), or NULL as qc_socket_new. */
+/* zactor_new (task, args), or NULL as qc_socket_new (its thread too
+ * must be startable). */
 zactor_t *qc_actor_new (zactor_fn task, void *args, const char *who);
 
 /* Whether n more file descriptors can be opened now (each opened and
@@ -21,17 +25,25 @@ zactor_t *qc_actor_new (zactor_fn task, void *args, const char *who);
  * fails for another reason than a lack of them. */
 bool qc_fds_free (int n);
 
+/* Whether n more threads can run at once now (each started, then ended:
+ * a check, not a reservation); errno from pthread_create when not. */
+bool qc_threads_free (int n);
+
 /* How many more file descriptors this process may open (its limit less
  * those open now), at most 1 << 20; -1 when that cannot be told. */
 long qc_fds_unused (void);
 
-/* How many sockets and actors this process was refused so far for want
- * of file descriptors. */
+/* A thread of who's own that could not start (error e from
+ * pthread_create): logged and kept for qc_refusal_say as a refusal. */
+void qc_thread_refused (int e, const char *who);
+
+/* How many sockets, actors and threads this process was refused so far
+ * for want of descriptors or threads. */
 unsigned qc_socket_refusals (void);
 
-/* When a socket or actor was refused since refusals was read: says why
- * in err (what ulimit -n is, to raise it) and returns true. A caller
- * whose start failed tells its user the likely cause with it. */
-bool qc_fds_say (unsigned since, char *err, size_t errlen);
+/* When one was refused since refusals was read: says why in err (which
+ * limit, to raise it) and returns true. A caller whose start failed tells
+ * its user the likely cause with it. */
+bool qc_refusal_say (unsigned since, char *err, size_t errlen);
 
 #endif

@@ -63,17 +63,19 @@ reap_one() {    # waits for any running test to end and reports it
     report "${job_name[$pid]}" $rc $((SECONDS - job_start[$pid]))
     unset "job_name[$pid]" "job_start[$pid]"
 }
+# (timeout -k: a test hung in a program that catches SIGTERM, as czmq's
+# handler does, is killed 30 s after it)
 start_one() {   # start_one NAME COMMAND...: once a place is free
     local name=$1; shift
     if [ $in_foreground = 1 ]; then
         local start=$SECONDS rc
-        timeout 900 "$@" >"$logs/$name.log" 2>&1
+        timeout -k 30 900 "$@" >"$logs/$name.log" 2>&1
         rc=$?
         report "$name" $rc $((SECONDS - start))
         return
     fi
     while [ ${#job_name[@]} -ge "$jobs" ]; do reap_one || break; done
-    timeout 900 "$@" >"$logs/$name.log" 2>&1 &
+    timeout -k 30 900 "$@" >"$logs/$name.log" 2>&1 &
     job_name[$!]=$name
     job_start[$!]=$SECONDS
 }

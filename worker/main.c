@@ -321,6 +321,8 @@ main (int argc, char **argv)
         return QC_EXIT_USAGE;
     }
     qc_cli_raise_open_files ();
+    if (qc_cli_need_address_space (prog, 128, "a slide needs a hundred MB or more"))
+        return QC_EXIT_USAGE;
     /* before CUDA or ZeroMQ start: neither survives a fork */
     qc_crash_table_t *crash_table = NULL;
     if (supervise && qc_supervise (cfg.name ? cfg.name : prog, &crash_table) == 0)
@@ -361,7 +363,7 @@ main (int argc, char **argv)
         free (cfg.gpus[i].name);
     free (cfg.gpus);
     char why[256];
-    if (!w && qc_fds_say (refused, why, sizeof why)) {
+    if (!w && qc_refusal_say (refused, why, sizeof why)) {
         fprintf (stderr, "%s: cannot start: %s\n", prog, why);
         qc_curve_client_destroy (&curve);
         return QC_EXIT_USAGE;          /* this machine's configuration */

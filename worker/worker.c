@@ -278,8 +278,11 @@ qc_worker_new (const qc_worker_config_t *cfg)
                                                : (int) (1 + nargs - self->cfg.slots))))
         nargs++;
     for (size_t i = 0; nargs == n && i < n; i++) {
-        if (pthread_create (&self->threads[i], NULL, executor_main, args[i]))
+        int e = pthread_create (&self->threads[i], NULL, executor_main, args[i]);
+        if (e) {
+            qc_thread_refused (e, "an executor");
             break;
+        }
         args[i] = NULL;            /* the thread's now */
         self->nthreads++;
     }

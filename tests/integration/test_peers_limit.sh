@@ -94,3 +94,25 @@ for n in $(seq 6 1 60); do
 done
 [ $rc -eq 124 ] || fail "qc-worker did not start even at ulimit -n 60: $(tail -2 "$T/low-w.log")"
 pass "a limit too low for its sockets: qc-broker (below $nb) and qc-worker (below $n) refuse to start saying why"
+
+# too little address space (ulimit -v) for a slide, or for ZeroMQ's and
+# OpenSlide's threads: each refuses to start, saying which limit, where
+# libzmq threw std::bad_alloc (an abort) or zactor_new waited for ever on
+# a thread that never started. (Far lower, the loader itself refuses.
+# Each limit is below the room asked for alone, 128 MB and 64 MB, so
+# that no machine's own mappings decide.)
+for prog in qc-worker qc-broker; do
+    for v in 60000 90000 120000; do
+        if [ $prog = qc-worker ]; then
+            ( ulimit -v $v; exec timeout -k 5 5 "$BIN/qc-worker" --connect tcp://127.0.0.1:$p3 --slots 4 )
+        else
+            ( ulimit -v $((v / 3)); exec timeout -k 5 5 "$BIN/qc-broker" --bind tcp://127.0.0.1:$p3 --state none )
+        fi >"$T/low-v.log" 2>&1
+        rc=$?
+        [ $rc -lt 128 ] || fail "$prog, ulimit -v $v: died (exit $rc): $(tail -2 "$T/low-v.log")"
+        grep -q "error while loading shared libraries" "$T/low-v.log" && continue
+        [ $rc -eq 2 ] && grep -q "$prog: cannot start: ulimit -v is [0-9]* KB, which leaves less than" "$T/low-v.log" \
+            || fail "$prog, ulimit -v $v: exit $rc: $(tail -2 "$T/low-v.log")"
+    done
+done
+pass "too little address space: qc-worker and qc-broker refuse to start saying so"
