@@ -10,6 +10,8 @@
 
 #include <czmq.h>
 
+#include "shared/fds.h"
+
 /* A new socket of type (ZMQ_DEALER, ...), or NULL with errno set (EMFILE:
  * too few file descriptors free; EAGAIN: no thread for ZeroMQ's first
  * socket; EINVAL: no such type), the cause logged at error level and
@@ -20,18 +22,9 @@ zsock_t *qc_socket_new (int type, const char *who);
  * must be startable). */
 zactor_t *qc_actor_new (zactor_fn task, void *args, const char *who);
 
-/* Whether n more file descriptors can be opened now (each opened and
- * closed again: a check, not a reservation); true too when the check
- * fails for another reason than a lack of them. */
-bool qc_fds_free (int n);
-
 /* Whether n more threads can run at once now (each started, then ended:
  * a check, not a reservation); errno from pthread_create when not. */
 bool qc_threads_free (int n);
-
-/* How many more file descriptors this process may open (its limit less
- * those open now), at most 1 << 20; -1 when that cannot be told. */
-long qc_fds_unused (void);
 
 /* A thread of who's own that could not start (error e from
  * pthread_create): logged and kept for qc_refusal_say as a refusal. */

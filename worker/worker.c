@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "kernels/ops/cuda/cuda_ops.h"
+#include "kernels/slide/slide_why.h"
 #include "shared/err.h"
 #include "shared/log.h"
 #include "shared/socket_new.h"
@@ -141,7 +142,7 @@ fetch_new (const qc_worker_config_t *cfg, slides_roots_t *roots)
  * handles, our own reader, an image being written) with its socket to
  * the agent, and the worker's own beyond its lanes (the agent's sockets,
  * the broker connection, a cache or log file). */
-enum { FDS_PER_LANE = 9, FDS_WORKER_OWN = 12 };
+enum { FDS_PER_LANE = QC_SLIDE_FDS + 1, FDS_WORKER_OWN = 12 };
 
 /* Fewer CPU slots when the open-file limit has no room for as many
  * slides at once (a batch system's low ulimit -n): each would otherwise

@@ -15,6 +15,7 @@
 #include <tiffio.h>
 
 #include "shared/err.h"
+#include "shared/fds.h"
 #include "shared/result.h"
 
 /* Errors of this machine or its share, not of the slide: out of file
@@ -34,12 +35,19 @@ qc_slide_fail_open (int e, char *err, size_t errlen)
     return qc_fail (err, errlen, "cannot open file: %s", strerror (e));
 }
 
-/* Whether this process is out of file descriptors now: OpenSlide then
- * fails a good slide with a reason of its own ("Cannot set TIFF
- * directory 0"), which would read as a damaged file. */
+/* Whether this process is (nearly) out of file descriptors now:
+ * OpenSlide then fails a good slide with a reason of its own ("Cannot
+ * set TIFF directory 0", or no slide at all), which would read as a
+ * damaged file. Nearly: by the time its failure is judged, another
+ * slot may have closed a slide and freed one, so fewer left than a slide
+ * holds counts too (a damaged slide judged so under such a limit is
+ * only tried again by a rerun). */
 bool
 qc_slide_out_of_descriptors (void)
 {
+    long unused = qc_fds_unused ();
+    if (unused >= 0)
+        return unused < QC_SLIDE_FDS;
     int fd = open ("/dev/null", O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
         close (fd);

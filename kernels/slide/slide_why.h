@@ -13,7 +13,11 @@
 /* The reason for errno e opening a slide, marked for a rerun when e is
  * the machine's trouble; returns -1. */
 int qc_slide_fail_open (int e, char *err, size_t errlen);
-/* Whether this process has no file descriptor free now. */
+/* Descriptors one slide may hold at once (OpenSlide's TIFF handles, our
+ * own reader, an image being written): fewer left counts as out of them
+ * (and a worker fits its slots to its limit by it, worker/worker.c). */
+#define QC_SLIDE_FDS 8
+/* Whether this process has (nearly) no file descriptor free now. */
 bool qc_slide_out_of_descriptors (void);
 /* 0 when path is a non-empty regular file that opens, else -1 and why. */
 int qc_slide_check_file (const char *path, char *err, size_t errlen);
