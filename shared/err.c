@@ -2,6 +2,7 @@
 #include "shared/err.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 static void
@@ -28,4 +29,18 @@ qc_fail (char *err, size_t errlen, const char *fmt, ...)
     set_errv (err, errlen, fmt, ap);
     va_end (ap);
     return -1;
+}
+
+static atomic_uint s_oom;
+
+void
+qc_oom_note (void)
+{
+    atomic_fetch_add (&s_oom, 1);
+}
+
+unsigned
+qc_oom_count (void)
+{
+    return atomic_load (&s_oom);
 }

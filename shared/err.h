@@ -13,6 +13,13 @@ void qc_set_err (char *err, size_t errlen, const char *fmt, ...)
 int qc_fail (char *err, size_t errlen, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
 
+/* Allocations of large buffers that failed, in this process so far: a
+ * slide that fails while the count grows failed for this machine's
+ * memory, not for what it holds (kernels/run/run_report.c marks it for a
+ * rerun). Noted where images and a classifier's buffers are allocated. */
+void qc_oom_note (void);
+unsigned qc_oom_count (void);
+
 /* "s" unless n is 1, for counts in messages: "%zu slide%s", n, qc_plural (n). */
 static inline const char *
 qc_plural (unsigned long long n)

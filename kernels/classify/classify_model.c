@@ -384,6 +384,7 @@ qc_trees_train (const float *const *x, int nfeat, size_t n, const uint8_t *y,
     work_t w;
     qc_trees_t *m = NULL;
     if (work_alloc (&w, nfeat, n, p->depth) != 0 || !(m = model_new (nfeat, p))) {
+        qc_oom_note ();
         qc_set_err (err, errlen, "out of memory training the classifier "
                  "(%zu samples, %d features)", n, nfeat);
         goto fail;
@@ -392,6 +393,7 @@ qc_trees_train (const float *const *x, int nfeat, size_t n, const uint8_t *y,
     for (int f = 0; f < nfeat; f++) {
         float *e = w.edges + (size_t) f * 255;
         if (make_edges (x[f], n, p->nbins, e, &w.nedges[f]) != 0) {
+            qc_oom_note ();
             qc_set_err (err, errlen, "out of memory training the classifier");
             goto fail;
         }

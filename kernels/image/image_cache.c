@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shared/err.h"
+
 #if defined(__SANITIZE_ADDRESS__)
 #define CACHE_BUILT 0
 #elif defined(__has_feature)
@@ -75,14 +77,19 @@ qc_image_cache_take (size_t bytes)
         memset (p, 0, bytes);
         return p;
     }
-    return calloc (1, bytes ? bytes : 1);
+    p = calloc (1, bytes ? bytes : 1);
+    if (!p)
+        qc_oom_note ();
+    return p;
 }
 
 void *
 qc_image_cache_take_uninit (size_t bytes)
 {
     void *p = bytes >= QC_IMAGE_CACHE_MIN ? take_cached (bytes) : NULL;
-    return p ? p : malloc (bytes ? bytes : 1);
+    if (!p && !(p = malloc (bytes ? bytes : 1)))
+        qc_oom_note ();
+    return p;
 }
 
 void

@@ -15,6 +15,7 @@
 #include "kernels/run/run.h"
 #include "kernels/slide/slide.h"
 #include "shared/clock.h"
+#include "shared/err.h"
 #include "shared/log.h"
 
 /* Host copies a run's PNG queue holds before it encodes them early: a
@@ -67,6 +68,7 @@ start_run (qc_pipeline_job_t *job, qc_result_t *out, int read_threads)
         .step = BASE_SECTION,
         .params = self->base_section,
         .read_threads = read_threads,
+        .oom_at_start = qc_oom_count (),
     };
     job->rc = run_step (&job->run, &qc_module_base_image);
 }

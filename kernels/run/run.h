@@ -71,6 +71,7 @@ typedef struct qc_run {
                                         (run/run_state.h); NULL until
                                         first used */
     const struct qc_ops *ops;        /* backend (qc_run_ops); NULL = CPU */
+    unsigned oom_at_start;           /* qc_oom_count () when it started */
     struct qc_png_queue *png_queue;  /* PNG encodes done on threads of
                                         their own while the steps go on
                                         (png_queue.h; the pipeline's,

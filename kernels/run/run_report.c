@@ -2,10 +2,13 @@
 #include "kernels/run/run.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "shared/err.h"
 #include "shared/log.h"
+#include "shared/result.h"
 
 static const char *
 step_name (const qc_run_t *run)
@@ -24,8 +27,12 @@ qc_run_fail (qc_run_t *run, const char *fmt, ...)
     vsnprintf (msg, sizeof msg, fmt, ap);
     va_end (ap);
     qc_log (QC_LOG_ERROR, step_name (run), "%s", msg);
-    qc_result_fail (run->out, "%s: %s: %s", run->filename ? run->filename : "?",
-                    step_name (run), msg);
+    /* memory ran out meanwhile (here or in another slot): this machine's
+       trouble, which a rerun, maybe with fewer slots, gets past */
+    bool oom = qc_oom_count () != run->oom_at_start;
+    qc_result_fail (run->out, "%s: %s: %s%s", run->filename ? run->filename : "?",
+                    step_name (run), msg, oom ? " (memory ran out on this machine, not the "
+                    "slide's fault" QC_RESULT_RETRY_MARK : "");
     return -1;
 }
 

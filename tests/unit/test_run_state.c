@@ -4,10 +4,15 @@
  * result, completed steps, clean failures, and freeing (ASan checks that
  * nothing leaks). */
 #include <math.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "kernels/png/png_io.h"
 #include "kernels/run/run.h"
 #include "kernels/run/run_state.h"
+#include "shared/err.h"
+#include "shared/result.h"
 #include "tests/unit/pipeline_fixtures.h"
 
 /* A run on a real slide with BaseImage already applied, as the pipeline
@@ -333,10 +338,54 @@ test_bad_args (void)
     qc_result_destroy (&out);
 }
 
+/* A step that fails while memory ran out (an image's pixels could not be
+ * had) fails the slide as this machine's trouble, marked for a rerun; a
+ * step that fails with memory to spare is the slide's. */
+static void
+test_out_of_memory (void)
+{
+    qc_result_t *out = qc_result_new ();
+    qc_run_t run = {.out = out, .filename = "a.svs", .step = "Step.one",
+                    .oom_at_start = qc_oom_count ()};
+    qc_run_fail (&run, "its mask failed");
+    CHECK (out->error && !strstr (out->error, QC_RESULT_RETRY_MARK), "memory to spare: %s",
+           out->error ? out->error : "(none)");
+    qc_result_destroy (&out);
+    out = qc_result_new ();
+    run = (qc_run_t) {.out = out, .filename = "a.svs", .step = "Step.one",
+                      .oom_at_start = qc_oom_count ()};
+#if defined(__SANITIZE_ADDRESS__)
+    qc_oom_note ();           /* ASan needs its address space unlimited */
+#else
+    /* 1 GB of pixels under a ulimit -v of 64 MB more than is mapped: refused */
+    struct rlimit was, tight;
+    CHECK (getrlimit (RLIMIT_AS, &was) == 0);
+    unsigned long long pages = 0;
+    FILE *f = fopen ("/proc/self/statm", "r");
+    CHECK (f && fscanf (f, "%llu", &pages) == 1);
+    if (f)
+        fclose (f);
+    tight = was;
+    tight.rlim_cur = (rlim_t) (pages * (unsigned long long) sysconf (_SC_PAGESIZE) + (64u << 20));
+    CHECK (setrlimit (RLIMIT_AS, &tight) == 0);
+    qc_fimg_t *big = qc_fimg_new (16384, 16384);
+    setrlimit (RLIMIT_AS, &was);
+    CHECK (big == NULL, "1 GB of pixels given under the limit");
+    qc_fimg_destroy (&big);
+#endif
+    CHECK (qc_oom_count () != run.oom_at_start, "the refused allocation was not noted");
+    qc_run_fail (&run, "its mask failed (out of memory?)");
+    CHECK (out->error && strstr (out->error, "a.svs: Step.one: its mask failed (out of "
+                                 "memory?) (memory ran out on this machine, not the slide's "
+                                 "fault" QC_RESULT_RETRY_MARK), "%s", out->error ? out->error : "(none)");
+    qc_result_destroy (&out);
+}
+
 int
 main (void)
 {
     quiet_logs ();
+    test_out_of_memory ();
     test_images ();
     test_bbox_fallback ();
     test_no_mag ();
