@@ -516,6 +516,9 @@ static void
 say_no_answer (session_t *s)
 {
     const char *why = qc_handshake_why (s->hs);
+    char fds[320];
+    if (!why && qc_fds_short_say (4, fds, sizeof fds))
+        why = fds;
     fprintf (stderr, "qc-submit: no answer from broker %s in %u s: %s\n",
              s->cfg->endpoint, s->cfg->timeout_s, why ? why : QC_CLI_NO_BROKER_HINT);
 }

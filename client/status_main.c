@@ -139,6 +139,9 @@ main (int argc, char **argv)
         qc_msg_destroy (&r);
     }
     const char *why = r ? NULL : qc_handshake_why (hs);
+    char fds[320];
+    if (!r && !why && qc_fds_short_say (4, fds, sizeof fds))
+        why = fds;
     if (!r)
         fprintf (stderr, "%s: no answer from broker %s in %lu s: %s\n", prog, broker,
                  timeout_s, why ? why : QC_CLI_NO_BROKER_HINT);

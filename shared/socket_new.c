@@ -107,6 +107,16 @@ refused (int e, const char *what, const char *who)
     errno = e;
 }
 
+bool
+qc_fds_short_say (int n, char *err, size_t errlen)
+{
+    if (qc_fds_free (n))
+        return false;
+    if (err && errlen)
+        refusal_text (EMFILE, err, errlen);
+    return true;
+}
+
 void
 qc_thread_refused (int e, const char *who)
 {

@@ -39,4 +39,9 @@ unsigned qc_socket_refusals (void);
  * its user the likely cause with it. */
 bool qc_refusal_say (unsigned since, char *err, size_t errlen);
 
+/* When fewer than n file descriptors are free now: says so in err (the
+ * limit, to raise it) and returns true. For a connection that never
+ * came: libzmq retries a connect that found none without a word. */
+bool qc_fds_short_say (int n, char *err, size_t errlen);
+
 #endif
