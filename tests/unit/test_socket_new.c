@@ -45,6 +45,7 @@ give_back (int n)
         close (s_held[--s_nheld]);
 }
 
+#if !defined(__SANITIZE_ADDRESS__)
 /* The address space this process maps now, in bytes (/proc/self/statm). */
 static unsigned long long
 mapped_now (void)
@@ -69,6 +70,7 @@ hold_thread (void *arg)
     pthread_mutex_unlock (&s_hold);
     return NULL;
 }
+#endif
 
 /* No room for a thread's stack (ulimit -v; ulimit -u would do the same,
  * but root is exempt from it): an actor is refused, saying so, where
