@@ -60,6 +60,9 @@ refusal_text (int e, char *text, size_t len)
         snprintf (text, len, "this process has no file descriptor left (ulimit -n is "
                   "%llu): raise it (ulimit -n 4096, or LimitNOFILE= in a systemd unit)",
                   (unsigned long long) rl.rlim_cur);
+    } else if (e == ENFILE) {
+        snprintf (text, len, "this machine has no file descriptor left (its system-wide "
+                  "limit, fs.file-max, is reached)");
     } else if (e == EAGAIN || e == ENOMEM) {
         getrlimit (RLIMIT_NPROC, &rl);
         getrlimit (RLIMIT_AS, &as);
@@ -112,8 +115,9 @@ qc_fds_short_say (int n, char *err, size_t errlen)
 {
     if (qc_fds_free (n))
         return false;
+    int e = errno;
     if (err && errlen)
-        refusal_text (EMFILE, err, errlen);
+        refusal_text (e, err, errlen);
     return true;
 }
 

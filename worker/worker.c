@@ -142,7 +142,10 @@ fetch_new (const qc_worker_config_t *cfg, slides_roots_t *roots)
  * handles, our own reader, an image being written) with its socket to
  * the agent, and the worker's own beyond its lanes (the agent's sockets,
  * the broker connection, a cache or log file). */
-enum { FDS_PER_LANE = QC_SLIDE_FDS + 1, FDS_WORKER_OWN = 12 };
+enum { FDS_PER_LANE = QC_SLIDE_FDS + 1, FDS_WORKER_OWN = 12,
+       /* a GPU lane reads the next slide while its GPU runs one (two
+          open, a reader's socket too), and CUDA opens its devices */
+       FDS_PER_GPU_LANE = 2 * QC_SLIDE_FDS + 2 + 8 };
 
 /* Fewer CPU slots when the open-file limit has no room for as many
  * slides at once (a batch system's low ulimit -n): each would otherwise
@@ -153,11 +156,11 @@ static void
 fit_slots (qc_worker_t *self)
 {
     long unused = qc_fds_unused ();
-    size_t lanes = (size_t) self->cfg.slots + self->cfg.ngpus;
+    long gpus = (long) self->cfg.ngpus * FDS_PER_GPU_LANE;
     if (unused < 0 || self->cfg.slots == 0
-        || unused >= (long) (FDS_WORKER_OWN + lanes * FDS_PER_LANE))
+        || unused >= FDS_WORKER_OWN + gpus + (long) self->cfg.slots * FDS_PER_LANE)
         return;
-    long cpu = (unused - FDS_WORKER_OWN) / FDS_PER_LANE - (long) self->cfg.ngpus;
+    long cpu = (unused - FDS_WORKER_OWN - gpus) / FDS_PER_LANE;
     uint32_t slots = cpu < 1 ? 1 : (uint32_t) cpu;
     if (slots >= self->cfg.slots)
         return;

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "shared/err.h"
 #include "shared/log.h"
@@ -27,9 +28,11 @@ qc_run_fail (qc_run_t *run, const char *fmt, ...)
     vsnprintf (msg, sizeof msg, fmt, ap);
     va_end (ap);
     qc_log (QC_LOG_ERROR, step_name (run), "%s", msg);
-    /* memory ran out meanwhile (here or in another slot): this machine's
-       trouble, which a rerun, maybe with fewer slots, gets past */
-    bool oom = qc_oom_count () != run->oom_at_start;
+    /* memory ran out meanwhile (here or in another slot), or the step
+       says that is what failed (its "(out of memory?)": allocations not
+       noted one by one): this machine's trouble, which a rerun, maybe
+       with fewer slots, gets past */
+    bool oom = qc_oom_count () != run->oom_at_start || strstr (msg, "out of memory");
     qc_result_fail (run->out, "%s: %s: %s%s", run->filename ? run->filename : "?",
                     step_name (run), msg, oom ? " (memory ran out on this machine, not the "
                     "slide's fault" QC_RESULT_RETRY_MARK : "");

@@ -101,18 +101,23 @@ pass "a limit too low for its sockets: qc-broker (below $nb) and qc-worker (belo
 # a thread that never started. (Far lower, the loader itself refuses.
 # Each limit is below the room asked for alone, 128 MB and 64 MB, so
 # that no machine's own mappings decide.)
-for prog in qc-worker qc-broker; do
+for prog in qc-worker qc-submit qc-broker; do
+    said=0
     for v in 60000 90000 120000; do
-        if [ $prog = qc-worker ]; then
-            ( ulimit -v $v; exec timeout -k 5 5 "$BIN/qc-worker" --connect tcp://127.0.0.1:$p3 --slots 4 )
-        else
-            ( ulimit -v $((v / 3)); exec timeout -k 5 5 "$BIN/qc-broker" --bind tcp://127.0.0.1:$p3 --state none )
-        fi >"$T/low-v.log" 2>&1
+        case $prog in
+        qc-worker) ( ulimit -v $v; exec timeout -k 5 5 "$BIN/qc-worker" --connect tcp://127.0.0.1:$p3 --slots 4 ) ;;
+        qc-submit) ( ulimit -v $v; exec timeout -k 5 30 "$BIN/qc-submit" -o "$T/low-v-out" "$SHARED/slides/real/CMU-1-Small-Region.svs" ) ;;
+        *) ( ulimit -v $((v / 3)); exec timeout -k 5 5 "$BIN/qc-broker" --bind tcp://127.0.0.1:$p3 --state none ) ;;
+        esac >"$T/low-v.log" 2>&1
         rc=$?
         [ $rc -lt 128 ] || fail "$prog, ulimit -v $v: died (exit $rc): $(tail -2 "$T/low-v.log")"
         grep -q "error while loading shared libraries" "$T/low-v.log" && continue
         [ $rc -eq 2 ] && grep -q "$prog: cannot start: ulimit -v is [0-9]* KB, which leaves less than" "$T/low-v.log" \
             || fail "$prog, ulimit -v $v: exit $rc: $(tail -2 "$T/low-v.log")"
+        said=$((said + 1))
     done
+    # (the loader refusing them all would check nothing)
+    [ $said -ge 1 ] || fail "$prog: the loader refused every limit tried: $(tail -1 "$T/low-v.log")"
 done
-pass "too little address space: qc-worker and qc-broker refuse to start saying so"
+[ -e "$T/low-v-out/results.tsv" ] && fail "qc-submit refused to start, yet wrote results.tsv"
+pass "too little address space: qc-worker, qc-submit (one process) and qc-broker refuse to start saying so"

@@ -7,6 +7,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* 1 in an ASan build, gcc's or clang's (which does not define
+ * __SANITIZE_ADDRESS__): tests that lower RLIMIT_AS skip that part, as
+ * ASan needs its address space unlimited. */
+#if defined(__SANITIZE_ADDRESS__)
+#define QC_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define QC_TEST_ASAN 1
+#endif
+#endif
+#ifndef QC_TEST_ASAN
+#define QC_TEST_ASAN 0
+#endif
+
 static int check_total_, check_failed_;
 
 #define CHECK(cond, ...)                                                   \

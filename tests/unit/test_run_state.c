@@ -351,6 +351,14 @@ test_out_of_memory (void)
     CHECK (out->error && !strstr (out->error, QC_RESULT_RETRY_MARK), "memory to spare: %s",
            out->error ? out->error : "(none)");
     qc_result_destroy (&out);
+    /* a step that says memory is what failed (an allocation not noted) */
+    out = qc_result_new ();
+    run = (qc_run_t) {.out = out, .filename = "a.svs", .step = "Step.one",
+                      .oom_at_start = qc_oom_count ()};
+    qc_run_fail (&run, "its features failed (out of memory?)");
+    CHECK (out->error && strstr (out->error, QC_RESULT_RETRY_MARK), "said by the step: %s",
+           out->error ? out->error : "(none)");
+    qc_result_destroy (&out);
     out = qc_result_new ();
     run = (qc_run_t) {.out = out, .filename = "a.svs", .step = "Step.one",
                       .oom_at_start = qc_oom_count ()};
@@ -385,7 +393,6 @@ int
 main (void)
 {
     quiet_logs ();
-    test_out_of_memory ();
     test_images ();
     test_bbox_fallback ();
     test_no_mag ();
@@ -393,5 +400,6 @@ main (void)
     test_files_and_completed ();
     test_ahead ();
     test_bad_args ();
+    test_out_of_memory ();    /* last: the count it raises stays raised */
     return check_done ("run_state");
 }

@@ -95,8 +95,15 @@ no_thread (void)
     CHECK (getrlimit (RLIMIT_AS, &was) == 0);
     unsigned long long now = mapped_now ();
     CHECK (now > 0);
+    /* room for a quarter of a new thread's stack (ulimit -s decides it) */
+    size_t stack = 0;
+    pthread_attr_t attr;
+    CHECK (pthread_getattr_default_np (&attr) == 0
+           && pthread_attr_getstacksize (&attr, &stack) == 0 && stack >= 65536,
+           "stack size %zu", stack);
+    pthread_attr_destroy (&attr);
     tight = was;
-    tight.rlim_cur = (rlim_t) (now + (2u << 20));   /* a stack takes 8 MB */
+    tight.rlim_cur = (rlim_t) (now + stack / 4);
     CHECK (setrlimit (RLIMIT_AS, &tight) == 0);
     bool free1 = qc_threads_free (1);
     unsigned before = qc_socket_refusals ();
