@@ -656,6 +656,7 @@ qc_session_run (const qc_session_config_t *cfg)
     s.last_heard = zclock_mono ();
     qc_waiting_init (&s.waiting, cfg->wait_warn_s, s.resource ? s.resource : cfg->resource,
                      cfg->endpoint, s.last_heard);
+    s.waiting.server_key = cfg->server_key;
     zpoller_t *poller = zpoller_new (s.sock, NULL);
     int64_t lost_after = (int64_t) cfg->heartbeat_ms * cfg->liveness;
     if (!cfg->attach_job)

@@ -31,6 +31,9 @@ typedef struct {
                                   user gave them (--broker EP, its keys),
                                   as shell words, for those messages;
                                   NULL: --broker endpoint */
+    const char *server_key;    /* --server-key as given (NULL: none): the
+                                  worker a waiting job is told to start
+                                  needs it too */
     qc_output_t *out;          /* not for cancel */
     const struct qc_curve_client *curve;  /* CurveZMQ to the broker
                                   (shared/curve.h); NULL: none */

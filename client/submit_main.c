@@ -496,7 +496,8 @@ session_of (const options_t *o, const qc_curve_client_t *curve, qc_output_t *out
         .endpoint = o->broker, .resource = o->resource, .timeout_s = (uint32_t) o->timeout_s,
         .heartbeat_ms = 1000, .liveness = 5, .quiet = o->quiet,
         .wait_warn_s = (uint32_t) o->wait_warn_s, .outdir = o->outdir, .out = out,
-        .curve = curve, .reach = o->reach, .forced = o->force};
+        .curve = curve, .reach = o->reach, .forced = o->force,
+        .server_key = o->broker ? o->server_key : NULL};
 }
 
 /* A rerun through a broker into a folder whose last job there has

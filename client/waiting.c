@@ -3,7 +3,9 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "client/shell_word.h"
 #include "shared/err.h"
 
 #define AGAIN_MS 60000     /* asked again after this, doubling while busy */
@@ -40,6 +42,24 @@ qc_waiting_due (qc_waiting_t *w, int64_t now)
     return true;
 }
 
+/* "qc-worker --connect EP" and, to a broker with CurveZMQ, the keys a
+ * worker needs to be let in (the command alone would be refused). */
+static void
+worker_command (const qc_waiting_t *w, const char *more, char *buf, size_t len)
+{
+    char ep[512] = "", key[1024] = "";
+    qc_shell_word_add (ep, sizeof ep, w->endpoint ? w->endpoint : "?");
+    if (w->server_key)
+        qc_shell_word_add (key, sizeof key, w->server_key);
+    snprintf (buf, len, "qc-worker --connect %s%s%s%s", ep, more,
+              w->server_key ? " --cert WORKER.cert_secret --server-key " : "", key);
+    if (w->server_key) {
+        size_t at = strlen (buf);
+        snprintf (buf + at, len - at, " (the worker's own key pair: qc-keygen --role worker, "
+                  "its public half in the broker's --allow folder)");
+    }
+}
+
 bool
 qc_waiting_on_status (qc_waiting_t *w, const qc_msg_t *m, uint64_t job, qc_progress_t *p)
 {
@@ -55,22 +75,24 @@ qc_waiting_on_status (qc_waiting_t *w, const qc_msg_t *m, uint64_t job, qc_progr
         with_slots += m->workers[i].slots > 0;
     }
     size_t n = m->nworkers;
-    char line[1024];
-    if (w->resource == QC_RES_GPU && !with_gpu)
+    char line[2048], start[1536];
+    if (w->resource == QC_RES_GPU && !with_gpu) {
+        worker_command (w, " --gpu 0", start, sizeof start);
         snprintf (line, sizeof line, "waiting %ld s: this job runs only on GPUs "
                   "(--gpu-only) and %s of the %zu worker%s connected to %s has "
-                  "one; start qc-worker --connect %s --gpu 0 on a GPU machine "
-                  "(still waiting)", secs, n == 1 ? "not one" : "none", n, qc_plural (n),
-                  w->endpoint, w->endpoint);
-    else if (w->resource == QC_RES_CPU && !with_slots)
+                  "one; start %s on a GPU machine (still waiting)", secs,
+                  n == 1 ? "not one" : "none", n, qc_plural (n), w->endpoint, start);
+    } else if (w->resource == QC_RES_CPU && !with_slots) {
+        worker_command (w, "", start, sizeof start);
         snprintf (line, sizeof line, "waiting %ld s: this job runs only on CPU slots "
                   "(--cpu-only) and %s of the %zu worker%s connected to %s has one; "
-                  "start qc-worker --connect %s (still waiting)", secs,
-                  n == 1 ? "not one" : "none", n, qc_plural (n), w->endpoint, w->endpoint);
-    else if (!with_gpu && !with_slots)
+                  "start %s (still waiting)", secs, n == 1 ? "not one" : "none", n,
+                  qc_plural (n), w->endpoint, start);
+    } else if (!with_gpu && !with_slots) {
+        worker_command (w, "", start, sizeof start);
         snprintf (line, sizeof line, "waiting %ld s: no worker is connected to %s; "
-                  "start one with qc-worker --connect %s (still waiting)", secs,
-                  w->endpoint, w->endpoint);
+                  "start one with %s (still waiting)", secs, w->endpoint, start);
+    }
     else {
         /* workers that can take the job are there: say how it stands,
          * less often each time while nothing comes back */

@@ -20,6 +20,9 @@ typedef struct {
     uint32_t wait_s;          /* 0: never ask */
     uint8_t resource;         /* the job's qc_resource_t */
     const char *endpoint;
+    const char *server_key;   /* the broker's public key file when it uses
+                                 CurveZMQ (else NULL): the worker to start
+                                 is told its own keys and this one */
     int64_t since;            /* last sign of progress (ms, monotonic) */
     int64_t asked;            /* last STATUS sent, 0: none out */
     int64_t next;             /* when to ask next */

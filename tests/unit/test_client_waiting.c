@@ -4,7 +4,9 @@
  * is not used: asked while the broker was down and answered when it came
  * back, before its workers had joined again, it said "waiting -21 s: no
  * worker is connected ... start one". */
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client/waiting.h"
 #include "tests/unit/check.h"
@@ -32,5 +34,36 @@ main (void)
     CHECK (!qc_waiting_due (&w, 40999) && qc_waiting_due (&w, 41000),
            "asked again --wait-warn after the progress");
     CHECK (qc_waiting_on_status (&w, &none, 1, &p), "and that answer is used");
+
+    /* the worker to start, as a command that works: to a broker with
+       CurveZMQ, with the keys a worker needs (the bare command is
+       refused at the handshake) */
+    char said[4096] = "";
+    fflush (stderr);
+    int saved = dup (2);
+    FILE *tmp = tmpfile ();
+    CHECK (saved >= 0 && tmp && dup2 (fileno (tmp), 2) == 2);
+    qc_waiting_init (&w, 10, QC_RES_ANY, "tcp://127.0.0.1:1", 0);
+    CHECK (qc_waiting_due (&w, 10000) && qc_waiting_on_status (&w, &none, 1, &p));
+    qc_waiting_init (&w, 10, QC_RES_ANY, "tcp://127.0.0.1:1", 0);
+    w.server_key = "keys/our broker.cert";
+    CHECK (qc_waiting_due (&w, 10000) && qc_waiting_on_status (&w, &none, 1, &p));
+    fflush (stderr);
+    dup2 (saved, 2);
+    close (saved);
+    if (tmp) {
+        rewind (tmp);
+        size_t got = fread (said, 1, sizeof said - 1, tmp);
+        said[got] = 0;
+        fclose (tmp);
+    }
+    CHECK (strstr (said, "no worker is connected to tcp://127.0.0.1:1; start one with "
+                         "qc-worker --connect tcp://127.0.0.1:1 (still waiting)\n"),
+           "without keys: %s", said);
+    CHECK (strstr (said, "start one with qc-worker --connect tcp://127.0.0.1:1 --cert "
+                         "WORKER.cert_secret --server-key 'keys/our broker.cert' (the "
+                         "worker's own key pair: qc-keygen --role worker, its public half "
+                         "in the broker's --allow folder) (still waiting)"),
+           "with CurveZMQ: %s", said);
     return check_done ("test_client_waiting");
 }
