@@ -100,6 +100,16 @@ workers_registered() {  # workers_registered PORT N
     [ "${n:-0}" -ge "$2" ]
 }
 
+# wait_exit PID SECONDS: waits at most SECONDS for PID (a child of this
+# shell) to end; returns its exit code, or 124 (as timeout(1) does) when
+# it is still running.
+wait_exit() {
+    local pid=$1 _
+    for _ in $(seq 1 $(($2 * 10))); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid" 2>/dev/null && return 124
+    wait "$pid"
+}
+
 # run_alone PORT NAME LIST [worker args...]: the slides of LIST through
 # one new worker alone (debug log in $T/worker-NAME.log, output in
 # $T/out-NAME), which then leaves. Sets SUBMIT_RC to qc-submit's exit

@@ -74,10 +74,9 @@ rerun=$!
 PIDS+=($rerun)
 wait_for "the cut job cancelled" 30 "grep -q 'job $job2 cancelled' '$T/broker.log'"
 start_worker $port w2 --slots 1 --heartbeat-ms 200
-for _ in $(seq 1 1200); do kill -0 $rerun 2>/dev/null || break; sleep 0.1; done
-kill -0 $rerun 2>/dev/null && fail "the rerun did not end in 120 s: $(tail -3 "$T/rerun2.log")"
-wait $rerun
+wait_exit $rerun 120
 rc=$?
+[ $rc = 124 ] && fail "the rerun did not end in 120 s: $(tail -3 "$T/rerun2.log")"
 [ $rc = 0 ] || fail "rerun with a queued slide: exit $rc: $(tail -5 "$T/rerun2.log")"
 grep -q "2 slides: 2 passed" "$T/rerun2.log" || fail "not both run: $(tail -3 "$T/rerun2.log")"
 grep -q "job $job2 at the broker holds 1 of the 2 slides it was sent (its submission was cut off): cancelling it" \

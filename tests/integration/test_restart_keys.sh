@@ -27,10 +27,9 @@ wait_for "the slide started" 20 "grep -q 'CMU-1-Small-Region.svs	worker	build\|\
 kill -9 $BROKER_PID
 wait $BROKER_PID 2>/dev/null
 start_broker $port "${KEYS[@]}"
-for _ in $(seq 1 600); do kill -0 $sub 2>/dev/null || break; sleep 0.1; done
-kill -0 $sub 2>/dev/null && fail "qc-submit did not finish in 60 s: $(tail -3 "$T/submit.log")"
-wait $sub
+wait_exit $sub 60
 rc=$?
+[ $rc = 124 ] && fail "qc-submit did not finish in 60 s: $(tail -3 "$T/submit.log")"
 [ $rc = 0 ] || fail "qc-submit: exit $rc: $(tail -3 "$T/submit.log")"
 grep -q "dispatched before this broker started" "$T/broker.log" \
     && fail "its RESULT was not taken: $(grep 'dispatched before' "$T/broker.log" | head -2)"
@@ -69,10 +68,9 @@ wait_for "the journal rewritten" 10 "[ \$(grep -c 'journal compacted' '$T/broker
 kill -9 $BROKER_PID
 wait $BROKER_PID 2>/dev/null
 start_broker $port "${KEYS[@]}"
-for _ in $(seq 1 600); do kill -0 $sub 2>/dev/null || break; sleep 0.1; done
-kill -0 $sub 2>/dev/null && fail "the second qc-submit did not finish in 60 s: $(tail -3 "$T/submit2.log")"
-wait $sub
+wait_exit $sub 60
 rc=$?
+[ $rc = 124 ] && fail "the second qc-submit did not finish in 60 s: $(tail -3 "$T/submit2.log")"
 [ $rc = 0 ] || fail "second qc-submit: exit $rc: $(tail -3 "$T/submit2.log")"
 grep -q "dispatched before this broker started" "$T/broker.log" \
     && fail "after the compaction its RESULT was not taken: $(grep 'dispatched before' "$T/broker.log" | head -2)"

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 /* 1 in an ASan build, gcc's or clang's (which does not define
  * __SANITIZE_ADDRESS__): tests that lower RLIMIT_AS skip that part, as
@@ -20,6 +21,22 @@
 #ifndef QC_TEST_ASAN
 #define QC_TEST_ASAN 0
 #endif
+
+/* The address space this process maps now, in bytes (/proc/self/statm;
+ * 0 when it cannot be read): for tests that lower RLIMIT_AS just above
+ * it. */
+static inline unsigned long long
+check_mapped_now (void)
+{
+    unsigned long long pages = 0;
+    FILE *f = fopen ("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf (f, "%llu", &pages) != 1)
+            pages = 0;
+        fclose (f);
+    }
+    return pages * (unsigned long long) sysconf (_SC_PAGESIZE);
+}
 
 static int check_total_, check_failed_;
 

@@ -128,10 +128,6 @@ test_block_measure (void)
     CHECK (ramp < 0.1 * h && ramp_mid > 5 * ramp, "ramp %g, mid %g", ramp, ramp_mid);
 }
 
-/* qc_block_from_coefs against qc_block_from_dct given F made as the
- * coefficient reader made it before the shortcut: the same floats, bit
- * for bit, on sparse blocks (as JPEG leaves them), dense ones (no zero:
- * every band bit used) and all-zero ones, for luma-only and RGB tiles. */
 /* Fills rectangle [x0, x1) x [y0, y1) of the planes with blocks of
  * fine detail hf and coarser detail mid (one block a pixel). */
 static void
@@ -225,8 +221,10 @@ test_focus_map_ratio (void)
            && share_in (blurry, 0, 0, 28, H) == 1 && share_in (blurry, 28, 0, 56, H) == 0,
            "out of focus over 70%%: reference %g, ratio %g, %.2f and %.2f flagged", ref,
            rref, share_in (blurry, 0, 0, 28, H), share_in (blurry, 28, 0, 56, H));
-    /* no coarser detail anywhere (mid all 0, as a band of 1 would give):
-       the rule judges nothing, the result is the one without it */
+    /* no coarser detail anywhere (mid all 0, as a band of 1 would give),
+       on fine detail that is enough for the rule to look: it judges
+       nothing, the result is the one without it */
+    paint_blocks (sum, mid, 0, 0, W, H, 12.0f, 28.0f);
     qc_mask_t *without = qc_mask_new (W, H);
     CHECK (without && qc_focus_map (ops, sum, NULL, count, tissue, &p, without, NULL,
                                     NULL, NULL) == 0);
@@ -251,6 +249,10 @@ done:
     qc_mask_destroy (&blurry);
 }
 
+/* qc_block_from_coefs against qc_block_from_dct given F made as the
+ * coefficient reader made it before the shortcut: the same floats, bit
+ * for bit, on sparse blocks (as JPEG leaves them), dense ones (no zero:
+ * every band bit used) and all-zero ones, for luma-only and RGB tiles. */
 static void
 test_block_from_coefs (void)
 {

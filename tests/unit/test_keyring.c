@@ -126,6 +126,13 @@ test_ring (void)
     CHECK (was && strcmp (was, "dup") == 0, "revoked, under its last name: %s", was ? was : "-");
     CHECK (!keyring_revoked (k, zcert_public_txt (c)), "admitted: not revoked");
     CHECK (!keyring_revoked (k, zcert_public_txt (s)), "never admitted: unknown");
+    /* a number gives its key back, revoked or not (a compaction asks) */
+    const char *kw = keyring_key_of (k, wid);
+    CHECK (kw && strcmp (kw, zcert_public_txt (w)) == 0, "key of %u: %s", wid, kw ? kw : "-");
+    e = keyring_lookup (k, zcert_public_txt (w2));
+    kw = e ? keyring_key_of (k, e->id) : NULL;
+    CHECK (kw && strcmp (kw, zcert_public_txt (w2)) == 0, "key of w2: %s", kw ? kw : "-");
+    CHECK (!keyring_key_of (k, 0) && !keyring_key_of (k, 1000) && !keyring_key_of (NULL, wid));
 
     /* a role changed in place: only the full check sees it (the same
      * file rewritten: the folder's own times stay) */

@@ -362,19 +362,16 @@ test_out_of_memory (void)
     out = qc_result_new ();
     run = (qc_run_t) {.out = out, .filename = "a.svs", .step = "Step.one",
                       .oom_at_start = qc_oom_count ()};
-#if defined(__SANITIZE_ADDRESS__)
+#if QC_TEST_ASAN
     qc_oom_note ();           /* ASan needs its address space unlimited */
 #else
     /* 1 GB of pixels under a ulimit -v of 64 MB more than is mapped: refused */
     struct rlimit was, tight;
     CHECK (getrlimit (RLIMIT_AS, &was) == 0);
-    unsigned long long pages = 0;
-    FILE *f = fopen ("/proc/self/statm", "r");
-    CHECK (f && fscanf (f, "%llu", &pages) == 1);
-    if (f)
-        fclose (f);
+    unsigned long long now = check_mapped_now ();
+    CHECK (now > 0);
     tight = was;
-    tight.rlim_cur = (rlim_t) (pages * (unsigned long long) sysconf (_SC_PAGESIZE) + (64u << 20));
+    tight.rlim_cur = (rlim_t) (now + (64u << 20));
     CHECK (setrlimit (RLIMIT_AS, &tight) == 0);
     qc_fimg_t *big = qc_fimg_new (16384, 16384);
     setrlimit (RLIMIT_AS, &was);

@@ -45,21 +45,7 @@ give_back (int n)
         close (s_held[--s_nheld]);
 }
 
-#if !defined(__SANITIZE_ADDRESS__)
-/* The address space this process maps now, in bytes (/proc/self/statm). */
-static unsigned long long
-mapped_now (void)
-{
-    unsigned long long pages = 0;
-    FILE *f = fopen ("/proc/self/statm", "r");
-    if (f) {
-        if (fscanf (f, "%llu", &pages) != 1)
-            pages = 0;
-        fclose (f);
-    }
-    return pages * (unsigned long long) sysconf (_SC_PAGESIZE);
-}
-
+#if !QC_TEST_ASAN
 static pthread_mutex_t s_hold = PTHREAD_MUTEX_INITIALIZER;
 
 static void *
@@ -79,7 +65,7 @@ hold_thread (void *arg)
 static void
 no_thread (void)
 {
-#if defined(__SANITIZE_ADDRESS__)
+#if QC_TEST_ASAN
     fprintf (stderr, "(ASan: the thread check skipped)\n");
 #else
     /* glibc starts a thread on the stack of one that ended, when it has
@@ -93,7 +79,7 @@ no_thread (void)
     CHECK (nheld == HELD, "%d threads held", nheld);
     struct rlimit was, tight;
     CHECK (getrlimit (RLIMIT_AS, &was) == 0);
-    unsigned long long now = mapped_now ();
+    unsigned long long now = check_mapped_now ();
     CHECK (now > 0);
     /* room for a quarter of a new thread's stack (ulimit -s decides it) */
     size_t stack = 0;
