@@ -121,8 +121,7 @@ apply_journal (void *arg, const qc_jrec_t *rec, char *why, size_t len)
     case J_CANCEL:
         if (rec->len != 8 || !(job = jobs_lookup (b, qc_get_u64 (p))))
             break;
-        job->sj->cancelled = true;
-        job->sj->cancel_why = state_cancel_why (0);
+        job->sj->cancelled = true;      /* by its client, unless J_CANCEL_WHY follows */
         return 0;
     case J_CANCEL_WHY:
         if (rec->len != 9 || !(job = jobs_lookup (b, qc_get_u64 (p))) || !job->sj->cancelled)

@@ -12,9 +12,11 @@
 #define MOD "broker"
 #define MAX_FILES 100000
 
-/* A key seen in this run: its number and last name (for "revoked"). */
+/* A key seen in this run: its number, the key, and its last name (for
+ * "revoked"). */
 typedef struct {
     uint32_t id;
+    char key[QC_CURVE_KEY_LEN + 1];
     char name[KEYRING_NAME_MAX];
 } known_t;
 
@@ -22,6 +24,8 @@ struct keyring {
     char *dir;
     zhashx_t *admitted;       /* key -> keyring_entry_t */
     zhashx_t *known;          /* key -> known_t, every key ever admitted */
+    known_t **by_id;          /* the same, by id - 1 (ids are given in turn):
+                                 a compaction asks the key of every attempt */
     uint32_t next_id;
     /* what the folder looked like when read */
     struct timespec dir_mtime, dir_ctime;
@@ -131,6 +135,24 @@ files_signature (const char *dir, char **names, size_t n)
 }
 
 /* One file of the folder into admitted (a new table). */
+/* A key not known before, numbered next; NULL on memory. */
+static known_t *
+known_add (keyring_t *self, const char *key)
+{
+    known_t *k = calloc (1, sizeof *k);
+    known_t **by_id = k ? realloc (self->by_id, self->next_id * sizeof *by_id) : NULL;
+    if (by_id)
+        self->by_id = by_id;
+    if (!by_id || zhashx_insert (self->known, key, k)) {
+        free (k);
+        return NULL;
+    }
+    k->id = self->next_id++;
+    snprintf (k->key, sizeof k->key, "%s", key);
+    self->by_id[k->id - 1] = k;
+    return k;
+}
+
 static void
 load_file (keyring_t *self, zhashx_t *admitted, const char *file)
 {
@@ -181,13 +203,8 @@ load_file (keyring_t *self, zhashx_t *admitted, const char *file)
         return;
     }
     known_t *k = zhashx_lookup (self->known, e->key);
-    if (!k && (k = calloc (1, sizeof *k))) {
-        k->id = self->next_id++;
-        if (zhashx_insert (self->known, e->key, k)) {
-            free (k);
-            k = NULL;
-        }
-    }
+    if (!k)
+        k = known_add (self, e->key);
     if (!k) {
         free (e);
         return;
@@ -282,6 +299,7 @@ keyring_destroy (keyring_t **self_p)
     keyring_t *self = *self_p;
     zhashx_destroy (&self->admitted);
     zhashx_destroy (&self->known);
+    free (self->by_id);
     free (self->dir);
     free (self);
     *self_p = NULL;
@@ -333,12 +351,7 @@ keyring_lookup (const keyring_t *self, const char *key)
 const char *
 keyring_key_of (keyring_t *self, uint32_t id)
 {
-    if (!self || !id)
-        return NULL;
-    for (known_t *k = zhashx_first (self->known); k; k = zhashx_next (self->known))
-        if (k->id == id)
-            return zhashx_cursor (self->known);
-    return NULL;
+    return self && id && id < self->next_id ? self->by_id[id - 1]->key : NULL;
 }
 
 const char *

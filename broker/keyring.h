@@ -45,8 +45,7 @@ void keyring_destroy (keyring_t **self_p);
 bool keyring_refresh (keyring_t *self, bool full);
 /* The admitted certificate of key (Z85), or NULL. */
 const keyring_entry_t *keyring_lookup (const keyring_t *self, const char *key);
-/* The key numbered id this run (admitted now or before), or NULL: a
- * walk over them all, for the journal's compaction, not per message. */
+/* The key numbered id this run (admitted now or before), or NULL. */
 const char *keyring_key_of (keyring_t *self, uint32_t id);
 /* A key admitted earlier in this run and not now: its last name (a
  * revoked certificate), else NULL. */

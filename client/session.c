@@ -337,11 +337,10 @@ on_message (session_t *s, qc_msg_t *m)
         /* a batch over a limit, or one after a CANCEL: the job is
            cancelled (the reason says so) and ends once its running
            slides do */
-        s->cut_by_limit = s->accepted && !s->cfg->attach_job && m->reason
-                          && strstr (m->reason, "is cancelled (the slides it runs finish)");
+        bool batch = s->accepted && !s->cfg->attach_job && m->reason;
+        s->cut_by_limit = batch && strstr (m->reason, "is cancelled (the slides it runs finish)");
         s->cut = s->cut_by_limit
-                 || (s->accepted && !s->cfg->attach_job && m->reason
-                     && strncmp (m->reason, "job was cancelled", 17) == 0);
+                 || (batch && strncmp (m->reason, "job was cancelled", 17) == 0);
         /* gone only when the broker says so: "not yours" (another
            certificate's job) or another version is no reason to run the
            job's slides again */
@@ -517,7 +516,7 @@ say_no_answer (session_t *s)
 {
     const char *why = qc_handshake_why (s->hs);
     char fds[320];
-    if (!why && qc_fds_short_say (4, fds, sizeof fds))
+    if (!why && qc_fds_short_say (QC_CONNECT_FDS, fds, sizeof fds))
         why = fds;
     fprintf (stderr, "qc-submit: no answer from broker %s in %u s: %s\n",
              s->cfg->endpoint, s->cfg->timeout_s, why ? why : QC_CLI_NO_BROKER_HINT);
@@ -607,15 +606,9 @@ qc_session_run (const qc_session_config_t *cfg)
             zsock_set_ipv6 (s.sock, 1);
     }
     if (!s.sock || zsock_connect (s.sock, "%s", cfg->endpoint) < 0) {
-        char why[256];
-        bool no_fds = qc_refusal_say (refused, why, sizeof why);
-        if (no_fds)
-            fprintf (stderr, "qc-submit: %s\n", why);
-        else
-            fprintf (stderr, "qc-submit: cannot connect to '%s'\n", cfg->endpoint);
         qc_handshake_destroy (&s.hs);
         zsock_destroy (&s.sock);
-        return no_fds ? QC_EXIT_USAGE : QC_EXIT_NO_BROKER;
+        return qc_socket_failed ("qc-submit", cfg->endpoint, refused);
     }
     zsock_set_rcvhwm (s.sock, 100000);
     zsock_set_sndhwm (s.sock, 100000);

@@ -103,15 +103,9 @@ main (int argc, char **argv)
     }
     qc_curve_client_destroy (&curve);
     if (!sock || zsock_connect (sock, "%s", broker) < 0) {
-        char why[256];
-        bool no_fds = qc_refusal_say (refused, why, sizeof why);
-        if (no_fds)
-            fprintf (stderr, "%s: %s\n", prog, why);
-        else
-            fprintf (stderr, "%s: cannot connect to '%s'\n", prog, broker);
         qc_handshake_destroy (&hs);
         zsock_destroy (&sock);
-        return no_fds ? QC_EXIT_USAGE : QC_EXIT_NO_BROKER;
+        return qc_socket_failed (prog, broker, refused);
     }
     zsock_set_linger (sock, 0);
     qc_msg_t q = {.command = QC_STATUS, .gpu = -1};
@@ -140,7 +134,7 @@ main (int argc, char **argv)
     }
     const char *why = r ? NULL : qc_handshake_why (hs);
     char fds[320];
-    if (!r && !why && qc_fds_short_say (4, fds, sizeof fds))
+    if (!r && !why && qc_fds_short_say (QC_CONNECT_FDS, fds, sizeof fds))
         why = fds;
     if (!r)
         fprintf (stderr, "%s: no answer from broker %s in %lu s: %s\n", prog, broker,

@@ -7,16 +7,14 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-enum { PROBE_MAX = 16 };
-
 bool
 qc_fds_free (int n)
 {
     if (n <= 0)
         return true;
-    if (n > PROBE_MAX)
-        n = PROBE_MAX;
-    int fds[PROBE_MAX], got = 0, e = 0;
+    if (n > QC_PROBE_MAX)
+        n = QC_PROBE_MAX;
+    int fds[QC_PROBE_MAX], got = 0, e = 0;
     while (got < n) {
         int fd = eventfd (0, EFD_CLOEXEC);
         if (fd < 0) {

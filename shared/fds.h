@@ -12,6 +12,10 @@
  * fails for another reason than a lack of them. n is at most 16. */
 bool qc_fds_free (int n);
 
+/* At most this many descriptors or threads are probed at once (fds.c,
+ * socket_new.c). */
+#define QC_PROBE_MAX 16
+
 /* How many more file descriptors this process may open (its limit less
  * those open now), at most 1 << 20; -1 when that cannot be told. */
 long qc_fds_unused (void);

@@ -11,12 +11,12 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <unistd.h>
 
+#include "shared/cli.h"
 #include "shared/fds.h"
 #include "shared/log.h"
 
-enum { SOCKET_FDS = 6, ACTOR_FDS = 8, PROBE_MAX = 16 };
+enum { SOCKET_FDS = 6, ACTOR_FDS = 8 };
 
 /* Threads held at once by qc_threads_free until all have started. */
 static void *
@@ -32,9 +32,9 @@ qc_threads_free (int n)
 {
     if (n <= 0)
         return true;
-    if (n > PROBE_MAX)
-        n = PROBE_MAX;
-    pthread_t t[PROBE_MAX];
+    if (n > QC_PROBE_MAX)
+        n = QC_PROBE_MAX;
+    pthread_t t[QC_PROBE_MAX];
     pthread_mutex_t hold = PTHREAD_MUTEX_INITIALIZER;
     int got = 0, e = 0;
     pthread_mutex_lock (&hold);
@@ -119,6 +119,19 @@ qc_fds_short_say (int n, char *err, size_t errlen)
     if (err && errlen)
         refusal_text (e, err, errlen);
     return true;
+}
+
+int
+qc_socket_failed (const char *prog, const char *endpoint, unsigned since)
+{
+    char why[320];
+    if (qc_refusal_say (since, why, sizeof why)) {
+        fprintf (stderr, "%s: %s\n", prog ? prog : "?", why);
+        return QC_EXIT_USAGE;
+    }
+    fprintf (stderr, "%s: cannot connect to '%s'\n", prog ? prog : "?",
+             endpoint ? endpoint : "?");
+    return QC_EXIT_NO_BROKER;
 }
 
 void

@@ -43,5 +43,13 @@ bool qc_refusal_say (unsigned since, char *err, size_t errlen);
  * limit, to raise it) and returns true. For a connection that never
  * came: libzmq retries a connect that found none without a word. */
 bool qc_fds_short_say (int n, char *err, size_t errlen);
+/* Descriptors a client's connection needs (its TCP socket, a margin). */
+#define QC_CONNECT_FDS 4
+
+/* A client whose socket to endpoint could not be made or connected:
+ * prints "prog: " and the refusal since refusals was read, or that it
+ * cannot connect; returns the exit code (2: this machine's limit, 3: the
+ * endpoint). */
+int qc_socket_failed (const char *prog, const char *endpoint, unsigned since);
 
 #endif

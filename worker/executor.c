@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "shared/cli.h"
-#include "shared/socket_new.h"
 #include "shared/log.h"
 #include "shared/url.h"
 #include "worker/supervise.h"
@@ -64,20 +63,15 @@ fetch_next (qc_worker_t *w, int lane)
 }
 
 /* The thread's socket to the agent (made before the thread started,
- * qc_worker_new; the thread owns it from here), with the thread's log
- * records forwarded through it; -1 when there is none. */
-static int
+ * qc_worker_new, which starts none without it; the thread owns it from
+ * here), with the thread's log records forwarded through it. */
+static void
 ctx_open (exec_ctx_t *ctx, qc_worker_t *w, zsock_t *push)
 {
     ctx->job = ctx->key = 0;
     ctx->slot = qc_crash_slot_claim (w->cfg.crash_table);
     ctx->push = push;
-    if (!ctx->push) {
-        qc_log (QC_LOG_ERROR, "worker", "executor cannot reach its agent");
-        return -1;
-    }
     qc_log_set_sink (forward_log, ctx, w->cfg.name);
-    return 0;
 }
 
 static void
@@ -222,9 +216,9 @@ reader_main (void *arg)
     handoff_t *h = arg;
     qc_worker_t *w = h->worker;
     exec_ctx_t ctx;
-    bool ok = ctx_open (&ctx, w, h->push) == 0;
+    ctx_open (&ctx, w, h->push);
     qc_task_t task;
-    while (ok && taskq_pop (&w->queue, h->lane, &task) == 0) {
+    while (taskq_pop (&w->queue, h->lane, &task) == 0) {
         begin_task (&ctx, w, h->lane, &task);
         qc_result_t *result = qc_result_new ();
         char *given;
@@ -252,8 +246,7 @@ reader_main (void *arg)
     h->closed = true;
     pthread_cond_broadcast (&h->changed);
     pthread_mutex_unlock (&h->lock);
-    if (ok)
-        ctx_close (&ctx);
+    ctx_close (&ctx);
     return NULL;
 }
 
@@ -329,10 +322,7 @@ executor_main (void *arg)
     free (arg);
     qc_worker_t *w = a.worker;
     exec_ctx_t ctx;
-    if (ctx_open (&ctx, w, a.push) != 0) {
-        zsock_destroy (&a.reader_push);
-        return NULL;
-    }
+    ctx_open (&ctx, w, a.push);
     if (a.reader_push && run_read_ahead_lane (&ctx, w, a.lane, &a.reader_push) == 0) {
         ctx_close (&ctx);
         return NULL;

@@ -39,7 +39,8 @@
  *             sharpness; but only where the fine detail is also low
  *             beside the block's coarser detail (1 <= u + v < 5: pale
  *             tissue in focus has little of both, a fault keeps the
- *             coarser; ratio_threshold .5 of the slide's median ratio),
+ *             coarser; ratio_threshold .5 of the median ratio of the
+ *             tissue the fine detail left unflagged),
  *             or the coarser detail is gone too (coarse blur); then the
  *             edges of what is blurry, judged again in a 3 x 3 window
  *             (edge_relative_threshold .45), and pieces under min_size
@@ -281,7 +282,8 @@ tiles_with_blocks (const geom_t *g, const blocks_map_t *b, long *n)
 
 /* The measured blocks' hf and mid squared and the mask pixels they
  * belong to, in the order the tiles were read (so that each mask pixel's
- * sum adds them in that order). */
+ * sum adds them in that order). mid: NULL when the ratio rule is off (it
+ * alone reads them). */
 typedef struct {
     int32_t *idx;
     float *val, *mid;
@@ -349,7 +351,8 @@ measure_tiles (part_t *pt)
                     goto done;
                 }
                 e->idx[e->n] = my * g->mw + map->cols[bx + i];
-                e->mid[e->n] = tmid[b] * tmid[b];
+                if (e->mid)
+                    e->mid[e->n] = tmid[b] * tmid[b];
                 e->val[e->n++] = thf[b] * thf[b];
             }
         }
@@ -423,10 +426,11 @@ measure_parallel (qc_run_t *run, qc_slide_blocks_t *blocks, int level,
         size_t cap = parts[k].e.cap ? parts[k].e.cap : 1;
         parts[k].e.idx = malloc (cap * sizeof *parts[k].e.idx);
         parts[k].e.val = malloc (cap * sizeof *parts[k].e.val);
-        parts[k].e.mid = malloc (cap * sizeof *parts[k].e.mid);
+        parts[k].e.mid = e->mid ? malloc (cap * sizeof *parts[k].e.mid) : NULL;
         parts[k].blocks = k == 0 ? blocks
             : qc_slide_blocks_open (run->slide, level, band, err, errlen);
-        if (!parts[k].e.idx || !parts[k].e.val || !parts[k].e.mid || !parts[k].blocks) {
+        if (!parts[k].e.idx || !parts[k].e.val || (e->mid && !parts[k].e.mid)
+            || !parts[k].blocks) {
             if (parts[k].blocks || k == 0)
                 snprintf (err, errlen, "out of memory for %zu blocks", cap);
             rc = -1;
@@ -445,7 +449,8 @@ measure_parallel (qc_run_t *run, qc_slide_blocks_t *blocks, int level,
         if (rc == 0) {
             memcpy (e->idx + e->n, parts[k].e.idx, parts[k].e.n * sizeof *e->idx);
             memcpy (e->val + e->n, parts[k].e.val, parts[k].e.n * sizeof *e->val);
-            memcpy (e->mid + e->n, parts[k].e.mid, parts[k].e.n * sizeof *e->mid);
+            if (e->mid)
+                memcpy (e->mid + e->n, parts[k].e.mid, parts[k].e.n * sizeof *e->mid);
             e->n += parts[k].e.n;
             *from_ahead += parts[k].from_ahead;
         }
@@ -572,8 +577,8 @@ run_focus (qc_run_t *run)
         en.cap += map.sampled[i];
     en.idx = malloc ((en.cap ? en.cap : 1) * sizeof *en.idx);
     en.val = malloc ((en.cap ? en.cap : 1) * sizeof *en.val);
-    en.mid = malloc ((en.cap ? en.cap : 1) * sizeof *en.mid);
-    if (!en.idx || !en.val || !en.mid) {
+    en.mid = by_ratio ? malloc ((en.cap ? en.cap : 1) * sizeof *en.mid) : NULL;
+    if (!en.idx || !en.val || (by_ratio && !en.mid)) {
         qc_run_fail (run, "out of memory for %zu blocks", en.cap);
         goto done;
     }

@@ -80,24 +80,45 @@ qc_focus_pick_level (const double *downsample, int nlevels, double base_mag,
     return 1;
 }
 
+/* The window x window sums of the weights (weight: 1 where a pixel is
+ * measured) into wsum, and where they are judged: at least min_fraction
+ * of the window measured, and tissue. */
+static int
+window_weights (const qc_ops_t *ops, const qc_fimg_t *weight, const qc_mask_t *tissue,
+                int k, double min_fraction, qc_fimg_t *wsum, qc_mask_t *judged)
+{
+    if (ops->box_filter (weight, k, k, QC_BORDER_CONSTANT, wsum) != 0
+        || ops->threshold (wsum, min_fraction - 1e-6, INFINITY, judged) != 0)
+        return -1;
+    return ops->mask_logic (judged, tissue, QC_LOGIC_AND, judged);
+}
+
 /* The window x window RMS of the measured pixels' mean energies (energy
- * is sum's unit: the blocks' hf squared), where at least min_fraction
- * of the window is measured and tissue holds; -1 elsewhere
- * (qc_blur_local_classify's convention). meas: count > 0 as weights. */
+ * is sum's unit: the blocks' hf squared) where judged, -1 elsewhere
+ * (qc_blur_local_classify's convention), given window_weights' wsum and
+ * judged for the same window. */
+static int
+window_rms_of (const qc_ops_t *ops, const qc_fimg_t *energy, int k, const qc_fimg_t *wsum,
+               const qc_mask_t *judged, qc_fimg_t *out)
+{
+    if (ops->box_filter (energy, k, k, QC_BORDER_CONSTANT, out) != 0
+        || ops->fimg_arith (out, wsum, QC_ARITH_DIV, out) != 0
+        || ops->fimg_sqrt (out, out) != 0)
+        return -1;
+    return ops->fimg_where (judged, out, -1.0, out);
+}
+
+/* Both: the window RMS of energy, its weights' sums in wsum, where it is
+ * judged in judged. */
 static int
 window_rms (const qc_ops_t *ops, const qc_fimg_t *energy,
             const qc_fimg_t *weight, const qc_mask_t *tissue, int k,
             double min_fraction, qc_fimg_t *out, qc_fimg_t *wsum,
             qc_mask_t *judged)
 {
-    if (ops->box_filter (energy, k, k, QC_BORDER_CONSTANT, out) != 0
-        || ops->box_filter (weight, k, k, QC_BORDER_CONSTANT, wsum) != 0
-        || ops->fimg_arith (out, wsum, QC_ARITH_DIV, out) != 0
-        || ops->threshold (wsum, min_fraction - 1e-6, INFINITY, judged) != 0
-        || ops->mask_logic (judged, tissue, QC_LOGIC_AND, judged) != 0
-        || ops->fimg_sqrt (out, out) != 0)
+    if (window_weights (ops, weight, tissue, k, min_fraction, wsum, judged) != 0)
         return -1;
-    return ops->fimg_where (judged, out, -1.0, out);
+    return window_rms_of (ops, energy, k, wsum, judged, out);
 }
 
 /* Ratios of fine to coarser detail above this are taken as this (sharp
@@ -147,7 +168,6 @@ qc_focus_map (const qc_ops_t *ops, const qc_fimg_t *sum, qc_fimg_t *mid,
     if (ops->threshold (count, 0.5, INFINITY, judged) != 0
         || ops->mask_to_fimg (judged, 1.0, 0.0, weight) != 0
         || ops->fimg_arith (sum, count, QC_ARITH_DIV, energy) != 0
-        || (by_ratio && ops->fimg_arith (mid, count, QC_ARITH_DIV, mid) != 0)
         || window_rms (ops, energy, weight, tissue, k, p->min_fraction, rms,
                        wsum, judged) != 0)
         goto done;
@@ -189,9 +209,10 @@ qc_focus_map (const qc_ops_t *ops, const qc_fimg_t *sum, qc_fimg_t *mid,
         double mref = 0;
         /* rms becomes the ratio (the edges measure their own RMS), at
            most RATIO_MAX: a window of almost no coarser detail reads any
-           ratio, which would stretch the histogram its median comes from */
-        if (window_rms (ops, mid, weight, tissue, k, p->min_fraction, mid_rms, wsum,
-                        judged) != 0
+           ratio, which would stretch the histogram its median comes from.
+           The window's weights are the first's (wsum and judged, kept) */
+        if (ops->fimg_arith (mid, count, QC_ARITH_DIV, mid) != 0
+            || window_rms_of (ops, mid, k, wsum, judged, mid_rms) != 0
             || ops->fimg_arith (rms, mid_rms, QC_ARITH_DIV, rms) != 0
             || ops->fimg_where (judged, rms, -1.0, rms) != 0
             || ops->threshold (rms, -2.0, RATIO_MAX, grow) != 0

@@ -29,8 +29,9 @@ typedef struct {
                                  slide blurred all over is not flagged */
     double ratio_threshold;   /* blurry only where the ratio of fine to
                                  coarser detail (hf / mid: block_measure.h)
-                                 is also under this times the tissue's
-                                 median ratio: pale tissue in focus has
+                                 is also under this times the median ratio
+                                 of the tissue the fine detail left
+                                 unflagged: pale tissue in focus has
                                  little detail but its usual ratio
                                  (0: off) */
 } qc_focus_params_t;

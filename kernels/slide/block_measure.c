@@ -82,6 +82,23 @@ static const uint64_t BAND_BITS[QC_BLOCK_BAND_MAX + 1] = {
     0xfffffffefcf8f0e0ull,
 };
 
+/* The sum of the squared dequantised coefficients (the components'
+ * summed) at the bits of which, in increasing k, as qc_block_from_dct's
+ * loop visits them: the same floats, bit for bit. */
+static inline float
+sum_squares (const int16_t *const coef[], const float q[][64], int ncomp, uint64_t which)
+{
+    float e = 0;
+    for (uint64_t left = which; left; left &= left - 1) {
+        int k = __builtin_ctzll (left);
+        float f = (float) coef[0][k] * q[0][k];
+        for (int c = 1; c < ncomp; c++)
+            f += (float) coef[c][k] * q[c][k];
+        e += f * f;
+    }
+    return e;
+}
+
 void
 qc_block_from_coefs (const int16_t *const coef[], const float q[][64],
                      int ncomp, int band, float *hf, float *mid, float *luma)
@@ -98,23 +115,8 @@ qc_block_from_coefs (const int16_t *const coef[], const float q[][64],
     uint64_t nz = nonzero_bits (coef[0]);
     for (int c = 1; c < ncomp; c++)
         nz |= nonzero_bits (coef[c]);
-    float e = 0;
-    /* qc_block_from_dct's loop visits the band in increasing k too */
-    for (uint64_t left = nz & BAND_BITS[band]; left; left &= left - 1) {
-        int k = __builtin_ctzll (left);
-        float f = (float) coef[0][k] * q[0][k];
-        for (int c = 1; c < ncomp; c++)
-            f += (float) coef[c][k] * q[c][k];
-        e += f * f;
-    }
-    float m = 0;
-    for (uint64_t left = nz & ~BAND_BITS[band] & ~1ull; left; left &= left - 1) {
-        int k = __builtin_ctzll (left);
-        float f = (float) coef[0][k] * q[0][k];
-        for (int c = 1; c < ncomp; c++)
-            f += (float) coef[c][k] * q[c][k];
-        m += f * f;
-    }
+    float e = sum_squares (coef, q, ncomp, nz & BAND_BITS[band]);
+    float m = sum_squares (coef, q, ncomp, nz & ~BAND_BITS[band] & ~1ull);
     float f0 = (float) coef[0][0] * q[0][0];
     for (int c = 1; c < ncomp; c++)
         f0 += (float) coef[c][0] * q[c][0];
