@@ -18,21 +18,27 @@ start_broker $port "${KEYS[@]}"
 start_worker $port w1 --slots 1 --heartbeat-ms 200 --task-delay-ms 4000 \
     --cert "$K/w1.cert_secret" --server-key "$K/broker.cert"
 wait_for "w1 registered" 10 "grep -q 'worker w1 joined' '$T/broker.log'"
+# restart_and_finish PID LOG WHAT: the broker killed (-9) and started
+# again; the qc-submit PID (output in LOG) ends within 60 s, exit 0, its
+# worker's RESULT taken (not refused as dispatched before the restart)
+restart_and_finish() {
+    kill -9 $BROKER_PID
+    wait $BROKER_PID 2>/dev/null
+    start_broker $port "${KEYS[@]}"
+    wait_exit "$1" 60
+    local rc=$?
+    [ $rc = 124 ] && fail "$3 did not finish in 60 s: $(tail -3 "$2")"
+    [ $rc = 0 ] || fail "$3: exit $rc: $(tail -3 "$2")"
+    grep -q "dispatched before this broker started" "$T/broker.log" \
+        && fail "$3: its RESULT was not taken: $(grep 'dispatched before' "$T/broker.log" | head -2)"
+}
 slide=$SHARED/slides/real/CMU-1-Small-Region.svs
 "$BIN/qc-submit" --broker "$EP" --cert "$K/c1.cert_secret" --server-key "$K/broker.cert" \
     -o "$T/out" --timeout 60 "$slide" >"$T/submit.log" 2>&1 &
 sub=$!
 PIDS+=($sub)
 wait_for "the slide started" 20 "grep -q 'CMU-1-Small-Region.svs	worker	build\|\[CMU-1-Small-Region.svs\] worker: build' '$T/worker-w1.log'"
-kill -9 $BROKER_PID
-wait $BROKER_PID 2>/dev/null
-start_broker $port "${KEYS[@]}"
-wait_exit $sub 60
-rc=$?
-[ $rc = 124 ] && fail "qc-submit did not finish in 60 s: $(tail -3 "$T/submit.log")"
-[ $rc = 0 ] || fail "qc-submit: exit $rc: $(tail -3 "$T/submit.log")"
-grep -q "dispatched before this broker started" "$T/broker.log" \
-    && fail "its RESULT was not taken: $(grep 'dispatched before' "$T/broker.log" | head -2)"
+restart_and_finish $sub "$T/submit.log" "qc-submit"
 # the restart queued the slide again; the worker's second attempt, if it
 # began, is taken back because the first finished first
 runs=$(grep -c 'build .* on ' "$T/worker-w1.log")
@@ -65,15 +71,7 @@ printf 'X' | dd of="$journal" bs=1 seek="$at" conv=notrunc 2>/dev/null
 compacted=$(grep -c 'journal compacted' "$T/broker.log")
 start_broker $port "${KEYS[@]}" --state-recover
 wait_for "the journal rewritten" 10 "[ \$(grep -c 'journal compacted' '$T/broker.log') -gt $compacted ]"
-kill -9 $BROKER_PID
-wait $BROKER_PID 2>/dev/null
-start_broker $port "${KEYS[@]}"
-wait_exit $sub 60
-rc=$?
-[ $rc = 124 ] && fail "the second qc-submit did not finish in 60 s: $(tail -3 "$T/submit2.log")"
-[ $rc = 0 ] || fail "second qc-submit: exit $rc: $(tail -3 "$T/submit2.log")"
-grep -q "dispatched before this broker started" "$T/broker.log" \
-    && fail "after the compaction its RESULT was not taken: $(grep 'dispatched before' "$T/broker.log" | head -2)"
+restart_and_finish $sub "$T/submit2.log" "after the compaction, the second qc-submit"
 [ "$(grep -c '^CMU-1-Small-Region-pyramid.svs' "$T/out2/results.tsv")" = 1 ] \
     || fail "not one result row"
 pass "after a restart that rewrote the journal, and another, the running attempt's RESULT is still taken from its worker"
