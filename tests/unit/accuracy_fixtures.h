@@ -33,6 +33,24 @@ typedef struct {
 } fx_scores_t;
 
 /* A result's PNG as a 0/1 mask (its red channel over half), or NULL. */
+/* The share of truth's pixels (outside skip_a and skip_b, either NULL)
+ * that found flags, their count in *n (may be NULL); -1 when there is
+ * none (or no truth). Masks of one size. */
+static __attribute__ ((unused)) double
+fx_share_flagged (const qc_mask_t *found, const qc_mask_t *truth, const qc_mask_t *skip_a,
+                  const qc_mask_t *skip_b, size_t *n)
+{
+    size_t all = 0, on = 0;
+    for (size_t i = 0; found && truth && i < qc_npix (truth->w, truth->h); i++)
+        if (truth->px[i] && !(skip_a && skip_a->px[i]) && !(skip_b && skip_b->px[i])) {
+            all++;
+            on += found->px[i] != 0;
+        }
+    if (n)
+        *n = all;
+    return all ? (double) on / (double) all : -1;
+}
+
 static __attribute__ ((unused)) qc_mask_t *
 fx_result_mask (const qc_result_t *r, const char *suffix)
 {
@@ -119,14 +137,7 @@ fx_score_default (const qc_result_t *r, const char *dir, const char *name,
     snprintf (pale_path, sizeof pale_path, "%s/%s_truth_pale.png", dir, name);
     qc_mask_t *pale = access (pale_path, R_OK) == 0 ? fx_truth_at (pale_path, w, h)
                                                      : NULL;
-    size_t flagged = 0;
-    s->n_pale = 0;
-    for (size_t i = 0; pale && i < qc_npix (w, h); i++)
-        if (pale->px[i] && !no_fine->px[i] && !no_coarse->px[i]) {
-            s->n_pale++;
-            flagged += f[BLUR]->px[i] != 0;
-        }
-    s->pale = s->n_pale ? (double) flagged / (double) s->n_pale : -1;
+    s->pale = fx_share_flagged (f[BLUR], pale, no_fine, no_coarse, &s->n_pale);
     qc_mask_destroy (&pale);
     rc = 0;
 done:

@@ -219,15 +219,10 @@ truth_flagged (const qc_result_t *r, const char *name, const char *which)
     qc_mask_t *found = fx_result_mask (r, "_blurry.png");
     qc_mask_t *truth = found ? fx_truth_named (tmp, name, which, found->w, found->h)
                              : NULL;
-    size_t n = 0, on = 0;
-    for (size_t i = 0; truth && i < qc_npix (truth->w, truth->h); i++)
-        if (truth->px[i]) {
-            n++;
-            on += found->px[i] != 0;
-        }
+    double share = fx_share_flagged (found, truth, NULL, NULL, NULL);
     qc_mask_destroy (&found);
     qc_mask_destroy (&truth);
-    return n ? (double) on / (double) n : -1;
+    return share;
 }
 
 /* Weakly stained tissue in focus (qc-mkslide's pale, at 0.3 of its
