@@ -479,7 +479,7 @@ restore_run (qc_broker_t *b, char *err, size_t errlen)
                 j->finished_wall = zclock_time ();
         }
         tasks += j->sj->total;
-        queued += j->sj->queue[0].count + j->sj->queue[1].count + j->sj->queue[2].count;
+        queued += sched_job_queued (j->sj);
         waiting += j->last_seq - j->acked_seq;
     }
     remove_orphans (b);

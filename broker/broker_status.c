@@ -40,8 +40,7 @@ status_reply (qc_broker_t *b, const peer_t *p)
             r->total = j->sj->total;
             r->done = j->sj->done;
             r->failed = j->sj->failed;
-            r->queued = j->sj->queue[0].count + j->sj->queue[1].count
-                        + j->sj->queue[2].count;
+            r->queued = sched_job_queued (j->sj);
             r->running = j->sj->running + j->sj->dispatched;
             r->attached = j->attached;
             r->cancelled = j->sj->cancelled;

@@ -108,8 +108,11 @@ on_crash_report (qc_broker_t *b, const peer_t *p, const char *name, const qc_msg
         job_rec_t *job = jobs_of_ref (b, r);
         if (!job)
             continue;
+        sched_task_t *t = sched_job_task (job->sj, r->idx);
+        uint32_t blame_before = t ? t->blame : 0;
         sched_verdict_t v = sched_task_crashed_as (b->sched, job->sj, r->idx, r->attempt,
-                                                   name, p->cert ? p->cert->id : 0);
+                                                   name, p->cert ? p->cert->id : 0,
+                                                   (uint32_t) m->ncrashed);
         if (v == SCHED_NOT_YOURS || v == SCHED_LATE)
             refuse (b, p, "crash report for job %" PRIu64 " slide %" PRIu64 " attempt %u: "
                     "%s", job->id, r->idx, r->attempt, v == SCHED_LATE
@@ -121,8 +124,13 @@ on_crash_report (qc_broker_t *b, const peer_t *p, const char *name, const qc_msg
                               "certificates, an earlier broker life's crash report is not "
                               "counted (whether that life blamed it is not known)", name,
                               job->id, r->idx, r->attempt);
-        if (v == SCHED_OK) {
-            sched_task_t *t = sched_job_task (job->sj, r->idx);
+        if (v == SCHED_OK && t->blame == blame_before)
+            qc_log (QC_LOG_WARNING, MOD, "worker %s died (%s) while running %zu slides at "
+                    "once, which names none of them: %s (job %" PRIu64 ") is not blamed; it "
+                    "runs alone on a worker from now on, where a crash is its own", name,
+                    m->reason ? m->reason : "no reason given", m->ncrashed,
+                    QC_URL_SHOWN (t->path), job->id);
+        else if (v == SCHED_OK) {
             qc_log (QC_LOG_WARNING, MOD, "worker %s crashed (%s) while running %s "
                     "(job %" PRIu64 "): blame %u of %u", name,
                     m->reason ? m->reason : "no reason given", QC_URL_SHOWN (t->path), job->id,

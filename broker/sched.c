@@ -199,6 +199,8 @@ detach (sched_task_t *t, bool keep_credit)
     if (!w)
         return;
     list_unlink (&w->assigned, t, true);
+    if (w->alone == t)
+        w->alone = NULL;           /* the worker takes others again */
     if (t->state == TASK_RUNNING)
         t->job->running--;
     else
@@ -324,14 +326,23 @@ sched_job_task (const sched_job_t *job, uint64_t idx)
     return task_at (job, idx);
 }
 
+/* The queue of t in its job: by resource, apart when it runs alone. */
+static task_list_t *
+queue_of (const sched_task_t *t)
+{
+    return &t->job->queue[t->resource + (t->alone ? SCHED_ALONE : 0)];
+}
+
 static void
 enqueue (sched_t *self, sched_task_t *t, bool front)
 {
     t->state = TASK_QUEUED;
     t->worker = NULL;
     t->gpu = -1;
-    list_push (&t->job->queue[t->resource], t, front, false);
+    list_push (queue_of (t), t, front, false);
     self->queued++;
+    if (t->alone)
+        self->queued_alone[t->resource]++;
 }
 
 sched_task_t *
@@ -371,11 +382,22 @@ sched_job_finished (const sched_job_t *job)
            && job->done + job->failed == job->total;
 }
 
+size_t
+sched_job_queued (const sched_job_t *job)
+{
+    size_t n = 0;
+    for (int k = 0; job && k < SCHED_QUEUES; k++)
+        n += job->queue[k].count;
+    return n;
+}
+
 void
 sched_dequeue (sched_t *self, sched_task_t *t)
 {
-    list_unlink (&t->job->queue[t->resource], t, false);
+    list_unlink (queue_of (t), t, false);
     self->queued--;
+    if (t->alone)
+        self->queued_alone[t->resource]--;
 }
 
 static void
@@ -416,7 +438,7 @@ sched_job_cancel (sched_t *self, sched_job_t *job, const char *why)
         return;
     job->cancelled = true;
     job->cancel_why = why ? why : SCHED_CANCELLED_BY_CLIENT;
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < SCHED_QUEUES; k++)
         while (job->queue[k].head) {
             sched_task_t *t = job->queue[k].head;
             sched_dequeue (self, t);
@@ -456,7 +478,7 @@ sched_job_remove (sched_t *self, sched_job_t *job)
     }
     /* the cursor names the job served last; step it back so that the job
      * after this one is still next (job->next would skip it once) */
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < SCHED_QUEUES; k++)
         if (self->cursor[k] == job)
             self->cursor[k] = job->prev;
     if (job->prev) job->prev->next = job->next; else self->jobs = job->next;
@@ -664,12 +686,30 @@ bool
 sched_task_crashed (sched_t *self, sched_job_t *job, uint64_t idx,
                     uint32_t attempt, const char *name)
 {
-    return sched_task_crashed_as (self, job, idx, attempt, name, 0) == SCHED_OK;
+    return sched_task_crashed_as (self, job, idx, attempt, name, 0, 1) == SCHED_OK;
+}
+
+/* A crash that took t with other slides and named no culprit: t is not
+ * blamed; it runs alone from now on (a queued t moves to its alone
+ * queue, an assigned attempt goes back there). */
+static void
+crashed_with_others (sched_t *self, sched_task_t *t, uint32_t attempt)
+{
+    bool queued = t->state == TASK_QUEUED;
+    if (queued)
+        sched_dequeue (self, t);
+    t->alone = true;
+    if (t->worker && t->attempt == attempt) {
+        detach (t, false);
+        requeue (self, t, NULL);
+    } else if (queued)
+        enqueue (self, t, true);
 }
 
 sched_verdict_t
 sched_task_crashed_as (sched_t *self, sched_job_t *job, uint64_t idx,
-                       uint32_t attempt, const char *name, uint32_t who)
+                       uint32_t attempt, const char *name, uint32_t who,
+                       uint32_t together)
 {
     sched_task_t *t = sched_job_task (job, idx);
     sched_verdict_t v = self ? judge (self, t, attempt) : SCHED_UNKNOWN;
@@ -686,6 +726,10 @@ sched_task_crashed_as (sched_t *self, sched_job_t *job, uint64_t idx,
     if (self->identities && self->timeout && self->now - since > self->timeout)
         return SCHED_LATE;
     t->crash_att = attempt;
+    if (together > 1 && !t->alone) {
+        crashed_with_others (self, t, attempt);
+        return SCHED_OK;
+    }
     t->blame++;
     char reason[512];
     snprintf (reason, sizeof reason,

@@ -8,7 +8,9 @@
  *        +----------+ in time (deadline): back   | past the deadline (blame
  *        +---------------------------------------+ + 1): back to QUEUED, or
  *                                                  FAILED once blame
- *                                                  reaches max_deaths
+ *                                                  reaches max_deaths; a
+ *                                                  crash of several slides:
+ *                                                  QUEUED to run alone
  *
  * No sockets here: the broker feeds events in and gets assignments,
  * revocations and verdicts out through callbacks, so every rule is
@@ -38,7 +40,10 @@
  *
  * Blame is for a slide's own executions only: a crash the worker's
  * supervisor reports for that task (sched_task_crashed), or its run past
- * the task deadline. A worker that vanishes (killed, its machine lost,
+ * the task deadline. A crash report that names several slides at once
+ * (a SIGKILL, the kernel's OOM killer: no thread was caught crashing)
+ * names no culprit: none of them is blamed; each runs alone from then on
+ * (below), where its own crash is blamed. A worker that vanishes (killed, its machine lost,
  * its network cut) is not a verdict on the slides it held: they go back
  * to the queue unblamed; only after max_vanished such losses is a slide
  * given up (a safety net for a slide that kills workers that cannot
@@ -49,6 +54,14 @@
  * runs (deadline, or a result of an earlier attempt that came first) keeps
  * its executor busy: it stays on the worker as a ghost that holds its
  * credit until the worker's RESULT for it comes, or the worker goes.
+ *
+ * Running alone: a task marked alone waits in its job's alone queues
+ * and goes only to a worker holding nothing (no task, no ghost), which
+ * takes nothing else while it runs. A busy worker able to run it is set
+ * aside (clearing: no new tasks) until it empties, one such worker per
+ * alone task queued, the least loaded first. Whether a task runs alone
+ * is not journalled: after a broker restart it runs with others again
+ * (and a second shared crash marks it again).
  *
  * Fairness: each resource kind keeps a round-robin cursor over jobs, so two
  * clients' cohorts interleave task by task. */
@@ -108,6 +121,9 @@ typedef struct sched_task {
     char *path;
     uint8_t state;             /* task_state_t */
     uint8_t resource;          /* qc_resource_t */
+    bool alone;                /* a crash took it with other slides,
+                                  naming no culprit: it runs alone on a
+                                  worker from now on */
     uint16_t vanished;         /* workers lost while running it (no blame) */
     uint32_t attempt;          /* the last attempt dispatched */
     uint32_t blame;            /* its own executions that crashed or ran
@@ -128,6 +144,11 @@ typedef struct {
     size_t count;
 } task_list_t;
 
+/* A job's queues: one per qc_resource_t, then one per qc_resource_t for
+ * the tasks that run alone. */
+#define SCHED_ALONE 3
+#define SCHED_QUEUES 6
+
 struct sched_job {
     uint64_t id;
     sched_task_t **blocks;     /* tasks in blocks of 16, 16, 32 ... 512, then
@@ -146,7 +167,9 @@ struct sched_job {
                                   base are none of theirs (those before,
                                   restored from the journal, may have run
                                   in earlier lives) */
-    task_list_t queue[3];      /* by qc_resource_t */
+    task_list_t queue[SCHED_QUEUES];   /* by qc_resource_t, then those
+                                          that run alone (SCHED_ALONE +
+                                          qc_resource_t) */
     void *owner;               /* the broker's per-job record */
     sched_job_t *prev, *next;
 };
@@ -167,6 +190,10 @@ struct sched_worker {
     bool draining;             /* takes no new tasks */
     bool stalled;              /* a task it held never started in time:
                                   no new tasks until it shows progress */
+    bool clearing;             /* set aside for a task that runs alone:
+                                  no new tasks until it holds none */
+    sched_task_t *alone;       /* the task it runs alone: nothing else is
+                                  dispatched to it meanwhile */
     uint32_t who;              /* its identity (certificate number), set
                                   by the broker; 0 without identities */
     task_list_t assigned;
@@ -233,6 +260,8 @@ sched_task_t *sched_job_add (sched_t *self, sched_job_t *job,
 sched_task_t *sched_job_task (const sched_job_t *job, uint64_t idx);
 /* True when every task of a final job is DONE or FAILED. */
 bool sched_job_finished (const sched_job_t *job);
+/* Its tasks waiting in its queues (those that run alone included). */
+size_t sched_job_queued (const sched_job_t *job);
 /* Drops the job's queued tasks, each FAILED with why (a static text; NULL:
  * SCHED_CANCELLED_BY_CLIENT); running ones finish and their results are
  * still reported, as are those that leave their worker, with the same
@@ -295,16 +324,21 @@ sched_verdict_t sched_task_finished_as (sched_t *self, sched_worker_t *w,
  * worker process crashed (name: the worker): blame + 1, once per attempt.
  * Below max_deaths the crashed execution (if still assigned) goes back to
  * the queue; at max_deaths the task is FAILED, and an attempt running
- * elsewhere meanwhile is taken back. True when blame was counted. */
+ * elsewhere meanwhile is taken back. True when the report was taken. */
 bool sched_task_crashed (sched_t *self, sched_job_t *job, uint64_t idx,
                          uint32_t attempt, const char *name);
-/* The same, reported by identity who: SCHED_OK when blame was counted;
- * with identities on, SCHED_NOT_YOURS unless the attempt was dispatched
- * to who, SCHED_LATE when it comes past that attempt's deadline.
- * sched_task_crashed is this with identity 0 (true for SCHED_OK). */
+/* The same, reported by identity who, in a report that named together
+ * slides (this one included): SCHED_OK when the report was taken; with
+ * identities on, SCHED_NOT_YOURS unless the attempt was dispatched to
+ * who, SCHED_LATE when it comes past that attempt's deadline. A report of
+ * more than one slide names no culprit: a task not yet running alone is
+ * not blamed but marked alone (see Running alone above); one already
+ * alone is blamed. sched_task_crashed is this with identity 0 and
+ * together 1 (true for SCHED_OK). */
 sched_verdict_t sched_task_crashed_as (sched_t *self, sched_job_t *job,
                                        uint64_t idx, uint32_t attempt,
-                                       const char *name, uint32_t who);
+                                       const char *name, uint32_t who,
+                                       uint32_t together);
 
 /* Takes back what is past the deadline: a task RUNNING too long is
  * blamed and requeued (or FAILED), its worker told and its credit held

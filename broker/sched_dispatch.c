@@ -1,8 +1,10 @@
 /* The scheduler's dispatch policy (contract in sched.h): which queued
- * task goes to which worker next. Jobs share the workers round-robin
- * (a cursor per resource); idle capacity is filled before any prefetch,
- * and free GPUs before CPU slots. The transition itself (QUEUED ->
- * DISPATCHED) is sched.c's sched_assign. */
+ * task goes to which worker next. Tasks that run alone go first, each to
+ * a worker holding nothing (busy ones are set aside until they empty).
+ * Then jobs share the workers round-robin (a cursor per queue); idle
+ * capacity is filled before any prefetch, and free GPUs before CPU
+ * slots. The transition itself (QUEUED -> DISPATCHED) is sched.c's
+ * sched_assign. */
 #include "broker/sched_int.h"
 
 /* The next job (round-robin after the cursor) with a task in one of the
@@ -64,11 +66,87 @@ assign_one (sched_t *self, sched_worker_t *w, int pass, bool gpu)
     return false;
 }
 
+static uint32_t
+load_of (const sched_worker_t *w)
+{
+    return w->cpu_inflight + w->gpu_inflight;
+}
+
+/* Whether w could run one of the tasks queued to run alone: a GPU task
+ * needs a GPU, a CPU task a CPU slot. */
+static bool
+fits_alone (const sched_t *self, const sched_worker_t *w)
+{
+    const size_t *q = self->queued_alone;
+    return (w->ngpus && (q[QC_RES_GPU] || q[QC_RES_ANY]))
+           || (w->slots && (q[QC_RES_CPU] || q[QC_RES_ANY]));
+}
+
+/* Gives w, which holds nothing, one task to run alone: on its first GPU
+ * when it has one and a GPU or ANY task waits, else on a CPU slot. */
+static bool
+give_alone (sched_t *self, sched_worker_t *w)
+{
+    static const int gpu_kinds[] = {SCHED_ALONE + QC_RES_GPU, SCHED_ALONE + QC_RES_ANY};
+    static const int cpu_kinds[] = {SCHED_ALONE + QC_RES_CPU, SCHED_ALONE + QC_RES_ANY};
+    int gpu = 0;
+    sched_task_t *t = w->ngpus ? take_task (self, SCHED_ALONE + QC_RES_GPU, gpu_kinds, 2)
+                               : NULL;
+    if (!t && w->slots) {
+        t = take_task (self, SCHED_ALONE + QC_RES_CPU, cpu_kinds, 2);
+        gpu = -1;
+    }
+    if (!t)
+        return false;
+    sched_assign (self, t, w, gpu);
+    if (t->worker == w)        /* not failed for too many attempts */
+        w->alone = t;
+    w->clearing = false;
+    return true;
+}
+
+static size_t
+alone_waiting (const sched_t *self)
+{
+    return self->queued_alone[0] + self->queued_alone[1] + self->queued_alone[2];
+}
+
+/* Tasks that run alone: each to a worker that holds nothing; then as
+ * many busy workers set aside (clearing) as such tasks still wait, the
+ * least loaded first, and no more (a clearing worker no longer needed
+ * takes tasks again). */
+static void
+dispatch_alone (sched_t *self)
+{
+    for (sched_worker_t *w = self->workers; w && alone_waiting (self); w = w->next)
+        if (!w->draining && !w->stalled && !w->alone && load_of (w) == 0
+            && fits_alone (self, w))
+            give_alone (self, w);
+    size_t waiting = alone_waiting (self), clearing = 0;
+    for (sched_worker_t *w = self->workers; w; w = w->next) {
+        if (w->clearing && (w->draining || clearing >= waiting || !fits_alone (self, w)))
+            w->clearing = false;
+        clearing += w->clearing;
+    }
+    while (clearing < waiting) {
+        sched_worker_t *best = NULL;
+        for (sched_worker_t *w = self->workers; w; w = w->next)
+            if (!w->clearing && !w->alone && !w->draining && !w->stalled
+                && fits_alone (self, w) && (!best || load_of (w) < load_of (best)))
+                best = w;
+        if (!best)
+            break;
+        best->clearing = true;
+        clearing++;
+    }
+}
+
 void
 sched_dispatch (sched_t *self)
 {
     if (!self)
         return;
+    dispatch_alone (self);
     /* one task per worker per round, so idle workers are served before
      * any worker's prefetch fills; free GPUs on every worker are offered
      * first, so an ANY task takes a free GPU wherever there is one before
@@ -80,7 +158,8 @@ sched_dispatch (sched_t *self)
         while (progress && self->queued > 0) {
             progress = false;
             for (sched_worker_t *w = self->workers; w && self->queued > 0; w = w->next)
-                if (!w->draining && !w->stalled && assign_one (self, w, pass, gpu))
+                if (!w->draining && !w->stalled && !w->clearing && !w->alone
+                    && assign_one (self, w, pass, gpu))
                     progress = true;
         }
     }

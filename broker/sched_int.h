@@ -15,10 +15,12 @@ struct sched {
     sched_callbacks_t cb;
     sched_job_t *jobs;             /* all jobs, oldest first */
     sched_job_t *jobs_tail;
-    sched_job_t *cursor[3];        /* round-robin position per resource */
+    sched_job_t *cursor[SCHED_QUEUES];  /* round-robin position per queue */
     sched_worker_t *workers;       /* all workers, oldest first */
     sched_worker_t *workers_tail;
     size_t queued;                 /* tasks in every job's queues */
+    size_t queued_alone[3];        /* of those, tasks that run alone, by
+                                      qc_resource_t */
 };
 
 /* Takes t off its job's queue (QUEUED, about to be assigned). */

@@ -12,8 +12,10 @@
  * rather than lose it, so leaving may take one slide longer. */
 #include "worker/worker_int.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "shared/cli.h"
 #include "shared/log.h"
@@ -130,6 +132,10 @@ test_hooks (qc_worker_t *w, const qc_task_t *task)
     if (w->cfg.test_crash_on && strstr (task->path, w->cfg.test_crash_on)) {
         qc_log (QC_LOG_WARNING, "worker", "--test-crash-on: crashing on %s", shown);
         abort ();
+    }
+    if (w->cfg.test_kill_on && strstr (task->path, w->cfg.test_kill_on)) {
+        qc_log (QC_LOG_WARNING, "worker", "--test-kill-on: SIGKILL on %s", shown);
+        kill (getpid (), SIGKILL);
     }
     if (w->cfg.test_hang_on && strstr (task->path, w->cfg.test_hang_on)) {
         qc_log (QC_LOG_WARNING, "worker", "--test-hang-on: hanging on %s", shown);

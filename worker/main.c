@@ -81,6 +81,9 @@ usage (FILE *to)
         "                         (makes fault tests catch tasks mid-run)\n"
         "      --test-crash-on S  FOR TESTS ONLY: crash (abort) on a slide whose\n"
         "                         path contains S\n"
+        "      --test-kill-on S   FOR TESTS ONLY: the worker process kills itself\n"
+        "                         (SIGKILL, as the OOM killer does: no culprit\n"
+        "                         known) on such a slide\n"
         "      --test-hang-on S   FOR TESTS ONLY: never finish such a slide\n"
         "      --cache DIR        slides by URL that must be read whole (NDPI,\n"
         "                         MIRAX, ...) are downloaded into DIR once and\n"
@@ -122,6 +125,7 @@ enum {
     OPT_GPU_READ_THREADS,
     OPT_NO_SUPERVISE,
     OPT_TEST_CRASH_ON,
+    OPT_TEST_KILL_ON,
     OPT_TEST_HANG_ON,
     OPT_CACHE,
     OPT_CACHE_MAX,
@@ -163,6 +167,7 @@ main (int argc, char **argv)
         {"gpu-read-threads", required_argument, 0, OPT_GPU_READ_THREADS},
         {"no-supervise", no_argument, 0, OPT_NO_SUPERVISE},
         {"test-crash-on", required_argument, 0, OPT_TEST_CRASH_ON},
+        {"test-kill-on", required_argument, 0, OPT_TEST_KILL_ON},
         {"test-hang-on", required_argument, 0, OPT_TEST_HANG_ON},
         {"cache", required_argument, 0, OPT_CACHE},
         {"cache-max", required_argument, 0, OPT_CACHE_MAX},
@@ -236,6 +241,7 @@ main (int argc, char **argv)
             break;
         case OPT_NO_SUPERVISE: supervise = false; break;
         case OPT_TEST_CRASH_ON: cfg.test_crash_on = optarg; break;
+        case OPT_TEST_KILL_ON: cfg.test_kill_on = optarg; break;
         case OPT_TEST_HANG_ON: cfg.test_hang_on = optarg; break;
         case OPT_CACHE: cfg.cache_dir = optarg; break;
         case OPT_NO_FETCH_AHEAD: cfg.no_fetch_ahead = true; break;

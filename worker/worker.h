@@ -55,6 +55,8 @@ typedef struct {
     uint32_t task_delay_ms;    /* tests only: sleep before each task */
     const char *test_crash_on; /* tests only: abort () on a slide whose
                                   path contains this */
+    const char *test_kill_on;  /* tests only: SIGKILL the process on such
+                                  a slide (no culprit known) */
     const char *test_hang_on;  /* tests only: never finish such a slide */
     struct qc_crash_table *crash_table;  /* shared with the supervisor
                                   (worker/supervise.h); NULL: none */

@@ -4,7 +4,8 @@
 # worker; with --max-deaths 1 it is failed at its first crash, while the
 # slide that ran beside it in the same process is not blamed. Workers
 # killed with -9 around the other slides blame nothing: every other
-# slide passes.
+# slide passes. A worker process that dies of SIGKILL (the OOM killer)
+# with several slides names no culprit: they run again, each alone.
 . "$(dirname "$0")/lib.sh"
 
 make_cohort "$T/cohort" 40 >/dev/null
@@ -61,3 +62,36 @@ grep -q "worker wc (.*) restarted after a crash: its old process's [0-9]* other 
     || fail "the crashed process's registration not retired: $(grep ' wc ' "$T/broker.log")"
 grep -q "worker wc .*declared dead" "$T/broker.log" && fail "the restarted worker was declared dead"
 pass "a supervised worker's crashed process is retired when its successor joins, not declared dead later"
+
+# a worker process killed with SIGKILL (as the kernel's OOM killer does)
+# while it runs several slides names no culprit: none is blamed (here
+# --max-deaths 1 would fail them all); each runs alone, where the slide
+# that kills its worker does so alone and is failed; every other passes
+kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
+port=$(free_port)
+ln -s "$(readlink -f "$(sed -n 2p "$T/list")")" "$T/cohort/KILLER.svs"
+{ echo "$T/cohort/KILLER.svs"; sed -n 2,9p "$T/list"; } >"$T/list3"
+start_broker $port --heartbeat-ms 200 --max-deaths 1
+start_worker $port wk --slots 3 --heartbeat-ms 200 --task-delay-ms 400 --test-kill-on KILLER
+wait_for "worker registered" 10 "workers_registered $port 1"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out3" --list "$T/list3" \
+    >"$T/submit3.log" 2>&1 &
+submit=$!
+PIDS+=($submit)
+for i in $(seq 1 900); do kill -0 $submit 2>/dev/null || break; sleep 0.1; done
+kill -0 $submit 2>/dev/null && fail "qc-submit did not finish in 90 s: $(tail -3 "$T/submit3.log")"
+wait $submit; rc=$?
+[ $rc -eq 1 ] || fail "qc-submit exit $rc, expected 1: $(tail -3 "$T/submit3.log")"
+check_exactly_once "$T/out3" "$T/list3"
+[ "$(wc -l <"$T/out3/error.log")" -eq 1 ] \
+    || fail "only the killing slide may fail: $(cat "$T/out3/error.log")"
+grep -q "KILLER.svs.*slide failed on 1 workers without a result (crashed.*crashed while running it)" \
+    "$T/out3/error.log" || fail "the killing slide's reason: $(cat "$T/out3/error.log")"
+grep -q "the worker process died of signal 9 (Killed) while running [23] task" \
+    "$T/worker-wk.log" || fail "no SIGKILL with several slides running: $(grep died "$T/worker-wk.log")"
+shared=$(grep -c "while running [23] slides at once, which names none of them.*runs alone" \
+    "$T/broker.log")
+[ "$shared" -ge 2 ] || fail "the shared crash's slides were not sent to run alone: $shared"
+grep -q "worker wk.*crashed (signal 9 (Killed)) while running .*KILLER.svs.*blame 1 of 1" \
+    "$T/broker.log" || fail "the killing slide was not blamed alone: $(grep KILLER "$T/broker.log")"
+pass "a SIGKILL with several slides running blamed none; alone, the killing slide was failed, the other 8 passed"

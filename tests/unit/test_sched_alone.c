@@ -1,0 +1,242 @@
+/* Scheduler tests, crashes that name no culprit: a crash report of
+ * several slides at once (a SIGKILL: the OOM killer) blames none of
+ * them; each then runs alone on a worker holding nothing, busy workers
+ * are set aside until they empty, and a crash there is the slide's own.
+ * Fixtures: sched_fixtures.h. */
+#include "tests/unit/sched_fixtures.h"
+
+/* Reports every task running on w as crashed in one report. */
+static size_t
+crash_all (sched_t *s, sched_worker_t *w, const char *name)
+{
+    sched_task_t *on[64];
+    size_t n = 0;
+    for (sched_task_t *t = w->assigned.head; t && n < 64; t = t->wnext)
+        if (t->state == TASK_RUNNING)
+            on[n++] = t;
+    for (size_t i = 0; i < n; i++)
+        CHECK (sched_task_crashed_as (s, on[i]->job, on[i]->idx, on[i]->attempt, name, 0,
+                                      (uint32_t) n) == SCHED_OK);
+    return n;
+}
+
+static void
+start_all (sched_t *s, sched_worker_t *w)
+{
+    for (sched_task_t *t = w->assigned.head; t; t = t->wnext)
+        if (t->state == TASK_DISPATCHED)
+            start (s, w, t->job, t->idx);
+}
+
+/* The one task dispatched since index from, or NULL. */
+static sched_task_t *
+only_since (const rec_t *r, size_t from)
+{
+    return r->nd == from + 1 ? r->d[from].task : NULL;
+}
+
+/* A shared crash: no blame, each slide alone afterwards, on one worker
+ * at a time, busy workers set aside; the rest wait; then all finish. */
+static void
+test_shared_crash_runs_alone (void)
+{
+    rec_t r;
+    sched_t *s = new_sched (&r, 1);          /* one crash fails a slide */
+    sched_job_t *j = new_job (s, 1, 10, QC_RES_CPU, true);
+    sched_worker_t *w1 = sched_worker_add (s, 4, 0, NULL, 0, NULL);
+    sched_worker_t *w2 = sched_worker_add (s, 2, 0, NULL, 0, NULL);
+    sched_dispatch (s);
+    CHECK (r.nd == 6 && count_for (&r, w1) == 4 && count_for (&r, w2) == 2);
+    start_all (s, w1);
+    start_all (s, w2);
+    sched_task_t *crashed[4];
+    size_t k = 0;
+    for (sched_task_t *t = w1->assigned.head; t && k < 4; t = t->wnext)
+        crashed[k++] = t;
+    CHECK (crash_all (s, w1, "w1") == 4);
+    CHECK (r.nf == 0, "a crash of 4 slides at once fails none (max_deaths 1): %zu", r.nf);
+    for (size_t i = 0; i < k; i++)
+        CHECK (crashed[i]->blame == 0 && crashed[i]->alone
+               && crashed[i]->state == TASK_QUEUED && crashed[i]->worker == NULL,
+               "slide %zu: blame %u, alone %d", i, crashed[i]->blame, crashed[i]->alone);
+    CHECK (w1->cpu_inflight == 0 && j->running == 2);
+    CHECK (sched_job_queued (j) == 8 && sched_queue_depth (s) == 8,
+           "4 alone + 4 never dispatched: %zu", sched_job_queued (j));
+    sched_worker_remove (s, w1, true, "w1");  /* the crashed process's record */
+
+    /* the restarted process holds nothing: one alone slide, nothing
+     * else; the busy w2 is set aside */
+    sched_worker_t *w3 = sched_worker_add (s, 4, 2, NULL, 0, NULL);
+    size_t from = r.nd;
+    sched_dispatch (s);
+    sched_task_t *a = only_since (&r, from);
+    CHECK (a && a->alone && a->worker == w3 && w3->alone == a,
+           "one alone slide to the empty worker, %zu dispatched", r.nd - from);
+    CHECK (w2->clearing && !w3->clearing, "the busy worker is set aside");
+    /* more capacity frees up, still nothing else goes out */
+    start (s, w3, j, a->idx);
+    from = r.nd;
+    sched_dispatch (s);
+    CHECK (r.nd == from, "a worker running an alone slide or clearing takes nothing");
+
+    /* w2 empties: it gets the next alone slide */
+    while (w2->assigned.head)
+        CHECK (finish (s, j, w2->assigned.head->idx, true));
+    from = r.nd;
+    sched_dispatch (s);
+    sched_task_t *b = only_since (&r, from);
+    CHECK (b && b->alone && b->worker == w2 && w2->alone == b && !w2->clearing);
+
+    /* the two alone slides pass; the last two alone ones go out one per
+     * worker; then the others, with prefetch */
+    CHECK (finish (s, j, a->idx, true));
+    start (s, w2, j, b->idx);
+    CHECK (finish (s, j, b->idx, true));
+    from = r.nd;
+    sched_dispatch (s);
+    CHECK (r.nd == from + 2 && r.d[from].task->alone && r.d[from + 1].task->alone
+           && r.d[from].worker != r.d[from + 1].worker,
+           "two alone slides on two empty workers: %zu dispatched", r.nd - from);
+    for (size_t i = from; i < from + 2 && i < r.nd; i++) {
+        start (s, r.d[i].worker, j, r.d[i].idx);
+        CHECK (finish (s, j, r.d[i].idx, true));
+    }
+    CHECK (!w2->alone && !w3->alone && !w2->clearing && !w3->clearing);
+    from = r.nd;
+    sched_dispatch (s);
+    CHECK (r.nd == from + 4, "the 4 others go out once no slide waits alone: %zu",
+           r.nd - from);
+    for (size_t i = from; i < r.nd; i++) {
+        CHECK (!r.d[i].task->alone);
+        start (s, r.d[i].worker, j, r.d[i].idx);
+        CHECK (finish (s, j, r.d[i].idx, true));
+    }
+    CHECK (sched_job_finished (j) && j->done == 10 && j->failed == 0 && r.nf == 0);
+    sched_destroy (&s);
+    rec_free (&r);
+}
+
+/* An alone slide that crashes there is blamed, to max_deaths; so is one
+ * in a shared report once it is alone (it should have been alone). */
+static void
+test_alone_crash_blamed (void)
+{
+    rec_t r;
+    sched_t *s = new_sched (&r, 2);
+    sched_job_t *j = new_job (s, 2, 2, QC_RES_CPU, true);
+    sched_worker_t *w = sched_worker_add (s, 2, 0, NULL, 0, NULL);
+    sched_dispatch (s);
+    start_all (s, w);
+    CHECK (crash_all (s, w, "w") == 2);
+    sched_task_t *t0 = sched_job_task (j, 0), *t1 = sched_job_task (j, 1);
+    CHECK (t0->alone && t1->alone && t0->blame == 0 && t1->blame == 0);
+    size_t from = r.nd;
+    sched_dispatch (s);
+    sched_task_t *a = only_since (&r, from);
+    CHECK (a != NULL, "one alone slide on the one worker");
+    if (!a)
+        goto out;
+    start (s, w, j, a->idx);
+    /* alone, its crash is its own */
+    CHECK (sched_task_crashed_as (s, j, a->idx, a->attempt, "w", 0, 1) == SCHED_OK);
+    CHECK (a->blame == 1 && a->alone && a->state == TASK_QUEUED && r.nf == 0);
+    CHECK (w->alone == NULL && w->cpu_inflight == 0, "the worker is free again");
+    /* a shared report while alone still counts */
+    from = r.nd;
+    sched_dispatch (s);
+    sched_task_t *again = only_since (&r, from);
+    CHECK (again != NULL);
+    if (!again)
+        goto out;
+    start (s, w, j, again->idx);
+    CHECK (sched_task_crashed_as (s, j, again->idx, again->attempt, "w", 0, 3) == SCHED_OK);
+    CHECK (again->blame == 1 + (again == a), "blame %u", again->blame);
+    if (again == a) {
+        CHECK (r.nf == 1 && a->state == TASK_FAILED, "max_deaths 2 reached alone");
+        if (r.nf == 1)
+            CHECK (strstr (r.f[0].reason, "2 workers") && strstr (r.f[0].reason, "crashed"),
+                   "reason: %s", r.f[0].reason);
+    }
+out:
+    sched_destroy (&s);
+    rec_free (&r);
+}
+
+/* Alone slides go only where they can run: a CPU slide never to a
+ * GPU-only worker (nor is one set aside for it), a GPU slide on a GPU;
+ * draining and stalled workers are neither used nor set aside; a cancel
+ * fails alone slides too; a queued slide named by a late shared report
+ * moves to run alone. */
+static void
+test_alone_where (void)
+{
+    rec_t r;
+    sched_t *s = new_sched (&r, 3);
+    sched_job_t *j = new_job (s, 3, 3, QC_RES_CPU, true);
+    sched_worker_t *w = sched_worker_add (s, 3, 0, NULL, 0, NULL);
+    sched_dispatch (s);
+    start_all (s, w);
+    CHECK (crash_all (s, w, "w") == 3);
+    sched_worker_remove (s, w, true, "w");
+    uint32_t dev = 0;
+    sched_worker_t *g = sched_worker_add (s, 0, 0, &dev, 1, NULL);
+    size_t from = r.nd;
+    sched_dispatch (s);
+    CHECK (r.nd == from && !g->clearing, "a GPU-only worker runs no CPU slide");
+    sched_worker_t *c = sched_worker_add (s, 2, 0, NULL, 0, NULL);
+    sched_worker_drain (s, c);
+    sched_dispatch (s);
+    CHECK (r.nd == from, "a draining worker takes no alone slide");
+    sched_worker_t *c2 = sched_worker_add (s, 2, 0, NULL, 0, NULL);
+    sched_dispatch (s);
+    CHECK (r.nd == from + 1 && r.d[from].worker == c2 && r.d[from].gpu == -1);
+    /* cancel: the queued alone slides fail with the job */
+    sched_job_cancel (s, j, NULL);
+    CHECK (r.nf == 2 && sched_job_queued (j) == 0, "failed %zu", r.nf);
+    CHECK (finish (s, j, r.d[from].idx, true) && sched_job_finished (j));
+
+    /* a GPU job: a shared crash of the two slides running on a worker
+     * with two GPUs; they then run alone on GPU 0 of the other GPU
+     * worker once it has emptied, which takes nothing else meanwhile */
+    sched_job_t *gj = new_job (s, 4, 8, QC_RES_GPU, true);
+    uint32_t devs[2] = {0, 1};
+    sched_worker_t *g2 = sched_worker_add (s, 0, 0, devs, 2, NULL);
+    rec_clear (&r);
+    sched_dispatch (s);
+    CHECK (r.nd == 6, "g: 1 + 1 prefetch, g2: 2 + 2 prefetch, got %zu", r.nd);
+    start_all (s, g);
+    sched_task_t *run[2] = {g2->assigned.head, g2->assigned.head->wnext};
+    for (int i = 0; i < 2; i++)
+        start (s, g2, gj, run[i]->idx);
+    CHECK (crash_all (s, g2, "g2") == 2 && g2->gpu_inflight == 2,
+           "2 running crashed, 2 prefetched stay");
+    CHECK (run[0]->alone && run[1]->alone && run[0]->blame == 0);
+    sched_task_t *late = g2->assigned.head;
+    uint32_t late_att = late->attempt;
+    sched_worker_remove (s, g2, true, "g2");
+    CHECK (late->state == TASK_QUEUED && !late->alone, "a prefetched slide goes back");
+    /* a queued slide that a shared report names late moves to run alone */
+    CHECK (sched_task_crashed_as (s, gj, late->idx, late_att, "g2", 0, 2) == SCHED_OK);
+    CHECK (late->alone && late->state == TASK_QUEUED && late->blame == 0);
+    CHECK (sched_job_queued (gj) == 6, "3 alone, 3 others: %zu", sched_job_queued (gj));
+    rec_clear (&r);
+    sched_dispatch (s);
+    CHECK (r.nd == 0 && g->clearing && !c2->clearing,
+           "the busy GPU worker is set aside, not the CPU one; %zu dispatched", r.nd);
+    while (g->assigned.head)
+        CHECK (finish (s, gj, g->assigned.head->idx, true));
+    sched_dispatch (s);
+    CHECK (r.nd == 1 && r.d[0].task->alone && r.d[0].gpu == 0 && g->alone == r.d[0].task,
+           "an alone slide on the emptied GPU worker");
+    sched_destroy (&s);
+    rec_free (&r);
+}
+
+int
+main (void)
+{
+    test_shared_crash_runs_alone ();
+    test_alone_crash_blamed ();
+    test_alone_where ();
+    return check_done ("test_sched_alone");
+}
