@@ -72,20 +72,34 @@ load_of (const sched_worker_t *w)
     return w->cpu_inflight + w->gpu_inflight;
 }
 
-/* Whether w could run one of the tasks queued to run alone: a GPU task
- * needs a GPU, a CPU task a CPU slot. */
-static bool
-fits_alone (const sched_t *self, const sched_worker_t *w)
+/* The tasks waiting to run alone that could go out now (not in a held
+ * job), by qc_resource_t; their total. A walk over the jobs, made only
+ * while some task waits to run alone (after a crash). */
+static size_t
+alone_ready (const sched_t *self, size_t ready[3])
 {
-    const size_t *q = self->queued_alone;
-    return (w->ngpus && (q[QC_RES_GPU] || q[QC_RES_ANY]))
-           || (w->slots && (q[QC_RES_CPU] || q[QC_RES_ANY]));
+    ready[0] = ready[1] = ready[2] = 0;
+    if (!self->queued_alone[0] && !self->queued_alone[1] && !self->queued_alone[2])
+        return 0;
+    for (const sched_job_t *j = self->jobs; j; j = j->next)
+        for (int k = 0; k < 3 && !j->held; k++)
+            ready[k] += j->queue[SCHED_ALONE + k].count;
+    return ready[0] + ready[1] + ready[2];
+}
+
+/* Whether w could run one of those: a GPU task needs a GPU, a CPU task
+ * a CPU slot. */
+static bool
+fits_alone (const size_t ready[3], const sched_worker_t *w)
+{
+    return (w->ngpus && (ready[QC_RES_GPU] || ready[QC_RES_ANY]))
+           || (w->slots && (ready[QC_RES_CPU] || ready[QC_RES_ANY]));
 }
 
 /* Gives w, which holds nothing, one task to run alone: on its first GPU
  * when it has one and a GPU or ANY task waits, else on a CPU slot. */
 static bool
-give_alone (sched_t *self, sched_worker_t *w)
+give_alone (sched_t *self, sched_worker_t *w, size_t ready[3])
 {
     static const int gpu_kinds[] = {SCHED_ALONE + QC_RES_GPU, SCHED_ALONE + QC_RES_ANY};
     static const int cpu_kinds[] = {SCHED_ALONE + QC_RES_CPU, SCHED_ALONE + QC_RES_ANY};
@@ -98,17 +112,12 @@ give_alone (sched_t *self, sched_worker_t *w)
     }
     if (!t)
         return false;
+    ready[t->resource]--;
     sched_assign (self, t, w, gpu);
     if (t->worker == w)        /* not failed for too many attempts */
         w->alone = t;
     w->clearing = false;
     return true;
-}
-
-static size_t
-alone_waiting (const sched_t *self)
-{
-    return self->queued_alone[0] + self->queued_alone[1] + self->queued_alone[2];
 }
 
 /* Tasks that run alone: each to a worker that holds nothing; then as
@@ -118,13 +127,15 @@ alone_waiting (const sched_t *self)
 static void
 dispatch_alone (sched_t *self)
 {
-    for (sched_worker_t *w = self->workers; w && alone_waiting (self); w = w->next)
+    size_t ready[3];
+    size_t waiting = alone_ready (self, ready);
+    for (sched_worker_t *w = self->workers; w && waiting; w = w->next)
         if (!w->draining && !w->stalled && !w->alone && load_of (w) == 0
-            && fits_alone (self, w))
-            give_alone (self, w);
-    size_t waiting = alone_waiting (self), clearing = 0;
+            && fits_alone (ready, w) && give_alone (self, w, ready))
+            waiting--;
+    size_t clearing = 0;
     for (sched_worker_t *w = self->workers; w; w = w->next) {
-        if (w->clearing && (w->draining || clearing >= waiting || !fits_alone (self, w)))
+        if (w->clearing && (w->draining || clearing >= waiting || !fits_alone (ready, w)))
             w->clearing = false;
         clearing += w->clearing;
     }
@@ -132,7 +143,7 @@ dispatch_alone (sched_t *self)
         sched_worker_t *best = NULL;
         for (sched_worker_t *w = self->workers; w; w = w->next)
             if (!w->clearing && !w->alone && !w->draining && !w->stalled
-                && fits_alone (self, w) && (!best || load_of (w) < load_of (best)))
+                && fits_alone (ready, w) && (!best || load_of (w) < load_of (best)))
                 best = w;
         if (!best)
             break;

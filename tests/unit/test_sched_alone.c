@@ -232,11 +232,44 @@ test_alone_where (void)
     rec_free (&r);
 }
 
+/* A held job's alone slides (its client went away before sending them
+ * all) cannot go out: no worker is set aside for them, and another job's
+ * slides run; once the hold lifts they go first. */
+static void
+test_alone_held (void)
+{
+    rec_t r;
+    sched_t *s = new_sched (&r, 3);
+    sched_job_t *j = new_job (s, 5, 2, QC_RES_ANY, true);
+    sched_worker_t *w = sched_worker_add (s, 2, 0, NULL, 0, NULL);
+    sched_dispatch (s);
+    start_all (s, w);
+    CHECK (crash_all (s, w, "w") == 2);
+    j->held = true;
+    sched_job_t *other = new_job (s, 6, 4, QC_RES_CPU, true);
+    rec_clear (&r);
+    sched_dispatch (s);
+    CHECK (r.nd == 2 && r.d[0].job == 6 && r.d[1].job == 6 && !w->clearing,
+           "the other job's slides go out, no worker set aside: %zu", r.nd);
+    start_all (s, w);
+    j->held = false;
+    rec_clear (&r);
+    sched_dispatch (s);
+    CHECK (r.nd == 0 && w->clearing, "the hold lifted: the worker is set aside");
+    while (w->assigned.head)
+        CHECK (finish (s, other, w->assigned.head->idx, true));
+    sched_dispatch (s);
+    CHECK (r.nd == 1 && r.d[0].job == 5 && r.d[0].task->alone);
+    sched_destroy (&s);
+    rec_free (&r);
+}
+
 int
 main (void)
 {
     test_shared_crash_runs_alone ();
     test_alone_crash_blamed ();
     test_alone_where ();
+    test_alone_held ();
     return check_done ("test_sched_alone");
 }
