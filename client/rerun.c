@@ -1,6 +1,7 @@
 /* See rerun.h. */
 #include "client/rerun.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,7 +78,15 @@ qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to)
 {
     char *dir = qc_escape_dup (outdir);
     size_t before = r->passed_before + r->failed_before;
-    if (before == 1 && r->total == 1)
+    size_t fetched = r->fetched < before ? r->fetched : before;
+    if (fetched)
+        /* the results just fetched are not run again: say so, not that
+         * they were skipped, which reads as if they were never run */
+        fprintf (to, "%s has %zu of these %zu slides (%zu passed, %zu failed), %zu of "
+                 "them fetched from job %" PRIu64 " just now: not run again (-f runs %s "
+                 "again)\n", dir, before, r->total, r->passed_before, r->failed_before,
+                 fetched, r->fetched_job, before == 1 ? "it" : "them");
+    else if (before == 1 && r->total == 1)
         fprintf (to, "%s already has this slide (%s): skipped (-f runs it again)\n",
                  dir, r->passed_before ? "passed" : "failed");
     else if (before)

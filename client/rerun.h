@@ -34,6 +34,10 @@ typedef struct {
     size_t redone;            /* -f: run again */
     size_t retried;           /* unreadable or cancelled before, run now */
     size_t nunread;           /* not sent: cannot be read here */
+    size_t fetched;           /* of those before, fetched just now from
+                                 the folder's unfinished job (the caller
+                                 sets it) */
+    uint64_t fetched_job;     /* that job */
     char *shown[QC_RERUN_SHOW];  /* "path: why" of the first of them */
 } qc_rerun_t;
 

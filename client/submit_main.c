@@ -505,11 +505,16 @@ session_of (const options_t *o, const qc_curve_client_t *curve, qc_output_t *out
  * closed ssh session, a full disk) fetches that job's results first, as
  * --attach does: a new job would run those slides a second time while
  * the old one goes on. QC_EXIT_OK to go on with the rerun (every result
- * fetched, or the broker no longer has the job), else the exit code. */
+ * fetched, or the broker no longer has the job), else the exit code.
+ * *fetched: the results it wrote (the rerun says they are not run
+ * again because they were just fetched), *job: that job. */
 static int
-attach_last_job (const options_t *o, const qc_curve_client_t *curve)
+attach_last_job (const options_t *o, const qc_curve_client_t *curve, size_t *fetched,
+                 uint64_t *job)
 {
     qc_output_last_job_t last;
+    *fetched = 0;
+    *job = 0;
     if (!o->broker || o->force || !o->outdir || qc_output_last_job (o->outdir, &last) != 0
         || last.local || (!last.slides_unknown && last.done >= last.slides))
         return QC_EXIT_OK;
@@ -565,7 +570,10 @@ attach_last_job (const options_t *o, const qc_curve_client_t *curve)
     sc.expect_total = last.slides;
     sc.finished = &finished;
     sc.gone = &gone;
+    uint64_t written_before = qc_output_written (out);
     int rc = qc_session_run (&sc);
+    *fetched = (size_t) (qc_output_written (out) - written_before);
+    *job = last.job;
     qc_output_close (&out);
     if (finished)
         return QC_EXIT_OK;
@@ -665,7 +673,9 @@ main (int argc, char **argv)
     }
     if (!o.attach && (rc = load_config (&o, &assets, &pipeline)))
         goto out;
-    if (!o.attach && (rc = attach_last_job (&o, curve)) != QC_EXIT_OK)
+    size_t fetched = 0;
+    uint64_t fetched_job = 0;
+    if (!o.attach && (rc = attach_last_job (&o, curve, &fetched, &fetched_job)) != QC_EXIT_OK)
         goto out;
     rc = QC_EXIT_USAGE;
     size_t ncol = pipeline ? qc_pipeline_ncolumns (pipeline) : 0;
@@ -705,6 +715,8 @@ main (int argc, char **argv)
             fprintf (stderr, "%s: out of memory\n", prog);
             goto out;
         }
+        plan.fetched = fetched;
+        plan.fetched_job = fetched_job;
         if (!o.quiet)
             qc_rerun_say (&plan, o.outdir, stderr);
         if (plan.nrun == 0) {

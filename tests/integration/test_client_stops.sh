@@ -36,6 +36,11 @@ grep -q "holds job $job, and $((40 - had)) of its [0-9]* slides have no result t
     "$T/again.log" || fail "the attach first not said: $(head -3 "$T/again.log")"
 grep -q "nothing to run: every slide of the cohort is accounted for" "$T/again.log" \
     || fail "a new job was made: $(cat "$T/again.log")"
+# the fetched results are said to be fetched, not "skipped" (which reads
+# as if they never ran)
+grep -q "has 40 of these 40 slides (.*), $((40 - had)) of them fetched from job $job just now: not run again" \
+    "$T/again.log" && ! grep -q "skipped" "$T/again.log" \
+    || fail "what was fetched not said: $(grep -E 'has|skipped' "$T/again.log")"
 [ "$(grep -c 'submitted' "$T/broker.log")" = 1 ] || fail "submitted twice: $(grep submitted "$T/broker.log")"
 check_exactly_once "$T/out" "$T/cohort/list"
 pass "the same command again fetched job $job's other results (the refused one too): one job, every slide once"
