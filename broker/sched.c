@@ -199,8 +199,9 @@ detach (sched_task_t *t, bool keep_credit)
     if (!w)
         return;
     list_unlink (&w->assigned, t, true);
-    if (w->alone == t)
-        w->alone = NULL;           /* the worker takes others again */
+    bool was_alone = w->alone == t;
+    if (was_alone)
+        w->alone = NULL;   /* the worker takes others again, unless it runs on */
     if (t->state == TASK_RUNNING)
         t->job->running--;
     else
@@ -214,10 +215,12 @@ detach (sched_task_t *t, bool keep_credit)
         } else
             keep_credit = false;    /* out of memory: over-commit instead */
     }
-    if (keep_credit)
+    if (keep_credit) {
         w->ghosts[w->nghosts++] = (sched_ghost_t) {
-            .job = t->job->id, .idx = t->idx, .attempt = t->attempt, .gpu = t->gpu};
-    else
+            .job = t->job->id, .idx = t->idx, .attempt = t->attempt, .gpu = t->gpu,
+            .alone = was_alone};
+        w->alone_ghosts += was_alone;
+    } else
         credit_give (w, t->gpu);
     t->worker = NULL;
 }
@@ -230,6 +233,7 @@ ghost_end (sched_worker_t *w, uint64_t job, uint64_t idx, uint32_t attempt)
         sched_ghost_t *g = &w->ghosts[i];
         if (g->job == job && g->idx == idx && g->attempt == attempt) {
             credit_give (w, g->gpu);
+            w->alone_ghosts -= g->alone;
             w->ghosts[i] = w->ghosts[--w->nghosts];
             return true;
         }
@@ -726,7 +730,7 @@ sched_task_crashed_as (sched_t *self, sched_job_t *job, uint64_t idx,
     if (self->identities && self->timeout && self->now - since > self->timeout)
         return SCHED_LATE;
     t->crash_att = attempt;
-    if (together > 1 && !t->alone) {
+    if (together > 1 && attempt != t->alone_att) {
         crashed_with_others (self, t, attempt);
         return SCHED_OK;
     }

@@ -57,9 +57,13 @@
  *
  * Running alone: a task marked alone waits in its job's alone queues
  * and goes only to a worker holding nothing (no task, no ghost), which
- * takes nothing else while it runs. A busy worker able to run it is set
- * aside (clearing: no new tasks) until it empties, one such worker per
- * alone task queued, the least loaded first. Whether a task runs alone
+ * takes nothing else while it runs (nor while it runs on as a ghost). A
+ * busy worker able to run it is set aside (clearing: no new tasks) until
+ * it empties, one such worker per alone task queued, the least loaded
+ * first, at most half the workers; not one holding a ghost or stalled
+ * (it may never empty). Only a crash of the attempt dispatched alone is
+ * the task's own when the report names other slides too (an attempt
+ * dispatched before the mark ran with others). Whether a task runs alone
  * is not journalled: after a broker restart it runs with others again
  * (and a second shared crash marks it again).
  *
@@ -124,6 +128,9 @@ typedef struct sched_task {
     bool alone;                /* a crash took it with other slides,
                                   naming no culprit: it runs alone on a
                                   worker from now on */
+    uint32_t alone_att;        /* its last attempt dispatched alone (0:
+                                  none): only that one's crash is its own
+                                  in a report of several slides */
     uint16_t vanished;         /* workers lost while running it (no blame) */
     uint32_t attempt;          /* the last attempt dispatched */
     uint32_t blame;            /* its own executions that crashed or ran
@@ -180,6 +187,8 @@ typedef struct {
     uint64_t job, idx;
     uint32_t attempt;
     int32_t gpu;               /* GPU slot, -1 for a CPU slot */
+    bool alone;                /* it ran alone: the worker stays closed to
+                                  other tasks until it ends */
 } sched_ghost_t;
 
 struct sched_worker {
@@ -194,6 +203,8 @@ struct sched_worker {
                                   no new tasks until it holds none */
     sched_task_t *alone;       /* the task it runs alone: nothing else is
                                   dispatched to it meanwhile */
+    uint32_t alone_ghosts;     /* ghosts of tasks it ran alone (taken back
+                                  while they ran): still closed to others */
     uint32_t who;              /* its identity (certificate number), set
                                   by the broker; 0 without identities */
     task_list_t assigned;

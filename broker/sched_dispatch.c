@@ -114,36 +114,52 @@ give_alone (sched_t *self, sched_worker_t *w, size_t ready[3])
         return false;
     ready[t->resource]--;
     sched_assign (self, t, w, gpu);
-    if (t->worker == w)        /* not failed for too many attempts */
+    if (t->worker == w) {      /* not failed for too many attempts */
         w->alone = t;
+        t->alone_att = t->attempt;
+    }
     w->clearing = false;
     return true;
 }
 
+/* Whether w may be set aside to empty for a task that runs alone: not
+ * one that takes no tasks anyway, nor one that may never empty (a ghost
+ * runs on past its deadline; a stalled worker does not start what it
+ * holds). */
+static bool
+may_clear (const sched_worker_t *w, const size_t ready[3])
+{
+    return !w->draining && !w->stalled && !w->nghosts && !sched_worker_closed (w)
+           && fits_alone (ready, w);
+}
+
 /* Tasks that run alone: each to a worker that holds nothing; then as
  * many busy workers set aside (clearing) as such tasks still wait, the
- * least loaded first, and no more (a clearing worker no longer needed
- * takes tasks again). */
+ * least loaded first, at most half the workers (the others go on with
+ * the rest of the queue), and no more (a clearing worker no longer
+ * needed, or no longer fit to empty, takes tasks again). */
 static void
 dispatch_alone (sched_t *self)
 {
     size_t ready[3];
-    size_t waiting = alone_ready (self, ready);
+    size_t waiting = alone_ready (self, ready), nworkers = 0;
     for (sched_worker_t *w = self->workers; w && waiting; w = w->next)
-        if (!w->draining && !w->stalled && !w->alone && load_of (w) == 0
+        if (!w->draining && !w->stalled && !sched_worker_closed (w) && load_of (w) == 0
             && fits_alone (ready, w) && give_alone (self, w, ready))
             waiting--;
     size_t clearing = 0;
     for (sched_worker_t *w = self->workers; w; w = w->next) {
-        if (w->clearing && (w->draining || clearing >= waiting || !fits_alone (ready, w)))
+        nworkers++;
+        if (w->clearing && (clearing >= waiting || !may_clear (w, ready)))
             w->clearing = false;
         clearing += w->clearing;
     }
-    while (clearing < waiting) {
+    size_t most = (nworkers + 1) / 2;
+    while (clearing < waiting && clearing < most) {
         sched_worker_t *best = NULL;
         for (sched_worker_t *w = self->workers; w; w = w->next)
-            if (!w->clearing && !w->alone && !w->draining && !w->stalled
-                && fits_alone (ready, w) && (!best || load_of (w) < load_of (best)))
+            if (!w->clearing && may_clear (w, ready)
+                && (!best || load_of (w) < load_of (best)))
                 best = w;
         if (!best)
             break;
@@ -169,8 +185,8 @@ sched_dispatch (sched_t *self)
         while (progress && self->queued > 0) {
             progress = false;
             for (sched_worker_t *w = self->workers; w && self->queued > 0; w = w->next)
-                if (!w->draining && !w->stalled && !w->clearing && !w->alone
-                    && assign_one (self, w, pass, gpu))
+                if (!w->draining && !w->stalled && !w->clearing
+                    && !sched_worker_closed (w) && assign_one (self, w, pass, gpu))
                     progress = true;
         }
     }

@@ -23,6 +23,15 @@ struct sched {
                                       qc_resource_t */
 };
 
+/* Whether w takes no task but a task to run alone, and that only when
+ * it holds nothing: it runs one alone, or one it ran alone runs on as a
+ * ghost. */
+static inline bool
+sched_worker_closed (const sched_worker_t *w)
+{
+    return w->alone || w->alone_ghosts;
+}
+
 /* Takes t off its job's queue (QUEUED, about to be assigned). */
 void sched_dequeue (sched_t *self, sched_task_t *t);
 /* Dispatches t (off its queue) to w, on GPU gpu_slot (-1: a CPU slot):

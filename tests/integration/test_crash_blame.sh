@@ -92,6 +92,8 @@ grep -q "the worker process died of signal 9 (Killed) while running [23] task" \
 shared=$(grep -c "while running [23] slides at once, which names none of them.*runs alone" \
     "$T/broker.log")
 [ "$shared" -ge 2 ] || fail "the shared crash's slides were not sent to run alone: $shared"
+grep -q "the worker process died of signal 9 (Killed) while running 1 task" "$T/worker-wk.log" \
+    || fail "the killing slide never ran alone: $(grep died "$T/worker-wk.log")"
 grep -q "worker wk.*crashed (signal 9 (Killed)) while running .*KILLER.svs.*blame 1 of 1" \
     "$T/broker.log" || fail "the killing slide was not blamed alone: $(grep KILLER "$T/broker.log")"
 pass "a SIGKILL with several slides running blamed none; alone, the killing slide was failed, the other 8 passed"

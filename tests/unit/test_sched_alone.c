@@ -264,6 +264,119 @@ test_alone_held (void)
     rec_free (&r);
 }
 
+/* An alone slide taken back at its deadline runs on as a ghost: its
+ * worker stays closed to other slides until that ghost ends (the slide
+ * that overran is the likeliest culprit); the retry runs alone
+ * elsewhere. */
+static void
+test_alone_ghost_keeps_closed (void)
+{
+    rec_t r;
+    sched_t *s = new_sched (&r, 3);
+    sched_set_task_timeout (s, 1000);
+    sched_job_t *j = new_job (s, 7, 1, QC_RES_CPU, true);
+    sched_worker_t *w = sched_worker_add (s, 2, 0, NULL, 0, NULL);
+    sched_dispatch (s);
+    start_all (s, w);
+    sched_task_t *t = sched_job_task (j, 0);
+    CHECK (sched_task_crashed_as (s, j, 0, t->attempt, "w", 0, 2) == SCHED_OK && t->alone);
+    sched_dispatch (s);
+    CHECK (w->alone == t);
+    start (s, w, j, 0);
+    uint32_t first = t->attempt;
+    sched_set_now (s, 2000);
+    sched_tick (s);                          /* past the deadline: a ghost */
+    CHECK (t->blame == 1 && w->alone == NULL && w->alone_ghosts == 1 && w->nghosts == 1);
+    sched_job_t *other = new_job (s, 8, 3, QC_RES_CPU, true);
+    sched_worker_t *v = sched_worker_add (s, 2, 0, NULL, 0, NULL);
+    rec_clear (&r);
+    sched_dispatch (s);
+    CHECK (r.nd == 1 && r.d[0].task == t && r.d[0].worker == v && v->alone == t,
+           "the retry runs alone on the empty worker, nothing else: %zu", r.nd);
+    CHECK (count_for (&r, w) == 0, "the worker whose alone slide runs on takes nothing");
+    /* the ghost's own result ends it: the worker takes others again,
+     * and the retry on v, taken back while it runs, closes v in turn */
+    start (s, v, j, 0);
+    CHECK (sched_task_finished (s, w, j, 0, first, true) == SCHED_OK);
+    CHECK (w->alone_ghosts == 0 && v->alone_ghosts == 1 && v->alone == NULL);
+    rec_clear (&r);
+    sched_dispatch (s);
+    CHECK (r.nd == 2 && count_for (&r, w) == 2, "w takes the other job's slides: %zu", r.nd);
+    CHECK (count_for (&r, v) == 0, "v still runs the alone slide's taken-back attempt");
+    (void) other;
+    sched_destroy (&s);
+    rec_free (&r);
+}
+
+/* Which busy worker is set aside: not one holding a ghost (it may never
+ * empty) nor a stalled one (released when it stalls); at most half the
+ * workers. A shared report of an attempt dispatched before the slide
+ * was marked alone is no more its own than the first. */
+static void
+test_alone_which_cleared (void)
+{
+    rec_t r;
+    sched_t *s = new_sched (&r, 1);
+    sched_set_task_timeout (s, 1000);
+    sched_job_t *j = new_job (s, 9, 12, QC_RES_CPU, true);
+    sched_worker_t *a = sched_worker_add (s, 1, 0, NULL, 0, NULL);
+    sched_dispatch (s);
+    sched_worker_t *b = sched_worker_add (s, 4, 0, NULL, 0, NULL);
+    sched_dispatch (s);                      /* a's one slide never starts */
+    sched_set_now (s, 600);
+    start_all (s, b);
+    sched_task_t *x = b->assigned.head, *y = x->wnext;
+    /* both of b's first two are named by a shared report */
+    CHECK (sched_task_crashed_as (s, j, x->idx, x->attempt, "b", 0, 2) == SCHED_OK);
+    CHECK (sched_task_crashed_as (s, j, y->idx, y->attempt, "b", 0, 2) == SCHED_OK);
+    CHECK (x->alone && y->alone && x->blame == 0);
+    sched_dispatch (s);
+    CHECK (a->clearing && !b->clearing, "the least loaded, and only half the workers");
+    start_all (s, b);                        /* what b took meanwhile */
+    /* a stalls: its never-started slide is taken back; it is released,
+     * b is set aside instead */
+    sched_set_now (s, 1200);
+    sched_tick (s);
+    CHECK (a->stalled && a->nghosts == 0 && b->nghosts == 0);
+    sched_dispatch (s);
+    CHECK (!a->clearing && b->clearing, "a stalled worker is not kept aside");
+    /* a ghost on b (a slide past its deadline): b may never empty */
+    sched_set_now (s, 5000);
+    sched_tick (s);
+    CHECK (b->nghosts > 0 && !b->stalled);
+    sched_dispatch (s);
+    CHECK (!b->clearing, "a worker holding a ghost is not kept aside");
+    sched_destroy (&s);
+    rec_free (&r);
+
+    /* the late report: two slides sent out again together before the
+     * first report marked them; the second shared crash (of that older
+     * attempt) blames neither (max_deaths 1 would fail both) */
+    s = new_sched (&r, 1);
+    j = new_job (s, 10, 2, QC_RES_CPU, true);
+    sched_worker_t *w = sched_worker_add (s, 2, 0, NULL, 0, NULL);
+    sched_dispatch (s);
+    start_all (s, w);
+    uint32_t att0 = sched_job_task (j, 0)->attempt, att1 = sched_job_task (j, 1)->attempt;
+    sched_worker_remove (s, w, true, "w");   /* declared dead first */
+    sched_worker_t *w2 = sched_worker_add (s, 2, 0, NULL, 0, NULL);
+    sched_dispatch (s);
+    start_all (s, w2);
+    CHECK (sched_task_crashed_as (s, j, 0, att0, "w", 0, 2) == SCHED_OK);
+    CHECK (sched_task_crashed_as (s, j, 1, att1, "w", 0, 2) == SCHED_OK);
+    for (uint64_t i = 0; i < 2; i++) {
+        sched_task_t *t = sched_job_task (j, i);
+        CHECK (t->alone && t->worker == w2 && t->blame == 0);
+        CHECK (sched_task_crashed_as (s, j, i, t->attempt, "w2", 0, 2) == SCHED_OK);
+        CHECK (t->blame == 0 && t->state == TASK_QUEUED,
+               "slide %llu: its shared attempt's crash is not its own: blame %u",
+               (unsigned long long) i, t->blame);
+    }
+    CHECK (r.nf == 0, "no slide failed: %zu", r.nf);
+    sched_destroy (&s);
+    rec_free (&r);
+}
+
 int
 main (void)
 {
@@ -271,5 +384,7 @@ main (void)
     test_alone_crash_blamed ();
     test_alone_where ();
     test_alone_held ();
+    test_alone_ghost_keeps_closed ();
+    test_alone_which_cleared ();
     return check_done ("test_sched_alone");
 }
