@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static void
 set_errv (char *err, size_t errlen, const char *fmt, va_list ap)
@@ -43,4 +44,15 @@ unsigned
 qc_oom_count (void)
 {
     return atomic_load (&s_oom);
+}
+
+bool
+qc_memory_short (void)
+{
+    /* volatile: the compiler may not drop a malloc whose block is unused */
+    void *volatile p = malloc ((size_t) QC_MEMORY_PROBE_MB << 20);
+    if (!p)
+        return true;
+    free (p);
+    return false;
 }

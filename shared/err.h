@@ -4,6 +4,7 @@
 #ifndef QC_SHARED_ERR_H
 #define QC_SHARED_ERR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 void qc_set_err (char *err, size_t errlen, const char *fmt, ...)
@@ -19,6 +20,15 @@ int qc_fail (char *err, size_t errlen, const char *fmt, ...)
  * rerun). Noted where images and a classifier's buffers are allocated. */
 void qc_oom_note (void);
 unsigned qc_oom_count (void);
+
+/* Whether memory is short now: QC_MEMORY_PROBE_MB cannot be had (an
+ * address-space limit, ulimit -v, or a strict overcommit limit nearly
+ * reached; nothing is touched, so it costs no memory). Asked after a
+ * failure whose reason does not say (a library's "Invalid TIFF", a
+ * pipeline that could not be built): a slide needs that much, so such a
+ * failure is this machine's, not the slide's or the configuration's. */
+#define QC_MEMORY_PROBE_MB 128
+bool qc_memory_short (void);
 
 /* "s" unless n is 1, for counts in messages: "%zu slide%s", n, qc_plural (n). */
 static inline const char *

@@ -6,14 +6,17 @@
  * cohorts) keeps working and never refuses a task for it. A pipeline in
  * use by a task stays until the task ends, even past CACHE_MAX. Building
  * happens under the lock so two threads never train the same model
- * twice. */
+ * twice. A config refused while memory was short is not kept: that was
+ * this machine's trouble, and the next task builds it again. */
 #include <pthread.h>
 #include <string.h>
 
 #include "kernels/ops/cuda/cuda_ops.h"
 #include "kernels/ops/sim/sim_ops.h"
 #include "kernels/pipeline/pipeline.h"
+#include "shared/err.h"
 #include "shared/log.h"
+#include "shared/result.h"
 #include "worker/slide_fetch.h"
 #include "worker/worker.h"
 
@@ -23,6 +26,9 @@ typedef struct entry {
     char *config;             /* "" for the default config */
     qc_pipeline_t *pipeline;  /* NULL when the config was refused */
     char error[512];
+    bool memory;              /* refused while memory was short: dropped
+                                 once no task holds it, never handed out
+                                 again */
     unsigned refs;            /* tasks using it now */
     uint64_t used;            /* when last handed out */
     struct entry *next;
@@ -68,12 +74,14 @@ acquire (const char *config)
     entry_t *hit = NULL;
     pthread_mutex_lock (&s_lock);
     for (entry_t *e = s_cache; e && !hit; e = e->next)
-        if (strcmp (e->config, key) == 0)
+        if (!e->memory && strcmp (e->config, key) == 0)
             hit = e;
     if (!hit && (hit = calloc (1, sizeof *hit)) && (hit->config = strdup (key))) {
+        unsigned oom = qc_oom_count ();
         hit->pipeline = qc_pipeline_new (*key ? key : NULL, hit->error, sizeof hit->error);
         if (!hit->pipeline && !hit->error[0])
             snprintf (hit->error, sizeof hit->error, "configuration refused");
+        hit->memory = !hit->pipeline && (qc_oom_count () != oom || qc_memory_short ());
         hit->next = s_cache;
         s_cache = hit;
         s_ncache++;
@@ -97,6 +105,15 @@ release (entry_t *e)
         return;
     pthread_mutex_lock (&s_lock);
     e->refs--;
+    if (e->memory && !e->refs) {
+        for (entry_t **pp = &s_cache; *pp; pp = &(*pp)->next)
+            if (*pp == e) {
+                *pp = e->next;
+                s_ncache--;
+                break;
+            }
+        entry_free (e);
+    }
     evict ();
     pthread_mutex_unlock (&s_lock);
 }
@@ -112,11 +129,17 @@ pipeline_for (const qc_task_t *task, qc_result_t *out)
     }
     entry_t *e = acquire (task->config);
     if (!e) {
-        qc_result_fail (out, "out of memory building the task's pipeline");
+        qc_result_fail (out, "out of memory building the task's pipeline (memory ran out "
+                        "on this machine, not the slide's fault" QC_RESULT_RETRY_MARK);
         return NULL;
     }
-    if (!e->pipeline) {
+    if (!e->pipeline && e->memory)
+        qc_result_fail (out, "the QC pipeline could not be built (%s) while memory ran "
+                        "short (memory ran out on this machine, not the slide's fault"
+                        QC_RESULT_RETRY_MARK, e->error);
+    else if (!e->pipeline)
         qc_result_fail (out, "configuration error: %s", e->error);
+    if (!e->pipeline) {
         release (e);
         return NULL;
     }

@@ -265,13 +265,16 @@ open_openslide (qc_slide_t *self, char *err, size_t errlen)
         return -1;
     self->osr = openslide_open (self->path);
     const char *oe = self->osr ? openslide_get_error (self->osr) : NULL;
+    /* OpenSlide's words hide a lack of descriptors or memory */
     if ((!self->osr || oe) && qc_slide_out_of_descriptors ())
-        return qc_slide_fail_open (EMFILE, err, errlen);   /* OpenSlide's words hide it */
+        return qc_slide_fail_open (EMFILE, err, errlen);
+    if (!self->osr && qc_memory_short ())
+        return qc_slide_fail_open (ENOMEM, err, errlen);
     if (!self->osr)
         return qc_slide_fail_unrecognised (self->path, err, errlen);
     if (oe)
-        return qc_fail (err, errlen, "OpenSlide could not open the slide: %s",
-                        oe);
+        return qc_slide_fail_openslide ("OpenSlide could not open the slide", oe, err,
+                                        errlen);
     return read_levels (self, err, errlen);
 }
 

@@ -106,8 +106,10 @@ const char *qc_slide_property_name (const qc_slide_t *self, size_t i);
 const char *qc_slide_error (const qc_slide_t *self);
 /* "WHAT: OE" into err, then -1. When this process has no file descriptor
  * left (OpenSlide opens more as it reads, and then fails with words of
- * its own, "Cannot read raw tile"), the reason says so and ends with the
- * rerun mark (shared/result.h): the machine's trouble, not the slide's. */
+ * its own, "Cannot read raw tile"), or memory is short (qc_memory_short:
+ * libtiff's refused allocation reads "Invalid TIFF"), the reason says so
+ * and ends with the rerun mark (shared/result.h): the machine's trouble,
+ * not the slide's. */
 int qc_slide_fail_openslide (const char *what, const char *oe, char *err, size_t errlen);
 
 /* Pyramid geometry, read once at open. Level 0 is full resolution. */

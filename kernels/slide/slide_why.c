@@ -63,6 +63,10 @@ qc_slide_fail_openslide (const char *what, const char *oe, char *err, size_t err
         return qc_fail (err, errlen, "%s: %s (this process had no file descriptor left: "
                         "this machine's trouble, not the slide's%s", what ? what : "OpenSlide",
                         oe ? oe : "?", QC_RESULT_RETRY_MARK);
+    if (qc_memory_short ())
+        return qc_fail (err, errlen, "%s: %s (memory ran out on this machine, not the "
+                        "slide's fault%s", what ? what : "OpenSlide", oe ? oe : "?",
+                        QC_RESULT_RETRY_MARK);
     return qc_fail (err, errlen, "%s: %s", what ? what : "OpenSlide", oe ? oe : "?");
 }
 
