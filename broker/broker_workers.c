@@ -112,7 +112,7 @@ on_crash_report (qc_broker_t *b, const peer_t *p, const char *name, const qc_msg
         uint32_t blame_before = t ? t->blame : 0;
         sched_verdict_t v = sched_task_crashed_as (b->sched, job->sj, r->idx, r->attempt,
                                                    name, p->cert ? p->cert->id : 0,
-                                                   (uint32_t) m->ncrashed);
+                                                   (uint32_t) m->ncrashed, m->reason);
         if (v == SCHED_NOT_YOURS || v == SCHED_LATE)
             refuse (b, p, "crash report for job %" PRIu64 " slide %" PRIu64 " attempt %u: "
                     "%s", job->id, r->idx, r->attempt, v == SCHED_LATE

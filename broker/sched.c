@@ -2,6 +2,7 @@
  * task goes to which worker next is sched_dispatch.c's. */
 #include "broker/sched_int.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -690,7 +691,7 @@ bool
 sched_task_crashed (sched_t *self, sched_job_t *job, uint64_t idx,
                     uint32_t attempt, const char *name)
 {
-    return sched_task_crashed_as (self, job, idx, attempt, name, 0, 1) == SCHED_OK;
+    return sched_task_crashed_as (self, job, idx, attempt, name, 0, 1, NULL) == SCHED_OK;
 }
 
 /* A crash that took t with other slides and named no culprit: t is not
@@ -713,7 +714,7 @@ crashed_with_others (sched_t *self, sched_task_t *t, uint32_t attempt)
 sched_verdict_t
 sched_task_crashed_as (sched_t *self, sched_job_t *job, uint64_t idx,
                        uint32_t attempt, const char *name, uint32_t who,
-                       uint32_t together)
+                       uint32_t together, const char *how)
 {
     sched_task_t *t = sched_job_task (job, idx);
     sched_verdict_t v = self ? judge (self, t, attempt) : SCHED_UNKNOWN;
@@ -735,11 +736,17 @@ sched_task_crashed_as (sched_t *self, sched_job_t *job, uint64_t idx,
         return SCHED_OK;
     }
     t->blame++;
-    char reason[512];
+    char reason[768];
+    unsigned sig = 0;
+    bool memory = how && sscanf (how, "signal %u", &sig) == 1
+                  && (sig == SIGKILL || sig == SIGTRAP);
     snprintf (reason, sizeof reason,
               "slide failed on %u workers without a result (crashed, or past "
-              "the task timeout; last: worker %s crashed while running it); "
-              "not retried", (unsigned) t->blame, name ? name : "?");
+              "the task timeout; last: worker %s crashed while running it%s%.200s); "
+              "not retried%s", (unsigned) t->blame, name ? name : "?", how ? ": " : "",
+              how ? how : "", memory ? " in this job (killed as the kernel's OOM killer "
+              "does, or stopped by GLib when an allocation failed: likely this machine's "
+              "memory, not the slide" QC_RESULT_RETRY_MARK : "");
     const char *verdict = t->blame >= self->max_deaths ? reason : NULL;
     if (t->worker && t->attempt == attempt) {
         /* that execution is gone with its process */

@@ -77,6 +77,7 @@
 #include <stdint.h>
 
 #include "shared/proto.h"
+#include "shared/result.h"
 
 typedef enum {
     TASK_QUEUED, TASK_DISPATCHED, TASK_RUNNING, TASK_DONE, TASK_FAILED
@@ -344,12 +345,16 @@ bool sched_task_crashed (sched_t *self, sched_job_t *job, uint64_t idx,
  * who, SCHED_LATE when it comes past that attempt's deadline. A report of
  * more than one slide names no culprit: a task not yet running alone is
  * not blamed but marked alone (see Running alone above); one already
- * alone is blamed. sched_task_crashed is this with identity 0 and
- * together 1 (true for SCHED_OK). */
+ * alone is blamed. how: how the process died, as its report says
+ * (`signal N (...)`, or NULL), named in the verdict; a death by SIGKILL
+ * (the kernel's OOM killer) or SIGTRAP (GLib's stop when an allocation
+ * fails) makes a verdict a rerun tries again (shared/result.h's mark):
+ * likely this machine's memory, not the slide. sched_task_crashed is
+ * this with identity 0, together 1 and how NULL (true for SCHED_OK). */
 sched_verdict_t sched_task_crashed_as (sched_t *self, sched_job_t *job,
                                        uint64_t idx, uint32_t attempt,
                                        const char *name, uint32_t who,
-                                       uint32_t together);
+                                       uint32_t together, const char *how);
 
 /* Takes back what is past the deadline: a task RUNNING too long is
  * blamed and requeued (or FAILED), its worker told and its credit held

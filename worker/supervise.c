@@ -99,8 +99,13 @@ make_report (qc_crash_table_t *t, int sig, const char *prog)
                     .key = t->slot[i].key};
     t->nreport = n;
     snprintf (t->reason, sizeof t->reason, "signal %d (%s)", sig, strsignal (sig));
-    qc_log (QC_LOG_ERROR, MOD, "%s: the worker process died of %s while running %u "
-            "task(s); they are reported to the broker", prog, t->reason, n);
+    /* the two deaths that are most often this machine's memory: the
+     * broker fails a slide after them with a mark a rerun tries again */
+    const char *hint = sig == SIGKILL ? " (SIGKILL: the kernel's OOM killer, or kill -9)"
+                       : sig == SIGTRAP ? " (SIGTRAP: how GLib stops a process whose "
+                                          "allocation failed: memory ran out?)" : "";
+    qc_log (QC_LOG_ERROR, MOD, "%s: the worker process died of %s%s while running %u "
+            "task(s); they are reported to the broker", prog, t->reason, hint, n);
     for (unsigned i = 0; i < QC_CRASH_SLOTS; i++)
         atomic_store (&t->slot[i].state, SLOT_FREE);
     atomic_store (&t->nslots, 0);

@@ -39,7 +39,7 @@ wait $submit; rc=$?
 [ $rc -eq 1 ] || fail "qc-submit exit $rc, expected 1: $(tail -3 "$T/submit.log")"
 check_exactly_once "$T/out" "$T/list"
 [ "$(wc -l <"$T/out/error.log")" -eq 1 ] || fail "only the poison slide may fail: $(cat "$T/out/error.log")"
-grep -q "POISON.svs.*slide failed on 1 workers without a result (crashed.*crashed while running it)" \
+grep -q "POISON.svs.*slide failed on 1 workers without a result (crashed.*crashed while running it: signal 6 (Aborted)); not retried$" \
     "$T/out/error.log" || fail "the poison slide's reason: $(cat "$T/out/error.log")"
 cat "$T"/worker-*.log | grep -q "the worker process died of signal 6 (Aborted) while running 1 task" \
     || fail "the supervisor did not report the crash with its one culprit"
@@ -85,15 +85,28 @@ wait $submit; rc=$?
 check_exactly_once "$T/out3" "$T/list3"
 [ "$(wc -l <"$T/out3/error.log")" -eq 1 ] \
     || fail "only the killing slide may fail: $(cat "$T/out3/error.log")"
-grep -q "KILLER.svs.*slide failed on 1 workers without a result (crashed.*crashed while running it)" \
+grep -q "KILLER.svs.*slide failed on 1 workers without a result (crashed.*crashed while running it: signal 9 (Killed)); not retried in this job (killed as the kernel's OOM killer does.*; a rerun tries again)$" \
     "$T/out3/error.log" || fail "the killing slide's reason: $(cat "$T/out3/error.log")"
-grep -q "the worker process died of signal 9 (Killed) while running [23] task" \
+grep -q "the worker process died of signal 9 (Killed) (SIGKILL: the kernel's OOM killer, or kill -9) while running [23] task" \
     "$T/worker-wk.log" || fail "no SIGKILL with several slides running: $(grep died "$T/worker-wk.log")"
 shared=$(grep -c "while running [23] slides at once, which names none of them.*runs alone" \
     "$T/broker.log")
 [ "$shared" -ge 2 ] || fail "the shared crash's slides were not sent to run alone: $shared"
-grep -q "the worker process died of signal 9 (Killed) while running 1 task" "$T/worker-wk.log" \
+grep -q "the worker process died of signal 9 (Killed) (SIGKILL.*) while running 1 task" "$T/worker-wk.log" \
     || fail "the killing slide never ran alone: $(grep died "$T/worker-wk.log")"
 grep -q "worker wk.*crashed (signal 9 (Killed)) while running .*KILLER.svs.*blame 1 of 1" \
     "$T/broker.log" || fail "the killing slide was not blamed alone: $(grep KILLER "$T/broker.log")"
 pass "a SIGKILL with several slides running blamed none; alone, the killing slide was failed, the other 8 passed"
+
+# a death by SIGKILL is likely memory (the OOM killer): the same command
+# again runs the killed slide again (and only it); a segfault's or an
+# abort's slide is not (part 1's POISON stays failed on a rerun)
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out3" --list "$T/list3" \
+    >"$T/submit3b.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "rerun: exit $rc, expected 1: $(tail -3 "$T/submit3b.log")"
+grep -q "^1 slide that .* before runs again" "$T/submit3b.log" && grep -q "running 1 of 9 slides" \
+    "$T/submit3b.log" || fail "the killed slide not run again: $(head -5 "$T/submit3b.log")"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out" --list "$T/list" >"$T/submit1b.log" 2>&1
+grep -q "nothing to run" "$T/submit1b.log" || fail "the aborting slide ran again: $(head -5 "$T/submit1b.log")"
+pass "a rerun tries the slide a SIGKILL failed again, not the one an abort failed"

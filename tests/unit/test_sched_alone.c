@@ -16,7 +16,7 @@ crash_all (sched_t *s, sched_worker_t *w, const char *name)
             on[n++] = t;
     for (size_t i = 0; i < n; i++)
         CHECK (sched_task_crashed_as (s, on[i]->job, on[i]->idx, on[i]->attempt, name, 0,
-                                      (uint32_t) n) == SCHED_OK);
+                                      (uint32_t) n, NULL) == SCHED_OK);
     return n;
 }
 
@@ -138,7 +138,7 @@ test_alone_crash_blamed (void)
         goto out;
     start (s, w, j, a->idx);
     /* alone, its crash is its own */
-    CHECK (sched_task_crashed_as (s, j, a->idx, a->attempt, "w", 0, 1) == SCHED_OK);
+    CHECK (sched_task_crashed_as (s, j, a->idx, a->attempt, "w", 0, 1, NULL) == SCHED_OK);
     CHECK (a->blame == 1 && a->alone && a->state == TASK_QUEUED && r.nf == 0);
     CHECK (w->alone == NULL && w->cpu_inflight == 0, "the worker is free again");
     /* a shared report while alone still counts */
@@ -149,7 +149,7 @@ test_alone_crash_blamed (void)
     if (!again)
         goto out;
     start (s, w, j, again->idx);
-    CHECK (sched_task_crashed_as (s, j, again->idx, again->attempt, "w", 0, 3) == SCHED_OK);
+    CHECK (sched_task_crashed_as (s, j, again->idx, again->attempt, "w", 0, 3, NULL) == SCHED_OK);
     CHECK (again->blame == 1 + (again == a), "blame %u", again->blame);
     if (again == a) {
         CHECK (r.nf == 1 && a->state == TASK_FAILED, "max_deaths 2 reached alone");
@@ -216,7 +216,7 @@ test_alone_where (void)
     sched_worker_remove (s, g2, true, "g2");
     CHECK (late->state == TASK_QUEUED && !late->alone, "a prefetched slide goes back");
     /* a queued slide that a shared report names late moves to run alone */
-    CHECK (sched_task_crashed_as (s, gj, late->idx, late_att, "g2", 0, 2) == SCHED_OK);
+    CHECK (sched_task_crashed_as (s, gj, late->idx, late_att, "g2", 0, 2, NULL) == SCHED_OK);
     CHECK (late->alone && late->state == TASK_QUEUED && late->blame == 0);
     CHECK (sched_job_queued (gj) == 6, "3 alone, 3 others: %zu", sched_job_queued (gj));
     rec_clear (&r);
@@ -279,7 +279,7 @@ test_alone_ghost_keeps_closed (void)
     sched_dispatch (s);
     start_all (s, w);
     sched_task_t *t = sched_job_task (j, 0);
-    CHECK (sched_task_crashed_as (s, j, 0, t->attempt, "w", 0, 2) == SCHED_OK && t->alone);
+    CHECK (sched_task_crashed_as (s, j, 0, t->attempt, "w", 0, 2, NULL) == SCHED_OK && t->alone);
     sched_dispatch (s);
     CHECK (w->alone == t);
     start (s, w, j, 0);
@@ -327,8 +327,8 @@ test_alone_which_cleared (void)
     start_all (s, b);
     sched_task_t *x = b->assigned.head, *y = x->wnext;
     /* both of b's first two are named by a shared report */
-    CHECK (sched_task_crashed_as (s, j, x->idx, x->attempt, "b", 0, 2) == SCHED_OK);
-    CHECK (sched_task_crashed_as (s, j, y->idx, y->attempt, "b", 0, 2) == SCHED_OK);
+    CHECK (sched_task_crashed_as (s, j, x->idx, x->attempt, "b", 0, 2, NULL) == SCHED_OK);
+    CHECK (sched_task_crashed_as (s, j, y->idx, y->attempt, "b", 0, 2, NULL) == SCHED_OK);
     CHECK (x->alone && y->alone && x->blame == 0);
     sched_dispatch (s);
     CHECK (a->clearing && !b->clearing, "the least loaded, and only half the workers");
@@ -362,17 +362,62 @@ test_alone_which_cleared (void)
     sched_worker_t *w2 = sched_worker_add (s, 2, 0, NULL, 0, NULL);
     sched_dispatch (s);
     start_all (s, w2);
-    CHECK (sched_task_crashed_as (s, j, 0, att0, "w", 0, 2) == SCHED_OK);
-    CHECK (sched_task_crashed_as (s, j, 1, att1, "w", 0, 2) == SCHED_OK);
+    CHECK (sched_task_crashed_as (s, j, 0, att0, "w", 0, 2, NULL) == SCHED_OK);
+    CHECK (sched_task_crashed_as (s, j, 1, att1, "w", 0, 2, NULL) == SCHED_OK);
     for (uint64_t i = 0; i < 2; i++) {
         sched_task_t *t = sched_job_task (j, i);
         CHECK (t->alone && t->worker == w2 && t->blame == 0);
-        CHECK (sched_task_crashed_as (s, j, i, t->attempt, "w2", 0, 2) == SCHED_OK);
+        CHECK (sched_task_crashed_as (s, j, i, t->attempt, "w2", 0, 2, NULL) == SCHED_OK);
         CHECK (t->blame == 0 && t->state == TASK_QUEUED,
                "slide %llu: its shared attempt's crash is not its own: blame %u",
                (unsigned long long) i, t->blame);
     }
     CHECK (r.nf == 0, "no slide failed: %zu", r.nf);
+    sched_destroy (&s);
+    rec_free (&r);
+}
+
+/* The verdict names how the process died; a death by SIGKILL (the
+ * kernel's OOM killer) or SIGTRAP (GLib's stop when an allocation fails)
+ * is likely this machine's memory: failed in this job, marked so that a
+ * rerun tries the slide again; a segfault is not. */
+static void
+test_crash_verdicts (void)
+{
+    static const struct {
+        const char *how;
+        bool rerun;
+    } deaths[] = {
+        {"signal 11 (Segmentation fault)", false},
+        {"signal 9 (Killed)", true},
+        {"signal 5 (Trace/breakpoint trap)", true},
+        {NULL, false},
+    };
+    size_t n = sizeof deaths / sizeof deaths[0];
+    rec_t r;
+    sched_t *s = new_sched (&r, 1);
+    sched_job_t *j = new_job (s, 11, n, QC_RES_CPU, true);
+    sched_worker_t *w = sched_worker_add (s, 1, 0, NULL, 0, NULL);
+    for (size_t i = 0; i < n; i++) {
+        sched_dispatch (s);
+        sched_task_t *t = w->assigned.head;
+        CHECK (t != NULL);
+        if (!t)
+            break;
+        start (s, w, j, t->idx);
+        CHECK (sched_task_crashed_as (s, j, t->idx, t->attempt, "w", 0, 1, deaths[i].how)
+               == SCHED_OK);
+        CHECK (r.nf == i + 1 && t->state == TASK_FAILED);
+        if (r.nf != i + 1)
+            break;
+        const char *why = r.f[i].reason;
+        char said[128];
+        snprintf (said, sizeof said, "crashed while running it%s%s); not retried",
+                  deaths[i].how ? ": " : "", deaths[i].how ? deaths[i].how : "");
+        CHECK (strstr (why, said), "%s: %s", deaths[i].how ? deaths[i].how : "none", why);
+        CHECK ((strstr (why, QC_RESULT_RETRY_MARK) != NULL) == deaths[i].rerun,
+               "%s: %s", deaths[i].how ? deaths[i].how : "none", why);
+    }
     sched_destroy (&s);
     rec_free (&r);
 }
@@ -386,5 +431,6 @@ main (void)
     test_alone_held ();
     test_alone_ghost_keeps_closed ();
     test_alone_which_cleared ();
+    test_crash_verdicts ();
     return check_done ("test_sched_alone");
 }

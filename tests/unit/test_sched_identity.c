@@ -100,20 +100,20 @@ test_crash_reports (void)
     start (s, a, j, 0);
     start (s, b, j, 1);
     /* b reports a crash of a's slide */
-    CHECK (sched_task_crashed_as (s, j, 0, t0->attempt, "b", 22, 1) == SCHED_NOT_YOURS);
+    CHECK (sched_task_crashed_as (s, j, 0, t0->attempt, "b", 22, 1, NULL) == SCHED_NOT_YOURS);
     CHECK (t0->blame == 0 && t0->state == TASK_RUNNING);
     /* a's own report within the deadline: counted once */
     sched_set_now (s, 10500);
-    CHECK (sched_task_crashed_as (s, j, 0, t0->attempt, "a", 11, 1) == SCHED_OK);
+    CHECK (sched_task_crashed_as (s, j, 0, t0->attempt, "a", 11, 1, NULL) == SCHED_OK);
     CHECK (t0->blame == 1 && t0->state == TASK_QUEUED);
-    CHECK (sched_task_crashed_as (s, j, 0, t0->attempt, "a", 11, 1) == SCHED_DUPLICATE);
+    CHECK (sched_task_crashed_as (s, j, 0, t0->attempt, "a", 11, 1, NULL) == SCHED_DUPLICATE);
     /* t1 runs past its deadline: taken back and blamed by the deadline;
      * b's crash report for that attempt afterwards is late */
     uint32_t att1 = t1->attempt;
     sched_set_now (s, 11200);
     sched_tick (s);
     CHECK (t1->blame == 1 && t1->state != TASK_RUNNING, "the deadline blamed it");
-    CHECK (sched_task_crashed_as (s, j, 1, att1, "b", 22, 1) == SCHED_LATE);
+    CHECK (sched_task_crashed_as (s, j, 1, att1, "b", 22, 1, NULL) == SCHED_LATE);
     CHECK (t1->blame == 1, "not blamed twice for one execution");
     sched_destroy (&s);
     rec_free (&r);
@@ -154,7 +154,7 @@ test_earlier_life (void)
         sched_job_task (j, i)->attempt = 131072;
     CHECK (sched_task_finished_as (s, NULL, 11, j, 0, 65537, true) == SCHED_EARLIER_LIFE,
            "a RESULT of the life before");
-    CHECK (sched_task_crashed_as (s, j, 1, 65537, "w", 11, 1) == SCHED_EARLIER_LIFE,
+    CHECK (sched_task_crashed_as (s, j, 1, 65537, "w", 11, 1, NULL) == SCHED_EARLIER_LIFE,
            "a crash report of the life before");
     CHECK (j->done == 0 && sched_job_task (j, 1)->blame == 0, "nothing taken");
     sched_worker_t *a = worker_as (s, 11);
@@ -216,7 +216,7 @@ test_earlier_life (void)
     CHECK (sched_task_finished_as (s, NULL, 11, j, 0, 65537 + SCHED_PAST, true) == SCHED_OK,
            "the newest is");
     sched_task_restore_attempt (s, j, 1, 65600, 11);
-    CHECK (sched_task_crashed_as (s, j, 1, 65600, "w", 11, 1) == SCHED_EARLIER_LIFE
+    CHECK (sched_task_crashed_as (s, j, 1, 65600, "w", 11, 1, NULL) == SCHED_EARLIER_LIFE
            && sched_job_task (j, 1)->blame == 0, "a restored attempt's crash report");
     CHECK (sched_task_finished_as (s, NULL, 11, j, 1, 65600, true) == SCHED_OK,
            "and its RESULT after it");

@@ -301,21 +301,21 @@ test_lives (void)
     sched_set_attempt_base (s, 65536);
     sched_job_task (old, 0)->attempt = 65536;
     sched_job_t *j = new_job (s, 2, 2, QC_RES_GPU, true);       /* no GPU worker */
-    CHECK (sched_task_crashed_as (s, j, 0, 1, "liar", 0, 1) == SCHED_BAD_ATTEMPT,
+    CHECK (sched_task_crashed_as (s, j, 0, 1, "liar", 0, 1, NULL) == SCHED_BAD_ATTEMPT,
            "a crash of attempt 1 of a slide never dispatched");
-    CHECK (sched_task_crashed_as (s, j, 0, 65536, "liar", 0, 1) == SCHED_BAD_ATTEMPT,
+    CHECK (sched_task_crashed_as (s, j, 0, 65536, "liar", 0, 1, NULL) == SCHED_BAD_ATTEMPT,
            "nor of the base");
     CHECK (sched_task_finished (s, NULL, j, 1, 2, true) == SCHED_BAD_ATTEMPT,
            "a RESULT of attempt 2 of a slide never dispatched");
     CHECK (sched_job_task (j, 0)->blame == 0 && j->done == 0 && j->failed == 0,
            "nothing counted");
-    CHECK (sched_task_crashed_as (s, old, 0, 7, "earlier life", 0, 1) == SCHED_OK,
+    CHECK (sched_task_crashed_as (s, old, 0, 7, "earlier life", 0, 1, NULL) == SCHED_OK,
            "a restored job's attempt of an earlier life is still reported");
     CHECK (sched_job_task (old, 0)->blame == 1);
     /* the restored job's next batch, in this life: no earlier attempts */
     sched_task_t *late = sched_job_add (s, old, "/late.svs", QC_RES_GPU);
     CHECK (late != NULL && late->attempt == 65536);
-    CHECK (sched_task_crashed_as (s, old, 1, 1, "liar", 0, 1) == SCHED_BAD_ATTEMPT
+    CHECK (sched_task_crashed_as (s, old, 1, 1, "liar", 0, 1, NULL) == SCHED_BAD_ATTEMPT
            && sched_task_finished (s, NULL, old, 1, 1, true) == SCHED_BAD_ATTEMPT,
            "a slide added to a restored job in this life had no earlier attempts");
     CHECK (late && late->blame == 0 && old->done == 0);
