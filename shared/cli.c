@@ -89,10 +89,25 @@ qc_cli_need_address_space (const char *prog, unsigned long mb, const char *for_w
         munmap (p, len);
         return 0;
     }
-    fprintf (stderr, "%s: cannot start: ulimit -v is %llu KB, which leaves less than %lu MB "
-             "of address space (%s): raise it (ulimit -v unlimited; MemoryMax= in a "
-             "systemd unit limits memory without this)\n", prog ? prog : "?",
-             (unsigned long long) rl.rlim_cur / 1024, mb, for_what ? for_what : "its own");
+    /* what the process maps already (its libraries' reservations): why a
+     * limit above mb still leaves less than mb */
+    unsigned long long pages = 0;
+    FILE *f = fopen ("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf (f, "%llu", &pages) != 1)
+            pages = 0;
+        fclose (f);
+    }
+    unsigned long long mapped = pages * (unsigned long long) sysconf (_SC_PAGESIZE) >> 20;
+    char held[96] = "";
+    if (mapped)
+        snprintf (held, sizeof held, ", of which this program maps %llu MB as it starts",
+                  mapped);
+    fprintf (stderr, "%s: cannot start: ulimit -v is %llu KB%s, which leaves less than "
+             "%lu MB of address space (%s): raise it (ulimit -v unlimited; MemoryMax= in "
+             "a systemd unit limits memory without this)\n", prog ? prog : "?",
+             (unsigned long long) rl.rlim_cur / 1024, held, mb,
+             for_what ? for_what : "its own");
     return -1;
 }
 

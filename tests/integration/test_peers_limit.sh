@@ -112,7 +112,7 @@ for prog in qc-worker qc-submit qc-broker; do
         rc=$?
         [ $rc -lt 128 ] || fail "$prog, ulimit -v $v: died (exit $rc): $(tail -2 "$T/low-v.log")"
         grep -q "error while loading shared libraries" "$T/low-v.log" && continue
-        [ $rc -eq 2 ] && grep -q "$prog: cannot start: ulimit -v is [0-9]* KB, which leaves less than" "$T/low-v.log" \
+        [ $rc -eq 2 ] && grep -q "$prog: cannot start: ulimit -v is [0-9]* KB, of which this program maps [0-9]* MB as it starts, which leaves less than" "$T/low-v.log" \
             || fail "$prog, ulimit -v $v: exit $rc: $(tail -2 "$T/low-v.log")"
         said=$((said + 1))
     done
