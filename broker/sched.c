@@ -661,6 +661,10 @@ sched_task_finished_as (sched_t *self, sched_worker_t *w, uint32_t who,
     if (w) {
         w->stalled = false;         /* it shows progress */
         ghost_end (w, job->id, idx, attempt);
+        if (ok) {                   /* its machine works again */
+            w->trouble = 0;
+            w->paused_until = 0;
+        }
     }
     sched_verdict_t v = judge (self, t, attempt);
     if (v != SCHED_OK)
@@ -685,6 +689,30 @@ sched_task_finished_as (sched_t *self, sched_worker_t *w, uint32_t who,
         job->failed++;
     }
     return SCHED_OK;
+}
+
+sched_verdict_t
+sched_task_troubled (sched_t *self, sched_worker_t *w, sched_job_t *job, uint64_t idx,
+                     uint32_t attempt)
+{
+    sched_task_t *t = sched_job_task (job, idx);
+    sched_verdict_t v = self ? judge (self, t, attempt) : SCHED_UNKNOWN;
+    if (v != SCHED_OK)
+        return v;
+    if (!w || t->worker != w || t->attempt != attempt || t->state != TASK_RUNNING
+        || job->cancelled || t->troubled >= SCHED_TROUBLE_RETRIES)
+        return SCHED_STALE;
+    t->troubled++;
+    detach (t, false);
+    enqueue (self, t, true);
+    /* 10 s, 20 s, 40 s ... while its results keep failing so */
+    int64_t pause = SCHED_TROUBLE_PAUSE_MS;
+    for (uint32_t i = 0; i < w->trouble && pause < SCHED_TROUBLE_PAUSE_MAX_MS; i++)
+        pause *= 2;
+    w->trouble++;
+    w->paused_until = self->now + (pause < SCHED_TROUBLE_PAUSE_MAX_MS
+                                   ? pause : SCHED_TROUBLE_PAUSE_MAX_MS);
+    return SCHED_REQUEUED;
 }
 
 bool

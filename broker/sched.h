@@ -67,6 +67,16 @@
  * is not journalled: after a broker restart it runs with others again
  * (and a second shared crash marks it again).
  *
+ * A worker's machine in trouble (sched_task_troubled): a RESULT that
+ * failed for the machine, not the slide (memory short, no descriptor, a
+ * share or server gone: the reason carries shared/result.h's rerun mark),
+ * sends the task back to the front of the queue, up to
+ * SCHED_TROUBLE_RETRIES times, instead of failing it; its worker takes no
+ * new task for a pause (SCHED_TROUBLE_PAUSE_MS, doubling while its
+ * results keep failing so, to SCHED_TROUBLE_PAUSE_MAX_MS; a passing
+ * result ends it), so a worker that fails slides fast does not take the
+ * whole queue while others could run it.
+ *
  * Fairness: each resource kind keeps a round-robin cursor over jobs, so two
  * clients' cohorts interleave task by task. */
 #ifndef QC_SCHED_H
@@ -93,10 +103,13 @@ typedef enum {
     SCHED_NOT_YOURS,     /* identities on: that attempt was dispatched to
                             another identity (or to none) */
     SCHED_LATE,          /* a crash report past the attempt's deadline */
-    SCHED_EARLIER_LIFE   /* identities on: an attempt of a broker life
+    SCHED_EARLIER_LIFE,  /* identities on: an attempt of a broker life
                             before this one (a restored task's) that the
                             journal does not give to the sender: not
                             taken */
+    SCHED_REQUEUED       /* a failure of the worker's machine: the task
+                            runs again elsewhere, the RESULT is dropped
+                            (sched_task_troubled) */
 } sched_verdict_t;
 
 /* Attempts that left their worker without a result, remembered per task
@@ -137,6 +150,8 @@ typedef struct sched_task {
     uint32_t blame;            /* its own executions that crashed or ran
                                   past the deadline */
     uint32_t crash_att;        /* the last attempt a crash was counted for */
+    uint32_t troubled;         /* failures of its workers' machines it was
+                                  sent back to the queue for */
     int32_t gpu;               /* GPU index when on a GPU, else -1 */
     uint32_t who;              /* identity of the last attempt's worker */
     int64_t since;             /* when dispatched or started (deadline) */
@@ -206,6 +221,9 @@ struct sched_worker {
                                   dispatched to it meanwhile */
     uint32_t alone_ghosts;     /* ghosts of tasks it ran alone (taken back
                                   while they ran): still closed to others */
+    uint32_t trouble;          /* its results failed for its machine in a
+                                  row (sched_task_troubled) */
+    int64_t paused_until;      /* takes no new tasks before then (ms) */
     uint32_t who;              /* its identity (certificate number), set
                                   by the broker; 0 without identities */
     task_list_t assigned;
@@ -332,6 +350,19 @@ sched_verdict_t sched_task_finished (sched_t *self, sched_worker_t *w,
 sched_verdict_t sched_task_finished_as (sched_t *self, sched_worker_t *w,
                                         uint32_t who, sched_job_t *job,
                                         uint64_t idx, uint32_t attempt, bool ok);
+/* A RESULT that failed for its worker's machine (see above) from w, for
+ * the attempt: when it is the task's current attempt on w, its job is
+ * not cancelled, and the task was sent back fewer than
+ * SCHED_TROUBLE_RETRIES times so: SCHED_REQUEUED (the task is at the
+ * front of its queue, w's credit back and w paused: drop the RESULT).
+ * Otherwise nothing changes and the verdict is not SCHED_REQUEUED: take
+ * the RESULT with sched_task_finished_as (a failure). */
+#define SCHED_TROUBLE_RETRIES 2
+#define SCHED_TROUBLE_PAUSE_MS 10000
+#define SCHED_TROUBLE_PAUSE_MAX_MS 600000
+sched_verdict_t sched_task_troubled (sched_t *self, sched_worker_t *w, sched_job_t *job,
+                                     uint64_t idx, uint32_t attempt);
+
 /* A worker's supervisor reports that this attempt was running when the
  * worker process crashed (name: the worker): blame + 1, once per attempt.
  * Below max_deaths the crashed execution (if still assigned) goes back to

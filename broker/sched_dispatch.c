@@ -127,10 +127,10 @@ give_alone (sched_t *self, sched_worker_t *w, size_t ready[3])
  * runs on past its deadline; a stalled worker does not start what it
  * holds). */
 static bool
-may_clear (const sched_worker_t *w, const size_t ready[3])
+may_clear (const sched_t *self, const sched_worker_t *w, const size_t ready[3])
 {
     return !w->draining && !w->stalled && !w->nghosts && !sched_worker_closed (w)
-           && fits_alone (ready, w);
+           && !sched_worker_paused (self, w) && fits_alone (ready, w);
 }
 
 /* Tasks that run alone: each to a worker that holds nothing; then as
@@ -145,12 +145,13 @@ dispatch_alone (sched_t *self)
     size_t waiting = alone_ready (self, ready), nworkers = 0;
     for (sched_worker_t *w = self->workers; w && waiting; w = w->next)
         if (!w->draining && !w->stalled && !sched_worker_closed (w) && load_of (w) == 0
-            && fits_alone (ready, w) && give_alone (self, w, ready))
+            && !sched_worker_paused (self, w) && fits_alone (ready, w)
+            && give_alone (self, w, ready))
             waiting--;
     size_t clearing = 0;
     for (sched_worker_t *w = self->workers; w; w = w->next) {
         nworkers++;
-        if (w->clearing && (clearing >= waiting || !may_clear (w, ready)))
+        if (w->clearing && (clearing >= waiting || !may_clear (self, w, ready)))
             w->clearing = false;
         clearing += w->clearing;
     }
@@ -158,7 +159,7 @@ dispatch_alone (sched_t *self)
     while (clearing < waiting && clearing < most) {
         sched_worker_t *best = NULL;
         for (sched_worker_t *w = self->workers; w; w = w->next)
-            if (!w->clearing && may_clear (w, ready)
+            if (!w->clearing && may_clear (self, w, ready)
                 && (!best || load_of (w) < load_of (best)))
                 best = w;
         if (!best)
@@ -185,8 +186,8 @@ sched_dispatch (sched_t *self)
         while (progress && self->queued > 0) {
             progress = false;
             for (sched_worker_t *w = self->workers; w && self->queued > 0; w = w->next)
-                if (!w->draining && !w->stalled && !w->clearing
-                    && !sched_worker_closed (w) && assign_one (self, w, pass, gpu))
+                if (!w->draining && !w->stalled && !w->clearing && !sched_worker_closed (w)
+                    && !sched_worker_paused (self, w) && assign_one (self, w, pass, gpu))
                     progress = true;
         }
     }

@@ -32,6 +32,13 @@ sched_worker_closed (const sched_worker_t *w)
     return w->alone || w->alone_ghosts;
 }
 
+/* Whether w is paused after failures of its machine (sched.h). */
+static inline bool
+sched_worker_paused (const sched_t *self, const sched_worker_t *w)
+{
+    return self->now < w->paused_until;
+}
+
 /* Takes t off its job's queue (QUEUED, about to be assigned). */
 void sched_dequeue (sched_t *self, sched_task_t *t);
 /* Dispatches t (off its queue) to w, on GPU gpu_slot (-1: a CPU slot):

@@ -121,12 +121,13 @@ end_task (exec_ctx_t *ctx, qc_task_t *task)
     qc_task_clear (task);
 }
 
-/* Tests only: a slide that crashes its worker, or never finishes. */
-static void
-test_hooks (qc_worker_t *w, const qc_task_t *task)
+/* Tests only: a slide that crashes its worker, never finishes, or fails
+ * for this machine's trouble (out failed, false: not to be run). */
+static bool
+test_hooks (qc_worker_t *w, const qc_task_t *task, qc_result_t *out)
 {
     if (!task->path)
-        return;
+        return true;
     char shown[512];
     qc_url_redact (task->path, shown, sizeof shown);
     if (w->cfg.test_crash_on && strstr (task->path, w->cfg.test_crash_on)) {
@@ -142,6 +143,15 @@ test_hooks (qc_worker_t *w, const qc_task_t *task)
         while (!taskq_closed (&w->queue))
             zclock_sleep (100);
     }
+    if (w->cfg.test_trouble_on && strstr (task->path, w->cfg.test_trouble_on)) {
+        qc_log (QC_LOG_WARNING, "worker", "--test-trouble-on: failing %s for this machine",
+                shown);
+        if (out)
+            qc_result_fail (out, "--test-trouble-on: this machine cannot run it now (not "
+                            "the slide's fault" QC_RESULT_RETRY_MARK);
+        return false;
+    }
+    return true;
 }
 
 /* --slides-root: a path that resolves outside every root fails the
@@ -229,11 +239,9 @@ reader_main (void *arg)
         qc_result_t *result = qc_result_new ();
         char *given;
         void *prepared = NULL;
-        if (check_path (w, &task, result, &given)) {
-            test_hooks (w, &task);
+        if (check_path (w, &task, result, &given) && test_hooks (w, &task, result))
             prepared = result ? w->cfg.exec_prepare (w->cfg.exec_arg, &task, result)
                               : NULL;
-        }
         put_back (&task, &given);
         qc_log_set_slide (NULL);
         ctx.job = ctx.key = 0;
@@ -341,11 +349,9 @@ executor_main (void *arg)
         if (w->cfg.task_delay_ms)
             zclock_sleep ((int) w->cfg.task_delay_ms);
         char *given;
-        if (check_path (w, &task, result, &given)) {
-            test_hooks (w, &task);
-            if (result)
-                w->cfg.exec (w->cfg.exec_arg, &task, result);
-        }
+        if (check_path (w, &task, result, &given) && test_hooks (w, &task, result)
+            && result)
+            w->cfg.exec (w->cfg.exec_arg, &task, result);
         put_back (&task, &given);
         send_result (&ctx, w, &task, &result);
         end_task (&ctx, &task);

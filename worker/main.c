@@ -84,6 +84,8 @@ usage (FILE *to)
         "      --test-kill-on S   FOR TESTS ONLY: the worker process kills itself\n"
         "                         (SIGKILL, as the OOM killer does: no culprit\n"
         "                         known) on such a slide\n"
+        "      --test-trouble-on S FOR TESTS ONLY: fail such a slide as this\n"
+        "                         machine's trouble (as memory short does)\n"
         "      --test-hang-on S   FOR TESTS ONLY: never finish such a slide\n"
         "      --cache DIR        slides by URL that must be read whole (NDPI,\n"
         "                         MIRAX, ...) are downloaded into DIR once and\n"
@@ -126,6 +128,7 @@ enum {
     OPT_NO_SUPERVISE,
     OPT_TEST_CRASH_ON,
     OPT_TEST_KILL_ON,
+    OPT_TEST_TROUBLE_ON,
     OPT_TEST_HANG_ON,
     OPT_CACHE,
     OPT_CACHE_MAX,
@@ -168,6 +171,7 @@ main (int argc, char **argv)
         {"no-supervise", no_argument, 0, OPT_NO_SUPERVISE},
         {"test-crash-on", required_argument, 0, OPT_TEST_CRASH_ON},
         {"test-kill-on", required_argument, 0, OPT_TEST_KILL_ON},
+        {"test-trouble-on", required_argument, 0, OPT_TEST_TROUBLE_ON},
         {"test-hang-on", required_argument, 0, OPT_TEST_HANG_ON},
         {"cache", required_argument, 0, OPT_CACHE},
         {"cache-max", required_argument, 0, OPT_CACHE_MAX},
@@ -242,6 +246,7 @@ main (int argc, char **argv)
         case OPT_NO_SUPERVISE: supervise = false; break;
         case OPT_TEST_CRASH_ON: cfg.test_crash_on = optarg; break;
         case OPT_TEST_KILL_ON: cfg.test_kill_on = optarg; break;
+        case OPT_TEST_TROUBLE_ON: cfg.test_trouble_on = optarg; break;
         case OPT_TEST_HANG_ON: cfg.test_hang_on = optarg; break;
         case OPT_CACHE: cfg.cache_dir = optarg; break;
         case OPT_NO_FETCH_AHEAD: cfg.no_fetch_ahead = true; break;

@@ -57,6 +57,8 @@ typedef struct {
                                   path contains this */
     const char *test_kill_on;  /* tests only: SIGKILL the process on such
                                   a slide (no culprit known) */
+    const char *test_trouble_on;  /* tests only: fail such a slide for
+                                  this machine (the rerun mark) */
     const char *test_hang_on;  /* tests only: never finish such a slide */
     struct qc_crash_table *crash_table;  /* shared with the supervisor
                                   (worker/supervise.h); NULL: none */
