@@ -705,7 +705,11 @@ sched_task_troubled (sched_t *self, sched_worker_t *w, sched_job_t *job, uint64_
     t->troubled++;
     detach (t, false);
     enqueue (self, t, true);
-    /* 10 s, 20 s, 40 s ... while its results keep failing so */
+    /* 10 s, 20 s, 40 s ... while its results keep failing so; failures
+     * that come in while it is paused are of the same spell (slides that
+     * ran side by side): the pause stands */
+    if (sched_worker_paused (self, w))
+        return SCHED_REQUEUED;
     int64_t pause = SCHED_TROUBLE_PAUSE_MS;
     for (uint32_t i = 0; i < w->trouble && pause < SCHED_TROUBLE_PAUSE_MAX_MS; i++)
         pause *= 2;

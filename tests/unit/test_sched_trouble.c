@@ -28,6 +28,11 @@ test_runs_elsewhere (void)
     CHECK (j->failed == 0 && r.nf == 0 && a->cpu_inflight == 1);
     CHECK (a->paused_until == SCHED_TROUBLE_PAUSE_MS, "paused until %lld",
            (long long) a->paused_until);
+    /* the slide beside it fails so too, within the pause: the same
+     * spell, the pause stands */
+    sched_task_t *t2 = a->assigned.head;
+    CHECK (sched_task_troubled (s, a, j, t2->idx, t2->attempt) == SCHED_REQUEUED);
+    CHECK (a->paused_until == SCHED_TROUBLE_PAUSE_MS && a->trouble == 1 && a->cpu_inflight == 0);
     /* a is paused, b busy: nothing goes out */
     rec_clear (&r);
     sched_dispatch (s);
@@ -35,7 +40,12 @@ test_runs_elsewhere (void)
     /* b frees a slot: the slide that failed on a goes there first */
     CHECK (finish (s, j, b->assigned.head->idx, true));
     sched_dispatch (s);
-    CHECK (r.nd == 1 && r.d[0].task == t && r.d[0].worker == b, "it runs on b");
+    CHECK (r.nd == 1 && r.d[0].task == t2 && r.d[0].worker == b, "the last sent back first");
+    start (s, b, j, t2->idx);
+    CHECK (finish (s, j, t2->idx, true) && t2->state == TASK_DONE);
+    rec_clear (&r);
+    sched_dispatch (s);
+    CHECK (r.nd == 1 && r.d[0].task == t && r.d[0].worker == b, "then the first, on b");
     start (s, b, j, t->idx);
     CHECK (finish (s, j, t->idx, true) && t->state == TASK_DONE);
     /* a's pause ends with time, or with a passing result */
