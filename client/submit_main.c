@@ -23,6 +23,7 @@
 #include "client/templates.h"
 #include "kernels/pipeline/pipeline.h"
 #include "shared/cli.h"
+#include "shared/fatal_note.h"
 #include "shared/curve.h"
 #include "shared/endpoint.h"
 #include "shared/log.h"
@@ -739,6 +740,11 @@ main (int argc, char **argv)
             rc = QC_EXIT_USAGE;
             goto out;
         }
+        /* no supervisor here: a crash inside a library ends the run, so
+           say what to do (a qc-worker isolates a slide that crashes) */
+        qc_fatal_note_install (prog, "run the same command again to go on (with fewer "
+                               "slots, -w N, if memory ran out). A slide that stops every "
+                               "run is isolated and failed by a qc-worker (--broker)");
         qc_local_config_t lc = {.slots = (uint32_t) o.workers, .cache_dir = o.cache_dir,
                                 .cache_max = o.cache_max};
         unsigned refused = qc_socket_refusals ();

@@ -59,6 +59,24 @@ timeout 120 "$BIN/qc-submit" -n 1 -o "$T/lfull" "$SHARED/slides/real/CMU-1-Small
 [ "$(grep -vc '^#' "$T/lfull/results.tsv")" -eq 1 ] || fail "one process, again: not one row"
 pass "one process: a refused write says to run the command again (without -f), which finishes"
 
+# 1c. one process stopped by a crash signal inside a library (GLib stops
+#     a process with SIGTRAP when an allocation fails): it dies of that
+#     signal, saying what it most often means and how to go on; the same
+#     command again finishes the cohort, each slide once
+head -12 "$T/cohort/list" >"$T/list12"
+"$BIN/qc-submit" -w 1 -o "$T/trap" --list "$T/list12" >"$T/trap.log" 2>&1 &
+trapped=$!
+PIDS+=($trapped)
+wait_for "a first result" 60 "grep -q '^ok' '$T/trap.log'"
+kill -TRAP $trapped
+wait $trapped; rc=$?
+[ $rc -eq 133 ] || fail "SIGTRAP: exit $rc, expected 133 (died of it): $(tail -3 "$T/trap.log")"
+grep -q "^qc-submit: stopped by SIGTRAP (how GLib, inside OpenSlide, stops a process whose allocation failed: memory ran out?). What it wrote is kept: run the same command again to go on" \
+    "$T/trap.log" || fail "SIGTRAP not said: $(tail -3 "$T/trap.log")"
+timeout 120 "$BIN/qc-submit" -w 1 -o "$T/trap" --list "$T/list12" >"$T/trap2.log" 2>&1
+check_exactly_once "$T/trap" "$T/list12"
+pass "one process stopped by SIGTRAP: it said why and how to go on; the same command finished, each slide once"
+
 # 2. SIGHUP mid-job (the terminal closed): exit 130, the job goes on; the
 #    same command again fetches it, while a -f run would start afresh
 start_worker $port w2 --slots 1 --heartbeat-ms 200 --task-delay-ms 400
