@@ -1,4 +1,5 @@
 #include "shared/cli.h"
+#include "shared/err.h"
 #include "shared/log.h"
 #include "shared/proto.h"
 
@@ -91,14 +92,7 @@ qc_cli_need_address_space (const char *prog, unsigned long mb, const char *for_w
     }
     /* what the process maps already (its libraries' reservations): why a
      * limit above mb still leaves less than mb */
-    unsigned long long pages = 0;
-    FILE *f = fopen ("/proc/self/statm", "r");
-    if (f) {
-        if (fscanf (f, "%llu", &pages) != 1)
-            pages = 0;
-        fclose (f);
-    }
-    unsigned long long mapped = pages * (unsigned long long) sysconf (_SC_PAGESIZE) >> 20;
+    unsigned long long mapped = qc_mapped_bytes () >> 20;
     char held[96] = "";
     if (mapped)
         snprintf (held, sizeof held, ", of which this program maps %llu MB as it starts",

@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static void
 set_errv (char *err, size_t errlen, const char *fmt, va_list ap)
@@ -44,6 +45,20 @@ unsigned
 qc_oom_count (void)
 {
     return atomic_load (&s_oom);
+}
+
+unsigned long long
+qc_mapped_bytes (void)
+{
+    unsigned long long pages = 0;
+    FILE *f = fopen ("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf (f, "%llu", &pages) != 1)
+            pages = 0;
+        fclose (f);
+    }
+    long page = sysconf (_SC_PAGESIZE);
+    return pages * (unsigned long long) (page > 0 ? page : 4096);
 }
 
 bool

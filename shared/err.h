@@ -29,6 +29,9 @@ unsigned qc_oom_count (void);
  * failure is this machine's, not the slide's or the configuration's. */
 #define QC_MEMORY_PROBE_MB 128
 bool qc_memory_short (void);
+/* The address space this process maps now, in bytes (/proc/self/statm;
+ * 0 when it cannot be read): what counts against ulimit -v. */
+unsigned long long qc_mapped_bytes (void);
 
 /* "s" unless n is 1, for counts in messages: "%zu slide%s", n, qc_plural (n). */
 static inline const char *

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "shared/err.h"   /* qc_mapped_bytes, for tests that lower RLIMIT_AS */
+
 /* 1 in an ASan build, gcc's or clang's (which does not define
  * __SANITIZE_ADDRESS__): tests that lower RLIMIT_AS skip that part, as
  * ASan needs its address space unlimited. */
@@ -21,22 +23,6 @@
 #ifndef QC_TEST_ASAN
 #define QC_TEST_ASAN 0
 #endif
-
-/* The address space this process maps now, in bytes (/proc/self/statm;
- * 0 when it cannot be read): for tests that lower RLIMIT_AS just above
- * it. */
-static inline unsigned long long
-check_mapped_now (void)
-{
-    unsigned long long pages = 0;
-    FILE *f = fopen ("/proc/self/statm", "r");
-    if (f) {
-        if (fscanf (f, "%llu", &pages) != 1)
-            pages = 0;
-        fclose (f);
-    }
-    return pages * (unsigned long long) sysconf (_SC_PAGESIZE);
-}
 
 static int check_total_, check_failed_;
 

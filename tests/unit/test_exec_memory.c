@@ -26,7 +26,7 @@ run_under (const char *path, unsigned long long room)
     CHECK (getrlimit (RLIMIT_AS, &was) == 0);
     if (room) {
         tight = was;
-        tight.rlim_cur = (rlim_t) (check_mapped_now () + room);
+        tight.rlim_cur = (rlim_t) (qc_mapped_bytes () + room);
         CHECK (setrlimit (RLIMIT_AS, &tight) == 0);
     }
     qc_result_t *out = qc_result_new ();
@@ -55,7 +55,7 @@ main (void)
     struct rlimit was, tight;
     CHECK (getrlimit (RLIMIT_AS, &was) == 0);
     tight = was;
-    tight.rlim_cur = (rlim_t) (check_mapped_now () + (16u << 20));
+    tight.rlim_cur = (rlim_t) (qc_mapped_bytes () + (16u << 20));
     CHECK (setrlimit (RLIMIT_AS, &tight) == 0);
     bool short_then = qc_memory_short ();
     /* libtiff's refused allocation reads "Invalid TIFF": OpenSlide's

@@ -368,7 +368,7 @@ test_out_of_memory (void)
     /* 1 GB of pixels under a ulimit -v of 64 MB more than is mapped: refused */
     struct rlimit was, tight;
     CHECK (getrlimit (RLIMIT_AS, &was) == 0);
-    unsigned long long now = check_mapped_now ();
+    unsigned long long now = qc_mapped_bytes ();
     CHECK (now > 0);
     tight = was;
     tight.rlim_cur = (rlim_t) (now + (64u << 20));

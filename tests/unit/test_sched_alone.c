@@ -28,6 +28,21 @@ start_all (sched_t *s, sched_worker_t *w)
             start (s, w, t->job, t->idx);
 }
 
+/* A scheduler whose job id of n CPU slides all ran on one worker of n
+ * slots, whose process died with them, naming no culprit (one report). */
+static sched_t *
+after_shared_crash (rec_t *r, uint32_t max_deaths, uint64_t id, size_t n, sched_job_t **j,
+                    sched_worker_t **w)
+{
+    sched_t *s = new_sched (r, max_deaths);
+    *j = new_job (s, id, n, QC_RES_CPU, true);
+    *w = sched_worker_add (s, (uint32_t) n, 0, NULL, 0, NULL);
+    sched_dispatch (s);
+    start_all (s, *w);
+    CHECK (crash_all (s, *w, "w") == n);
+    return s;
+}
+
 /* The one task dispatched since index from, or NULL. */
 static sched_task_t *
 only_since (const rec_t *r, size_t from)
@@ -122,12 +137,9 @@ static void
 test_alone_crash_blamed (void)
 {
     rec_t r;
-    sched_t *s = new_sched (&r, 2);
-    sched_job_t *j = new_job (s, 2, 2, QC_RES_CPU, true);
-    sched_worker_t *w = sched_worker_add (s, 2, 0, NULL, 0, NULL);
-    sched_dispatch (s);
-    start_all (s, w);
-    CHECK (crash_all (s, w, "w") == 2);
+    sched_job_t *j;
+    sched_worker_t *w;
+    sched_t *s = after_shared_crash (&r, 2, 2, 2, &j, &w);
     sched_task_t *t0 = sched_job_task (j, 0), *t1 = sched_job_task (j, 1);
     CHECK (t0->alone && t1->alone && t0->blame == 0 && t1->blame == 0);
     size_t from = r.nd;
@@ -171,12 +183,9 @@ static void
 test_alone_where (void)
 {
     rec_t r;
-    sched_t *s = new_sched (&r, 3);
-    sched_job_t *j = new_job (s, 3, 3, QC_RES_CPU, true);
-    sched_worker_t *w = sched_worker_add (s, 3, 0, NULL, 0, NULL);
-    sched_dispatch (s);
-    start_all (s, w);
-    CHECK (crash_all (s, w, "w") == 3);
+    sched_job_t *j;
+    sched_worker_t *w;
+    sched_t *s = after_shared_crash (&r, 3, 3, 3, &j, &w);
     sched_worker_remove (s, w, true, "w");
     uint32_t dev = 0;
     sched_worker_t *g = sched_worker_add (s, 0, 0, &dev, 1, NULL);
@@ -239,12 +248,9 @@ static void
 test_alone_held (void)
 {
     rec_t r;
-    sched_t *s = new_sched (&r, 3);
-    sched_job_t *j = new_job (s, 5, 2, QC_RES_ANY, true);
-    sched_worker_t *w = sched_worker_add (s, 2, 0, NULL, 0, NULL);
-    sched_dispatch (s);
-    start_all (s, w);
-    CHECK (crash_all (s, w, "w") == 2);
+    sched_job_t *j;
+    sched_worker_t *w;
+    sched_t *s = after_shared_crash (&r, 3, 5, 2, &j, &w);
     j->held = true;
     sched_job_t *other = new_job (s, 6, 4, QC_RES_CPU, true);
     rec_clear (&r);

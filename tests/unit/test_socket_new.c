@@ -79,7 +79,7 @@ no_thread (void)
     CHECK (nheld == HELD, "%d threads held", nheld);
     struct rlimit was, tight;
     CHECK (getrlimit (RLIMIT_AS, &was) == 0);
-    unsigned long long now = check_mapped_now ();
+    unsigned long long now = qc_mapped_bytes ();
     CHECK (now > 0);
     /* room for a quarter of a new thread's stack (ulimit -s decides it) */
     size_t stack = 0;
