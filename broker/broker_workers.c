@@ -292,17 +292,29 @@ workers_on_started (qc_broker_t *b, worker_rec_t *w, qc_msg_t *m)
                 m->job, m->idx, m->attempt);
 }
 
-/* A failure of the worker's machine, not the slide (its reason carries
- * the rerun mark): the slide runs again elsewhere while the worker
- * pauses (sched_task_troubled), up to SCHED_TROUBLE_RETRIES times. True
- * when so: the RESULT is dropped. */
+/* A failure of the worker's machine, not the slide (memory short, no
+ * descriptor left): the slide runs again elsewhere while the worker
+ * pauses (sched_task_troubled), up to SCHED_TROUBLE_RETRIES times; the
+ * same failure of an attempt already superseded is dropped. True when
+ * the RESULT is dropped. */
 static bool
-retry_elsewhere (qc_broker_t *b, worker_rec_t *w, job_rec_t *job, const qc_msg_t *m)
+retry_elsewhere (qc_broker_t *b, worker_rec_t *w, const peer_t *p, job_rec_t *job,
+                 const qc_msg_t *m)
 {
     const char *err = m->result->ok ? NULL : m->result->error;
-    if (!err || !strstr (err, QC_RESULT_RETRY_MARK)
-        || sched_task_troubled (b->sched, w->sw, job->sj, m->idx, m->attempt)
-           != SCHED_REQUEUED)
+    if (!qc_result_machine_trouble (err))
+        return false;
+    sched_verdict_t v = sched_task_troubled (b->sched, w ? w->sw : NULL,
+                                             p->cert ? p->cert->id : 0, job->sj, m->idx,
+                                             m->attempt);
+    if (v == SCHED_STALE) {
+        qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 " slide %" PRIu64 ": a failure of %s's "
+                "machine for attempt %u, one already superseded, dropped: %.200s", job->id,
+                m->idx, w ? w->name : "an unregistered peer", m->attempt, err);
+        b->dispatch_due = true;
+        return true;
+    }
+    if (v != SCHED_REQUEUED)
         return false;
     sched_task_t *t = sched_job_task (job->sj, m->idx);
     qc_log (QC_LOG_WARNING, MOD, "worker %s failed %s (job %" PRIu64 ") for its machine, "
@@ -320,7 +332,7 @@ workers_on_result (qc_broker_t *b, worker_rec_t *w, const peer_t *p, qc_msg_t *m
     job_rec_t *job = jobs_of_task_msg (b, m, w ? w->name : "an unregistered peer");
     if (!job)
         return;    /* a job already delivered and forgotten, or not this one */
-    if (w && retry_elsewhere (b, w, job, m))
+    if (retry_elsewhere (b, w, p, job, m))
         return;
     sched_verdict_t v = sched_task_finished_as (b->sched, w ? w->sw : NULL,
                                                 p->cert ? p->cert->id : 0, job->sj,

@@ -510,7 +510,7 @@ sched_task_restore_blame (sched_job_t *job, uint64_t idx, uint32_t blame)
 {
     sched_task_t *t = sched_job_task (job, idx);
     if (t)
-        t->blame = blame;
+        t->blame = t->blame_other = blame;   /* of causes not known */
 }
 
 void
@@ -661,14 +661,14 @@ sched_task_finished_as (sched_t *self, sched_worker_t *w, uint32_t who,
     if (w) {
         w->stalled = false;         /* it shows progress */
         ghost_end (w, job->id, idx, attempt);
-        if (ok) {                   /* its machine works again */
-            w->trouble = 0;
-            w->paused_until = 0;
-        }
     }
     sched_verdict_t v = judge (self, t, attempt);
     if (v != SCHED_OK)
         return v;
+    if (w && ok) {                  /* its machine works again */
+        w->trouble = 0;
+        w->paused_until = 0;
+    }
     if (t->worker && t->attempt != attempt) {
         /* an earlier attempt finished first: the current one is no
          * longer needed; while it runs it keeps its executor busy */
@@ -691,21 +691,46 @@ sched_task_finished_as (sched_t *self, sched_worker_t *w, uint32_t who,
     return SCHED_OK;
 }
 
+/* Whether a worker other than w could take t now: one with the resource
+ * t needs, taking tasks. */
+static bool
+elsewhere (const sched_t *self, const sched_worker_t *w, const sched_task_t *t)
+{
+    for (const sched_worker_t *o = self->workers; o; o = o->next)
+        if (o != w && !o->draining && !o->stalled && !sched_worker_paused (self, o)
+            && ((t->resource != QC_RES_GPU && o->slots)
+                || (t->resource != QC_RES_CPU && o->ngpus)))
+            return true;
+    return false;
+}
+
 sched_verdict_t
-sched_task_troubled (sched_t *self, sched_worker_t *w, sched_job_t *job, uint64_t idx,
-                     uint32_t attempt)
+sched_task_troubled (sched_t *self, sched_worker_t *w, uint32_t who, sched_job_t *job,
+                     uint64_t idx, uint32_t attempt)
 {
     sched_task_t *t = sched_job_task (job, idx);
     sched_verdict_t v = self ? judge (self, t, attempt) : SCHED_UNKNOWN;
+    int64_t since;
     if (v != SCHED_OK)
         return v;
-    if (!w || t->worker != w || t->attempt != attempt || t->state != TASK_RUNNING
-        || job->cancelled || t->troubled >= SCHED_TROUBLE_RETRIES)
+    /* trust no peer's word: another identity's attempt is refused where
+     * any RESULT is (sched_task_finished_as) */
+    if (self->identities && !attempt_of (t, attempt, who, &since))
+        return not_yours (self, attempt);
+    if (!w || t->worker != w || t->attempt != attempt || t->state != TASK_RUNNING) {
+        /* an attempt already superseded (taken back, its worker gone):
+         * its machine's failure says nothing of the attempt that runs
+         * or will run; only its credit comes back */
+        if (w)
+            ghost_end (w, job->id, idx, attempt);
         return SCHED_STALE;
+    }
+    if (job->cancelled || t->troubled >= SCHED_TROUBLE_RETRIES || !elsewhere (self, w, t))
+        return SCHED_OK;
     t->troubled++;
     detach (t, false);
     enqueue (self, t, true);
-    /* 10 s, 20 s, 40 s ... while its results keep failing so; failures
+    /* 10 s, 20 s, 40 s, 60 s while its results keep failing so; failures
      * that come in while it is paused are of the same spell (slides that
      * ran side by side): the pause stands */
     if (sched_worker_paused (self, w))
@@ -772,6 +797,11 @@ sched_task_crashed_as (sched_t *self, sched_job_t *job, uint64_t idx,
     unsigned sig = 0;
     bool memory = how && sscanf (how, "signal %u", &sig) == 1
                   && (sig == SIGKILL || sig == SIGTRAP);
+    if (!memory)
+        t->blame_other++;
+    /* marked for a rerun only when every death was of that kind: one
+     * segfault among them is the slide's */
+    memory = memory && !t->blame_other;
     snprintf (reason, sizeof reason,
               "slide failed on %u workers without a result (crashed, or past "
               "the task timeout; last: worker %s crashed while running it%s%.200s); "
@@ -824,6 +854,7 @@ sched_tick (sched_t *self)
             remember (self, t);
             detach (t, true);
             t->blame++;
+            t->blame_other++;
             char reason[512];
             snprintf (reason, sizeof reason,
                       "slide failed on %u workers without a result (crashed, or "

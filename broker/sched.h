@@ -68,14 +68,16 @@
  * (and a second shared crash marks it again).
  *
  * A worker's machine in trouble (sched_task_troubled): a RESULT that
- * failed for the machine, not the slide (memory short, no descriptor, a
- * share or server gone: the reason carries shared/result.h's rerun mark),
- * sends the task back to the front of the queue, up to
- * SCHED_TROUBLE_RETRIES times, instead of failing it; its worker takes no
- * new task for a pause (SCHED_TROUBLE_PAUSE_MS, doubling while its
- * results keep failing so, to SCHED_TROUBLE_PAUSE_MAX_MS; a passing
- * result ends it), so a worker that fails slides fast does not take the
- * whole queue while others could run it.
+ * failed for the machine, not the slide (memory short, no descriptor
+ * left: shared/result.h's qc_result_machine_trouble; not a server's or a
+ * share's failure, which is every worker's), sends the task back to the
+ * front of the queue, up to SCHED_TROUBLE_RETRIES times, when another
+ * worker could take it, instead of failing it; its worker takes no new
+ * task for a pause (SCHED_TROUBLE_PAUSE_MS, doubling while its results
+ * keep failing so, to SCHED_TROUBLE_PAUSE_MAX_MS; a passing result ends
+ * it), so a worker that fails slides fast does not take the whole queue
+ * while others could run it. With no other worker the failure stands at
+ * once, as it did: nothing is gained by waiting on the same machine.
  *
  * Fairness: each resource kind keeps a round-robin cursor over jobs, so two
  * clients' cohorts interleave task by task. */
@@ -149,6 +151,8 @@ typedef struct sched_task {
     uint32_t attempt;          /* the last attempt dispatched */
     uint32_t blame;            /* its own executions that crashed or ran
                                   past the deadline */
+    uint32_t blame_other;      /* of those, not by SIGKILL or SIGTRAP
+                                  (likely memory): a crash, a deadline */
     uint32_t crash_att;        /* the last attempt a crash was counted for */
     uint32_t troubled;         /* failures of its workers' machines it was
                                   sent back to the queue for */
@@ -350,18 +354,24 @@ sched_verdict_t sched_task_finished (sched_t *self, sched_worker_t *w,
 sched_verdict_t sched_task_finished_as (sched_t *self, sched_worker_t *w,
                                         uint32_t who, sched_job_t *job,
                                         uint64_t idx, uint32_t attempt, bool ok);
-/* A RESULT that failed for its worker's machine (see above) from w, for
- * the attempt: when it is the task's current attempt on w, its job is
- * not cancelled, and the task was sent back fewer than
- * SCHED_TROUBLE_RETRIES times so: SCHED_REQUEUED (the task is at the
- * front of its queue, w's credit back and w paused: drop the RESULT).
- * Otherwise nothing changes and the verdict is not SCHED_REQUEUED: take
- * the RESULT with sched_task_finished_as (a failure). */
+/* A RESULT that failed for its worker's machine (see above) from w
+ * (NULL: an unregistered sender) of identity who, for the attempt:
+ *  - SCHED_REQUEUED: it was the task's current attempt on w, its job is
+ *    not cancelled, it was sent back fewer than SCHED_TROUBLE_RETRIES
+ *    times so, and another worker could take it now: the task is at the
+ *    front of its queue, w's credit back and w paused. Drop the RESULT.
+ *  - SCHED_STALE: an attempt already superseded (taken back, its worker
+ *    given up on): its credit back, nothing else. Drop the RESULT (it
+ *    must not fail the attempt that runs or will run).
+ *  - SCHED_OK: the failure stands (retries spent, no other worker, a
+ *    cancelled job): take it with sched_task_finished_as.
+ *  - any other verdict: as sched_task_finished_as would judge it; take
+ *    it there (it refuses or drops). */
 #define SCHED_TROUBLE_RETRIES 2
 #define SCHED_TROUBLE_PAUSE_MS 10000
-#define SCHED_TROUBLE_PAUSE_MAX_MS 600000
-sched_verdict_t sched_task_troubled (sched_t *self, sched_worker_t *w, sched_job_t *job,
-                                     uint64_t idx, uint32_t attempt);
+#define SCHED_TROUBLE_PAUSE_MAX_MS 60000
+sched_verdict_t sched_task_troubled (sched_t *self, sched_worker_t *w, uint32_t who,
+                                     sched_job_t *job, uint64_t idx, uint32_t attempt);
 
 /* A worker's supervisor reports that this attempt was running when the
  * worker process crashed (name: the worker): blame + 1, once per attempt.

@@ -212,3 +212,13 @@ qc_result_fail (qc_result_t *self, const char *fmt, ...)
         self->error = strdup ("failed (reason too long to report)");
     return self->error ? 0 : -1;
 }
+
+bool
+qc_result_machine_trouble (const char *reason)
+{
+    static const char *const phrases[] = {QC_RESULT_MEMORY_SHORT, QC_RESULT_NO_FDS};
+    for (size_t i = 0; reason && i < sizeof phrases / sizeof phrases[0]; i++)
+        if (strstr (reason, phrases[i]))
+            return true;
+    return false;
+}

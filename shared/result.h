@@ -5,6 +5,7 @@
 #ifndef QC_RESULT_H
 #define QC_RESULT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define QC_RESULT_MAX_KV       512
@@ -20,6 +21,16 @@
  * answer, after every retry): a rerun into the same folder runs such a
  * slide again (client/output_records.h) instead of skipping it. */
 #define QC_RESULT_RETRY_MARK   "; a rerun tries again)"
+
+/* Phrases of a failure's reason that name the machine that ran the slide
+ * as the cause, not the slide, its server or its share: memory short, no
+ * file descriptor left. Another machine may run that slide now, so the
+ * broker sends it out again (qc_result_machine_trouble). A server's or a
+ * share's failure is everyone's: it carries the rerun mark only. */
+#define QC_RESULT_MEMORY_SHORT "memory ran out on this machine"
+#define QC_RESULT_NO_FDS       "had no file descriptor left"
+/* True when reason (a failure's) names one of them. */
+bool qc_result_machine_trouble (const char *reason);
 
 typedef struct {
     char *key;

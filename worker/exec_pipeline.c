@@ -129,13 +129,13 @@ pipeline_for (const qc_task_t *task, qc_result_t *out)
     }
     entry_t *e = acquire (task->config);
     if (!e) {
-        qc_result_fail (out, "out of memory building the task's pipeline (memory ran out "
-                        "on this machine, not the slide's fault" QC_RESULT_RETRY_MARK);
+        qc_result_fail (out, "out of memory building the task's pipeline ("
+                        QC_RESULT_MEMORY_SHORT ", not the slide's fault" QC_RESULT_RETRY_MARK);
         return NULL;
     }
     if (!e->pipeline && e->memory)
         qc_result_fail (out, "the QC pipeline could not be built (%s) while memory ran "
-                        "short (memory ran out on this machine, not the slide's fault"
+                        "short (" QC_RESULT_MEMORY_SHORT ", not the slide's fault"
                         QC_RESULT_RETRY_MARK, e->error);
     else if (!e->pipeline)
         qc_result_fail (out, "configuration error: %s", e->error);

@@ -147,8 +147,8 @@ test_hooks (qc_worker_t *w, const qc_task_t *task, qc_result_t *out)
         qc_log (QC_LOG_WARNING, "worker", "--test-trouble-on: failing %s for this machine",
                 shown);
         if (out)
-            qc_result_fail (out, "--test-trouble-on: this machine cannot run it now (not "
-                            "the slide's fault" QC_RESULT_RETRY_MARK);
+            qc_result_fail (out, "--test-trouble-on: as if " QC_RESULT_MEMORY_SHORT
+                            " (not the slide's fault" QC_RESULT_RETRY_MARK);
         return false;
     }
     return true;

@@ -34,7 +34,7 @@ qc_run_fail (qc_run_t *run, const char *fmt, ...)
        with fewer slots, gets past */
     bool oom = qc_oom_count () != run->oom_at_start || strstr (msg, "out of memory");
     qc_result_fail (run->out, "%s: %s: %s%s", run->filename ? run->filename : "?",
-                    step_name (run), msg, oom ? " (memory ran out on this machine, not the "
+                    step_name (run), msg, oom ? " (" QC_RESULT_MEMORY_SHORT ", not the "
                     "slide's fault" QC_RESULT_RETRY_MARK : "");
     return -1;
 }

@@ -19,19 +19,31 @@
 #include "shared/result.h"
 
 /* Errors of this machine or its share, not of the slide: out of file
- * descriptors or memory, a network file system that went away. A slide
- * failed by one is marked so that a rerun tries it again. */
-static const int s_passing[] = {EMFILE, ENFILE, ENOMEM, EAGAIN, EIO, ESTALE, ENOTCONN,
-                                ETIMEDOUT, EHOSTDOWN};
+ * descriptors or memory (this machine's: another may run the slide now),
+ * a network file system that went away. A slide failed by one is marked
+ * so that a rerun tries it again. */
+static const struct {
+    int e;
+    const char *whose;
+} s_passing[] = {
+    {EMFILE, "this process " QC_RESULT_NO_FDS ": this machine's trouble, not the slide's"},
+    {ENFILE, "this machine " QC_RESULT_NO_FDS ": this machine's trouble, not the slide's"},
+    {ENOMEM, QC_RESULT_MEMORY_SHORT ", not the slide's fault"},
+    {EAGAIN, "this machine's or its share's trouble, not the slide's"},
+    {EIO, "this machine's or its share's trouble, not the slide's"},
+    {ESTALE, "this machine's or its share's trouble, not the slide's"},
+    {ENOTCONN, "this machine's or its share's trouble, not the slide's"},
+    {ETIMEDOUT, "this machine's or its share's trouble, not the slide's"},
+    {EHOSTDOWN, "this machine's or its share's trouble, not the slide's"},
+};
 
 int
 qc_slide_fail_open (int e, char *err, size_t errlen)
 {
     for (size_t i = 0; i < sizeof s_passing / sizeof s_passing[0]; i++)
-        if (e == s_passing[i])
-            return qc_fail (err, errlen, "cannot open file: %s (this machine's or its "
-                            "share's trouble, not the slide's%s", strerror (e),
-                            QC_RESULT_RETRY_MARK);
+        if (e == s_passing[i].e)
+            return qc_fail (err, errlen, "cannot open file: %s (%s%s", strerror (e),
+                            s_passing[i].whose, QC_RESULT_RETRY_MARK);
     return qc_fail (err, errlen, "cannot open file: %s", strerror (e));
 }
 
@@ -60,12 +72,12 @@ int
 qc_slide_fail_openslide (const char *what, const char *oe, char *err, size_t errlen)
 {
     if (qc_slide_out_of_descriptors ())
-        return qc_fail (err, errlen, "%s: %s (this process had no file descriptor left: "
-                        "this machine's trouble, not the slide's%s", what ? what : "OpenSlide",
+        return qc_fail (err, errlen, "%s: %s (this process " QC_RESULT_NO_FDS ": this "
+                        "machine's trouble, not the slide's%s", what ? what : "OpenSlide",
                         oe ? oe : "?", QC_RESULT_RETRY_MARK);
     if (qc_memory_short ())
-        return qc_fail (err, errlen, "%s: %s (memory ran out on this machine, not the "
-                        "slide's fault%s", what ? what : "OpenSlide", oe ? oe : "?",
+        return qc_fail (err, errlen, "%s: %s (" QC_RESULT_MEMORY_SHORT ", not the slide's "
+                        "fault%s", what ? what : "OpenSlide", oe ? oe : "?",
                         QC_RESULT_RETRY_MARK);
     return qc_fail (err, errlen, "%s: %s", what ? what : "OpenSlide", oe ? oe : "?");
 }

@@ -426,6 +426,22 @@ test_crash_verdicts (void)
     }
     sched_destroy (&s);
     rec_free (&r);
+
+    /* a segfault, then a SIGKILL: not every death was memory's */
+    s = new_sched (&r, 2);
+    j = new_job (s, 12, 1, QC_RES_CPU, true);
+    w = sched_worker_add (s, 1, 0, NULL, 0, NULL);
+    static const char *const mixed[] = {"signal 11 (Segmentation fault)", "signal 9 (Killed)"};
+    for (int k = 0; k < 2; k++) {
+        sched_dispatch (s);
+        sched_task_t *t = sched_job_task (j, 0);
+        start (s, w, j, 0);
+        CHECK (sched_task_crashed_as (s, j, 0, t->attempt, "w", 0, 1, mixed[k]) == SCHED_OK);
+    }
+    CHECK (r.nf == 1 && !strstr (r.f[0].reason, QC_RESULT_RETRY_MARK),
+           "a segfault among the deaths: %s", r.nf ? r.f[0].reason : "(not failed)");
+    sched_destroy (&s);
+    rec_free (&r);
 }
 
 int

@@ -1,9 +1,10 @@
 /* Scheduler tests, a worker's machine in trouble: a RESULT that failed
  * for the machine, not the slide (sched_task_troubled) sends the slide
  * back to the front of the queue, at most SCHED_TROUBLE_RETRIES times,
- * and pauses its worker (10 s, doubling while it keeps failing so; a
- * passing result ends it), so the slide runs elsewhere instead of every
- * slide failing fast on one bad machine. Fixtures: sched_fixtures.h. */
+ * when another worker could take it, and pauses its worker (10 s,
+ * doubling to 60 s while it keeps failing so; a passing result ends it),
+ * so the slide runs elsewhere instead of every slide failing fast on one
+ * bad machine. Fixtures: sched_fixtures.h. */
 #include "tests/unit/sched_fixtures.h"
 
 static void
@@ -21,9 +22,9 @@ test_runs_elsewhere (void)
     sched_task_t *t = a->assigned.head;
     uint32_t att = t->attempt;
     /* only the current attempt on its worker, running */
-    CHECK (sched_task_troubled (s, b, j, t->idx, att) == SCHED_STALE, "another worker's");
-    CHECK (sched_task_troubled (s, a, j, t->idx, att + 1) == SCHED_BAD_ATTEMPT);
-    CHECK (sched_task_troubled (s, a, j, t->idx, att) == SCHED_REQUEUED);
+    CHECK (sched_task_troubled (s, b, 0, j, t->idx, att) == SCHED_STALE, "another worker's");
+    CHECK (sched_task_troubled (s, a, 0, j, t->idx, att + 1) == SCHED_BAD_ATTEMPT);
+    CHECK (sched_task_troubled (s, a, 0, j, t->idx, att) == SCHED_REQUEUED);
     CHECK (t->state == TASK_QUEUED && t->troubled == 1 && t->worker == NULL && t->blame == 0);
     CHECK (j->failed == 0 && r.nf == 0 && a->cpu_inflight == 1);
     CHECK (a->paused_until == SCHED_TROUBLE_PAUSE_MS, "paused until %lld",
@@ -31,7 +32,7 @@ test_runs_elsewhere (void)
     /* the slide beside it fails so too, within the pause: the same
      * spell, the pause stands */
     sched_task_t *t2 = a->assigned.head;
-    CHECK (sched_task_troubled (s, a, j, t2->idx, t2->attempt) == SCHED_REQUEUED);
+    CHECK (sched_task_troubled (s, a, 0, j, t2->idx, t2->attempt) == SCHED_REQUEUED);
     CHECK (a->paused_until == SCHED_TROUBLE_PAUSE_MS && a->trouble == 1 && a->cpu_inflight == 0);
     /* a is paused, b busy: nothing goes out */
     rec_clear (&r);
@@ -57,57 +58,143 @@ test_runs_elsewhere (void)
     rec_free (&r);
 }
 
+/* Where the failure stands: with no other worker to take the slide (at
+ * once, no pause), after SCHED_TROUBLE_RETRIES, in a cancelled job. The
+ * pause doubles to its cap; only an accepted passing result ends it. */
 static void
 test_bounds (void)
 {
     rec_t r;
     sched_t *s = new_sched (&r, 3);
-    sched_job_t *j = new_job (s, 2, 2, QC_RES_CPU, true);
+    sched_job_t *j = new_job (s, 2, 1, QC_RES_CPU, true);
     sched_worker_t *a = sched_worker_add (s, 1, 0, NULL, 0, NULL);
-    sched_task_t *t = sched_job_task (j, 0);
-    int64_t now = 0, pause = SCHED_TROUBLE_PAUSE_MS;
-    /* the one worker: the slide waits out each pause, then runs there
-     * again; the pause doubles; after SCHED_TROUBLE_RETRIES the failure
-     * is the result */
-    for (uint32_t k = 0; k <= SCHED_TROUBLE_RETRIES; k++) {
-        sched_set_now (s, now);
-        sched_dispatch (s);
-        CHECK (t->worker == a, "try %u: dispatched", k);
-        start (s, a, j, 0);
-        sched_verdict_t v = sched_task_troubled (s, a, j, 0, t->attempt);
-        if (k < SCHED_TROUBLE_RETRIES) {
-            CHECK (v == SCHED_REQUEUED && a->paused_until == now + pause,
-                   "try %u: paused until %lld, not %lld", k, (long long) a->paused_until,
-                   (long long) (now + pause));
-            now += pause;
-            pause *= 2;
-        } else {
-            CHECK (v == SCHED_STALE, "past the retries: the failure stands");
-            CHECK (finish (s, j, 0, false) && t->state == TASK_FAILED && j->failed == 1);
-        }
-    }
-    /* a passing result ends the pause at once */
     sched_dispatch (s);
-    sched_task_t *u = sched_job_task (j, 1);
-    CHECK (u->worker == a);
-    start (s, a, j, 1);
-    CHECK (sched_task_troubled (s, a, j, 1, u->attempt) == SCHED_REQUEUED && a->trouble == 3);
+    start (s, a, j, 0);
+    CHECK (sched_task_troubled (s, a, 0, j, 0, sched_job_task (j, 0)->attempt) == SCHED_OK,
+           "the only worker: the failure stands");
+    CHECK (a->paused_until == 0 && a->trouble == 0, "and it is not paused");
+    sched_destroy (&s);
+    rec_free (&r);
+
+    /* three workers: a, then b fail it so; c's failure stands */
+    s = new_sched (&r, 3);
+    j = new_job (s, 3, 1, QC_RES_CPU, true);
+    sched_worker_t *w[3];
+    for (int k = 0; k < 3; k++)
+        w[k] = sched_worker_add (s, 1, 0, NULL, 0, NULL);
+    sched_task_t *t = sched_job_task (j, 0);
+    for (int k = 0; k < 3; k++) {
+        sched_dispatch (s);
+        CHECK (t->worker == w[k], "try %d on worker %d", k, k);
+        if (t->worker != w[k])
+            break;
+        start (s, w[k], j, 0);
+        sched_verdict_t v = sched_task_troubled (s, w[k], 0, j, 0, t->attempt);
+        CHECK (v == (k < SCHED_TROUBLE_RETRIES ? SCHED_REQUEUED : SCHED_OK), "try %d: %d",
+               k, (int) v);
+    }
+    CHECK (finish (s, j, 0, false) && t->state == TASK_FAILED && t->troubled == 2);
+    CHECK (w[2]->paused_until == 0, "the last, whose failure stood, is not paused");
+    sched_destroy (&s);
+    rec_free (&r);
+
+    /* the pause: 10, 20, 40, 60, 60 s while a keeps failing so (b idle);
+     * a duplicate passing result does not end it, an accepted one does */
+    s = new_sched (&r, 3);
+    j = new_job (s, 4, 12, QC_RES_CPU, true);
+    a = sched_worker_add (s, 1, 0, NULL, 0, NULL);
+    sched_worker_t *b = sched_worker_add (s, 0, 0, NULL, 0, NULL);
+    b->slots = 1;                 /* after a, so that a is served first */
+    static const int64_t pauses[] = {10000, 20000, 40000, 60000, 60000};
+    int64_t now = 0;
+    size_t n = 0;                 /* pauses so far */
+    for (size_t k = 0; k < 12 && n < 5; k++) {
+        sched_set_now (s, now);
+        rec_clear (&r);
+        sched_dispatch (s);
+        sched_task_t *u = a->assigned.head;
+        CHECK (u != NULL, "round %zu: a took a slide", k);
+        if (!u)
+            break;
+        if (b->assigned.head)             /* b passes what it took */
+            finish (s, j, b->assigned.head->idx, true);
+        start (s, a, j, u->idx);
+        sched_verdict_t v = sched_task_troubled (s, a, 0, j, u->idx, u->attempt);
+        if (v != SCHED_REQUEUED) {        /* u's retries spent: its failure */
+            CHECK (finish (s, j, u->idx, false));
+            continue;
+        }
+        CHECK (a->paused_until == now + pauses[n], "pause %zu: %lld, not %lld", n,
+               (long long) (a->paused_until - now), (long long) pauses[n]);
+        now = a->paused_until;
+        n++;
+    }
+    CHECK (n == 5, "%zu pauses", n);
+    sched_task_t *done = NULL;
+    for (uint64_t i = 0; i < j->total && !done; i++)
+        if (sched_job_task (j, i)->state == TASK_DONE)
+            done = sched_job_task (j, i);
+    CHECK (done != NULL);
+    if (done) {
+        int64_t until = a->paused_until;
+        sched_task_finished (s, a, j, done->idx, done->attempt, true);
+        CHECK (a->paused_until == until, "a duplicate passing result ended the pause");
+    }
     sched_set_now (s, a->paused_until);
     sched_dispatch (s);
-    start (s, a, j, 1);
-    CHECK (finish (s, j, 1, true));
-    CHECK (a->trouble == 0 && a->paused_until == 0, "trouble %u", a->trouble);
+    sched_task_t *u = a->assigned.head;
+    CHECK (u != NULL);
+    if (u) {
+        start (s, a, j, u->idx);
+        CHECK (finish (s, j, u->idx, true));
+        CHECK (a->trouble == 0 && a->paused_until == 0, "a passing result: trouble %u",
+               a->trouble);
+    }
     sched_destroy (&s);
     rec_free (&r);
 
     /* a cancelled job's failure stands */
     s = new_sched (&r, 3);
-    j = new_job (s, 3, 1, QC_RES_CPU, true);
+    j = new_job (s, 5, 1, QC_RES_CPU, true);
     a = sched_worker_add (s, 1, 0, NULL, 0, NULL);
+    sched_worker_add (s, 1, 0, NULL, 0, NULL);
     sched_dispatch (s);
-    start (s, a, j, 0);
+    t = sched_job_task (j, 0);
+    start (s, t->worker, j, 0);
     sched_job_cancel (s, j, NULL);
-    CHECK (sched_task_troubled (s, a, j, 0, sched_job_task (j, 0)->attempt) == SCHED_STALE);
+    CHECK (sched_task_troubled (s, t->worker, 0, j, 0, t->attempt) == SCHED_OK);
+    sched_destroy (&s);
+    rec_free (&r);
+}
+
+/* The same failure of an attempt already superseded (its worker declared
+ * dead, the slide running elsewhere) is dropped: it does not fail the
+ * running attempt (as any failed RESULT of an earlier attempt would).
+ * With identities, another identity's is not taken here either. */
+static void
+test_superseded (void)
+{
+    rec_t r;
+    sched_t *s = new_sched (&r, 3);
+    sched_set_identities (s, true);
+    sched_job_t *j = new_job (s, 6, 1, QC_RES_CPU, true);
+    sched_worker_t *a = sched_worker_add (s, 1, 0, NULL, 0, NULL);
+    a->who = 11;
+    sched_dispatch (s);
+    sched_task_t *t = sched_job_task (j, 0);
+    start (s, a, j, 0);
+    uint32_t old = t->attempt;
+    sched_worker_remove (s, a, true, "a");
+    sched_worker_t *b = sched_worker_add (s, 1, 0, NULL, 0, NULL);
+    b->who = 22;
+    sched_dispatch (s);
+    start (s, b, j, 0);
+    CHECK (t->worker == b && t->attempt != old);
+    CHECK (sched_task_troubled (s, NULL, 33, j, 0, old) == SCHED_NOT_YOURS,
+           "another identity's: refused where any RESULT is");
+    CHECK (sched_task_troubled (s, NULL, 11, j, 0, old) == SCHED_STALE);
+    CHECK (t->state == TASK_RUNNING && t->worker == b && r.nf == 0 && j->failed == 0,
+           "the running attempt goes on");
     sched_destroy (&s);
     rec_free (&r);
 }
@@ -117,5 +204,6 @@ main (void)
 {
     test_runs_elsewhere ();
     test_bounds ();
+    test_superseded ();
     return check_done ("test_sched_trouble");
 }
