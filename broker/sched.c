@@ -728,6 +728,7 @@ sched_task_troubled (sched_t *self, sched_worker_t *w, uint32_t who, sched_job_t
     if (job->cancelled || t->troubled >= SCHED_TROUBLE_RETRIES || !elsewhere (self, w, t))
         return SCHED_OK;
     t->troubled++;
+    remember (self, t);         /* its worker's late crash report still counts */
     detach (t, false);
     enqueue (self, t, true);
     /* 10 s, 20 s, 40 s, 60 s while its results keep failing so; failures
