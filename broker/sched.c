@@ -1,6 +1,7 @@
 /* See sched.h for the task state machine and the rules. Which queued
  * task goes to which worker next is sched_dispatch.c's. */
 #include "broker/sched_int.h"
+#include "shared/err.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -665,10 +666,11 @@ sched_task_finished_as (sched_t *self, sched_worker_t *w, uint32_t who,
     sched_verdict_t v = judge (self, t, attempt);
     if (v != SCHED_OK)
         return v;
-    if (w && ok) {                  /* its machine works again */
+    /* its machine works again: the next trouble pauses it 10 s again;
+     * the pause it is in stands (its other slots may pass while the
+     * slide it failed should go elsewhere) */
+    if (w && ok)
         w->trouble = 0;
-        w->paused_until = 0;
-    }
     if (t->worker && t->attempt != attempt) {
         /* an earlier attempt finished first: the current one is no
          * longer needed; while it runs it keeps its executor busy */
@@ -796,20 +798,22 @@ sched_task_crashed_as (sched_t *self, sched_job_t *job, uint64_t idx,
     t->blame++;
     char reason[768];
     unsigned sig = 0;
-    bool memory = how && sscanf (how, "signal %u", &sig) == 1
-                  && (sig == SIGKILL || sig == SIGTRAP);
+    bool memory = how && ((sscanf (how, "signal %u", &sig) == 1
+                           && (sig == SIGKILL || sig == SIGTRAP))
+                          || strstr (how, QC_RESULT_CRASH_MEMORY));
     if (!memory)
         t->blame_other++;
     /* marked for a rerun only when every death was of that kind: one
      * segfault among them is the slide's */
     memory = memory && !t->blame_other;
     snprintf (reason, sizeof reason,
-              "slide failed on %u workers without a result (crashed, or past "
-              "the task timeout; last: worker %s crashed while running it%s%.200s); "
-              "not retried%s", (unsigned) t->blame, name ? name : "?", how ? ": " : "",
+              "slide ran %u time%s without a result (crashed, or past the task "
+              "timeout; last: worker %s crashed while running it%s%.200s); "
+              "not retried%s", (unsigned) t->blame, qc_plural (t->blame), name ? name : "?",
+              how ? ": " : "",
               how ? how : "", memory ? " in this job (killed as the kernel's OOM killer "
-              "does, or stopped by GLib when an allocation failed: likely this machine's "
-              "memory, not the slide" QC_RESULT_RETRY_MARK : "");
+              "does, stopped by GLib when an allocation failed, or dead while memory ran "
+              "short: likely this machine's memory, not the slide" QC_RESULT_RETRY_MARK : "");
     const char *verdict = t->blame >= self->max_deaths ? reason : NULL;
     if (t->worker && t->attempt == attempt) {
         /* that execution is gone with its process */
@@ -858,9 +862,9 @@ sched_tick (sched_t *self)
             t->blame_other++;
             char reason[512];
             snprintf (reason, sizeof reason,
-                      "slide failed on %u workers without a result (crashed, or "
-                      "past the task timeout; last: it ran past the %lld s task "
-                      "timeout); not retried", (unsigned) t->blame,
+                      "slide ran %u time%s without a result (crashed, or past the "
+                      "task timeout; last: it ran past the %lld s task timeout); not "
+                      "retried", (unsigned) t->blame, qc_plural (t->blame),
                       (long long) (self->timeout / 1000));
             requeue (self, t, t->blame >= self->max_deaths ? reason : NULL);
         }

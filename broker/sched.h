@@ -74,8 +74,10 @@
  * front of the queue, up to SCHED_TROUBLE_RETRIES times, when another
  * worker could take it, instead of failing it; its worker takes no new
  * task for a pause (SCHED_TROUBLE_PAUSE_MS, doubling while its results
- * keep failing so, to SCHED_TROUBLE_PAUSE_MAX_MS; a passing result ends
- * it), so a worker that fails slides fast does not take the whole queue
+ * keep failing so, to SCHED_TROUBLE_PAUSE_MAX_MS; a passing result
+ * starts the doubling again, and the pause it is in stands: its other
+ * slots may pass while the slide it failed should go elsewhere), so a
+ * worker that fails slides fast does not take the whole queue
  * while others could run it. With no other worker the failure stands at
  * once, as it did: nothing is gained by waiting on the same machine.
  *

@@ -98,10 +98,10 @@ qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to)
                  "results.tsv and error.log are kept as .N)\n", r->redone,
                  qc_plural (r->redone), dir, r->redone == 1 ? "s" : "");
     if (r->retried)
-        fprintf (to, "%zu slide%s that %s cancelled, could not be read, or whose "
-                 "server did not answer before run%s again\n", r->retried,
-                 qc_plural (r->retried), r->retried == 1 ? "was" : "were",
-                 r->retried == 1 ? "s" : "");
+        fprintf (to, "%zu slide%s that %s cancelled, could not be read, whose server "
+                 "did not answer or whose machine ran short (of memory, of file "
+                 "descriptors) before run%s again\n", r->retried, qc_plural (r->retried),
+                 r->retried == 1 ? "was" : "were", r->retried == 1 ? "s" : "");
     if (r->nunread) {
         fprintf (to, "%zu slide%s cannot be read here and %s not sent (each gets an "
                  "error.log line):\n", r->nunread, qc_plural (r->nunread),

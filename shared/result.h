@@ -31,6 +31,10 @@
 #define QC_RESULT_NO_FDS       "had no file descriptor left"
 /* True when reason (a failure's) names one of them. */
 bool qc_result_machine_trouble (const char *reason);
+/* Ends a worker's crash report reason (READY `reason`) when memory was
+ * short as its process died: the death names no culprit, and a slide
+ * failed after such deaths is marked for a rerun (broker/sched.c). */
+#define QC_RESULT_CRASH_MEMORY "while memory ran short"
 
 typedef struct {
     char *key;

@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "shared/cli.h"
@@ -132,6 +133,17 @@ test_hooks (qc_worker_t *w, const qc_task_t *task, qc_result_t *out)
     qc_url_redact (task->path, shown, sizeof shown);
     if (w->cfg.test_crash_on && strstr (task->path, w->cfg.test_crash_on)) {
         qc_log (QC_LOG_WARNING, "worker", "--test-crash-on: crashing on %s", shown);
+        abort ();
+    }
+    if (w->cfg.test_exhaust_on && strstr (task->path, w->cfg.test_exhaust_on)) {
+        /* as a library whose allocation failed: the address space taken
+           (reserved, not touched), then an abort */
+        qc_log (QC_LOG_WARNING, "worker", "--test-exhaust-on: no memory left, then abort, "
+                "on %s", shown);
+        for (int i = 0; i < 1 << 20; i++)
+            if (mmap (NULL, 16u << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                      -1, 0) == MAP_FAILED)
+                break;
         abort ();
     }
     if (w->cfg.test_kill_on && strstr (task->path, w->cfg.test_kill_on)) {

@@ -86,6 +86,8 @@ usage (FILE *to)
         "                         known) on such a slide\n"
         "      --test-trouble-on S FOR TESTS ONLY: fail such a slide as this\n"
         "                         machine's trouble (as memory short does)\n"
+        "      --test-exhaust-on S FOR TESTS ONLY: take all address space (under\n"
+        "                         a ulimit -v), then abort, on such a slide\n"
         "      --test-hang-on S   FOR TESTS ONLY: never finish such a slide\n"
         "      --cache DIR        slides by URL that must be read whole (NDPI,\n"
         "                         MIRAX, ...) are downloaded into DIR once and\n"
@@ -129,6 +131,7 @@ enum {
     OPT_TEST_CRASH_ON,
     OPT_TEST_KILL_ON,
     OPT_TEST_TROUBLE_ON,
+    OPT_TEST_EXHAUST_ON,
     OPT_TEST_HANG_ON,
     OPT_CACHE,
     OPT_CACHE_MAX,
@@ -172,6 +175,7 @@ main (int argc, char **argv)
         {"test-crash-on", required_argument, 0, OPT_TEST_CRASH_ON},
         {"test-kill-on", required_argument, 0, OPT_TEST_KILL_ON},
         {"test-trouble-on", required_argument, 0, OPT_TEST_TROUBLE_ON},
+        {"test-exhaust-on", required_argument, 0, OPT_TEST_EXHAUST_ON},
         {"test-hang-on", required_argument, 0, OPT_TEST_HANG_ON},
         {"cache", required_argument, 0, OPT_CACHE},
         {"cache-max", required_argument, 0, OPT_CACHE_MAX},
@@ -247,6 +251,7 @@ main (int argc, char **argv)
         case OPT_TEST_CRASH_ON: cfg.test_crash_on = optarg; break;
         case OPT_TEST_KILL_ON: cfg.test_kill_on = optarg; break;
         case OPT_TEST_TROUBLE_ON: cfg.test_trouble_on = optarg; break;
+        case OPT_TEST_EXHAUST_ON: cfg.test_exhaust_on = optarg; break;
         case OPT_TEST_HANG_ON: cfg.test_hang_on = optarg; break;
         case OPT_CACHE: cfg.cache_dir = optarg; break;
         case OPT_NO_FETCH_AHEAD: cfg.no_fetch_ahead = true; break;

@@ -10,7 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "shared/err.h"
 #include "shared/log.h"
+#include "shared/result.h"
 
 #define MOD "worker"
 /* A child that crashed within this long of its start is restarted after
@@ -19,18 +21,40 @@
 #define QUICK_CRASH_MS 60000
 #define MAX_BACKOFF_MS 60000
 
+/* Starts of a restarted child that exits at once (before it runs
+ * anything: memory or threads short) before the supervisor gives up. */
+#define QC_START_TRIES 10
+
 static __thread qc_crash_slot_t *t_slot
     __attribute__ ((tls_model ("initial-exec")));
+static qc_crash_table_t *s_table;      /* the child's, for its handler */
 static volatile pid_t s_child;
 static volatile sig_atomic_t s_stop;
 
-/* A crash signal in an executor thread: its task is the culprit. The
- * handler is reset on entry (SA_RESETHAND), so returning re-runs the
- * fault, or abort() raises again, and the process dies of the signal. */
+/* Whether memory is short, from a signal handler: a reservation of
+ * QC_MEMORY_PROBE_MB made and dropped by system calls (no allocator),
+ * as qc_memory_short asks it. */
+static bool
+memory_short_now (void)
+{
+    size_t len = (size_t) QC_MEMORY_PROBE_MB << 20;
+    void *p = mmap (NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return true;
+    munmap (p, len);
+    return false;
+}
+
+/* A crash signal: the task of the thread it hit is the culprit, unless
+ * memory was short then. The handler is reset on entry (SA_RESETHAND),
+ * so returning re-runs the fault, or abort() raises again, and the
+ * process dies of the signal. */
 static void
 on_crash (int sig)
 {
     (void) sig;
+    if (s_table && memory_short_now ())
+        atomic_store (&s_table->memory_short, 1);
     qc_crash_slot_t *s = t_slot;
     if (s && atomic_load (&s->state) == SLOT_RUNNING)
         atomic_store (&s->state, SLOT_CULPRIT);
@@ -86,19 +110,26 @@ qc_crash_slot_clear (qc_crash_slot_t *slot)
 }
 
 /* The report of a dead child: its culprit slots, or every running one
- * when no thread was marked (a SIGKILL: the OOM killer). */
+ * when no thread was marked (a SIGKILL: the OOM killer) or memory was
+ * short (a culprit marked then is no more than the thread whose
+ * allocation failed). */
 static void
 make_report (qc_crash_table_t *t, int sig, const char *prog)
 {
-    uint32_t n = 0, want = SLOT_CULPRIT;
-    for (int pass = 0; pass < 2 && n == 0; pass++, want = SLOT_RUNNING)
-        for (unsigned i = 0; i < QC_CRASH_SLOTS && n < QC_CRASH_REPORT; i++)
-            if (atomic_load (&t->slot[i].state) == want)
+    bool memory = atomic_load (&t->memory_short);
+    uint32_t n = 0;
+    for (int pass = 0; pass < 2 && n == 0; pass++)
+        for (unsigned i = 0; i < QC_CRASH_SLOTS && n < QC_CRASH_REPORT; i++) {
+            uint32_t state = atomic_load (&t->slot[i].state);
+            if (state == SLOT_CULPRIT || (state == SLOT_RUNNING && (pass || memory)))
                 t->report[n++] = (qc_taskref_t) {.job = t->slot[i].job,
                     .idx = t->slot[i].idx, .attempt = t->slot[i].attempt,
                     .key = t->slot[i].key};
+        }
     t->nreport = n;
-    snprintf (t->reason, sizeof t->reason, "signal %d (%s)", sig, strsignal (sig));
+    snprintf (t->reason, sizeof t->reason, "signal %d (%s)%s", sig, strsignal (sig),
+              memory ? " " QC_RESULT_CRASH_MEMORY : "");
+    atomic_store (&t->memory_short, 0);
     /* the two deaths that are most often this machine's memory: the
      * broker fails a slide after them with a mark a rerun tries again */
     const char *hint = sig == SIGKILL ? " (SIGKILL: the kernel's OOM killer, or kill -9)"
@@ -120,7 +151,7 @@ qc_supervise (const char *prog, qc_crash_table_t **table)
         return -1;
     memset (t, 0, sizeof *t);
     pid_t parent = getpid ();
-    int backoff = 500;
+    int backoff = 500, crashes = 0, start_fails = 0;
     set_handler (SIGTERM, on_stop, SA_RESTART);
     set_handler (SIGINT, on_stop, SA_RESTART);
     /* a closed terminal stops the worker as SIGTERM does (drained), not
@@ -153,6 +184,7 @@ qc_supervise (const char *prog, qc_crash_table_t **table)
             for (size_t i = 0; i < sizeof crash / sizeof crash[0]; i++)
                 set_handler (crash[i], on_crash, SA_RESETHAND | SA_NODEFER);
             *table = t;
+            s_table = t;
             return 0;
         }
         s_child = pid;
@@ -162,6 +194,20 @@ qc_supervise (const char *prog, qc_crash_table_t **table)
         while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
             ;
         s_child = 0;
+        if (WIFEXITED (status) && WEXITSTATUS (status) != 0 && crashes > 0 && !s_stop
+            && ++start_fails < QC_START_TRIES) {
+            /* a child restarted after a crash that could not start (the
+               first child's refusal is final: it would refuse again) */
+            backoff = backoff * 2 > MAX_BACKOFF_MS ? MAX_BACKOFF_MS : backoff * 2;
+            qc_log (QC_LOG_WARNING, MOD, "%s: the restarted worker process could not start "
+                    "(exit %d; see above): starting it again in %d s (%d of %d)", prog,
+                    WEXITSTATUS (status), backoff / 1000, start_fails, QC_START_TRIES - 1);
+            for (int slept = 0; slept < backoff && !s_stop; slept += 100)
+                usleep (100000);
+            if (s_stop)
+                exit (0);
+            continue;
+        }
         if (WIFEXITED (status))
             exit (WEXITSTATUS (status));
         int sig = WTERMSIG (status);
@@ -171,6 +217,8 @@ qc_supervise (const char *prog, qc_crash_table_t **table)
         clock_gettime (CLOCK_MONOTONIC, &t1);
         int64_t lived = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
         make_report (t, sig, prog);
+        crashes++;
+        start_fails = 0;
         backoff = lived < QUICK_CRASH_MS ? (backoff * 2 > MAX_BACKOFF_MS ? MAX_BACKOFF_MS
                                                                          : backoff * 2)
                                          : 1000;

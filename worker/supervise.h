@@ -9,8 +9,13 @@
  * signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) marks the slot of the
  * thread it hit before the process dies. The parent reads the table
  * when the child dies of a signal: the marked slots, or, when none is
- * marked (SIGKILL from the kernel's OOM killer), every running one. The
- * next child sends them in its first READY (`crashed`).
+ * marked (SIGKILL from the kernel's OOM killer), or memory was short
+ * when the signal came (a library that crashes, aborts or traps when an
+ * allocation fails names no culprit), every running one. The next child
+ * sends them in its first READY (`crashed`), the reason saying `while
+ * memory ran short` in the second case. A child restarted after a crash
+ * that cannot start (memory or threads short for now) is started again
+ * after the same growing delay, QC_START_TRIES times at most.
  *
  * A supervisor killed itself (kill -9) takes its child with it
  * (PR_SET_PDEATHSIG) and reports nothing: a vanished worker, no blame.
@@ -41,6 +46,10 @@ typedef struct qc_crash_table {
     uint32_t nreport;
     qc_taskref_t report[QC_CRASH_REPORT];
     char reason[128];
+    /* memory was short when the crash signal came (any thread): the
+     * death says nothing of the slide its thread ran (GLib, libzmq and
+     * OpenSlide crash, abort or trap when an allocation fails) */
+    atomic_int memory_short;
 } qc_crash_table_t;
 
 /* Forks the worker process and watches it; returns only in the child

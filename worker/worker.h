@@ -59,6 +59,8 @@ typedef struct {
                                   a slide (no culprit known) */
     const char *test_trouble_on;  /* tests only: fail such a slide for
                                   this machine (the rerun mark) */
+    const char *test_exhaust_on;  /* tests only: take the address space,
+                                  then abort, on such a slide */
     const char *test_hang_on;  /* tests only: never finish such a slide */
     struct qc_crash_table *crash_table;  /* shared with the supervisor
                                   (worker/supervise.h); NULL: none */

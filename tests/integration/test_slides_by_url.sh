@@ -215,7 +215,7 @@ pass "faults: $(cut -f2 "$T/faults/error.log" | sed 's/^[^:]*: //' | cut -c1-60 
     || fail "not 3 marked to try again: $(cat "$T/faults/error.log")"
 "$BIN/qc-submit" --broker "tcp://127.0.0.1:$bport" -o "$T/faults" --timeout 60 "${faults[@]}" \
     "$(url gen.svs)" "$(fault redirect/TCGA-CR-7395-pyramid.svs)" >"$T/faults2.log" 2>&1
-grep -q "^3 slides that were cancelled, could not be read, or whose server did not answer before run again" \
+grep -q "^3 slides that were cancelled, could not be read, whose server did not answer or whose machine ran short (of memory, of file descriptors) before run again" \
     "$T/faults2.log" || fail "the rerun: $(head -5 "$T/faults2.log")"
 [ "$(count status/500)" = 4 ] && [ "$(count status/404)" = 1 ] \
     || fail "rerun: 500 asked $(count status/500) times (4), 404 $(count status/404) (1)"

@@ -166,7 +166,7 @@ test_alone_crash_blamed (void)
     if (again == a) {
         CHECK (r.nf == 1 && a->state == TASK_FAILED, "max_deaths 2 reached alone");
         if (r.nf == 1)
-            CHECK (strstr (r.f[0].reason, "2 workers") && strstr (r.f[0].reason, "crashed"),
+            CHECK (strstr (r.f[0].reason, "ran 2 times") && strstr (r.f[0].reason, "crashed"),
                    "reason: %s", r.f[0].reason);
     }
 out:
@@ -397,6 +397,7 @@ test_crash_verdicts (void)
         {"signal 11 (Segmentation fault)", false},
         {"signal 9 (Killed)", true},
         {"signal 5 (Trace/breakpoint trap)", true},
+        {"signal 11 (Segmentation fault) " QC_RESULT_CRASH_MEMORY, true},
         {NULL, false},
     };
     size_t n = sizeof deaths / sizeof deaths[0];

@@ -118,7 +118,7 @@ test_blame (void)
     CHECK (r.nf == 1, "failed once after 3 crashes, got %zu", r.nf);
     if (r.nf >= 1) {
         CHECK (r.f[0].task == bad && r.f[0].job == 9 && r.f[0].idx == 0);
-        CHECK (strstr (r.f[0].reason, "3 workers") != NULL, "reason: %s", r.f[0].reason);
+        CHECK (strstr (r.f[0].reason, "ran 3 times") != NULL, "reason: %s", r.f[0].reason);
         CHECK (strstr (r.f[0].reason, "crashed") != NULL, "reason: %s", r.f[0].reason);
         CHECK (strstr (r.f[0].reason, "node-c") != NULL, "names the worker: %s",
                r.f[0].reason);

@@ -2,7 +2,8 @@
  * for the machine, not the slide (sched_task_troubled) sends the slide
  * back to the front of the queue, at most SCHED_TROUBLE_RETRIES times,
  * when another worker could take it, and pauses its worker (10 s,
- * doubling to 60 s while it keeps failing so; a passing result ends it),
+ * doubling to 60 s while it keeps failing so; a passing result starts
+ * the doubling again, the pause standing),
  * so the slide runs elsewhere instead of every slide failing fast on one
  * bad machine. Fixtures: sched_fixtures.h. */
 #include "tests/unit/sched_fixtures.h"
@@ -12,11 +13,11 @@ test_runs_elsewhere (void)
 {
     rec_t r;
     sched_t *s = new_sched (&r, 3);
-    sched_job_t *j = new_job (s, 1, 4, QC_RES_CPU, true);
-    sched_worker_t *a = sched_worker_add (s, 2, 0, NULL, 0, NULL);
+    sched_job_t *j = new_job (s, 1, 5, QC_RES_CPU, true);
+    sched_worker_t *a = sched_worker_add (s, 3, 0, NULL, 0, NULL);
     sched_worker_t *b = sched_worker_add (s, 1, 0, NULL, 0, NULL);
     sched_dispatch (s);
-    CHECK (r.nd == 3 && count_for (&r, a) == 2 && count_for (&r, b) == 1);
+    CHECK (r.nd == 4 && count_for (&r, a) == 3 && count_for (&r, b) == 1);
     for (size_t i = 0; i < r.nd; i++)
         start (s, r.d[i].worker, j, r.d[i].idx);
     sched_task_t *t = a->assigned.head;
@@ -26,14 +27,19 @@ test_runs_elsewhere (void)
     CHECK (sched_task_troubled (s, a, 0, j, t->idx, att + 1) == SCHED_BAD_ATTEMPT);
     CHECK (sched_task_troubled (s, a, 0, j, t->idx, att) == SCHED_REQUEUED);
     CHECK (t->state == TASK_QUEUED && t->troubled == 1 && t->worker == NULL && t->blame == 0);
-    CHECK (j->failed == 0 && r.nf == 0 && a->cpu_inflight == 1);
+    CHECK (j->failed == 0 && r.nf == 0 && a->cpu_inflight == 2);
     CHECK (a->paused_until == SCHED_TROUBLE_PAUSE_MS, "paused until %lld",
            (long long) a->paused_until);
     /* the slide beside it fails so too, within the pause: the same
      * spell, the pause stands */
     sched_task_t *t2 = a->assigned.head;
     CHECK (sched_task_troubled (s, a, 0, j, t2->idx, t2->attempt) == SCHED_REQUEUED);
-    CHECK (a->paused_until == SCHED_TROUBLE_PAUSE_MS && a->trouble == 1 && a->cpu_inflight == 0);
+    CHECK (a->paused_until == SCHED_TROUBLE_PAUSE_MS && a->trouble == 1 && a->cpu_inflight == 1);
+    /* its third slide passes: the pause stands (the slides it failed
+     * should go elsewhere), the doubling starts again */
+    CHECK (finish (s, j, a->assigned.head->idx, true));
+    CHECK (a->paused_until == SCHED_TROUBLE_PAUSE_MS && a->trouble == 0 && a->cpu_inflight == 0,
+           "a pass during the pause: until %lld", (long long) a->paused_until);
     /* a is paused, b busy: nothing goes out */
     rec_clear (&r);
     sched_dispatch (s);
@@ -49,7 +55,7 @@ test_runs_elsewhere (void)
     CHECK (r.nd == 1 && r.d[0].task == t && r.d[0].worker == b, "then the first, on b");
     start (s, b, j, t->idx);
     CHECK (finish (s, j, t->idx, true) && t->state == TASK_DONE);
-    /* a's pause ends with time, or with a passing result */
+    /* a's pause ends with time */
     sched_set_now (s, SCHED_TROUBLE_PAUSE_MS);
     rec_clear (&r);
     sched_dispatch (s);
@@ -60,7 +66,8 @@ test_runs_elsewhere (void)
 
 /* Where the failure stands: with no other worker to take the slide (at
  * once, no pause), after SCHED_TROUBLE_RETRIES, in a cancelled job. The
- * pause doubles to its cap; only an accepted passing result ends it. */
+ * pause doubles to its cap; an accepted passing result (not a
+ * duplicate) starts the doubling again; the pause it is in stands. */
 static void
 test_bounds (void)
 {
@@ -99,7 +106,8 @@ test_bounds (void)
     rec_free (&r);
 
     /* the pause: 10, 20, 40, 60, 60 s while a keeps failing so (b idle);
-     * a duplicate passing result does not end it, an accepted one does */
+     * a duplicate passing result changes nothing; an accepted one starts
+     * the doubling again, the pause standing */
     s = new_sched (&r, 3);
     j = new_job (s, 4, 12, QC_RES_CPU, true);
     a = sched_worker_add (s, 1, 0, NULL, 0, NULL);
@@ -136,9 +144,9 @@ test_bounds (void)
             done = sched_job_task (j, i);
     CHECK (done != NULL);
     if (done) {
-        int64_t until = a->paused_until;
+        uint32_t trouble = a->trouble;
         sched_task_finished (s, a, j, done->idx, done->attempt, true);
-        CHECK (a->paused_until == until, "a duplicate passing result ended the pause");
+        CHECK (a->trouble == trouble, "a duplicate passing result counted");
     }
     sched_set_now (s, a->paused_until);
     sched_dispatch (s);
@@ -147,8 +155,18 @@ test_bounds (void)
     if (u) {
         start (s, a, j, u->idx);
         CHECK (finish (s, j, u->idx, true));
-        CHECK (a->trouble == 0 && a->paused_until == 0, "a passing result: trouble %u",
-               a->trouble);
+        CHECK (a->trouble == 0, "a passing result: trouble %u", a->trouble);
+        /* its next trouble pauses it 10 s again */
+        sched_dispatch (s);
+        sched_task_t *x = a->assigned.head;
+        CHECK (x != NULL);
+        if (x) {
+            int64_t at = a->paused_until;   /* now: no pause left */
+            start (s, a, j, x->idx);
+            CHECK (sched_task_troubled (s, a, 0, j, x->idx, x->attempt) == SCHED_REQUEUED
+                   && a->paused_until == at + SCHED_TROUBLE_PAUSE_MS,
+                   "after a pass: paused %lld", (long long) (a->paused_until - at));
+        }
     }
     sched_destroy (&s);
     rec_free (&r);
