@@ -194,10 +194,14 @@ qc_supervise (const char *prog, qc_crash_table_t **table)
         while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
             ;
         s_child = 0;
+        struct timespec t1;
+        clock_gettime (CLOCK_MONOTONIC, &t1);
+        int64_t lived = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
         if (WIFEXITED (status) && WEXITSTATUS (status) != 0 && crashes > 0 && !s_stop
-            && ++start_fails < QC_START_TRIES) {
+            && lived < QUICK_CRASH_MS && ++start_fails < QC_START_TRIES) {
             /* a child restarted after a crash that could not start (the
-               first child's refusal is final: it would refuse again) */
+               first child's refusal is final: it would refuse again; one
+               that ran a while and then stopped says why itself) */
             backoff = backoff * 2 > MAX_BACKOFF_MS ? MAX_BACKOFF_MS : backoff * 2;
             qc_log (QC_LOG_WARNING, MOD, "%s: the restarted worker process could not start "
                     "(exit %d; see above): starting it again in %d s (%d of %d)", prog,
@@ -213,9 +217,6 @@ qc_supervise (const char *prog, qc_crash_table_t **table)
         int sig = WTERMSIG (status);
         if (s_stop || sig == SIGTERM || sig == SIGINT || sig == SIGHUP)
             exit (0);
-        struct timespec t1;
-        clock_gettime (CLOCK_MONOTONIC, &t1);
-        int64_t lived = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
         make_report (t, sig, prog);
         crashes++;
         start_fails = 0;
