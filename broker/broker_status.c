@@ -2,6 +2,33 @@
  * CurveZMQ on, a client sees its own jobs only, an admin every job. */
 #include "broker/broker_int.h"
 
+/* Why w takes no new task for now, in words, or NULL: the scheduler's
+ * states that are not a row's columns (broker/sched.h). */
+static char *
+worker_note (const qc_broker_t *b, const worker_rec_t *w)
+{
+    const sched_worker_t *sw = w->sw;
+    char *note = NULL;
+    int n = -1;
+    if (sw->draining)
+        return NULL;                /* its row says so */
+    if (sw->alone || sw->alone_ghosts)
+        n = asprintf (&note, "%s: runs a slide alone (a crash beside others named no "
+                      "culprit) and takes no other until it ends", w->name);
+    else if (sw->clearing)
+        n = asprintf (&note, "%s: takes no new slide until it is empty: a slide that must "
+                      "run alone (a crash beside others named no culprit) waits for it",
+                      w->name);
+    else if (sw->paused_until > b->now)
+        n = asprintf (&note, "%s: takes no new slide for %lld s more: its machine failed "
+                      "slides (memory or file descriptors short), which run elsewhere",
+                      w->name, (long long) ((sw->paused_until - b->now + 999) / 1000));
+    else if (sw->stalled)
+        n = asprintf (&note, "%s: takes no new slide: one it held did not start within the "
+                      "task timeout", w->name);
+    return n < 0 ? NULL : note;
+}
+
 void
 status_reply (qc_broker_t *b, const peer_t *p)
 {
@@ -12,7 +39,8 @@ status_reply (qc_broker_t *b, const peer_t *p)
     if (nj > QC_PROTO_MAX_JOBS) nj = QC_PROTO_MAX_JOBS;
     m.workers = nw ? calloc (nw, sizeof *m.workers) : NULL;
     m.jobs = nj ? calloc (nj, sizeof *m.jobs) : NULL;
-    if ((nw && !m.workers) || (nj && !m.jobs))
+    m.notes = nw ? calloc (nw, sizeof *m.notes) : NULL;
+    if ((nw && (!m.workers || !m.notes)) || (nj && !m.jobs))
         goto out;
     for (worker_rec_t *w = zhashx_first (b->workers); w && m.nworkers < nw;
          w = zhashx_next (b->workers)) {
@@ -25,6 +53,11 @@ status_reply (qc_broker_t *b, const peer_t *p)
         r->gpu_busy = w->sw->gpu_inflight;
         r->heartbeat_age = (double) (b->now - w->last_seen) / 1000.0;
         r->draining = w->sw->draining;
+        char *note = worker_note (b, w);
+        if (note && strlen (note) > QC_PROTO_MAX_PATH)
+            note[QC_PROTO_MAX_PATH] = '\0';
+        if (note)
+            m.notes[m.nnotes++] = note;
     }
     /* jobs still running first: past QC_PROTO_MAX_JOBS rows the list is
      * cut, and finished ones waiting for --linger or --retention must not
@@ -48,7 +81,11 @@ status_reply (qc_broker_t *b, const peer_t *p)
     }
     qc_msg_send (&m, zsock_resolve (b->router), p->id);
 out:
-    /* the rows borrow their strings from the registry */
+    /* the rows borrow their strings from the registry; the notes are
+       their own */
     free (m.workers);
     free (m.jobs);
+    for (size_t i = 0; i < m.nnotes; i++)
+        free (m.notes[i]);
+    free (m.notes);
 }

@@ -160,6 +160,13 @@ main (int argc, char **argv)
                 w->gpus, w->busy, w->gpu_busy, w->heartbeat_age,
                 w->draining ? "  draining" : "");
     }
+    /* workers that take no new slide for now, and why (a pause after
+       their machine failed slides, set aside for a slide that runs
+       alone, stalled): the broker's words, each from a worker's name */
+    for (size_t i = 0; i < r->nnotes; i++) {
+        qc_scrub_controls (r->notes[i]);
+        printf ("%s%s\n", i ? "" : "\n", r->notes[i]);
+    }
     printf ("\n%-8s %8s %8s %8s %8s %8s  %s\n", "JOB", "DONE", "FAILED", "TOTAL", "QUEUED",
             "RUNNING", "CLIENT");
     for (size_t i = 0; i < r->njobs; i++) {

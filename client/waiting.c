@@ -100,10 +100,16 @@ qc_waiting_on_status (qc_waiting_t *w, const qc_msg_t *m, uint64_t job, qc_progr
         for (size_t i = 0; i < m->njobs; i++)
             if (m->jobs[i].job == job)
                 row = &m->jobs[i];
+        /* workers that take no new slide for now (the broker's notes:
+           paused, set aside, stalled) would read as idle */
+        char held[160] = "";
+        if (m->nnotes)
+            snprintf (held, sizeof held, "; %zu of them take%s no new slide for now "
+                      "(qc-status says why)", m->nnotes, m->nnotes == 1 ? "s" : "");
         if (row)
             snprintf (line, sizeof line, "waiting %ld s: job %" PRIu64 " has %" PRIu64
                       " slides queued and %" PRIu64 " running on %zu workers (%zu with a "
-                      "GPU)", secs, job, row->queued, row->running, n, with_gpu);
+                      "GPU)%s", secs, job, row->queued, row->running, n, with_gpu, held);
         else
             snprintf (line, sizeof line, "waiting %ld s: %zu workers connected to %s",
                       secs, n, w->endpoint);

@@ -53,6 +53,7 @@ const field_t qc_proto_fields[F_COUNT] = {
     [F_CRASHED] = {"crashed", T_REFS, OFF (crashed), QC_PROTO_MAX_REFS},
     [F_ATTACHED] = {"attached", T_BOOL, OFF (attached), 0},
     [F_TASK] = {"task", T_U64, OFF (task), 0},
+    [F_NOTES] = {"notes", T_SLIDES, OFF (notes), QC_PROTO_MAX_WORKERS},
 };
 
 /* A T_REFS field is a pointer followed by its count (refs/nrefs,
@@ -104,7 +105,7 @@ static const command_t s_commands[] = {
      B (F_JOB) | B (F_KEY) | B (F_TOTAL) | B (F_DONE) | B (F_FAILED)
          | B (F_REASON),
      B (F_JOB)},
-    {QC_STATUS_REPLY, "STATUS_REPLY", B (F_WORKERS) | B (F_QUEUE) | B (F_JOBS),
+    {QC_STATUS_REPLY, "STATUS_REPLY", B (F_WORKERS) | B (F_QUEUE) | B (F_JOBS) | B (F_NOTES),
      0},
     {QC_ERROR, "ERROR", B (F_REASON) | B (F_JOB), B (F_REASON)},
 };
@@ -142,9 +143,14 @@ free_fields (qc_msg_t *self)
     for (int f = 0; f < F_COUNT; f++)
         if (qc_proto_fields[f].type == T_STR)
             free (*(char **) ((char *) self + qc_proto_fields[f].offset));
-    for (size_t i = 0; i < self->nslides; i++)
-        free (self->slides[i]);
-    free (self->slides);
+    for (int f = 0; f < F_COUNT; f++)
+        if (qc_proto_fields[f].type == T_SLIDES) {
+            char ***list = (char ***) ((char *) self + qc_proto_fields[f].offset);
+            size_t n = *(size_t *) ((char *) list + sizeof (void *));
+            for (size_t i = 0; i < n; i++)
+                free ((*list)[i]);
+            free (*list);
+        }
     for (size_t i = 0; i < self->ngpus; i++)
         free (self->gpus[i].name);
     free (self->gpus);
@@ -252,7 +258,7 @@ qc_proto_field_present (const qc_msg_t *m, int f)
     const char *base = (const char *) m + fd->offset;
     switch (fd->type) {
     case T_STR: return *(char *const *) base != NULL;
-    case T_SLIDES: return m->nslides > 0;
+    case T_SLIDES: return *(const size_t *) (base + sizeof (void *)) > 0;
     case T_GPUS: return m->ngpus > 0;
     case T_REFS: return *(const size_t *) (base + sizeof (void *)) > 0;
     case T_WORKERS: return m->nworkers > 0;
@@ -290,16 +296,19 @@ pack_field (msgpack_packer *pk, const qc_msg_t *m, int f)
         pack_str (pk, s);
         break;
     }
-    case T_SLIDES:
-        if (m->nslides > fd->max)
+    case T_SLIDES: {            /* a list of strings: slides, notes */
+        char *const *list = *(char *const *const *) base;
+        size_t n = *(const size_t *) (base + sizeof (void *));
+        if (n > fd->max)
             return -1;
-        msgpack_pack_array (pk, m->nslides);
-        for (size_t i = 0; i < m->nslides; i++) {
-            if (!m->slides[i] || strlen (m->slides[i]) > QC_PROTO_MAX_PATH)
+        msgpack_pack_array (pk, n);
+        for (size_t i = 0; i < n; i++) {
+            if (!list[i] || strlen (list[i]) > QC_PROTO_MAX_PATH)
                 return -1;
-            pack_str (pk, m->slides[i]);
+            pack_str (pk, list[i]);
         }
         break;
+    }
     case T_GPUS:
         if (m->ngpus > fd->max)
             return -1;

@@ -131,6 +131,9 @@ typedef struct {
     char *worker, *slide, *module, *message;
     char **slides;
     size_t nslides;
+    char **notes;              /* STATUS_REPLY: why workers take no new
+                                  task for now, one line each */
+    size_t nnotes;
     qc_gpu_t *gpus;
     size_t ngpus;
     qc_taskref_t *refs;        /* DISCONNECT: tasks handed back */

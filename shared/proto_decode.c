@@ -137,13 +137,16 @@ read_field (mp_reader_t *r, qc_msg_t *m, int f)
         free (*(char **) base);
         *(char **) base = dup_str (r, fd->max, true);
         return r->failed ? -1 : 0;
-    case T_SLIDES:
-        if (m->slides || read_array_max (r, (uint32_t) fd->max, 0, &n)) return -1;
-        if (n && !(m->slides = calloc (n, sizeof *m->slides))) return -1;
-        for (uint32_t i = 0; i < n; i++, m->nslides++)
-            if (!(m->slides[i] = dup_str (r, QC_PROTO_MAX_PATH, false)))
+    case T_SLIDES: {            /* a list of strings: slides, notes */
+        char ***list = (char ***) base;
+        size_t *count = (size_t *) ((char *) base + sizeof (void *));
+        if (*list || read_array_max (r, (uint32_t) fd->max, 0, &n)) return -1;
+        if (n && !(*list = calloc (n, sizeof **list))) return -1;
+        for (uint32_t i = 0; i < n; i++, (*count)++)
+            if (!((*list)[i] = dup_str (r, QC_PROTO_MAX_PATH, false)))
                 return -1;
         return 0;
+    }
     case T_GPUS:
         if (m->gpus || read_array_max (r, (uint32_t) fd->max, 0, &n)) return -1;
         if (n && !(m->gpus = calloc (n, sizeof *m->gpus))) return -1;

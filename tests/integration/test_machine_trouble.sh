@@ -16,16 +16,22 @@ wait_for "the bad worker registered" 10 "workers_registered $port 1"
 start_worker $port good --slots 2 --heartbeat-ms 200 --task-delay-ms 200
 good=$WORKER_PID
 wait_for "both workers registered" 10 "workers_registered $port 2"
+t0=$SECONDS
 timeout 120 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out" --list "$T/list" \
     >"$T/submit.log" 2>&1
 rc=$?
+"$BIN/qc-status" --broker tcp://127.0.0.1:$port >"$T/status.log" 2>&1
+took=$((SECONDS - t0))
 [ $rc -eq 0 ] || fail "qc-submit exit $rc, expected 0: $(tail -3 "$T/submit.log"; cat "$T/out/error.log" 2>/dev/null)"
 check_exactly_once "$T/out" "$T/list"
 [ "$(grep -c '(good)$' "$T/submit.log")" -eq 8 ] \
     || fail "not every slide ran on the good worker: $(grep -E '^(ok|FAILED)' "$T/submit.log")"
 grep -q "worker bad failed .* for its machine, not the slide: --test-trouble-on: .*; the slide runs again (1 of 2), and bad takes no new slide for 10 s" \
     "$T/broker.log" || fail "the broker did not say why: $(grep 'worker bad' "$T/broker.log" | head -3)"
-pass "slides failed by a worker's machine ran again on the other worker; that worker was paused"
+# qc-status says why the paused worker takes nothing (within its 10 s)
+[ $took -ge 8 ] || grep -q "^bad: takes no new slide for [0-9]* s more: its machine failed slides (memory or file descriptors short), which run elsewhere$" \
+    "$T/status.log" || fail "qc-status did not say why bad takes nothing: $(cat "$T/status.log")"
+pass "slides failed by a worker's machine ran again on the other worker; that worker was paused, and qc-status said why"
 
 # with no other worker, nothing is gained by waiting on the same machine:
 # the failures stand at once (marked, a rerun tries them again), no pause

@@ -43,6 +43,9 @@ check_msg_eq (const char *what, const qc_msg_t *a, const qc_msg_t *b)
     EQ (nslides);
     for (size_t i = 0; i < a->nslides && i < b->nslides; i++)
         CHECK (str_eq (a->slides[i], b->slides[i]), "%s: slide %zu", what, i);
+    EQ (nnotes);
+    for (size_t i = 0; i < a->nnotes && i < b->nnotes; i++)
+        CHECK (str_eq (a->notes[i], b->notes[i]), "%s: note %zu", what, i);
     EQ (ngpus);
     for (size_t i = 0; i < a->ngpus && i < b->ngpus; i++) {
         CHECK (a->gpus[i].index == b->gpus[i].index, "%s: gpu %zu index", what, i);
@@ -441,6 +444,10 @@ make_messages (qc_msg_t **msgs, size_t nslides)
     m->jobs = calloc (2, sizeof *m->jobs);
     m->jobs[0] = (qc_job_row_t) {77, 4096, 4000, 6, 80, 10, true, false};
     m->jobs[1] = (qc_job_row_t) {UINT64_MAX, 1, 0, 1, 0, 0, false, true};
+    m->nnotes = 2;
+    m->notes = calloc (2, sizeof *m->notes);
+    m->notes[0] = strdup ("w1: takes no new slide for 40 s (its machine failed slides)");
+    m->notes[1] = strdup ("");
 
     m = msgs[n++] = qc_msg_new (QC_ERROR);
     qc_msg_set_str (&m->reason, "job 77: unknown job");

@@ -48,6 +48,15 @@ main (void)
     qc_waiting_init (&w, 10, QC_RES_ANY, "tcp://127.0.0.1:1", 0);
     w.server_key = "keys/our broker.cert";
     CHECK (qc_waiting_due (&w, 10000) && qc_waiting_on_status (&w, &none, 1, &p));
+    /* workers there, one of them paused: the line says so, not idle */
+    qc_worker_row_t rows[2] = {{.name = "a", .slots = 2}, {.name = "b", .slots = 2}};
+    qc_job_row_t job = {.job = 1, .total = 5, .queued = 3};
+    char *notes[1] = {"a: takes no new slide for 9 s more: ..."};
+    qc_msg_t busy = {.command = QC_STATUS_REPLY, .gpu = -1, .workers = rows, .nworkers = 2,
+                     .jobs = &job, .njobs = 1, .notes = notes, .nnotes = 1};
+    qc_waiting_init (&w, 10, QC_RES_ANY, "tcp://127.0.0.1:1", 0);
+    CHECK (qc_waiting_due (&w, 10000));
+    qc_waiting_on_status (&w, &busy, 1, &p);
     fflush (stderr);
     dup2 (saved, 2);
     close (saved);
@@ -65,5 +74,8 @@ main (void)
                          "worker's own key pair: qc-keygen --role worker, its public half "
                          "in the broker's --allow folder) (still waiting)"),
            "with CurveZMQ: %s", said);
+    CHECK (strstr (said, "job 1 has 3 slides queued and 0 running on 2 workers (0 with a GPU); "
+                         "1 of them takes no new slide for now (qc-status says why)"),
+           "a paused worker: %s", said);
     return check_done ("test_client_waiting");
 }
