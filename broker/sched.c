@@ -1,9 +1,9 @@
 /* See sched.h for the task state machine and the rules. Which queued
- * task goes to which worker next is sched_dispatch.c's. */
+ * task goes to which worker next is sched_dispatch.c's; what an
+ * execution that ends without a result costs its task (blame, a run
+ * alone, a machine's trouble) is sched_blame.c's. */
 #include "broker/sched_int.h"
-#include "shared/err.h"
 
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,8 +194,8 @@ credit_give (sched_worker_t *w, int32_t gpu)
 
 /* Takes t off its worker: the job's counters follow; the credit comes
  * back unless keep_credit (then it stays with a ghost of the attempt). */
-static void
-detach (sched_task_t *t, bool keep_credit)
+void
+sched_detach (sched_task_t *t, bool keep_credit)
 {
     sched_worker_t *w = t->worker;
     if (!w)
@@ -228,8 +228,8 @@ detach (sched_task_t *t, bool keep_credit)
 }
 
 /* The ghost of (job, idx, attempt) on w ends: its credit comes back. */
-static bool
-ghost_end (sched_worker_t *w, uint64_t job, uint64_t idx, uint32_t attempt)
+bool
+sched_ghost_end (sched_worker_t *w, uint64_t job, uint64_t idx, uint32_t attempt)
 {
     for (uint32_t i = 0; w && i < w->nghosts; i++) {
         sched_ghost_t *g = &w->ghosts[i];
@@ -261,8 +261,8 @@ remember_attempt (sched_task_t *t, uint32_t attempt, uint32_t who, int64_t since
     p->a[p->n++] = (sched_attempt_t) {.attempt = attempt, .who = who, .since = since};
 }
 
-static void
-remember (const sched_t *self, sched_task_t *t)
+void
+sched_remember (const sched_t *self, sched_task_t *t)
 {
     if (!self->identities || !t->worker)
         return;
@@ -272,8 +272,8 @@ remember (const sched_t *self, sched_task_t *t)
 /* Whether attempt of t was dispatched to identity who (its current
  * assignment or a remembered one); *since: that attempt's dispatch or
  * start. */
-static bool
-attempt_of (const sched_task_t *t, uint32_t attempt, uint32_t who, int64_t *since)
+bool
+sched_attempt_of (const sched_task_t *t, uint32_t attempt, uint32_t who, int64_t *since)
 {
     if (t->worker && t->attempt == attempt && t->who == who) {
         *since = t->since;
@@ -292,8 +292,8 @@ attempt_of (const sched_task_t *t, uint32_t attempt, uint32_t who, int64_t *sinc
  * not known to have gone to the sender (the journal keeps dispatches of
  * tasks running at a compaction and after: one that was not there, or
  * whose certificate is no longer admitted, is not known). */
-static sched_verdict_t
-not_yours (const sched_t *self, uint32_t attempt)
+sched_verdict_t
+sched_not_yours (const sched_t *self, uint32_t attempt)
 {
     return attempt <= self->attempt_base ? SCHED_EARLIER_LIFE : SCHED_NOT_YOURS;
 }
@@ -339,8 +339,8 @@ queue_of (const sched_task_t *t)
     return &t->job->queue[t->resource + (t->alone ? SCHED_ALONE : 0)];
 }
 
-static void
-enqueue (sched_t *self, sched_task_t *t, bool front)
+void
+sched_enqueue (sched_t *self, sched_task_t *t, bool front)
 {
     t->state = TASK_QUEUED;
     t->worker = NULL;
@@ -377,7 +377,7 @@ sched_job_add (sched_t *self, sched_job_t *job, const char *path,
     t->idx = job->total++;
     t->resource = resource;
     t->attempt = self->attempt_base;
-    enqueue (self, t, false);
+    sched_enqueue (self, t, false);
     return t;
 }
 
@@ -406,8 +406,8 @@ sched_dequeue (sched_t *self, sched_task_t *t)
         self->queued_alone[t->resource]--;
 }
 
-static void
-fail_task (sched_t *self, sched_task_t *t, const char *reason)
+void
+sched_fail_task (sched_t *self, sched_task_t *t, const char *reason)
 {
     forget_past (t);
     t->state = TASK_FAILED;
@@ -418,20 +418,20 @@ fail_task (sched_t *self, sched_task_t *t, const char *reason)
 /* A task that left its worker: FAILED with reason when one is given (or
  * its job was cancelled), else back to the front of the queue (it has
  * waited longest). */
-static void
-requeue (sched_t *self, sched_task_t *t, const char *reason)
+void
+sched_requeue (sched_t *self, sched_task_t *t, const char *reason)
 {
     if (reason)
-        fail_task (self, t, reason);
+        sched_fail_task (self, t, reason);
     else if (t->job->cancelled)
-        fail_task (self, t, t->job->cancel_why ? t->job->cancel_why
+        sched_fail_task (self, t, t->job->cancel_why ? t->job->cancel_why
                                                : SCHED_CANCELLED_BY_CLIENT);
     else
-        enqueue (self, t, true);
+        sched_enqueue (self, t, true);
 }
 
-static void
-tell_revoked (sched_t *self, sched_task_t *t, sched_worker_t *w, const char *why)
+void
+sched_tell_revoked (sched_t *self, sched_task_t *t, sched_worker_t *w, const char *why)
 {
     if (self->cb.revoke)
         self->cb.revoke (self->cb.arg, t, t->attempt, w, why);
@@ -448,7 +448,7 @@ sched_job_cancel (sched_t *self, sched_job_t *job, const char *why)
         while (job->queue[k].head) {
             sched_task_t *t = job->queue[k].head;
             sched_dequeue (self, t);
-            fail_task (self, t, job->cancel_why);
+            sched_fail_task (self, t, job->cancel_why);
         }
 }
 
@@ -480,7 +480,7 @@ sched_job_remove (sched_t *self, sched_job_t *job)
         sched_task_t *t = sched_job_task (job, i);
         if (t->state == TASK_QUEUED)
             sched_dequeue (self, t);
-        detach (t, false);
+        sched_detach (t, false);
     }
     /* the cursor names the job served last; step it back so that the job
      * after this one is still next (job->next would skip it once) */
@@ -560,8 +560,8 @@ sched_worker_remove (sched_t *self, sched_worker_t *w, bool died,
     while (w->assigned.head) {
         sched_task_t *t = w->assigned.head;
         bool was_running = t->state == TASK_RUNNING;
-        remember (self, t);
-        detach (t, false);
+        sched_remember (self, t);
+        sched_detach (t, false);
         char reason[512];
         const char *verdict = NULL;
         /* a vanished worker is no verdict on its slides; only a slide
@@ -573,7 +573,7 @@ sched_worker_remove (sched_t *self, sched_worker_t *w, bool died,
                       (unsigned) t->vanished, name ? name : "?");
             verdict = reason;
         }
-        requeue (self, t, verdict);
+        sched_requeue (self, t, verdict);
     }
     if (w->prev) w->prev->next = w->next; else self->workers = w->next;
     if (w->next) w->next->prev = w->prev; else self->workers_tail = w->prev;
@@ -596,16 +596,16 @@ sched_worker_return (sched_t *self, sched_worker_t *w, sched_job_t *job,
         return SCHED_UNKNOWN;
     if (t->worker != w || t->attempt != attempt || t->state != TASK_DISPATCHED)
         return SCHED_STALE;
-    detach (t, false);
-    requeue (self, t, NULL);
+    sched_detach (t, false);
+    sched_requeue (self, t, NULL);
     return SCHED_OK;
 }
 
 /* ------------------------------------------------------------ tasks */
 
 /* The attempt check every message about a task goes through. */
-static sched_verdict_t
-judge (const sched_t *self, const sched_task_t *t, uint32_t attempt)
+sched_verdict_t
+sched_judge (const sched_t *self, const sched_task_t *t, uint32_t attempt)
 {
     if (!t)
         return SCHED_UNKNOWN;
@@ -626,7 +626,7 @@ sched_task_started (sched_t *self, sched_worker_t *w, sched_job_t *job,
                     uint64_t idx, uint32_t attempt)
 {
     sched_task_t *t = sched_job_task (job, idx);
-    sched_verdict_t v = self ? judge (self, t, attempt) : SCHED_UNKNOWN;
+    sched_verdict_t v = self ? sched_judge (self, t, attempt) : SCHED_UNKNOWN;
     if (v != SCHED_OK)
         return v;
     if (!w || t->worker != w || t->attempt != attempt || t->state != TASK_DISPATCHED)
@@ -656,14 +656,14 @@ sched_task_finished_as (sched_t *self, sched_worker_t *w, uint32_t who,
         return SCHED_UNKNOWN;
     /* trust no peer's word: only the identity the attempt went to may
      * finish it (before anything changes for the sender) */
-    if (self->identities && judge (self, t, attempt) == SCHED_OK
-        && !attempt_of (t, attempt, who, &since))
-        return not_yours (self, attempt);
+    if (self->identities && sched_judge (self, t, attempt) == SCHED_OK
+        && !sched_attempt_of (t, attempt, who, &since))
+        return sched_not_yours (self, attempt);
     if (w) {
         w->stalled = false;         /* it shows progress */
-        ghost_end (w, job->id, idx, attempt);
+        sched_ghost_end (w, job->id, idx, attempt);
     }
-    sched_verdict_t v = judge (self, t, attempt);
+    sched_verdict_t v = sched_judge (self, t, attempt);
     if (v != SCHED_OK)
         return v;
     /* its machine works again: the next trouble pauses it 10 s again;
@@ -676,10 +676,10 @@ sched_task_finished_as (sched_t *self, sched_worker_t *w, uint32_t who,
          * longer needed; while it runs it keeps its executor busy */
         sched_worker_t *cur = t->worker;
         bool running = t->state == TASK_RUNNING;
-        tell_revoked (self, t, cur, "another attempt of this task finished first");
-        detach (t, running);
+        sched_tell_revoked (self, t, cur, "another attempt of this task finished first");
+        sched_detach (t, running);
     } else if (t->worker)
-        detach (t, false);
+        sched_detach (t, false);
     else if (t->state == TASK_QUEUED)
         sched_dequeue (self, t);      /* a late result from a worker given up on */
     forget_past (t);
@@ -693,190 +693,13 @@ sched_task_finished_as (sched_t *self, sched_worker_t *w, uint32_t who,
     return SCHED_OK;
 }
 
-/* Whether a worker other than w could take t now: one with the resource
- * t needs, taking tasks. */
-static bool
-elsewhere (const sched_t *self, const sched_worker_t *w, const sched_task_t *t)
-{
-    for (const sched_worker_t *o = self->workers; o; o = o->next)
-        if (o != w && !o->draining && !o->stalled && !sched_worker_paused (self, o)
-            && ((t->resource != QC_RES_GPU && o->slots)
-                || (t->resource != QC_RES_CPU && o->ngpus)))
-            return true;
-    return false;
-}
-
-sched_verdict_t
-sched_task_troubled (sched_t *self, sched_worker_t *w, uint32_t who, sched_job_t *job,
-                     uint64_t idx, uint32_t attempt)
-{
-    sched_task_t *t = sched_job_task (job, idx);
-    sched_verdict_t v = self ? judge (self, t, attempt) : SCHED_UNKNOWN;
-    int64_t since;
-    if (v != SCHED_OK)
-        return v;
-    /* trust no peer's word: another identity's attempt is refused where
-     * any RESULT is (sched_task_finished_as) */
-    if (self->identities && !attempt_of (t, attempt, who, &since))
-        return not_yours (self, attempt);
-    if (!w || t->worker != w || t->attempt != attempt || t->state != TASK_RUNNING) {
-        /* an attempt already superseded (taken back, its worker gone):
-         * its machine's failure says nothing of the attempt that runs
-         * or will run; only its credit comes back */
-        if (w)
-            ghost_end (w, job->id, idx, attempt);
-        return SCHED_STALE;
-    }
-    if (job->cancelled || t->troubled >= SCHED_TROUBLE_RETRIES || !elsewhere (self, w, t))
-        return SCHED_OK;
-    t->troubled++;
-    remember (self, t);         /* its worker's late crash report still counts */
-    detach (t, false);
-    enqueue (self, t, true);
-    /* 10 s, 20 s, 40 s, 60 s while its results keep failing so; failures
-     * that come in while it is paused are of the same spell (slides that
-     * ran side by side): the pause stands */
-    if (sched_worker_paused (self, w))
-        return SCHED_REQUEUED;
-    int64_t pause = SCHED_TROUBLE_PAUSE_MS;
-    for (uint32_t i = 0; i < w->trouble && pause < SCHED_TROUBLE_PAUSE_MAX_MS; i++)
-        pause *= 2;
-    w->trouble++;
-    w->paused_until = self->now + (pause < SCHED_TROUBLE_PAUSE_MAX_MS
-                                   ? pause : SCHED_TROUBLE_PAUSE_MAX_MS);
-    return SCHED_REQUEUED;
-}
-
-bool
-sched_task_crashed (sched_t *self, sched_job_t *job, uint64_t idx,
-                    uint32_t attempt, const char *name)
-{
-    return sched_task_crashed_as (self, job, idx, attempt, name, 0, 1, NULL) == SCHED_OK;
-}
-
-/* A crash that took t with other slides and named no culprit: t is not
- * blamed; it runs alone from now on (a queued t moves to its alone
- * queue, an assigned attempt goes back there). */
-static void
-crashed_with_others (sched_t *self, sched_task_t *t, uint32_t attempt)
-{
-    bool queued = t->state == TASK_QUEUED;
-    if (queued)
-        sched_dequeue (self, t);
-    t->alone = true;
-    if (t->worker && t->attempt == attempt) {
-        detach (t, false);
-        requeue (self, t, NULL);
-    } else if (queued)
-        enqueue (self, t, true);
-}
-
-sched_verdict_t
-sched_task_crashed_as (sched_t *self, sched_job_t *job, uint64_t idx,
-                       uint32_t attempt, const char *name, uint32_t who,
-                       uint32_t together, const char *how)
-{
-    sched_task_t *t = sched_job_task (job, idx);
-    sched_verdict_t v = self ? judge (self, t, attempt) : SCHED_UNKNOWN;
-    int64_t since;
-    if (v != SCHED_OK)
-        return v;
-    if (attempt <= t->crash_att)
-        return SCHED_DUPLICATE;
-    if (self->identities && (!attempt_of (t, attempt, who, &since)
-                             || since == SCHED_RESTORED))
-        return not_yours (self, attempt);
-    /* a report past the attempt's deadline: the deadline took it back
-     * and blamed it already (or the report is stale) */
-    if (self->identities && self->timeout && self->now - since > self->timeout)
-        return SCHED_LATE;
-    t->crash_att = attempt;
-    if (together > 1 && attempt != t->alone_att) {
-        crashed_with_others (self, t, attempt);
-        return SCHED_OK;
-    }
-    t->blame++;
-    char reason[768];
-    unsigned sig = 0;
-    bool memory = how && ((sscanf (how, "signal %u", &sig) == 1
-                           && (sig == SIGKILL || sig == SIGTRAP))
-                          || strstr (how, QC_RESULT_CRASH_MEMORY));
-    if (!memory)
-        t->blame_other++;
-    /* marked for a rerun only when every death was of that kind: one
-     * segfault among them is the slide's */
-    memory = memory && !t->blame_other;
-    snprintf (reason, sizeof reason,
-              "slide ran %u time%s without a result (crashed, or past the task "
-              "timeout; last: worker %s crashed while running it%s%.200s); "
-              "not retried%s", (unsigned) t->blame, qc_plural (t->blame), name ? name : "?",
-              how ? ": " : "",
-              how ? how : "", memory ? " in this job (killed as the kernel's OOM killer "
-              "does, stopped by GLib when an allocation failed, or dead while memory ran "
-              "short: likely this machine's memory, not the slide" QC_RESULT_RETRY_MARK : "");
-    const char *verdict = t->blame >= self->max_deaths ? reason : NULL;
-    if (t->worker && t->attempt == attempt) {
-        /* that execution is gone with its process */
-        detach (t, false);
-        requeue (self, t, verdict);
-    } else if (t->state == TASK_QUEUED) {
-        if (verdict) {
-            sched_dequeue (self, t);
-            fail_task (self, t, verdict);
-        }
-    } else if (verdict) {
-        /* the report came after the broker gave up on the dead worker and
-         * sent the slide elsewhere: the verdict holds; that attempt is
-         * taken back (it keeps its credit while it runs) */
-        bool running = t->state == TASK_RUNNING;
-        tell_revoked (self, t, t->worker, "the slide crashed other workers");
-        detach (t, running);
-        fail_task (self, t, verdict);
-    }
-    return SCHED_OK;
-}
-
-void
-sched_tick (sched_t *self)
-{
-    if (!self || !self->timeout)
-        return;
-    for (sched_worker_t *w = self->workers; w; w = w->next)
-        for (sched_task_t *t = w->assigned.head, *next; t; t = next) {
-            next = t->wnext;
-            if (self->now - t->since <= self->timeout)
-                continue;
-            if (t->state == TASK_DISPATCHED) {
-                /* never started: the worker is not getting to its tasks */
-                w->stalled = true;
-                tell_revoked (self, t, w, "not started within the task timeout");
-                remember (self, t);
-                detach (t, false);
-                requeue (self, t, NULL);
-                continue;
-            }
-            tell_revoked (self, t, w, "ran past the task timeout");
-            remember (self, t);
-            detach (t, true);
-            t->blame++;
-            t->blame_other++;
-            char reason[512];
-            snprintf (reason, sizeof reason,
-                      "slide ran %u time%s without a result (crashed, or past the "
-                      "task timeout; last: it ran past the %lld s task timeout); not "
-                      "retried", (unsigned) t->blame, qc_plural (t->blame),
-                      (long long) (self->timeout / 1000));
-            requeue (self, t, t->blame >= self->max_deaths ? reason : NULL);
-        }
-}
-
 /* ------------------------------------------------------------ assignment */
 
 void
 sched_assign (sched_t *self, sched_task_t *t, sched_worker_t *w, int gpu_slot)
 {
     if (t->attempt - self->attempt_base >= SCHED_ATTEMPTS_PER_LIFE) {
-        fail_task (self, t, "dispatched 65535 times without a result; not retried");
+        sched_fail_task (self, t, "dispatched 65535 times without a result; not retried");
         return;
     }
     t->state = TASK_DISPATCHED;

@@ -1,5 +1,6 @@
 /* Inside the scheduler: its state, shared by the state machine
- * (sched.c) and the dispatch policy (sched_dispatch.c). */
+ * (sched.c), the rules for executions that end without a result
+ * (sched_blame.c) and the dispatch policy (sched_dispatch.c). */
 #ifndef QC_BROKER_SCHED_INT_H
 #define QC_BROKER_SCHED_INT_H
 
@@ -38,6 +39,29 @@ sched_worker_paused (const sched_t *self, const sched_worker_t *w)
 {
     return self->now < w->paused_until;
 }
+
+/* The state machine's own steps (sched.c), shared with the rules for
+ * executions that end without a result (sched_blame.c). */
+/* The attempt check every message about a task goes through. */
+sched_verdict_t sched_judge (const sched_t *self, const sched_task_t *t, uint32_t attempt);
+/* With identities on: whether attempt of t went to identity who
+ * (*since: its dispatch or start); why one that did not is refused. */
+bool sched_attempt_of (const sched_task_t *t, uint32_t attempt, uint32_t who,
+                       int64_t *since);
+sched_verdict_t sched_not_yours (const sched_t *self, uint32_t attempt);
+/* Remembers t's current attempt (it leaves its worker without a result). */
+void sched_remember (const sched_t *self, sched_task_t *t);
+/* Takes t off its worker; keep_credit: a ghost holds its credit. */
+void sched_detach (sched_task_t *t, bool keep_credit);
+/* The ghost of (job, idx, attempt) on w ends: its credit comes back. */
+bool sched_ghost_end (sched_worker_t *w, uint64_t job, uint64_t idx, uint32_t attempt);
+/* Puts t on its queue (front: it waited longest). */
+void sched_enqueue (sched_t *self, sched_task_t *t, bool front);
+/* A task off its worker: FAILED with reason (or its job's cancel), else
+ * back to the front of its queue. */
+void sched_requeue (sched_t *self, sched_task_t *t, const char *reason);
+void sched_fail_task (sched_t *self, sched_task_t *t, const char *reason);
+void sched_tell_revoked (sched_t *self, sched_task_t *t, sched_worker_t *w, const char *why);
 
 /* Takes t off its job's queue (QUEUED, about to be assigned). */
 void sched_dequeue (sched_t *self, sched_task_t *t);
