@@ -6,7 +6,6 @@
 #include <czmq.h>
 #include <errno.h>
 #include <pthread.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,12 +83,8 @@ qc_cli_need_address_space (const char *prog, unsigned long mb, const char *for_w
     if (getrlimit (RLIMIT_AS, &rl) || rl.rlim_cur == RLIM_INFINITY)
         return 0;
     /* reserved, not touched: only the limit can refuse it */
-    size_t len = (size_t) mb << 20;
-    void *p = mmap (NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p != MAP_FAILED) {
-        munmap (p, len);
+    if (qc_address_space_free (mb))
         return 0;
-    }
     /* what the process maps already (its libraries' reservations): why a
      * limit above mb still leaves less than mb */
     unsigned long long mapped = qc_mapped_bytes () >> 20;

@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static void
@@ -62,12 +63,18 @@ qc_mapped_bytes (void)
 }
 
 bool
+qc_address_space_free (unsigned long mb)
+{
+    size_t len = (size_t) mb << 20;
+    void *p = mmap (NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return false;
+    munmap (p, len);
+    return true;
+}
+
+bool
 qc_memory_short (void)
 {
-    /* volatile: the compiler may not drop a malloc whose block is unused */
-    void *volatile p = malloc ((size_t) QC_MEMORY_PROBE_MB << 20);
-    if (!p)
-        return true;
-    free (p);
-    return false;
+    return !qc_address_space_free (QC_MEMORY_PROBE_MB);
 }

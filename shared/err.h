@@ -21,14 +21,18 @@ int qc_fail (char *err, size_t errlen, const char *fmt, ...)
 void qc_oom_note (void);
 unsigned qc_oom_count (void);
 
-/* Whether memory is short now: QC_MEMORY_PROBE_MB cannot be had (an
- * address-space limit, ulimit -v, or a strict overcommit limit nearly
- * reached; nothing is touched, so it costs no memory). Asked after a
+/* Whether memory is short now: QC_MEMORY_PROBE_MB of address space
+ * cannot be had (an address-space limit, ulimit -v, nearly reached; a
+ * reservation only, so it costs no memory, and a strict overcommit
+ * limit, which counts no reservation, is not seen). Asked after a
  * failure whose reason does not say (a library's "Invalid TIFF", a
  * pipeline that could not be built): a slide needs that much, so such a
  * failure is this machine's, not the slide's or the configuration's. */
 #define QC_MEMORY_PROBE_MB 128
 bool qc_memory_short (void);
+/* Whether mb MB of address space can be reserved now (reserved and
+ * dropped by system calls, no allocator: safe in a signal handler). */
+bool qc_address_space_free (unsigned long mb);
 /* The address space this process maps now, in bytes (/proc/self/statm;
  * 0 when it cannot be read): what counts against ulimit -v. */
 unsigned long long qc_mapped_bytes (void);

@@ -31,20 +31,6 @@ static qc_crash_table_t *s_table;      /* the child's, for its handler */
 static volatile pid_t s_child;
 static volatile sig_atomic_t s_stop;
 
-/* Whether memory is short, from a signal handler: a reservation of
- * QC_MEMORY_PROBE_MB made and dropped by system calls (no allocator),
- * as qc_memory_short asks it. */
-static bool
-memory_short_now (void)
-{
-    size_t len = (size_t) QC_MEMORY_PROBE_MB << 20;
-    void *p = mmap (NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED)
-        return true;
-    munmap (p, len);
-    return false;
-}
-
 /* A crash signal: the task of the thread it hit is the culprit, unless
  * memory was short then. The handler is reset on entry (SA_RESETHAND),
  * so returning re-runs the fault, or abort() raises again, and the
@@ -53,7 +39,7 @@ static void
 on_crash (int sig)
 {
     (void) sig;
-    if (s_table && memory_short_now ())
+    if (s_table && qc_memory_short ())   /* system calls only: safe here */
         atomic_store (&s_table->memory_short, 1);
     qc_crash_slot_t *s = t_slot;
     if (s && atomic_load (&s->state) == SLOT_RUNNING)
