@@ -22,6 +22,7 @@
  * descriptors or memory (this machine's: another may run the slide now),
  * a network file system that went away. A slide failed by one is marked
  * so that a rerun tries it again. */
+#define MACHINE_OR_SHARE "this machine's or its share's trouble, not the slide's"
 static const struct {
     int e;
     const char *whose;
@@ -29,12 +30,8 @@ static const struct {
     {EMFILE, "this process " QC_RESULT_NO_FDS ": this machine's trouble, not the slide's"},
     {ENFILE, "this machine " QC_RESULT_NO_FDS ": this machine's trouble, not the slide's"},
     {ENOMEM, QC_RESULT_MEMORY_SHORT ", not the slide's fault"},
-    {EAGAIN, "this machine's or its share's trouble, not the slide's"},
-    {EIO, "this machine's or its share's trouble, not the slide's"},
-    {ESTALE, "this machine's or its share's trouble, not the slide's"},
-    {ENOTCONN, "this machine's or its share's trouble, not the slide's"},
-    {ETIMEDOUT, "this machine's or its share's trouble, not the slide's"},
-    {EHOSTDOWN, "this machine's or its share's trouble, not the slide's"},
+    {EAGAIN, MACHINE_OR_SHARE}, {EIO, MACHINE_OR_SHARE}, {ESTALE, MACHINE_OR_SHARE},
+    {ENOTCONN, MACHINE_OR_SHARE}, {ETIMEDOUT, MACHINE_OR_SHARE}, {EHOSTDOWN, MACHINE_OR_SHARE},
 };
 
 int
