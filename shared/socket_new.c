@@ -106,7 +106,8 @@ refused (int e, const char *what, const char *who)
     atomic_fetch_add (&s_refusals, 1);
     char text[320];
     refusal_text (e, text, sizeof text);
-    qc_log (QC_LOG_ERROR, "zmq", "%s cannot open its %s: %s", who ? who : "?", what, text);
+    /* a socket's or a thread's: named by what was refused, not "zmq" */
+    qc_log (QC_LOG_ERROR, "limits", "%s cannot open its %s: %s", who ? who : "?", what, text);
     errno = e;
 }
 

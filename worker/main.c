@@ -89,6 +89,9 @@ usage (FILE *to)
         "      --test-exhaust-on S FOR TESTS ONLY: take all address space (under\n"
         "                         a ulimit -v), then abort, on such a slide\n"
         "      --test-hang-on S   FOR TESTS ONLY: never finish such a slide\n"
+        "      --test-fail-starts N FOR TESTS ONLY: the N worker processes the\n"
+        "                         supervisor starts after the first cannot start\n"
+        "                         their executor threads (as when memory is short)\n"
         "      --cache DIR        slides by URL that must be read whole (NDPI,\n"
         "                         MIRAX, ...) are downloaded into DIR once and\n"
         "                         reused while unchanged on the server (default:\n"
@@ -133,6 +136,7 @@ enum {
     OPT_TEST_TROUBLE_ON,
     OPT_TEST_EXHAUST_ON,
     OPT_TEST_HANG_ON,
+    OPT_TEST_FAIL_STARTS,
     OPT_CACHE,
     OPT_CACHE_MAX,
     OPT_HTTP_STALL,
@@ -151,7 +155,7 @@ main (int argc, char **argv)
     qc_worker_config_t cfg;
     qc_worker_config_defaults (&cfg);
     const char *gpu_spec = NULL;
-    unsigned long v, simulate = 0, timeout_s = 0, gpu_mem_mb = 0;
+    unsigned long v, simulate = 0, timeout_s = 0, gpu_mem_mb = 0, fail_starts = 0;
     bool supervise = true;
     const char *cert = NULL, *server_key = NULL;
     const char *roots[64], *urls[64];
@@ -177,6 +181,7 @@ main (int argc, char **argv)
         {"test-trouble-on", required_argument, 0, OPT_TEST_TROUBLE_ON},
         {"test-exhaust-on", required_argument, 0, OPT_TEST_EXHAUST_ON},
         {"test-hang-on", required_argument, 0, OPT_TEST_HANG_ON},
+        {"test-fail-starts", required_argument, 0, OPT_TEST_FAIL_STARTS},
         {"cache", required_argument, 0, OPT_CACHE},
         {"cache-max", required_argument, 0, OPT_CACHE_MAX},
         {"http-stall", required_argument, 0, OPT_HTTP_STALL},
@@ -253,6 +258,10 @@ main (int argc, char **argv)
         case OPT_TEST_TROUBLE_ON: cfg.test_trouble_on = optarg; break;
         case OPT_TEST_EXHAUST_ON: cfg.test_exhaust_on = optarg; break;
         case OPT_TEST_HANG_ON: cfg.test_hang_on = optarg; break;
+        case OPT_TEST_FAIL_STARTS:
+            if (qc_cli_uint (prog, "--test-fail-starts", optarg, 0, 100, &fail_starts))
+                return QC_EXIT_USAGE;
+            break;
         case OPT_CACHE: cfg.cache_dir = optarg; break;
         case OPT_NO_FETCH_AHEAD: cfg.no_fetch_ahead = true; break;
         case OPT_CACHE_MAX:
@@ -343,6 +352,10 @@ main (int argc, char **argv)
     qc_crash_table_t *crash_table = NULL;
     if (supervise && qc_supervise (cfg.name ? cfg.name : prog, &crash_table) == 0)
         cfg.crash_table = crash_table;
+    if (crash_table) {
+        unsigned start = atomic_load (&crash_table->starts);
+        cfg.test_threads_refused = start >= 2 && start <= 1 + fail_starts;
+    }
     char err[512];
     if (gpu_spec && !qc_cuda_built ()) {
         fprintf (stderr, "%s: --gpu %s: no usable GPU: this qc-worker was "

@@ -148,6 +148,7 @@ qc_supervise (const char *prog, qc_crash_table_t **table)
     if (!hup_ignored)
         set_handler (SIGHUP, on_stop, SA_RESTART);
     for (;;) {
+        atomic_fetch_add (&t->starts, 1);
         pid_t pid = fork ();
         if (pid < 0) {
             qc_log (QC_LOG_WARNING, MOD, "%s: cannot fork a supervised process (%s): "

@@ -50,6 +50,9 @@ typedef struct qc_crash_table {
      * death says nothing of the slide its thread ran (GLib, libzmq and
      * OpenSlide crash, abort or trap when an allocation fails) */
     atomic_int memory_short;
+    /* processes the supervisor has started (1 for the first); written
+     * by the supervisor only, before each fork */
+    atomic_uint starts;
 } qc_crash_table_t;
 
 /* Forks the worker process and watches it; returns only in the child

@@ -2,6 +2,7 @@
  * and graceful drain. */
 #include "worker/worker_int.h"
 
+#include <errno.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <string.h>
@@ -282,7 +283,8 @@ qc_worker_new (const qc_worker_config_t *cfg)
                                                : (int) (1 + nargs - self->cfg.slots))))
         nargs++;
     for (size_t i = 0; nargs == n && i < n; i++) {
-        int e = pthread_create (&self->threads[i], NULL, executor_main, args[i]);
+        int e = i + 1 == n && cfg->test_threads_refused
+                    ? EAGAIN : pthread_create (&self->threads[i], NULL, executor_main, args[i]);
         if (e) {
             qc_thread_refused (e, "an executor");
             break;

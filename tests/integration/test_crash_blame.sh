@@ -5,7 +5,8 @@
 # slide that ran beside it in the same process is not blamed. Workers
 # killed with -9 around the other slides blame nothing: every other
 # slide passes. A worker process that dies of SIGKILL (the OOM killer)
-# with several slides names no culprit: they run again, each alone.
+# with several slides names no culprit: they run again, each alone. A
+# restarted worker process that cannot start is started again.
 . "$(dirname "$0")/lib.sh"
 
 make_cohort "$T/cohort" 40 >/dev/null
@@ -134,3 +135,32 @@ grep -q "HOG.svs.*crashed while running it: signal 6 (Aborted) while memory ran 
 grep -q "worker wm died (signal 6 (Aborted) while memory ran short) while running 2 slides at once, which names none of them" "$T/broker.log" \
     || fail "memory crash beside another slide: $(grep ' wm ' "$T/broker.log" | tail -3)"
 pass "a crash while memory ran short blamed no slide beside it; alone, the slide was failed marked for a rerun"
+
+# a restarted worker process that cannot start (its threads or memory
+# short for now: --test-fail-starts 2, tests only, refuses the last
+# executor thread of the next two processes) is started again after a
+# growing delay instead of ending qc-worker; the crash it was restarted
+# for is still reported, and the third process finishes the cohort
+kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
+port=$(free_port)
+ln -s "$(readlink -f "$(sed -n 7p "$T/list")")" "$T/cohort/BOMB.svs"
+{ echo "$T/cohort/BOMB.svs"; sed -n 8,10p "$T/list"; } >"$T/list6"
+start_broker $port --heartbeat-ms 200 --max-deaths 1
+start_worker $port ws --slots 1 --heartbeat-ms 200 --test-crash-on BOMB --test-fail-starts 2
+wait_for "worker registered" 10 "workers_registered $port 1"
+timeout 120 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out6" --list "$T/list6" \
+    >"$T/submit6.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "restarts that cannot start: exit $rc, expected 1: $(tail -3 "$T/submit6.log"; \
+    grep -v DEBUG "$T/worker-ws.log" | tail -5)"
+check_exactly_once "$T/out6" "$T/list6"
+[ "$(wc -l <"$T/out6/error.log")" -eq 1 ] && grep -q "BOMB.svs.*crashed while running it: signal 6" \
+    "$T/out6/error.log" || fail "restarts that cannot start, the failures: $(cat "$T/out6/error.log")"
+for k in 1 2; do
+    grep -q "the restarted worker process could not start (exit 2; see above): starting it again in [0-9]* s ($k of 9)" \
+        "$T/worker-ws.log" || fail "failed start $k not retried: $(grep -v DEBUG "$T/worker-ws.log" | tail -5)"
+done
+grep -q "could not start 1 executor threads (0 started)" "$T/worker-ws.log" \
+    || fail "the refused thread not said: $(grep -v DEBUG "$T/worker-ws.log" | tail -5)"
+grep -q "(3 of 9)" "$T/worker-ws.log" && fail "a third start failed: --test-fail-starts 2 ignored"
+pass "a restarted worker process that could not start was started again; the third finished the cohort"
