@@ -220,6 +220,7 @@ send_result (exec_ctx_t *ctx, qc_worker_t *w, const qc_task_t *task,
                                  "(over the protocol's bounds)");
         qc_msg_send (&res, zsock_resolve (ctx->push), NULL);
     }
+    qc_crash_result_sent (w->cfg.crash_table);
     qc_result_destroy (result);
 }
 

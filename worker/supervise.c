@@ -15,9 +15,12 @@
 #include "shared/result.h"
 
 #define MOD "worker"
-/* A child that crashed within this long of its start is restarted after
- * a growing delay (1 s doubling to 60 s): a slide that crashes every
- * process at once does not make a restart loop. */
+/* A child that crashed within this long of its start, having sent no
+ * result, is restarted after a growing delay (1 s doubling to 60 s): a
+ * slide that crashes every process at once does not make a restart
+ * loop. One that sent a result was making progress: a cohort with a
+ * few slides that crash their worker (each blamed and sent elsewhere or
+ * failed) is not slowed by delays that grew on the earlier ones. */
 #define QUICK_CRASH_MS 60000
 #define MAX_BACKOFF_MS 60000
 
@@ -95,6 +98,13 @@ qc_crash_slot_clear (qc_crash_slot_t *slot)
         atomic_store (&slot->state, SLOT_FREE);
 }
 
+void
+qc_crash_result_sent (qc_crash_table_t *table)
+{
+    if (table)
+        atomic_fetch_add (&table->results, 1);
+}
+
 /* The report of a dead child: its culprit slots, or every running one
  * when no thread was marked (a SIGKILL: the OOM killer) or memory was
  * short (a culprit marked then is no more than the thread whose
@@ -149,6 +159,7 @@ qc_supervise (const char *prog, qc_crash_table_t **table)
         set_handler (SIGHUP, on_stop, SA_RESTART);
     for (;;) {
         atomic_fetch_add (&t->starts, 1);
+        unsigned results_before = atomic_load (&t->results);
         pid_t pid = fork ();
         if (pid < 0) {
             qc_log (QC_LOG_WARNING, MOD, "%s: cannot fork a supervised process (%s): "
@@ -207,9 +218,10 @@ qc_supervise (const char *prog, qc_crash_table_t **table)
         make_report (t, sig, prog);
         crashes++;
         start_fails = 0;
-        backoff = lived < QUICK_CRASH_MS ? (backoff * 2 > MAX_BACKOFF_MS ? MAX_BACKOFF_MS
-                                                                         : backoff * 2)
-                                         : 1000;
+        bool progressed = atomic_load (&t->results) != results_before;
+        backoff = lived < QUICK_CRASH_MS && !progressed
+                      ? (backoff * 2 > MAX_BACKOFF_MS ? MAX_BACKOFF_MS : backoff * 2)
+                      : 1000;
         qc_log (QC_LOG_WARNING, MOD, "%s: restarting the worker process in %d s", prog,
                 backoff / 1000);
         for (int slept = 0; slept < backoff && !s_stop; slept += 100)

@@ -53,6 +53,9 @@ typedef struct qc_crash_table {
     /* processes the supervisor has started (1 for the first); written
      * by the supervisor only, before each fork */
     atomic_uint starts;
+    /* results the children have sent: a child that sent one before it
+     * crashed was making progress, not caught in a restart loop */
+    atomic_uint results;
 } qc_crash_table_t;
 
 /* Forks the worker process and watches it; returns only in the child
@@ -67,5 +70,7 @@ qc_crash_slot_t *qc_crash_slot_claim (qc_crash_table_t *table);
 void qc_crash_slot_set (qc_crash_slot_t *slot, uint64_t job, uint64_t key,
                         uint64_t idx, uint32_t attempt);
 void qc_crash_slot_clear (qc_crash_slot_t *slot);
+/* In the child: a task's RESULT was sent (table may be NULL). */
+void qc_crash_result_sent (qc_crash_table_t *table);
 
 #endif

@@ -6,7 +6,8 @@
 # killed with -9 around the other slides blame nothing: every other
 # slide passes. A worker process that dies of SIGKILL (the OOM killer)
 # with several slides names no culprit: they run again, each alone. A
-# restarted worker process that cannot start is started again.
+# restarted worker process that cannot start is started again; one that
+# crashes after sending results is restarted without a growing delay.
 . "$(dirname "$0")/lib.sh"
 
 make_cohort "$T/cohort" 40 >/dev/null
@@ -164,3 +165,30 @@ grep -q "could not start 1 executor threads (0 started)" "$T/worker-ws.log" \
     || fail "the refused thread not said: $(grep -v DEBUG "$T/worker-ws.log" | tail -5)"
 grep -q "(3 of 9)" "$T/worker-ws.log" && fail "a third start failed: --test-fail-starts 2 ignored"
 pass "a restarted worker process that could not start was started again; the third finished the cohort"
+
+# a worker process that sent results before it crashed was making
+# progress: it is restarted after 1 s, however many slides crashed
+# before (here 3 on one worker with one slot, results between them);
+# the growing delay is for a process that crashes before any result
+kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
+port=$(free_port)
+: >"$T/list7"
+for k in 1 2 3; do
+    ln -s "$(readlink -f "$(sed -n $((10 + k))p "$T/list")")" "$T/cohort/CRASH$k.svs"
+    sed -n $((13 + k))p "$T/list" >>"$T/list7"
+    echo "$T/cohort/CRASH$k.svs" >>"$T/list7"
+done
+sed -n 17p "$T/list" >>"$T/list7"
+start_broker $port --heartbeat-ms 200 --max-deaths 1
+start_worker $port wp --slots 1 --prefetch 0 --heartbeat-ms 200 --test-crash-on CRASH
+wait_for "worker registered" 10 "workers_registered $port 1"
+timeout 120 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out7" --list "$T/list7" \
+    >"$T/submit7.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "crashes between results: exit $rc, expected 1: $(tail -3 "$T/submit7.log")"
+check_exactly_once "$T/out7" "$T/list7"
+[ "$(grep -c 'CRASH' "$T/out7/error.log")" -eq 3 ] && [ "$(wc -l <"$T/out7/error.log")" -eq 3 ] \
+    || fail "crashes between results, the failures: $(cat "$T/out7/error.log")"
+delays=$(grep -o 'restarting the worker process in [0-9]* s' "$T/worker-wp.log" | grep -o '[0-9]* s$' | tr '\n' ' ')
+[ "$delays" = "1 s 1 s 1 s " ] || fail "crashes between results: restart delays $delays, expected 1 s each"
+pass "a worker process that sent results before each of its 3 crashes was restarted after 1 s each time"
