@@ -35,9 +35,18 @@ static const struct {
 /* All of a job's files together stay well inside one SUBMIT body. */
 #define MAX_TOTAL_BYTES ((size_t) 192 << 20)
 
-typedef enum { SRC_ABSOLUTE, SRC_CONFIG_DIR, SRC_HISTOQC, SRC_BUILTIN, NSRC } source_t;
+/* Where a relative reference is looked for, in this order: the working
+ * directory first, as HistoQC does (histoqc/data/__init__.py: the file
+ * under os.getcwd(), its package's copy only where there is none), so a
+ * lab's own ./templates/template1.png is the one used, not a bundled
+ * file of that name; then beside the config, HistoQC's data folder, and
+ * the project's built-in files. */
+typedef enum { SRC_ABSOLUTE, SRC_CWD, SRC_CONFIG_DIR, SRC_HISTOQC, SRC_BUILTIN, NSRC } source_t;
 
 typedef struct {
+    char *cwd;                /* the working directory, or NULL when it is
+                                 the config's folder (said as that) or
+                                 cannot be had */
     char *config_dir;         /* folder of the config file, or NULL */
     const char *data_given;   /* --histoqc-data */
     char *data_found;         /* from an installed histoqc */
@@ -224,6 +233,21 @@ builtin_for (const char *ref, refs_kind_t kind)
     return out;
 }
 
+/* The working directory's real path, or NULL when it cannot be had or
+ * is config_dir itself (a file there is said to be beside the config). */
+static char *
+working_dir (const char *config_dir)
+{
+    char *cwd = realpath (".", NULL);
+    char *conf = config_dir ? realpath (config_dir, NULL) : NULL;
+    if (cwd && conf && strcmp (cwd, conf) == 0) {
+        free (cwd);
+        cwd = NULL;
+    }
+    free (conf);
+    return cwd;
+}
+
 /* One reference: the rewritten one, or NULL (*missing when it was found
  * nowhere, else err says why). */
 static char *
@@ -235,15 +259,21 @@ resolve (ctx_t *c, const char *ref, refs_kind_t kind, bool *missing)
         || qc_asset_ref_parse (ref, NULL)) {
         return strdup (ref);    /* already names what every worker has */
     }
-    const char *dirs[2] = {NULL, NULL};
-    source_t srcs[2] = {SRC_CONFIG_DIR, SRC_HISTOQC};
+    const char *dirs[3] = {NULL, NULL, NULL};
+    source_t srcs[3] = {SRC_ABSOLUTE, SRC_ABSOLUTE, SRC_ABSOLUTE};
     int ndirs = 0;
     if (ref[0] == '/') {
         dirs[ndirs] = "";
         srcs[ndirs++] = SRC_ABSOLUTE;
     } else {
-        if (c->config_dir)
-            dirs[ndirs++] = c->config_dir;
+        if (c->cwd) {
+            dirs[ndirs] = c->cwd;
+            srcs[ndirs++] = SRC_CWD;
+        }
+        if (c->config_dir) {
+            dirs[ndirs] = c->config_dir;
+            srcs[ndirs++] = SRC_CONFIG_DIR;
+        }
         if (data_dir (c)) {
             dirs[ndirs] = data_dir (c);
             srcs[ndirs++] = SRC_HISTOQC;
@@ -294,20 +324,26 @@ static void
 say_missing (ctx_t *c, const qc_config_section_t *sec, const char *key,
              const char *ref)
 {
-    char where[1024];
+    char where[1200], here[300] = "";
     const char *data = data_dir (c);
+    if (c->cwd)
+        snprintf (here, sizeof here, "not in the working directory (%.250s), ", c->cwd);
     if (ref[0] == '/')
         snprintf (where, sizeof where, "no such file");
     else
-        snprintf (where, sizeof where, "not beside the config (%s), not in %s%s%s, "
-                  "not built in", c->config_dir ? c->config_dir : "no config file",
+        snprintf (where, sizeof where, "%snot beside the config (%s), not in %s%s%s, "
+                  "not built in", here, c->config_dir ? c->config_dir : "no config file",
                   data ? "HistoQC's data folder " : "a HistoQC data folder (none "
                   "given, no installed histoqc found)", data ? data : "",
                   c->data_given ? " (--histoqc-data)" : "");
-    snprintf (c->err, c->errlen, "[%s] %s (line %d): cannot find '%.300s': %s; "
-              "give HistoQC's data folder with --histoqc-data DIR",
+    /* --histoqc-data is the advice only where none was given */
+    snprintf (c->err, c->errlen, "[%s] %s (line %d): cannot find '%.300s': %s; %s",
               qc_config_section_name (sec), key, qc_config_key_line (sec, key),
-              ref, where);
+              ref, where, ref[0] == '/' ? "correct the path"
+              : c->data_given ? "put the file in one of these folders, or give its "
+                                "absolute path"
+                              : "give HistoQC's data folder with --histoqc-data DIR, or "
+                                "put the file in one of these folders");
 }
 
 /* A file the user named (refs, as written) is read as the step will
@@ -641,7 +677,8 @@ done:
 static char *
 make_report (ctx_t *c)
 {
-    static const char *what[NSRC] = {"at the absolute paths written", "beside the config",
+    static const char *what[NSRC] = {"at the absolute paths written",
+                                     "from the working directory", "beside the config",
                                      "from HistoQC's data folder", "built in"};
     char *r = NULL;
     size_t len = 0, total = 0;
@@ -656,7 +693,7 @@ make_report (ctx_t *c)
     for (int s = 0; s < NSRC; s++) {
         if (!c->count[s])
             continue;
-        const char *dir = s == SRC_CONFIG_DIR ? c->config_dir
+        const char *dir = s == SRC_CWD ? c->cwd : s == SRC_CONFIG_DIR ? c->config_dir
                           : s == SRC_HISTOQC ? data_dir (c) : NULL;
         snprintf (line, sizeof line, "  %zu %s%s%s%s (e.g. %s)\n", c->count[s], what[s],
                   dir ? " " : "", dir ? dir : "",
@@ -692,6 +729,7 @@ qc_client_assets_resolve (const char *config_text, const char *config_path,
         if (copy != c.config_dir)
             free (copy);
     }
+    c.cwd = working_dir (c.config_dir);
     char perr[256];
     qc_config_t *cfg = qc_config_parse (config_text, strlen (config_text), perr,
                                         sizeof perr, NULL);
@@ -703,6 +741,7 @@ qc_client_assets_resolve (const char *config_text, const char *config_path,
     qc_config_destroy (&cfg);
     if (rc == 0 && !(out->report = make_report (&c)))
         rc = -1;
+    free (c.cwd);
     free (c.config_dir);
     free (c.data_found);
     if (rc)

@@ -85,7 +85,7 @@ pass "an installed histoqc's data folder is found and said"
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$CFG/config.ini" -o "$T/none" \
     "$SLIDE" >"$T/none.log" 2>&1
 [ $? -eq 2 ] || fail "files found nowhere: exit 2 expected"
-grep -q "cannot find './pen/1k_version/pen_green.png': not beside the config ($CFG), not in a HistoQC data folder" \
+grep -q "cannot find './pen/1k_version/pen_green.png': not in the working directory ($(cd "$ROOT" && pwd -P)), not beside the config ($CFG), not in a HistoQC data folder" \
     "$T/none.log" || fail "message: $(cat "$T/none.log")"
 [ ! -e "$T/none/results.tsv" ] || fail "output written for a refused config"
 # ... unless the project has its own file of that name: templates are

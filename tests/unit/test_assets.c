@@ -239,6 +239,80 @@ test_resolve (void)
     qc_asset_store_clear ();
 }
 
+/* A relative file is looked for in the working directory first, as
+ * HistoQC does: a lab's own ./templates/template1.png is the one sent,
+ * not HistoQC's bundled file of that name; the working directory that
+ * is the config's folder is said as "beside the config". */
+static void
+test_resolve_cwd (void)
+{
+    char lab[PATH_MAX + 16], from[PATH_MAX + 64], to[PATH_MAX + 64], cfgpath[PATH_MAX + 64];
+    snprintf (lab, sizeof lab, "%s/lab", s_tmp);
+    char cmd[3 * PATH_MAX + 128];
+    snprintf (cmd, sizeof cmd, "mkdir -p '%s/templates' '%s/configs'", lab, lab);
+    CHECK (system (cmd) == 0, "%s", cmd);
+    snprintf (from, sizeof from, "%s/templates/template3.png", s_data);
+    snprintf (to, sizeof to, "%s/templates/template1.png", lab);
+    copy_file (from, to);
+    static const char *cfg = "[pipeline]\nsteps = HistogramModule.compareToTemplates\n"
+                             "[HistogramModule.compareToTemplates]\n"
+                             "templates = ./templates/template1.png\n"
+                             "    ./templates/template2.png\n";
+    snprintf (cfgpath, sizeof cfgpath, "%s/configs/my.ini", lab);
+    FILE *f = fopen (cfgpath, "w");
+    CHECK (f != NULL, "%s", cfgpath);
+    if (!f)
+        return;
+    fputs (cfg, f);
+    fclose (f);
+    char was[PATH_MAX];
+    CHECK (getcwd (was, sizeof was) != NULL && chdir (lab) == 0, "into %s", lab);
+    qc_client_assets_t a;
+    char err[2048] = "";
+    qc_asset_store_clear ();
+    CHECK (qc_client_assets_resolve (cfg, "configs/my.ini", s_data, &a, err, sizeof err) == 0,
+           "resolve from the lab's folder: %s", err);
+    char want_src[PATH_MAX + 64];
+    snprintf (want_src, sizeof want_src, "1 from the working directory %s", lab);
+    CHECK (a.report && strstr (a.report, want_src)
+               && strstr (a.report, "1 from HistoQC's data folder"),
+           "report: %s", a.report ? a.report : "");
+    char *t3 = NULL;
+    size_t n3 = 0;
+    char hex[65], err2[256], want[128];
+    CHECK (qc_asset_read (from, (unsigned char **) &t3, &n3, err2, sizeof err2) == 0);
+    qc_asset_hash (t3, n3, hex);
+    free (t3);
+    snprintf (want, sizeof want, "%s%s/template1.png", QC_ASSET_REF_PREFIX, hex);
+    CHECK (a.config_text && strstr (a.config_text, want),
+           "the working directory's template1 sent, not HistoQC's: %s",
+           a.config_text ? a.config_text : "");
+    qc_client_assets_free (&a);
+    /* a file found nowhere, HistoQC's data folder given: the advice is
+     * not to give it again */
+    static const char *cfg2 = "[pipeline]\nsteps = HistogramModule.compareToTemplates\n"
+                              "[HistogramModule.compareToTemplates]\n"
+                              "templates = ./templates/lab_t1.png\n";
+    CHECK (qc_client_assets_resolve (cfg2, "configs/my.ini", s_data, &a, err, sizeof err) == -1
+               && strstr (err, "not in the working directory") && strstr (err, lab)
+               && strstr (err, "put the file in one of these folders")
+               && !strstr (err, "give HistoQC's data folder"),
+           "missing, data folder given: %s", err);
+    /* the config in the working directory: said as beside the config */
+    CHECK (chdir ("configs") == 0);
+    snprintf (to, sizeof to, "%s/configs/templates", lab);
+    mkdir (to, 0755);
+    snprintf (to, sizeof to, "%s/configs/templates/template1.png", lab);
+    copy_file (from, to);
+    CHECK (qc_client_assets_resolve (cfg, "my.ini", s_data, &a, err, sizeof err) == 0
+               && a.report && strstr (a.report, "1 beside the config")
+               && !strstr (a.report, "working directory"),
+           "config in the working directory: %s %s", err, a.report ? a.report : "");
+    qc_client_assets_free (&a);
+    CHECK (chdir (was) == 0, "back to %s", was);
+    qc_asset_store_clear ();
+}
+
 /* A gray PNG of w x h pixels of one value, at path. */
 static void
 write_gray (const char *path, int w, int h, uint8_t value)
@@ -499,6 +573,7 @@ main (void)
     test_lookup ();
     if (access (s_data, R_OK) == 0) {
         test_resolve ();
+        test_resolve_cwd ();
         test_bad_files ();
     } else
         CHECK (0, "HistoQC's data not found at %s (set QC_SHARED_DIR)", s_data);
