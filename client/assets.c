@@ -17,6 +17,7 @@
 #include "kernels/assets/asset.h"
 #include "kernels/classify/classify_examples.h"
 #include "kernels/modules/hist_algo.h"
+#include "kernels/modules/module.h"
 #include "shared/asset_store.h"
 #include "shared/config.h"
 
@@ -60,7 +61,8 @@ typedef struct {
 
 typedef struct {
     int first, last;          /* 1-based line range of a value */
-    char *text;               /* its replacement, with line ends */
+    char *text;               /* its replacement, with line ends; NULL:
+                                 the lines are made comments */
 } edit_t;
 
 static const char *
@@ -567,6 +569,16 @@ apply_edits (const char *text, size_t textlen, const lines_t *l, edit_t *edits,
         const char *s = l->starts[i];
         size_t n = line_len (l, text, textlen, i);
         bool last_line = i + 1 == l->n;
+        if (e < nedits && (int) i + 1 == edits[e].first && !edits[e].text) {
+            for (size_t j = i; j < (size_t) edits[e].last; j++)
+                if (append (&out, &len, "# ", 2)
+                    || append (&out, &len, l->starts[j], line_len (l, text, textlen, j))
+                    || (j + 1 < l->n && append (&out, &len, "\n", 1)))
+                    goto oom;
+            i = (size_t) edits[e].last - 1;
+            e++;
+            continue;
+        }
         if (e < nedits && (int) i + 1 == edits[e].first) {
             /* keep "key =" (or "key:") and what precedes the value */
             size_t sep = strcspn (s, "=:");
@@ -611,16 +623,59 @@ step_used (const char *steps, const char *name)
     return false;
 }
 
+/* Makes room for one more edit. */
+static int
+edit_room (edit_t **edits, size_t nedits, size_t *cap)
+{
+    if (nedits < *cap)
+        return 0;
+    size_t n = *cap ? *cap * 2 : 16;
+    edit_t *e = realloc (*edits, n * sizeof *e);
+    if (!e)
+        return -1;
+    *edits = e;
+    *cap = n;
+    return 0;
+}
+
+/* The helper keys that only the rewritten value of key named in
+ * %(helper)s references (pen_dir = ./pen beside examples:
+ * %(pen_dir)s/a.png) lose their last reference with the rewrite, and a
+ * step refuses a key it neither reads nor sees referenced: they are
+ * made comments in the text sent. A key the step reads stays. */
+static int
+comment_helpers (const qc_config_section_t *sec, const char *key, const lines_t *l,
+                 const char *text, size_t textlen, edit_t **edits, size_t *nedits,
+                 size_t *cap)
+{
+    const char *name = qc_config_section_name (sec);
+    const qc_module_t *m = qc_module_find (name, strcspn (name, ":"));
+    for (size_t i = 0; i < qc_config_section_nkeys (sec); i++) {
+        const char *h = qc_config_section_key (sec, i);
+        int line = qc_config_key_line (sec, h);
+        if (strcmp (h, key) == 0 || (m && qc_module_accepts (m, h))
+            || !qc_config_key_referenced (sec, h, NULL)
+            || qc_config_key_referenced (sec, h, key) || line <= 0 || (size_t) line > l->n)
+            continue;
+        if (edit_room (edits, *nedits, cap))
+            return -1;
+        (*edits)[*nedits].first = line;
+        (*edits)[*nedits].last = value_end (l, text, textlen, line);
+        (*edits)[(*nedits)++].text = NULL;
+    }
+    return 0;
+}
+
 static int
 rewrite (ctx_t *c, const char *text, const qc_config_t *cfg, char **out_text)
 {
     size_t textlen = strlen (text);
     lines_t l = {0};
     l.starts = malloc ((textlen + 1) * sizeof *l.starts);
-    edit_t *edits = calloc (QC_CONFIG_MAX_SECTIONS, sizeof *edits);
-    size_t nedits = 0;
+    edit_t *edits = NULL;
+    size_t nedits = 0, cap = 0;
     int rc = -1;
-    if (!l.starts || !edits) {
+    if (!l.starts || edit_room (&edits, 0, &cap)) {
         snprintf (c->err, c->errlen, "out of memory");
         goto done;
     }
@@ -654,10 +709,20 @@ rewrite (ctx_t *c, const char *text, const qc_config_t *cfg, char **out_text)
                                    &repl);
             if (r < 0)
                 goto done;
+            if (r == 0 && edit_room (&edits, nedits, &cap)) {
+                free (repl);
+                snprintf (c->err, c->errlen, "out of memory");
+                goto done;
+            }
             if (r == 0) {
                 edits[nedits].first = line;
                 edits[nedits].last = value_end (&l, text, textlen, line);
                 edits[nedits++].text = repl;
+                if (comment_helpers (sec, s_file_keys[k].key, &l, text, textlen, &edits,
+                                     &nedits, &cap)) {
+                    snprintf (c->err, c->errlen, "out of memory");
+                    goto done;
+                }
             }
         }
     }

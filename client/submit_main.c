@@ -466,6 +466,15 @@ load_config (const options_t *o, qc_client_assets_t *assets, qc_pipeline_t **pip
                  : "default config", err);
         return QC_EXIT_USAGE;
     }
+    /* what the config has that no step reads, said once, here */
+    const char *notes = qc_pipeline_notes (*pipeline);
+    for (const char *l = notes; !o->quiet && *l;) {
+        const char *nl = strchr (l, '\n');
+        int n = nl ? (int) (nl - l) : (int) strlen (l);
+        fprintf (stderr, "%s: %s: %.*s\n", prog, o->config_path ? o->config_path
+                 : "default config", n, l);
+        l += n + (nl != NULL);
+    }
     return 0;
 }
 

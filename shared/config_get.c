@@ -201,3 +201,39 @@ qc_config_get_bool (const qc_config_section_t *sec, const char *key, int def,
     return bad_value (sec, e, "not a boolean (true/false, yes/no, on/off, 1/0)",
                       err, errlen);
 }
+
+/* Whether raw holds a %(key)s reference to key (any case); "%%" is a
+ * literal '%', as configparser reads it. */
+static int
+refers_to (const char *raw, const char *key, size_t klen)
+{
+    for (const char *p = raw; p && *p; p++) {
+        if (p[0] != '%')
+            continue;
+        if (p[1] == '%') {
+            p++;
+            continue;
+        }
+        if (p[1] != '(')
+            continue;
+        const char *name = p + 2, *end = strstr (name, ")s");
+        if (end && (size_t) (end - name) == klen && strncasecmp (name, key, klen) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+int
+qc_config_key_referenced (const qc_config_section_t *sec, const char *key,
+                          const char *except)
+{
+    if (!sec || !key)
+        return 0;
+    size_t klen = strlen (key);
+    for (size_t i = 0; i < sec->n; i++)
+        if (strcasecmp (sec->entries[i].key, key) != 0
+            && (!except || strcasecmp (sec->entries[i].key, except) != 0)
+            && refers_to (sec->entries[i].raw.s, key, klen))
+            return 1;
+    return 0;
+}

@@ -7,6 +7,8 @@
 #include "kernels/pipeline/pipeline_int.h"
 
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,7 @@ qc_pipeline_destroy (qc_pipeline_t **self_p)
         free (self->columns[i]);
     free (self->columns);
     free (self->description);
+    free (self->notes);
     qc_config_destroy (&self->config);
     free (self);
     *self_p = NULL;
@@ -60,19 +63,64 @@ hint_inline_comment (const qc_config_section_t *sec, char *err, size_t errlen)
 
 static size_t edit_distance (const char *a, const char *b);
 
+/* Whether some step (or BaseImage) reads key: a parameter name HistoQC
+ * knows, copied into a section whose step does not read it. */
+static bool
+known_parameter (const char *key)
+{
+    if (qc_module_accepts (&qc_module_base_image, key))
+        return true;
+    for (size_t i = 0; i < qc_module_count (); i++)
+        if (qc_module_accepts (qc_module_at (i), key))
+            return true;
+    return false;
+}
+
+/* Adds a line to the pipeline's notes (qc_pipeline_notes). */
+static void
+add_note (qc_pipeline_t *self, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+static void
+add_note (qc_pipeline_t *self, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (line, sizeof line, fmt, ap);
+    va_end (ap);
+    size_t had = self->notes ? strlen (self->notes) : 0, n = strlen (line);
+    char *grown = realloc (self->notes, had + n + 2);
+    if (!grown)
+        return;               /* a note lost to memory: the run is the same */
+    memcpy (grown + had, line, n);
+    memcpy (grown + had + n, "\n", 2);
+    self->notes = grown;
+}
+
 /* Refuses keys the module does not read (a misspelt parameter would
  * otherwise be ignored silently and the lab would never know), values
- * that do not interpolate, and values the module's check refuses. */
+ * that do not interpolate, and values the module's check refuses. Two
+ * kinds of key HistoQC passes over are taken, as it takes them (every
+ * key of a section goes to its step, which reads its own): a helper
+ * that another value names in a %(key)s reference, and a parameter of
+ * other steps (image_work_size copied into getContrast's section),
+ * which is noted as ignored. */
 static int
-check_params (const qc_module_t *m, const qc_config_section_t *sec,
+check_params (qc_pipeline_t *self, const qc_module_t *m, const qc_config_section_t *sec,
               char *err, size_t errlen)
 {
     if (!sec)
         return m->check ? m->check (NULL, err, errlen) : 0;
     for (size_t i = 0; i < qc_config_section_nkeys (sec); i++) {
         const char *key = qc_config_section_key (sec, i);
-        if (qc_module_accepts (m, key))
+        if (qc_module_accepts (m, key) || qc_config_key_referenced (sec, key, NULL))
             continue;
+        if (known_parameter (key)) {
+            add_note (self, "[%s] line %d: '%s' is not read by %s (a parameter of "
+                      "other steps): ignored, as HistoQC ignores it", qc_config_section_name (sec),
+                      qc_config_key_line (sec, key), key, m->name);
+            continue;
+        }
         char accepted[512] = "";
         size_t used = 0, bestd = 4;     /* at most 3 edits away */
         const char *near = NULL;
@@ -173,7 +221,7 @@ add_step (qc_pipeline_t *self, const char *s, size_t n, int line, char *err,
     }
     self->nsteps++;
     st->params = qc_config_section (self->config, st->name);
-    if (check_params (m, st->params, err, errlen) == 0)
+    if (check_params (self, m, st->params, err, errlen) == 0)
         return 0;
     if (!st->params) {      /* the message cannot name a section */
         char why[512];
@@ -434,7 +482,7 @@ qc_pipeline_new (const char *config_text, char *err, size_t errlen)
     if (!self->config)
         goto fail;
     self->base_section = qc_config_section (self->config, BASE_SECTION);
-    if (check_params (&qc_module_base_image, self->base_section, err, errlen)
+    if (check_params (self, &qc_module_base_image, self->base_section, err, errlen)
         || qc_base_params_parse (self->base_section, &self->base, err, errlen)
         || read_steps (self, err, errlen) || build_columns (self, err, errlen)
         || check_sections (self, err, errlen))
@@ -456,6 +504,12 @@ const char *
 qc_pipeline_description (const qc_pipeline_t *self)
 {
     return self ? self->description : NULL;
+}
+
+const char *
+qc_pipeline_notes (const qc_pipeline_t *self)
+{
+    return self && self->notes ? self->notes : "";
 }
 
 size_t

@@ -26,6 +26,10 @@ void qc_pipeline_set_read_threads (qc_pipeline_t *self, int nthreads);
 
 /* Space-separated step names, as results.tsv's "#pipeline:" line shows. */
 const char *qc_pipeline_description (const qc_pipeline_t *self);
+/* What the config has that the pipeline passes over, a line each
+ * ("[section] line N: ..."), for the person who wrote it; "" when
+ * nothing. Lives as long as the pipeline. */
+const char *qc_pipeline_notes (const qc_pipeline_t *self);
 /* The results.tsv columns this pipeline fills, in order ("filename" first,
  * "warnings" last). */
 size_t qc_pipeline_ncolumns (const qc_pipeline_t *self);

@@ -30,6 +30,7 @@ struct qc_pipeline {
     char **columns;                      /* owned copies */
     size_t ncolumns, cap_columns;
     int read_threads;                    /* per slide read; 0 = 1 */
+    char *notes;                         /* qc_pipeline_notes; NULL: none */
 };
 
 /* A slide's read threads as the pipeline takes them: 1..16. */

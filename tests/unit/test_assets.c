@@ -313,6 +313,44 @@ test_resolve_cwd (void)
     qc_asset_store_clear ();
 }
 
+/* A helper key that only a file value names (pen_dir = ... beside
+ * examples: %(pen_dir)s/...) loses its reference when the value is
+ * rewritten to the files sent: it is made a comment, so the pipeline
+ * (here and on the workers) does not refuse it; a key the step reads,
+ * or one another value still names, stays. */
+static void
+test_resolve_helpers (void)
+{
+    static const char *cfg =
+        "[pipeline]\nsteps = ClassificationModule.byExampleWithFeatures:pen\n"
+        "[ClassificationModule.byExampleWithFeatures:pen]\n"
+        "pen_dir = ./pen/1k_version\n"
+        "kind = green\n"
+        "name: pen_%(kind)s\n"
+        "threshold: .5\n"
+        "examples: %(pen_dir)s/pen_%(kind)s.png:%(pen_dir)s/pen_%(kind)s_mask.png\n"
+        "features: rgb\n";
+    qc_client_assets_t a;
+    char err[2048] = "";
+    qc_asset_store_clear ();
+    CHECK (qc_client_assets_resolve (cfg, NULL, s_data, &a, err, sizeof err) == 0,
+           "resolve: %s", err);
+    CHECK (a.config_text && strstr (a.config_text, "\n# pen_dir = ./pen/1k_version\n")
+               && strstr (a.config_text, "\nkind = green\n"),
+           "pen_dir made a comment, kind kept (name names it): %s",
+           a.config_text ? a.config_text : "");
+    qc_pipeline_t *p = a.config_text ? qc_pipeline_new (a.config_text, err, sizeof err) : NULL;
+    CHECK (p != NULL, "the text sent builds: %s", err);
+    qc_pipeline_destroy (&p);
+    /* the text as written: its files are not read from here, but its
+     * helper keys are taken */
+    p = qc_pipeline_new (cfg, err, sizeof err);
+    CHECK (p != NULL || !strstr (err, "unknown parameter"), "the text as written: %s", err);
+    qc_pipeline_destroy (&p);
+    qc_client_assets_free (&a);
+    qc_asset_store_clear ();
+}
+
 /* A gray PNG of w x h pixels of one value, at path. */
 static void
 write_gray (const char *path, int w, int h, uint8_t value)
@@ -574,6 +612,7 @@ main (void)
     if (access (s_data, R_OK) == 0) {
         test_resolve ();
         test_resolve_cwd ();
+        test_resolve_helpers ();
         test_bad_files ();
     } else
         CHECK (0, "HistoQC's data not found at %s (set QC_SHARED_DIR)", s_data);

@@ -259,6 +259,21 @@ test_configparser_rules (void)
     CHECK (strcmp (str (s, "pct"), "50%") == 0);
     CHECK (strcmp (str (s, "path"), "/data/pen/green.png") == 0, "[%s]", str (s, "path"));
     CHECK (qc_config_section_check (s, err, sizeof err) == 0);
+    /* which keys a %(key)s reference names (helpers), any case; the
+     * value of except is not looked at; a key's own value does not
+     * count, nor does %% (a literal '%') */
+    CHECK (qc_config_key_referenced (s, "name", NULL) == 1);
+    CHECK (qc_config_key_referenced (s, "root", NULL) == 1);
+    CHECK (qc_config_key_referenced (s, "name", "path") == 0);
+    CHECK (qc_config_key_referenced (s, "pct", NULL) == 0);
+    CHECK (qc_config_key_referenced (s, "path", NULL) == 0);
+    CHECK (qc_config_key_referenced (NULL, "name", NULL) == 0);
+    qc_config_destroy (&cfg);
+    cfg = parse ("[s]\nk = 1\nv = %%(k)s and %%%(k)s\nw = %%(k)s\nself = %(self)s\n");
+    s = cfg ? qc_config_section (cfg, "s") : NULL;
+    CHECK (s && qc_config_key_referenced (s, "k", NULL) == 1
+               && qc_config_key_referenced (s, "k", "v") == 0,
+           "only v's %%%%%%(k)s names k");
     qc_config_destroy (&cfg);
 
     /* CRLF line ends, a UTF-8 BOM, a comment after a header, non-ASCII. */

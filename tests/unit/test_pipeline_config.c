@@ -168,9 +168,36 @@ test_config_validation (void)
            && strstr (err, "did you mean 'upper_threshold'?"), "%s", err);
     /* ...also in an instance's own section. */
     must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats:two\n"
-               "[BasicModule.getBasicStats:two]\nthreshold = 3\n");
-    CHECK (strstr (err, "'threshold'") && strstr (err, "[BasicModule.getBasicStats:two]"),
+               "[BasicModule.getBasicStats:two]\nthresold = 3\n");
+    CHECK (strstr (err, "'thresold'") && strstr (err, "[BasicModule.getBasicStats:two]"),
            "%s", err);
+    /* A parameter of other steps in a step that does not read it
+     * (image_work_size copied into getContrast's section) is taken, as
+     * HistoQC takes it, and noted as ignored; a key that another value
+     * names in a %(key)s reference is a helper, taken silently; a helper
+     * no value names is still an unknown parameter. */
+    err[0] = '\0';
+    qc_pipeline_t *hp = qc_pipeline_new (
+        "[pipeline]\nsteps = BrightContrastModule.getContrast\n"
+        "[BaseImage.BaseImage]\nmag = 1.25x\nimage_work_size = %(mag)s\n"
+        "[BrightContrastModule.getContrast]\nimage_work_size = 5x\nlimit_to_mask = True\n",
+        err, sizeof err);
+    CHECK (hp != NULL, "a helper key and a parameter of other steps: %s", err);
+    const char *notes = qc_pipeline_notes (hp);
+    CHECK (strstr (notes, "[BrightContrastModule.getContrast] line 7: 'image_work_size' is "
+                          "not read by BrightContrastModule.getContrast")
+               && strstr (notes, "ignored, as HistoQC ignores it") && !strstr (notes, "'mag'"),
+           "notes: %s", notes);
+    qc_pipeline_destroy (&hp);
+    CHECK (strcmp (qc_pipeline_notes (NULL), "") == 0);
+    hp = qc_pipeline_new (qc_pipeline_default_config (), err, sizeof err);
+    CHECK (hp && strcmp (qc_pipeline_notes (hp), "") == 0, "the default config has no notes: %s",
+           hp ? qc_pipeline_notes (hp) : err);
+    qc_pipeline_destroy (&hp);
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
+               "[BaseImage.BaseImage]\nmag = 1.25x\nimage_work_size = 1.25x\n");
+    CHECK (strstr (err, "unknown parameter 'mag'"), "%s", err);
+
     /* ...and in [BaseImage.BaseImage] and [pipeline]. */
     must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
                "[BaseImage.BaseImage]\nimage_worksize = 1.25x\n");
