@@ -4,7 +4,9 @@
  * which opens the folder and plans the job. */
 #include "client/output_int.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -76,6 +78,47 @@ write_files (qc_output_t *o, const slide_t *s, const qc_result_t *r, char *err,
     return rc;
 }
 
+/* With -f a slide's folder holds what the earlier run wrote: images the
+ * new result does not have (a step since taken out of the config, a
+ * slide that now fails) would be shown beside its new row, as its own.
+ * HistoQC's --force removes the slide's folder before it runs the slide
+ * again; here, once the new images are written, the earlier ones they
+ * did not replace go (the slide's own files only: its name, then '_').
+ * The earlier results.tsv is kept as results.tsv.N, as before. */
+static void
+drop_earlier_images (qc_output_t *o, const slide_t *s, const qc_result_t *r)
+{
+    if (!o->force)
+        return;
+    char *dir = path_in (o, s->name);
+    DIR *d = dir ? opendir (dir) : NULL;
+    size_t nlen = strlen (s->name), dropped = 0;
+    struct dirent *e;
+    while (d && (e = readdir (d))) {
+        if (strncmp (e->d_name, s->name, nlen) != 0 || e->d_name[nlen] != '_')
+            continue;
+        bool kept = false;
+        for (size_t i = 0; i < r->nfiles && !kept; i++)
+            kept = strcmp (e->d_name + nlen, r->files[i].name) == 0;
+        struct stat st;
+        if (kept || fstatat (dirfd (d), e->d_name, &st, AT_SYMLINK_NOFOLLOW)
+            || !S_ISREG (st.st_mode))
+            continue;
+        if (unlinkat (dirfd (d), e->d_name, 0) == 0)
+            dropped++;
+        else
+            qc_output_note (o, "WARNING", "%s: cannot remove %s/%s, an image of the "
+                            "earlier run (-f): %s", s->path, dir, e->d_name, strerror (errno));
+    }
+    if (d)
+        closedir (d);
+    if (dropped)
+        qc_output_note (o, "INFO", "%s: %zu image%s of the earlier run removed (-f: the "
+                        "new result has none of that name)", s->path, dropped,
+                        dropped == 1 ? "" : "s");
+    free (dir);
+}
+
 static void
 put_row (qc_output_t *o, const slide_t *s, const qc_result_t *r)
 {
@@ -145,6 +188,7 @@ qc_output_result (qc_output_t *o, const qc_msg_t *m, char *err, size_t errlen)
     int rc = write_files (o, s, r, err, errlen);
     if (rc)
         return rc;       /* not "done": a reattach writes it again, whole */
+    drop_earlier_images (o, s, r);
     FILE *f = r->ok ? o->tsv : o->errors;
     if (r->ok)
         put_row (o, s, r);

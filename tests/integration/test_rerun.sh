@@ -80,6 +80,23 @@ grep -q "other columns" "$T/cols.log" || fail "no clear message: $(cat "$T/cols.
 cmp -s "$T/r4.tsv" "$T/out/results.tsv" || fail "results.tsv touched"
 pass "a config of other columns is refused (exit 2) and changes nothing"
 
+# -f after a config change: the slide's images the new run does not
+# write go (HistoQC's --force removes the slide's folder first), so the
+# UI shows no image of the old config beside the new row; a file of
+# another name in the folder stays
+"$BIN/qc-submit" -o "$T/fo" "$T/c/one.svs" >"$T/fo1.log" 2>&1 || fail "first run: $(tail -2 "$T/fo1.log")"
+n1=$(ls "$T/fo/one.svs" | grep -c '^one\.svs_')
+[ -f "$T/fo/one.svs/one.svs_blurry.png" ] && [ "$n1" -ge 10 ] || fail "the first run's images: $n1"
+echo "the lab's own" >"$T/fo/one.svs/notes.txt"
+"$BIN/qc-submit" -f -c "$T/small.ini" -o "$T/fo" "$T/c/one.svs" >"$T/fo2.log" 2>&1 \
+    || fail "-f with another config: $(tail -2 "$T/fo2.log")"
+left=$(ls "$T/fo/one.svs" | grep '^one\.svs_' | tr '\n' ' ')
+[ -z "$left" ] || fail "-f kept the earlier run's images: $left"
+[ -f "$T/fo/one.svs/notes.txt" ] || fail "-f removed a file that is not the slide's image"
+grep -q "one.svs: $n1 images of the earlier run removed (-f" "$T/fo/qc.log" \
+    || fail "the removal not said in qc.log: $(grep -i removed "$T/fo/qc.log")"
+pass "-f with another config removes the $n1 images of the earlier run it did not write again"
+
 # a run that cannot start (no broker) truncates and removes nothing
 port=$(free_port)
 ls -A "$T/out" | sort >"$T/before.ls"
