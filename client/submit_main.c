@@ -53,7 +53,7 @@ usage (FILE *to)
         "header row are skipped). Slides that cannot be read are listed before\n"
         "the job starts and get an error.log line each.\n\n"
         "An existing OUTDIR is resumed: slides it already has a result or an\n"
-        "error for are skipped (-f runs them again); nothing is removed. One\n"
+        "error for are skipped (-f runs them again); no result is lost. One\n"
         "qc-submit at a time writes into a folder.\n\n"
         "  -b, --broker EP      submit to this broker instead of running locally\n"
         "      --cert FILE      this client's secret certificate (qc-keygen --role\n"
