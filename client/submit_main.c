@@ -390,7 +390,13 @@ histoqc_options (options_t *o)
             fprintf (stderr, "%s: -c %s: HistoQC's template %s\n", prog, o->config_path,
                      o->template_path);
         o->config_path = o->template_path;     /* NULL: built in */
-    }
+    } else if (!o->config_path && !o->attach && !o->cancel && !o->quiet)
+        /* HistoQC without --config runs its config.ini and says so; the
+           built-in config is not that one, and results.tsv's header says
+           "default" for both */
+        fprintf (stderr, "%s: no -c: qc-submit's built-in config (HistoQC's default "
+                 "steps and more, so more columns: -c default runs HistoQC's config.ini; "
+                 "--write-default-config FILE shows this one)\n", prog);
     if (!o->outdir && !o->attach && !o->cancel) {
         /* as HistoQC names it when -o is not given */
         char name[64];
