@@ -285,9 +285,12 @@ parse (int argc, char **argv, options_t *o)
             break;
         case 'w':
         case 'n':               /* HistoQC's -n/--nprocesses */
-            if (qc_cli_uint (prog, c == 'w' ? "--workers" : "--nprocesses", optarg, 1,
-                             4096, &o->workers))
+            /* HistoQC runs one slide at a time for any -n under 2 */
+            if (qc_cli_uint (prog, c == 'w' ? "--workers" : "--nprocesses", optarg,
+                             c == 'w' ? 1 : 0, 4096, &o->workers))
                 return QC_EXIT_USAGE;
+            if (o->workers == 0)
+                o->workers = 1;
             break;
         case OPT_GPU_ONLY:
         case OPT_CPU_ONLY:

@@ -54,3 +54,16 @@ out2=$( "$BIN/qc-submit" --symlink "$T/nowhere" -o "$T/s" "$S" 2>&1 )
 [ $? -eq 2 ] && echo "$out2" | grep -q "symlink .*nowhere is not a folder" && [ ! -e "$T/s" ] \
     || fail "--symlink to no folder: $out2"
 pass "-c of no template: exit 2, where it looked said; -c default: HistoQC's config.ini, or the built-in one with a warning (even with -q); -s 1.5 and --symlink to no folder: exit 2; a cohort of which nothing can be read says so"
+
+# HistoQC runs one slide at a time for any -n under 2: -n 0 is taken
+# (--workers 0 is not: that option is this project's own); no -c says
+# that the built-in config runs, as HistoQC says it runs its default
+out2=$( "$BIN/qc-submit" -n 0 -o "$T/n0" "$S" 2>&1 )
+[ $? -eq 0 ] && echo "$out2" | grep -q "^ok 1/1" && echo "$out2" \
+    | grep -q "^qc-submit: no -c: qc-submit's built-in config (HistoQC's default steps and more" \
+    || fail "-n 0: $out2"
+out2=$( "$BIN/qc-submit" -w 0 -o "$T/w0" "$S" 2>&1 )
+[ $? -eq 2 ] && [ ! -e "$T/w0" ] || fail "-w 0: $out2"
+out2=$( "$BIN/qc-submit" -q -o "$T/q0" "$S" 2>&1 )
+echo "$out2" | grep -q "no -c" && fail "-q printed the no -c line: $out2"
+pass "-n 0 runs one slide at a time, as HistoQC; no -c says the built-in config runs (not with -q)"
