@@ -755,8 +755,10 @@ qc_session_run (const qc_session_config_t *cfg)
         fprintf (stderr, "%" PRIu64 " slide%s: %" PRIu64 " passed, %" PRIu64 " failed\n",
                  s.progress.total, qc_plural (s.progress.total), s.progress.done,
                  s.progress.failed);
-    if (!s.done && s.exit_code == QC_EXIT_OK)
-        s.exit_code = QC_EXIT_FAILED;
+    /* stopped short: not "some slides failed" (1), which says the cohort
+       has a result for every slide */
+    if (!s.done && (s.exit_code == QC_EXIT_OK || s.exit_code == QC_EXIT_FAILED))
+        s.exit_code = QC_EXIT_INCOMPLETE;
     qc_handshake_destroy (&s.hs);
     zsock_destroy (&s.sock);
     return s.exit_code;

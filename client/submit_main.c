@@ -104,8 +104,10 @@ usage (FILE *to)
         "Exit codes: 0 every slide of the cohort passed, 1 some slides failed (in\n"
         "this run or an earlier one into OUTDIR), 2 usage or configuration\n"
         "error (OUTDIR in use by another qc-submit included), 3 cannot reach\n"
-        "the broker, 130 interrupted (Ctrl-C or SIGTERM: what was written is\n"
-        "kept, and it says how to go on).\n\n"
+        "the broker, 5 stopped before every slide had a result (OUTDIR refused\n"
+        "a write, or the broker lost or cut the job: what was written is kept,\n"
+        "and it says how to go on), 130 interrupted (Ctrl-C or SIGTERM: the\n"
+        "same).\n\n"
         "Environment: QC_IMAGE_CACHE_MB=N  local mode: MB of freed large image\n"
         "buffers kept for reuse by later steps and slides (default 4096; 0: none).\n"
         "QC_DIRECT_READ=0  local mode: read every slide through OpenSlide, not\n"
@@ -565,7 +567,7 @@ attach_last_job (const options_t *o, const qc_curve_client_t *curve, size_t *fet
                      " as the folder's\n", prog, o->outdir, last.job, last.job);
         if (qc_output_adopt_job (o->outdir, &last, err, sizeof err)) {
             fprintf (stderr, "%s: %s\n", prog, err);
-            return QC_EXIT_FAILED;
+            return QC_EXIT_INCOMPLETE;
         }
     }
     if (!o->quiet && last.slides_unknown)
@@ -605,7 +607,7 @@ attach_last_job (const options_t *o, const qc_curve_client_t *curve, size_t *fet
                      "result here run in a new job\n", prog, last.job);
         return QC_EXIT_OK;
     }
-    return rc == QC_EXIT_OK ? QC_EXIT_FAILED : rc;
+    return rc == QC_EXIT_OK || rc == QC_EXIT_FAILED ? QC_EXIT_INCOMPLETE : rc;
 }
 
 int
@@ -742,7 +744,7 @@ main (int argc, char **argv)
         if (!o.quiet)
             qc_rerun_say (&plan, o.outdir, stderr);
         if (plan.nrun == 0) {
-            rc = qc_output_set_job (out, 0, 0, NULL, err, sizeof err) ? QC_EXIT_FAILED
+            rc = qc_output_set_job (out, 0, 0, NULL, err, sizeof err) ? QC_EXIT_INCOMPLETE
                  : plan.failed_before || plan.nunread ? QC_EXIT_FAILED : QC_EXIT_OK;
             if (*err)
                 fprintf (stderr, "%s: %s\n", prog, err);

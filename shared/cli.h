@@ -12,6 +12,14 @@ enum {
     QC_EXIT_FAILED = 1,       /* some slides failed */
     QC_EXIT_USAGE = 2,
     QC_EXIT_NO_BROKER = 3,    /* cannot reach (or be) the broker */
+    QC_EXIT_INCOMPLETE = 5,   /* qc-submit stopped before every slide had a
+                                 result (the output folder refused a write,
+                                 the broker lost or cut the job): what was
+                                 written is kept; the same command again
+                                 goes on. Not 1: a batch script that takes
+                                 0 and 1 for "the cohort is done" must not
+                                 drop what it needs to go on (4 is
+                                 deploy/slurm's "the broker did not start") */
     QC_EXIT_INTERRUPTED = 130 /* stopped by SIGINT/SIGTERM (128 + SIGINT) */
 };
 

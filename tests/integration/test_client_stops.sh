@@ -18,7 +18,7 @@ wait_for "worker registered" 10 "workers_registered $port 1"
 ( ulimit -f 200; exec timeout 120 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out" \
       --list "$T/cohort/list" ) >"$T/full.log" 2>&1
 rc=$?
-[ $rc -eq 1 ] || fail "a refused write: exit $rc, expected 1: $(tail -3 "$T/full.log")"
+[ $rc -eq 5 ] || fail "a refused write: exit $rc, expected 5 (stopped short): $(tail -3 "$T/full.log")"
 grep -q "^qc-submit: cannot write .*: File too large" "$T/full.log" || fail "no reason: $(tail -5 "$T/full.log")"
 grep -q "run the same qc-submit command again (it fetches the job's results first)" "$T/full.log" \
     && grep -q -- "--attach [0-9]* -o $T/out\$" "$T/full.log" || fail "advice: $(tail -4 "$T/full.log")"
@@ -51,7 +51,7 @@ pass "the same command again fetched job $job's other results (the refused one t
 ( ulimit -f 200; exec timeout 120 "$BIN/qc-submit" -n 1 -f -o "$T/lfull" "$SHARED/slides/real/CMU-1-Small-Region.svs" \
       ) >"$T/lfull.log" 2>&1
 rc=$?
-[ $rc -eq 1 ] && grep -q "^qc-submit: cannot write .*: File too large" "$T/lfull.log" \
+[ $rc -eq 5 ] && grep -q "^qc-submit: cannot write .*: File too large" "$T/lfull.log" \
     && grep -q "once the cause is mended, run the same qc-submit command again without -f: the slides already in $T/lfull are skipped" \
         "$T/lfull.log" || fail "one process, a refused write: exit $rc: $(tail -3 "$T/lfull.log")"
 timeout 120 "$BIN/qc-submit" -n 1 -o "$T/lfull" "$SHARED/slides/real/CMU-1-Small-Region.svs" \
