@@ -485,7 +485,7 @@ command_for (const session_t *s, const char *what, bool with_dir, char *buf, siz
 static const char *
 without_f (const qc_session_config_t *c)
 {
-    return c->forced ? " without -f" : "";
+    return c->again ? c->again : c->forced ? " without -f" : "";
 }
 
 /* Ctrl-C (or SIGTERM): what is kept and how to go on. */

@@ -204,6 +204,7 @@ typedef struct {
     const char *write_default, *cache_dir;
     const char *symlink_dir;    /* --symlink: HistoQC's link to OUTDIR */
     char *outdir_made;          /* the default OUTDIR's name (malloc'd) */
+    char again[4200];           /* what "run the same command again" adds */
     char *template_path;        /* -c NAME's file (malloc'd) */
     bool batch;                 /* HistoQC's -b/--batch N: said, not done */
     bool seed, debug;           /* HistoQC's -s/--seed N, --debug: said */
@@ -416,6 +417,15 @@ histoqc_options (options_t *o)
         if (!o->quiet)
             fprintf (stderr, "%s: no -o given: writing into %s (as HistoQC)\n", prog, name);
     }
+    /* "run the same command again" of a run without -o: the same
+       command would write into a new dated folder and start over */
+    if (o->outdir_made) {
+        char word[sizeof o->again - 16] = "";
+        qc_shell_word_add (word, sizeof word, o->outdir_made);
+        snprintf (o->again, sizeof o->again, " with -o %s%s", word,
+                  o->force ? " and without -f" : "");
+    } else if (o->force)
+        snprintf (o->again, sizeof o->again, " without -f");
     struct stat st;
     if (o->symlink_dir && (stat (o->symlink_dir, &st) != 0 || !S_ISDIR (st.st_mode))) {
         fprintf (stderr, "%s: --symlink %s is not a folder\n", prog, o->symlink_dir);
@@ -520,7 +530,7 @@ session_of (const options_t *o, const qc_curve_client_t *curve, qc_output_t *out
         .endpoint = o->broker, .resource = o->resource, .timeout_s = (uint32_t) o->timeout_s,
         .heartbeat_ms = 1000, .liveness = 5, .quiet = o->quiet,
         .wait_warn_s = (uint32_t) o->wait_warn_s, .outdir = o->outdir, .out = out,
-        .curve = curve, .reach = o->reach, .forced = o->force,
+        .curve = curve, .reach = o->reach, .forced = o->force, .again = o->again,
         .server_key = o->broker ? o->server_key : NULL};
 }
 
@@ -765,9 +775,11 @@ main (int argc, char **argv)
         }
         /* no supervisor here: a crash inside a library ends the run, so
            say what to do (a qc-worker isolates a slide that crashes) */
-        qc_fatal_note_install (prog, "run the same command again to go on (with fewer "
-                               "slots, -w N, if memory ran out). A slide that stops every "
-                               "run is isolated and failed by a qc-worker (--broker)");
+        static char advice[4600];
+        snprintf (advice, sizeof advice, "run the same command again%s to go on (with fewer "
+                  "slots, -w N, if memory ran out). A slide that stops every run is "
+                  "isolated and failed by a qc-worker (--broker)", o.again);
+        qc_fatal_note_install (prog, advice);
         qc_local_config_t lc = {.slots = (uint32_t) o.workers, .cache_dir = o.cache_dir,
                                 .cache_max = o.cache_max};
         unsigned refused = qc_socket_refusals ();
