@@ -119,7 +119,8 @@ qc_http_get_range (qc_http_conn_t *conn, const char *url,
     file_from_answer (&x.ans, &seen);
     if (qc_http_same_version (expect, seen.etag, seen.last_modified, seen.size) == 0) {
         qc_set_err (err, errlen, "GET %s: the file changed on the server while it "
-                    "was being read (its ETag, Last-Modified or size differs)", shown);
+                    "was being read (its ETag, Last-Modified or size differs"
+                    QC_RESULT_RETRY_MARK, shown);
         return QC_HTTP_ERR_CHANGED;
     }
     if (file)

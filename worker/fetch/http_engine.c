@@ -416,9 +416,11 @@ classify (CURL *c, CURLcode rc, xfer_t *x, outcome_t *out)
             return;
         case STOP_CHANGED:
             out->st = QC_HTTP_ERR_CHANGED;
+            /* a slide still being uploaded or replaced: later it may
+               read whole, so a rerun runs it again */
             snprintf (out->why, sizeof out->why,
                       "the file changed on the server while it was being read "
-                      "(its ETag, Last-Modified or size differs)");
+                      "(its ETag, Last-Modified or size differs" QC_RESULT_RETRY_MARK);
             return;
         case STOP_LOCAL:
             out->st = QC_HTTP_ERR_LOCAL;
