@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "shared/err.h"
 
@@ -59,7 +60,13 @@ qc_endpoint_check (const char *ep, bool bind, char *err, size_t errlen)
             return qc_fail (err, errlen, "'%s': unknown scheme '%.*s://': write "
                             "tcp://HOST:PORT (or ipc://PATH on one machine)", ep,
                             (int) (scheme - ep), ep);
-        return qc_fail (err, errlen, "'%s' has no scheme: write tcp://%s", ep, ep);
+        /* "tcp//h:p", "tcp:/h:p", "tcp:h:p": a scheme with its "://"
+           mistyped, not a host named tcp */
+        const char *rest = ep;
+        if (strncasecmp (ep, "tcp", 3) == 0 && (ep[3] == ':' || ep[3] == '/'))
+            for (rest = ep + 3; *rest == ':' || *rest == '/'; rest++)
+                ;
+        return qc_fail (err, errlen, "'%s' has no scheme: write tcp://%s", ep, rest);
     }
     char host[256];
     const char *port = NULL;
