@@ -100,6 +100,39 @@ qc_output_written_counts (const qc_output_t *o, uint64_t *passed, uint64_t *fail
 
 /* ------------------------------------------------------------ opening */
 
+/* "OUTDIR is in use by another qc-submit (pid N)", the pid read from
+ * the lock file fd. */
+static void
+say_in_use (int fd, const char *outdir, char *err, size_t errlen)
+{
+    char pid[32] = "";
+    ssize_t n = pread (fd, pid, sizeof pid - 1, 0);
+    pid[n > 0 ? n : 0] = '\0';
+    pid[strcspn (pid, "\n")] = '\0';
+    snprintf (err, errlen, "%s is in use by another qc-submit%s%s%s: wait for it "
+              "to end, or write into another folder", outdir,
+              *pid ? " (pid " : "", pid, *pid ? ")" : "");
+}
+
+bool
+qc_output_in_use (const char *outdir, char *err, size_t errlen)
+{
+    if (!outdir || !err)
+        return false;
+    char *p = NULL;
+    if (asprintf (&p, "%s/%s", outdir, LOCKFILE) < 0)
+        return false;
+    int fd = open (p, O_RDONLY | O_CLOEXEC);
+    free (p);
+    if (fd < 0)
+        return false;           /* no lock file: no qc-submit has it */
+    bool held = flock (fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    if (held)
+        say_in_use (fd, outdir, err, errlen);
+    close (fd);                 /* our shared lock, if taken, goes with it */
+    return held;
+}
+
 /* Takes OUTDIR/.qc-lock for the whole run: a second qc-submit into the
  * folder is refused instead of interleaving its rows with ours. */
 static int
@@ -114,13 +147,7 @@ lock_folder (qc_output_t *o, char *err, size_t errlen)
     }
     free (p);
     if (flock (o->lock_fd, LOCK_EX | LOCK_NB) != 0) {
-        char pid[32] = "";
-        ssize_t n = pread (o->lock_fd, pid, sizeof pid - 1, 0);
-        pid[n > 0 ? n : 0] = '\0';
-        pid[strcspn (pid, "\n")] = '\0';
-        snprintf (err, errlen, "%s is in use by another qc-submit%s%s%s: wait for it "
-                  "to end, or write into another folder", o->outdir,
-                  *pid ? " (pid " : "", pid, *pid ? ")" : "");
+        say_in_use (o->lock_fd, o->outdir, err, errlen);
         return -1;
     }
     o->locked = true;

@@ -62,6 +62,10 @@ typedef struct {
 qc_output_t *qc_output_open (const qc_output_config_t *cfg, bool attach,
                              char *err, size_t errlen);
 void qc_output_close (qc_output_t **self_p);
+/* Whether another qc-submit holds outdir's lock now (err then says so,
+ * as qc_output_open would): asked before anything is said or done for
+ * the folder, such as fetching its last job. */
+bool qc_output_in_use (const char *outdir, char *err, size_t errlen);
 
 /* What the folder records for the slide at path. */
 qc_rec_t qc_output_recorded (const qc_output_t *self, const char *path);

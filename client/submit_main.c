@@ -564,10 +564,15 @@ attach_last_job (const options_t *o, const qc_curve_client_t *curve, size_t *fet
                      "had keys", last.job);
         return QC_EXIT_OK;
     }
+    char err[1024] = "";
+    /* said before "fetching them first", which would not happen */
+    if (qc_output_in_use (o->outdir, err, sizeof err)) {
+        fprintf (stderr, "%s: %s\n", prog, err);
+        return QC_EXIT_USAGE;
+    }
     if (!o->quiet && strcmp (last.endpoint, o->broker) != 0)
         fprintf (stderr, "%s: note: job %" PRIu64 " ran on %s; asking %s for it\n", prog,
                  last.job, last.endpoint, o->broker);
-    char err[1024] = "";
     if (last.torn) {
         /* the last run was killed after the broker took its job and before
            .qc-job named it: named now, then fetched as any other */

@@ -123,6 +123,9 @@ grep -q "on tcp://127.0.0.1:$port: 1 slide$" "$T/b1.log" || fail "resumed job no
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out" --list "$T/list" >"$T/b2.log" 2>&1
 [ $? -eq 2 ] || fail "a second qc-submit into a busy folder: exit 2 expected"
 grep -q "in use by another qc-submit (pid $first)" "$T/b2.log" || fail "lock message: $(cat "$T/b2.log")"
+# (the folder's job has slides without a result: said refused before
+# any "fetching them first", which would not happen)
+grep -q "fetching them first" "$T/b2.log" && fail "a busy folder said it fetches: $(cat "$T/b2.log")"
 wait $first; rc=$?
 [ $rc -eq 1 ] || fail "resumed broker run: exit $rc"
 ui_table_ok "$T/out" 4
