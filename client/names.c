@@ -272,6 +272,11 @@ with_folders (const char *path, const char *name, int levels)
     for (char *p = prefix; p && *p; p++)
         if (*p == '/')
             *p = '\x01';        /* becomes "__" below */
+        else if (strchr (":*?\"<>|", *p))
+            /* a URL's host:port, a folder's odd name: names that SMB
+               shares, exFAT and NTFS, where results are often copied,
+               refuse (the slide's own file name stays as it is) */
+            *p = '_';
     char *joined = NULL;
     if (!prefix || asprintf (&joined, "%s\x01%s", prefix, name) < 0)
         joined = NULL;

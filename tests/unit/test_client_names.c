@@ -112,12 +112,17 @@ test_urls (void)
     char *a = qc_names_assign (n, "http://h:8080/x/TCGA%20A.svs");
     char *b = qc_names_assign (n, "https://h/y/TCGA%20A.svs");
     char *c = qc_names_assign (n, "https://h/");
+    char *d = qc_names_assign (n, "http://127.0.0.1:24601/TCGA%20A.svs");
     CHECK (a && strcmp (a, "TCGA A.svs") == 0, "decoded file name: %s", a ? a : "");
     CHECK (b && strcmp (b, "y__TCGA A.svs") == 0, "its folder then: %s", b ? b : "");
     CHECK (c && strcmp (c, "h") == 0, "no file name: the host: %s", c ? c : "");
+    /* the server's host:port as the folder: no ':' (SMB, exFAT, NTFS) */
+    CHECK (d && strcmp (d, "127.0.0.1_24601__TCGA A.svs") == 0, "host and port: %s",
+           d ? d : "");
     free (a);
     free (b);
     free (c);
+    free (d);
     qc_names_destroy (&n);
 }
 
