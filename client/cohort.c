@@ -117,12 +117,15 @@ has_suffix (const char *s, const char *suffix)
     return n >= k && strcmp (s + n - k, suffix) == 0;
 }
 
-/* An http(s) URL, kept as given; its redacted form must be its own (the
- * outputs know it by that). */
+/* An http(s) URL, in its one spelling (qc_url_canonical: one slide
+ * given as HTTP://Host/a.svs and http://host/./a.svs runs once); its
+ * redacted form must be its own (the outputs know it by that). */
 static int
-add_url (qc_cohort_t *c, const char *url, char *err, size_t errlen)
+add_url (qc_cohort_t *c, const char *given, char *err, size_t errlen)
 {
-    char shown[QC_URL_MAX + 1];
+    char canon[2 * QC_URL_MAX + 1];
+    const char *url = qc_url_canonical (given, canon, sizeof canon) == 0 ? canon : given;
+    char shown[sizeof canon];
     qc_url_redact (url, shown, sizeof shown);
     if (!c->shown && !(c->shown = zhashx_new ()))
         return -1;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "client/escape.h"
+#include "shared/url.h"
 #include "shared/result.h"
 
 static char *
@@ -52,6 +53,24 @@ cell_dup (const char *line, int col)
         if ((p = strchr (p, '\t')))
             p++;
     return p ? strndup (p, strcspn (p, "\t\r\n")) : NULL;
+}
+
+/* A slide as recorded, a URL in its one spelling (qc_url_canonical): a
+ * folder written before URLs were spelt so, or from a URL given as
+ * HTTP://Host/a.svs, knows the slide the cohort now gives as
+ * http://host/a.svs. Takes s (malloc'd); NULL stays NULL. */
+static char *
+canonical (char *s)
+{
+    char c[2 * QC_URL_MAX + 1];
+    if (!s || !qc_url_is_remote (s) || qc_url_canonical (s, c, sizeof c) != 0
+        || strcmp (c, s) == 0)
+        return s;
+    char *d = strdup (c);
+    if (!d)
+        return s;
+    free (s);
+    return d;
 }
 
 static void
@@ -105,7 +124,7 @@ read_tsv (qc_records_t *r, const char *outdir, qc_names_t *names, char *err,
         r->rows = true;
         char *name = cell_dup (line, fcol >= 0 ? fcol : 0);
         char *esc = pcol >= 0 ? cell_dup (line, pcol) : NULL;
-        char *slide = esc && *esc ? qc_unescape_dup (esc) : NULL;
+        char *slide = esc && *esc ? canonical (qc_unescape_dup (esc)) : NULL;
         if (slide)
             set (r->by_path, slide, QC_REC_PASSED);
         else if (name && *name)
@@ -149,7 +168,7 @@ read_errors (qc_records_t *r, const char *outdir, char *err, size_t errlen)
         if (!tab || tab == line)
             continue;
         *tab = '\0';
-        char *slide = qc_unescape_dup (line), *reason = qc_unescape_dup (tab + 1);
+        char *slide = canonical (qc_unescape_dup (line)), *reason = qc_unescape_dup (tab + 1);
         if (slide)
             set (r->by_path, slide, failure_kind (reason));
         free (slide);

@@ -495,3 +495,107 @@ qc_url_path_ambiguous (const char *url)
         return 0;
     return path_unsafe (url + p.auth_end, url + p.path_end);
 }
+
+/* Appends n bytes to out (cap bytes, *len used); -1 when they do not fit. */
+static int
+put (char *out, size_t cap, size_t *len, const char *s, size_t n)
+{
+    if (*len + n + 1 > cap)
+        return -1;
+    memcpy (out + *len, s, n);
+    *len += n;
+    out[*len] = '\0';
+    return 0;
+}
+
+/* RFC 3986 5.2.4 on path (n bytes), in place; returns its new length.
+ * Only literal "." and ".." segments: encoded ones stay (a server may
+ * read them either way; qc_url_path_ambiguous says so). */
+static size_t
+remove_dots (char *path, size_t n)
+{
+    size_t o = 0;                 /* output length, always a prefix of path */
+    size_t i = 0;
+    while (i < n) {
+        size_t seg_end = i + 1;   /* path[i] is '/' */
+        while (seg_end < n && path[seg_end] != '/')
+            seg_end++;
+        size_t len = seg_end - i - 1;
+        const char *seg = path + i + 1;
+        if (len == 1 && seg[0] == '.') {
+            if (seg_end == n)
+                path[o++] = '/';  /* "/a/." is "/a/" */
+        } else if (len == 2 && seg[0] == '.' && seg[1] == '.') {
+            while (o > 0 && path[--o] != '/')
+                ;                 /* drop the last output segment */
+            if (seg_end == n)
+                path[o++] = '/';
+        } else {
+            memmove (path + o, path + i, seg_end - i);
+            o += seg_end - i;
+        }
+        i = seg_end;
+    }
+    return o ? o : (path[0] = '/', 1);
+}
+
+int
+qc_url_canonical (const char *url, char *out, size_t outlen)
+{
+    if (!out || !outlen)
+        return -1;
+    out[0] = '\0';
+    if (!url)
+        return -1;
+    url_parts_t p;
+    int kind = split (url, &p) < 0 ? -1 : qc_url_is_remote (url) ? 1 : 0;
+    size_t len = 0;
+    if (kind != 1) {
+        if (put (out, outlen, &len, url, strlen (url)))
+            return out[0] = '\0', -1;
+        return 0;
+    }
+    bool https = p.scheme_end == 5;
+    const char *scheme = https ? "https://" : "http://";
+    /* host: the last ':' after any "]" (IPv6) starts the port */
+    size_t host_end = p.auth_end;
+    for (size_t k = p.auth_end; k > p.host_start; k--)
+        if (url[k - 1] == ':') {
+            host_end = k - 1;
+            break;
+        } else if (url[k - 1] == ']' || !isdigit ((unsigned char) url[k - 1]))
+            break;
+    const char *port = host_end < p.auth_end ? url + host_end + 1 : "";
+    size_t port_len = host_end < p.auth_end ? p.auth_end - host_end - 1 : 0;
+    bool default_port = port_len == 0 || (port_len == (https ? 3 : 2)
+                                          && strncmp (port, https ? "443" : "80", port_len) == 0);
+    if (put (out, outlen, &len, scheme, strlen (scheme))
+        || put (out, outlen, &len, url + p.auth_start, p.host_start - p.auth_start))
+        return out[0] = '\0', -1;
+    for (size_t k = p.host_start; k < host_end; k++) {
+        char c = (char) tolower ((unsigned char) url[k]);
+        if (put (out, outlen, &len, &c, 1))
+            return out[0] = '\0', -1;
+    }
+    if (!default_port && (put (out, outlen, &len, ":", 1)
+                          || put (out, outlen, &len, port, port_len)))
+        return out[0] = '\0', -1;
+    size_t path_start = len;
+    if (p.path_end == p.auth_end && put (out, outlen, &len, "/", 1))
+        return out[0] = '\0', -1;
+    for (size_t k = p.auth_end; k < p.path_end; k++) {
+        unsigned char c = (unsigned char) url[k];
+        char enc[4];
+        if (c > 0x7f)
+            snprintf (enc, sizeof enc, "%%%02X", c);
+        else
+            enc[0] = (char) c, enc[1] = '\0';
+        if (put (out, outlen, &len, enc, strlen (enc)))
+            return out[0] = '\0', -1;
+    }
+    len = path_start + remove_dots (out + path_start, len - path_start);
+    out[len] = '\0';
+    if (put (out, outlen, &len, url + p.path_end, strlen (url + p.path_end)))
+        return out[0] = '\0', -1;
+    return 0;
+}

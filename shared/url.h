@@ -41,6 +41,17 @@ int qc_url_classify (const char *entry, char *err, size_t errlen);
  * Cut at 511 bytes. */
 #define QC_URL_SHOWN(entry) qc_url_redact ((entry), (char[512]) { 0 }, 512)
 
+/* The one spelling of an http(s) URL that names a slide, into out: the
+ * scheme and host in lower case, the scheme's default port dropped,
+ * "." and ".." path segments resolved (as curl does before it sends
+ * the request), and bytes over 0x7f in the path percent-encoded (%C3%BC
+ * for a raw "ü"); the user info, the existing %XX escapes, the query
+ * and the fragment as written (a presigned URL's signature covers
+ * them). So "HTTP://Host:80/a/../b.svs" and "http://host/b.svs" are one
+ * slide: it runs once, and a rerun knows it. Any other entry is copied
+ * as it is. 0, or -1 when out is too small (out then empty). */
+int qc_url_canonical (const char *url, char *out, size_t outlen);
+
 /* 1 for http:// and https:// (the slide is fetched), else 0. */
 int qc_url_is_remote (const char *entry);
 

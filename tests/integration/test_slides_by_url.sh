@@ -238,6 +238,19 @@ grep -q "already has 5 of these 5 slides" "$T/rerun.log" \
     || fail "the rerun did not skip the slides done: $(cat "$T/rerun.log")"
 pass "ftp:// refused (exit 2, named); a rerun with a fresh signature skipped all 5"
 
+# 6b. one slide spelt two ways (scheme and host case, the default port,
+#     a dot segment) runs once, and a rerun in a third spelling skips it
+"$BIN/qc-submit" -w 1 -o "$T/spelt" "$(url gen.svs)" "HTTP://LOCALHOST:$port/./x/../gen.svs" \
+    "http://localhost:$port/gen.svs" >"$T/spelt.log" 2>&1 || fail "spelt twice: $(tail -3 "$T/spelt.log")"
+[ "$(grep -vc '^#' "$T/spelt/results.tsv")" -eq 2 ] \
+    || fail "one slide spelt two ways ran twice: $(grep -v '^#' "$T/spelt/results.tsv" | cut -f1)"
+grep -q "1 entry names a slide given before" "$T/spelt.log" || fail "the duplicate not said: $(head -3 "$T/spelt.log")"
+"$BIN/qc-submit" -w 1 -o "$T/spelt" "http://127.0.0.1:$port/y/../gen.svs" "http://LocalHost:$port/gen.svs" \
+    >"$T/spelt2.log" 2>&1 || fail "spelt, rerun: $(tail -3 "$T/spelt2.log")"
+grep -q "already has 2 of these 2 slides" "$T/spelt2.log" \
+    || fail "the rerun did not know the slides by another spelling: $(cat "$T/spelt2.log")"
+pass "a URL's spellings are one slide: it runs once, and a rerun in another spelling skips it"
+
 # 7. no secret anywhere: outputs, logs, cache names and .meta files
 secrets='PASSWORD1|SIGNATURE2|TOKEN3|OTHER4|carol'
 leaks=$(grep -rIlE "$secrets" "$T"/by-url "$T"/again "$T"/via-broker "$T"/killed "$T"/faults \

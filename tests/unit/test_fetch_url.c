@@ -84,6 +84,49 @@ test_redact (void)
     CHECK (strcmp (out, "(null)") == 0, "NULL");
 }
 
+/* One spelling per slide URL: scheme, host, default port, dot segments
+ * and raw bytes over 0x7f; the user info, escapes, query and fragment
+ * as written. */
+static void
+test_canonical (void)
+{
+    static const struct {
+        const char *url, *want;
+    } rows[] = {
+        {"http://h/a.svs", "http://h/a.svs"},
+        {"HTTP://Host.Example:80/a.svs", "http://host.example/a.svs"},
+        {"https://H:443/a.svs", "https://h/a.svs"},
+        {"https://h:8443/a.svs", "https://h:8443/a.svs"},
+        {"http://h:443/a.svs", "http://h:443/a.svs"},
+        {"http://h:/a.svs", "http://h/a.svs"},
+        {"http://h", "http://h/"},
+        {"http://h?x=1", "http://h/?x=1"},
+        {"http://h/./a/../b/./c.svs", "http://h/b/c.svs"},
+        {"http://h/../../c.svs", "http://h/c.svs"},
+        {"http://h/a/..", "http://h/"},
+        {"http://h/a/.", "http://h/a/"},
+        {"http://h/a/b/../", "http://h/a/"},
+        {"http://h/a%2E%2E/b.svs", "http://h/a%2E%2E/b.svs"},
+        {"http://h/my%20slide%20\xC3\xBC.svs", "http://h/my%20slide%20%C3%BC.svs"},
+        {"http://h/my%20slide%20%C3%BC.svs", "http://h/my%20slide%20%C3%BC.svs"},
+        {"https://User:Pw@S3.Example/b/k.svs?X-Amz-Signature=AbC&a=../x#F",
+         "https://User:Pw@s3.example/b/k.svs?X-Amz-Signature=AbC&a=../x#F"},
+        {"http://[::1]:80/a.svs", "http://[::1]/a.svs"},
+        {"http://[::1]:8080/a.svs", "http://[::1]:8080/a.svs"},
+        {"http://[::1]/a.svs", "http://[::1]/a.svs"},
+        {"/data/a.svs", "/data/a.svs"},
+        {"file:///data/a.svs", "file:///data/a.svs"},
+    };
+    char out[600];
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        CHECK (qc_url_canonical (rows[i].url, out, sizeof out) == 0
+                   && strcmp (out, rows[i].want) == 0,
+               "%s: '%s', expected '%s'", rows[i].url, out, rows[i].want);
+    CHECK (qc_url_canonical ("http://h/abcdef", out, 10) == -1 && out[0] == '\0',
+           "too small: '%s'", out);
+    CHECK (qc_url_canonical (NULL, out, sizeof out) == -1);
+}
+
 static void
 test_name (void)
 {
@@ -319,6 +362,7 @@ main (void)
 {
     test_classify ();
     test_redact ();
+    test_canonical ();
     test_name ();
     test_file_path ();
     test_prefix ();
