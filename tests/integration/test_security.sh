@@ -272,6 +272,15 @@ check_exactly_once "$T/alice" "$T/cohort/list"
 [ -z "$(find "$T" -name 'x' -o -name '*FORGED*' -o -name 'escape*')" ] || fail "stray files"
 pass "alice's job: every slide exactly once, nothing forged in her folder"
 
+# a second worker under w1's name (another certificate): it runs, and the
+# broker says that their results cannot be told apart
+start_worker $port w1 --cert "$K/w2.cert_secret" --server-key "$SK" --slots 1 --heartbeat-ms 500
+twin=$WORKER_PID
+wait_for "the twin's warning" 10 "grep -q 'worker w1 joined from .*, certificate w2@test while another worker of that name runs (from .*, certificate w1@test).*give each qc-worker its own --name' '$LOG'"
+kill -TERM $twin
+for _ in $(seq 1 100); do kill -0 $twin 2>/dev/null || break; sleep 0.1; done
+pass "a second worker of one name (another certificate): warned of"
+
 # a RESULT from the assignee naming another path: the client names the
 # files from its own cohort and index, never from the message
 kill -TERM $w1                      # the stranger gets bob's task
