@@ -333,7 +333,11 @@ qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
         if (zsock_bind (b->router, "%s", cfg->endpoints[i]) < 0) {
             snprintf (err, errlen, "cannot bind %s: %s", cfg->endpoints[i],
                       zmq_strerror (zmq_errno ()));
+            /* a state folder this start made holds nothing to keep */
+            char *made = state_made_dir (b);
             qc_broker_destroy (&b);
+            state_remove_made (made);
+            free (made);
             return NULL;
         }
         const char *ep = zsock_endpoint (b->router);
