@@ -2,6 +2,7 @@
 #include "shared/curve.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -144,6 +145,22 @@ file_changed (const char *path, const struct stat *was, struct stat *now)
            || now->st_mtim.tv_nsec != was->st_mtim.tv_nsec;
 }
 
+/* Whether a certificate file holds a secret key (a "secret-key" line
+ * in its curve section), read from the file itself: zcert_load also
+ * reads PATH_secret beside a public one. */
+static bool
+holds_secret (const char *path)
+{
+    FILE *f = fopen (path, "r");
+    char line[512];
+    bool yes = false;
+    while (f && !yes && fgets (line, sizeof line, f))
+        yes = strstr (line, "secret-key") != NULL;
+    if (f)
+        fclose (f);
+    return yes;
+}
+
 qc_curve_client_t *
 qc_curve_client_new (const char *cert_path, const char *server_key_path, char *err,
                      size_t errlen)
@@ -169,6 +186,12 @@ qc_curve_client_new (const char *cert_path, const char *server_key_path, char *e
         qc_curve_client_destroy (&self);
         return NULL;
     }
+    if (holds_secret (server_key_path))
+        /* it works (the public key is in it too), but the broker's
+           secret key then lies on every machine that reaches it */
+        qc_log (QC_LOG_WARNING, "curve", "--server-key %s holds the broker's secret key: "
+                "give its public certificate (the file without _secret) and keep the "
+                "secret one on the broker's machine only", server_key_path);
     if (!(self->cert_path = strdup (cert_path))
         || !(self->server_key_path = strdup (server_key_path))) {
         snprintf (err, errlen, "out of memory");

@@ -147,6 +147,16 @@ ekey=$(sed -n 's/^key //p' "$T/s3.log")
 refused_key "a connection from 127.0.0.1 (key $ekey): unknown key" "ephemeral key"
 pass "knowing only the broker's public key is not enough: the ZAP handler refused key $ekey"
 
+# the broker's secret certificate given as --server-key works (its public
+# key is in it), but the secret should not be spread: said
+"$BIN/qc-status" --broker "$EP" --cert "$K/admin.cert_secret" --server-key "$K/broker.cert_secret" \
+    --timeout 3 >"$T/sk.log" 2>&1 || fail "qc-status with the broker's secret file: $(cat "$T/sk.log")"
+grep -q "server-key $K/broker.cert_secret holds the broker's secret key" "$T/sk.log" \
+    || fail "the secret --server-key not said: $(head -3 "$T/sk.log")"
+"$BIN/qc-status" --broker "$EP" --cert "$K/admin.cert_secret" --server-key "$SK" --timeout 3 \
+    >"$T/sk2.log" 2>&1 && ! grep -q "secret key" "$T/sk2.log" || fail "the public --server-key: $(head -3 "$T/sk2.log")"
+pass "the broker's secret certificate as --server-key: warned of; its public one: not"
+
 # ---------------------------------------------------------------- alice's job
 make_cohort "$T/cohort" 8 >/dev/null
 cheap_config "$T/cheap.ini"
