@@ -37,7 +37,7 @@ grep -q $'\trogue$\|\trogue\t' "$T/honest/results.tsv" \
 pass "the rogue broker's true result is written (exit 0)"
 
 rogue 4000000000 lie --total 4000000001
-[ $RC = 1 ] || fail "a result for slide 4000000001 of a 1-slide job: exit $RC: $(cat "$T/lie.log")"
+[ $RC = 5 ] || fail "a result for slide 4000000001 of a 1-slide job: exit $RC: $(cat "$T/lie.log")"
 grep -q "the broker sent a result for slide 4000000001 of job 7, which has 1 slide" "$T/lie.log" \
     || fail "no reason given: $(cat "$T/lie.log")"
 if grep -v '^#' "$T/lie/results.tsv" 2>/dev/null | grep -q rogue; then
@@ -48,7 +48,7 @@ pass "a result for slide 4,000,000,001 of a 1-slide job: refused with the reason
 # the same lie with ACCEPTED and DONE claiming the job is that large: a
 # job qc-submit submitted has the slides it sent
 rogue 4000000000 claim --total 4000000001 --claim 4000000001
-[ $RC = 1 ] && grep -q "the broker sent a result for slide 4000000001 of job 7, which has 1 slide" \
+[ $RC = 5 ] && grep -q "the broker sent a result for slide 4000000001 of job 7, which has 1 slide" \
     "$T/claim.log" || fail "a lie backed by ACCEPTED's total: exit $RC: $(cat "$T/claim.log")"
 if grep -v '^#' "$T/claim/results.tsv" 2>/dev/null | grep -q rogue; then
     fail "the lie was written: $(cat "$T/claim/results.tsv")"
@@ -64,7 +64,7 @@ PIDS+=($!)
 (ulimit -v $cap; exec timeout 30 "$BIN/qc-submit" --broker "tcp://127.0.0.1:$port" --attach 7 \
     -o "$T/honest") >"$T/attach.log" 2>&1
 RC=$?
-[ $RC = 1 ] && grep -q "the broker says job 7 has 4000000001 slides, more than any job can" \
+[ $RC = 5 ] && grep -q "the broker says job 7 has 4000000001 slides, more than any job can" \
     "$T/attach.log" || fail "an attach told of 4e9 slides: exit $RC: $(cat "$T/attach.log")"
 [ "$(grep -vc '^#' "$T/honest/results.tsv")" = 1 ] || fail "the folder changed: $(cat "$T/honest/results.tsv")"
 pass "an attach told the job has 4,000,000,001 slides: refused, the folder as it was"
