@@ -311,11 +311,6 @@ qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
         qc_broker_destroy (&b);
         return NULL;
     }
-    /* what the state folder holds comes back before any peer is heard */
-    if (state_open (b, err, errlen)) {
-        qc_broker_destroy (&b);
-        return NULL;
-    }
     /* windows and credits bound what we queue per peer; a high mark
      * keeps the ROUTER from silently dropping what we do send */
     zsock_set_sndhwm (b->router, 100000);
@@ -333,16 +328,20 @@ qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
         if (zsock_bind (b->router, "%s", cfg->endpoints[i]) < 0) {
             snprintf (err, errlen, "cannot bind %s: %s", cfg->endpoints[i],
                       zmq_strerror (zmq_errno ()));
-            /* a state folder this start made holds nothing to keep */
-            char *made = state_made_dir (b);
             qc_broker_destroy (&b);
-            state_remove_made (made);
-            free (made);
             return NULL;
         }
         const char *ep = zsock_endpoint (b->router);
         b->bound[i] = strdup (ep ? ep : cfg->endpoints[i]);
         b->nbound++;
+    }
+    /* what the state folder holds comes back before any peer is heard
+     * (what peers send waits in the socket until the loop reads it);
+     * after the binds, so that a broker that cannot bind (its port
+     * taken) has made no state folder */
+    if (state_open (b, err, errlen)) {
+        qc_broker_destroy (&b);
+        return NULL;
     }
     return b;
 }

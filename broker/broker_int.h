@@ -180,8 +180,6 @@ typedef struct {
                                  themselves (whom attempts went to) */
     zlist_t *unlink_after;    /* result files to delete once the journal
                                  says their jobs are forgotten */
-    bool made_dir;            /* this start created the folder (a broker
-                               * that then cannot bind removes it) */
 } state_t;
 
 struct qc_broker {
@@ -380,12 +378,6 @@ void outbox_trim (job_rec_t *job);
  * what it holds, and starts a new life on it. -1 with a message. */
 int state_open (qc_broker_t *b, char *err, size_t errlen);
 void state_close (qc_broker_t *b);
-/* The state folder when this start created it (malloc'd), else NULL:
- * a broker that cannot start after all removes it (state_remove_made). */
-char *state_made_dir (const qc_broker_t *b);
-/* Removes a folder state_made_dir named, with what the broker wrote in
- * it (after qc_broker_destroy). */
-void state_remove_made (const char *dir);
 bool state_on (const qc_broker_t *b);
 /* Journal records, buffered until state_commit. */
 void state_log_job (qc_broker_t *b, job_rec_t *job);

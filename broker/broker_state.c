@@ -48,8 +48,6 @@
 #include "broker/broker_int.h"
 
 #include <errno.h>
-#include <ftw.h>
-#include <stdlib.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/file.h>
@@ -566,29 +564,6 @@ state_maintain (qc_broker_t *b)
 
 /* ---------------------------------------------------------------- open */
 
-char *
-state_made_dir (const qc_broker_t *b)
-{
-    return b && b->state.dir && b->state.made_dir ? strdup (b->state.dir) : NULL;
-}
-
-static int
-remove_entry (const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void) st;
-    (void) ftw;
-    if (flag == FTW_DP ? rmdir (path) : unlink (path))
-        qc_log (QC_LOG_WARNING, "broker", "cannot remove %s: %s", path, strerror (errno));
-    return 0;
-}
-
-void
-state_remove_made (const char *dir)
-{
-    if (dir && *dir)
-        nftw (dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /* mkdir -p with 0700 for what it creates. */
 static int
 make_dirs (const char *dir)
@@ -628,8 +603,6 @@ state_open (qc_broker_t *b, char *err, size_t errlen)
         snprintf (err, errlen, "out of memory");
         goto out;
     }
-    struct stat before;
-    s->made_dir = stat (s->dir, &before) != 0 && errno == ENOENT;
     if (make_dirs (s->dir) || make_dirs (results)) {
         snprintf (err, errlen, "cannot create the state folder %s: %s (give "
                   "--state DIR, or --state none to keep no state)", s->dir, strerror (errno));
