@@ -102,9 +102,9 @@ add_note (qc_pipeline_t *self, const char *fmt, ...)
  * that do not interpolate, and values the module's check refuses. Two
  * kinds of key HistoQC passes over are taken, as it takes them (every
  * key of a section goes to its step, which reads its own): a helper
- * that another value names in a %(key)s reference, and a parameter of
- * other steps (image_work_size copied into getContrast's section),
- * which is noted as ignored. */
+ * that another value names in a %(key)s reference, and, in a step of
+ * HistoQC's, a parameter of other steps (image_work_size copied into
+ * getContrast's section), which is noted as ignored. */
 static int
 check_params (qc_pipeline_t *self, const qc_module_t *m, const qc_config_section_t *sec,
               char *err, size_t errlen)
@@ -115,7 +115,11 @@ check_params (qc_pipeline_t *self, const qc_module_t *m, const qc_config_section
         const char *key = qc_config_section_key (sec, i);
         if (qc_module_accepts (m, key) || qc_config_key_referenced (sec, key, NULL))
             continue;
-        if (known_parameter (key)) {
+        /* HistoQC's own steps only: it would run such a config; this
+           project's steps (identifyFocusFaults, ...) are in no HistoQC
+           config, and a key there that they do not read is a mistake */
+        if (known_parameter (key) && (m == &qc_module_base_image
+                                      || qc_module_is_histoqc (m->name, strlen (m->name)))) {
             add_note (self, "[%s] line %d: '%s' is not read by %s (a parameter of "
                       "other steps): ignored, as HistoQC ignores it", qc_config_section_name (sec),
                       qc_config_key_line (sec, key), key, m->name);
