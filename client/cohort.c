@@ -123,7 +123,9 @@ has_suffix (const char *s, const char *suffix)
 static int
 add_url (qc_cohort_t *c, const char *given, char *err, size_t errlen)
 {
-    char canon[2 * QC_URL_MAX + 1];
+    /* a spelling over the limit (raw bytes grow 3x encoded) stays as
+       given: over it the URL would read as a path (and be shown whole) */
+    char canon[QC_URL_MAX + 1];
     const char *url = qc_url_canonical (given, canon, sizeof canon) == 0 ? canon : given;
     char shown[sizeof canon];
     qc_url_redact (url, shown, sizeof shown);

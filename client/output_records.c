@@ -62,7 +62,7 @@ cell_dup (const char *line, int col)
 static char *
 canonical (char *s)
 {
-    char c[2 * QC_URL_MAX + 1];
+    char c[QC_URL_MAX + 1];   /* a longer spelling stays as written */
     if (!s || !qc_url_is_remote (s) || qc_url_canonical (s, c, sizeof c) != 0
         || strcmp (c, s) == 0)
         return s;
@@ -285,7 +285,9 @@ line_path (const char *line, int pcol)
     if (line[0] == '#' || pcol < 0)
         return NULL;
     char *esc = cell_dup (line, pcol);
-    char *p = esc && *esc ? qc_unescape_dup (esc) : NULL;
+    /* in the spelling the records were read in: a URL recorded as
+       HTTP://Host/a.svs is dropped as http://host/a.svs */
+    char *p = esc && *esc ? canonical (qc_unescape_dup (esc)) : NULL;
     free (esc);
     return p;
 }

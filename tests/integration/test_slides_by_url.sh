@@ -249,7 +249,17 @@ grep -q "1 entry names a slide given before" "$T/spelt.log" || fail "the duplica
     >"$T/spelt2.log" 2>&1 || fail "spelt, rerun: $(tail -3 "$T/spelt2.log")"
 grep -q "already has 2 of these 2 slides" "$T/spelt2.log" \
     || fail "the rerun did not know the slides by another spelling: $(cat "$T/spelt2.log")"
-pass "a URL's spellings are one slide: it runs once, and a rerun in another spelling skips it"
+# an old folder's line in another spelling ("cancelled": run again) is
+# dropped when the slide runs again, as one of the same spelling is
+printf 'HTTP://127.0.0.1:%s/./CMU-1-Small-Region.svs\tcancelled by the client\n' "$port" \
+    >>"$T/spelt/error.log"
+"$BIN/qc-submit" -w 1 -o "$T/spelt" "$(url CMU-1-Small-Region.svs)" >"$T/spelt3.log" 2>&1 \
+    || fail "spelt, the cancelled one: $(tail -3 "$T/spelt3.log")"
+grep -q "CMU-1-Small-Region" "$T/spelt/error.log" \
+    && fail "the old spelling's line stayed in error.log: $(cat "$T/spelt/error.log")"
+[ "$(grep -c 'CMU-1-Small-Region' "$T/spelt/results.tsv")" -eq 1 ] \
+    || fail "the cancelled slide's row: $(grep CMU "$T/spelt/results.tsv")"
+pass "a URL's spellings are one slide: it runs once, a rerun in another spelling skips it, and an old spelling's line is replaced"
 
 # 7. no secret anywhere: outputs, logs, cache names and .meta files
 secrets='PASSWORD1|SIGNATURE2|TOKEN3|OTHER4|carol'
