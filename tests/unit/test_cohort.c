@@ -300,7 +300,7 @@ test_paths_and_check (void)
     CHECK (c.paths == NULL && c.n == 0, "free empties");
 }
 
-/* URLs: kept as given (http, https), file:// made a path, other
+/* URLs: kept in one spelling (http, https), file:// made a path, other
  * schemes refused naming the entry, a '?' no pattern, two URLs of one
  * redacted form refused, the same URL twice counted once. */
 static void
@@ -327,6 +327,19 @@ test_urls (void)
            && !strstr (err, "SECRET") && !strstr (err, "PW"), "ftp refused, named: %s", err);
     CHECK (qc_cohort_add (&c, "http://h/q?id=1", err, sizeof err) == 0 && c.n == 3,
            "a URL's '?' is not a pattern: %s", err);
+    /* one spelling: another case and a dot segment are the same slide */
+    CHECK (qc_cohort_add (&c, "HTTPS://ann:PW@Host.Example:443/b/./x.svs?X-Amz-Signature=abc&t=1",
+                          err, sizeof err) == 0 && c.n == 3 && c.duplicates == 2,
+           "another spelling counts once: %s", err);
+    /* a spelling that would grow past the limit (raw bytes encoded 3x)
+     * stays as given: still a URL, under the limit */
+    char longu[3200];
+    int n = snprintf (longu, sizeof longu, "http://h/");
+    while (n + 3 < (int) sizeof longu - 8)
+        n += snprintf (longu + n, sizeof longu - (size_t) n, "\xC3\xBC");
+    snprintf (longu + n, sizeof longu - (size_t) n, ".svs");
+    CHECK (qc_cohort_add (&c, longu, err, sizeof err) == 0 && c.n == 4
+           && strcmp (c.paths[3], longu) == 0, "a long raw URL kept as given: %s", err);
     qc_cohort_free (&c);
 }
 
