@@ -638,11 +638,12 @@ edit_room (edit_t **edits, size_t nedits, size_t *cap)
     return 0;
 }
 
-/* The helper keys that only the rewritten value of key named in
+/* The helper keys that only the rewritten value of key names in
  * %(helper)s references (pen_dir = ./pen beside examples:
- * %(pen_dir)s/a.png) lose their last reference with the rewrite, and a
- * step refuses a key it neither reads nor sees referenced: they are
- * made comments in the text sent. A key the step reads stays. */
+ * %(pen_dir)s/a.png), or only such helpers do (base = ./pen beside
+ * pen_dir = %(base)s/1k), lose their last reference with the rewrite,
+ * and a step refuses a key it neither reads nor sees referenced: they
+ * are made comments in the text sent. A key the step reads stays. */
 static int
 comment_helpers (const qc_config_section_t *sec, const char *key, const lines_t *l,
                  const char *text, size_t textlen, edit_t **edits, size_t *nedits,
@@ -650,19 +651,38 @@ comment_helpers (const qc_config_section_t *sec, const char *key, const lines_t 
 {
     const char *name = qc_config_section_name (sec);
     const qc_module_t *m = qc_module_find (name, strcspn (name, ":"));
-    for (size_t i = 0; i < qc_config_section_nkeys (sec); i++) {
-        const char *h = qc_config_section_key (sec, i);
-        int line = qc_config_key_line (sec, h);
-        if (strcmp (h, key) == 0 || (m && qc_module_accepts (m, h))
-            || !qc_config_key_referenced (sec, h, NULL)
-            || qc_config_key_referenced (sec, h, key) || line <= 0 || (size_t) line > l->n)
-            continue;
-        if (edit_room (edits, *nedits, cap))
-            return -1;
-        (*edits)[*nedits].first = line;
-        (*edits)[*nedits].last = value_end (l, text, textlen, line);
-        (*edits)[(*nedits)++].text = NULL;
+    size_t nkeys = qc_config_section_nkeys (sec), ngone = 0;
+    /* the keys whose values are gone from the text sent: key, then the
+       helpers commented, NULL-terminated */
+    const char **gone = calloc (nkeys + 2, sizeof *gone);
+    if (!gone)
+        return -1;
+    gone[ngone++] = key;
+    for (bool more = true; more;) {
+        more = false;
+        for (size_t i = 0; i < nkeys; i++) {
+            const char *h = qc_config_section_key (sec, i);
+            int line = qc_config_key_line (sec, h);
+            bool done = false;
+            for (size_t g = 0; g < ngone && !done; g++)
+                done = strcmp (gone[g], h) == 0;
+            if (done || (m && qc_module_accepts (m, h))
+                || !qc_config_key_referenced (sec, h, NULL)
+                || qc_config_key_referenced (sec, h, gone) || line <= 0
+                || (size_t) line > l->n)
+                continue;
+            if (edit_room (edits, *nedits, cap)) {
+                free (gone);
+                return -1;
+            }
+            (*edits)[*nedits].first = line;
+            (*edits)[*nedits].last = value_end (l, text, textlen, line);
+            (*edits)[(*nedits)++].text = NULL;
+            gone[ngone++] = h;
+            more = true;
+        }
     }
+    free (gone);
     return 0;
 }
 

@@ -85,10 +85,11 @@ int qc_config_has_key (const qc_config_section_t *sec, const char *key);
 /* 1 when another value of sec (or of [DEFAULT] as sec sees it) names
  * key in a %(key)s reference: key is a helper for interpolation, as
  * configparser users write them (pen_dir = ./pen, then
- * examples: %(pen_dir)s/a.png), not a parameter of the step. The value
- * of the key except (NULL: none) is not looked at. */
+ * examples: %(pen_dir)s/a.png), not a parameter of the step. The
+ * values of the keys in except (NULL-terminated; NULL: none) are not
+ * looked at. */
 int qc_config_key_referenced (const qc_config_section_t *sec, const char *key,
-                              const char *except);
+                              const char *const *except);
 
 /* Typed getters. sec may be NULL: a step with no section in the config
  * has no parameters, as in HistoQC. Each returns 0 and stores the value

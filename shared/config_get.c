@@ -223,16 +223,24 @@ refers_to (const char *raw, const char *key, size_t klen)
     return 0;
 }
 
+static bool
+listed (const char *key, const char *const *list)
+{
+    for (size_t i = 0; list && list[i]; i++)
+        if (strcasecmp (key, list[i]) == 0)
+            return true;
+    return false;
+}
+
 int
 qc_config_key_referenced (const qc_config_section_t *sec, const char *key,
-                          const char *except)
+                          const char *const *except)
 {
     if (!sec || !key)
         return 0;
     size_t klen = strlen (key);
     for (size_t i = 0; i < sec->n; i++)
-        if (strcasecmp (sec->entries[i].key, key) != 0
-            && (!except || strcasecmp (sec->entries[i].key, except) != 0)
+        if (strcasecmp (sec->entries[i].key, key) != 0 && !listed (sec->entries[i].key, except)
             && refers_to (sec->entries[i].raw.s, key, klen))
             return 1;
     return 0;

@@ -324,7 +324,8 @@ test_resolve_helpers (void)
     static const char *cfg =
         "[pipeline]\nsteps = ClassificationModule.byExampleWithFeatures:pen\n"
         "[ClassificationModule.byExampleWithFeatures:pen]\n"
-        "pen_dir = ./pen/1k_version\n"
+        "base = ./pen\n"
+        "pen_dir = %(base)s/1k_version\n"
         "kind = green\n"
         "name: pen_%(kind)s\n"
         "threshold: .5\n"
@@ -335,9 +336,10 @@ test_resolve_helpers (void)
     qc_asset_store_clear ();
     CHECK (qc_client_assets_resolve (cfg, NULL, s_data, &a, err, sizeof err) == 0,
            "resolve: %s", err);
-    CHECK (a.config_text && strstr (a.config_text, "\n# pen_dir = ./pen/1k_version\n")
+    CHECK (a.config_text && strstr (a.config_text, "\n# pen_dir = %(base)s/1k_version\n")
+               && strstr (a.config_text, "\n# base = ./pen\n")
                && strstr (a.config_text, "\nkind = green\n"),
-           "pen_dir made a comment, kind kept (name names it): %s",
+           "pen_dir and the base it names made comments, kind kept (name names it): %s",
            a.config_text ? a.config_text : "");
     qc_pipeline_t *p = a.config_text ? qc_pipeline_new (a.config_text, err, sizeof err) : NULL;
     CHECK (p != NULL, "the text sent builds: %s", err);

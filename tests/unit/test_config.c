@@ -264,7 +264,7 @@ test_configparser_rules (void)
      * count, nor does %% (a literal '%') */
     CHECK (qc_config_key_referenced (s, "name", NULL) == 1);
     CHECK (qc_config_key_referenced (s, "root", NULL) == 1);
-    CHECK (qc_config_key_referenced (s, "name", "path") == 0);
+    CHECK (qc_config_key_referenced (s, "name", (const char *[]) {"path", NULL}) == 0);
     CHECK (qc_config_key_referenced (s, "pct", NULL) == 0);
     CHECK (qc_config_key_referenced (s, "path", NULL) == 0);
     CHECK (qc_config_key_referenced (NULL, "name", NULL) == 0);
@@ -272,7 +272,7 @@ test_configparser_rules (void)
     cfg = parse ("[s]\nk = 1\nv = %%(k)s and %%%(k)s\nw = %%(k)s\nself = %(self)s\n");
     s = cfg ? qc_config_section (cfg, "s") : NULL;
     CHECK (s && qc_config_key_referenced (s, "k", NULL) == 1
-               && qc_config_key_referenced (s, "k", "v") == 0,
+               && qc_config_key_referenced (s, "k", (const char *[]) {"v", NULL}) == 0,
            "only v's %%%%%%(k)s names k");
     qc_config_destroy (&cfg);
 
