@@ -318,6 +318,12 @@ qc_names_assign (qc_names_t *self, const char *path)
     char *base = qc_names_safe (file);
     if (!base)
         return NULL;
+    /* a URL's name (its file name, or "h:8080" when it has none): no ':',
+       as in a folder part (SMB shares, exFAT and NTFS refuse it) */
+    if (file == url_name)
+        for (char *p = base; *p; p++)
+            if (*p == ':')
+                *p = '_';
     char *name = NULL;
     if (!taken (self, base, path))
         name = strdup (base);

@@ -401,8 +401,9 @@ histoqc_options (options_t *o)
            built-in config is not that one, and results.tsv's header says
            "default" for both */
         fprintf (stderr, "%s: no -c: qc-submit's built-in config (HistoQC's default "
-                 "steps and more, so more columns: -c default runs HistoQC's config.ini; "
-                 "--write-default-config FILE shows this one)\n", prog);
+                 "steps and more, so more columns: -c default runs HistoQC's config.ini "
+                 "where HistoQC's data is found; --write-default-config FILE shows this "
+                 "one)\n", prog);
     if (!o->outdir && !o->attach && !o->cancel) {
         /* as HistoQC names it when -o is not given */
         char name[64];

@@ -54,6 +54,9 @@ qc_endpoint_check (const char *ep, bool bind, char *err, size_t errlen)
     if (strncmp (ep, "ipc://", 6) == 0 || strncmp (ep, "inproc://", 9) == 0)
         return ep[strcspn (ep, ":") + 3] ? 0
                : qc_fail (err, errlen, "'%s': no path after the scheme", ep);
+    if (strncasecmp (ep, "tcp://", 6) == 0 && strncmp (ep, "tcp://", 6) != 0)
+        return qc_fail (err, errlen, "'%s': write the scheme in lower case: tcp://%s", ep,
+                        ep + 6);
     if (strncmp (ep, "tcp://", 6) != 0) {
         const char *scheme = strstr (ep, "://");
         if (scheme)
@@ -66,6 +69,9 @@ qc_endpoint_check (const char *ep, bool bind, char *err, size_t errlen)
         if (strncasecmp (ep, "tcp", 3) == 0 && (ep[3] == ':' || ep[3] == '/'))
             for (rest = ep + 3; *rest == ':' || *rest == '/'; rest++)
                 ;
+        if (!strchr (rest, ':'))        /* "tcp:5555": no host left */
+            return qc_fail (err, errlen, "'%s' has no scheme: write tcp://HOST:PORT "
+                            "(e.g. tcp://10.0.0.5:5555)", ep);
         return qc_fail (err, errlen, "'%s' has no scheme: write tcp://%s", ep, rest);
     }
     char host[256];

@@ -572,8 +572,10 @@ qc_url_canonical (const char *url, char *out, size_t outlen)
     if (put (out, outlen, &len, scheme, strlen (scheme))
         || put (out, outlen, &len, url + p.auth_start, p.host_start - p.auth_start))
         return out[0] = '\0', -1;
+    bool zone = false;        /* an IPv6 zone ("%25eth0"): a case-sensitive name */
     for (size_t k = p.host_start; k < host_end; k++) {
-        char c = (char) tolower ((unsigned char) url[k]);
+        zone = zone || url[k] == '%';
+        char c = zone ? url[k] : (char) tolower ((unsigned char) url[k]);
         if (put (out, outlen, &len, &c, 1))
             return out[0] = '\0', -1;
     }

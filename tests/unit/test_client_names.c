@@ -113,6 +113,9 @@ test_urls (void)
     char *b = qc_names_assign (n, "https://h/y/TCGA%20A.svs");
     char *c = qc_names_assign (n, "https://h/");
     char *d = qc_names_assign (n, "http://127.0.0.1:24601/TCGA%20A.svs");
+    char *e = qc_names_assign (n, "http://h:8080/");
+    CHECK (e && strcmp (e, "h_8080") == 0, "no file name, a port: %s", e ? e : "");
+    free (e);
     CHECK (a && strcmp (a, "TCGA A.svs") == 0, "decoded file name: %s", a ? a : "");
     CHECK (b && strcmp (b, "y__TCGA A.svs") == 0, "its folder then: %s", b ? b : "");
     CHECK (c && strcmp (c, "h") == 0, "no file name: the host: %s", c ? c : "");

@@ -114,6 +114,7 @@ test_canonical (void)
         {"http://[::1]:80/a.svs", "http://[::1]/a.svs"},
         {"http://[::1]:8080/a.svs", "http://[::1]:8080/a.svs"},
         {"http://[::1]/a.svs", "http://[::1]/a.svs"},
+        {"http://[FE80::1%25Eth0]:8080/a.svs", "http://[fe80::1%25Eth0]:8080/a.svs"},
         {"/data/a.svs", "/data/a.svs"},
         {"file:///data/a.svs", "file:///data/a.svs"},
     };

@@ -241,6 +241,8 @@ test_endpoints (void)
         {"tcp:/127.0.0.1:5555", false, false, "no scheme: write tcp://127.0.0.1:5555"},
         {"TCP:127.0.0.1:5555", false, false, "no scheme: write tcp://127.0.0.1:5555"},
         {"tcphost:5555", false, false, "no scheme: write tcp://tcphost:5555"},
+        {"tcp:5555", false, false, "no scheme: write tcp://HOST:PORT"},
+        {"TCP://127.0.0.1:5555", false, false, "in lower case: tcp://127.0.0.1:5555"},
         {"ipc:///tmp/qc.sock", true, true, NULL},
         {"ipc://", false, false, "no path"},
         {"", false, false, "no endpoint"},
