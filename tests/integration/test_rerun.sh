@@ -243,3 +243,28 @@ grep -q "already has 2 of these 2 slides" "$T/via2.log" && grep -q "nothing to r
 "$BIN/qc-submit" -w 1 -f -o "$T/via" "$T/vialink" >"$T/via3.log" 2>&1 || fail "via -f: $(tail -2 "$T/via3.log")"
 [ "$(grep -vc '^#' "$T/via/results.tsv")" -eq 2 ] || fail "-f through the link: $(cut -f1 "$T/via/results.tsv")"
 pass "the same folder through a link: its slides are known (skipped; -f replaces their rows)"
+
+# an interrupted -f run through a broker, then the same command without
+# -f (as the run advises): it fetches the -f job's results, and removes
+# the earlier run's images those do not write again, as -f would have
+port=$(free_port)
+start_broker $port --heartbeat-ms 200
+start_worker $port wf --slots 1 --heartbeat-ms 200 --task-delay-ms 1500
+wait_for "worker registered" 10 "workers_registered $port 1"
+"$BIN/qc-submit" -o "$T/ff" "$T/c/one.svs" >"$T/ff1.log" 2>&1 || fail "ff first run: $(tail -2 "$T/ff1.log")"
+[ -f "$T/ff/one.svs/one.svs_blurry.png" ] || fail "ff: no image in the first run"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -f -c "$T/small.ini" -o "$T/ff" "$T/c/one.svs" \
+    >"$T/ff2.log" 2>&1 &
+ff=$!
+PIDS+=($ff)
+wait_for "the -f job accepted" 10 "grep -q ' forced\$' '$T/ff/.qc-job' 2>/dev/null" "$T/ff2.log"
+kill -INT $ff
+wait $ff
+grep -q "run the same qc-submit command again without -f" "$T/ff2.log" || fail "ff advice: $(tail -3 "$T/ff2.log")"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$T/small.ini" -o "$T/ff" "$T/c/one.svs" \
+    >"$T/ff3.log" 2>&1 || fail "ff, going on without -f: $(tail -3 "$T/ff3.log")"
+grep -q "fetching them first" "$T/ff3.log" || fail "ff: the -f job was not fetched: $(head -3 "$T/ff3.log")"
+left=$(ls "$T/ff/one.svs" | grep '^one\.svs_' | tr '\n' ' ')
+[ -z "$left" ] || fail "the -f job fetched without -f kept the earlier run's images: $left"
+[ "$(grep -vc '^#' "$T/ff/results.tsv")" -eq 1 ] || fail "ff rows: $(cat "$T/ff/results.tsv")"
+pass "an interrupted -f run, gone on without -f as advised: the earlier run's images are removed all the same"
