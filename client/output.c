@@ -146,7 +146,12 @@ lock_folder (qc_output_t *o, char *err, size_t errlen)
         return -1;
     }
     free (p);
-    if (flock (o->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    /* a few tries: another qc-submit's qc_output_in_use holds a shared
+       lock for microseconds, which is no qc-submit writing here */
+    int held = -1;
+    for (int i = 0; i < 5 && (held = flock (o->lock_fd, LOCK_EX | LOCK_NB)) != 0; i++)
+        usleep (10000);
+    if (held != 0) {
         say_in_use (o->lock_fd, o->outdir, err, errlen);
         return -1;
     }
