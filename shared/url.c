@@ -557,24 +557,36 @@ qc_url_canonical (const char *url, char *out, size_t outlen)
     }
     bool https = p.scheme_end == 5;
     const char *scheme = https ? "https://" : "http://";
-    /* host: the last ':' after any "]" (IPv6) starts the port */
+    /* host, then ":port": after "]" for an IPv6 host, else at the first
+       ':'; an authority of any other shape is kept as written */
     size_t host_end = p.auth_end;
-    for (size_t k = p.auth_end; k > p.host_start; k--)
-        if (url[k - 1] == ':') {
-            host_end = k - 1;
-            break;
-        } else if (url[k - 1] == ']' || !isdigit ((unsigned char) url[k - 1]))
-            break;
+    bool plain = true;
+    if (url[p.host_start] == '[') {
+        const char *close = memchr (url + p.host_start, ']', p.auth_end - p.host_start);
+        host_end = close ? (size_t) (close - url) + 1 : p.auth_end;
+        plain = close && (host_end == p.auth_end || url[host_end] == ':');
+    } else {
+        const char *colon = memchr (url + p.host_start, ':', p.auth_end - p.host_start);
+        host_end = colon ? (size_t) (colon - url) : p.auth_end;
+    }
     const char *port = host_end < p.auth_end ? url + host_end + 1 : "";
     size_t port_len = host_end < p.auth_end ? p.auth_end - host_end - 1 : 0;
-    bool default_port = port_len == 0 || (port_len == (https ? 3 : 2)
-                                          && strncmp (port, https ? "443" : "80", port_len) == 0);
+    for (size_t k = 0; k < port_len; k++)
+        plain = plain && isdigit ((unsigned char) port[k]);
+    if (!plain) {
+        host_end = p.auth_end;  /* no port taken apart, nothing dropped */
+        port = "";
+        port_len = 0;
+    }
+    bool default_port = !plain || port_len == 0
+                        || (port_len == (https ? 3 : 2)
+                            && strncmp (port, https ? "443" : "80", port_len) == 0);
     if (put (out, outlen, &len, scheme, strlen (scheme))
         || put (out, outlen, &len, url + p.auth_start, p.host_start - p.auth_start))
         return out[0] = '\0', -1;
     bool zone = false;        /* an IPv6 zone ("%25eth0"): a case-sensitive name */
     for (size_t k = p.host_start; k < host_end; k++) {
-        zone = zone || url[k] == '%';
+        zone = zone || url[k] == '%' || !plain;
         char c = zone ? url[k] : (char) tolower ((unsigned char) url[k]);
         if (put (out, outlen, &len, &c, 1))
             return out[0] = '\0', -1;

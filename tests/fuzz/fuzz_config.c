@@ -1,7 +1,7 @@
 /* libFuzzer target: the HistoQC config.ini parser (shared/config.c).
  * Whatever parses is walked as the pipeline builder walks it: every
  * section, every key, every value through each typed getter and the
- * interpolation check. */
+ * interpolation check, and each key asked whether a %(key)s names it. */
 #include <stdint.h>
 
 #include "shared/config.h"
@@ -34,6 +34,10 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
             qc_config_get_int (sec, key, 0, &ll, err, sizeof err);
             qc_config_get_double (sec, key, 0, &d, err, sizeof err);
             qc_config_get_bool (sec, key, 0, &b, err, sizeof err);
+            /* whether it is a %(key)s helper, with and without excepts */
+            const char *except[] = {key, name, NULL};
+            qc_config_key_referenced (sec, key, NULL);
+            qc_config_key_referenced (sec, key, except);
         }
     }
     qc_config_destroy (&c);

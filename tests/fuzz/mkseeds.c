@@ -1,7 +1,7 @@
 /* Writes the seed inputs of the fuzz targets into DIR/{proto,config,
- * journal,output,slide}: every sample message of the protocol tests, small
- * configs, a journal with every record type followed by a result file,
- * results, and tiny slides. Made at build time instead of kept as binary
+ * journal,output,slide,url}: every sample message of the protocol tests,
+ * small configs, a journal with every record type followed by a result
+ * file, results, tiny slides and a few cohort entries. Made at build time instead of kept as binary
  * files. */
 #include <stdio.h>
 #include <string.h>
@@ -95,6 +95,12 @@ main (int argc, char **argv)
     };
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++)
         put (dir, "config", (int) i, configs[i], strlen (configs[i]), NULL, 0);
+    static const char *urls[] = {
+        "HTTPS://ann:PW@S3.Example:443/b/./a/../x%20y\xC3\xBC.svs?X-Amz-Signature=abc#f",
+        "http://[FE80::1%25Eth0]:8080/wsi/..;/x", "file:///data/a.svs", "/data/b.svs",
+    };
+    for (size_t i = 0; i < sizeof urls / sizeof urls[0]; i++)
+        put (dir, "url", (int) i, urls[i], strlen (urls[i]), NULL, 0);
 
     /* a journal: a job, its slides, an ack, blame, its finish, a cancel
      * and a forgotten job; then the job's result file */

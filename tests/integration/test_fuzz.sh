@@ -1,8 +1,9 @@
 #!/bin/bash
 # A short run of each libFuzzer target (tests/fuzz/README.md): the
 # protocol decoder, the config parser, the broker's journal reader, the
-# client's output writer and the slide readers on a slide's bytes (as
-# served over HTTP), built with clang, ASan and UBSan by `make fuzz`.
+# client's output writer, the slide readers on a slide's bytes (as
+# served over HTTP) and a cohort entry's URL handling, built with clang,
+# ASan and UBSan by `make fuzz`.
 # Each runs a few seconds from its seeds; any crash, leak or sanitizer
 # report fails the test (the input is kept in $T, shown below).
 . "$(dirname "$0")/lib.sh"
@@ -10,7 +11,7 @@
 command -v clang >/dev/null || fail "clang is not installed (tests/install-deps.sh)"
 make -s fuzz >"$T/build.log" 2>&1 || fail "make fuzz failed: $(tail -5 "$T/build.log")"
 secs=${QC_FUZZ_SECONDS:-5}
-for t in proto config journal output slide; do
+for t in proto config journal output slide url; do
     bin=$ROOT/build-fuzz/fuzz/fuzz_$t
     [ -x "$bin" ] || fail "$bin not built"
     mkdir -p "$T/corpus-$t"
