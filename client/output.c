@@ -478,8 +478,6 @@ qc_output_open (const qc_output_config_t *cfg, bool attach, char *err,
     if (attach) {
         output_read_slides (o, cfg->attach_job);
         output_read_journal (o);
-        if (o->job_forced && o->job == cfg->attach_job)
-            o->force = true;     /* images only: the tables are the job's */
         if (open_files (o, err, errlen) || !(o->journal = open_in (o, JOBFILE, "a", err, errlen))) {
             qc_output_close (&o);
             return NULL;
@@ -704,10 +702,8 @@ qc_output_set_job (qc_output_t *o, uint64_t job, uint64_t key, const char *broke
         return -1;
     o->job = job;
     o->key = key;
-    /* "forced": a run that goes on with this job (the same command
-       again without -f fetches it) removes earlier images as -f does */
-    fprintf (o->journal, "job %" PRIu64 " %s key=%016" PRIx64 "%s\n", job,
-             broker ? broker : "local", key, o->force ? " forced" : "");
+    fprintf (o->journal, "job %" PRIu64 " %s key=%016" PRIx64 "\n", job,
+             broker ? broker : "local", key);
     return fflush (o->journal) ? -1 : 0;
 }
 

@@ -30,11 +30,7 @@ struct qc_output {
                                  starts */
     int lock_fd;
     bool locked;              /* this run holds .qc-lock */
-    bool attach, force;       /* force: -f, or attached to a job a -f run
-                                 submitted (its .qc-job line says
-                                 "forced"): earlier images go
-                                 (drop_earlier_images) */
-    bool job_forced;          /* .qc-job's job was submitted with -f */
+    bool attach, force;       /* -f */
     FILE *tsv, *errors, *log, *journal;
     char **columns;           /* the columns rows are written in */
     size_t ncolumns;

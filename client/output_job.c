@@ -22,7 +22,6 @@ typedef struct {
     bool open;                /* a "begin" with no "done"/"abandon" after */
     uint64_t open_idx;
     long long open_tsv, open_err;   /* the tables' sizes at that begin */
-    bool forced;              /* the job line ends "forced" (-f) */
 } job_file_t;
 
 /* OUTDIR/name opened to read, or NULL. */
@@ -66,7 +65,6 @@ scan_job_file (const char *outdir, job_file_t *j, void (*on_done) (void *, uint6
             const char *k = strstr (line, " key=");
             j->job = idx;
             j->key = k ? strtoull (k + 5, NULL, 16) : 0;
-            j->forced = strstr (line, " forced") != NULL;
             snprintf (j->endpoint, sizeof j->endpoint, "%s", where);
         }
     }
@@ -122,7 +120,6 @@ output_read_journal (qc_output_t *o)
     if (scan_job_file (o->outdir, &j, count_written, o) == 0 && j.job) {
         o->job = j.job;
         o->key = j.key;
-        o->job_forced = j.forced;
     }
 }
 

@@ -78,18 +78,19 @@ write_files (qc_output_t *o, const slide_t *s, const qc_result_t *r, char *err,
     return rc;
 }
 
-/* With -f a slide's folder holds what the earlier run wrote: images the
- * new result does not have (a step since taken out of the config, a
+/* A slide run again (-f, or the same command going on with a job that
+ * -f started) may find in its folder what an earlier run wrote: images
+ * the new result does not have (a step since taken out of the config, a
  * slide that now fails) would be shown beside its new row, as its own.
  * HistoQC's --force removes the slide's folder before it runs the slide
  * again; here, once the new images are written, the earlier ones they
  * did not replace go (the slide's own files only: its name, then '_').
- * The earlier results.tsv is kept as results.tsv.N, as before. */
+ * A slide's folder holds its row's images, whichever run wrote them
+ * before: a run without -f keeps the folder's config, so it writes the
+ * same images again. The earlier results.tsv is kept as results.tsv.N. */
 static void
 drop_earlier_images (qc_output_t *o, const slide_t *s, const qc_result_t *r)
 {
-    if (!o->force)
-        return;
     char *dir = path_in (o, s->name);
     DIR *d = dir ? opendir (dir) : NULL;
     size_t nlen = strlen (s->name), dropped = 0;

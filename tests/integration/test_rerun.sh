@@ -257,7 +257,7 @@ wait_for "worker registered" 10 "workers_registered $port 1"
     >"$T/ff2.log" 2>&1 &
 ff=$!
 PIDS+=($ff)
-wait_for "the -f job accepted" 10 "grep -q ' forced\$' '$T/ff/.qc-job' 2>/dev/null" "$T/ff2.log"
+wait_for "the -f job accepted" 10 "grep -q '^job [0-9]* tcp://127.0.0.1:$port ' '$T/ff/.qc-job' 2>/dev/null" "$T/ff2.log"
 kill -INT $ff
 wait $ff
 grep -q "run the same qc-submit command again without -f" "$T/ff2.log" || fail "ff advice: $(tail -3 "$T/ff2.log")"
