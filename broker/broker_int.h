@@ -204,6 +204,7 @@ struct qc_broker {
                                  job's result file be rewritten */
     size_t nclients;          /* distinct client routing ids with a job */
     int64_t next_sched_tick;
+    int64_t next_fds_check;     /* limits_tick: descriptors left */
     state_t state;
     tombstone_t *tombs;       /* ring of the last QC_MAX_TOMBSTONES */
     size_t ntombs, tomb_next;

@@ -9,9 +9,12 @@
  * refusal is logged once in 10 s (refuse.h). */
 #include "broker/broker_int.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "shared/fds.h"
 
 /* qc-submit asks every few seconds, qc-status once a connection. */
 #define STATUS_EVERY_MS 250
@@ -50,10 +53,40 @@ limits_status_too_soon (qc_broker_t *b, const peer_t *p)
     return false;
 }
 
-/* Forgets the peers that asked for no STATUS in 10 s (bounded memory). */
+/* Descriptors left under which the broker says it is nearly out: each
+ * TCP connection holds one, also one that never completes its handshake
+ * (libzmq closes those after 30 s); at none left, libzmq fails every
+ * accept, in a loop, and says nothing, and no worker or client gets in. */
+#define FDS_LOW 8
+#define FDS_CHECK_MS 2000
+
+/* Says (once in 10 s) when the open-file limit is nearly reached. */
+static void
+check_fds (qc_broker_t *b)
+{
+    if (b->now < b->next_fds_check)
+        return;
+    b->next_fds_check = b->now + FDS_CHECK_MS;
+    errno = 0;
+    long left = qc_fds_unused ();
+    if (left < 0 && (errno == EMFILE || errno == ENFILE))
+        left = 0;               /* not even one to list them with */
+    if (left >= 0 && left <= FDS_LOW)
+        refusals_log (b->refusals, b->now, "new connections",
+                      "%ld file descriptor%s left under the open-file limit (%zu "
+                      "workers registered): a TCP connection holds one even before its "
+                      "handshake (idle or half-open ones: 30 s), and at none left no "
+                      "worker or client gets in; raise the broker's limit (ulimit -n, "
+                      "LimitNOFILE= in its systemd unit) or find what holds the "
+                      "connections", left, left == 1 ? "" : "s", zhashx_size (b->workers));
+}
+
+/* Forgets the peers that asked for no STATUS in 10 s (bounded memory);
+ * says when descriptors run short. */
 void
 limits_tick (qc_broker_t *b)
 {
+    check_fds (b);
     zlist_t *old = zlist_new ();
     if (!old)
         return;

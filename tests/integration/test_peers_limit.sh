@@ -121,3 +121,33 @@ for prog in qc-worker qc-submit qc-broker; do
 done
 [ -e "$T/low-v-out/results.tsv" ] && fail "qc-submit refused to start, yet wrote results.tsv"
 pass "too little address space: qc-worker, qc-submit (one process) and qc-broker refuse to start saying so"
+
+# a broker whose hard open-file limit is low, its descriptors all held by
+# idle TCP connections (a port scanner, a stuck client): libzmq fails
+# every accept silently, so the broker says so itself; once they close,
+# a peer gets in again
+port=$(free_port)
+( ulimit -n 64; exec "$BIN/qc-broker" --bind tcp://127.0.0.1:$port --state none \
+      --heartbeat-ms 200 ) >"$T/starved.log" 2>&1 &
+starved=$!
+PIDS+=($starved)
+wait_for "starved broker listening" 10 "grep -q 'listening on' '$T/starved.log'"
+python3 -c "
+import socket, sys, time
+held = []
+for i in range(80):
+    try:
+        held.append(socket.create_connection(('127.0.0.1', $port), timeout=2))
+    except OSError:
+        break
+time.sleep(20)" &
+holder=$!
+PIDS+=($holder)
+wait_for "the starved broker says so" 15 \
+    "grep -q 'refused new connections: [0-8] file descriptors\? left under the open-file limit.*raise the broker.s limit (ulimit -n' '$T/starved.log'" \
+    "$T/starved.log"
+kill $holder; wait $holder 2>/dev/null
+"$BIN/qc-status" --broker tcp://127.0.0.1:$port --timeout 10 >"$T/starved-status.log" 2>&1 \
+    || fail "once the idle connections closed, qc-status got no answer: $(cat "$T/starved-status.log")"
+kill -TERM $starved; wait $starved 2>/dev/null
+pass "a broker out of descriptors (idle TCP connections, ulimit -n 64) says so; once they close, peers get in"
