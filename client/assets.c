@@ -4,6 +4,7 @@
  * entries with resolved references, so comments and everything else in
  * the file stay as they were. */
 #include "client/assets.h"
+#include "client/config_text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -58,12 +59,6 @@ typedef struct {
     char *err;
     size_t errlen;
 } ctx_t;
-
-typedef struct {
-    int first, last;          /* 1-based line range of a value */
-    char *text;               /* its replacement, with line ends; NULL:
-                                 the lines are made comments */
-} edit_t;
 
 static const char *
 data_dir (ctx_t *c)
@@ -509,106 +504,6 @@ rewrite_value (ctx_t *c, const qc_config_section_t *sec, const char *key,
     return 0;
 }
 
-/* Lines of text: starts[i] is where line i + 1 begins. */
-typedef struct {
-    const char **starts;
-    size_t n;
-} lines_t;
-
-static size_t
-line_len (const lines_t *l, const char *text, size_t textlen, size_t i)
-{
-    const char *end = i + 1 < l->n ? l->starts[i + 1] - 1 : text + textlen;
-    return (size_t) (end - l->starts[i]);
-}
-
-static size_t
-indent_of (const char *s, size_t n)
-{
-    size_t a = 0;
-    while (a < n && (s[a] == ' ' || s[a] == '\t' || s[a] == '\r' || s[a] == '\v' || s[a] == '\f'))
-        a++;
-    return a;
-}
-
-/* The range of a value whose key is on line first: the key line and the
- * lines after it indented deeper (blank and comment lines between them
- * included). */
-static int
-value_end (const lines_t *l, const char *text, size_t textlen, int first)
-{
-    size_t key_indent = indent_of (l->starts[first - 1], line_len (l, text, textlen, first - 1));
-    int last = first;
-    for (size_t i = (size_t) first; i < l->n; i++) {
-        const char *s = l->starts[i];
-        size_t n = line_len (l, text, textlen, i), a = indent_of (s, n);
-        if (a == n || s[a] == '#' || s[a] == ';')
-            continue;
-        if (a <= key_indent)
-            break;
-        last = (int) i + 1;
-    }
-    return last;
-}
-
-static int
-cmp_edit (const void *a, const void *b)
-{
-    return ((const edit_t *) a)->first - ((const edit_t *) b)->first;
-}
-
-static char *
-apply_edits (const char *text, size_t textlen, const lines_t *l, edit_t *edits,
-             size_t nedits)
-{
-    qsort (edits, nedits, sizeof *edits, cmp_edit);
-    char *out = NULL;
-    size_t len = 0;
-    size_t e = 0;
-    for (size_t i = 0; i < l->n; i++) {
-        const char *s = l->starts[i];
-        size_t n = line_len (l, text, textlen, i);
-        bool last_line = i + 1 == l->n;
-        if (e < nedits && (int) i + 1 == edits[e].first && !edits[e].text) {
-            for (size_t j = i; j < (size_t) edits[e].last; j++)
-                if (append (&out, &len, "# ", 2)
-                    || append (&out, &len, l->starts[j], line_len (l, text, textlen, j))
-                    || (j + 1 < l->n && append (&out, &len, "\n", 1)))
-                    goto oom;
-            i = (size_t) edits[e].last - 1;
-            e++;
-            continue;
-        }
-        if (e < nedits && (int) i + 1 == edits[e].first) {
-            /* keep "key =" (or "key:") and what precedes the value */
-            size_t sep = strcspn (s, "=:");
-            size_t keep = sep < n ? sep + 1 : n;
-            if (append (&out, &len, s, keep) || append (&out, &len, " ", 1)
-                || append (&out, &len, edits[e].text, strlen (edits[e].text)))
-                goto oom;
-            /* comment lines inside the value are kept, after it */
-            for (size_t j = i + 1; j < (size_t) edits[e].last; j++) {
-                const char *c = l->starts[j];
-                size_t cn = line_len (l, text, textlen, j), a = indent_of (c, cn);
-                if (a < cn && (c[a] == '#' || c[a] == ';')
-                    && (append (&out, &len, c, cn) || append (&out, &len, "\n", 1)))
-                    goto oom;
-            }
-            i = (size_t) edits[e].last - 1;
-            e++;
-            continue;
-        }
-        if (append (&out, &len, s, n) || (!last_line && append (&out, &len, "\n", 1)))
-            goto oom;
-    }
-    if (!out && append (&out, &len, "", 0))
-        goto oom;
-    return out;
-oom:
-    free (out);
-    return NULL;
-}
-
 static bool
 step_used (const char *steps, const char *name)
 {
@@ -623,21 +518,6 @@ step_used (const char *steps, const char *name)
     return false;
 }
 
-/* Makes room for one more edit. */
-static int
-edit_room (edit_t **edits, size_t nedits, size_t *cap)
-{
-    if (nedits < *cap)
-        return 0;
-    size_t n = *cap ? *cap * 2 : 16;
-    edit_t *e = realloc (*edits, n * sizeof *e);
-    if (!e)
-        return -1;
-    *edits = e;
-    *cap = n;
-    return 0;
-}
-
 /* The helper keys that only the rewritten value of key names in
  * %(helper)s references (pen_dir = ./pen beside examples:
  * %(pen_dir)s/a.png), or only such helpers do (base = ./pen beside
@@ -645,9 +525,7 @@ edit_room (edit_t **edits, size_t nedits, size_t *cap)
  * and a step refuses a key it neither reads nor sees referenced: they
  * are made comments in the text sent. A key the step reads stays. */
 static int
-comment_helpers (const qc_config_section_t *sec, const char *key, const lines_t *l,
-                 const char *text, size_t textlen, edit_t **edits, size_t *nedits,
-                 size_t *cap)
+comment_helpers (const qc_config_section_t *sec, const char *key, qc_config_text_t *text)
 {
     const char *name = qc_config_section_name (sec);
     const qc_module_t *m = qc_module_find (name, strcspn (name, ":"));
@@ -668,16 +546,13 @@ comment_helpers (const qc_config_section_t *sec, const char *key, const lines_t 
                 done = strcmp (gone[g], h) == 0;
             if (done || (m && qc_module_accepts (m, h))
                 || !qc_config_key_referenced (sec, h, NULL)
-                || qc_config_key_referenced (sec, h, gone) || line <= 0
-                || (size_t) line > l->n)
+                || qc_config_key_referenced (sec, h, gone)
+                || !qc_config_text_editable (text, line))
                 continue;
-            if (edit_room (edits, *nedits, cap)) {
+            if (qc_config_text_comment (text, line)) {
                 free (gone);
                 return -1;
             }
-            (*edits)[*nedits].first = line;
-            (*edits)[*nedits].last = value_end (l, text, textlen, line);
-            (*edits)[(*nedits)++].text = NULL;
             gone[ngone++] = h;
             more = true;
         }
@@ -689,19 +564,12 @@ comment_helpers (const qc_config_section_t *sec, const char *key, const lines_t 
 static int
 rewrite (ctx_t *c, const char *text, const qc_config_t *cfg, char **out_text)
 {
-    size_t textlen = strlen (text);
-    lines_t l = {0};
-    l.starts = malloc ((textlen + 1) * sizeof *l.starts);
-    edit_t *edits = NULL;
-    size_t nedits = 0, cap = 0;
+    qc_config_text_t *t = qc_config_text_new (text);
     int rc = -1;
-    if (!l.starts || edit_room (&edits, 0, &cap)) {
+    if (!t) {
         snprintf (c->err, c->errlen, "out of memory");
-        goto done;
+        return -1;
     }
-    l.starts[l.n++] = text;
-    for (const char *p = text; (p = strchr (p, '\n')); p++)
-        l.starts[l.n++] = p + 1;
     const char *steps = NULL;
     char ignore[8];
     const qc_config_section_t *pipe = qc_config_section (cfg, "pipeline");
@@ -719,43 +587,27 @@ rewrite (ctx_t *c, const char *text, const qc_config_t *cfg, char **out_text)
                 || !qc_config_has_key (sec, s_file_keys[k].key))
                 continue;
             int line = qc_config_key_line (sec, s_file_keys[k].key);
-            bool seen = false;
-            for (size_t e = 0; e < nedits && !seen; e++)
-                seen = edits[e].first == line;
-            if (seen || line <= 0 || (size_t) line > l.n)
+            if (!qc_config_text_editable (t, line))
                 continue;       /* a [DEFAULT] value already rewritten */
             char *repl = NULL;
             int r = rewrite_value (c, sec, s_file_keys[k].key, s_file_keys[k].kind,
                                    &repl);
             if (r < 0)
                 goto done;
-            if (r == 0 && edit_room (&edits, nedits, &cap)) {
-                free (repl);
+            if (r == 0 && (qc_config_text_replace (t, line, repl)
+                           || comment_helpers (sec, s_file_keys[k].key, t))) {
                 snprintf (c->err, c->errlen, "out of memory");
                 goto done;
             }
-            if (r == 0) {
-                edits[nedits].first = line;
-                edits[nedits].last = value_end (&l, text, textlen, line);
-                edits[nedits++].text = repl;
-                if (comment_helpers (sec, s_file_keys[k].key, &l, text, textlen, &edits,
-                                     &nedits, &cap)) {
-                    snprintf (c->err, c->errlen, "out of memory");
-                    goto done;
-                }
-            }
         }
     }
-    if (!(*out_text = apply_edits (text, textlen, &l, edits, nedits))) {
+    if (!(*out_text = qc_config_text_result (t))) {
         snprintf (c->err, c->errlen, "out of memory");
         goto done;
     }
     rc = 0;
 done:
-    for (size_t e = 0; e < nedits; e++)
-        free (edits[e].text);
-    free (edits);
-    free (l.starts);
+    qc_config_text_destroy (&t);
     return rc;
 }
 
