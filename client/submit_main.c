@@ -2,15 +2,16 @@
  * results into an output folder as they arrive. This file reads the
  * command line and puts the parts together: the cohort (cohort.c), the
  * config and its files (assets.c), the folder and what a rerun skips
- * (output.c, rerun.c), then one session with a broker (session.c), ours
- * (local.c) or a remote one. */
+ * (output.c, rerun.c; the folder's unfinished job fetched first:
+ * submit_attach.c), then one session with a broker (session.c), ours
+ * (local.c) or a remote one. HistoQC's command-line habits are in
+ * submit_histoqc.c. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "client/assets.h"
@@ -19,8 +20,8 @@
 #include "client/output.h"
 #include "client/rerun.h"
 #include "client/session.h"
+#include "client/submit_options.h"
 #include "client/shell_word.h"
-#include "client/templates.h"
 #include "kernels/pipeline/pipeline.h"
 #include "shared/cli.h"
 #include "shared/fatal_note.h"
@@ -31,7 +32,7 @@
 #include "shared/url.h"
 #include "worker/slide_fetch.h"
 
-static const char *prog = "qc-submit";
+static const char *prog = SUBMIT_PROG;
 
 static void
 usage (FILE *to)
@@ -197,24 +198,6 @@ enum {
     OPT_DEBUG,
 };
 
-typedef struct {
-    const char *broker, *config_path, *outdir, *histoqc_data, *basepath;
-    const char *cert, *server_key;
-    char reach[4096];           /* --broker and its keys, as shell words */
-    const char *write_default, *cache_dir;
-    const char *symlink_dir;    /* --symlink: HistoQC's link to OUTDIR */
-    char *outdir_made;          /* the default OUTDIR's name (malloc'd) */
-    char again[4200];           /* what "run the same command again" adds */
-    char *template_path;        /* -c NAME's file (malloc'd) */
-    bool batch;                 /* HistoQC's -b/--batch N: said, not done */
-    bool seed, debug;           /* HistoQC's -s/--seed N, --debug: said */
-    uint64_t cache_max;
-    const char *lists[64];
-    int nlists;
-    unsigned long workers, timeout_s, attach, cancel, wait_warn_s;
-    uint8_t resource;
-    bool quiet, force, no_check;
-} options_t;
 
 /* 0, or an exit code. */
 static int
@@ -370,100 +353,6 @@ build_cohort (const options_t *o, int argc, char **argv, qc_cohort_t *cohort)
     return 0;
 }
 
-/* What HistoQC's command line gives that qc-submit does differently:
- * -c NAME (a template: its file), no -o (HistoQC's dated folder),
- * --symlink (checked now, made at the end), -b/--batch (said). 0, or
- * an exit code. */
-static int
-histoqc_options (options_t *o)
-{
-    char err[1024];
-    if (o->config_path && qc_client_is_template_name (o->config_path)) {
-        bool builtin = false;
-        o->template_path = qc_client_config_template (o->config_path, o->histoqc_data,
-                                                      &builtin, err, sizeof err);
-        if (!o->template_path && !builtin) {
-            fprintf (stderr, "%s: -c %s\n", prog, err);
-            return QC_EXIT_USAGE;
-        }
-        /* not quiet: the built-in config is not HistoQC's config.ini (it
-           adds steps, so columns), and the user asked for HistoQC's */
-        if (builtin)
-            fprintf (stderr, "%s: warning: -c default: %s; running qc-submit's built-in "
-                     "config instead (HistoQC's steps and more: its columns differ; "
-                     "--write-default-config FILE shows it)\n", prog, err);
-        else if (!o->quiet)
-            fprintf (stderr, "%s: -c %s: HistoQC's template %s\n", prog, o->config_path,
-                     o->template_path);
-        o->config_path = o->template_path;     /* NULL: built in */
-    } else if (!o->config_path && !o->attach && !o->cancel && !o->quiet)
-        /* HistoQC without --config runs its config.ini and says so; the
-           built-in config is not that one, and results.tsv's header says
-           "default" for both */
-        fprintf (stderr, "%s: no -c: qc-submit's built-in config (HistoQC's default "
-                 "steps and more, so more columns: -c default runs HistoQC's config.ini "
-                 "where HistoQC's data is found; --write-default-config FILE shows this "
-                 "one)\n", prog);
-    if (!o->outdir && !o->attach && !o->cancel) {
-        /* as HistoQC names it when -o is not given */
-        char name[64];
-        time_t now = time (NULL);
-        struct tm tm;
-        localtime_r (&now, &tm);
-        strftime (name, sizeof name, "histoqc_output_%Y%m%d-%H%M%S", &tm);
-        if (!(o->outdir = o->outdir_made = strdup (name))) {
-            fprintf (stderr, "%s: out of memory\n", prog);
-            return QC_EXIT_USAGE;
-        }
-        if (!o->quiet)
-            fprintf (stderr, "%s: no -o given: writing into %s (as HistoQC)\n", prog, name);
-    }
-    /* "run the same command again" of a run without -o: the same
-       command would write into a new dated folder and start over */
-    if (o->outdir_made) {
-        char word[sizeof o->again - 16] = "";
-        qc_shell_word_add (word, sizeof word, o->outdir_made);
-        snprintf (o->again, sizeof o->again, " with -o %s%s", word,
-                  o->force ? " and without -f" : "");
-    } else if (o->force)
-        snprintf (o->again, sizeof o->again, " without -f");
-    struct stat st;
-    if (o->symlink_dir && (stat (o->symlink_dir, &st) != 0 || !S_ISDIR (st.st_mode))) {
-        fprintf (stderr, "%s: --symlink %s is not a folder\n", prog, o->symlink_dir);
-        return QC_EXIT_USAGE;
-    }
-    if (o->batch && !o->quiet)
-        fprintf (stderr, "%s: note: HistoQC's -b/--batch (results split into files of N "
-                 "rows) is not done: one results.tsv is written (qc-submit's -b is "
-                 "--broker)\n", prog);
-    if (o->seed && !o->quiet)
-        fprintf (stderr, "%s: note: HistoQC's -s/--seed is not needed: every random "
-                 "choice here (classifier training, texture patches) has a fixed seed, "
-                 "so reruns give the same results\n", prog);
-    if (o->debug && !o->quiet)
-        fprintf (stderr, "%s: note: HistoQC's --debug changes nothing here: each failed "
-                 "slide's reason is in error.log, the workers' warnings and errors in "
-                 "qc.log\n", prog);
-    return 0;
-}
-
-/* HistoQC's --symlink DIR: DIR/<OUTDIR's name> links to OUTDIR. */
-static void
-make_symlink (const options_t *o)
-{
-    char *origin = o->symlink_dir ? realpath (o->outdir, NULL) : NULL;
-    if (!origin)
-        return;
-    const char *base = strrchr (origin, '/');
-    char *target = NULL;
-    if (asprintf (&target, "%s/%s", o->symlink_dir, base ? base + 1 : origin) >= 0
-        && symlink (origin, target) != 0)
-        fprintf (stderr, "%s: --symlink: cannot make %s (%s): make it with ln -s %s %s\n",
-                 prog, target, strerror (errno), origin, target);
-    free (target);
-    free (origin);
-}
-
 /* The config text to send (its files resolved), its files, and the
  * pipeline it builds (checked here, before any slide is touched). */
 static int
@@ -522,110 +411,6 @@ config_identity_text (const options_t *o, const qc_client_assets_t *assets)
     return id;
 }
 
-/* What every session of this run is given: the broker, its keys, the
- * timings and how much to say; the caller adds the job's side. */
-static qc_session_config_t
-session_of (const options_t *o, const qc_curve_client_t *curve, qc_output_t *out)
-{
-    return (qc_session_config_t) {
-        .endpoint = o->broker, .resource = o->resource, .timeout_s = (uint32_t) o->timeout_s,
-        .heartbeat_ms = 1000, .liveness = 5, .quiet = o->quiet,
-        .wait_warn_s = (uint32_t) o->wait_warn_s, .outdir = o->outdir, .out = out,
-        .curve = curve, .reach = o->reach, .forced = o->force, .again = o->again,
-        .server_key = o->broker ? o->server_key : NULL};
-}
-
-/* A rerun through a broker into a folder whose last job there has
- * slides with no result here yet (its client was stopped: Ctrl-C, a
- * closed ssh session, a full disk) fetches that job's results first, as
- * --attach does: a new job would run those slides a second time while
- * the old one goes on. QC_EXIT_OK to go on with the rerun (every result
- * fetched, or the broker no longer has the job), else the exit code.
- * *fetched: the results it wrote (the rerun says they are not run
- * again because they were just fetched), *job: that job. */
-static int
-attach_last_job (const options_t *o, const qc_curve_client_t *curve, size_t *fetched,
-                 uint64_t *job)
-{
-    qc_output_last_job_t last;
-    *fetched = 0;
-    *job = 0;
-    if (!o->broker || o->force || !o->outdir || qc_output_last_job (o->outdir, &last) != 0
-        || last.local || (!last.slides_unknown && last.done >= last.slides))
-        return QC_EXIT_OK;
-    /* a folder from before jobs had keys: the broker could not tell its
-       job from another of that id, so it is not fetched unasked; one
-       whose results.tsv is gone has no header to write rows under */
-    if (!last.key || !last.table) {
-        if (!o->quiet)
-            fprintf (stderr, "%s: note: %s's job %" PRIu64 " is not fetched first (%s); "
-                     "--attach %" PRIu64 " fetches it, else its slides without a result "
-                     "run in a new job\n", prog, o->outdir, last.job,
-                     last.key ? "its results.tsv is gone" : "it was written before jobs "
-                     "had keys", last.job);
-        return QC_EXIT_OK;
-    }
-    char err[1024] = "";
-    /* said before "fetching them first", which would not happen */
-    if (qc_output_in_use (o->outdir, err, sizeof err)) {
-        fprintf (stderr, "%s: %s\n", prog, err);
-        return QC_EXIT_USAGE;
-    }
-    if (!o->quiet && strcmp (last.endpoint, o->broker) != 0)
-        fprintf (stderr, "%s: note: job %" PRIu64 " ran on %s; asking %s for it\n", prog,
-                 last.job, last.endpoint, o->broker);
-    if (last.torn) {
-        /* the last run was killed after the broker took its job and before
-           .qc-job named it: named now, then fetched as any other */
-        if (!o->quiet)
-            fprintf (stderr, "%s: %s's last run was stopped as it started job %" PRIu64
-                     " (its .qc-job still named the one before): taking job %" PRIu64
-                     " as the folder's\n", prog, o->outdir, last.job, last.job);
-        if (qc_output_adopt_job (o->outdir, &last, err, sizeof err)) {
-            fprintf (stderr, "%s: %s\n", prog, err);
-            return QC_EXIT_INCOMPLETE;
-        }
-    }
-    if (!o->quiet && last.slides_unknown)
-        /* .qc-slides names another job (a run killed as it started one):
-           what the broker still holds of this one is fetched, if any */
-        fprintf (stderr, "%s: %s holds job %" PRIu64 ", but not its slide list (.qc-slides "
-                 "is another job's or gone), so whether each of its slides has a result "
-                 "there is not known: fetching what the broker holds of it first (as "
-                 "--attach %" PRIu64 ")\n", prog, o->outdir, last.job, last.job);
-    else if (!o->quiet)
-        fprintf (stderr, "%s: %s holds job %" PRIu64 ", and %" PRIu64 " of its %" PRIu64
-                 " slides have no result there yet: fetching them first (as --attach "
-                 "%" PRIu64 ")\n", prog, o->outdir, last.job, last.slides - last.done,
-                 last.slides, last.job);
-    qc_output_config_t oc = {.outdir = o->outdir, .attach_job = last.job};
-    qc_output_t *out = qc_output_open (&oc, true, err, sizeof err);
-    if (!out) {
-        fprintf (stderr, "%s: %s\n", prog, err);
-        return QC_EXIT_USAGE;
-    }
-    bool finished = false, gone = false;
-    qc_session_config_t sc = session_of (o, curve, out);
-    sc.attach_job = last.job;
-    sc.expect_total = last.slides;
-    sc.finished = &finished;
-    sc.gone = &gone;
-    uint64_t written_before = qc_output_written (out);
-    int rc = qc_session_run (&sc);
-    *fetched = (size_t) (qc_output_written (out) - written_before);
-    *job = last.job;
-    qc_output_close (&out);
-    if (finished)
-        return QC_EXIT_OK;
-    if (gone) {         /* not there, or refused (said above) */
-        if (!o->quiet)
-            fprintf (stderr, "%s: job %" PRIu64 " cannot be fetched: its slides without a "
-                     "result here run in a new job\n", prog, last.job);
-        return QC_EXIT_OK;
-    }
-    return rc == QC_EXIT_OK || rc == QC_EXIT_FAILED ? QC_EXIT_INCOMPLETE : rc;
-}
-
 int
 main (int argc, char **argv)
 {
@@ -644,7 +429,7 @@ main (int argc, char **argv)
         return rc < 0 ? QC_EXIT_OK : rc;
     if (o.write_default)
         return write_default_config (o.write_default);
-    if ((rc = histoqc_options (&o)) || (rc = build_cohort (&o, argc, argv, &cohort)))
+    if ((rc = submit_histoqc_options (&o)) || (rc = build_cohort (&o, argc, argv, &cohort)))
         goto out;
     rc = QC_EXIT_USAGE;
     if ((o.attach || o.cancel) && !o.broker) {
@@ -715,7 +500,7 @@ main (int argc, char **argv)
         goto out;
     size_t fetched = 0;
     uint64_t fetched_job = 0;
-    if (!o.attach && (rc = attach_last_job (&o, curve, &fetched, &fetched_job)) != QC_EXIT_OK)
+    if (!o.attach && (rc = submit_attach_last_job (&o, curve, &fetched, &fetched_job)) != QC_EXIT_OK)
         goto out;
     rc = QC_EXIT_USAGE;
     size_t ncol = pipeline ? qc_pipeline_ncolumns (pipeline) : 0;
@@ -798,7 +583,7 @@ main (int argc, char **argv)
         if (qc_local_slots_note (local))
             fprintf (stderr, "%s: %s\n", prog, qc_local_slots_note (local));
     }
-    qc_session_config_t sc = session_of (&o, curve, out);
+    qc_session_config_t sc = submit_session_of (&o, curve, out);
     sc.endpoint = o.broker ? o.broker : qc_local_endpoint (local);
     sc.local = !o.broker;
     sc.slides = plan.run;
@@ -820,7 +605,7 @@ main (int argc, char **argv)
         rc = QC_EXIT_FAILED;
 out:
     if (o.outdir && !o.attach && rc != QC_EXIT_USAGE)
-        make_symlink (&o);
+        submit_make_symlink (&o);
     free (o.outdir_made);
     free (o.template_path);
     qc_curve_client_destroy (&curve);

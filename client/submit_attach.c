@@ -1,0 +1,114 @@
+/* A rerun into a folder whose last job, through a broker, has slides
+ * with no result there yet fetches that job first (submit_options.h). */
+#include "client/submit_options.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "shared/cli.h"
+
+static const char *prog = SUBMIT_PROG;
+
+/* What every session of this run is given: the broker, its keys, the
+ * timings and how much to say; the caller adds the job's side. */
+qc_session_config_t
+submit_session_of (const options_t *o, const qc_curve_client_t *curve, qc_output_t *out)
+{
+    return (qc_session_config_t) {
+        .endpoint = o->broker, .resource = o->resource, .timeout_s = (uint32_t) o->timeout_s,
+        .heartbeat_ms = 1000, .liveness = 5, .quiet = o->quiet,
+        .wait_warn_s = (uint32_t) o->wait_warn_s, .outdir = o->outdir, .out = out,
+        .curve = curve, .reach = o->reach, .forced = o->force, .again = o->again,
+        .server_key = o->broker ? o->server_key : NULL};
+}
+
+/* A rerun through a broker into a folder whose last job there has
+ * slides with no result here yet (its client was stopped: Ctrl-C, a
+ * closed ssh session, a full disk) fetches that job's results first, as
+ * --attach does: a new job would run those slides a second time while
+ * the old one goes on. QC_EXIT_OK to go on with the rerun (every result
+ * fetched, or the broker no longer has the job), else the exit code.
+ * *fetched: the results it wrote (the rerun says they are not run
+ * again because they were just fetched), *job: that job. */
+int
+submit_attach_last_job (const options_t *o, const qc_curve_client_t *curve, size_t *fetched,
+                 uint64_t *job)
+{
+    qc_output_last_job_t last;
+    *fetched = 0;
+    *job = 0;
+    if (!o->broker || o->force || !o->outdir || qc_output_last_job (o->outdir, &last) != 0
+        || last.local || (!last.slides_unknown && last.done >= last.slides))
+        return QC_EXIT_OK;
+    /* a folder from before jobs had keys: the broker could not tell its
+       job from another of that id, so it is not fetched unasked; one
+       whose results.tsv is gone has no header to write rows under */
+    if (!last.key || !last.table) {
+        if (!o->quiet)
+            fprintf (stderr, "%s: note: %s's job %" PRIu64 " is not fetched first (%s); "
+                     "--attach %" PRIu64 " fetches it, else its slides without a result "
+                     "run in a new job\n", prog, o->outdir, last.job,
+                     last.key ? "its results.tsv is gone" : "it was written before jobs "
+                     "had keys", last.job);
+        return QC_EXIT_OK;
+    }
+    char err[1024] = "";
+    /* said before "fetching them first", which would not happen */
+    if (qc_output_in_use (o->outdir, err, sizeof err)) {
+        fprintf (stderr, "%s: %s\n", prog, err);
+        return QC_EXIT_USAGE;
+    }
+    if (!o->quiet && strcmp (last.endpoint, o->broker) != 0)
+        fprintf (stderr, "%s: note: job %" PRIu64 " ran on %s; asking %s for it\n", prog,
+                 last.job, last.endpoint, o->broker);
+    if (last.torn) {
+        /* the last run was killed after the broker took its job and before
+           .qc-job named it: named now, then fetched as any other */
+        if (!o->quiet)
+            fprintf (stderr, "%s: %s's last run was stopped as it started job %" PRIu64
+                     " (its .qc-job still named the one before): taking job %" PRIu64
+                     " as the folder's\n", prog, o->outdir, last.job, last.job);
+        if (qc_output_adopt_job (o->outdir, &last, err, sizeof err)) {
+            fprintf (stderr, "%s: %s\n", prog, err);
+            return QC_EXIT_INCOMPLETE;
+        }
+    }
+    if (!o->quiet && last.slides_unknown)
+        /* .qc-slides names another job (a run killed as it started one):
+           what the broker still holds of this one is fetched, if any */
+        fprintf (stderr, "%s: %s holds job %" PRIu64 ", but not its slide list (.qc-slides "
+                 "is another job's or gone), so whether each of its slides has a result "
+                 "there is not known: fetching what the broker holds of it first (as "
+                 "--attach %" PRIu64 ")\n", prog, o->outdir, last.job, last.job);
+    else if (!o->quiet)
+        fprintf (stderr, "%s: %s holds job %" PRIu64 ", and %" PRIu64 " of its %" PRIu64
+                 " slides have no result there yet: fetching them first (as --attach "
+                 "%" PRIu64 ")\n", prog, o->outdir, last.job, last.slides - last.done,
+                 last.slides, last.job);
+    qc_output_config_t oc = {.outdir = o->outdir, .attach_job = last.job};
+    qc_output_t *out = qc_output_open (&oc, true, err, sizeof err);
+    if (!out) {
+        fprintf (stderr, "%s: %s\n", prog, err);
+        return QC_EXIT_USAGE;
+    }
+    bool finished = false, gone = false;
+    qc_session_config_t sc = submit_session_of (o, curve, out);
+    sc.attach_job = last.job;
+    sc.expect_total = last.slides;
+    sc.finished = &finished;
+    sc.gone = &gone;
+    uint64_t written_before = qc_output_written (out);
+    int rc = qc_session_run (&sc);
+    *fetched = (size_t) (qc_output_written (out) - written_before);
+    *job = last.job;
+    qc_output_close (&out);
+    if (finished)
+        return QC_EXIT_OK;
+    if (gone) {         /* not there, or refused (said above) */
+        if (!o->quiet)
+            fprintf (stderr, "%s: job %" PRIu64 " cannot be fetched: its slides without a "
+                     "result here run in a new job\n", prog, last.job);
+        return QC_EXIT_OK;
+    }
+    return rc == QC_EXIT_OK || rc == QC_EXIT_FAILED ? QC_EXIT_INCOMPLETE : rc;
+}

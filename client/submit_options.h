@@ -1,0 +1,59 @@
+/* qc-submit's options as parsed (client/submit_main.c), and the parts
+ * of the run that live in files of their own: HistoQC's command-line
+ * habits (submit_histoqc.c) and fetching the folder's unfinished job
+ * first (submit_attach.c). */
+#ifndef QC_SUBMIT_OPTIONS_H
+#define QC_SUBMIT_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "client/output.h"
+#include "client/session.h"
+#include "shared/curve.h"
+
+#define SUBMIT_PROG "qc-submit"
+
+typedef struct {
+    const char *broker, *config_path, *outdir, *histoqc_data, *basepath;
+    const char *cert, *server_key;
+    char reach[4096];           /* --broker and its keys, as shell words */
+    const char *write_default, *cache_dir;
+    const char *symlink_dir;    /* --symlink: HistoQC's link to OUTDIR */
+    char *outdir_made;          /* the default OUTDIR's name (malloc'd) */
+    char again[4200];           /* what "run the same command again" adds */
+    char *template_path;        /* -c NAME's file (malloc'd) */
+    bool batch;                 /* HistoQC's -b/--batch N: said, not done */
+    bool seed, debug;           /* HistoQC's -s/--seed N, --debug: said */
+    uint64_t cache_max;
+    const char *lists[64];
+    int nlists;
+    unsigned long workers, timeout_s, attach, cancel, wait_warn_s;
+    uint8_t resource;
+    bool quiet, force, no_check;
+} options_t;
+
+/* What HistoQC's command line gives that qc-submit does differently:
+ * -c NAME (a template: its file), no -o (HistoQC's dated folder, and
+ * "run the same command again" then names it), no -c (said), --symlink
+ * (checked now, made at the end), -b/--batch, -s, --debug (said). 0, or
+ * an exit code. */
+int submit_histoqc_options (options_t *o);
+/* HistoQC's --symlink DIR: DIR/<OUTDIR's name> links to OUTDIR. */
+void submit_make_symlink (const options_t *o);
+
+/* What every session of this run is given: the broker, its keys, the
+ * timings and how much to say; the caller adds the job's side. */
+qc_session_config_t submit_session_of (const options_t *o, const qc_curve_client_t *curve,
+                                       qc_output_t *out);
+/* A rerun through a broker into a folder whose last job has slides
+ * with no result there yet fetches that job's results first, as
+ * --attach does (submit_attach.c says more). QC_EXIT_OK to go on with
+ * the rerun, else the exit code; *fetched: results written, *job: that
+ * job. */
+int submit_attach_last_job (const options_t *o, const qc_curve_client_t *curve,
+                            size_t *fetched, uint64_t *job);
+
+#endif
