@@ -460,7 +460,6 @@ qc_output_open (const qc_output_config_t *cfg, bool attach, char *err,
     }
     zlistx_set_destructor (o->unread, (zlistx_destructor_fn *) zstr_free);
     o->attach = attach;
-    o->force = cfg->force;
     o->command_line = cfg->command_line ? strdup (cfg->command_line) : NULL;
     o->lock_fd = -1;
     int locked = lock_folder (o, err, errlen);

@@ -30,7 +30,7 @@ struct qc_output {
                                  starts */
     int lock_fd;
     bool locked;              /* this run holds .qc-lock */
-    bool attach, force;       /* -f */
+    bool attach;
     FILE *tsv, *errors, *log, *journal;
     char **columns;           /* the columns rows are written in */
     size_t ncolumns;

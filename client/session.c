@@ -480,12 +480,11 @@ command_for (const session_t *s, const char *what, bool with_dir, char *buf, siz
     return buf;
 }
 
-/* "run the same command again" of a run given -f: without it, or the
- * rerun would start afresh instead of going on */
+/* What "run the same command again" adds (qc_session_config_t again). */
 static const char *
 without_f (const qc_session_config_t *c)
 {
-    return c->again ? c->again : c->forced ? " without -f" : "";
+    return c->again ? c->again : "";
 }
 
 /* Ctrl-C (or SIGTERM): what is kept and how to go on. */

@@ -26,11 +26,11 @@ typedef struct {
     uint32_t wait_warn_s;      /* no result for this long: say what the
                                   job waits for (client/waiting.h) */
     const char *outdir;        /* for the messages on how to go on */
-    bool forced;               /* -f: "run it again" says without -f */
-    const char *again;         /* what "run the same command again" adds
-                                  (" with -o DIR" when qc-submit chose the
-                                  folder: the same command would choose a
-                                  new one); NULL: from forced alone */
+    const char *again;         /* what "run the same command again" adds:
+                                  " with -o DIR" when qc-submit chose the
+                                  folder (the same command would choose a
+                                  new one), " without -f" after -f (it
+                                  would start afresh); NULL: nothing */
     const char *reach;         /* the options that reach the broker as the
                                   user gave them (--broker EP, its keys),
                                   as shell words, for those messages;
