@@ -118,8 +118,8 @@ check_params (qc_pipeline_t *self, const qc_module_t *m, const qc_config_section
         /* HistoQC's own steps only: it would run such a config; this
            project's steps (identifyFocusFaults, ...) are in no HistoQC
            config, and a key there that they do not read is a mistake */
-        if (known_parameter (key) && (m == &qc_module_base_image
-                                      || qc_module_is_histoqc (m->name, strlen (m->name)))) {
+        if ((m == &qc_module_base_image || qc_module_is_histoqc (m->name, strlen (m->name)))
+            && known_parameter (key)) {
             add_note (self, "[%s] line %d: '%s' is not read by %s (a parameter of "
                       "other steps): ignored, as HistoQC ignores it", qc_config_section_name (sec),
                       qc_config_key_line (sec, key), key, m->name);
