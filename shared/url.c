@@ -8,6 +8,7 @@
 #include "shared/url.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -324,6 +325,49 @@ qc_url_cache_name (const char *url, char *out, size_t outlen)
     return 0;
 }
 
+/* ---- host and port ---- */
+
+/* Where url's host ends and the port written after it: the host is
+ * [p->host_start, *host_end), an [IPv6] address through its ']' or a
+ * name up to the first ':'; *port is 0 when no port or an empty one is
+ * written (the scheme's own). -1 when the authority has no such shape:
+ * a '[' without its ']' or with more than ":port" after it, a port that
+ * is not 1-65535 in at most five digits. One reading for both callers,
+ * so what the worker admits (authority_of) and the one spelling of a
+ * slide (qc_url_canonical) never take a port two ways ("080" is 80). */
+static int
+host_port_of (const char *url, const url_parts_t *p, size_t *host_end, unsigned *port)
+{
+    size_t h = p->host_start, e = p->auth_end, colon;
+    if (url[h] == '[') {
+        const char *close = memchr (url + h, ']', e - h);
+        if (!close)
+            return -1;
+        colon = (size_t) (close - url) + 1;
+        if (colon < e && url[colon] != ':')
+            return -1;
+    } else {
+        const char *c = memchr (url + h, ':', e - h);
+        colon = c ? (size_t) (c - url) : e;
+    }
+    *host_end = colon;
+    *port = 0;
+    if (colon + 1 >= e)
+        return 0;
+    if (e - colon - 1 > 5)
+        return -1;
+    unsigned long v = 0;
+    for (size_t k = colon + 1; k < e; k++) {
+        if (!isdigit ((unsigned char) url[k]))
+            return -1;
+        v = v * 10 + (unsigned long) (url[k] - '0');
+    }
+    if (v < 1 || v > 65535)
+        return -1;
+    *port = (unsigned) v;
+    return 0;
+}
+
 /* ---- admitted prefixes (qc-worker --slides-url) ---- */
 
 /* The scheme, host and port of url's authority (user info skipped) and
@@ -346,49 +390,25 @@ authority_of (const char *url, qc_url_kind_t *kind, char *host, size_t hostlen,
     size_t ats = 0;
     for (size_t k = p.auth_start; k < p.auth_end; k++)
         ats += url[k] == '@';
-    if (ats > 1)
+    size_t h = p.host_start, host_end;
+    if (ats > 1 || host_port_of (url, &p, &host_end, port) < 0
+        || (host_end < p.auth_end && !*port))   /* "host:" names no port to compare */
         return -1;
-    size_t h = p.host_start, e = p.auth_end, n = 0;
-    size_t colon = e;
-    if (url[h] == '[') {
-        size_t k = h + 1;
-        while (k < e && (isxdigit ((unsigned char) url[k]) || url[k] == ':' || url[k] == '.'))
-            k++;
-        if (k >= e || url[k] != ']')
+    /* an [IPv6] address of hex digits, ':' and '.' (no zone), or a name */
+    bool v6 = url[h] == '[';
+    for (size_t k = h + v6; k < host_end - v6; k++) {
+        int c = (unsigned char) url[k];
+        if (v6 ? !isxdigit (c) && c != ':' && c != '.' : !isalnum (c) && c != '.' && c != '-')
             return -1;
-        colon = k + 1 < e ? k + 1 : e;
-        if (colon < e && url[colon] != ':')
-            return -1;
-    } else {
-        for (size_t k = h; k < e; k++) {
-            if (url[k] == ':') {
-                colon = k;
-                break;
-            }
-            if (!isalnum ((unsigned char) url[k]) && url[k] != '.' && url[k] != '-')
-                return -1;
-        }
     }
-    if (colon == h || colon - h >= hostlen)
+    if (host_end == h + 2 * v6 || host_end - h >= hostlen)
         return -1;
-    for (size_t k = h; k < colon; k++)
+    size_t n = 0;
+    for (size_t k = h; k < host_end; k++)
         host[n++] = (char) tolower ((unsigned char) url[k]);
     host[n] = '\0';
-    *port = *kind == QC_URL_HTTPS ? 443 : 80;
-    if (colon < e) {
-        unsigned long v = 0;
-        size_t k = colon + 1;
-        if (k == e || e - k > 5)
-            return -1;
-        for (; k < e; k++) {
-            if (!isdigit ((unsigned char) url[k]))
-                return -1;
-            v = v * 10 + (unsigned long) (url[k] - '0');
-        }
-        if (v < 1 || v > 65535)
-            return -1;
-        *port = (unsigned) v;
-    }
+    if (!*port)
+        *port = *kind == QC_URL_HTTPS ? 443 : 80;
     *path_start = p.auth_end;
     *path_end = p.path_end;
     return 0;
@@ -398,8 +418,9 @@ authority_of (const char *url, qc_url_kind_t *kind, char *host, size_t hostlen,
  * path: a segment of one or two dots, also percent-encoded, with spaces
  * after them (IIS trims those) or ";params" (Tomcat, Jetty and Spring
  * drop those, then resolve the dots); an encoded '/', '\', '%' (a second
- * decoding), NUL, or an overlong UTF-8 lead byte (%C0, %C1: old servers
- * decoded "%C0%AE" as a dot); or a '\' (some servers take it for '/'). */
+ * decoding), NUL, or an overlong UTF-8 lead byte (%C0, %C1, also raw:
+ * old servers decoded "%C0%AE" as a dot); or a '\' (some servers take it
+ * for '/'). */
 static int
 path_unsafe (const char *s, const char *e)
 {
@@ -420,7 +441,7 @@ path_unsafe (const char *s, const char *e)
             if (ch == '/' || ch == '%' || ch == 0 || ch == 0xc0 || ch == 0xc1)
                 return 1;
         }
-        if (ch == '\\')
+        if (ch == '\\' || ch == 0xc0 || ch == 0xc1)   /* raw too: spelt %C0 it is unsafe */
             return 1;
         if (ch == ';')
             params = 1;
@@ -431,6 +452,28 @@ path_unsafe (const char *s, const char *e)
         else if (ch != ' ')
             other++;
     }
+    return 0;
+}
+
+/* The path [s, s + n) into out (cap bytes) with raw bytes over 0x7f
+ * percent-encoded, as qc_url_canonical spells them; "/" when empty. -1
+ * when it does not fit. */
+static int
+encode_path (const char *s, size_t n, char *out, size_t cap)
+{
+    size_t o = 0;
+    if (n == 0)
+        s = "/", n = 1;
+    for (size_t k = 0; k < n; k++) {
+        unsigned char c = (unsigned char) s[k];
+        if (o + (c > 0x7f ? 3 : 1) + 1 > cap)
+            return -1;
+        if (c > 0x7f)
+            o += (size_t) snprintf (out + o, cap - o, "%%%02X", c);
+        else
+            out[o++] = (char) c;
+    }
+    out[o] = '\0';
     return 0;
 }
 
@@ -454,14 +497,11 @@ qc_url_prefix_parse (const char *text, qc_url_prefix_t *out, char *err, size_t e
     if (path_unsafe (text + ps, text + pe))
         return qc_fail (err, errlen, "'%.300s': a prefix's folder holds no '.', '..', "
                         "'\\' or encoded '/' segment", text);
-    size_t n = pe - ps;
-    if (n + 2 > sizeof out->path)
+    /* the folder as a slide's one spelling has it (raw bytes over 0x7f
+       percent-encoded), so that it is compared with slides spelt so */
+    if (encode_path (text + ps, pe - ps, out->path, sizeof out->path) < 0)
         return qc_fail (err, errlen, "'%.300s': the folder is longer than %zu characters",
                         text, sizeof out->path - 2);
-    if (n == 0)
-        out->path[0] = '/';
-    else
-        memcpy (out->path, text + ps, n);
     return 0;
 }
 
@@ -478,8 +518,10 @@ qc_url_prefix_match (const qc_url_prefix_t *prefix, const char *url)
         || kind != prefix->kind || port != prefix->port || strcmp (host, prefix->host) != 0
         || path_unsafe (url + ps, url + pe))
         return 0;
-    const char *path = pe > ps ? url + ps : "/";
-    size_t plen = pe > ps ? pe - ps : 1;
+    char path[3 * QC_URL_MAX + 2];
+    if (encode_path (url + ps, pe - ps, path, sizeof path) < 0)
+        return 0;
+    size_t plen = strlen (path);
     size_t n = strlen (prefix->path);
     if (plen < n || strncmp (path, prefix->path, n) != 0)
         return 0;
@@ -557,30 +599,12 @@ qc_url_canonical (const char *url, char *out, size_t outlen)
     }
     bool https = p.scheme_end == 5;
     const char *scheme = https ? "https://" : "http://";
-    /* host, then ":port": after "]" for an IPv6 host, else at the first
-       ':'; an authority of any other shape is kept as written */
-    size_t host_end = p.auth_end;
-    bool plain = true;
-    if (url[p.host_start] == '[') {
-        const char *close = memchr (url + p.host_start, ']', p.auth_end - p.host_start);
-        host_end = close ? (size_t) (close - url) + 1 : p.auth_end;
-        plain = close && (host_end == p.auth_end || url[host_end] == ':');
-    } else {
-        const char *colon = memchr (url + p.host_start, ':', p.auth_end - p.host_start);
-        host_end = colon ? (size_t) (colon - url) : p.auth_end;
-    }
-    const char *port = host_end < p.auth_end ? url + host_end + 1 : "";
-    size_t port_len = host_end < p.auth_end ? p.auth_end - host_end - 1 : 0;
-    for (size_t k = 0; k < port_len; k++)
-        plain = plain && isdigit ((unsigned char) port[k]);
-    if (!plain) {
-        host_end = p.auth_end;  /* no port taken apart, nothing dropped */
-        port = "";
-        port_len = 0;
-    }
-    bool default_port = !plain || port_len == 0
-                        || (port_len == (https ? 3 : 2)
-                            && strncmp (port, https ? "443" : "80", port_len) == 0);
+    /* an authority of no usual shape is kept as written */
+    size_t host_end;
+    unsigned port;
+    bool plain = host_port_of (url, &p, &host_end, &port) == 0;
+    if (!plain)
+        host_end = p.auth_end;
     if (put (out, outlen, &len, scheme, strlen (scheme))
         || put (out, outlen, &len, url + p.auth_start, p.host_start - p.auth_start))
         return out[0] = '\0', -1;
@@ -591,22 +615,15 @@ qc_url_canonical (const char *url, char *out, size_t outlen)
         if (put (out, outlen, &len, &c, 1))
             return out[0] = '\0', -1;
     }
-    if (!default_port && (put (out, outlen, &len, ":", 1)
-                          || put (out, outlen, &len, port, port_len)))
+    char port_text[16] = "";
+    if (plain && port && port != (https ? 443u : 80u))
+        snprintf (port_text, sizeof port_text, ":%u", port);
+    if (put (out, outlen, &len, port_text, strlen (port_text)))
         return out[0] = '\0', -1;
     size_t path_start = len;
-    if (p.path_end == p.auth_end && put (out, outlen, &len, "/", 1))
+    if (encode_path (url + p.auth_end, p.path_end - p.auth_end, out + len, outlen - len) < 0)
         return out[0] = '\0', -1;
-    for (size_t k = p.auth_end; k < p.path_end; k++) {
-        unsigned char c = (unsigned char) url[k];
-        char enc[4];
-        if (c > 0x7f)
-            snprintf (enc, sizeof enc, "%%%02X", c);
-        else
-            enc[0] = (char) c, enc[1] = '\0';
-        if (put (out, outlen, &len, enc, strlen (enc)))
-            return out[0] = '\0', -1;
-    }
+    len += strlen (out + len);
     len = path_start + remove_dots (out + path_start, len - path_start);
     out[len] = '\0';
     if (put (out, outlen, &len, url + p.path_end, strlen (url + p.path_end)))

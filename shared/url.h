@@ -101,8 +101,9 @@ int qc_url_prefix_parse (const char *text, qc_url_prefix_t *out, char *err,
 /* 1 when url lies under prefix: the same scheme, host (any case) and
  * port (the scheme's default when none is written), and a path that is
  * the prefix's or below it, the prefix's path taken as a folder
- * ("/wsi" admits "/wsi/a.svs", not "/wsi2/a.svs"). The query and the
- * user info do not count. A URL that a server could read as another
+ * ("/wsi" admits "/wsi/a.svs", not "/wsi2/a.svs"), bytes over 0x7f
+ * compared percent-encoded on both sides (as qc_url_canonical spells
+ * them). The query and the user info do not count. A URL that a server could read as another
  * path never matches: a "." or ".." segment, also percent-encoded, an
  * encoded '/' or '\', a '\', or a host that is not plain. Else 0. */
 int qc_url_prefix_match (const qc_url_prefix_t *prefix, const char *url);

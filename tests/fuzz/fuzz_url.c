@@ -1,7 +1,9 @@
 /* libFuzzer target: a cohort entry as qc-submit and the worker take it
  * (shared/url.c): classified, redacted, named, and spelt canonically
- * into buffers of several sizes. What comes back fits its buffer, and a
- * canonical spelling spelt again is the same (one slide, one spelling). */
+ * into buffers of several sizes. What comes back fits its buffer, a
+ * canonical spelling spelt again is the same (one slide, one spelling),
+ * and an entry taken as a --slides-url folder admits itself, as written
+ * and as spelt canonically. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,13 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
             __builtin_trap ();
     if (qc_url_canonical (entry, out, sizeof out) == 0 && qc_url_is_remote (out)
         && (qc_url_canonical (out, again, sizeof again) != 0 || strcmp (out, again) != 0))
+        __builtin_trap ();
+    /* a folder the worker admits (--slides-url) admits itself in the
+       spelling qc-submit sends */
+    qc_url_prefix_t prefix;
+    if (qc_url_prefix_parse (entry, &prefix, err, sizeof err) == 0
+        && (qc_url_canonical (entry, out, sizeof out) != 0 || !qc_url_prefix_match (&prefix, out)
+            || !qc_url_prefix_match (&prefix, entry)))
         __builtin_trap ();
     free (entry);
     return 0;

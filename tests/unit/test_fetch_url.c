@@ -99,6 +99,11 @@ test_canonical (void)
         {"https://h:8443/a.svs", "https://h:8443/a.svs"},
         {"http://h:443/a.svs", "http://h:443/a.svs"},
         {"http://h:/a.svs", "http://h/a.svs"},
+        /* a port read as the worker reads it: as a number */
+        {"http://h:080/a.svs", "http://h/a.svs"},
+        {"http://h:08080/a.svs", "http://h:8080/a.svs"},
+        {"http://H:0/a.svs", "http://H:0/a.svs"},
+        {"http://H:65536/a.svs", "http://H:65536/a.svs"},
         {"http://h", "http://h/"},
         {"http://h?x=1", "http://h/?x=1"},
         {"http://h/./a/../b/./c.svs", "http://h/b/c.svs"},
@@ -306,6 +311,8 @@ test_prefix (void)
         { "https://slides.lab.org/other/a.svs", 0 },
         { "http://slides.lab.org/wsi/a.svs", 0 },            /* scheme */
         { "https://slides.lab.org:8443/wsi/a.svs", 0 },      /* port */
+        { "https://slides.lab.org:0443/wsi/a.svs", 1 },      /* the same port */
+        { "https://[::1%25eth0]/wsi/a.svs", 0 },             /* another host */
         { "https://slides.lab.org.evil.net/wsi/a.svs", 0 },  /* host */
         { "https://evil.net#@slides.lab.org/wsi/a.svs", 0 },
         { "https://slides.lab.org@evil.net/wsi/a.svs", 0 },  /* user info, then evil's host */
@@ -324,6 +331,7 @@ test_prefix (void)
         { "https://slides.lab.org/wsi/%252e%252e/admin/x", 0 }, /* decoded twice */
         { "https://slides.lab.org/wsi/..%00/admin/x", 0 },
         { "https://slides.lab.org/wsi/%c0%ae%c0%ae/admin/x", 0 },
+        { "https://slides.lab.org/wsi/\xc0\xae\xc0\xae/admin/x", 0 }, /* raw, spelt %C0 when sent */
         { "https://slides.lab.org/wsi/a;v=1.svs", 1 },      /* a ';' in a name is fine */
         { "https://slides.lab.org/wsi/a..b.svs", 1 },        /* dots inside a name are fine */
         { "https://slides.lab.org/wsi/...", 1 },             /* three dots: a name */
@@ -351,6 +359,16 @@ test_prefix (void)
     CHECK (qc_url_prefix_parse ("http://[::1]:9000/s", &pre, err, sizeof err) == 0
            && qc_url_prefix_match (&pre, "http://[::1]:9000/s/a.svs")
            && !qc_url_prefix_match (&pre, "http://[::2]:9000/s/a.svs"), "IPv6: %s", err);
+    /* a folder named in UTF-8 admits its slides in either spelling:
+       qc-submit sends them percent-encoded (qc_url_canonical) */
+    CHECK (qc_url_prefix_parse ("http://h/Pr\xC3\xA4parate/", &pre, err, sizeof err) == 0
+           && strcmp (pre.path, "/Pr%C3%A4parate/") == 0
+           && qc_url_prefix_match (&pre, "http://h/Pr%C3%A4parate/a.svs")
+           && qc_url_prefix_match (&pre, "http://h/Pr\xC3\xA4parate/a.svs")
+           && !qc_url_prefix_match (&pre, "http://h/Pr%C3%A5parate/a.svs"), "UTF-8 folder: %s", err);
+    char canon[600];
+    CHECK (qc_url_canonical ("http://H:080/Pr\xC3\xA4parate/./a.svs", canon, sizeof canon) == 0
+           && qc_url_prefix_match (&pre, canon), "canonical spelling admitted: %s", canon);
 
     static const char *const refused[] = {
         "ftp://h/a", "https://u:p@h/a", "https://h/a?x=1", "https://h/a#f", "https://h/../a",
