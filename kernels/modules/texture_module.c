@@ -24,7 +24,13 @@
  * 32, npatches 100, nlevels 8, feats "contrast:dissimilarity:homogeneity:
  * ASM:energy:correlation", invert False, mask_name "img_mask_use" (or a
  * mask an earlier step kept: "img_mask_pen_markings" or "pen_markings").
- * An empty mask gives HistoQC's warning and no columns.
+ * An empty mask gives HistoQC's warning and -100 in every column, the
+ * value HistoQC's other steps print when a statistic cannot be computed
+ * (contrast, stains). HistoQC itself leaves this step's cells out of the
+ * row, which shifts the later values into the wrong columns; empty cells
+ * (what this step wrote before) hid the columns in HistoQC's UI whenever
+ * such a slide came first, as the UI takes a column as numeric from the
+ * first row.
  *
  * HistoQC quirk kept: with a single feature and several patches, its
  * results.squeeze () leaves one row per patch and zip pairs the feature
@@ -33,6 +39,7 @@
 #include "kernels/modules/blur_common.h"
 #include "kernels/modules/masks.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -160,26 +167,24 @@ run_texture (qc_run_t *run)
     qc_mask_destroy (&inv);
     if (rc < 0)
         return qc_run_fail (run, "texture features failed (out of memory?)");
-    if (rc == 1) {
+    bool empty = rc == 1;
+    if (empty)
         qc_run_warn (run, "LocalTextureEstimationModule."
                      "estimateGreyComatrixFeatures:%s Can not estimate the "
                      "empty mask since NO tissue remains detectable in mask",
                      p.prefix);
-        return 0;
-    }
     int single = p.nfeats == 1 && p.glcm.npatches > 1;
     char buf[QC_PYFLOAT_LEN], col[160];
     for (int i = 0; i < p.nfeats; i++) {
         int f = p.feats[i];
         const char *name = qc_glcm_feature_name (f);
         snprintf (col, sizeof col, "%s%s", p.prefix, name);
-        if (qc_run_set (run, col, "%s", qc_pyfloat (single ? first[f]
-                                                   : mean[f], buf,
-                                                   sizeof buf)))
+        if (qc_run_set (run, col, "%s", empty ? "-100"
+                        : qc_pyfloat (single ? first[f] : mean[f], buf, sizeof buf)))
             return -1;
         snprintf (col, sizeof col, "%s%s_std", p.prefix, name);
-        if (qc_run_set (run, col, "%s", qc_pyfloat (single ? 0.0 : std[f],
-                                                   buf, sizeof buf)))
+        if (qc_run_set (run, col, "%s", empty ? "-100"
+                        : qc_pyfloat (single ? 0.0 : std[f], buf, sizeof buf)))
             return -1;
     }
     return 0;

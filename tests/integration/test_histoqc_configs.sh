@@ -9,8 +9,8 @@
 #    own results.tsv (../shared/reference/histoqc); for the others, the
 #    names each HistoQC module's addToPrintList writes, in pipeline order
 #    (built below from HistoQC's module source, one function a module);
-#    every row fills every column, except the texture of an empty mask
-#    (HistoQC's warning; HistoQC writes no cells there);
+#    every row fills every column; the texture of an empty mask holds
+#    -100 in each (HistoQC's warning; HistoQC writes no cells there);
 #  - each slide's folder holds exactly the files HistoQC writes for that
 #    config (file names from its modules' io.imsave calls), _macro.png
 #    when the slide has a macro image; for config.ini on the TCGA slide,
@@ -120,22 +120,26 @@ for cfg in config config_light config_first config_clinical config_ihc config_v2
     diff <(columns_of $cfg; echo original_path) <(sed -n 's/^#dataset://p' "$out/results.tsv" | tr '\t' '\n') \
         >"$T/$cfg.cols" || fail "$cfg: columns differ from HistoQC's (< HistoQC, > ours): $(tr '\n' ' ' <"$T/$cfg.cols")"
     ncol=$(( $(columns_of $cfg | wc -l) + 1 ))
-    # Empty only where HistoQC writes nothing: the warnings (next to last)
-    # and the texture of an empty mask (its warning names the prefix;
-    # HistoQC leaves the columns out of that row, which shifts the rest).
+    # No cell empty but the warnings (next to last) where there are none.
+    # The texture of an empty mask (its warning names the prefix) holds
+    # -100 in each of its columns, HistoQC's value for what cannot be
+    # computed (HistoQC leaves them out of that row, shifting the rest;
+    # empty cells hid them in HistoQC's UI when such a row came first).
     awk -F'\t' -v n=$ncol '/^#dataset:/ { sub(/^#dataset:/, ""); for (i = 1; i <= NF; i++) col[i] = $i; next }
         !/^#/ { rows++; if (NF != n) bad = bad " " $1 " has " NF " fields"
             m = split($(NF - 1), w, "|"); none = ""
             for (j = 1; j <= m; j++) if (w[j] ~ /estimateGreyComatrixFeatures:.* Can not estimate/) {
                 p = w[j]; sub(/.*estimateGreyComatrixFeatures:/, "", p); sub(/ Can not.*/, "", p)
-                none = none "|" p }
+                none = none "|" p; empties++ }
             if ($NF == "") bad = bad " " $1 " has no original_path"
-            for (i = 1; i < n - 1; i++) if ($i == "") {
+            for (i = 1; i < n - 1; i++) {
+                if ($i == "") bad = bad " " $1 " empty " col[i]
                 c = col[i]; k = index(c, "_")
-                if (!(k && index(none "|", "|" substr(c, 1, k) "|") &&
-                      substr(c, k + 1) ~ /^(contrast|dissimilarity|homogeneity|ASM|energy|correlation)(_std)?$/))
-                    bad = bad " " $1 " empty " c } }
-        END { if (rows != 4) bad = bad " " rows " rows"; if (bad) { print bad; exit 1 } }' \
+                if (k && index(none "|", "|" substr(c, 1, k) "|") && $i != "-100" &&
+                    substr(c, k + 1) ~ /^(contrast|dissimilarity|homogeneity|ASM|energy|correlation)(_std)?$/)
+                    bad = bad " " $1 " " c "=" $i " (texture of an empty mask: -100)" } }
+        END { if (rows != 4) bad = bad " " rows " rows"; if (bad) { print bad; exit 1 }
+              print empties + 0 }' \
         "$out/results.tsv" >"$T/$cfg.rows" || fail "$cfg: rows:$(cat "$T/$cfg.rows")"
 
     for s in "${SLIDES[@]}"; do
@@ -147,8 +151,10 @@ for cfg in config config_light config_first config_clinical config_ihc config_v2
         got=$(ls "$out/$name" | sed "s/^$name//" | sort)
         [ "$got" = "$want" ] || fail "$cfg $name: files differ from HistoQC's (< HistoQC, > ours): $(diff <(echo "$want") <(echo "$got") | grep '^[<>]' | tr '\n' ' ')"
     done
-    pass "$cfg: 4 passed, 1 failed with a reason; HistoQC's $ncol columns, every row full; HistoQC's files for each slide"
+    pass "$cfg: 4 passed, 1 failed with a reason; HistoQC's $ncol columns, every row full ($(cat "$T/$cfg.rows") texture steps on an empty mask); HistoQC's files for each slide"
 done
+[ "$(cat "$T/config_v2.1.rows")" -gt 0 ] \
+    || fail "config_v2.1 ran no texture step on an empty mask: the -100 cells went untested"
 
 # config.ini on TCGA-CR-7395-pyramid.svs: the files of HistoQC's own folder
 ref=$(ls "$REF/TCGA-CR-7395-pyramid.svs" | sort)
