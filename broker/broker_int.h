@@ -44,6 +44,8 @@ typedef struct {
     int64_t next_beat;        /* when we next send it a HEARTBEAT */
     size_t slot;              /* its place in qc_broker.roster */
     sched_worker_t *sw;
+    bool paused_for_build;    /* its last pause: a config its build refused
+                                 (not its machine's trouble), for qc-status */
     /* the jobs whose config files it was last sent, and when
      * (broker_limits.c) */
     struct { uint64_t job; int64_t at; } fetched[16];

@@ -2,6 +2,8 @@
  * CurveZMQ on, a client sees its own jobs only, an admin every job. */
 #include "broker/broker_int.h"
 
+#include "shared/cli.h"
+
 /* Why w takes no new task for now, in words, or NULL: the scheduler's
  * states that are not a row's columns (broker/sched.h). */
 static char *
@@ -19,6 +21,12 @@ worker_note (const qc_broker_t *b, const worker_rec_t *w)
         n = asprintf (&note, "%s: takes no new slide until it is empty: a slide that must "
                       "run alone (a crash beside others named no culprit) waits for it",
                       w->name);
+    else if (sw->paused_until > b->now && w->paused_for_build)
+        n = asprintf (&note, "%s: takes no new slide for %lld s more: it runs qc %s, "
+                      "this broker qc %s, and refused a config qc-submit had checked; the "
+                      "slides run elsewhere (upgrade it)", w->name,
+                      (long long) ((sw->paused_until - b->now + 999) / 1000),
+                      w->version ? w->version : "?", qc_version_full ());
     else if (sw->paused_until > b->now)
         n = asprintf (&note, "%s: takes no new slide for %lld s more: its machine failed "
                       "slides (memory or file descriptors short), which run elsewhere",

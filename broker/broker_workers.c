@@ -309,17 +309,50 @@ workers_on_started (qc_broker_t *b, worker_rec_t *w, qc_msg_t *m)
                 m->job, m->idx, m->attempt);
 }
 
-/* A failure of the worker's machine, not the slide (memory short, no
- * descriptor left): the slide runs again elsewhere while the worker
- * pauses (sched_task_troubled), up to SCHED_TROUBLE_RETRIES times; the
- * same failure of an attempt already superseded is dropped. True when
- * the RESULT is dropped. */
+/* A worker of another build than the broker's that cannot build a job's
+ * pipeline from its config: qc-submit checked that config with its own
+ * build before sending it, so the refusal is most likely the worker's
+ * build (an older one, lacking a parameter the config uses; a lab
+ * upgrading its clients before its workers), not the config, not the
+ * slide. A worker of this build refuses only what every such worker
+ * refuses: that failure stands. */
+static bool
+config_of_other_build (const worker_rec_t *w, const char *err)
+{
+    return w && w->version && err && strcmp (w->version, qc_version_full ()) != 0
+           && strncmp (err, QC_RESULT_CONFIG_ERROR, strlen (QC_RESULT_CONFIG_ERROR)) == 0;
+}
+
+/* The failure of config_of_other_build, where it stands (no other worker
+ * could run the slide, or it was sent out again enough): says which
+ * build refused it, and that a rerun tries again (after the upgrade). */
+static void
+mark_other_build (const worker_rec_t *w, qc_msg_t *m)
+{
+    char why[QC_RESULT_MAX_ERROR];
+    snprintf (why, sizeof why, "%.3000s (worker %s runs qc %.100s, this broker qc %s: "
+              "another build, which may lack what this config uses; run one build "
+              "across the cluster" QC_RESULT_RETRY_MARK, m->result->error, w->name,
+              w->version, qc_version_full ());
+    char *text = strdup (why);
+    if (!text)
+        return;                 /* the reason stands as the worker gave it */
+    free (m->result->error);
+    m->result->error = text;
+}
+
+/* A failure of the worker, not the slide: its machine's (memory short,
+ * no descriptor left) or its build's (config_of_other_build). The slide
+ * runs again elsewhere while the worker pauses (sched_task_troubled), up
+ * to SCHED_TROUBLE_RETRIES times; the same failure of an attempt already
+ * superseded is dropped. True when the RESULT is dropped. */
 static bool
 retry_elsewhere (qc_broker_t *b, worker_rec_t *w, const peer_t *p, job_rec_t *job,
-                 const qc_msg_t *m)
+                 qc_msg_t *m)
 {
     const char *err = m->result->ok ? NULL : m->result->error;
-    if (!qc_result_machine_trouble (err))
+    bool build = config_of_other_build (w, err);
+    if (!build && !qc_result_machine_trouble (err))
         return false;
     sched_verdict_t v = sched_task_troubled (b->sched, w ? w->sw : NULL,
                                              p->cert ? p->cert->id : 0, job->sj, m->idx,
@@ -331,14 +364,27 @@ retry_elsewhere (qc_broker_t *b, worker_rec_t *w, const peer_t *p, job_rec_t *jo
         b->dispatch_due = true;
         return true;
     }
-    if (v != SCHED_REQUEUED)
+    if (v != SCHED_REQUEUED) {
+        if (build && v == SCHED_OK)
+            mark_other_build (w, m);
         return false;
+    }
     sched_task_t *t = sched_job_task (job->sj, m->idx);
-    qc_log (QC_LOG_WARNING, MOD, "worker %s failed %s (job %" PRIu64 ") for its machine, "
-            "not the slide: %.300s; the slide runs again (%u of %u), and %s takes no new "
-            "slide for %lld s", w->name, QC_URL_SHOWN (t->path), job->id, err,
-            (unsigned) t->troubled, (unsigned) SCHED_TROUBLE_RETRIES, w->name,
-            (long long) ((w->sw->paused_until - b->now + 999) / 1000));
+    w->paused_for_build = build;
+    if (build)
+        qc_log (QC_LOG_WARNING, MOD, "worker %s (qc %s, this broker qc %s) refused the "
+                "config of job %" PRIu64 ", which qc-submit checked: its build may lack "
+                "what the config uses (%.300s); %s runs again (%u of %u), and %s takes no "
+                "new slide for %lld s; upgrade it", w->name, w->version, qc_version_full (),
+                job->id, err, QC_URL_SHOWN (t->path), (unsigned) t->troubled,
+                (unsigned) SCHED_TROUBLE_RETRIES, w->name,
+                (long long) ((w->sw->paused_until - b->now + 999) / 1000));
+    else
+        qc_log (QC_LOG_WARNING, MOD, "worker %s failed %s (job %" PRIu64 ") for its "
+                "machine, not the slide: %.300s; the slide runs again (%u of %u), and %s "
+                "takes no new slide for %lld s", w->name, QC_URL_SHOWN (t->path), job->id,
+                err, (unsigned) t->troubled, (unsigned) SCHED_TROUBLE_RETRIES, w->name,
+                (long long) ((w->sw->paused_until - b->now + 999) / 1000));
     b->dispatch_due = true;
     return true;
 }

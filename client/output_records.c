@@ -148,7 +148,12 @@ failure_kind (const char *reason)
     if (reason && (strncmp (reason, QC_RECORDS_UNREAD_PREFIX,
                             strlen (QC_RECORDS_UNREAD_PREFIX)) == 0
                    || strcmp (reason, "cancelled by the client") == 0
-                   || strstr (reason, QC_RESULT_RETRY_MARK)))
+                   || strstr (reason, QC_RESULT_RETRY_MARK)
+                   /* a worker's: the rerun's qc-submit checks the config
+                      itself first, so a worker that refused it then ran
+                      another build (one not yet upgraded) */
+                   || strncmp (reason, QC_RESULT_CONFIG_ERROR,
+                               strlen (QC_RESULT_CONFIG_ERROR)) == 0))
         return QC_REC_RETRY;
     return QC_REC_FAILED;
 }

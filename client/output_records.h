@@ -11,9 +11,11 @@
  * a slide of that file name counts as recorded. An error.log line is
  * "escaped path TAB escaped reason". Failures a rerun should try again
  * are told apart by their reason: a slide qc-submit could not read
- * before the job (QC_RECORDS_UNREAD_PREFIX), a cancelled slide, and one
+ * before the job (QC_RECORDS_UNREAD_PREFIX), a cancelled slide, one
  * whose cause may pass (QC_RESULT_RETRY_MARK: a server that did not
- * answer). */
+ * answer), and a worker's refusal of the config (QC_RESULT_CONFIG_ERROR:
+ * the rerun checks its config first, so a worker then of another build,
+ * older builds' reasons included). */
 #ifndef QC_OUTPUT_RECORDS_H
 #define QC_OUTPUT_RECORDS_H
 

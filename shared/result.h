@@ -29,6 +29,12 @@
  * share's failure is everyone's: it carries the rerun mark only. */
 #define QC_RESULT_MEMORY_SHORT "memory ran out on this machine"
 #define QC_RESULT_NO_FDS       "had no file descriptor left"
+/* Starts a failure's reason when a worker cannot build the job's
+ * pipeline from its config (worker/exec_pipeline.c). qc-submit checks a
+ * config with its own build before sending it, so a worker of another
+ * build that says this most likely lacks what the config uses: the
+ * broker then sends the slide elsewhere (broker/broker_workers.c). */
+#define QC_RESULT_CONFIG_ERROR "configuration error: "
 /* True when reason (a failure's) names one of them. */
 bool qc_result_machine_trouble (const char *reason);
 /* Ends a worker's crash report reason (READY `reason`) when memory was

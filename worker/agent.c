@@ -47,7 +47,10 @@ send_ready (agent_t *a)
     qc_worker_t *w = a->w;
     qc_crash_table_t *ct = w->cfg.crash_table;
     qc_msg_t m = {.command = QC_READY, .gpu = -1, .name = (char *) w->cfg.name,
-                  .host = w->host, .version = (char *) qc_version_full (), .slots = w->cfg.slots,
+                  .host = w->host,
+                  .version = (char *) (w->cfg.test_old_build ? "0.0.1-test-old-build"
+                                                             : qc_version_full ()),
+                  .slots = w->cfg.slots,
                   .prefetch = w->cfg.prefetch, .gpus = w->cfg.gpus,
                   .ngpus = w->cfg.ngpus, .hb_ms = w->cfg.heartbeat_ms};
     if (ct && ct->nreport) {

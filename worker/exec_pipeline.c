@@ -138,7 +138,7 @@ pipeline_for (const qc_task_t *task, qc_result_t *out)
                         "short (" QC_RESULT_MEMORY_SHORT ", not the slide's fault"
                         QC_RESULT_RETRY_MARK, e->error);
     else if (!e->pipeline)
-        qc_result_fail (out, "configuration error: %s", e->error);
+        qc_result_fail (out, QC_RESULT_CONFIG_ERROR "%s", e->error);
     if (!e->pipeline) {
         release (e);
         return NULL;

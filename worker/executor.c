@@ -155,6 +155,12 @@ test_hooks (qc_worker_t *w, const qc_task_t *task, qc_result_t *out)
         while (!taskq_closed (&w->queue))
             zclock_sleep (100);
     }
+    if (w->cfg.test_old_build && task->config && *task->config) {
+        if (out)
+            qc_result_fail (out, QC_RESULT_CONFIG_ERROR "--test-old-build: a parameter "
+                            "this build does not know");
+        return false;
+    }
     if (w->cfg.test_trouble_on && strstr (task->path, w->cfg.test_trouble_on)) {
         qc_log (QC_LOG_WARNING, "worker", "--test-trouble-on: failing %s for this machine",
                 shown);

@@ -86,6 +86,9 @@ usage (FILE *to)
         "                         known) on such a slide\n"
         "      --test-trouble-on S FOR TESTS ONLY: fail such a slide as this\n"
         "                         machine's trouble (as memory short does)\n"
+        "      --test-old-build   FOR TESTS ONLY: say an older build and refuse\n"
+        "                         every job's config (as a worker lacking a\n"
+        "                         parameter the config uses does)\n"
         "      --test-exhaust-on S FOR TESTS ONLY: take all address space (under\n"
         "                         a ulimit -v), then abort, on such a slide\n"
         "      --test-hang-on S   FOR TESTS ONLY: never finish such a slide\n"
@@ -134,6 +137,7 @@ enum {
     OPT_TEST_CRASH_ON,
     OPT_TEST_KILL_ON,
     OPT_TEST_TROUBLE_ON,
+    OPT_TEST_OLD_BUILD,
     OPT_TEST_EXHAUST_ON,
     OPT_TEST_HANG_ON,
     OPT_TEST_FAIL_STARTS,
@@ -179,6 +183,7 @@ main (int argc, char **argv)
         {"test-crash-on", required_argument, 0, OPT_TEST_CRASH_ON},
         {"test-kill-on", required_argument, 0, OPT_TEST_KILL_ON},
         {"test-trouble-on", required_argument, 0, OPT_TEST_TROUBLE_ON},
+        {"test-old-build", no_argument, 0, OPT_TEST_OLD_BUILD},
         {"test-exhaust-on", required_argument, 0, OPT_TEST_EXHAUST_ON},
         {"test-hang-on", required_argument, 0, OPT_TEST_HANG_ON},
         {"test-fail-starts", required_argument, 0, OPT_TEST_FAIL_STARTS},
@@ -256,6 +261,7 @@ main (int argc, char **argv)
         case OPT_TEST_CRASH_ON: cfg.test_crash_on = optarg; break;
         case OPT_TEST_KILL_ON: cfg.test_kill_on = optarg; break;
         case OPT_TEST_TROUBLE_ON: cfg.test_trouble_on = optarg; break;
+        case OPT_TEST_OLD_BUILD: cfg.test_old_build = true; break;
         case OPT_TEST_EXHAUST_ON: cfg.test_exhaust_on = optarg; break;
         case OPT_TEST_HANG_ON: cfg.test_hang_on = optarg; break;
         case OPT_TEST_FAIL_STARTS:

@@ -62,6 +62,9 @@ typedef struct {
     const char *test_exhaust_on;  /* tests only: take the address space,
                                   then abort, on such a slide */
     const char *test_hang_on;  /* tests only: never finish such a slide */
+    bool test_old_build;       /* tests only: say an older build in READY
+                                  and refuse every job's config as one
+                                  lacking a parameter does */
     bool test_threads_refused; /* tests only: the last executor thread
                                   cannot be started (as when threads or
                                   memory are short) */

@@ -48,3 +48,63 @@ job2=$(awk '/^job /{print $2; exit}' "$T/out2/.qc-job")
 [ "$(grep -c 'memory ran out on this machine.*a rerun tries again)$' "$T/out2/error.log")" -eq 8 ] \
     || fail "one troubled worker: $(cat "$T/out2/error.log")"
 pass "with no other worker the machine's failures stand at once, marked for a rerun"
+
+# A worker of an older build refuses a config this build's qc-submit
+# checked (a lab that upgraded its clients first: a parameter the old
+# build does not know). The broker takes that as the worker's build, not
+# the slide's: the slide runs again on a worker of this build, the old
+# one is paused, and qc-status says why. With no other worker the
+# failures stand, naming the build and marked for a rerun, which runs
+# them once a worker of this build is there.
+"$BIN/qc-submit" --write-default-config "$T/cfg.ini" >/dev/null 2>&1 || fail "--write-default-config"
+port=$(free_port)
+start_broker $port --heartbeat-ms 200
+start_worker $port old --slots 2 --heartbeat-ms 200 --test-old-build
+old=$WORKER_PID
+wait_for "the old worker registered" 10 "workers_registered $port 1"
+start_worker $port new --slots 2 --heartbeat-ms 200 --task-delay-ms 200
+new=$WORKER_PID
+wait_for "both workers registered" 10 "workers_registered $port 2"
+t0=$SECONDS
+timeout 120 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$T/cfg.ini" -o "$T/out3" \
+    --list "$T/list" >"$T/submit3.log" 2>&1
+rc=$?
+took=$((SECONDS - t0))
+"$BIN/qc-status" --broker tcp://127.0.0.1:$port >"$T/status3.log" 2>&1
+[ $rc -eq 0 ] || fail "an old worker beside a new one: exit $rc, expected 0: $(tail -3 "$T/submit3.log"; cat "$T/out3/error.log" 2>/dev/null)"
+check_exactly_once "$T/out3" "$T/list"
+[ "$(grep -c '(new)$' "$T/submit3.log")" -eq 8 ] \
+    || fail "not every slide ran on the new worker: $(grep -E '^(ok|FAILED)' "$T/submit3.log")"
+full=$("$BIN/qc-broker" --version | awk '{print $2}')
+grep -q "worker old (qc 0.0.1-test-old-build, this broker qc $full) refused the config of job [0-9]*, which qc-submit checked: .*configuration error: --test-old-build.*; .* runs again (1 of 2), and old takes no new slide for 10 s; upgrade it" \
+    "$T/broker.log" || fail "the broker did not say why: $(grep 'worker old' "$T/broker.log" | head -3)"
+! grep -q "worker old failed .* for its machine" "$T/broker.log" \
+    || fail "the old build's refusal was called its machine's"
+[ $took -ge 8 ] || grep -q "^old: takes no new slide for [0-9]* s more: it runs qc 0.0.1-test-old-build, this broker qc $full, and refused a config qc-submit had checked; the slides run elsewhere (upgrade it)$" \
+    "$T/status3.log" || fail "qc-status did not say why old takes nothing: $(cat "$T/status3.log")"
+pass "slides whose config an older worker refused ran again on a worker of this build; the broker said which build refused"
+
+kill -TERM $new
+wait $new 2>/dev/null
+wait_for "the new worker gone" 10 "! workers_registered $port 2"
+timeout 60 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$T/cfg.ini" -o "$T/out4" \
+    --list "$T/list" >"$T/submit4.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "only an old worker: exit $rc, expected 1: $(tail -3 "$T/submit4.log")"
+[ "$(grep -c "configuration error: --test-old-build.* (worker old runs qc 0.0.1-test-old-build, this broker qc $full: another build, .*; a rerun tries again)$" "$T/out4/error.log")" -eq 8 ] \
+    || fail "only an old worker: $(cat "$T/out4/error.log")"
+# as an older broker leaves it: the worker's reason alone, no mark
+first=$(head -1 "$T/out4/error.log" | cut -f1)
+sed -i '1s/\t.*/\tconfiguration error: [X] line 1: unknown parameter '"'"'y'"'"'/' "$T/out4/error.log"
+kill -TERM $old
+wait $old 2>/dev/null
+start_worker $port new2 --slots 2 --heartbeat-ms 200
+wait_for "a worker of this build registered" 10 "workers_registered $port 1"
+timeout 120 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$T/cfg.ini" -o "$T/out4" \
+    --list "$T/list" >"$T/submit5.log" 2>&1
+rc=$?
+[ $rc -eq 0 ] || fail "the rerun after the upgrade: exit $rc, expected 0: $(tail -3 "$T/submit5.log"; cat "$T/out4/error.log")"
+check_exactly_once "$T/out4" "$T/list"
+[ "$(grep -c '(new2)$' "$T/submit5.log")" -eq 8 ] && [ ! -s "$T/out4/error.log" ] \
+    || fail "the rerun did not run the 8 refused slides ($first's reason unmarked): $(grep -E '^(ok|FAILED)' "$T/submit5.log"; cat "$T/out4/error.log")"
+pass "with only the old worker the refusals stood, naming its build, marked for a rerun; the rerun after the upgrade ran all 8 (one reason without the mark too)"
