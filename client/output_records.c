@@ -55,6 +55,30 @@ cell_dup (const char *line, int col)
     return p ? strndup (p, strcspn (p, "\t\r\n")) : NULL;
 }
 
+/* Whether a results.tsv line (of a file whose #dataset: line gave cols,
+ * original_path at pcol) is a slide's row. A line starting with '#' is
+ * one when it has every column and an original_path: an older build
+ * named a slide "#x.svs" as its file ("_x.svs" now), and HistoQC's UI
+ * reads every line after #dataset: as a row; taken for a comment, that
+ * slide ran again and had two rows. */
+static bool
+is_row (const char *line, const qc_records_t *cols, int pcol)
+{
+    if (!*line)
+        return false;
+    if (line[0] != '#')
+        return true;
+    if (pcol < 0 || cols->ncolumns == 0 || strncmp (line, "#dataset:", 9) == 0)
+        return false;
+    size_t fields = 1;
+    for (const char *c = line; *c && *c != '\n' && *c != '\r'; c++)
+        fields += *c == '\t';
+    char *path = fields == cols->ncolumns ? cell_dup (line, pcol) : NULL;
+    bool row = path && *path;
+    free (path);
+    return row;
+}
+
 /* A slide as recorded, a URL in its one spelling (qc_url_canonical): a
  * folder written before URLs were spelt so, or from a URL given as
  * HTTP://Host/a.svs, knows the slide the cohort now gives as
@@ -111,15 +135,13 @@ read_tsv (qc_records_t *r, const char *outdir, qc_names_t *names, char *err,
     int fcol = -1, pcol = -1, rc = 0;
     while (rc == 0 && getline (&line, &cap, f) > 0) {
         line[strcspn (line, "\r\n")] = '\0';
-        if (line[0] == '#') {
-            if (strncmp (line, "#dataset:", 9) == 0 && r->ncolumns == 0) {
-                rc = read_columns (r, line + 9);
-                fcol = column (r, "filename");
-                pcol = column (r, "original_path");
-            }
+        if (strncmp (line, "#dataset:", 9) == 0 && r->ncolumns == 0) {
+            rc = read_columns (r, line + 9);
+            fcol = column (r, "filename");
+            pcol = column (r, "original_path");
             continue;
         }
-        if (!*line)
+        if (!is_row (line, r, pcol))
             continue;
         r->rows = true;
         char *name = cell_dup (line, fcol >= 0 ? fcol : 0);
@@ -282,12 +304,12 @@ qc_records_of_file (qc_records_t *r, const char *path, const char **as)
     return qc_records_of (r, other);
 }
 
-/* The path of the slide a line records (results.tsv: pcol, else none;
- * error.log: the first field), malloc'd, or NULL. */
+/* The path of the slide a line records (results.tsv: pcol of cols,
+ * else none; error.log: the first field), malloc'd, or NULL. */
 static char *
-line_path (const char *line, int pcol)
+line_path (const char *line, const qc_records_t *cols, int pcol)
 {
-    if (line[0] == '#' || pcol < 0)
+    if (pcol < 0 || (line[0] == '#' && !is_row (line, cols, pcol)))
         return NULL;
     char *esc = cell_dup (line, pcol);
     /* in the spelling the records were read in: a URL recorded as
@@ -331,7 +353,7 @@ rewrite_one (const char *outdir, const char *name, bool is_tsv, zhashx_t *drop,
             changed = true;     /* a new header: old rows kept in NAME.N */
             continue;
         }
-        char *slide = line_path (line, pcol);
+        char *slide = line_path (line, &cols, pcol);
         if (slide && drop && zhashx_lookup (drop, slide))
             changed = true;
         else if (fwrite (line, 1, (size_t) len, out) != (size_t) len)

@@ -176,6 +176,24 @@ ui_table_ok "$T/torn" 2
 grep -q "two.svs	12	\|two.svs	12two" "$T/torn/results.tsv" && fail "the half row is still there"
 pass "a half row left by a crash is cut away on the next run (one-process mode), its slide run again"
 
+# an older build named a slide "#x.svs" ("_x.svs" now): a row, as HistoQC's
+# UI reads every line after #dataset:, but taken for a comment its slide
+# ran again and had two rows. Such a row is the slide's; -f replaces it
+mkdir -p "$T/h"
+ln -s "$R/CMU-1-Small-Region.svs" "$T/h/#x.svs"
+"$BIN/qc-submit" -q -o "$T/hash" "$T/h/#x.svs" >"$T/h1.log" 2>&1 || fail "#x.svs: $(cat "$T/h1.log")"
+grep -q "^_x.svs	" "$T/hash/results.tsv" || fail "#x.svs is not named _x.svs: $(cut -f1 "$T/hash/results.tsv")"
+sed -i 's/^_x\.svs	/#x.svs	/' "$T/hash/results.tsv"     # as the older build wrote it
+"$BIN/qc-submit" -o "$T/hash" "$T/h/#x.svs" >"$T/h2.log" 2>&1 || fail "#x.svs rerun: $(cat "$T/h2.log")"
+grep -q "already has this slide (passed): skipped" "$T/h2.log" \
+    || fail "the older build's #x.svs row was not taken for the slide: $(cat "$T/h2.log")"
+[ "$(grep -c "	$T/h/#x.svs\$" "$T/hash/results.tsv")" -eq 1 ] || fail "#x.svs: two rows"
+"$BIN/qc-submit" -q -f -o "$T/hash" "$T/h/#x.svs" >"$T/h3.log" 2>&1 || fail "#x.svs -f: $(cat "$T/h3.log")"
+[ "$(grep -c "	$T/h/#x.svs\$" "$T/hash/results.tsv")" -eq 1 ] && grep -q "^_x.svs	" "$T/hash/results.tsv" \
+    || fail "-f did not replace the older build's #x.svs row: $(cut -f1 "$T/hash/results.tsv")"
+ui_table_ok "$T/hash" 1
+pass "an older build's row for a slide named #x.svs is that slide's: skipped on a rerun, replaced by -f"
+
 # out of file descriptors (a low ulimit -n under a batch system), every
 # limit from 8 up with 8 slots asked: below what its sockets need it
 # refuses to start, saying why (czmq aborted the process there once);
