@@ -455,9 +455,13 @@ path_unsafe (const char *s, const char *e)
     return 0;
 }
 
-/* The path [s, s + n) into out (cap bytes) with raw bytes over 0x7f
- * percent-encoded, as qc_url_canonical spells them; "/" when empty. -1
- * when it does not fit. */
+/* The path [s, s + n) into out (cap bytes) in one spelling (RFC 3986
+ * 6.2.2), as qc_url_canonical spells it: raw bytes over 0x7f
+ * percent-encoded; an escape of a letter, digit, '-', '_' or '~' (which
+ * every server reads as the character) decoded, "%73%30%34.svs" being
+ * "s04.svs"; other escapes' hex digits upper case. "%2E" stays (a
+ * server may or may not take it for a dot: qc_url_path_ambiguous), and
+ * a '%' that starts no escape stays as written. "/" when empty. -1 when it does not fit. */
 static int
 encode_path (const char *s, size_t n, char *out, size_t cap)
 {
@@ -466,9 +470,21 @@ encode_path (const char *s, size_t n, char *out, size_t cap)
         s = "/", n = 1;
     for (size_t k = 0; k < n; k++) {
         unsigned char c = (unsigned char) s[k];
-        if (o + (c > 0x7f ? 3 : 1) + 1 > cap)
+        bool encode = c > 0x7f;
+        if (c == '%' && k + 2 < n && hexval (s[k + 1]) >= 0 && hexval (s[k + 2]) >= 0) {
+            c = (unsigned char) (hexval (s[k + 1]) * 16 + hexval (s[k + 2]));
+            k += 2;
+            bool unreserved = (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'z')
+                              || c == '-' || c == '_' || c == '~';
+            /* kept as an escape after a stray '%' ("%3%34"): decoded, it
+               would make a new escape ("%34"), another spelling again */
+            bool stray = (o >= 1 && out[o - 1] == '%')
+                         || (o >= 2 && out[o - 2] == '%' && hexval (out[o - 1]) >= 0);
+            encode = !unreserved || stray;
+        }
+        if (o + (encode ? 3 : 1) + 1 > cap)
             return -1;
-        if (c > 0x7f)
+        if (encode)
             o += (size_t) snprintf (out + o, cap - o, "%%%02X", c);
         else
             out[o++] = (char) c;

@@ -44,11 +44,13 @@ int qc_url_classify (const char *entry, char *err, size_t errlen);
 /* The one spelling of an http(s) URL that names a slide, into out: the
  * scheme and host in lower case, the scheme's default port dropped,
  * "." and ".." path segments resolved (as curl does before it sends
- * the request), and bytes over 0x7f in the path percent-encoded (%C3%BC
- * for a raw "ü"); the user info, the existing %XX escapes, the query
- * and the fragment as written (a presigned URL's signature covers
- * them). So "HTTP://Host:80/a/../b.svs" and "http://host/b.svs" are one
- * slide: it runs once, and a rerun knows it. Any other entry is copied
+ * the request), in the path bytes over 0x7f percent-encoded (%C3%BC
+ * for a raw "ü"), escapes of a letter, digit, '-', '_' or '~' decoded
+ * and other escapes in upper case (RFC 3986 6.2.2: every server reads
+ * them so; "%2E" is kept); the user info, the query and the fragment as
+ * written (a presigned URL's signature covers them). So
+ * "HTTP://Host:80/a/../%62.svs" and "http://host/b.svs" are one slide:
+ * it runs once, and a rerun knows it. Any other entry is copied
  * as it is. 0, or -1 when out is too small (out then empty). */
 int qc_url_canonical (const char *url, char *out, size_t outlen);
 

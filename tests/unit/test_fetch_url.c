@@ -112,6 +112,14 @@ test_canonical (void)
         {"http://h/a/.", "http://h/a/"},
         {"http://h/a/b/../", "http://h/a/"},
         {"http://h/a%2E%2E/b.svs", "http://h/a%2E%2E/b.svs"},
+        /* escapes: of an unreserved character decoded, others in upper
+           case; "%2E" kept; the query as written */
+        {"http://h/%73%30%34.svs", "http://h/s04.svs"},
+        {"http://h/a%c3%bc%7e%2d%5F.svs", "http://h/a%C3%BC~-_.svs"},
+        {"http://h/a%2e.svs?x=%41", "http://h/a%2E.svs?x=%41"},
+        {"http://h/a%4", "http://h/a%4"},
+        {"http://h/a%zz%", "http://h/a%zz%"},
+        {"http://h/a%3%34%%35%36", "http://h/a%3%34%%356"},
         {"http://h/my%20slide%20\xC3\xBC.svs", "http://h/my%20slide%20%C3%BC.svs"},
         {"http://h/my%20slide%20%C3%BC.svs", "http://h/my%20slide%20%C3%BC.svs"},
         {"https://User:Pw@S3.Example/b/k.svs?X-Amz-Signature=AbC&a=../x#F",
@@ -365,6 +373,8 @@ test_prefix (void)
            && strcmp (pre.path, "/Pr%C3%A4parate/") == 0
            && qc_url_prefix_match (&pre, "http://h/Pr%C3%A4parate/a.svs")
            && qc_url_prefix_match (&pre, "http://h/Pr\xC3\xA4parate/a.svs")
+           && qc_url_prefix_match (&pre, "http://h/Pr%c3%a4parate/a.svs")
+           && qc_url_prefix_match (&pre, "http://h/%50r%C3%A4parate/a.svs")
            && !qc_url_prefix_match (&pre, "http://h/Pr%C3%A5parate/a.svs"), "UTF-8 folder: %s", err);
     char canon[600];
     CHECK (qc_url_canonical ("http://H:080/Pr\xC3\xA4parate/./a.svs", canon, sizeof canon) == 0
