@@ -8,9 +8,11 @@
  * happens under the lock so two threads never train the same model
  * twice. A config refused while memory was short is not kept: that was
  * this machine's trouble, and the next task builds it again. */
+#include <malloc.h>
 #include <pthread.h>
 #include <string.h>
 
+#include "kernels/image/image_cache.h"
 #include "kernels/ops/cuda/cuda_ops.h"
 #include "kernels/ops/sim/sim_ops.h"
 #include "kernels/pipeline/pipeline.h"
@@ -240,4 +242,14 @@ qc_worker_exec_pipeline_finish (void *arg, void *prepared,
     qc_slide_got_release (p->fetch, &p->got);
     release (p->entry);
     free (p);
+}
+
+void
+qc_worker_exec_pipeline_idle (void *arg)
+{
+    (void) arg;
+    qc_image_cache_release ();
+#ifdef __GLIBC__
+    malloc_trim (0);            /* freed heap pages back to the system too */
+#endif
 }

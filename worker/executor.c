@@ -114,12 +114,14 @@ begin_task (exec_ctx_t *ctx, qc_worker_t *w, int lane, qc_task_t *task)
 }
 
 static void
-end_task (exec_ctx_t *ctx, qc_task_t *task)
+end_task (exec_ctx_t *ctx, qc_worker_t *w, qc_task_t *task)
 {
     qc_log_set_slide (NULL);
     ctx->job = ctx->key = 0;
     qc_crash_slot_clear (ctx->slot);
     qc_task_clear (task);
+    if (taskq_done (&w->queue) && w->cfg.exec_idle)
+        w->cfg.exec_idle (w->cfg.exec_arg);
 }
 
 /* Tests only: a slide that crashes its worker, never finishes, or fails
@@ -340,7 +342,7 @@ run_read_ahead_lane (exec_ctx_t *ctx, qc_worker_t *w, int lane, zsock_t **reader
         if (result)
             w->cfg.exec_finish (w->cfg.exec_arg, prepared, &task, result);
         send_result (ctx, w, &task, &result);
-        end_task (ctx, &task);
+        end_task (ctx, w, &task);
     }
     pthread_join (reader, NULL);
     pthread_cond_destroy (&h.changed);
@@ -373,7 +375,7 @@ executor_main (void *arg)
             w->cfg.exec (w->cfg.exec_arg, &task, result);
         put_back (&task, &given);
         send_result (&ctx, w, &task, &result);
-        end_task (&ctx, &task);
+        end_task (&ctx, w, &task);
     }
     ctx_close (&ctx);
     return NULL;

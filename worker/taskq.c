@@ -56,6 +56,21 @@ taskq_push (taskq_t *q, int lane, qc_task_t *task)
     return 0;
 }
 
+bool
+taskq_done (taskq_t *q)
+{
+    if (!q)
+        return false;
+    pthread_mutex_lock (&q->lock);
+    if (q->active)
+        q->active--;
+    bool idle = !q->active && !q->closed;
+    for (int lane = 0; idle && lane < NLANES; lane++)
+        idle = !q->head[lane];
+    pthread_mutex_unlock (&q->lock);
+    return idle;
+}
+
 int
 taskq_pop (taskq_t *q, int lane, qc_task_t *out)
 {
@@ -69,6 +84,7 @@ taskq_pop (taskq_t *q, int lane, qc_task_t *out)
         q->head[lane] = it->next;
         if (!q->head[lane])
             q->tail[lane] = NULL;
+        q->active++;
     }
     pthread_mutex_unlock (&q->lock);
     if (!it)

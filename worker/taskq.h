@@ -15,6 +15,7 @@ typedef struct {
     pthread_mutex_t lock;
     pthread_cond_t ready;
     taskq_item_t *head[1 + QC_PROTO_MAX_GPUS], *tail[1 + QC_PROTO_MAX_GPUS];
+    unsigned active;          /* popped and not yet taskq_done */
     bool closed;
 } taskq_t;
 
@@ -25,6 +26,9 @@ void taskq_fini (taskq_t *q);
 int taskq_push (taskq_t *q, int lane, qc_task_t *task);
 /* Blocks until a task is in the lane or the queue is closed (-1). */
 int taskq_pop (taskq_t *q, int lane, qc_task_t *out);
+/* A popped task has ended; true when it was the last one running and
+ * no lane holds another: the worker has nothing to do. */
+bool taskq_done (taskq_t *q);
 /* Removes every queued task, calling fn on each (then freeing it). */
 void taskq_drain (taskq_t *q, void (*fn) (void *, qc_task_t *), void *arg);
 void taskq_close (taskq_t *q);

@@ -101,6 +101,7 @@ config_copy (qc_worker_config_t *dst, const qc_worker_config_t *src,
         dst->exec = qc_worker_exec_pipeline;
         dst->exec_prepare = qc_worker_exec_pipeline_prepare;
         dst->exec_finish = qc_worker_exec_pipeline_finish;
+        dst->exec_idle = qc_worker_exec_pipeline_idle;
     }
     if (dst->no_read_ahead || !dst->exec_prepare || !dst->exec_finish)
         dst->exec_prepare = NULL, dst->exec_finish = NULL;

@@ -3,9 +3,12 @@
 #include "kernels/image/image_cache.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "shared/err.h"
 
@@ -23,19 +26,40 @@
 typedef struct {
     void *p;
     size_t bytes;
+    uint64_t given;           /* when it came back, in gives: oldest goes first */
 } slot_t;
 
 static pthread_mutex_t s_lock = PTHREAD_MUTEX_INITIALIZER;
 static slot_t s_slots[QC_IMAGE_CACHE_SLOTS];
 static size_t s_nslots, s_held, s_limit;
+static uint64_t s_gives;
 static int s_limit_set;
+
+/* The default limit: QC_IMAGE_CACHE_DEFAULT, but no more than an eighth
+ * of the machine's memory or a quarter of the address space a limit
+ * leaves the process (ulimit -v under a batch system): what is cached
+ * is memory a slide cannot have. */
+static size_t
+default_limit (void)
+{
+    size_t limit = QC_IMAGE_CACHE_DEFAULT;
+    long pages = sysconf (_SC_PHYS_PAGES), page = sysconf (_SC_PAGESIZE);
+    if (pages > 0 && page > 0 && (size_t) pages / 8 <= SIZE_MAX / (size_t) page
+        && (size_t) pages / 8 * (size_t) page < limit)
+        limit = (size_t) pages / 8 * (size_t) page;
+    struct rlimit as;
+    if (getrlimit (RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY
+        && as.rlim_cur / 4 < limit)
+        limit = (size_t) (as.rlim_cur / 4);
+    return limit;
+}
 
 /* The limit, from QC_IMAGE_CACHE_MB at the first use (lock held). */
 static size_t
 limit_locked (void)
 {
     if (!s_limit_set) {
-        s_limit = CACHE_BUILT ? QC_IMAGE_CACHE_DEFAULT : 0;
+        s_limit = CACHE_BUILT ? default_limit () : 0;
         const char *env = getenv ("QC_IMAGE_CACHE_MB");
         if (CACHE_BUILT && env && *env) {
             char *end;
@@ -69,6 +93,25 @@ take_cached (size_t bytes)
     return p;
 }
 
+/* A new buffer from calloc or malloc; when there is no memory for it,
+ * the cached buffers are freed and it is asked for again: they are
+ * memory this slide needs more than a later one. */
+static void *
+fresh (size_t bytes, bool zeroed)
+{
+    size_t n = bytes ? bytes : 1;
+    void *p = zeroed ? calloc (1, n) : malloc (n);
+    size_t held;
+    qc_image_cache_held (NULL, &held);
+    if (!p && held) {
+        qc_image_cache_release ();
+        p = zeroed ? calloc (1, n) : malloc (n);
+    }
+    if (!p)
+        qc_oom_note ();
+    return p;
+}
+
 void *
 qc_image_cache_take (size_t bytes)
 {
@@ -77,19 +120,14 @@ qc_image_cache_take (size_t bytes)
         memset (p, 0, bytes);
         return p;
     }
-    p = calloc (1, bytes ? bytes : 1);
-    if (!p)
-        qc_oom_note ();
-    return p;
+    return fresh (bytes, true);
 }
 
 void *
 qc_image_cache_take_uninit (size_t bytes)
 {
     void *p = bytes >= QC_IMAGE_CACHE_MIN ? take_cached (bytes) : NULL;
-    if (!p && !(p = malloc (bytes ? bytes : 1)))
-        qc_oom_note ();
-    return p;
+    return p ? p : fresh (bytes, false);
 }
 
 void
@@ -97,19 +135,35 @@ qc_image_cache_give (void *p, size_t bytes)
 {
     if (!p)
         return;
+    void *drop[QC_IMAGE_CACHE_SLOTS];
+    size_t ndrop = 0;
+    bool kept = false;
     if (bytes >= QC_IMAGE_CACHE_MIN) {
         pthread_mutex_lock (&s_lock);
-        int kept = 0;
-        if (s_nslots < QC_IMAGE_CACHE_SLOTS && s_held + bytes <= limit_locked ()) {
-            s_slots[s_nslots++] = (slot_t) { p, bytes };
+        if (bytes <= limit_locked ()) {
+            /* room made by the buffers given back longest ago: a cohort's
+               sizes change (a larger slide's planes fit no smaller
+               slide's), and the newest are the likeliest asked for next */
+            while (s_nslots && (s_nslots == QC_IMAGE_CACHE_SLOTS
+                                || s_held + bytes > s_limit)) {
+                size_t old = 0;
+                for (size_t i = 1; i < s_nslots; i++)
+                    if (s_slots[i].given < s_slots[old].given)
+                        old = i;
+                drop[ndrop++] = s_slots[old].p;
+                s_held -= s_slots[old].bytes;
+                s_slots[old] = s_slots[--s_nslots];
+            }
+            s_slots[s_nslots++] = (slot_t) { p, bytes, ++s_gives };
             s_held += bytes;
-            kept = 1;
+            kept = true;
         }
         pthread_mutex_unlock (&s_lock);
-        if (kept)
-            return;
     }
-    free (p);
+    for (size_t i = 0; i < ndrop; i++)
+        free (drop[i]);
+    if (!kept)
+        free (p);
 }
 
 void

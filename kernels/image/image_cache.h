@@ -10,12 +10,16 @@
  * QC_IMAGE_CACHE_MIN) go straight to calloc and free, which serve them
  * from the heap anyway.
  *
- * Bounded: at most QC_IMAGE_CACHE_SLOTS buffers and qc_image_cache_limit
- * bytes are kept (default QC_IMAGE_CACHE_DEFAULT; the environment
- * variable QC_IMAGE_CACHE_MB overrides it at the first use, 0 turns the
- * cache off); a buffer given back to a full cache is freed. Built out
- * under AddressSanitizer, whose use-after-free checks need every free to
- * be a real one. Thread-safe. */
+ * Bounded: at most QC_IMAGE_CACHE_SLOTS buffers and a byte limit are
+ * kept: QC_IMAGE_CACHE_DEFAULT, or less, an eighth of the machine's
+ * memory or a quarter of what RLIMIT_AS allows (the environment variable
+ * QC_IMAGE_CACHE_MB overrides it at the first use, 0 turns the cache
+ * off). A buffer given back to a full cache takes the place of those
+ * given back longest ago (a larger slide's planes fit no smaller
+ * slide's; kept, they pinned the largest slide's memory for good). When
+ * a new buffer cannot be had, the cached ones are freed and it is asked
+ * for again. Built out under AddressSanitizer, whose use-after-free
+ * checks need every free to be a real one. Thread-safe. */
 #ifndef QC_IMAGE_CACHE_H
 #define QC_IMAGE_CACHE_H
 
@@ -45,7 +49,8 @@ void qc_image_cache_set_limit (size_t bytes);
 /* Buffers and bytes held now (for tests). */
 void qc_image_cache_held (size_t *buffers, size_t *bytes);
 
-/* Frees every cached buffer (for leak checkers at exit). */
+/* Frees every cached buffer: a worker with nothing to run gives its
+ * memory back (worker/exec_pipeline.c), and leak checkers at exit. */
 void qc_image_cache_release (void);
 
 #endif

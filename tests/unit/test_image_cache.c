@@ -2,10 +2,16 @@
  * a destroyed large image's buffer serves the next image of about its
  * size, zero-filled as a new image must be; small ones and ones that
  * do not fit the limit are freed; the limit and QC_IMAGE_CACHE_MB are
- * obeyed. Under AddressSanitizer the cache is built out: nothing is
- * kept, and the constructors still give zeroed images. */
+ * obeyed; a buffer given back to a full cache takes the place of the
+ * oldest; when memory runs short the cached buffers go first. Under
+ * AddressSanitizer the cache is built out: nothing is kept, and the
+ * constructors still give zeroed images. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "kernels/image/image.h"
 #include "kernels/image/image_cache.h"
@@ -38,6 +44,54 @@ all_zero (const void *p, size_t n)
         if (b[i])
             return 0;
     return 1;
+}
+
+/* The address space this process takes now, in bytes. */
+static size_t
+vm_bytes (void)
+{
+    FILE *f = fopen ("/proc/self/statm", "r");
+    unsigned long pages = 0;
+    if (f) {
+        if (fscanf (f, "%lu", &pages) != 1)
+            pages = 0;
+        fclose (f);
+    }
+    return (size_t) pages * (size_t) sysconf (_SC_PAGESIZE);
+}
+
+/* Under an address-space limit (ulimit -v), a buffer that fits only
+ * without the cached ones is had all the same: they are freed first.
+ * (A worker that cached its largest slide's planes failed every later
+ * slide that needed them.) In a child: the limit stays there. */
+static void
+test_short_of_memory (void)
+{
+    if (!CACHE_ON)
+        return;
+    fflush (NULL);
+    pid_t pid = fork ();
+    if (pid == 0) {
+        qc_image_cache_set_limit ((size_t) 256 << 20);
+        const size_t big = (size_t) 40 << 20;   /* over glibc's mmap threshold */
+        void *held[3];
+        for (int i = 0; i < 3; i++)
+            held[i] = qc_image_cache_take (big);
+        for (int i = 0; i < 3; i++)
+            qc_image_cache_give (held[i], big);
+        size_t cached = 0;
+        qc_image_cache_held (NULL, &cached);
+        size_t cap = vm_bytes () + ((size_t) 48 << 20);
+        struct rlimit r = {cap, cap};
+        if (cached != 3 * big || setrlimit (RLIMIT_AS, &r) != 0)
+            _exit (2);
+        void *p = qc_image_cache_take_uninit ((size_t) 100 << 20);
+        qc_image_cache_held (NULL, &cached);
+        _exit (p && cached == 0 ? 0 : 1);
+    }
+    int status = 0;
+    CHECK (pid > 0 && waitpid (pid, &status, 0) == pid && WIFEXITED (status)
+           && WEXITSTATUS (status) == 0, "short of memory: child status %d", status);
 }
 
 int
@@ -106,5 +160,24 @@ main (void)
     CHECK (held_buffers () == (CACHE_ON ? 1u : 0u));
     qc_image_cache_release ();
     CHECK (held_buffers () == 0);
+
+    /* a full cache keeps the buffer given back last, in place of the
+       oldest: a larger slide's planes no longer pin the cache */
+    for (int i = 0; i < 5; i++)
+        many[i] = qc_fimg_new (w, h);
+    for (int i = 0; i < 5; i++)
+        qc_fimg_destroy (&many[i]);               /* 60 of the 64 MB */
+    qc_fimg_t *other = qc_fimg_new (w, h * 2);    /* 24 MB: another size */
+    void *px = other ? other->px : NULL;
+    qc_fimg_destroy (&other);
+    other = qc_fimg_new (w, h * 2);
+    if (CACHE_ON)
+        CHECK (other && (void *) other->px == px, "the newest buffer was not kept");
+    qc_image_cache_held (NULL, &held_bytes);
+    CHECK (held_bytes <= ((size_t) 64 << 20), "held %zu bytes over the limit", held_bytes);
+    qc_fimg_destroy (&other);
+    qc_image_cache_release ();
+
+    test_short_of_memory ();
     return check_done ("image_cache");
 }
