@@ -30,6 +30,10 @@ typedef struct {
                                   configs, their files and slides one
                                   certificate's held jobs may take; 0: no
                                   limit; 1000 */
+    uint32_t unwritten_mb;     /* MB of results held in memory while the
+                                  state folder refuses writes (a full
+                                  disk) before nothing more is dispatched;
+                                  0: 256 */
     uint32_t results_compact_mb; /* a job's result file is rewritten without
                                   its acknowledged results once they are
                                   this many MB; 0: 64 */

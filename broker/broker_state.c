@@ -63,7 +63,6 @@
 #define COMPACT_MIN_BYTES (64u << 20)
 /* Results held in memory while the disk is full, at most (then no new
  * tasks are dispatched until they are written). */
-#define DISK_FULL_HOLD_BYTES (256u << 20)
 
 bool
 state_on (const qc_broker_t *b)
@@ -337,10 +336,20 @@ state_commit (qc_broker_t *b)
         j->durable_seq = j->last_seq;
         held += j->results ? qc_jfile_pending (j->results) : 0;
     }
-    if (held > DISK_FULL_HOLD_BYTES && b->dispatch_due) {
-        qc_log (QC_LOG_WARNING, MOD, "%zu MB of results wait for the disk: no new tasks "
-                "are dispatched until they are written", held >> 20);
-        b->dispatch_due = false;
+    /* over the limit, no task goes out, whatever would dispatch one (a
+       result's freed credit, a worker joining): the results the running
+       tasks bring are all that still comes in */
+    bool hold = held > ((size_t) (b->cfg.unwritten_mb ? b->cfg.unwritten_mb : 256) << 20);
+    if (hold != s->holding) {
+        if (hold)
+            qc_log (QC_LOG_WARNING, MOD, "%zu MB of results wait for the disk: no new "
+                    "tasks are dispatched until they are written", held >> 20);
+        else
+            qc_log (QC_LOG_INFO, MOD, "results no longer wait for the disk: tasks are "
+                    "dispatched again");
+        s->holding = hold;
+        sched_hold (b->sched, hold);
+        b->dispatch_due = b->dispatch_due || !hold;
     }
     return journal_ok;
 }

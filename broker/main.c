@@ -52,6 +52,10 @@ usage (FILE *to)
         "      --retention S      results of a finished job wait S seconds for\n"
         "                         their client before they are deleted (604800 =\n"
         "                         7 days; 0: for ever)\n"
+        "      --max-mb-unwritten N  MB of results kept in memory while the state\n"
+        "                         folder refuses writes (a full disk); over it,\n"
+        "                         no new task is dispatched until the disk takes\n"
+        "                         them (256)\n"
         "      --results-compact-mb N  a job's result file is rewritten without\n"
         "                         the results its client acknowledged once they\n"
         "                         are N MB (64): a long job's disk use stays\n"
@@ -112,6 +116,7 @@ enum {
     OPT_MAX_PEERS,
     OPT_MAX_JOBS_PER_CLIENT,
     OPT_MAX_MB_PER_CLIENT,
+    OPT_MAX_MB_UNWRITTEN,
     OPT_RESULTS_COMPACT_MB,
     OPT_CERT,
     OPT_ALLOW,
@@ -144,6 +149,7 @@ main (int argc, char **argv)
         {"max-jobs-per-client", required_argument, 0, OPT_MAX_JOBS_PER_CLIENT},
         {"max-mb-per-client", required_argument, 0, OPT_MAX_MB_PER_CLIENT},
         {"results-compact-mb", required_argument, 0, OPT_RESULTS_COMPACT_MB},
+        {"max-mb-unwritten", required_argument, 0, OPT_MAX_MB_UNWRITTEN},
         {"cert", required_argument, 0, OPT_CERT},
         {"allow", required_argument, 0, OPT_ALLOW},
         {"insecure", no_argument, 0, OPT_INSECURE},
@@ -208,6 +214,11 @@ main (int argc, char **argv)
             if (qc_cli_uint (prog, "--max-mb-per-client", optarg, 0, 100000000, &v))
                 return QC_EXIT_USAGE;
             cfg.max_mb_per_client = (uint32_t) v;
+            break;
+        case OPT_MAX_MB_UNWRITTEN:
+            if (qc_cli_uint (prog, "--max-mb-unwritten", optarg, 1, 1u << 20, &v))
+                return QC_EXIT_USAGE;
+            cfg.unwritten_mb = (uint32_t) v;
             break;
         case OPT_RESULTS_COMPACT_MB:
             if (qc_cli_uint (prog, "--results-compact-mb", optarg, 1, 1u << 20, &v))

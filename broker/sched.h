@@ -406,8 +406,15 @@ sched_verdict_t sched_task_crashed_as (sched_t *self, sched_job_t *job,
  * workers; the broker calls it about once a second. */
 void sched_tick (sched_t *self);
 
-/* Assigns queued tasks to workers with credit; calls cb->dispatch. */
+/* Assigns queued tasks to workers with credit; calls cb->dispatch.
+ * Nothing while held. */
 void sched_dispatch (sched_t *self);
+
+/* Holds (true) or lets go (false) every dispatch: the broker holds it
+ * while more results wait in its memory for a full disk than it keeps
+ * (broker_state.c). Whatever calls sched_dispatch, nothing new goes out
+ * until it lets go. */
+void sched_hold (sched_t *self, bool held);
 
 size_t sched_queue_depth (const sched_t *self);
 sched_job_t *sched_first_job (const sched_t *self);

@@ -170,9 +170,16 @@ dispatch_alone (sched_t *self)
 }
 
 void
+sched_hold (sched_t *self, bool held)
+{
+    if (self)
+        self->held = held;
+}
+
+void
 sched_dispatch (sched_t *self)
 {
-    if (!self)
+    if (!self || self->held)
         return;
     dispatch_alone (self);
     /* one task per worker per round, so idle workers are served before

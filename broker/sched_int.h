@@ -22,6 +22,7 @@ struct sched {
     size_t queued;                 /* tasks in every job's queues */
     size_t queued_alone[3];        /* of those, tasks that run alone, by
                                       qc_resource_t */
+    bool held;                     /* sched_hold: nothing is dispatched */
 };
 
 /* Whether w takes no task but a task to run alone, and that only when

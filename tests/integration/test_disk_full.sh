@@ -42,6 +42,45 @@ check_exactly_once "$T/out" "$T/cohort/list"
 pass "the job accepted before the disk filled went on: 40 slides, each once"
 kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
 
+# the results waiting for the disk are bounded (--max-mb-unwritten, here
+# 1 MB): over it no task goes out, whatever frees credit, until the disk
+# takes them; then the job goes on. Before, the bound was never applied
+# and the broker's memory grew by each result until the OOM killer came.
+port=$(free_port)
+( ulimit -S -f 3000; exec "$BIN/qc-broker" --bind tcp://127.0.0.1:$port --state "$T/state2" \
+      --heartbeat-ms 200 --max-mb-unwritten 1 ) >>"$T/broker2.log" 2>&1 &
+BROKER_PID=$!
+PIDS+=($BROKER_PID)
+wait_for "broker listening" 10 "grep -q 'listening on' '$T/broker2.log'"
+start_worker $port w3 --slots 2 --heartbeat-ms 200 --task-delay-ms 50
+wait_for "worker registered" 10 "workers_registered $port 1"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/held" --list "$T/cohort/list" \
+    >"$T/held.log" 2>&1 &
+submit=$!
+PIDS+=($submit)
+wait_for "dispatch held" 60 "grep -q 'MB of results wait for the disk: no new tasks are dispatched until they are written' '$T/broker2.log'"
+# held: nothing runs for 2 s while slides wait in the queue
+sleep 1
+"$BIN/qc-status" --broker tcp://127.0.0.1:$port >"$T/held1.status" 2>&1
+sleep 2
+"$BIN/qc-status" --broker tcp://127.0.0.1:$port >"$T/held2.status" 2>&1
+for f in "$T/held1.status" "$T/held2.status"; do
+    awk '$1 ~ /^[0-9]+$/ && NF >= 6 { if ($5 > 0 && $6 == 0) ok = 1 } END { exit !ok }' "$f" \
+        || fail "dispatch not held: $(cat "$f")"
+done
+[ "$(awk '$1 ~ /^[0-9]+$/ {print $2 + $3}' "$T/held1.status")" = "$(awk '$1 ~ /^[0-9]+$/ {print $2 + $3}' "$T/held2.status")" ] \
+    || fail "slides ran while dispatch was held: $(cat "$T/held1.status" "$T/held2.status")"
+pass "over --max-mb-unwritten of results waiting for the disk, no task went out"
+prlimit --pid $BROKER_PID --fsize=unlimited: 2>"$T/prlimit.err" || fail "prlimit: $(cat "$T/prlimit.err")"
+wait_for "dispatch again" 30 "grep -q 'results no longer wait for the disk: tasks are dispatched again' '$T/broker2.log'"
+for i in $(seq 1 900); do kill -0 $submit 2>/dev/null || break; sleep 0.1; done
+kill -0 $submit 2>/dev/null && fail "the held job did not finish in 90 s once the disk took writes"
+wait $submit; rc=$?
+[ $rc -eq 1 ] || fail "held job: exit $rc, expected 1: $(tail -3 "$T/held.log")"
+check_exactly_once "$T/held" "$T/cohort/list"
+pass "once the disk took the results, the job went on: 40 slides, each once"
+kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
+
 # retention: a job whose client went away finishes; its results wait 2 s
 port=$(free_port)
 start_broker $port --heartbeat-ms 200 --retention 2
