@@ -151,10 +151,8 @@ job_rec_destroy (void *item)
     outbox_free (j);
     qc_jfile_close (&j->results);
     if (j->logs) {
-        for (log_entry_t *e = zlist_first (j->logs); e; e = zlist_next (j->logs)) {
-            zmsg_destroy (&e->msg);
+        for (log_entry_t *e = zlist_first (j->logs); e; e = zlist_next (j->logs))
             free (e);
-        }
         zlist_destroy (&j->logs);
     }
     free (j);
@@ -356,11 +354,12 @@ flush_logs (qc_broker_t *b, job_rec_t *job)
         job->logs_dropped = 0;
     }
     while ((e = zlist_pop (job->logs))) {
-        zframe_t *to = zframe_dup (job->client);
-        if (to && !zmsg_prepend (e->msg, &to))
-            zmsg_send (&e->msg, sock);
-        zframe_destroy (&to);
-        zmsg_destroy (&e->msg);
+        zmsg_t *msg = zmsg_new ();
+        if (msg && !zmsg_addmem (msg, zframe_data (job->client), zframe_size (job->client))
+            && !zmsg_addmem (msg, e->data, e->header)
+            && !zmsg_addmem (msg, e->data + e->header, e->body))
+            zmsg_send (&msg, sock);
+        zmsg_destroy (&msg);
         free (e);
     }
     job->logs_bytes = 0;
@@ -577,18 +576,26 @@ jobs_forward_log (qc_broker_t *b, job_rec_t *job, qc_msg_t *m)
         qc_msg_send (m, zsock_resolve (b->router), job->client);
         return;
     }
-    log_entry_t *e = calloc (1, sizeof *e);
-    if (!e || !(e->msg = zmsg_new ()) || qc_msg_encode (m, e->msg)
-        || zlist_append (job->logs, e)) {
-        if (e) zmsg_destroy (&e->msg);
+    zmsg_t *msg = zmsg_new ();
+    log_entry_t *e = NULL;
+    if (msg && qc_msg_encode (m, msg) == 0 && zmsg_size (msg) == 2) {
+        zframe_t *h = zmsg_first (msg), *body = zmsg_next (msg);
+        if ((e = malloc (sizeof *e + zframe_size (h) + zframe_size (body)))) {
+            e->header = zframe_size (h);
+            e->body = zframe_size (body);
+            memcpy (e->data, zframe_data (h), e->header);
+            memcpy (e->data + e->header, zframe_data (body), e->body);
+        }
+    }
+    zmsg_destroy (&msg);
+    if (!e || zlist_append (job->logs, e)) {
         free (e);
         return;
     }
-    job->logs_bytes += zmsg_content_size (e->msg);
+    job->logs_bytes += LOG_ENTRY_COST (e);
     while (zlist_size (job->logs) > MAX_KEPT_LOGS || job->logs_bytes > MAX_KEPT_LOG_BYTES) {
         log_entry_t *old = zlist_pop (job->logs);
-        job->logs_bytes -= zmsg_content_size (old->msg);
-        zmsg_destroy (&old->msg);
+        job->logs_bytes -= LOG_ENTRY_COST (old);
         free (old);
         job->logs_dropped++;
     }
