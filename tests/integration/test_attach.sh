@@ -36,6 +36,13 @@ grep -q "^60 slides: $rows passed, ${errs:-0} failed" "$T/attach.log" \
 grep -q "^ok 60/60 \|^FAILED 60/60 " "$T/attach.log" || fail "attach's count does not reach 60/60"
 wait_for "the client's leave said" 5 "grep -q 'job $job: every result delivered; the client left' '$T/broker.log'"
 pass "reattached: all 60 slides reported exactly once, counted from the folder's $written; the broker saw the client leave"
+# the log records of slides run while no client listened waited in the
+# broker and came with the reattach (those of the seconds before the
+# broker saw the client gone are lost: README)
+last=$(grep -E '^(ok|FAILED) ' "$T/attach.log" | tail -1 | awk '{print $3}')
+grep -q "	w1	$last	worker	build " "$T/out/qc.log" \
+    || fail "the log records kept for the reattach did not come ($last): $(tail -3 "$T/out/qc.log")"
+pass "log records of slides run while the client was away came with the reattach"
 
 # --attach checks the job id against the folder's own (.qc-job) first
 before=$(md5sum "$T/out/results.tsv" "$T/out/.qc-job")
