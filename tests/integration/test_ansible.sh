@@ -101,6 +101,13 @@ ln -s qc-worker@.service "$T/verify/qc-worker@cpu.service"
 (cd "$T/verify" && systemd-analyze verify qc-broker.service qc-worker@cpu.service) >"$T/verify.log" 2>&1 \
     || { cat "$T/verify.log"; fail "systemd-analyze verify"; }
 pass "systemd-analyze verify accepts qc-broker.service and qc-worker@cpu.service"
+# a stop systemd did not ask for (logrotate's kill -HUP exits 0) is
+# started again: on-failure left the broker down for the night
+for u in qc-broker.service qc-worker@.service; do
+    grep -qx "Restart=always" "$T/units/$u" && grep -qx "RestartPreventExitStatus=2" "$T/units/$u" \
+        || fail "$u: not restarted after every stop systemd did not ask for: $(grep '^Restart' "$T/units/$u")"
+done
+pass "the units start the broker and workers again after any stop but systemctl's (not after exit 2)"
 
 # Start the programs as systemd would: each EnvironmentFile read, %i and
 # %H put in, $VAR split into words, ${VAR} kept whole.
