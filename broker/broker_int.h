@@ -108,6 +108,10 @@ typedef struct {
     bool durable;             /* its job record is on disk (or no state) */
     zframe_t *client;         /* routing id of the attached client */
     int64_t client_seen;
+    int64_t progress_at;      /* its last result (or when it was made or
+                                 restored): an unfinished job that makes
+                                 none for --retention while its client is
+                                 away is cancelled (broker_jobs_time.c) */
     uint32_t client_hb_ms;    /* its heartbeat interval (its SUBMIT or
                                  ATTACH says; else the broker's) */
     bool attached;
@@ -355,6 +359,9 @@ void jobs_cancel (qc_broker_t *b, job_rec_t *job, zframe_t *asker, const char *w
  * and did not come back (broker_jobs_time.c). */
 #define JOBS_ORPHAN_WHY "not run: the job's client went away before sending all its " \
     "slides and did not come back (qc-broker --linger" QC_RESULT_RETRY_MARK
+#define JOBS_STALLED_WHY "not run: no slide of the job ran for qc-broker --retention " \
+    "while its client was away (no worker could run them: do they need a GPU?" \
+    QC_RESULT_RETRY_MARK
 
 /* broker_outbox.c */
 /* Room for more results without allocating when they come: reserved for

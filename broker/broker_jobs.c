@@ -126,6 +126,7 @@ job_rec_new (qc_broker_t *b, uint64_t id, uint64_t key)
     job->id = id;
     job->key = key ? key : new_key ();
     job->fail_reason = -1;
+    job->progress_at = b->now;
     if (!(job->sj = sched_job_new (b->sched, id, job))) {
         zlist_destroy (&job->logs);
         free (job);

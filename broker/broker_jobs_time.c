@@ -66,6 +66,26 @@ hold_orphan (qc_broker_t *b, job_rec_t *j)
     }
 }
 
+/* A job whose slides cannot run (they need a GPU and no worker has one;
+ * the workers that could are gone for good) and whose client is away
+ * would wait for ever, its queue shown by qc-status and its journal kept:
+ * with neither a result nor its client for --retention, it is cancelled
+ * (its queued slides fail marked for a rerun); its results then wait
+ * --retention as any finished job's. */
+static void
+give_up_stalled (qc_broker_t *b, job_rec_t *j)
+{
+    int64_t last = j->progress_at > j->client_seen ? j->progress_at : j->client_seen;
+    if (j->finished_at || j->attached || !b->cfg.retention_s || j->sj->cancelled
+        || j->sj->held || b->now - last <= (int64_t) b->cfg.retention_s * 1000)
+        return;
+    qc_log (QC_LOG_WARNING, MOD, "job %" PRIu64 ": no slide of it ran for %" PRId64 " s while "
+            "its client was away: cancelled (--retention %u s; %zu slides were queued: no "
+            "worker could run them)", j->id, (b->now - last) / 1000, b->cfg.retention_s,
+            sched_job_queued (j->sj));
+    jobs_cancel (b, j, NULL, JOBS_STALLED_WHY);
+}
+
 void
 jobs_tick (qc_broker_t *b)
 {
@@ -84,6 +104,7 @@ jobs_tick (qc_broker_t *b)
                     "results are kept until it reattaches", j->id);
         }
         hold_orphan (b, j);
+        give_up_stalled (b, j);
         if (!j->finished_at && sched_job_finished (j->sj)) {
             j->finished_at = b->now;    /* e.g. cancelled while detached */
             j->finished_wall = wall;

@@ -194,6 +194,7 @@ void
 outbox_deliver (qc_broker_t *b, job_rec_t *job, qc_msg_t *m)
 {
     outbox_flush_failures (b, job);    /* the file keeps seq order */
+    job->progress_at = b->now;
     m->command = QC_RESULT;
     m->key = job->key;
     m->seq = job->last_seq + 1;

@@ -110,6 +110,26 @@ start_broker $port --heartbeat-ms 200 --retention 2
 grep -q "waited 2 s for a client" "$T/attach2.log" || fail "after a restart: $(cat "$T/attach2.log")"
 pass "a restart keeps what a late client is told"
 
+# a job no worker can run (--gpu-only, no GPU worker) whose client went
+# away: after --retention with neither a result nor its client it is
+# cancelled, its slides failed marked for a rerun (it stayed queued for
+# ever, its queue in qc-status and its journal kept)
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --gpu-only -o "$T/stalled" \
+    "$SHARED/slides/real/CMU-1-Small-Region.svs" "$SHARED/slides/real/CMU-1-Small-Region-pyramid.svs" \
+    >"$T/stalled.log" 2>&1 &
+submit=$!
+wait_for "job accepted" 10 "grep -q '^job' '$T/stalled/.qc-job' 2>/dev/null"
+kill -9 $submit
+wait $submit 2>/dev/null
+sjob=$(awk '/^job /{print $2; exit}' "$T/stalled/.qc-job")
+wait_for "the stalled job cancelled" 30 "grep -q 'job $sjob: no slide of it ran for [0-9]* s while its client was away: cancelled (--retention 2 s; 2 slides were queued: no worker could run them)' '$T/broker.log'"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --attach "$sjob" -o "$T/stalled" >"$T/stalled2.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "attach to the cancelled job: exit $rc, expected 1: $(cat "$T/stalled2.log")"
+[ "$(grep -c 'not run: no slide of the job ran for qc-broker --retention while its client was away (no worker could run them: do they need a GPU?; a rerun tries again)$' "$T/stalled/error.log")" -eq 2 ] \
+    || fail "the stalled job's slides: $(cat "$T/stalled/error.log")"
+pass "a job no worker could run, its client away: cancelled after --retention, its slides marked for a rerun"
+
 # the wall clock stepped 10 days forward while results wait (NTP after a
 # bad RTC): --retention counts on the monotonic clock, nothing is deleted
 # and the late client still gets every result
