@@ -57,6 +57,7 @@ typedef struct {
  * in one allocation (a zmsg of two frames cost some 900 bytes a record
  * more than its content, three times the bound it was counted against). */
 typedef struct {
+    int64_t at;               /* when it came (ms, monotonic) */
     size_t header, body;      /* the frames' sizes */
     unsigned char data[];     /* header, then body */
 } log_entry_t;
@@ -140,10 +141,15 @@ typedef struct {
     bool finish_logged;       /* its finish time is in the journal */
     uint8_t forget_why;       /* TOMB_* once it is to be forgotten */
     uint64_t journal_bytes;   /* its records a compaction would keep */
-    /* log records kept while no client is attached (bounded ring) */
+    /* log records kept while no client is attached (bounded ring), and
+       those sent to the attached one since its heartbeat before last
+       (broker_logs.c) */
     zlist_t *logs;
     uint64_t logs_dropped;
     size_t logs_bytes;
+    zlist_t *logs_sent;
+    size_t logs_sent_bytes;
+    uint64_t logs_resent;     /* of the kept, sent once to a client lost */
 } job_rec_t;
 
 /* A job forgotten: what an ATTACH to it is told. */
@@ -308,6 +314,12 @@ void jobs_deliver_result (qc_broker_t *b, job_rec_t *job, qc_msg_t *m);
 /* A client said DISCONNECT: its jobs are detached at once. */
 void jobs_on_client_disconnect (qc_broker_t *b, zframe_t *from);
 void jobs_forward_log (qc_broker_t *b, job_rec_t *job, qc_msg_t *m);
+/* broker_logs.c: the job's log records; see there */
+void logs_free (job_rec_t *j);
+void logs_flush (qc_broker_t *b, job_rec_t *job);      /* to its client, now */
+void logs_client_beat (qc_broker_t *b, job_rec_t *job); /* before client_seen moves */
+void logs_client_left (job_rec_t *job);                /* it said goodbye */
+void logs_client_lost (job_rec_t *job);                /* found gone by silence */
 /* Forgets a job: from the table, the scheduler and (with a state
  * folder) the disk; what an ATTACH to it will hear is kept (why). */
 void jobs_forget (qc_broker_t *b, job_rec_t *j, uint8_t why);

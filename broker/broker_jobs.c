@@ -119,7 +119,9 @@ job_rec_t *
 job_rec_new (qc_broker_t *b, uint64_t id, uint64_t key)
 {
     job_rec_t *job = calloc (1, sizeof *job);
-    if (!job || !(job->logs = zlist_new ())) {
+    if (!job || !(job->logs = zlist_new ()) || !(job->logs_sent = zlist_new ())) {
+        if (job)
+            logs_free (job);
         free (job);
         return NULL;
     }
@@ -128,7 +130,7 @@ job_rec_new (qc_broker_t *b, uint64_t id, uint64_t key)
     job->fail_reason = -1;
     job->progress_at = b->now;
     if (!(job->sj = sched_job_new (b->sched, id, job))) {
-        zlist_destroy (&job->logs);
+        logs_free (job);
         free (job);
         return NULL;
     }
@@ -151,11 +153,7 @@ job_rec_destroy (void *item)
     zframe_destroy (&j->client);
     outbox_free (j);
     qc_jfile_close (&j->results);
-    if (j->logs) {
-        for (log_entry_t *e = zlist_first (j->logs); e; e = zlist_next (j->logs))
-            free (e);
-        zlist_destroy (&j->logs);
-    }
+    logs_free (j);
     free (j);
 }
 
@@ -331,39 +329,16 @@ jobs_attach_client (qc_broker_t *b, job_rec_t *job, zframe_t *from, uint32_t hb_
     if (hb_ms >= QC_HB_MS_MIN)
         job->client_hb_ms = hb_ms < QC_HB_MS_MAX ? hb_ms : QC_HB_MS_MAX;
     if (!job->client || !zframe_eq (job->client, from)) {
+        /* another connection takes the job over (its client back on a
+           new socket before the broker found the old one gone): what
+           went to the old one since its beat before last may be lost */
+        if (job->client && job->attached)
+            logs_client_lost (job);
         zframe_destroy (&job->client);
         job->client = zframe_dup (from);
     }
     job->attached = job->client != NULL;
     job->client_seen = b->now;
-}
-
-/* Sends the log records kept while no client listened. */
-static void
-flush_logs (qc_broker_t *b, job_rec_t *job)
-{
-    void *sock = zsock_resolve (b->router);
-    log_entry_t *e;
-    if (job->logs_dropped && job->client) {
-        char text[128];
-        snprintf (text, sizeof text, "%" PRIu64 " log records were dropped while "
-                  "no client was attached", job->logs_dropped);
-        qc_msg_t m = {.command = QC_LOG, .gpu = -1, .job = job->id, .key = job->key,
-                      .time = (double) zclock_time () / 1000.0, .level = 2,
-                      .worker = "broker", .module = "broker", .message = text};
-        qc_msg_send (&m, sock, job->client);
-        job->logs_dropped = 0;
-    }
-    while ((e = zlist_pop (job->logs))) {
-        zmsg_t *msg = zmsg_new ();
-        if (msg && !zmsg_addmem (msg, zframe_data (job->client), zframe_size (job->client))
-            && !zmsg_addmem (msg, e->data, e->header)
-            && !zmsg_addmem (msg, e->data + e->header, e->body))
-            zmsg_send (&msg, sock);
-        zmsg_destroy (&msg);
-        free (e);
-    }
-    job->logs_bytes = 0;
 }
 
 /* Drops job's queued slides (each a failure its client is sent); the
@@ -454,7 +429,7 @@ jobs_on_attach (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 ": client attached, resending from result %" PRIu64,
             job->id, job->sent_seq + 1);
     jobs_send_accepted (b, from, job, true);
-    flush_logs (b, job);
+    logs_flush (b, job);
     outbox_pump (b, job);
     outbox_trim (job);
 }
@@ -527,10 +502,11 @@ jobs_on_client_heartbeat (qc_broker_t *b, zframe_t *from)
     bool known = false;
     for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
         if (j->client && zframe_eq (j->client, from)) {
+            logs_client_beat (b, j);
             j->client_seen = b->now;
             if (!j->attached) {
                 j->attached = true;
-                flush_logs (b, j);
+                logs_flush (b, j);
                 outbox_pump (b, j);
                 outbox_trim (j);
             }
@@ -547,6 +523,7 @@ jobs_on_client_disconnect (qc_broker_t *b, zframe_t *from)
     for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
         if (j->attached && j->client && zframe_eq (j->client, from)) {
             j->attached = false;
+            logs_client_left (j);     /* it said goodbye: it had them */
             /* what was sent but not acknowledged goes again on attach */
             outbox_rewind (j);
             if (sched_job_finished (j->sj) && j->acked_seq == j->last_seq)
@@ -568,36 +545,4 @@ jobs_on_revoked (qc_broker_t *b)
             qc_log (QC_LOG_WARNING, MOD, "job %" PRIu64 ": its owner's certificate was "
                     "revoked: detached (results are kept; the job goes on)", j->id);
         }
-}
-
-void
-jobs_forward_log (qc_broker_t *b, job_rec_t *job, qc_msg_t *m)
-{
-    if (job->attached && job->client) {
-        qc_msg_send (m, zsock_resolve (b->router), job->client);
-        return;
-    }
-    zmsg_t *msg = zmsg_new ();
-    log_entry_t *e = NULL;
-    if (msg && qc_msg_encode (m, msg) == 0 && zmsg_size (msg) == 2) {
-        zframe_t *h = zmsg_first (msg), *body = zmsg_next (msg);
-        if ((e = malloc (sizeof *e + zframe_size (h) + zframe_size (body)))) {
-            e->header = zframe_size (h);
-            e->body = zframe_size (body);
-            memcpy (e->data, zframe_data (h), e->header);
-            memcpy (e->data + e->header, zframe_data (body), e->body);
-        }
-    }
-    zmsg_destroy (&msg);
-    if (!e || zlist_append (job->logs, e)) {
-        free (e);
-        return;
-    }
-    job->logs_bytes += LOG_ENTRY_COST (e);
-    while (zlist_size (job->logs) > MAX_KEPT_LOGS || job->logs_bytes > MAX_KEPT_LOG_BYTES) {
-        log_entry_t *old = zlist_pop (job->logs);
-        job->logs_bytes -= LOG_ENTRY_COST (old);
-        free (old);
-        job->logs_dropped++;
-    }
 }

@@ -98,6 +98,7 @@ jobs_tick (qc_broker_t *b)
                               * b->cfg.liveness;
         if (j->attached && b->now - j->client_seen > client_dead) {
             j->attached = false;
+            logs_client_lost (j);
             /* what was sent but not acknowledged goes again on attach */
             outbox_rewind (j);
             qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 ": client went away; "

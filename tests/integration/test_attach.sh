@@ -20,7 +20,10 @@ job=$(awk '/^job /{print $2; exit}' "$T/out/.qc-job")
 written=$(grep -c '^done' "$T/out/.qc-job")
 [ "$written" -lt 60 ] || fail "the job finished before the client was killed"
 pass "client killed after $written of 60 results (job $job)"
-sleep 1
+# the job ends while no client listens: every record after the broker saw
+# the client gone waits for the reattach
+wait_for "the job finished with no client" 60 \
+    "\"\$BIN/qc-status\" --broker tcp://127.0.0.1:$port 2>/dev/null | awk '\$1 == $job && \$2 + \$3 == 60 {f = 1} END {exit !f}'"
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port --attach "$job" -o "$T/out" \
     >"$T/attach.log" 2>&1
 rc=$?
@@ -37,12 +40,17 @@ grep -q "^ok 60/60 \|^FAILED 60/60 " "$T/attach.log" || fail "attach's count doe
 wait_for "the client's leave said" 5 "grep -q 'job $job: every result delivered; the client left' '$T/broker.log'"
 pass "reattached: all 60 slides reported exactly once, counted from the folder's $written; the broker saw the client leave"
 # the log records of slides run while no client listened waited in the
-# broker and came with the reattach (those of the seconds before the
-# broker saw the client gone are lost: README)
+# broker and came with the reattach, those sent to the killed client
+# before the broker found it gone too (all were lost before when the job
+# ended within those seconds), the broker saying it sent them again
 last=$(grep -E '^(ok|FAILED) ' "$T/attach.log" | tail -1 | awk '{print $3}')
 grep -q "	w1	$last	worker	build " "$T/out/qc.log" \
     || fail "the log records kept for the reattach did not come ($last): $(tail -3 "$T/out/qc.log")"
-pass "log records of slides run while the client was away came with the reattach"
+[ "$(awk -F'\t' '$5 == "worker" && $6 ~ /^build / {print $4}' "$T/out/qc.log" | sort -u | wc -l)" -eq 60 ] \
+    || fail "not every slide's log records are in qc.log"
+grep -q "	broker		broker	[0-9]* log records sent in the seconds before the broker found the client gone are sent again: some may be in qc.log twice$" "$T/out/qc.log" \
+    || fail "the broker did not say it sent records again"
+pass "log records of slides run while the client was away came with the reattach (every slide's), and those sent to the killed client"
 
 # --attach checks the job id against the folder's own (.qc-job) first
 before=$(md5sum "$T/out/results.tsv" "$T/out/.qc-job")
