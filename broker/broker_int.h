@@ -149,6 +149,8 @@ typedef struct {
     size_t logs_bytes;
     zlist_t *logs_sent;
     size_t logs_sent_bytes;
+    int64_t client_beat;      /* its last HEARTBEAT's arrival (not ACKs:
+                                 one can follow another closely) */
     uint64_t logs_resent;     /* of the kept, sent once to a client lost */
 } job_rec_t;
 

@@ -332,10 +332,19 @@ jobs_attach_client (qc_broker_t *b, job_rec_t *job, zframe_t *from, uint32_t hb_
         /* another connection takes the job over (its client back on a
            new socket before the broker found the old one gone): what
            went to the old one since its beat before last may be lost */
-        if (job->client && job->attached)
+        bool lost = job->client && job->attached && zlist_size (job->logs_sent);
+        if (lost)
             logs_client_lost (job);
         zframe_destroy (&job->client);
         job->client = zframe_dup (from);
+        job->client_beat = b->now;
+        job->attached = job->client != NULL;
+        job->client_seen = b->now;
+        /* at once: an ACK or a SUBMIT from the new socket attaches it
+           with no ATTACH to flush after (an ATTACH's flush then finds
+           nothing more) */
+        if (lost)
+            logs_flush (b, job);
     }
     job->attached = job->client != NULL;
     job->client_seen = b->now;

@@ -75,6 +75,10 @@ hold_orphan (qc_broker_t *b, job_rec_t *j)
 static void
 give_up_stalled (qc_broker_t *b, job_rec_t *j)
 {
+    if (b->state.holding) {
+        j->progress_at = b->now;  /* held for the disk, not stalled */
+        return;
+    }
     int64_t last = j->progress_at > j->client_seen ? j->progress_at : j->client_seen;
     if (j->finished_at || j->attached || !b->cfg.retention_s || j->sj->cancelled
         || j->sj->held || b->now - last <= (int64_t) b->cfg.retention_s * 1000)

@@ -88,15 +88,15 @@ jobs_forward_log (qc_broker_t *b, job_rec_t *job, qc_msg_t *m)
 void
 logs_client_beat (qc_broker_t *b, job_rec_t *job)
 {
-    (void) b;
-    /* what went out before its previous beat came in, it had read
-       before it beat again */
+    /* what went out before its previous beat came in (a heartbeat
+       interval ago), it had read before it beat again */
     log_entry_t *e;
-    while ((e = zlist_first (job->logs_sent)) && e->at < job->client_seen) {
+    while ((e = zlist_first (job->logs_sent)) && e->at < job->client_beat) {
         zlist_pop (job->logs_sent);
         job->logs_sent_bytes -= LOG_ENTRY_COST (e);
         free (e);
     }
+    job->client_beat = b->now;
 }
 
 void

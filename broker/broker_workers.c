@@ -354,6 +354,7 @@ retry_elsewhere (qc_broker_t *b, worker_rec_t *w, const peer_t *p, job_rec_t *jo
     bool build = config_of_other_build (w, err);
     if (!build && !qc_result_machine_trouble (err))
         return false;
+    bool paused = w && w->sw->paused_until > b->now;   /* its pause's reason stands */
     sched_verdict_t v = sched_task_troubled (b->sched, w ? w->sw : NULL,
                                              p->cert ? p->cert->id : 0, job->sj, m->idx,
                                              m->attempt);
@@ -370,7 +371,8 @@ retry_elsewhere (qc_broker_t *b, worker_rec_t *w, const peer_t *p, job_rec_t *jo
         return false;
     }
     sched_task_t *t = sched_job_task (job->sj, m->idx);
-    w->paused_for_build = build;
+    if (!paused)
+        w->paused_for_build = build;
     if (build)
         qc_log (QC_LOG_WARNING, MOD, "worker %s (qc %s, this broker qc %s) refused the "
                 "config of job %" PRIu64 ", which qc-submit checked: its build may lack "

@@ -421,6 +421,8 @@ agent_actor (zsock_t *pipe, void *args)
             a.next_beat = now + hb;
             continue;
         }
+        if (a.w->cfg.exec_idle && taskq_idle_due (&a.w->queue, now, WORKER_IDLE_RELEASE_MS))
+            a.w->cfg.exec_idle (a.w->cfg.exec_arg);
         if (now >= a.next_beat) {
             qc_msg_t m = {.command = QC_HEARTBEAT, .gpu = -1};
             qc_msg_send (&m, zsock_resolve (a.dealer), NULL);

@@ -120,8 +120,7 @@ end_task (exec_ctx_t *ctx, qc_worker_t *w, qc_task_t *task)
     ctx->job = ctx->key = 0;
     qc_crash_slot_clear (ctx->slot);
     qc_task_clear (task);
-    if (taskq_done (&w->queue) && w->cfg.exec_idle)
-        w->cfg.exec_idle (w->cfg.exec_arg);
+    taskq_done (&w->queue);   /* the agent gives memory back once idle a while */
 }
 
 /* Tests only: a slide that crashes its worker, never finishes, or fails

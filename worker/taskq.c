@@ -1,6 +1,7 @@
 /* See taskq.h. */
 #include "worker/taskq.h"
 
+#include <czmq.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,8 +68,23 @@ taskq_done (taskq_t *q)
     bool idle = !q->active && !q->closed;
     for (int lane = 0; idle && lane < NLANES; lane++)
         idle = !q->head[lane];
+    if (idle)
+        q->idle_since = zclock_mono ();
     pthread_mutex_unlock (&q->lock);
     return idle;
+}
+
+bool
+taskq_idle_due (taskq_t *q, int64_t now, int64_t after_ms)
+{
+    if (!q)
+        return false;
+    pthread_mutex_lock (&q->lock);
+    bool due = q->idle_since && now - q->idle_since >= after_ms;
+    if (due)
+        q->idle_since = 0;      /* once per idle spell */
+    pthread_mutex_unlock (&q->lock);
+    return due;
 }
 
 int
@@ -85,6 +101,7 @@ taskq_pop (taskq_t *q, int lane, qc_task_t *out)
         if (!q->head[lane])
             q->tail[lane] = NULL;
         q->active++;
+        q->idle_since = 0;
     }
     pthread_mutex_unlock (&q->lock);
     if (!it)

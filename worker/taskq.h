@@ -16,6 +16,8 @@ typedef struct {
     pthread_cond_t ready;
     taskq_item_t *head[1 + QC_PROTO_MAX_GPUS], *tail[1 + QC_PROTO_MAX_GPUS];
     unsigned active;          /* popped and not yet taskq_done */
+    int64_t idle_since;       /* when the last running task ended with none
+                                 queued (monotonic ms); 0: busy since */
     bool closed;
 } taskq_t;
 
@@ -27,8 +29,13 @@ int taskq_push (taskq_t *q, int lane, qc_task_t *task);
 /* Blocks until a task is in the lane or the queue is closed (-1). */
 int taskq_pop (taskq_t *q, int lane, qc_task_t *out);
 /* A popped task has ended; true when it was the last one running and
- * no lane holds another: the worker has nothing to do. */
+ * no lane holds another: the worker has nothing to do (since now). */
 bool taskq_done (taskq_t *q);
+/* True once when the worker has had nothing to do for after_ms (at
+ * now): the moment to give back what it keeps for the next slide. Not
+ * at once: with --prefetch 0 the queue is empty at the end of every
+ * task, the next one coming a moment later. */
+bool taskq_idle_due (taskq_t *q, int64_t now, int64_t after_ms);
 /* Removes every queued task, calling fn on each (then freeing it). */
 void taskq_drain (taskq_t *q, void (*fn) (void *, qc_task_t *), void *arg);
 void taskq_close (taskq_t *q);

@@ -16,6 +16,10 @@
 #include "shared/proto.h"
 #include "shared/result.h"
 
+/* How long a worker has nothing to do before it gives back the memory
+ * kept for the next slide (exec_idle). */
+#define WORKER_IDLE_RELEASE_MS 2000
+
 typedef struct {
     uint64_t job, idx;
     uint64_t key;              /* the job's identity, sent back with it */
@@ -85,9 +89,10 @@ typedef struct {
      * exec). CPU slots always run exec. */
     qc_prepare_fn *exec_prepare;
     qc_finish_fn *exec_finish;
-    /* Called when the last running task ends and none is queued: the
-     * pipeline gives back the memory it keeps for the next slide (with
-     * exec NULL, qc_worker_exec_pipeline_idle). NULL: nothing. */
+    /* Called (on the agent's thread) once the worker has had no task
+     * running or queued for WORKER_IDLE_RELEASE_MS: the pipeline gives
+     * back the memory it keeps for the next slide (with exec NULL,
+     * qc_worker_exec_pipeline_idle). NULL: nothing. */
     void (*exec_idle) (void *arg);
     bool no_read_ahead;
     /* Threads that read each slide of a GPU lane (its image, its focus
@@ -149,7 +154,7 @@ bool qc_worker_why (qc_worker_t *self, char *why, size_t len);
  * arg: the worker's qc_slide_fetch_t (slides by URL), or NULL (paths
  * only). */
 void qc_worker_exec_pipeline (void *arg, const qc_task_t *task, qc_result_t *out);
-/* The QC pipeline's exec_idle: frees the image buffers kept for reuse
+/* The QC pipeline's exec_idle (thread-safe): frees the image buffers kept for reuse
  * (kernels/image/image_cache.h) and gives the allocator's free memory
  * back to the system, so an idle worker holds no more than it needs (it
  * held its largest slide's planes for good). */

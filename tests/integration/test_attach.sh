@@ -136,3 +136,24 @@ check_exactly_once "$T/out3" "$T/one"
 wait_for "the broker saw every result of job $job3 delivered" 10 \
     "grep -q 'job $job3: every result delivered; the client left' '$T/broker.log'" "$T/broker.log"
 pass "attach to a job that ended while its client was away: its result acknowledged"
+
+# another connection that sends the job's first SUBMIT again (its
+# client's socket after a reconnect; or its ACK: no ATTACH comes) takes
+# it over: the log records sent to the old one since its heartbeat before
+# last go to it at once, after the broker's note (they waited for an
+# ATTACH that never came)
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out4" --list "$T/cohort/list" \
+    >"$T/submit4.log" 2>&1 &
+submit=$!
+PIDS+=($submit)
+wait_for "some results of the fourth job" 20 "[ \$(grep -c '^ok\|^FAILED' '$T/submit4.log') -ge 3 ]"
+job4=$(awk '/^job /{print $2; exit}' "$T/out4/.qc-job")
+key4=$(sed -n '1s/.*key=\([0-9a-f]*\).*/\1/p' "$T/out4/.qc-job")
+"$TOOLS/qc_stranger" --connect tcp://127.0.0.1:$port --wait-ms 800 --key "$key4" \
+    submit "$(head -1 "$T/cohort/list")" >"$T/stranger.log" 2>&1
+kill -9 $submit
+wait $submit 2>/dev/null
+grep -q "^message [0-9]* log records sent in the seconds before the broker found the client gone are sent again: some may be in qc.log twice$" \
+    "$T/stranger.log" || fail "the records sent to the old connection did not go to the new one: $(head -5 "$T/stranger.log")"
+grep -q "^got ACCEPTED job=$job4 " "$T/stranger.log" || fail "the repeated SUBMIT was not the job's: $(head -3 "$T/stranger.log")"
+pass "a new connection that sends the job's SUBMIT again gets the records its old one may have lost, at once"

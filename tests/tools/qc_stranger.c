@@ -5,6 +5,7 @@
  * what the broker answered (nothing, ERROR, ACCEPTED, a TASK ...):
  *
  *   got COMMAND job=N seq=N reason=TEXT
+ *   message TEXT                      (after a LOG's line)
  *
  * Commands (after the options):
  *   status                     STATUS (--repeat N: N times, each
@@ -87,6 +88,8 @@ print_msg (const qc_msg_t *m)
     for (size_t i = 0; i < m->njobs; i++)
         printf ("job %" PRIu64 " total=%" PRIu64 " done=%" PRIu64 " failed=%" PRIu64 "\n",
                 m->jobs[i].job, m->jobs[i].total, m->jobs[i].done, m->jobs[i].failed);
+    if (m->command == QC_LOG && m->message)
+        printf ("message %s\n", m->message);
     fflush (stdout);
 }
 

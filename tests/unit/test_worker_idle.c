@@ -1,11 +1,14 @@
 /* A worker with nothing left to run gives back the memory it keeps for
- * the next slide: when its last running task ends and none is queued it
- * calls its exec_idle, which for the QC pipeline frees the image
- * buffers kept for reuse (kernels/image/image_cache.h). Before, a worker
- * kept its largest slide's planes for good (1.35 GB idle after a 12,000
- * px slide at 5x, and under ulimit -v every later slide needing them
- * failed). A real broker and worker on loopback; the executor takes
- * large buffers as a slide's steps do. Also taskq_done's rule. */
+ * the next slide: once no task has run or waited for
+ * WORKER_IDLE_RELEASE_MS it calls its exec_idle (once), which for the QC
+ * pipeline frees the image buffers kept for reuse
+ * (kernels/image/image_cache.h). Before, a worker kept its largest
+ * slide's planes for good (1.35 GB idle after a 12,000 px slide at 5x,
+ * and under ulimit -v every later slide needing them failed). Not
+ * between tasks, with --prefetch 0 either (its queue is empty at the end
+ * of every task): the buffers serve the next slide. A real broker and
+ * worker on loopback; the executor takes large buffers as a slide's
+ * steps do. Also taskq's rules. */
 #include <czmq.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -52,27 +55,33 @@ test_taskq_done (void)
     CHECK (taskq_pop (&q, 1, &got) == 0 && taskq_push (&q, 0, &t) == 0
            && taskq_pop (&q, 0, &got) == 0);
     CHECK (!taskq_done (&q), "idle while another task runs");
+    CHECK (!taskq_idle_due (&q, zclock_mono (), 0), "idle due while a task runs");
     CHECK (taskq_done (&q), "not idle once the last task ended");
+    int64_t now = zclock_mono ();
+    CHECK (!taskq_idle_due (&q, now, 1000), "idle due at once");
+    CHECK (taskq_idle_due (&q, now + 1000, 1000), "not idle due after the delay");
+    CHECK (!taskq_idle_due (&q, now + 5000, 1000), "idle due twice in one spell");
     taskq_fini (&q);
 }
 
-int
-main (void)
+/* 6 tasks on a worker of slots and prefetch: every result and DONE, the
+ * image buffers freed once idle, exec_idle called once. */
+static void
+run (uint32_t slots, uint32_t prefetch)
 {
-    zsys_handler_set (NULL);
-    test_taskq_done ();
-
+    atomic_store (&s_idle_calls, 0);
     char ep[128], err[512];
     qc_broker_t *b = fx_broker_new (NULL, ep, err, sizeof err);
     CHECK (b != NULL, "%s", err);
     if (!b)
-        return check_done ("test_worker_idle");
+        return;
     zactor_t *actor = zactor_new (qc_broker_actor, b);
     qc_worker_config_t wc;
     qc_worker_config_defaults (&wc);
     wc.endpoint = ep;
     wc.name = "idle";
-    wc.slots = 2;
+    wc.slots = slots;
+    wc.prefetch = prefetch;
     wc.heartbeat_ms = 200;
     wc.exec = planes_exec;
     wc.exec_idle = counting_idle;
@@ -99,22 +108,35 @@ main (void)
         done += m && m->command == QC_DONE;
         qc_msg_destroy (&m);
     }
-    CHECK (results == 6 && done == 1, "%d results, %d DONE", results, done);
-    /* the last result may come before its task's end: a moment */
+    CHECK (results == 6 && done == 1, "slots %u prefetch %u: %d results, %d DONE", slots,
+           prefetch, results, done);
+    CHECK (atomic_load (&s_idle_calls) == 0, "slots %u prefetch %u: exec_idle called "
+           "while the job ran", slots, prefetch);
     size_t held = 1;
-    for (int i = 0; i < 50 && held; i++) {
+    for (int i = 0; i < 200 && held; i++) {
         qc_image_cache_held (NULL, &held);
         if (held)
-            zclock_sleep (20);
+            zclock_sleep (50);
     }
-    CHECK (held == 0, "an idle worker keeps %zu bytes of image buffers", held);
+    CHECK (held == 0, "slots %u prefetch %u: an idle worker keeps %zu bytes of image "
+           "buffers", slots, prefetch, held);
+    zclock_sleep (500);
     int calls = atomic_load (&s_idle_calls);
-    CHECK (calls >= 1 && calls < 6, "exec_idle called %d times for 6 tasks on 2 slots "
-           "(once the queue is empty, not after every task)", calls);
+    CHECK (calls == 1, "slots %u prefetch %u: exec_idle called %d times (once, when idle)",
+           slots, prefetch, calls);
 
     qc_worker_destroy (&w);
     zsock_destroy (&client);
     zactor_destroy (&actor);
     qc_broker_destroy (&b);
+}
+
+int
+main (void)
+{
+    zsys_handler_set (NULL);
+    test_taskq_done ();
+    run (2, 1);               /* the default: a task waits behind each slot */
+    run (1, 0);               /* --prefetch 0: the queue empty after each task */
     return check_done ("test_worker_idle");
 }
