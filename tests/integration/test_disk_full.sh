@@ -8,15 +8,23 @@
 . "$(dirname "$0")/lib.sh"
 
 bad=$(make_cohort "$T/cohort" 40)
+
+# A broker on PORT whose files may take 3 MB each (ulimit -f, soft: a
+# prlimit can lift it): the journal fits, a job's result file (images)
+# does not. Then worker NAME. Logs into LOG.
+limited_broker() {   # limited_broker PORT STATE LOG WORKER [broker args...]
+    local port=$1 state=$2 log=$3 worker=$4; shift 4
+    ( ulimit -S -f 3000; exec "$BIN/qc-broker" --bind tcp://127.0.0.1:$port --state "$state" \
+          --heartbeat-ms 200 "$@" ) >>"$log" 2>&1 &
+    BROKER_PID=$!
+    PIDS+=($BROKER_PID)
+    wait_for "broker listening" 10 "grep -q 'listening on' '$log'"
+    start_worker $port "$worker" --slots 2 --heartbeat-ms 200 --task-delay-ms 50
+    wait_for "worker registered" 10 "workers_registered $port 1"
+}
+
 port=$(free_port)
-# 3 MB per file: the journal fits, a job's result file (images) does not
-( ulimit -f 3000; exec "$BIN/qc-broker" --bind tcp://127.0.0.1:$port --state "$T/state" \
-      --heartbeat-ms 200 ) >>"$T/broker.log" 2>&1 &
-BROKER_PID=$!
-PIDS+=($BROKER_PID)
-wait_for "broker listening" 10 "grep -q 'listening on' '$T/broker.log'"
-start_worker $port w1 --slots 2 --heartbeat-ms 200 --task-delay-ms 50
-wait_for "worker registered" 10 "workers_registered $port 1"
+limited_broker $port "$T/state" "$T/broker.log" w1
 
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out" --list "$T/cohort/list" \
     >"$T/submit.log" 2>&1 &
@@ -47,13 +55,7 @@ kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
 # takes them; then the job goes on. Before, the bound was never applied
 # and the broker's memory grew by each result until the OOM killer came.
 port=$(free_port)
-( ulimit -S -f 3000; exec "$BIN/qc-broker" --bind tcp://127.0.0.1:$port --state "$T/state2" \
-      --heartbeat-ms 200 --max-mb-unwritten 1 ) >>"$T/broker2.log" 2>&1 &
-BROKER_PID=$!
-PIDS+=($BROKER_PID)
-wait_for "broker listening" 10 "grep -q 'listening on' '$T/broker2.log'"
-start_worker $port w3 --slots 2 --heartbeat-ms 200 --task-delay-ms 50
-wait_for "worker registered" 10 "workers_registered $port 1"
+limited_broker $port "$T/state2" "$T/broker2.log" w3 --max-mb-unwritten 1
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/held" --list "$T/cohort/list" \
     >"$T/held.log" 2>&1 &
 submit=$!
