@@ -37,6 +37,18 @@ submit_attach_last_job (const options_t *o, const qc_curve_client_t *curve, size
     qc_output_last_job_t last;
     *fetched = 0;
     *job = 0;
+    if (!o->broker && !o->force && o->outdir && !o->quiet
+        && qc_output_last_job (o->outdir, &last) == 0 && !last.local
+        && (last.slides_unknown || last.done < last.slides)) {
+        /* the one-process mode asks no broker: said, as the broker may
+           still run (or hold the results of) the slides run here again */
+        fprintf (stderr, "%s: note: %s's job %" PRIu64 " ran on %s and has slides with no "
+                 "result here; without --broker they run in this process, and that job "
+                 "is not asked (--broker %s fetches it first; --broker %s --cancel %"
+                 PRIu64 " drops what it still has queued)\n", prog, o->outdir, last.job,
+                 last.endpoint, last.endpoint, last.endpoint, last.job);
+        return QC_EXIT_OK;
+    }
     if (!o->broker || o->force || !o->outdir || qc_output_last_job (o->outdir, &last) != 0
         || last.local || (!last.slides_unknown && last.done >= last.slides))
         return QC_EXIT_OK;

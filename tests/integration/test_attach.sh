@@ -157,3 +157,10 @@ grep -q "^message [0-9]* log records sent in the seconds before the broker found
     "$T/stranger.log" || fail "the records sent to the old connection did not go to the new one: $(head -5 "$T/stranger.log")"
 grep -q "^got ACCEPTED job=$job4 " "$T/stranger.log" || fail "the repeated SUBMIT was not the job's: $(head -3 "$T/stranger.log")"
 pass "a new connection that sends the job's SUBMIT again gets the records its old one may have lost, at once"
+
+# a rerun without --broker into a folder whose job ran on a broker and
+# has slides with no result here: said (it ran them locally in silence)
+"$BIN/qc-submit" -o "$T/out4" --workers 1 "$(head -1 "$T/cohort/list")" >"$T/local.log" 2>&1
+grep -q "note: $T/out4's job $job4 ran on tcp://127.0.0.1:$port and has slides with no result here; without --broker they run in this process, and that job is not asked (--broker tcp://127.0.0.1:$port fetches it first; --broker tcp://127.0.0.1:$port --cancel $job4 drops what it still has queued)" \
+    "$T/local.log" || fail "no note of the folder's broker job: $(head -3 "$T/local.log")"
+pass "a run without --broker into a folder of a broker's unfinished job says so"
