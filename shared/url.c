@@ -516,8 +516,9 @@ qc_url_prefix_parse (const char *text, qc_url_prefix_t *out, char *err, size_t e
     /* the folder as a slide's one spelling has it (raw bytes over 0x7f
        percent-encoded), so that it is compared with slides spelt so */
     if (encode_path (text + ps, pe - ps, out->path, sizeof out->path) < 0)
-        return qc_fail (err, errlen, "'%.300s': the folder is longer than %zu characters",
-                        text, sizeof out->path - 2);
+        return qc_fail (err, errlen, "'%.300s': the folder is longer than %zu characters "
+                        "(each byte over 0x7f counted as its %%XX)", text,
+                        sizeof out->path - 2);
     return 0;
 }
 
