@@ -69,14 +69,19 @@ hold_orphan (qc_broker_t *b, job_rec_t *j)
 /* A job whose slides cannot run (they need a GPU and no worker has one;
  * the workers that could are gone for good) and whose client is away
  * would wait for ever, its queue shown by qc-status and its journal kept:
- * with neither a result nor its client for --retention, it is cancelled
- * (its queued slides fail marked for a rerun); its results then wait
- * --retention as any finished job's. */
+ * with neither a result, a slide running, nor its client for
+ * --retention while workers are there, it is cancelled (its queued
+ * slides fail marked for a rerun); its results then wait --retention as
+ * any finished job's. */
 static void
 give_up_stalled (qc_broker_t *b, job_rec_t *j)
 {
-    if (b->state.holding) {
-        j->progress_at = b->now;  /* held for the disk, not stalled */
+    /* not stalled: held for the disk, a slide of it running (a 10x slide
+       takes minutes), or no worker at all (an outage, maintenance: the
+       workers come back, and then the job goes on) */
+    if (b->state.holding || j->sj->running || j->sj->dispatched
+        || zhashx_size (b->workers) == 0) {
+        j->progress_at = b->now;
         return;
     }
     int64_t last = j->progress_at > j->client_seen ? j->progress_at : j->client_seen;

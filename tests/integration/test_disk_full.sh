@@ -87,6 +87,7 @@ kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
 port=$(free_port)
 start_broker $port --heartbeat-ms 200 --retention 2
 start_worker $port w2 --slots 2 --heartbeat-ms 200
+w2=$WORKER_PID
 wait_for "worker registered" 10 "workers_registered $port 1"
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/late" \
     "$SHARED/slides/real/CMU-1-Small-Region.svs" "$SHARED/slides/real/CMU-1-Small-Region-pyramid.svs" \
@@ -112,10 +113,14 @@ start_broker $port --heartbeat-ms 200 --retention 2
 grep -q "waited 2 s for a client" "$T/attach2.log" || fail "after a restart: $(cat "$T/attach2.log")"
 pass "a restart keeps what a late client is told"
 
-# a job no worker can run (--gpu-only, no GPU worker) whose client went
-# away: after --retention with neither a result nor its client it is
+# a job no worker can run (--gpu-only, a CPU worker only) whose client
+# went away: after --retention with neither a result nor its client it is
 # cancelled, its slides failed marked for a rerun (it stayed queued for
-# ever, its queue in qc-status and its journal kept)
+# ever, its queue in qc-status and its journal kept). With no worker at
+# all (an outage) it waits.
+kill -TERM $w2
+wait $w2 2>/dev/null
+wait_for "no worker left" 10 "! workers_registered $port 1"
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port --gpu-only -o "$T/stalled" \
     "$SHARED/slides/real/CMU-1-Small-Region.svs" "$SHARED/slides/real/CMU-1-Small-Region-pyramid.svs" \
     >"$T/stalled.log" 2>&1 &
@@ -124,6 +129,10 @@ wait_for "job accepted" 10 "grep -q '^job' '$T/stalled/.qc-job' 2>/dev/null"
 kill -9 $submit
 wait $submit 2>/dev/null
 sjob=$(awk '/^job /{print $2; exit}' "$T/stalled/.qc-job")
+sleep 4                             # no worker: an outage, not a stall
+grep -q "job $sjob: no slide of it ran" "$T/broker.log" && fail "a job was cancelled while no worker was there"
+start_worker $port w4 --slots 1 --heartbeat-ms 200
+wait_for "a CPU worker registered" 10 "workers_registered $port 1"
 wait_for "the stalled job cancelled" 30 "grep -q 'job $sjob: no slide of it ran for [0-9]* s while its client was away: cancelled (--retention 2 s; 2 slides were queued: no worker could run them)' '$T/broker.log'"
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port --attach "$sjob" -o "$T/stalled" >"$T/stalled2.log" 2>&1
 rc=$?
