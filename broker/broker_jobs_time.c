@@ -122,8 +122,12 @@ jobs_tick (qc_broker_t *b)
         if (j->finished_at && !j->finish_logged)
             state_log_finished (b, j);
         uint8_t why = 0;
+        /* with the state folder full, a delivered job goes at once: its
+           result file is the room new jobs wait for (a tombstone answers
+           its client as after --linger) */
         if (j->finished_at && j->acked_seq == j->last_seq && !j->attached
-            && b->now - j->finished_at > (int64_t) b->cfg.job_linger_s * 1000)
+            && (b->now - j->finished_at > (int64_t) b->cfg.job_linger_s * 1000
+                || b->state.disk_full))
             why = TOMB_DELIVERED;
         /* on the monotonic clock, as --linger: a wall clock stepped
            forward (NTP after a bad RTC) must not delete results at once;
@@ -137,6 +141,9 @@ jobs_tick (qc_broker_t *b)
                         "waited %" PRId64 " s for a client after the job finished: "
                         "deleted (--retention %u s)", j->id, j->last_seq - j->acked_seq,
                         (b->now - j->finished_at) / 1000, b->cfg.retention_s);
+            else if (b->state.disk_full)
+                qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 ": delivered: forgotten now, "
+                        "not after --linger, as the state folder is full", j->id);
             else
                 qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 ": delivered, and finished "
                         "over %u s ago: forgotten (--linger)", j->id, b->cfg.job_linger_s);

@@ -48,6 +48,15 @@ wait $submit; rc=$?
 [ $rc -eq 1 ] || fail "accepted job: exit $rc, expected 1: $(tail -3 "$T/submit.log")"
 check_exactly_once "$T/out" "$T/cohort/list"
 pass "the job accepted before the disk filled went on: 40 slides, each once"
+# delivered, that job goes at once, not after --linger (600 s): its
+# result file was the room the next job waited for
+job1=$(awk '/^job /{print $2; exit}' "$T/out/.qc-job")
+wait_for "the delivered job forgotten" 10 "grep -q 'job $job1: delivered: forgotten now, not after --linger, as the state folder is full' '$T/broker.log'"
+wait_for "new jobs accepted again" 10 "grep -q 'can be written again: new jobs are accepted' '$T/broker.log'"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/next" \
+    "$SHARED/slides/real/CMU-1-Small-Region.svs" >"$T/next.log" 2>&1 \
+    || fail "a new job once the delivered one went: $(tail -3 "$T/next.log")"
+pass "a delivered job on a full state folder went at once; the next job was accepted"
 kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
 
 # the results waiting for the disk are bounded (--max-mb-unwritten, here
