@@ -208,7 +208,12 @@ make_header (const qc_output_config_t *cfg, char *const *cols, size_t n)
     qc_escape_put (f, real ? real : cfg->outdir);
     free (real);
     fprintf (f, "\n#config_file:\t");
-    qc_escape_put (f, cfg->config_file ? cfg->config_file : "default");
+    /* HistoQC writes "default" for its own config.ini; here that name
+       means qc-submit's built-in config, which has more steps: said */
+    bool builtin = !cfg->config_file || strcmp (cfg->config_file, "default") == 0;
+    qc_escape_put (f, builtin ? "default (qc-submit's built-in config: "
+                                "qc-submit --write-default-config FILE writes it)"
+                              : cfg->config_file);
     fprintf (f, "\n#command_line_args:\t");
     qc_escape_put (f, cfg->command_line ? cfg->command_line : "");
     fprintf (f, "\n#dataset:");
