@@ -357,6 +357,16 @@ emit (buf_t *out, const char *s, size_t n, size_t *budget)
     return 0;
 }
 
+size_t
+config_ref_name (const char *pc, const char **name)
+{
+    const char *close = pc && pc[0] == '%' && pc[1] == '(' ? strchr (pc + 2, ')') : NULL;
+    if (!close || close == pc + 2 || close[1] != 's')
+        return 0;
+    *name = pc + 2;
+    return (size_t) (close - pc - 2);
+}
+
 static int
 interpolate (const qc_config_section_t *sec, const char *raw, int depth,
              buf_t *out, size_t *budget, char *err, size_t errlen)
@@ -378,15 +388,15 @@ interpolate (const qc_config_section_t *sec, const char *raw, int depth,
             p = pc + 2;
             continue;
         }
-        const char *close = pc[1] == '(' ? strchr (pc + 2, ')') : NULL;
+        const char *at = NULL;
         char name[256], snip[80];
-        size_t nlen = close ? (size_t) (close - pc - 2) : 0;
-        if (!close || nlen == 0 || close[1] != 's' || nlen >= sizeof name) {
+        size_t nlen = config_ref_name (pc, &at);
+        if (nlen == 0 || nlen >= sizeof name) {
             qc_set_err (err, errlen, "'%%' must be written '%%%%' or start "
                             "a '%%(key)s' reference");
             return -1;
         }
-        memcpy (name, pc + 2, nlen);
+        memcpy (name, at, nlen);
         name[nlen] = '\0';
         const entry_t *ref = config_find_entry (sec, name, sec->n);
         if (!ref) {
@@ -402,7 +412,7 @@ interpolate (const qc_config_section_t *sec, const char *raw, int depth,
         } else if (emit (out, ref->raw.s, ref->raw.len, budget)) {
             goto too_long;
         }
-        p = close + 2;
+        p = at + nlen + 2;
     }
     return 0;
 too_long:

@@ -207,18 +207,13 @@ qc_config_get_bool (const qc_config_section_t *sec, const char *key, int def,
 static int
 refers_to (const char *raw, const char *key, size_t klen)
 {
-    for (const char *p = raw; p && *p; p++) {
-        if (p[0] != '%')
-            continue;
-        if (p[1] == '%') {
-            p++;
-            continue;
-        }
-        if (p[1] != '(')
-            continue;
-        const char *name = p + 2, *end = strstr (name, ")s");
-        if (end && (size_t) (end - name) == klen && strncasecmp (name, key, klen) == 0)
+    for (const char *p = raw ? strchr (raw, '%') : NULL; p; p = strchr (p + 1, '%')) {
+        const char *name;
+        size_t n = config_ref_name (p, &name);
+        if (n == klen && strncasecmp (name, key, klen) == 0)
             return 1;
+        if (p[1] == '%')
+            p++;                /* a literal '%' */
     }
     return 0;
 }

@@ -45,5 +45,10 @@ const char *config_snippet (char *dst, size_t dlen, const char *s, size_t n);
  * NULL. */
 entry_t *config_find_entry (const qc_config_section_t *sec, const char *key,
                             size_t upto);
+/* The length of the key named by the %(key)s reference at pc (a '%'),
+ * *name set to its first byte; 0 when pc starts none (configparser's
+ * grammar: the key runs to the first ')', which an 's' follows). One
+ * reading for interpolation and for telling helper keys (config_get.c). */
+size_t config_ref_name (const char *pc, const char **name);
 
 #endif
