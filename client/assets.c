@@ -543,7 +543,7 @@ comment_helpers (const qc_config_section_t *sec, const char *key, qc_config_text
             int line = qc_config_key_line (sec, h);
             bool done = false;
             for (size_t g = 0; g < ngone && !done; g++)
-                done = strcmp (gone[g], h) == 0;
+                done = strcasecmp (gone[g], h) == 0;
             if (done || (m && qc_module_accepts (m, h))
                 || !qc_config_key_referenced (sec, h, NULL)
                 || qc_config_key_referenced (sec, h, gone)

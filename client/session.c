@@ -482,7 +482,7 @@ command_for (const session_t *s, const char *what, bool with_dir, char *buf, siz
 
 /* What "run the same command again" adds (qc_session_config_t again). */
 static const char *
-without_f (const qc_session_config_t *c)
+again_words (const qc_session_config_t *c)
 {
     return c->again ? c->again : "";
 }
@@ -498,12 +498,12 @@ say_interrupted (session_t *s)
              qc_output_written (c->out), dir);
     if (c->local || !s->accepted)
         fprintf (stderr, "To go on, run the same qc-submit command again%s: the slides "
-                 "already in %s are skipped (-f redoes them).\n", without_f (c), dir);
+                 "already in %s are skipped (-f redoes them).\n", again_words (c), dir);
     else {
         char attach[4096], cancel[4096];
         fprintf (stderr, "Job %" PRIu64 " goes on at the broker. To go on, run the same "
                  "qc-submit command again%s (it fetches the job's results first), or "
-                 "fetch the rest with:\n  %s\nor stop it with: %s\n", s->job, without_f (c),
+                 "fetch the rest with:\n  %s\nor stop it with: %s\n", s->job, again_words (c),
                  command_for (s, "--attach", true, attach, sizeof attach),
                  command_for (s, "--cancel", false, cancel, sizeof cancel));
     }
@@ -734,18 +734,18 @@ qc_session_run (const qc_session_config_t *cfg)
                  "started finish, the others do not run. Run the same qc-submit command "
                  "again%s: it fetches what the job ran, then runs the slides without a "
                  "result in a new job.%s Its results are fetched with:\n  %s\n", s.job,
-                 without_f (cfg), limit,
+                 again_words (cfg), limit,
                  command_for (&s, "--attach", true, attach, sizeof attach));
     } else if (!s.done && !cfg->local && s.accepted) {
         char attach[4096];
         fprintf (stderr, "job %" PRIu64 " goes on at the broker; once the cause is "
                  "mended, run the same qc-submit command again%s (it fetches the job's "
-                 "results first), or fetch them with:\n  %s\n", s.job, without_f (cfg),
+                 "results first), or fetch them with:\n  %s\n", s.job, again_words (cfg),
                  command_for (&s, "--attach", true, attach, sizeof attach));
     } else if (!s.done && cfg->local && s.write_failed)
         fprintf (stderr, "qc-submit: once the cause is mended, run the same qc-submit "
                  "command again%s: the slides already in %s are skipped\n",
-                 without_f (cfg), dir);
+                 again_words (cfg), dir);
     if (cfg->finished)
         *cfg->finished = s.done;
     if (cfg->gone)

@@ -39,9 +39,8 @@ submit_histoqc_options (options_t *o)
                      o->template_path);
         o->config_path = o->template_path;     /* NULL: built in */
     } else if (!o->config_path && !o->attach && !o->cancel && !o->quiet)
-        /* HistoQC without --config runs its config.ini and says so; the
-           built-in config is not that one, and results.tsv's header says
-           "default" for both */
+        /* HistoQC without --config runs its config.ini; the built-in
+           config is not that one (results.tsv's #config_file says so too) */
         fprintf (stderr, "%s: no -c: qc-submit's built-in config (HistoQC's default "
                  "steps and more, so more columns: -c default runs HistoQC's config.ini "
                  "where HistoQC's data is found; --write-default-config FILE shows this "
