@@ -328,26 +328,24 @@ jobs_attach_client (qc_broker_t *b, job_rec_t *job, zframe_t *from, uint32_t hb_
 {
     if (hb_ms >= QC_HB_MS_MIN)
         job->client_hb_ms = hb_ms < QC_HB_MS_MAX ? hb_ms : QC_HB_MS_MAX;
+    bool lost = false;
     if (!job->client || !zframe_eq (job->client, from)) {
         /* another connection takes the job over (its client back on a
            new socket before the broker found the old one gone): what
            went to the old one since its beat before last may be lost */
-        bool lost = job->client && job->attached && zlist_size (job->logs_sent);
+        lost = job->client && job->attached && zlist_size (job->logs_sent);
         if (lost)
             logs_client_lost (job);
         zframe_destroy (&job->client);
         job->client = zframe_dup (from);
         job->client_beat = b->now;
-        job->attached = job->client != NULL;
-        job->client_seen = b->now;
-        /* at once: an ACK or a SUBMIT from the new socket attaches it
-           with no ATTACH to flush after (an ATTACH's flush then finds
-           nothing more) */
-        if (lost)
-            logs_flush (b, job);
     }
     job->attached = job->client != NULL;
     job->client_seen = b->now;
+    /* at once: an ACK or a SUBMIT from the new socket attaches it with
+       no ATTACH to flush after (an ATTACH's flush then finds nothing) */
+    if (lost)
+        logs_flush (b, job);
 }
 
 /* Drops job's queued slides (each a failure its client is sent); the

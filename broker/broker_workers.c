@@ -373,20 +373,20 @@ retry_elsewhere (qc_broker_t *b, worker_rec_t *w, const peer_t *p, job_rec_t *jo
     sched_task_t *t = sched_job_task (job->sj, m->idx);
     if (!paused)
         w->paused_for_build = build;
+    char why[1024];
     if (build)
-        qc_log (QC_LOG_WARNING, MOD, "worker %s (qc %s, this broker qc %s) refused the "
-                "config of job %" PRIu64 ", which qc-submit checked: its build may lack "
-                "what the config uses (%.300s); %s runs again (%u of %u), and %s takes no "
-                "new slide for %lld s; upgrade it", w->name, w->version, qc_version_full (),
-                job->id, err, QC_URL_SHOWN (t->path), (unsigned) t->troubled,
-                (unsigned) SCHED_TROUBLE_RETRIES, w->name,
-                (long long) ((w->sw->paused_until - b->now + 999) / 1000));
+        snprintf (why, sizeof why, "(qc %s, this broker qc %s) refused the config of job %"
+                  PRIu64 ", which qc-submit checked: its build may lack what the config "
+                  "uses (%.300s, for %s)", w->version, qc_version_full (), job->id, err,
+                  QC_URL_SHOWN (t->path));
     else
-        qc_log (QC_LOG_WARNING, MOD, "worker %s failed %s (job %" PRIu64 ") for its "
-                "machine, not the slide: %.300s; the slide runs again (%u of %u), and %s "
-                "takes no new slide for %lld s", w->name, QC_URL_SHOWN (t->path), job->id,
-                err, (unsigned) t->troubled, (unsigned) SCHED_TROUBLE_RETRIES, w->name,
-                (long long) ((w->sw->paused_until - b->now + 999) / 1000));
+        snprintf (why, sizeof why, "failed %s (job %" PRIu64 ") for its machine, not the "
+                  "slide: %.300s", QC_URL_SHOWN (t->path), job->id, err);
+    qc_log (QC_LOG_WARNING, MOD, "worker %s %s; the slide runs again (%u of %u), and %s "
+            "takes no new slide for %lld s%s", w->name, why, (unsigned) t->troubled,
+            (unsigned) SCHED_TROUBLE_RETRIES, w->name,
+            (long long) ((w->sw->paused_until - b->now + 999) / 1000),
+            build ? "; upgrade it" : "");
     b->dispatch_due = true;
     return true;
 }

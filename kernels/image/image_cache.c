@@ -101,8 +101,9 @@ fresh (size_t bytes, bool zeroed)
 {
     size_t n = bytes ? bytes : 1;
     void *p = zeroed ? calloc (1, n) : malloc (n);
-    size_t held;
-    qc_image_cache_held (NULL, &held);
+    size_t held = 0;
+    if (!p)                     /* the lock only when memory ran out */
+        qc_image_cache_held (NULL, &held);
     if (!p && held) {
         qc_image_cache_release ();
         p = zeroed ? calloc (1, n) : malloc (n);
