@@ -74,15 +74,32 @@ logs_free (job_rec_t *j)
     zlist_destroy (&j->logs_sent);
 }
 
+/* Sends e's frames to the job's client. */
+static void
+send_entry (qc_broker_t *b, const job_rec_t *job, const log_entry_t *e)
+{
+    zmsg_t *msg = zmsg_new ();
+    if (msg && !zmsg_addmem (msg, zframe_data (job->client), zframe_size (job->client))
+        && !zmsg_addmem (msg, e->data, e->header)
+        && !zmsg_addmem (msg, e->data + e->header, e->body))
+        zmsg_send (&msg, zsock_resolve (b->router));
+    zmsg_destroy (&msg);
+}
+
 void
 jobs_forward_log (qc_broker_t *b, job_rec_t *job, qc_msg_t *m)
 {
+    /* encoded once: sent, and kept as sent (or kept for the client) */
+    log_entry_t *e = entry_new (m, b->now);
     if (job->attached && job->client) {
-        qc_msg_send (m, zsock_resolve (b->router), job->client);
-        append (job->logs_sent, &job->logs_sent_bytes, entry_new (m, b->now), NULL);
+        if (e)
+            send_entry (b, job, e);
+        else
+            qc_msg_send (m, zsock_resolve (b->router), job->client);
+        append (job->logs_sent, &job->logs_sent_bytes, e, NULL);
         return;
     }
-    append (job->logs, &job->logs_bytes, entry_new (m, b->now), &job->logs_dropped);
+    append (job->logs, &job->logs_bytes, e, &job->logs_dropped);
 }
 
 void
@@ -131,7 +148,6 @@ logs_flush (qc_broker_t *b, job_rec_t *job)
 {
     if (!job->client)
         return;
-    void *sock = zsock_resolve (b->router);
     char text[256];
     if (job->logs_dropped) {
         snprintf (text, sizeof text, "%" PRIu64 " log records were dropped while "
@@ -148,12 +164,7 @@ logs_flush (qc_broker_t *b, job_rec_t *job)
     }
     log_entry_t *e;
     while ((e = zlist_pop (job->logs))) {
-        zmsg_t *msg = zmsg_new ();
-        if (msg && !zmsg_addmem (msg, zframe_data (job->client), zframe_size (job->client))
-            && !zmsg_addmem (msg, e->data, e->header)
-            && !zmsg_addmem (msg, e->data + e->header, e->body))
-            zmsg_send (&msg, sock);
-        zmsg_destroy (&msg);
+        send_entry (b, job, e);
         free (e);
     }
     job->logs_bytes = 0;
