@@ -353,6 +353,20 @@ build_cohort (const options_t *o, int argc, char **argv, qc_cohort_t *cohort)
     return 0;
 }
 
+/* Each line of text on stderr after "prog: what: ", and after kind
+ * unless the line says its own ("warning: "). */
+static void
+print_lines (const char *text, const char *what, const char *kind)
+{
+    for (const char *l = text; *l;) {
+        const char *nl = strchr (l, '\n');
+        int n = nl ? (int) (nl - l) : (int) strlen (l);
+        fprintf (stderr, "%s: %s: %s%.*s\n", prog, what,
+                 strncmp (l, "warning: ", 9) == 0 ? "" : kind, n, l);
+        l += n + (nl != NULL);
+    }
+}
+
 /* The config text to send (its files resolved), its files, and the
  * pipeline it builds (checked here, before any slide is touched). */
 static int
@@ -373,21 +387,23 @@ load_config (const options_t *o, qc_client_assets_t *assets, qc_pipeline_t **pip
     }
     if (!o->quiet && assets->report && *assets->report)
         fprintf (stderr, "%s", assets->report);
-    *pipeline = qc_pipeline_new (assets->config_text, err, sizeof err);
+    const char *what = o->config_path ? o->config_path : "default config";
+    char *all = NULL;
+    *pipeline = qc_pipeline_new_all (assets->config_text, err, sizeof err, &all);
     if (!*pipeline) {
-        fprintf (stderr, "%s: %s: %s\n", prog, o->config_path ? o->config_path
-                 : "default config", err);
+        /* every problem at once: an old HistoQC config is mended in one
+           pass, not one run per line */
+        if (all && *all)
+            print_lines (all, what, "");
+        else
+            fprintf (stderr, "%s: %s: %s\n", prog, what, err);
+        free (all);
         return QC_EXIT_USAGE;
     }
-    /* what the config has that no step reads, said once, here */
-    const char *notes = qc_pipeline_notes (*pipeline);
-    for (const char *l = notes; !o->quiet && *l;) {
-        const char *nl = strchr (l, '\n');
-        int n = nl ? (int) (nl - l) : (int) strlen (l);
-        fprintf (stderr, "%s: %s: %.*s\n", prog, o->config_path ? o->config_path
-                 : "default config", n, l);
-        l += n + (nl != NULL);
-    }
+    /* what the config has that no step reads, said once, here: told
+       apart from the problems above, which stop the run */
+    if (!o->quiet)
+        print_lines (qc_pipeline_notes (*pipeline), what, "note: ");
     return 0;
 }
 

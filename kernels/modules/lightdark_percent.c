@@ -9,8 +9,9 @@
  * the column <name> is the mask statistic; img_mask_<name> is kept for a
  * later step's mask_name=. lower_var / upper_var win
  * over lower_std / upper_std (HistoQC's issues #213, #219); the
- * upper_variance / lower_variance keys of HistoQC's bubble section are
- * accepted and, as in HistoQC, not read. */
+ * upper_variance / lower_variance keys HistoQC read before 2023 (its
+ * bubble section still has one) are noted as not read
+ * (pipeline_check.c), as HistoQC now does not read them. */
 #include <math.h>
 #include <stdio.h>
 
@@ -114,7 +115,7 @@ static const char *const no_columns[] = { NULL };
 
 static const char *const params[] = {
     "name", "lower_threshold", "upper_threshold", "lower_std", "upper_std",
-    "lower_var", "upper_var", "lower_variance", "upper_variance", "invert",
+    "lower_var", "upper_var", "invert",
     "mask_statistics", NULL
 };
 

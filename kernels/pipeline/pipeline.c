@@ -35,120 +35,14 @@ qc_pipeline_destroy (qc_pipeline_t **self_p)
     free (self->columns);
     free (self->description);
     free (self->notes);
+    pipeline_said_free (&self->problems);
+    pipeline_said_free (&self->noted);
+    for (size_t i = 0; i < self->nrefused; i++)
+        free (self->refused[i]);
+    free (self->refused);
     qc_config_destroy (&self->config);
     free (self);
     *self_p = NULL;
-}
-
-/* A refused value that holds what looks like a comment after it
- * ("1.25x ; note"): says that configparser, and so HistoQC, reads it as
- * part of the value, since that is the likely mistake. */
-static void
-hint_inline_comment (const qc_config_section_t *sec, char *err, size_t errlen)
-{
-    for (size_t i = 0; err && i < qc_config_section_nkeys (sec); i++) {
-        const char *key = qc_config_section_key (sec, i), *value = NULL;
-        if (!strstr (err, key)
-            || qc_config_get_string (sec, key, NULL, &value, NULL, 0) != 0 || !value
-            || !(strstr (value, " ;") || strstr (value, " #") || strstr (value, "\t;")
-                 || strstr (value, "\t#")))
-            continue;
-        size_t n = strlen (err);
-        if (n < errlen)
-            snprintf (err + n, errlen - n, " (a '#' or ';' after a value is part of "
-                      "the value, as in HistoQC: comments go on their own lines)");
-        return;
-    }
-}
-
-static size_t edit_distance (const char *a, const char *b);
-
-/* Whether some step (or BaseImage) reads key: a parameter name HistoQC
- * knows, copied into a section whose step does not read it. */
-static bool
-known_parameter (const char *key)
-{
-    if (qc_module_accepts (&qc_module_base_image, key))
-        return true;
-    for (size_t i = 0; i < qc_module_count (); i++)
-        if (qc_module_accepts (qc_module_at (i), key))
-            return true;
-    return false;
-}
-
-/* Adds a line to the pipeline's notes (qc_pipeline_notes). */
-static void
-add_note (qc_pipeline_t *self, const char *fmt, ...)
-    __attribute__ ((format (printf, 2, 3)));
-static void
-add_note (qc_pipeline_t *self, const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (line, sizeof line, fmt, ap);
-    va_end (ap);
-    size_t had = self->notes ? strlen (self->notes) : 0, n = strlen (line);
-    char *grown = realloc (self->notes, had + n + 2);
-    if (!grown)
-        return;               /* a note lost to memory: the run is the same */
-    memcpy (grown + had, line, n);
-    memcpy (grown + had + n, "\n", 2);
-    self->notes = grown;
-}
-
-/* Refuses keys the module does not read (a misspelt parameter would
- * otherwise be ignored silently and the lab would never know), values
- * that do not interpolate, and values the module's check refuses. Two
- * kinds of key HistoQC passes over are taken, as it takes them (every
- * key of a section goes to its step, which reads its own): a helper
- * that another value names in a %(key)s reference, and, in a step of
- * HistoQC's, a parameter of other steps (image_work_size copied into
- * getContrast's section), which is noted as ignored. */
-static int
-check_params (qc_pipeline_t *self, const qc_module_t *m, const qc_config_section_t *sec,
-              char *err, size_t errlen)
-{
-    if (!sec)
-        return m->check ? m->check (NULL, err, errlen) : 0;
-    for (size_t i = 0; i < qc_config_section_nkeys (sec); i++) {
-        const char *key = qc_config_section_key (sec, i);
-        if (qc_module_accepts (m, key) || qc_config_key_referenced (sec, key, NULL))
-            continue;
-        /* HistoQC's own steps only: it would run such a config; this
-           project's steps (identifyFocusFaults, ...) are in no HistoQC
-           config, and a key there that they do not read is a mistake */
-        if ((m == &qc_module_base_image || qc_module_is_histoqc (m->name, strlen (m->name)))
-            && known_parameter (key)) {
-            add_note (self, "[%s] line %d: '%s' is not read by %s (a parameter of "
-                      "other steps): ignored, as HistoQC ignores it", qc_config_section_name (sec),
-                      qc_config_key_line (sec, key), key, m->name);
-            continue;
-        }
-        char accepted[512] = "";
-        size_t used = 0, bestd = 4;     /* at most 3 edits away */
-        const char *near = NULL;
-        for (const char *const *p = m->params; p && *p && used < sizeof accepted; p++) {
-            used += (size_t) snprintf (accepted + used, sizeof accepted - used,
-                                       "%s%s", used ? ", " : "", *p);
-            size_t d = edit_distance (key, *p);
-            if (d < bestd)
-                bestd = d, near = *p;
-        }
-        qc_set_err (err, errlen, "[%s] line %d: unknown parameter '%s' for %s%s%s%s "
-                 "(%s%s)", qc_config_section_name (sec),
-                 qc_config_key_line (sec, key), key, m->name,
-                 near ? ": did you mean '" : "", near ? near : "", near ? "'?" : "",
-                 accepted[0] ? "it accepts: " : "it takes no parameters",
-                 accepted);
-        return -1;
-    }
-    if (qc_config_section_check (sec, err, errlen) != 0)
-        return -1;
-    if (!m->check || m->check (sec, err, errlen) == 0)
-        return 0;
-    hint_inline_comment (sec, err, errlen);
-    return -1;
 }
 
 /* The module of this project nearest to the n bytes at name (at most 3
@@ -164,23 +58,35 @@ nearest_module (const char *name, size_t n)
     const char *best = NULL;
     size_t bestd = 4;
     for (size_t i = 0; i < qc_module_count (); i++) {
-        size_t d = edit_distance (want, qc_module_at (i)->name);
+        size_t d = pipeline_edit_distance (want, qc_module_at (i)->name);
         if (d < bestd)
             bestd = d, best = qc_module_at (i)->name;
     }
     return best;
 }
 
-/* One line of steps=: "Module.function" with an optional ":instance". */
+/* Keeps the name of a step of steps= that was refused, so that its
+ * section is not refused again as one no step reads. */
+static void
+refuse_step (qc_pipeline_t *self, const char *s, size_t n)
+{
+    if (!self->refused && !(self->refused = calloc (MAX_STEPS, sizeof *self->refused)))
+        return;
+    if (self->nrefused < MAX_STEPS && (self->refused[self->nrefused] = strndup (s, n)))
+        self->nrefused++;
+}
+
+/* One line of steps=: "Module.function" with an optional ":instance".
+ * What is wrong with it is a problem of the pipeline's; -1 only when
+ * no more steps can be read (too many, or out of memory). */
 static int
-add_step (qc_pipeline_t *self, const char *s, size_t n, int line, char *err,
-          size_t errlen)
+add_step (qc_pipeline_t *self, const char *s, size_t n, int line)
 {
     for (size_t i = 0; i < n; i++)
         if (s[i] == ' ' || s[i] == '\t') {
-            qc_set_err (err, errlen, "[pipeline] steps (line %d): '%.*s' is not one "
-                     "step; write one step per line", line, (int) n, s);
-            return -1;
+            pipeline_problem (self, "[pipeline] steps (line %d): '%.*s' is not one "
+                              "step; write one step per line", line, (int) n, s);
+            return 0;
         }
     const char *colon = memchr (s, ':', n);
     size_t base = colon ? (size_t) (colon - s) : n;
@@ -188,84 +94,83 @@ add_step (qc_pipeline_t *self, const char *s, size_t n, int line, char *err,
     if (!dot || dot == s || dot == s + base - 1
         || memchr (dot + 1, '.', base - (size_t) (dot + 1 - s))
         || (colon && colon == s + n - 1)) {
-        qc_set_err (err, errlen, "[pipeline] steps (line %d): '%.*s' is not "
-                 "Module.function or Module.function:instance", line, (int) n, s);
-        return -1;
+        pipeline_problem (self, "[pipeline] steps (line %d): '%.*s' is not "
+                          "Module.function or Module.function:instance", line, (int) n, s);
+        return 0;
     }
     if (base == strlen (BASE_SECTION) && memcmp (s, BASE_SECTION, base) == 0) {
-        qc_set_err (err, errlen, "[pipeline] steps (line %d): %s is not a step; it "
-                 "runs before the first step of every pipeline, with the "
-                 "settings of its own section", line, BASE_SECTION);
-        return -1;
+        pipeline_problem (self, "[pipeline] steps (line %d): %s is not a step; it "
+                          "runs before the first step of every pipeline, with the "
+                          "settings of its own section", line, BASE_SECTION);
+        return 0;
     }
     const qc_module_t *m = qc_module_find (s, base);
     if (!m && qc_module_is_histoqc (s, base)) {
-        qc_set_err (err, errlen, "[pipeline] steps (line %d): not yet implemented "
-                 "step '%.*s' (HistoQC has it; this project does not run it yet)",
-                 line, (int) base, s);
-        return -1;
+        pipeline_problem (self, "[pipeline] steps (line %d): not yet implemented "
+                          "step '%.*s' (HistoQC has it; this project does not run it "
+                          "yet)", line, (int) base, s);
+        refuse_step (self, s, n);
+        return 0;
     }
     if (!m) {
         const char *near = nearest_module (s, base);
-        qc_set_err (err, errlen, "[pipeline] steps (line %d): unknown step '%.*s': "
-                 "no module has that function%s%s%s", line, (int) base, s,
-                 near ? " (did you mean " : "", near ? near : "", near ? "?)" : "");
-        return -1;
+        pipeline_problem (self, "[pipeline] steps (line %d): unknown step '%.*s': "
+                          "no module has that function%s%s%s", line, (int) base, s,
+                          near ? " (did you mean " : "", near ? near : "",
+                          near ? "?)" : "");
+        refuse_step (self, s, n);
+        return 0;
     }
     if (self->nsteps >= MAX_STEPS) {
-        qc_set_err (err, errlen, "[pipeline] steps: more than %d steps", MAX_STEPS);
+        pipeline_problem (self, "[pipeline] steps: more than %d steps", MAX_STEPS);
         return -1;
     }
     step_t *st = &self->steps[self->nsteps];
     st->module = m;
     st->name = strndup (s, n);
     if (!st->name) {
-        qc_set_err (err, errlen, "out of memory");
+        pipeline_problem (self, "out of memory");
         return -1;
     }
     self->nsteps++;
     st->params = qc_config_section (self->config, st->name);
-    if (check_params (self, m, st->params, err, errlen) == 0)
-        return 0;
-    if (!st->params) {      /* the message cannot name a section */
-        char why[512];
-        snprintf (why, sizeof why, "%s", err ? err : "");
-        qc_set_err (err, errlen, "[pipeline] steps (line %d): %s has no section "
-                    "[%s]: %s", line, st->name, st->name, why);
-    }
-    return -1;
+    pipeline_check_params (self, m, st->params, st->name, line);
+    return 0;
 }
 
-static int
-read_steps (qc_pipeline_t *self, char *err, size_t errlen)
+/* The steps of [pipeline] steps=, each checked; a problem stops only
+ * what cannot go on without it. */
+static void
+read_steps (qc_pipeline_t *self)
 {
+    char err[1024];
     const qc_config_section_t *ps = qc_config_section (self->config, "pipeline");
     if (!ps) {
-        qc_set_err (err, errlen, "config has no [pipeline] section (its steps= "
-                 "lists the steps to run)");
-        return -1;
+        pipeline_problem (self, "config has no [pipeline] section (its steps= "
+                          "lists the steps to run)");
+        return;
     }
     for (size_t i = 0; i < qc_config_section_nkeys (ps); i++) {
         const char *key = qc_config_section_key (ps, i);
-        if (strcmp (key, "steps") != 0) {
-            qc_set_err (err, errlen, "[pipeline] line %d: unknown key '%s' (only "
-                     "steps is read)", qc_config_key_line (ps, key), key);
-            return -1;
-        }
+        if (strcmp (key, "steps") != 0)
+            pipeline_problem (self, "[pipeline] line %d: unknown key '%s' (only "
+                              "steps is read)", qc_config_key_line (ps, key), key);
     }
     const char *steps;
-    if (qc_config_get_string (ps, "steps", NULL, &steps, err, errlen) != 0)
-        return -1;
+    if (qc_config_get_string (ps, "steps", NULL, &steps, err, sizeof err) != 0) {
+        pipeline_problem (self, "%s", err);
+        return;
+    }
     if (!steps) {
-        qc_set_err (err, errlen, "[pipeline] has no steps= list");
-        return -1;
+        pipeline_problem (self, "[pipeline] has no steps= list");
+        return;
     }
     self->steps = calloc (MAX_STEPS, sizeof *self->steps);
     if (!self->steps) {
-        qc_set_err (err, errlen, "out of memory");
-        return -1;
+        pipeline_problem (self, "out of memory");
+        return;
     }
-    size_t piece = 0;           /* which line of the value: its own file line */
+    size_t piece = 0, lines = 0;  /* which line of the value: its own file line */
     for (const char *p = steps; *p; piece++) {
         int line = qc_config_value_line (ps, "steps", piece);
         const char *nl = strchr (p, '\n');
@@ -277,17 +182,15 @@ read_steps (qc_pipeline_t *self, char *err, size_t errlen)
             n--;
         /* configparser keeps blank lines inside a value; HistoQC would
          * choke on them, here they are simply not steps. */
-        if (n && add_step (self, s, n, line, err, errlen) != 0)
-            return -1;
+        lines += n > 0;
+        if (n && add_step (self, s, n, line) != 0)
+            return;
         if (!nl)
             break;
         p = nl + 1;
     }
-    if (self->nsteps == 0) {
-        qc_set_err (err, errlen, "[pipeline] steps= lists no steps");
-        return -1;
-    }
-    return 0;
+    if (lines == 0)
+        pipeline_problem (self, "[pipeline] steps= lists no steps");
 }
 
 /* A column name is at most a result key; more columns than a result
@@ -356,97 +259,6 @@ build_columns (qc_pipeline_t *self, char *err, size_t errlen)
     return 0;
 }
 
-/* Edit distance of a and b (insertions, deletions, substitutions), for
- * "did you mean"; stops counting past 8 (far enough to be no match). */
-static size_t
-edit_distance (const char *a, const char *b)
-{
-    size_t la = strlen (a), lb = strlen (b), row[SUGGEST_MAX_NAME + 1];
-    if (lb > SUGGEST_MAX_NAME || (la > lb ? la - lb : lb - la) > 8)
-        return SIZE_MAX;
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j];
-            size_t best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
-/* The known name nearest to name (a step of this pipeline, a module, or
- * one of the two fixed sections), or NULL when none is near. */
-static const char *
-nearest_name (const qc_pipeline_t *self, const char *name)
-{
-    const char *best = NULL;
-    size_t bestd = 4;     /* at most 3 edits away */
-    static const char *const fixed[] = { "pipeline", BASE_SECTION };
-    for (size_t i = 0; i < 2 + self->nsteps + qc_module_count (); i++) {
-        const char *c = i < 2 ? fixed[i] : i < 2 + self->nsteps
-                        ? self->steps[i - 2].name
-                        : qc_module_at (i - 2 - self->nsteps)->name;
-        size_t d = edit_distance (name, c);
-        if (d < bestd)
-            bestd = d, best = c;
-    }
-    return best;
-}
-
-/* HistoQC configs carry sections for steps they do not run (its
- * config.ini has [LightDarkModule.getIntensityThresholdPercent:bubble]
- * and sections for functions HistoQC no longer has): those are legal
- * and ignored, with a note. A section that names no module at all
- * ([BaseImage.BaseImag]) is a typo whose settings would silently not
- * apply: refused, as an unknown step or parameter is. */
-static int
-check_sections (const qc_pipeline_t *self, char *err, size_t errlen)
-{
-    for (size_t i = 0; i < qc_config_nsections (self->config); i++) {
-        const qc_config_section_t *sec = qc_config_section_at (self->config, i);
-        const char *name = qc_config_section_name (sec);
-        int used = strcmp (name, "pipeline") == 0 || strcmp (name, BASE_SECTION) == 0;
-        for (size_t k = 0; k < self->nsteps && !used; k++)
-            used = self->steps[k].params == sec;
-        if (used)
-            continue;
-        if (!qc_module_section_known (name)) {
-            const char *near = nearest_name (self, name);
-            qc_set_err (err, errlen, "[%s] line %d: unknown section: no step or "
-                        "module of that name%s%s%s", name,
-                        qc_config_section_line (sec), near ? " (did you mean [" : "",
-                        near ? near : "", near ? "]?)" : "");
-            return -1;
-        }
-        /* [X.f:darktisue] beside a step X.f:darktissue that has no section:
-         * HistoQC would run that step with its defaults, silently */
-        for (size_t k = 0; k < self->nsteps; k++) {
-            const step_t *st = &self->steps[k];
-            if (!st->params && edit_distance (name, st->name) <= 3) {
-                /* which of the two is misspelt cannot be told */
-                qc_set_err (err, errlen, "[%s] line %d: no step uses this section, and "
-                            "the step %s of [pipeline] steps has no section of its "
-                            "own: one of the two names is misspelt; write the same "
-                            "name in both (else that step runs with its defaults)",
-                            name, qc_config_section_line (sec), st->name);
-                return -1;
-            }
-        }
-        qc_log (QC_LOG_DEBUG, "pipeline", "config section [%s] (line %d) is "
-                "not used by any step", name, qc_config_section_line (sec));
-    }
-    return 0;
-}
-
 /* Every step allocates and frees images of the slide's working size (8
  * to 40 MB each on a 60,000 x 45,000 slide). glibc hands blocks over its
  * mmap threshold back to the kernel on free, so the next step faulted
@@ -465,8 +277,10 @@ keep_freed_images (void)
 }
 
 qc_pipeline_t *
-qc_pipeline_new (const char *config_text, char *err, size_t errlen)
+qc_pipeline_new_all (const char *config_text, char *err, size_t errlen, char **all)
 {
+    if (all)
+        *all = NULL;
     static pthread_once_t malloc_once = PTHREAD_ONCE_INIT;
     pthread_once (&malloc_once, keep_freed_images);
     if (err && errlen)
@@ -486,15 +300,34 @@ qc_pipeline_new (const char *config_text, char *err, size_t errlen)
     if (!self->config)
         goto fail;
     self->base_section = qc_config_section (self->config, BASE_SECTION);
-    if (check_params (self, &qc_module_base_image, self->base_section, err, errlen)
-        || qc_base_params_parse (self->base_section, &self->base, err, errlen)
-        || read_steps (self, err, errlen) || build_columns (self, err, errlen)
-        || check_sections (self, err, errlen))
-        goto fail;
-    return self;
+    char why[1024];
+    if (pipeline_check_params (self, &qc_module_base_image, self->base_section, NULL, 0)
+        == 0 && qc_base_params_parse (self->base_section, &self->base, why, sizeof why))
+        pipeline_problem (self, "%s", why);
+    read_steps (self);
+    pipeline_check_sections (self);
+    /* the columns follow from steps whose parameters are all good */
+    if (self->problems.found == 0 && build_columns (self, why, sizeof why))
+        pipeline_problem (self, "%s", why);
+    if (self->problems.found == 0) {
+        self->notes = pipeline_said_told (&self->noted, NULL, 0);
+        pipeline_said_free (&self->noted);
+        return self;
+    }
+    char *told = pipeline_said_told (&self->problems, err, errlen);
+    if (all)
+        *all = told;
+    else
+        free (told);
 fail:
     qc_pipeline_destroy (&self);
     return NULL;
+}
+
+qc_pipeline_t *
+qc_pipeline_new (const char *config_text, char *err, size_t errlen)
+{
+    return qc_pipeline_new_all (config_text, err, errlen, NULL);
 }
 
 void

@@ -17,6 +17,12 @@ typedef struct qc_pipeline qc_pipeline_t;
  * module or parameter into err. */
 qc_pipeline_t *qc_pipeline_new (const char *config_text, char *err,
                                 size_t errlen);
+/* As qc_pipeline_new; on error, when all is not NULL, *all is every
+ * problem found, a line each in the order of the config's lines (err
+ * holds the first), malloc'd, or NULL when the text did not parse (err
+ * then says where) or memory ran out. */
+qc_pipeline_t *qc_pipeline_new_all (const char *config_text, char *err,
+                                    size_t errlen, char **all);
 void qc_pipeline_destroy (qc_pipeline_t **self_p);
 
 /* Threads that read one slide's image and measure its focus tiles (1 by
@@ -27,8 +33,9 @@ void qc_pipeline_set_read_threads (qc_pipeline_t *self, int nthreads);
 /* Space-separated step names, as results.tsv's "#pipeline:" line shows. */
 const char *qc_pipeline_description (const qc_pipeline_t *self);
 /* What the config has that the pipeline passes over, a line each
- * ("[section] line N: ..."), for the person who wrote it; "" when
- * nothing. Lives as long as the pipeline. */
+ * ("[section] line N: ...", or "warning: [section] line N: ..." where
+ * the config likely meant something that is not done), for the person
+ * who wrote it; "" when nothing. Lives as long as the pipeline. */
 const char *qc_pipeline_notes (const qc_pipeline_t *self);
 /* The results.tsv columns this pipeline fills, in order ("filename" first,
  * "warnings" last). */

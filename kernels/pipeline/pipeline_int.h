@@ -20,6 +20,19 @@ typedef struct {
     const qc_config_section_t *params;   /* NULL: no section, no params */
 } step_t;
 
+/* Lines said of a config (pipeline_check.c), told in the order of the
+ * lines they name: each line's number (0: none), the order it was
+ * found in, its text; more than are kept are counted. */
+typedef struct {
+    int line;
+    size_t order;
+    char *text;
+} said_line_t;
+typedef struct {
+    said_line_t *v;
+    size_t kept, found;
+} said_t;
+
 struct qc_pipeline {
     qc_config_t *config;
     qc_base_params_t base;
@@ -31,7 +44,29 @@ struct qc_pipeline {
     size_t ncolumns, cap_columns;
     int read_threads;                    /* per slide read; 0 = 1 */
     char *notes;                         /* qc_pipeline_notes; NULL: none */
+    /* while it is built: what keeps it from being built, and the notes */
+    said_t problems, noted;
+    char **refused;                      /* steps refused, by name */
+    size_t nrefused;
 };
+
+/* pipeline_check.c: a line for qc_pipeline_notes (warnings start
+ * "warning: "); a problem, kept until pipeline_problems_told. */
+void pipeline_note (qc_pipeline_t *self, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+void pipeline_problem (qc_pipeline_t *self, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+/* The lines of said, a line each in the order of the lines they name
+ * (malloc'd; NULL when none, or out of memory); first, when not NULL,
+ * gets the first of them ("" when none). */
+char *pipeline_said_told (said_t *said, char *first, size_t firstlen);
+void pipeline_said_free (said_t *said);
+int pipeline_check_params (qc_pipeline_t *self, const qc_module_t *m,
+                           const qc_config_section_t *sec, const char *step, int line);
+void pipeline_check_sections (qc_pipeline_t *self);
+/* Insertions, deletions and substitutions from a to b, for "did you
+ * mean"; SIZE_MAX when b is too long or the lengths differ by over 8. */
+size_t pipeline_edit_distance (const char *a, const char *b);
 
 /* A slide's read threads as the pipeline takes them: 1..16. */
 static inline int

@@ -206,3 +206,33 @@ grep -q "\[BaseImage.BaseImag\] line $line: unknown section" "$T/typo.log" \
     || fail "misspelt section: $(cat "$T/typo.log")"
 [ ! -e "$T/typo/results.tsv" ] || fail "misspelt section: output written"
 pass "a misspelt section ([BaseImage.BaseImag], line $line) is refused, nothing written"
+
+# An old HistoQC config with several faults: each is told in one run, in
+# the order of the file's lines, and nothing is written; once mended,
+# what HistoQC passes over is said as a note and what it no longer does
+# as a warning, and the run goes on.
+awk '{print} /^\[BaseImage.BaseImage\]/{print "bogus_key: 1"}
+     /^\[BlurDetectionModule.identifyBlurryRegions\]/{print "blur_treshold: .1"}' \
+    "$REF/configs/config.ini" >"$T/many.ini"
+l1=$(grep -n '^bogus_key' "$T/many.ini" | cut -d: -f1)
+l2=$(grep -n '^blur_treshold' "$T/many.ini" | cut -d: -f1)
+"$BIN/qc-submit" -c "$T/many.ini" --histoqc-data "$REF/data" -o "$T/many" "${SLIDES[0]}" >"$T/many.log" 2>&1
+rc=$?
+[ $rc -eq 2 ] || fail "two faults: exit $rc, want 2"
+grep -n "unknown parameter" "$T/many.log" >"$T/many.found"
+[ "$(wc -l <"$T/many.found")" = 2 ] && [ "$l1" -lt "$l2" ] \
+    && head -1 "$T/many.found" | grep -q "line $l1: unknown parameter 'bogus_key'" \
+    && tail -1 "$T/many.found" | grep -q "line $l2: unknown parameter 'blur_treshold'.*did you mean 'blur_threshold'" \
+    || fail "two faults, lines $l1 and $l2: $(cat "$T/many.log")"
+[ ! -e "$T/many/results.tsv" ] || fail "two faults: output written"
+sed -e '/^bogus_key/d' -e 's/^blur_treshold: .1/threshold: .1/' -e 's/^\[BaseImage.BaseImage\]/[BaseImage.BaseImage]\nhandles: openslide/' \
+    "$T/many.ini" >"$T/mended.ini"
+printf '\n[metadata]\nauthor: a lab\n' >>"$T/mended.ini"
+"$BIN/qc-submit" -c "$T/mended.ini" --histoqc-data "$REF/data" -o "$T/mended" "${SLIDES[0]}" >"$T/mended.log" 2>&1 \
+    || fail "mended config: exit $?: $(cat "$T/mended.log")"
+grep -q "mended.ini: note: \[BaseImage.BaseImage\] line [0-9]*: 'handles' is not read" "$T/mended.log" \
+    && grep -q "mended.ini: warning: \[BlurDetectionModule.identifyBlurryRegions\] line [0-9]*: 'threshold' .*did you mean 'blur_threshold'" "$T/mended.log" \
+    && grep -q "mended.ini: note: \[metadata\] line [0-9]*: no step or module of that name: ignored" "$T/mended.log" \
+    || fail "mended config: notes: $(cat "$T/mended.log")"
+[ -s "$T/mended/results.tsv" ] || fail "mended config: no results.tsv"
+pass "every fault of a config told in one run, in line order; notes and warnings told apart"

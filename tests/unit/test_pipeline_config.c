@@ -423,6 +423,101 @@ test_config_with_base (void)
     free (t);
 }
 
+/* Every problem of a config told at once, in the order of its lines
+ * (err: the first); what HistoQC passes over noted, and a key that
+ * HistoQC once read, or that is near one the step reads, said. */
+static void
+test_config_all_problems (void)
+{
+    static const char cfg[] =
+        "[pipeline]\n"                                                   /* 1 */
+        "steps = BasicModule.getBasicStats\n"                             /* 2 */
+        "    FooModule.bar\n"                                             /* 3 */
+        "    LightDarkModule.getIntensityThresholdPercent:tissue\n"       /* 4 */
+        "    LightDarkModule.removeBrightestPixels\n"                     /* 5 */
+        "[LightDarkModule.getIntensityThresholdPercent:tissue]\n"         /* 6 */
+        "name = bright\n"                                                 /* 7 */
+        "lower_std = abc\n"                                               /* 8 */
+        "[BaseImage.BaseImage]\n"                                         /* 9 */
+        "bogus = 1\n"                                                     /* 10 */
+        "[FooModule.bar]\n"                                               /* 11 */
+        "x = 1\n"                                                         /* 12 */
+        "[BasicModule.getBasicStats]\n"                                   /* 13 */
+        "colour = red\n";                                                 /* 14 */
+    char *all = (char *) 1;
+    err[0] = '\0';
+    qc_pipeline_t *p = qc_pipeline_new_all (cfg, err, sizeof err, &all);
+    CHECK (p == NULL && all, "5 problems, not refused");
+    const char *want[] = { "(line 3): unknown step 'FooModule.bar'",
+                           "(line 5): not yet implemented step",
+                           "lower_std = 'abc' (line 8)",
+                           "line 10: unknown parameter 'bogus'",
+                           "line 14: unknown parameter 'colour'" };
+    const char *at = all ? all : "";
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const char *hit = strstr (at, want[i]);
+        CHECK (hit != NULL, "problem %zu (%s), in order, in:\n%s", i, want[i],
+               all ? all : "NULL");
+        at = hit ? strchr (hit, '\n') : at;
+        at = at ? at : "";
+    }
+    CHECK (all && !strstr (all, "[FooModule.bar] line 11"),
+           "the refused step's section told again:\n%s", all ? all : "");
+    CHECK (strstr (err, "unknown step 'FooModule.bar'") && !strchr (err, '\n'),
+           "err is the first problem: %s", err);
+    free (all);
+    all = (char *) 1;
+    CHECK (qc_pipeline_new_all ("[pipeline\n", err, sizeof err, &all) == NULL && all == NULL,
+           "a text that does not parse: err only");
+
+    /* passed over, with a note: a lab's own section, keys HistoQC read
+       once; a warning where the config meant something not done */
+    err[0] = '\0';
+    p = qc_pipeline_new (
+        "[pipeline]\nsteps = LightDarkModule.getIntensityThresholdPercent:t\n"  /* 1-2 */
+        "    BlurDetectionModule.identifyBlurryRegions\n"                       /* 3 */
+        "    LocalTextureEstimationModule.estimateGreyComatrixFeatures:t\n"     /* 4 */
+        "[metadata]\nauthor = a lab\n"                                          /* 5-6 */
+        "[LightDarkModule.getIntensityThresholdPercent:t]\n"                    /* 7 */
+        "name = bright\nlower_variance = 100\n"                                 /* 8-9 */
+        "[BlurDetectionModule.identifyBlurryRegions]\nthreshold = .05\n"        /* 10-11 */
+        "[BaseImage.BaseImage]\nhandles = openslide,wsidicom\n"                 /* 12-13 */
+        "[LocalTextureEstimationModule.estimateGreyComatrixFeatures:t]\n"        /* 14 */
+        "prefix = t\n\n\nseed = 3\n",                                           /* 15-18 */
+        err, sizeof err);
+    CHECK (p != NULL, "refused: %s", err);
+    const char *notes = qc_pipeline_notes (p);
+    const char *nwant[] = {
+        "[metadata] line 5: no step or module of that name: ignored",
+        "warning: [LightDarkModule.getIntensityThresholdPercent:t] line 9: 'lower_variance' "
+        "is not read: HistoQC before 2023",
+        "warning: [BlurDetectionModule.identifyBlurryRegions] line 11: 'threshold' is not read "
+        "by BlurDetectionModule.identifyBlurryRegions (a parameter of other steps): did you "
+        "mean 'blur_threshold'?",
+        "[BaseImage.BaseImage] line 13: 'handles' is not read",
+        "line 18: 'seed' is not read" };
+    at = notes;
+    for (size_t i = 0; i < sizeof nwant / sizeof nwant[0]; i++) {
+        const char *hit = strstr (at, nwant[i]);
+        CHECK (hit != NULL, "note %zu (%s), in order, in:\n%s", i, nwant[i], notes);
+        at = hit ? strchr (hit, '\n') : at;
+        at = at ? at : "";
+    }
+    qc_pipeline_destroy (&p);
+    /* an abbreviation is nearer than a short name two edits away
+       ("tresh": threshold, not trees) */
+    must_fail ("[pipeline]\nsteps = ClassificationModule.byExampleWithFeatures:pen\n"
+               "[ClassificationModule.byExampleWithFeatures:pen]\nname = pen\n"
+               "features = rgb\ntresh = .5\nexamples = a.png:b.png\n");
+    CHECK (strstr (err, "unknown parameter 'tresh'") && strstr (err, "did you mean 'threshold'?"),
+           "%s", err);
+    /* a section near a step's name is still a typo, refused */
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
+               "[BaseImage.BaseImag]\nimage_work_size = 1.25x\n");
+    CHECK (strstr (err, "[BaseImage.BaseImag] line 3: unknown section")
+           && strstr (err, "did you mean [BaseImage.BaseImage]?"), "%s", err);
+}
+
 int
 main (void)
 {
@@ -430,6 +525,7 @@ main (void)
     test_config_with_base ();
     test_default_config ();
     test_config_validation ();
+    test_config_all_problems ();
     test_module_table ();
     test_base_settings ();
     test_config_at_work_size ();
