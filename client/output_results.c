@@ -27,11 +27,14 @@ disk_error (int e)
     return e == ENOSPC || e == EDQUOT || e == EROFS || e == EIO || e == EFBIG;
 }
 
+/* The slide's folder, made for every slide that passed, images or
+ * none (HistoQC makes it for each slide, and its tests look for it; an
+ * empty one for a failed slide would only be noise), and its images. */
 static int
 write_files (qc_output_t *o, const slide_t *s, const qc_result_t *r, char *err,
              size_t errlen)
 {
-    if (!r->nfiles)
+    if (!r->nfiles && !r->ok)
         return 0;
     char *dir = path_in (o, s->name);
     if (!dir || (mkdir (dir, 0777) && errno != EEXIST)) {

@@ -26,10 +26,18 @@ get_params (const qc_config_section_t *sec, qc_mat3_t *m, int *use_mask,
         || qc_config_get_bool (sec, "use_mask", 1, use_mask, err, errlen))
         return -1;
     if (!*stain) {
-        snprintf (err, errlen, "[%s] stain is not set; name a skimage stain "
-                  "matrix such as hed_from_rgb",
-                  sec ? qc_config_section_name (sec)
-                      : "DeconvolutionModule.separateStains");
+        int line = sec ? qc_config_key_line (sec, "stain") : 0;
+        if (line > 0)   /* "stain:" with nothing after it */
+            snprintf (err, errlen, "[%s] stain (line %d) is empty; name a skimage "
+                      "stain matrix such as hed_from_rgb", qc_config_section_name (sec),
+                      line);
+        else if (sec)
+            snprintf (err, errlen, "[%s] (line %d) has no stain; name a skimage stain "
+                      "matrix such as hed_from_rgb", qc_config_section_name (sec),
+                      qc_config_section_line (sec));
+        else
+            snprintf (err, errlen, "[DeconvolutionModule.separateStains] stain is not "
+                      "set; name a skimage stain matrix such as hed_from_rgb");
         return -1;
     }
     if (qc_stain_matrix (stain, m) != 0) {

@@ -93,3 +93,14 @@ dir=$(sed -n 's/^qc-submit: no -o given: writing into \(.*\) (as HistoQC)$/\1/p'
 [ $? -le 1 ] && [ "$(ls "$T/noo")" = "$dir" ] && grep -q "skipped" "$T/noo2.log" \
     || fail "no -o, going on as advised: $(ls "$T/noo"; tail -3 "$T/noo2.log")"
 pass "no -o, interrupted: the advice names -o $dir, and that command goes on in the same folder"
+
+# A config whose steps save no image still makes each passed slide's
+# folder, as HistoQC does (its own tests look for it); a failed slide
+# gets none.
+printf '[pipeline]\nsteps= BasicModule.getBasicStats\n' >"$T/stats.ini"
+"$BIN/qc-submit" -c "$T/stats.ini" -o "$T/stats" "$S" "$SHARED/slides/odd/not-a-slide.svs" \
+    >"$T/stats.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] && [ -d "$T/stats/CMU-1-Small-Region.svs" ] && [ ! -e "$T/stats/not-a-slide.svs" ] \
+    || fail "no images (exit $rc): $(ls -A "$T/stats"; tail -3 "$T/stats.log")"
+pass "a passed slide whose steps save no image has its folder, as in HistoQC; a failed one none"

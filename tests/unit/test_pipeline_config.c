@@ -511,6 +511,15 @@ test_config_all_problems (void)
                "features = rgb\ntresh = .5\nexamples = a.png:b.png\n");
     CHECK (strstr (err, "unknown parameter 'tresh'") && strstr (err, "did you mean 'threshold'?"),
            "%s", err);
+    /* an empty value is named with its line, a missing one with the
+       section's */
+    must_fail ("[pipeline]\nsteps = DeconvolutionModule.separateStains\n"
+               "[DeconvolutionModule.separateStains]\nuse_mask = True\nstain:\n");
+    CHECK (strstr (err, "stain (line 5) is empty"), "%s", err);
+    must_fail ("[pipeline]\nsteps = DeconvolutionModule.separateStains\n"
+               "[DeconvolutionModule.separateStains]\nuse_mask = True\n");
+    CHECK (strstr (err, "[DeconvolutionModule.separateStains] (line 3) has no stain"),
+           "%s", err);
     /* a section near a step's name is still a typo, refused */
     must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
                "[BaseImage.BaseImag]\nimage_work_size = 1.25x\n");
