@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "client/assets.h"
+#include "shared/suggest.h"
 
 bool
 qc_client_is_template_name (const char *v)
@@ -70,7 +71,20 @@ qc_client_config_template (const char *name, const char *histoqc_data, bool *bui
     else
         snprintf (where, sizeof where, "no installed histoqc found");
     *builtin = !path && strcmp (name, "default") == 0;   /* this project's own */
-    if (!path)
+    /* -c clinicl: one of HistoQC's six, misspelt */
+    static const char *const names[] = { "default", "first", "ihc", "clinical", "light",
+                                         "v2.1" };
+    const char *near = NULL;
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !path && !*builtin; i++) {
+        size_t d = qc_edit_distance (name, names[i]);   /* 0: the name, not found */
+        if (d > 0 && d <= (strlen (names[i]) > 4 ? 2u : 1u))
+            near = names[i];
+    }
+    if (near)
+        snprintf (err, errlen, "'%s' is not a file here, nor one of HistoQC's templates "
+                  "(default, first, ihc, clinical, light, v2.1): did you mean -c %s?",
+                  name, near);
+    else if (!path)
         snprintf (err, errlen, "%s%s%sHistoQC's template %s was not found (%s): %s "
                   "HistoQC's data folder with --histoqc-data DIR (its config/ or "
                   "configs/ beside it)", *builtin ? "" : "'", *builtin ? "" : name,

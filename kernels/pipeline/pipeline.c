@@ -20,6 +20,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/err.h"
+#include "shared/suggest.h"
 
 void
 qc_pipeline_destroy (qc_pipeline_t **self_p)
@@ -50,15 +51,15 @@ qc_pipeline_destroy (qc_pipeline_t **self_p)
 static const char *
 nearest_module (const char *name, size_t n)
 {
-    char want[SUGGEST_MAX_NAME + 1];
-    if (n > SUGGEST_MAX_NAME)
+    char want[QC_SUGGEST_MAX_NAME + 1];
+    if (n > QC_SUGGEST_MAX_NAME)
         return NULL;
     memcpy (want, name, n);
     want[n] = '\0';
     const char *best = NULL;
     size_t bestd = 4;
     for (size_t i = 0; i < qc_module_count (); i++) {
-        size_t d = pipeline_edit_distance (want, qc_module_at (i)->name);
+        size_t d = qc_edit_distance (want, qc_module_at (i)->name);
         if (d < bestd)
             bestd = d, best = qc_module_at (i)->name;
     }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "shared/err.h"
+#include "shared/suggest.h"
 
 /* More lines than this are counted, not kept: a file that is not a
  * HistoQC config at all would otherwise list each of its lines. */
@@ -177,31 +178,6 @@ hint_inline_comment (const qc_config_section_t *sec, char *err, size_t errlen)
     }
 }
 
-size_t
-pipeline_edit_distance (const char *a, const char *b)
-{
-    size_t la = strlen (a), lb = strlen (b), row[SUGGEST_MAX_NAME + 1];
-    if (lb > SUGGEST_MAX_NAME || (la > lb ? la - lb : lb - la) > 8)
-        return SIZE_MAX;
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j];
-            size_t best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
 /* Whether the letters of short appear in long in order ("tresh" in
  * "threshold", "threshold" in "blur_threshold"): an abbreviation or a
  * name cut short, which edit distance alone ranks below an unrelated
@@ -227,7 +203,7 @@ nearest_param (const qc_module_t *m, const char *key)
     const char *near = NULL;
     size_t best = 7;          /* a score under twice 3 edits, plus one */
     for (const char *const *p = m->params; p && *p; p++) {
-        size_t d = pipeline_edit_distance (key, *p);
+        size_t d = qc_edit_distance (key, *p);
         size_t score = d > 3 ? SIZE_MAX : 2 * d;
         if (abbreviates (key, *p) && score > 3)
             score = 3;        /* between one edit away and two */
@@ -348,7 +324,7 @@ nearest_name (const qc_pipeline_t *self, const char *name)
         const char *c = i < 2 ? fixed[i] : i < 2 + self->nsteps
                         ? self->steps[i - 2].name
                         : qc_module_at (i - 2 - self->nsteps)->name;
-        size_t d = pipeline_edit_distance (name, c);
+        size_t d = qc_edit_distance (name, c);
         if (d < bestd)
             bestd = d, best = c;
     }
@@ -400,7 +376,7 @@ pipeline_check_sections (qc_pipeline_t *self)
          * HistoQC would run that step with its defaults, silently */
         for (size_t k = 0; k < self->nsteps; k++) {
             const step_t *st = &self->steps[k];
-            if (!st->params && pipeline_edit_distance (name, st->name) <= 3) {
+            if (!st->params && qc_edit_distance (name, st->name) <= 3) {
                 /* which of the two is misspelt cannot be told */
                 pipeline_problem (self, "[%s] line %d: no step uses this section, and "
                                   "the step %s of [pipeline] steps has no section of its "

@@ -11,8 +11,6 @@
 /* A pipeline longer than this is a mistake, not a QC protocol. */
 #define MAX_STEPS 256
 #define BASE_SECTION "BaseImage.BaseImage"
-/* Names longer than this get no "did you mean". */
-#define SUGGEST_MAX_NAME 255
 
 typedef struct {
     const qc_module_t *module;
@@ -64,9 +62,6 @@ void pipeline_said_free (said_t *said);
 int pipeline_check_params (qc_pipeline_t *self, const qc_module_t *m,
                            const qc_config_section_t *sec, const char *step, int line);
 void pipeline_check_sections (qc_pipeline_t *self);
-/* Insertions, deletions and substitutions from a to b, for "did you
- * mean"; SIZE_MAX when b is too long or the lengths differ by over 8. */
-size_t pipeline_edit_distance (const char *a, const char *b);
 
 /* A slide's read threads as the pipeline takes them: 1..16. */
 static inline int

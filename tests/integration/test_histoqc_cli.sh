@@ -34,6 +34,9 @@ pass "-c ihc -n 2 -b 10 -s 42 --debug --symlink, no -o: HistoQC's template, a da
 out2=$( cd "$T/run" && "$BIN/qc-submit" -c nosuch --histoqc-data "$H/data" -o o2 "$S" 2>&1 )
 [ $? -eq 2 ] && echo "$out2" | grep -q "HistoQC's template config_nosuch.ini was not found" \
     && [ ! -e "$T/run/o2" ] || fail "-c nosuch: $out2"
+out2=$( cd "$T/run" && "$BIN/qc-submit" -c clinicl --histoqc-data "$H/data" -o o2 "$S" 2>&1 )
+[ $? -eq 2 ] && echo "$out2" | grep -q "did you mean -c clinical?" \
+    && [ ! -e "$T/run/o2" ] || fail "-c clinicl: $out2"
 out2=$( "$BIN/qc-submit" -c default --histoqc-data "$H/data" -o "$T/d" "$S" 2>&1 )
 [ $? -eq 0 ] && grep -q "^config_file $(cd "$H/configs" && pwd -P)/config.ini\$" "$T/d/.qc-config" \
     || fail "-c default: $out2"

@@ -1,0 +1,32 @@
+/* See suggest.h. One row of the Wagner-Fischer table at a time. */
+#include "shared/suggest.h"
+
+#include <stdint.h>
+#include <string.h>
+
+size_t
+qc_edit_distance (const char *a, const char *b)
+{
+    if (!a || !b)
+        return SIZE_MAX;
+    size_t la = strlen (a), lb = strlen (b), row[QC_SUGGEST_MAX_NAME + 1];
+    if (lb > QC_SUGGEST_MAX_NAME || (la > lb ? la - lb : lb - la) > 8)
+        return SIZE_MAX;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
