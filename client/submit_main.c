@@ -385,8 +385,6 @@ load_config (const options_t *o, qc_client_assets_t *assets, qc_pipeline_t **pip
         fprintf (stderr, "%s: %s: %s\n", prog, o->config_path, err);
         return QC_EXIT_USAGE;
     }
-    if (!o->quiet && assets->report && *assets->report)
-        fprintf (stderr, "%s", assets->report);
     const char *what = o->config_path ? o->config_path : "default config";
     char *all = NULL;
     *pipeline = qc_pipeline_new_all (assets->config_text, err, sizeof err, &all);
@@ -400,8 +398,11 @@ load_config (const options_t *o, qc_client_assets_t *assets, qc_pipeline_t **pip
         free (all);
         return QC_EXIT_USAGE;
     }
-    /* what the config has that no step reads, said once, here: told
+    /* the files it sends (not said of a config refused above), and
+       what the config has that no step reads, said once, here: told
        apart from the problems above, which stop the run */
+    if (!o->quiet && assets->report && *assets->report)
+        fprintf (stderr, "%s", assets->report);
     if (!o->quiet)
         print_lines (qc_pipeline_notes (*pipeline), what, "note: ");
     return 0;
