@@ -487,6 +487,20 @@ rect_ok (const qc_slide_t *self, const qc_slide_rect_t *rect)
 
 /* ---- the choice of reader ------------------------------------------- */
 
+/* A read that failed in the last reader tried (OpenSlide's "Cannot read
+ * raw tile") after the first one passed it on: the first one's reason
+ * is often the precise one ("tile 1 has no data (0 bytes)", which a
+ * slide read by URL, with no other reader, gives alone), so both are
+ * said. -1. */
+static int
+failed_after (char *err, size_t errlen, const char *why, const char *declined)
+{
+    if (!declined[0] || strcmp (why, declined) == 0)
+        return qc_fail (err, errlen, "%s", why);
+    return qc_fail (err, errlen, "%s (the direct TIFF reader passed it on: %s)", why,
+                    declined);
+}
+
 int
 qc_slide_rows_exact (const qc_slide_t *self, const qc_slide_rect_t *rect)
 {
@@ -516,7 +530,7 @@ qc_slide_read_rows (qc_slide_t *self, const qc_slide_rect_t *rect, int row,
     if (!rect_ok (self, rect) || row < 0 || nrows < 1 || row > rect->h - nrows
         || !rgb || stride < (size_t) rect->w * 3)
         return qc_fail (err, errlen, "invalid read of rows");
-    char why[256] = "";
+    char why[256] = "", declined[256] = "";
     for (size_t i = 0; i < self->nreaders; i++) {
         const reader_t *r = &self->readers[i];
         if (!r->ops->can_read (r->state, rect))
@@ -524,10 +538,12 @@ qc_slide_read_rows (qc_slide_t *self, const qc_slide_rect_t *rect, int row,
         int rc = r->ops->read_rows (r->state, rect, row, nrows, self->bg, rgb,
                                     stride, why, sizeof why);
         if (rc != QC_SLIDE_NEXT_READER)
-            return rc == 0 ? 0 : qc_fail (err, errlen, "%s", why);
+            return rc == 0 ? 0 : failed_after (err, errlen, why, declined);
         qc_log (QC_LOG_DEBUG, "slide", "%s: level %d rows %d..%d: read by "
                 "the next reader: %s", self->name, rect->level, row,
                 row + nrows - 1, why);
+        if (!declined[0])
+            snprintf (declined, sizeof declined, "%s", why);
     }
     return qc_fail (err, errlen, "no reader reads level %d%s%s", rect->level,
                     why[0] ? ": " : "", why);
@@ -571,7 +587,7 @@ qc_slide_rows_get (qc_slide_rows_t *rows, int y, char *err, size_t errlen)
     if (y >= rows->first && y < rows->first + rows->count)
         return rows->buf + (size_t) (y - rows->first) * row_bytes;
     const qc_slide_t *self = rows->slide;
-    char why[256] = "";
+    char why[256] = "", declined[256] = "";
     for (; rows->reader < self->nreaders; rows->reader++) {
         const reader_t *r = &self->readers[rows->reader];
         if (!r->ops->can_read (r->state, &rows->rect))
@@ -599,11 +615,13 @@ qc_slide_rows_get (qc_slide_rows_t *rows, int y, char *err, size_t errlen)
             return rows->buf + (size_t) (y - first) * row_bytes;
         }
         if (rc != QC_SLIDE_NEXT_READER) {
-            qc_set_err (err, errlen, "%s", why);
+            failed_after (err, errlen, why, declined);
             return NULL;
         }
         qc_log (QC_LOG_DEBUG, "slide", "%s: level %d read by the next "
                 "reader: %s", self->name, rows->rect.level, why);
+        if (!declined[0])
+            snprintf (declined, sizeof declined, "%s", why);
     }
     qc_set_err (err, errlen, "no reader reads level %d%s%s", rows->rect.level,
                 why[0] ? ": " : "", why);

@@ -238,6 +238,15 @@ main (void)
            && strstr (err, "has no data (0 bytes)"), "generic: %s", err);
     qc_slide_close (&g);
     qc_byte_source_close (&gsrc);
+    /* by path OpenSlide fails it too, vaguely ("Cannot read raw tile"):
+       the direct reader's precise reason is said beside it */
+    g = qc_slide_open (generic, err, sizeof err);
+    CHECK (g != NULL, "generic by path: %s", err);
+    err[0] = 0;
+    CHECK (g && read_level (g, 0, W0, H0, b0, err, sizeof err) != 0
+           && strstr (err, "OpenSlide") && strstr (err, "has no data (0 bytes)"),
+           "generic by path: %s", err);
+    qc_slide_close (&g);
 out:
     qc_slide_close (&all);
     qc_slide_close (&os);
