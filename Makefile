@@ -7,7 +7,7 @@
 PREFIX  ?= /usr/local
 DESTDIR ?=
 CC      ?= cc
-PKGS     = libzmq libczmq msgpack openslide libcurl libpng libtiff-4 zlib libsodium
+PKGS     = libzmq libczmq msgpack openslide libcurl libpng libtiff-4 zlib libsodium glib-2.0
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 ifeq ($(PKG_LIBS),)

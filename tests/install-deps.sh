@@ -11,11 +11,13 @@
 # the scripts call comes from a package named here (or an Essential one).
 set -e
 
-# Build: compiler, make, ar, pkg-config and the libraries' -dev packages.
+# Build: compiler, make, ar, pkg-config and the libraries' -dev packages
+# (GLib's: OpenSlide speaks through GLib's log, which the slide reader
+# takes over, kernels/slide/openslide_log.c).
 BUILD="build-essential gcc make binutils pkg-config
     libzmq3-dev libczmq-dev libmsgpack-dev libopenslide-dev
     libcurl4-openssl-dev libpng-dev zlib1g-dev libjpeg-dev libtiff-dev
-    libsodium-dev"
+    libsodium-dev libglib2.0-dev"
 # Tests and benchmarks: OpenSlide's command-line tools (test_mkslide.sh
 # checks generated slides with them), awk, python3 (the dependency check,
 # the fault server of test_fetch_http), python3-shapely (GEOS, the C++

@@ -2,6 +2,7 @@
  * source.h for the readers' contract). */
 #include "kernels/slide/slide.h"
 #include "kernels/slide/slide_why.h"
+#include "kernels/slide/openslide_log.h"
 #include "kernels/slide/source.h"
 #include "kernels/slide/tiff_direct.h"
 #include "kernels/slide/tiff_meta.h"
@@ -254,6 +255,7 @@ quiet_libtiff (void)
 {
     TIFFSetWarningHandler (tiff_message);
     TIFFSetErrorHandler (tiff_message);
+    qc_openslide_log_init ();
 }
 
 
@@ -263,6 +265,7 @@ open_openslide (qc_slide_t *self, char *err, size_t errlen)
 {
     if (qc_slide_check_file (self->path, err, errlen) != 0)
         return -1;
+    qc_openslide_log_clear ();
     self->osr = openslide_open (self->path);
     const char *oe = self->osr ? openslide_get_error (self->osr) : NULL;
     /* OpenSlide's words hide a lack of descriptors or memory */
@@ -271,7 +274,8 @@ open_openslide (qc_slide_t *self, char *err, size_t errlen)
     if (!self->osr && qc_memory_short ())
         return qc_slide_fail_open (ENOMEM, err, errlen);
     if (!self->osr)
-        return qc_slide_fail_unrecognised (self->path, err, errlen);
+        return qc_slide_fail_unrecognised (self->path, qc_openslide_log_last (), err,
+                                           errlen);
     if (oe)
         return qc_slide_fail_openslide ("OpenSlide could not open the slide", oe, err,
                                         errlen);
@@ -491,11 +495,13 @@ rect_ok (const qc_slide_t *self, const qc_slide_rect_t *rect)
  * raw tile") after the first one passed it on: the first one's reason
  * is often the precise one ("tile 1 has no data (0 bytes)", which a
  * slide read by URL, with no other reader, gives alone), so both are
- * said. -1. */
+ * said, but for a JPEG that does not decode. -1. */
 static int
 failed_after (char *err, size_t errlen, const char *why, const char *declined)
 {
-    if (!declined[0] || strcmp (why, declined) == 0)
+    /* a JPEG that does not decode fails both decoders on the same
+       bytes: OpenSlide's words say it, as they do with OpenSlide alone */
+    if (!declined[0] || strcmp (why, declined) == 0 || strstr (declined, "JPEGLib"))
         return qc_fail (err, errlen, "%s", why);
     return qc_fail (err, errlen, "%s (the direct TIFF reader passed it on: %s)", why,
                     declined);

@@ -103,11 +103,78 @@ qc_slide_check_file (const char *path, char *err, size_t errlen)
     return 0;
 }
 
-/* Why OpenSlide did not recognise path, where its first bytes say more:
- * a TIFF (classic or BigTIFF, either byte order) whose first directory
- * lies past the end of the file was cut short (a copy that stopped). */
+/* What a TIFF's directories say about why OpenSlide refused it: read
+ * by libtiff with its messages kept, not printed. */
+typedef struct {
+    char error[160];          /* libtiff's first error, "" when none */
+    int dirs;                 /* directories read */
+    uint64_t reach;           /* the furthest byte a tile or strip names */
+    int reach_dir;
+    bool first_tiled;
+    uint32_t first_w, first_h;
+} tiff_survey_t;
+
+static int
+keep_error (TIFF *tif, void *user, const char *module, const char *fmt, va_list ap)
+{
+    (void) tif, (void) module;
+    tiff_survey_t *sv = user;
+    if (!sv->error[0])
+        vsnprintf (sv->error, sizeof sv->error, fmt, ap);
+    return 1;
+}
+
+static int
+drop_warning (TIFF *tif, void *user, const char *module, const char *fmt, va_list ap)
+{
+    (void) tif, (void) user, (void) module, (void) fmt, (void) ap;
+    return 1;
+}
+
+/* Walks path's directories (at most 64, a slide has a handful) and the
+ * offsets of their tiles or strips (at most 4 M a directory). false
+ * when libtiff cannot open it at all. */
+static bool
+survey_tiff (const char *path, tiff_survey_t *sv)
+{
+    *sv = (tiff_survey_t) {0};
+    TIFFOpenOptions *opts = TIFFOpenOptionsAlloc ();
+    if (!opts)
+        return false;
+    TIFFOpenOptionsSetErrorHandlerExtR (opts, keep_error, sv);
+    TIFFOpenOptionsSetWarningHandlerExtR (opts, drop_warning, NULL);
+    TIFF *tif = TIFFOpenExt (path, "r", opts);
+    TIFFOpenOptionsFree (opts);
+    if (!tif)
+        return false;
+    do {
+        uint32_t n = TIFFIsTiled (tif) ? TIFFNumberOfTiles (tif) : TIFFNumberOfStrips (tif);
+        for (uint32_t i = 0; i < n && i < (4u << 20); i++) {
+            int bad = 0;
+            uint64_t at = TIFFGetStrileOffsetWithErr (tif, i, &bad);
+            uint64_t len = bad ? 0 : TIFFGetStrileByteCountWithErr (tif, i, &bad);
+            if (!bad && at && len && at + len > sv->reach && at + len >= at) {
+                sv->reach = at + len;
+                sv->reach_dir = sv->dirs;
+            }
+        }
+        if (sv->dirs == 0) {
+            sv->first_tiled = TIFFIsTiled (tif);
+            TIFFGetField (tif, TIFFTAG_IMAGEWIDTH, &sv->first_w);
+            TIFFGetField (tif, TIFFTAG_IMAGELENGTH, &sv->first_h);
+        }
+        sv->dirs++;
+    } while (sv->dirs < 64 && TIFFReadDirectory (tif));
+    TIFFClose (tif);
+    return true;
+}
+
+/* Why OpenSlide did not recognise path, where the file says more: a
+ * TIFF cut short (a copy that stopped: its first directory, or the data
+ * its directories name, past the end), one whose first image is not
+ * tiled, or what OpenSlide said of it (said, its own message, or NULL). */
 int
-qc_slide_fail_unrecognised (const char *path, char *err, size_t errlen)
+qc_slide_fail_unrecognised (const char *path, const char *said, char *err, size_t errlen)
 {
     unsigned char h[16] = {0};
     struct stat st;
@@ -117,24 +184,55 @@ qc_slide_fail_unrecognised (const char *path, char *err, size_t errlen)
         fclose (f);
     bool le = h[0] == 'I' && h[1] == 'I', be = h[0] == 'M' && h[1] == 'M';
     unsigned kind = le ? h[2] | h[3] << 8 : be ? h[2] << 8 | h[3] : 0;
+    const char *version = openslide_get_version ();
     if (n == sizeof h && (kind == 42 || kind == 43) && stat (path, &st) == 0) {
         /* the first directory's offset: 4 bytes at 4, or BigTIFF's 8 at 8 */
         uint64_t at = 0;
         int len = kind == 42 ? 4 : 8, from = kind == 42 ? 4 : 8;
         for (int i = 0; i < len; i++)
             at |= (uint64_t) h[from + (le ? i : len - 1 - i)] << (8 * i);
-        if (at >= (uint64_t) st.st_size)
+        uint64_t size = (uint64_t) st.st_size;
+        if (at >= size)
             return qc_fail (err, errlen, "the file is cut short (a copy that stopped?): "
                             "it is a TIFF whose first directory lies at byte %llu, past "
-                            "its end (%lld bytes)", (unsigned long long) at,
-                            (long long) st.st_size);
+                            "its end (%llu bytes)", (unsigned long long) at,
+                            (unsigned long long) size);
+        tiff_survey_t sv;
+        bool read = survey_tiff (path, &sv);
+        if (read && sv.reach > size)
+            return qc_fail (err, errlen, "the file is cut short (a copy that stopped?): "
+                            "its image %d names data up to byte %llu, past its end "
+                            "(%llu bytes)", sv.reach_dir, (unsigned long long) sv.reach,
+                            (unsigned long long) size);
+        if (!read)
+            return qc_fail (err, errlen, "the file is cut short or damaged (a copy that "
+                            "stopped?): libtiff cannot read it as a TIFF: %s",
+                            sv.error[0] ? sv.error : "no reason given");
+        if (sv.error[0])
+            return qc_fail (err, errlen, "the file is cut short or damaged (a copy that "
+                            "stopped?): libtiff reads %d of its images, then stops: %s",
+                            sv.dirs, sv.error);
+        if (!sv.first_tiled)
+            return qc_fail (err, errlen, "OpenSlide %s does not read this TIFF as a "
+                            "slide: its first image (%u x %u) is not tiled. A slide's "
+                            "first image is its full-resolution level, in tiles; a "
+                            "macro or label image goes after the levels (vips "
+                            "tiffsave --tile --pyramid, for one, writes such a file)",
+                            version, (unsigned) sv.first_w, (unsigned) sv.first_h);
+        /* OpenSlide 3.4.1 refused every big-endian slide tried here */
+        const char *order = be ? " (it is big-endian, \"MM\": a little-endian copy "
+                            "may read)" : "";
+        if (said)
+            return qc_fail (err, errlen, "OpenSlide %s does not read this TIFF as a "
+                            "slide: %s%s", version, said, order);
         return qc_fail (err, errlen, "OpenSlide %s does not read this TIFF as a slide "
-                        "(a format it cannot read, or a damaged file)",
-                        openslide_get_version ());
+                        "(a format it cannot read, or a damaged file)%s", version, order);
     }
+    if (said)
+        return qc_fail (err, errlen, "OpenSlide %s does not recognise this file as a "
+                        "slide: %s", version, said);
     return qc_fail (err, errlen, "OpenSlide %s does not recognise this file as a "
-                    "slide (not a slide, or a format it cannot read)",
-                    openslide_get_version ());
+                    "slide (not a slide, or a format it cannot read)", version);
 }
 
 /* libtiff's words while a level's directory is looked for: not the

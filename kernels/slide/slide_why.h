@@ -21,9 +21,11 @@ int qc_slide_fail_open (int e, char *err, size_t errlen);
 bool qc_slide_out_of_descriptors (void);
 /* 0 when path is a non-empty regular file that opens, else -1 and why. */
 int qc_slide_check_file (const char *path, char *err, size_t errlen);
-/* Why OpenSlide did not recognise path (its first bytes may say more);
+/* Why OpenSlide did not recognise path (the file may say more: a TIFF
+ * cut short, or not tiled; said: OpenSlide's own message, or NULL);
  * returns -1. */
-int qc_slide_fail_unrecognised (const char *path, char *err, size_t errlen);
+int qc_slide_fail_unrecognised (const char *path, const char *said, char *err,
+                                size_t errlen);
 /* The compression (TIFFTAG_COMPRESSION) of path's tiled TIFF directory
  * of w x h pixels: what OpenSlide decodes a level of that size from. 0
  * when path is no TIFF or has no such directory. */

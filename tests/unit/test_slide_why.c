@@ -1,0 +1,119 @@
+/* Why OpenSlide refused a slide, in words a lab can act on. Each of
+ * these used to fail as "OpenSlide does not read this TIFF as a slide (a
+ * format it cannot read, or a damaged file)", and OpenSlide's own reason
+ * went to stderr (through qc-submit's progress line), never to the
+ * result: a real slide cut short (a copy that stopped), a TIFF whose
+ * first image is in strips (a macro before the levels, or a converter's
+ * untiled output), a pyramid whose levels are in the wrong order (what
+ * OpenSlide says of it). Files written here with libtiff, and a copy of
+ * a real slide cut at 90%. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kernels/slide/slide.h"
+#include "tests/unit/check.h"
+#include "tests/unit/tiff_fixtures.h"
+
+static void
+fill_grey (void *ctx, uint32_t x0, uint32_t y0, uint32_t tw, uint32_t th, int spp,
+           uint8_t *tile)
+{
+    (void) ctx, (void) x0, (void) y0;
+    memset (tile, 200, (size_t) tw * th * (size_t) spp);
+}
+
+/* Opens path with stderr caught: the reason, and whether OpenSlide
+ * printed anything there. */
+static qc_slide_t *
+open_caught (const char *path, char *err, size_t errlen, char *printed, size_t plen)
+{
+    char tmp[] = "/tmp/qc-why-stderr-XXXXXX";
+    int fd = mkstemp (tmp), saved = dup (2);
+    fflush (stderr);
+    if (fd >= 0)
+        dup2 (fd, 2);
+    qc_slide_t *s = qc_slide_open (path, err, errlen);
+    fflush (stderr);
+    if (saved >= 0) {
+        dup2 (saved, 2);
+        close (saved);
+    }
+    printed[0] = '\0';
+    if (fd >= 0) {
+        ssize_t n = pread (fd, printed, plen - 1, 0);
+        printed[n > 0 ? n : 0] = '\0';
+        close (fd);
+        unlink (tmp);
+    }
+    return s;
+}
+
+int
+main (void)
+{
+    char dir[] = "/tmp/qc-why-XXXXXX", path[512], err[1024], printed[4096];
+    CHECK (mkdtemp (dir) != NULL);
+
+    /* an Aperio slide's levels smallest first: OpenSlide refuses it,
+       and says why */
+    static const char aperio[] = "Aperio Image Library v10.0.51\r\n1024x768 [0,0 1024x768] "
+                                 "(256x256) LZW|AppMag = 20|MPP = 0.5";
+    fx_tiff_level_t rev[] = {
+        {.w = 256, .h = 192, .tile_w = 128, .tile_h = 128, .spp = 3,
+         .compression = COMPRESSION_LZW, .description = aperio},
+        {.w = 1024, .h = 768, .tile_w = 256, .tile_h = 256, .spp = 3,
+         .compression = COMPRESSION_LZW, .reduced = 1},
+    };
+    snprintf (path, sizeof path, "%s/reversed.svs", dir);
+    CHECK (fx_tiff_write (path, rev, 2, fill_grey, NULL) == 0);
+    qc_slide_t *s = open_caught (path, err, sizeof err, printed, sizeof printed);
+    CHECK (s == NULL && strstr (err, "Downsampled images not correctly ordered"),
+           "levels smallest first: %s", err);
+    CHECK (!strstr (printed, "Openslide"), "OpenSlide printed on stderr: %s", printed);
+    qc_slide_close (&s);
+    unlink (path);
+
+    /* its first image in strips */
+    snprintf (path, sizeof path, "%s/stripped.tif", dir);
+    TIFF *t = TIFFOpen (path, "w");
+    uint8_t row[3 * 512];
+    memset (row, 200, sizeof row);
+    int ok = t && fx_tiff_set (t, TIFFTAG_IMAGEWIDTH, 512) && fx_tiff_set (t, TIFFTAG_IMAGELENGTH, 384)
+             && fx_tiff_set (t, TIFFTAG_SAMPLESPERPIXEL, 3) && fx_tiff_set (t, TIFFTAG_BITSPERSAMPLE, 8)
+             && fx_tiff_set (t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_RGB)
+             && fx_tiff_set (t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG)
+             && fx_tiff_set (t, TIFFTAG_ROWSPERSTRIP, 16);
+    for (uint32_t y = 0; ok && y < 384; y++)
+        ok = TIFFWriteScanline (t, row, y, 0) == 1;
+    if (t)
+        TIFFClose (t);
+    CHECK (ok, "stripped TIFF not written");
+    s = open_caught (path, err, sizeof err, printed, sizeof printed);
+    CHECK (s == NULL && strstr (err, "its first image (512 x 384) is not tiled"),
+           "stripped: %s", err);
+    qc_slide_close (&s);
+    unlink (path);
+
+    /* a real slide cut at 90%: its later directories lie past the end */
+    char real[1024];
+    snprintf (real, sizeof real, "%s/slides/real/CMU-1-Small-Region.svs", check_shared_dir ());
+    struct stat st;
+    snprintf (path, sizeof path, "%s/cut.svs", dir);
+    char cmd[2200];
+    CHECK (stat (real, &st) == 0, "%s", real);
+    snprintf (cmd, sizeof cmd, "head -c %lld '%s' > '%s'", (long long) st.st_size * 9 / 10,
+              real, path);
+    CHECK (system (cmd) == 0);
+    s = open_caught (path, err, sizeof err, printed, sizeof printed);
+    CHECK (s == NULL && strstr (err, "the file is cut short or damaged (a copy that stopped?)"),
+           "cut at 90%%: %s", err);
+    qc_slide_close (&s);
+    unlink (path);
+
+    rmdir (dir);
+    return check_done ("test_slide_why");
+}
