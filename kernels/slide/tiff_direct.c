@@ -11,6 +11,7 @@
 #include <tiffio.h>
 
 #include "shared/err.h"
+#include "shared/log.h"
 
 /* Directories walked when matching levels: real slides have a handful;
  * this only bounds a damaged or hostile file. */
@@ -24,6 +25,7 @@ typedef struct {
     uint32_t tile_w, tile_h;
     int jpeg;                 /* JPEG tiles (the block reader's) */
     int jpeg_ycbcr;           /* decode with JPEGCOLORMODE_RGB */
+    uint16_t orient;          /* TIFF Orientation: read as stored, whatever it says */
 } dlevel_t;
 
 struct qc_tiff_direct {
@@ -123,9 +125,14 @@ directory_usable (TIFF *tif, dlevel_t *out)
         || !TIFFGetFieldDefaulted (tif, TIFFTAG_ORIENTATION, &orient)
         || !TIFFGetFieldDefaulted (tif, TIFFTAG_SAMPLEFORMAT, &fmt))
         return 0;
+    /* An Orientation other than top-left is read as stored, as
+     * OpenSlide reads a JPEG slide's tiles: its RGBA path for other
+     * compressions turned each tile on its own, which scrambled the
+     * level (tiles flipped in place, the lower ones blank) and passed.
+     * QC's measures do not depend on which way up the slide is. */
     if (w < 1 || h < 1 || tw < 1 || th < 1 || spp != 3 || bps != 8
-        || planar != PLANARCONFIG_CONTIG || orient != ORIENTATION_TOPLEFT
-        || fmt != SAMPLEFORMAT_UINT
+        || planar != PLANARCONFIG_CONTIG || orient < ORIENTATION_TOPLEFT
+        || orient > ORIENTATION_LEFTBOT || fmt != SAMPLEFORMAT_UINT
         || (tmsize_t) tw * (tmsize_t) th * 3 > MAX_TILE_BYTES)
         return 0;
     int jpeg_ycbcr = 0;
@@ -152,6 +159,7 @@ directory_usable (TIFF *tif, dlevel_t *out)
     out->tile_w = tw;
     out->tile_h = th;
     out->jpeg_ycbcr = jpeg_ycbcr;
+    out->orient = orient;
     return 1;
 }
 
@@ -335,6 +343,14 @@ qc_tiff_direct_open_source (const qc_slide_t *slide, int *failed, char *why,
         rc = probe_levels (self, failed, why, whylen);
     if (rc != 0)
         qc_tiff_direct_close (&self);
+    for (int i = 0; self && i < self->nlevels; i++)
+        if (self->levels[i].orient != ORIENTATION_TOPLEFT) {
+            qc_log (QC_LOG_WARNING, "slide", "%s: TIFF Orientation %u (not top-left) is "
+                    "not applied: the slide's images are as stored, the way OpenSlide "
+                    "shows a JPEG slide; its measures are the same either way up",
+                    qc_slide_name (slide), (unsigned) self->levels[i].orient);
+            break;
+        }
     return self;
 }
 

@@ -5,8 +5,9 @@
  * result: a real slide cut short (a copy that stopped), a TIFF whose
  * first image is in strips (a macro before the levels, or a converter's
  * untiled output), a pyramid whose levels are in the wrong order (what
- * OpenSlide says of it). Files written here with libtiff, and a copy of
- * a real slide cut at 90%. */
+ * OpenSlide says of it). And a TIFF Orientation other than top-left,
+ * which OpenSlide applied tile by tile. Files written here with
+ * libtiff, and a copy of a real slide cut at 90%. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,17 @@ fill_grey (void *ctx, uint32_t x0, uint32_t y0, uint32_t tw, uint32_t th, int sp
 {
     (void) ctx, (void) x0, (void) y0;
     memset (tile, 200, (size_t) tw * th * (size_t) spp);
+}
+
+/* Pixels no two tiles share (a flipped or moved tile shows). */
+static void
+fill_noise (void *ctx, uint32_t x0, uint32_t y0, uint32_t tw, uint32_t th, int spp,
+            uint8_t *tile)
+{
+    unsigned *seed = ctx;
+    (void) x0, (void) y0;
+    for (size_t i = 0; i < (size_t) tw * th * (size_t) spp; i++)
+        tile[i] = (uint8_t) (rand_r (seed) >> 7);
 }
 
 /* Opens path with stderr caught: the reason, and whether OpenSlide
@@ -113,6 +125,39 @@ main (void)
            "cut at 90%%: %s", err);
     qc_slide_close (&s);
     unlink (path);
+
+    /* Orientation 3 on LZW tiles: OpenSlide's RGBA path turned each
+       tile on its own (tiles flipped in place, the lower ones blank) and
+       the slide passed; now read as stored, as a JPEG slide is, so the
+       same pixels under Orientation 1 read the same */
+    uint8_t *a = malloc (1024 * 768 * 3), *b = malloc (1024 * 768 * 3);
+    char turned[600];
+    snprintf (path, sizeof path, "%s/upright.svs", dir);
+    snprintf (turned, sizeof turned, "%s/turned.svs", dir);
+    fx_tiff_level_t lv[] = {
+        {.w = 1024, .h = 768, .tile_w = 256, .tile_h = 256, .spp = 3,
+         .compression = COMPRESSION_LZW, .description = aperio},
+        {.w = 256, .h = 192, .tile_w = 128, .tile_h = 128, .spp = 3,
+         .compression = COMPRESSION_LZW, .reduced = 1},
+    };
+    unsigned seed = 1;
+    CHECK (a && b && fx_tiff_write (path, lv, 2, fill_noise, &seed) == 0);
+    lv[0].orientation = lv[1].orientation = ORIENTATION_BOTRIGHT;
+    seed = 1;
+    CHECK (fx_tiff_write (turned, lv, 2, fill_noise, &seed) == 0);
+    qc_slide_t *up = qc_slide_open (path, err, sizeof err);
+    qc_slide_t *tu = qc_slide_open (turned, err, sizeof err);
+    qc_slide_rect_t r = {.level = 0, .w = 1024, .h = 768};
+    CHECK (up && tu && qc_slide_read_rows (up, &r, 0, 768, a, 1024 * 3, err, sizeof err) == 0
+           && qc_slide_read_rows (tu, &r, 0, 768, b, 1024 * 3, err, sizeof err) == 0,
+           "read: %s", err);
+    CHECK (a && b && memcmp (a, b, 1024 * 768 * 3) == 0, "Orientation 3 read otherwise");
+    qc_slide_close (&up);
+    qc_slide_close (&tu);
+    free (a);
+    free (b);
+    unlink (path);
+    unlink (turned);
 
     rmdir (dir);
     return check_done ("test_slide_why");

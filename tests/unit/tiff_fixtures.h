@@ -44,6 +44,7 @@ typedef struct {
     uint32_t missing;           /* 1 + the index of a tile left unwritten (its byte
                                    count 0, as an Aperio scanner leaves an area it did
                                    not scan); 0: every tile written */
+    int orientation;            /* TIFF Orientation; 0: none written (top-left) */
 } fx_tiff_level_t;
 
 /* TIFFSetField, saying which tag libtiff refused (libtiff's own message,
@@ -94,7 +95,8 @@ fx_tiff_write_level (TIFF *t, const fx_tiff_level_t *lv, fx_tiff_fill_fn *fill, 
              && (!lv->description
                  || fx_tiff_set (t, TIFFTAG_IMAGEDESCRIPTION, lv->description))
              && (!lv->reduced
-                 || fx_tiff_set (t, TIFFTAG_SUBFILETYPE, (uint32_t) FILETYPE_REDUCEDIMAGE));
+                 || fx_tiff_set (t, TIFFTAG_SUBFILETYPE, (uint32_t) FILETYPE_REDUCEDIMAGE))
+             && (!lv->orientation || fx_tiff_set (t, TIFFTAG_ORIENTATION, lv->orientation));
     if (!ok)
         return -1;
     size_t n = (size_t) lv->tile_w * lv->tile_h * (size_t) lv->spp;
