@@ -199,6 +199,40 @@ plan_level (const qc_slide_t *slide, const qc_region_request_t *req,
     return 0;
 }
 
+/* A glass slide is 75 x 25 mm (75 x 50 mm at most); a scan says where
+ * it is a few times larger still, with room for a resolution a scanner
+ * rounds. */
+#define MAX_SLIDE_MM 200.0
+
+/* Whether a slide of W x H pixels is larger than any glass slide, by
+ * its resolution (openslide.mpp-x/y) or, without one, its base
+ * magnification (10 µm over the magnification: 0.25 at 40x): a damaged
+ * or hostile file declaring 1,000,000 x 1,000,000 pixels of 0.25 µm
+ * (250 mm) asked for a 1 Gpx image at 1.25x, ran the machine out of
+ * memory, and was blamed on the machine and run again. -1 (why) then. */
+static int
+check_physical_size (const qc_slide_t *slide, int64_t W, int64_t H, double base_mag,
+                     char *err, size_t errlen)
+{
+    double mx = 0.0, my = 0.0;
+    const char *from = "its resolution";
+    if (parse_property_number (qc_slide_property (slide, "openslide.mpp-x"), &mx) != 0
+        || parse_property_number (qc_slide_property (slide, "openslide.mpp-y"), &my) != 0) {
+        if (!(base_mag > 0.0) || !isfinite (base_mag))
+            return 0;           /* nothing to judge by */
+        mx = my = 10.0 / base_mag;
+        from = "its base magnification";
+    }
+    double wmm = (double) W * mx / 1000.0, hmm = (double) H * my / 1000.0;
+    if (wmm <= MAX_SLIDE_MM && hmm <= MAX_SLIDE_MM)
+        return 0;
+    qc_set_err (err, errlen, "the slide declares %lld x %lld pixels of %.3g x %.3g µm (by "
+                "%s), %.0f x %.0f mm: larger than any glass slide (75 x 50 mm at most); "
+                "its size or its resolution is wrong (a damaged file?)", (long long) W,
+                (long long) H, mx, my, from, wmm, hmm);
+    return -1;
+}
+
 int
 qc_region_plan (const qc_slide_t *slide, const qc_region_request_t *req,
                 qc_region_plan_t *plan, char *err, size_t errlen)
@@ -218,6 +252,8 @@ qc_region_plan (const qc_slide_t *slide, const qc_region_request_t *req,
                  (long long) W, (long long) H);
         return -1;
     }
+    if (check_physical_size (slide, W, H, req->base_mag, err, errlen))
+        return -1;
     int64_t bx = 0, by = 0, bw = W, bh = H;
     if (req->use_bbox) {
         bx = req->bbox_x, by = req->bbox_y;

@@ -396,9 +396,16 @@ test_config_errors (void)
              "[LightDarkModule.getIntensityThresholdPercnt:tissue]\nname = x\n",
              "line 3: unknown section",
              "[LightDarkModule.getIntensityThresholdPercent:tissue]");
-    refused ("no such module",
-             "[pipeline]\nsteps = BasicModule.getBasicStats\n[Foo.bar]\nx = 1\n",
-             "[Foo.bar] line 3: unknown section", "no step or module");
+    refused ("no such module, near one",
+             "[pipeline]\nsteps = BasicModule.getBasicStats\n[BaseImage.BaseImag]\nx = 1\n",
+             "[BaseImage.BaseImag] line 3: unknown section", "no step or module");
+    /* near none: a lab's own section, which HistoQC passes over */
+    qc_pipeline_t *lab = qc_pipeline_new ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
+                                          "[Foo.bar]\nx = 1\n", err, sizeof err);
+    CHECK (lab && strstr (qc_pipeline_notes (lab), "[Foo.bar] line 3: no step or module of "
+                                                   "that name: ignored"),
+           "%s", lab ? qc_pipeline_notes (lab) : err);
+    qc_pipeline_destroy (&lab);
     refused ("finalComputations value",
              "[pipeline]\nsteps = BasicModule.finalComputations\n"
              "[BasicModule.finalComputations]\nmask_statistics = relative\n",

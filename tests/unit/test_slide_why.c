@@ -6,7 +6,9 @@
  * first image is in strips (a macro before the levels, or a converter's
  * untiled output), a pyramid whose levels are in the wrong order (what
  * OpenSlide says of it). And a TIFF Orientation other than top-left,
- * which OpenSlide applied tile by tile. Files written here with
+ * which OpenSlide applied tile by tile; a slide larger than any glass
+ * slide, whose 1 Gpx working image was blamed on the machine's memory
+ * and run again. Files written here with
  * libtiff, and a copy of a real slide cut at 90%. */
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "kernels/slide/slide.h"
+#include "kernels/slide/work_size.h"
 #include "tests/unit/check.h"
 #include "tests/unit/tiff_fixtures.h"
 
@@ -158,6 +161,33 @@ main (void)
     free (b);
     unlink (path);
     unlink (turned);
+
+    /* larger than any glass slide (4096 pixels of 100 µm: 410 mm): its
+       size or resolution is wrong, the slide's fault, not the machine's;
+       the same pixels at 0.5 µm (2 mm) plan as usual */
+    static const char huge[] = "Aperio Image Library v10.0.51\r\n4096x512 [0,0 4096x512] "
+                               "(256x256) LZW|AppMag = 20|MPP = 100";
+    fx_tiff_level_t wide[] = {
+        {.w = 4096, .h = 512, .tile_w = 256, .tile_h = 256, .spp = 3,
+         .compression = COMPRESSION_LZW, .description = huge},
+    };
+    snprintf (path, sizeof path, "%s/huge.svs", dir);
+    CHECK (fx_tiff_write (path, wide, 1, fill_grey, NULL) == 0);
+    s = qc_slide_open (path, err, sizeof err);
+    qc_region_request_t req = {.size = {QC_WORK_MAG, 1.25}, .base_mag = 20};
+    qc_region_plan_t plan;
+    err[0] = '\0';
+    CHECK (s && qc_region_plan (s, &req, &plan, err, sizeof err) == -1
+           && strstr (err, "4096 x 512 pixels of 100 x 100 µm (by its resolution), 410 x 51 mm: "
+                           "larger than any glass slide")
+           && !strstr (err, "machine"), "%s", err);
+    qc_slide_close (&s);
+    wide[0].description = aperio;
+    CHECK (fx_tiff_write (path, wide, 1, fill_grey, NULL) == 0);
+    s = qc_slide_open (path, err, sizeof err);
+    CHECK (s && qc_region_plan (s, &req, &plan, err, sizeof err) == 0, "%s", err);
+    qc_slide_close (&s);
+    unlink (path);
 
     rmdir (dir);
     return check_done ("test_slide_why");
