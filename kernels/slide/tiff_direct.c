@@ -2,6 +2,7 @@
 #include "kernels/slide/tiff_direct.h"
 #include "kernels/slide/source.h"
 #include "kernels/slide/tiff_blocks.h"
+#include "kernels/slide/jpeg_colour.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -26,6 +27,9 @@ typedef struct {
     int jpeg;                 /* JPEG tiles (the block reader's) */
     int jpeg_ycbcr;           /* decode with JPEGCOLORMODE_RGB */
     uint16_t orient;          /* TIFF Orientation: read as stored, whatever it says */
+    uint16_t ycbcr_h, ycbcr_v;  /* JPEG tiles whose markers say YCbCr under
+                                   Photometric RGB: read as YCbCr sampled so;
+                                   0: as tagged */
 } dlevel_t;
 
 struct qc_tiff_direct {
@@ -103,6 +107,45 @@ trouble_rc (const qc_tiff_direct_t *self, TIFF *tif)
            ? -1 : QC_TIFF_DIRECT_FALLBACK;
 }
 
+/* Whether the current directory's JPEG tiles, tagged Photometric RGB,
+ * say YCbCr in their own markers (a JFIF stream, subsampled chroma):
+ * some converters write that, and libtiff and OpenSlide then take the
+ * YCbCr samples for RGB, a pink slide whose pen and tissue measures were
+ * wrong with no warning. The first tile with bytes (of the first 16)
+ * tells; its chroma sampling in *h, *v. */
+static int
+jpeg_rgb_is_ycbcr (TIFF *tif, uint16_t *h, uint16_t *v)
+{
+    uint32_t ntiles = TIFFNumberOfTiles (tif);
+    for (uint32_t t = 0; t < ntiles && t < 16; t++) {
+        int bad = 0;
+        uint64_t n = TIFFGetStrileByteCountWithErr (tif, t, &bad);
+        if (bad || n == 0)
+            continue;
+        if (n > (uint64_t) MAX_TILE_BYTES)
+            return 0;
+        uint8_t *buf = malloc ((size_t) n);
+        if (!buf)
+            return 0;
+        tmsize_t got = TIFFReadRawTile (tif, t, buf, (tmsize_t) n);
+        uint32_t tables_len = 0;
+        const void *tables = NULL;
+        if (!TIFFGetField (tif, TIFFTAG_JPEGTABLES, &tables_len, &tables))
+            tables = NULL, tables_len = 0;
+        qc_jpeg_colour_t c;
+        int rc = got > 0 ? qc_jpeg_colour (tables, tables_len, buf, (size_t) got, &c) : -1;
+        free (buf);
+        /* libtiff upsamples chroma by 1, 2 or 4 only */
+        if (rc != 0 || !c.ycbcr || (c.h != 1 && c.h != 2 && c.h != 4)
+            || (c.v != 1 && c.v != 2 && c.v != 4))
+            return 0;
+        *h = (uint16_t) c.h;
+        *v = (uint16_t) c.v;
+        return 1;
+    }
+    return 0;
+}
+
 /* 1 when the current directory holds pixels read here the way OpenSlide
  * reads them; its geometry in *out. */
 static int
@@ -136,12 +179,15 @@ directory_usable (TIFF *tif, dlevel_t *out)
         || (tmsize_t) tw * (tmsize_t) th * 3 > MAX_TILE_BYTES)
         return 0;
     int jpeg_ycbcr = 0;
+    uint16_t ycbcr_h = 0, ycbcr_v = 0;
     switch (comp) {
     case COMPRESSION_JPEG:
         if (photo == PHOTOMETRIC_YCBCR)
             jpeg_ycbcr = 1;
         else if (photo != PHOTOMETRIC_RGB)
             return 0;
+        else if (jpeg_rgb_is_ycbcr (tif, &ycbcr_h, &ycbcr_v))
+            jpeg_ycbcr = 1;
         break;
     case COMPRESSION_NONE:
     case COMPRESSION_LZW:
@@ -160,6 +206,8 @@ directory_usable (TIFF *tif, dlevel_t *out)
     out->tile_h = th;
     out->jpeg_ycbcr = jpeg_ycbcr;
     out->orient = orient;
+    out->ycbcr_h = ycbcr_h;
+    out->ycbcr_v = ycbcr_v;
     return 1;
 }
 
@@ -344,6 +392,13 @@ qc_tiff_direct_open_source (const qc_slide_t *slide, int *failed, char *why,
     if (rc != 0)
         qc_tiff_direct_close (&self);
     for (int i = 0; self && i < self->nlevels; i++)
+        if (self->levels[i].ycbcr_h) {
+            qc_log (QC_LOG_WARNING, "slide", "%s: its JPEG tiles are YCbCr (their own "
+                    "markers say so) though the TIFF tags them RGB: read as YCbCr here "
+                    "(OpenSlide would show them pink)", qc_slide_name (slide));
+            break;
+        }
+    for (int i = 0; self && i < self->nlevels; i++)
         if (self->levels[i].orient != ORIENTATION_TOPLEFT) {
             qc_log (QC_LOG_WARNING, "slide", "%s: TIFF Orientation %u (not top-left) is "
                     "not applied: the slide's images are as stored, the way OpenSlide "
@@ -382,7 +437,11 @@ qc_tiff_direct_open_level (const qc_tiff_direct_t *self, int level,
         return NULL;
     }
     TIFF *tif = open_tiff (self, diag);
-    if (!tif || !TIFFSetDirectory (tif, self->levels[level].dir)
+    const dlevel_t *l = &self->levels[level];
+    if (!tif || !TIFFSetDirectory (tif, l->dir)
+        || (l->ycbcr_h   /* YCbCr tiles tagged RGB: read as what they are */
+            && (!TIFFSetField (tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_YCBCR)
+                || !TIFFSetField (tif, TIFFTAG_YCBCRSUBSAMPLING, l->ycbcr_h, l->ycbcr_v)))
         || diag->trouble) {
         qc_set_err (why, whylen, "cannot reopen the TIFF level: %s",
                     qc_tiff_direct_trouble (self, tif, diag, "no reason"));

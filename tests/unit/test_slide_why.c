@@ -8,7 +8,8 @@
  * OpenSlide says of it). And a TIFF Orientation other than top-left,
  * which OpenSlide applied tile by tile; a slide larger than any glass
  * slide, whose 1 Gpx working image was blamed on the machine's memory
- * and run again. Files written here with
+ * and run again; JPEG tiles in YCbCr tagged RGB, read pink. Files
+ * written here with
  * libtiff, and a copy of a real slide cut at 90%. */
 #include <fcntl.h>
 #include <stdio.h>
@@ -39,6 +40,60 @@ fill_noise (void *ctx, uint32_t x0, uint32_t y0, uint32_t tw, uint32_t th, int s
     (void) x0, (void) y0;
     for (size_t i = 0; i < (size_t) tw * th * (size_t) spp; i++)
         tile[i] = (uint8_t) (rand_r (seed) >> 7);
+}
+
+/* A one-level JPEG TIFF of 512 x 512 pixels in 256 x 256 tiles, YCbCr
+ * 4:2:0 as libtiff writes it, its pixels a colour gradient; then, when
+ * tag_rgb, its Photometric tag rewritten in place to RGB (2): what some
+ * converters write. 0, or -1. */
+static int
+write_ycbcr_jpeg (const char *path, int tag_rgb)
+{
+    TIFF *t = TIFFOpen (path, "w");
+    int ok = t && fx_tiff_set (t, TIFFTAG_IMAGEWIDTH, 512) && fx_tiff_set (t, TIFFTAG_IMAGELENGTH, 512)
+             && fx_tiff_set (t, TIFFTAG_TILEWIDTH, 256) && fx_tiff_set (t, TIFFTAG_TILELENGTH, 256)
+             && fx_tiff_set (t, TIFFTAG_SAMPLESPERPIXEL, 3) && fx_tiff_set (t, TIFFTAG_BITSPERSAMPLE, 8)
+             && fx_tiff_set (t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG)
+             && fx_tiff_set (t, TIFFTAG_COMPRESSION, COMPRESSION_JPEG)
+             && fx_tiff_set (t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_YCBCR)
+             && fx_tiff_set (t, TIFFTAG_YCBCRSUBSAMPLING, 2, 2)
+             && fx_tiff_set (t, TIFFTAG_JPEGQUALITY, 90)
+             && fx_tiff_set (t, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB);
+    static uint8_t tile[256 * 256 * 3];
+    for (uint32_t ty = 0; ok && ty < 512; ty += 256)
+        for (uint32_t tx = 0; ok && tx < 512; tx += 256) {
+            for (uint32_t i = 0; i < 256 * 256; i++) {
+                uint32_t x = tx + i % 256, y = ty + i / 256;
+                tile[3 * i] = (uint8_t) (120 + x / 8), tile[3 * i + 1] = (uint8_t) (40 + y / 8);
+                tile[3 * i + 2] = (uint8_t) (200 - x / 16);
+            }
+            ok = TIFFWriteTile (t, tile, tx, ty, 0, 0) > 0;
+        }
+    if (t)
+        TIFFClose (t);
+    if (!ok || !tag_rgb)
+        return ok ? 0 : -1;
+    /* the first IFD's Photometric entry: classic TIFF, this host's order */
+    FILE *f = fopen (path, "r+b");
+    uint32_t at = 0;
+    uint16_t n = 0;
+    ok = f && fseek (f, 4, SEEK_SET) == 0 && fread (&at, 4, 1, f) == 1
+         && fseek (f, at, SEEK_SET) == 0 && fread (&n, 2, 1, f) == 1;
+    int patched = 0;
+    for (uint16_t i = 0; ok && i < n && !patched; i++) {
+        uint8_t e[12];
+        ok = fseek (f, at + 2 + 12 * i, SEEK_SET) == 0 && fread (e, 12, 1, f) == 1;
+        uint16_t tag;
+        memcpy (&tag, e, 2);
+        if (ok && tag == TIFFTAG_PHOTOMETRIC) {
+            uint16_t rgb = PHOTOMETRIC_RGB;
+            ok = fseek (f, at + 2 + 12 * i + 8, SEEK_SET) == 0 && fwrite (&rgb, 2, 1, f) == 1;
+            patched = 1;
+        }
+    }
+    if (f && fclose (f))
+        ok = 0;
+    return ok && patched ? 0 : -1;
 }
 
 /* Opens path with stderr caught: the reason, and whether OpenSlide
@@ -161,6 +216,35 @@ main (void)
     free (b);
     unlink (path);
     unlink (turned);
+
+    /* JPEG tiles in YCbCr (4:2:0) under Photometric RGB: read pink (the
+       YCbCr samples taken for RGB) and passed; now read as what their
+       markers say, the same pixels as the file tagged YCbCr */
+    char tagged[600];
+    snprintf (path, sizeof path, "%s/ycbcr.tif", dir);
+    snprintf (tagged, sizeof tagged, "%s/ycbcr-tagged-rgb.tif", dir);
+    a = malloc (512 * 512 * 3), b = malloc (512 * 512 * 3);
+    CHECK (a && b && write_ycbcr_jpeg (path, 0) == 0 && write_ycbcr_jpeg (tagged, 1) == 0,
+           "JPEG slides written");
+    up = qc_slide_open (path, err, sizeof err);
+    tu = qc_slide_open (tagged, err, sizeof err);
+    qc_slide_rect_t r5 = {.level = 0, .w = 512, .h = 512};
+    CHECK (up && tu && qc_slide_read_rows (up, &r5, 0, 512, a, 512 * 3, err, sizeof err) == 0
+           && qc_slide_read_rows (tu, &r5, 0, 512, b, 512 * 3, err, sizeof err) == 0,
+           "read: %s", err);
+    long off = 0;
+    for (size_t i = 0; a && b && i < 512 * 512 * 3; i++)
+        off += a[i] != b[i];
+    CHECK (a && b && off == 0, "YCbCr tiles tagged RGB: %ld samples differ; pixel 0 %d %d %d "
+           "against %d %d %d", off, b[0], b[1], b[2], a[0], a[1], a[2]);
+    CHECK (a && abs (a[0] - 120) < 8 && abs (a[1] - 40) < 8 && abs (a[2] - 200) < 8,
+           "pixel 0 is %d %d %d, want about 120 40 200", a[0], a[1], a[2]);
+    qc_slide_close (&up);
+    qc_slide_close (&tu);
+    free (a);
+    free (b);
+    unlink (path);
+    unlink (tagged);
 
     /* larger than any glass slide (4096 pixels of 100 µm: 410 mm): its
        size or resolution is wrong, the slide's fault, not the machine's;
