@@ -19,10 +19,13 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-/* what OpenSlide opens, by extension */
+/* what OpenSlide opens, by extension, and the TIFF names other
+ * scanners and converters give (.qptiff: Akoya/PerkinElmer; .btf,
+ * .tf8, .tf2: BigTIFF), which a folder of slides may hold */
 static const char *const s_exts[] = {
     ".svs", ".tif", ".tiff", ".ndpi", ".vms", ".vmu", ".scn", ".mrxs",
-    ".svslide", ".bif", ".dcm", ".isyntax", ".czi", NULL};
+    ".svslide", ".bif", ".dcm", ".isyntax", ".czi", ".qptiff", ".btf", ".tf8",
+    ".tf2", NULL};
 
 #define MAX_ENTRIES 10000000  /* folder entries read by one walk, at most */
 

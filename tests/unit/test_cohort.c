@@ -96,6 +96,10 @@ test_folders (void)
            "hidden folders and other files skipped");
     /* sorted: S2 before s1 (byte order), sub/ last */
     CHECK (c.n == 3 && strstr (c.paths[0], "S2.NDPI") && strstr (c.paths[2], "sub/s3"));
+    /* TIFF names of other scanners and converters: found too */
+    CHECK (qc_cohort_is_slide_name ("x.qptiff") && qc_cohort_is_slide_name ("x.BTF")
+           && qc_cohort_is_slide_name ("x.tf8") && qc_cohort_is_slide_name ("x.tf2")
+           && !qc_cohort_is_slide_name ("x.txt") && !qc_cohort_is_slide_name (".qptiff"));
     snprintf (p, sizeof p, "%s/b", s_root);
     CHECK (qc_cohort_add (&c, p, err, sizeof err) == 0 && c.n == 4 && has (&c, "b/s1.svs"),
            "b: a link to itself ends");
