@@ -20,7 +20,7 @@ set_mpp (qc_run_t *run, const char *column, const char *prop, int *missing)
         errno = 0;
         v = strtod (s, &end);
         if (errno || *end || !(v > 0)) {
-            qc_run_warn (run, "%s '%.40s' is not a number; recorded as NA", prop, s);
+            qc_run_warn (run, "%s '%.40s' is not a positive number; recorded as NA", prop, s);
             v = 0;
         }
     }
