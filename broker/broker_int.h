@@ -361,6 +361,11 @@ bool jobs_full_for_new_client (qc_broker_t *b, zframe_t *from, bool new_job, cha
                                size_t len);
 /* Makes from the job's attached client, judged by hb_ms. */
 void jobs_attach_client (qc_broker_t *b, job_rec_t *job, zframe_t *from, uint32_t hb_ms);
+/* The job's client (just made so by jobs_attach_client) is sent its
+ * ACCEPTED (attach: answering an ATTACH), then again every result not
+ * acknowledged, the log records kept for it, and DONE: an ATTACH and a
+ * first SUBMIT sent again resume the same way. */
+void jobs_resume (qc_broker_t *b, job_rec_t *job, zframe_t *to, bool attach);
 /* Drops the job's queued slides (each a failure its client is sent, with
  * why: sched_job_cancel); the running ones finish; asker (not NULL)
  * hears ACCEPTED first. */

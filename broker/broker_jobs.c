@@ -363,6 +363,19 @@ jobs_cancel (qc_broker_t *b, job_rec_t *job, zframe_t *asker, const char *why)
     outbox_trim (job);
 }
 
+void
+jobs_resume (qc_broker_t *b, job_rec_t *job, zframe_t *to, bool attach)
+{
+    /* what went to an earlier socket (or to this one before it was found
+       gone) may never have been read: everything not acknowledged goes
+       again, and DONE after it */
+    outbox_rewind (job);
+    jobs_send_accepted (b, to, job, attach);
+    logs_flush (b, job);
+    outbox_pump (b, job);
+    outbox_trim (job);
+}
+
 /* ---------------------------------------------------------------- ATTACH ... */
 
 void
@@ -432,13 +445,9 @@ jobs_on_attach (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         outbox_drop_acked (job, holds);
         state_log_ack (b, job);
     }
-    outbox_rewind (job);
     qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 ": client attached, resending from result %" PRIu64,
-            job->id, job->sent_seq + 1);
-    jobs_send_accepted (b, from, job, true);
-    logs_flush (b, job);
-    outbox_pump (b, job);
-    outbox_trim (job);
+            job->id, job->acked_seq + 1);
+    jobs_resume (b, job, from, true);
 }
 
 void

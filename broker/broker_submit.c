@@ -57,8 +57,15 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
                 return;
             }
             if (job->durable) {
+                /* its sender is the job's client from now on, as after
+                   ATTACH: it may be a new socket (the first one closed,
+                   or the broker restarted) that was sent nothing yet,
+                   and the job may be marked attached to it already, so
+                   no HEARTBEAT would resume it: resumed here */
                 jobs_attach_client (b, job, from, m->hb_ms);
-                jobs_send_accepted (b, from, job, false);
+                qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 ": its first SUBMIT came again; "
+                        "resending from result %" PRIu64, job->id, job->acked_seq + 1);
+                jobs_resume (b, job, from, false);
             } else
                 answer_again (b, job, from, m->hb_ms);
             return;
