@@ -54,6 +54,16 @@ zhashx_item_destroy_job (void **item)
     *item = NULL;
 }
 
+static void
+zhashx_item_destroy_client (void **item)
+{
+    client_rec_t *c = *item;
+    if (c)
+        free (c->jobs);
+    free (c);
+    *item = NULL;
+}
+
 /* -------------------------------------------------------------- workers */
 
 void
@@ -287,6 +297,9 @@ qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
                          << 20;
     b->workers = zhashx_new ();
     b->jobs = zhashx_new ();
+    b->clients = zhashx_new ();
+    if (b->clients)
+        zhashx_set_destructor (b->clients, zhashx_item_destroy_client);
     unsigned refused = qc_socket_refusals ();
     b->router = qc_socket_new (ZMQ_ROUTER, "the broker");
     b->bound = calloc (cfg->nendpoints, sizeof *b->bound);
@@ -295,7 +308,7 @@ qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
     if (b->status_asked)
         zhashx_set_destructor (b->status_asked, zhashx_item_free);
     b->next_job = 1;
-    if (!b->sched || !b->workers || !b->jobs || !b->router || !b->bound || !b->refusals
+    if (!b->sched || !b->workers || !b->jobs || !b->clients || !b->router || !b->bound || !b->refusals
         || !b->status_asked) {
         if (!qc_refusal_say (refused, err, errlen))
             snprintf (err, errlen, "out of memory");
@@ -364,6 +377,7 @@ qc_broker_destroy (qc_broker_t **self_p)
         free (p);
     }
     zhashx_destroy (&b->jobs);        /* before sched: records point into it */
+    zhashx_destroy (&b->clients);     /* after the jobs, which leave it */
     state_close (b);
     free (b->tombs);
     free (b->roster);

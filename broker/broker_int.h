@@ -116,6 +116,12 @@ typedef struct {
     uint32_t client_hb_ms;    /* its heartbeat interval (its SUBMIT or
                                  ATTACH says; else the broker's) */
     bool attached;
+    /* the record of its client's routing id, shared with that client's
+       other jobs (broker_clients.c); NULL: no client (or no memory for
+       one: its window is then its own) */
+    struct client_rec *peer;
+    size_t peer_slot;         /* its place in peer->jobs */
+    uint64_t peer_bytes, peer_results;  /* what peer counts of it */
     /* results in order; seq n is outbox[n - 1 - outbox_base] */
     outbox_entry_t *outbox;   /* a ring: noutbox entries from outbox_head */
     size_t noutbox, cap_outbox, outbox_head;
@@ -153,6 +159,20 @@ typedef struct {
                                  one can follow another closely) */
     uint64_t logs_resent;     /* of the kept, sent once to a client lost */
 } job_rec_t;
+
+/* A client routing id that some jobs have as their client: what was
+ * sent to it and not acknowledged is bounded over all its jobs
+ * (broker_outbox.c), which take turns at the room an ACK frees. */
+typedef struct client_rec {
+    char key[PEER_KEY_MAX];   /* the routing id in hex: its table key */
+    zhashx_t *table;          /* qc_broker.clients: left with its last job */
+    job_rec_t **jobs;         /* whose client it is */
+    size_t njobs, capjobs;
+    size_t turn;              /* the job whose result goes next */
+    uint64_t sent_bytes, sent_results;  /* sent, not acknowledged: all its
+                                           jobs' */
+    bool pump_due;            /* outbox_pump_due: pumped once a batch */
+} client_rec_t;
 
 /* A job forgotten: what an ATTACH to it is told. */
 typedef struct {
@@ -224,7 +244,8 @@ struct qc_broker {
     size_t max_peers;         /* what the open-file limit allows */
     uint64_t results_compact; /* bytes of acknowledged results that make a
                                  job's result file be rewritten */
-    size_t nclients;          /* distinct client routing ids with a job */
+    zhashx_t *clients;        /* routing id (hex) -> client_rec_t: every
+                                 job's client (broker_clients.c) */
     int64_t next_sched_tick;
     int64_t next_fds_check;     /* limits_tick: descriptors left */
     state_t state;
@@ -382,6 +403,15 @@ void jobs_cancel (qc_broker_t *b, job_rec_t *job, zframe_t *asker, const char *w
     "while its client was away (no worker could run them: do they need a GPU?" \
     QC_RESULT_RETRY_MARK
 
+/* broker_clients.c: the jobs' clients */
+/* job->client was set or changed: the job joins its record. */
+void clients_follow (qc_broker_t *b, job_rec_t *job);
+/* The job leaves its client's record (the job is destroyed). */
+void clients_leave (job_rec_t *job);
+/* The job's sent and acknowledged results moved: its client's sums
+ * follow. */
+void clients_count (job_rec_t *job);
+
 /* broker_outbox.c */
 /* Room for more results without allocating when they come: reserved for
  * every task that has no result yet. -1 on memory. */
@@ -393,7 +423,8 @@ void outbox_deliver (qc_broker_t *b, job_rec_t *job, qc_msg_t *m);
 void outbox_task_failed (void *arg, sched_task_t *task, const char *reason);
 /* Writes the broker-made failures gathered since the last call. */
 void outbox_flush_failures (qc_broker_t *b, job_rec_t *job);
-/* Sends results after sent_seq while the window allows, then DONE. */
+/* Sends results after sent_seq while the window of its client allows
+ * (its client's other jobs taking their turns), then DONE. */
 void outbox_pump (qc_broker_t *b, job_rec_t *job);
 /* Sends what was queued since the last call, for every job. */
 void outbox_pump_due (qc_broker_t *b);

@@ -150,6 +150,7 @@ job_rec_destroy (void *item)
     }
     free (j->assets);
     free (j->name);
+    clients_leave (j);
     zframe_destroy (&j->client);
     outbox_free (j);
     qc_jfile_close (&j->results);
@@ -339,6 +340,7 @@ jobs_attach_client (qc_broker_t *b, job_rec_t *job, zframe_t *from, uint32_t hb_
         zframe_destroy (&job->client);
         job->client = zframe_dup (from);
         job->client_beat = b->now;
+        clients_follow (b, job);
     }
     job->attached = job->client != NULL;
     job->client_seen = b->now;
@@ -523,8 +525,10 @@ jobs_on_client_heartbeat (qc_broker_t *b, zframe_t *from)
             if (!j->attached) {
                 j->attached = true;
                 logs_flush (b, j);
-                outbox_pump (b, j);
-                outbox_trim (j);
+                /* sent at the end of the batch, once for all the jobs
+                   of this client (outbox_pump_due), not once each */
+                j->pump_due = true;
+                b->pump_due = true;
             }
             known = true;
         }

@@ -21,9 +21,10 @@
 #include "shared/url.h"
 
 #define MOD "broker"
-/* Results sent and not acknowledged, in bytes, per client (besides
- * cfg.result_window in results): large results do not pile up in the
- * socket's queue. */
+/* Results sent and not acknowledged, in bytes, per client over all its
+ * jobs (besides cfg.result_window in results, also per client): large
+ * results do not pile up in the socket's queue, however many jobs the
+ * client has (broker_clients.c). */
 #define SENT_BYTES_WINDOW (64u << 20)
 /* Record prefix of a worker's result: task index, seq, ok. */
 #define RESULT_PREFIX 17
@@ -304,35 +305,50 @@ entry_msg (job_rec_t *job, uint64_t seq, outbox_entry_t *e)
     return msg;
 }
 
-void
-outbox_pump (qc_broker_t *b, job_rec_t *job)
+/* Room for one more result to job's client: the window is its
+ * client's, over all that client's jobs (one of its own without a
+ * client record). */
+static bool
+window_open (const qc_broker_t *b, const job_rec_t *job)
 {
-    if (!job->attached) {
-        mark_finished (b, job);
-        return;
+    const client_rec_t *c = job->peer;
+    uint64_t results = c ? c->sent_results : job->sent_seq - job->acked_seq;
+    uint64_t bytes = c ? c->sent_bytes : job->sent_bytes;
+    return results < b->cfg.result_window && bytes < SENT_BYTES_WINDOW;
+}
+
+/* Sends job's next result to its client; false when it has none to send
+ * (or the send failed: the next pump tries again). */
+static bool
+send_next (qc_broker_t *b, job_rec_t *job, void *sock)
+{
+    if (!job->attached || job->sent_seq >= job->last_seq)
+        return false;
+    uint64_t seq = job->sent_seq + 1;
+    outbox_entry_t *e = entry_of (job, seq);
+    zmsg_t *copy = entry_msg (job, seq, e);
+    zframe_t *to = zframe_dup (job->client);
+    size_t size = copy ? zmsg_content_size (copy) : 0;
+    if (!copy || !to || zmsg_prepend (copy, &to) || zmsg_send (&copy, sock)) {
+        zframe_destroy (&to);
+        zmsg_destroy (&copy);
+        return false;
     }
-    void *sock = zsock_resolve (b->router);
-    while (job->sent_seq < job->last_seq
-           && job->sent_seq - job->acked_seq < b->cfg.result_window
-           && job->sent_bytes < SENT_BYTES_WINDOW) {
-        uint64_t seq = job->sent_seq + 1;
-        outbox_entry_t *e = entry_of (job, seq);
-        zmsg_t *copy = entry_msg (job, seq, e);
-        zframe_t *to = zframe_dup (job->client);
-        size_t size = copy ? zmsg_content_size (copy) : 0;
-        if (!copy || !to || zmsg_prepend (copy, &to) || zmsg_send (&copy, sock)) {
-            zframe_destroy (&to);
-            zmsg_destroy (&copy);
-            break;
-        }
-        job->sent_seq = seq;
-        if (!e->len)
-            e->len = (uint32_t) (size < UINT32_MAX ? size : UINT32_MAX);
-        job->sent_bytes += e->len;
-        if (job->results && e->len && e->reason < 0)
-            zmsg_destroy (&e->msg);   /* the file has it */
-    }
-    if (sched_job_finished (job->sj) && job->sent_seq == job->last_seq
+    job->sent_seq = seq;
+    if (!e->len)
+        e->len = (uint32_t) (size < UINT32_MAX ? size : UINT32_MAX);
+    job->sent_bytes += e->len;
+    clients_count (job);
+    if (job->results && e->len && e->reason < 0)
+        zmsg_destroy (&e->msg);   /* the file has it */
+    return true;
+}
+
+/* DONE once the finished job's every result went to its client. */
+static void
+pump_end (qc_broker_t *b, job_rec_t *job, void *sock)
+{
+    if (job->attached && sched_job_finished (job->sj) && job->sent_seq == job->last_seq
         && !job->done_sent) {
         qc_msg_t m = {.command = QC_DONE, .gpu = -1, .job = job->id, .key = job->key,
                       .total = job->sj->total, .done = job->sj->done,
@@ -342,6 +358,36 @@ outbox_pump (qc_broker_t *b, job_rec_t *job)
         job->done_sent = true;
     }
     mark_finished (b, job);   /* e.g. an empty or cancelled job */
+}
+
+/* A client's jobs take turns, one result each, from the one after the
+ * last served: the room an ACK frees goes round, so that no job of the
+ * client waits while another has results to send. */
+static void
+pump_client (qc_broker_t *b, client_rec_t *c)
+{
+    void *sock = zsock_resolve (b->router);
+    for (size_t idle = 0; c->njobs && idle < c->njobs
+                          && window_open (b, c->jobs[c->turn % c->njobs]);) {
+        job_rec_t *job = c->jobs[c->turn % c->njobs];
+        c->turn = (c->turn + 1) % c->njobs;
+        idle = send_next (b, job, sock) ? 0 : idle + 1;
+    }
+    for (size_t i = 0; i < c->njobs; i++)
+        pump_end (b, c->jobs[i], sock);
+}
+
+void
+outbox_pump (qc_broker_t *b, job_rec_t *job)
+{
+    if (job->peer) {
+        pump_client (b, job->peer);
+        return;
+    }
+    void *sock = zsock_resolve (b->router);
+    while (window_open (b, job) && send_next (b, job, sock))
+        ;
+    pump_end (b, job, sock);
 }
 
 void
@@ -359,10 +405,20 @@ outbox_trim (job_rec_t *job)
 void
 outbox_pump_due (qc_broker_t *b)
 {
+    /* once per client, however many of its jobs got results: a pump
+       goes over all of them */
+    for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
+        if (j->pump_due && j->peer)
+            j->peer->pump_due = true;
     for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
         if (j->pump_due) {
             j->pump_due = false;
-            outbox_pump (b, j);
+            if (!j->peer)
+                outbox_pump (b, j);
+            else if (j->peer->pump_due) {
+                j->peer->pump_due = false;
+                pump_client (b, j->peer);
+            }
             outbox_trim (j);
         }
 }
@@ -387,6 +443,7 @@ outbox_drop_acked (job_rec_t *job, uint64_t seq)
     job->acked_seq = seq;
     if (job->sent_seq < seq)
         job->sent_seq = seq;
+    clients_count (job);
 }
 
 void
@@ -395,6 +452,7 @@ outbox_rewind (job_rec_t *job)
     job->sent_seq = job->acked_seq;
     job->sent_bytes = 0;
     job->done_sent = false;
+    clients_count (job);
 }
 
 void
