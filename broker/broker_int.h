@@ -241,7 +241,8 @@ struct qc_broker {
     int64_t trimmed_at;        /* when memory was last given back (jobs_tick) */
     bool trim_due;             /* jobs were forgotten since */
     uint64_t dropped;         /* malformed messages, for status */
-    size_t max_peers;         /* what the open-file limit allows */
+    size_t max_peers;         /* --max-peers, else what the open-file limit
+                                 allows (limits_peers_source) */
     uint64_t results_compact; /* bytes of acknowledged results that make a
                                  job's result file be rewritten */
     zhashx_t *clients;        /* routing id (hex) -> client_rec_t: every
@@ -520,6 +521,10 @@ uint64_t limits_slides_bytes (char *const *slides, size_t n);
  * would go over it; text says so for the client. */
 bool limits_over_client_bytes (qc_broker_t *b, const peer_t *p, uint64_t add, char *text,
                                size_t len);
+/* Where --max-peers's number came from, for a refusal: "qc-broker
+ * --max-peers" or "its open-file limit"; and how to raise it. */
+const char *limits_peers_source (const qc_broker_t *b);
+const char *limits_peers_raise (const qc_broker_t *b);
 /* Once a second: forgets the peers quiet for 10 s. */
 void limits_tick (qc_broker_t *b);
 

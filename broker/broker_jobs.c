@@ -293,34 +293,64 @@ jobs_send_accepted (qc_broker_t *b, zframe_t *to, const job_rec_t *job, bool att
     qc_msg_send (&m, zsock_resolve (b->router), to);
 }
 
-/* Peers the broker holds: registered workers and attached clients. */
+/* Client peers the broker holds: routing ids with a job attached, each
+ * once however many jobs it has (the jobs a record could not be made
+ * for, one each). *known: from is some job's client already; *counted:
+ * and one of those peers. Also the result files open, into *files. */
+static size_t
+client_peers (qc_broker_t *b, zframe_t *from, bool *known, bool *counted, size_t *files)
+{
+    size_t peers = 0;
+    *files = 0;
+    for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs)) {
+        peers += j->attached && !j->peer;
+        *files += j->results != NULL;
+    }
+    char key[PEER_KEY_MAX];
+    peer_key (from, key);
+    const client_rec_t *own = zhashx_lookup (b->clients, key);
+    *known = own != NULL;
+    *counted = false;
+    for (client_rec_t *c = zhashx_first (b->clients); c; c = zhashx_next (b->clients))
+        for (size_t i = 0; i < c->njobs; i++)
+            if (c->jobs[i]->attached) {
+                peers++;
+                *counted |= c == own;
+                break;
+            }
+    return peers;
+}
+
+/* Peers the broker holds: registered workers and client peers (a socket
+ * with many jobs is one: it takes one descriptor). */
 bool
 jobs_full_for_new_client (qc_broker_t *b, zframe_t *from, bool new_job, char *text, size_t len)
 {
     if (!b->max_peers)
         return false;
-    size_t peers = zhashx_size (b->workers), files = 0;
-    for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs)) {
-        if (j->client && zframe_eq (j->client, from) && !new_job)
-            return false;      /* already one of ours */
-        peers += j->attached;
-        files += j->results != NULL;
-    }
+    bool known, counted;
+    size_t files;
+    size_t peers = zhashx_size (b->workers) + client_peers (b, from, &known, &counted,
+                                                            &files);
+    if (known && !new_job)
+        return false;      /* already one of ours */
     /* a new job keeps its result file open until it is delivered: those
        files share the descriptors peers take, so that the clients of the
-       jobs held can still come back for them */
-    if (peers + (new_job ? files : 0) < b->max_peers)
+       jobs held can still come back for them. A peer held already takes
+       no second descriptor for its next job. */
+    if (peers + !counted + (new_job ? files : 0) <= b->max_peers)
         return false;
+    const char *limit = limits_peers_source (b);
     if (new_job && files)
         snprintf (text, len, "broker is full: it holds %zu peers and the result files "
-                  "of %zu jobs not yet delivered (its open-file limit allows %zu); "
-                  "fetch those jobs' results (qc-submit --attach; --retention deletes "
-                  "them in time), or raise the broker's limit (ulimit -n, LimitNOFILE= "
-                  "in its systemd unit)", peers, files, b->max_peers);
+                  "of %zu jobs not yet delivered (%s allows %zu); fetch those jobs' "
+                  "results (qc-submit --attach; --retention deletes them in time), or "
+                  "raise the broker's limit (%s)", peers, files, limit, b->max_peers,
+                  limits_peers_raise (b));
     else
-        snprintf (text, len, "broker is full: it holds %zu peers (its open-file limit "
-                  "allows %zu); try again later, or raise the broker's limit (ulimit -n)",
-                  peers, b->max_peers);
+        snprintf (text, len, "broker is full: it holds %zu peers (%s allows %zu); try "
+                  "again later, or raise the broker's limit (%s)", peers, limit,
+                  b->max_peers, limits_peers_raise (b));
     return true;
 }
 

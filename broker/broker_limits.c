@@ -81,6 +81,21 @@ check_fds (qc_broker_t *b)
                       "connections", left, left == 1 ? "" : "s", zhashx_size (b->workers));
 }
 
+/* A refusal names the limit the operator set, or the one the system
+ * did: told "its open-file limit" under --max-peers, they raised
+ * ulimit -n to no effect. */
+const char *
+limits_peers_source (const qc_broker_t *b)
+{
+    return b->cfg.max_peers ? "qc-broker --max-peers" : "its open-file limit";
+}
+
+const char *
+limits_peers_raise (const qc_broker_t *b)
+{
+    return b->cfg.max_peers ? "--max-peers" : "ulimit -n, LimitNOFILE= in its systemd unit";
+}
+
 /* Forgets the peers that asked for no STATUS in 10 s (bounded memory);
  * says when descriptors run short. */
 void

@@ -215,17 +215,17 @@ workers_on_ready (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     }
     if (b->max_peers && zhashx_size (b->workers) >= b->max_peers) {
         char text[256];
-        snprintf (text, sizeof text, "broker is full: it holds %zu workers (its "
-                  "open-file limit allows %zu peers); try again later",
-                  zhashx_size (b->workers), b->max_peers);
+        snprintf (text, sizeof text, "broker is full: it holds %zu workers (%s "
+                  "allows %zu peers); try again later", zhashx_size (b->workers),
+                  limits_peers_source (b), b->max_peers);
         send_simple (b, from, QC_DISCONNECT, text);
         /* said here too: the operator raises the limit (once in 10 s
            per worker name, as it retries) */
         char who[300];
         snprintf (who, sizeof who, "worker %s", m->name ? m->name : "?");
-        refusals_log (b->refusals, b->now, who, "broker is full (%zu workers; --max-peers "
-                      "or the open-file limit allows %zu peers): raise ulimit -n or "
-                      "LimitNOFILE=", zhashx_size (b->workers), b->max_peers);
+        refusals_log (b->refusals, b->now, who, "broker is full (%zu workers; %s allows "
+                      "%zu peers): raise %s", zhashx_size (b->workers),
+                      limits_peers_source (b), b->max_peers, limits_peers_raise (b));
         return;
     }
     worker_rec_t *w = calloc (1, sizeof *w);

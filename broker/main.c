@@ -280,8 +280,9 @@ main (int argc, char **argv)
     }
     qc_log (QC_LOG_INFO, "broker", "state: %s", cfg.state_dir
             ? cfg.state_dir : "none (in memory: a restart forgets every job)");
-    qc_log (QC_LOG_INFO, "broker", "can hold %zu peers (workers and clients; the "
-            "open-file limit allows it)", qc_broker_max_peers (b));
+    qc_log (QC_LOG_INFO, "broker", "can hold %zu peers (workers and clients; %s)",
+            qc_broker_max_peers (b), cfg.max_peers ? "--max-peers" : "the open-file limit "
+            "allows it");
     for (size_t i = 0; qc_broker_endpoint (b, i); i++)
         qc_log (QC_LOG_INFO, "broker", "listening on %s", qc_broker_endpoint (b, i));
     if (only_here)

@@ -27,7 +27,7 @@ w2=$WORKER_PID
 wait_for "2 workers registered" 10 "workers_registered $port 2"
 start_worker $port w3 --slots 1 --heartbeat-ms 200
 wait_for "w3 refused" 10 "grep -q 'broker is full: it holds 2 workers' '$T/worker-w3.log'"
-grep -q "refused worker w3: broker is full (2 workers; --max-peers or the open-file limit allows 2 peers)" \
+grep -q "refused worker w3: broker is full (2 workers; qc-broker --max-peers allows 2 peers): raise --max-peers" \
     "$T/broker.log" || fail "the broker's log does not say it refused w3"
 grep -q "w3 registered with broker" "$T/worker-w3.log" && fail "w3 said it registered before it was refused"
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out" -q \
@@ -59,7 +59,7 @@ done
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$p2 -o "$T/held4" -q \
     "$SHARED/slides/real/CMU-1-Small-Region.svs" >"$T/held4.log" 2>&1
 rc=$?
-[ $rc -eq 2 ] && grep -q "the result files of 3 jobs not yet delivered (its open-file limit allows 3); fetch those jobs' results" \
+[ $rc -eq 2 ] && grep -q "the result files of 3 jobs not yet delivered (qc-broker --max-peers allows 3); fetch those jobs' results" \
     "$T/held4.log" || fail "a 4th job with 3 held: exit $rc: $(cat "$T/held4.log")"
 start_worker $p2 wf --slots 1 --heartbeat-ms 200
 timeout 60 "$BIN/qc-submit" --broker tcp://127.0.0.1:$p2 --attach 1 -o "$T/held1" >"$T/held1b.log" 2>&1 \

@@ -1,0 +1,82 @@
+/* --max-peers counts client peers, not their jobs (qc-broker --help:
+ * "workers and clients it holds at once"): a broker with --max-peers 2
+ * and no state folder takes 3 jobs from one socket (one peer: before,
+ * each attached job counted as one, and its 3rd job was refused) and a
+ * first job from a second socket, and refuses a third socket's, saying
+ * the limit is --max-peers's (before, it blamed the open-file limit). */
+#include <czmq.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/broker.h"
+#include "shared/proto.h"
+#include "tests/unit/check.h"
+
+/* A first SUBMIT (one slide, not final: the job stays) from s, and its
+ * answer: ACCEPTED (true) or not, the ERROR's reason into why. */
+static bool
+submit (zsock_t *s, uint64_t key, char *why, size_t len)
+{
+    char *slides[] = {"/a.svs"};
+    qc_msg_t sub = {.command = QC_SUBMIT, .gpu = -1, .key = key, .slides = slides,
+                    .nslides = 1, .hb_ms = 60000};
+    *why = '\0';
+    if (qc_msg_send (&sub, zsock_resolve (s), NULL))
+        return false;
+    zsock_set_rcvtimeo (s, 3000);
+    for (;;) {
+        zmsg_t *raw = zmsg_recv (s);
+        qc_msg_t *m = raw ? qc_msg_decode (raw, NULL, 0) : NULL;
+        zmsg_destroy (&raw);
+        if (!m)
+            return false;
+        uint8_t cmd = m->command;
+        if (cmd == QC_ERROR)
+            snprintf (why, len, "%s", m->reason ? m->reason : "");
+        qc_msg_destroy (&m);
+        if (cmd == QC_ACCEPTED || cmd == QC_ERROR)
+            return cmd == QC_ACCEPTED;
+    }
+}
+
+int
+main (void)
+{
+    zsys_handler_set (NULL);
+    qc_broker_config_t bc;
+    qc_broker_config_defaults (&bc);
+    const char *eps[] = {"tcp://127.0.0.1:*"};
+    bc.endpoints = eps;
+    bc.nendpoints = 1;
+    bc.max_peers = 2;
+    char err[512];
+    qc_broker_t *b = qc_broker_new (&bc, err, sizeof err);
+    CHECK (b != NULL, "a broker: %s", err);
+    if (!b)
+        return check_done ("test_client_peers");
+    char ep[128];
+    snprintf (ep, sizeof ep, "%s", qc_broker_endpoint (b, 0));
+    zactor_t *actor = zactor_new (qc_broker_actor, b);
+    zsock_t *one = zsock_new_dealer (ep), *two = zsock_new_dealer (ep),
+            *three = zsock_new_dealer (ep);
+    char why[1024];
+    for (uint64_t k = 1; k <= 3; k++)
+        CHECK (submit (one, 0x100 + k, why, sizeof why), "job %llu of one socket accepted "
+               "under --max-peers 2 (%s)", (unsigned long long) k, why);
+    CHECK (submit (two, 0x200, why, sizeof why), "a second socket's job accepted: two "
+           "peers (%s)", why);
+    CHECK (!submit (three, 0x300, why, sizeof why)
+           && strstr (why, "broker is full: it holds 2 peers (qc-broker --max-peers "
+                      "allows 2)"), "a third socket refused, naming --max-peers: %s", why);
+    CHECK (!strstr (why, "open-file"), "the refusal does not blame the open-file "
+           "limit: %s", why);
+    CHECK (submit (one, 0x104, why, sizeof why), "the first socket's 4th job accepted: it "
+           "is one of the two peers (%s)", why);
+    zsock_destroy (&one);
+    zsock_destroy (&two);
+    zsock_destroy (&three);
+    zactor_destroy (&actor);
+    qc_broker_destroy (&b);
+    return check_done ("test_client_peers");
+}
