@@ -198,7 +198,8 @@ receive (qc_broker_t *b)
         refuse_version (b, &p, msg, version, command);
     else if (!(m = qc_msg_decode (msg, err, sizeof err))) {
         b->dropped++;
-        refuse (b, &p, "malformed message dropped: %s", err);
+        if (!refuse_unknown_command (b, &p, msg))
+            refuse (b, &p, "malformed message dropped: %s", err);
     } else if (p.cert && !security_may_send (p.cert->role, m->command))
         refuse_role (b, &p, m);
     else

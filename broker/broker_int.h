@@ -304,6 +304,11 @@ void refuse_role (qc_broker_t *b, const peer_t *p, const qc_msg_t *m);
  * version with why (ERROR to a client's command, else DISCONNECT). */
 void refuse_version (qc_broker_t *b, const peer_t *p, zmsg_t *msg, uint8_t version,
                      uint8_t command);
+/* A message of this protocol version whose command number it lacks (a
+ * newer program's): refused, and a peer that is no registered worker
+ * told so with ERROR (else it waits in silence), both once in
+ * REFUSE_QUIET_MS per peer. False (nothing done) for any other message. */
+bool refuse_unknown_command (qc_broker_t *b, const peer_t *p, zmsg_t *msg);
 /* Reads the allowed folder again when it changed (full: also files
  * changed in place) and drops what it no longer admits. */
 void check_allowed (qc_broker_t *b, bool full);

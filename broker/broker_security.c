@@ -102,6 +102,30 @@ refuse_role (qc_broker_t *b, const peer_t *p, const qc_msg_t *m)
     qc_msg_send (&r, zsock_resolve (b->router), p->id);
 }
 
+bool
+refuse_unknown_command (qc_broker_t *b, const peer_t *p, zmsg_t *msg)
+{
+    zframe_t *hdr = zmsg_first (msg);
+    const uint8_t *h = hdr && zframe_size (hdr) == 4 ? zframe_data (hdr) : NULL;
+    if (!h || h[0] != 'Q' || h[1] != 'C' || h[2] != QC_PROTO_VERSION
+        || qc_command_known (h[3]))
+        return false;
+    /* a registered worker is not told: ERROR is a client's answer, and
+       no worker of this version sends a command it does not know */
+    bool worker = zhashx_lookup (b->workers, p->hex) != NULL;
+    if (!refuse (b, p, "unknown command %u dropped%s", h[3],
+                 worker ? "" : " (answered ERROR: a newer program's?)") || worker)
+        return true;
+    char text[400];
+    snprintf (text, sizeof text, "unknown command %u: this broker speaks protocol version "
+              "%u (qc %s), which has no command %u: run the same version of qc-worker, "
+              "qc-submit and qc-status as qc-broker", h[3], QC_PROTO_VERSION, QC_VERSION,
+              h[3]);
+    qc_msg_t r = {.command = QC_ERROR, .gpu = -1, .reason = text};
+    qc_msg_send (&r, zsock_resolve (b->router), p->id);
+    return true;
+}
+
 void
 refuse_version (qc_broker_t *b, const peer_t *p, zmsg_t *msg, uint8_t version,
                 uint8_t command)

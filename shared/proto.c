@@ -126,6 +126,12 @@ qc_command_name (uint8_t command)
     return c ? c->name : "UNKNOWN";
 }
 
+bool
+qc_command_known (uint8_t command)
+{
+    return qc_proto_find_command (command) != NULL;
+}
+
 qc_msg_t *
 qc_msg_new (uint8_t command)
 {

@@ -154,6 +154,8 @@ qc_msg_t *qc_msg_new (uint8_t command);
 void qc_msg_destroy (qc_msg_t **self_p);
 
 const char *qc_command_name (uint8_t command);
+/* Whether this protocol version has that command number (either way). */
+bool qc_command_known (uint8_t command);
 
 /* Encodes into two frames appended to out. Returns 0, or -1 when a field
  * breaks a bound or memory runs out. */
