@@ -11,24 +11,38 @@
 #include "shared/result.h"
 #include "worker/worker.h"
 
-/* A broker on tcp://127.0.0.1:* (state_dir NULL: no state folder),
- * beating every 200 ms, not yet running (what is sent to it waits in its
- * socket until qc_broker_actor runs it); its endpoint into ep. NULL with
- * the reason in err. */
+/* The fixtures' broker settings: tcp://127.0.0.1:*, beating every
+ * 200 ms, state_dir (NULL: no state folder); a test sets what it tests
+ * (result_window, max_peers) before fx_broker_new_with. */
+static inline void
+fx_broker_config (qc_broker_config_t *bc, const char *state_dir)
+{
+    static const char *eps[] = {"tcp://127.0.0.1:*"};
+    qc_broker_config_defaults (bc);
+    bc->endpoints = eps;
+    bc->nendpoints = 1;
+    bc->heartbeat_ms = 200;
+    bc->state_dir = state_dir;
+}
+
+/* A broker of those settings, not yet running (what is sent to it waits
+ * in its socket until qc_broker_actor runs it); its endpoint into ep.
+ * NULL with the reason in err. */
+static inline qc_broker_t *
+fx_broker_new_with (const qc_broker_config_t *bc, char ep[128], char *err, size_t errlen)
+{
+    qc_broker_t *b = qc_broker_new (bc, err, errlen);
+    if (b)
+        snprintf (ep, 128, "%s", qc_broker_endpoint (b, 0));
+    return b;
+}
+
 static inline qc_broker_t *
 fx_broker_new (const char *state_dir, char ep[128], char *err, size_t errlen)
 {
     qc_broker_config_t bc;
-    qc_broker_config_defaults (&bc);
-    const char *eps[] = {"tcp://127.0.0.1:*"};
-    bc.endpoints = eps;
-    bc.nendpoints = 1;
-    bc.heartbeat_ms = 200;
-    bc.state_dir = state_dir;
-    qc_broker_t *b = qc_broker_new (&bc, err, errlen);
-    if (b)
-        snprintf (ep, 128, "%s", qc_broker_endpoint (b, 0));
-    return b;
+    fx_broker_config (&bc, state_dir);
+    return fx_broker_new_with (&bc, ep, err, errlen);
 }
 
 static inline void

@@ -74,19 +74,13 @@ main (void)
 {
     zsys_handler_set (NULL);
     qc_broker_config_t bc;
-    qc_broker_config_defaults (&bc);
-    const char *eps[] = {"tcp://127.0.0.1:*"};
-    bc.endpoints = eps;
-    bc.nendpoints = 1;
-    bc.heartbeat_ms = 200;
+    fx_broker_config (&bc, NULL);
     bc.result_window = WINDOW;
-    char err[512];
-    qc_broker_t *b = qc_broker_new (&bc, err, sizeof err);
+    char err[512], ep[128];
+    qc_broker_t *b = fx_broker_new_with (&bc, ep, err, sizeof err);
     CHECK (b != NULL, "a broker: %s", err);
     if (!b)
         return check_done ("test_client_window");
-    char ep[128];
-    snprintf (ep, sizeof ep, "%s", qc_broker_endpoint (b, 0));
     zactor_t *actor = zactor_new (qc_broker_actor, b);
     zsock_t *c = zsock_new_dealer (ep);
     char *slides[SLIDES];

@@ -124,7 +124,7 @@ int
 main (void)
 {
     zsys_handler_set (NULL);
-    char dir[] = "/tmp/qc-submit-again.XXXXXX";
+    char dir[] = "/tmp/qc-submit-repeat.XXXXXX";
     CHECK (mkdtemp (dir) != NULL, "a temporary folder");
     run (NULL);
     run (dir);
