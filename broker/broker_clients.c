@@ -23,13 +23,17 @@
 void
 clients_count (job_rec_t *job)
 {
-    uint64_t results = job->sent_seq - job->acked_seq;
     client_rec_t *c = job->peer;
-    if (c) {
-        /* modulo 2^64: the sums stay right whichever way each moved */
-        c->sent_bytes += job->sent_bytes - job->peer_bytes;
-        c->sent_results += results - job->peer_results;
+    if (!c) {
+        /* in no record (one could not be made): nothing counted in one,
+           so that joining one later adds the job's whole counts */
+        job->peer_bytes = job->peer_results = 0;
+        return;
     }
+    uint64_t results = job->sent_seq - job->acked_seq;
+    /* modulo 2^64: the sums stay right whichever way each moved */
+    c->sent_bytes += job->sent_bytes - job->peer_bytes;
+    c->sent_results += results - job->peer_results;
     job->peer_bytes = job->sent_bytes;
     job->peer_results = results;
 }

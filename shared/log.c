@@ -65,6 +65,12 @@ qc_log_set_slide (const char *slide)
     snprintf (t_slide, sizeof t_slide, "%s", slide ? slide : "");
 }
 
+const char *
+qc_log_slide (void)
+{
+    return t_slide;
+}
+
 void
 qc_log_set_sink (qc_log_sink_fn *fn, void *arg, const char *worker)
 {

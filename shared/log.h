@@ -44,6 +44,8 @@ void qc_log_set_stderr_enabled (int enabled);
 void qc_log_set_process (const char *name);
 /* Thread-local: the slide this thread works on (NULL clears). */
 void qc_log_set_slide (const char *slide);
+/* This thread's slide ("" when none), for a helper thread to take on. */
+const char *qc_log_slide (void);
 /* Thread-local: where this thread's records also go (NULL clears). */
 void qc_log_set_sink (qc_log_sink_fn *fn, void *arg, const char *worker);
 

@@ -311,11 +311,22 @@ qc_pipeline_new_all (const char *config_text, char *err, size_t errlen, char **a
     if (self->problems.found == 0 && build_columns (self, why, sizeof why))
         pipeline_problem (self, "%s", why);
     if (self->problems.found == 0) {
-        self->notes = pipeline_said_told (&self->noted, NULL, 0);
+        self->notes = pipeline_said_told (&self->noted, NULL, NULL, 0);
         pipeline_said_free (&self->noted);
         return self;
     }
-    char *told = pipeline_said_told (&self->problems, err, errlen);
+    /* the problems, then what would be said of a config that runs (a
+       warning is as worth mending now) */
+    char *told = pipeline_said_told (&self->problems, NULL, err, errlen);
+    char *notes = pipeline_said_told (&self->noted, "note: ", NULL, 0);
+    if (told && notes) {
+        char *both = NULL;
+        if (asprintf (&both, "%s%s", told, notes) >= 0) {
+            free (told);
+            told = both;
+        }
+    }
+    free (notes);
     if (all)
         *all = told;
     else

@@ -16,9 +16,18 @@
 #include "shared/err.h"
 #include "shared/suggest.h"
 
-/* More lines than this are counted, not kept: a file that is not a
- * HistoQC config at all would otherwise list each of its lines. */
-#define MAX_SAID 32
+/* More lines than MAX_TOLD are counted, not told: a file that is not a
+ * HistoQC config at all would otherwise list each of its lines. They
+ * are kept up to MAX_KEPT, so that those told are the first by line,
+ * not the first found (steps are checked in steps= order). */
+#define MAX_TOLD 32
+#define MAX_KEPT 4096
+
+#define AREA_THRESH "HistoQC before March 2020 read it; HistoQC now reads area_threshold " \
+    "and ignores it, as this run does: write area_threshold to apply it"
+#define THRESH_TYPO "HistoQC's own configs before March 2020 wrote it for threshold, which " \
+    "HistoQC never read by this name (its issue #158): the step keeps threshold's default, " \
+    "as in HistoQC; write threshold to set it"
 
 /* Keys HistoQC once read and reads no more: a config written for that
  * HistoQC runs in today's without them, as here, and the note says what
@@ -44,6 +53,12 @@ static const struct {
     { "LocalTextureEstimationModule.estimateGreyComatrixFeatures", "seed", false,
       "HistoQC read it in late 2023 (it is now HistoQC's -s/--seed); not needed "
       "here: this step's patches are drawn with a fixed seed" },
+    /* HistoQC before March 2020 (its commit d29518d, issue #158) */
+    { "ClassificationModule.byExampleWithFeatures", "area_thresh", true, AREA_THRESH },
+    { "BasicModule.finalProcessingArea", "area_thresh", true, AREA_THRESH },
+    { "BubbleRegionByRegion.detectSmoothness", "area_thresh", true, AREA_THRESH },
+    { "ClassificationModule.byExampleWithFeatures", "tresh", true, THRESH_TYPO },
+    { "BubbleRegionByRegion.detectSmoothness", "thresh", true, THRESH_TYPO },
     { BASE_SECTION, "handles", false,
       "HistoQC 2023's choice of slide readers (openslide, wsidicom); this project "
       "picks its reader for each slide by itself (its own TIFF reader, else "
@@ -79,7 +94,7 @@ static void
 say (said_t *said, const char *fmt, va_list ap)
 {
     said->found++;
-    if (said->kept >= MAX_SAID)
+    if (said->kept >= MAX_KEPT)
         return;               /* counted: "(N more not listed)" */
     char text[1024];
     vsnprintf (text, sizeof text, fmt, ap);
@@ -124,7 +139,7 @@ by_line (const void *a, const void *b)
 }
 
 char *
-pipeline_said_told (said_t *said, char *first, size_t firstlen)
+pipeline_said_told (said_t *said, const char *kind, char *first, size_t firstlen)
 {
     if (said->kept > 1)
         qsort (said->v, said->kept, sizeof *said->v, by_line);
@@ -133,18 +148,21 @@ pipeline_said_told (said_t *said, char *first, size_t firstlen)
                     : said->found ? "out of memory while checking the config" : "");
     if (!said->found)
         return NULL;
-    size_t len = 64;
-    for (size_t i = 0; i < said->kept; i++)
-        len += strlen (said->v[i].text) + 1;
+    size_t told = said->kept < MAX_TOLD ? said->kept : MAX_TOLD;
+    size_t klen = kind ? strlen (kind) : 0, len = 64;
+    for (size_t i = 0; i < told; i++)
+        len += klen + strlen (said->v[i].text) + 1;
     char *all = malloc (len);
     if (!all)
         return NULL;
     size_t n = 0;
     all[0] = '\0';
-    for (size_t i = 0; i < said->kept; i++)
-        n += (size_t) snprintf (all + n, len - n, "%s\n", said->v[i].text);
-    if (said->found > said->kept)
-        snprintf (all + n, len - n, "(%zu more not listed)\n", said->found - said->kept);
+    for (size_t i = 0; i < told; i++)
+        n += (size_t) snprintf (all + n, len - n, "%s%s\n",
+                                !kind || strncmp (said->v[i].text, "warning: ", 9) == 0
+                                ? "" : kind, said->v[i].text);
+    if (said->found > told)
+        snprintf (all + n, len - n, "(%zu more not listed)\n", said->found - told);
     return all;
 }
 

@@ -54,10 +54,11 @@ void pipeline_note (qc_pipeline_t *self, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
 void pipeline_problem (qc_pipeline_t *self, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
-/* The lines of said, a line each in the order of the lines they name
- * (malloc'd; NULL when none, or out of memory); first, when not NULL,
- * gets the first of them ("" when none). */
-char *pipeline_said_told (said_t *said, char *first, size_t firstlen);
+/* The lines of said, a line each in the order of the lines they name,
+ * the first 32 (malloc'd; NULL when none, or out of memory), each after
+ * kind (NULL: none) unless it says its own ("warning: "); first, when
+ * not NULL, gets the first of them ("" when none). */
+char *pipeline_said_told (said_t *said, const char *kind, char *first, size_t firstlen);
 void pipeline_said_free (said_t *said);
 int pipeline_check_params (qc_pipeline_t *self, const qc_module_t *m,
                            const qc_config_section_t *sec, const char *step, int line);

@@ -205,31 +205,34 @@ plan_level (const qc_slide_t *slide, const qc_region_request_t *req,
 #define MAX_SLIDE_MM 200.0
 
 /* Whether a slide of W x H pixels is larger than any glass slide, by
- * its resolution (openslide.mpp-x/y) or, without one, its base
- * magnification (10 µm over the magnification: 0.25 at 40x): a damaged
- * or hostile file declaring 1,000,000 x 1,000,000 pixels of 0.25 µm
- * (250 mm) asked for a 1 Gpx image at 1.25x, ran the machine out of
- * memory, and was blamed on the machine and run again. -1 (why) then. */
+ * its base magnification (10 µm over it: 0.25 at 40x) or, without one,
+ * its resolution (openslide.mpp-x/y): a damaged or hostile file
+ * declaring 1,000,000 x 1,000,000 pixels at 40x (250 mm) asked for a 1
+ * Gpx image at 1.25x, ran the machine out of memory, and was blamed on
+ * the machine and run again. The magnification first: it sizes the
+ * working image, so a slide whose MPP alone is wrong (MPP = 30 at 40x)
+ * runs, as in HistoQC. -1 (why) then. */
 static int
 check_physical_size (const qc_slide_t *slide, int64_t W, int64_t H, double base_mag,
                      char *err, size_t errlen)
 {
     double mx = 0.0, my = 0.0;
-    const char *from = "its resolution";
-    if (parse_property_number (qc_slide_property (slide, "openslide.mpp-x"), &mx) != 0
-        || parse_property_number (qc_slide_property (slide, "openslide.mpp-y"), &my) != 0) {
-        if (!(base_mag > 0.0) || !isfinite (base_mag))
-            return 0;           /* nothing to judge by */
+    const char *from = "its base magnification";
+    if (base_mag > 0.0 && isfinite (base_mag))
         mx = my = 10.0 / base_mag;
-        from = "its base magnification";
-    }
+    else if (parse_property_number (qc_slide_property (slide, "openslide.mpp-x"), &mx) != 0
+             || parse_property_number (qc_slide_property (slide, "openslide.mpp-y"), &my) != 0)
+        return 0;               /* nothing to judge by */
+    else
+        from = "its resolution";
     double wmm = (double) W * mx / 1000.0, hmm = (double) H * my / 1000.0;
     if (wmm <= MAX_SLIDE_MM && hmm <= MAX_SLIDE_MM)
         return 0;
     qc_set_err (err, errlen, "the slide declares %lld x %lld pixels of %.3g x %.3g µm (by "
                 "%s), %.0f x %.0f mm: larger than any glass slide (75 x 50 mm at most); "
-                "its size or its resolution is wrong (a damaged file?)", (long long) W,
-                (long long) H, mx, my, from, wmm, hmm);
+                "its size or its %s is wrong (a damaged file?)", (long long) W,
+                (long long) H, mx, my, from, wmm, hmm,
+                from[4] == 'b' ? "magnification" : "resolution");
     return -1;
 }
 

@@ -504,12 +504,34 @@ test_config_all_problems (void)
         at = at ? at : "";
     }
     qc_pipeline_destroy (&p);
+    /* more than are told: the first told are the first by line, though
+       the step they are in comes later in steps= (checked in steps=
+       order); a warning comes after the problems, to be mended in the
+       same pass */
+    char big[8192];
+    int n = snprintf (big, sizeof big, "[pipeline]\nsteps = BasicModule.getBasicStats\n"
+                      "    ClassificationModule.byExampleWithFeatures:pen\n"     /* 1-3 */
+                      "[ClassificationModule.byExampleWithFeatures:pen]\n"       /* 4 */
+                      "features = rgb\nexamples = a.png:b.png\nbad_early = 1\n"   /* 5-7 */
+                      "area_thresh = 100\n"                                     /* 8 */
+                      "[BasicModule.getBasicStats]\n");                         /* 9 */
+    for (int i = 0; i < 40; i++)
+        n += snprintf (big + n, sizeof big - (size_t) n, "bad_%02d = 1\n", i);
+    all = NULL;
+    p = qc_pipeline_new_all (big, err, sizeof err, &all);
+    CHECK (!p && all && strstr (all, "line 7: unknown parameter 'bad_early'")
+           && strstr (err, "line 6") && strstr (all, "more not listed"),
+           "the first by line, of 43:\n%s", all ? all : err);
+    CHECK (all && strstr (all, "\nwarning: [ClassificationModule.byExampleWithFeatures:pen] "
+                                "line 8: 'area_thresh' is not read: HistoQC before March 2020"),
+           "the warning beside the problems:\n%s", all ? all : "");
+    free (all);
     /* an abbreviation is nearer than a short name two edits away
-       ("tresh": threshold, not trees) */
+       ("thres": threshold, not trees) */
     must_fail ("[pipeline]\nsteps = ClassificationModule.byExampleWithFeatures:pen\n"
                "[ClassificationModule.byExampleWithFeatures:pen]\nname = pen\n"
-               "features = rgb\ntresh = .5\nexamples = a.png:b.png\n");
-    CHECK (strstr (err, "unknown parameter 'tresh'") && strstr (err, "did you mean 'threshold'?"),
+               "features = rgb\nthres = .5\nexamples = a.png:b.png\n");
+    CHECK (strstr (err, "unknown parameter 'thres'") && strstr (err, "did you mean 'threshold'?"),
            "%s", err);
     /* an empty value is named with its line, a missing one with the
        section's */

@@ -246,30 +246,49 @@ main (void)
     unlink (path);
     unlink (tagged);
 
-    /* larger than any glass slide (4096 pixels of 100 µm: 410 mm): its
-       size or resolution is wrong, the slide's fault, not the machine's;
-       the same pixels at 0.5 µm (2 mm) plan as usual */
-    static const char huge[] = "Aperio Image Library v10.0.51\r\n4096x512 [0,0 4096x512] "
-                               "(256x256) LZW|AppMag = 20|MPP = 100";
+    /* larger than any glass slide: 500,000 pixels at 20x (0.5 µm by
+       the magnification: 250 mm), the slide's fault, not the machine's;
+       without a magnification, by MPP (4096 pixels of 100 µm: 410 mm);
+       with one, a wrong MPP alone is no reason (the working image is
+       sized by the magnification, and HistoQC runs it) */
+    static const char long_mag[] = "Aperio Image Library v10.0.51\r\n500000x16 [0,0 500000x16] "
+                                   "(256x16) LZW|AppMag = 20|MPP = 0.5";
+    static const char big_mpp[] = "Aperio Image Library v10.0.51\r\n4096x512 [0,0 4096x512] "
+                                  "(256x256) LZW|MPP = 100";
+    static const char mag_and_big_mpp[] = "Aperio Image Library v10.0.51\r\n4096x512 "
+                                          "[0,0 4096x512] (256x256) LZW|AppMag = 20|MPP = 100";
+    fx_tiff_level_t strip[] = {
+        {.w = 500000, .h = 16, .tile_w = 256, .tile_h = 16, .spp = 3,
+         .compression = COMPRESSION_LZW, .description = long_mag},
+    };
     fx_tiff_level_t wide[] = {
         {.w = 4096, .h = 512, .tile_w = 256, .tile_h = 256, .spp = 3,
-         .compression = COMPRESSION_LZW, .description = huge},
+         .compression = COMPRESSION_LZW, .description = big_mpp},
     };
-    snprintf (path, sizeof path, "%s/huge.svs", dir);
-    CHECK (fx_tiff_write (path, wide, 1, fill_grey, NULL) == 0);
-    s = qc_slide_open (path, err, sizeof err);
-    qc_region_request_t req = {.size = {QC_WORK_MAG, 1.25}, .base_mag = 20};
+    qc_region_request_t by_mag = {.size = {QC_WORK_MAG, 1.25}, .base_mag = 20};
+    qc_region_request_t by_dim = {.size = {QC_WORK_DIM, 500}};
     qc_region_plan_t plan;
+    snprintf (path, sizeof path, "%s/huge.svs", dir);
+    CHECK (fx_tiff_write (path, strip, 1, fill_grey, NULL) == 0);
+    s = qc_slide_open (path, err, sizeof err);
     err[0] = '\0';
-    CHECK (s && qc_region_plan (s, &req, &plan, err, sizeof err) == -1
-           && strstr (err, "4096 x 512 pixels of 100 x 100 µm (by its resolution), 410 x 51 mm: "
-                           "larger than any glass slide")
-           && !strstr (err, "machine"), "%s", err);
+    CHECK (s && qc_region_plan (s, &by_mag, &plan, err, sizeof err) == -1
+           && strstr (err, "500000 x 16 pixels of 0.5 x 0.5 µm (by its base magnification), "
+                           "250 x 0 mm: larger than any glass slide")
+           && !strstr (err, "machine"), "by magnification: %s", err);
     qc_slide_close (&s);
-    wide[0].description = aperio;
     CHECK (fx_tiff_write (path, wide, 1, fill_grey, NULL) == 0);
     s = qc_slide_open (path, err, sizeof err);
-    CHECK (s && qc_region_plan (s, &req, &plan, err, sizeof err) == 0, "%s", err);
+    err[0] = '\0';
+    CHECK (s && qc_region_plan (s, &by_dim, &plan, err, sizeof err) == -1
+           && strstr (err, "4096 x 512 pixels of 100 x 100 µm (by its resolution), 410 x 51 mm"),
+           "by MPP: %s", err);
+    qc_slide_close (&s);
+    wide[0].description = mag_and_big_mpp;
+    CHECK (fx_tiff_write (path, wide, 1, fill_grey, NULL) == 0);
+    s = qc_slide_open (path, err, sizeof err);
+    CHECK (s && qc_region_plan (s, &by_mag, &plan, err, sizeof err) == 0,
+           "a wrong MPP beside a magnification: %s", err);
     qc_slide_close (&s);
     unlink (path);
 
