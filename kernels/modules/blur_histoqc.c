@@ -156,10 +156,14 @@ static const char *const columns[] = {
     "blurry_removed_max_area", "blurry_removed_percent", NULL
 };
 
+/* for a later step's mask_name= */
+static const char *const kept_masks[] = { "blurry", NULL };
+
 const qc_module_t qc_module_blur_histoqc = {
     .name = "BlurDetectionModule.identifyBlurryRegions",
     .run = run_blur,
     .check = check_blur,
     .params = params,
     .columns = columns,
+    .kept_masks = kept_masks,
 };

@@ -79,6 +79,10 @@ int qc_bright_params (const qc_config_section_t *sec, qc_bright_params_t *p,
  * mask_name other than img_mask_use is a mask an earlier step kept
  * (looked up as written, then without HistoQC's "img_mask_" prefix); a
  * name nobody kept fails the slide, saying so. 0 or -1 (failed). */
+/* The mask a brightness or contrast step cannot run without: its
+ * mask_name= when limit_to_mask (qc_module_t needed_masks). */
+int qc_bright_needed_masks (const qc_config_section_t *sec,
+                            qc_module_add_column_fn *add, void *ctx);
 int qc_bright_select_mask (qc_run_t *run, const qc_bright_params_t *p,
                            qc_mask_t **out);
 

@@ -84,6 +84,7 @@ const qc_module_t qc_module_bright_gray = {
     .check = check_gray,
     .params = gray_params,
     .param_columns = gray_columns,
+    .needed_masks = qc_bright_needed_masks,
 };
 
 /* ---- getBrightnessByChannelinColorSpace ----------------------------- */
@@ -186,4 +187,5 @@ const qc_module_t qc_module_bright_channels = {
     .check = check_channels,
     .params = channel_params,
     .param_columns = channel_columns,
+    .needed_masks = qc_bright_needed_masks,
 };

@@ -92,4 +92,5 @@ const qc_module_t qc_module_bright_contrast = {
     .check = check_contrast,
     .params = params,
     .param_columns = contrast_columns,
+    .needed_masks = qc_bright_needed_masks,
 };

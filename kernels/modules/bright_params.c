@@ -27,6 +27,16 @@ qc_bright_params (const qc_config_section_t *sec, qc_bright_params_t *p,
 }
 
 int
+qc_bright_needed_masks (const qc_config_section_t *sec, qc_module_add_column_fn *add,
+                        void *ctx)
+{
+    qc_bright_params_t p;
+    if (!add || qc_bright_params (sec, &p, NULL, 0) != 0)
+        return -1;      /* a bad value: the step's check says so */
+    return p.limit_to_mask ? add (ctx, p.mask_name) : 0;
+}
+
+int
 qc_bright_select_mask (qc_run_t *run, const qc_bright_params_t *p,
                        qc_mask_t **out)
 {

@@ -118,10 +118,14 @@ static const char *const params[] = {
 
 static const char *const columns[] = { "flat_areas", NULL };
 
+/* for a later step's mask_name= */
+static const char *const kept_masks[] = { "flat", NULL };
+
 const qc_module_t qc_module_bubble_smoothness = {
     .name = "BubbleRegionByRegion.detectSmoothness",
     .run = run_smoothness,
     .check = check_smoothness,
     .params = params,
     .columns = columns,
+    .kept_masks = kept_masks,
 };

@@ -176,4 +176,5 @@ const qc_module_t qc_module_classify_by_example = {
     .params = params,
     .columns = no_columns,
     .param_columns = param_columns,
+    .kept_named = param_columns,   /* img_mask_<name>: its column's name */
 };

@@ -88,10 +88,14 @@ static const char *const params[] = {
 };
 static const char *const columns[] = { "brightestPixels", NULL };
 
+/* for a later step's mask_name= */
+static const char *const kept_masks[] = { "bright", NULL };
+
 const qc_module_t qc_module_ld_minfilter = {
     .name = "LightDarkModule.minimumPixelIntensityNeighborhoodFiltering",
     .run = run,
     .check = check,
     .params = params,
     .columns = columns,
+    .kept_masks = kept_masks,
 };

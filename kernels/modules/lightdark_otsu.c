@@ -229,4 +229,5 @@ const qc_module_t qc_module_ld_otsu = {
     .params = params,
     .columns = no_columns,
     .param_columns = columns,
+    .kept_named = columns,    /* img_mask_<name>: its one column's name */
 };

@@ -63,6 +63,17 @@ typedef struct {
     const char *const *columns;      /* filled columns, NULL-terminated */
     qc_module_columns_fn *param_columns;  /* NULL: columns[] only */
     qc_module_prefetch_fn *prefetch;      /* NULL: nothing ahead */
+    /* The masks it keeps for a later step's mask_name= (qc_run_keep_mask,
+     * HistoQC's s["img_mask_<name>"]): under fixed names, NULL-terminated
+     * (NULL: none), and under names its parameters give (its name=),
+     * told as param_columns tells columns (NULL: none). The pipeline
+     * refuses a mask_name that no earlier step keeps, before any slide. */
+    const char *const *kept_masks;
+    qc_module_columns_fn *kept_named;
+    /* The kept masks its parameters name that its run fails without
+     * (mask_name= of a brightness or texture step; not SaveModule's,
+     * which warns as HistoQC does), told the same way; NULL: none. */
+    qc_module_columns_fn *needed_masks;
 } qc_module_t;
 
 /* Looks a step up by its module name: the len bytes of name, without

@@ -74,10 +74,14 @@ static const char *const columns[] = {
     "fatlike_tissue_removed_max_area", "fatlike_tissue_removed_percent", NULL
 };
 
+/* for a later step's mask_name= */
+static const char *const kept_masks[] = { "fatlike", NULL };
+
 const qc_module_t qc_module_morph_fatlike = {
     .name = "MorphologyModule.removeFatlikeTissue",
     .run = run,
     .check = check,
     .params = params,
     .columns = columns,
+    .kept_masks = kept_masks,
 };

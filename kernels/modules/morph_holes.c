@@ -40,10 +40,14 @@ static const char *const columns[] = {
     "small_tissue_filled_max_area", "small_tissue_filled_percent", NULL
 };
 
+/* for a later step's mask_name= */
+static const char *const kept_masks[] = { "small_removed", NULL };
+
 const qc_module_t qc_module_morph_holes = {
     .name = "MorphologyModule.fillSmallHoles",
     .run = run,
     .check = check,
     .params = params,
     .columns = columns,
+    .kept_masks = kept_masks,
 };

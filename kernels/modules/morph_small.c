@@ -36,10 +36,14 @@ static const char *const columns[] = {
     "small_tissue_removed_max_area", "small_tissue_removed_percent", NULL
 };
 
+/* for a later step's mask_name= */
+static const char *const kept_masks[] = { "small_filled", NULL };
+
 const qc_module_t qc_module_morph_small = {
     .name = "MorphologyModule.removeSmallObjects",
     .run = run,
     .check = check,
     .params = params,
     .columns = columns,
+    .kept_masks = kept_masks,
 };

@@ -190,6 +190,17 @@ run_texture (qc_run_t *run)
     return 0;
 }
 
+/* Its mask_name= (qc_module_t needed_masks): its run fails without it. */
+static int
+texture_needed_masks (const qc_config_section_t *sec, qc_module_add_column_fn *add,
+                      void *ctx)
+{
+    texture_params_t p;
+    if (!add || get_params (sec, &p, NULL, 0) != 0)
+        return -1;
+    return add (ctx, p.mask_name);
+}
+
 static const char *const params[] = {
     "prefix", "patch_size", "npatches", "nlevels", "feats", "invert",
     "mask_name", NULL
@@ -204,4 +215,5 @@ const qc_module_t qc_module_texture = {
     .params = params,
     .columns = no_columns,
     .param_columns = texture_columns,
+    .needed_masks = texture_needed_masks,
 };

@@ -307,6 +307,9 @@ qc_pipeline_new_all (const char *config_text, char *err, size_t errlen, char **a
         pipeline_problem (self, "%s", why);
     read_steps (self);
     pipeline_check_sections (self);
+    /* the masks steps keep follow from steps that were all read */
+    if (self->problems.found == 0)
+        pipeline_check_masks (self);
     /* the columns follow from steps whose parameters are all good */
     if (self->problems.found == 0 && build_columns (self, why, sizeof why))
         pipeline_problem (self, "%s", why);

@@ -406,3 +406,89 @@ pipeline_check_sections (qc_pipeline_t *self)
         }
     }
 }
+
+/* ---- masks a step names ----------------------------------------------- */
+
+typedef struct {
+    char **v;
+    size_t n, cap;
+} names_t;
+
+static int
+add_kept (void *ctx, const char *name)
+{
+    names_t *k = ctx;
+    if (!name)
+        return -1;
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? 2 * k->cap : 16;
+        char **grown = realloc (k->v, cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        k->v = grown;
+        k->cap = cap;
+    }
+    if (!(k->v[k->n] = strdup (name)))
+        return -1;
+    k->n++;
+    return 0;
+}
+
+static void
+names_free (names_t *k)
+{
+    for (size_t i = 0; i < k->n; i++)
+        free (k->v[i]);
+    free (k->v);
+    *k = (names_t) {0};
+}
+
+/* Whether a step before keeps the mask name names: as kept, or as
+ * HistoQC's key for it (img_mask_<kept>), as qc_run_find_mask looks. */
+static bool
+is_kept (const names_t *k, const char *name)
+{
+    const char *bare = strncmp (name, "img_mask_", 9) == 0 ? name + 9 : name;
+    for (size_t i = 0; i < k->n; i++)
+        if (strcmp (k->v[i], name) == 0 || strcmp (k->v[i], bare) == 0)
+            return true;
+    return false;
+}
+
+/* A step's mask_name= that no step before it keeps (in HistoQC a
+ * KeyError) failed every slide, each with the same reason, where the
+ * config could be refused once, before any slide: each step's kept
+ * masks (qc_module_t kept_masks, kept_named) are followed in order, and
+ * what each needs (needed_masks) looked up among those before it. */
+void
+pipeline_check_masks (qc_pipeline_t *self)
+{
+    names_t kept = {0}, needed = {0};
+    for (size_t i = 0; i < self->nsteps; i++) {
+        const step_t *st = &self->steps[i];
+        const qc_module_t *m = st->module;
+        if (st->params && m->needed_masks)
+            m->needed_masks (st->params, add_kept, &needed);
+        for (size_t n = 0; n < needed.n; n++) {
+            const char *name = needed.v[n];
+            if (strcmp (name, "img_mask_use") == 0 || is_kept (&kept, name))
+                continue;
+            char had[512] = "img_mask_use";
+            size_t used = strlen (had);
+            for (size_t k = 0; k < kept.n && used < sizeof had; k++)
+                used += (size_t) snprintf (had + used, sizeof had - used, ", img_mask_%s",
+                                           kept.v[k]);
+            pipeline_problem (self, "[%s] mask_name = '%.100s' (line %d): no step before "
+                              "this one keeps a mask of that name (before it: %s), so every "
+                              "slide would fail here (in HistoQC too)",
+                              qc_config_section_name (st->params), name,
+                              qc_config_key_line (st->params, "mask_name"), had);
+        }
+        names_free (&needed);
+        for (const char *const *f = m->kept_masks; f && *f; f++)
+            add_kept (&kept, *f);
+        if (m->kept_named)
+            m->kept_named (st->params, add_kept, &kept);
+    }
+    names_free (&kept);
+}

@@ -63,6 +63,8 @@ void pipeline_said_free (said_t *said);
 int pipeline_check_params (qc_pipeline_t *self, const qc_module_t *m,
                            const qc_config_section_t *sec, const char *step, int line);
 void pipeline_check_sections (qc_pipeline_t *self);
+/* Refuses a step's mask_name= that no step before it keeps. */
+void pipeline_check_masks (qc_pipeline_t *self);
 
 /* A slide's read threads as the pipeline takes them: 1..16. */
 static inline int

@@ -533,6 +533,41 @@ test_config_all_problems (void)
                "features = rgb\nthres = .5\nexamples = a.png:b.png\n");
     CHECK (strstr (err, "unknown parameter 'thres'") && strstr (err, "did you mean 'threshold'?"),
            "%s", err);
+    /* a mask_name no step before keeps: refused before any slide (it
+       failed every slide, in HistoQC a KeyError); kept by a step before,
+       by HistoQC's key or bare, it runs */
+    static const char masks[] =
+        "[pipeline]\nsteps = LightDarkModule.getIntensityThresholdPercent:tissue\n"  /* 1-2 */
+        "    BrightContrastModule.getBrightnessGray:a\n"                               /* 3 */
+        "    BrightContrastModule.getBrightnessGray:b\n"                               /* 4 */
+        "    MorphologyModule.removeFatlikeTissue\n"                                   /* 5 */
+        "[LightDarkModule.getIntensityThresholdPercent:tissue]\nname = bright\n"      /* 6-7 */
+        "upper_threshold = .9\n"                                                      /* 8 */
+        "[BrightContrastModule.getBrightnessGray:a]\nprefix = a\n"                    /* 9-10 */
+        "mask_name = img_mask_bright\n"                                               /* 11 */
+        "[BrightContrastModule.getBrightnessGray:b]\nprefix = b\n"                    /* 12-13 */
+        "mask_name = %s\n";                                                           /* 14 */
+    char text[2048];
+    snprintf (text, sizeof text, masks, "img_mask_fatlike");
+    must_fail (text);
+    CHECK (strstr (err, "[BrightContrastModule.getBrightnessGray:b] mask_name = "
+                        "'img_mask_fatlike' (line 14): no step before this one keeps a mask "
+                        "of that name (before it: img_mask_use, img_mask_bright)"), "%s", err);
+    snprintf (text, sizeof text, masks, "bright");
+    p = qc_pipeline_new (text, err, sizeof err);
+    CHECK (p != NULL, "a kept mask, named bare: %s", err);
+    qc_pipeline_destroy (&p);
+    /* a mask a step does not use (limit_to_mask False), and SaveModule's,
+       which warns as HistoQC does: no reason to refuse */
+    snprintf (text, sizeof text, masks, "img_mask_none\nlimit_to_mask = False");
+    p = qc_pipeline_new (text, err, sizeof err);
+    CHECK (p != NULL, "limit_to_mask False: %s", err);
+    qc_pipeline_destroy (&p);
+    p = qc_pipeline_new ("[pipeline]\nsteps = SaveModule.saveMask2Geojson:g\n"
+                         "[SaveModule.saveMask2Geojson:g]\nsuffix = g\nmask_name = img_mask_none\n",
+                         err, sizeof err);
+    CHECK (p != NULL, "SaveModule's mask_name: %s", err);
+    qc_pipeline_destroy (&p);
     /* an empty value is named with its line, a missing one with the
        section's */
     must_fail ("[pipeline]\nsteps = DeconvolutionModule.separateStains\n"
