@@ -132,7 +132,7 @@ drop_warning (TIFF *tif, void *user, const char *module, const char *fmt, va_lis
 }
 
 /* Walks path's directories (at most 64, a slide has a handful) and the
- * offsets of their tiles or strips (at most 4 M a directory). false
+ * offsets of their tiles or strips (at most 8 M in all). false
  * when libtiff cannot open it at all. */
 static bool
 survey_tiff (const char *path, tiff_survey_t *sv)
@@ -147,9 +147,12 @@ survey_tiff (const char *path, tiff_survey_t *sv)
     TIFFOpenOptionsFree (opts);
     if (!tif)
         return false;
+    /* tiles looked at in all: a real slide has a few hundred thousand;
+       a hostile file's claims are cut here (it is refused either way) */
+    uint64_t looked = 0;
     do {
         uint32_t n = TIFFIsTiled (tif) ? TIFFNumberOfTiles (tif) : TIFFNumberOfStrips (tif);
-        for (uint32_t i = 0; i < n && i < (4u << 20); i++) {
+        for (uint32_t i = 0; i < n && looked < (8u << 20); i++, looked++) {
             int bad = 0;
             uint64_t at = TIFFGetStrileOffsetWithErr (tif, i, &bad);
             uint64_t len = bad ? 0 : TIFFGetStrileByteCountWithErr (tif, i, &bad);
