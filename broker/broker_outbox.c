@@ -322,12 +322,12 @@ window_open (const qc_broker_t *b, const job_rec_t *job)
 static bool
 send_next (qc_broker_t *b, job_rec_t *job, void *sock)
 {
+    if (!job->attached || job->sent_seq >= job->last_seq)
+        return false;
     /* only what is on disk goes out (durable_seq, at the end of each
        burst): an ACK or ATTACH read mid-burst sent results written but
        not yet synced, which a power loss could take from the broker
        after the client had them */
-    if (!job->attached || job->sent_seq >= job->last_seq)
-        return false;
     if (job->sent_seq >= job->durable_seq) {
         job->pump_due = b->pump_due = true;   /* sent after this burst's sync */
         return false;

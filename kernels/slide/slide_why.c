@@ -124,11 +124,29 @@ keep_error (TIFF *tif, void *user, const char *module, const char *fmt, va_list 
     return 1;
 }
 
+/* libtiff's words on a file that is only looked into here: not the
+ * user's business (a damaged file fails where its pixels are read, or
+ * its reason is kept: keep_error). */
 static int
-drop_warning (TIFF *tif, void *user, const char *module, const char *fmt, va_list ap)
+quiet (TIFF *tif, void *user, const char *module, const char *fmt, va_list ap)
 {
     (void) tif, (void) user, (void) module, (void) fmt, (void) ap;
     return 1;
+}
+
+/* path opened by libtiff in mode, its warnings dropped and its errors
+ * to on_error (with user); NULL when it does not open. */
+static TIFF *
+open_quietly (const char *path, const char *mode, TIFFErrorHandlerExtR on_error, void *user)
+{
+    TIFFOpenOptions *opts = TIFFOpenOptionsAlloc ();
+    if (!opts)
+        return NULL;
+    TIFFOpenOptionsSetErrorHandlerExtR (opts, on_error, user);
+    TIFFOpenOptionsSetWarningHandlerExtR (opts, quiet, NULL);
+    TIFF *tif = TIFFOpenExt (path, mode, opts);
+    TIFFOpenOptionsFree (opts);
+    return tif;
 }
 
 /* Walks path's directories (at most 64, a slide has a handful) and the
@@ -138,13 +156,7 @@ static bool
 survey_tiff (const char *path, tiff_survey_t *sv)
 {
     *sv = (tiff_survey_t) {0};
-    TIFFOpenOptions *opts = TIFFOpenOptionsAlloc ();
-    if (!opts)
-        return false;
-    TIFFOpenOptionsSetErrorHandlerExtR (opts, keep_error, sv);
-    TIFFOpenOptionsSetWarningHandlerExtR (opts, drop_warning, NULL);
-    TIFF *tif = TIFFOpenExt (path, "r", opts);
-    TIFFOpenOptionsFree (opts);
+    TIFF *tif = open_quietly (path, "r", keep_error, sv);
     if (!tif)
         return false;
     /* tiles looked at in all: a real slide has a few hundred thousand;
@@ -238,27 +250,12 @@ qc_slide_fail_unrecognised (const char *path, const char *said, char *err, size_
                     "slide (not a slide, or a format it cannot read)", version);
 }
 
-/* libtiff's words while a level's directory is looked for: not the
- * user's business (a damaged file fails where its pixels are read). */
-static int
-quiet (TIFF *tif, void *user, const char *module, const char *fmt, va_list ap)
-{
-    (void) tif, (void) user, (void) module, (void) fmt, (void) ap;
-    return 1;
-}
-
 unsigned
 qc_slide_tiff_level_compression (const char *path, int64_t w, int64_t h)
 {
     if (!path || w < 1 || h < 1)
         return 0;
-    TIFFOpenOptions *opts = TIFFOpenOptionsAlloc ();
-    if (!opts)
-        return 0;
-    TIFFOpenOptionsSetErrorHandlerExtR (opts, quiet, NULL);
-    TIFFOpenOptionsSetWarningHandlerExtR (opts, quiet, NULL);
-    TIFF *tif = TIFFOpenExt (path, "rO", opts);   /* O: no offset tables */
-    TIFFOpenOptionsFree (opts);
+    TIFF *tif = open_quietly (path, "rO", quiet, NULL);   /* O: no offset tables */
     if (!tif)
         return 0;
     unsigned found = 0;

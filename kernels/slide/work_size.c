@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,22 +218,20 @@ check_physical_size (const qc_slide_t *slide, int64_t W, int64_t H, double base_
                      char *err, size_t errlen)
 {
     double mx = 0.0, my = 0.0;
-    const char *from = "its base magnification";
-    if (base_mag > 0.0 && isfinite (base_mag))
+    bool by_mag = base_mag > 0.0 && isfinite (base_mag);
+    if (by_mag)
         mx = my = 10.0 / base_mag;
     else if (parse_property_number (qc_slide_property (slide, "openslide.mpp-x"), &mx) != 0
              || parse_property_number (qc_slide_property (slide, "openslide.mpp-y"), &my) != 0)
         return 0;               /* nothing to judge by */
-    else
-        from = "its resolution";
     double wmm = (double) W * mx / 1000.0, hmm = (double) H * my / 1000.0;
     if (wmm <= MAX_SLIDE_MM && hmm <= MAX_SLIDE_MM)
         return 0;
+    const char *what = by_mag ? "magnification" : "resolution";
     qc_set_err (err, errlen, "the slide declares %lld x %lld pixels of %.3g x %.3g µm (by "
-                "%s), %.0f x %.0f mm: larger than any glass slide (75 x 50 mm at most); "
-                "its size or its %s is wrong (a damaged file?)", (long long) W,
-                (long long) H, mx, my, from, wmm, hmm,
-                from[4] == 'b' ? "magnification" : "resolution");
+                "its %s%s), %.0f x %.0f mm: larger than any glass slide (75 x 50 mm at "
+                "most); its size or its %s is wrong (a damaged file?)", (long long) W,
+                (long long) H, mx, my, by_mag ? "base " : "", what, wmm, hmm, what);
     return -1;
 }
 
