@@ -74,12 +74,12 @@ qc_client_config_template (const char *name, const char *histoqc_data, bool *bui
     /* -c clinicl: one of HistoQC's six, misspelt */
     static const char *const names[] = { "default", "first", "ihc", "clinical", "light",
                                          "v2.1" };
-    const char *near = NULL;
-    for (size_t i = 0; i < sizeof names / sizeof names[0] && !path && !*builtin; i++) {
-        size_t d = qc_edit_distance (name, names[i]);   /* 0: the name, not found */
-        if (d > 0 && d <= (strlen (names[i]) > 4 ? 2u : 1u))
-            near = names[i];
-    }
+    qc_nearest_t nearest;
+    qc_nearest_start (&nearest, name);
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !path && !*builtin; i++)
+        if (strcmp (name, names[i]) != 0)   /* the name itself, not found */
+            qc_nearest_offer (&nearest, names[i], strlen (names[i]) > 4 ? 2 : 1);
+    const char *near = nearest.best;
     if (near)
         snprintf (err, errlen, "'%s' is not a file here, nor one of HistoQC's templates "
                   "(default, first, ihc, clinical, light, v2.1): did you mean -c %s?",

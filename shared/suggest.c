@@ -30,3 +30,22 @@ qc_edit_distance (const char *a, const char *b)
     }
     return row[lb];
 }
+
+void
+qc_nearest_start (qc_nearest_t *n, const char *written)
+{
+    if (n)
+        *n = (qc_nearest_t) {.written = written, .dist = SIZE_MAX};
+}
+
+void
+qc_nearest_offer (qc_nearest_t *n, const char *candidate, size_t max)
+{
+    if (!n || !n->written || !candidate)
+        return;
+    size_t d = qc_edit_distance (n->written, candidate);
+    if (d <= max && d < n->dist) {
+        n->dist = d;
+        n->best = candidate;
+    }
+}

@@ -13,4 +13,17 @@
  * enough to be no match). */
 size_t qc_edit_distance (const char *a, const char *b);
 
+/* Of the names offered, the one nearest to the name written: "did you
+ * mean". best is NULL until one is near enough. */
+typedef struct {
+    const char *written;
+    const char *best;
+    size_t dist;
+} qc_nearest_t;
+
+void qc_nearest_start (qc_nearest_t *n, const char *written);
+/* Takes candidate when it is at most max edits from the name written
+ * and nearer than every one before it (of equals, the first). */
+void qc_nearest_offer (qc_nearest_t *n, const char *candidate, size_t max);
+
 #endif

@@ -56,14 +56,11 @@ nearest_module (const char *name, size_t n)
         return NULL;
     memcpy (want, name, n);
     want[n] = '\0';
-    const char *best = NULL;
-    size_t bestd = 4;
-    for (size_t i = 0; i < qc_module_count (); i++) {
-        size_t d = qc_edit_distance (want, qc_module_at (i)->name);
-        if (d < bestd)
-            bestd = d, best = qc_module_at (i)->name;
-    }
-    return best;
+    qc_nearest_t near;
+    qc_nearest_start (&near, want);
+    for (size_t i = 0; i < qc_module_count (); i++)
+        qc_nearest_offer (&near, qc_module_at (i)->name, 3);
+    return near.best;
 }
 
 /* Keeps the name of a step of steps= that was refused, so that its

@@ -335,18 +335,15 @@ pipeline_check_params (qc_pipeline_t *self, const qc_module_t *m,
 static const char *
 nearest_name (const qc_pipeline_t *self, const char *name)
 {
-    const char *best = NULL;
-    size_t bestd = 4;     /* at most 3 edits away */
-    static const char *const fixed[] = { "pipeline", BASE_SECTION };
-    for (size_t i = 0; i < 2 + self->nsteps + qc_module_count (); i++) {
-        const char *c = i < 2 ? fixed[i] : i < 2 + self->nsteps
-                        ? self->steps[i - 2].name
-                        : qc_module_at (i - 2 - self->nsteps)->name;
-        size_t d = qc_edit_distance (name, c);
-        if (d < bestd)
-            bestd = d, best = c;
-    }
-    return best;
+    qc_nearest_t near;
+    qc_nearest_start (&near, name);
+    qc_nearest_offer (&near, "pipeline", 3);
+    qc_nearest_offer (&near, BASE_SECTION, 3);
+    for (size_t i = 0; i < self->nsteps; i++)
+        qc_nearest_offer (&near, self->steps[i].name, 3);
+    for (size_t i = 0; i < qc_module_count (); i++)
+        qc_nearest_offer (&near, qc_module_at (i)->name, 3);
+    return near.best;
 }
 
 /* Whether name is a step of [pipeline] steps that was refused (unknown,
