@@ -445,7 +445,7 @@ names_free (names_t *k)
 static bool
 is_kept (const names_t *k, const char *name)
 {
-    const char *bare = strncmp (name, "img_mask_", 9) == 0 ? name + 9 : name;
+    const char *bare = qc_run_mask_bare (name);
     for (size_t i = 0; i < k->n; i++)
         if (strcmp (k->v[i], name) == 0 || strcmp (k->v[i], bare) == 0)
             return true;

@@ -158,6 +158,10 @@ const qc_mask_t *qc_run_named_mask (qc_run_t *run, const char *name);
  * mask (or, for img_mask_use, when the image cannot be read: the run
  * has failed then). */
 const qc_mask_t *qc_run_find_mask (qc_run_t *run, const char *name);
+/* The kept name a mask_name= gives without HistoQC's "img_mask_" prefix
+ * (name itself when it has none): a lookup tries name, then this. Also
+ * the pipeline's check of mask names before any slide. */
+const char *qc_run_mask_bare (const char *name);
 /* HistoQC's img_mask_force: marks the kept mask name as one that
  * saveFinalMask clears from img_mask_use again (ClassificationModule
  * forces pen_markings and coverslip_edge, so that a later hole filling

@@ -83,9 +83,16 @@ qc_run_find_mask (qc_run_t *run, const char *name)
     if (strcmp (name, "img_mask_use") == 0)
         return qc_run_mask (run);
     const qc_mask_t *m = qc_run_kept_mask (run, name);
-    if (!m && strncmp (name, "img_mask_", 9) == 0)
-        m = qc_run_kept_mask (run, name + 9);
+    const char *bare = qc_run_mask_bare (name);
+    if (!m && bare != name)
+        m = qc_run_kept_mask (run, bare);
     return m;
+}
+
+const char *
+qc_run_mask_bare (const char *name)
+{
+    return name && strncmp (name, "img_mask_", 9) == 0 ? name + 9 : name;
 }
 
 const qc_mask_t *
