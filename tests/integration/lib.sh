@@ -93,6 +93,20 @@ wait_for() {
     fail "timed out after ${secs}s waiting for: $what"
 }
 
+# gone_client PORT OUT LOG [qc-submit args...]: a client that submits to
+# the broker on PORT and, once its job is accepted, goes away without a
+# word (kill -9); sets JOB to its job's id
+gone_client() {
+    local port=$1 out=$2 log=$3 pid; shift 3
+    "$BIN/qc-submit" --broker "tcp://127.0.0.1:$port" -o "$out" "$@" >"$log" 2>&1 &
+    pid=$!
+    PIDS+=($pid)
+    wait_for "job accepted" 10 "grep -q '^job' '$out/.qc-job' 2>/dev/null"
+    kill -9 $pid
+    wait $pid 2>/dev/null
+    JOB=$(awk '/^job /{print $2; exit}' "$out/.qc-job")
+}
+
 workers_registered() {  # workers_registered PORT N
     local n
     n=$("$BIN/qc-status" --broker "tcp://127.0.0.1:$1" --timeout 2 2>/dev/null \

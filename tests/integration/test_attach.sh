@@ -119,14 +119,8 @@ pass "qc-status lists the jobs in id order"
 # the broker keeps them until --retention instead of --linger. The job
 # waits for a GPU no worker has, and is cancelled: finished, one result.
 head -1 "$T/cohort/list" >"$T/one"
-"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out3" --gpu-only --list "$T/one" \
-    >"$T/submit3.log" 2>&1 &
-submit=$!
-PIDS+=($submit)
-wait_for "third job accepted" 10 "grep -q '^job' '$T/out3/.qc-job' 2>/dev/null"
-kill -9 $submit
-wait $submit 2>/dev/null
-job3=$(awk '/^job /{print $2; exit}' "$T/out3/.qc-job")
+gone_client $port "$T/out3" "$T/submit3.log" --gpu-only --list "$T/one"
+job3=$JOB
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port --cancel "$job3" >/dev/null 2>&1 \
     || fail "cancel of job $job3 failed"
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port --attach "$job3" -o "$T/out3" \

@@ -98,14 +98,9 @@ start_broker $port --heartbeat-ms 200 --retention 2
 start_worker $port w2 --slots 2 --heartbeat-ms 200
 w2=$WORKER_PID
 wait_for "worker registered" 10 "workers_registered $port 1"
-"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/late" \
-    "$SHARED/slides/real/CMU-1-Small-Region.svs" "$SHARED/slides/real/CMU-1-Small-Region-pyramid.svs" \
-    >"$T/late.log" 2>&1 &
-submit=$!
-wait_for "job accepted" 10 "grep -q '^job' '$T/late/.qc-job' 2>/dev/null"
-kill -9 $submit
-wait $submit 2>/dev/null
-job=$(awk '/^job /{print $2; exit}' "$T/late/.qc-job")
+gone_client $port "$T/late" "$T/late.log" \
+    "$SHARED/slides/real/CMU-1-Small-Region.svs" "$SHARED/slides/real/CMU-1-Small-Region-pyramid.svs"
+job=$JOB
 wait_for "results deleted after --retention" 30 "grep -q 'job $job: .* results waited [0-9]* s for a client after the job finished: deleted (--retention 2 s)' '$T/broker.log'"
 [ ! -e "$T/state-$port/results/$job.qcr" ] || fail "the result file is still there"
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port --attach "$job" -o "$T/late" >"$T/attach.log" 2>&1
@@ -130,14 +125,9 @@ pass "a restart keeps what a late client is told"
 kill -TERM $w2
 wait $w2 2>/dev/null
 wait_for "no worker left" 10 "! workers_registered $port 1"
-"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --gpu-only -o "$T/stalled" \
-    "$SHARED/slides/real/CMU-1-Small-Region.svs" "$SHARED/slides/real/CMU-1-Small-Region-pyramid.svs" \
-    >"$T/stalled.log" 2>&1 &
-submit=$!
-wait_for "job accepted" 10 "grep -q '^job' '$T/stalled/.qc-job' 2>/dev/null"
-kill -9 $submit
-wait $submit 2>/dev/null
-sjob=$(awk '/^job /{print $2; exit}' "$T/stalled/.qc-job")
+gone_client $port "$T/stalled" "$T/stalled.log" --gpu-only \
+    "$SHARED/slides/real/CMU-1-Small-Region.svs" "$SHARED/slides/real/CMU-1-Small-Region-pyramid.svs"
+sjob=$JOB
 sleep 4                             # no worker: an outage, not a stall
 grep -q "job $sjob: no slide of it ran" "$T/broker.log" && fail "a job was cancelled while no worker was there"
 start_worker $port w4 --slots 1 --heartbeat-ms 200
@@ -169,13 +159,9 @@ start_clocked_broker() {
 start_clocked_broker
 wait_for "broker listening" 10 "grep -q 'listening on' '$T/jump.log'" "$T/jump.log"
 start_worker $port w3 --slots 2 --heartbeat-ms 200
-"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/jump" \
-    "$SHARED/slides/real/CMU-1-Small-Region.svs" "$SHARED/slides/real/CMU-1-Small-Region-pyramid.svs" \
-    >"$T/jump1.log" 2>&1 &
-submit=$!
-wait_for "job accepted" 10 "grep -q '^job' '$T/jump/.qc-job' 2>/dev/null"
-kill -9 $submit; wait $submit 2>/dev/null
-job=$(awk '/^job /{print $2; exit}' "$T/jump/.qc-job")
+gone_client $port "$T/jump" "$T/jump1.log" \
+    "$SHARED/slides/real/CMU-1-Small-Region.svs" "$SHARED/slides/real/CMU-1-Small-Region-pyramid.svs"
+job=$JOB
 wait_for "job finished" 60 "\"\$BIN/qc-status\" --broker tcp://127.0.0.1:$port --timeout 3 | awk '\$1 == $job && \$2 + \$3 == \$4' | grep -q ." "$T/jump.log"
 echo "+10d" >"$T/clock"
 sleep 3
@@ -189,12 +175,8 @@ pass "the wall clock stepped 10 days forward: --retention 3600 deleted nothing, 
 # ...and across a restart the wall clock still counts: a job that
 # finished two days before the broker comes back (the machine rebooted
 # meanwhile: its monotonic clock started again) is past --retention 3600
-"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/jump2" \
-    "$SHARED/slides/real/CMU-1-Small-Region.svs" >"$T/jump3.log" 2>&1 &
-submit=$!
-wait_for "job accepted" 10 "grep -q '^job' '$T/jump2/.qc-job' 2>/dev/null"
-kill -9 $submit; wait $submit 2>/dev/null
-job=$(awk '/^job /{print $2; exit}' "$T/jump2/.qc-job")
+gone_client $port "$T/jump2" "$T/jump3.log" "$SHARED/slides/real/CMU-1-Small-Region.svs"
+job=$JOB
 wait_for "job finished" 60 "\"\$BIN/qc-status\" --broker tcp://127.0.0.1:$port --timeout 3 | awk '\$1 == $job && \$2 + \$3 == \$4' | grep -q ." "$T/jump.log"
 kill -TERM $jb; wait $jb 2>/dev/null
 echo "+12d" >"$T/clock"
