@@ -181,8 +181,13 @@ read_steps (qc_pipeline_t *self)
         /* configparser keeps blank lines inside a value; HistoQC would
          * choke on them, here they are simply not steps. */
         lines += n > 0;
+        size_t had = self->nsteps;
         if (n && add_step (self, s, n, line) != 0)
             return;
+        if (n && self->nsteps == had && !self->step_refused) {
+            self->step_refused = true;
+            self->steps_known = had;
+        }
         if (!nl)
             break;
         p = nl + 1;
@@ -304,9 +309,9 @@ qc_pipeline_new_all (const char *config_text, char *err, size_t errlen, char **a
         pipeline_problem (self, "%s", why);
     read_steps (self);
     pipeline_check_sections (self);
-    /* the masks steps keep follow from steps that were all read */
-    if (self->problems.found == 0)
-        pipeline_check_masks (self);
+    /* the masks steps keep follow from the steps read (up to the
+       first refused one) */
+    pipeline_check_masks (self);
     /* the columns follow from steps whose parameters are all good */
     if (self->problems.found == 0 && build_columns (self, why, sizeof why))
         pipeline_problem (self, "%s", why);

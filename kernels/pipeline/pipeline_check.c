@@ -461,7 +461,8 @@ void
 pipeline_check_masks (qc_pipeline_t *self)
 {
     names_t kept = {0}, needed = {0};
-    for (size_t i = 0; i < self->nsteps; i++) {
+    size_t known = self->step_refused ? self->steps_known : self->nsteps;
+    for (size_t i = 0; i < known; i++) {
         const step_t *st = &self->steps[i];
         const qc_module_t *m = st->module;
         if (st->params && m->needed_masks)

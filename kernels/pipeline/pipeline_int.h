@@ -46,6 +46,11 @@ struct qc_pipeline {
     said_t problems, noted;
     char **refused;                      /* steps refused, by name */
     size_t nrefused;
+    /* steps read before the first line of steps= that was refused:
+       what a refused step keeps is unknown, so the masks are checked
+       only up to there */
+    size_t steps_known;
+    bool step_refused;
 };
 
 /* pipeline_check.c: a line for qc_pipeline_notes (warnings start

@@ -553,6 +553,29 @@ test_config_all_problems (void)
     CHECK (strstr (err, "[BrightContrastModule.getBrightnessGray:b] mask_name = "
                         "'img_mask_fatlike' (line 14): no step before this one keeps a mask "
                         "of that name (before it: img_mask_use, img_mask_bright)"), "%s", err);
+    /* told beside another problem, not only once it is mended; not
+       told after a refused step, whose masks are not known */
+    char twice[2100];
+    all = NULL;
+    snprintf (text, sizeof text, masks, "img_mask_fatlike");
+    snprintf (twice, sizeof twice, "%s%s", text, "bogus = 1\n");
+    CHECK (!qc_pipeline_new_all (twice, err, sizeof err, &all) && all
+           && strstr (all, "line 14): no step before this one keeps")
+           && strstr (all, "line 15: unknown parameter 'bogus'"),
+           "both problems:\n%s", all ? all : err);
+    free (all);
+    all = NULL;
+    char *refused = strstr (text, "    BrightContrastModule.getBrightnessGray:b");
+    CHECK (refused != NULL, "the masks' config has step b");
+    if (refused) {
+        snprintf (twice, sizeof twice, "%.*s    NoSuchModule.step\n%s",
+                  (int) (refused - text), text, refused);
+        CHECK (!qc_pipeline_new_all (twice, err, sizeof err, &all) && all
+               && strstr (all, "unknown step 'NoSuchModule.step'")
+               && !strstr (all, "no step before this one keeps"),
+               "after a refused step:\n%s", all ? all : err);
+        free (all);
+    }
     snprintf (text, sizeof text, masks, "bright");
     p = qc_pipeline_new (text, err, sizeof err);
     CHECK (p != NULL, "a kept mask, named bare: %s", err);
