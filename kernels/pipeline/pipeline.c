@@ -34,6 +34,7 @@ qc_pipeline_destroy (qc_pipeline_t **self_p)
     for (size_t i = 0; i < self->ncolumns; i++)
         free (self->columns[i]);
     free (self->columns);
+    free (self->column_step);
     free (self->description);
     free (self->notes);
     pipeline_said_free (&self->problems);
@@ -125,6 +126,7 @@ add_step (qc_pipeline_t *self, const char *s, size_t n, int line)
     }
     step_t *st = &self->steps[self->nsteps];
     st->module = m;
+    st->line = line;
     st->name = strndup (s, n);
     if (!st->name) {
         pipeline_problem (self, "out of memory");
@@ -205,8 +207,14 @@ add_column (void *ctx, const char *name)
     if (!name || !*name || strlen (name) >= QC_RESULT_MAX_KEY)
         return -1;
     for (size_t i = 0; i < self->ncolumns; i++)
-        if (strcmp (self->columns[i], name) == 0)
-            return 0;    /* a step run twice fills the same column */
+        if (strcmp (self->columns[i], name) == 0) {
+            /* a step run twice fills the same column: the last value
+               stays, as in HistoQC */
+            if (self->column_step[i] && self->column_step[i] != self->adding
+                && self->shared_column < 0)
+                self->shared_column = (ssize_t) i;
+            return 0;
+        }
     if (self->ncolumns >= QC_RESULT_MAX_KV)
         return -1;
     if (self->ncolumns == self->cap_columns) {
@@ -215,13 +223,37 @@ add_column (void *ctx, const char *name)
         if (!grown)
             return -1;
         self->columns = grown;
+        size_t *owners = realloc (self->column_step, cap * sizeof *owners);
+        if (!owners)
+            return -1;
+        self->column_step = owners;
         self->cap_columns = cap;
     }
     char *copy = strdup (name);
     if (!copy)
         return -1;
+    self->column_step[self->ncolumns] = self->adding;
     self->columns[self->ncolumns++] = copy;
     return 0;
+}
+
+/* Two steps that write the same column (a step run twice with no
+ * prefix=, or two naming the same mask): results.tsv keeps the later
+ * one's values, as HistoQC does, where HistoQC also writes the column
+ * twice (both with the later values). Worth a warning: the earlier
+ * step's figures are lost. */
+static void
+note_shared_column (qc_pipeline_t *self, size_t step)
+{
+    const step_t *st = &self->steps[step];
+    const step_t *first = &self->steps[self->column_step[self->shared_column] - 1];
+    pipeline_note (self, "warning: [pipeline] steps (line %d): %s writes the column '%s' "
+                   "that %s (line %d) writes too: results.tsv keeps only the later "
+                   "step's values (HistoQC writes the column twice, both with them)%s",
+                   st->line, st->name, self->columns[self->shared_column], first->name,
+                   first->line, st->module->param_columns
+                   ? "; give each step its own prefix= (name= for a mask) to keep both"
+                   : "; this step's columns have fixed names, so one of the two is lost");
 }
 
 /* results.tsv's column order: BaseImage's columns (filename first), each
@@ -244,15 +276,22 @@ build_columns (qc_pipeline_t *self, char *err, size_t errlen)
         rc |= add_column (self, *c);
     for (size_t i = 0; i < self->nsteps; i++) {
         const qc_module_t *m = self->steps[i].module;
+        self->adding = i + 1;
+        self->shared_column = -1;
         for (const char *const *c = m->columns; c && *c; c++)
             rc |= add_column (self, *c);
         if (m->param_columns)
             rc |= m->param_columns (self->steps[i].params, add_column, self);
+        if (self->shared_column >= 0)
+            note_shared_column (self, i);
         if (i)
             strcat (self->description, " ");
         strcat (self->description, self->steps[i].name);
     }
+    self->adding = 0;
     rc |= add_column (self, "warnings");
+    free (self->column_step);
+    self->column_step = NULL;
     if (rc) {
         qc_set_err (err, errlen, "results.tsv columns: a column name is empty or "
                  "longer than %d bytes, there are more than %d columns, or "

@@ -16,6 +16,7 @@ typedef struct {
     const qc_module_t *module;
     char *name;                          /* as written, suffix included */
     const qc_config_section_t *params;   /* NULL: no section, no params */
+    int line;                            /* its line in steps= */
 } step_t;
 
 /* Lines said of a config (pipeline_check.c), told in the order of the
@@ -40,6 +41,11 @@ struct qc_pipeline {
     char *description;
     char **columns;                      /* owned copies */
     size_t ncolumns, cap_columns;
+    /* while the columns are built: which step (1-based; 0 BaseImage)
+       first wrote each column, the step adding now, and a column it
+       shares with an earlier step (-1: none) */
+    size_t *column_step, adding;
+    ssize_t shared_column;
     int read_threads;                    /* per slide read; 0 = 1 */
     char *notes;                         /* qc_pipeline_notes; NULL: none */
     /* while it is built: what keeps it from being built, and the notes */

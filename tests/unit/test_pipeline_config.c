@@ -426,6 +426,46 @@ test_config_with_base (void)
 /* Every problem of a config told at once, in the order of its lines
  * (err: the first); what HistoQC passes over noted, and a key that
  * HistoQC once read, or that is near one the step reads, said. */
+/* Two steps writing one column: the later values stay (as in HistoQC,
+ * which writes the column twice); a warning says the earlier are lost
+ * and, where the step takes one, that a prefix= keeps both. */
+static void
+test_shared_columns (void)
+{
+    static const char two[] =
+        "[pipeline]\nsteps = BrightContrastModule.getBrightnessGray:a\n"   /* 1-2 */
+        "    BlurDetectionModule.identifyBlurryRegions\n"                      /* 3 */
+        "    BrightContrastModule.getBrightnessGray:b\n"                       /* 4 */
+        "    %s\n"                                                             /* 5 */
+        "[BrightContrastModule.getBrightnessGray:a]\nlimit_to_mask = False\n"
+        "[BrightContrastModule.getBrightnessGray:b]\nlimit_to_mask = False\n%s\n";
+    char text[1024], err[1024];
+    snprintf (text, sizeof text, two, "BasicModule.getBasicStats", "");
+    qc_pipeline_t *p = qc_pipeline_new (text, err, sizeof err);
+    const char *notes = qc_pipeline_notes (p);
+    CHECK (p && strstr (notes, "warning: [pipeline] steps (line 4): "
+                               "BrightContrastModule.getBrightnessGray:b writes the column "
+                               "'grayscale_brightness' that BrightContrastModule."
+                               "getBrightnessGray:a (line 2) writes too")
+           && strstr (notes, "its own prefix=") && !strstr (notes, "line 5"),
+           "%s", p ? notes : err);
+    qc_pipeline_destroy (&p);
+    snprintf (text, sizeof text, two, "BlurDetectionModule.identifyBlurryRegions",
+              "prefix = b");
+    p = qc_pipeline_new (text, err, sizeof err);
+    notes = qc_pipeline_notes (p);
+    CHECK (p && !strstr (notes, "getBrightnessGray:b writes")
+           && strstr (notes, "(line 5): BlurDetectionModule.identifyBlurryRegions writes "
+                             "the column 'blurry_removed_num_regions'")
+           && strstr (notes, "fixed names"), "%s", p ? notes : err);
+    bool prefixed = false;
+    for (size_t i = 0; i < qc_pipeline_ncolumns (p); i++)
+        prefixed |= strstr (qc_pipeline_column (p, i), "grayscale_brightness") != NULL
+                     && strncmp (qc_pipeline_column (p, i), "b", 1) == 0;
+    CHECK (prefixed, "prefix b adds a column of its own");
+    qc_pipeline_destroy (&p);
+}
+
 static void
 test_config_all_problems (void)
 {
@@ -615,6 +655,7 @@ main (void)
     test_default_config ();
     test_config_validation ();
     test_config_all_problems ();
+    test_shared_columns ();
     test_module_table ();
     test_base_settings ();
     test_config_at_work_size ();
