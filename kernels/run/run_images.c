@@ -96,6 +96,18 @@ read_failed (qc_run_t *run, int quiet, qc_work_size_t size, const char *work_siz
     return NULL;
 }
 
+/* Each line of text a warning of run's. */
+static void
+warn_lines (qc_run_t *run, const char *text)
+{
+    for (const char *p = text; *p;) {
+        size_t n = strcspn (p, "\n");
+        if (n)
+            qc_run_warn (run, "%.*s", (int) n, p);
+        p += n + (p[n] == '\n');
+    }
+}
+
 /* Reads the image of kind and value into a new entry. With quiet set
  * (a read ahead), a failure is not the run's: NULL comes back without a
  * word, and the step that needs the image reads again and fails in its
@@ -150,13 +162,19 @@ read_entry (qc_run_t *run, struct qc_run_state *st, qc_work_size_t size,
                 img->h, quiet ? " (read ahead)" : "",
                 (qc_clock_s () - t0) * 1e3, threads, threads > 1 ? "s" : "");
     }
+    /* the warnings, a line each: said now, or kept for the step that
+       needs the image read ahead */
+    const char *look = st->nimages == 0 ? qc_run_look_warning (img) : NULL;
+    char said[sizeof plan.warning + 512];
+    snprintf (said, sizeof said, "%s%s%s", plan.warning,
+              plan.warning[0] ? "\n" : "", look ? look : "");
     char *warning = NULL;
-    if (plan.warning[0] && quiet && !(warning = strdup (plan.warning))) {
+    if (said[0] && quiet && !(warning = strdup (said))) {
         qc_rgb_destroy (&img);
         return NULL;
     }
-    if (plan.warning[0] && !quiet)
-        qc_run_warn (run, "%s", plan.warning);
+    if (said[0] && !quiet)
+        warn_lines (run, said);
     image_entry_t *e = &st->images[st->nimages++];
     e->size = size;
     e->rgb = img;
@@ -192,7 +210,7 @@ image_entry_via (qc_run_t *run, const char *work_size, const qc_rgb_t *from)
     if (!e)
         return read_entry (run, st, size, work_size, from, 0);
     if (e->warning) {
-        qc_run_warn (run, "%s", e->warning);
+        warn_lines (run, e->warning);
         free (e->warning);
         e->warning = NULL;
     }

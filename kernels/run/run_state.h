@@ -25,6 +25,10 @@ typedef struct {
                                  the image, where it would have read it */
 } image_entry_t;
 
+/* run_look.c: a warning for a slide this QC cannot judge, from its
+ * first image (no colour; dark glass), or NULL. */
+const char *qc_run_look_warning (const qc_rgb_t *img);
+
 typedef struct {
     char name[MAX_NAME];
     qc_mask_t *mask;
