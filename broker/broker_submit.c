@@ -56,6 +56,12 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
                 jobs_not_yours (b, p, job, "SUBMIT");
                 return;
             }
+            /* a peer taken as by an ATTACH, within --max-peers */
+            if (!job->attached
+                && jobs_full_for_new_client (b, from, false, text, sizeof text)) {
+                jobs_send_error (b, from, 0, text);
+                return;
+            }
             if (job->durable) {
                 /* its sender is the job's client from now on, as after
                    ATTACH: it may be a new socket (the first one closed,

@@ -17,11 +17,11 @@
 /* A first SUBMIT (one slide, not final: the job stays) from s, and its
  * answer: ACCEPTED (true) or not, the ERROR's reason into why. */
 static bool
-submit (zsock_t *s, uint64_t key, char *why, size_t len)
+submit_beating (zsock_t *s, uint64_t key, uint32_t hb_ms, char *why, size_t len)
 {
     char *slides[] = {"/a.svs"};
     qc_msg_t sub = {.command = QC_SUBMIT, .gpu = -1, .key = key, .slides = slides,
-                    .nslides = 1, .hb_ms = 60000};
+                    .nslides = 1, .hb_ms = hb_ms};
     *why = '\0';
     if (qc_msg_send (&sub, zsock_resolve (s), NULL))
         return false;
@@ -39,6 +39,46 @@ submit (zsock_t *s, uint64_t key, char *why, size_t len)
         if (cmd == QC_ACCEPTED || cmd == QC_ERROR)
             return cmd == QC_ACCEPTED;
     }
+}
+
+static bool
+submit (zsock_t *s, uint64_t key, char *why, size_t len)
+{
+    return submit_beating (s, key, 60000, why, len);
+}
+
+/* A job's first SUBMIT sent again from a new socket, its client gone,
+ * takes a peer as an ATTACH does: refused when the broker is full
+ * (before, it was taken without a look at --max-peers). */
+static void
+test_submit_again_counts (void)
+{
+    qc_broker_config_t bc;
+    fx_broker_config (&bc, NULL);
+    bc.max_peers = 1;
+    char err[512], ep[128], why[1024];
+    qc_broker_t *b = fx_broker_new_with (&bc, ep, err, sizeof err);
+    CHECK (b != NULL, "a broker: %s", err);
+    if (!b)
+        return;
+    zactor_t *actor = zactor_new (qc_broker_actor, b);
+    zsock_t *gone = zsock_new_dealer (ep), *other = zsock_new_dealer (ep),
+            *again = zsock_new_dealer (ep);
+    /* a client that beats every 20 ms and then never does: gone within
+       a few beats (liveness x 20 ms) */
+    CHECK (submit_beating (gone, 0x500, 20, why, sizeof why), "first job: %s", why);
+    zclock_sleep (500);
+    CHECK (submit (other, 0x600, why, sizeof why), "the one peer, once the first client "
+           "is gone: %s", why);
+    CHECK (!submit (again, 0x500, why, sizeof why)
+           && strstr (why, "broker is full: it holds 1 peers"),
+           "the first job's SUBMIT again from a third socket, refused: %s",
+           why[0] ? why : "accepted");
+    zsock_destroy (&gone);
+    zsock_destroy (&other);
+    zsock_destroy (&again);
+    zactor_destroy (&actor);
+    qc_broker_destroy (&b);
 }
 
 int
@@ -74,5 +114,6 @@ main (void)
     zsock_destroy (&three);
     zactor_destroy (&actor);
     qc_broker_destroy (&b);
+    test_submit_again_counts ();
     return check_done ("test_client_peers");
 }
