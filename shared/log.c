@@ -79,6 +79,19 @@ qc_log_set_sink (qc_log_sink_fn *fn, void *arg, const char *worker)
     snprintf (t_worker, sizeof t_worker, "%s", worker ? worker : "");
 }
 
+void
+qc_log_to_sink (const qc_log_record_t *rec)
+{
+    if (!rec || !t_sink || rec->level < QC_LOG_INFO || rec->level > QC_LOG_ERROR)
+        return;
+    qc_log_record_t own = *rec;
+    own.worker = t_worker[0] ? t_worker : s_process;
+    own.slide = rec->slide ? rec->slide : "";
+    own.module = rec->module ? rec->module : "";
+    own.message = rec->message ? rec->message : "";
+    t_sink (&own, t_sink_arg);
+}
+
 static int
 stderr_level (void)
 {

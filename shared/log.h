@@ -48,6 +48,11 @@ void qc_log_set_slide (const char *slide);
 const char *qc_log_slide (void);
 /* Thread-local: where this thread's records also go (NULL clears). */
 void qc_log_set_sink (qc_log_sink_fn *fn, void *arg, const char *worker);
+/* rec, made by a helper thread on this thread's work and kept until it
+ * returned (shared/team.c), to this thread's sink, as this thread's
+ * worker: nothing without a sink, or under the sink's threshold. Not to
+ * stderr, where the helper wrote it already. */
+void qc_log_to_sink (const qc_log_record_t *rec);
 
 const char *qc_log_level_name (qc_log_level_t level);
 /* Parses "debug", "info", "warning"/"warn", "error"; -1 when unknown. */

@@ -26,6 +26,74 @@ note_slide (void *arg)
     return NULL;
 }
 
+/* What a helper logs (as OpenSlide's GLib handler does, in the
+ * helper's own thread) reaches the caller's sink once the team is
+ * done: the worker's sink forwards to the job's qc.log through a socket
+ * only the caller's thread may use. Before, helpers had no sink, and
+ * their records reached the worker's stderr only. */
+typedef struct {
+    int n, from_caller_thread;
+    pthread_t caller;
+    char slide[64], module[64], message[128], worker[64];
+} sunk_t;
+
+static void
+sink (const qc_log_record_t *rec, void *arg)
+{
+    sunk_t *k = arg;
+    k->n++;
+    k->from_caller_thread += pthread_equal (pthread_self (), k->caller) != 0;
+    snprintf (k->slide, sizeof k->slide, "%s", rec->slide);
+    snprintf (k->module, sizeof k->module, "%s", rec->module);
+    snprintf (k->message, sizeof k->message, "%s", rec->message);
+    snprintf (k->worker, sizeof k->worker, "%s", rec->worker);
+}
+
+static void *
+log_once (void *arg)
+{
+    static int turn;
+    if (__atomic_fetch_add (&turn, 1, __ATOMIC_SEQ_CST) % 4 != 3)
+        qc_log (QC_LOG_WARNING, "openslide", "tile %d unreadable", 7);
+    qc_log (QC_LOG_DEBUG, "openslide", "not for the sink");
+    (void) arg;
+    return NULL;
+}
+
+/* 20 records from each of 2 helpers (the caller's own go to its sink
+ * at once: 20 more) */
+static void *
+many (void *arg)
+{
+    (void) arg;
+    for (int i = 0; i < 20; i++)
+        qc_log (QC_LOG_INFO, "openslide", "record %d", i);
+    return NULL;
+}
+
+static void
+test_helpers_reach_the_sink (void)
+{
+    sunk_t k = {.caller = pthread_self ()};
+    qc_log_set_sink (sink, &k, "node7-slot1");
+    qc_log_set_stderr_enabled (0);
+    int ran = qc_team_run (log_once, NULL, 4);
+    CHECK (ran == 4 && k.n == 3 && k.from_caller_thread == 3,
+           "3 warnings, all through the caller's thread: %d ran, %d sunk, %d there", ran,
+           k.n, k.from_caller_thread);
+    CHECK (strcmp (k.slide, "CMU-1.svs") == 0 && strcmp (k.module, "openslide") == 0
+           && strcmp (k.message, "tile 7 unreadable") == 0
+           && strcmp (k.worker, "node7-slot1") == 0, "as the caller's: %s %s %s %s",
+           k.slide, k.module, k.message, k.worker);
+    /* more than a team keeps: the rest counted, in one record */
+    k = (sunk_t) {.caller = pthread_self ()};
+    qc_team_run (many, NULL, 3);
+    CHECK (k.n == 20 + 32 + 1 && strstr (k.message, "8 more messages of the slide's read threads"),
+           "the caller's 20, 32 kept, one saying how many more: %d, %s", k.n, k.message);
+    qc_log_set_sink (NULL, NULL, NULL);
+    qc_log_set_stderr_enabled (1);
+}
+
 int
 main (void)
 {
@@ -37,5 +105,6 @@ main (void)
         CHECK (strcmp (s.slides[i], "CMU-1.svs") == 0, "thread %d's slide: '%s'", i,
                s.slides[i]);
     CHECK (strcmp (qc_log_slide (), "CMU-1.svs") == 0, "the caller's own: %s", qc_log_slide ());
+    test_helpers_reach_the_sink ();
     return check_done ("test_team_log");
 }
