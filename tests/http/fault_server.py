@@ -10,6 +10,9 @@ files; this one serves the faults nginx will not make:
   /cut/NAME             like /truncate for a request without Range; a
                         Range request is served properly (206): a download
                         cut short can be resumed
+  /close/NAME           like /cut, but the 200 is HTTP/1.0 with no
+                        Content-Length (the body ends when the connection
+                        closes, so a cut body looks whole on the wire)
   /norange/NAME         ignores Range: always 200 with the whole file
   /files/NAME           NAME with Range, If-Range, ETag, Last-Modified
   /novalid/NAME         NAME with Range but no ETag or Last-Modified (a
@@ -107,7 +110,8 @@ class Handler(BaseHTTPRequestHandler):
         if kind == "text":
             return self.plain(200, "This is a plain text page, not a slide.\n" * 20)
         path = self.file_path(rest)
-        if kind not in ("stall", "truncate", "cut", "norange", "files", "novalid") or path is None:
+        if kind not in ("stall", "truncate", "cut", "close", "norange", "files",
+                        "novalid") or path is None:
             return self.plain(404, "not found\n")
         with open(path, "rb") as f:
             data = f.read()
@@ -119,7 +123,7 @@ class Handler(BaseHTTPRequestHandler):
         if if_range and if_range not in (etag, modified):
             want = None
         m = re.fullmatch(r"bytes=(\d+)-(\d*)", want or "")
-        if kind in ("stall", "truncate", "norange") or (kind == "cut" and not m):
+        if kind in ("stall", "truncate", "norange") or (kind in ("cut", "close") and not m):
             m = None
         if m:
             first = int(m.group(1))
@@ -136,8 +140,11 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Range", "bytes %d-%d/%d" % (first, last, len(data)))
         else:
             body = data
+            if kind == "close":
+                self.protocol_version = "HTTP/1.0"
             self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
+        if not (kind == "close" and not m):
+            self.send_header("Content-Length", str(len(body)))
         if kind != "novalid":
             self.send_header("ETag", etag)
             self.send_header("Last-Modified", modified)
@@ -145,7 +152,7 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command == "HEAD":
             return
-        if kind in ("stall", "truncate", "cut") and not m:
+        if kind in ("stall", "truncate", "cut", "close") and not m:
             self.wfile.write(body[: len(body) // 2])
             self.wfile.flush()
             if kind == "stall":

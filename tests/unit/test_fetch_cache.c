@@ -5,7 +5,8 @@
  * Checks: a download equals the slide; a second get hits the cache and
  * downloads nothing (a 304); names and .meta files hold no credentials
  * or query; a download cut short resumes from the partial's length
- * (within one get, and in the next get: only the rest comes); a file
+ * (within one get, and in the next get: only the rest comes), also
+ * one whose server sent no Content-Length; a file
  * changed on the server is downloaded again; eviction keeps the cache
  * under its limit, least recently used first, and never takes a slide
  * in use; a slide larger than the cache is refused; four processes and
@@ -168,6 +169,35 @@ test_resume (void)
            && i3.bytes == 4585287, "one get, two attempts: %s (%llu requests, %llu bytes)", err,
            (unsigned long long) i3.requests, (unsigned long long) i3.bytes);
     fx_real_slide (D, loc, sizeof loc);
+    CHECK (files_equal (path, loc), "the file equals the slide");
+    qc_disk_cache_close (&c);
+}
+
+/* A server that sends a whole file as HTTP/1.0 with no Content-Length
+ * (the body ends when the connection closes) and closes it half way:
+ * the probe's size shows the body was cut, so it is not cached as the
+ * slide; the next attempt resumes it. */
+static void
+test_no_length (void)
+{
+    char url[600], path[600], loc[600], err[1024];
+    qc_http_opts_t o;
+    fast_opts (&o);
+    o.max_attempts = 1;
+    qc_disk_cache_t *c = new_cache ("nolength", 1ULL << 30, &o);
+    if (!c)
+        return;
+    fx_secret_url (&fault, "close/" B, url, sizeof url);
+    qc_cache_info_t i1;
+    CHECK (get (c, url, &i1, NULL, 0, err, sizeof err) < 0 && strstr (err, "cut short")
+           && !fx_has_secret (err), "a body cut short without Content-Length fails: %s", err);
+    qc_disk_cache_close (&c);
+    o.max_attempts = 2;
+    c = new_cache ("nolength2", 1ULL << 30, &o);
+    fx_secret_url (&fault, "close/" A, url, sizeof url);
+    CHECK (get (c, url, &i1, path, sizeof path, err, sizeof err) == 0 && i1.bytes == 1938955,
+           "one get, two attempts: %s (%llu bytes)", err, (unsigned long long) i1.bytes);
+    fx_real_slide (A, loc, sizeof loc);
     CHECK (files_equal (path, loc), "the file equals the slide");
     qc_disk_cache_close (&c);
 }
@@ -610,6 +640,7 @@ main (int argc, char **argv)
     }
     test_hit ();
     test_resume ();
+    test_no_length ();
     test_changed ();
     test_evict ();
     test_processes ();

@@ -175,6 +175,20 @@ qc_http_probe (qc_http_conn_t *conn, const char *url, const qc_http_opts_t *opts
     return QC_HTTP_OK;
 }
 
+/* The file as a download's answer describes it. A 200 without
+ * Content-Length tells no size; when its validators are those of the
+ * version the probe sized, that size still holds, so a body the closed
+ * connection cut short is not taken for the whole file. */
+static void
+file_from_download (const answer_t *a, qc_http_file_t *file)
+{
+    int64_t known = file->size;
+    int same = qc_http_same_version (file, a->etag, a->last_modified, -1) == 1;
+    file_from_answer (a, file);
+    if (file->size < 0 && same)
+        file->size = known;
+}
+
 /* A download's state across attempts: each attempt after the first
  * resumes from what the earlier ones wrote. */
 typedef struct {
@@ -205,7 +219,7 @@ note_written (xfer_t *x, download_t *d)
         return;
     d->have = x->fd_base + x->kept;
     if (x->ans.status == 200)
-        file_from_answer (&x->ans, d->file);
+        file_from_download (&x->ans, d->file);
 }
 
 static void
@@ -259,7 +273,7 @@ qc_http_download (qc_http_conn_t *conn, const char *url, const qc_http_opts_t *o
     if (x.ans.status == 206 && x.ans.range_total >= 0)
         file->size = x.ans.range_total;
     else if (x.ans.status == 200)
-        file_from_answer (&x.ans, file);
+        file_from_download (&x.ans, file);
     if (file->size >= 0 && (int64_t) d.have != file->size) {
         qc_set_err (err, errlen, "GET %s: the download holds %llu bytes, the file "
                     "has %lld", shown, (unsigned long long) d.have, (long long) file->size);

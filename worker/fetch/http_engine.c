@@ -382,7 +382,15 @@ announced (const xfer_t *x)
 {
     if (x->ans.status == 206 && x->ans.range_first >= 0 && x->ans.range_last >= 0)
         return x->ans.range_last - x->ans.range_first + 1;
-    return x->ans.content_length;
+    if (x->ans.content_length >= 0)
+        return x->ans.content_length;
+    /* a whole download without Content-Length (HTTP/1.0, a streaming
+       proxy) ends when the connection closes, so a cut body looks
+       whole: the version the probe sized says how long it must be */
+    if (x->ans.status == 200 && x->sink == SINK_FD && x->expect && x->expect->size >= 0
+        && qc_http_same_version (x->expect, x->ans.etag, x->ans.last_modified, -1) == 1)
+        return x->expect->size;
+    return -1;
 }
 
 /* libcurl's redirect count (without admit) or ours (next_hop) ran out. */
