@@ -15,6 +15,8 @@ files; this one serves the faults nginx will not make:
                         closes, so a cut body looks whole on the wire)
   /norange/NAME         ignores Range: always 200 with the whole file
   /files/NAME           NAME with Range, If-Range, ETag, Last-Modified
+  /busy/NAME            the first request: 429 with Retry-After: 1 (a
+                        rate limit); then as /files/NAME
   /novalid/NAME         NAME with Range but no ETag or Last-Modified (a
                         version that cannot be checked later)
   /redirect/NAME        302 to /files/NAME, with a short HTML body
@@ -107,11 +109,22 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(body)
             return
+        if kind == "busy":
+            with LOCK:
+                first = COUNTS.get(path, 0) == 1
+            if first:
+                body = b"slow down\n"
+                self.send_response(429)
+                self.send_header("Retry-After", "1")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
         if kind == "text":
             return self.plain(200, "This is a plain text page, not a slide.\n" * 20)
         path = self.file_path(rest)
         if kind not in ("stall", "truncate", "cut", "close", "norange", "files",
-                        "novalid") or path is None:
+                        "novalid", "busy") or path is None:
             return self.plain(404, "not found\n")
         with open(path, "rb") as f:
             data = f.read()

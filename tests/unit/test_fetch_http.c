@@ -8,7 +8,8 @@
  * reading one small level fetches a small part of the file; read-ahead
  * makes fewer requests; a conditional probe of an unchanged file
  * downloads nothing; a file changed mid-read fails cleanly; 404 is
- * asked once, 500 as many times as allowed; a stall, a truncated body,
+ * asked once, 500 and 429 as many times as allowed, a Retry-After
+ * obeyed; a stall, a truncated body,
  * a redirect loop, a server without Range, a body that is not a slide
  * and a refused connection each give their own error; every message
  * names the redacted URL, and no message or log record holds the
@@ -16,6 +17,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <tiffio.h>
+#include <time.h>
 
 #include "shared/result.h"
 #include "shared/log.h"
@@ -37,6 +39,14 @@ static void
 fast_opts (qc_http_opts_t *o)
 {
     fx_fast_opts (o, 3, 1);
+}
+
+static double
+now_s (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static int
@@ -503,6 +513,25 @@ test_faults (void)
     expect_error ("status/403", QC_HTTP_ERR_CLIENT, "403 Forbidden", 1, 1);
     expect_error ("status/500", QC_HTTP_ERR_SERVER, "500 Internal Server Error (3 attempts; a rerun tries again)", 3, 3);
     expect_error ("status/503", QC_HTTP_ERR_SERVER, "503", 3, 3);
+    /* a rate limit is "not now", not "no": retried and marked for a rerun */
+    expect_error ("status/429", QC_HTTP_ERR_SERVER,
+                  "429 Too Many Requests (3 attempts; a rerun tries again)", 3, 3);
+    {
+        /* and its Retry-After (1 s, longer than the 50 ms backoff) obeyed */
+        char url[600], shown[600], err[1024] = "";
+        static uint8_t one[4096];
+        size_t got = 0;
+        qc_http_opts_t o;
+        fast_opts (&o);
+        secret_url ("busy/CMU-1-Small-Region.svs", url, sizeof url, shown, sizeof shown);
+        double t0 = now_s ();
+        qc_http_status_t st = qc_http_get_range (NULL, url, &o, 0, sizeof one, one, &got,
+                                                 NULL, NULL, NULL, err, sizeof err);
+        double took = now_s () - t0;
+        CHECK (st == QC_HTTP_OK && got == sizeof one
+               && fault_count ("busy/CMU-1-Small-Region.svs") == 2 && took >= 0.9,
+               "a 429 with Retry-After: 1 passes on the next try, after %.2f s: %s", took, err);
+    }
     expect_error ("stall/CMU-1-Small-Region.svs", QC_HTTP_ERR_STALL, "stalled mid-body", 3, 3);
     expect_error ("truncate/CMU-1-Small-Region.svs", QC_HTTP_ERR_SHORT, "cut short", 3, 3);
     expect_error ("loop", QC_HTTP_ERR_REDIRECTS, "more than 5 redirects", 6, 1);

@@ -33,7 +33,7 @@ qc_http_status_name (qc_http_status_t st)
         [QC_HTTP_OK] = "ok",
         [QC_HTTP_ERR_ARGS] = "bad arguments",
         [QC_HTTP_ERR_CLIENT] = "refused by the server (4xx)",
-        [QC_HTTP_ERR_SERVER] = "server error (5xx)",
+        [QC_HTTP_ERR_SERVER] = "server error or busy (5xx, 429)",
         [QC_HTTP_ERR_NETWORK] = "network error",
         [QC_HTTP_ERR_STALL] = "the server stalled",
         [QC_HTTP_ERR_SHORT] = "short read",

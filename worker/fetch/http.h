@@ -2,10 +2,11 @@
  * file's size and validators, and a whole-file download that resumes.
  *
  * Every call makes one or more attempts. Retried, with exponential
- * backoff: 5xx answers, timeouts, refused or reset connections, a
- * server that stalls mid-body (under low_speed_bytes a second for
- * low_speed_secs) and a body shorter than announced. Not retried: 4xx
- * answers, too many redirects, answers that contradict the request.
+ * backoff: 5xx, 429 and 408 answers (a Retry-After of up to 30 s is
+ * obeyed), timeouts, refused or reset connections, a server that stalls
+ * mid-body (under low_speed_bytes a second for low_speed_secs) and a
+ * body shorter than announced. Not retried: other 4xx answers, too many
+ * redirects, answers that contradict the request.
  * Every failure's message names the redacted URL (url.h) and says why in
  * plain words, e.g. "GET http://host/a.svs: the server answered 404 Not
  * Found (not retried)". No message, log line or result ever holds the
@@ -52,7 +53,7 @@ typedef enum {
     QC_HTTP_OK = 0,
     QC_HTTP_ERR_ARGS,         /* bad arguments or URL */
     QC_HTTP_ERR_CLIENT,       /* 4xx: not retried */
-    QC_HTTP_ERR_SERVER,       /* 5xx on every attempt */
+    QC_HTTP_ERR_SERVER,       /* 5xx, 429 or 408 on every attempt */
     QC_HTTP_ERR_NETWORK,      /* connect, DNS, reset, timeout */
     QC_HTTP_ERR_STALL,        /* the body stopped coming */
     QC_HTTP_ERR_SHORT,        /* fewer bytes than announced */

@@ -115,6 +115,24 @@ http_status_words (long status, char *out, size_t outlen)
     snprintf (out, outlen, "%ld", status);
 }
 
+/* 4xx answers that say "not now" rather than "no": a rate limit (S3 and
+ * GCS answer 429 when many workers ask at once) and a server that gave
+ * up waiting for the request. Retried like a 5xx, and marked for a
+ * rerun, since the same request may pass later. */
+static int
+busy_4xx (long status)
+{
+    static const long busy[] = { 408, 429 };
+    for (size_t i = 0; i < sizeof busy / sizeof busy[0]; i++)
+        if (busy[i] == status)
+            return 1;
+    return 0;
+}
+
+/* The longest Retry-After obeyed: a server may ask for hours, and a
+ * slot must not wait that long for one slide. */
+#define RETRY_AFTER_MAX_S 30
+
 /* ---- callbacks ---- */
 
 /* Copies a header's value (after "Name:"), trimmed, into out. */
@@ -150,7 +168,8 @@ on_header (char *line, size_t size, size_t nitems, void *arg)
     if (starts (line, n, "HTTP/")) {
         /* a new response (after a redirect or a 100): forget the last */
         x->ans = (answer_t) { .content_length = -1, .range_first = -1,
-                              .range_last = -1, .range_total = -1 };
+                              .range_last = -1, .range_total = -1,
+                              .retry_after_ms = -1 };
         header_value (line, n, 0, v, sizeof v);
         const char *sp = strchr (v, ' ');
         x->ans.status = sp ? strtol (sp + 1, NULL, 10) : 0;
@@ -177,6 +196,15 @@ on_header (char *line, size_t size, size_t nitems, void *arg)
     else if (starts (line, n, "Last-Modified:"))
         header_value (line, n, 14, x->ans.last_modified,
                       sizeof x->ans.last_modified);
+    else if (starts (line, n, "Retry-After:")) {
+        /* delta-seconds only; an HTTP-date is left to the backoff */
+        header_value (line, n, 12, v, sizeof v);
+        char *end;
+        long sec = strtol (v, &end, 10);
+        if (end != v && !*end && sec >= 0)
+            x->ans.retry_after_ms = sec > RETRY_AFTER_MAX_S ? RETRY_AFTER_MAX_S * 1000L
+                                                            : sec * 1000L;
+    }
     return n;
 }
 
@@ -321,7 +349,7 @@ attempt (CURL *c, xfer_t *x, struct curl_slist **hdrs)
 {
     curl_easy_reset (c);   /* keeps the connection cache */
     x->ans = (answer_t) { .content_length = -1, .range_first = -1,
-                          .range_last = -1, .range_total = -1 };
+                          .range_last = -1, .range_total = -1, .retry_after_ms = -1 };
     x->body = x->kept = 0;
     x->stop = STOP_NONE;
     x->skip_body = 0;
@@ -373,6 +401,7 @@ attempt (CURL *c, xfer_t *x, struct curl_slist **hdrs)
 typedef struct {
     qc_http_status_t st;
     int retry;
+    long wait_ms;             /* the server's Retry-After, -1 none */
     char why[640];
 } outcome_t;
 
@@ -410,6 +439,7 @@ classify (CURL *c, CURLcode rc, xfer_t *x, outcome_t *out)
     char words[128];
     out->st = QC_HTTP_OK;
     out->retry = 0;
+    out->wait_ms = x->ans.retry_after_ms;
     out->why[0] = '\0';
     if (rc == CURLE_WRITE_ERROR || rc == CURLE_OK) {
         switch (x->stop) {
@@ -439,14 +469,14 @@ classify (CURL *c, CURLcode rc, xfer_t *x, outcome_t *out)
             break;
         }
         long s = x->ans.status;
-        if (s >= 400 && s < 500) {
+        if (s >= 400 && s < 500 && !busy_4xx (s)) {
             http_status_words (s, words, sizeof words);
             out->st = QC_HTTP_ERR_CLIENT;
             snprintf (out->why, sizeof out->why,
                       "the server answered %s (not retried)", words);
             return;
         }
-        if (s >= 500) {
+        if (s >= 500 || busy_4xx (s)) {
             http_status_words (s, words, sizeof words);
             out->st = QC_HTTP_ERR_SERVER;
             out->retry = 1;
@@ -621,9 +651,11 @@ http_run (qc_http_conn_t *conn, xfer_t *x, attempt_fn *before, void *arg,
         if (n > 1) {
             if (x->counts)
                 x->counts->retries++;
+            /* a server that said when to come back is obeyed, if later */
+            long pause = out.wait_ms > wait ? out.wait_ms : wait;
             qc_log (QC_LOG_WARNING, "fetch", "GET %s: %s; trying again in %ld ms (attempt %d of %d)",
-                    x->shown, out.why, wait, n, attempts);
-            if (backoff_sleep (o, wait)) {
+                    x->shown, out.why, pause, n, attempts);
+            if (backoff_sleep (o, pause)) {
                 out.st = QC_HTTP_CANCELLED;
                 snprintf (out.why, sizeof out.why, "cancelled");
                 break;

@@ -27,6 +27,7 @@ typedef struct {
     int64_t range_first, range_last, range_total;   /* -1 unknown */
     char etag[256];
     char last_modified[64];
+    long retry_after_ms;      /* Retry-After (delta-seconds), -1 none */
 } answer_t;
 
 /* One call: what to ask, where the body goes, what came back. */
