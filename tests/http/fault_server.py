@@ -15,6 +15,9 @@ files; this one serves the faults nginx will not make:
                         closes, so a cut body looks whole on the wire)
   /norange/NAME         ignores Range: always 200 with the whole file
   /files/NAME           NAME with Range, If-Range, ETag, Last-Modified
+  /gzip/NAME            as /files/NAME, but each body gzip-compressed
+                        (Content-Encoding: gzip), as a misconfigured
+                        server or proxy sends even for a Range
   /busy/NAME            the first request: 429 with Retry-After: 1 (a
                         rate limit); then as /files/NAME
   /novalid/NAME         NAME with Range but no ETag or Last-Modified (a
@@ -36,6 +39,7 @@ It binds port 0 and writes the port it got to FILE (atomically).
 
 import argparse
 import email.utils
+import gzip
 import os
 import re
 import sys
@@ -124,7 +128,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.plain(200, "This is a plain text page, not a slide.\n" * 20)
         path = self.file_path(rest)
         if kind not in ("stall", "truncate", "cut", "close", "norange", "files",
-                        "novalid", "busy") or path is None:
+                        "novalid", "busy", "gzip") or path is None:
             return self.plain(404, "not found\n")
         with open(path, "rb") as f:
             data = f.read()
@@ -156,6 +160,9 @@ class Handler(BaseHTTPRequestHandler):
             if kind == "close":
                 self.protocol_version = "HTTP/1.0"
             self.send_response(200)
+        if kind == "gzip":
+            body = gzip.compress(body)
+            self.send_header("Content-Encoding", "gzip")
         if not (kind == "close" and not m):
             self.send_header("Content-Length", str(len(body)))
         if kind != "novalid":

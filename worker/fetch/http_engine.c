@@ -196,6 +196,8 @@ on_header (char *line, size_t size, size_t nitems, void *arg)
     else if (starts (line, n, "Last-Modified:"))
         header_value (line, n, 14, x->ans.last_modified,
                       sizeof x->ans.last_modified);
+    else if (starts (line, n, "Content-Encoding:"))
+        header_value (line, n, 17, x->ans.encoding, sizeof x->ans.encoding);
     else if (starts (line, n, "Retry-After:")) {
         /* delta-seconds only; an HTTP-date is left to the backoff */
         header_value (line, n, 12, v, sizeof v);
@@ -235,6 +237,15 @@ body_wanted (xfer_t *x)
     }
     if (x->sink == SINK_NONE) {
         x->stop = STOP_ENOUGH;
+        return 0;
+    }
+    if (x->ans.encoding[0] && strcasecmp (x->ans.encoding, "identity") != 0) {
+        /* the bytes are a compressed form of the file (of the range,
+           even), not the file: no retry will change that */
+        x->stop = STOP_PROTOCOL;
+        snprintf (x->why, sizeof x->why, "the server compressed its answer "
+                  "(Content-Encoding: %s), so its bytes are not the slide's: serve "
+                  "slide files without compression", x->ans.encoding);
         return 0;
     }
     if (s == 206 && x->expect && qc_http_same_version (x->expect, x->ans.etag,
@@ -385,13 +396,18 @@ attempt (CURL *c, xfer_t *x, struct curl_slist **hdrs)
             snprintf (range, sizeof range, "%llu-", (unsigned long long) x->first);
         curl_easy_setopt (c, CURLOPT_RANGE, range);
     }
-    *hdrs = NULL;
-    if (x->cond[0]) {
-        *hdrs = curl_slist_append (NULL, x->cond);
-        if (!*hdrs)
-            return CURLE_OUT_OF_MEMORY;
-        curl_easy_setopt (c, CURLOPT_HTTPHEADER, *hdrs);
+    /* without Accept-Encoding a server may compress (RFC 9110 12.5.3) */
+    *hdrs = curl_slist_append (NULL, "Accept-Encoding: identity");
+    if (*hdrs && x->cond[0]) {
+        struct curl_slist *more = curl_slist_append (*hdrs, x->cond);
+        if (!more) {
+            curl_slist_free_all (*hdrs);
+            *hdrs = NULL;
+        }
     }
+    if (!*hdrs)
+        return CURLE_OUT_OF_MEMORY;
+    curl_easy_setopt (c, CURLOPT_HTTPHEADER, *hdrs);
     if (x->counts)
         x->counts->requests++;
     return curl_easy_perform (c);

@@ -28,6 +28,7 @@ typedef struct {
     char etag[256];
     char last_modified[64];
     long retry_after_ms;      /* Retry-After (delta-seconds), -1 none */
+    char encoding[32];        /* Content-Encoding, "" none */
 } answer_t;
 
 /* One call: what to ask, where the body goes, what came back. */
