@@ -18,6 +18,10 @@ files; this one serves the faults nginx will not make:
   /gzip/NAME            as /files/NAME, but each body gzip-compressed
                         (Content-Encoding: gzip), as a misconfigured
                         server or proxy sends even for a Range
+  /starrange/NAME       as /files/NAME, but a 206's Content-Range names
+                        no range, only the total ("bytes */SIZE")
+  /chunked/NAME         ignores Range: 200 with the whole file, chunked,
+                        with no Content-Length (a server that streams)
   /busy/NAME            the first request: 429 with Retry-After: 1 (a
                         rate limit); then as /files/NAME
   /novalid/NAME         NAME with Range but no ETag or Last-Modified (a
@@ -128,7 +132,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.plain(200, "This is a plain text page, not a slide.\n" * 20)
         path = self.file_path(rest)
         if kind not in ("stall", "truncate", "cut", "close", "norange", "files",
-                        "novalid", "busy", "gzip") or path is None:
+                        "novalid", "busy", "gzip", "starrange", "chunked") or path is None:
             return self.plain(404, "not found\n")
         with open(path, "rb") as f:
             data = f.read()
@@ -140,7 +144,8 @@ class Handler(BaseHTTPRequestHandler):
         if if_range and if_range not in (etag, modified):
             want = None
         m = re.fullmatch(r"bytes=(\d+)-(\d*)", want or "")
-        if kind in ("stall", "truncate", "norange") or (kind in ("cut", "close") and not m):
+        if kind in ("stall", "truncate", "norange", "chunked") or (kind in ("cut", "close")
+                                                                     and not m):
             m = None
         if m:
             first = int(m.group(1))
@@ -154,7 +159,10 @@ class Handler(BaseHTTPRequestHandler):
                 return
             body = data[first:last + 1]
             self.send_response(206)
-            self.send_header("Content-Range", "bytes %d-%d/%d" % (first, last, len(data)))
+            if kind == "starrange":
+                self.send_header("Content-Range", "bytes */%d" % len(data))
+            else:
+                self.send_header("Content-Range", "bytes %d-%d/%d" % (first, last, len(data)))
         else:
             body = data
             if kind == "close":
@@ -163,7 +171,9 @@ class Handler(BaseHTTPRequestHandler):
         if kind == "gzip":
             body = gzip.compress(body)
             self.send_header("Content-Encoding", "gzip")
-        if not (kind == "close" and not m):
+        if kind == "chunked":
+            self.send_header("Transfer-Encoding", "chunked")
+        elif not (kind == "close" and not m):
             self.send_header("Content-Length", str(len(body)))
         if kind != "novalid":
             self.send_header("ETag", etag)
@@ -180,6 +190,12 @@ class Handler(BaseHTTPRequestHandler):
                 while time.monotonic() < end:
                     time.sleep(0.1)
             self.close_connection = True
+            return
+        if kind == "chunked":
+            for at in range(0, len(body), 65536):
+                piece = body[at:at + 65536]
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            self.wfile.write(b"0\r\n\r\n")
             return
         self.wfile.write(body)
 

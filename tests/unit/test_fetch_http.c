@@ -538,6 +538,23 @@ test_faults (void)
     /* compressed bytes are not the slide's: said so, not retried */
     expect_error ("gzip/CMU-1-Small-Region.svs", QC_HTTP_ERR_PROTOCOL,
                   "compressed its answer (Content-Encoding: gzip)", 1, 1);
+    /* a 206 that names no range: said in words, not as "bytes from -1" */
+    expect_error ("starrange/CMU-1-Small-Region.svs", QC_HTTP_ERR_PROTOCOL,
+                  "206 answer to a range request names no range of bytes "
+                  "(Content-Range: bytes */1938955)", 1, 1);
+    /* a server that streams (no length, no ranges): what to serve from */
+    {
+        char url[600], shown[600], err[1024] = "";
+        qc_http_opts_t o;
+        fast_opts (&o);
+        qc_http_file_t f;
+        secret_url ("chunked/CMU-1-Small-Region.svs", url, sizeof url, shown, sizeof shown);
+        qc_http_status_t st = qc_http_probe (NULL, url, &o, NULL, NULL, &f, NULL, err,
+                                             sizeof err);
+        CHECK (st == QC_HTTP_ERR_PROTOCOL && strstr (err, "did not say how large")
+               && strstr (err, "serve slides from a server that sends their length"),
+               "a chunked 200 without a length: %s", err);
+    }
     /* what may pass later is marked for a rerun however many tries were
      * allowed, and what will not is not */
     {

@@ -169,7 +169,9 @@ qc_http_probe (qc_http_conn_t *conn, const char *url, const qc_http_opts_t *opts
     file_from_answer (&x.ans, file);
     if (file->size < 0) {
         qc_set_err (err, errlen, "GET %s: the server did not say how large the file is "
-                    "(no Content-Range or Content-Length)", shown);
+                    "(no Content-Range or Content-Length): serve slides from a server "
+                    "that sends their length (nginx, Apache, S3 and GCS do), not one "
+                    "that streams them", shown);
         return QC_HTTP_ERR_PROTOCOL;
     }
     return QC_HTTP_OK;

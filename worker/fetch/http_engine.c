@@ -180,6 +180,7 @@ on_header (char *line, size_t size, size_t nitems, void *arg)
         x->ans.content_length = end != v && c >= 0 ? c : -1;
     } else if (starts (line, n, "Content-Range:")) {
         header_value (line, n, 14, v, sizeof v);
+        snprintf (x->ans.range_text, sizeof x->ans.range_text, "%.60s", v);
         long long a, b, t;
         x->ans.has_range = 1;
         if (sscanf (v, "bytes %lld-%lld/%lld", &a, &b, &t) == 3) {
@@ -264,6 +265,15 @@ body_wanted (xfer_t *x)
         x->fd_base = 0;
     }
     if (x->ranged && s == 206) {
+        if (x->ans.range_first < 0) {
+            /* a total alone (what a 416 carries) or none at all */
+            x->stop = STOP_PROTOCOL;
+            snprintf (x->why, sizeof x->why, "the server's 206 answer to a range request "
+                      "names no range of bytes (Content-Range: %s): a server or proxy "
+                      "that does not do ranges right", x->ans.range_text[0]
+                      ? x->ans.range_text : "none");
+            return 0;
+        }
         if (x->ans.range_first != (int64_t) x->first) {
             x->stop = STOP_PROTOCOL;
             snprintf (x->why, sizeof x->why,

@@ -29,6 +29,7 @@ typedef struct {
     char last_modified[64];
     long retry_after_ms;      /* Retry-After (delta-seconds), -1 none */
     char encoding[32];        /* Content-Encoding, "" none */
+    char range_text[64];      /* Content-Range as sent, "" none */
 } answer_t;
 
 /* One call: what to ask, where the body goes, what came back. */

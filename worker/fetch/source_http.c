@@ -324,8 +324,10 @@ qc_source_http_open (const char *url, const qc_source_opts_t *opts,
     }
     if (self->file.size < 0) {
         *status = QC_HTTP_ERR_PROTOCOL;
-        qc_set_err (err, errlen, "GET %s: the server did not say how large the file is",
-                    shown);
+        qc_set_err (err, errlen, "GET %s: the server did not say how large the file is "
+                    "(no Content-Length, and no answer to a Range request): serve slides "
+                    "from a server that sends their length (nginx, Apache, S3 and GCS "
+                    "do), not one that streams them", shown);
         http_close (&self->base);
         return NULL;
     }
