@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -374,6 +375,33 @@ open_files (qc_output_t *o, char *err, size_t errlen)
     return 0;
 }
 
+/* .qc-job is the folder's journal (what a run left half written is cut
+ * back from it, its job fetched with its key), mode 0600: another user's
+ * cannot be read, so that user's torn row would stay and this run could
+ * not journal its own. Said before anything in the folder changes, not
+ * after the job ran (a group's shared folder goes on as its first user). */
+static int
+check_job_file (qc_output_t *o, char *err, size_t errlen)
+{
+    char *p = path_in (o, JOBFILE);
+    if (!p)
+        return -1;
+    int rc = 0;
+    if (access (p, R_OK | W_OK) != 0 && errno != ENOENT) {
+        int e = errno;
+        struct stat st;
+        struct passwd *pw = stat (p, &st) == 0 && st.st_uid != geteuid ()
+                                ? getpwuid (st.st_uid) : NULL;
+        snprintf (err, errlen, "cannot use %s: %s (the folder's journal, private to "
+                  "the user who ran qc-submit into it%s%s: write into a folder of your "
+                  "own with -o, or let that user go on with this one)", p, strerror (e),
+                  pw ? ", " : "", pw ? pw->pw_name : "");
+        rc = -1;
+    }
+    free (p);
+    return rc;
+}
+
 /* mkdir -p; *top gets the first folder it made (malloc'd), NULL when
  * every one was there. On failure the folders it made go again (errno
  * kept for the message). */
@@ -468,7 +496,7 @@ qc_output_open (const qc_output_config_t *cfg, bool attach, char *err,
     o->command_line = cfg->command_line ? strdup (cfg->command_line) : NULL;
     o->lock_fd = -1;
     int locked = lock_folder (o, err, errlen);
-    if (locked == 0)
+    if (locked == 0 && (locked = check_job_file (o, err, errlen)) == 0)
         output_repair_torn (o);   /* before the records: a torn row is no record */
     if (locked
         || qc_records_read (&o->records, o->outdir, o->names, err, errlen)

@@ -1,0 +1,44 @@
+#!/bin/bash
+# An output folder that two users share (a group's folder, umask 002):
+# its journal .qc-job is private to the user who ran qc-submit into it
+# (mode 0600: it holds the job's key). Another user's run into it is
+# refused before anything in the folder changes (exit 2, saying whose
+# folder it is), not after its slides ran (exit 5, with .qc-slides and
+# error.log already rewritten). Needs root, to run as a second user.
+. "$(dirname "$0")/lib.sh"
+
+[ "$(id -u)" -eq 0 ] || skip "needs root, to run qc-submit as a second user"
+AS_OTHER=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+"${AS_OTHER[@]}" true 2>/dev/null || skip "setpriv cannot switch to uid 65534 here"
+chmod 755 "$T"
+"${AS_OTHER[@]}" test -x "$BIN/qc-submit" || skip "$BIN/qc-submit cannot be run by uid 65534"
+R=$SHARED/slides/real
+"${AS_OTHER[@]}" test -r "$R/CMU-1-Small-Region.svs" || skip "the test slides cannot be read by uid 65534"
+
+# the first user: a folder everyone may write into, as a group's is
+(umask 000; "$BIN/qc-submit" --workers 1 -o "$T/out" "$R/CMU-1-Small-Region.svs") \
+    >"$T/run1.log" 2>&1 || fail "first run: $(cat "$T/run1.log")"
+[ "$(stat -c %a "$T/out/.qc-job")" = 600 ] || fail ".qc-job is not mode 0600"
+mkdir "$T/before"
+cp -a "$T/out/.qc-slides" "$T/out/.qc-config" "$T/out/.qc-job" "$T/out/results.tsv" \
+    "$T/out/error.log" "$T/before/"
+pass "first user's run: .qc-job mode 0600 in a folder all may write"
+
+# the second user, into the same folder, with a slide more
+"${AS_OTHER[@]}" "$BIN/qc-submit" --workers 1 -o "$T/out" "$R/CMU-1-Small-Region.svs" \
+    "$R/CMU-1-Small-Region-pyramid.svs" >"$T/run2.log" 2>&1
+rc=$?
+[ $rc -eq 2 ] || fail "second user: exit $rc, expected 2: $(cat "$T/run2.log")"
+grep -q "cannot use $T/out/.qc-job: Permission denied (the folder's journal, private to the user who ran qc-submit into it, root" "$T/run2.log" \
+    || fail "the refusal does not say why or whose: $(cat "$T/run2.log")"
+grep -q "^ok " "$T/run2.log" && fail "slides ran before the refusal: $(cat "$T/run2.log")"
+for f in .qc-slides .qc-config .qc-job results.tsv error.log; do
+    cmp -s "$T/before/$f" "$T/out/$f" || fail "$f changed by the refused run"
+done
+pass "second user refused before the job (exit 2, whose folder said), the folder unchanged"
+
+# the first user goes on with it as before
+"$BIN/qc-submit" --workers 1 -o "$T/out" "$R/CMU-1-Small-Region.svs" \
+    "$R/CMU-1-Small-Region-pyramid.svs" >"$T/run3.log" 2>&1 || fail "first user again: $(cat "$T/run3.log")"
+[ "$(grep -vc '^#' "$T/out/results.tsv")" -eq 2 ] || fail "first user again: not 2 rows"
+pass "the first user goes on with the folder"
