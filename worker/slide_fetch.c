@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,7 @@ qc_slide_fetch_default_dir (char *out, size_t outlen)
     const char *systemd = getenv ("CACHE_DIRECTORY");
     const char *xdg = getenv ("XDG_CACHE_HOME");
     const char *home = getenv ("HOME");
+    const struct passwd *pw;
     if (systemd && *systemd) {
         /* systemd may list several folders, ':'-separated: the first */
         snprintf (out, outlen, "%.*s", (int) strcspn (systemd, ":"), systemd);
@@ -135,6 +137,10 @@ qc_slide_fetch_default_dir (char *out, size_t outlen)
         snprintf (out, outlen, "%s/qc-worker", xdg);
     else if (home && *home)
         snprintf (out, outlen, "%s/.cache/qc-worker", home);
+    else if ((pw = getpwuid (getuid ())) && pw->pw_dir && pw->pw_dir[0] == '/'
+             && strcmp (pw->pw_dir, "/") != 0 && access (pw->pw_dir, W_OK) == 0)
+        /* HOME unset (a cron job, env -i): the account's home */
+        snprintf (out, outlen, "%s/.cache/qc-worker", pw->pw_dir);
     else
         snprintf (out, outlen, "/tmp/qc-worker-cache-%d", (int) getuid ());
 }

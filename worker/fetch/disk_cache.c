@@ -35,13 +35,21 @@ qc_disk_cache_open (const char *dir, uint64_t max_bytes, const qc_http_opts_t *h
         qc_set_err (err, errlen, "%s: the cache folder's path is too long", dir);
         return NULL;
     }
-    if (mkdir (dir, 0755) != 0 && errno != EEXIST) {
+    /* slides are patient data: the cache is this user's alone */
+    if (mkdir (dir, 0700) != 0 && errno != EEXIST) {
         qc_set_err (err, errlen, "%s: cannot create the cache folder: %s", dir, strerror (errno));
         return NULL;
     }
     struct stat st;
     if (stat (dir, &st) != 0 || !S_ISDIR (st.st_mode) || access (dir, W_OK | X_OK) != 0) {
         qc_set_err (err, errlen, "%s: not a folder this process can write into", dir);
+        return NULL;
+    }
+    /* one another user made (a /tmp name taken first): that user could
+       read every slide cached there, and put other bytes in its place */
+    if (st.st_uid != geteuid ()) {
+        qc_set_err (err, errlen, "%s: the cache folder belongs to another user (uid %u): "
+                    "give --cache DIR, a folder of this user's", dir, (unsigned) st.st_uid);
         return NULL;
     }
     qc_disk_cache_t *self = calloc (1, sizeof *self);
