@@ -52,6 +52,13 @@ qc_disk_cache_open (const char *dir, uint64_t max_bytes, const qc_http_opts_t *h
                     "give --cache DIR, a folder of this user's", dir, (unsigned) st.st_uid);
         return NULL;
     }
+    /* this user's, but open to others (made by an older build, or given
+       so): said, not changed, since --cache may name a folder that is
+       more than the cache's */
+    if (st.st_mode & 077)
+        qc_log (QC_LOG_WARNING, "cache", "%s: other users may read the cached slides "
+                "(mode %03o): slides are patient data; chmod 700 %s", dir,
+                (unsigned) (st.st_mode & 0777), dir);
     qc_disk_cache_t *self = calloc (1, sizeof *self);
     if (!self || !(self->dir = strdup (dir))) {
         free (self);
