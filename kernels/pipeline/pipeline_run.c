@@ -14,6 +14,7 @@
 #include "kernels/png/png_queue.h"
 #include "kernels/run/run.h"
 #include "kernels/slide/slide.h"
+#include "kernels/slide/slide_why.h"
 #include "shared/clock.h"
 #include "shared/err.h"
 #include "shared/log.h"
@@ -138,8 +139,13 @@ prepare (const qc_pipeline_t *self, const qc_pipeline_input_t *in,
     }
     if (!job->slide
         || qc_slide_check_readable (job->slide, why, sizeof why) != 0) {
-        qc_log (QC_LOG_ERROR, BASE_SECTION, "%s: %s", name, why);
-        qc_result_fail (out, "%s: %s", name, why);
+        /* opened, then gone (a share unmounted): not the slide's fault */
+        char gone[512] = "";
+        if (job->slide && !strstr (why, QC_RESULT_RETRY_MARK)
+            && qc_slide_file_gone (qc_slide_path (job->slide), gone + 2, sizeof gone - 2))
+            memcpy (gone, "; ", 2);
+        qc_log (QC_LOG_ERROR, BASE_SECTION, "%s: %s%s", name, why, gone);
+        qc_result_fail (out, "%s: %s%s", name, why, gone);
         qc_slide_close (&job->slide);
         return job;
     }

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/slide/slide.h"
+#include "kernels/slide/slide_why.h"
 #include "shared/err.h"
 #include "shared/log.h"
 #include "shared/result.h"
@@ -33,9 +35,15 @@ qc_run_fail (qc_run_t *run, const char *fmt, ...)
        noted one by one): this machine's trouble, which a rerun, maybe
        with fewer slots, gets past */
     bool oom = qc_oom_count () != run->oom_at_start || strstr (msg, "out of memory");
-    qc_result_fail (run->out, "%s: %s: %s%s", run->filename ? run->filename : "?",
+    /* or the file went away while it was read (its share unmounted, a
+       USB disk pulled): whatever the reader said, not the slide's fault */
+    char gone[512] = "";
+    if (!oom && !strstr (msg, QC_RESULT_RETRY_MARK)
+        && qc_slide_file_gone (qc_slide_path (run->slide), gone + 2, sizeof gone - 2))
+        memcpy (gone, "; ", 2);
+    qc_result_fail (run->out, "%s: %s: %s%s%s", run->filename ? run->filename : "?",
                     step_name (run), msg, oom ? " (" QC_RESULT_MEMORY_SHORT ", not the "
-                    "slide's fault" QC_RESULT_RETRY_MARK : "");
+                    "slide's fault" QC_RESULT_RETRY_MARK : "", gone);
     return -1;
 }
 

@@ -32,6 +32,12 @@ static const struct {
     {ENOMEM, QC_RESULT_MEMORY_SHORT ", not the slide's fault"},
     {EAGAIN, MACHINE_OR_SHARE}, {EIO, MACHINE_OR_SHARE}, {ESTALE, MACHINE_OR_SHARE},
     {ENOTCONN, MACHINE_OR_SHARE}, {ETIMEDOUT, MACHINE_OR_SHARE}, {EHOSTDOWN, MACHINE_OR_SHARE},
+    /* the cohort was listed with the file there (qc-submit checks each
+       slide; a worker's mount may lack it): an unmounted share, a USB
+       disk pulled, a folder moved while the cohort ran. Not the slide's
+       fault, and another worker, or a rerun once it is back, reads it */
+    {ENOENT, "the file is not there now: moved since the cohort was listed, or its "
+             "filesystem not mounted on this machine"},
 };
 
 int
@@ -77,6 +83,22 @@ qc_slide_fail_openslide (const char *what, const char *oe, char *err, size_t err
                         "fault%s", what ? what : "OpenSlide", oe ? oe : "?",
                         QC_RESULT_RETRY_MARK);
     return qc_fail (err, errlen, "%s: %s", what ? what : "OpenSlide", oe ? oe : "?");
+}
+
+bool
+qc_slide_file_gone (const char *path, char *why, size_t whylen)
+{
+    struct stat st;
+    if (!path || stat (path, &st) == 0)
+        return false;
+    int e = errno;
+    for (size_t i = 0; i < sizeof s_passing / sizeof s_passing[0]; i++)
+        if (e == s_passing[i].e) {
+            qc_fail (why, whylen, "the file cannot be reached now: %s (%s%s", strerror (e),
+                     s_passing[i].whose, QC_RESULT_RETRY_MARK);
+            return true;
+        }
+    return false;
 }
 
 /* openslide_open also returns NULL for a file that is missing or is a

@@ -19,6 +19,12 @@ int qc_slide_fail_open (int e, char *err, size_t errlen);
 #define QC_SLIDE_FDS 8
 /* Whether this process has (nearly) no file descriptor free now. */
 bool qc_slide_out_of_descriptors (void);
+/* Whether path, opened once, cannot be reached now for a reason of its
+ * machine or share (missing, a share gone: the table of slide_why.c),
+ * said in why ("the file cannot be reached now: No such file or
+ * directory (the file is not there now: ...; a rerun tries again)"): a read that failed on such a file
+ * is not the slide's fault. false for NULL (a slide read by URL). */
+bool qc_slide_file_gone (const char *path, char *why, size_t whylen);
 /* 0 when path is a non-empty regular file that opens, else -1 and why. */
 int qc_slide_check_file (const char *path, char *err, size_t errlen);
 /* Why OpenSlide did not recognise path (the file may say more: a TIFF

@@ -18,8 +18,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kernels/pipeline/pipeline.h"
 #include "kernels/slide/slide.h"
+#include "kernels/slide/slide_why.h"
 #include "kernels/slide/work_size.h"
+#include "shared/result.h"
 #include "tests/unit/check.h"
 #include "tests/unit/tiff_fixtures.h"
 
@@ -120,6 +123,52 @@ open_caught (const char *path, char *err, size_t errlen, char *printed, size_t p
         unlink (tmp);
     }
     return s;
+}
+
+/* A slide whose file went away while it ran (its share unmounted, a
+ * USB disk pulled: the kernel says ENOENT) failed for good: a rerun
+ * said "nothing to run". Now its failure, whatever the reader said, is
+ * marked for a rerun; and one that cannot be opened at all, the same. */
+static void
+test_file_gone (const char *dir)
+{
+    char path[512], cmd[1200], err[1024] = "";
+    snprintf (path, sizeof path, "%s/gone.svs", dir);
+    snprintf (cmd, sizeof cmd, "cp '%s/slides/real/CMU-1-Small-Region.svs' '%s'",
+              check_shared_dir (), path);
+    CHECK (system (cmd) == 0, "%s", cmd);
+    qc_slide_t *s = qc_slide_open (path, err, sizeof err);
+    CHECK (s != NULL, "the copy opens: %s", err);
+    unlink (path);
+    qc_pipeline_t *p = qc_pipeline_new (qc_pipeline_default_config (), err, sizeof err);
+    qc_result_t *r = qc_result_new ();
+    qc_pipeline_input_t in = {.slide = s};
+    CHECK (p && r && qc_pipeline_run_input (p, &in, r, NULL) == -1 && r->error
+           && strstr (r->error, "the file cannot be reached now: No such file or directory "
+                                "(the file is not there now: moved since the cohort was "
+                                "listed, or its filesystem not mounted on this machine; a "
+                                "rerun tries again)"),
+           "read after it went: %s", r && r->error ? r->error : "(passed)");
+    CHECK (qc_slide_check_file (path, err, sizeof err) == -1
+           && strstr (err, "cannot open file: No such file or directory (the file is not "
+                           "there now") && strstr (err, QC_RESULT_RETRY_MARK),
+           "opened after it went: %s", err);
+    /* gone after its image was read: a later step's read fails */
+    CHECK (system (cmd) == 0, "%s", cmd);
+    qc_result_destroy (&r);
+    r = qc_result_new ();
+    in.slide = qc_slide_open (path, err, sizeof err);
+    qc_pipeline_job_t *job = in.slide ? qc_pipeline_prepare_input (p, &in, r) : NULL;
+    unlink (path);
+    CHECK (job && qc_pipeline_finish (&job, NULL) == -1 && r->error
+           && strstr (r->error, "; the file cannot be reached now: No such file or directory")
+           && strstr (r->error, QC_RESULT_RETRY_MARK),
+           "a step's read after it went: %s", r->error ? r->error : "(passed)");
+    qc_pipeline_job_destroy (&job);
+    char why[256];
+    CHECK (!qc_slide_file_gone (NULL, why, sizeof why), "a slide by URL has no file to miss");
+    qc_result_destroy (&r);
+    qc_pipeline_destroy (&p);
 }
 
 int
@@ -292,6 +341,7 @@ main (void)
     qc_slide_close (&s);
     unlink (path);
 
+    test_file_gone (dir);
     rmdir (dir);
     return check_done ("test_slide_why");
 }
