@@ -527,8 +527,13 @@ jobs_on_cancel (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         jobs_send_error (b, from, m->job, text);
         return;
     }
-    qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 " cancelled%s%s%s", job->id,
-            p->cert ? " by certificate " : "", p->cert ? p->cert->name : "",
+    /* who cancelled, as far as the broker knows: its own client, or
+       another connection (qc-submit --cancel; without certificates any
+       that reaches the broker may) */
+    qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 " cancelled by %s%s%s%s", job->id,
+            job->client && zframe_eq (job->client, from) ? "its own client"
+                                                         : "another connection than its client",
+            p->cert ? ", certificate " : ", no certificate", p->cert ? p->cert->name : "",
             p->cert && p->cert->role == QC_ROLE_ADMIN ? " (admin)" : "");
     if (job->pending_total) {
         /* batches read before it, journalled and not yet applied, go

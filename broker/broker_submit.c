@@ -109,10 +109,12 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
                                     "(see its log)");
             return;
         }
+        /* the name is the client's word (its user and host), checked
+           only where a certificate says who sent it */
         qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 " submitted%s%s%s%s%s", job->id,
                 job->name ? " by " : "", job->name ? job->name : "",
-                p->cert ? " (certificate " : "", p->cert ? p->cert->name : "",
-                p->cert ? ")" : "");
+                p->cert ? " (certificate " : job->name ? " (as the client says: no "
+                "certificate)" : "", p->cert ? p->cert->name : "", p->cert ? ")" : "");
     } else if (!(job = jobs_lookup (b, m->job))) {
         jobs_no_such_job (b, m->job, text, sizeof text);
         jobs_send_error (b, from, m->job, text);

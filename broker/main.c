@@ -283,8 +283,16 @@ main (int argc, char **argv)
     qc_log (QC_LOG_INFO, "broker", "can hold %zu peers (workers and clients; %s)",
             qc_broker_max_peers (b), cfg.max_peers ? "--max-peers" : "the open-file limit "
             "allows it");
-    for (size_t i = 0; qc_broker_endpoint (b, i); i++)
-        qc_log (QC_LOG_INFO, "broker", "listening on %s", qc_broker_endpoint (b, i));
+    for (size_t i = 0; qc_broker_endpoint (b, i); i++) {
+        const char *ep = qc_broker_endpoint (b, i);
+        /* loopback is no boundary between a machine's users (README,
+           Securing a cluster): said where keys are off */
+        bool keyless_tcp = !cfg.cert_path && strncmp (ep, "tcp://", 6) == 0;
+        qc_log (QC_LOG_INFO, "broker", "listening on %s%s", ep, keyless_tcp
+                ? " without keys: every user of this machine may submit, list and "
+                  "cancel jobs (on a shared machine, --bind ipc://DIR/broker in a "
+                  "folder of the lab's, or keys: README, Securing a cluster)" : "");
+    }
     if (only_here)
         qc_log (QC_LOG_INFO, "broker", "no --bind: workers and clients of this machine "
                 "only; for other machines give --cert FILE --allow DIR (or --insecure) "

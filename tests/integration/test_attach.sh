@@ -98,7 +98,10 @@ for i in $(seq 1 200); do kill -0 $submit 2>/dev/null || break; sleep 0.1; done
 kill -0 $submit 2>/dev/null && fail "cancelled job did not end"
 grep -q "cancelled" "$T/out2/error.log" || fail "cancelled slides not reported"
 check_exactly_once "$T/out2" "$T/cohort/list"
-pass "cancel: queued slides reported failed as cancelled, each once"
+# the broker's log says the cancel came from elsewhere than the job's client
+grep -q "job $job2 cancelled by another connection than its client, no certificate" \
+    "$T/broker.log" || fail "who cancelled is not said: $(grep cancelled "$T/broker.log")"
+pass "cancel: queued slides reported failed as cancelled, each once; whence, said"
 
 # a finished job has nothing to cancel: said, and it is not marked cancelled
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port --cancel "$job" >"$T/cancel-done.log" 2>&1

@@ -97,6 +97,18 @@ fi
 start_broker $port --cert "$K/broker.cert_secret" --allow "$K/allowed" --heartbeat-ms 500
 LOG=$T/broker.log
 SK=$K/broker.cert
+# loopback is no boundary between a machine's users: a keyless TCP
+# broker says so at start, with what to do; one with keys does not
+grep -q "listening on tcp://127.0.0.1:$port\$" "$LOG" || fail "the keyed broker: $(grep listening "$LOG")"
+pk=$(free_port)
+"$BIN/qc-broker" --bind "tcp://127.0.0.1:$pk" --state none >"$T/keyless.log" 2>&1 &
+keyless=$!
+PIDS+=($keyless)
+wait_for "the keyless broker" 10 "grep -q 'listening on' '$T/keyless.log'"
+grep -q "listening on tcp://127.0.0.1:$pk without keys: every user of this machine may submit, list and cancel jobs (on a shared machine, --bind ipc://DIR/broker" \
+    "$T/keyless.log" || fail "the keyless broker: $(grep listening "$T/keyless.log")"
+kill -TERM $keyless; wait $keyless
+pass "a broker on loopback without keys says every user of the machine may use it, and what to do"
 as() { local who=$1; shift; "$STRANGER" --connect "$EP" --cert "$K/$who.cert_secret" --server-key "$SK" "$@"; }
 admin_status() { "$BIN/qc-status" --broker "$EP" --cert "$K/admin.cert_secret" --server-key "$SK" --timeout 3; }
 # refused REGEX WHAT / refused_key TEXT WHAT: the broker logged, within
