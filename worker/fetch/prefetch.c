@@ -205,7 +205,18 @@ qc_prefetch_new (qc_disk_cache_t *cache, int depth, char *err, size_t errlen)
     self->depth = depth;
     atomic_init (&self->cancel, 0);
     pthread_mutex_init (&self->lock, NULL);
-    pthread_cond_init (&self->changed, NULL);
+    /* its timed waits count on the monotonic clock: a clock set back
+       (NTP, an operator) would stretch a 30-minute wait by as much */
+    pthread_condattr_t monotonic;
+    if (pthread_condattr_init (&monotonic) != 0
+        || pthread_condattr_setclock (&monotonic, CLOCK_MONOTONIC) != 0
+        || pthread_cond_init (&self->changed, &monotonic) != 0) {
+        pthread_mutex_destroy (&self->lock);
+        free (self);
+        qc_set_err (err, errlen, "prefetch: cannot make its condition variable");
+        return NULL;
+    }
+    pthread_condattr_destroy (&monotonic);
     int e = pthread_create (&self->thread, NULL, run, self);
     if (e != 0) {
         pthread_mutex_destroy (&self->lock);
@@ -329,7 +340,7 @@ wait_done (qc_prefetch_t *self, const char *url, job_kind_t kind, int timeout_ms
            int *unknown, char *err, size_t errlen)
 {
     struct timespec until;
-    clock_gettime (CLOCK_REALTIME, &until);
+    clock_gettime (CLOCK_MONOTONIC, &until);   /* the condition's clock */
     until.tv_sec += timeout_ms / 1000;
     until.tv_nsec += (long) (timeout_ms % 1000) * 1000000L;
     if (until.tv_nsec >= 1000000000L) {
