@@ -639,12 +639,46 @@ qc_output_unreadable (qc_output_t *o, const char *path, const char *why)
 
 /* ------------------------------------------------------------ the start */
 
-/* Writes a small file whole: through NAME.tmp, then renamed. */
+/* Whether the file at path holds exactly the len bytes of text. */
+static bool
+holds_already (const char *path, const char *text, size_t len)
+{
+    struct stat st;
+    if (!path || !text || stat (path, &st) != 0 || (size_t) st.st_size != len)
+        return false;
+    FILE *f = fopen (path, "rb");
+    if (!f)
+        return false;
+    bool same = true;
+    char buf[8192];
+    for (size_t at = 0; same && at < len;) {
+        size_t n = fread (buf, 1, sizeof buf, f);
+        same = n > 0 && at + n <= len && memcmp (buf, text + at, n) == 0;
+        at += n;
+    }
+    fclose (f);
+    return same;
+}
+
+/* Writes a small file whole: through NAME.tmp, then renamed; not at all
+ * when it holds those bytes already (a rerun with nothing to run, into
+ * a folder archived read-only, changes nothing and so needs no write). */
 static int
 write_atomically (qc_output_t *o, const char *name, int (*fill) (qc_output_t *, FILE *, uint64_t),
                   uint64_t job)
 {
-    char *final = path_in (o, name), *tmp = NULL;
+    char *final = path_in (o, name), *tmp = NULL, *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream (&text, &len);
+    int filled = mem ? fill (o, mem, job) : -1;
+    if (mem && fclose (mem))
+        filled = -1;
+    if (filled == 0 && holds_already (final, text, len)) {
+        free (text);
+        free (final);
+        return 0;
+    }
+    free (text);
     FILE *f = final && asprintf (&tmp, "%s.tmp", final) >= 0 ? fopen (tmp, "w") : NULL;
     int rc = f ? fill (o, f, job) : -1;
     if (f && fflush (f))

@@ -42,3 +42,21 @@ pass "second user refused before the job (exit 2, whose folder said), the folder
     "$R/CMU-1-Small-Region-pyramid.svs" >"$T/run3.log" 2>&1 || fail "first user again: $(cat "$T/run3.log")"
 [ "$(grep -vc '^#' "$T/out/results.tsv")" -eq 2 ] || fail "first user again: not 2 rows"
 pass "the first user goes on with the folder"
+
+# a folder archived read-only (mode 555, its owner's) with nothing left
+# to run: said so, exit 0, its files as they were but for qc.log's line
+# (its .qc-config was rewritten with the same bytes, and the run failed
+# with exit 5)
+mkdir "$T/arch" && chown 65534:65534 "$T/arch"
+"${AS_OTHER[@]}" "$BIN/qc-submit" --workers 1 -o "$T/arch/out" "$R/CMU-1-Small-Region.svs" \
+    >"$T/arch1.log" 2>&1 || fail "the archive's first run: $(cat "$T/arch1.log")"
+chmod 555 "$T/arch/out"
+before=$(stat -c '%n %s %y' "$T/arch/out"/.qc-config "$T/arch/out"/.qc-job "$T/arch/out"/.qc-slides "$T/arch/out"/results.tsv "$T/arch/out"/error.log)
+"${AS_OTHER[@]}" "$BIN/qc-submit" --workers 1 -o "$T/arch/out" "$R/CMU-1-Small-Region.svs" \
+    >"$T/arch2.log" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -q "nothing to run: every slide of the cohort is accounted for" "$T/arch2.log" \
+    || fail "a read-only archive with nothing to run: exit $rc: $(cat "$T/arch2.log")"
+[ "$(stat -c '%n %s %y' "$T/arch/out"/.qc-config "$T/arch/out"/.qc-job "$T/arch/out"/.qc-slides "$T/arch/out"/results.tsv "$T/arch/out"/error.log)" = "$before" ] \
+    || fail "the read-only archive's files changed"
+pass "a folder archived read-only with nothing to run: exit 0, the folder unchanged"
