@@ -142,7 +142,16 @@ lock_folder (qc_output_t *o, char *err, size_t errlen)
     char *p = path_in (o, LOCKFILE);
     o->lock_fd = p ? open (p, O_RDWR | O_CREAT | O_CLOEXEC, 0666) : -1;
     if (o->lock_fd < 0) {
-        snprintf (err, errlen, "cannot create %s: %s", p ? p : LOCKFILE, strerror (errno));
+        int e = errno;
+        /* whose the folder is, or that it cannot be written at all */
+        struct stat st;
+        struct passwd *pw = (e == EACCES || e == EPERM)
+                            && (stat (p, &st) == 0 || stat (o->outdir, &st) == 0)
+                            && st.st_uid != geteuid () ? getpwuid (st.st_uid) : NULL;
+        snprintf (err, errlen, "cannot create %s: %s%s%s%s", p ? p : LOCKFILE, strerror (e),
+                  pw ? " (the folder is " : e == EROFS ? " (give -o a folder on a "
+                  "filesystem this machine may write)" : "", pw ? pw->pw_name : "",
+                  pw ? "'s: write into a folder of your own with -o)" : "");
         free (p);
         return -1;
     }

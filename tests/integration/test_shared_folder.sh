@@ -60,3 +60,15 @@ rc=$?
 [ "$(stat -c '%n %s %y' "$T/arch/out"/.qc-config "$T/arch/out"/.qc-job "$T/arch/out"/.qc-slides "$T/arch/out"/results.tsv "$T/arch/out"/error.log)" = "$before" ] \
     || fail "the read-only archive's files changed"
 pass "a folder archived read-only with nothing to run: exit 0, the folder unchanged"
+
+# another user's folder that others may not write: whose it is, said
+mkdir -m 755 "$T/mine"
+"$BIN/qc-submit" --workers 1 -o "$T/mine/out" "$R/CMU-1-Small-Region.svs" >"$T/mine1.log" 2>&1 \
+    || fail "root's own run: $(cat "$T/mine1.log")"
+chmod 755 "$T/mine/out"
+"${AS_OTHER[@]}" "$BIN/qc-submit" --workers 1 -o "$T/mine/out" "$R/CMU-1-Small-Region.svs" \
+    >"$T/mine2.log" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q "cannot create $T/mine/out/.qc-lock: Permission denied (the folder is root's: write into a folder of your own with -o)" \
+    "$T/mine2.log" || fail "another user's folder: exit $rc: $(cat "$T/mine2.log")"
+pass "another user's folder: exit 2, whose it is and what to do"
