@@ -51,6 +51,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/file.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -613,8 +614,15 @@ state_open (qc_broker_t *b, char *err, size_t errlen)
         goto out;
     }
     if (make_dirs (s->dir) || make_dirs (results)) {
-        snprintf (err, errlen, "cannot create the state folder %s: %s (give "
-                  "--state DIR, or --state none to keep no state)", s->dir, strerror (errno));
+        int e = errno;
+        /* there already, but another user's: whose, rather than "create" */
+        struct stat st;
+        struct passwd *pw = stat (s->dir, &st) == 0 && st.st_uid != geteuid ()
+                            ? getpwuid (st.st_uid) : NULL;
+        snprintf (err, errlen, "cannot %s the state folder %s: %s (%s%s%sgive "
+                  "--state DIR, or --state none to keep no state)", pw ? "use" : "create",
+                  s->dir, strerror (e), pw ? "it is " : "", pw ? pw->pw_name : "",
+                  pw ? "'s: run the broker as that user, or " : "");
         goto out;
     }
     s->lock_fd = open (lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);

@@ -72,3 +72,12 @@ rc=$?
 [ $rc -eq 2 ] && grep -q "cannot create $T/mine/out/.qc-lock: Permission denied (the folder is root's: write into a folder of your own with -o)" \
     "$T/mine2.log" || fail "another user's folder: exit $rc: $(cat "$T/mine2.log")"
 pass "another user's folder: exit 2, whose it is and what to do"
+
+# a broker's state folder of another user's: whose it is, said
+mkdir -m 755 "$T/state"
+"${AS_OTHER[@]}" timeout 10 "$BIN/qc-broker" --state "$T/state" --bind tcp://127.0.0.1:1 \
+    >"$T/state.log" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q "cannot use the state folder $T/state: Permission denied (it is root's: run the broker as that user, or give --state DIR" \
+    "$T/state.log" || fail "another user's state folder: exit $rc: $(cat "$T/state.log")"
+pass "another user's state folder: exit 2, whose it is"
