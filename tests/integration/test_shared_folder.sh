@@ -75,7 +75,7 @@ pass "another user's folder: exit 2, whose it is and what to do"
 
 # a broker's state folder of another user's: whose it is, said
 mkdir -m 755 "$T/state"
-"${AS_OTHER[@]}" timeout 10 "$BIN/qc-broker" --state "$T/state" --bind tcp://127.0.0.1:1 \
+"${AS_OTHER[@]}" timeout 10 "$BIN/qc-broker" --state "$T/state" --bind tcp://127.0.0.1:$(free_port) \
     >"$T/state.log" 2>&1
 rc=$?
 [ $rc -eq 2 ] && grep -q "cannot use the state folder $T/state: Permission denied (it is root's: run the broker as that user, or give --state DIR" \
