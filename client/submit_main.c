@@ -620,6 +620,17 @@ main (int argc, char **argv)
      * not readable here, count as failed */
     if (rc == QC_EXIT_OK && (plan.failed_before || plan.nunread))
         rc = QC_EXIT_FAILED;
+    /* the job's line counts what it ran: what the exit code also
+       counts is said beside it */
+    if (rc != QC_EXIT_USAGE && !o.quiet && (plan.failed_before || plan.nunread)) {
+        fprintf (stderr, "also counted (exit 1): ");
+        if (plan.failed_before)
+            fprintf (stderr, "%zu failed before%s", plan.failed_before,
+                     plan.nunread ? ", " : "");
+        if (plan.nunread)
+            fprintf (stderr, "%zu not readable here", plan.nunread);
+        fprintf (stderr, " (%s/error.log)\n", o.outdir);
+    }
 out:
     if (o.outdir && !o.attach && rc != QC_EXIT_USAGE)
         submit_make_symlink (&o);

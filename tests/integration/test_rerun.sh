@@ -31,6 +31,8 @@ ui_table_ok() {   # ui_table_ok OUTDIR NROWS
 [ $? -eq 1 ] || fail "first run: exit 1 expected (one bad, one missing): $(cat "$T/run1.log")"
 grep -q "1 slide cannot be read here and is not sent" "$T/run1.log" || fail "missing slide not listed before the job"
 grep -q "later.svs: No such file or directory" "$T/run1.log" || fail "missing slide not named"
+grep -q "^also counted (exit 1): 1 not readable here ($T/out/error.log)" "$T/run1.log" \
+    || fail "the summary does not count the missing slide: $(tail -2 "$T/run1.log")"
 ui_table_ok "$T/out" 2
 [ "$(wc -l <"$T/out/error.log")" -eq 2 ] || fail "error.log: $(cat "$T/out/error.log")"
 grep -q "^$T/c/later.svs	not read by qc-submit: No such file" "$T/out/error.log" \
