@@ -113,7 +113,10 @@ qc_waiting_on_status (qc_waiting_t *w, const qc_msg_t *m, uint64_t job, qc_progr
         else
             snprintf (line, sizeof line, "waiting %ld s: %zu workers connected to %s",
                       secs, n, w->endpoint);
-        qc_progress_print (p, line);
+        /* how it stands is progress (-q: none); a missing worker, below,
+           is a warning, said whatever */
+        if (!p->quiet)
+            qc_progress_print (p, line);
         w->next += w->again;
         w->again *= 2;
         return false;

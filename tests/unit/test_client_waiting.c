@@ -57,6 +57,14 @@ main (void)
     qc_waiting_init (&w, 10, QC_RES_ANY, "tcp://127.0.0.1:1", 0);
     CHECK (qc_waiting_due (&w, 10000));
     qc_waiting_on_status (&w, &busy, 1, &p);
+    /* -q: how a job stands is progress, not said; a missing worker is */
+    qc_progress_t quiet = {.quiet = true};
+    job.queued = 4;
+    qc_waiting_init (&w, 10, QC_RES_ANY, "tcp://127.0.0.1:1", 0);
+    CHECK (qc_waiting_due (&w, 10000));
+    qc_waiting_on_status (&w, &busy, 1, &quiet);
+    qc_waiting_init (&w, 10, QC_RES_ANY, "tcp://127.0.0.1:2", 0);
+    CHECK (qc_waiting_due (&w, 10000) && qc_waiting_on_status (&w, &none, 1, &quiet));
     fflush (stderr);
     dup2 (saved, 2);
     close (saved);
@@ -77,5 +85,8 @@ main (void)
     CHECK (strstr (said, "job 1 has 3 slides queued and 0 running on 2 workers (0 with a GPU); "
                          "1 of them takes no new slide for now (qc-status says why)"),
            "a paused worker: %s", said);
+    CHECK (!strstr (said, "job 1 has 4 slides queued"), "-q said how the job stands: %s", said);
+    CHECK (strstr (said, "no worker is connected to tcp://127.0.0.1:2"),
+           "-q kept back a missing worker: %s", said);
     return check_done ("test_client_waiting");
 }
