@@ -60,6 +60,10 @@ qc_local_start_with (const qc_local_config_t *cfg, char *err, size_t errlen)
         wc.slots = slots;
     wc.cache_dir = cfg ? cfg->cache_dir : NULL;
     wc.cache_max = cfg ? cfg->cache_max : 0;
+    if (cfg && cfg->http_stall_s)
+        wc.http_stall_s = cfg->http_stall_s;
+    if (cfg && cfg->http_attempts)
+        wc.http_attempts = cfg->http_attempts;
     if (!(self->worker = qc_worker_new (&wc))) {
         /* its own records went to no one (they come back through the
            stream, which is not up yet): the likely cause is told here */

@@ -21,6 +21,8 @@ typedef struct {
     uint32_t slots;           /* 0: one per core */
     const char *cache_dir;
     uint64_t cache_max;       /* bytes */
+    uint32_t http_stall_s;    /* qc-worker --http-stall, --http-attempts */
+    uint32_t http_attempts;   /* (0: their defaults) */
 } qc_local_config_t;
 qc_local_t *qc_local_start_with (const qc_local_config_t *cfg, char *err,
                                  size_t errlen);

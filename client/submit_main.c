@@ -90,6 +90,9 @@ usage (FILE *to)
         "                       their blocks read by ranges) are kept (see\n"
         "                       qc-worker --help)\n"
         "      --cache-max GB   local mode: that folder's size limit (20)\n"
+        "      --http-stall S   local mode: a slide server that sends nothing for\n"
+        "                       S seconds mid-request has stalled (20)\n"
+        "      --http-attempts N  local mode: tries per HTTP request (5)\n"
         "      --gpu-only       run only on GPU workers (waits for one)\n"
         "      --cpu-only       run only on CPU slots\n"
         "      --attach JOBID   reattach to a job and fetch its remaining results\n"
@@ -191,6 +194,8 @@ enum {
     OPT_WAIT_WARN,
     OPT_CACHE,
     OPT_CACHE_MAX,
+    OPT_HTTP_STALL,
+    OPT_HTTP_ATTEMPTS,
     OPT_CERT,
     OPT_SERVER_KEY,
     OPT_BATCH,
@@ -223,6 +228,8 @@ parse (int argc, char **argv, options_t *o)
         {"wait-warn", required_argument, 0, OPT_WAIT_WARN},
         {"cache", required_argument, 0, OPT_CACHE},
         {"cache-max", required_argument, 0, OPT_CACHE_MAX},
+        {"http-stall", required_argument, 0, OPT_HTTP_STALL},
+        {"http-attempts", required_argument, 0, OPT_HTTP_ATTEMPTS},
         {"cert", required_argument, 0, OPT_CERT},
         {"server-key", required_argument, 0, OPT_SERVER_KEY},
         {"nprocesses", required_argument, 0, 'n'},
@@ -308,6 +315,14 @@ parse (int argc, char **argv, options_t *o)
         case OPT_CACHE: o->cache_dir = optarg; break;
         case OPT_CACHE_MAX:
             if (qc_cli_gb (prog, "--cache-max", optarg, &o->cache_max))
+                return QC_EXIT_USAGE;
+            break;
+        case OPT_HTTP_STALL:    /* qc-worker's bounds */
+            if (qc_cli_uint (prog, "--http-stall", optarg, 1, 3600, &o->http_stall_s))
+                return QC_EXIT_USAGE;
+            break;
+        case OPT_HTTP_ATTEMPTS:
+            if (qc_cli_uint (prog, "--http-attempts", optarg, 1, 100, &o->http_attempts))
                 return QC_EXIT_USAGE;
             break;
         case OPT_CERT: o->cert = optarg; break;
@@ -469,11 +484,22 @@ main (int argc, char **argv)
         fprintf (stderr, "%s: --broker %s\n", prog, err);
         goto out;
     }
-    if (o.broker && (o.workers || o.cache_dir) && !o.quiet)
-        fprintf (stderr, "%s: note: %s%s%s%s for the one-process mode; with --broker the "
-                 "broker's workers run the slides (qc-worker --slots, --cache)\n", prog,
-                 o.workers ? "--workers" : "", o.workers && o.cache_dir ? " and " : "",
-                 o.cache_dir ? "--cache" : "", o.workers && o.cache_dir ? " are" : " is");
+    /* the one-process mode's worker options, given with --broker */
+    const struct { bool given; const char *name; } local_only[] = {
+        {o.workers != 0, "--workers"}, {o.cache_dir != NULL, "--cache"},
+        {o.cache_max != 0, "--cache-max"}, {o.http_stall_s != 0, "--http-stall"},
+        {o.http_attempts != 0, "--http-attempts"},
+    };
+    char given[128] = "";
+    size_t ngiven = 0;
+    for (size_t i = 0; i < sizeof local_only / sizeof local_only[0]; i++)
+        if (local_only[i].given)
+            snprintf (given + strlen (given), sizeof given - strlen (given), "%s%s",
+                      ngiven++ ? ", " : "", local_only[i].name);
+    if (o.broker && ngiven && !o.quiet)
+        fprintf (stderr, "%s: note: %s %s for the one-process mode; with --broker the "
+                 "broker's workers run the slides (qc-worker --slots, --cache, ...)\n",
+                 prog, given, ngiven > 1 ? "are" : "is");
     if (o.resource == QC_RES_GPU && !o.broker) {
         fprintf (stderr, "%s: --gpu-only needs --broker: the one-process mode has no GPU "
                  "worker (run qc-broker and qc-worker --gpu 0 on a GPU machine, then "
@@ -589,7 +615,9 @@ main (int argc, char **argv)
                   "isolated and failed by a qc-worker (--broker)", o.again);
         qc_fatal_note_install (prog, advice);
         qc_local_config_t lc = {.slots = (uint32_t) o.workers, .cache_dir = o.cache_dir,
-                                .cache_max = o.cache_max};
+                                .cache_max = o.cache_max,
+                                .http_stall_s = (uint32_t) o.http_stall_s,
+                                .http_attempts = (uint32_t) o.http_attempts};
         unsigned refused = qc_socket_refusals ();
         if (!(local = qc_local_start_with (&lc, err, sizeof err))) {
             fprintf (stderr, "%s: %s\n", prog, err);

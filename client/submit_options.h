@@ -28,6 +28,7 @@ typedef struct {
     bool batch;                 /* HistoQC's -b/--batch N: said, not done */
     bool seed, debug;           /* HistoQC's -s/--seed N, --debug: said */
     uint64_t cache_max;
+    unsigned long http_stall_s, http_attempts;   /* local mode; 0: the worker's */
     const char *lists[64];
     int nlists;
     unsigned long workers, timeout_s, attach, cancel, wait_warn_s;

@@ -222,6 +222,16 @@ grep -q "^3 slides that were cancelled, could not be read, whose server did not 
 [ "$(grep -c . "$T/faults/error.log")" -eq 6 ] || fail "rerun: $(cat "$T/faults/error.log")"
 pass "a rerun asks again for the slides whose server failed them for now (500, stall, cut body), not for the 404 or the rest"
 
+# the one-process mode takes a worker's --http-stall and --http-attempts:
+# a stalled server costs their product, not 20 s x 5
+"$BIN/qc-submit" -q -o "$T/faults-local" --cache "$T/cache-l" --http-stall 1 --http-attempts 1 \
+    "$(fault stall/gen.svs)" >"$T/faults-local.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] && grep -q "the server stalled mid-body.*(1 attempt; a rerun tries again)" \
+    "$T/faults-local/error.log" || fail "one process, --http-stall 1 --http-attempts 1: exit $rc: \
+$(cat "$T/faults-local.log" "$T/faults-local/error.log" 2>&1 | tail -3)"
+pass "the one-process mode takes --http-stall and --http-attempts"
+
 # 6. an unsupported scheme, and a rerun with fresh presigned URLs
 "$BIN/qc-submit" -q -o "$T/refused" "$(url gen.svs)" "ftp://dave:PASSWORD1@127.0.0.1/x.svs?token=TOKEN3" \
     >"$T/refused.log" 2>&1
