@@ -2,6 +2,7 @@
 #include "kernels/slide/slide_why.h"
 #include "kernels/slide/slide.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -210,19 +211,54 @@ survey_tiff (const char *path, tiff_survey_t *sv)
  * TIFF cut short (a copy that stopped: its first directory, or the data
  * its directories name, past the end), one whose first image is not
  * tiled, or what OpenSlide said of it (said, its own message, or NULL). */
+/* What a file that is text says it is ("an HTML page", "a text
+ * file"), from its first bytes (h, n of them); NULL for binary bytes,
+ * as every slide's are (a TIFF's header has a 0 in its first 8). */
+static const char *
+text_kind (const unsigned char *h, size_t n)
+{
+    if (n < 8)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (h[i] == 0 || (h[i] < 0x20 && h[i] != '\n' && h[i] != '\r' && h[i] != '\t'))
+            return NULL;
+    size_t at = 0;
+    if (n >= 3 && h[0] == 0xef && h[1] == 0xbb && h[2] == 0xbf)
+        at = 3;             /* a UTF-8 byte order mark */
+    while (at < n && (h[at] == ' ' || h[at] == '\n' || h[at] == '\r' || h[at] == '\t'))
+        at++;
+    char head[64] = "";
+    for (size_t i = 0; i + 1 < sizeof head && at + i < n; i++)
+        head[i] = (char) tolower (h[at + i]);
+    if (strncmp (head, "<!doctype html", 14) == 0 || strncmp (head, "<html", 5) == 0)
+        return "an HTML page";
+    if (head[0] == '<')
+        return "XML or HTML text";
+    if (head[0] == '{' || head[0] == '[')
+        return "JSON text (a web service's answer?)";
+    return "a text file";
+}
+
 int
 qc_slide_fail_unrecognised (const char *path, const char *said, char *err, size_t errlen)
 {
-    unsigned char h[16] = {0};
+    unsigned char h[512] = {0};
     struct stat st;
     FILE *f = fopen (path, "rb");
-    size_t n = f ? fread (h, 1, sizeof h, f) : 0;
+    size_t got = f ? fread (h, 1, sizeof h, f) : 0;
     if (f)
         fclose (f);
+    const char *text = text_kind (h, got);
+    if (text)
+        return qc_fail (err, errlen, "the file is %s, not an image%s", text,
+                        strstr (text, "HTML") ? ": a web server's error or login page saved "
+                        "in the slide's place (by URL: check the address, and that the "
+                        "server needs no login)" : "");
+    size_t n = got < 16 ? got : 16;
     bool le = h[0] == 'I' && h[1] == 'I', be = h[0] == 'M' && h[1] == 'M';
     unsigned kind = le ? h[2] | h[3] << 8 : be ? h[2] << 8 | h[3] : 0;
     const char *version = openslide_get_version ();
-    if (n == sizeof h && (kind == 42 || kind == 43) && stat (path, &st) == 0) {
+    if (n == 16 && (kind == 42 || kind == 43) && stat (path, &st) == 0) {
         /* the first directory's offset: 4 bytes at 4, or BigTIFF's 8 at 8 */
         uint64_t at = 0;
         int len = kind == 42 ? 4 : 8, from = kind == 42 ? 4 : 8;

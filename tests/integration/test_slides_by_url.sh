@@ -193,7 +193,7 @@ expect_error status/500 "GET $(shown_fault status/500): the server answered 500 
 expect_error stall/gen.svs "GET $(shown_fault stall/gen.svs): the server stalled mid-body"
 expect_error truncate/CMU-1-Small-Region.svs "GET $(shown_fault truncate/CMU-1-Small-Region.svs): the body was cut short"
 expect_error loop "GET $(shown_fault loop): more than 5 redirects"
-expect_error text "does not recognise this file as a slide"
+expect_error text "the file is a text file, not an image"
 [ "$(grep -c . "$T/faults/error.log")" -eq 6 ] || fail "faults: $(cat "$T/faults/error.log")"
 [ "$(grep -v '^#' "$T/faults/results.tsv" | grep -c .)" -eq 2 ] \
     || fail "the two good slides did not pass: $(cat "$T/faults/error.log")"

@@ -342,6 +342,19 @@ main (void)
     unlink (path);
 
     test_file_gone (dir);
+
+    /* a web page saved as the slide (a login or error page): said so */
+    snprintf (path, sizeof path, "%s/page.svs", dir);
+    FILE *page = fopen (path, "w");
+    CHECK (page && fputs ("\n  <!DOCTYPE html>\n<html><head><title>Sign in</title></head>"
+                          "<body>Please sign in</body></html>\n", page) >= 0);
+    if (page)
+        fclose (page);
+    s = qc_slide_open (path, err, sizeof err);
+    CHECK (!s && strstr (err, "the file is an HTML page, not an image: a web server's error "
+                              "or login page saved in the slide's place"), "a page: %s", err);
+    qc_slide_close (&s);
+    unlink (path);
     rmdir (dir);
     return check_done ("test_slide_why");
 }
