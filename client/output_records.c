@@ -363,8 +363,14 @@ rewrite_one (const char *outdir, const char *name, bool is_tsv, zhashx_t *drop,
     free (line);
     qc_records_free (&cols);
     fclose (in);
-    if (out && (fflush (out) || fsync (fileno (out)) || fclose (out)))
-        rc = -1;
+    /* closed whatever the flush and sync say: a full disk (ENOSPC, EFBIG)
+     * must not cost a descriptor and the stream's buffer on each rewrite */
+    if (out) {
+        if (fflush (out) || fsync (fileno (out)))
+            rc = -1;
+        if (fclose (out))
+            rc = -1;
+    }
     if (rc == 0 && changed) {
         /* the old file under the next free NAME.N, then the new one */
         char *keep = NULL;

@@ -1,0 +1,100 @@
+/* The rewrite of results.tsv and error.log (client/output_records.c)
+ * when the disk refuses the new file: -1 with the reason, the old file
+ * left as it was, no NAME.tmp left behind, and no descriptor kept open
+ * (a rerun that drops slides rewrites on each start; a leaked stream
+ * per refusal used to add up in a long qc-submit). The file-size limit
+ * stands in for a full disk, as in test_journal. Real files in a
+ * temporary folder. */
+#include "client/output_records.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/unit/check.h"
+
+static char s_dir[] = "/tmp/qc-rewrite-XXXXXX";
+
+static int
+open_fds (void)
+{
+    DIR *d = opendir ("/proc/self/fd");
+    int n = 0;
+    if (!d)
+        return -1;
+    while (readdir (d))
+        n++;
+    closedir (d);
+    return n;
+}
+
+static char *
+path_of (const char *name)
+{
+    static char p[128];
+    snprintf (p, sizeof p, "%s/%s", s_dir, name);
+    return p;
+}
+
+static void
+test_refused (void)
+{
+    /* a results.tsv larger than the limit set below, smaller than the
+     * stream's buffer: each line goes into the buffer, and the flush at
+     * the end is what the disk refuses */
+    FILE *f = fopen (path_of ("results.tsv"), "w");
+    CHECK (f != NULL);
+    if (!f)
+        return;
+    fputs ("#dataset:filename\toriginal_path\n", f);
+    for (int i = 0; i < 100; i++)
+        fprintf (f, "s%04d.svs\t/slides/s%04d.svs\n", i, i);
+    CHECK (fclose (f) == 0);
+    struct stat before;
+    CHECK (stat (path_of ("results.tsv"), &before) == 0);
+    zhashx_t *drop = zhashx_new ();
+    zhashx_insert (drop, "/slides/s0001.svs", (void *) 1);
+    signal (SIGXFSZ, SIG_IGN);
+    struct rlimit old, small;
+    CHECK (getrlimit (RLIMIT_FSIZE, &old) == 0);
+    small = (struct rlimit) {.rlim_cur = 1000, .rlim_max = old.rlim_max};
+    int fds = open_fds ();
+    char err[512] = "";
+    for (int i = 0; i < 3; i++) {
+        CHECK (setrlimit (RLIMIT_FSIZE, &small) == 0);
+        int rc = qc_records_rewrite (s_dir, drop, NULL, err, sizeof err);
+        CHECK (setrlimit (RLIMIT_FSIZE, &old) == 0);
+        CHECK (rc == -1 && strstr (err, "cannot rewrite"), "try %d refused: %s", i, err);
+    }
+    CHECK (open_fds () == fds, "no descriptor kept: %d open before, %d after", fds,
+           open_fds ());
+    struct stat after;
+    CHECK (stat (path_of ("results.tsv"), &after) == 0 && after.st_size == before.st_size,
+           "the old file stands");
+    CHECK (access (path_of ("results.tsv.tmp"), F_OK) != 0 && errno == ENOENT,
+           "no results.tsv.tmp left");
+    /* with room again it goes through, the old file kept as NAME.1 */
+    CHECK (qc_records_rewrite (s_dir, drop, NULL, err, sizeof err) == 0, "%s", err);
+    CHECK (access (path_of ("results.tsv.1"), F_OK) == 0);
+    CHECK (open_fds () == fds);
+    zhashx_destroy (&drop);
+}
+
+int
+main (void)
+{
+    if (!mkdtemp (s_dir)) {
+        perror ("mkdtemp");
+        return 1;
+    }
+    test_refused ();
+    char cmd[128];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", s_dir);
+    if (system (cmd) != 0)
+        fprintf (stderr, "could not remove %s\n", s_dir);
+    return check_done ("test_records_rewrite");
+}
