@@ -70,7 +70,9 @@ config_free (qc_worker_config_t *c)
     free ((char *) c->endpoint);
     free ((char *) c->name);
     free ((char *) c->cache_dir);
-    for (size_t i = 0; i < c->ngpus; i++)
+    /* c->gpus NULL with ngpus set: config_copy's array that could not
+     * be had (the count was copied with the rest) */
+    for (size_t i = 0; c->gpus && i < c->ngpus; i++)
         free (c->gpus[i].name);
     free (c->gpus);
 }
