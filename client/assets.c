@@ -105,7 +105,10 @@ static int
 read_file (const char *path, unsigned char **data, size_t *size, char *err,
            size_t errlen)
 {
-    int fd = open (path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO (or a device) the config names would block the
+     * open itself until a writer came, before fstat could refuse it; a
+     * regular file reads the same either way */
+    int fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         if (errno == ENOENT || errno == ENOTDIR)
             return 0;

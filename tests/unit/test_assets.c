@@ -439,6 +439,32 @@ test_bad_files (void)
     qc_asset_store_clear ();
 }
 
+/* A name in the config that is a FIFO (or any file but a regular one)
+ * is refused at once: opening it to read would wait for a writer that
+ * never comes, and qc-submit would hang before saying anything. The
+ * alarm turns such a hang into this test's failure. */
+static void
+test_fifo (void)
+{
+    char dir[PATH_MAX + 16], path[PATH_MAX + 64], text[2 * PATH_MAX + 256];
+    snprintf (dir, sizeof dir, "%s/fifo", s_tmp);
+    mkdir (dir, 0755);
+    snprintf (path, sizeof path, "%s/template.png", dir);
+    CHECK (mkfifo (path, 0600) == 0, "mkfifo %s", path);
+    snprintf (text, sizeof text, "[pipeline]\nsteps= HistogramModule.compareToTemplates\n"
+              "[HistogramModule.compareToTemplates]\ntemplates= %s\n", path);
+    qc_client_assets_t a;
+    char err[2048] = "";
+    alarm (20);
+    int rc = qc_client_assets_resolve (text, NULL, s_data, &a, err, sizeof err);
+    alarm (0);
+    CHECK (rc == -1 && strstr (err, "not a regular file"), "a FIFO refused: %s", err);
+    if (rc == 0)
+        qc_client_assets_free (&a);
+    unlink (path);
+    qc_asset_store_clear ();
+}
+
 static void
 test_find_histoqc (void)
 {
@@ -616,6 +642,7 @@ main (void)
         test_resolve_cwd ();
         test_resolve_helpers ();
         test_bad_files ();
+        test_fifo ();
     } else
         CHECK (0, "HistoQC's data not found at %s (set QC_SHARED_DIR)", s_data);
     test_find_histoqc ();
