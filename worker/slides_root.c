@@ -287,15 +287,19 @@ slides_url_admit (void *ctx, const char *url, char *why, size_t len)
     for (size_t i = 0; i < self->nurls; i++)
         if (qc_url_prefix_match (&self->urls[i], url))
             return 0;
+    /* the URL bounded, and the prefix's parts: the reason must fit the
+     * HTTP client's 512 bytes (a redirect's target is the server's to
+     * choose, as long as it likes), else it is cut off after the URL */
     if (qc_url_path_ambiguous (url)) {
-        snprintf (why, len, "%s holds a '.' or '..' segment, or an encoded '/' or '\\', "
+        snprintf (why, len, "%.240s holds a '.' or '..' segment, or an encoded '/' or '\\', "
                   "which a server could read as a path outside this worker's "
                   "--slides-url prefixes: not fetched", shown);
         return -1;
     }
     const qc_url_prefix_t *p = &self->urls[0];
-    snprintf (why, len, "%s is outside every --slides-url of this worker (%s://%s:%u%s%s): "
-              "not fetched", shown, p->kind == QC_URL_HTTPS ? "https" : "http", p->host,
-              p->port, p->path, self->nurls > 1 ? ", ..." : "");
+    snprintf (why, len, "%.240s is outside every --slides-url of this worker "
+              "(%s://%.64s:%u%.100s%s): not fetched", shown,
+              p->kind == QC_URL_HTTPS ? "https" : "http", p->host, p->port, p->path,
+              self->nurls > 1 ? ", ..." : "");
     return -1;
 }

@@ -75,6 +75,35 @@ refused_alike (const slides_roots_t *roots, const char *a, const char *b)
     refused_alike_as (roots, a, b, "outside every --slides-root");
 }
 
+/* The reason a URL outside every --slides-url is refused fits the
+ * HTTP client's 512 bytes however long the URL: a redirect's Location
+ * is the server's to choose, and a reason cut off after the URL alone
+ * said what was refused but not why. */
+static void
+test_url_why (void)
+{
+    const char *urls[] = {"https://slides.example.org/cohort/"};
+    slides_roots_t roots;
+    char err[512], url[700], why[512];
+    CHECK (slides_roots_init (&roots, NULL, 0, urls, 1, err, sizeof err) == 0, "%s", err);
+    int n = snprintf (url, sizeof url, "https://elsewhere.example.org/");
+    while (n < 600)
+        n += snprintf (url + n, sizeof url - (size_t) n, "long-folder-name/");
+    snprintf (url + n, sizeof url - (size_t) n, "a.svs");
+    CHECK (slides_url_admit (&roots, url, why, sizeof why) == -1);
+    CHECK (strstr (why, "outside every --slides-url") && strstr (why, "not fetched"),
+           "the reason survives a long URL: %s", why);
+    /* a dot segment: its own reason, as whole */
+    snprintf (url, sizeof url, "https://slides.example.org/cohort/");
+    n = (int) strlen (url);
+    while (n < 600)
+        n += snprintf (url + n, sizeof url - (size_t) n, "long-folder-name/");
+    snprintf (url + n, sizeof url - (size_t) n, "../a.svs");
+    CHECK (slides_url_admit (&roots, url, why, sizeof why) == -1);
+    CHECK (strstr (why, "not fetched"), "the dot segment's reason survives: %s", why);
+    slides_roots_free (&roots);
+}
+
 int
 main (void)
 {
@@ -179,6 +208,7 @@ main (void)
            && strstr (why, "No such file"), "%s", why);
     slides_roots_free (&all);
     slides_roots_free (&roots);
+    test_url_why ();
 
     char cmd[PATH_MAX * 2 + 16];
     snprintf (cmd, sizeof cmd, "rm -rf '%s'", s_tmp);

@@ -635,7 +635,9 @@ next_hop (CURL *c, xfer_t *x, char **moved, long *hops, outcome_t *out)
     }
     if (o->admit (o->admit_ctx, loc, why, sizeof why)) {
         out->st = QC_HTTP_ERR_REFUSED;
-        snprintf (out->why, sizeof out->why, "the server redirected to %.200s, "
+        /* the target short here: the admit's reason names it again, and
+         * both must fit out->why whole (slides_url_admit bounds its own) */
+        snprintf (out->why, sizeof out->why, "the server redirected to %.100s, "
                   "not followed: %s", shown, why);
         return -1;
     }
