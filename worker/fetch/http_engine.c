@@ -636,9 +636,10 @@ next_hop (CURL *c, xfer_t *x, char **moved, long *hops, outcome_t *out)
     if (o->admit (o->admit_ctx, loc, why, sizeof why)) {
         out->st = QC_HTTP_ERR_REFUSED;
         /* the target short here: the admit's reason names it again, and
-         * both must fit out->why whole (slides_url_admit bounds its own) */
+         * both must fit out->why whole (slides_url_admit bounds its own
+         * to fit; the bound on why says so to gcc at -O0 as well) */
         snprintf (out->why, sizeof out->why, "the server redirected to %.100s, "
-                  "not followed: %s", shown, why);
+                  "not followed: %.490s", shown, why);
         return -1;
     }
     char *copy = strdup (loc);
