@@ -146,7 +146,7 @@ lock_folder (qc_output_t *o, char *err, size_t errlen)
         /* whose the folder is, or that it cannot be written at all */
         struct stat st;
         struct passwd *pw = (e == EACCES || e == EPERM)
-                            && (stat (p, &st) == 0 || stat (o->outdir, &st) == 0)
+                            && ((p && stat (p, &st) == 0) || stat (o->outdir, &st) == 0)
                             && st.st_uid != geteuid () ? getpwuid (st.st_uid) : NULL;
         snprintf (err, errlen, "cannot create %s: %s%s%s%s", p ? p : LOCKFILE, strerror (e),
                   pw ? " (the folder is " : e == EROFS ? " (give -o a folder on a "
