@@ -85,14 +85,19 @@ fx_server_dir (http_server_t *s, const char *tag)
     return mkdir (s->www, 0755);
 }
 
-/* Serves target as www/name (a symlink). */
+/* Serves target as www/name (a symlink, to target's absolute path: a
+ * relative one, such as the default ../shared, would be read from www/
+ * and lead nowhere). */
 static inline int
 fx_serve (http_server_t *s, const char *name, const char *target)
 {
     char link[600];
     snprintf (link, sizeof link, "%s/%s", s->www, name);
     unlink (link);
-    return symlink (target, link);
+    char *abs = realpath (target, NULL);
+    int rc = symlink (abs ? abs : target, link);
+    free (abs);
+    return rc;
 }
 
 static inline pid_t

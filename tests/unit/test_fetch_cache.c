@@ -111,7 +111,13 @@ test_hit (void)
         return;
     fx_secret_url (&ngx, A, url, sizeof url);
     qc_cache_info_t i1, i2;
-    CHECK (get (c, url, &i1, path, sizeof path, err, sizeof err) == 0, "get: %s", err);
+    path[0] = '\0';
+    int got = get (c, url, &i1, path, sizeof path, err, sizeof err);
+    CHECK (got == 0, "get: %s", err);
+    if (got != 0 || !strrchr (path, '/')) {
+        qc_disk_cache_close (&c);     /* nothing to look at: no path */
+        return;
+    }
     fx_real_slide (A, loc, sizeof loc);
     CHECK (!i1.hit && i1.bytes == 1938955 && i1.size == 1938955, "downloaded whole: %llu",
            (unsigned long long) i1.bytes);
