@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "client/escape.h"
+#include "client/stall_watch.h"
 #include "shared/proto.h"
 #include "shared/url.h"
 
@@ -173,6 +174,7 @@ qc_cohort_add (qc_cohort_t *c, const char *arg, char *err, size_t errlen)
         arg = file_path;          /* a path like any other from here */
     }
     struct stat st;
+    qc_stall_watch_at (arg);
     bool exists = stat (arg, &st) == 0;
     if (exists && S_ISREG (st.st_mode) && has_suffix (arg, ".tsv"))
         return qc_cohort_add_list (c, arg, err, errlen);
@@ -182,6 +184,7 @@ qc_cohort_add (qc_cohort_t *c, const char *arg, char *err, size_t errlen)
         return -1;
     }
     int rc = 0;
+    qc_stall_watch_at (abs);
     bool exists_abs = stat (abs, &st) == 0;
     if (!exists_abs && qc_cohort_is_pattern (arg)) {
         size_t before = c->n + c->duplicates;
@@ -319,6 +322,7 @@ qc_cohort_unreadable (const char *path)
         return "no path";
     if (strlen (path) > QC_PROTO_MAX_PATH)
         return "path longer than 4096 bytes (the protocol's limit)";
+    qc_stall_watch_at (path);
     if (stat (path, &st) != 0)
         return strerror (errno);
     if (access (path, R_OK) != 0)

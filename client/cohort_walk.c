@@ -19,6 +19,8 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "client/stall_watch.h"
+
 /* what OpenSlide opens, by extension, and the TIFF names other
  * scanners and converters give (.qptiff: Akoya/PerkinElmer; .btf,
  * .tf8, .tf2: BigTIFF), which a folder of slides may hold */
@@ -97,6 +99,7 @@ found (walk_t *w, const char *path)
 static zlistx_t *
 entries (walk_t *w, const char *dir)
 {
+    qc_stall_watch_at (dir);
     DIR *d = opendir (dir);
     if (!d) {
         set_note (w, "cannot read folder %s", dir);
@@ -141,6 +144,7 @@ search (walk_t *w, zhashx_t *visited, const char *dir, int depth)
         char *p = join (dir, n);
         if (!p)
             continue;
+        qc_stall_watch_at (p);
         int r = stat (p, &st), e = errno;
         if (r == 0 && S_ISDIR (st.st_mode))
             search (w, visited, p, depth + 1);

@@ -20,6 +20,7 @@
 #include "client/output.h"
 #include "client/rerun.h"
 #include "client/session.h"
+#include "client/stall_watch.h"
 #include "client/submit_options.h"
 #include "client/shell_word.h"
 #include "kernels/pipeline/pipeline.h"
@@ -99,7 +100,9 @@ usage (FILE *to)
         "      --cancel JOBID   cancel a job: queued slides dropped\n"
         "      --timeout S      wait S seconds for the broker to answer (10)\n"
         "      --wait-warn S    no result for S seconds: say what the job waits\n"
-        "                       for, e.g. no worker connected (10; 0: never)\n"
+        "                       for, e.g. no worker connected; a file or folder\n"
+        "                       that has not answered for S seconds: say which\n"
+        "                       (10; 0: never)\n"
         "      --write-default-config FILE  write the built-in config and exit\n"
         "                       (FILE - : standard output)\n"
         "  -q, --quiet          no progress output\n"
@@ -461,8 +464,12 @@ main (int argc, char **argv)
         return rc < 0 ? QC_EXIT_OK : rc;
     if (o.write_default)
         return write_default_config (o.write_default);
+    /* a share that does not answer, said while the cohort is listed and
+       checked (--wait-warn, as for a job that waits) */
+    qc_stall_watch_start (prog, (unsigned) o.wait_warn_s);
     if ((rc = submit_histoqc_options (&o)) || (rc = build_cohort (&o, argc, argv, &cohort)))
         goto out;
+    qc_stall_watch_done ();
     rc = QC_EXIT_USAGE;
     if ((o.attach || o.cancel) && !o.broker) {
         fprintf (stderr, "%s: --attach and --cancel need --broker\n", prog);
@@ -583,6 +590,7 @@ main (int argc, char **argv)
             fprintf (stderr, "%s: out of memory\n", prog);
             goto out;
         }
+        qc_stall_watch_done ();
         plan.fetched = fetched;
         plan.fetched_job = fetched_job;
         if (!o.quiet)
@@ -643,6 +651,7 @@ main (int argc, char **argv)
     if (o.attach && o.outdir && qc_output_last_job (o.outdir, &last) == 0
         && last.job == o.attach && !last.slides_unknown)
         sc.expect_total = last.slides;
+    qc_stall_watch_stop ();      /* the session says what it waits for */
     rc = qc_session_run (&sc);
     /* the exit code covers the whole cohort: slides failed earlier, or
      * not readable here, count as failed */
@@ -660,6 +669,7 @@ main (int argc, char **argv)
         fprintf (stderr, " (%s/error.log)\n", o.outdir);
     }
 out:
+    qc_stall_watch_stop ();
     if (o.outdir && !o.attach && rc != QC_EXIT_USAGE)
         submit_make_symlink (&o);
     free (o.outdir_made);
