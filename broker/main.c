@@ -128,6 +128,7 @@ enum {
 int
 main (int argc, char **argv)
 {
+    qc_cli_std_fds ();   /* before any file is opened: see cli.h */
     const char *prog = "qc-broker";
     qc_broker_config_t cfg;
     qc_broker_config_defaults (&cfg);

@@ -54,6 +54,7 @@ by_worker_name (const void *a, const void *b)
 int
 main (int argc, char **argv)
 {
+    qc_cli_std_fds ();   /* before any file is opened: see cli.h */
     const char *prog = "qc-status", *broker = "tcp://127.0.0.1:5555";
     const char *cert = NULL, *server_key = NULL;
     unsigned long timeout_s = 5;

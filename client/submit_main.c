@@ -449,6 +449,7 @@ config_identity_text (const options_t *o, const qc_client_assets_t *assets)
 int
 main (int argc, char **argv)
 {
+    qc_cli_std_fds ();   /* before any file is opened: see cli.h */
     options_t o = {.timeout_s = 10, .wait_warn_s = 10, .resource = QC_RES_ANY};
     qc_cohort_t cohort = {0};
     qc_client_assets_t assets = {0};

@@ -89,6 +89,7 @@ make_dir (const char *dir)
 int
 main (int argc, char **argv)
 {
+    qc_cli_std_fds ();   /* before any file is opened: see cli.h */
     const char *role_text = "client", *label = NULL, *dir = ".";
     bool force = false;
     static const struct option opts[] = {

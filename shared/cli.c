@@ -5,6 +5,7 @@
 
 #include <czmq.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sys/resource.h>
 #include <stdio.h>
@@ -50,6 +51,18 @@ on_signal (int sig)
 {
     (void) sig;
     qc_cli_signals++;
+}
+
+void
+qc_cli_std_fds (void)
+{
+    for (int fd = 0; fd <= 2; fd++)
+        if (fcntl (fd, F_GETFD) == -1 && errno == EBADF) {
+            /* the lowest free number is fd itself: 0..fd-1 are open */
+            int got = open ("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+            if (got > 2)
+                close (got);    /* fd was taken meanwhile: not ours to fill */
+        }
 }
 
 void

@@ -38,6 +38,13 @@ int qc_cli_uint (const char *prog, const char *opt, const char *text,
  * option otherwise. */
 int qc_cli_gb (const char *prog, const char *opt, const char *text, uint64_t *bytes);
 
+/* Opens /dev/null on whichever of descriptors 0, 1 and 2 the process
+ * was started without (a script's `2>&-`, a scheduler that closes
+ * them): otherwise the next file opened takes that number and every
+ * message meant for stderr is written into it (qc-submit's OUTDIR/
+ * .qc-lock, or an eventfd of libzmq's). Call first in main. */
+void qc_cli_std_fds (void);
+
 /* Raises this process's open-file limit to its hard limit: a cohort's
  * slides, sockets and output files each take descriptors, and a soft
  * limit of 1024 (or less, under a batch system) is far under what the

@@ -155,6 +155,7 @@ enum {
 int
 main (int argc, char **argv)
 {
+    qc_cli_std_fds ();   /* before any file is opened: see cli.h */
     const char *prog = "qc-worker";
     qc_worker_config_t cfg;
     qc_worker_config_defaults (&cfg);
