@@ -446,6 +446,18 @@ config_identity_text (const options_t *o, const qc_client_assets_t *assets)
     return id;
 }
 
+/* True when a slide of the run is read over HTTP(S) (and so needs the
+ * worker's slide cache). */
+static bool
+runs_url (const qc_rerun_t *plan)
+{
+    char why[256];
+    for (size_t i = 0; i < plan->nrun; i++)
+        if (qc_url_classify (plan->run[i], why, sizeof why) >= QC_URL_HTTP)
+            return true;
+    return false;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -609,6 +621,17 @@ main (int argc, char **argv)
         qc_log_set_stderr_enabled (0);
         if (o.cache_dir && qc_slide_fetch_check_dir (o.cache_dir, err, sizeof err)) {
             fprintf (stderr, "%s: --cache: %s\n", prog, err);
+            rc = QC_EXIT_USAGE;
+            goto out;
+        }
+        /* the default cache folder (a read-only or missing HOME under
+           cron or a service account) is checked too when a slide needs
+           it: else the local worker starts without a cache, unheard
+           (its records have no stream yet), and fails each URL slide
+           with no reason a rerun would look past */
+        if (!o.cache_dir && runs_url (&plan) && qc_slide_fetch_check_dir (NULL, err, sizeof err)) {
+            fprintf (stderr, "%s: slides by URL are kept in a cache folder, and the default "
+                     "one cannot be used: %s (give --cache DIR)\n", prog, err);
             rc = QC_EXIT_USAGE;
             goto out;
         }

@@ -26,6 +26,7 @@
 #include "kernels/slide/work_size.h"
 #include "shared/err.h"
 #include "shared/log.h"
+#include "shared/result.h"
 #include "shared/url.h"
 #include "worker/fetch/block_store.h"
 #include "worker/fetch/prefetch.h"
@@ -452,7 +453,12 @@ qc_slide_fetch_get (qc_slide_fetch_t *self, const char *entry, qc_slide_got_t *g
         return;
     }
     if (!self) {
-        fail (got, "%s: this worker reads no slides by URL (no slide cache)", got->shown);
+        /* its cache folder could not be opened at start (the log said
+           why): the machine's setup, not the slide, so a rerun once it
+           is mended runs the slide again */
+        fail (got, "%s: this worker reads no slides by URL (its slide cache folder could "
+              "not be opened at start: its log says why; give it --cache DIR"
+              QC_RESULT_RETRY_MARK, got->shown);
         return;
     }
     get_remote (self, entry, got);
