@@ -26,9 +26,11 @@ pass "one process: paths need no cache"
 
 mkdir -p "$T/st"
 "$BIN/qc-broker" --bind "ipc://$T/broker" --state "$T/st" >"$T/broker.log" 2>&1 &
-PIDS+=($!)
+broker=$!
+PIDS+=($broker)
 "$BIN/qc-worker" --connect "ipc://$T/broker" --slots 1 >"$T/worker.log" 2>&1 &
-PIDS+=($!)
+worker=$!
+PIDS+=($worker)
 wait_for "the worker to register" 20 "grep -q registered '$T/worker.log'" "$T/worker.log"
 grep -q "slides by URL cannot be read: .*$T/file/cache" "$T/worker.log" \
     || fail "the worker did not say why it has no cache: $(cat "$T/worker.log")"
@@ -40,3 +42,5 @@ out=$(timeout 60 "$BIN/qc-submit" --broker "ipc://$T/broker" -o "$T/o3" "$url" 2
 [ $rc -eq 1 ] && ! echo "$out" | grep -q "skipped" \
     || fail "worker without a cache: the rerun did not try the slide again (exit $rc): $out"
 pass "worker without a cache: the slide fails marked for a rerun"
+kill -TERM $worker $broker
+wait $worker $broker 2>/dev/null
