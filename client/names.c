@@ -219,8 +219,11 @@ qc_names_safe (const char *file_name)
         }
     }
     s[o] = '\0';
-    if (s[0] == '#')
-        s[0] = '_';             /* its row would read as a comment line */
+    /* its row would read as a comment line ('#'), or as a quoted field
+       that swallows the tabs and lines after it (a leading '"': Python's
+       csv module and pandas read TSV so unless told QUOTE_NONE) */
+    if (s[0] == '#' || s[0] == '"')
+        s[0] = '_';
     if (o == 0 || strcmp (s, ".") == 0 || strcmp (s, "..") == 0) {
         memmove (s + 1, s, o + 1);
         s[0] = '_';

@@ -199,7 +199,16 @@ qc_output_result (qc_output_t *o, const qc_msg_t *m, char *err, size_t errlen)
     else {
         qc_escape_put (f, s->path);
         fputc ('\t', f);
-        qc_escape_put (f, r->error ? r->error : "failed");
+        /* the reason starts with the slide's file name as the worker
+           knows it: a leading '"' would make CSV readers take the field
+           for a quoted one and swallow the lines after it (the name
+           itself is given '_' there: client/names.c) */
+        const char *why = r->error && *r->error ? r->error : "failed";
+        if (why[0] == '"') {
+            fputc ('_', f);
+            why++;
+        }
+        qc_escape_put (f, why);
         fputc ('\n', f);
     }
     if (fflush (f)) {

@@ -24,8 +24,11 @@ ln -s "$R/CMU-1-Small-Region.svs" "$C/$(printf 'new\nline.svs')"
 ln -s "$R/CMU-1-Small-Region.svs" "$C/$(printf 'carriage\rreturn.svs')"
 ln -s "$R/CMU-1-Small-Region.svs" "$C/$(printf 'latin1-\351t\351.svs')"
 ln -s "$R/CMU-1-Small-Region.svs" "$C/back\\slash.svs"
-ln -s "$SHARED/slides/odd/not-a-slide.svs" "$C/$(printf 'bad\tname\n.svs')"
-N=10
+ln -s "$R/CMU-1-Small-Region.svs" "$C/\"quoted.svs"
+# a leading '"' too: CSV readers would take its error.log reason for a
+# quoted field that swallows the lines after it
+ln -s "$SHARED/slides/odd/not-a-slide.svs" "$C/$(printf '"bad\tname\n.svs')"
+N=11
 
 check_folder() {   # check_folder OUTDIR LOG
     local out=$1 log=$2
@@ -40,6 +43,16 @@ check_folder() {   # check_folder OUTDIR LOG
     awk -F'\t' 'NF != 2 {exit 1}' "$out/error.log" || fail "error.log line not path TAB reason"
     grep -q 'bad\\tname\\n.svs	' "$out/error.log" || fail "error.log path not escaped"
     awk -F'\t' 'NF != 6 {exit 1}' "$out/qc.log" || fail "qc.log: a record not of 6 fields"
+    # as Python's csv module (and pandas) read a TSV: no field quoted
+    python3 - "$f" "$out/error.log" <<'PY' || fail "$out: a CSV reader splits a record"
+import csv, sys
+rows = [r for r in csv.reader((l for l in open(sys.argv[1], encoding="utf-8", errors="replace")
+                               if not l.startswith("#") or l.startswith("#dataset:")),
+                              delimiter="\t")]
+errs = list(csv.reader(open(sys.argv[2], encoding="utf-8", errors="replace"), delimiter="\t"))
+ok = len({len(r) for r in rows}) == 1 and all(len(e) == 2 for e in errs) and len(errs) == 1
+sys.exit(0 if ok else 1)
+PY
     # each row's filename names a folder holding NAME_thumb.png
     local names
     names=$(awk -F'\t' '!/^#/{print $1}' "$f")

@@ -74,6 +74,7 @@ test_safe (void)
         {".", "_."}, {"..", "_.."}, {"", "_"},
         {".hidden.svs", ".hidden.svs"},
         {"#17.svs", "_17.svs"}, {"a#1.svs", "a#1.svs"},
+        {"\"quoted\".svs", "_quoted\".svs"}, {"a\"b.svs", "a\"b.svs"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *s = qc_names_safe (cases[i].in);
