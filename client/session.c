@@ -48,6 +48,7 @@ typedef struct {
                                  last ACCEPTED's total) */
     int64_t last_heard, next_beat, last_resync, last_resubmit;
     bool silent;              /* said that the broker is silent */
+    bool gave_up;             /* --give-up: silent too long */
     qc_waiting_t waiting;     /* says what a silent job waits for */
     qc_warn_once_t *warn_once;
     qc_progress_t progress;
@@ -683,6 +684,15 @@ qc_session_run (const qc_session_config_t *cfg)
                 qc_progress_print (&s.progress, line);
             }
         }
+        /* unattended (cron, a workflow manager): a bound on that wait */
+        if (cfg->give_up_s && s.accepted && !cfg->local
+            && now - s.last_heard > (int64_t) cfg->give_up_s * 1000) {
+            fprintf (stderr, "qc-submit: broker %s silent for %" PRId64 " s: giving up "
+                     "(--give-up %" PRIu32 ")\n", cfg->endpoint,
+                     (now - s.last_heard) / 1000, cfg->give_up_s);
+            s.gave_up = true;
+            break;
+        }
         if (!s.silent && qc_waiting_due (&s.waiting, now)) {
             qc_msg_t st = {.command = QC_STATUS, .gpu = -1};
             send_msg (&s, &st);
@@ -757,7 +767,7 @@ qc_session_run (const qc_session_config_t *cfg)
     /* stopped short: not "some slides failed" (1), which says the cohort
        has a result for every slide */
     if (!s.done && (s.exit_code == QC_EXIT_OK || s.exit_code == QC_EXIT_FAILED))
-        s.exit_code = QC_EXIT_INCOMPLETE;
+        s.exit_code = s.gave_up ? QC_EXIT_NO_BROKER : QC_EXIT_INCOMPLETE;
     qc_handshake_destroy (&s.hs);
     zsock_destroy (&s.sock);
     return s.exit_code;

@@ -25,6 +25,9 @@ typedef struct {
     bool quiet;
     uint32_t wait_warn_s;      /* no result for this long: say what the
                                   job waits for (client/waiting.h) */
+    uint32_t give_up_s;        /* a broker silent this long after the job
+                                  was accepted: stop (exit 3); 0 = wait
+                                  for it (it may come back with the job) */
     const char *outdir;        /* for the messages on how to go on */
     const char *again;         /* what "run the same command again" adds:
                                   " with -o DIR" when qc-submit chose the

@@ -17,7 +17,8 @@ submit_session_of (const options_t *o, const qc_curve_client_t *curve, qc_output
     return (qc_session_config_t) {
         .endpoint = o->broker, .resource = o->resource, .timeout_s = (uint32_t) o->timeout_s,
         .heartbeat_ms = 1000, .liveness = 5, .quiet = o->quiet,
-        .wait_warn_s = (uint32_t) o->wait_warn_s, .outdir = o->outdir, .out = out,
+        .wait_warn_s = (uint32_t) o->wait_warn_s, .give_up_s = (uint32_t) o->give_up_s,
+        .outdir = o->outdir, .out = out,
         .curve = curve, .reach = o->reach, .again = o->again,
         .server_key = o->broker ? o->server_key : NULL};
 }

@@ -99,6 +99,9 @@ usage (FILE *to)
         "      --attach JOBID   reattach to a job and fetch its remaining results\n"
         "      --cancel JOBID   cancel a job: queued slides dropped\n"
         "      --timeout S      wait S seconds for the broker to answer (10)\n"
+        "      --give-up S      a broker silent for S seconds once the job runs:\n"
+        "                       stop (exit 3; the same command later fetches\n"
+        "                       the job); default: wait for it to come back\n"
         "      --wait-warn S    no result for S seconds: say what the job waits\n"
         "                       for, e.g. no worker connected; a file or folder\n"
         "                       that has not answered for S seconds: say which\n"
@@ -199,6 +202,7 @@ enum {
     OPT_CACHE_MAX,
     OPT_HTTP_STALL,
     OPT_HTTP_ATTEMPTS,
+    OPT_GIVE_UP,
     OPT_CERT,
     OPT_SERVER_KEY,
     OPT_BATCH,
@@ -232,6 +236,7 @@ parse (int argc, char **argv, options_t *o)
         {"cache", required_argument, 0, OPT_CACHE},
         {"cache-max", required_argument, 0, OPT_CACHE_MAX},
         {"http-stall", required_argument, 0, OPT_HTTP_STALL},
+        {"give-up", required_argument, 0, OPT_GIVE_UP},
         {"http-attempts", required_argument, 0, OPT_HTTP_ATTEMPTS},
         {"cert", required_argument, 0, OPT_CERT},
         {"server-key", required_argument, 0, OPT_SERVER_KEY},
@@ -318,6 +323,10 @@ parse (int argc, char **argv, options_t *o)
         case OPT_CACHE: o->cache_dir = optarg; break;
         case OPT_CACHE_MAX:
             if (qc_cli_gb (prog, "--cache-max", optarg, &o->cache_max))
+                return QC_EXIT_USAGE;
+            break;
+        case OPT_GIVE_UP:
+            if (qc_cli_uint (prog, "--give-up", optarg, 1, 30L * 86400, &o->give_up_s))
                 return QC_EXIT_USAGE;
             break;
         case OPT_HTTP_STALL:    /* qc-worker's bounds */

@@ -31,7 +31,7 @@ typedef struct {
     unsigned long http_stall_s, http_attempts;   /* local mode; 0: the worker's */
     const char *lists[64];
     int nlists;
-    unsigned long workers, timeout_s, attach, cancel, wait_warn_s;
+    unsigned long workers, timeout_s, attach, cancel, wait_warn_s, give_up_s;
     uint8_t resource;
     bool quiet, force, no_check;
 } options_t;

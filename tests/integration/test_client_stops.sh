@@ -228,3 +228,31 @@ wait $sub; rc=$?
 grep -q "worker hw .*declared dead" "$T/broker.log" && fail "the worker was declared dead"
 check_exactly_once "$T/hupw" "$T/one.list"
 pass "a supervised worker's terminal closed: drained (its running task delivered), exit 0"
+
+# 5. --give-up S: a broker that stops answering mid-job (here stopped
+#    with SIGSTOP, as a hung or partitioned host) ends an unattended
+#    client after S seconds with exit 3 and how to go on, instead of
+#    waiting for ever
+p5=$(free_port)
+"$BIN/qc-broker" --bind tcp://127.0.0.1:$p5 --state none >"$T/broker-gu.log" 2>&1 &
+gb=$!
+PIDS+=($gb)
+wait_for "the give-up broker" 10 "grep -q 'listening on' '$T/broker-gu.log'"
+start_worker $p5 gu --slots 1 --task-delay-ms 2000
+gw=$WORKER_PID
+head -3 "$T/cohort/list" >"$T/three.list"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$p5 --give-up 2 -o "$T/giveup" --list "$T/three.list" \
+    >"$T/giveup.log" 2>&1 &
+sub=$!
+PIDS+=($sub)
+wait_for "the job accepted" 20 "grep -q '^job ' '$T/giveup/.qc-job' 2>/dev/null" "$T/giveup.log"
+kill -STOP $gb
+for _ in $(seq 1 300); do kill -0 $sub 2>/dev/null || break; sleep 0.1; done
+kill -0 $sub 2>/dev/null && { kill -CONT $gb; fail "--give-up 2: still waiting after 30 s: $(tail -3 "$T/giveup.log")"; }
+wait $sub; rc=$?
+kill -CONT $gb
+[ $rc -eq 3 ] && grep -q "silent for [0-9]* s: giving up (--give-up 2)" "$T/giveup.log" \
+    && grep -q -- "--attach [0-9]* -o $T/giveup" "$T/giveup.log" \
+    || fail "--give-up 2: exit $rc: $(tail -4 "$T/giveup.log")"
+kill -TERM $gw $gb; wait $gw $gb 2>/dev/null
+pass "--give-up: a broker silent mid-job ends the client (exit 3), saying how to go on"
