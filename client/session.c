@@ -49,6 +49,7 @@ typedef struct {
     int64_t last_heard, next_beat, last_resync, last_resubmit;
     bool silent;              /* said that the broker is silent */
     bool gave_up;             /* --give-up: silent too long */
+    bool detached;            /* --detach: left once every slide was held */
     qc_waiting_t waiting;     /* says what a silent job waits for */
     qc_warn_once_t *warn_once;
     qc_progress_t progress;
@@ -684,6 +685,13 @@ qc_session_run (const qc_session_config_t *cfg)
                 qc_progress_print (&s.progress, line);
             }
         }
+        /* --detach: the broker holds every slide (the last batch's
+           ACCEPTED): the job runs on without us */
+        if (cfg->detach && s.accepted && !cfg->local && !cfg->attach_job
+            && s.taken >= cfg->nslides) {
+            s.detached = true;
+            break;
+        }
         /* unattended (cron, a workflow manager): a bound on that wait */
         if (cfg->give_up_s && s.accepted && !cfg->local
             && now - s.last_heard > (int64_t) cfg->give_up_s * 1000) {
@@ -721,6 +729,22 @@ qc_session_run (const qc_session_config_t *cfg)
         return QC_EXIT_INTERRUPTED;
     }
     const char *dir = cfg->outdir ? cfg->outdir : "OUTDIR";
+    if (s.detached) {
+        /* the job's id alone on stdout, for the script that detached */
+        char attach[4096];
+        printf ("%" PRIu64 "\n", s.job);
+        fflush (stdout);
+        if (!cfg->quiet)
+            fprintf (stderr, "job %" PRIu64 ": the broker holds its %zu slide%s, and it "
+                     "runs on without this client (--detach); the same qc-submit command "
+                     "again (without --detach: it waits for the rest), or\n  %s\nfetches "
+                     "its results; qc-status --tsv shows how it stands\n", s.job,
+                     cfg->nslides, qc_plural (cfg->nslides),
+                     command_for (&s, "--attach", true, attach, sizeof attach));
+        qc_handshake_destroy (&s.hs);
+        zsock_destroy (&s.sock);
+        return QC_EXIT_OK;
+    }
     if (!s.done && !cfg->local && s.refused && !cfg->attach_job && s.taken < cfg->nslides)
         /* refused in mid-submission (a limit, said above) */
         fprintf (stderr, "qc-submit: the broker had accepted %" PRIu64 " of the %zu slides "

@@ -25,6 +25,8 @@ typedef struct {
     bool quiet;
     uint32_t wait_warn_s;      /* no result for this long: say what the
                                   job waits for (client/waiting.h) */
+    bool detach;               /* leave once the broker holds every slide
+                                  (the job runs on; its id on stdout) */
     uint32_t give_up_s;        /* a broker silent this long after the job
                                   was accepted: stop (exit 3); 0 = wait
                                   for it (it may come back with the job) */

@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "client/status_print.h"
 #include "shared/cli.h"
 #include "shared/curve.h"
 #include "shared/endpoint.h"
@@ -28,6 +29,9 @@ usage (FILE *to)
         "      --cert FILE   this client's secret certificate (role client or\n"
         "                    admin): CurveZMQ to a broker with --cert\n"
         "      --server-key FILE  the broker's public certificate (with --cert)\n"
+        "      --tsv         tab-separated lines for scripts, each starting with\n"
+        "                    its kind (broker, worker, note, job); the first\n"
+        "                    line (#kind) names each kind's fields\n"
         "  -h, --help        show this help\n"
         "  -V, --version     show the version\n\n"
         "Exit codes: 0 answered, 2 usage error or refused by the broker, 3\n"
@@ -35,21 +39,7 @@ usage (FILE *to)
 }
 
 /* Long options without a short letter (past any char value). */
-enum { OPT_TIMEOUT = 256, OPT_CERT, OPT_SERVER_KEY };
-
-static int
-by_job_id (const void *a, const void *b)
-{
-    uint64_t x = ((const qc_job_row_t *) a)->job, y = ((const qc_job_row_t *) b)->job;
-    return (x > y) - (x < y);
-}
-
-static int
-by_worker_name (const void *a, const void *b)
-{
-    const char *x = ((const qc_worker_row_t *) a)->name, *y = ((const qc_worker_row_t *) b)->name;
-    return strcmp (x ? x : "", y ? y : "");
-}
+enum { OPT_TIMEOUT = 256, OPT_CERT, OPT_SERVER_KEY, OPT_TSV };
 
 int
 main (int argc, char **argv)
@@ -58,9 +48,11 @@ main (int argc, char **argv)
     const char *prog = "qc-status", *broker = "tcp://127.0.0.1:5555";
     const char *cert = NULL, *server_key = NULL;
     unsigned long timeout_s = 5;
+    bool tsv = false;
     static const struct option opts[] = {
         {"broker", required_argument, 0, 'b'}, {"timeout", required_argument, 0, OPT_TIMEOUT},
         {"cert", required_argument, 0, OPT_CERT}, {"server-key", required_argument, 0, OPT_SERVER_KEY},
+        {"tsv", no_argument, 0, OPT_TSV},
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "b:hV", opts, NULL)) != -1) {
@@ -70,6 +62,7 @@ main (int argc, char **argv)
             if (qc_cli_uint (prog, "--timeout", optarg, 1, 3600, &timeout_s)) return QC_EXIT_USAGE;
             break;
         case OPT_CERT: cert = optarg; break;
+        case OPT_TSV: tsv = true; break;
         case OPT_SERVER_KEY: server_key = optarg; break;
         case 'h': usage (stdout); return QC_EXIT_OK;
         case 'V': qc_cli_version (prog); return QC_EXIT_OK;
@@ -144,38 +137,10 @@ main (int argc, char **argv)
     zsock_destroy (&sock);
     if (!r)
         return QC_EXIT_NO_BROKER;
-    /* the broker's tables are hashed: a reader looks a job up by its id */
-    if (r->njobs > 1)
-        qsort (r->jobs, r->njobs, sizeof *r->jobs, by_job_id);
-    if (r->nworkers > 1)
-        qsort (r->workers, r->nworkers, sizeof *r->workers, by_worker_name);
-    printf ("broker %s: %zu workers, %" PRIu64 " tasks queued\n\n", broker, r->nworkers, r->queue);
-    printf ("%-24s %-20s %5s %4s %9s %9s %9s\n", "WORKER", "HOST", "SLOTS", "GPUS",
-            "CPU TASKS", "GPU TASKS", "HEARTBEAT");
-    for (size_t i = 0; i < r->nworkers; i++) {
-        qc_worker_row_t *w = &r->workers[i];
-        /* names a worker gave itself: no escape sequence reaches the terminal */
-        qc_scrub_controls (w->name);
-        qc_scrub_controls (w->host);
-        printf ("%-24s %-20s %5u %4u %9u %9u %7.1fs%s\n", w->name, w->host, w->slots,
-                w->gpus, w->busy, w->gpu_busy, w->heartbeat_age,
-                w->draining ? "  draining" : "");
-    }
-    /* workers that take no new slide for now, and why (a pause after
-       their machine failed slides, set aside for a slide that runs
-       alone, stalled): the broker's words, each from a worker's name */
-    for (size_t i = 0; i < r->nnotes; i++) {
-        qc_scrub_controls (r->notes[i]);
-        printf ("%s%s\n", i ? "" : "\n", r->notes[i]);
-    }
-    printf ("\n%-8s %8s %8s %8s %8s %8s  %s\n", "JOB", "DONE", "FAILED", "TOTAL", "QUEUED",
-            "RUNNING", "CLIENT");
-    for (size_t i = 0; i < r->njobs; i++) {
-        qc_job_row_t *j = &r->jobs[i];
-        printf ("%-8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64
-                "  %s%s\n", j->job, j->done, j->failed, j->total, j->queued, j->running,
-                j->attached ? "attached" : "detached", j->cancelled ? ", cancelled" : "");
-    }
+    if (tsv)
+        qc_status_print_tsv (stdout, broker, r);
+    else
+        qc_status_print_table (stdout, broker, r);
     qc_msg_destroy (&r);
     return QC_EXIT_OK;
 }

@@ -18,6 +18,7 @@ submit_session_of (const options_t *o, const qc_curve_client_t *curve, qc_output
         .endpoint = o->broker, .resource = o->resource, .timeout_s = (uint32_t) o->timeout_s,
         .heartbeat_ms = 1000, .liveness = 5, .quiet = o->quiet,
         .wait_warn_s = (uint32_t) o->wait_warn_s, .give_up_s = (uint32_t) o->give_up_s,
+        .detach = o->detach,
         .outdir = o->outdir, .out = out,
         .curve = curve, .reach = o->reach, .again = o->again,
         .server_key = o->broker ? o->server_key : NULL};

@@ -99,6 +99,10 @@ usage (FILE *to)
         "      --attach JOBID   reattach to a job and fetch its remaining results\n"
         "      --cancel JOBID   cancel a job: queued slides dropped\n"
         "      --timeout S      wait S seconds for the broker to answer (10)\n"
+        "      --detach         with --broker: leave once the broker holds every\n"
+        "                       slide, printing the job's id on stdout (the job\n"
+        "                       runs on; the same command without --detach, or\n"
+        "                       --attach, fetches its results later)\n"
         "      --give-up S      a broker silent for S seconds once the job runs:\n"
         "                       stop (exit 3; the same command later fetches\n"
         "                       the job); default: wait for it to come back\n"
@@ -203,6 +207,7 @@ enum {
     OPT_HTTP_STALL,
     OPT_HTTP_ATTEMPTS,
     OPT_GIVE_UP,
+    OPT_DETACH,
     OPT_CERT,
     OPT_SERVER_KEY,
     OPT_BATCH,
@@ -237,6 +242,7 @@ parse (int argc, char **argv, options_t *o)
         {"cache-max", required_argument, 0, OPT_CACHE_MAX},
         {"http-stall", required_argument, 0, OPT_HTTP_STALL},
         {"give-up", required_argument, 0, OPT_GIVE_UP},
+        {"detach", no_argument, 0, OPT_DETACH},
         {"http-attempts", required_argument, 0, OPT_HTTP_ATTEMPTS},
         {"cert", required_argument, 0, OPT_CERT},
         {"server-key", required_argument, 0, OPT_SERVER_KEY},
@@ -325,6 +331,7 @@ parse (int argc, char **argv, options_t *o)
             if (qc_cli_gb (prog, "--cache-max", optarg, &o->cache_max))
                 return QC_EXIT_USAGE;
             break;
+        case OPT_DETACH: o->detach = true; break;
         case OPT_GIVE_UP:
             if (qc_cli_uint (prog, "--give-up", optarg, 1, 30L * 86400, &o->give_up_s))
                 return QC_EXIT_USAGE;
@@ -493,6 +500,12 @@ main (int argc, char **argv)
         goto out;
     qc_stall_watch_done ();
     rc = QC_EXIT_USAGE;
+    if (o.detach && (!o.broker || o.attach || o.cancel)) {
+        fprintf (stderr, "%s: --detach %s\n", prog, !o.broker ? "needs --broker: the "
+                 "one-process mode runs the slides in this process, which cannot leave"
+                 : "is for a new job (not --attach or --cancel)");
+        goto out;
+    }
     if ((o.attach || o.cancel) && !o.broker) {
         fprintf (stderr, "%s: --attach and --cancel need --broker\n", prog);
         goto out;
@@ -688,11 +701,11 @@ main (int argc, char **argv)
     rc = qc_session_run (&sc);
     /* the exit code covers the whole cohort: slides failed earlier, or
      * not readable here, count as failed */
-    if (rc == QC_EXIT_OK && (plan.failed_before || plan.nunread))
+    if (rc == QC_EXIT_OK && (plan.failed_before || plan.nunread) && !o.detach)
         rc = QC_EXIT_FAILED;
     /* the job's line counts what it ran: what the exit code also
        counts is said beside it */
-    if (rc != QC_EXIT_USAGE && !o.quiet && (plan.failed_before || plan.nunread)) {
+    if (rc != QC_EXIT_USAGE && !o.quiet && !o.detach && (plan.failed_before || plan.nunread)) {
         fprintf (stderr, "also counted (exit 1): ");
         if (plan.failed_before)
             fprintf (stderr, "%zu failed before%s", plan.failed_before,

@@ -33,7 +33,7 @@ typedef struct {
     int nlists;
     unsigned long workers, timeout_s, attach, cancel, wait_warn_s, give_up_s;
     uint8_t resource;
-    bool quiet, force, no_check;
+    bool quiet, force, no_check, detach;
 } options_t;
 
 /* What HistoQC's command line gives that qc-submit does differently:

@@ -1,0 +1,23 @@
+/* qc-status's two ways of showing a STATUS_REPLY: the table a person
+ * reads, and tab-separated lines a script reads (--tsv). */
+#ifndef QC_CLIENT_STATUS_PRINT_H
+#define QC_CLIENT_STATUS_PRINT_H
+
+#include <stdio.h>
+
+#include "shared/proto.h"
+
+/* The workers, the broker's notes on them and the jobs, as columns under
+ * headers. r's tables are sorted (jobs by id, workers by name) and its
+ * peer-given text scrubbed of control bytes, in place. */
+void qc_status_print_table (FILE *to, const char *broker, qc_msg_t *r);
+
+/* One line per worker, note and job, each starting with its kind
+ * ("broker", "worker", "note", "job"), then its fields, tab-separated;
+ * the first line names every kind's fields:
+ *   #kind  fields...
+ * Numbers bare (seconds with one decimal), yes/no for flags; a tab in a
+ * name becomes a space. Sorted and scrubbed as above. */
+void qc_status_print_tsv (FILE *to, const char *broker, qc_msg_t *r);
+
+#endif

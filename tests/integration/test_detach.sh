@@ -1,0 +1,55 @@
+#!/bin/bash
+# A script that submits and leaves (cron, a workflow manager): qc-submit
+# --detach exits 0 once the broker holds every slide, with the job's id
+# alone on stdout; the job runs on; qc-status --tsv shows it, line by
+# line, for the script to poll; the same command without --detach then
+# fetches every result, each slide exactly once. --detach without a
+# broker is refused.
+. "$(dirname "$0")/lib.sh"
+
+make_cohort "$T/cohort" 12 >/dev/null
+port=$(free_port)
+start_broker $port --heartbeat-ms 200
+start_worker $port w1 --slots 1 --heartbeat-ms 200 --task-delay-ms 300
+wait_for "worker registered" 10 "workers_registered $port 1"
+
+"$BIN/qc-submit" --detach -o "$T/out" --list "$T/cohort/list" >"$T/none.out" 2>"$T/none.err"
+rc=$?
+[ $rc -eq 2 ] && grep -q -- "--detach needs --broker" "$T/none.err" && [ ! -e "$T/out" ] \
+    || fail "--detach without --broker: exit $rc: $(cat "$T/none.err")"
+
+EP=tcp://127.0.0.1:$port
+start=$(date +%s)
+timeout 60 "$BIN/qc-submit" --broker "$EP" --detach -o "$T/out" --list "$T/cohort/list" \
+    >"$T/detach.out" 2>"$T/detach.err"
+rc=$?
+[ $rc -eq 0 ] || fail "--detach: exit $rc: $(cat "$T/detach.err")"
+job=$(cat "$T/detach.out")
+[[ "$job" =~ ^[0-9]+$ ]] || fail "--detach: stdout is not the job's id: '$job'"
+grep -q "job $job: the broker holds its 12 slides, and it runs on without this client" "$T/detach.err" \
+    && grep -q -- "--attach $job -o $T/out" "$T/detach.err" || fail "--detach: $(cat "$T/detach.err")"
+pass "--detach: exit 0 once the broker holds every slide, the job's id ($job) on stdout"
+
+# the script polls: one line per job, its fields tab-separated
+row=$("$BIN/qc-status" --broker "$EP" --tsv | awk -F'\t' -v j="$job" '$1 == "job" && $2 == j')
+[ -n "$row" ] || fail "qc-status --tsv has no line for job $job: $("$BIN/qc-status" --broker "$EP" --tsv)"
+[ "$(echo "$row" | awk -F'\t' '{print NF}')" -eq 9 ] && [ "$(echo "$row" | cut -f5)" = 12 ] \
+    && [ "$(echo "$row" | cut -f8)" = no ] || fail "the job's line: $row"
+head -1 < <("$BIN/qc-status" --broker "$EP" --tsv) | grep -q '^#kind	fields: broker endpoint' \
+    || fail "qc-status --tsv: no #kind line first"
+for _ in $(seq 1 300); do
+    row=$("$BIN/qc-status" --broker "$EP" --tsv | awk -F'\t' -v j="$job" '$1 == "job" && $2 == j')
+    [ $(($(echo "$row" | cut -f3) + $(echo "$row" | cut -f4))) -eq 12 ] && break
+    sleep 0.2
+done
+[ $(($(echo "$row" | cut -f3) + $(echo "$row" | cut -f4))) -eq 12 ] \
+    || fail "the detached job did not run on: $row"
+pass "qc-status --tsv: the detached job's line, its slides done without a client"
+
+# the same command without --detach: the job's results fetched, nothing run again
+timeout 60 "$BIN/qc-submit" --broker "$EP" -o "$T/out" --list "$T/cohort/list" >"$T/fetch.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] || [ $rc -eq 0 ] || fail "the fetch: exit $rc: $(tail -3 "$T/fetch.log")"
+check_exactly_once "$T/out" "$T/cohort/list"
+[ "$(grep -c 'submitted' "$T/broker.log")" -eq 1 ] || fail "a second job was submitted: $(grep submitted "$T/broker.log")"
+pass "the same command again fetches the detached job's results: each slide once, no second job"
