@@ -687,8 +687,8 @@ qc_session_run (const qc_session_config_t *cfg)
         }
         /* --detach: the broker holds every slide (the last batch's
            ACCEPTED): the job runs on without us */
-        if (cfg->detach && s.accepted && !cfg->local && !cfg->attach_job
-            && s.taken >= cfg->nslides) {
+        if (cfg->detach && s.accepted && !cfg->local
+            && (cfg->attach_job || s.taken >= cfg->nslides)) {
             s.detached = true;
             break;
         }
@@ -734,13 +734,21 @@ qc_session_run (const qc_session_config_t *cfg)
         char attach[4096];
         printf ("%" PRIu64 "\n", s.job);
         fflush (stdout);
-        if (!cfg->quiet)
+        if (!cfg->quiet && cfg->attach_job)
+            fprintf (stderr, "job %" PRIu64 " of %s is still at the broker, where it runs "
+                     "on without this client (--detach); the same qc-submit command "
+                     "without --detach, or\n  %s\nfetches its results; qc-status --tsv "
+                     "shows how it stands\n", s.job, dir,
+                     command_for (&s, "--attach", true, attach, sizeof attach));
+        else if (!cfg->quiet)
             fprintf (stderr, "job %" PRIu64 ": the broker holds its %zu slide%s, and it "
                      "runs on without this client (--detach); the same qc-submit command "
                      "again (without --detach: it waits for the rest), or\n  %s\nfetches "
                      "its results; qc-status --tsv shows how it stands\n", s.job,
                      cfg->nslides, qc_plural (cfg->nslides),
                      command_for (&s, "--attach", true, attach, sizeof attach));
+        if (cfg->detached)
+            *cfg->detached = true;
         qc_handshake_destroy (&s.hs);
         zsock_destroy (&s.sock);
         return QC_EXIT_OK;

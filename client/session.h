@@ -48,6 +48,8 @@ typedef struct {
                                   (shared/curve.h); NULL: none */
     bool *finished;            /* set when every result of the job is
                                   written (may be NULL) */
+    bool *detached;            /* set when --detach left the job running
+                                  (its id printed on stdout; may be NULL) */
     bool *gone;                /* set when the broker cannot give the job
                                   whole: it refused it (not there, not this
                                   folder's, results expired), lacks results,

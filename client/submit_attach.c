@@ -33,12 +33,13 @@ submit_session_of (const options_t *o, const qc_curve_client_t *curve, qc_output
  * *fetched: the results it wrote (the rerun says they are not run
  * again because they were just fetched), *job: that job. */
 int
-submit_attach_last_job (const options_t *o, const qc_curve_client_t *curve, size_t *fetched,
-                 uint64_t *job)
+submit_attach_last_job (const options_t *o, const qc_curve_client_t *curve, bool *detached,
+                 size_t *fetched, uint64_t *job)
 {
     qc_output_last_job_t last;
     *fetched = 0;
     *job = 0;
+    *detached = false;
     if (!o->broker && !o->force && o->outdir && !o->quiet
         && qc_output_last_job (o->outdir, &last) == 0 && !last.local
         && (last.slides_unknown || last.done < last.slides)) {
@@ -111,12 +112,16 @@ submit_attach_last_job (const options_t *o, const qc_curve_client_t *curve, size
     sc.expect_total = last.slides;
     sc.finished = &finished;
     sc.gone = &gone;
+    /* --detach again while the folder's job runs: that job is the one
+       submitted, said as the first run said it (idempotent for a
+       script), not fetched to its end */
+    sc.detached = detached;
     uint64_t written_before = qc_output_written (out);
     int rc = qc_session_run (&sc);
     *fetched = (size_t) (qc_output_written (out) - written_before);
     *job = last.job;
     qc_output_close (&out);
-    if (finished)
+    if (finished || *detached)
         return QC_EXIT_OK;
     if (gone) {         /* not there, or refused (said above) */
         if (!o->quiet)

@@ -585,8 +585,12 @@ main (int argc, char **argv)
         goto out;
     size_t fetched = 0;
     uint64_t fetched_job = 0;
-    if (!o.attach && (rc = submit_attach_last_job (&o, curve, &fetched, &fetched_job)) != QC_EXIT_OK)
+    bool detached = false;
+    if (!o.attach && (rc = submit_attach_last_job (&o, curve, &detached, &fetched,
+                                                   &fetched_job)) != QC_EXIT_OK)
         goto out;
+    if (detached)
+        goto out;           /* the folder's job runs on: its id said */
     rc = QC_EXIT_USAGE;
     size_t ncol = pipeline ? qc_pipeline_ncolumns (pipeline) : 0;
     const char **cols = ncol ? calloc (ncol, sizeof *cols) : NULL;

@@ -30,6 +30,16 @@ grep -q "job $job: the broker holds its 12 slides, and it runs on without this c
     && grep -q -- "--attach $job -o $T/out" "$T/detach.err" || fail "--detach: $(cat "$T/detach.err")"
 pass "--detach: exit 0 once the broker holds every slide, the job's id ($job) on stdout"
 
+# the same --detach again while the job runs: that job, not a second one
+timeout 60 "$BIN/qc-submit" --broker "$EP" --detach -o "$T/out" --list "$T/cohort/list" \
+    >"$T/again.out" 2>"$T/again.err"
+rc=$?
+[ $rc -eq 0 ] && [ "$(cat "$T/again.out")" = "$job" ] \
+    && grep -q "job $job of $T/out is still at the broker, where it runs on without this client" "$T/again.err" \
+    || fail "--detach again: exit $rc, stdout '$(cat "$T/again.out")': $(cat "$T/again.err")"
+[ "$(grep -c 'submitted' "$T/broker.log")" -eq 1 ] || fail "--detach again submitted a second job"
+pass "--detach again while the job runs: the same job's id, no second job"
+
 # the script polls: one line per job, its fields tab-separated
 row=$("$BIN/qc-status" --broker "$EP" --tsv | awk -F'\t' -v j="$job" '$1 == "job" && $2 == j')
 [ -n "$row" ] || fail "qc-status --tsv has no line for job $job: $("$BIN/qc-status" --broker "$EP" --tsv)"
