@@ -527,6 +527,14 @@ qc_output_open (const qc_output_config_t *cfg, bool attach, char *err,
     return o;
 }
 
+/* Whether f (NULL: never opened) holds nothing, flushed or not. */
+static bool
+empty_stream (FILE *f)
+{
+    struct stat st;
+    return !f || (ftell (f) == 0 && fstat (fileno (f), &st) == 0 && st.st_size == 0);
+}
+
 void
 qc_output_close (qc_output_t **self_p)
 {
@@ -534,10 +542,27 @@ qc_output_close (qc_output_t **self_p)
         return;
     qc_output_t *o = *self_p;
     bool untouched = !o->tsv && !o->errors && !o->log && !o->journal;
+    /* or a run that made the folder and stopped before its job began
+       (a full disk refused .qc-config): its files were opened, and are
+       empty; they go with the folder */
+    bool empty = !untouched && o->made_top && o->locked && !o->job && !o->journal
+                 && empty_stream (o->tsv) && empty_stream (o->errors)
+                 && empty_stream (o->log);
     if (o->tsv) fclose (o->tsv);
     if (o->errors) fclose (o->errors);
     if (o->log) fclose (o->log);
     if (o->journal) fclose (o->journal);
+    if (empty) {
+        static const char *const opened[] = {"results.tsv", "error.log", "qc.log",
+                                             CONFIGFILE ".tmp"};
+        for (size_t i = 0; i < sizeof opened / sizeof opened[0]; i++) {
+            char *p = path_in (o, opened[i]);
+            if (p)
+                unlink (p);
+            free (p);
+        }
+        untouched = true;
+    }
     drop_columns (o);
     free (o->header);
     free (o->command_line);

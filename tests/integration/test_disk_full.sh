@@ -184,3 +184,15 @@ start_clocked_broker
 wait_for "results past --retention deleted after the restart" 10 \
     "grep -q 'job $job: 1 results waited 1[67][0-9][0-9][0-9][0-9] s for a client after the job finished: deleted' '$T/jump.log'" "$T/jump.log"
 pass "across a restart two days later, --retention 3600 deleted the results (their age from the wall clock)"
+
+# a run whose disk is full from the start (its .qc-config refused):
+# exit 5 with the reason, and the folder it made goes again, not left
+# with empty results.tsv, error.log and qc.log
+mkdir "$T/start-full"
+( ulimit -S -f 4; exec "$BIN/qc-submit" -q -o "$T/start-full/out" \
+      "$SHARED/slides/real/CMU-1-Small-Region.svs" ) >"$T/start-full.log" 2>&1
+rc=$?
+[ $rc -eq 5 ] && grep -q "cannot write $T/start-full/out/.qc-config: File too large" "$T/start-full.log" \
+    || fail "a full disk from the start: exit $rc: $(cat "$T/start-full.log")"
+[ -e "$T/start-full/out" ] && fail "the folder made for the run stayed: $(ls -A "$T/start-full/out")"
+pass "a full disk from the start: exit 5, the reason, and no folder left behind"
