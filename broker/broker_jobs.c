@@ -505,7 +505,10 @@ jobs_on_cancel (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
 {
     char text[512];
     zframe_t *from = p->id;
-    job_rec_t *job = jobs_lookup (b, m->job);
+    /* job 0 with a key: a client that sent its first SUBMIT and left
+       before reading its ACCEPTED (interrupted) names the job so */
+    job_rec_t *job = m->job ? jobs_lookup (b, m->job)
+                            : m->key ? jobs_lookup_by_key (b, m->key) : NULL;
     if (!job) {
         jobs_no_such_job (b, m->job, text, sizeof text);
         jobs_send_error (b, from, m->job, text);

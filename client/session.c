@@ -529,8 +529,20 @@ say_no_answer (session_t *s)
 static int
 end_unaccepted (session_t *s, const char *interrupted)
 {
+    /* a first SUBMIT the broker may have taken, its ACCEPTED not read:
+       the job is cancelled by its key (no id known here), so that its
+       slides do not run for no one until --linger; then we leave */
+    bool sent = s->key && !s->cfg->attach_job && !s->cfg->local;
+    if (sent) {
+        qc_msg_t cancel = {.command = QC_CANCEL, .gpu = -1, .key = s->key};
+        qc_msg_t bye = {.command = QC_DISCONNECT, .gpu = -1, .reason = "leaving"};
+        send_msg (s, &cancel);
+        send_msg (s, &bye);
+        zsock_set_linger (s->sock, 500);   /* sent before the socket goes */
+    }
     if (qc_cli_signals && !s->fatal) {
-        fprintf (stderr, "\nqc-submit: %s\n", interrupted);
+        fprintf (stderr, "\nqc-submit: %s%s\n", interrupted, sent ? "; whatever the "
+                 "broker took of the job is cancelled" : "");
         s->exit_code = QC_EXIT_INTERRUPTED;
     } else if (!s->fatal) {
         say_no_answer (s);

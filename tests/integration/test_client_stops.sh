@@ -256,3 +256,4 @@ kill -CONT $gb
     || fail "--give-up 2: exit $rc: $(tail -4 "$T/giveup.log")"
 kill -TERM $gw $gb; wait $gw $gb 2>/dev/null
 pass "--give-up: a broker silent mid-job ends the client (exit 3), saying how to go on"
+

@@ -81,6 +81,54 @@ test_submit_again_counts (void)
     qc_broker_destroy (&b);
 }
 
+/* A client interrupted after its first SUBMIT, before reading the
+ * ACCEPTED that would have told it the job's id: it cancels the job by
+ * its key (CANCEL with job 0), and the broker cancels that job, which
+ * otherwise ran for no one until --linger. */
+static void
+test_cancel_by_key (void)
+{
+    qc_broker_config_t bc;
+    fx_broker_config (&bc, NULL);
+    char err[512], ep[128];
+    qc_broker_t *b = fx_broker_new_with (&bc, ep, err, sizeof err);
+    CHECK (b != NULL, "a broker: %s", err);
+    if (!b)
+        return;
+    zactor_t *actor = zactor_new (qc_broker_actor, b);
+    zsock_t *s = zsock_new_dealer (ep);
+    char *slides[] = {"/a.svs", "/b.svs"};
+    qc_msg_t sub = {.command = QC_SUBMIT, .gpu = -1, .key = 0x777, .slides = slides,
+                    .nslides = 2, .final = true, .hb_ms = 60000};
+    qc_msg_t cancel = {.command = QC_CANCEL, .gpu = -1, .key = 0x777};
+    qc_msg_t status = {.command = QC_STATUS, .gpu = -1};
+    CHECK (qc_msg_send (&sub, zsock_resolve (s), NULL) == 0
+           && qc_msg_send (&cancel, zsock_resolve (s), NULL) == 0);
+    zsock_set_rcvtimeo (s, 3000);
+    int accepted = 0;
+    bool asked = false, cancelled = false;
+    for (int i = 0; i < 50 && !cancelled; i++) {
+        zmsg_t *raw = zmsg_recv (s);
+        qc_msg_t *m = raw ? qc_msg_decode (raw, NULL, 0) : NULL;
+        zmsg_destroy (&raw);
+        if (!m)
+            break;
+        accepted += m->command == QC_ACCEPTED;
+        CHECK (m->command != QC_ERROR, "refused: %s", m->reason ? m->reason : "");
+        if (accepted == 2 && !asked) {     /* the SUBMIT's, then the CANCEL's */
+            asked = qc_msg_send (&status, zsock_resolve (s), NULL) == 0;
+        }
+        if (m->command == QC_STATUS_REPLY)
+            cancelled = m->njobs == 1 && m->jobs[0].cancelled && m->jobs[0].queued == 0;
+        qc_msg_destroy (&m);
+    }
+    CHECK (accepted == 2 && cancelled, "CANCEL by key: %d ACCEPTED, the job %s", accepted,
+           cancelled ? "cancelled" : "not cancelled");
+    zsock_destroy (&s);
+    zactor_destroy (&actor);
+    qc_broker_destroy (&b);
+}
+
 int
 main (void)
 {
@@ -115,5 +163,6 @@ main (void)
     zactor_destroy (&actor);
     qc_broker_destroy (&b);
     test_submit_again_counts ();
+    test_cancel_by_key ();
     return check_done ("test_client_peers");
 }
