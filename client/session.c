@@ -698,9 +698,13 @@ qc_session_run (const qc_session_config_t *cfg)
             }
         }
         /* --detach: the broker holds every slide (the last batch's
-           ACCEPTED): the job runs on without us */
+           ACCEPTED): the job runs on without us. Attached again (the
+           folder's job), first what the broker resends is taken, until
+           it has nothing more for now: a finished job's results and its
+           DONE end the loop above instead, so that a finished job is
+           fetched, not said to run on for every --detach run after */
         if (cfg->detach && s.accepted && !cfg->local
-            && (cfg->attach_job || s.taken >= cfg->nslides)) {
+            && (cfg->attach_job ? !which : s.taken >= cfg->nslides)) {
             s.detached = true;
             break;
         }

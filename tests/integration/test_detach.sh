@@ -56,6 +56,17 @@ done
     || fail "the detached job did not run on: $row"
 pass "qc-status --tsv: the detached job's line, its slides done without a client"
 
+# --detach again once the job has finished: its results fetched (a
+# script that always passes --detach must not be told, run after run,
+# that a finished job "runs on", its results never written)
+timeout 60 "$BIN/qc-submit" --broker "$EP" --detach -o "$T/out" --list "$T/cohort/list" \
+    >"$T/done.out" 2>"$T/done.err"
+rc=$?
+{ [ $rc -eq 0 ] || [ $rc -eq 1 ]; } && ! grep -q "runs on without this client" "$T/done.err" \
+    || fail "--detach after the job finished: exit $rc: $(cat "$T/done.err")"
+check_exactly_once "$T/out" "$T/cohort/list"
+pass "--detach once the job has finished: its results fetched, not said to run on"
+
 # the same command without --detach: the job's results fetched, nothing run again
 timeout 60 "$BIN/qc-submit" --broker "$EP" -o "$T/out" --list "$T/cohort/list" >"$T/fetch.log" 2>&1
 rc=$?
