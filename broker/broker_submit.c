@@ -56,8 +56,9 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
                 jobs_not_yours (b, p, job, "SUBMIT");
                 return;
             }
-            /* a peer taken as by an ATTACH, within --max-peers */
-            if (!job->attached
+            /* a peer taken as by an ATTACH, within --max-peers (a job not
+               yet on disk answers its repeats with its first ACCEPTED) */
+            if (job->durable && !job->attached
                 && jobs_full_for_new_client (b, from, false, text, sizeof text)) {
                 jobs_send_error (b, from, 0, text);
                 return;

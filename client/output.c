@@ -396,15 +396,21 @@ check_job_file (qc_output_t *o, char *err, size_t errlen)
     if (!p)
         return -1;
     int rc = 0;
-    if (access (p, R_OK | W_OK) != 0 && errno != ENOENT) {
+    /* as open will judge it: by the effective user */
+    if (faccessat (AT_FDCWD, p, R_OK | W_OK, AT_EACCESS) != 0 && errno != ENOENT) {
         int e = errno;
         struct stat st;
-        struct passwd *pw = stat (p, &st) == 0 && st.st_uid != geteuid ()
-                                ? getpwuid (st.st_uid) : NULL;
-        snprintf (err, errlen, "cannot use %s: %s (the folder's journal, private to "
-                  "the user who ran qc-submit into it%s%s: write into a folder of your "
-                  "own with -o, or let that user go on with this one)", p, strerror (e),
-                  pw ? ", " : "", pw ? pw->pw_name : "");
+        bool ours = stat (p, &st) == 0 && st.st_uid == geteuid ();
+        struct passwd *pw = !ours && stat (p, &st) == 0 ? getpwuid (st.st_uid) : NULL;
+        if (ours)       /* an archive made read-only by its own user */
+            snprintf (err, errlen, "cannot use %s: %s (the folder's journal, which this "
+                      "run must write: make it writable again, chmod u+w, or write into "
+                      "another folder with -o)", p, strerror (e));
+        else
+            snprintf (err, errlen, "cannot use %s: %s (the folder's journal, private to "
+                      "the user who ran qc-submit into it%s%s: write into a folder of your "
+                      "own with -o, or let that user go on with this one)", p, strerror (e),
+                      pw ? ", " : "", pw ? pw->pw_name : "");
         rc = -1;
     }
     free (p);

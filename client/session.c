@@ -532,7 +532,7 @@ end_unaccepted (session_t *s, const char *interrupted)
     /* a first SUBMIT the broker may have taken, its ACCEPTED not read:
        the job is cancelled by its key (no id known here), so that its
        slides do not run for no one until --linger; then we leave */
-    bool sent = s->key && !s->cfg->attach_job && !s->cfg->local;
+    bool sent = qc_cli_signals && s->key && !s->cfg->attach_job && !s->cfg->local;
     if (sent) {
         qc_msg_t cancel = {.command = QC_CANCEL, .gpu = -1, .key = s->key};
         qc_msg_t bye = {.command = QC_DISCONNECT, .gpu = -1, .reason = "leaving"};

@@ -3,6 +3,7 @@
 #include "client/stall_watch.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -73,7 +74,14 @@ qc_stall_watch_start (const char *prog, unsigned after_s)
     s_watch.after_s = after_s;
     s_watch.stopping = false;
     s_watch.path[0] = '\0';
-    if (pthread_create (&s_watch.thread, NULL, watch, NULL) != 0) {
+    /* the watcher takes no signal: Ctrl-C must reach the main thread,
+       whose poll it interrupts (the thread inherits this mask) */
+    sigset_t all, was;
+    sigfillset (&all);
+    pthread_sigmask (SIG_BLOCK, &all, &was);
+    int made = pthread_create (&s_watch.thread, NULL, watch, NULL);
+    pthread_sigmask (SIG_SETMASK, &was, NULL);
+    if (made != 0) {
         pthread_cond_destroy (&s_watch.changed);
         return -1;
     }

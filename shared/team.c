@@ -17,8 +17,8 @@
 typedef struct {
     double time;
     qc_log_level_t level;
-    char module[128];
-    char message[1024];
+    char module[QC_LOG_MAX_FIELD];
+    char message[QC_LOG_MAX_MESSAGE];
 } kept_record_t;
 
 typedef struct {
@@ -77,8 +77,8 @@ forward_kept (kept_t *k, const char *slide)
     }
     if (k->dropped) {
         char text[128];
-        snprintf (text, sizeof text, "%zu more messages of the slide's read threads are "
-                  "on the worker's stderr only", k->dropped);
+        snprintf (text, sizeof text, "%zu more messages of the slide's read threads were "
+                  "not kept (the worker's stderr has them, at its log level)", k->dropped);
         qc_log_record_t rec = {.time = k->n ? k->v[k->n - 1].time : 0,
                                .level = QC_LOG_WARNING, .slide = slide,
                                .module = "team", .message = text};

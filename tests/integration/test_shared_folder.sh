@@ -61,6 +61,16 @@ rc=$?
     || fail "the read-only archive's files changed"
 pass "a folder archived read-only with nothing to run: exit 0, the folder unchanged"
 
+# its own journal made read-only by its own user: said as that, not as
+# another user's folder
+chmod 400 "$T/arch/out/.qc-job"
+"${AS_OTHER[@]}" "$BIN/qc-submit" --workers 1 -o "$T/arch/out" "$R/CMU-1-Small-Region.svs" \
+    >"$T/arch3.log" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q "cannot use $T/arch/out/.qc-job: Permission denied (the folder's journal, which this run must write: make it writable again, chmod u+w" \
+    "$T/arch3.log" || fail "its own read-only journal: exit $rc: $(cat "$T/arch3.log")"
+pass "a journal made read-only by its own user: said so, with what to do"
+
 # another user's folder that others may not write: whose it is, said
 mkdir -m 755 "$T/mine"
 "$BIN/qc-submit" --workers 1 -o "$T/mine/out" "$R/CMU-1-Small-Region.svs" >"$T/mine1.log" 2>&1 \

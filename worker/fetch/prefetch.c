@@ -208,15 +208,17 @@ qc_prefetch_new (qc_disk_cache_t *cache, int depth, char *err, size_t errlen)
     /* its timed waits count on the monotonic clock: a clock set back
        (NTP, an operator) would stretch a 30-minute wait by as much */
     pthread_condattr_t monotonic;
-    if (pthread_condattr_init (&monotonic) != 0
-        || pthread_condattr_setclock (&monotonic, CLOCK_MONOTONIC) != 0
-        || pthread_cond_init (&self->changed, &monotonic) != 0) {
+    bool made = pthread_condattr_init (&monotonic) == 0;
+    bool ok = made && pthread_condattr_setclock (&monotonic, CLOCK_MONOTONIC) == 0
+              && pthread_cond_init (&self->changed, &monotonic) == 0;
+    if (made)
+        pthread_condattr_destroy (&monotonic);
+    if (!ok) {
         pthread_mutex_destroy (&self->lock);
         free (self);
         qc_set_err (err, errlen, "prefetch: cannot make its condition variable");
         return NULL;
     }
-    pthread_condattr_destroy (&monotonic);
     int e = pthread_create (&self->thread, NULL, run, self);
     if (e != 0) {
         pthread_mutex_destroy (&self->lock);
