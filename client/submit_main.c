@@ -708,8 +708,10 @@ main (int argc, char **argv)
     if (rc == QC_EXIT_OK && (plan.failed_before || plan.nunread) && !o.detach)
         rc = QC_EXIT_FAILED;
     /* the job's line counts what it ran: what the exit code also
-       counts is said beside it */
-    if (rc != QC_EXIT_USAGE && !o.quiet && !o.detach && (plan.failed_before || plan.nunread)) {
+       counts is said beside it; only where that exit code is the
+       cohort's (1): a run interrupted (130), left by --give-up (3) or
+       stopped short (5) ends otherwise, and "exit 1" there misleads */
+    if (rc == QC_EXIT_FAILED && !o.quiet && !o.detach && (plan.failed_before || plan.nunread)) {
         fprintf (stderr, "also counted (exit 1): ");
         if (plan.failed_before)
             fprintf (stderr, "%zu failed before%s", plan.failed_before,
