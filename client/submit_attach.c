@@ -127,6 +127,12 @@ submit_attach_last_job (const options_t *o, const qc_curve_client_t *curve, bool
         if (!o->quiet)
             fprintf (stderr, "%s: job %" PRIu64 " cannot be fetched: its slides without a "
                      "result here run in a new job\n", prog, last.job);
+        /* asked another broker than the one it ran on: there it may run
+           on, for no one */
+        if (strcmp (last.endpoint, o->broker) != 0)
+            fprintf (stderr, "%s: job %" PRIu64 " may still run on %s, where it was "
+                     "submitted; qc-submit --broker %s --cancel %" PRIu64 " stops it "
+                     "there\n", prog, last.job, last.endpoint, last.endpoint, last.job);
         return QC_EXIT_OK;
     }
     return rc == QC_EXIT_OK || rc == QC_EXIT_FAILED ? QC_EXIT_INCOMPLETE : rc;

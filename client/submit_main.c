@@ -538,6 +538,9 @@ main (int argc, char **argv)
         if (local_only[i].given)
             snprintf (given + strlen (given), sizeof given - strlen (given), "%s%s",
                       ngiven++ ? ", " : "", local_only[i].name);
+    if (!o.broker && o.give_up_s && !o.quiet)
+        fprintf (stderr, "%s: note: --give-up is for a broker (--broker): the one-process "
+                 "mode's broker is this process\n", prog);
     if (o.broker && ngiven && !o.quiet)
         fprintf (stderr, "%s: note: %s %s for the one-process mode; with --broker the "
                  "broker's workers run the slides (qc-worker --slots, --cache, ...)\n",

@@ -74,3 +74,23 @@ rc=$?
 check_exactly_once "$T/out" "$T/cohort/list"
 [ "$(grep -c 'submitted' "$T/broker.log")" -eq 1 ] || fail "a second job was submitted: $(grep submitted "$T/broker.log")"
 pass "the same command again fetches the detached job's results: each slide once, no second job"
+
+# the folder's job asked of another broker (a new --broker): not there,
+# so its slides run in a new job there, and the first broker, where the
+# job may run on for no one, is named with how to stop it
+timeout 60 "$BIN/qc-submit" --broker "$EP" --detach -o "$T/moved" --list "$T/cohort/list" \
+    >"$T/moved1.out" 2>"$T/moved1.err" || fail "detach to move: $(cat "$T/moved1.err")"
+first=$(cat "$T/moved1.out")
+p2=$(free_port)
+"$BIN/qc-broker" --bind tcp://127.0.0.1:$p2 --state none >"$T/broker2.log" 2>&1 &
+b2=$!
+PIDS+=($b2)
+wait_for "the second broker" 10 "grep -q 'listening on' '$T/broker2.log'"
+timeout 60 "$BIN/qc-submit" --broker tcp://127.0.0.1:$p2 --detach -o "$T/moved" --list "$T/cohort/list" \
+    >"$T/moved2.out" 2>"$T/moved2.err"
+rc=$?
+[ $rc -eq 0 ] && grep -q "job $first may still run on $EP, where it was submitted; qc-submit --broker $EP --cancel $first stops it there" "$T/moved2.err" \
+    || fail "another broker: exit $rc: $(cat "$T/moved2.err")"
+"$BIN/qc-submit" --broker "$EP" --cancel "$first" >/dev/null 2>&1
+kill -TERM $b2; wait $b2 2>/dev/null
+pass "the folder's job asked of another broker: the first one named, with how to stop the job there"
