@@ -495,8 +495,9 @@ say_interrupted (session_t *s)
 {
     const qc_session_config_t *c = s->cfg;
     const char *dir = c->outdir ? c->outdir : "OUTDIR";
-    fprintf (stderr, "\nqc-submit: interrupted. %" PRIu64 " results are kept in %s "
-             "(results.tsv, error.log, a folder per slide).\n",
+    /* this run's: the folder may hold an earlier run's too */
+    fprintf (stderr, "\nqc-submit: interrupted. %" PRIu64 " results of this run are kept "
+             "in %s (results.tsv, error.log, a folder per slide), with any it had before.\n",
              qc_output_written (c->out), dir);
     if (c->local || !s->accepted)
         fprintf (stderr, "To go on, run the same qc-submit command again%s: the slides "

@@ -62,7 +62,7 @@ wait_for "no-GPU message" 10 "grep -q 'this job runs only on GPUs (--gpu-only) a
 job=$(awk '/^job /{print $2; exit}' "$T/gpu/.qc-job")
 interrupt $sub
 [ $RC -eq 130 ] || fail "Ctrl-C with a broker: exit $RC, expected 130"
-grep -q "interrupted. 0 results are kept in $T/gpu" "$T/gpu.log" || fail "what was kept: $(tail -5 "$T/gpu.log")"
+grep -q "interrupted. 0 results of this run are kept in $T/gpu" "$T/gpu.log" || fail "what was kept: $(tail -5 "$T/gpu.log")"
 grep -q "qc-submit --broker tcp://127.0.0.1:$port --attach $job -o $T/gpu" "$T/gpu.log" \
     || fail "how to go on: $(tail -5 "$T/gpu.log")"
 grep -q -- "--cancel $job" "$T/gpu.log" || fail "how to stop the job"
