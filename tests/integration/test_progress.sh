@@ -98,7 +98,7 @@ interrupt $sub
 [ $RC -eq 130 ] || fail "Ctrl-C mid-run: exit $RC"
 kept=$(grep -vc '^#' "$T/int/results.tsv")
 [ "$kept" -ge 3 ] && [ "$kept" -lt 40 ] || fail "$kept rows kept"
-grep -q "interrupted. $kept results are kept" "$T/int.log" || fail "count kept: $(tail -3 "$T/int.log")"
+grep -q "interrupted. $kept results of this run are kept" "$T/int.log" || fail "count kept: $(tail -3 "$T/int.log")"
 "$BIN/qc-submit" -o "$T/int" "$T/many" >"$T/int2.log" 2>&1
 [ $? -eq 0 ] || fail "resume: $(tail -3 "$T/int2.log")"
 grep -q "already has $kept of these 40 slides" "$T/int2.log" || fail "resume skip: $(head -2 "$T/int2.log")"
