@@ -121,17 +121,17 @@ qc_cli_install_signals (void)
     memset (&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset (&sa.sa_mask);
+    /* SIGINT even where it was started ignored (a script's background
+       job): scripts stop their programs with kill -INT, and a Ctrl-C
+       that stops a script should stop what it started, cleanly */
+    sigaction (SIGINT, &sa, NULL);
     sigaction (SIGTERM, &sa, NULL);
-    /* Ctrl-C, and a closed terminal (ssh session), stop a program as
-       SIGTERM does: drained, its state and the client's folder kept, not
-       killed; unless it was started to outlive them (nohup ignores
-       SIGHUP; a script's background job, SIGINT): kept ignored */
-    static const int from_terminal[] = {SIGINT, SIGHUP};
-    for (size_t i = 0; i < sizeof from_terminal / sizeof from_terminal[0]; i++) {
-        struct sigaction was;
-        if (sigaction (from_terminal[i], NULL, &was) == 0 && was.sa_handler != SIG_IGN)
-            sigaction (from_terminal[i], &sa, NULL);
-    }
+    /* a closed terminal (ssh session) stops a program as SIGTERM does:
+       drained, its state and the client's folder kept, not killed; unless
+       it was started to outlive the terminal (nohup: SIGHUP ignored) */
+    struct sigaction hup;
+    if (sigaction (SIGHUP, NULL, &hup) == 0 && hup.sa_handler != SIG_IGN)
+        sigaction (SIGHUP, &sa, NULL);
     signal (SIGPIPE, SIG_IGN);
     /* a file-size limit (ulimit -f) fails the write with EFBIG, said and
        handled as a full disk is, instead of killing the process */
