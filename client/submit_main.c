@@ -660,7 +660,8 @@ main (int argc, char **argv)
            with no reason a rerun would look past */
         if (!o.cache_dir && runs_url (&plan) && qc_slide_fetch_check_dir (NULL, err, sizeof err)) {
             fprintf (stderr, "%s: slides by URL are kept in a cache folder, and the default "
-                     "one cannot be used: %s (give --cache DIR)\n", prog, err);
+                     "one cannot be used: %s%s\n", prog, err,
+                     strstr (err, "--cache") ? "" : " (give --cache DIR)");
             rc = QC_EXIT_USAGE;
             goto out;
         }

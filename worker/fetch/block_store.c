@@ -110,7 +110,7 @@ create (qc_block_store_t *self, const qc_http_file_t *file)
     char tmp[PATH_MAX + 64];
     snprintf (tmp, sizeof tmp, "%s" TMP_MARK "%ld.%lx", self->p.blocks, (long) getpid (),
               (unsigned long) pthread_self ());
-    int fd = open (tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int fd = open (tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);   /* patient data */
     struct stat st;
     /* nobody else knows the file yet: the lock is granted at once */
     if (fd < 0 || ftruncate (fd, file->size) != 0 || fstat (fd, &st) != 0

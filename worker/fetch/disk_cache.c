@@ -46,8 +46,10 @@ qc_disk_cache_open (const char *dir, uint64_t max_bytes, const qc_http_opts_t *h
         return NULL;
     }
     /* one another user made (a /tmp name taken first): that user could
-       read every slide cached there, and put other bytes in its place */
-    if (st.st_uid != geteuid ()) {
+       read every slide cached there, and put other bytes in its place.
+       root's (a group's folder root made, /var/cache) is trusted: root
+       may read and write every file anyway */
+    if (st.st_uid != geteuid () && st.st_uid != 0) {
         qc_set_err (err, errlen, "%s: the cache folder belongs to another user (uid %u): "
                     "give --cache DIR, a folder of this user's", dir, (unsigned) st.st_uid);
         return NULL;
@@ -167,7 +169,7 @@ static int
 download (get_t *g, const qc_http_file_t *now, char *err, size_t errlen)
 {
     entry_paths_t *p = &g->p;
-    int fd = open (p->part, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int fd = open (p->part, O_RDWR | O_CREAT | O_CLOEXEC, 0600);   /* patient data */
     if (fd < 0)
         return qc_fail (err, errlen, "%s: cannot write into the cache: %s", p->part,
                         strerror (errno));
