@@ -511,7 +511,13 @@ qc_output_open (const qc_output_config_t *cfg, bool attach, char *err,
     o->command_line = cfg->command_line ? strdup (cfg->command_line) : NULL;
     o->lock_fd = -1;
     int locked = lock_folder (o, err, errlen);
-    if (locked == 0 && (locked = check_job_file (o, err, errlen)) == 0)
+    /* a journal this user cannot write: kept to say before a job would
+       start (qc_output_journal_refused); a rerun with nothing to run
+       (is it done?) needs none. Its torn row, if any, is its owner's. */
+    char refused[1024] = "";
+    if (locked == 0 && check_job_file (o, refused, sizeof refused) != 0)
+        o->journal_refused = strdup (refused);
+    else if (locked == 0)
         output_repair_torn (o);   /* before the records: a torn row is no record */
     if (locked
         || qc_records_read (&o->records, o->outdir, o->names, err, errlen)
@@ -539,6 +545,12 @@ empty_stream (FILE *f)
 {
     struct stat st;
     return !f || (ftell (f) == 0 && fstat (fileno (f), &st) == 0 && st.st_size == 0);
+}
+
+const char *
+qc_output_journal_refused (const qc_output_t *self)
+{
+    return self ? self->journal_refused : NULL;
 }
 
 void
@@ -593,6 +605,7 @@ qc_output_close (qc_output_t **self_p)
     if (o->lock_fd >= 0)
         close (o->lock_fd);      /* releases the lock */
     free (o->made_top);
+    free (o->journal_refused);
     free (o->outdir);
     free (o);
     *self_p = NULL;

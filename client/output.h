@@ -118,6 +118,10 @@ const char *qc_output_name_of (const qc_output_t *self, uint64_t idx);
 /* True when the task index was already written. */
 bool qc_output_has (const qc_output_t *self, uint64_t idx);
 uint64_t qc_output_written (const qc_output_t *self);
+/* Why this run could not journal a job in the folder (its .qc-job is
+ * another user's, or read-only), or NULL: said before a job starts, not
+ * before a run with nothing to run. */
+const char *qc_output_journal_refused (const qc_output_t *self);
 /* Of the job's slides written (attach), how many passed and how many
  * failed, by what the folder records for each. */
 void qc_output_written_counts (const qc_output_t *self, uint64_t *passed,

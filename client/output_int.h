@@ -25,6 +25,8 @@ typedef struct {
 
 struct qc_output {
     char *outdir;
+    char *journal_refused;    /* why .qc-job cannot be written by this
+                                 user (another's folder), or NULL */
     char *made_top;           /* the first folder of outdir this run made,
                                  or NULL: gone again if the run never
                                  starts */

@@ -637,6 +637,13 @@ main (int argc, char **argv)
         plan.fetched_job = fetched_job;
         if (!o.quiet)
             qc_rerun_say (&plan, o.outdir, stderr);
+        /* slides to run, and a journal this user cannot write: refused
+           before the job, so that nothing in the folder changes */
+        if (plan.nrun && qc_output_journal_refused (out)) {
+            fprintf (stderr, "%s: %s\n", prog, qc_output_journal_refused (out));
+            rc = QC_EXIT_USAGE;
+            goto out;
+        }
         if (plan.nrun == 0) {
             rc = qc_output_set_job (out, 0, 0, NULL, err, sizeof err) ? QC_EXIT_INCOMPLETE
                  : plan.failed_before || plan.nunread ? QC_EXIT_FAILED : QC_EXIT_OK;

@@ -37,6 +37,15 @@ for f in .qc-slides .qc-config .qc-job results.tsv error.log; do
 done
 pass "second user refused before the job (exit 2, whose folder said), the folder unchanged"
 
+# ...but asking whether the folder is done (nothing to run) is no job:
+# answered, as before the refusal came (a cron job's check)
+"${AS_OTHER[@]}" "$BIN/qc-submit" --workers 1 -o "$T/out" "$R/CMU-1-Small-Region.svs" \
+    >"$T/run2b.log" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -q "nothing to run: every slide of the cohort is accounted for" "$T/run2b.log" \
+    || fail "second user, nothing to run: exit $rc: $(cat "$T/run2b.log")"
+pass "second user, nothing to run: exit 0, as before"
+
 # the first user goes on with it as before
 "$BIN/qc-submit" --workers 1 -o "$T/out" "$R/CMU-1-Small-Region.svs" \
     "$R/CMU-1-Small-Region-pyramid.svs" >"$T/run3.log" 2>&1 || fail "first user again: $(cat "$T/run3.log")"
@@ -64,8 +73,9 @@ pass "a folder archived read-only with nothing to run: exit 0, the folder unchan
 # its own journal made read-only by its own user: said as that, not as
 # another user's folder
 chmod 400 "$T/arch/out/.qc-job"
+chmod 755 "$T/arch/out"
 "${AS_OTHER[@]}" "$BIN/qc-submit" --workers 1 -o "$T/arch/out" "$R/CMU-1-Small-Region.svs" \
-    >"$T/arch3.log" 2>&1
+    "$R/CMU-1-Small-Region-pyramid.svs" >"$T/arch3.log" 2>&1
 rc=$?
 [ $rc -eq 2 ] && grep -q "cannot use $T/arch/out/.qc-job: Permission denied (the folder's journal, which this run must write: make it writable again, chmod u+w" \
     "$T/arch3.log" || fail "its own read-only journal: exit $rc: $(cat "$T/arch3.log")"
