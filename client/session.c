@@ -524,26 +524,74 @@ say_no_answer (session_t *s)
              s->cfg->endpoint, s->cfg->timeout_s, why ? why : QC_CLI_NO_BROKER_HINT);
 }
 
+/* After an interrupt, the job the broker may have taken from our first
+ * SUBMIT (its ACCEPTED unread) is cancelled, so that its slides do not
+ * run for no one until --linger: by its key (CANCEL with job 0), and,
+ * once an ACCEPTED names it, by its id, which brokers before the key
+ * one take too. Waits up to 2 s for the answers (every SUBMIT and CANCEL
+ * gets exactly one): the job's id when a CANCEL by id was accepted, 0
+ * when the broker said it has no such job, -1 when it did not say. */
+static int64_t
+cancel_unaccepted (session_t *s)
+{
+    qc_msg_t by_key = {.command = QC_CANCEL, .gpu = -1, .key = s->key};
+    if (send_msg (s, &by_key))
+        return -1;
+    uint64_t job = 0;
+    int answers = 0, want = 2;     /* the SUBMIT's, the CANCEL's */
+    bool by_id = false, none = false;
+    zsock_set_rcvtimeo (s->sock, 100);
+    for (int64_t until = zclock_mono () + 2000; answers < want && zclock_mono () < until;) {
+        zmsg_t *raw = zmsg_recv (s->sock);
+        qc_msg_t *m = raw ? qc_msg_decode (raw, NULL, 0) : NULL;
+        zmsg_destroy (&raw);
+        if (!m)
+            continue;
+        bool ours = !m->key || m->key == s->key;
+        if (m->command == QC_ACCEPTED && ours && m->job) {
+            answers++;
+            job = m->job;
+            if (!by_id) {          /* now it has an id: cancelled by it too */
+                qc_msg_t cancel = {.command = QC_CANCEL, .gpu = -1, .job = job, .key = s->key};
+                by_id = send_msg (s, &cancel) == 0;
+                want += by_id;
+            }
+        } else if (m->command == QC_ERROR) {
+            answers++;
+            none |= m->reason && strncmp (m->reason, "no such job", 11) == 0;
+        }
+        qc_msg_destroy (&m);
+    }
+    if (by_id && answers >= want)
+        return (int64_t) job;
+    return none && !job ? 0 : -1;
+}
+
 /* The broker did not accept the job: interrupted, or no answer (a
  * refusal was said as it came). The session's sockets go; returns the
  * exit code. */
 static int
 end_unaccepted (session_t *s, const char *interrupted)
 {
-    /* a first SUBMIT the broker may have taken, its ACCEPTED not read:
-       the job is cancelled by its key (no id known here), so that its
-       slides do not run for no one until --linger; then we leave */
     bool sent = qc_cli_signals && s->key && !s->cfg->attach_job && !s->cfg->local;
+    int64_t cancelled = sent ? cancel_unaccepted (s) : -1;
     if (sent) {
-        qc_msg_t cancel = {.command = QC_CANCEL, .gpu = -1, .key = s->key};
         qc_msg_t bye = {.command = QC_DISCONNECT, .gpu = -1, .reason = "leaving"};
-        send_msg (s, &cancel);
         send_msg (s, &bye);
         zsock_set_linger (s->sock, 500);   /* sent before the socket goes */
     }
     if (qc_cli_signals && !s->fatal) {
-        fprintf (stderr, "\nqc-submit: %s%s\n", interrupted, sent ? "; whatever the "
-                 "broker took of the job is cancelled" : "");
+        char said[600] = "";
+        if (sent && cancelled > 0)
+            snprintf (said, sizeof said, "; job %" PRId64 ", which the broker had taken, "
+                      "is cancelled", cancelled);
+        else if (sent && cancelled == 0)
+            snprintf (said, sizeof said, "; the broker holds no job of it");
+        else if (sent)
+            snprintf (said, sizeof said, "; if the broker took the job, it may run on: "
+                      "qc-status --broker %s shows it, and qc-submit --broker %s --cancel "
+                      "JOB stops it", s->cfg->endpoint, s->cfg->endpoint);
+        fprintf (stderr, "\nqc-submit: %s%s\n", interrupted, said);
         s->exit_code = QC_EXIT_INTERRUPTED;
     } else if (!s->fatal) {
         say_no_answer (s);

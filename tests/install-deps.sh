@@ -30,10 +30,12 @@ BUILD="build-essential gcc make binutils pkg-config
 # (test_ansible.sh runs deploy/ansible for real); a one-node Slurm cluster
 # with munge (slurm-client has sbatch), and pgrep to see what
 # a job left running (test_slurm.sh); faketime (libfaketime steps the
-# broker's wall clock in test_disk_full.sh); apt for this script itself.
+# broker's wall clock in test_disk_full.sh); gdb (test_client_stops.sh
+# holds a broker still between a SUBMIT and its ACCEPTED); apt for this
+# script itself.
 TESTS="openslide-tools mawk python3 python3-shapely python3-numpy nginx clang libclang-rt-14-dev
     ansible ansible-core ansible-lint systemd slurm-wlm slurm-client slurmctld slurmd munge
-    procps faketime apt"
+    procps faketime gdb apt"
 PKGS="$BUILD $TESTS"
 
 case "${1:-}" in

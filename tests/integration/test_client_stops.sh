@@ -271,3 +271,38 @@ kill -CONT $gb
 kill -TERM $gw $gb; wait $gw $gb 2>/dev/null
 pass "--give-up: a broker silent mid-job ends the client (exit 3), saying how to go on"
 
+
+# 6. interrupted after its first SUBMIT, before the broker's ACCEPTED:
+#    the broker held still by gdb in the fdatasync that puts the job on
+#    disk (after taking the SUBMIT, before answering it), the client is
+#    sent SIGINT; it cancels the job the broker took, by its key and then
+#    by its id, and says so. Without it the job ran for no one.
+command -v gdb >/dev/null || fail "gdb is not installed (run tests/install-deps.sh)"
+p6=$(free_port)
+"$BIN/qc-broker" --bind tcp://127.0.0.1:$p6 --state "$T/state-ck" >"$T/broker-ck.log" 2>&1 &
+cb=$!
+PIDS+=($cb)
+wait_for "the cancel-by-key broker" 10 "grep -q 'listening on' '$T/broker-ck.log'"
+gdb -p $cb -batch -ex 'break fdatasync' -ex 'continue' \
+    -ex "shell kill -INT \$(cat '$T/ck.pid'); sleep 1" -ex 'delete' -ex 'detach' >"$T/gdb.log" 2>&1 &
+gp=$!
+PIDS+=($gp)
+wait_for "gdb attached" 20 "grep -q 'Breakpoint 1 at\\|ptrace' '$T/gdb.log'" "$T/gdb.log"
+if ! grep -q 'Breakpoint 1 at' "$T/gdb.log"; then
+    echo "note: gdb cannot attach to a process here ($(grep -m1 ptrace "$T/gdb.log")): the interrupt before ACCEPTED not checked"
+    kill $gp 2>/dev/null
+else
+    interruptible "$BIN/qc-submit" --broker tcp://127.0.0.1:$p6 -o "$T/ck" --list "$T/three.list" \
+        >"$T/ck.log" 2>&1 &
+    sub=$!
+    echo $sub >"$T/ck.pid"
+    PIDS+=($sub)
+    for _ in $(seq 1 300); do kill -0 $sub 2>/dev/null || break; sleep 0.1; done
+    wait $sub; rc=$?
+    wait $gp 2>/dev/null
+    [ $rc -eq 130 ] && grep -q "interrupted before the broker accepted the job: nothing was written; job 1, which the broker had taken, is cancelled" "$T/ck.log" \
+        || fail "interrupted before ACCEPTED: exit $rc: $(cat "$T/ck.log") / $(tail -3 "$T/gdb.log")"
+    grep -q "job 1 cancelled by its own client" "$T/broker-ck.log" || fail "the broker did not cancel job 1"
+    kill -TERM $cb; wait $cb 2>/dev/null
+    pass "interrupted before the broker's ACCEPTED: the job it took is cancelled, and said"
+fi
