@@ -6,8 +6,10 @@
  * allowed folder) runs on a tick. */
 #include "broker/broker_int.h"
 
+#include <errno.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "shared/endpoint.h"
 #include "shared/log.h"
@@ -348,6 +350,15 @@ qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
         const char *ep = zsock_endpoint (b->router);
         b->bound[i] = strdup (ep ? ep : cfg->endpoints[i]);
         b->nbound++;
+        /* an ipc:// socket is made with the process's umask (0077 under
+           the unit: the broker's user alone could connect); group and
+           owner may, and the folder it is in (the lab's, mode 2770)
+           decides who reaches it. Not an abstract one (@name). */
+        const char *path = strncmp (cfg->endpoints[i], "ipc://", 6) == 0
+                           ? cfg->endpoints[i] + 6 : NULL;
+        if (path && path[0] != '@' && chmod (path, 0770) != 0)
+            qc_log (QC_LOG_WARNING, MOD, "cannot let the group reach %s (chmod: %s): only "
+                    "this user's programs can connect", cfg->endpoints[i], strerror (errno));
     }
     /* what the state folder holds comes back before any peer is heard
      * (what peers send waits in the socket until the loop reads it);

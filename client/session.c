@@ -518,6 +518,9 @@ say_no_answer (session_t *s)
 {
     const char *why = qc_handshake_why (s->hs);
     char fds[320];
+    char ipc[600];
+    if (!why)
+        why = qc_endpoint_ipc_why (s->cfg->endpoint, ipc, sizeof ipc);
     if (!why && qc_fds_short_say (QC_CONNECT_FDS, fds, sizeof fds))
         why = fds;
     fprintf (stderr, "qc-submit: no answer from broker %s in %u s: %s\n",

@@ -128,6 +128,9 @@ main (int argc, char **argv)
     }
     const char *why = r ? NULL : qc_handshake_why (hs);
     char fds[320];
+    char ipc[600];
+    if (!r && !why)
+        why = qc_endpoint_ipc_why (broker, ipc, sizeof ipc);
     if (!r && !why && qc_fds_short_say (QC_CONNECT_FDS, fds, sizeof fds))
         why = fds;
     if (!r)

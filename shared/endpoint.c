@@ -2,11 +2,13 @@
 #include "shared/endpoint.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "shared/err.h"
 
@@ -128,4 +130,24 @@ bool
 qc_endpoint_is_ipv6 (const char *ep)
 {
     return ep && strncmp (ep, "tcp://[", 7) == 0;
+}
+
+const char *
+qc_endpoint_ipc_why (const char *ep, char *why, size_t len)
+{
+    if (!ep || !why || len == 0 || strncmp (ep, "ipc://", 6) != 0 || ep[6] == '@')
+        return NULL;
+    const char *path = ep + 6;
+    if (access (path, F_OK) != 0 && errno == ENOENT) {
+        snprintf (why, len, "%s: %s (no broker has bound it: is it running, with --bind %s?)",
+                  path, strerror (errno), ep);
+        return why;
+    }
+    if (access (path, W_OK) != 0) {   /* the folder (EACCES above too) or the socket */
+        snprintf (why, len, "%s: %s (the socket or its folder is not open to this user: "
+                  "the broker's folder should be the lab's group's, mode 2770, and this "
+                  "user in that group)", path, strerror (errno));
+        return why;
+    }
+    return NULL;
 }

@@ -30,4 +30,10 @@ bool qc_endpoint_is_local (const char *endpoint);
  * only: a keyless broker binds loopback alone). */
 bool qc_endpoint_is_ipv6 (const char *ep);
 
+/* Why an ipc:// endpoint cannot be reached by this user, said into why
+ * (no socket there, or its folder or socket not open to this user: a
+ * connect to it fails unseen, and the client then hears nothing), or
+ * NULL (another kind of endpoint, or nothing found wrong). */
+const char *qc_endpoint_ipc_why (const char *ep, char *why, size_t len);
+
 #endif

@@ -101,3 +101,31 @@ rc=$?
 [ $rc -eq 2 ] && grep -q "cannot use the state folder $T/state: Permission denied (it is root's: run the broker as that user, or give --state DIR" \
     "$T/state.log" || fail "another user's state folder: exit $rc: $(cat "$T/state.log")"
 pass "another user's state folder: exit 2, whose it is"
+
+# a broker for a lab on a shared machine (README, Securing a cluster):
+# an ipc:// socket in a folder of the lab's group (mode 2770); under the
+# unit's UMask=0077 the socket was the broker's user's alone, and a lab
+# member's qc-status got no answer
+install -d -m 2770 -g 65534 "$T/run"
+chmod 711 "$T"
+( umask 077; exec "$BIN/qc-broker" --bind "ipc://$T/run/broker" --state none ) >"$T/ipc.log" 2>&1 &
+ipcb=$!
+PIDS+=($ipcb)
+wait_for "the ipc broker" 10 "grep -q 'listening on' '$T/ipc.log'" "$T/ipc.log"
+"${AS_OTHER[@]}" "$BIN/qc-status" --broker "ipc://$T/run/broker" --timeout 5 >"$T/ipc-status.log" 2>&1 \
+    || fail "a lab member's qc-status over ipc://: $(cat "$T/ipc-status.log"); $(ls -la "$T/run")"
+kill -TERM $ipcb; wait $ipcb 2>/dev/null
+pass "ipc:// in a folder of the lab's group: a member reaches the broker under umask 077"
+
+# one not of that group is kept out, and told why, not "no answer" alone
+install -d -m 2770 -g 0 "$T/run0"
+"$BIN/qc-broker" --bind "ipc://$T/run0/broker" --state none >"$T/ipc0.log" 2>&1 &
+ipcb=$!
+PIDS+=($ipcb)
+wait_for "the other ipc broker" 10 "grep -q 'listening on' '$T/ipc0.log'" "$T/ipc0.log"
+"${AS_OTHER[@]}" "$BIN/qc-status" --broker "ipc://$T/run0/broker" --timeout 2 >"$T/ipc0-status.log" 2>&1
+rc=$?
+[ $rc -eq 3 ] && grep -q "Permission denied (the socket or its folder is not open to this user" "$T/ipc0-status.log" \
+    || fail "a non-member over ipc://: exit $rc: $(cat "$T/ipc0-status.log")"
+kill -TERM $ipcb; wait $ipcb 2>/dev/null
+pass "ipc:// of another group: kept out, and told why"
