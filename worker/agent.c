@@ -442,6 +442,8 @@ agent_actor (zsock_t *pipe, void *args)
             a.next_socket = now + a.backoff + (int64_t) (random () % (a.backoff / 4 + 1));
         }
         asset_wait_tick (a.wait, now);
+        open_watch_tick (a.w->watches, a.w->nwatches, now, a.w->cfg.test_open_stall_ms
+                         ? (int64_t) a.w->cfg.test_open_stall_ms : 30000);
         if (!atomic_load (&a.w->connected)) {
             /* say once why the handshake fails, when it does */
             const char *why = qc_handshake_why (a.hs);

@@ -16,17 +16,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "shared/cli.h"
 #include "shared/log.h"
 #include "shared/url.h"
+#include "worker/open_watch.h"
 #include "worker/supervise.h"
 
 typedef struct {
     zsock_t *push;
     uint64_t job, key, idx;   /* the task being run, for log records */
     qc_crash_slot_t *slot;    /* this thread's line in the crash table */
+    open_watch_t *watch;      /* this thread's first look at a slide file */
 } exec_ctx_t;
 
 static void
@@ -72,6 +75,7 @@ static void
 ctx_open (exec_ctx_t *ctx, qc_worker_t *w, zsock_t *push)
 {
     ctx->job = ctx->key = 0;
+    ctx->watch = NULL;
     ctx->slot = qc_crash_slot_claim (w->cfg.crash_table);
     ctx->push = push;
     qc_log_set_sink (forward_log, ctx, w->cfg.name);
@@ -178,11 +182,24 @@ test_hooks (qc_worker_t *w, const qc_task_t *task, qc_result_t *out)
  * Otherwise the task runs on the resolved path, the one checked; *given
  * keeps the path as the broker sent it, for the RESULT (put_back). */
 static bool
-check_path (qc_worker_t *w, qc_task_t *task, qc_result_t *result, char **given)
+check_path (exec_ctx_t *ctx, qc_worker_t *w, qc_task_t *task, qc_result_t *result,
+            char **given)
 {
     char *resolved = NULL, why[QC_PROTO_MAX_PATH + 256];
     *given = NULL;
-    if (slides_roots_check (&w->roots, task->path, &resolved, why, sizeof why)) {
+    /* the slot's first look at a slide file (--slides-root's realpath,
+       a stat): where a share that does not answer blocks it, the agent
+       says so (open_watch.h) */
+    struct stat st;
+    bool local = task->path && task->path[0] == '/';
+    if (local) {
+        open_watch_begin (ctx->watch, task->path);
+        (void) stat (task->path, &st);   /* its answer is the pipeline's to read */
+    }
+    int refused = slides_roots_check (&w->roots, task->path, &resolved, why, sizeof why);
+    if (local)
+        open_watch_end (ctx->watch);
+    if (refused) {
         qc_log (QC_LOG_ERROR, "worker", "%s", why);
         if (result)
             qc_result_fail (result, "%s", why);
@@ -242,6 +259,7 @@ typedef struct {
     qc_worker_t *worker;
     int lane;
     zsock_t *push;            /* the reader's own, which it owns once started */
+    open_watch_t *watch;      /* the lane's (exec_ctx_t) */
 } handoff_t;
 
 /* The reader of a GPU lane: pops its tasks and prepares them, one ahead
@@ -253,13 +271,14 @@ reader_main (void *arg)
     qc_worker_t *w = h->worker;
     exec_ctx_t ctx;
     ctx_open (&ctx, w, h->push);
+    ctx.watch = h->watch;     /* the lane's slot: its reader looks first */
     qc_task_t task;
     while (taskq_pop (&w->queue, h->lane, &task) == 0) {
         begin_task (&ctx, w, h->lane, &task);
         qc_result_t *result = qc_result_new ();
         char *given;
         void *prepared = NULL;
-        if (check_path (w, &task, result, &given) && test_hooks (w, &task, result))
+        if (check_path (&ctx, w, &task, result, &given) && test_hooks (w, &task, result))
             prepared = result ? w->cfg.exec_prepare (w->cfg.exec_arg, &task, result)
                               : NULL;
         put_back (&task, &given);
@@ -313,7 +332,7 @@ handoff_take (handoff_t *h, qc_task_t *task, qc_result_t **result,
 static int
 run_read_ahead_lane (exec_ctx_t *ctx, qc_worker_t *w, int lane, zsock_t **reader_push)
 {
-    handoff_t h = {.worker = w, .lane = lane, .push = *reader_push};
+    handoff_t h = {.worker = w, .lane = lane, .push = *reader_push, .watch = ctx->watch};
     if (pthread_mutex_init (&h.lock, NULL))
         return -1;
     if (pthread_cond_init (&h.changed, NULL)) {
@@ -357,6 +376,7 @@ executor_main (void *arg)
     qc_worker_t *w = a.worker;
     exec_ctx_t ctx;
     ctx_open (&ctx, w, a.push);
+    ctx.watch = a.watch;
     if (a.reader_push && run_read_ahead_lane (&ctx, w, a.lane, &a.reader_push) == 0) {
         ctx_close (&ctx);
         return NULL;
@@ -369,7 +389,7 @@ executor_main (void *arg)
         if (w->cfg.task_delay_ms)
             zclock_sleep ((int) w->cfg.task_delay_ms);
         char *given;
-        if (check_path (w, &task, result, &given) && test_hooks (w, &task, result)
+        if (check_path (&ctx, w, &task, result, &given) && test_hooks (w, &task, result)
             && result)
             w->cfg.exec (w->cfg.exec_arg, &task, result);
         put_back (&task, &given);

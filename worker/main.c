@@ -140,6 +140,7 @@ enum {
     OPT_TEST_OLD_BUILD,
     OPT_TEST_EXHAUST_ON,
     OPT_TEST_HANG_ON,
+    OPT_TEST_OPEN_STALL_MS,
     OPT_TEST_FAIL_STARTS,
     OPT_CACHE,
     OPT_CACHE_MAX,
@@ -187,6 +188,7 @@ main (int argc, char **argv)
         {"test-old-build", no_argument, 0, OPT_TEST_OLD_BUILD},
         {"test-exhaust-on", required_argument, 0, OPT_TEST_EXHAUST_ON},
         {"test-hang-on", required_argument, 0, OPT_TEST_HANG_ON},
+        {"test-open-stall-ms", required_argument, 0, OPT_TEST_OPEN_STALL_MS},
         {"test-fail-starts", required_argument, 0, OPT_TEST_FAIL_STARTS},
         {"cache", required_argument, 0, OPT_CACHE},
         {"cache-max", required_argument, 0, OPT_CACHE_MAX},
@@ -265,6 +267,11 @@ main (int argc, char **argv)
         case OPT_TEST_OLD_BUILD: cfg.test_old_build = true; break;
         case OPT_TEST_EXHAUST_ON: cfg.test_exhaust_on = optarg; break;
         case OPT_TEST_HANG_ON: cfg.test_hang_on = optarg; break;
+        case OPT_TEST_OPEN_STALL_MS:
+            if (qc_cli_uint (prog, "--test-open-stall-ms", optarg, 1, 3600000, &v))
+                return QC_EXIT_USAGE;
+            cfg.test_open_stall_ms = (uint32_t) v;
+            break;
         case OPT_TEST_FAIL_STARTS:
             if (qc_cli_uint (prog, "--test-fail-starts", optarg, 0, 100, &fail_starts))
                 return QC_EXIT_USAGE;

@@ -281,10 +281,14 @@ qc_worker_new (const qc_worker_config_t *cfg)
        started could be opening slides while the next socket is made */
     executor_arg_t **args = calloc (n, sizeof *args);
     size_t nargs = 0;
+    if ((self->watches = open_watch_new (n)))
+        self->nwatches = n;
     while (args && nargs < n
            && (args[nargs] = executor_arg_new (self, nargs < self->cfg.slots ? 0
-                                               : (int) (1 + nargs - self->cfg.slots))))
+                                               : (int) (1 + nargs - self->cfg.slots)))) {
+        args[nargs]->watch = self->watches ? &self->watches[nargs] : NULL;
         nargs++;
+    }
     for (size_t i = 0; nargs == n && i < n; i++) {
         int e = i + 1 == n && cfg->test_threads_refused
                     ? EAGAIN : pthread_create (&self->threads[i], NULL, executor_main, args[i]);
@@ -320,6 +324,7 @@ qc_worker_destroy (qc_worker_t **self_p)
         pthread_join (self->threads[i], NULL);
     /* executors are gone: the agent can close the inproc endpoint */
     zactor_destroy (&self->agent);
+    open_watch_free (&self->watches, self->nwatches);   /* the agent's tick read them */
     free (self->threads);
     qc_slide_fetch_destroy (&self->fetch);
     taskq_fini (&self->queue);

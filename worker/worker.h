@@ -66,6 +66,9 @@ typedef struct {
     const char *test_exhaust_on;  /* tests only: take the address space,
                                   then abort, on such a slide */
     const char *test_hang_on;  /* tests only: never finish such a slide */
+    uint32_t test_open_stall_ms;  /* tests only: a slot's first look at a
+                                  slide file said after this long (0:
+                                  30 s; open_watch.h) */
     bool test_old_build;       /* tests only: say an older build in READY
                                   and refuse every job's config as one
                                   lacking a parameter does */

@@ -32,6 +32,30 @@ wait_for "qc-submit says what it waits on" 20 \
 kill -0 $submit 2>/dev/null || fail "qc-submit ended: $(cat "$T/submit.log")"
 pass "a share that does not answer: qc-submit says which path it waits on, after --wait-warn"
 
+# a worker's slot given a slide there: the slide is in a folder the
+# client sees, and while the worker's task waits (--task-delay-ms), the
+# folder becomes a link into the share, as a mount gone bad under a
+# cohort does. The worker's log says which slot waits on which path,
+# where the slot sat silent until --task-timeout.
+port=$(free_port)
+start_broker $port --heartbeat-ms 200 --state none
+start_worker $port hw --slots 1 --heartbeat-ms 200 --task-delay-ms 3000 --test-open-stall-ms 1000
+hwp=$WORKER_PID
+wait_for "worker registered" 10 "workers_registered $port 1"
+mkdir "$T/shadow"
+cp "$SHARED/slides/real/CMU-1-Small-Region.svs" "$T/shadow/a.svs"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --no-check -o "$T/wout" "$T/shadow/a.svs" \
+    >"$T/wsubmit.log" 2>&1 &
+wsub=$!
+PIDS+=($wsub)
+wait_for "the job accepted" 10 "grep -q '^job ' '$T/wout/.qc-job' 2>/dev/null" "$T/wsubmit.log"
+mv "$T/shadow" "$T/shadow.was"
+ln -s "$M/slides" "$T/shadow"
+wait_for "the worker says what its slot waits on" 20 \
+    "grep -q 'slot 1 has waited [0-9]* s for $T/shadow/a.svs to answer: a network share (NFS, SMB)' '$T/worker-hw.log'" \
+    "$T/worker-hw.log"
+pass "a worker's slot waiting on a share that does not answer: its log says which slot and path"
+
 # the share gone for good (unmounted): qc-submit goes on, and says so
 unmount
 for _ in $(seq 1 100); do kill -0 $submit 2>/dev/null || break; sleep 0.2; done
@@ -41,3 +65,7 @@ rc=$?
 [ $rc -ne 0 ] && grep -q "$M/slides" "$T/submit.log" \
     || fail "after the share went: exit $rc: $(tail -3 "$T/submit.log")"
 pass "the share unmounted: qc-submit ends (exit $rc), naming the entry"
+# the worker's slot is let go with the share (ENOTCONN): its client ends
+for _ in $(seq 1 100); do kill -0 $wsub 2>/dev/null || break; sleep 0.2; done
+kill -0 $wsub 2>/dev/null && fail "the worker's client still waits after the share went"
+kill -TERM $hwp $BROKER_PID; wait $hwp $BROKER_PID 2>/dev/null
