@@ -11,7 +11,7 @@
  * goes on from the results the broker still holds. A first SUBMIT sent
  * again after a lost answer names the same key, so it never makes a
  * second job. */
-#include "client/session.h"
+#include "client/session_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +19,6 @@
 
 #include "client/escape.h"
 #include "client/progress.h"
-#include "client/shell_word.h"
 #include "client/waiting.h"
 #include "client/warn_once.h"
 #include "shared/endpoint.h"
@@ -30,46 +29,6 @@
 #include "shared/socket_new.h"
 #include "shared/url.h"
 
-typedef struct {
-    const qc_session_config_t *cfg;
-    zsock_t *sock;
-    qc_handshake_t *hs;       /* why the handshake fails, if it does */
-    uint64_t job, key;
-    uint8_t resource;         /* the job's, from an attach's ACCEPTED */
-    bool write_failed;        /* the output folder refused a result */
-    uint64_t expected;        /* next result seq to write */
-    uint64_t acked;
-    uint64_t slides_known;    /* the job's size: the slides we submit, or
-                                 (--attach) its first ACCEPTED's total, at
-                                 most the slides it was sent where the
-                                 folder says; a result's index must be
-                                 under it */
-    uint64_t taken;           /* slides the broker holds of our SUBMITs (its
-                                 last ACCEPTED's total) */
-    int64_t last_heard, next_beat, last_resync, last_resubmit;
-    bool silent;              /* said that the broker is silent */
-    bool gave_up;             /* --give-up: silent too long */
-    bool detached;            /* --detach: left once every slide was held */
-    qc_waiting_t waiting;     /* says what a silent job waits for */
-    qc_warn_once_t *warn_once;
-    qc_progress_t progress;
-    bool accepted, done, fatal;
-    bool refused;               /* an ERROR after the job was accepted, or
-                                   to our ATTACH */
-    bool gone;                  /* the broker no longer holds the job for us
-                                   (not there, or our cancel of a cut-off
-                                   job refused): a rerun runs its slides
-                                   without a result anew */
-    bool cut;                   /* the job was cancelled while we submitted
-                                   (its ERROR said): over a limit, or by
-                                   another's CANCEL */
-    bool cut_by_limit;          /* ... the broker's, over a limit */
-    bool cut_said;              /* said that an attached job is cut off */
-    bool resync_due;            /* asked within the last second: sent later */
-    unsigned done_stalls;       /* DONEs in a row with nothing new written */
-    uint64_t done_stall_at;
-    int exit_code;
-} session_t;
 
 static int
 send_msg (session_t *s, qc_msg_t *m)
@@ -454,79 +413,6 @@ submit_first (session_t *s)
     return c->nslides > QC_PROTO_MAX_SLIDES / 4 ? submit_from (s, QC_PROTO_MAX_SLIDES / 4) : 0;
 }
 
-/* The command that goes on with (what: "--attach", "--cancel") this
- * session's job, as the user can paste it: the broker and its keys as
- * given, the folder quoted for a shell. */
-static const char *
-command_for (const session_t *s, const char *what, bool with_dir, char *buf, size_t cap)
-{
-    const qc_session_config_t *c = s->cfg;
-    char job[24];
-    snprintf (job, sizeof job, "%" PRIu64, s->job);
-    snprintf (buf, cap, "qc-submit");
-    if (c->reach)
-        snprintf (buf + strlen (buf), cap - strlen (buf), " %s", c->reach);
-    else {
-        qc_shell_word_add (buf, cap, "--broker");
-        qc_shell_word_add (buf, cap, c->endpoint ? c->endpoint : "EP");
-    }
-    qc_shell_word_add (buf, cap, what);
-    qc_shell_word_add (buf, cap, job);
-    if (with_dir) {
-        qc_shell_word_add (buf, cap, "-o");
-        if (c->outdir)
-            qc_shell_word_add (buf, cap, c->outdir);
-        else
-            snprintf (buf + strlen (buf), cap - strlen (buf), " OUTDIR");
-    }
-    return buf;
-}
-
-/* What "run the same command again" adds (qc_session_config_t again). */
-static const char *
-again_words (const qc_session_config_t *c)
-{
-    return c->again ? c->again : "";
-}
-
-/* Ctrl-C (or SIGTERM): what is kept and how to go on. */
-static void
-say_interrupted (session_t *s)
-{
-    const qc_session_config_t *c = s->cfg;
-    const char *dir = c->outdir ? c->outdir : "OUTDIR";
-    /* this run's: the folder may hold an earlier run's too */
-    fprintf (stderr, "\nqc-submit: interrupted. %" PRIu64 " results of this run are kept "
-             "in %s (results.tsv, error.log, a folder per slide), with any it had before.\n",
-             qc_output_written (c->out), dir);
-    if (c->local || !s->accepted)
-        fprintf (stderr, "To go on, run the same qc-submit command again%s: the slides "
-                 "already in %s are skipped (-f redoes them).\n", again_words (c), dir);
-    else {
-        char attach[4096], cancel[4096];
-        fprintf (stderr, "Job %" PRIu64 " goes on at the broker. To go on, run the same "
-                 "qc-submit command again%s (it fetches the job's results first), or "
-                 "fetch the rest with:\n  %s\nor stop it with: %s\n", s->job, again_words (c),
-                 command_for (s, "--attach", true, attach, sizeof attach),
-                 command_for (s, "--cancel", false, cancel, sizeof cancel));
-    }
-}
-
-/* "no answer from the broker", and why when the handshake said. */
-static void
-say_no_answer (session_t *s)
-{
-    const char *why = qc_handshake_why (s->hs);
-    char fds[320];
-    char ipc[600];
-    if (!why)
-        why = qc_endpoint_ipc_why (s->cfg->endpoint, ipc, sizeof ipc);
-    if (!why && qc_fds_short_say (QC_CONNECT_FDS, fds, sizeof fds))
-        why = fds;
-    fprintf (stderr, "qc-submit: no answer from broker %s in %u s: %s\n",
-             s->cfg->endpoint, s->cfg->timeout_s, why ? why : QC_CLI_NO_BROKER_HINT);
-}
-
 /* After an interrupt, the job the broker may have taken from our first
  * SUBMIT (its ACCEPTED unread) is cancelled, so that its slides do not
  * run for no one until --linger: by its key (CANCEL with job 0), and,
@@ -597,7 +483,7 @@ end_unaccepted (session_t *s, const char *interrupted)
         fprintf (stderr, "\nqc-submit: %s%s\n", interrupted, said);
         s->exit_code = QC_EXIT_INTERRUPTED;
     } else if (!s->fatal) {
-        say_no_answer (s);
+        session_say_no_answer (s);
         s->exit_code = QC_EXIT_NO_BROKER;
     }
     qc_handshake_destroy (&s->hs);
@@ -628,7 +514,7 @@ run_cancel (session_t *s)
         fprintf (stderr, "qc-submit: the broker %s\n", r->reason);
         rc = QC_EXIT_USAGE;
     } else
-        say_no_answer (s);
+        session_say_no_answer (s);
     qc_msg_destroy (&r);
     return rc;
 }
@@ -745,7 +631,7 @@ qc_session_run (const qc_session_config_t *cfg)
                           PRIu64 " through a restart); Ctrl-C stops this client, and "
                           "%s resumes", cfg->endpoint, (now - s.last_heard) / 1000,
                           why ? " (" : "", why ? why : "", why ? ")" : "", s.job,
-                          command_for (&s, "--attach", true, attach, sizeof attach));
+                          session_command_for (&s, "--attach", true, attach, sizeof attach));
                 qc_progress_print (&s.progress, line);
             }
         }
@@ -791,71 +677,21 @@ qc_session_run (const qc_session_config_t *cfg)
         send_msg (&s, &bye);
     }
     if (qc_cli_signals && !s.done) {
-        say_interrupted (&s);
+        session_say_interrupted (&s);
         qc_handshake_destroy (&s.hs);
         zsock_destroy (&s.sock);
         return QC_EXIT_INTERRUPTED;
     }
-    const char *dir = cfg->outdir ? cfg->outdir : "OUTDIR";
     if (s.detached) {
-        /* the job's id alone on stdout, for the script that detached */
-        char attach[4096];
-        printf ("%" PRIu64 "\n", s.job);
-        fflush (stdout);
-        if (!cfg->quiet && cfg->attach_job)
-            fprintf (stderr, "job %" PRIu64 " of %s is still at the broker, where it runs "
-                     "on without this client (--detach); the same qc-submit command "
-                     "without --detach, or\n  %s\nfetches its results; qc-status --tsv "
-                     "shows how it stands\n", s.job, dir,
-                     command_for (&s, "--attach", true, attach, sizeof attach));
-        else if (!cfg->quiet)
-            fprintf (stderr, "job %" PRIu64 ": the broker holds its %zu slide%s, and it "
-                     "runs on without this client (--detach); the same qc-submit command "
-                     "again (without --detach: it waits for the rest), or\n  %s\nfetches "
-                     "its results; qc-status --tsv shows how it stands\n", s.job,
-                     cfg->nslides, qc_plural (cfg->nslides),
-                     command_for (&s, "--attach", true, attach, sizeof attach));
+        session_say_detached (&s);
         if (cfg->detached)
             *cfg->detached = true;
         qc_handshake_destroy (&s.hs);
         zsock_destroy (&s.sock);
         return QC_EXIT_OK;
     }
-    if (!s.done && !cfg->local && s.refused && !cfg->attach_job && s.taken < cfg->nslides)
-        /* refused in mid-submission (a limit, said above) */
-        fprintf (stderr, "qc-submit: the broker had accepted %" PRIu64 " of the %zu slides "
-                 "into job %" PRIu64 " when it refused more\n", s.taken, cfg->nslides, s.job);
-    if (!s.done && !cfg->local && s.gone) {
-        if (!cfg->gone)     /* else the caller says what follows */
-            fprintf (stderr, "qc-submit: the broker no longer holds job %" PRIu64 " for %s: "
-                     "run the same qc-submit command again (without --attach): the slides "
-                     "it has no result for run in a new job\n", s.job, dir);
-    } else if (!s.done && !cfg->local && s.cut) {
-        /* it does not go on: a rerun fetches what it ran, then runs the
-           rest anew, which the same limit may refuse until the broker
-           lets this job go (broker_limits.c) */
-        char attach[4096], limit[512] = "";
-        if (s.cut_by_limit)
-            snprintf (limit, sizeof limit, " Job %" PRIu64 " counts against your limit "
-                      "until the broker lets it go (qc-broker --linger after its results "
-                      "are fetched): if the new job is refused too, wait, or give fewer "
-                      "slides a run.", s.job);
-        fprintf (stderr, "qc-submit: job %" PRIu64 " is cancelled: the slides it had "
-                 "started finish, the others do not run. Run the same qc-submit command "
-                 "again%s: it fetches what the job ran, then runs the slides without a "
-                 "result in a new job.%s Its results are fetched with:\n  %s\n", s.job,
-                 again_words (cfg), limit,
-                 command_for (&s, "--attach", true, attach, sizeof attach));
-    } else if (!s.done && !cfg->local && s.accepted) {
-        char attach[4096];
-        fprintf (stderr, "job %" PRIu64 " goes on at the broker; once the cause is "
-                 "mended, run the same qc-submit command again%s (it fetches the job's "
-                 "results first), or fetch them with:\n  %s\n", s.job, again_words (cfg),
-                 command_for (&s, "--attach", true, attach, sizeof attach));
-    } else if (!s.done && cfg->local && s.write_failed)
-        fprintf (stderr, "qc-submit: once the cause is mended, run the same qc-submit "
-                 "command again%s: the slides already in %s are skipped\n",
-                 again_words (cfg), dir);
+    if (!s.done)
+        session_say_how_to_go_on (&s);
     if (cfg->finished)
         *cfg->finished = s.done;
     if (cfg->gone)
