@@ -374,8 +374,8 @@ check_config (qc_output_t *o, const qc_output_config_t *cfg, char *err, size_t e
     return -1;
 }
 
-static int
-open_files (qc_output_t *o, char *err, size_t errlen)
+int
+output_open_files (qc_output_t *o, char *err, size_t errlen)
 {
     if (!(o->tsv = open_in (o, "results.tsv", "a", err, errlen))
         || !(o->errors = open_in (o, "error.log", "a", err, errlen))
@@ -531,7 +531,7 @@ qc_output_open (const qc_output_config_t *cfg, bool attach, char *err,
     if (attach) {
         output_read_slides (o, cfg->attach_job);
         output_read_journal (o);
-        if (open_files (o, err, errlen) || !(o->journal = open_in (o, JOBFILE, "a", err, errlen))) {
+        if (output_open_files (o, err, errlen) || !(o->journal = open_in (o, JOBFILE, "a", err, errlen))) {
             qc_output_close (&o);
             return NULL;
         }
@@ -688,148 +688,4 @@ qc_output_unreadable (qc_output_t *o, const char *path, const char *why)
         return -1;
     }
     return 0;
-}
-
-/* ------------------------------------------------------------ the start */
-
-/* Whether the file at path holds exactly the len bytes of text. */
-static bool
-holds_already (const char *path, const char *text, size_t len)
-{
-    struct stat st;
-    if (!path || !text || stat (path, &st) != 0 || (size_t) st.st_size != len)
-        return false;
-    FILE *f = fopen (path, "rb");
-    if (!f)
-        return false;
-    bool same = true;
-    char buf[8192];
-    for (size_t at = 0; same && at < len;) {
-        size_t n = fread (buf, 1, sizeof buf, f);
-        same = n > 0 && at + n <= len && memcmp (buf, text + at, n) == 0;
-        at += n;
-    }
-    fclose (f);
-    return same;
-}
-
-/* Writes a small file whole: through NAME.tmp, then renamed; not at all
- * when it holds those bytes already (a rerun with nothing to run, into
- * a folder archived read-only, changes nothing and so needs no write). */
-static int
-write_atomically (qc_output_t *o, const char *name, int (*fill) (qc_output_t *, FILE *, uint64_t),
-                  uint64_t job)
-{
-    char *final = path_in (o, name), *tmp = NULL, *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream (&text, &len);
-    int filled = mem ? fill (o, mem, job) : -1;
-    if (mem && fclose (mem))
-        filled = -1;
-    if (filled == 0 && holds_already (final, text, len)) {
-        free (text);
-        free (final);
-        return 0;
-    }
-    free (text);
-    FILE *f = final && asprintf (&tmp, "%s.tmp", final) >= 0 ? fopen (tmp, "w") : NULL;
-    int rc = f ? fill (o, f, job) : -1;
-    if (f && fflush (f))
-        rc = -1;
-    if (f && fclose (f))
-        rc = -1;
-    if (rc == 0 && rename (tmp, final) != 0)
-        rc = -1;
-    int saved = errno;          /* the caller names this cause, not unlink's */
-    if (rc && tmp)
-        unlink (tmp);
-    free (tmp);
-    free (final);
-    errno = saved;
-    return rc;
-}
-
-static int
-fill_config (qc_output_t *o, FILE *f, uint64_t job)
-{
-    (void) job;
-    fprintf (f, "sha256 %s\nconfig_file ", o->config_id);
-    qc_escape_put (f, o->config_file);
-    fprintf (f, "\n%s", o->config_text);
-    return ferror (f) ? -1 : 0;
-}
-
-/* "job N key=K": the key too, so that a run killed before .qc-job names
- * this job can be finished by the next (qc_output_adopt_job) */
-static int
-fill_slides (qc_output_t *o, FILE *f, uint64_t job)
-{
-    fprintf (f, "job %" PRIu64 " key=%016" PRIx64 "\n", job, o->key);
-    for (size_t i = 0; i < o->nslides; i++) {
-        qc_escape_put (f, o->slides[i].name);
-        fputc ('\t', f);
-        qc_escape_put (f, o->slides[i].path);
-        fputc ('\n', f);
-    }
-    return ferror (f) ? -1 : 0;
-}
-
-int
-qc_output_set_job (qc_output_t *o, uint64_t job, uint64_t key, const char *broker,
-                   char *err, size_t errlen)
-{
-    if (!o || !err)
-        return -1;
-    if ((zhashx_size (o->drop) || o->new_header)
-        && qc_records_rewrite (o->outdir, o->drop, o->new_header ? o->header : NULL,
-                               err, errlen))
-        return -1;
-    if (open_files (o, err, errlen))
-        return -1;
-    if (o->config_text && write_atomically (o, CONFIGFILE, fill_config, job) != 0) {
-        snprintf (err, errlen, "cannot write %s/%s: %s", o->outdir, CONFIGFILE,
-                  strerror (errno));
-        return -1;
-    }
-    struct stat st;
-    if (o->header && fstat (fileno (o->tsv), &st) == 0 && st.st_size == 0)
-        fputs (o->header, o->tsv);
-    if (fflush (o->tsv)) {
-        snprintf (err, errlen, "cannot write %s/results.tsv: %s", o->outdir, strerror (errno));
-        return -1;
-    }
-    for (char *l = zlistx_first (o->unread); l; l = zlistx_next (o->unread))
-        fputs (l, o->errors);
-    if (fflush (o->errors)) {
-        snprintf (err, errlen, "cannot write %s/error.log: %s", o->outdir, strerror (errno));
-        return -1;
-    }
-    qc_output_note (o, "INFO", "qc-submit %s: job %" PRIu64 ", %zu slide%s to send, %zu not "
-                    "readable here (command line: %s)", job ? "started" : "had nothing to run",
-                    job, job ? o->nslides : 0, qc_plural (job ? o->nslides : 0),
-                    zlistx_size (o->unread),
-                    o->command_line ? o->command_line : "");
-    if (job == 0)
-        return 0;
-    o->key = key;               /* .qc-slides names it too */
-    if (write_atomically (o, SLIDESFILE, fill_slides, job) != 0) {
-        snprintf (err, errlen, "cannot write %s/%s: %s", o->outdir, SLIDESFILE,
-                  strerror (errno));
-        return -1;
-    }
-    if (!(o->journal = open_in (o, JOBFILE, "w", err, errlen)))
-        return -1;
-    o->job = job;
-    o->key = key;
-    fprintf (o->journal, "job %" PRIu64 " %s key=%016" PRIx64 "\n", job,
-             broker ? broker : "local", key);
-    return fflush (o->journal) ? -1 : 0;
-}
-
-uint64_t
-qc_output_job (const qc_output_t *o, uint64_t *key)
-{
-    if (key)
-        *key = o ? o->key : 0;
-    return o ? o->job : 0;
 }

@@ -1,6 +1,7 @@
-/* What client/output.c, output_job.c and output_results.c share: the output
- * folder's state (one qc_output_t) and the helpers both use. Not for
- * callers outside the output module: they use output.h. */
+/* What client/output.c, output_job.c, output_start.c and
+ * output_results.c share: the output folder's state (one qc_output_t)
+ * and the helpers they use. Not for callers outside the output module:
+ * they use output.h. */
 #ifndef QC_OUTPUT_INT_H
 #define QC_OUTPUT_INT_H
 
@@ -61,6 +62,9 @@ char *path_in (const qc_output_t *o, const char *name);
 /* OUTDIR/name opened with mode, or NULL with the reason in err. */
 FILE *open_in (qc_output_t *o, const char *name, const char *mode, char *err,
                size_t errlen);
+/* results.tsv, error.log and qc.log opened to append (once); 0, or -1
+ * with the reason in err. */
+int output_open_files (qc_output_t *o, char *err, size_t errlen);
 /* Task idx is written; -1 out of memory or an index past 2^32. */
 int mark_seen (qc_output_t *o, uint64_t idx);
 

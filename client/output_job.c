@@ -3,7 +3,7 @@
  * PROTOCOL.md section 11) and .qc-slides. One scanner reads .qc-job for
  * every use: a reattach's written indices, a torn result's repair, and
  * the last job a rerun looks at. Writing them is qc_output_set_job's
- * (output.c) and qc_output_result's (output_results.c). */
+ * (output_start.c) and qc_output_result's (output_results.c). */
 #include "client/output_int.h"
 
 #include <errno.h>
