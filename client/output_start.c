@@ -44,20 +44,27 @@ static int
 write_atomically (qc_output_t *o, const char *name, int (*fill) (qc_output_t *, FILE *, uint64_t),
                   uint64_t job)
 {
+    /* rendered once, in memory: compared with what is there, then
+       written (a cohort's .qc-slides can be megabytes) */
     char *final = path_in (o, name), *tmp = NULL, *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream (&text, &len);
-    int filled = mem ? fill (o, mem, job) : -1;
+    int rc = mem ? fill (o, mem, job) : -1;
     if (mem && fclose (mem))
-        filled = -1;
-    if (filled == 0 && holds_already (final, text, len)) {
+        rc = -1;
+    if (rc != 0 || !final) {
+        free (text);
+        free (final);
+        errno = ENOMEM;
+        return -1;
+    }
+    if (holds_already (final, text, len)) {
         free (text);
         free (final);
         return 0;
     }
-    free (text);
-    FILE *f = final && asprintf (&tmp, "%s.tmp", final) >= 0 ? fopen (tmp, "w") : NULL;
-    int rc = f ? fill (o, f, job) : -1;
+    FILE *f = asprintf (&tmp, "%s.tmp", final) >= 0 ? fopen (tmp, "w") : NULL;
+    rc = f && fwrite (text, 1, len, f) == len ? 0 : -1;
     if (f && fflush (f))
         rc = -1;
     if (f && fclose (f))
@@ -68,6 +75,7 @@ write_atomically (qc_output_t *o, const char *name, int (*fill) (qc_output_t *, 
     if (rc && tmp)
         unlink (tmp);
     free (tmp);
+    free (text);
     free (final);
     errno = saved;
     return rc;
