@@ -141,9 +141,8 @@ prepare (const qc_pipeline_t *self, const qc_pipeline_input_t *in,
         || qc_slide_check_readable (job->slide, why, sizeof why) != 0) {
         /* opened, then gone (a share unmounted): not the slide's fault */
         char gone[512] = "";
-        if (job->slide && !strstr (why, QC_RESULT_RETRY_MARK)
-            && qc_slide_file_gone (qc_slide_path (job->slide), gone + 2, sizeof gone - 2))
-            memcpy (gone, "; ", 2);
+        if (job->slide)
+            qc_slide_gone_note (qc_slide_path (job->slide), why, gone, sizeof gone);
         qc_log (QC_LOG_ERROR, BASE_SECTION, "%s: %s%s", name, why, gone);
         qc_result_fail (out, "%s: %s%s", name, why, gone);
         qc_slide_close (&job->slide);

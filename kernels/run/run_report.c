@@ -38,9 +38,8 @@ qc_run_fail (qc_run_t *run, const char *fmt, ...)
     /* or the file went away while it was read (its share unmounted, a
        USB disk pulled): whatever the reader said, not the slide's fault */
     char gone[512] = "";
-    if (!oom && !strstr (msg, QC_RESULT_RETRY_MARK)
-        && qc_slide_file_gone (qc_slide_path (run->slide), gone + 2, sizeof gone - 2))
-        memcpy (gone, "; ", 2);
+    if (!oom)
+        qc_slide_gone_note (qc_slide_path (run->slide), msg, gone, sizeof gone);
     qc_result_fail (run->out, "%s: %s: %s%s%s", run->filename ? run->filename : "?",
                     step_name (run), msg, oom ? " (" QC_RESULT_MEMORY_SHORT ", not the "
                     "slide's fault" QC_RESULT_RETRY_MARK : "", gone);

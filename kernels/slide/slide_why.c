@@ -102,6 +102,18 @@ qc_slide_file_gone (const char *path, char *why, size_t whylen)
     return false;
 }
 
+const char *
+qc_slide_gone_note (const char *path, const char *said, char *note, size_t len)
+{
+    if (!note || len < 3)
+        return "";
+    note[0] = '\0';
+    if ((!said || !strstr (said, QC_RESULT_RETRY_MARK))
+        && qc_slide_file_gone (path, note + 2, len - 2))
+        memcpy (note, "; ", 2);
+    return note;
+}
+
 /* openslide_open also returns NULL for a file that is missing or is a
  * folder; those get the system's reason instead of "not a slide". */
 int

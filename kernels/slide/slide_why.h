@@ -25,6 +25,12 @@ bool qc_slide_out_of_descriptors (void);
  * directory (the file is not there now: ...; a rerun tries again)"): a read that failed on such a file
  * is not the slide's fault. false for NULL (a slide read by URL). */
 bool qc_slide_file_gone (const char *path, char *why, size_t whylen);
+/* What a failure's reason said gets after it when the slide's file is
+ * gone (qc_slide_file_gone): "; the file cannot be reached now: ...",
+ * into note; "" when it is there, or said already marks a rerun.
+ * Returns note. */
+const char *qc_slide_gone_note (const char *path, const char *said, char *note,
+                                size_t len);
 /* 0 when path is a non-empty regular file that opens, else -1 and why. */
 int qc_slide_check_file (const char *path, char *err, size_t errlen);
 /* Why OpenSlide did not recognise path (the file may say more: a TIFF
