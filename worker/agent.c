@@ -355,6 +355,18 @@ on_executor (agent_t *a)
     return true;
 }
 
+/* A slot's first look at a slide file that has not come back
+ * (shared/path_watch.h): the worker's log says which slot and path. */
+static void
+say_slot_waits (size_t slot, const char *path, int64_t waited_ms, void *ctx)
+{
+    (void) ctx;
+    qc_log (QC_LOG_WARNING, "worker", "slot %zu has waited %" PRId64 " s for %s to answer: "
+            "a network share (NFS, SMB) whose server does not answer? the slot stays "
+            "blocked until it does (the broker's --task-timeout gives the slide to another "
+            "worker)", slot + 1, waited_ms / 1000, path);
+}
+
 void
 agent_actor (zsock_t *pipe, void *args)
 {
@@ -442,8 +454,9 @@ agent_actor (zsock_t *pipe, void *args)
             a.next_socket = now + a.backoff + (int64_t) (random () % (a.backoff / 4 + 1));
         }
         asset_wait_tick (a.wait, now);
-        open_watch_tick (a.w->watches, a.w->nwatches, now, a.w->cfg.test_open_stall_ms
-                         ? (int64_t) a.w->cfg.test_open_stall_ms : 30000);
+        qc_path_watch_tick (a.w->watches, a.w->nwatches, now, a.w->cfg.test_open_stall_ms
+                            ? (int64_t) a.w->cfg.test_open_stall_ms : 30000, say_slot_waits,
+                            NULL);
         if (!atomic_load (&a.w->connected)) {
             /* say once why the handshake fails, when it does */
             const char *why = qc_handshake_why (a.hs);

@@ -22,14 +22,14 @@
 #include "shared/cli.h"
 #include "shared/log.h"
 #include "shared/url.h"
-#include "worker/open_watch.h"
+#include "shared/path_watch.h"
 #include "worker/supervise.h"
 
 typedef struct {
     zsock_t *push;
     uint64_t job, key, idx;   /* the task being run, for log records */
     qc_crash_slot_t *slot;    /* this thread's line in the crash table */
-    open_watch_t *watch;      /* this thread's first look at a slide file */
+    qc_path_watch_t *watch;   /* this thread's first look at a slide file */
 } exec_ctx_t;
 
 static void
@@ -189,16 +189,16 @@ check_path (exec_ctx_t *ctx, qc_worker_t *w, qc_task_t *task, qc_result_t *resul
     *given = NULL;
     /* the slot's first look at a slide file (--slides-root's realpath,
        a stat): where a share that does not answer blocks it, the agent
-       says so (open_watch.h) */
+       says so (shared/path_watch.h) */
     struct stat st;
     bool local = task->path && task->path[0] == '/';
     if (local) {
-        open_watch_begin (ctx->watch, task->path);
+        qc_path_watch_begin (ctx->watch, task->path);
         (void) stat (task->path, &st);   /* its answer is the pipeline's to read */
     }
     int refused = slides_roots_check (&w->roots, task->path, &resolved, why, sizeof why);
     if (local)
-        open_watch_end (ctx->watch);
+        qc_path_watch_end (ctx->watch);
     if (refused) {
         qc_log (QC_LOG_ERROR, "worker", "%s", why);
         if (result)
@@ -259,7 +259,7 @@ typedef struct {
     qc_worker_t *worker;
     int lane;
     zsock_t *push;            /* the reader's own, which it owns once started */
-    open_watch_t *watch;      /* the lane's (exec_ctx_t) */
+    qc_path_watch_t *watch;   /* the lane's (exec_ctx_t) */
 } handoff_t;
 
 /* The reader of a GPU lane: pops its tasks and prepares them, one ahead

@@ -281,7 +281,7 @@ qc_worker_new (const qc_worker_config_t *cfg)
        started could be opening slides while the next socket is made */
     executor_arg_t **args = calloc (n, sizeof *args);
     size_t nargs = 0;
-    if ((self->watches = open_watch_new (n)))
+    if ((self->watches = qc_path_watch_new (n)))
         self->nwatches = n;
     while (args && nargs < n
            && (args[nargs] = executor_arg_new (self, nargs < self->cfg.slots ? 0
@@ -324,7 +324,7 @@ qc_worker_destroy (qc_worker_t **self_p)
         pthread_join (self->threads[i], NULL);
     /* executors are gone: the agent can close the inproc endpoint */
     zactor_destroy (&self->agent);
-    open_watch_free (&self->watches, self->nwatches);   /* the agent's tick read them */
+    qc_path_watch_free (&self->watches, self->nwatches);   /* the agent's tick read them */
     free (self->threads);
     qc_slide_fetch_destroy (&self->fetch);
     taskq_fini (&self->queue);

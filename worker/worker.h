@@ -68,7 +68,7 @@ typedef struct {
     const char *test_hang_on;  /* tests only: never finish such a slide */
     uint32_t test_open_stall_ms;  /* tests only: a slot's first look at a
                                   slide file said after this long (0:
-                                  30 s; open_watch.h) */
+                                  30 s; shared/path_watch.h) */
     bool test_old_build;       /* tests only: say an older build in READY
                                   and refuse every job's config as one
                                   lacking a parameter does */

@@ -7,7 +7,7 @@
 #include "worker/slide_fetch.h"
 #include "worker/slides_root.h"
 #include "worker/taskq.h"
-#include "worker/open_watch.h"
+#include "shared/path_watch.h"
 #include "worker/worker.h"
 
 struct qc_worker {
@@ -27,7 +27,7 @@ struct qc_worker {
                                      signal is not passed on by zactor_new) */
     qc_slide_fetch_t *fetch;  /* slides by URL (the pipeline's); NULL for
                                  another executor */
-    open_watch_t *watches;    /* one per executor (open_watch.h) */
+    qc_path_watch_t *watches; /* one per executor (shared/path_watch.h) */
     size_t nwatches;
 };
 
@@ -39,7 +39,7 @@ typedef struct {
        the slides of the threads started before it (shared/socket_new.h) */
     zsock_t *push;            /* to the agent */
     zsock_t *reader_push;     /* a GPU lane with read-ahead: its reader's */
-    open_watch_t *watch;      /* its slot's (open_watch.h); NULL: none */
+    qc_path_watch_t *watch;   /* its slot's (shared/path_watch.h); NULL: none */
 } executor_arg_t;
 
 void agent_actor (zsock_t *pipe, void *args);

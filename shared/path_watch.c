@@ -1,24 +1,21 @@
-/* See open_watch.h. */
-#include "worker/open_watch.h"
+/* See path_watch.h. */
+#include "shared/path_watch.h"
 
 #include <czmq.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "shared/log.h"
-
-open_watch_t *
-open_watch_new (size_t n)
+qc_path_watch_t *
+qc_path_watch_new (size_t n)
 {
-    open_watch_t *w = n ? calloc (n, sizeof *w) : NULL;
+    qc_path_watch_t *w = n ? calloc (n, sizeof *w) : NULL;
     for (size_t i = 0; w && i < n; i++)
         pthread_mutex_init (&w[i].lock, NULL);
     return w;
 }
 
 void
-open_watch_free (open_watch_t **watches, size_t n)
+qc_path_watch_free (qc_path_watch_t **watches, size_t n)
 {
     if (!watches || !*watches)
         return;
@@ -29,7 +26,7 @@ open_watch_free (open_watch_t **watches, size_t n)
 }
 
 void
-open_watch_begin (open_watch_t *w, const char *path)
+qc_path_watch_begin (qc_path_watch_t *w, const char *path)
 {
     if (!w)
         return;
@@ -41,7 +38,7 @@ open_watch_begin (open_watch_t *w, const char *path)
 }
 
 void
-open_watch_end (open_watch_t *w)
+qc_path_watch_end (qc_path_watch_t *w)
 {
     if (!w)
         return;
@@ -51,10 +48,11 @@ open_watch_end (open_watch_t *w)
 }
 
 void
-open_watch_tick (open_watch_t *watches, size_t n, int64_t now, int64_t stall_ms)
+qc_path_watch_tick (qc_path_watch_t *watches, size_t n, int64_t now, int64_t stall_ms,
+                    qc_path_watch_say_fn *say, void *ctx)
 {
-    for (size_t i = 0; watches && i < n; i++) {
-        open_watch_t *w = &watches[i];
+    for (size_t i = 0; watches && say && i < n; i++) {
+        qc_path_watch_t *w = &watches[i];
         char path[sizeof w->path];
         int64_t waited = 0;
         pthread_mutex_lock (&w->lock);
@@ -65,9 +63,6 @@ open_watch_tick (open_watch_t *watches, size_t n, int64_t now, int64_t stall_ms)
         }
         pthread_mutex_unlock (&w->lock);
         if (waited)
-            qc_log (QC_LOG_WARNING, "worker", "slot %zu has waited %" PRId64 " s for %s "
-                    "to answer: a network share (NFS, SMB) whose server does not answer? "
-                    "the slot stays blocked until it does (the broker's --task-timeout "
-                    "gives the slide to another worker)", i + 1, waited / 1000, path);
+            say (i, path, waited, ctx);
     }
 }
