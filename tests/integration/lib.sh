@@ -20,11 +20,6 @@ cleanup() {
 trap cleanup EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
-# interruptible CMD...: runs CMD (in the background: `interruptible CMD &`)
-# taking SIGINT as a terminal's Ctrl-C delivers it: a script's background
-# jobs start with SIGINT ignored, which the programs keep ignored (as
-# SIGHUP under nohup), so `kill -INT` would not reach them
-interruptible() { trap - INT; exec "$@"; }
 # skip WHY: this test cannot run here; tests/run.sh counts it as skipped
 # and prints the reason (exit 77, as automake's test drivers do).
 skip() { echo "SKIPPED: $*"; exit 77; }

@@ -292,7 +292,7 @@ if ! grep -q 'Breakpoint 1 at' "$T/gdb.log"; then
     echo "note: gdb cannot attach to a process here ($(grep -m1 ptrace "$T/gdb.log")): the interrupt before ACCEPTED not checked"
     kill $gp 2>/dev/null
 else
-    interruptible "$BIN/qc-submit" --broker tcp://127.0.0.1:$p6 -o "$T/ck" --list "$T/three.list" \
+    "$BIN/qc-submit" --broker tcp://127.0.0.1:$p6 -o "$T/ck" --list "$T/three.list" \
         >"$T/ck.log" 2>&1 &
     sub=$!
     echo $sub >"$T/ck.pid"

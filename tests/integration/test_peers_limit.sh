@@ -49,7 +49,7 @@ kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
 p2=$(free_port)
 start_broker $p2 --heartbeat-ms 200 --max-peers 3 --state "$T/st-files"
 for i in 1 2 3; do
-    interruptible "$BIN/qc-submit" --broker tcp://127.0.0.1:$p2 -o "$T/held$i" \
+    "$BIN/qc-submit" --broker tcp://127.0.0.1:$p2 -o "$T/held$i" \
         "$SHARED/slides/real/CMU-1-Small-Region.svs" >"$T/held$i.log" 2>&1 &
     sub=$!
     PIDS+=($sub)

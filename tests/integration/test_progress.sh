@@ -54,7 +54,7 @@ wait $sub; rc=$?
 pass "no worker connected: said, waited, finished when one came"
 
 # --gpu-only with only a CPU worker: said; Ctrl-C keeps what was written
-interruptible "$BIN/qc-submit" --broker tcp://127.0.0.1:$port --gpu-only --wait-warn 1 -o "$T/gpu" \
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --gpu-only --wait-warn 1 -o "$T/gpu" \
     "$T/c/p1.svs" >"$T/gpu.log" 2>&1 &
 sub=$!
 PIDS+=($sub)
@@ -67,7 +67,7 @@ grep -q "qc-submit --broker tcp://127.0.0.1:$port --attach $job -o $T/gpu" "$T/g
     || fail "how to go on: $(tail -5 "$T/gpu.log")"
 grep -q -- "--cancel $job" "$T/gpu.log" || fail "how to stop the job"
 # attached again without the flag: the job's own --gpu-only is said
-interruptible "$BIN/qc-submit" --broker tcp://127.0.0.1:$port --attach "$job" --wait-warn 1 -o "$T/gpu" \
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --attach "$job" --wait-warn 1 -o "$T/gpu" \
     >"$T/gpu2.log" 2>&1 &
 sub=$!
 PIDS+=($sub)
@@ -90,7 +90,7 @@ pass "one process: --gpu-only refused at once (exit 2); --gpu-only with --cpu-on
 # Ctrl-C in one process after some results: they stay, a rerun goes on
 mkdir -p "$T/many"
 for i in $(seq -w 1 40); do ln -s "$R/CMU-1-Small-Region.svs" "$T/many/s$i.svs"; done
-interruptible "$BIN/qc-submit" -w 1 -o "$T/int" "$T/many" >"$T/int.log" 2>&1 &
+"$BIN/qc-submit" -w 1 -o "$T/int" "$T/many" >"$T/int.log" 2>&1 &
 sub=$!
 PIDS+=($sub)
 wait_for "some results" 60 "[ \$(grep -c '^ok' '$T/int.log') -ge 3 ]"

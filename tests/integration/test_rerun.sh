@@ -273,7 +273,7 @@ start_worker $port wf --slots 1 --heartbeat-ms 200 --task-delay-ms 1500
 wait_for "worker registered" 10 "workers_registered $port 1"
 "$BIN/qc-submit" -o "$T/ff" "$T/c/one.svs" >"$T/ff1.log" 2>&1 || fail "ff first run: $(tail -2 "$T/ff1.log")"
 [ -f "$T/ff/one.svs/one.svs_blurry.png" ] || fail "ff: no image in the first run"
-interruptible "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -f -c "$T/small.ini" -o "$T/ff" "$T/c/one.svs" \
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -f -c "$T/small.ini" -o "$T/ff" "$T/c/one.svs" \
     >"$T/ff2.log" 2>&1 &
 ff=$!
 PIDS+=($ff)

@@ -463,7 +463,7 @@ pass "an admin certificate cancels another client's job"
 # carries its keys (without them a keyed broker never answers) and a
 # folder with a space quoted, so it works as pasted
 mkdir -p "$T/keyed dir"
-interruptible "$BIN/qc-submit" --broker "$EP" --cert "$K/bob.cert_secret" --server-key "$SK" -c "$T/cheap.ini" \
+"$BIN/qc-submit" --broker "$EP" --cert "$K/bob.cert_secret" --server-key "$SK" -c "$T/cheap.ini" \
     -o "$T/keyed dir/out" "$T/root/in.svs" --timeout 20 >"$T/keyed.log" 2>&1 &
 sub=$!
 PIDS+=($sub)
@@ -524,7 +524,7 @@ p7=$(free_port)
 lb=$!
 PIDS+=($lb)
 wait_for "keyless broker" 10 "grep -q 'listening on' '$T/later-b1.log'"
-interruptible "$BIN/qc-submit" --broker tcp://127.0.0.1:$p7 -c "$T/cheap.ini" -o "$T/later" --list "$T/cohort/list" \
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$p7 -c "$T/cheap.ini" -o "$T/later" --list "$T/cohort/list" \
     --timeout 20 >"$T/later1.log" 2>&1 &
 sub=$!
 PIDS+=($sub)
@@ -572,7 +572,7 @@ secured8() { "$BIN/qc-broker" --bind $ep8 --state none --cert "$K/broker.cert_se
     --allow "$K/allowed" >>"$T/reuse-b.log" 2>&1 & rb=$!; PIDS+=($rb); }
 secured8
 wait_for "the broker" 10 "grep -q 'listening on' '$T/reuse-b.log'"
-interruptible timeout 20 "$BIN/qc-submit" --broker $ep8 --cert "$K/bob.cert_secret" --server-key "$SK" \
+timeout 20 "$BIN/qc-submit" --broker $ep8 --cert "$K/bob.cert_secret" --server-key "$SK" \
     -c "$T/cheap.ini" -o "$T/reuse-bob" "$T/root/in.svs" >"$T/reuse-bob1.log" 2>&1 &
 sub=$!
 PIDS+=($sub)
