@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include "kernels/assets/asset.h"
+#include "kernels/image/image_cache.h"
 #include "kernels/ops/cuda/cuda_ops.h"
 #include "kernels/ops/sim/sim_ops.h"
+#include "shared/cgroup_limits.h"
 #include "shared/cli.h"
 #include "shared/curve.h"
 #include "shared/endpoint.h"
@@ -42,7 +44,8 @@ usage (FILE *to)
         "                         may be given several times. Give both on a\n"
         "                         worker that can reach more than the slides\n"
         "  -s, --slots N          CPU slots: slides run at once (default: the cores it\n"
-        "                         may run on, its affinity mask)\n"
+        "                         may run on, its affinity mask, no more than a\n"
+        "                         container's or unit's CPU quota allows)\n"
         "  -g, --gpu I[,J]|all    advertise and use these GPUs; fails (exit 2)\n"
         "                         when no usable GPU is there or this build\n"
         "                         has no CUDA backend. A slide's images stay\n"
@@ -153,6 +156,24 @@ enum {
     OPT_SLIDES_URL,
 };
 
+/* What a control group (a container's, a unit's) holds this worker to,
+ * said once at start: sysconf sees the host, so without these a lab
+ * would not know why a 64-core node runs 4 slides at once. */
+static void
+say_group_limits (bool slots_given)
+{
+    char note[192];
+    qc_worker_default_cpus (note, sizeof note);
+    if (note[0] && !slots_given)
+        qc_log (QC_LOG_INFO, "worker", "%s (--slots N sets them)", note);
+    qc_cgroup_limits_t lim;
+    qc_cgroup_limits (&lim);
+    if (lim.memory_bytes)
+        qc_log (QC_LOG_INFO, "worker", "a memory limit of %llu MB (control group): "
+                "image buffers kept at most %zu MB (QC_IMAGE_CACHE_MB sets it)",
+                (unsigned long long) (lim.memory_bytes >> 20), qc_image_cache_limit () >> 20);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -162,7 +183,7 @@ main (int argc, char **argv)
     qc_worker_config_defaults (&cfg);
     const char *gpu_spec = NULL;
     unsigned long v, simulate = 0, timeout_s = 0, gpu_mem_mb = 0, fail_starts = 0;
-    bool supervise = true;
+    bool supervise = true, slots_given = false;
     const char *cert = NULL, *server_key = NULL;
     const char *roots[64], *urls[64];
     size_t nroots = 0, nurls = 0;
@@ -209,6 +230,7 @@ main (int argc, char **argv)
         case 's':
             if (qc_cli_uint (prog, "--slots", optarg, 0, 4096, &v)) return QC_EXIT_USAGE;
             cfg.slots = (uint32_t) v;
+            slots_given = true;
             break;
         case 'g': gpu_spec = optarg; break;
         case 'n':
@@ -420,6 +442,7 @@ main (int argc, char **argv)
     qc_log (QC_LOG_INFO, "worker", "connecting to %s with %u slot%s, %zu GPU%s",
             cfg.endpoint, qc_worker_slots (w), qc_plural (qc_worker_slots (w)), cfg.ngpus,
             qc_plural (cfg.ngpus));
+    say_group_limits (slots_given);
     int64_t start = zclock_mono ();
     int rc = QC_EXIT_OK;
     while (!qc_cli_signals) {

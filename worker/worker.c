@@ -10,6 +10,7 @@
 
 #include "kernels/ops/cuda/cuda_ops.h"
 #include "kernels/slide/slide_why.h"
+#include "shared/cgroup_limits.h"
 #include "shared/err.h"
 #include "shared/log.h"
 #include "shared/socket_new.h"
@@ -39,16 +40,30 @@ gpus_usable (const qc_worker_config_t *cfg)
 /* The cores this process may run on: its affinity mask (a Slurm step,
  * a container's cpuset or taskset give fewer than the machine has, and
  * a slot for each of the machine's would crowd them), else the cores
- * online. */
-static long
-usable_cpus (void)
+ * online; then no more than a control group's CPU quota allows (a
+ * container's --cpus, Kubernetes' limits.cpu, systemd's CPUQuota=). */
+long
+qc_worker_default_cpus (char *note, size_t cap)
 {
+    if (note && cap)
+        note[0] = 0;
+    long n = 0;
     cpu_set_t set;
     CPU_ZERO (&set);
     if (sched_getaffinity (0, sizeof set, &set) == 0 && CPU_COUNT (&set) > 0)
-        return CPU_COUNT (&set);
-    long n = sysconf (_SC_NPROCESSORS_ONLN);
-    return n > 0 ? n : 1;
+        n = CPU_COUNT (&set);
+    if (n <= 0)
+        n = sysconf (_SC_NPROCESSORS_ONLN);
+    if (n <= 0)
+        n = 1;
+    qc_cgroup_limits_t lim;
+    qc_cgroup_limits (&lim);
+    long slots = qc_cgroup_cpu_slots (lim.cpu_cores, n);
+    if (slots < n && note && cap)
+        snprintf (note, cap, "a CPU quota of %.2f core%s (control group) on %ld core%s: "
+                  "%ld slot%s by default", lim.cpu_cores, lim.cpu_cores == 1.0 ? "" : "s",
+                  n, qc_plural ((unsigned long long) n), slots, qc_plural ((unsigned long long) slots));
+    return slots;
 }
 
 void
@@ -56,7 +71,7 @@ qc_worker_config_defaults (qc_worker_config_t *cfg)
 {
     memset (cfg, 0, sizeof *cfg);
     cfg->endpoint = "tcp://127.0.0.1:5555";
-    long n = usable_cpus ();
+    long n = qc_worker_default_cpus (NULL, 0);
     cfg->slots = n > 0 ? (uint32_t) n : 1;
     cfg->prefetch = 1;
     cfg->gpu_read_threads = n > 8 ? 8 : n > 0 ? (uint32_t) n : 1;

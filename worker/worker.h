@@ -132,6 +132,10 @@ typedef struct {
 typedef struct qc_worker qc_worker_t;
 
 void qc_worker_config_defaults (qc_worker_config_t *cfg);
+/* The slots a worker runs by default: the cores its affinity mask
+ * gives, no more than a control group's CPU quota allows (rounded up).
+ * note (NULL: none) says the quota when it cut the cores, else "". */
+long qc_worker_default_cpus (char *note, size_t cap);
 /* Starts the agent and executors; they connect and register at once. */
 qc_worker_t *qc_worker_new (const qc_worker_config_t *cfg);
 /* The CPU slots it runs: fewer than asked when the open-file limit has

@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "shared/cgroup_limits.h"
 #include "shared/err.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -36,7 +37,8 @@ static uint64_t s_gives;
 static int s_limit_set;
 
 /* The default limit: QC_IMAGE_CACHE_DEFAULT, but no more than an eighth
- * of the machine's memory or a quarter of the address space a limit
+ * of the machine's memory, or of a control group's memory limit (a
+ * container's: sysconf counts the host's), or a quarter of the address space a limit
  * leaves the process (ulimit -v under a batch system): what is cached
  * is memory a slide cannot have. */
 static size_t
@@ -47,6 +49,10 @@ default_limit (void)
     if (pages > 0 && page > 0 && (size_t) pages / 8 <= SIZE_MAX / (size_t) page
         && (size_t) pages / 8 * (size_t) page < limit)
         limit = (size_t) pages / 8 * (size_t) page;
+    qc_cgroup_limits_t group;
+    qc_cgroup_limits (&group);
+    if (group.memory_bytes && group.memory_bytes / 8 < limit)
+        limit = (size_t) (group.memory_bytes / 8);
     struct rlimit as;
     if (getrlimit (RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY
         && as.rlim_cur / 4 < limit)
@@ -165,6 +171,15 @@ qc_image_cache_give (void *p, size_t bytes)
         free (drop[i]);
     if (!kept)
         free (p);
+}
+
+size_t
+qc_image_cache_limit (void)
+{
+    pthread_mutex_lock (&s_lock);
+    size_t limit = limit_locked ();
+    pthread_mutex_unlock (&s_lock);
+    return limit;
 }
 
 void

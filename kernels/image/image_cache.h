@@ -12,7 +12,8 @@
  *
  * Bounded: at most QC_IMAGE_CACHE_SLOTS buffers and a byte limit are
  * kept: QC_IMAGE_CACHE_DEFAULT, or less, an eighth of the machine's
- * memory or a quarter of what RLIMIT_AS allows (the environment variable
+ * memory (or of a control group's memory limit, shared/cgroup_limits.h)
+ * or a quarter of what RLIMIT_AS allows (the environment variable
  * QC_IMAGE_CACHE_MB overrides it at the first use, 0 turns the cache
  * off). A buffer given back to a full cache takes the place of those
  * given back longest ago (a larger slide's planes fit no smaller
@@ -43,6 +44,8 @@ void *qc_image_cache_take_uninit (size_t bytes);
  * else freed. p may be NULL. */
 void qc_image_cache_give (void *p, size_t bytes);
 
+/* The byte limit now (0: off), set at the first use. */
+size_t qc_image_cache_limit (void);
 /* Sets the byte limit (0: off) and frees what no longer fits. */
 void qc_image_cache_set_limit (size_t bytes);
 
