@@ -163,7 +163,7 @@ lock_folder (qc_output_t *o, char *err, size_t errlen)
         usleep (10000);
     if (held != 0) {
         say_in_use (o->lock_fd, o->outdir, err, errlen);
-        return -1;
+        return 1;
     }
     o->locked = true;
     char me[32];
@@ -479,9 +479,11 @@ remove_made_folders (qc_output_t *o)
 }
 
 qc_output_t *
-qc_output_open (const qc_output_config_t *cfg, bool attach, char *err,
+qc_output_open (const qc_output_config_t *cfg, bool attach, bool *busy, char *err,
                 size_t errlen)
 {
+    if (busy)
+        *busy = false;
     if (!cfg || !cfg->outdir || !err)
         return NULL;
     if (!*cfg->outdir) {
@@ -519,6 +521,8 @@ qc_output_open (const qc_output_config_t *cfg, bool attach, char *err,
         o->journal_refused = strdup (refused);
     else if (locked == 0)
         output_repair_torn (o);   /* before the records: a torn row is no record */
+    if (busy)
+        *busy = locked > 0;
     if (locked
         || qc_records_read (&o->records, o->outdir, o->names, err, errlen)
         || choose_columns (o, cfg, err, errlen)

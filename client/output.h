@@ -57,9 +57,9 @@ typedef struct {
  * the folder, and
  * reads what earlier runs recorded; attach also reads the job's slides
  * and journal. NULL with a message in err (another qc-submit holds the
- * folder; a results.tsv of other columns, or results of another config,
- * without -f; ...). */
-qc_output_t *qc_output_open (const qc_output_config_t *cfg, bool attach,
+ * folder, then *busy is set when busy is not NULL; a results.tsv of
+ * other columns, or results of another config, without -f; ...). */
+qc_output_t *qc_output_open (const qc_output_config_t *cfg, bool attach, bool *busy,
                              char *err, size_t errlen);
 void qc_output_close (qc_output_t **self_p);
 /* Whether another qc-submit holds outdir's lock now (err then says so,

@@ -71,7 +71,7 @@ submit_attach_last_job (const options_t *o, const qc_curve_client_t *curve, bool
     /* said before "fetching them first", which would not happen */
     if (qc_output_in_use (o->outdir, err, sizeof err)) {
         fprintf (stderr, "%s: %s\n", prog, err);
-        return QC_EXIT_USAGE;
+        return QC_EXIT_BUSY;
     }
     if (!o->quiet && strcmp (last.endpoint, o->broker) != 0)
         fprintf (stderr, "%s: note: job %" PRIu64 " ran on %s; asking %s for it\n", prog,
@@ -101,10 +101,11 @@ submit_attach_last_job (const options_t *o, const qc_curve_client_t *curve, bool
                  "%" PRIu64 ")\n", prog, o->outdir, last.job, last.slides - last.done,
                  last.slides, last.job);
     qc_output_config_t oc = {.outdir = o->outdir, .attach_job = last.job};
-    qc_output_t *out = qc_output_open (&oc, true, err, sizeof err);
+    bool busy;
+    qc_output_t *out = qc_output_open (&oc, true, &busy, err, sizeof err);
     if (!out) {
         fprintf (stderr, "%s: %s\n", prog, err);
-        return QC_EXIT_USAGE;
+        return busy ? QC_EXIT_BUSY : QC_EXIT_USAGE;
     }
     bool finished = false, gone = false;
     qc_session_config_t sc = submit_session_of (o, curve, out);

@@ -118,11 +118,11 @@ usage (FILE *to)
         "  -V, --version        show the version\n\n"
         "Exit codes: 0 every slide of the cohort passed, 1 some slides failed (in\n"
         "this run or an earlier one into OUTDIR), 2 usage or configuration\n"
-        "error (OUTDIR in use by another qc-submit included), 3 cannot reach\n"
-        "the broker, 5 stopped before every slide had a result (OUTDIR refused\n"
-        "a write, or the broker lost or cut the job: what was written is kept,\n"
-        "and it says how to go on), 130 interrupted (Ctrl-C or SIGTERM: the\n"
-        "same).\n\n"
+        "error, 3 cannot reach the broker, 5 stopped before every slide had a\n"
+        "result (OUTDIR refused a write, or the broker lost or cut the job: what\n"
+        "was written is kept, and it says how to go on), 6 OUTDIR is in use by\n"
+        "another qc-submit (nothing done: the same command later goes on), 130\n"
+        "interrupted (Ctrl-C or SIGTERM: the same).\n\n"
         "Environment: QC_IMAGE_CACHE_MB=N  local mode: MB of freed large image\n"
         "buffers kept for reuse by later steps and slides (default 4096; 0: none).\n"
         "QC_DIRECT_READ=0  local mode: read every slide through OpenSlide, not\n"
@@ -617,7 +617,8 @@ main (int argc, char **argv)
                              .command_line = cmdline, .columns = cols, .ncolumns = ncol,
                              .config_text = config_id,
                              .force = o.force, .attach_job = o.attach};
-    out = qc_output_open (&oc, o.attach != 0, err, sizeof err);
+    bool busy;
+    out = qc_output_open (&oc, o.attach != 0, &busy, err, sizeof err);
     free (cols);
     free (cmdline);
     free (config_id);
@@ -625,6 +626,8 @@ main (int argc, char **argv)
     qc_pipeline_destroy (&pipeline);
     if (!out) {
         fprintf (stderr, "%s: %s\n", prog, err);
+        if (busy)
+            rc = QC_EXIT_BUSY;
         goto out;
     }
     if (!o.attach) {
@@ -734,7 +737,7 @@ main (int argc, char **argv)
     }
 out:
     qc_stall_watch_stop ();
-    if (o.outdir && !o.attach && rc != QC_EXIT_USAGE)
+    if (o.outdir && !o.attach && rc != QC_EXIT_USAGE && rc != QC_EXIT_BUSY)
         submit_make_symlink (&o);
     free (o.outdir_made);
     free (o.template_path);

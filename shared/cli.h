@@ -20,6 +20,11 @@ enum {
                                  0 and 1 for "the cohort is done" must not
                                  drop what it needs to go on (4 is
                                  deploy/slurm's "the broker did not start") */
+    QC_EXIT_BUSY = 6,         /* qc-submit: another qc-submit writes into
+                                 OUTDIR now; nothing was done. Not 2: the
+                                 same command later goes on, which a
+                                 workflow manager may retry on, and must
+                                 not on a usage error */
     QC_EXIT_INTERRUPTED = 130 /* stopped by SIGINT/SIGTERM (128 + SIGINT) */
 };
 

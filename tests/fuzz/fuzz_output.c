@@ -35,7 +35,7 @@ reopen (void)
     qc_output_config_t oc = {.outdir = s_dir, .pipeline = "fuzz", .config_file = "default",
                              .command_line = "fuzz", .columns = cols, .ncolumns = 4};
     char err[512];
-    if (!(s_out = qc_output_open (&oc, false, err, sizeof err)))
+    if (!(s_out = qc_output_open (&oc, false, NULL, err, sizeof err)))
         abort ();
 }
 

@@ -88,3 +88,23 @@ cmp -s "$T/default.ini" "$T/stdout.ini" || fail "--write-default-config - differ
 "$BIN/qc-submit" --write-default-config /nonexistent/dir/x.ini 2>"$T/wd.log" && fail "writing into a missing folder succeeded"
 grep -q "cannot write /nonexistent/dir/x.ini" "$T/wd.log" || fail "no clear error: $(cat "$T/wd.log")"
 pass "default config written and accepted"
+
+# an output folder another qc-submit writes into: exit 6 (not 2, a usage
+# error a workflow manager must not retry), nothing written; free again,
+# the same command runs (the other qc-submit's lock is imitated by a
+# process holding flock(1) on the folder's lock file: flock(2)'s lock)
+mkdir -p "$T/busy"
+: >"$T/busy/.qc-lock"
+(exec 9>>"$T/busy/.qc-lock" && flock 9 && exec sleep 30) &
+holder=$!; PIDS+=($holder)
+wait_for "the lock held" 5 "! flock -n '$T/busy/.qc-lock' true"
+"$BIN/qc-submit" -q -o "$T/busy" "$SHARED/slides/real/CMU-1-Small-Region.svs" 2>"$T/busy.log"
+rc=$?
+[ $rc -eq 6 ] || fail "a busy folder: exit $rc, expected 6: $(cat "$T/busy.log")"
+grep -q "$T/busy is in use by another qc-submit: wait for it to end" "$T/busy.log" \
+    || fail "a busy folder: no clear message: $(cat "$T/busy.log")"
+[ ! -e "$T/busy/results.tsv" ] || fail "a busy folder: results.tsv written"
+kill $holder; wait $holder 2>/dev/null
+"$BIN/qc-submit" -q -o "$T/busy" "$SHARED/slides/real/CMU-1-Small-Region.svs" 2>"$T/busy.log" \
+    || fail "the folder free again: $(cat "$T/busy.log")"
+pass "a folder in use: exit 6, nothing written; free again, the same command runs"

@@ -123,7 +123,8 @@ wait_for "job accepted" 10 "grep -q '^job' '$T/b1.log'"
 grep -q "on tcp://127.0.0.1:$port: 1 slide$" "$T/b1.log" || fail "resumed job not of 1 slide: $(cat "$T/b1.log")"
 # a second qc-submit into the same folder meanwhile: refused
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out" --list "$T/list" >"$T/b2.log" 2>&1
-[ $? -eq 2 ] || fail "a second qc-submit into a busy folder: exit 2 expected"
+rc=$?
+[ $rc -eq 6 ] || fail "a second qc-submit into a busy folder: exit $rc, 6 expected"
 grep -q "in use by another qc-submit (pid $first)" "$T/b2.log" || fail "lock message: $(cat "$T/b2.log")"
 # (the folder's job has slides without a result: said refused before
 # any "fetching them first", which would not happen)

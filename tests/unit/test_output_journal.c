@@ -24,7 +24,7 @@ open_out (bool attach)
                              .command_line = "test", .columns = s_cols, .ncolumns = 3,
                              .attach_job = attach ? 7 : 0};
     char err[512];
-    qc_output_t *o = qc_output_open (&oc, attach, err, sizeof err);
+    qc_output_t *o = qc_output_open (&oc, attach, NULL, err, sizeof err);
     CHECK (o != NULL, "%s", err);
     return o;
 }
