@@ -263,7 +263,7 @@ check_real (void)
         {"/sys/fs/cgroup", "cpu.max", "50000 100000", "memory.max", "268435456"},
     };
     int tried = 0;
-    char dirs[3][256];
+    char dirs[3][256] = {"", "", ""};
     int made[3] = {0};
     for (size_t k = 0; k < 3 && geteuid () == 0; k++) {
         struct stat st;
@@ -298,9 +298,11 @@ check_real (void)
             char self[32];
             snprintf (self, sizeof self, "%d", (int) getpid ());
             for (size_t k = 0; k < 3; k++) {
+                if (!made[k])
+                    continue;
                 char procs[PATH_MAX + 32];
                 snprintf (procs, sizeof procs, "%s/cgroup.procs", dirs[k]);
-                if (made[k] && !write_file (procs, self))
+                if (!write_file (procs, self))
                     _exit (3);
             }
             qc_cgroup_limits_t l;
