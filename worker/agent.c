@@ -136,8 +136,10 @@ drop_queued (void *arg, qc_task_t *t)
     if (a->returned) {
         qc_taskref_t *r = malloc (sizeof *r);
         if (r) {
-            r->job = t->job;
-            r->idx = t->idx;
+            /* the broker takes a task back only with its attempt and
+               its job's key (jobs_of_ref, sched_worker_return) */
+            *r = (qc_taskref_t) {.job = t->job, .idx = t->idx,
+                                 .attempt = t->attempt, .key = t->key};
             if (zlist_append (a->returned, r))
                 free (r);
         }
