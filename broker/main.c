@@ -259,6 +259,8 @@ main (int argc, char **argv)
         cfg.endpoints = loopback;
         cfg.nendpoints = 1;
     }
+    if (qc_cli_check_env (prog))
+        return QC_EXIT_USAGE;
     if (!state && !(state = default_state_dir (state_buf, sizeof state_buf))) {
         fprintf (stderr, "%s: no default state folder (no HOME): give --state DIR, "
                  "or --state none\n", prog);

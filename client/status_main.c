@@ -73,6 +73,8 @@ main (int argc, char **argv)
         fprintf (stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
         return QC_EXIT_USAGE;
     }
+    if (qc_cli_check_env (prog))
+        return QC_EXIT_USAGE;
     zsys_handler_set (NULL);
     qc_curve_client_t *curve = NULL;
     char err[1024];

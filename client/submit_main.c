@@ -494,6 +494,8 @@ main (int argc, char **argv)
         return rc < 0 ? QC_EXIT_OK : rc;
     if (o.write_default)
         return write_default_config (o.write_default);
+    if (qc_cli_check_env (prog))
+        return QC_EXIT_USAGE;
     /* a share that does not answer, said while the cohort is listed and
        checked (--wait-warn, as for a job that waits) */
     qc_stall_watch_start (prog, (unsigned) o.wait_warn_s);

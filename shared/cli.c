@@ -139,6 +139,44 @@ qc_cli_install_signals (void)
 }
 
 int
+qc_cli_check_env (const char *prog)
+{
+    const char *v = getenv ("QC_LOG_LEVEL");
+    if (v && *v && qc_log_level_parse (v) < 0) {
+        fprintf (stderr, "%s: QC_LOG_LEVEL in the environment is '%s': debug, info, "
+                 "warning or error\n", prog, v);
+        return -1;
+    }
+    /* as kernels/image/image_cache.c and shared/asset_store.c read them */
+    static const struct {
+        const char *name;
+        unsigned long min, max;
+    } mb[] = {
+        {"QC_IMAGE_CACHE_MB", 0, (unsigned long) (SIZE_MAX >> 20)},
+        {"QC_ASSET_STORE_MB", 1, (1ul << 24) - 1},
+    };
+    for (size_t i = 0; i < sizeof mb / sizeof mb[0]; i++) {
+        unsigned long n;
+        char what[64];
+        snprintf (what, sizeof what, "%s in the environment", mb[i].name);
+        v = getenv (mb[i].name);
+        if (v && *v && qc_cli_uint (prog, what, v, mb[i].min, mb[i].max, &n))
+            return -1;
+    }
+    /* switches whose readers look for "0" alone */
+    static const char *const flag[] = {"QC_DIRECT_READ", "QC_GPU_RESIDENT"};
+    for (size_t i = 0; i < sizeof flag / sizeof flag[0]; i++) {
+        v = getenv (flag[i]);
+        if (v && *v && strcmp (v, "0") != 0 && strcmp (v, "1") != 0) {
+            fprintf (stderr, "%s: %s in the environment is '%s': 0 (off) or 1 (on)\n",
+                     prog, flag[i], v);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int
 qc_cli_log_level (const char *prog, const char *text)
 {
     int l = qc_log_level_parse (text);

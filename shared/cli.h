@@ -84,6 +84,16 @@ const char *qc_version_full (void);
  * where the options are, not the whole help. Returns QC_EXIT_USAGE. */
 int qc_cli_bad_option (const char *prog);
 
+/* The QC_* variables an operator sets in a program's environment (a
+ * container's, a unit's): QC_LOG_LEVEL, QC_IMAGE_CACHE_MB,
+ * QC_ASSET_STORE_MB, QC_DIRECT_READ, QC_GPU_RESIDENT. Their readers
+ * take a value they cannot parse as if the variable were unset, so
+ * QC_IMAGE_CACHE_MB=512MB left the cache at its default and
+ * QC_DIRECT_READ=false read directly: a value none of them takes is
+ * refused here, as the option that sets the same is (an empty one is
+ * unset). 0, or -1 with a message on stderr. Call before any work. */
+int qc_cli_check_env (const char *prog);
+
 /* --log-level: sets the stderr threshold from "debug", "info", "warning"
  * or "error"; -1 with a message on stderr otherwise. */
 int qc_cli_log_level (const char *prog, const char *text);

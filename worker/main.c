@@ -345,6 +345,8 @@ main (int argc, char **argv)
         fprintf (stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
         return QC_EXIT_USAGE;
     }
+    if (qc_cli_check_env (prog))
+        return QC_EXIT_USAGE;
     char ep_why[512];
     if (qc_endpoint_check (cfg.endpoint, false, ep_why, sizeof ep_why) != 0) {
         fprintf (stderr, "%s: --connect %s\n", prog, ep_why);
