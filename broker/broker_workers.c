@@ -143,18 +143,35 @@ on_crash_report (qc_broker_t *b, const peer_t *p, const char *name, const qc_msg
 /* A supervisor's new process says READY with the crash report of the
  * one it replaces: that one's registration goes now, not after its
  * heartbeats (which read as if the new process had died), and its tasks
- * that were not running at the crash go back to the queue at once. The
- * same name, host and certificate: one supervisor's processes. */
-static void
-retire_crashed (qc_broker_t *b, const peer_t *p, const qc_msg_t *m)
+ * that were not running at the crash go back to the queue at once. It
+ * is the registration the crashed attempts were dispatched to, with the
+ * same name, host and certificate: one supervisor's processes. Not any
+ * registration of that name: two workers may share one (containers
+ * with one hostname, a --name fixed in a template), and retiring the
+ * live one sent its running slides to run again. Found before the
+ * report is judged (that takes the crashed tasks back). */
+static worker_rec_t *
+crashed_process (qc_broker_t *b, const peer_t *p, const qc_msg_t *m)
 {
     const char *cert = p->cert ? p->cert->key : "";
-    worker_rec_t *old = NULL;
-    for (worker_rec_t *w = zhashx_first (b->workers); w && !old; w = zhashx_next (b->workers))
-        if (strcmp (w->key, p->hex) != 0 && w->name && m->name
+    for (size_t i = 0; i < m->ncrashed; i++) {
+        const qc_taskref_t *r = &m->crashed[i];
+        job_rec_t *job = jobs_of_ref (b, r);
+        sched_task_t *t = job ? sched_job_task (job->sj, r->idx) : NULL;
+        if (!t || !t->worker || t->attempt != r->attempt)
+            continue;
+        worker_rec_t *w = t->worker->owner;
+        if (w && strcmp (w->key, p->hex) != 0 && w->name && m->name
             && strcmp (w->name, m->name) == 0 && w->host && m->host
             && strcmp (w->host, m->host) == 0 && strcmp (w->cert_key, cert) == 0)
-            old = w;
+            return w;
+    }
+    return NULL;
+}
+
+static void
+retire_crashed (qc_broker_t *b, worker_rec_t *old)
+{
     if (!old)
         return;
     size_t n = old->sw->assigned.count;
@@ -194,8 +211,9 @@ workers_on_ready (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         return;
     }
     if (m->ncrashed) {
+        worker_rec_t *crashed = crashed_process (b, p, m);
         on_crash_report (b, p, m->name, m);
-        retire_crashed (b, p, m);
+        retire_crashed (b, crashed);
     }
     if (old && same_resources (old, m)) {
         /* the same socket saying READY again (it heard "unknown peer"
