@@ -356,6 +356,23 @@ main (int argc, char **argv)
         fprintf (stderr, "%s: --gpu and --simulate-gpus exclude each other\n", prog);
         return QC_EXIT_USAGE;
     }
+    /* The default name, HOST-PID, takes this process's PID: the
+       supervisor's, so one name across the processes it restarts. Made
+       in each child, it changed at every crash: qc-status showed a new
+       worker, and the broker, which retires a crashed process's
+       registration by its name (with its successor's crash report),
+       kept the old one until its heartbeats were missed, its queued
+       tasks with it. Named here, the supervisor's own lines carry it. */
+    char def_name[320];
+    if (!cfg.name || !*cfg.name) {
+        char host[256];
+        if (gethostname (host, sizeof host - 1))
+            snprintf (host, sizeof host, "unknown");
+        host[sizeof host - 1] = '\0';
+        snprintf (def_name, sizeof def_name, "%s-%d", host, (int) getpid ());
+        cfg.name = def_name;
+    }
+    qc_log_set_process (cfg.name);
     char cache_err[1024];
     if (cfg.cache_dir && qc_slide_fetch_check_dir (cfg.cache_dir, cache_err,
                                                    sizeof cache_err)) {
@@ -388,7 +405,7 @@ main (int argc, char **argv)
         return QC_EXIT_USAGE;
     /* before CUDA or ZeroMQ start: neither survives a fork */
     qc_crash_table_t *crash_table = NULL;
-    if (supervise && qc_supervise (cfg.name ? cfg.name : prog, &crash_table) == 0)
+    if (supervise && qc_supervise (cfg.name, &crash_table) == 0)
         cfg.crash_table = crash_table;
     if (crash_table) {
         unsigned start = atomic_load (&crash_table->starts);
@@ -419,7 +436,6 @@ main (int argc, char **argv)
         fprintf (stderr, "%s: --slots 0 needs at least one GPU\n", prog);
         return QC_EXIT_USAGE;
     }
-    qc_log_set_process (cfg.name ? cfg.name : prog);
     /* the files a job's config names come with the job (kernels/asset.h),
      * never from this machine's disk */
     qc_asset_allow_disk (0);
