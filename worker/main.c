@@ -365,11 +365,7 @@ main (int argc, char **argv)
        tasks with it. Named here, the supervisor's own lines carry it. */
     char def_name[320];
     if (!cfg.name || !*cfg.name) {
-        char host[256];
-        if (gethostname (host, sizeof host - 1))
-            snprintf (host, sizeof host, "unknown");
-        host[sizeof host - 1] = '\0';
-        snprintf (def_name, sizeof def_name, "%s-%d", host, (int) getpid ());
+        qc_worker_default_name (def_name, sizeof def_name);
         cfg.name = def_name;
     }
     qc_log_set_process (cfg.name);

@@ -79,6 +79,26 @@ qc_worker_config_defaults (qc_worker_config_t *cfg)
     cfg->liveness = 3;
 }
 
+/* This machine's name, as workers advertise it ("unknown" when it has
+ * none to give). */
+static void
+worker_host (char *host, size_t cap)
+{
+    if (gethostname (host, cap - 1))
+        snprintf (host, cap, "unknown");
+    host[cap - 1] = '\0';
+}
+
+void
+qc_worker_default_name (char *out, size_t cap)
+{
+    if (!out || !cap)
+        return;
+    char host[256];
+    worker_host (host, sizeof host);
+    snprintf (out, cap, "%s-%d", host, (int) getpid ());
+}
+
 static void
 config_free (qc_worker_config_t *c)
 {
@@ -93,13 +113,12 @@ config_free (qc_worker_config_t *c)
 }
 
 static int
-config_copy (qc_worker_config_t *dst, const qc_worker_config_t *src,
-             const char *host)
+config_copy (qc_worker_config_t *dst, const qc_worker_config_t *src)
 {
     *dst = *src;
     dst->endpoint = strdup (src->endpoint);
     char def_name[320];
-    snprintf (def_name, sizeof def_name, "%s-%d", host, (int) getpid ());
+    qc_worker_default_name (def_name, sizeof def_name);
     dst->name = strdup (src->name && *src->name ? src->name : def_name);
     dst->gpus = src->ngpus ? calloc (src->ngpus, sizeof *dst->gpus) : NULL;
     dst->cache_dir = src->cache_dir ? strdup (src->cache_dir) : NULL;
@@ -257,8 +276,7 @@ qc_worker_new (const qc_worker_config_t *cfg)
     qc_worker_t *self = calloc (1, sizeof *self);
     if (!self)
         return NULL;
-    if (gethostname (self->host, sizeof self->host - 1))
-        snprintf (self->host, sizeof self->host, "unknown");
+    worker_host (self->host, sizeof self->host);
     char err[512];
     if (slides_roots_init (&self->roots, cfg->slides_roots, cfg->nslides_roots,
                            cfg->slides_urls, cfg->nslides_urls, err, sizeof err)) {
@@ -268,7 +286,7 @@ qc_worker_new (const qc_worker_config_t *cfg)
     }
     slides_roots_warn_open (&self->roots);
     pthread_mutex_init (&self->why_lock, NULL);
-    if (config_copy (&self->cfg, cfg, self->host) || taskq_init (&self->queue)) {
+    if (config_copy (&self->cfg, cfg) || taskq_init (&self->queue)) {
         config_free (&self->cfg);
         slides_roots_free (&self->roots);
         pthread_mutex_destroy (&self->why_lock);

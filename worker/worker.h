@@ -136,6 +136,10 @@ void qc_worker_config_defaults (qc_worker_config_t *cfg);
  * gives, no more than a control group's CPU quota allows (rounded up).
  * note (NULL: none) says the quota when it cut the cores, else "". */
 long qc_worker_default_cpus (char *note, size_t cap);
+/* A worker's name when none is given: HOST-PID, this process's PID
+ * (qc-worker names it before its supervisor forks, so one name holds
+ * across the processes it restarts). */
+void qc_worker_default_name (char *out, size_t cap);
 /* Starts the agent and executors; they connect and register at once. */
 qc_worker_t *qc_worker_new (const qc_worker_config_t *cfg);
 /* The CPU slots it runs: fewer than asked when the open-file limit has
