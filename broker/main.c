@@ -94,14 +94,7 @@ default_state_dir (char *buf, size_t len)
     }
     if (geteuid () == 0)
         return "/var/lib/qc-broker";
-    const char *xdg = getenv ("XDG_STATE_HOME"), *home = getenv ("HOME");
-    if (xdg && *xdg)
-        snprintf (buf, len, "%s/qc-broker", xdg);
-    else if (home && *home)
-        snprintf (buf, len, "%s/.local/state/qc-broker", home);
-    else
-        return NULL;
-    return buf;
+    return qc_cli_user_dir ("XDG_STATE_HOME", ".local/state", "qc-broker", buf, len);
 }
 
 /* Long options without a letter: values past every char. */
@@ -262,8 +255,9 @@ main (int argc, char **argv)
     if (qc_cli_check_env (prog))
         return QC_EXIT_USAGE;
     if (!state && !(state = default_state_dir (state_buf, sizeof state_buf))) {
-        fprintf (stderr, "%s: no default state folder (no HOME): give --state DIR, "
-                 "or --state none\n", prog);
+        fprintf (stderr, "%s: no default state folder (HOME is unset or /, and "
+                 "XDG_STATE_HOME unset or not absolute): give --state DIR, or --state "
+                 "none\n", prog);
         return QC_EXIT_USAGE;
     }
     cfg.state_dir = strcmp (state, "none") == 0 ? NULL : state;

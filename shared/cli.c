@@ -176,6 +176,34 @@ qc_cli_check_env (const char *prog)
     return 0;
 }
 
+/* path's length without its trailing slashes ("/" -> 0). */
+static size_t
+without_slashes (const char *path)
+{
+    size_t n = strlen (path);
+    while (n && path[n - 1] == '/')
+        n--;
+    return n;
+}
+
+const char *
+qc_cli_user_dir (const char *xdg_var, const char *home_rel, const char *name, char *buf,
+                 size_t len)
+{
+    if (!home_rel || !name || !buf || !len)
+        return NULL;
+    const char *xdg = xdg_var ? getenv (xdg_var) : NULL, *home = getenv ("HOME");
+    int n;
+    if (xdg && xdg[0] == '/')
+        n = snprintf (buf, len, "%.*s/%s", (int) without_slashes (xdg), xdg, name);
+    else if (home && home[0] == '/' && home[strspn (home, "/")])
+        n = snprintf (buf, len, "%.*s/%s/%s", (int) without_slashes (home), home, home_rel,
+                      name);
+    else
+        return NULL;
+    return n > 0 && (size_t) n < len ? buf : NULL;
+}
+
 int
 qc_cli_log_level (const char *prog, const char *text)
 {

@@ -94,6 +94,14 @@ int qc_cli_bad_option (const char *prog);
  * unset). 0, or -1 with a message on stderr. Call before any work. */
 int qc_cli_check_env (const char *prog);
 
+/* A per-user folder, DIR/name: DIR is $xdg_var when absolute (the XDG
+ * rules: a relative one is ignored, as is an empty one), else
+ * $HOME/home_rel when HOME is absolute and not "/" (a container's user
+ * without a home has HOME=/, which gave "//.cache"). NULL when neither,
+ * or when it does not fit buf. */
+const char *qc_cli_user_dir (const char *xdg_var, const char *home_rel, const char *name,
+                             char *buf, size_t len);
+
 /* --log-level: sets the stderr threshold from "debug", "info", "warning"
  * or "error"; -1 with a message on stderr otherwise. */
 int qc_cli_log_level (const char *prog, const char *text);

@@ -12,6 +12,8 @@
  *                        any other failure     ->  the slide's error */
 #include "worker/slide_fetch.h"
 
+#include "shared/cli.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <pwd.h>
@@ -24,6 +26,7 @@
 
 #include "kernels/slide/slide.h"
 #include "kernels/slide/work_size.h"
+#include "shared/cli.h"
 #include "shared/err.h"
 #include "shared/log.h"
 #include "shared/result.h"
@@ -126,18 +129,14 @@ void
 qc_slide_fetch_default_dir (char *out, size_t outlen)
 {
     const char *systemd = getenv ("CACHE_DIRECTORY");
-    const char *xdg = getenv ("XDG_CACHE_HOME");
-    const char *home = getenv ("HOME");
     const struct passwd *pw;
     if (systemd && *systemd) {
         /* systemd may list several folders, ':'-separated: the first */
         snprintf (out, outlen, "%.*s", (int) strcspn (systemd, ":"), systemd);
     } else if (geteuid () == 0)
         snprintf (out, outlen, "/var/cache/qc-worker");
-    else if (xdg && xdg[0] == '/')
-        snprintf (out, outlen, "%s/qc-worker", xdg);
-    else if (home && *home)
-        snprintf (out, outlen, "%s/.cache/qc-worker", home);
+    else if (qc_cli_user_dir ("XDG_CACHE_HOME", ".cache", "qc-worker", out, outlen))
+        ;
     else if ((pw = getpwuid (getuid ())) && pw->pw_dir && pw->pw_dir[0] == '/'
              && strcmp (pw->pw_dir, "/") != 0 && access (pw->pw_dir, W_OK) == 0)
         /* HOME unset (a cron job, env -i): the account's home */
@@ -146,18 +145,25 @@ qc_slide_fetch_default_dir (char *out, size_t outlen)
         snprintf (out, outlen, "/tmp/qc-worker-cache-%d", (int) getuid ());
 }
 
-/* mkdir -p of dir's parents (the cache makes dir itself). */
-static void
-make_parents (const char *dir)
+/* mkdir -p of dir's parents (the cache makes dir itself); -1 with the
+ * parent that could not be made and why (HOME=/nonexistent: the cache's
+ * own mkdir said only "No such file or directory"). */
+static int
+make_parents (const char *dir, char *err, size_t errlen)
 {
     char p[4096];
     snprintf (p, sizeof p, "%s", dir);
     for (char *s = strchr (p + 1, '/'); s; s = strchr (s + 1, '/')) {
         *s = '\0';
-        if (mkdir (p, 0755) != 0 && errno != EEXIST)
-            return;             /* the cache's own mkdir will say why */
+        if (s[1] && mkdir (p, 0755) != 0 && errno != EEXIST) {
+            qc_set_err (err, errlen, "cannot create %s, the folder %s goes in: %s "
+                        "(give --cache a folder this user may write)", p, dir,
+                        strerror (errno));
+            return -1;
+        }
         *s = '/';
     }
+    return 0;
 }
 
 int
@@ -168,7 +174,8 @@ qc_slide_fetch_check_dir (const char *dir, char *err, size_t errlen)
         qc_slide_fetch_default_dir (def, sizeof def);
         dir = def;
     }
-    make_parents (dir);
+    if (make_parents (dir, err, errlen))
+        return -1;
     qc_disk_cache_t *c = qc_disk_cache_open (dir, 1, NULL, err, errlen);
     if (!c)
         return -1;
@@ -192,7 +199,11 @@ qc_slide_fetch_new (const qc_slide_fetch_config_t *cfg, char *err, size_t errlen
         snprintf (dir, sizeof dir, "%s", cfg->cache_dir);
     else
         qc_slide_fetch_default_dir (dir, sizeof dir);
-    make_parents (dir);
+    char why[1024];
+    if (make_parents (dir, why, sizeof why)) {
+        qc_set_err (err, errlen, "the slide cache (--cache): %s", why);
+        return NULL;
+    }
     qc_slide_fetch_t *self = calloc (1, sizeof *self);
     if (!self) {
         qc_set_err (err, errlen, "out of memory");
@@ -204,7 +215,6 @@ qc_slide_fetch_new (const qc_slide_fetch_config_t *cfg, char *err, size_t errlen
     self->source.http = cfg->http;
     self->source.http.cancel = &self->cancel;
     uint64_t max = cfg->cache_max ? cfg->cache_max : QC_SLIDE_FETCH_CACHE_MAX_DEFAULT;
-    char why[1024];
     self->cache = qc_disk_cache_open (dir, max, &cfg->http, why, sizeof why);
     if (!self->cache) {
         qc_set_err (err, errlen, "the slide cache (--cache): %s", why);

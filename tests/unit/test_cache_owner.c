@@ -12,6 +12,7 @@
 #include <pwd.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "tests/unit/check.h"
 #include "worker/fetch/disk_cache.h"
@@ -47,6 +48,40 @@ main (void)
         CHECK (qc_slide_fetch_check_dir (dir, err, sizeof err) != 0, "check_dir took %s", dir);
     } else
         printf ("(not root: another user's folder not tried)\n");
+
+    /* a folder whose parent cannot be made: the parent and why are said
+       (only "No such file or directory" was, for HOME=/nonexistent) */
+    char file[320], under[400];
+    snprintf (file, sizeof file, "%s/a-file", tmp);
+    FILE *f = fopen (file, "w");
+    CHECK (f != NULL, "create %s", file);
+    if (f)
+        fclose (f);
+    snprintf (under, sizeof under, "%s/x/cache", file);
+    CHECK (qc_slide_fetch_check_dir (under, err, sizeof err) != 0, "check_dir took %s", under);
+    char want_err[900];
+    snprintf (want_err, sizeof want_err, "cannot create %s/x, the folder %s goes in: Not a "
+              "directory (give --cache a folder this user may write)", file, under);
+    CHECK (strcmp (err, want_err) == 0, "a parent that cannot be made: %s", err);
+
+    /* HOME=/ (a container's user without a home): no "//.cache" */
+    if (geteuid () == 0) {
+        pid_t pid = fork ();
+        if (pid == 0) {
+            if (setuid (65534) != 0)
+                _exit (2);
+            setenv ("HOME", "/", 1);
+            unsetenv ("XDG_CACHE_HOME");
+            unsetenv ("CACHE_DIRECTORY");
+            char d[4096];
+            qc_slide_fetch_default_dir (d, sizeof d);
+            _exit (strncmp (d, "//", 2) == 0 ? 1 : 0);
+        }
+        int st = -1;
+        CHECK (pid > 0 && waitpid (pid, &st, 0) == pid && WIFEXITED (st)
+                   && WEXITSTATUS (st) == 0, "HOME=/: the default cache folder starts with "
+               "// (exit %d)", WEXITSTATUS (st));
+    }
 
     /* HOME unset: the account's home, when it has one this user can write */
     struct passwd *pw = getpwuid (getuid ());
