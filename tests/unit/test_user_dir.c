@@ -54,8 +54,9 @@ main (void)
     char small[8];
     CHECK (dir_with ("/srv/state", NULL, small, sizeof small) == NULL, "a buffer too small");
     setenv ("HOME", "/h", 1);
-    CHECK (qc_cli_user_dir (NULL, ".cache", "x", small, sizeof small) != NULL
-               && strcmp (small, "/h/.cache/x") == 0, "no XDG variable named: %s", small);
+    char fits[32];
+    CHECK (qc_cli_user_dir (NULL, ".cache", "x", fits, sizeof fits) != NULL
+               && strcmp (fits, "/h/.cache/x") == 0, "no XDG variable named: %s", fits);
     CHECK (qc_cli_user_dir ("X", NULL, "x", small, sizeof small) == NULL, "NULL home_rel");
     return check_done ("test_user_dir");
 }
