@@ -12,6 +12,7 @@
 #include "shared/cli.h"
 #include "shared/endpoint.h"
 #include "shared/curve.h"
+#include "shared/err.h"
 #include "shared/log.h"
 #include "shared/socket_new.h"
 #include "worker/asset_wait.h"
@@ -29,6 +30,7 @@ typedef struct {
     zsock_t *pipe, *dealer, *pull;
     int64_t last_heard, next_beat;
     int64_t outstanding;      /* tasks taken and not yet answered */
+    int64_t unheard;          /* results sent while the broker was silent */
     uint64_t dealer_gen;      /* bumped whenever the dealer is replaced */
     bool draining;
     bool left;                /* drained and said goodbye: stay silent */
@@ -244,6 +246,7 @@ on_broker (agent_t *a)
         atomic_store (&a->w->connected, true);
         worker_set_why (a->w, NULL);
         a->backoff = 0;
+        a->unheard = 0;       /* it answers: what it lost, it runs again */
         if (a->w->cfg.crash_table)
             a->w->cfg.crash_table->nreport = 0;    /* the broker has it */
         qc_log (QC_LOG_INFO, MOD, "%s registered with broker %s", a->w->cfg.name,
@@ -350,8 +353,11 @@ on_executor (agent_t *a)
     if (!msg)
         return false;
     zframe_t *hdr = zmsg_first (msg);
-    if (hdr && zframe_size (hdr) == 4 && zframe_data (hdr)[3] == QC_RESULT)
+    if (hdr && zframe_size (hdr) == 4 && zframe_data (hdr)[3] == QC_RESULT) {
         a->outstanding--;
+        if (!atomic_load (&a->w->connected))
+            a->unheard++;
+    }
     zmsg_send (&msg, a->dealer);
     zmsg_destroy (&msg);
     return true;
@@ -484,6 +490,13 @@ agent_actor (zsock_t *pipe, void *args)
         drop_all_queued (&a);
         send_disconnect (&a, false);
     }
+    if (a.unheard > 0 && !atomic_load (&a.w->connected))
+        /* a drain while the broker is away ends as if all went well */
+        qc_log (QC_LOG_WARNING, MOD, "leaving while broker %s does not answer: the "
+                "results of %" PRId64 " slide%s finished meanwhile may never reach it; it "
+                "gives those slides to a worker again once it is back (nothing is lost, "
+                "they run twice)", a.w->cfg.endpoint, a.unheard,
+                qc_plural ((unsigned long long) a.unheard));
     asset_wait_destroy (&a.wait);
     refs_clear (&a.returned, true);
     qc_handshake_destroy (&a.hs);

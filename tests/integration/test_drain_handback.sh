@@ -41,3 +41,32 @@ wait_exit $slow 40 || fail "the draining worker did not exit 0 in 40 s"
 [ "$(grep -vc '^#' "$T/out/results.tsv")" -eq 2 ] || fail "expected 2 result rows"
 grep -q 'quick' "$T/out/qc.log" || fail "no slide ran on the quick worker"
 pass "both slides came back once"
+
+# a worker stopped while its broker is away (killed, not yet restarted):
+# its running slide finishes, and the worker said nothing of the result
+# that never reached a broker, leaving as if all went well. It now says
+# so; the broker, back on its journal, runs the slide again, and the
+# client gets it once.
+port2=$(free_port)
+start_broker $port2 --heartbeat-ms 200 --state "$T/st2"
+bp=$BROKER_PID
+start_worker $port2 lone --slots 1 --heartbeat-ms 200 --task-delay-ms 3000
+lone=$WORKER_PID
+wait_for "worker registered" 10 "workers_registered $port2 1"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port2 --detach -o "$T/out2" \
+    "$SHARED/slides/real/CMU-1-Small-Region.svs" >"$T/submit3.log" 2>&1 \
+    || fail "qc-submit --detach: $(tail -3 "$T/submit3.log")"
+wait_for "the slide started" 10 "grep -q 'worker: build' '$T/worker-lone.log'"
+kill -9 $bp; wait $bp 2>/dev/null
+kill -TERM $lone
+wait_exit $lone 30 || fail "the worker did not leave in 30 s with its broker away"
+grep -q "leaving while broker tcp://127.0.0.1:$port2 does not answer: the results of 1 slide finished meanwhile may never reach it" \
+    "$T/worker-lone.log" || fail "the undelivered result is not said: $(tail -5 "$T/worker-lone.log")"
+pass "a worker leaving while its broker is away says its result may not reach it"
+start_broker $port2 --heartbeat-ms 200 --state "$T/st2"
+start_worker $port2 again --slots 1 --heartbeat-ms 200
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port2 -o "$T/out2" \
+    "$SHARED/slides/real/CMU-1-Small-Region.svs" >"$T/submit4.log" 2>&1 \
+    || fail "fetching the job after the restart: exit $? $(tail -3 "$T/submit4.log")"
+[ "$(grep -vc '^#' "$T/out2/results.tsv")" -eq 1 ] || fail "expected 1 result row"
+pass "the broker back on its journal ran the slide again; it came back once"
