@@ -35,6 +35,7 @@ typedef struct {
     char key[PEER_KEY_MAX];
     zframe_t *id;
     char *name, *host, *version;
+    uint64_t instance;        /* READY's key: its process (0: not said) */
     char cert_key[QC_CURVE_KEY_LEN + 1];   /* its certificate (security on) */
     char cert_name[KEYRING_NAME_MAX];
     uint32_t slots, prefetch, hb_ms;

@@ -105,16 +105,6 @@ jobs_not_yours (qc_broker_t *b, const peer_t *p, const job_rec_t *job, const cha
     qc_msg_send (&m, zsock_resolve (b->router), p->id);
 }
 
-static uint64_t
-new_key (void)
-{
-    uint64_t k = 0;
-    while (!k)
-        if (getrandom (&k, sizeof k, 0) != (ssize_t) sizeof k)
-            k = ((uint64_t) zclock_time () << 20) ^ (uint64_t) random ();
-    return k;
-}
-
 job_rec_t *
 job_rec_new (qc_broker_t *b, uint64_t id, uint64_t key)
 {
@@ -126,7 +116,7 @@ job_rec_new (qc_broker_t *b, uint64_t id, uint64_t key)
         return NULL;
     }
     job->id = id;
-    job->key = key ? key : new_key ();
+    job->key = key ? key : qc_proto_new_key ();
     job->fail_reason = -1;
     job->progress_at = b->now;
     if (!(job->sj = sched_job_new (b->sched, id, job))) {

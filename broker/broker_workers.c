@@ -259,6 +259,7 @@ workers_on_ready (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     w->ngpus = m->ngpus; m->ngpus = 0;
     w->slots = m->slots;
     w->prefetch = m->prefetch;
+    w->instance = m->key;
     w->hb_ms = m->hb_ms < QC_HB_MS_MIN ? b->cfg.heartbeat_ms
                : m->hb_ms > QC_HB_MS_MAX ? QC_HB_MS_MAX : m->hb_ms;
     w->last_seen = b->now;
@@ -291,21 +292,29 @@ workers_on_ready (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
             p->cert ? p->cert->name : "", p->cert ? ")" : "");
     /* two workers of one name: results, log records and qc-status say
        the name only, so which machine ran a slide could not be told.
-       Another host or certificate is another worker (the same host and
-       certificate may be this worker's earlier socket, not yet expired) */
-    for (worker_rec_t *o = zhashx_first (b->workers); o; o = zhashx_next (b->workers))
-        if (o != w && o->name && w->name && strcmp (o->name, w->name) == 0
-            && (strcmp (o->cert_key, w->cert_key) != 0
-                || strcmp (o->host ? o->host : "", w->host ? w->host : "") != 0)) {
-            qc_log (QC_LOG_WARNING, MOD, "worker %s joined from %s%s%s while another "
-                    "worker of that name runs (from %s%s%s): results, log records and "
-                    "qc-status name a worker by its name only, so theirs cannot be told "
-                    "apart; give each qc-worker its own --name", w->name,
-                    w->host ? w->host : "?", *w->cert_name ? ", certificate " : "",
-                    w->cert_name, o->host ? o->host : "?",
-                    *o->cert_name ? ", certificate " : "", o->cert_name);
-            break;
-        }
+       Another host or certificate is another worker, and so is another
+       process on the same host (containers that share a hostname, each
+       worker PID 1): the same process back on a new socket, its earlier
+       one not yet expired, says the same instance */
+    for (worker_rec_t *o = zhashx_first (b->workers); o; o = zhashx_next (b->workers)) {
+        if (o == w || !o->name || !w->name || strcmp (o->name, w->name) != 0)
+            continue;
+        bool other_machine = strcmp (o->cert_key, w->cert_key) != 0
+                             || strcmp (o->host ? o->host : "", w->host ? w->host : "") != 0;
+        bool other_process = o->instance && w->instance && o->instance != w->instance;
+        if (!other_machine && !other_process)
+            continue;
+        qc_log (QC_LOG_WARNING, MOD, "worker %s joined from %s%s%s while another "
+                "worker of that name runs (from %s%s%s%s): results, log records and "
+                "qc-status name a worker by its name only, so theirs cannot be told "
+                "apart; give each qc-worker its own --name", w->name,
+                w->host ? w->host : "?", *w->cert_name ? ", certificate " : "",
+                w->cert_name, o->host ? o->host : "?",
+                *o->cert_name ? ", certificate " : "", o->cert_name,
+                other_machine ? "" : ", another process; or this worker's earlier "
+                "process, stopped without a word, until its heartbeats are missed");
+        break;
+    }
     /* another build may compute other numbers for the same slide: one
        cohort's rows should come from one build */
     if (w->version && strcmp (w->version, qc_version_full ()) != 0)

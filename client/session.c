@@ -37,16 +37,6 @@ send_msg (session_t *s, qc_msg_t *m)
 }
 
 
-static uint64_t
-new_key (void)
-{
-    uint64_t k = 0;
-    while (!k)
-        if (getrandom (&k, sizeof k, 0) != (ssize_t) sizeof k)
-            k = ((uint64_t) zclock_time () << 22) ^ (uint64_t) getpid () ^ (uint64_t) random ();
-    return k;
-}
-
 /* Asks the broker to send again everything after what we hold (a result
  * went missing, DONE came early, or the broker restarted). At most once
  * a second; the rest arrive in order after it. One asked for sooner is
@@ -404,7 +394,7 @@ static int
 submit_first (session_t *s)
 {
     const qc_session_config_t *c = s->cfg;
-    s->key = new_key ();
+    s->key = qc_proto_new_key ();
     if (submit_from (s, 0))
         return -1;
     s->last_resubmit = zclock_mono ();

@@ -8,7 +8,11 @@
  * is in proto_decode.c (proto_int.h is what both see). */
 #include "shared/proto_int.h"
 
+#include <czmq.h>
 #include <msgpack.h>
+#include <stdlib.h>
+#include <sys/random.h>
+#include <unistd.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -67,7 +71,7 @@ _Static_assert (offsetof (qc_msg_t, ncrashed) == offsetof (qc_msg_t, crashed) + 
 static const command_t s_commands[] = {
     {QC_READY, "READY",
      B (F_NAME) | B (F_HOST) | B (F_VERSION) | B (F_SLOTS) | B (F_PREFETCH)
-         | B (F_GPUS) | B (F_HBMS) | B (F_CRASHED) | B (F_REASON),
+         | B (F_GPUS) | B (F_HBMS) | B (F_CRASHED) | B (F_REASON) | B (F_KEY),
      B (F_NAME) | B (F_SLOTS)},
     {QC_HEARTBEAT, "HEARTBEAT", 0, 0},
     {QC_STARTED, "STARTED", B (F_JOB) | B (F_KEY) | B (F_IDX) | B (F_ATTEMPT),
@@ -109,6 +113,18 @@ static const command_t s_commands[] = {
      0},
     {QC_ERROR, "ERROR", B (F_REASON) | B (F_JOB), B (F_REASON)},
 };
+
+uint64_t
+qc_proto_new_key (void)
+{
+    uint64_t k = 0;
+    while (!k)
+        if (getrandom (&k, sizeof k, 0) != (ssize_t) sizeof k)
+            /* no entropy source (an old kernel, a seccomp filter): a
+               key only needs to differ from the others in flight */
+            k = ((uint64_t) zclock_time () << 22) ^ (uint64_t) getpid () ^ (uint64_t) random ();
+    return k;
+}
 
 const command_t *
 qc_proto_find_command (uint8_t command)

@@ -45,7 +45,7 @@
 
 typedef enum {
     /* worker -> broker */
-    QC_READY = 1,        /* name host version slots prefetch gpus hb_ms */
+    QC_READY = 1,        /* name host version slots prefetch gpus hb_ms key */
     QC_HEARTBEAT = 2,    /* (any peer) nothing */
     QC_STARTED = 3,      /* job key idx att: an executor began this task */
     QC_RESULT = 4,       /* job key idx att path result [broker->client: seq] */
@@ -118,7 +118,8 @@ typedef struct {
     uint8_t command;
     uint64_t job, idx, base, seq, total, done, failed, queue;
     uint64_t key;              /* the job's identity: random, chosen with
-                                  the job, never 0 once it exists */
+                                  the job, never 0 once it exists; READY:
+                                  the worker process's instance */
     uint64_t task;             /* LOG: its task's idx + 1; 0: not known */
     uint32_t attempt, slots, prefetch, hb_ms;
     int32_t gpu;               /* TASK: GPU index to use, -1 = CPU slot */
@@ -152,6 +153,10 @@ typedef struct {
 
 qc_msg_t *qc_msg_new (uint8_t command);
 void qc_msg_destroy (qc_msg_t **self_p);
+
+/* A random key, never 0: a job's (SUBMIT's, the broker's for a client
+ * that gave none) or a worker process's instance (READY). */
+uint64_t qc_proto_new_key (void);
 
 const char *qc_command_name (uint8_t command);
 /* Whether this protocol version has that command number (either way). */

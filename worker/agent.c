@@ -54,7 +54,8 @@ send_ready (agent_t *a)
                                                              : qc_version_full ()),
                   .slots = w->cfg.slots,
                   .prefetch = w->cfg.prefetch, .gpus = w->cfg.gpus,
-                  .ngpus = w->cfg.ngpus, .hb_ms = w->cfg.heartbeat_ms};
+                  .ngpus = w->cfg.ngpus, .hb_ms = w->cfg.heartbeat_ms,
+                  .key = w->instance};
     if (ct && ct->nreport) {
         /* what our last process was running when it crashed: said
          * until the broker has heard it (we are registered) */

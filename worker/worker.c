@@ -277,6 +277,7 @@ qc_worker_new (const qc_worker_config_t *cfg)
     if (!self)
         return NULL;
     worker_host (self->host, sizeof self->host);
+    self->instance = qc_proto_new_key ();
     char err[512];
     if (slides_roots_init (&self->roots, cfg->slides_roots, cfg->nslides_roots,
                            cfg->slides_urls, cfg->nslides_urls, err, sizeof err)) {

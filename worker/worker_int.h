@@ -16,6 +16,7 @@ struct qc_worker {
     pthread_mutex_t why_lock;
     char why[640];            /* why the broker does not take us ("") */
     char host[256];
+    uint64_t instance;        /* READY's key: this process, of all of its name */
     char slots_note[256];     /* fewer slots than asked, and why ("") */
     char pull_endpoint[64];   /* executors -> agent */
     taskq_t queue;
