@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LINE_MAX_LEN 4096
 #define MAX_LEVELS   64       /* folders walked up from the group: a bound */
 /* A v1 memory limit at or above this is "none" (the kernel writes
  * LONG_MAX rounded down to a page); no machine has 2^60 bytes. */
@@ -54,32 +53,43 @@ copy_str (char *dst, size_t cap, const char *src)
     snprintf (dst, cap, "%s", src);
 }
 
-/* /proc/self/cgroup: each hierarchy's path for this process. */
+/* Calls fn on each line of root/rel, without its newline; lines of any
+ * length (Docker's overlay mounts run past 4 KB in mountinfo). */
 static void
-read_paths (const char *root, hierarchy_t *h)
+each_line (const char *root, const char *rel, void (*fn) (char *line, hierarchy_t *h),
+           hierarchy_t *h)
 {
     char file[PATH_MAX];
-    snprintf (file, sizeof file, "%s/proc/self/cgroup", root);
+    snprintf (file, sizeof file, "%s/%s", root, rel);
     FILE *f = fopen (file, "re");
     if (!f)
         return;
-    char line[LINE_MAX_LEN];
-    while (fgets (line, sizeof line, f)) {
+    char *line = NULL;
+    size_t cap = 0;
+    while (getline (&line, &cap, f) > 0) {
         line[strcspn (line, "\n")] = 0;
-        char *c1 = strchr (line, ':');
-        char *c2 = c1 ? strchr (c1 + 1, ':') : NULL;
-        if (!c2 || c2[1] != '/')
-            continue;
-        *c1 = *c2 = 0;
-        const char *ctrls = c1 + 1, *path = c2 + 1;
-        if (strcmp (line, "0") == 0 && !*ctrls)
-            copy_str (h[H_V2].path, sizeof h[H_V2].path, path);
-        if (list_has (ctrls, "cpu"))
-            copy_str (h[H_V1_CPU].path, sizeof h[H_V1_CPU].path, path);
-        if (list_has (ctrls, "memory"))
-            copy_str (h[H_V1_MEMORY].path, sizeof h[H_V1_MEMORY].path, path);
+        fn (line, h);
     }
+    free (line);
     fclose (f);
+}
+
+/* A line of /proc/self/cgroup: a hierarchy's path for this process. */
+static void
+path_line (char *line, hierarchy_t *h)
+{
+    char *c1 = strchr (line, ':');
+    char *c2 = c1 ? strchr (c1 + 1, ':') : NULL;
+    if (!c2 || c2[1] != '/')
+        return;
+    *c1 = *c2 = 0;
+    const char *ctrls = c1 + 1, *path = c2 + 1;
+    if (strcmp (line, "0") == 0 && !*ctrls)
+        copy_str (h[H_V2].path, sizeof h[H_V2].path, path);
+    if (list_has (ctrls, "cpu"))
+        copy_str (h[H_V1_CPU].path, sizeof h[H_V1_CPU].path, path);
+    if (list_has (ctrls, "memory"))
+        copy_str (h[H_V1_MEMORY].path, sizeof h[H_V1_MEMORY].path, path);
 }
 
 /* mountinfo writes space, tab, newline and backslash as \ooo. */
@@ -98,45 +108,36 @@ unescape (char *s)
     *out = 0;
 }
 
-/* /proc/self/mountinfo: the first mount of each hierarchy. Fields:
- * id parent dev root mountpoint options [optional...] - type source super */
+/* A line of /proc/self/mountinfo: keeps the first mount of each
+ * hierarchy. Fields: id parent dev root mountpoint options [optional...]
+ * - type source super */
 static void
-read_mounts (const char *root, hierarchy_t *h)
+mount_line (char *line, hierarchy_t *h)
 {
-    char file[PATH_MAX];
-    snprintf (file, sizeof file, "%s/proc/self/mountinfo", root);
-    FILE *f = fopen (file, "re");
-    if (!f)
+    char *save = NULL, *field[5] = {0};
+    char *tok = strtok_r (line, " ", &save);
+    for (int i = 0; i < 5 && tok; i++, tok = strtok_r (NULL, " ", &save))
+        field[i] = tok;
+    while (tok && strcmp (tok, "-") != 0)
+        tok = strtok_r (NULL, " ", &save);
+    const char *type = tok ? strtok_r (NULL, " ", &save) : NULL;
+    const char *source = type ? strtok_r (NULL, " ", &save) : NULL;
+    const char *super = source ? strtok_r (NULL, " ", &save) : NULL;
+    if (!field[4] || !super)
         return;
-    char line[LINE_MAX_LEN];
-    while (fgets (line, sizeof line, f)) {
-        line[strcspn (line, "\n")] = 0;
-        char *save = NULL, *field[5] = {0};
-        char *tok = strtok_r (line, " ", &save);
-        for (int i = 0; i < 5 && tok; i++, tok = strtok_r (NULL, " ", &save))
-            field[i] = tok;
-        while (tok && strcmp (tok, "-") != 0)
-            tok = strtok_r (NULL, " ", &save);
-        const char *type = tok ? strtok_r (NULL, " ", &save) : NULL;
-        const char *source = type ? strtok_r (NULL, " ", &save) : NULL;
-        const char *super = source ? strtok_r (NULL, " ", &save) : NULL;
-        if (!field[4] || !super)
-            continue;
-        int which = -1;
-        if (strcmp (type, "cgroup2") == 0)
-            which = H_V2;
-        else if (strcmp (type, "cgroup") == 0 && list_has (super, "cpu"))
-            which = H_V1_CPU;
-        else if (strcmp (type, "cgroup") == 0 && list_has (super, "memory"))
-            which = H_V1_MEMORY;
-        if (which < 0 || h[which].mount_point[0])
-            continue;
-        unescape (field[3]);
-        unescape (field[4]);
-        copy_str (h[which].mount_root, sizeof h[which].mount_root, field[3]);
-        copy_str (h[which].mount_point, sizeof h[which].mount_point, field[4]);
-    }
-    fclose (f);
+    int which = -1;
+    if (strcmp (type, "cgroup2") == 0)
+        which = H_V2;
+    else if (strcmp (type, "cgroup") == 0 && list_has (super, "cpu"))
+        which = H_V1_CPU;
+    else if (strcmp (type, "cgroup") == 0 && list_has (super, "memory"))
+        which = H_V1_MEMORY;
+    if (which < 0 || h[which].mount_point[0])
+        return;
+    unescape (field[3]);
+    unescape (field[4]);
+    copy_str (h[which].mount_root, sizeof h[which].mount_root, field[3]);
+    copy_str (h[which].mount_point, sizeof h[which].mount_point, field[4]);
 }
 
 /* The group's folder: the mount point and the path below the mount's
@@ -290,8 +291,8 @@ qc_cgroup_limits_at (const char *root, qc_cgroup_limits_t *out)
     hierarchy_t *h = calloc (H_COUNT, sizeof *h);
     if (!h)
         return;               /* no limit known: as without cgroups */
-    read_paths (root, h);
-    read_mounts (root, h);
+    each_line (root, "proc/self/cgroup", path_line, h);
+    each_line (root, "proc/self/mountinfo", mount_line, h);
     walk (root, &h[H_V2], 1, 1, 1, out);
     walk (root, &h[H_V1_CPU], 0, 1, 0, out);
     walk (root, &h[H_V1_MEMORY], 0, 0, 1, out);

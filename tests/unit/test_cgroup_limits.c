@@ -156,9 +156,16 @@ check_v1 (void)
      * container's own group, /proc/self/cgroup the host's path */
     fresh ("v1-docker");
     put ("proc/self/cgroup", "12:memory:/docker/3f1a\n6:cpu,cpuacct:/docker/3f1a\n");
+    /* Docker's root mount lists every image layer: past 4 KB a line */
+    char layers[6000] = "";
+    for (size_t n = 0; n + 80 < sizeof layers;)
+        n += (size_t) snprintf (layers + n, sizeof layers - n,
+                                "/var/lib/docker/overlay2/l/%014zu:", n);
     put ("proc/self/mountinfo",
+         "690 600 0:50 / / rw - overlay overlay rw,lowerdir=%s - cgroup cgroup rw,cpu\n"
          "700 690 0:31 /docker/3f1a /sys/fs/cgroup/cpu,cpuacct ro - cgroup cgroup rw,cpu,cpuacct\n"
-         "701 690 0:35 /docker/3f1a /sys/fs/cgroup/memory ro - cgroup cgroup rw,memory\n");
+         "701 690 0:35 /docker/3f1a /sys/fs/cgroup/memory ro - cgroup cgroup rw,memory\n",
+         layers);
     put ("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "200000\n");
     put ("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us", "100000\n");
     put ("sys/fs/cgroup/memory/memory.limit_in_bytes", "1073741824\n");
