@@ -109,6 +109,11 @@ static void
 handle (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
 {
     worker_rec_t *w = zhashx_lookup (b->workers, p->hex);
+    /* a routing id is the peer's to choose (ZMQ_ROUTING_ID), and one of
+     * a connection that closed is free again: with keys, a registration
+     * is only that of the certificate that made it */
+    if (w && p->cert && strcmp (w->cert_key, p->cert->key) != 0)
+        w = NULL;
     if (w)
         w->last_seen = b->now;
     switch (m->command) {
@@ -123,7 +128,7 @@ handle (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         return;
     case QC_HEARTBEAT:
         if (!w)
-            jobs_on_client_heartbeat (b, p->id);
+            jobs_on_client_heartbeat (b, p);
         return;
     case QC_LOG: {
         job_rec_t *job = w ? jobs_of_task_msg (b, m, w->name) : NULL;
@@ -152,7 +157,7 @@ handle (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
             workers_on_result (b, NULL, p, m);
         }
         if (m->command == QC_DISCONNECT)
-            jobs_on_client_disconnect (b, p->id);   /* a client leaving */
+            jobs_on_client_disconnect (b, p);   /* a client leaving */
         else
             send_simple (b, p->id, QC_DISCONNECT, UNKNOWN_PEER_REASON);
         return;

@@ -335,14 +335,16 @@ typedef enum { USE_OWN, USE_CANCEL, USE_SEE } job_use_t;
 bool jobs_allows (const job_rec_t *job, const peer_t *p, job_use_t use);
 /* Certificates were revoked: jobs whose owner is gone are detached. */
 void jobs_on_revoked (qc_broker_t *b);
-void jobs_on_client_heartbeat (qc_broker_t *b, zframe_t *from);
+/* A client's HEARTBEAT: its jobs (those of its routing id, and with keys
+ * of its certificate) are attached again. */
+void jobs_on_client_heartbeat (qc_broker_t *b, const peer_t *p);
 /* A worker asks for a job's config assets: answer ASSETS (security on:
  * only for a job it holds a task of, holds true). */
 void jobs_on_fetch (qc_broker_t *b, zframe_t *from, qc_msg_t *m, bool holds);
 /* A first result for a task: queue it for the client. */
 void jobs_deliver_result (qc_broker_t *b, job_rec_t *job, qc_msg_t *m);
 /* A client said DISCONNECT: its jobs are detached at once. */
-void jobs_on_client_disconnect (qc_broker_t *b, zframe_t *from);
+void jobs_on_client_disconnect (qc_broker_t *b, const peer_t *p);
 void jobs_forward_log (qc_broker_t *b, job_rec_t *job, qc_msg_t *m);
 /* broker_logs.c: the job's log records; see there */
 void logs_free (job_rec_t *j);

@@ -542,34 +542,50 @@ jobs_on_cancel (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     jobs_cancel (b, job, from, NULL);
 }
 
-void
-jobs_on_client_heartbeat (qc_broker_t *b, zframe_t *from)
+/* Whether job is the client's at p: its routing id, and with keys its
+ * certificate's. A routing id is the peer's own choice (ZMQ_ROUTING_ID)
+ * and a closed connection's is free again, so the id alone would let
+ * another certificate take over a job its client left. */
+static bool
+client_of (const job_rec_t *job, const peer_t *p)
 {
-    bool known = false;
-    for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
-        if (j->client && zframe_eq (j->client, from)) {
-            logs_client_beat (b, j);
-            j->client_seen = b->now;
-            if (!j->attached) {
-                j->attached = true;
-                logs_flush (b, j);
-                /* sent at the end of the batch, once for all the jobs
-                   of this client (outbox_pump_due), not once each */
-                j->pump_due = true;
-                b->pump_due = true;
-            }
-            known = true;
-        }
-    qc_msg_t m = {.command = known ? QC_HEARTBEAT : QC_DISCONNECT, .gpu = -1,
-                  .reason = known ? NULL : UNKNOWN_PEER_REASON};
-    qc_msg_send (&m, zsock_resolve (b->router), from);
+    return job->client && zframe_eq (job->client, p->id) && jobs_allows (job, p, USE_OWN);
 }
 
 void
-jobs_on_client_disconnect (qc_broker_t *b, zframe_t *from)
+jobs_on_client_heartbeat (qc_broker_t *b, const peer_t *p)
+{
+    bool known = false, foreign = false;
+    for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs)) {
+        if (!client_of (j, p)) {
+            foreign |= j->client && zframe_eq (j->client, p->id);
+            continue;
+        }
+        logs_client_beat (b, j);
+        j->client_seen = b->now;
+        if (!j->attached) {
+            j->attached = true;
+            logs_flush (b, j);
+            /* sent at the end of the batch, once for all the jobs
+               of this client (outbox_pump_due), not once each */
+            j->pump_due = true;
+            b->pump_due = true;
+        }
+        known = true;
+    }
+    if (foreign)
+        refuse (b, p, "HEARTBEAT from the routing id of another certificate's job client: "
+                "ignored (that job is not attached to it)");
+    qc_msg_t m = {.command = known ? QC_HEARTBEAT : QC_DISCONNECT, .gpu = -1,
+                  .reason = known ? NULL : UNKNOWN_PEER_REASON};
+    qc_msg_send (&m, zsock_resolve (b->router), p->id);
+}
+
+void
+jobs_on_client_disconnect (qc_broker_t *b, const peer_t *p)
 {
     for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
-        if (j->attached && j->client && zframe_eq (j->client, from)) {
+        if (j->attached && client_of (j, p)) {
             j->attached = false;
             logs_client_left (j);     /* it said goodbye: it had them */
             /* what was sent but not acknowledged goes again on attach */

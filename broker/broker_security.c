@@ -70,7 +70,7 @@ refuse_unadmitted (qc_broker_t *b, const peer_t *p, const char *why)
         worker_gone (b, w, false);
         b->dispatch_due = true;
     }
-    jobs_on_client_disconnect (b, p->id);
+    jobs_on_client_disconnect (b, p);
     if (refuse (b, p, "%s", why)) {
         char text[700];
         snprintf (text, sizeof text, "refused: %s", why);

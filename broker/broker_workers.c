@@ -200,6 +200,14 @@ workers_on_ready (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     const char *key = p->hex;
     zframe_t *from = p->id;
     worker_rec_t *old = zhashx_lookup (b->workers, key);
+    if (old && p->cert && strcmp (old->cert_key, p->cert->key) != 0) {
+        /* another certificate on the routing id of a connection that
+           closed (a peer may choose its id): that worker is gone, and
+           this READY neither keeps it alive nor takes it over */
+        worker_gone (b, old, false);
+        b->dispatch_due = true;
+        old = NULL;
+    }
     if (m->name && strcmp (m->name, "broker") == 0) {
         /* the name results and log records carry for what the broker did
            itself (a failure it made): no worker may take it, nor report

@@ -8,6 +8,7 @@
  *   message TEXT                      (after a LOG's line)
  *
  * Commands (after the options):
+ *   beat                       HEARTBEATs (a client's) for --wait-ms
  *   status                     STATUS (--repeat N: N times, each
  *                              followed by --wait-ms of listening, all on
  *                              one connection)
@@ -38,7 +39,9 @@
  * (work: a forged LOG record before the RESULT), --key HEX (submit: the
  * job's key; the broker takes a first SUBMIT of a key it has for that
  * job's again), --fetch N (work: N
- * FETCHes of the job's files at once). Every
+ * FETCHes of the job's files at once), --routing-id HEX (the ZeroMQ
+ * routing id it shows, as any peer may choose one: libzmq's own are
+ * 00 and four bytes counted up). Every
  * wait is bounded. Exit 0
  * when it ran (whatever came back), 2 on a usage error. */
 #include <czmq.h>
@@ -194,7 +197,8 @@ main (int argc, char **argv)
         {"proto-version", required_argument, 0, 'v'}, {"name", required_argument, 0, 'n'},
         {"prefetch", required_argument, 0, 'p'}, {"log", required_argument, 0, 'l'},
         {"fetch", required_argument, 0, 'f'}, {"key", required_argument, 0, 'K'},
-        {0, 0, 0, 0}};
+        {"routing-id", required_argument, 0, 'i'}, {0, 0, 0, 0}};
+    const char *routing_id = NULL;
     int c;
     while ((c = getopt_long (argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
@@ -209,6 +213,7 @@ main (int argc, char **argv)
         case 'p': s_prefetch = (uint32_t) strtoul (optarg, NULL, 10); break;
         case 'l': s_log = optarg; break;
         case 'K': submit_key = strtoull (optarg, NULL, 16); break;
+        case 'i': routing_id = optarg; break;
         case 'f': s_fetch = atoi (optarg) < 0 ? 0 : atoi (optarg) > 1000 ? 1000 : atoi (optarg); break;
         default: return 2;
         }
@@ -246,6 +251,17 @@ main (int argc, char **argv)
     }
     if (server_key)
         zsock_set_curve_serverkey (s_sock, server);
+    if (routing_id) {
+        uint8_t id[255];
+        size_t n = strlen (routing_id) / 2;
+        for (size_t i = 0; i < n && i < sizeof id; i++)
+            sscanf (routing_id + 2 * i, "%2hhx", &id[i]);
+        if (!n || n > sizeof id
+            || zmq_setsockopt (zsock_resolve (s_sock), ZMQ_ROUTING_ID, id, n)) {
+            fprintf (stderr, "qc_stranger: --routing-id %s refused\n", routing_id);
+            return 2;
+        }
+    }
     if (qc_endpoint_is_ipv6 (ep))
         zsock_set_ipv6 (s_sock, 1);
     if (zsock_connect (s_sock, "%s", ep) < 0)
@@ -253,7 +269,9 @@ main (int argc, char **argv)
     const char *cmd = argv[optind];
     char **a = argv + optind + 1;
     int n = argc - optind - 1;
-    if (streq (cmd, "status")) {
+    if (streq (cmd, "beat") && n == 0) {
+        listen_for (wait_ms, true);
+    } else if (streq (cmd, "status")) {
         for (int i = 0; i < repeat; i++) {
             qc_msg_t m = {.command = QC_STATUS, .gpu = -1};
             send_msg (&m);
