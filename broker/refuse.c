@@ -13,8 +13,10 @@
 #define MAX_ENTRIES 4096
 
 typedef struct {
-    int64_t logged;           /* when last logged */
+    int64_t logged;           /* when last logged (a group: since when it
+                                 counts its lines) */
     uint64_t quiet;           /* refused since, not logged */
+    uint32_t burst;           /* a group: lines logged since then */
 } entry_t;
 
 struct refusals {
@@ -51,14 +53,27 @@ refusals_destroy (refusals_t **self_p)
     *self_p = NULL;
 }
 
-bool
-refusals_log (refusals_t *self, int64_t now, const char *peer, const char *fmt, ...)
+/* The entry of key, made (logged now) when there is none and the table
+ * has room; NULL otherwise. */
+static entry_t *
+entry_for (refusals_t *self, const char *key, int64_t now)
 {
-    char reason[1024], key[1536];
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (reason, sizeof reason, fmt, ap);
-    va_end (ap);
+    entry_t *e = zhashx_lookup (self->seen, key);
+    if (e || zhashx_size (self->seen) >= MAX_ENTRIES || !(e = calloc (1, sizeof *e)))
+        return e;
+    e->logged = now;
+    if (zhashx_insert (self->seen, key, e)) {
+        free (e);
+        return NULL;
+    }
+    return e;
+}
+
+static bool
+log_reason (refusals_t *self, int64_t now, const char *group, const char *peer,
+            const char *reason)
+{
+    char key[1536];
     if (!self) {
         qc_log (QC_LOG_WARNING, MOD, "refused %s: %s", peer, reason);
         return true;
@@ -69,6 +84,23 @@ refusals_log (refusals_t *self, int64_t now, const char *peer, const char *fmt, 
     if (e && now - e->logged < REFUSE_QUIET_MS) {
         e->quiet++;
         return false;
+    }
+    if (group) {
+        /* the group's lines in this window: past its burst, counted and
+           said by refusals_tick (a peer not remembered: no table room) */
+        char gkey[1536];
+        snprintf (gkey, sizeof gkey, "%s\t%s", group, reason);
+        entry_t *g = entry_for (self, gkey, now);
+        if (g && !g->quiet && now - g->logged >= REFUSE_QUIET_MS) {
+            g->logged = now;
+            g->burst = 0;
+        }
+        if (g && g->burst >= REFUSE_GROUP_BURST) {
+            g->quiet++;
+            return false;
+        }
+        if (g)
+            g->burst++;
     }
     if (e && e->quiet)
         qc_log (QC_LOG_WARNING, MOD, "refused %s: %s (and %" PRIu64 " times in the "
@@ -88,6 +120,29 @@ refusals_log (refusals_t *self, int64_t now, const char *peer, const char *fmt, 
     return true;
 }
 
+bool
+refusals_log (refusals_t *self, int64_t now, const char *peer, const char *fmt, ...)
+{
+    char reason[1024];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (reason, sizeof reason, fmt, ap);
+    va_end (ap);
+    return log_reason (self, now, NULL, peer, reason);
+}
+
+bool
+refusals_log_as (refusals_t *self, int64_t now, const char *group, const char *peer,
+                 const char *fmt, ...)
+{
+    char reason[1024];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (reason, sizeof reason, fmt, ap);
+    va_end (ap);
+    return log_reason (self, now, group, peer, reason);
+}
+
 void
 refusals_tick (refusals_t *self, int64_t now)
 {
@@ -105,6 +160,7 @@ refusals_tick (refusals_t *self, int64_t now)
                     (now - e->logged) / 1000);
             e->quiet = 0;
             e->logged = now;
+            e->burst = 0;
         } else if (!e->quiet && now - e->logged > 6 * REFUSE_QUIET_MS)
             zlist_append (old, (void *) key);
     }

@@ -201,10 +201,16 @@ security_on_zap (security_t *self, int64_t now)
                 addr, e ? e->name : "?", e ? qc_role_name (e->role) : "?");
     }
     if (*why) {
-        char peer[160];
+        /* keys no certificate has (or none) are a group by address: the
+         * broker's public key is no secret, and a stranger who made a
+         * new key for each try would otherwise be a log line each try */
+        char peer[160], group[96];
+        bool known = curve && (keyring_lookup (self->keyring, key)
+                               || keyring_revoked (self->keyring, key));
         snprintf (peer, sizeof peer, "a connection from %s (key %s)", addr,
                   *key ? key : "none");
-        refusals_log (self->refusals, now, peer, "%s", why);
+        snprintf (group, sizeof group, "a connection from %s", addr);
+        refusals_log_as (self->refusals, now, known ? NULL : group, peer, "%s", why);
     }
     zmsg_t *rep = zmsg_new ();
     if (rep) {
