@@ -262,11 +262,16 @@ slides_roots_check (const slides_roots_t *self, const char *path, char **resolve
 }
 
 void
-slides_roots_warn_open (const slides_roots_t *self)
+slides_roots_warn_open (const slides_roots_t *self, bool others)
 {
     if (!self)
         return;
-    if (self->n && !self->nurls)
+    if (others && !self->n && !self->nurls)
+        qc_log (QC_LOG_WARNING, "worker", "no --slides-root or --slides-url: this worker "
+                "opens any slide path and fetches any http(s) URL a client sends (any "
+                "file this account may read, any server this machine reaches); "
+                "--slides-root DIR and --slides-url https://HOST/FOLDER/ confine them");
+    else if (self->n && !self->nurls)
         qc_log (QC_LOG_WARNING, "worker", "--slides-root confines slide paths only: "
                 "this worker fetches any http(s) URL a client sends; --slides-url "
                 "https://HOST/FOLDER/ confines those too");

@@ -30,6 +30,7 @@
 #ifndef QC_SLIDES_ROOT_H
 #define QC_SLIDES_ROOT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "shared/url.h"
@@ -55,7 +56,9 @@ int slides_roots_check (const slides_roots_t *self, const char *path,
  * slides_roots_t; 0 when url may be requested, -1 with the reason. */
 int slides_url_admit (void *ctx, const char *url, char *why, size_t len);
 
-/* A warning in the log when one kind is confined and the other is not. */
-void slides_roots_warn_open (const slides_roots_t *self);
+/* A warning in the log when one kind is confined and the other is not,
+ * or (others: a worker of a cluster, which other people's clients reach)
+ * when neither is. */
+void slides_roots_warn_open (const slides_roots_t *self, bool others);
 
 #endif

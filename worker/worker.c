@@ -11,6 +11,7 @@
 #include "kernels/ops/cuda/cuda_ops.h"
 #include "kernels/slide/slide_why.h"
 #include "shared/cgroup_limits.h"
+#include "shared/endpoint.h"
 #include "shared/err.h"
 #include "shared/log.h"
 #include "shared/socket_new.h"
@@ -285,7 +286,10 @@ qc_worker_new (const qc_worker_config_t *cfg)
         free (self);
         return NULL;
     }
-    slides_roots_warn_open (&self->roots);
+    /* a worker with keys, or on another machine's broker, takes other
+       people's slides: the one-process mode's (inproc) or one on this
+       machine without keys is a user's own */
+    slides_roots_warn_open (&self->roots, cfg->curve || !qc_endpoint_is_local (cfg->endpoint));
     pthread_mutex_init (&self->why_lock, NULL);
     if (config_copy (&self->cfg, cfg) || taskq_init (&self->queue)) {
         config_free (&self->cfg);
