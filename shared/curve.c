@@ -329,7 +329,9 @@ explain (uint16_t event, uint32_t value, bool curve)
         return "the handshake with the broker failed: this program has no keys, and "
                "a broker started with --cert takes only peers that give --cert and "
                "--server-key (qc-keygen makes them); or this is not an address a "
-               "qc-broker binds (qc-broker --bind)";
+               "qc-broker binds (qc-broker --bind); or something on the way (a "
+               "firewall, a proxy, a NAT that dropped the connection) cut it or held "
+               "it silent before the broker answered";
     switch (event) {
     case ZMQ_EVENT_HANDSHAKE_SUCCEEDED:
         return NULL;
@@ -348,11 +350,16 @@ explain (uint16_t event, uint32_t value, bool curve)
                "certificate of this broker?";
     default:
         /* no detail: the broker closed the connection mid-handshake, as
-           one does that is stopping or starting (seen in every restart) */
+           one does that is stopping or starting (seen in every restart);
+           or the network between did: a firewall or proxy that accepts
+           and closes, or a blackhole held past libzmq's handshake timer
+           (30 s), which ends the same way */
         return "the handshake with the broker did not complete (a broker that is "
-               "restarting closes it; this program tries again): if this goes on, "
-               "is --server-key the public certificate of this broker, and does it use "
-               "CurveZMQ (qc-broker --cert) exactly when this program does?";
+               "restarting closes it, and so does a firewall or proxy on the way "
+               "that cuts the connection or holds it silent; this program tries "
+               "again): if this goes on, is --server-key the public certificate of "
+               "this broker, and does it use CurveZMQ (qc-broker --cert) exactly when "
+               "this program does?";
     }
 }
 
