@@ -277,7 +277,10 @@ security_on_monitor (security_t *self, int64_t now)
                                        "know this broker's public key)"
                                      : "its handshake failed (it closed the connection: a peer "
                                        "without a certificate, or one that does not "
-                                       "know this broker's public key)";
+                                       "know this broker's public key; or the network "
+                                       "between cut it mid-handshake, as a firewall or "
+                                       "NAT does, or delivered a handshake its peer had "
+                                       "given up on after a partition)";
         } else if (event == ZMQ_EVENT_DISCONNECTED || event == ZMQ_EVENT_CLOSED) {
             /* one I/O thread reports a failure and then the close of
              * that same connection */
