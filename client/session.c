@@ -452,7 +452,13 @@ cancel_unaccepted (session_t *s)
 static int
 end_unaccepted (session_t *s, const char *interrupted)
 {
-    bool sent = qc_cli_signals && s->key && !s->cfg->attach_job && !s->cfg->local;
+    /* no answer in --timeout, but a connection was made: the SUBMIT may
+     * have reached the broker and only its answer been lost on the way
+     * (a firewall that drops the way back); its job would run for no
+     * one, and the rerun make a second: cancelled as after an interrupt */
+    bool reached = !qc_cli_signals && !s->fatal && s->hs && qc_handshake_shook (s->hs);
+    bool sent = (qc_cli_signals || reached) && s->key && !s->cfg->attach_job
+                && !s->cfg->local;
     int64_t cancelled = sent ? cancel_unaccepted (s) : -1;
     if (sent) {
         qc_msg_t bye = {.command = QC_DISCONNECT, .gpu = -1, .reason = "leaving"};
@@ -474,6 +480,15 @@ end_unaccepted (session_t *s, const char *interrupted)
         s->exit_code = QC_EXIT_INTERRUPTED;
     } else if (!s->fatal) {
         session_say_no_answer (s);
+        if (sent && cancelled > 0)
+            fprintf (stderr, "qc-submit: job %" PRId64 ", which the broker had taken (its "
+                     "answer did not come back in time), is cancelled\n", cancelled);
+        else if (sent && cancelled < 0)
+            fprintf (stderr, "qc-submit: the connection to the broker was made, but no "
+                     "answer came back (is the way back cut, by a firewall?): a CANCEL was "
+                     "sent for the job the broker may have taken from this run; qc-status "
+                     "--broker %s shows whether one runs, and qc-submit --broker %s "
+                     "--cancel JOB stops it\n", s->cfg->endpoint, s->cfg->endpoint);
         s->exit_code = QC_EXIT_NO_BROKER;
     }
     qc_handshake_destroy (&s->hs);

@@ -270,6 +270,7 @@ struct qc_handshake {
     zsock_t *events;          /* PAIR: the monitor's events */
     const char *why;
     bool curve;               /* the watched socket is a CurveZMQ client */
+    bool shook;               /* a handshake succeeded, once at least */
 };
 
 qc_handshake_t *
@@ -378,8 +379,16 @@ qc_handshake_why (qc_handshake_t *self)
             memcpy (&event, d, 2);     /* host order, as libzmq writes them */
             memcpy (&value, d + 2, 4);
             self->why = explain (event, value, self->curve);
+            self->shook |= event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED;
         }
         zmsg_destroy (&m);
     }
     return self->why;
+}
+
+bool
+qc_handshake_shook (qc_handshake_t *self)
+{
+    qc_handshake_why (self);
+    return self && self->shook;
 }

@@ -79,5 +79,8 @@ void qc_handshake_destroy (qc_handshake_t **self_p);
  * said in words (what to check), or NULL when none failed since the last
  * one that succeeded. */
 const char *qc_handshake_why (qc_handshake_t *self);
+/* Whether a handshake with the peer ever succeeded (reads the events so
+ * far, as qc_handshake_why): a message sent since may have reached it. */
+bool qc_handshake_shook (qc_handshake_t *self);
 
 #endif

@@ -3,7 +3,7 @@
  * the first SUBMIT, answers ACCEPTED with the job's true size (the
  * slides of that SUBMIT), then sends what it was told to:
  *
- *   qc_rogue_broker --bind EP --idx N [--total N] [--claim N] [--wait-ms N]
+ *   qc_rogue_broker --bind EP --idx N [--total N] [--claim N] [--mute] [--wait-ms N]
  *
  * one RESULT for slide index N ("ok", its comments "rogue"), then DONE
  * with --total (default: the slides submitted) done and 0 failed;
@@ -14,7 +14,11 @@
  * prints "got COMMAND" for each message and "rogue: ..." for what it
  * sent, and exits after --wait-ms (default 8000) with nothing heard, or
  * 60 s in all. Exit 0 when a SUBMIT or ATTACH came, 1 when none did, 2 on a usage
- * error. */
+ * error.
+ *
+ * --mute: answers nothing at all (a broker whose answers are lost on the
+ * way back, as a firewall drops them), and says of each CANCEL whether
+ * its key is the first SUBMIT's ("got CANCEL of the submitted key"). */
 #include <czmq.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -68,10 +72,11 @@ main (int argc, char **argv)
     uint64_t idx = 0, total = 0;
     bool have_idx = false, have_total = false;
     int wait_ms = 8000;
+    bool mute = false;
     static const struct option opts[] = {
         {"bind", required_argument, 0, 'b'}, {"idx", required_argument, 0, 'i'},
         {"total", required_argument, 0, 't'}, {"wait-ms", required_argument, 0, 'w'},
-        {"claim", required_argument, 0, 'c'},
+        {"claim", required_argument, 0, 'c'}, {"mute", no_argument, 0, 'm'},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "", opts, NULL)) != -1) {
@@ -81,12 +86,13 @@ main (int argc, char **argv)
         case 't': total = strtoull (optarg, NULL, 0); have_total = true; break;
         case 'w': wait_ms = atoi (optarg); break;
         case 'c': s_claim = strtoull (optarg, NULL, 0); break;
+        case 'm': mute = true; break;
         default: return 2;
         }
     }
     if (!bind || !have_idx || wait_ms < 100 || wait_ms > 60000) {
         fprintf (stderr, "usage: qc_rogue_broker --bind EP --idx N [--total N] [--claim N] "
-                         "[--wait-ms 100..60000]\n");
+                         "[--mute] [--wait-ms 100..60000]\n");
         return 2;
     }
     zsys_init ();
@@ -115,7 +121,15 @@ main (int argc, char **argv)
             printf ("got %s\n", qc_command_name (m->command));
             fflush (stdout);
         }
-        if (m && m->command == QC_SUBMIT && !submitted) {
+        if (mute) {
+            if (m && m->command == QC_SUBMIT && !submitted) {
+                submitted = true;
+                key = m->key;
+            } else if (m && m->command == QC_CANCEL && submitted && m->key == key) {
+                printf ("got CANCEL of the submitted key\n");
+                fflush (stdout);
+            }
+        } else if (m && m->command == QC_SUBMIT && !submitted) {
             submitted = true;
             key = m->key;
             slides = m->nslides;
