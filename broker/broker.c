@@ -127,8 +127,10 @@ handle (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
             status_reply (b, p);
         return;
     case QC_HEARTBEAT:
-        if (!w)
+        if (!w) {
+            workers_late_word (b, p, m);
             jobs_on_client_heartbeat (b, p);
+        }
         return;
     case QC_LOG: {
         job_rec_t *job = w ? jobs_of_task_msg (b, m, w->name) : NULL;
@@ -151,6 +153,8 @@ handle (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     }
     /* the rest come only from registered workers */
     if (!w) {
+        if (m->command == QC_RESULT || m->command == QC_STARTED || m->command == QC_FETCH)
+            workers_late_word (b, p, m);
         if (m->command == QC_RESULT) {
             /* a worker we declared dead finished anyway: keep the work
              * (with security on, if the attempt was its certificate's) */

@@ -267,6 +267,15 @@ struct qc_broker {
     uint64_t earlier_quiet;   /* such messages not logged since */
     int64_t last_allow_check; /* the allowed folder's own times, looked at
                                  once per ms at most */
+    /* Workers declared dead of silence lately, by routing id: a message
+     * that still comes from one says its silence was a link too slow or
+     * cut for a while, not a death (broker_workers.c, workers_late_word) */
+    struct {
+        char key[PEER_KEY_MAX];
+        char name[64];
+        int64_t died_at, silence_ms;
+    } late[16];
+    unsigned late_next;
 };
 
 #define QC_MAX_TOMBSTONES 10000
@@ -284,6 +293,10 @@ void worker_rec_destroy (void *item);
 /* A worker leaves the registry (died: its running tasks count against
  * their slides). */
 void worker_gone (qc_broker_t *b, worker_rec_t *w, bool died);
+/* A message from a routing id that is no registered worker: when it is
+ * one declared dead of silence in the last 10 minutes, says once that
+ * it was not dead (its link held its messages up) and what to raise. */
+void workers_late_word (qc_broker_t *b, const peer_t *p, const qc_msg_t *m);
 void workers_on_ready (qc_broker_t *b, const peer_t *p, qc_msg_t *m);
 void workers_on_started (qc_broker_t *b, worker_rec_t *w, qc_msg_t *m);
 /* w NULL: a RESULT from a peer that is not registered. */

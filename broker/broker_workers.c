@@ -65,6 +65,13 @@ worker_gone (qc_broker_t *b, worker_rec_t *w, bool died)
             w->name, w->host ? w->host : "?",
             died ? "missed its heartbeats: declared dead" : "left",
             w->sw->assigned.count);
+    if (died) {
+        unsigned i = b->late_next++ % (sizeof b->late / sizeof b->late[0]);
+        snprintf (b->late[i].key, sizeof b->late[i].key, "%s", w->key);
+        snprintf (b->late[i].name, sizeof b->late[i].name, "%s", w->name ? w->name : "?");
+        b->late[i].died_at = b->now;
+        b->late[i].silence_ms = b->now - w->last_seen;
+    }
     sched_worker_remove (b->sched, w->sw, died, w->name);
     roster_remove (b, w);
     zhashx_delete (b->workers, w->key);
@@ -520,5 +527,27 @@ workers_send_revoke (void *arg, sched_task_t *t, uint32_t attempt, sched_worker_
                 job->id, QC_URL_SHOWN (t->path), reason, w->name);
         if (t->state == TASK_RUNNING)
             state_log_blame (b, job, t->idx, t->blame + 1);
+    }
+}
+
+void
+workers_late_word (qc_broker_t *b, const peer_t *p, const qc_msg_t *m)
+{
+    for (size_t i = 0; i < sizeof b->late / sizeof b->late[0]; i++) {
+        if (!b->late[i].died_at || strcmp (b->late[i].key, p->hex) != 0)
+            continue;
+        int64_t ago = b->now - b->late[i].died_at;
+        if (ago <= 600000)
+            qc_log (QC_LOG_WARNING, MOD, "worker %s, declared dead %.1f s ago after %.1f s "
+                    "without a message, still sends (%s): it was not dead, its messages "
+                    "were held up on the way (a link too slow for the RESULTs it sends, "
+                    "each a slide's images, or cut for a while) or its machine paused; its "
+                    "tasks went to others and may run twice. If this recurs on a slow "
+                    "link, raise qc-broker --liveness (now %u) or qc-worker --heartbeat-ms",
+                    b->late[i].name, (double) ago / 1000.0,
+                    (double) b->late[i].silence_ms / 1000.0, qc_command_name (m->command),
+                    b->cfg.liveness);
+        b->late[i].died_at = 0;       /* said once */
+        return;
     }
 }
