@@ -201,6 +201,59 @@ same_resources (const worker_rec_t *w, const qc_msg_t *m)
     return true;
 }
 
+/* A READY from a new routing id that is a registered worker's process
+ * back on a new socket (a firewall reset its connection, or it heard
+ * nothing for a while and connected again): the same name, host,
+ * certificate, resources and instance. Its registration moves to the
+ * new socket, and the tasks it runs stay with it; those it had not
+ * started go back to the queue unblamed, as the worker dropped them when
+ * it left the old socket. Registered anew, the old registration was
+ * declared dead later and its running slides ran a second time. */
+static worker_rec_t *
+same_process (qc_broker_t *b, const peer_t *p, const qc_msg_t *m)
+{
+    if (!m->key || !m->name)
+        return NULL;
+    const char *cert = p->cert ? p->cert->key : "";
+    for (worker_rec_t *o = zhashx_first (b->workers); o; o = zhashx_next (b->workers))
+        if (o->instance == m->key && o->name && strcmp (o->name, m->name) == 0
+            && strcmp (o->host ? o->host : "", m->host ? m->host : "") == 0
+            && strcmp (o->cert_key, cert) == 0 && same_resources (o, m))
+            return o;
+    return NULL;
+}
+
+static bool
+move_to_socket (qc_broker_t *b, worker_rec_t *w, const peer_t *p)
+{
+    zframe_t *id = zframe_dup (p->id);
+    if (!id || zhashx_rename (b->workers, w->key, p->hex) != 0) {
+        zframe_destroy (&id);
+        return false;
+    }
+    snprintf (w->key, sizeof w->key, "%s", p->hex);
+    zframe_destroy (&w->id);
+    w->id = id;
+    w->last_seen = b->now;
+    w->next_beat = b->now;
+    /* the tasks dispatched and not started: dropped by the worker */
+    size_t running = 0, back = 0, n = w->sw->assigned.count;
+    sched_task_t **unstarted = n ? calloc (n, sizeof *unstarted) : NULL;
+    for (sched_task_t *t = w->sw->assigned.head; t; t = t->wnext)
+        if (t->state == TASK_RUNNING)
+            running++;
+        else if (unstarted && back < n)
+            unstarted[back++] = t;
+    for (size_t i = 0; i < back; i++)
+        sched_worker_return (b->sched, w->sw, unstarted[i]->job, unstarted[i]->idx,
+                             unstarted[i]->attempt);
+    free (unstarted);
+    qc_log (QC_LOG_INFO, MOD, "worker %s (%s) is back on a new connection (the old one "
+            "was cut or went silent): of its tasks, %zu running stay with it and %zu not "
+            "started go back to the queue", w->name, w->host ? w->host : "?", running, back);
+    return true;
+}
+
 void
 workers_on_ready (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
 {
@@ -238,6 +291,11 @@ workers_on_ready (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     }
     if (old)    /* the same socket with other resources: a new worker */
         worker_gone (b, old, false);
+    worker_rec_t *moved = old || m->ncrashed ? NULL : same_process (b, p, m);
+    if (moved && move_to_socket (b, moved, p)) {
+        sched_dispatch (b->sched);
+        return;
+    }
     /* qc-worker allows at most 4096 of each; a peer that asks for more
      * would take every queued task (and slots + prefetch must not wrap) */
     if (m->slots > 4096 || m->prefetch > 4096 || (m->slots == 0 && m->ngpus == 0)) {

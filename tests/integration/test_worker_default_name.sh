@@ -47,7 +47,7 @@ start_worker $port2 pod --slots 1 --heartbeat-ms 200
 wait_for "worker registered" 10 "workers_registered $port2 1"
 kill -STOP $bp; sleep 1.5; kill -CONT $bp
 wait_for "the worker back on a new socket" 10 \
-    "[ \$(grep -c 'worker pod joined' '$T/broker.log') -ge 2 ]" "$T/broker.log"
+    "grep -q 'worker pod (.*) is back on a new connection' '$T/broker.log'" "$T/broker.log"
 grep -q "worker pod joined .* while another worker of that name runs" "$T/broker.log" \
     && fail "one worker back on a new socket was taken for a twin"
 grep -q "pod .*declared dead" "$T/broker.log" \
