@@ -6,7 +6,7 @@
 #     carry [".devcarry"], command "tests/bench/gpu_lease.sh"
 # Stages, in this order, each under its own time limit so that one that
 # hangs or crashes leaves the others their time (STAGES picks some:
-# STAGES=equiv,worker,full,memcheck,bench125,bench10x,bench10x4):
+# STAGES=equiv,worker,full,memcheck,bench125,bench10x,bench10x4,cohort):
 #   equiv     test_cuda_equiv: every op of both CUDA lanes against the CPU,
 #             and the default pipeline on real and generated slides
 #   worker    tests/integration/test_gpu_worker.sh: a real qc-worker --gpu 0
@@ -20,8 +20,12 @@
 #             ~74 GB; 16 would not fit), the resident lane, and its
 #             per-step and per-op times (--gpu-steps)
 #   bench10x4 the resident lane at 10x with 4 read threads (8 above)
-# Limits add up to 590 s (about 230 s were used on an H100 machine):
-# give the call timeout_s 600. The full-size slide is generated in the
+#   cohort    tests/bench/gpu_cohort.sh: 48 links to the slide through a
+#             real broker and a GPU-lane worker, an all-cores CPU worker
+#             and one with both, measured end to end
+# Limits add up to 590 s without cohort (about 230 s were used on an
+# H100 machine and on an H200 one): give the call timeout_s 600, and
+# run cohort in a call of its own (STAGES=bench125,cohort: ~150 s). The full-size slide is generated in the
 # background meanwhile. Logs go to $OUT (the device tool's folder that
 # comes back), a summary last.
 set -u
@@ -57,7 +61,7 @@ stage () {
 slide=build/bench-data/full-60000x45000.svs
 gen_pid=
 case $stages in
-*bench*)
+*bench*|*cohort*)
     if [ ! -s "$slide" ]; then
         { bin/qc-mkslide -o "$slide.part" --width 60000 --height 45000 --seed 7 --threads 8 \
               >"$out/mkslide.log" 2>&1 && mv "$slide.part" "$slide"; } &
@@ -81,8 +85,10 @@ stage bench10x 200 build/bench/bench_gpu --sizes 1.25x,10x --cores 8 --no-one-co
     --lanes resident --repeat 2 --gpu-steps
 stage bench10x4 50 build/bench/bench_gpu --sizes 10x --gpu-only --lanes resident \
     --repeat 1 --gpu-read-threads 4
-grep -hE "PASS|FAIL|^ok - |ERROR SUMMARY|LEAK SUMMARY|per slide|copies per slide|^at |tiles read ahead|image at image_work_size: level|png_queue" \
-    "$out"/equiv.log "$out"/worker.log "$out"/full.log "$out"/memcheck.log "$out"/bench125.log "$out"/bench10x.log "$out"/bench10x4.log 2>/dev/null \
+stage cohort 200 bash tests/bench/gpu_cohort.sh "$slide" 48 2
+grep -hE "PASS|FAIL|^ok - |ERROR SUMMARY|LEAK SUMMARY|per slide|copies per slide|^at |tiles read ahead|image at image_work_size: level|png_queue|^cohort of|^  (gpu-lane|cpu-all|both|default) " \
+    "$out"/equiv.log "$out"/worker.log "$out"/full.log "$out"/memcheck.log "$out"/bench125.log "$out"/bench10x.log "$out"/bench10x4.log \
+    "$out"/cohort.log 2>/dev/null \
     >>"$summary"
 echo "==== summary"
 cat "$summary"
