@@ -45,7 +45,14 @@ usage (FILE *to)
         "                         worker that can reach more than the slides\n"
         "  -s, --slots N          CPU slots: slides run at once (default: the cores it\n"
         "                         may run on, its affinity mask, no more than a\n"
-        "                         container's or unit's CPU quota allows)\n"
+        "                         container's or unit's CPU quota allows, less\n"
+        "                         --leave-cores)\n"
+        "      --leave-cores N    cores the default slots leave to other work on\n"
+        "                         this machine (default: with --gpu, each GPU\n"
+        "                         lane's read threads, --gpu-read-threads: its\n"
+        "                         reads, focus tiles and PNGs run there while\n"
+        "                         the GPU computes; else 0). A CPU-only worker\n"
+        "                         beside GPU workers on one host: 8 per GPU\n"
         "  -g, --gpu I[,J]|all    advertise and use these GPUs; fails (exit 2)\n"
         "                         when no usable GPU is there or this build\n"
         "                         has no CUDA backend. A slide's images stay\n"
@@ -154,6 +161,7 @@ enum {
     OPT_SERVER_KEY,
     OPT_SLIDES_ROOT,
     OPT_SLIDES_URL,
+    OPT_LEAVE_CORES,
 };
 
 /* What a control group (a container's, a unit's) holds this worker to,
@@ -184,6 +192,7 @@ main (int argc, char **argv)
     const char *gpu_spec = NULL;
     unsigned long v, simulate = 0, timeout_s = 0, gpu_mem_mb = 0, fail_starts = 0;
     bool supervise = true, slots_given = false;
+    long leave_cores = -1;   /* --leave-cores; -1: the GPU lanes' read threads */
     const char *cert = NULL, *server_key = NULL;
     const char *roots[64], *urls[64];
     size_t nroots = 0, nurls = 0;
@@ -220,6 +229,7 @@ main (int argc, char **argv)
         {"server-key", required_argument, 0, OPT_SERVER_KEY},
         {"slides-root", required_argument, 0, OPT_SLIDES_ROOT},
         {"slides-url", required_argument, 0, OPT_SLIDES_URL},
+        {"leave-cores", required_argument, 0, OPT_LEAVE_CORES},
         {"help", no_argument, 0, 'h'},
         {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
@@ -311,6 +321,10 @@ main (int argc, char **argv)
         case OPT_HTTP_ATTEMPTS:
             if (qc_cli_uint (prog, "--http-attempts", optarg, 1, 100, &v)) return QC_EXIT_USAGE;
             cfg.http_attempts = (uint32_t) v;
+            break;
+        case OPT_LEAVE_CORES:
+            if (qc_cli_uint (prog, "--leave-cores", optarg, 0, 4096, &v)) return QC_EXIT_USAGE;
+            leave_cores = (long) v;
             break;
         case OPT_CERT: cert = optarg; break;
         case OPT_SERVER_KEY: server_key = optarg; break;
@@ -428,6 +442,11 @@ main (int argc, char **argv)
     /* the simulated GPUs share one simulated device (kernels/ops/sim) */
     if (gpu_mem_mb && simulate)
         qc_sim_set_limit ((size_t) (gpu_mem_mb * simulate) << 20);
+    char slots_note[256] = "";
+    if (!slots_given)
+        cfg.slots = qc_worker_default_slots (qc_worker_default_cpus (NULL, 0), leave_cores,
+                                             cfg.ngpus, cfg.gpu_read_threads, slots_note,
+                                             sizeof slots_note);
     if (cfg.slots == 0 && cfg.ngpus == 0) {
         fprintf (stderr, "%s: --slots 0 needs at least one GPU\n", prog);
         return QC_EXIT_USAGE;
@@ -457,6 +476,8 @@ main (int argc, char **argv)
             cfg.endpoint, qc_worker_slots (w), qc_plural (qc_worker_slots (w)), cfg.ngpus,
             qc_plural (cfg.ngpus));
     say_group_limits (slots_given);
+    if (slots_note[0])
+        qc_log (QC_LOG_INFO, "worker", "%s; --slots N sets them", slots_note);
     int64_t start = zclock_mono ();
     int rc = QC_EXIT_OK;
     while (!qc_cli_signals) {

@@ -136,6 +136,15 @@ void qc_worker_config_defaults (qc_worker_config_t *cfg);
  * gives, no more than a control group's CPU quota allows (rounded up).
  * note (NULL: none) says the quota when it cut the cores, else "". */
 long qc_worker_default_cpus (char *note, size_t cap);
+/* The CPU slots a worker runs when --slots is not given: its cores
+ * (qc_worker_default_cpus) less those left to other work, leave: by
+ * default (leave < 0) its GPU lanes' host threads, gpu_read_threads per
+ * GPU, since a lane reads, measures focus tiles and encodes PNGs on them
+ * while its GPU computes. At least one slot when there is no GPU (a
+ * worker must run something). note (NULL: none) says why when it left
+ * cores, else "". */
+uint32_t qc_worker_default_slots (long cores, long leave, size_t ngpus,
+                                  uint32_t gpu_read_threads, char *note, size_t cap);
 /* A worker's name when none is given: HOST-PID, this process's PID
  * (qc-worker names it before its supervisor forks, so one name holds
  * across the processes it restarts). */
