@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "client/escape.h"
+#include "shared/cli.h"
 #include "shared/err.h"
 
 /* Whether the file at path holds exactly the len bytes of text. */
@@ -136,10 +137,17 @@ qc_output_set_job (qc_output_t *o, uint64_t job, uint64_t key, const char *broke
         snprintf (err, errlen, "cannot write %s/error.log: %s", o->outdir, strerror (errno));
         return -1;
     }
+    /* the run's own provenance, for an auditor reading qc.log alone: a
+       rerun appends to it, and each run's rows follow its line (the
+       workers' lines name their builds; the config text of each sha256
+       is .qc-config's, or .qc-config.N's once -f started afresh) */
     qc_output_note (o, "INFO", "qc-submit %s: job %" PRIu64 ", %zu slide%s to send, %zu not "
-                    "readable here (command line: %s)", job ? "started" : "had nothing to run",
+                    "readable here (build %s; config %s, sha256 %s; command line: %s)",
+                    job ? "started" : "had nothing to run",
                     job, job ? o->nslides : 0, qc_plural (job ? o->nslides : 0),
-                    zlistx_size (o->unread),
+                    zlistx_size (o->unread), qc_version_full (),
+                    o->config_file ? o->config_file : "?",
+                    o->config_text && *o->config_id ? o->config_id : "?",
                     o->command_line ? o->command_line : "");
     if (job == 0)
         return 0;

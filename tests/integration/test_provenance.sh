@@ -1,0 +1,36 @@
+#!/bin/bash
+# What an auditor can tell from an output folder alone (a lab validating
+# its QC, CAP/CLIA or ISO 15189, must trace any row later): qc.log's line
+# for each run of qc-submit into the folder names qc-submit's build and
+# the config's identity (the sha256 .qc-config records, with its text),
+# so that rows of runs made with other builds or, after -f, another
+# config, are told apart. One-process mode.
+. "$(dirname "$0")/lib.sh"
+
+R=$SHARED/slides/real
+mkdir -p "$T/c"
+ln -s "$R/CMU-1-Small-Region.svs" "$T/c/one.svs"
+ln -s "$R/CMU-1-Small-Region-pyramid.svs" "$T/c/two.svs"
+build=$("$BIN/qc-submit" --version | awk '{print $2}')
+[ -n "$build" ] || fail "qc-submit --version: no build"
+
+"$BIN/qc-submit" -q -w 1 -o "$T/out" "$T/c/one.svs" >"$T/r1.log" 2>&1 || fail "first run: $(cat "$T/r1.log")"
+id1=$(sed -n '1s/^sha256 //p' "$T/out/.qc-config")
+[ ${#id1} -eq 64 ] || fail ".qc-config: no sha256: $(head -2 "$T/out/.qc-config")"
+grep -q "	qc-submit started: job 1, 1 slide to send, 0 not readable here (build $build; config default, sha256 $id1; command line: " "$T/out/qc.log" \
+    || fail "qc.log's start line names no build or config: $(grep started "$T/out/qc.log")"
+pass "qc.log's start line names qc-submit's build ($build) and the config's sha256"
+
+# a rerun with another config (-f): its start line names the new config
+"$BIN/qc-submit" --write-default-config "$T/d.ini" || fail "--write-default-config"
+sed 's/^upper_threshold: \.9$/upper_threshold: .8/' "$T/d.ini" >"$T/d2.ini"
+cmp -s "$T/d.ini" "$T/d2.ini" && fail "the test's config edit changed nothing"
+"$BIN/qc-submit" -q -w 1 -f -c "$T/d2.ini" -o "$T/out" "$T/c/one.svs" "$T/c/two.svs" >"$T/r2.log" 2>&1 \
+    || fail "-f with another config: $(cat "$T/r2.log")"
+id2=$(sed -n '1s/^sha256 //p' "$T/out/.qc-config")
+[ ${#id2} -eq 64 ] && [ "$id2" != "$id1" ] || fail ".qc-config after -f: $id2 (was $id1)"
+[ "$(grep -c '	qc-submit started: ' "$T/out/qc.log")" -eq 2 ] || fail "qc.log: not two start lines"
+grep '	qc-submit started: ' "$T/out/qc.log" | tail -1 \
+    | grep -q "(build $build; config $T/d2.ini, sha256 $id2; command line: " \
+    || fail "the -f run's start line: $(grep started "$T/out/qc.log" | tail -1)"
+pass "after -f with another config, qc.log's new start line names that config's sha256"
