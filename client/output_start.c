@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "client/escape.h"
 #include "shared/cli.h"
@@ -107,16 +108,65 @@ fill_slides (qc_output_t *o, FILE *f, uint64_t job)
     return ferror (f) ? -1 : 0;
 }
 
+/* The N that qc_records_rewrite will keep the folder's name as (the
+ * first NAME.N free), 0 when there is no NAME to keep. */
+static int
+next_kept (qc_output_t *o, const char *name)
+{
+    char *path = path_in (o, name);
+    int n = 0;
+    if (path && access (path, F_OK) == 0)
+        for (int i = 1; i < 10000 && n == 0; i++) {
+            char *keep = NULL;
+            if (asprintf (&keep, "%s.%d", path, i) < 0)
+                break;
+            if (access (keep, F_OK) != 0)
+                n = i;
+            free (keep);
+        }
+    free (path);
+    return n;
+}
+
+/* .qc-config linked as .qc-config.N (none there: nothing to keep; one
+ * of that name already there is left as it is). */
+static int
+keep_config (qc_output_t *o, int n)
+{
+    char *path = path_in (o, CONFIGFILE), *keep = NULL;
+    int rc = 0;
+    if (!path || asprintf (&keep, "%s.%d", path, n) < 0) {
+        keep = NULL;
+        errno = ENOMEM;
+        rc = -1;
+    } else if (access (path, F_OK) == 0 && access (keep, F_OK) != 0
+               && link (path, keep) != 0)
+        rc = -1;
+    free (keep);
+    free (path);
+    return rc;
+}
+
 int
 qc_output_set_job (qc_output_t *o, uint64_t job, uint64_t key, const char *broker,
                    char *err, size_t errlen)
 {
     if (!o || !err)
         return -1;
+    /* results.tsv started afresh (-f with another config) keeps the old
+       one as results.tsv.N: its config (.qc-config, about to be replaced
+       by this one's) is kept beside it as .qc-config.N, else the old
+       rows' config text would be lost to an auditor */
+    int keep_n = o->new_header ? next_kept (o, "results.tsv") : 0;
     if ((zhashx_size (o->drop) || o->new_header)
         && qc_records_rewrite (o->outdir, o->drop, o->new_header ? o->header : NULL,
                                err, errlen))
         return -1;
+    if (keep_n > 0 && keep_config (o, keep_n) != 0) {
+        snprintf (err, errlen, "cannot keep %s/%s as %s.%d: %s", o->outdir, CONFIGFILE,
+                  CONFIGFILE, keep_n, strerror (errno));
+        return -1;
+    }
     if (output_open_files (o, err, errlen))
         return -1;
     if (o->config_text && write_atomically (o, CONFIGFILE, fill_config, job) != 0) {

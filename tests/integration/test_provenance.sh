@@ -34,3 +34,25 @@ grep '	qc-submit started: ' "$T/out/qc.log" | tail -1 \
     | grep -q "(build $build; config $T/d2.ini, sha256 $id2; command line: " \
     || fail "the -f run's start line: $(grep started "$T/out/qc.log" | tail -1)"
 pass "after -f with another config, qc.log's new start line names that config's sha256"
+
+# -f with another config keeps the old results.tsv as .1: the config its
+# rows were made with is kept beside it as .qc-config.1, whole
+[ -f "$T/out/results.tsv.1" ] || fail "the first config's results.tsv not kept as .1"
+[ -f "$T/out/.qc-config.1" ] || fail "the first config's .qc-config not kept as .qc-config.1: $(ls -a "$T/out")"
+[ "$(sed -n '1s/^sha256 //p' "$T/out/.qc-config.1")" = "$id1" ] \
+    || fail ".qc-config.1 is not the first config's: $(head -2 "$T/out/.qc-config.1")"
+grep -q '^config_file default$' "$T/out/.qc-config.1" || fail ".qc-config.1: $(head -2 "$T/out/.qc-config.1")"
+grep -q '^upper_threshold: \.9$' "$T/out/.qc-config.1" || fail ".qc-config.1 lacks the first config's text"
+grep -q '^upper_threshold: \.8$' "$T/out/.qc-config" || fail ".qc-config lacks the new config's text"
+# and once more: results.tsv.2 beside .qc-config.2 (the second config's)
+"$BIN/qc-submit" -q -w 1 -f -c "$T/d.ini" -o "$T/out" "$T/c/one.svs" >"$T/r3.log" 2>&1 \
+    || fail "-f back to the first config: $(cat "$T/r3.log")"
+[ -f "$T/out/results.tsv.2" ] && [ "$(sed -n '1s/^sha256 //p' "$T/out/.qc-config.2")" = "$id2" ] \
+    || fail "results.tsv.2's config not kept as .qc-config.2: $(ls -a "$T/out")"
+[ "$(sed -n '1s/^sha256 //p' "$T/out/.qc-config.1")" = "$id1" ] || fail ".qc-config.1 changed"
+# a rerun of the same config that only drops rows (-f) keeps no config
+"$BIN/qc-submit" -q -w 1 -f -c "$T/d.ini" -o "$T/out" "$T/c/one.svs" >"$T/r4.log" 2>&1 \
+    || fail "-f, same config: $(cat "$T/r4.log")"
+[ -f "$T/out/results.tsv.3" ] && [ ! -e "$T/out/.qc-config.3" ] \
+    || fail "-f with the same config: $(ls -a "$T/out")"
+pass "-f with another config keeps the old config as .qc-config.N beside results.tsv.N"
