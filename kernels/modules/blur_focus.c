@@ -615,17 +615,34 @@ run_focus (qc_run_t *run)
     /* The slide's own sharpness, for a lab to compare slides with: the
      * blurry are judged against it, so a slide out of focus all over
      * shows here and not in the mask */
+    /* How the blocks were measured, said with the numbers: JPEG
+     * coefficients and decoded pixels give close but not equal measures
+     * (slide_blocks.h), so the same slide's blurry_* columns differ with
+     * QC_DIRECT_READ=0 or a damaged tile; an auditor comparing two runs
+     * must see why */
+    qc_slide_blocks_stats_t how;
+    qc_slide_blocks_stats (blocks, &how);
+    qc_slide_blocks_stats_add (&how, &extra);
+    char way[160];
+    if (how.coef_reads && how.pixel_reads)
+        snprintf (way, sizeof way, "measured from %s, %llu of %llu reads from pixels",
+                  qc_slide_blocks_way (blocks), (unsigned long long) how.pixel_reads,
+                  (unsigned long long) (how.coef_reads + how.pixel_reads));
+    else
+        snprintf (way, sizeof way, "measured from %s",
+                  how.coef_reads ? "JPEG coefficients (direct TIFF)"
+                  : how.pixel_reads ? "pixels" : qc_slide_blocks_way (blocks));
     if (last_stats.ratio_reference > 0)
         qc_log (QC_LOG_INFO, run->step, "the tissue's median detail: %.3g gray levels "
-                "(level %d, %.3gx, band %d), %.2g of its coarser detail; blurry under "
+                "(level %d, %.3gx, band %d; %s), %.2g of its coarser detail; blurry under "
                 "%.3g where that ratio is under %.2g too (or the coarser detail is gone)",
-                last_stats.reference, level, last_stats.level_mag, last_stats.band,
+                last_stats.reference, level, last_stats.level_mag, last_stats.band, way,
                 last_stats.ratio_reference, last_stats.threshold,
                 p.ratio_threshold * last_stats.ratio_reference);
     else
         qc_log (QC_LOG_INFO, run->step, "the tissue's median detail: %.3g gray levels "
-                "(level %d, %.3gx, band %d); blurry under %.3g", last_stats.reference,
-                level, last_stats.level_mag, last_stats.band, last_stats.threshold);
+                "(level %d, %.3gx, band %d; %s); blurry under %.3g", last_stats.reference,
+                level, last_stats.level_mag, last_stats.band, way, last_stats.threshold);
     if (last_stats.reference > 0 && last_stats.reference < p.warn_sharpness)
         qc_run_warn (run, "the tissue's median detail is %.3g gray levels, under "
                      "warn_sharpness (%.3g): the slide may be out of focus all over "

@@ -56,3 +56,17 @@ grep -q '^upper_threshold: \.8$' "$T/out/.qc-config" || fail ".qc-config lacks t
 [ -f "$T/out/results.tsv.3" ] && [ ! -e "$T/out/.qc-config.3" ] \
     || fail "-f with the same config: $(ls -a "$T/out")"
 pass "-f with another config keeps the old config as .qc-config.N beside results.tsv.N"
+
+# the focus step's numbers depend on how its blocks were measured (JPEG
+# coefficients by the direct reader, or decoded pixels: QC_DIRECT_READ=0,
+# OpenSlide's formats, a tile the direct reader gave up on): close, not
+# equal, so the same slide's blurry_* columns may differ; qc.log says which
+for e in 1 0; do
+    QC_DIRECT_READ=$e "$BIN/qc-submit" -q -w 1 -o "$T/dr$e" "$T/c/two.svs" >"$T/dr$e.log" 2>&1 \
+        || fail "QC_DIRECT_READ=$e: $(cat "$T/dr$e.log")"
+done
+grep -q "	two.svs	BlurDetectionModule.identifyFocusFaults	the tissue's median detail: .*(level 1, 10x, band 5; measured from JPEG coefficients (direct TIFF))" "$T/dr1/qc.log" \
+    || fail "the focus line does not say it measured JPEG coefficients: $(grep 'median detail' "$T/dr1/qc.log")"
+grep -q "	two.svs	BlurDetectionModule.identifyFocusFaults	the tissue's median detail: .*(level 1, 10x, band 5; measured from pixels)" "$T/dr0/qc.log" \
+    || fail "the focus line does not say it measured pixels: $(grep 'median detail' "$T/dr0/qc.log")"
+pass "qc.log's focus line says how the blocks were measured (coefficients, or pixels with QC_DIRECT_READ=0)"
