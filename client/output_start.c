@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "client/escape.h"
@@ -191,11 +192,19 @@ qc_output_set_job (qc_output_t *o, uint64_t job, uint64_t key, const char *broke
        rerun appends to it, and each run's rows follow its line (the
        workers' lines name their builds; the config text of each sha256
        is .qc-config's, or .qc-config.N's once -f started afresh) */
+    /* qc.log's and results.tsv's times are this machine's local time, as
+       HistoQC writes them: the offset from UTC is said once a run */
+    char zone[16] = "";
+    time_t now = time (NULL);
+    struct tm tm;
+    if (!localtime_r (&now, &tm) || !strftime (zone, sizeof zone, "%z", &tm))
+        snprintf (zone, sizeof zone, "?");
     qc_output_note (o, "INFO", "qc-submit %s: job %" PRIu64 ", %zu slide%s to send, %zu not "
-                    "readable here (build %s; config %s, sha256 %s; command line: %s)",
+                    "readable here (build %s; times local, UTC%s; config %s, sha256 %s; "
+                    "command line: %s)",
                     job ? "started" : "had nothing to run",
                     job, job ? o->nslides : 0, qc_plural (job ? o->nslides : 0),
-                    zlistx_size (o->unread), qc_version_full (),
+                    zlistx_size (o->unread), qc_version_full (), zone,
                     o->config_file ? o->config_file : "?",
                     o->config_text && *o->config_id ? o->config_id : "?",
                     o->command_line ? o->command_line : "");

@@ -17,7 +17,7 @@ build=$("$BIN/qc-submit" --version | awk '{print $2}')
 "$BIN/qc-submit" -q -w 1 -o "$T/out" "$T/c/one.svs" >"$T/r1.log" 2>&1 || fail "first run: $(cat "$T/r1.log")"
 id1=$(sed -n '1s/^sha256 //p' "$T/out/.qc-config")
 [ ${#id1} -eq 64 ] || fail ".qc-config: no sha256: $(head -2 "$T/out/.qc-config")"
-grep -q "	qc-submit started: job 1, 1 slide to send, 0 not readable here (build $build; config default, sha256 $id1; command line: " "$T/out/qc.log" \
+grep -q "	qc-submit started: job 1, 1 slide to send, 0 not readable here (build $build; times local, UTC[-+][0-9]\{4\}; config default, sha256 $id1; command line: " "$T/out/qc.log" \
     || fail "qc.log's start line names no build or config: $(grep started "$T/out/qc.log")"
 pass "qc.log's start line names qc-submit's build ($build) and the config's sha256"
 
@@ -31,7 +31,7 @@ id2=$(sed -n '1s/^sha256 //p' "$T/out/.qc-config")
 [ ${#id2} -eq 64 ] && [ "$id2" != "$id1" ] || fail ".qc-config after -f: $id2 (was $id1)"
 [ "$(grep -c '	qc-submit started: ' "$T/out/qc.log")" -eq 2 ] || fail "qc.log: not two start lines"
 grep '	qc-submit started: ' "$T/out/qc.log" | tail -1 \
-    | grep -q "(build $build; config $T/d2.ini, sha256 $id2; command line: " \
+    | grep -q "(build $build; times local, UTC[-+][0-9]\{4\}; config $T/d2.ini, sha256 $id2; command line: " \
     || fail "the -f run's start line: $(grep started "$T/out/qc.log" | tail -1)"
 pass "after -f with another config, qc.log's new start line names that config's sha256"
 
@@ -70,3 +70,10 @@ grep -q "	two.svs	BlurDetectionModule.identifyFocusFaults	the tissue's median de
 grep -q "	two.svs	BlurDetectionModule.identifyFocusFaults	the tissue's median detail: .*(level 1, 10x, band 5; measured from pixels)" "$T/dr0/qc.log" \
     || fail "the focus line does not say it measured pixels: $(grep 'median detail' "$T/dr0/qc.log")"
 pass "qc.log's focus line says how the blocks were measured (coefficients, or pixels with QC_DIRECT_READ=0)"
+
+# the times in qc.log and #start_time are local: the start line says the
+# offset from UTC they are in
+TZ=EST5 "$BIN/qc-submit" -q -w 1 -o "$T/tz" "$T/c/one.svs" >"$T/tz.log" 2>&1 || fail "TZ=EST5: $(cat "$T/tz.log")"
+grep -q "	qc-submit started: .*; times local, UTC-0500; " "$T/tz/qc.log" \
+    || fail "the start line does not say the time zone: $(grep started "$T/tz/qc.log")"
+pass "qc.log's start line says the offset from UTC of the folder's times"
