@@ -15,6 +15,7 @@
 #include "client/config_id.h"
 #include "client/escape.h"
 #include "shared/err.h"
+#include "shared/url.h"
 
 char *
 path_in (const qc_output_t *o, const char *name)
@@ -501,7 +502,8 @@ qc_output_open (const qc_output_config_t *cfg, bool attach, bool *busy, char *er
     else
         free (made);
     if (!o || !(o->outdir = strdup (cfg->outdir)) || !(o->names = qc_names_new ())
-        || !(o->drop = zhashx_new ()) || !(o->unread = zlistx_new ())) {
+        || !(o->drop = zhashx_new ()) || !(o->unread = zlistx_new ())
+        || !(o->stamps = qc_stamps_read (cfg->outdir))) {
         snprintf (err, errlen, "out of memory");
         if (o)
             o->lock_fd = -1;
@@ -600,6 +602,7 @@ qc_output_close (qc_output_t **self_p)
     free (o->other.name);
     free (o->other.path);
     zhashx_destroy (&o->drop);
+    zhashx_destroy (&o->stamps);
     zlistx_destroy (&o->unread);
     free (o->seen);
     /* only a run that held the lock removes what it made, and before it
@@ -631,6 +634,16 @@ qc_output_recorded_as (qc_output_t *o, const char *path, const char **as)
     return o ? qc_records_of_file (&o->records, path, as) : QC_REC_NONE;
 }
 
+bool
+qc_output_changed (const qc_output_t *o, const char *recorded, const char *path)
+{
+    if (!o || !o->stamps || !recorded || !path)
+        return false;
+    const qc_stamp_t *then = zhashx_lookup (o->stamps, recorded);
+    qc_stamp_t now;
+    return then && qc_stamp_take (path, &now) && !qc_stamp_same (then, &now);
+}
+
 int
 qc_output_plan (qc_output_t *o, const char *path)
 {
@@ -645,6 +658,7 @@ qc_output_plan (qc_output_t *o, const char *path)
         o->cap_slides = cap;
     }
     slide_t *s = &o->slides[o->nslides];
+    s->stamped = !qc_url_is_remote (path) && qc_stamp_take (path, &s->stamp);
     s->path = strdup (path);
     s->name = s->path ? qc_names_assign (o->names, path) : NULL;
     if (!s->name) {

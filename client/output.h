@@ -72,7 +72,14 @@ qc_rec_t qc_output_recorded (const qc_output_t *self, const char *path);
 /* The same, also for the same file reached by another path (a linked
  * folder): *as is the path the folder records it under. */
 qc_rec_t qc_output_recorded_as (qc_output_t *self, const char *path, const char **as);
-/* Adds a slide to the job (task index = order of calls); names it. */
+/* Whether the file at path is no longer the one the folder's record of
+ * it (under the path recorded) was made from: its size or modification
+ * time differ from the stamp the run that sent it noted
+ * (client/output_stamps.h). false when there is no stamp, or the file
+ * cannot be stat'ed now. */
+bool qc_output_changed (const qc_output_t *self, const char *recorded, const char *path);
+/* Adds a slide to the job (task index = order of calls); names it, and
+ * notes its stamp (a local file) for .qc-stamps when the job starts. */
 int qc_output_plan (qc_output_t *self, const char *path);
 size_t qc_output_planned (const qc_output_t *self);
 /* Its records are dropped when the job starts (it runs again). */

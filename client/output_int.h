@@ -11,6 +11,7 @@
 #include "shared/asset_store.h"
 #include "client/output_records.h"
 #include "client/names.h"
+#include "client/output_stamps.h"
 
 #define JOBFILE ".qc-job"
 #define SLIDESFILE ".qc-slides"
@@ -22,6 +23,8 @@
 typedef struct {
     char *name;               /* output name (client/names.h) */
     char *path;               /* the slide's absolute path */
+    bool stamped;             /* stamp taken when planned (a local file) */
+    qc_stamp_t stamp;
 } slide_t;
 
 struct qc_output {
@@ -50,6 +53,7 @@ struct qc_output {
     size_t nslides, cap_slides;
     slide_t other;            /* a slide of a job not planned here */
     zhashx_t *drop;           /* paths whose records go at the start */
+    zhashx_t *stamps;         /* .qc-stamps: recorded path -> qc_stamp_t */
     zlistx_t *unread;         /* "path\treason" lines, escaped */
     uint8_t *seen;            /* bitmap of written task indices */
     size_t seen_bits;

@@ -148,6 +148,34 @@ keep_config (qc_output_t *o, int n)
     return rc;
 }
 
+/* The stamps of the job's local slides, as they were when planned, to
+ * .qc-stamps (client/output_stamps.h): written before any result can
+ * come, so that every record the job writes has the stamp of the file
+ * it was sent as (a file replaced after this gets a later run: the safe
+ * way). */
+static int
+append_stamps (qc_output_t *o, char *err, size_t errlen)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < o->nslides; i++)
+        n += o->slides[i].stamped;
+    if (n == 0)
+        return 0;
+    FILE *f = open_in (o, QC_STAMPS_FILE, "a", err, errlen);
+    if (!f)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < o->nslides; i++)
+        if (o->slides[i].stamped && qc_stamps_put (f, o->slides[i].path, &o->slides[i].stamp) < 0)
+            rc = -1;
+    if (fclose (f) != 0)
+        rc = -1;
+    if (rc)
+        snprintf (err, errlen, "cannot write %s/%s: %s", o->outdir, QC_STAMPS_FILE,
+                  strerror (errno));
+    return rc;
+}
+
 int
 qc_output_set_job (qc_output_t *o, uint64_t job, uint64_t key, const char *broker,
                    char *err, size_t errlen)
@@ -216,6 +244,8 @@ qc_output_set_job (qc_output_t *o, uint64_t job, uint64_t key, const char *broke
                   strerror (errno));
         return -1;
     }
+    if (append_stamps (o, err, errlen) != 0)
+        return -1;
     if (!(o->journal = open_in (o, JOBFILE, "w", err, errlen)))
         return -1;
     o->job = job;

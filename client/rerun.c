@@ -32,6 +32,12 @@ qc_rerun_plan (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
            same slide: its record is dropped under the path it has */
         const char *as = p;
         qc_rec_t rec = remote ? qc_output_recorded (out, p) : qc_output_recorded_as (out, p, &as);
+        /* a file other than the one its record was made from (rescanned
+           under the same name): run again, its old record kept as .N */
+        bool changed = !force && !remote && (rec == QC_REC_PASSED || rec == QC_REC_FAILED)
+                       && qc_output_changed (out, as, p);
+        if (changed)
+            rec = QC_REC_RETRY;
         if (!force && rec == QC_REC_PASSED) {
             r->passed_before++;
             continue;
@@ -44,7 +50,7 @@ qc_rerun_plan (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
         const char *why = strlen (c->paths[i]) > QC_PROTO_MAX_PATH
                               ? "path longer than 4096 bytes (the protocol's limit)"
                           : check && !remote ? qc_cohort_unreadable (p) : NULL;
-        if (why && rec == QC_REC_RETRY && !force) {
+        if (why && rec == QC_REC_RETRY && !force && !changed) {
             r->failed_before++;     /* its error line says so already */
             continue;
         }
@@ -62,7 +68,9 @@ qc_rerun_plan (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
             r->nunread++;
             continue;
         }
-        if (rec == QC_REC_RETRY && !force)
+        if (changed)
+            r->changed++;
+        else if (rec == QC_REC_RETRY && !force)
             r->retried++;
         else if (rec != QC_REC_NONE)
             r->redone++;
@@ -97,6 +105,11 @@ qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to)
         fprintf (to, "-f: %zu slide%s %s has results for run%s again (the old "
                  "results.tsv and error.log are kept as .N)\n", r->redone,
                  qc_plural (r->redone), dir, r->redone == 1 ? "s" : "");
+    if (r->changed)
+        fprintf (to, "%zu slide%s changed since %s results in %s were made (another "
+                 "size or modification time: rescanned?): run again (the old results.tsv "
+                 "and error.log are kept as .N)\n", r->changed, qc_plural (r->changed),
+                 r->changed == 1 ? "its" : "their", dir);
     if (r->retried)
         fprintf (to, "%zu slide%s that %s cancelled, could not be read, whose server "
                  "did not answer or whose machine ran short (of memory, of file "

@@ -2,7 +2,8 @@
  * decided before the job starts:
  *   - a slide the folder already has a row or an error line for is
  *     skipped (with -f it runs again, its old record dropped when the
- *     job starts);
+ *     job starts), unless its file changed since (output_stamps.h):
+ *     then it runs again likewise;
  *   - one whose error line says qc-submit could not read it, or that it
  *     was cancelled, runs again when it can be read now;
  *   - one that cannot be read here (missing, no permission, a path over
@@ -33,6 +34,8 @@ typedef struct {
                                  unreadable ones included) */
     size_t redone;            /* -f: run again */
     size_t retried;           /* unreadable or cancelled before, run now */
+    size_t changed;           /* a record for another file of that path
+                                 (client/output_stamps.h), run now */
     size_t nunread;           /* not sent: cannot be read here */
     size_t fetched;           /* of those before, fetched just now from
                                  the folder's unfinished job (the caller
