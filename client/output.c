@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client/config_diff.h"
 #include "client/config_id.h"
 #include "client/escape.h"
 #include "shared/err.h"
@@ -252,6 +253,53 @@ same_columns (char *const *a, size_t na, char *const *b, size_t nb)
 /* Chooses the columns rows are written in: the config's, plus the path
  * column; an existing results.tsv's when they agree (its own when it
  * predates the path column), a new header with -f, else a refusal. */
+/* The config text .qc-config holds (after its sha256 and config_file
+ * lines), malloc'd; NULL when there is none or no memory. */
+static char *
+read_config_text (const qc_output_t *o)
+{
+    FILE *f = read_in (o, CONFIGFILE);
+    if (!f)
+        return NULL;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream (&text, &len);
+    int skip = 2, c;
+    while (mem && (c = fgetc (f)) != EOF) {
+        if (skip == 0)
+            fputc (c, mem);
+        else if (c == '\n')
+            skip--;
+    }
+    bool ok = mem && !ferror (f);
+    if (mem && fclose (mem) != 0)
+        ok = false;
+    fclose (f);
+    if (!ok) {
+        free (text);
+        return NULL;
+    }
+    return text;
+}
+
+/* " It differs in: ..." (client/config_diff.h) between the config of
+ * the folder's results (.qc-config) and now_text, or "" when that cannot
+ * be told (no .qc-config: an older folder) */
+static void
+say_config_diff (const qc_output_t *o, const char *now_text, char *what, size_t cap)
+{
+    what[0] = 0;
+    char *old = now_text ? read_config_text (o) : NULL;
+    char diff[1024] = "";
+    int ndiff = old ? qc_config_diff (old, now_text, diff, sizeof diff) : -1;
+    free (old);
+    if (ndiff > 0)
+        snprintf (what, cap, " It differs in: %s.", diff);
+    else if (ndiff == 0)
+        snprintf (what, cap, " (Parsed, the two give the same values: they differ in "
+                  "the order of their sections or keys.)");
+}
+
 static int
 choose_columns (qc_output_t *o, const qc_output_config_t *cfg, char *err, size_t errlen)
 {
@@ -282,10 +330,12 @@ choose_columns (qc_output_t *o, const qc_output_config_t *cfg, char *err, size_t
         o->new_header = true;
         rc = set_columns (o, want, n + 1);
     } else {
+        char what[1200];
+        say_config_diff (o, cfg->config_text, what, sizeof what);
         snprintf (err, errlen, "%s/results.tsv has other columns (%zu) than this "
-                  "config gives (%zu): it was written with another config. Write "
+                  "config gives (%zu): it was written with another config.%s Write "
                   "into another folder, or give -f to start results.tsv afresh (the "
-                  "old one is kept as results.tsv.N)", o->outdir, r->ncolumns, n + 1);
+                  "old one is kept as results.tsv.N)", o->outdir, r->ncolumns, n + 1, what);
         rc = -1;
     }
     if (rc == 0 && (!r->ncolumns || o->new_header)
@@ -367,11 +417,15 @@ check_config (qc_output_t *o, const qc_output_config_t *cfg, char *err, size_t e
         free (want);
         return rc;
     }
+    /* what differs, so that a lab need not diff the files by hand (the
+       folder's has its files as asset references) */
+    char what[1200];
+    say_config_diff (o, o->config_text, what, sizeof what);
     snprintf (err, errlen, "%s has results of another config (%s; its text is in "
-              "%s/%s), and one results.tsv must not mix two configs' rows. Write into "
+              "%s/%s), and one results.tsv must not mix two configs' rows.%s Write into "
               "another folder, or give -f to start results.tsv and error.log afresh "
               "with this config (the old ones are kept as .N)", o->outdir, file,
-              o->outdir, CONFIGFILE);
+              o->outdir, CONFIGFILE, what);
     return -1;
 }
 

@@ -79,6 +79,8 @@ printf '[pipeline]\nsteps = BasicModule.getBasicStats\n' >"$T/small.ini"
 "$BIN/qc-submit" -c "$T/small.ini" -o "$T/out" "$T/c/one.svs" >"$T/cols.log" 2>&1
 [ $? -eq 2 ] || fail "other columns without -f: exit 2 expected"
 grep -q "other columns" "$T/cols.log" || fail "no clear message: $(cat "$T/cols.log")"
+grep -q "It differs in: \[pipeline\] steps: leaves out 'ClassificationModule.byExampleWithFeatures:pen_markings' and [0-9]* more; .*; and [0-9]* more\. Write" \
+    "$T/cols.log" || fail "what differs is not said: $(cat "$T/cols.log")"
 cmp -s "$T/r4.tsv" "$T/out/results.tsv" || fail "results.tsv touched"
 pass "a config of other columns is refused (exit 2) and changes nothing"
 
