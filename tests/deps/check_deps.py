@@ -65,6 +65,8 @@ OPERATORS = ["<<<", "<<-", "&&", "||", ";;", "|&", "<<", ">>", ">&", "<&",
              "&>", ";", "&", "|", "(", ")", "<", ">", "\n"]
 SEPARATORS = {";", "&", "&&", "||", "|", "|&", "\n", "(", ";;"}
 REDIRECTS = {"<", ">", ">>", ">&", "<&", "&>", "<<<"}
+# a word that is one expansion and nothing else ($x, ${x}, "${a[@]}")
+WHOLE_EXPANSION = re.compile(r'^\$(\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*|[@*])$')
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
 FUNC_DEF = re.compile(r"^\s*(?:function\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*\(\s*\)", re.M)
 
@@ -396,8 +398,9 @@ def find_commands(text, line, uses):
                 continue
             if ASSIGNMENT.match(w.text):
                 continue
-            if pending["env"] and w.dollar and w.text.startswith("$"):
+            if pending["env"] and w.dollar and WHOLE_EXPANSION.match(w.text):
                 continue    # env "${vars[@]}" cmd: an expansion may hold assignments
+                            # ("$BIN/tool", with more after it, is the command)
             if pending["args"] > 0:
                 pending["args"] -= 1
                 continue
