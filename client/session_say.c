@@ -83,6 +83,8 @@ session_say_no_answer (session_t *s)
     char ipc[600];
     if (!why)
         why = qc_endpoint_ipc_why (s->cfg->endpoint, ipc, sizeof ipc);
+    if (!why)
+        why = qc_endpoint_name_why (s->cfg->endpoint, ipc, sizeof ipc);
     if (!why && qc_fds_short_say (QC_CONNECT_FDS, fds, sizeof fds))
         why = fds;
     fprintf (stderr, "qc-submit: no answer from broker %s in %u s: %s\n",

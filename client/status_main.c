@@ -133,6 +133,8 @@ main (int argc, char **argv)
     char ipc[600];
     if (!r && !why)
         why = qc_endpoint_ipc_why (broker, ipc, sizeof ipc);
+    if (!r && !why)
+        why = qc_endpoint_name_why (broker, ipc, sizeof ipc);
     if (!r && !why && qc_fds_short_say (QC_CONNECT_FDS, fds, sizeof fds))
         why = fds;
     if (!r)

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <net/if.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,10 +127,59 @@ qc_endpoint_is_local (const char *ep)
     return false;
 }
 
+/* The host name of a tcp:// endpoint, into host: false for an address,
+ * '*', localhost, an interface (eth0) or another kind of endpoint
+ * (nothing to look up) */
+static bool
+host_name_of (const char *ep, char *host, size_t hostlen)
+{
+    const char *port;
+    if (!ep || strncmp (ep, "tcp://", 6) != 0 || split_tcp (ep, host, hostlen, &port) != 0)
+        return false;
+    return *host && strcmp (host, "*") != 0 && strcmp (host, "localhost") != 0
+           && !is_address (host) && if_nametoindex (host) == 0;   /* not an interface */
+}
+
 bool
 qc_endpoint_is_ipv6 (const char *ep)
 {
-    return ep && strncmp (ep, "tcp://[", 7) == 0;
+    if (!ep)
+        return false;
+    if (strncmp (ep, "tcp://[", 7) == 0)
+        return true;
+    char host[256];
+    if (!host_name_of (ep, host, sizeof host))
+        return false;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *res = NULL;
+    if (getaddrinfo (host, NULL, &hints, &res) != 0)
+        return false;
+    bool v4 = false, v6 = false;
+    for (const struct addrinfo *a = res; a; a = a->ai_next) {
+        v4 |= a->ai_family == AF_INET;
+        v6 |= a->ai_family == AF_INET6;
+    }
+    freeaddrinfo (res);
+    return v6 && !v4;
+}
+
+const char *
+qc_endpoint_name_why (const char *ep, char *why, size_t len)
+{
+    char host[256];
+    if (!why || len == 0 || !host_name_of (ep, host, sizeof host))
+        return NULL;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *res = NULL;
+    int rc = getaddrinfo (host, NULL, &hints, &res);
+    if (rc == 0) {
+        freeaddrinfo (res);
+        return NULL;
+    }
+    snprintf (why, len, "the name '%s' does not resolve on this machine (%s): check it, "
+              "and this machine's DNS or /etc/hosts, or give the broker's address",
+              host, rc == EAI_SYSTEM ? strerror (errno) : gai_strerror (rc));
+    return why;
 }
 
 const char *

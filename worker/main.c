@@ -488,9 +488,11 @@ main (int argc, char **argv)
             if (qc_worker_why (w, why, sizeof why))
                 fprintf (stderr, "%s: no broker at %s took this worker in %lu s: %s\n",
                          prog, cfg.endpoint, timeout_s, why);
-            else
+            else {
+                const char *name = qc_endpoint_name_why (cfg.endpoint, why, sizeof why);
                 fprintf (stderr, "%s: no answer from broker %s in %lu s: %s\n", prog,
-                         cfg.endpoint, timeout_s, QC_CLI_NO_BROKER_HINT);
+                         cfg.endpoint, timeout_s, name ? name : QC_CLI_NO_BROKER_HINT);
+            }
             rc = QC_EXIT_NO_BROKER;
             break;
         }
