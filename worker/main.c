@@ -46,13 +46,12 @@ usage (FILE *to)
         "  -s, --slots N          CPU slots: slides run at once (default: the cores it\n"
         "                         may run on, its affinity mask, no more than a\n"
         "                         container's or unit's CPU quota allows, less\n"
-        "                         --leave-cores)\n"
+        "                         --leave-cores; with --gpu, none: the GPU lanes\n"
+        "                         alone were the fastest, tests/bench/README.md)\n"
         "      --leave-cores N    cores the default slots leave to other work on\n"
-        "                         this machine (default: with --gpu, each GPU\n"
-        "                         lane's read threads, --gpu-read-threads: its\n"
-        "                         reads, focus tiles and PNGs run there while\n"
-        "                         the GPU computes; else 0). A CPU-only worker\n"
-        "                         beside GPU workers on one host: 8 per GPU\n"
+        "                         this machine (default 0): a CPU-only worker\n"
+        "                         beside GPU workers on one host, 8 per GPU (each\n"
+        "                         lane reads and writes PNGs on 8 threads)\n"
         "  -g, --gpu I[,J]|all    advertise and use these GPUs; fails (exit 2)\n"
         "                         when no usable GPU is there or this build\n"
         "                         has no CUDA backend. A slide's images stay\n"
@@ -192,7 +191,7 @@ main (int argc, char **argv)
     const char *gpu_spec = NULL;
     unsigned long v, simulate = 0, timeout_s = 0, gpu_mem_mb = 0, fail_starts = 0;
     bool supervise = true, slots_given = false;
-    long leave_cores = -1;   /* --leave-cores; -1: the GPU lanes' read threads */
+    long leave_cores = -1;   /* --leave-cores; -1: none given */
     const char *cert = NULL, *server_key = NULL;
     const char *roots[64], *urls[64];
     size_t nroots = 0, nurls = 0;
@@ -445,8 +444,7 @@ main (int argc, char **argv)
     char slots_note[256] = "";
     if (!slots_given)
         cfg.slots = qc_worker_default_slots (qc_worker_default_cpus (NULL, 0), leave_cores,
-                                             cfg.ngpus, cfg.gpu_read_threads, slots_note,
-                                             sizeof slots_note);
+                                             cfg.ngpus, slots_note, sizeof slots_note);
     if (cfg.slots == 0 && cfg.ngpus == 0) {
         fprintf (stderr, "%s: --slots 0 needs at least one GPU\n", prog);
         return QC_EXIT_USAGE;
@@ -477,7 +475,7 @@ main (int argc, char **argv)
             qc_plural (cfg.ngpus));
     say_group_limits (slots_given);
     if (slots_note[0])
-        qc_log (QC_LOG_INFO, "worker", "%s; --slots N sets them", slots_note);
+        qc_log (QC_LOG_INFO, "worker", "%s", slots_note);
     int64_t start = zclock_mono ();
     int rc = QC_EXIT_OK;
     while (!qc_cli_signals) {

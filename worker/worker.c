@@ -68,37 +68,32 @@ qc_worker_default_cpus (char *note, size_t cap)
 }
 
 uint32_t
-qc_worker_default_slots (long cores, long leave, size_t ngpus, uint32_t gpu_read_threads,
-                         char *note, size_t cap)
+qc_worker_default_slots (long cores, long leave, size_t ngpus, char *note, size_t cap)
 {
     if (note && cap)
         note[0] = 0;
     if (cores < 1)
         cores = 1;
-    if (ngpus > 64)
-        ngpus = 64;
-    bool by_gpus = leave < 0;
-    if (by_gpus)
-        leave = (long) ngpus * (long) gpu_read_threads;
+    if (leave < 0 && ngpus) {
+        if (note && cap)
+            snprintf (note, cap, "no CPU slot by default beside %zu GPU lane%s (the lane "
+                      "alone was the fastest: tests/bench/README.md); --slots N adds them",
+                      ngpus, qc_plural (ngpus));
+        return 0;
+    }
+    if (leave < 0)
+        leave = 0;
     long slots = cores - leave;
     bool floor = slots < (ngpus ? 0 : 1);
     if (floor)
         slots = ngpus ? 0 : 1;
     if (slots > 4096)
         slots = 4096;
-    if (leave > 0 && note && cap) {
-        if (by_gpus)
-            snprintf (note, cap, "%ld CPU slot%s by default: %ld core%s less %ld kept for "
-                      "the host work of %zu GPU lane%s (%u read thread%s each)",
-                      slots, qc_plural ((unsigned long long) slots), cores,
-                      qc_plural ((unsigned long long) cores), leave, ngpus, qc_plural (ngpus),
-                      gpu_read_threads, qc_plural (gpu_read_threads));
-        else
-            snprintf (note, cap, "%ld CPU slot%s by default: %ld core%s less %ld left "
-                      "(--leave-cores)%s", slots, qc_plural ((unsigned long long) slots),
-                      cores, qc_plural ((unsigned long long) cores), leave,
-                      floor ? ", but at least one on a worker without a GPU" : "");
-    }
+    if (leave > 0 && note && cap)
+        snprintf (note, cap, "%ld CPU slot%s by default: %ld core%s less %ld left "
+                  "(--leave-cores)%s", slots, qc_plural ((unsigned long long) slots),
+                  cores, qc_plural ((unsigned long long) cores), leave,
+                  floor ? ", but at least one on a worker without a GPU" : "");
     return (uint32_t) slots;
 }
 

@@ -136,15 +136,18 @@ void qc_worker_config_defaults (qc_worker_config_t *cfg);
  * gives, no more than a control group's CPU quota allows (rounded up).
  * note (NULL: none) says the quota when it cut the cores, else "". */
 long qc_worker_default_cpus (char *note, size_t cap);
-/* The CPU slots a worker runs when --slots is not given: its cores
- * (qc_worker_default_cpus) less those left to other work, leave: by
- * default (leave < 0) its GPU lanes' host threads, gpu_read_threads per
- * GPU, since a lane reads, measures focus tiles and encodes PNGs on them
- * while its GPU computes. At least one slot when there is no GPU (a
- * worker must run something). note (NULL: none) says why when it left
- * cores, else "". */
-uint32_t qc_worker_default_slots (long cores, long leave, size_t ngpus,
-                                  uint32_t gpu_read_threads, char *note, size_t cap);
+/* The CPU slots a worker runs when --slots is not given. With GPUs and
+ * no leave (leave < 0): none, the GPU lanes alone. A lane does its host
+ * work (the next slide's read, its focus tiles, its PNGs) on the CPU
+ * while its GPU computes; on a 16-core H200 machine the lane alone was
+ * as fast as the lane with 8 or 16 slots at 1.25x, and at 10x a slot's
+ * slide took ~20 times a lane's, so a small cohort waited on the slots
+ * (tests/bench/README.md). Else its cores (qc_worker_default_cpus) less
+ * leave (--leave-cores: a CPU worker beside GPU workers on one host),
+ * at least one without a GPU (a worker must run something). note (NULL:
+ * none) says why when it differs from the cores, else "". */
+uint32_t qc_worker_default_slots (long cores, long leave, size_t ngpus, char *note,
+                                  size_t cap);
 /* A worker's name when none is given: HOST-PID, this process's PID
  * (qc-worker names it before its supervisor forks, so one name holds
  * across the processes it restarts). */

@@ -6,12 +6,15 @@
 #   gpu-lane   --slots 0 --gpu 0: one GPU lane, its read-ahead on
 #   cpu-all    --slots $(nproc): every core, no GPU
 #   both       --slots $(nproc) --gpu 0: a CPU slot on every core too
-#   default    --gpu 0: the slots qc-worker picks (the cores less the
-#              lane's read threads, --leave-cores)
+#   default    --gpu 0: the slots qc-worker picks (none since call 5 of
+#              tests/bench/README.md's H200 runs; 8 of 16 before)
 # bench_gpu's "with read-ahead" figure is the larger of a lane's read and
 # its steps, computed from one slide; this one is measured, with the
 # broker, the result transfer and the client's writing in it for all
 # shapes alike. Needs a GPU (the device tool); without one it says so.
+# QC_COHORT_CONFIG=FILE runs that config instead of the default (qc-submit
+# -c); QC_COHORT_SHAPES picks shapes ("gpu-lane default" at 10x, where
+# 16 CPU slots would not fit the memory).
 #   tests/bench/gpu_cohort.sh SLIDE [N [REPEAT]]      (defaults 32, 2)
 set -u
 cd "$(dirname "$0")/../.." || exit 2
@@ -37,6 +40,12 @@ for i in $(seq -w 1 "$n"); do
     echo "$T/cohort-$i.svs"
 done >"$T/all.list"
 cores=$(nproc)
+config_arg=
+if [ -n "${QC_COHORT_CONFIG:-}" ]; then
+    [ -s "$QC_COHORT_CONFIG" ] || { echo "gpu_cohort: no config $QC_COHORT_CONFIG" >&2; exit 2; }
+    config_arg="-c $QC_COHORT_CONFIG"
+fi
+shapes=" ${QC_COHORT_SHAPES:-gpu-lane cpu-all both default} "
 head -"$cores" "$T/all.list" >"$T/warm.list"
 
 port=
@@ -56,8 +65,9 @@ submit() {
     t0=$(date +%s.%N)
     # the client's own CPU seconds (user, system) to $2.cpu: whether it
     # is what bounds a shape
+    # shellcheck disable=SC2086
     { time bin/qc-submit -q --broker tcp://127.0.0.1:$port -o "$2" --list "$1" --timeout 600 \
-        >"$2.log" 2>&1; } 2>"$2.cpu"
+        $config_arg >"$2.log" 2>&1; } 2>"$2.cpu"
     rc=$?
     t1=$(date +%s.%N)
     [ $rc -le 1 ] || { echo "gpu_cohort: qc-submit exit $rc (log $2.log):" >&2; tail -5 "$2.log" >&2; return 1; }
@@ -68,6 +78,7 @@ submit() {
 # slides (classifier training, CUDA context), then REPEAT timed runs
 shape() {
     local name=$1; shift
+    case $shapes in *" $name "*) ;; *) return 0 ;; esac
     bin/qc-worker --connect tcp://127.0.0.1:$port --name "$name" "$@" \
         >"$T/worker-$name.log" 2>&1 &
     local w=$! best= t
@@ -96,7 +107,7 @@ shape() {
                  g, c, u[1], u[2] }'
     [ -z "${OUT:-}" ] || cp "$T/worker-$name.log" "$OUT/cohort-worker-$name.log"
 }
-echo "cohort of $n links to $slide, default config, best of $repeat, $cores cores:"
+echo "cohort of $n links to $slide, ${QC_COHORT_CONFIG:-default config}, best of $repeat, $cores cores:"
 # shellcheck disable=SC2086
 shape gpu-lane --slots 0 $lane
 shape cpu-all --slots "$cores"

@@ -23,6 +23,8 @@
 #   cohort    tests/bench/gpu_cohort.sh: 48 links to the slide through a
 #             real broker and a GPU-lane worker, an all-cores CPU worker
 #             and one with both, measured end to end
+#   cohort10x the same at 10x, 16 links: the lane alone and qc-worker
+#             --gpu 0 with its default CPU slots
 # Limits add up to 590 s without cohort (about 230 s were used on an
 # H100 machine and on an H200 one): give the call timeout_s 600, and
 # run cohort in a call of its own (STAGES=bench125,cohort: ~150 s). The full-size slide is generated in the
@@ -86,9 +88,18 @@ stage bench10x 200 build/bench/bench_gpu --sizes 1.25x,10x --cores 8 --no-one-co
 stage bench10x4 50 build/bench/bench_gpu --sizes 10x --gpu-only --lanes resident \
     --repeat 1 --gpu-read-threads 4
 stage cohort 200 bash tests/bench/gpu_cohort.sh "$slide" 48 2
+# at 10x (every image_work_size, PNGs at 1.25x): the lane alone and the
+# default worker (its CPU slots beside the lane)
+case $stages in *,cohort10x,*)
+    bin/qc-submit --write-default-config build/bench-data/default-10x.ini >/dev/null 2>&1
+    sed -i -e 's/^image_work_size\( *[:=] *\)1.25x$/image_work_size\110x/' \
+        -e 's/^#png_work_size = 1.25x$/png_work_size = 1.25x/' build/bench-data/default-10x.ini ;;
+esac
+stage cohort10x 150 env QC_COHORT_CONFIG=build/bench-data/default-10x.ini \
+    QC_COHORT_SHAPES="gpu-lane default" bash tests/bench/gpu_cohort.sh "$slide" 16 1
 grep -hE "PASS|FAIL|^ok - |ERROR SUMMARY|LEAK SUMMARY|per slide|copies per slide|^at |tiles read ahead|image at image_work_size: level|png_queue|^cohort of|^  (gpu-lane|cpu-all|both|default) " \
     "$out"/equiv.log "$out"/worker.log "$out"/full.log "$out"/memcheck.log "$out"/bench125.log "$out"/bench10x.log "$out"/bench10x4.log \
-    "$out"/cohort.log 2>/dev/null \
+    "$out"/cohort.log "$out"/cohort10x.log 2>/dev/null \
     >>"$summary"
 echo "==== summary"
 cat "$summary"
