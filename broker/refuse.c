@@ -120,27 +120,35 @@ log_reason (refusals_t *self, int64_t now, const char *group, const char *peer,
     return true;
 }
 
+/* The formatted reason, then log_reason: both entry points below */
+static bool
+log_formatted (refusals_t *self, int64_t now, const char *group, const char *peer,
+               const char *fmt, va_list ap)
+{
+    char reason[1024];
+    vsnprintf (reason, sizeof reason, fmt, ap);
+    return log_reason (self, now, group, peer, reason);
+}
+
 bool
 refusals_log (refusals_t *self, int64_t now, const char *peer, const char *fmt, ...)
 {
-    char reason[1024];
     va_list ap;
     va_start (ap, fmt);
-    vsnprintf (reason, sizeof reason, fmt, ap);
+    bool said = log_formatted (self, now, NULL, peer, fmt, ap);
     va_end (ap);
-    return log_reason (self, now, NULL, peer, reason);
+    return said;
 }
 
 bool
 refusals_log_as (refusals_t *self, int64_t now, const char *group, const char *peer,
                  const char *fmt, ...)
 {
-    char reason[1024];
     va_list ap;
     va_start (ap, fmt);
-    vsnprintf (reason, sizeof reason, fmt, ap);
+    bool said = log_formatted (self, now, group, peer, fmt, ap);
     va_end (ap);
-    return log_reason (self, now, group, peer, reason);
+    return said;
 }
 
 void
