@@ -2,6 +2,7 @@
  * several threads do not interleave. */
 #include "shared/log.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@ static int s_stderr_enabled = 1;
 static char s_process[QC_LOG_MAX_FIELD] = "";
 
 static _Thread_local char t_slide[QC_LOG_MAX_FIELD];
+static _Thread_local uint64_t t_job;
 static _Thread_local qc_log_sink_fn *t_sink;
 static _Thread_local void *t_sink_arg;
 static _Thread_local char t_worker[QC_LOG_MAX_FIELD];
@@ -69,6 +71,18 @@ const char *
 qc_log_slide (void)
 {
     return t_slide;
+}
+
+void
+qc_log_set_job (uint64_t job)
+{
+    t_job = job;
+}
+
+uint64_t
+qc_log_job (void)
+{
+    return t_job;
 }
 
 void
@@ -151,11 +165,14 @@ qc_logv (qc_log_level_t level, const char *module, const char *fmt, va_list ap)
         time_t secs = tv.tv_sec;
         localtime_r (&secs, &tm);
         strftime (stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", &tm);
-        /* "time LEVEL worker [slide] module: message" */
+        /* "time LEVEL worker [job N: slide] module: message" */
+        char job[32] = "";
+        if (t_job && rec.slide[0])
+            snprintf (job, sizeof job, "job %" PRIu64 ": ", t_job);
         char line[QC_LOG_MAX_MESSAGE + 4 * QC_LOG_MAX_FIELD];
-        int n = snprintf (line, sizeof line, "%s %-7s %s%s%s%s%s%s: %s\n", stamp,
+        int n = snprintf (line, sizeof line, "%s %-7s %s%s%s%s%s%s%s: %s\n", stamp,
                           qc_log_level_name (level), rec.worker,
-                          rec.slide[0] ? " [" : "", rec.slide,
+                          rec.slide[0] ? " [" : "", job, rec.slide,
                           rec.slide[0] ? "]" : "", rec.module[0] ? " " : "",
                           rec.module, message);
         /* a worker's or a slide's name came from a peer too */

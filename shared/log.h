@@ -8,6 +8,7 @@
 #define QC_LOG_H
 
 #include <stdarg.h>
+#include <stdint.h>
 
 typedef enum {
     QC_LOG_DEBUG = 0,
@@ -46,6 +47,13 @@ void qc_log_set_process (const char *name);
 void qc_log_set_slide (const char *slide);
 /* This thread's slide ("" when none), for a helper thread to take on. */
 const char *qc_log_slide (void);
+/* Thread-local: the job whose slide this thread works on (0 clears).
+ * stderr's lines then say "[job N: SLIDE]": a worker's log (journalctl,
+ * a container's) is read beside the broker's, which names jobs, and two
+ * jobs may hold slides of one name. Records to a sink are unchanged (a
+ * forwarded LOG carries its job in its own field). */
+void qc_log_set_job (uint64_t job);
+uint64_t qc_log_job (void);
 /* Thread-local: where this thread's records also go (NULL clears). */
 void qc_log_set_sink (qc_log_sink_fn *fn, void *arg, const char *worker);
 /* rec, made by a helper thread on this thread's work and kept until it

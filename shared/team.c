@@ -31,6 +31,7 @@ typedef struct {
     void *(*fn) (void *);
     void *ctx;
     const char *slide;        /* the caller's, alive until all return */
+    uint64_t job;             /* the caller's (qc_log_set_job) */
     kept_t *kept;
 } member_t;
 
@@ -59,6 +60,7 @@ member (void *arg)
 {
     const member_t *m = arg;
     qc_log_set_slide (m->slide);
+    qc_log_set_job (m->job);
     qc_log_set_sink (keep_record, m->kept, NULL);
     void *rc = m->fn (m->ctx);
     qc_log_set_sink (NULL, NULL, NULL);
@@ -98,7 +100,7 @@ qc_team_run (void *(*fn) (void *), void *ctx, int nthreads)
     kept_t kept = {.v = NULL};
     if (nthreads > 1 && pthread_mutex_init (&kept.lock, NULL) != 0)
         nthreads = 1;         /* no helper can keep what it logs: none */
-    member_t m = {fn, ctx, qc_log_slide (), &kept};
+    member_t m = {fn, ctx, qc_log_slide (), qc_log_job (), &kept};
     int started = 0;
     for (int i = 1; i < nthreads; i++)
         if (pthread_create (&tid[started], NULL, member, &m) == 0)

@@ -46,10 +46,11 @@ forward_log (const qc_log_record_t *rec, void *arg)
 /* The slide's name for log records: a path's file name, a URL's (never
  * its credentials or query). */
 static void
-set_log_slide (const char *path)
+set_log_slide (const char *path, uint64_t job)
 {
     char name[256];
     qc_log_set_slide (path ? qc_url_name (path, name, sizeof name) : "?");
+    qc_log_set_job (job);
 }
 
 /* While this slot computes a slide, the next task's is fetched (slides
@@ -101,7 +102,7 @@ begin_task (exec_ctx_t *ctx, qc_worker_t *w, int lane, qc_task_t *task)
     ctx->key = task->key;
     ctx->idx = task->idx;
     qc_crash_slot_set (ctx->slot, task->job, task->key, task->idx, task->attempt);
-    set_log_slide (task->path);
+    set_log_slide (task->path, task->job);
     task->gpu = lane > 0 ? (int32_t) w->cfg.gpus[lane - 1].index : -1;
     task->gpu_simulated = lane > 0 && w->cfg.simulated_gpus;
     /* which build made the slide's row: a lab that upgrades its workers
@@ -121,6 +122,7 @@ static void
 end_task (exec_ctx_t *ctx, qc_worker_t *w, qc_task_t *task)
 {
     qc_log_set_slide (NULL);
+    qc_log_set_job (0);
     ctx->job = ctx->key = 0;
     qc_crash_slot_clear (ctx->slot);
     qc_task_clear (task);
@@ -283,6 +285,7 @@ reader_main (void *arg)
                               : NULL;
         put_back (&task, &given);
         qc_log_set_slide (NULL);
+        qc_log_set_job (0);
         ctx.job = ctx.key = 0;
         qc_crash_slot_clear (ctx.slot);
         pthread_mutex_lock (&h->lock);
@@ -354,7 +357,7 @@ run_read_ahead_lane (exec_ctx_t *ctx, qc_worker_t *w, int lane, zsock_t **reader
         ctx->key = task.key;
         ctx->idx = task.idx;
         qc_crash_slot_set (ctx->slot, task.job, task.key, task.idx, task.attempt);
-        set_log_slide (task.path);
+        set_log_slide (task.path, task.job);
         if (w->cfg.task_delay_ms)
             zclock_sleep ((int) w->cfg.task_delay_ms);
         if (result)

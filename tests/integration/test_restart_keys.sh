@@ -37,7 +37,7 @@ slide=$SHARED/slides/real/CMU-1-Small-Region.svs
     -o "$T/out" --timeout 60 "$slide" >"$T/submit.log" 2>&1 &
 sub=$!
 PIDS+=($sub)
-wait_for "the slide started" 20 "grep -q 'CMU-1-Small-Region.svs	worker	build\|\[CMU-1-Small-Region.svs\] worker: build' '$T/worker-w1.log'"
+wait_for "the slide started" 20 "grep -q 'CMU-1-Small-Region.svs	worker	build\|CMU-1-Small-Region.svs\] worker: build' '$T/worker-w1.log'"
 restart_and_finish $sub "$T/submit.log" "qc-submit"
 # the restart queued the slide again; the worker's second attempt, if it
 # began, is taken back because the first finished first

@@ -58,7 +58,13 @@ ls "$T"/s*.svs >"$T/list"
 "$BIN/qc-submit" --broker "tcp://127.0.0.1:$port" -o "$T/out" --list "$T/list" --timeout 120 \
     >"$T/submit.log" 2>&1 || fail "the cohort: $(tail -3 "$T/submit.log")"
 [ "$(grep -vc '^#' "$T/out/results.tsv")" -eq 6 ] || fail "not 6 result rows: $(cat "$T/submit.log")"
-pass "six slides through those workers, one row each"
+# each worker's log names the job beside the slide ("[job 1: s1.svs]"):
+# its lines are read beside the broker's, which names jobs
+for i in 1 2 3 4 5 6; do
+    [ "$(cat "$T"/worker-*.log | grep -c "\[job 1: s$i.svs\] worker: build ")" -eq 1 ] \
+        || fail "s$i.svs: not one '[job 1: s$i.svs] worker: build' line in the workers' logs"
+done
+pass "six slides through those workers, one row each, each worker's log naming the job"
 
 # deploy/ansible: the CPU instance of a GPU host keeps 8 cores per GPU,
 # unless qc_cpu_slots is given
