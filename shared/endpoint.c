@@ -140,6 +140,24 @@ host_name_of (const char *ep, char *host, size_t hostlen)
            && !is_address (host) && if_nametoindex (host) == 0;   /* not an interface */
 }
 
+/* Looks host up (any family): getaddrinfo's result, and which families
+ * its addresses are of */
+static int
+host_families (const char *host, bool *v4, bool *v6)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *res = NULL;
+    *v4 = *v6 = false;
+    int rc = getaddrinfo (host, NULL, &hints, &res);
+    for (const struct addrinfo *a = rc == 0 ? res : NULL; a; a = a->ai_next) {
+        *v4 |= a->ai_family == AF_INET;
+        *v6 |= a->ai_family == AF_INET6;
+    }
+    if (rc == 0)
+        freeaddrinfo (res);
+    return rc;
+}
+
 bool
 qc_endpoint_is_ipv6 (const char *ep)
 {
@@ -148,34 +166,21 @@ qc_endpoint_is_ipv6 (const char *ep)
     if (strncmp (ep, "tcp://[", 7) == 0)
         return true;
     char host[256];
-    if (!host_name_of (ep, host, sizeof host))
-        return false;
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-    struct addrinfo *res = NULL;
-    if (getaddrinfo (host, NULL, &hints, &res) != 0)
-        return false;
-    bool v4 = false, v6 = false;
-    for (const struct addrinfo *a = res; a; a = a->ai_next) {
-        v4 |= a->ai_family == AF_INET;
-        v6 |= a->ai_family == AF_INET6;
-    }
-    freeaddrinfo (res);
-    return v6 && !v4;
+    bool v4, v6;
+    return host_name_of (ep, host, sizeof host) && host_families (host, &v4, &v6) == 0
+           && v6 && !v4;
 }
 
 const char *
 qc_endpoint_name_why (const char *ep, char *why, size_t len)
 {
     char host[256];
+    bool v4, v6;
     if (!why || len == 0 || !host_name_of (ep, host, sizeof host))
         return NULL;
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-    struct addrinfo *res = NULL;
-    int rc = getaddrinfo (host, NULL, &hints, &res);
-    if (rc == 0) {
-        freeaddrinfo (res);
+    int rc = host_families (host, &v4, &v6);
+    if (rc == 0)
         return NULL;
-    }
     snprintf (why, len, "the name '%s' does not resolve on this machine (%s): check it, "
               "and this machine's DNS or /etc/hosts, or give the broker's address",
               host, rc == EAI_SYSTEM ? strerror (errno) : gai_strerror (rc));

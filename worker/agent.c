@@ -32,6 +32,10 @@ typedef struct {
     int64_t outstanding;      /* tasks taken and not yet answered */
     int64_t unheard;          /* results sent while the broker was silent */
     uint64_t dealer_gen;      /* bumped whenever the dealer is replaced */
+    int ipv6;                 /* the endpoint needs ZMQ_IPV6: -1 not yet
+                                 known, looked up once (a host name is
+                                 resolved: not again at each reconnect,
+                                 which would hold the agent on DNS) */
     bool draining;
     bool left;                /* drained and said goodbye: stay silent */
     zlist_t *returned;        /* refs handed back while draining */
@@ -105,7 +109,9 @@ connect_broker (agent_t *a)
     zsock_set_rcvtimeo (a->dealer, 0);
     zsock_set_linger (a->dealer, 500);
     a->dealer_gen++;
-    if (qc_endpoint_is_ipv6 (a->w->cfg.endpoint))
+    if (a->ipv6 < 0)
+        a->ipv6 = qc_endpoint_is_ipv6 (a->w->cfg.endpoint);
+    if (a->ipv6)
         zsock_set_ipv6 (a->dealer, 1);
     if (zsock_connect (a->dealer, "%s", a->w->cfg.endpoint) < 0) {
         qc_log (QC_LOG_ERROR, MOD, "cannot connect to %s: %s", a->w->cfg.endpoint,
@@ -379,7 +385,7 @@ say_slot_waits (size_t slot, const char *path, int64_t waited_ms, void *ctx)
 void
 agent_actor (zsock_t *pipe, void *args)
 {
-    agent_t a = {.w = args, .pipe = pipe};
+    agent_t a = {.w = args, .pipe = pipe, .ipv6 = -1};
     asset_wait_fns_t wf = {.arg = &a, .run = wait_run, .fail = wait_fail,
                            .fetch = wait_fetch};
     a.wait = asset_wait_new (&wf);
