@@ -557,7 +557,8 @@ qc_output_open (const qc_output_config_t *cfg, bool attach, bool *busy, char *er
         free (made);
     if (!o || !(o->outdir = strdup (cfg->outdir)) || !(o->names = qc_names_new ())
         || !(o->drop = zhashx_new ()) || !(o->unread = zlistx_new ())
-        || !(o->stamps = qc_stamps_read (cfg->outdir))) {
+        /* stamps judge a rerun's plan; --attach plans nothing new */
+        || (!attach && !(o->stamps = qc_stamps_read (cfg->outdir)))) {
         snprintf (err, errlen, "out of memory");
         if (o)
             o->lock_fd = -1;
@@ -712,7 +713,7 @@ qc_output_plan (qc_output_t *o, const char *path)
         o->cap_slides = cap;
     }
     slide_t *s = &o->slides[o->nslides];
-    s->stamped = !qc_url_is_remote (path) && qc_stamp_take (path, &s->stamp);
+    s->stamped = !o->attach && !qc_url_is_remote (path) && qc_stamp_take (path, &s->stamp);
     s->path = strdup (path);
     s->name = s->path ? qc_names_assign (o->names, path) : NULL;
     if (!s->name) {
