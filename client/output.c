@@ -253,33 +253,54 @@ same_columns (char *const *a, size_t na, char *const *b, size_t nb)
 /* Chooses the columns rows are written in: the config's, plus the path
  * column; an existing results.tsv's when they agree (its own when it
  * predates the path column), a new header with -f, else a refusal. */
-/* The config text .qc-config holds (after its sha256 and config_file
- * lines), malloc'd; NULL when there is none or no memory. */
-static char *
-read_config_text (const qc_output_t *o)
+/* .qc-config read back: the identity and file name it records (empty
+ * id and "?" when there is none, or it is not of this form) and, when
+ * text is not NULL, the config text after those two lines (malloc'd;
+ * NULL when there is none or no memory). */
+static void
+read_config_file (const qc_output_t *o, char id[QC_ASSET_HEX_LEN + 1], char *file,
+                  size_t filelen, char **text)
 {
+    id[0] = '\0';
+    snprintf (file, filelen, "?");
+    if (text)
+        *text = NULL;
     FILE *f = read_in (o, CONFIGFILE);
     if (!f)
-        return NULL;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream (&text, &len);
-    int skip = 2, c;
-    while (mem && (c = fgetc (f)) != EOF) {
-        if (skip == 0)
-            fputc (c, mem);
-        else if (c == '\n')
-            skip--;
+        return;
+    char *line = NULL;
+    size_t cap = 0;
+    if (getline (&line, &cap, f) > 0 && strncmp (line, "sha256 ", 7) == 0
+        && strcspn (line + 7, "\n") == QC_ASSET_HEX_LEN) {
+        line[7 + QC_ASSET_HEX_LEN] = '\0';
+        if (qc_asset_name_valid (line + 7))
+            memcpy (id, line + 7, QC_ASSET_HEX_LEN + 1);
     }
-    bool ok = mem && !ferror (f);
-    if (mem && fclose (mem) != 0)
-        ok = false;
+    if (getline (&line, &cap, f) > 0 && strncmp (line, "config_file ", 12) == 0) {
+        line[strcspn (line, "\n")] = '\0';
+        char *name = qc_unescape_dup (line + 12);
+        if (name)
+            snprintf (file, filelen, "%s", name);
+        free (name);
+    }
+    free (line);
+    if (text) {
+        size_t len = 0;
+        FILE *mem = open_memstream (text, &len);
+        char buf[8192];
+        size_t n;
+        bool ok = mem != NULL;
+        while (ok && (n = fread (buf, 1, sizeof buf, f)) > 0)
+            ok = fwrite (buf, 1, n, mem) == n;
+        ok = ok && !ferror (f);
+        if (mem && fclose (mem) != 0)
+            ok = false;
+        if (!ok) {
+            free (*text);
+            *text = NULL;
+        }
+    }
     fclose (f);
-    if (!ok) {
-        free (text);
-        return NULL;
-    }
-    return text;
 }
 
 /* " It differs in: ..." (client/config_diff.h) between the config of
@@ -289,7 +310,9 @@ static void
 say_config_diff (const qc_output_t *o, const char *now_text, char *what, size_t cap)
 {
     what[0] = 0;
-    char *old = now_text ? read_config_text (o) : NULL;
+    char *old = NULL, id[QC_ASSET_HEX_LEN + 1], file[8];
+    if (now_text)
+        read_config_file (o, id, file, sizeof file, &old);
     char diff[1024] = "";
     int ndiff = old ? qc_config_diff (old, now_text, diff, sizeof diff) : -1;
     free (old);
@@ -345,34 +368,6 @@ choose_columns (qc_output_t *o, const qc_output_config_t *cfg, char *err, size_t
     return rc;
 }
 
-/* The identity and file name .qc-config records (empty when there is
- * none, or it is not of this form). */
-static void
-read_config_id (const qc_output_t *o, char id[QC_ASSET_HEX_LEN + 1], char *file,
-                size_t filelen)
-{
-    id[0] = '\0';
-    snprintf (file, filelen, "?");
-    FILE *f = read_in (o, CONFIGFILE);
-    if (!f)
-        return;
-    char line[4096];
-    if (fgets (line, sizeof line, f) && strncmp (line, "sha256 ", 7) == 0
-        && strcspn (line + 7, "\n") == QC_ASSET_HEX_LEN) {
-        line[7 + QC_ASSET_HEX_LEN] = '\0';
-        if (qc_asset_name_valid (line + 7))
-            memcpy (id, line + 7, QC_ASSET_HEX_LEN + 1);
-    }
-    if (fgets (line, sizeof line, f) && strncmp (line, "config_file ", 12) == 0) {
-        line[strcspn (line, "\n")] = '\0';
-        char *name = qc_unescape_dup (line + 12);
-        if (name)
-            snprintf (file, filelen, "%s", name);
-        free (name);
-    }
-    fclose (f);
-}
-
 /* A folder whose results came from another config (.qc-config) is
  * refused, or with -f started afresh: rows of two configs in one
  * results.tsv could not be told apart. A folder that records no slide
@@ -390,7 +385,7 @@ check_config (qc_output_t *o, const qc_output_config_t *cfg, char *err, size_t e
     bool records = r->rows || (r->by_path && zhashx_size (r->by_path))
                    || (r->by_name && zhashx_size (r->by_name));
     char was[QC_ASSET_HEX_LEN + 1], file[1024];
-    read_config_id (o, was, file, sizeof file);
+    read_config_file (o, was, file, sizeof file, NULL);
     if (records && !*was && !o->new_header)
         /* written before folders kept their config: not known, so said */
         fprintf (stderr, "qc-submit: note: %s holds results from before folders "
