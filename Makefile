@@ -50,8 +50,37 @@ CUDA_ARCH   ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code
 NVCCFLAGS   += -std=c++17 -O2 -g -lineinfo -fmad=false $(CUDA_ARCH) -I. -DQC_HAVE_CUDA \
                -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror,-Wno-unused-parameter,-pthread
 CFLAGS      += -DQC_HAVE_CUDA
-# static cudart: the programs need only the driver (libcuda.so) to run
-LDLIBS      += -L$(CUDA_ROOT)/lib64 -lcudart_static -ldl -lrt -lstdc++
+# nvJPEG: a GPU lane decodes a slide's JPEG tiles itself (decode_jpeg,
+# kernels/ops/cuda/jpeg_tiles.cu) when the toolkit has nvjpeg.h; a
+# toolkit installed without it leaves the op out, and the host decodes
+# (ops.h). NVJPEG=0 leaves it out too; NVJPEG_INC names another
+# nvjpeg.h (or its folder). Linked statically where the toolkit has the
+# static library, as cudart is, so that the programs still need only the
+# driver; its OS calls are in culibos beside it.
+NVJPEG_INC  ?= $(firstword $(wildcard $(CUDA_ROOT)/include/nvjpeg.h \
+                 $(CUDA_ROOT)/targets/x86_64-linux/include/nvjpeg.h))
+ifeq ($(NVJPEG),0)
+NVJPEG_USE  :=
+NVJPEG_WHY  := NVJPEG=0
+else
+NVJPEG_USE  := $(NVJPEG_INC)
+NVJPEG_WHY  := no nvjpeg.h in $(CUDA_ROOT)
+endif
+ifneq ($(NVJPEG_USE),)
+NVJPEG_A    := $(firstword $(wildcard $(CUDA_ROOT)/lib64/libnvjpeg_static.a \
+                 $(CUDA_ROOT)/targets/x86_64-linux/lib/libnvjpeg_static.a))
+NVJPEG_LIBS := $(if $(NVJPEG_A),$(NVJPEG_A) $(wildcard $(dir $(NVJPEG_A))libculibos.a),\
+                 -L$(CUDA_ROOT)/targets/x86_64-linux/lib -lnvjpeg)
+NVCCFLAGS   += -DQC_HAVE_NVJPEG \
+               -I$(if $(filter %nvjpeg.h,$(NVJPEG_USE)),$(dir $(NVJPEG_USE)),$(NVJPEG_USE))
+CFLAGS      += -DQC_HAVE_NVJPEG
+$(info CUDA backend with nvJPEG ($(NVJPEG_USE), $(if $(NVJPEG_A),static,shared library)))
+else
+$(info CUDA backend without nvJPEG ($(NVJPEG_WHY)): slides' JPEG tiles are decoded on the host)
+endif
+# static cudart: the programs need only the driver (libcuda.so) to run;
+# nvJPEG's library uses cudart, so it comes first
+LDLIBS      += -L$(CUDA_ROOT)/lib64 $(NVJPEG_LIBS) -lcudart_static -ldl -lrt -lstdc++
 CUDA_CU_SRC := $(shell find $(CUDA_DIR) -name '*.cu' | LC_ALL=C sort)
 CUDA_C_SRC  := $(filter-out $(CUDA_DIR)/cuda_none.c,$(shell find $(CUDA_DIR) -name '*.c' | LC_ALL=C sort))
 else

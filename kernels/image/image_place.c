@@ -145,6 +145,25 @@ qc_span_host (qc_span_t s, qc_access_t a)
     return *s.px;
 }
 
+int
+qc_span_peek (qc_span_t s, size_t offset, size_t bytes, void *out)
+{
+    if (!span_ok (s) || !out || offset > s.bytes || bytes > s.bytes - offset)
+        return -1;
+    const qc_place_t *at = s.at;
+    if (at->uniform)
+        memset (out, at->value, bytes);
+    else if (*s.px && !at->host_stale)
+        memcpy (out, (const uint8_t *) *s.px + offset, bytes);
+    else if (at->dev && !at->dev_stale && at->device) {
+        if (at->device->download (out, (const uint8_t *) at->dev + offset, bytes) != 0)
+            return -1;
+        t_count.peek_bytes += bytes;
+    } else
+        return -1;
+    return 0;
+}
+
 void *
 qc_span_device (qc_span_t s, const qc_device_t *d, qc_access_t a)
 {

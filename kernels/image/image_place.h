@@ -95,6 +95,12 @@ void qc_span_set_uniform (qc_span_t s, int value);
 /* 1 when the newest bytes of s are on device d (so an op of d reads
  * them without a copy). */
 int qc_span_on_device (qc_span_t s, const qc_device_t *d);
+/* Bytes [offset, offset + bytes) of s's newest copy into out, from
+ * whichever side holds it, leaving where s is as it was (no host copy
+ * made): for host code that looks at a few rows of a device image (a
+ * sample of its pixels). Counted as peek_bytes, not as a copy. 0, or -1
+ * (bad range, no current copy, the device's read failed). */
+int qc_span_peek (qc_span_t s, size_t offset, size_t bytes, void *out);
 /* Frees the device copy (the host bytes are the image's to free). */
 void qc_span_drop_device (qc_span_t s);
 
@@ -116,6 +122,7 @@ int qc_place_take_full (void);
 typedef struct {
     uint64_t up, down;           /* copies host -> device, device -> host */
     uint64_t up_bytes, down_bytes;
+    uint64_t peek_bytes;         /* read in part from a device (qc_span_peek) */
 } qc_place_count_t;
 /* Copies made on the calling thread since it started (never reset:
  * callers subtract). */

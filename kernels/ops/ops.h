@@ -94,6 +94,34 @@ typedef struct qc_region_summary {
 
 struct qc_trees;       /* kernels/ops/trees.h */
 
+/* One JPEG tile for decode_jpeg: a whole JPEG stream (SOI to EOI, with
+ * its tables: a TIFF's shared JPEGTables spliced in) in host memory,
+ * where its top-left pixel lands in the output (left of or above it for
+ * a tile the output's edge cuts), and how much of it is picture: the
+ * w x h pixels from its top-left (the batch's tile size, but at a
+ * level's right and bottom edges, where a TIFF pads its last tiles). */
+typedef struct qc_jpeg_tile {
+    const uint8_t *data;
+    size_t size;
+    int64_t x, y;
+    int w, h;
+} qc_jpeg_tile_t;
+
+/* A level region's tiles, as kernels/slide/slide.h's qc_slide_jpeg_tiles
+ * gathers them: tiles do not overlap. */
+typedef struct qc_jpeg_batch {
+    const qc_jpeg_tile_t *tiles;
+    size_t n;
+    int tile_w, tile_h;   /* every tile's frame, pixels */
+    int ycbcr;            /* 1: the components are Y, Cb, Cr (to RGB as
+                             libjpeg converts); 0: they are R, G, B */
+    int samp_h, samp_v;   /* the sampling factors every tile's first
+                             component must have, the others' being 1 x 1
+                             (libtiff refuses a TIFF's JPEG tile whose
+                             factors differ from its tags'); 0: any */
+    uint8_t bg[3];        /* pixels no tile's picture covers */
+} qc_jpeg_batch_t;
+
 typedef struct qc_ops {
     const char *name;
     /* Where the backend's ops read and write images (image_place.h):
@@ -281,6 +309,21 @@ typedef struct qc_ops {
     int (*trees_classify) (const struct qc_trees *model,
                            const qc_fimg_t *const *planes, int nplanes,
                            double threshold, qc_mask_t *dst);
+
+    /* ---- reading ---- */
+    /* The slide's JPEG tiles, read by the CPU (kernels/slide), decoded
+     * where dst is: dst gets every tile's picture (its w x h) where it
+     * falls inside dst, and batch->bg where none falls. A tile's pixels are libjpeg's
+     * (libjpeg-turbo 2.1, as libtiff decodes a slide's tiles: the
+     * islow IDCT, fancy upsampling of 2x1, 1x2 and 2x2 subsampled
+     * components, then its YCbCr to RGB where batch->ycbcr): the CPU's
+     * are those bytes; the GPU's (nvJPEG) differ where their IDCTs
+     * round apart. -1 also when a tile does not decode (damaged, not
+     * tile_w x tile_h, not 3 components, a sampling other than those):
+     * the caller then reads the slide on the host, as it reads any
+     * slide whose tiles the device cannot take. Optional: NULL (a
+     * CUDA build without nvJPEG) means the host reads. */
+    int (*decode_jpeg) (const qc_jpeg_batch_t *batch, qc_rgb_t *dst);
 } qc_ops_t;
 
 /* Every slot of qc_ops_t, in order, once: X (slot, optional,
@@ -375,7 +418,8 @@ typedef struct qc_ops {
        (m, p, n, d))                                                        \
     X (trees_classify, 1, (const struct qc_trees *m,                        \
                            const qc_fimg_t *const *p, int n, double t,      \
-                           qc_mask_t *d), (m, p, n, t, d))
+                           qc_mask_t *d), (m, p, n, t, d))                  \
+    X (decode_jpeg, 1, (const qc_jpeg_batch_t *j, qc_rgb_t *d), (j, d))
 
 #define QC_OPS_INDEX_(slot, optional, params, args) QC_OPS_AT_##slot,
 enum { QC_OPS_LIST (QC_OPS_INDEX_) QC_OPS_NSLOTS };

@@ -108,6 +108,39 @@ warn_lines (qc_run_t *run, const char *text)
     }
 }
 
+/* The plan's image decoded on the run's device from the slide's JPEG
+ * tiles, which the CPU reads compressed (region_read.h's
+ * qc_region_decode), for a read on the lane's own thread, which its GPU
+ * would otherwise wait for while the CPU decodes (an image a step asks
+ * for at a size of its own; a read ahead, on threads that overlap the
+ * GPU's work on the slide before, reads pixels, which the focus step's
+ * read ahead needs). NULL: the host reads the pixels (no device
+ * decoder, or this slide's tiles are not for it: why at debug level).
+ * QC_GPU_DECODE=0 in the environment turns it off. */
+static qc_rgb_t *
+decode_on_device (qc_run_t *run, const qc_region_plan_t *plan,
+                  const char *work_size)
+{
+    const qc_ops_t *ops = qc_run_ops (run);
+    const char *env = getenv ("QC_GPU_DECODE");
+    if (!ops->device || !ops->decode_jpeg || (env && strcmp (env, "0") == 0))
+        return NULL;
+    char why[512];
+    double t0 = qc_clock_s ();
+    qc_rgb_t *img = qc_region_decode (run->slide, plan, ops, why, sizeof why);
+    const char *step = run->step ? run->step : "run_state";
+    const char *name = run->filename ? run->filename : "?";
+    const char *size = work_size ? work_size : "image_work_size";
+    if (img)
+        qc_log (QC_LOG_DEBUG, step, "%s: image at %s: level %d, %d x %d, its JPEG "
+                "tiles decoded on the device (%s) in %.1f ms", name, size,
+                plan->level, img->w, img->h, ops->name, (qc_clock_s () - t0) * 1e3);
+    else
+        qc_log (QC_LOG_DEBUG, step, "%s: image at %s: read on the host, not decoded "
+                "on the device: %s", name, size, why);
+    return img;
+}
+
 /* Reads the image of kind and value into a new entry. With quiet set
  * (a read ahead), a failure is not the run's: NULL comes back without a
  * word, and the step that needs the image reads again and fails in its
@@ -148,6 +181,8 @@ read_entry (qc_run_t *run, struct qc_run_state *st, qc_work_size_t size,
     else if (!qc_slide_level_reliable (run->slide, plan.level, why,
                                        sizeof why))
         return read_failed (run, quiet, size, work_size, why);
+    else if (!quiet && (img = decode_on_device (run, &plan, work_size)))
+        ;
     else {
         int threads = run->read_threads > 0 ? run->read_threads : 1;
         double t0 = qc_clock_s ();

@@ -28,8 +28,17 @@ qc_run_look_warning (const qc_rgb_t *img)
         return NULL;
     size_t stride = (size_t) sqrt ((double) img->w * img->h / 1e6) + 1;
     size_t seen = 0, coloured = 0, dark = 0, black = 0;
+    /* a row at a time from wherever the image is: a GPU lane's image
+     * decoded on its device is not brought down whole for a sample */
+    const size_t row_bytes = (size_t) img->w * 3;
+    uint8_t *row = malloc (row_bytes);
+    if (!row)
+        return NULL;
     for (size_t y = 0; y < (size_t) img->h; y += stride) {
-        const uint8_t *row = img->px + y * (size_t) img->w * 3;
+        if (qc_span_peek (QC_SPAN (img), y * row_bytes, row_bytes, row) != 0) {
+            free (row);
+            return NULL;
+        }
         for (size_t x = 0; x < (size_t) img->w; x += stride) {
             int r = row[3 * x], g = row[3 * x + 1], b = row[3 * x + 2];
             coloured += abs (r - g) > 2 || abs (g - b) > 2 || abs (r - b) > 2;
@@ -38,6 +47,7 @@ qc_run_look_warning (const qc_rgb_t *img)
             seen++;
         }
     }
+    free (row);
     if (black * 2 >= seen)
         return "the slide's glass is dark (a fluorescence slide?): this QC is for "
                "brightfield slides (H&E, IHC), whose glass is bright; its tissue, "

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kernels/ops/cpu/cpu_ops.h"
+#include "kernels/ops/ops.h"
 #include "kernels/slide/band_reader.h"
 #include "kernels/slide/pil_resize.h"
 #include "shared/err.h"
@@ -168,6 +169,49 @@ qc_region_read (qc_slide_t *slide, const qc_region_plan_t *plan,
     qc_rgb_destroy (&level);
     *out = img;
     return 0;
+}
+
+qc_rgb_t *
+qc_region_decode (qc_slide_t *slide, const qc_region_plan_t *plan,
+                  const qc_ops_t *ops, char *err, size_t errlen)
+{
+    if (!slide || !plan || !ops || !ops->decode_jpeg || !ops->resize_rgb) {
+        qc_set_err (err, errlen, "no device decoder");
+        return NULL;
+    }
+    int same = plan->src_w == plan->out_w && plan->src_h == plan->out_h;
+    if (plan->pil && !same) {
+        qc_set_err (err, errlen, "the image is resampled as PIL's thumbnail is");
+        return NULL;
+    }
+    if (plan->src_w > MAX_SOURCE_SIDE || plan->src_h > MAX_SOURCE_SIDE
+        || qc_image_check_size ((int) plan->src_w, (int) plan->src_h, NULL)) {
+        qc_set_err (err, errlen, "the region is %lld x %lld", (long long) plan->src_w,
+                    (long long) plan->src_h);
+        return NULL;
+    }
+    qc_slide_rect_t rect = {
+        .level = plan->level, .x0 = plan->x0, .y0 = plan->y0,
+        .w = (int) plan->src_w, .h = (int) plan->src_h,
+    };
+    qc_slide_jpeg_t *tiles = NULL;
+    if (qc_slide_jpeg_tiles (slide, &rect, &tiles, err, errlen) != 0)
+        return NULL;
+    qc_rgb_t *level = qc_rgb_new (rect.w, rect.h);
+    qc_rgb_t *img = same ? level : qc_rgb_new (plan->out_w, plan->out_h);
+    int rc = !level || !img ? qc_fail (err, errlen, "out of memory for the image")
+             : ops->decode_jpeg (&tiles->batch, level) != 0
+             ? qc_fail (err, errlen, "the %s ops did not decode its %zu JPEG tiles",
+                        ops->name, tiles->batch.n)
+             : !same && ops->resize_rgb (level, QC_INTERP_AREA, img) != 0
+             ? qc_fail (err, errlen, "the %s ops did not shrink it", ops->name)
+             : 0;
+    qc_slide_jpeg_free (&tiles);
+    if (!same)
+        qc_rgb_destroy (&level);
+    if (rc != 0)
+        qc_rgb_destroy (&img);
+    return img;
 }
 
 qc_rgb_t *

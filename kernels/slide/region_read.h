@@ -53,6 +53,18 @@ qc_rgb_t *qc_region_read_work_size (qc_slide_t *slide, const char *work_size,
                                     double base_mag_fallback, int area,
                                     int nthreads, char *err, size_t errlen);
 
+/* The planned region decoded by ops's device from its JPEG tiles, which
+ * the CPU reads compressed (a GPU lane's read: ops.h's decode_jpeg, then
+ * ops->resize_rgb by area to the plan's output size: qc_region_read's
+ * bytes where the device decodes as libjpeg does, the simulated device's
+ * and the CPU's; within the IDCTs' rounding on a GPU). A new image on the
+ * calling thread's home (its device, in a lane's steps); NULL with why
+ * in err when it cannot be read so (a plan resampled as PIL does, tiles
+ * other than JPEG or left out, tiles the device refuses): the caller then
+ * reads it with qc_region_read. */
+qc_rgb_t *qc_region_decode (qc_slide_t *slide, const qc_region_plan_t *plan,
+                            const struct qc_ops *ops, char *err, size_t errlen);
+
 /* The largest region (pixels) read as one region; larger ones are read
  * in bands. 0 restores the default (2^26). For tests, which read small
  * slides and must still cover the band reader. */

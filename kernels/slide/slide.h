@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "kernels/image/image.h"
+#include "kernels/ops/ops.h"
 #include "shared/byte_source.h"
 
 typedef struct qc_slide qc_slide_t;
@@ -140,6 +141,35 @@ void qc_slide_background (const qc_slide_t *self, uint8_t bg[3]);
 int qc_slide_read_rows (qc_slide_t *self, const qc_slide_rect_t *rect,
                         int row, int nrows, uint8_t *rgb, size_t stride,
                         char *err, size_t errlen);
+
+/* A region's JPEG tiles, compressed, for a device that decodes them
+ * (kernels/ops/ops.h's decode_jpeg: a GPU lane's read, in which the CPU
+ * reads the compressed tiles and the GPU decodes them). batch is what
+ * decode_jpeg takes (its tiles point into this object's memory);
+ * decoded into an image of rect's size it gives the pixels
+ * qc_slide_read_rows gives for rect (tests/unit/test_jpeg_tiles.c). */
+typedef struct qc_slide_jpeg {
+    qc_jpeg_batch_t batch;
+    qc_jpeg_tile_t *tiles;
+    size_t *at;               /* tile i's stream: data + at[i] */
+    uint8_t *data;
+    size_t len, cap, ncap;
+} qc_slide_jpeg_t;
+
+/* qc_slide_jpeg_tiles's answer when rect's pixels must be read, not
+ * decoded from its tiles elsewhere. */
+#define QC_SLIDE_JPEG_NONE 1
+
+/* rect's tiles, compressed, from the reader that would read its pixels
+ * (the direct TIFF reader, for a level of JPEG tiles, every tile with
+ * bytes). 0 and *out set; QC_SLIDE_JPEG_NONE with why in err (another
+ * compression, OpenSlide reads it, a tile the scanner left out ...):
+ * the caller reads the pixels, qc_slide_read_rows and the rest; -1 with
+ * the reason in err when reading the tiles failed (a slide served over
+ * HTTP that stopped answering). */
+int qc_slide_jpeg_tiles (qc_slide_t *self, const qc_slide_rect_t *rect,
+                         qc_slide_jpeg_t **out, char *err, size_t errlen);
+void qc_slide_jpeg_free (qc_slide_jpeg_t **self_p);
 
 /* 1 when every row of rect comes from its level's own pixels whatever
  * read it starts (a reader other than OpenSlide reads rect, or the

@@ -72,7 +72,26 @@ typedef struct {
      * decodes each tile once). */
     void (*blocks_tile) (const void *session, int *tile_w, int *tile_h);
     void (*blocks_close) (void *session);
+
+    /* Optional (qc_slide_jpeg_tiles): rect's JPEG tiles, compressed.
+     * 0 with *out; QC_SLIDE_NEXT_READER (why) when its pixels must be
+     * read instead; -1 failed (why). NULL: this reader reads pixels. */
+    int (*jpeg_tiles) (void *reader, const qc_slide_rect_t *rect,
+                       const uint8_t bg[3], qc_slide_jpeg_t **out, char *why,
+                       size_t whylen);
 } qc_slide_reader_ops_t;
+
+/* Building a qc_slide_jpeg_t (slide_jpeg.c), for the readers: new
+ * (empty; the batch's fields as given), a tile added (its stream: tables, a
+ * TIFF's JPEGTables (NULL for none), spliced before data, one tile's
+ * bytes, into one whole stream; x, y, w, h as qc_jpeg_tile_t has them), and done (the batch then points at
+ * its tiles). 0, or -1 when memory runs out or a stream is not JPEG. */
+qc_slide_jpeg_t *qc_slide_jpeg_new (int tile_w, int tile_h, int ycbcr,
+                                    int samp_h, int samp_v, const uint8_t bg[3]);
+int qc_slide_jpeg_add (qc_slide_jpeg_t *self, const uint8_t *tables,
+                       size_t tables_len, const uint8_t *data, size_t len,
+                       int64_t x, int64_t y, int w, int h);
+void qc_slide_jpeg_done (qc_slide_jpeg_t *self);
 
 extern const qc_slide_reader_ops_t qc_slide_reader_tiff;       /* tiff_direct.c */
 extern const qc_slide_reader_ops_t qc_slide_reader_openslide;  /* openslide_source.c */

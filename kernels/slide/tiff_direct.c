@@ -758,6 +758,99 @@ reader_piece (const void *reader, const qc_slide_rect_t *rect, int y,
     *count = (int) (end < rect->h ? end : rect->h) - *first;
 }
 
+/* rect's JPEG tiles, compressed (source.h's jpeg_tiles): those of the
+ * level pixels inside rect, each placed where read_level would copy it.
+ * A tile with no bytes sends the region to the pixel read (an Aperio
+ * scanner's missing tile is drawn from the level before, missing_tile),
+ * as does trouble libtiff reports. */
+static int
+reader_jpeg_tiles (void *reader, const qc_slide_rect_t *rect, const uint8_t bg[3],
+                   qc_slide_jpeg_t **out, char *why, size_t whylen)
+{
+    const qc_tiff_direct_t *self = reader;
+    int64_t lx, ly;
+    if (!self || !rect || rect->level < 0 || rect->level >= self->nlevels
+        || !qc_tiff_direct_aligned (self, rect->level, rect->x0, rect->y0, &lx, &ly)) {
+        qc_set_err (why, whylen, "the region starts between pixels of its level");
+        return QC_SLIDE_NEXT_READER;
+    }
+    const dlevel_t *l = &self->levels[rect->level];
+    if (!l->jpeg) {
+        qc_set_err (why, whylen, "level %d's tiles are not JPEG", rect->level);
+        return QC_SLIDE_NEXT_READER;
+    }
+    qc_tiff_diag_t diag = { 0 };
+    TIFF *tif = qc_tiff_direct_open_level (self, rect->level, &diag, why, whylen);
+    if (!tif)
+        return self->src ? -1 : QC_SLIDE_NEXT_READER;
+    /* libtiff's demands on a tile's sampling (tif_jpeg.c): its first
+     * component's factors are the YCbCrSubsampling tag's where the
+     * tiles are YCbCr, else 1 x 1; the other components' 1 x 1 */
+    uint16_t sh = 1, sv = 1;
+    if (l->ycbcr_h) {
+        sh = l->ycbcr_h;
+        sv = l->ycbcr_v;
+    } else if (l->jpeg_ycbcr)
+        TIFFGetFieldDefaulted (tif, TIFFTAG_YCBCRSUBSAMPLING, &sh, &sv);
+    uint32_t tables_len = 0;
+    const void *tables = NULL;
+    if (!TIFFGetField (tif, TIFFTAG_JPEGTABLES, &tables_len, &tables))
+        tables = NULL, tables_len = 0;
+    const int64_t tw = l->tile_w, th = l->tile_h;
+    int64_t x0 = lx < 0 ? 0 : lx, y0 = ly < 0 ? 0 : ly;
+    int64_t x1 = lx + rect->w > l->w ? l->w : lx + rect->w;
+    int64_t y1 = ly + rect->h > l->h ? l->h : ly + rect->h;
+    qc_slide_jpeg_t *j = qc_slide_jpeg_new ((int) tw, (int) th, l->jpeg_ycbcr, sh, sv, bg);
+    uint8_t *raw = NULL;
+    size_t cap = 0;
+    int rc = j ? 0 : qc_fail (why, whylen, "out of memory");
+    for (int64_t ty = y0 / th; rc == 0 && ty * th < y1; ty++)
+        for (int64_t tx = x0 / tw; rc == 0 && tx * tw < x1; tx++) {
+            uint32_t t = TIFFComputeTile (tif, (uint32_t) (tx * tw), (uint32_t) (ty * th), 0, 0);
+            int bad = 0;
+            uint64_t bytes = TIFFGetStrileByteCountWithErr (tif, t, &bad);
+            if (bad || bytes == 0 || bytes > (uint64_t) MAX_TILE_BYTES) {
+                qc_set_err (why, whylen, "tile %u %s", (unsigned) t,
+                            bytes == 0 && !bad ? "has no bytes" : "has a bad byte count");
+                rc = bad ? trouble_rc (self, tif) : QC_SLIDE_NEXT_READER;
+                break;
+            }
+            if (bytes > cap) {
+                uint8_t *grown = realloc (raw, (size_t) bytes);
+                if (!grown) {
+                    rc = qc_fail (why, whylen, "out of memory");
+                    break;
+                }
+                raw = grown;
+                cap = (size_t) bytes;
+            }
+            if (TIFFReadRawTile (tif, t, raw, (tmsize_t) bytes) != (tmsize_t) bytes
+                || diag.trouble) {
+                qc_set_err (why, whylen, "tile %u: %s", (unsigned) t,
+                            qc_tiff_direct_trouble (self, tif, &diag, "short read"));
+                rc = trouble_rc (self, tif);
+            } else if (qc_slide_jpeg_add (j, tables, tables_len, raw, (size_t) bytes,
+                                          tx * tw - lx, ty * th - ly,
+                                          /* the picture, not the padding past
+                                             the level's edge */
+                                          (int) ((tx + 1) * tw <= l->w ? tw : l->w - tx * tw),
+                                          (int) ((ty + 1) * th <= l->h ? th : l->h - ty * th)) != 0) {
+                qc_set_err (why, whylen, "tile %u is not a JPEG stream, or no memory",
+                            (unsigned) t);
+                rc = QC_SLIDE_NEXT_READER;
+            }
+        }
+    free (raw);
+    TIFFClose (tif);
+    if (rc != 0) {
+        qc_slide_jpeg_free (&j);
+        return rc == QC_TIFF_DIRECT_FALLBACK ? QC_SLIDE_NEXT_READER : rc;
+    }
+    qc_slide_jpeg_done (j);
+    *out = j;
+    return 0;
+}
+
 const qc_slide_reader_ops_t qc_slide_reader_tiff = {
     .name = "direct TIFF",
     .reads_sources = 1,
@@ -770,4 +863,5 @@ const qc_slide_reader_ops_t qc_slide_reader_tiff = {
     .blocks_read = qc_tiff_blocks_read,
     .blocks_tile = qc_tiff_blocks_tile,
     .blocks_close = qc_tiff_blocks_close,
+    .jpeg_tiles = reader_jpeg_tiles,
 };

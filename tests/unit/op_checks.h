@@ -16,6 +16,7 @@
 #include "kernels/classify/classify_model.h"
 #include "kernels/ops/cpu/cpu_ops.h"
 #include "tests/unit/check.h"
+#include "tests/unit/jpeg_fixtures.h"
 #include "tests/unit/rand_images.h"
 
 /* Fraction of differing mask pixels. */
@@ -600,6 +601,65 @@ op_trees_classify (fx_t *x)
         }
         CHECK (mask_diff (x->ma, x->mb) <= 0.001, "trees_classify threshold %g: %.4f%% differ",
                thr[t], 100 * mask_diff (x->ma, x->mb));
+    }
+}
+
+/* Optional (ops.h): a backend without it leaves the host to decode.
+ * Six tiles of 64 x 48, YCbCr 2x2 and RGB, in a mosaic cut by the
+ * output's edges with padded last tiles, as a slide's level gives them.
+ * The GPU's IDCT (nvJPEG) rounds apart from libjpeg's islow one: its
+ * bytes may differ by a few levels, rarely, and never where a tile is
+ * not (the background). */
+static void
+op_decode_jpeg (fx_t *x)
+{
+    if (!x->other->decode_jpeg) {
+        printf ("  decode_jpeg: not in the %s table (the host decodes)\n", x->other->name);
+        return;
+    }
+    enum { TW = 64, TH = 48, W = 150, H = 90 };
+    for (int ycbcr = 0; ycbcr <= 1; ycbcr++) {
+        qc_jpeg_tile_t tiles[6];
+        uint8_t *streams[6] = { 0 };
+        int ok = 1;
+        for (int i = 0; i < 6; i++) {
+            uint8_t *pic = jfx_picture (TW, TH, (unsigned) (7 * i + ycbcr));
+            size_t len = 0;
+            ok &= pic && jfx_encode (pic, TW, TH, ycbcr, ycbcr ? 2 : 1, ycbcr ? 2 : 1, 80,
+                                     &streams[i], &len) == 0;
+            tiles[i] = (qc_jpeg_tile_t) { streams[i], len, -5 + (i % 3) * TW,
+                                          -3 + (i / 3) * TH, i % 3 == 2 ? TW - 7 : TW,
+                                          i / 3 == 1 ? TH - 4 : TH };
+            free (pic);
+        }
+        qc_jpeg_batch_t b = { tiles, 6, TW, TH, ycbcr, ycbcr ? 2 : 1, ycbcr ? 2 : 1,
+                              { 255, 250, 240 } };
+        qc_rgb_t *ra = qc_rgb_new (W, H), *rb = qc_rgb_new (W, H);
+        CHECK (ok && ra && rb && BOTH (decode_jpeg (&b, ra), decode_jpeg (&b, rb)),
+               "decode_jpeg (%s)", ycbcr ? "YCbCr" : "RGB");
+        const uint8_t *pa = ra ? qc_rgb_host (ra) : NULL, *pb = rb ? qc_rgb_host (rb) : NULL;
+        size_t n = (size_t) W * H * 3, off = 0;
+        int worst = 0;
+        double sum = 0;
+        for (size_t i = 0; pa && pb && i < n; i++) {
+            int d = abs ((int) pa[i] - (int) pb[i]);
+            worst = d > worst ? d : worst;
+            off += d > 1;
+            sum += d;
+        }
+        CHECK (pa && pb && worst <= 4 && off * 100 <= n && sum / (double) n <= 0.25,
+               "decode_jpeg (%s): bytes %d levels apart at worst, %zu of %zu more "
+               "than 1, mean %.3f", ycbcr ? "YCbCr" : "RGB", worst, off, n,
+               sum / (double) n);
+        /* the background is the background, to the byte */
+        for (int y = H - 1; pa && pb && y < H; y++)
+            CHECK (memcmp (pa + (size_t) y * W * 3, pb + (size_t) y * W * 3, (size_t) W * 3) == 0
+                   && pb[(size_t) y * W * 3 + 2] == 240, "decode_jpeg: row %d, past the "
+                   "tiles, is not the background", y);
+        qc_rgb_destroy (&ra);
+        qc_rgb_destroy (&rb);
+        for (int i = 0; i < 6; i++)
+            free (streams[i]);
     }
 }
 

@@ -12,7 +12,8 @@
  *     PNGs together, as a GPU worker's lane does. The simulated device poisons new memory, so a module
  *     that reads px without bringing it to the host fails here.
  *  3. A generated slide with every defect, the default pipeline at 10x
- *     with PNGs at 1.25x (png_work_size): at most MAX_FULL_PLANE_COPIES
+ *     with PNGs at 1.25x (png_work_size), its JPEG tiles decoded on the
+ *     device: at most MAX_FULL_PLANE_COPIES
  *     copies of a full 10x plane (any type: RGB, float, mask), at most
  *     MAX_DEVICE_BYTES_PER_PIXEL bytes of images on the device at once,
  *     and the same results as the CPU backend at 10x.
@@ -31,10 +32,12 @@
 #include "tests/unit/pipeline_fixtures.h"
 #include "tests/unit/slide_fixtures.h"
 
-/* The 10x pipeline may copy full planes this often: the slide's 10x
- * pixels going up once (a GPU lane reads the slide on the CPU; nothing
- * else of that size needs to cross). */
-#define MAX_FULL_PLANE_COPIES 1
+/* The 10x pipeline may copy full planes this often: never. The slide's
+ * JPEG tiles go up compressed and the device decodes them (ops.h's
+ * decode_jpeg; 1 before 2026-11-29, when the CPU decoded the 10x
+ * pixels and they went up once); nothing else of that size needs to
+ * cross. */
+#define MAX_FULL_PLANE_COPIES 0
 /* ... and hold at most this many bytes of images on the device per 10x
  * pixel at once (63 on 2026-11-27: the RGB image, the classifiers'
  * feature planes kept for the second classifier, the masks; 67 on

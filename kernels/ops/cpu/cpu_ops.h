@@ -170,6 +170,8 @@ int qc_cpu_trees_predict (const struct qc_trees *model,
 int qc_cpu_trees_classify (const struct qc_trees *model,
                            const qc_fimg_t *const *planes, int nplanes,
                            double threshold, qc_mask_t *dst);
+/* decode_jpeg (ops.h), kernels/ops/cpu/jpeg_tiles.c. */
+int qc_cpu_decode_jpeg (const qc_jpeg_batch_t *batch, qc_rgb_t *dst);
 /* How many pixels this thread's last qc_cpu_trees_classify decided by
  * tile bounds, without evaluating their trees (for tests: 0 where the
  * AVX2 path does not run). */

@@ -50,6 +50,7 @@ static const qc_ops_t cpu_ops = {
     .median_disk = qc_cpu_median_disk,
     .trees_predict = qc_cpu_trees_predict,
     .trees_classify = qc_cpu_trees_classify,
+    .decode_jpeg = qc_cpu_decode_jpeg,
 };
 
 const qc_ops_t *

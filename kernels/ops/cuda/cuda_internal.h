@@ -94,6 +94,10 @@ int qc_cuda_lbp (const qc_fimg_t *src, int points, double radius,
 int qc_cuda_trees_predict (const struct qc_trees *model,
                            const qc_fimg_t *const *planes, int nplanes,
                            qc_fimg_t *dst);
+#ifdef QC_HAVE_NVJPEG
+/* jpeg_tiles.cu: only in a build that found nvJPEG (the Makefile). */
+int qc_cuda_decode_jpeg (const qc_jpeg_batch_t *batch, qc_rgb_t *dst);
+#endif
 
 /* The thread binding (context.cu); the table is qc_ops_cuda_table
  * (ops_table.c, cuda_ops.h). resident: for the resident lane, whose

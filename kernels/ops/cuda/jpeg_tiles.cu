@@ -1,0 +1,534 @@
+/* decode_jpeg on the GPU with nvJPEG (ops.h; the CPU's is
+ * kernels/ops/cpu/jpeg_tiles.c). nvJPEG decodes each tile's components
+ * as they are stored (NVJPEG_OUTPUT_UNCHANGED: the IDCT's samples, no
+ * upsampling, no colour conversion); the upsampling and the YCbCr to
+ * RGB are kernels/ops/jpeg_math.h's, which are libjpeg's, so that a
+ * tile's pixels differ from libtiff's only where nvJPEG's IDCT rounds
+ * apart from libjpeg's islow. nvJPEG's own conversions (RGB output)
+ * upsample its own way (replication, or another interpolation with
+ * NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION), not libjpeg's.
+ *
+ * Batched: nvjpegDecodeBatched takes one output format for the whole
+ * batch and its header puts no limit on which (outputs are sized "as
+ * for single image decoding"), so NVJPEG_OUTPUT_UNCHANGED batches well:
+ * up to BATCH tiles a call, into one device buffer of planes made once
+ * per op, then one kernel a batch places them in dst. One nvjpegDecode a
+ * tile would cost a call, its host work and its launches per tile.
+ *
+ * The backend is NVJPEG_BACKEND_DEFAULT (the hybrid decoder): it takes
+ * the compressed streams in host memory, decodes their Huffman codes on
+ * the CPU and moves the coefficients up through its own page-locked
+ * buffers (its default pinned allocator), so the streams are not copied
+ * here (placement.cu's staging buffers are its own, for images).
+ *
+ * State: one nvjpegHandle_t per device and process (handles and states
+ * are bound to the device current at their creation), made at a lane's
+ * first decode and kept to the end; one nvjpegJpegState_t per thread (a
+ * GPU lane is one thread, and nvJPEG's states are not to be shared
+ * between threads), made at its first decode and destroyed when the
+ * thread exits, by a key destructor as placement.cu frees the thread's
+ * staging buffers.
+ *
+ * Built only where the Makefile found nvJPEG (QC_HAVE_NVJPEG); without
+ * it the table's decode_jpeg is NULL and the host decodes (ops.h). */
+#ifdef QC_HAVE_NVJPEG
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nvjpeg.h>
+
+extern "C" {
+#include "shared/log.h"
+}
+#include "kernels/ops/cuda/cuda_internal.h"
+#include "kernels/ops/jpeg_math.h"
+
+namespace {
+
+/* The CPU's bounds (kernels/ops/cpu/jpeg_tiles.c): JPEG's largest side,
+ * and one tile's pixels (a slide's tiles are 240-1024 a side). */
+const int MAX_TILE_SIDE = 65500;
+const size_t MAX_TILE_PIXELS = (size_t) 1 << 26;
+/* Tiles one nvjpegDecodeBatched call takes: more than 50, where the
+ * GPU-assisted Huffman decoding of NVJPEG_BACKEND_GPU_HYBRID starts (its
+ * header), should a lane ever use it; and no more planes than
+ * BATCH_BYTES (3 bytes a pixel at most, 4:4:4) unless one tile is
+ * larger. */
+const int BATCH = 64;
+const size_t BATCH_BYTES = (size_t) 256 << 20;
+const int MAX_DEVICES = 64;
+
+/* One tile on the device: its components (device addresses), where its
+ * top-left pixel lands in dst, and how much of it is picture. */
+struct tile_dev {
+    qc_jpeg_planes_t pl;
+    long long x, y;
+    int w, h;
+};
+
+__global__ void
+k_fill (uint8_t *dst, size_t n, uint8_t r, uint8_t g, uint8_t b)
+{
+    size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    dst[i * 3] = r;
+    dst[i * 3 + 1] = g;
+    dst[i * 3 + 2] = b;
+}
+
+/* Tile blockIdx.y of the batch, one thread a pixel of its frame: the
+ * pixels of its picture inside dst (w x h) get jpeg_math.h's pixel of
+ * the tile's components. */
+__global__ void
+k_tiles (const tile_dev *tiles, int tw, int th, int ycbcr, uint8_t *dst,
+         int w, int h)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (unsigned) tw * (unsigned) th)
+        return;
+    const tile_dev *t = &tiles[blockIdx.y];
+    int tx = (int) (i % (unsigned) tw), ty = (int) (i / (unsigned) tw);
+    long long x = t->x + tx, y = t->y + ty;
+    if (tx >= t->w || ty >= t->h || x < 0 || y < 0 || x >= w || y >= h)
+        return;
+    qc_jpeg_pixel (&t->pl, ycbcr, tx, ty, dst + ((size_t) y * w + x) * 3);
+}
+
+const char *
+status_name (nvjpegStatus_t s)
+{
+    switch (s) {
+    case NVJPEG_STATUS_SUCCESS: return "success";
+    case NVJPEG_STATUS_NOT_INITIALIZED: return "not initialized";
+    case NVJPEG_STATUS_INVALID_PARAMETER: return "invalid parameter";
+    case NVJPEG_STATUS_BAD_JPEG: return "bad JPEG";
+    case NVJPEG_STATUS_JPEG_NOT_SUPPORTED: return "JPEG not supported";
+    case NVJPEG_STATUS_ALLOCATOR_FAILURE: return "allocator failure";
+    case NVJPEG_STATUS_EXECUTION_FAILED: return "execution failed";
+    case NVJPEG_STATUS_ARCH_MISMATCH: return "architecture mismatch";
+    case NVJPEG_STATUS_INTERNAL_ERROR: return "internal error";
+    case NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED: return "not implemented";
+    case NVJPEG_STATUS_INCOMPLETE_BITSTREAM: return "incomplete bitstream";
+    default: return "unknown status";
+    }
+}
+
+/* Logs a failed nvJPEG call; 0 on success. A failure is the caller's cue
+ * to read the slide on the host (ops.h), not a fault of this process:
+ * a warning. */
+int
+nv_failed (nvjpegStatus_t s, const char *what)
+{
+    if (s == NVJPEG_STATUS_SUCCESS)
+        return 0;
+    qc_log (QC_LOG_WARNING, "cuda", "nvJPEG: %s failed: %s (%d); the host "
+            "decodes these tiles", what, status_name (s), (int) s);
+    return 1;
+}
+
+/* ---- the handle of each device ---- */
+
+pthread_mutex_t s_lock = PTHREAD_MUTEX_INITIALIZER;
+nvjpegHandle_t s_handle[MAX_DEVICES];
+int s_handle_failed[MAX_DEVICES];   /* tried once: no log at every op */
+
+/* The handle of device (current), made at its first use; NULL (logged
+ * once) when nvJPEG cannot start on it. */
+nvjpegHandle_t
+device_handle (int device)
+{
+    if (device < 0 || device >= MAX_DEVICES)
+        return NULL;
+    pthread_mutex_lock (&s_lock);
+    nvjpegHandle_t h = s_handle[device];
+    if (!h && !s_handle_failed[device]) {
+        /* Strict: a stream with errors fails, as libjpeg's warnings fail
+         * a tile on the CPU (and libtiff's read on the host), instead of
+         * decoding what nvJPEG can of it. A library that refuses the
+         * flag (the header's comment says "must be 0") gets none. */
+        nvjpegStatus_t s = nvjpegCreateEx (NVJPEG_BACKEND_DEFAULT, NULL, NULL,
+                                           NVJPEG_FLAGS_BITSTREAM_STRICT, &h);
+        if (s != NVJPEG_STATUS_SUCCESS) {
+            h = NULL;
+            s = nvjpegCreateEx (NVJPEG_BACKEND_DEFAULT, NULL, NULL,
+                                NVJPEG_FLAGS_DEFAULT, &h);
+        }
+        if (nv_failed (s, "nvjpegCreateEx")) {
+            h = NULL;
+            s_handle_failed[device] = 1;
+        }
+        s_handle[device] = h;
+    }
+    pthread_mutex_unlock (&s_lock);
+    return h;
+}
+
+/* ---- the state of each thread ---- */
+
+struct lane_t {
+    nvjpegJpegState_t state;
+    int device;             /* whose handle made state */
+    int batch;              /* the batch size state was initialised for;
+                               0: none (or the last batch failed) */
+};
+
+__thread lane_t t_lane;
+pthread_key_t s_lane_key;
+pthread_once_t s_lane_once = PTHREAD_ONCE_INIT;
+int s_lane_key_ok;
+
+void
+lane_free (lane_t *l)
+{
+    if (l->state)
+        nvjpegJpegStateDestroy (l->state);
+    memset (l, 0, sizeof *l);
+}
+
+/* At a thread's exit (the key's value is its lane_t). */
+void
+lane_at_exit (void *arg)
+{
+    lane_free (static_cast<lane_t *> (arg));
+}
+
+void
+lane_key_make (void)
+{
+    s_lane_key_ok = pthread_key_create (&s_lane_key, lane_at_exit) == 0;
+    if (!s_lane_key_ok)
+        qc_log (QC_LOG_WARNING, "cuda", "no thread key: nvJPEG decoding "
+                "states stay until the process ends");
+}
+
+/* The calling thread's state for device (current, whose handle is h),
+ * made at first use; NULL (logged) on failure. */
+lane_t *
+lane_for (nvjpegHandle_t h, int device)
+{
+    lane_t *l = &t_lane;
+    if (l->state && l->device == device)
+        return l;
+    if (l->state) {
+        /* the thread was bound to another device since: its state is
+         * bound to that one, and goes with it current */
+        if (cudaSetDevice (l->device) == cudaSuccess)
+            lane_free (l);
+        cudaGetLastError ();
+        memset (l, 0, sizeof *l);
+        if (qc_cuda_failed (cudaSetDevice (device), "cudaSetDevice", __FILE__,
+                            __LINE__))
+            return NULL;
+    }
+    pthread_once (&s_lane_once, lane_key_make);
+    if (nv_failed (nvjpegJpegStateCreate (h, &l->state), "nvjpegJpegStateCreate")) {
+        l->state = NULL;
+        return NULL;
+    }
+    l->device = device;
+    l->batch = 0;
+    if (s_lane_key_ok)
+        pthread_setspecific (s_lane_key, l);
+    return l;
+}
+
+/* ---- the tiles ---- */
+
+/* 0 when batch is one decode_jpeg takes (ops.h; the CPU's checks). */
+int
+batch_ok (const qc_jpeg_batch_t *b)
+{
+    if (!b || (b->n > 0 && !b->tiles) || b->tile_w < 1 || b->tile_h < 1
+        || b->tile_w > MAX_TILE_SIDE || b->tile_h > MAX_TILE_SIDE
+        || (size_t) b->tile_w * (size_t) b->tile_h > MAX_TILE_PIXELS)
+        return -1;
+    for (size_t i = 0; i < b->n; i++)
+        if (!b->tiles[i].data || b->tiles[i].size < 4 || b->tiles[i].w < 1
+            || b->tiles[i].h < 1 || b->tiles[i].w > b->tile_w
+            || b->tiles[i].h > b->tile_h)
+            return -1;
+    return 0;
+}
+
+/* 1 when tile t's picture has pixels inside a w x h dst (no sum that
+ * overflows: x and y may be anything). */
+int
+covers (const qc_jpeg_tile_t *t, int w, int h)
+{
+    return t->x < w && t->y < h && t->x > -(int64_t) t->w
+           && t->y > -(int64_t) t->h;
+}
+
+/* What a stream's frame header (SOF) says that nvJPEG's image info does
+ * not: its sample precision (the CPU refuses all but 8 bits, and an
+ * 8-bit output of a 12-bit stream is not libjpeg's) and each component's
+ * sampling factors (batch->samp_h, samp_v are factors, and libjpeg's
+ * expansion comes from them). */
+struct frame_t {
+    int precision, ncomp;
+    int hs[3], vs[3];       /* the first three components' factors */
+};
+
+/* 0 with f filled from stream p's frame header, or -1 when it has none
+ * before its first scan. */
+int
+frame_read (const uint8_t *p, size_t n, frame_t *f)
+{
+    if (n < 4 || p[0] != 0xFF || p[1] != 0xD8)
+        return -1;
+    size_t i = 2;
+    while (i + 4 <= n) {
+        if (p[i] != 0xFF)
+            return -1;
+        unsigned m = p[i + 1];
+        if (m == 0xFF) {                /* fill byte before a marker */
+            i++;
+            continue;
+        }
+        if (m == 0x01 || (m >= 0xD0 && m <= 0xD7)) {  /* no length */
+            i += 2;
+            continue;
+        }
+        if (m == 0xD9 || m == 0xDA)     /* EOI or a scan before a frame */
+            return -1;
+        size_t len = ((size_t) p[i + 2] << 8) | p[i + 3];
+        if (len < 2)
+            return -1;
+        /* SOF0..SOF15 but DHT (C4), JPG (C8) and DAC (CC): precision,
+         * height, width, components, then 3 bytes a component (id,
+         * factors H << 4 | V, quantisation table) */
+        if (m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC) {
+            if (len < 8 || i + 10 > n)
+                return -1;
+            f->precision = p[i + 4];
+            f->ncomp = p[i + 9];
+            if (len < 8 + 3 * (size_t) f->ncomp || i + 10 + 3 * (size_t) f->ncomp > n)
+                return -1;
+            for (int c = 0; c < 3 && c < f->ncomp; c++) {
+                f->hs[c] = p[i + 11 + 3 * c] >> 4;
+                f->vs[c] = p[i + 11 + 3 * c] & 15;
+            }
+            return 0;
+        }
+        i += 2 + len;
+    }
+    return -1;
+}
+
+/* libjpeg's expansion of the chroma components (max_h_samp / h_samp,
+ * max_v_samp / v_samp) for nvJPEG's name of a tile's sampling; -1 for
+ * the others (4:1:1, 4:1:0, gray, unknown), which the host decodes. */
+int
+chroma_expansion (nvjpegChromaSubsampling_t s, int *he, int *ve)
+{
+    switch (s) {
+    case NVJPEG_CSS_444: *he = 1; *ve = 1; return 0;
+    case NVJPEG_CSS_422: *he = 2; *ve = 1; return 0;
+    case NVJPEG_CSS_420: *he = 2; *ve = 2; return 0;
+    case NVJPEG_CSS_440: *he = 1; *ve = 2; return 0;
+    default: return -1;
+    }
+}
+
+/* Tile t's components as libjpeg sees them (planes, px left NULL): 0,
+ * or -1 when it is not a tile this op decodes as libjpeg does. Each
+ * component's expansion is libjpeg's, from the frame's factors (max_h /
+ * h, max_v / v); it must be what nvJPEG's name for the sampling says
+ * (the luma whole, both chroma components alike), and each component's
+ * size in nvJPEG's image info libjpeg's downsampled size, ceil (tile_w
+ * / he) x ceil (tile_h / ve): the planes nvJPEG writes are laid out by
+ * it. */
+int
+tile_planes (nvjpegHandle_t h, const qc_jpeg_batch_t *b,
+             const qc_jpeg_tile_t *t, qc_jpeg_planes_t *pl)
+{
+    frame_t f;
+    memset (&f, 0, sizeof f);
+    if (frame_read (t->data, t->size, &f) != 0 || f.precision != 8 || f.ncomp != 3)
+        return -1;
+    int maxh = 0, maxv = 0;
+    for (int c = 0; c < 3; c++) {
+        if (f.hs[c] < 1 || f.vs[c] < 1)
+            return -1;
+        maxh = f.hs[c] > maxh ? f.hs[c] : maxh;
+        maxv = f.vs[c] > maxv ? f.vs[c] : maxv;
+    }
+    /* libtiff refuses a tile whose factors are not its tags' (ops.h) */
+    if (b->samp_h > 0
+        && (f.hs[0] != b->samp_h || f.vs[0] != b->samp_v || f.hs[1] != 1
+            || f.vs[1] != 1 || f.hs[2] != 1 || f.vs[2] != 1))
+        return -1;
+    int nc = 0, ws[NVJPEG_MAX_COMPONENT] = {0}, hs[NVJPEG_MAX_COMPONENT] = {0};
+    nvjpegChromaSubsampling_t css = NVJPEG_CSS_UNKNOWN;
+    int che = 0, cve = 0;
+    if (nvjpegGetImageInfo (h, t->data, t->size, &nc, &css, ws, hs)
+            != NVJPEG_STATUS_SUCCESS
+        || nc != 3 || ws[0] != b->tile_w || hs[0] != b->tile_h
+        || chroma_expansion (css, &che, &cve) != 0)
+        return -1;
+    for (int c = 0; c < 3; c++) {
+        if (maxh % f.hs[c] || maxv % f.vs[c])
+            return -1;
+        int he = maxh / f.hs[c], ve = maxv / f.vs[c];
+        int w = (b->tile_w + he - 1) / he, hh = (b->tile_h + ve - 1) / ve;
+        if (!qc_jpeg_sampling_ok (he, ve) || he != (c ? che : 1)
+            || ve != (c ? cve : 1) || ws[c] != w || hs[c] != hh)
+            return -1;
+        pl->px[c] = NULL;
+        pl->stride[c] = w;
+        pl->w[c] = w;
+        pl->h[c] = hh;
+        pl->he[c] = he;
+        pl->ve[c] = ve;
+    }
+    return 0;
+}
+
+/* Host memory freed on every way out. */
+template <typename T> struct HostArray {
+    T *p;
+    explicit HostArray (size_t n)
+        : p (static_cast<T *> (calloc (n ? n : 1, sizeof (T)))) {}
+    ~HostArray () { free (p); }
+    HostArray (const HostArray &) = delete;
+    HostArray &operator= (const HostArray &) = delete;
+};
+
+/* Decodes k tiles into their planes (img) on the op's stream. */
+int
+decode_batch (nvjpegHandle_t h, lane_t *lane, const unsigned char *const *data,
+              const size_t *len, nvjpegImage_t *img, int k)
+{
+    /* Initialised again only when the size changes (a call's last batch,
+     * usually) or after a failure, which the header says it resets. */
+    if (lane->batch != k) {
+        lane->batch = 0;
+        if (nv_failed (nvjpegDecodeBatchedInitialize (h, lane->state, k, 1,
+                                                      NVJPEG_OUTPUT_UNCHANGED),
+                       "nvjpegDecodeBatchedInitialize"))
+            return -1;
+        lane->batch = k;
+    }
+    if (nv_failed (nvjpegDecodeBatched (h, lane->state, data, len, img,
+                                        QC_STREAM),
+                   "nvjpegDecodeBatched")) {
+        lane->batch = 0;
+        return -1;
+    }
+    return 0;
+}
+
+/* The op, in sc (the caller waits for the stream before sc gives the
+ * buffers back, whichever way this returns). */
+int
+decode_jpeg (QcScope &sc, nvjpegHandle_t h, lane_t *lane,
+             const qc_jpeg_batch_t *b, qc_rgb_t *dst)
+{
+    const int tw = b->tile_w, th = b->tile_h;
+    /* The tiles dst shows (the CPU skips the rest too), each checked
+     * before anything is written. */
+    HostArray<tile_dev> td (b->n);
+    HostArray<size_t> which (b->n);
+    if (!td.p || !which.p)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        const qc_jpeg_tile_t *t = &b->tiles[i];
+        if (!covers (t, dst->w, dst->h))
+            continue;
+        if (tile_planes (h, b, t, &td.p[n].pl) != 0) {
+            qc_log (QC_LOG_DEBUG, "cuda", "nvJPEG: tile %zu is not a %d x %d "
+                    "8-bit 3-component JPEG of the batch's sampling, one "
+                    "decoded as libjpeg does: the host decodes these tiles",
+                    i, tw, th);
+            return -1;
+        }
+        td.p[n].x = (long long) t->x;
+        td.p[n].y = (long long) t->y;
+        td.p[n].w = t->w;
+        td.p[n].h = t->h;
+        which.p[n++] = i;
+    }
+
+    QC_OUT (sc, uint8_t, d_dst, dst);
+    size_t npix = qc_npix (dst->w, dst->h);
+    QC_LAUNCH (k_fill, npix, d_dst, npix, b->bg[0], b->bg[1], b->bg[2]);
+    if (n == 0) {
+        QC_FINISH (sc);
+        return 0;
+    }
+
+    /* One slot of planes a tile of a batch, the size of 4:4:4's (a
+     * subsampled tile uses part of it), reused batch after batch: the
+     * stream orders a batch's decoding after the last one's kernel. */
+    size_t slot = (size_t) 3 * (size_t) tw * (size_t) th;
+    size_t per = BATCH_BYTES / slot;
+    per = per < 1 ? 1 : per > (size_t) BATCH ? (size_t) BATCH : per;
+    per = per > n ? n : per;
+    QC_GET (sc, uint8_t, planes, slot * per);
+    QC_GET (sc, tile_dev, d_td, n);
+    for (size_t j = 0; j < n; j++) {
+        qc_jpeg_planes_t *pl = &td.p[j].pl;
+        uint8_t *base = planes + (j % per) * slot;
+        pl->px[0] = base;
+        pl->px[1] = base + (size_t) pl->w[0] * (size_t) pl->h[0];
+        pl->px[2] = pl->px[1] + (size_t) pl->w[1] * (size_t) pl->h[1];
+    }
+    QC_UP (d_td, td.p, n);
+
+    const unsigned char *data[BATCH];
+    size_t len[BATCH];
+    nvjpegImage_t img[BATCH];
+    dim3 grid ((unsigned) (((size_t) tw * (size_t) th + 255) / 256), 1);
+    for (size_t s = 0; s < n; s += per) {
+        int k = (int) (n - s < per ? n - s : per);
+        for (int j = 0; j < k; j++) {
+            const qc_jpeg_tile_t *t = &b->tiles[which.p[s + j]];
+            const qc_jpeg_planes_t *pl = &td.p[s + j].pl;
+            data[j] = t->data;
+            len[j] = t->size;
+            memset (&img[j], 0, sizeof img[j]);
+            for (int c = 0; c < 3; c++) {
+                /* nvJPEG writes them: device bytes of ours */
+                img[j].channel[c] = const_cast<uint8_t *> (pl->px[c]);
+                img[j].pitch[c] = (size_t) pl->stride[c];
+            }
+        }
+        if (decode_batch (h, lane, data, len, img, k) != 0)
+            return -1;
+        grid.y = (unsigned) k;
+        k_tiles<<<grid, 256, 0, QC_STREAM>>> (d_td + s, tw, th, b->ycbcr,
+                                              d_dst, dst->w, dst->h);
+        QC_CK_LAUNCH ();
+    }
+    QC_FINISH (sc);
+    return 0;
+}
+
+} // namespace
+
+extern "C" int
+qc_cuda_decode_jpeg (const qc_jpeg_batch_t *batch, qc_rgb_t *dst)
+{
+    if (batch_ok (batch) != 0 || !qc_rgb_valid (dst) || qc_cuda_begin ())
+        return -1;
+    int device = -1;
+    QC_CK (cudaGetDevice (&device));
+    nvjpegHandle_t h = device_handle (device);
+    lane_t *lane = h ? lane_for (h, device) : NULL;
+    if (!lane)
+        return -1;
+    QcScope sc;
+    if (decode_jpeg (sc, h, lane, batch, dst) == 0)
+        return 0;
+    /* nvJPEG's or a kernel's work may still be queued on the planes and
+     * dst: done before the scope gives its buffers to other threads */
+    cudaStreamSynchronize (QC_STREAM);
+    cudaGetLastError ();
+    return -1;
+}
+
+#endif /* QC_HAVE_NVJPEG */
