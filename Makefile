@@ -51,31 +51,38 @@ NVCCFLAGS   += -std=c++17 -O2 -g -lineinfo -fmad=false $(CUDA_ARCH) -I. -DQC_HAV
                -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror,-Wno-unused-parameter,-pthread
 CFLAGS      += -DQC_HAVE_CUDA
 # nvJPEG: a GPU lane decodes a slide's JPEG tiles itself (decode_jpeg,
-# kernels/ops/cuda/jpeg_tiles.cu) when the toolkit has nvjpeg.h; a
-# toolkit installed without it leaves the op out, and the host decodes
-# (ops.h). NVJPEG=0 leaves it out too; NVJPEG_INC names another
-# nvjpeg.h (or its folder). Linked statically where the toolkit has the
-# static library, as cudart is, so that the programs still need only the
-# driver; its OS calls are in culibos beside it.
+# kernels/ops/cuda/jpeg_tiles.cu) when the toolkit has nvjpeg.h and its
+# library; a toolkit installed without them leaves the op out, and the
+# host decodes (ops.h). NVJPEG=0 leaves it out too. NVJPEG_INC names
+# another nvjpeg.h (or its folder), NVJPEG_LIB the library's folder (a
+# GPU machine's brought to a build machine without them:
+# tests/bench/README.md). Linked statically where there is the static
+# library, as cudart is, so that the programs still need only the
+# driver (its OS calls are in culibos beside it); else the shared one.
 NVJPEG_INC  ?= $(firstword $(wildcard $(CUDA_ROOT)/include/nvjpeg.h \
                  $(CUDA_ROOT)/targets/x86_64-linux/include/nvjpeg.h))
+NVJPEG_LIB  ?= $(firstword $(patsubst %/,%,$(dir $(wildcard \
+                 $(CUDA_ROOT)/lib64/libnvjpeg_static.a \
+                 $(CUDA_ROOT)/targets/x86_64-linux/lib/libnvjpeg_static.a \
+                 $(CUDA_ROOT)/lib64/libnvjpeg.so \
+                 $(CUDA_ROOT)/targets/x86_64-linux/lib/libnvjpeg.so)))))
+NVJPEG_A    := $(wildcard $(NVJPEG_LIB)/libnvjpeg_static.a)
 ifeq ($(NVJPEG),0)
-NVJPEG_USE  :=
 NVJPEG_WHY  := NVJPEG=0
-else
-NVJPEG_USE  := $(NVJPEG_INC)
+else ifeq ($(NVJPEG_INC),)
 NVJPEG_WHY  := no nvjpeg.h in $(CUDA_ROOT)
-endif
-ifneq ($(NVJPEG_USE),)
-NVJPEG_A    := $(firstword $(wildcard $(CUDA_ROOT)/lib64/libnvjpeg_static.a \
-                 $(CUDA_ROOT)/targets/x86_64-linux/lib/libnvjpeg_static.a))
-NVJPEG_LIBS := $(if $(NVJPEG_A),$(NVJPEG_A) $(wildcard $(dir $(NVJPEG_A))libculibos.a),\
-                 -L$(CUDA_ROOT)/targets/x86_64-linux/lib -lnvjpeg)
-NVCCFLAGS   += -DQC_HAVE_NVJPEG \
-               -I$(if $(filter %nvjpeg.h,$(NVJPEG_USE)),$(dir $(NVJPEG_USE)),$(NVJPEG_USE))
-CFLAGS      += -DQC_HAVE_NVJPEG
-$(info CUDA backend with nvJPEG ($(NVJPEG_USE), $(if $(NVJPEG_A),static,shared library)))
+else ifeq ($(NVJPEG_A)$(wildcard $(NVJPEG_LIB)/libnvjpeg.so),)
+NVJPEG_WHY  := $(NVJPEG_INC) but no libnvjpeg_static.a or libnvjpeg.so
 else
+NVJPEG_WHY  :=
+NVJPEG_LIBS := $(if $(NVJPEG_A),$(NVJPEG_A) $(wildcard $(NVJPEG_LIB)/libculibos.a),\
+                 -L$(NVJPEG_LIB) -lnvjpeg)
+NVCCFLAGS   += -DQC_HAVE_NVJPEG \
+               -I$(if $(filter %nvjpeg.h,$(NVJPEG_INC)),$(dir $(NVJPEG_INC)),$(NVJPEG_INC))
+CFLAGS      += -DQC_HAVE_NVJPEG
+$(info CUDA backend with nvJPEG ($(NVJPEG_INC), $(if $(NVJPEG_A),static,shared) library in $(NVJPEG_LIB)))
+endif
+ifneq ($(NVJPEG_WHY),)
 $(info CUDA backend without nvJPEG ($(NVJPEG_WHY)): slides' JPEG tiles are decoded on the host)
 endif
 # static cudart: the programs need only the driver (libcuda.so) to run;

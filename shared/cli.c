@@ -164,7 +164,7 @@ qc_cli_check_env (const char *prog)
             return -1;
     }
     /* switches whose readers look for "0" alone */
-    static const char *const flag[] = {"QC_DIRECT_READ", "QC_GPU_RESIDENT"};
+    static const char *const flag[] = {"QC_DIRECT_READ", "QC_GPU_RESIDENT", "QC_GPU_DECODE"};
     for (size_t i = 0; i < sizeof flag / sizeof flag[0]; i++) {
         v = getenv (flag[i]);
         if (v && *v && strcmp (v, "0") != 0 && strcmp (v, "1") != 0) {
@@ -172,6 +172,17 @@ qc_cli_check_env (const char *prog)
                      prog, flag[i], v);
             return -1;
         }
+    }
+    /* as kernels/ops/cuda/jpeg_tiles.cu reads it */
+    static const char *const backend[] = {"default", "hybrid", "gpu", "hardware"};
+    v = getenv ("QC_NVJPEG_BACKEND");
+    int known = !v || !*v;
+    for (size_t i = 0; !known && i < sizeof backend / sizeof backend[0]; i++)
+        known = strcmp (v, backend[i]) == 0;
+    if (!known) {
+        fprintf (stderr, "%s: QC_NVJPEG_BACKEND in the environment is '%s': gpu (the "
+                 "default), hardware, hybrid or default\n", prog, v);
+        return -1;
     }
     return 0;
 }

@@ -86,7 +86,8 @@ int qc_cli_bad_option (const char *prog);
 
 /* The QC_* variables an operator sets in a program's environment (a
  * container's, a unit's): QC_LOG_LEVEL, QC_IMAGE_CACHE_MB,
- * QC_ASSET_STORE_MB, QC_DIRECT_READ, QC_GPU_RESIDENT. Their readers
+ * QC_ASSET_STORE_MB, QC_DIRECT_READ, QC_GPU_RESIDENT, QC_GPU_DECODE,
+ * QC_NVJPEG_BACKEND. Their readers
  * take a value they cannot parse as if the variable were unset, so
  * QC_IMAGE_CACHE_MB=512MB left the cache at its default and
  * QC_DIRECT_READ=false read directly: a value none of them takes is

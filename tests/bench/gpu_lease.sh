@@ -25,6 +25,14 @@
 #             and one with both, measured end to end
 #   cohort10x the same at 10x, 16 links: the lane alone and qc-worker
 #             --gpu 0 with its default CPU slots
+#   nvjpeg    copies the machine's nvjpeg.h and libnvjpeg.so to $OUT: a
+#             build here links them (NVJPEG_INC, NVJPEG_LIB; the toolkit
+#             here has none) for the decode stage (tests/bench/README.md)
+#   decode    the resident lane without read ahead (its image read on
+#             its own thread, where the tiles are decoded on the GPU),
+#             1.25x and 10x, with each nvJPEG backend (QC_NVJPEG_BACKEND)
+#             and with QC_GPU_DECODE=0 (the CPU decodes): needs a build
+#             with nvJPEG
 # Limits add up to 590 s without cohort (about 230 s were used on an
 # H100 machine and on an H200 one): give the call timeout_s 600, and
 # run cohort in a call of its own (STAGES=bench125,cohort: ~150 s). The full-size slide is generated in the
@@ -88,6 +96,24 @@ stage bench10x 200 build/bench/bench_gpu --sizes 1.25x,10x --cores 8 --no-one-co
 stage bench10x4 50 build/bench/bench_gpu --sizes 10x --gpu-only --lanes resident \
     --repeat 1 --gpu-read-threads 4
 stage cohort 200 bash tests/bench/gpu_cohort.sh "$slide" 48 2
+# nvJPEG's header and library, for a build here with them
+case $stages in *,nvjpeg,*)
+    for f in "${CUDA_HOME:-/usr/local/cuda}"/targets/x86_64-linux/include/nvjpeg.h \
+             "${CUDA_HOME:-/usr/local/cuda}"/targets/x86_64-linux/lib/libnvjpeg.so.*; do
+        [ -f "$f" ] && cp -L "$f" "$out/" && ls -l "$out/$(basename "$f")" | tee -a "$summary"
+    done ;;
+esac
+decode_bench () {
+    for b in gpu hardware default; do
+        echo "== QC_NVJPEG_BACKEND=$b"
+        QC_NVJPEG_BACKEND=$b build/bench/bench_gpu --sizes 1.25x,10x --gpu-only \
+            --lanes resident --repeat 2 || return
+    done
+    echo "== QC_GPU_DECODE=0 (the CPU decodes)"
+    QC_GPU_DECODE=0 build/bench/bench_gpu --sizes 1.25x,10x --gpu-only --lanes resident --repeat 2
+}
+export -f decode_bench      # timeout runs programs, not functions
+stage decode 240 bash -c decode_bench
 # at 10x (every image_work_size, PNGs at 1.25x): the lane alone and the
 # default worker (its CPU slots beside the lane)
 case $stages in *,cohort10x,*)

@@ -15,11 +15,18 @@
  * per op, then one kernel a batch places them in dst. One nvjpegDecode a
  * tile would cost a call, its host work and its launches per tile.
  *
- * The backend is NVJPEG_BACKEND_DEFAULT (the hybrid decoder): it takes
- * the compressed streams in host memory, decodes their Huffman codes on
- * the CPU and moves the coefficients up through its own page-locked
- * buffers (its default pinned allocator), so the streams are not copied
- * here (placement.cu's staging buffers are its own, for images).
+ * The backend is NVJPEG_BACKEND_GPU_HYBRID: it takes the compressed
+ * streams in host memory and, in batches of more than 50 baseline
+ * tiles (a slide level's, BATCH a call), decodes their Huffman codes on
+ * the GPU; the default (hybrid) backend decodes them on the calling
+ * thread, which is the lane's one CPU thread, and a 10x level's ~2,600
+ * tiles would keep it busy longer than 16 threads of libjpeg take. Its
+ * page-locked buffers are its own (its default pinned allocator), so the
+ * streams are not copied here (placement.cu's staging buffers are for
+ * images). QC_NVJPEG_BACKEND=default, hybrid, gpu or hardware (the
+ * NVJPG engines of an A100, H100 or H200: baseline, one scan) chooses
+ * another, to measure them (tests/bench/README.md); a backend this GPU
+ * or library refuses falls back to the default one, logged.
  *
  * State: one nvjpegHandle_t per device and process (handles and states
  * are bound to the device current at their creation), made at a lane's
@@ -131,6 +138,25 @@ nv_failed (nvjpegStatus_t s, const char *what)
 
 /* ---- the handle of each device ---- */
 
+/* The backend QC_NVJPEG_BACKEND names (the top of this file), else
+ * GPU_HYBRID. */
+nvjpegBackend_t
+chosen_backend (void)
+{
+    static const struct { const char *name; nvjpegBackend_t b; } names[] = {
+        { "default", NVJPEG_BACKEND_DEFAULT }, { "hybrid", NVJPEG_BACKEND_HYBRID },
+        { "gpu", NVJPEG_BACKEND_GPU_HYBRID }, { "hardware", NVJPEG_BACKEND_HARDWARE },
+    };
+    const char *env = getenv ("QC_NVJPEG_BACKEND");
+    for (size_t i = 0; env && i < sizeof names / sizeof *names; i++)
+        if (strcmp (env, names[i].name) == 0)
+            return names[i].b;
+    if (env && *env)
+        qc_log (QC_LOG_WARNING, "cuda", "QC_NVJPEG_BACKEND=%s: not default, hybrid, "
+                "gpu or hardware; the gpu backend decodes", env);
+    return NVJPEG_BACKEND_GPU_HYBRID;
+}
+
 pthread_mutex_t s_lock = PTHREAD_MUTEX_INITIALIZER;
 nvjpegHandle_t s_handle[MAX_DEVICES];
 int s_handle_failed[MAX_DEVICES];   /* tried once: no log at every op */
@@ -149,12 +175,20 @@ device_handle (int device)
          * a tile on the CPU (and libtiff's read on the host), instead of
          * decoding what nvJPEG can of it. A library that refuses the
          * flag (the header's comment says "must be 0") gets none. */
-        nvjpegStatus_t s = nvjpegCreateEx (NVJPEG_BACKEND_DEFAULT, NULL, NULL,
+        nvjpegBackend_t want = chosen_backend ();
+        nvjpegStatus_t s = nvjpegCreateEx (want, NULL, NULL,
                                            NVJPEG_FLAGS_BITSTREAM_STRICT, &h);
         if (s != NVJPEG_STATUS_SUCCESS) {
             h = NULL;
+            s = nvjpegCreateEx (want, NULL, NULL, NVJPEG_FLAGS_DEFAULT, &h);
+        }
+        if (s != NVJPEG_STATUS_SUCCESS && want != NVJPEG_BACKEND_DEFAULT) {
+            qc_log (QC_LOG_WARNING, "cuda", "nvJPEG: backend %d refused on GPU %d "
+                    "(%s): the default backend decodes", (int) want, device,
+                    status_name (s));
+            h = NULL;
             s = nvjpegCreateEx (NVJPEG_BACKEND_DEFAULT, NULL, NULL,
-                                NVJPEG_FLAGS_DEFAULT, &h);
+                                NVJPEG_FLAGS_BITSTREAM_STRICT, &h);
         }
         if (nv_failed (s, "nvjpegCreateEx")) {
             h = NULL;
