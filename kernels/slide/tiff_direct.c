@@ -809,9 +809,15 @@ reader_jpeg_tiles (void *reader, const qc_slide_rect_t *rect, const uint8_t bg[3
             uint32_t t = TIFFComputeTile (tif, (uint32_t) (tx * tw), (uint32_t) (ty * th), 0, 0);
             int bad = 0;
             uint64_t bytes = TIFFGetStrileByteCountWithErr (tif, t, &bad);
-            if (bad || bytes == 0 || bytes > (uint64_t) MAX_TILE_BYTES) {
+            /* A JPEG tile larger than twice its pixels is not one a
+             * scanner wrote: the pixel read, a tile at a time, deals
+             * with it, rather than this gathering a damaged or hostile
+             * file's claimed bytes for every tile at once. */
+            if (bad || bytes == 0 || bytes > (uint64_t) MAX_TILE_BYTES
+                || bytes > (uint64_t) (tw * th * 6 + 65536)) {
                 qc_set_err (why, whylen, "tile %u %s", (unsigned) t,
-                            bytes == 0 && !bad ? "has no bytes" : "has a bad byte count");
+                            bad ? "has a bad byte count"
+                            : bytes == 0 ? "has no bytes" : "has more bytes than its pixels");
                 rc = bad ? trouble_rc (self, tif) : QC_SLIDE_NEXT_READER;
                 break;
             }

@@ -16,8 +16,13 @@
  *     decoded by the CPU op: the bytes qc_slide_read_rows gives.
  *  4. The simulated device (kernels/ops/sim): a working image decoded
  *     and shrunk there equals qc_region_read's, and no plane of it
- *     crossed from the host. */
+ *     crossed from the host.
+ *  5. Written here: libtiff's own JPEG tiles (RGB, tables apart) give
+ *     the direct read's bytes; a level with a tile left out, or not
+ *     JPEG, is read as pixels (the tiles around the missing one still
+ *     go). */
 #include <string.h>
+#include <unistd.h>
 
 #include "kernels/image/image_place.h"
 #include "kernels/ops/cpu/cpu_ops.h"
@@ -27,6 +32,7 @@
 #include "kernels/slide/work_size.h"
 #include "tests/unit/check.h"
 #include "tests/unit/jpeg_fixtures.h"
+#include "tests/unit/tiff_fixtures.h"
 
 /* One tile at (0, 0) of a dst its size, through the CPU op. */
 static qc_rgb_t *
@@ -341,6 +347,78 @@ on_sim_device (void)
     CHECK (qc_sim_device_held () == 0, "%zu device bytes left", qc_sim_device_held ());
 }
 
+/* ---- 5. tiles the device is not given ---- */
+
+static void
+fill_tile (void *ctx, uint32_t x0, uint32_t y0, uint32_t tw, uint32_t th, int spp,
+           uint8_t *tile)
+{
+    (void) ctx;
+    for (uint32_t y = 0; y < th; y++)
+        for (uint32_t x = 0; x < tw; x++) {
+            uint8_t *p = tile + ((size_t) y * tw + x) * (size_t) spp;
+            p[0] = (uint8_t) ((x0 + x) / 3);
+            p[1] = (uint8_t) (((y0 + y) * 7) ^ (x0 + x));
+            p[2] = (uint8_t) (200 - (y0 + y) / 4);
+        }
+}
+
+/* An Aperio slide of one 512 x 384 level in tiles of 128, compression
+ * as given, tile `missing` (1 + its index; 0: none) left out. */
+static int
+write_one_level (const char *path, int compression, uint32_t missing)
+{
+    fx_tiff_level_t lv = {
+        .w = 512, .h = 384, .tile_w = 128, .tile_h = 128, .spp = 3,
+        .compression = compression, .missing = missing,
+        .description = "Aperio Image Library v10.0.0\njpeg tiles|AppMag = 20|MPP = 0.5" };
+    return fx_tiff_write (path, &lv, 1, fill_tile, NULL);
+}
+
+static void
+not_for_the_device (void)
+{
+    TIFFSetWarningHandler (NULL);
+    char dir[] = "/tmp/qc-jpeg-tiles.XXXXXX", path[600], err[512] = "";
+    CHECK (mkdtemp (dir) != NULL, "temporary folder");
+    struct { const char *name; int compression; uint32_t missing; const char *why; } cases[] = {
+        { "rgb-jpeg.svs", COMPRESSION_JPEG, 0, NULL },
+        { "missing.svs", COMPRESSION_JPEG, 1 + 5, "no bytes" },
+        { "lzw.svs", COMPRESSION_LZW, 0, "not JPEG" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        snprintf (path, sizeof path, "%s/%s", dir, cases[i].name);
+        CHECK (write_one_level (path, cases[i].compression, cases[i].missing) == 0,
+               "%s written", cases[i].name);
+        qc_slide_t *s = qc_slide_open (path, err, sizeof err);
+        CHECK (s != NULL, "%s: %s", cases[i].name, err);
+        if (!s)
+            continue;
+        qc_slide_rect_t whole = { 0, 0, 0, 512, 384 };
+        qc_slide_jpeg_t *tiles = NULL;
+        err[0] = 0;
+        int rc = qc_slide_jpeg_tiles (s, &whole, &tiles, err, sizeof err);
+        if (!cases[i].why) {
+            /* libtiff's own JPEG tiles (RGB, tables apart): the direct
+               read's bytes */
+            qc_slide_jpeg_free (&tiles);
+            CHECK (compare_rect (s, &whole, cases[i].name) == 1, "%s", cases[i].name);
+        } else {
+            CHECK (rc == QC_SLIDE_JPEG_NONE && !tiles && strstr (err, cases[i].why),
+                   "%s: %d, '%s'", cases[i].name, rc, err);
+            printf ("  %s: pixels read (%s)\n", cases[i].name, err);
+        }
+        if (cases[i].missing) {
+            /* the tiles around the missing one go to the device */
+            qc_slide_rect_t first = { 0, 0, 0, 128, 128 };
+            CHECK (compare_rect (s, &first, "missing.svs, its first tile") == 1);
+        }
+        qc_slide_close (&s);
+        unlink (path);
+    }
+    rmdir (dir);
+}
+
 int
 main (void)
 {
@@ -349,5 +427,6 @@ main (void)
     mosaic ();
     real_slides ();
     on_sim_device ();
+    not_for_the_device ();
     return check_done ("jpeg_tiles");
 }
