@@ -95,8 +95,12 @@ int qc_cuda_trees_predict (const struct qc_trees *model,
                            const qc_fimg_t *const *planes, int nplanes,
                            qc_fimg_t *dst);
 #ifdef QC_HAVE_NVJPEG
-/* jpeg_tiles.cu: only in a build that found nvJPEG (the Makefile). */
+/* jpeg_tiles.cu: only in a build that found nvJPEG (the Makefile).
+ * release: the calling thread's decoding state and every device's
+ * handle destroyed (qc_cuda_release_all; made again at the next
+ * decode). */
 int qc_cuda_decode_jpeg (const qc_jpeg_batch_t *batch, qc_rgb_t *dst);
+void qc_cuda_jpeg_release (void);
 #endif
 
 /* The thread binding (context.cu); the table is qc_ops_cuda_table

@@ -30,7 +30,8 @@
  *
  * State: one nvjpegHandle_t per device and process (handles and states
  * are bound to the device current at their creation), made at a lane's
- * first decode and kept to the end; one nvjpegJpegState_t per thread (a
+ * first decode and kept until qc_cuda_release_all (which destroys them,
+ * so that compute-sanitizer's leak check sees nvJPEG's memory freed); one nvjpegJpegState_t per thread (a
  * GPU lane is one thread, and nvJPEG's states are not to be shared
  * between threads), made at its first decode and destroyed when the
  * thread exits, by a key destructor as placement.cu frees the thread's
@@ -202,8 +203,14 @@ device_handle (int device)
 
 /* ---- the state of each thread ---- */
 
+/* Bumped by qc_cuda_jpeg_release, which destroys the handles: a
+ * thread's state made before is then forgotten, not destroyed (its
+ * handle is gone). */
+unsigned s_generation;
+
 struct lane_t {
     nvjpegJpegState_t state;
+    unsigned generation;    /* s_generation when state was made */
     int device;             /* whose handle made state */
     int batch;              /* the batch size state was initialised for;
                                0: none (or the last batch failed) */
@@ -217,8 +224,10 @@ int s_lane_key_ok;
 void
 lane_free (lane_t *l)
 {
-    if (l->state)
+    pthread_mutex_lock (&s_lock);
+    if (l->state && l->generation == s_generation)
         nvjpegJpegStateDestroy (l->state);
+    pthread_mutex_unlock (&s_lock);
     memset (l, 0, sizeof *l);
 }
 
@@ -244,6 +253,11 @@ lane_t *
 lane_for (nvjpegHandle_t h, int device)
 {
     lane_t *l = &t_lane;
+    pthread_mutex_lock (&s_lock);
+    unsigned generation = s_generation;
+    pthread_mutex_unlock (&s_lock);
+    if (l->state && l->generation != generation)
+        memset (l, 0, sizeof *l);       /* its handle was released */
     if (l->state && l->device == device)
         return l;
     if (l->state) {
@@ -263,6 +277,7 @@ lane_for (nvjpegHandle_t h, int device)
         return NULL;
     }
     l->device = device;
+    l->generation = generation;
     l->batch = 0;
     if (s_lane_key_ok)
         pthread_setspecific (s_lane_key, l);
@@ -543,6 +558,22 @@ decode_jpeg (QcScope &sc, nvjpegHandle_t h, lane_t *lane,
 }
 
 } // namespace
+
+extern "C" void
+qc_cuda_jpeg_release (void)
+{
+    lane_free (&t_lane);
+    pthread_mutex_lock (&s_lock);
+    for (int d = 0; d < MAX_DEVICES; d++) {
+        if (s_handle[d] && cudaSetDevice (d) == cudaSuccess)
+            nvjpegDestroy (s_handle[d]);
+        s_handle[d] = NULL;
+        s_handle_failed[d] = 0;
+    }
+    s_generation++;
+    pthread_mutex_unlock (&s_lock);
+    cudaGetLastError ();
+}
 
 extern "C" int
 qc_cuda_decode_jpeg (const qc_jpeg_batch_t *batch, qc_rgb_t *dst)
