@@ -122,6 +122,12 @@ typedef struct qc_jpeg_batch {
     uint8_t bg[3];        /* pixels no tile's picture covers */
 } qc_jpeg_batch_t;
 
+/* 0 when b is a batch decode_jpeg takes (every backend checks it so):
+ * tiles of 1 to 65,500 pixels a side (JPEG's bound) and at most 2^26
+ * pixels (a slide's are 240-1024 a side), each with bytes (4 at least)
+ * and a picture of 1 x 1 to its frame; -1 otherwise. */
+int qc_jpeg_batch_check (const qc_jpeg_batch_t *b);
+
 typedef struct qc_ops {
     const char *name;
     /* Where the backend's ops read and write images (image_place.h):

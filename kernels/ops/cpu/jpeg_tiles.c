@@ -11,7 +11,6 @@
 #include "kernels/ops/cpu/cpu_ops.h"
 #include "kernels/ops/jpeg_math.h"
 
-#include <limits.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,9 +18,8 @@
 
 #include <jpeglib.h>
 
-/* JPEG's largest side, and a bound on one tile's samples (a slide's
- * tiles are 240-1024 pixels a side). */
-#define MAX_TILE_SIDE 65500
+/* A bound on one tile's samples (qc_jpeg_batch_check bounds its
+ * pixels to 2^26). */
 #define MAX_TILE_PIXELS ((size_t) 1 << 26)
 
 typedef struct {
@@ -159,27 +157,10 @@ decode_tile (const qc_jpeg_batch_t *b, const qc_jpeg_tile_t *t, uint8_t *px,
     return 0;
 }
 
-/* 0 when batch is one decode_jpeg takes (ops.h). */
-static int
-batch_ok (const qc_jpeg_batch_t *b)
-{
-    if (!b || (b->n > 0 && !b->tiles) || b->tile_w < 1 || b->tile_h < 1
-        || b->tile_w > MAX_TILE_SIDE || b->tile_h > MAX_TILE_SIDE
-        || (size_t) b->tile_w * (size_t) b->tile_h > MAX_TILE_PIXELS)
-        return -1;
-    for (size_t i = 0; i < b->n; i++)
-        if (!b->tiles[i].data || b->tiles[i].size < 4
-            || b->tiles[i].size > (size_t) ULONG_MAX || b->tiles[i].w < 1
-            || b->tiles[i].h < 1 || b->tiles[i].w > b->tile_w
-            || b->tiles[i].h > b->tile_h)
-            return -1;
-    return 0;
-}
-
 int
 qc_cpu_decode_jpeg (const qc_jpeg_batch_t *batch, qc_rgb_t *dst)
 {
-    if (batch_ok (batch) != 0 || !qc_rgb_valid (dst))
+    if (qc_jpeg_batch_check (batch) != 0 || !qc_rgb_valid (dst))
         return -1;
     uint8_t *px = dst->px;      /* where the table's wrapper put them */
     size_t n = qc_npix (dst->w, dst->h);

@@ -55,13 +55,9 @@ extern "C" {
 
 namespace {
 
-/* The CPU's bounds (kernels/ops/cpu/jpeg_tiles.c): JPEG's largest side,
- * and one tile's pixels (a slide's tiles are 240-1024 a side). */
-const int MAX_TILE_SIDE = 65500;
-const size_t MAX_TILE_PIXELS = (size_t) 1 << 26;
 /* Tiles one nvjpegDecodeBatched call takes: more than 50, where the
  * GPU-assisted Huffman decoding of NVJPEG_BACKEND_GPU_HYBRID starts (its
- * header), should a lane ever use it; and no more planes than
+ * header), the backend a lane uses by default; and no more planes than
  * BATCH_BYTES (3 bytes a pixel at most, 4:4:4) unless one tile is
  * larger. */
 const int BATCH = 64;
@@ -285,22 +281,6 @@ lane_for (nvjpegHandle_t h, int device)
 }
 
 /* ---- the tiles ---- */
-
-/* 0 when batch is one decode_jpeg takes (ops.h; the CPU's checks). */
-int
-batch_ok (const qc_jpeg_batch_t *b)
-{
-    if (!b || (b->n > 0 && !b->tiles) || b->tile_w < 1 || b->tile_h < 1
-        || b->tile_w > MAX_TILE_SIDE || b->tile_h > MAX_TILE_SIDE
-        || (size_t) b->tile_w * (size_t) b->tile_h > MAX_TILE_PIXELS)
-        return -1;
-    for (size_t i = 0; i < b->n; i++)
-        if (!b->tiles[i].data || b->tiles[i].size < 4 || b->tiles[i].w < 1
-            || b->tiles[i].h < 1 || b->tiles[i].w > b->tile_w
-            || b->tiles[i].h > b->tile_h)
-            return -1;
-    return 0;
-}
 
 /* 1 when tile t's picture has pixels inside a w x h dst (no sum that
  * overflows: x and y may be anything). */
@@ -578,7 +558,7 @@ qc_cuda_jpeg_release (void)
 extern "C" int
 qc_cuda_decode_jpeg (const qc_jpeg_batch_t *batch, qc_rgb_t *dst)
 {
-    if (batch_ok (batch) != 0 || !qc_rgb_valid (dst) || qc_cuda_begin ())
+    if (qc_jpeg_batch_check (batch) != 0 || !qc_rgb_valid (dst) || qc_cuda_begin ())
         return -1;
     int device = -1;
     QC_CK (cudaGetDevice (&device));
