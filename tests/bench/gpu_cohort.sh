@@ -18,6 +18,7 @@
 #   tests/bench/gpu_cohort.sh SLIDE [N [REPEAT]]      (defaults 32, 2)
 set -u
 cd "$(dirname "$0")/../.." || exit 2
+. tests/bench/lib.sh
 slide=${1:?usage: gpu_cohort.sh SLIDE [N [REPEAT]]} n=${2:-32} repeat=${3:-2}
 [ -s "$slide" ] || { echo "gpu_cohort: no slide $slide" >&2; exit 2; }
 # QC_COHORT_LANE="--simulate-gpus 1" tries the script on a machine with
@@ -48,15 +49,8 @@ fi
 shapes=" ${QC_COHORT_SHAPES:-gpu-lane cpu-all both default} "
 head -"$cores" "$T/all.list" >"$T/warm.list"
 
-port=
-for _ in $(seq 1 100); do
-    p=$((20000 + RANDOM % 12000))   # under the ephemeral range
-    (echo >/dev/tcp/127.0.0.1/$p) 2>/dev/null || { port=$p; break; }
-done
-[ -n "$port" ] || { echo "gpu_cohort: no free port" >&2; exit 2; }
-bin/qc-broker --bind tcp://127.0.0.1:$port --state none >"$T/broker.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 1 100); do grep -q 'listening on' "$T/broker.log" && break; sleep 0.1; done
+port=$(bench_free_port gpu_cohort) || exit 2
+bench_broker "$port" "$T/broker.log" --state none
 
 # submit LIST OUT: one cohort run; prints its wall seconds
 submit() {

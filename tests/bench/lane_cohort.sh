@@ -9,6 +9,7 @@
 #   tests/bench/lane_cohort.sh LIST [REPEAT]
 set -u
 cd "$(dirname "$0")/../.." || exit 2
+. tests/bench/lib.sh
 list=$1 repeat=${2:-3}
 [ -s "$list" ] || { echo "lane_cohort: no slide list $list" >&2; exit 2; }
 n=$(wc -l <"$list")
@@ -23,15 +24,8 @@ if bin/qc-worker --connect tcp://127.0.0.1:1 --gpu 0 --timeout 1 >/dev/null 2>&1
 else
     lane="--simulate-gpus 1"; what="simulated GPU (steps on the CPU: no GPU here)"
 fi
-port=
-for _ in $(seq 1 100); do
-    p=$((20000 + RANDOM % 12000))   # under the ephemeral range
-    (echo >/dev/tcp/127.0.0.1/$p) 2>/dev/null || { port=$p; break; }
-done
-[ -n "$port" ] || { echo "lane_cohort: no free port" >&2; exit 2; }
-bin/qc-broker --bind tcp://127.0.0.1:$port >"$T/broker.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 1 100); do grep -q 'listening on' "$T/broker.log" && break; sleep 0.1; done
+port=$(bench_free_port lane_cohort) || exit 2
+bench_broker "$port" "$T/broker.log"
 
 # run_mode NAME [worker args]: prints the best time of REPEAT cohort runs
 run_mode() {

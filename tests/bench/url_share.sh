@@ -7,18 +7,14 @@
 # HistoQC's config.ini from ../shared/reference/histoqc.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
+. tests/bench/lib.sh
 slide=$1 config=$2 label=$3
 SHARED=${QC_SHARED_DIR:-$(cd .. && pwd)/shared}
 T=$(mktemp -d /tmp/qc-urlshare.XXXXXX) || exit 2
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"; }
 trap cleanup EXIT
-port=
-for _ in $(seq 1 100); do
-    p=$((20000 + RANDOM % 12000))   # under the ephemeral range
-    (echo >/dev/tcp/127.0.0.1/$p) 2>/dev/null || { port=$p; break; }
-done
-[ -n "$port" ] || { echo "url_share: no free port" >&2; exit 2; }
+port=$(bench_free_port url_share) || exit 2
 mkdir -p "$T/www" "$T/nginx"
 ln -s "$(realpath "$slide")" "$T/www/slide.svs"
 cat >"$T/nginx/nginx.conf" <<CONF
