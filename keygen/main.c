@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -65,6 +66,17 @@ label_ok (const char *s)
         if ((unsigned char) s[i] < 0x20 || s[i] == 0x7f || s[i] == '"' || s[i] == '\\')
             return false;
     return true;
+}
+
+/* 1 when path holds cert's keys as written (secret: the secret key too). */
+static bool
+written_as (zcert_t *cert, const char *path, bool secret)
+{
+    zcert_t *back = zcert_load (path);
+    bool same = back && strcmp (zcert_public_txt (back), zcert_public_txt (cert)) == 0
+                && (!secret || strcmp (zcert_secret_txt (back), zcert_secret_txt (cert)) == 0);
+    zcert_destroy (&back);
+    return same;
 }
 
 static int
@@ -156,22 +168,57 @@ main (int argc, char **argv)
     }
     zcert_set_meta (cert, "role", "%s", qc_role_name (role));
     zcert_set_meta (cert, "name", "%s", label);
-    /* the secret first, written private by czmq; then the public one,
-     * readable by anyone */
-    unlink (sec);
-    unlink (pub);
-    int rc = zcert_save_secret (cert, sec);
+    /* Both files written whole under temporary names in DIR, then
+     * renamed over the old ones: a write that fails (a full disk) leaves
+     * the pair there was (--force used to remove it first, and a host
+     * then had no key at all). The secret's file is made 0600 before a
+     * byte of the key is in it (czmq rewrites a file it is given, keeping
+     * its mode). */
+    char tsec[4096], tpub[4096];
+    snprintf (tsec, sizeof tsec, "%s/.%s.cert_secret.XXXXXX", dir, name);
+    snprintf (tpub, sizeof tpub, "%s/.%s.cert.XXXXXX", dir, name);
+    int fs = mkstemp (tsec), fp = fs >= 0 ? mkstemp (tpub) : -1;
+    int rc = fs >= 0 && fp >= 0 ? 0 : -1;
+    if (fs >= 0)
+        close (fs);
+    if (fp >= 0)
+        close (fp);
     if (rc == 0)
-        rc = chmod (sec, 0600);
+        rc = zcert_save_secret (cert, tsec);
     if (rc == 0)
-        rc = zcert_save_public (cert, pub);
+        rc = chmod (tsec, 0600);
     if (rc == 0)
-        rc = chmod (pub, 0644);
+        rc = zcert_save_public (cert, tpub);
+    if (rc == 0)
+        rc = chmod (tpub, 0644);
+    /* czmq does not say when a write failed (a full disk, ulimit -f: it
+     * returned 0 over empty files): read both back */
+    bool short_write = false;
+    if (rc == 0 && (!written_as (cert, tsec, 1) || !written_as (cert, tpub, 0))) {
+        short_write = true;
+        rc = -1;
+    }
+    if (rc == 0)
+        rc = rename (tsec, sec);
+    if (rc == 0 && rename (tpub, pub) != 0) {
+        /* the new secret is in place and the public file is the old
+         * one's: no pair that works; say so rather than leave it */
+        fprintf (stderr, "%s: %s is the new secret key, but %s could not be replaced "
+                 "(%s): run again with --force\n", prog, sec, pub, strerror (errno));
+        unlink (tpub);
+        zcert_destroy (&cert);
+        return QC_EXIT_USAGE;
+    }
     if (rc) {
-        fprintf (stderr, "%s: cannot write %s and %s: %s\n", prog, pub, sec,
-                 strerror (errno));
-        unlink (sec);
-        unlink (pub);
+        int e = errno;
+        fprintf (stderr, "%s: cannot write %s and %s: %s%s\n", prog, pub, sec,
+                 short_write ? "what was written does not read back whole (a full "
+                               "disk? a file size limit, ulimit -f?)" : strerror (e ? e : EIO),
+                 force ? "; the pair there was is left as it was" : "");
+        if (fs >= 0)
+            unlink (tsec);
+        if (fp >= 0)
+            unlink (tpub);
         zcert_destroy (&cert);
         return QC_EXIT_USAGE;
     }

@@ -41,6 +41,22 @@ grep -q "exists: not replaced" "$T/kg.log" || fail "qc-keygen message: $(cat "$T
 "$BIN/qc-keygen" --role root -o "$K" x >/dev/null 2>&1; [ $? -eq 2 ] || fail "--role root accepted"
 "$BIN/qc-keygen" -o "$K" ../x >/dev/null 2>&1; [ $? -eq 2 ] || fail "NAME with / accepted"
 pass "qc-keygen: public 0644 and secret 0600 with role and name; no overwrite; bad role, name: exit 2"
+# --force over a pair, where nothing can be written (a file size limit of
+# 0; SIGXFSZ ignored, as a full disk fails a write): the pair there was
+# stays whole, no temporary file is left, the reason is said
+"$BIN/qc-keygen" --role client -o "$T/kf" spare >/dev/null || fail "qc-keygen spare"
+was=$(md5sum "$T/kf/spare.cert" "$T/kf/spare.cert_secret")
+(trap '' XFSZ; ulimit -f 0; exec "$BIN/qc-keygen" --role client --force -o "$T/kf" spare) \
+    >/dev/null 2>"$T/kf.err"
+rc=$?
+[ $rc -eq 2 ] || fail "qc-keygen --force that could not write: exit $rc"
+[ "$(md5sum "$T/kf/spare.cert" "$T/kf/spare.cert_secret")" = "$was" ] \
+    || fail "qc-keygen --force that could not write lost the pair there was"
+[ "$(ls -A "$T/kf" | wc -l)" = 2 ] || fail "qc-keygen left files behind: $(ls -A "$T/kf")"
+"$BIN/qc-keygen" --role client --force -o "$T/kf" spare >/dev/null || fail "qc-keygen --force"
+[ "$(md5sum "$T/kf/spare.cert" "$T/kf/spare.cert_secret")" != "$was" ] \
+    && [ "$(stat -c %a "$T/kf/spare.cert_secret")" = 600 ] || fail "--force did not replace the pair"
+pass "qc-keygen --force: a pair that cannot be written leaves the old one whole; one that can replaces it"
 
 for c in w1 w2 w3 w4 alice bob carol admin; do cp "$K/$c.cert" "$K/allowed/"; done
 
