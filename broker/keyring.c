@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 
 #include "shared/log.h"
@@ -194,6 +195,16 @@ load_file (keyring_t *self, zhashx_t *admitted, const char *file)
                 "message of its holder is refused (make it with qc-keygen --role "
                 "worker|client|admin)", path, e->name, role ? "an unknown" : "no",
                 role ? role : "");
+    int64_t expires = 0;
+    int ex = qc_cert_expires (cert, &expires);
+    if (ex < 0) {
+        /* an end no one can read: refused rather than taken as none */
+        qc_log (QC_LOG_WARNING, MOD, "%s: certificate %s has \"expires = %s\", which is "
+                "no time (qc-keygen --days writes 2027-11-29T22:10:00Z): every message "
+                "of its holder is refused", path, e->name, zcert_meta (cert, "expires"));
+        e->role = QC_ROLE_NONE;
+    }
+    e->expires = ex == 0 ? expires : 0;
     zcert_destroy (&cert);
     keyring_entry_t *first = zhashx_lookup (admitted, e->key);
     if (first) {
@@ -242,11 +253,20 @@ load (keyring_t *self, bool *changed)
     *changed = false;
     for (keyring_entry_t *e = zhashx_first (admitted); e; e = zhashx_next (admitted)) {
         keyring_entry_t *old = self->admitted ? zhashx_lookup (self->admitted, e->key) : NULL;
-        if (!old || old->role != e->role) {
-            qc_log (QC_LOG_INFO, MOD, "admitted certificate %s (role %s, key %s)",
-                    e->name, qc_role_name (e->role), e->key);
+        if (!old || old->role != e->role || old->expires != e->expires) {
+            char until[64] = "";
+            if (e->expires) {
+                char when[32];
+                qc_cert_expiry_text (e->expires, when, sizeof when);
+                snprintf (until, sizeof until, ", %s %s",
+                          keyring_expired (e, (int64_t) time (NULL)) ? "expired on"
+                          : "until", when);
+            }
+            qc_log (QC_LOG_INFO, MOD, "admitted certificate %s (role %s, key %s%s)",
+                    e->name, qc_role_name (e->role), e->key, until);
             *changed = true;
         }
+        keyring_warn_expiry (e, (int64_t) time (NULL));
     }
     for (keyring_entry_t *e = self->admitted ? zhashx_first (self->admitted) : NULL; e;
          e = zhashx_next (self->admitted))
@@ -373,4 +393,27 @@ const char *
 keyring_dir (const keyring_t *self)
 {
     return self ? self->dir : NULL;
+}
+
+bool
+keyring_expired (const keyring_entry_t *e, int64_t now)
+{
+    return e && e->expires && now >= e->expires;
+}
+
+void
+keyring_warn_expiry (keyring_entry_t *e, int64_t now)
+{
+    if (!e || !e->expires || now >= e->expires
+        || e->expires - now >= (int64_t) QC_CERT_EXPIRY_WARN_DAYS * 86400
+        || (e->warned && now - e->warned < 86400))
+        return;
+    char when[32];
+    qc_cert_expiry_text (e->expires, when, sizeof when);
+    int64_t days = (e->expires - now) / 86400;
+    qc_log (QC_LOG_WARNING, MOD, "certificate %s (key %s) expires on %s, in %lld day%s: "
+            "its holder is refused from then on; give it a new pair (qc-keygen --force "
+            "--days N) and put the new public certificate here", e->name, e->key, when,
+            (long long) days, days == 1 ? "" : "s");
+    e->warned = now;
 }

@@ -11,7 +11,10 @@
  * does not belong there: it is skipped with a warning) and is at most
  * 64 KB. A file that is no certificate, a key given twice (the first
  * file by name wins) and a certificate without a known role are said in
- * the log when the folder is read. */
+ * the log when the folder is read. A certificate with an "expires"
+ * (qc-keygen --days) admits its holder until then: the ring keeps it,
+ * and the broker refuses it from that second on (broker/security.c),
+ * having warned of it in its last days. */
 #ifndef QC_KEYRING_H
 #define QC_KEYRING_H
 
@@ -29,7 +32,11 @@ typedef struct {
                                          name; control bytes replaced */
     uint32_t id;              /* this key's number for the broker's run:
                                  never 0, never given to another key */
-    uint8_t role;             /* qc_role_t; QC_ROLE_NONE: missing or unknown */
+    uint8_t role;             /* qc_role_t; QC_ROLE_NONE: missing or unknown
+                                 (or an "expires" that is no time) */
+    int64_t expires;          /* metadata "expires" (qc_cert_expires): its
+                                 holder is refused from then on; 0: never */
+    int64_t warned;           /* when keyring_warn_expiry last said so */
 } keyring_entry_t;
 
 typedef struct keyring keyring_t;
@@ -51,6 +58,12 @@ const char *keyring_key_of (keyring_t *self, uint32_t id);
  * revoked certificate), else NULL. */
 const char *keyring_revoked (const keyring_t *self, const char *key);
 size_t keyring_size (const keyring_t *self);
+/* Whether e's certificate has expired at now (wall-clock seconds). */
+bool keyring_expired (const keyring_entry_t *e, int64_t now);
+/* Says in the log, once a day, that e expires within
+ * QC_CERT_EXPIRY_WARN_DAYS (from the folder's reads and each admitted
+ * handshake). */
+void keyring_warn_expiry (keyring_entry_t *e, int64_t now);
 const char *keyring_dir (const keyring_t *self);
 
 #endif

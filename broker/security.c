@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 
 #include "shared/err.h"
@@ -146,6 +147,21 @@ security_monitor (security_t *self)
 
 /* ---------------------------------------------------------------- ZAP */
 
+/* Whether e's certificate has expired (wall-clock time: an end date is
+ * the calendar's); why says so. */
+static bool
+expired_why (const security_t *self, const keyring_entry_t *e, char *why, size_t len)
+{
+    if (!keyring_expired (e, (int64_t) time (NULL)))
+        return false;
+    char when[32];
+    qc_cert_expiry_text (e->expires, when, sizeof when);
+    snprintf (why, len, "certificate %s expired on %s: its holder needs a new pair "
+              "(qc-keygen --force --days N), its public certificate in %s", e->name, when,
+              keyring_dir (self->keyring));
+    return true;
+}
+
 /* Whether the key may connect; why not in why. */
 static bool
 admit (security_t *self, const char *key, char *why, size_t len)
@@ -153,8 +169,12 @@ admit (security_t *self, const char *key, char *why, size_t len)
     keyring_refresh (self->keyring, false);
     const keyring_entry_t *e = keyring_lookup (self->keyring, key);
     const char *was = e ? NULL : keyring_revoked (self->keyring, key);
-    if (e && (e->role & (QC_ROLE_WORKER | QC_ROLE_CLIENT | QC_ROLE_ADMIN)))
+    if (e && expired_why (self, e, why, len))
+        return false;
+    if (e && (e->role & (QC_ROLE_WORKER | QC_ROLE_CLIENT | QC_ROLE_ADMIN))) {
+        keyring_warn_expiry ((keyring_entry_t *) e, (int64_t) time (NULL));
         return true;
+    }
     if (e)
         snprintf (why, len, "certificate %s has the role %s, which may not connect",
                   e->name, qc_role_name (e->role));
@@ -317,6 +337,8 @@ security_sender (security_t *self, zmsg_t *msg, char *why, size_t len)
         return NULL;
     }
     const keyring_entry_t *e = keyring_lookup (self->keyring, uid);
+    if (e && expired_why (self, e, why, len))
+        return NULL;        /* from that second, not from its next handshake */
     if (e)
         return e;
     const char *was = keyring_revoked (self->keyring, uid);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shared/cli.h"
@@ -19,7 +20,7 @@ usage (FILE *to)
 {
     fprintf (to,
         "Usage: qc-keygen [--role worker|client|admin|broker] [--name LABEL]\n"
-        "                 [-o DIR] [--force] NAME\n"
+        "                 [--days N] [-o DIR] [--force] NAME\n"
         "Makes a CurveZMQ key pair: DIR/NAME.cert, the public certificate (give\n"
         "it to the broker: a copy in its --allow folder admits its holder; the\n"
         "broker's own is every peer's --server-key), and DIR/NAME.cert_secret,\n"
@@ -32,6 +33,9 @@ usage (FILE *to)
         "      --name LABEL  the name the broker's log gives peers with this\n"
         "                    certificate (default NAME; qc-status shows a worker's\n"
         "                    own --name); printable, at most 200 bytes, no quotes\n"
+        "      --days N      valid for N days (1-36500) from now: the broker refuses\n"
+        "                    it from then on, and warns of it, as the program that\n"
+        "                    holds it does, in its last 14 days (default: no end)\n"
         "  -o, --output DIR  where to write (default .; made when missing, 0700)\n"
         "  -f, --force       replace an existing pair: a new key, admitted only\n"
         "                    once the new NAME.cert is in the broker's --allow\n"
@@ -104,7 +108,9 @@ main (int argc, char **argv)
     qc_cli_std_fds ();   /* before any file is opened: see cli.h */
     const char *role_text = "client", *label = NULL, *dir = ".";
     bool force = false;
+    unsigned long days = 0;
     static const struct option opts[] = {
+        {"days", required_argument, 0, 'd'},
         {"role", required_argument, 0, 'r'}, {"name", required_argument, 0, 'n'},
         {"output", required_argument, 0, 'o'}, {"force", no_argument, 0, 'f'},
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
@@ -115,6 +121,10 @@ main (int argc, char **argv)
         case 'n': label = optarg; break;
         case 'o': dir = optarg; break;
         case 'f': force = true; break;
+        case 'd':
+            if (qc_cli_uint (prog, "--days", optarg, 1, 36500, &days))
+                return QC_EXIT_USAGE;
+            break;
         case 'h': usage (stdout); return QC_EXIT_OK;
         case 'V': qc_cli_version (prog); return QC_EXIT_OK;
         default: return qc_cli_bad_option (prog);
@@ -168,6 +178,12 @@ main (int argc, char **argv)
     }
     zcert_set_meta (cert, "role", "%s", qc_role_name (role));
     zcert_set_meta (cert, "name", "%s", label);
+    char expires[32] = "";
+    if (days) {
+        qc_cert_expiry_text ((int64_t) time (NULL) + (int64_t) days * 86400, expires,
+                             sizeof expires);
+        zcert_set_meta (cert, "expires", "%s", expires);
+    }
     /* Both files written whole under temporary names in DIR, then
      * renamed over the old ones: a write that fails (a full disk) leaves
      * the pair there was (--force used to remove it first, and a host
@@ -222,8 +238,9 @@ main (int argc, char **argv)
         zcert_destroy (&cert);
         return QC_EXIT_USAGE;
     }
-    printf ("%s: role %s, name %s, key %s\n  public: %s\n  secret: %s (mode 0600)\n",
-            name, qc_role_name (role), label, zcert_public_txt (cert), pub, sec);
+    printf ("%s: role %s, name %s, key %s%s%s\n  public: %s\n  secret: %s (mode 0600)\n",
+            name, qc_role_name (role), label, zcert_public_txt (cert),
+            days ? ", expires " : "", expires, pub, sec);
     zcert_destroy (&cert);
     return QC_EXIT_OK;
 }

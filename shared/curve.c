@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 
 #include "shared/log.h"
@@ -94,6 +95,71 @@ load (const char *path, struct stat *st, char *err, size_t errlen)
     return cert;
 }
 
+int
+qc_cert_expires (zcert_t *cert, int64_t *at)
+{
+    const char *v = cert ? zcert_meta (cert, "expires") : NULL;
+    if (!v)
+        return 1;
+    int y, mo, d, h = 0, mi = 0, sec = 0, n = 0;
+    size_t len = strlen (v);
+    if (len == 10 ? sscanf (v, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3
+        : len == 20 ? sscanf (v, "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &y, &mo, &d, &h, &mi, &sec,
+                              &n) != 6
+        : 1)
+        return -1;
+    if ((size_t) n != len || y < 1970 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31
+        || h > 23 || mi > 59 || sec > 60 || h < 0 || mi < 0 || sec < 0)
+        return -1;
+    struct tm tm = { .tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h,
+                     .tm_min = mi, .tm_sec = sec };
+    time_t t = timegm (&tm);
+    /* timegm normalises 2027-02-31 to March: a day no calendar has */
+    if (t == (time_t) -1 || tm.tm_mday != d || tm.tm_mon != mo - 1)
+        return -1;
+    if (at)
+        *at = (int64_t) t;
+    return 0;
+}
+
+void
+qc_cert_expiry_text (int64_t at, char *buf, size_t len)
+{
+    time_t t = (time_t) at;
+    struct tm tm;
+    if (!buf || !len)
+        return;
+    if (!gmtime_r (&t, &tm) || !strftime (buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        buf[0] = 0;
+}
+
+/* The warning of a certificate of ours that has expired or soon will. */
+static void
+warn_expiry (const char *path, zcert_t *cert)
+{
+    int64_t at;
+    int rc = qc_cert_expires (cert, &at);
+    char when[32];
+    if (rc < 0) {
+        qc_log (QC_LOG_WARNING, "curve", "%s: its \"expires\" is no time (\"%s\"): a broker "
+                "refuses it; make a new pair with qc-keygen --force", path,
+                zcert_meta (cert, "expires"));
+        return;
+    }
+    if (rc > 0)
+        return;
+    int64_t left = at - (int64_t) time (NULL);
+    qc_cert_expiry_text (at, when, sizeof when);
+    if (left <= 0)
+        qc_log (QC_LOG_WARNING, "curve", "%s expired on %s: a broker refuses it; make a "
+                "new pair (qc-keygen --force --days N) and give the broker its public "
+                "certificate", path, when);
+    else if (left < (int64_t) QC_CERT_EXPIRY_WARN_DAYS * 86400)
+        qc_log (QC_LOG_WARNING, "curve", "%s expires on %s, in %lld day%s: make a new "
+                "pair before then (qc-keygen --force --days N)", path, when,
+                (long long) (left / 86400), left / 86400 == 1 ? "" : "s");
+}
+
 zcert_t *
 qc_cert_load_secret (const char *path, char *err, size_t errlen)
 {
@@ -108,6 +174,8 @@ qc_cert_load_secret (const char *path, char *err, size_t errlen)
         qc_log (QC_LOG_WARNING, "curve", "%s can be read by other users (mode %04o): "
                 "anyone who reads it can speak as this certificate; chmod 600 %s",
                 path, (unsigned) (st.st_mode & 07777), path);
+    if (cert)
+        warn_expiry (path, cert);
     return cert;
 }
 

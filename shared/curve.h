@@ -13,6 +13,7 @@
 
 #include <czmq.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 /* A certificate's role (metadata "role"): what its holder may ask the
  * broker (broker/security.c has the table). */
@@ -31,6 +32,19 @@ typedef enum {
 int qc_role_parse (const char *name);
 const char *qc_role_name (int role);
 
+/* A certificate's lifetime (metadata "expires", UTC, as qc-keygen
+ * --days writes it: "2027-11-29T22:10:00Z"; a date alone,
+ * "2027-11-29", is that day's start). 0 with *at (seconds since the
+ * epoch) set; 1 when the certificate has none (it never expires); -1
+ * when the value is no such time. A broker refuses a certificate from
+ * that second on (broker/security.c). */
+int qc_cert_expires (zcert_t *cert, int64_t *at);
+/* at as qc-keygen writes it, into buf ("" when at is out of range). */
+void qc_cert_expiry_text (int64_t at, char *buf, size_t len);
+/* Certificates that expire within this many days are warned of when
+ * loaded (a program's own; the broker's admitted ones). */
+#define QC_CERT_EXPIRY_WARN_DAYS 14
+
 /* The certificate in exactly that file (public, or secret with both
  * keys) with its metadata, or NULL when it is none or is larger than
  * QC_CERT_MAX_BYTES. Unlike czmq's zcert_load, never PATH_secret in its
@@ -40,7 +54,8 @@ zcert_t *qc_cert_read (const char *path);
 /* A secret certificate (NAME.cert_secret): NULL with the reason in err
  * when the file cannot be read, is not a certificate, or holds no secret
  * key (a public NAME.cert given by mistake). Warns when other users may
- * read it. */
+ * read it, and when it has expired or expires within
+ * QC_CERT_EXPIRY_WARN_DAYS (a broker refuses it from then on). */
 zcert_t *qc_cert_load_secret (const char *path, char *err, size_t errlen);
 /* The public key (Z85) of a certificate file, public or secret. */
 int qc_cert_load_public (const char *path, char key[QC_CURVE_KEY_LEN + 1],

@@ -58,7 +58,16 @@ rc=$?
     && [ "$(stat -c %a "$T/kf/spare.cert_secret")" = 600 ] || fail "--force did not replace the pair"
 pass "qc-keygen --force: a pair that cannot be written leaves the old one whole; one that can replaces it"
 
-for c in w1 w2 w3 w4 alice bob carol admin; do cp "$K/$c.cert" "$K/allowed/"; done
+# --days N: the end of its life in its metadata
+"$BIN/qc-keygen" --role client --name dave@test --days 30 -o "$K" dave >"$T/kd.log" 2>&1 \
+    || fail "qc-keygen --days 30: $(cat "$T/kd.log")"
+grep -q "expires = \"$(date -u -d '+30 days' +%Y-%m-%d)T" "$K/dave.cert" \
+    && grep -q "expires = " "$K/dave.cert_secret" \
+    || fail "--days 30 wrote no end 30 days on: $(grep expires "$K/dave.cert")"
+"$BIN/qc-keygen" --days 0 -o "$K" never >/dev/null 2>&1; [ $? -eq 2 ] || fail "--days 0 accepted"
+pass "qc-keygen --days 30: the certificate expires 30 days on; --days 0 refused"
+
+for c in w1 w2 w3 w4 alice bob carol admin dave; do cp "$K/$c.cert" "$K/allowed/"; done
 
 # ---------------------------------------------------------------- the broker
 port=$(free_port)
@@ -276,6 +285,37 @@ grep -q "got DISCONNECT .*reason=refused: certificate carol@test" "$T/s9.log" \
     || fail "carol got answers after her certificate was removed"
 grep -q "refused a connection .*carol" "$LOG" && fail "carol made a new handshake: not the per-message check"
 pass "a client's certificate removed mid-run: its next message on the same connection refused and logged; no answer after"
+
+# a certificate that expires while its holder is connected: refused from
+# its next message, as a removed one, and at its next handshake; its
+# holder is told why, and warned by its own program
+as dave --wait-ms 200 --repeat 50 status >"$T/s9d.log" 2>&1 &
+dave=$!
+PIDS+=($dave)
+wait_for "dave's first answer" 10 "grep -q 'got STATUS_REPLY' '$T/s9d.log'" "$T/s9d.log"
+grep -q "admitted certificate dave@test (role client, key .*, until $(date -u -d '+30 days' +%Y-%m-%d)" \
+    "$LOG" || fail "the broker did not say until when dave is admitted"
+sed -i 's/expires = .*/expires = "2020-01-01T00:00:00Z"/' "$K/allowed/dave.cert"
+refused "peer [0-9a-f]*: certificate dave@test expired on 2020-01-01T00:00:00Z" \
+    "dave's next message"
+wait $dave
+grep -q "got DISCONNECT .*reason=refused: certificate dave@test expired on 2020-01-01" \
+    "$T/s9d.log" || fail "dave was not told: $(tail -3 "$T/s9d.log")"
+[ "$(sed -n '/got DISCONNECT/,$p' "$T/s9d.log" | grep -c STATUS_REPLY)" -eq 0 ] \
+    || fail "dave got answers after his certificate expired"
+sed -i 's/expires = .*/expires = "2020-01-01T00:00:00Z"/' "$K/dave.cert_secret"
+"$BIN/qc-status" --broker "$EP" --cert "$K/dave.cert_secret" --server-key "$SK" --timeout 2 \
+    >"$T/s9e.log" 2>&1
+[ $? -eq 3 ] || fail "qc-status with an expired certificate: not exit 3: $(tail -3 "$T/s9e.log")"
+grep -q "dave.cert_secret expired on 2020-01-01T00:00:00Z: a broker refuses it" "$T/s9e.log" \
+    || fail "qc-status did not warn of its expired certificate: $(cat "$T/s9e.log")"
+refused_key "certificate dave@test expired on 2020-01-01T00:00:00Z" "dave's new connection"
+# an end no one can read is refused, not taken as none
+sed -i 's/expires = .*/expires = "next spring"/' "$K/allowed/dave.cert"
+wait_for "dave's unreadable end" 10 "grep -q 'certificate dave@test has \"expires = next spring\", which is no time' '$LOG'" "$LOG"
+as dave --wait-ms 800 status >"$T/s9f.log" 2>&1
+grep -q "got STATUS_REPLY" "$T/s9f.log" && fail "a certificate whose end is no time was admitted"
+pass "a certificate that expires mid-run: refused from its next message and at its next handshake, logged, its holder told and warned; an end that is no time refused"
 
 # a certificate removed while its worker runs: refused from its next
 # message; its tasks go to the others; it cannot come back
