@@ -259,9 +259,49 @@ test_endpoints (void)
     CHECK (qc_endpoint_check (NULL, false, NULL, 0) == -1);
 }
 
+/* A certificate's end (shared/curve.h's qc_cert_expires): the forms
+ * qc-keygen writes and a date alone read; days no calendar has, other
+ * forms and trailing bytes refused; the text written reads back. */
+static void
+expiry_times (void)
+{
+    static const struct { const char *text; int rc; int64_t at; } cases[] = {
+        { "2027-11-29T22:10:00Z", 0, 1827526200 },
+        { "2027-11-29", 0, 1827446400 },
+        { "2028-02-29", 0, 1835395200 },         /* a leap day */
+        { "2027-02-29", -1, 0 }, { "2027-04-31", -1, 0 }, { "2027-13-01", -1, 0 },
+        { "2027-11-29T24:00:00Z", -1, 0 }, { "2027-11-29T22:10:00", -1, 0 },
+        { "2027-11-29T22:10:00Z ", -1, 0 }, { "27-11-29", -1, 0 }, { "next spring", -1, 0 },
+        { "", -1, 0 }, { "1969-12-31", -1, 0 }, { "+027-11-29", -1, 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        zcert_t *c = zcert_new ();
+        zcert_set_meta (c, "expires", "%s", cases[i].text);
+        int64_t at = -1;
+        int rc = qc_cert_expires (c, &at);
+        CHECK (rc == cases[i].rc && (rc != 0 || at == cases[i].at),
+               "expires \"%s\": %d at %lld", cases[i].text, rc, (long long) at);
+        zcert_destroy (&c);
+    }
+    zcert_t *none = zcert_new ();
+    CHECK (qc_cert_expires (none, NULL) == 1, "no expires: 1");
+    char text[32];
+    qc_cert_expiry_text (1827526200, text, sizeof text);
+    zcert_set_meta (none, "expires", "%s", text);
+    int64_t back = 0;
+    CHECK (strcmp (text, "2027-11-29T22:10:00Z") == 0 && qc_cert_expires (none, &back) == 0
+           && back == 1827526200, "written as %s, read back as %lld", text, (long long) back);
+    zcert_destroy (&none);
+    keyring_entry_t e = { .expires = 1827526200 };
+    CHECK (!keyring_expired (&e, 1827526199) && keyring_expired (&e, 1827526200)
+           && !keyring_expired (&(keyring_entry_t) { .expires = 0 }, INT64_MAX),
+           "expired from its second on; never without an end");
+}
+
 int
 main (void)
 {
+    expiry_times ();
     zsys_handler_set (NULL);
     test_certs ();
     test_ring ();
