@@ -7,7 +7,8 @@
 # the units say (no systemd here: PID 1 is not systemd in CI) QC a slide
 # over CURVE; remove-worker.yml revokes the worker (the broker refuses it
 # from then on) and site.yml brings it back, admitting a client
-# certificate added since. Five playbook runs in all (~50 s each here).
+# certificate added since; qc_cert_days renews key pairs near their end.
+# Nine playbook runs in all (~50 s each here).
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || skip "needs root (the playbook's apt step)"
 A=$ROOT/deploy/ansible
@@ -171,3 +172,30 @@ playbook run4.log site.yml
 [ -f "$T/etc/allowed/worker-localhost.cert" ] && [ -f "$T/etc/worker-cpu.env" ] || fail "site.yml did not bring the worker back"
 [ -f "$T/etc/allowed/client-bob.cert" ] || fail "a client certificate added later was not admitted by the next run"
 pass "site.yml brings a removed worker back, and admits a client certificate added since"
+
+# Key pairs that end: qc_cert_days gives the pairs an end; a run renews a
+# pair that has none or whose end is within qc_cert_renew_days, and the
+# broker admits the new worker key; a run with nothing near its end
+# renews nothing; a life not longer than the renewal window is refused
+# before anything changes.
+key_of() { sed -n 's/.*public-key = "\(.*\)"/\1/p' "$1"; }
+w0=$(key_of "$T/etc/keys/worker.cert"); b0=$(key_of "$T/etc/keys/broker.cert")
+playbook run5.log site.yml -e qc_cert_days=40 -e qc_cert_renew_days=30
+w1=$(key_of "$T/etc/keys/worker.cert"); b1=$(key_of "$T/etc/keys/broker.cert")
+[ "$w1" != "$w0" ] && [ "$b1" != "$b0" ] || fail "pairs without an end were not renewed once an end was asked for"
+end=$(date -u -d '+40 days' +%Y-%m-%d)
+grep -q "expires = \"${end}T" "$T/etc/keys/worker.cert" && grep -q "expires = \"${end}T" "$T/etc/keys/broker.cert" \
+    || fail "the renewed pairs do not end in 40 days: $(grep expires "$T/etc/keys/"*.cert)"
+[ "$(key_of "$T/etc/allowed/worker-localhost.cert")" = "$w1" ] || fail "the broker does not admit the renewed worker key"
+[ "$(stat -c %a "$T/etc/keys/worker.cert_secret")" = 600 ] || fail "the renewed secret is not 0600"
+playbook run6.log site.yml -e qc_cert_days=40 -e qc_cert_renew_days=30
+[ "$(key_of "$T/etc/keys/worker.cert")" = "$w1" ] && [ "$(key_of "$T/etc/keys/broker.cert")" = "$b1" ] \
+    || fail "pairs 40 days from their end were renewed with a 30-day window"
+playbook run7.log site.yml -e qc_cert_days=60 -e qc_cert_renew_days=45
+[ "$(key_of "$T/etc/keys/worker.cert")" != "$w1" ] || fail "a pair within the 45-day window was not renewed"
+[ "$(key_of "$T/etc/allowed/worker-localhost.cert")" = "$(key_of "$T/etc/keys/worker.cert")" ] \
+    || fail "the broker does not admit the worker key renewed again"
+(cd "$A" && timeout 900 ansible-playbook -i "$T/inventory.ini" site.yml -e qc_cert_days=30 \
+    -e qc_cert_renew_days=30) >"$T/badlife.log" 2>&1 && fail "a 30-day life with a 30-day window was taken"
+grep -q "more than qc_cert_renew_days" "$T/badlife.log" || fail "the refusal does not say why: $(tail -5 "$T/badlife.log")"
+pass "qc_cert_days: pairs without an end or near it renewed and admitted, the rest kept; a life within its window refused"
