@@ -349,6 +349,8 @@ sched_enqueue (sched_t *self, sched_task_t *t, bool front)
     self->queued++;
     if (t->alone)
         self->queued_alone[t->resource]++;
+    else
+        self->queued_kind[t->resource]++;
 }
 
 sched_task_t *
@@ -404,6 +406,8 @@ sched_dequeue (sched_t *self, sched_task_t *t)
     self->queued--;
     if (t->alone)
         self->queued_alone[t->resource]--;
+    else
+        self->queued_kind[t->resource]--;
 }
 
 void
@@ -671,6 +675,10 @@ sched_task_finished_as (sched_t *self, sched_worker_t *w, uint32_t who,
      * slide it failed should go elsewhere) */
     if (w && ok)
         w->trouble = 0;
+    /* how long its worker took, for the dispatch policy: a slide that
+       passed, run by the worker it was dispatched to, from its start */
+    if (w && ok && t->worker == w && t->attempt == attempt && t->state == TASK_RUNNING)
+        sched_speed_note (w, t->gpu >= 0, self->now - t->since);
     if (t->worker && t->attempt != attempt) {
         /* an earlier attempt finished first: the current one is no
          * longer needed; while it runs it keeps its executor busy */

@@ -82,7 +82,18 @@
  * once, as it did: nothing is gained by waiting on the same machine.
  *
  * Fairness: each resource kind keeps a round-robin cursor over jobs, so two
- * clients' cohorts interleave task by task. */
+ * clients' cohorts interleave task by task.
+ *
+ * Speed: a task either kind of resource may run (QC_RES_ANY) goes to a
+ * CPU slot only when that slot would finish it before the GPUs would
+ * get to it: when its worker's measured time for a slide on a CPU slot
+ * is under the time the workers' GPUs, at their measured speeds, take
+ * for what they hold and what is queued for them. At 10x a GPU lane did
+ * a slide in 0.6 s where a CPU slot took 11 s (tests/bench/README.md):
+ * a small cohort's last slides on CPU slots held it up ~20 lanes' times,
+ * while a large one's CPU slots still add to its throughput. Until both
+ * speeds are measured (the first slides of each worker), CPU slots take
+ * such tasks as before. */
 #ifndef QC_SCHED_H
 #define QC_SCHED_H
 
@@ -232,6 +243,10 @@ struct sched_worker {
     int64_t paused_until;      /* takes no new tasks before then (ms) */
     uint32_t who;              /* its identity (certificate number), set
                                   by the broker; 0 without identities */
+    int64_t ms_cpu, ms_gpu;    /* a slide's time on one of its CPU slots,
+                                  on one of its GPUs (ms, start to result,
+                                  a moving mean of those that passed); 0
+                                  until one is measured (Speed, above) */
     task_list_t assigned;
     sched_ghost_t *ghosts;
     uint32_t nghosts, capghosts;

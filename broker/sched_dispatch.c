@@ -57,7 +57,9 @@ assign_one (sched_t *self, sched_worker_t *w, int pass, bool gpu)
      * ever */
     uint32_t cpu_cap = w->slots + (pass && w->slots ? w->prefetch : 0);
     if (!gpu && w->cpu_inflight < cpu_cap) {
-        sched_task_t *t = take_task (self, QC_RES_CPU, cpu_kinds, 2);
+        /* ANY tasks only while the GPUs would not finish them first */
+        int nkinds = sched_cpu_slot_waits (self, w) ? 1 : 2;
+        sched_task_t *t = take_task (self, QC_RES_CPU, cpu_kinds, nkinds);
         if (t) {
             sched_assign (self, t, w, -1);
             return true;
