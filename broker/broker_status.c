@@ -34,6 +34,11 @@ worker_note (const qc_broker_t *b, const worker_rec_t *w)
     else if (sw->stalled)
         n = asprintf (&note, "%s: takes no new slide: one it held did not start within the "
                       "task timeout", w->name);
+    else if (sw->slots && sw->cpu_inflight < sw->slots && sched_queued_any (b->sched)
+             && sched_cpu_slot_waits (b->sched, sw))
+        n = asprintf (&note, "%s: its free CPU slots leave the %zu queued slides to the "
+                      "GPUs, which finish them sooner (a slide took %.1f s on a slot here)",
+                      w->name, sched_queued_any (b->sched), (double) sw->ms_cpu / 1e3);
     return n < 0 ? NULL : note;
 }
 

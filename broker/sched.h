@@ -432,6 +432,13 @@ void sched_dispatch (sched_t *self);
 void sched_hold (sched_t *self, bool held);
 
 size_t sched_queue_depth (const sched_t *self);
+/* Of those, the tasks either resource may run (not those that run
+ * alone). */
+size_t sched_queued_any (const sched_t *self);
+/* Whether w's CPU slots leave those to the GPUs now (Speed, above): the
+ * GPUs, at their measured speeds, would finish all they hold and all
+ * that is queued before one of w's slots finished one. */
+bool sched_cpu_slot_waits (const sched_t *self, const sched_worker_t *w);
 sched_job_t *sched_first_job (const sched_t *self);
 sched_worker_t *sched_first_worker (const sched_t *self);
 

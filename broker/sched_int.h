@@ -68,9 +68,6 @@ void sched_tell_revoked (sched_t *self, sched_task_t *t, sched_worker_t *w, cons
 /* Speed (sched_speed.c): w's time for a slide it ran (ms, from its
  * start to its result), on a GPU or a CPU slot, into w's measure. */
 void sched_speed_note (sched_worker_t *w, bool gpu, int64_t ms);
-/* Whether a CPU slot of w should leave the queue's ANY tasks to the GPUs
- * (they would finish them all before it finishes one). */
-bool sched_cpu_slot_waits (const sched_t *self, const sched_worker_t *w);
 
 /* Takes t off its job's queue (QUEUED, about to be assigned). */
 void sched_dequeue (sched_t *self, sched_task_t *t);

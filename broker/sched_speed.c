@@ -48,3 +48,9 @@ sched_cpu_slot_waits (const sched_t *self, const sched_worker_t *w)
     double gpus_done = (double) (held + self->queued_kind[QC_RES_ANY]) / rate;
     return (double) w->ms_cpu >= gpus_done;
 }
+
+size_t
+sched_queued_any (const sched_t *self)
+{
+    return self ? self->queued_kind[QC_RES_ANY] : 0;
+}

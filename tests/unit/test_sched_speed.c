@@ -97,6 +97,9 @@ the_rule (void)
     sched_dispatch (s);
     CHECK (count_for (&r, c) == 0, "the CPU slots took %zu of 10 slides the lane does "
            "sooner", count_for (&r, c));
+    CHECK (sched_queued_any (s) == 8 && sched_cpu_slot_waits (s, c)
+           && !sched_cpu_slot_waits (s, g), "qc-status's words: %zu queued, waits %d",
+           sched_queued_any (s), sched_cpu_slot_waits (s, c));
     CHECK (count_for (&r, g) == 2, "the lane takes its slide and its prefetch: %zu",
            count_for (&r, g));
     /* CPU-only slides go to the CPU slots all the same */
