@@ -1,6 +1,6 @@
 #!/bin/bash
 # The broker's speed rule (broker/sched.h, Speed) with real programs: a
-# CPU worker whose slots take ~8 s a slide (--task-delay-ms) beside a
+# CPU worker whose slots take ~15 s a slide (--task-delay-ms) beside a
 # simulated GPU lane that takes well under 1 s. The first cohort teaches
 # the broker both speeds (its first slides go to both); in the second,
 # small one the CPU slots take none: the lane finishes them all before
@@ -15,7 +15,7 @@ done
 cheap_config "$T/cheap.ini"
 port=$(free_port)
 start_broker $port --heartbeat-ms 200
-start_worker $port slowcpu --slots 2 --prefetch 0 --task-delay-ms 8000 --heartbeat-ms 200
+start_worker $port slowcpu --slots 2 --prefetch 0 --task-delay-ms 15000 --heartbeat-ms 200
 start_worker $port fastgpu --slots 0 --simulate-gpus 1 --heartbeat-ms 200
 wait_for "both workers registered" 10 "workers_registered $port 2"
 
