@@ -716,6 +716,8 @@ sched_assign (sched_t *self, sched_task_t *t, sched_worker_t *w, int gpu_slot)
     t->attempt++;
     t->gpu = gpu_slot;
     t->since = self->now;
+    if (gpu_slot >= 0 && w->ms_gpu > 0)
+        self->gpu_held++;           /* the outlook of this dispatch */
     credit_take (w, gpu_slot);
     t->job->dispatched++;
     list_push (&w->assigned, t, false, true);

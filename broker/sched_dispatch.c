@@ -58,7 +58,7 @@ assign_one (sched_t *self, sched_worker_t *w, int pass, bool gpu)
     uint32_t cpu_cap = w->slots + (pass && w->slots ? w->prefetch : 0);
     if (!gpu && w->cpu_inflight < cpu_cap) {
         /* ANY tasks only while the GPUs would not finish them first */
-        int nkinds = sched_cpu_slot_waits (self, w) ? 1 : 2;
+        int nkinds = sched_cpu_slot_waits_now (self, w) ? 1 : 2;
         sched_task_t *t = take_task (self, QC_RES_CPU, cpu_kinds, nkinds);
         if (t) {
             sched_assign (self, t, w, -1);
@@ -184,6 +184,7 @@ sched_dispatch (sched_t *self)
     if (!self || self->held)
         return;
     dispatch_alone (self);
+    sched_speed_outlook (self);     /* once: a walk over the workers */
     /* one task per worker per round, so idle workers are served before
      * any worker's prefetch fills; free GPUs on every worker are offered
      * first, so an ANY task takes a free GPU wherever there is one before

@@ -23,6 +23,11 @@ struct sched {
     size_t queued_alone[3];        /* of those, tasks that run alone, by
                                       qc_resource_t */
     size_t queued_kind[3];         /* and the others, by qc_resource_t */
+    double gpu_rate;               /* the outlook (sched_speed_outlook): the
+                                      GPUs' slides a ms, at their measured
+                                      speeds ... */
+    uint64_t gpu_held;             /* ... and the tasks they hold: taken
+                                      once a dispatch, kept by sched_assign */
     bool held;                     /* sched_hold: nothing is dispatched */
 };
 
@@ -68,6 +73,11 @@ void sched_tell_revoked (sched_t *self, sched_task_t *t, sched_worker_t *w, cons
 /* Speed (sched_speed.c): w's time for a slide it ran (ms, from its
  * start to its result), on a GPU or a CPU slot, into w's measure. */
 void sched_speed_note (sched_worker_t *w, bool gpu, int64_t ms);
+/* Takes the outlook (gpu_rate, gpu_held) from the workers: once per
+ * dispatch, whose assignments to GPUs then add to gpu_held. */
+void sched_speed_outlook (sched_t *self);
+/* sched_cpu_slot_waits on the outlook taken (no walk over the workers). */
+bool sched_cpu_slot_waits_now (const sched_t *self, const sched_worker_t *w);
 
 /* Takes t off its job's queue (QUEUED, about to be assigned). */
 void sched_dequeue (sched_t *self, sched_task_t *t);

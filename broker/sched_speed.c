@@ -26,11 +26,9 @@ gpus_take (const sched_t *self, const sched_worker_t *w)
            && !sched_worker_closed (w) && !sched_worker_paused (self, w);
 }
 
-bool
-sched_cpu_slot_waits (const sched_t *self, const sched_worker_t *w)
+void
+sched_speed_outlook (sched_t *self)
 {
-    if (!self || !w || w->ms_cpu <= 0)
-        return false;
     /* the GPUs' rate (slides a ms) and what they hold; a GPU worker not
        measured yet counts for nothing (it may be slow) */
     double rate = 0;
@@ -40,13 +38,38 @@ sched_cpu_slot_waits (const sched_t *self, const sched_worker_t *w)
             rate += (double) g->ngpus / (double) g->ms_gpu;
             held += g->gpu_inflight;
         }
-    if (rate <= 0)
+    self->gpu_rate = rate;
+    self->gpu_held = held;
+}
+
+/* The rule, on the outlook taken: the GPUs would be done with all they
+ * hold and all that is queued in (held + queued) / rate; a slot that
+ * takes one of the queued tasks ends the cohort sooner only when it
+ * finishes that one before then. */
+static bool
+waits (const sched_t *self, const sched_worker_t *w)
+{
+    if (w->ms_cpu <= 0 || self->gpu_rate <= 0)
         return false;
-    /* the GPUs would be done with all of it in (held + queued) / rate:
-       a slot that takes one of the queued tasks ends the cohort sooner
-       only when it finishes that one before then */
-    double gpus_done = (double) (held + self->queued_kind[QC_RES_ANY]) / rate;
+    double gpus_done = (double) (self->gpu_held + self->queued_kind[QC_RES_ANY])
+                       / self->gpu_rate;
     return (double) w->ms_cpu >= gpus_done;
+}
+
+bool
+sched_cpu_slot_waits_now (const sched_t *self, const sched_worker_t *w)
+{
+    return self && w && waits (self, w);
+}
+
+bool
+sched_cpu_slot_waits (const sched_t *self, const sched_worker_t *w)
+{
+    if (!self || !w)
+        return false;
+    sched_t look = *self;       /* a copy: the outlook of this moment */
+    sched_speed_outlook (&look);
+    return waits (&look, w);
 }
 
 size_t
