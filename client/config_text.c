@@ -167,7 +167,8 @@ qc_config_text_result (qc_config_text_t *self)
     FILE *f = open_memstream (&out, &len);
     if (!f)
         return NULL;
-    qsort (self->edits, self->nedits, sizeof *self->edits, cmp_edit);
+    if (self->nedits)           /* qsort of NULL, 0 is undefined */
+        qsort (self->edits, self->nedits, sizeof *self->edits, cmp_edit);
     size_t e = 0;
     for (size_t i = 0; i < self->nlines;) {
         const edit_t *ed = e < self->nedits && (size_t) self->edits[e].first == i + 1

@@ -371,7 +371,8 @@ pick_levels (qc_tiff_meta_t *m, const dir_t *dirs, int ndirs, char *why,
         };
     }
     if (!aperio) {
-        qsort (m->levels, (size_t) m->nlevels, sizeof *m->levels, by_width);
+        if (m->nlevels > 1)
+            qsort (m->levels, (size_t) m->nlevels, sizeof *m->levels, by_width);
         for (int i = 1; i < m->nlevels; i++)
             if (m->levels[i].w == m->levels[i - 1].w)
                 return decline (why, whylen, "two levels %lld pixels "

@@ -194,7 +194,8 @@ evict (qc_disk_cache_t *self, uint64_t need, uint64_t *total_out)
         [F_DATA] = "a slide", [F_PART] = "a partial download",
         [F_BLOCKS] = "a range-read slide's blocks",
     };
-    qsort (c, n, sizeof *c, by_last_use);
+    if (n > 1)                  /* an empty cache: c is NULL, and qsort of NULL is undefined */
+        qsort (c, n, sizeof *c, by_last_use);
     for (size_t i = 0; i < n && total + need > self->max_bytes; i++) {
         if (c[i].kind == F_TMP || !remove_if_unused (self, &c[i]))
             continue;
