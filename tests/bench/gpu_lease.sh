@@ -98,8 +98,10 @@ stage bench10x4 50 build/bench/bench_gpu --sizes 10x --gpu-only --lanes resident
 stage cohort 200 bash tests/bench/gpu_cohort.sh "$slide" 48 2
 # nvJPEG's header and library, for a build here with them
 case $stages in *,nvjpeg,*)
+    # (and the shared cudart, which a shared libnvjpeg may load)
     for f in "${CUDA_HOME:-/usr/local/cuda}"/targets/x86_64-linux/include/nvjpeg.h \
-             "${CUDA_HOME:-/usr/local/cuda}"/targets/x86_64-linux/lib/libnvjpeg.so.*; do
+             "${CUDA_HOME:-/usr/local/cuda}"/targets/x86_64-linux/lib/libnvjpeg.so.[0-9]* \
+             "${CUDA_HOME:-/usr/local/cuda}"/targets/x86_64-linux/lib/libcudart.so.[0-9]*; do
         [ -f "$f" ] && cp -L "$f" "$out/" && ls -l "$out/$(basename "$f")" | tee -a "$summary"
     done ;;
 esac
