@@ -93,7 +93,9 @@
  * a small cohort's last slides on CPU slots held it up ~20 lanes' times,
  * while a large one's CPU slots still add to its throughput. Until both
  * speeds are measured (the first slides of each worker), CPU slots take
- * such tasks as before. */
+ * such tasks as before. The speeds are a worker's, not a job's: jobs of
+ * very different work sizes at once mix in its mean, which follows the
+ * slides as they come (each counts a quarter). */
 #ifndef QC_SCHED_H
 #define QC_SCHED_H
 
