@@ -12,8 +12,6 @@
 
 #include "shared/err.h"
 
-/* Largest raw tile read (a 1024 x 1024 tile at quality 100 is ~3 MB). */
-#define MAX_RAW_BYTES ((uint64_t) 64 << 20)
 
 /* libjpeg reports errors by calling error_exit, which must not return:
  * it jumps back to the read that failed. Warnings (corrupt data that
@@ -35,8 +33,7 @@ typedef struct {
     struct jpeg_decompress_struct ci;
     jerr_t jerr;
     int ci_made;
-    uint8_t *raw;             /* the tile read last */
-    size_t cap;
+    qc_tiff_raw_t raw;        /* the tile read last */
 } session_t;
 
 static void
@@ -68,7 +65,7 @@ qc_tiff_blocks_close (void *session)
         jpeg_destroy_decompress (&s->ci);
     if (s->tif)
         TIFFClose (s->tif);
-    free (s->raw);
+    free (s->raw.buf);
     free (s);
 }
 
@@ -137,34 +134,18 @@ qc_tiff_blocks_tile (const void *session, int *tile_w, int *tile_h)
     *tile_h = s->tiles.tile_h;
 }
 
-/* Reads tile t's raw bytes into s->raw. Its size, or 0 (why). */
+/* Reads tile t's raw bytes into s->raw (a 1024 x 1024 tile at quality
+ * 100 is ~3 MB). Its size, or 0 (why): a tile without bytes has no
+ * blocks to measure. */
 static size_t
 read_raw (session_t *s, uint32_t t, char *why, size_t whylen)
 {
-    int bad = 0;
-    uint64_t n = TIFFGetStrileByteCountWithErr (s->tif, t, &bad);
-    if (bad || n == 0 || n > MAX_RAW_BYTES) {
-        qc_set_err (why, whylen, "tile %u has %llu bytes", (unsigned) t,
-                    (unsigned long long) n);
-        return 0;
-    }
-    if (n > s->cap) {
-        uint8_t *grown = realloc (s->raw, (size_t) n);
-        if (!grown) {
-            qc_set_err (why, whylen, "out of memory for a tile");
-            return 0;
-        }
-        s->raw = grown;
-        s->cap = (size_t) n;
-    }
-    tmsize_t got = TIFFReadRawTile (s->tif, t, s->raw, (tmsize_t) n);
-    if (got <= 0 || (uint64_t) got != n || s->diag.trouble) {
-        qc_set_err (why, whylen, "tile %u: %s", (unsigned) t,
-                    qc_tiff_direct_trouble (s->reader, s->tif, &s->diag,
-                                            "short read"));
-        return 0;
-    }
-    return (size_t) n;
+    size_t n = 0;
+    int rc = qc_tiff_raw_tile (s->reader, s->tif, &s->diag, t, QC_TIFF_MAX_TILE_BYTES,
+                               &s->raw, &n, why, whylen);
+    if (rc == 1)
+        qc_set_err (why, whylen, "tile %u has no bytes", (unsigned) t);
+    return rc == 0 ? n : 0;
 }
 
 /* The components whose coefficients make luma: Y alone, or R, G and B
@@ -193,7 +174,7 @@ luma_components (session_t *s, int *ncomp, float weight[3], char *why,
     return 0;
 }
 
-/* Decodes the coefficients of the tile in s->raw (n bytes) and measures
+/* Decodes the coefficients of the tile in s->raw.buf (n bytes) and measures
  * its blocks [cx0, cx1) x [cy0, cy1) (tile block units) into hf, mid and
  * luma at (ox, oy) of rows of stride floats. 0, or QC_SLIDE_NEXT_READER. */
 static int
@@ -208,7 +189,7 @@ measure_tile (session_t *s, size_t n, int cx0, int cx1, int cy0, int cy1,
         qc_set_err (why, whylen, "libjpeg: %s", s->jerr.msg);
         return QC_SLIDE_NEXT_READER;
     }
-    jpeg_mem_src (ci, s->raw, (unsigned long) n);
+    jpeg_mem_src (ci, s->raw.buf, (unsigned long) n);
     int ncomp = 0;
     float weight[3] = { 0, 0, 0 };
     if (jpeg_read_header (ci, TRUE) != JPEG_HEADER_OK

@@ -17,8 +17,6 @@
 /* Directories walked when matching levels: real slides have a handful;
  * this only bounds a damaged or hostile file. */
 #define MAX_DIRS 256
-/* Largest tile accepted (bytes decoded at once). */
-#define MAX_TILE_BYTES ((tmsize_t) 64 << 20)
 
 typedef struct {
     tdir_t dir;
@@ -97,13 +95,10 @@ qc_tiff_direct_trouble (const qc_tiff_direct_t *self, TIFF *tif,
     return fallback;
 }
 
-/* The answer to trouble on tif: a failed read of the byte source fails
- * the read (-1: no other reader has the bytes either); anything else
- * sends it to the next reader. */
-static int
-trouble_rc (const qc_tiff_direct_t *self, TIFF *tif)
+int
+qc_tiff_direct_trouble_rc (const qc_tiff_direct_t *self, TIFF *tif)
 {
-    return self->src && tif && qc_tiff_source_failed (tif)
+    return self && self->src && (!tif || qc_tiff_source_failed (tif))
            ? -1 : QC_TIFF_DIRECT_FALLBACK;
 }
 
@@ -122,7 +117,7 @@ jpeg_rgb_is_ycbcr (TIFF *tif, uint16_t *h, uint16_t *v)
         uint64_t n = TIFFGetStrileByteCountWithErr (tif, t, &bad);
         if (bad || n == 0)
             continue;
-        if (n > (uint64_t) MAX_TILE_BYTES)
+        if (n > (uint64_t) QC_TIFF_MAX_TILE_BYTES)
             return 0;
         uint8_t *buf = malloc ((size_t) n);
         if (!buf)
@@ -176,7 +171,7 @@ directory_usable (TIFF *tif, dlevel_t *out)
     if (w < 1 || h < 1 || tw < 1 || th < 1 || spp != 3 || bps != 8
         || planar != PLANARCONFIG_CONTIG || orient < ORIENTATION_TOPLEFT
         || orient > ORIENTATION_LEFTBOT || fmt != SAMPLEFORMAT_UINT
-        || (tmsize_t) tw * (tmsize_t) th * 3 > MAX_TILE_BYTES)
+        || (tmsize_t) tw * (tmsize_t) th * 3 > (tmsize_t) QC_TIFF_MAX_TILE_BYTES)
         return 0;
     int jpeg_ycbcr = 0;
     uint16_t ycbcr_h = 0, ycbcr_v = 0;
@@ -465,50 +460,9 @@ qc_tiff_direct_level_tiles (const qc_tiff_direct_t *self, int level,
     out->tile_h = (int) l->tile_h;
     out->jpeg = l->jpeg;
     out->ycbcr = l->jpeg_ycbcr;
+    out->ycbcr_h = l->ycbcr_h;
+    out->ycbcr_v = l->ycbcr_v;
     return 0;
-}
-
-int
-qc_tiff_direct_fetch_level (const qc_tiff_direct_t *self, int level,
-                            const atomic_int *cancel, char *why,
-                            size_t whylen)
-{
-    qc_tiff_diag_t diag = { 0 };
-    TIFF *tif = qc_tiff_direct_open_level (self, level, &diag, why, whylen);
-    if (!tif)
-        return -1;
-    uint8_t *raw = NULL;
-    tmsize_t cap = 0;
-    int rc = 0;
-    ttile_t n = TIFFNumberOfTiles (tif);
-    for (ttile_t t = 0; t < n && rc == 0 && !(cancel && atomic_load (cancel)); t++) {
-        int bad = 0;
-        uint64_t bytes = TIFFGetStrileByteCountWithErr (tif, t, &bad);
-        if (bad || bytes > (uint64_t) MAX_TILE_BYTES) {
-            rc = qc_fail (why, whylen, "tile %u: %s", (unsigned) t,
-                          qc_tiff_direct_trouble (self, tif, &diag,
-                                                  "bad byte count"));
-            break;
-        }
-        if (bytes == 0)
-            continue;
-        if ((tmsize_t) bytes > cap) {
-            uint8_t *grown = realloc (raw, (size_t) bytes);
-            if (!grown) {
-                rc = qc_fail (why, whylen, "out of memory");
-                break;
-            }
-            raw = grown;
-            cap = (tmsize_t) bytes;
-        }
-        if (TIFFReadRawTile (tif, t, raw, (tmsize_t) bytes) != (tmsize_t) bytes)
-            rc = qc_fail (why, whylen, "tile %u: %s", (unsigned) t,
-                          qc_tiff_direct_trouble (self, tif, &diag,
-                                                  "short read"));
-    }
-    free (raw);
-    TIFFClose (tif);
-    return rc;
 }
 
 int
@@ -617,13 +571,13 @@ copy_tiles (const qc_tiff_direct_t *self, TIFF *tif, int level,
                             bad ? qc_tiff_direct_trouble (self, tif, diag,
                                                           "its byte count cannot be read")
                                 : " (0 bytes)");
-                return trouble_rc (self, tif);
+                return qc_tiff_direct_trouble_rc (self, tif);
             } else if (TIFFReadEncodedTile (tif, t, tile, tile_bytes) != tile_bytes
                        || diag->trouble) {
                 qc_set_err (why, whylen, "tile %u: %s", (unsigned) t,
                             qc_tiff_direct_trouble (self, tif, diag,
                                                     "short read"));
-                return trouble_rc (self, tif);
+                return qc_tiff_direct_trouble_rc (self, tif);
             }
             int64_t cx0 = tx * tw > x0 ? tx * tw : x0;
             int64_t cy0 = ty * th > y0 ? ty * th : y0;
@@ -678,8 +632,7 @@ read_level (const qc_tiff_direct_t *self, int level, int64_t lx, int64_t ly, int
     int rc = QC_TIFF_DIRECT_FALLBACK;
     if (!tif) {
         /* a slide read from a byte source has no other reader */
-        if (self->src)
-            rc = -1;
+        rc = qc_tiff_direct_trouble_rc (self, NULL);
         goto done;
     }
     if (l->jpeg_ycbcr
@@ -758,105 +711,6 @@ reader_piece (const void *reader, const qc_slide_rect_t *rect, int y,
     *count = (int) (end < rect->h ? end : rect->h) - *first;
 }
 
-/* rect's JPEG tiles, compressed (source.h's jpeg_tiles): those of the
- * level pixels inside rect, each placed where read_level would copy it.
- * A tile with no bytes sends the region to the pixel read (an Aperio
- * scanner's missing tile is drawn from the level before, missing_tile),
- * as does trouble libtiff reports. */
-static int
-reader_jpeg_tiles (void *reader, const qc_slide_rect_t *rect, const uint8_t bg[3],
-                   qc_slide_jpeg_t **out, char *why, size_t whylen)
-{
-    const qc_tiff_direct_t *self = reader;
-    int64_t lx, ly;
-    if (!self || !rect || rect->level < 0 || rect->level >= self->nlevels
-        || !qc_tiff_direct_aligned (self, rect->level, rect->x0, rect->y0, &lx, &ly)) {
-        qc_set_err (why, whylen, "the region starts between pixels of its level");
-        return QC_SLIDE_NEXT_READER;
-    }
-    const dlevel_t *l = &self->levels[rect->level];
-    if (!l->jpeg) {
-        qc_set_err (why, whylen, "level %d's tiles are not JPEG", rect->level);
-        return QC_SLIDE_NEXT_READER;
-    }
-    qc_tiff_diag_t diag = { 0 };
-    TIFF *tif = qc_tiff_direct_open_level (self, rect->level, &diag, why, whylen);
-    if (!tif)
-        return self->src ? -1 : QC_SLIDE_NEXT_READER;
-    /* libtiff's demands on a tile's sampling (tif_jpeg.c): its first
-     * component's factors are the YCbCrSubsampling tag's where the
-     * tiles are YCbCr, else 1 x 1; the other components' 1 x 1 */
-    uint16_t sh = 1, sv = 1;
-    if (l->ycbcr_h) {
-        sh = l->ycbcr_h;
-        sv = l->ycbcr_v;
-    } else if (l->jpeg_ycbcr)
-        TIFFGetFieldDefaulted (tif, TIFFTAG_YCBCRSUBSAMPLING, &sh, &sv);
-    uint32_t tables_len = 0;
-    const void *tables = NULL;
-    if (!TIFFGetField (tif, TIFFTAG_JPEGTABLES, &tables_len, &tables))
-        tables = NULL, tables_len = 0;
-    const int64_t tw = l->tile_w, th = l->tile_h;
-    int64_t x0 = lx < 0 ? 0 : lx, y0 = ly < 0 ? 0 : ly;
-    int64_t x1 = lx + rect->w > l->w ? l->w : lx + rect->w;
-    int64_t y1 = ly + rect->h > l->h ? l->h : ly + rect->h;
-    qc_slide_jpeg_t *j = qc_slide_jpeg_new ((int) tw, (int) th, l->jpeg_ycbcr, sh, sv, bg);
-    uint8_t *raw = NULL;
-    size_t cap = 0;
-    int rc = j ? 0 : qc_fail (why, whylen, "out of memory");
-    for (int64_t ty = y0 / th; rc == 0 && ty * th < y1; ty++)
-        for (int64_t tx = x0 / tw; rc == 0 && tx * tw < x1; tx++) {
-            uint32_t t = TIFFComputeTile (tif, (uint32_t) (tx * tw), (uint32_t) (ty * th), 0, 0);
-            int bad = 0;
-            uint64_t bytes = TIFFGetStrileByteCountWithErr (tif, t, &bad);
-            /* A JPEG tile larger than twice its pixels is not one a
-             * scanner wrote: the pixel read, a tile at a time, deals
-             * with it, rather than this gathering a damaged or hostile
-             * file's claimed bytes for every tile at once. */
-            if (bad || bytes == 0 || bytes > (uint64_t) MAX_TILE_BYTES
-                || bytes > (uint64_t) (tw * th * 6 + 65536)) {
-                qc_set_err (why, whylen, "tile %u %s", (unsigned) t,
-                            bad ? "has a bad byte count"
-                            : bytes == 0 ? "has no bytes" : "has more bytes than its pixels");
-                rc = bad ? trouble_rc (self, tif) : QC_SLIDE_NEXT_READER;
-                break;
-            }
-            if (bytes > cap) {
-                uint8_t *grown = realloc (raw, (size_t) bytes);
-                if (!grown) {
-                    rc = qc_fail (why, whylen, "out of memory");
-                    break;
-                }
-                raw = grown;
-                cap = (size_t) bytes;
-            }
-            if (TIFFReadRawTile (tif, t, raw, (tmsize_t) bytes) != (tmsize_t) bytes
-                || diag.trouble) {
-                qc_set_err (why, whylen, "tile %u: %s", (unsigned) t,
-                            qc_tiff_direct_trouble (self, tif, &diag, "short read"));
-                rc = trouble_rc (self, tif);
-            } else if (qc_slide_jpeg_add (j, tables, tables_len, raw, (size_t) bytes,
-                                          tx * tw - lx, ty * th - ly,
-                                          /* the picture, not the padding past
-                                             the level's edge */
-                                          (int) ((tx + 1) * tw <= l->w ? tw : l->w - tx * tw),
-                                          (int) ((ty + 1) * th <= l->h ? th : l->h - ty * th)) != 0) {
-                qc_set_err (why, whylen, "tile %u is not a JPEG stream, or no memory",
-                            (unsigned) t);
-                rc = QC_SLIDE_NEXT_READER;
-            }
-        }
-    free (raw);
-    TIFFClose (tif);
-    if (rc != 0) {
-        qc_slide_jpeg_free (&j);
-        return rc == QC_TIFF_DIRECT_FALLBACK ? QC_SLIDE_NEXT_READER : rc;
-    }
-    qc_slide_jpeg_done (j);
-    *out = j;
-    return 0;
-}
-
 const qc_slide_reader_ops_t qc_slide_reader_tiff = {
     .name = "direct TIFF",
     .reads_sources = 1,
@@ -869,5 +723,5 @@ const qc_slide_reader_ops_t qc_slide_reader_tiff = {
     .blocks_read = qc_tiff_blocks_read,
     .blocks_tile = qc_tiff_blocks_tile,
     .blocks_close = qc_tiff_blocks_close,
-    .jpeg_tiles = reader_jpeg_tiles,
+    .jpeg_tiles = qc_tiff_direct_jpeg_tiles,   /* tiff_raw.c */
 };

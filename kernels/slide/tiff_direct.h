@@ -84,6 +84,11 @@ int qc_tiff_direct_read (const qc_tiff_direct_t *self, int level,
                          const uint8_t bg[3], uint8_t *rgb, size_t stride,
                          char *why, size_t whylen);
 
+/* Largest tile accepted, raw or decoded (bytes at once). */
+#define QC_TIFF_MAX_TILE_BYTES ((size_t) 64 << 20)
+
+/* ---- a level's tiles as stored (tiff_raw.c) ---- */
+
 /* Reads the raw bytes of every tile of level without decoding them
  * (for a slide read from a byte source: they land in its cache, so the
  * reads that follow cost no request). cancel (may be NULL): stop when it
@@ -91,6 +96,28 @@ int qc_tiff_direct_read (const qc_tiff_direct_t *self, int level,
 int qc_tiff_direct_fetch_level (const qc_tiff_direct_t *self, int level,
                                 const atomic_int *cancel, char *why,
                                 size_t whylen);
+
+/* rect's JPEG tiles, compressed, for a device that decodes them: the
+ * reader's jpeg_tiles (source.h; slide.h's qc_slide_jpeg_tiles). */
+int qc_tiff_direct_jpeg_tiles (void *reader, const qc_slide_rect_t *rect,
+                               const uint8_t bg[3], qc_slide_jpeg_t **out, char *why,
+                               size_t whylen);
+
+/* A buffer for tiles' raw bytes, grown as they need (free buf at the
+ * end). */
+typedef struct {
+    uint8_t *buf;
+    size_t cap;
+} qc_tiff_raw_t;
+
+/* Tile t of tif (a handle of self's, its messages in diag) as stored,
+ * into raw: 0 with *len its bytes; 1 when it has none (an area an Aperio
+ * scanner left out); -1 with why ("tile T: ..."): its byte count cannot
+ * be read or is over max, no memory, a short read or libtiff's trouble
+ * (qc_tiff_direct_trouble_rc says whether another reader may read it). */
+int qc_tiff_raw_tile (const qc_tiff_direct_t *self, TIFF *tif, const qc_tiff_diag_t *diag,
+                      uint32_t t, uint64_t max, qc_tiff_raw_t *raw, size_t *len,
+                      char *why, size_t whylen);
 
 /* The tile height of level's directory (0 when there is no level). */
 int qc_tiff_direct_tile_height (const qc_tiff_direct_t *self, int level);
@@ -105,6 +132,12 @@ TIFF *qc_tiff_direct_open_level (const qc_tiff_direct_t *self, int level,
                                  qc_tiff_diag_t *diag, char *why,
                                  size_t whylen);
 
+/* The answer to trouble on tif, a handle of self (NULL: the level's
+ * handle could not be made): -1 when a read of the slide's byte source
+ * failed (no other reader has the bytes either), else
+ * QC_TIFF_DIRECT_FALLBACK (the next reader reads). */
+int qc_tiff_direct_trouble_rc (const qc_tiff_direct_t *self, TIFF *tif);
+
 /* What went wrong on tif, a handle of self: the source's reason when a
  * read of the slide's byte source failed (an HTTP error), else diag's
  * message, else fallback. */
@@ -118,6 +151,8 @@ typedef struct {
     int tile_w, tile_h;
     int jpeg;                 /* JPEG-compressed tiles */
     int ycbcr;                /* JPEG in YCbCr (else RGB) */
+    int ycbcr_h, ycbcr_v;     /* YCbCr tiles tagged RGB (their markers say
+                                 so): their chroma sampling; 0: as tagged */
 } qc_tiff_tiles_t;
 
 /* 0, or -1 when there is no such level. */
