@@ -30,16 +30,26 @@ run_for (sched_t *s, sched_job_t *j, uint64_t idx, int64_t *now, int64_t ms)
     CHECK (finish (s, j, idx, true), "task %llu finished", (unsigned long long) idx);
 }
 
+/* A scheduler with a GPU worker (1 GPU, no CPU slot) and a CPU worker
+ * of slots slots, nothing measured yet. */
+static sched_t *
+gpu_and_cpu (rec_t *r, uint32_t slots, sched_worker_t **g, sched_worker_t **c)
+{
+    sched_t *s = new_sched (r, 3);
+    uint32_t gpus[1] = {0};
+    *g = sched_worker_add (s, 0, 0, gpus, 1, NULL);
+    *c = sched_worker_add (s, slots, 0, NULL, 0, NULL);
+    return s;
+}
+
 /* ---- 1. measured ---- */
 
 static void
 measured (void)
 {
     rec_t r;
-    sched_t *s = new_sched (&r, 3);
-    uint32_t gpus[1] = {0};
-    sched_worker_t *g = sched_worker_add (s, 0, 0, gpus, 1, NULL);
-    sched_worker_t *c = sched_worker_add (s, 1, 0, NULL, 0, NULL);
+    sched_worker_t *g, *c;
+    sched_t *s = gpu_and_cpu (&r, 1, &g, &c);
     sched_job_t *j = new_job (s, 1, 2, QC_RES_ANY, true);
     int64_t now = 1000;
     sched_set_now (s, now);
@@ -67,10 +77,7 @@ measured (void)
 static sched_t *
 two_workers (rec_t *r, sched_worker_t **g, sched_worker_t **c, int64_t *now)
 {
-    sched_t *s = new_sched (r, 3);
-    uint32_t gpus[1] = {0};
-    *g = sched_worker_add (s, 0, 0, gpus, 1, NULL);
-    *c = sched_worker_add (s, 4, 0, NULL, 0, NULL);
+    sched_t *s = gpu_and_cpu (r, 4, g, c);
     sched_job_t *j = new_job (s, 100, 2, QC_RES_ANY, true);
     *now = 1000;
     sched_set_now (s, *now);
@@ -151,10 +158,8 @@ static void
 unmeasured (void)
 {
     rec_t r;
-    sched_t *s = new_sched (&r, 3);
-    uint32_t gpus[1] = {0};
-    sched_worker_t *g = sched_worker_add (s, 0, 0, gpus, 1, NULL);
-    sched_worker_t *c = sched_worker_add (s, 4, 0, NULL, 0, NULL);
+    sched_worker_t *g, *c;
+    sched_t *s = gpu_and_cpu (&r, 4, &g, &c);
     new_job (s, 1, 10, QC_RES_ANY, true);
     sched_dispatch (s);
     CHECK (count_for (&r, c) == 4 && count_for (&r, g) == 2,
@@ -180,10 +185,8 @@ static int64_t
 play (size_t n, int64_t gpu_ms, int64_t cpu_ms, uint32_t slots, bool rule)
 {
     rec_t r;
-    sched_t *s = new_sched (&r, 3);
-    uint32_t gpus[1] = {0};
-    sched_worker_t *g = sched_worker_add (s, 0, 0, gpus, 1, NULL);
-    sched_worker_t *c = sched_worker_add (s, slots, 0, NULL, 0, NULL);
+    sched_worker_t *g, *c;
+    sched_t *s = gpu_and_cpu (&r, slots, &g, &c);
     sched_job_t *j = new_job (s, 1, n, QC_RES_ANY, true);
     int64_t now = 0, end = 0;
     /* each dispatched task runs from its dispatch (a worker starts at
