@@ -26,40 +26,42 @@ gpus_take (const sched_t *self, const sched_worker_t *w)
            && !sched_worker_closed (w) && !sched_worker_paused (self, w);
 }
 
+/* The GPUs' rate (slides a ms) and what they hold now; a GPU worker not
+ * measured yet counts for nothing (it may be slow). */
+static void
+outlook (const sched_t *self, double *rate, uint64_t *held)
+{
+    *rate = 0;
+    *held = 0;
+    for (const sched_worker_t *g = self->workers; g; g = g->next)
+        if (gpus_take (self, g) && g->ms_gpu > 0) {
+            *rate += (double) g->ngpus / (double) g->ms_gpu;
+            *held += g->gpu_inflight;
+        }
+}
+
 void
 sched_speed_outlook (sched_t *self)
 {
-    /* the GPUs' rate (slides a ms) and what they hold; a GPU worker not
-       measured yet counts for nothing (it may be slow) */
-    double rate = 0;
-    uint64_t held = 0;
-    for (const sched_worker_t *g = self->workers; g; g = g->next)
-        if (gpus_take (self, g) && g->ms_gpu > 0) {
-            rate += (double) g->ngpus / (double) g->ms_gpu;
-            held += g->gpu_inflight;
-        }
-    self->gpu_rate = rate;
-    self->gpu_held = held;
+    outlook (self, &self->gpu_rate, &self->gpu_held);
 }
 
-/* The rule, on the outlook taken: the GPUs would be done with all they
- * hold and all that is queued in (held + queued) / rate; a slot that
- * takes one of the queued tasks ends the cohort sooner only when it
- * finishes that one before then. */
+/* The rule: the GPUs would be done with all they hold and all that is
+ * queued in (held + queued) / rate; a slot that takes one of the queued
+ * tasks ends the cohort sooner only when it finishes that one before
+ * then. */
 static bool
-waits (const sched_t *self, const sched_worker_t *w)
+waits (const sched_t *self, const sched_worker_t *w, double rate, uint64_t held)
 {
-    if (w->ms_cpu <= 0 || self->gpu_rate <= 0)
+    if (w->ms_cpu <= 0 || rate <= 0)
         return false;
-    double gpus_done = (double) (self->gpu_held + self->queued_kind[QC_RES_ANY])
-                       / self->gpu_rate;
-    return (double) w->ms_cpu >= gpus_done;
+    return (double) w->ms_cpu >= (double) (held + self->queued_kind[QC_RES_ANY]) / rate;
 }
 
 bool
 sched_cpu_slot_waits_now (const sched_t *self, const sched_worker_t *w)
 {
-    return self && w && waits (self, w);
+    return self && w && waits (self, w, self->gpu_rate, self->gpu_held);
 }
 
 bool
@@ -67,9 +69,10 @@ sched_cpu_slot_waits (const sched_t *self, const sched_worker_t *w)
 {
     if (!self || !w)
         return false;
-    sched_t look = *self;       /* a copy: the outlook of this moment */
-    sched_speed_outlook (&look);
-    return waits (&look, w);
+    double rate;
+    uint64_t held;
+    outlook (self, &rate, &held);
+    return waits (self, w, rate, held);
 }
 
 size_t
