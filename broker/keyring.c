@@ -226,6 +226,24 @@ load_file (keyring_t *self, zhashx_t *admitted, const char *file)
         free (e);
 }
 
+/* Says, once a day, that e expires within QC_CERT_EXPIRY_WARN_DAYS. */
+static void
+warn_expiry (keyring_entry_t *e, int64_t now)
+{
+    if (!e || !e->expires || now >= e->expires
+        || e->expires - now >= (int64_t) QC_CERT_EXPIRY_WARN_DAYS * 86400
+        || (e->warned && now - e->warned < 86400))
+        return;
+    char when[32];
+    qc_cert_expiry_text (e->expires, when, sizeof when);
+    int64_t days = (e->expires - now) / 86400;
+    qc_log (QC_LOG_WARNING, MOD, "certificate %s (key %s) expires on %s, in %lld day%s: "
+            "its holder is refused from then on; give it a new pair (qc-keygen --force "
+            "--days N) and put the new public certificate here", e->name, e->key, when,
+            (long long) days, days == 1 ? "" : "s");
+    e->warned = now;
+}
+
 /* Reads the folder into a new table and says what changed; -1 when the
  * folder cannot be read (the old table stays). */
 static int
@@ -266,7 +284,7 @@ load (keyring_t *self, bool *changed)
                     e->name, qc_role_name (e->role), e->key, until);
             *changed = true;
         }
-        keyring_warn_expiry (e, (int64_t) time (NULL));
+        warn_expiry (e, (int64_t) time (NULL));
     }
     for (keyring_entry_t *e = self->admitted ? zhashx_first (self->admitted) : NULL; e;
          e = zhashx_next (self->admitted))
@@ -401,19 +419,9 @@ keyring_expired (const keyring_entry_t *e, int64_t now)
     return e && e->expires && now >= e->expires;
 }
 
+
 void
-keyring_warn_expiry (keyring_entry_t *e, int64_t now)
+keyring_warn_expiry (keyring_t *self, const char *key, int64_t now)
 {
-    if (!e || !e->expires || now >= e->expires
-        || e->expires - now >= (int64_t) QC_CERT_EXPIRY_WARN_DAYS * 86400
-        || (e->warned && now - e->warned < 86400))
-        return;
-    char when[32];
-    qc_cert_expiry_text (e->expires, when, sizeof when);
-    int64_t days = (e->expires - now) / 86400;
-    qc_log (QC_LOG_WARNING, MOD, "certificate %s (key %s) expires on %s, in %lld day%s: "
-            "its holder is refused from then on; give it a new pair (qc-keygen --force "
-            "--days N) and put the new public certificate here", e->name, e->key, when,
-            (long long) days, days == 1 ? "" : "s");
-    e->warned = now;
+    warn_expiry (self && key ? zhashx_lookup (self->admitted, key) : NULL, now);
 }

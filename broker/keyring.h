@@ -60,10 +60,10 @@ const char *keyring_revoked (const keyring_t *self, const char *key);
 size_t keyring_size (const keyring_t *self);
 /* Whether e's certificate has expired at now (wall-clock seconds). */
 bool keyring_expired (const keyring_entry_t *e, int64_t now);
-/* Says in the log, once a day, that e expires within
- * QC_CERT_EXPIRY_WARN_DAYS (from the folder's reads and each admitted
- * handshake). */
-void keyring_warn_expiry (keyring_entry_t *e, int64_t now);
+/* Says in the log, once a day, that key's certificate expires within
+ * QC_CERT_EXPIRY_WARN_DAYS (the folder's reads say it too); nothing for
+ * a key not admitted. */
+void keyring_warn_expiry (keyring_t *self, const char *key, int64_t now);
 const char *keyring_dir (const keyring_t *self);
 
 #endif

@@ -172,7 +172,7 @@ admit (security_t *self, const char *key, char *why, size_t len)
     if (e && expired_why (self, e, why, len))
         return false;
     if (e && (e->role & (QC_ROLE_WORKER | QC_ROLE_CLIENT | QC_ROLE_ADMIN))) {
-        keyring_warn_expiry ((keyring_entry_t *) e, (int64_t) time (NULL));
+        keyring_warn_expiry (self->keyring, key, (int64_t) time (NULL));
         return true;
     }
     if (e)

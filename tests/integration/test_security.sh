@@ -67,7 +67,11 @@ grep -q "expires = \"$(date -u -d '+30 days' +%Y-%m-%d)T" "$K/dave.cert" \
 "$BIN/qc-keygen" --days 0 -o "$K" never >/dev/null 2>&1; [ $? -eq 2 ] || fail "--days 0 accepted"
 pass "qc-keygen --days 30: the certificate expires 30 days on; --days 0 refused"
 
-for c in w1 w2 w3 w4 alice bob carol admin dave; do cp "$K/$c.cert" "$K/allowed/"; done
+# erin's ends in 5 days: within the 14 the broker and her programs warn
+"$BIN/qc-keygen" --role client --name erin@test --days 5 -o "$K" erin >/dev/null \
+    || fail "qc-keygen --days 5"
+
+for c in w1 w2 w3 w4 alice bob carol admin dave erin; do cp "$K/$c.cert" "$K/allowed/"; done
 
 # ---------------------------------------------------------------- the broker
 port=$(free_port)
@@ -122,6 +126,13 @@ fi
 start_broker $port --cert "$K/broker.cert_secret" --allow "$K/allowed" --heartbeat-ms 500
 LOG=$T/broker.log
 SK=$K/broker.cert
+grep -q "certificate erin@test (key .*) expires on $(date -u -d '+5 days' +%Y-%m-%d)T.*, in 4 days" \
+    "$LOG" || fail "the broker did not warn of erin's near end: $(grep erin "$LOG")"
+"$BIN/qc-status" --broker "tcp://127.0.0.1:$port" --cert "$K/erin.cert_secret" --server-key "$SK" \
+    --timeout 3 >"$T/erin.log" 2>&1 || fail "erin's qc-status: $(tail -3 "$T/erin.log")"
+grep -q "erin.cert_secret expires on .*, in 4 days: make a new pair" "$T/erin.log" \
+    || fail "qc-status did not warn of its certificate's near end: $(cat "$T/erin.log")"
+pass "a certificate 5 days from its end: the broker and its holder's program warn; it is admitted"
 # loopback is no boundary between a machine's users: a keyless TCP
 # broker says so at start, with what to do; one with keys does not
 grep -q "listening on tcp://127.0.0.1:$port\$" "$LOG" || fail "the keyed broker: $(grep listening "$LOG")"
