@@ -199,7 +199,7 @@ same_results (const qc_result_t *a, const qc_result_t *b, const char *label)
 /* The most device bytes the last compare's simulated run held at once,
  * and the copies it made each way. */
 static size_t last_peak;
-static uint64_t last_up, last_down;
+static uint64_t last_up, last_down, last_peek;
 
 /* One slide on the CPU and on the simulated device; the full-plane
  * copies of the simulated run are counted against plane. Returns them;
@@ -233,6 +233,7 @@ compare_keep (const qc_pipeline_t *p, const char *path, const char *label,
     last_peak = qc_sim_device_peak (0);
     last_up = c1.up - c0.up;
     last_down = c1.down - c0.down;
+    last_peek = c1.peek_bytes - c0.peek_bytes;
     qc_place_observe (NULL, NULL);
     same_results (a, b, label);
     printf ("%s: %s, %zu columns, %zu files equal; copies up %llu (%.1f MB), "
@@ -496,6 +497,11 @@ at_10x (void)
         CHECK (full >= 0 && full <= MAX_FULL_PLANE_COPIES,
                "%d full-plane copies at 10x (at most %d)", full,
                MAX_FULL_PLANE_COPIES);
+        /* the first image's look (run_look.c) reads a sample of its rows
+           from the device, a third of them at this size, not the plane */
+        CHECK (last_peek > 0 && last_peek < (uint64_t) 3000 * 2250 * 3 / 2,
+               "%llu bytes of the 10x image read in part (a plane is %d)",
+               (unsigned long long) last_peek, 3000 * 2250 * 3);
         double per_px = (double) last_peak / (3000.0 * 2250.0);
         printf ("10x: the images on the device peaked at %.1f MB, %.1f bytes a "
                 "10x pixel\n", last_peak / 1e6, per_px);
