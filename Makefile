@@ -18,7 +18,7 @@ VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 OPT     ?= -O2 -g
 WARN     = -Wall -Wextra -Werror -Wno-unused-parameter
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -pthread -I. $(PKG_CFLAGS) -DQC_VERSION='"$(VERSION)"' -MMD -MP
-LDLIBS  += $(PKG_LIBS) -ljpeg -lm -pthread
+LDLIBS  += $(PKG_LIBS) -ljpeg -lm -ldl -pthread
 SAN     ?=
 ifeq ($(SAN),1)
 CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -51,49 +51,28 @@ NVCCFLAGS   += -std=c++17 -O2 -g -lineinfo -fmad=false $(CUDA_ARCH) -I. -DQC_HAV
                -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror,-Wno-unused-parameter,-pthread
 CFLAGS      += -DQC_HAVE_CUDA
 # nvJPEG: a GPU lane decodes a slide's JPEG tiles itself (decode_jpeg,
-# kernels/ops/cuda/jpeg_tiles.cu) when the toolkit has nvjpeg.h and its
-# library; a toolkit installed without them leaves the op out, and the
-# host decodes (ops.h). NVJPEG=0 leaves it out too. NVJPEG_INC names
-# another nvjpeg.h (or its folder), NVJPEG_LIB the library's folder (a
-# GPU machine's brought to a build machine without them:
-# tests/bench/README.md). Linked statically where there is the static
-# library, as cudart is, so that the programs still need only the
-# driver (its OS calls are in culibos beside it); else the shared one.
-NVJPEG_INC  ?= $(firstword $(wildcard $(CUDA_ROOT)/include/nvjpeg.h \
+# kernels/ops/cuda/jpeg_tiles.cu) with CUDA's libnvjpeg, loaded at run
+# time (kernels/ops/cuda/nvjpeg_api.h): not needed to build, and a
+# machine without it decodes on the host. Where the toolkit has
+# nvjpeg.h (NVJPEG_H names another), nvjpeg_abi_check.cu asserts that
+# our declarations are its own; without it the check is left out, said.
+NVJPEG_H    ?= $(firstword $(wildcard $(CUDA_ROOT)/include/nvjpeg.h \
                  $(CUDA_ROOT)/targets/x86_64-linux/include/nvjpeg.h))
-NVJPEG_LIB  ?= $(firstword $(patsubst %/,%,$(dir $(wildcard \
-                 $(CUDA_ROOT)/lib64/libnvjpeg_static.a \
-                 $(CUDA_ROOT)/targets/x86_64-linux/lib/libnvjpeg_static.a \
-                 $(CUDA_ROOT)/lib64/libnvjpeg.so \
-                 $(CUDA_ROOT)/targets/x86_64-linux/lib/libnvjpeg.so)))))
-NVJPEG_A    := $(wildcard $(NVJPEG_LIB)/libnvjpeg_static.a)
-ifeq ($(NVJPEG),0)
-NVJPEG_WHY  := NVJPEG=0
-else ifeq ($(NVJPEG_INC),)
-NVJPEG_WHY  := no nvjpeg.h in $(CUDA_ROOT)
-else ifeq ($(NVJPEG_A)$(wildcard $(NVJPEG_LIB)/libnvjpeg.so),)
-NVJPEG_WHY  := $(NVJPEG_INC) but no libnvjpeg_static.a or libnvjpeg.so
-else
-NVJPEG_WHY  :=
-NVJPEG_LIBS := $(if $(NVJPEG_A),$(NVJPEG_A) $(wildcard $(NVJPEG_LIB)/libculibos.a),\
-                 -L$(NVJPEG_LIB) -lnvjpeg)
-NVCCFLAGS   += -DQC_HAVE_NVJPEG \
-               -I$(if $(filter %nvjpeg.h,$(NVJPEG_INC)),$(dir $(NVJPEG_INC)),$(NVJPEG_INC))
-CFLAGS      += -DQC_HAVE_NVJPEG
-$(info CUDA backend with nvJPEG ($(NVJPEG_INC), $(if $(NVJPEG_A),static,shared) library in $(NVJPEG_LIB)))
+NVJPEG_CHECK := $(if $(NVJPEG_H),$(BUILD)/kernels/ops/cuda/nvjpeg_abi_check.ok)
+ifeq ($(NVJPEG_H),)
+$(info no nvjpeg.h in $(CUDA_ROOT): nvJPEG's declarations (kernels/ops/cuda/nvjpeg_api.h) not checked against it)
 endif
-ifneq ($(NVJPEG_WHY),)
-$(info CUDA backend without nvJPEG ($(NVJPEG_WHY)): slides' JPEG tiles are decoded on the host)
-endif
-# static cudart: the programs need only the driver (libcuda.so) to run;
-# nvJPEG's library uses cudart, so it comes first
-LDLIBS      += -L$(CUDA_ROOT)/lib64 $(NVJPEG_LIBS) -lcudart_static -ldl -lrt -lstdc++
-CUDA_CU_SRC := $(shell find $(CUDA_DIR) -name '*.cu' | LC_ALL=C sort)
+NVCCFLAGS   += -DQC_CUDA_ROOT='"$(CUDA_ROOT)"'
+# static cudart: the programs need only the driver (libcuda.so) to run
+LDLIBS      += -L$(CUDA_ROOT)/lib64 -lcudart_static -ldl -lrt -lstdc++
+# (nvjpeg_abi_check.cu is a check, compiled alone where nvjpeg.h is)
+CUDA_CU_SRC := $(shell find $(CUDA_DIR) -name '*.cu' -not -name nvjpeg_abi_check.cu | LC_ALL=C sort)
 CUDA_C_SRC  := $(filter-out $(CUDA_DIR)/cuda_none.c,$(shell find $(CUDA_DIR) -name '*.c' | LC_ALL=C sort))
 else
 $(info building CPU-only ($(CUDA_WHY)))
 CUDA_CU_SRC :=
-CUDA_C_SRC  := $(CUDA_DIR)/cuda_none.c
+# nvjpeg_load.c is plain C: built everywhere, so that its test runs
+CUDA_C_SRC  := $(CUDA_DIR)/cuda_none.c $(CUDA_DIR)/nvjpeg_load.c
 endif
 # V=1 shows the full compiler command lines
 Q := $(if $(V),,@)
@@ -181,8 +160,15 @@ $(EXAMPLES_OBJ): $(BUILD)/gen/classify_examples_data.c
 	@$(if $(Q),echo "  CC $<")
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(LIBKERNELS): $(call obj,$(KERNELS_SRC)) $(EXAMPLES_OBJ) $(patsubst %.cu,$(BUILD)/%.cu.o,$(CUDA_CU_SRC))
+$(LIBKERNELS): $(call obj,$(KERNELS_SRC)) $(EXAMPLES_OBJ) $(patsubst %.cu,$(BUILD)/%.cu.o,$(CUDA_CU_SRC)) \
+               | $(NVJPEG_CHECK)
 	@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $^
+# compiled, never linked: its static_asserts are the check
+$(BUILD)/kernels/ops/cuda/nvjpeg_abi_check.ok: kernels/ops/cuda/nvjpeg_abi_check.cu \
+        kernels/ops/cuda/nvjpeg_api.h $(NVJPEG_H)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CHECK $< against $(NVJPEG_H)")
+	$(Q)$(NVCC) -std=c++17 -I. -I$(dir $(NVJPEG_H)) -c $< -o $(@:.ok=.o) && touch $@
 $(LIBNODES): $(NODE_OBJ)
 	@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $^
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 volatile sig_atomic_t qc_cli_signals;
 
@@ -173,18 +174,35 @@ qc_cli_check_env (const char *prog)
             return -1;
         }
     }
-    /* as kernels/ops/cuda/jpeg_tiles.cu reads it */
-    static const char *const backend[] = {"default", "hybrid", "gpu", "hardware"};
     v = getenv ("QC_NVJPEG_BACKEND");
-    int known = !v || !*v;
-    for (size_t i = 0; !known && i < sizeof backend / sizeof backend[0]; i++)
-        known = strcmp (v, backend[i]) == 0;
-    if (!known) {
+    if (qc_cli_nvjpeg_backend (v) < 0) {
         fprintf (stderr, "%s: QC_NVJPEG_BACKEND in the environment is '%s': gpu (the "
                  "default), hardware, hybrid or default\n", prog, v);
         return -1;
     }
+    /* a file (a name without a slash is the loader's to find: its
+     * failure is logged where the library is loaded) */
+    v = getenv ("QC_NVJPEG_LIB");
+    if (v && strchr (v, '/') && access (v, R_OK) != 0) {
+        fprintf (stderr, "%s: QC_NVJPEG_LIB in the environment is '%s': %s (CUDA's "
+                 "libnvjpeg.so.N, which GPU lanes load to decode slides' JPEG tiles)\n",
+                 prog, v, strerror (errno));
+        return -1;
+    }
     return 0;
+}
+
+int
+qc_cli_nvjpeg_backend (const char *name)
+{
+    /* in nvJPEG's order (nvjpegBackend_t: 0 to 3) */
+    static const char *const names[] = {"default", "hybrid", "gpu", "hardware"};
+    if (!name || !*name)
+        return 2;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp (name, names[i]) == 0)
+            return (int) i;
+    return -1;
 }
 
 /* path's length without its trailing slashes ("/" -> 0). */

@@ -87,13 +87,20 @@ int qc_cli_bad_option (const char *prog);
 /* The QC_* variables an operator sets in a program's environment (a
  * container's, a unit's): QC_LOG_LEVEL, QC_IMAGE_CACHE_MB,
  * QC_ASSET_STORE_MB, QC_DIRECT_READ, QC_GPU_RESIDENT, QC_GPU_DECODE,
- * QC_NVJPEG_BACKEND. Their readers
+ * QC_NVJPEG_BACKEND, QC_NVJPEG_LIB (a path must be a readable file).
+ * Their readers
  * take a value they cannot parse as if the variable were unset, so
  * QC_IMAGE_CACHE_MB=512MB left the cache at its default and
  * QC_DIRECT_READ=false read directly: a value none of them takes is
  * refused here, as the option that sets the same is (an empty one is
  * unset). 0, or -1 with a message on stderr. Call before any work. */
 int qc_cli_check_env (const char *prog);
+
+/* QC_NVJPEG_BACKEND's value name (NULL or empty: unset): the index of
+ * name in "default", "hybrid", "gpu" (unset), "hardware", which are
+ * nvJPEG's own numbers of those decoders (kernels/ops/cuda/jpeg_tiles.cu
+ * passes them on); -1 when it is none of them. */
+int qc_cli_nvjpeg_backend (const char *name);
 
 /* A per-user folder, DIR/name: DIR is $xdg_var when absolute (the XDG
  * rules: a relative one is ignored, as is an empty one), else

@@ -63,6 +63,10 @@ cpu_job (void *arg)
 
 /* Threads that read a GPU lane's slide (worker --gpu-read-threads). */
 static int gpu_read_threads = 8;
+/* --no-read-ahead: a GPU lane's slide runs as a worker's lane without
+ * read ahead runs it (qc_pipeline_run_input): its image is read on the
+ * lane's thread, where a device decoder (nvJPEG) decodes its tiles. */
+static int no_read_ahead;
 
 /* One slide through prepare + finish with ops; read and compute times.
  * A GPU lane's slide is read on gpu_read_threads threads, as a GPU
@@ -77,9 +81,15 @@ split_run (const qc_pipeline_t *p, const char *path, const qc_ops_t *ops,
     qc_classifier_forget_planes ();
     double t0 = qc_clock_s ();
     qc_pipeline_input_t in = { .path = path, .read_threads = ops ? gpu_read_threads : 1 };
-    qc_pipeline_job_t *job = qc_pipeline_prepare_input (p, &in, r);
-    double t1 = qc_clock_s ();
-    int rc = job ? qc_pipeline_finish (&job, ops) : -1;
+    int rc;
+    double t1 = t0;
+    if (ops && no_read_ahead) {
+        rc = qc_pipeline_run_input (p, &in, r, ops);
+    } else {
+        qc_pipeline_job_t *job = qc_pipeline_prepare_input (p, &in, r);
+        t1 = qc_clock_s ();
+        rc = job ? qc_pipeline_finish (&job, ops) : -1;
+    }
     double t2 = qc_clock_s ();
     if (rc != 0)
         fprintf (stderr, "  run failed: %s\n", r->error ? r->error : "?");
@@ -202,6 +212,10 @@ bench_size (const char *path, const char *size, int repeat, int cores,
         && qc_ops_cuda_resident (0)) {
         lanes[0] = gpu = qc_ops_cuda_table ();
         lanes[1] = qc_ops_cuda_resident_table ();
+        printf ("  GPU 0: a slide's JPEG tiles read on a lane's thread are decoded %s\n",
+                !lanes[1]->decode_jpeg ? "on the host (no nvJPEG: its log line says why)"
+                : getenv ("QC_GPU_DECODE") && strcmp (getenv ("QC_GPU_DECODE"), "0") == 0
+                ? "on the host (QC_GPU_DECODE=0)" : "on the GPU (nvJPEG)");
     }
     if (!gpu && (lane_on[0] || lane_on[1]))
         printf ("  GPU: not measured (%s)\n", qc_cuda_built () ? why : "CPU-only build");
@@ -226,11 +240,16 @@ bench_size (const char *path, const char *size, int repeat, int cores,
                 best_s = s;
             }
         qc_place_counts (&c1);
-        printf ("  %s, %-8s lane: %7.3f s per slide (read and work ahead %.3f on %d CPU threads + steps %.3f);"
-                " with read-ahead a lane takes %.3f s per slide\n",
-                l == 2 ? "simulated GPU" : "GPU 0", lane_names[l],
-                best_r + best_s, best_r, gpu_read_threads, best_s,
-                best_r > best_s ? best_r : best_s);
+        if (no_read_ahead)
+            printf ("  %s, %-8s lane: %7.3f s per slide, no read ahead (the image read on "
+                    "the lane's thread)\n", l == 2 ? "simulated GPU" : "GPU 0",
+                    lane_names[l], best_s);
+        else
+            printf ("  %s, %-8s lane: %7.3f s per slide (read and work ahead %.3f on %d CPU threads + steps %.3f);"
+                    " with read-ahead a lane takes %.3f s per slide\n",
+                    l == 2 ? "simulated GPU" : "GPU 0", lane_names[l],
+                    best_r + best_s, best_r, gpu_read_threads, best_s,
+                    best_r > best_s ? best_r : best_s);
         if (l >= 1)
             printf ("    copies per slide: %.1f up (%.1f MB), %.1f down (%.1f MB)\n",
                     (double) (c1.up - c0.up) / repeat,
@@ -276,6 +295,7 @@ main (int argc, char **argv)
         {"steps", no_argument, 0, 's'}, {"gpu-steps", no_argument, 0, 'S'}, {"gpu-only", no_argument, 0, 'g'},
         {"quick", no_argument, 0, 'q'}, {"png-size", required_argument, 0, 'p'},
         {"lanes", required_argument, 0, 'l'}, {"gpu-read-threads", required_argument, 0, 't'}, {"no-one-core", no_argument, 0, 'o'},
+        {"no-read-ahead", no_argument, 0, 'n'},
         {"help", no_argument, 0, 'H'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "", opts, NULL)) != -1) {
@@ -291,6 +311,7 @@ main (int argc, char **argv)
         case 'g': skip_cpu = 1; break;
         case 'p': png_size = optarg; break;
         case 'o': one_core = 0; break;
+        case 'n': no_read_ahead = 1; break;
         case 't':
             gpu_read_threads = atoi (optarg);
             if (gpu_read_threads < 1 || gpu_read_threads > 16) {
@@ -319,6 +340,9 @@ main (int argc, char **argv)
                     "             untimed warm-up still runs once, at the first size)\n"
                     "  --gpu-read-threads N  threads reading a GPU lane's slide (default 8,\n"
                     "             as qc-worker on 8 cores or more)\n"
+                    "  --no-read-ahead  GPU lanes read each slide's image on their own\n"
+                    "             thread (decoding its JPEG tiles on the GPU where nvJPEG\n"
+                    "             is), as a worker's lane without read ahead\n"
                     "  --lanes L  GPU lanes to time: copying, resident or copying,resident\n"
                     "             (default both); sim: the simulated device, whose ops are\n"
                     "             the C ops: a lane's host-side costs on any machine\n"

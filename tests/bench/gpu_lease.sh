@@ -6,7 +6,7 @@
 #     carry [".devcarry"], command "tests/bench/gpu_lease.sh"
 # Stages, in this order, each under its own time limit so that one that
 # hangs or crashes leaves the others their time (STAGES picks some:
-# STAGES=equiv,worker,full,memcheck,bench125,bench10x,bench10x4,cohort):
+# STAGES=nvjpeg,equiv,worker,full,memcheck,bench125,bench10x,bench10x4,cohort):
 #   equiv     test_cuda_equiv: every op of both CUDA lanes against the CPU,
 #             and the default pipeline on real and generated slides
 #   worker    tests/integration/test_gpu_worker.sh: a real qc-worker --gpu 0
@@ -25,14 +25,17 @@
 #             and one with both, measured end to end
 #   cohort10x the same at 10x, 16 links: the lane alone and qc-worker
 #             --gpu 0 with its default CPU slots
-#   nvjpeg    copies the machine's nvjpeg.h and libnvjpeg.so to $OUT: a
-#             build here links them (NVJPEG_INC, NVJPEG_LIB; the toolkit
-#             here has none) for the decode stage (tests/bench/README.md)
-#   decode    the resident lane without read ahead (its image read on
-#             its own thread, where the tiles are decoded on the GPU),
+#   nvjpeg    the machine's nvjpeg.h against our declarations
+#             (kernels/ops/cuda/nvjpeg_abi_check.cu, compiled with its
+#             nvcc), its libnvjpeg and what that needs (ldd), and
+#             test_nvjpeg_load loading it: before equiv, whose
+#             op_decode_jpeg calls it (the programs load it at run time,
+#             from the toolkit's lib64 when the loader's paths lack it)
+#   decode    the resident lane without read ahead (bench_gpu
+#             --no-read-ahead: its image read on its own thread, where
+#             the tiles are decoded on the GPU),
 #             1.25x and 10x, with each nvJPEG backend (QC_NVJPEG_BACKEND)
-#             and with QC_GPU_DECODE=0 (the CPU decodes): needs a build
-#             with nvJPEG
+#             and with QC_GPU_DECODE=0 (the CPU decodes)
 # Limits add up to 590 s without cohort (about 230 s were used on an
 # H100 machine and on an H200 one): give the call timeout_s 600, and
 # run cohort in a call of its own (STAGES=bench125,cohort: ~150 s). The full-size slide is generated in the
@@ -47,7 +50,7 @@ export LD_LIBRARY_PATH=$PWD/.devlib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export QC_SHARED_DIR=$PWD/.devdata
 sanitizer=${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer
 smi=nvidia-smi
-stages=",${STAGES:-equiv,worker,full,memcheck,bench125,bench10x,bench10x4},"
+stages=",${STAGES:-nvjpeg,equiv,worker,full,memcheck,bench125,bench10x,bench10x4},"
 summary=$out/summary.txt
 : >"$summary"
 
@@ -80,6 +83,22 @@ case $stages in
     ;;
 esac
 
+# nvJPEG: its header against ours, its library and what it loads
+cuda=${CUDA_HOME:-/usr/local/cuda}
+nvjpeg_check () {
+    local h lib
+    h=$(ls "$cuda"/include/nvjpeg.h "$cuda"/targets/x86_64-linux/include/nvjpeg.h 2>/dev/null | head -n 1)
+    lib=$(ls "$cuda"/lib64/libnvjpeg.so.[0-9]* "$cuda"/targets/x86_64-linux/lib/libnvjpeg.so.[0-9]* 2>/dev/null | head -n 1)
+    echo "header: ${h:-none}; library: ${lib:-none}"
+    [ -n "$lib" ] && ldd "$lib"
+    [ -n "$h" ] && "$cuda"/bin/nvcc -std=c++17 -I. -I"$(dirname "$h")" \
+        -c kernels/ops/cuda/nvjpeg_abi_check.cu -o /tmp/nvjpeg_abi_check.o \
+        && echo "ok - nvjpeg_api.h is $h's"
+    build/tests/test_nvjpeg_load
+}
+export -f nvjpeg_check
+export cuda
+stage nvjpeg 60 bash -c nvjpeg_check
 stage equiv 100 build/tests/test_cuda_equiv
 stage worker 60 bash tests/integration/test_gpu_worker.sh
 stage full 30 env QC_TEST_GPU=0 bash tests/integration/test_gpu_memory_full.sh
@@ -96,23 +115,15 @@ stage bench10x 200 build/bench/bench_gpu --sizes 1.25x,10x --cores 8 --no-one-co
 stage bench10x4 50 build/bench/bench_gpu --sizes 10x --gpu-only --lanes resident \
     --repeat 1 --gpu-read-threads 4
 stage cohort 200 bash tests/bench/gpu_cohort.sh "$slide" 48 2
-# nvJPEG's header and library, for a build here with them
-case $stages in *,nvjpeg,*)
-    # (and the shared cudart, which a shared libnvjpeg may load)
-    for f in "${CUDA_HOME:-/usr/local/cuda}"/targets/x86_64-linux/include/nvjpeg.h \
-             "${CUDA_HOME:-/usr/local/cuda}"/targets/x86_64-linux/lib/libnvjpeg.so.[0-9]* \
-             "${CUDA_HOME:-/usr/local/cuda}"/targets/x86_64-linux/lib/libcudart.so.[0-9]*; do
-        [ -f "$f" ] && cp -L "$f" "$out/" && ls -l "$out/$(basename "$f")" | tee -a "$summary"
-    done ;;
-esac
 decode_bench () {
     for b in gpu hardware default; do
         echo "== QC_NVJPEG_BACKEND=$b"
         QC_NVJPEG_BACKEND=$b build/bench/bench_gpu --sizes 1.25x,10x --gpu-only \
-            --lanes resident --repeat 2 || return
+            --lanes resident --repeat 2 --no-read-ahead || return
     done
-    echo "== QC_GPU_DECODE=0 (the CPU decodes)"
-    QC_GPU_DECODE=0 build/bench/bench_gpu --sizes 1.25x,10x --gpu-only --lanes resident --repeat 2
+    echo "== QC_GPU_DECODE=0 (the CPU decodes, on the lane's thread)"
+    QC_GPU_DECODE=0 build/bench/bench_gpu --sizes 1.25x,10x --gpu-only --lanes resident \
+        --repeat 2 --no-read-ahead
 }
 export -f decode_bench      # timeout runs programs, not functions
 stage decode 240 bash -c decode_bench
@@ -125,9 +136,9 @@ case $stages in *,cohort10x,*)
 esac
 stage cohort10x 150 env QC_COHORT_CONFIG=build/bench-data/default-10x.ini \
     QC_COHORT_SHAPES="gpu-lane default" bash tests/bench/gpu_cohort.sh "$slide" 16 1
-grep -hE "PASS|FAIL|^ok - |ERROR SUMMARY|LEAK SUMMARY|per slide|copies per slide|^at |tiles read ahead|image at image_work_size: level|png_queue|^cohort of|^  (gpu-lane|cpu-all|both|default) " \
-    "$out"/equiv.log "$out"/worker.log "$out"/full.log "$out"/memcheck.log "$out"/bench125.log "$out"/bench10x.log "$out"/bench10x4.log \
-    "$out"/cohort.log "$out"/cohort10x.log 2>/dev/null \
+grep -hE "PASS|FAIL|^ok - |nvJPEG|^== QC_|are decoded|ERROR SUMMARY|LEAK SUMMARY|per slide|copies per slide|^at |tiles read ahead|image at image_work_size: level|png_queue|^cohort of|^  (gpu-lane|cpu-all|both|default) " \
+    "$out"/nvjpeg.log "$out"/equiv.log "$out"/worker.log "$out"/full.log "$out"/memcheck.log "$out"/bench125.log "$out"/bench10x.log "$out"/bench10x4.log \
+    "$out"/cohort.log "$out"/cohort10x.log "$out"/decode.log 2>/dev/null \
     >>"$summary"
 echo "==== summary"
 cat "$summary"

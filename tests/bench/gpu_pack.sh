@@ -1,7 +1,8 @@
 #!/bin/bash
 # Packs what tests/bench/gpu_lease.sh needs on a lent GPU machine, which
 # has CUDA but none of this project's Debian libraries and no network:
-# the programs built here (make bench test-unit, with nvcc), the shared
+# the programs built here (make bench test-unit, with nvcc; nvJPEG is
+# the GPU machine's own, loaded at run time), the shared
 # libraries they load (glibc and the C++ runtime excepted: the GPU
 # machine's are newer), the textures qc-mkslide paints with and the real
 # slides test_cuda_equiv reads; the broker, worker and client and the odd
@@ -14,7 +15,7 @@
 set -eu
 cd "$(dirname "$0")/../.."
 shared=${QC_SHARED_DIR:-../shared}
-bins=(build/tests/test_cuda_equiv build/bench/bench_gpu bin/qc-mkslide
+bins=(build/tests/test_cuda_equiv build/tests/test_nvjpeg_load build/bench/bench_gpu bin/qc-mkslide
       bin/qc-broker bin/qc-worker bin/qc-submit)
 for b in "${bins[@]}"; do
     if [ ! -x "$b" ]; then

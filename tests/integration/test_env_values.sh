@@ -24,6 +24,7 @@ refused QC_IMAGE_CACHE_MB=-1 qc-worker --connect $ep --timeout 1
 refused QC_GPU_RESIDENT=false qc-worker --connect $ep --timeout 1
 refused QC_GPU_DECODE=yes qc-worker --connect $ep --timeout 1
 refused QC_NVJPEG_BACKEND=nvidia qc-worker --connect $ep --timeout 1
+refused QC_NVJPEG_LIB=$T/no-such-libnvjpeg.so.13 qc-worker --connect $ep --timeout 1
 refused QC_DIRECT_READ=no qc-submit -o "$T/out-a" "$slide"
 [ -e "$T/out-a" ] && fail "a refused qc-submit made its output folder"
 refused QC_ASSET_STORE_MB=0 qc-submit -o "$T/out-a" "$slide"
@@ -32,7 +33,7 @@ pass "bad QC_* values refused by every program, the variable named"
 
 # values the readers take, and empty ones, run as before
 env QC_LOG_LEVEL=warning QC_IMAGE_CACHE_MB=64 QC_ASSET_STORE_MB=128 QC_DIRECT_READ=0 \
-    QC_GPU_RESIDENT= QC_GPU_DECODE=0 QC_NVJPEG_BACKEND=hardware "$BIN/qc-submit" -o "$T/out-b" "$slide" >"$T/b.log" 2>&1 \
+    QC_GPU_RESIDENT= QC_GPU_DECODE=0 QC_NVJPEG_BACKEND=hardware QC_NVJPEG_LIB=libnvjpeg.so.13 "$BIN/qc-submit" -o "$T/out-b" "$slide" >"$T/b.log" 2>&1 \
     || fail "good values: qc-submit exit $?: $(tail -3 "$T/b.log")"
 [ "$(grep -vc '^#' "$T/out-b/results.tsv")" -eq 1 ] || fail "good values: no result row"
 env QC_LOG_LEVEL= QC_IMAGE_CACHE_MB= "$BIN/qc-status" --broker $ep --timeout 1 >"$T/c.log" 2>&1

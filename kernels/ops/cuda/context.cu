@@ -259,9 +259,7 @@ qc_cuda_release_all (void)
             trim (&s_pools[d]);
     }
     pthread_mutex_unlock (&s_lock);
-#ifdef QC_HAVE_NVJPEG
     qc_cuda_jpeg_release ();    /* nvJPEG's handles hold device memory */
-#endif
     if (t_device >= 0)
         cudaSetDevice (t_device);
     qc_cuda_stage_release ();

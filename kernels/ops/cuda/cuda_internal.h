@@ -94,14 +94,14 @@ int qc_cuda_lbp (const qc_fimg_t *src, int points, double radius,
 int qc_cuda_trees_predict (const struct qc_trees *model,
                            const qc_fimg_t *const *planes, int nplanes,
                            qc_fimg_t *dst);
-#ifdef QC_HAVE_NVJPEG
-/* jpeg_tiles.cu: only in a build that found nvJPEG (the Makefile).
- * release: the calling thread's decoding state and every device's
- * handle destroyed (qc_cuda_release_all; made again at the next
- * decode). */
+/* jpeg_tiles.cu. available: 1 when nvJPEG was loaded (once a process,
+ * at the first call; said in the log), else 0 and the tables have no
+ * decode_jpeg. release: the calling thread's decoding state and every
+ * device's handle destroyed (qc_cuda_release_all; made again at the
+ * next decode). */
+int qc_cuda_jpeg_available (void);
 int qc_cuda_decode_jpeg (const qc_jpeg_batch_t *batch, qc_rgb_t *dst);
 void qc_cuda_jpeg_release (void);
-#endif
 
 /* The thread binding (context.cu); the table is qc_ops_cuda_table
  * (ops_table.c, cuda_ops.h). resident: for the resident lane, whose

@@ -28,36 +28,41 @@
  * another, to measure them (tests/bench/README.md); a backend this GPU
  * or library refuses falls back to the default one, logged.
  *
- * State: one nvjpegHandle_t per device and process (handles and states
- * are bound to the device current at their creation), made at a lane's
+ * State: one handle per device and process (handles and states are
+ * bound to the device current at their creation), made at a lane's
  * first decode and kept until qc_cuda_release_all (which destroys them,
- * so that compute-sanitizer's leak check sees nvJPEG's memory freed); one nvjpegJpegState_t per thread (a
- * GPU lane is one thread, and nvJPEG's states are not to be shared
- * between threads), made at its first decode and destroyed when the
- * thread exits, by a key destructor as placement.cu frees the thread's
- * staging buffers.
+ * so that compute-sanitizer's leak check sees nvJPEG's memory freed);
+ * one decoding state per thread (a GPU lane is one thread, and nvJPEG's
+ * states are not to be shared between threads), made at its first
+ * decode and destroyed when the thread exits, by a key destructor as
+ * placement.cu frees the thread's staging buffers.
  *
- * Built only where the Makefile found nvJPEG (QC_HAVE_NVJPEG); without
- * it the table's decode_jpeg is NULL and the host decodes (ops.h). */
-#ifdef QC_HAVE_NVJPEG
-
+ * The library is loaded at run time (nvjpeg_api.h, nvjpeg_load.c): at
+ * the tables' first use (ops_table.c), once a process; where it is not
+ * found, the tables have no decode_jpeg and the host decodes (ops.h). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <nvjpeg.h>
-
 extern "C" {
+#include "shared/cli.h"
 #include "shared/log.h"
 }
 #include "kernels/ops/cuda/cuda_internal.h"
+#include "kernels/ops/cuda/nvjpeg_api.h"
 #include "kernels/ops/jpeg_math.h"
+
+/* The toolkit the backend was built with (the Makefile): where its
+ * libnvjpeg is installed, when the loader's paths do not have it. */
+#ifndef QC_CUDA_ROOT
+#define QC_CUDA_ROOT NULL
+#endif
 
 namespace {
 
 /* Tiles one nvjpegDecodeBatched call takes: more than 50, where the
- * GPU-assisted Huffman decoding of NVJPEG_BACKEND_GPU_HYBRID starts (its
- * header), the backend a lane uses by default; and no more planes than
+ * GPU-assisted Huffman decoding of NVJPEG_BACKEND_GPU_HYBRID starts
+ * (nvjpeg.h), the backend a lane uses by default; and no more planes than
  * BATCH_BYTES (3 bytes a pixel at most, 4:4:4) unless one tile is
  * larger. */
 const int BATCH = 64;
@@ -102,20 +107,20 @@ k_tiles (const tile_dev *tiles, int tw, int th, int ycbcr, uint8_t *dst,
 }
 
 const char *
-status_name (nvjpegStatus_t s)
+status_name (qc_nvjpeg_status_t s)
 {
     switch (s) {
-    case NVJPEG_STATUS_SUCCESS: return "success";
-    case NVJPEG_STATUS_NOT_INITIALIZED: return "not initialized";
-    case NVJPEG_STATUS_INVALID_PARAMETER: return "invalid parameter";
-    case NVJPEG_STATUS_BAD_JPEG: return "bad JPEG";
-    case NVJPEG_STATUS_JPEG_NOT_SUPPORTED: return "JPEG not supported";
-    case NVJPEG_STATUS_ALLOCATOR_FAILURE: return "allocator failure";
-    case NVJPEG_STATUS_EXECUTION_FAILED: return "execution failed";
-    case NVJPEG_STATUS_ARCH_MISMATCH: return "architecture mismatch";
-    case NVJPEG_STATUS_INTERNAL_ERROR: return "internal error";
-    case NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED: return "not implemented";
-    case NVJPEG_STATUS_INCOMPLETE_BITSTREAM: return "incomplete bitstream";
+    case QC_NVJPEG_STATUS_SUCCESS: return "success";
+    case QC_NVJPEG_STATUS_NOT_INITIALIZED: return "not initialized";
+    case QC_NVJPEG_STATUS_INVALID_PARAMETER: return "invalid parameter";
+    case QC_NVJPEG_STATUS_BAD_JPEG: return "bad JPEG";
+    case QC_NVJPEG_STATUS_JPEG_NOT_SUPPORTED: return "JPEG not supported";
+    case QC_NVJPEG_STATUS_ALLOCATOR_FAILURE: return "allocator failure";
+    case QC_NVJPEG_STATUS_EXECUTION_FAILED: return "execution failed";
+    case QC_NVJPEG_STATUS_ARCH_MISMATCH: return "architecture mismatch";
+    case QC_NVJPEG_STATUS_INTERNAL_ERROR: return "internal error";
+    case QC_NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED: return "not implemented";
+    case QC_NVJPEG_STATUS_INCOMPLETE_BITSTREAM: return "incomplete bitstream";
     default: return "unknown status";
     }
 }
@@ -124,9 +129,9 @@ status_name (nvjpegStatus_t s)
  * to read the slide on the host (ops.h), not a fault of this process:
  * a warning. */
 int
-nv_failed (nvjpegStatus_t s, const char *what)
+nv_failed (qc_nvjpeg_status_t s, const char *what)
 {
-    if (s == NVJPEG_STATUS_SUCCESS)
+    if (s == QC_NVJPEG_STATUS_SUCCESS)
         return 0;
     qc_log (QC_LOG_WARNING, "cuda", "nvJPEG: %s failed: %s (%d); the host "
             "decodes these tiles", what, status_name (s), (int) s);
@@ -135,57 +140,80 @@ nv_failed (nvjpegStatus_t s, const char *what)
 
 /* ---- the handle of each device ---- */
 
-/* The backend QC_NVJPEG_BACKEND names (the top of this file), else
- * GPU_HYBRID. */
-nvjpegBackend_t
+/* The backend QC_NVJPEG_BACKEND names (the top of this file; checked
+ * at the programs' start, shared/cli.c), else GPU_HYBRID. */
+qc_nvjpeg_backend_t
 chosen_backend (void)
 {
-    static const struct { const char *name; nvjpegBackend_t b; } names[] = {
-        { "default", NVJPEG_BACKEND_DEFAULT }, { "hybrid", NVJPEG_BACKEND_HYBRID },
-        { "gpu", NVJPEG_BACKEND_GPU_HYBRID }, { "hardware", NVJPEG_BACKEND_HARDWARE },
-    };
     const char *env = getenv ("QC_NVJPEG_BACKEND");
-    for (size_t i = 0; env && i < sizeof names / sizeof *names; i++)
-        if (strcmp (env, names[i].name) == 0)
-            return names[i].b;
-    if (env && *env)
-        qc_log (QC_LOG_WARNING, "cuda", "QC_NVJPEG_BACKEND=%s: not default, hybrid, "
-                "gpu or hardware; the gpu backend decodes", env);
-    return NVJPEG_BACKEND_GPU_HYBRID;
+    int b = qc_cli_nvjpeg_backend (env);
+    if (b >= 0)
+        return static_cast<qc_nvjpeg_backend_t> (b);
+    qc_log (QC_LOG_WARNING, "cuda", "QC_NVJPEG_BACKEND=%s: not default, hybrid, "
+            "gpu or hardware; the gpu backend decodes", env);
+    return QC_NVJPEG_BACKEND_GPU_HYBRID;
+}
+
+/* ---- the library ---- */
+
+qc_nvjpeg_api_t s_api;
+int s_api_ok;
+pthread_once_t s_api_once = PTHREAD_ONCE_INIT;
+
+/* Loads nvJPEG, once a process, and says what decodes a GPU lane's
+ * JPEG tiles. Never unloaded: its handles come and go with
+ * qc_cuda_release_all, the library stays. */
+void
+api_load (void)
+{
+    char err[2048];
+    if (qc_nvjpeg_find (CUDART_VERSION / 1000, QC_CUDA_ROOT, &s_api, err, sizeof err) == 0) {
+        s_api_ok = 1;
+        qc_log (QC_LOG_INFO, "cuda", "nvJPEG %d.%d.%d (%s): GPU lanes decode the "
+                "slides' JPEG tiles", s_api.version[0], s_api.version[1],
+                s_api.version[2], s_api.path);
+        return;
+    }
+    const char *env = getenv ("QC_NVJPEG_LIB");
+    qc_log (env && *env ? QC_LOG_WARNING : QC_LOG_INFO, "cuda",
+            "no nvJPEG (%s): GPU lanes' JPEG tiles are decoded on the host; "
+            "CUDA's libnvjpeg on the loader's paths, in %s/lib64, or named by "
+            "QC_NVJPEG_LIB=FILE lets the GPU decode them", err,
+            QC_CUDA_ROOT ? QC_CUDA_ROOT : "the toolkit's folder");
 }
 
 pthread_mutex_t s_lock = PTHREAD_MUTEX_INITIALIZER;
-nvjpegHandle_t s_handle[MAX_DEVICES];
+qc_nvjpeg_handle_t s_handle[MAX_DEVICES];
 int s_handle_failed[MAX_DEVICES];   /* tried once: no log at every op */
 
 /* The handle of device (current), made at its first use; NULL (logged
  * once) when nvJPEG cannot start on it. */
-nvjpegHandle_t
+qc_nvjpeg_handle_t
 device_handle (int device)
 {
     if (device < 0 || device >= MAX_DEVICES)
         return NULL;
     pthread_mutex_lock (&s_lock);
-    nvjpegHandle_t h = s_handle[device];
+    qc_nvjpeg_handle_t h = s_handle[device];
     if (!h && !s_handle_failed[device]) {
         /* Strict: a stream with errors fails, as libjpeg's warnings fail
          * a tile on the CPU (and libtiff's read on the host), instead of
          * decoding what nvJPEG can of it. A library that refuses the
          * flag (the header's comment says "must be 0") gets none. */
-        nvjpegBackend_t want = chosen_backend ();
-        nvjpegStatus_t s = nvjpegCreateEx (want, NULL, NULL,
-                                           NVJPEG_FLAGS_BITSTREAM_STRICT, &h);
-        if (s != NVJPEG_STATUS_SUCCESS) {
+        qc_nvjpeg_backend_t want = chosen_backend ();
+        qc_nvjpeg_status_t s = s_api.create_ex (want, NULL, NULL,
+                                           QC_NVJPEG_FLAGS_BITSTREAM_STRICT, &h);
+        if (s != QC_NVJPEG_STATUS_SUCCESS) {
             h = NULL;
-            s = nvjpegCreateEx (want, NULL, NULL, NVJPEG_FLAGS_DEFAULT, &h);
+            s = s_api.create_ex (want, NULL, NULL, QC_NVJPEG_FLAGS_DEFAULT, &h);
         }
-        if (s != NVJPEG_STATUS_SUCCESS && want != NVJPEG_BACKEND_DEFAULT) {
+        if (s != QC_NVJPEG_STATUS_SUCCESS && want != QC_NVJPEG_BACKEND_DEFAULT) {
             qc_log (QC_LOG_WARNING, "cuda", "nvJPEG: backend %d refused on GPU %d "
                     "(%s): the default backend decodes", (int) want, device,
                     status_name (s));
             h = NULL;
-            s = nvjpegCreateEx (NVJPEG_BACKEND_DEFAULT, NULL, NULL,
-                                NVJPEG_FLAGS_BITSTREAM_STRICT, &h);
+            s = s_api.create_ex (QC_NVJPEG_BACKEND_DEFAULT, NULL, NULL,
+                                QC_NVJPEG_FLAGS_BITSTREAM_STRICT, &h);
         }
         if (nv_failed (s, "nvjpegCreateEx")) {
             h = NULL;
@@ -205,7 +233,7 @@ device_handle (int device)
 unsigned s_generation;
 
 struct lane_t {
-    nvjpegJpegState_t state;
+    qc_nvjpeg_state_t state;
     unsigned generation;    /* s_generation when state was made */
     int device;             /* whose handle made state */
     int batch;              /* the batch size state was initialised for;
@@ -222,7 +250,7 @@ lane_free (lane_t *l)
 {
     pthread_mutex_lock (&s_lock);
     if (l->state && l->generation == s_generation)
-        nvjpegJpegStateDestroy (l->state);
+        s_api.state_destroy (l->state);
     pthread_mutex_unlock (&s_lock);
     memset (l, 0, sizeof *l);
 }
@@ -246,7 +274,7 @@ lane_key_make (void)
 /* The calling thread's state for device (current, whose handle is h),
  * made at first use; NULL (logged) on failure. */
 lane_t *
-lane_for (nvjpegHandle_t h, int device)
+lane_for (qc_nvjpeg_handle_t h, int device)
 {
     lane_t *l = &t_lane;
     pthread_mutex_lock (&s_lock);
@@ -268,7 +296,7 @@ lane_for (nvjpegHandle_t h, int device)
             return NULL;
     }
     pthread_once (&s_lane_once, lane_key_make);
-    if (nv_failed (nvjpegJpegStateCreate (h, &l->state), "nvjpegJpegStateCreate")) {
+    if (nv_failed (s_api.state_create (h, &l->state), "nvjpegJpegStateCreate")) {
         l->state = NULL;
         return NULL;
     }
@@ -351,13 +379,13 @@ frame_read (const uint8_t *p, size_t n, frame_t *f)
  * max_v_samp / v_samp) for nvJPEG's name of a tile's sampling; -1 for
  * the others (4:1:1, 4:1:0, gray, unknown), which the host decodes. */
 int
-chroma_expansion (nvjpegChromaSubsampling_t s, int *he, int *ve)
+chroma_expansion (qc_nvjpeg_css_t s, int *he, int *ve)
 {
     switch (s) {
-    case NVJPEG_CSS_444: *he = 1; *ve = 1; return 0;
-    case NVJPEG_CSS_422: *he = 2; *ve = 1; return 0;
-    case NVJPEG_CSS_420: *he = 2; *ve = 2; return 0;
-    case NVJPEG_CSS_440: *he = 1; *ve = 2; return 0;
+    case QC_NVJPEG_CSS_444: *he = 1; *ve = 1; return 0;
+    case QC_NVJPEG_CSS_422: *he = 2; *ve = 1; return 0;
+    case QC_NVJPEG_CSS_420: *he = 2; *ve = 2; return 0;
+    case QC_NVJPEG_CSS_440: *he = 1; *ve = 2; return 0;
     default: return -1;
     }
 }
@@ -371,7 +399,7 @@ chroma_expansion (nvjpegChromaSubsampling_t s, int *he, int *ve)
  * / he) x ceil (tile_h / ve): the planes nvJPEG writes are laid out by
  * it. */
 int
-tile_planes (nvjpegHandle_t h, const qc_jpeg_batch_t *b,
+tile_planes (qc_nvjpeg_handle_t h, const qc_jpeg_batch_t *b,
              const qc_jpeg_tile_t *t, qc_jpeg_planes_t *pl)
 {
     frame_t f;
@@ -390,11 +418,11 @@ tile_planes (nvjpegHandle_t h, const qc_jpeg_batch_t *b,
         && (f.hs[0] != b->samp_h || f.vs[0] != b->samp_v || f.hs[1] != 1
             || f.vs[1] != 1 || f.hs[2] != 1 || f.vs[2] != 1))
         return -1;
-    int nc = 0, ws[NVJPEG_MAX_COMPONENT] = {0}, hs[NVJPEG_MAX_COMPONENT] = {0};
-    nvjpegChromaSubsampling_t css = NVJPEG_CSS_UNKNOWN;
+    int nc = 0, ws[QC_NVJPEG_MAX_COMPONENT] = {0}, hs[QC_NVJPEG_MAX_COMPONENT] = {0};
+    qc_nvjpeg_css_t css = QC_NVJPEG_CSS_UNKNOWN;
     int che = 0, cve = 0;
-    if (nvjpegGetImageInfo (h, t->data, t->size, &nc, &css, ws, hs)
-            != NVJPEG_STATUS_SUCCESS
+    if (s_api.get_image_info (h, t->data, t->size, &nc, &css, ws, hs)
+            != QC_NVJPEG_STATUS_SUCCESS
         || nc != 3 || ws[0] != b->tile_w || hs[0] != b->tile_h
         || chroma_expansion (css, &che, &cve) != 0)
         return -1;
@@ -428,20 +456,20 @@ template <typename T> struct HostArray {
 
 /* Decodes k tiles into their planes (img) on the op's stream. */
 int
-decode_batch (nvjpegHandle_t h, lane_t *lane, const unsigned char *const *data,
-              const size_t *len, nvjpegImage_t *img, int k)
+decode_batch (qc_nvjpeg_handle_t h, lane_t *lane, const unsigned char *const *data,
+              const size_t *len, qc_nvjpeg_image_t *img, int k)
 {
     /* Initialised again only when the size changes (a call's last batch,
      * usually) or after a failure, which the header says it resets. */
     if (lane->batch != k) {
         lane->batch = 0;
-        if (nv_failed (nvjpegDecodeBatchedInitialize (h, lane->state, k, 1,
-                                                      NVJPEG_OUTPUT_UNCHANGED),
+        if (nv_failed (s_api.batched_init (h, lane->state, k, 1,
+                                                      QC_NVJPEG_OUTPUT_UNCHANGED),
                        "nvjpegDecodeBatchedInitialize"))
             return -1;
         lane->batch = k;
     }
-    if (nv_failed (nvjpegDecodeBatched (h, lane->state, data, len, img,
+    if (nv_failed (s_api.batched (h, lane->state, data, len, img,
                                         QC_STREAM),
                    "nvjpegDecodeBatched")) {
         lane->batch = 0;
@@ -453,7 +481,7 @@ decode_batch (nvjpegHandle_t h, lane_t *lane, const unsigned char *const *data,
 /* The op, in sc (the caller waits for the stream before sc gives the
  * buffers back, whichever way this returns). */
 int
-decode_jpeg (QcScope &sc, nvjpegHandle_t h, lane_t *lane,
+decode_jpeg (QcScope &sc, qc_nvjpeg_handle_t h, lane_t *lane,
              const qc_jpeg_batch_t *b, qc_rgb_t *dst)
 {
     const int tw = b->tile_w, th = b->tile_h;
@@ -510,7 +538,7 @@ decode_jpeg (QcScope &sc, nvjpegHandle_t h, lane_t *lane,
 
     const unsigned char *data[BATCH];
     size_t len[BATCH];
-    nvjpegImage_t img[BATCH];
+    qc_nvjpeg_image_t img[BATCH];
     dim3 grid ((unsigned) (((size_t) tw * (size_t) th + 255) / 256), 1);
     for (size_t s = 0; s < n; s += per) {
         int k = (int) (n - s < per ? n - s : per);
@@ -539,14 +567,23 @@ decode_jpeg (QcScope &sc, nvjpegHandle_t h, lane_t *lane,
 
 } // namespace
 
+extern "C" int
+qc_cuda_jpeg_available (void)
+{
+    pthread_once (&s_api_once, api_load);
+    return s_api_ok;
+}
+
 extern "C" void
 qc_cuda_jpeg_release (void)
 {
+    if (!qc_cuda_jpeg_available ())
+        return;
     lane_free (&t_lane);
     pthread_mutex_lock (&s_lock);
     for (int d = 0; d < MAX_DEVICES; d++) {
         if (s_handle[d] && cudaSetDevice (d) == cudaSuccess)
-            nvjpegDestroy (s_handle[d]);
+            s_api.destroy (s_handle[d]);
         s_handle[d] = NULL;
         s_handle_failed[d] = 0;
     }
@@ -560,9 +597,11 @@ qc_cuda_decode_jpeg (const qc_jpeg_batch_t *batch, qc_rgb_t *dst)
 {
     if (qc_jpeg_batch_check (batch) != 0 || !qc_rgb_valid (dst) || qc_cuda_begin ())
         return -1;
+    if (!qc_cuda_jpeg_available ())
+        return -1;
     int device = -1;
     QC_CK (cudaGetDevice (&device));
-    nvjpegHandle_t h = device_handle (device);
+    qc_nvjpeg_handle_t h = device_handle (device);
     lane_t *lane = h ? lane_for (h, device) : NULL;
     if (!lane)
         return -1;
@@ -576,4 +615,3 @@ qc_cuda_decode_jpeg (const qc_jpeg_batch_t *batch, qc_rgb_t *dst)
     return -1;
 }
 
-#endif /* QC_HAVE_NVJPEG */

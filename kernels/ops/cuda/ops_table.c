@@ -6,9 +6,9 @@
  *    on the host already, as the backend first verified on an H100 had;
  *  - trees_classify: optional (ops.h), left NULL: callers use
  *    trees_predict, then the comparison.
- *  - decode_jpeg: optional (ops.h), filled only in a build that found
- *    nvJPEG (QC_HAVE_NVJPEG, set by the Makefile; jpeg_tiles.cu); NULL
- *    otherwise, and the host decodes the slide's tiles.
+ *  - decode_jpeg: optional (ops.h), left in the tables only where
+ *    nvJPEG's library was loaded (jpeg_tiles.cu); NULL otherwise, and
+ *    the host decodes the slide's tiles.
  * Written in C with designated initialisers, as the CPU table is.
  * Designated initialisers leave a slot not named NULL without a word
  * from the compiler: tests/unit/test_ops_tables.c fails when a slot that
@@ -58,9 +58,7 @@ static qc_ops_t cuda_ops = {
     .gabor = qc_cuda_gabor,
     .median_disk = qc_cuda_median_disk,
     .trees_predict = qc_cuda_trees_predict,
-#ifdef QC_HAVE_NVJPEG
     .decode_jpeg = qc_cuda_decode_jpeg,
-#endif
 };
 static qc_ops_t s_resident, s_copying;
 static pthread_once_t s_once = PTHREAD_ONCE_INIT;
@@ -74,6 +72,8 @@ init_table (void)
 {
     const qc_ops_t *cpu = qc_ops_cpu ();
     s_resident = cuda_ops;
+    if (!qc_cuda_jpeg_available ())
+        s_resident.decode_jpeg = NULL;
     s_resident.device = &qc_cuda_device_mem;
     s_copying = s_resident;
     s_copying.device = NULL;
