@@ -50,6 +50,7 @@ extern "C" {
 }
 #include "kernels/ops/cuda/cuda_internal.h"
 #include "kernels/ops/cuda/nvjpeg_api.h"
+#include "kernels/ops/jpeg_frame.h"
 #include "kernels/ops/jpeg_math.h"
 
 /* The toolkit the backend was built with (the Makefile): where its
@@ -319,62 +320,6 @@ covers (const qc_jpeg_tile_t *t, int w, int h)
            && t->y > -(int64_t) t->h;
 }
 
-/* What a stream's frame header (SOF) says that nvJPEG's image info does
- * not: its sample precision (the CPU refuses all but 8 bits, and an
- * 8-bit output of a 12-bit stream is not libjpeg's) and each component's
- * sampling factors (batch->samp_h, samp_v are factors, and libjpeg's
- * expansion comes from them). */
-struct frame_t {
-    int precision, ncomp;
-    int hs[3], vs[3];       /* the first three components' factors */
-};
-
-/* 0 with f filled from stream p's frame header, or -1 when it has none
- * before its first scan. */
-int
-frame_read (const uint8_t *p, size_t n, frame_t *f)
-{
-    if (n < 4 || p[0] != 0xFF || p[1] != 0xD8)
-        return -1;
-    size_t i = 2;
-    while (i + 4 <= n) {
-        if (p[i] != 0xFF)
-            return -1;
-        unsigned m = p[i + 1];
-        if (m == 0xFF) {                /* fill byte before a marker */
-            i++;
-            continue;
-        }
-        if (m == 0x01 || (m >= 0xD0 && m <= 0xD7)) {  /* no length */
-            i += 2;
-            continue;
-        }
-        if (m == 0xD9 || m == 0xDA)     /* EOI or a scan before a frame */
-            return -1;
-        size_t len = ((size_t) p[i + 2] << 8) | p[i + 3];
-        if (len < 2)
-            return -1;
-        /* SOF0..SOF15 but DHT (C4), JPG (C8) and DAC (CC): precision,
-         * height, width, components, then 3 bytes a component (id,
-         * factors H << 4 | V, quantisation table) */
-        if (m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC) {
-            if (len < 8 || i + 10 > n)
-                return -1;
-            f->precision = p[i + 4];
-            f->ncomp = p[i + 9];
-            if (len < 8 + 3 * (size_t) f->ncomp || i + 10 + 3 * (size_t) f->ncomp > n)
-                return -1;
-            for (int c = 0; c < 3 && c < f->ncomp; c++) {
-                f->hs[c] = p[i + 11 + 3 * c] >> 4;
-                f->vs[c] = p[i + 11 + 3 * c] & 15;
-            }
-            return 0;
-        }
-        i += 2 + len;
-    }
-    return -1;
-}
-
 /* libjpeg's expansion of the chroma components (max_h_samp / h_samp,
  * max_v_samp / v_samp) for nvJPEG's name of a tile's sampling; -1 for
  * the others (4:1:1, 4:1:0, gray, unknown), which the host decodes. */
@@ -391,56 +336,30 @@ chroma_expansion (qc_nvjpeg_css_t s, int *he, int *ve)
 }
 
 /* Tile t's components as libjpeg sees them (planes, px left NULL): 0,
- * or -1 when it is not a tile this op decodes as libjpeg does. Each
- * component's expansion is libjpeg's, from the frame's factors (max_h /
- * h, max_v / v); it must be what nvJPEG's name for the sampling says
- * (the luma whole, both chroma components alike), and each component's
- * size in nvJPEG's image info libjpeg's downsampled size, ceil (tile_w
- * / he) x ceil (tile_h / ve): the planes nvJPEG writes are laid out by
- * it. */
+ * or -1 when it is not a tile this op decodes as libjpeg does. The
+ * frame's factors give libjpeg's layout (jpeg_frame.h); nvJPEG's image
+ * info must say the same: its name for the sampling that expansion (the
+ * luma whole, both chroma components alike), each component's size
+ * libjpeg's, since the planes nvJPEG writes are laid out by it. */
 int
 tile_planes (qc_nvjpeg_handle_t h, const qc_jpeg_batch_t *b,
              const qc_jpeg_tile_t *t, qc_jpeg_planes_t *pl)
 {
-    frame_t f;
-    memset (&f, 0, sizeof f);
-    if (frame_read (t->data, t->size, &f) != 0 || f.precision != 8 || f.ncomp != 3)
-        return -1;
-    int maxh = 0, maxv = 0;
-    for (int c = 0; c < 3; c++) {
-        if (f.hs[c] < 1 || f.vs[c] < 1)
-            return -1;
-        maxh = f.hs[c] > maxh ? f.hs[c] : maxh;
-        maxv = f.vs[c] > maxv ? f.vs[c] : maxv;
-    }
-    /* libtiff refuses a tile whose factors are not its tags' (ops.h) */
-    if (b->samp_h > 0
-        && (f.hs[0] != b->samp_h || f.vs[0] != b->samp_v || f.hs[1] != 1
-            || f.vs[1] != 1 || f.hs[2] != 1 || f.vs[2] != 1))
+    qc_jpeg_frame_t f;
+    if (qc_jpeg_frame_read (t->data, t->size, &f) != 0
+        || qc_jpeg_frame_planes (&f, b, pl) != 0)
         return -1;
     int nc = 0, ws[QC_NVJPEG_MAX_COMPONENT] = {0}, hs[QC_NVJPEG_MAX_COMPONENT] = {0};
     qc_nvjpeg_css_t css = QC_NVJPEG_CSS_UNKNOWN;
     int che = 0, cve = 0;
     if (s_api.get_image_info (h, t->data, t->size, &nc, &css, ws, hs)
             != QC_NVJPEG_STATUS_SUCCESS
-        || nc != 3 || ws[0] != b->tile_w || hs[0] != b->tile_h
-        || chroma_expansion (css, &che, &cve) != 0)
+        || nc != 3 || chroma_expansion (css, &che, &cve) != 0)
         return -1;
-    for (int c = 0; c < 3; c++) {
-        if (maxh % f.hs[c] || maxv % f.vs[c])
+    for (int c = 0; c < 3; c++)
+        if (pl->he[c] != (c ? che : 1) || pl->ve[c] != (c ? cve : 1)
+            || ws[c] != pl->w[c] || hs[c] != pl->h[c])
             return -1;
-        int he = maxh / f.hs[c], ve = maxv / f.vs[c];
-        int w = (b->tile_w + he - 1) / he, hh = (b->tile_h + ve - 1) / ve;
-        if (!qc_jpeg_sampling_ok (he, ve) || he != (c ? che : 1)
-            || ve != (c ? cve : 1) || ws[c] != w || hs[c] != hh)
-            return -1;
-        pl->px[c] = NULL;
-        pl->stride[c] = w;
-        pl->w[c] = w;
-        pl->h[c] = hh;
-        pl->he[c] = he;
-        pl->ve[c] = ve;
-    }
     return 0;
 }
 
