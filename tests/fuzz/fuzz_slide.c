@@ -3,8 +3,11 @@
  * goes through OpenSlide, which opens paths only: the bytes meet this
  * project's own readers and libtiff and libjpeg under them: the TIFF
  * metadata (tiff_meta.c), TIFFClientOpen over the source
- * (tiff_source.c), the direct reader's tiles (tiff_direct.c) and the
- * focus step's JPEG coefficients (tiff_blocks.c).
+ * (tiff_source.c), the direct reader's tiles (tiff_direct.c), the
+ * focus step's JPEG coefficients (tiff_blocks.c), and a GPU lane's
+ * read: a region's JPEG tiles gathered compressed (slide_jpeg.c,
+ * tiff_raw.c), each tile's frame read as the GPU's decoder reads it
+ * (ops/jpeg_frame.c) and the batch decoded by the CPU's decode_jpeg.
  *
  * Each input is opened; when it opens, everything a run reads from a
  * slide is read, a little of each: every property, each level's
@@ -18,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/ops/cpu/cpu_ops.h"
+#include "kernels/ops/jpeg_frame.h"
 #include "kernels/slide/slide.h"
 #include "kernels/slide/slide_blocks.h"
 #include "shared/log.h"
@@ -98,6 +103,22 @@ read_corner (qc_slide_t *slide, int level, int64_t w, int64_t h, int end)
         if (!qc_slide_rows_get (rows, y, err, sizeof err))
             break;
     qc_slide_rows_close (&rows);
+    /* the same corner as a GPU lane reads it: its tiles compressed */
+    qc_slide_jpeg_t *tiles = NULL;
+    if (qc_slide_jpeg_tiles (slide, &rect, &tiles, err, sizeof err) == 0) {
+        for (size_t i = 0; i < tiles->batch.n; i++) {
+            qc_jpeg_frame_t f;
+            qc_jpeg_planes_t pl;
+            const qc_jpeg_tile_t *t = &tiles->batch.tiles[i];
+            if (qc_jpeg_frame_read (t->data, t->size, &f) == 0)
+                (void) qc_jpeg_frame_planes (&f, &tiles->batch, &pl);
+        }
+        qc_rgb_t *dst = qc_rgb_new (rect.w, rect.h);
+        if (dst)
+            (void) qc_cpu_decode_jpeg (&tiles->batch, dst);
+        qc_rgb_destroy (&dst);
+        qc_slide_jpeg_free (&tiles);
+    }
 }
 
 static void
