@@ -255,6 +255,7 @@ tick (qc_broker_t *b)
     }
     jobs_tick (b);
     state_maintain (b);
+    speeds_tick (b, false);
 }
 
 /* How many peers the open-file limit allows: the limit is raised to the
@@ -377,6 +378,11 @@ qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
         qc_broker_destroy (&b);
         return NULL;
     }
+    if (speeds_open (b)) {
+        snprintf (err, errlen, "out of memory");
+        qc_broker_destroy (&b);
+        return NULL;
+    }
     return b;
 }
 
@@ -399,6 +405,7 @@ qc_broker_destroy (qc_broker_t **self_p)
     }
     zhashx_destroy (&b->jobs);        /* before sched: records point into it */
     zhashx_destroy (&b->clients);     /* after the jobs, which leave it */
+    speeds_close (b);                 /* with the workers still there */
     state_close (b);
     free (b->tombs);
     free (b->roster);

@@ -239,6 +239,11 @@ struct qc_broker {
     zhashx_t *jobs;           /* job id (as string) -> job_rec_t */
     uint64_t next_job;
     int64_t now;
+    zhashx_t *speeds;          /* workers' measured speeds, kept beyond
+                                  their registrations (speeds.c) */
+    bool speeds_dirty;         /* changed since the file was written */
+    bool speeds_urgent;        /* a first measure not yet written */
+    int64_t speeds_saved_at, speeds_looked_at;
     int64_t trimmed_at;        /* when memory was last given back (jobs_tick) */
     bool trim_due;             /* jobs were forgotten since */
     uint64_t dropped;         /* malformed messages, for status */
@@ -462,6 +467,19 @@ void outbox_free (job_rec_t *job);
 /* The in-memory copies of results that are in the file and were sent
  * (or cannot be sent soon) are dropped: broker memory stays bounded. */
 void outbox_trim (job_rec_t *job);
+
+/* Workers' speeds kept beyond a registration and a broker's life
+ * (speeds.c): open makes the table (read from the state folder's
+ * "speeds" when there is one; -1 only for memory); seed gives a joining
+ * worker the speeds it last had under its name, host and certificate;
+ * keep records a worker's (at its leaving); tick writes the file at
+ * most once a minute while it changes (final: now); close writes it and
+ * frees the table. */
+int speeds_open (qc_broker_t *b);
+void speeds_seed (qc_broker_t *b, worker_rec_t *w);
+void speeds_keep (qc_broker_t *b, const worker_rec_t *w);
+void speeds_tick (qc_broker_t *b, bool final);
+void speeds_close (qc_broker_t *b);
 
 /* broker_state.c */
 /* Opens (or, with cfg->state_dir NULL, skips) the state folder, restores

@@ -72,6 +72,7 @@ worker_gone (qc_broker_t *b, worker_rec_t *w, bool died)
         b->late[i].died_at = b->now;
         b->late[i].silence_ms = b->now - w->last_seen;
     }
+    speeds_keep (b, w);
     sched_worker_remove (b->sched, w->sw, died, w->name);
     roster_remove (b, w);
     zhashx_delete (b->workers, w->key);
@@ -185,6 +186,7 @@ retire_crashed (qc_broker_t *b, worker_rec_t *old)
     qc_log (QC_LOG_INFO, MOD, "worker %s (%s) restarted after a crash: its old process's "
             "%zu other task%s go%s back to the queue", old->name, old->host, n,
             qc_plural (n), n == 1 ? "es" : "");
+    speeds_keep (b, old);
     sched_worker_remove (b->sched, old->sw, false, old->name);
     roster_remove (b, old);
     zhashx_delete (b->workers, old->key);
@@ -346,6 +348,7 @@ workers_on_ready (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
                               (uint32_t) w->ngpus, w);
     if (w->sw)
         w->sw->who = p->cert ? p->cert->id : 0;
+    speeds_seed (b, w);
     if (!w->id || !w->sw || roster_add (b, w)) {
         if (w->sw)
             sched_worker_remove (b->sched, w->sw, false, w->name);

@@ -93,7 +93,10 @@
  * a small cohort's last slides on CPU slots held it up ~20 lanes' times,
  * while a large one's CPU slots still add to its throughput. Until both
  * speeds are measured (the first slides of each worker), CPU slots take
- * such tasks as before. The speeds are a worker's, not a job's: jobs of
+ * such tasks as before; a worker that joins again, or a broker started
+ * again on its state folder, starts from the speeds last measured
+ * (broker/speeds.c, which sets ms_cpu and ms_gpu at a worker's
+ * registration). The speeds are a worker's, not a job's: jobs of
  * very different work sizes at once mix in its mean, which follows the
  * slides as they come (each counts a quarter). */
 #ifndef QC_SCHED_H

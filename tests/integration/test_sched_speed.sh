@@ -5,6 +5,9 @@
 # the broker both speeds (its first slides go to both); in the second,
 # small one the CPU slots take none: the lane finishes them all before
 # one slot would finish one, and qc-status says so; its slides are right.
+# The speeds outlive the broker (its state folder's "speeds", written
+# within seconds of a first measure): killed with -9 and started again,
+# it gives a third small cohort to the lane alone from its first slide.
 . "$(dirname "$0")/lib.sh"
 
 make_cohort "$T/first" 4 >/dev/null
@@ -46,3 +49,46 @@ n_cpu=$(grep -c '(slowcpu)' "$T/submit2.log"); n_gpu=$(grep -c '(fastgpu)' "$T/s
 [ "$(grep -vc '^#' "$T/out2/results.tsv")" -eq 5 ] || fail "not 5 rows: $(cat "$T/out2/results.tsv")"
 [ $said = 1 ] || fail "qc-status never said why the CPU slots wait: $(cat "$T/status.log")"
 pass "speeds known: a small cohort's 5 slides all went to the faster GPU lane, and qc-status said why the CPU slots waited"
+
+# the broker killed outright once its speeds file holds both workers'
+# measures; the workers come back to the new one, which starts from them
+speeds=$T/state-$port/speeds
+measured() {    # measured NAME: NAME's line with a CPU or GPU time above 0
+    awk -F'\t' -v n="$1" '$1 == n && ($4 > 0 || $5 > 0) { found = 1 } END { exit !found }' "$speeds" 2>/dev/null
+}
+wait_for "both speeds written" 20 "measured slowcpu && measured fastgpu" "$T/broker.log"
+kill -9 "$BROKER_PID"
+wait "$BROKER_PID" 2>/dev/null
+start_broker $port --heartbeat-ms 200
+wait_for "both workers back" 20 "workers_registered $port 2" "$T/broker.log"
+grep -q "worker slowcpu: a slide took 1[0-9.]* s on a CPU slot" "$T/broker.log" \
+    || fail "the restarted broker did not start from slowcpu's speed: $(grep -i 'speed\|slowcpu' "$T/broker.log" | tail -5)"
+mkdir -p "$T/third"
+for i in 1 2 3; do
+    ln -s "$SHARED/slides/real/CMU-1-Small-Region.svs" "$T/third/t$i.svs"
+done
+timeout 120 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$T/cheap.ini" -o "$T/out3" \
+    "$T/third" >"$T/submit3.log" 2>&1 || fail "the third cohort: $(tail -3 "$T/submit3.log")"
+n_cpu=$(grep -c '(slowcpu)' "$T/submit3.log"); n_gpu=$(grep -c '(fastgpu)' "$T/submit3.log")
+[ "$n_cpu" -eq 0 ] && [ "$n_gpu" -eq 3 ] \
+    || fail "after a kill -9 and a restart, 3 slides should go to the lane alone: cpu $n_cpu, gpu $n_gpu"
+pass "speeds outlive the broker: killed with -9 and restarted, it gave a small cohort's 3 slides to the GPU lane at once"
+
+# a damaged speeds file: its bad lines left out and said, its good ones
+# (a name with a tab in it, escaped) taken, the broker up
+kill -TERM "$BROKER_PID"
+wait "$BROKER_PID" 2>/dev/null
+{
+    printf 'bad%%G1\thost\t\t100\t0\t1\n'       # a bad escape
+    printf 'nul%%00\thost\t\t100\t0\t1\n'       # an escaped NUL
+    printf 'short\thost\t100\n'                 # fields missing
+    printf 'neg\thost\t\t-5\t0\t1\n'            # a negative time
+    printf 'junk\thost\t\t5\t0\t1 trailing\n'   # bytes after the last field
+    printf 'a%%09b\thost\t\t4000\t0\t%s\n' "$(date +%s)"
+} >>"$speeds"
+start_broker $port --heartbeat-ms 200
+grep -q "speeds: 5 lines that do not parse left out" "$T/broker.log" \
+    || fail "the damaged lines were not said: $(grep -i speeds "$T/broker.log" | tail -3)"
+grep -q "3 workers' speeds from" "$T/broker.log" \
+    || fail "the good lines were not taken: $(grep -i speeds "$T/broker.log" | tail -3)"
+pass "a damaged speeds file: 5 bad lines left out and said, 3 good ones (one a name with a tab) taken"
