@@ -2,6 +2,7 @@
 #ifndef QC_SUGGEST_H
 #define QC_SUGGEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Names longer than this get no suggestion. */
@@ -12,6 +13,10 @@
  * QC_SUGGEST_MAX_NAME, or their lengths differ by more than 8 (far
  * enough to be no match). */
 size_t qc_edit_distance (const char *a, const char *b);
+/* The same with a letter's case not counted: a name that differs from a
+ * known one in case alone is 0 from it (a config's section names are
+ * compared as written, and [baseimage.baseimage] is a typo). */
+size_t qc_edit_distance_fold (const char *a, const char *b);
 
 /* Of the names offered, the one nearest to the name written: "did you
  * mean". best is NULL until one is near enough. */
@@ -19,9 +24,11 @@ typedef struct {
     const char *written;
     const char *best;
     size_t dist;
+    bool fold;              /* case not counted (qc_nearest_start_fold) */
 } qc_nearest_t;
 
 void qc_nearest_start (qc_nearest_t *n, const char *written);
+void qc_nearest_start_fold (qc_nearest_t *n, const char *written);
 /* Takes candidate when it is at most max edits from the name written
  * and nearer than every one before it (of equals, the first). */
 void qc_nearest_offer (qc_nearest_t *n, const char *candidate, size_t max);

@@ -48,7 +48,8 @@ qc_pipeline_destroy (qc_pipeline_t **self_p)
 }
 
 /* The module of this project nearest to the n bytes at name (at most 3
- * edits, case counted), or NULL: a step's "did you mean". */
+ * edits, a letter's case not counted), or NULL: a step's "did you
+ * mean". */
 static const char *
 nearest_module (const char *name, size_t n)
 {
@@ -58,7 +59,7 @@ nearest_module (const char *name, size_t n)
     memcpy (want, name, n);
     want[n] = '\0';
     qc_nearest_t near;
-    qc_nearest_start (&near, want);
+    qc_nearest_start_fold (&near, want);
     for (size_t i = 0; i < qc_module_count (); i++)
         qc_nearest_offer (&near, qc_module_at (i)->name, 3);
     return near.best;

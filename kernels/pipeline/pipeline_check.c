@@ -331,12 +331,15 @@ pipeline_check_params (qc_pipeline_t *self, const qc_module_t *m,
 }
 
 /* The known name nearest to name (a step of this pipeline, a module, or
- * one of the two fixed sections), or NULL when none is near. */
+ * one of the two fixed sections), or NULL when none is near; a letter's
+ * case is not counted (HistoQC's section names are compared as written:
+ * [lightdarkmodule.getintensitythresholdpercent:darktissue] is a step's
+ * section mistyped, not a lab's own). */
 static const char *
 nearest_name (const qc_pipeline_t *self, const char *name)
 {
     qc_nearest_t near;
-    qc_nearest_start (&near, name);
+    qc_nearest_start_fold (&near, name);
     qc_nearest_offer (&near, "pipeline", 3);
     qc_nearest_offer (&near, BASE_SECTION, 3);
     for (size_t i = 0; i < self->nsteps; i++)
@@ -391,7 +394,7 @@ pipeline_check_sections (qc_pipeline_t *self)
          * HistoQC would run that step with its defaults, silently */
         for (size_t k = 0; k < self->nsteps; k++) {
             const step_t *st = &self->steps[k];
-            if (!st->params && qc_edit_distance (name, st->name) <= 3) {
+            if (!st->params && qc_edit_distance_fold (name, st->name) <= 3) {
                 /* which of the two is misspelt cannot be told */
                 pipeline_problem (self, "[%s] line %d: no step uses this section, and "
                                   "the step %s of [pipeline] steps has no section of its "

@@ -645,6 +645,29 @@ test_config_all_problems (void)
                "[BaseImage.BaseImag]\nimage_work_size = 1.25x\n");
     CHECK (strstr (err, "[BaseImage.BaseImag] line 3: unknown section")
            && strstr (err, "did you mean [BaseImage.BaseImage]?"), "%s", err);
+    /* and one that differs in case alone, however many letters: HistoQC
+       compares section names as written, and ran its steps with their
+       defaults (a new user's review: dark tissue no longer removed) */
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
+               "[baseimage.baseimage]\nbase_mag = 40\n");
+    CHECK (strstr (err, "[baseimage.baseimage] line 3: unknown section")
+           && strstr (err, "did you mean [BaseImage.BaseImage]?"), "%s", err);
+    must_fail ("[pipeline]\nsteps = LightDarkModule.getIntensityThresholdPercent:darkTissue\n"
+               "[LightDarkModule.getIntensityThresholdPercent:darkTissue]\nname = dark\n"
+               "[lightdarkmodule.getintensitythresholdpercent:darktissue]\n"
+               "upper_threshold = .15\n");
+    CHECK (strstr (err, "[lightdarkmodule.getintensitythresholdpercent:darktissue] line 5: "
+                        "unknown section")
+           && strstr (err, "did you mean [LightDarkModule.getIntensityThresholdPercent:"
+                           "darkTissue]?"), "%s", err);
+    must_fail ("[pipeline]\nsteps = LightDarkModule.getIntensityThresholdPercent:darkTissue\n"
+               "[lightdarkmodule.getintensitythresholdpercent:darktissue]\n"
+               "upper_threshold = .15\n");
+    CHECK (strstr (err, "[lightdarkmodule.getintensitythresholdpercent:darktissue] line 3"),
+           "%s", err);
+    /* a step's name in another case: refused, its module named */
+    must_fail ("[pipeline]\nsteps = basicmodule.getbasicstats\n");
+    CHECK (strstr (err, "did you mean BasicModule.getBasicStats?"), "%s", err);
 }
 
 int
