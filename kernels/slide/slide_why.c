@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -251,6 +252,34 @@ text_kind (const unsigned char *h, size_t n)
     return "a text file";
 }
 
+/* 1 when a text file is likely a list of slides given where a slide
+ * goes: a list's name (.txt, .csv, .lst, .list), or a first line that
+ * ends in a slide's extension. */
+static int
+looks_like_list (const char *path, const unsigned char *h, size_t n)
+{
+    static const char *const list_ext[] = { ".txt", ".csv", ".lst", ".list" };
+    static const char *const slide_ext[] = {
+        ".svs", ".ndpi", ".tif", ".tiff", ".mrxs", ".scn", ".vms", ".vmu", ".bif",
+        ".dcm", ".svslide", ".qptiff",
+    };
+    const char *dot = path ? strrchr (path, '.') : NULL;
+    for (size_t i = 0; dot && i < sizeof list_ext / sizeof *list_ext; i++)
+        if (strcasecmp (dot, list_ext[i]) == 0)
+            return 1;
+    size_t end = 0;
+    while (end < n && h[end] != '\n' && h[end] != '\r' && h[end] != '\t' && h[end] != ',')
+        end++;
+    while (end > 0 && h[end - 1] == ' ')
+        end--;
+    for (size_t i = 0; i < sizeof slide_ext / sizeof *slide_ext; i++) {
+        size_t k = strlen (slide_ext[i]);
+        if (end > k && strncasecmp ((const char *) h + end - k, slide_ext[i], k) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 int
 qc_slide_fail_unrecognised (const char *path, const char *said, char *err, size_t errlen)
 {
@@ -265,7 +294,10 @@ qc_slide_fail_unrecognised (const char *path, const char *said, char *err, size_
         return qc_fail (err, errlen, "the file is %s, not an image%s", text,
                         strstr (text, "HTML") ? ": a web server's error or login page saved "
                         "in the slide's place (by URL: check the address, and that the "
-                        "server needs no login)" : "");
+                        "server needs no login)"
+                        : strcmp (text, "a text file") == 0 && looks_like_list (path, h, got)
+                        ? " (a list of slides? qc-submit reads one given as --list FILE, "
+                          "or as a .tsv)" : "");
     size_t n = got < 16 ? got : 16;
     bool le = h[0] == 'I' && h[1] == 'I', be = h[0] == 'M' && h[1] == 'M';
     unsigned kind = le ? h[2] | h[3] << 8 : be ? h[2] << 8 | h[3] : 0;

@@ -355,6 +355,30 @@ main (void)
                               "or login page saved in the slide's place"), "a page: %s", err);
     qc_slide_close (&s);
     unlink (path);
+
+    /* a list of slides given where a slide goes (a new user's review):
+       by its name, or by a first line that names a slide; any other
+       text file is only a text file */
+    static const struct { const char *name, *text; int list; } texts[] = {
+        { "cohort.txt", "slides are listed elsewhere\n", 1 },
+        { "cohort.CSV", "path,label\n", 1 },
+        { "cohort", "/data/slides/a b.svs\n/data/slides/c.svs\n", 1 },
+        { "cohort.dat", "  /data/slides/a.NDPI  \t1\n", 1 },
+        { "notes.svs", "not a slide at all, some notes\n", 0 },
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+        snprintf (path, sizeof path, "%s/%s", dir, texts[i].name);
+        FILE *t = fopen (path, "w");
+        CHECK (t && fputs (texts[i].text, t) >= 0);
+        if (t)
+            fclose (t);
+        s = qc_slide_open (path, err, sizeof err);
+        CHECK (!s && strstr (err, "the file is a text file, not an image")
+                   && !strstr (err, "--list FILE") == !texts[i].list,
+               "%s: %s", texts[i].name, err);
+        qc_slide_close (&s);
+        unlink (path);
+    }
     rmdir (dir);
     return check_done ("test_slide_why");
 }
