@@ -19,7 +19,9 @@
  * ... path REASON"; used by its own process test and by
  * tests/integration/test_fetch_http.sh). */
 #include <pthread.h>
+#include <dirent.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -100,6 +102,26 @@ check_folder_clean (const char *dir)
         pclose (p);
     CHECK (n > 0 && !fx_has_secret (out), "the cache folder holds no secret:\n%s", out);
     CHECK (strstr (out, "url http://127.0.0.1:"), ".meta names the redacted URL:\n%s", out);
+    /* every file the user's alone, whatever the umask (022 here): its
+       slides, their .meta (0644 before: a new user's review), the lock */
+    DIR *d = opendir (dir);
+    struct dirent *e;
+    size_t files = 0;
+    while (d && (e = readdir (d))) {
+        char f[1300];
+        struct stat st;
+        snprintf (f, sizeof f, "%s/%s", dir, e->d_name);
+        if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+            continue;
+        if (lstat (f, &st) == 0 && S_ISREG (st.st_mode)) {
+            files++;
+            CHECK (!(st.st_mode & 077), "%s: mode %03o", e->d_name,
+                   (unsigned) (st.st_mode & 0777));
+        }
+    }
+    if (d)
+        closedir (d);
+    CHECK (files >= 2, "%zu files in the cache", files);
 }
 
 static void
@@ -628,6 +650,7 @@ test_prefetch_warm_failed (void)
 int
 main (int argc, char **argv)
 {
+    umask (022);        /* the usual one: the cache's own modes are checked */
     if (argc == 5 && strcmp (argv[1], "--get") == 0)
         return run_get (argv[2], strtoull (argv[3], NULL, 10), argv[4], 1);
     if (argc > 1) {

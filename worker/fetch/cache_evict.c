@@ -147,7 +147,7 @@ cache_lock (const qc_disk_cache_t *self)
 {
     char lockpath[PATH_MAX];
     snprintf (lockpath, sizeof lockpath, "%s/.lock", self->dir);
-    int lock = open (lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int lock = open (lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (lock >= 0 && flock (lock, LOCK_EX) < 0) {
         close (lock);
         return -1;

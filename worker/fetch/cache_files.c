@@ -123,12 +123,30 @@ meta_read (const char *path, qc_http_file_t *file, uint64_t *ino)
     return 0;
 }
 
+/* path made (or emptied) for writing, mode 0600 whatever the umask:
+ * a cache's files are this user's alone, as its slides are (a .meta
+ * names the slide's URL). NULL with errno set. */
+static FILE *
+open_private (const char *path)
+{
+    int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return NULL;
+    FILE *f = fdopen (fd, "w");
+    if (!f) {
+        int e = errno;
+        close (fd);
+        errno = e;
+    }
+    return f;
+}
+
 int
 meta_write (const char *path, const char *shown, const qc_http_file_t *file, uint64_t ino)
 {
     char tmp[PATH_MAX + 64];
     tmp_name (path, tmp, sizeof tmp);
-    FILE *f = fopen (tmp, "w");
+    FILE *f = open_private (tmp);
     if (!f)
         return -1;
     /* a validator never holds a newline (curl splits headers on them) */
@@ -259,7 +277,7 @@ blocks_meta_write (const char *path, const char *shown, const blocks_meta_t *m)
     }
     char tmp[PATH_MAX + 64];
     tmp_name (path, tmp, sizeof tmp);
-    FILE *f = fopen (tmp, "w");
+    FILE *f = open_private (tmp);
     if (!f)
         return -1;
     fprintf (f, "qc-blocks 1\nurl %s\nsize %lld\netag %s\nlast-modified %s\ninode %llu\n"
