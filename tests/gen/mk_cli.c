@@ -2,6 +2,7 @@
  * (name, whether it takes a value, handler) rather than a chain of string
  * compares; "--name value" and "--name=value" are both accepted. */
 #include "tests/gen/mk_cli.h"
+#include "shared/cli.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -320,7 +321,7 @@ mk_cli_parse (int argc, char **argv, mk_opts_t *o)
             return 1;
         }
         if (strcmp (arg, "-V") == 0 || strcmp (arg, "--version") == 0) {
-            printf ("qc-mkslide %s\n", QC_VERSION);
+            printf ("qc-mkslide %s\n", qc_version_full ());
             return 1;
         }
         const char *eq = strncmp (arg, "--", 2) == 0 ? strchr (arg, '=') : NULL;

@@ -6,7 +6,12 @@
 
 for p in qc-broker qc-worker qc-submit qc-status qc-keygen qc-mkslide; do
     "$BIN/$p" --help | grep -q "Usage: $p" || fail "$p --help"
-    "$BIN/$p" --version | grep -q "^$p [0-9]" || fail "$p --version"
+    # the release and the commit it was built from, as README says: the
+    # same words in every program
+    ver=$("$BIN/qc-broker" --version | awk '{print $2}')
+    "$BIN/$p" --version | head -1 | awk -v p="$p" -v v="$ver" '$1 == p && $2 == v { ok = 1 }
+        END { exit !ok }' \
+        || fail "$p --version: '$("$BIN/$p" --version | head -1)', not '$p $ver' as the others"
     "$BIN/$p" --no-such-option >/dev/null 2>"$T/bad.err"; rc=$?
     [ $rc -eq 2 ] || fail "$p with a bad option exit $rc, expected 2"
     grep -q "no-such-option" "$T/bad.err" && grep -q "^Try '$p --help'" "$T/bad.err" \
