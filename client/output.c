@@ -150,10 +150,15 @@ lock_folder (qc_output_t *o, char *err, size_t errlen)
         struct passwd *pw = (e == EACCES || e == EPERM)
                             && ((p && stat (p, &st) == 0) || stat (o->outdir, &st) == 0)
                             && st.st_uid != geteuid () ? getpwuid (st.st_uid) : NULL;
-        snprintf (err, errlen, "cannot create %s: %s%s%s%s", p ? p : LOCKFILE, strerror (e),
-                  pw ? " (the folder is " : e == EROFS ? " (give -o a folder on a "
-                  "filesystem this machine may write)" : "", pw ? pw->pw_name : "",
-                  pw ? "'s: write into a folder of your own with -o)" : "");
+        if (e == ENOTDIR && stat (o->outdir, &st) == 0 && !S_ISDIR (st.st_mode))
+            snprintf (err, errlen, "%s is a file, not a folder: give -o a folder (one that "
+                      "is not there is made)", o->outdir);
+        else
+            snprintf (err, errlen, "cannot create %s: %s%s%s%s", p ? p : LOCKFILE,
+                      strerror (e), pw ? " (the folder is " : e == EROFS ? " (give -o a "
+                      "folder on a filesystem this machine may write)" : "",
+                      pw ? pw->pw_name : "", pw ? "'s: write into a folder of your own "
+                      "with -o)" : "");
         free (p);
         return -1;
     }

@@ -356,10 +356,14 @@ parse (int argc, char **argv, options_t *o)
     return 0;
 }
 
-/* The cohort from --list files and the positional arguments. */
+/* The cohort from --list files and the positional arguments; *empty
+ * names the first list or argument that gave no slide (for "no slides
+ * given": an empty list said as such), else NULL. */
 static int
-build_cohort (const options_t *o, int argc, char **argv, qc_cohort_t *cohort)
+build_cohort (const options_t *o, int argc, char **argv, qc_cohort_t *cohort,
+              const char **empty)
 {
+    *empty = NULL;
     char err[1024] = "";
     cohort->basepath = o->basepath;
     if (o->basepath) {
@@ -369,16 +373,24 @@ build_cohort (const options_t *o, int argc, char **argv, qc_cohort_t *cohort)
             return QC_EXIT_USAGE;
         }
     }
-    for (int i = 0; i < o->nlists; i++)
+    for (int i = 0; i < o->nlists; i++) {
+        size_t before = cohort->n + cohort->duplicates;
         if (qc_cohort_add_list (cohort, o->lists[i], err, sizeof err)) {
             fprintf (stderr, "%s: %s\n", prog, err);
             return QC_EXIT_USAGE;
         }
-    for (int i = optind; i < argc; i++)
+        if (!*empty && cohort->n + cohort->duplicates == before)
+            *empty = o->lists[i];
+    }
+    for (int i = optind; i < argc; i++) {
+        size_t before = cohort->n + cohort->duplicates;
         if (qc_cohort_add (cohort, argv[i], err, sizeof err)) {
             fprintf (stderr, "%s: %s\n", prog, err);
             return QC_EXIT_USAGE;
         }
+        if (!*empty && cohort->n + cohort->duplicates == before)
+            *empty = argv[i];
+    }
     if (!o->quiet && cohort->note)
         fprintf (stderr, "%s: note: %s\n", prog, cohort->note);
     if (!o->quiet && cohort->duplicates)
@@ -499,7 +511,9 @@ main (int argc, char **argv)
     /* a share that does not answer, said while the cohort is listed and
        checked (--wait-warn, as for a job that waits) */
     qc_stall_watch_start (prog, (unsigned) o.wait_warn_s);
-    if ((rc = submit_histoqc_options (&o)) || (rc = build_cohort (&o, argc, argv, &cohort)))
+    const char *empty = NULL;
+    if ((rc = submit_histoqc_options (&o))
+        || (rc = build_cohort (&o, argc, argv, &cohort, &empty)))
         goto out;
     qc_stall_watch_done ();
     rc = QC_EXIT_USAGE;
@@ -522,7 +536,20 @@ main (int argc, char **argv)
         goto out;
     }
     if (!o.cancel && !o.attach && cohort.n == 0) {
-        fprintf (stderr, "%s: no slides given (see --help)\n", prog);
+        struct stat st;
+        bool is_dir = empty && stat (empty, &st) == 0 && S_ISDIR (st.st_mode);
+        bool is_list = empty && (strcmp (empty, "-") == 0
+                                 || (stat (empty, &st) == 0 && S_ISREG (st.st_mode)));
+        if (is_dir)
+            fprintf (stderr, "%s: no slides given: the folder %s holds none\n", prog, empty);
+        else if (is_list)
+            fprintf (stderr, "%s: no slides given: the list %s names none (it is empty, "
+                     "or holds only blank lines, comments or a header)\n", prog,
+                     strcmp (empty, "-") == 0 ? "on standard input" : empty);
+        else if (empty)
+            fprintf (stderr, "%s: no slides given: %s matches no file\n", prog, empty);
+        else
+            fprintf (stderr, "%s: no slides given (see --help)\n", prog);
         goto out;
     }
     if (o.broker && qc_endpoint_check (o.broker, false, err, sizeof err) != 0) {

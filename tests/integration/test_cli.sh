@@ -50,6 +50,22 @@ out=$("$BIN/qc-submit" -o "" "$SHARED/slides/real/CMU-1-Small-Region.svs" 2>&1)
 out=$("$BIN/qc-submit" -c "$T" -o "$T/x" "$SHARED/slides/real/CMU-1-Small-Region.svs" 2>&1)
 [ $? -eq 2 ] && echo "$out" | grep -q "it is a folder; -c takes a config file" \
     || fail "a folder as the config: $out"
+# -o naming a file; lists, a folder and a pattern that give no slide:
+# each said as what it is, nothing made
+echo "not a folder" >"$T/afile"
+out=$("$BIN/qc-submit" -o "$T/afile" "$SHARED/slides/real/CMU-1-Small-Region.svs" 2>&1)
+[ $? -eq 2 ] && echo "$out" | grep -q "afile is a file, not a folder" || fail "-o a file: $out"
+: >"$T/empty.txt"
+printf '# slides\n\nfilename\n' >"$T/header.tsv"
+mkdir -p "$T/nothing"
+for args in "--list $T/empty.txt:the list $T/empty.txt names none" \
+            "$T/header.tsv:the list $T/header.tsv names none" \
+            "$T/nothing:the folder $T/nothing holds none" \
+            "--list -:the list on standard input names none"; do
+    out=$("$BIN/qc-submit" -o "$T/none" ${args%%:*} </dev/null 2>&1)
+    [ $? -eq 2 ] && echo "$out" | grep -qF "no slides given: ${args#*:}" && [ ! -e "$T/none" ] \
+        || fail "qc-submit ${args%%:*}: $out"
+done
 out=$(timeout 10 "$BIN/qc-worker" --gpu x --connect tcp://127.0.0.1:1 2>&1)
 [ $? -eq 2 ] && echo "$out" | grep -q -- "--gpu x: not a list of GPUs" || fail "--gpu x: $out"
 pass "usage errors exit 2"
