@@ -96,16 +96,25 @@ read_failed (qc_run_t *run, int quiet, qc_work_size_t size, const char *work_siz
     return NULL;
 }
 
-/* Each line of text a warning of run's. */
+/* Each line of text a warning of run's, in the name of the slide's own
+ * step (HistoQC's BaseImage, whose section holds the slide's
+ * properties): what reading the image found is the slide's (its
+ * magnification taken from elsewhere, its glass dark, no colour in it),
+ * not that of whichever step read the image first (a lab that filters
+ * qc.log by step took a pen classifier for the one that found a
+ * fluorescence slide). */
 static void
 warn_lines (qc_run_t *run, const char *text)
 {
+    const char *step = run->step;
+    run->step = "BaseImage.BaseImage";
     for (const char *p = text; *p;) {
         size_t n = strcspn (p, "\n");
         if (n)
             qc_run_warn (run, "%.*s", (int) n, p);
         p += n + (p[n] == '\n');
     }
+    run->step = step;
 }
 
 /* The plan's image decoded on the run's device from the slide's JPEG

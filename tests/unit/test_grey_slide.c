@@ -21,6 +21,18 @@
 #define NO_COLOUR "the slide has no colour"
 #define DARK_GLASS "the slide's glass is dark (a fluorescence slide?)"
 
+/* The module of the last log record that said dark glass: the slide's
+ * own step's, not the step that read the image first. */
+static char dark_module[128];
+
+static void
+sink (const qc_log_record_t *rec, void *arg)
+{
+    (void) arg;
+    if (rec->message && strstr (rec->message, DARK_GLASS))
+        snprintf (dark_module, sizeof dark_module, "%s", rec->module ? rec->module : "");
+}
+
 typedef struct {
     int colour;         /* 1: pink tissue, 0: its grey (luminance) */
     int content;        /* 0: glass only */
@@ -96,9 +108,13 @@ main (void)
     CHECK (w && !strstr (w, NO_COLOUR) && !strstr (w, DARK_GLASS), "blank glass: %s",
            w ? w : "(failed)");
     free (w);
+    qc_log_set_sink (sink, NULL, "");
     w = warnings_of (dir, "dapi.svs", 3, (paint_t) { 1, 1, 7, 1 });
     CHECK (w && strstr (w, DARK_GLASS) && !strstr (w, NO_COLOUR), "blue on black: %s",
            w ? w : "(failed)");
+    CHECK (strcmp (dark_module, "BaseImage.BaseImage") == 0,
+           "dark glass said by '%s', not the slide's own step", dark_module);
+    qc_log_set_sink (NULL, NULL, NULL);
     free (w);
 
     /* real H&E slides have colour and bright glass; the DAPI slide
