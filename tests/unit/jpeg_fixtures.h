@@ -14,6 +14,9 @@
 
 #include <jpeglib.h>
 
+#include "kernels/slide/slide.h"
+#include "tests/unit/check.h"
+
 typedef struct {
     struct jpeg_error_mgr pub;
     jmp_buf jump;
@@ -124,6 +127,29 @@ jfx_decode (const uint8_t *data, size_t len, int ycbcr, int *w, int *h)
     jpeg_finish_decompress (&d);
     jpeg_destroy_decompress (&d);
     return px;
+}
+
+/* The real slides (../shared/slides/real), whose JPEG levels the tests
+ * read tile by tile: slide i opened into *s (its name in *name), or 0
+ * when there is no slide i; a slide that does not open leaves *s NULL,
+ * said. */
+#define JFX_NREAL 5
+static __attribute__ ((unused)) int
+jfx_real_slide (size_t i, const char **name, qc_slide_t **s)
+{
+    static const char *const names[JFX_NREAL] = {
+        "CMU-1-Small-Region.svs", "CMU-1-Small-Region-pyramid.svs",
+        "TCGA-CR-7395-01A-01-TS1.svs", "TCGA-CR-7395-pyramid.svs", "test3-DAPI-2.ndpi",
+    };
+    *s = NULL;
+    if (i >= JFX_NREAL)
+        return 0;
+    char path[1024], err[512] = "";
+    snprintf (path, sizeof path, "%s/slides/real/%s", check_shared_dir (), names[i]);
+    *name = names[i];
+    if (!(*s = qc_slide_open (path, err, sizeof err)))
+        printf ("  %s: does not open (%s)\n", names[i], err);
+    return 1;
 }
 
 #endif

@@ -188,15 +188,11 @@ samplings (void)
 static void
 real_slides (void)
 {
-    static const char *const names[] = {
-        "CMU-1-Small-Region.svs", "CMU-1-Small-Region-pyramid.svs",
-        "TCGA-CR-7395-pyramid.svs", "TCGA-CR-7395-01A-01-TS1.svs", "test3-DAPI-2.ndpi",
-    };
     size_t tiles = 0;
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        char path[1024], err[512] = "";
-        snprintf (path, sizeof path, "%s/slides/real/%s", check_shared_dir (), names[i]);
-        qc_slide_t *s = qc_slide_open (path, err, sizeof err);
+    const char *name;
+    qc_slide_t *s;
+    for (size_t i = 0; jfx_real_slide (i, &name, &s); i++) {
+        char err[512] = "";
         if (!s)
             continue;
         for (int l = 0; l < qc_slide_level_count (s); l++) {
@@ -211,7 +207,7 @@ real_slides (void)
             size_t taken = 0;
             for (size_t k = 0; k < got->batch.n; k++) {
                 char label[160];
-                snprintf (label, sizeof label, "%s level %d tile %zu", names[i], l, k);
+                snprintf (label, sizeof label, "%s level %d tile %zu", name, l, k);
                 const qc_jpeg_tile_t *t = &got->batch.tiles[k];
                 tiles += compare_stream (t->data, t->size, &got->batch, label);
                 qc_jpeg_frame_t f;
@@ -220,7 +216,7 @@ real_slides (void)
                          && qc_jpeg_frame_planes (&f, &got->batch, &pl) == 0;
             }
             /* a slide's tiles are of a sampling the device decodes */
-            CHECK (taken == got->batch.n, "%s level %d: %zu of %zu tiles taken", names[i],
+            CHECK (taken == got->batch.n, "%s level %d: %zu of %zu tiles taken", name,
                    l, taken, got->batch.n);
             qc_slide_jpeg_free (&got);
         }
