@@ -19,7 +19,8 @@
  *
  *     name <TAB> host <TAB> certificate <TAB> ms_cpu <TAB> ms_gpu <TAB> seen
  *
- * (bytes under 0x21, 0x7f and '%' of the first three written %XX; ms 0:
+ * (bytes under 0x21, 0x7f, '%' and '#' of the first three written %XX,
+ * so that no worker's line starts as a comment does; ms 0:
  * not measured; seen: Unix seconds when its speeds last changed).
  * Entries not seen for 30 days go; past SPEEDS_MAX workers a new one's
  * are not kept. Lines that do not parse are left out, said once. */
@@ -230,7 +231,7 @@ static void
 put_field (FILE *f, const char *s)
 {
     for (const unsigned char *p = (const unsigned char *) (s ? s : ""); *p; p++)
-        if (*p <= 0x20 || *p == 0x7f || *p == '%')
+        if (*p <= 0x20 || *p == 0x7f || *p == '%' || *p == '#')
             fprintf (f, "%%%02X", *p);
         else
             fputc (*p, f);

@@ -84,11 +84,12 @@ wait "$BROKER_PID" 2>/dev/null
     printf 'short\thost\t100\n'                 # fields missing
     printf 'neg\thost\t\t-5\t0\t1\n'            # a negative time
     printf 'junk\thost\t\t5\t0\t1 trailing\n'   # bytes after the last field
-    printf 'a%%09b\thost\t\t4000\t0\t%s\n' "$(date +%s)"
+    printf 'a%%09b\thost\t\t4000\t0\t%s\n' "$(date +%s)"   # a<TAB>b
+    printf '%%23c\thost\t\t4000\t0\t%s\n' "$(date +%s)"     # #c
 } >>"$speeds"
 start_broker $port --heartbeat-ms 200
 grep -q "speeds: 5 lines that do not parse left out" "$T/broker.log" \
     || fail "the damaged lines were not said: $(grep -i speeds "$T/broker.log" | tail -3)"
-grep -q "3 workers' speeds from" "$T/broker.log" \
+grep -q "4 workers' speeds from" "$T/broker.log" \
     || fail "the good lines were not taken: $(grep -i speeds "$T/broker.log" | tail -3)"
-pass "a damaged speeds file: 5 bad lines left out and said, 3 good ones (one a name with a tab) taken"
+pass "a damaged speeds file: 5 bad lines left out and said, 4 good ones (names with a tab, a leading #) taken"
