@@ -197,24 +197,31 @@ device_handle (int device)
     pthread_mutex_lock (&s_lock);
     qc_nvjpeg_handle_t h = s_handle[device];
     if (!h && !s_handle_failed[device]) {
-        /* Strict: a stream with errors fails, as libjpeg's warnings fail
-         * a tile on the CPU (and libtiff's read on the host), instead of
-         * decoding what nvJPEG can of it. A library that refuses the
-         * flag (the header's comment says "must be 0") gets none. */
-        qc_nvjpeg_backend_t want = chosen_backend ();
-        qc_nvjpeg_status_t s = s_api.create_ex (want, NULL, NULL,
-                                           QC_NVJPEG_FLAGS_BITSTREAM_STRICT, &h);
-        if (s != QC_NVJPEG_STATUS_SUCCESS) {
+        /* Strict first: a stream with errors fails, as libjpeg's warnings
+         * fail a tile on the CPU (and libtiff's read on the host), instead
+         * of decoding what nvJPEG can of it; a library that refuses the
+         * flag (its header once said flags "must be 0") gets none. The
+         * backend asked for, then the default one (logged). */
+        const qc_nvjpeg_backend_t want = chosen_backend ();
+        const struct { qc_nvjpeg_backend_t backend; unsigned flags; } tries[] = {
+            { want, QC_NVJPEG_FLAGS_BITSTREAM_STRICT },
+            { want, QC_NVJPEG_FLAGS_DEFAULT },
+            { QC_NVJPEG_BACKEND_DEFAULT, QC_NVJPEG_FLAGS_BITSTREAM_STRICT },
+            { QC_NVJPEG_BACKEND_DEFAULT, QC_NVJPEG_FLAGS_DEFAULT },
+        };
+        qc_nvjpeg_status_t s = QC_NVJPEG_STATUS_NOT_INITIALIZED, refused = s;
+        for (size_t i = 0; i < sizeof tries / sizeof *tries; i++) {
+            if (i >= 2 && want == QC_NVJPEG_BACKEND_DEFAULT)
+                break;
+            if (i == 2)
+                qc_log (QC_LOG_WARNING, "cuda", "nvJPEG: backend %d refused on GPU %d "
+                        "(%s): the default backend decodes", (int) want, device,
+                        status_name (refused));
             h = NULL;
-            s = s_api.create_ex (want, NULL, NULL, QC_NVJPEG_FLAGS_DEFAULT, &h);
-        }
-        if (s != QC_NVJPEG_STATUS_SUCCESS && want != QC_NVJPEG_BACKEND_DEFAULT) {
-            qc_log (QC_LOG_WARNING, "cuda", "nvJPEG: backend %d refused on GPU %d "
-                    "(%s): the default backend decodes", (int) want, device,
-                    status_name (s));
-            h = NULL;
-            s = s_api.create_ex (QC_NVJPEG_BACKEND_DEFAULT, NULL, NULL,
-                                QC_NVJPEG_FLAGS_BITSTREAM_STRICT, &h);
+            s = s_api.create_ex (tries[i].backend, NULL, NULL, tries[i].flags, &h);
+            if (s == QC_NVJPEG_STATUS_SUCCESS)
+                break;
+            refused = s;
         }
         if (nv_failed (s, "nvjpegCreateEx")) {
             h = NULL;
@@ -382,14 +389,12 @@ decode_batch (qc_nvjpeg_handle_t h, lane_t *lane, const unsigned char *const *da
      * usually) or after a failure, which the header says it resets. */
     if (lane->batch != k) {
         lane->batch = 0;
-        if (nv_failed (s_api.batched_init (h, lane->state, k, 1,
-                                                      QC_NVJPEG_OUTPUT_UNCHANGED),
+        if (nv_failed (s_api.batched_init (h, lane->state, k, 1, QC_NVJPEG_OUTPUT_UNCHANGED),
                        "nvjpegDecodeBatchedInitialize"))
             return -1;
         lane->batch = k;
     }
-    if (nv_failed (s_api.batched (h, lane->state, data, len, img,
-                                        QC_STREAM),
+    if (nv_failed (s_api.batched (h, lane->state, data, len, img, QC_STREAM),
                    "nvjpegDecodeBatched")) {
         lane->batch = 0;
         return -1;
