@@ -53,7 +53,8 @@ status_reply (qc_broker_t *b, const peer_t *p)
     m.workers = nw ? calloc (nw, sizeof *m.workers) : NULL;
     m.jobs = nj ? calloc (nj, sizeof *m.jobs) : NULL;
     m.notes = nw ? calloc (nw, sizeof *m.notes) : NULL;
-    if ((nw && (!m.workers || !m.notes)) || (nj && !m.jobs))
+    m.speeds = nw ? calloc (nw, sizeof *m.speeds) : NULL;
+    if ((nw && (!m.workers || !m.notes || !m.speeds)) || (nj && !m.jobs))
         goto out;
     for (worker_rec_t *w = zhashx_first (b->workers); w && m.nworkers < nw;
          w = zhashx_next (b->workers)) {
@@ -66,6 +67,10 @@ status_reply (qc_broker_t *b, const peer_t *p)
         r->gpu_busy = w->sw->gpu_inflight;
         r->heartbeat_age = (double) (b->now - w->last_seen) / 1000.0;
         r->draining = w->sw->draining;
+        /* what the scheduler goes by (sched.h, Speed) */
+        qc_worker_speed_t *sp = &m.speeds[m.nspeeds++];
+        sp->ms_cpu = (uint32_t) (w->sw->ms_cpu > UINT32_MAX ? UINT32_MAX : w->sw->ms_cpu);
+        sp->ms_gpu = (uint32_t) (w->sw->ms_gpu > UINT32_MAX ? UINT32_MAX : w->sw->ms_gpu);
         char *note = worker_note (b, w);
         if (note && strlen (note) > QC_PROTO_MAX_PATH)
             note[QC_PROTO_MAX_PATH] = '\0';
@@ -97,6 +102,7 @@ out:
     /* the rows borrow their strings from the registry; the notes are
        their own */
     free (m.workers);
+    free (m.speeds);
     free (m.jobs);
     for (size_t i = 0; i < m.nnotes; i++)
         free (m.notes[i]);

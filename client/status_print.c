@@ -14,10 +14,17 @@ by_job_id (const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* A worker's row with its speeds (the reply's speeds, in the order of
+ * its workers), sorted together. */
+typedef struct {
+    qc_worker_row_t row;
+    qc_worker_speed_t speed;
+} worker_t;
+
 static int
 by_worker_name (const void *a, const void *b)
 {
-    const char *x = ((const qc_worker_row_t *) a)->name, *y = ((const qc_worker_row_t *) b)->name;
+    const char *x = ((const worker_t *) a)->row.name, *y = ((const worker_t *) b)->row.name;
     return strcmp (x ? x : "", y ? y : "");
 }
 
@@ -29,8 +36,25 @@ tidy (qc_msg_t *r)
 {
     if (r->njobs > 1)
         qsort (r->jobs, r->njobs, sizeof *r->jobs, by_job_id);
-    if (r->nworkers > 1)
-        qsort (r->workers, r->nworkers, sizeof *r->workers, by_worker_name);
+    /* a broker before speeds (or one whose list does not match) sends
+       none: the rows alone, speeds unknown */
+    if (r->nspeeds != r->nworkers) {
+        free (r->speeds);
+        r->nspeeds = 0;
+        r->speeds = r->nworkers ? calloc (r->nworkers, sizeof *r->speeds) : NULL;
+        if (r->speeds)
+            r->nspeeds = r->nworkers;
+    }
+    worker_t *all = r->nworkers > 1 && r->speeds ? calloc (r->nworkers, sizeof *all) : NULL;
+    for (size_t i = 0; all && i < r->nworkers; i++)
+        all[i] = (worker_t) { r->workers[i], r->speeds[i] };
+    if (all)
+        qsort (all, r->nworkers, sizeof *all, by_worker_name);
+    for (size_t i = 0; all && i < r->nworkers; i++) {
+        r->workers[i] = all[i].row;
+        r->speeds[i] = all[i].speed;
+    }
+    free (all);
     for (size_t i = 0; i < r->nworkers; i++) {
         qc_scrub_controls (r->workers[i].name);
         qc_scrub_controls (r->workers[i].host);
@@ -45,6 +69,18 @@ text (const char *s)
     return s ? s : "";
 }
 
+/* ms as seconds a slide ("11.0"), or "-" when not measured (or no
+ * speeds were sent) */
+static const char *
+per_slide (const qc_msg_t *r, size_t i, bool gpu, char *buf, size_t len)
+{
+    uint32_t ms = i < r->nspeeds ? (gpu ? r->speeds[i].ms_gpu : r->speeds[i].ms_cpu) : 0;
+    if (!ms)
+        return "-";
+    snprintf (buf, len, "%.*f", ms < 10000 ? 2 : 1, ms / 1e3);
+    return buf;
+}
+
 void
 qc_status_print_table (FILE *to, const char *broker, qc_msg_t *r)
 {
@@ -53,12 +89,16 @@ qc_status_print_table (FILE *to, const char *broker, qc_msg_t *r)
     tidy (r);
     fprintf (to, "broker %s: %zu workers, %" PRIu64 " tasks queued\n\n", text (broker),
              r->nworkers, r->queue);
-    fprintf (to, "%-24s %-20s %5s %4s %9s %9s %9s\n", "WORKER", "HOST", "SLOTS", "GPUS",
-             "CPU TASKS", "GPU TASKS", "HEARTBEAT");
+    /* S/SLIDE: a slide's time on one of its CPU slots and on one of its
+       GPUs as the broker measured it, which its scheduler goes by */
+    fprintf (to, "%-24s %-20s %5s %4s %9s %9s %9s %9s %9s\n", "WORKER", "HOST", "SLOTS",
+             "GPUS", "CPU TASKS", "GPU TASKS", "HEARTBEAT", "CPU S/SL", "GPU S/SL");
     for (size_t i = 0; i < r->nworkers; i++) {
         const qc_worker_row_t *w = &r->workers[i];
-        fprintf (to, "%-24s %-20s %5u %4u %9u %9u %7.1fs%s\n", text (w->name), text (w->host),
-                 w->slots, w->gpus, w->busy, w->gpu_busy, w->heartbeat_age,
+        char c[32], g[32];
+        fprintf (to, "%-24s %-20s %5u %4u %9u %9u %8.1fs %9s %9s%s\n", text (w->name),
+                 text (w->host), w->slots, w->gpus, w->busy, w->gpu_busy, w->heartbeat_age,
+                 per_slide (r, i, false, c, sizeof c), per_slide (r, i, true, g, sizeof g),
                  w->draining ? "  draining" : "");
     }
     /* workers that take no new slide for now, and why (a pause after
@@ -84,14 +124,16 @@ qc_status_print_tsv (FILE *to, const char *broker, qc_msg_t *r)
         return;
     tidy (r);
     fputs ("#kind\tfields: broker endpoint workers queued | worker name host slots gpus "
-           "cpu_tasks gpu_tasks heartbeat_s draining | note text | job id done failed "
-           "total queued running attached cancelled\n", to);
+           "cpu_tasks gpu_tasks heartbeat_s draining cpu_s_per_slide gpu_s_per_slide | "
+           "note text | job id done failed total queued running attached cancelled\n", to);
     fprintf (to, "broker\t%s\t%zu\t%" PRIu64 "\n", text (broker), r->nworkers, r->queue);
     for (size_t i = 0; i < r->nworkers; i++) {
         const qc_worker_row_t *w = &r->workers[i];
-        fprintf (to, "worker\t%s\t%s\t%u\t%u\t%u\t%u\t%.1f\t%s\n", text (w->name),
+        char c[32], g[32];
+        fprintf (to, "worker\t%s\t%s\t%u\t%u\t%u\t%u\t%.1f\t%s\t%s\t%s\n", text (w->name),
                  text (w->host), w->slots, w->gpus, w->busy, w->gpu_busy, w->heartbeat_age,
-                 w->draining ? "yes" : "no");
+                 w->draining ? "yes" : "no", per_slide (r, i, false, c, sizeof c),
+                 per_slide (r, i, true, g, sizeof g));
     }
     for (size_t i = 0; i < r->nnotes; i++)
         fprintf (to, "note\t%s\n", text (r->notes[i]));

@@ -58,6 +58,7 @@ const field_t qc_proto_fields[F_COUNT] = {
     [F_ATTACHED] = {"attached", T_BOOL, OFF (attached), 0},
     [F_TASK] = {"task", T_U64, OFF (task), 0},
     [F_NOTES] = {"notes", T_SLIDES, OFF (notes), QC_PROTO_MAX_WORKERS},
+    [F_SPEEDS] = {"speeds", T_SPEEDS, OFF (speeds), QC_PROTO_MAX_WORKERS},
 };
 
 /* A T_REFS field is a pointer followed by its count (refs/nrefs,
@@ -109,8 +110,8 @@ static const command_t s_commands[] = {
      B (F_JOB) | B (F_KEY) | B (F_TOTAL) | B (F_DONE) | B (F_FAILED)
          | B (F_REASON),
      B (F_JOB)},
-    {QC_STATUS_REPLY, "STATUS_REPLY", B (F_WORKERS) | B (F_QUEUE) | B (F_JOBS) | B (F_NOTES),
-     0},
+    {QC_STATUS_REPLY, "STATUS_REPLY",
+     B (F_WORKERS) | B (F_QUEUE) | B (F_JOBS) | B (F_NOTES) | B (F_SPEEDS), 0},
     {QC_ERROR, "ERROR", B (F_REASON) | B (F_JOB), B (F_REASON)},
 };
 
@@ -183,6 +184,7 @@ free_fields (qc_msg_t *self)
         free (self->workers[i].host);
     }
     free (self->workers);
+    free (self->speeds);
     free (self->jobs);
     for (size_t i = 0; i < self->nassets; i++) {
         free (self->assets[i].name);
@@ -284,6 +286,7 @@ qc_proto_field_present (const qc_msg_t *m, int f)
     case T_GPUS: return m->ngpus > 0;
     case T_REFS: return *(const size_t *) (base + sizeof (void *)) > 0;
     case T_WORKERS: return m->nworkers > 0;
+    case T_SPEEDS: return m->nspeeds > 0;
     case T_JOBS: return m->njobs > 0;
     case T_ASSETS: return m->nassets > 0;
     case T_RESULT: return m->result != NULL;
@@ -378,6 +381,16 @@ pack_field (msgpack_packer *pk, const qc_msg_t *m, int f)
             msgpack_pack_uint32 (pk, w->gpu_busy);
             msgpack_pack_double (pk, w->heartbeat_age);
             if (w->draining) msgpack_pack_true (pk); else msgpack_pack_false (pk);
+        }
+        break;
+    case T_SPEEDS:
+        if (m->nspeeds > fd->max)
+            return -1;
+        msgpack_pack_array (pk, m->nspeeds);
+        for (size_t i = 0; i < m->nspeeds; i++) {
+            msgpack_pack_array (pk, 2);
+            msgpack_pack_uint32 (pk, m->speeds[i].ms_cpu);
+            msgpack_pack_uint32 (pk, m->speeds[i].ms_gpu);
         }
         break;
     case T_JOBS:

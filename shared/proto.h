@@ -111,6 +111,14 @@ typedef struct {
     bool attached, cancelled;
 } qc_job_row_t;
 
+/* A worker's measured time for a slide (ms; 0: not measured) on one of
+ * its CPU slots and on one of its GPUs: what the broker's scheduler goes
+ * by (broker/sched.h, Speed). STATUS_REPLY's speeds, one per row of its
+ * workers, in their order. */
+typedef struct {
+    uint32_t ms_cpu, ms_gpu;
+} qc_worker_speed_t;
+
 /* A decoded (or to-be-encoded) message. Strings and arrays are owned by
  * the message and freed by qc_msg_destroy/qc_msg_reset. Which fields a
  * command uses is listed in the enum above and in PROTOCOL.md. */
@@ -144,6 +152,10 @@ typedef struct {
     size_t ncrashed;
     qc_worker_row_t *workers;
     size_t nworkers;
+    qc_worker_speed_t *speeds; /* STATUS_REPLY: the workers' speeds, in
+                                  the order of workers (a broker before
+                                  2026-11-30 sends none) */
+    size_t nspeeds;
     qc_job_row_t *jobs;
     size_t njobs;
     qc_asset_t *assets;        /* SUBMIT (creating batch), ASSETS */

@@ -199,6 +199,19 @@ read_field (mp_reader_t *r, qc_msg_t *m, int f)
                 return -1;
         }
         return 0;
+    case T_SPEEDS:
+        if (m->speeds || read_array_max (r, (uint32_t) fd->max, 0, &n)) return -1;
+        if (n && !(m->speeds = calloc (n, sizeof *m->speeds))) return -1;
+        for (uint32_t i = 0; i < n; i++, m->nspeeds++) {
+            uint32_t t;
+            uint64_t cpu, gpu;
+            if (read_array_max (r, 2, 2, &t) || mp_read_uint (r, &cpu)
+                || mp_read_uint (r, &gpu) || cpu > UINT32_MAX || gpu > UINT32_MAX)
+                return -1;
+            m->speeds[i].ms_cpu = (uint32_t) cpu;
+            m->speeds[i].ms_gpu = (uint32_t) gpu;
+        }
+        return 0;
     case T_JOBS:
         if (m->jobs || read_array_max (r, (uint32_t) fd->max, 0, &n)) return -1;
         if (n && !(m->jobs = calloc (n, sizeof *m->jobs))) return -1;

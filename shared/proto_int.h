@@ -12,7 +12,8 @@
 
 typedef enum {
     T_U64, T_U32, T_U8, T_I32, T_BOOL, T_DOUBLE, T_STR,
-    T_SLIDES, T_GPUS, T_REFS, T_WORKERS, T_JOBS, T_ASSETS, T_RESULT
+    T_SLIDES, T_GPUS, T_REFS, T_WORKERS, T_JOBS, T_ASSETS, T_RESULT,
+    T_SPEEDS
 } ftype_t;
 
 typedef enum {
@@ -22,6 +23,7 @@ typedef enum {
     F_REASON, F_WORKER, F_SLIDE, F_MODULE, F_MESSAGE, F_SLIDES, F_GPUS,
     F_REFS, F_WORKERS, F_JOBS, F_ASSETS, F_RESULT, F_KEY, F_CRASHED, F_ATTACHED, F_TASK,
     F_NOTES,
+    F_SPEEDS,
     F_COUNT
 } field_id_t;
 

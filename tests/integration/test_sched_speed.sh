@@ -50,6 +50,22 @@ n_cpu=$(grep -c '(slowcpu)' "$T/submit2.log"); n_gpu=$(grep -c '(fastgpu)' "$T/s
 [ $said = 1 ] || fail "qc-status never said why the CPU slots wait: $(cat "$T/status.log")"
 pass "speeds known: a small cohort's 5 slides all went to the faster GPU lane, and qc-status said why the CPU slots waited"
 
+# qc-status shows the speeds the scheduler goes by: --tsv's last two
+# fields of a worker (seconds a slide on a CPU slot, on a GPU; - unknown)
+speeds_shown() {    # speeds_shown WHEN: slowcpu ~15 s on its slots, fastgpu under 1 s on its GPU
+    "$BIN/qc-status" --broker tcp://127.0.0.1:$port --timeout 5 --tsv >"$T/speeds.tsv" 2>&1
+    awk -F'\t' '$1 == "worker" && $2 == "slowcpu" && $10 >= 14 && $10 <= 20 && $11 == "-" { a = 1 }
+                $1 == "worker" && $2 == "fastgpu" && $10 == "-" && $11 > 0 && $11 < 1 { b = 1 }
+                END { exit !(a && b) }' "$T/speeds.tsv" \
+        || fail "$1: qc-status --tsv does not show the speeds: $(grep -v '^job' "$T/speeds.tsv")"
+    "$BIN/qc-status" --broker tcp://127.0.0.1:$port --timeout 5 >"$T/speeds.txt" 2>&1
+    grep -q "CPU S/SL  GPU S/SL" "$T/speeds.txt" \
+        && grep -Eq "^slowcpu .* 1[0-9]\.[0-9] +- *$" "$T/speeds.txt" \
+        || fail "$1: qc-status's table does not show the speeds: $(head -5 "$T/speeds.txt")"
+}
+speeds_shown "speeds measured"
+pass "qc-status shows each worker's measured time for a slide on its CPU slots and its GPUs"
+
 # the broker killed outright once its speeds file holds both workers'
 # measures; the workers come back to the new one, which starts from them
 speeds=$T/state-$port/speeds
@@ -63,6 +79,7 @@ start_broker $port --heartbeat-ms 200
 wait_for "both workers back" 20 "workers_registered $port 2" "$T/broker.log"
 grep -q "worker slowcpu: a slide took 1[0-9.]* s on a CPU slot" "$T/broker.log" \
     || fail "the restarted broker did not start from slowcpu's speed: $(grep -i 'speed\|slowcpu' "$T/broker.log" | tail -5)"
+speeds_shown "after the restart"
 mkdir -p "$T/third"
 for i in 1 2 3; do
     ln -s "$SHARED/slides/real/CMU-1-Small-Region.svs" "$T/third/t$i.svs"

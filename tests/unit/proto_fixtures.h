@@ -74,6 +74,10 @@ check_msg_eq (const char *what, const qc_msg_t *a, const qc_msg_t *b)
                    && x->draining == y->draining,
                "%s: worker row %zu", what, i);
     }
+    EQ (nspeeds);
+    for (size_t i = 0; i < a->nspeeds && i < b->nspeeds; i++)
+        CHECK (a->speeds[i].ms_cpu == b->speeds[i].ms_cpu
+                   && a->speeds[i].ms_gpu == b->speeds[i].ms_gpu, "%s: speeds %zu", what, i);
     EQ (njobs);
     for (size_t i = 0; i < a->njobs && i < b->njobs; i++) {
         const qc_job_row_t *x = &a->jobs[i], *y = &b->jobs[i];
@@ -448,6 +452,11 @@ make_messages (qc_msg_t **msgs, size_t nslides)
     m->notes = calloc (2, sizeof *m->notes);
     m->notes[0] = strdup ("w1: takes no new slide for 40 s (its machine failed slides)");
     m->notes[1] = strdup ("");
+    m->nspeeds = 3;
+    m->speeds = calloc (3, sizeof *m->speeds);
+    m->speeds[0] = (qc_worker_speed_t) {11000, 600};
+    m->speeds[1] = (qc_worker_speed_t) {0, 1};
+    m->speeds[2] = (qc_worker_speed_t) {UINT32_MAX, 0};
 
     m = msgs[n++] = qc_msg_new (QC_ERROR);
     qc_msg_set_str (&m->reason, "job 77: unknown job");

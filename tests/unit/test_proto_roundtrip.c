@@ -350,6 +350,13 @@ test_encode_refuses (void)
     m->workers[0].name = strdup (big);
     REFUSE (m, "worker row name of 256 (a peer refuses it)");
     big[QC_PROTO_MAX_NAME + 1] = 'a';
+    free (m->workers[0].name);
+    m->workers[0].name = NULL;
+    m->nspeeds = QC_PROTO_MAX_WORKERS + 1;
+    m->speeds = calloc (m->nspeeds, sizeof *m->speeds);
+    REFUSE (m, "more speeds than workers a reply may hold");
+    m->nspeeds = QC_PROTO_MAX_WORKERS;
+    ACCEPT (m, "as many speeds as it may hold");
     qc_msg_destroy (&m);
 
     /* results whose parts break the bounds the decoder enforces */
