@@ -59,6 +59,7 @@ CFLAGS      += -DQC_HAVE_CUDA
 NVJPEG_H    ?= $(firstword $(wildcard $(CUDA_ROOT)/include/nvjpeg.h \
                  $(CUDA_ROOT)/targets/x86_64-linux/include/nvjpeg.h))
 NVJPEG_CHECK := $(if $(NVJPEG_H),$(BUILD)/kernels/ops/cuda/nvjpeg_abi_check.ok)
+NVJPEG_H_DIR := $(dir $(NVJPEG_H))
 ifeq ($(NVJPEG_H),)
 $(info no nvjpeg.h in $(CUDA_ROOT): nvJPEG's declarations (kernels/ops/cuda/nvjpeg_api.h) not checked against it)
 endif
@@ -167,8 +168,8 @@ $(LIBKERNELS): $(call obj,$(KERNELS_SRC)) $(EXAMPLES_OBJ) $(patsubst %.cu,$(BUIL
 $(BUILD)/kernels/ops/cuda/nvjpeg_abi_check.ok: kernels/ops/cuda/nvjpeg_abi_check.cu \
         kernels/ops/cuda/nvjpeg_api.h $(NVJPEG_H)
 	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  CHECK $< against $(NVJPEG_H)")
-	$(Q)$(NVCC) -std=c++17 -I. -I$(dir $(NVJPEG_H)) -c $< -o $(@:.ok=.o) && touch $@
+	@$(if $(Q),echo "  CHECK $< against nvjpeg.h")
+	$(Q)$(NVCC) -std=c++17 -I. -I$(NVJPEG_H_DIR) -c $< -o $(@:.ok=.o) && touch $@
 $(LIBNODES): $(NODE_OBJ)
 	@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $^
 
