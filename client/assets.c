@@ -41,9 +41,10 @@ static const struct {
  * directory first, as HistoQC does (histoqc/data/__init__.py: the file
  * under os.getcwd(), its package's copy only where there is none), so a
  * lab's own ./templates/template1.png is the one used, not a bundled
- * file of that name; then beside the config, HistoQC's data folder, and
- * the project's built-in files. */
-typedef enum { SRC_ABSOLUTE, SRC_CWD, SRC_CONFIG_DIR, SRC_HISTOQC, SRC_BUILTIN, NSRC } source_t;
+ * file of that name; then beside the config and HistoQC's data folder.
+ * The project's own files are used only where a config names them so
+ * (builtin_for). */
+typedef enum { SRC_ABSOLUTE, SRC_CWD, SRC_CONFIG_DIR, SRC_HISTOQC, NSRC } source_t;
 
 typedef struct {
     char *cwd;                /* the working directory, or NULL when it is
@@ -216,7 +217,13 @@ count (ctx_t *c, source_t s, const char *ref)
         snprintf (c->example[s], sizeof c->example[s], "%s", ref);
 }
 
-/* The built-in file of ref's name, as a reference, or NULL. */
+/* The project's own file of ref's name, as a config names it
+ * (builtin:template1, builtin/pen_markings_1.png), or NULL. Only said,
+ * for a file found nowhere: it is another image than the one the config
+ * names (HistoQC's are not the project's to ship), so it gives other
+ * numbers under the same columns, and is used only where a config
+ * names it so (it was taken for any file of its name, silently: a new
+ * user's review). */
 static char *
 builtin_for (const char *ref, refs_kind_t kind)
 {
@@ -296,11 +303,6 @@ resolve (ctx_t *c, const char *ref, refs_kind_t kind, bool *missing)
             return keep (c, ref, kind, data, n);
         }
     }
-    char *b = ref[0] == '/' ? NULL : builtin_for (ref, kind);
-    if (b) {
-        count (c, SRC_BUILTIN, ref);
-        return b;
-    }
     *missing = true;
     return NULL;
 }
@@ -319,10 +321,11 @@ append (char **buf, size_t *len, const char *s, size_t n)
     return 0;
 }
 
-/* Says where a missing reference was looked for. */
+/* Says where a missing reference was looked for, and the project's own
+ * file of its name where there is one. */
 static void
 say_missing (ctx_t *c, const qc_config_section_t *sec, const char *key,
-             const char *ref)
+             const char *ref, refs_kind_t kind)
 {
     char where[1200], here[300] = "";
     const char *data = data_dir (c);
@@ -331,19 +334,26 @@ say_missing (ctx_t *c, const qc_config_section_t *sec, const char *key,
     if (ref[0] == '/')
         snprintf (where, sizeof where, "no such file");
     else
-        snprintf (where, sizeof where, "%snot beside the config (%s), not in %s%s%s, "
-                  "not built in", here, c->config_dir ? c->config_dir : "no config file",
+        snprintf (where, sizeof where, "%snot beside the config (%s), not in %s%s%s",
+                  here, c->config_dir ? c->config_dir : "no config file",
                   data ? "HistoQC's data folder " : "a HistoQC data folder (none "
                   "given, no installed histoqc found)", data ? data : "",
                   c->data_given ? " (--histoqc-data)" : "");
+    char *own = ref[0] == '/' ? NULL : builtin_for (ref, kind);
+    char also[512] = "";
+    if (own)
+        snprintf (also, sizeof also, "; or write %s for the project's own file of that "
+                  "name (another image than HistoQC's: other numbers under the same "
+                  "columns)", own);
+    free (own);
     /* --histoqc-data is the advice only where none was given */
-    snprintf (c->err, c->errlen, "[%s] %s (line %d): cannot find '%.300s': %s; %s",
+    snprintf (c->err, c->errlen, "[%s] %s (line %d): cannot find '%.300s': %s; %s%s",
               qc_config_section_name (sec), key, qc_config_key_line (sec, key),
               ref, where, ref[0] == '/' ? "correct the path"
               : c->data_given ? "put the file in one of these folders, or give its "
                                 "absolute path"
                               : "give HistoQC's data folder with --histoqc-data DIR, or "
-                                "put the file in one of these folders");
+                                "put the file in one of these folders", also);
 }
 
 /* A file the user named (refs, as written) is read as the step will
@@ -461,7 +471,7 @@ rewrite_value (ctx_t *c, const qc_config_section_t *sec, const char *key,
                     free (got[0]);
                     free (buf);
                     if (missing)
-                        say_missing (c, sec, key, refs[i]);
+                        say_missing (c, sec, key, refs[i], kind);
                     return -1;
                 }
             }
@@ -619,7 +629,7 @@ make_report (ctx_t *c)
 {
     static const char *what[NSRC] = {"at the absolute paths written",
                                      "from the working directory", "beside the config",
-                                     "from HistoQC's data folder", "built in"};
+                                     "from HistoQC's data folder"};
     char *r = NULL;
     size_t len = 0, total = 0;
     for (int s = 0; s < NSRC; s++)

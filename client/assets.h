@@ -7,7 +7,9 @@
  *   2. relative to the config file's folder;
  *   3. relative to a HistoQC data folder: --histoqc-data DIR, or else the
  *      data folder of an installed histoqc package (python3 finds it);
- *   4. the project's built-in examples and templates of that file name.
+ * and nowhere else: a file found nowhere is refused, the project's own
+ * example or template of that name named in the message (another image:
+ * used only where a config names it, builtin:NAME or builtin/NAME).
  * It reads the bytes, keeps them in this process's asset store
  * (shared/asset_store.h) and rewrites the reference in the config text to
  * "asset/sha256/HEX/NAME" (kernels/asset.h), so every worker reads the

@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,19 +244,6 @@ cache_put (const char *path, const qc_hist256_t *h)
     pthread_mutex_unlock (&cache_lock);
 }
 
-const qc_hist256_t *
-qc_hist_template_fallback (const char *entry)
-{
-    char name[QC_HIST_MAX_NAME];
-    if (!entry || entry[0] == '/' || entry[0] == '\0'
-        || strncmp (entry, QC_HIST_BUILTIN_PREFIX,
-                    strlen (QC_HIST_BUILTIN_PREFIX)) == 0
-        || qc_hist_template_name (entry, name, sizeof name) != 0
-        || qc_asset_ref_parse (entry, NULL) || qc_asset_exists (entry))
-        return NULL;
-    return qc_hist_builtin (name);
-}
-
 int
 qc_hist_template_load (const char *entry, qc_hist256_t *out, char *err,
                        size_t errlen)
@@ -287,11 +275,6 @@ qc_hist_template_load (const char *entry, qc_hist256_t *out, char *err,
         *out = *b;
         return 0;
     }
-    const qc_hist256_t *packaged = qc_hist_template_fallback (entry);
-    if (packaged) {
-        *out = *packaged;
-        return 0;
-    }
     if (cache_get (entry, out))
         return 0;
     char why[512] = "";
@@ -302,9 +285,17 @@ qc_hist_template_load (const char *entry, qc_hist256_t *out, char *err,
                         : NULL;
     free (bytes);
     if (!img) {
+        /* the project's own of that name, said, not taken: another image
+           than the one named, so other numbers under the same column */
+        bool own = entry[0] != '/' && !qc_asset_ref_parse (entry, NULL)
+                   && qc_hist_builtin (name);
         if (err && errlen)
             snprintf (err, errlen, "template '%.200s': cannot read it as a PNG "
-                      "image: %s", entry, why);
+                      "image: %s%s%s%s", entry, why, own ? " (the project has its own "
+                      "template of that name, another image: name it " : "",
+                      own ? QC_HIST_BUILTIN_PREFIX : "", own ? name : "");
+        if (own && err && strlen (err) + 2 < errlen)
+            strcat (err, ")");
         return -1;
     }
     int rc = qc_hist256_of (qc_ops_cpu (), img, NULL, out);

@@ -76,19 +76,11 @@ int qc_hist_template_name (const char *entry, char *name, size_t len);
  * (path)) counts), read through kernels/asset.h (a job's asset, or a
  * file where the process reads its disk). Files are read once per
  * process and kept (HistoQC's
- * global_holder), keyed by path; thread-safe. -1 with the reason in err.
- * A relative path to no file whose name is a builtin's gives the builtin
- * (see qc_hist_template_fallback). */
+ * global_holder), keyed by path; thread-safe. -1 with the reason in err
+ * (a file found nowhere whose name is a builtin's names the builtin: it
+ * is used only where a config names it so, being another image). */
 int qc_hist_template_load (const char *entry, qc_hist256_t *out, char *err,
                            size_t errlen);
-
-/* HistoQC falls back to its packaged data for a relative template path
- * that names no file (its default config says ./templates/template1.png
- * and means the copy inside the histoqc package); this project's packaged
- * data are the builtins. The builtin that entry falls back to, or NULL
- * when entry is absolute, a builtin:, a job's asset (kernels/asset.h),
- * names a file that can be read here or has no builtin of its name. */
-const qc_hist256_t *qc_hist_template_fallback (const char *entry);
 
 /* The project's own templates (hist_templates.c). */
 size_t qc_hist_builtin_count (void);

@@ -108,11 +108,6 @@ check_entry (const char *entry, void *ctx, char *err, size_t errlen)
 {
     qc_hist256_t h;
     (void) ctx;
-    if (qc_hist_template_fallback (entry))
-        qc_log (QC_LOG_INFO, "HistogramModule.compareToTemplates", "template "
-                "'%.200s' is not a file here: using the project's own "
-                "template of that name (as HistoQC uses its packaged copy)",
-                entry);
     return qc_hist_template_load (entry, &h, err, errlen);
 }
 

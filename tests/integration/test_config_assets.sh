@@ -88,12 +88,17 @@ pass "an installed histoqc's data folder is found and said"
 grep -q "cannot find './pen/1k_version/pen_green.png': not in the working directory ($(cd "$ROOT" && pwd -P)), not beside the config ($CFG), not in a HistoQC data folder" \
     "$T/none.log" || fail "message: $(cat "$T/none.log")"
 [ ! -e "$T/none/results.tsv" ] || fail "output written for a refused config"
-# ... unless the project has its own file of that name: templates are
-# built in, so a config naming only templates runs without HistoQC's data
+# ... even where the project has its own file of that name (another
+# image than HistoQC's: other numbers under the same columns, which a
+# run took silently before); the message names it, and a config that
+# names it so runs without HistoQC's data
 printf '[pipeline]\nsteps = HistogramModule.compareToTemplates\n[HistogramModule.compareToTemplates]\ntemplates = ./templates/template1.png\n    ./templates/template3.png\n' \
     >"$T/tmpl.ini"
 "$BIN/qc-submit" -c "$T/tmpl.ini" -o "$T/tmpl" "$SLIDE" >"$T/tmpl.log" 2>&1
-[ $? -eq 0 ] || fail "built-in templates: $(tail -3 "$T/tmpl.log")"
-grep -q "2 built in" "$T/tmpl.log" || fail "built-in source not said: $(cat "$T/tmpl.log")"
+[ $? -eq 2 ] && grep -q "cannot find './templates/template1.png'.*write builtin:template1 for the project's own file" "$T/tmpl.log" \
+    && [ ! -e "$T/tmpl/results.tsv" ] || fail "a template found nowhere: $(cat "$T/tmpl.log")"
+sed -i 's#\./templates/template\([13]\)\.png#builtin:template\1#' "$T/tmpl.ini"
+"$BIN/qc-submit" -c "$T/tmpl.ini" -o "$T/tmpl" "$SLIDE" >"$T/tmpl.log" 2>&1
+[ $? -eq 0 ] || fail "the project's templates, named so: $(tail -3 "$T/tmpl.log")"
 grep -q "template1_MSE_hist	template3_MSE_hist" "$T/tmpl/results.tsv" || fail "template columns"
-pass "a file found nowhere is refused (exit 2, places named); templates fall back to the project's own"
+pass "a file found nowhere is refused (exit 2, places named, the project's own of its name too); builtin:NAME runs"

@@ -150,7 +150,7 @@ static const char *s_config =
     "bins: 20\n"
     "templates= ./templates/template1.png\n"
     "           ./templates/template2.png\n"
-    "           ./templates/template4.png\n";
+    "           builtin:template4\n";
 
 static void
 test_resolve (void)
@@ -163,13 +163,10 @@ test_resolve (void)
     fputs (s_config, f);
     fclose (f);
     /* template2 beside the config (it wins over the data folder's);
-     * template4 nowhere on disk: the project's own of that name */
+     * template4 the project's own, named so */
     snprintf (from, sizeof from, "%s/templates/template3.png", s_data);
     snprintf (to, sizeof to, "%s/templates/template2.png", cfgdir);
     copy_file (from, to);
-    char tmpl4[PATH_MAX + 64];
-    snprintf (tmpl4, sizeof tmpl4, "%s/templates/template4.png", s_data);
-    bool have4 = access (tmpl4, F_OK) == 0;
     char data[PATH_MAX + 16];
     snprintf (data, sizeof data, "%s/data", s_tmp);
     char cmd[6 * PATH_MAX + 256];
@@ -186,7 +183,7 @@ test_resolve (void)
     CHECK (a.nassets == 6, "6 files sent (4 pen, template1, template2): %zu", a.nassets);
     CHECK (a.report && strstr (a.report, "1 beside the config")
                && strstr (a.report, "5 from HistoQC's data folder")
-               && strstr (a.report, "1 built in") && strstr (a.report, "--histoqc-data"),
+               && !strstr (a.report, "built in") && strstr (a.report, "--histoqc-data"),
            "report: %s", a.report ? a.report : "");
     /* the file beside the config is the one sent */
     char *t3 = NULL;
@@ -200,7 +197,7 @@ test_resolve (void)
     snprintf (want, sizeof want, "%s%s/template2.png", QC_ASSET_REF_PREFIX, hex);
     CHECK (a.config_text && strstr (a.config_text, want), "template2 from beside the config");
     CHECK (a.config_text && strstr (a.config_text, "builtin:template4"),
-           "template4 built in");
+           "template4 the project's own, as named");
     CHECK (a.config_text && strstr (a.config_text, "# a comment between the lines")
                && strstr (a.config_text, "nsamples_per_example: 1000\n")
                && strstr (a.config_text, "./nowhere/edge.png"),
@@ -235,7 +232,34 @@ test_resolve (void)
     CHECK (qc_client_assets_resolve (NULL, NULL, NULL, &a, err, sizeof err) == 0
                && a.nassets == 0 && a.config_text == NULL);
     qc_client_assets_free (&a);
-    (void) have4;
+
+    /* a file found nowhere is refused even where the project has its
+     * own of that name (another image: other numbers under HistoQC's
+     * columns, silently, before a new user's review), in any folder or
+     * none; the message names the project's own */
+    static const char *const nowhere[] = {
+        "./templates/template4.png", "./labtemplates/template1.png", "template3.png",
+    };
+    static const char *const own[] = { "builtin:template4", "builtin:template1",
+                                       "builtin:template3" };
+    for (size_t i = 0; i < sizeof nowhere / sizeof *nowhere; i++) {
+        char cfg[512];
+        snprintf (cfg, sizeof cfg, "[pipeline]\nsteps = HistogramModule.compareToTemplates\n"
+                  "[HistogramModule.compareToTemplates]\ntemplates = %s\n", nowhere[i]);
+        CHECK (qc_client_assets_resolve (cfg, cfgpath, data, &a, err, sizeof err) == -1
+                   && strstr (err, "cannot find") && strstr (err, nowhere[i])
+                   && strstr (err, own[i]) && strstr (err, "other numbers"),
+               "%s: %s", nowhere[i], err);
+        qc_client_assets_free (&a);
+    }
+    /* an example image of a built-in's name, found nowhere: the same */
+    CHECK (qc_client_assets_resolve (
+               "[pipeline]\nsteps = ClassificationModule.byExampleWithFeatures:pen\n"
+               "[ClassificationModule.byExampleWithFeatures:pen]\nname: pen\n"
+               "examples: ./mine/pen_markings_1.png:./mine/pen_markings_1_mask.png\n",
+               cfgpath, data, &a, err, sizeof err) == -1
+               && strstr (err, "builtin/pen_markings_1.png"), "an example: %s", err);
+    qc_client_assets_free (&a);
     qc_asset_store_clear ();
 }
 

@@ -21,9 +21,10 @@
  * The examples= lines name image:mask files, as HistoQC's do; HistoQC's
  * own example files are not part of the project, so the test writes the
  * project's built-in examples to files under HistoQC's names in a
- * temporary folder first. templates= keeps HistoQC's relative paths
- * (./templates/template1.png ...), which resolve to the built-in
- * templates when no such file exists. The config text is written here in
+ * temporary folder first. templates= names HistoQC's own template
+ * images, in ../shared/reference/histoqc/data (a missing template is a
+ * config error: the project's own are used only where a config names
+ * them, builtin:NAME). The config text is written here in
  * its own layout (HistoQC's keys, values and order of steps; the
  * comments and spacing are this test's). */
 #include <math.h>
@@ -34,7 +35,8 @@
 #include "kernels/png/png_io.h"
 #include "tests/unit/pipeline_fixtures.h"
 
-/* %1$s is the folder holding the example files. */
+/* %1$s is the folder holding the example files, %2$s HistoQC's data
+ * folder (its templates). */
 static const char config_fmt[] =
     "; HistoQC's default pipeline, its 23 steps in its order\n"
     "[pipeline]\n"
@@ -138,10 +140,10 @@ static const char config_fmt[] =
     "[HistogramModule.compareToTemplates]\n"
     "limit_to_mask = True\n"
     "bins = 20\n"
-    "templates = ./templates/template1.png\n"
-    "    ./templates/template2.png\n"
-    "    ./templates/template3.png\n"
-    "    ./templates/template4.png\n"
+    "templates = %2$s/templates/template1.png\n"
+    "    %2$s/templates/template2.png\n"
+    "    %2$s/templates/template3.png\n"
+    "    %2$s/templates/template4.png\n"
     "[HistogramModule.getHistogram]\n"
     "limit_to_mask = True\n"
     "bins = 20\n"
@@ -368,10 +370,12 @@ main (void)
            && write_example (dir, "models/coverslip_edge_he/coverslip_edge_mask.png",
                              "builtin/coverslip_edge_1_mask.png") == 0,
            "example files: %s", err);
-    size_t cap = sizeof config_fmt + 8 * strlen (dir);
+    char data[1024];
+    snprintf (data, sizeof data, "%s/reference/histoqc/data", check_shared_dir ());
+    size_t cap = sizeof config_fmt + 8 * strlen (dir) + 4 * strlen (data);
     char *text = malloc (cap);
     if (text)
-        snprintf (text, cap, config_fmt, dir);
+        snprintf (text, cap, config_fmt, dir, data);
     qc_pipeline_t *p = text ? qc_pipeline_new (text, err, sizeof err) : NULL;
     CHECK (p != NULL, "HistoQC's config refused: %s", err);
     if (p) {

@@ -440,8 +440,10 @@ test_config_errors (void)
     CHECK (found == 2);
     qc_pipeline_destroy (&p);
 
-    /* HistoQC's own section, as its config.ini has it: its packaged
-     * ./templates/ files are the project's builtins here. */
+    /* HistoQC's own section, as its config.ini has it, where its
+     * ./templates/ files are not: refused, naming the project's own
+     * template of that name (another image, other numbers), which was
+     * taken silently before; named so, the project's own run */
     static const char histoqc_section[] = "[pipeline]\nsteps= "
         "HistogramModule.compareToTemplates\n"
         "[HistogramModule.compareToTemplates]\nlimit_to_mask: True\nbins: 20\n"
@@ -450,6 +452,15 @@ test_config_errors (void)
         "           ./templates/template3.png\n"
         "           ./templates/template4.png\n";
     p = qc_pipeline_new (histoqc_section, err, sizeof err);
+    CHECK (p == NULL && strstr (err, "./templates/template1.png")
+               && strstr (err, "builtin:template1"), "%s", p ? "accepted" : err);
+    qc_pipeline_destroy (&p);
+    static const char own_section[] = "[pipeline]\nsteps= "
+        "HistogramModule.compareToTemplates\n"
+        "[HistogramModule.compareToTemplates]\nlimit_to_mask: True\nbins: 20\n"
+        "templates= builtin:template1\n  builtin:template2\n  builtin:template3\n"
+        "  builtin:template4\n";
+    p = qc_pipeline_new (own_section, err, sizeof err);
     CHECK (p != NULL, "%s", err);
     found = 0;
     for (size_t i = 0; p && i < qc_pipeline_ncolumns (p); i++)
