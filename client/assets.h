@@ -3,7 +3,8 @@
  * HistoQC's configs name example images and templates by paths relative
  * to HistoQC's data folder ("./pen/1k_version/pen_green.png"). qc-submit
  * resolves each such path on its own machine, in this order:
- *   1. as written when absolute;
+ *   1. as written when absolute; else relative to the working directory,
+ *      as HistoQC reads it;
  *   2. relative to the config file's folder;
  *   3. relative to a HistoQC data folder: --histoqc-data DIR, or else the
  *      data folder of an installed histoqc package (python3 finds it);
