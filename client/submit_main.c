@@ -266,7 +266,7 @@ parse (int argc, char **argv, options_t *o)
                 o->broker = optarg;
             break;
         case OPT_BATCH: o->batch = true; break;
-        case OPT_SYMLINK: o->symlink_dir = optarg; break;
+        case OPT_SYMLINK: o->symlink_dir = qc_cli_home (optarg); break;
         case 's': {             /* HistoQC's -s/--seed N: said, not needed */
             char *end = NULL;
             errno = 0;
@@ -280,16 +280,16 @@ parse (int argc, char **argv, options_t *o)
             break;
         }
         case OPT_DEBUG: o->debug = true; break;
-        case 'c': o->config_path = optarg; break;
-        case 'o': o->outdir = optarg; break;
-        case 'p': o->basepath = optarg; break;
+        case 'c': o->config_path = qc_cli_home (optarg); break;
+        case 'o': o->outdir = qc_cli_home (optarg); break;
+        case 'p': o->basepath = qc_cli_home (optarg); break;
         case 'f': o->force = true; break;
         case 'l':
             if (o->nlists == 64) {
                 fprintf (stderr, "%s: at most 64 --list files\n", prog);
                 return QC_EXIT_USAGE;
             }
-            o->lists[o->nlists++] = optarg;
+            o->lists[o->nlists++] = qc_cli_home (optarg);
             break;
         case 'w':
         case 'n':               /* HistoQC's -n/--nprocesses */
@@ -320,14 +320,14 @@ parse (int argc, char **argv, options_t *o)
             if (qc_cli_uint (prog, "--timeout", optarg, 1, 86400, &o->timeout_s))
                 return QC_EXIT_USAGE;
             break;
-        case OPT_WRITE_DEFAULT_CONFIG: o->write_default = optarg; break;
-        case OPT_HISTOQC_DATA: o->histoqc_data = optarg; break;
+        case OPT_WRITE_DEFAULT_CONFIG: o->write_default = qc_cli_home (optarg); break;
+        case OPT_HISTOQC_DATA: o->histoqc_data = qc_cli_home (optarg); break;
         case OPT_NO_CHECK: o->no_check = true; break;
         case OPT_WAIT_WARN:
             if (qc_cli_uint (prog, "--wait-warn", optarg, 0, 86400, &o->wait_warn_s))
                 return QC_EXIT_USAGE;
             break;
-        case OPT_CACHE: o->cache_dir = optarg; break;
+        case OPT_CACHE: o->cache_dir = qc_cli_home (optarg); break;
         case OPT_CACHE_MAX:
             if (qc_cli_gb (prog, "--cache-max", optarg, &o->cache_max))
                 return QC_EXIT_USAGE;
@@ -345,8 +345,8 @@ parse (int argc, char **argv, options_t *o)
             if (qc_cli_uint (prog, "--http-attempts", optarg, 1, 100, &o->http_attempts))
                 return QC_EXIT_USAGE;
             break;
-        case OPT_CERT: o->cert = optarg; break;
-        case OPT_SERVER_KEY: o->server_key = optarg; break;
+        case OPT_CERT: o->cert = qc_cli_home (optarg); break;
+        case OPT_SERVER_KEY: o->server_key = qc_cli_home (optarg); break;
         case 'q': o->quiet = true; break;
         case 'h': usage (stdout); return -1;
         case 'V': qc_cli_version (prog); return -1;

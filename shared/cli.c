@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,6 +191,60 @@ qc_cli_check_env (const char *prog)
         return -1;
     }
     return 0;
+}
+
+/* Copies qc_cli_home made: freed at exit (leak checkers run after). */
+static char **s_homes;
+static size_t s_nhomes;
+static pthread_mutex_t s_homes_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void
+free_homes (void)
+{
+    for (size_t i = 0; i < s_nhomes; i++)
+        free (s_homes[i]);
+    free (s_homes);
+    s_homes = NULL;
+    s_nhomes = 0;
+}
+
+const char *
+qc_cli_home (const char *arg)
+{
+    if (!arg || arg[0] != '~')
+        return arg;
+    size_t n = strcspn (arg, "/");
+    const char *home = NULL;
+    if (n == 1) {
+        home = getenv ("HOME");
+    } else {
+        char user[256];
+        if (n - 1 >= sizeof user)
+            return arg;
+        memcpy (user, arg + 1, n - 1);
+        user[n - 1] = '\0';
+        struct passwd *pw = getpwnam (user);
+        home = pw ? pw->pw_dir : NULL;
+    }
+    if (!home || home[0] != '/')
+        return arg;
+    char *out = NULL;
+    if (asprintf (&out, "%s%s", home, arg + n) < 0)
+        return arg;
+    pthread_mutex_lock (&s_homes_lock);
+    char **grown = realloc (s_homes, (s_nhomes + 1) * sizeof *s_homes);
+    if (grown) {
+        if (!s_homes)
+            atexit (free_homes);
+        s_homes = grown;
+        s_homes[s_nhomes++] = out;
+    }
+    pthread_mutex_unlock (&s_homes_lock);
+    if (!grown) {
+        free (out);
+        return arg;
+    }
+    return out;
 }
 
 int

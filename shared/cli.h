@@ -96,6 +96,14 @@ int qc_cli_bad_option (const char *prog);
  * unset). 0, or -1 with a message on stderr. Call before any work. */
 int qc_cli_check_env (const char *prog);
 
+/* A path option's value with a leading "~" or "~user" made the home
+ * folder, as a shell does and HistoQC does to its -o and -p
+ * (os.path.expanduser): a value given as --outdir=~/x, or passed on
+ * unexpanded by a workflow manager, would otherwise name a folder "~" in
+ * the working directory. arg itself when there is nothing to expand (or
+ * no such home); else a copy, kept until the process exits. */
+const char *qc_cli_home (const char *arg);
+
 /* QC_NVJPEG_BACKEND's value name (NULL or empty: unset): the index of
  * name in "default", "hybrid", "gpu" (unset), "hardware", which are
  * nvJPEG's own numbers of those decoders (kernels/ops/cuda/jpeg_tiles.cu

@@ -66,6 +66,14 @@ for args in "--list $T/empty.txt:the list $T/empty.txt names none" \
     [ $? -eq 2 ] && echo "$out" | grep -qF "no slides given: ${args#*:}" && [ ! -e "$T/none" ] \
         || fail "qc-submit ${args%%:*}: $out"
 done
+# a "~" in a path option is the home folder, as HistoQC's -o and -p
+# (expanduser): --outdir=~/x, which no shell expands, made a folder "~",
+# and -p '~' was "not a folder"
+mkdir -p "$T/home" "$T/here"
+( cd "$T/here" && HOME=$T/home timeout 120 "$BIN/qc-submit" -q --outdir=~/res -p '~' \
+      "$SHARED/slides/real/CMU-1-Small-Region.svs" ) >"$T/tilde.log" 2>&1
+[ -s "$T/home/res/results.tsv" ] && [ ! -e "$T/here/~" ] \
+    || fail "--outdir=~/res: $(cat "$T/tilde.log"); $(ls -a "$T/here" "$T/home")"
 out=$(timeout 10 "$BIN/qc-worker" --gpu x --connect tcp://127.0.0.1:1 2>&1)
 [ $? -eq 2 ] && echo "$out" | grep -q -- "--gpu x: not a list of GPUs" || fail "--gpu x: $out"
 pass "usage errors exit 2"
