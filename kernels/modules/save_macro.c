@@ -4,7 +4,8 @@
  * round. A slide without one gets HistoQC's warning "<file>- saveMacro
  * Can't Read 'macro' Image from Slide's Associated Images" and no file.
  * HistoQC's config writes "dim: 500", which HistoQC does not read (it
- * reads small_dim); "dim" is accepted here and ignored too. */
+ * reads small_dim); "dim" is ignored here too, with a note that says so
+ * (kernels/pipeline/pipeline_check.c, retired keys). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +64,7 @@ run (qc_run_t *run)
     return rc;
 }
 
-static const char *const params[] = { "small_dim", "dim", NULL };
+static const char *const params[] = { "small_dim", NULL };
 static const char *const columns[] = { NULL };
 
 const qc_module_t qc_module_save_macro = {

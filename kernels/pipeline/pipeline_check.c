@@ -59,6 +59,10 @@ static const struct {
     { "BubbleRegionByRegion.detectSmoothness", "area_thresh", true, AREA_THRESH },
     { "ClassificationModule.byExampleWithFeatures", "tresh", true, THRESH_TYPO },
     { "BubbleRegionByRegion.detectSmoothness", "thresh", true, THRESH_TYPO },
+    { "SaveModule.saveMacro", "dim", false,
+      "HistoQC's configs write it, and HistoQC reads small_dim (the macro image's "
+      "longer side, default 500) and ignores it, as this run does: write small_dim "
+      "to set it" },
     { BASE_SECTION, "handles", false,
       "HistoQC 2023's choice of slide readers (openslide, wsidicom); this project "
       "picks its reader for each slide by itself (its own TIFF reader, else "
