@@ -84,8 +84,17 @@ add_step (qc_pipeline_t *self, const char *s, size_t n, int line)
 {
     for (size_t i = 0; i < n; i++)
         if (s[i] == ' ' || s[i] == '\t') {
-            pipeline_problem (self, "[pipeline] steps (line %d): '%.*s' is not one "
-                              "step; write one step per line", line, (int) n, s);
+            /* a comment after the step ("X.f ; off"): HistoQC reads it as
+               part of the name and stops; the way out is its own line */
+            const char *mark = memchr (s, ';', n) ? ";" : memchr (s, '#', n) ? "#" : NULL;
+            if (mark)
+                pipeline_problem (self, "[pipeline] steps (line %d): '%.*s': a '%s' after "
+                                  "a step is part of it, as in HistoQC (no comment "
+                                  "there): put the comment on a line of its own, "
+                                  "starting with '%s'", line, (int) n, s, mark, mark);
+            else
+                pipeline_problem (self, "[pipeline] steps (line %d): '%.*s' is not one "
+                                  "step; write one step per line", line, (int) n, s);
             return 0;
         }
     const char *colon = memchr (s, ':', n);

@@ -228,6 +228,11 @@ test_config_validation (void)
     must_fail ("[pipeline]\nsteps = .getBasicStats\n");
     must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats BasicModule.getBasicStats\n");
     CHECK (strstr (err, "one step per line") != NULL, "%s", err);
+    /* a comment after a step: said as what it is */
+    must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
+               "    MorphologyModule.removeSmallObjects ; off\n");
+    CHECK (strstr (err, "a ';' after a step is part of it") && strstr (err, "line of its own")
+           && !strstr (err, "one step per line"), "%s", err);
     must_fail ("[pipeline]\nsteps = BaseImage.BaseImage\n");
     CHECK (strstr (err, "not a step") != NULL, "%s", err);
     must_fail ("[pipeline]\nsteps =\n");
