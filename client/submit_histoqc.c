@@ -20,6 +20,16 @@ int
 submit_histoqc_options (options_t *o)
 {
     char err[1024];
+    struct stat st;
+    if (o->histoqc_data) {
+        int gone = stat (o->histoqc_data, &st) != 0;
+        if (gone || !S_ISDIR (st.st_mode)) {
+            fprintf (stderr, "%s: --histoqc-data %s: %s (HistoQC's data folder: the one "
+                     "holding its pen/, templates/ and models/ folders)\n", prog,
+                     o->histoqc_data, gone ? strerror (errno) : "not a folder");
+            return QC_EXIT_USAGE;
+        }
+    }
     if (o->config_path && qc_client_is_template_name (o->config_path)) {
         bool builtin = false;
         o->template_path = qc_client_config_template (o->config_path, o->histoqc_data,
@@ -68,7 +78,6 @@ submit_histoqc_options (options_t *o)
                   o->force ? " and without -f" : "");
     } else if (o->force)
         snprintf (o->again, sizeof o->again, " without -f");
-    struct stat st;
     if (o->symlink_dir && (stat (o->symlink_dir, &st) != 0 || !S_ISDIR (st.st_mode))) {
         fprintf (stderr, "%s: --symlink %s is not a folder\n", prog, o->symlink_dir);
         return QC_EXIT_USAGE;
@@ -97,9 +106,15 @@ submit_make_symlink (const options_t *o)
     const char *base = strrchr (origin, '/');
     char *target = NULL;
     if (asprintf (&target, "%s/%s", o->symlink_dir, base ? base + 1 : origin) >= 0
-        && symlink (origin, target) != 0)
-        fprintf (stderr, "%s: --symlink: cannot make %s (%s): make it with ln -s %s %s\n",
-                 prog, target, strerror (errno), origin, target);
+        && symlink (origin, target) != 0) {
+        int e = errno;
+        /* a rerun into the same folder finds its link made: nothing to say */
+        char *there = e == EEXIST ? realpath (target, NULL) : NULL;
+        if (!there || strcmp (there, origin) != 0)
+            fprintf (stderr, "%s: --symlink: cannot make %s (%s): make it with ln -s %s "
+                     "%s\n", prog, target, strerror (e), origin, target);
+        free (there);
+    }
     free (target);
     free (origin);
 }

@@ -214,6 +214,7 @@ enum {
     OPT_BATCH,
     OPT_SYMLINK,
     OPT_DEBUG,
+    OPT_GPU,
 };
 
 
@@ -228,6 +229,9 @@ parse (int argc, char **argv, options_t *o)
         {"list", required_argument, 0, 'l'},
         {"workers", required_argument, 0, 'w'},
         {"gpu-only", no_argument, 0, OPT_GPU_ONLY},
+        /* qc-worker's option, not ours: named, so that getopt does not
+           take "--gpu 0" for --gpu-only and a slide called 0 */
+        {"gpu", required_argument, 0, OPT_GPU},
         {"cpu-only", no_argument, 0, OPT_CPU_ONLY},
         {"attach", required_argument, 0, OPT_ATTACH},
         {"cancel", required_argument, 0, OPT_CANCEL},
@@ -300,6 +304,11 @@ parse (int argc, char **argv, options_t *o)
             if (o->workers == 0)
                 o->workers = 1;
             break;
+        case OPT_GPU:
+            fprintf (stderr, "%s: --gpu %s: GPUs are the workers' (qc-worker --gpu I on "
+                     "their machines; qc-submit's own workers, without --broker, run on "
+                     "the CPU); --gpu-only runs a job on GPU workers alone\n", prog, optarg);
+            return QC_EXIT_USAGE;
         case OPT_GPU_ONLY:
         case OPT_CPU_ONLY:
             if (o->resource && o->resource != (c == OPT_GPU_ONLY ? QC_RES_GPU : QC_RES_CPU)) {

@@ -29,7 +29,11 @@ grep -qx "#config_file:	$(cd "$H/configs" && pwd -P)/config_ihc.ini" "$out/resul
     || fail "#config_file: $(grep '^#config_file' "$out/results.tsv")"
 link="$T/links/$(basename "$out")"
 [ -L "$link" ] && [ "$(readlink "$link")" = "$(cd "$out" && pwd -P)" ] || fail "--symlink: $(ls -l "$T/links")"
-pass "-c ihc -n 2 -b 10 -s 42 --debug --symlink, no -o: HistoQC's template, a dated folder, real paths in the header, a link to it"
+# the same run again into its folder: the link is there, nothing said
+( cd "$T/run" && "$BIN/qc-submit" -q -c ihc --histoqc-data "$H/data" -o "$out" \
+    --symlink "$T/links" "$S" ) >"$T/ihc2.log" 2>&1 || fail "the rerun: $(tail -3 "$T/ihc2.log")"
+grep -q "symlink" "$T/ihc2.log" && fail "the rerun's link, made already, said: $(cat "$T/ihc2.log")"
+pass "-c ihc -n 2 -b 10 -s 42 --debug --symlink, no -o: HistoQC's template, a dated folder, real paths in the header, a link to it (a rerun's link, there already, not said)"
 
 out2=$( cd "$T/run" && "$BIN/qc-submit" -c nosuch --histoqc-data "$H/data" -o o2 "$S" 2>&1 )
 [ $? -eq 2 ] && echo "$out2" | grep -q "HistoQC's template config_nosuch.ini was not found" \
@@ -56,6 +60,13 @@ out2=$( "$BIN/qc-submit" -s 1.5 -o "$T/s" "$S" 2>&1 )
 out2=$( cd "$T" && "$BIN/qc-submit" -o "$T/l" "$H/results.tsv" 2>&1 )
 [ $? -eq 1 ] && echo "$out2" | grep -q "^nothing to run: not one of the 4 slides can be read here (check the paths; -p DIR" \
     || fail "HistoQC's results.tsv without -p: $out2"
+out2=$( "$BIN/qc-submit" --histoqc-data "$T/nowhere" -c light -o "$T/s" "$S" 2>&1 )
+[ $? -eq 2 ] && echo "$out2" | grep -q -- "--histoqc-data .*nowhere: No such file or directory" \
+    && [ ! -e "$T/s" ] || fail "--histoqc-data of no folder: $out2"
+# qc-worker's --gpu given to qc-submit: said, not taken for --gpu-only
+out2=$( "$BIN/qc-submit" --gpu 0 -o "$T/s" "$S" 2>&1 )
+[ $? -eq 2 ] && echo "$out2" | grep -q -- "--gpu 0: GPUs are the workers'" && [ ! -e "$T/s" ] \
+    || fail "--gpu 0: $out2"
 out2=$( "$BIN/qc-submit" --symlink "$T/nowhere" -o "$T/s" "$S" 2>&1 )
 [ $? -eq 2 ] && echo "$out2" | grep -q "symlink .*nowhere is not a folder" && [ ! -e "$T/s" ] \
     || fail "--symlink to no folder: $out2"
