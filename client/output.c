@@ -392,10 +392,12 @@ check_config (qc_output_t *o, const qc_output_config_t *cfg, char *err, size_t e
     char was[QC_ASSET_HEX_LEN + 1], file[1024];
     read_config_file (o, was, file, sizeof file, NULL);
     if (records && !*was && !o->new_header)
-        /* written before folders kept their config: not known, so said */
-        fprintf (stderr, "qc-submit: note: %s holds results from before folders "
-                 "recorded their config (%s): they cannot be checked against this "
-                 "config, which is recorded from now on\n", o->outdir, CONFIGFILE);
+        /* written by HistoQC, or before folders kept their config: not
+           known, so said */
+        fprintf (stderr, "qc-submit: note: %s holds results whose config it does not "
+                 "record (no %s: made by HistoQC, or by a qc-submit before folders kept "
+                 "theirs): they cannot be checked against this config, which is "
+                 "recorded from now on\n", o->outdir, CONFIGFILE);
     if (!records || !*was || strcmp (was, o->config_id) == 0 || o->new_header)
         return 0;
     if (cfg->force) {
