@@ -123,7 +123,7 @@ speeds_open (qc_broker_t *b)
     }
     char line[3 * FIELD_MAX + 128];
     size_t taken = 0, bad = 0;
-    while (fgets (line, sizeof line, f)) {
+    while (fgets (line, sizeof line, f) && zhashx_size (b->speeds) < SPEEDS_MAX) {
         if (line[0] == '#' || line[0] == '\n')
             continue;
         char name[FIELD_MAX], host[FIELD_MAX], cert[FIELD_MAX];
