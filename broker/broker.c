@@ -134,7 +134,11 @@ handle (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         return;
     case QC_LOG: {
         job_rec_t *job = w ? jobs_of_task_msg (b, m, w->name) : NULL;
-        if (!job)
+        /* a worker's records are about a task it runs (or ran, taken
+           back): one that ran a task of the job once knows its key, and
+           could write into that job's qc.log ever after. Its records of a
+           task come before the task's RESULT, on one socket */
+        if (!job || !holds_task_of (w, job->id))
             return;
         /* who sent it is ours to say, not the record's (a worker wrote
            "broker" there), and a time no clock gave is now */
