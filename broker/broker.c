@@ -26,6 +26,7 @@ qc_broker_config_defaults (qc_broker_config_t *cfg)
     cfg->nendpoints = 1;
     cfg->heartbeat_ms = 1000;
     cfg->liveness = 3;
+    cfg->zmtp_heartbeat_ms = 10000;
     cfg->max_deaths = 3;
     cfg->result_window = 1000;
     cfg->job_linger_s = 600;
@@ -346,6 +347,15 @@ qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
     zsock_set_sndhwm (b->router, 100000);
     zsock_set_rcvhwm (b->router, 100000);
     zsock_set_linger (b->router, 200);
+    /* a connection's own liveness, below the protocol's: what a peer's
+     * ZeroMQ answers by itself (its program may be busy), so only a peer
+     * gone for good goes; the broker then stops writing to a dead worker,
+     * and without PINGs its connection would stay half open for ever */
+    if (cfg->zmtp_heartbeat_ms) {
+        zsock_set_heartbeat_ivl (b->router, (int) cfg->zmtp_heartbeat_ms);
+        zsock_set_heartbeat_timeout (b->router, (int) cfg->zmtp_heartbeat_ms * 3);
+        zsock_set_heartbeat_ttl (b->router, (int) cfg->zmtp_heartbeat_ms * 3);
+    }
     /* reads drain until EAGAIN instead of asking ZMQ_EVENTS before each
      * message: ZMQ_EVENTS polls the socket's mailbox (two system calls)
      * every time, a non-blocking read only when the queue is empty */

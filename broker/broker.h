@@ -11,6 +11,12 @@ typedef struct {
     size_t nendpoints;
     uint32_t heartbeat_ms;     /* expected of peers that do not say; 1000 */
     uint32_t liveness;         /* missed heartbeats before a peer is dead; 3 */
+    uint32_t zmtp_heartbeat_ms; /* ZeroMQ's own PINGs on every connection: one
+                                  whose peer answers none for 3 of these is
+                                  closed (a machine that lost power leaves a
+                                  half-open TCP connection, and a
+                                  descriptor, that nothing else closes once
+                                  its worker is declared dead); 10000 */
     uint32_t max_deaths;       /* worker deaths before a slide fails; 3 */
     uint32_t result_window;    /* unacknowledged results in flight per client */
     uint32_t job_linger_s;     /* keep a finished, delivered job this long */
