@@ -22,10 +22,16 @@ typedef struct {
 } worker_t;
 
 static int
+by_row_name (const void *a, const void *b)
+{
+    const char *x = ((const qc_worker_row_t *) a)->name, *y = ((const qc_worker_row_t *) b)->name;
+    return strcmp (x ? x : "", y ? y : "");
+}
+
+static int
 by_worker_name (const void *a, const void *b)
 {
-    const char *x = ((const worker_t *) a)->row.name, *y = ((const worker_t *) b)->row.name;
-    return strcmp (x ? x : "", y ? y : "");
+    return by_row_name (&((const worker_t *) a)->row, &((const worker_t *) b)->row);
 }
 
 /* The broker's tables are hashed: a reader looks a job up by its id, a
@@ -54,7 +60,12 @@ tidy (qc_msg_t *r)
         r->workers[i] = all[i].row;
         r->speeds[i] = all[i].speed;
     }
+    bool sorted = all != NULL;
     free (all);
+    if (!sorted && r->nworkers > 1) {   /* no memory for the pairs: the rows alone */
+        r->nspeeds = 0;                 /* (their speeds not shown) */
+        qsort (r->workers, r->nworkers, sizeof *r->workers, by_row_name);
+    }
     for (size_t i = 0; i < r->nworkers; i++) {
         qc_scrub_controls (r->workers[i].name);
         qc_scrub_controls (r->workers[i].host);
