@@ -27,9 +27,30 @@ disk_error (int e)
     return e == ENOSPC || e == EDQUOT || e == EROFS || e == EIO || e == EFBIG;
 }
 
+/* Why a slide's folder cannot be written, for the one who mends it:
+ * the output folder gone (moved or deleted while the run went on), a
+ * file where the folder should be, or the system's reason. */
+static void
+why_not_written (const qc_output_t *o, const char *dir, int e, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat (o->outdir, &st) != 0)
+        snprintf (err, errlen, "the output folder %s is gone (moved or deleted while the "
+                  "run went on): %s; put it back, or run the same command again to make "
+                  "it anew", o->outdir, strerror (errno));
+    else if (e == ENOTDIR || e == EEXIST)
+        snprintf (err, errlen, "cannot make the folder %s: a file of that name is in the "
+                  "way; move it, then run the same command again", dir);
+    else
+        snprintf (err, errlen, "cannot write into %s: %s", dir, strerror (e));
+}
+
 /* The slide's folder, made for every slide that passed, images or
  * none (HistoQC makes it for each slide, and its tests look for it; an
- * empty one for a failed slide would only be noise), and its images. */
+ * empty one for a failed slide would only be noise), and its images.
+ * Any file that cannot be written stops the run (exit 5, the result not
+ * acknowledged, so the broker keeps it): a row means its images are
+ * there, and a run that said "ok" over a folder moved away lost them. */
 static int
 write_files (qc_output_t *o, const slide_t *s, const qc_result_t *r, char *err,
              size_t errlen)
@@ -37,15 +58,18 @@ write_files (qc_output_t *o, const slide_t *s, const qc_result_t *r, char *err,
     if (!r->nfiles && !r->ok)
         return 0;
     char *dir = path_in (o, s->name);
-    if (!dir || (mkdir (dir, 0777) && errno != EEXIST)) {
+    if (!dir) {
+        snprintf (err, errlen, "out of memory");
+        return -1;
+    }
+    struct stat st;
+    if ((mkdir (dir, 0777) && errno != EEXIST)
+        || (stat (dir, &st) == 0 && !S_ISDIR (st.st_mode) && (errno = ENOTDIR))) {
         int e = errno;
         qc_output_note (o, "ERROR", "cannot create the folder of %s: %s", s->path, strerror (e));
+        why_not_written (o, dir, e, err, errlen);
         free (dir);
-        if (disk_error (e)) {
-            snprintf (err, errlen, "cannot write into %s: %s", o->outdir, strerror (e));
-            return -1;
-        }
-        return 0;
+        return -1;
     }
     int rc = 0;
     for (size_t i = 0; i < r->nfiles && rc == 0; i++) {
@@ -70,10 +94,11 @@ write_files (qc_output_t *o, const slide_t *s, const qc_result_t *r, char *err,
         }
         if (bad) {
             qc_output_note (o, "ERROR", "cannot write %s: %s", p, strerror (e));
-            if (disk_error (e)) {
+            if (disk_error (e))
                 snprintf (err, errlen, "cannot write %s: %s", p, strerror (e));
-                rc = -1;
-            }
+            else
+                why_not_written (o, dir, e, err, errlen);
+            rc = -1;
         }
         free (p);
     }
