@@ -6,6 +6,10 @@
 #include <czmq.h>
 #include <stdint.h>
 
+/* How qc_broker_new's err starts when its state folder refused a write
+ * (a full disk): not a configuration error. */
+#define QC_BROKER_DISK_REFUSED "the state folder refused a write: "
+
 typedef struct {
     const char **endpoints;    /* bind to each; default tcp port 5555 on all interfaces */
     size_t nendpoints;

@@ -210,6 +210,8 @@ typedef struct {
     uint64_t epoch;           /* broker lives on this folder, this one too */
     uint64_t live_bytes;      /* journal bytes a compaction would keep */
     bool disk_full;           /* the last commit failed */
+    bool opening;             /* state_open runs: a failed write stops the
+                                 start (said by it), no job goes on */
     bool holding;             /* too many results wait for the disk:
                                  dispatch held (sched_hold) */
     int64_t next_retry;       /* when a failed commit is tried again */

@@ -272,7 +272,7 @@ static void
 disk_failed (qc_broker_t *b, const char *what, int e)
 {
     state_t *s = &b->state;
-    if (!s->disk_full)
+    if (!s->disk_full && !s->opening)
         qc_log (QC_LOG_ERROR, MOD, "cannot write %s: %s; new jobs are refused until "
                 "it can be written, accepted jobs go on", what, strerror (e));
     snprintf (s->disk_error, sizeof s->disk_error, "its state folder %s cannot be "
@@ -661,6 +661,7 @@ state_open (qc_broker_t *b, char *err, size_t errlen)
     }
     if (!(s->journal = qc_jfile_open (journal, JOURNAL_MAGIC, err, errlen)))
         goto out;
+    s->opening = true;
     if (restore_run (b, err, errlen))
         goto out;
     /* a new life: its attempts are numbered after the last life's */
@@ -674,10 +675,18 @@ state_open (qc_broker_t *b, char *err, size_t errlen)
     qc_put_u64 (p + 8, b->next_job);
     if (qc_jfile_append (s->journal, J_EPOCH, p, sizeof p, NULL, 0, NULL)
         || qc_jfile_commit (s->journal, true)) {
-        snprintf (err, errlen, "cannot write %s: %s", journal, strerror (errno));
+        int e = errno;
+        /* a full disk is no configuration error: said so (main exits 5,
+           which a service manager restarts, not 2, which it does not) */
+        bool full = e == ENOSPC || e == EDQUOT || e == EFBIG || e == EIO;
+        snprintf (err, errlen, "%scannot write %s: %s%s", full ? QC_BROKER_DISK_REFUSED : "",
+                  journal, strerror (e), full ? " (a full disk? free space; the broker "
+                  "starts once it can write its journal)" : "");
         goto out;
     }
     rc = 0;
+    s->opening = false;     /* on a failure it stays: the broker is not
+                               started, and its last commit says nothing */
 out:
     free (results);
     free (lock);

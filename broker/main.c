@@ -272,8 +272,12 @@ main (int argc, char **argv)
     qc_broker_t *b = qc_broker_new (&cfg, err, sizeof err);
     if (!b) {
         fprintf (stderr, "%s: %s\n", prog, err);
-        /* a folder it cannot use is a configuration error, not a port */
-        return strncmp (err, "cannot bind", 11) == 0 ? QC_EXIT_NO_BROKER : QC_EXIT_USAGE;
+        /* a folder it cannot use is a configuration error, not a port;
+           a full disk is neither: 5, which a service manager restarts
+           (its unit does not restart a 2, which a restart cannot mend) */
+        return strncmp (err, "cannot bind", 11) == 0 ? QC_EXIT_NO_BROKER
+               : strncmp (err, QC_BROKER_DISK_REFUSED, strlen (QC_BROKER_DISK_REFUSED)) == 0
+               ? QC_EXIT_INCOMPLETE : QC_EXIT_USAGE;
     }
     qc_log (QC_LOG_INFO, "broker", "state: %s", cfg.state_dir
             ? cfg.state_dir : "none (in memory: a restart forgets every job)");
