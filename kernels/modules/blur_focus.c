@@ -643,6 +643,17 @@ run_focus (qc_run_t *run)
         qc_log (QC_LOG_INFO, run->step, "the tissue's median detail: %.3g gray levels "
                 "(level %d, %.3gx, band %d; %s); blurry under %.3g", last_stats.reference,
                 level, last_stats.level_mag, last_stats.band, way, last_stats.threshold);
+    /* no window held enough measured mask pixels: at a working size
+       finer than the level's 8-pixel blocks (5x, 10x on a 40x slide)
+       only the mask pixel under each block's centre is measured, and
+       blur went unjudged with no word (an operator's review). Said,
+       until the step measures every mask pixel there */
+    if (last_stats.reference <= 0 && en.n > 0)
+        qc_run_warn (run, "blur not judged: the tissue's detail could not be measured "
+                     "at this image_work_size (its mask pixels are finer than the "
+                     "measured level's 8-pixel blocks, level %d at %.3gx): %s judges "
+                     "blur at image_work_size 1.25x or 2.5x", level, last_stats.level_mag,
+                     STEP_NAME);
     if (last_stats.reference > 0 && last_stats.reference < p.warn_sharpness)
         qc_run_warn (run, "the tissue's median detail is %.3g gray levels, under "
                      "warn_sharpness (%.3g): the slide may be out of focus all over "
