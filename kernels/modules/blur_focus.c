@@ -643,17 +643,19 @@ run_focus (qc_run_t *run)
         qc_log (QC_LOG_INFO, run->step, "the tissue's median detail: %.3g gray levels "
                 "(level %d, %.3gx, band %d; %s); blurry under %.3g", last_stats.reference,
                 level, last_stats.level_mag, last_stats.band, way, last_stats.threshold);
-    /* no window held enough measured mask pixels: at a working size
-       finer than the level's 8-pixel blocks (5x, 10x on a 40x slide)
-       only the mask pixel under each block's centre is measured, and
-       blur went unjudged with no word (an operator's review). Said,
-       until the step measures every mask pixel there */
-    if (last_stats.reference <= 0 && en.n > 0)
-        qc_run_warn (run, "blur not judged: the tissue's detail could not be measured "
-                     "at this image_work_size (its mask pixels are finer than the "
-                     "measured level's 8-pixel blocks, level %d at %.3gx): %s judges "
-                     "blur at image_work_size 1.25x or 2.5x", level, last_stats.level_mag,
-                     STEP_NAME);
+    /* mask pixels finer than the level's 8-pixel blocks (a working size
+       of 2.5x and finer on a 40x slide, whose 10x level is measured):
+       only the mask pixel under each block's centre is measured, too few
+       for the windows, and blur went unjudged with no word (none found
+       at 2.5x where 1.25x found 28%; the median itself 0 at 5x: an
+       operator's review). Said, until the step measures such masks */
+    double level_px = g.ds > 0 ? g.sx / g.ds : 0;
+    if (en.n > 0 && (last_stats.reference <= 0 || level_px < 8.0))
+        qc_run_warn (run, "blur not judged: the tissue's detail cannot be measured at "
+                     "this image_work_size (a mask pixel is %.3g pixels of the measured "
+                     "level %d, %.3gx, under its 8-pixel blocks): %s judges blur at "
+                     "image_work_size 1.25x on a 40x slide (a mask pixel of 8 or more)",
+                     level_px, level, last_stats.level_mag, STEP_NAME);
     if (last_stats.reference > 0 && last_stats.reference < p.warn_sharpness)
         qc_run_warn (run, "the tissue's median detail is %.3g gray levels, under "
                      "warn_sharpness (%.3g): the slide may be out of focus all over "
