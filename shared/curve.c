@@ -407,7 +407,8 @@ explain (uint16_t event, uint32_t value, bool curve)
     case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
         return value == 400
                    ? "the broker refused this certificate: it is not in the broker's "
-                     "--allow folder, or was removed from it"
+                     "--allow folder, was removed from it, or has come to its end "
+                     "(qc-keygen --days; the broker's log says which, and when)"
                    : "the broker could not check this certificate (its ZAP handler "
                      "failed): see the broker's log";
     case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:

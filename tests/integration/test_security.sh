@@ -320,6 +320,10 @@ sed -i 's/expires = .*/expires = "2020-01-01T00:00:00Z"/' "$K/dave.cert_secret"
 [ $? -eq 3 ] || fail "qc-status with an expired certificate: not exit 3: $(tail -3 "$T/s9e.log")"
 grep -q "dave.cert_secret expired on 2020-01-01T00:00:00Z: a broker refuses it" "$T/s9e.log" \
     || fail "qc-status did not warn of its expired certificate: $(cat "$T/s9e.log")"
+# the refusal it is told names the end too, not only the --allow folder
+# (an expired worker was sent to look there: an operator's review)
+grep -q "refused this certificate: .*or has come to its end" "$T/s9e.log" \
+    || fail "the refusal does not name a certificate's end: $(cat "$T/s9e.log")"
 refused_key "certificate dave@test expired on 2020-01-01T00:00:00Z" "dave's new connection"
 # an end no one can read is refused, not taken as none
 sed -i 's/expires = .*/expires = "next spring"/' "$K/allowed/dave.cert"
