@@ -425,3 +425,13 @@ keyring_warn_expiry (keyring_t *self, const char *key, int64_t now)
 {
     warn_expiry (self && key ? zhashx_lookup (self->admitted, key) : NULL, now);
 }
+
+void
+keyring_warn_expiring (keyring_t *self, int64_t now)
+{
+    if (!self || !self->admitted)
+        return;
+    for (keyring_entry_t *e = zhashx_first (self->admitted); e;
+         e = zhashx_next (self->admitted))
+        warn_expiry (e, now);
+}

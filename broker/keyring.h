@@ -64,6 +64,11 @@ bool keyring_expired (const keyring_entry_t *e, int64_t now);
  * QC_CERT_EXPIRY_WARN_DAYS (the folder's reads say it too); nothing for
  * a key not admitted. */
 void keyring_warn_expiry (keyring_t *self, const char *key, int64_t now);
+/* The same for every admitted certificate (once a day each): a cluster
+ * whose programs run for weeks makes no new connection to be warned at,
+ * and its workers were all refused in the same second unwarned (an
+ * operator's review). */
+void keyring_warn_expiring (keyring_t *self, int64_t now);
 const char *keyring_dir (const keyring_t *self);
 
 #endif

@@ -322,7 +322,12 @@ security_on_monitor (security_t *self, int64_t now)
 bool
 security_refresh (security_t *self, bool full)
 {
-    return self && keyring_refresh (self->keyring, full);
+    if (!self)
+        return false;
+    bool changed = keyring_refresh (self->keyring, full);
+    if (full)       /* once a second at most: each said once a day */
+        keyring_warn_expiring (self->keyring, (int64_t) time (NULL));
+    return changed;
 }
 
 const keyring_entry_t *

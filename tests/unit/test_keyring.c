@@ -13,6 +13,7 @@
 #include "broker/keyring.h"
 #include "shared/curve.h"
 #include "shared/endpoint.h"
+#include "shared/log.h"
 #include "tests/unit/check.h"
 
 static char s_dir[64];
@@ -298,6 +299,59 @@ expiry_times (void)
            "expired from its second on; never without an end");
 }
 
+/* Warnings of certificates near their end said by the broker's sweep,
+ * not only at a handshake: a worker connected for weeks makes none. */
+static int s_expiring_said;
+
+static void
+count_expiring (const qc_log_record_t *rec, void *arg)
+{
+    (void) arg;
+    if (rec->message && strstr (rec->message, "expires on") && strstr (rec->message, "soon@"))
+        s_expiring_said++;
+}
+
+static void
+test_expiring_sweep (void)
+{
+    char err[512] = "", dir[64];
+    snprintf (dir, sizeof dir, "/tmp/qc-keyring-XXXXXX");
+    CHECK (mkdtemp (dir) != NULL);
+    snprintf (s_dir, sizeof s_dir, "%s", dir);
+    int64_t now = (int64_t) time (NULL);
+    char when[32];
+    qc_cert_expiry_text (now + 5 * 86400, when, sizeof when);
+    zcert_t *soon = zcert_new (), *later = zcert_new ();
+    zcert_set_meta (soon, "role", "worker");
+    zcert_set_meta (soon, "name", "soon@host");
+    zcert_set_meta (soon, "expires", "%s", when);
+    qc_cert_expiry_text (now + 90 * 86400, when, sizeof when);
+    zcert_set_meta (later, "role", "worker");
+    zcert_set_meta (later, "name", "later@host");
+    zcert_set_meta (later, "expires", "%s", when);
+    char path[128];
+    snprintf (path, sizeof path, "%s/soon.cert", dir);
+    CHECK (zcert_save_public (soon, path) == 0);
+    snprintf (path, sizeof path, "%s/later.cert", dir);
+    CHECK (zcert_save_public (later, path) == 0);
+    qc_log_set_sink (count_expiring, NULL, "");
+    keyring_t *k = keyring_new (dir, err, sizeof err);     /* said as it is read */
+    CHECK (k != NULL, "%s", err);
+    keyring_warn_expiring (k, now);
+    keyring_warn_expiring (k, now + 3600);
+    CHECK (s_expiring_said == 1, "said once in a day: %d", s_expiring_said);
+    keyring_warn_expiring (k, now + 86400 + 1);
+    CHECK (s_expiring_said == 2, "said again the next day: %d", s_expiring_said);
+    keyring_warn_expiring (NULL, now);
+    qc_log_set_sink (NULL, NULL, NULL);
+    keyring_destroy (&k);
+    zcert_destroy (&soon);
+    zcert_destroy (&later);
+    char cmd[128];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK (system (cmd) == 0);
+}
+
 int
 main (void)
 {
@@ -306,5 +360,6 @@ main (void)
     test_certs ();
     test_ring ();
     test_endpoints ();
+    test_expiring_sweep ();
     return check_done ("test_keyring");
 }
