@@ -42,7 +42,15 @@ struct security {
     const char *failed;       /* a handshake failed before ZAP: logged
                                  with its connection's address when that
                                  connection closes (the next event) */
+    zhashx_t *said;           /* key -> when (ms, a malloc'd int64) its
+                                 "authenticated" line was last at INFO */
 };
+
+/* A certificate's connection is said at INFO once an hour at most, at
+ * DEBUG between: a readiness probe's qc-status every 10 s made 8,600
+ * lines a day (an operator's review); a first one, and one after a
+ * quiet hour, still shows who came. */
+#define SAID_EVERY_MS ((int64_t) 3600 * 1000)
 
 static void
 free_str (void **item)
@@ -57,12 +65,15 @@ security_new (zsock_t *router, const char *cert_path, const char *allow_dir,
 {
     security_t *self = calloc (1, sizeof *self);
     char why[512];
-    if (!self || !router || !(self->peers = zhashx_new ())) {
+    if (!self || !router || !(self->peers = zhashx_new ()) || !(self->said = zhashx_new ())) {
         snprintf (err, errlen, "out of memory");
+        if (self)
+            zhashx_destroy (&self->peers);
         free (self);
         return NULL;
     }
     zhashx_set_destructor (self->peers, free_str);
+    zhashx_set_destructor (self->said, free_str);
     self->router = router;
     self->refusals = refusals;
     if (!allow_dir) {
@@ -129,6 +140,7 @@ security_destroy (security_t **self_p)
     zcert_destroy (&self->cert);
     keyring_destroy (&self->keyring);
     zhashx_destroy (&self->peers);
+    zhashx_destroy (&self->said);
     free (self);
     *self_p = NULL;
 }
@@ -217,8 +229,17 @@ security_on_zap (security_t *self, int64_t now)
     else if (admit (self, key, why, sizeof why)) {
         status = "200";
         const keyring_entry_t *e = keyring_lookup (self->keyring, key);
-        qc_log (QC_LOG_INFO, MOD, "connection from %s authenticated as %s (role %s)",
-                addr, e ? e->name : "?", e ? qc_role_name (e->role) : "?");
+        int64_t *at = zhashx_lookup (self->said, key);
+        bool loud = !at || now - *at >= SAID_EVERY_MS;
+        qc_log (loud ? QC_LOG_INFO : QC_LOG_DEBUG, MOD, "connection from %s authenticated "
+                "as %s (role %s)%s", addr, e ? e->name : "?", e ? qc_role_name (e->role) : "?",
+                loud ? " (its next connections within the hour at debug level)" : "");
+        if (loud && !at && (at = malloc (sizeof *at)) && zhashx_insert (self->said, key, at)) {
+            free (at);
+            at = NULL;
+        }
+        if (loud && at)
+            *at = now;
     }
     if (*why) {
         /* keys no certificate has (or none) are a group by address: the

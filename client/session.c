@@ -144,9 +144,12 @@ on_log (session_t *s, qc_msg_t *m)
         char *sl = qc_escape_dup (slide ? slide : "");
         char *mo = qc_escape_dup (m->module ? m->module : "");
         char *me = qc_escape_dup (m->message);
-        snprintf (line, sizeof line, "%s %s [%s] %s: %s",
+        /* a record about no slide (the broker's own) has no brackets */
+        bool about = sl && *sl;
+        snprintf (line, sizeof line, "%s %s%s%s%s %s: %s",
                   m->level >= QC_LOG_ERROR ? "ERROR" : "WARNING", w ? w : "?",
-                  sl ? sl : "", mo ? mo : "", me ? me : "");
+                  about ? " [" : "", about ? sl : "", about ? "]" : "", mo ? mo : "",
+                  me ? me : "");
         free (w);
         free (sl);
         free (mo);

@@ -46,6 +46,7 @@ main (int argc, char **argv)
 {
     qc_cli_std_fds ();   /* before any file is opened: see cli.h */
     const char *prog = "qc-status", *broker = "tcp://127.0.0.1:5555";
+    qc_log_set_process (prog);      /* its log lines (a certificate's end) say who */
     const char *cert = NULL, *server_key = NULL;
     unsigned long timeout_s = 5;
     bool tsv = false;

@@ -150,6 +150,12 @@ admin_status() { "$BIN/qc-status" --broker "$EP" --cert "$K/admin.cert_secret" -
 # refused REGEX WHAT / refused_key TEXT WHAT: the broker logged, within
 # 5 s, a refusal matching "refused REGEX" / a line holding TEXT and
 # "refused" (keys hold regex characters)
+# a certificate's connections are said at INFO once an hour: a probe's
+# qc-status every 10 s made 8,600 lines a day (an operator's review)
+for _ in 1 2 3; do admin_status >/dev/null 2>&1; done
+said=$(grep -c "INFO .*authenticated as admin" "$LOG")
+[ "$said" -eq 1 ] || fail "admin's 3 qc-status calls said $said times at INFO: $(grep 'authenticated as admin' "$LOG")"
+pass "a certificate's connections: said at INFO once an hour, not at each qc-status"
 refused() {
     for _ in $(seq 1 50); do grep -q -- "refused $1" "$LOG" && return 0; sleep 0.1; done
     tail -5 "$LOG" >&2; fail "no refusal logged: $2"
