@@ -14,10 +14,17 @@
 command -v unshare >/dev/null || skip "unshare not installed"
 printf '127.0.0.1 localhost\n::1 qc-v6only\n127.0.0.1 qc-both\n::1 qc-both\n' >"$T/hosts"
 printf 'nameserver 127.0.0.1\noptions timeout:1 attempts:1\n' >"$T/resolv.conf"
-# in_ns CMD...: CMD with that /etc/hosts and resolv.conf (exec keeps the
-# PID: the PID stopped is the program's)
+# in_ns CMD...: CMD with that /etc/hosts and resolv.conf. unshare and sh
+# exec it: run as "( exec_in_ns CMD ) &", the PID $! gives, and the one
+# stopped at the end, is the program's (a function run with & is a
+# subshell, which alone was stopped: the worker was left running, found
+# by its CI runs)
 in_ns() {
     unshare -m sh -c 'mount --bind "$1" /etc/hosts && mount --bind "$2" /etc/resolv.conf && shift 2 && exec "$@"' \
+        sh "$T/hosts" "$T/resolv.conf" "$@"
+}
+exec_in_ns() {
+    exec unshare -m sh -c 'mount --bind "$1" /etc/hosts && mount --bind "$2" /etc/resolv.conf && shift 2 && exec "$@"' \
         sh "$T/hosts" "$T/resolv.conf" "$@"
 }
 in_ns getent ahosts qc-v6only >"$T/getent.log" 2>&1 \
@@ -31,8 +38,8 @@ PIDS+=($!)
 wait_for "broker on [::1]" 10 "grep -q 'listening on' '$T/broker.log'" "$T/broker.log"
 grep -q "cannot bind\|Cannot assign" "$T/broker.log" && skip "no IPv6 loopback here: $(cat "$T/broker.log")"
 
-in_ns "$BIN/qc-worker" --connect "tcp://qc-v6only:$port" --name v6 --slots 1 --no-supervise \
-    >"$T/worker.log" 2>&1 &
+( exec_in_ns "$BIN/qc-worker" --connect "tcp://qc-v6only:$port" --name v6 --slots 1 \
+      --no-supervise ) >"$T/worker.log" 2>&1 &
 PIDS+=($!)
 wait_for "the worker by an IPv6-only name registers" 15 "grep -q 'v6 registered with broker' '$T/worker.log'" \
     "$T/worker.log"
