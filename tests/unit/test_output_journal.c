@@ -112,10 +112,13 @@ main (void)
     FILE *block = fopen (p, "w");     /* a file where the folder should go */
     if (block)
         fclose (block);
-    CHECK (qc_output_result (o, d, err, sizeof err) == 0, "%s", err);
-    CHECK (qc_output_has (o, 3) && count_lines (".qc-job", "done 3") == 1
-           && count_lines ("results.tsv", "d.svs") == 1, "the row is written, the result done");
-    CHECK (count_lines ("qc.log", "d.svs/d.svs_thumb.png: Not a directory") == 1,
+    /* refused, as a full disk is: no row without its images (a row
+       here said "ok" over images lost: an operator's review) */
+    CHECK (qc_output_result (o, d, err, sizeof err) == -1
+           && strstr (err, "a file of that name is in the way"), "%s", err);
+    CHECK (!qc_output_has (o, 3) && count_lines (".qc-job", "done 3") == 0
+           && count_lines ("results.tsv", "d.svs") == 0, "no row, the result not done");
+    CHECK (count_lines ("qc.log", "cannot create the folder of /s/d.svs: Not a directory") == 1,
            "qc.log says which image folder could not be made");
     qc_output_close (&o);
     qc_msg_destroy (&a);
