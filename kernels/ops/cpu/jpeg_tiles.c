@@ -9,8 +9,10 @@
  * device decodes) runs and is checked on every machine, and the
  * reference the CUDA op is compared with (tests/unit/op_checks.h). */
 #include "kernels/ops/cpu/cpu_ops.h"
+#include "kernels/ops/jpeg_frame.h"
 #include "kernels/ops/jpeg_math.h"
 
+#include <limits.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +46,25 @@ on_message (j_common_ptr cinfo, int level)
         on_error (cinfo);
 }
 
+/* jpeg_frame.h's planes of the tile cinfo has read the header of, for
+ * batch b: 0, or -1 when decode_jpeg does not decode it. */
+static int
+frame_planes (const struct jpeg_decompress_struct *cinfo, const qc_jpeg_batch_t *b,
+              qc_jpeg_planes_t *pl)
+{
+    qc_jpeg_frame_t f = {
+        .precision = cinfo->data_precision,
+        .width = cinfo->image_width > INT_MAX ? 0 : (int) cinfo->image_width,
+        .height = cinfo->image_height > INT_MAX ? 0 : (int) cinfo->image_height,
+        .ncomp = cinfo->num_components,
+    };
+    for (int c = 0; c < 3 && c < cinfo->num_components; c++) {
+        f.hs[c] = cinfo->comp_info[c].h_samp_factor;
+        f.vs[c] = cinfo->comp_info[c].v_samp_factor;
+    }
+    return qc_jpeg_frame_planes (&f, b, pl);
+}
+
 /* One tile's decoded components, kept between tiles of a call. */
 typedef struct {
     uint8_t *buf;
@@ -72,10 +93,12 @@ decode_tile (const qc_jpeg_batch_t *b, const qc_jpeg_tile_t *t, uint8_t *px,
     jpeg_create_decompress (&cinfo);
     created = 1;
     jpeg_mem_src (&cinfo, t->data, (unsigned long) t->size);
+    /* whether the tile is one decode_jpeg decodes, and its components'
+     * expansions and sizes: jpeg_frame.h's rule, which the GPU's op
+     * applies to the stream's own header, here to libjpeg's reading */
+    qc_jpeg_planes_t pl;
     if (jpeg_read_header (&cinfo, TRUE) != JPEG_HEADER_OK
-        || cinfo.image_width != (JDIMENSION) b->tile_w
-        || cinfo.image_height != (JDIMENSION) b->tile_h
-        || cinfo.num_components != 3 || cinfo.data_precision != 8) {
+        || frame_planes (&cinfo, b, &pl) != 0) {
         jpeg_destroy_decompress (&cinfo);
         return -1;
     }
@@ -86,32 +109,16 @@ decode_tile (const qc_jpeg_batch_t *b, const qc_jpeg_tile_t *t, uint8_t *px,
     cinfo.out_color_space = cinfo.jpeg_color_space;
     cinfo.dct_method = JDCT_ISLOW;
     jpeg_start_decompress (&cinfo);
-    const int maxh = cinfo.max_h_samp_factor, maxv = cinfo.max_v_samp_factor;
-    qc_jpeg_planes_t pl;
+    const int maxv = cinfo.max_v_samp_factor;
     size_t off[3], need = 0;
     int rows[3];              /* rows a plane holds: whole iMCU rows */
     const int imcus = (int) ((cinfo.image_height + (JDIMENSION) (maxv * DCTSIZE) - 1)
                              / (JDIMENSION) (maxv * DCTSIZE));
     for (int c = 0; c < 3; c++) {
         const jpeg_component_info *ci = &cinfo.comp_info[c];
-        if (ci->h_samp_factor < 1 || ci->v_samp_factor < 1
-            || maxh % ci->h_samp_factor || maxv % ci->v_samp_factor) {
-            jpeg_destroy_decompress (&cinfo);
-            return -1;
-        }
-        pl.he[c] = maxh / ci->h_samp_factor;
-        pl.ve[c] = maxv / ci->v_samp_factor;
-        pl.w[c] = (int) ci->downsampled_width;
-        pl.h[c] = (int) ci->downsampled_height;
+        /* libjpeg's raw rows: whole blocks wide, whole iMCU rows high */
         pl.stride[c] = (int) ci->width_in_blocks * DCTSIZE;
         rows[c] = imcus * ci->v_samp_factor * DCTSIZE;
-        int want_h = c == 0 ? b->samp_h : 1, want_v = c == 0 ? b->samp_v : 1;
-        if (!qc_jpeg_sampling_ok (pl.he[c], pl.ve[c])
-            || (b->samp_h > 0 && (ci->h_samp_factor != want_h
-                                  || ci->v_samp_factor != want_v))) {
-            jpeg_destroy_decompress (&cinfo);
-            return -1;
-        }
         off[c] = need;
         need += (size_t) pl.stride[c] * (size_t) rows[c];
     }
