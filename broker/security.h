@@ -49,7 +49,8 @@ void security_on_zap (security_t *self, int64_t now);
 void security_on_monitor (security_t *self, int64_t now);
 
 /* Reads the allowed folder again if it changed (full: also files
- * changed in place); true when who is admitted changed. */
+ * changed in place, and certificates near their end warned of, each
+ * once a day); true when who is admitted changed. */
 bool security_refresh (security_t *self, bool full);
 
 /* The certificate the message (its frames after the routing id)

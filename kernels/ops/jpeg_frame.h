@@ -1,11 +1,13 @@
 /* What a JPEG stream's frame header (SOF) says, read without a decoder,
  * and the components a tile of it decodes to as libjpeg lays them out:
- * for a device decoder (ops/cuda/jpeg_tiles.cu: nvJPEG says a stream's
- * sizes and a name for its sampling, not its precision or each
- * component's factors, from which libjpeg's upsampling follows). Plain
- * C beside the op's other host code (jpeg_batch.c), so that a machine
- * without a GPU checks it against libjpeg's own reading of the same
- * streams (tests/unit/test_jpeg_frame.c). */
+ * decode_jpeg's one rule for which tiles it decodes. The GPU's op
+ * (ops/cuda/jpeg_tiles.cu) applies it to the stream's own header
+ * (nvJPEG says a stream's sizes and a name for its sampling, not its
+ * precision or each component's factors, from which libjpeg's
+ * upsampling follows), the CPU's (ops/cpu/jpeg_tiles.c) to libjpeg's
+ * reading of it. Plain C beside the op's other host code
+ * (jpeg_batch.c), checked against libjpeg on any machine
+ * (tests/unit/test_jpeg_frame.c). */
 #ifndef QC_JPEG_FRAME_H
 #define QC_JPEG_FRAME_H
 
