@@ -107,7 +107,7 @@ pass "a torn last record is dropped with a warning"
 # a damaged record in the middle: the broker names it and does not start
 kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
 cp "$state/journal" "$T/journal.good"
-printf 'X' | dd of="$state/journal" bs=1 seek=100 conv=notrunc status=none
+damage_byte "$state/journal" 100
 : >"$T/damaged.log"
 "$BIN/qc-broker" --bind tcp://127.0.0.1:$port --state "$state" >"$T/damaged.log" 2>&1 &
 pid=$!

@@ -67,7 +67,7 @@ w1key=$(sed -n 's/^ *public-key = "\(.*\)"$/\1/p' "$K/w1.cert")
 journal=$T/state-$port/journal
 at=$(grep -obUaF -- "$w1key" "$journal" | head -1 | cut -d: -f1)
 [ -n "$at" ] || fail "no dispatch record of w1 in the journal"
-printf 'X' | dd of="$journal" bs=1 seek="$at" conv=notrunc 2>/dev/null
+damage_byte "$journal" "$at"
 compacted=$(grep -c 'journal compacted' "$T/broker.log")
 start_broker $port "${KEYS[@]}" --state-recover
 wait_for "the journal rewritten" 10 "[ \$(grep -c 'journal compacted' '$T/broker.log') -gt $compacted ]"
