@@ -70,7 +70,7 @@ at=$(grep -obUaF -- "$w1key" "$journal" | head -1 | cut -d: -f1)
 damage_byte "$journal" "$at"
 compacted=$(grep -c 'journal compacted' "$T/broker.log")
 start_broker $port "${KEYS[@]}" --state-recover
-wait_for "the journal rewritten" 10 "[ \$(grep -c 'journal compacted' '$T/broker.log') -gt $compacted ]"
+wait_for "the journal rewritten" 10 "[ \$(grep -c 'journal compacted' '$T/broker.log') -gt $compacted ]" "$T/broker.log"
 restart_and_finish $sub "$T/submit2.log" "after the compaction, the second qc-submit"
 [ "$(grep -c '^CMU-1-Small-Region-pyramid.svs' "$T/out2/results.tsv")" = 1 ] \
     || fail "not one result row"
