@@ -29,7 +29,8 @@ worker_note (const qc_broker_t *b, const worker_rec_t *w)
                       w->version ? w->version : "?", qc_version_full ());
     else if (sw->paused_until > b->now)
         n = asprintf (&note, "%s: takes no new slide for %lld s more: its machine failed "
-                      "slides (memory or file descriptors short), which run elsewhere",
+                      "slides (memory or file descriptors short), which run again elsewhere "
+                      "or after the pause",
                       w->name, (long long) ((sw->paused_until - b->now + 999) / 1000));
     else if (sw->stalled)
         n = asprintf (&note, "%s: takes no new slide: one it held did not start within the "

@@ -458,9 +458,18 @@ retry_elsewhere (qc_broker_t *b, worker_rec_t *w, const peer_t *p, job_rec_t *jo
     if (!build && !qc_result_machine_trouble (err))
         return false;
     bool paused = w && w->sw->paused_until > b->now;   /* its pause's reason stands */
+    bool outlasted = w && w->sw->trouble_outlasted;
+    /* a machine's trouble may pass (memory another program held); a
+       build's refusal never does */
     sched_verdict_t v = sched_task_troubled (b->sched, w ? w->sw : NULL,
                                              p->cert ? p->cert->id : 0, job->sj, m->idx,
-                                             m->attempt);
+                                             m->attempt, !build);
+    if (w && !outlasted && w->sw->trouble_outlasted)
+        qc_log (QC_LOG_WARNING, MOD, "worker %s: its machine has failed slides for %lld "
+                "min (%.200s), and no other worker can take them: its failures of that "
+                "kind stand from now on, each marked for a rerun, until a slide passes "
+                "on it. Look at what holds that machine's memory, or add a worker",
+                w->name, (long long) ((b->now - w->sw->trouble_since) / 60000), err);
     if (v == SCHED_STALE) {
         qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 " slide %" PRIu64 ": a failure of %s's "
                 "machine for attempt %u, one already superseded, dropped: %.200s", job->id,

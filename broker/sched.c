@@ -673,8 +673,10 @@ sched_task_finished_as (sched_t *self, sched_worker_t *w, uint32_t who,
     /* its machine works again: the next trouble pauses it 10 s again;
      * the pause it is in stands (its other slots may pass while the
      * slide it failed should go elsewhere) */
-    if (w && ok)
+    if (w && ok) {
         w->trouble = 0;
+        w->trouble_outlasted = false;
+    }
     /* how long its worker took, for the dispatch policy: a slide that
        passed, run by the worker it was dispatched to, from its start */
     if (w && ok && t->worker == w && t->attempt == attempt && t->state == TASK_RUNNING)

@@ -78,8 +78,17 @@
  * starts the doubling again, and the pause it is in stands: its other
  * slots may pass while the slide it failed should go elsewhere), so a
  * worker that fails slides fast does not take the whole queue
- * while others could run it. With no other worker the failure stands at
- * once, as it did: nothing is gained by waiting on the same machine.
+ * while others could run it. With no other worker able to take it now,
+ * a failure that may pass with time (memory or descriptors short: another
+ * program's use of the machine) sends the task back all the same, and
+ * the pause is a wait for the machine: one worker left alone overnight
+ * on a machine short of memory for a while failed its whole cohort in
+ * seconds. Such waiting is bounded: once a worker's machine has failed
+ * so for SCHED_TROUBLE_ALONE_MS without a slide passing in between, its
+ * failures that no other worker could take stand at once (marked for a
+ * rerun) until one passes, so that a machine that stays short fails the
+ * cohort in minutes, not in hours of pauses. A build's refusal never
+ * passes with time: with no other worker it stands at once.
  *
  * Fairness: each resource kind keeps a round-robin cursor over jobs, so two
  * clients' cohorts interleave task by task.
@@ -245,6 +254,10 @@ struct sched_worker {
                                   while they ran): still closed to others */
     uint32_t trouble;          /* its results failed for its machine in a
                                   row (sched_task_troubled) */
+    int64_t trouble_since;     /* when the first of them came (ms) */
+    bool trouble_outlasted;    /* alone, it failed so for longer than
+                                  SCHED_TROUBLE_ALONE_MS: such failures
+                                  stand until a slide passes on it */
     int64_t paused_until;      /* takes no new tasks before then (ms) */
     uint32_t who;              /* its identity (certificate number), set
                                   by the broker; 0 without identities */
@@ -380,20 +393,25 @@ sched_verdict_t sched_task_finished_as (sched_t *self, sched_worker_t *w,
  * (NULL: an unregistered sender) of identity who, for the attempt:
  *  - SCHED_REQUEUED: it was the task's current attempt on w, its job is
  *    not cancelled, it was sent back fewer than SCHED_TROUBLE_RETRIES
- *    times so, and another worker could take it now: the task is at the
- *    front of its queue, w's credit back and w paused. Drop the RESULT.
+ *    times so, and another worker could take it now, or may_pass (the
+ *    failure may pass with time: the machine's, not a build's) and w has
+ *    not outlasted SCHED_TROUBLE_ALONE_MS: the task is at the front of
+ *    its queue, w's credit back and w paused. Drop the RESULT.
  *  - SCHED_STALE: an attempt already superseded (taken back, its worker
  *    given up on): its credit back, nothing else. Drop the RESULT (it
  *    must not fail the attempt that runs or will run).
- *  - SCHED_OK: the failure stands (retries spent, no other worker, a
- *    cancelled job): take it with sched_task_finished_as.
+ *  - SCHED_OK: the failure stands (retries spent, no other worker and
+ *    no wait left, a cancelled job): take it with sched_task_finished_as.
+ *    w->trouble_outlasted says when the wait for w's machine is spent.
  *  - any other verdict: as sched_task_finished_as would judge it; take
  *    it there (it refuses or drops). */
 #define SCHED_TROUBLE_RETRIES 2
 #define SCHED_TROUBLE_PAUSE_MS 10000
 #define SCHED_TROUBLE_PAUSE_MAX_MS 60000
+#define SCHED_TROUBLE_ALONE_MS 300000
 sched_verdict_t sched_task_troubled (sched_t *self, sched_worker_t *w, uint32_t who,
-                                     sched_job_t *job, uint64_t idx, uint32_t attempt);
+                                     sched_job_t *job, uint64_t idx, uint32_t attempt,
+                                     bool may_pass);
 
 /* A worker's supervisor reports that this attempt was running when the
  * worker process crashed (name: the worker): blame + 1, once per attempt.

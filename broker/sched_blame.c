@@ -46,7 +46,7 @@ elsewhere (const sched_t *self, const sched_worker_t *w, const sched_task_t *t)
 
 sched_verdict_t
 sched_task_troubled (sched_t *self, sched_worker_t *w, uint32_t who, sched_job_t *job,
-                     uint64_t idx, uint32_t attempt)
+                     uint64_t idx, uint32_t attempt, bool may_pass)
 {
     sched_task_t *t = sched_job_task (job, idx);
     sched_verdict_t v = self ? sched_judge (self, t, attempt) : SCHED_UNKNOWN;
@@ -65,8 +65,19 @@ sched_task_troubled (sched_t *self, sched_worker_t *w, uint32_t who, sched_job_t
             sched_ghost_end (w, job->id, idx, attempt);
         return SCHED_STALE;
     }
-    if (job->cancelled || t->troubled >= SCHED_TROUBLE_RETRIES || !elsewhere (self, w, t))
+    if (!w->trouble)
+        w->trouble_since = self->now;     /* a spell of failures begins */
+    if (job->cancelled || t->troubled >= SCHED_TROUBLE_RETRIES)
         return SCHED_OK;
+    if (!elsewhere (self, w, t)) {
+        /* only w could run it: wait for w's machine, a while */
+        if (!may_pass || w->trouble_outlasted)
+            return SCHED_OK;
+        if (w->trouble && self->now - w->trouble_since >= SCHED_TROUBLE_ALONE_MS) {
+            w->trouble_outlasted = true;
+            return SCHED_OK;
+        }
+    }
     t->troubled++;
     sched_remember (self, t);         /* its worker's late crash report still counts */
     sched_detach (t, false);

@@ -168,7 +168,8 @@ test_hooks (qc_worker_t *w, const qc_task_t *task, qc_result_t *out)
                             "this build does not know");
         return false;
     }
-    if (w->cfg.test_trouble_on && strstr (task->path, w->cfg.test_trouble_on)) {
+    if ((w->cfg.test_trouble_on && strstr (task->path, w->cfg.test_trouble_on))
+        || (w->cfg.test_trouble_while && access (w->cfg.test_trouble_while, F_OK) == 0)) {
         qc_log (QC_LOG_WARNING, "worker", "--test-trouble-on: failing %s for this machine",
                 shown);
         if (out)

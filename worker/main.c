@@ -98,6 +98,8 @@ usage (FILE *to)
         "                         known) on such a slide\n"
         "      --test-trouble-on S FOR TESTS ONLY: fail such a slide as this\n"
         "                         machine's trouble (as memory short does)\n"
+        "      --test-trouble-while FILE FOR TESTS ONLY: fail every slide so while\n"
+        "                         FILE exists (memory short for a while)\n"
         "      --test-old-build   FOR TESTS ONLY: say an older build and refuse\n"
         "                         every job's config (as a worker lacking a\n"
         "                         parameter the config uses does)\n"
@@ -149,6 +151,7 @@ enum {
     OPT_TEST_CRASH_ON,
     OPT_TEST_KILL_ON,
     OPT_TEST_TROUBLE_ON,
+    OPT_TEST_TROUBLE_WHILE,
     OPT_TEST_OLD_BUILD,
     OPT_TEST_EXHAUST_ON,
     OPT_TEST_HANG_ON,
@@ -217,6 +220,7 @@ main (int argc, char **argv)
         {"test-crash-on", required_argument, 0, OPT_TEST_CRASH_ON},
         {"test-kill-on", required_argument, 0, OPT_TEST_KILL_ON},
         {"test-trouble-on", required_argument, 0, OPT_TEST_TROUBLE_ON},
+        {"test-trouble-while", required_argument, 0, OPT_TEST_TROUBLE_WHILE},
         {"test-old-build", no_argument, 0, OPT_TEST_OLD_BUILD},
         {"test-exhaust-on", required_argument, 0, OPT_TEST_EXHAUST_ON},
         {"test-hang-on", required_argument, 0, OPT_TEST_HANG_ON},
@@ -298,6 +302,7 @@ main (int argc, char **argv)
         case OPT_TEST_CRASH_ON: cfg.test_crash_on = optarg; break;
         case OPT_TEST_KILL_ON: cfg.test_kill_on = optarg; break;
         case OPT_TEST_TROUBLE_ON: cfg.test_trouble_on = optarg; break;
+        case OPT_TEST_TROUBLE_WHILE: cfg.test_trouble_while = optarg; break;
         case OPT_TEST_OLD_BUILD: cfg.test_old_build = true; break;
         case OPT_TEST_EXHAUST_ON: cfg.test_exhaust_on = optarg; break;
         case OPT_TEST_HANG_ON: cfg.test_hang_on = optarg; break;

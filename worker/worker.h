@@ -63,6 +63,8 @@ typedef struct {
                                   a slide (no culprit known) */
     const char *test_trouble_on;  /* tests only: fail such a slide for
                                   this machine (the rerun mark) */
+    const char *test_trouble_while;  /* tests only: so fail every slide
+                                  while this file exists */
     const char *test_exhaust_on;  /* tests only: take the address space,
                                   then abort, on such a slide */
     const char *test_hang_on;  /* tests only: never finish such a slide */

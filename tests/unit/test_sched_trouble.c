@@ -1,7 +1,8 @@
 /* Scheduler tests, a worker's machine in trouble: a RESULT that failed
  * for the machine, not the slide (sched_task_troubled) sends the slide
  * back to the front of the queue, at most SCHED_TROUBLE_RETRIES times,
- * when another worker could take it, and pauses its worker (10 s,
+ * when another worker could take it (or, for a while, when none could:
+ * a wait for the machine), and pauses its worker (10 s,
  * doubling to 60 s while it keeps failing so; a passing result starts
  * the doubling again, the pause standing),
  * so the slide runs elsewhere instead of every slide failing fast on one
@@ -23,9 +24,9 @@ test_runs_elsewhere (void)
     sched_task_t *t = a->assigned.head;
     uint32_t att = t->attempt;
     /* only the current attempt on its worker, running */
-    CHECK (sched_task_troubled (s, b, 0, j, t->idx, att) == SCHED_STALE, "another worker's");
-    CHECK (sched_task_troubled (s, a, 0, j, t->idx, att + 1) == SCHED_BAD_ATTEMPT);
-    CHECK (sched_task_troubled (s, a, 0, j, t->idx, att) == SCHED_REQUEUED);
+    CHECK (sched_task_troubled (s, b, 0, j, t->idx, att, true) == SCHED_STALE, "another worker's");
+    CHECK (sched_task_troubled (s, a, 0, j, t->idx, att + 1, true) == SCHED_BAD_ATTEMPT);
+    CHECK (sched_task_troubled (s, a, 0, j, t->idx, att, true) == SCHED_REQUEUED);
     CHECK (t->state == TASK_QUEUED && t->troubled == 1 && t->worker == NULL && t->blame == 0);
     CHECK (j->failed == 0 && r.nf == 0 && a->cpu_inflight == 2);
     CHECK (a->paused_until == SCHED_TROUBLE_PAUSE_MS, "paused until %lld",
@@ -33,7 +34,7 @@ test_runs_elsewhere (void)
     /* the slide beside it fails so too, within the pause: the same
      * spell, the pause stands */
     sched_task_t *t2 = a->assigned.head;
-    CHECK (sched_task_troubled (s, a, 0, j, t2->idx, t2->attempt) == SCHED_REQUEUED);
+    CHECK (sched_task_troubled (s, a, 0, j, t2->idx, t2->attempt, true) == SCHED_REQUEUED);
     CHECK (a->paused_until == SCHED_TROUBLE_PAUSE_MS && a->trouble == 1 && a->cpu_inflight == 1);
     /* its third slide passes: the pause stands (the slides it failed
      * should go elsewhere), the doubling starts again */
@@ -64,24 +65,110 @@ test_runs_elsewhere (void)
     rec_free (&r);
 }
 
-/* Where the failure stands: with no other worker to take the slide (at
- * once, no pause), after SCHED_TROUBLE_RETRIES, in a cancelled job. The
- * pause doubles to its cap; an accepted passing result (not a
+/* The only worker: a failure that may pass with time (its machine's)
+ * sends the slide back and pauses the worker, a wait for its machine,
+ * while the machine has failed so for less than SCHED_TROUBLE_ALONE_MS;
+ * past that its failures stand at once, no pause, until a slide passes
+ * on it, after which it is waited for again. A build's refusal stands
+ * at once: waiting does not change a build. */
+static void
+test_alone (void)
+{
+    rec_t r;
+    sched_t *s = new_sched (&r, 3);
+    sched_job_t *j = new_job (s, 2, 40, QC_RES_CPU, true);
+    sched_worker_t *a = sched_worker_add (s, 1, 0, NULL, 0, NULL);
+    sched_dispatch (s);
+    sched_task_t *first = a->assigned.head;
+    start (s, a, j, first->idx);
+    CHECK (sched_task_troubled (s, a, 0, j, first->idx, first->attempt, false) == SCHED_OK,
+           "the only worker, another build: the failure stands");
+    CHECK (a->paused_until == 0 && a->trouble == 0, "and it is not paused");
+    CHECK (finish (s, j, first->idx, false));
+
+    /* its machine keeps failing: waited for, then given up on */
+    int64_t now = 0, spell = -1;
+    size_t requeued = 0, stood = 0, round;
+    bool given_up = false;
+    for (round = 0; round < 40 && !given_up; round++) {
+        if (a->paused_until > now)
+            now = a->paused_until;            /* the pause ends */
+        sched_set_now (s, now);
+        sched_dispatch (s);
+        sched_task_t *u = a->assigned.head;
+        CHECK (u != NULL, "round %zu: a took a slide after its pause", round);
+        if (!u)
+            break;
+        start (s, a, j, u->idx);
+        uint32_t before = u->troubled;
+        sched_verdict_t v = sched_task_troubled (s, a, 0, j, u->idx, u->attempt, true);
+        if (spell < 0)
+            spell = now;
+        if (v == SCHED_REQUEUED) {
+            requeued++;
+            CHECK (now - spell < SCHED_TROUBLE_ALONE_MS && a->paused_until > now
+                   && u->troubled == before + 1 && u->state == TASK_QUEUED,
+                   "round %zu: sent back within the wait, %lld ms in", round,
+                   (long long) (now - spell));
+            continue;
+        }
+        CHECK (v == SCHED_OK, "round %zu: verdict %d", round, (int) v);
+        CHECK (finish (s, j, u->idx, false) && u->state == TASK_FAILED);
+        stood++;
+        if (a->trouble_outlasted) {
+            given_up = true;
+            CHECK (now - spell >= SCHED_TROUBLE_ALONE_MS && before < SCHED_TROUBLE_RETRIES,
+                   "given up %lld ms in", (long long) (now - spell));
+        } else
+            CHECK (before == SCHED_TROUBLE_RETRIES, "round %zu: stood with %u retries",
+                   round, before);
+    }
+    CHECK (given_up, "never given up in %zu rounds", round);
+    CHECK (requeued >= 6 && stood >= 2, "%zu sent back, %zu stood", requeued, stood);
+    CHECK (a->trouble_since == spell, "the spell began at %lld", (long long) a->trouble_since);
+    /* from then on its failures stand at once, and it is not paused */
+    int64_t until = a->paused_until;
+    sched_dispatch (s);
+    sched_task_t *u = a->assigned.head;
+    CHECK (u != NULL);
+    if (u) {
+        start (s, a, j, u->idx);
+        CHECK (sched_task_troubled (s, a, 0, j, u->idx, u->attempt, true) == SCHED_OK
+               && a->paused_until == until && u->troubled == 0, "after the wait: stands");
+        CHECK (finish (s, j, u->idx, false));
+    }
+    /* a slide passes: its machine works again, and is waited for again */
+    sched_dispatch (s);
+    u = a->assigned.head;
+    CHECK (u != NULL);
+    if (u) {
+        start (s, a, j, u->idx);
+        CHECK (finish (s, j, u->idx, true));
+        CHECK (!a->trouble_outlasted && a->trouble == 0, "a pass ends the spell");
+    }
+    sched_dispatch (s);
+    u = a->assigned.head;
+    CHECK (u != NULL);
+    if (u) {
+        start (s, a, j, u->idx);
+        CHECK (sched_task_troubled (s, a, 0, j, u->idx, u->attempt, true) == SCHED_REQUEUED
+               && a->paused_until == now + SCHED_TROUBLE_PAUSE_MS
+               && a->trouble_since == now, "a new spell is waited for");
+    }
+    sched_destroy (&s);
+    rec_free (&r);
+}
+
+/* Where the failure stands: after SCHED_TROUBLE_RETRIES, in a cancelled
+ * job. The pause doubles to its cap; an accepted passing result (not a
  * duplicate) starts the doubling again; the pause it is in stands. */
 static void
 test_bounds (void)
 {
     rec_t r;
-    sched_t *s = new_sched (&r, 3);
-    sched_job_t *j = new_job (s, 2, 1, QC_RES_CPU, true);
-    sched_worker_t *a = sched_worker_add (s, 1, 0, NULL, 0, NULL);
-    sched_dispatch (s);
-    start (s, a, j, 0);
-    CHECK (sched_task_troubled (s, a, 0, j, 0, sched_job_task (j, 0)->attempt) == SCHED_OK,
-           "the only worker: the failure stands");
-    CHECK (a->paused_until == 0 && a->trouble == 0, "and it is not paused");
-    sched_destroy (&s);
-    rec_free (&r);
+    sched_t *s;
+    sched_job_t *j;
+    sched_worker_t *a;
 
     /* three workers: a, then b fail it so; c's failure stands */
     s = new_sched (&r, 3);
@@ -96,7 +183,7 @@ test_bounds (void)
         if (t->worker != w[k])
             break;
         start (s, w[k], j, 0);
-        sched_verdict_t v = sched_task_troubled (s, w[k], 0, j, 0, t->attempt);
+        sched_verdict_t v = sched_task_troubled (s, w[k], 0, j, 0, t->attempt, true);
         CHECK (v == (k < SCHED_TROUBLE_RETRIES ? SCHED_REQUEUED : SCHED_OK), "try %d: %d",
                k, (int) v);
     }
@@ -127,7 +214,7 @@ test_bounds (void)
         if (b->assigned.head)             /* b passes what it took */
             finish (s, j, b->assigned.head->idx, true);
         start (s, a, j, u->idx);
-        sched_verdict_t v = sched_task_troubled (s, a, 0, j, u->idx, u->attempt);
+        sched_verdict_t v = sched_task_troubled (s, a, 0, j, u->idx, u->attempt, true);
         if (v != SCHED_REQUEUED) {        /* u's retries spent: its failure */
             CHECK (finish (s, j, u->idx, false));
             continue;
@@ -163,7 +250,7 @@ test_bounds (void)
         if (x) {
             int64_t at = a->paused_until;   /* now: no pause left */
             start (s, a, j, x->idx);
-            CHECK (sched_task_troubled (s, a, 0, j, x->idx, x->attempt) == SCHED_REQUEUED
+            CHECK (sched_task_troubled (s, a, 0, j, x->idx, x->attempt, true) == SCHED_REQUEUED
                    && a->paused_until == at + SCHED_TROUBLE_PAUSE_MS,
                    "after a pass: paused %lld", (long long) (a->paused_until - at));
         }
@@ -180,7 +267,7 @@ test_bounds (void)
     t = sched_job_task (j, 0);
     start (s, t->worker, j, 0);
     sched_job_cancel (s, j, NULL);
-    CHECK (sched_task_troubled (s, t->worker, 0, j, 0, t->attempt) == SCHED_OK);
+    CHECK (sched_task_troubled (s, t->worker, 0, j, 0, t->attempt, true) == SCHED_OK);
     sched_destroy (&s);
     rec_free (&r);
 }
@@ -208,9 +295,9 @@ test_superseded (void)
     sched_dispatch (s);
     start (s, b, j, 0);
     CHECK (t->worker == b && t->attempt != old);
-    CHECK (sched_task_troubled (s, NULL, 33, j, 0, old) == SCHED_NOT_YOURS,
+    CHECK (sched_task_troubled (s, NULL, 33, j, 0, old, true) == SCHED_NOT_YOURS,
            "another identity's: refused where any RESULT is");
-    CHECK (sched_task_troubled (s, NULL, 11, j, 0, old) == SCHED_STALE);
+    CHECK (sched_task_troubled (s, NULL, 11, j, 0, old, true) == SCHED_STALE);
     CHECK (t->state == TASK_RUNNING && t->worker == b && r.nf == 0 && j->failed == 0,
            "the running attempt goes on");
     sched_destroy (&s);
@@ -221,6 +308,7 @@ int
 main (void)
 {
     test_runs_elsewhere ();
+    test_alone ();
     test_bounds ();
     test_superseded ();
     return check_done ("test_sched_trouble");
