@@ -27,7 +27,9 @@
  *             micrometre: 3 at 20x); blocks brighter than max_gray
  *             (glass, holes) are left out
  *   per mask  the blocks' mean energy under each mask pixel (at 10x one
- *   pixel     block is one 1.25x pixel; at 20x four)
+ *   pixel     block is one 1.25x pixel; at 20x four); at a work size
+ *             finer than a block a pixel, under each cell of k x k mask
+ *             pixels, a block again (judge_grid)
  *   blurry    the window x window RMS of those (energy, not amplitude,
  *             is averaged: a window of smooth tissue in focus still
  *             holds a few sharp edges, which an amplitude mean dilutes:
@@ -514,6 +516,30 @@ pick_level (qc_run_t *run, const qc_focus_params_t *p, int *level)
     return 0;
 }
 
+/* The cells blur is judged on, as k x k mask pixels: 1 where a mask
+ * pixel is about a block (8 pixels) of the measured level or more, as
+ * at the default 1.25x on a 40x slide measured at 10x; at finer work
+ * sizes (2.5x: a mask pixel of 4 level pixels; 5x: 2; 10x: 1) k such
+ * that a cell is about a block again. Judged on the mask's own pixels
+ * there, only the pixel under each block's centre was measured, too few
+ * for the windows: the median detail came out 0 at 5x, and at 2.5x no
+ * blur was found where 1.25x found 28% (an operator's review). On the
+ * cells the step judges as at 1.25x (window, min_size and edge_erode
+ * count cells, the same tissue a pixel there); qc_blur_apply spreads the
+ * verdict to the mask's pixels. A mask pixel of 6.4 level pixels or more
+ * is one cell: a rounding of the slide's size (7.89 on a small slide)
+ * must not change the grid. */
+static int
+judge_grid (int64_t bbox_w, int64_t bbox_h, int mw, int mh, double ds)
+{
+    if (mw < 1 || mh < 1 || !(ds > 0))
+        return 1;
+    double px = fmin ((double) bbox_w / mw, (double) bbox_h / mh) / ds;
+    double k = px > 0 ? floor (8.0 / px + 0.25) : 1;
+    int most = mw < mh ? mw : mh;
+    return k < 1 ? 1 : k > most ? most : (int) k;
+}
+
 static int
 run_focus (qc_run_t *run)
 {
@@ -531,7 +557,17 @@ run_focus (qc_run_t *run)
     if (!use || pick_level (run, &p, &level) != 0)
         return -1;
     const qc_ops_t *ops = qc_run_ops (run);
-    int mw = use->w, mh = use->h, rc = -1;
+    /* the grid blur is judged on: the mask, or at a work size finer
+       than a block a mask pixel (judge_grid) k x k of its pixels a cell */
+    double ds = qc_slide_level_downsample (run->slide, level);
+    int k = judge_grid (run->bbox_w, run->bbox_h, use->w, use->h, ds);
+    int mw = (use->w + k - 1) / k, mh = (use->h + k - 1) / k, rc = -1;
+    qc_mask_t *cells = k > 1 ? qc_mask_new (mw, mh) : NULL;
+    if (k > 1 && (!cells || ops->resize_mask (use, QC_INTERP_NEAREST, cells) != 0)) {
+        qc_mask_destroy (&cells);
+        return qc_run_fail (run, "out of memory for a %d x %d grid", mw, mh);
+    }
+    const qc_mask_t *judged = k > 1 ? cells : use;
     qc_mask_t *meas = qc_mask_new (mw, mh), *blurry = qc_mask_new (mw, mh);
     qc_fimg_t *sum = qc_fimg_new (mw, mh), *count = qc_fimg_new (mw, mh);
     /* the coarser detail's plane, for the ratio rule: none at a band of 1
@@ -549,8 +585,7 @@ run_focus (qc_run_t *run)
     geom_t g = {
         .mw = mw, .mh = mh, .x0 = (double) run->bbox_x,
         .y0 = (double) run->bbox_y, .sx = (double) run->bbox_w / mw,
-        .sy = (double) run->bbox_h / mh,
-        .ds = qc_slide_level_downsample (run->slide, level),
+        .sy = (double) run->bbox_h / mh, .ds = ds,
     };
     if (!blocks) {
         qc_run_fail (run, "measuring level %d: %s", level, err);
@@ -565,7 +600,7 @@ run_focus (qc_run_t *run)
     g.ntx = (int) ((g.lw + g.tw - 1) / g.tw);
     g.nty = (int) ((g.lh + g.th - 1) / g.th);
     /* Measured: the tissue away from its rim (whose blocks see glass). */
-    if (ops->morph_rect (use, 2 * p.edge_erode + 1, 2 * p.edge_erode + 1,
+    if (ops->morph_rect (judged, 2 * p.edge_erode + 1, 2 * p.edge_erode + 1,
                          QC_MORPH_ERODE, meas) != 0
         || blocks_map (ops, &g, meas, &map) != 0
         || !(tile_count = tiles_with_blocks (&g, &map, &last_stats.tiles))) {
@@ -605,7 +640,7 @@ run_focus (qc_run_t *run)
         qc_run_fail (run, "placing %zu block measures failed", en.n);
         goto done;
     }
-    if (qc_focus_map (ops, sum, mid, count, use, &p,
+    if (qc_focus_map (ops, sum, mid, count, judged, &p,
                       blurry, &last_stats.threshold,
                       &last_stats.reference, &last_stats.ratio_reference) != 0) {
         qc_run_fail (run, "focus map failed on a %d x %d mask (out of "
@@ -643,19 +678,14 @@ run_focus (qc_run_t *run)
         qc_log (QC_LOG_INFO, run->step, "the tissue's median detail: %.3g gray levels "
                 "(level %d, %.3gx, band %d; %s); blurry under %.3g", last_stats.reference,
                 level, last_stats.level_mag, last_stats.band, way, last_stats.threshold);
-    /* mask pixels finer than the level's 8-pixel blocks (a working size
-       of 2.5x and finer on a 40x slide, whose 10x level is measured):
-       only the mask pixel under each block's centre is measured, too few
-       for the windows, and blur went unjudged with no word (none found
-       at 2.5x where 1.25x found 28%; the median itself 0 at 5x: an
-       operator's review). Said, until the step measures such masks */
-    double level_px = g.ds > 0 ? g.sx / g.ds : 0;
-    if (en.n > 0 && (last_stats.reference <= 0 || level_px < 8.0))
-        qc_run_warn (run, "blur not judged: the tissue's detail cannot be measured at "
-                     "this image_work_size (a mask pixel is %.3g pixels of the measured "
-                     "level %d, %.3gx, under its 8-pixel blocks): %s judges blur at "
-                     "image_work_size 1.25x on a 40x slide (a mask pixel of 8 or more)",
-                     level_px, level, last_stats.level_mag, STEP_NAME);
+    if (k > 1)
+        qc_log (QC_LOG_DEBUG, run->step, "judged on cells of %d x %d mask pixels (a "
+                "mask pixel is %.3g pixels of level %d): as at 1.25x on a 40x slide",
+                k, k, g.sx / k / g.ds, level);
+    if (en.n > 0 && last_stats.reference <= 0)
+        qc_run_warn (run, "blur not judged: the tissue's detail measured 0 at level %d "
+                     "(%.3gx), so nothing can be judged against it", level,
+                     last_stats.level_mag);
     if (last_stats.reference > 0 && last_stats.reference < p.warn_sharpness)
         qc_run_warn (run, "the tissue's median detail is %.3g gray levels, under "
                      "warn_sharpness (%.3g): the slide may be out of focus all over "
@@ -696,6 +726,7 @@ done:
     qc_slide_blocks_close (&blocks);
     qc_mask_destroy (&meas);
     qc_mask_destroy (&blurry);
+    qc_mask_destroy (&cells);
     qc_fimg_destroy (&sum);
     qc_fimg_destroy (&mid);
     qc_fimg_destroy (&count);

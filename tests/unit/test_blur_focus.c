@@ -417,12 +417,14 @@ test_levels (void)
     CHECK (st->reference > 2 * QC_FOCUS_WARN_SHARPNESS, "sharp tissue's median detail "
            "%.3g", st->reference);
     double sharp_ref = st->reference;
-    /* at 2.5x and 5x the mask's pixels are finer than the 10x level's
-     * blocks: the step cannot judge there yet, and says so (it said
-     * nothing, and flagged nothing: an operator's review) */
+    /* at 2.5x, 5x and 10x the mask's pixels are finer than the 10x
+     * level's blocks: judged on cells of 2, 4 and 8 mask pixels, the
+     * blur is found as at 1.25x (before: not judged; at 2.5x nothing was
+     * flagged, at 5x the median detail came out 0: an operator's review) */
     static const char *const finer[] = { "image_work_size = 2.5x ",
-                                         "image_work_size = 5x   " };
-    for (size_t f = 0; f < 2; f++) {
+                                         "image_work_size = 5x   ",
+                                         "image_work_size = 10x  " };
+    for (size_t f = 0; f < 3; f++) {
         char five[4096];
         snprintf (five, sizeof five, "%s", CONFIG_HEAD);
         char *at = strstr (five, "image_work_size = 1.25x");
@@ -432,9 +434,13 @@ test_levels (void)
         qc_result_t *r5 = qc_result_new ();
         CHECK (p5 && r5, "%s", err);
         if (p5 && r5) {
-            run_focus (p5, "mag40", r5, 0);
-            CHECK (r5->warnings && strstr (r5->warnings, "blur not judged"),
-                   "%s: %s", finer[f], r5->warnings ? r5->warnings : "(no warning)");
+            double d5 = run_focus (p5, "mag40", r5, 1);
+            printf ("%.22s: median detail %.3g (1.25x: %.3g), fine blur Dice %.3f\n",
+                    finer[f], st->reference, sharp_ref, d5);
+            CHECK (d5 >= 0.85, "%s: fine blur Dice %.3f", finer[f], d5);
+            CHECK (fabs (st->reference - sharp_ref) < 0.1 * sharp_ref, "%s: median "
+                   "detail %.3g, at 1.25x %.3g", finer[f], st->reference, sharp_ref);
+            CHECK (!r5->warnings, "%s: %s", finer[f], r5->warnings);
         }
         qc_result_destroy (&r5);
         qc_pipeline_destroy (&p5);
