@@ -125,6 +125,7 @@ on_result (session_t *s, qc_msg_t *m)
     /* the name this slide has in the output folder, not the worker's */
     const char *name = qc_output_name_of (s->cfg->out, m->idx);
     char file[256];           /* a URL's file name: no query, no credentials */
+    qc_warn_once_result (s->warn_once, m->idx, m->result->ok);
     qc_progress_slide (&s->progress, m->result->ok,
                        name ? name : qc_url_name (m->path, file, sizeof file),
                        m->worker, m->result->error);

@@ -21,6 +21,8 @@ typedef struct {
 struct qc_warn_once {
     zhashx_t *kinds;          /* key -> kind_t */
     zlistx_t *order;          /* kinds in first-seen order (not owned) */
+    zhashx_t *passed;         /* "task" (idx + 1) of each slide whose
+                                 result passed (qc_warn_once_result) */
 };
 
 static void
@@ -39,7 +41,8 @@ qc_warn_once_t *
 qc_warn_once_new (void)
 {
     qc_warn_once_t *self = calloc (1, sizeof *self);
-    if (!self || !(self->kinds = zhashx_new ()) || !(self->order = zlistx_new ())) {
+    if (!self || !(self->kinds = zhashx_new ()) || !(self->order = zlistx_new ())
+        || !(self->passed = zhashx_new ())) {
         qc_warn_once_destroy (&self);
         return NULL;
     }
@@ -54,6 +57,7 @@ qc_warn_once_destroy (qc_warn_once_t **self_p)
         return;
     zhashx_destroy (&(*self_p)->kinds);
     zlistx_destroy (&(*self_p)->order);
+    zhashx_destroy (&(*self_p)->passed);
     free (*self_p);
     *self_p = NULL;
 }
@@ -139,6 +143,37 @@ qc_warn_once_first (qc_warn_once_t *self, const qc_msg_t *m)
 }
 
 void
+qc_warn_once_result (qc_warn_once_t *self, uint64_t idx, bool ok)
+{
+    if (!self || idx == UINT64_MAX)
+        return;
+    char key[32];
+    snprintf (key, sizeof key, "%" PRIu64, idx + 1);   /* as a LOG's task */
+    if (ok)
+        zhashx_update (self->passed, key, (void *) "");
+    else
+        zhashx_delete (self->passed, key);
+}
+
+/* How many of k's slides passed in the end (their results). */
+static size_t
+passed_of (const qc_warn_once_t *self, kind_t *k)
+{
+    size_t n = 0;
+    for (void *v = zhashx_first (k->slides); v; v = zhashx_next (k->slides)) {
+        const char *who = zhashx_cursor (k->slides);
+        char task[32];
+        size_t len = strcspn (who, "\t");
+        if (who[0] != '-' && len < sizeof task) {
+            memcpy (task, who, len);
+            task[len] = '\0';
+            n += zhashx_lookup (self->passed, task) != NULL;
+        }
+    }
+    return n;
+}
+
+void
 qc_warn_once_summary (qc_warn_once_t *self, FILE *to)
 {
     if (!self || !to)
@@ -147,10 +182,19 @@ qc_warn_once_summary (qc_warn_once_t *self, FILE *to)
         if (k->count < 2)
             continue;
         char *t = qc_escape_dup (k->text);
+        /* an error of an attempt that failed, its slide run again and
+           passed: "error for 6 slides" beside "25 passed, 0 failed" read
+           as results lost (an operator's review) */
+        char again[96] = "";
+        size_t passed = k->level >= QC_LOG_ERROR ? passed_of (self, k) : 0;
+        if (passed)
+            snprintf (again, sizeof again, "; %s%zu passed when run again",
+                      passed == k->count ? "all " : "", passed);
         /* the records' own level: an error repeated is not a warning */
         fprintf (to, "%s for %zu slides (printed once above; each is in "
-                 "qc.log): %s\n", k->level >= QC_LOG_ERROR ? "error" : k->level
-                 == QC_LOG_WARNING ? "warning" : "message", k->count, t ? t : k->text);
+                 "qc.log%s): %s\n", k->level >= QC_LOG_ERROR ? "error" : k->level
+                 == QC_LOG_WARNING ? "warning" : "message", k->count, again,
+                 t ? t : k->text);
         free (t);
     }
 }

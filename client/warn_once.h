@@ -7,6 +7,7 @@
 #define QC_CLIENT_WARN_ONCE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "shared/proto.h"
@@ -18,8 +19,12 @@ void qc_warn_once_destroy (qc_warn_once_t **self_p);
 /* true when this LOG record should be printed (the first of its kind,
  * or one past the table's bound of kinds); counts it either way. */
 bool qc_warn_once_first (qc_warn_once_t *self, const qc_msg_t *m);
-/* Prints one line for each kind seen more than once: its count and
- * the message (escaped). */
+/* The result of slide idx (RESULT's idx): an error record of a slide
+ * that passed in the end came from an attempt run again. */
+void qc_warn_once_result (qc_warn_once_t *self, uint64_t idx, bool ok);
+/* Prints one line for each kind seen more than once: its count, for an
+ * error how many of its slides passed when run again, and the message
+ * (escaped). */
 void qc_warn_once_summary (qc_warn_once_t *self, FILE *to);
 
 #endif

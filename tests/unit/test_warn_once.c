@@ -55,6 +55,35 @@ main (void)
     fclose (f);
     CHECK (strstr (out, "warning for 2 slides"), "without task: %s", out);
     qc_warn_once_destroy (&w);
+    /* errors of attempts whose slides passed when run again (a worker
+       killed under them) say so: "error for 3 slides" beside "3
+       passed" read as results lost; a warning says nothing of it */
+    w = qc_warn_once_new ();
+    for (int i = 0; i < 3; i++) {
+        qc_msg_t m = record ((uint64_t) i, names[i]);
+        m.level = QC_LOG_ERROR;
+        qc_warn_once_first (w, &m);
+        qc_msg_t warn = record ((uint64_t) i, names[i]);
+        qc_warn_once_first (w, &warn);
+    }
+    qc_warn_once_result (w, 0, true);
+    qc_warn_once_result (w, 1, false);
+    qc_warn_once_result (w, 1, true);      /* the last result counts */
+    qc_warn_once_result (w, 2, false);
+    f = fmemopen (out, sizeof out - 1, "w");
+    qc_warn_once_summary (w, f);
+    fclose (f);
+    CHECK (strstr (out, "error for 3 slides (printed once above; each is in qc.log; 2 "
+                        "passed when run again): SaveModule"), "errors: %s", out);
+    CHECK (strstr (out, "warning for 3 slides (printed once above; each is in qc.log): "),
+           "warnings: %s", out);
+    qc_warn_once_result (w, 2, true);
+    f = fmemopen (out, sizeof out - 1, "w");
+    qc_warn_once_summary (w, f);
+    fclose (f);
+    CHECK (strstr (out, "qc.log; all 3 passed when run again)"), "all passed: %s", out);
+    qc_warn_once_result (NULL, 0, true);
+    qc_warn_once_destroy (&w);
     CHECK (qc_warn_once_first (NULL, &again), "NULL table: printed");
     return check_done ("test_warn_once");
 }
