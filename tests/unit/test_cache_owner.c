@@ -14,9 +14,20 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "shared/log.h"
 #include "tests/unit/check.h"
 #include "worker/fetch/disk_cache.h"
 #include "worker/slide_fetch.h"
+
+static int mode_warnings;
+
+static void
+count_mode_warnings (const qc_log_record_t *rec, void *arg)
+{
+    (void) arg;
+    if (rec && rec->message && strstr (rec->message, "other users may read the cached slides"))
+        mode_warnings++;
+}
 
 int
 main (void)
@@ -34,6 +45,21 @@ main (void)
     struct stat st;
     CHECK (stat (dir, &st) == 0 && (st.st_mode & 0777) == 0700, "%s: mode %o, expected 700",
            dir, (unsigned) (st.st_mode & 0777));
+
+    /* this user's folder open to others: said once, however often the
+       process opens it (qc-submit checks its cache at start and opens it
+       again to run: it was said twice) */
+    snprintf (dir, sizeof dir, "%s/open", tmp);
+    CHECK (mkdir (dir, 0700) == 0 && chmod (dir, 0777) == 0, "mkdir %s", dir);
+    qc_log_set_sink (count_mode_warnings, NULL, NULL);
+    for (int i = 0; i < 3; i++) {
+        c = qc_disk_cache_open (dir, 1 << 20, NULL, err, sizeof err);
+        CHECK (c != NULL, "open %s: %s", dir, err);
+        qc_disk_cache_close (&c);
+    }
+    CHECK (qc_slide_fetch_check_dir (dir, err, sizeof err) == 0, "check_dir %s: %s", dir, err);
+    qc_log_set_sink (NULL, NULL, NULL);
+    CHECK (mode_warnings == 1, "the mode 777 was said %d times", mode_warnings);
 
     /* a folder another user made first, writable by all */
     snprintf (dir, sizeof dir, "%s/taken", tmp);

@@ -9,6 +9,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,22 @@
 #include "shared/url.h"
 
 #define MAX_ROUNDS 8
+
+/* Whether this process opens dir for the first time (the last folder
+ * opened is kept): a program checks its cache at start and opens it
+ * again to run, and said its folder's mode twice. */
+static bool
+first_open_of (const char *dir)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static char last[PATH_MAX];
+    pthread_mutex_lock (&lock);
+    bool first = strcmp (last, dir) != 0;
+    if (first)
+        snprintf (last, sizeof last, "%s", dir);
+    pthread_mutex_unlock (&lock);
+    return first;
+}
 
 qc_disk_cache_t *
 qc_disk_cache_open (const char *dir, uint64_t max_bytes, const qc_http_opts_t *http,
@@ -57,7 +75,7 @@ qc_disk_cache_open (const char *dir, uint64_t max_bytes, const qc_http_opts_t *h
     /* this user's, but open to others (made by an older build, or given
        so): said, not changed, since --cache may name a folder that is
        more than the cache's */
-    if (st.st_mode & 077)
+    if ((st.st_mode & 077) && first_open_of (dir))
         qc_log (QC_LOG_WARNING, "cache", "%s: other users may read the cached slides "
                 "(mode %03o): slides are patient data; chmod 700 %s", dir,
                 (unsigned) (st.st_mode & 0777), dir);
