@@ -198,6 +198,16 @@ qc_cohort_add (qc_cohort_t *c, const char *arg, char *err, size_t errlen)
             snprintf (err, errlen, "%s: out of memory", arg);
     } else if (exists_abs && S_ISDIR (st.st_mode)) {
         size_t before = c->n + c->duplicates;
+        char **grown = realloc (c->folders, (c->nfolders + 1) * sizeof *grown);
+        if (!grown || !(grown[c->nfolders] = strdup (abs))) {
+            if (grown)
+                c->folders = grown;
+            snprintf (err, errlen, "%s: out of memory", arg);
+            free (abs);
+            return -1;
+        }
+        c->folders = grown;
+        c->nfolders++;
         if (qc_cohort_walk_folder (abs, push, c, &c->note)) {
             snprintf (err, errlen, "%s: out of memory", arg);
             rc = -1;
@@ -340,6 +350,9 @@ qc_cohort_free (qc_cohort_t *c)
     for (size_t i = 0; i < c->n; i++)
         free (c->paths[i]);
     free (c->paths);
+    for (size_t i = 0; i < c->nfolders; i++)
+        free (c->folders[i]);
+    free (c->folders);
     free (c->note);
     zhashx_t *seen = c->seen, *shown = c->shown;
     zhashx_destroy (&seen);

@@ -48,6 +48,11 @@ typedef struct {
     char *note;                /* the first thing worth telling the user
                                   about the search (depth limit, a folder
                                   that could not be read), or NULL */
+    char **folders;            /* the folders given and searched: not
+                                  slides, so a record of one (a run before
+                                  the folder was there took it for one)
+                                  is dropped (rerun.c) */
+    size_t nfolders;
     void *seen;                /* private: paths already in the list */
     void *shown;               /* private: redacted URL -> the URL */
 } qc_cohort_t;

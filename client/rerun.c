@@ -21,6 +21,12 @@ qc_rerun_plan (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
     r->run = calloc (c->n ? c->n : 1, sizeof *r->run);
     if (!r->run)
         return -1;
+    /* a folder given that did not exist then was recorded as a slide
+       not read; now it is searched, that line would stay for ever */
+    for (size_t i = 0; i < c->nfolders; i++)
+        if (qc_output_recorded (out, c->folders[i]) != QC_REC_NONE
+            && qc_output_drop (out, c->folders[i]))
+            return -1;
     for (size_t i = 0; i < c->n; i++) {
         /* the folder knows a URL by its redacted form (no credentials,
            no query: shared/url.h); the job gets the URL itself */

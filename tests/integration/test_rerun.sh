@@ -291,3 +291,18 @@ left=$(ls "$T/ff/one.svs" | grep '^one\.svs_' | tr '\n' ' ')
 [ -z "$left" ] || fail "the -f job fetched without -f kept the earlier run's images: $left"
 [ "$(grep -vc '^#' "$T/ff/results.tsv")" -eq 1 ] || fail "ff rows: $(cat "$T/ff/results.tsv")"
 pass "an interrupted -f run, gone on without -f as advised: the earlier run's images are removed all the same"
+
+# a cohort folder that was not there (a share not mounted) is taken for a
+# slide not read; once there, its slides run and that line goes (it
+# stayed in error.log for ever: an operator's review), kept as error.log.N
+"$BIN/qc-submit" -w 1 -c "$T/small.ini" -o "$T/late" "$T/late-cohort" >"$T/late1.log" 2>&1
+[ $? -eq 1 ] || fail "a folder not there: exit 1 expected: $(tail -2 "$T/late1.log")"
+grep -q "^$T/late-cohort	not read by qc-submit: No such file or directory" "$T/late/error.log" \
+    || fail "a folder not there: $(cat "$T/late/error.log")"
+mkdir "$T/late-cohort" && cp "$T/c/one.svs" "$T/late-cohort/"
+"$BIN/qc-submit" -w 1 -c "$T/small.ini" -o "$T/late" "$T/late-cohort" >"$T/late2.log" 2>&1 \
+    || fail "the folder there: $(tail -3 "$T/late2.log")"
+[ ! -s "$T/late/error.log" ] || fail "the folder's line stayed: $(cat "$T/late/error.log")"
+grep -q "late-cohort	not read" "$T/late/error.log.1" || fail "the old error.log not kept"
+[ "$(grep -vc '^#' "$T/late/results.tsv")" -eq 1 ] || fail "late rows: $(cat "$T/late/results.tsv")"
+pass "a cohort folder not there at first: once searched, its 'not read' line leaves error.log"
