@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -109,8 +110,26 @@ qc_crash_result_sent (qc_crash_table_t *table)
  * when no thread was marked (a SIGKILL: the OOM killer) or memory was
  * short (a culprit marked then is no more than the thread whose
  * allocation failed). */
+/* The kernel's count of processes its OOM killer killed (/proc/vmstat
+ * oom_kill, Linux 4.13 on; a cgroup's memory limit counts too), or -1
+ * where it cannot be read. */
+static long long
+kernel_oom_kills (void)
+{
+    FILE *f = fopen ("/proc/vmstat", "r");
+    if (!f)
+        return -1;
+    char name[64];
+    long long v, found = -1;
+    while (found < 0 && fscanf (f, "%63s %lld", name, &v) == 2)
+        if (strcmp (name, "oom_kill") == 0)
+            found = v;
+    fclose (f);
+    return found;
+}
+
 static void
-make_report (qc_crash_table_t *t, int sig, const char *prog)
+make_report (qc_crash_table_t *t, int sig, const char *prog, long long oom_before)
 {
     bool memory = atomic_load (&t->memory_short);
     uint32_t n = 0;
@@ -128,9 +147,18 @@ make_report (qc_crash_table_t *t, int sig, const char *prog)
     atomic_store (&t->memory_short, 0);
     /* the two deaths that are most often this machine's memory: the
      * broker fails a slide after them with a mark a rerun tries again */
-    const char *hint = sig == SIGKILL ? " (SIGKILL: the kernel's OOM killer, or kill -9)"
-                       : sig == SIGTRAP ? " (SIGTRAP: how GLib stops a process whose "
-                                          "allocation failed: memory ran out?)" : "";
+    /* whether the kernel's OOM killer acted meanwhile: an operator's
+       kill -9 read as "the OOM killer, or kill -9" sent them looking at
+       memory (an operator's review) */
+    long long oom_after = sig == SIGKILL ? kernel_oom_kills () : -1;
+    const char *hint = sig != SIGKILL
+        ? (sig == SIGTRAP ? " (SIGTRAP: how GLib stops a process whose allocation failed: "
+                            "memory ran out?)" : "")
+        : oom_before < 0 || oom_after < 0 ? " (SIGKILL: the kernel's OOM killer, or kill -9)"
+        : oom_after > oom_before ? " (SIGKILL: the kernel's OOM killer killed a process "
+                                   "meanwhile, most likely this one: memory ran out)"
+        : " (SIGKILL, and the kernel's OOM killer killed nothing meanwhile: a kill -9 from "
+          "outside, or a user-space OOM killer such as earlyoom or systemd-oomd)";
     qc_log (QC_LOG_ERROR, MOD, "%s: the worker process died of %s%s while running %u "
             "task(s); they are reported to the broker", prog, t->reason, hint, n);
     for (unsigned i = 0; i < QC_CRASH_SLOTS; i++)
@@ -160,6 +188,7 @@ qc_supervise (const char *prog, qc_crash_table_t **table)
     for (;;) {
         atomic_fetch_add (&t->starts, 1);
         unsigned results_before = atomic_load (&t->results);
+        long long oom_before = kernel_oom_kills ();
         pid_t pid = fork ();
         if (pid < 0) {
             qc_log (QC_LOG_WARNING, MOD, "%s: cannot fork a supervised process (%s): "
@@ -215,7 +244,7 @@ qc_supervise (const char *prog, qc_crash_table_t **table)
         int sig = WTERMSIG (status);
         if (s_stop || sig == SIGTERM || sig == SIGINT || sig == SIGHUP)
             exit (0);
-        make_report (t, sig, prog);
+        make_report (t, sig, prog, oom_before);
         crashes++;
         start_fails = 0;
         bool progressed = atomic_load (&t->results) != results_before;
