@@ -667,7 +667,13 @@ run_focus (qc_run_t *run)
         snprintf (way, sizeof way, "measured from %s",
                   how.coef_reads ? "JPEG coefficients (direct TIFF)"
                   : how.pixel_reads ? "pixels" : qc_slide_blocks_way (blocks));
-    if (last_stats.ratio_reference > 0)
+    if (en.n == 0)
+        /* its median of nothing read as "0 gray levels ... blurry under
+           1" on a slide whose tissue earlier steps had all removed */
+        qc_log (QC_LOG_INFO, run->step, "no tissue left to judge at level %d (%.3gx): "
+                "the mask in use holds none away from its rim, or only glass (%s)",
+                level, last_stats.level_mag, way);
+    else if (last_stats.ratio_reference > 0)
         qc_log (QC_LOG_INFO, run->step, "the tissue's median detail: %.3g gray levels "
                 "(level %d, %.3gx, band %d; %s), %.2g of its coarser detail; blurry under "
                 "%.3g where that ratio is under %.2g too (or the coarser detail is gone)",
@@ -679,7 +685,7 @@ run_focus (qc_run_t *run)
                 "(level %d, %.3gx, band %d; %s); blurry under %.3g", last_stats.reference,
                 level, last_stats.level_mag, last_stats.band, way, last_stats.threshold);
     if (k > 1)
-        qc_log (QC_LOG_DEBUG, run->step, "judged on cells of %d x %d mask pixels (a "
+        qc_log (QC_LOG_INFO, run->step, "judged on cells of %d x %d mask pixels (a "
                 "mask pixel is %.3g pixels of level %d): as at 1.25x on a 40x slide",
                 k, k, g.sx / k / g.ds, level);
     if (en.n > 0 && last_stats.reference <= 0)

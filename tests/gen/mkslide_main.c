@@ -120,6 +120,21 @@ run (const mk_opts_t *o, slide_t *s)
                  o->truth_dir);
         return 2;               /* what was given: a usage error */
     }
+    /* the slide's folder too: its TIFF error came after the plan, the
+       slide's work lost and the failure easy to miss (a user's review) */
+    char folder[PATH_MAX];
+    const char *slash = strrchr (o->out, '/');
+    if (!slash)
+        snprintf (folder, sizeof folder, ".");
+    else if (slash == o->out)
+        snprintf (folder, sizeof folder, "/");
+    else
+        snprintf (folder, sizeof folder, "%.*s", (int) (slash - o->out), o->out);
+    if (!is_dir (folder)) {
+        fprintf (stderr, "qc-mkslide: -o %s: no such folder %s (make it first)\n",
+                 o->out, folder);
+        return 2;
+    }
     if (o->features & MK_F_TISSUE) {
         if (find_textures (o, texdir, sizeof texdir) != 0) {
             fprintf (stderr, "qc-mkslide: textures folder not found (%s); give "

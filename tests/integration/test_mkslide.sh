@@ -73,5 +73,15 @@ check paletiny 40 30 --features tissue,pale --pale-factor 0.2
 check palewide 6000 90 --features all,pale --seed 5
 check palefocusall 1600 1200 --features all,pale --focus-all --seed 2
 
+# an output folder that is not there is said first, before any work
+# (its TIFF error came after the plan, easy to miss)
+n=$((n + 1))
+"$mk" -o "$tmp/none/x.svs" --width 800 --height 600 -v >"$tmp/none.log" 2>&1
+rc=$?
+if [ $rc -ne 2 ] || ! grep -q "^qc-mkslide: -o $tmp/none/x.svs: no such folder $tmp/none (make it first)$" "$tmp/none.log" \
+    || [ "$(wc -l <"$tmp/none.log")" -ne 1 ]; then
+    echo "FAIL a missing output folder: exit $rc: $(cat "$tmp/none.log")"; fail=$((fail + 1))
+fi
+
 echo "$n slides, $fail failed"
 [ "$fail" -eq 0 ]

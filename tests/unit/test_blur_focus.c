@@ -593,6 +593,41 @@ test_config_errors (void)
     qc_pipeline_destroy (&p);
 }
 
+/* What the step logs (its module's records). */
+static char focus_log[4096];
+
+static void
+keep_focus_log (const qc_log_record_t *rec, void *arg)
+{
+    (void) arg;
+    size_t n = strlen (focus_log);
+    if (rec && rec->module && strstr (rec->module, "identifyFocusFaults"))
+        snprintf (focus_log + n, sizeof focus_log - n, "%s\n", rec->message);
+}
+
+/* A slide of glass alone: the step says there is no tissue left to
+ * judge, not a median detail of nothing ("0 gray levels ... blurry
+ * under 1": a user's review), and flags nothing. */
+static void
+test_no_tissue (void)
+{
+    CHECK (mkslide ("glass", "4000", "3000", "3", "--features", "none", NULL, NULL) == 0);
+    qc_pipeline_t *p = qc_pipeline_new (CONFIG_HEAD, err, sizeof err);
+    qc_result_t *r = qc_result_new ();
+    CHECK (p && r, "%s", err);
+    if (p && r) {
+        focus_log[0] = '\0';
+        qc_log_set_sink (keep_focus_log, NULL, NULL);
+        run_focus (p, "glass", r, 0);
+        qc_log_set_sink (NULL, NULL, NULL);
+        printf ("glass alone: %s", focus_log);
+        CHECK (strstr (focus_log, "no tissue left to judge at level"), "%s", focus_log);
+        CHECK (!strstr (focus_log, "median detail"), "%s", focus_log);
+    }
+    qc_result_destroy (&r);
+    qc_pipeline_destroy (&p);
+}
+
 int
 main (void)
 {
@@ -606,6 +641,7 @@ main (void)
     test_blocks_two_ways ();
     test_levels ();
     test_pale_tissue ();
+    test_no_tissue ();
     test_config_errors ();
     char cmd[128];
     snprintf (cmd, sizeof cmd, "rm -rf '%s'", tmp);
