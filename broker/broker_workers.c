@@ -477,12 +477,19 @@ retry_elsewhere (qc_broker_t *b, worker_rec_t *w, const peer_t *p, job_rec_t *jo
         b->dispatch_due = true;
         return true;
     }
+    sched_task_t *t = sched_job_task (job->sj, m->idx);
     if (v != SCHED_REQUEUED) {
         if (build && v == SCHED_OK)
             mark_other_build (w, m);
+        else if (v == SCHED_OK && w && !job->sj->cancelled)
+            /* said, as each sending back is: a failure that stood left
+               no line in the log (an operator's review) */
+            qc_log (QC_LOG_WARNING, MOD, "worker %s failed %s (job %" PRIu64 ") for its "
+                    "machine, not the slide: %.300s; that failure stands (sent back %u "
+                    "time%s before), marked for a rerun", w->name, QC_URL_SHOWN (t->path),
+                    job->id, err, (unsigned) t->troubled, qc_plural (t->troubled));
         return false;
     }
-    sched_task_t *t = sched_job_task (job->sj, m->idx);
     if (!paused)
         w->paused_for_build = build;
     char why[1024];
@@ -494,9 +501,18 @@ retry_elsewhere (qc_broker_t *b, worker_rec_t *w, const peer_t *p, job_rec_t *jo
     else
         snprintf (why, sizeof why, "failed %s (job %" PRIu64 ") for its machine, not the "
                   "slide: %.300s", QC_URL_SHOWN (t->path), job->id, err);
-    qc_log (QC_LOG_WARNING, MOD, "worker %s %s; the slide runs again (%u of %u), and %s "
-            "takes no new slide for %lld s%s", w->name, why, (unsigned) t->troubled,
-            (unsigned) SCHED_TROUBLE_RETRIES, w->name,
+    /* sent elsewhere: at most SCHED_TROUBLE_RETRIES times; waiting for
+       the same machine: for a while (sched.h) */
+    char count[160];
+    if (t->trouble_waits)
+        snprintf (count, sizeof count, "on %s once its pause ends (time %u; no other "
+                  "worker can take it: it waits for this machine, %d min at most)",
+                  w->name, (unsigned) t->troubled, SCHED_TROUBLE_ALONE_MS / 60000);
+    else
+        snprintf (count, sizeof count, "(%u of %u)", (unsigned) t->troubled,
+                  (unsigned) SCHED_TROUBLE_RETRIES);
+    qc_log (QC_LOG_WARNING, MOD, "worker %s %s; the slide runs again %s, and %s takes no "
+            "new slide for %lld s%s", w->name, why, count, w->name,
             (long long) ((w->sw->paused_until - b->now + 999) / 1000),
             build ? "; upgrade it" : "");
     b->dispatch_due = true;

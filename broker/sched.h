@@ -83,12 +83,16 @@
  * program's use of the machine) sends the task back all the same, and
  * the pause is a wait for the machine: one worker left alone overnight
  * on a machine short of memory for a while failed its whole cohort in
- * seconds. Such waiting is bounded: once a worker's machine has failed
- * so for SCHED_TROUBLE_ALONE_MS without a slide passing in between, its
- * failures that no other worker could take stand at once (marked for a
- * rerun) until one passes, so that a machine that stays short fails the
- * cohort in minutes, not in hours of pauses. A build's refusal never
- * passes with time: with no other worker it stands at once.
+ * seconds. SCHED_TROUBLE_RETRIES, a bound on moving a slide between
+ * workers, does not count here (it failed a lone worker's slides after
+ * 30 s: an operator's review); time does. Once a worker's machine has
+ * failed so for SCHED_TROUBLE_ALONE_MS without a slide passing in
+ * between, its failures that no other worker could take stand at once
+ * (marked for a rerun) until one passes, so that a machine that stays
+ * short fails the cohort in minutes, not in hours of pauses; and a slide
+ * sent back so for SCHED_TROUBLE_ALONE_MS of its own stands (one too big
+ * for the machine, while the slides beside it pass). A build's refusal
+ * never passes with time: with no other worker it stands at once.
  *
  * Fairness: each resource kind keeps a round-robin cursor over jobs, so two
  * clients' cohorts interleave task by task.
@@ -183,6 +187,10 @@ typedef struct sched_task {
     uint32_t crash_att;        /* the last attempt a crash was counted for */
     uint32_t troubled;         /* failures of its workers' machines it was
                                   sent back to the queue for */
+    int64_t troubled_since;    /* the first of them (ms) */
+    bool trouble_waits;        /* sent back the last time with no other
+                                  worker to take it: it waits for the
+                                  same machine */
     int32_t gpu;               /* GPU index when on a GPU, else -1 */
     uint32_t who;              /* identity of the last attempt's worker */
     int64_t since;             /* when dispatched or started (deadline) */
@@ -392,11 +400,13 @@ sched_verdict_t sched_task_finished_as (sched_t *self, sched_worker_t *w,
 /* A RESULT that failed for its worker's machine (see above) from w
  * (NULL: an unregistered sender) of identity who, for the attempt:
  *  - SCHED_REQUEUED: it was the task's current attempt on w, its job is
- *    not cancelled, it was sent back fewer than SCHED_TROUBLE_RETRIES
- *    times so, and another worker could take it now, or may_pass (the
- *    failure may pass with time: the machine's, not a build's) and w has
- *    not outlasted SCHED_TROUBLE_ALONE_MS: the task is at the front of
- *    its queue, w's credit back and w paused. Drop the RESULT.
+ *    not cancelled, and either another worker could take it now and it
+ *    was sent back fewer than SCHED_TROUBLE_RETRIES times so, or none
+ *    could, may_pass (the failure may pass with time: the machine's, not
+ *    a build's), and neither w's spell of such failures nor the task's
+ *    own has lasted SCHED_TROUBLE_ALONE_MS (t->trouble_waits then): the
+ *    task is at the front of its queue, w's credit back and w paused.
+ *    Drop the RESULT.
  *  - SCHED_STALE: an attempt already superseded (taken back, its worker
  *    given up on): its credit back, nothing else. Drop the RESULT (it
  *    must not fail the attempt that runs or will run).

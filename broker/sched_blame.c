@@ -67,9 +67,12 @@ sched_task_troubled (sched_t *self, sched_worker_t *w, uint32_t who, sched_job_t
     }
     if (!w->trouble)
         w->trouble_since = self->now;     /* a spell of failures begins */
-    if (job->cancelled || t->troubled >= SCHED_TROUBLE_RETRIES)
+    if (job->cancelled)
         return SCHED_OK;
-    if (!elsewhere (self, w, t)) {
+    bool waits = !elsewhere (self, w, t);
+    if (!waits && t->troubled >= SCHED_TROUBLE_RETRIES)
+        return SCHED_OK;
+    if (waits) {
         /* only w could run it: wait for w's machine, a while */
         if (!may_pass || w->trouble_outlasted)
             return SCHED_OK;
@@ -77,7 +80,12 @@ sched_task_troubled (sched_t *self, sched_worker_t *w, uint32_t who, sched_job_t
             w->trouble_outlasted = true;
             return SCHED_OK;
         }
+        if (t->troubled && self->now - t->troubled_since >= SCHED_TROUBLE_ALONE_MS)
+            return SCHED_OK;              /* this slide waited its own while */
     }
+    if (!t->troubled)
+        t->troubled_since = self->now;
+    t->trouble_waits = waits;
     t->troubled++;
     sched_remember (self, t);         /* its worker's late crash report still counts */
     sched_detach (t, false);

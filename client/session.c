@@ -107,6 +107,8 @@ on_result (session_t *s, qc_msg_t *m)
         return;
     }
     qc_waiting_progress (&s->waiting, zclock_mono ());
+    if (m->worker && strcmp (m->worker, "broker") != 0)
+        qc_waiting_worked (&s->waiting);      /* not a failure the broker made */
     if (qc_output_has (s->cfg->out, m->idx)) {
         s->expected++;
         return;

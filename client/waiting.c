@@ -3,8 +3,10 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "client/escape.h"
 #include "client/shell_word.h"
 #include "shared/err.h"
 
@@ -30,6 +32,13 @@ qc_waiting_progress (qc_waiting_t *w, int64_t now)
        came back, before its workers had joined again, said "waiting -21
        s: no worker is connected") */
     w->asked = 0;
+}
+
+void
+qc_waiting_worked (qc_waiting_t *w)
+{
+    if (w && !w->workers_seen)
+        w->workers_seen = 1;
 }
 
 bool
@@ -75,6 +84,8 @@ qc_waiting_on_status (qc_waiting_t *w, const qc_msg_t *m, uint64_t job, qc_progr
         with_slots += m->workers[i].slots > 0;
     }
     size_t n = m->nworkers;
+    if (n > w->workers_seen)
+        w->workers_seen = n;
     char line[2048], start[1536];
     if (w->resource == QC_RES_GPU && !with_gpu) {
         worker_command (w, " --gpu 0", start, sizeof start);
@@ -88,6 +99,17 @@ qc_waiting_on_status (qc_waiting_t *w, const qc_msg_t *m, uint64_t job, qc_progr
                   "(--cpu-only) and %s of the %zu worker%s connected to %s has one; "
                   "start %s (still waiting)", secs, n == 1 ? "not one" : "none", n,
                   qc_plural (n), w->endpoint, start);
+    } else if (!with_gpu && !with_slots && w->workers_seen) {
+        /* workers were there: most likely one whose process died and
+         * whose supervisor starts it again after a back-off (up to a
+         * minute); "start one" sent an operator to add a second worker
+         * to a machine short of memory (an operator's review) */
+        worker_command (w, "", start, sizeof start);
+        snprintf (line, sizeof line, "waiting %ld s: no worker is connected to %s now "
+                  "(%zu %s before: a worker whose process died starts it again by "
+                  "itself within a minute, and its log says why it stopped); if none "
+                  "comes back, start one with %s (still waiting)", secs, w->endpoint,
+                  w->workers_seen, w->workers_seen == 1 ? "was" : "were", start);
     } else if (!with_gpu && !with_slots) {
         worker_command (w, "", start, sizeof start);
         snprintf (line, sizeof line, "waiting %ld s: no worker is connected to %s; "
@@ -102,10 +124,15 @@ qc_waiting_on_status (qc_waiting_t *w, const qc_msg_t *m, uint64_t job, qc_progr
                 row = &m->jobs[i];
         /* workers that take no new slide for now (the broker's notes:
            paused, set aside, stalled) would read as idle */
-        char held[160] = "";
-        if (m->nnotes)
-            snprintf (held, sizeof held, "; %zu of them take%s no new slide for now "
-                      "(qc-status says why)", m->nnotes, m->nnotes == 1 ? "s" : "");
+        char held[640] = "";
+        char *note = m->nnotes == 1 && m->notes && m->notes[0]
+                         ? qc_escape_dup (m->notes[0]) : NULL;
+        if (note)               /* its reason said: a pause for memory */
+            snprintf (held, sizeof held, "; worker %.500s", note);
+        else if (m->nnotes)
+            snprintf (held, sizeof held, "; %zu of the workers take no new slide for "
+                      "now (qc-status says why)", m->nnotes);
+        free (note);
         if (row)
             snprintf (line, sizeof line, "waiting %ld s: job %" PRIu64 " has %" PRIu64
                       " slides queued and %" PRIu64 " running on %zu workers (%zu with a "

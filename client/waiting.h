@@ -28,6 +28,8 @@ typedef struct {
     int64_t next;             /* when to ask next */
     int64_t again;            /* ms between asks: doubles while busy */
     unsigned said;            /* times a missing worker was reported */
+    size_t workers_seen;      /* the most workers a STATUS_REPLY or the
+                                 job's results showed (qc_waiting_worked) */
 } qc_waiting_t;
 
 void qc_waiting_init (qc_waiting_t *w, uint32_t wait_s, uint8_t resource,
@@ -35,6 +37,9 @@ void qc_waiting_init (qc_waiting_t *w, uint32_t wait_s, uint8_t resource,
 /* A result came, or the broker answers again: the clock starts again,
  * and the answer to a STATUS sent before is not used. */
 void qc_waiting_progress (qc_waiting_t *w, int64_t now);
+/* A result came from a worker: workers were there (a wait with none
+ * then says one may be restarting). */
+void qc_waiting_worked (qc_waiting_t *w);
 /* true when a STATUS should be sent now (and notes that it was). */
 bool qc_waiting_due (qc_waiting_t *w, int64_t now);
 /* A STATUS_REPLY: prints what is missing above the bar (no worker can

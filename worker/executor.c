@@ -168,13 +168,16 @@ test_hooks (qc_worker_t *w, const qc_task_t *task, qc_result_t *out)
                             "this build does not know");
         return false;
     }
-    if ((w->cfg.test_trouble_on && strstr (task->path, w->cfg.test_trouble_on))
-        || (w->cfg.test_trouble_while && access (w->cfg.test_trouble_while, F_OK) == 0)) {
-        qc_log (QC_LOG_WARNING, "worker", "--test-trouble-on: failing %s for this machine",
-                shown);
+    const char *trouble = w->cfg.test_trouble_on && strstr (task->path, w->cfg.test_trouble_on)
+                              ? "--test-trouble-on"
+                          : w->cfg.test_trouble_while && access (w->cfg.test_trouble_while,
+                                                                 F_OK) == 0
+                              ? "--test-trouble-while" : NULL;
+    if (trouble) {
+        qc_log (QC_LOG_WARNING, "worker", "%s: failing %s for this machine", trouble, shown);
         if (out)
-            qc_result_fail (out, "--test-trouble-on: as if " QC_RESULT_MEMORY_SHORT
-                            " (not the slide's fault" QC_RESULT_RETRY_MARK);
+            qc_result_fail (out, "%s: as if " QC_RESULT_MEMORY_SHORT " (not the slide's "
+                            "fault" QC_RESULT_RETRY_MARK, trouble);
         return false;
     }
     return true;

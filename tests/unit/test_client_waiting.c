@@ -57,6 +57,27 @@ main (void)
     qc_waiting_init (&w, 10, QC_RES_ANY, "tcp://127.0.0.1:1", 0);
     CHECK (qc_waiting_due (&w, 10000));
     qc_waiting_on_status (&w, &busy, 1, &p);
+    /* two paused: counted, qc-status gives the reasons */
+    char *two[2] = {"a: takes no new slide for 9 s more: ...", "b: takes no new slide"};
+    qc_msg_t both = busy;
+    both.notes = two;
+    both.nnotes = 2;
+    job.queued = 2;
+    qc_waiting_init (&w, 10, QC_RES_ANY, "tcp://127.0.0.1:1", 0);
+    CHECK (qc_waiting_due (&w, 10000));
+    qc_waiting_on_status (&w, &both, 1, &p);
+    job.queued = 3;
+    /* workers were there, none now: one may be restarting (a worker
+       whose process the OOM killer took: "start one" added a second to
+       a machine short of memory: an operator's review) */
+    qc_waiting_init (&w, 10, QC_RES_ANY, "tcp://127.0.0.1:3", 0);
+    qc_waiting_worked (&w);
+    CHECK (qc_waiting_due (&w, 10000) && qc_waiting_on_status (&w, &none, 1, &p));
+    qc_waiting_init (&w, 10, QC_RES_ANY, "tcp://127.0.0.1:4", 0);
+    CHECK (qc_waiting_due (&w, 10000));
+    qc_waiting_on_status (&w, &busy, 1, &p);           /* 2 workers seen */
+    CHECK (qc_waiting_due (&w, 300000) && qc_waiting_on_status (&w, &none, 1, &p));
+    qc_waiting_worked (NULL);
     /* -q: how a job stands is progress, not said; a missing worker is */
     qc_progress_t quiet = {.quiet = true};
     job.queued = 4;
@@ -82,9 +103,21 @@ main (void)
                          "worker's own key pair: qc-keygen --role worker, its public half "
                          "in the broker's --allow folder) (still waiting)"),
            "with CurveZMQ: %s", said);
+    /* the one paused worker's reason itself (a lone worker waiting for
+       its machine's memory said nothing of it: an operator's review) */
     CHECK (strstr (said, "job 1 has 3 slides queued and 0 running on 2 workers (0 with a GPU); "
-                         "1 of them takes no new slide for now (qc-status says why)"),
+                         "worker a: takes no new slide for 9 s more: ...\n"),
            "a paused worker: %s", said);
+    CHECK (strstr (said, "job 1 has 2 slides queued and 0 running on 2 workers (0 with a GPU); "
+                         "2 of the workers take no new slide for now (qc-status says why)"),
+           "two paused workers: %s", said);
+    CHECK (strstr (said, "no worker is connected to tcp://127.0.0.1:3 now (1 was before: a "
+                         "worker whose process died starts it again by itself within a "
+                         "minute, and its log says why it stopped); if none comes back, "
+                         "start one with qc-worker --connect tcp://127.0.0.1:3 (still "
+                         "waiting)"), "after a result: %s", said);
+    CHECK (strstr (said, "no worker is connected to tcp://127.0.0.1:4 now (2 were before"),
+           "after a status with two: %s", said);
     CHECK (!strstr (said, "job 1 has 4 slides queued"), "-q said how the job stands: %s", said);
     CHECK (strstr (said, "no worker is connected to tcp://127.0.0.1:2"),
            "-q kept back a missing worker: %s", said);
