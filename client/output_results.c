@@ -36,8 +36,8 @@ why_not_written (const qc_output_t *o, const char *dir, int e, char *err, size_t
     struct stat st;
     if (stat (o->outdir, &st) != 0)
         snprintf (err, errlen, "the output folder %s is gone (moved or deleted while the "
-                  "run went on): %s; put it back, or run the same command again to make "
-                  "it anew", o->outdir, strerror (errno));
+                  "run went on): %s; put it back, or make it anew as said below",
+                  o->outdir, strerror (errno));
     else if (e == ENOTDIR || e == EEXIST)
         snprintf (err, errlen, "cannot make the folder %s: a file of that name is in the "
                   "way; move it, then run the same command again", dir);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include "client/escape.h"
 #include "client/progress.h"
@@ -121,6 +122,16 @@ on_result (session_t *s, qc_msg_t *m)
         s->fatal = true;
         s->write_failed = true;
         s->exit_code = QC_EXIT_FAILED;
+        if (!s->cfg->local && s->job && s->cfg->outdir && access (s->cfg->outdir, F_OK) != 0) {
+            /* the folder gone, its .qc-job (the job's key) with it: no
+               --attach can fetch the job, and the same command would run
+               its slides in a second job beside it (an operator's
+               review). Cancelled, what it ran stays fetchable for a
+               folder put back; its other slides run in the rerun's job */
+            qc_msg_t cancel = {.command = QC_CANCEL, .gpu = -1, .job = s->job, .key = s->key};
+            send_msg (s, &cancel);
+            s->orphan_cancelled = true;
+        }
         return;
     }
     s->expected++;

@@ -20,6 +20,8 @@ typedef struct {
     uint64_t job, key;
     uint8_t resource;         /* the job's, from an attach's ACCEPTED */
     bool write_failed;        /* the output folder refused a result */
+    bool orphan_cancelled;    /* and was gone: the job cancelled, as no
+                                 folder names it any more */
     uint64_t expected;        /* next result seq to write */
     uint64_t acked;
     uint64_t slides_known;    /* the job's size: the slides we submit, or

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client/output.h"
 #include "client/shell_word.h"
@@ -147,7 +148,15 @@ session_say_how_to_go_on (session_t *s)
                  "result in a new job.%s Its results are fetched with:\n  %s\n", s->job,
                  session_again_words (cfg), limit,
                  session_command_for (s, "--attach", true, attach, sizeof attach));
-    } else if (!cfg->local && s->accepted) {
+    } else if (!cfg->local && s->orphan_cancelled)
+        fprintf (stderr, "qc-submit: job %" PRIu64 " is cancelled: the folder that named it "
+                 "is gone, so nothing could fetch it, and the same command would have run "
+                 "its slides again in a second job beside it. The slides it had started "
+                 "finish, and the broker keeps their results. Put %s back and run the same "
+                 "qc-submit command again%s: it fetches what the job ran, then runs the "
+                 "rest in a new job; if the folder is lost, the same command runs every "
+                 "slide in a new job\n", s->job, dir, session_again_words (cfg));
+    else if (!cfg->local && s->accepted) {
         char attach[4096];
         fprintf (stderr, "job %" PRIu64 " goes on at the broker; once the cause is "
                  "mended, run the same qc-submit command again%s (it fetches the job's "

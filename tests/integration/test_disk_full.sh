@@ -232,3 +232,36 @@ rc=${PIPESTATUS[0]}
 grep -q "^RestartPreventExitStatus=2$" deploy/ansible/roles/qc_broker/templates/qc-broker.service.j2 \
     || fail "the broker's unit no longer keeps 2 from a restart: check this test's premise"
 pass "a broker started on a full disk: exit 5 (restarted by its unit), the reason, no word of jobs going on"
+
+# the output folder deleted while a broker's job runs: exit 5, and the
+# job is cancelled, since no folder names it (its key went with it): the
+# same command started a second job beside the first, all its slides
+# running twice (an operator's review). The folder put back, the same
+# command fetches what the job ran and runs the rest, each slide once.
+gport=$(free_port)
+start_broker $gport --heartbeat-ms 200
+start_worker $gport gw --slots 1 --heartbeat-ms 200 --task-delay-ms 1500
+wait_for "gw registered" 10 "workers_registered $gport 1"
+mkdir -p "$T/gone/cohort"
+for i in 1 2 3 4; do ln -s "$SHARED/slides/real/CMU-1-Small-Region.svs" "$T/gone/cohort/g$i.svs"; done
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$gport -o "$T/gone/out" "$T/gone/cohort" \
+    >"$T/gone1.log" 2>&1 &
+sub=$!
+PIDS+=($sub)
+wait_for "a first result" 30 "grep -q '^ok ' '$T/gone1.log'"
+cp -a "$T/gone/out" "$T/gone/kept"          # what a user moving it away keeps
+rm -rf "$T/gone/out"
+wait_exit $sub 30; rc=$?
+job=$(sed -n 's/^job \([0-9]*\) on .*/\1/p' "$T/gone1.log" | head -1)
+[ $rc -eq 5 ] && grep -q "the output folder $T/gone/out is gone" "$T/gone1.log" \
+    && grep -q "qc-submit: job $job is cancelled: the folder that named it is gone" "$T/gone1.log" \
+    || fail "the folder deleted mid-run: exit $rc: $(tail -4 "$T/gone1.log")"
+wait_for "job $job cancelled at the broker" 10 "grep -q 'job $job.*cancel' '$T/broker.log'" "$T/broker.log"
+mv "$T/gone/kept" "$T/gone/out"
+timeout 60 "$BIN/qc-submit" --broker tcp://127.0.0.1:$gport -o "$T/gone/out" "$T/gone/cohort" \
+    >"$T/gone2.log" 2>&1 || fail "the folder put back: exit $?: $(tail -3 "$T/gone2.log")"
+ls "$T/gone/cohort"/*.svs >"$T/gone.list"
+check_exactly_once "$T/gone/out" "$T/gone.list"
+runs=$(grep -c 'build .* on ' "$T/worker-gw.log")
+[ "$runs" -le 5 ] || fail "4 slides ran $runs times: $(grep 'build .* on ' "$T/worker-gw.log")"
+pass "the output folder deleted mid-run: exit 5, its job cancelled (no second job beside it); put back, the same command fetched it and ran the rest, each slide once"
