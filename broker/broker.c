@@ -31,6 +31,7 @@ qc_broker_config_defaults (qc_broker_config_t *cfg)
     cfg->result_window = 1000;
     cfg->job_linger_s = 600;
     cfg->task_timeout_s = 1800;
+    cfg->trouble_wait_s = SCHED_TROUBLE_ALONE_MS / 1000;
     cfg->retention_s = 7 * 86400;
     cfg->max_jobs_per_client = 1000;
     cfg->max_mb_per_client = 1000;
@@ -336,6 +337,7 @@ qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
     zhashx_set_destructor (b->workers, zhashx_item_destroy_worker);
     zhashx_set_destructor (b->jobs, zhashx_item_destroy_job);
     sched_set_task_timeout (b->sched, (int64_t) cfg->task_timeout_s * 1000);
+    sched_set_trouble_wait (b->sched, (int64_t) cfg->trouble_wait_s * 1000);
     b->now = zclock_mono ();
     sched_set_now (b->sched, b->now);
     if (security_check (b, err, errlen)) {

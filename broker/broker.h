@@ -29,6 +29,9 @@ typedef struct {
     bool state_recover;        /* start on a damaged journal, dropping the
                                   damaged records (said in the log) */
     uint32_t task_timeout_s;   /* take back a task running longer; 0: never */
+    uint32_t trouble_wait_s;   /* a lone worker whose machine fails slides
+                                  (memory short) is waited for this long;
+                                  0: not at all; 300 */
     uint32_t retention_s;      /* results of a finished job wait this long
                                   for their client; 0: for ever */
     size_t max_peers;          /* workers + clients; 0: from the open-file

@@ -35,6 +35,14 @@ worker_note (const qc_broker_t *b, const worker_rec_t *w)
     else if (sw->stalled)
         n = asprintf (&note, "%s: takes no new slide: one it held did not start within the "
                       "task timeout", w->name);
+    else if (sw->trouble_outlasted)
+        /* it takes slides, and fails them at once: said, or its row
+           reads as a worker at work */
+        n = asprintf (&note, "%s: its machine has failed slides (memory or file "
+                      "descriptors short) for %lld s with no other worker to take them: "
+                      "such failures stand at once, marked for a rerun, until a slide "
+                      "passes on it", w->name,
+                      (long long) ((b->now - sw->trouble_since) / 1000));
     else if (sw->slots && sw->cpu_inflight < sw->slots && sched_queued_any (b->sched)
              && sched_cpu_slot_waits (b->sched, sw))
         n = asprintf (&note, "%s: its free CPU slots leave the %zu queued slides to the "

@@ -466,10 +466,11 @@ retry_elsewhere (qc_broker_t *b, worker_rec_t *w, const peer_t *p, job_rec_t *jo
                                              m->attempt, !build);
     if (w && !outlasted && w->sw->trouble_outlasted)
         qc_log (QC_LOG_WARNING, MOD, "worker %s: its machine has failed slides for %lld "
-                "min (%.200s), and no other worker can take them: its failures of that "
+                "s (%.200s), and no other worker can take them: its failures of that "
                 "kind stand from now on, each marked for a rerun, until a slide passes "
-                "on it. Look at what holds that machine's memory, or add a worker",
-                w->name, (long long) ((b->now - w->sw->trouble_since) / 60000), err);
+                "on it (--trouble-wait). Look at what holds that machine's memory, or "
+                "add a worker", w->name,
+                (long long) ((b->now - w->sw->trouble_since) / 1000), err);
     if (v == SCHED_STALE) {
         qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 " slide %" PRIu64 ": a failure of %s's "
                 "machine for attempt %u, one already superseded, dropped: %.200s", job->id,
@@ -506,8 +507,9 @@ retry_elsewhere (qc_broker_t *b, worker_rec_t *w, const peer_t *p, job_rec_t *jo
     char count[160];
     if (t->trouble_waits)
         snprintf (count, sizeof count, "on %s once its pause ends (time %u; no other "
-                  "worker can take it: it waits for this machine, %d min at most)",
-                  w->name, (unsigned) t->troubled, SCHED_TROUBLE_ALONE_MS / 60000);
+                  "worker can take it: it waits for this machine, %lld s at most)",
+                  w->name, (unsigned) t->troubled,
+                  (long long) (sched_trouble_wait (b->sched) / 1000));
     else
         snprintf (count, sizeof count, "(%u of %u)", (unsigned) t->troubled,
                   (unsigned) SCHED_TROUBLE_RETRIES);

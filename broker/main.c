@@ -49,6 +49,11 @@ usage (FILE *to)
         "                         their slides run again)\n"
         "      --task-timeout S   take a task back when it runs longer than S\n"
         "                         seconds (its worker is told; 1800; 0: never)\n"
+        "      --trouble-wait S   a worker whose machine fails slides (memory\n"
+        "                         short) with no other worker to take them:\n"
+        "                         they run again on it after pauses for up to S\n"
+        "                         seconds, then fail marked for a rerun (300;\n"
+        "                         0: fail them at once)\n"
         "      --retention S      results of a finished job wait S seconds for\n"
         "                         their client before they are deleted (604800 =\n"
         "                         7 days; 0: for ever); a job that gets no result\n"
@@ -107,6 +112,7 @@ enum {
     OPT_STATE,
     OPT_STATE_RECOVER,
     OPT_TASK_TIMEOUT,
+    OPT_TROUBLE_WAIT,
     OPT_RETENTION,
     OPT_MAX_PEERS,
     OPT_MAX_JOBS_PER_CLIENT,
@@ -140,6 +146,7 @@ main (int argc, char **argv)
         {"state", required_argument, 0, OPT_STATE},
         {"state-recover", no_argument, 0, OPT_STATE_RECOVER},
         {"task-timeout", required_argument, 0, OPT_TASK_TIMEOUT},
+        {"trouble-wait", required_argument, 0, OPT_TROUBLE_WAIT},
         {"retention", required_argument, 0, OPT_RETENTION},
         {"max-peers", required_argument, 0, OPT_MAX_PEERS},
         {"max-jobs-per-client", required_argument, 0, OPT_MAX_JOBS_PER_CLIENT},
@@ -192,6 +199,10 @@ main (int argc, char **argv)
         case OPT_TASK_TIMEOUT:
             if (qc_cli_uint (prog, "--task-timeout", optarg, 0, 86400 * 30, &v)) return QC_EXIT_USAGE;
             cfg.task_timeout_s = (uint32_t) v;
+            break;
+        case OPT_TROUBLE_WAIT:
+            if (qc_cli_uint (prog, "--trouble-wait", optarg, 0, 86400, &v)) return QC_EXIT_USAGE;
+            cfg.trouble_wait_s = (uint32_t) v;
             break;
         case OPT_RETENTION:
             if (qc_cli_uint (prog, "--retention", optarg, 0, 86400 * 3650, &v)) return QC_EXIT_USAGE;

@@ -55,6 +55,7 @@ sched_new (uint32_t max_deaths, const sched_callbacks_t *cb)
         return NULL;
     self->max_deaths = max_deaths ? max_deaths : 3;
     self->max_vanished = SCHED_MAX_VANISHED;
+    self->trouble_wait = SCHED_TROUBLE_ALONE_MS;
     self->cb = *cb;
     return self;
 }
@@ -71,6 +72,19 @@ sched_set_task_timeout (sched_t *self, int64_t timeout_ms)
 {
     if (self)
         self->timeout = timeout_ms > 0 ? timeout_ms : 0;
+}
+
+void
+sched_set_trouble_wait (sched_t *self, int64_t wait_ms)
+{
+    if (self)
+        self->trouble_wait = wait_ms > 0 ? wait_ms : 0;
+}
+
+int64_t
+sched_trouble_wait (const sched_t *self)
+{
+    return self ? self->trouble_wait : 0;
 }
 
 void

@@ -326,6 +326,11 @@ void sched_set_task_timeout (sched_t *self, int64_t timeout_ms);
  * to them from now on, and every new job's, take only this life's. */
 void sched_set_attempt_base (sched_t *self, uint32_t base);
 void sched_set_max_vanished (sched_t *self, uint32_t n);
+/* How long a lone worker's machine is waited for (its spell, a slide's
+ * own; see A worker's machine in trouble above): SCHED_TROUBLE_ALONE_MS
+ * unless set; 0: not at all, such failures stand at once. */
+void sched_set_trouble_wait (sched_t *self, int64_t wait_ms);
+int64_t sched_trouble_wait (const sched_t *self);
 /* Ties every attempt to the identity of the worker it is dispatched to
  * (see Identities above). */
 void sched_set_identities (sched_t *self, bool on);

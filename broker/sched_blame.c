@@ -74,13 +74,13 @@ sched_task_troubled (sched_t *self, sched_worker_t *w, uint32_t who, sched_job_t
         return SCHED_OK;
     if (waits) {
         /* only w could run it: wait for w's machine, a while */
-        if (!may_pass || w->trouble_outlasted)
+        if (!may_pass || w->trouble_outlasted || !self->trouble_wait)
             return SCHED_OK;
-        if (w->trouble && self->now - w->trouble_since >= SCHED_TROUBLE_ALONE_MS) {
+        if (w->trouble && self->now - w->trouble_since >= self->trouble_wait) {
             w->trouble_outlasted = true;
             return SCHED_OK;
         }
-        if (t->troubled && self->now - t->troubled_since >= SCHED_TROUBLE_ALONE_MS)
+        if (t->troubled && self->now - t->troubled_since >= self->trouble_wait)
             return SCHED_OK;              /* this slide waited its own while */
     }
     if (!t->troubled)

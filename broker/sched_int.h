@@ -12,6 +12,8 @@ struct sched {
     uint32_t attempt_base;         /* this broker life's attempts follow it */
     int64_t now;                   /* ms, the broker's monotonic clock */
     int64_t timeout;               /* task deadline in ms; 0 = none */
+    int64_t trouble_wait;          /* ms a lone worker's machine is waited
+                                      for (sched_set_trouble_wait); 0: not */
     bool identities;               /* attempts tied to who they went to */
     sched_callbacks_t cb;
     sched_job_t *jobs;             /* all jobs, oldest first */

@@ -51,7 +51,7 @@ timeout 160 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out2" --list 
 sub=$!
 PIDS+=($sub)
 wait_for "the lone worker paused" 20 \
-    "grep -q 'worker lone failed .* for its machine, not the slide: .*; the slide runs again on lone once its pause ends (time 1; no other worker can take it: it waits for this machine, 5 min at most), and lone takes no new slide for 10 s' '$T/broker.log'"
+    "grep -q 'worker lone failed .* for its machine, not the slide: .*; the slide runs again on lone once its pause ends (time 1; no other worker can take it: it waits for this machine, 300 s at most), and lone takes no new slide for 10 s' '$T/broker.log'"
 "$BIN/qc-status" --broker tcp://127.0.0.1:$port >"$T/status2.log" 2>&1
 grep -q "^lone: takes no new slide for [0-9]* s more: its machine failed slides" "$T/status2.log" \
     || fail "qc-status did not say why lone takes nothing: $(cat "$T/status2.log")"
@@ -66,6 +66,34 @@ check_exactly_once "$T/out2" "$T/list"
     || fail "not every slide ran on lone: $(grep -E '^(ok|FAILED)' "$T/submit2.log")"
 grep -q "that failure stands" "$T/broker.log" && fail "a failure stood: $(grep 'that failure stands' "$T/broker.log" | head -2)"
 pass "with no other worker the slides wait for the machine whose memory was short (over 30 s), and pass once it is well"
+
+# a machine that stays short: waited for --trouble-wait (here 3 s; 300
+# by default), then given up on: its failures stand at once, marked, the
+# broker and qc-status say so; well again, the same command runs them
+tport=$(free_port)
+start_broker $tport --heartbeat-ms 200 --trouble-wait 3
+: >"$T/short3"
+start_worker $tport stuck --slots 2 --heartbeat-ms 200 --test-trouble-while "$T/short3"
+wait_for "the stuck worker registered" 10 "workers_registered $tport 1"
+head -4 "$T/list" >"$T/list-stuck"
+timeout 60 "$BIN/qc-submit" --broker tcp://127.0.0.1:$tport -o "$T/out-stuck" --list "$T/list-stuck" \
+    >"$T/submit-stuck1.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "a machine that stays short: exit $rc, expected 1: $(tail -3 "$T/submit-stuck1.log")"
+[ "$(grep -c 'memory ran out on this machine.*a rerun tries again)$' "$T/out-stuck/error.log")" -eq 4 ] \
+    || fail "a machine that stays short: $(cat "$T/out-stuck/error.log")"
+grep -q "worker stuck: its machine has failed slides for [0-9]* s (.*), and no other worker can take them: its failures of that kind stand from now on" \
+    "$T/broker.log" || fail "the give-up not logged: $(grep 'worker stuck' "$T/broker.log" | tail -3)"
+"$BIN/qc-status" --broker tcp://127.0.0.1:$tport >"$T/status-stuck1.log" 2>&1
+grep -q "^stuck: its machine has failed slides (memory or file descriptors short) for [0-9]* s with no other worker" \
+    "$T/status-stuck1.log" || fail "qc-status did not say stuck was given up on: $(cat "$T/status-stuck1.log")"
+rm -f "$T/short3"
+timeout 60 "$BIN/qc-submit" --broker tcp://127.0.0.1:$tport -o "$T/out-stuck" --list "$T/list-stuck" \
+    >"$T/submit-stuck2.log" 2>&1 || fail "well again: exit $?: $(tail -3 "$T/submit-stuck2.log")"
+[ "$(grep -vc '^#' "$T/out-stuck/results.tsv")" -eq 4 ] || fail "well again: $(cat "$T/out-stuck/results.tsv")"
+"$BIN/qc-status" --broker tcp://127.0.0.1:$tport >"$T/status-stuck2.log" 2>&1
+grep -q "^stuck: its machine has failed" "$T/status-stuck2.log" && fail "still given up on after passes"
+pass "a machine short for longer than --trouble-wait: given up on (failures marked, said by the broker and qc-status); well again, the same command ran them"
 
 # A worker of an older build refuses a config this build's qc-submit
 # checked (a lab that upgraded its clients first: a parameter the old

@@ -85,6 +85,19 @@ test_alone (void)
            "the only worker, another build: the failure stands");
     CHECK (a->paused_until == 0 && a->trouble == 0, "and it is not paused");
     CHECK (finish (s, j, first->idx, false));
+    /* --trouble-wait 0: not waited for, the machine's failure stands too */
+    CHECK (sched_trouble_wait (s) == SCHED_TROUBLE_ALONE_MS);
+    sched_set_trouble_wait (s, 0);
+    sched_dispatch (s);
+    sched_task_t *nowait = a->assigned.head;
+    CHECK (nowait != NULL);
+    if (nowait) {
+        start (s, a, j, nowait->idx);
+        CHECK (sched_task_troubled (s, a, 0, j, nowait->idx, nowait->attempt, true)
+               == SCHED_OK && a->paused_until == 0, "--trouble-wait 0: stands at once");
+        CHECK (finish (s, j, nowait->idx, false));
+    }
+    sched_set_trouble_wait (s, SCHED_TROUBLE_ALONE_MS);
 
     /* its machine keeps failing: waited for, then given up on */
     int64_t now = 0, spell = -1;
