@@ -55,6 +55,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "shared/err.h"
 #include "shared/log.h"
 #include "shared/sync_dir.h"
 
@@ -678,7 +679,7 @@ state_open (qc_broker_t *b, char *err, size_t errlen)
         int e = errno;
         /* a full disk is no configuration error: said so (main exits 5,
            which a service manager restarts, not 2, which it does not) */
-        bool full = e == ENOSPC || e == EDQUOT || e == EFBIG || e == EIO;
+        bool full = qc_errno_disk_refused (e) && e != EROFS;  /* read-only: a mount's */
         snprintf (err, errlen, "%scannot write %s: %s%s", full ? QC_BROKER_DISK_REFUSED : "",
                   journal, strerror (e), full ? " (a full disk? free space; the broker "
                   "starts once it can write its journal)" : "");

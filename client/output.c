@@ -76,6 +76,13 @@ qc_output_has (const qc_output_t *o, uint64_t idx)
     return o && idx < o->seen_bits && (o->seen[idx / 8] >> (idx % 8)) & 1;
 }
 
+bool
+qc_output_folder_gone (const qc_output_t *o)
+{
+    struct stat st;
+    return o && o->outdir && stat (o->outdir, &st) != 0;
+}
+
 uint64_t
 qc_output_written (const qc_output_t *o)
 {

@@ -134,11 +134,13 @@ const char *qc_output_journal_refused (const qc_output_t *self);
 void qc_output_written_counts (const qc_output_t *self, uint64_t *passed,
                                uint64_t *failed);
 /* Writes one result (its files, then its row or error line); 0, or -1
- * when the disk refused (message in err): the run cannot go on. A file
- * of one slide that cannot be written is said in qc.log and the run
- * goes on. */
+ * when any of it cannot be written (message in err, said in qc.log):
+ * the run cannot go on, and the result is not counted as written. */
 int qc_output_result (qc_output_t *self, const qc_msg_t *m, char *err,
                       size_t errlen);
+/* Whether the output folder itself is gone (moved or deleted while the
+ * run went on): with it its .qc-job, which names the job. */
+bool qc_output_folder_gone (const qc_output_t *self);
 void qc_output_log (qc_output_t *self, const qc_msg_t *m);
 /* The slide a log record names, as the folder names it: the output name
  * of its task (idx) when its `slide` is that task's file name (two

@@ -14,18 +14,10 @@
 #include <unistd.h>
 
 #include "client/escape.h"
+#include "shared/err.h"
 #include "shared/url.h"
 
 /* ------------------------------------------------------------ results */
-
-/* A disk that refuses everything stops the run; a file that cannot be
- * written for its own reasons does not. A file-size limit (ulimit -f,
- * EFBIG) refuses every file past it, results.tsv too: as a full disk. */
-static bool
-disk_error (int e)
-{
-    return e == ENOSPC || e == EDQUOT || e == EROFS || e == EIO || e == EFBIG;
-}
 
 /* Why a slide's folder cannot be written, for the one who mends it:
  * the output folder gone (moved or deleted while the run went on), a
@@ -33,8 +25,7 @@ disk_error (int e)
 static void
 why_not_written (const qc_output_t *o, const char *dir, int e, char *err, size_t errlen)
 {
-    struct stat st;
-    if (stat (o->outdir, &st) != 0)
+    if (qc_output_folder_gone (o))      /* errno: its stat's */
         snprintf (err, errlen, "the output folder %s is gone (moved or deleted while the "
                   "run went on): %s; put it back, or make it anew as said below",
                   o->outdir, strerror (errno));
@@ -94,7 +85,7 @@ write_files (qc_output_t *o, const slide_t *s, const qc_result_t *r, char *err,
         }
         if (bad) {
             qc_output_note (o, "ERROR", "cannot write %s: %s", p, strerror (e));
-            if (disk_error (e))
+            if (qc_errno_disk_refused (e))
                 snprintf (err, errlen, "cannot write %s: %s", p, strerror (e));
             else
                 why_not_written (o, dir, e, err, errlen);

@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <unistd.h>
 
 #include "client/escape.h"
 #include "client/progress.h"
@@ -122,7 +121,7 @@ on_result (session_t *s, qc_msg_t *m)
         s->fatal = true;
         s->write_failed = true;
         s->exit_code = QC_EXIT_FAILED;
-        if (!s->cfg->local && s->job && s->cfg->outdir && access (s->cfg->outdir, F_OK) != 0) {
+        if (!s->cfg->local && s->job && qc_output_folder_gone (s->cfg->out)) {
             /* the folder gone, its .qc-job (the job's key) with it: no
                --attach can fetch the job, and the same command would run
                its slides in a second job beside it (an operator's

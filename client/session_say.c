@@ -7,7 +7,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "client/output.h"
 #include "client/shell_word.h"

@@ -1,6 +1,7 @@
 /* Reasons for a caller's error buffer; see err.h. */
 #include "shared/err.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -71,6 +72,12 @@ qc_address_space_free (unsigned long mb)
         return false;
     munmap (p, len);
     return true;
+}
+
+bool
+qc_errno_disk_refused (int e)
+{
+    return e == ENOSPC || e == EDQUOT || e == EFBIG || e == EIO || e == EROFS;
 }
 
 bool

@@ -21,6 +21,12 @@ int qc_fail (char *err, size_t errlen, const char *fmt, ...)
 void qc_oom_note (void);
 unsigned qc_oom_count (void);
 
+/* Whether errno e is a disk refusing every write, not this file's own
+ * trouble: full (ENOSPC, a quota's EDQUOT, a file-size limit's EFBIG),
+ * failing (EIO), or read-only (EROFS). A run stops on it (the client's
+ * output folder); the broker starts again on it, bar EROFS. */
+bool qc_errno_disk_refused (int e);
+
 /* Whether memory is short now: QC_MEMORY_PROBE_MB of address space
  * cannot be had (an address-space limit, ulimit -v, nearly reached; a
  * reservation only, so it costs no memory, and a strict overcommit

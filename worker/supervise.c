@@ -106,10 +106,6 @@ qc_crash_result_sent (qc_crash_table_t *table)
         atomic_fetch_add (&table->results, 1);
 }
 
-/* The report of a dead child: its culprit slots, or every running one
- * when no thread was marked (a SIGKILL: the OOM killer) or memory was
- * short (a culprit marked then is no more than the thread whose
- * allocation failed). */
 /* The kernel's count of processes its OOM killer killed (/proc/vmstat
  * oom_kill, Linux 4.13 on; a cgroup's memory limit counts too), or -1
  * where it cannot be read. */
@@ -128,6 +124,10 @@ kernel_oom_kills (void)
     return found;
 }
 
+/* The report of a dead child: its culprit slots, or every running one
+ * when no thread was marked (a SIGKILL: the OOM killer) or memory was
+ * short (a culprit marked then is no more than the thread whose
+ * allocation failed). */
 static void
 make_report (qc_crash_table_t *t, int sig, const char *prog, long long oom_before)
 {

@@ -14,19 +14,17 @@
 command -v unshare >/dev/null || skip "unshare not installed"
 printf '127.0.0.1 localhost\n::1 qc-v6only\n127.0.0.1 qc-both\n::1 qc-both\n' >"$T/hosts"
 printf 'nameserver 127.0.0.1\noptions timeout:1 attempts:1\n' >"$T/resolv.conf"
-# in_ns CMD...: CMD with that /etc/hosts and resolv.conf. unshare and sh
-# exec it: run as "( exec_in_ns CMD ) &", the PID $! gives, and the one
-# stopped at the end, is the program's (a function run with & is a
-# subshell, which alone was stopped: the worker was left running, found
-# by its CI runs)
-in_ns() {
-    unshare -m sh -c 'mount --bind "$1" /etc/hosts && mount --bind "$2" /etc/resolv.conf && shift 2 && exec "$@"' \
-        sh "$T/hosts" "$T/resolv.conf" "$@"
-}
+# exec_in_ns CMD...: becomes CMD with that /etc/hosts and resolv.conf
+# (unshare and sh exec it); in_ns CMD...: the same in a subshell, the
+# caller going on. A program run in the background goes as
+# "( exec_in_ns CMD ) &": the PID $! gives, and the one stopped at the
+# end, is the program's (a function run with & is a subshell, which alone
+# was stopped: the worker was left running, found by its CI runs)
 exec_in_ns() {
     exec unshare -m sh -c 'mount --bind "$1" /etc/hosts && mount --bind "$2" /etc/resolv.conf && shift 2 && exec "$@"' \
         sh "$T/hosts" "$T/resolv.conf" "$@"
 }
+in_ns() { ( exec_in_ns "$@" ); }
 in_ns getent ahosts qc-v6only >"$T/getent.log" 2>&1 \
     || skip "a mount namespace with its own /etc/hosts cannot be made here: $(cat "$T/getent.log")"
 grep -q '^::1 ' "$T/getent.log" && ! grep -q '^127\.' "$T/getent.log" \
