@@ -109,6 +109,10 @@ TOOLS_BIN:= $(patsubst kernels/tools/%.c,$(BUILD)/tools/%,$(TOOLS_SRC))
 TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TEST_TOOLS_SRC))
 
 .PHONY: all test test-unit test-integration bench install clean deps demo fuzz fuzz-targets
+# Objects a pattern chain makes (a tool's, a unit test's) are kept: make
+# deleted them as intermediate, so they were built again each time, and
+# its "rm build/..." line was the last thing make demo printed
+.SECONDARY:
 MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 all: $(PROGRAMS) $(TOOLS_BIN)
 
