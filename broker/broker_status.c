@@ -4,38 +4,81 @@
 
 #include "shared/cli.h"
 
-/* Why w takes no new task for now, in words, or NULL: the scheduler's
- * states that are not a row's columns (broker/sched.h). */
+/* A worker's state as qc-status --tsv gives it (one word each, for
+ * scripts: a dashboard had only the notes' text, which carries the
+ * worker's name in its words). The first that holds, in this order:
+ * the scheduler's states (broker/sched.h) that keep it from new slides,
+ * then whether it runs any. */
+typedef enum {
+    WS_DRAINING, WS_ALONE, WS_CLEARING, WS_PAUSED_VERSION, WS_PAUSED, WS_STALLED,
+    WS_FAILING, WS_GPUS_FIRST, WS_BUSY, WS_IDLE, WS_COUNT
+} worker_state_t;
+
+static const char *const s_state_words[WS_COUNT] = {
+    [WS_DRAINING] = "draining", [WS_ALONE] = "alone", [WS_CLEARING] = "clearing",
+    [WS_PAUSED_VERSION] = "paused-version", [WS_PAUSED] = "paused",
+    [WS_STALLED] = "stalled", [WS_FAILING] = "failing", [WS_GPUS_FIRST] = "gpus-first",
+    [WS_BUSY] = "busy", [WS_IDLE] = "idle",
+};
+
+static worker_state_t
+worker_state (const qc_broker_t *b, const worker_rec_t *w)
+{
+    const sched_worker_t *sw = w->sw;
+    if (sw->draining)
+        return WS_DRAINING;
+    if (sw->alone || sw->alone_ghosts)
+        return WS_ALONE;
+    if (sw->clearing)
+        return WS_CLEARING;
+    if (sw->paused_until > b->now)
+        return w->paused_for_build ? WS_PAUSED_VERSION : WS_PAUSED;
+    if (sw->stalled)
+        return WS_STALLED;
+    if (sw->trouble_outlasted)
+        return WS_FAILING;
+    if (sw->slots && sw->cpu_inflight < sw->slots && sched_queued_any (b->sched)
+        && sched_cpu_slot_waits (b->sched, sw))
+        return WS_GPUS_FIRST;
+    return sw->cpu_inflight || sw->gpu_inflight ? WS_BUSY : WS_IDLE;
+}
+
+/* Why w takes no new task for now, in words, or NULL: its state when
+ * that is not a row's columns. */
 static char *
-worker_note (const qc_broker_t *b, const worker_rec_t *w)
+worker_note (const qc_broker_t *b, const worker_rec_t *w, worker_state_t state)
 {
     const sched_worker_t *sw = w->sw;
     char *note = NULL;
     int n = -1;
-    if (sw->draining)
-        return NULL;                /* its row says so */
-    if (sw->alone || sw->alone_ghosts)
+    switch (state) {
+    case WS_ALONE:
         n = asprintf (&note, "%s: runs a slide alone (a crash beside others named no "
                       "culprit) and takes no other until it ends", w->name);
-    else if (sw->clearing)
+        break;
+    case WS_CLEARING:
         n = asprintf (&note, "%s: takes no new slide until it is empty: a slide that must "
                       "run alone (a crash beside others named no culprit) waits for it",
                       w->name);
-    else if (sw->paused_until > b->now && w->paused_for_build)
+        break;
+    case WS_PAUSED_VERSION:
         n = asprintf (&note, "%s: takes no new slide for %lld s more: it runs qc %s, "
                       "this broker qc %s, and refused a config qc-submit had checked; the "
                       "slides run elsewhere (upgrade it)", w->name,
                       (long long) ((sw->paused_until - b->now + 999) / 1000),
                       w->version ? w->version : "?", qc_version_full ());
-    else if (sw->paused_until > b->now)
+        break;
+    case WS_PAUSED:
         n = asprintf (&note, "%s: takes no new slide for %lld s more: its machine failed "
                       "slides (memory or file descriptors short), which run again elsewhere "
                       "or after the pause",
                       w->name, (long long) ((sw->paused_until - b->now + 999) / 1000));
-    else if (sw->stalled)
+        break;
+    case WS_STALLED:
         n = asprintf (&note, "%s: takes no new slide: one it held did not start within the "
                       "task timeout", w->name);
-    else if (sw->trouble_outlasted)
+        break;
+    case WS_FAILING:
         /* it takes slides, and fails them at once: said, or its row
            reads as a worker at work */
         n = asprintf (&note, "%s: its machine has failed slides (memory or file "
@@ -43,11 +86,15 @@ worker_note (const qc_broker_t *b, const worker_rec_t *w)
                       "such failures stand at once, marked for a rerun, until a slide "
                       "passes on it", w->name,
                       (long long) ((b->now - sw->trouble_since) / 1000));
-    else if (sw->slots && sw->cpu_inflight < sw->slots && sched_queued_any (b->sched)
-             && sched_cpu_slot_waits (b->sched, sw))
+        break;
+    case WS_GPUS_FIRST:
         n = asprintf (&note, "%s: its free CPU slots leave the %zu queued slides to the "
                       "GPUs, which finish them sooner (a slide took %.1f s on a slot here)",
                       w->name, sched_queued_any (b->sched), (double) sw->ms_cpu / 1e3);
+        break;
+    default:            /* draining: its row says so; busy, idle: its columns */
+        break;
+    }
     return n < 0 ? NULL : note;
 }
 
@@ -63,7 +110,8 @@ status_reply (qc_broker_t *b, const peer_t *p)
     m.jobs = nj ? calloc (nj, sizeof *m.jobs) : NULL;
     m.notes = nw ? calloc (nw, sizeof *m.notes) : NULL;
     m.speeds = nw ? calloc (nw, sizeof *m.speeds) : NULL;
-    if ((nw && (!m.workers || !m.notes || !m.speeds)) || (nj && !m.jobs))
+    m.states = nw ? calloc (nw, sizeof *m.states) : NULL;
+    if ((nw && (!m.workers || !m.notes || !m.speeds || !m.states)) || (nj && !m.jobs))
         goto out;
     for (worker_rec_t *w = zhashx_first (b->workers); w && m.nworkers < nw;
          w = zhashx_next (b->workers)) {
@@ -80,7 +128,9 @@ status_reply (qc_broker_t *b, const peer_t *p)
         qc_worker_speed_t *sp = &m.speeds[m.nspeeds++];
         sp->ms_cpu = (uint32_t) (w->sw->ms_cpu > UINT32_MAX ? UINT32_MAX : w->sw->ms_cpu);
         sp->ms_gpu = (uint32_t) (w->sw->ms_gpu > UINT32_MAX ? UINT32_MAX : w->sw->ms_gpu);
-        char *note = worker_note (b, w);
+        worker_state_t state = worker_state (b, w);
+        m.states[m.nstates++] = (char *) s_state_words[state];
+        char *note = worker_note (b, w, state);
         if (note && strlen (note) > QC_PROTO_MAX_PATH)
             note[QC_PROTO_MAX_PATH] = '\0';
         if (note)
@@ -108,10 +158,11 @@ status_reply (qc_broker_t *b, const peer_t *p)
     }
     qc_msg_send (&m, zsock_resolve (b->router), p->id);
 out:
-    /* the rows borrow their strings from the registry; the notes are
-       their own */
+    /* the rows borrow their strings from the registry, the states from
+       s_state_words; the notes are their own */
     free (m.workers);
     free (m.speeds);
+    free (m.states);          /* words of s_state_words */
     free (m.jobs);
     for (size_t i = 0; i < m.nnotes; i++)
         free (m.notes[i]);

@@ -14,11 +14,12 @@ by_job_id (const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* A worker's row with its speeds (the reply's speeds, in the order of
- * its workers), sorted together. */
+/* A worker's row with its speed and state (the reply's speeds and
+ * states, in the order of its workers), sorted together. */
 typedef struct {
     qc_worker_row_t row;
     qc_worker_speed_t speed;
+    char *state;
 } worker_t;
 
 static int
@@ -34,6 +35,27 @@ by_worker_name (const void *a, const void *b)
     return by_row_name (&((const worker_t *) a)->row, &((const worker_t *) b)->row);
 }
 
+/* A list of one per worker (speeds, states) that does not match the rows
+ * (a broker before it sends none) is dropped: not known. */
+static void
+drop_unmatched (qc_msg_t *r)
+{
+    if (r->nspeeds != r->nworkers) {
+        free (r->speeds);
+        r->nspeeds = 0;
+        r->speeds = r->nworkers ? calloc (r->nworkers, sizeof *r->speeds) : NULL;
+        if (r->speeds)
+            r->nspeeds = r->nworkers;
+    }
+    if (r->nstates != r->nworkers) {
+        for (size_t i = 0; i < r->nstates; i++)
+            free (r->states[i]);
+        free (r->states);
+        r->states = NULL;
+        r->nstates = 0;
+    }
+}
+
 /* The broker's tables are hashed: a reader looks a job up by its id, a
  * worker by its name. Names a worker gave itself lose their control
  * bytes: no escape sequence reaches the terminal, no tab splits a line. */
@@ -42,34 +64,35 @@ tidy (qc_msg_t *r)
 {
     if (r->njobs > 1)
         qsort (r->jobs, r->njobs, sizeof *r->jobs, by_job_id);
-    /* a broker before speeds (or one whose list does not match) sends
-       none: the rows alone, speeds unknown */
-    if (r->nspeeds != r->nworkers) {
-        free (r->speeds);
-        r->nspeeds = 0;
-        r->speeds = r->nworkers ? calloc (r->nworkers, sizeof *r->speeds) : NULL;
-        if (r->speeds)
-            r->nspeeds = r->nworkers;
-    }
+    drop_unmatched (r);
     worker_t *all = r->nworkers > 1 && r->speeds ? calloc (r->nworkers, sizeof *all) : NULL;
     for (size_t i = 0; all && i < r->nworkers; i++)
-        all[i] = (worker_t) { r->workers[i], r->speeds[i] };
+        all[i] = (worker_t) { r->workers[i], r->speeds[i], r->states ? r->states[i] : NULL };
     if (all)
         qsort (all, r->nworkers, sizeof *all, by_worker_name);
     for (size_t i = 0; all && i < r->nworkers; i++) {
         r->workers[i] = all[i].row;
         r->speeds[i] = all[i].speed;
+        if (r->states)
+            r->states[i] = all[i].state;
     }
     bool sorted = all != NULL;
     free (all);
     if (!sorted && r->nworkers > 1) {   /* no memory for the pairs: the rows alone */
-        r->nspeeds = 0;                 /* (their speeds not shown) */
+        r->nspeeds = 0;                 /* (their speeds and states not shown) */
+        for (size_t i = 0; i < r->nstates; i++)
+            free (r->states[i]);
+        free (r->states);
+        r->states = NULL;
+        r->nstates = 0;
         qsort (r->workers, r->nworkers, sizeof *r->workers, by_row_name);
     }
     for (size_t i = 0; i < r->nworkers; i++) {
         qc_scrub_controls (r->workers[i].name);
         qc_scrub_controls (r->workers[i].host);
     }
+    for (size_t i = 0; i < r->nstates; i++)
+        qc_scrub_controls (r->states[i]);
     for (size_t i = 0; i < r->nnotes; i++)
         qc_scrub_controls (r->notes[i]);
 }
@@ -128,6 +151,24 @@ qc_status_print_table (FILE *to, const char *broker, qc_msg_t *r)
     }
 }
 
+/* The worker a note is about: the broker starts it with the name and
+ * ": " (the longest such name, as one may begin another), or "-". */
+static const char *
+note_worker (const qc_msg_t *r, const char *note)
+{
+    const char *who = "-";
+    size_t best = 0;
+    for (size_t i = 0; note && i < r->nworkers; i++) {
+        const char *name = r->workers[i].name;
+        size_t n = name ? strlen (name) : 0;
+        if (n > best && strncmp (note, name, n) == 0 && strncmp (note + n, ": ", 2) == 0) {
+            who = name;
+            best = n;
+        }
+    }
+    return who;
+}
+
 void
 qc_status_print_tsv (FILE *to, const char *broker, qc_msg_t *r)
 {
@@ -135,19 +176,21 @@ qc_status_print_tsv (FILE *to, const char *broker, qc_msg_t *r)
         return;
     tidy (r);
     fputs ("#kind\tfields: broker endpoint workers queued | worker name host slots gpus "
-           "cpu_tasks gpu_tasks heartbeat_s draining cpu_s_per_slide gpu_s_per_slide | "
-           "note text | job id done failed total queued running attached cancelled\n", to);
+           "cpu_tasks gpu_tasks heartbeat_s draining cpu_s_per_slide gpu_s_per_slide state | "
+           "note worker text | job id done failed total queued running attached cancelled\n",
+           to);
     fprintf (to, "broker\t%s\t%zu\t%" PRIu64 "\n", text (broker), r->nworkers, r->queue);
     for (size_t i = 0; i < r->nworkers; i++) {
         const qc_worker_row_t *w = &r->workers[i];
         char c[32], g[32];
-        fprintf (to, "worker\t%s\t%s\t%u\t%u\t%u\t%u\t%.1f\t%s\t%s\t%s\n", text (w->name),
+        fprintf (to, "worker\t%s\t%s\t%u\t%u\t%u\t%u\t%.1f\t%s\t%s\t%s\t%s\n", text (w->name),
                  text (w->host), w->slots, w->gpus, w->busy, w->gpu_busy, w->heartbeat_age,
                  w->draining ? "yes" : "no", per_slide (r, i, false, c, sizeof c),
-                 per_slide (r, i, true, g, sizeof g));
+                 per_slide (r, i, true, g, sizeof g),
+                 i < r->nstates && r->states[i][0] ? r->states[i] : "-");
     }
     for (size_t i = 0; i < r->nnotes; i++)
-        fprintf (to, "note\t%s\n", text (r->notes[i]));
+        fprintf (to, "note\t%s\t%s\n", note_worker (r, r->notes[i]), text (r->notes[i]));
     for (size_t i = 0; i < r->njobs; i++) {
         const qc_job_row_t *j = &r->jobs[i];
         fprintf (to, "job\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%"

@@ -17,7 +17,10 @@ void qc_status_print_table (FILE *to, const char *broker, qc_msg_t *r);
  * the first line names every kind's fields:
  *   #kind  fields...
  * Numbers bare (seconds with one decimal), yes/no for flags; a tab in a
- * name becomes a space. Sorted and scrubbed as above. */
+ * name becomes a space. A worker's line ends with its state word (the
+ * reply's states; "-" when the broker sent none), a note's line names
+ * its worker (the name the broker's words start with; "-" if none).
+ * Sorted and scrubbed as above. */
 void qc_status_print_tsv (FILE *to, const char *broker, qc_msg_t *r);
 
 #endif

@@ -156,6 +156,11 @@ typedef struct {
                                   the order of workers (a broker before
                                   2026-11-30 sends none) */
     size_t nspeeds;
+    char **states;             /* STATUS_REPLY: each worker's state, one
+                                  word (QC_WORKER_STATES), in the order of
+                                  workers (a broker before 2026-11-30
+                                  sends none) */
+    size_t nstates;
     qc_job_row_t *jobs;
     size_t njobs;
     qc_asset_t *assets;        /* SUBMIT (creating batch), ASSETS */

@@ -24,6 +24,7 @@ typedef enum {
     F_REFS, F_WORKERS, F_JOBS, F_ASSETS, F_RESULT, F_KEY, F_CRASHED, F_ATTACHED, F_TASK,
     F_NOTES,
     F_SPEEDS,
+    F_STATES,
     F_COUNT
 } field_id_t;
 

@@ -55,6 +55,13 @@ wait_for "the lone worker paused" 20 \
 "$BIN/qc-status" --broker tcp://127.0.0.1:$port >"$T/status2.log" 2>&1
 grep -q "^lone: takes no new slide for [0-9]* s more: its machine failed slides" "$T/status2.log" \
     || fail "qc-status did not say why lone takes nothing: $(cat "$T/status2.log")"
+# the same for scripts: the worker's state word ends its --tsv line,
+# and the note names its worker in a field of its own
+"$BIN/qc-status" --broker tcp://127.0.0.1:$port --tsv >"$T/status2.tsv" 2>&1
+awk -F'\t' '$1 == "worker" && $2 == "lone" && $12 == "paused" { w = 1 }
+            $1 == "note" && $2 == "lone" && $3 ~ /^lone: takes no new slide/ { n = 1 }
+            END { exit !(w && n) }' "$T/status2.tsv" \
+    || fail "qc-status --tsv does not give lone's state: $(cat "$T/status2.tsv")"
 # short for longer than 2 sendings back (30 s): they counted here once,
 # and failed the slides then (an operator's review)
 wait_for "the third sending back" 60 "grep -q 'runs again on lone once its pause ends (time 3;' '$T/broker.log'"
@@ -87,12 +94,18 @@ grep -q "worker stuck: its machine has failed slides for [0-9]* s (.*), and no o
 "$BIN/qc-status" --broker tcp://127.0.0.1:$tport >"$T/status-stuck1.log" 2>&1
 grep -q "^stuck: its machine has failed slides (memory or file descriptors short) for [0-9]* s with no other worker" \
     "$T/status-stuck1.log" || fail "qc-status did not say stuck was given up on: $(cat "$T/status-stuck1.log")"
+"$BIN/qc-status" --broker tcp://127.0.0.1:$tport --tsv >"$T/status-stuck1.tsv" 2>&1
+awk -F'\t' '$1 == "worker" && $2 == "stuck" && $12 == "failing" { w = 1 } END { exit !w }' \
+    "$T/status-stuck1.tsv" || fail "qc-status --tsv: stuck not failing: $(cat "$T/status-stuck1.tsv")"
 rm -f "$T/short3"
 timeout 60 "$BIN/qc-submit" --broker tcp://127.0.0.1:$tport -o "$T/out-stuck" --list "$T/list-stuck" \
     >"$T/submit-stuck2.log" 2>&1 || fail "well again: exit $?: $(tail -3 "$T/submit-stuck2.log")"
 [ "$(grep -vc '^#' "$T/out-stuck/results.tsv")" -eq 4 ] || fail "well again: $(cat "$T/out-stuck/results.tsv")"
 "$BIN/qc-status" --broker tcp://127.0.0.1:$tport >"$T/status-stuck2.log" 2>&1
 grep -q "^stuck: its machine has failed" "$T/status-stuck2.log" && fail "still given up on after passes"
+"$BIN/qc-status" --broker tcp://127.0.0.1:$tport --tsv >"$T/status-stuck2.tsv" 2>&1
+awk -F'\t' '$1 == "worker" && $2 == "stuck" && $12 == "idle" { w = 1 } END { exit !w }' \
+    "$T/status-stuck2.tsv" || fail "qc-status --tsv: stuck not idle when well: $(cat "$T/status-stuck2.tsv")"
 pass "a machine short for longer than --trouble-wait: given up on (failures marked, said by the broker and qc-status); well again, the same command ran them"
 
 # A worker of an older build refuses a config this build's qc-submit

@@ -78,6 +78,9 @@ check_msg_eq (const char *what, const qc_msg_t *a, const qc_msg_t *b)
     for (size_t i = 0; i < a->nspeeds && i < b->nspeeds; i++)
         CHECK (a->speeds[i].ms_cpu == b->speeds[i].ms_cpu
                    && a->speeds[i].ms_gpu == b->speeds[i].ms_gpu, "%s: speeds %zu", what, i);
+    EQ (nstates);
+    for (size_t i = 0; i < a->nstates && i < b->nstates; i++)
+        CHECK (str_eq (a->states[i], b->states[i]), "%s: state %zu", what, i);
     EQ (njobs);
     for (size_t i = 0; i < a->njobs && i < b->njobs; i++) {
         const qc_job_row_t *x = &a->jobs[i], *y = &b->jobs[i];
@@ -457,6 +460,11 @@ make_messages (qc_msg_t **msgs, size_t nslides)
     m->speeds[0] = (qc_worker_speed_t) {11000, 600};
     m->speeds[1] = (qc_worker_speed_t) {0, 1};
     m->speeds[2] = (qc_worker_speed_t) {UINT32_MAX, 0};
+    m->nstates = 3;
+    m->states = calloc (3, sizeof *m->states);
+    m->states[0] = strdup ("busy");
+    m->states[1] = strdup ("paused");
+    m->states[2] = strdup ("");
 
     m = msgs[n++] = qc_msg_new (QC_ERROR);
     qc_msg_set_str (&m->reason, "job 77: unknown job");

@@ -1,0 +1,109 @@
+/* qc-status --tsv (client/status_print.c): a worker's line ends with its
+ * state, sorted with its row; a note's line names its worker (scripts
+ * had only the notes' words); a broker that sends no states, or not one
+ * per worker, gives "-"; a peer's control bytes never reach a line. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/status_print.h"
+#include "tests/unit/check.h"
+
+/* The reply a broker sends: rows in its hash order, not by name. */
+static qc_msg_t *
+reply (bool with_states, size_t nstates)
+{
+    qc_msg_t *m = qc_msg_new (QC_STATUS_REPLY);
+    if (!m)
+        return NULL;
+    const char *names[] = {"w10", "w1", "w\tx"};
+    const char *states[] = {"paused", "busy", "idle\x1b[2J"};
+    m->nworkers = 3;
+    m->workers = calloc (3, sizeof *m->workers);
+    m->nspeeds = 3;
+    m->speeds = calloc (3, sizeof *m->speeds);
+    if (!m->workers || !m->speeds) {
+        qc_msg_destroy (&m);
+        return NULL;
+    }
+    for (size_t i = 0; i < 3; i++)
+        m->workers[i] = (qc_worker_row_t) {strdup (names[i]), strdup ("h"), 2, 0, 1, 0,
+                                           0.5, false};
+    m->speeds[0].ms_cpu = 12000;
+    if (with_states) {
+        m->states = calloc (nstates, sizeof *m->states);
+        for (size_t i = 0; m->states && i < nstates; i++, m->nstates++)
+            m->states[i] = strdup (states[i % 3]);
+    }
+    m->nnotes = 2;
+    m->notes = calloc (2, sizeof *m->notes);
+    if (m->notes) {
+        m->notes[0] = strdup ("w10: takes no new slide for 9 s more: its machine failed slides");
+        m->notes[1] = strdup ("gone: a worker no row names");
+    }
+    return m;
+}
+
+static char *
+tsv_of (qc_msg_t *m)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream (&text, &len);
+    if (!f)
+        return NULL;
+    qc_status_print_tsv (f, "tcp://127.0.0.1:5555", m);
+    fclose (f);
+    return text;
+}
+
+int
+main (void)
+{
+    qc_msg_t *m = reply (true, 3);
+    char *t = m ? tsv_of (m) : NULL;
+    CHECK (t != NULL, "the lines");
+    if (t) {
+        CHECK (strstr (t, "cpu_s_per_slide gpu_s_per_slide state | note worker text | job"),
+               "#kind names the new fields: %s", t);
+        /* sorted by name, each state with its own row */
+        const char *w1 = strstr (t, "\nworker\tw1\th\t2\t0\t1\t0\t0.5\tno\t-\t-\tbusy\n");
+        const char *w10 = strstr (t, "\nworker\tw10\th\t2\t0\t1\t0\t0.5\tno\t12.0\t-\tpaused\n");
+        CHECK (w1 && w10 && w1 < w10, "rows sorted, each with its speed and state: %s", t);
+        CHECK (strstr (t, "\nworker\tw x\th\t2\t0\t1\t0\t0.5\tno\t-\t-\tidle?[2J\n"),
+               "a tab in a name is no field; a state's control bytes are scrubbed: %s", t);
+        CHECK (strstr (t, "\nnote\tw10\tw10: takes no new slide"),
+               "the note names its worker (w10, not w1): %s", t);
+        CHECK (strstr (t, "\nnote\t-\tgone: a worker no row names\n"),
+               "a note no row's name starts: '-': %s", t);
+    }
+    free (t);
+    qc_msg_destroy (&m);
+
+    /* a broker before states, and one whose list does not match */
+    for (int k = 0; k < 2; k++) {
+        m = reply (k == 1, 2);
+        t = m ? tsv_of (m) : NULL;
+        CHECK (t && strstr (t, "\nworker\tw1\th\t2\t0\t1\t0\t0.5\tno\t-\t-\t-\n")
+                   && strstr (t, "\nworker\tw10\th\t2\t0\t1\t0\t0.5\tno\t12.0\t-\t-\n"),
+               "%s: states not known ('-'): %s", k ? "2 states for 3 rows" : "no states",
+               t ? t : "?");
+        free (t);
+        qc_msg_destroy (&m);
+    }
+
+    /* the table a person reads is unchanged by the states */
+    m = reply (true, 3);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = m ? open_memstream (&text, &len) : NULL;
+    if (f) {
+        qc_status_print_table (f, "tcp://127.0.0.1:5555", m);
+        fclose (f);
+    }
+    CHECK (text && strstr (text, "\nw10: takes no new slide for 9 s more") && !strstr (text, "paused\n"),
+           "table: %s", text ? text : "?");
+    free (text);
+    qc_msg_destroy (&m);
+    return check_done ("test_status_print");
+}
