@@ -28,8 +28,8 @@
  *             (glass, holes) are left out
  *   per mask  the blocks' mean energy under each mask pixel (at 10x one
  *   pixel     block is one 1.25x pixel; at 20x four); at a work size
- *             finer than a block a pixel, under each cell of k x k mask
- *             pixels, a block again (judge_grid)
+ *             finer than 1.25x, under each cell of k x k mask pixels, a
+ *             1.25x pixel again (judge_grid)
  *   blurry    the window x window RMS of those (energy, not amplitude,
  *             is averaged: a window of smooth tissue in focus still
  *             holds a few sharp edges, which an amplitude mean dilutes:
@@ -516,26 +516,35 @@ pick_level (qc_run_t *run, const qc_focus_params_t *p, int *level)
     return 0;
 }
 
-/* The cells blur is judged on, as k x k mask pixels: 1 where a mask
- * pixel is about a block (8 pixels) of the measured level or more, as
- * at the default 1.25x on a 40x slide measured at 10x; at finer work
- * sizes (2.5x: a mask pixel of 4 level pixels; 5x: 2; 10x: 1) k such
- * that a cell is about a block again. Judged on the mask's own pixels
- * there, only the pixel under each block's centre was measured, too few
- * for the windows: the median detail came out 0 at 5x, and at 2.5x no
- * blur was found where 1.25x found 28% (an operator's review). On the
- * cells the step judges as at 1.25x (window, min_size and edge_erode
- * count cells, the same tissue a pixel there); qc_blur_apply spreads the
- * verdict to the mask's pixels. A mask pixel of 6.4 level pixels or more
- * is one cell: a rounding of the slide's size (7.89 on a small slide)
- * must not change the grid. */
+/* The cells blur is judged on, as k x k mask pixels: the larger of
+ * - the physical rule: a cell is what a mask pixel is at 1.25x, which
+ *   window, min_size and edge_erode were chosen for (HistoQC's work size;
+ *   8 um on a 40x slide), so a config judges the same tissue at every
+ *   work size: 2 at 2.5x, 4 at 5x, 8 at 10x. Counted from the measured
+ *   level's magnification (level_mag) and its pixels in a mask pixel:
+ *   that level's pixels over 1.25x's. Before, a cell was a block of the
+ *   measured level, which on a 20x slide read at 20x made cells half as
+ *   wide at 5x as at 1.25x, and min_size a quarter of the tissue: a
+ *   dense, smooth region of CMU-1 in focus was flagged at 5x only (an
+ *   operator's review);
+ * - a block (8 pixels) of the measured level: a cell smaller than a
+ *   block holds no measure of its own (only the pixel under each block's
+ *   centre was measured, too few for the windows: the median detail came
+ *   out 0 at 5x, and at 2.5x no blur was found where 1.25x found 28%).
+ * On a 40x slide read at 10x both give the same. qc_blur_apply spreads
+ * the verdict to the mask's pixels. A mask pixel of 6.4 level pixels or
+ * more is one block (a rounding of the slide's size, 7.89 on a small
+ * slide, must not change the grid), and likewise 0.8 of a 1.25x pixel. */
 static int
-judge_grid (int64_t bbox_w, int64_t bbox_h, int mw, int mh, double ds)
+judge_grid (int64_t bbox_w, int64_t bbox_h, int mw, int mh, double ds, double level_mag)
 {
     if (mw < 1 || mh < 1 || !(ds > 0))
         return 1;
     double px = fmin ((double) bbox_w / mw, (double) bbox_h / mh) / ds;
-    double k = px > 0 ? floor (8.0 / px + 0.25) : 1;
+    double block = px > 0 ? floor (8.0 / px + 0.25) : 1;
+    double phys = px > 0 && level_mag > 0 ? floor (level_mag / (QC_FOCUS_CELL_MAG * px) + 0.25)
+                                          : 1;
+    double k = fmax (block, phys);
     int most = mw < mh ? mw : mh;
     return k < 1 ? 1 : k > most ? most : (int) k;
 }
@@ -560,7 +569,9 @@ run_focus (qc_run_t *run)
     /* the grid blur is judged on: the mask, or at a work size finer
        than a block a mask pixel (judge_grid) k x k of its pixels a cell */
     double ds = qc_slide_level_downsample (run->slide, level);
-    int k = judge_grid (run->bbox_w, run->bbox_h, use->w, use->h, ds);
+    int k = judge_grid (run->bbox_w, run->bbox_h, use->w, use->h, ds,
+                        last_stats.level_mag);
+    last_stats.cell = k;
     int mw = (use->w + k - 1) / k, mh = (use->h + k - 1) / k, rc = -1;
     qc_mask_t *cells = k > 1 ? qc_mask_new (mw, mh) : NULL;
     if (k > 1 && (!cells || ops->resize_mask (use, QC_INTERP_NEAREST, cells) != 0)) {
@@ -686,7 +697,8 @@ run_focus (qc_run_t *run)
                 level, last_stats.level_mag, last_stats.band, way, last_stats.threshold);
     if (k > 1)
         qc_log (QC_LOG_INFO, run->step, "judged on cells of %d x %d mask pixels (a "
-                "mask pixel is %.3g pixels of level %d): as at 1.25x on a 40x slide",
+                "mask pixel is %.3g pixels of level %d): a cell is what a mask pixel is "
+                "at 1.25x, for which window, min_size and edge_erode are counted",
                 k, k, g.sx / k / g.ds, level);
     if (en.n > 0 && last_stats.reference <= 0)
         qc_run_warn (run, "blur not judged: the tissue's detail measured 0 at level %d "

@@ -48,6 +48,10 @@ typedef struct {
 #define QC_FOCUS_EDGE_ERODE 1
 #define QC_FOCUS_MAX_GRAY 0.9
 #define QC_FOCUS_MIN_SIZE 100
+/* The work size window, min_size and edge_erode count pixels of: at a
+ * finer one they count cells of its pixels that are one such pixel
+ * (blur_focus.c judge_grid). HistoQC's, and the default config's. */
+#define QC_FOCUS_CELL_MAG 1.25
 #define QC_FOCUS_WARN_SHARPNESS 5.0
 #define QC_FOCUS_RATIO 0.5
 /* Tissue whose coarser detail is under this share of the tissue's median
@@ -117,6 +121,8 @@ typedef struct {
     int band;                 /* its DCT band */
     double level_mag;         /* its magnification */
     int fine_enough;          /* 0: no level was as fine as asked */
+    int cell;                 /* mask pixels a side of the cells blur was
+                                 judged on (1: the mask's own) */
     long tiles, tiles_level;  /* tiles read, tiles in the level */
     long tiles_from_ahead;    /* of the tiles read, those found read
                                  ahead (focus_ahead.h) */

@@ -185,6 +185,52 @@ done:
     BASE_LINES "[BlurDetectionModule.identifyFocusFaults]\n"
 #define CONFIG_HEAD CONFIG ("")
 
+/* The tissue and focus steps at image_work_size size ("5x"), or NULL. */
+static qc_pipeline_t *
+pipeline_at (const char *size)
+{
+    char text[4096], line[64];
+    snprintf (text, sizeof text, "%s", CONFIG_HEAD);
+    snprintf (line, sizeof line, "image_work_size = %s", size);
+    char *at = strstr (text, "image_work_size = 1.25x\n");
+    if (!at || strlen (text) + strlen (line) >= sizeof text)
+        return NULL;
+    memmove (at + strlen (line), at + strlen ("image_work_size = 1.25x"),
+             strlen (at + strlen ("image_work_size = 1.25x")) + 1);
+    memcpy (at, line, strlen (line));
+    qc_pipeline_t *p = qc_pipeline_new (text, err, sizeof err);
+    CHECK (p != NULL, "%s: %s", size, err);
+    return p;
+}
+
+/* The built-in config with its work size (BaseImage's, getBasicStats')
+ * at 5x, or NULL. */
+static qc_pipeline_t *
+default_at_5x (void)
+{
+    const char *from = "image_work_size = 1.25x", *to = "image_work_size = 5x   ";
+    char *text = strdup (qc_pipeline_default_config ());
+    int n = 0;
+    for (char *at = text; at && (at = strstr (at, from)); at += strlen (from), n++)
+        memcpy (at, to, strlen (to));
+    qc_pipeline_t *p = n ? qc_pipeline_new (text, err, sizeof err) : NULL;
+    CHECK (p != NULL, "the default config at 5x (%d work sizes): %s", n, err);
+    free (text);
+    return p;
+}
+
+/* The pixels r's _blurry.png flags, or -1 without one. */
+static long
+flagged_pixels (const qc_result_t *r)
+{
+    qc_mask_t *m = fx_result_mask (r, "_blurry.png");
+    long n = m ? 0 : -1;
+    for (size_t i = 0; m && i < qc_npix (m->w, m->h); i++)
+        n += m->px[i] != 0;
+    qc_mask_destroy (&m);
+    return n;
+}
+
 /* Runs the focus step on tmp/name.svs; Dice of _blurry.png against the
  * focus truth (name's), or -1 without truth. */
 static double
@@ -395,8 +441,9 @@ test_levels (void)
     qc_pipeline_t *p40 = qc_pipeline_new (CONFIG ("base_mag = 40\n"), err,
                                           sizeof err);
     CHECK (p && p40, "%s", err);
+    qc_pipeline_t *p20 = pipeline_at ("5x");
     qc_result_t *r = qc_result_new ();
-    if (!p || !p40 || !r)
+    if (!p || !p40 || !p20 || !r)
         goto done;
     const qc_focus_stats_t *st = qc_focus_last_stats ();
     /* 40x, levels 40x 10x 2.5x: the 10x level, from its coefficients */
@@ -527,6 +574,16 @@ test_levels (void)
     CHECK (st->level == 0 && st->fine_enough && st->band == 3);
     CHECK (d >= 0.85, "20x fine blur Dice %.3f", d);
     CHECK (!r->warnings, "%s", r->warnings);
+    CHECK (st->cell == 1, "20x at 1.25x: cells of %d", st->cell);
+    /* at 5x a cell is what a mask pixel is at 1.25x, 4 x 4 of them, on a
+     * 20x slide read at 20x too (before: a 20x block, 2 x 2, so min_size
+     * and the windows took a quarter of the tissue they take at 1.25x) */
+    {
+        d = run_focus (p20, "mag20", r, 1);
+        printf ("20x at 5x: cells of %d, Dice %.3f\n", st->cell, d);
+        CHECK (st->cell == 4, "20x at 5x: cells of %d", st->cell);
+        CHECK (d >= 0.85, "20x at 5x: fine blur Dice %.3f", d);
+    }
 
     /* 5x: nothing fine enough; its finest level, and a warning */
     CHECK (mkslide ("mag5", "2000", "1500", "5", "--mag", "5", NULL,
@@ -559,6 +616,26 @@ test_levels (void)
     CHECK (qc_pipeline_run (p, path, r) == 0, "%s", r->error ? r->error : "");
     CHECK (st->level == 0 && st->band == 3, "level %d band %d", st->level,
            st->band);
+    /* in focus all over: nothing flagged at 1.25x nor at 5x (before, a
+     * dense, smooth region of it was, at 5x only: cells of 2 x 2 there) */
+    CHECK (flagged_pixels (r) == 0, "CMU-1-Small-Region at 1.25x: %ld flagged",
+           flagged_pixels (r));
+    CHECK (qc_pipeline_run (p20, path, r) == 0, "%s", r->error ? r->error : "");
+    CHECK (st->cell == 4 && flagged_pixels (r) == 0,
+           "CMU-1-Small-Region at 5x: cells of %d, %ld flagged", st->cell,
+           flagged_pixels (r));
+    /* the same under the whole default config at 5x, whose earlier steps
+       leave the mask the region was flagged in */
+    qc_pipeline_t *whole = default_at_5x ();
+    if (whole) {
+        CHECK (qc_pipeline_run (whole, path, r) == 0, "%s", r->error ? r->error : "");
+        printf ("default config at 5x, CMU-1-Small-Region: cells of %d, %ld mask pixels "
+                "flagged\n", st->cell, flagged_pixels (r));
+        CHECK (st->cell == 4 && flagged_pixels (r) == 0,
+               "default config at 5x: cells of %d, %ld flagged", st->cell,
+               flagged_pixels (r));
+    }
+    qc_pipeline_destroy (&whole);
     /* a slide whose pixels do not decode fails with a reason */
     slide_path (path, sizeof path, "odd", "unreadable.svs");
     CHECK (qc_pipeline_run (p, path, r) == -1 && r->error);
@@ -566,6 +643,7 @@ done:
     qc_result_destroy (&r);
     qc_pipeline_destroy (&p);
     qc_pipeline_destroy (&p40);
+    qc_pipeline_destroy (&p20);
 }
 
 static void
