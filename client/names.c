@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <wctype.h>
 
 #include "client/escape.h"
@@ -243,11 +244,39 @@ qc_names_safe (const char *file_name)
     return out;
 }
 
-/* Whether another slide has name (in any case: fold_case); a name that
- * cannot be folded (no memory) counts as taken. */
+/* Whether name is one of the output folder's own files, in any case:
+ * results.tsv, error.log, qc.log and the copies a fresh start keeps of
+ * them (".1", ".2"...), and the hidden ".qc-..." ones. A slide named so
+ * (a file "qc.log" in a cohort, or a URL's) had its folder made over
+ * that file: every run stopped there, exit 5, the rest of the cohort
+ * not run (a user's review). */
+static bool
+folder_own (const char *name)
+{
+    static const char *const own[] = {"results.tsv", "error.log", "qc.log"};
+    if (strncasecmp (name, ".qc-", 4) == 0)
+        return true;
+    for (size_t i = 0; i < sizeof own / sizeof *own; i++) {
+        size_t n = strlen (own[i]);
+        if (strncasecmp (name, own[i], n) != 0)
+            continue;
+        const char *rest = name + n;
+        if (!*rest)
+            return true;
+        if (*rest == '.' && rest[1] && strspn (rest + 1, "0123456789") == strlen (rest + 1))
+            return true;
+    }
+    return false;
+}
+
+/* Whether another slide has name (in any case: fold_case), or the folder
+ * itself (folder_own); a name that cannot be folded (no memory) counts
+ * as taken. */
 static bool
 taken (const qc_names_t *self, const char *name, const char *path)
 {
+    if (folder_own (name))
+        return true;
     char *key = fold_case (name);
     const char *owner = key ? zhashx_lookup (self->by_name, key) : "";
     bool yes = owner && strcmp (owner, path) != 0;

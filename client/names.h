@@ -20,7 +20,8 @@
  *     folder the slide is in before it ("b__slide.svs"), then two folders,
  *     and then
  *     "-2", "-3"... at its end. A slide keeps the name it already has in
- *     the folder's results.
+ *     the folder's results. The folder's own files' names (results.tsv,
+ *     error.log, qc.log, their ".N" copies, ".qc-...") are taken too.
  * Two slides are the same slide when their absolute paths are equal. A
  * slide by URL goes by its redacted URL (shared/url.h: no credentials,
  * no query) in place of a path, and its file name is the URL's last

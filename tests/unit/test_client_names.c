@@ -130,6 +130,37 @@ test_urls (void)
     qc_names_destroy (&n);
 }
 
+/* A slide named as one of the output folder's own files gets another
+ * name: its folder was made over the file, and every run stopped there
+ * (exit 5), the rest of its cohort not run (a user's review). */
+static void
+test_folder_own (void)
+{
+    qc_names_t *n = qc_names_new ();
+    static const char *const own[][2] = {
+        {"/data/p/qc.log", "p__qc.log"}, {"http://h/q/results.tsv?sig=1", "q__results.tsv"},
+        {"/data/p/ERROR.LOG", "p__ERROR.LOG"}, {"/data/p/results.tsv.3", "p__results.tsv.3"},
+        {"/data/p/.qc-config", "p__.qc-config"}, {"/data/p/.QC-lock", "p__.QC-lock"},
+        {"/qc.log", "qc.log-2"},
+    };
+    for (size_t i = 0; i < sizeof own / sizeof *own; i++) {
+        char *a = qc_names_assign (n, own[i][0]);
+        CHECK (a && strcmp (a, own[i][1]) == 0, "%s: named %s, expected %s", own[i][0],
+               a ? a : "(null)", own[i][1]);
+        free (a);
+    }
+    /* names that only begin so are a slide's own */
+    static const char *const fine[] = {"/d/qc.log.svs", "/d/results.tsv.x", "/d/error.log.",
+                                       "/d/qc.logs", "/d/.qc", "/d/x.qc-config"};
+    for (size_t i = 0; i < sizeof fine / sizeof *fine; i++) {
+        char *a = qc_names_assign (n, fine[i]);
+        CHECK (a && strcmp (a, strrchr (fine[i], '/') + 1) == 0, "%s: named %s", fine[i],
+               a ? a : "(null)");
+        free (a);
+    }
+    qc_names_destroy (&n);
+}
+
 static void
 test_assign (void)
 {
@@ -309,6 +340,7 @@ main (void)
     test_escape ();
     test_safe ();
     test_assign ();
+    test_folder_own ();
     test_urls ();
     return check_done ("test_client_names");
 }
