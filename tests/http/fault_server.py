@@ -24,6 +24,8 @@ files; this one serves the faults nginx will not make:
                         with no Content-Length (a server that streams)
   /busy/NAME            the first request: 429 with Retry-After: 1 (a
                         rate limit); then as /files/NAME
+  /busydate/NAME        the first request: 503 with Retry-After as an
+                        HTTP date 2 s ahead; then as /files/NAME
   /novalid/NAME         NAME with Range but no ETag or Last-Modified (a
                         version that cannot be checked later)
   /redirect/NAME        302 to /files/NAME, with a short HTML body
@@ -117,13 +119,14 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(body)
             return
-        if kind == "busy":
+        if kind in ("busy", "busydate"):
             with LOCK:
                 first = COUNTS.get(path, 0) == 1
             if first:
                 body = b"slow down\n"
-                self.send_response(429)
-                self.send_header("Retry-After", "1")
+                self.send_response(429 if kind == "busy" else 503)
+                self.send_header("Retry-After", "1" if kind == "busy" else
+                                 email.utils.formatdate(time.time() + 2, usegmt=True))
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
@@ -132,7 +135,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.plain(200, "This is a plain text page, not a slide.\n" * 20)
         path = self.file_path(rest)
         if kind not in ("stall", "truncate", "cut", "close", "norange", "files",
-                        "novalid", "busy", "gzip", "starrange", "chunked") or path is None:
+                        "novalid", "busy", "busydate", "gzip", "starrange", "chunked") or path is None:
             return self.plain(404, "not found\n")
         with open(path, "rb") as f:
             data = f.read()

@@ -94,7 +94,7 @@ pass "killed at $had of $gen_size bytes; the next process fetched only the other
 if "$CACHE_TOOL" --get "$T/cache" 100000000 "$(secret missing.svs)" >"$T/out/missing.log" 2>&1; then
     fail "a missing slide was fetched"
 fi
-grep -q "$(shown missing.svs): the server answered 404 Not Found (not retried)" "$T/out/missing.log" \
+grep -q "$(shown missing.svs): the server answered 404 Not Found (not retried now; a rerun tries again)" "$T/out/missing.log" \
     || fail "the 404 message: $(cat "$T/out/missing.log")"
 pass "missing slide: $(grep -o 'GET .*' "$T/out/missing.log" | head -1)"
 

@@ -509,8 +509,16 @@ test_admit (void)
 static void
 test_faults (void)
 {
-    expect_error ("status/404", QC_HTTP_ERR_CLIENT, "404 Not Found (not retried)", 1, 1);
-    expect_error ("status/403", QC_HTTP_ERR_CLIENT, "403 Forbidden", 1, 1);
+    /* no file, no access: not asked again now, but marked, so a rerun
+       does (a slide uploaded late, a presigned URL signed afresh) */
+    expect_error ("status/404", QC_HTTP_ERR_CLIENT,
+                  "404 Not Found (not retried now; a rerun tries again)", 1, 1);
+    expect_error ("status/403", QC_HTTP_ERR_CLIENT,
+                  "403 Forbidden (no access; a presigned URL may have expired) (not retried "
+                  "now; a rerun tries again)", 1, 1);
+    /* a request the server cannot take fails so again: no mark */
+    expect_error ("status/400", QC_HTTP_ERR_CLIENT, "400 Bad Request (not retried)", 1, 1);
+    expect_error ("status/416", QC_HTTP_ERR_CLIENT, "(not retried)", 1, 1);
     expect_error ("status/500", QC_HTTP_ERR_SERVER, "500 Internal Server Error (3 attempts; a rerun tries again)", 3, 3);
     expect_error ("status/503", QC_HTTP_ERR_SERVER, "503", 3, 3);
     /* a rate limit is "not now", not "no": retried and marked for a rerun */
@@ -531,6 +539,24 @@ test_faults (void)
         CHECK (st == QC_HTTP_OK && got == sizeof one
                && fault_count ("busy/CMU-1-Small-Region.svs") == 2 && took >= 0.9,
                "a 429 with Retry-After: 1 passes on the next try, after %.2f s: %s", took, err);
+    }
+    {
+        /* an HTTP-date as Retry-After (2 s ahead, to the second): obeyed
+           too (it was left to the 50 ms backoff) */
+        char url[600], shown[600], err[1024] = "";
+        static uint8_t one[4096];
+        size_t got = 0;
+        qc_http_opts_t o;
+        fast_opts (&o);
+        secret_url ("busydate/CMU-1-Small-Region.svs", url, sizeof url, shown, sizeof shown);
+        double t0 = now_s ();
+        qc_http_status_t st = qc_http_get_range (NULL, url, &o, 0, sizeof one, one, &got,
+                                                 NULL, NULL, NULL, err, sizeof err);
+        double took = now_s () - t0;
+        CHECK (st == QC_HTTP_OK && got == sizeof one
+               && fault_count ("busydate/CMU-1-Small-Region.svs") == 2 && took >= 0.9
+               && took < 4, "a 503 with Retry-After as a date 2 s ahead passes on the next "
+               "try, after %.2f s: %s", took, err);
     }
     expect_error ("stall/CMU-1-Small-Region.svs", QC_HTTP_ERR_STALL, "stalled mid-body", 3, 3);
     expect_error ("truncate/CMU-1-Small-Region.svs", QC_HTTP_ERR_SHORT, "cut short", 3, 3);
@@ -568,10 +594,10 @@ test_faults (void)
         qc_http_get_range (NULL, url, &o, 0, sizeof one, one, &got, NULL, NULL, NULL, err,
                            sizeof err);
         CHECK (strstr (err, "(1 attempt; a rerun tries again)"), "one try, a 503: %s", err);
-        secret_url ("status/404", url, sizeof url, shown, sizeof shown);
+        secret_url ("status/400", url, sizeof url, shown, sizeof shown);
         qc_http_get_range (NULL, url, &o, 0, sizeof one, one, &got, NULL, NULL, NULL, err,
                            sizeof err);
-        CHECK (strstr (err, "404") && !strstr (err, "a rerun tries again"), "a 404: %s", err);
+        CHECK (strstr (err, "400") && !strstr (err, "a rerun tries again"), "a 400: %s", err);
     }
     /* a redirect to the file itself is followed */
     char url[600], shown[600], err[1024];

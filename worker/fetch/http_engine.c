@@ -119,6 +119,19 @@ http_status_words (long status, char *out, size_t outlen)
  * GCS answer 429 when many workers ask at once) and a server that gave
  * up waiting for the request. Retried like a 5xx, and marked for a
  * rerun, since the same request may pass later. */
+/* 4xx answers that another day may not give: no access (401, 403, 407:
+ * credentials or a signature that may be renewed) or no file (404, 410:
+ * one not uploaded yet, or moved back). */
+static int
+may_pass_later (long status)
+{
+    static const long later[] = { 401, 403, 404, 407, 410 };
+    for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
+        if (later[i] == status)
+            return 1;
+    return 0;
+}
+
 static int
 busy_4xx (long status)
 {
@@ -200,11 +213,17 @@ on_header (char *line, size_t size, size_t nitems, void *arg)
     else if (starts (line, n, "Content-Encoding:"))
         header_value (line, n, 17, x->ans.encoding, sizeof x->ans.encoding);
     else if (starts (line, n, "Retry-After:")) {
-        /* delta-seconds only; an HTTP-date is left to the backoff */
+        /* delta-seconds, or an HTTP-date (RFC 9110; some proxies and
+           S3-compatible stores send one: it was left to the backoff's
+           0.5 s, a user's review), counted from this machine's clock */
         header_value (line, n, 12, v, sizeof v);
         char *end;
         long sec = strtol (v, &end, 10);
-        if (end != v && !*end && sec >= 0)
+        if (end == v || *end) {
+            time_t at = curl_getdate (v, NULL), now = time (NULL);
+            sec = at == (time_t) -1 ? -1 : at > now ? (long) (at - now) : 0;
+        }
+        if (sec >= 0)
             x->ans.retry_after_ms = sec > RETRY_AFTER_MAX_S ? RETRY_AFTER_MAX_S * 1000L
                                                             : sec * 1000L;
     }
@@ -498,8 +517,14 @@ classify (CURL *c, CURLcode rc, xfer_t *x, outcome_t *out)
         if (s >= 400 && s < 500 && !busy_4xx (s)) {
             http_status_words (s, words, sizeof words);
             out->st = QC_HTTP_ERR_CLIENT;
-            snprintf (out->why, sizeof out->why,
-                      "the server answered %s (not retried)", words);
+            /* no access, or no file there yet: a freshly signed URL, a
+               permission mended or a slide uploaded late passes later,
+               so a rerun runs it again (a 403 of an expired presigned
+               URL stood for good: its rerun with new signatures skipped
+               it, a user's review); a request the server cannot take
+               (400, 405, 414, 416) would fail so again */
+            snprintf (out->why, sizeof out->why, "the server answered %s (not retried%s",
+                      words, may_pass_later (s) ? " now" QC_RESULT_RETRY_MARK : ")");
             return;
         }
         if (s >= 500 || busy_4xx (s)) {
