@@ -117,10 +117,15 @@ qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to)
                  "and error.log are kept as .N)\n", r->changed, qc_plural (r->changed),
                  r->changed == 1 ? "its" : "their", dir);
     if (r->retried)
-        fprintf (to, "%zu slide%s that %s cancelled, could not be read, whose server "
-                 "did not answer or whose machine ran short (of memory, of file "
-                 "descriptors) before run%s again\n", r->retried, qc_plural (r->retried),
-                 r->retried == 1 ? "was" : "were", r->retried == 1 ? "s" : "");
+        /* the causes that may pass (a cancel, a share or server that
+           failed, a machine short of memory...) said once, by the mark
+           their lines carry: the list of them read badly (a user's
+           review) */
+        fprintf (to, "%zu slide%s run%s again: %s failed before for a cause that may "
+                 "have passed (%s error.log line%s end%s 'a rerun tries again')\n",
+                 r->retried, qc_plural (r->retried), r->retried == 1 ? "s" : "",
+                 r->retried == 1 ? "it" : "they", r->retried == 1 ? "its" : "their",
+                 qc_plural (r->retried), r->retried == 1 ? "s" : "");
     if (r->nunread) {
         fprintf (to, "%zu slide%s cannot be read here and %s not sent (each gets an "
                  "error.log line):\n", r->nunread, qc_plural (r->nunread),

@@ -130,7 +130,7 @@ grep -q "job $job at the broker holds 2048 of the 3000 slides it was sent (its s
     "$T/m2-again.log" || fail "the rerun did not see the cut: $(head -3 "$T/m2-again.log")"
 n=$(grep -c "not run: the broker cancelled the job when its submission went over qc-broker --max-mb-per-client (give fewer slides a job; a rerun tries again)" "$T/m2/error.log")
 [ "$n" = 2048 ] || fail "$n of the cut job's 2048 slides have its reason in error.log"
-grep -q "2048 slides that were cancelled, could not be read, whose server did not answer or whose machine ran short (of memory, of file descriptors) before run again" \
+grep -q "2048 slides run again: they failed before for a cause that may have passed" \
     "$T/m2-again.log" || fail "the rerun did not try the cancelled slides again: $(tail -4 "$T/m2-again.log")"
 grep -q "over its limit" "$T/m2-again.log" || fail "the new job was not refused: $(tail -3 "$T/m2-again.log")"
 pass "the rerun fetches the cut job (its slides' reason: the limit; a rerun tries them again); its new job is refused while the cut one counts"
