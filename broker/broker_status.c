@@ -70,8 +70,8 @@ worker_note (const qc_broker_t *b, const worker_rec_t *w, worker_state_t state)
         break;
     case WS_PAUSED:
         n = asprintf (&note, "%s: takes no new slide for %lld s more: its machine failed "
-                      "slides (memory or file descriptors short), which run again elsewhere "
-                      "or after the pause",
+                      "slides (memory or file descriptors short, or its cache disk full), "
+                      "which run again elsewhere or after the pause",
                       w->name, (long long) ((sw->paused_until - b->now + 999) / 1000));
         break;
     case WS_STALLED:
@@ -82,9 +82,9 @@ worker_note (const qc_broker_t *b, const worker_rec_t *w, worker_state_t state)
         /* it takes slides, and fails them at once: said, or its row
            reads as a worker at work */
         n = asprintf (&note, "%s: its machine has failed slides (memory or file "
-                      "descriptors short) for %lld s with no other worker to take them: "
-                      "such failures stand at once, marked for a rerun, until a slide "
-                      "passes on it", w->name,
+                      "descriptors short, or its cache disk full) for %lld s with no other "
+                      "worker to take them: such failures stand at once, marked for a rerun, "
+                      "until a slide passes on it", w->name,
                       (long long) ((b->now - sw->trouble_since) / 1000));
         break;
     case WS_GPUS_FIRST:

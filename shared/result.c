@@ -216,7 +216,8 @@ qc_result_fail (qc_result_t *self, const char *fmt, ...)
 bool
 qc_result_machine_trouble (const char *reason)
 {
-    static const char *const phrases[] = {QC_RESULT_MEMORY_SHORT, QC_RESULT_NO_FDS};
+    static const char *const phrases[] = {QC_RESULT_MEMORY_SHORT, QC_RESULT_NO_FDS,
+                                          QC_RESULT_CACHE_DISK};
     for (size_t i = 0; reason && i < sizeof phrases / sizeof phrases[0]; i++)
         if (strstr (reason, phrases[i]))
             return true;

@@ -24,11 +24,15 @@
 
 /* Phrases of a failure's reason that name the machine that ran the slide
  * as the cause, not the slide, its server or its share: memory short, no
- * file descriptor left. Another machine may run that slide now, so the
+ * file descriptor left, a cache disk full. Another machine may run that slide now, so the
  * broker sends it out again (qc_result_machine_trouble). A server's or a
  * share's failure is everyone's: it carries the rerun mark only. */
 #define QC_RESULT_MEMORY_SHORT "memory ran out on this machine"
 #define QC_RESULT_NO_FDS       "had no file descriptor left"
+/* A worker's slide cache on a disk that refused a write (full, over
+ * quota, failing): every slide by URL fails there, and would on another
+ * worker pass (worker/fetch/disk_cache.c). */
+#define QC_RESULT_CACHE_DISK   "this machine's cache disk refused a write"
 /* Starts a failure's reason when a worker cannot build the job's
  * pipeline from its config (worker/exec_pipeline.c). qc-submit checks a
  * config with its own build before sending it, so a worker of another

@@ -30,7 +30,7 @@ check_exactly_once "$T/out" "$T/list"
 grep -q "worker bad failed .* for its machine, not the slide: --test-trouble-on: .*; the slide runs again (1 of 2), and bad takes no new slide for 10 s" \
     "$T/broker.log" || fail "the broker did not say why: $(grep 'worker bad' "$T/broker.log" | head -3)"
 # qc-status says why the paused worker takes nothing (within its 10 s)
-[ $took -ge 8 ] || grep -q "^bad: takes no new slide for [0-9]* s more: its machine failed slides (memory or file descriptors short), which run again elsewhere or after the pause$" \
+[ $took -ge 8 ] || grep -q "^bad: takes no new slide for [0-9]* s more: its machine failed slides (memory or file descriptors short, or its cache disk full), which run again elsewhere or after the pause$" \
     "$T/status.log" || fail "qc-status did not say why bad takes nothing: $(cat "$T/status.log")"
 pass "slides failed by a worker's machine ran again on the other worker; that worker was paused, and qc-status said why"
 
@@ -92,7 +92,7 @@ rc=$?
 grep -q "worker stuck: its machine has failed slides for [0-9]* s (.*), and no other worker can take them: its failures of that kind stand from now on" \
     "$T/broker.log" || fail "the give-up not logged: $(grep 'worker stuck' "$T/broker.log" | tail -3)"
 "$BIN/qc-status" --broker tcp://127.0.0.1:$tport >"$T/status-stuck1.log" 2>&1
-grep -q "^stuck: its machine has failed slides (memory or file descriptors short) for [0-9]* s with no other worker" \
+grep -q "^stuck: its machine has failed slides (memory or file descriptors short, or its cache disk full) for [0-9]* s with no other worker" \
     "$T/status-stuck1.log" || fail "qc-status did not say stuck was given up on: $(cat "$T/status-stuck1.log")"
 "$BIN/qc-status" --broker tcp://127.0.0.1:$tport --tsv >"$T/status-stuck1.tsv" 2>&1
 awk -F'\t' '$1 == "worker" && $2 == "stuck" && $12 == "failing" { w = 1 } END { exit !w }' \

@@ -21,11 +21,14 @@
 #include <pthread.h>
 #include <dirent.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 
 #include "shared/log.h"
+#include "shared/result.h"
 #include "tests/unit/check.h"
 #include "tests/unit/fetch_level.h"
 #include "tests/unit/http_fixtures.h"
@@ -300,7 +303,57 @@ test_evict (void)
     fx_secret_url (&ngx, A, url, sizeof url);
     CHECK (get (c, url, NULL, NULL, 0, err, sizeof err) < 0 && strstr (err, "larger than the whole cache")
            && !fx_has_secret (err), "too large: %s", err);
+    /* sizes that differ in words (both read 0.00 GB), and marked: a
+       rerun after --cache-max was raised runs it */
+    CHECK (strstr (err, "(1.94 MB) is larger than the whole cache (1 MB; raise qc-worker's "
+                   "--cache-max; a rerun tries again)"), "too large, in words: %s", err);
     qc_disk_cache_close (&c);
+}
+
+/* A cache whose disk refuses writes (here a file-size limit: EFBIG, as
+ * ENOSPC or a quota's EDQUOT): the machine's trouble, said so (the broker
+ * sends the slide elsewhere), marked for a rerun, and the partial
+ * download removed, which kept a full disk full. In a child: the limit
+ * is the process's. */
+static int run_get (const char *dir, uint64_t max, const char *url, int out);
+
+static void
+test_disk_refuses (void)
+{
+    char url[600], dir[400];
+    snprintf (dir, sizeof dir, "%s/full", tmpdir);
+    fx_secret_url (&ngx, A, url, sizeof url);
+    int fds[2];
+    CHECK (pipe (fds) == 0, "pipe");
+    pid_t pid = fork ();
+    if (pid == 0) {
+        close (fds[0]);
+        signal (SIGXFSZ, SIG_IGN);
+        struct rlimit lim = { 100000, 100000 };
+        setrlimit (RLIMIT_FSIZE, &lim);
+        _exit (run_get (dir, 100000000, url, fds[1]));
+    }
+    close (fds[1]);
+    char said[2048] = "";
+    ssize_t n = read (fds[0], said, sizeof said - 1);
+    said[n > 0 ? n : 0] = '\0';
+    close (fds[0]);
+    int status = 0;
+    waitpid (pid, &status, 0);
+    CHECK (WIFEXITED (status) && WEXITSTATUS (status) == 1, "the get failed: %s", said);
+    CHECK (strstr (said, "cannot write into the cache: File too large (" QC_RESULT_CACHE_DISK
+                   ", not the slide's fault: free space there, or give qc-worker another "
+                   "--cache; a rerun tries again)") && !fx_has_secret (said), "%s", said);
+    char cmd[600], left[1024] = "";
+    snprintf (cmd, sizeof cmd, "ls '%s' | grep -c part", dir);
+    FILE *p = popen (cmd, "r");
+    size_t got = p ? fread (left, 1, sizeof left - 1, p) : 0;
+    left[got] = '\0';
+    if (p)
+        pclose (p);
+    CHECK (atoi (left) == 0, "the partial download was removed: %s part files", left);
+    /* the reason is one the broker takes as the machine's */
+    CHECK (qc_result_machine_trouble (said), "machine trouble: %s", said);
 }
 
 /* ---- several processes and threads on one folder ---- */
@@ -672,6 +725,7 @@ main (int argc, char **argv)
     test_no_length ();
     test_changed ();
     test_evict ();
+    test_disk_refuses ();
     test_processes ();
     test_threads ();
     test_prefetch ();

@@ -20,6 +20,7 @@
 
 #include "shared/err.h"
 #include "shared/log.h"
+#include "shared/result.h"
 #include "shared/sync_dir.h"
 #include "shared/url.h"
 
@@ -180,6 +181,36 @@ typedef struct {
     qc_cache_info_t *info;
 } get_t;
 
+/* bytes in words: "14.7 MB", "1.25 GB" (decimal, as --cache-max). */
+static void
+size_words (uint64_t bytes, char *buf, size_t len)
+{
+    double b = (double) bytes;
+    if (b >= 1e9)
+        snprintf (buf, len, "%.3g GB", b / 1e9);
+    else if (b >= 1e6)
+        snprintf (buf, len, "%.3g MB", b / 1e6);
+    else
+        snprintf (buf, len, "%.3g kB", b / 1e3);
+}
+
+/* A write into the cache that failed with errno e: on a disk that
+ * refuses writes (full, over quota, failing) the machine's trouble, which
+ * the broker takes as such (the slide to another worker, this one paused,
+ * marked for a rerun where it stands): before, every slide by URL failed
+ * at once on such a worker, for good, while it kept taking slides (a
+ * user's review). -1. */
+static int
+write_failed (const char *path, int e, char *err, size_t errlen)
+{
+    if (qc_errno_disk_refused (e))
+        return qc_fail (err, errlen, "%s: cannot write into the cache: %s ("
+                        QC_RESULT_CACHE_DISK ", not the slide's fault: free space there, "
+                        "or give qc-worker another --cache" QC_RESULT_RETRY_MARK, path,
+                        strerror (e));
+    return qc_fail (err, errlen, "%s: cannot write into the cache: %s", path, strerror (e));
+}
+
 /* Downloads the version now describes into the entry, resuming a
  * partial of that version. 0 done; 1 start over (another caller
  * finished it, or the .part went away meanwhile); -1 failed. */
@@ -189,8 +220,7 @@ download (get_t *g, const qc_http_file_t *now, char *err, size_t errlen)
     entry_paths_t *p = &g->p;
     int fd = open (p->part, O_RDWR | O_CREAT | O_CLOEXEC, 0600);   /* patient data */
     if (fd < 0)
-        return qc_fail (err, errlen, "%s: cannot write into the cache: %s", p->part,
-                        strerror (errno));
+        return write_failed (p->part, errno, err, errlen);
     if (flock (fd, LOCK_EX) != 0 || !same_inode (fd, p->part)) {
         close (fd);
         return 1;
@@ -213,9 +243,9 @@ download (get_t *g, const qc_http_file_t *now, char *err, size_t errlen)
         && st.st_size < now->size)
         from = (uint64_t) st.st_size;
     if (meta_write (p->part_meta, g->shown, &file, 0) != 0) {
+        int e = errno;
         close (fd);
-        return qc_fail (err, errlen, "%s: cannot write into the cache: %s", p->part_meta,
-                        strerror (errno));
+        return write_failed (p->part_meta, e, err, errlen);
     }
     int ev = qc_disk_cache_evict (g->cache, (uint64_t) file.size - from);
     if (ev > 0)
@@ -228,6 +258,15 @@ download (get_t *g, const qc_http_file_t *now, char *err, size_t errlen)
         g->info->resumed = 1;
         g->info->resumed_from = from;
     }
+    if (hs == QC_HTTP_ERR_LOCAL && qc_errno_disk_refused (errno)) {
+        /* the disk is full: the partial goes, or it keeps it full and
+           every later slide fails too (a user's review) */
+        int e = errno;
+        unlink (p->part);
+        unlink (p->part_meta);
+        close (fd);
+        return write_failed (p->part, e, err, errlen);
+    }
     if (hs != QC_HTTP_OK) {
         /* keep the partial, described as the version it now holds */
         meta_write (p->part_meta, g->shown, &file, 0);
@@ -235,9 +274,9 @@ download (get_t *g, const qc_http_file_t *now, char *err, size_t errlen)
         return -1;
     }
     if (fsync (fd) != 0) {
+        int e = errno;
         close (fd);
-        return qc_fail (err, errlen, "%s: cannot write into the cache: %s", p->part,
-                        strerror (errno));
+        return write_failed (p->part, e, err, errlen);
     }
     /* the new .meta names the new slide's inode, so no reader pairs it
        with the old slide, nor the old .meta with the new slide
@@ -246,8 +285,7 @@ download (get_t *g, const qc_http_file_t *now, char *err, size_t errlen)
         || rename (p->part, p->data) != 0) {
         int e = errno;
         close (fd);
-        return qc_fail (err, errlen, "%s: cannot write into the cache: %s", p->data,
-                        strerror (e));
+        return write_failed (p->data, e, err, errlen);
     }
     unlink (p->part_meta);
     qc_sync_dir (g->cache->dir);
@@ -280,10 +318,21 @@ round_once (get_t *g, qc_cache_lease_t **lease, char *err, size_t errlen)
         }
         return 1;   /* evicted meanwhile */
     }
-    if ((uint64_t) now.size > g->cache->max_bytes)
-        return qc_fail (err, errlen, "%s: the slide (%.2f GB) is larger than the whole cache "
-                        "(%.2f GB): raise --cache-max", g->shown, now.size / 1e9,
-                        g->cache->max_bytes / 1e9);
+    if ((uint64_t) now.size > g->cache->max_bytes) {
+        /* sizes that show the difference (0.0147 GB and 0.01 GB both read
+           0.01), and marked: a rerun after --cache-max was raised runs it
+           (it stood for good, a user's review) */
+        char size[48], max[48];
+        size_words ((uint64_t) now.size, size, sizeof size);
+        size_words (g->cache->max_bytes, max, sizeof max);
+        if (strcmp (size, max) == 0) {
+            snprintf (size, sizeof size, "%llu bytes", (unsigned long long) now.size);
+            snprintf (max, sizeof max, "%llu bytes", (unsigned long long) g->cache->max_bytes);
+        }
+        return qc_fail (err, errlen, "%s: the slide (%s) is larger than the whole cache "
+                        "(%s; raise qc-worker's --cache-max" QC_RESULT_RETRY_MARK, g->shown,
+                        size, max);
+    }
     int r = download (g, &now, err, errlen);
     if (r != 0)
         return r;

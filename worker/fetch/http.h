@@ -62,7 +62,8 @@ typedef enum {
                                  (a Content-Range for other bytes) */
     QC_HTTP_ERR_NO_RANGE,     /* the server ignores Range requests */
     QC_HTTP_ERR_CHANGED,      /* the file changed on the server */
-    QC_HTTP_ERR_LOCAL,        /* a local write failed, or no memory */
+    QC_HTTP_ERR_LOCAL,        /* a local write failed (errno says why), or no
+                                 memory */
     QC_HTTP_CANCELLED,
     QC_HTTP_ERR_REFUSED,      /* opts->admit refused the URL or a
                                  redirect's target: nothing sent there */

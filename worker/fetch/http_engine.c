@@ -749,5 +749,9 @@ http_run (qc_http_conn_t *conn, xfer_t *x, attempt_fn *before, void *arg,
             qc_set_err (err, errlen, "GET %s: %s", x->shown, out.why);
     }
     qc_http_conn_destroy (&own);
+    /* a write that failed says its errno (http.h): a cache's full disk
+       is its machine's trouble (disk_cache.c) */
+    if (out.st == QC_HTTP_ERR_LOCAL && x->saved_errno)
+        errno = x->saved_errno;
     return out.st;
 }
