@@ -31,6 +31,16 @@ typedef struct {
                                  message is handled); NULL: security off */
 } peer_t;
 
+/* A slide's failure that is its worker's, not the slide's: the slide
+ * runs again elsewhere while that worker pauses (broker_workers.c
+ * retry_elsewhere). */
+typedef enum {
+    WF_NONE,
+    WF_MACHINE,               /* memory, descriptors, its cache's disk */
+    WF_BUILD,                 /* a config its build refused */
+    WF_URL                    /* a URL outside its own --slides-url */
+} worker_fault_t;
+
 typedef struct {
     char key[PEER_KEY_MAX];
     zframe_t *id;
@@ -45,8 +55,8 @@ typedef struct {
     int64_t next_beat;        /* when we next send it a HEARTBEAT */
     size_t slot;              /* its place in qc_broker.roster */
     sched_worker_t *sw;
-    bool paused_for_build;    /* its last pause: a config its build refused
-                                 (not its machine's trouble), for qc-status */
+    uint8_t paused_for;       /* worker_fault_t: why its last pause, for
+                                 qc-status */
     /* the jobs whose config files it was last sent, and when
      * (broker_limits.c) */
     struct { uint64_t job; int64_t at; } fetched[16];

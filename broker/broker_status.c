@@ -10,14 +10,14 @@
  * the scheduler's states (broker/sched.h) that keep it from new slides,
  * then whether it runs any. */
 typedef enum {
-    WS_DRAINING, WS_ALONE, WS_CLEARING, WS_PAUSED_VERSION, WS_PAUSED, WS_STALLED,
-    WS_FAILING, WS_GPUS_FIRST, WS_BUSY, WS_IDLE, WS_COUNT
+    WS_DRAINING, WS_ALONE, WS_CLEARING, WS_PAUSED_VERSION, WS_PAUSED_URL, WS_PAUSED,
+    WS_STALLED, WS_FAILING, WS_GPUS_FIRST, WS_BUSY, WS_IDLE, WS_COUNT
 } worker_state_t;
 
 static const char *const s_state_words[WS_COUNT] = {
     [WS_DRAINING] = "draining", [WS_ALONE] = "alone", [WS_CLEARING] = "clearing",
-    [WS_PAUSED_VERSION] = "paused-version", [WS_PAUSED] = "paused",
-    [WS_STALLED] = "stalled", [WS_FAILING] = "failing", [WS_GPUS_FIRST] = "gpus-first",
+    [WS_PAUSED_VERSION] = "paused-version", [WS_PAUSED_URL] = "paused-url",
+    [WS_PAUSED] = "paused", [WS_STALLED] = "stalled", [WS_FAILING] = "failing", [WS_GPUS_FIRST] = "gpus-first",
     [WS_BUSY] = "busy", [WS_IDLE] = "idle",
 };
 
@@ -32,7 +32,8 @@ worker_state (const qc_broker_t *b, const worker_rec_t *w)
     if (sw->clearing)
         return WS_CLEARING;
     if (sw->paused_until > b->now)
-        return w->paused_for_build ? WS_PAUSED_VERSION : WS_PAUSED;
+        return w->paused_for == WF_BUILD ? WS_PAUSED_VERSION
+               : w->paused_for == WF_URL ? WS_PAUSED_URL : WS_PAUSED;
     if (sw->stalled)
         return WS_STALLED;
     if (sw->trouble_outlasted)
@@ -67,6 +68,11 @@ worker_note (const qc_broker_t *b, const worker_rec_t *w, worker_state_t state)
                       "slides run elsewhere (upgrade it)", w->name,
                       (long long) ((sw->paused_until - b->now + 999) / 1000),
                       w->version ? w->version : "?", qc_version_full ());
+        break;
+    case WS_PAUSED_URL:
+        n = asprintf (&note, "%s: takes no new slide for %lld s more: it refused slides by "
+                      "URL outside its --slides-url, which run on other workers", w->name,
+                      (long long) ((sw->paused_until - b->now + 999) / 1000));
         break;
     case WS_PAUSED:
         n = asprintf (&note, "%s: takes no new slide for %lld s more: its machine failed "

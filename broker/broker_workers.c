@@ -426,17 +426,38 @@ config_of_other_build (const worker_rec_t *w, const char *err)
            && strncmp (err, QC_RESULT_CONFIG_ERROR, strlen (QC_RESULT_CONFIG_ERROR)) == 0;
 }
 
-/* The failure of config_of_other_build, where it stands (no other worker
- * could run the slide, or it was sent out again enough): says which
- * build refused it, and that a rerun tries again (after the upgrade). */
+/* Whose a failure is: its worker's machine, build or --slides-url (the
+ * slide runs elsewhere), or the slide's (WF_NONE). A worker that kept a
+ * URL out of its own prefixes may sit beside one that fetches it: that
+ * refusal stood for good, while the other worker could have run the
+ * slide (a user's review). */
+static worker_fault_t
+fault_of (const worker_rec_t *w, const char *err)
+{
+    if (config_of_other_build (w, err))
+        return WF_BUILD;
+    if (err && strstr (err, QC_RESULT_URL_REFUSED))
+        return WF_URL;
+    return qc_result_machine_trouble (err) ? WF_MACHINE : WF_NONE;
+}
+
+/* The failure of a worker's build or --slides-url where it stands (no
+ * other worker could run the slide, or it was sent out again enough):
+ * says why, and that a rerun tries again (after the upgrade, or with a
+ * worker that admits the URL). */
 static void
-mark_other_build (const worker_rec_t *w, qc_msg_t *m)
+mark_refusal (const worker_rec_t *w, worker_fault_t fault, qc_msg_t *m)
 {
     char why[QC_RESULT_MAX_ERROR];
-    snprintf (why, sizeof why, "%.3000s (worker %s runs qc %.100s, this broker qc %s: "
-              "another build, which may lack what this config uses; run one build "
-              "across the cluster" QC_RESULT_RETRY_MARK, m->result->error, w->name,
-              w->version, qc_version_full ());
+    if (fault == WF_BUILD)
+        snprintf (why, sizeof why, "%.3000s (worker %s runs qc %.100s, this broker qc %s: "
+                  "another build, which may lack what this config uses; run one build "
+                  "across the cluster" QC_RESULT_RETRY_MARK, m->result->error, w->name,
+                  w->version, qc_version_full ());
+    else
+        snprintf (why, sizeof why, "%.3000s (no worker that admits it could take it: widen "
+                  "that --slides-url, or start a worker without it" QC_RESULT_RETRY_MARK,
+                  m->result->error);
     char *text = strdup (why);
     if (!text)
         return;                 /* the reason stands as the worker gave it */
@@ -444,26 +465,25 @@ mark_other_build (const worker_rec_t *w, qc_msg_t *m)
     m->result->error = text;
 }
 
-/* A failure of the worker, not the slide: its machine's (memory short,
- * no descriptor left) or its build's (config_of_other_build). The slide
- * runs again elsewhere while the worker pauses (sched_task_troubled), up
- * to SCHED_TROUBLE_RETRIES times; the same failure of an attempt already
+/* A failure of the worker, not the slide (fault_of). The slide runs
+ * again elsewhere while the worker pauses (sched_task_troubled), up to
+ * SCHED_TROUBLE_RETRIES times; the same failure of an attempt already
  * superseded is dropped. True when the RESULT is dropped. */
 static bool
 retry_elsewhere (qc_broker_t *b, worker_rec_t *w, const peer_t *p, job_rec_t *job,
                  qc_msg_t *m)
 {
     const char *err = m->result->ok ? NULL : m->result->error;
-    bool build = config_of_other_build (w, err);
-    if (!build && !qc_result_machine_trouble (err))
+    worker_fault_t fault = fault_of (w, err);
+    if (fault == WF_NONE)
         return false;
     bool paused = w && w->sw->paused_until > b->now;   /* its pause's reason stands */
     bool outlasted = w && w->sw->trouble_outlasted;
     /* a machine's trouble may pass (memory another program held); a
-       build's refusal never does */
+       build's or a --slides-url's refusal never does */
     sched_verdict_t v = sched_task_troubled (b->sched, w ? w->sw : NULL,
                                              p->cert ? p->cert->id : 0, job->sj, m->idx,
-                                             m->attempt, !build);
+                                             m->attempt, fault == WF_MACHINE);
     if (w && !outlasted && w->sw->trouble_outlasted)
         qc_log (QC_LOG_WARNING, MOD, "worker %s: its machine has failed slides for %lld "
                 "s (%.200s), and no other worker can take them: its failures of that "
@@ -480,8 +500,8 @@ retry_elsewhere (qc_broker_t *b, worker_rec_t *w, const peer_t *p, job_rec_t *jo
     }
     sched_task_t *t = sched_job_task (job->sj, m->idx);
     if (v != SCHED_REQUEUED) {
-        if (build && v == SCHED_OK)
-            mark_other_build (w, m);
+        if (fault != WF_MACHINE && v == SCHED_OK && w)
+            mark_refusal (w, fault, m);
         else if (v == SCHED_OK && w && !job->sj->cancelled)
             /* said, as each sending back is: a failure that stood left
                no line in the log (an operator's review) */
@@ -492,13 +512,17 @@ retry_elsewhere (qc_broker_t *b, worker_rec_t *w, const peer_t *p, job_rec_t *jo
         return false;
     }
     if (!paused)
-        w->paused_for_build = build;
+        w->paused_for = (uint8_t) fault;
     char why[1024];
-    if (build)
+    if (fault == WF_BUILD)
         snprintf (why, sizeof why, "(qc %s, this broker qc %s) refused the config of job %"
                   PRIu64 ", which qc-submit checked: its build may lack what the config "
                   "uses (%.300s, for %s)", w->version, qc_version_full (), job->id, err,
                   QC_URL_SHOWN (t->path));
+    else if (fault == WF_URL)
+        snprintf (why, sizeof why, "refused %s (job %" PRIu64 "): its URL is outside this "
+                  "worker's --slides-url, not the slide's fault", QC_URL_SHOWN (t->path),
+                  job->id);
     else
         snprintf (why, sizeof why, "failed %s (job %" PRIu64 ") for its machine, not the "
                   "slide: %.300s", QC_URL_SHOWN (t->path), job->id, err);
@@ -516,7 +540,7 @@ retry_elsewhere (qc_broker_t *b, worker_rec_t *w, const peer_t *p, job_rec_t *jo
     qc_log (QC_LOG_WARNING, MOD, "worker %s %s; the slide runs again %s, and %s takes no "
             "new slide for %lld s%s", w->name, why, count, w->name,
             (long long) ((w->sw->paused_until - b->now + 999) / 1000),
-            build ? "; upgrade it" : "");
+            fault == WF_BUILD ? "; upgrade it" : "");
     b->dispatch_due = true;
     return true;
 }

@@ -39,6 +39,11 @@
  * build that says this most likely lacks what the config uses: the
  * broker then sends the slide elsewhere (broker/broker_workers.c). */
 #define QC_RESULT_CONFIG_ERROR "configuration error: "
+/* In a failure's reason when a worker refused a slide's URL as outside
+ * its own --slides-url prefixes (worker/slides_root.c): another worker,
+ * whose prefixes admit it or who has none, may fetch it, so the broker
+ * sends it elsewhere, as it does a build's refusal. */
+#define QC_RESULT_URL_REFUSED  "is outside every --slides-url of this worker"
 /* True when reason (a failure's) names one of them. */
 bool qc_result_machine_trouble (const char *reason);
 /* Ends a worker's crash report reason (READY `reason`) when memory was

@@ -302,8 +302,8 @@ slides_url_admit (void *ctx, const char *url, char *why, size_t len)
         return -1;
     }
     const qc_url_prefix_t *p = &self->urls[0];
-    snprintf (why, len, "%.240s is outside every --slides-url of this worker "
-              "(%s://%.64s:%u%.100s%s): not fetched", shown,
+    snprintf (why, len, "%.240s " QC_RESULT_URL_REFUSED " (%s://%.64s:%u%.100s%s): not "
+              "fetched", shown,
               p->kind == QC_URL_HTTPS ? "https" : "http", p->host, p->port, p->path,
               self->nurls > 1 ? ", ..." : "");
     return -1;

@@ -11,7 +11,9 @@
 #     is fetched, with only --slides-url a path outside the root is
 #     opened, and the worker warns of the open kind at start; with both,
 #     each kind is held to its own option;
-#  3. a prefix qc-worker cannot use is refused at start (exit 2).
+#  3. a prefix qc-worker cannot use is refused at start (exit 2);
+#  4. beside a worker that admits them, the URLs one keeps out run there;
+#     alone, its refusal stands, marked for a rerun.
 source "$(dirname "$0")/lib.sh"
 
 command -v python3 >/dev/null || fail "python3 is not installed (run tests/install-deps.sh)"
@@ -95,6 +97,34 @@ grep -q "outside every --slides-root" "$T/both/error.log" && grep -q "outside ev
     || fail "both options: $(cat "$T/both/error.log")"
 grep -q "confines .* only" "$T/worker-w$n.log" && fail "a warning with both options given"
 pass "each option confines its own kind (the other kind open, with a warning at start); with both, both are held"
+
+# 4. beside a worker that admits them, the URLs a worker keeps out run
+# there: its refusal is the worker's, not the slide's (before, it stood
+# for good, and a rerun skipped the slides, a user's review); alone, it
+# stands, marked, so a rerun runs it once a worker admits it
+start_worker $port narrow --slots 1 --slides-url "$base/files/"
+narrow=$WORKER_PID
+start_worker $port open --slots 1 --task-delay-ms 400
+open=$WORKER_PID
+wait_for "both workers registered" 10 "workers_registered $port 2"
+timeout 120 "$BIN/qc-submit" --broker "tcp://127.0.0.1:$port" -o "$T/mixed" "$base/novalid/a.svs" \
+    "$base/busy/a.svs" "$base/files/a.svs" "$base/redirect/a.svs" "$base/norange/a.svs" \
+    >"$T/mixed.log" 2>&1 || fail "mixed: exit $?: $(tail -3 "$T/mixed.log"; cat "$T/mixed/error.log")"
+[ "$(passed mixed)" = 5 ] || fail "mixed: not all 5 passed: $(cat "$T/mixed.log")"
+grep -q "worker narrow refused http://127.0.0.1:$fport/[a-z]*/a.svs (job [0-9]*): its URL is outside this worker's --slides-url, not the slide's fault; the slide runs again (1 of 2), and narrow takes no new slide for 10 s" \
+    "$T/broker.log" || fail "the narrow worker never refused one, or not said: $(grep 'worker narrow' "$T/broker.log" | head -3)"
+grep -E '^ok .*(novalid|busy|norange|redirect).*\(narrow\)$' "$T/mixed.log" \
+    && fail "a URL outside the prefix passed on the narrow worker: $(cat "$T/mixed.log")"
+kill -TERM $open; wait $open 2>/dev/null
+wait_for "the open worker gone" 10 "! workers_registered $port 2"
+timeout 120 "$BIN/qc-submit" --broker "tcp://127.0.0.1:$port" -o "$T/alone" "$base/novalid/a.svs" \
+    >"$T/alone.log" 2>&1
+grep -q "outside every --slides-url of this worker ($base/files/): not fetched (no worker that admits it could take it: widen that --slides-url, or start a worker without it; a rerun tries again)" \
+    "$T/alone/error.log" || fail "alone: $(cat "$T/alone/error.log" "$T/alone.log")"
+kill -TERM $narrow; wait $narrow 2>/dev/null
+run_on "" alone "$base/novalid/a.svs"
+[ "$(passed alone)" = 1 ] || fail "the rerun with a worker that admits it: $(cat "$T/alone.log")"
+pass "URLs a worker keeps out ran on the worker beside it that admits them; alone, the refusal stood marked, and the rerun ran it on a worker that admits it"
 
 # 3. prefixes the worker cannot use
 for bad in "ftp://h/x/" "https://u:pw@h/x/" "https://h/x/?sig=1" "https://h/../x" "https://h:99999/"; do
