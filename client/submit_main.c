@@ -695,8 +695,10 @@ main (int argc, char **argv)
         }
     }
     if (!o.broker) {
-        /* one process: our own records come back through the stream */
-        qc_log_set_stderr_enabled (0);
+        /* the cache folder checked while records still reach the
+           terminal: its warning (a folder others may read) is said once
+           a process, here, and was lost once they went to the stream,
+           which has none yet (a user's review) */
         if (o.cache_dir && qc_slide_fetch_check_dir (o.cache_dir, err, sizeof err)) {
             fprintf (stderr, "%s: --cache: %s\n", prog, err);
             rc = QC_EXIT_USAGE;
@@ -714,6 +716,8 @@ main (int argc, char **argv)
             rc = QC_EXIT_USAGE;
             goto out;
         }
+        /* one process: our own records come back through the stream */
+        qc_log_set_stderr_enabled (0);
         if (qc_cli_need_address_space (prog, 128, "a slide needs a hundred MB or more")) {
             rc = QC_EXIT_USAGE;
             goto out;

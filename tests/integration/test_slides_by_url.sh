@@ -106,9 +106,16 @@ share=$(fetched "$T/share" big.svs | sed -n 's/.*(\([0-9.]*\)%).*/\1/p')
 pass "QC at 1.25x: $(fetched "$T/share" big.svs)"
 
 # 2. a second run, the same cache: nothing is downloaded; the slides
-# read by ranges come from the blocks the first run kept
+# read by ranges come from the blocks the first run kept. The cache
+# folder open to others (an older build made it so): said once, on the
+# terminal (the one-process mode's check ran while its records went
+# nowhere: not said at all, a user's review)
+chmod 755 "$T/cache"
 "$BIN/qc-submit" -q -w 2 -o "$T/again" --cache "$T/cache" "${urls[@]}" >"$T/again.log" 2>&1 \
     || fail "second run: exit $?: $(tail -3 "$T/again.log")"
+chmod 700 "$T/cache"
+[ "$(grep -c "$T/cache: other users may read the cached slides (mode 755)" "$T/again.log")" = 1 ] \
+    || fail "the cache folder's mode not said once: $(head -5 "$T/again.log")"
 fetched "$T/again" test3-DAPI-2.ndpi | grep -q "in the worker's cache, unchanged): 0 bytes" \
     || fail "the second run downloaded: $(fetched "$T/again" test3-DAPI-2.ndpi)"
 for s in gen.svs CMU-1-Small-Region.svs TCGA-CR-7395-pyramid.svs big.svs; do
