@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include "shared/err.h"
 
@@ -93,6 +95,59 @@ qc_url_redact (const char *entry, char *out, size_t outlen)
     return out;
 }
 
+static int host_port_of (const char *url, const url_parts_t *p, size_t *host_end,
+                         unsigned *port);
+
+/* "[ADDR]" (no zone) in its one text form (RFC 5952, inet_ntop's) into
+ * out (which may be in); 0, or -1 when ADDR is no IPv6 address or out is
+ * too small. */
+static int
+v6_canonical (const char *in, char *out, size_t outlen)
+{
+    size_t n = strlen (in);
+    char addr[INET6_ADDRSTRLEN + 8], text[INET6_ADDRSTRLEN];
+    struct in6_addr a;
+    if (n < 3 || in[0] != '[' || in[n - 1] != ']' || n - 2 >= sizeof addr)
+        return -1;
+    memcpy (addr, in + 1, n - 2);
+    addr[n - 2] = '\0';
+    if (inet_pton (AF_INET6, addr, &a) != 1 || !inet_ntop (AF_INET6, &a, text, sizeof text)
+        || strlen (text) + 3 > outlen)
+        return -1;
+    snprintf (out, outlen, "[%s]", text);
+    return 0;
+}
+
+/* Whether host (n bytes, as written: no port) is one a request can name:
+ * an [IPv6] address (a zone, "%25eth0", after it), or a name of letters,
+ * digits, '-', '.', '_', percent escapes and bytes over 0x7f (an
+ * internationalised name, which curl converts). */
+static bool
+host_plain (const char *host, size_t n)
+{
+    if (n >= 2 && host[0] == '[') {
+        if (host[n - 1] != ']')
+            return false;
+        char addr[64];
+        size_t len = n - 2;
+        const char *zone = memchr (host + 1, '%', len);
+        if (zone)
+            len = (size_t) (zone - host - 1);
+        if (len >= sizeof addr)
+            return false;
+        memcpy (addr, host + 1, len);
+        addr[len] = '\0';
+        struct in6_addr a;
+        return inet_pton (AF_INET6, addr, &a) == 1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char) host[i];
+        if (!isalnum (c) && c != '-' && c != '.' && c != '_' && c != '%' && c < 0x80)
+            return false;
+    }
+    return true;
+}
+
 int
 qc_url_classify (const char *entry, char *err, size_t errlen)
 {
@@ -129,6 +184,17 @@ qc_url_classify (const char *entry, char *err, size_t errlen)
             return qc_fail (err, errlen,
                             "'%s': the URL holds a space or control character "
                             "(percent-encode it as %%20 etc.)", shown);
+    /* a host or port no worker could reach is said here, before the
+       job, naming the entry: it failed on a worker, in curl's words
+       ("URL using bad/illegal format or missing URL"), or was tried five
+       times (port 0: "Couldn't connect"; a user's review) */
+    size_t host_end;
+    unsigned port;
+    if (host_port_of (entry, &p, &host_end, &port) != 0 || host_end == p.host_start
+        || !host_plain (entry + p.host_start, host_end - p.host_start))
+        return qc_fail (err, errlen, "'%s': the URL's host or port is malformed (a host "
+                        "name, an IPv4 or [IPv6] address, and a port from 1 to 65535)",
+                        shown);
     return kind;
 }
 
@@ -407,6 +473,10 @@ authority_of (const char *url, qc_url_kind_t *kind, char *host, size_t hostlen,
     for (size_t k = h; k < host_end; k++)
         host[n++] = (char) tolower ((unsigned char) url[k]);
     host[n] = '\0';
+    /* an address in its one text form, as qc_url_canonical spells it:
+       "[0::1e0]" and "[::1e0]" are one host */
+    if (v6 && v6_canonical (host, host, hostlen) != 0)
+        return -1;
     if (!*port)
         *port = *kind == QC_URL_HTTPS ? 443 : 80;
     *path_start = p.auth_end;
@@ -625,8 +695,21 @@ qc_url_canonical (const char *url, char *out, size_t outlen)
     if (put (out, outlen, &len, scheme, strlen (scheme))
         || put (out, outlen, &len, url + p.auth_start, p.host_start - p.auth_start))
         return out[0] = '\0', -1;
+    /* an [IPv6] address in its one text form (RFC 5952: "[::1]" for
+       "[0:0:0:0:0:0:0:1]"), or one slide spelt two ways ran twice (a
+       user's review); one with a zone is kept as written */
+    char v6[INET6_ADDRSTRLEN + 8] = "";
+    if (plain && url[p.host_start] == '[' && host_end - p.host_start < sizeof v6
+        && !memchr (url + p.host_start, '%', host_end - p.host_start)) {
+        memcpy (v6, url + p.host_start, host_end - p.host_start);
+        v6[host_end - p.host_start] = '\0';
+        if (v6_canonical (v6, v6, sizeof v6) != 0)
+            v6[0] = '\0';
+    }
+    if (v6[0] && put (out, outlen, &len, v6, strlen (v6)))
+        return out[0] = '\0', -1;
     bool zone = false;        /* an IPv6 zone ("%25eth0"): a case-sensitive name */
-    for (size_t k = p.host_start; k < host_end; k++) {
+    for (size_t k = v6[0] ? host_end : p.host_start; k < host_end; k++) {
         zone = zone || url[k] == '%' || !plain;
         char c = zone ? url[k] : (char) tolower ((unsigned char) url[k]);
         if (put (out, outlen, &len, &c, 1))

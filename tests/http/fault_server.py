@@ -29,6 +29,7 @@ files; this one serves the faults nginx will not make:
   /novalid/NAME         NAME with Range but no ETag or Last-Modified (a
                         version that cannot be checked later)
   /redirect/NAME        302 to /files/NAME, with a short HTML body
+  /toftp/NAME           302 to an ftp:// URL with credentials and a query
   /choices/NAME         300 (Multiple Choices) to /files/NAME
   /loop                 302 to /loop, forever
   /text                 200, a plain text body (not a slide)
@@ -102,6 +103,12 @@ class Handler(BaseHTTPRequestHandler):
         if kind == "status":
             code = int(rest) if rest.isdigit() else 400
             return self.plain(code, "status %d\n" % code)
+        if kind == "toftp":
+            self.send_response(302)
+            self.send_header("Location", "ftp://u:SECRET@127.0.0.1/" + rest + "?sig=SECRET")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if kind == "loop":
             self.send_response(302)
             self.send_header("Location", "/loop")

@@ -561,6 +561,10 @@ test_faults (void)
     expect_error ("stall/CMU-1-Small-Region.svs", QC_HTTP_ERR_STALL, "stalled mid-body", 3, 3);
     expect_error ("truncate/CMU-1-Small-Region.svs", QC_HTTP_ERR_SHORT, "cut short", 3, 3);
     expect_error ("loop", QC_HTTP_ERR_REDIRECTS, "more than 5 redirects", 6, 1);
+    /* a redirect to a scheme curl does not follow: named, redacted */
+    expect_error ("toftp/a.svs", QC_HTTP_ERR_PROTOCOL, "the server redirected to "
+                  "ftp://127.0.0.1/a.svs, whose scheme is not followed (http and https only)",
+                  1, 1);
     /* compressed bytes are not the slide's: said so, not retried */
     expect_error ("gzip/CMU-1-Small-Region.svs", QC_HTTP_ERR_PROTOCOL,
                   "compressed its answer (Content-Encoding: gzip)", 1, 1);

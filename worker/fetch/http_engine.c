@@ -615,6 +615,26 @@ classify (CURL *c, CURLcode rc, xfer_t *x, outcome_t *out)
         out->st = QC_HTTP_ERR_LOCAL;
         snprintf (out->why, sizeof out->why, "out of memory");
         return;
+    case CURLE_UNSUPPORTED_PROTOCOL: {
+        /* a redirect to file:// or ftp:// (curl follows http and https
+           only): named, redacted, where "Unsupported protocol" alone left
+           the reader guessing (a user's review) */
+        char *to = NULL;
+        out->st = QC_HTTP_ERR_PROTOCOL;
+        /* where it was sent: the redirect's target when this request
+           follows them itself (REDIRECT_URL), the URL curl went on to
+           when curl follows them (EFFECTIVE_URL) */
+        if (curl_easy_getinfo (c, CURLINFO_REDIRECT_URL, &to) != CURLE_OK || !to)
+            curl_easy_getinfo (c, CURLINFO_EFFECTIVE_URL, &to);
+        if (to && qc_url_is_remote (to))
+            to = NULL;
+        if (to)
+            snprintf (out->why, sizeof out->why, "the server redirected to %.300s, whose "
+                      "scheme is not followed (http and https only)", QC_URL_SHOWN (to));
+        else
+            snprintf (out->why, sizeof out->why, "%s", curl_easy_strerror (rc));
+        return;
+    }
     default:
         /* TLS, bad URL, unsupported protocol: trying again will not help */
         out->st = QC_HTTP_ERR_NETWORK;
