@@ -544,6 +544,14 @@ main (int argc, char **argv)
         fprintf (stderr, "%s: --attach needs -o OUTDIR, the job's folder\n", prog);
         goto out;
     }
+    /* results are written on this machine: a URL as -o made a local
+       folder "http:/host/out" and said nothing (a user's review) */
+    if (o.outdir && qc_url_classify (o.outdir, NULL, 0) > QC_URL_FILE) {
+        fprintf (stderr, "%s: -o %s: the output folder is a folder on this machine, not a "
+                 "URL (the results are written here; copy them to a server after)\n", prog,
+                 QC_URL_SHOWN (o.outdir));
+        goto out;
+    }
     if (!o.cancel && !o.attach && cohort.n == 0) {
         struct stat st;
         bool is_dir = empty && stat (empty, &st) == 0 && S_ISDIR (st.st_mode);

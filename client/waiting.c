@@ -135,11 +135,12 @@ qc_waiting_on_status (qc_waiting_t *w, const qc_msg_t *m, uint64_t job, qc_progr
         free (note);
         if (row)
             snprintf (line, sizeof line, "waiting %ld s: job %" PRIu64 " has %" PRIu64
-                      " slides queued and %" PRIu64 " running on %zu workers (%zu with a "
-                      "GPU)%s", secs, job, row->queued, row->running, n, with_gpu, held);
+                      " slide%s queued and %" PRIu64 " running on %zu worker%s (%zu with a "
+                      "GPU)%s", secs, job, row->queued, qc_plural (row->queued), row->running,
+                      n, qc_plural (n), with_gpu, held);
         else
-            snprintf (line, sizeof line, "waiting %ld s: %zu workers connected to %s",
-                      secs, n, w->endpoint);
+            snprintf (line, sizeof line, "waiting %ld s: %zu worker%s connected to %s",
+                      secs, n, qc_plural (n), w->endpoint);
         /* how it stands is progress (-q: none); a missing worker, below,
            is a warning, said whatever */
         if (!p->quiet)

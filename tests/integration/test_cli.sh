@@ -74,6 +74,11 @@ mkdir -p "$T/home" "$T/here"
       "$SHARED/slides/real/CMU-1-Small-Region.svs" ) >"$T/tilde.log" 2>&1
 [ -s "$T/home/res/results.tsv" ] && [ ! -e "$T/here/~" ] \
     || fail "--outdir=~/res: $(cat "$T/tilde.log"); $(ls -a "$T/here" "$T/home")"
+# -o names a folder here: a URL made a local folder "http:" silently
+out=$( cd "$T/here" && "$BIN/qc-submit" -o "http://u:pw@127.0.0.1:1/out?sig=S" \
+      "$SHARED/slides/real/CMU-1-Small-Region.svs" 2>&1 )
+[ $? -eq 2 ] && echo "$out" | grep -qF -- "-o http://127.0.0.1:1/out: the output folder is a folder on this machine, not a URL" \
+    && [ ! -e "$T/here/http:" ] && ! echo "$out" | grep -q "pw\|sig=" || fail "-o URL: $out"
 out=$(timeout 10 "$BIN/qc-worker" --gpu x --connect tcp://127.0.0.1:1 2>&1)
 [ $? -eq 2 ] && echo "$out" | grep -q -- "--gpu x: not a list of GPUs" || fail "--gpu x: $out"
 pass "usage errors exit 2"

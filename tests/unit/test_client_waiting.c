@@ -66,6 +66,15 @@ main (void)
     qc_waiting_init (&w, 10, QC_RES_ANY, "tcp://127.0.0.1:1", 0);
     CHECK (qc_waiting_due (&w, 10000));
     qc_waiting_on_status (&w, &both, 1, &p);
+    /* one worker, one slide: in the singular ("on 1 workers", a user's
+       review) */
+    qc_msg_t one = busy;
+    one.nworkers = 1;
+    one.nnotes = 0;
+    job.queued = 1;
+    qc_waiting_init (&w, 10, QC_RES_ANY, "tcp://127.0.0.1:1", 0);
+    CHECK (qc_waiting_due (&w, 10000));
+    qc_waiting_on_status (&w, &one, 1, &p);
     job.queued = 3;
     /* workers were there, none now: one may be restarting (a worker
        whose process the OOM killer took: "start one" added a second to
@@ -108,6 +117,8 @@ main (void)
     CHECK (strstr (said, "job 1 has 3 slides queued and 0 running on 2 workers (0 with a GPU); "
                          "worker a: takes no new slide for 9 s more: ...\n"),
            "a paused worker: %s", said);
+    CHECK (strstr (said, "job 1 has 1 slide queued and 0 running on 1 worker (0 with a GPU)\n"),
+           "one worker, one slide: %s", said);
     CHECK (strstr (said, "job 1 has 2 slides queued and 0 running on 2 workers (0 with a GPU); "
                          "2 of the workers take no new slide for now (qc-status says why)"),
            "two paused workers: %s", said);
