@@ -112,6 +112,7 @@ no_job_processes() {  # no_job_processes JOBID: nothing of the job is left
     fail "job $1 left processes running: $left"
 }
 
+logs_of() { sed -n 's/^qc-cohort: .*logs in //p' "$T/$1.out" | tail -1; }
 cohort=$T/cohort; mkdir -p "$cohort"
 for s in CMU-1-Small-Region.svs CMU-1-Small-Region-pyramid.svs TCGA-CR-7395-pyramid.svs; do
     ln -s "$SHARED/slides/real/$s" "$cohort/$s"
@@ -128,6 +129,12 @@ no_job_processes "$JOB_ID"
 priv=$(sed -n 's/^qc-cohort: .*logs in //p' "$T/plain.out" | tail -1)
 [ -f "$priv/broker.log" ] && [ ! -e "$priv/keys" ] && [ ! -e "$priv/state" ] \
     || fail "a finished job's keys or journal left in $priv: $(ls -A "$priv")"
+# the workers share the job's CPUs on the node (one here, Slurm's
+# default): with TaskPlugin=task/none nothing confines a task, and each
+# worker took every core of the node (a user's review)
+grep -q "connecting to .* with 1 slot, 0 GPUs" "$priv/workers.log" \
+    && ! grep -q "with 2 slots" "$priv/workers.log" \
+    || fail "the workers did not share the job's one CPU: $(grep connecting "$priv/workers.log")"
 pass "sbatch qc-cohort.sbatch: $n slides passed, broker and workers gone after the job, its keys and journal too"
 
 # a worker dies while tasks run: the other takes over; teardown still
@@ -156,6 +163,38 @@ grep -q "attaching to job" "$T/requeue.out" || fail "the requeued run did not at
 no_job_processes "$JOB_ID"
 pass "a requeued job attaches to the job its broker's journal kept: every slide once, one submission"
 
+# the job's broker dies mid-run (killed: out of memory, say): the job
+# stops (exit 4) instead of waiting for its time limit, and the same
+# sbatch takes over its journal and keys and fetches what that broker
+# held: every slide once, nothing left behind. -oDIR, as qc-submit takes it.
+ON_RUNNING='for _ in $(seq 1 200); do b=$(job_pids "$JOB_ID" | while read -r p; do tr "\0" " " <"/proc/$p/cmdline" 2>/dev/null | grep -q qc-broker && echo $p; done | head -1); [ -n "$b" ] && grep -q "^ok" "$T/brokerdied.out" 2>/dev/null && break; sleep 0.1; done; [ -n "$b" ] && kill -9 $b && echo killed >"$T/brokerkilled"'
+t0=$SECONDS
+run_job brokerdied QC_WORKER_ARGS="--task-delay-ms 400 --slots 1" -- "-o$T/out6" "$cohort"
+[ -f "$T/brokerkilled" ] || fail "the test did not get to kill the broker"
+[ "$JOB_RC" = 4 ] && [ $((SECONDS - t0)) -lt 60 ] && grep -q "this job's broker stopped" "$T/brokerdied.out" \
+    || fail "broker killed: exit $JOB_RC after $((SECONDS - t0)) s: $(tail -5 "$T/brokerdied.out")"
+no_job_processes "$JOB_ID"
+dead=$JOB_ID
+run_job takeover -- -o "$T/out6" "$cohort"
+[ "$JOB_RC" = 0 ] || { cat "$T/takeover.out"; fail "the job after the broker died: exit $JOB_RC"; }
+grep -q "taking over the journal of job $dead" "$T/takeover.out" \
+    && grep -q "attaching to job" "$T/takeover.out" \
+    || fail "the journal was not taken over: $(head -5 "$T/takeover.out")"
+check_exactly_once "$T/out6" "$T/list"
+[ -z "$(ls -A "$T/out6/.qc-slurm-$dead/" | grep -e keys -e state)" ] && [ ! -e "$(logs_of takeover)/keys" ] \
+    || fail "keys or journal left: $(ls -A "$T/out6/.qc-slurm-$dead/" "$(logs_of takeover)")"
+no_job_processes "$JOB_ID"
+pass "the broker killed mid-run: the job stopped (exit 4), and the same sbatch took over its journal: every slide once, no keys left"
+
+# no worker can run (a QC_WORKER_ARGS qc-worker refuses): exit 4, said,
+# not a wait for the time limit
+t0=$SECONDS
+run_job noworker QC_WORKER_ARGS="--bogus-opt" -- -o "$T/out7" "$cohort"
+[ "$JOB_RC" = 4 ] && [ $((SECONDS - t0)) -lt 60 ] && grep -q "every worker of this job stopped" "$T/noworker.out" \
+    || fail "no worker: exit $JOB_RC after $((SECONDS - t0)) s: $(tail -5 "$T/noworker.out")"
+no_job_processes "$JOB_ID"
+pass "every worker refused its options: the job stopped at once (exit 4), said why"
+
 # the broker's port is taken: exit 4, no worker started, nothing left
 busy=$(free_port)
 python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.1",int(sys.argv[1]))); s.listen(); time.sleep(60)' "$busy" &
@@ -172,7 +211,6 @@ pass "a broker that cannot bind: exit 4 with the reason, nothing left running"
 # for Slurm), so that worker is refused (exit 2, the reason in
 # workers.log) and the script starts a CPU worker in its place, which runs
 # the cohort; a job without --gres starts no GPU worker.
-logs_of() { sed -n 's/^qc-cohort: .*logs in //p' "$T/$1.out" | tail -1; }
 run_job gres SBATCH_GRES=gpu:1 -- -o "$T/out4" "$cohort"
 [ "$JOB_RC" = 0 ] || { cat "$T/gres.out"; fail "job with --gres=gpu:1 exit $JOB_RC"; }
 [ "$(grep -vc '^#' "$T/out4/results.tsv")" = "$n" ] || fail "--gres job: expected $n rows"
