@@ -117,15 +117,13 @@ qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to)
                  "and error.log are kept as .N)\n", r->changed, qc_plural (r->changed),
                  r->changed == 1 ? "its" : "their", dir);
     if (r->retried)
-        /* the causes that may pass (a cancel, a share or server that
-           failed, a machine short of memory...) said once, by the mark
-           their lines carry: the list of them read badly (a user's
-           review) */
+        /* the causes that may pass said in short (output_records.c
+           failure_kind): the list of them read badly (a user's review) */
         fprintf (to, "%zu slide%s run%s again: %s failed before for a cause that may "
-                 "have passed (%s error.log line%s end%s 'a rerun tries again')\n",
+                 "have passed (in error.log: cancelled, not read here, refused by a "
+                 "worker of another build, or marked 'a rerun tries again')\n",
                  r->retried, qc_plural (r->retried), r->retried == 1 ? "s" : "",
-                 r->retried == 1 ? "it" : "they", r->retried == 1 ? "its" : "their",
-                 qc_plural (r->retried), r->retried == 1 ? "s" : "");
+                 r->retried == 1 ? "it" : "they");
     if (r->nunread) {
         fprintf (to, "%zu slide%s cannot be read here and %s not sent (each gets an "
                  "error.log line):\n", r->nunread, qc_plural (r->nunread),
