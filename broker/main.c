@@ -85,7 +85,9 @@ usage (FILE *to)
         "Exit codes: 0 stopped by SIGTERM/SIGINT, 2 usage error, a state\n"
         "folder it cannot use (in use, damaged), or a certificate or allowed\n"
         "folder it cannot use, or a non-loopback address without --cert or\n"
-        "--insecure, 3 an endpoint could not be bound.\n");
+        "--insecure, 3 an endpoint could not be bound, 5 the state folder's disk\n"
+        "refused a write at start (full, over quota: a restart once there is room\n"
+        "goes on).\n");
 }
 
 /* The state folder a broker run as a service keeps by default. */

@@ -704,12 +704,13 @@ qc_session_run (const qc_session_config_t *cfg)
         return QC_EXIT_INTERRUPTED;
     }
     if (s.detached) {
+        s.exit_code = QC_EXIT_OK;
         session_say_detached (&s);
         if (cfg->detached)
             *cfg->detached = true;
         qc_handshake_destroy (&s.hs);
         zsock_destroy (&s.sock);
-        return QC_EXIT_OK;
+        return s.exit_code;
     }
     if (!s.done)
         session_say_how_to_go_on (&s);

@@ -4,6 +4,7 @@
  * session's loop is session.c. */
 #include "client/session_int.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -99,8 +100,14 @@ session_say_detached (session_t *s)
     const char *dir = cfg->outdir ? cfg->outdir : "OUTDIR";
     /* the job's id alone on stdout, for the script that detached */
     char attach[4096];
-    printf ("%" PRIu64 "\n", s->job);
-    fflush (stdout);
+    /* the id not written (a full disk, /dev/full): said, and the run
+       does not end 0 as if the script had it (a user's review) */
+    if (printf ("%" PRIu64 "\n", s->job) < 0 || fflush (stdout) != 0) {
+        fprintf (stderr, "qc-submit: cannot write job %" PRIu64 "'s id to standard output "
+                 "(%s): the job runs on at the broker; the same command prints its id "
+                 "again\n", s->job, strerror (errno));
+        s->exit_code = QC_EXIT_INCOMPLETE;
+    }
     if (!cfg->quiet && cfg->attach_job)
         fprintf (stderr, "job %" PRIu64 " of %s is still at the broker, where it runs "
                  "on without this client (--detach); the same qc-submit command "

@@ -1,4 +1,5 @@
 /* qc-status: what a broker is doing: workers, queue, jobs. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 
@@ -34,7 +35,8 @@ usage (FILE *to)
         "                    line (#kind) names each kind's fields\n"
         "  -h, --help        show this help\n"
         "  -V, --version     show the version\n\n"
-        "Exit codes: 0 answered, 2 usage error or refused by the broker, 3\n"
+        "Exit codes: 0 answered, 2 usage error, refused by the broker, or the\n"
+        "answer could not be written (standard output closed or full), 3\n"
         "cannot reach the broker.\n");
 }
 
@@ -76,6 +78,10 @@ main (int argc, char **argv)
     }
     if (qc_cli_check_env (prog))
         return QC_EXIT_USAGE;
+    if (qc_cli_stdout_closed ()) {
+        fprintf (stderr, "%s: standard output is closed: the answer would go nowhere\n", prog);
+        return QC_EXIT_USAGE;
+    }
     zsys_handler_set (NULL);
     qc_curve_client_t *curve = NULL;
     char err[1024];
@@ -150,5 +156,11 @@ main (int argc, char **argv)
     else
         qc_status_print_table (stdout, broker, r);
     qc_msg_destroy (&r);
+    /* a script's poll that read nothing must not see 0 (a full disk,
+       /dev/full: a user's review) */
+    if (fflush (stdout) != 0 || ferror (stdout)) {
+        fprintf (stderr, "%s: cannot write to standard output: %s\n", prog, strerror (errno));
+        return QC_EXIT_USAGE;
+    }
     return QC_EXIT_OK;
 }

@@ -127,7 +127,9 @@ submit_attach_last_job (const options_t *o, const qc_curve_client_t *curve, bool
        and the run exited 0 (a user's review) */
     *failed = rc == QC_EXIT_FAILED;
     qc_output_close (&out);
-    if (finished || *detached)
+    if (*detached)      /* its id said, or not (5: stdout refused it) */
+        return rc == QC_EXIT_INCOMPLETE ? rc : QC_EXIT_OK;
+    if (finished)
         return QC_EXIT_OK;
     if (gone) {         /* not there, or refused (said above) */
         if (!o->quiet)

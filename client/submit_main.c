@@ -120,7 +120,8 @@ usage (FILE *to)
         "this run or an earlier one into OUTDIR), 2 usage or configuration\n"
         "error, 3 cannot reach the broker, 5 stopped before every slide had a\n"
         "result (OUTDIR refused a write, or the broker lost or cut the job: what\n"
-        "was written is kept, and it says how to go on), 6 OUTDIR is in use by\n"
+        "was written is kept, and it says how to go on; --detach: the job's id\n"
+        "could not be written to stdout), 6 OUTDIR is in use by\n"
         "another qc-submit (nothing done: the same command later goes on), 130\n"
         "interrupted (Ctrl-C or SIGTERM: the same).\n\n"
         "Environment: QC_IMAGE_CACHE_MB=N  local mode: MB of freed large image\n"
@@ -530,6 +531,13 @@ main (int argc, char **argv)
         fprintf (stderr, "%s: --detach %s\n", prog, !o.broker ? "needs --broker: the "
                  "one-process mode runs the slides in this process, which cannot leave"
                  : "is for a new job (not --attach or --cancel)");
+        goto out;
+    }
+    /* --detach's product is the job's id on stdout: with stdout closed
+       (>&-) it went nowhere and the run exited 0 (a user's review) */
+    if (o.detach && qc_cli_stdout_closed ()) {
+        fprintf (stderr, "%s: --detach prints the job's id on standard output, and this "
+                 "process was started with it closed: give it a file or a pipe\n", prog);
         goto out;
     }
     if ((o.attach || o.cancel) && !o.broker) {

@@ -5,6 +5,7 @@
 
 #include <czmq.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <pwd.h>
@@ -55,11 +56,21 @@ on_signal (int sig)
     qc_cli_signals++;
 }
 
+static bool s_stdout_closed;
+
+bool
+qc_cli_stdout_closed (void)
+{
+    return s_stdout_closed;
+}
+
 void
 qc_cli_std_fds (void)
 {
     for (int fd = 0; fd <= 2; fd++)
         if (fcntl (fd, F_GETFD) == -1 && errno == EBADF) {
+            if (fd == 1)
+                s_stdout_closed = true;
             /* the lowest free number is fd itself: 0..fd-1 are open */
             int got = open ("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
             if (got > 2)

@@ -49,6 +49,10 @@ int qc_cli_gb (const char *prog, const char *opt, const char *text, uint64_t *by
  * message meant for stderr is written into it (qc-submit's OUTDIR/
  * .qc-lock, or an eventfd of libzmq's). Call first in main. */
 void qc_cli_std_fds (void);
+/* Whether qc_cli_std_fds found standard output closed (`>&-`): what a
+ * program prints there for a script (qc-submit --detach's job id,
+ * qc-status) would go nowhere, unheard. */
+bool qc_cli_stdout_closed (void);
 
 /* Raises this process's open-file limit to its hard limit: a cohort's
  * slides, sockets and output files each take descriptors, and a soft

@@ -129,6 +129,8 @@ usage (FILE *to)
         "      --log-level L      debug, info, warning or error (info)\n"
         "  -h, --help             show this help\n"
         "  -V, --version          show the version\n\n"
+        "Exit codes: 0 stopped by SIGTERM/SIGINT (drained), 2 usage error (or\n"
+        "--gpu with no usable GPU), 3 no broker answered within --timeout.\n\n"
         "Environment: QC_IMAGE_CACHE_MB=N  MB of freed large image buffers\n"
         "kept for reuse by later steps and slides (default 4096; 0: none).\n"
         "QC_DIRECT_READ=0  read every slide through OpenSlide, not plain tiled\n"

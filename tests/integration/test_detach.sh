@@ -112,3 +112,24 @@ rc=$?
 [ $rc -eq 1 ] && grep -q "^FAILED .*s4.svs" "$T/gone2.log" \
     || fail "a slide gone before it ran: exit $rc: $(tail -5 "$T/gone2.log")"
 pass "a slide whose file went away before it ran: the run that fetched its failure exits 1"
+
+# the job's id is what --detach gives a script: stdout full (/dev/full)
+# or closed (>&-) is said, not exit 0 with the id lost (a user's
+# review); so is qc-status's answer
+timeout 60 "$BIN/qc-submit" --broker "$EP" --detach -o "$T/full-out" --list "$T/cohort/list" \
+    >/dev/full 2>"$T/full.err"
+rc=$?
+[ $rc -eq 5 ] && grep -q "cannot write job [0-9]*'s id to standard output (No space left on device): the job runs on at the broker; the same command prints its id again" "$T/full.err" \
+    || fail "--detach >/dev/full: exit $rc: $(cat "$T/full.err")"
+again=$(timeout 60 "$BIN/qc-submit" --broker "$EP" --detach -o "$T/full-out" --list "$T/cohort/list" 2>/dev/null)
+[[ "$again" =~ ^[0-9]+$ ]] || fail "the same --detach did not print the id again: '$again'"
+timeout 60 "$BIN/qc-submit" --broker "$EP" --detach -o "$T/closed-out" --list "$T/cohort/list" \
+    >&- 2>"$T/closed.err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "started with it closed" "$T/closed.err" && [ ! -e "$T/closed-out" ] \
+    || fail "--detach >&-: exit $rc: $(cat "$T/closed.err")"
+"$BIN/qc-status" --broker "$EP" --tsv >/dev/full 2>"$T/status-full.err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "cannot write to standard output" "$T/status-full.err" \
+    || fail "qc-status >/dev/full: exit $rc: $(cat "$T/status-full.err")"
+pass "the job's id or qc-status's answer not written (stdout full or closed): said, not exit 0"
