@@ -159,7 +159,8 @@ speeds_open (qc_broker_t *b)
     if (bad)
         qc_log (QC_LOG_WARNING, MOD, "%s: %zu line%s that do not parse left out (those "
                 "workers' speeds are measured again)", path, bad, qc_plural (bad));
-    qc_log (QC_LOG_INFO, MOD, "%zu worker%s' speeds from %s", taken, qc_plural (taken), path);
+    qc_log (QC_LOG_INFO, MOD, "%zu %s from %s", taken,
+            taken == 1 ? "worker's speeds" : "workers' speeds", path);
     free (path);
     return 0;
 }

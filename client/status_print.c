@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shared/err.h"
 #include "shared/log.h"
 
 static int
@@ -121,19 +122,24 @@ qc_status_print_table (FILE *to, const char *broker, qc_msg_t *r)
     if (!to || !r)
         return;
     tidy (r);
-    fprintf (to, "broker %s: %zu workers, %" PRIu64 " tasks queued\n\n", text (broker),
-             r->nworkers, r->queue);
+    fprintf (to, "broker %s: %zu worker%s, %" PRIu64 " task%s queued\n\n", text (broker),
+             r->nworkers, qc_plural (r->nworkers), r->queue, qc_plural (r->queue));
     /* S/SLIDE: a slide's time on one of its CPU slots and on one of its
        GPUs as the broker measured it, which its scheduler goes by */
-    fprintf (to, "%-24s %-20s %5s %4s %9s %9s %9s %9s %9s\n", "WORKER", "HOST", "SLOTS",
-             "GPUS", "CPU TASKS", "GPU TASKS", "HEARTBEAT", "CPU S/SL", "GPU S/SL");
+    /* STATE: the broker's word (qc_status_print_tsv's), or from a
+       broker before states, "draining" alone, which stood under no
+       header (a user's review) */
+    fprintf (to, "%-24s %-20s %5s %4s %9s %9s %9s %9s %9s  %s\n", "WORKER", "HOST", "SLOTS",
+             "GPUS", "CPU TASKS", "GPU TASKS", "HEARTBEAT", "CPU S/SL", "GPU S/SL", "STATE");
     for (size_t i = 0; i < r->nworkers; i++) {
         const qc_worker_row_t *w = &r->workers[i];
         char c[32], g[32];
-        fprintf (to, "%-24s %-20s %5u %4u %9u %9u %8.1fs %9s %9s%s\n", text (w->name),
+        const char *state = i < r->nstates && r->states[i][0] ? r->states[i]
+                            : w->draining ? "draining" : "-";
+        fprintf (to, "%-24s %-20s %5u %4u %9u %9u %8.1fs %9s %9s  %s\n", text (w->name),
                  text (w->host), w->slots, w->gpus, w->busy, w->gpu_busy, w->heartbeat_age,
                  per_slide (r, i, false, c, sizeof c), per_slide (r, i, true, g, sizeof g),
-                 w->draining ? "  draining" : "");
+                 state);
     }
     /* workers that take no new slide for now, and why (a pause after
        their machine failed slides, set aside for a slide that runs

@@ -123,7 +123,7 @@ gone_client() {
 workers_registered() {  # workers_registered PORT N
     local n
     n=$("$BIN/qc-status" --broker "tcp://127.0.0.1:$1" --timeout 2 2>/dev/null \
-        | sed -n 's/.*: \([0-9]*\) workers.*/\1/p')
+        | sed -n 's/^broker .*: \([0-9]*\) workers\{0,1\}, .*/\1/p')
     [ "${n:-0}" -ge "$2" ]
 }
 

@@ -59,8 +59,8 @@ speeds_shown() {    # speeds_shown WHEN: slowcpu ~15 s on its slots, fastgpu und
                 END { exit !(a && b) }' "$T/speeds.tsv" \
         || fail "$1: qc-status --tsv does not show the speeds: $(grep -v '^job' "$T/speeds.tsv")"
     "$BIN/qc-status" --broker tcp://127.0.0.1:$port --timeout 5 >"$T/speeds.txt" 2>&1
-    grep -q "CPU S/SL  GPU S/SL" "$T/speeds.txt" \
-        && grep -Eq "^slowcpu .* 1[0-9]\.[0-9] +- *$" "$T/speeds.txt" \
+    grep -q "CPU S/SL  GPU S/SL  STATE" "$T/speeds.txt" \
+        && grep -Eq "^slowcpu .* 1[0-9]\.[0-9] +- +[a-z-]+ *$" "$T/speeds.txt" \
         || fail "$1: qc-status's table does not show the speeds: $(head -5 "$T/speeds.txt")"
 }
 speeds_shown "speeds measured"
