@@ -523,7 +523,9 @@ run_cancel (session_t *s)
     qc_msg_t *r = raw ? qc_msg_decode (raw, NULL, 0) : NULL;
     zmsg_destroy (&raw);
     int rc = QC_EXIT_NO_BROKER;
-    if (r && r->command == QC_ACCEPTED) {
+    if (s->cfg->cancel_silent) {
+        rc = r && r->command == QC_ACCEPTED ? QC_EXIT_OK : r ? QC_EXIT_USAGE : QC_EXIT_NO_BROKER;
+    } else if (r && r->command == QC_ACCEPTED) {
         printf ("job %" PRIu64 " cancelled: queued slides dropped, running ones finish\n",
                 r->job);
         rc = QC_EXIT_OK;

@@ -19,6 +19,8 @@ typedef struct {
     uint8_t resource;          /* qc_resource_t */
     uint64_t attach_job;       /* 0 = submit a new job */
     uint64_t cancel_job;       /* non-zero: cancel it and return */
+    bool cancel_silent;        /* with cancel_job: say nothing (the caller
+                                  says what came of it) */
     uint32_t timeout_s;        /* waiting for the broker's first answer */
     uint32_t heartbeat_ms;
     uint32_t liveness;

@@ -53,6 +53,27 @@ submit_attach_last_job (const options_t *o, const qc_curve_client_t *curve, bool
                  last.endpoint, last.endpoint, last.endpoint, last.job);
         return QC_EXIT_OK;
     }
+    if (o->broker && o->force && o->outdir && qc_output_last_job (o->outdir, &last) == 0
+        && !last.local && strcmp (last.endpoint, o->broker) == 0
+        && (last.slides_unknown || last.done < last.slides)) {
+        /* -f starts the folder afresh: the folder's job that still has
+           slides at this broker is cancelled, said; it ran on for no one
+           (its results unfetchable: the folder names the new job), and
+           nothing said so (a user's review) */
+        char busy[1024] = "";
+        if (qc_output_in_use (o->outdir, busy, sizeof busy)) {   /* its job's own run */
+            fprintf (stderr, "%s: %s\n", prog, busy);
+            return QC_EXIT_BUSY;
+        }
+        qc_session_config_t sc = {.endpoint = o->broker, .cancel_job = last.job,
+                                  .cancel_silent = true, .timeout_s = (uint32_t) o->timeout_s,
+                                  .curve = curve};
+        if (qc_session_run (&sc) == QC_EXIT_OK && !o->quiet)
+            fprintf (stderr, "%s: -f: %s's job %" PRIu64 " still had slides at the broker: "
+                     "cancelled (its queued slides dropped), as -f starts the folder "
+                     "afresh\n", prog, o->outdir, last.job);
+        return QC_EXIT_OK;
+    }
     if (!o->broker || o->force || !o->outdir || qc_output_last_job (o->outdir, &last) != 0
         || last.local || (!last.slides_unknown && last.done >= last.slides))
         return QC_EXIT_OK;

@@ -133,3 +133,21 @@ rc=$?
 [ $rc -eq 2 ] && grep -q "cannot write to standard output" "$T/status-full.err" \
     || fail "qc-status >/dev/full: exit $rc: $(cat "$T/status-full.err")"
 pass "the job's id or qc-status's answer not written (stdout full or closed): said, not exit 0"
+
+# -f on a folder whose detached job still runs: that job is cancelled,
+# said (it ran on for no one, its results unfetchable: a user's review),
+# and the fresh job is the folder's; stdout holds the new id alone
+start_worker $port slow --slots 1 --heartbeat-ms 200 --task-delay-ms 3000
+timeout 60 "$BIN/qc-submit" --broker "$EP" --detach -o "$T/forced" --list "$T/cohort/list" \
+    >"$T/forced1.out" 2>"$T/forced1.err" || fail "detach before -f: $(cat "$T/forced1.err")"
+old=$(cat "$T/forced1.out")
+timeout 60 "$BIN/qc-submit" --broker "$EP" --detach -f -o "$T/forced" --list "$T/cohort/list" \
+    >"$T/forced2.out" 2>"$T/forced2.err"
+rc=$?
+new=$(cat "$T/forced2.out")
+[ $rc -eq 0 ] && [[ "$new" =~ ^[0-9]+$ ]] && [ "$new" != "$old" ] \
+    && grep -q -- "-f: $T/forced's job $old still had slides at the broker: cancelled" "$T/forced2.err" \
+    || fail "-f over a running job: exit $rc, stdout '$new': $(cat "$T/forced2.err")"
+"$BIN/qc-status" --broker "$EP" --tsv | awk -F'\t' -v j="$old" '$1 == "job" && $2 == j && $9 == "yes" { f = 1 } END { exit !f }' \
+    || fail "job $old not cancelled: $("$BIN/qc-status" --broker "$EP" --tsv | grep '^job')"
+pass "-f over a folder whose job still runs: that job cancelled and said; the new job's id alone on stdout"
