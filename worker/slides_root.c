@@ -301,10 +301,23 @@ slides_url_admit (void *ctx, const char *url, char *why, size_t len)
                   "--slides-url prefixes: not fetched", shown);
         return -1;
     }
-    const qc_url_prefix_t *p = &self->urls[0];
-    snprintf (why, len, "%.240s " QC_RESULT_URL_REFUSED " (%s://%.64s:%u%.100s%s): not "
-              "fetched", shown,
-              p->kind == QC_URL_HTTPS ? "https" : "http", p->host, p->port, p->path,
-              self->nurls > 1 ? ", ..." : "");
+    /* the prefixes, as many as the reason holds (one, then "...", left
+       an operator with several guessing which: a user's review) */
+    char list[256] = "";
+    size_t used = 0, shown_n = 0;
+    for (size_t i = 0; i < self->nurls; i++) {
+        const qc_url_prefix_t *p = &self->urls[i];
+        char one[200];
+        int n = snprintf (one, sizeof one, "%s%s://%.64s:%u%.100s", i ? ", " : "",
+                          p->kind == QC_URL_HTTPS ? "https" : "http", p->host, p->port,
+                          p->path);
+        if (n < 0 || (size_t) n >= sizeof one || used + (size_t) n + 8 >= sizeof list)
+            break;
+        memcpy (list + used, one, (size_t) n + 1);
+        used += (size_t) n;
+        shown_n++;
+    }
+    snprintf (why, len, "%.200s " QC_RESULT_URL_REFUSED " (%s%s): not fetched", shown, list,
+              shown_n < self->nurls ? ", ..." : "");
     return -1;
 }

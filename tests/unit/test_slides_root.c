@@ -93,6 +93,16 @@ test_url_why (void)
     CHECK (slides_url_admit (&roots, url, why, sizeof why) == -1);
     CHECK (strstr (why, "outside every --slides-url") && strstr (why, "not fetched"),
            "the reason survives a long URL: %s", why);
+    slides_roots_free (&roots);
+    /* several prefixes: each named, as far as the reason holds them */
+    const char *three[] = {"https://a.example.org/x/", "http://b.example.org:8080/y/",
+                           "https://c.example.org/z/"};
+    CHECK (slides_roots_init (&roots, NULL, 0, three, 3, err, sizeof err) == 0, "%s", err);
+    CHECK (slides_url_admit (&roots, "https://d.example.org/a.svs", why, sizeof why) == -1
+           && strstr (why, "(https://a.example.org:443/x/, http://b.example.org:8080/y/, "
+                      "https://c.example.org:443/z/): not fetched"), "three prefixes: %s", why);
+    slides_roots_free (&roots);
+    CHECK (slides_roots_init (&roots, NULL, 0, urls, 1, err, sizeof err) == 0, "%s", err);
     /* a dot segment: its own reason, as whole */
     snprintf (url, sizeof url, "https://slides.example.org/cohort/");
     n = (int) strlen (url);
