@@ -274,8 +274,9 @@ disk_failed (qc_broker_t *b, const char *what, int e)
 {
     state_t *s = &b->state;
     if (!s->disk_full && !s->opening)
-        qc_log (QC_LOG_ERROR, MOD, "cannot write %s: %s; new jobs are refused until "
-                "it can be written, accepted jobs go on", what, strerror (e));
+        qc_log (QC_LOG_ERROR, MOD, "cannot write %s: %s; new jobs are refused while "
+                "it cannot be written (tried again each second: 'can be written again' "
+                "says when they are taken again), accepted jobs go on", what, strerror (e));
     snprintf (s->disk_error, sizeof s->disk_error, "its state folder %s cannot be "
               "written (%s)", s->dir, strerror (e));
     s->disk_full = true;
