@@ -34,11 +34,10 @@ submit_session_of (const options_t *o, const qc_curve_client_t *curve, qc_output
  * again because they were just fetched), *job: that job. */
 int
 submit_attach_last_job (const options_t *o, const qc_curve_client_t *curve, bool *detached,
-                        size_t *fetched, uint64_t *job, bool *failed)
+                        size_t *fetched, uint64_t *job)
 {
     qc_output_last_job_t last;
     *fetched = 0;
-    *failed = false;
     *job = 0;
     *detached = false;
     if (!o->broker && !o->force && o->outdir && !o->quiet
@@ -143,10 +142,6 @@ submit_attach_last_job (const options_t *o, const qc_curve_client_t *curve, bool
     int rc = qc_session_run (&sc);
     *fetched = (size_t) (qc_output_written (out) - written_before);
     *job = last.job;
-    /* its failures are this run's: a slide whose file went away before
-       it ran failed here, is no longer in the cohort the rerun lists,
-       and the run exited 0 (a user's review) */
-    *failed = rc == QC_EXIT_FAILED;
     qc_output_close (&out);
     if (*detached)      /* its id said, or not (5: stdout refused it) */
         return rc == QC_EXIT_INCOMPLETE ? rc : QC_EXIT_OK;

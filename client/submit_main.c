@@ -643,9 +643,9 @@ main (int argc, char **argv)
         goto out;
     size_t fetched = 0;
     uint64_t fetched_job = 0;
-    bool detached = false, fetched_failed = false;
+    bool detached = false;
     if (!o.attach && (rc = submit_attach_last_job (&o, curve, &detached, &fetched,
-                                                   &fetched_job, &fetched_failed)) != QC_EXIT_OK)
+                                                   &fetched_job)) != QC_EXIT_OK)
         goto out;
     if (detached)
         goto out;           /* the folder's job runs on: its id said */
@@ -704,8 +704,7 @@ main (int argc, char **argv)
         }
         if (plan.nrun == 0) {
             rc = qc_output_set_job (out, 0, 0, NULL, err, sizeof err) ? QC_EXIT_INCOMPLETE
-                 : plan.failed_before || plan.nunread || fetched_failed ? QC_EXIT_FAILED
-                 : QC_EXIT_OK;
+                 : plan.failed_before || plan.nunread ? QC_EXIT_FAILED : QC_EXIT_OK;
             if (*err)
                 fprintf (stderr, "%s: %s\n", prog, err);
             goto out;
@@ -779,7 +778,7 @@ main (int argc, char **argv)
     rc = qc_session_run (&sc);
     /* the exit code covers the whole cohort: slides failed earlier, or
      * not readable here, count as failed */
-    if (rc == QC_EXIT_OK && (plan.failed_before || plan.nunread || fetched_failed) && !o.detach)
+    if (rc == QC_EXIT_OK && (plan.failed_before || plan.nunread) && !o.detach)
         rc = QC_EXIT_FAILED;
     /* the job's line counts what it ran: what the exit code also
        counts is said beside it; only where that exit code is the

@@ -53,11 +53,9 @@ qc_session_config_t submit_session_of (const options_t *o, const qc_curve_client
  * with no result there yet fetches that job's results first, as
  * --attach does (submit_attach.c says more). QC_EXIT_OK to go on with
  * the rerun, else the exit code; *fetched: results written, *job: that
- * job; *failed: some of that job's slides failed (the run's exit code
- * counts them, as a slide that failed in this run); *detached: with
- * --detach, the job is still at the broker (its id printed): the run is
- * over. */
+ * job; *detached: with --detach, the job is still at the broker (its id
+ * printed): the run is over. */
 int submit_attach_last_job (const options_t *o, const qc_curve_client_t *curve, bool *detached,
-                            size_t *fetched, uint64_t *job, bool *failed);
+                            size_t *fetched, uint64_t *job);
 
 #endif
