@@ -554,7 +554,7 @@ main (int argc, char **argv)
     }
     /* results are written on this machine: a URL as -o made a local
        folder "http:/host/out" and said nothing (a user's review) */
-    if (o.outdir && qc_url_classify (o.outdir, NULL, 0) > QC_URL_FILE) {
+    if (o.outdir && *o.outdir && qc_url_classify (o.outdir, NULL, 0) != QC_URL_PATH) {
         fprintf (stderr, "%s: -o %s: the output folder is a folder on this machine, not a "
                  "URL (the results are written here; copy them to a server after)\n", prog,
                  QC_URL_SHOWN (o.outdir));

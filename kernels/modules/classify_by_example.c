@@ -62,9 +62,12 @@ read_step_params (const qc_config_section_t *sec, step_params_t *p, char *err,
         snprintf (err, errlen, "[%s] name = '%.64s': must be a non-empty "
                   "column and file name (no '/', tabs or newlines, under %d "
                   "bytes)", sn, p->name, QC_RESULT_MAX_KEY);
-    else if (!(p->grow >= 0 && p->grow <= p->threshold))
-        snprintf (err, errlen, "[%s] grow_threshold (line %d): from 0 to threshold (%g), "
-                  "or left out", sn, qc_config_key_line (sec, "grow_threshold"), p->threshold);
+    /* 0 grew into every pixel (all probabilities are over 0): a slide
+       taken whole for ink, by a user who meant "off" (a user's review) */
+    else if (!(p->grow > 0 && p->grow <= p->threshold))
+        snprintf (err, errlen, "[%s] grow_threshold (line %d): above 0 and at most "
+                  "threshold (%g); leave it out for none", sn,
+                  qc_config_key_line (sec, "grow_threshold"), p->threshold);
     else if (p->dilate > 1000)
         snprintf (err, errlen, "[%s] dilate_kernel_size (line %d): at most 1000",
                   sn, qc_config_key_line (sec, "dilate_kernel_size"));

@@ -79,6 +79,8 @@ out=$( cd "$T/here" && "$BIN/qc-submit" -o "http://u:pw@127.0.0.1:1/out?sig=S" \
       "$SHARED/slides/real/CMU-1-Small-Region.svs" 2>&1 )
 [ $? -eq 2 ] && echo "$out" | grep -qF -- "-o http://127.0.0.1:1/out: the output folder is a folder on this machine, not a URL" \
     && [ ! -e "$T/here/http:" ] && ! echo "$out" | grep -q "pw\|sig=" || fail "-o URL: $out"
+out=$( cd "$T/here" && "$BIN/qc-submit" -o "s3://bucket/out" "$SHARED/slides/real/CMU-1-Small-Region.svs" 2>&1 )
+[ $? -eq 2 ] && [ ! -e "$T/here/s3:" ] || fail "-o s3://: $out"
 out=$(timeout 10 "$BIN/qc-worker" --gpu x --connect tcp://127.0.0.1:1 2>&1)
 [ $? -eq 2 ] && echo "$out" | grep -q -- "--gpu x: not a list of GPUs" || fail "--gpu x: $out"
 pass "usage errors exit 2"

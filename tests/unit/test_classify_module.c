@@ -121,7 +121,10 @@ test_config (void)
     snprintf (body, sizeof body, "%sfeatures: rgb\nthreshold: high\n", ex);
     refused (body, "threshold");
     snprintf (body, sizeof body, "%sfeatures: rgb\nthreshold: .5\ngrow_threshold: .7\n", ex);
-    refused (body, "grow_threshold (line 7): from 0 to threshold (0.5)");
+    refused (body, "grow_threshold (line 7): above 0 and at most threshold (0.5)");
+    snprintf (body, sizeof body, "%sfeatures: rgb\nthreshold: .5\ngrow_threshold: 0\n", ex);
+    refused (body, "grow_threshold (line 7): above 0 and at most threshold (0.5); leave it "
+             "out for none");
     snprintf (body, sizeof body, "%sfeatures: rgb\nmask_statistics: most\n", ex);
     refused (body, "mask_statistics");
     snprintf (body, sizeof body, "%sfeatures: rgb\nname: a/b\n", ex);

@@ -635,6 +635,10 @@ test_faults (void)
     st = qc_http_get_range (NULL, url, &o, 0, sizeof buf, buf, &got, NULL, NULL, NULL, err,
                             sizeof err);
     CHECK (st == QC_HTTP_CANCELLED, "cancelled: %s", err);
+    /* marked: a worker told to leave at once is no fault of the slide,
+       whose failure stood for good (a user's review) */
+    CHECK (strstr (err, ": cancelled (this worker was stopped, or its task taken back, as "
+                   "it read the slide; a rerun tries again)"), "cancelled, marked: %s", err);
 }
 
 /* --level-share URL: what reading the 1.25x level of the slide at URL

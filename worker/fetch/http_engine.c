@@ -765,6 +765,13 @@ http_run (qc_http_conn_t *conn, xfer_t *x, attempt_fn *before, void *arg,
         if (out.retry)          /* it may pass later, however many tries */
             qc_set_err (err, errlen, "GET %s: %s (%d attempt%s%s", x->shown, out.why, n,
                         n > 1 ? "s" : "", QC_RESULT_RETRY_MARK);
+        else if (out.st == QC_HTTP_CANCELLED)
+            /* the worker told to leave at once (a second SIGTERM), or its
+               task taken back: nothing of the slide's; marked, or it stood
+               for good and a rerun skipped it (a user's review) */
+            qc_set_err (err, errlen, "GET %s: cancelled (this worker was stopped, or its "
+                        "task taken back, as it read the slide" QC_RESULT_RETRY_MARK,
+                        x->shown);
         else
             qc_set_err (err, errlen, "GET %s: %s", x->shown, out.why);
     }
