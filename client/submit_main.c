@@ -5,7 +5,7 @@
  * (output.c, rerun.c; the folder's unfinished job fetched first:
  * submit_attach.c), then one session with a broker (session.c), ours
  * (local.c) or a remote one. HistoQC's command-line habits are in
- * submit_histoqc.c. */
+ * submit_histoqc.c, its --help in submit_usage.c. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -34,101 +34,6 @@
 #include "worker/slide_fetch.h"
 
 static const char *prog = SUBMIT_PROG;
-
-static void
-usage (FILE *to)
-{
-    fprintf (to,
-        "Usage: qc-submit [--broker tcp://HOST:5555] [-c config.ini] [-o OUTDIR]\n"
-        "                 SLIDE... | DIR | 'PATTERN' | LIST.tsv | --list FILE\n"
-        "       qc-submit --broker EP --attach JOBID -o OUTDIR\n"
-        "       qc-submit --broker EP --cancel JOBID\n"
-        "Quality-checks whole-slide images and writes OUTDIR/results.tsv (one\n"
-        "row per slide, HistoQC's format), OUTDIR/error.log (failed slides),\n"
-        "OUTDIR/qc.log (log records from the workers) and a folder per slide.\n"
-        "Without --broker, a broker and workers run inside this process.\n\n"
-        "Slides: files; URLs (http://, https:// including presigned S3 or GCS\n"
-        "URLs, file://; read by the workers; credentials and queries are shown\n"
-        "in no output); folders (searched recursively for slide files); quoted\n"
-        "patterns ('*.svs', 'data/**/*.ndpi'); a .tsv whose first column names\n"
-        "the slides (HistoQC's results.tsv works: '#' lines and a 'filename'\n"
-        "header row are skipped). Slides that cannot be read are listed before\n"
-        "the job starts and get an error.log line each.\n\n"
-        "An existing OUTDIR is resumed: slides it already has a result or an\n"
-        "error for are skipped (-f runs them again); no result is lost. One\n"
-        "qc-submit at a time writes into a folder.\n\n"
-        "  -b, --broker EP      submit to this broker instead of running locally\n"
-        "      --cert FILE      this client's secret certificate (qc-keygen --role\n"
-        "                       client or admin): CurveZMQ to a broker with --cert\n"
-        "      --server-key FILE  the broker's public certificate (with --cert)\n"
-        "  -c, --config FILE    HistoQC-style config.ini (default: built in); or a\n"
-        "                       HistoQC template's name (default, first, ihc,\n"
-        "                       clinical, light, v2.1), as histoqc -c takes it\n"
-        "      --histoqc-data DIR  HistoQC's data folder: the config's relative\n"
-        "                       file names (examples, templates) are looked for\n"
-        "                       in the working directory (as HistoQC does), beside\n"
-        "                       the config, then here (default: an\n"
-        "                       installed histoqc's), then among built-in files;\n"
-        "                       their bytes travel with the job\n"
-        "  -o, --outdir DIR     output folder (default, as HistoQC:\n"
-        "                       ./histoqc_output_YYYYMMDD-hhmmss)\n"
-        "  -p, --basepath DIR   relative slides, patterns and list entries are\n"
-        "                       taken relative to DIR\n"
-        "  -l, --list FILE      read slides from FILE ('-': stdin), one a line or\n"
-        "                       the first column of a .tsv\n"
-        "  -f, --force          run slides again that OUTDIR has results for (the\n"
-        "                       old results.tsv and error.log are kept as .N; a\n"
-        "                       slide's images its new result does not write\n"
-        "                       again are removed, as HistoQC's --force does)\n"
-        "      --no-check       do not check that each slide can be read here\n"
-        "                       (when only the workers see the slides)\n"
-        "  -w, --workers N      local mode: slides run at once (default: the cores,\n"
-        "                       or fewer by a container's CPU quota); HistoQC's\n"
-        "                       -n/--nprocesses N is the same\n"
-        "      --symlink DIR    at the end, DIR/<OUTDIR's name> links to OUTDIR\n"
-        "                       (as HistoQC); its -b/--batch N, -s/--seed N and\n"
-        "                       --debug are said and ignored\n"
-        "      --cache DIR      local mode: where slides by URL (read whole, or\n"
-        "                       their blocks read by ranges) are kept (see\n"
-        "                       qc-worker --help)\n"
-        "      --cache-max GB   local mode: that folder's size limit (20)\n"
-        "      --http-stall S   local mode: a slide server that sends nothing for\n"
-        "                       S seconds mid-request has stalled (20)\n"
-        "      --http-attempts N  local mode: tries per HTTP request (5)\n"
-        "      --gpu-only       run only on GPU workers (waits for one)\n"
-        "      --cpu-only       run only on CPU slots\n"
-        "      --attach JOBID   reattach to a job and fetch its remaining results\n"
-        "      --cancel JOBID   cancel a job: queued slides dropped\n"
-        "      --timeout S      wait S seconds for the broker to answer (10)\n"
-        "      --detach         with --broker: leave once the broker holds every\n"
-        "                       slide, printing the job's id on stdout (the job\n"
-        "                       runs on; the same command without --detach, or\n"
-        "                       --attach, fetches its results later)\n"
-        "      --give-up S      a broker silent for S seconds once the job runs:\n"
-        "                       stop (exit 3; the same command later fetches\n"
-        "                       the job); default: wait for it to come back\n"
-        "      --wait-warn S    no result for S seconds: say what the job waits\n"
-        "                       for, e.g. no worker connected; a file or folder\n"
-        "                       that has not answered for S seconds: say which\n"
-        "                       (10; 0: never)\n"
-        "      --write-default-config FILE  write the built-in config and exit\n"
-        "                       (FILE - : standard output)\n"
-        "  -q, --quiet          no progress output\n"
-        "  -h, --help           show this help\n"
-        "  -V, --version        show the version\n\n"
-        "Exit codes: 0 every slide of the cohort passed, 1 some slides failed (in\n"
-        "this run or an earlier one into OUTDIR), 2 usage or configuration\n"
-        "error, 3 cannot reach the broker, 5 stopped before every slide had a\n"
-        "result (OUTDIR refused a write, or the broker lost or cut the job: what\n"
-        "was written is kept, and it says how to go on; --detach: the job's id\n"
-        "could not be written to stdout), 6 OUTDIR is in use by\n"
-        "another qc-submit (nothing done: the same command later goes on), 130\n"
-        "interrupted (Ctrl-C or SIGTERM: the same).\n\n"
-        "Environment: QC_IMAGE_CACHE_MB=N  local mode: MB of freed large image\n"
-        "buffers kept for reuse by later steps and slides (default 4096; 0: none).\n"
-        "QC_DIRECT_READ=0  local mode: read every slide through OpenSlide, not\n"
-        "plain tiled TIFF levels (Aperio, generic TIFF) straight from the file.\n");
-}
 
 static char *
 read_file (const char *path, char *err, size_t errlen)
@@ -358,7 +263,7 @@ parse (int argc, char **argv, options_t *o)
         case OPT_CERT: o->cert = qc_cli_home (optarg); break;
         case OPT_SERVER_KEY: o->server_key = qc_cli_home (optarg); break;
         case 'q': o->quiet = true; break;
-        case 'h': usage (stdout); return -1;
+        case 'h': submit_usage (stdout); return -1;
         case 'V': qc_cli_version (prog); return -1;
         default: return qc_cli_bad_option (prog);
         }

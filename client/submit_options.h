@@ -49,6 +49,9 @@ void submit_make_symlink (const options_t *o);
  * timings and how much to say; the caller adds the job's side. */
 qc_session_config_t submit_session_of (const options_t *o, const qc_curve_client_t *curve,
                                        qc_output_t *out);
+/* qc-submit's --help: usage, options, exit codes (submit_usage.c). */
+void submit_usage (FILE *to);
+
 /* A rerun through a broker into a folder whose last job has slides
  * with no result there yet fetches that job's results first, as
  * --attach does (submit_attach.c says more). QC_EXIT_OK to go on with
