@@ -111,6 +111,21 @@ push (void *arg, const char *abs)
     return 0;
 }
 
+/* Whether the file at path opens as a TIFF (classic or BigTIFF, either
+ * byte order): a slide named *.tsv is a slide, not a list of them (it
+ * was read as text: "no slide matches 'II*'") */
+static bool
+starts_as_tiff (const char *path)
+{
+    unsigned char m[4] = { 0 };
+    FILE *f = fopen (path, "rb");
+    size_t n = f ? fread (m, 1, sizeof m, f) : 0;
+    if (f)
+        fclose (f);
+    return n == 4 && ((m[0] == 'I' && m[1] == 'I' && (m[2] == 42 || m[2] == 43) && m[3] == 0)
+                      || (m[0] == 'M' && m[1] == 'M' && m[2] == 0 && (m[3] == 42 || m[3] == 43)));
+}
+
 static int
 has_suffix (const char *s, const char *suffix)
 {
@@ -176,7 +191,7 @@ qc_cohort_add (qc_cohort_t *c, const char *arg, char *err, size_t errlen)
     struct stat st;
     qc_stall_watch_at (arg);
     bool exists = stat (arg, &st) == 0;
-    if (exists && S_ISREG (st.st_mode) && has_suffix (arg, ".tsv"))
+    if (exists && S_ISREG (st.st_mode) && has_suffix (arg, ".tsv") && !starts_as_tiff (arg))
         return qc_cohort_add_list (c, arg, err, errlen);
     char *abs = absolute (c, arg);
     if (!abs) {

@@ -232,6 +232,21 @@ test_lists (void)
     CHECK (qc_cohort_add_list (&c, "/no/such/list", err, sizeof err) == -1
                && strstr (err, "cannot read list"), "missing list: %s", err);
     qc_cohort_free (&c);
+
+    /* a slide named *.tsv (a TIFF, either byte order, BigTIFF too) is a
+       slide, not a list: it was read as text ("no slide matches 'II*'") */
+    static const char *const magic[] = {"II*", "MM\0*", "II+", "MM\0+"};
+    for (size_t i = 0; i < sizeof magic / sizeof magic[0]; i++) {
+        snprintf (p, sizeof p, "%s/scan%zu.tsv", s_root, i);
+        f = fopen (p, "wb");
+        fwrite (magic[i], 1, 4, f);
+        fputs ("\x08\0\0\0 the rest of a slide\n", f);
+        fclose (f);
+        CHECK (qc_cohort_add (&c, p, err, sizeof err) == 0 && c.n == 1
+                   && strcmp (c.paths[0], p) == 0,
+               "a TIFF named .tsv is a slide (%zu): %zu (%s)", i, c.n, err);
+        qc_cohort_free (&c);
+    }
 }
 
 static void
