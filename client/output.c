@@ -567,7 +567,8 @@ qc_output_open (const qc_output_config_t *cfg, bool attach, bool *busy, char *er
     if (!o || !(o->outdir = strdup (cfg->outdir)) || !(o->names = qc_names_new ())
         || !(o->drop = zhashx_new ()) || !(o->unread = zlistx_new ())
         /* stamps judge a rerun's plan; --attach plans nothing new */
-        || (!attach && !(o->stamps = qc_stamps_read (cfg->outdir)))) {
+        || (!attach && !(o->stamps = qc_stamps_read (cfg->outdir)))
+        || (!attach && !(o->url_stamps = qc_url_stamps_read (cfg->outdir)))) {
         snprintf (err, errlen, "out of memory");
         if (o)
             o->lock_fd = -1;
@@ -640,6 +641,7 @@ qc_output_close (qc_output_t **self_p)
     if (o->errors) fclose (o->errors);
     if (o->log) fclose (o->log);
     if (o->journal) fclose (o->journal);
+    if (o->stamps_out) fclose (o->stamps_out);
     if (empty) {
         static const char *const opened[] = {"results.tsv", "error.log", "qc.log",
                                              CONFIGFILE ".tmp"};
@@ -667,6 +669,7 @@ qc_output_close (qc_output_t **self_p)
     free (o->other.path);
     zhashx_destroy (&o->drop);
     zhashx_destroy (&o->stamps);
+    zhashx_destroy (&o->url_stamps);
     zlistx_destroy (&o->unread);
     free (o->seen);
     /* only a run that held the lock removes what it made, and before it
@@ -706,6 +709,12 @@ qc_output_changed (const qc_output_t *o, const char *recorded, const char *path)
     const qc_stamp_t *then = zhashx_lookup (o->stamps, recorded);
     qc_stamp_t now;
     return then && qc_stamp_take (path, &now) && !qc_stamp_same (then, &now);
+}
+
+const qc_result_source_t *
+qc_output_url_version (const qc_output_t *o, const char *url)
+{
+    return o && o->url_stamps && url ? zhashx_lookup (o->url_stamps, url) : NULL;
 }
 
 int

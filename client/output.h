@@ -78,6 +78,9 @@ qc_rec_t qc_output_recorded_as (qc_output_t *self, const char *path, const char 
  * (client/output_stamps.h). false when there is no stamp, or the file
  * cannot be stat'ed now. */
 bool qc_output_changed (const qc_output_t *self, const char *recorded, const char *path);
+/* The version of the file a slide by URL's record was made from (its
+ * redacted URL: client/output_stamps.h), or NULL when none was noted. */
+const qc_result_source_t *qc_output_url_version (const qc_output_t *self, const char *url);
 /* Adds a slide to the job (task index = order of calls); names it, and
  * notes its stamp (a local file) for .qc-stamps when the job starts. */
 int qc_output_plan (qc_output_t *self, const char *path);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -179,6 +180,32 @@ slide_of (qc_output_t *o, const qc_msg_t *m)
     return o->other.name ? &o->other : NULL;
 }
 
+/* A slide by URL's line in .qc-stamps: the version of its file the
+ * worker read (or that none is known), so that a rerun can ask the
+ * server whether it changed since (output_stamps.h). Written before the
+ * slide's record; a later line replaces it. */
+static int
+note_url_version (qc_output_t *o, const slide_t *s, const qc_result_t *r, char *err,
+                  size_t errlen)
+{
+    if (!o->stamps_out && !(o->stamps_out = open_in (o, QC_STAMPS_FILE, "a", err, errlen)))
+        return -1;
+    if (qc_url_stamps_put (o->stamps_out, s->path, r->has_source ? &r->source : NULL) < 0
+        || fflush (o->stamps_out) != 0) {
+        snprintf (err, errlen, "cannot write %s/%s: %s", o->outdir, QC_STAMPS_FILE,
+                  strerror (errno));
+        return -1;
+    }
+    /* and in the table a plan after this (results fetched from an
+       unfinished job, then planned) judges by */
+    qc_result_source_t *v = o->url_stamps ? malloc (sizeof *v) : NULL;
+    if (v) {
+        *v = r->has_source ? r->source : (qc_result_source_t) { .size = -1 };
+        zhashx_update (o->url_stamps, s->path, v);
+    }
+    return 0;
+}
+
 int
 qc_output_result (qc_output_t *o, const qc_msg_t *m, char *err, size_t errlen)
 {
@@ -204,8 +231,12 @@ qc_output_result (qc_output_t *o, const qc_msg_t *m, char *err, size_t errlen)
                  (long long) ts.st_size, (long long) es.st_size);
         fflush (o->journal);
     }
+    /* the version of a slide by URL first: a record never lacks it */
+    int rc = qc_url_is_remote (s->path) ? note_url_version (o, s, r, err, errlen) : 0;
+    if (rc)
+        return rc;
     /* images first: a row means its images are there */
-    int rc = write_files (o, s, r, err, errlen);
+    rc = write_files (o, s, r, err, errlen);
     if (rc)
         return rc;       /* not "done": a reattach writes it again, whole */
     drop_earlier_images (o, s, r);

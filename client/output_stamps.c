@@ -58,8 +58,43 @@ parse_line (char *line, char **path, qc_stamp_t *st)
     return true;
 }
 
-zhashx_t *
-qc_stamps_read (const char *outdir)
+/* "url TAB v TAB size TAB etag TAB lm" into url (unescaped, malloc'd)
+ * and v; false for a line that is not one */
+static bool
+parse_url_line (char *line, char **url, qc_result_source_t *v)
+{
+    line[strcspn (line, "\n")] = 0;
+    char *f[5];
+    f[0] = line;
+    for (int i = 1; i < 5; i++) {
+        char *tab = strchr (f[i - 1], '\t');
+        if (!tab)
+            return false;
+        *tab = 0;
+        f[i] = tab + 1;
+    }
+    if (!*f[0] || strcmp (f[1], "v") != 0 || strchr (f[4], '\t'))
+        return false;
+    char *end;
+    errno = 0;
+    long long size = strtoll (f[2], &end, 10);
+    if (errno || *end || end == f[2] || size < -1)
+        return false;
+    char *etag = qc_unescape_dup (f[3]), *lm = qc_unescape_dup (f[4]);
+    qc_result_t r = { 0 };
+    bool ok = etag && lm && qc_result_set_source (&r, size, etag, lm) == 0;
+    free (etag);
+    free (lm);
+    if (!ok || !(*url = qc_unescape_dup (f[0])))
+        return false;
+    *v = r.source;
+    return true;
+}
+
+/* OUTDIR/.qc-stamps's lines that parse (a file's, or with urls a URL's)
+ * into a table of malloc'd copies; NULL only out of memory */
+static zhashx_t *
+read_lines (const char *outdir, bool urls)
 {
     zhashx_t *t = zhashx_new ();
     if (!t)
@@ -82,11 +117,13 @@ qc_stamps_read (const char *outdir)
     while (ok && getline (&line, &cap, f) > 0) {
         char *path = NULL;
         qc_stamp_t st;
-        if (!parse_line (line, &path, &st))
+        qc_result_source_t v;
+        if (urls ? !parse_url_line (line, &path, &v) : !parse_line (line, &path, &st))
             continue;
-        qc_stamp_t *copy = malloc (sizeof *copy);
+        size_t size = urls ? sizeof v : sizeof st;
+        void *copy = malloc (size);
         if (copy) {
-            *copy = st;
+            memcpy (copy, urls ? (void *) &v : (void *) &st, size);
             zhashx_update (t, path, copy);   /* the later line wins */
         }
         ok = copy != NULL;
@@ -97,6 +134,37 @@ qc_stamps_read (const char *outdir)
     if (!ok)
         zhashx_destroy (&t);
     return t;
+}
+
+zhashx_t *
+qc_stamps_read (const char *outdir)
+{
+    return read_lines (outdir, false);
+}
+
+zhashx_t *
+qc_url_stamps_read (const char *outdir)
+{
+    return read_lines (outdir, true);
+}
+
+int
+qc_url_stamps_put (FILE *f, const char *url, const qc_result_source_t *v)
+{
+    if (!f || !url)
+        return -1;
+    if (qc_escape_put (f, url) == EOF
+        || fprintf (f, "\tv\t%lld\t", v ? (long long) v->size : -1LL) < 0
+        || (v && qc_escape_put (f, v->etag) == EOF) || fputc ('\t', f) == EOF
+        || (v && qc_escape_put (f, v->last_modified) == EOF))
+        return -1;
+    return fputc ('\n', f) == EOF ? -1 : 0;
+}
+
+bool
+qc_url_stamp_checkable (const qc_result_source_t *v)
+{
+    return v && (v->etag[0] || v->last_modified[0]);
 }
 
 int

@@ -10,9 +10,18 @@
  *
  * .qc-stamps: one line per slide sent, "escaped path TAB size TAB
  * seconds.nanoseconds"; later lines of a path replace earlier ones.
- * Slides by URL get no stamp (their server says what they are), nor
- * ones this machine cannot stat (--no-check: only the workers see them);
- * a folder an older build wrote has none: those are skipped as before. */
+ * Slides this machine cannot stat (--no-check: only the workers see
+ * them) get none; a folder an older build wrote has none: those are
+ * skipped as before.
+ *
+ * A slide by URL is stamped when its result comes, with the version of
+ * the file its worker read (size and the server's ETag and
+ * Last-Modified: shared/result.h): "escaped redacted URL TAB v TAB size
+ * TAB escaped ETag TAB escaped Last-Modified" (size -1 and empty
+ * validators when the worker could not tell, e.g. the fetch failed, or
+ * an older worker). A rerun asks the server whether the file is still
+ * that version (client/url_versions.h). An older build skips such lines
+ * (they do not parse as a file's). */
 #ifndef QC_OUTPUT_STAMPS_H
 #define QC_OUTPUT_STAMPS_H
 
@@ -20,6 +29,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "shared/result.h"
 
 #define QC_STAMPS_FILE ".qc-stamps"
 
@@ -42,5 +53,16 @@ bool qc_stamp_same (const qc_stamp_t *a, const qc_stamp_t *b);
 zhashx_t *qc_stamps_read (const char *outdir);
 /* One line for path to f; what fprintf gives (negative on error). */
 int qc_stamps_put (FILE *f, const char *path, const qc_stamp_t *st);
+
+/* The URL lines of OUTDIR/.qc-stamps read into a table, redacted URL
+ * -> qc_result_source_t (malloc'd), the later line of a URL winning.
+ * NULL only out of memory; an absent file gives an empty table. */
+zhashx_t *qc_url_stamps_read (const char *outdir);
+/* One URL line for url to f: the version v (NULL: not known). What
+ * fprintf gives (negative on error). */
+int qc_url_stamps_put (FILE *f, const char *url, const qc_result_source_t *v);
+/* Whether v names a version its server can be asked about (an ETag or
+ * a Last-Modified). */
+bool qc_url_stamp_checkable (const qc_result_source_t *v);
 
 #endif

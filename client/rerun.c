@@ -6,21 +6,74 @@
 #include <string.h>
 
 #include "client/escape.h"
+#include "client/output_stamps.h"
+#include "client/url_versions.h"
 #include "shared/err.h"
 #include "shared/proto.h"
 #include "shared/url.h"
 
-int
-qc_rerun_plan (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
-               qc_rerun_t *r)
+/* The version the record of the cohort's slide i by URL (redacted into
+ * shown) was made from, when it passed or failed for good from a file
+ * its worker read; NULL otherwise (a folder of an older build, a record
+ * of a fetch that failed: judged as before) */
+static const qc_result_source_t *
+url_version_to_ask (qc_output_t *out, const qc_cohort_t *c, size_t i, char *shown,
+                    size_t len)
 {
-    memset (r, 0, sizeof *r);
-    if (!out || !c)
+    if (!qc_url_is_remote (c->paths[i]))
+        return NULL;
+    qc_url_redact (c->paths[i], shown, len);
+    qc_rec_t rec = qc_output_recorded (out, shown);
+    const qc_result_source_t *v = qc_output_url_version (out, shown);
+    return (rec == QC_REC_PASSED || rec == QC_REC_FAILED) && v && v->size >= 0 ? v : NULL;
+}
+
+/* Asks the servers of the cohort's done slides by URL whether each is
+ * still the file its record was made from: verdict[i] for slide i
+ * (QC_URLV_SAME for every other slide). The first reason a slide could
+ * not be told goes to r. -1 on memory. */
+static int
+ask_url_versions (qc_output_t *out, const qc_cohort_t *c, FILE *say, qc_rerun_t *r,
+                  uint8_t *verdict)
+{
+    size_t n = 0;
+    char shown[QC_PROTO_MAX_PATH + 1];
+    for (size_t i = 0; i < c->n; i++)
+        n += url_version_to_ask (out, c, i, shown, sizeof shown) != NULL;
+    if (n == 0)
+        return 0;
+    qc_urlv_item_t *items = calloc (n, sizeof *items);
+    size_t *of = calloc (n, sizeof *of);
+    if (!items || !of) {
+        free (items);
+        free (of);
         return -1;
-    r->total = c->n;
-    r->run = calloc (c->n ? c->n : 1, sizeof *r->run);
-    if (!r->run)
-        return -1;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < c->n && k < n; i++) {
+        const qc_result_source_t *v = url_version_to_ask (out, c, i, shown, sizeof shown);
+        if (v) {
+            items[k] = (qc_urlv_item_t) { .url = c->paths[i], .was = v };
+            of[k++] = i;
+        }
+    }
+    qc_url_versions_check (items, k, 0, say);
+    int rc = 0;
+    for (size_t j = 0; j < k; j++) {
+        verdict[of[j]] = (uint8_t) items[j].verdict;
+        if (items[j].verdict == QC_URLV_UNKNOWN && !r->unchecked_why
+            && !(r->unchecked_why = strdup (items[j].why)))
+            rc = -1;
+    }
+    free (items);
+    free (of);
+    return rc;
+}
+
+static int
+plan_slides (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
+             const uint8_t *verdict, qc_rerun_t *r)
+{
     /* a folder given that did not exist then was recorded as a slide
        not read; now it is searched, that line would stay for ever */
     for (size_t i = 0; i < c->nfolders; i++)
@@ -40,10 +93,13 @@ qc_rerun_plan (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
         qc_rec_t rec = remote ? qc_output_recorded (out, p) : qc_output_recorded_as (out, p, &as);
         /* a file other than the one its record was made from (rescanned
            under the same name): run again, its old record kept as .N */
-        bool changed = !force && !remote && (rec == QC_REC_PASSED || rec == QC_REC_FAILED)
-                       && qc_output_changed (out, as, p);
+        bool changed_url = remote && verdict[i] == QC_URLV_CHANGED;
+        bool changed = !force && (rec == QC_REC_PASSED || rec == QC_REC_FAILED)
+                       && (remote ? changed_url : qc_output_changed (out, as, p));
         if (changed)
             rec = QC_REC_RETRY;
+        else if (remote && verdict[i] == QC_URLV_UNKNOWN)
+            r->unchecked++;     /* skipped below, as before */
         if (!force && rec == QC_REC_PASSED) {
             r->passed_before++;
             continue;
@@ -74,7 +130,9 @@ qc_rerun_plan (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
             r->nunread++;
             continue;
         }
-        if (changed)
+        if (changed && remote)
+            r->changed_url++;
+        else if (changed)
             r->changed++;
         else if (rec == QC_REC_RETRY && !force)
             r->retried++;
@@ -85,6 +143,24 @@ qc_rerun_plan (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
         r->run[r->nrun++] = c->paths[i];    /* the cohort owns the path */
     }
     return 0;
+}
+
+int
+qc_rerun_plan (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
+               FILE *say, qc_rerun_t *r)
+{
+    memset (r, 0, sizeof *r);
+    if (!out || !c)
+        return -1;
+    r->total = c->n;
+    r->run = calloc (c->n ? c->n : 1, sizeof *r->run);
+    /* QC_URLV_SAME (0) for every slide not asked about */
+    uint8_t *verdict = calloc (c->n ? c->n : 1, 1);
+    int rc = r->run && verdict && (force || !check
+                                   || ask_url_versions (out, c, say, r, verdict) == 0)
+             ? plan_slides (out, c, force, check, verdict, r) : -1;
+    free (verdict);
+    return rc;
 }
 
 void
@@ -116,6 +192,20 @@ qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to)
                  "size or modification time: rescanned?): run again (the old results.tsv "
                  "and error.log are kept as .N)\n", r->changed, qc_plural (r->changed),
                  r->changed == 1 ? "its" : "their", dir);
+    if (r->changed_url)
+        fprintf (to, "%zu slide%s by URL changed on %s server since %s results in %s "
+                 "were made (another ETag or Last-Modified: rescanned?): run again (the "
+                 "old results.tsv and error.log are kept as .N)\n", r->changed_url,
+                 qc_plural (r->changed_url), r->changed_url == 1 ? "its" : "their",
+                 r->changed_url == 1 ? "its" : "their", dir);
+    if (r->unchecked)
+        fprintf (to, "%zu slide%s by URL could not be checked against %s server from "
+                 "this machine, so whether %s changed since %s results were made is not "
+                 "known: skipped as done (-f runs %s again). %s%s\n", r->unchecked,
+                 qc_plural (r->unchecked), r->unchecked == 1 ? "its" : "their",
+                 r->unchecked == 1 ? "it" : "they", r->unchecked == 1 ? "its" : "their",
+                 r->unchecked == 1 ? "it" : "them", r->unchecked == 1 ? "Why: " : "The first: ",
+                 r->unchecked_why ? r->unchecked_why : "?");
     if (r->retried)
         /* the causes that may pass said in short (output_records.c
            failure_kind): the list of them read badly (a user's review) */
@@ -162,5 +252,6 @@ qc_rerun_free (qc_rerun_t *r)
     free (r->run);
     for (size_t i = 0; i < QC_RERUN_SHOW; i++)
         free (r->shown[i]);
+    free (r->unchecked_why);
     memset (r, 0, sizeof *r);
 }

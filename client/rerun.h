@@ -11,9 +11,11 @@
  *     the list is shown before the job starts (--no-check: only the path
  *     limit is checked, for slides only the workers can see);
  *   - the rest are planned into the job, in cohort order.
- * A slide by URL is not checked here (its workers fetch it), and the
+ * A slide by URL is not read here (its workers fetch it), and the
  * folder knows it by its redacted URL (shared/url.h): a fresh presigned
- * URL of a slide already done is skipped like its path would be. */
+ * URL of a slide already done is skipped like its path would be, unless
+ * its server says the file changed since its record was made
+ * (client/url_versions.h; not asked with --no-check). */
 #ifndef QC_CLIENT_RERUN_H
 #define QC_CLIENT_RERUN_H
 
@@ -36,6 +38,11 @@ typedef struct {
     size_t retried;           /* unreadable or cancelled before, run now */
     size_t changed;           /* a record for another file of that path
                                  (client/output_stamps.h), run now */
+    size_t changed_url;       /* the same, by URL: its server has another
+                                 version (client/url_versions.h) */
+    size_t unchecked;         /* by URL, skipped as done: its server could
+                                 not be asked from here */
+    char *unchecked_why;      /* the first of them's reason */
     size_t nunread;           /* not sent: cannot be read here */
     size_t fetched;           /* of those before, fetched just now from
                                  the folder's unfinished job (the caller
@@ -45,9 +52,11 @@ typedef struct {
 } qc_rerun_t;
 
 /* Decides, and records the decisions in out (plan, drops, unreadable
- * lines). -1 on memory. */
+ * lines). check: whether slides are looked at here (their files, and
+ * done slides by URL's servers). say: where to say that the servers are
+ * being asked, when that takes a while (NULL: nowhere). -1 on memory. */
 int qc_rerun_plan (qc_output_t *out, const qc_cohort_t *cohort, bool force,
-                   bool check, qc_rerun_t *r);
+                   bool check, FILE *say, qc_rerun_t *r);
 /* Tells the user what was decided (nothing when there is nothing to
  * say beyond the slide count). */
 void qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to);

@@ -591,7 +591,8 @@ main (int argc, char **argv)
     }
     if (!o.attach) {
         /* what the folder already has, what cannot be read here */
-        if (qc_rerun_plan (out, &cohort, o.force, !o.no_check, &plan)) {
+        if (qc_rerun_plan (out, &cohort, o.force, !o.no_check, o.quiet ? NULL : stderr,
+                           &plan)) {
             fprintf (stderr, "%s: out of memory\n", prog);
             goto out;
         }

@@ -261,7 +261,10 @@ pack_result (msgpack_packer *pk, const qc_result_t *r)
         if (!r->files[i].name || strlen (r->files[i].name) > QC_RESULT_MAX_FILENAME
             || r->files[i].size > QC_RESULT_MAX_FILESIZE)
             return -1;
-    msgpack_pack_map (pk, 5);
+    if (r->has_source && (strlen (r->source.etag) > QC_RESULT_MAX_ETAG
+                          || strlen (r->source.last_modified) > QC_RESULT_MAX_LASTMOD))
+        return -1;
+    msgpack_pack_map (pk, r->has_source ? 6 : 5);
     pack_str (pk, "ok");
     if (r->ok) msgpack_pack_true (pk); else msgpack_pack_false (pk);
     pack_str (pk, "err");
@@ -280,6 +283,16 @@ pack_result (msgpack_packer *pk, const qc_result_t *r)
         pack_str (pk, r->files[i].name);
         msgpack_pack_bin (pk, r->files[i].size);
         msgpack_pack_bin_body (pk, r->files[i].data, r->files[i].size);
+    }
+    if (r->has_source) {        /* a slide by URL's version (section 6.1) */
+        pack_str (pk, "src");
+        msgpack_pack_map (pk, 3);
+        pack_str (pk, "size");
+        msgpack_pack_int64 (pk, r->source.size);
+        pack_str (pk, "etag");
+        pack_str (pk, r->source.etag);
+        pack_str (pk, "lm");
+        pack_str (pk, r->source.last_modified);
     }
     return 0;
 }

@@ -43,6 +43,45 @@ read_array_max (mp_reader_t *r, uint32_t max, uint32_t want, uint32_t *n)
     return 0;
 }
 
+/* The result map's `src` (PROTOCOL.md 6.1): {size, etag, lm}, each
+ * optional. A validator with a control byte is no validator: the
+ * version is then dropped, not the message. */
+static int
+read_source (mp_reader_t *r, qc_result_t *res)
+{
+    uint32_t n;
+    if (mp_read_map (r, &n) || n > 16) {
+        r->failed = 1;
+        return -1;
+    }
+    int64_t size = -1;
+    char *etag = NULL, *lm = NULL;
+    for (uint32_t i = 0; i < n && !r->failed; i++) {
+        const char *k;
+        uint32_t klen;
+        if (mp_read_str (r, &k, &klen)) {
+            r->failed = 1;
+            break;
+        }
+        if (klen == 4 && memcmp (k, "size", 4) == 0) {
+            if (mp_read_int (r, &size) || size < -1)
+                r->failed = 1;
+        } else if (klen == 4 && memcmp (k, "etag", 4) == 0) {
+            free (etag);
+            etag = dup_str (r, QC_RESULT_MAX_ETAG, false);
+        } else if (klen == 2 && memcmp (k, "lm", 2) == 0) {
+            free (lm);
+            lm = dup_str (r, QC_RESULT_MAX_LASTMOD, false);
+        } else if (mp_skip (r, 8))
+            r->failed = 1;
+    }
+    if (!r->failed)
+        qc_result_set_source (res, size, etag, lm);
+    free (etag);
+    free (lm);
+    return r->failed ? -1 : 0;
+}
+
 static int
 read_result (mp_reader_t *r, qc_result_t **out)
 {
@@ -93,6 +132,9 @@ read_result (mp_reader_t *r, qc_result_t **out)
                 if (rc)
                     goto fail;
             }
+        } else if (klen == 3 && memcmp (k, "src", 3) == 0) {
+            if (read_source (r, res))
+                goto fail;
         } else if (mp_skip (r, 8))
             goto fail;
         if (r->failed)

@@ -223,3 +223,37 @@ qc_result_machine_trouble (const char *reason)
             return true;
     return false;
 }
+
+/* A validator is kept as text in a tab-separated file by the client:
+ * one that holds a control byte is no ETag (RFC 9110 allows none) */
+static bool
+validator_ok (const char *v, size_t max)
+{
+    if (!v)
+        return true;
+    size_t n = strlen (v);
+    if (n > max)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char) v[i] < 0x20 || v[i] == 0x7f)
+            return false;
+    return true;
+}
+
+int
+qc_result_set_source (qc_result_t *self, int64_t size, const char *etag,
+                      const char *last_modified)
+{
+    if (!self)
+        return -1;
+    self->has_source = false;
+    if (!validator_ok (etag, QC_RESULT_MAX_ETAG)
+        || !validator_ok (last_modified, QC_RESULT_MAX_LASTMOD))
+        return -1;
+    self->source.size = size < 0 ? -1 : size;
+    snprintf (self->source.etag, sizeof self->source.etag, "%s", etag ? etag : "");
+    snprintf (self->source.last_modified, sizeof self->source.last_modified, "%s",
+              last_modified ? last_modified : "");
+    self->has_source = true;
+    return 0;
+}

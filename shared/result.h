@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define QC_RESULT_MAX_KV       512
 #define QC_RESULT_MAX_KEY      128
@@ -62,6 +63,18 @@ typedef struct {
     size_t size;
 } qc_file_t;
 
+/* Which version of a slide by URL the worker read: its size and the
+ * validators its server gave (ETag, Last-Modified). The client notes it
+ * beside the slide's record, so that a rerun into the folder can ask the
+ * server whether the slide changed since (client/output_stamps.h). */
+#define QC_RESULT_MAX_ETAG     255
+#define QC_RESULT_MAX_LASTMOD  63
+typedef struct {
+    int64_t size;          /* bytes; -1 when not known */
+    char etag[QC_RESULT_MAX_ETAG + 1];           /* "" when none */
+    char last_modified[QC_RESULT_MAX_LASTMOD + 1]; /* "" when none */
+} qc_result_source_t;
+
 typedef struct qc_result {
     int ok;                /* 1 = every step ran; 0 = failed, see error */
     char *error;           /* reason when failed (NULL when ok) */
@@ -70,6 +83,8 @@ typedef struct qc_result {
     size_t nkv, cap_kv;
     qc_file_t *files;
     size_t nfiles, cap_files;
+    bool has_source;       /* a slide by URL: source says its version */
+    qc_result_source_t source;
 } qc_result_t;
 
 qc_result_t *qc_result_new (void);
@@ -93,6 +108,13 @@ int qc_result_take_file (qc_result_t *self, const char *name,
 const qc_file_t *qc_result_file (const qc_result_t *self, const char *name);
 int qc_result_add_warning (qc_result_t *self, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
+/* Notes the version of the slide's file that was read (size -1 when
+ * not known; etag, last_modified NULL or "" when none). -1 when a
+ * validator is over its bound or holds a control byte (none is then
+ * noted: a rerun cannot check it). */
+int qc_result_set_source (qc_result_t *self, int64_t size, const char *etag,
+                          const char *last_modified);
+
 /* Marks the result failed with a reason; the first reason wins. */
 int qc_result_fail (qc_result_t *self, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));

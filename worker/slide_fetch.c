@@ -281,6 +281,7 @@ get_whole (qc_slide_fetch_t *self, const char *url, qc_slide_got_t *got)
         return;
     }
     got->in.path = qc_cache_lease_path (got->lease);
+    got->version = info.version;
     got->size = (int64_t) info.size;
     got->fetched = info.bytes + info.probe_bytes;
     got->requests = info.requests;
@@ -405,6 +406,7 @@ get_remote (qc_slide_fetch_t *self, const char *url, qc_slide_got_t *got)
             return;
         }
     }
+    qc_source_http_version (src, &got->version);
     int declined = 0;
     qc_slide_input_t in = { .src = src, .name = got->name };
     qc_slide_t *slide = qc_slide_open_input (&in, QC_SLIDE_READERS_ALL, &declined, err,
@@ -442,6 +444,7 @@ void
 qc_slide_fetch_get (qc_slide_fetch_t *self, const char *entry, qc_slide_got_t *got)
 {
     memset (got, 0, sizeof *got);
+    got->version.size = -1;
     qc_url_redact (entry, got->shown, sizeof got->shown);
     char err[1024];
     int kind = qc_url_classify (entry, err, sizeof err);
@@ -472,6 +475,16 @@ qc_slide_fetch_get (qc_slide_fetch_t *self, const char *entry, qc_slide_got_t *g
         return;
     }
     get_remote (self, entry, got);
+}
+
+void
+qc_slide_got_note_version (const qc_slide_got_t *got, qc_result_t *out)
+{
+    if (!got || !out)
+        return;
+    const qc_http_file_t *v = &got->version;
+    if (v->size >= 0 || v->etag[0] || v->last_modified[0])
+        qc_result_set_source (out, v->size, v->etag, v->last_modified);
 }
 
 static void

@@ -84,6 +84,7 @@ typedef struct {
     uint64_t fetched;         /* bytes that came over the network */
     uint64_t requests;
     int hit;                  /* read whole, from the cache, unchanged */
+    qc_http_file_t version;   /* a URL's file as read (size -1: unknown) */
 } qc_slide_got_t;
 
 /* Gets entry's slide into *got (never fails: a slide that cannot be
@@ -93,6 +94,10 @@ void qc_slide_fetch_get (qc_slide_fetch_t *self, const char *entry,
 /* After the pipeline closed the slide: logs what was fetched, closes
  * the source, releases the cache lease. */
 void qc_slide_got_release (qc_slide_fetch_t *self, qc_slide_got_t *got);
+
+/* Notes on out which version of a slide by URL was read (its size and
+ * validators: shared/result.h), when it is known; nothing for a path. */
+void qc_slide_got_note_version (const qc_slide_got_t *got, qc_result_t *out);
 
 /* The next task's slide: fetched in the background when entry is an
  * http(s) URL (nothing for paths). */

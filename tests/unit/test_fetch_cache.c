@@ -252,6 +252,19 @@ test_changed (void)
            i2.hit, (unsigned long long) i2.bytes, err);
     CHECK (files_equal (path, loc), "the new version is cached");
     CHECK (get (c, url, &i3, NULL, 0, err, sizeof err) == 0 && i3.hit, "then it hits again");
+    /* the version leased is told (a rerun's check of the slide relies on
+       it: client/url_versions.h), a download's and a hit's alike */
+    CHECK (i1.version.size == 1485637 && i1.version.etag[0] && i1.version.last_modified[0]
+           && i2.version.size == 1938955 && strcmp (i1.version.etag, i2.version.etag) != 0,
+           "each get tells its version: %lld %s, %lld %s", (long long) i1.version.size,
+           i1.version.etag, (long long) i2.version.size, i2.version.etag);
+    CHECK (i3.version.size == i2.version.size && strcmp (i3.version.etag, i2.version.etag) == 0
+           && strcmp (i3.version.last_modified, i2.version.last_modified) == 0,
+           "a hit tells the version it holds");
+    qc_cache_info_t bad;
+    fx_secret_url (&fault, "status/451", url, sizeof url);
+    CHECK (get (c, url, &bad, NULL, 0, err, sizeof err) < 0
+           && bad.version.size == -1, "a failed get tells no version");
     qc_disk_cache_close (&c);
 }
 

@@ -88,6 +88,12 @@ test_ranges (void)
         int64_t size = qc_byte_source_size (loc);
         CHECK (qc_byte_source_size (rem) == size, "%s: size %lld", slides[i],
                (long long) qc_byte_source_size (rem));
+        /* the version read, for the slide's result (a rerun's check) */
+        qc_http_file_t v;
+        CHECK (qc_source_http_version (rem, &v) == 0 && v.size == size && v.etag[0]
+               && v.last_modified[0], "%s: the version read", slides[i]);
+        CHECK (qc_source_http_version (loc, &v) == -1 && qc_source_http_version (NULL, &v) == -1,
+               "a file's source has no HTTP version");
         static uint8_t a[300000], b[300000];
         int bad = 0;
         for (int k = 0; k < 60 && !bad; k++) {

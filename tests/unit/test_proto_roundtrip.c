@@ -64,6 +64,39 @@ test_roundtrip (void)
     qc_msg_destroy (&m);
     free (body);
 
+    /* a slide by URL's version (PROTOCOL.md 6.1 `src`) travels; none is
+       decoded as none; a validator with a control byte is no version */
+    m = qc_msg_new (QC_RESULT);
+    m->job = 1;
+    m->result = qc_result_new ();
+    CHECK (m->result && qc_result_set_source (m->result, 123456789012LL, "W/\"5f-a\\b\"",
+                                              "Tue, 01 Dec 2026 10:00:00 GMT") == 0);
+    body = NULL;
+    CHECK (encode_body (m, &body, &len) == 0);
+    d = body ? decode_cmd (QC_RESULT, body, len, err, sizeof err) : NULL;
+    CHECK (d && d->result && d->result->has_source && d->result->source.size == 123456789012LL
+           && str_eq (d->result->source.etag, "W/\"5f-a\\b\"")
+           && str_eq (d->result->source.last_modified, "Tue, 01 Dec 2026 10:00:00 GMT"),
+           "src round trip: %s", err);
+    qc_msg_destroy (&d);
+    free (body);
+    body = NULL;
+    qc_result_reset (m->result);
+    CHECK (!m->result->has_source);
+    CHECK (encode_body (m, &body, &len) == 0);
+    d = body ? decode_cmd (QC_RESULT, body, len, err, sizeof err) : NULL;
+    CHECK (d && d->result && !d->result->has_source, "no src: %s", err);
+    qc_msg_destroy (&d);
+    free (body);
+    CHECK (qc_result_set_source (m->result, 5, "a\tb", NULL) == -1 && !m->result->has_source);
+    char long_tag[QC_RESULT_MAX_ETAG + 2];
+    memset (long_tag, 'e', sizeof long_tag - 1);
+    long_tag[sizeof long_tag - 1] = 0;
+    CHECK (qc_result_set_source (m->result, 5, long_tag, NULL) == -1);
+    CHECK (qc_result_set_source (m->result, -7, NULL, "x") == 0
+           && m->result->source.size == -1 && str_eq (m->result->source.etag, ""));
+    qc_msg_destroy (&m);
+
     /* qc_msg_set_str copies, replaces and clears */
     char *s = NULL;
     char buf[8] = "abc";

@@ -289,6 +289,7 @@ download (get_t *g, const qc_http_file_t *now, char *err, size_t errlen)
     }
     unlink (p->part_meta);
     qc_sync_dir (g->cache->dir);
+    g->info->version = file;
     close (fd);
     qc_log (QC_LOG_DEBUG, "cache", "%s: downloaded %llu bytes%s into %s", g->shown,
             (unsigned long long) g->info->bytes, g->info->resumed ? " (resumed)" : "",
@@ -314,6 +315,7 @@ round_once (get_t *g, qc_cache_lease_t **lease, char *err, size_t errlen)
                  || qc_http_same_version (&known, now.etag, now.last_modified, now.size) == 1)) {
         if (take_lease (g->p.data, lease) == 0) {
             g->info->hit = 1;
+            g->info->version = known;
             return 0;
         }
         return 1;   /* evicted meanwhile */
@@ -347,7 +349,7 @@ qc_disk_cache_get (qc_disk_cache_t *self, const char *url, const atomic_int *can
     qc_cache_info_t local;
     if (!info)
         info = &local;
-    *info = (qc_cache_info_t) { 0 };
+    *info = (qc_cache_info_t) { .version = { .size = -1 } };
     if (!self || !url || !lease)
         return qc_fail (err, errlen, "qc_disk_cache_get: bad arguments");
     *lease = NULL;

@@ -57,6 +57,8 @@ typedef struct {
     uint64_t requests;        /* HTTP requests made, retries included */
     uint64_t size;            /* the slide's size */
     int evicted;              /* entries removed to make room */
+    qc_http_file_t version;   /* the version of the file leased (its size
+                                 and validators); size -1 on failure */
 } qc_cache_info_t;
 
 /* A validated local copy of url, held against eviction by *lease until

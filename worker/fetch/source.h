@@ -59,6 +59,11 @@ qc_byte_source_t *qc_source_http_open (const char *url, const qc_source_opts_t *
                                        qc_http_status_t *status, char *err,
                                        size_t errlen);
 
+/* The version of the file an http source reads (size and validators,
+ * as seen at open: every read is of that version) into *out; -1 when
+ * src is not an http source. */
+int qc_source_http_version (qc_byte_source_t *src, qc_http_file_t *out);
+
 /* A path, file:// URL or http(s) URL, whichever entry is. */
 qc_byte_source_t *qc_source_open (const char *entry, const qc_source_opts_t *opts,
                                   char *err, size_t errlen);

@@ -255,6 +255,18 @@ open_kept (http_source_t *self, const char *url, size_t *got, qc_http_status_t *
  * longer than this fetches in several requests. */
 #define SPAN_BLOCKS 16
 
+int
+qc_source_http_version (qc_byte_source_t *src, qc_http_file_t *out)
+{
+    if (!src || !out || src->ops != &http_ops)
+        return -1;
+    http_source_t *self = (http_source_t *) src;
+    pthread_mutex_lock (&self->lock);
+    *out = self->file;
+    pthread_mutex_unlock (&self->lock);
+    return 0;
+}
+
 qc_byte_source_t *
 qc_source_http_open (const char *url, const qc_source_opts_t *opts,
                      qc_http_status_t *status, char *err, size_t errlen)

@@ -1,0 +1,219 @@
+/* See url_versions.h. */
+#include "client/url_versions.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client/output_stamps.h"
+#include "shared/err.h"
+#include "shared/url.h"
+#include "worker/fetch/http.h"
+
+#define DEFAULT_THREADS 8
+#define MAX_THREADS 16
+#define MAX_HOSTS 64          /* hosts remembered as unreachable */
+#define HOST_LEN 300
+#define SAY_AFTER_S 3.0       /* checks that take longer are said */
+
+typedef struct {
+    qc_urlv_item_t *items;
+    size_t n;
+    atomic_size_t next;
+    atomic_int finished;      /* threads done */
+    qc_http_opts_t http;
+    double deadline;          /* CLOCK_MONOTONIC seconds: none started after */
+    pthread_mutex_t lock;     /* the hosts below */
+    char dead[MAX_HOSTS][HOST_LEN];
+    char dead_why[MAX_HOSTS][256];
+    size_t ndead;
+} check_t;
+
+static double
+now_s (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* "scheme://host:port" of a redacted URL into out */
+static void
+host_of (const char *shown, char *out, size_t outlen)
+{
+    const char *start = strstr (shown, "://");
+    start = start ? start + 3 : shown;
+    size_t len = strcspn (start, "/");
+    snprintf (out, outlen, "%.*s", (int) (start - shown + (long) len), shown);
+}
+
+/* 1 with the first failure's reason in why when host was found
+ * unreachable by an earlier check */
+static int
+host_dead (check_t *c, const char *host, char *why, size_t whylen)
+{
+    int dead = 0;
+    pthread_mutex_lock (&c->lock);
+    for (size_t i = 0; i < c->ndead && !dead; i++)
+        if (strcmp (c->dead[i], host) == 0) {
+            qc_set_err (why, whylen, "%s", c->dead_why[i]);
+            dead = 1;
+        }
+    pthread_mutex_unlock (&c->lock);
+    return dead;
+}
+
+static void
+host_mark_dead (check_t *c, const char *host, const char *why)
+{
+    pthread_mutex_lock (&c->lock);
+    if (c->ndead < MAX_HOSTS) {
+        qc_set_err (c->dead[c->ndead], HOST_LEN, "%s", host);
+        qc_set_err (c->dead_why[c->ndead], sizeof c->dead_why[0], "%s", why);
+        c->ndead++;
+    }
+    pthread_mutex_unlock (&c->lock);
+}
+
+static void
+check_one (check_t *c, qc_http_conn_t *conn, qc_urlv_item_t *it)
+{
+    char shown[512], host[HOST_LEN], why[400];
+    qc_url_redact (it->url, shown, sizeof shown);
+    host_of (shown, host, sizeof host);
+    it->verdict = QC_URLV_UNKNOWN;
+    if (!qc_url_stamp_checkable (it->was)) {
+        qc_set_err (it->why, sizeof it->why, "%s: its server gave no ETag or Last-Modified "
+                    "when the slide was read", shown);
+        return;
+    }
+    if (host_dead (c, host, why, sizeof why)) {
+        qc_set_err (it->why, sizeof it->why, "%s: not asked, since %s", shown, why);
+        return;
+    }
+    if (now_s () > c->deadline) {
+        qc_set_err (it->why, sizeof it->why, "%s: not asked: the checks ran out of time",
+                  shown);
+        return;
+    }
+    qc_http_file_t known = { .size = it->was->size }, now;
+    snprintf (known.etag, sizeof known.etag, "%s", it->was->etag);
+    snprintf (known.last_modified, sizeof known.last_modified, "%s",
+              it->was->last_modified);
+    qc_http_counts_t counts = { 0 };
+    int unchanged = 0;
+    char err[512] = "";
+    qc_http_status_t st = qc_http_probe (conn, it->url, &c->http, &known, &unchanged, &now,
+                                         &counts, err, sizeof err);
+    if (st != QC_HTTP_OK) {
+        /* the reason as a slide's would end: "...; a rerun tries again)",
+           which here would read as a promise about the check */
+        char *mark = strstr (err, QC_RESULT_RETRY_MARK);
+        if (mark)
+            strcpy (mark, ")");
+        qc_set_err (it->why, sizeof it->why, "%s", err[0] ? err : qc_http_status_name (st));
+        if (st == QC_HTTP_ERR_NETWORK || st == QC_HTTP_ERR_STALL) {
+            qc_set_err (why, sizeof why, "%s could not be reached from this machine", host);
+            host_mark_dead (c, host, why);
+        }
+        return;
+    }
+    int same = unchanged ? 1 : qc_http_same_version (&known, now.etag, now.last_modified,
+                                                      now.size);
+    if (same < 0)
+        qc_set_err (it->why, sizeof it->why, "%s: its server now gives no ETag or "
+                  "Last-Modified to compare", shown);
+    else
+        it->verdict = same ? QC_URLV_SAME : QC_URLV_CHANGED;
+}
+
+static void *
+run (void *arg)
+{
+    check_t *c = arg;
+    qc_http_conn_t *conn = qc_http_conn_new ();   /* NULL: one-off connections */
+    size_t i;
+    while ((i = atomic_fetch_add (&c->next, 1)) < c->n)
+        check_one (c, conn, &c->items[i]);
+    qc_http_conn_destroy (&conn);
+    atomic_fetch_add (&c->finished, 1);
+    return NULL;
+}
+
+/* Waits for the started threads, saying once on say when they take
+ * long: a rerun that asks a slow or firewalled server is not silent */
+static void
+wait_for (check_t *c, int started, size_t n, FILE *say)
+{
+    double start = now_s ();
+    bool said = false;
+    while (atomic_load (&c->finished) < started) {
+        if (!said && say && now_s () - start > SAY_AFTER_S) {
+            fprintf (say, "asking the servers of %zu slide%s by URL whether %s changed "
+                     "since %s results were made (--no-check skips this)...\n", n,
+                     n == 1 ? "" : "s", n == 1 ? "it" : "they", n == 1 ? "its" : "their");
+            fflush (say);
+            said = true;
+        }
+        nanosleep (&(struct timespec) { .tv_nsec = 50 * 1000 * 1000 }, NULL);
+    }
+}
+
+void
+qc_url_versions_check (qc_urlv_item_t *items, size_t n, int threads, FILE *say)
+{
+    if (!items || n == 0)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        items[i].verdict = QC_URLV_UNKNOWN;
+        qc_set_err (items[i].why, sizeof items[i].why, "not checked (no memory)");
+    }
+    check_t *c = calloc (1, sizeof *c);
+    if (!c)
+        return;
+    if (qc_http_global_init () != 0) {
+        for (size_t i = 0; i < n; i++)
+            qc_set_err (items[i].why, sizeof items[i].why, "not checked: libcurl could not "
+                      "start");
+        free (c);
+        return;
+    }
+    c->items = items;
+    c->n = n;
+    atomic_init (&c->next, 0);
+    atomic_init (&c->finished, 0);
+    pthread_mutex_init (&c->lock, NULL);
+    qc_http_opts_default (&c->http);
+    /* a check is one byte: a server that does not answer soon is one the
+       workstation cannot use, and the rerun goes on without it */
+    c->http.connect_timeout_ms = 5000;
+    c->http.request_timeout_ms = 20000;
+    c->http.max_attempts = 1;   /* and no retry lines in the terminal */
+    /* a cohort of thousands may take a while; a bound all the same */
+    c->deadline = now_s () + (n * 0.05 > 120 ? n * 0.05 : 120);
+    if (threads <= 0)
+        threads = DEFAULT_THREADS;
+    if (threads > MAX_THREADS)
+        threads = MAX_THREADS;
+    if ((size_t) threads > n)
+        threads = (int) n;
+    pthread_t tid[MAX_THREADS];
+    int started = 0;
+    for (int t = 0; t < threads; t++)
+        if (pthread_create (&tid[t], NULL, run, c) == 0)
+            started++;
+        else
+            break;
+    if (started == 0)
+        run (c);                /* no thread: this one checks them all */
+    else
+        wait_for (c, started, n, say);
+    for (int t = 0; t < started; t++)
+        pthread_join (tid[t], NULL);
+    pthread_mutex_destroy (&c->lock);
+    free (c);
+}

@@ -1,0 +1,46 @@
+/* Whether slides by URL are still the files their records were made
+ * from. A slide rescanned and put back under the same URL kept its old
+ * record: a rerun skipped it as done (paths have stamps,
+ * client/output_stamps.h; a URL's server is the one that knows). A rerun
+ * now asks each done slide's server, with the URL the cohort gives
+ * (credentials, a fresh signature), for the first byte of the file,
+ * conditional on the version its worker read (If-None-Match, else
+ * If-Modified-Since: worker/fetch/http.h): a 304, or the same ETag or
+ * Last-Modified, is the same file; another version has changed.
+ *
+ * The workstation may not reach a server the workers reach, or may no
+ * longer be let in (an expired signature): such a slide cannot be told
+ * and is skipped as before, and the caller says so. The checks run a few
+ * at a time, each tried once with short timeouts; once a host
+ * cannot be reached, its other slides are not asked (a cohort of
+ * thousands behind a firewall would otherwise take hours). */
+#ifndef QC_CLIENT_URL_VERSIONS_H
+#define QC_CLIENT_URL_VERSIONS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "shared/result.h"
+
+typedef enum {
+    QC_URLV_SAME = 0,         /* the version the record was made from */
+    QC_URLV_CHANGED,          /* another file now */
+    QC_URLV_UNKNOWN,          /* could not be told: why says so */
+} qc_urlv_verdict_t;
+
+typedef struct {
+    const char *url;          /* as the cohort gives it (secrets and all) */
+    const qc_result_source_t *was;   /* the version recorded */
+    qc_urlv_verdict_t verdict;       /* set by qc_url_versions_check */
+    char why[512];            /* UNKNOWN: the reason, naming the redacted
+                                 URL */
+} qc_urlv_item_t;
+
+/* Asks the servers about items[0..n) and sets each verdict (UNKNOWN,
+ * unasked, for a version with no validator: qc_url_stamp_checkable). threads: checks at
+ * once (1..16; 0 for the default, 8). When the checks take more than a
+ * few seconds, one line says so on say (NULL: nowhere). Never fails: an
+ * item that cannot be checked (no memory, no libcurl) is UNKNOWN. */
+void qc_url_versions_check (qc_urlv_item_t *items, size_t n, int threads, FILE *say);
+
+#endif

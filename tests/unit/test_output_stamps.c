@@ -1,0 +1,102 @@
+/* .qc-stamps (client/output_stamps.h): a file's lines and a slide by
+ * URL's lines live in one file and are read apart; a URL's version (an
+ * ETag with a backslash and quotes, a Last-Modified with commas) comes
+ * back byte for byte; the later line of a slide wins, one that says the
+ * version is not known included; damaged lines are skipped, not taken
+ * for another slide's. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client/output_stamps.h"
+#include "tests/unit/check.h"
+
+static char dir[] = "/tmp/qc-test-stamps.XXXXXX";
+
+static FILE *
+open_stamps (const char *mode)
+{
+    char path[256];
+    snprintf (path, sizeof path, "%s/%s", dir, QC_STAMPS_FILE);
+    return fopen (path, mode);
+}
+
+static void
+test_read_apart (void)
+{
+    FILE *f = open_stamps ("w");
+    CHECK (f != NULL);
+    if (!f)
+        return;
+    qc_stamp_t st = {.size = 1938955, .mtime_s = 1764496000, .mtime_ns = 7};
+    qc_result_t r = { 0 };
+    CHECK (qc_result_set_source (&r, 1938955, "W/\"6b0d-1d96\\0b\"",
+                                 "Mon, 30 Nov 2026 10:25:07 GMT") == 0);
+    qc_result_t later = { 0 };
+    CHECK (qc_result_set_source (&later, 77, "\"new\"", "") == 0);
+    CHECK (qc_stamps_put (f, "/slides/a b\t.svs", &st) > 0);
+    CHECK (qc_url_stamps_put (f, "http://h:8080/a.svs", &r.source) == 0);
+    CHECK (qc_url_stamps_put (f, "http://h:8080/b.svs", &r.source) == 0);
+    CHECK (qc_url_stamps_put (f, "http://h:8080/b.svs", &later.source) == 0);
+    CHECK (qc_url_stamps_put (f, "http://h:8080/c.svs", &r.source) == 0);
+    CHECK (qc_url_stamps_put (f, "http://h:8080/c.svs", NULL) == 0);
+    /* damaged: cut short, a size that is no number, a field too many */
+    fputs ("http://h:8080/d.svs\tv\t12\n", f);
+    fputs ("http://h:8080/e.svs\tv\tx1\t\"e\"\t\n", f);
+    fputs ("http://h:8080/f.svs\tv\t1\t\"f\"\tlm\textra\n", f);
+    fputs ("\tv\t1\t\"g\"\t\n", f);
+    CHECK (fclose (f) == 0);
+    CHECK (qc_url_stamps_put (NULL, "u", NULL) == -1 && qc_url_stamps_put (stdout, NULL, NULL) == -1);
+
+    zhashx_t *files = qc_stamps_read (dir), *urls = qc_url_stamps_read (dir);
+    CHECK (files && zhashx_size (files) == 1, "file lines: %zu",
+           files ? zhashx_size (files) : 0);
+    const qc_stamp_t *a = files ? zhashx_lookup (files, "/slides/a b\t.svs") : NULL;
+    CHECK (a && qc_stamp_same (a, &st), "a file's stamp read back");
+    CHECK (urls && zhashx_size (urls) == 3, "URL lines: %zu", urls ? zhashx_size (urls) : 0);
+    const qc_result_source_t *va = urls ? zhashx_lookup (urls, "http://h:8080/a.svs") : NULL;
+    CHECK (va && va->size == 1938955 && strcmp (va->etag, "W/\"6b0d-1d96\\0b\"") == 0
+           && strcmp (va->last_modified, "Mon, 30 Nov 2026 10:25:07 GMT") == 0,
+           "a URL's version read back byte for byte");
+    CHECK (qc_url_stamp_checkable (va));
+    const qc_result_source_t *vb = urls ? zhashx_lookup (urls, "http://h:8080/b.svs") : NULL;
+    CHECK (vb && vb->size == 77 && strcmp (vb->etag, "\"new\"") == 0
+           && vb->last_modified[0] == 0, "the later line wins");
+    const qc_result_source_t *vc = urls ? zhashx_lookup (urls, "http://h:8080/c.svs") : NULL;
+    CHECK (vc && vc->size == -1 && !qc_url_stamp_checkable (vc),
+           "a later 'not known' line replaces a version");
+    CHECK (urls && !zhashx_lookup (urls, "http://h:8080/d.svs")
+           && !zhashx_lookup (urls, "http://h:8080/e.svs")
+           && !zhashx_lookup (urls, "http://h:8080/f.svs"), "damaged lines skipped");
+    CHECK (!qc_url_stamp_checkable (NULL));
+    zhashx_destroy (&files);
+    zhashx_destroy (&urls);
+}
+
+static void
+test_absent (void)
+{
+    zhashx_t *t = qc_url_stamps_read ("/nonexistent/folder");
+    CHECK (t && zhashx_size (t) == 0, "no file: an empty table");
+    zhashx_destroy (&t);
+    t = qc_url_stamps_read (NULL);
+    CHECK (t && zhashx_size (t) == 0);
+    zhashx_destroy (&t);
+}
+
+int
+main (void)
+{
+    if (!mkdtemp (dir)) {
+        perror ("mkdtemp");
+        return 1;
+    }
+    test_read_apart ();
+    test_absent ();
+    char path[256];
+    snprintf (path, sizeof path, "%s/%s", dir, QC_STAMPS_FILE);
+    unlink (path);
+    rmdir (dir);
+    return check_done ("test_output_stamps");
+}
