@@ -157,6 +157,33 @@ test_bad_bodies (void)
     mb_raw (&b, ten, 10);
     expect_bad ("result kv array32 of 4e9", QC_RESULT, b.sb.data, b.sb.size);
     mb_free (&b);
+    /* a result's src (a slide by URL's version): an ETag over its bound,
+       a size below -1, src not a map */
+    char long_etag[QC_RESULT_MAX_ETAG + 2];
+    memset (long_etag, 'e', sizeof long_etag - 1);
+    long_etag[sizeof long_etag - 1] = 0;
+    for (int k = 0; k < 3; k++) {
+        mb_init (&b);
+        msgpack_pack_map (&b.pk, 3);
+        mb_str (&b, "job"); msgpack_pack_uint64 (&b.pk, 1);
+        mb_str (&b, "idx"); msgpack_pack_uint64 (&b.pk, 1);
+        mb_str (&b, "result");
+        msgpack_pack_map (&b.pk, 1);
+        mb_str (&b, "src");
+        if (k == 2)
+            mb_str (&b, "etag");
+        else {
+            msgpack_pack_map (&b.pk, 1);
+            mb_str (&b, k == 0 ? "etag" : "size");
+            if (k == 0)
+                mb_str (&b, long_etag);
+            else
+                msgpack_pack_int64 (&b.pk, -2);
+        }
+        expect_bad (k == 0 ? "result src etag of 256" : k == 1 ? "result src size -2"
+                    : "result src a string", QC_RESULT, b.sb.data, b.sb.size);
+        mb_free (&b);
+    }
     /* str32 and bin32 lengths of 4e9 */
     mb_init (&b);
     msgpack_pack_map (&b.pk, 2);
