@@ -89,6 +89,12 @@ qc_output_written (const qc_output_t *o)
     return o ? o->written : 0;
 }
 
+zlistx_t *
+qc_output_failed_now (const qc_output_t *o)
+{
+    return o ? o->failed_now : NULL;
+}
+
 void
 qc_output_written_counts (const qc_output_t *o, uint64_t *passed, uint64_t *failed)
 {
@@ -670,6 +676,7 @@ qc_output_close (qc_output_t **self_p)
     zhashx_destroy (&o->drop);
     zhashx_destroy (&o->stamps);
     zhashx_destroy (&o->url_stamps);
+    zlistx_destroy (&o->failed_now);
     zlistx_destroy (&o->unread);
     free (o->seen);
     /* only a run that held the lock removes what it made, and before it

@@ -270,6 +270,11 @@ qc_output_result (qc_output_t *o, const qc_msg_t *m, char *err, size_t errlen)
     }
     mark_seen (o, m->idx);
     o->written++;
+    if (!r->ok && !o->failed_now && (o->failed_now = zlistx_new ()))
+        zlistx_set_destructor (o->failed_now, (zlistx_destructor_fn *) zstr_free);
+    char *failed = !r->ok && o->failed_now ? strdup (s->path) : NULL;
+    if (failed && !zlistx_add_end (o->failed_now, failed))
+        free (failed);      /* only a count of what the exit code says */
     return 0;
 }
 

@@ -163,6 +163,32 @@ qc_rerun_plan (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
     return rc;
 }
 
+int
+qc_rerun_count_gone (qc_rerun_t *r, const qc_cohort_t *c, zlistx_t *failed)
+{
+    if (!r || !c)
+        return -1;
+    r->failed_gone = 0;
+    if (!failed || zlistx_size (failed) == 0)
+        return 0;
+    /* the cohort as the folder spells it: a URL redacted */
+    zhashx_t *in = zhashx_new ();
+    if (!in)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < c->n && rc == 0; i++) {
+        char shown[QC_PROTO_MAX_PATH + 1];
+        const char *p = qc_url_is_remote (c->paths[i])
+                        ? qc_url_redact (c->paths[i], shown, sizeof shown) : c->paths[i];
+        zhashx_update (in, p, (void *) 1);
+        rc = zhashx_lookup (in, p) ? 0 : -1;
+    }
+    for (const char *p = zlistx_first (failed); p && rc == 0; p = zlistx_next (failed))
+        r->failed_gone += zhashx_lookup (in, p) == NULL;
+    zhashx_destroy (&in);
+    return rc;
+}
+
 void
 qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to)
 {
@@ -183,6 +209,14 @@ qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to)
         fprintf (to, "%s already has %zu of these %zu slides (%zu passed, %zu failed): "
                  "skipped (-f runs them again)\n", dir, before, r->total, r->passed_before,
                  r->failed_before);
+    if (r->failed_gone)
+        /* not slides of this cohort, so not in the counts above: the
+           exit code still says the job had failures */
+        fprintf (to, "%zu slide%s of job %" PRIu64 ", fetched just now, failed and %s no "
+                 "longer in this cohort (%s gone or moved since the job was sent?): counted "
+                 "as failed (exit 1); %s/error.log says why\n", r->failed_gone,
+                 qc_plural (r->failed_gone), r->fetched_job, r->failed_gone == 1 ? "is" : "are",
+                 r->failed_gone == 1 ? "its file" : "their files", dir);
     if (r->redone)
         fprintf (to, "-f: %zu slide%s %s has results for run%s again (the old "
                  "results.tsv and error.log are kept as .N)\n", r->redone,

@@ -48,6 +48,9 @@ typedef struct {
                                  the folder's unfinished job (the caller
                                  sets it) */
     uint64_t fetched_job;     /* that job */
+    size_t failed_gone;       /* of the failures fetched, slides no longer
+                                 in the cohort (a file that went away
+                                 after --detach): counted as failed */
     char *shown[QC_RERUN_SHOW];  /* "path: why" of the first of them */
 } qc_rerun_t;
 
@@ -57,6 +60,11 @@ typedef struct {
  * being asked, when that takes a while (NULL: nowhere). -1 on memory. */
 int qc_rerun_plan (qc_output_t *out, const qc_cohort_t *cohort, bool force,
                    bool check, FILE *say, qc_rerun_t *r);
+/* Counts in r->failed_gone the paths of failed (the failed results just
+ * fetched from the folder's job; NULL: none) that are no slide of the
+ * cohort: the plan judges the others. -1 on memory. */
+int qc_rerun_count_gone (qc_rerun_t *r, const qc_cohort_t *cohort, zlistx_t *failed);
+
 /* Tells the user what was decided (nothing when there is nothing to
  * say beyond the slide count). */
 void qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to);

@@ -34,9 +34,10 @@ submit_session_of (const options_t *o, const qc_curve_client_t *curve, qc_output
  * again because they were just fetched), *job: that job. */
 int
 submit_attach_last_job (const options_t *o, const qc_curve_client_t *curve, bool *detached,
-                        size_t *fetched, uint64_t *job)
+                        size_t *fetched, uint64_t *job, zlistx_t **failed)
 {
     qc_output_last_job_t last;
+    *failed = NULL;
     *fetched = 0;
     *job = 0;
     *detached = false;
@@ -142,6 +143,17 @@ submit_attach_last_job (const options_t *o, const qc_curve_client_t *curve, bool
     int rc = qc_session_run (&sc);
     *fetched = (size_t) (qc_output_written (out) - written_before);
     *job = last.job;
+    /* the caller counts those no longer in its cohort (a slide whose file
+       went away after --detach): the plan judges the others */
+    if (qc_output_failed_now (out) && (*failed = zlistx_new ())) {
+        zlistx_set_destructor (*failed, (zlistx_destructor_fn *) zstr_free);
+        for (char *p = zlistx_first (qc_output_failed_now (out)); p;
+             p = zlistx_next (qc_output_failed_now (out))) {
+            char *copy = strdup (p);
+            if (copy && !zlistx_add_end (*failed, copy))
+                free (copy);
+        }
+    }
     qc_output_close (&out);
     if (*detached)      /* its id said, or not (5: stdout refused it) */
         return rc == QC_EXIT_INCOMPLETE ? rc : QC_EXIT_OK;

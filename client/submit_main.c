@@ -413,6 +413,7 @@ main (int argc, char **argv)
     qc_output_t *out = NULL;
     qc_local_t *local = NULL;
     qc_rerun_t plan = {0};
+    zlistx_t *fetched_failed = NULL;    /* failed results fetched first */
     qc_curve_client_t *curve = NULL;
     char err[2048] = "";
     qc_cli_raise_open_files ();
@@ -550,7 +551,7 @@ main (int argc, char **argv)
     uint64_t fetched_job = 0;
     bool detached = false;
     if (!o.attach && (rc = submit_attach_last_job (&o, curve, &detached, &fetched,
-                                                   &fetched_job)) != QC_EXIT_OK)
+                                                   &fetched_job, &fetched_failed)) != QC_EXIT_OK)
         goto out;
     if (detached)
         goto out;           /* the folder's job runs on: its id said */
@@ -599,6 +600,10 @@ main (int argc, char **argv)
         qc_stall_watch_done ();
         plan.fetched = fetched;
         plan.fetched_job = fetched_job;
+        if (qc_rerun_count_gone (&plan, &cohort, fetched_failed)) {
+            fprintf (stderr, "%s: out of memory\n", prog);
+            goto out;
+        }
         if (!o.quiet)
             qc_rerun_say (&plan, o.outdir, stderr);
         /* slides to run, and a journal this user cannot write: refused
@@ -610,7 +615,8 @@ main (int argc, char **argv)
         }
         if (plan.nrun == 0) {
             rc = qc_output_set_job (out, 0, 0, NULL, err, sizeof err) ? QC_EXIT_INCOMPLETE
-                 : plan.failed_before || plan.nunread ? QC_EXIT_FAILED : QC_EXIT_OK;
+                 : plan.failed_before || plan.nunread || plan.failed_gone ? QC_EXIT_FAILED
+                 : QC_EXIT_OK;
             if (*err)
                 fprintf (stderr, "%s: %s\n", prog, err);
             goto out;
@@ -684,19 +690,25 @@ main (int argc, char **argv)
     rc = qc_session_run (&sc);
     /* the exit code covers the whole cohort: slides failed earlier, or
      * not readable here, count as failed */
-    if (rc == QC_EXIT_OK && (plan.failed_before || plan.nunread) && !o.detach)
+    if (rc == QC_EXIT_OK && (plan.failed_before || plan.nunread || plan.failed_gone)
+        && !o.detach)
         rc = QC_EXIT_FAILED;
     /* the job's line counts what it ran: what the exit code also
        counts is said beside it; only where that exit code is the
        cohort's (1): a run interrupted (130), left by --give-up (3) or
        stopped short (5) ends otherwise, and "exit 1" there misleads */
-    if (rc == QC_EXIT_FAILED && !o.quiet && !o.detach && (plan.failed_before || plan.nunread)) {
+    if (rc == QC_EXIT_FAILED && !o.quiet && !o.detach
+        && (plan.failed_before || plan.nunread || plan.failed_gone)) {
         fprintf (stderr, "also counted (exit 1): ");
         if (plan.failed_before)
             fprintf (stderr, "%zu failed before%s", plan.failed_before,
-                     plan.nunread ? ", " : "");
+                     plan.nunread || plan.failed_gone ? ", " : "");
         if (plan.nunread)
-            fprintf (stderr, "%zu not readable here", plan.nunread);
+            fprintf (stderr, "%zu not readable here%s", plan.nunread,
+                     plan.failed_gone ? ", " : "");
+        if (plan.failed_gone)
+            fprintf (stderr, "%zu failed in job %" PRIu64 " and no longer in the cohort",
+                     plan.failed_gone, plan.fetched_job);
         fprintf (stderr, " (%s/error.log)\n", o.outdir);
     }
 out:
@@ -709,6 +721,7 @@ out:
     qc_local_stop (&local);
     qc_output_close (&out);
     qc_rerun_free (&plan);
+    zlistx_destroy (&fetched_failed);
     qc_client_assets_free (&assets);
     qc_pipeline_destroy (&pipeline);
     qc_cohort_free (&cohort);

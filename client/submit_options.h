@@ -57,8 +57,9 @@ void submit_usage (FILE *to);
  * --attach does (submit_attach.c says more). QC_EXIT_OK to go on with
  * the rerun, else the exit code; *fetched: results written, *job: that
  * job; *detached: with --detach, the job is still at the broker (its id
- * printed): the run is over. */
+ * printed): the run is over; *failed: the paths of the failed results
+ * written (NULL when none; the caller destroys it). */
 int submit_attach_last_job (const options_t *o, const qc_curve_client_t *curve, bool *detached,
-                            size_t *fetched, uint64_t *job);
+                            size_t *fetched, uint64_t *job, zlistx_t **failed);
 
 #endif

@@ -133,3 +133,32 @@ new=$(cat "$T/forced2.out")
 "$BIN/qc-status" --broker "$EP" --tsv | awk -F'\t' -v j="$old" '$1 == "job" && $2 == j && $9 == "yes" { f = 1 } END { exit !f }' \
     || fail "job $old not cancelled: $("$BIN/qc-status" --broker "$EP" --tsv | grep '^job')"
 pass "-f over a folder whose job still runs: that job cancelled and said; the new job's id alone on stdout"
+
+# a slide whose file goes away after --detach, before it runs: the job
+# fails it; the same command, whose folder search no longer finds it,
+# fetches that failure and says so, exit 1 (it exited 0: the failure
+# was of no slide of its cohort)
+p3=$(free_port)
+start_broker $p3 --heartbeat-ms 200
+mkdir -p "$T/gone"
+for n in a b c; do cp "$SHARED/slides/real/CMU-1-Small-Region.svs" "$T/gone/$n.svs"; done
+timeout 60 "$BIN/qc-submit" --broker tcp://127.0.0.1:$p3 --detach -o "$T/gone-out" "$T/gone" \
+    >"$T/gone1.out" 2>"$T/gone1.err" || fail "detach (no worker yet): $(cat "$T/gone1.err")"
+gjob=$(cat "$T/gone1.out")
+rm "$T/gone/b.svs"
+start_worker $p3 w3 --slots 1 --heartbeat-ms 200
+for _ in $(seq 1 300); do
+    row=$("$BIN/qc-status" --broker tcp://127.0.0.1:$p3 --tsv | awk -F'\t' -v j="$gjob" '$1 == "job" && $2 == j')
+    [ -n "$row" ] && [ $(($(echo "$row" | cut -f3) + $(echo "$row" | cut -f4))) -eq 3 ] && break
+    sleep 0.2
+done
+timeout 60 "$BIN/qc-submit" --broker tcp://127.0.0.1:$p3 -o "$T/gone-out" "$T/gone" >"$T/gone2.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] && grep -q "1 slide of job $gjob, fetched just now, failed and is no longer in this cohort (its file gone or moved since the job was sent?): counted as failed (exit 1)" "$T/gone2.log" \
+    && grep -q "^$T/gone/b.svs	" "$T/gone-out/error.log" \
+    || fail "a slide gone after --detach: exit $rc: $(cat "$T/gone2.log"); error.log: $(cat "$T/gone-out/error.log")"
+timeout 60 "$BIN/qc-submit" --broker tcp://127.0.0.1:$p3 -o "$T/gone-out" "$T/gone" >"$T/gone3.log" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -q "nothing to run" "$T/gone3.log" \
+    || fail "the run after: exit $rc (the failure was said once; the cohort's slides passed): $(cat "$T/gone3.log")"
+pass "a slide gone after --detach, before it ran: its failure fetched, said, exit 1; the next run exits 0"
