@@ -292,9 +292,10 @@ qc_slide_fail_unrecognised (const char *path, const char *said, char *err, size_
     const char *text = text_kind (h, got);
     if (text)
         return qc_fail (err, errlen, "the file is %s, not an image%s", text,
-                        strstr (text, "HTML") ? ": a web server's error or login page saved "
-                        "in the slide's place (by URL: check the address, and that the "
-                        "server needs no login)"
+                        strstr (text, "HTML") ? ": a web server's page in the slide's place "
+                        "(by URL: a folder's listing, or an error or login page? Give each "
+                        "slide's own address, one a line in --list FILE, and check that "
+                        "its server needs no login)"
                         : strcmp (text, "a text file") == 0 && looks_like_list (path, h, got)
                         ? " (a list of slides? qc-submit reads one given as --list FILE, "
                           "or as a .tsv)" : "");

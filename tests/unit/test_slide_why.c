@@ -351,8 +351,9 @@ main (void)
     if (page)
         fclose (page);
     s = qc_slide_open (path, err, sizeof err);
-    CHECK (!s && strstr (err, "the file is an HTML page, not an image: a web server's error "
-                              "or login page saved in the slide's place"), "a page: %s", err);
+    CHECK (!s && strstr (err, "the file is an HTML page, not an image: a web server's page in "
+                              "the slide's place (by URL: a folder's listing, or an error or "
+                              "login page? Give each slide's own address"), "a page: %s", err);
     qc_slide_close (&s);
     unlink (path);
 
