@@ -52,7 +52,15 @@ worker_note (const qc_broker_t *b, const worker_rec_t *w, worker_state_t state)
     const sched_worker_t *sw = w->sw;
     char *note = NULL;
     int n = -1;
+    unsigned running = sw->cpu_inflight + sw->gpu_inflight;
     switch (state) {
+    case WS_DRAINING:
+        /* "draining" alone read as trouble (a user's review): it leaves,
+           asked to (a SIGTERM, its unit stopped), as soon as its slides end */
+        n = asprintf (&note, "%s: leaving (asked to stop): takes no new slide, and goes "
+                      "once its %u running slide%s %s", w->name, running,
+                      running == 1 ? "" : "s", running == 1 ? "ends" : "end");
+        break;
     case WS_ALONE:
         n = asprintf (&note, "%s: runs a slide alone (a crash beside others named no "
                       "culprit) and takes no other until it ends", w->name);
@@ -98,7 +106,7 @@ worker_note (const qc_broker_t *b, const worker_rec_t *w, worker_state_t state)
                       "GPUs, which finish them sooner (a slide took %.1f s on a slot here)",
                       w->name, sched_queued_any (b->sched), (double) sw->ms_cpu / 1e3);
         break;
-    default:            /* draining: its row says so; busy, idle: its columns */
+    default:            /* busy, idle: its columns say */
         break;
     }
     return n < 0 ? NULL : note;

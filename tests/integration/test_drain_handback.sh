@@ -32,6 +32,10 @@ wait_for "drain seen" 5 "grep -q 'slow is draining: 1 task handed back' '$T/brok
 wait_for "the handed-back slide runs elsewhere" 8 \
     "grep -q 'worker: build' '$T/worker-quick.log'" "$T/broker.log"
 pass "a draining worker's queued task went to another worker at once"
+"$BIN/qc-status" --broker tcp://127.0.0.1:$port --timeout 2 >"$T/status-drain.txt" 2>&1
+grep -q "slow: leaving (asked to stop): takes no new slide, and goes once its 1 running slide ends" \
+    "$T/status-drain.txt" || fail "qc-status has no note for the draining worker: $(cat "$T/status-drain.txt")"
+pass "qc-status says why the draining worker takes no slide, and when it goes"
 
 wait_exit $slow 40 || fail "the draining worker did not exit 0 in 40 s"
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out" \
