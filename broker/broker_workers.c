@@ -577,6 +577,10 @@ workers_on_result (qc_broker_t *b, worker_rec_t *w, const peer_t *p, qc_msg_t *m
            failures the broker itself made */
         if (w || !m->worker || strcmp (m->worker, "broker") == 0)
             qc_msg_set_str (&m->worker, w ? w->name : "?");
+        /* the build that ran it, as its READY said: a client running the
+           built-in config tells rows of another build's apart (each
+           build runs its own built-in config), old workers too */
+        qc_msg_set_str (&m->version, w ? w->version : NULL);
         outbox_deliver (b, job, m);
     } else if (v == SCHED_BAD_ATTEMPT)
         qc_log (QC_LOG_WARNING, MOD, "RESULT from %s for job %" PRIu64 " slide %" PRIu64

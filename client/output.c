@@ -4,6 +4,7 @@
 #include "client/output_int.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <string.h>
@@ -678,6 +679,7 @@ qc_output_close (qc_output_t **self_p)
     zhashx_destroy (&o->url_stamps);
     zlistx_destroy (&o->failed_now);
     zlistx_destroy (&o->unread);
+    zlistx_destroy (&o->plan_notes);
     free (o->seen);
     /* only a run that held the lock removes what it made, and before it
      * lets the lock go: a run refused by another's lock touches nothing */
@@ -762,9 +764,39 @@ qc_output_planned (const qc_output_t *o)
 }
 
 int
-qc_output_drop (qc_output_t *o, const char *path)
+qc_output_drop (qc_output_t *o, const char *path, bool history)
 {
-    return o && path ? zhashx_update (o->drop, path, (void *) 1), 0 : -1;
+    if (!o || !path)
+        return -1;
+    /* one path dropped twice keeps its history if either asks */
+    if (zhashx_lookup (o->drop, path) != QC_DROP_KEEP)
+        zhashx_update (o->drop, path, history ? QC_DROP_KEEP : QC_DROP_TRANSIENT);
+    return 0;
+}
+
+int
+qc_output_plan_note (qc_output_t *o, const char *level, const char *fmt, ...)
+{
+    if (!o || !level || !fmt)
+        return -1;
+    if (!o->plan_notes) {
+        if (!(o->plan_notes = zlistx_new ()))
+            return -1;
+        zlistx_set_destructor (o->plan_notes, (zlistx_destructor_fn *) zstr_free);
+    }
+    char *msg = NULL, *line = NULL;
+    va_list ap;
+    va_start (ap, fmt);
+    int n = vasprintf (&msg, fmt, ap);
+    va_end (ap);
+    if (n >= 0 && asprintf (&line, "%s\t%s", level, msg) < 0)
+        line = NULL;
+    free (n >= 0 ? msg : NULL);
+    if (!line || !zlistx_add_end (o->plan_notes, line)) {
+        free (line);
+        return -1;
+    }
+    return 0;
 }
 
 int

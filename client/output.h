@@ -85,8 +85,14 @@ const qc_result_source_t *qc_output_url_version (const qc_output_t *self, const 
  * notes its stamp (a local file) for .qc-stamps when the job starts. */
 int qc_output_plan (qc_output_t *self, const char *path);
 size_t qc_output_planned (const qc_output_t *self);
-/* Its records are dropped when the job starts (it runs again). */
-int qc_output_drop (qc_output_t *self, const char *path);
+/* Its records are dropped when the job starts (it runs again); history:
+ * kept in results.tsv.N / error.log.N (-f, a changed file), else gone
+ * (a failure a rerun tries again). */
+int qc_output_drop (qc_output_t *self, const char *path, bool history);
+/* A line for qc.log about the plan (level "INFO", "WARNING"), written
+ * when the run starts, after its own line. -1 on memory. */
+int qc_output_plan_note (qc_output_t *self, const char *level, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
 /* A slide qc-submit cannot read: one error.log line when the run starts. */
 int qc_output_unreadable (qc_output_t *self, const char *path, const char *why);
 

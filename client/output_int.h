@@ -59,6 +59,7 @@ struct qc_output {
                                  versions to as results come (opened at
                                  the first) */
     zlistx_t *unread;         /* "path\treason" lines, escaped */
+    zlistx_t *plan_notes;     /* "LEVEL\tmessage" for qc.log (NULL: none) */
     uint8_t *seen;            /* bitmap of written task indices */
     size_t seen_bits;
     uint64_t written;

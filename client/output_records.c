@@ -320,8 +320,8 @@ line_path (const char *line, const qc_records_t *cols, int pcol)
 }
 
 /* Rewrites one file through NAME.tmp; the old one kept as NAME.N when
- * anything changed. header not NULL: the file starts afresh, with header
- * and none of its lines. */
+ * a record to keep went, or the header changed. header not NULL: the
+ * file starts afresh, with header and none of its lines. */
 static int
 rewrite_one (const char *outdir, const char *name, bool is_tsv, zhashx_t *drop,
              const char *header, char *err, size_t errlen)
@@ -334,7 +334,7 @@ rewrite_one (const char *outdir, const char *name, bool is_tsv, zhashx_t *drop,
     }
     FILE *out = asprintf (&tmp, "%s.tmp", path) < 0 ? NULL : fopen (tmp, "w");
     int rc = out ? 0 : -1, pcol = is_tsv ? -1 : 0;
-    bool changed = header && *header;
+    bool changed = header && *header, kept_old = changed;
     if (out && header)
         fputs (header, out);
     char *line = NULL;
@@ -350,13 +350,15 @@ rewrite_one (const char *outdir, const char *name, bool is_tsv, zhashx_t *drop,
             pcol = column (&cols, "original_path");
         }
         if (header) {
-            changed = true;     /* a new header: old rows kept in NAME.N */
+            changed = kept_old = true;  /* a new header: old rows kept in NAME.N */
             continue;
         }
         char *slide = line_path (line, &cols, pcol);
-        if (slide && drop && zhashx_lookup (drop, slide))
+        void *how = slide && drop ? zhashx_lookup (drop, slide) : NULL;
+        if (how) {
             changed = true;
-        else if (fwrite (line, 1, (size_t) len, out) != (size_t) len)
+            kept_old = kept_old || how != QC_DROP_TRANSIENT;
+        } else if (fwrite (line, 1, (size_t) len, out) != (size_t) len)
             rc = -1;
         free (slide);
     }
@@ -371,7 +373,9 @@ rewrite_one (const char *outdir, const char *name, bool is_tsv, zhashx_t *drop,
         if (fclose (out))
             rc = -1;
     }
-    if (rc == 0 && changed) {
+    if (rc == 0 && changed && !kept_old && rename (tmp, path) != 0)
+        rc = -1;
+    if (rc == 0 && kept_old) {
         /* the old file under the next free NAME.N, then the new one */
         char *keep = NULL;
         for (int n = 1; n < 10000 && rc == 0; n++) {

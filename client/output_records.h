@@ -60,11 +60,19 @@ qc_rec_t qc_records_of (const qc_records_t *r, const char *path);
  * record has (else path). A URL goes by path only. */
 qc_rec_t qc_records_of_file (qc_records_t *r, const char *path, const char **as);
 
+/* Values of a drop set (qc_records_rewrite): a record kept in NAME.N
+ * when it goes (a result run again: -f, a file that changed), or one
+ * that goes without a copy (a failure a rerun tries again: a slide not
+ * uploaded yet, retried each night, left one error.log.N a night). */
+#define QC_DROP_KEEP      ((void *) 1)
+#define QC_DROP_TRANSIENT ((void *) 2)
+
 /* Rewrites results.tsv and error.log without the records of the paths
- * in drop (a set of paths); with header not NULL both start afresh
- * instead (another config: none of their lines is kept), results.tsv
- * with header. Each file that changes is kept first as NAME.N. 0, or -1
- * with a message. */
+ * in drop (path -> QC_DROP_KEEP or QC_DROP_TRANSIENT); with header not
+ * NULL both start afresh instead (another config: none of their lines
+ * is kept), results.tsv with header. Each file that loses a record to
+ * keep, or its header, is kept first as NAME.N. 0, or -1 with a
+ * message. */
 int qc_records_rewrite (const char *outdir, zhashx_t *drop, const char *header,
                         char *err, size_t errlen);
 

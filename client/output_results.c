@@ -188,6 +188,10 @@ static int
 note_url_version (qc_output_t *o, const slide_t *s, const qc_result_t *r, char *err,
                   size_t errlen)
 {
+    const qc_result_source_t *had = o->url_stamps ? zhashx_lookup (o->url_stamps, s->path)
+                                                  : NULL;
+    if (!r->has_source && had && had->size < 0 && !qc_url_stamp_checkable (had))
+        return 0;   /* "not known" again (a slide retried each night): said once */
     if (!o->stamps_out && !(o->stamps_out = open_in (o, QC_STAMPS_FILE, "a", err, errlen)))
         return -1;
     if (qc_url_stamps_put (o->stamps_out, s->path, r->has_source ? &r->source : NULL) < 0

@@ -236,6 +236,15 @@ qc_output_set_job (qc_output_t *o, uint64_t job, uint64_t key, const char *broke
                     o->config_file ? o->config_file : "?",
                     o->config_text && *o->config_id ? o->config_id : "?",
                     o->command_line ? o->command_line : "");
+    for (char *l = o->plan_notes ? zlistx_first (o->plan_notes) : NULL; l;
+         l = zlistx_next (o->plan_notes)) {
+        char *tab = strchr (l, '\t');
+        if (tab) {
+            *tab = 0;
+            qc_output_note (o, l, "%s", tab + 1);
+            *tab = '\t';
+        }
+    }
     if (job == 0)
         return 0;
     o->key = key;               /* .qc-slides names it too */

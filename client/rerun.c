@@ -13,9 +13,9 @@
 #include "shared/url.h"
 
 /* The version the record of the cohort's slide i by URL (redacted into
- * shown) was made from, when it passed or failed for good from a file
- * its worker read; NULL otherwise (a folder of an older build, a record
- * of a fetch that failed: judged as before) */
+ * shown) was made from, when it passed, or failed for good from a file
+ * its worker read; NULL otherwise (a folder of an older build, with no
+ * stamps; a record of a fetch that failed: judged as before) */
 static const qc_result_source_t *
 url_version_to_ask (qc_output_t *out, const qc_cohort_t *c, size_t i, char *shown,
                     size_t len)
@@ -25,7 +25,11 @@ url_version_to_ask (qc_output_t *out, const qc_cohort_t *c, size_t i, char *show
     qc_url_redact (c->paths[i], shown, len);
     qc_rec_t rec = qc_output_recorded (out, shown);
     const qc_result_source_t *v = qc_output_url_version (out, shown);
-    return (rec == QC_REC_PASSED || rec == QC_REC_FAILED) && v && v->size >= 0 ? v : NULL;
+    /* a failure with no version is of a file never read (a 400): nothing
+       to compare; a row with none came from a worker that did not say
+       (an older build): said, not passed over */
+    bool read = v && (v->size >= 0 || qc_url_stamp_checkable (v));
+    return v && (rec == QC_REC_PASSED || (rec == QC_REC_FAILED && read)) ? v : NULL;
 }
 
 /* Asks the servers of the cohort's done slides by URL whether each is
@@ -58,12 +62,28 @@ ask_url_versions (qc_output_t *out, const qc_cohort_t *c, FILE *say, qc_rerun_t 
         }
     }
     qc_url_versions_check (items, k, 0, say);
+    /* the first few said on the terminal; each in qc.log, where a cron
+       job's -q run leaves its only account */
+    size_t nchanged = 0, nunknown = 0;
     int rc = 0;
-    for (size_t j = 0; j < k; j++) {
-        verdict[of[j]] = (uint8_t) items[j].verdict;
-        if (items[j].verdict == QC_URLV_UNKNOWN && !r->unchecked_why
-            && !(r->unchecked_why = strdup (items[j].why)))
+    for (size_t j = 0; j < k && rc == 0; j++) {
+        qc_urlv_verdict_t v = items[j].verdict;
+        verdict[of[j]] = (uint8_t) v;
+        char **slot = v == QC_URLV_CHANGED && nchanged < QC_RERUN_SHOW
+                      ? &r->changed_shown[nchanged]
+                      : v == QC_URLV_UNKNOWN && nunknown < QC_RERUN_SHOW
+                      ? &r->unchecked_shown[nunknown] : NULL;
+        nchanged += v == QC_URLV_CHANGED;
+        nunknown += v == QC_URLV_UNKNOWN;
+        if (slot && !(*slot = strdup (items[j].why)))
             rc = -1;
+        if (v == QC_URLV_CHANGED)
+            rc = qc_output_plan_note (out, "INFO", "changed on its server since its record "
+                                      "was made, run again: %s", items[j].why);
+        else if (v == QC_URLV_UNKNOWN)
+            rc = qc_output_plan_note (out, "WARNING", "not known whether it changed since "
+                                      "its record was made, skipped as done: %s",
+                                      items[j].why);
     }
     free (items);
     free (of);
@@ -78,7 +98,7 @@ plan_slides (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
        not read; now it is searched, that line would stay for ever */
     for (size_t i = 0; i < c->nfolders; i++)
         if (qc_output_recorded (out, c->folders[i]) != QC_REC_NONE
-            && qc_output_drop (out, c->folders[i]))
+            && qc_output_drop (out, c->folders[i], false))
             return -1;
     for (size_t i = 0; i < c->n; i++) {
         /* the folder knows a URL by its redacted form (no credentials,
@@ -116,7 +136,10 @@ plan_slides (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
             r->failed_before++;     /* its error line says so already */
             continue;
         }
-        if (rec != QC_REC_NONE && qc_output_drop (out, as))
+        /* a failure marked for a rerun goes without a copy: a slide
+           retried each night would leave one error.log.N a night */
+        if (rec != QC_REC_NONE
+            && qc_output_drop (out, as, force || changed || rec != QC_REC_RETRY))
             return -1;
         if (why) {
             if (qc_output_unreadable (out, p, why))
@@ -189,6 +212,16 @@ qc_rerun_count_gone (qc_rerun_t *r, const qc_cohort_t *c, zlistx_t *failed)
     return rc;
 }
 
+/* The first QC_RERUN_SHOW of n lines, indented, and how many more */
+static void
+say_list (FILE *to, char *const *shown, size_t n, const char *where)
+{
+    for (size_t i = 0; i < n && i < QC_RERUN_SHOW; i++)
+        fprintf (to, "  %s\n", shown[i] ? shown[i] : "?");
+    if (n > QC_RERUN_SHOW)
+        fprintf (to, "  ... and %zu more (all in %s)\n", n - QC_RERUN_SHOW, where);
+}
+
 void
 qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to)
 {
@@ -226,20 +259,23 @@ qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to)
                  "size or modification time: rescanned?): run again (the old results.tsv "
                  "and error.log are kept as .N)\n", r->changed, qc_plural (r->changed),
                  r->changed == 1 ? "its" : "their", dir);
-    if (r->changed_url)
+    if (r->changed_url) {
         fprintf (to, "%zu slide%s by URL changed on %s server since %s results in %s "
-                 "were made (another ETag or Last-Modified: rescanned?): run again (the "
-                 "old results.tsv and error.log are kept as .N)\n", r->changed_url,
-                 qc_plural (r->changed_url), r->changed_url == 1 ? "its" : "their",
+                 "were made (rescanned?): run again (the old results.tsv and error.log "
+                 "are kept as .N):\n", r->changed_url, qc_plural (r->changed_url),
+                 r->changed_url == 1 ? "its" : "their",
                  r->changed_url == 1 ? "its" : "their", dir);
-    if (r->unchecked)
-        fprintf (to, "%zu slide%s by URL could not be checked against %s server from "
-                 "this machine, so whether %s changed since %s results were made is not "
-                 "known: skipped as done (-f runs %s again). %s%s\n", r->unchecked,
-                 qc_plural (r->unchecked), r->unchecked == 1 ? "its" : "their",
-                 r->unchecked == 1 ? "it" : "they", r->unchecked == 1 ? "its" : "their",
-                 r->unchecked == 1 ? "it" : "them", r->unchecked == 1 ? "Why: " : "The first: ",
-                 r->unchecked_why ? r->unchecked_why : "?");
+        say_list (to, r->changed_shown, r->changed_url, "qc.log");
+    }
+    if (r->unchecked) {
+        fprintf (to, "%zu slide%s by URL could not be checked against %s server: whether "
+                 "%s changed since %s results were made is not known, so %s skipped as "
+                 "done (-f runs %s again):\n", r->unchecked, qc_plural (r->unchecked),
+                 r->unchecked == 1 ? "its" : "their", r->unchecked == 1 ? "it" : "they",
+                 r->unchecked == 1 ? "its" : "their", r->unchecked == 1 ? "it is" : "they are",
+                 r->unchecked == 1 ? "it" : "them");
+        say_list (to, r->unchecked_shown, r->unchecked, "qc.log");
+    }
     if (r->retried)
         /* the causes that may pass said in short (output_records.c
            failure_kind): the list of them read badly (a user's review) */
@@ -252,11 +288,7 @@ qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to)
         fprintf (to, "%zu slide%s cannot be read here and %s not sent (each gets an "
                  "error.log line):\n", r->nunread, qc_plural (r->nunread),
                  r->nunread == 1 ? "is" : "are");
-        for (size_t i = 0; i < r->nunread && i < QC_RERUN_SHOW; i++)
-            fprintf (to, "  %s\n", r->shown[i] ? r->shown[i] : "?");
-        if (r->nunread > QC_RERUN_SHOW)
-            fprintf (to, "  ... and %zu more (all in error.log)\n",
-                     r->nunread - QC_RERUN_SHOW);
+        say_list (to, r->shown, r->nunread, "error.log");
     }
     if (r->nrun == 0 && r->nunread == r->total && r->total > 1)
         fprintf (to, "nothing to run: not one of the %zu slides can be read here (check "
@@ -284,8 +316,10 @@ qc_rerun_free (qc_rerun_t *r)
     if (!r)
         return;
     free (r->run);
-    for (size_t i = 0; i < QC_RERUN_SHOW; i++)
+    for (size_t i = 0; i < QC_RERUN_SHOW; i++) {
         free (r->shown[i]);
-    free (r->unchecked_why);
+        free (r->changed_shown[i]);
+        free (r->unchecked_shown[i]);
+    }
     memset (r, 0, sizeof *r);
 }

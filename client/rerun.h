@@ -40,9 +40,10 @@ typedef struct {
                                  (client/output_stamps.h), run now */
     size_t changed_url;       /* the same, by URL: its server has another
                                  version (client/url_versions.h) */
-    size_t unchecked;         /* by URL, skipped as done: its server could
-                                 not be asked from here */
-    char *unchecked_why;      /* the first of them's reason */
+    size_t unchecked;         /* by URL, skipped as done: whether it changed
+                                 could not be told */
+    char *changed_shown[QC_RERUN_SHOW];    /* "URL: what differs" */
+    char *unchecked_shown[QC_RERUN_SHOW];  /* "URL: why not told" */
     size_t nunread;           /* not sent: cannot be read here */
     size_t fetched;           /* of those before, fetched just now from
                                  the folder's unfinished job (the caller

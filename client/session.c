@@ -86,6 +86,28 @@ submit_from (session_t *s, uint64_t base)
  * 40 GB of broker and 8 MB here), and a lie of 4e9 would cost 512 MB. */
 #define JOB_SLIDES_MAX (UINT64_C (1) << 26)
 
+/* A result of a worker of another build, with no -c: each build runs
+ * its own built-in config (PROTOCOL.md 8.2), so its numbers may differ
+ * from this build's, and the folder's .qc-config (this build's text) is
+ * not what made it. Said once on the terminal, each slide in qc.log (a
+ * user's review: on upgrade day, old workers' rows passed unmarked). */
+static void
+say_other_build (session_t *s, const qc_msg_t *m)
+{
+    const char *name = qc_output_name_of (s->cfg->out, m->idx);
+    qc_output_note (s->cfg->out, "WARNING", "%s ran on %s, qc %s, with its own build's "
+                    "built-in config (this qc-submit: qc %s): its numbers may differ from "
+                    "this build's", name ? name : "?", m->worker ? m->worker : "?",
+                    m->version, qc_version_full ());
+    if (s->other_builds++ == 0 && !s->cfg->quiet)
+        fprintf (stderr, "qc-submit: note: %s ran on %s, a worker of another build (qc %s; "
+                 "this qc-submit: qc %s): with no -c each worker runs its own build's "
+                 "built-in config, so its numbers may differ from this build's; qc.log "
+                 "names each such slide (upgrade the worker, or give -c FILE, which every "
+                 "worker must then read alike)\n", name ? name : "?",
+                 m->worker ? m->worker : "?", m->version, qc_version_full ());
+}
+
 static void
 on_result (session_t *s, qc_msg_t *m)
 {
@@ -114,6 +136,8 @@ on_result (session_t *s, qc_msg_t *m)
         return;
     }
     char err[512];
+    if (s->cfg->builtin_config && m->version && strcmp (m->version, qc_version_full ()) != 0)
+        say_other_build (s, m);
     if (qc_output_result (s->cfg->out, m, err, sizeof err)) {
         /* not counted, so never acknowledged: the broker keeps it, and
            the --attach this stop advises writes it again, whole */

@@ -14,6 +14,9 @@ typedef struct {
     char **slides;             /* absolute paths (submit) */
     size_t nslides;
     const char *config_text;   /* NULL = workers' default */
+    bool builtin_config;       /* no -c: each worker runs its own build's
+                                  built-in config (rows of another build
+                                  are said) */
     const qc_asset_t *assets;  /* files the config names, sent once */
     size_t nassets;
     uint8_t resource;          /* qc_resource_t */

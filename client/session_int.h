@@ -38,6 +38,9 @@ typedef struct {
     qc_waiting_t waiting;     /* says what a silent job waits for */
     qc_warn_once_t *warn_once;
     qc_progress_t progress;
+    uint64_t other_builds;    /* results of a build not this one's, with
+                                 the built-in config (said once, each in
+                                 qc.log) */
     bool accepted, done, fatal;
     bool refused;               /* an ERROR after the job was accepted, or
                                    to our ATTACH */

@@ -677,6 +677,7 @@ main (int argc, char **argv)
     sc.slides = plan.run;
     sc.nslides = plan.nrun;
     sc.config_text = assets.config_text;
+    sc.builtin_config = !o.attach && !o.config_path;
     sc.assets = assets.assets;
     sc.nassets = assets.nassets;
     sc.attach_job = o.attach;

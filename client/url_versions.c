@@ -19,12 +19,14 @@
 #define MAX_HOSTS 64          /* hosts remembered as unreachable */
 #define HOST_LEN 300
 #define SAY_AFTER_S 3.0       /* checks that take longer are said */
+#define SAY_EVERY_S 15.0      /* ... and how far they are, this often */
 
 typedef struct {
     qc_urlv_item_t *items;
     size_t n;
     atomic_size_t next;
     atomic_int finished;      /* threads done */
+    atomic_size_t asked;      /* items done */
     qc_http_opts_t http;
     double deadline;          /* CLOCK_MONOTONIC seconds: none started after */
     pthread_mutex_t lock;     /* the hosts below */
@@ -79,6 +81,62 @@ host_mark_dead (check_t *c, const char *host, const char *why)
     pthread_mutex_unlock (&c->lock);
 }
 
+/* The verdict on the version recorded against the server's answer now
+ * (a 206's size and validators); what differs, or why it cannot be
+ * told, in why. Size first; then Last-Modified before the ETag: servers
+ * behind a load balancer (Apache's inode-based ETags) give one file
+ * another ETag from each machine, and every slide would run each night. */
+static qc_urlv_verdict_t
+compare (const qc_result_source_t *was, const qc_http_file_t *now, const char *shown,
+         char *why, size_t len)
+{
+    if (was->size >= 0 && now->size >= 0 && was->size != now->size) {
+        qc_set_err (why, len, "%s: %lld bytes when its record was made, %lld now", shown,
+                    (long long) was->size, (long long) now->size);
+        return QC_URLV_CHANGED;
+    }
+    if (was->last_modified[0] && now->last_modified[0]) {
+        if (strcmp (was->last_modified, now->last_modified) == 0)
+            return QC_URLV_SAME;
+        qc_set_err (why, len, "%s: Last-Modified %s when its record was made, %s now", shown,
+                    was->last_modified, now->last_modified);
+        return QC_URLV_CHANGED;
+    }
+    if (was->etag[0] && now->etag[0]) {
+        if (strcmp (was->etag, now->etag) == 0)
+            return QC_URLV_SAME;
+        qc_set_err (why, len, "%s: ETag %s when its record was made, %s now", shown,
+                    was->etag, now->etag);
+        return QC_URLV_CHANGED;
+    }
+    if (qc_url_stamp_checkable (was))
+        qc_set_err (why, len, "%s: its server no longer gives the %s its record was made "
+                    "with", shown, was->etag[0] ? "ETag" : "Last-Modified");
+    else
+        qc_set_err (why, len, "%s: its server gives no ETag or Last-Modified, and its size "
+                    "is the same as when its record was made", shown);
+    return QC_URLV_UNKNOWN;
+}
+
+/* A request's failure as the check says it: the slide's wording ends
+ * "(not retried now; a rerun tries again)" or "(1 attempt)", which here
+ * would read as promises about the check */
+static void
+trim_reason (char *err)
+{
+    static const char *const tails[] = {" (not retried", " (1 attempt"};
+    for (size_t i = 0; i < sizeof tails / sizeof *tails; i++) {
+        char *t = strstr (err, tails[i]);
+        if (t)
+            *t = 0;
+    }
+    char *mark = strstr (err, QC_RESULT_RETRY_MARK);
+    if (mark)
+        strcpy (mark, ")");
+    if (strncmp (err, "GET ", 4) == 0)     /* the URL first, as the others */
+        memmove (err, err + 4, strlen (err + 4) + 1);
+}
+
 static void
 check_one (check_t *c, qc_http_conn_t *conn, qc_urlv_item_t *it)
 {
@@ -86,9 +144,9 @@ check_one (check_t *c, qc_http_conn_t *conn, qc_urlv_item_t *it)
     qc_url_redact (it->url, shown, sizeof shown);
     host_of (shown, host, sizeof host);
     it->verdict = QC_URLV_UNKNOWN;
-    if (!qc_url_stamp_checkable (it->was)) {
-        qc_set_err (it->why, sizeof it->why, "%s: its server gave no ETag or Last-Modified "
-                    "when the slide was read", shown);
+    if (it->was->size < 0 && !qc_url_stamp_checkable (it->was)) {
+        qc_set_err (it->why, sizeof it->why, "%s: its worker did not say which version of "
+                    "the file it read (a worker or broker of an older build?)", shown);
         return;
     }
     if (host_dead (c, host, why, sizeof why)) {
@@ -110,25 +168,19 @@ check_one (check_t *c, qc_http_conn_t *conn, qc_urlv_item_t *it)
     qc_http_status_t st = qc_http_probe (conn, it->url, &c->http, &known, &unchanged, &now,
                                          &counts, err, sizeof err);
     if (st != QC_HTTP_OK) {
-        /* the reason as a slide's would end: "...; a rerun tries again)",
-           which here would read as a promise about the check */
-        char *mark = strstr (err, QC_RESULT_RETRY_MARK);
-        if (mark)
-            strcpy (mark, ")");
-        qc_set_err (it->why, sizeof it->why, "%s", err[0] ? err : qc_http_status_name (st));
+        trim_reason (err);
         if (st == QC_HTTP_ERR_NETWORK || st == QC_HTTP_ERR_STALL) {
+            qc_set_err (it->why, sizeof it->why, "%s (not reached from this machine)",
+                        err[0] ? err : qc_http_status_name (st));
             qc_set_err (why, sizeof why, "%s could not be reached from this machine", host);
             host_mark_dead (c, host, why);
-        }
+        } else
+            qc_set_err (it->why, sizeof it->why, "%s", err[0] ? err : qc_http_status_name (st));
         return;
     }
-    int same = unchanged ? 1 : qc_http_same_version (&known, now.etag, now.last_modified,
-                                                      now.size);
-    if (same < 0)
-        qc_set_err (it->why, sizeof it->why, "%s: its server now gives no ETag or "
-                  "Last-Modified to compare", shown);
-    else
-        it->verdict = same ? QC_URLV_SAME : QC_URLV_CHANGED;
+    /* a 304 answers the ETag it was asked for: the same file */
+    it->verdict = unchanged ? QC_URLV_SAME : compare (it->was, &now, shown, it->why,
+                                                       sizeof it->why);
 }
 
 static void *
@@ -138,7 +190,10 @@ run (void *arg)
     qc_http_conn_t *conn = qc_http_conn_new ();   /* NULL: one-off connections */
     size_t i;
     while ((i = atomic_fetch_add (&c->next, 1)) < c->n)
+    {
         check_one (c, conn, &c->items[i]);
+        atomic_fetch_add (&c->asked, 1);
+    }
     qc_http_conn_destroy (&conn);
     atomic_fetch_add (&c->finished, 1);
     return NULL;
@@ -149,15 +204,19 @@ run (void *arg)
 static void
 wait_for (check_t *c, int started, size_t n, FILE *say)
 {
-    double start = now_s ();
-    bool said = false;
+    double start = now_s (), said_at = 0;
     while (atomic_load (&c->finished) < started) {
-        if (!said && say && now_s () - start > SAY_AFTER_S) {
+        double t = now_s () - start;
+        if (say && !said_at && t > SAY_AFTER_S) {
             fprintf (say, "asking the servers of %zu slide%s by URL whether %s changed "
                      "since %s results were made (--no-check skips this)...\n", n,
                      n == 1 ? "" : "s", n == 1 ? "it" : "they", n == 1 ? "its" : "their");
             fflush (say);
-            said = true;
+            said_at = t;
+        } else if (say && said_at && t - said_at > SAY_EVERY_S) {
+            fprintf (say, "... %zu of %zu asked (%.0f s)\n", atomic_load (&c->asked), n, t);
+            fflush (say);
+            said_at = t;
         }
         nanosleep (&(struct timespec) { .tv_nsec = 50 * 1000 * 1000 }, NULL);
     }
@@ -186,12 +245,13 @@ qc_url_versions_check (qc_urlv_item_t *items, size_t n, int threads, FILE *say)
     c->n = n;
     atomic_init (&c->next, 0);
     atomic_init (&c->finished, 0);
+    atomic_init (&c->asked, 0);
     pthread_mutex_init (&c->lock, NULL);
     qc_http_opts_default (&c->http);
     /* a check is one byte: a server that does not answer soon is one the
        workstation cannot use, and the rerun goes on without it */
-    c->http.connect_timeout_ms = 5000;
-    c->http.request_timeout_ms = 20000;
+    c->http.connect_timeout_ms = 3000;
+    c->http.request_timeout_ms = 10000;
     c->http.max_attempts = 1;   /* and no retry lines in the terminal */
     /* a cohort of thousands may take a while; a bound all the same */
     c->deadline = now_s () + (n * 0.05 > 120 ? n * 0.05 : 120);

@@ -4,9 +4,14 @@
  * client/output_stamps.h; a URL's server is the one that knows). A rerun
  * now asks each done slide's server, with the URL the cohort gives
  * (credentials, a fresh signature), for the first byte of the file,
- * conditional on the version its worker read (If-None-Match, else
- * If-Modified-Since: worker/fetch/http.h): a 304, or the same ETag or
- * Last-Modified, is the same file; another version has changed.
+ * conditional on the ETag its worker read (If-None-Match:
+ * worker/fetch/http.h). A 304 is the same file; otherwise the answer's
+ * size, then Last-Modified, then ETag are compared with the record's:
+ * another size, or another date, is another file (an older date too: a
+ * scan put back from a backup); the same date is the same file, whatever
+ * the ETag (load-balanced servers give one file an ETag per machine). A
+ * record with no validator (a server that gives none) is told changed by
+ * its size alone, and cannot be told the same.
  *
  * The workstation may not reach a server the workers reach, or may no
  * longer be let in (an expired signature): such a slide cannot be told
@@ -32,12 +37,13 @@ typedef struct {
     const char *url;          /* as the cohort gives it (secrets and all) */
     const qc_result_source_t *was;   /* the version recorded */
     qc_urlv_verdict_t verdict;       /* set by qc_url_versions_check */
-    char why[512];            /* UNKNOWN: the reason, naming the redacted
+    char why[512];            /* CHANGED: what differs; UNKNOWN: why it
+                                 cannot be told; each naming the redacted
                                  URL */
 } qc_urlv_item_t;
 
-/* Asks the servers about items[0..n) and sets each verdict (UNKNOWN,
- * unasked, for a version with no validator: qc_url_stamp_checkable). threads: checks at
+/* Asks the servers about items[0..n) and sets each verdict, with why
+ * (what differs, for CHANGED; the reason, for UNKNOWN). threads: checks at
  * once (1..16; 0 for the default, 8). When the checks take more than a
  * few seconds, one line says so on say (NULL: nowhere). Never fails: an
  * item that cannot be checked (no memory, no libcurl) is UNKNOWN. */

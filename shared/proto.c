@@ -87,7 +87,7 @@ static const command_t s_commands[] = {
      B (F_JOB) | B (F_KEY) | B (F_IDX) | B (F_ATTEMPT)},
     {QC_RESULT, "RESULT",
      B (F_JOB) | B (F_KEY) | B (F_IDX) | B (F_ATTEMPT) | B (F_PATH)
-         | B (F_RESULT) | B (F_SEQ) | B (F_WORKER),
+         | B (F_RESULT) | B (F_SEQ) | B (F_WORKER) | B (F_VERSION),
      B (F_JOB) | B (F_KEY) | B (F_IDX) | B (F_RESULT)},
     {QC_LOG, "LOG",
      B (F_JOB) | B (F_KEY) | B (F_TASK) | B (F_TIME) | B (F_LEVEL) | B (F_WORKER)

@@ -26,6 +26,12 @@ files; this one serves the faults nginx will not make:
                         rate limit); then as /files/NAME
   /busydate/NAME        the first request: 503 with Retry-After as an
                         HTTP date 2 s ahead; then as /files/NAME
+  /lmonly/NAME          NAME with Range and Last-Modified, no ETag, and
+                        If-Modified-Since taken as "newer than" (a 304
+                        unless the file is newer), as python's
+                        http.server and Apache without ETags do
+  /etagvary/NAME        as /files/NAME, but a new ETag on every answer (a
+                        load balancer over servers with inode ETags)
   /novalid/NAME         NAME with Range but no ETag or Last-Modified (a
                         version that cannot be checked later)
   /redirect/NAME        302 to /files/NAME, with a short HTML body
@@ -56,6 +62,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 COUNTS = {}
 RANGES = {}
+ANSWERS = [0]       # /etagvary/: answers given, for its ETags
 LOCK = threading.Lock()
 ARGS = None
 
@@ -142,13 +149,29 @@ class Handler(BaseHTTPRequestHandler):
             return self.plain(200, "This is a plain text page, not a slide.\n" * 20)
         path = self.file_path(rest)
         if kind not in ("stall", "truncate", "cut", "close", "norange", "files",
-                        "novalid", "busy", "busydate", "gzip", "starrange", "chunked") or path is None:
+                        "novalid", "busy", "busydate", "gzip", "starrange", "chunked",
+                        "lmonly", "etagvary") or path is None:
             return self.plain(404, "not found\n")
         with open(path, "rb") as f:
             data = f.read()
         st = os.stat(path)
         etag = '"%x-%x"' % (int(st.st_mtime), st.st_size)
+        if kind == "etagvary":
+            with LOCK:
+                ANSWERS[0] += 1
+                etag = '"%x-%x-%d"' % (int(st.st_mtime), st.st_size, ANSWERS[0])
         modified = email.utils.formatdate(st.st_mtime, usegmt=True)
+        since = self.headers.get("If-Modified-Since")
+        if kind == "lmonly" and since:
+            try:
+                when = email.utils.parsedate_to_datetime(since).timestamp()
+            except (TypeError, ValueError):
+                when = None
+            if when is not None and int(st.st_mtime) <= when:
+                self.send_response(304)
+                self.send_header("Last-Modified", modified)
+                self.end_headers()
+                return
         want = self.headers.get("Range")
         if_range = self.headers.get("If-Range")
         if if_range and if_range not in (etag, modified):
@@ -185,8 +208,9 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Transfer-Encoding", "chunked")
         elif not (kind == "close" and not m):
             self.send_header("Content-Length", str(len(body)))
-        if kind != "novalid":
+        if kind not in ("novalid", "lmonly"):
             self.send_header("ETag", etag)
+        if kind != "novalid":
             self.send_header("Last-Modified", modified)
         self.send_header("Accept-Ranges", "bytes")
         self.end_headers()

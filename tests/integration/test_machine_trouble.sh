@@ -152,6 +152,18 @@ rc=$?
 [ $rc -eq 1 ] || fail "only an old worker: exit $rc, expected 1: $(tail -3 "$T/submit4.log")"
 [ "$(grep -c "configuration error: --test-old-build.* (worker old runs qc 0.0.1-test-old-build, this broker qc $full: another build, .*; a rerun tries again)$" "$T/out4/error.log")" -eq 8 ] \
     || fail "only an old worker: $(cat "$T/out4/error.log")"
+# with no -c the old worker runs its own build's built-in config: its
+# rows came unmarked (an upgrade day's review); now said once, and each
+# slide named in qc.log with the build that ran it
+timeout 120 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out-builtin" \
+    --list "$T/list" >"$T/submit-builtin.log" 2>&1
+rc=$?
+[ $rc -eq 0 ] || fail "the built-in config on an old worker: exit $rc: $(tail -3 "$T/submit-builtin.log")"
+[ "$(grep -c "^qc-submit: note: .* ran on old, a worker of another build (qc 0.0.1-test-old-build; this qc-submit: qc $full): with no -c each worker runs its own build's built-in config, so its numbers may differ from this build's; qc.log names each such slide" "$T/submit-builtin.log")" -eq 1 ] \
+    || fail "the other build's rows are not said once: $(cat "$T/submit-builtin.log")"
+[ "$(grep -c "WARNING.* ran on old, qc 0.0.1-test-old-build, with its own build's built-in config (this qc-submit: qc $full)" "$T/out-builtin/qc.log")" -eq 8 ] \
+    || fail "qc.log does not name each slide of the other build: $(grep -c 'ran on old' "$T/out-builtin/qc.log")"
+pass "with no -c, an older worker's rows are said (once), each named in qc.log with its build"
 # as an older broker leaves it: the worker's reason alone, no mark
 first=$(head -1 "$T/out4/error.log" | cut -f1)
 sed -i '1s/\t.*/\tconfiguration error: [X] line 1: unknown parameter '"'"'y'"'"'/' "$T/out4/error.log"

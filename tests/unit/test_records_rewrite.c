@@ -84,6 +84,40 @@ test_refused (void)
     zhashx_destroy (&drop);
 }
 
+/* A failure a rerun tries again goes without a copy (a slide retried
+ * each night left one error.log.N a night); one to keep (-f, a file that
+ * changed) is kept as error.log.N, also beside a transient one. */
+static void
+test_transient (void)
+{
+    FILE *f = fopen (path_of ("error.log"), "w");
+    CHECK (f != NULL);
+    if (!f)
+        return;
+    fputs ("/slides/a.svs\tGET http://h/a.svs: 404 (a rerun tries again)\n"
+           "/slides/b.svs\tnot a slide\n/slides/c.svs\tcancelled\n", f);
+    CHECK (fclose (f) == 0);
+    zhashx_t *drop = zhashx_new ();
+    zhashx_insert (drop, "/slides/a.svs", QC_DROP_TRANSIENT);
+    char err[512] = "";
+    for (int night = 0; night < 3; night++)
+        CHECK (qc_records_rewrite (s_dir, drop, NULL, err, sizeof err) == 0, "%s", err);
+    CHECK (access (path_of ("error.log.1"), F_OK) != 0, "no error.log.N for a retried failure");
+    f = fopen (path_of ("error.log"), "r");
+    char buf[512] = "";
+    size_t n = f ? fread (buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose (f);
+    buf[n] = 0;
+    CHECK (!strstr (buf, "a.svs") && strstr (buf, "b.svs") && strstr (buf, "c.svs"),
+           "the retried line is gone, the others stay: %s", buf);
+    zhashx_insert (drop, "/slides/c.svs", QC_DROP_TRANSIENT);
+    zhashx_insert (drop, "/slides/b.svs", QC_DROP_KEEP);
+    CHECK (qc_records_rewrite (s_dir, drop, NULL, err, sizeof err) == 0, "%s", err);
+    CHECK (access (path_of ("error.log.1"), F_OK) == 0, "a record to keep is kept as .1");
+    zhashx_destroy (&drop);
+}
+
 int
 main (void)
 {
@@ -92,6 +126,7 @@ main (void)
         return 1;
     }
     test_refused ();
+    test_transient ();
     char cmd[128];
     snprintf (cmd, sizeof cmd, "rm -rf '%s'", s_dir);
     if (system (cmd) != 0)

@@ -19,10 +19,13 @@ qc_http_same_version (const qc_http_file_t *known, const char *etag,
         return -1;
     if (known->size >= 0 && total >= 0 && known->size != total)
         return 0;
-    if (known->etag[0] && etag && etag[0])
-        return strcmp (known->etag, etag) == 0;
+    /* the date before the ETag: servers behind a load balancer (Apache's
+       inode-based ETags) give one file another ETag from each machine,
+       and every read of it failed as "changed while it was read" */
     if (known->last_modified[0] && last_modified && last_modified[0])
         return strcmp (known->last_modified, last_modified) == 0;
+    if (known->etag[0] && etag && etag[0])
+        return strcmp (known->etag, etag) == 0;
     return known->size >= 0 && total >= 0 ? 1 : -1;
 }
 
@@ -149,10 +152,13 @@ qc_http_probe (qc_http_conn_t *conn, const char *url, const qc_http_opts_t *opts
     x.first = 0;
     x.last = 0;
     x.sink = SINK_NONE;
+    /* If-None-Match only: If-Modified-Since means "newer than" to
+       python's http.server and Apache without ETags, which answer 304
+       for a slide replaced by an older file (a scan put back from a
+       backup): without an ETag the answer's Last-Modified and size are
+       compared instead (a 1-byte body) */
     if (known && known->etag[0])
         snprintf (x.cond, sizeof x.cond, "If-None-Match: %s", known->etag);
-    else if (known && known->last_modified[0])
-        snprintf (x.cond, sizeof x.cond, "If-Modified-Since: %s", known->last_modified);
     qc_http_status_t st = http_run (conn, &x, NULL, NULL, err, errlen);
     if (st == QC_HTTP_ERR_CLIENT && x.ans.status == 416 && x.ans.range_total == 0) {
         qc_set_err (err, errlen, "GET %s: the file is empty", shown);

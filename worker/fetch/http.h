@@ -106,10 +106,11 @@ qc_http_status_t qc_http_get_range (qc_http_conn_t *conn, const char *url,
                                     size_t errlen);
 
 /* Size and validators of url, by a GET of its first byte (not HEAD: a
- * presigned URL is signed for GET only). With known (not NULL, a
- * validator set) the request is conditional (If-None-Match, else
- * If-Modified-Since): *unchanged is set to 1 when the server answers 304
- * (then nothing is downloaded and file is known's copy). */
+ * presigned URL is signed for GET only). With known (not NULL, an ETag
+ * set) the request is conditional (If-None-Match; never
+ * If-Modified-Since, which servers take as "newer than"): *unchanged is
+ * set to 1 when the server answers 304 (then nothing is downloaded and
+ * file is known's copy). */
 qc_http_status_t qc_http_probe (qc_http_conn_t *conn, const char *url,
                                 const qc_http_opts_t *opts,
                                 const qc_http_file_t *known, int *unchanged,
@@ -132,8 +133,9 @@ qc_http_status_t qc_http_download (qc_http_conn_t *conn, const char *url,
 
 /* 1 when a response's validators (etag, last_modified: "" when absent;
  * total: -1 when unknown) describe the same version as known, 0 when
- * they differ, -1 when there is nothing to compare. ETags are compared
- * first; Last-Modified only when either has no ETag. */
+ * they differ, -1 when there is nothing to compare. Sizes first, then
+ * Last-Modified; ETags only when either has no Last-Modified (one file
+ * behind a load balancer may have an ETag per machine). */
 int qc_http_same_version (const qc_http_file_t *known, const char *etag,
                           const char *last_modified, int64_t total);
 
