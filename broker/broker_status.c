@@ -109,6 +109,12 @@ worker_note (const qc_broker_t *b, const worker_rec_t *w, worker_state_t state)
     default:            /* busy, idle: its columns say */
         break;
     }
+    /* a worker of another build, in a rolling upgrade: which ones are
+       still old was in the broker's log alone (an admin's review) */
+    if (n < 0 && w->version && strcmp (w->version, qc_version_full ()) != 0)
+        n = asprintf (&note, "%s: runs qc %s, this broker qc %s: another build, whose "
+                      "results may differ from this build's workers' (upgrade it)", w->name,
+                      w->version, qc_version_full ());
     return n < 0 ? NULL : note;
 }
 

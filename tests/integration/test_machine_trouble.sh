@@ -164,6 +164,10 @@ rc=$?
 [ "$(grep -c "WARNING.* ran on old, qc 0.0.1-test-old-build, with its own build's built-in config (this qc-submit: qc $full)" "$T/out-builtin/qc.log")" -eq 8 ] \
     || fail "qc.log does not name each slide of the other build: $(grep -c 'ran on old' "$T/out-builtin/qc.log")"
 pass "with no -c, an older worker's rows are said (once), each named in qc.log with its build"
+"$BIN/qc-status" --broker tcp://127.0.0.1:$port --tsv >"$T/status-build.tsv" 2>&1
+grep -q "^note	old	old: runs qc 0.0.1-test-old-build, this broker qc $full: another build, whose results may differ from this build's workers' (upgrade it)$" \
+    "$T/status-build.tsv" || fail "qc-status does not say which worker runs another build: $(cat "$T/status-build.tsv")"
+pass "qc-status names a worker of another build (a rolling upgrade's)"
 # as an older broker leaves it: the worker's reason alone, no mark
 first=$(head -1 "$T/out4/error.log" | cut -f1)
 sed -i '1s/\t.*/\tconfiguration error: [X] line 1: unknown parameter '"'"'y'"'"'/' "$T/out4/error.log"
