@@ -677,6 +677,12 @@ qc_output_close (qc_output_t **self_p)
     zhashx_destroy (&o->drop);
     zhashx_destroy (&o->stamps);
     zhashx_destroy (&o->url_stamps);
+    for (slide_t *s = o->baseline ? zlistx_first (o->baseline) : NULL; s;
+         s = zlistx_next (o->baseline)) {
+        free (s->path);
+        free (s);
+    }
+    zlistx_destroy (&o->baseline);
     zlistx_destroy (&o->failed_now);
     zlistx_destroy (&o->unread);
     zlistx_destroy (&o->plan_notes);
@@ -718,6 +724,27 @@ qc_output_changed (const qc_output_t *o, const char *recorded, const char *path)
     const qc_stamp_t *then = zhashx_lookup (o->stamps, recorded);
     qc_stamp_t now;
     return then && qc_stamp_take (path, &now) && !qc_stamp_same (then, &now);
+}
+
+bool
+qc_output_stamp_unstamped (qc_output_t *o, const char *recorded, const char *path)
+{
+    qc_stamp_t now;
+    if (!o || !o->stamps || !recorded || !path || zhashx_lookup (o->stamps, recorded)
+        || !qc_stamp_take (path, &now))
+        return false;
+    if (!o->baseline && !(o->baseline = zlistx_new ()))
+        return false;
+    slide_t *s = calloc (1, sizeof *s);
+    if (s && (s->path = strdup (recorded))) {
+        s->stamped = true;
+        s->stamp = now;
+        if (zlistx_add_end (o->baseline, s))
+            return true;
+        free (s->path);
+    }
+    free (s);
+    return false;
 }
 
 const qc_result_source_t *

@@ -78,6 +78,12 @@ qc_rec_t qc_output_recorded_as (qc_output_t *self, const char *path, const char 
  * (client/output_stamps.h). false when there is no stamp, or the file
  * cannot be stat'ed now. */
 bool qc_output_changed (const qc_output_t *self, const char *recorded, const char *path);
+/* When the record of a local slide (under the path recorded) has no
+ * stamp (a folder an older qc-submit wrote) and its file at path can be
+ * stat'ed: notes the file as it is now for .qc-stamps (written when the
+ * run starts, job or none), so that a later rescan is told, and returns
+ * true. false when it has a stamp, or path cannot be stat'ed. */
+bool qc_output_stamp_unstamped (qc_output_t *self, const char *recorded, const char *path);
 /* The version of the file a slide by URL's record was made from (its
  * redacted URL: client/output_stamps.h), or NULL when none was noted. */
 const qc_result_source_t *qc_output_url_version (const qc_output_t *self, const char *url);

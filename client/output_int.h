@@ -54,6 +54,8 @@ struct qc_output {
     slide_t other;            /* a slide of a job not planned here */
     zhashx_t *drop;           /* paths whose records go at the start */
     zhashx_t *stamps;         /* .qc-stamps: recorded path -> qc_stamp_t */
+    zlistx_t *baseline;       /* slide_t of skipped slides with no stamp
+                                 yet, stamped as they are now (NULL: none) */
     zhashx_t *url_stamps;     /* ... redacted URL -> qc_result_source_t */
     FILE *stamps_out;         /* .qc-stamps, to append slides by URL's
                                  versions to as results come (opened at

@@ -154,10 +154,10 @@ keep_config (qc_output_t *o, int n)
  * it was sent as (a file replaced after this gets a later run: the safe
  * way). */
 static int
-append_stamps (qc_output_t *o, char *err, size_t errlen)
+append_stamps (qc_output_t *o, bool job, char *err, size_t errlen)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < o->nslides; i++)
+    size_t n = o->baseline ? zlistx_size (o->baseline) : 0;
+    for (size_t i = 0; job && i < o->nslides; i++)
         n += o->slides[i].stamped;
     if (n == 0)
         return 0;
@@ -165,8 +165,14 @@ append_stamps (qc_output_t *o, char *err, size_t errlen)
     if (!f)
         return -1;
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < o->nslides; i++)
+    for (size_t i = 0; job && rc == 0 && i < o->nslides; i++)
         if (o->slides[i].stamped && qc_stamps_put (f, o->slides[i].path, &o->slides[i].stamp) < 0)
+            rc = -1;
+    /* skipped slides an older build recorded with no stamp: as they are
+       now, so that a rescan from here on is told */
+    for (slide_t *s = o->baseline ? zlistx_first (o->baseline) : NULL; s && rc == 0;
+         s = zlistx_next (o->baseline))
+        if (qc_stamps_put (f, s->path, &s->stamp) < 0)
             rc = -1;
     if (fclose (f) != 0)
         rc = -1;
@@ -246,14 +252,14 @@ qc_output_set_job (qc_output_t *o, uint64_t job, uint64_t key, const char *broke
         }
     }
     if (job == 0)
-        return 0;
+        return append_stamps (o, false, err, errlen);
     o->key = key;               /* .qc-slides names it too */
     if (write_atomically (o, SLIDESFILE, fill_slides, job) != 0) {
         snprintf (err, errlen, "cannot write %s/%s: %s", o->outdir, SLIDESFILE,
                   strerror (errno));
         return -1;
     }
-    if (append_stamps (o, err, errlen) != 0)
+    if (append_stamps (o, true, err, errlen) != 0)
         return -1;
     if (!(o->journal = open_in (o, JOBFILE, "w", err, errlen)))
         return -1;

@@ -120,6 +120,9 @@ plan_slides (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
             rec = QC_REC_RETRY;
         else if (remote && verdict[i] == QC_URLV_UNKNOWN)
             r->unchecked++;     /* skipped below, as before */
+        else if (!remote && !force && (rec == QC_REC_PASSED || rec == QC_REC_FAILED)
+                 && qc_output_stamp_unstamped (out, as, p))
+            r->unstamped++;     /* skipped below; stamped from now on */
         if (!force && rec == QC_REC_PASSED) {
             r->passed_before++;
             continue;
@@ -276,6 +279,14 @@ qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to)
                  r->unchecked == 1 ? "it" : "them");
         say_list (to, r->unchecked_shown, r->unchecked, "qc.log");
     }
+    if (r->unstamped)
+        fprintf (to, "%zu of the slides skipped %s no record of the size and time of %s "
+                 "file (results of an older qc-submit): whether %s changed since cannot be "
+                 "told (-f runs %s again); %s as %s now are noted, so a later rescan "
+                 "runs %s again\n", r->unstamped, r->unstamped == 1 ? "has" : "have",
+                 r->unstamped == 1 ? "its" : "their", r->unstamped == 1 ? "it" : "they",
+                 r->unstamped == 1 ? "it" : "them", r->unstamped == 1 ? "its file" : "their files",
+                 r->unstamped == 1 ? "it is" : "they are", r->unstamped == 1 ? "it" : "them");
     if (r->retried)
         /* the causes that may pass said in short (output_records.c
            failure_kind): the list of them read badly (a user's review) */

@@ -42,6 +42,9 @@ typedef struct {
                                  version (client/url_versions.h) */
     size_t unchecked;         /* by URL, skipped as done: whether it changed
                                  could not be told */
+    size_t unstamped;         /* skipped, with no stamp to tell whether its
+                                 file changed (a folder of an older build):
+                                 stamped now, for the next run */
     char *changed_shown[QC_RERUN_SHOW];    /* "URL: what differs" */
     char *unchecked_shown[QC_RERUN_SHOW];  /* "URL: why not told" */
     size_t nunread;           /* not sent: cannot be read here */
