@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "client/escape.h"
 #include "client/output_stamps.h"
@@ -189,6 +190,27 @@ qc_rerun_plan (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
     return rc;
 }
 
+/* The cohort's local files as "device:inode" keys into *out; -1 on
+ * memory */
+static int
+cohort_files (const qc_cohort_t *c, zhashx_t **out)
+{
+    if (!(*out = zhashx_new ()))
+        return -1;
+    for (size_t i = 0; i < c->n; i++) {
+        struct stat st;
+        if (qc_url_is_remote (c->paths[i]) || stat (c->paths[i], &st) != 0)
+            continue;
+        char key[64];
+        snprintf (key, sizeof key, "%llu:%llu", (unsigned long long) st.st_dev,
+                  (unsigned long long) st.st_ino);
+        zhashx_update (*out, key, (void *) 1);
+        if (!zhashx_lookup (*out, key))
+            return -1;
+    }
+    return 0;
+}
+
 int
 qc_rerun_count_gone (qc_rerun_t *r, const qc_cohort_t *c, zlistx_t *failed)
 {
@@ -209,8 +231,26 @@ qc_rerun_count_gone (qc_rerun_t *r, const qc_cohort_t *c, zlistx_t *failed)
         zhashx_update (in, p, (void *) 1);
         rc = zhashx_lookup (in, p) ? 0 : -1;
     }
-    for (const char *p = zlistx_first (failed); p && rc == 0; p = zlistx_next (failed))
-        r->failed_gone += zhashx_lookup (in, p) == NULL;
+    /* a path spelled otherwise (an older qc-submit kept "a/../b" as
+       typed) that names a file of the cohort is no slide gone: the
+       cohort's files by device and inode, made only when needed */
+    zhashx_t *files = NULL;
+    for (const char *p = zlistx_first (failed); p && rc == 0; p = zlistx_next (failed)) {
+        struct stat st;
+        if (zhashx_lookup (in, p))
+            continue;
+        if (!qc_url_is_remote (p) && stat (p, &st) == 0) {
+            if (!files)
+                rc = cohort_files (c, &files);
+            char key[64];
+            snprintf (key, sizeof key, "%llu:%llu", (unsigned long long) st.st_dev,
+                      (unsigned long long) st.st_ino);
+            if (rc == 0 && zhashx_lookup (files, key))
+                continue;
+        }
+        r->failed_gone++;
+    }
+    zhashx_destroy (&files);
     zhashx_destroy (&in);
     return rc;
 }

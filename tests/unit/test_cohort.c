@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "client/cohort.h"
+#include "client/rerun.h"
 #include "tests/unit/check.h"
 
 static char s_root[PATH_MAX];
@@ -362,6 +363,33 @@ test_urls (void)
     qc_cohort_free (&c);
 }
 
+/* The failures fetched from a folder's job that are no slide of the
+ * cohort (client/rerun.h): one whose file is gone counts; one of the
+ * cohort, also spelled otherwise (an older qc-submit kept "a/../a" as
+ * typed), does not. */
+static void
+test_count_gone (void)
+{
+    char err[1024] = "", p[PATH_MAX * 2], other[PATH_MAX * 2], gone[PATH_MAX * 2];
+    qc_cohort_t c = {0};
+    snprintf (p, sizeof p, "%s/a/s1.svs", s_root);
+    CHECK (qc_cohort_add (&c, p, err, sizeof err) == 0 && c.n == 1, "%s", err);
+    snprintf (other, sizeof other, "%s/b/../a/s1.svs", s_root);
+    snprintf (gone, sizeof gone, "%s/a/went-away.svs", s_root);
+    zlistx_t *failed = zlistx_new ();
+    zlistx_add_end (failed, p);
+    zlistx_add_end (failed, other);
+    zlistx_add_end (failed, gone);
+    zlistx_add_end (failed, (void *) "http://127.0.0.1:1/never.svs");
+    qc_rerun_t r = {0};
+    CHECK (qc_rerun_count_gone (&r, &c, failed) == 0 && r.failed_gone == 2,
+           "2 failures of slides not in the cohort: %zu", r.failed_gone);
+    CHECK (qc_rerun_count_gone (&r, &c, NULL) == 0 && r.failed_gone == 0);
+    CHECK (qc_rerun_count_gone (NULL, &c, failed) == -1);
+    zlistx_destroy (&failed);
+    qc_cohort_free (&c);
+}
+
 int
 main (void)
 {
@@ -376,6 +404,7 @@ main (void)
     test_patterns ();
     test_lists ();
     test_paths_and_check ();
+    test_count_gone ();
     test_urls ();
     char cmd[PATH_MAX + 16];
     snprintf (cmd, sizeof cmd, "rm -rf '%s'", s_root);
