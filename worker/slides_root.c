@@ -237,7 +237,8 @@ slides_roots_check (const slides_roots_t *self, const char *path, char **resolve
            the same file, which an older one did not */
         snprintf (why, len, "the slide path holds a '..' segment, which this worker does "
                   "not follow under --slides-root: not opened (give the path without "
-                  "it" QC_RESULT_RETRY_MARK);
+                  "it; an older qc-submit sends a path as typed, this build's folds "
+                  "'..' where it can" QC_RESULT_RETRY_MARK);
         return -1;
     }
     char words[PATH_MAX];
