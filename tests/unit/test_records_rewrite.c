@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "client/names.h"
 #include "tests/unit/check.h"
 
 static char s_dir[] = "/tmp/qc-rewrite-XXXXXX";
@@ -118,6 +119,39 @@ test_transient (void)
     zhashx_destroy (&drop);
 }
 
+/* What a rerun does with each kind of error line: an older build's
+ * failure after every retry ("(5 attempts)", unmarked then) runs again,
+ * as a marked one does; a slide's own failure stands. */
+static void
+test_kinds (void)
+{
+    FILE *f = fopen (path_of ("error.log"), "w");
+    CHECK (f != NULL);
+    if (!f)
+        return;
+    fputs ("/s/old503.svs\tGET http://h/a.svs: the server answered 503 (5 attempts)\n"
+           "/s/old1.svs\tGET http://h/b.svs: Couldn't connect to server (1 attempt)\n"
+           "/s/new.svs\tGET http://h/c.svs: 503 (5 attempts; a rerun tries again)\n"
+           "/s/bad.svs\tthe file is a text file, not an image\n"
+           "/s/odd.svs\tnot a slide (see attempts)\n"
+           "/s/odd2.svs\t(attempts)\n", f);
+    CHECK (fclose (f) == 0);
+    qc_records_t r;
+    char err[256] = "";
+    qc_names_t *names = qc_names_new ();
+    CHECK (names && qc_records_read (&r, s_dir, names, err, sizeof err) == 0, "%s", err);
+    CHECK (qc_records_of (&r, "/s/old503.svs") == QC_REC_RETRY
+           && qc_records_of (&r, "/s/old1.svs") == QC_REC_RETRY
+           && qc_records_of (&r, "/s/new.svs") == QC_REC_RETRY,
+           "failures after every retry run again, an older build's too");
+    CHECK (qc_records_of (&r, "/s/bad.svs") == QC_REC_FAILED
+           && qc_records_of (&r, "/s/odd.svs") == QC_REC_FAILED
+           && qc_records_of (&r, "/s/odd2.svs") == QC_REC_FAILED, "a slide's own failure stands");
+    qc_records_free (&r);
+    qc_names_destroy (&names);
+    unlink (path_of ("error.log"));
+}
+
 int
 main (void)
 {
@@ -127,6 +161,7 @@ main (void)
     }
     test_refused ();
     test_transient ();
+    test_kinds ();
     char cmd[128];
     snprintf (cmd, sizeof cmd, "rm -rf '%s'", s_dir);
     if (system (cmd) != 0)
