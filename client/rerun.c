@@ -76,6 +76,7 @@ ask_url_versions (qc_output_t *out, const qc_cohort_t *c, FILE *say, qc_rerun_t 
                       ? &r->unchecked_shown[nunknown] : NULL;
         nchanged += v == QC_URLV_CHANGED;
         nunknown += v == QC_URLV_UNKNOWN;
+        r->unreached += v == QC_URLV_UNKNOWN && strstr (items[j].why, "from this machine");
         if (slot && !(*slot = strdup (items[j].why)))
             rc = -1;
         if (v == QC_URLV_CHANGED)
@@ -318,6 +319,9 @@ qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to)
                  r->unchecked == 1 ? "its" : "their", r->unchecked == 1 ? "it is" : "they are",
                  r->unchecked == 1 ? "it" : "them");
         say_list (to, r->unchecked_shown, r->unchecked, "qc.log");
+        if (r->unreached)
+            fprintf (to, "  (a server the workers reach but this machine does not: "
+                     "--no-check skips the check, -f runs the slides again)\n");
     }
     if (r->unstamped)
         fprintf (to, "%zu of the slides skipped %s no record of the size and time of %s "

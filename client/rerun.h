@@ -45,6 +45,8 @@ typedef struct {
     size_t unstamped;         /* skipped, with no stamp to tell whether its
                                  file changed (a folder of an older build):
                                  stamped now, for the next run */
+    size_t unreached;         /* of those, their server not reached from
+                                 here (a firewall the workers are inside?) */
     char *changed_shown[QC_RERUN_SHOW];    /* "URL: what differs" */
     char *unchecked_shown[QC_RERUN_SHOW];  /* "URL: why not told" */
     size_t nunread;           /* not sent: cannot be read here */
