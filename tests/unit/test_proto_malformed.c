@@ -93,6 +93,20 @@ test_bad_headers_and_frames (void)
     zmsg_destroy (&z);
 }
 
+
+/* A RESULT's body up to its result map's one key (its value follows) */
+static void
+result_begin (mb_t *b, const char *key)
+{
+    mb_init (b);
+    msgpack_pack_map (&b->pk, 3);
+    mb_str (b, "job"); msgpack_pack_uint64 (&b->pk, 1);
+    mb_str (b, "idx"); msgpack_pack_uint64 (&b->pk, 1);
+    mb_str (b, "result");
+    msgpack_pack_map (&b->pk, 1);
+    mb_str (b, key);
+}
+
 static void
 test_bad_bodies (void)
 {
@@ -146,13 +160,7 @@ test_bad_bodies (void)
         expect_bad (lists[k].key, lists[k].cmd, b.sb.data, b.sb.size);
         mb_free (&b);
     }
-    mb_init (&b);
-    msgpack_pack_map (&b.pk, 3);
-    mb_str (&b, "job"); msgpack_pack_uint64 (&b.pk, 1);
-    mb_str (&b, "idx"); msgpack_pack_uint64 (&b.pk, 1);
-    mb_str (&b, "result");
-    msgpack_pack_map (&b.pk, 1);
-    mb_str (&b, "kv");
+    result_begin (&b, "kv");
     mb_raw (&b, hdr32, 5);
     mb_raw (&b, ten, 10);
     expect_bad ("result kv array32 of 4e9", QC_RESULT, b.sb.data, b.sb.size);
@@ -163,13 +171,7 @@ test_bad_bodies (void)
     memset (long_etag, 'e', sizeof long_etag - 1);
     long_etag[sizeof long_etag - 1] = 0;
     for (int k = 0; k < 3; k++) {
-        mb_init (&b);
-        msgpack_pack_map (&b.pk, 3);
-        mb_str (&b, "job"); msgpack_pack_uint64 (&b.pk, 1);
-        mb_str (&b, "idx"); msgpack_pack_uint64 (&b.pk, 1);
-        mb_str (&b, "result");
-        msgpack_pack_map (&b.pk, 1);
-        mb_str (&b, "src");
+        result_begin (&b, "src");
         if (k == 2)
             mb_str (&b, "etag");
         else {
