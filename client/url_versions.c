@@ -83,9 +83,10 @@ host_mark_dead (check_t *c, const char *host, const char *why)
 
 /* The verdict on the version recorded against the server's answer now
  * (a 206's size and validators); what differs, or why it cannot be
- * told, in why. Size first; then Last-Modified before the ETag: servers
- * behind a load balancer (Apache's inode-based ETags) give one file
- * another ETag from each machine, and every slide would run each night. */
+ * told, in why. As the worker judges a file it reads
+ * (qc_http_same_version): another size is another file; the same ETag
+ * or Last-Modified is the same file (a load balancer's ETag per
+ * machine ran every slide each night); else another. */
 static qc_urlv_verdict_t
 compare (const qc_result_source_t *was, const qc_http_file_t *now, const char *shown,
          char *why, size_t len)
@@ -95,18 +96,21 @@ compare (const qc_result_source_t *was, const qc_http_file_t *now, const char *s
                     (long long) was->size, (long long) now->size);
         return QC_URLV_CHANGED;
     }
-    if (was->last_modified[0] && now->last_modified[0]) {
-        if (strcmp (was->last_modified, now->last_modified) == 0)
+    bool lm = was->last_modified[0] && now->last_modified[0];
+    bool tag = was->etag[0] && now->etag[0];
+    if (lm || tag) {
+        qc_http_file_t known = { .size = was->size };
+        snprintf (known.etag, sizeof known.etag, "%s", was->etag);
+        snprintf (known.last_modified, sizeof known.last_modified, "%s", was->last_modified);
+        if (qc_http_same_version (&known, now->etag, now->last_modified, now->size) == 1)
             return QC_URLV_SAME;
-        qc_set_err (why, len, "%s: Last-Modified %s when its record was made, %s now", shown,
-                    was->last_modified, now->last_modified);
-        return QC_URLV_CHANGED;
-    }
-    if (was->etag[0] && now->etag[0]) {
-        if (strcmp (was->etag, now->etag) == 0)
-            return QC_URLV_SAME;
-        qc_set_err (why, len, "%s: ETag %s when its record was made, %s now", shown,
-                    was->etag, now->etag);
+        /* every validator both have differs: the date says most */
+        if (lm)
+            qc_set_err (why, len, "%s: Last-Modified %s when its record was made, %s now",
+                        shown, was->last_modified, now->last_modified);
+        else
+            qc_set_err (why, len, "%s: ETag %s when its record was made, %s now", shown,
+                        was->etag, now->etag);
         return QC_URLV_CHANGED;
     }
     if (qc_url_stamp_checkable (was))

@@ -6,12 +6,12 @@
  * (credentials, a fresh signature), for the first byte of the file,
  * conditional on the ETag its worker read (If-None-Match:
  * worker/fetch/http.h). A 304 is the same file; otherwise the answer's
- * size, then Last-Modified, then ETag are compared with the record's:
- * another size, or another date, is another file (an older date too: a
- * scan put back from a backup); the same date is the same file, whatever
- * the ETag (load-balanced servers give one file an ETag per machine). A
- * record with no validator (a server that gives none) is told changed by
- * its size alone, and cannot be told the same.
+ * size and validators are compared with the record's: another size is
+ * another file; the same ETag or Last-Modified is the same file (a load
+ * balancer's ETag per machine); when every validator differs, another
+ * (an older date too: a scan put back from a backup). A record with no
+ * validator (a server that gives none) is told changed by its size
+ * alone, and cannot be told the same.
  *
  * The workstation may not reach a server the workers reach, or may no
  * longer be let in (an expired signature): such a slide cannot be told

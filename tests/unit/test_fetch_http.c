@@ -672,6 +672,36 @@ level_share (const char *url)
     return 0;
 }
 
+/* Which answers are the same file as one read before: another size is
+ * another file; the same ETag or Last-Modified is the same (an ETag per
+ * machine behind a load balancer, a dynamic Last-Modified of now, S3's
+ * ETag for identical bytes uploaded again); only when every validator
+ * both have differs is it another; with none to compare, the size. */
+static void
+test_same_version (void)
+{
+    qc_http_file_t k = { .size = 100 };
+    snprintf (k.etag, sizeof k.etag, "\"a\"");
+    snprintf (k.last_modified, sizeof k.last_modified, "Mon, 30 Nov 2026 10:00:00 GMT");
+    static const struct { const char *etag, *lm; int64_t size; int want; } cases[] = {
+        {"\"a\"", "Mon, 30 Nov 2026 10:00:00 GMT", 100, 1},
+        {"\"a\"", "Mon, 30 Nov 2026 10:00:00 GMT", 101, 0},    /* another size */
+        {"\"b\"", "Mon, 30 Nov 2026 10:00:00 GMT", 100, 1},    /* ETag per machine */
+        {"\"a\"", "Tue, 01 Dec 2026 09:00:00 GMT", 100, 1},    /* same bytes again */
+        {"\"b\"", "Wed, 01 Jan 2025 12:00:00 GMT", 100, 0},    /* an older file */
+        {"", "Wed, 01 Jan 2025 12:00:00 GMT", -1, 0},
+        {"\"b\"", "", -1, 0},
+        {"", "", 100, 1},                                        /* size alone */
+        {"", "", -1, -1},                                        /* nothing known */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        CHECK (qc_http_same_version (&k, cases[i].etag, cases[i].lm, cases[i].size)
+               == cases[i].want, "same_version case %zu", i);
+    qc_http_file_t none = { .size = -1 };
+    CHECK (qc_http_same_version (&none, "", "", -1) == -1, "nothing to compare");
+    CHECK (qc_http_same_version (NULL, "x", "y", 1) == -1);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -687,6 +717,7 @@ main (int argc, char **argv)
         CHECK (0, "the test servers did not start");
         return check_done ("test_fetch_http");
     }
+    test_same_version ();
     test_ranges ();
     test_threads ();
     test_tiff ();

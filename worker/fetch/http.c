@@ -19,13 +19,23 @@ qc_http_same_version (const qc_http_file_t *known, const char *etag,
         return -1;
     if (known->size >= 0 && total >= 0 && known->size != total)
         return 0;
-    /* the date before the ETag: servers behind a load balancer (Apache's
-       inode-based ETags) give one file another ETag from each machine,
-       and every read of it failed as "changed while it was read" */
-    if (known->last_modified[0] && last_modified && last_modified[0])
-        return strcmp (known->last_modified, last_modified) == 0;
-    if (known->etag[0] && etag && etag[0])
-        return strcmp (known->etag, etag) == 0;
+    /* either validator that matches is the same file: servers behind a
+       load balancer may give one file an ETag per machine (every read of
+       it failed as "changed while it was read"), a dynamic one a
+       Last-Modified of now; S3 gives identical bytes uploaded again the
+       same ETag. Only when every validator both sides have differs is
+       it another file. */
+    int compared = 0, matched = 0;
+    if (known->etag[0] && etag && etag[0]) {
+        compared++;
+        matched += strcmp (known->etag, etag) == 0;
+    }
+    if (known->last_modified[0] && last_modified && last_modified[0]) {
+        compared++;
+        matched += strcmp (known->last_modified, last_modified) == 0;
+    }
+    if (compared)
+        return matched > 0;
     return known->size >= 0 && total >= 0 ? 1 : -1;
 }
 

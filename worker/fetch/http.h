@@ -133,9 +133,11 @@ qc_http_status_t qc_http_download (qc_http_conn_t *conn, const char *url,
 
 /* 1 when a response's validators (etag, last_modified: "" when absent;
  * total: -1 when unknown) describe the same version as known, 0 when
- * they differ, -1 when there is nothing to compare. Sizes first, then
- * Last-Modified; ETags only when either has no Last-Modified (one file
- * behind a load balancer may have an ETag per machine). */
+ * they differ, -1 when there is nothing to compare. Sizes first: another
+ * size is another file; then the same ETag or the same Last-Modified is
+ * the same file (one file behind a load balancer may have an ETag per
+ * machine, a dynamic server's Last-Modified may be now), and only when
+ * every validator both have differs is it another. */
 int qc_http_same_version (const qc_http_file_t *known, const char *etag,
                           const char *last_modified, int64_t total);
 
