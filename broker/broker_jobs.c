@@ -332,15 +332,21 @@ jobs_full_for_new_client (qc_broker_t *b, zframe_t *from, bool new_job, char *te
         return false;
     const char *limit = limits_peers_source (b);
     if (new_job && files)
-        snprintf (text, len, "broker is full: it holds %zu peers and the result files "
-                  "of %zu jobs not yet delivered (%s allows %zu); fetch those jobs' "
-                  "results (qc-submit --attach; --retention deletes them in time), or "
+        snprintf (text, len, "broker is full: it holds %zu peers and %zu jobs whose "
+                  "results are not all fetched yet, each keeping a file open (%s allows "
+                  "%zu); fetch those jobs' results (qc-submit --attach, or the same "
+                  "command without --detach; --retention deletes them in time), or "
                   "raise the broker's limit (%s)", peers, files, limit, b->max_peers,
                   limits_peers_raise (b));
     else
         snprintf (text, len, "broker is full: it holds %zu peers (%s allows %zu); try "
                   "again later, or raise the broker's limit (%s)", peers, limit,
                   b->max_peers, limits_peers_raise (b));
+    /* said here too, for the operator who raises the limit (a soak's
+       review: only the refused client knew) */
+    char who[PEER_KEY_MAX];
+    peer_key (from, who);
+    refusals_log (b->refusals, b->now, who, "client refused: %s", text);
     return true;
 }
 

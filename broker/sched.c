@@ -468,6 +468,18 @@ sched_job_cancel (sched_t *self, sched_job_t *job, const char *why)
             sched_dequeue (self, t);
             sched_fail_task (self, t, job->cancel_why);
         }
+    /* sent ahead to a worker, not started: taken back too (a worker with
+       several slots or --prefetch holds some; "running ones finish" ran
+       every one of them: a soak's review) */
+    for (uint64_t i = 0; i < job->total; i++) {
+        sched_task_t *t = sched_job_task (job, i);
+        if (t->state != TASK_DISPATCHED || !t->worker)
+            continue;
+        sched_tell_revoked (self, t, t->worker, "its job was cancelled");
+        sched_remember (self, t);
+        sched_detach (t, false);
+        sched_fail_task (self, t, job->cancel_why);
+    }
 }
 
 void

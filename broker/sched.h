@@ -344,7 +344,8 @@ sched_task_t *sched_job_task (const sched_job_t *job, uint64_t idx);
 bool sched_job_finished (const sched_job_t *job);
 /* Its tasks waiting in its queues (those that run alone included). */
 size_t sched_job_queued (const sched_job_t *job);
-/* Drops the job's queued tasks, each FAILED with why (a static text; NULL:
+/* Drops the job's queued tasks, and takes back those sent to a worker
+ * and not started (REVOKE), each FAILED with why (a static text; NULL:
  * SCHED_CANCELLED_BY_CLIENT); running ones finish and their results are
  * still reported, as are those that leave their worker, with the same
  * reason. A second cancel changes nothing. */

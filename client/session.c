@@ -345,7 +345,12 @@ on_message (session_t *s, qc_msg_t *m)
         if (s->cut_said)
             s->gone = true;
         s->fatal = true;
-        s->exit_code = s->accepted && !s->cfg->attach_job ? QC_EXIT_FAILED : QC_EXIT_USAGE;
+        /* a broker full for now is no usage error: a workflow manager
+           that never retries a 2 gave up on it (a soak's review); 5 says
+           "stopped before every slide had a result: go on later" */
+        s->exit_code = m->reason && strncmp (m->reason, "broker is full", 14) == 0
+                       ? QC_EXIT_INCOMPLETE
+                       : s->accepted && !s->cfg->attach_job ? QC_EXIT_FAILED : QC_EXIT_USAGE;
         break;
     case QC_DISCONNECT:
         if (m->reason && strstr (m->reason, "unknown peer")) {
@@ -550,8 +555,8 @@ run_cancel (session_t *s)
     if (s->cfg->cancel_silent) {
         rc = r && r->command == QC_ACCEPTED ? QC_EXIT_OK : r ? QC_EXIT_USAGE : QC_EXIT_NO_BROKER;
     } else if (r && r->command == QC_ACCEPTED) {
-        printf ("job %" PRIu64 " cancelled: queued slides dropped, running ones finish\n",
-                r->job);
+        printf ("job %" PRIu64 " cancelled: its slides not started dropped (queued, or "
+                "sent ahead to a worker); those running finish\n", r->job);
         rc = QC_EXIT_OK;
     } else if (r && r->command == QC_ERROR) {
         fprintf (stderr, "qc-submit: %s\n", r->reason);

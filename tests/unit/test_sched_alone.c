@@ -198,10 +198,12 @@ test_alone_where (void)
     sched_worker_t *c2 = sched_worker_add (s, 2, 0, NULL, 0, NULL);
     sched_dispatch (s);
     CHECK (r.nd == from + 1 && r.d[from].worker == c2 && r.d[from].gpu == -1);
-    /* cancel: the queued alone slides fail with the job */
+    /* cancel: the queued alone slides fail with the job, and so does the
+       one sent to c2 and not started (taken back) */
     sched_job_cancel (s, j, NULL);
-    CHECK (r.nf == 2 && sched_job_queued (j) == 0, "failed %zu", r.nf);
-    CHECK (finish (s, j, r.d[from].idx, true) && sched_job_finished (j));
+    CHECK (r.nf == 3 && sched_job_queued (j) == 0 && sched_job_finished (j), "failed %zu",
+           r.nf);
+    CHECK (!finish (s, j, r.d[from].idx, true), "its late result is not taken");
 
     /* a GPU job: a shared crash of the two slides running on a worker
      * with two GPUs; they then run alone on GPU 0 of the other GPU
