@@ -162,3 +162,29 @@ rc=$?
 [ $rc -eq 0 ] && grep -q "nothing to run" "$T/gone3.log" \
     || fail "the run after: exit $rc (the failure was said once; the cohort's slides passed): $(cat "$T/gone3.log")"
 pass "a slide gone after --detach, before it ran: its failure fetched, said, exit 1; the next run exits 0"
+
+# --cancel takes back the slides sent ahead to a worker and not started,
+# as it drops the queued ones (a worker with --prefetch held all three of
+# a small job, and all three ran after the cancel: a soak's review)
+kill -TERM "$WORKER_PID"; wait "$WORKER_PID" 2>/dev/null
+start_worker $p3 ahead --slots 1 --prefetch 2 --heartbeat-ms 200 --task-delay-ms 4000
+wait_for "the worker with --prefetch registered" 10 "workers_registered $p3 1"
+mkdir -p "$T/ahead"
+for n in a b c; do cp "$SHARED/slides/real/CMU-1-Small-Region.svs" "$T/ahead/$n.svs"; done
+timeout 60 "$BIN/qc-submit" --broker tcp://127.0.0.1:$p3 --detach -o "$T/ahead-out" "$T/ahead" \
+    >"$T/ahead1.out" 2>"$T/ahead1.err" || fail "detach (prefetch): $(cat "$T/ahead1.err")"
+ajob=$(cat "$T/ahead1.out")
+wait_for "the worker holds all 3" 10 "\"$BIN/qc-status\" --broker tcp://127.0.0.1:$p3 --tsv | awk -F'\t' '\$1 == \"worker\" && \$2 == \"ahead\" && \$6 == 3 { f = 1 } END { exit !f }'"
+wait_for "one started" 10 "grep -q 'worker: build' '$T/worker-ahead.log'"
+timeout 30 "$BIN/qc-submit" --broker tcp://127.0.0.1:$p3 --cancel "$ajob" >"$T/cancel.out" 2>&1
+grep -q "job $ajob cancelled: its slides not started dropped (queued, or sent ahead to a worker); those running finish" "$T/cancel.out" \
+    || fail "--cancel: $(cat "$T/cancel.out")"
+wait_for "two taken back" 10 "[ \$(grep -c 'broker took back job $ajob task [0-9]* before it started: its job was cancelled' '$T/worker-ahead.log') -eq 2 ]" "$T/worker-ahead.log"
+# fetched as is (the same command would run the cancelled ones again)
+timeout 60 "$BIN/qc-submit" --broker tcp://127.0.0.1:$p3 --attach "$ajob" -o "$T/ahead-out" >"$T/ahead2.log" 2>&1
+[ "$(grep -c 'worker: build' "$T/worker-ahead.log")" -eq 1 ] \
+    || fail "slides ran after the cancel: $(grep 'worker: build' "$T/worker-ahead.log")"
+[ "$(grep -vc '^#' "$T/ahead-out/results.tsv")" -eq 1 ] \
+    && [ "$(grep -c 'cancelled by the client' "$T/ahead-out/error.log")" -eq 2 ] \
+    || fail "after the cancel: $(grep -vc '^#' "$T/ahead-out/results.tsv") rows; error.log: $(cat "$T/ahead-out/error.log"); $(tail -3 "$T/ahead2.log")"
+pass "--cancel takes back the slides sent ahead and not started; the running one finishes"
