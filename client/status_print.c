@@ -152,7 +152,9 @@ qc_status_print_table (FILE *to, const char *broker, qc_msg_t *r)
         const qc_job_row_t *j = &r->jobs[i];
         fprintf (to, "%-8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8"
                  PRIu64 "  %s%s\n", j->job, j->done, j->failed, j->total, j->queued,
-                 j->running, j->attached ? "attached" : "detached",
+                 /* "detached" read as --detach, for every job whose client
+                    had simply finished (a soak's review) */
+                 j->running, j->attached ? "connected" : "none",
                  j->cancelled ? ", cancelled" : "");
     }
 }

@@ -317,7 +317,10 @@ on_broker (agent_t *a)
         if (unknown && now - a->last_ready >= (int64_t) a->w->cfg.heartbeat_ms) {
             /* the broker restarted or gave up on us: once a beat at most,
              * however many of our messages it answers so */
-            qc_log (QC_LOG_WARNING, MOD, "broker says: %s; registering again", m->reason);
+            /* a broker restart is routine: INFO, in words (a soak's
+               review read the protocol's own text as trouble) */
+            qc_log (QC_LOG_INFO, MOD, "the broker does not know this worker (it restarted, "
+                    "or gave up on its heartbeats): registering again");
             atomic_store (&a->w->connected, false);
             send_ready (a);
         } else if (full) {
@@ -430,8 +433,9 @@ agent_actor (zsock_t *pipe, void *args)
                 a.returned = zlist_new ();
                 drop_all_queued (&a);
                 send_disconnect (&a, true);
-                qc_log (QC_LOG_INFO, MOD, "draining: %zu queued tasks handed back, "
-                        "%" PRId64 " running", zlist_size (a.returned), a.outstanding);
+                qc_log (QC_LOG_INFO, MOD, "draining: %zu queued task%s handed back, "
+                        "%" PRId64 " running", zlist_size (a.returned),
+                        zlist_size (a.returned) == 1 ? "" : "s", a.outstanding);
             }
             zstr_free (&cmd);
         } else if (which == a.pull) {

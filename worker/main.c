@@ -524,6 +524,12 @@ main (int argc, char **argv)
             if (qc_cli_signals >= 2 && zclock_mono () - asked < 500)
                 qc_cli_signals = 1;
         }
+        /* the log's last line says it left, and how (it ended with the
+           last slide's own line: a soak's review) */
+        qc_log (QC_LOG_INFO, "worker", drained == 0
+                ? "left: every running task finished and went to the broker"
+                : "left at a second signal: the running tasks' QC ended, their results "
+                  "not waited for");
         /* a drain that timed out keeps running: ask again is harmless */
     }
     qc_worker_destroy (&w);
