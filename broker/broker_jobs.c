@@ -531,8 +531,9 @@ jobs_on_cancel (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
        that reaches the broker may) */
     qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 " cancelled by %s%s%s%s", job->id,
             job->client && zframe_eq (job->client, from) ? "its own client"
-                                                         : "another connection than its client",
-            p->cert ? ", certificate " : ", no certificate", p->cert ? p->cert->name : "",
+            : "a qc-submit --cancel, not the job's client",
+            p->cert ? ", with certificate " : " (no certificates in use)",
+            p->cert ? p->cert->name : "",
             p->cert && p->cert->role == QC_ROLE_ADMIN ? " (admin)" : "");
     if (job->pending_total) {
         /* batches read before it, journalled and not yet applied, go

@@ -99,7 +99,7 @@ kill -0 $submit 2>/dev/null && fail "cancelled job did not end"
 grep -q "cancelled" "$T/out2/error.log" || fail "cancelled slides not reported"
 check_exactly_once "$T/out2" "$T/cohort/list"
 # the broker's log says the cancel came from elsewhere than the job's client
-grep -q "job $job2 cancelled by another connection than its client, no certificate" \
+grep -q "job $job2 cancelled by a qc-submit --cancel, not the job's client (no certificates in use)" \
     "$T/broker.log" || fail "who cancelled is not said: $(grep cancelled "$T/broker.log")"
 pass "cancel: queued slides reported failed as cancelled, each once; whence, said"
 
