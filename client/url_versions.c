@@ -193,8 +193,7 @@ run (void *arg)
     check_t *c = arg;
     qc_http_conn_t *conn = qc_http_conn_new ();   /* NULL: one-off connections */
     size_t i;
-    while ((i = atomic_fetch_add (&c->next, 1)) < c->n)
-    {
+    while ((i = atomic_fetch_add (&c->next, 1)) < c->n) {
         check_one (c, conn, &c->items[i]);
         atomic_fetch_add (&c->asked, 1);
     }
@@ -203,8 +202,9 @@ run (void *arg)
     return NULL;
 }
 
-/* Waits for the started threads, saying once on say when they take
- * long: a rerun that asks a slow or firewalled server is not silent */
+/* Waits for the started threads, saying on say when they take long, and
+ * then how far they are: a rerun that asks a slow or firewalled server
+ * is not silent */
 static void
 wait_for (check_t *c, int started, size_t n, FILE *say)
 {
