@@ -50,7 +50,10 @@ http://127.0.0.1:$fport/lmonly/e.svs
 http://127.0.0.1:$fport/etagvary/f.svs
 http://127.0.0.1:$fport/lmonly/g.svs
 EOF
-count() { curl -s "http://127.0.0.1:$fport/_count/$1"; }
+count() {  # count PATH: how many requests the fault server had for PATH
+    python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' \
+        "http://127.0.0.1:$fport/_count/$1"
+}
 stamp_of() { grep "^$1	v	" "$2/.qc-stamps" | tail -1; }
 levels_of() {   # levels_of OUT NAME: the levels column of NAME's row
     awk -F'\t' -v n="$2" '/^#dataset:/ { for (i = 1; i <= NF; i++) if ($i == "levels") k = i; next }
