@@ -1,0 +1,159 @@
+/* See output.h: the job's plan, decided before it starts (client/rerun.c
+ * drives it): what the folder records for each slide, whether its file
+ * changed since (output_stamps.h), the slides planned, the records to
+ * drop, the lines for error.log and qc.log written when the run starts
+ * (output_start.c). Split from output.c, which opens the folder. */
+#include "client/output_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/escape.h"
+#include "shared/url.h"
+
+qc_rec_t
+qc_output_recorded (const qc_output_t *o, const char *path)
+{
+    return o ? qc_records_of (&o->records, path) : QC_REC_NONE;
+}
+
+qc_rec_t
+qc_output_recorded_as (qc_output_t *o, const char *path, const char **as)
+{
+    if (as)
+        *as = path;
+    return o ? qc_records_of_file (&o->records, path, as) : QC_REC_NONE;
+}
+
+bool
+qc_output_changed (const qc_output_t *o, const char *recorded, const char *path)
+{
+    if (!o || !o->stamps || !recorded || !path)
+        return false;
+    const qc_stamp_t *then = zhashx_lookup (o->stamps, recorded);
+    qc_stamp_t now;
+    return then && qc_stamp_take (path, &now) && !qc_stamp_same (then, &now);
+}
+
+bool
+qc_output_stamp_unstamped (qc_output_t *o, const char *recorded, const char *path)
+{
+    qc_stamp_t now;
+    if (!o || !o->stamps || !recorded || !path || zhashx_lookup (o->stamps, recorded)
+        || !qc_stamp_take (path, &now))
+        return false;
+    if (!o->baseline && !(o->baseline = zlistx_new ()))
+        return false;
+    slide_t *s = calloc (1, sizeof *s);
+    if (s && (s->path = strdup (recorded))) {
+        s->stamped = true;
+        s->stamp = now;
+        if (zlistx_add_end (o->baseline, s))
+            return true;
+        free (s->path);
+    }
+    free (s);
+    return false;
+}
+
+const qc_result_source_t *
+qc_output_url_version (const qc_output_t *o, const char *url)
+{
+    return o && o->url_stamps && url ? zhashx_lookup (o->url_stamps, url) : NULL;
+}
+
+int
+qc_output_plan (qc_output_t *o, const char *path)
+{
+    if (!o || !path)
+        return -1;
+    if (o->nslides == o->cap_slides) {
+        size_t cap = o->cap_slides ? 2 * o->cap_slides : 64;
+        slide_t *s = realloc (o->slides, cap * sizeof *s);
+        if (!s)
+            return -1;
+        o->slides = s;
+        o->cap_slides = cap;
+    }
+    slide_t *s = &o->slides[o->nslides];
+    s->stamped = !o->attach && !qc_url_is_remote (path) && qc_stamp_take (path, &s->stamp);
+    s->path = strdup (path);
+    s->name = s->path ? qc_names_assign (o->names, path) : NULL;
+    if (!s->name) {
+        free (s->path);
+        return -1;
+    }
+    o->nslides++;
+    return 0;
+}
+
+const char *
+qc_output_name_of (const qc_output_t *o, uint64_t idx)
+{
+    return o && idx < o->nslides ? o->slides[idx].name : NULL;
+}
+
+size_t
+qc_output_planned (const qc_output_t *o)
+{
+    return o ? o->nslides : 0;
+}
+
+int
+qc_output_drop (qc_output_t *o, const char *path, bool history)
+{
+    if (!o || !path)
+        return -1;
+    /* one path dropped twice keeps its history if either asks */
+    if (zhashx_lookup (o->drop, path) != QC_DROP_KEEP)
+        zhashx_update (o->drop, path, history ? QC_DROP_KEEP : QC_DROP_TRANSIENT);
+    return 0;
+}
+
+int
+qc_output_plan_note (qc_output_t *o, const char *level, const char *fmt, ...)
+{
+    if (!o || !level || !fmt)
+        return -1;
+    if (!o->plan_notes) {
+        if (!(o->plan_notes = zlistx_new ()))
+            return -1;
+        zlistx_set_destructor (o->plan_notes, (zlistx_destructor_fn *) zstr_free);
+    }
+    char *msg = NULL, *line = NULL;
+    va_list ap;
+    va_start (ap, fmt);
+    int n = vasprintf (&msg, fmt, ap);
+    va_end (ap);
+    if (n >= 0 && asprintf (&line, "%s\t%s", level, msg) < 0)
+        line = NULL;
+    free (n >= 0 ? msg : NULL);
+    if (!line || !zlistx_add_end (o->plan_notes, line)) {
+        free (line);
+        return -1;
+    }
+    return 0;
+}
+
+int
+qc_output_unreadable (qc_output_t *o, const char *path, const char *why)
+{
+    if (!o || !path)
+        return -1;
+    char *p = qc_escape_dup (path), *r = NULL, *line = NULL;
+    if (p && asprintf (&r, "%s%s", QC_RECORDS_UNREAD_PREFIX, why ? why : "?") >= 0) {
+        char *re = qc_escape_dup (r);
+        if (re && asprintf (&line, "%s\t%s\n", p, re) < 0)
+            line = NULL;
+        free (re);
+    }
+    free (p);
+    free (r);
+    if (!line || !zlistx_add_end (o->unread, line)) {
+        free (line);
+        return -1;
+    }
+    return 0;
+}
