@@ -90,9 +90,12 @@ qc_output_written (const qc_output_t *o)
 }
 
 zlistx_t *
-qc_output_failed_now (const qc_output_t *o)
+qc_output_take_failed (qc_output_t *o)
 {
-    return o ? o->failed_now : NULL;
+    zlistx_t *l = o ? o->failed_now : NULL;
+    if (o)
+        o->failed_now = NULL;
+    return l;
 }
 
 void

@@ -141,8 +141,8 @@ const char *qc_output_name_of (const qc_output_t *self, uint64_t idx);
 bool qc_output_has (const qc_output_t *self, uint64_t idx);
 uint64_t qc_output_written (const qc_output_t *self);
 /* The paths of the failed results this run wrote (its error.log lines),
- * in order; NULL when none. Owned by self. */
-zlistx_t *qc_output_failed_now (const qc_output_t *self);
+ * in order, handed to the caller (who destroys it); NULL when none. */
+zlistx_t *qc_output_take_failed (qc_output_t *self);
 /* Why this run could not journal a job in the folder (its .qc-job is
  * another user's, or read-only), or NULL: said before a job starts, not
  * before a run with nothing to run. */

@@ -76,7 +76,7 @@ ask_url_versions (qc_output_t *out, const qc_cohort_t *c, FILE *say, qc_rerun_t 
                       ? &r->unchecked_shown[nunknown] : NULL;
         nchanged += v == QC_URLV_CHANGED;
         nunknown += v == QC_URLV_UNKNOWN;
-        r->unreached += v == QC_URLV_UNKNOWN && strstr (items[j].why, "from this machine");
+        r->unreached += v == QC_URLV_UNKNOWN && items[j].unreached;
         if (slot && !(*slot = strdup (items[j].why)))
             rc = -1;
         if (v == QC_URLV_CHANGED)
@@ -191,6 +191,15 @@ qc_rerun_plan (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
     return rc;
 }
 
+/* A file's "device:inode" key into key (64 bytes) */
+static const char *
+file_key (const struct stat *st, char *key)
+{
+    snprintf (key, 64, "%llu:%llu", (unsigned long long) st->st_dev,
+              (unsigned long long) st->st_ino);
+    return key;
+}
+
 /* The cohort's local files as "device:inode" keys into *out; -1 on
  * memory */
 static int
@@ -203,9 +212,7 @@ cohort_files (const qc_cohort_t *c, zhashx_t **out)
         if (qc_url_is_remote (c->paths[i]) || stat (c->paths[i], &st) != 0)
             continue;
         char key[64];
-        snprintf (key, sizeof key, "%llu:%llu", (unsigned long long) st.st_dev,
-                  (unsigned long long) st.st_ino);
-        zhashx_update (*out, key, (void *) 1);
+        zhashx_update (*out, file_key (&st, key), (void *) 1);
         if (!zhashx_lookup (*out, key))
             return -1;
     }
@@ -244,9 +251,7 @@ qc_rerun_count_gone (qc_rerun_t *r, const qc_cohort_t *c, zlistx_t *failed)
             if (!files)
                 rc = cohort_files (c, &files);
             char key[64];
-            snprintf (key, sizeof key, "%llu:%llu", (unsigned long long) st.st_dev,
-                      (unsigned long long) st.st_ino);
-            if (rc == 0 && zhashx_lookup (files, key))
+            if (rc == 0 && zhashx_lookup (files, file_key (&st, key)))
                 continue;
         }
         r->failed_gone++;

@@ -145,15 +145,7 @@ submit_attach_last_job (const options_t *o, const qc_curve_client_t *curve, bool
     *job = last.job;
     /* the caller counts those no longer in its cohort (a slide whose file
        went away after --detach): the plan judges the others */
-    if (qc_output_failed_now (out) && (*failed = zlistx_new ())) {
-        zlistx_set_destructor (*failed, (zlistx_destructor_fn *) zstr_free);
-        for (char *p = zlistx_first (qc_output_failed_now (out)); p;
-             p = zlistx_next (qc_output_failed_now (out))) {
-            char *copy = strdup (p);
-            if (copy && !zlistx_add_end (*failed, copy))
-                free (copy);
-        }
-    }
+    *failed = qc_output_take_failed (out);
     qc_output_close (&out);
     if (*detached)      /* its id said, or not (5: stdout refused it) */
         return rc == QC_EXIT_INCOMPLETE ? rc : QC_EXIT_OK;

@@ -81,6 +81,16 @@ host_mark_dead (check_t *c, const char *host, const char *why)
     pthread_mutex_unlock (&c->lock);
 }
 
+/* A recorded version as the HTTP layer takes one */
+static qc_http_file_t
+file_of (const qc_result_source_t *was)
+{
+    qc_http_file_t f = { .size = was->size };
+    snprintf (f.etag, sizeof f.etag, "%s", was->etag);
+    snprintf (f.last_modified, sizeof f.last_modified, "%s", was->last_modified);
+    return f;
+}
+
 /* The verdict on the version recorded against the server's answer now
  * (a 206's size and validators); what differs, or why it cannot be
  * told, in why. As the worker judges a file it reads
@@ -99,9 +109,7 @@ compare (const qc_result_source_t *was, const qc_http_file_t *now, const char *s
     bool lm = was->last_modified[0] && now->last_modified[0];
     bool tag = was->etag[0] && now->etag[0];
     if (lm || tag) {
-        qc_http_file_t known = { .size = was->size };
-        snprintf (known.etag, sizeof known.etag, "%s", was->etag);
-        snprintf (known.last_modified, sizeof known.last_modified, "%s", was->last_modified);
+        qc_http_file_t known = file_of (was);
         if (qc_http_same_version (&known, now->etag, now->last_modified, now->size) == 1)
             return QC_URLV_SAME;
         /* every validator both have differs: the date says most */
@@ -154,6 +162,7 @@ check_one (check_t *c, qc_http_conn_t *conn, qc_urlv_item_t *it)
         return;
     }
     if (host_dead (c, host, why, sizeof why)) {
+        it->unreached = true;
         qc_set_err (it->why, sizeof it->why, "%s: not asked, since %s", shown, why);
         return;
     }
@@ -162,10 +171,7 @@ check_one (check_t *c, qc_http_conn_t *conn, qc_urlv_item_t *it)
                   shown);
         return;
     }
-    qc_http_file_t known = { .size = it->was->size }, now;
-    snprintf (known.etag, sizeof known.etag, "%s", it->was->etag);
-    snprintf (known.last_modified, sizeof known.last_modified, "%s",
-              it->was->last_modified);
+    qc_http_file_t known = file_of (it->was), now;
     qc_http_counts_t counts = { 0 };
     int unchanged = 0;
     char err[512] = "";
@@ -174,6 +180,7 @@ check_one (check_t *c, qc_http_conn_t *conn, qc_urlv_item_t *it)
     if (st != QC_HTTP_OK) {
         trim_reason (err);
         if (st == QC_HTTP_ERR_NETWORK || st == QC_HTTP_ERR_STALL) {
+            it->unreached = true;
             qc_set_err (it->why, sizeof it->why, "%s (not reached from this machine)",
                         err[0] ? err : qc_http_status_name (st));
             qc_set_err (why, sizeof why, "%s could not be reached from this machine", host);

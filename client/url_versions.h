@@ -22,6 +22,7 @@
 #ifndef QC_CLIENT_URL_VERSIONS_H
 #define QC_CLIENT_URL_VERSIONS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -37,6 +38,8 @@ typedef struct {
     const char *url;          /* as the cohort gives it (secrets and all) */
     const qc_result_source_t *was;   /* the version recorded */
     qc_urlv_verdict_t verdict;       /* set by qc_url_versions_check */
+    bool unreached;           /* UNKNOWN as its server could not be reached
+                                 from this machine */
     char why[512];            /* CHANGED: what differs; UNKNOWN: why it
                                  cannot be told; each naming the redacted
                                  URL */

@@ -186,8 +186,7 @@ qc_worker_exec_pipeline (void *arg, const qc_task_t *task, qc_result_t *out)
         qc_slide_fetch_get (fetch, task->path, &got);
         got.in.read_threads = (int) task->read_threads;
         qc_pipeline_run_input (e->pipeline, &got.in, out, ops);
-        qc_slide_got_note_version (&got, out);
-        qc_slide_got_release (fetch, &got);
+        qc_slide_got_release (fetch, &got, out);
     }
     release (e);
 }
@@ -218,10 +217,8 @@ qc_worker_exec_pipeline_prepare (void *arg, const qc_task_t *task,
         p->job = qc_pipeline_prepare_input (e->pipeline, &p->got.in, out);
     }
     if (!p || !p->job) {
-        if (p) {
-            qc_slide_got_note_version (&p->got, out);
-            qc_slide_got_release (p->fetch, &p->got);
-        }
+        if (p)
+            qc_slide_got_release (p->fetch, &p->got, out);
         release (e);
         free (p);
         return NULL;
@@ -242,8 +239,7 @@ qc_worker_exec_pipeline_finish (void *arg, void *prepared,
         qc_pipeline_job_destroy (&p->job);
     else
         qc_pipeline_finish (&p->job, ops);
-    qc_slide_got_note_version (&p->got, out);
-    qc_slide_got_release (p->fetch, &p->got);
+    qc_slide_got_release (p->fetch, &p->got, out);
     release (p->entry);
     free (p);
 }

@@ -477,10 +477,12 @@ qc_slide_fetch_get (qc_slide_fetch_t *self, const char *entry, qc_slide_got_t *g
     get_remote (self, entry, got);
 }
 
-void
-qc_slide_got_note_version (const qc_slide_got_t *got, qc_result_t *out)
+/* Notes on out which version of a slide by URL was read (its size and
+ * validators: shared/result.h), when it is known; nothing for a path */
+static void
+note_version (const qc_slide_got_t *got, qc_result_t *out)
 {
-    if (!got || !out)
+    if (!out)
         return;
     const qc_http_file_t *v = &got->version;
     if (v->size >= 0 || v->etag[0] || v->last_modified[0])
@@ -499,10 +501,11 @@ human (uint64_t bytes, char *out, size_t outlen)
 }
 
 void
-qc_slide_got_release (qc_slide_fetch_t *self, qc_slide_got_t *got)
+qc_slide_got_release (qc_slide_fetch_t *self, qc_slide_got_t *got, qc_result_t *out)
 {
     if (!got)
         return;
+    note_version (got, out);
     uint64_t kept = 0;        /* a range-read slide's bytes from the disk */
     if (got->src) {
         qc_byte_source_stats_t st;

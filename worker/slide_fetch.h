@@ -91,13 +91,12 @@ typedef struct {
  * had is got->in.error). */
 void qc_slide_fetch_get (qc_slide_fetch_t *self, const char *entry,
                          qc_slide_got_t *got);
-/* After the pipeline closed the slide: logs what was fetched, closes
- * the source, releases the cache lease. */
-void qc_slide_got_release (qc_slide_fetch_t *self, qc_slide_got_t *got);
-
-/* Notes on out which version of a slide by URL was read (its size and
- * validators: shared/result.h), when it is known; nothing for a path. */
-void qc_slide_got_note_version (const qc_slide_got_t *got, qc_result_t *out);
+/* After the pipeline closed the slide: notes on out (may be NULL) which
+ * version of a slide by URL was read (its size and validators:
+ * shared/result.h; nothing for a path), logs what was fetched, closes the
+ * source, releases the cache lease. */
+void qc_slide_got_release (qc_slide_fetch_t *self, qc_slide_got_t *got,
+                           qc_result_t *out);
 
 /* The next task's slide: fetched in the background when entry is an
  * http(s) URL (nothing for paths). */
