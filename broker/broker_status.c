@@ -21,6 +21,31 @@ static const char *const s_state_words[WS_COUNT] = {
     [WS_BUSY] = "busy", [WS_IDLE] = "idle",
 };
 
+/* A job's state for qc-status (STATUS_REPLY job_states), the first
+ * that holds: an admin could not tell a job whose results had all been
+ * taken (gone after --linger) from one whose results wait for its client
+ * (kept for --retention) (a soak's review). */
+typedef enum {
+    JS_HELD, JS_RUNNING, JS_SENDING, JS_WAITING, JS_DELIVERED, JS_COUNT
+} job_state_t;
+
+static const char *const s_job_state_words[JS_COUNT] = {
+    [JS_HELD] = "held", [JS_RUNNING] = "running", [JS_SENDING] = "sending",
+    [JS_WAITING] = "waiting", [JS_DELIVERED] = "delivered",
+};
+
+static job_state_t
+job_state (const job_rec_t *j)
+{
+    if (j->sj->held)
+        return JS_HELD;         /* its client left before sending all slides */
+    if (!j->finished_at)
+        return JS_RUNNING;
+    if (j->acked_seq < j->last_seq)
+        return j->attached ? JS_SENDING : JS_WAITING;
+    return JS_DELIVERED;
+}
+
 static worker_state_t
 worker_state (const qc_broker_t *b, const worker_rec_t *w)
 {
@@ -128,10 +153,12 @@ status_reply (qc_broker_t *b, const peer_t *p)
     if (nj > QC_PROTO_MAX_JOBS) nj = QC_PROTO_MAX_JOBS;
     m.workers = nw ? calloc (nw, sizeof *m.workers) : NULL;
     m.jobs = nj ? calloc (nj, sizeof *m.jobs) : NULL;
+    m.job_states = nj ? calloc (nj, sizeof *m.job_states) : NULL;
     m.notes = nw ? calloc (nw, sizeof *m.notes) : NULL;
     m.speeds = nw ? calloc (nw, sizeof *m.speeds) : NULL;
     m.states = nw ? calloc (nw, sizeof *m.states) : NULL;
-    if ((nw && (!m.workers || !m.notes || !m.speeds || !m.states)) || (nj && !m.jobs))
+    if ((nw && (!m.workers || !m.notes || !m.speeds || !m.states))
+        || (nj && (!m.jobs || !m.job_states)))
         goto out;
     for (worker_rec_t *w = zhashx_first (b->workers); w && m.nworkers < nw;
          w = zhashx_next (b->workers)) {
@@ -165,6 +192,7 @@ status_reply (qc_broker_t *b, const peer_t *p)
             bool finished = j->finished_at != 0;
             if (!jobs_allows (j, p, USE_SEE) || finished != (pass == 1))
                 continue;
+            m.job_states[m.njob_states++] = (char *) s_job_state_words[job_state (j)];
             qc_job_row_t *r = &m.jobs[m.njobs++];
             r->job = j->id;
             r->total = j->sj->total;
@@ -179,11 +207,12 @@ status_reply (qc_broker_t *b, const peer_t *p)
     qc_msg_send (&m, zsock_resolve (b->router), p->id);
 out:
     /* the rows borrow their strings from the registry, the states from
-       s_state_words; the notes are their own */
+       s_state_words and s_job_state_words; the notes are their own */
     free (m.workers);
     free (m.speeds);
     free (m.states);          /* words of s_state_words */
     free (m.jobs);
+    free (m.job_states);      /* words of s_job_state_words */
     for (size_t i = 0; i < m.nnotes; i++)
         free (m.notes[i]);
     free (m.notes);

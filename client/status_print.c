@@ -8,11 +8,34 @@
 #include "shared/err.h"
 #include "shared/log.h"
 
+/* A job's row with its state (the reply's job_states, in the order of
+ * its jobs), sorted together. */
+typedef struct {
+    qc_job_row_t row;
+    char *state;
+} job_t;
+
 static int
-by_job_id (const void *a, const void *b)
+by_row_id (const void *a, const void *b)
 {
     uint64_t x = ((const qc_job_row_t *) a)->job, y = ((const qc_job_row_t *) b)->job;
     return (x > y) - (x < y);
+}
+
+static int
+by_job_id (const void *a, const void *b)
+{
+    return by_row_id (&((const job_t *) a)->row, &((const job_t *) b)->row);
+}
+
+static void
+free_words (char ***words, size_t *n)
+{
+    for (size_t i = 0; i < *n; i++)
+        free ((*words)[i]);
+    free (*words);
+    *words = NULL;
+    *n = 0;
 }
 
 /* A worker's row with its speed and state (the reply's speeds and
@@ -48,13 +71,33 @@ drop_unmatched (qc_msg_t *r)
         if (r->speeds)
             r->nspeeds = r->nworkers;
     }
-    if (r->nstates != r->nworkers) {
-        for (size_t i = 0; i < r->nstates; i++)
-            free (r->states[i]);
-        free (r->states);
-        r->states = NULL;
-        r->nstates = 0;
+    if (r->nstates != r->nworkers)
+        free_words (&r->states, &r->nstates);
+    if (r->njob_states != r->njobs)
+        free_words (&r->job_states, &r->njob_states);
+}
+
+/* The jobs by id, each with its state (none known without the memory to
+ * sort them together). */
+static void
+sort_jobs (qc_msg_t *r)
+{
+    if (r->njobs < 2)
+        return;
+    job_t *all = r->job_states ? calloc (r->njobs, sizeof *all) : NULL;
+    if (!all) {
+        free_words (&r->job_states, &r->njob_states);
+        qsort (r->jobs, r->njobs, sizeof *r->jobs, by_row_id);
+        return;
     }
+    for (size_t i = 0; i < r->njobs; i++)
+        all[i] = (job_t) { r->jobs[i], r->job_states[i] };
+    qsort (all, r->njobs, sizeof *all, by_job_id);
+    for (size_t i = 0; i < r->njobs; i++) {
+        r->jobs[i] = all[i].row;
+        r->job_states[i] = all[i].state;
+    }
+    free (all);
 }
 
 /* The broker's tables are hashed: a reader looks a job up by its id, a
@@ -63,9 +106,8 @@ drop_unmatched (qc_msg_t *r)
 static void
 tidy (qc_msg_t *r)
 {
-    if (r->njobs > 1)
-        qsort (r->jobs, r->njobs, sizeof *r->jobs, by_job_id);
     drop_unmatched (r);
+    sort_jobs (r);
     worker_t *all = r->nworkers > 1 && r->speeds ? calloc (r->nworkers, sizeof *all) : NULL;
     for (size_t i = 0; all && i < r->nworkers; i++)
         all[i] = (worker_t) { r->workers[i], r->speeds[i], r->states ? r->states[i] : NULL };
@@ -81,11 +123,7 @@ tidy (qc_msg_t *r)
     free (all);
     if (!sorted && r->nworkers > 1) {   /* no memory for the pairs: the rows alone */
         r->nspeeds = 0;                 /* (their speeds and states not shown) */
-        for (size_t i = 0; i < r->nstates; i++)
-            free (r->states[i]);
-        free (r->states);
-        r->states = NULL;
-        r->nstates = 0;
+        free_words (&r->states, &r->nstates);
         qsort (r->workers, r->nworkers, sizeof *r->workers, by_row_name);
     }
     for (size_t i = 0; i < r->nworkers; i++) {
@@ -94,6 +132,8 @@ tidy (qc_msg_t *r)
     }
     for (size_t i = 0; i < r->nstates; i++)
         qc_scrub_controls (r->states[i]);
+    for (size_t i = 0; i < r->njob_states; i++)
+        qc_scrub_controls (r->job_states[i]);
     for (size_t i = 0; i < r->nnotes; i++)
         qc_scrub_controls (r->notes[i]);
 }
@@ -114,6 +154,65 @@ per_slide (const qc_msg_t *r, size_t i, bool gpu, char *buf, size_t len)
         return "-";
     snprintf (buf, len, "%.*f", ms < 10000 ? 2 : 1, ms / 1e3);
     return buf;
+}
+
+/* What a job's state word means, said under the table for each word
+ * shown: "delivered" and "waiting" decide whether a job's results are
+ * lost when the broker forgets it. */
+static const struct {
+    const char *word, *meaning;
+} s_job_words[] = {
+    {"held", "its client went away before sending all its slides: none runs until it "
+             "comes back (cancelled after the broker's --linger)"},
+    {"running", "slides queued or running"},
+    {"sending", "finished; its client is taking the results"},
+    {"waiting", "finished; its results wait for its client (qc-submit --attach ID), kept "
+                "for the broker's --retention"},
+    {"delivered", "finished; every result was taken (forgotten after the broker's --linger)"},
+};
+
+static const char *
+job_state (const qc_msg_t *r, size_t i)
+{
+    return i < r->njob_states && r->job_states[i][0] ? r->job_states[i] : "-";
+}
+
+static void
+print_jobs (FILE *to, const qc_msg_t *r)
+{
+    size_t count[sizeof s_job_words / sizeof *s_job_words] = {0};
+    for (size_t i = 0; i < r->njobs; i++)
+        for (size_t w = 0; w < sizeof s_job_words / sizeof *s_job_words; w++)
+            count[w] += strcmp (job_state (r, i), s_job_words[w].word) == 0;
+    /* a count of each state first: past a screenful of jobs the rows
+       scroll away (a soak's review) */
+    fprintf (to, "\n%zu job%s", r->njobs, qc_plural (r->njobs));
+    const char *sep = ": ";
+    for (size_t w = 0; w < sizeof s_job_words / sizeof *s_job_words; w++)
+        if (count[w]) {
+            fprintf (to, "%s%zu %s", sep, count[w], s_job_words[w].word);
+            sep = ", ";
+        }
+    fputc ('\n', to);
+    if (!r->njobs)
+        return;
+    fprintf (to, "%-8s %8s %8s %8s %8s %8s  %-9s  %s\n", "JOB", "DONE", "FAILED", "TOTAL",
+             "QUEUED", "RUNNING", "STATE", "CLIENT");
+    for (size_t i = 0; i < r->njobs; i++) {
+        const qc_job_row_t *j = &r->jobs[i];
+        fprintf (to, "%-8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8"
+                 PRIu64 "  %-9s  %s%s\n", j->job, j->done, j->failed, j->total, j->queued,
+                 j->running, job_state (r, i),
+                 /* "detached" read as --detach, for every job whose client
+                    had simply finished (a soak's review) */
+                 j->attached ? "connected" : "none", j->cancelled ? ", cancelled" : "");
+    }
+    const char *gap = "\n";
+    for (size_t w = 0; w < sizeof s_job_words / sizeof *s_job_words; w++)
+        if (count[w] && strcmp (s_job_words[w].word, "running") != 0) {
+            fprintf (to, "%s%s: %s\n", gap, s_job_words[w].word, s_job_words[w].meaning);
+            gap = "";
+        }
 }
 
 void
@@ -146,17 +245,7 @@ qc_status_print_table (FILE *to, const char *broker, qc_msg_t *r)
        alone, stalled): the broker's words, each from a worker's name */
     for (size_t i = 0; i < r->nnotes; i++)
         fprintf (to, "%s%s\n", i ? "" : "\n", text (r->notes[i]));
-    fprintf (to, "\n%-8s %8s %8s %8s %8s %8s  %s\n", "JOB", "DONE", "FAILED", "TOTAL",
-             "QUEUED", "RUNNING", "CLIENT");
-    for (size_t i = 0; i < r->njobs; i++) {
-        const qc_job_row_t *j = &r->jobs[i];
-        fprintf (to, "%-8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8"
-                 PRIu64 "  %s%s\n", j->job, j->done, j->failed, j->total, j->queued,
-                 /* "detached" read as --detach, for every job whose client
-                    had simply finished (a soak's review) */
-                 j->running, j->attached ? "connected" : "none",
-                 j->cancelled ? ", cancelled" : "");
-    }
+    print_jobs (to, r);
 }
 
 /* The worker a note is about: the broker starts it with the name and
@@ -185,7 +274,8 @@ qc_status_print_tsv (FILE *to, const char *broker, qc_msg_t *r)
     tidy (r);
     fputs ("#kind\tfields: broker endpoint workers queued | worker name host slots gpus "
            "cpu_tasks gpu_tasks heartbeat_s draining cpu_s_per_slide gpu_s_per_slide state | "
-           "note worker text | job id done failed total queued running attached cancelled\n",
+           "note worker text | job id done failed total queued running attached cancelled "
+           "state\n",
            to);
     fprintf (to, "broker\t%s\t%zu\t%" PRIu64 "\n", text (broker), r->nworkers, r->queue);
     for (size_t i = 0; i < r->nworkers; i++) {
@@ -202,7 +292,8 @@ qc_status_print_tsv (FILE *to, const char *broker, qc_msg_t *r)
     for (size_t i = 0; i < r->njobs; i++) {
         const qc_job_row_t *j = &r->jobs[i];
         fprintf (to, "job\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%"
-                 PRIu64 "\t%s\t%s\n", j->job, j->done, j->failed, j->total, j->queued,
-                 j->running, j->attached ? "yes" : "no", j->cancelled ? "yes" : "no");
+                 PRIu64 "\t%s\t%s\t%s\n", j->job, j->done, j->failed, j->total, j->queued,
+                 j->running, j->attached ? "yes" : "no", j->cancelled ? "yes" : "no",
+                 job_state (r, i));
     }
 }

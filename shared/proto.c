@@ -60,6 +60,7 @@ const field_t qc_proto_fields[F_COUNT] = {
     [F_NOTES] = {"notes", T_SLIDES, OFF (notes), QC_PROTO_MAX_WORKERS},
     [F_SPEEDS] = {"speeds", T_SPEEDS, OFF (speeds), QC_PROTO_MAX_WORKERS},
     [F_STATES] = {"states", T_SLIDES, OFF (states), QC_PROTO_MAX_WORKERS},
+    [F_JOB_STATES] = {"job_states", T_SLIDES, OFF (job_states), QC_PROTO_MAX_JOBS},
 };
 
 /* A T_REFS field is a pointer followed by its count (refs/nrefs,
@@ -69,13 +70,16 @@ _Static_assert (offsetof (qc_msg_t, nrefs) == offsetof (qc_msg_t, refs) + sizeof
                 "nrefs follows refs");
 _Static_assert (offsetof (qc_msg_t, ncrashed) == offsetof (qc_msg_t, crashed) + sizeof (void *),
                 "ncrashed follows crashed");
-/* so is a T_SLIDES field (slides, notes, states) */
+/* so is a T_SLIDES field (slides, notes, states, job_states) */
 _Static_assert (offsetof (qc_msg_t, nslides) == offsetof (qc_msg_t, slides) + sizeof (void *),
                 "nslides follows slides");
 _Static_assert (offsetof (qc_msg_t, nnotes) == offsetof (qc_msg_t, notes) + sizeof (void *),
                 "nnotes follows notes");
 _Static_assert (offsetof (qc_msg_t, nstates) == offsetof (qc_msg_t, states) + sizeof (void *),
                 "nstates follows states");
+_Static_assert (offsetof (qc_msg_t, njob_states)
+                    == offsetof (qc_msg_t, job_states) + sizeof (void *),
+                "njob_states follows job_states");
 
 static const command_t s_commands[] = {
     {QC_READY, "READY",
@@ -120,7 +124,7 @@ static const command_t s_commands[] = {
      B (F_JOB)},
     {QC_STATUS_REPLY, "STATUS_REPLY",
      B (F_WORKERS) | B (F_QUEUE) | B (F_JOBS) | B (F_NOTES) | B (F_SPEEDS)
-         | B (F_STATES), 0},
+         | B (F_STATES) | B (F_JOB_STATES), 0},
     {QC_ERROR, "ERROR", B (F_REASON) | B (F_JOB), B (F_REASON)},
 };
 

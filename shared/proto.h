@@ -161,6 +161,11 @@ typedef struct {
                                   workers (a broker before 2026-11-30
                                   sends none) */
     size_t nstates;
+    char **job_states;         /* STATUS_REPLY: each job's state, one
+                                  word (QC_JOB_STATES), in the order of
+                                  jobs (a broker before 2026-12-01 sends
+                                  none) */
+    size_t njob_states;
     qc_job_row_t *jobs;
     size_t njobs;
     qc_asset_t *assets;        /* SUBMIT (creating batch), ASSETS */

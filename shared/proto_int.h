@@ -25,6 +25,7 @@ typedef enum {
     F_NOTES,
     F_SPEEDS,
     F_STATES,
+    F_JOB_STATES,
     F_COUNT
 } field_id_t;
 

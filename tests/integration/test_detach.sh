@@ -43,18 +43,24 @@ pass "--detach again while the job runs: the same job's id, no second job"
 # the script polls: one line per job, its fields tab-separated
 row=$("$BIN/qc-status" --broker "$EP" --tsv | awk -F'\t' -v j="$job" '$1 == "job" && $2 == j')
 [ -n "$row" ] || fail "qc-status --tsv has no line for job $job: $("$BIN/qc-status" --broker "$EP" --tsv)"
-[ "$(echo "$row" | awk -F'\t' '{print NF}')" -eq 9 ] && [ "$(echo "$row" | cut -f5)" = 12 ] \
-    && [ "$(echo "$row" | cut -f8)" = no ] || fail "the job's line: $row"
+[ "$(echo "$row" | awk -F'\t' '{print NF}')" -eq 10 ] && [ "$(echo "$row" | cut -f5)" = 12 ] \
+    && [ "$(echo "$row" | cut -f8)" = no ] && [ "$(echo "$row" | cut -f10)" = running ] \
+    || fail "the job's line: $row"
 head -1 < <("$BIN/qc-status" --broker "$EP" --tsv) | grep -q '^#kind	fields: broker endpoint' \
     || fail "qc-status --tsv: no #kind line first"
 for _ in $(seq 1 300); do
     row=$("$BIN/qc-status" --broker "$EP" --tsv | awk -F'\t' -v j="$job" '$1 == "job" && $2 == j')
-    [ $(($(echo "$row" | cut -f3) + $(echo "$row" | cut -f4))) -eq 12 ] && break
+    [ $(($(echo "$row" | cut -f3) + $(echo "$row" | cut -f4))) -eq 12 ] \
+        && [ "$(echo "$row" | cut -f10)" = waiting ] && break
     sleep 0.2
 done
 [ $(($(echo "$row" | cut -f3) + $(echo "$row" | cut -f4))) -eq 12 ] \
-    || fail "the detached job did not run on: $row"
-pass "qc-status --tsv: the detached job's line, its slides done without a client"
+    && [ "$(echo "$row" | cut -f10)" = waiting ] \
+    || fail "the detached job did not run on, or its results are not said to wait: $row"
+"$BIN/qc-status" --broker "$EP" >"$T/status.txt"
+grep -q "^1 job: 1 waiting$" "$T/status.txt" && grep -q "^waiting: finished; its results wait" "$T/status.txt" \
+    || fail "qc-status does not say the job's results wait: $(cat "$T/status.txt")"
+pass "qc-status: the detached job's line, its slides done without a client, its results waiting"
 
 # --detach again once the job has finished: its results fetched (a
 # script that always passes --detach must not be told, run after run,
@@ -65,7 +71,10 @@ rc=$?
 { [ $rc -eq 0 ] || [ $rc -eq 1 ]; } && ! grep -q "runs on without this client" "$T/done.err" \
     || fail "--detach after the job finished: exit $rc: $(cat "$T/done.err")"
 check_exactly_once "$T/out" "$T/cohort/list"
-pass "--detach once the job has finished: its results fetched, not said to run on"
+row=$("$BIN/qc-status" --broker "$EP" --tsv | awk -F'\t' -v j="$job" '$1 == "job" && $2 == j')
+[ -z "$row" ] || [ "$(echo "$row" | cut -f10)" = delivered ] \
+    || fail "qc-status after the results were fetched: $row"
+pass "--detach once the job has finished: its results fetched (the job delivered), not said to run on"
 
 # the same command without --detach: the job's results fetched, nothing run again
 timeout 60 "$BIN/qc-submit" --broker "$EP" -o "$T/out" --list "$T/cohort/list" >"$T/fetch.log" 2>&1

@@ -392,6 +392,37 @@ test_encode_refuses (void)
     ACCEPT (m, "as many speeds as it may hold");
     qc_msg_destroy (&m);
 
+    /* the jobs' states (job_states) travel in their order */
+    m = qc_msg_new (QC_STATUS_REPLY);
+    m->njobs = 2;
+    m->jobs = calloc (2, sizeof *m->jobs);
+    m->job_states = calloc (2, sizeof *m->job_states);
+    if (m->jobs && m->job_states) {
+        m->jobs[0].job = 4;
+        m->jobs[1].job = 9;
+        m->job_states[m->njob_states++] = strdup ("waiting");
+        m->job_states[m->njob_states++] = strdup ("delivered");
+    }
+    uint8_t *body = NULL;
+    size_t len = 0;
+    char err[256] = "";
+    CHECK (encode_body (m, &body, &len) == 0);
+    qc_msg_t *d = body ? decode_cmd (QC_STATUS_REPLY, body, len, err, sizeof err) : NULL;
+    CHECK (d && d->njobs == 2 && d->njob_states == 2 && str_eq (d->job_states[0], "waiting")
+           && str_eq (d->job_states[1], "delivered") && d->jobs[1].job == 9,
+           "job_states round trip: %s", err);
+    qc_msg_destroy (&d);
+    free (body);
+    free (m->job_states[0]);
+    free (m->job_states[1]);
+    free (m->job_states);
+    m->njob_states = QC_PROTO_MAX_JOBS + 1;
+    m->job_states = calloc (m->njob_states, sizeof *m->job_states);
+    for (size_t i = 0; m->job_states && i < m->njob_states; i++)
+        m->job_states[i] = strdup ("running");
+    REFUSE (m, "more job states than jobs a reply may hold");
+    qc_msg_destroy (&m);
+
     /* results whose parts break the bounds the decoder enforces */
     m = qc_msg_new (QC_RESULT);
     m->job = 1;

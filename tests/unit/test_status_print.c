@@ -1,7 +1,10 @@
 /* qc-status --tsv (client/status_print.c): a worker's line ends with its
  * state, sorted with its row; a note's line names its worker (scripts
  * had only the notes' words); a broker that sends no states, or not one
- * per worker, gives "-"; a peer's control bytes never reach a line. */
+ * per worker, gives "-"; a peer's control bytes never reach a line. A
+ * job's line ends with its state (delivered, waiting...), sorted with
+ * its row; the table counts the jobs of each state and says what the
+ * words shown mean. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +38,16 @@ reply (bool with_states, size_t nstates)
         for (size_t i = 0; m->states && i < nstates; i++, m->nstates++)
             m->states[i] = strdup (states[i % 3]);
     }
+    /* jobs in hash order, each with its state when the broker sends them */
+    const uint64_t ids[] = {12, 3, 7};
+    const char *jstates[] = {"waiting", "delivered", "running"};
+    m->jobs = calloc (3, sizeof *m->jobs);
+    m->job_states = with_states ? calloc (nstates, sizeof *m->job_states) : NULL;
+    for (size_t i = 0; m->jobs && i < 3; i++, m->njobs++)
+        m->jobs[i] = (qc_job_row_t) {.job = ids[i], .total = 2, .done = i == 2 ? 0 : 2,
+                                     .running = i == 2 ? 2 : 0};
+    for (size_t i = 0; m->job_states && i < nstates; i++, m->njob_states++)
+        m->job_states[i] = strdup (jstates[i % 3]);
     m->nnotes = 2;
     m->notes = calloc (2, sizeof *m->notes);
     if (m->notes) {
@@ -76,6 +89,12 @@ main (void)
                "the note names its worker (w10, not w1): %s", t);
         CHECK (strstr (t, "\nnote\t-\tgone: a worker no row names\n"),
                "a note no row's name starts: '-': %s", t);
+        CHECK (strstr (t, "running attached cancelled state\n"), "#kind names state: %s", t);
+        const char *j3 = strstr (t, "\njob\t3\t2\t0\t2\t0\t0\tno\tno\tdelivered\n");
+        const char *j7 = strstr (t, "\njob\t7\t0\t0\t2\t0\t2\tno\tno\trunning\n");
+        const char *j12 = strstr (t, "\njob\t12\t2\t0\t2\t0\t0\tno\tno\twaiting\n");
+        CHECK (j3 && j7 && j12 && j3 < j7 && j7 < j12,
+               "jobs sorted by id, each with its own state: %s", t);
     }
     free (t);
     qc_msg_destroy (&m);
@@ -87,6 +106,9 @@ main (void)
         CHECK (t && strstr (t, "\nworker\tw1\th\t2\t0\t1\t0\t0.5\tno\t-\t-\t-\n")
                    && strstr (t, "\nworker\tw10\th\t2\t0\t1\t0\t0.5\tno\t12.0\t-\t-\n"),
                "%s: states not known ('-'): %s", k ? "2 states for 3 rows" : "no states",
+               t ? t : "?");
+        CHECK (t && strstr (t, "\njob\t3\t2\t0\t2\t0\t0\tno\tno\t-\n"),
+               "%s: a job's state not known ('-'): %s", k ? "2 for 3 jobs" : "none",
                t ? t : "?");
         free (t);
         qc_msg_destroy (&m);
@@ -107,6 +129,14 @@ main (void)
                && strstr (text, "CPU S/SL  GPU S/SL  STATE\n")
                && strstr (text, "      12.0         -  paused\n")
                && strstr (text, ": 3 workers, 0 tasks queued\n"), "table: %s", text ? text : "?");
+    CHECK (text && strstr (text, "\n3 jobs: 1 running, 1 waiting, 1 delivered\n")
+               && strstr (text, "RUNNING  STATE      CLIENT\n")
+               && strstr (text, "\n3               2        0        2        0        0  "
+                                "delivered  none\n")
+               && strstr (text, "\nwaiting: finished; its results wait for its client")
+               && strstr (text, "\ndelivered: finished; every result was taken")
+               && !strstr (text, "\nrunning: "),
+           "table: jobs counted by state, each word shown said: %s", text ? text : "?");
     free (text);
     qc_msg_destroy (&m);
     return check_done ("test_status_print");
