@@ -79,11 +79,14 @@ out2=$( "$BIN/qc-submit" -n 0 -o "$T/n0" "$S" 2>&1 )
 [ $? -eq 0 ] && echo "$out2" | grep -q "^ok 1/1" && echo "$out2" \
     | grep -q "^qc-submit: no -c: qc-submit's built-in config (HistoQC's default steps and more" \
     || fail "-n 0: $out2"
+out2=$( "$BIN/qc-submit" -n 0 -o "$T/n0" "$S" 2>&1 )
+[ $? -eq 0 ] && echo "$out2" | grep -q "already has this slide" && ! echo "$out2" | grep -q "no -c" \
+    || fail "a rerun into the folder said the no -c line again (or did not skip): $out2"
 out2=$( "$BIN/qc-submit" -w 0 -o "$T/w0" "$S" 2>&1 )
 [ $? -eq 2 ] && [ ! -e "$T/w0" ] || fail "-w 0: $out2"
 out2=$( "$BIN/qc-submit" -q -o "$T/q0" "$S" 2>&1 )
 echo "$out2" | grep -q "no -c" && fail "-q printed the no -c line: $out2"
-pass "-n 0 runs one slide at a time, as HistoQC; no -c says the built-in config runs (not with -q)"
+pass "-n 0 runs one slide at a time, as HistoQC; no -c says the built-in config runs (not with -q, nor on a rerun into the folder)"
 
 # no -o: "run the same command again" names the folder this run chose
 # (the same command would choose a new dated one and start over)
