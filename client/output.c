@@ -407,13 +407,24 @@ check_config (qc_output_t *o, const qc_output_config_t *cfg, char *err, size_t e
                    || (r->by_name && zhashx_size (r->by_name));
     char was[QC_ASSET_HEX_LEN + 1], file[1024];
     read_config_file (o, was, file, sizeof file, NULL);
-    if (records && !*was && !o->new_header)
+    if (records && !*was && !o->new_header) {
         /* written by HistoQC, or before folders kept their config: not
-           known, so said */
-        fprintf (stderr, "qc-submit: note: %s holds results whose config it does not "
+           known, so said as a warning, with the config its header names
+           (a HistoQC user's new threshold went in beside HistoQC's rows,
+           a note said among others) */
+        char named[600] = "";
+        if (r->config_file && *r->config_file)
+            snprintf (named, sizeof named, "; its results.tsv names config '%.500s'",
+                      r->config_file);
+        fprintf (stderr, "qc-submit: warning: %s holds results whose config it does not "
                  "record (no %s: made by HistoQC, or by a qc-submit before folders kept "
-                 "theirs): they cannot be checked against this config, which is "
-                 "recorded from now on\n", o->outdir, CONFIGFILE);
+                 "theirs%s): they cannot be checked against this config (%s). If the two "
+                 "differ, results.tsv will hold rows of both: write into another folder, "
+                 "or give -f to run every slide afresh with this one. This config is "
+                 "recorded from now on\n", o->outdir, CONFIGFILE, named,
+                 cfg->config_file && strcmp (cfg->config_file, "default") != 0
+                     ? cfg->config_file : "the built-in one");
+    }
     if (!records || !*was || strcmp (was, o->config_id) == 0 || o->new_header)
         return 0;
     if (cfg->force) {

@@ -135,6 +135,12 @@ read_tsv (qc_records_t *r, const char *outdir, qc_names_t *names, char *err,
     int fcol = -1, pcol = -1, rc = 0;
     while (rc == 0 && getline (&line, &cap, f) > 0) {
         line[strcspn (line, "\r\n")] = '\0';
+        if (strncmp (line, "#config_file:", 13) == 0 && !r->config_file) {
+            const char *v = line + 13 + strspn (line + 13, " \t");
+            if (!(r->config_file = qc_unescape_dup (v)) && !(r->config_file = strdup (v)))
+                rc = -1;
+            continue;
+        }
         if (strncmp (line, "#dataset:", 9) == 0 && r->ncolumns == 0) {
             rc = read_columns (r, line + 9);
             fcol = column (r, "filename");
@@ -254,6 +260,7 @@ qc_records_free (qc_records_t *r)
     for (size_t i = 0; i < r->ncolumns; i++)
         free (r->columns[i]);
     free (r->columns);
+    free (r->config_file);
     zhashx_destroy (&r->by_path);
     zhashx_destroy (&r->by_name);
     zhashx_destroy (&r->by_file);

@@ -37,6 +37,9 @@ typedef enum {
 typedef struct {
     char **columns;           /* results.tsv's #dataset: columns */
     size_t ncolumns;          /* 0: no results.tsv (or no header in it) */
+    char *config_file;        /* its #config_file: line's value (HistoQC
+                                 writes the config's path, or "default");
+                                 NULL: none */
     bool rows;                /* results.tsv has a row */
     zhashx_t *by_path;        /* path -> qc_rec_t (as a pointer) */
     zhashx_t *by_name;        /* file name of rows without a path */

@@ -166,6 +166,17 @@ cmp -s "$T/k.tsv" "$T/cfg/results.tsv.1" || fail "the first config's results.tsv
 grep -q "^config_file $T/d2.ini\$" "$T/cfg/.qc-config" || fail ".qc-config not the new config's"
 pass "another config of the same columns is refused (exit 2), its copies are not; -f starts afresh"
 
+# a folder HistoQC made (no .qc-config): its config cannot be checked, so
+# a run into it warns, naming the config its results.tsv's header names
+mkdir -p "$T/hq" && cp "$T/cfg/results.tsv" "$T/hq/"
+sed -i 's|^#config_file:.*|#config_file:\t/lab/histoqc/config_v2.ini|' "$T/hq/results.tsv"
+"$BIN/qc-submit" -q -c "$T/d.ini" -o "$T/hq" "$T/c/one.svs" "$T/c/two.svs" >"$T/hq.log" 2>&1
+grep -q "warning: $T/hq holds results whose config it does not record (no .qc-config: made by HistoQC.*its results.tsv names config '/lab/histoqc/config_v2.ini'): they cannot be checked against this config ($T/d.ini). If the two differ, results.tsv will hold rows of both" "$T/hq.log" \
+    || fail "a HistoQC folder's unknown config not warned: $(cat "$T/hq.log")"
+"$BIN/qc-submit" -q -c "$T/d.ini" -o "$T/hq" "$T/c/one.svs" >"$T/hq2.log" 2>&1
+grep -q "holds results whose config" "$T/hq2.log" && fail "warned again once the config is recorded: $(cat "$T/hq2.log")"
+pass "a folder HistoQC made: its config (as its header names it) cannot be checked: warned once"
+
 # a crash between a result's "begin" and "done" lines left half a row: the
 # next run, one-process mode too, cuts it away (it is no slide done) and
 # runs that slide; the cut is made once
