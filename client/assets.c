@@ -59,6 +59,12 @@ typedef struct {
     char example[NSRC][160];  /* one reference of each source, to show */
     char *err;
     size_t errlen;
+    /* files found nowhere: the first is said in err (where it was looked
+       for, what to do), the others named after it, so that a config
+       whose data folder was not given is mended in one go (a HistoQC
+       user was told of config.ini's 8 files one by one) */
+    size_t nmissing, nmore_shown;
+    char more[700];
 } ctx_t;
 
 static const char *
@@ -356,6 +362,26 @@ say_missing (ctx_t *c, const qc_config_section_t *sec, const char *key,
                                 "put the file in one of these folders", also);
 }
 
+/* One more file found nowhere: the first said in full, the others by
+ * name (as many as fit). */
+static void
+note_missing (ctx_t *c, const qc_config_section_t *sec, const char *key, const char *ref,
+              refs_kind_t kind)
+{
+    if (c->nmissing++ == 0) {
+        say_missing (c, sec, key, ref, kind);
+        return;
+    }
+    size_t len = strlen (c->more);
+    char one[400];
+    snprintf (one, sizeof one, "%s[%s] %s: '%.200s'", len ? ", " : "",
+              qc_config_section_name (sec), key, ref);
+    if (len + strlen (one) + 1 < sizeof c->more) {
+        memcpy (c->more + len, one, strlen (one) + 1);
+        c->nmore_shown++;
+    }
+}
+
 /* A file the user named (refs, as written) is read as the step will
  * read it, here, before any slide runs: a file that is not a PNG, or an
  * example mask of another size than its image, would otherwise fail
@@ -464,16 +490,25 @@ rewrite_value (ctx_t *c, const qc_config_section_t *sec, const char *key,
                 refs[1] = b;
             }
             char *got[2] = {NULL, NULL};
+            bool any_missing = false;
             for (int i = 0; i < 2 && refs[i]; i++) {
                 bool missing;
                 got[i] = resolve (c, refs[i], kind, &missing);
-                if (!got[i]) {
+                if (missing)
+                    note_missing (c, sec, key, refs[i], kind);
+                else if (!got[i]) {
                     free (got[0]);
                     free (buf);
-                    if (missing)
-                        say_missing (c, sec, key, refs[i], kind);
                     return -1;
                 }
+                any_missing = any_missing || missing;
+            }
+            if (any_missing || c->nmissing) {
+                /* the rest are looked for, to be named; nothing is sent */
+                free (got[0]);
+                free (got[1]);
+                p = nl ? nl + 1 : NULL;
+                continue;
             }
             if (check_files (c, sec, key, kind, refs, got, &counts) != 0) {
                 free (got[0]);
@@ -614,6 +649,14 @@ rewrite (ctx_t *c, const char *text, const qc_config_t *cfg, char **out_text)
             }
         }
     }
+    if (c->nmissing > 1) {
+        size_t len = strlen (c->err);
+        snprintf (c->err + len, c->errlen > len ? c->errlen - len : 0,
+                  ". Not found either (%zu more): %s%s", c->nmissing - 1, c->more,
+                  c->nmore_shown + 1 < c->nmissing ? ", ..." : "");
+    }
+    if (c->nmissing)
+        goto done;
     if (!(*out_text = qc_config_text_result (t))) {
         snprintf (c->err, c->errlen, "out of memory");
         goto done;
@@ -645,7 +688,7 @@ make_report (ctx_t *c)
             continue;
         const char *dir = s == SRC_CWD ? c->cwd : s == SRC_CONFIG_DIR ? c->config_dir
                           : s == SRC_HISTOQC ? data_dir (c) : NULL;
-        snprintf (line, sizeof line, "  %zu %s%s%s%s (e.g. %s)\n", c->count[s], what[s],
+        snprintf (line, sizeof line, "  %zu %s%s%.600s%s (e.g. %.160s)\n", c->count[s], what[s],
                   dir ? " " : "", dir ? dir : "",
                   s == SRC_HISTOQC ? (c->data_given ? " (--histoqc-data)"
                                                     : " (the installed histoqc's)")

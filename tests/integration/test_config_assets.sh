@@ -87,6 +87,9 @@ pass "an installed histoqc's data folder is found and said"
 [ $? -eq 2 ] || fail "files found nowhere: exit 2 expected"
 grep -q "cannot find './pen/1k_version/pen_green.png': not in the working directory ($(cd "$ROOT" && pwd -P)), not beside the config ($CFG), not in a HistoQC data folder" \
     "$T/none.log" || fail "message: $(cat "$T/none.log")"
+# every file found nowhere is named in the same run, not one a run
+grep -q "Not found either ([0-9]* more): \[ClassificationModule.byExampleWithFeatures:pen_markings\] examples: './pen/1k_version/pen_green_mask.png', .*\[HistogramModule.compareToTemplates\] templates: './templates/template4.png'" \
+    "$T/none.log" || fail "the other files found nowhere not named: $(cat "$T/none.log")"
 [ ! -e "$T/none/results.tsv" ] || fail "output written for a refused config"
 # ... even where the project has its own file of that name (another
 # image than HistoQC's: other numbers under the same columns, which a
@@ -101,4 +104,4 @@ sed -i 's#\./templates/template\([13]\)\.png#builtin:template\1#' "$T/tmpl.ini"
 "$BIN/qc-submit" -c "$T/tmpl.ini" -o "$T/tmpl" "$SLIDE" >"$T/tmpl.log" 2>&1
 [ $? -eq 0 ] || fail "the project's templates, named so: $(tail -3 "$T/tmpl.log")"
 grep -q "template1_MSE_hist	template3_MSE_hist" "$T/tmpl/results.tsv" || fail "template columns"
-pass "a file found nowhere is refused (exit 2, places named, the project's own of its name too); builtin:NAME runs"
+pass "a file found nowhere is refused (exit 2, places named, every other such file named in the same run, the project's own of its name too); builtin:NAME runs"
