@@ -324,6 +324,25 @@ read_config_file (const qc_output_t *o, char id[QC_ASSET_HEX_LEN + 1], char *fil
     fclose (f);
 }
 
+bool
+qc_output_config_recorded (const char *outdir, const char *config_text)
+{
+    char want[QC_ASSET_HEX_LEN + 1], *path = NULL, *line = NULL;
+    size_t cap = 0;
+    if (!outdir || !config_text || qc_config_id (config_text, want) != 0
+        || asprintf (&path, "%s/%s", outdir, CONFIGFILE) < 0)
+        return false;
+    FILE *f = fopen (path, "r");
+    free (path);
+    bool same = f && getline (&line, &cap, f) > 0 && strncmp (line, "sha256 ", 7) == 0
+                && strncmp (line + 7, want, QC_ASSET_HEX_LEN) == 0
+                && (line[7 + QC_ASSET_HEX_LEN] == '\n' || !line[7 + QC_ASSET_HEX_LEN]);
+    free (line);
+    if (f)
+        fclose (f);
+    return same;
+}
+
 /* " It differs in: ..." (client/config_diff.h) between the config of
  * the folder's results (.qc-config) and now_text, or "" when that cannot
  * be told (no .qc-config: an older folder) */

@@ -66,6 +66,10 @@ void qc_output_close (qc_output_t **self_p);
  * as qc_output_open would): asked before anything is said or done for
  * the folder, such as fetching its last job. */
 bool qc_output_in_use (const char *outdir, char *err, size_t errlen);
+/* Whether OUTDIR's .qc-config records the config of config_text (its
+ * identity: client/config_id.h): an earlier run into it ran the same
+ * config. False when either is NULL or it cannot be told. */
+bool qc_output_config_recorded (const char *outdir, const char *config_text);
 
 /* What the folder records for the slide at path. */
 qc_rec_t qc_output_recorded (const qc_output_t *self, const char *path);

@@ -329,6 +329,8 @@ print_lines (const char *text, const char *what, const char *kind)
     }
 }
 
+static char *config_identity_text (const options_t *o, const qc_client_assets_t *assets);
+
 /* The config text to send (its files resolved), its files, and the
  * pipeline it builds (checked here, before any slide is touched). */
 static int
@@ -362,10 +364,16 @@ load_config (const options_t *o, qc_client_assets_t *assets, qc_pipeline_t **pip
     }
     /* the files it sends (not said of a config refused above), and
        what the config has that no step reads, said once, here: told
-       apart from the problems above, which stop the run */
-    if (!o->quiet && assets->report && *assets->report)
+       apart from the problems above, which stop the run. Not again on
+       a rerun into a folder of the same config: its first run said
+       them, and each rerun of HistoQC's configs repeated the same note
+       (a HistoQC user's review) */
+    char *id = o->quiet || !o->outdir ? NULL : config_identity_text (o, assets);
+    bool said = id && qc_output_config_recorded (o->outdir, id);
+    free (id);
+    if (!o->quiet && !said && assets->report && *assets->report)
         fprintf (stderr, "%s", assets->report);
-    if (!o->quiet)
+    if (!o->quiet && !said)
         print_lines (qc_pipeline_notes (*pipeline), what, "note: ");
     return 0;
 }

@@ -33,7 +33,15 @@ link="$T/links/$(basename "$out")"
 ( cd "$T/run" && "$BIN/qc-submit" -q -c ihc --histoqc-data "$H/data" -o "$out" \
     --symlink "$T/links" "$S" ) >"$T/ihc2.log" 2>&1 || fail "the rerun: $(tail -3 "$T/ihc2.log")"
 grep -q "symlink" "$T/ihc2.log" && fail "the rerun's link, made already, said: $(cat "$T/ihc2.log")"
-pass "-c ihc -n 2 -b 10 -s 42 --debug --symlink, no -o: HistoQC's template, a dated folder, real paths in the header, a link to it (a rerun's link, there already, not said)"
+# the config's notes and files were said on the folder's first run with
+# it; a rerun with the same config says them no more
+grep -q "note: \[SaveModule.saveMacro\] line [0-9]*: 'dim' is not read" "$T/ihc.log" \
+    && grep -q "^config files: " "$T/ihc.log" || fail "the first run's config notes: $(cat "$T/ihc.log")"
+( cd "$T/run" && "$BIN/qc-submit" -c ihc --histoqc-data "$H/data" -o "$out" "$S" ) >"$T/ihc3.log" 2>&1 \
+    || fail "the rerun: $(tail -3 "$T/ihc3.log")"
+grep -q "'dim' is not read\|^config files: " "$T/ihc3.log" \
+    && fail "a rerun with the same config said its notes again: $(cat "$T/ihc3.log")"
+pass "-c ihc -n 2 -b 10 -s 42 --debug --symlink, no -o: HistoQC's template, a dated folder, real paths in the header, a link to it (a rerun's link, there already, not said; nor the config's notes)"
 
 out2=$( cd "$T/run" && "$BIN/qc-submit" -c nosuch --histoqc-data "$H/data" -o o2 "$S" 2>&1 )
 [ $? -eq 2 ] && echo "$out2" | grep -q "HistoQC's template config_nosuch.ini was not found" \
