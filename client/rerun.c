@@ -300,7 +300,7 @@ qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to)
                  qc_plural (r->failed_gone), r->fetched_job, r->failed_gone == 1 ? "is" : "are",
                  r->failed_gone == 1 ? "its file" : "their files", dir);
     if (r->redone)
-        fprintf (to, "-f: %zu slide%s %s has results for run%s again (the old "
+        fprintf (to, "-f: %zu slide%s with results in %s run%s again (the old "
                  "results.tsv and error.log are kept as .N)\n", r->redone,
                  qc_plural (r->redone), dir, r->redone == 1 ? "s" : "");
     if (r->changed)
@@ -331,10 +331,11 @@ qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to)
     if (r->unstamped)
         fprintf (to, "%zu of the slides skipped %s no record of the size and time of %s "
                  "file (results of an older qc-submit): whether %s changed since cannot be "
-                 "told (-f runs %s again); %s as %s now are noted, so a later rescan "
+                 "told (-f runs %s again); %s noted as %s now, so a later rescan "
                  "runs %s again\n", r->unstamped, r->unstamped == 1 ? "has" : "have",
                  r->unstamped == 1 ? "its" : "their", r->unstamped == 1 ? "it" : "they",
-                 r->unstamped == 1 ? "it" : "them", r->unstamped == 1 ? "its file" : "their files",
+                 r->unstamped == 1 ? "it" : "them",
+                 r->unstamped == 1 ? "its file is" : "their files are",
                  r->unstamped == 1 ? "it is" : "they are", r->unstamped == 1 ? "it" : "them");
     if (r->retried)
         /* the causes that may pass said in short (output_records.c

@@ -72,7 +72,7 @@ sleep 1.1
 cp "$R/CMU-1-Small-Region.svs" "$T/c/a.svs"
 "$BIN/qc-submit" -o "$T/out" --list "$T/list" >"$T/run5.log" 2>&1
 grep -q "nothing to run" "$T/run5.log" \
-    && grep -q "^3 of the slides skipped have no record of the size and time of their file (results of an older qc-submit): whether they changed since cannot be told (-f runs them again); their files as they are now are noted, so a later rescan runs them again" "$T/run5.log" \
+    && grep -q "^3 of the slides skipped have no record of the size and time of their file (results of an older qc-submit): whether they changed since cannot be told (-f runs them again); their files are noted as they are now, so a later rescan runs them again" "$T/run5.log" \
     || fail "run 5, no stamps: $(cat "$T/run5.log")"
 [ "$(grep -c . "$T/out/.qc-stamps")" -eq 3 ] || fail "run 5 did not stamp the 3 files: $(cat "$T/out/.qc-stamps")"
 "$BIN/qc-submit" -o "$T/out" --list "$T/list" >"$T/run5b.log" 2>&1
