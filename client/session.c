@@ -162,9 +162,12 @@ on_result (session_t *s, qc_msg_t *m)
     const char *name = qc_output_name_of (s->cfg->out, m->idx);
     char file[256];           /* a URL's file name: no query, no credentials */
     qc_warn_once_result (s->warn_once, m->idx, m->result->ok);
+    bool shown = !m->result->ok
+                 && qc_warn_once_error_shown (s->warn_once, m->idx, m->result->error);
     qc_progress_slide (&s->progress, m->result->ok,
                        name ? name : qc_url_name (m->path, file, sizeof file),
-                       m->worker, m->result->error);
+                       m->worker, shown ? "its ERROR line above says why (error.log has it)"
+                                        : m->result->error);
 }
 
 static void

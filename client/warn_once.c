@@ -9,6 +9,7 @@
 #include "shared/log.h"
 
 #define MAX_KINDS 1024
+#define MAX_SHOWN 4096        /* slides whose ERROR line waits for their result */
 
 typedef struct {
     char *text;               /* "module: message" with the slide taken out */
@@ -23,6 +24,8 @@ struct qc_warn_once {
     zlistx_t *order;          /* kinds in first-seen order (not owned) */
     zhashx_t *passed;         /* "task" (idx + 1) of each slide whose
                                  result passed (qc_warn_once_result) */
+    zhashx_t *shown;          /* "task" -> the message of the last ERROR
+                                 line printed for it, until its result */
 };
 
 static void
@@ -37,16 +40,31 @@ kind_free (void **item)
     *item = NULL;
 }
 
+static void
+free_text (void **item)
+{
+    free (*item);
+    *item = NULL;
+}
+
+static void *
+dup_text (const void *item)
+{
+    return strdup (item);
+}
+
 qc_warn_once_t *
 qc_warn_once_new (void)
 {
     qc_warn_once_t *self = calloc (1, sizeof *self);
     if (!self || !(self->kinds = zhashx_new ()) || !(self->order = zlistx_new ())
-        || !(self->passed = zhashx_new ())) {
+        || !(self->passed = zhashx_new ()) || !(self->shown = zhashx_new ())) {
         qc_warn_once_destroy (&self);
         return NULL;
     }
     zhashx_set_destructor (self->kinds, kind_free);
+    zhashx_set_destructor (self->shown, free_text);
+    zhashx_set_duplicator (self->shown, dup_text);
     return self;
 }
 
@@ -58,6 +76,7 @@ qc_warn_once_destroy (qc_warn_once_t **self_p)
     zhashx_destroy (&(*self_p)->kinds);
     zlistx_destroy (&(*self_p)->order);
     zhashx_destroy (&(*self_p)->passed);
+    zhashx_destroy (&(*self_p)->shown);
     free (*self_p);
     *self_p = NULL;
 }
@@ -135,11 +154,30 @@ qc_warn_once_first (qc_warn_once_t *self, const qc_msg_t *m)
         if (k && who && zhashx_insert (k->slides, who, (void *) "") == 0)
             k->count = zhashx_size (k->slides);
     }
+    if (first && m->level >= QC_LOG_ERROR && m->task
+        && zhashx_size (self->shown) < MAX_SHOWN) {
+        char task[32];
+        snprintf (task, sizeof task, "%" PRIu64, m->task);
+        zhashx_update (self->shown, task, (void *) m->message);
+    }
     free (who);
     free (key);
     free (a);
     free (b);
     return first;
+}
+
+bool
+qc_warn_once_error_shown (qc_warn_once_t *self, uint64_t idx, const char *error)
+{
+    if (!self || idx == UINT64_MAX)
+        return false;
+    char task[32];
+    snprintf (task, sizeof task, "%" PRIu64, idx + 1);   /* as a LOG's task */
+    const char *said = zhashx_lookup (self->shown, task);
+    bool shown = said && *said && error && strstr (error, said);
+    zhashx_delete (self->shown, task);
+    return shown;
 }
 
 void

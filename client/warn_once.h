@@ -22,6 +22,11 @@ bool qc_warn_once_first (qc_warn_once_t *self, const qc_msg_t *m);
 /* The result of slide idx (RESULT's idx): an error record of a slide
  * that passed in the end came from an attempt run again. */
 void qc_warn_once_result (qc_warn_once_t *self, uint64_t idx, bool ok);
+/* Whether the error of slide idx's failed result was printed already,
+ * in the ERROR line of a record of that slide that holds its text (the
+ * FAILED line then need not say the same long reason again: a HistoQC
+ * user's review). Forgets that slide's line either way. */
+bool qc_warn_once_error_shown (qc_warn_once_t *self, uint64_t idx, const char *error);
 /* Prints one line for each kind seen more than once: its count, for an
  * error how many of its slides passed when run again, and the message
  * (escaped). */

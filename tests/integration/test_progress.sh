@@ -36,7 +36,12 @@ for i in 1 2; do ln -s "$SHARED/slides/odd/not-a-slide.svs" "$T/odd/n$i.svs"; do
 grep -q "^error for 2 slides (printed once above; each is in qc.log): BaseImage.BaseImage: <slide>: " \
     "$T/err.log" || fail "an error's count: $(tail -3 "$T/err.log")"
 grep -q "^warning for" "$T/err.log" && fail "an error summed up as a warning"
-pass "an error of every slide is summed up as an error"
+# the slide whose ERROR line was printed: its FAILED line points to it;
+# the other's (its error not printed again) says the reason itself
+[ "$(grep -c "^FAILED [12]/2 n[12].svs (local): its ERROR line above says why (error.log has it)$" "$T/err.log")" -eq 1 ] \
+    && [ "$(grep -c "^FAILED [12]/2 n[12].svs (local): n[12].svs: .*text file" "$T/err.log")" -eq 1 ] \
+    || fail "FAILED lines: $(grep FAILED "$T/err.log")"
+pass "an error of every slide is summed up as an error; a FAILED line says its reason unless printed just above"
 
 # a broker with no worker: said after --wait-warn, still waiting, then done
 port=$(free_port)

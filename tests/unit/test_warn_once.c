@@ -1,6 +1,9 @@
 /* client/warn_once.c: a warning repeated slide after slide is printed
  * once and summed up by the slides it came from; a slide that ran twice
- * (a broker restart runs it again) counts once. */
+ * (a broker restart runs it again) counts once. A failed slide's error
+ * printed already in its ERROR line is known as such (its FAILED line
+ * need not repeat it); one not printed (the same error of another
+ * slide, printed once) is not. */
 #include <string.h>
 
 #include "client/warn_once.h"
@@ -83,6 +86,33 @@ main (void)
     fclose (f);
     CHECK (strstr (out, "qc.log; all 3 passed when run again)"), "all passed: %s", out);
     qc_warn_once_result (NULL, 0, true);
+    qc_warn_once_destroy (&w);
+
+    w = qc_warn_once_new ();
+    for (int i = 0; i < 2; i++) {
+        qc_msg_t m = record ((uint64_t) i, names[i]);
+        m.level = QC_LOG_ERROR;
+        CHECK (qc_warn_once_first (w, &m) == (i == 0), "the error printed once");
+    }
+    char err0[256], err1[256];
+    snprintf (err0, sizeof err0, "a.svs: SaveModule.saveMacro: %s", record (0, "a.svs").message);
+    snprintf (err1, sizeof err1, "b.svs: SaveModule.saveMacro: %s", record (1, "b.svs").message);
+    CHECK (!qc_warn_once_error_shown (w, 0, "a.svs: another error"), "another text: not shown");
+    qc_msg_t m0 = record (0, "a.svs");
+    m0.level = QC_LOG_ERROR;
+    qc_warn_once_first (w, &m0);    /* printed? no: a kind seen; still not shown */
+    CHECK (!qc_warn_once_error_shown (w, 0, err0), "a line not printed again is not shown");
+    CHECK (!qc_warn_once_error_shown (w, 1, err1), "b.svs's error was not printed");
+    qc_msg_t c = record (2, "c.svs");
+    c.level = QC_LOG_ERROR;
+    c.module = "BaseImage.BaseImage";
+    CHECK (qc_warn_once_first (w, &c), "another kind printed");
+    char err2[256];
+    snprintf (err2, sizeof err2, "c.svs: BaseImage.BaseImage: %s", c.message);
+    CHECK (qc_warn_once_error_shown (w, 2, err2), "c.svs's error printed in its ERROR line");
+    CHECK (!qc_warn_once_error_shown (w, 2, err2), "forgotten once asked");
+    CHECK (!qc_warn_once_error_shown (NULL, 2, err2) && !qc_warn_once_error_shown (w, 2, NULL),
+           "NULLs");
     qc_warn_once_destroy (&w);
     CHECK (qc_warn_once_first (NULL, &again), "NULL table: printed");
     return check_done ("test_warn_once");
