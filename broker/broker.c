@@ -81,14 +81,16 @@ send_simple (qc_broker_t *b, zframe_t *to, uint8_t command, const char *reason)
  * and the empty map, each small enough for ZeroMQ to keep without an
  * allocation. 10,000 idle workers get 10,000 of these a second. */
 static void
-send_heartbeat (qc_broker_t *b, zframe_t *to)
+send_heartbeat (qc_broker_t *b, worker_rec_t *w)
 {
     static const uint8_t hdr[4] = {'Q', 'C', QC_PROTO_VERSION, QC_HEARTBEAT};
     static const uint8_t body[1] = {0x80};
     void *sock = zsock_resolve (b->router);
-    if (zmq_send (sock, zframe_data (to), zframe_size (to), ZMQ_SNDMORE) >= 0
-        && zmq_send (sock, hdr, sizeof hdr, ZMQ_SNDMORE) >= 0)
-        zmq_send (sock, body, sizeof body, 0);
+    if (zmq_send (sock, zframe_data (w->id), zframe_size (w->id), ZMQ_SNDMORE) >= 0) {
+        if (zmq_send (sock, hdr, sizeof hdr, ZMQ_SNDMORE) >= 0)
+            zmq_send (sock, body, sizeof body, 0);
+    } else if (errno == EHOSTUNREACH)
+        worker_unreachable (b, w);
 }
 
 /* -------------------------------------------------------------- dispatch */
@@ -238,14 +240,26 @@ tick (qc_broker_t *b)
      * one never takes our silence for death */
     for (size_t i = 0; i < b->nroster;) {
         worker_rec_t *w = b->roster[i];
-        if (b->now - w->last_seen > (int64_t) w->hb_ms * b->cfg.liveness) {
+        /* a worker may ask for a long beat (up to 10 minutes); one whose
+           connection has closed is judged by the broker's own, so that
+           a peer that registered and went does not hold the slides sent
+           to it for liveness x 10 minutes (a hostile tester's review),
+           while one back within it on a new connection (a network blip)
+           takes its tasks over as before */
+        uint32_t beat = w->hb_ms;
+        if (w->unreachable && b->cfg.heartbeat_ms && b->cfg.heartbeat_ms < beat)
+            beat = b->cfg.heartbeat_ms;
+        if (b->now - w->last_seen > (int64_t) beat * b->cfg.liveness) {
             worker_gone (b, w, true);
             b->dispatch_due = true;
             continue;
         }
         if (b->now >= w->next_beat) {
-            send_heartbeat (b, w->id);
-            w->next_beat = b->now + w->hb_ms;
+            send_heartbeat (b, w);
+            /* at the broker's beat when that is shorter: a send is what
+               tells a closed connection */
+            w->next_beat = b->now + (b->cfg.heartbeat_ms && b->cfg.heartbeat_ms < w->hb_ms
+                                     ? b->cfg.heartbeat_ms : w->hb_ms);
         }
         i++;
     }
@@ -349,6 +363,12 @@ qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
     zsock_set_sndhwm (b->router, 100000);
     zsock_set_rcvhwm (b->router, 100000);
     zsock_set_linger (b->router, 200);
+    /* a send to a peer whose connection has closed fails (EHOSTUNREACH)
+       instead of vanishing: how a worker gone without a word is told
+       before its heartbeats run out (send_heartbeat); never blocking
+       (a full queue is EAGAIN, the message dropped as before) */
+    zsock_set_sndtimeo (b->router, 0);
+    zsock_set_router_mandatory (b->router, 1);
     /* a connection's own liveness, below the protocol's: what a peer's
      * ZeroMQ answers by itself (its program may be busy), so only a peer
      * gone for good goes; the broker then stops writing to a dead worker,

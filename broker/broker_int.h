@@ -53,6 +53,10 @@ typedef struct {
     size_t ngpus;
     int64_t last_seen;
     int64_t next_beat;        /* when we next send it a HEARTBEAT */
+    bool unreachable;         /* a send to it found its connection closed
+                                 (ROUTER_MANDATORY's EHOSTUNREACH): it is
+                                 judged by the broker's heartbeat, not the
+                                 longer one it may have asked for */
     size_t slot;              /* its place in qc_broker.roster */
     sched_worker_t *sw;
     uint8_t paused_for;       /* worker_fault_t: why its last pause, for
@@ -310,6 +314,9 @@ void worker_rec_destroy (void *item);
 /* A worker leaves the registry (died: its running tasks count against
  * their slides). */
 void worker_gone (qc_broker_t *b, worker_rec_t *w, bool died);
+/* A send to w found its connection closed: it is declared dead after the
+ * broker's heartbeat x liveness of silence (said once). */
+void worker_unreachable (qc_broker_t *b, worker_rec_t *w);
 /* A message from a routing id that is no registered worker: when it is
  * one declared dead of silence in the last 10 minutes, says once that
  * it was not dead (its link held its messages up) and what to raise. */

@@ -4,6 +4,7 @@
  * workers_on_* handlers once a message is checked against its sender. */
 #include "broker/broker_int.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -57,13 +58,36 @@ roster_remove (qc_broker_t *b, worker_rec_t *w)
     b->roster[w->slot]->slot = w->slot;
 }
 
+/* A worker's host for the log: "?" read as a byte replaced (a tester's
+ * review) */
+static const char *
+host_of (const worker_rec_t *w)
+{
+    return w->host && *w->host ? w->host : "host not said";
+}
+
+void
+worker_unreachable (qc_broker_t *b, worker_rec_t *w)
+{
+    if (!b || !w || w->unreachable)
+        return;
+    w->unreachable = true;
+    qc_log (QC_LOG_INFO, MOD, "worker %s (%s): its connection has closed; declared dead "
+            "unless it is back within %u ms", w->name, host_of (w),
+            (b->cfg.heartbeat_ms && b->cfg.heartbeat_ms < w->hb_ms ? b->cfg.heartbeat_ms
+                                                                   : w->hb_ms)
+                * b->cfg.liveness);
+}
+
 void
 worker_gone (qc_broker_t *b, worker_rec_t *w, bool died)
 {
     qc_log (died ? QC_LOG_WARNING : QC_LOG_INFO, MOD,
             "worker %s (%s) %s; %zu of its tasks go back to the queue",
-            w->name, w->host ? w->host : "?",
-            died ? "missed its heartbeats: declared dead" : "left",
+            w->name, host_of (w),
+            !died ? "left" : w->unreachable ? "closed its connection and did not come "
+                                              "back: declared dead"
+                                            : "missed its heartbeats: declared dead",
             w->sw->assigned.count);
     if (died) {
         unsigned i = b->late_next++ % (sizeof b->late / sizeof b->late[0]);
@@ -252,7 +276,7 @@ move_to_socket (qc_broker_t *b, worker_rec_t *w, const peer_t *p)
     free (unstarted);
     qc_log (QC_LOG_INFO, MOD, "worker %s (%s) is back on a new connection (the old one "
             "was cut or went silent): of its tasks, %zu running stay with it and %zu not "
-            "started go back to the queue", w->name, w->host ? w->host : "?", running, back);
+            "started go back to the queue", w->name, host_of (w), running, back);
     return true;
 }
 
@@ -362,9 +386,9 @@ workers_on_ready (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         return;
     }
     qc_log (QC_LOG_INFO, MOD, "worker %s joined from %s: %u slot%s, %zu GPU%s, version %s%s%s%s",
-            w->name, w->host ? w->host : "?", w->slots, qc_plural (w->slots), w->ngpus,
+            w->name, host_of (w), w->slots, qc_plural (w->slots), w->ngpus,
             qc_plural (w->ngpus),
-            w->version ? w->version : "?", p->cert ? " (certificate " : "",
+            w->version && *w->version ? w->version : "not said", p->cert ? " (certificate " : "",
             p->cert ? p->cert->name : "", p->cert ? ")" : "");
     /* two workers of one name: results, log records and qc-status say
        the name only, so which machine ran a slide could not be told.
@@ -384,7 +408,7 @@ workers_on_ready (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
                 "worker of that name runs (from %s%s%s%s): results, log records and "
                 "qc-status name a worker by its name only, so theirs cannot be told "
                 "apart; give each qc-worker its own --name", w->name,
-                w->host ? w->host : "?", *w->cert_name ? ", certificate " : "",
+                host_of (w), *w->cert_name ? ", certificate " : "",
                 w->cert_name, o->host ? o->host : "?",
                 *o->cert_name ? ", certificate " : "", o->cert_name,
                 other_machine ? "" : ", another process; or this worker's earlier "
@@ -618,8 +642,13 @@ workers_send_task (void *arg, sched_task_t *t, sched_worker_t *sw)
     qc_msg_t m = {.command = QC_TASK, .job = job->id, .key = job->key, .idx = t->idx,
                   .attempt = t->attempt, .path = t->path, .config = job->config,
                   .gpu = t->gpu >= 0 ? (int32_t) sw->gpu_index[t->gpu] : -1};
-    if (qc_msg_send (&m, zsock_resolve (b->router), w->id))
-        qc_log (QC_LOG_ERROR, MOD, "cannot send task %s to %s", QC_URL_SHOWN (t->path), w->name);
+    if (qc_msg_send (&m, zsock_resolve (b->router), w->id)) {
+        if (errno == EHOSTUNREACH)
+            worker_unreachable (b, w);  /* the task goes back with it */
+        else
+            qc_log (QC_LOG_ERROR, MOD, "cannot send task %s to %s", QC_URL_SHOWN (t->path),
+                    w->name);
+    }
     /* with certificates, whose attempt it is must outlive a restart, or
        its RESULT then is no one's and the slide runs again */
     if (w->cert_key[0])
