@@ -210,6 +210,11 @@ typedef struct pending_submit {
                                  first batch again meanwhile (answered too,
                                  and made the job's client) */
     uint32_t again_hb_ms;
+    char *said;               /* created: the log line "job N submitted...",
+                                 logged once the job is on disk (logged
+                                 before, a job lost to kill -9 left its
+                                 id in the log, given again after the
+                                 restart: a tester's review) */
     struct pending_submit *next;
 } pending_submit_t;
 

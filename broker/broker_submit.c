@@ -42,6 +42,7 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
                                  to 127 bytes) and the cut's notice after it */
     job_rec_t *job = NULL;
     bool created = false;
+    char *said = NULL;        /* created: its "submitted" line, logged once on disk */
     zframe_t *from = p->id;
     if (m->job == 0) {
         if (m->base != 0) {
@@ -111,11 +112,13 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
             return;
         }
         /* the name is the client's word (its user and host), checked
-           only where a certificate says who sent it */
-        qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 " submitted%s%s%s%s%s", job->id,
-                job->name ? " by " : "", job->name ? job->name : "",
-                p->cert ? " (certificate " : job->name ? " (as the client says: no "
-                "certificate)" : "", p->cert ? p->cert->name : "", p->cert ? ")" : "");
+           only where a certificate says who sent it; said once on disk */
+        if (asprintf (&said, "job %" PRIu64 " submitted%s%s%s%s%s", job->id,
+                      job->name ? " by " : "", job->name ? job->name : "",
+                      p->cert ? " (certificate " : job->name ? " (as the client says: no "
+                      "certificate)" : "", p->cert ? p->cert->name : "",
+                      p->cert ? ")" : "") < 0)
+            said = NULL;
     } else if (!(job = jobs_lookup (b, m->job))) {
         jobs_no_such_job (b, m->job, text, sizeof text);
         jobs_send_error (b, from, m->job, text);
@@ -134,12 +137,14 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         return;
     }
     if (job->sj->cancelled || job->cancel_due) {
+        free (said);
         jobs_send_error (b, from, job->id, "job was cancelled: no more slides accepted");
         return;
     }
     uint64_t have = job->sj->total + job->pending_total;
     if (m->base > have || ((job->sj->final || job->pending_final)
                            && m->base + m->nslides > have)) {
+        free (said);
         jobs_send_error (b, from, job->id, job->sj->final || job->pending_final
                         ? "job is already complete: no more slides accepted"
                         : "SUBMIT batch out of order");
@@ -175,6 +180,7 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         return;
     }
     if (outbox_reserve (job, (size_t) (have + n - job->acked_seq))) {
+        free (said);
         jobs_send_error (b, from, job->id, "broker out of memory");
         if (created)
             jobs_forget (b, job, 0);
@@ -183,6 +189,7 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     pending_submit_t *ps = calloc (1, sizeof *ps);
     if (!ps || !(ps->from = zframe_dup (from))) {
         free (ps);
+        free (said);
         jobs_send_error (b, from, job->id, "broker out of memory");
         if (created)
             jobs_forget (b, job, 0);
@@ -196,6 +203,7 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     ps->skip = skip;
     ps->final = final;
     ps->created = created;
+    ps->said = said;
     ps->hb_ms = m->hb_ms;
     m->slides = NULL;
     m->nslides = 0;
@@ -215,6 +223,7 @@ pending_free (pending_submit_t *p)
     free (p->slides);
     zframe_destroy (&p->from);
     zframe_destroy (&p->again);
+    free (p->said);
     free (p);
 }
 
@@ -251,6 +260,8 @@ jobs_apply_pending (qc_broker_t *b, bool committed)
         bool forgotten = false;
         if (committed && apply_batch (b, p)) {
             job->durable = true;
+            if (p->said)
+                qc_log (QC_LOG_INFO, MOD, "%s", p->said);
             jobs_attach_client (b, job, p->from, p->hb_ms);
             jobs_send_accepted (b, p->from, job, false);
             if (p->again) {
