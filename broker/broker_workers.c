@@ -326,8 +326,10 @@ workers_on_ready (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
      * would take every queued task (and slots + prefetch must not wrap) */
     if (m->slots > 4096 || m->prefetch > 4096 || (m->slots == 0 && m->ngpus == 0)) {
         qc_log (QC_LOG_WARNING, MOD, "READY from %s with %u slots, prefetch %u and %zu "
-                "GPUs: ignored (at most 4096 slots and 4096 prefetch, and a slot or a GPU)",
-                m->name, m->slots, m->prefetch, m->ngpus);
+                "GPUs: ignored (%s)", m->name, m->slots, m->prefetch, m->ngpus,
+                m->slots == 0 && m->ngpus == 0
+                    ? "a worker needs a CPU slot or a GPU to run anything"
+                    : "a worker may have at most 4096 slots and a prefetch of 4096");
         return;
     }
     if (b->max_peers && zhashx_size (b->workers) >= b->max_peers) {

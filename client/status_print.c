@@ -144,6 +144,18 @@ text (const char *s)
     return s ? s : "";
 }
 
+/* A heartbeat's age in seconds ("0.2" and unit), or "-" for one no
+ * broker sends (negative, not a number, past a year: a peer posing as a
+ * broker printed "nans") */
+static const char *
+age (double s, const char *unit, char *buf, size_t len)
+{
+    if (!(s >= 0 && s < 366 * 86400.0))
+        return "-";
+    snprintf (buf, len, "%.1f%s", s, unit);
+    return buf;
+}
+
 /* ms as seconds a slide ("11.0"), or "-" when not measured (or no
  * speeds were sent) */
 static const char *
@@ -235,9 +247,10 @@ qc_status_print_table (FILE *to, const char *broker, qc_msg_t *r)
         char c[32], g[32];
         const char *state = i < r->nstates && r->states[i][0] ? r->states[i]
                             : w->draining ? "draining" : "-";
-        fprintf (to, "%-24s %-20s %5u %4u %9u %9u %8.1fs %9s %9s  %s\n", text (w->name),
-                 text (w->host), w->slots, w->gpus, w->busy, w->gpu_busy, w->heartbeat_age,
-                 per_slide (r, i, false, c, sizeof c), per_slide (r, i, true, g, sizeof g),
+        char a[32];
+        fprintf (to, "%-24s %-20s %5u %4u %9u %9u %9s %9s %9s  %s\n", text (w->name),
+                 text (w->host), w->slots, w->gpus, w->busy, w->gpu_busy,
+                 age (w->heartbeat_age, "s", a, sizeof a), per_slide (r, i, false, c, sizeof c), per_slide (r, i, true, g, sizeof g),
                  state);
     }
     /* workers that take no new slide for now, and why (a pause after
@@ -281,8 +294,10 @@ qc_status_print_tsv (FILE *to, const char *broker, qc_msg_t *r)
     for (size_t i = 0; i < r->nworkers; i++) {
         const qc_worker_row_t *w = &r->workers[i];
         char c[32], g[32];
-        fprintf (to, "worker\t%s\t%s\t%u\t%u\t%u\t%u\t%.1f\t%s\t%s\t%s\t%s\n", text (w->name),
-                 text (w->host), w->slots, w->gpus, w->busy, w->gpu_busy, w->heartbeat_age,
+        char a[32];
+        fprintf (to, "worker\t%s\t%s\t%u\t%u\t%u\t%u\t%s\t%s\t%s\t%s\t%s\n", text (w->name),
+                 text (w->host), w->slots, w->gpus, w->busy, w->gpu_busy,
+                 age (w->heartbeat_age, "", a, sizeof a),
                  w->draining ? "yes" : "no", per_slide (r, i, false, c, sizeof c),
                  per_slide (r, i, true, g, sizeof g),
                  i < r->nstates && r->states[i][0] ? r->states[i] : "-");

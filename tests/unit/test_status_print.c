@@ -5,6 +5,7 @@
  * job's line ends with its state (delivered, waiting...), sorted with
  * its row; the table counts the jobs of each state and says what the
  * words shown mean. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +139,20 @@ main (void)
                && !strstr (text, "\nrunning: "),
            "table: jobs counted by state, each word shown said: %s", text ? text : "?");
     free (text);
+    qc_msg_destroy (&m);
+
+    /* a heartbeat's age no broker sends (a peer posing as one): "-" */
+    m = reply (true, 3);
+    if (m) {
+        m->workers[0].heartbeat_age = NAN;
+        m->workers[1].heartbeat_age = -3;
+    }
+    t = m ? tsv_of (m) : NULL;
+    CHECK (t && strstr (t, "\nworker\tw1\th\t2\t0\t1\t0\t-\tno\t")
+               && strstr (t, "\nworker\tw10\th\t2\t0\t1\t0\t-\tno\t")
+               && strstr (t, "\nworker\tw x\th\t2\t0\t1\t0\t0.5\tno\t"),
+           "heartbeat ages: %s", t ? t : "?");
+    free (t);
     qc_msg_destroy (&m);
     return check_done ("test_status_print");
 }
