@@ -263,7 +263,8 @@ quiet_libtiff (void)
 static int
 open_openslide (qc_slide_t *self, char *err, size_t errlen)
 {
-    if (qc_slide_check_file (self->path, err, errlen) != 0)
+    if (qc_slide_check_file (self->path, err, errlen) != 0
+        || qc_slide_check_tiff (self->path, err, errlen) != 0)
         return -1;
     qc_openslide_log_clear ();
     self->osr = openslide_open (self->path);

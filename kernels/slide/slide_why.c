@@ -148,6 +148,17 @@ typedef struct {
     int reach_dir;
     bool first_tiled;
     uint32_t first_w, first_h;
+    /* damage OpenSlide reads into a crash or for minutes (a tester's
+       review: a tile's byte count of 2^62 made GLib abort the process; a
+       table of tiles cut short left OpenSlide drawing the missing ones
+       from each other at full CPU): the first image of each kind, -1 none */
+    uint64_t size;            /* the file's (0: not known) */
+    int over_dir;             /* a tile or strip past the file's end */
+    uint64_t over_at, over_len;
+    int short_dir;            /* an offset table shorter than the image */
+    int empty_dir;            /* a tiled image none of whose tiles has bytes */
+    uint32_t empty_n;
+    uint32_t bad_w[3], bad_h[3];  /* those images' sizes, in that order */
 } tiff_survey_t;
 
 static int
@@ -170,8 +181,25 @@ quiet (TIFF *tif, void *user, const char *module, const char *fmt, va_list ap)
     return 1;
 }
 
-/* path opened by libtiff in mode, its warnings dropped and its errors
- * to on_error (with user); NULL when it does not open. */
+/* libtiff's warning that an image's table of tiles or strips does not
+ * hold as many as its size needs (it then ignores the table: every tile
+ * "missing"): noted against the image being read. */
+static int
+note_short_table (TIFF *tif, void *user, const char *module, const char *fmt, va_list ap)
+{
+    (void) tif, (void) module;
+    tiff_survey_t *sv = user;
+    char text[160];
+    vsnprintf (text, sizeof text, fmt, ap);
+    if (sv->short_dir < 0 && strstr (text, "Incorrect count for")
+        && strstr (text, "Offsets"))
+        sv->short_dir = sv->dirs;
+    return 1;
+}
+
+/* path opened by libtiff in mode, its warnings to on_warning (with user,
+ * NULL: dropped) and its errors to on_error (with user); NULL when it does
+ * not open. */
 static TIFF *
 open_quietly (const char *path, const char *mode, TIFFErrorHandlerExtR on_error, void *user)
 {
@@ -179,7 +207,8 @@ open_quietly (const char *path, const char *mode, TIFFErrorHandlerExtR on_error,
     if (!opts)
         return NULL;
     TIFFOpenOptionsSetErrorHandlerExtR (opts, on_error, user);
-    TIFFOpenOptionsSetWarningHandlerExtR (opts, quiet, NULL);
+    TIFFOpenOptionsSetWarningHandlerExtR (opts, on_error == keep_error ? note_short_table
+                                                                       : quiet, user);
     TIFF *tif = TIFFOpenExt (path, mode, opts);
     TIFFOpenOptionsFree (opts);
     return tif;
@@ -189,9 +218,9 @@ open_quietly (const char *path, const char *mode, TIFFErrorHandlerExtR on_error,
  * offsets of their tiles or strips (at most 8 M in all). false
  * when libtiff cannot open it at all. */
 static bool
-survey_tiff (const char *path, tiff_survey_t *sv)
+survey_tiff (const char *path, uint64_t size, tiff_survey_t *sv)
 {
-    *sv = (tiff_survey_t) {0};
+    *sv = (tiff_survey_t) {.size = size, .over_dir = -1, .short_dir = -1, .empty_dir = -1};
     TIFF *tif = open_quietly (path, "r", keep_error, sv);
     if (!tif)
         return false;
@@ -199,15 +228,34 @@ survey_tiff (const char *path, tiff_survey_t *sv)
        a hostile file's claims are cut here (it is refused either way) */
     uint64_t looked = 0;
     do {
-        uint32_t n = TIFFIsTiled (tif) ? TIFFNumberOfTiles (tif) : TIFFNumberOfStrips (tif);
+        bool tiled = TIFFIsTiled (tif);
+        uint32_t n = tiled ? TIFFNumberOfTiles (tif) : TIFFNumberOfStrips (tif), with = 0;
+        uint32_t w = 0, h = 0;
+        TIFFGetField (tif, TIFFTAG_IMAGEWIDTH, &w);
+        TIFFGetField (tif, TIFFTAG_IMAGELENGTH, &h);
         for (uint32_t i = 0; i < n && looked < (8u << 20); i++, looked++) {
             int bad = 0;
             uint64_t at = TIFFGetStrileOffsetWithErr (tif, i, &bad);
             uint64_t len = bad ? 0 : TIFFGetStrileByteCountWithErr (tif, i, &bad);
+            with += !bad && len > 0;
             if (!bad && at && len && at + len > sv->reach && at + len >= at) {
                 sv->reach = at + len;
                 sv->reach_dir = sv->dirs;
             }
+            if (!bad && len && size && sv->over_dir < 0
+                && (len > size || at > size - len)) {
+                sv->over_dir = sv->dirs;
+                sv->over_at = at;
+                sv->over_len = len;
+                sv->bad_w[0] = w, sv->bad_h[0] = h;
+            }
+        }
+        if (sv->short_dir == sv->dirs)
+            sv->bad_w[1] = w, sv->bad_h[1] = h;
+        if (tiled && n && !with && sv->empty_dir < 0 && looked < (8u << 20)) {
+            sv->empty_dir = sv->dirs;
+            sv->empty_n = n;
+            sv->bad_w[2] = w, sv->bad_h[2] = h;
         }
         if (sv->dirs == 0) {
             sv->first_tiled = TIFFIsTiled (tif);
@@ -316,7 +364,7 @@ qc_slide_fail_unrecognised (const char *path, const char *said, char *err, size_
                             "its end (%llu bytes)", (unsigned long long) at,
                             (unsigned long long) size);
         tiff_survey_t sv;
-        bool read = survey_tiff (path, &sv);
+        bool read = survey_tiff (path, 0, &sv);
         if (read && sv.reach > size)
             return qc_fail (err, errlen, "the file is cut short (a copy that stopped?): "
                             "its image %d names data up to byte %llu, past its end "
@@ -351,6 +399,46 @@ qc_slide_fail_unrecognised (const char *path, const char *said, char *err, size_
                         "slide: %s", version, said);
     return qc_fail (err, errlen, "OpenSlide %s does not recognise this file as a "
                     "slide (not a slide, or a format it cannot read)", version);
+}
+
+int
+qc_slide_check_tiff (const char *path, char *err, size_t errlen)
+{
+    unsigned char h[4] = {0};
+    struct stat st;
+    FILE *f = path ? fopen (path, "rb") : NULL;
+    size_t got = f ? fread (h, 1, sizeof h, f) : 0;
+    if (f)
+        fclose (f);
+    bool tiff = got == 4 && ((h[0] == 'I' && h[1] == 'I' && (h[2] == 42 || h[2] == 43) && !h[3])
+                             || (h[0] == 'M' && h[1] == 'M' && !h[2] && (h[3] == 42 || h[3] == 43)));
+    tiff_survey_t sv;
+    if (!tiff || stat (path, &st) != 0 || st.st_size <= 0
+        || !survey_tiff (path, (uint64_t) st.st_size, &sv))
+        return 0;               /* OpenSlide's to read, or to refuse */
+    if (sv.over_dir >= 0 && sv.over_len > sv.size)
+        return qc_fail (err, errlen, "the file is damaged: its image %d (%u x %u) names a "
+                        "tile or strip of %llu bytes, more than the whole file (%llu bytes)",
+                        sv.over_dir, sv.bad_w[0], sv.bad_h[0],
+                        (unsigned long long) sv.over_len, (unsigned long long) sv.size);
+    if (sv.over_dir >= 0)
+        return qc_fail (err, errlen, "the file is cut short or damaged (a copy that "
+                        "stopped?): its image %d (%u x %u) names data at bytes %llu to "
+                        "%llu, past its end (%llu bytes)", sv.over_dir, sv.bad_w[0],
+                        sv.bad_h[0], (unsigned long long) sv.over_at,
+                        (unsigned long long) (sv.over_at + sv.over_len),
+                        (unsigned long long) sv.size);
+    if (sv.short_dir >= 0)
+        return qc_fail (err, errlen, "the file is damaged: the table of tiles or strips of its image "
+                        "%d (%u x %u) holds fewer entries than an image of that size has "
+                        "tiles (a size or a table written wrong)", sv.short_dir,
+                        sv.bad_w[1], sv.bad_h[1]);
+    if (sv.empty_dir >= 0)
+        return qc_fail (err, errlen, "the file holds no pixels there: none of the %u tiles "
+                        "of its image %d (%u x %u) has any bytes (a conversion or copy that "
+                        "did not write them?)", sv.empty_n, sv.empty_dir, sv.bad_w[2],
+                        sv.bad_h[2]);
+    return 0;
 }
 
 unsigned

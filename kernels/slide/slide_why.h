@@ -38,6 +38,14 @@ int qc_slide_check_file (const char *path, char *err, size_t errlen);
  * returns -1. */
 int qc_slide_fail_unrecognised (const char *path, const char *said, char *err,
                                 size_t errlen);
+/* -1 with why when path is a TIFF that OpenSlide would read into a
+ * crash or for minutes: a tile or strip past the file's end (a byte
+ * count no file holds made GLib abort the whole process), a table of
+ * tiles shorter than its image (OpenSlide drew the missing tiles from
+ * each other at full CPU), a tiled image none of whose tiles has bytes
+ * (it passed as blank glass). 0 otherwise, and for a file that is no
+ * TIFF libtiff reads (OpenSlide's to read or refuse). */
+int qc_slide_check_tiff (const char *path, char *err, size_t errlen);
 /* The compression (TIFFTAG_COMPRESSION) of path's tiled TIFF directory
  * of w x h pixels: what OpenSlide decodes a level of that size from. 0
  * when path is no TIFF or has no such directory. */

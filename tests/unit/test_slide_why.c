@@ -10,7 +10,12 @@
  * slide, whose 1 Gpx working image was blamed on the machine's memory
  * and run again; JPEG tiles in YCbCr tagged RGB, read pink. Files
  * written here with
- * libtiff, and a copy of a real slide cut at 90%. */
+ * libtiff, and a copy of a real slide cut at 90%. And TIFFs that OpenSlide
+ * read into a crash or for minutes, refused before it reads them: a
+ * tile's byte count larger than the file (GLib aborted the process), a
+ * table of tiles shorter than its image (OpenSlide drew the missing
+ * tiles from each other at full CPU), an image none of whose tiles has
+ * bytes (it passed as blank glass). */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,6 +174,94 @@ test_file_gone (const char *dir)
     CHECK (!qc_slide_file_gone (NULL, why, sizeof why), "a slide by URL has no file to miss");
     qc_result_destroy (&r);
     qc_pipeline_destroy (&p);
+}
+
+/* Overwrites, in the first directory of the little-endian classic TIFF
+ * at path, value i of tag (SHORT or LONG; its values inline or where the
+ * entry points) with v; every value when i is -1. 0, or -1. */
+static int
+patch_ifd0 (const char *path, uint16_t tag, int i, uint32_t v)
+{
+    FILE *f = fopen (path, "r+b");
+    uint8_t h[8], e[12];
+    int rc = -1;
+    if (!f || fread (h, 1, 8, f) != 8 || h[0] != 'I' || h[2] != 42)
+        goto out;
+    uint32_t ifd = h[4] | h[5] << 8 | h[6] << 16 | (uint32_t) h[7] << 24;
+    uint8_t c[2];
+    if (fseek (f, ifd, SEEK_SET) || fread (c, 1, 2, f) != 2)
+        goto out;
+    for (unsigned k = 0; k < (unsigned) (c[0] | c[1] << 8); k++) {
+        if (fseek (f, ifd + 2 + 12 * k, SEEK_SET) || fread (e, 1, 12, f) != 12)
+            goto out;
+        if ((e[0] | e[1] << 8) != tag)
+            continue;
+        unsigned type = e[2] | e[3] << 8, size = type == 3 ? 2 : 4;
+        uint32_t n = e[4] | e[5] << 8 | e[6] << 16 | (uint32_t) e[7] << 24;
+        long at = n * size <= 4 ? (long) (ifd + 2 + 12 * k + 8)
+                                : (long) (e[8] | e[9] << 8 | e[10] << 16 | (uint32_t) e[11] << 24);
+        uint8_t b[4] = {(uint8_t) v, (uint8_t) (v >> 8), (uint8_t) (v >> 16), (uint8_t) (v >> 24)};
+        rc = 0;
+        for (uint32_t j = i < 0 ? 0 : (uint32_t) i; rc == 0 && j < (i < 0 ? n : (uint32_t) i + 1); j++)
+            if (fseek (f, at + (long) (j * size), SEEK_SET) || fwrite (b, 1, size, f) != size)
+                rc = -1;
+        break;
+    }
+out:
+    if (f && fclose (f) != 0)
+        rc = -1;
+    return rc;
+}
+
+static void
+test_damaged_tables (const char *dir)
+{
+    static const char aperio[] = "Aperio Image Library v10.0.51\r\n1024x768 [0,0 1024x768] "
+                                 "(256x256) LZW|AppMag = 20|MPP = 0.5";
+    fx_tiff_level_t lv[] = {
+        {.w = 1024, .h = 768, .tile_w = 256, .tile_h = 256, .spp = 3,
+         .compression = COMPRESSION_LZW, .description = aperio},
+        {.w = 256, .h = 192, .tile_w = 128, .tile_h = 128, .spp = 3,
+         .compression = COMPRESSION_LZW, .reduced = 1},
+    };
+    static const struct {
+        const char *what;
+        uint16_t tag;
+        int index;
+        uint32_t value;
+        const char *says;
+    } cases[] = {
+        {"a byte count larger than the file", TIFFTAG_TILEBYTECOUNTS, 5, 0xfffffff0u,
+         "the file is damaged: its image 0 (1024 x 768) names a tile or strip of 4294967280 "
+         "bytes, more than the whole file"},
+        {"a tile's data past the end", TIFFTAG_TILEOFFSETS, 3, 0x7fff0000u,
+         "the file is cut short or damaged (a copy that stopped?): its image 0 (1024 x 768) "
+         "names data at bytes 2147418112 to"},
+        {"an image wider than its table of tiles", TIFFTAG_IMAGEWIDTH, 0, 40000,
+         "the file is damaged: the table of tiles or strips of its image 0 (40000 x 768) "
+         "holds fewer entries than an image of that size has tiles"},
+        {"no tile with bytes", TIFFTAG_TILEBYTECOUNTS, -1, 0,
+         "the file holds no pixels there: none of the 12 tiles of its image 0 (1024 x 768) "
+         "has any bytes"},
+    };
+    char path[512], err[1024];
+    snprintf (path, sizeof path, "%s/tables.svs", dir);
+    CHECK (fx_tiff_write (path, lv, 2, fill_grey, NULL) == 0);
+    CHECK (qc_slide_check_tiff (path, err, sizeof err) == 0, "the good file: %s", err);
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        CHECK (fx_tiff_write (path, lv, 2, fill_grey, NULL) == 0
+               && patch_ifd0 (path, cases[k].tag, cases[k].index, cases[k].value) == 0,
+               "%s: written", cases[k].what);
+        err[0] = '\0';
+        qc_slide_t *s = qc_slide_open (path, err, sizeof err);
+        CHECK (s == NULL && strstr (err, cases[k].says), "%s: %s", cases[k].what,
+               s ? "(opened)" : err);
+        qc_slide_close (&s);
+    }
+    unlink (path);
+    /* no TIFF: OpenSlide's to refuse */
+    CHECK (qc_slide_check_tiff ("/dev/null", err, sizeof err) == 0
+           && qc_slide_check_tiff (NULL, err, sizeof err) == 0, "no TIFF: not judged here");
 }
 
 int
@@ -342,6 +435,7 @@ main (void)
     unlink (path);
 
     test_file_gone (dir);
+    test_damaged_tables (dir);
 
     /* a web page saved as the slide (a login or error page): said so */
     snprintf (path, sizeof path, "%s/page.svs", dir);
