@@ -2,6 +2,7 @@
  * step (filename, comments, image_bounding_box, base_mag), and the
  * [BaseImage.BaseImage] settings every step shares. */
 #include "kernels/modules/module.h"
+#include "kernels/slide/work_size.h"
 #include "shared/err.h"
 
 #include <errno.h>
@@ -148,6 +149,10 @@ set_base_mag (qc_run_t *run)
         if (s && parse_number_x (s, &run->base_mag) != 0) {
             qc_run_warn (run, "%s '%.40s' is not a magnification; ignored",
                          props[i], s);
+            run->base_mag = 0;
+        } else if (run->base_mag > QC_MAX_BASE_MAG) {
+            qc_run_warn (run, "%s '%.40s' is not a plausible magnification (no "
+                         "objective goes past 100x); ignored", props[i], s);
             run->base_mag = 0;
         }
     }

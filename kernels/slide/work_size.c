@@ -85,8 +85,8 @@ qc_region_base_mag (const qc_slide_t *slide, double fallback, double *mag)
     static const char *const keys[] = { "openslide.objective-power",
                                         "aperio.AppMag" };
     for (size_t i = 0; i < 2; i++)
-        if (parse_property_number (qc_slide_property (slide, keys[i]), mag)
-            == 0)
+        if (parse_property_number (qc_slide_property (slide, keys[i]), mag) == 0
+            && *mag <= QC_MAX_BASE_MAG)
             return 0;
     if (fallback > 0.0 && isfinite (fallback)) {
         *mag = fallback;
@@ -277,10 +277,10 @@ qc_region_plan (const qc_slide_t *slide, const qc_region_request_t *req,
     case QC_WORK_MAG:
         if (!(req->base_mag > 0.0) || !isfinite (req->base_mag)) {
             qc_set_err (err, errlen, "unknown base magnification (no "
-                     "openslide.objective-power or aperio.AppMag), so a "
-                     "magnification work size such as '%gx' cannot be "
-                     "used; set base_mag in the config or give the work "
-                     "size in pixels", req->size.value);
+                     "openslide.objective-power or aperio.AppMag, or none "
+                     "up to %gx), so a magnification work size such as '%gx' "
+                     "cannot be used; set base_mag in the config or give the "
+                     "work size in pixels", QC_MAX_BASE_MAG, req->size.value);
             return -1;
         }
         factor = req->base_mag / req->size.value;

@@ -75,9 +75,15 @@ typedef struct {
     char warning[256];        /* non-empty when the request was adjusted */
 } qc_region_plan_t;
 
+/* The largest magnification a slide's metadata is believed for: no
+ * objective goes past 100x; a damaged or hostile file's AppMag of 1e6
+ * made every mask 1 x 1 pixel, and the slide passed (a tester's review). */
+#define QC_MAX_BASE_MAG 200.0
+
 /* The slide's base magnification as HistoQC's getMag finds it:
- * openslide.objective-power, else aperio.AppMag, else fallback (0 =
- * none). 0 with *mag > 0, or -1 when none is known. */
+ * openslide.objective-power, else aperio.AppMag (each only up to
+ * QC_MAX_BASE_MAG), else fallback (0 = none). 0 with *mag > 0, or -1
+ * when none is known. */
 int qc_region_base_mag (const qc_slide_t *slide, double fallback,
                         double *mag);
 

@@ -258,6 +258,18 @@ test_damaged_tables (const char *dir)
                s ? "(opened)" : err);
         qc_slide_close (&s);
     }
+    /* an AppMag no objective has: not believed (every mask was 1 x 1
+       pixel, and the slide passed) */
+    static const char absurd[] = "Aperio Image Library v10.0.51\r\n1024x768 [0,0 1024x768] "
+                                 "(256x256) LZW|AppMag = 1000000|MPP = 0.5";
+    lv[0].description = absurd;
+    CHECK (fx_tiff_write (path, lv, 2, fill_grey, NULL) == 0);
+    qc_slide_t *s = qc_slide_open (path, err, sizeof err);
+    double mag = 0;
+    CHECK (s && qc_region_base_mag (s, 0, &mag) == -1, "AppMag 1e6 taken: %g", mag);
+    CHECK (s && qc_region_base_mag (s, 20, &mag) == 0 && mag == 20,
+           "AppMag 1e6 over a config's base_mag: %g", mag);
+    qc_slide_close (&s);
     unlink (path);
     /* no TIFF: OpenSlide's to refuse */
     CHECK (qc_slide_check_tiff ("/dev/null", err, sizeof err) == 0
