@@ -197,17 +197,22 @@ print_jobs (FILE *to, const qc_msg_t *r)
         for (size_t w = 0; w < sizeof s_job_words / sizeof *s_job_words; w++)
             count[w] += strcmp (job_state (r, i), s_job_words[w].word) == 0;
     /* a count of each state first: past a screenful of jobs the rows
-       scroll away (a soak's review) */
-    fprintf (to, "\n%zu job%s", r->njobs, qc_plural (r->njobs));
-    const char *sep = ": ";
+       scroll away (a soak's review); then what each word shown means;
+       the rows last, as before, for scripts that read them after the
+       header (a line that starts with a number is a job's) */
+    fprintf (to, "\njobs: %zu", r->njobs);
+    const char *sep = " (";
     for (size_t w = 0; w < sizeof s_job_words / sizeof *s_job_words; w++)
         if (count[w]) {
             fprintf (to, "%s%zu %s", sep, count[w], s_job_words[w].word);
             sep = ", ";
         }
-    fputc ('\n', to);
+    fputs (*sep == ',' ? ")\n" : "\n", to);
     if (!r->njobs)
         return;
+    for (size_t w = 0; w < sizeof s_job_words / sizeof *s_job_words; w++)
+        if (count[w] && strcmp (s_job_words[w].word, "running") != 0)
+            fprintf (to, "  %s: %s\n", s_job_words[w].word, s_job_words[w].meaning);
     fprintf (to, "%-8s %8s %8s %8s %8s %8s  %-9s  %s\n", "JOB", "DONE", "FAILED", "TOTAL",
              "QUEUED", "RUNNING", "STATE", "CLIENT");
     for (size_t i = 0; i < r->njobs; i++) {
@@ -219,12 +224,6 @@ print_jobs (FILE *to, const qc_msg_t *r)
                     had simply finished (a soak's review) */
                  j->attached ? "connected" : "none", j->cancelled ? ", cancelled" : "");
     }
-    const char *gap = "\n";
-    for (size_t w = 0; w < sizeof s_job_words / sizeof *s_job_words; w++)
-        if (count[w] && strcmp (s_job_words[w].word, "running") != 0) {
-            fprintf (to, "%s%s: %s\n", gap, s_job_words[w].word, s_job_words[w].meaning);
-            gap = "";
-        }
 }
 
 void

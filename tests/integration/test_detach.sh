@@ -58,7 +58,7 @@ done
     && [ "$(echo "$row" | cut -f10)" = waiting ] \
     || fail "the detached job did not run on, or its results are not said to wait: $row"
 "$BIN/qc-status" --broker "$EP" >"$T/status.txt"
-grep -q "^1 job: 1 waiting$" "$T/status.txt" && grep -q "^waiting: finished; its results wait" "$T/status.txt" \
+grep -q "^jobs: 1 (1 waiting)$" "$T/status.txt" && grep -q "^  waiting: finished; its results wait" "$T/status.txt" \
     || fail "qc-status does not say the job's results wait: $(cat "$T/status.txt")"
 pass "qc-status: the detached job's line, its slides done without a client, its results waiting"
 

@@ -130,13 +130,14 @@ main (void)
                && strstr (text, "CPU S/SL  GPU S/SL  STATE\n")
                && strstr (text, "      12.0         -  paused\n")
                && strstr (text, ": 3 workers, 0 tasks queued\n"), "table: %s", text ? text : "?");
-    CHECK (text && strstr (text, "\n3 jobs: 1 running, 1 waiting, 1 delivered\n")
+    CHECK (text && strstr (text, "\njobs: 3 (1 running, 1 waiting, 1 delivered)\n")
                && strstr (text, "RUNNING  STATE      CLIENT\n")
                && strstr (text, "\n3               2        0        2        0        0  "
                                 "delivered  none\n")
-               && strstr (text, "\nwaiting: finished; its results wait for its client")
-               && strstr (text, "\ndelivered: finished; every result was taken")
-               && !strstr (text, "\nrunning: "),
+               && strstr (text, "\n  waiting: finished; its results wait for its client")
+               && strstr (text, "\n  delivered: finished; every result was taken")
+               && !strstr (text, "  running: ")
+               && strstr (text, "(forgotten after the broker's --linger)\nJOB "),
            "table: jobs counted by state, each word shown said: %s", text ? text : "?");
     free (text);
     qc_msg_destroy (&m);
