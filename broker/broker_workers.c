@@ -72,8 +72,8 @@ worker_unreachable (qc_broker_t *b, worker_rec_t *w)
     if (!b || !w || w->unreachable)
         return;
     w->unreachable = true;
-    qc_log (QC_LOG_INFO, MOD, "worker %s (%s): its connection has closed; declared dead "
-            "unless it is back within %u ms", w->name, host_of (w),
+    qc_log (QC_LOG_INFO, MOD, "worker %s (%s): its connection has closed; it is taken "
+            "for gone unless it is back within %u ms", w->name, host_of (w),
             (b->cfg.heartbeat_ms && b->cfg.heartbeat_ms < w->hb_ms ? b->cfg.heartbeat_ms
                                                                    : w->hb_ms)
                 * b->cfg.liveness);
@@ -260,6 +260,7 @@ move_to_socket (qc_broker_t *b, worker_rec_t *w, const peer_t *p)
     snprintf (w->key, sizeof w->key, "%s", p->hex);
     zframe_destroy (&w->id);
     w->id = id;
+    w->unreachable = false;     /* that was the old connection */
     w->last_seen = b->now;
     w->next_beat = b->now;
     /* the tasks dispatched and not started: dropped by the worker */
