@@ -243,14 +243,13 @@ qc_status_print_table (FILE *to, const char *broker, qc_msg_t *r)
              "GPUS", "CPU TASKS", "GPU TASKS", "HEARTBEAT", "CPU S/SL", "GPU S/SL", "STATE");
     for (size_t i = 0; i < r->nworkers; i++) {
         const qc_worker_row_t *w = &r->workers[i];
-        char c[32], g[32];
+        char c[32], g[32], a[32];
         const char *state = i < r->nstates && r->states[i][0] ? r->states[i]
                             : w->draining ? "draining" : "-";
-        char a[32];
         fprintf (to, "%-24s %-20s %5u %4u %9u %9u %9s %9s %9s  %s\n", text (w->name),
                  text (w->host), w->slots, w->gpus, w->busy, w->gpu_busy,
-                 age (w->heartbeat_age, "s", a, sizeof a), per_slide (r, i, false, c, sizeof c), per_slide (r, i, true, g, sizeof g),
-                 state);
+                 age (w->heartbeat_age, "s", a, sizeof a), per_slide (r, i, false, c, sizeof c),
+                 per_slide (r, i, true, g, sizeof g), state);
     }
     /* workers that take no new slide for now, and why (a pause after
        their machine failed slides, set aside for a slide that runs
@@ -292,8 +291,7 @@ qc_status_print_tsv (FILE *to, const char *broker, qc_msg_t *r)
     fprintf (to, "broker\t%s\t%zu\t%" PRIu64 "\n", text (broker), r->nworkers, r->queue);
     for (size_t i = 0; i < r->nworkers; i++) {
         const qc_worker_row_t *w = &r->workers[i];
-        char c[32], g[32];
-        char a[32];
+        char c[32], g[32], a[32];
         fprintf (to, "worker\t%s\t%s\t%u\t%u\t%u\t%u\t%s\t%s\t%s\t%s\t%s\n", text (w->name),
                  text (w->host), w->slots, w->gpus, w->busy, w->gpu_busy,
                  age (w->heartbeat_age, "", a, sizeof a),

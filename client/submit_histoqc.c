@@ -16,16 +16,6 @@
 
 static const char *prog = SUBMIT_PROG;
 
-/* whether OUTDIR holds a results.tsv of an earlier run */
-static bool
-has_results (const char *outdir)
-{
-    char path[4096];
-    struct stat st;
-    int n = outdir ? snprintf (path, sizeof path, "%s/results.tsv", outdir) : -1;
-    return n > 0 && (size_t) n < sizeof path && stat (path, &st) == 0 && S_ISREG (st.st_mode);
-}
-
 int
 submit_histoqc_options (options_t *o)
 {
@@ -58,7 +48,8 @@ submit_histoqc_options (options_t *o)
             fprintf (stderr, "%s: -c %s: HistoQC's template %s\n", prog, o->config_path,
                      o->template_path);
         o->config_path = o->template_path;     /* NULL: built in */
-    }
+    } else if (!o->config_path)
+        o->no_c = true;
     if (!o->outdir && !o->attach && !o->cancel) {
         /* as HistoQC names it when -o is not given */
         char name[64];
@@ -73,16 +64,6 @@ submit_histoqc_options (options_t *o)
         if (!o->quiet)
             fprintf (stderr, "%s: no -o given: writing into %s (as HistoQC)\n", prog, name);
     }
-    /* HistoQC without --config runs its config.ini; the built-in config
-       is not that one (results.tsv's #config_file says so too). Said on
-       a folder's first run: on each rerun into it, the same line was
-       noise (a user's review; a rerun with another config is told by
-       the folder's own check) */
-    if (!o->config_path && !o->attach && !o->cancel && !o->quiet && !has_results (o->outdir))
-        fprintf (stderr, "%s: no -c: qc-submit's built-in config (HistoQC's default "
-                 "steps and more, so more columns: -c default runs HistoQC's config.ini "
-                 "where HistoQC's data is found; --write-default-config FILE shows this "
-                 "one)\n", prog);
     /* "run the same command again" of a run without -o: the same
        command would write into a new dated folder and start over */
     if (o->outdir_made) {

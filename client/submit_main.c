@@ -331,10 +331,12 @@ print_lines (const char *text, const char *what, const char *kind)
 
 static char *config_identity_text (const options_t *o, const qc_client_assets_t *assets);
 
-/* The config text to send (its files resolved), its files, and the
- * pipeline it builds (checked here, before any slide is touched). */
+/* The config text to send (its files resolved), its files, the pipeline
+ * it builds (checked here, before any slide is touched), and the text
+ * its identity is taken of (*config_id, malloc'd). */
 static int
-load_config (const options_t *o, qc_client_assets_t *assets, qc_pipeline_t **pipeline)
+load_config (const options_t *o, qc_client_assets_t *assets, qc_pipeline_t **pipeline,
+             char **config_id)
 {
     char err[2048];
     char *text = NULL;
@@ -366,11 +368,20 @@ load_config (const options_t *o, qc_client_assets_t *assets, qc_pipeline_t **pip
        what the config has that no step reads, said once, here: told
        apart from the problems above, which stop the run. Not again on
        a rerun into a folder of the same config: its first run said
-       them, and each rerun of HistoQC's configs repeated the same note
-       (a HistoQC user's review) */
-    char *id = o->quiet || !o->outdir ? NULL : config_identity_text (o, assets);
-    bool said = id && qc_output_config_recorded (o->outdir, id);
-    free (id);
+       them, and each rerun of HistoQC's configs repeated the same note,
+       and each rerun without -c the line below (users' reviews) */
+    if (!(*config_id = config_identity_text (o, assets))) {
+        fprintf (stderr, "%s: out of memory\n", prog);
+        return QC_EXIT_USAGE;
+    }
+    bool said = !o->quiet && o->outdir && qc_output_config_recorded (o->outdir, *config_id);
+    /* HistoQC without --config runs its config.ini; the built-in config
+       is not that one (results.tsv's #config_file says so too) */
+    if (!o->quiet && !said && o->no_c)
+        fprintf (stderr, "%s: no -c: qc-submit's built-in config (HistoQC's default "
+                 "steps and more, so more columns: -c default runs HistoQC's config.ini "
+                 "where HistoQC's data is found; --write-default-config FILE shows this "
+                 "one)\n", prog);
     if (!o->quiet && !said && assets->report && *assets->report)
         fprintf (stderr, "%s", assets->report);
     if (!o->quiet && !said)
@@ -418,6 +429,7 @@ main (int argc, char **argv)
     qc_cohort_t cohort = {0};
     qc_client_assets_t assets = {0};
     qc_pipeline_t *pipeline = NULL;
+    char *config_id = NULL;   /* the config's identity text (load_config) */
     qc_output_t *out = NULL;
     qc_local_t *local = NULL;
     qc_rerun_t plan = {0};
@@ -553,7 +565,7 @@ main (int argc, char **argv)
         rc = qc_session_run (&sc);
         goto out;
     }
-    if (!o.attach && (rc = load_config (&o, &assets, &pipeline)))
+    if (!o.attach && (rc = load_config (&o, &assets, &pipeline, &config_id)))
         goto out;
     size_t fetched = 0;
     uint64_t fetched_job = 0;
@@ -569,13 +581,6 @@ main (int argc, char **argv)
     for (size_t i = 0; cols && i < ncol; i++)
         cols[i] = qc_pipeline_column (pipeline, i);
     char *cmdline = join_args (argc, argv);
-    char *config_id = o.attach ? NULL : config_identity_text (&o, &assets);
-    if (!o.attach && !config_id) {
-        fprintf (stderr, "%s: out of memory\n", prog);
-        free (cols);
-        free (cmdline);
-        goto out;
-    }
     /* HistoQC names the config by its real path ("default": none given) */
     char *config_real = o.config_path ? realpath (o.config_path, NULL) : NULL;
     qc_output_config_t oc = {.outdir = o.outdir,
@@ -590,6 +595,7 @@ main (int argc, char **argv)
     free (cols);
     free (cmdline);
     free (config_id);
+    config_id = NULL;
     free (config_real);
     qc_pipeline_destroy (&pipeline);
     if (!out) {
@@ -734,5 +740,6 @@ out:
     qc_client_assets_free (&assets);
     qc_pipeline_destroy (&pipeline);
     qc_cohort_free (&cohort);
+    free (config_id);
     return rc;
 }

@@ -34,11 +34,13 @@ typedef struct {
     unsigned long workers, timeout_s, attach, cancel, wait_warn_s, give_up_s;
     uint8_t resource;
     bool quiet, force, no_check, detach;
+    bool no_c;                  /* no -c given: the built-in config runs
+                                   (said with the config's notes) */
 } options_t;
 
 /* What HistoQC's command line gives that qc-submit does differently:
  * -c NAME (a template: its file), no -o (HistoQC's dated folder, and
- * "run the same command again" then names it), no -c (said), --symlink
+ * "run the same command again" then names it), no -c (o->no_c), --symlink
  * (checked now, made at the end), -b/--batch, -s, --debug (said). 0, or
  * an exit code. */
 int submit_histoqc_options (options_t *o);

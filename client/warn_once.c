@@ -187,9 +187,10 @@ qc_warn_once_result (qc_warn_once_t *self, uint64_t idx, bool ok)
         return;
     char key[32];
     snprintf (key, sizeof key, "%" PRIu64, idx + 1);   /* as a LOG's task */
-    if (ok)
+    if (ok) {
         zhashx_update (self->passed, key, (void *) "");
-    else
+        zhashx_delete (self->shown, key);   /* its ERROR line was an earlier attempt's */
+    } else
         zhashx_delete (self->passed, key);
 }
 

@@ -58,6 +58,8 @@ out2=$( "$BIN/qc-submit" -c first --histoqc-data "$T/links" -o "$T/f" "$S" 2>&1 
 out2=$( "$BIN/qc-submit" -q -c default --histoqc-data "$T/links" -o "$T/b" "$S" 2>&1 )
 [ $? -eq 0 ] && echo "$out2" | grep -q "^qc-submit: warning: -c default: HistoQC's template config.ini was not found (looked in $T/links/../config .*running qc-submit's built-in config instead" \
     && grep -q "^config_file default\$" "$T/b/.qc-config" || fail "-c default beside no HistoQC: $out2"
+out2=$( "$BIN/qc-submit" -c default --histoqc-data "$T/links" -o "$T/b2" "$S" 2>&1 )
+echo "$out2" | grep -q "no -c" && fail "-c default beside no HistoQC said 'no -c': $out2"
 # results.tsv names the built-in config as such (HistoQC's "default" is its config.ini)
 grep -qx "#config_file:	default (qc-submit's built-in config: qc-submit --write-default-config FILE writes it)" \
     "$T/b/results.tsv" || fail "#config_file of the built-in config: $(grep '^#config_file' "$T/b/results.tsv")"
