@@ -246,9 +246,7 @@ tick (qc_broker_t *b)
            to it for liveness x 10 minutes (a hostile tester's review),
            while one back within it on a new connection (a network blip)
            takes its tasks over as before */
-        uint32_t beat = w->hb_ms;
-        if (w->unreachable && b->cfg.heartbeat_ms && b->cfg.heartbeat_ms < beat)
-            beat = b->cfg.heartbeat_ms;
+        uint32_t beat = w->unreachable ? worker_probe_ms (b, w) : w->hb_ms;
         if (b->now - w->last_seen > (int64_t) beat * b->cfg.liveness) {
             worker_gone (b, w, true);
             b->dispatch_due = true;
@@ -256,10 +254,7 @@ tick (qc_broker_t *b)
         }
         if (b->now >= w->next_beat) {
             send_heartbeat (b, w);
-            /* at the broker's beat when that is shorter: a send is what
-               tells a closed connection */
-            w->next_beat = b->now + (b->cfg.heartbeat_ms && b->cfg.heartbeat_ms < w->hb_ms
-                                     ? b->cfg.heartbeat_ms : w->hb_ms);
+            w->next_beat = b->now + worker_probe_ms (b, w);
         }
         i++;
     }

@@ -322,6 +322,10 @@ void worker_gone (qc_broker_t *b, worker_rec_t *w, bool died);
 /* A send to w found its connection closed: it is declared dead after the
  * broker's heartbeat x liveness of silence (said once). */
 void worker_unreachable (qc_broker_t *b, worker_rec_t *w);
+/* w's beat, or the broker's when that is shorter: how often the broker
+ * writes to w (a send is what finds a closed connection), and how long
+ * a silence declares w dead once it is unreachable. */
+uint32_t worker_probe_ms (const qc_broker_t *b, const worker_rec_t *w);
 /* A message from a routing id that is no registered worker: when it is
  * one declared dead of silence in the last 10 minutes, says once that
  * it was not dead (its link held its messages up) and what to raise. */

@@ -42,7 +42,6 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
                                  to 127 bytes) and the cut's notice after it */
     job_rec_t *job = NULL;
     bool created = false;
-    char *said = NULL;        /* created: its "submitted" line, logged once on disk */
     zframe_t *from = p->id;
     if (m->job == 0) {
         if (m->base != 0) {
@@ -111,14 +110,6 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
                                     "(see its log)");
             return;
         }
-        /* the name is the client's word (its user and host), checked
-           only where a certificate says who sent it; said once on disk */
-        if (asprintf (&said, "job %" PRIu64 " submitted%s%s%s%s%s", job->id,
-                      job->name ? " by " : "", job->name ? job->name : "",
-                      p->cert ? " (certificate " : job->name ? " (as the client says: no "
-                      "certificate)" : "", p->cert ? p->cert->name : "",
-                      p->cert ? ")" : "") < 0)
-            said = NULL;
     } else if (!(job = jobs_lookup (b, m->job))) {
         jobs_no_such_job (b, m->job, text, sizeof text);
         jobs_send_error (b, from, m->job, text);
@@ -137,14 +128,12 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         return;
     }
     if (job->sj->cancelled || job->cancel_due) {
-        free (said);
         jobs_send_error (b, from, job->id, "job was cancelled: no more slides accepted");
         return;
     }
     uint64_t have = job->sj->total + job->pending_total;
     if (m->base > have || ((job->sj->final || job->pending_final)
                            && m->base + m->nslides > have)) {
-        free (said);
         jobs_send_error (b, from, job->id, job->sj->final || job->pending_final
                         ? "job is already complete: no more slides accepted"
                         : "SUBMIT batch out of order");
@@ -180,7 +169,6 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         return;
     }
     if (outbox_reserve (job, (size_t) (have + n - job->acked_seq))) {
-        free (said);
         jobs_send_error (b, from, job->id, "broker out of memory");
         if (created)
             jobs_forget (b, job, 0);
@@ -189,7 +177,6 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     pending_submit_t *ps = calloc (1, sizeof *ps);
     if (!ps || !(ps->from = zframe_dup (from))) {
         free (ps);
-        free (said);
         jobs_send_error (b, from, job->id, "broker out of memory");
         if (created)
             jobs_forget (b, job, 0);
@@ -203,7 +190,14 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     ps->skip = skip;
     ps->final = final;
     ps->created = created;
-    ps->said = said;
+    /* the name is the client's word (its user and host), checked only
+       where a certificate says who sent it; logged once on disk */
+    if (created && asprintf (&ps->said, "job %" PRIu64 " submitted%s%s%s%s%s", job->id,
+                             job->name ? " by " : "", job->name ? job->name : "",
+                             p->cert ? " (certificate " : job->name ? " (as the client "
+                             "says: no certificate)" : "", p->cert ? p->cert->name : "",
+                             p->cert ? ")" : "") < 0)
+        ps->said = NULL;
     ps->hb_ms = m->hb_ms;
     m->slides = NULL;
     m->nslides = 0;

@@ -66,6 +66,13 @@ host_of (const worker_rec_t *w)
     return w->host && *w->host ? w->host : "host not said";
 }
 
+uint32_t
+worker_probe_ms (const qc_broker_t *b, const worker_rec_t *w)
+{
+    return b->cfg.heartbeat_ms && b->cfg.heartbeat_ms < w->hb_ms ? b->cfg.heartbeat_ms
+                                                                 : w->hb_ms;
+}
+
 void
 worker_unreachable (qc_broker_t *b, worker_rec_t *w)
 {
@@ -74,9 +81,7 @@ worker_unreachable (qc_broker_t *b, worker_rec_t *w)
     w->unreachable = true;
     qc_log (QC_LOG_INFO, MOD, "worker %s (%s): its connection has closed; it is taken "
             "for gone unless it is back within %u ms", w->name, host_of (w),
-            (b->cfg.heartbeat_ms && b->cfg.heartbeat_ms < w->hb_ms ? b->cfg.heartbeat_ms
-                                                                   : w->hb_ms)
-                * b->cfg.liveness);
+            worker_probe_ms (b, w) * b->cfg.liveness);
 }
 
 void
@@ -412,7 +417,7 @@ workers_on_ready (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
                 "qc-status name a worker by its name only, so theirs cannot be told "
                 "apart; give each qc-worker its own --name", w->name,
                 host_of (w), *w->cert_name ? ", certificate " : "",
-                w->cert_name, o->host ? o->host : "?",
+                w->cert_name, host_of (o),
                 *o->cert_name ? ", certificate " : "", o->cert_name,
                 other_machine ? "" : ", another process; or this worker's earlier "
                 "process, stopped without a word, until its heartbeats are missed");

@@ -157,14 +157,14 @@ typedef struct {
                                   2026-11-30 sends none) */
     size_t nspeeds;
     char **states;             /* STATUS_REPLY: each worker's state, one
-                                  word (QC_WORKER_STATES), in the order of
+                                  word (broker/broker_status.c), in the order of
                                   workers (a broker before 2026-11-30
                                   sends none) */
     size_t nstates;
     char **job_states;         /* STATUS_REPLY: each job's state, one
-                                  word (QC_JOB_STATES), in the order of
-                                  jobs (a broker before 2026-12-01 sends
-                                  none) */
+                                  word (broker/broker_status.c), in the
+                                  order of jobs (a broker before
+                                  2026-11-30 sends none) */
     size_t njob_states;
     qc_job_row_t *jobs;
     size_t njobs;
