@@ -274,6 +274,22 @@ same_columns (char *const *a, size_t na, char *const *b, size_t nb)
 /* Chooses the columns rows are written in: the config's, plus the path
  * column; an existing results.tsv's when they agree (its own when it
  * predates the path column), a new header with -f, else a refusal. */
+/* .qc-config's first line, "sha256 HEX": the identity into id (left as
+ * it is when the line is not of that form). */
+static void
+read_config_id (FILE *f, char id[QC_ASSET_HEX_LEN + 1])
+{
+    char *line = NULL;
+    size_t cap = 0;
+    if (getline (&line, &cap, f) > 0 && strncmp (line, "sha256 ", 7) == 0
+        && strcspn (line + 7, "\n") == QC_ASSET_HEX_LEN) {
+        line[7 + QC_ASSET_HEX_LEN] = '\0';
+        if (qc_asset_name_valid (line + 7))
+            memcpy (id, line + 7, QC_ASSET_HEX_LEN + 1);
+    }
+    free (line);
+}
+
 /* .qc-config read back: the identity and file name it records (empty
  * id and "?" when there is none, or it is not of this form) and, when
  * text is not NULL, the config text after those two lines (malloc'd;
@@ -291,12 +307,7 @@ read_config_file (const qc_output_t *o, char id[QC_ASSET_HEX_LEN + 1], char *fil
         return;
     char *line = NULL;
     size_t cap = 0;
-    if (getline (&line, &cap, f) > 0 && strncmp (line, "sha256 ", 7) == 0
-        && strcspn (line + 7, "\n") == QC_ASSET_HEX_LEN) {
-        line[7 + QC_ASSET_HEX_LEN] = '\0';
-        if (qc_asset_name_valid (line + 7))
-            memcpy (id, line + 7, QC_ASSET_HEX_LEN + 1);
-    }
+    read_config_id (f, id);
     if (getline (&line, &cap, f) > 0 && strncmp (line, "config_file ", 12) == 0) {
         line[strcspn (line, "\n")] = '\0';
         char *name = qc_unescape_dup (line + 12);
@@ -327,20 +338,17 @@ read_config_file (const qc_output_t *o, char id[QC_ASSET_HEX_LEN + 1], char *fil
 bool
 qc_output_config_recorded (const char *outdir, const char *config_text)
 {
-    char want[QC_ASSET_HEX_LEN + 1], *path = NULL, *line = NULL;
-    size_t cap = 0;
+    char want[QC_ASSET_HEX_LEN + 1], was[QC_ASSET_HEX_LEN + 1] = "", *path = NULL;
     if (!outdir || !config_text || qc_config_id (config_text, want) != 0
         || asprintf (&path, "%s/%s", outdir, CONFIGFILE) < 0)
         return false;
     FILE *f = fopen (path, "r");
     free (path);
-    bool same = f && getline (&line, &cap, f) > 0 && strncmp (line, "sha256 ", 7) == 0
-                && strncmp (line + 7, want, QC_ASSET_HEX_LEN) == 0
-                && (line[7 + QC_ASSET_HEX_LEN] == '\n' || !line[7 + QC_ASSET_HEX_LEN]);
-    free (line);
-    if (f)
+    if (f) {
+        read_config_id (f, was);
         fclose (f);
-    return same;
+    }
+    return strcmp (was, want) == 0;
 }
 
 /* " It differs in: ..." (client/config_diff.h) between the config of

@@ -15,7 +15,8 @@ static _Thread_local char s_last[256];
  * Aperio description: "g_strchug: assertion 'string != NULL' failed"),
  * since the slide was opened: printed on stderr, one slide's 4 million
  * empty fields wrote 8 million lines (756 MB) in 86 s (a tester's
- * review). The first few go to the log at DEBUG, the rest are counted. */
+ * review). The first few of a slide go to the log at DEBUG, the rest
+ * nowhere. */
 static _Thread_local unsigned s_glib;
 #define GLIB_LOGGED 3
 

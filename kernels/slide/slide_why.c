@@ -153,12 +153,14 @@ typedef struct {
        table of tiles cut short left OpenSlide drawing the missing ones
        from each other at full CPU): the first image of each kind, -1 none */
     uint64_t size;            /* the file's (0: not known) */
-    int over_dir;             /* a tile or strip past the file's end */
+    struct image_at {
+        int dir;              /* -1: none */
+        uint32_t w, h;
+    } over,                   /* a tile or strip past the file's end */
+      short_table,            /* an offset table shorter than the image */
+      empty;                  /* a tiled image none of whose tiles has bytes */
     uint64_t over_at, over_len;
-    int short_dir;            /* an offset table shorter than the image */
-    int empty_dir;            /* a tiled image none of whose tiles has bytes */
     uint32_t empty_n;
-    uint32_t bad_w[3], bad_h[3];  /* those images' sizes, in that order */
 } tiff_survey_t;
 
 static int
@@ -191,24 +193,23 @@ note_short_table (TIFF *tif, void *user, const char *module, const char *fmt, va
     tiff_survey_t *sv = user;
     char text[160];
     vsnprintf (text, sizeof text, fmt, ap);
-    if (sv->short_dir < 0 && strstr (text, "Incorrect count for")
+    if (sv->short_table.dir < 0 && strstr (text, "Incorrect count for")
         && strstr (text, "Offsets"))
-        sv->short_dir = sv->dirs;
+        sv->short_table.dir = sv->dirs;
     return 1;
 }
 
-/* path opened by libtiff in mode, its warnings to on_warning (with user,
- * NULL: dropped) and its errors to on_error (with user); NULL when it does
- * not open. */
+/* path opened by libtiff in mode, its errors to on_error and its
+ * warnings to on_warning (each with user); NULL when it does not open. */
 static TIFF *
-open_quietly (const char *path, const char *mode, TIFFErrorHandlerExtR on_error, void *user)
+open_quietly (const char *path, const char *mode, TIFFErrorHandlerExtR on_error,
+              TIFFErrorHandlerExtR on_warning, void *user)
 {
     TIFFOpenOptions *opts = TIFFOpenOptionsAlloc ();
     if (!opts)
         return NULL;
     TIFFOpenOptionsSetErrorHandlerExtR (opts, on_error, user);
-    TIFFOpenOptionsSetWarningHandlerExtR (opts, on_error == keep_error ? note_short_table
-                                                                       : quiet, user);
+    TIFFOpenOptionsSetWarningHandlerExtR (opts, on_warning, user);
     TIFF *tif = TIFFOpenExt (path, mode, opts);
     TIFFOpenOptionsFree (opts);
     return tif;
@@ -220,8 +221,9 @@ open_quietly (const char *path, const char *mode, TIFFErrorHandlerExtR on_error,
 static bool
 survey_tiff (const char *path, uint64_t size, tiff_survey_t *sv)
 {
-    *sv = (tiff_survey_t) {.size = size, .over_dir = -1, .short_dir = -1, .empty_dir = -1};
-    TIFF *tif = open_quietly (path, "r", keep_error, sv);
+    *sv = (tiff_survey_t) {.size = size, .over.dir = -1, .short_table.dir = -1,
+                           .empty.dir = -1};
+    TIFF *tif = open_quietly (path, "r", keep_error, note_short_table, sv);
     if (!tif)
         return false;
     /* tiles looked at in all: a real slide has a few hundred thousand;
@@ -242,20 +244,18 @@ survey_tiff (const char *path, uint64_t size, tiff_survey_t *sv)
                 sv->reach = at + len;
                 sv->reach_dir = sv->dirs;
             }
-            if (!bad && len && size && sv->over_dir < 0
+            if (!bad && len && size && sv->over.dir < 0
                 && (len > size || at > size - len)) {
-                sv->over_dir = sv->dirs;
+                sv->over = (struct image_at) {sv->dirs, w, h};
                 sv->over_at = at;
                 sv->over_len = len;
-                sv->bad_w[0] = w, sv->bad_h[0] = h;
             }
         }
-        if (sv->short_dir == sv->dirs)
-            sv->bad_w[1] = w, sv->bad_h[1] = h;
-        if (tiled && n && !with && sv->empty_dir < 0 && looked < (8u << 20)) {
-            sv->empty_dir = sv->dirs;
+        if (sv->short_table.dir == sv->dirs)     /* said while it was read */
+            sv->short_table = (struct image_at) {sv->dirs, w, h};
+        if (tiled && n && !with && sv->empty.dir < 0 && looked < (8u << 20)) {
+            sv->empty = (struct image_at) {sv->dirs, w, h};
             sv->empty_n = n;
-            sv->bad_w[2] = w, sv->bad_h[2] = h;
         }
         if (sv->dirs == 0) {
             sv->first_tiled = TIFFIsTiled (tif);
@@ -328,6 +328,17 @@ looks_like_list (const char *path, const unsigned char *h, size_t n)
     return 0;
 }
 
+/* A TIFF's header (its first n bytes at h): 42 (classic) or 43
+ * (BigTIFF), *be set for a big-endian one ("MM"); 0 for no TIFF. */
+static unsigned
+tiff_kind (const unsigned char *h, size_t n, bool *be)
+{
+    *be = n >= 4 && h[0] == 'M' && h[1] == 'M';
+    bool le = n >= 4 && h[0] == 'I' && h[1] == 'I';
+    unsigned kind = le ? h[2] | h[3] << 8 : *be ? h[2] << 8 | h[3] : 0;
+    return kind == 42 || kind == 43 ? kind : 0;
+}
+
 int
 qc_slide_fail_unrecognised (const char *path, const char *said, char *err, size_t errlen)
 {
@@ -348,8 +359,9 @@ qc_slide_fail_unrecognised (const char *path, const char *said, char *err, size_
                         ? " (a list of slides? qc-submit reads one given as --list FILE, "
                           "or as a .tsv)" : "");
     size_t n = got < 16 ? got : 16;
-    bool le = h[0] == 'I' && h[1] == 'I', be = h[0] == 'M' && h[1] == 'M';
-    unsigned kind = le ? h[2] | h[3] << 8 : be ? h[2] << 8 | h[3] : 0;
+    bool be;
+    unsigned kind = tiff_kind (h, got, &be);
+    bool le = kind && !be;
     const char *version = openslide_get_version ();
     if (n == 16 && (kind == 42 || kind == 43) && stat (path, &st) == 0) {
         /* the first directory's offset: 4 bytes at 4, or BigTIFF's 8 at 8 */
@@ -410,34 +422,33 @@ qc_slide_check_tiff (const char *path, char *err, size_t errlen)
     size_t got = f ? fread (h, 1, sizeof h, f) : 0;
     if (f)
         fclose (f);
-    bool tiff = got == 4 && ((h[0] == 'I' && h[1] == 'I' && (h[2] == 42 || h[2] == 43) && !h[3])
-                             || (h[0] == 'M' && h[1] == 'M' && !h[2] && (h[3] == 42 || h[3] == 43)));
+    bool be;
     tiff_survey_t sv;
-    if (!tiff || stat (path, &st) != 0 || st.st_size <= 0
+    if (!tiff_kind (h, got, &be) || stat (path, &st) != 0 || st.st_size <= 0
         || !survey_tiff (path, (uint64_t) st.st_size, &sv))
         return 0;               /* OpenSlide's to read, or to refuse */
-    if (sv.over_dir >= 0 && sv.over_len > sv.size)
+    if (sv.over.dir >= 0 && sv.over_len > sv.size)
         return qc_fail (err, errlen, "the file is damaged: its image %d (%u x %u) names a "
                         "tile or strip of %llu bytes, more than the whole file (%llu bytes)",
-                        sv.over_dir, sv.bad_w[0], sv.bad_h[0],
-                        (unsigned long long) sv.over_len, (unsigned long long) sv.size);
-    if (sv.over_dir >= 0)
+                        sv.over.dir, sv.over.w, sv.over.h, (unsigned long long) sv.over_len,
+                        (unsigned long long) sv.size);
+    if (sv.over.dir >= 0)
         return qc_fail (err, errlen, "the file is cut short or damaged (a copy that "
                         "stopped?): its image %d (%u x %u) names data at bytes %llu to "
-                        "%llu, past its end (%llu bytes)", sv.over_dir, sv.bad_w[0],
-                        sv.bad_h[0], (unsigned long long) sv.over_at,
+                        "%llu, past its end (%llu bytes)", sv.over.dir, sv.over.w, sv.over.h,
+                        (unsigned long long) sv.over_at,
                         (unsigned long long) (sv.over_at + sv.over_len),
                         (unsigned long long) sv.size);
-    if (sv.short_dir >= 0)
-        return qc_fail (err, errlen, "the file is damaged: the table of tiles or strips of its image "
-                        "%d (%u x %u) holds fewer entries than an image of that size has "
-                        "tiles (a size or a table written wrong)", sv.short_dir,
-                        sv.bad_w[1], sv.bad_h[1]);
-    if (sv.empty_dir >= 0)
+    if (sv.short_table.dir >= 0)
+        return qc_fail (err, errlen, "the file is damaged: the table of tiles or strips of "
+                        "its image %d (%u x %u) holds fewer entries than an image of that "
+                        "size has tiles (a size or a table written wrong)",
+                        sv.short_table.dir, sv.short_table.w, sv.short_table.h);
+    if (sv.empty.dir >= 0)
         return qc_fail (err, errlen, "the file holds no pixels there: none of the %u tiles "
                         "of its image %d (%u x %u) has any bytes (a conversion or copy that "
-                        "did not write them?)", sv.empty_n, sv.empty_dir, sv.bad_w[2],
-                        sv.bad_h[2]);
+                        "did not write them?)", sv.empty_n, sv.empty.dir, sv.empty.w,
+                        sv.empty.h);
     return 0;
 }
 
@@ -446,7 +457,7 @@ qc_slide_tiff_level_compression (const char *path, int64_t w, int64_t h)
 {
     if (!path || w < 1 || h < 1)
         return 0;
-    TIFF *tif = open_quietly (path, "rO", quiet, NULL);   /* O: no offset tables */
+    TIFF *tif = open_quietly (path, "rO", quiet, quiet, NULL);   /* O: no offset tables */
     if (!tif)
         return 0;
     unsigned found = 0;
