@@ -1,7 +1,10 @@
-/* qc-submit's one-process mode: a broker and a worker inside the
- * client's own process, talking over inproc sockets, so one machine
- * needs nothing else running. The parts are the same ones qc-broker and
- * qc-worker run. */
+/* qc-submit's one-process mode: a broker inside the client's own
+ * process and a worker in a supervised process of its own
+ * (client/local_worker.h: a slide that crashes a library fails, the run
+ * goes on), so one machine needs nothing else running. The parts are the
+ * same ones qc-broker and qc-worker run. Without qc_local_prepare the
+ * worker runs inside this process too (inproc sockets): a crash there
+ * ends the run. */
 #ifndef QC_LOCAL_H
 #define QC_LOCAL_H
 
@@ -9,6 +12,12 @@
 #include <stdint.h>
 
 typedef struct qc_local qc_local_t;
+
+/* Forks the process that will run the worker, before this process starts
+ * any thread or ZeroMQ (neither survives a fork); it waits for
+ * qc_local_start and ends, unused, when this process exits. 0, or -1
+ * (no fork: qc_local_start runs the worker in this process). */
+int qc_local_prepare (void);
 
 /* Starts a broker and a worker with `slots` executors. The endpoint the
  * client should connect to is qc_local_endpoint(). */
@@ -23,6 +32,8 @@ typedef struct {
     uint64_t cache_max;       /* bytes */
     uint32_t http_stall_s;    /* qc-worker --http-stall, --http-attempts */
     uint32_t http_attempts;   /* (0: their defaults) */
+    const char *test_crash_on;  /* tests only: qc-worker's --test-crash-on, */
+    const char *test_kill_on;   /* --test-kill-on (a prepared worker only) */
 } qc_local_config_t;
 qc_local_t *qc_local_start_with (const qc_local_config_t *cfg, char *err,
                                  size_t errlen);

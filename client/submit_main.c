@@ -121,6 +121,8 @@ enum {
     OPT_SYMLINK,
     OPT_DEBUG,
     OPT_GPU,
+    OPT_TEST_CRASH_ON,
+    OPT_TEST_KILL_ON,
 };
 
 
@@ -164,6 +166,10 @@ parse (int argc, char **argv, options_t *o)
         {"debug", no_argument, 0, OPT_DEBUG},
         {"help", no_argument, 0, 'h'},
         {"version", no_argument, 0, 'V'},
+        /* tests only (not in --help): the local worker's qc-worker
+           options of the same names, a slide that crashes it */
+        {"test-crash-on", required_argument, 0, OPT_TEST_CRASH_ON},
+        {"test-kill-on", required_argument, 0, OPT_TEST_KILL_ON},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "b:c:o:l:w:n:p:s:fqhV", opts, NULL)) != -1) {
@@ -190,6 +196,8 @@ parse (int argc, char **argv, options_t *o)
             break;
         }
         case OPT_DEBUG: o->debug = true; break;
+        case OPT_TEST_CRASH_ON: o->test_crash_on = optarg; break;
+        case OPT_TEST_KILL_ON: o->test_kill_on = optarg; break;
         case 'c': o->config_path = qc_cli_home (optarg); break;
         case 'o': o->outdir = qc_cli_home (optarg); break;
         case 'p': o->basepath = qc_cli_home (optarg); break;
@@ -444,6 +452,13 @@ main (int argc, char **argv)
         return write_default_config (o.write_default);
     if (qc_cli_check_env (prog))
         return QC_EXIT_USAGE;
+    /* the one-process mode's worker process, forked before the first
+       thread starts (client/local_worker.h); without it the slides run
+       in this process */
+    if (!o.broker && !o.attach && !o.cancel && qc_local_prepare ())
+        fprintf (stderr, "%s: cannot fork the process that runs the slides (%s): they run "
+                 "in this one, and a slide that crashes a library ends the run\n", prog,
+                 strerror (errno));
     /* a share that does not answer, said while the cohort is listed and
        checked (--wait-warn, as for a job that waits) */
     qc_stall_watch_start (prog, (unsigned) o.wait_warn_s);
@@ -664,17 +679,18 @@ main (int argc, char **argv)
             rc = QC_EXIT_USAGE;
             goto out;
         }
-        /* no supervisor here: a crash inside a library ends the run, so
-           say what to do (a qc-worker isolates a slide that crashes) */
+        /* the slides run in a supervised process (a slide that crashes
+           it is failed, the run goes on); should this one crash, say
+           what to do */
         static char advice[4600];
-        snprintf (advice, sizeof advice, "run the same command again%s to go on (with fewer "
-                  "slots, -w N, if memory ran out). A slide that stops every run is "
-                  "isolated and failed by a qc-worker (--broker)", o.again);
+        snprintf (advice, sizeof advice, "run the same command again%s to go on", o.again);
         qc_fatal_note_install (prog, advice);
         qc_local_config_t lc = {.slots = (uint32_t) o.workers, .cache_dir = o.cache_dir,
                                 .cache_max = o.cache_max,
                                 .http_stall_s = (uint32_t) o.http_stall_s,
-                                .http_attempts = (uint32_t) o.http_attempts};
+                                .http_attempts = (uint32_t) o.http_attempts,
+                                .test_crash_on = o.test_crash_on,
+                                .test_kill_on = o.test_kill_on};
         unsigned refused = qc_socket_refusals ();
         if (!(local = qc_local_start_with (&lc, err, sizeof err))) {
             fprintf (stderr, "%s: %s\n", prog, err);

@@ -89,6 +89,12 @@ qc_socket_refusals (void)
     return atomic_load (&s_refusals);
 }
 
+int
+qc_refusal_errno (void)
+{
+    return atomic_load (&s_refused_errno);
+}
+
 bool
 qc_refusal_say (unsigned since, char *err, size_t errlen)
 {

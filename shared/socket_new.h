@@ -33,6 +33,9 @@ void qc_thread_refused (int e, const char *who);
 /* How many sockets, actors and threads this process was refused so far
  * for want of descriptors or threads. */
 unsigned qc_socket_refusals (void);
+/* The error of the last refusal (EMFILE, EAGAIN, ...), 0 before any:
+ * for a process that tells another (client/local_worker.c). */
+int qc_refusal_errno (void);
 
 /* When one was refused since refusals was read: says why in err (which
  * limit, to raise it) and returns true. A caller whose start failed tells

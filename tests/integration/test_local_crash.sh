@@ -1,0 +1,99 @@
+#!/bin/bash
+# The one-process mode (qc-submit without --broker) runs its slides in a
+# supervised worker process of its own (client/local_worker.h): a slide
+# that crashes it (a library's abort) is failed as a qc-worker's crash
+# is, after its runs alone, and the rest of the cohort passes in the same
+# run; a slide whose worker process is killed (SIGKILL, as the OOM killer
+# does) fails marked as likely the machine's memory, and the next run
+# tries it again. qc-submit killed with -9 takes its worker processes
+# with it; Ctrl-C stops them too. Each run leaves no socket folder.
+. "$(dirname "$0")/lib.sh"
+
+make_cohort "$T/cohort" 12 >/dev/null
+# only slides that pass: a failure would not tell a crash from a bad slide
+grep -E 'gen-|CMU|pyramid|ndpi|small.svs' "$T/cohort/list" | head -7 >"$T/list"
+ln -s "$(readlink -f "$(head -1 "$T/list")")" "$T/cohort/POISON.svs"
+echo "$T/cohort/POISON.svs" >>"$T/list"
+export TMPDIR=$T/tmp        # where qc-submit's private socket folder goes
+mkdir -p "$TMPDIR"
+unset XDG_RUNTIME_DIR
+
+# children (and their children) of PID, now
+descendants() {
+    local k
+    for k in $(pgrep -P "$1"); do echo "$k"; descendants "$k"; done
+}
+
+# 1. a slide that crashes the worker process: failed, the others pass
+timeout 120 "$BIN/qc-submit" -w 2 -o "$T/crash" --list "$T/list" --test-crash-on POISON \
+    >"$T/crash.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "crash: exit $rc, expected 1: $(tail -3 "$T/crash.log")"
+check_exactly_once "$T/crash" "$T/list"
+[ "$(wc -l <"$T/crash/error.log")" -eq 1 ] || fail "only the poison slide may fail: $(cat "$T/crash/error.log")"
+grep -q "POISON.svs.*slide ran 3 times without a result (crashed.*crashed while running it: signal 6 (Aborted)); not retried$" \
+    "$T/crash/error.log" || fail "the poison slide's reason: $(cat "$T/crash/error.log")"
+grep -q "local: the worker process died of signal 6 (Aborted) while running 1 task" "$T/crash.log" \
+    || fail "the crash was not said: $(cat "$T/crash.log")"
+grep -q "^8 slides: 7 passed, 1 failed" "$T/crash.log" || fail "crash: the summary: $(tail -3 "$T/crash.log")"
+[ -z "$(ls -A "$TMPDIR")" ] || fail "a socket folder was left: $(ls -A "$TMPDIR")"
+pass "a slide that crashes the one-process mode's worker failed after its runs; 7 others passed in the same run"
+
+# 2. a slide whose worker process is killed (the OOM killer's way): failed
+#    as likely this machine's memory; the next run tries it again
+timeout 120 "$BIN/qc-submit" -w 2 -o "$T/kill" --list "$T/list" --test-kill-on POISON \
+    >"$T/kill.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "kill: exit $rc, expected 1: $(tail -3 "$T/kill.log")"
+check_exactly_once "$T/kill" "$T/list"
+grep -q "POISON.svs.*signal 9 (Killed)); not retried in this job (killed as the kernel's OOM killer does.*a rerun tries again" \
+    "$T/kill/error.log" || fail "the killed slide's reason: $(cat "$T/kill/error.log")"
+timeout 120 "$BIN/qc-submit" -w 2 -o "$T/kill" --list "$T/list" >"$T/kill2.log" 2>&1 \
+    || fail "kill: the rerun: $(tail -3 "$T/kill2.log")"
+check_exactly_once "$T/kill" "$T/list"
+[ -s "$T/kill/error.log" ] && fail "the rerun left a failure: $(cat "$T/kill/error.log")"
+grep -q "POISON.svs" "$T/kill/results.tsv" || fail "the killed slide has no row after the rerun"
+pass "a slide whose worker process was killed failed for the machine's memory; the rerun passed it"
+
+# 3. qc-submit killed with -9: its worker processes go with it; the same
+#    command again finishes the cohort, each slide once
+for i in $(seq 1 30); do
+    ln -s "$(readlink -f "$(head -1 "$T/list")")" "$T/cohort/many-$i.svs"
+    echo "$T/cohort/many-$i.svs"
+done >"$T/many"
+"$BIN/qc-submit" -w 1 -o "$T/k9" --list "$T/many" >"$T/k9.log" 2>&1 &
+sub=$!
+PIDS+=($sub)
+wait_for "a first result" 60 "grep -q '^ok' '$T/k9.log'"
+kids=$(descendants $sub)
+[ "$(echo "$kids" | grep -c .)" -ge 2 ] || fail "expected a supervisor and a worker process under qc-submit: '$kids'"
+kill -9 $sub
+wait $sub 2>/dev/null
+for i in $(seq 1 50); do
+    alive=$(for k in $kids; do kill -0 "$k" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$k/status" 2>/dev/null && echo "$k"; done)
+    [ -z "$alive" ] && break
+    sleep 0.1
+done
+[ -z "$alive" ] || fail "worker processes outlived qc-submit's kill -9: $alive"
+timeout 120 "$BIN/qc-submit" -w 1 -o "$T/k9" --list "$T/many" >"$T/k9b.log" 2>&1 \
+    || fail "k9: the rerun: $(tail -3 "$T/k9b.log")"
+check_exactly_once "$T/k9" "$T/many"
+pass "kill -9 of qc-submit took its worker processes with it; the same command finished, each slide once"
+
+# 4. Ctrl-C: exit 130, its worker processes end with it (and its socket
+#    folder: the kill -9 above left one, as it must)
+before=$(ls -A "$TMPDIR" | wc -l)
+"$BIN/qc-submit" -w 1 -f -o "$T/int" --list "$T/many" >"$T/int.log" 2>&1 &
+sub=$!
+PIDS+=($sub)
+wait_for "a first result" 60 "grep -q '^ok' '$T/int.log'"
+kids=$(descendants $sub)
+kill -INT $sub
+wait_exit $sub 30; rc=$?
+[ $rc -eq 130 ] || fail "Ctrl-C: exit $rc, expected 130: $(tail -3 "$T/int.log")"
+for k in $kids; do
+    kill -0 "$k" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$k/status" 2>/dev/null \
+        && fail "worker process $k outlived qc-submit's Ctrl-C"
+done
+[ "$(ls -A "$TMPDIR" | wc -l)" -eq "$before" ] || fail "Ctrl-C left a socket folder: $(ls -A "$TMPDIR")"
+pass "Ctrl-C: exit 130, the worker processes ended"
