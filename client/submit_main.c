@@ -470,7 +470,7 @@ main (int argc, char **argv)
     rc = QC_EXIT_USAGE;
     if (o.detach && (!o.broker || o.attach || o.cancel)) {
         fprintf (stderr, "%s: --detach %s\n", prog, !o.broker ? "needs --broker: the "
-                 "one-process mode runs the slides in this process, which cannot leave"
+                 "one-process mode's broker and worker end with this process, which cannot leave"
                  : "is for a new job (not --attach or --cancel)");
         goto out;
     }

@@ -4,13 +4,22 @@
 #include "kernels/modules/module.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* The pixel sizes a scan can have, in µm: a 100x objective's camera
+ * pixels are ~0.05 µm, a glass slide's overview photograph's ~50 µm. A
+ * value outside is a damaged or hand-edited tag (a lab's review saw
+ * 1e308 recorded without a word). */
+#define MPP_PLAUSIBLE_MIN 0.01
+#define MPP_PLAUSIBLE_MAX 100.0
+
 /* HistoQC prints mpp as a Python float, "NA" when the slide has none. */
 static int
-set_mpp (qc_run_t *run, const char *column, const char *prop, int *missing)
+set_mpp (qc_run_t *run, const char *column, const char *prop, int *missing,
+         double *value)
 {
     const char *s = qc_slide_property (run->slide, prop);
     char buf[QC_PYFLOAT_LEN];
@@ -19,11 +28,12 @@ set_mpp (qc_run_t *run, const char *column, const char *prop, int *missing)
     if (s && *s) {
         errno = 0;
         v = strtod (s, &end);
-        if (errno || *end || !(v > 0)) {
+        if (errno || *end || !(v > 0) || !isfinite (v)) {
             qc_run_warn (run, "%s '%.40s' is not a positive number; recorded as NA", prop, s);
             v = 0;
         }
     }
+    *value = v;
     if (v == 0)
         *missing = 1;
     return qc_run_set (run, column, "%s",
@@ -68,18 +78,25 @@ run_basic_stats (qc_run_t *run)
     int64_t w = 0, h = 0;
     qc_slide_level_size (run->slide, 0, &w, &h);
     int no_mpp = 0;
+    double mx = 0, my = 0;
     if (qc_run_set (run, "type", "%s", vendor && *vendor ? vendor : "NA")
         || qc_run_set (run, "levels", "%d", qc_slide_level_count (run->slide))
         || qc_run_set (run, "height", "%lld", (long long) h)
         || qc_run_set (run, "width", "%lld", (long long) w)
-        || set_mpp (run, "mpp_x", "openslide.mpp-x", &no_mpp)
-        || set_mpp (run, "mpp_y", "openslide.mpp-y", &no_mpp)
+        || set_mpp (run, "mpp_x", "openslide.mpp-x", &no_mpp, &mx)
+        || set_mpp (run, "mpp_y", "openslide.mpp-y", &no_mpp, &my)
         || set_comment (run))
         return -1;
     /* Recorded, not refused: a step that needs physical sizes says so. */
     if (no_mpp)
         qc_run_warn (run, "Unknown microns per pixel (no openslide.mpp-x/mpp-y "
                      "in the slide's metadata)");
+    /* recorded as the slide says (HistoQC does), but said */
+    else if (mx < MPP_PLAUSIBLE_MIN || mx > MPP_PLAUSIBLE_MAX
+             || my < MPP_PLAUSIBLE_MIN || my > MPP_PLAUSIBLE_MAX)
+        qc_run_warn (run, "microns per pixel %g x %g (openslide.mpp-x, mpp-y) is no scan's "
+                     "pixel size (%g to %g µm): recorded as the slide says; its metadata is "
+                     "likely damaged", mx, my, MPP_PLAUSIBLE_MIN, MPP_PLAUSIBLE_MAX);
     return 0;
 }
 
