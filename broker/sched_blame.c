@@ -200,7 +200,7 @@ sched_tick (sched_t *self)
                 sched_requeue (self, t, NULL);
                 continue;
             }
-            sched_tell_revoked (self, t, w, "ran past the task timeout");
+            sched_tell_revoked (self, t, w, QC_REVOKE_TIMEOUT);
             sched_remember (self, t);
             sched_detach (t, true);
             char last[64], reason[1024];

@@ -128,10 +128,11 @@ child_start (qc_local_t *self, const qc_local_config_t *cfg, char *err, size_t e
     snprintf (order.endpoint, sizeof order.endpoint, "%s", self->endpoint);
     const char *texts[][2] = {{cfg ? cfg->cache_dir : NULL, order.cache_dir},
                               {cfg ? cfg->test_crash_on : NULL, order.test_crash_on},
-                              {cfg ? cfg->test_kill_on : NULL, order.test_kill_on}};
+                              {cfg ? cfg->test_kill_on : NULL, order.test_kill_on},
+                              {cfg ? cfg->test_hang_on : NULL, order.test_hang_on}};
     size_t caps[] = {sizeof order.cache_dir, sizeof order.test_crash_on,
-                     sizeof order.test_kill_on};
-    for (size_t i = 0; i < 3; i++)
+                     sizeof order.test_kill_on, sizeof order.test_hang_on};
+    for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++)
         if (texts[i][0] && strlen (texts[i][0]) >= caps[i])
             return snprintf (err, errlen, "'%.200s...': too long a name", texts[i][0]), -1;
         else if (texts[i][0])
@@ -216,6 +217,8 @@ qc_local_start_with (const qc_local_config_t *cfg, char *err, size_t errlen)
     const char *eps[] = {self->endpoint};
     bc.endpoints = eps;
     bc.nendpoints = 1;
+    if (cfg && cfg->task_timeout_s)
+        bc.task_timeout_s = cfg->task_timeout_s;
     *err = 0;
     unsigned refused = qc_socket_refusals ();
     if (!(self->broker = qc_broker_new (&bc, err, errlen))

@@ -32,8 +32,10 @@ typedef struct {
     uint64_t cache_max;       /* bytes */
     uint32_t http_stall_s;    /* qc-worker --http-stall, --http-attempts */
     uint32_t http_attempts;   /* (0: their defaults) */
+    uint32_t task_timeout_s;  /* qc-broker --task-timeout (0: its default) */
     const char *test_crash_on;  /* tests only: qc-worker's --test-crash-on, */
-    const char *test_kill_on;   /* --test-kill-on (a prepared worker only) */
+    const char *test_kill_on;   /* --test-kill-on, --test-hang-on (a */
+    const char *test_hang_on;   /* prepared worker only) */
 } qc_local_config_t;
 qc_local_t *qc_local_start_with (const qc_local_config_t *cfg, char *err,
                                  size_t errlen);

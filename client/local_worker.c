@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -43,15 +44,25 @@ say_word (int fd, const qc_local_word_t *word)
     while (w < 0 && errno == EINTR);
 }
 
-/* Blocks until qc-submit closes the order's pipe (or dies). */
-static void
-wait_for_end (int order_fd)
+/* Until qc-submit closes the order's pipe (or dies): 0; or 1 when the
+ * worker's slots are stuck and a new process is wanted. */
+static int
+wait_for_end (int order_fd, qc_worker_t *w)
 {
-    char c;
-    ssize_t r;
-    do
-        r = read (order_fd, &c, 1);
-    while (r > 0 || (r < 0 && errno == EINTR));
+    for (;;) {
+        if (qc_worker_restart_wanted (w))
+            return 1;
+        struct pollfd pfd = {.fd = order_fd, .events = POLLIN};
+        int n = poll (&pfd, 1, 200);
+        if (n < 0 && errno != EINTR)
+            return 0;
+        if (n > 0) {
+            char c;
+            ssize_t r = read (order_fd, &c, 1);
+            if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN))
+                return 0;
+        }
+    }
 }
 
 /* The worker process (the supervisor's child, restarted after a crash). */
@@ -78,6 +89,7 @@ run_worker (const qc_local_order_t *order, int order_fd, int word_fd,
         wc.http_attempts = order->http_attempts;
     wc.test_crash_on = order->test_crash_on[0] ? order->test_crash_on : NULL;
     wc.test_kill_on = order->test_kill_on[0] ? order->test_kill_on : NULL;
+    wc.test_hang_on = order->test_hang_on[0] ? order->test_hang_on : NULL;
     wc.crash_table = table;
     unsigned refused = qc_socket_refusals ();
     qc_worker_t *w = qc_worker_new (&wc);
@@ -99,7 +111,11 @@ run_worker (const qc_local_order_t *order, int order_fd, int word_fd,
     close (word_fd);
     if (!w)
         _exit (first ? 2 : 1);
-    wait_for_end (order_fd);
+    if (wait_for_end (order_fd, w)) {
+        /* as qc-worker's (worker/main.c): its stuck threads go with it */
+        usleep (200000);
+        _exit (QC_SUPERVISE_RESTART);
+    }
     /* qc-submit is done with it (or gone): running slides are its to
        wait for or abandon; it waits a bounded while, then kills */
     qc_worker_destroy (&w);
@@ -131,6 +147,7 @@ qc_local_worker_main (int order_fd, int word_fd, pid_t parent)
     order.cache_dir[sizeof order.cache_dir - 1] = '\0';
     order.test_crash_on[sizeof order.test_crash_on - 1] = '\0';
     order.test_kill_on[sizeof order.test_kill_on - 1] = '\0';
+    order.test_hang_on[sizeof order.test_hang_on - 1] = '\0';
     qc_log_set_process ("qc-submit");
     /* the supervisor's own lines (a worker process died, restarting)
        reach the terminal: warnings only */

@@ -36,6 +36,7 @@ typedef struct {
     char cache_dir[PATH_MAX];     /* "": the default folder */
     char test_crash_on[256];      /* tests only: qc-worker --test-crash-on */
     char test_kill_on[256];       /* tests only: qc-worker --test-kill-on */
+    char test_hang_on[256];       /* tests only: qc-worker --test-hang-on */
 } qc_local_order_t;
 
 /* What the first worker process says back once it started or could not

@@ -121,8 +121,10 @@ enum {
     OPT_SYMLINK,
     OPT_DEBUG,
     OPT_GPU,
+    OPT_TASK_TIMEOUT,
     OPT_TEST_CRASH_ON,
     OPT_TEST_KILL_ON,
+    OPT_TEST_HANG_ON,
 };
 
 
@@ -157,6 +159,7 @@ parse (int argc, char **argv, options_t *o)
         {"give-up", required_argument, 0, OPT_GIVE_UP},
         {"detach", no_argument, 0, OPT_DETACH},
         {"http-attempts", required_argument, 0, OPT_HTTP_ATTEMPTS},
+        {"task-timeout", required_argument, 0, OPT_TASK_TIMEOUT},
         {"cert", required_argument, 0, OPT_CERT},
         {"server-key", required_argument, 0, OPT_SERVER_KEY},
         {"nprocesses", required_argument, 0, 'n'},
@@ -170,6 +173,7 @@ parse (int argc, char **argv, options_t *o)
            options of the same names, a slide that crashes it */
         {"test-crash-on", required_argument, 0, OPT_TEST_CRASH_ON},
         {"test-kill-on", required_argument, 0, OPT_TEST_KILL_ON},
+        {"test-hang-on", required_argument, 0, OPT_TEST_HANG_ON},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long (argc, argv, "b:c:o:l:w:n:p:s:fqhV", opts, NULL)) != -1) {
@@ -198,6 +202,11 @@ parse (int argc, char **argv, options_t *o)
         case OPT_DEBUG: o->debug = true; break;
         case OPT_TEST_CRASH_ON: o->test_crash_on = optarg; break;
         case OPT_TEST_KILL_ON: o->test_kill_on = optarg; break;
+        case OPT_TEST_HANG_ON: o->test_hang_on = optarg; break;
+        case OPT_TASK_TIMEOUT:  /* qc-broker's bounds, less its 0 (never) */
+            if (qc_cli_uint (prog, "--task-timeout", optarg, 1, 86400 * 30, &o->task_timeout_s))
+                return QC_EXIT_USAGE;
+            break;
         case 'c': o->config_path = qc_cli_home (optarg); break;
         case 'o': o->outdir = qc_cli_home (optarg); break;
         case 'p': o->basepath = qc_cli_home (optarg); break;
@@ -526,7 +535,7 @@ main (int argc, char **argv)
     const struct { bool given; const char *name; } local_only[] = {
         {o.workers != 0, "--workers"}, {o.cache_dir != NULL, "--cache"},
         {o.cache_max != 0, "--cache-max"}, {o.http_stall_s != 0, "--http-stall"},
-        {o.http_attempts != 0, "--http-attempts"},
+        {o.http_attempts != 0, "--http-attempts"}, {o.task_timeout_s != 0, "--task-timeout"},
     };
     char given[128] = "";
     size_t ngiven = 0;
@@ -539,7 +548,8 @@ main (int argc, char **argv)
                  "mode's broker is this process\n", prog);
     if (o.broker && ngiven && !o.quiet)
         fprintf (stderr, "%s: note: %s %s for the one-process mode; with --broker the "
-                 "broker's workers run the slides (qc-worker --slots, --cache, ...)\n",
+                 "broker's workers run the slides (qc-worker --slots, --cache, ...; "
+                 "qc-broker --task-timeout)\n",
                  prog, given, ngiven > 1 ? "are" : "is");
     if (o.resource == QC_RES_GPU && !o.broker) {
         fprintf (stderr, "%s: --gpu-only needs --broker: the one-process mode has no GPU "
@@ -689,8 +699,10 @@ main (int argc, char **argv)
                                 .cache_max = o.cache_max,
                                 .http_stall_s = (uint32_t) o.http_stall_s,
                                 .http_attempts = (uint32_t) o.http_attempts,
+                                .task_timeout_s = (uint32_t) o.task_timeout_s,
                                 .test_crash_on = o.test_crash_on,
-                                .test_kill_on = o.test_kill_on};
+                                .test_kill_on = o.test_kill_on,
+                                .test_hang_on = o.test_hang_on};
         unsigned refused = qc_socket_refusals ();
         if (!(local = qc_local_start_with (&lc, err, sizeof err))) {
             fprintf (stderr, "%s: %s\n", prog, err);

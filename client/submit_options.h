@@ -29,7 +29,8 @@ typedef struct {
     bool seed, debug;           /* HistoQC's -s/--seed N, --debug: said */
     uint64_t cache_max;
     unsigned long http_stall_s, http_attempts;   /* local mode; 0: the worker's */
-    const char *test_crash_on, *test_kill_on;   /* tests only: the local worker's */
+    unsigned long task_timeout_s;               /* local mode; 0: the broker's */
+    const char *test_crash_on, *test_kill_on, *test_hang_on;  /* tests only */
     const char *lists[64];
     int nlists;
     unsigned long workers, timeout_s, attach, cancel, wait_warn_s, give_up_s;

@@ -42,6 +42,11 @@
  * allow the same range. */
 #define QC_HB_MS_MIN          10
 #define QC_HB_MS_MAX          600000
+/* A REVOKE's reason for an attempt that ran past the broker's task
+ * timeout: a worker still running it knows its slot is stuck (a
+ * supervised worker then restarts once nothing else runs:
+ * worker/supervise.h) */
+#define QC_REVOKE_TIMEOUT     "ran past the task timeout"
 
 typedef enum {
     /* worker -> broker */

@@ -299,10 +299,16 @@ on_broker (agent_t *a)
             a->outstanding--;
             qc_log (QC_LOG_INFO, MOD, "broker took back job %" PRIu64 " task %" PRIu64
                     " before it started: %s", m->job, m->idx, m->reason ? m->reason : "");
-        } else
+        } else {
+            bool stuck = m->reason && strcmp (m->reason, QC_REVOKE_TIMEOUT) == 0
+                         && qc_crash_slot_mark_stuck (a->w->cfg.crash_table, m->job, m->idx,
+                                                      m->attempt);
             qc_log (QC_LOG_WARNING, MOD, "broker took back job %" PRIu64 " task %" PRIu64
-                    " while it runs (%s): its result will be ignored", m->job, m->idx,
-                    m->reason ? m->reason : "");
+                    " while it runs (%s): its result will be ignored%s", m->job, m->idx,
+                    m->reason ? m->reason : "", stuck ? "; its slot is stuck until it "
+                    "returns, and once nothing else runs this worker process is replaced "
+                    "to free it" : "");
+        }
     } else if (m->command == QC_DISCONNECT || m->command == QC_ERROR) {
         bool unknown = m->command == QC_DISCONNECT && m->reason
                        && strstr (m->reason, "unknown peer");
@@ -484,6 +490,15 @@ agent_actor (zsock_t *pipe, void *args)
                 worker_set_why (a.w, why);
             }
             a.hs_why = why;
+        }
+        /* slots stuck past the task timeout, nothing else running: the
+           process asks its supervisor for a new one (supervise.h) */
+        unsigned stuck = a.draining ? 0 : qc_crash_table_only_stuck (a.w->cfg.crash_table);
+        if (stuck && !atomic_load (&a.w->restart)) {
+            qc_log (QC_LOG_WARNING, MOD, "%u slot%s stuck on slides past the task timeout, "
+                    "nothing else running: replacing this worker process to free %s", stuck,
+                    qc_plural (stuck), stuck == 1 ? "it" : "them");
+            atomic_store (&a.w->restart, true);
         }
         if (a.draining && !drained && a.outstanding <= 0) {
             refs_clear (&a.returned, false);

@@ -492,6 +492,12 @@ main (int argc, char **argv)
     int rc = QC_EXIT_OK;
     while (!qc_cli_signals) {
         zclock_sleep (100);
+        if (qc_worker_restart_wanted (w)) {
+            /* its stuck threads cannot be stopped but with the process
+               (nothing else runs: the results sent are on their way) */
+            zclock_sleep (200);
+            _exit (QC_SUPERVISE_RESTART);
+        }
         if (timeout_s && !qc_worker_connected (w)
             && zclock_mono () - start > (int64_t) timeout_s * 1000) {
             char why[640];

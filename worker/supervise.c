@@ -89,6 +89,7 @@ qc_crash_slot_set (qc_crash_slot_t *slot, uint64_t job, uint64_t key,
     slot->key = key;
     slot->idx = idx;
     slot->attempt = attempt;
+    atomic_store (&slot->stuck, 0);
     atomic_store (&slot->state, SLOT_RUNNING);
 }
 
@@ -104,6 +105,40 @@ qc_crash_result_sent (qc_crash_table_t *table)
 {
     if (table)
         atomic_fetch_add (&table->results, 1);
+}
+
+bool
+qc_crash_slot_mark_stuck (qc_crash_table_t *table, uint64_t job, uint64_t idx,
+                          uint32_t attempt)
+{
+    if (!table)
+        return false;
+    unsigned n = atomic_load (&table->nslots);
+    for (unsigned i = 0; i < n && i < QC_CRASH_SLOTS; i++) {
+        qc_crash_slot_t *s = &table->slot[i];
+        if (atomic_load (&s->state) == SLOT_RUNNING && s->job == job && s->idx == idx
+            && s->attempt == attempt) {
+            atomic_store (&s->stuck, 1);
+            return true;
+        }
+    }
+    return false;
+}
+
+unsigned
+qc_crash_table_only_stuck (qc_crash_table_t *table)
+{
+    if (!table)
+        return 0;
+    unsigned n = atomic_load (&table->nslots), stuck = 0;
+    for (unsigned i = 0; i < n && i < QC_CRASH_SLOTS; i++) {
+        if (atomic_load (&table->slot[i].state) != SLOT_RUNNING)
+            continue;
+        if (!atomic_load (&table->slot[i].stuck))
+            return 0;
+        stuck++;
+    }
+    return stuck;
 }
 
 /* The kernel's count of processes its OOM killer killed (/proc/vmstat
@@ -224,6 +259,21 @@ qc_supervise (const char *prog, qc_crash_table_t **table)
         struct timespec t1;
         clock_gettime (CLOCK_MONOTONIC, &t1);
         int64_t lived = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+        if (WIFEXITED (status) && WEXITSTATUS (status) == QC_SUPERVISE_RESTART && !s_stop) {
+            /* it asked (slots stuck past the task timeout): nothing to
+               report, no delay grown; a pause all the same, should one
+               ask again and again */
+            qc_log (QC_LOG_WARNING, MOD, "%s: starting a new worker process (the old one's "
+                    "slots were stuck on slides past the task timeout)", prog);
+            for (unsigned i = 0; i < QC_CRASH_SLOTS; i++)
+                atomic_store (&t->slot[i].state, SLOT_FREE);
+            atomic_store (&t->nslots, 0);
+            for (int slept = 0; slept < 500 && !s_stop; slept += 100)
+                usleep (100000);
+            if (s_stop)
+                exit (0);
+            continue;
+        }
         if (WIFEXITED (status) && WEXITSTATUS (status) != 0 && crashes > 0 && !s_stop
             && lived < QUICK_CRASH_MS && ++start_fails < QC_START_TRIES) {
             /* a child restarted after a crash that could not start (the

@@ -24,6 +24,7 @@
 #define QC_SUPERVISE_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "shared/proto.h"
@@ -33,8 +34,17 @@
 
 enum { SLOT_FREE = 0, SLOT_RUNNING = 1, SLOT_CULPRIT = 2 };
 
+/* A worker process's exit code that asks its supervisor for a new one at
+ * once, with nothing to report: its only running slides are stuck past
+ * the task timeout (the broker took them back and blamed them), and a
+ * thread stuck inside a library cannot be stopped but with its process:
+ * a new one frees their slots (else a one-slot worker, or the
+ * one-process mode, waited for ever). */
+#define QC_SUPERVISE_RESTART 75
+
 typedef struct {
     _Atomic uint32_t state;    /* SLOT_* */
+    _Atomic uint32_t stuck;    /* its task ran past the task timeout */
     uint32_t attempt;
     uint64_t job, key, idx;
 } qc_crash_slot_t;
@@ -72,5 +82,13 @@ void qc_crash_slot_set (qc_crash_slot_t *slot, uint64_t job, uint64_t key,
 void qc_crash_slot_clear (qc_crash_slot_t *slot);
 /* In the child: a task's RESULT was sent (table may be NULL). */
 void qc_crash_result_sent (qc_crash_table_t *table);
+/* In the child: the broker took back this running attempt at the task
+ * timeout; true when a slot runs it (it is marked stuck until it ends). */
+bool qc_crash_slot_mark_stuck (qc_crash_table_t *table, uint64_t job, uint64_t idx,
+                               uint32_t attempt);
+/* In the child: how many slots run a stuck task, with none running any
+ * other (the process may then be restarted, losing nothing); 0 when
+ * another task runs or none is stuck. */
+unsigned qc_crash_table_only_stuck (qc_crash_table_t *table);
 
 #endif

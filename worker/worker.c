@@ -423,6 +423,12 @@ qc_worker_connected (qc_worker_t *self)
     return self && atomic_load (&self->connected);
 }
 
+bool
+qc_worker_restart_wanted (qc_worker_t *self)
+{
+    return self && atomic_load (&self->restart);
+}
+
 void
 worker_set_why (qc_worker_t *w, const char *why)
 {

@@ -167,6 +167,10 @@ void qc_worker_destroy (qc_worker_t **self_p);
  * sends their results, says DISCONNECT. Returns when done or after
  * timeout_ms (0 = no limit); 0 when it drained, -1 on timeout. */
 int qc_worker_drain (qc_worker_t *self, int timeout_ms);
+/* True when its only running slides are stuck past the task timeout and
+ * it is supervised: its owner should exit with QC_SUPERVISE_RESTART
+ * (worker/supervise.h), at once (qc_worker_destroy would wait for them). */
+bool qc_worker_restart_wanted (qc_worker_t *self);
 /* True once the broker has answered since the last (re)connect. */
 bool qc_worker_connected (qc_worker_t *self);
 /* Why the broker does not take this worker, when it said or the

@@ -26,6 +26,8 @@ struct qc_worker {
     atomic_bool connected;
     atomic_bool agent_failed;     /* the agent could not start (its pipe's
                                      signal is not passed on by zactor_new) */
+    atomic_bool restart;          /* its slots are stuck: a new process is
+                                     wanted (qc_worker_restart_wanted) */
     qc_slide_fetch_t *fetch;  /* slides by URL (the pipeline's); NULL for
                                  another executor */
     qc_path_watch_t *watches; /* one per executor (shared/path_watch.h) */

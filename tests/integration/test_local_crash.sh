@@ -5,7 +5,9 @@
 # is, after its runs alone, and the rest of the cohort passes in the same
 # run; a slide whose worker process is killed (SIGKILL, as the OOM killer
 # does) fails marked as likely the machine's memory, and the next run
-# tries it again. qc-submit killed with -9 takes its worker processes
+# tries it again. A slide that never finishes runs again past
+# --task-timeout on a new worker process (its stuck thread goes with the
+# old one), failed after 3 such runs. qc-submit killed with -9 takes its worker processes
 # with it; Ctrl-C stops them too. Each run leaves no socket folder.
 . "$(dirname "$0")/lib.sh"
 
@@ -97,3 +99,18 @@ for k in $kids; do
 done
 [ "$(ls -A "$TMPDIR" | wc -l)" -eq "$before" ] || fail "Ctrl-C left a socket folder: $(ls -A "$TMPDIR")"
 pass "Ctrl-C: exit 130, the worker processes ended"
+
+# 5. a slide that never finishes, one slot: past --task-timeout it runs
+#    again on a new worker process (the stuck one cannot be stopped
+#    otherwise), and fails after 3 such runs; the others pass
+timeout 120 "$BIN/qc-submit" -w 1 --task-timeout 2 -o "$T/hang" --list "$T/list" \
+    --test-hang-on POISON >"$T/hang.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "hang: exit $rc, expected 1: $(tail -3 "$T/hang.log")"
+check_exactly_once "$T/hang" "$T/list"
+[ "$(wc -l <"$T/hang/error.log")" -eq 1 ] || fail "hang: only the poison slide may fail: $(cat "$T/hang/error.log")"
+grep -q "POISON.svs.*slide ran 3 times without a result (crashed, or past the task timeout; last: it ran past the 2 s task timeout); not retried$" \
+    "$T/hang/error.log" || fail "hang: the reason: $(cat "$T/hang/error.log")"
+grep -q "local: starting a new worker process (the old one's slots were stuck on slides past the task timeout)" \
+    "$T/hang.log" || fail "hang: no new worker process said: $(cat "$T/hang.log")"
+pass "a slide that never finishes, one slot: run again on a new worker process, failed after 3 deadlines; 7 others passed"

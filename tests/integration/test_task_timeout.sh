@@ -37,3 +37,28 @@ pass "a slide past the task deadline was taken back 3 times, told, then failed"
 grep -q "waiting [0-9]* s: job 1 has 0 slides queued and 1 running on 2 workers" \
     "$T/submit.log" || fail "qc-submit did not say what it waits for: $(tail -5 "$T/submit.log")"
 pass "qc-submit said what the job waited for"
+
+# a worker of one slot alone, its slot stuck past the deadline: before,
+# nothing else could run there and the job waited for ever; the worker
+# process is replaced (its supervisor starts a new one) once nothing else
+# runs, and the cohort finishes
+kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
+head -4 "$T/cohort/list" >"$T/one.list"
+echo "$T/cohort/HANG-slide.svs" >>"$T/one.list"
+port=$(free_port)
+start_broker $port --heartbeat-ms 200 --task-timeout 2
+start_worker $port solo --slots 1 --heartbeat-ms 200 --test-hang-on HANG
+wait_for "the worker registered" 10 "workers_registered $port 1"
+timeout 60 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/solo" -c "$T/cheap.ini" \
+    --list "$T/one.list" >"$T/solo.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "one slot: qc-submit exit $rc, expected 1: $(tail -3 "$T/solo.log")"
+check_exactly_once "$T/solo" "$T/one.list"
+grep -q "HANG-slide.svs.*ran past the 2 s task timeout" "$T/solo/error.log" \
+    || fail "one slot: the hanging slide's reason: $(cat "$T/solo/error.log")"
+[ "$(wc -l <"$T/solo/error.log")" -eq 1 ] || fail "one slot: others failed: $(cat "$T/solo/error.log")"
+grep -q "1 slot stuck on slides past the task timeout, nothing else running: replacing this worker process to free it" \
+    "$T/worker-solo.log" || fail "one slot: the worker did not say it is replaced"
+grep -q "starting a new worker process (the old one's slots were stuck on slides past the task timeout)" \
+    "$T/worker-solo.log" || fail "one slot: the supervisor did not start a new process"
+pass "a one-slot worker whose slot was stuck past the deadline was replaced; the cohort finished"
