@@ -2,7 +2,9 @@
  * every slide of a scanner, say) are printed once, with the count at the
  * end, instead of scrolling the progress away. Two records are "the
  * same warning" when level, module and message agree once the slide's
- * name is taken out of the message. Every record still goes to qc.log. */
+ * name is taken out of the message; HistoQC's "NO tissue remains",
+ * said by each step in its own words, is one warning (warn_once.c,
+ * families). Every record still goes to qc.log. */
 #ifndef QC_CLIENT_WARN_ONCE_H
 #define QC_CLIENT_WARN_ONCE_H
 

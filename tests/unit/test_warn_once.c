@@ -3,7 +3,8 @@
  * (a broker restart runs it again) counts once. A failed slide's error
  * printed already in its ERROR line is known as such (its FAILED line
  * need not repeat it); one not printed (the same error of another
- * slide, printed once) is not. */
+ * slide, printed once) is not. HistoQC's "NO tissue remains", one line
+ * a step, is one warning a slide. */
 #include <string.h>
 
 #include "client/warn_once.h"
@@ -113,6 +114,45 @@ main (void)
     CHECK (!qc_warn_once_error_shown (w, 2, err2), "forgotten once asked");
     CHECK (!qc_warn_once_error_shown (NULL, 2, err2) && !qc_warn_once_error_shown (w, 2, NULL),
            "NULLs");
+    qc_warn_once_destroy (&w);
+
+    /* HistoQC's "NO tissue remains", in each step's words: one line a
+       slide (its first step's), one kind for the summary, counted by
+       slides; another warning of the same steps is its own kind */
+    w = qc_warn_once_new ();
+    static const struct { const char *module, *message; } steps[] = {
+        {"MorphologyModule.removeFatlikeTissue", "After MorphologyModule.removeFatlikeTissue: "
+         "NO tissue remains detectable! Downstream modules likely to be incorrect/fail"},
+        {"HistogramModule.compareToTemplates", "HistogramModule.compareToTemplates NO tissue "
+         "remains detectable in mask!"},
+        {"BrightContrastModule.getContrast", "After BrightContrastModule.getContrast: NO tissue "
+         "remains detected, statistics are impossible to compute, defaulting to -100 !"},
+    };
+    int lines = 0;
+    for (int slide = 0; slide < 2; slide++)
+        for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+            qc_msg_t m = {.command = QC_LOG, .gpu = -1, .job = 1, .task = (uint64_t) slide + 1,
+                          .level = QC_LOG_WARNING, .slide = (char *) names[slide],
+                          .module = (char *) steps[i].module,
+                          .message = (char *) steps[i].message};
+            bool first = qc_warn_once_first (w, &m);
+            CHECK (first == (slide == 0 && i == 0), "slide %d step %zu printed: %d", slide,
+                   i, first);
+            lines += first;
+        }
+    qc_msg_t other = {.command = QC_LOG, .gpu = -1, .job = 1, .task = 1,
+                      .level = QC_LOG_WARNING, .slide = (char *) "a.svs",
+                      .module = (char *) "BaseImage.BaseImage",
+                      .message = (char *) "the slide's glass is dark"};
+    CHECK (qc_warn_once_first (w, &other), "another warning printed");
+    CHECK (lines == 1, "no-tissue lines: %d", lines);
+    f = fmemopen (out, sizeof out - 1, "w");
+    qc_warn_once_summary (w, f);
+    fclose (f);
+    CHECK (strstr (out, "warning for 2 slides (printed once above; each is in qc.log): NO "
+                        "tissue remains detectable after one of the steps (HistoQC's warning; "
+                        "each step's own is in qc.log)\n") && !strstr (out, "glass"),
+           "no-tissue summary: %s", out);
     qc_warn_once_destroy (&w);
     CHECK (qc_warn_once_first (NULL, &again), "NULL table: printed");
     return check_done ("test_warn_once");
