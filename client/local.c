@@ -199,7 +199,15 @@ qc_local_start_with (const qc_local_config_t *cfg, char *err, size_t errlen)
     self->order_fd = -1;
     /* a worker process of its own when one was forked (local_worker.h),
        taken whole: one start a process */
-    if (s_child.pid > 0 && private_dir (self->dir, sizeof self->dir) == 0) {
+    int dir_errno = 0;
+    if (s_child.pid > 0 && private_dir (self->dir, sizeof self->dir) != 0) {
+        dir_errno = errno;
+        snprintf (self->slots_note, sizeof self->slots_note, "cannot make a private folder "
+                  "for the worker's socket in $XDG_RUNTIME_DIR, $TMPDIR or /tmp (%s): the "
+                  "slides run in this process, and a slide that crashes a library ends the "
+                  "run (set TMPDIR to a folder of yours)", strerror (dir_errno));
+    }
+    if (s_child.pid > 0 && !dir_errno) {
         snprintf (self->endpoint, sizeof self->endpoint, "ipc://%s/broker", self->dir);
         self->child = s_child.pid;
         self->order_fd = s_child.order_fd;
@@ -267,7 +275,7 @@ qc_local_slots_note (const qc_local_t *self)
 {
     if (!self)
         return NULL;
-    if (self->child)
+    if (self->child || self->slots_note[0])
         return self->slots_note[0] ? self->slots_note : NULL;
     return qc_worker_slots_note (self->worker);
 }
