@@ -115,28 +115,39 @@ private_dir (char *dir, size_t cap)
     return -1;
 }
 
+/* The order for a worker of cfg's settings on endpoint: 0, or -1 (a
+ * name too long for it) with why. */
+static int
+order_of (const qc_local_config_t *cfg, const char *endpoint, qc_local_order_t *order,
+          char *err, size_t errlen)
+{
+    memset (order, 0, sizeof *order);
+    order->slots = cfg ? cfg->slots : 0;
+    order->http_stall_s = cfg ? cfg->http_stall_s : 0;
+    order->http_attempts = cfg ? cfg->http_attempts : 0;
+    order->cache_max = cfg ? cfg->cache_max : 0;
+    snprintf (order->endpoint, sizeof order->endpoint, "%s", endpoint);
+    const struct { const char *from; char *to; size_t cap; } texts[] = {
+        {cfg ? cfg->cache_dir : NULL, order->cache_dir, sizeof order->cache_dir},
+        {cfg ? cfg->test_crash_on : NULL, order->test_crash_on, sizeof order->test_crash_on},
+        {cfg ? cfg->test_kill_on : NULL, order->test_kill_on, sizeof order->test_kill_on},
+        {cfg ? cfg->test_hang_on : NULL, order->test_hang_on, sizeof order->test_hang_on},
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
+        if (texts[i].from && strlen (texts[i].from) >= texts[i].cap)
+            return snprintf (err, errlen, "'%.200s...': too long a name", texts[i].from), -1;
+        else if (texts[i].from)
+            memcpy (texts[i].to, texts[i].from, strlen (texts[i].from) + 1);
+    return 0;
+}
+
 /* Sends the order and reads the first word of the forked process. */
 static int
 child_start (qc_local_t *self, const qc_local_config_t *cfg, char *err, size_t errlen)
 {
     static qc_local_order_t order;
-    memset (&order, 0, sizeof order);
-    order.slots = cfg ? cfg->slots : 0;
-    order.http_stall_s = cfg ? cfg->http_stall_s : 0;
-    order.http_attempts = cfg ? cfg->http_attempts : 0;
-    order.cache_max = cfg ? cfg->cache_max : 0;
-    snprintf (order.endpoint, sizeof order.endpoint, "%s", self->endpoint);
-    const char *texts[][2] = {{cfg ? cfg->cache_dir : NULL, order.cache_dir},
-                              {cfg ? cfg->test_crash_on : NULL, order.test_crash_on},
-                              {cfg ? cfg->test_kill_on : NULL, order.test_kill_on},
-                              {cfg ? cfg->test_hang_on : NULL, order.test_hang_on}};
-    size_t caps[] = {sizeof order.cache_dir, sizeof order.test_crash_on,
-                     sizeof order.test_kill_on, sizeof order.test_hang_on};
-    for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++)
-        if (texts[i][0] && strlen (texts[i][0]) >= caps[i])
-            return snprintf (err, errlen, "'%.200s...': too long a name", texts[i][0]), -1;
-        else if (texts[i][0])
-            memcpy ((char *) texts[i][1], texts[i][0], strlen (texts[i][0]) + 1);
+    if (order_of (cfg, self->endpoint, &order, err, errlen))
+        return -1;
     const char *p = (const char *) &order;
     for (size_t sent = 0; sent < sizeof order;) {
         ssize_t w = write (self->order_fd, p + sent, sizeof order - sent);
@@ -189,7 +200,6 @@ qc_local_start (uint32_t slots, char *err, size_t errlen)
 qc_local_t *
 qc_local_start_with (const qc_local_config_t *cfg, char *err, size_t errlen)
 {
-    uint32_t slots = cfg ? cfg->slots : 0;
     qc_local_t *self = calloc (1, sizeof *self);
     if (!self || !err) {
         if (err) snprintf (err, errlen, "out of memory");
@@ -247,18 +257,13 @@ qc_local_start_with (const qc_local_config_t *cfg, char *err, size_t errlen)
         }
         return self;
     }
+    static qc_local_order_t order;
+    if (order_of (cfg, self->endpoint, &order, err, errlen)) {
+        qc_local_stop (&self);
+        return NULL;
+    }
     qc_worker_config_t wc;
-    qc_worker_config_defaults (&wc);
-    wc.endpoint = self->endpoint;
-    wc.name = "local";
-    if (slots)
-        wc.slots = slots;
-    wc.cache_dir = cfg ? cfg->cache_dir : NULL;
-    wc.cache_max = cfg ? cfg->cache_max : 0;
-    if (cfg && cfg->http_stall_s)
-        wc.http_stall_s = cfg->http_stall_s;
-    if (cfg && cfg->http_attempts)
-        wc.http_attempts = cfg->http_attempts;
+    qc_local_worker_config (&order, &wc);
     if (!(self->worker = qc_worker_new (&wc))) {
         /* its own records went to no one (they come back through the
            stream, which is not up yet): the likely cause is told here */

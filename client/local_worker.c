@@ -65,6 +65,27 @@ wait_for_end (int order_fd, qc_worker_t *w)
     }
 }
 
+void
+qc_local_worker_config (const qc_local_order_t *order, qc_worker_config_t *wc)
+{
+    if (!order || !wc)
+        return;
+    qc_worker_config_defaults (wc);
+    wc->endpoint = order->endpoint;
+    wc->name = "local";
+    if (order->slots)
+        wc->slots = order->slots;
+    wc->cache_dir = order->cache_dir[0] ? order->cache_dir : NULL;
+    wc->cache_max = order->cache_max;
+    if (order->http_stall_s)
+        wc->http_stall_s = order->http_stall_s;
+    if (order->http_attempts)
+        wc->http_attempts = order->http_attempts;
+    wc->test_crash_on = order->test_crash_on[0] ? order->test_crash_on : NULL;
+    wc->test_kill_on = order->test_kill_on[0] ? order->test_kill_on : NULL;
+    wc->test_hang_on = order->test_hang_on[0] ? order->test_hang_on : NULL;
+}
+
 /* The worker process (the supervisor's child, restarted after a crash). */
 static _Noreturn void
 run_worker (const qc_local_order_t *order, int order_fd, int word_fd,
@@ -76,20 +97,7 @@ run_worker (const qc_local_order_t *order, int order_fd, int word_fd,
     /* as in qc-worker: config files come with the job, never from disk */
     qc_asset_allow_disk (0);
     qc_worker_config_t wc;
-    qc_worker_config_defaults (&wc);
-    wc.endpoint = order->endpoint;
-    wc.name = "local";
-    if (order->slots)
-        wc.slots = order->slots;
-    wc.cache_dir = order->cache_dir[0] ? order->cache_dir : NULL;
-    wc.cache_max = order->cache_max;
-    if (order->http_stall_s)
-        wc.http_stall_s = order->http_stall_s;
-    if (order->http_attempts)
-        wc.http_attempts = order->http_attempts;
-    wc.test_crash_on = order->test_crash_on[0] ? order->test_crash_on : NULL;
-    wc.test_kill_on = order->test_kill_on[0] ? order->test_kill_on : NULL;
-    wc.test_hang_on = order->test_hang_on[0] ? order->test_hang_on : NULL;
+    qc_local_worker_config (order, &wc);
     wc.crash_table = table;
     unsigned refused = qc_socket_refusals ();
     qc_worker_t *w = qc_worker_new (&wc);

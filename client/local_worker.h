@@ -26,6 +26,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "worker/worker.h"
+
 /* What qc-submit tells the process, whole, once (strings NUL-ended). */
 typedef struct {
     uint32_t slots;               /* 0: one per core */
@@ -48,6 +50,10 @@ typedef struct {
     uint32_t slots;               /* the CPU slots it runs */
     char text[1024];              /* ok: the slots note or ""; else why */
 } qc_local_word_t;
+
+/* The worker's settings an order gives (strings borrowed from order;
+ * qc_worker_new copies them). */
+void qc_local_worker_config (const qc_local_order_t *order, qc_worker_config_t *wc);
 
 /* In the forked process: waits for the order on order_fd, runs the
  * supervised worker, says how it started on word_fd; returns never.
