@@ -98,7 +98,8 @@ LIBQC      := $(BUILD)/libqc.a
 LIBKERNELS := $(BUILD)/libqckernels.a
 LIBNODES   := $(BUILD)/libqcnodes.a
 # broker, worker and client code form one library so that qc-submit can run
-# the broker and workers inside its own process (the one-process default).
+# the broker and the worker itself (the one-process default: the broker in
+# its process, the worker in a supervised one it forks).
 NODE_OBJ   := $(call obj,$(BROKER_SRC) $(WORKER_SRC) $(CLIENT_SRC))
 LIBS_ALL   := $(LIBNODES) $(LIBKERNELS) $(LIBQC)
 
