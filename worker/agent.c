@@ -305,9 +305,9 @@ on_broker (agent_t *a)
                                                       m->attempt);
             qc_log (QC_LOG_WARNING, MOD, "broker took back job %" PRIu64 " task %" PRIu64
                     " while it runs (%s): its result will be ignored%s", m->job, m->idx,
-                    m->reason ? m->reason : "", stuck ? "; its slot is stuck until it "
-                    "returns, and once nothing else runs this worker process is replaced "
-                    "to free it" : "");
+                    m->reason ? m->reason : "", stuck ? "; if it has not returned in as "
+                    "long again, and nothing else runs, this worker process is replaced to "
+                    "free its slot" : "");
         }
     } else if (m->command == QC_DISCONNECT || m->command == QC_ERROR) {
         bool unknown = m->command == QC_DISCONNECT && m->reason

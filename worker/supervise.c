@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shared/err.h"
@@ -69,6 +70,14 @@ set_handler (int sig, void (*fn) (int), int flags)
     sigaction (sig, &sa, NULL);
 }
 
+static int64_t
+mono_ms (void)
+{
+    struct timespec t;
+    clock_gettime (CLOCK_MONOTONIC, &t);
+    return (int64_t) t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
 qc_crash_slot_t *
 qc_crash_slot_claim (qc_crash_table_t *table)
 {
@@ -89,6 +98,7 @@ qc_crash_slot_set (qc_crash_slot_t *slot, uint64_t job, uint64_t key,
     slot->key = key;
     slot->idx = idx;
     slot->attempt = attempt;
+    slot->since_ms = mono_ms ();
     atomic_store (&slot->stuck, 0);
     atomic_store (&slot->state, SLOT_RUNNING);
 }
@@ -118,6 +128,7 @@ qc_crash_slot_mark_stuck (qc_crash_table_t *table, uint64_t job, uint64_t idx,
         qc_crash_slot_t *s = &table->slot[i];
         if (atomic_load (&s->state) == SLOT_RUNNING && s->job == job && s->idx == idx
             && s->attempt == attempt) {
+            atomic_store (&s->stuck_ms, mono_ms ());
             atomic_store (&s->stuck, 1);
             return true;
         }
@@ -131,11 +142,16 @@ qc_crash_table_only_stuck (qc_crash_table_t *table)
     if (!table)
         return 0;
     unsigned n = atomic_load (&table->nslots), stuck = 0;
+    int64_t now = mono_ms ();
     for (unsigned i = 0; i < n && i < QC_CRASH_SLOTS; i++) {
-        if (atomic_load (&table->slot[i].state) != SLOT_RUNNING)
+        qc_crash_slot_t *s = &table->slot[i];
+        if (atomic_load (&s->state) != SLOT_RUNNING)
             continue;
-        if (!atomic_load (&table->slot[i].stuck))
+        if (!atomic_load (&s->stuck))
             return 0;
+        int64_t at = atomic_load (&s->stuck_ms);
+        if (now - at < at - s->since_ms)
+            return 0;             /* its late result may come yet */
         stuck++;
     }
     return stuck;

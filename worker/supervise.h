@@ -47,6 +47,8 @@ typedef struct {
     _Atomic uint32_t stuck;    /* its task ran past the task timeout */
     uint32_t attempt;
     uint64_t job, key, idx;
+    int64_t since_ms;          /* CLOCK_MONOTONIC when its task began */
+    _Atomic int64_t stuck_ms;  /* and when the broker took it back */
 } qc_crash_slot_t;
 
 typedef struct qc_crash_table {
@@ -88,7 +90,10 @@ bool qc_crash_slot_mark_stuck (qc_crash_table_t *table, uint64_t job, uint64_t i
                                uint32_t attempt);
 /* In the child: how many slots run a stuck task, with none running any
  * other (the process may then be restarted, losing nothing); 0 when
- * another task runs or none is stuck. */
+ * another task runs or none is stuck. A task is stuck once it has run as
+ * long again after the broker took it back as before (twice the task
+ * timeout in all): a slow slide's late result is still taken (PROTOCOL.md
+ * 7.3), and it had that long to send it. */
 unsigned qc_crash_table_only_stuck (qc_crash_table_t *table);
 
 #endif

@@ -26,15 +26,25 @@ descendants() {
     for k in $(pgrep -P "$1"); do echo "$k"; descendants "$k"; done
 }
 
+# poisoned NAME REASON QC-SUBMIT-ARGS...: a run of the list that must end
+# with exit 1, each slide once, the poison slide alone failed with REASON
+# (a regular expression; the end of its error.log line)
+poisoned() {
+    local name=$1 reason=$2 rc
+    shift 2
+    timeout 120 "$BIN/qc-submit" -o "$T/$name" --list "$T/list" "$@" >"$T/$name.log" 2>&1
+    rc=$?
+    [ $rc -eq 1 ] || fail "$name: exit $rc, expected 1: $(tail -3 "$T/$name.log")"
+    check_exactly_once "$T/$name" "$T/list"
+    [ "$(wc -l <"$T/$name/error.log")" -eq 1 ] \
+        || fail "$name: only the poison slide may fail: $(cat "$T/$name/error.log")"
+    grep -q "POISON.svs.*$reason\$" "$T/$name/error.log" \
+        || fail "$name: the poison slide's reason: $(cat "$T/$name/error.log")"
+}
+
 # 1. a slide that crashes the worker process: failed, the others pass
-timeout 120 "$BIN/qc-submit" -w 2 -o "$T/crash" --list "$T/list" --test-crash-on POISON \
-    >"$T/crash.log" 2>&1
-rc=$?
-[ $rc -eq 1 ] || fail "crash: exit $rc, expected 1: $(tail -3 "$T/crash.log")"
-check_exactly_once "$T/crash" "$T/list"
-[ "$(wc -l <"$T/crash/error.log")" -eq 1 ] || fail "only the poison slide may fail: $(cat "$T/crash/error.log")"
-grep -q "POISON.svs.*slide ran 3 times without a result (crashed.*crashed while running it: signal 6 (Aborted)); not retried$" \
-    "$T/crash/error.log" || fail "the poison slide's reason: $(cat "$T/crash/error.log")"
+poisoned crash "slide ran 3 times without a result (crashed.*crashed while running it: signal 6 (Aborted)); not retried" \
+    -w 2 --test-crash-on POISON
 grep -q "local: the worker process died of signal 6 (Aborted) while running 1 task" "$T/crash.log" \
     || fail "the crash was not said: $(cat "$T/crash.log")"
 grep -q "^8 slides: 7 passed, 1 failed" "$T/crash.log" || fail "crash: the summary: $(tail -3 "$T/crash.log")"
@@ -43,13 +53,8 @@ pass "a slide that crashes the one-process mode's worker failed after its runs; 
 
 # 2. a slide whose worker process is killed (the OOM killer's way): failed
 #    as likely this machine's memory; the next run tries it again
-timeout 120 "$BIN/qc-submit" -w 2 -o "$T/kill" --list "$T/list" --test-kill-on POISON \
-    >"$T/kill.log" 2>&1
-rc=$?
-[ $rc -eq 1 ] || fail "kill: exit $rc, expected 1: $(tail -3 "$T/kill.log")"
-check_exactly_once "$T/kill" "$T/list"
-grep -q "POISON.svs.*signal 9 (Killed)); not retried in this job (killed as the kernel's OOM killer does.*a rerun tries again" \
-    "$T/kill/error.log" || fail "the killed slide's reason: $(cat "$T/kill/error.log")"
+poisoned kill "signal 9 (Killed)); not retried in this job (killed as the kernel's OOM killer does.*a rerun tries again)" \
+    -w 2 --test-kill-on POISON
 timeout 120 "$BIN/qc-submit" -w 2 -o "$T/kill" --list "$T/list" >"$T/kill2.log" 2>&1 \
     || fail "kill: the rerun: $(tail -3 "$T/kill2.log")"
 check_exactly_once "$T/kill" "$T/list"
@@ -101,16 +106,12 @@ done
 pass "Ctrl-C: exit 130, the worker processes ended"
 
 # 5. a slide that never finishes, one slot: past --task-timeout it runs
-#    again on a new worker process (the stuck one cannot be stopped
-#    otherwise), and fails after 3 such runs; the others pass
-timeout 120 "$BIN/qc-submit" -w 1 --task-timeout 2 -o "$T/hang" --list "$T/list" \
-    --test-hang-on POISON >"$T/hang.log" 2>&1
-rc=$?
-[ $rc -eq 1 ] || fail "hang: exit $rc, expected 1: $(tail -3 "$T/hang.log")"
-check_exactly_once "$T/hang" "$T/list"
-[ "$(wc -l <"$T/hang/error.log")" -eq 1 ] || fail "hang: only the poison slide may fail: $(cat "$T/hang/error.log")"
-grep -q "POISON.svs.*slide ran 3 times without a result (crashed, or past the task timeout; last: it ran past the 2 s task timeout); not retried$" \
-    "$T/hang/error.log" || fail "hang: the reason: $(cat "$T/hang/error.log")"
+#    again, on a new worker process once it ran as long again (the
+#    stuck one cannot be stopped otherwise), and fails after 3 such runs;
+#    the others pass
+cheap_config "$T/cheap.ini"     # slides of milliseconds: none slow on a busy machine
+poisoned hang "slide ran 3 times without a result (crashed, or past the task timeout; last: it ran past the 3 s task timeout); not retried" \
+    -w 1 -c "$T/cheap.ini" --task-timeout 3 --test-hang-on POISON
 grep -q "local: starting a new worker process (the old one's slots were stuck on slides past the task timeout)" \
     "$T/hang.log" || fail "hang: no new worker process said: $(cat "$T/hang.log")"
 pass "a slide that never finishes, one slot: run again on a new worker process, failed after 3 deadlines; 7 others passed"
