@@ -136,32 +136,28 @@ set_bbox (qc_run_t *run)
     run->bbox_x = x, run->bbox_y = y, run->bbox_w = bw, run->bbox_h = bh;
 }
 
+/* A magnification property not believed, said (the slide's other one,
+ * or the config's base_mag, is used). */
+static void
+warn_mag (void *arg, const char *property, const char *value, const char *why)
+{
+    qc_run_warn (arg, "%s '%.40s' %s; ignored", property, value, why);
+}
+
 /* HistoQC reads the magnification from openslide.objective-power, then
- * aperio.AppMag, then the config's base_mag. */
+ * aperio.AppMag, then the config's base_mag: the reader the steps that
+ * size images use (kernels/slide/work_size.h). */
 static void
 set_base_mag (qc_run_t *run)
 {
-    static const char *const props[] = { "openslide.objective-power",
-                                         "aperio.AppMag" };
     run->base_mag = 0;
-    for (size_t i = 0; i < 2 && run->base_mag == 0; i++) {
-        const char *s = qc_slide_property (run->slide, props[i]);
-        if (s && parse_number_x (s, &run->base_mag) != 0) {
-            qc_run_warn (run, "%s '%.40s' is not a magnification; ignored",
-                         props[i], s);
-            run->base_mag = 0;
-        } else if (run->base_mag > QC_MAX_BASE_MAG) {
-            qc_run_warn (run, "%s '%.40s' is not a plausible magnification (no "
-                         "objective goes past 100x); ignored", props[i], s);
-            run->base_mag = 0;
-        }
-    }
-    if (run->base_mag == 0)
-        run->base_mag = run->base->base_mag;
-    if (run->base_mag == 0)
+    if (qc_region_base_mag_said (run->slide, run->base->base_mag, &run->base_mag, warn_mag,
+                                 run) != 0) {
+        run->base_mag = 0;
         qc_run_warn (run, "Unknown base magnification for file (no "
                      "openslide.objective-power or aperio.AppMag; set base_mag "
                      "in [BaseImage.BaseImage] to give one)");
+    }
 }
 
 static int

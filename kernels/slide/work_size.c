@@ -77,22 +77,66 @@ parse_property_number (const char *s, double *out)
     return 0;
 }
 
+/* A magnification as a slide's metadata writes it: "40", "20.0", and
+ * "40x" or "40X" (the step reading it for results.tsv took that, the
+ * one sizing the image did not: the row said 40, the slide failed). */
+static int
+parse_mag (const char *s, double *out)
+{
+    if (!s)
+        return -1;
+    char *end;
+    double v = strtod (s, &end);
+    if (end == s)
+        return -1;
+    while (isspace ((unsigned char) *end))
+        end++;
+    if (*end == 'x' || *end == 'X')
+        end++;
+    while (isspace ((unsigned char) *end))
+        end++;
+    if (*end || !isfinite (v) || !(v > 0.0))
+        return -1;
+    *out = v;
+    return 0;
+}
+
 int
-qc_region_base_mag (const qc_slide_t *slide, double fallback, double *mag)
+qc_region_base_mag_said (const qc_slide_t *slide, double fallback, double *mag,
+                         qc_base_mag_warn_fn *warn, void *arg)
 {
     if (!slide || !mag)
         return -1;
     static const char *const keys[] = { "openslide.objective-power",
                                         "aperio.AppMag" };
-    for (size_t i = 0; i < 2; i++)
-        if (parse_property_number (qc_slide_property (slide, keys[i]), mag) == 0
-            && *mag <= QC_MAX_BASE_MAG)
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const char *s = qc_slide_property (slide, keys[i]);
+        double v = 0;
+        if (!s)
+            continue;
+        if (parse_mag (s, &v) != 0) {
+            if (warn)
+                warn (arg, keys[i], s, "is not a magnification");
+        } else if (v > QC_MAX_BASE_MAG) {
+            if (warn)
+                warn (arg, keys[i], s, "is not a plausible magnification (no objective "
+                      "goes past 100x)");
+        } else {
+            *mag = v;
             return 0;
+        }
+    }
     if (fallback > 0.0 && isfinite (fallback)) {
         *mag = fallback;
         return 0;
     }
     return -1;
+}
+
+int
+qc_region_base_mag (const qc_slide_t *slide, double fallback, double *mag)
+{
+    return qc_region_base_mag_said (slide, fallback, mag, NULL, NULL);
 }
 
 /* Python's min (floor, ceil, key) then max (.., 1), as PIL's

@@ -86,6 +86,14 @@ typedef struct {
  * when none is known. */
 int qc_region_base_mag (const qc_slide_t *slide, double fallback,
                         double *mag);
+/* The same, each property that is there but not believed (no number, or
+ * past QC_MAX_BASE_MAG) told to warn (NULL: none) with why in words. One
+ * reader for the step that records base_mag and the ones that size the
+ * image by it, which read "40x" differently before. */
+typedef void (qc_base_mag_warn_fn) (void *arg, const char *property, const char *value,
+                                    const char *why);
+int qc_region_base_mag_said (const qc_slide_t *slide, double fallback, double *mag,
+                             qc_base_mag_warn_fn *warn, void *arg);
 
 /* Decides level, region and output size. 0, or -1 with a message in err
  * (unknown magnification, bad bounding box, size out of bounds,

@@ -270,6 +270,16 @@ test_damaged_tables (const char *dir)
     CHECK (s && qc_region_base_mag (s, 20, &mag) == 0 && mag == 20,
            "AppMag 1e6 over a config's base_mag: %g", mag);
     qc_slide_close (&s);
+    /* "40x" as some software writes it: one reader, one answer (the step
+       recording base_mag took it, the one sizing the image did not) */
+    static const char with_x[] = "Aperio Image Library v10.0.51\r\n1024x768 [0,0 1024x768] "
+                                 "(256x256) LZW|AppMag = 40x|MPP = 0.25";
+    lv[0].description = with_x;
+    CHECK (fx_tiff_write (path, lv, 2, fill_grey, NULL) == 0);
+    s = qc_slide_open (path, err, sizeof err);
+    mag = 0;
+    CHECK (s && qc_region_base_mag (s, 0, &mag) == 0 && mag == 40, "AppMag 40x: %g", mag);
+    qc_slide_close (&s);
     /* an empty field in the description: GLib's complaints (one per
        field; 8 million lines for one slide) stay off stderr */
     static const char empty_field[] = "Aperio Image Library v10.0.51\r\n1024x768 [0,0 "
