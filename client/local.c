@@ -35,6 +35,8 @@ struct qc_local {
     zactor_t *broker_actor;
     qc_worker_t *worker;      /* in this process: no forked one */
     pid_t child;              /* the worker's process (group), or 0 */
+    bool reaped;              /* it ended before it was told (qc_local_gone) */
+    char gone[256];           /* how it ended, then */
     int order_fd;
     char slots_note[1024];
 };
@@ -286,6 +288,29 @@ qc_local_slots_note (const qc_local_t *self)
 }
 
 const char *
+qc_local_gone (qc_local_t *self)
+{
+    if (!self || !self->child)
+        return NULL;
+    if (self->reaped)
+        return self->gone;
+    int status;
+    pid_t r = waitpid (self->child, &status, WNOHANG);
+    if (r != self->child)
+        return NULL;
+    self->reaped = true;
+    if (WIFSIGNALED (status))
+        snprintf (self->gone, sizeof self->gone, "the process running the slides (%d) was "
+                  "killed by signal %d (%s)", (int) self->child, WTERMSIG (status),
+                  strsignal (WTERMSIG (status)));
+    else
+        snprintf (self->gone, sizeof self->gone, "the process running the slides (%d) "
+                  "ended (exit %d; see above)", (int) self->child,
+                  WIFEXITED (status) ? WEXITSTATUS (status) : -1);
+    return self->gone;
+}
+
+const char *
 qc_local_endpoint (const qc_local_t *self)
 {
     return self ? self->endpoint : NULL;
@@ -300,7 +325,9 @@ qc_local_stop (qc_local_t **self_p)
     qc_worker_destroy (&self->worker);
     /* the worker before its broker: the broker's end would read as the
        network's to the worker, which would try to reconnect */
-    child_end (self->child, &self->order_fd);
+    /* one that ended by itself took its worker with it (PR_SET_PDEATHSIG):
+       its process group is not killed (its number may be another's now) */
+    child_end (self->reaped ? 0 : self->child, &self->order_fd);
     zactor_destroy (&self->broker_actor);
     qc_broker_destroy (&self->broker);
     if (self->dir[0]) {

@@ -40,6 +40,10 @@ typedef struct {
 qc_local_t *qc_local_start_with (const qc_local_config_t *cfg, char *err,
                                  size_t errlen);
 const char *qc_local_endpoint (const qc_local_t *self);
+/* When the worker's process ended though not told to (killed from
+ * outside; its supervisor gave up): how, in words; else NULL. The run
+ * cannot go on: no worker will come. */
+const char *qc_local_gone (qc_local_t *self);
 /* Why its worker runs fewer slots than asked (the open-file limit), or
  * NULL. */
 const char *qc_local_slots_note (const qc_local_t *self);

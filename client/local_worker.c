@@ -13,6 +13,8 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <czmq.h>
+
 #include "kernels/assets/asset.h"
 #include "shared/log.h"
 #include "shared/socket_new.h"
@@ -140,6 +142,12 @@ qc_local_worker_main (int order_fd, int word_fd, pid_t parent)
        run (and this process with it) in its own order */
     setpgid (0, 0);
     signal (SIGPIPE, SIG_IGN);
+    /* a file-size limit fails a write (EFBIG) instead of killing it */
+    signal (SIGXFSZ, SIG_IGN);
+    /* CZMQ's own SIGINT/SIGTERM handler would only mark it interrupted,
+       and its poll loops then spin (a tester's kill spun it at full CPU
+       while qc-submit waited): stop signals are ignored (owned, below) */
+    zsys_handler_set (NULL);
     int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
     if (null >= 0) {
         /* its standard output is qc-submit's product (a pipe a script
@@ -167,7 +175,7 @@ qc_local_worker_main (int order_fd, int word_fd, pid_t parent)
         _exit (2);            /* qc-submit reads no word: says so itself */
     atomic_store (said, 0);
     qc_crash_table_t *table = NULL;
-    if (qc_supervise ("local", &table) != 0)
+    if (qc_supervise ("local", true, &table) != 0)
         table = NULL;         /* no fork: the worker runs unsupervised */
     run_worker (&order, order_fd, word_fd, table, said);
 }

@@ -710,6 +710,16 @@ qc_session_run (const qc_session_config_t *cfg)
             s.gave_up = true;
             break;
         }
+        const char *gone = cfg->local_gone ? cfg->local_gone (cfg->local_arg) : NULL;
+        if (gone) {
+            /* no worker will come: waiting was for ever (a tester's kill) */
+            qc_progress_finish (&s.progress);
+            fprintf (stderr, "qc-submit: %s: no slide can run, stopping\n", gone);
+            s.local_lost = true;
+            s.fatal = true;
+            s.exit_code = QC_EXIT_INCOMPLETE;
+            break;
+        }
         if (!s.silent && qc_waiting_due (&s.waiting, now)) {
             qc_msg_t st = {.command = QC_STATUS, .gpu = -1};
             send_msg (&s, &st);

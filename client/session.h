@@ -11,6 +11,10 @@
 typedef struct {
     const char *endpoint;      /* broker */
     bool local;                /* the broker runs in this process */
+    /* local: how its worker's process ended, when it did though not told
+       to (client/local.h qc_local_gone), else NULL; NULL: not asked */
+    const char *(*local_gone) (void *arg);
+    void *local_arg;
     char **slides;             /* absolute paths (submit) */
     size_t nslides;
     const char *config_text;   /* NULL = workers' default */

@@ -20,6 +20,8 @@ typedef struct {
     uint64_t job, key;
     uint8_t resource;         /* the job's, from an attach's ACCEPTED */
     bool write_failed;        /* the output folder refused a result */
+    bool local_lost;          /* the one-process mode's worker process
+                                 ended: no result would come */
     bool orphan_cancelled;    /* and was gone: the job cancelled, as no
                                  folder names it any more */
     uint64_t expected;        /* next result seq to write */

@@ -169,7 +169,11 @@ session_say_how_to_go_on (session_t *s)
                  "results first), or fetch them with:\n  %s\n", s->job,
                  session_again_words (cfg),
                  session_command_for (s, "--attach", true, attach, sizeof attach));
-    } else if (cfg->local && s->write_failed)
+    } else if (cfg->local && s->local_lost)
+        fprintf (stderr, "qc-submit: what it wrote is kept in %s: run the same qc-submit "
+                 "command again%s to go on (the slides already there are skipped)\n", dir,
+                 session_again_words (cfg));
+    else if (cfg->local && s->write_failed)
         fprintf (stderr, "qc-submit: once the cause is mended, run the same qc-submit "
                  "command again%s: the slides already in %s are skipped\n",
                  session_again_words (cfg), dir);

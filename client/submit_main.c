@@ -438,6 +438,13 @@ runs_url (const qc_rerun_t *plan)
     return false;
 }
 
+/* The session's look at the one-process mode's worker (client/local.h). */
+static const char *
+local_gone (void *arg)
+{
+    return qc_local_gone (arg);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -716,6 +723,10 @@ main (int argc, char **argv)
     qc_session_config_t sc = submit_session_of (&o, curve, out);
     sc.endpoint = o.broker ? o.broker : qc_local_endpoint (local);
     sc.local = !o.broker;
+    if (local) {
+        sc.local_gone = local_gone;
+        sc.local_arg = local;
+    }
     sc.slides = plan.run;
     sc.nslides = plan.nrun;
     sc.config_text = assets.config_text;

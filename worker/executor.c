@@ -153,6 +153,10 @@ test_hooks (qc_worker_t *w, const qc_task_t *task, qc_result_t *out)
                 break;
         abort ();
     }
+    if (w->cfg.test_exit_on && strstr (task->path, w->cfg.test_exit_on)) {
+        qc_log (QC_LOG_WARNING, "worker", "--test-exit-on: exit (3) on %s", shown);
+        exit (3);
+    }
     if (w->cfg.test_kill_on && strstr (task->path, w->cfg.test_kill_on)) {
         qc_log (QC_LOG_WARNING, "worker", "--test-kill-on: SIGKILL on %s", shown);
         kill (getpid (), SIGKILL);

@@ -95,6 +95,8 @@ usage (FILE *to)
         "                         (makes fault tests catch tasks mid-run)\n"
         "      --test-crash-on S  FOR TESTS ONLY: crash (abort) on a slide whose\n"
         "                         path contains S\n"
+        "      --test-exit-on S   FOR TESTS ONLY: the worker process exits (3) on\n"
+        "                         a slide whose path contains S\n"
         "      --test-kill-on S   FOR TESTS ONLY: the worker process kills itself\n"
         "                         (SIGKILL, as the OOM killer does: no culprit\n"
         "                         known) on such a slide\n"
@@ -154,6 +156,7 @@ enum {
     OPT_NO_SUPERVISE,
     OPT_TEST_CRASH_ON,
     OPT_TEST_KILL_ON,
+    OPT_TEST_EXIT_ON,
     OPT_TEST_TROUBLE_ON,
     OPT_TEST_TROUBLE_WHILE,
     OPT_TEST_OLD_BUILD,
@@ -223,6 +226,7 @@ main (int argc, char **argv)
         {"no-supervise", no_argument, 0, OPT_NO_SUPERVISE},
         {"test-crash-on", required_argument, 0, OPT_TEST_CRASH_ON},
         {"test-kill-on", required_argument, 0, OPT_TEST_KILL_ON},
+        {"test-exit-on", required_argument, 0, OPT_TEST_EXIT_ON},
         {"test-trouble-on", required_argument, 0, OPT_TEST_TROUBLE_ON},
         {"test-trouble-while", required_argument, 0, OPT_TEST_TROUBLE_WHILE},
         {"test-old-build", no_argument, 0, OPT_TEST_OLD_BUILD},
@@ -305,6 +309,7 @@ main (int argc, char **argv)
         case OPT_NO_SUPERVISE: supervise = false; break;
         case OPT_TEST_CRASH_ON: cfg.test_crash_on = optarg; break;
         case OPT_TEST_KILL_ON: cfg.test_kill_on = optarg; break;
+        case OPT_TEST_EXIT_ON: cfg.test_exit_on = optarg; break;
         case OPT_TEST_TROUBLE_ON: cfg.test_trouble_on = optarg; break;
         case OPT_TEST_TROUBLE_WHILE: cfg.test_trouble_while = optarg; break;
         case OPT_TEST_OLD_BUILD: cfg.test_old_build = true; break;
@@ -426,7 +431,7 @@ main (int argc, char **argv)
         return QC_EXIT_USAGE;
     /* before CUDA or ZeroMQ start: neither survives a fork */
     qc_crash_table_t *crash_table = NULL;
-    if (supervise && qc_supervise (cfg.name, &crash_table) == 0)
+    if (supervise && qc_supervise (cfg.name, false, &crash_table) == 0)
         cfg.crash_table = crash_table;
     if (crash_table) {
         unsigned start = atomic_load (&crash_table->starts);

@@ -180,7 +180,7 @@ kernel_oom_kills (void)
  * short (a culprit marked then is no more than the thread whose
  * allocation failed). */
 static void
-make_report (qc_crash_table_t *t, int sig, const char *prog, long long oom_before)
+make_report (qc_crash_table_t *t, int sig, int code, const char *prog, long long oom_before)
 {
     bool memory = atomic_load (&t->memory_short);
     uint32_t n = 0;
@@ -193,8 +193,12 @@ make_report (qc_crash_table_t *t, int sig, const char *prog, long long oom_befor
                     .key = t->slot[i].key};
         }
     t->nreport = n;
-    snprintf (t->reason, sizeof t->reason, "signal %d (%s)%s", sig, strsignal (sig),
-              memory ? " " QC_RESULT_CRASH_MEMORY : "");
+    if (sig)
+        snprintf (t->reason, sizeof t->reason, "signal %d (%s)%s", sig, strsignal (sig),
+                  memory ? " " QC_RESULT_CRASH_MEMORY : "");
+    else
+        snprintf (t->reason, sizeof t->reason, "exit %d (a library ended the process "
+                  "mid-slide: exit() on an error, or a sanitizer's report)", code);
     atomic_store (&t->memory_short, 0);
     /* the two deaths that are most often this machine's memory: the
      * broker fails a slide after them with a mark a rerun tries again */
@@ -202,7 +206,7 @@ make_report (qc_crash_table_t *t, int sig, const char *prog, long long oom_befor
        kill -9 read as "the OOM killer, or kill -9" sent them looking at
        memory (an operator's review) */
     long long oom_after = sig == SIGKILL ? kernel_oom_kills () : -1;
-    const char *hint = sig != SIGKILL
+    const char *hint = !sig ? "" : sig != SIGKILL
         ? (sig == SIGTRAP ? " (SIGTRAP: how GLib stops a process whose allocation failed: "
                             "memory ran out?)" : "")
         : oom_before < 0 || oom_after < 0 ? " (SIGKILL: the kernel's OOM killer, or kill -9)"
@@ -210,15 +214,26 @@ make_report (qc_crash_table_t *t, int sig, const char *prog, long long oom_befor
                                    "meanwhile, most likely this one: memory ran out)"
         : " (SIGKILL, and the kernel's OOM killer killed nothing meanwhile: a kill -9 from "
           "outside, or a user-space OOM killer such as earlyoom or systemd-oomd)";
-    qc_log (QC_LOG_ERROR, MOD, "%s: the worker process died of %s%s while running %u "
-            "task(s); they are reported to the broker", prog, t->reason, hint, n);
+    qc_log (QC_LOG_ERROR, MOD, "%s: the worker process %s %s%s while running %u "
+            "task(s); they are reported to the broker", prog, sig ? "died of" : "ended with",
+            t->reason, hint, n);
     for (unsigned i = 0; i < QC_CRASH_SLOTS; i++)
         atomic_store (&t->slot[i].state, SLOT_FREE);
     atomic_store (&t->nslots, 0);
 }
 
+/* Whether a slot of t runs a task (the child died mid-slide). */
+static bool
+any_running (qc_crash_table_t *t)
+{
+    for (unsigned i = 0; i < QC_CRASH_SLOTS; i++)
+        if (atomic_load (&t->slot[i].state) != SLOT_FREE)
+            return true;
+    return false;
+}
+
 int
-qc_supervise (const char *prog, qc_crash_table_t **table)
+qc_supervise (const char *prog, bool owned, qc_crash_table_t **table)
 {
     qc_crash_table_t *t = mmap (NULL, sizeof *t, PROT_READ | PROT_WRITE,
                                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -227,15 +242,17 @@ qc_supervise (const char *prog, qc_crash_table_t **table)
     memset (t, 0, sizeof *t);
     pid_t parent = getpid ();
     int backoff = 500, crashes = 0, start_fails = 0;
-    set_handler (SIGTERM, on_stop, SA_RESTART);
-    set_handler (SIGINT, on_stop, SA_RESTART);
+    /* owned: its owner ends it (supervise.h), a stray stop signal not */
+    void (*stop) (int) = owned ? SIG_IGN : on_stop;
+    set_handler (SIGTERM, stop, SA_RESTART);
+    set_handler (SIGINT, stop, SA_RESTART);
     /* a closed terminal stops the worker as SIGTERM does (drained), not
        the supervisor alone, whose death would kill the process running
        the tasks; unless started to outlive it (nohup: SIGHUP ignored) */
     struct sigaction hup;
-    bool hup_ignored = sigaction (SIGHUP, NULL, &hup) == 0 && hup.sa_handler == SIG_IGN;
-    if (!hup_ignored)
-        set_handler (SIGHUP, on_stop, SA_RESTART);
+    bool hup_ignored = owned || (sigaction (SIGHUP, NULL, &hup) == 0
+                                 && hup.sa_handler == SIG_IGN);
+    set_handler (SIGHUP, hup_ignored ? SIG_IGN : on_stop, SA_RESTART);
     for (;;) {
         atomic_fetch_add (&t->starts, 1);
         unsigned results_before = atomic_load (&t->results);
@@ -254,8 +271,8 @@ qc_supervise (const char *prog, qc_crash_table_t **table)
             prctl (PR_SET_PDEATHSIG, SIGKILL);
             if (getppid () != parent)
                 _exit (1);       /* the supervisor died before the line above */
-            set_handler (SIGTERM, SIG_DFL, 0);
-            set_handler (SIGINT, SIG_DFL, 0);
+            set_handler (SIGTERM, owned ? SIG_IGN : SIG_DFL, 0);
+            set_handler (SIGINT, owned ? SIG_IGN : SIG_DFL, 0);
             if (!hup_ignored)
                 set_handler (SIGHUP, SIG_DFL, 0);
             static const int crash[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
@@ -290,7 +307,13 @@ qc_supervise (const char *prog, qc_crash_table_t **table)
                 exit (0);
             continue;
         }
-        if (WIFEXITED (status) && WEXITSTATUS (status) != 0 && crashes > 0 && !s_stop
+        /* one that ended mid-slide on its own (a library's exit() on an
+           error, libjpeg's default; a sanitizer's report) is a crash:
+           else the slide ran again on a worker that never came back */
+        bool exited_mid_slide = WIFEXITED (status) && WEXITSTATUS (status) != 0 && !s_stop
+                                && any_running (t);
+        if (!exited_mid_slide && WIFEXITED (status) && WEXITSTATUS (status) != 0
+            && crashes > 0 && !s_stop
             && lived < QUICK_CRASH_MS && ++start_fails < QC_START_TRIES) {
             /* a child restarted after a crash that could not start (the
                first child's refusal is final: it would refuse again; one
@@ -305,12 +328,12 @@ qc_supervise (const char *prog, qc_crash_table_t **table)
                 exit (0);
             continue;
         }
-        if (WIFEXITED (status))
+        if (WIFEXITED (status) && !exited_mid_slide)
             exit (WEXITSTATUS (status));
-        int sig = WTERMSIG (status);
-        if (s_stop || sig == SIGTERM || sig == SIGINT || sig == SIGHUP)
+        int sig = exited_mid_slide ? 0 : WTERMSIG (status);
+        if (!exited_mid_slide && (s_stop || sig == SIGTERM || sig == SIGINT || sig == SIGHUP))
             exit (0);
-        make_report (t, sig, prog, oom_before);
+        make_report (t, sig, exited_mid_slide ? WEXITSTATUS (status) : 0, prog, oom_before);
         crashes++;
         start_fails = 0;
         bool progressed = atomic_load (&t->results) != results_before;

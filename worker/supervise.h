@@ -19,7 +19,9 @@
  *
  * A supervisor killed itself (kill -9) takes its child with it
  * (PR_SET_PDEATHSIG) and reports nothing: a vanished worker, no blame.
- * SIGTERM and SIGINT are passed on to the child, which drains. */
+ * SIGTERM and SIGINT are passed on to the child, which drains. A child
+ * that exits non-zero mid-slide (a library's exit() on an error) is a
+ * crash too: reported ("exit N") and restarted. */
 #ifndef QC_SUPERVISE_H
 #define QC_SUPERVISE_H
 
@@ -70,11 +72,14 @@ typedef struct qc_crash_table {
     atomic_uint results;
 } qc_crash_table_t;
 
-/* Forks the worker process and watches it; returns only in the child
+/* Forks the worker process and watches it (owned: by a process that ends
+ * it by its own means, qc-submit's one-process mode: SIGTERM, SIGINT and
+ * SIGHUP are ignored by both processes, which end when the worker
+ * exits 0); returns only in the child
  * (0, with *table set to the shared table) or on a supervision failure
  * (-1: the caller runs the worker unsupervised). The parent exits
  * with the child's exit code when the child exits on its own. */
-int qc_supervise (const char *prog, qc_crash_table_t **table);
+int qc_supervise (const char *prog, bool owned, qc_crash_table_t **table);
 
 /* In the child: the calling thread's slot (NULL when the table is full
  * or there is none); a crash signal in this thread marks it. */

@@ -59,6 +59,8 @@ typedef struct {
     uint32_t task_delay_ms;    /* tests only: sleep before each task */
     const char *test_crash_on; /* tests only: abort () on a slide whose
                                   path contains this */
+    const char *test_exit_on;  /* tests only: exit (3) on such a slide, as a
+                                  library that exits on an error does */
     const char *test_kill_on;  /* tests only: SIGKILL the process on such
                                   a slide (no culprit known) */
     const char *test_trouble_on;  /* tests only: fail such a slide for

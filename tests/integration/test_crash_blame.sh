@@ -198,3 +198,28 @@ check_exactly_once "$T/out7" "$T/list7"
 delays=$(grep -o 'restarting the worker process in [0-9]* s' "$T/worker-wp.log" | grep -o '[0-9]* s$' | tr '\n' ' ')
 [ "$delays" = "1 s 1 s 1 s " ] || fail "crashes between results: restart delays $delays, expected 1 s each"
 pass "a worker process that sent results before each of its 3 crashes was restarted after 1 s each time"
+
+# a worker process that exits mid-slide on its own (a library's exit()
+# on an error; a sanitizer's report) is a crash of that slide: reported
+# and restarted; before, its supervisor exited with it and the slide was
+# given to a worker that never came back
+kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
+port=$(free_port)
+head -5 "$T/list" >"$T/list8"
+echo "$T/cohort/POISON.svs" >>"$T/list8"
+start_broker $port --heartbeat-ms 200 --max-deaths 1
+start_worker $port wx --slots 1 --heartbeat-ms 200 --test-exit-on POISON
+wx=$WORKER_PID
+wait_for "worker registered" 10 "workers_registered $port 1"
+timeout 120 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out8" --list "$T/list8" \
+    >"$T/submit8.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "exit mid-slide: qc-submit exit $rc, expected 1: $(tail -3 "$T/submit8.log")"
+check_exactly_once "$T/out8" "$T/list8"
+[ "$(wc -l <"$T/out8/error.log")" -eq 1 ] \
+    && grep -q "POISON.svs.*crashed while running it: exit 3 (a library ended the process mid-slide" "$T/out8/error.log" \
+    || fail "exit mid-slide, the failures: $(cat "$T/out8/error.log")"
+grep -q "the worker process ended with exit 3 (a library ended the process mid-slide.*while running 1 task" \
+    "$T/worker-wx.log" || fail "exit mid-slide: the supervisor did not report it"
+kill -0 $wx 2>/dev/null || fail "exit mid-slide: the supervisor exited"
+pass "a worker process that exited mid-slide was a crash of that slide: reported, restarted, the others passed"
