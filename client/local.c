@@ -99,13 +99,15 @@ child_end (pid_t pid, int *order_fd)
         ;
 }
 
-/* A private folder for the broker's ipc socket: $XDG_RUNTIME_DIR (the
- * user's own), else the temporary folder; a socket path must be short
- * (108 bytes). */
+/* A private folder for the broker's ipc socket: in the temporary folder
+ * ($TMPDIR, else /tmp), else $XDG_RUNTIME_DIR, which systemd-logind
+ * removes at the user's logout (a `nohup qc-submit &` left overnight
+ * lost its socket, and a worker started again could not connect: a
+ * tester's review); a socket path must be short (108 bytes). */
 static int
 private_dir (char *dir, size_t cap)
 {
-    const char *bases[] = {getenv ("XDG_RUNTIME_DIR"), getenv ("TMPDIR"), "/tmp"};
+    const char *bases[] = {getenv ("TMPDIR"), "/tmp", getenv ("XDG_RUNTIME_DIR")};
     for (size_t i = 0; i < sizeof bases / sizeof bases[0]; i++) {
         if (!bases[i] || bases[i][0] != '/' || strlen (bases[i]) > 60)
             continue;
@@ -215,7 +217,7 @@ qc_local_start_with (const qc_local_config_t *cfg, char *err, size_t errlen)
     if (s_child.pid > 0 && private_dir (self->dir, sizeof self->dir) != 0) {
         dir_errno = errno;
         snprintf (self->slots_note, sizeof self->slots_note, "cannot make a private folder "
-                  "for the worker's socket in $XDG_RUNTIME_DIR, $TMPDIR or /tmp (%s): the "
+                  "for the worker's socket in $TMPDIR, /tmp or $XDG_RUNTIME_DIR (%s): the "
                   "slides run in this process, and a slide that crashes a library ends the "
                   "run (set TMPDIR to a folder of yours)", strerror (dir_errno));
     }

@@ -9,7 +9,7 @@
  * blames and fails them as it does a remote worker's (broker/sched.h);
  * the run goes on. The user still starts one command and needs nothing
  * else: the broker stays in qc-submit, reached over an ipc:// socket in
- * a folder only this user can enter.
+ * a folder only this user can enter (client/local.c, private_dir).
  *
  * It is forked early (qc_local_prepare, client/local.h), before
  * qc-submit starts any thread or ZeroMQ (neither survives a fork), and

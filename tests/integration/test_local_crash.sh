@@ -50,6 +50,11 @@ poisoned crash "slide ran 3 times without a result (crashed.*crashed while runni
 grep -q "local: the worker process died of signal 6 (Aborted) while running 1 task" "$T/crash.log" \
     || fail "the crash was not said: $(cat "$T/crash.log")"
 grep -q "^8 slides: 7 passed, 1 failed" "$T/crash.log" || fail "crash: the summary: $(tail -3 "$T/crash.log")"
+# each crash named its slide: the worker process started again after 1 s
+# each time, not after a delay doubling to a minute (9 crashing slides of
+# 12 took 25 minutes)
+delays=$(grep -o 'restarting the worker process in [0-9]* s' "$T/crash.log" | grep -o '[0-9]* s$' | sort -u | tr '\n' ' ')
+[ "$delays" = "1 s " ] || fail "crash: restart delays '$delays', expected 1 s each"
 [ -z "$(ls -A "$TMPDIR")" ] || fail "a socket folder was left: $(ls -A "$TMPDIR")"
 pass "a slide that crashes the one-process mode's worker failed after its runs; 7 others passed in the same run"
 
