@@ -656,6 +656,7 @@ qc_session_run (const qc_session_config_t *cfg)
     qc_waiting_init (&s.waiting, cfg->wait_warn_s, s.resource ? s.resource : cfg->resource,
                      cfg->endpoint, s.last_heard);
     s.waiting.server_key = cfg->server_key;
+    s.waiting.local = cfg->local;
     zpoller_t *poller = zpoller_new (s.sock, NULL);
     int64_t lost_after = (int64_t) cfg->heartbeat_ms * cfg->liveness;
     if (!cfg->attach_job)
@@ -678,7 +679,10 @@ qc_session_run (const qc_session_config_t *cfg)
             /* not fatal: a broker with a state folder comes back with
              * the job, and the heartbeats find it */
             s.silent = true;
-            if (!cfg->quiet) {
+            /* the one-process mode's broker is this process: silent, it
+               was stopped (SIGSTOP, a suspended laptop), and there is no
+               other broker to wait for or attach to */
+            if (!cfg->quiet && !cfg->local) {
                 char line[6000], attach[4096];
                 const char *why = qc_handshake_why (s.hs);
                 snprintf (line, sizeof line, "qc-submit: broker %s silent for %" PRId64

@@ -99,6 +99,15 @@ qc_waiting_on_status (qc_waiting_t *w, const qc_msg_t *m, uint64_t job, qc_progr
                   "(--cpu-only) and %s of the %zu worker%s connected to %s has one; "
                   "start %s (still waiting)", secs, n == 1 ? "not one" : "none", n,
                   qc_plural (n), w->endpoint, start);
+    } else if (!with_gpu && !with_slots && w->local) {
+        /* the one-process mode's own worker process: starting, or
+           started again after a crash (its lines above say why); not one
+           to start by hand on a private socket (a tester's review) */
+        snprintf (line, sizeof line, "waiting %ld s: qc-submit's worker process is not "
+                  "connected now (%s) (still waiting)", secs, w->workers_seen
+                  ? "it is started again by itself after a crash, within a minute: the "
+                    "lines above say why it stopped"
+                  : "it is starting");
     } else if (!with_gpu && !with_slots && w->workers_seen) {
         /* workers were there: most likely one whose process died and
          * whose supervisor starts it again after a back-off (up to a

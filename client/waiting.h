@@ -28,6 +28,8 @@ typedef struct {
     int64_t next;             /* when to ask next */
     int64_t again;            /* ms between asks: doubles while busy */
     unsigned said;            /* times a missing worker was reported */
+    bool local;               /* the one-process mode: its own worker
+                                 process, never one to start by hand */
     size_t workers_seen;      /* the most workers a STATUS_REPLY or the
                                  job's results showed (qc_waiting_worked) */
 } qc_waiting_t;

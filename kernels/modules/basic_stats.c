@@ -34,8 +34,8 @@ set_mpp (qc_run_t *run, const char *column, const char *prop, int *missing,
         }
     }
     *value = v;
-    if (v == 0)
-        *missing = 1;
+    if (v == 0 && !(s && *s))
+        *missing = 1;             /* one there but no number was said above */
     return qc_run_set (run, column, "%s",
                        v > 0 ? qc_pyfloat (v, buf, sizeof buf) : "NA");
 }
@@ -92,6 +92,8 @@ run_basic_stats (qc_run_t *run)
         qc_run_warn (run, "Unknown microns per pixel (no openslide.mpp-x/mpp-y "
                      "in the slide's metadata)");
     /* recorded as the slide says (HistoQC does), but said */
+    else if (mx == 0 || my == 0)
+        ;                         /* not a number: said by set_mpp */
     else if (mx < MPP_PLAUSIBLE_MIN || mx > MPP_PLAUSIBLE_MAX
              || my < MPP_PLAUSIBLE_MIN || my > MPP_PLAUSIBLE_MAX)
         qc_run_warn (run, "microns per pixel %g x %g (openslide.mpp-x, mpp-y) is no scan's "

@@ -3,7 +3,8 @@
 # value is recorded without a word; one no scanner makes (9e+299 µm, a
 # damaged or hand-edited tag) is recorded as HistoQC does, with a warning
 # that says so; one that is no number (1e9999 overflows) is NA, warned as
-# unknown. Each slide passes: its size is judged by its magnification.
+# unknown; one that is there but no finite number (inf) is NA, said once.
+# Each slide passes: its size is judged by its magnification.
 . "$(dirname "$0")/lib.sh"
 
 [ -x "$BIN/qc-mkslide" ] || fail "bin/qc-mkslide not built"
@@ -14,10 +15,11 @@ import sys
 t = sys.argv[1]
 d = open(t + "/base.svs", "rb").read()
 assert d.count(b"MPP = 0.2500") >= 1, "no MPP = 0.2500 in the description"
-for name, val in (("huge", b"9e+299"), ("overflow", b"1e9999")):
+for name, val in (("huge", b"9e+299"), ("overflow", b"1e9999"), ("infinite", b"   inf")):
     open("%s/%s.svs" % (t, name), "wb").write(d.replace(b"MPP = 0.2500", b"MPP = " + val))
 PY
-"$BIN/qc-submit" -w 1 -o "$T/out" "$T/base.svs" "$T/huge.svs" "$T/overflow.svs" >"$T/run.log" 2>&1 \
+"$BIN/qc-submit" -w 1 -o "$T/out" "$T/base.svs" "$T/huge.svs" "$T/overflow.svs" "$T/infinite.svs" \
+    >"$T/run.log" 2>&1 \
     || fail "exit $?: $(tail -3 "$T/run.log")"
 col() {  # col SLIDE NAME: the value of column NAME in SLIDE's row
     awk -F'\t' -v s="$1" -v c="$2" '
@@ -33,4 +35,9 @@ grep -q "\[huge.svs\] BasicModule.getBasicStats: microns per pixel 9e+299 x 9e+2
 grep -q "\[overflow.svs\] BasicModule.getBasicStats: Unknown microns per pixel" "$T/run.log" \
     || fail "the overflowing MPP was not said unknown: $(cat "$T/run.log")"
 grep "\[base.svs\]" "$T/run.log" | grep -qi "microns per pixel" && fail "base.svs warned: $(cat "$T/run.log")"
-pass "microns per pixel: a plausible one recorded, 9e+299 recorded and warned, an overflow NA"
+# a value there but no number: said so, once, not also "unknown"
+grep -q "\[infinite.svs\] BasicModule.getBasicStats: openslide.mpp-x '.*inf' is not a positive number; recorded as NA" \
+    "$T/run.log" || fail "the infinite MPP was not said: $(cat "$T/run.log")"
+grep "\[infinite.svs\]" "$T/run.log" | grep -q "Unknown microns" && fail "infinite.svs said unknown too"
+[ "$(col infinite.svs mpp_x)" = "NA" ] || fail "infinite.svs mpp_x: '$(col infinite.svs mpp_x)'"
+pass "microns per pixel: a plausible one recorded, 9e+299 recorded and warned, an overflow NA, inf NA said once"

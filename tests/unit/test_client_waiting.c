@@ -95,6 +95,10 @@ main (void)
     qc_waiting_on_status (&w, &busy, 1, &quiet);
     qc_waiting_init (&w, 10, QC_RES_ANY, "tcp://127.0.0.1:2", 0);
     CHECK (qc_waiting_due (&w, 10000) && qc_waiting_on_status (&w, &none, 1, &quiet));
+    /* the one-process mode's own worker process: never one to start */
+    qc_waiting_init (&w, 10, QC_RES_ANY, "ipc:///tmp/qc-submit-x/broker", 0);
+    w.local = true;
+    CHECK (qc_waiting_due (&w, 10000) && qc_waiting_on_status (&w, &none, 1, &quiet));
     fflush (stderr);
     dup2 (saved, 2);
     close (saved);
@@ -132,5 +136,8 @@ main (void)
     CHECK (!strstr (said, "job 1 has 4 slides queued"), "-q said how the job stands: %s", said);
     CHECK (strstr (said, "no worker is connected to tcp://127.0.0.1:2"),
            "-q kept back a missing worker: %s", said);
+    CHECK (strstr (said, "waiting 10 s: qc-submit's worker process is not connected now (it "
+                         "is starting) (still waiting)\n")
+           && !strstr (said, "qc-worker --connect ipc://"), "one-process mode: %s", said);
     return check_done ("test_client_waiting");
 }
