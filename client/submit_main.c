@@ -8,6 +8,7 @@
  * submit_histoqc.c, its --help in submit_usage.c. */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -449,6 +450,12 @@ int
 main (int argc, char **argv)
 {
     qc_cli_std_fds ();   /* before any file is opened: see cli.h */
+    /* SIGINT stops it even where a script started it ignored (a
+       background job), from the start: the handler comes once the cohort
+       is listed, and a kill -INT while a slow list was read was lost (a
+       tester's review); until then nothing is written that a stop would
+       cut */
+    signal (SIGINT, SIG_DFL);
     options_t o = {.timeout_s = 10, .wait_warn_s = 10, .resource = QC_RES_ANY};
     qc_cohort_t cohort = {0};
     qc_client_assets_t assets = {0};
