@@ -439,6 +439,11 @@ runs_url (const qc_rerun_t *plan)
     return false;
 }
 
+/* Descriptors the output folder may hold open at once: results.tsv,
+ * error.log, qc.log, the journal, a rewrite's copy, a slide's image and
+ * its folder, the lock, with room. */
+#define OUTPUT_FDS 12
+
 /* The session's look at the one-process mode's worker (client/local.h). */
 static const char *
 local_gone (void *arg)
@@ -630,6 +635,17 @@ main (int argc, char **argv)
                              .config_text = config_id,
                              .force = o.force, .attach_job = o.attach};
     bool busy;
+    /* the output folder's files (results, errors, log, journal, a
+       slide's images): refused here, as a machine's limit (exit 2), not
+       midway as a write that failed (exit 5: a workflow manager retries
+       that for ever: a tester's review at ulimit -n 24) */
+    if (qc_fds_short_say (OUTPUT_FDS, err, sizeof err)) {
+        fprintf (stderr, "%s: too few file descriptors to write the results: %s\n", prog, err);
+        free (cols);
+        free (cmdline);
+        free (config_real);
+        goto out;
+    }
     out = qc_output_open (&oc, o.attach != 0, &busy, err, sizeof err);
     free (cols);
     free (cmdline);
@@ -726,6 +742,13 @@ main (int argc, char **argv)
         }
         if (qc_local_slots_note (local))
             fprintf (stderr, "%s: %s\n", prog, qc_local_slots_note (local));
+        /* its broker's sockets took some */
+        if (qc_fds_short_say (OUTPUT_FDS, err, sizeof err)) {
+            fprintf (stderr, "%s: too few file descriptors to write the results beside "
+                     "the one-process broker: %s\n", prog, err);
+            rc = QC_EXIT_USAGE;
+            goto out;
+        }
     }
     qc_session_config_t sc = submit_session_of (&o, curve, out);
     sc.endpoint = o.broker ? o.broker : qc_local_endpoint (local);
