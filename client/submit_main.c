@@ -26,13 +26,11 @@
 #include "client/shell_word.h"
 #include "kernels/pipeline/pipeline.h"
 #include "shared/cli.h"
-#include "shared/fatal_note.h"
 #include "shared/curve.h"
 #include "shared/endpoint.h"
 #include "shared/log.h"
 #include "shared/socket_new.h"
 #include "shared/url.h"
-#include "worker/slide_fetch.h"
 
 static const char *prog = SUBMIT_PROG;
 
@@ -427,30 +425,6 @@ config_identity_text (const options_t *o, const qc_client_assets_t *assets)
     return id;
 }
 
-/* True when a slide of the run is read over HTTP(S) (and so needs the
- * worker's slide cache). */
-static bool
-runs_url (const qc_rerun_t *plan)
-{
-    char why[256];
-    for (size_t i = 0; i < plan->nrun; i++)
-        if (qc_url_classify (plan->run[i], why, sizeof why) >= QC_URL_HTTP)
-            return true;
-    return false;
-}
-
-/* Descriptors the output folder may hold open at once: results.tsv,
- * error.log, qc.log, the journal, a rewrite's copy, a slide's image and
- * its folder, the lock, with room. */
-#define OUTPUT_FDS 12
-
-/* The session's look at the one-process mode's worker (client/local.h). */
-static const char *
-local_gone (void *arg)
-{
-    return qc_local_gone (arg);
-}
-
 int
 main (int argc, char **argv)
 {
@@ -635,11 +609,8 @@ main (int argc, char **argv)
                              .config_text = config_id,
                              .force = o.force, .attach_job = o.attach};
     bool busy;
-    /* the output folder's files (results, errors, log, journal, a
-       slide's images): refused here, as a machine's limit (exit 2), not
-       midway as a write that failed (exit 5: a workflow manager retries
-       that for ever: a tester's review at ulimit -n 24) */
-    if (qc_fds_short_say (OUTPUT_FDS, err, sizeof err)) {
+    /* the output folder's files: refused here (submit_options.h) */
+    if (qc_fds_short_say (SUBMIT_OUTPUT_FDS, err, sizeof err)) {
         fprintf (stderr, "%s: too few file descriptors to write the results: %s\n", prog, err);
         free (cols);
         free (cmdline);
@@ -691,70 +662,13 @@ main (int argc, char **argv)
             goto out;
         }
     }
-    if (!o.broker) {
-        /* the cache folder checked while records still reach the
-           terminal: its warning (a folder others may read) is said once
-           a process, here, and was lost once they went to the stream,
-           which has none yet (a user's review) */
-        if (o.cache_dir && qc_slide_fetch_check_dir (o.cache_dir, err, sizeof err)) {
-            fprintf (stderr, "%s: --cache: %s\n", prog, err);
-            rc = QC_EXIT_USAGE;
-            goto out;
-        }
-        /* the default cache folder (a read-only or missing HOME under
-           cron or a service account) is checked too when a slide needs
-           it: else the local worker starts without a cache, unheard
-           (its records have no stream yet), and fails each URL slide
-           with no reason a rerun would look past */
-        if (!o.cache_dir && runs_url (&plan) && qc_slide_fetch_check_dir (NULL, err, sizeof err)) {
-            fprintf (stderr, "%s: slides by URL are kept in a cache folder, and the default "
-                     "one cannot be used: %s%s\n", prog, err,
-                     strstr (err, "--cache") ? "" : " (give --cache DIR)");
-            rc = QC_EXIT_USAGE;
-            goto out;
-        }
-        /* one process: our own records come back through the stream */
-        qc_log_set_stderr_enabled (0);
-        if (qc_cli_need_address_space (prog, 128, "a slide needs a hundred MB or more")) {
-            rc = QC_EXIT_USAGE;
-            goto out;
-        }
-        /* the slides run in a supervised process (a slide that crashes
-           it is failed, the run goes on); should this one crash, say
-           what to do */
-        static char advice[4600];
-        snprintf (advice, sizeof advice, "run the same command again%s to go on", o.again);
-        qc_fatal_note_install (prog, advice);
-        qc_local_config_t lc = {.slots = (uint32_t) o.workers, .cache_dir = o.cache_dir,
-                                .cache_max = o.cache_max,
-                                .http_stall_s = (uint32_t) o.http_stall_s,
-                                .http_attempts = (uint32_t) o.http_attempts,
-                                .task_timeout_s = (uint32_t) o.task_timeout_s,
-                                .test_crash_on = o.test_crash_on,
-                                .test_kill_on = o.test_kill_on,
-                                .test_hang_on = o.test_hang_on};
-        unsigned refused = qc_socket_refusals ();
-        if (!(local = qc_local_start_with (&lc, err, sizeof err))) {
-            fprintf (stderr, "%s: %s\n", prog, err);
-            /* too low a ulimit -n is this machine's configuration */
-            rc = qc_refusal_say (refused, NULL, 0) ? QC_EXIT_USAGE : QC_EXIT_NO_BROKER;
-            goto out;
-        }
-        if (qc_local_slots_note (local))
-            fprintf (stderr, "%s: %s\n", prog, qc_local_slots_note (local));
-        /* its broker's sockets took some */
-        if (qc_fds_short_say (OUTPUT_FDS, err, sizeof err)) {
-            fprintf (stderr, "%s: too few file descriptors to write the results beside "
-                     "the one-process broker: %s\n", prog, err);
-            rc = QC_EXIT_USAGE;
-            goto out;
-        }
-    }
+    if (!o.broker && (rc = submit_local_start (&o, &plan, &local)) != QC_EXIT_OK)
+        goto out;
     qc_session_config_t sc = submit_session_of (&o, curve, out);
     sc.endpoint = o.broker ? o.broker : qc_local_endpoint (local);
     sc.local = !o.broker;
     if (local) {
-        sc.local_gone = local_gone;
+        sc.local_gone = submit_local_gone;
         sc.local_arg = local;
     }
     sc.slides = plan.run;

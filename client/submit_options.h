@@ -1,7 +1,8 @@
 /* qc-submit's options as parsed (client/submit_main.c), and the parts
  * of the run that live in files of their own: HistoQC's command-line
- * habits (submit_histoqc.c) and fetching the folder's unfinished job
- * first (submit_attach.c). */
+ * habits (submit_histoqc.c), fetching the folder's unfinished job
+ * first (submit_attach.c) and the one-process mode's start
+ * (submit_local.c). */
 #ifndef QC_SUBMIT_OPTIONS_H
 #define QC_SUBMIT_OPTIONS_H
 
@@ -10,7 +11,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "client/local.h"
 #include "client/output.h"
+#include "client/rerun.h"
 #include "client/session.h"
 #include "shared/curve.h"
 
@@ -53,6 +56,20 @@ void submit_make_symlink (const options_t *o);
  * timings and how much to say; the caller adds the job's side. */
 qc_session_config_t submit_session_of (const options_t *o, const qc_curve_client_t *curve,
                                        qc_output_t *out);
+/* Descriptors the output folder may hold open at once: results.tsv,
+ * error.log, qc.log, the journal, a rewrite's copy, a slide's image and
+ * its folder, the lock, with room. Too few is refused before the run
+ * (exit 2), not met midway as a write that failed (exit 5, which a
+ * workflow manager retries for ever: a tester's review at ulimit -n 24). */
+#define SUBMIT_OUTPUT_FDS 12
+
+/* The one-process mode started: the checks its worker needs, then the
+ * broker here and the worker in its process (submit_local.c).
+ * QC_EXIT_OK with *local set, else the exit code (said). */
+int submit_local_start (const options_t *o, const qc_rerun_t *plan, qc_local_t **local);
+/* For the session (qc_session_config_t's local_gone): qc_local_gone. */
+const char *submit_local_gone (void *arg);
+
 /* qc-submit's --help: usage, options, exit codes (submit_usage.c). */
 void submit_usage (FILE *to);
 
