@@ -222,8 +222,10 @@ make_report (qc_crash_table_t *t, int sig, int code, const char *prog, long long
         atomic_store (&t->slot[i].state, SLOT_FREE);
     atomic_store (&t->nslots, 0);
     /* a slide's own: a crash signal in its thread (or the one slide
-       running), memory not short */
-    return !memory && n > 0 && (named == 0 || n == 1);
+       running), memory not short; not the deaths that are most often
+       the machine's memory (SIGKILL, SIGTRAP), after which a machine
+       short of memory is given the growing while */
+    return !memory && n > 0 && (named == 0 || n == 1) && sig != SIGKILL && sig != SIGTRAP;
 }
 
 /* Whether a slot of t runs a task (the child died mid-slide). */
