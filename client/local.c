@@ -195,13 +195,6 @@ child_start (qc_local_t *self, const qc_local_config_t *cfg, char *err, size_t e
 }
 
 qc_local_t *
-qc_local_start (uint32_t slots, char *err, size_t errlen)
-{
-    qc_local_config_t cfg = { .slots = slots };
-    return qc_local_start_with (&cfg, err, errlen);
-}
-
-qc_local_t *
 qc_local_start_with (const qc_local_config_t *cfg, char *err, size_t errlen)
 {
     qc_local_t *self = calloc (1, sizeof *self);

@@ -15,17 +15,14 @@ typedef struct qc_local qc_local_t;
 
 /* Forks the process that will run the worker, before this process starts
  * any thread or ZeroMQ (neither survives a fork); it waits for
- * qc_local_start and ends, unused, when this process exits. 0, or -1
- * (no fork: qc_local_start runs the worker in this process). */
+ * qc_local_start_with and ends, unused, when this process exits. 0, or
+ * -1 (no fork: qc_local_start_with runs the worker in this process). */
 int qc_local_prepare (void);
 
-/* Starts a broker and a worker with `slots` executors. The endpoint the
- * client should connect to is qc_local_endpoint(). */
-qc_local_t *qc_local_start (uint32_t slots, char *err, size_t errlen);
-
-/* The same, with the worker's slide cache for slides by URL (qc-submit
- * --cache, --cache-max: worker/slide_fetch.h; NULL and 0: the
- * defaults). */
+/* Starts a broker and a worker of these settings (its slide cache for
+ * slides by URL: qc-submit --cache, --cache-max, worker/slide_fetch.h;
+ * NULL and 0: the defaults). The endpoint the client should connect to
+ * is qc_local_endpoint(). */
 typedef struct {
     uint32_t slots;           /* 0: one per core */
     const char *cache_dir;
@@ -34,8 +31,8 @@ typedef struct {
     uint32_t http_attempts;   /* (0: their defaults) */
     uint32_t task_timeout_s;  /* qc-broker --task-timeout (0: its default) */
     const char *test_crash_on;  /* tests only: qc-worker's --test-crash-on, */
-    const char *test_kill_on;   /* --test-kill-on, --test-hang-on (a */
-    const char *test_hang_on;   /* prepared worker only) */
+    const char *test_kill_on;   /* --test-kill-on, --test-hang-on */
+    const char *test_hang_on;
 } qc_local_config_t;
 qc_local_t *qc_local_start_with (const qc_local_config_t *cfg, char *err,
                                  size_t errlen);

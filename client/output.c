@@ -271,9 +271,6 @@ same_columns (char *const *a, size_t na, char *const *b, size_t nb)
     return true;
 }
 
-/* Chooses the columns rows are written in: the config's, plus the path
- * column; an existing results.tsv's when they agree (its own when it
- * predates the path column), a new header with -f, else a refusal. */
 /* .qc-config's first line, "sha256 HEX": the identity into id (left as
  * it is when the line is not of that form). */
 static void
@@ -371,6 +368,9 @@ say_config_diff (const qc_output_t *o, const char *now_text, char *what, size_t 
                   "the order of their sections or keys.)");
 }
 
+/* Chooses the columns rows are written in: the config's, plus the path
+ * column; an existing results.tsv's when they agree (its own when it
+ * predates the path column), a new header with -f, else a refusal. */
 static int
 choose_columns (qc_output_t *o, const qc_output_config_t *cfg, char *err, size_t errlen)
 {

@@ -145,14 +145,19 @@ qc_warn_once_first (qc_warn_once_t *self, const qc_msg_t *m)
     if (asprintf (&who, m->task ? "%" PRIu64 "\t%s" : "-%" PRIu64 "\t%s",
                   m->task ? m->task : ++anonymous, slide) < 0)
         who = NULL;
+    /* the kind's words (its family's, or "module: message"), and its key:
+       the level and those words */
+    char *text = NULL;
     const char *family = NULL;
     for (size_t i = 0; b && !family && i < sizeof families / sizeof families[0]; i++)
         if (strstr (b, families[i].needle))
             family = families[i].family;
-    if (b && family && asprintf (&key, "%u\t\t%s", m->level, family) < 0)
-        key = NULL;
-    else if (b && !family
-             && asprintf (&key, "%u\t%s\t%s", m->level, m->module ? m->module : "", b) < 0)
+    if (b && family)
+        text = strdup (family);
+    else if (b && asprintf (&text, "%s%s%s", m->module ? m->module : "",
+                            m->module ? ": " : "", b) < 0)
+        text = NULL;
+    if (text && asprintf (&key, "%u\t%s", m->level, text) < 0)
         key = NULL;
     if (key) {
         kind_t *k = zhashx_lookup (self->kinds, key);
@@ -160,13 +165,9 @@ qc_warn_once_first (qc_warn_once_t *self, const qc_msg_t *m)
             first = false;
         else if (zhashx_size (self->kinds) < MAX_KINDS && (k = calloc (1, sizeof *k))) {
             k->level = m->level;
-            if (family)
-                k->text = strdup (family);
-            else if (asprintf (&k->text, "%s%s%s", m->module ? m->module : "",
-                               m->module ? ": " : "", b) < 0)
-                k->text = NULL;
-            if (!k->text || !(k->slides = zhashx_new ())
-                || zhashx_insert (self->kinds, key, k)) {
+            k->text = text;
+            text = NULL;
+            if (!(k->slides = zhashx_new ()) || zhashx_insert (self->kinds, key, k)) {
                 zhashx_destroy (&k->slides);
                 free (k->text);
                 free (k);
@@ -186,6 +187,7 @@ qc_warn_once_first (qc_warn_once_t *self, const qc_msg_t *m)
     }
     free (who);
     free (key);
+    free (text);
     free (a);
     free (b);
     return first;

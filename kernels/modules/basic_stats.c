@@ -91,11 +91,11 @@ run_basic_stats (qc_run_t *run)
     if (no_mpp)
         qc_run_warn (run, "Unknown microns per pixel (no openslide.mpp-x/mpp-y "
                      "in the slide's metadata)");
-    /* recorded as the slide says (HistoQC does), but said */
-    else if (mx == 0 || my == 0)
-        ;                         /* not a number: said by set_mpp */
-    else if (mx < MPP_PLAUSIBLE_MIN || mx > MPP_PLAUSIBLE_MAX
-             || my < MPP_PLAUSIBLE_MIN || my > MPP_PLAUSIBLE_MAX)
+    /* recorded as the slide says (HistoQC does), but said; one that is
+       no number (0 here) was said by set_mpp */
+    else if (mx > 0 && my > 0
+             && (mx < MPP_PLAUSIBLE_MIN || mx > MPP_PLAUSIBLE_MAX
+                 || my < MPP_PLAUSIBLE_MIN || my > MPP_PLAUSIBLE_MAX))
         qc_run_warn (run, "microns per pixel %g x %g (openslide.mpp-x, mpp-y) is no scan's "
                      "pixel size (%g to %g µm): recorded as the slide says; its metadata is "
                      "likely damaged", mx, my, MPP_PLAUSIBLE_MIN, MPP_PLAUSIBLE_MAX);

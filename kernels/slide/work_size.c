@@ -62,26 +62,13 @@ qc_work_size_parse (const char *text, qc_work_size_t *out)
     return 0;
 }
 
+/* A positive finite number as a slide's metadata writes it, spaces
+ * around it, and after it one letter of unit (NULL or "": none) taken:
+ * a magnification is written "40", "20.0", and "40x" or "40X" (the step
+ * reading it for results.tsv took that, the one sizing the image did
+ * not: the row said 40, the slide failed). */
 static int
-parse_property_number (const char *s, double *out)
-{
-    if (!s)
-        return -1;
-    char *end;
-    double v = strtod (s, &end);
-    while (end != s && isspace ((unsigned char) *end))
-        end++;
-    if (end == s || *end || !isfinite (v) || !(v > 0.0))
-        return -1;
-    *out = v;
-    return 0;
-}
-
-/* A magnification as a slide's metadata writes it: "40", "20.0", and
- * "40x" or "40X" (the step reading it for results.tsv took that, the
- * one sizing the image did not: the row said 40, the slide failed). */
-static int
-parse_mag (const char *s, double *out)
+parse_property_number_in (const char *s, const char *units, double *out)
 {
     if (!s)
         return -1;
@@ -91,14 +78,21 @@ parse_mag (const char *s, double *out)
         return -1;
     while (isspace ((unsigned char) *end))
         end++;
-    if (*end == 'x' || *end == 'X')
+    if (*end && units && strchr (units, *end)) {
         end++;
-    while (isspace ((unsigned char) *end))
-        end++;
+        while (isspace ((unsigned char) *end))
+            end++;
+    }
     if (*end || !isfinite (v) || !(v > 0.0))
         return -1;
     *out = v;
     return 0;
+}
+
+static int
+parse_property_number (const char *s, double *out)
+{
+    return parse_property_number_in (s, NULL, out);
 }
 
 int
@@ -114,7 +108,7 @@ qc_region_base_mag_said (const qc_slide_t *slide, double fallback, double *mag,
         double v = 0;
         if (!s)
             continue;
-        if (parse_mag (s, &v) != 0) {
+        if (parse_property_number_in (s, "xX", &v) != 0) {
             if (warn)
                 warn (arg, keys[i], s, "is not a magnification");
         } else if (v > QC_MAX_BASE_MAG) {
