@@ -5,7 +5,12 @@
  * Can't Read 'macro' Image from Slide's Associated Images" and no file.
  * HistoQC's config writes "dim: 500", which HistoQC does not read (it
  * reads small_dim); "dim" is ignored here too, with a note that says so
- * (kernels/pipeline/pipeline_check.c, retired keys). */
+ * (kernels/pipeline/pipeline_check.c, retired keys).
+ * A macro image that cannot be read (its strips damaged, its data
+ * corrupt, too large) is said in a warning and not saved: it is a photo
+ * of the glass, not a measure of the tissue, and the slide's QC goes on
+ * (HistoQC's exception failed the slide; a lab lost the QC of a slide
+ * whose scanner wrote a bad label photo). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,8 +53,11 @@ run (qc_run_t *run)
     qc_rgb_t *macro = qc_slide_read_associated (run->slide, "macro",
                                                 MAX_MACRO_PIXELS, err,
                                                 sizeof err);
-    if (!macro)
-        return qc_run_fail (run, "%s", err);
+    if (!macro) {
+        qc_run_warn (run, "%s- saveMacro: the 'macro' image is not saved: %s "
+                     "(the slide's QC does not need it)", run->filename, err);
+        return 0;
+    }
     int ow, oh;
     qc_save_macro_size (macro->w, macro->h, dim, &ow, &oh);
     qc_rgb_t *out = qc_rgb_new (ow, oh);

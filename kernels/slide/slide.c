@@ -2,6 +2,7 @@
  * source.h for the readers' contract). */
 #include "kernels/slide/slide.h"
 #include "kernels/slide/slide_why.h"
+#include "kernels/slide/slide_int.h"
 #include "kernels/slide/openslide_log.h"
 #include "kernels/slide/source.h"
 #include "kernels/slide/tiff_direct.h"
@@ -38,30 +39,8 @@ static const qc_slide_reader_ops_t *const reader_table[] = {
     &qc_slide_reader_openslide,
 };
 #define NREADERS (sizeof reader_table / sizeof *reader_table)
+_Static_assert (NREADERS == QC_SLIDE_NREADERS, "slide_int.h's count of readers");
 
-typedef struct {
-    int64_t w, h;
-    double downsample;
-} level_t;
-
-typedef struct {
-    const qc_slide_reader_ops_t *ops;
-    void *state;
-} reader_t;
-
-struct qc_slide {
-    openslide_t *osr;     /* opened by path */
-    qc_byte_source_t *src;    /* or opened from this (not ours) */
-    qc_tiff_meta_t *meta;     /* ... with this metadata */
-    char *path;           /* NULL with src */
-    char *name;
-    int nlevels;
-    level_t *levels;
-    uint8_t bg[3];        /* openslide.background-color, else white */
-    reader_t readers[NREADERS];   /* those that opened, in table order */
-    size_t nreaders;
-    char readers_text[64];
-};
 
 void
 qc_slide_close (qc_slide_t **self_p)
@@ -264,7 +243,7 @@ static int
 open_openslide (qc_slide_t *self, char *err, size_t errlen)
 {
     if (qc_slide_check_file (self->path, err, errlen) != 0
-        || qc_slide_check_tiff (self->path, err, errlen) != 0)
+        || qc_slide_check_tiff (self->path, &self->side_damaged, err, errlen) != 0)
         return -1;
     qc_openslide_log_clear ();
     self->osr = openslide_open (self->path);
@@ -709,74 +688,4 @@ qc_slide_fetch_level (qc_slide_t *self, int level, const atomic_int *cancel,
             return qc_tiff_direct_fetch_level (self->readers[i].state, level,
                                                cancel, err, errlen);
     return 0;
-}
-
-int
-qc_slide_has_associated (const qc_slide_t *self, const char *name)
-{
-    if (!self || !name)
-        return 0;
-    if (self->meta)
-        return qc_tiff_meta_image_size (self->meta, name, NULL, NULL) == 0;
-    const char *const *names = openslide_get_associated_image_names (self->osr);
-    for (size_t i = 0; names && names[i]; i++)
-        if (strcmp (names[i], name) == 0)
-            return 1;
-    return 0;
-}
-
-qc_rgb_t *
-qc_slide_read_associated (qc_slide_t *self, const char *name,
-                          int64_t max_pixels, char *err, size_t errlen)
-{
-    if (!self || !name) {
-        qc_set_err (err, errlen, "no slide or image name");
-        return NULL;
-    }
-    int64_t w = 0, h = 0;
-    if (self->meta)
-        qc_tiff_meta_image_size (self->meta, name, &w, &h);
-    else
-        openslide_get_associated_image_dimensions (self->osr, name, &w, &h);
-    if (w < 1 || h < 1 || w > QC_IMAGE_MAX_DIM || h > QC_IMAGE_MAX_DIM
-        || w * h > max_pixels) {
-        qc_set_err (err, errlen, "%s image of %lld x %lld pixels is empty or "
-                    "too large", name, (long long) w, (long long) h);
-        return NULL;
-    }
-    uint32_t *argb = malloc ((size_t) (w * h) * sizeof *argb);
-    qc_rgb_t *img = qc_rgb_new_host ((int) w, (int) h);
-    if (!argb || !img) {
-        free (argb);
-        qc_rgb_destroy (&img);
-        qc_set_err (err, errlen, "out of memory for the %s image", name);
-        return NULL;
-    }
-    char why[512] = "";
-    if (self->meta)
-        qc_tiff_meta_read_image (self->meta, self->src, name, argb, why,
-                                 sizeof why);
-    else {
-        openslide_read_associated_image (self->osr, name, argb);
-        const char *oe = openslide_get_error (self->osr);
-        if (oe)
-            qc_slide_fail_openslide ("OpenSlide", oe, why, sizeof why);
-    }
-    if (why[0]) {
-        free (argb);
-        qc_rgb_destroy (&img);
-        qc_set_err (err, errlen, "reading the %s image: %s", name, why);
-        return NULL;
-    }
-    for (size_t i = 0; i < (size_t) (w * h); i++) {
-        uint32_t p = argb[i], a = p >> 24;
-        for (int c = 0; c < 3; c++) {
-            uint32_t v = (p >> (16 - 8 * c)) & 0xff;
-            img->px[3 * i + c] = a == 255 ? (uint8_t) v : a == 0 ? 0
-                : (uint8_t) ((v * 255 + a / 2) / a > 255 ? 255
-                             : (v * 255 + a / 2) / a);
-        }
-    }
-    free (argb);
-    return img;
 }

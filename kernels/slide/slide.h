@@ -231,10 +231,19 @@ int qc_slide_fetch_level (qc_slide_t *self, int level,
 
 /* 1 when the slide has the associated image name ("macro", "label"). */
 int qc_slide_has_associated (const qc_slide_t *self, const char *name);
+/* 1 when the slide has the associated image name and its file's data
+ * for it is damaged (a strip past the file's end, a table of strips cut
+ * short: slide_why.h's qc_side_damaged_t), said in why ("the file's
+ * macro image (its image 3, 1280 x 431) is damaged: ..."); the slide's
+ * levels are read as ever. 0 otherwise. */
+int qc_slide_associated_damaged (const qc_slide_t *self, const char *name, char *why,
+                                 size_t whylen);
 /* The associated image name as RGB, OpenSlide's premultiplied pixels
  * un-premultiplied as openslide-python does (HistoQC then drops alpha).
- * NULL with a reason in err: empty or over max_pixels, out of memory,
- * or "reading the <name> image: OpenSlide: <its reason>". */
+ * NULL with a reason in err: damaged (qc_slide_associated_damaged's
+ * words), empty or over max_pixels, out of memory, or "reading the
+ * <name> image: OpenSlide: <its reason>". A failed read leaves the
+ * slide's levels readable (slide_side.c). */
 qc_rgb_t *qc_slide_read_associated (qc_slide_t *self, const char *name,
                                     int64_t max_pixels, char *err,
                                     size_t errlen);

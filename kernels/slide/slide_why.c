@@ -161,6 +161,7 @@ typedef struct {
       empty;                  /* a tiled image none of whose tiles has bytes */
     uint64_t over_at, over_len;
     uint32_t empty_n;
+    qc_side_damaged_t side;   /* such damage in a tiled slide's side images */
 } tiff_survey_t;
 
 static int
@@ -232,9 +233,10 @@ survey_tiff (const char *path, uint64_t size, tiff_survey_t *sv)
     do {
         bool tiled = TIFFIsTiled (tif);
         uint32_t n = tiled ? TIFFNumberOfTiles (tif) : TIFFNumberOfStrips (tif), with = 0;
-        uint32_t w = 0, h = 0;
+        uint32_t w = 0, h = 0, over_i = 0;
         TIFFGetField (tif, TIFFTAG_IMAGEWIDTH, &w);
         TIFFGetField (tif, TIFFTAG_IMAGELENGTH, &h);
+        uint64_t over_at = 0, over_len = 0;     /* this image's first, 0: none */
         for (uint32_t i = 0; i < n && looked < (8u << 20); i++, looked++) {
             int bad = 0;
             uint64_t at = TIFFGetStrileOffsetWithErr (tif, i, &bad);
@@ -244,15 +246,46 @@ survey_tiff (const char *path, uint64_t size, tiff_survey_t *sv)
                 sv->reach = at + len;
                 sv->reach_dir = sv->dirs;
             }
-            if (!bad && len && size && sv->over.dir < 0
-                && (len > size || at > size - len)) {
-                sv->over = (struct image_at) {sv->dirs, w, h};
-                sv->over_at = at;
-                sv->over_len = len;
+            if (!bad && len && size && !over_len && (len > size || at > size - len)) {
+                over_at = at;
+                over_len = len;
+                over_i = i;
             }
         }
-        if (sv->short_table.dir == sv->dirs)     /* said while it was read */
-            sv->short_table = (struct image_at) {sv->dirs, w, h};
+        bool short_table = sv->short_table.dir == sv->dirs;    /* said while it was read */
+        /* a tiled slide's thumbnail, label or macro: OpenSlide opens the
+           slide without reading it (a lab's slide with a damaged label
+           is still QC'd) */
+        bool side = sv->dirs > 0 && sv->first_tiled && !tiled;
+        if (side && (over_len || short_table)) {
+            if (short_table)
+                sv->short_table.dir = -1;       /* the levels' own is still looked for */
+            if (sv->side.n < QC_SIDE_DAMAGED_MAX) {
+                struct qc_side_damaged *d = &sv->side.img[sv->side.n++];
+                *d = (struct qc_side_damaged) {.dir = sv->dirs, .w = w, .h = h};
+                if (short_table)
+                    snprintf (d->why, sizeof d->why, "its table of strips holds fewer "
+                              "entries than an image of its size has strips");
+                else if (over_len > size)
+                    snprintf (d->why, sizeof d->why, "its strip %u of %llu bytes is more "
+                              "than the whole file (%llu bytes)", (unsigned) over_i,
+                              (unsigned long long) over_len, (unsigned long long) size);
+                else
+                    snprintf (d->why, sizeof d->why, "its strip %u lies at bytes %llu to "
+                              "%llu, past the file's end (%llu bytes)", (unsigned) over_i,
+                              (unsigned long long) over_at,
+                              (unsigned long long) (over_at + over_len),
+                              (unsigned long long) size);
+            }
+        } else {
+            if (over_len && sv->over.dir < 0) {
+                sv->over = (struct image_at) {sv->dirs, w, h};
+                sv->over_at = over_at;
+                sv->over_len = over_len;
+            }
+            if (short_table)
+                sv->short_table = (struct image_at) {sv->dirs, w, h};
+        }
         if (tiled && n && !with && sv->empty.dir < 0 && looked < (8u << 20)) {
             sv->empty = (struct image_at) {sv->dirs, w, h};
             sv->empty_n = n;
@@ -414,8 +447,10 @@ qc_slide_fail_unrecognised (const char *path, const char *said, char *err, size_
 }
 
 int
-qc_slide_check_tiff (const char *path, char *err, size_t errlen)
+qc_slide_check_tiff (const char *path, qc_side_damaged_t *side, char *err, size_t errlen)
 {
+    if (side)
+        side->n = 0;
     unsigned char h[4] = {0};
     struct stat st;
     FILE *f = path ? fopen (path, "rb") : NULL;
@@ -449,6 +484,8 @@ qc_slide_check_tiff (const char *path, char *err, size_t errlen)
                         "of its image %d (%u x %u) has any bytes (a conversion or copy that "
                         "did not write them?)", sv.empty_n, sv.empty.dir, sv.empty.w,
                         sv.empty.h);
+    if (side)
+        *side = sv.side;
     return 0;
 }
 

@@ -38,14 +38,32 @@ int qc_slide_check_file (const char *path, char *err, size_t errlen);
  * returns -1. */
 int qc_slide_fail_unrecognised (const char *path, const char *said, char *err,
                                 size_t errlen);
+/* A tiled slide's side images (untiled directories after its first:
+ * Aperio's thumbnail, label and macro) whose strips are damaged. OpenSlide
+ * opens such a slide without reading them, and reads its levels; reading
+ * one of them fails and leaves OpenSlide's handle failing every later
+ * read, so the slide's reader must not ask for them (slide_side.c). */
+#define QC_SIDE_DAMAGED_MAX 8
+typedef struct {
+    int n;                    /* those kept (a file may have more) */
+    struct qc_side_damaged {
+        int dir;              /* the TIFF directory */
+        uint32_t w, h;
+        char why[200];        /* "its strip 5 of 4294967280 bytes is more than ..." */
+    } img[QC_SIDE_DAMAGED_MAX];
+} qc_side_damaged_t;
+
 /* -1 with why when path is a TIFF that OpenSlide would read into a
  * crash or for minutes: a tile or strip past the file's end (a byte
  * count no file holds made GLib abort the whole process), a table of
  * tiles shorter than its image (OpenSlide drew the missing tiles from
  * each other at full CPU), a tiled image none of whose tiles has bytes
  * (it passed as blank glass). 0 otherwise, and for a file that is no
- * TIFF libtiff reads (OpenSlide's to read or refuse). */
-int qc_slide_check_tiff (const char *path, char *err, size_t errlen);
+ * TIFF libtiff reads (OpenSlide's to read or refuse). Such damage in a
+ * tiled slide's side images does not refuse it: they are listed in side
+ * (may be NULL; n is 0 when there are none). */
+int qc_slide_check_tiff (const char *path, qc_side_damaged_t *side, char *err,
+                         size_t errlen);
 /* The compression (TIFFTAG_COMPRESSION) of path's tiled TIFF directory
  * of w x h pixels: what OpenSlide decodes a level of that size from. 0
  * when path is no TIFF or has no such directory. */

@@ -1,6 +1,7 @@
 /* Small tiled TIFF slides written with libtiff, for the tests that need a
  * file whose every pixel and tag they know (test_histoqc_modules,
- * test_image_region, test_level_reliable, test_source_declines). What
+ * test_image_region, test_level_reliable, test_source_declines), and
+ * damage made in place (fx_tiff_patch: test_slide_why, test_slide_side). What
  * those share is here: a tiled level's tags and the loop over its tiles;
  * what each writes (its pixels, through a fill callback, and its levels'
  * shapes) stays in the test. Every libtiff call is checked, so that a
@@ -141,6 +142,50 @@ fx_tiff_write (const char *path, const fx_tiff_level_t *levels, int n, fx_tiff_f
     for (int i = 0; i < n && rc == 0; i++)
         rc = fx_tiff_write_level (t, &levels[i], fill, ctx);
     TIFFClose (t);
+    return rc;
+}
+
+/* Overwrites, in directory dir (0 the first) of the little-endian
+ * classic TIFF at path, value i of tag (SHORT or LONG; its values inline
+ * or where the entry points) with v; every value when i is -1: damage
+ * made on purpose, in place. 0, or -1 (no such directory or tag). */
+static __attribute__ ((unused)) int
+fx_tiff_patch (const char *path, int dir, uint16_t tag, int i, uint32_t v)
+{
+    FILE *f = fopen (path, "r+b");
+    uint8_t h[8], e[12], c[2], next[4];
+    int rc = -1;
+    if (!f || fread (h, 1, 8, f) != 8 || h[0] != 'I' || h[2] != 42)
+        goto out;
+    uint32_t ifd = h[4] | h[5] << 8 | h[6] << 16 | (uint32_t) h[7] << 24;
+    for (int d = 0; d < dir && ifd; d++) {     /* each entry is 12 bytes */
+        if (fseek (f, ifd, SEEK_SET) || fread (c, 1, 2, f) != 2
+            || fseek (f, ifd + 2 + 12 * (long) (c[0] | c[1] << 8), SEEK_SET)
+            || fread (next, 1, 4, f) != 4)
+            goto out;
+        ifd = next[0] | next[1] << 8 | next[2] << 16 | (uint32_t) next[3] << 24;
+    }
+    if (!ifd || fseek (f, ifd, SEEK_SET) || fread (c, 1, 2, f) != 2)
+        goto out;
+    for (unsigned k = 0; k < (unsigned) (c[0] | c[1] << 8); k++) {
+        if (fseek (f, ifd + 2 + 12 * k, SEEK_SET) || fread (e, 1, 12, f) != 12)
+            goto out;
+        if ((e[0] | e[1] << 8) != tag)
+            continue;
+        unsigned type = e[2] | e[3] << 8, size = type == 3 ? 2 : 4;
+        uint32_t n = e[4] | e[5] << 8 | e[6] << 16 | (uint32_t) e[7] << 24;
+        long at = n * size <= 4 ? (long) (ifd + 2 + 12 * k + 8)
+                                : (long) (e[8] | e[9] << 8 | e[10] << 16 | (uint32_t) e[11] << 24);
+        uint8_t b[4] = {(uint8_t) v, (uint8_t) (v >> 8), (uint8_t) (v >> 16), (uint8_t) (v >> 24)};
+        rc = 0;
+        for (uint32_t j = i < 0 ? 0 : (uint32_t) i; rc == 0 && j < (i < 0 ? n : (uint32_t) i + 1); j++)
+            if (fseek (f, at + (long) (j * size), SEEK_SET) || fwrite (b, 1, size, f) != size)
+                rc = -1;
+        break;
+    }
+out:
+    if (f && fclose (f) != 0)
+        rc = -1;
     return rc;
 }
 
