@@ -32,7 +32,9 @@ usage (FILE *to)
         "finished); a second signal leaves as soon as the running slides'\n"
         "QC ends (seconds; a download under way is cut off), not waiting for\n"
         "the broker to take their results (it runs them again if need be).\n\n"
-        "  -c, --connect EP       broker endpoint (default tcp://127.0.0.1:5555)\n"
+        "  -c, --connect EP       broker endpoint (default tcp://127.0.0.1:5555);\n"
+        "                         -b, --broker EP is the same (qc-submit's and\n"
+        "                         qc-status's spelling)\n"
         "      --cert FILE        this worker's secret certificate (qc-keygen\n"
         "                         --role worker): CurveZMQ to a broker with --cert\n"
         "      --server-key FILE  the broker's public certificate (with --cert)\n"
@@ -210,6 +212,7 @@ main (int argc, char **argv)
     size_t nroots = 0, nurls = 0;
     static const struct option opts[] = {
         {"connect", required_argument, 0, 'c'},
+        {"broker", required_argument, 0, 'c'},    /* as qc-submit and qc-status */
         {"slots", required_argument, 0, 's'},
         {"gpu", required_argument, 0, 'g'},
         {"name", required_argument, 0, 'n'},
@@ -248,8 +251,9 @@ main (int argc, char **argv)
         {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long (argc, argv, "c:s:g:n:hV", opts, NULL)) != -1) {
+    while ((c = getopt_long (argc, argv, "b:c:s:g:n:hV", opts, NULL)) != -1) {
         switch (c) {
+        case 'b':
         case 'c': cfg.endpoint = optarg; break;
         case 's':
             if (qc_cli_uint (prog, "--slots", optarg, 0, 4096, &v)) return QC_EXIT_USAGE;

@@ -98,6 +98,13 @@ grep -q "note: --workers is for the one-process mode; with --broker the broker's
 [ -e "$T/o" ] && fail "a run that never started left its folder: $(ls -A "$T/o")"
 "$BIN/qc-worker" --connect tcp://127.0.0.1:$port --timeout 1 >"$T/w.log" 2>&1
 [ $? -eq 3 ] || fail "qc-worker --timeout with no broker should exit 3"
+# --broker, as qc-submit and qc-status spell it, names the broker too
+# (it was "unrecognized option" to a user who typed it for the worker)
+for spelled in --broker -b; do
+    "$BIN/qc-worker" $spelled tcp://127.0.0.1:$port --timeout 1 >"$T/w.log" 2>&1
+    [ $? -eq 3 ] && grep -q "127.0.0.1:$port" "$T/w.log" \
+        || fail "qc-worker $spelled: $(cat "$T/w.log")"
+done
 # slots by default: the cores the worker may run on (a Slurm step or a
 # cpuset gives fewer than the machine has), not every core online
 if command -v taskset >/dev/null && [ "$(nproc --all)" -gt 1 ]; then
