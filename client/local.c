@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "broker/broker.h"
+#include "client/local_dirs.h"
 #include "client/local_worker.h"
 #include "kernels/assets/asset.h"
 #include "worker/worker.h"
@@ -99,26 +100,6 @@ child_end (pid_t pid, int *order_fd)
         ;
 }
 
-/* A private folder for the broker's ipc socket: in the temporary folder
- * ($TMPDIR, else /tmp), else $XDG_RUNTIME_DIR, which systemd-logind
- * removes at the user's logout (a `nohup qc-submit &` left overnight
- * lost its socket, and a worker started again could not connect: a
- * tester's review); a socket path must be short (108 bytes). */
-static int
-private_dir (char *dir, size_t cap)
-{
-    const char *bases[] = {getenv ("TMPDIR"), "/tmp", getenv ("XDG_RUNTIME_DIR")};
-    for (size_t i = 0; i < sizeof bases / sizeof bases[0]; i++) {
-        if (!bases[i] || bases[i][0] != '/' || strlen (bases[i]) > 60)
-            continue;
-        snprintf (dir, cap, "%s/qc-submit-XXXXXX", bases[i]);
-        if (mkdtemp (dir))       /* mode 0700: this user's alone */
-            return 0;
-    }
-    dir[0] = '\0';
-    return -1;
-}
-
 /* The order for a worker of cfg's settings on endpoint: 0, or -1 (a
  * name too long for it) with why. */
 static int
@@ -207,7 +188,7 @@ qc_local_start_with (const qc_local_config_t *cfg, char *err, size_t errlen)
     /* a worker process of its own when one was forked (local_worker.h),
        taken whole: one start a process */
     int dir_errno = 0;
-    if (s_child.pid > 0 && private_dir (self->dir, sizeof self->dir) != 0) {
+    if (s_child.pid > 0 && qc_local_private_dir (self->dir, sizeof self->dir) != 0) {
         dir_errno = errno;
         snprintf (self->slots_note, sizeof self->slots_note, "cannot make a private folder "
                   "for the worker's socket in $TMPDIR, /tmp or $XDG_RUNTIME_DIR (%s): the "

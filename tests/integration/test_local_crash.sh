@@ -89,19 +89,41 @@ for i in $(seq 1 50); do
     sleep 0.1
 done
 [ -z "$alive" ] || fail "worker processes outlived qc-submit's kill -9: $alive"
+# the kill -9 left its socket folder (nothing could remove it); the next
+# run removes it, once its socket is a few seconds old (made so here), as
+# it removes an empty one over an hour old, and nothing else
+left=$(ls -A "$TMPDIR")
+[ "$(echo "$left" | grep -c '^qc-submit-')" -eq 1 ] || fail "after kill -9: '$left'"
+touch -h -d '1 minute ago' "$TMPDIR/$left/broker" "$TMPDIR/$left"
+mkdir -m 700 "$TMPDIR/qc-submit-Old0ne" "$TMPDIR/qc-submit-young1" "$TMPDIR/qc-submit-x"
+mkdir -m 755 "$TMPDIR/qc-submit-open01"
+touch -d '2 hours ago' "$TMPDIR/qc-submit-Old0ne" "$TMPDIR/qc-submit-open01"
 timeout 120 "$BIN/qc-submit" -w 1 -o "$T/k9" --list "$T/many" >"$T/k9b.log" 2>&1 \
     || fail "k9: the rerun: $(tail -3 "$T/k9b.log")"
 check_exactly_once "$T/k9" "$T/many"
-pass "kill -9 of qc-submit took its worker processes with it; the same command finished, each slide once"
+[ "$(ls -A "$TMPDIR" | sort | tr '\n' ' ')" = "qc-submit-open01 qc-submit-x qc-submit-young1 " ] \
+    || fail "the folders left after the rerun: $(ls -A "$TMPDIR" | tr '\n' ' ') (the killed run's was $left)"
+rmdir "$TMPDIR"/qc-submit-*
+pass "kill -9 of qc-submit took its worker processes with it; the same command finished, each slide once; its socket folder was removed by the next run"
 
-# 4. Ctrl-C: exit 130, its worker processes end with it (and its socket
-#    folder: the kill -9 above left one, as it must)
-before=$(ls -A "$TMPDIR" | wc -l)
-"$BIN/qc-submit" -w 1 -f -o "$T/int" --list "$T/many" >"$T/int.log" 2>&1 &
+# 4. Ctrl-C: exit 130, its worker processes end with it, and its socket
+#    folder; a run beside it leaves that folder alone (its socket answers)
+for i in $(seq 1 300); do      # more than a run beside it lets it finish
+    ln -s "$(readlink -f "$(head -1 "$T/list")")" "$T/cohort/more-$i.svs"
+    echo "$T/cohort/more-$i.svs"
+done >"$T/more"
+"$BIN/qc-submit" -w 1 -f -o "$T/int" --list "$T/more" >"$T/int.log" 2>&1 &
 sub=$!
 PIDS+=($sub)
 wait_for "a first result" 60 "grep -q '^ok' '$T/int.log'"
 kids=$(descendants $sub)
+running=$(ls -A "$TMPDIR")
+touch -h -d '1 minute ago' "$TMPDIR/$running/broker"
+timeout 120 "$BIN/qc-submit" -w 1 -o "$T/beside" "$(head -1 "$T/many")" >"$T/beside.log" 2>&1 \
+    || fail "a run beside another: $(tail -3 "$T/beside.log")"
+[ "$(ls -A "$TMPDIR")" = "$running" ] && [ -S "$TMPDIR/$running/broker" ] \
+    || fail "a run beside another touched its socket folder: '$(ls -A "$TMPDIR")', was '$running'"
+grep -q '^ok' "$T/int.log" && kill -0 $sub || fail "the run beside ended this one"
 kill -INT $sub
 wait_exit $sub 30; rc=$?
 [ $rc -eq 130 ] || fail "Ctrl-C: exit $rc, expected 130: $(tail -3 "$T/int.log")"
@@ -109,8 +131,8 @@ for k in $kids; do
     kill -0 "$k" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$k/status" 2>/dev/null \
         && fail "worker process $k outlived qc-submit's Ctrl-C"
 done
-[ "$(ls -A "$TMPDIR" | wc -l)" -eq "$before" ] || fail "Ctrl-C left a socket folder: $(ls -A "$TMPDIR")"
-pass "Ctrl-C: exit 130, the worker processes ended"
+[ -z "$(ls -A "$TMPDIR")" ] || fail "Ctrl-C left a socket folder: $(ls -A "$TMPDIR")"
+pass "Ctrl-C: exit 130, the worker processes ended; a run beside it left its socket folder alone"
 
 # 5. a slide that never finishes, one slot: past --task-timeout it runs
 #    again, on a new worker process once it ran as long again (the
