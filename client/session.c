@@ -164,9 +164,13 @@ on_result (session_t *s, qc_msg_t *m)
     qc_warn_once_result (s->warn_once, m->idx, m->result->ok);
     bool shown = !m->result->ok
                  && qc_warn_once_error_shown (s->warn_once, m->idx, m->result->error);
+    /* a failure the scheduler made ("broker": a slide that crashed its
+       runs, or ran past the task timeout) is the local worker's to a
+       one-process user, who started no broker */
+    bool made_here = s->cfg->local && m->worker && strcmp (m->worker, "broker") == 0;
     qc_progress_slide (&s->progress, m->result->ok,
                        name ? name : qc_url_name (m->path, file, sizeof file),
-                       m->worker, shown ? "its ERROR line above says why (error.log has it)"
+                       made_here ? "local" : m->worker, shown ? "its ERROR line above says why (error.log has it)"
                                         : m->result->error);
 }
 

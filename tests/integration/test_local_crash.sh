@@ -50,6 +50,10 @@ poisoned crash "slide ran 3 times without a result (crashed.*crashed while runni
 grep -q "local: the worker process died of signal 6 (Aborted) while running 1 task" "$T/crash.log" \
     || fail "the crash was not said: $(cat "$T/crash.log")"
 grep -q "^8 slides: 7 passed, 1 failed" "$T/crash.log" || fail "crash: the summary: $(tail -3 "$T/crash.log")"
+# the failure is the local worker's on the progress line: a one-process
+# user started no broker
+grep -q "^FAILED [0-9]*/8 POISON.svs (local): " "$T/crash.log" \
+    || fail "crash: the progress line: $(grep POISON "$T/crash.log" | grep -v WARNING)"
 # each crash named its slide: the worker process started again after 1 s
 # each time, not after a delay doubling to a minute (9 crashing slides of
 # 12 took 25 minutes)
