@@ -206,15 +206,35 @@ crashed_process (qc_broker_t *b, const peer_t *p, const qc_msg_t *m)
     return NULL;
 }
 
+/* The registration of the process a supervisor's new one replaces, as
+ * its READY's succeeds names it (a process that ended while it ran no
+ * slide, or restarted to free stuck ones, sends no crash report): the
+ * same instance, name, host and certificate, on another socket. */
+static worker_rec_t *
+succeeded_process (qc_broker_t *b, const peer_t *p, const qc_msg_t *m)
+{
+    if (!m->succeeds || !m->name)
+        return NULL;
+    const char *cert = p->cert ? p->cert->key : "";
+    for (worker_rec_t *o = zhashx_first (b->workers); o; o = zhashx_next (b->workers))
+        if (o->instance == m->succeeds && strcmp (o->key, p->hex) != 0 && o->name
+            && strcmp (o->name, m->name) == 0
+            && strcmp (o->host ? o->host : "", m->host ? m->host : "") == 0
+            && strcmp (o->cert_key, cert) == 0)
+            return o;
+    return NULL;
+}
+
 static void
-retire_crashed (qc_broker_t *b, worker_rec_t *old)
+retire_crashed (qc_broker_t *b, worker_rec_t *old, bool crashed)
 {
     if (!old)
         return;
     size_t n = old->sw->assigned.count;
-    qc_log (QC_LOG_INFO, MOD, "worker %s (%s) restarted after a crash: its old process's "
-            "%zu other task%s go%s back to the queue", old->name, old->host, n,
-            qc_plural (n), n == 1 ? "es" : "");
+    qc_log (QC_LOG_INFO, MOD, "worker %s (%s) restarted%s: its old process's %zu %stask%s "
+            "go%s back to the queue", old->name, old->host,
+            crashed ? " after a crash" : " (its old process ended)", n,
+            crashed ? "other " : "", qc_plural (n), n == 1 ? "es" : "");
     speeds_keep (b, old);
     sched_worker_remove (b->sched, old->sw, false, old->name);
     roster_remove (b, old);
@@ -310,10 +330,15 @@ workers_on_ready (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
                       "the broker's own");
         return;
     }
-    if (m->ncrashed) {
-        worker_rec_t *crashed = crashed_process (b, p, m);
-        on_crash_report (b, p, m->name, m);
-        retire_crashed (b, crashed);
+    if (m->ncrashed || m->succeeds) {
+        worker_rec_t *crashed = m->ncrashed ? crashed_process (b, p, m) : NULL;
+        if (!crashed)
+            crashed = succeeded_process (b, p, m);
+        if (m->ncrashed)
+            on_crash_report (b, p, m->name, m);
+        /* a crash report came from the process, or the one before it
+           was found: either way that one is not coming back */
+        retire_crashed (b, crashed, m->ncrashed > 0);
     }
     if (old && same_resources (old, m)) {
         /* the same socket saying READY again (it heard "unknown peer"

@@ -61,6 +61,7 @@ const field_t qc_proto_fields[F_COUNT] = {
     [F_SPEEDS] = {"speeds", T_SPEEDS, OFF (speeds), QC_PROTO_MAX_WORKERS},
     [F_STATES] = {"states", T_SLIDES, OFF (states), QC_PROTO_MAX_WORKERS},
     [F_JOB_STATES] = {"job_states", T_SLIDES, OFF (job_states), QC_PROTO_MAX_JOBS},
+    [F_SUCCEEDS] = {"succeeds", T_U64, OFF (succeeds), 0},
 };
 
 /* A T_REFS field is a pointer followed by its count (refs/nrefs,
@@ -84,7 +85,8 @@ _Static_assert (offsetof (qc_msg_t, njob_states)
 static const command_t s_commands[] = {
     {QC_READY, "READY",
      B (F_NAME) | B (F_HOST) | B (F_VERSION) | B (F_SLOTS) | B (F_PREFETCH)
-         | B (F_GPUS) | B (F_HBMS) | B (F_CRASHED) | B (F_REASON) | B (F_KEY),
+         | B (F_GPUS) | B (F_HBMS) | B (F_CRASHED) | B (F_REASON) | B (F_KEY)
+         | B (F_SUCCEEDS),
      B (F_NAME) | B (F_SLOTS)},
     {QC_HEARTBEAT, "HEARTBEAT", 0, 0},
     {QC_STARTED, "STARTED", B (F_JOB) | B (F_KEY) | B (F_IDX) | B (F_ATTEMPT),

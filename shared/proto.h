@@ -134,6 +134,9 @@ typedef struct {
                                   the job, never 0 once it exists; READY:
                                   the worker process's instance */
     uint64_t task;             /* LOG: its task's idx + 1; 0: not known */
+    uint64_t succeeds;         /* READY: the instance (key) of the process
+                                  this one replaces under one supervisor
+                                  (it ended); 0: none */
     uint32_t attempt, slots, prefetch, hb_ms;
     int32_t gpu;               /* TASK: GPU index to use, -1 = CPU slot */
     uint8_t resource;          /* qc_resource_t */

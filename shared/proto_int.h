@@ -26,6 +26,7 @@ typedef enum {
     F_SPEEDS,
     F_STATES,
     F_JOB_STATES,
+    F_SUCCEEDS,
     F_COUNT
 } field_id_t;
 

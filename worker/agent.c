@@ -59,7 +59,7 @@ send_ready (agent_t *a)
                   .slots = w->cfg.slots,
                   .prefetch = w->cfg.prefetch, .gpus = w->cfg.gpus,
                   .ngpus = w->cfg.ngpus, .hb_ms = w->cfg.heartbeat_ms,
-                  .key = w->instance};
+                  .key = w->instance, .succeeds = w->succeeds};
     if (ct && ct->nreport) {
         /* what our last process was running when it crashed: said
          * until the broker has heard it (we are registered) */

@@ -70,6 +70,9 @@ typedef struct qc_crash_table {
     /* results the children have sent: a child that sent one before it
      * crashed was making progress, not caught in a restart loop */
     atomic_uint results;
+    /* the instance (READY's key) of the child now running, written by
+     * the child at its start: its successor's READY names it (succeeds) */
+    _Atomic uint64_t instance;
 } qc_crash_table_t;
 
 /* Forks the worker process and watches it (owned: by a process that ends

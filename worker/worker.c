@@ -15,6 +15,7 @@
 #include "shared/err.h"
 #include "shared/log.h"
 #include "shared/socket_new.h"
+#include "worker/supervise.h"
 
 /* GPU lanes run the CUDA backend: refuse to start without it, rather
  * than run GPU tasks on the CPU. Simulated GPUs (tests) are exempt. */
@@ -309,6 +310,13 @@ qc_worker_new (const qc_worker_config_t *cfg)
         return NULL;
     worker_host (self->host, sizeof self->host);
     self->instance = qc_proto_new_key ();
+    if (cfg->crash_table) {
+        /* the process before this one under our supervisor (it ended):
+           the broker retires its registration at our READY, not after its
+           heartbeats are missed (until then qc-status counted it, and the
+           broker warned of two workers of one name) */
+        self->succeeds = atomic_exchange (&cfg->crash_table->instance, self->instance);
+    }
     char err[512];
     if (slides_roots_init (&self->roots, cfg->slides_roots, cfg->nslides_roots,
                            cfg->slides_urls, cfg->nslides_urls, err, sizeof err)) {

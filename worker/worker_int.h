@@ -17,6 +17,8 @@ struct qc_worker {
     char why[640];            /* why the broker does not take us ("") */
     char host[256];
     uint64_t instance;        /* READY's key: this process, of all of its name */
+    uint64_t succeeds;        /* READY's succeeds: the supervisor's process
+                                 before this one (0: the first, or none) */
     char slots_note[256];     /* fewer slots than asked, and why ("") */
     char pull_endpoint[64];   /* executors -> agent */
     taskq_t queue;
