@@ -50,6 +50,12 @@ run (qc_run_t *run)
                      "Slide's Associated Images", run->filename);
         return 0;
     }
+    if (qc_slide_associated_damaged (run->slide, "macro", NULL, 0)) {
+        /* the slide's first image read said how (qc_slide_side_damage_note) */
+        qc_run_warn (run, "%s- saveMacro: the 'macro' image is damaged (said above); "
+                     "not saved", run->filename);
+        return 0;
+    }
     qc_rgb_t *macro = qc_slide_read_associated (run->slide, "macro",
                                                 MAX_MACRO_PIXELS, err,
                                                 sizeof err);

@@ -209,9 +209,15 @@ read_entry (qc_run_t *run, struct qc_run_state *st, qc_work_size_t size,
     /* the warnings, a line each: said now, or kept for the step that
        needs the image read ahead */
     const char *look = st->nimages == 0 ? qc_run_look_warning (img) : NULL;
-    char said[sizeof plan.warning + 512];
-    snprintf (said, sizeof said, "%s%s%s", plan.warning,
-              plan.warning[0] ? "\n" : "", look ? look : "");
+    /* and the file's damaged side images (a label, a thumbnail): its
+       levels are QC'd, but a lab should hear of the damage */
+    char side[2048] = "";
+    if (st->nimages == 0)
+        qc_slide_side_damage_note (run->slide, side, sizeof side);
+    char said[sizeof plan.warning + 512 + sizeof side];
+    snprintf (said, sizeof said, "%s%s%s%s%s", plan.warning,
+              plan.warning[0] && (look || side[0]) ? "\n" : "", look ? look : "",
+              look && side[0] ? "\n" : "", side);
     char *warning = NULL;
     if (said[0] && quiet && !(warning = strdup (said))) {
         qc_rgb_destroy (&img);

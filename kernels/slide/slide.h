@@ -238,6 +238,11 @@ int qc_slide_has_associated (const qc_slide_t *self, const char *name);
  * levels are read as ever. 0 otherwise. */
 int qc_slide_associated_damaged (const qc_slide_t *self, const char *name, char *why,
                                  size_t whylen);
+/* The slide's damaged side images, a line each ("the file's label image
+ * (its image 2, 387 x 463) is damaged: ...; the slide's levels are read
+ * and QC'd ..."), into note ("" when none: a slide's first image read
+ * warns of them). Returns how many there are. */
+int qc_slide_side_damage_note (const qc_slide_t *self, char *note, size_t len);
 /* The associated image name as RGB, OpenSlide's premultiplied pixels
  * un-premultiplied as openslide-python does (HistoQC then drops alpha).
  * NULL with a reason in err: damaged (qc_slide_associated_damaged's

@@ -10,6 +10,7 @@
  * at all. */
 #include "kernels/slide/slide_int.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,13 +52,17 @@ qc_slide_associated_damaged (const qc_slide_t *self, const char *name, char *why
         return 0;
     int64_t w, h;
     side_size (self, name, &w, &h);
-    /* OpenSlide names side images by rules of each format (Aperio's
-       thumbnail is directory 1, its label and macro say so in their
-       descriptions): the size finds the directory in any of them; two of
-       one size are both taken as damaged, which reads neither */
+    /* OpenSlide names side images by rules of each format: an Aperio
+       slide's by the rule the survey named them by (a good macro of the
+       size of a damaged label is read); another format's by their size
+       (two of one size are both taken as damaged, which reads neither) */
+    const char *vendor = self->osr ? openslide_get_property_value (self->osr,
+                                                                   "openslide.vendor") : NULL;
+    bool aperio = vendor && strcmp (vendor, "aperio") == 0;
     const qc_side_damaged_t *d = &self->side_damaged;
     for (int i = 0; i < d->n && i < QC_SIDE_DAMAGED_MAX; i++)
-        if (d->img[i].w == w && d->img[i].h == h) {
+        if (aperio ? strcmp (d->img[i].aperio_name, name) == 0
+                   : d->img[i].w == w && d->img[i].h == h) {
             if (why && whylen)
                 snprintf (why, whylen, "the file's %s image (its image %d, %u x %u) is "
                           "damaged: %s", name, d->img[i].dir, (unsigned) w, (unsigned) h,
@@ -65,6 +70,35 @@ qc_slide_associated_damaged (const qc_slide_t *self, const char *name, char *why
             return 1;
         }
     return 0;
+}
+
+int
+qc_slide_side_damage_note (const qc_slide_t *self, char *note, size_t len)
+{
+    if (!note || !len)
+        return 0;
+    note[0] = '\0';
+    if (!self)
+        return 0;
+    const qc_side_damaged_t *d = &self->side_damaged;
+    size_t used = 0;
+    for (int i = 0; i < d->n && i < QC_SIDE_DAMAGED_MAX && used + 1 < len; i++) {
+        const struct qc_side_damaged *g = &d->img[i];
+        char what[64];
+        if (g->aperio_name[0])
+            snprintf (what, sizeof what, "%s image", g->aperio_name);
+        else
+            snprintf (what, sizeof what, "side image");
+        int n = snprintf (note + used, len - used, "%sthe file's %s (its image %d, %u x %u) "
+                          "is damaged: %s; the slide's levels are read and QC'd (a copy "
+                          "or the scanner damaged it: a copy from the scanner again may "
+                          "mend it)", used ? "\n" : "", what, g->dir, (unsigned) g->w,
+                          (unsigned) g->h, g->why);
+        if (n < 0)
+            break;
+        used += (size_t) n < len - used ? (size_t) n : len - used - 1;
+    }
+    return d->n;
 }
 
 /* name's ARGB pixels read by OpenSlide on a handle of its own into argb

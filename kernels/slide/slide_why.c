@@ -216,6 +216,30 @@ open_quietly (const char *path, const char *mode, TIFFErrorHandlerExtR on_error,
     return tif;
 }
 
+/* The name OpenSlide gives an Aperio slide's untiled directory dir (the
+ * current one of tif): "thumbnail" for directory 1, else the first word
+ * of its description's second line ("label 387x463" gives "label"), as
+ * tiff_meta.c's aperio_images; "" when it has none. */
+static void
+aperio_name (TIFF *tif, int dir, char *name, size_t len)
+{
+    name[0] = '\0';
+    const char *desc = NULL;
+    if (dir == 1) {
+        snprintf (name, len, "thumbnail");
+        return;
+    }
+    if (!TIFFGetField (tif, TIFFTAG_IMAGEDESCRIPTION, &desc) || !desc)
+        return;
+    size_t first = strcspn (desc, "\r\n");
+    if (!desc[first])
+        return;
+    const char *line = desc + first + 1;
+    size_t n = strcspn (line, "\r\n");
+    size_t word = strcspn (line, " ");
+    snprintf (name, len, "%.*s", (int) (word < n ? word : n), line);
+}
+
 /* Walks path's directories (at most 64, a slide has a handful) and the
  * offsets of their tiles or strips (at most 8 M in all). false
  * when libtiff cannot open it at all. */
@@ -263,6 +287,7 @@ survey_tiff (const char *path, uint64_t size, tiff_survey_t *sv)
             if (sv->side.n < QC_SIDE_DAMAGED_MAX) {
                 struct qc_side_damaged *d = &sv->side.img[sv->side.n++];
                 *d = (struct qc_side_damaged) {.dir = sv->dirs, .w = w, .h = h};
+                aperio_name (tif, sv->dirs, d->aperio_name, sizeof d->aperio_name);
                 if (short_table)
                     snprintf (d->why, sizeof d->why, "its table of strips holds fewer "
                               "entries than an image of its size has strips");
@@ -271,10 +296,9 @@ survey_tiff (const char *path, uint64_t size, tiff_survey_t *sv)
                               "than the whole file (%llu bytes)", (unsigned) over_i,
                               (unsigned long long) over_len, (unsigned long long) size);
                 else
-                    snprintf (d->why, sizeof d->why, "its strip %u lies at bytes %llu to "
-                              "%llu, past the file's end (%llu bytes)", (unsigned) over_i,
-                              (unsigned long long) over_at,
-                              (unsigned long long) (over_at + over_len),
+                    snprintf (d->why, sizeof d->why, "its strip %u of %llu bytes lies at "
+                              "byte %llu, past the file's end (%llu bytes)", (unsigned) over_i,
+                              (unsigned long long) over_len, (unsigned long long) over_at,
                               (unsigned long long) size);
             }
         } else {
@@ -466,6 +490,11 @@ qc_slide_check_tiff (const char *path, qc_side_damaged_t *side, char *err, size_
         return qc_fail (err, errlen, "the file is damaged: its image %d (%u x %u) names a "
                         "tile or strip of %llu bytes, more than the whole file (%llu bytes)",
                         sv.over.dir, sv.over.w, sv.over.h, (unsigned long long) sv.over_len,
+                        (unsigned long long) sv.size);
+    if (sv.over.dir >= 0 && sv.over_at > UINT64_MAX - sv.over_len)   /* no end to name */
+        return qc_fail (err, errlen, "the file is damaged: its image %d (%u x %u) names "
+                        "data at byte %llu, past its end (%llu bytes)", sv.over.dir,
+                        sv.over.w, sv.over.h, (unsigned long long) sv.over_at,
                         (unsigned long long) sv.size);
     if (sv.over.dir >= 0)
         return qc_fail (err, errlen, "the file is cut short or damaged (a copy that "

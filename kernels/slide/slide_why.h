@@ -49,6 +49,9 @@ typedef struct {
     struct qc_side_damaged {
         int dir;              /* the TIFF directory */
         uint32_t w, h;
+        char aperio_name[32]; /* its name by Aperio's rule (directory 1
+                                 "thumbnail", else its description's second
+                                 line's first word: "label", "macro"); "" */
         char why[200];        /* "its strip 5 of 4294967280 bytes is more than ..." */
     } img[QC_SIDE_DAMAGED_MAX];
 } qc_side_damaged_t;

@@ -65,10 +65,11 @@ read_corner (qc_slide_t *s, uint8_t *rgb, char *err, size_t errlen)
     return qc_slide_read_rows (s, &r, 0, SIDE, rgb, SIDE * 3, err, errlen);
 }
 
-/* The default pipeline on path: passes, with a warning that names the
- * damage and no macro picture. */
+/* The default pipeline on path: passes, with warnings that hold says
+ * and also (may be NULL), and a macro picture when macro is set. */
 static void
-check_pipeline (const char *path, const char *what, const char *says)
+check_pipeline (const char *path, const char *what, const char *says, const char *also,
+                int macro)
 {
     char err[1024] = "";
     qc_pipeline_t *p = qc_pipeline_new (qc_pipeline_default_config (), err, sizeof err);
@@ -76,13 +77,14 @@ check_pipeline (const char *path, const char *what, const char *says)
     qc_pipeline_input_t in = {.path = path};
     CHECK (p && r && qc_pipeline_run_input (p, &in, r, NULL) == 0 && r->ok,
            "%s: the slide's QC failed: %s", what, r && r->error ? r->error : err);
-    CHECK (r && r->warnings && strstr (r->warnings, "saveMacro: the 'macro' image is not saved")
-           && strstr (r->warnings, says),
+    CHECK (r && r->warnings && strstr (r->warnings, says)
+           && (!also || strstr (r->warnings, also)),
            "%s: warnings: %s", what, r && r->warnings ? r->warnings : "(none)");
     int macro_png = 0;
     for (size_t i = 0; r && i < r->nfiles; i++)
         macro_png |= strstr (r->files[i].name, "macro") != NULL;
-    CHECK (!macro_png, "%s: a macro picture was written", what);
+    CHECK (macro_png == macro, "%s: a macro picture %s", what,
+           macro ? "was not written" : "was written");
     CHECK (r && qc_result_get (r, "levels") && qc_result_get (r, "pixels_to_use"),
            "%s: the slide's measures are missing", what);
     qc_result_destroy (&r);
@@ -131,7 +133,18 @@ main (void)
     CHECK (s && read_corner (s, got, err, sizeof err) == 0 && good && got
            && memcmp (good, got, SIDE * SIDE * 3) == 0, "levels beside a damaged macro: %s", err);
     qc_slide_close (&s);
-    check_pipeline (path, "a byte count past the file", "its strip 5 of 4294967280 bytes");
+    char note[1024];
+    s = qc_slide_open (path, err, sizeof err);
+    CHECK (s && qc_slide_side_damage_note (s, note, sizeof note) == 1
+           && strstr (note, "the file's macro image (its image ")
+           && strstr (note, "its strip 5 of 4294967280 bytes is more than the whole file")
+           && strstr (note, "the slide's levels are read and QC'd"), "the note: %s", note);
+    qc_slide_close (&s);
+    /* the slide's first image read says the damage; saveMacro says it
+       saves no macro */
+    check_pipeline (path, "a byte count past the file",
+                    "is damaged: its strip 5 of 4294967280 bytes is more than the whole file",
+                    "saveMacro: the 'macro' image is damaged (said above); not saved", 0);
 
     /* 2. the label's first strip past the end (a copy that stopped
        would be cut short: this one is not): the label is damaged, the
@@ -140,10 +153,28 @@ main (void)
            && fx_tiff_patch (path, label, TIFFTAG_STRIPOFFSETS, 0, 0x7fff0000u) == 0);
     s = qc_slide_open (path, err, sizeof err);
     CHECK (s && qc_slide_associated_damaged (s, "label", why, sizeof why)
-           && strstr (why, "its strip 0 lies at bytes 2147418112 to")
+           && strstr (why, "its strip 0 of 3583 bytes lies at byte 2147418112")
            && strstr (why, "past the file's end"), "damaged label: %s", s ? why : err);
     img = s ? qc_slide_read_associated (s, "macro", 1 << 26, err, sizeof err) : NULL;
     CHECK (img && img->w == 1280 && img->h == 431, "macro beside a damaged label: %s",
+           img ? "wrong size" : err);
+    qc_rgb_destroy (&img);
+    qc_slide_close (&s);
+    check_pipeline (path, "a damaged label", "the file's label image (its image ", NULL, 1);
+
+    /* 2b. a damaged label of the macro's size (its size tags written so):
+       the macro, whole, is read and saved (matched by size, it was taken
+       for damaged too) */
+    CHECK (copy_file (real, path) == 0
+           && fx_tiff_patch (path, label, TIFFTAG_IMAGEWIDTH, 0, 1280) == 0
+           && fx_tiff_patch (path, label, TIFFTAG_IMAGELENGTH, 0, 431) == 0
+           && fx_tiff_patch (path, label, TIFFTAG_STRIPOFFSETS, 0, 0x7fff0000u) == 0);
+    s = qc_slide_open (path, err, sizeof err);
+    CHECK (s && qc_slide_associated_damaged (s, "label", why, sizeof why)
+           && !qc_slide_associated_damaged (s, "macro", why, sizeof why),
+           "a damaged label of the macro's size: %s", s ? why : err);
+    img = s ? qc_slide_read_associated (s, "macro", 1 << 26, err, sizeof err) : NULL;
+    CHECK (img && img->w == 1280 && img->h == 431, "the macro beside a label of its size: %s",
            img ? "wrong size" : err);
     qc_rgb_destroy (&img);
     qc_slide_close (&s);
@@ -172,7 +203,8 @@ main (void)
            && memcmp (good, got, SIDE * SIDE * 3) == 0,
            "OpenSlide's levels after a failed macro read: %s", err);
     qc_slide_close (&s);
-    check_pipeline (path, "a junk strip", "reading the macro image: OpenSlide: ");
+    check_pipeline (path, "a junk strip", "saveMacro: the 'macro' image is not saved: "
+                    "reading the macro image: OpenSlide: ", NULL, 0);
 
     free (good);
     free (got);
