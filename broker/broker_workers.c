@@ -206,21 +206,29 @@ crashed_process (qc_broker_t *b, const peer_t *p, const qc_msg_t *m)
     return NULL;
 }
 
+/* Whether o is the registration of process instance of the worker p's
+ * READY m speaks for: that instance, and m's name, host and p's
+ * certificate (one supervisor's processes share all three). */
+static bool
+registration_of (const worker_rec_t *o, const peer_t *p, const qc_msg_t *m,
+                 uint64_t instance)
+{
+    const char *cert = p->cert ? p->cert->key : "";
+    return instance && o->instance == instance && o->name && m->name
+           && strcmp (o->name, m->name) == 0
+           && strcmp (o->host ? o->host : "", m->host ? m->host : "") == 0
+           && strcmp (o->cert_key, cert) == 0;
+}
+
 /* The registration of the process a supervisor's new one replaces, as
  * its READY's succeeds names it (a process that ended while it ran no
- * slide, or restarted to free stuck ones, sends no crash report): the
- * same instance, name, host and certificate, on another socket. */
+ * slide, or restarted to free stuck ones, sends no crash report), on
+ * another socket. */
 static worker_rec_t *
 succeeded_process (qc_broker_t *b, const peer_t *p, const qc_msg_t *m)
 {
-    if (!m->succeeds || !m->name)
-        return NULL;
-    const char *cert = p->cert ? p->cert->key : "";
     for (worker_rec_t *o = zhashx_first (b->workers); o; o = zhashx_next (b->workers))
-        if (o->instance == m->succeeds && strcmp (o->key, p->hex) != 0 && o->name
-            && strcmp (o->name, m->name) == 0
-            && strcmp (o->host ? o->host : "", m->host ? m->host : "") == 0
-            && strcmp (o->cert_key, cert) == 0)
+        if (registration_of (o, p, m, m->succeeds) && strcmp (o->key, p->hex) != 0)
             return o;
     return NULL;
 }
@@ -263,13 +271,8 @@ same_resources (const worker_rec_t *w, const qc_msg_t *m)
 static worker_rec_t *
 same_process (qc_broker_t *b, const peer_t *p, const qc_msg_t *m)
 {
-    if (!m->key || !m->name)
-        return NULL;
-    const char *cert = p->cert ? p->cert->key : "";
     for (worker_rec_t *o = zhashx_first (b->workers); o; o = zhashx_next (b->workers))
-        if (o->instance == m->key && o->name && strcmp (o->name, m->name) == 0
-            && strcmp (o->host ? o->host : "", m->host ? m->host : "") == 0
-            && strcmp (o->cert_key, cert) == 0 && same_resources (o, m))
+        if (registration_of (o, p, m, m->key) && same_resources (o, m))
             return o;
     return NULL;
 }
