@@ -10,6 +10,27 @@
 # crashes after sending results is restarted without a growing delay.
 . "$(dirname "$0")/lib.sh"
 
+# new_broker [HEARTBEAT_MS]: the part before's broker stopped and a new
+# one on a new port (port set), so that each part's blame starts anew
+new_broker() {
+    kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
+    port=$(free_port)
+    start_broker $port --heartbeat-ms "${1:-200}" --max-deaths 1
+}
+
+# submit_failing WHAT N [LOG]: qc-submit of $T/listN into $T/outN (its
+# output in $T/submitN.log), which must exit 1 (a slide failed) with each
+# slide once; a failure shows the end of LOG too
+submit_failing() {
+    local what=$1 n=$2 log=${3:-} rc
+    timeout 120 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out$n" --list "$T/list$n" \
+        >"$T/submit$n.log" 2>&1
+    rc=$?
+    [ $rc -eq 1 ] || fail "$what: qc-submit exit $rc, expected 1: $(tail -3 "$T/submit$n.log"
+        [ -n "$log" ] && grep -v DEBUG "$log" | tail -5)"
+    check_exactly_once "$T/out$n" "$T/list$n"
+}
+
 make_cohort "$T/cohort" 40 >/dev/null
 # only slides that pass: a failure would not tell blame from a bad slide
 grep -E 'gen-|CMU|pyramid|ndpi|small.svs' "$T/cohort/list" | head -19 >"$T/list"
@@ -53,9 +74,7 @@ pass "the crashing slide alone was blamed; killed workers blamed nothing (19 pas
 # process's registration goes when its successor says READY, with the
 # crash report: not after its heartbeats, which read as if the new
 # process had died
-kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
-port=$(free_port)
-start_broker $port --heartbeat-ms 3000 --max-deaths 1
+new_broker 3000
 start_worker $port wc --slots 1 --heartbeat-ms 3000 --test-crash-on POISON
 wait_for "worker registered" 10 "workers_registered $port 1"
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out2" "$T/cohort/POISON.svs" \
@@ -69,11 +88,9 @@ pass "a supervised worker's crashed process is retired when its successor joins,
 # while it runs several slides names no culprit: none is blamed (here
 # --max-deaths 1 would fail them all); each runs alone, where the slide
 # that kills its worker does so alone and is failed; every other passes
-kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
-port=$(free_port)
 ln -s "$(readlink -f "$(sed -n 2p "$T/list")")" "$T/cohort/KILLER.svs"
 { echo "$T/cohort/KILLER.svs"; sed -n 2,9p "$T/list"; } >"$T/list3"
-start_broker $port --heartbeat-ms 200 --max-deaths 1
+new_broker
 start_worker $port wk --slots 3 --heartbeat-ms 200 --task-delay-ms 400 --test-kill-on KILLER
 wait_for "worker registered" 10 "workers_registered $port 1"
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out3" --list "$T/list3" \
@@ -122,20 +139,14 @@ pass "a rerun tries the slide a SIGKILL failed again, not the one an abort faile
 # a crash while memory ran short (a library aborts when its allocation
 # fails: GLib, libzmq) names no culprit either: beside others the slides
 # run alone; alone, the slide is failed marked for a rerun, not for good
-kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
-port=$(free_port)
 ln -s "$(readlink -f "$(sed -n 3p "$T/list")")" "$T/cohort/HOG.svs"
 { echo "$T/cohort/HOG.svs"; sed -n 4,6p "$T/list"; } >"$T/list5"
-start_broker $port --heartbeat-ms 200 --max-deaths 1
+new_broker
 ( ulimit -v 2000000; exec "$BIN/qc-worker" --connect tcp://127.0.0.1:$port --name wm --slots 2 \
       --heartbeat-ms 200 --task-delay-ms 400 --test-exhaust-on HOG >>"$T/worker-wm.log" 2>&1 ) &
 PIDS+=($!)
 wait_for "worker registered" 10 "workers_registered $port 1"
-timeout 120 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out5" --list "$T/list5" \
-    >"$T/submit5.log" 2>&1
-rc=$?
-[ $rc -eq 1 ] || fail "memory crash: exit $rc, expected 1: $(tail -3 "$T/submit5.log")"
-check_exactly_once "$T/out5" "$T/list5"
+submit_failing "memory crash" 5
 [ "$(wc -l <"$T/out5/error.log")" -eq 1 ] || fail "memory crash: $(cat "$T/out5/error.log")"
 grep -q "HOG.svs.*crashed while running it: signal 6 (Aborted) while memory ran short); not retried in this job (.*; a rerun tries again)$" \
     "$T/out5/error.log" || fail "memory crash, the reason: $(cat "$T/out5/error.log")"
@@ -148,19 +159,12 @@ pass "a crash while memory ran short blamed no slide beside it; alone, the slide
 # executor thread of the next two processes) is started again after a
 # growing delay instead of ending qc-worker; the crash it was restarted
 # for is still reported, and the third process finishes the cohort
-kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
-port=$(free_port)
 ln -s "$(readlink -f "$(sed -n 7p "$T/list")")" "$T/cohort/BOMB.svs"
 { echo "$T/cohort/BOMB.svs"; sed -n 8,10p "$T/list"; } >"$T/list6"
-start_broker $port --heartbeat-ms 200 --max-deaths 1
+new_broker
 start_worker $port ws --slots 1 --heartbeat-ms 200 --test-crash-on BOMB --test-fail-starts 2
 wait_for "worker registered" 10 "workers_registered $port 1"
-timeout 120 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out6" --list "$T/list6" \
-    >"$T/submit6.log" 2>&1
-rc=$?
-[ $rc -eq 1 ] || fail "restarts that cannot start: exit $rc, expected 1: $(tail -3 "$T/submit6.log"; \
-    grep -v DEBUG "$T/worker-ws.log" | tail -5)"
-check_exactly_once "$T/out6" "$T/list6"
+submit_failing "restarts that cannot start" 6 "$T/worker-ws.log"
 [ "$(wc -l <"$T/out6/error.log")" -eq 1 ] && grep -q "BOMB.svs.*crashed while running it: signal 6" \
     "$T/out6/error.log" || fail "restarts that cannot start, the failures: $(cat "$T/out6/error.log")"
 for k in 1 2; do
@@ -176,8 +180,6 @@ pass "a restarted worker process that could not start was started again; the thi
 # progress: it is restarted after 1 s, however many slides crashed
 # before (here 3 on one worker with one slot, results between them);
 # the growing delay is for a process that crashes before any result
-kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
-port=$(free_port)
 : >"$T/list7"
 for k in 1 2 3; do
     ln -s "$(readlink -f "$(sed -n $((10 + k))p "$T/list")")" "$T/cohort/CRASH$k.svs"
@@ -185,14 +187,10 @@ for k in 1 2 3; do
     echo "$T/cohort/CRASH$k.svs" >>"$T/list7"
 done
 sed -n 17p "$T/list" >>"$T/list7"
-start_broker $port --heartbeat-ms 200 --max-deaths 1
+new_broker
 start_worker $port wp --slots 1 --prefetch 0 --heartbeat-ms 200 --test-crash-on CRASH
 wait_for "worker registered" 10 "workers_registered $port 1"
-timeout 120 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out7" --list "$T/list7" \
-    >"$T/submit7.log" 2>&1
-rc=$?
-[ $rc -eq 1 ] || fail "crashes between results: exit $rc, expected 1: $(tail -3 "$T/submit7.log")"
-check_exactly_once "$T/out7" "$T/list7"
+submit_failing "crashes between results" 7
 [ "$(grep -c 'CRASH' "$T/out7/error.log")" -eq 3 ] && [ "$(wc -l <"$T/out7/error.log")" -eq 3 ] \
     || fail "crashes between results, the failures: $(cat "$T/out7/error.log")"
 delays=$(grep -o 'restarting the worker process in [0-9]* s' "$T/worker-wp.log" | grep -o '[0-9]* s$' | tr '\n' ' ')
@@ -203,19 +201,13 @@ pass "a worker process that sent results before each of its 3 crashes was restar
 # on an error; a sanitizer's report) is a crash of that slide: reported
 # and restarted; before, its supervisor exited with it and the slide was
 # given to a worker that never came back
-kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
-port=$(free_port)
 head -5 "$T/list" >"$T/list8"
 echo "$T/cohort/POISON.svs" >>"$T/list8"
-start_broker $port --heartbeat-ms 200 --max-deaths 1
+new_broker
 start_worker $port wx --slots 1 --heartbeat-ms 200 --test-exit-on POISON
 wx=$WORKER_PID
 wait_for "worker registered" 10 "workers_registered $port 1"
-timeout 120 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out8" --list "$T/list8" \
-    >"$T/submit8.log" 2>&1
-rc=$?
-[ $rc -eq 1 ] || fail "exit mid-slide: qc-submit exit $rc, expected 1: $(tail -3 "$T/submit8.log")"
-check_exactly_once "$T/out8" "$T/list8"
+submit_failing "exit mid-slide" 8
 [ "$(wc -l <"$T/out8/error.log")" -eq 1 ] \
     && grep -q "POISON.svs.*crashed while running it: exit 3 (a library ended the process mid-slide" "$T/out8/error.log" \
     || fail "exit mid-slide, the failures: $(cat "$T/out8/error.log")"
