@@ -177,6 +177,20 @@ on_crash_report (qc_broker_t *b, const peer_t *p, const char *name, const qc_msg
     }
 }
 
+/* Whether o is registered as the worker p's READY m speaks for: m's
+ * name and host, p's certificate (one supervisor's processes share all
+ * three); with instance set, also that process of it. */
+static bool
+registration_of (const worker_rec_t *o, const peer_t *p, const qc_msg_t *m,
+                 uint64_t instance)
+{
+    const char *cert = p->cert ? p->cert->key : "";
+    return (!instance || o->instance == instance) && o->name && m->name
+           && strcmp (o->name, m->name) == 0
+           && strcmp (o->host ? o->host : "", m->host ? m->host : "") == 0
+           && strcmp (o->cert_key, cert) == 0;
+}
+
 /* A supervisor's new process says READY with the crash report of the
  * one it replaces: that one's registration goes now, not after its
  * heartbeats (which read as if the new process had died), and its tasks
@@ -190,7 +204,6 @@ on_crash_report (qc_broker_t *b, const peer_t *p, const char *name, const qc_msg
 static worker_rec_t *
 crashed_process (qc_broker_t *b, const peer_t *p, const qc_msg_t *m)
 {
-    const char *cert = p->cert ? p->cert->key : "";
     for (size_t i = 0; i < m->ncrashed; i++) {
         const qc_taskref_t *r = &m->crashed[i];
         job_rec_t *job = jobs_of_ref (b, r);
@@ -198,26 +211,10 @@ crashed_process (qc_broker_t *b, const peer_t *p, const qc_msg_t *m)
         if (!t || !t->worker || t->attempt != r->attempt)
             continue;
         worker_rec_t *w = t->worker->owner;
-        if (w && strcmp (w->key, p->hex) != 0 && w->name && m->name
-            && strcmp (w->name, m->name) == 0 && w->host && m->host
-            && strcmp (w->host, m->host) == 0 && strcmp (w->cert_key, cert) == 0)
+        if (w && strcmp (w->key, p->hex) != 0 && registration_of (w, p, m, 0))
             return w;
     }
     return NULL;
-}
-
-/* Whether o is the registration of process instance of the worker p's
- * READY m speaks for: that instance, and m's name, host and p's
- * certificate (one supervisor's processes share all three). */
-static bool
-registration_of (const worker_rec_t *o, const peer_t *p, const qc_msg_t *m,
-                 uint64_t instance)
-{
-    const char *cert = p->cert ? p->cert->key : "";
-    return instance && o->instance == instance && o->name && m->name
-           && strcmp (o->name, m->name) == 0
-           && strcmp (o->host ? o->host : "", m->host ? m->host : "") == 0
-           && strcmp (o->cert_key, cert) == 0;
 }
 
 /* The registration of the process a supervisor's new one replaces, as
@@ -228,7 +225,8 @@ static worker_rec_t *
 succeeded_process (qc_broker_t *b, const peer_t *p, const qc_msg_t *m)
 {
     for (worker_rec_t *o = zhashx_first (b->workers); o; o = zhashx_next (b->workers))
-        if (registration_of (o, p, m, m->succeeds) && strcmp (o->key, p->hex) != 0)
+        if (m->succeeds && registration_of (o, p, m, m->succeeds)
+            && strcmp (o->key, p->hex) != 0)
             return o;
     return NULL;
 }
@@ -272,7 +270,7 @@ static worker_rec_t *
 same_process (qc_broker_t *b, const peer_t *p, const qc_msg_t *m)
 {
     for (worker_rec_t *o = zhashx_first (b->workers); o; o = zhashx_next (b->workers))
-        if (registration_of (o, p, m, m->key) && same_resources (o, m))
+        if (m->key && registration_of (o, p, m, m->key) && same_resources (o, m))
             return o;
     return NULL;
 }

@@ -13,6 +13,10 @@
 
 typedef struct qc_local qc_local_t;
 
+/* The worker's name in the one-process mode (its results, log records
+ * and progress lines say it), and its supervisor's. */
+#define QC_LOCAL_WORKER_NAME "local"
+
 /* Forks the process that will run the worker, before this process starts
  * any thread or ZeroMQ (neither survives a fork); it waits for
  * qc_local_start_with and ends, unused, when this process exits. 0, or

@@ -1,5 +1,6 @@
 /* See local_worker.h. */
 #include "client/local_worker.h"
+#include "client/local.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -74,7 +75,7 @@ qc_local_worker_config (const qc_local_order_t *order, qc_worker_config_t *wc)
         return;
     qc_worker_config_defaults (wc);
     wc->endpoint = order->endpoint;
-    wc->name = "local";
+    wc->name = QC_LOCAL_WORKER_NAME;
     if (order->slots)
         wc->slots = order->slots;
     wc->cache_dir = order->cache_dir[0] ? order->cache_dir : NULL;
@@ -175,7 +176,7 @@ qc_local_worker_main (int order_fd, int word_fd, pid_t parent)
         _exit (2);            /* qc-submit reads no word: says so itself */
     atomic_store (said, 0);
     qc_crash_table_t *table = NULL;
-    if (qc_supervise ("local", true, &table) != 0)
+    if (qc_supervise (QC_LOCAL_WORKER_NAME, true, &table) != 0)
         table = NULL;         /* no fork: the worker runs unsupervised */
     run_worker (&order, order_fd, word_fd, table, said);
 }

@@ -18,6 +18,7 @@
 #include <sys/random.h>
 
 #include "client/escape.h"
+#include "client/local.h"
 #include "client/progress.h"
 #include "client/waiting.h"
 #include "client/warn_once.h"
@@ -170,8 +171,9 @@ on_result (session_t *s, qc_msg_t *m)
     bool made_here = s->cfg->local && m->worker && strcmp (m->worker, "broker") == 0;
     qc_progress_slide (&s->progress, m->result->ok,
                        name ? name : qc_url_name (m->path, file, sizeof file),
-                       made_here ? "local" : m->worker, shown ? "its ERROR line above says why (error.log has it)"
-                                        : m->result->error);
+                       made_here ? QC_LOCAL_WORKER_NAME : m->worker,
+                       shown ? "its ERROR line above says why (error.log has it)"
+                             : m->result->error);
 }
 
 static void

@@ -42,6 +42,15 @@ side_size (const qc_slide_t *self, const char *name, int64_t *w, int64_t *h)
         openslide_get_associated_image_dimensions (self->osr, name, w, h);
 }
 
+/* "the file's NAME image (its image D, W x H) is damaged: WHY" into out
+ * (name NULL: "side image"); the number of bytes it took, as snprintf. */
+static int
+say_damaged (const struct qc_side_damaged *g, const char *name, char *out, size_t len)
+{
+    return snprintf (out, len, "the file's %s image (its image %d, %u x %u) is damaged: %s",
+                     name ? name : "side", g->dir, (unsigned) g->w, (unsigned) g->h, g->why);
+}
+
 int
 qc_slide_associated_damaged (const qc_slide_t *self, const char *name, char *why,
                              size_t whylen)
@@ -64,9 +73,7 @@ qc_slide_associated_damaged (const qc_slide_t *self, const char *name, char *why
         if (aperio ? strcmp (d->img[i].aperio_name, name) == 0
                    : d->img[i].w == w && d->img[i].h == h) {
             if (why && whylen)
-                snprintf (why, whylen, "the file's %s image (its image %d, %u x %u) is "
-                          "damaged: %s", name, d->img[i].dir, (unsigned) w, (unsigned) h,
-                          d->img[i].why);
+                say_damaged (&d->img[i], name, why, whylen);
             return 1;
         }
     return 0;
@@ -84,16 +91,11 @@ qc_slide_side_damage_note (const qc_slide_t *self, char *note, size_t len)
     size_t used = 0;
     for (int i = 0; i < d->n && i < QC_SIDE_DAMAGED_MAX && used + 1 < len; i++) {
         const struct qc_side_damaged *g = &d->img[i];
-        char what[64];
-        if (g->aperio_name[0])
-            snprintf (what, sizeof what, "%s image", g->aperio_name);
-        else
-            snprintf (what, sizeof what, "side image");
-        int n = snprintf (note + used, len - used, "%sthe file's %s (its image %d, %u x %u) "
-                          "is damaged: %s; the slide's levels are read and QC'd (a copy "
-                          "or the scanner damaged it: a copy from the scanner again may "
-                          "mend it)", used ? "\n" : "", what, g->dir, (unsigned) g->w,
-                          (unsigned) g->h, g->why);
+        char words[512];
+        say_damaged (g, g->aperio_name[0] ? g->aperio_name : NULL, words, sizeof words);
+        int n = snprintf (note + used, len - used, "%s%s; the slide's levels are read and "
+                          "QC'd (a copy or the scanner damaged it: a copy from the scanner "
+                          "again may mend it)", used ? "\n" : "", words);
         if (n < 0)
             break;
         used += (size_t) n < len - used ? (size_t) n : len - used - 1;

@@ -1,6 +1,7 @@
 /* See slide_why.h. */
 #include "kernels/slide/slide_why.h"
 #include "kernels/slide/slide.h"
+#include "kernels/slide/tiff_meta.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -216,30 +217,6 @@ open_quietly (const char *path, const char *mode, TIFFErrorHandlerExtR on_error,
     return tif;
 }
 
-/* The name OpenSlide gives an Aperio slide's untiled directory dir (the
- * current one of tif): "thumbnail" for directory 1, else the first word
- * of its description's second line ("label 387x463" gives "label"), as
- * tiff_meta.c's aperio_images; "" when it has none. */
-static void
-aperio_name (TIFF *tif, int dir, char *name, size_t len)
-{
-    name[0] = '\0';
-    const char *desc = NULL;
-    if (dir == 1) {
-        snprintf (name, len, "thumbnail");
-        return;
-    }
-    if (!TIFFGetField (tif, TIFFTAG_IMAGEDESCRIPTION, &desc) || !desc)
-        return;
-    size_t first = strcspn (desc, "\r\n");
-    if (!desc[first])
-        return;
-    const char *line = desc + first + 1;
-    size_t n = strcspn (line, "\r\n");
-    size_t word = strcspn (line, " ");
-    snprintf (name, len, "%.*s", (int) (word < n ? word : n), line);
-}
-
 /* Walks path's directories (at most 64, a slide has a handful) and the
  * offsets of their tiles or strips (at most 8 M in all). false
  * when libtiff cannot open it at all. */
@@ -287,7 +264,12 @@ survey_tiff (const char *path, uint64_t size, tiff_survey_t *sv)
             if (sv->side.n < QC_SIDE_DAMAGED_MAX) {
                 struct qc_side_damaged *d = &sv->side.img[sv->side.n++];
                 *d = (struct qc_side_damaged) {.dir = sv->dirs, .w = w, .h = h};
-                aperio_name (tif, sv->dirs, d->aperio_name, sizeof d->aperio_name);
+                const char *desc = NULL, *at;
+                size_t at_len;
+                TIFFGetField (tif, TIFFTAG_IMAGEDESCRIPTION, &desc);
+                if (qc_tiff_meta_aperio_name (sv->dirs, desc, &at, &at_len) == 0)
+                    snprintf (d->aperio_name, sizeof d->aperio_name, "%.*s", (int) at_len,
+                              at);
                 if (short_table)
                     snprintf (d->why, sizeof d->why, "its table of strips holds fewer "
                               "entries than an image of its size has strips");

@@ -426,23 +426,11 @@ aperio_images (qc_tiff_meta_t *m, const dir_t *dirs, int ndirs)
         const dir_t *d = &dirs[i];
         if (d->tiled)
             continue;
-        char *name = NULL;
-        if (i == 1)
-            name = strdup ("thumbnail");
-        else if (d->desc) {
-            /* g_strsplit_set on "\r\n", then the second piece's first
-               word: "label 123x456" gives "label" */
-            size_t first = strcspn (d->desc, "\r\n");
-            if (!d->desc[first])
-                continue;
-            const char *line = d->desc + first + 1;
-            size_t len = strcspn (line, "\r\n");
-            if (len == 0)
-                continue;
-            name = strndup (line, strcspn (line, " ") < len
-                                  ? strcspn (line, " ") : len);
-        } else
+        const char *at;
+        size_t n;
+        if (qc_tiff_meta_aperio_name (i, d->desc, &at, &n) != 0)
             continue;
+        char *name = strndup (at, n);
         if (!name)
             return -1;
         size_t k = 0;
@@ -454,6 +442,31 @@ aperio_images (qc_tiff_meta_t *m, const dir_t *dirs, int ndirs)
             m->nimages++;
         m->images[k] = (image_t) { name, i, d->w, d->h };
     }
+    return 0;
+}
+
+int
+qc_tiff_meta_aperio_name (int dir, const char *desc, const char **at, size_t *n)
+{
+    if (!at || !n)
+        return -1;
+    if (dir == 1) {
+        *at = "thumbnail";
+        *n = strlen (*at);
+        return 0;
+    }
+    if (!desc)
+        return -1;
+    /* g_strsplit_set on "\r\n", then the second piece's first word */
+    size_t first = strcspn (desc, "\r\n");
+    if (!desc[first])
+        return -1;
+    const char *line = desc + first + 1;
+    size_t len = strcspn (line, "\r\n"), word = strcspn (line, " ");
+    if (len == 0)
+        return -1;
+    *at = line;
+    *n = word < len ? word : len;
     return 0;
 }
 

@@ -69,6 +69,13 @@ int qc_tiff_meta_read (qc_byte_source_t *src, qc_tiff_meta_t **out,
                        char *why, size_t whylen);
 void qc_tiff_meta_free (qc_tiff_meta_t **self_p);
 
+/* The name OpenSlide gives an Aperio slide's untiled directory dir whose
+ * ImageDescription is desc (may be NULL): "thumbnail" for directory 1,
+ * else the first word of the description's second line ("label
+ * 387x463" gives "label"): its *n bytes at *at (in desc, or static).
+ * 0, or -1 when it has none. */
+int qc_tiff_meta_aperio_name (int dir, const char *desc, const char **at, size_t *n);
+
 const char *qc_tiff_meta_vendor (const qc_tiff_meta_t *self);
 int qc_tiff_meta_level_count (const qc_tiff_meta_t *self);
 /* Level i (0 <= i < count), or NULL. */
