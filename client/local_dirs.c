@@ -30,7 +30,9 @@
 #define MAX_REMOVED 100
 
 /* Whether the unix socket at path has a listener: connect() to one
- * whose process is gone is refused (ECONNREFUSED). */
+ * whose process is gone is refused (ECONNREFUSED). Non-blocking: a live
+ * listener whose backlog is full answers EAGAIN (alive) instead of
+ * holding this run's start. */
 static int
 socket_alive (const char *path)
 {
@@ -38,7 +40,7 @@ socket_alive (const char *path)
     if (strlen (path) >= sizeof a.sun_path)
         return 1;               /* cannot tell: kept */
     memcpy (a.sun_path, path, strlen (path) + 1);
-    int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
         return 1;
     int rc = connect (fd, (struct sockaddr *) &a, sizeof a);
