@@ -3,6 +3,7 @@
 #include "kernels/image/image_cache.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -35,6 +36,18 @@ static slot_t s_slots[QC_IMAGE_CACHE_SLOTS];
 static size_t s_nslots, s_held, s_limit;
 static uint64_t s_gives;
 static int s_limit_set;
+/* Bytes taken and not given back, and the most since the last reset:
+ * what a slide's images hold (qc_image_cache_in_use) */
+static atomic_size_t s_in_use, s_peak;
+
+static void
+count_taken (size_t bytes)
+{
+    size_t now = atomic_fetch_add (&s_in_use, bytes) + bytes;
+    size_t peak = atomic_load (&s_peak);
+    while (now > peak && !atomic_compare_exchange_weak (&s_peak, &peak, now))
+        ;
+}
 
 /* The default limit: QC_IMAGE_CACHE_DEFAULT, but no more than an eighth
  * of the machine's memory, or of a control group's memory limit (a
@@ -123,18 +136,24 @@ void *
 qc_image_cache_take (size_t bytes)
 {
     void *p = bytes >= QC_IMAGE_CACHE_MIN ? take_cached (bytes) : NULL;
-    if (p) {
+    if (p)
         memset (p, 0, bytes);
-        return p;
-    }
-    return fresh (bytes, true);
+    else
+        p = fresh (bytes, true);
+    if (p)
+        count_taken (bytes);
+    return p;
 }
 
 void *
 qc_image_cache_take_uninit (size_t bytes)
 {
     void *p = bytes >= QC_IMAGE_CACHE_MIN ? take_cached (bytes) : NULL;
-    return p ? p : fresh (bytes, false);
+    if (!p)
+        p = fresh (bytes, false);
+    if (p)
+        count_taken (bytes);
+    return p;
 }
 
 void
@@ -142,6 +161,7 @@ qc_image_cache_give (void *p, size_t bytes)
 {
     if (!p)
         return;
+    atomic_fetch_sub (&s_in_use, bytes);
     void *drop[QC_IMAGE_CACHE_SLOTS];
     size_t ndrop = 0;
     bool kept = false;
@@ -219,4 +239,19 @@ qc_image_cache_release (void)
     pthread_mutex_unlock (&s_lock);
     qc_image_cache_set_limit (0);
     qc_image_cache_set_limit (limit);
+}
+
+void
+qc_image_cache_in_use (size_t *now, size_t *peak)
+{
+    if (now)
+        *now = atomic_load (&s_in_use);
+    if (peak)
+        *peak = atomic_load (&s_peak);
+}
+
+void
+qc_image_cache_reset_peak (void)
+{
+    atomic_store (&s_peak, atomic_load (&s_in_use));
 }

@@ -52,6 +52,13 @@ void qc_image_cache_set_limit (size_t bytes);
 /* Buffers and bytes held now (for tests). */
 void qc_image_cache_held (size_t *buffers, size_t *bytes);
 
+/* Bytes of the buffers taken and not given back (the pixels of every
+ * host image alive in the process, cached or not), now and at most since
+ * the last qc_image_cache_reset_peak (or the start): what a slide's
+ * images cost, for the per-step debug log and the memory tests. */
+void qc_image_cache_in_use (size_t *now, size_t *peak);
+void qc_image_cache_reset_peak (void);
+
 /* Frees every cached buffer: a worker with nothing to run gives its
  * memory back (worker/exec_pipeline.c), and leak checkers at exit. */
 void qc_image_cache_release (void);

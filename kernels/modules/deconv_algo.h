@@ -19,7 +19,8 @@ typedef struct qc_deconv_stats {
 } qc_deconv_stats_t;
 
 /* mask NULL = use_mask off (every pixel). out_img: three img-sized
- * planes to receive the stretched images (values in [0, 1]), or NULL.
+ * planes to receive the stretched images (values in [0, 1]; the
+ * channels are worked out in them), or NULL.
  * With an empty mask the planes are all 0 (HistoQC's black images) and
  * out->empty is 1. A channel whose masked values are all equal gives a
  * black plane, as HistoQC's 0/0 does once img_as_ubyte casts its NaNs. */

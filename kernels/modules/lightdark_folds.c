@@ -74,15 +74,15 @@ local_mean (const qc_ops_t *ops, const qc_fimg_t *v, const qc_fimg_t *wt,
            || ops->fimg_arith (num, den, QC_ARITH_DIV, ref) ? -1 : 0;
 }
 
-/* The tissue's mean of v in each cell of the small image: v weighted by
- * wt (the tissue at full size), area-averaged, over the averaged
- * weight. small_wt: that weight (a cell's tissue fraction). */
+/* The tissue's mean of v in each cell of the small image: v where the
+ * tissue is (use), area-averaged, over the cells' tissue fraction
+ * (small_wt). v is worked in place (its values are not needed after). */
 static int
-shrink (const qc_ops_t *ops, const qc_fimg_t *v, const qc_fimg_t *wt,
-        const qc_fimg_t *small_wt, qc_fimg_t *tmp, qc_fimg_t *out)
+shrink (const qc_ops_t *ops, qc_fimg_t *v, const qc_mask_t *use,
+        const qc_fimg_t *small_wt, qc_fimg_t *out)
 {
-    return ops->fimg_arith (v, wt, QC_ARITH_MUL, tmp)
-           || ops->resize_fimg (tmp, QC_INTERP_AREA, out)
+    return ops->fimg_where (use, v, 0.0, v)
+           || ops->resize_fimg (v, QC_INTERP_AREA, out)
            || ops->fimg_arith (out, small_wt, QC_ARITH_DIV, out) ? -1 : 0;
 }
 
@@ -108,30 +108,40 @@ qc_ld_folds_mask (const qc_ops_t *ops, const qc_rgb_t *img,
     win += !(win & 1);                 /* odd, so it centres on the pixel */
     double sigma = p->sigma / ds;
     const qc_mat3_t identity = { { 1, 0, 0, 0, 1, 0, 0, 0, 1 } };
-    enum { R, G, B, WT, TMP, NBIG };
+    enum { R, G, B, NBIG };
     enum { DENS, SR, SB, SWT, REF, A, C, NSMALL };
-    qc_fimg_t *f[NBIG] = { 0 }, *s[NSMALL] = { 0 };
+    qc_fimg_t *f[NBIG] = { 0 }, *s[NSMALL] = { 0 }, *wt_full = NULL;
     qc_mask_t *cand = qc_mask_new (sw, sh), *hue = qc_mask_new (sw, sh);
     int rc = -1;
-    for (int i = 0; i < NBIG; i++)
-        if (!(f[i] = qc_fimg_new (w, h)))
-            goto done;
     for (int i = 0; i < NSMALL; i++)
         if (!(s[i] = qc_fimg_new (sw, sh)))
             goto done;
     if (!cand || !hue)
         goto done;
+    /* Full-size planes are what a 10x image's memory goes to (430 MB
+     * each at 12,000 x 9,000): at most three at once. The tissue's
+     * share of each cell first, from a plane freed before the density's
+     * three are made. */
+    if (!(wt_full = qc_fimg_new (w, h))
+        || ops->mask_to_fimg (use, 1.0, 0.0, wt_full)
+        || ops->resize_fimg (wt_full, QC_INTERP_AREA, s[SWT]))
+        goto done;
+    qc_fimg_destroy (&wt_full);
+    for (int i = 0; i < NBIG; i++)
+        if (!(f[i] = qc_fimg_new (w, h)))
+            goto done;
     /* density: OD of R + G + B; R's and B's share of it; each the
      * tissue's mean per cell of the small image, smoothed there */
     if (ops->separate_stains (img, &identity, f[R], f[G], f[B])
         || ops->fimg_arith (f[G], f[R], QC_ARITH_ADD, f[G])
         || ops->fimg_arith (f[G], f[B], QC_ARITH_ADD, f[G])
-        || ops->mask_to_fimg (use, 1.0, 0.0, f[WT])
-        || ops->resize_fimg (f[WT], QC_INTERP_AREA, s[SWT])
-        || shrink (ops, f[G], f[WT], s[SWT], f[TMP], s[DENS])
-        || shrink (ops, f[R], f[WT], s[SWT], f[TMP], s[SR])
-        || shrink (ops, f[B], f[WT], s[SWT], f[TMP], s[SB])
-        || ops->gaussian (s[DENS], sigma, 4.0, QC_BORDER_NEAREST, s[DENS])
+        || shrink (ops, f[G], use, s[SWT], s[DENS])
+        || shrink (ops, f[R], use, s[SWT], s[SR])
+        || shrink (ops, f[B], use, s[SWT], s[SB]))
+        goto done;
+    for (int i = 0; i < NBIG; i++)
+        qc_fimg_destroy (&f[i]);
+    if (ops->gaussian (s[DENS], sigma, 4.0, QC_BORDER_NEAREST, s[DENS])
         || ops->gaussian (s[SR], sigma, 4.0, QC_BORDER_NEAREST, s[SR])
         || ops->gaussian (s[SB], sigma, 4.0, QC_BORDER_NEAREST, s[SB])
         || ops->fimg_arith (s[SR], s[DENS], QC_ARITH_DIV, s[SR])
@@ -139,7 +149,7 @@ qc_ld_folds_mask (const qc_ops_t *ops, const qc_rgb_t *img,
         goto done;
     /* first reference over all tissue; candidates over ratio x it; the
      * reference again over the tissue without them (the weights of the
-     * candidates zeroed: reuse f[TMP]'s small twin A as scratch) */
+     * candidates zeroed: A as scratch) */
     qc_fimg_t *dens = s[DENS], *ref = s[REF], *a = s[A], *c = s[C];
     qc_fimg_t *wt = s[SWT];
     if (local_mean (ops, dens, wt, win, a, c, ref)
@@ -170,6 +180,7 @@ qc_ld_folds_mask (const qc_ops_t *ops, const qc_rgb_t *img,
         goto done;
     rc = 0;
 done:
+    qc_fimg_destroy (&wt_full);
     for (int i = 0; i < NBIG; i++)
         qc_fimg_destroy (&f[i]);
     for (int i = 0; i < NSMALL; i++)

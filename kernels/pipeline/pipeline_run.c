@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kernels/classify/classify_cache.h"
+#include "kernels/image/image_cache.h"
 #include "kernels/png/png_queue.h"
 #include "kernels/run/run.h"
 #include "kernels/slide/slide.h"
@@ -29,10 +30,15 @@ run_step (qc_run_t *run, const qc_module_t *m)
 {
     double t0 = qc_clock_s ();
     int rc = m->run (run);
-    /* Per-step time at debug level: where a slide's seconds go, for a
-     * lab tuning its config as much as for us. */
-    qc_log (QC_LOG_DEBUG, run->step, "%s: %.1f ms", run->filename,
-            (qc_clock_s () - t0) * 1e3);
+    /* Per-step time and image memory at debug level: where a slide's
+     * seconds and bytes go, for a lab tuning its config (and its
+     * workers' slots) as much as for us. The bytes are the process's:
+     * with slides side by side, theirs together. */
+    size_t held, most;
+    qc_image_cache_in_use (&held, &most);
+    qc_log (QC_LOG_DEBUG, run->step, "%s: %.1f ms; images hold %zu MB, "
+            "at most %zu MB so far", run->filename, (qc_clock_s () - t0) * 1e3,
+            held >> 20, most >> 20);
     if (rc == 0 && run->out->ok)
         return 0;
     if (run->out->ok)
@@ -180,6 +186,20 @@ qc_pipeline_prepare_input (const qc_pipeline_t *self,
     return prepare (self, in, out, 1);
 }
 
+/* The last step that classifies pixels (self->nsteps: none). After it
+ * the feature planes its classifiers shared (classify_cache.c: about 20
+ * bytes a working pixel, 2 GB of a 10x image) serve nothing in the
+ * slide, and held on they were over half of what its later steps had. */
+static size_t
+last_classifier_step (const qc_pipeline_t *self)
+{
+    size_t last = self->nsteps;
+    for (size_t i = 0; i < self->nsteps; i++)
+        if (self->steps[i].module == &qc_module_classify_by_example)
+            last = i;
+    return last;
+}
+
 /* The steps after BaseImage, on ops; 0 when every step passed. */
 static int
 run_steps (qc_pipeline_job_t *job, const struct qc_ops *ops)
@@ -199,10 +219,13 @@ run_steps (qc_pipeline_job_t *job, const struct qc_ops *ops)
     if (job->run.read_threads > 1)
         job->run.png_queue = qc_png_queue_new (job->run.read_threads,
                                                PNG_QUEUE_MAX_BYTES);
+    size_t last_classifier = self ? last_classifier_step (self) : 0;
     for (size_t i = 0; self && i < self->nsteps && rc == 0; i++) {
         job->run.step = self->steps[i].name;
         job->run.params = self->steps[i].params;
         rc = run_step (&job->run, self->steps[i].module);
+        if (i == last_classifier)
+            qc_classifier_forget_planes ();
         /* HistoQC's s["completed"]: later steps check what ran. */
         if (rc == 0)
             rc = qc_run_mark_completed (&job->run, self->steps[i].module->name);
