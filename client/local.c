@@ -111,6 +111,7 @@ order_of (const qc_local_config_t *cfg, const char *endpoint, qc_local_order_t *
     order->http_stall_s = cfg ? cfg->http_stall_s : 0;
     order->http_attempts = cfg ? cfg->http_attempts : 0;
     order->cache_max = cfg ? cfg->cache_max : 0;
+    order->memory_budget = cfg ? cfg->memory_budget : -1;
     snprintf (order->endpoint, sizeof order->endpoint, "%s", endpoint);
     const struct { const char *from; char *to; size_t cap; } texts[] = {
         {cfg ? cfg->cache_dir : NULL, order->cache_dir, sizeof order->cache_dir},

@@ -31,6 +31,8 @@ typedef struct {
     uint32_t slots;           /* 0: one per core */
     const char *cache_dir;
     uint64_t cache_max;       /* bytes */
+    int64_t memory_budget;    /* qc-worker --memory-gb in bytes; -1: its
+                                 default, 0: no limit */
     uint32_t http_stall_s;    /* qc-worker --http-stall, --http-attempts */
     uint32_t http_attempts;   /* (0: their defaults) */
     uint32_t task_timeout_s;  /* qc-broker --task-timeout (0: its default) */

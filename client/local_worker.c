@@ -80,6 +80,7 @@ qc_local_worker_config (const qc_local_order_t *order, qc_worker_config_t *wc)
         wc->slots = order->slots;
     wc->cache_dir = order->cache_dir[0] ? order->cache_dir : NULL;
     wc->cache_max = order->cache_max;
+    wc->memory_budget = order->memory_budget;
     if (order->http_stall_s)
         wc->http_stall_s = order->http_stall_s;
     if (order->http_attempts)

@@ -34,6 +34,7 @@ typedef struct {
     uint32_t http_stall_s;        /* 0: the worker's defaults */
     uint32_t http_attempts;
     uint64_t cache_max;           /* bytes; 0: the default */
+    int64_t memory_budget;        /* bytes; -1: the default, 0: no limit */
     char endpoint[PATH_MAX + 16];
     char cache_dir[PATH_MAX];     /* "": the default folder */
     char test_crash_on[256];      /* tests only: qc-worker --test-crash-on */

@@ -65,6 +65,7 @@ submit_local_start (const options_t *o, const qc_rerun_t *plan, qc_local_t **loc
     qc_fatal_note_install (prog, advice);
     qc_local_config_t lc = {.slots = (uint32_t) o->workers, .cache_dir = o->cache_dir,
                             .cache_max = o->cache_max,
+                            .memory_budget = o->memory_given ? o->memory_budget : -1,
                             .http_stall_s = (uint32_t) o->http_stall_s,
                             .http_attempts = (uint32_t) o->http_attempts,
                             .task_timeout_s = (uint32_t) o->task_timeout_s,

@@ -110,6 +110,7 @@ enum {
     OPT_WAIT_WARN,
     OPT_CACHE,
     OPT_CACHE_MAX,
+    OPT_MEMORY_GB,
     OPT_HTTP_STALL,
     OPT_HTTP_ATTEMPTS,
     OPT_GIVE_UP,
@@ -154,6 +155,7 @@ parse (int argc, char **argv, options_t *o)
         {"wait-warn", required_argument, 0, OPT_WAIT_WARN},
         {"cache", required_argument, 0, OPT_CACHE},
         {"cache-max", required_argument, 0, OPT_CACHE_MAX},
+        {"memory-gb", required_argument, 0, OPT_MEMORY_GB},
         {"http-stall", required_argument, 0, OPT_HTTP_STALL},
         {"give-up", required_argument, 0, OPT_GIVE_UP},
         {"detach", no_argument, 0, OPT_DETACH},
@@ -259,6 +261,11 @@ parse (int argc, char **argv, options_t *o)
                 return QC_EXIT_USAGE;
             break;
         case OPT_CACHE: o->cache_dir = qc_cli_home (optarg); break;
+        case OPT_MEMORY_GB:
+            if (qc_cli_memory_gb (prog, optarg, &o->memory_budget))
+                return QC_EXIT_USAGE;
+            o->memory_given = true;
+            break;
         case OPT_CACHE_MAX:
             if (qc_cli_gb (prog, "--cache-max", optarg, &o->cache_max))
                 return QC_EXIT_USAGE;
@@ -528,6 +535,7 @@ main (int argc, char **argv)
     const struct { bool given; const char *name; } local_only[] = {
         {o.workers != 0, "--workers"}, {o.cache_dir != NULL, "--cache"},
         {o.cache_max != 0, "--cache-max"}, {o.http_stall_s != 0, "--http-stall"},
+        {o.memory_given, "--memory-gb"},
         {o.http_attempts != 0, "--http-attempts"}, {o.task_timeout_s != 0, "--task-timeout"},
     };
     char given[128] = "";

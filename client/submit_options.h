@@ -31,6 +31,8 @@ typedef struct {
     bool batch;                 /* HistoQC's -b/--batch N: said, not done */
     bool seed, debug;           /* HistoQC's -s/--seed N, --debug: said */
     uint64_t cache_max;
+    int64_t memory_budget;      /* local mode, with memory_given: --memory-gb */
+    bool memory_given;
     unsigned long http_stall_s, http_attempts;   /* local mode; 0: the worker's */
     unsigned long task_timeout_s;               /* local mode; 0: the broker's */
     const char *test_crash_on, *test_kill_on, *test_hang_on;  /* tests only */

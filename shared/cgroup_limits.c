@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #define MAX_LEVELS   64       /* folders walked up from the group: a bound */
 /* A v1 memory limit at or above this is "none" (the kernel writes
@@ -314,4 +316,22 @@ qc_cgroup_cpu_slots (double cpu_cores, long have)
         return have;
     long slots = (long) ceil (cpu_cores - 1e-9);
     return slots < 1 ? 1 : slots;
+}
+
+uint64_t
+qc_memory_total (void)
+{
+    uint64_t total = 0;
+    long pages = sysconf (_SC_PHYS_PAGES), page = sysconf (_SC_PAGESIZE);
+    if (pages > 0 && page > 0 && (uint64_t) pages <= UINT64_MAX / (uint64_t) page)
+        total = (uint64_t) pages * (uint64_t) page;
+    qc_cgroup_limits_t group;
+    qc_cgroup_limits (&group);
+    if (group.memory_bytes && (!total || group.memory_bytes < total))
+        total = group.memory_bytes;
+    struct rlimit as;
+    if (getrlimit (RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY
+        && (!total || (uint64_t) as.rlim_cur < total))
+        total = (uint64_t) as.rlim_cur;
+    return total;
 }

@@ -25,6 +25,11 @@ void qc_cgroup_limits (qc_cgroup_limits_t *out);
  * mounts it names under root); for tests. NULL out: nothing done. */
 void qc_cgroup_limits_at (const char *root, qc_cgroup_limits_t *out);
 
+/* The memory this process may use, in bytes: the machine's, or less
+ * where a control group's limit or an address-space limit (ulimit -v)
+ * sets less; 0 when none can be read. */
+uint64_t qc_memory_total (void);
+
 /* The slots a CPU quota allows: cores rounded up (a quota of 1.5 keeps
  * two slides going at 0.75 core each rather than leave half a core
  * idle), at least 1; or have when there is no quota or it allows more. */

@@ -49,6 +49,18 @@ qc_cli_gb (const char *prog, const char *opt, const char *text, uint64_t *bytes)
     return 0;
 }
 
+int
+qc_cli_memory_gb (const char *prog, const char *text, int64_t *bytes)
+{
+    uint64_t b = 0;
+    if (text && strcmp (text, "0") == 0)
+        b = 0;
+    else if (qc_cli_gb (prog, "--memory-gb", text, &b))
+        return -1;
+    *bytes = b > (uint64_t) INT64_MAX ? INT64_MAX : (int64_t) b;
+    return 0;
+}
+
 static void
 on_signal (int sig)
 {

@@ -43,6 +43,10 @@ int qc_cli_uint (const char *prog, const char *opt, const char *text,
  * option otherwise. */
 int qc_cli_gb (const char *prog, const char *opt, const char *text, uint64_t *bytes);
 
+/* --memory-gb G (qc-worker, qc-submit): G gigabytes as bytes, "0" as 0
+ * (no limit); -1 with a message on stderr otherwise. */
+int qc_cli_memory_gb (const char *prog, const char *text, int64_t *bytes);
+
 /* Opens /dev/null on whichever of descriptors 0, 1 and 2 the process
  * was started without (a script's `2>&-`, a scheduler that closes
  * them): otherwise the next file opened takes that number and every

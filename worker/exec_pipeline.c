@@ -19,6 +19,7 @@
 #include "shared/err.h"
 #include "shared/log.h"
 #include "shared/result.h"
+#include "worker/mem_gate.h"
 #include "worker/slide_fetch.h"
 #include "worker/worker.h"
 
@@ -174,6 +175,14 @@ lane_ops (const qc_task_t *task, qc_result_t *out, const qc_ops_t **ops)
     return -1;
 }
 
+/* The pipeline's admit hook (pipeline.h): the slide waits at the
+ * memory gate (mem_gate.h) with the pixels of its image. */
+static void
+admit (void *ticket, uint64_t work_pixels)
+{
+    qc_mem_gate_enter (ticket, work_pixels);
+}
+
 /* arg: the worker's slides by URL (worker/slide_fetch.h), or NULL. */
 void
 qc_worker_exec_pipeline (void *arg, const qc_task_t *task, qc_result_t *out)
@@ -183,9 +192,17 @@ qc_worker_exec_pipeline (void *arg, const qc_task_t *task, qc_result_t *out)
     const qc_ops_t *ops;
     if (e && lane_ops (task, out, &ops) == 0) {
         qc_slide_got_t got;
+        qc_mem_ticket_t ticket = { 0 };
         qc_slide_fetch_get (fetch, task->path, &got);
         got.in.read_threads = (int) task->read_threads;
+        /* a CPU slot's images are in this machine's memory; a GPU lane's
+           on its device (one slide at a time) */
+        if (!ops) {
+            got.in.admit = admit;
+            got.in.admit_arg = &ticket;
+        }
         qc_pipeline_run_input (e->pipeline, &got.in, out, ops);
+        qc_mem_gate_leave (&ticket);
         qc_slide_got_release (fetch, &got, out);
     }
     release (e);

@@ -19,6 +19,7 @@
 #include "shared/url.h"
 #include "worker/gpu_probe.h"
 #include "worker/slide_fetch.h"
+#include "worker/mem_gate.h"
 #include "worker/supervise.h"
 #include "worker/worker.h"
 
@@ -55,7 +56,14 @@ usage (FILE *to)
         "      --leave-cores N    cores the default slots leave to other work on\n"
         "                         this machine (default 0): a CPU-only worker\n"
         "                         beside GPU workers on one host, 8 per GPU (each\n"
-        "                         lane reads and writes PNGs on 8 threads)\n"
+        "                         lane reads and writes PNGs on 8 threads)\n"        "      --memory-gb G      memory the slots' slides may take together\n"
+        "                         (default: 3/4 of this machine's, a container's\n"
+        "                         or ulimit -v's, less the image buffer cache).\n"
+        "                         A slide, once open, waits until its estimate\n"
+        "                         (40 bytes a pixel of its image_work_size image:\n"
+        "                         0.1 GB at 1.25x, 4 GB at 10x) fits beside the\n"
+        "                         slides running; a larger one runs alone.\n"
+        "                         0: no limit\n"
         "  -g, --gpu I[,J]|all    advertise and use these GPUs; fails (exit 2)\n"
         "                         when no usable GPU is there or this build\n"
         "                         has no CUDA backend. A slide's images stay\n"
@@ -153,6 +161,7 @@ enum {
     OPT_LOG_LEVEL,
     OPT_TASK_DELAY_MS,
     OPT_GPU_MEM,
+    OPT_MEMORY_GB,
     OPT_NO_READ_AHEAD,
     OPT_GPU_READ_THREADS,
     OPT_NO_SUPERVISE,
@@ -196,6 +205,23 @@ say_group_limits (bool slots_given)
                 (unsigned long long) (lim.memory_bytes >> 20), qc_image_cache_limit () >> 20);
 }
 
+/* The memory gate's budget (worker/mem_gate.h), said once. */
+static void
+say_memory_budget (qc_worker_t *w, bool given)
+{
+    uint64_t budget = qc_mem_gate_budget ();
+    if (qc_worker_slots (w) == 0)
+        return;                  /* GPU lanes only: their images are on the GPUs */
+    if (!budget)
+        qc_log (QC_LOG_INFO, "worker", "slides' memory: no limit%s", given
+                ? " (--memory-gb 0)" : " (this machine's memory could not be read)");
+    else
+        qc_log (QC_LOG_INFO, "worker", "slides' memory: %.1f GB%s; a slide of a "
+                "10x image takes about 4 GB, of 1.25x about 0.1 GB", (double) budget / 1e9,
+                given ? " (--memory-gb)" : " (3/4 of this machine's, less the "
+                "image buffer cache; --memory-gb sets it)");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -224,6 +250,7 @@ main (int argc, char **argv)
         {"log-level", required_argument, 0, OPT_LOG_LEVEL},
         {"task-delay-ms", required_argument, 0, OPT_TASK_DELAY_MS},
         {"gpu-mem", required_argument, 0, OPT_GPU_MEM},
+        {"memory-gb", required_argument, 0, OPT_MEMORY_GB},
         {"no-read-ahead", no_argument, 0, OPT_NO_READ_AHEAD},
         {"gpu-read-threads", required_argument, 0, OPT_GPU_READ_THREADS},
         {"no-supervise", no_argument, 0, OPT_NO_SUPERVISE},
@@ -299,6 +326,10 @@ main (int argc, char **argv)
         case OPT_TASK_DELAY_MS:
             if (qc_cli_uint (prog, "--task-delay-ms", optarg, 0, 3600000, &v)) return QC_EXIT_USAGE;
             cfg.task_delay_ms = (uint32_t) v;
+            break;
+        case OPT_MEMORY_GB:
+            if (qc_cli_memory_gb (prog, optarg, &cfg.memory_budget))
+                return QC_EXIT_USAGE;
             break;
         case OPT_GPU_MEM:
             if (qc_cli_uint (prog, "--gpu-mem", optarg, 64, 1ul << 24, &gpu_mem_mb))
@@ -495,6 +526,7 @@ main (int argc, char **argv)
             cfg.endpoint, qc_worker_slots (w), qc_plural (qc_worker_slots (w)), cfg.ngpus,
             qc_plural (cfg.ngpus));
     say_group_limits (slots_given);
+    say_memory_budget (w, cfg.memory_budget >= 0);
     if (slots_note[0])
         qc_log (QC_LOG_INFO, "worker", "%s", slots_note);
     int64_t start = zclock_mono ();

@@ -1,6 +1,7 @@
 /* Worker life: configuration, start (agent first, then executors), stop
  * and graceful drain. */
 #include "worker/worker_int.h"
+#include "worker/mem_gate.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -109,6 +110,7 @@ qc_worker_config_defaults (qc_worker_config_t *cfg)
     cfg->gpu_read_threads = n > 8 ? 8 : n > 0 ? (uint32_t) n : 1;
     cfg->heartbeat_ms = 1000;
     cfg->liveness = 3;
+    cfg->memory_budget = -1;
 }
 
 /* This machine's name, as workers advertise it ("unknown" when it has
@@ -308,6 +310,8 @@ qc_worker_new (const qc_worker_config_t *cfg)
     qc_worker_t *self = calloc (1, sizeof *self);
     if (!self)
         return NULL;
+    if (cfg->memory_budget >= 0)
+        qc_mem_gate_set_budget ((uint64_t) cfg->memory_budget);
     worker_host (self->host, sizeof self->host);
     self->instance = qc_proto_new_key ();
     if (cfg->crash_table) {

@@ -118,6 +118,10 @@ typedef struct {
     uint32_t http_stall_s;
     uint32_t http_attempts;
     bool no_fetch_ahead;       /* fetch each slide only when its task runs */
+    /* Bytes the CPU slots' slides may take together (worker/mem_gate.h:
+     * a slide waits until its estimate fits); -1: the gate's default,
+     * 0: no limit. One gate a process: set by the worker made last. */
+    int64_t memory_budget;
     /* CurveZMQ to the broker (shared/curve.h): borrowed, must outlive
      * the worker; NULL: none */
     struct qc_curve_client *curve;

@@ -8,6 +8,8 @@
 #define QC_PIPELINE_H
 
 #include <stddef.h>
+#include <stdint.h>
+
 #include "shared/result.h"
 
 typedef struct qc_pipeline qc_pipeline_t;
@@ -66,7 +68,12 @@ int qc_pipeline_run_with (const qc_pipeline_t *self, const char *slide_path,
  * read_threads: threads that read this slide's image and its focus
  * tiles (a GPU lane's, whose one slide at a time would otherwise wait
  * on one core); 0 = the pipeline's (qc_pipeline_set_read_threads);
- * at most 16. The results do not depend on it. */
+ * at most 16. The results do not depend on it. admit, when not NULL,
+ * is called once qc_pipeline_run_input has the slide open and before
+ * any of its images is read, with admit_arg and the pixels of its
+ * analysis image (image_work_size; 0 when they cannot be known): the
+ * worker's memory gate (worker/mem_gate.h) holds the slide there while
+ * the slides beside it leave too little memory. */
 struct qc_slide;
 typedef struct {
     const char *path;
@@ -74,6 +81,8 @@ typedef struct {
     const char *error;
     const char *name;
     int read_threads;
+    void (*admit) (void *admit_arg, uint64_t work_pixels);
+    void *admit_arg;
 } qc_pipeline_input_t;
 
 int qc_pipeline_run_input (const qc_pipeline_t *self,

@@ -324,5 +324,11 @@ qc_pipeline_run_input (const qc_pipeline_t *self, const qc_pipeline_input_t *in,
     qc_result_reset (out);
     /* the analysis image is read by the first step that needs it */
     qc_pipeline_job_t *job = prepare (self, in, out, 0);
+    if (job && job->rc == 0 && in->admit) {
+        int w = 0, h = 0;
+        if (qc_run_size_at (&job->run, self->base.image_work_size, &w, &h) != 0)
+            w = h = 0;           /* the first step that reads says why */
+        in->admit (in->admit_arg, (uint64_t) w * (uint64_t) h);
+    }
     return job ? qc_pipeline_finish (&job, ops) : -1;
 }

@@ -1,0 +1,145 @@
+/* The worker's memory gate (worker/mem_gate.h) with real threads: a
+ * slide goes in while the others leave room; one that does not fit
+ * waits, and a small one that came after it waits behind it (it would
+ * fit, but a large slide passed over by small ones could wait for
+ * ever); a slide larger than the budget runs alone; budget 0 gates
+ * nothing. Every wait is bounded (a thread that is still waiting after
+ * its bound fails the test). */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "shared/clock.h"
+#include "shared/log.h"
+#include "tests/unit/check.h"
+#include "worker/mem_gate.h"
+
+#define MB ((uint64_t) 1 << 20)
+
+/* pixels whose estimate is mb MB in all */
+static uint64_t
+pixels_for (uint64_t mb)
+{
+    return (mb * MB - QC_MEM_GATE_BYTES_PER_SLIDE) / QC_MEM_GATE_BYTES_PER_PIXEL;
+}
+
+typedef struct {
+    uint64_t pixels;
+    qc_mem_ticket_t ticket;
+    atomic_int in;            /* 1 once admitted */
+    pthread_t th;
+} slide_t;
+
+static void *
+enter (void *arg)
+{
+    slide_t *s = arg;
+    qc_mem_gate_enter (&s->ticket, s->pixels);
+    atomic_store (&s->in, 1);
+    return NULL;
+}
+
+static void
+start (slide_t *s, uint64_t mb)
+{
+    s->pixels = mb ? pixels_for (mb) : 0;
+    atomic_store (&s->in, 0);
+    CHECK (pthread_create (&s->th, NULL, enter, s) == 0);
+}
+
+/* Whether s is admitted within secs. */
+static bool
+admitted_within (slide_t *s, double secs)
+{
+    double end = qc_clock_s () + secs;
+    while (!atomic_load (&s->in) && qc_clock_s () < end)
+        usleep (2000);
+    return atomic_load (&s->in);
+}
+
+/* s leaves the gate. One never admitted would hold its thread in the
+ * gate for good: the test ends there, failed (no join that never
+ * returns). */
+static void
+finish (slide_t *s)
+{
+    if (!admitted_within (s, 5)) {
+        CHECK (0, "a slide is still held in the gate");
+        exit (check_done ("mem_gate"));
+    }
+    qc_mem_gate_leave (&s->ticket);
+    pthread_join (s->th, NULL);
+}
+
+int
+main (void)
+{
+    qc_log_set_stderr_enabled (0);
+    slide_t a, b, c;
+
+    /* 150 MB: a (64) in; b (120) waits; c (64) would fit beside a but
+       came after b: it waits too */
+    qc_mem_gate_set_budget (150 * MB);
+    start (&a, 0);
+    CHECK (admitted_within (&a, 5), "the first slide did not go in");
+    start (&b, 120);
+    CHECK (!admitted_within (&b, 0.3), "120 MB went in beside 64 MB under 150");
+    start (&c, 64);
+    CHECK (!admitted_within (&c, 0.3), "a slide passed the one waiting before it");
+    unsigned n;
+    uint64_t held;
+    qc_mem_gate_held (&n, &held);
+    CHECK (n == 1 && held == 64 * MB, "%u slides, %llu bytes held", n,
+           (unsigned long long) held);
+    finish (&a);
+    CHECK (admitted_within (&b, 5), "b did not go in when a left");
+    CHECK (!admitted_within (&c, 0.3), "c went in beside b: 184 MB under 150");
+    CHECK (b.ticket.waited_s > 0.2, "b waited %.2f s", b.ticket.waited_s);
+    finish (&b);
+    CHECK (admitted_within (&c, 5), "c did not go in when b left");
+    finish (&c);
+    qc_mem_gate_held (&n, &held);
+    CHECK (n == 0 && held == 0, "%u slides, %llu bytes held at the end", n,
+           (unsigned long long) held);
+
+    /* larger than the budget: alone, and it holds the whole budget */
+    start (&a, 0);
+    CHECK (admitted_within (&a, 5));
+    start (&b, 400);
+    CHECK (!admitted_within (&b, 0.3), "a slide over the budget ran beside another");
+    finish (&a);
+    CHECK (admitted_within (&b, 5), "a slide over the budget never ran");
+    CHECK (b.ticket.bytes == 150 * MB, "it holds %llu bytes",
+           (unsigned long long) b.ticket.bytes);
+    start (&c, 0);
+    CHECK (!admitted_within (&c, 0.3), "a slide ran beside one over the budget");
+    finish (&b);
+    CHECK (admitted_within (&c, 5));
+    finish (&c);
+
+    /* a larger budget set while a slide waits lets it in */
+    start (&a, 100);
+    CHECK (admitted_within (&a, 5));
+    start (&b, 100);
+    CHECK (!admitted_within (&b, 0.3));
+    qc_mem_gate_set_budget (300 * MB);
+    CHECK (admitted_within (&b, 5), "a larger budget did not wake the waiting slide");
+    finish (&a);
+    finish (&b);
+
+    /* 0: no gate; nothing is held */
+    qc_mem_gate_set_budget (0);
+    start (&a, 100000);
+    start (&b, 100000);
+    CHECK (admitted_within (&a, 5) && admitted_within (&b, 5), "budget 0 held a slide");
+    CHECK (!a.ticket.in && !b.ticket.in, "budget 0 held bytes");
+    finish (&a);
+    finish (&b);
+    qc_mem_gate_held (&n, &held);
+    CHECK (n == 0 && held == 0);
+
+    /* the default: three quarters of the memory, less the image cache */
+    CHECK (qc_mem_gate_default_budget () > 0, "no default budget on this machine");
+    return check_done ("mem_gate");
+}

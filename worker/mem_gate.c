@@ -1,0 +1,159 @@
+/* The worker's memory gate; see mem_gate.h. Tickets in the order slides
+ * came: the first waiting one goes in when it fits (or when nothing
+ * runs), and those behind it wait for it. */
+#include "worker/mem_gate.h"
+
+#include <pthread.h>
+
+#include "kernels/image/image_cache.h"
+#include "shared/cgroup_limits.h"
+#include "shared/clock.h"
+#include "shared/err.h"
+#include "shared/log.h"
+
+#define MOD "worker"
+
+static pthread_mutex_t s_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t s_turn = PTHREAD_COND_INITIALIZER;
+static bool s_budget_set;
+static uint64_t s_budget;            /* 0: no gate */
+static uint64_t s_held;              /* estimates of the slides admitted */
+static unsigned s_running;           /* slides admitted */
+static uint64_t s_next, s_serving;   /* tickets given, the one served next */
+
+uint64_t
+qc_mem_gate_default_budget (void)
+{
+    uint64_t total = qc_memory_total ();
+    uint64_t cache = qc_image_cache_limit ();
+    uint64_t budget = total / 4 * 3;
+    return budget > cache ? budget - cache : budget / 2;
+}
+
+static void
+budget_locked (void)
+{
+    if (!s_budget_set) {
+        s_budget = qc_mem_gate_default_budget ();
+        s_budget_set = true;
+    }
+}
+
+void
+qc_mem_gate_set_budget (uint64_t bytes)
+{
+    pthread_mutex_lock (&s_lock);
+    s_budget = bytes;
+    s_budget_set = true;
+    pthread_cond_broadcast (&s_turn);
+    pthread_mutex_unlock (&s_lock);
+}
+
+uint64_t
+qc_mem_gate_budget (void)
+{
+    pthread_mutex_lock (&s_lock);
+    budget_locked ();
+    uint64_t b = s_budget;
+    pthread_mutex_unlock (&s_lock);
+    return b;
+}
+
+static double
+gb (uint64_t bytes)
+{
+    return (double) bytes / 1e9;         /* as --memory-gb (shared/cli.h) */
+}
+
+/* Whether the first ticket in line, of bytes, can go in now. */
+static bool
+fits_locked (uint64_t bytes)
+{
+    return !s_budget || s_running == 0 || s_held + bytes <= s_budget;
+}
+
+void
+qc_mem_gate_enter (qc_mem_ticket_t *t, uint64_t work_pixels)
+{
+    if (!t)
+        return;
+    t->in = false;
+    t->waited_s = 0;
+    uint64_t per_pixel = QC_MEM_GATE_BYTES_PER_PIXEL;
+    uint64_t need = work_pixels > (UINT64_MAX - QC_MEM_GATE_BYTES_PER_SLIDE) / per_pixel
+                    ? UINT64_MAX : work_pixels * per_pixel + QC_MEM_GATE_BYTES_PER_SLIDE;
+    t->bytes = need;
+    pthread_mutex_lock (&s_lock);
+    budget_locked ();
+    uint64_t budget = s_budget;
+    if (!budget) {
+        pthread_mutex_unlock (&s_lock);
+        return;
+    }
+    bool alone = t->bytes > budget;
+    if (alone)
+        t->bytes = budget;   /* it runs when nothing else does, and fills the gate */
+    uint64_t ticket = s_next++;
+    double t0 = 0;
+    bool said = false;
+    while (ticket != s_serving || !fits_locked (t->bytes)) {
+        if (ticket == s_serving && !said) {
+            /* first in line and it does not fit: say so once, outside
+               the lock (a log record goes to a socket) */
+            unsigned running = s_running;
+            uint64_t held = s_held;
+            pthread_mutex_unlock (&s_lock);
+            said = true;
+            t0 = qc_clock_s ();
+            qc_log (QC_LOG_INFO, MOD, "waits for memory: its images need about "
+                    "%.1f GB; the %u slide%s running hold about %.1f GB of this "
+                    "worker's %.1f GB (--memory-gb sets it)", gb (t->bytes),
+                    running, qc_plural (running), gb (held), gb (budget));
+            pthread_mutex_lock (&s_lock);
+            continue;
+        }
+        pthread_cond_wait (&s_turn, &s_lock);
+    }
+    s_serving++;
+    s_held += t->bytes;
+    s_running++;
+    t->in = true;
+    pthread_cond_broadcast (&s_turn);    /* the next in line may fit too */
+    pthread_mutex_unlock (&s_lock);
+    if (said) {
+        t->waited_s = qc_clock_s () - t0;
+        qc_log (QC_LOG_INFO, MOD, "goes on after %.1f s waiting for memory",
+                t->waited_s);
+    }
+    if (alone)
+        qc_log (QC_LOG_WARNING, MOD, "its image of %llu pixels needs about %.1f GB, "
+                "more than this worker's memory budget of %.1f GB: it runs alone "
+                "(a smaller image_work_size, or --memory-gb on a machine with "
+                "more memory)", (unsigned long long) work_pixels, gb (need),
+                gb (budget));
+}
+
+void
+qc_mem_gate_leave (qc_mem_ticket_t *t)
+{
+    if (!t || !t->in)
+        return;
+    pthread_mutex_lock (&s_lock);
+    s_held -= t->bytes <= s_held ? t->bytes : s_held;
+    if (s_running)
+        s_running--;
+    pthread_cond_broadcast (&s_turn);
+    pthread_mutex_unlock (&s_lock);
+    t->in = false;
+}
+
+void
+qc_mem_gate_held (unsigned *slides, uint64_t *bytes)
+{
+    pthread_mutex_lock (&s_lock);
+    if (slides)
+        *slides = s_running;
+    if (bytes)
+        *bytes = s_held;
+    pthread_mutex_unlock (&s_lock);
+}
