@@ -1,6 +1,7 @@
 #!/bin/bash
 # A GPU too small for a slide at its working size (issue 18): a resident
-# GPU lane holds ~63 bytes a pixel of its working size on the device, so
+# GPU lane holds ~30 bytes a pixel of its working size on the device
+# (~63 before 2026-11-30: tests/unit/test_pipeline_memory.c), so
 # a 10x run of a large slide can pass a small GPU's memory. Such a slide
 # is not lost: the lane runs it again with its images on the host
 # (the CUDA copying lane; on a simulated GPU, the C ops), with one
@@ -21,8 +22,9 @@ fi
 mkdir -p "$T/slides"
 : >"$T/list"
 for s in 1 2; do
-    # 6000 x 4500 at 40x: 1500 x 1125 at 10x, ~106 MB on the device
-    "$BIN/qc-mkslide" -o "$T/slides/full-$s.svs" --width 6000 --height 4500 \
+    # 8000 x 6000 at 40x: 2000 x 1500 at 10x, over 64 MB on the device
+    # (6000 x 4500 fitted in 64 MB once a slide's images were halved)
+    "$BIN/qc-mkslide" -o "$T/slides/full-$s.svs" --width 8000 --height 6000 \
         --seed $s >/dev/null 2>&1 || fail "qc-mkslide seed $s"
     echo "$T/slides/full-$s.svs" >>"$T/list"
 done
