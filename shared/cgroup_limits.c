@@ -319,7 +319,7 @@ qc_cgroup_cpu_slots (double cpu_cores, long have)
 }
 
 uint64_t
-qc_memory_total (void)
+qc_memory_machine (void)
 {
     uint64_t total = 0;
     long pages = sysconf (_SC_PHYS_PAGES), page = sysconf (_SC_PAGESIZE);
@@ -329,9 +329,21 @@ qc_memory_total (void)
     qc_cgroup_limits (&group);
     if (group.memory_bytes && (!total || group.memory_bytes < total))
         total = group.memory_bytes;
-    struct rlimit as;
-    if (getrlimit (RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY
-        && (!total || (uint64_t) as.rlim_cur < total))
-        total = (uint64_t) as.rlim_cur;
     return total;
+}
+
+uint64_t
+qc_memory_address_limit (void)
+{
+    struct rlimit as;
+    if (getrlimit (RLIMIT_AS, &as) != 0 || as.rlim_cur == RLIM_INFINITY)
+        return 0;
+    return (uint64_t) as.rlim_cur;
+}
+
+uint64_t
+qc_memory_total (void)
+{
+    uint64_t total = qc_memory_machine (), as = qc_memory_address_limit ();
+    return as && (!total || as < total) ? as : total;
 }

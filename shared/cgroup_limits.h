@@ -25,9 +25,15 @@ void qc_cgroup_limits (qc_cgroup_limits_t *out);
  * mounts it names under root); for tests. NULL out: nothing done. */
 void qc_cgroup_limits_at (const char *root, qc_cgroup_limits_t *out);
 
-/* The memory this process may use, in bytes: the machine's, or less
- * where a control group's limit or an address-space limit (ulimit -v)
- * sets less; 0 when none can be read. */
+/* The machine's memory in bytes, or a control group's limit where it
+ * is less (sysconf counts the host's in a container); 0 when neither
+ * can be read. */
+uint64_t qc_memory_machine (void);
+/* The address space a limit leaves the process (ulimit -v under a batch
+ * system), in bytes; 0: no limit. */
+uint64_t qc_memory_address_limit (void);
+/* What this process may use: the least of the two above that is set;
+ * 0 when none is known. */
 uint64_t qc_memory_total (void);
 
 /* The slots a CPU quota allows: cores rounded up (a quota of 1.5 keeps

@@ -8,8 +8,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include "shared/cgroup_limits.h"
 #include "shared/err.h"
@@ -57,20 +55,13 @@ count_taken (size_t bytes)
 static size_t
 default_limit (void)
 {
-    size_t limit = QC_IMAGE_CACHE_DEFAULT;
-    long pages = sysconf (_SC_PHYS_PAGES), page = sysconf (_SC_PAGESIZE);
-    if (pages > 0 && page > 0 && (size_t) pages / 8 <= SIZE_MAX / (size_t) page
-        && (size_t) pages / 8 * (size_t) page < limit)
-        limit = (size_t) pages / 8 * (size_t) page;
-    qc_cgroup_limits_t group;
-    qc_cgroup_limits (&group);
-    if (group.memory_bytes && group.memory_bytes / 8 < limit)
-        limit = (size_t) (group.memory_bytes / 8);
-    struct rlimit as;
-    if (getrlimit (RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY
-        && as.rlim_cur / 4 < limit)
-        limit = (size_t) (as.rlim_cur / 4);
-    return limit;
+    uint64_t limit = QC_IMAGE_CACHE_DEFAULT;
+    uint64_t machine = qc_memory_machine (), as = qc_memory_address_limit ();
+    if (machine && machine / 8 < limit)
+        limit = machine / 8;
+    if (as && as / 4 < limit)
+        limit = as / 4;
+    return (size_t) limit;
 }
 
 /* The limit, from QC_IMAGE_CACHE_MB at the first use (lock held). */

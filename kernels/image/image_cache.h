@@ -53,7 +53,8 @@ void qc_image_cache_set_limit (size_t bytes);
 void qc_image_cache_held (size_t *buffers, size_t *bytes);
 
 /* Bytes of the buffers taken and not given back (the pixels of every
- * host image alive in the process, cached or not), now and at most since
+ * host image alive in the process, and of the simulated device's images
+ * on a test's simulated GPU, kernels/ops/sim), now and at most since
  * the last qc_image_cache_reset_peak (or the start): what a slide's
  * images cost, for the per-step debug log and the memory tests. */
 void qc_image_cache_in_use (size_t *now, size_t *peak);
