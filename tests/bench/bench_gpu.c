@@ -71,6 +71,9 @@ static int no_read_ahead;
 /* One slide through prepare + finish with ops; read and compute times.
  * A GPU lane's slide is read on gpu_read_threads threads, as a GPU
  * worker reads it; the CPU's on one (a CPU worker runs a slide a core). */
+/* the stderr log level outside --steps (main: QC_LOG_LEVEL or errors) */
+static int quiet = QC_LOG_ERROR;
+
 static int
 split_run (const qc_pipeline_t *p, const char *path, const qc_ops_t *ops,
            double *read_s, double *steps_s)
@@ -234,6 +237,7 @@ bench_size (const char *path, const char *size, int repeat, int cores,
         best_r = best_s = 1e9;
         qc_place_count_t c0, c1;
         qc_place_counts (&c0);
+        qc_cuda_mem_peak (0, 1);
         for (int i = 0; i < repeat; i++)
             if (split_run (p, path, lanes[l], &r, &s) == 0 && r + s < best_r + best_s) {
                 best_r = r;
@@ -256,6 +260,9 @@ bench_size (const char *path, const char *size, int repeat, int cores,
                     (double) (c1.up_bytes - c0.up_bytes) / repeat / 1e6,
                     (double) (c1.down - c0.down) / repeat,
                     (double) (c1.down_bytes - c0.down_bytes) / repeat / 1e6);
+        if (l < 2)
+            printf ("    device memory: at most %.1f MB of GPU 0's buffer pool in use at once\n",
+                    (double) qc_cuda_mem_peak (0, 0) / 1e6);
     }
     if (show_steps) {
         fflush (stdout);
@@ -272,7 +279,7 @@ bench_size (const char *path, const char *size, int repeat, int cores,
             split_run (p, path, qc_ops_timed (lanes[l]), &r, &s);
             qc_ops_timed_report (stderr, "GPU ops (CPU fallbacks included)");
         }
-        qc_log_set_stderr_level (QC_LOG_ERROR);
+        qc_log_set_stderr_level (quiet);
     }
     struct rusage ru;
     if (getrusage (RUSAGE_SELF, &ru) == 0)
@@ -354,7 +361,11 @@ main (int argc, char **argv)
         default: return 2;
         }
     }
-    qc_log_set_stderr_level (QC_LOG_ERROR);
+    /* errors only, unless QC_LOG_LEVEL asks for more (warning: a GPU
+     * decode that falls back to the host says so) */
+    quiet = qc_log_level_parse (getenv ("QC_LOG_LEVEL"));
+    quiet = quiet < 0 ? QC_LOG_ERROR : quiet;
+    qc_log_set_stderr_level (quiet);
     char path[1024];
     if (bench_full_slide (dir, width, height, path, sizeof path))
         return 1;

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Packs what tests/bench/gpu_lease.sh needs on a lent GPU machine, which
 # has CUDA but none of this project's Debian libraries and no network:
-# the programs built here (make bench test-unit, with nvcc; nvJPEG is
+# the programs built here (built by it, with nvcc; nvJPEG is
 # the GPU machine's own, loaded at run time), the shared
 # libraries they load (glibc and the C++ runtime excepted: the GPU
 # machine's are newer), the textures qc-mkslide paints with and the real
@@ -17,9 +17,12 @@ cd "$(dirname "$0")/../.."
 shared=${QC_SHARED_DIR:-../shared}
 bins=(build/tests/test_cuda_equiv build/tests/test_nvjpeg_load build/bench/bench_gpu bin/qc-mkslide
       bin/qc-broker bin/qc-worker bin/qc-submit)
+# built here, by their own targets (make bench and make test-unit would
+# also run the benches and the tests)
+make -s -j"$(nproc)" all "${bins[@]}"
 for b in "${bins[@]}"; do
     if [ ! -x "$b" ]; then
-        echo "gpu_pack: $b is not built; run make bench test-unit first (with nvcc)" >&2
+        echo "gpu_pack: $b was not built" >&2
         exit 1
     fi
 done

@@ -31,6 +31,7 @@ typedef struct {
     int ready;
     int limit_given;          /* by --gpu-mem (qc_cuda_set_mem_limit) */
     size_t limit, held;
+    size_t in_use, peak;      /* bytes of the used blocks; their most */
     block_t blocks[MAX_BLOCKS];
     int nblocks;
 } pool_t;
@@ -201,6 +202,7 @@ qc_cuda_alloc (size_t bytes)
     if (best >= 0) {
         pl->blocks[best].used = 1;
         out = pl->blocks[best].p;
+        pl->in_use += pl->blocks[best].size;
     } else {
         if (pl->held + want > pl->limit || pl->nblocks == MAX_BLOCKS)
             trim (pl);
@@ -228,9 +230,12 @@ qc_cuda_alloc (size_t bytes)
             } else {
                 pl->blocks[pl->nblocks++] = block_t {out, want, 1};
                 pl->held += want;
+                pl->in_use += want;
             }
         }
     }
+    if (pl->in_use > pl->peak)
+        pl->peak = pl->in_use;
     pthread_mutex_unlock (&s_lock);
     return out;
 }
@@ -243,9 +248,25 @@ qc_cuda_release (void *p)
     pool_t *pl = &s_pools[t_device];
     pthread_mutex_lock (&s_lock);
     for (int i = 0; i < pl->nblocks; i++)
-        if (pl->blocks[i].p == p)
+        if (pl->blocks[i].p == p && pl->blocks[i].used) {
             pl->blocks[i].used = 0;
+            pl->in_use -= pl->blocks[i].size;
+        }
     pthread_mutex_unlock (&s_lock);
+}
+
+extern "C" size_t
+qc_cuda_mem_peak (int device, int reset)
+{
+    if (device < 0 || device >= MAX_DEVICES)
+        return 0;
+    pthread_mutex_lock (&s_lock);
+    pool_t *pl = &s_pools[device];
+    size_t peak = pl->peak > pl->in_use ? pl->peak : pl->in_use;
+    if (reset)
+        pl->peak = pl->in_use;
+    pthread_mutex_unlock (&s_lock);
+    return peak;
 }
 
 extern "C" void

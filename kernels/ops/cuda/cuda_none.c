@@ -56,6 +56,14 @@ qc_cuda_set_mem_limit (int device, size_t bytes)
     return -1;
 }
 
+size_t
+qc_cuda_mem_peak (int device, int reset)
+{
+    (void) device;
+    (void) reset;
+    return 0;
+}
+
 void
 qc_cuda_release_all (void)
 {

@@ -73,6 +73,13 @@ const qc_ops_t *qc_ops_cuda_resident_table (void);
 #define QC_CUDA_DEFAULT_MEM ((size_t) 8 << 30)
 int qc_cuda_set_mem_limit (int device, size_t bytes);
 
+/* The most bytes of device's pool in use at once (its buffers taken
+ * and not yet released; cached free ones not counted) since the last
+ * reset; reset != 0 restarts the count from what is in use now. 0 in a
+ * CPU-only build or for a device never used. For the benches (what a
+ * slide needs on a GPU, measured, not estimated). */
+size_t qc_cuda_mem_peak (int device, int reset);
+
 /* Frees the pooled buffers of every device the process used and the
  * calling thread's page-locked staging buffers (optional; for leak
  * checkers at exit: other threads' staging buffers go when they exit). */
