@@ -140,6 +140,13 @@ typedef struct qc_ops {
      * holds fewer images on the device (the resident CUDA lane's is the
      * copying lane). NULL: none; the slide fails. */
     const struct qc_ops *when_full;
+    /* 1: a lane's own reads decode the slide's JPEG tiles with
+     * decode_jpeg unless QC_GPU_DECODE=0 (the simulated device, whose
+     * decode is libjpeg's own); 0: only with QC_GPU_DECODE=1 (the CUDA
+     * tables: nvJPEG's IDCT rounds apart from libjpeg's, which moved a
+     * slide's results past the CPU's on an H200, where it was no faster
+     * than the CPU's threads either: tests/bench/README.md, "nvJPEG"). */
+    int decode_by_default;
 
     /* ---- colour (outputs are src-sized) ---- */
     /* skimage rgb2gray, values in [0, 1]. */

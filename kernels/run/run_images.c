@@ -125,14 +125,16 @@ warn_lines (qc_run_t *run, const char *text)
  * GPU's work on the slide before, reads pixels, which the focus step's
  * read ahead needs). NULL: the host reads the pixels (no device
  * decoder, or this slide's tiles are not for it: why at debug level).
- * QC_GPU_DECODE=0 in the environment turns it off. */
+ * QC_GPU_DECODE in the environment turns it on (1) or off (0) whatever
+ * the table's decode_by_default (ops.h) says. */
 static qc_rgb_t *
 decode_on_device (qc_run_t *run, const qc_region_plan_t *plan,
                   const char *work_size)
 {
     const qc_ops_t *ops = qc_run_ops (run);
     const char *env = getenv ("QC_GPU_DECODE");
-    if (!ops->device || !ops->decode_jpeg || (env && strcmp (env, "0") == 0))
+    int on = env && *env ? strcmp (env, "0") != 0 : ops->decode_by_default;
+    if (!ops->device || !ops->decode_jpeg || !on)
         return NULL;
     char why[512];
     double t0 = qc_clock_s ();

@@ -217,8 +217,9 @@ bench_size (const char *path, const char *size, int repeat, int cores,
         lanes[1] = qc_ops_cuda_resident_table ();
         printf ("  GPU 0: a slide's JPEG tiles read on a lane's thread are decoded %s\n",
                 !lanes[1]->decode_jpeg ? "on the host (no nvJPEG: its log line says why)"
-                : getenv ("QC_GPU_DECODE") && strcmp (getenv ("QC_GPU_DECODE"), "0") == 0
-                ? "on the host (QC_GPU_DECODE=0)" : "on the GPU (nvJPEG)");
+                : getenv ("QC_GPU_DECODE") && strcmp (getenv ("QC_GPU_DECODE"), "1") == 0
+                ? "on the GPU (nvJPEG, QC_GPU_DECODE=1)" : "on the host (QC_GPU_DECODE=1 "
+                "decodes them on the GPU)");
     }
     if (!gpu && (lane_on[0] || lane_on[1]))
         printf ("  GPU: not measured (%s)\n", qc_cuda_built () ? why : "CPU-only build");

@@ -35,7 +35,7 @@
 #             --no-read-ahead: its image read on its own thread, where
 #             the tiles are decoded on the GPU),
 #             1.25x and 10x, with each nvJPEG backend (QC_NVJPEG_BACKEND)
-#             and with QC_GPU_DECODE=0 (the CPU decodes)
+#             (QC_GPU_DECODE=1) and without (the CPU decodes, the default)
 # Limits add up to 590 s without cohort (about 230 s were used on an
 # H100 machine and on an H200 one): give the call timeout_s 600, and
 # run cohort in a call of its own (STAGES=bench125,cohort: ~150 s). The full-size slide is generated in the
@@ -109,7 +109,7 @@ fi
 stage nvjpeg 60 bash -c nvjpeg_check
 stage equiv 100 build/tests/test_cuda_equiv
 stage worker 60 bash tests/integration/test_gpu_worker.sh
-stage full 30 env QC_TEST_GPU=0 bash tests/integration/test_gpu_memory_full.sh
+stage full 120 env QC_TEST_GPU=0 bash tests/integration/test_gpu_memory_full.sh
 stage memcheck 90 "$sanitizer" --tool memcheck --leak-check full --error-exitcode 9 \
     build/tests/test_cuda_equiv --quick
 if [ -n "$gen_pid" ]; then
@@ -127,12 +127,12 @@ stage cohort 200 bash tests/bench/gpu_cohort.sh "$slide" 48 2
 decode_bench () {
     for b in gpu hardware default; do
         echo "== QC_NVJPEG_BACKEND=$b"
-        QC_LOG_LEVEL=warning QC_NVJPEG_BACKEND=$b build/bench/bench_gpu --sizes 1.25x,10x \
+        QC_GPU_DECODE=1 QC_LOG_LEVEL=warning QC_NVJPEG_BACKEND=$b build/bench/bench_gpu --sizes 1.25x,10x \
             --gpu-only --lanes resident --repeat 2 --no-read-ahead \
             || echo "== QC_NVJPEG_BACKEND=$b: exit $?"
     done
-    echo "== QC_GPU_DECODE=0 (the CPU decodes, on the lane's thread)"
-    QC_LOG_LEVEL=warning QC_GPU_DECODE=0 build/bench/bench_gpu --sizes 1.25x,10x --gpu-only \
+    echo "== QC_GPU_DECODE unset (the CPU decodes, on the lane's thread)"
+    QC_LOG_LEVEL=warning build/bench/bench_gpu --sizes 1.25x,10x --gpu-only \
         --lanes resident --repeat 2 --no-read-ahead
 }
 export -f decode_bench      # timeout runs programs, not functions

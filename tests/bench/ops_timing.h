@@ -51,6 +51,7 @@ qc_ops_timed (const qc_ops_t *inner)
     qc_ot_inner = inner ? inner : qc_ops_cpu ();
     t.name = qc_ot_inner->name;
     t.device = qc_ot_inner->device;     /* a resident lane stays one */
+    t.decode_by_default = qc_ot_inner->decode_by_default;
 #define QC_OT_SET(name, optional, params, args) t.name = qc_ot_inner->name ? qc_ot_##name : NULL;
     QC_OPS_LIST (QC_OT_SET)
 #undef QC_OT_SET

@@ -41,11 +41,14 @@
 /* ... and hold at most this many bytes of images on the device per 10x
  * pixel at once (63 on 2026-11-27: the RGB image, the classifiers'
  * feature planes kept for the second classifier, the masks; 67 on
- * 2026-11-29, with the focus step's coarser detail and its RMS): what a
- * resident GPU lane needs, ~11 GB for a 60,000 x 45,000 slide at 10x.
- * A change that keeps more planes alive fails here, not on a lab's
- * smaller GPU. */
-#define MAX_DEVICE_BYTES_PER_PIXEL 72
+ * 2026-11-29, with the focus step's coarser detail and its RMS; 30.0 on
+ * 2026-11-30, the feature planes dropped after the last classifier and
+ * the stain and fold steps working in fewer planes): what a resident GPU
+ * lane needs (an H200's held at most 6.1 GB for a 60,000 x 45,000
+ * slide's 15,000 x 11,250 image at 10x, 36 bytes a pixel with its pool's
+ * rounding and its ops' scratch). A change that keeps more planes alive
+ * fails here, not on a lab's smaller GPU. */
+#define MAX_DEVICE_BYTES_PER_PIXEL 34
 
 /* ---- 1. the state machine ---- */
 
@@ -260,6 +263,50 @@ compare (const qc_pipeline_t *p, const char *path, const char *label,
          size_t plane)
 {
     return compare_keep (p, path, label, plane, NULL);
+}
+
+/* The full-plane copies of one run of path on ops (the simulated device
+ * or a copy of its table), read as compare_keep reads. */
+static int
+full_copies_with (const qc_pipeline_t *p, const char *path, const qc_ops_t *ops,
+                  size_t plane)
+{
+    qc_result_t *r = qc_result_new ();
+    copies_t c = { .plane = plane };
+    if (!r)
+        return -1;
+    qc_place_observe (on_copy, &c);
+    qc_pipeline_input_t in = { .path = path, .read_threads = SIM_READ_THREADS };
+    int rc = qc_pipeline_run_input (p, &in, r, ops);
+    qc_place_observe (NULL, NULL);
+    int ok = rc == 0 && r->ok;
+    qc_result_destroy (&r);
+    return ok ? c.full : -1;
+}
+
+/* Who decodes the 10x image's JPEG tiles: the device when its table
+ * says so by default (the simulated device's decode is libjpeg's own),
+ * not when it does not (the CUDA tables: nvJPEG rounds apart) unless
+ * QC_GPU_DECODE=1; never with QC_GPU_DECODE=0. The host's pixels go up
+ * once, a full plane. */
+static void
+decode_switch (const qc_pipeline_t *p, const char *path, size_t plane)
+{
+    qc_ops_t not_by_default = *qc_ops_sim ();
+    not_by_default.decode_by_default = 0;
+    CHECK (setenv ("QC_GPU_DECODE", "0", 1) == 0);
+    int off = full_copies_with (p, path, qc_ops_sim (), plane);
+    CHECK (off == 1, "QC_GPU_DECODE=0: %d full-plane copies at 10x (the image's, 1)", off);
+    CHECK (unsetenv ("QC_GPU_DECODE") == 0);
+    int table_off = full_copies_with (p, path, &not_by_default, plane);
+    CHECK (table_off == 1, "a table that does not decode by default: %d full-plane "
+           "copies at 10x (1)", table_off);
+    CHECK (setenv ("QC_GPU_DECODE", "1", 1) == 0);
+    int asked = full_copies_with (p, path, &not_by_default, plane);
+    CHECK (asked == 0, "QC_GPU_DECODE=1 on that table: %d full-plane copies (0)", asked);
+    CHECK (unsetenv ("QC_GPU_DECODE") == 0);
+    printf ("10x: the device decodes the tiles by its table's default or by "
+            "QC_GPU_DECODE (full-plane copies: %d, %d, %d)\n", off, table_off, asked);
 }
 
 /* The width and height of a PNG file of r by its name's end. */
@@ -523,6 +570,7 @@ at_10x (void)
                && h == 480, "the plot: %u x %u", w, h);
         CHECK (cpu && png_size_of (cpu, "_thumb_small.png", &w, &h) == 0
                && (w == 500 || h == 500), "the small thumbnail: %u x %u", w, h);
+        decode_switch (p, path, (size_t) 3000 * 2250);
         if (cpu && last_peak) {
             device_full (p, path, cpu, last_peak / 2, "10x, half the device");
             device_full (p, path, cpu, (size_t) 1 << 20, "10x, 1 MB device");

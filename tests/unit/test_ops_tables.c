@@ -92,6 +92,10 @@ main (void)
            "the sim table runs a slot on the host");
     CHECK (sim && sim->when_full == cpu, "the sim table's when_full");
     CHECK (cpu->when_full == NULL, "the CPU table has a when_full");
+    /* the simulated device decodes a lane's JPEG tiles by default (its
+     * decode is libjpeg's own); the GPU lanes only when asked (nvJPEG
+     * rounds apart: ops.h) */
+    CHECK (sim && sim->decode_by_default == 1, "the sim table decodes by default");
 
     const qc_ops_t *cuda = qc_ops_cuda_table ();
     const qc_ops_t *resident = qc_ops_cuda_resident_table ();
@@ -118,6 +122,8 @@ main (void)
         /* a slide too large for the GPU runs again on the copying lane */
         CHECK (resident && resident->when_full == cuda && cuda
                && !cuda->when_full, "the lanes' when_full");
+        CHECK (resident && cuda && !resident->decode_by_default && !cuda->decode_by_default,
+               "a CUDA lane decodes JPEG tiles by default");
     }
     return check_done ("ops_tables");
 }

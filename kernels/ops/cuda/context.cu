@@ -213,7 +213,7 @@ qc_cuda_alloc (size_t bytes)
             qc_log (QC_LOG_WARNING, "cuda", "GPU %d: %zu bytes more would "
                     "pass the device memory limit (%zu of %zu held): the "
                     "slide's images do not fit this GPU at this working "
-                    "size (a resident lane holds ~64 bytes a pixel at 10x); "
+                    "size (a resident lane holds ~36 bytes a pixel of its working size); "
                     "--gpu-mem raises the limit if the GPU has more",
                     t_device, want, pl->held, pl->limit);
         } else {

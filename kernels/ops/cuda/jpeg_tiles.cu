@@ -28,6 +28,12 @@
  * another, to measure them (tests/bench/README.md); a backend this GPU
  * or library refuses falls back to the default one, logged.
  *
+ * Off unless QC_GPU_DECODE=1 (the CUDA tables' decode_by_default is 0,
+ * ops.h): on an H200 (2026-11-30) its pixels moved a slide's results
+ * past test_cuda_equiv's bounds (a few small regions more or fewer, 1-4%
+ * of a thumbnail's pixels a level apart) and it was no faster than the
+ * CPU's threads (tests/bench/README.md, "nvJPEG").
+ *
  * State: one handle per device and process (handles and states are
  * bound to the device current at their creation), made at a lane's
  * first decode and kept until qc_cuda_release_all (which destroys them,
@@ -170,16 +176,22 @@ api_load (void)
     char err[2048];
     if (qc_nvjpeg_find (CUDART_VERSION / 1000, QC_CUDA_ROOT, &s_api, err, sizeof err) == 0) {
         s_api_ok = 1;
-        qc_log (QC_LOG_INFO, "cuda", "nvJPEG %d.%d.%d (%s): GPU lanes decode the "
-                "slides' JPEG tiles", s_api.version[0], s_api.version[1],
-                s_api.version[2], s_api.path);
+        const char *env = getenv ("QC_GPU_DECODE");
+        qc_log (QC_LOG_INFO, "cuda", "nvJPEG %d.%d.%d (%s): %s", s_api.version[0],
+                s_api.version[1], s_api.version[2], s_api.path,
+                env && strcmp (env, "1") == 0
+                    ? "GPU lanes decode the slides' JPEG tiles with it (QC_GPU_DECODE=1)"
+                    : "loaded; the CPU decodes the slides' JPEG tiles unless "
+                      "QC_GPU_DECODE=1 (off by default: no faster, and its results "
+                      "drift from libjpeg's)");
         return;
     }
     const char *env = getenv ("QC_NVJPEG_LIB");
     qc_log (env && *env ? QC_LOG_WARNING : QC_LOG_INFO, "cuda",
-            "no nvJPEG (%s): GPU lanes' JPEG tiles are decoded on the host; "
-            "CUDA's libnvjpeg on the loader's paths, in %s/lib64, or named by "
-            "QC_NVJPEG_LIB=FILE lets the GPU decode them", err,
+            "no nvJPEG (%s): GPU lanes' JPEG tiles are decoded on the host, "
+            "also with QC_GPU_DECODE=1; CUDA's libnvjpeg on the loader's paths, "
+            "in %s/lib64, or named by QC_NVJPEG_LIB=FILE lets the GPU decode "
+            "them", err,
             QC_CUDA_ROOT ? QC_CUDA_ROOT : "the toolkit's folder");
 }
 

@@ -8,7 +8,8 @@
  *    trees_predict, then the comparison.
  *  - decode_jpeg: optional (ops.h), left in the tables only where
  *    nvJPEG's library was loaded (jpeg_tiles.cu); NULL otherwise, and
- *    the host decodes the slide's tiles.
+ *    the host decodes the slide's tiles. Used only with QC_GPU_DECODE=1
+ *    (decode_by_default 0: jpeg_tiles.cu says why).
  * Written in C with designated initialisers, as the CPU table is.
  * Designated initialisers leave a slot not named NULL without a word
  * from the compiler: tests/unit/test_ops_tables.c fails when a slot that

@@ -16,6 +16,7 @@ QC_OPS_LIST (QC_OP_PLACED)
 
 static qc_ops_t s_table = {
     .name = "sim",
+    .decode_by_default = 1,
     QC_OPS_LIST (QC_OP_PLACED_SLOT)
 };
 static pthread_once_t s_once = PTHREAD_ONCE_INIT;
