@@ -138,7 +138,8 @@ typedef struct qc_ops {
     /* The table to run a slide again with when this one's device ran
      * out of memory on it (qc_place_take_full, image_place.h): one that
      * holds fewer images on the device (the resident CUDA lane's is the
-     * copying lane). NULL: none; the slide fails. */
+     * copying lane, whose own is the CPU's). NULL: none; the slide
+     * fails. */
     const struct qc_ops *when_full;
     /* 1: a lane's own reads decode the slide's JPEG tiles with
      * decode_jpeg unless QC_GPU_DECODE=0 (the simulated device, whose

@@ -281,9 +281,14 @@ qc_pipeline_finish (qc_pipeline_job_t **job_p, const struct qc_ops *ops)
     int rc = run_steps (job, ops);
     /* Even when the steps passed: an op refused for memory failed, and a
      * step that went on without its output would have given numbers
-     * that are not the slide's. */
-    if (job->rc == 0 && ops && ops->when_full && qc_place_take_full ())
-        rc = run_again (job, ops->when_full);
+     * that are not the slide's. Down the chain of when_full tables (the
+     * resident CUDA lane, the copying one, the CPU: a GPU too small even
+     * for one op's images), a few links at most. */
+    for (int link = 0; link < 4 && job->rc == 0 && ops && ops->when_full
+                       && qc_place_take_full (); link++) {
+        ops = ops->when_full;
+        rc = run_again (job, ops);
+    }
     qc_result_t *out = job->run.out;
     qc_pipeline_job_destroy (&job);
     /* a slide's feature planes (kept for its second classifier) cannot

@@ -109,7 +109,7 @@ fi
 stage nvjpeg 60 bash -c nvjpeg_check
 stage equiv 100 build/tests/test_cuda_equiv
 stage worker 60 bash tests/integration/test_gpu_worker.sh
-stage full 120 env QC_TEST_GPU=0 bash tests/integration/test_gpu_memory_full.sh
+stage full 100 env QC_TEST_GPU=0 bash tests/integration/test_gpu_memory_full.sh
 stage memcheck 90 "$sanitizer" --tool memcheck --leak-check full --error-exitcode 9 \
     build/tests/test_cuda_equiv --quick
 if [ -n "$gen_pid" ]; then

@@ -4,12 +4,14 @@
 # (~63 before 2026-11-30: tests/unit/test_pipeline_memory.c), so
 # a 10x run of a large slide can pass a small GPU's memory. Such a slide
 # is not lost: the lane runs it again with its images on the host
-# (the CUDA copying lane; on a simulated GPU, the C ops), with one
-# warning that the client sees, and gives the CPU's results. Checked on
+# (the CUDA copying lane, then the CPU's ops where one op's images do not
+# fit either; on a simulated GPU, the C ops), with a warning each time
+# that the client sees, and gives the CPU's results. Checked on
 # a --simulate-gpus lane whose --gpu-mem is far under what the slides
 # need at 10x, against a CPU slot and against a lane with room enough.
 # QC_TEST_GPU=I runs the GPU lanes on GPU I instead (the CUDA resident
-# lane falling back on the copying one; tests/bench/gpu_lease.sh does).
+# lane falling back on the copying one and the CPU;
+# tests/bench/gpu_lease.sh does).
 . "$(dirname "$0")/lib.sh"
 
 if [ -n "${QC_TEST_GPU:-}" ]; then
@@ -73,11 +75,16 @@ run_lane() {
 again='running the slide again with its images on the host'
 
 run_lane small --slots 0 "${gpu_lane[@]}" --gpu-mem 64
+# each generated slide runs again once (a simulated lane: on the CPU);
+# on a real GPU twice where one op's images pass 64 MB too (the copying
+# lane, then the CPU)
 n=$(grep -c "$again" "$T/worker-small.log")
-[ "$n" -eq 2 ] || fail "64 MB lane: expected the 2 generated slides run again, the log says $n: $(grep -i 'memory\|limit' "$T/worker-small.log" | head -5)"
+most=2
+[ -n "${QC_TEST_GPU:-}" ] && most=4
+[ "$n" -ge 2 ] && [ "$n" -le $most ] || fail "64 MB lane: expected the 2 generated slides run again (2 to $most lines), the log says $n: $(grep -i 'memory\|limit' "$T/worker-small.log" | head -5)"
 grep -q "limit" "$T/worker-small.log" || fail "64 MB lane: no line says what passed the limit"
-[ "$(grep -c "$again" "$T/out-small/qc.log")" -eq 2 ] \
-    || fail "the client's qc.log does not have the two warnings"
+[ "$(grep -c "$again" "$T/out-small/qc.log")" -eq "$n" ] \
+    || fail "the client's qc.log does not have the worker's $n warnings"
 pass "64 MB GPU (${gpu_lane[*]}): both 10x slides ran again on the host, a warning each, the client told"
 
 run_lane roomy --slots 0 "${gpu_lane[@]}" --gpu-mem 4096

@@ -119,9 +119,10 @@ main (void)
                "copying lane: %d CPU functions expected", copying);
         CHECK (resident && on_cpu (resident, cpu, "resident lane") == 0,
                "resident lane: a CPU function");
-        /* a slide too large for the GPU runs again on the copying lane */
+        /* a slide too large for the GPU runs again on the copying lane,
+         * and one too large for that on the CPU */
         CHECK (resident && resident->when_full == cuda && cuda
-               && !cuda->when_full, "the lanes' when_full");
+               && cuda->when_full == cpu, "the lanes' when_full");
         CHECK (resident && cuda && !resident->decode_by_default && !cuda->decode_by_default,
                "a CUDA lane decodes JPEG tiles by default");
     }

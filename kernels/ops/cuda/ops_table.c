@@ -82,8 +82,11 @@ init_table (void)
     QC_CUDA_COPYING_ON_HOST (ON_HOST)
 #undef ON_HOST
     /* a slide too large for the GPU at its working size runs again with
-     * its images on the host, copied per op */
+     * its images on the host, copied per op; one of whose ops' images do
+     * not fit either (a small GPU, or one another process fills) runs
+     * again on the CPU */
     s_resident.when_full = &s_copying;
+    s_copying.when_full = cpu;
 }
 
 const qc_ops_t *
