@@ -272,6 +272,14 @@ typedef struct qc_ops {
     /* Number, mean and max area of the components (regionprops areas). */
     int (*region_summary) (const qc_mask_t *src, int connectivity,
                            qc_region_summary_t *out);
+    /* skimage.morphology.reconstruction by dilation, for masks: dst is
+     * set on the components of src that hold a pixel set in seed (src's
+     * size; a seed pixel outside src seeds nothing), 0 elsewhere. dst
+     * may be src or seed. One labelling, where dilating the seed 3 x 3
+     * and cutting it by src until nothing changes takes as many
+     * whole-plane steps as the longest path (hundreds at 10x). */
+    int (*reconstruct) (const qc_mask_t *src, const qc_mask_t *seed,
+                        int connectivity, qc_mask_t *dst);
 
     /* ---- resize (to the output's size; no in-place) ---- */
     int (*resize_rgb) (const qc_rgb_t *src, qc_interp_t interp, qc_rgb_t *dst);
@@ -412,6 +420,8 @@ typedef struct qc_ops {
        (a, c, t, d))                                                        \
     X (region_summary, 0, (const qc_mask_t *a, int c,                       \
                            qc_region_summary_t *o), (a, c, o))              \
+    X (reconstruct, 0, (const qc_mask_t *a, const qc_mask_t *s, int c,      \
+                        qc_mask_t *d), (a, s, c, d))                        \
     X (resize_rgb, 0, (const qc_rgb_t *a, qc_interp_t i, qc_rgb_t *d),      \
        (a, i, d))                                                           \
     X (resize_fimg, 0, (const qc_fimg_t *a, qc_interp_t i, qc_fimg_t *d),   \

@@ -453,6 +453,38 @@ op_region_summary (fx_t *x)
            "region_summary");
 }
 
+/* Pixels set in m. */
+static size_t
+mask_set (const qc_mask_t *m)
+{
+    const uint8_t *p = qc_mask_host (m);
+    size_t c = 0, n = qc_npix (m->w, m->h);
+    for (size_t i = 0; p && i < n; i++)
+        c += p[i] != 0;
+    return c;
+}
+
+/* m's components (half its pixels: many components at 4-connectivity,
+ * a few large ones at 8) that a sparse seed falls in; in place too. */
+static void
+op_reconstruct (fx_t *x)
+{
+    qc_mask_t *seed = rand_mask (x->w, x->h, 1);
+    qc_mask_t *sa = seed ? qc_mask_clone (seed) : NULL, *sb = seed ? qc_mask_clone (seed) : NULL;
+    for (int conn = 4; seed && conn <= 8; conn += 4) {
+        CHECK (BOTH (reconstruct (x->m, seed, conn, x->ma), reconstruct (x->m, seed, conn, x->mb))
+               && mask_diff (x->ma, x->mb) == 0, "reconstruct connectivity %d", conn);
+        size_t got = mask_set (x->ma), of = mask_set (x->m);
+        CHECK (got > mask_set (seed) / 2 && got < of, "reconstruct connectivity %d: %zu of "
+               "%zu pixels kept (not a check of anything)", conn, got, of);
+    }
+    CHECK (sa && sb && BOTH (reconstruct (x->m, sa, 8, sa), reconstruct (x->m, sb, 8, sb))
+           && mask_diff (sa, sb) == 0 && mask_diff (sa, x->ma) == 0, "reconstruct in place");
+    qc_mask_destroy (&seed);
+    qc_mask_destroy (&sa);
+    qc_mask_destroy (&sb);
+}
+
 static void
 op_resize_rgb (fx_t *x)
 {

@@ -300,6 +300,82 @@ test_components (void)
     qc_mask_destroy (&ho);
 }
 
+/* Reconstruction by dilation as its definition says: seed AND src,
+ * grown by one neighbour (4 or 8) at a time inside src until nothing
+ * changes. */
+static void
+naive_reconstruct (const qc_mask_t *src, const qc_mask_t *seed, int conn, qc_mask_t *dst)
+{
+    int w = src->w, h = src->h;
+    for (int i = 0; i < w * h; i++)
+        dst->px[i] = src->px[i] && seed->px[i];
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+                if (!src->px[y * w + x] || dst->px[y * w + x])
+                    continue;
+                for (int dy = -1; dy <= 1; dy++)
+                    for (int dx = -1; dx <= 1; dx++) {
+                        int xx = x + dx, yy = y + dy;
+                        if ((conn == 4 && dx && dy) || xx < 0 || yy < 0 || xx >= w || yy >= h)
+                            continue;
+                        if (dst->px[yy * w + xx] && !dst->px[y * w + x]) {
+                            dst->px[y * w + x] = 1;
+                            changed = 1;
+                        }
+                    }
+            }
+    }
+}
+
+static void
+test_reconstruct (void)
+{
+    qc_mask_t *small = qc_mask_new (5, 4), *m = qc_mask_new (9, 7);
+    CHECK (ops->reconstruct (m, small, 8, m) == -1, "a seed of another size");
+    CHECK (ops->reconstruct (m, m, 6, m) == -1, "connectivity 6");
+    CHECK (ops->reconstruct (NULL, m, 8, m) == -1 && ops->reconstruct (m, NULL, 8, m) == -1
+           && ops->reconstruct (m, m, 8, NULL) == -1, "NULL");
+    /* two diagonal pixels: one component at 8, two at 4 */
+    m->px[2 * 9 + 2] = m->px[3 * 9 + 3] = 1;
+    qc_mask_t *seed = qc_mask_new (9, 7), *out = qc_mask_new (9, 7);
+    seed->px[2 * 9 + 2] = 1;
+    seed->px[0] = 1;            /* outside m: seeds nothing */
+    size_t n = 0;
+    CHECK (ops->reconstruct (m, seed, 8, out) == 0 && ops->mask_count (out, &n) == 0 && n == 2
+           && out->px[3 * 9 + 3] && !out->px[0], "8-connected: both, %zu", n);
+    CHECK (ops->reconstruct (m, seed, 4, out) == 0 && ops->mask_count (out, &n) == 0 && n == 1
+           && out->px[2 * 9 + 2], "4-connected: the seeded one, %zu", n);
+    qc_mask_destroy (&small);
+    qc_mask_destroy (&m);
+    qc_mask_destroy (&seed);
+    qc_mask_destroy (&out);
+
+    /* random masks (sparse to percolating) and seeds against the
+     * definition; in place on the seed and on src too */
+    for (int conn = 4; conn <= 8; conn += 4)
+        for (unsigned s = 1; s <= 10; s++) {
+            qc_mask_t *r = random_mask (53, 41, 30 + (int) s * 4, s);
+            qc_mask_t *sd = random_mask (53, 41, 2, s + 100);
+            qc_mask_t *want = qc_mask_new (53, 41), *got = qc_mask_new (53, 41);
+            naive_reconstruct (r, sd, conn, want);
+            CHECK (ops->reconstruct (r, sd, conn, got) == 0 && same_mask (got, want),
+                   "conn %d seed %u", conn, s);
+            qc_mask_t *in_seed = qc_mask_clone (sd), *in_src = qc_mask_clone (r);
+            CHECK (ops->reconstruct (r, in_seed, conn, in_seed) == 0
+                   && same_mask (in_seed, want), "conn %d seed %u: dst = seed", conn, s);
+            CHECK (ops->reconstruct (in_src, sd, conn, in_src) == 0
+                   && same_mask (in_src, want), "conn %d seed %u: dst = src", conn, s);
+            qc_mask_destroy (&r);
+            qc_mask_destroy (&sd);
+            qc_mask_destroy (&want);
+            qc_mask_destroy (&got);
+            qc_mask_destroy (&in_seed);
+            qc_mask_destroy (&in_src);
+        }
+}
+
 int
 main (void)
 {
@@ -307,5 +383,6 @@ main (void)
     test_disk ();
     test_rect ();
     test_components ();
+    test_reconstruct ();
     return check_done ("test_image_morph");
 }

@@ -202,6 +202,49 @@ qc_cpu_fill_holes (const qc_mask_t *src, int connectivity,
     return 0;
 }
 
+/* The runs of src's components, each root run marked when a run of its
+ * component covers a seed pixel, then the marked components painted:
+ * the runs are read before dst is written, so dst may be src or seed. */
+int
+qc_cpu_reconstruct (const qc_mask_t *src, const qc_mask_t *seed, int connectivity,
+                    qc_mask_t *dst)
+{
+    if (!qc_mask_valid (src) || !qc_mask_valid (seed) || !qc_mask_valid (dst)
+        || seed->w != src->w || seed->h != src->h || dst->w != src->w
+        || dst->h != src->h || !conn_ok (connectivity))
+        return -1;
+    qc_runs_t rs;
+    if (qc_runs_label (src, 1, connectivity, &rs) != 0)
+        return -1;
+    uint8_t *marked = rs.n ? calloc (rs.n, 1) : NULL;
+    if (rs.n && !marked) {
+        qc_runs_free (&rs);
+        return -1;
+    }
+    for (int y = 0; y < rs.h; y++) {
+        const uint8_t *s = seed->px + (size_t) y * rs.w;
+        for (size_t i = rs.row[y]; i < rs.row[y + 1]; i++) {
+            size_t root = (size_t) rs.parent[i];
+            if (marked[root])
+                continue;
+            for (int32_t x = rs.x0[i]; x <= rs.x1[i]; x++)
+                if (s[x]) {
+                    marked[root] = 1;
+                    break;
+                }
+        }
+    }
+    memset (dst->px, 0, qc_npix (dst->w, dst->h));
+    for (int y = 0; y < rs.h; y++)
+        for (size_t i = rs.row[y]; i < rs.row[y + 1]; i++)
+            if (marked[rs.parent[i]])
+                memset (dst->px + (size_t) y * rs.w + rs.x0[i], 1,
+                        (size_t) (rs.x1[i] - rs.x0[i] + 1));
+    free (marked);
+    qc_runs_free (&rs);
+    return 0;
+}
+
 int
 qc_cpu_region_summary (const qc_mask_t *src, int connectivity,
                        qc_region_summary_t *out)

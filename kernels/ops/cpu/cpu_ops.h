@@ -91,6 +91,8 @@ int qc_cpu_morph_rect (const qc_mask_t *src, int kw, int kh, qc_morph_t op,
 
 /* components.c */
 int qc_cpu_label (const qc_mask_t *src, int connectivity, qc_labels_t *out);
+int qc_cpu_reconstruct (const qc_mask_t *src, const qc_mask_t *seed, int connectivity,
+                        qc_mask_t *dst);
 int qc_cpu_area_filter (const qc_mask_t *src, int connectivity,
                         size_t min_area, size_t max_area, qc_mask_t *dst);
 int qc_cpu_fill_holes (const qc_mask_t *src, int connectivity,

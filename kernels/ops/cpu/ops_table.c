@@ -39,6 +39,7 @@ static const qc_ops_t cpu_ops = {
     .morph_rect = qc_cpu_morph_rect,
     .label = qc_cpu_label,
     .area_filter = qc_cpu_area_filter,
+    .reconstruct = qc_cpu_reconstruct,
     .fill_holes = qc_cpu_fill_holes,
     .region_summary = qc_cpu_region_summary,
     .resize_rgb = qc_cpu_resize_rgb,

@@ -70,6 +70,25 @@ k_paint (const int32_t *parent, const uint32_t *area, const uint8_t *src,
     dst[i] = keep;
 }
 
+/* mark[root] = 1 where a seed pixel lies in the root's component (the
+ * writes race with one value: no atomics needed). */
+__global__ void
+k_mark_seeded (const int32_t *parent, const uint8_t *seed, size_t n, uint8_t *mark)
+{
+    size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+    if (i < n && seed[i] && parent[i] >= 0)
+        mark[parent[i]] = 1;
+}
+
+/* dst = 1 on the marked components, 0 elsewhere. */
+__global__ void
+k_keep_marked (const int32_t *parent, const uint8_t *mark, size_t n, uint8_t *dst)
+{
+    size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+    if (i < n)
+        dst[i] = parent[i] >= 0 && mark[parent[i]];
+}
+
 /* Components, their total and largest area (roots only). */
 __global__ void
 k_summary (const int32_t *parent, const uint32_t *area, size_t n,
@@ -292,6 +311,32 @@ qc_cuda_fill_holes (const qc_mask_t *src, int connectivity,
      * (the range 1..0 holds no area) */
     return paint_by_area (src, connectivity, 0, area_threshold ? 0 : 1,
                           area_threshold ? area_threshold - 1 : 0, 1, dst);
+}
+
+/* ops.h's reconstruct: src's components labelled, those a seed pixel
+ * falls in marked at their roots, then painted; src and seed are read
+ * before dst is written (stream order), so dst may be either. */
+extern "C" int
+qc_cuda_reconstruct (const qc_mask_t *src, const qc_mask_t *seed, int connectivity,
+                     qc_mask_t *dst)
+{
+    if (!qc_mask_valid (src) || !qc_mask_valid (seed) || !qc_mask_valid (dst)
+        || seed->w != src->w || seed->h != src->h || dst->w != src->w
+        || dst->h != src->h || !conn_ok (connectivity) || qc_cuda_begin ())
+        return -1;
+    size_t n = qc_npix (src->w, src->h);
+    QcScope sc;
+    int32_t *parent = components (sc, src, 1, connectivity);
+    if (!parent)
+        return -1;
+    QC_IN (sc, uint8_t, d_seed, seed);
+    QC_GET (sc, uint8_t, d_mark, n);
+    QC_CK (cudaMemsetAsync (d_mark, 0, n, QC_STREAM));
+    QC_LAUNCH (k_mark_seeded, n, parent, d_seed, n, d_mark);
+    QC_OUT (sc, uint8_t, d_dst, dst);
+    QC_LAUNCH (k_keep_marked, n, parent, d_mark, n, d_dst);
+    QC_FINISH (sc);
+    return 0;
 }
 
 extern "C" int

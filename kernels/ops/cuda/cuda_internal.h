@@ -69,6 +69,8 @@ int qc_cuda_morph_rect (const qc_mask_t *src, int kw, int kh, qc_morph_t op,
 int qc_cuda_fimg_quantile (const qc_fimg_t *src, const qc_mask_t *mask,
                            double q, double *out);
 int qc_cuda_label (const qc_mask_t *src, int connectivity, qc_labels_t *out);
+int qc_cuda_reconstruct (const qc_mask_t *src, const qc_mask_t *seed, int connectivity,
+                         qc_mask_t *dst);
 int qc_cuda_area_filter (const qc_mask_t *src, int connectivity,
                          size_t min_area, size_t max_area, qc_mask_t *dst);
 int qc_cuda_fill_holes (const qc_mask_t *src, int connectivity,

@@ -58,7 +58,8 @@ const qc_ops_t *qc_ops_cuda_resident (int device);
     X (label)                                                            \
     X (area_filter)                                                      \
     X (fill_holes)                                                       \
-    X (region_summary)
+    X (region_summary)                                                   \
+    X (reconstruct)
 
 /* The CUDA table itself, bound to no device: for tests that check its
  * slots (tests/unit/test_ops_tables.c); NULL in a CPU-only build. Its

@@ -49,6 +49,7 @@ static qc_ops_t cuda_ops = {
     .morph_rect = qc_cuda_morph_rect,
     .label = qc_cuda_label,
     .area_filter = qc_cuda_area_filter,
+    .reconstruct = qc_cuda_reconstruct,
     .fill_holes = qc_cuda_fill_holes,
     .region_summary = qc_cuda_region_summary,
     .resize_rgb = qc_cuda_resize_rgb,
