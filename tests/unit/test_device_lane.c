@@ -435,7 +435,8 @@ count_reruns (const qc_log_record_t *rec, void *arg)
  * pool is full, qc_sim_set_limit): limit is under the run's peak, so an
  * allocation is refused part way (or, tiny, at the first image). The
  * slide runs again on the table's when_full and gives the CPU's
- * results, with one warning that says so; a table with no when_full
+ * results, with one warning that says so (two down a chain of tables,
+ * as a resident CUDA lane's); a table with no when_full
  * fails the slide with a reason, cleanly. */
 static void
 device_full (const qc_pipeline_t *p, const char *path,
@@ -458,6 +459,17 @@ device_full (const qc_pipeline_t *p, const char *path,
     same_results (cpu, b, label);
     CHECK (qc_sim_device_held () == 0, "%s: %zu device bytes left", label,
            qc_sim_device_held ());
+
+    /* a chain, as a resident CUDA lane's (the copying lane, whose own is
+     * the CPU): a second device table that runs out too passes the slide
+     * on; two warnings, the CPU's results */
+    qc_ops_t second = *qc_ops_sim (), first = *qc_ops_sim ();
+    first.when_full = &second;
+    reruns = 0;
+    rc = qc_pipeline_run_input (p, &in, b, &first);
+    CHECK (rc == 0 && reruns == 2, "%s, down a chain: rc %d, %d reruns (%s)", label, rc,
+           reruns, b->error ? b->error : "");
+    same_results (cpu, b, label);
 
     /* a lane with nothing to fall back on: the slide fails, says why */
     qc_ops_t alone = *qc_ops_sim ();
