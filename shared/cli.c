@@ -52,12 +52,10 @@ qc_cli_gb (const char *prog, const char *opt, const char *text, uint64_t *bytes)
 int
 qc_cli_memory_gb (const char *prog, const char *text, int64_t *bytes)
 {
-    uint64_t b = 0;
-    if (text && strcmp (text, "0") == 0)
-        b = 0;
-    else if (qc_cli_gb (prog, "--memory-gb", text, &b))
+    uint64_t b = 0;           /* "0": no limit, which qc_cli_gb refuses */
+    if ((!text || strcmp (text, "0") != 0) && qc_cli_gb (prog, "--memory-gb", text, &b))
         return -1;
-    *bytes = b > (uint64_t) INT64_MAX ? INT64_MAX : (int64_t) b;
+    *bytes = (int64_t) b;     /* qc_cli_gb's 1e9 GB at most: 1e18 bytes */
     return 0;
 }
 

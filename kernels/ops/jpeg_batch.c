@@ -1,7 +1,17 @@
-/* The check of a decode_jpeg batch that every backend makes (ops.h). */
+/* The check of a decode_jpeg batch that every backend makes, and
+ * whether a lane decodes at all (ops.h). */
 #include "kernels/ops/ops.h"
 
 #include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+int
+qc_jpeg_decode_wanted (int by_default)
+{
+    const char *env = getenv ("QC_GPU_DECODE");
+    return env && *env ? strcmp (env, "0") != 0 : by_default != 0;
+}
 
 /* JPEG's largest side, and one tile's pixels at most. */
 #define MAX_TILE_SIDE 65500

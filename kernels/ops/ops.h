@@ -128,6 +128,13 @@ typedef struct qc_jpeg_batch {
  * and a picture of 1 x 1 to its frame; -1 otherwise. */
 int qc_jpeg_batch_check (const qc_jpeg_batch_t *b);
 
+/* Whether a lane whose table's decode_by_default (below) is by_default
+ * decodes the slides' JPEG tiles on its device: QC_GPU_DECODE (0 or 1,
+ * shared/cli.c checks it) when set and not empty, else by_default. The
+ * one reading of the variable (the reads, the CUDA backend's log line,
+ * the bench). */
+int qc_jpeg_decode_wanted (int by_default);
+
 typedef struct qc_ops {
     const char *name;
     /* Where the backend's ops read and write images (image_place.h):

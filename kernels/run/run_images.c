@@ -132,9 +132,8 @@ decode_on_device (qc_run_t *run, const qc_region_plan_t *plan,
                   const char *work_size)
 {
     const qc_ops_t *ops = qc_run_ops (run);
-    const char *env = getenv ("QC_GPU_DECODE");
-    int on = env && *env ? strcmp (env, "0") != 0 : ops->decode_by_default;
-    if (!ops->device || !ops->decode_jpeg || !on)
+    if (!ops->device || !ops->decode_jpeg
+        || !qc_jpeg_decode_wanted (ops->decode_by_default))
         return NULL;
     char why[512];
     double t0 = qc_clock_s ();

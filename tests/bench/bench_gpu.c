@@ -217,7 +217,7 @@ bench_size (const char *path, const char *size, int repeat, int cores,
         lanes[1] = qc_ops_cuda_resident_table ();
         printf ("  GPU 0: a slide's JPEG tiles read on a lane's thread are decoded %s\n",
                 !lanes[1]->decode_jpeg ? "on the host (no nvJPEG: its log line says why)"
-                : getenv ("QC_GPU_DECODE") && strcmp (getenv ("QC_GPU_DECODE"), "1") == 0
+                : qc_jpeg_decode_wanted (lanes[1]->decode_by_default)
                 ? "on the GPU (nvJPEG, QC_GPU_DECODE=1)" : "on the host (QC_GPU_DECODE=1 "
                 "decodes them on the GPU)");
     }

@@ -262,7 +262,7 @@ qc_cuda_mem_peak (int device, int reset)
         return 0;
     pthread_mutex_lock (&s_lock);
     pool_t *pl = &s_pools[device];
-    size_t peak = pl->peak > pl->in_use ? pl->peak : pl->in_use;
+    size_t peak = pl->peak;     /* raised at each alloc: never under in_use */
     if (reset)
         pl->peak = pl->in_use;
     pthread_mutex_unlock (&s_lock);

@@ -102,6 +102,8 @@ int qc_cuda_trees_predict (const struct qc_trees *model,
  * device's handle destroyed (qc_cuda_release_all; made again at the
  * next decode). */
 int qc_cuda_jpeg_available (void);
+/* The CUDA tables' decode_by_default (ops.h; jpeg_tiles.cu says why). */
+#define QC_CUDA_DECODE_BY_DEFAULT 0
 int qc_cuda_decode_jpeg (const qc_jpeg_batch_t *batch, qc_rgb_t *dst);
 void qc_cuda_jpeg_release (void);
 

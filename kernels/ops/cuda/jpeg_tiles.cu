@@ -176,10 +176,9 @@ api_load (void)
     char err[2048];
     if (qc_nvjpeg_find (CUDART_VERSION / 1000, QC_CUDA_ROOT, &s_api, err, sizeof err) == 0) {
         s_api_ok = 1;
-        const char *env = getenv ("QC_GPU_DECODE");
         qc_log (QC_LOG_INFO, "cuda", "nvJPEG %d.%d.%d (%s): %s", s_api.version[0],
                 s_api.version[1], s_api.version[2], s_api.path,
-                env && strcmp (env, "1") == 0
+                qc_jpeg_decode_wanted (QC_CUDA_DECODE_BY_DEFAULT)
                     ? "GPU lanes decode the slides' JPEG tiles with it (QC_GPU_DECODE=1)"
                     : "loaded; the CPU decodes the slides' JPEG tiles unless "
                       "QC_GPU_DECODE=1 (off by default: no faster, and its results "

@@ -76,6 +76,7 @@ init_table (void)
     s_resident = cuda_ops;
     if (!qc_cuda_jpeg_available ())
         s_resident.decode_jpeg = NULL;
+    s_resident.decode_by_default = QC_CUDA_DECODE_BY_DEFAULT;
     s_resident.device = &qc_cuda_device_mem;
     s_copying = s_resident;
     s_copying.device = NULL;
