@@ -2,6 +2,7 @@
 #include "kernels/slide/tiff_direct.h"
 #include "kernels/slide/source.h"
 #include "kernels/slide/tiff_blocks.h"
+#include "kernels/slide/tiff_rgba.h"
 #include "kernels/slide/jpeg_colour.h"
 
 #include <math.h>
@@ -23,6 +24,8 @@ typedef struct {
     int64_t w, h;
     uint32_t tile_w, tile_h;
     int jpeg;                 /* JPEG tiles (the block reader's) */
+    int rgba;                 /* decoded through libtiff's RGBA interface
+                                 (tiff_rgba.h): not 8-bit RGB or JPEG */
     int jpeg_ycbcr;           /* decode with JPEGCOLORMODE_RGB */
     uint16_t orient;          /* TIFF Orientation: read as stored, whatever it says */
     uint16_t ycbcr_h, ycbcr_v;  /* JPEG tiles whose markers say YCbCr under
@@ -141,21 +144,15 @@ jpeg_rgb_is_ycbcr (TIFF *tif, uint16_t *h, uint16_t *v)
     return 0;
 }
 
-/* 1 when the current directory holds pixels read here the way OpenSlide
- * reads them; its geometry in *out. */
+/* 1 when the current directory's tiles are 8-bit RGB (or JPEG in RGB
+ * or YCbCr) that TIFFReadEncodedTile gives as OpenSlide's pixels; the
+ * JPEG details in *out. */
 static int
-directory_usable (TIFF *tif, dlevel_t *out)
+decodes_as_rgb (TIFF *tif, dlevel_t *out)
 {
-    if (!TIFFIsTiled (tif))
-        return 0;
-    uint32_t w = 0, h = 0, tw = 0, th = 0;
     uint16_t comp = 0, photo = 0, spp = 0, bps = 0, planar = 0, orient = 0;
     uint16_t fmt = 0;
-    if (!TIFFGetField (tif, TIFFTAG_IMAGEWIDTH, &w)
-        || !TIFFGetField (tif, TIFFTAG_IMAGELENGTH, &h)
-        || !TIFFGetField (tif, TIFFTAG_TILEWIDTH, &tw)
-        || !TIFFGetField (tif, TIFFTAG_TILELENGTH, &th)
-        || !TIFFGetField (tif, TIFFTAG_PHOTOMETRIC, &photo)
+    if (!TIFFGetField (tif, TIFFTAG_PHOTOMETRIC, &photo)
         || !TIFFGetFieldDefaulted (tif, TIFFTAG_COMPRESSION, &comp)
         || !TIFFGetFieldDefaulted (tif, TIFFTAG_SAMPLESPERPIXEL, &spp)
         || !TIFFGetFieldDefaulted (tif, TIFFTAG_BITSPERSAMPLE, &bps)
@@ -168,10 +165,11 @@ directory_usable (TIFF *tif, dlevel_t *out)
      * compressions turned each tile on its own, which scrambled the
      * level (tiles flipped in place, the lower ones blank) and passed.
      * QC's measures do not depend on which way up the slide is. */
-    if (w < 1 || h < 1 || tw < 1 || th < 1 || spp != 3 || bps != 8
-        || planar != PLANARCONFIG_CONTIG || orient < ORIENTATION_TOPLEFT
-        || orient > ORIENTATION_LEFTBOT || fmt != SAMPLEFORMAT_UINT
-        || (tmsize_t) tw * (tmsize_t) th * 3 > (tmsize_t) QC_TIFF_MAX_TILE_BYTES)
+    if (spp != 3 || bps != 8 || planar != PLANARCONFIG_CONTIG
+        || orient < ORIENTATION_TOPLEFT || orient > ORIENTATION_LEFTBOT
+        || fmt != SAMPLEFORMAT_UINT
+        || (tmsize_t) out->tile_w * (tmsize_t) out->tile_h * 3
+           > (tmsize_t) QC_TIFF_MAX_TILE_BYTES)
         return 0;
     int jpeg_ycbcr = 0;
     uint16_t ycbcr_h = 0, ycbcr_v = 0;
@@ -191,19 +189,40 @@ directory_usable (TIFF *tif, dlevel_t *out)
         if (photo != PHOTOMETRIC_RGB)
             return 0;
         break;
-    default:                    /* JPEG 2000 and the rest: OpenSlide's */
+    default:                    /* the rest: the RGBA interface's, if any */
         return 0;
     }
     out->jpeg = comp == COMPRESSION_JPEG;
-    out->w = w;
-    out->h = h;
-    out->tile_w = tw;
-    out->tile_h = th;
     out->jpeg_ycbcr = jpeg_ycbcr;
     out->orient = orient;
     out->ycbcr_h = ycbcr_h;
     out->ycbcr_v = ycbcr_v;
     return 1;
+}
+
+/* 1 when the current directory holds pixels read here the way OpenSlide
+ * reads them (decodes_as_rgb, else libtiff's RGBA interface, as OpenSlide
+ * reads the rest); its geometry in *out. JPEG 2000 and what libtiff has
+ * no codec for are OpenSlide's alone. */
+static int
+directory_usable (TIFF *tif, dlevel_t *out)
+{
+    uint32_t w = 0, h = 0, tw = 0, th = 0;
+    if (!TIFFIsTiled (tif) || !TIFFGetField (tif, TIFFTAG_IMAGEWIDTH, &w)
+        || !TIFFGetField (tif, TIFFTAG_IMAGELENGTH, &h)
+        || !TIFFGetField (tif, TIFFTAG_TILEWIDTH, &tw)
+        || !TIFFGetField (tif, TIFFTAG_TILELENGTH, &th) || w < 1 || h < 1 || tw < 1
+        || th < 1)
+        return 0;
+    *out = (dlevel_t) { .w = w, .h = h, .tile_w = tw, .tile_h = th,
+                        .orient = ORIENTATION_TOPLEFT };
+    if (decodes_as_rgb (tif, out))
+        return 1;
+    /* the RGBA interface decodes into 4 bytes a pixel */
+    if ((tmsize_t) tw * (tmsize_t) th * 4 > (tmsize_t) QC_TIFF_MAX_TILE_BYTES)
+        return 0;
+    out->rgba = qc_tiff_rgba_usable (tif, NULL, 0);
+    return out->rgba;
 }
 
 void
@@ -274,6 +293,22 @@ match_levels (qc_tiff_direct_t *self, TIFF *tif, const qc_slide_t *slide,
     return 0;
 }
 
+/* Decodes level l's first tile through the RGBA interface into tile
+ * (3 bytes a pixel, rows of a whole tile). 0, or -1. */
+static int
+first_tile_rgba (TIFF *tif, const dlevel_t *l, uint8_t *tile)
+{
+    static const uint8_t white[3] = { 255, 255, 255 };
+    qc_tiff_rgba_t rd;
+    if (qc_tiff_rgba_begin (&rd, tif, l->tile_w, l->tile_h, NULL, 0))
+        return -1;
+    uint32_t w = l->w < l->tile_w ? (uint32_t) l->w : l->tile_w;
+    uint32_t h = l->h < l->tile_h ? (uint32_t) l->h : l->tile_h;
+    int rc = qc_tiff_rgba_read (&rd, 0, 0, w, h, white, tile, (size_t) l->tile_w * 3);
+    qc_tiff_rgba_end (&rd);
+    return rc;
+}
+
 /* Decodes the first tile of every level (not empty). A slide opened by
  * path goes to OpenSlide for a tile that does not decode here (JPEG
  * sampling factors libtiff refuses, say); one opened from a byte source
@@ -296,6 +331,8 @@ probe_levels (const qc_tiff_direct_t *self, int *failed, char *why, size_t whyle
         uint64_t bytes = ok ? TIFFGetStrileByteCountWithErr (tif, 0, &bad) : 0;
         if (bad)
             ok = 0;
+        else if (ok && bytes > 0 && l->rgba)
+            ok = first_tile_rgba (tif, l, tile) == 0 && !diag.trouble;
         else if (ok && bytes > 0)
             ok = (!l->jpeg_ycbcr
                   || TIFFSetField (tif, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB))
@@ -543,6 +580,20 @@ missing_tile (const qc_tiff_direct_t *self, int level, int64_t tx, int64_t ty,
     return rc;
 }
 
+/* Tile (tx, ty) of level l through the RGBA interface, as far as the
+ * level goes (OpenSlide's whole-tile reads past it gave garbage), into
+ * tile (rows of a whole tile; the part past the level is left). */
+static int
+read_rgba_tile (qc_tiff_rgba_t *rgba, const dlevel_t *l, int64_t tx, int64_t ty,
+                const uint8_t bg[3], uint8_t *tile)
+{
+    int64_t x0 = tx * l->tile_w, y0 = ty * l->tile_h;
+    int64_t w = l->w - x0 < l->tile_w ? l->w - x0 : l->tile_w;
+    int64_t h = l->h - y0 < l->tile_h ? l->h - y0 : l->tile_h;
+    return qc_tiff_rgba_read (rgba, (uint32_t) x0, (uint32_t) y0, (uint32_t) w,
+                              (uint32_t) h, bg, tile, (size_t) l->tile_w * 3);
+}
+
 /* Decodes the tiles that cover the level pixels [x0, x1) x [y0, y1)
  * (inside the level) into rgb, whose (0, 0) is level pixel (ox, oy). */
 static int
@@ -550,7 +601,7 @@ copy_tiles (const qc_tiff_direct_t *self, TIFF *tif, int level,
             qc_tiff_diag_t *diag, int64_t x0,
             int64_t y0, int64_t x1, int64_t y1, int64_t ox, int64_t oy,
             const uint8_t bg[3], uint8_t *rgb, size_t stride, uint8_t *tile,
-            int depth, char *why, size_t whylen)
+            qc_tiff_rgba_t *rgba, int depth, char *why, size_t whylen)
 {
     const dlevel_t *l = &self->levels[level];
     const int64_t tw = l->tile_w, th = l->tile_h;
@@ -572,8 +623,10 @@ copy_tiles (const qc_tiff_direct_t *self, TIFF *tif, int level,
                                                           "its byte count cannot be read")
                                 : " (0 bytes)");
                 return qc_tiff_direct_trouble_rc (self, tif);
-            } else if (TIFFReadEncodedTile (tif, t, tile, tile_bytes) != tile_bytes
-                       || diag->trouble) {
+            } else if (rgba ? read_rgba_tile (rgba, l, tx, ty, bg, tile) != 0
+                                || diag->trouble
+                            : TIFFReadEncodedTile (tif, t, tile, tile_bytes) != tile_bytes
+                                || diag->trouble) {
                 qc_set_err (why, whylen, "tile %u: %s", (unsigned) t,
                             qc_tiff_direct_trouble (self, tif, diag,
                                                     "short read"));
@@ -628,6 +681,7 @@ read_level (const qc_tiff_direct_t *self, int level, int64_t lx, int64_t ly, int
         return qc_fail (why, whylen, "out of memory for a %u x %u tile",
                         (unsigned) l->tile_w, (unsigned) l->tile_h);
     qc_tiff_diag_t diag = { 0 };
+    qc_tiff_rgba_t rgba = { 0 };
     TIFF *tif = qc_tiff_direct_open_level (self, level, &diag, why, whylen);
     int rc = QC_TIFF_DIRECT_FALLBACK;
     if (!tif) {
@@ -640,14 +694,18 @@ read_level (const qc_tiff_direct_t *self, int level, int64_t lx, int64_t ly, int
         qc_set_err (why, whylen, "libtiff cannot convert JPEG YCbCr to RGB");
         goto done;
     }
-    if (TIFFTileSize (tif) != (tmsize_t) l->tile_w * l->tile_h * 3) {
+    if (l->rgba) {
+        if (qc_tiff_rgba_begin (&rgba, tif, l->tile_w, l->tile_h, why, whylen))
+            goto done;
+    } else if (TIFFTileSize (tif) != (tmsize_t) l->tile_w * l->tile_h * 3) {
         qc_set_err (why, whylen, "unexpected tile size %lld",
                     (long long) TIFFTileSize (tif));
         goto done;
     }
     rc = copy_tiles (self, tif, level, &diag, x0, y0, x1, y1, lx, ly, bg, rgb, stride,
-                     tile, depth, why, whylen);
+                     tile, l->rgba ? &rgba : NULL, depth, why, whylen);
 done:
+    qc_tiff_rgba_end (&rgba);
     if (tif)
         TIFFClose (tif);
     free (tile);

@@ -9,14 +9,17 @@
  * the code").
  *
  * What: when OpenSlide says the slide is "aperio" or "generic-tiff" and
- * every level is one tiled, 8-bit, 3-sample, top-left TIFF directory of
- * the same size (JPEG with YCbCr or RGB photometric; uncompressed, LZW
- * or deflate RGB), the level's tiles are decoded here with libtiff
- * (through the same libjpeg OpenSlide uses) and copied into RGB rows.
- * Anything else (JPEG 2000 Aperio, NDPI, MIRAX, odd layouts) is left to
- * OpenSlide. The pixels are the same: tests/unit/test_tiff_direct
- * compares every level of every test slide, whole and in pieces,
- * byte for byte with OpenSlide's composited over the background.
+ * every level is one tiled TIFF directory of the same size, the level's
+ * tiles are decoded here with libtiff and copied into RGB rows: 8-bit
+ * RGB tiles (JPEG with YCbCr or RGB photometric, through the same
+ * libjpeg OpenSlide uses; uncompressed, LZW or deflate) straight, and
+ * the rest libtiff decodes (grey, 16-bit, alpha, planes apart, other
+ * codecs) through its RGBA interface as OpenSlide does (tiff_rgba.h).
+ * Anything else (JPEG 2000 Aperio, NDPI, MIRAX) is left to OpenSlide.
+ * The pixels are the same: tests/unit/test_tiff_direct compares every
+ * level of every test slide, whole and in pieces, byte for byte with
+ * OpenSlide's composited over the background (test_tiff_rgba: the RGBA
+ * interface's kinds, where OpenSlide reads them right).
  *
  * Where anything is unusual during a read (a libtiff warning or error,
  * a tile with no bytes, which OpenSlide treats its own way) the read

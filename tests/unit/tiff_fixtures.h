@@ -33,12 +33,14 @@
 typedef void fx_tiff_fill_fn (void *ctx, uint32_t x0, uint32_t y0, uint32_t tw,
                               uint32_t th, int spp, uint8_t *tile);
 
-/* One tiled level: 8 bits a sample, samples of a pixel together (planar
- * contig), what every reader of the project and OpenSlide reads. */
+/* One tiled level: by default 8 bits a sample, samples of a pixel
+ * together (planar contig), what every reader of the project and
+ * OpenSlide reads; bits, separate and alpha make the rarer kinds (fill
+ * still writes 8-bit samples together). */
 typedef struct {
     uint32_t w, h;              /* the level's size */
     uint32_t tile_w, tile_h;    /* libtiff warns where not multiples of 16 */
-    int spp;                    /* 1: grey (min-is-black), 3: RGB */
+    int spp;                    /* 1: grey (min-is-black), 3: RGB, 4: RGB and alpha */
     int compression;            /* COMPRESSION_NONE, COMPRESSION_LZW, ... */
     const char *description;    /* ImageDescription (an Aperio header, say); NULL: none */
     int reduced;                /* 1: SubfileType reduced image (a pyramid's lower level) */
@@ -46,6 +48,10 @@ typedef struct {
                                    count 0, as an Aperio scanner leaves an area it did
                                    not scan); 0: every tile written */
     int orientation;            /* TIFF Orientation; 0: none written (top-left) */
+    int bits;                   /* 16: each sample fill writes stored times 257; 0: 8 */
+    int separate;               /* 1: PlanarConfig separate (a plane of tiles a sample) */
+    int alpha;                  /* spp 4's ExtraSamples: EXTRASAMPLE_ASSOCALPHA
+                                   (premultiplied) or EXTRASAMPLE_UNASSALPHA */
 } fx_tiff_level_t;
 
 /* TIFFSetField, saying which tag libtiff refused (libtiff's own message,
@@ -70,12 +76,16 @@ fx_tiff_set (TIFF *t, uint32_t tag, ...)
 static __attribute__ ((unused)) int
 fx_tiff_write_level (TIFF *t, const fx_tiff_level_t *lv, fx_tiff_fill_fn *fill, void *ctx)
 {
-    if ((lv->spp != 1 && lv->spp != 3) || !lv->w || !lv->h || !lv->tile_w || !lv->tile_h) {
-        fprintf (stderr, "%s: no level of %u x %u, tiles %u x %u, %d samples a pixel\n",
-                 TIFFFileName (t), (unsigned) lv->w, (unsigned) lv->h, (unsigned) lv->tile_w,
-                 (unsigned) lv->tile_h, lv->spp);
+    const int bits = lv->bits ? lv->bits : 8;
+    if ((lv->spp != 1 && lv->spp != 3 && lv->spp != 4) || (lv->spp == 4) != (lv->alpha != 0)
+        || (bits != 8 && bits != 16) || !lv->w || !lv->h || !lv->tile_w || !lv->tile_h) {
+        fprintf (stderr, "%s: no level of %u x %u, tiles %u x %u, %d samples a pixel "
+                 "(alpha %d), %d bits\n", TIFFFileName (t), (unsigned) lv->w,
+                 (unsigned) lv->h, (unsigned) lv->tile_w, (unsigned) lv->tile_h, lv->spp,
+                 lv->alpha, bits);
         return -1;
     }
+    const uint16_t extra = (uint16_t) lv->alpha;
     /* libtiff takes a compression it has no codec for, and its
      * TIFFWriteTile then says so but returns as if it wrote: ask first */
     if (!TIFFIsCODECConfigured ((uint16_t) lv->compression)) {
@@ -87,11 +97,13 @@ fx_tiff_write_level (TIFF *t, const fx_tiff_level_t *lv, fx_tiff_fill_fn *fill, 
              && fx_tiff_set (t, TIFFTAG_IMAGELENGTH, lv->h)
              && fx_tiff_set (t, TIFFTAG_TILEWIDTH, lv->tile_w)
              && fx_tiff_set (t, TIFFTAG_TILELENGTH, lv->tile_h)
-             && fx_tiff_set (t, TIFFTAG_BITSPERSAMPLE, 8)
+             && fx_tiff_set (t, TIFFTAG_BITSPERSAMPLE, bits)
              && fx_tiff_set (t, TIFFTAG_SAMPLESPERPIXEL, lv->spp)
              && fx_tiff_set (t, TIFFTAG_PHOTOMETRIC,
-                             lv->spp == 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK)
-             && fx_tiff_set (t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG)
+                             lv->spp == 1 ? PHOTOMETRIC_MINISBLACK : PHOTOMETRIC_RGB)
+             && fx_tiff_set (t, TIFFTAG_PLANARCONFIG,
+                             lv->separate ? PLANARCONFIG_SEPARATE : PLANARCONFIG_CONTIG)
+             && (!lv->alpha || fx_tiff_set (t, TIFFTAG_EXTRASAMPLES, 1, &extra))
              && fx_tiff_set (t, TIFFTAG_COMPRESSION, lv->compression)
              && (!lv->description
                  || fx_tiff_set (t, TIFFTAG_IMAGEDESCRIPTION, lv->description))
@@ -100,10 +112,12 @@ fx_tiff_write_level (TIFF *t, const fx_tiff_level_t *lv, fx_tiff_fill_fn *fill, 
              && (!lv->orientation || fx_tiff_set (t, TIFFTAG_ORIENTATION, lv->orientation));
     if (!ok)
         return -1;
-    size_t n = (size_t) lv->tile_w * lv->tile_h * (size_t) lv->spp;
-    uint8_t *tile = malloc (n);
-    if (!tile) {
+    const size_t px = (size_t) lv->tile_w * lv->tile_h, n = px * (size_t) lv->spp;
+    uint8_t *tile = malloc (n), *stored = malloc (n * (size_t) (bits / 8));
+    if (!tile || !stored) {
         fprintf (stderr, "%s: no memory for a %zu-byte tile\n", TIFFFileName (t), n);
+        free (tile);
+        free (stored);
         return -1;
     }
     uint32_t index = 0;
@@ -113,12 +127,27 @@ fx_tiff_write_level (TIFF *t, const fx_tiff_level_t *lv, fx_tiff_fill_fn *fill, 
                 continue;
             memset (tile, 0, n);
             fill (ctx, x, y, lv->tile_w, lv->tile_h, lv->spp, tile);
-            ok = TIFFWriteTile (t, tile, x, y, 0, 0) >= 0;
-            if (!ok)
-                fprintf (stderr, "%s: cannot write the tile at %u, %u\n", TIFFFileName (t),
-                         (unsigned) x, (unsigned) y);
+            /* as stored: one plane (all samples together) or spp planes */
+            int planes = lv->separate ? lv->spp : 1, per = lv->separate ? 1 : lv->spp;
+            for (int plane = 0; ok && plane < planes; plane++) {
+                for (size_t i = 0; i < px * (size_t) per; i++) {
+                    uint8_t v = tile[(i / (size_t) per) * (size_t) lv->spp
+                                     + (size_t) plane + i % (size_t) per];
+                    if (bits == 8)
+                        stored[i] = v;
+                    else {
+                        uint16_t wide = (uint16_t) (v * 257u);
+                        memcpy (stored + 2 * i, &wide, 2);
+                    }
+                }
+                ok = TIFFWriteTile (t, stored, x, y, 0, (uint16_t) plane) >= 0;
+                if (!ok)
+                    fprintf (stderr, "%s: cannot write the tile at %u, %u (plane %d)\n",
+                             TIFFFileName (t), (unsigned) x, (unsigned) y, plane);
+            }
         }
     free (tile);
+    free (stored);
     if (ok && !TIFFWriteDirectory (t)) {
         fprintf (stderr, "%s: cannot write a level's directory\n", TIFFFileName (t));
         ok = 0;
