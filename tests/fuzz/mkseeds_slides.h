@@ -18,6 +18,9 @@ typedef struct {
     uint16_t compression;     /* COMPRESSION_JPEG, _LZW, _ADOBE_DEFLATE, _NONE */
     uint32_t subfile;         /* FILETYPE_REDUCEDIMAGE for a generic level */
     const char *description;  /* ImageDescription, or NULL */
+    int spp;                  /* samples a pixel: 1 grey, 4 RGB and alpha
+                                 (libtiff's RGBA interface, tiff_rgba.h);
+                                 0: 3, RGB */
 } seed_dir_t;
 
 /* Pixel (x, y) of a seed: tissue-like stripes with fine detail, so that
@@ -33,11 +36,15 @@ seed_pixel (int x, int y, uint8_t px[3])
 static int
 seed_write_dir (TIFF *tif, const seed_dir_t *d)
 {
+    const int spp = d->spp ? d->spp : 3;
+    const uint16_t alpha = EXTRASAMPLE_UNASSALPHA;
     TIFFSetField (tif, TIFFTAG_SUBFILETYPE, d->subfile);
     TIFFSetField (tif, TIFFTAG_IMAGEWIDTH, (uint32_t) d->w);
     TIFFSetField (tif, TIFFTAG_IMAGELENGTH, (uint32_t) d->h);
     TIFFSetField (tif, TIFFTAG_BITSPERSAMPLE, 8);
-    TIFFSetField (tif, TIFFTAG_SAMPLESPERPIXEL, 3);
+    TIFFSetField (tif, TIFFTAG_SAMPLESPERPIXEL, spp);
+    if (spp == 4)
+        TIFFSetField (tif, TIFFTAG_EXTRASAMPLES, 1, &alpha);
     TIFFSetField (tif, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
     TIFFSetField (tif, TIFFTAG_COMPRESSION, d->compression);
     if (d->compression == COMPRESSION_JPEG) {
@@ -45,22 +52,26 @@ seed_write_dir (TIFF *tif, const seed_dir_t *d)
         TIFFSetField (tif, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB);
         TIFFSetField (tif, TIFFTAG_JPEGQUALITY, 75);
     } else
-        TIFFSetField (tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_RGB);
+        TIFFSetField (tif, TIFFTAG_PHOTOMETRIC,
+                      spp == 1 ? PHOTOMETRIC_MINISBLACK : PHOTOMETRIC_RGB);
     if (d->description)
         TIFFSetField (tif, TIFFTAG_IMAGEDESCRIPTION, d->description);
-    uint8_t px[3];
+    uint8_t px[4];
+    px[3] = 255;
     if (d->tile > 0) {
         TIFFSetField (tif, TIFFTAG_TILEWIDTH, (uint32_t) d->tile);
         TIFFSetField (tif, TIFFTAG_TILELENGTH, (uint32_t) d->tile);
-        static uint8_t buf[64 * 64 * 3];
-        if ((size_t) d->tile * d->tile * 3 > sizeof buf)
+        static uint8_t buf[64 * 64 * 4];
+        if ((size_t) d->tile * d->tile * (size_t) spp > sizeof buf)
             return -1;
         for (int ty = 0; ty < d->h; ty += d->tile)
             for (int tx = 0; tx < d->w; tx += d->tile) {
                 for (int y = 0; y < d->tile; y++)
                     for (int x = 0; x < d->tile; x++) {
                         seed_pixel (tx + x, ty + y, px);
-                        memcpy (buf + ((size_t) y * d->tile + x) * 3, px, 3);
+                        px[3] = (uint8_t) (x < 4 ? 0 : 255);
+                        memcpy (buf + ((size_t) y * d->tile + x) * (size_t) spp, px,
+                                (size_t) spp);
                     }
                 if (TIFFWriteTile (tif, buf, (uint32_t) tx, (uint32_t) ty, 0, 0) < 0)
                     return -1;
@@ -96,8 +107,9 @@ seed_write_slide (const char *path, const seed_dir_t *dirs, size_t n)
 }
 
 /* DIR/slide/seed-NNN: an Aperio slide (two JPEG levels, a thumbnail, a
- * label), a generic TIFF in LZW with a deflate reduced level, and one
- * uncompressed. 0, or -1 when one could not be written. */
+ * label), a generic TIFF in LZW with a deflate reduced level, one
+ * uncompressed, and a grey LZW one with an RGBA deflate reduced level.
+ * 0, or -1 when one could not be written. */
 static int
 write_slide_seeds (const char *dir)
 {
@@ -109,21 +121,25 @@ write_slide_seeds (const char *dir)
         "|AppMag = 40|MPP = 0.25|Filename = seed|Date = 11/27/26";
     const seed_dir_t slides[][4] = {
         {
-            { 128, 96, 32, COMPRESSION_JPEG, 0, aperio },
-            { 32, 24, 0, COMPRESSION_NONE, 0, "Aperio Image Library v12.0.15\r\nthumbnail" },
-            { 64, 48, 32, COMPRESSION_JPEG, 0, "Aperio Image Library v12.0.15\r\n64x48" },
+            { 128, 96, 32, COMPRESSION_JPEG, 0, aperio, 0 },
+            { 32, 24, 0, COMPRESSION_NONE, 0, "Aperio Image Library v12.0.15\r\nthumbnail", 0 },
+            { 64, 48, 32, COMPRESSION_JPEG, 0, "Aperio Image Library v12.0.15\r\n64x48", 0 },
             { 24, 16, 0, COMPRESSION_LZW, FILETYPE_REDUCEDIMAGE,
-              "Aperio Image Library v12.0.15\r\nlabel 24x16" },
+              "Aperio Image Library v12.0.15\r\nlabel 24x16", 0 },
         },
         {
-            { 64, 64, 16, COMPRESSION_LZW, 0, "a generic tiled TIFF" },
-            { 32, 32, 16, COMPRESSION_ADOBE_DEFLATE, FILETYPE_REDUCEDIMAGE, NULL },
+            { 64, 64, 16, COMPRESSION_LZW, 0, "a generic tiled TIFF", 0 },
+            { 32, 32, 16, COMPRESSION_ADOBE_DEFLATE, FILETYPE_REDUCEDIMAGE, NULL, 0 },
         },
         {
-            { 48, 32, 16, COMPRESSION_NONE, 0, NULL },
+            { 48, 32, 16, COMPRESSION_NONE, 0, NULL, 0 },
+        },
+        {
+            { 64, 48, 16, COMPRESSION_LZW, 0, "a grey tiled TIFF", 1 },
+            { 16, 12, 16, COMPRESSION_ADOBE_DEFLATE, FILETYPE_REDUCEDIMAGE, NULL, 4 },
         },
     };
-    const size_t ndirs[] = { 4, 2, 1 };
+    const size_t ndirs[] = { 4, 2, 1, 2 };
     for (size_t i = 0; i < sizeof ndirs / sizeof *ndirs; i++) {
         snprintf (path, sizeof path, "%s/slide/seed-%03zu", dir, i);
         if (seed_write_slide (path, slides[i], ndirs[i]) != 0) {
