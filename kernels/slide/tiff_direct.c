@@ -194,7 +194,6 @@ decodes_as_rgb (TIFF *tif, dlevel_t *out)
     }
     out->jpeg = comp == COMPRESSION_JPEG;
     out->jpeg_ycbcr = jpeg_ycbcr;
-    out->orient = orient;
     out->ycbcr_h = ycbcr_h;
     out->ycbcr_v = ycbcr_v;
     return 1;
@@ -214,8 +213,10 @@ directory_usable (TIFF *tif, dlevel_t *out)
         || !TIFFGetField (tif, TIFFTAG_TILELENGTH, &th) || w < 1 || h < 1 || tw < 1
         || th < 1)
         return 0;
-    *out = (dlevel_t) { .w = w, .h = h, .tile_w = tw, .tile_h = th,
-                        .orient = ORIENTATION_TOPLEFT };
+    uint16_t orient = ORIENTATION_TOPLEFT;
+    if (!TIFFGetFieldDefaulted (tif, TIFFTAG_ORIENTATION, &orient))
+        return 0;
+    *out = (dlevel_t) { .w = w, .h = h, .tile_w = tw, .tile_h = th, .orient = orient };
     if (decodes_as_rgb (tif, out))
         return 1;
     /* the RGBA interface decodes into 4 bytes a pixel */

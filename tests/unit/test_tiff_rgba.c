@@ -15,18 +15,31 @@
  * partial alpha included); every level is trusted (qc_slide_level_reliable),
  * though through OpenSlide alone the smallest is not; the same slide by
  * byte source (as by URL) reads the same; an Orientation other than
- * top-left is read as stored, as the direct reader reads JPEG. */
+ * top-left is read as stored, as the direct reader reads JPEG, and the
+ * log says so. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "kernels/slide/slide.h"
+#include "shared/log.h"
 #include "tests/unit/check.h"
 #include "tests/unit/tiff_fixtures.h"
 #include "worker/fetch/source.h"
 
 #define LEVELS 3
+
+/* The last warning logged (the slide's own notes: Orientation). */
+static char last_warning[512];
+
+static void
+sink (const qc_log_record_t *rec, void *arg)
+{
+    (void) arg;
+    if (rec->level == QC_LOG_WARNING)
+        snprintf (last_warning, sizeof last_warning, "%s", rec->message);
+}
 static const uint32_t LEVEL_W[LEVELS] = { 992, 248, 62 };
 static const uint32_t LEVEL_H[LEVELS] = { 688, 172, 43 };
 
@@ -158,7 +171,11 @@ check_variant (const char *dir, const variant_t *v)
     char path[1200], err[512] = "";
     snprintf (path, sizeof path, "%s/%s.svs", dir, v->name);
     CHECK (write_variant (path, v) == 0, "%s: not written", v->name);
+    last_warning[0] = '\0';
     qc_slide_t *s = qc_slide_open (path, err, sizeof err);
+    /* an Orientation not applied is said, as for JPEG slides */
+    CHECK ((strstr (last_warning, "Orientation") != NULL) == (v->orientation > 1),
+           "%s: last warning '%s'", v->name, last_warning);
     qc_slide_t *os = qc_slide_open_with (path, QC_SLIDE_READERS_OPENSLIDE, err, sizeof err);
     CHECK (s && os, "%s: %s", v->name, err);
     if (!s || !os)
@@ -214,6 +231,8 @@ main (void)
          * turns each tile on its own) */
         { "grey-turned", 1, 8, 0, 0, COMPRESSION_LZW, ORIENTATION_BOTRIGHT },
     };
+    qc_log_set_stderr_enabled (0);
+    qc_log_set_sink (sink, NULL, "test");
     char dir[] = "/tmp/qc-tiff-rgba-XXXXXX";
     CHECK (mkdtemp (dir) != NULL);
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
