@@ -10,7 +10,10 @@
  * on a few made by hand (a spiral, a checkerboard, one row, one
  * column). The size filters and the summary are then rebuilt from the
  * roots' areas as the GPU's kernels compute them and checked against
- * area_filter, fill_holes and region_summary. */
+ * area_filter, fill_holes and region_summary; and reconstruct from the
+ * roots marked by seeds (qc_ccl_mark_seeded, qc_ccl_marked: the steps
+ * of k_mark_seeded and k_keep_marked, in the same orders) against the
+ * CPU's, with seeds sparse, dense and none. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +80,38 @@ gpu_label (const qc_mask_t *m, int want, int conn, int kind, int32_t *lab,
     return *area ? ncomp : -1;
 }
 
+/* reconstruct of m by random seeds (density %), as the GPU's kernels
+ * compute it from m's flattened parents, steps in order kind, against
+ * the CPU's (out: scratch of m's size). */
+static void
+check_reconstruct (const qc_mask_t *m, const int32_t *parent, int conn, int kind,
+                   int density, qc_mask_t *out, const char *what)
+{
+    size_t n = qc_npix (m->w, m->h);
+    qc_mask_t *seed = rand_mask (m->w, m->h, density);
+    uint8_t *mark = calloc (n, 1);
+    size_t *o = order_of (n, kind);
+    if (!seed || !mark || !o) {
+        CHECK (0, "out of memory");
+        goto done;
+    }
+    for (size_t k = 0; k < n; k++)
+        qc_ccl_mark_seeded (parent, seed->px, o[k], mark);
+    CHECK (qc_cpu_reconstruct (m, seed, conn, out) == 0);
+    size_t bad = 0, kept = 0;
+    for (size_t k = 0; k < n; k++) {
+        uint8_t v = qc_ccl_marked (parent, mark, o[k]);
+        bad += v != out->px[o[k]];
+        kept += v;
+    }
+    CHECK (bad == 0, "%s conn %d order %d seeds %d%%: reconstruct %zu px differ "
+           "(%zu kept)", what, conn, kind, density, bad, kept);
+done:
+    qc_mask_destroy (&seed);
+    free (mark);
+    free (o);
+}
+
 /* One mask, both classes, both connectivities, three orders. */
 static void
 check_mask (const qc_mask_t *m, const char *what)
@@ -136,6 +171,8 @@ check_mask (const qc_mask_t *m, const char *what)
                     }
                     CHECK (bad == 0, "%s conn %d: area_filter %zu px", what,
                            conn, bad);
+                    for (int density = 0; density <= 60; density += 30)
+                        check_reconstruct (m, parent, conn, kind, density, out, what);
                     qc_region_summary_t rs;
                     CHECK (qc_cpu_region_summary (m, conn, &rs) == 0
                            && rs.n == cnt && rs.max_area == mx

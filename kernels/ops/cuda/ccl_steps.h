@@ -126,4 +126,22 @@ qc_ccl_is_root (const int32_t *parent, size_t i)
     return parent[i] == (int32_t) i;
 }
 
+/* reconstruct (ops.h), once parent is flattened: a seed pixel i inside a
+ * component marks the component's root (threads that race write the
+ * same 1, so no atomic is needed; a seed outside every component marks
+ * nothing) ... */
+QC_CCL_FN void
+qc_ccl_mark_seeded (const int32_t *parent, const uint8_t *seed, size_t i, uint8_t *mark)
+{
+    if (seed[i] && parent[i] >= 0)
+        mark[parent[i]] = 1;
+}
+
+/* ... then pixel i is kept when its component's root was marked. */
+QC_CCL_FN uint8_t
+qc_ccl_marked (const int32_t *parent, const uint8_t *mark, size_t i)
+{
+    return parent[i] >= 0 && mark[parent[i]];
+}
+
 #endif

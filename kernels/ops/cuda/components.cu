@@ -70,14 +70,13 @@ k_paint (const int32_t *parent, const uint32_t *area, const uint8_t *src,
     dst[i] = keep;
 }
 
-/* mark[root] = 1 where a seed pixel lies in the root's component (the
- * writes race with one value: no atomics needed). */
+/* mark[root] = 1 where a seed pixel lies in the root's component. */
 __global__ void
 k_mark_seeded (const int32_t *parent, const uint8_t *seed, size_t n, uint8_t *mark)
 {
     size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
-    if (i < n && seed[i] && parent[i] >= 0)
-        mark[parent[i]] = 1;
+    if (i < n)
+        qc_ccl_mark_seeded (parent, seed, i, mark);
 }
 
 /* dst = 1 on the marked components, 0 elsewhere. */
@@ -86,7 +85,7 @@ k_keep_marked (const int32_t *parent, const uint8_t *mark, size_t n, uint8_t *ds
 {
     size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
     if (i < n)
-        dst[i] = parent[i] >= 0 && mark[parent[i]];
+        dst[i] = qc_ccl_marked (parent, mark, i);
 }
 
 /* Components, their total and largest area (roots only). */
