@@ -1,6 +1,6 @@
 /* Small tiled TIFF slides written with libtiff, for the tests that need a
- * file whose every pixel and tag they know (test_histoqc_modules,
- * test_image_region, test_level_reliable, test_source_declines), and
+ * file whose every pixel and tag they know (test_tiff_rgba,
+ * test_level_reliable, test_source_declines and others), and
  * damage made in place (fx_tiff_patch: test_slide_why, test_slide_side). What
  * those share is here: a tiled level's tags and the loop over its tiles;
  * what each writes (its pixels, through a fill callback, and its levels'
