@@ -202,9 +202,10 @@ qc_cpu_fill_holes (const qc_mask_t *src, int connectivity,
     return 0;
 }
 
-/* The runs of src's components, each root run marked when a run of its
- * component covers a seed pixel, then the marked components painted:
- * the runs are read before dst is written, so dst may be src or seed. */
+/* The runs of src's components; a component's area (which reconstruct
+ * does not need) becomes its mark: 1 when a run of it covers a seed
+ * pixel, else 0, and qc_runs_paint paints the areas of 1. The runs are
+ * read before dst is written, so dst may be src or seed. */
 int
 qc_cpu_reconstruct (const qc_mask_t *src, const qc_mask_t *seed, int connectivity,
                     qc_mask_t *dst)
@@ -216,31 +217,17 @@ qc_cpu_reconstruct (const qc_mask_t *src, const qc_mask_t *seed, int connectivit
     qc_runs_t rs;
     if (qc_runs_label (src, 1, connectivity, &rs) != 0)
         return -1;
-    uint8_t *marked = rs.n ? calloc (rs.n, 1) : NULL;
-    if (rs.n && !marked) {
-        qc_runs_free (&rs);
-        return -1;
-    }
+    memset (rs.area, 0, rs.n * sizeof *rs.area);
     for (int y = 0; y < rs.h; y++) {
         const uint8_t *s = seed->px + (size_t) y * rs.w;
         for (size_t i = rs.row[y]; i < rs.row[y + 1]; i++) {
-            size_t root = (size_t) rs.parent[i];
-            if (marked[root])
-                continue;
-            for (int32_t x = rs.x0[i]; x <= rs.x1[i]; x++)
-                if (s[x]) {
-                    marked[root] = 1;
-                    break;
-                }
+            size_t *mark = &rs.area[rs.parent[i]];
+            for (int32_t x = rs.x0[i]; !*mark && x <= rs.x1[i]; x++)
+                *mark = s[x] != 0;
         }
     }
     memset (dst->px, 0, qc_npix (dst->w, dst->h));
-    for (int y = 0; y < rs.h; y++)
-        for (size_t i = rs.row[y]; i < rs.row[y + 1]; i++)
-            if (marked[rs.parent[i]])
-                memset (dst->px + (size_t) y * rs.w + rs.x0[i], 1,
-                        (size_t) (rs.x1[i] - rs.x0[i] + 1));
-    free (marked);
+    qc_runs_paint (&rs, 1, 1, 1, dst);
     qc_runs_free (&rs);
     return 0;
 }
