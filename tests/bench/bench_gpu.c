@@ -68,12 +68,12 @@ static int gpu_read_threads = 8;
  * lane's thread, where a device decoder (nvJPEG) decodes its tiles. */
 static int no_read_ahead;
 
-/* One slide through prepare + finish with ops; read and compute times.
- * A GPU lane's slide is read on gpu_read_threads threads, as a GPU
- * worker reads it; the CPU's on one (a CPU worker runs a slide a core). */
 /* the stderr log level outside --steps (main: QC_LOG_LEVEL or errors) */
 static int quiet = QC_LOG_ERROR;
 
+/* One slide through prepare + finish with ops; read and compute times.
+ * A GPU lane's slide is read on gpu_read_threads threads, as a GPU
+ * worker reads it; the CPU's on one (a CPU worker runs a slide a core). */
 static int
 split_run (const qc_pipeline_t *p, const char *path, const qc_ops_t *ops,
            double *read_s, double *steps_s)
