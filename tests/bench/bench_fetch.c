@@ -43,7 +43,7 @@ read_once (const char *entry, const qc_source_opts_t *o, result_t *r)
     char err[1024];
     double t0 = qc_clock_s ();
     qc_byte_source_t *src = qc_url_is_remote (entry) ? qc_source_http_open (entry, o, NULL, err, sizeof err)
-                                              : qc_source_file_open (entry, err, sizeof err);
+                                              : qc_byte_source_file_open (entry, err, sizeof err);
     if (!src || fx_read_level (src, 1.25, 0, &r->level, err, sizeof err) < 0) {
         fprintf (stderr, "%s\n", err);
         qc_byte_source_close (&src);

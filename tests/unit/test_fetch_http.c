@@ -77,7 +77,7 @@ test_ranges (void)
     for (size_t i = 0; i < NSLIDES; i++) {
         fx_real_slide (slides[i], path, sizeof path);
         fx_url (&ngx, slides[i], url, sizeof url);
-        qc_byte_source_t *loc = qc_source_file_open (path, err, sizeof err);
+        qc_byte_source_t *loc = qc_byte_source_file_open (path, err, sizeof err);
         qc_byte_source_t *rem = qc_source_http_open (url, NULL, NULL, err, sizeof err);
         CHECK (loc && rem, "%s: open: %s", slides[i], err);
         if (!loc || !rem) {
@@ -157,7 +157,7 @@ test_threads (void)
     qc_source_opts_default (&o);
     o.cache_bytes = 1 << 20;   /* small: evictions while others read */
     qc_byte_source_t *rem = qc_source_http_open (url, &o, NULL, err, sizeof err);
-    qc_byte_source_t *loc = qc_source_file_open (path, err, sizeof err);
+    qc_byte_source_t *loc = qc_byte_source_file_open (path, err, sizeof err);
     CHECK (rem && loc, "open: %s", err);
     if (!rem || !loc)
         return;

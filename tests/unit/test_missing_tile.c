@@ -119,7 +119,7 @@ main (void)
 
     qc_slide_t *all = qc_slide_open (path, err, sizeof err);
     qc_slide_t *os = qc_slide_open_with (path, QC_SLIDE_READERS_OPENSLIDE, err, sizeof err);
-    qc_byte_source_t *src = qc_source_file_open (path, err, sizeof err);
+    qc_byte_source_t *src = qc_byte_source_file_open (path, err, sizeof err);
     int declined = -1;
     qc_slide_input_t in = {.src = src, .name = "missing.svs"};
     qc_slide_t *bysrc = src ? qc_slide_open_input (&in, QC_SLIDE_READERS_ALL, &declined, err,
@@ -228,7 +228,7 @@ main (void)
     unlink (three);
 
     /* a generic TIFF's missing tile is an error, by source as in OpenSlide */
-    qc_byte_source_t *gsrc = qc_source_file_open (generic, err, sizeof err);
+    qc_byte_source_t *gsrc = qc_byte_source_file_open (generic, err, sizeof err);
     qc_slide_input_t gin = {.src = gsrc, .name = "missing.tif"};
     qc_slide_t *g = gsrc ? qc_slide_open_input (&gin, QC_SLIDE_READERS_ALL, &declined, err,
                                                 sizeof err) : NULL;

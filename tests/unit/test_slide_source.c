@@ -158,7 +158,7 @@ test_same_as_path (const char *what, const char *path)
     char err[512] = "";
     qc_slide_t *a = qc_slide_open_with (path, QC_SLIDE_READERS_OPENSLIDE, err, sizeof err);
     CHECK (a != NULL, "%s by path: %s", what, err);
-    qc_byte_source_t *src = qc_source_file_open (path, err, sizeof err);
+    qc_byte_source_t *src = qc_byte_source_file_open (path, err, sizeof err);
     CHECK (src != NULL, "%s: %s", what, err);
     int declined = -1;
     qc_slide_t *b = src ? open_src (src, &declined, err, sizeof err) : NULL;
@@ -192,7 +192,7 @@ static void
 test_declined (const char *what, const char *path, const char *expect)
 {
     char err[512] = "";
-    qc_byte_source_t *src = qc_source_file_open (path, err, sizeof err);
+    qc_byte_source_t *src = qc_byte_source_file_open (path, err, sizeof err);
     CHECK (src != NULL, "%s: %s", what, err);
     int declined = 0;
     qc_slide_t *b = src ? open_src (src, &declined, err, sizeof err) : NULL;
@@ -250,7 +250,7 @@ static void
 test_failing_source (const char *path)
 {
     char err[512] = "";
-    qc_byte_source_t *inner = qc_source_file_open (path, err, sizeof err);
+    qc_byte_source_t *inner = qc_byte_source_file_open (path, err, sizeof err);
     CHECK (inner != NULL, "%s", err);
     if (!inner)
         return;
@@ -306,7 +306,7 @@ static void
 test_share (const char *path)
 {
     char err[512] = "";
-    qc_byte_source_t *inner = qc_source_file_open (path, err, sizeof err);
+    qc_byte_source_t *inner = qc_byte_source_file_open (path, err, sizeof err);
     CHECK (inner != NULL, "%s", err);
     if (!inner)
         return;

@@ -160,7 +160,7 @@ static void
 by_source (const char *what, const char *path, const char *expect, int levels)
 {
     char err[512] = "";
-    qc_byte_source_t *src = qc_source_file_open (path, err, sizeof err);
+    qc_byte_source_t *src = qc_byte_source_file_open (path, err, sizeof err);
     CHECK (src != NULL, "%s: %s", what, err);
     if (!src)
         return;

@@ -201,7 +201,7 @@ check_variant (const char *dir, const variant_t *v)
         free (b);
     }
     /* by byte source, as a slide by URL is read: this reader alone */
-    qc_byte_source_t *src = qc_source_file_open (path, err, sizeof err);
+    qc_byte_source_t *src = qc_byte_source_file_open (path, err, sizeof err);
     int declined = -1;
     qc_slide_input_t in = { .src = src, .name = "x.svs" };
     qc_slide_t *by_src = src ? qc_slide_open_input (&in, QC_SLIDE_READERS_ALL, &declined, err,

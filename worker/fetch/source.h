@@ -33,6 +33,7 @@
 #include <stddef.h>
 
 #include "shared/byte_source.h"
+#include "shared/byte_source_file.h"
 #include "worker/fetch/disk_cache.h"
 #include "worker/fetch/http.h"
 
@@ -48,9 +49,6 @@ typedef struct {
 } qc_source_opts_t;
 
 void qc_source_opts_default (qc_source_opts_t *opts);
-
-/* A source over a local file. NULL with the reason (naming path) in err. */
-qc_byte_source_t *qc_source_file_open (const char *path, char *err, size_t errlen);
 
 /* A source over an http(s) URL; opts NULL for the defaults. NULL with
  * the reason (naming the redacted URL) in err, and the kind of failure

@@ -1,6 +1,7 @@
 /* A byte source over a local file: pread, counted (contract in
- * source.h and shared/byte_source.h). */
-#include "worker/fetch/source.h"
+ * byte_source.h). Here in shared/ because the slide object opens one
+ * too (a local OME-TIFF, kernels/slide/slide.c), not only the fetcher. */
+#include "shared/byte_source_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +12,6 @@
 #include <unistd.h>
 
 #include "shared/err.h"
-#include "shared/url.h"
 
 typedef struct {
     qc_byte_source_t base;
@@ -81,10 +81,10 @@ static const qc_byte_source_ops_t file_ops = {
 };
 
 qc_byte_source_t *
-qc_source_file_open (const char *path, char *err, size_t errlen)
+qc_byte_source_file_open (const char *path, char *err, size_t errlen)
 {
     if (!path || !*path) {
-        qc_set_err (err, errlen, "qc_source_file_open: no path");
+        qc_set_err (err, errlen, "qc_byte_source_file_open: no path");
         return NULL;
     }
     file_source_t *self = calloc (1, sizeof *self);
@@ -108,22 +108,4 @@ qc_source_file_open (const char *path, char *err, size_t errlen)
     }
     self->size = st.st_size;
     return &self->base;
-}
-
-qc_byte_source_t *
-qc_source_open (const char *entry, const qc_source_opts_t *opts, char *err,
-                size_t errlen)
-{
-    int kind = qc_url_classify (entry, err, errlen);
-    if (kind < 0)
-        return NULL;
-    if (kind == QC_URL_HTTP || kind == QC_URL_HTTPS)
-        return qc_source_http_open (entry, opts, NULL, err, errlen);
-    if (kind == QC_URL_FILE) {
-        char path[4096];
-        if (qc_url_file_path (entry, path, sizeof path, err, errlen) < 0)
-            return NULL;
-        return qc_source_file_open (path, err, errlen);
-    }
-    return qc_source_file_open (entry, err, errlen);
 }
