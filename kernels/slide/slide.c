@@ -1,6 +1,7 @@
 /* One open slide and the choice of its readers; see slide.h (and
  * source.h for the readers' contract). */
 #include "kernels/slide/slide.h"
+#include "kernels/slide/ome_xml.h"
 #include "kernels/slide/slide_why.h"
 #include "kernels/slide/slide_int.h"
 #include "kernels/slide/openslide_log.h"
@@ -22,6 +23,7 @@
 #include <pthread.h>
 #include <tiffio.h>
 
+#include "shared/byte_source_file.h"
 #include "shared/log.h"
 #include "shared/err.h"
 #include "shared/result.h"
@@ -53,6 +55,7 @@ qc_slide_close (qc_slide_t **self_p)
     if (self->osr)
         openslide_close (self->osr);
     qc_tiff_meta_free (&self->meta);
+    qc_byte_source_close (&self->own_src);
     free (self->levels);
     free (self->path);
     free (self->name);
@@ -219,6 +222,9 @@ open_readers (qc_slide_t *self, qc_slide_readers_t readers, int *declined,
         if (used >= sizeof self->readers_text)
             used = sizeof self->readers_text - 1;
     }
+    if (self->nreaders == 0 && self->own_src)
+        return qc_fail (err, errlen, "an OME-TIFF whose levels are not read here (%s)",
+                        why);
     if (self->nreaders == 0) {
         *declined = 1;
         return qc_fail (err, errlen, "its levels are read by OpenSlide only "
@@ -262,6 +268,31 @@ open_openslide (qc_slide_t *self, char *err, size_t errlen)
     return read_levels (self, err, errlen);
 }
 
+/* A local OME-TIFF: OpenSlide reads it as a generic TIFF of one level,
+ * without its resolution or magnification, so it is read as one served
+ * over HTTP is (its levels and properties from tiff_meta.h, its pixels
+ * by the direct reader), over the file; OpenSlide is let go. Not an
+ * OME-TIFF: 0 and nothing changed. */
+static int
+open_ome (qc_slide_t *self, char *err, size_t errlen)
+{
+    const char *vendor = qc_slide_property (self, "openslide.vendor");
+    if (!vendor || strcmp (vendor, "generic-tiff") != 0
+        || !qc_ome_is_xml (qc_slide_property (self, "tiff.ImageDescription")))
+        return 0;
+    if (!(self->own_src = qc_byte_source_file_open (self->path, err, errlen)))
+        return -1;
+    char why[512];
+    if (qc_tiff_meta_read (self->own_src, &self->meta, why, sizeof why) != 0)
+        return qc_fail (err, errlen, "it is an OME-TIFF, and not one read here: %s", why);
+    openslide_close (self->osr);
+    self->osr = NULL;
+    free (self->levels);
+    self->levels = NULL;
+    self->src = self->own_src;
+    return meta_levels (self, err, errlen);
+}
+
 qc_slide_t *
 qc_slide_open_input (const qc_slide_input_t *in, qc_slide_readers_t readers,
                      int *declined, char *err, size_t errlen)
@@ -290,9 +321,11 @@ qc_slide_open_input (const qc_slide_input_t *in, qc_slide_readers_t readers,
     }
     self->src = in->src;
     int rc;
-    if (in->path)
+    if (in->path) {
         rc = open_openslide (self, err, errlen);
-    else {
+        if (rc == 0)
+            rc = open_ome (self, err, errlen);
+    } else {
         rc = qc_tiff_meta_read (in->src, &self->meta, err, errlen);
         *declined = rc == 1;
         if (rc == 0)
@@ -681,7 +714,7 @@ qc_slide_fetch_level (qc_slide_t *self, int level, const atomic_int *cancel,
 {
     if (!self || level < 0 || level >= self->nlevels)
         return qc_fail (err, errlen, "no level %d", level);
-    if (!self->src)
+    if (!self->src || self->own_src)    /* a local file needs no fetching */
         return 0;
     for (size_t i = 0; i < self->nreaders; i++)
         if (self->readers[i].ops == &qc_slide_reader_tiff)

@@ -32,7 +32,8 @@ struct qc_slide {
     openslide_t *osr;     /* opened by path */
     qc_byte_source_t *src;    /* or opened from this (not ours) */
     qc_tiff_meta_t *meta;     /* ... with this metadata */
-    char *path;           /* NULL with src */
+    char *path;           /* NULL with src, but for a local OME-TIFF: */
+    qc_byte_source_t *own_src;   /* its file, as src (ours) */
     char *name;
     int nlevels;
     level_t *levels;

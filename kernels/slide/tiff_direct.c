@@ -2,8 +2,8 @@
 #include "kernels/slide/tiff_direct.h"
 #include "kernels/slide/source.h"
 #include "kernels/slide/tiff_blocks.h"
+#include "kernels/slide/tiff_level.h"
 #include "kernels/slide/tiff_rgba.h"
-#include "kernels/slide/jpeg_colour.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -19,25 +19,12 @@
  * this only bounds a damaged or hostile file. */
 #define MAX_DIRS 256
 
-typedef struct {
-    tdir_t dir;
-    int64_t w, h;
-    uint32_t tile_w, tile_h;
-    int jpeg;                 /* JPEG tiles (the block reader's) */
-    int rgba;                 /* decoded through libtiff's RGBA interface
-                                 (tiff_rgba.h): not 8-bit RGB or JPEG */
-    int jpeg_ycbcr;           /* decode with JPEGCOLORMODE_RGB */
-    uint16_t orient;          /* TIFF Orientation: read as stored, whatever it says */
-    uint16_t ycbcr_h, ycbcr_v;  /* JPEG tiles whose markers say YCbCr under
-                                   Photometric RGB: read as YCbCr sampled so;
-                                   0: as tagged */
-} dlevel_t;
 
 struct qc_tiff_direct {
     char *path;               /* the slide's file, or NULL with src */
     qc_byte_source_t *src;    /* the slide's byte source (its, not ours) */
     int nlevels;
-    dlevel_t *levels;
+    qc_tiff_level_t *levels;
     double *downsample;       /* OpenSlide's, per level */
     int aperio;               /* an Aperio slide: a tile of 0 bytes is one
                                  the scanner left out (missing_tile) */
@@ -105,127 +92,6 @@ qc_tiff_direct_trouble_rc (const qc_tiff_direct_t *self, TIFF *tif)
            ? -1 : QC_TIFF_DIRECT_FALLBACK;
 }
 
-/* Whether the current directory's JPEG tiles, tagged Photometric RGB,
- * say YCbCr in their own markers (a JFIF stream, subsampled chroma):
- * some converters write that, and libtiff and OpenSlide then take the
- * YCbCr samples for RGB, a pink slide whose pen and tissue measures were
- * wrong with no warning. The first tile with bytes (of the first 16)
- * tells; its chroma sampling in *h, *v. */
-static int
-jpeg_rgb_is_ycbcr (TIFF *tif, uint16_t *h, uint16_t *v)
-{
-    uint32_t ntiles = TIFFNumberOfTiles (tif);
-    for (uint32_t t = 0; t < ntiles && t < 16; t++) {
-        int bad = 0;
-        uint64_t n = TIFFGetStrileByteCountWithErr (tif, t, &bad);
-        if (bad || n == 0)
-            continue;
-        if (n > (uint64_t) QC_TIFF_MAX_TILE_BYTES)
-            return 0;
-        uint8_t *buf = malloc ((size_t) n);
-        if (!buf)
-            return 0;
-        tmsize_t got = TIFFReadRawTile (tif, t, buf, (tmsize_t) n);
-        uint32_t tables_len = 0;
-        const void *tables = NULL;
-        if (!TIFFGetField (tif, TIFFTAG_JPEGTABLES, &tables_len, &tables))
-            tables = NULL, tables_len = 0;
-        qc_jpeg_colour_t c;
-        int rc = got > 0 ? qc_jpeg_colour (tables, tables_len, buf, (size_t) got, &c) : -1;
-        free (buf);
-        /* libtiff upsamples chroma by 1, 2 or 4 only */
-        if (rc != 0 || !c.ycbcr || (c.h != 1 && c.h != 2 && c.h != 4)
-            || (c.v != 1 && c.v != 2 && c.v != 4))
-            return 0;
-        *h = (uint16_t) c.h;
-        *v = (uint16_t) c.v;
-        return 1;
-    }
-    return 0;
-}
-
-/* 1 when the current directory's tiles are 8-bit RGB (or JPEG in RGB
- * or YCbCr) that TIFFReadEncodedTile gives as OpenSlide's pixels; the
- * JPEG details in *out. */
-static int
-decodes_as_rgb (TIFF *tif, dlevel_t *out)
-{
-    uint16_t comp = 0, photo = 0, spp = 0, bps = 0, planar = 0, orient = 0;
-    uint16_t fmt = 0;
-    if (!TIFFGetField (tif, TIFFTAG_PHOTOMETRIC, &photo)
-        || !TIFFGetFieldDefaulted (tif, TIFFTAG_COMPRESSION, &comp)
-        || !TIFFGetFieldDefaulted (tif, TIFFTAG_SAMPLESPERPIXEL, &spp)
-        || !TIFFGetFieldDefaulted (tif, TIFFTAG_BITSPERSAMPLE, &bps)
-        || !TIFFGetFieldDefaulted (tif, TIFFTAG_PLANARCONFIG, &planar)
-        || !TIFFGetFieldDefaulted (tif, TIFFTAG_ORIENTATION, &orient)
-        || !TIFFGetFieldDefaulted (tif, TIFFTAG_SAMPLEFORMAT, &fmt))
-        return 0;
-    /* An Orientation other than top-left is read as stored, as
-     * OpenSlide reads a JPEG slide's tiles: its RGBA path for other
-     * compressions turned each tile on its own, which scrambled the
-     * level (tiles flipped in place, the lower ones blank) and passed.
-     * QC's measures do not depend on which way up the slide is. */
-    if (spp != 3 || bps != 8 || planar != PLANARCONFIG_CONTIG
-        || orient < ORIENTATION_TOPLEFT || orient > ORIENTATION_LEFTBOT
-        || fmt != SAMPLEFORMAT_UINT
-        || (tmsize_t) out->tile_w * (tmsize_t) out->tile_h * 3
-           > (tmsize_t) QC_TIFF_MAX_TILE_BYTES)
-        return 0;
-    int jpeg_ycbcr = 0;
-    uint16_t ycbcr_h = 0, ycbcr_v = 0;
-    switch (comp) {
-    case COMPRESSION_JPEG:
-        if (photo == PHOTOMETRIC_YCBCR)
-            jpeg_ycbcr = 1;
-        else if (photo != PHOTOMETRIC_RGB)
-            return 0;
-        else if (jpeg_rgb_is_ycbcr (tif, &ycbcr_h, &ycbcr_v))
-            jpeg_ycbcr = 1;
-        break;
-    case COMPRESSION_NONE:
-    case COMPRESSION_LZW:
-    case COMPRESSION_ADOBE_DEFLATE:
-    case COMPRESSION_DEFLATE:
-        if (photo != PHOTOMETRIC_RGB)
-            return 0;
-        break;
-    default:                    /* the rest: the RGBA interface's, if any */
-        return 0;
-    }
-    out->jpeg = comp == COMPRESSION_JPEG;
-    out->jpeg_ycbcr = jpeg_ycbcr;
-    out->ycbcr_h = ycbcr_h;
-    out->ycbcr_v = ycbcr_v;
-    return 1;
-}
-
-/* 1 when the current directory holds pixels read here the way OpenSlide
- * reads them (decodes_as_rgb, else libtiff's RGBA interface, as OpenSlide
- * reads the rest); its geometry in *out. JPEG 2000 and what libtiff has
- * no codec for are OpenSlide's alone. */
-static int
-directory_usable (TIFF *tif, dlevel_t *out)
-{
-    uint32_t w = 0, h = 0, tw = 0, th = 0;
-    if (!TIFFIsTiled (tif) || !TIFFGetField (tif, TIFFTAG_IMAGEWIDTH, &w)
-        || !TIFFGetField (tif, TIFFTAG_IMAGELENGTH, &h)
-        || !TIFFGetField (tif, TIFFTAG_TILEWIDTH, &tw)
-        || !TIFFGetField (tif, TIFFTAG_TILELENGTH, &th) || w < 1 || h < 1 || tw < 1
-        || th < 1)
-        return 0;
-    uint16_t orient = ORIENTATION_TOPLEFT;
-    if (!TIFFGetFieldDefaulted (tif, TIFFTAG_ORIENTATION, &orient))
-        return 0;
-    *out = (dlevel_t) { .w = w, .h = h, .tile_w = tw, .tile_h = th, .orient = orient };
-    if (decodes_as_rgb (tif, out))
-        return 1;
-    /* the RGBA interface decodes into 4 bytes a pixel */
-    if ((tmsize_t) tw * (tmsize_t) th * 4 > (tmsize_t) QC_TIFF_MAX_TILE_BYTES)
-        return 0;
-    out->rgba = qc_tiff_rgba_usable (tif, NULL, 0);
-    return out->rgba;
-}
-
 void
 qc_tiff_direct_close (qc_tiff_direct_t **self_p)
 {
@@ -239,32 +105,50 @@ qc_tiff_direct_close (qc_tiff_direct_t **self_p)
     *self_p = NULL;
 }
 
+/* An OME-TIFF's candidate levels: directory 0 (tif's current one) and
+ * its SubIFDs; the file's other directories are other planes or images
+ * of the same size (tiff_meta.h). The count, or -1 with why. */
+static int
+ome_candidates (TIFF *tif, qc_tiff_level_t *dirs, int *usable, char *why, size_t whylen)
+{
+    uint16_t n = 0;
+    uint64_t *offsets = NULL, copy[MAX_DIRS];
+    usable[0] = qc_tiff_level_look (tif, &dirs[0]);
+    if (!TIFFGetField (tif, TIFFTAG_SUBIFD, &n, &offsets) || !offsets)
+        n = 0;
+    if (n >= MAX_DIRS)
+        return qc_fail (why, whylen, "more than %d SubIFDs", MAX_DIRS - 1);
+    memcpy (copy, offsets, n * sizeof *copy);   /* offsets is the directory's */
+    for (int i = 0; i < n; i++) {
+        if (!TIFFSetSubDirectory (tif, copy[i]))
+            return qc_fail (why, whylen, "cannot read SubIFD %d", i);
+        usable[i + 1] = qc_tiff_level_look (tif, &dirs[i + 1]);
+        dirs[i + 1].subifd = copy[i];
+    }
+    return n + 1;
+}
+
 /* Matches every OpenSlide level with the one usable directory of its
  * size. 0, or -1 with why. */
 static int
-match_levels (qc_tiff_direct_t *self, TIFF *tif, const qc_slide_t *slide,
+match_levels (qc_tiff_direct_t *self, TIFF *tif, const qc_slide_t *slide, int ome,
               char *why, size_t whylen)
 {
-    dlevel_t dirs[MAX_DIRS];
+    qc_tiff_level_t dirs[MAX_DIRS];
     int usable[MAX_DIRS];
     int ndirs = 0;
-    do {
-        if (ndirs == MAX_DIRS)
-            return qc_fail (why, whylen, "more than %d TIFF directories",
-                            MAX_DIRS);
-        usable[ndirs] = directory_usable (tif, &dirs[ndirs]);
-        if (!usable[ndirs] && TIFFIsTiled (tif)) {
-            /* a tiled directory of the wrong kind might be a level */
-            uint32_t w = 0, h = 0;
-            TIFFGetField (tif, TIFFTAG_IMAGEWIDTH, &w);
-            TIFFGetField (tif, TIFFTAG_IMAGELENGTH, &h);
-            dirs[ndirs].w = w;
-            dirs[ndirs].h = h;
-            usable[ndirs] = -1;
-        }
-        dirs[ndirs].dir = TIFFCurrentDirectory (tif);
-        ndirs++;
-    } while (TIFFReadDirectory (tif));
+    memset (dirs, 0, sizeof dirs);
+    if (ome && (ndirs = ome_candidates (tif, dirs, usable, why, whylen)) < 0)
+        return -1;
+    else if (!ome)
+        do {
+            if (ndirs == MAX_DIRS)
+                return qc_fail (why, whylen, "more than %d TIFF directories",
+                                MAX_DIRS);
+            usable[ndirs] = qc_tiff_level_look (tif, &dirs[ndirs]);
+            dirs[ndirs].dir = TIFFCurrentDirectory (tif);
+            ndirs++;
+        } while (TIFFReadDirectory (tif));
     for (int i = 0; i < self->nlevels; i++) {
         int64_t lw = 0, lh = 0;
         qc_slide_level_size (slide, i, &lw, &lh);
@@ -297,7 +181,7 @@ match_levels (qc_tiff_direct_t *self, TIFF *tif, const qc_slide_t *slide,
 /* Decodes level l's first tile through the RGBA interface into tile
  * (3 bytes a pixel, rows of a whole tile). 0, or -1. */
 static int
-first_tile_rgba (TIFF *tif, const dlevel_t *l, uint8_t *tile)
+first_tile_rgba (TIFF *tif, const qc_tiff_level_t *l, uint8_t *tile)
 {
     static const uint8_t white[3] = { 255, 255, 255 };
     qc_tiff_rgba_t rd;
@@ -322,7 +206,7 @@ static int
 probe_levels (const qc_tiff_direct_t *self, int *failed, char *why, size_t whylen)
 {
     for (int i = 0; i < self->nlevels; i++) {
-        const dlevel_t *l = &self->levels[i];
+        const qc_tiff_level_t *l = &self->levels[i];
         qc_tiff_diag_t diag = { 0 };
         char err[256] = "";
         TIFF *tif = qc_tiff_direct_open_level (self, i, &diag, err, sizeof err);
@@ -382,8 +266,8 @@ qc_tiff_direct_open_source (const qc_slide_t *slide, int *failed, char *why,
         return NULL;
     }
     const char *vendor = qc_slide_property (slide, "openslide.vendor");
-    if (!vendor || (strcmp (vendor, "aperio") != 0
-                    && strcmp (vendor, "generic-tiff") != 0)) {
+    if (!vendor || (strcmp (vendor, "aperio") != 0 && strcmp (vendor, "generic-tiff") != 0
+                    && strcmp (vendor, "ome-tiff") != 0)) {
         qc_set_err (why, whylen, "format '%s' is read by OpenSlide only",
                     vendor ? vendor : "unknown");
         return NULL;
@@ -414,7 +298,7 @@ qc_tiff_direct_open_source (const qc_slide_t *slide, int *failed, char *why,
         qc_tiff_direct_close (&self);
         return NULL;
     }
-    int rc = match_levels (self, tif, slide, why, whylen);
+    int rc = match_levels (self, tif, slide, strcmp (vendor, "ome-tiff") == 0, why, whylen);
     TIFFClose (tif);
     if (rc != 0 && diag.source_failed) {
         *failed = 1;
@@ -470,8 +354,9 @@ qc_tiff_direct_open_level (const qc_tiff_direct_t *self, int level,
         return NULL;
     }
     TIFF *tif = open_tiff (self, diag);
-    const dlevel_t *l = &self->levels[level];
-    if (!tif || !TIFFSetDirectory (tif, l->dir)
+    const qc_tiff_level_t *l = &self->levels[level];
+    if (!tif || !(l->subifd ? TIFFSetSubDirectory (tif, l->subifd)
+                             : TIFFSetDirectory (tif, l->dir))
         || (l->ycbcr_h   /* YCbCr tiles tagged RGB: read as what they are */
             && (!TIFFSetField (tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_YCBCR)
                 || !TIFFSetField (tif, TIFFTAG_YCBCRSUBSAMPLING, l->ycbcr_h, l->ycbcr_v)))
@@ -491,7 +376,7 @@ qc_tiff_direct_level_tiles (const qc_tiff_direct_t *self, int level,
 {
     if (!self || level < 0 || level >= self->nlevels || !out)
         return -1;
-    const dlevel_t *l = &self->levels[level];
+    const qc_tiff_level_t *l = &self->levels[level];
     out->w = l->w;
     out->h = l->h;
     out->tile_w = (int) l->tile_w;
@@ -545,7 +430,7 @@ static int
 missing_tile (const qc_tiff_direct_t *self, int level, int64_t tx, int64_t ty,
               const uint8_t bg[3], uint8_t *tile, int depth, char *why, size_t whylen)
 {
-    const dlevel_t *l = &self->levels[level];
+    const qc_tiff_level_t *l = &self->levels[level];
     const int tw = (int) l->tile_w, th = (int) l->tile_h;
     fill_bg (tile, (size_t) tw * 3, tw, th, bg);
     if (level == 0 || depth > 0)
@@ -585,7 +470,7 @@ missing_tile (const qc_tiff_direct_t *self, int level, int64_t tx, int64_t ty,
  * level goes (OpenSlide's whole-tile reads past it gave garbage), into
  * tile (rows of a whole tile; the part past the level is left). */
 static int
-read_rgba_tile (qc_tiff_rgba_t *rgba, const dlevel_t *l, int64_t tx, int64_t ty,
+read_rgba_tile (qc_tiff_rgba_t *rgba, const qc_tiff_level_t *l, int64_t tx, int64_t ty,
                 const uint8_t bg[3], uint8_t *tile)
 {
     int64_t x0 = tx * l->tile_w, y0 = ty * l->tile_h;
@@ -604,7 +489,7 @@ copy_tiles (const qc_tiff_direct_t *self, TIFF *tif, int level,
             const uint8_t bg[3], uint8_t *rgb, size_t stride, uint8_t *tile,
             qc_tiff_rgba_t *rgba, int depth, char *why, size_t whylen)
 {
-    const dlevel_t *l = &self->levels[level];
+    const qc_tiff_level_t *l = &self->levels[level];
     const int64_t tw = l->tile_w, th = l->tile_h;
     const tmsize_t tile_bytes = (tmsize_t) (tw * th * 3);
     for (int64_t ty = y0 / th; ty * th < y1; ty++) {
@@ -669,7 +554,7 @@ read_level (const qc_tiff_direct_t *self, int level, int64_t lx, int64_t ly, int
             const uint8_t bg[3], uint8_t *rgb, size_t stride, int depth, char *why,
             size_t whylen)
 {
-    const dlevel_t *l = &self->levels[level];
+    const qc_tiff_level_t *l = &self->levels[level];
     int64_t x0 = lx < 0 ? 0 : lx, y0 = ly < 0 ? 0 : ly;
     int64_t x1 = lx + w > l->w ? l->w : lx + w;
     int64_t y1 = ly + h > l->h ? l->h : ly + h;

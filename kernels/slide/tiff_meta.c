@@ -1,6 +1,7 @@
 /* A slide's metadata from its TIFF, as OpenSlide gives it; see
  * tiff_meta.h for the rules and where they come from. */
 #include "kernels/slide/tiff_meta.h"
+#include "kernels/slide/ome_xml.h"
 #include "kernels/slide/tiff_ifd.h"
 #include "kernels/slide/tiff_source.h"
 
@@ -13,6 +14,7 @@
 #include <tiffio.h>
 
 #include "shared/err.h"
+#include "shared/log.h"
 
 /* Directories walked: real slides have a handful; this bounds a damaged
  * or hostile file (the direct reader has the same bound). */
@@ -49,6 +51,7 @@ typedef struct {
     int codec_ok;             /* libtiff (or OpenSlide) decodes it */
     int jp2k;                 /* Aperio's JPEG 2000: OpenSlide's only */
     int depth_ok;
+    uint16_t spp;             /* SamplesPerPixel */
     char *desc;               /* ImageDescription, or NULL */
 } dir_t;
 
@@ -151,6 +154,8 @@ read_dir (TIFF *tif, dir_t *d)
     d->codec_ok = have && TIFFIsCODECConfigured (comp);
     uint32_t depth = 1;
     d->depth_ok = !TIFFGetField (tif, TIFFTAG_IMAGEDEPTH, &depth) || depth == 1;
+    d->spp = 1;
+    TIFFGetField (tif, TIFFTAG_SAMPLESPERPIXEL, &d->spp);
     d->desc = dup_field (tif, TIFFTAG_IMAGEDESCRIPTION);
 }
 
@@ -178,7 +183,9 @@ has_prefix (const char *s, const char *prefix)
 }
 
 /* Which of OpenSlide's formats the TIFF is: "aperio", "generic-tiff",
- * or NULL (why) for one read only by OpenSlide from a file. */
+ * or NULL (why) for one read only by OpenSlide from a file; or
+ * "ome-tiff", which OpenSlide reads as a generic TIFF of one level
+ * (ome_xml.h). */
 static const char *
 format_of (TIFF *tif, const ifd_t *ifd, const dir_t *d0, char *why,
            size_t whylen)
@@ -206,6 +213,8 @@ format_of (TIFF *tif, const ifd_t *ifd, const dir_t *d0, char *why,
         qc_set_err (why, whylen, "a Philips slide");
     else if (have_xml && memmem (xml, xml_len, "iScan", 5))
         qc_set_err (why, whylen, "a Ventana slide");
+    else if (qc_ome_is_xml (d0->desc))
+        return "ome-tiff";
     else
         return "generic-tiff";
     return NULL;
@@ -339,10 +348,12 @@ by_width (const void *a, const void *b)
     return x->w > y->w ? -1 : x->w < y->w;
 }
 
-/* The levels of the format from the directories (declined: 1, why). */
+/* The levels of the format from the directories (declined: 1, why);
+ * subifd: an OME-TIFF's, where every directory is a level and each but
+ * the first is a SubIFD at that offset (ome_dirs). */
 static int
-pick_levels (qc_tiff_meta_t *m, const dir_t *dirs, int ndirs, char *why,
-             size_t whylen)
+pick_levels (qc_tiff_meta_t *m, const dir_t *dirs, const uint64_t *subifd, int ndirs,
+             char *why, size_t whylen)
 {
     int aperio = strcmp (m->vendor, "aperio") == 0;
     m->levels = calloc ((size_t) ndirs, sizeof *m->levels);
@@ -358,7 +369,7 @@ pick_levels (qc_tiff_meta_t *m, const dir_t *dirs, int ndirs, char *why,
         if (aperio && !d->codec_ok)
             return decline (why, whylen, "a compression libtiff cannot "
                                "decode");
-        if (!d->tiled || (!aperio && i > 0 && !d->reduced))
+        if (!d->tiled || (!aperio && !subifd && i > 0 && !d->reduced))
             continue;
         if (!d->codec_ok)
             return decline (why, whylen, "a level compressed in a way "
@@ -366,8 +377,8 @@ pick_levels (qc_tiff_meta_t *m, const dir_t *dirs, int ndirs, char *why,
         if (!d->w || !d->h || !d->tile_w || !d->tile_h)
             return decline (why, whylen, "directory %d has no size", i);
         m->levels[m->nlevels++] = (qc_tiff_meta_level_t) {
-            .dir = i, .w = d->w, .h = d->h, .tile_w = d->tile_w,
-            .tile_h = d->tile_h
+            .dir = subifd ? 0 : i, .subifd = subifd ? subifd[i] : 0, .w = d->w,
+            .h = d->h, .tile_w = d->tile_w, .tile_h = d->tile_h
         };
     }
     if (!aperio) {
@@ -390,6 +401,66 @@ pick_levels (qc_tiff_meta_t *m, const dir_t *dirs, int ndirs, char *why,
             return decline (why, whylen, "levels not ordered by size "
                                "(OpenSlide refuses such a file)");
     }
+    return 0;
+}
+
+/* An OME-TIFF's levels are its first directory and that directory's
+ * SubIFDs (its other directories are other planes or images of the
+ * file): dirs becomes those, subifd their offsets (0 for the first).
+ * 0, 1 declined (why), -1 when the source failed. */
+static int
+ome_dirs (TIFF *tif, const qc_tiff_diag_t *diag, dir_t *dirs, int *ndirs,
+          uint64_t *subifd, char *why, size_t whylen)
+{
+    for (int i = 1; i < *ndirs; i++) {
+        free (dirs[i].desc);
+        dirs[i].desc = NULL;
+    }
+    *ndirs = 1;
+    subifd[0] = 0;
+    uint16_t n = 0;
+    uint64_t *offsets = NULL, copy[MAX_DIRS];
+    if (!TIFFSetDirectory (tif, 0))
+        return decline (why, whylen, "cannot read its first TIFF directory again");
+    if (!TIFFGetField (tif, TIFFTAG_SUBIFD, &n, &offsets) || !offsets)
+        n = 0;
+    if (n >= MAX_DIRS)
+        return decline (why, whylen, "more than %d SubIFDs", MAX_DIRS - 1);
+    memcpy (copy, offsets, n * sizeof *copy);   /* offsets is the directory's */
+    for (int i = 0; i < n; i++) {
+        if (!TIFFSetSubDirectory (tif, copy[i]) || diag->error)
+            return decline (why, whylen, "its SubIFD %d (at byte %" PRIu64 ") cannot "
+                            "be read%s%s", i, copy[i], diag->error ? ": " : "",
+                            diag->error ? diag->error_msg : "");
+        read_dir (tif, &dirs[*ndirs]);
+        subifd[(*ndirs)++] = copy[i];
+    }
+    return 0;
+}
+
+/* An OME-TIFF's resolution and magnification as OpenSlide's properties,
+ * which the pipeline reads. One of channels stored apart (fluorescence)
+ * is declined: it has no colour image to judge. 0, 1 declined (why),
+ * -1 out of memory. */
+static int
+ome_properties (qc_tiff_meta_t *m, const dir_t *d0, const char *name, char *why,
+                size_t whylen)
+{
+    qc_ome_info_t info;
+    if (qc_ome_read (d0->desc, &info) != 0)
+        return 0;               /* no Image with Pixels: its levels alone */
+    if (d0->spp == 1 && info.size_c > 1)
+        return decline (why, whylen, "an OME-TIFF of %d channels stored as separate grey "
+                        "images (fluorescence?): QC reads brightfield slides, whose "
+                        "pixels are in colour", info.size_c);
+    if (info.unit[0])
+        qc_log (QC_LOG_WARNING, "slide", "%s: its OME-XML gives the pixel size in '%s', "
+                "not a length: its resolution is left unknown", name, info.unit);
+    if ((info.mpp_x > 0.0 && set_double (m, "openslide.mpp-x", info.mpp_x))
+        || (info.mpp_y > 0.0 && set_double (m, "openslide.mpp-y", info.mpp_y))
+        || (info.magnification > 0.0
+            && set_double (m, "openslide.objective-power", info.magnification)))
+        return qc_fail (why, whylen, "out of memory");
     return 0;
 }
 
@@ -547,11 +618,12 @@ qc_tiff_meta_read (qc_byte_source_t *src, qc_tiff_meta_t **out, char *why,
     }
     qc_tiff_meta_t *m = calloc (1, sizeof *m);
     dir_t *dirs = calloc (MAX_DIRS, sizeof *dirs);
+    uint64_t *subifd = calloc (MAX_DIRS, sizeof *subifd);
     ifd_t ifd = { .src = src, .big = TIFFIsBigTIFF (tif),
                   .be = TIFFIsBigEndian (tif) };
-    int ndirs = 0, rc = -1;
+    int ndirs = 0, rc = -1, ome = 0;
     uint64_t dir0 = TIFFCurrentDirOffset (tif);
-    if (!m || !dirs) {
+    if (!m || !dirs || !subifd) {
         qc_set_err (why, whylen, "out of memory");
         goto done;
     }
@@ -583,8 +655,13 @@ qc_tiff_meta_read (qc_byte_source_t *src, qc_tiff_meta_t **out, char *why,
     }
     if ((rc = walk (tif, src, &diag, dirs, &ndirs, why, whylen)) != 0)
         goto done;
-    rc = 1;
-    if ((rc = pick_levels (m, dirs, ndirs, why, whylen)) != 0)
+    ome = strcmp (m->vendor, "ome-tiff") == 0;
+    if (ome && (rc = ome_dirs (tif, &diag, dirs, &ndirs, subifd, why, whylen)) != 0)
+        goto done;
+    if ((rc = pick_levels (m, dirs, ome ? subifd : NULL, ndirs, why, whylen)) != 0)
+        goto done;
+    if (ome && (rc = ome_properties (m, &dirs[0], qc_byte_source_name (src), why,
+                                     whylen)) != 0)
         goto done;
     rc = -1;
     if ((strcmp (m->vendor, "aperio") == 0
@@ -605,6 +682,7 @@ done:
     for (int i = 0; i < ndirs; i++)
         free (dirs[i].desc);
     free (dirs);
+    free (subifd);
     free (ifd.entries);
     if (rc == 0)
         *out = m;

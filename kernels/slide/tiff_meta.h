@@ -17,6 +17,14 @@
  *    first. Downsample 1 for level 0, else the mean of the width and
  *    height ratios; decreasing downsamples are declined (OpenSlide
  *    refuses the slide).
+ *  - one format OpenSlide 3.4.1 does not know: OME-TIFF (OME-XML in
+ *    directory 0's description; OpenSlide reads it as a generic TIFF of
+ *    one level, without its resolution): vendor "ome-tiff", levels
+ *    directory 0 and its SubIFDs, widest first (the file's other
+ *    directories are other planes or images), openslide.mpp-x/-y and
+ *    openslide.objective-power from the first Image (ome_xml.h); one of
+ *    channels stored apart, grey images (fluorescence), is declined.
+ *    A local one is read so too (qc_slide_open).
  *  - properties: openslide.vendor, .level-count, .level[N].width,
  *    .height, .downsample ("%.17g", as g_ascii_dtostr), .tile-width,
  *    .tile-height; openslide.comment and tiff.ImageDescription, Make,
@@ -54,7 +62,8 @@
 #include "shared/byte_source.h"
 
 typedef struct {
-    int dir;                  /* the TIFF directory */
+    int dir;                  /* the TIFF directory (0 for a SubIFD) */
+    uint64_t subifd;          /* an OME-TIFF's SubIFD: its offset; else 0 */
     int64_t w, h;
     double downsample;
     uint32_t tile_w, tile_h;

@@ -63,6 +63,9 @@ mk_cli_help (FILE *fp)
 "                        (default: 0.33-0.55, drawn from the seed)\n"
 "  --bigtiff             force BigTIFF (default: only when needed)\n"
 "  --classic-tiff        force classic TIFF\n"
+"  --ome                 write an OME-TIFF instead (as Bio-Formats' bfconvert\n"
+"                        does): the lower levels in SubIFDs of level 0, the\n"
+"                        magnification and pixel size in OME-XML\n"
 "  -v, --verbose         print the plan and timings to stderr\n"
 "  -h, --help            this text\n"
 "  -V, --version         the version\n"
@@ -260,6 +263,9 @@ static int o_big (mk_opts_t *o, seen_t *s, const char *n, const char *v)
 static int o_classic (mk_opts_t *o, seen_t *s, const char *n, const char *v)
 { (void) n; (void) v; return tiff_kind (o, s, 2); }
 
+static int o_ome (mk_opts_t *o, seen_t *s, const char *n, const char *v)
+{ (void) s; (void) n; (void) v; o->ome = 1; return 0; }
+
 static int o_verbose (mk_opts_t *o, seen_t *s, const char *n, const char *v)
 { (void) s; (void) n; (void) v; o->verbose = 1; return 0; }
 
@@ -288,6 +294,7 @@ static const struct {
     { "--pale-factor", NULL, 1, o_pale },
     { "--bigtiff", NULL, 0, o_big },
     { "--classic-tiff", NULL, 0, o_classic },
+    { "--ome", NULL, 0, o_ome },
     { "--verbose", "-v", 0, o_verbose },
 };
 

@@ -3,11 +3,49 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+/* An OME-XML text as Bio-Formats writes it for a brightfield RGB image:
+ * the objective, the pixel size, one 3-sample channel. */
+static char *
+ome_xml (const mk_opts_t *o, const mk_levels_t *lv, const char *filename)
+{
+    char instrument[256] = "", objective[64] = "", size[160] = "";
+    if (!o->no_mag) {
+        snprintf (instrument, sizeof instrument, "<Instrument ID=\"Instrument:0\">"
+                  "<Objective ID=\"Objective:0:0\" NominalMagnification=\"%g\"/>"
+                  "</Instrument>", o->mag);
+        snprintf (objective, sizeof objective, "<ObjectiveSettings ID=\"Objective:0:0\"/>");
+        snprintf (size, sizeof size, " PhysicalSizeX=\"%.4f\" PhysicalSizeXUnit=\"\xc2\xb5m\""
+                  " PhysicalSizeY=\"%.4f\" PhysicalSizeYUnit=\"\xc2\xb5m\"", o->mpp, o->mpp);
+    }
+    char name[256];             /* the name, without what XML would escape */
+    snprintf (name, sizeof name, "%s", filename);
+    for (char *c = name; *c; c++)
+        if (strchr ("<>&\"'", *c))
+            *c = '_';
+    char *text = NULL;
+    int n = asprintf (&text,
+                      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
+                      "<OME xmlns=\"http://www.openmicroscopy.org/Schemas/OME/2016-06\" "
+                      "Creator=\"qc-mkslide %s (seed %llu)\">%s"
+                      "<Image ID=\"Image:0\" Name=\"%s\">%s"
+                      "<Pixels BigEndian=\"false\" DimensionOrder=\"XYCZT\" ID=\"Pixels:0\" "
+                      "Interleaved=\"true\"%s SignificantBits=\"8\" SizeC=\"3\" SizeT=\"1\" "
+                      "SizeX=\"%d\" SizeY=\"%d\" SizeZ=\"1\" Type=\"uint8\">"
+                      "<Channel ID=\"Channel:0:0\" SamplesPerPixel=\"3\"><LightPath/></Channel>"
+                      "<TiffData IFD=\"0\" PlaneCount=\"1\"/></Pixels></Image></OME>",
+                      QC_VERSION, (unsigned long long) o->seed, instrument, name,
+                      objective, size, lv->w[0], lv->h[0]);
+    return n < 0 ? NULL : text;
+}
 
 char *
 mk_desc_build (const mk_opts_t *o, const mk_levels_t *lv, int level,
                const char *filename)
 {
+    if (o->ome)
+        return level == 0 ? ome_xml (o, lv, filename) : strdup ("");
     char meta[256] = "";
     if (!o->no_mag)
         snprintf (meta, sizeof meta, "|AppMag = %g|MPP = %.4f", o->mag, o->mpp);

@@ -11,7 +11,8 @@
 #include "tests/gen/mk_tiff.h"
 
 /* Description of level `level` (level 0 carries the metadata; lower
- * levels name their size, as Aperio scanners write them). Returns a
+ * levels name their size, as Aperio scanners write them); with --ome,
+ * level 0's OME-XML and "" (none written) for the others. Returns a
  * malloc'd string or NULL when memory runs out. */
 char *mk_desc_build (const mk_opts_t *opts, const mk_levels_t *lv, int level,
                      const char *filename);

@@ -45,6 +45,8 @@ typedef struct {
     double pale_factor;       /* pale patches' stain density, times normal;
                                  0 = 0.33-0.55 from the seed */
     int bigtiff;              /* -1 auto, 0 classic TIFF, 1 BigTIFF */
+    int ome;                  /* an OME-TIFF (lower levels in SubIFDs, OME-XML),
+                                 not an Aperio slide */
     int verbose;
 } mk_opts_t;
 

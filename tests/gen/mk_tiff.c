@@ -149,7 +149,14 @@ set_level_tags (TIFF *tif, const mk_pyramid_job_t *job, int level,
                 const uint8_t *tables, size_t tables_len)
 {
     int T = job->painter->tile;
-    return TIFFSetField (tif, TIFFTAG_SUBFILETYPE, 0)
+    /* libtiff writes the directories after one naming n SubIFDs as
+     * those, and fills in their offsets */
+    uint64_t sub_offsets[MK_MAX_LEVELS] = { 0 };
+    uint16_t nsub = (uint16_t) (job->levels->n - 1);
+    return TIFFSetField (tif, TIFFTAG_SUBFILETYPE,
+                         job->subifds && level > 0 ? FILETYPE_REDUCEDIMAGE : 0)
+           && (!job->subifds || level > 0 || nsub == 0
+               || TIFFSetField (tif, TIFFTAG_SUBIFD, nsub, sub_offsets))
            && TIFFSetField (tif, TIFFTAG_IMAGEWIDTH, (uint32_t) job->levels->w[level])
            && TIFFSetField (tif, TIFFTAG_IMAGELENGTH, (uint32_t) job->levels->h[level])
            && TIFFSetField (tif, TIFFTAG_TILEWIDTH, (uint32_t) T)

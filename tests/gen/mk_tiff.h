@@ -27,7 +27,9 @@ typedef struct {
     int quality;
     int threads;
     int bigtiff;                        /* 1: BigTIFF, 0: classic TIFF */
-    const char *desc[MK_MAX_LEVELS];    /* ImageDescription per level */
+    const char *desc[MK_MAX_LEVELS];    /* ImageDescription per level (NULL: none) */
+    int subifds;                        /* 1: levels past 0 are level 0's SubIFDs
+                                           (an OME-TIFF's pyramid), marked reduced */
 } mk_pyramid_job_t;
 
 /* Writes the whole file to job->path (through a temporary name, renamed

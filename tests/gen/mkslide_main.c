@@ -173,6 +173,7 @@ run (const mk_opts_t *o, slide_t *s)
     job.levels = &s->levels;
     job.quality = o->quality;
     job.threads = o->threads;
+    job.subifds = o->ome;
     /* Classic TIFF offsets end at 4 GiB. JPEG never grows data past its
      * raw size, so raw level pixels under 3.5 GiB always fit. */
     double raw = 0;
@@ -185,7 +186,7 @@ run (const mk_opts_t *o, slide_t *s)
             snprintf (err, sizeof err, "out of memory");
             goto fail;
         }
-        job.desc[l] = s->desc[l];
+        job.desc[l] = s->desc[l][0] ? s->desc[l] : NULL;
     }
     if (mk_pyramid_write (&job, err, sizeof err) != 0)
         goto fail;

@@ -1,0 +1,268 @@
+/* OME-XML's few attributes a QC reads; see ome_xml.h. */
+#include "kernels/slide/ome_xml.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* XML's white space */
+static int
+is_space (char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* The next start tag at or after p (not past end) whose local name (the
+ * part after a namespace prefix) is name: a pointer just past its name,
+ * where its attributes begin; NULL when there is none. Comments,
+ * processing instructions, declarations and end tags are stepped over. */
+static const char *
+find_start (const char *p, const char *end, const char *name)
+{
+    size_t want = strlen (name);
+    while (p && p < end && (p = memchr (p, '<', (size_t) (end - p))) != NULL) {
+        p++;
+        if (p >= end || *p == '/' || *p == '?' || *p == '!')
+            continue;
+        const char *n = p;
+        while (p < end && !is_space (*p) && *p != '>' && *p != '/')
+            p++;
+        const char *colon = memchr (n, ':', (size_t) (p - n));
+        const char *local = colon ? colon + 1 : n;
+        if ((size_t) (p - local) == want && memcmp (local, name, want) == 0)
+            return p;
+    }
+    return NULL;
+}
+
+/* Appends code point cp to out as UTF-8 (room for 4 bytes checked by
+ * the caller). The number of bytes. */
+static size_t
+put_utf8 (char *out, unsigned long cp)
+{
+    if (cp < 0x80) {
+        out[0] = (char) cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char) (0xC0 | (cp >> 6));
+        out[1] = (char) (0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char) (0xE0 | (cp >> 12));
+        out[1] = (char) (0x80 | ((cp >> 6) & 0x3F));
+        out[2] = (char) (0x80 | (cp & 0x3F));
+        return 3;
+    }
+    out[0] = (char) (0xF0 | (cp >> 18));
+    out[1] = (char) (0x80 | ((cp >> 12) & 0x3F));
+    out[2] = (char) (0x80 | ((cp >> 6) & 0x3F));
+    out[3] = (char) (0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* Copies the value v (n bytes, as written between quotes) into out
+ * (outlen bytes), references decoded; one that is not understood is
+ * kept as written. Cut short where out is full. */
+static void
+decode_value (const char *v, size_t n, char *out, size_t outlen)
+{
+    static const struct {
+        const char *ref;
+        char c;
+    } named[] = { { "amp;", '&' }, { "lt;", '<' }, { "gt;", '>' }, { "quot;", '"' },
+                  { "apos;", '\'' } };
+    size_t o = 0;
+    for (size_t i = 0; i < n && o + 5 < outlen;) {
+        if (v[i] != '&') {
+            out[o++] = v[i++];
+            continue;
+        }
+        const char *semi = memchr (v + i, ';', n - i);
+        size_t len = semi ? (size_t) (semi - (v + i)) + 1 : 0;
+        int done = 0;
+        if (len > 3 && v[i + 1] == '#' && len < 12) {
+            int hex = v[i + 2] == 'x' || v[i + 2] == 'X';
+            char digits[12];
+            size_t nd = len - 3 - (size_t) hex;
+            memcpy (digits, v + i + 2 + hex, nd);
+            digits[nd] = '\0';
+            char *stop;
+            unsigned long cp = strtoul (digits, &stop, hex ? 16 : 10);
+            if (nd && !*stop && cp > 0 && cp <= 0x10FFFF) {
+                o += put_utf8 (out + o, cp);
+                done = 1;
+            }
+        }
+        for (size_t k = 0; !done && len && k < sizeof named / sizeof *named; k++)
+            if (len - 1 == strlen (named[k].ref) && memcmp (v + i + 1, named[k].ref, len - 1) == 0) {
+                out[o++] = named[k].c;
+                done = 1;
+            }
+        if (done)
+            i += len;
+        else
+            out[o++] = v[i++];
+    }
+    out[o] = '\0';
+}
+
+/* The value of attribute name in the start tag whose attributes begin
+ * at p, decoded into out; 0, or -1 when the tag has no such attribute
+ * (the tag ends at its '>' or the text's end). */
+static int
+attr (const char *p, const char *end, const char *name, char *out, size_t outlen)
+{
+    size_t want = strlen (name);
+    while (p < end) {
+        while (p < end && is_space (*p))
+            p++;
+        if (p >= end || *p == '>' || *p == '/')
+            return -1;
+        const char *n = p;
+        while (p < end && *p != '=' && !is_space (*p) && *p != '>')
+            p++;
+        size_t nlen = (size_t) (p - n);
+        while (p < end && is_space (*p))
+            p++;
+        if (p >= end || *p != '=')
+            return -1;          /* not XML: stop rather than guess */
+        p++;
+        while (p < end && is_space (*p))
+            p++;
+        if (p >= end || (*p != '"' && *p != '\''))
+            return -1;
+        const char *close = memchr (p + 1, *p, (size_t) (end - p - 1));
+        if (!close)
+            return -1;
+        if (nlen == want && memcmp (n, name, want) == 0) {
+            decode_value (p + 1, (size_t) (close - p - 1), out, outlen);
+            return 0;
+        }
+        p = close + 1;
+    }
+    return -1;
+}
+
+/* A number attribute: > 0 and finite, else 0. */
+static double
+attr_number (const char *p, const char *end, const char *name)
+{
+    char v[64], *stop;
+    if (attr (p, end, name, v, sizeof v) != 0)
+        return 0.0;
+    double x = strtod (v, &stop);
+    while (is_space (*stop))
+        stop++;
+    return stop != v && !*stop && isfinite (x) && x > 0.0 ? x : 0.0;
+}
+
+static int
+attr_count (const char *p, const char *end, const char *name)
+{
+    double v = attr_number (p, end, name);
+    return v >= 1.0 && v <= INT32_MAX && v == floor (v) ? (int) v : 0;
+}
+
+/* OME's units of length (UnitsLength) in µm; those not here (astronomical,
+ * "pixel", "reference frame") are no length a slide's pixel has. */
+static double
+unit_um (const char *unit)
+{
+    static const struct {
+        const char *name;
+        double um;
+    } units[] = {
+        { "m", 1e6 }, { "dm", 1e5 }, { "cm", 1e4 }, { "mm", 1e3 },
+        { "\xc2\xb5m", 1.0 },           /* µm, MICRO SIGN */
+        { "\xce\xbcm", 1.0 },           /* μm, GREEK SMALL LETTER MU */
+        { "um", 1.0 }, { "nm", 1e-3 }, { "pm", 1e-6 },
+        { "\xc3\x85", 1e-4 },           /* Å */
+        { "in", 25400.0 }, { "thou", 25.4 }, { "mil", 25.4 },
+    };
+    for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+        if (strcmp (unit, units[i].name) == 0)
+            return units[i].um;
+    return 0.0;
+}
+
+/* PhysicalSize<axis> of the Pixels tag at p in µm, or 0 (an unknown
+ * unit kept in info->unit). */
+static double
+pixel_size (const char *p, const char *end, const char *axis, qc_ome_info_t *info)
+{
+    char name[32], unit[sizeof info->unit] = "\xc2\xb5m";
+    snprintf (name, sizeof name, "PhysicalSize%s", axis);
+    double v = attr_number (p, end, name);
+    snprintf (name, sizeof name, "PhysicalSize%sUnit", axis);
+    attr (p, end, name, unit, sizeof unit);
+    double um = unit_um (unit);
+    if (v > 0.0 && um == 0.0)
+        snprintf (info->unit, sizeof info->unit, "%s", unit);
+    return v * um;
+}
+
+/* The magnification of the objective with ID id; with none given, or
+ * none of that ID, of the file's objectives when they all say the same
+ * one. */
+static double
+objective_mag (const char *text, const char *end, const char *id)
+{
+    double found = 0.0;
+    int differ = 0;
+    for (const char *p = find_start (text, end, "Objective"); p;
+         p = find_start (p, end, "Objective")) {
+        double mag = attr_number (p, end, "NominalMagnification");
+        if (mag == 0.0)
+            mag = attr_number (p, end, "CalibratedMagnification");
+        char oid[256];
+        if (id && attr (p, end, "ID", oid, sizeof oid) == 0 && strcmp (oid, id) == 0)
+            return mag;
+        if (mag > 0.0 && found > 0.0 && mag != found)
+            differ = 1;
+        if (mag > 0.0)
+            found = mag;
+    }
+    return differ ? 0.0 : found;
+}
+
+int
+qc_ome_is_xml (const char *text)
+{
+    return text && find_start (text, text + strlen (text), "OME") != NULL;
+}
+
+int
+qc_ome_read (const char *text, qc_ome_info_t *info)
+{
+    if (!info)
+        return -1;
+    memset (info, 0, sizeof *info);
+    if (!qc_ome_is_xml (text))
+        return -1;
+    const char *end = text + strlen (text);
+    const char *image = find_start (text, end, "Image");
+    const char *pixels = image ? find_start (image, end, "Pixels") : NULL;
+    /* the first Image's own elements end where the next Image starts */
+    const char *next = image ? find_start (image, end, "Image") : NULL;
+    const char *image_end = next ? next : end;
+    if (!pixels || pixels >= image_end)
+        return -1;
+    info->size_c = attr_count (pixels, end, "SizeC");
+    info->size_z = attr_count (pixels, end, "SizeZ");
+    info->size_time = attr_count (pixels, end, "SizeT");
+    info->mpp_x = pixel_size (pixels, end, "X", info);
+    info->mpp_y = pixel_size (pixels, end, "Y", info);
+    const char *channel = find_start (pixels, image_end, "Channel");
+    if (channel)
+        info->samples = attr_count (channel, end, "SamplesPerPixel");
+    const char *settings = find_start (image, image_end, "ObjectiveSettings");
+    char id[256];
+    int have_id = settings && attr (settings, end, "ID", id, sizeof id) == 0;
+    info->magnification = objective_mag (text, end, have_id ? id : NULL);
+    return 0;
+}
