@@ -25,6 +25,11 @@ find_start (const char *p, const char *end, const char *name)
     size_t want = strlen (name);
     while (p && p < end && (p = memchr (p, '<', (size_t) (end - p))) != NULL) {
         p++;
+        if ((size_t) (end - p) >= 3 && memcmp (p, "!--", 3) == 0) {
+            const char *close = memmem (p + 3, (size_t) (end - p - 3), "-->", 3);
+            p = close ? close + 3 : end;    /* a comment's text is no tag */
+            continue;
+        }
         if (p >= end || *p == '/' || *p == '?' || *p == '!')
             continue;
         const char *n = p;

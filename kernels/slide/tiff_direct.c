@@ -118,7 +118,8 @@ ome_candidates (TIFF *tif, qc_tiff_level_t *dirs, int *usable, char *why, size_t
         n = 0;
     if (n >= MAX_DIRS)
         return qc_fail (why, whylen, "more than %d SubIFDs", MAX_DIRS - 1);
-    memcpy (copy, offsets, n * sizeof *copy);   /* offsets is the directory's */
+    if (n)                      /* offsets is the directory's */
+        memcpy (copy, offsets, n * sizeof *copy);
     for (int i = 0; i < n; i++) {
         if (!TIFFSetSubDirectory (tif, copy[i]))
             return qc_fail (why, whylen, "cannot read SubIFD %d", i);

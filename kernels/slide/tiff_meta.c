@@ -426,7 +426,8 @@ ome_dirs (TIFF *tif, const qc_tiff_diag_t *diag, dir_t *dirs, int *ndirs,
         n = 0;
     if (n >= MAX_DIRS)
         return decline (why, whylen, "more than %d SubIFDs", MAX_DIRS - 1);
-    memcpy (copy, offsets, n * sizeof *copy);   /* offsets is the directory's */
+    if (n)                      /* offsets is the directory's */
+        memcpy (copy, offsets, n * sizeof *copy);
     for (int i = 0; i < n; i++) {
         if (!TIFFSetSubDirectory (tif, copy[i]) || diag->error)
             return decline (why, whylen, "its SubIFD %d (at byte %" PRIu64 ") cannot "

@@ -52,6 +52,9 @@ typedef struct {
     int separate;               /* 1: PlanarConfig separate (a plane of tiles a sample) */
     int alpha;                  /* spp 4's ExtraSamples: EXTRASAMPLE_ASSOCALPHA
                                    (premultiplied) or EXTRASAMPLE_UNASSALPHA */
+    int subifds;                /* n (at most 8): the n levels written next are this
+                                   one's SubIFDs (an OME-TIFF's pyramid), not directories
+                                   of the chain */
 } fx_tiff_level_t;
 
 /* TIFFSetField, saying which tag libtiff refused (libtiff's own message,
@@ -86,6 +89,11 @@ fx_tiff_write_level (TIFF *t, const fx_tiff_level_t *lv, fx_tiff_fill_fn *fill, 
         return -1;
     }
     const uint16_t extra = (uint16_t) lv->alpha;
+    uint64_t sub_offsets[8] = { 0 };  /* libtiff fills them in as it writes those */
+    if (lv->subifds < 0 || lv->subifds > 8) {
+        fprintf (stderr, "%s: %d SubIFDs\n", TIFFFileName (t), lv->subifds);
+        return -1;
+    }
     /* libtiff takes a compression it has no codec for, and its
      * TIFFWriteTile then says so but returns as if it wrote: ask first */
     if (!TIFFIsCODECConfigured ((uint16_t) lv->compression)) {
@@ -109,7 +117,8 @@ fx_tiff_write_level (TIFF *t, const fx_tiff_level_t *lv, fx_tiff_fill_fn *fill, 
                  || fx_tiff_set (t, TIFFTAG_IMAGEDESCRIPTION, lv->description))
              && (!lv->reduced
                  || fx_tiff_set (t, TIFFTAG_SUBFILETYPE, (uint32_t) FILETYPE_REDUCEDIMAGE))
-             && (!lv->orientation || fx_tiff_set (t, TIFFTAG_ORIENTATION, lv->orientation));
+             && (!lv->orientation || fx_tiff_set (t, TIFFTAG_ORIENTATION, lv->orientation))
+             && (!lv->subifds || fx_tiff_set (t, TIFFTAG_SUBIFD, lv->subifds, sub_offsets));
     if (!ok)
         return -1;
     const size_t px = (size_t) lv->tile_w * lv->tile_h, n = px * (size_t) lv->spp;

@@ -1,0 +1,164 @@
+/* OME-XML's attributes as kernels/slide/ome_xml.c reads them: what
+ * Bio-Formats and QuPath write (a default namespace, "µm" or an
+ * entity for it), a prefix, other units, an objective named among
+ * several, what is missing, and damaged text: every prefix of a real
+ * description (cut short anywhere) and bytes overwritten, which must
+ * only leave fields unknown (ASan/UBSan builds run this too). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/slide/ome_xml.h"
+#include "tests/unit/check.h"
+
+/* As bfconvert writes a brightfield slide's (shortened; two objectives,
+ * the second the image's). */
+static const char BFCONVERT[] =
+    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
+    "<!-- Warning: this comment is an OME-XML metadata block -->"
+    "<OME xmlns=\"http://www.openmicroscopy.org/Schemas/OME/2016-06\" "
+    "xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" Creator=\"OME Bio-Formats 6.12\">"
+    "<Instrument ID=\"Instrument:0\">"
+    "<Objective ID=\"Objective:0:0\" NominalMagnification=\"20.0\"/>"
+    "<Objective ID=\"Objective:0:1\" NominalMagnification=\"40.0\"/></Instrument>"
+    "<Image ID=\"Image:0\" Name=\"CMU-1.svs\"><AcquisitionDate>2009-12-29T09:59:15</AcquisitionDate>"
+    "<InstrumentRef ID=\"Instrument:0\"/><ObjectiveSettings ID=\"Objective:0:1\"/>"
+    "<Pixels BigEndian=\"false\" DimensionOrder=\"XYCZT\" ID=\"Pixels:0\" Interleaved=\"true\" "
+    "PhysicalSizeX=\"0.499\" PhysicalSizeXUnit=\"&#181;m\" PhysicalSizeY=\"0.5\" "
+    "PhysicalSizeYUnit=\"\xc2\xb5m\" SignificantBits=\"8\" SizeC=\"3\" SizeT=\"1\" "
+    "SizeX=\"46000\" SizeY=\"32914\" SizeZ=\"1\" Type=\"uint8\">"
+    "<Channel ID=\"Channel:0:0\" SamplesPerPixel=\"3\"><LightPath/></Channel>"
+    "<TiffData FirstC=\"0\" FirstT=\"0\" FirstZ=\"0\" IFD=\"0\" PlaneCount=\"1\"/></Pixels></Image>"
+    "<Image ID=\"Image:1\" Name=\"label\"><Pixels ID=\"Pixels:1\" PhysicalSizeX=\"9\" "
+    "SizeC=\"3\" SizeT=\"1\" SizeZ=\"1\" SizeX=\"387\" SizeY=\"463\" Type=\"uint8\">"
+    "<Channel ID=\"Channel:1:0\" SamplesPerPixel=\"3\"/></Pixels></Image></OME>";
+
+static int
+near (double a, double b)
+{
+    return fabs (a - b) <= 1e-9 * fmax (1.0, fabs (b));
+}
+
+static void
+test_bfconvert (void)
+{
+    qc_ome_info_t i;
+    CHECK (qc_ome_is_xml (BFCONVERT) == 1);
+    CHECK (qc_ome_read (BFCONVERT, &i) == 0);
+    CHECK (i.size_c == 3 && i.size_z == 1 && i.size_time == 1 && i.samples == 3,
+           "sizes %d %d %d, samples %d", i.size_c, i.size_z, i.size_time, i.samples);
+    /* &#181; and the UTF-8 micro sign are both µm; the first Image's, not
+     * the label's 9 */
+    CHECK (near (i.mpp_x, 0.499) && near (i.mpp_y, 0.5), "mpp %g %g", i.mpp_x, i.mpp_y);
+    CHECK (i.unit[0] == '\0', "unit '%s'", i.unit);
+    /* the objective the image names, not the first */
+    CHECK (near (i.magnification, 40.0), "magnification %g", i.magnification);
+}
+
+static void
+test_forms (void)
+{
+    qc_ome_info_t i;
+    /* a prefix, single quotes, spaces around '=', nm */
+    CHECK (qc_ome_read ("<ome:OME xmlns:ome='x'><ome:Image ID='Image:0'>"
+                        "<ome:Pixels SizeC = '3' PhysicalSizeX = '250' PhysicalSizeXUnit='nm' "
+                        "PhysicalSizeY='2.5E-4' PhysicalSizeYUnit='mm'/></ome:Image></ome:OME>",
+                        &i) == 0);
+    CHECK (i.size_c == 3 && near (i.mpp_x, 0.25) && near (i.mpp_y, 0.25),
+           "prefixed: %d %g %g", i.size_c, i.mpp_x, i.mpp_y);
+    /* no unit said: µm (the schema's default); no objective: none */
+    CHECK (qc_ome_read ("<OME><Image><Pixels PhysicalSizeX=\"0.25\"/></Image></OME>", &i) == 0);
+    CHECK (near (i.mpp_x, 0.25) && i.mpp_y == 0.0 && i.magnification == 0.0,
+           "defaults: %g %g %g", i.mpp_x, i.mpp_y, i.magnification);
+    /* Å by entity, a hexadecimal one */
+    CHECK (qc_ome_read ("<OME><Image><Pixels PhysicalSizeX=\"2500\" PhysicalSizeXUnit=\"&#xC5;\""
+                        " PhysicalSizeY=\"1\" PhysicalSizeYUnit=\"pixel\"/></Image></OME>",
+                        &i) == 0);
+    CHECK (near (i.mpp_x, 0.25) && i.mpp_y == 0.0 && strcmp (i.unit, "pixel") == 0,
+           "units: %g %g '%s'", i.mpp_x, i.mpp_y, i.unit);
+    /* one objective, not named by the image: it; CalibratedMagnification
+     * when it is all there is */
+    CHECK (qc_ome_read ("<OME><Instrument><Objective ID=\"O\" CalibratedMagnification=\"19.8\"/>"
+                        "</Instrument><Image><Pixels/></Image></OME>", &i) == 0);
+    CHECK (near (i.magnification, 19.8), "calibrated: %g", i.magnification);
+    /* two that differ, neither named: none (no guess) */
+    CHECK (qc_ome_read ("<OME><Objective NominalMagnification=\"20\"/>"
+                        "<Objective NominalMagnification=\"40\"/><Image><Pixels/></Image></OME>",
+                        &i) == 0);
+    CHECK (i.magnification == 0.0, "two objectives: %g", i.magnification);
+    /* ObjectiveSettings is not an Objective; a named one not there: the
+     * file's one */
+    CHECK (qc_ome_read ("<OME><Objective ID=\"A\" NominalMagnification=\"10\"/><Image>"
+                        "<ObjectiveSettings ID=\"B\" NominalMagnification=\"99\"/><Pixels/>"
+                        "</Image></OME>", &i) == 0);
+    CHECK (near (i.magnification, 10.0), "settings: %g", i.magnification);
+    /* numbers that are not: none */
+    CHECK (qc_ome_read ("<OME><Image><Pixels SizeC=\"3.5\" SizeZ=\"-1\" PhysicalSizeX=\"0.25um\""
+                        " PhysicalSizeY=\"nan\"/></Image></OME>", &i) == 0);
+    CHECK (i.size_c == 0 && i.size_z == 0 && i.mpp_x == 0.0 && i.mpp_y == 0.0,
+           "not numbers: %d %d %g %g", i.size_c, i.size_z, i.mpp_x, i.mpp_y);
+}
+
+static void
+test_not_ome (void)
+{
+    qc_ome_info_t i;
+    static const char *const texts[] = {
+        NULL, "", "Aperio Image Library v10.0.0\n46000x32914 |AppMag = 20",
+        "<?xml version=\"1.0\"?><scn xmlns=\"http://www.leica-microsystems.com/scn/2010/10/01\"/>",
+        "<OMEGA/>", "<!-- <OME> -->", "</OME>",
+        "<OME/>",                                   /* OME, no Image */
+        "<OME><Image Name=\"a\"/><Image><Pixels/></Image></OME>",   /* the first has no Pixels */
+    };
+    for (size_t k = 0; k < sizeof texts / sizeof *texts; k++) {
+        i.size_c = 7;
+        CHECK (qc_ome_read (texts[k], &i) == -1 && i.size_c == 0, "text %zu", k);
+    }
+    CHECK (qc_ome_is_xml ("<OME/>") == 1 && qc_ome_is_xml ("<OMEGA/>") == 0
+           && qc_ome_is_xml (NULL) == 0 && qc_ome_is_xml ("<!-- <OME> --><a/>") == 0
+           && qc_ome_is_xml ("<!-- <OME> -- <OME/>") == 0);
+    CHECK (qc_ome_read (BFCONVERT, NULL) == -1);
+}
+
+/* Every prefix of the description, and every byte overwritten in turn
+ * with each of the characters the scan looks for: nothing is read past
+ * the text, and what is read is the real value or unknown. */
+static void
+test_damaged (void)
+{
+    size_t n = strlen (BFCONVERT);
+    char *t = malloc (n + 1);
+    CHECK (t != NULL);
+    if (!t)
+        return;
+    long bad = 0;
+    for (size_t len = 0; len <= n; len++) {
+        memcpy (t, BFCONVERT, len);
+        t[len] = '\0';
+        qc_ome_info_t i;
+        if (qc_ome_read (t, &i) == 0 && ((i.mpp_x != 0.0 && !near (i.mpp_x, 0.499))
+                                         || i.size_c > 3 || i.magnification > 40.0))
+            bad++;
+    }
+    CHECK (bad == 0, "%ld prefixes read a wrong value", bad);
+    static const char marks[] = "<>=\"'&;:/ ";
+    for (size_t at = 0; at < n; at++)
+        for (const char *m = marks; *m; m++) {
+            memcpy (t, BFCONVERT, n + 1);
+            t[at] = *m;
+            qc_ome_info_t i;
+            qc_ome_read (t, &i);
+        }
+    free (t);
+}
+
+int
+main (void)
+{
+    test_bfconvert ();
+    test_forms ();
+    test_not_ome ();
+    test_damaged ();
+    return check_done ("test_ome_xml");
+}
