@@ -21,6 +21,8 @@ typedef struct {
     int spp;                  /* samples a pixel: 1 grey, 4 RGB and alpha
                                  (libtiff's RGBA interface, tiff_rgba.h);
                                  0: 3, RGB */
+    int subifds;              /* n: the next n directories are this one's
+                                 SubIFDs (an OME-TIFF's levels) */
 } seed_dir_t;
 
 /* Pixel (x, y) of a seed: tissue-like stripes with fine detail, so that
@@ -56,6 +58,10 @@ seed_write_dir (TIFF *tif, const seed_dir_t *d)
                       spp == 1 ? PHOTOMETRIC_MINISBLACK : PHOTOMETRIC_RGB);
     if (d->description)
         TIFFSetField (tif, TIFFTAG_IMAGEDESCRIPTION, d->description);
+    uint64_t sub_offsets[4] = { 0 };    /* libtiff fills them in */
+    if (d->subifds > 4
+        || (d->subifds && !TIFFSetField (tif, TIFFTAG_SUBIFD, d->subifds, sub_offsets)))
+        return -1;
     uint8_t px[4];
     px[3] = 255;
     if (d->tile > 0) {
@@ -108,7 +114,9 @@ seed_write_slide (const char *path, const seed_dir_t *dirs, size_t n)
 
 /* DIR/slide/seed-NNN: an Aperio slide (two JPEG levels, a thumbnail, a
  * label), a generic TIFF in LZW with a deflate reduced level, one
- * uncompressed, and a grey LZW one with an RGBA deflate reduced level.
+ * uncompressed, a grey LZW one with an RGBA deflate reduced level, and
+ * an OME-TIFF (JPEG level 0 whose SubIFDs are an LZW and a deflate
+ * level, then a second plane; ome_xml.h).
  * 0, or -1 when one could not be written. */
 static int
 write_slide_seeds (const char *dir)
@@ -119,6 +127,13 @@ write_slide_seeds (const char *dir)
     static const char aperio[] =
         "Aperio Image Library v12.0.15\r\n128x96 [0,0 128x96] (32x32) JPEG/RGB Q=75"
         "|AppMag = 40|MPP = 0.25|Filename = seed|Date = 11/27/26";
+    static const char ome[] =
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><OME xmlns=\"http://www.openmicroscopy"
+        ".org/Schemas/OME/2016-06\"><Instrument><Objective ID=\"Objective:0:0\" "
+        "NominalMagnification=\"20\"/></Instrument><Image ID=\"Image:0\"><ObjectiveSettings "
+        "ID=\"Objective:0:0\"/><Pixels PhysicalSizeX=\"0.5\" PhysicalSizeXUnit=\"&#181;m\" "
+        "PhysicalSizeY=\"500\" PhysicalSizeYUnit=\"nm\" SizeC=\"3\" SizeZ=\"2\" SizeT=\"1\">"
+        "<Channel SamplesPerPixel=\"3\"/></Pixels></Image></OME>";
     const seed_dir_t slides[][4] = {
         {
             { 128, 96, 32, COMPRESSION_JPEG, 0, aperio, 0 },
@@ -138,8 +153,14 @@ write_slide_seeds (const char *dir)
             { 64, 48, 16, COMPRESSION_LZW, 0, "a grey tiled TIFF", 1 },
             { 16, 12, 16, COMPRESSION_ADOBE_DEFLATE, FILETYPE_REDUCEDIMAGE, NULL, 4 },
         },
+        {
+            { 64, 48, 16, COMPRESSION_JPEG, 0, ome, 0, 2 },
+            { 32, 24, 16, COMPRESSION_LZW, FILETYPE_REDUCEDIMAGE, NULL, 0, 0 },
+            { 16, 12, 16, COMPRESSION_ADOBE_DEFLATE, FILETYPE_REDUCEDIMAGE, NULL, 0, 0 },
+            { 64, 48, 16, COMPRESSION_LZW, 0, NULL, 0, 0 },
+        },
     };
-    const size_t ndirs[] = { 4, 2, 1, 2 };
+    const size_t ndirs[] = { 4, 2, 1, 2, 4 };
     for (size_t i = 0; i < sizeof ndirs / sizeof *ndirs; i++) {
         snprintf (path, sizeof path, "%s/slide/seed-%03zu", dir, i);
         if (seed_write_slide (path, slides[i], ndirs[i]) != 0) {
