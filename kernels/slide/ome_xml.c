@@ -236,6 +236,31 @@ objective_mag (const char *text, const char *end, const char *id)
 }
 
 int
+qc_ome_image_ifd (const char *text, const char *name, int *ifd)
+{
+    if (!qc_ome_is_xml (text) || !name || !ifd)
+        return -1;
+    const char *end = text + strlen (text);
+    for (const char *image = find_start (text, end, "Image"); image;) {
+        const char *next = find_start (image, end, "Image");
+        char v[256];
+        if (attr (image, end, "Name", v, sizeof v) == 0 && strcasecmp (v, name) == 0) {
+            const char *data = find_start (image, next ? next : end, "TiffData");
+            double d = data ? attr_number (data, end, "IFD") : 0.0;
+            char zero[8];
+            int is_zero = data && attr (data, end, "IFD", zero, sizeof zero) == 0
+                          && strcmp (zero, "0") == 0;
+            if (!(d >= 1.0 && d <= 65535.0 && d == floor (d)) && !is_zero)
+                return -1;
+            *ifd = (int) d;
+            return 0;
+        }
+        image = next;
+    }
+    return -1;
+}
+
+int
 qc_ome_is_xml (const char *text)
 {
     return text && find_start (text, text + strlen (text), "OME") != NULL;

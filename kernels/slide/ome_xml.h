@@ -36,6 +36,12 @@ typedef struct {
  * OME element. */
 int qc_ome_is_xml (const char *text);
 
+/* The TIFF directory (IFD, in the file's chain) that holds the Image
+ * named name (compared without case: converters keep a slide's "label"
+ * and "macro" as Images of those names) in *ifd: 0, or -1 when there is
+ * no such Image or its TiffData names no IFD. */
+int qc_ome_image_ifd (const char *text, const char *name, int *ifd);
+
 /* Reads info from OME-XML text. 0; -1 when text is NULL, not OME-XML or
  * has no Image with Pixels (info is then zeroed). */
 int qc_ome_read (const char *text, qc_ome_info_t *info);

@@ -465,6 +465,32 @@ ome_properties (qc_tiff_meta_t *m, const dir_t *d0, const char *name, char *why,
     return 0;
 }
 
+/* An OME-TIFF's associated images: the Images named so, each in a
+ * directory of the chain its TiffData names (not the first, a level).
+ * 0, or -1 out of memory. */
+static int
+ome_images (qc_tiff_meta_t *m, TIFF *tif, const char *desc)
+{
+    static const char *const names[] = { "label", "macro", "thumbnail" };
+    const size_t n = sizeof names / sizeof *names;
+    if (!(m->images = calloc (n, sizeof *m->images)))
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        int dir = 0;
+        uint32_t w = 0, h = 0;
+        if (qc_ome_image_ifd (desc, names[i], &dir) != 0 || dir < 1 || dir >= MAX_DIRS
+            || !TIFFSetDirectory (tif, (tdir_t) dir)
+            || !TIFFGetField (tif, TIFFTAG_IMAGEWIDTH, &w)
+            || !TIFFGetField (tif, TIFFTAG_IMAGELENGTH, &h) || !w || !h)
+            continue;
+        char *name = strdup (names[i]);
+        if (!name)
+            return -1;
+        m->images[m->nimages++] = (image_t) { name, dir, w, h };
+    }
+    return 0;
+}
+
 static int
 level_properties (qc_tiff_meta_t *m)
 {
@@ -665,6 +691,10 @@ qc_tiff_meta_read (qc_byte_source_t *src, qc_tiff_meta_t **out, char *why,
                                      whylen)) != 0)
         goto done;
     rc = -1;
+    if (ome && ome_images (m, tif, dirs[0].desc) != 0) {
+        qc_set_err (why, whylen, "out of memory");
+        goto done;
+    }
     if ((strcmp (m->vendor, "aperio") == 0
          && (aperio_properties (m, dirs[0].desc) || aperio_images (m, dirs, ndirs)))
         || level_properties (m)) {

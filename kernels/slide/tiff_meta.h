@@ -22,8 +22,10 @@
  *    one level, without its resolution): vendor "ome-tiff", levels
  *    directory 0 and its SubIFDs, widest first (the file's other
  *    directories are other planes or images), openslide.mpp-x/-y and
- *    openslide.objective-power from the first Image (ome_xml.h); one of
- *    channels stored apart, grey images (fluorescence), is declined.
+ *    openslide.objective-power from the first Image (ome_xml.h), the
+ *    Images named label, macro and thumbnail (in the chain's directory
+ *    their TiffData names) as its associated images; one of channels
+ *    stored apart, grey images (fluorescence), is declined.
  *    A local one is read so too (qc_slide_open).
  *  - properties: openslide.vendor, .level-count, .level[N].width,
  *    .height, .downsample ("%.17g", as g_ascii_dtostr), .tile-width,

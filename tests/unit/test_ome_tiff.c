@@ -11,7 +11,8 @@
  * level shows. What must hold, by path and by byte source (by URL):
  * vendor "ome-tiff", the three levels with their downsamples, every
  * level whole and in pieces the pixels written, the magnification the
- * pipeline reads (qc_region_base_mag_said) and the pixel size; units
+ * pipeline reads (qc_region_base_mag_said) and the pixel size, the
+ * second plane read as the side image its OME-XML names (macro); units
  * other than µm; an OME-TIFF of one level; channels stored apart
  * (fluorescence) refused with that reason; a TIFF with SubIFDs but no
  * OME-XML left as OpenSlide reads it. */
@@ -21,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kernels/image/image.h"
 #include "kernels/slide/slide.h"
 #include "kernels/slide/work_size.h"
 #include "shared/byte_source_file.h"
@@ -148,6 +150,21 @@ check_pyramid (qc_slide_t *s, const char *how)
                                 sizeof err);
         CHECK (wrong == 0, "%s: level %d piece: %ld wrong %s", how, l, wrong, err);
     }
+    /* the second plane is the Image named macro: a side image, of its pixels */
+    qc_rgb_t *macro = qc_slide_read_associated (s, "macro", 1 << 20, err, sizeof err);
+    long wrong = macro ? 0 : -1;
+    for (uint32_t y = 0; macro && y < LEVEL_H[0]; y += 37)
+        for (uint32_t x = 0; x < LEVEL_W[0]; x += 41) {
+            uint8_t c[3];
+            pixel_at (x, y, c);
+            const uint8_t *got = qc_rgb_host (macro) + ((size_t) y * LEVEL_W[0] + x) * 3;
+            for (int k = 0; k < 3; k++)
+                wrong += got[k] != 255 - c[k];
+        }
+    CHECK (macro && macro->w == 992 && macro->h == 688 && wrong == 0,
+           "%s: macro %s, %ld samples wrong", how, macro ? "read" : err, wrong);
+    qc_rgb_destroy (&macro);
+    CHECK (!qc_slide_has_associated (s, "label"), "%s: a label", how);
     double mag = 0.0;
     CHECK (qc_region_base_mag_said (s, 0.0, &mag, NULL, NULL) == 0 && mag == 20.0,
            "%s: magnification %g", how, mag);
@@ -181,8 +198,10 @@ test_pyramid (const char *dir)
               "<Image ID=\"Image:0\"><ObjectiveSettings ID=\"Objective:0:0\"/><Pixels "
               "PhysicalSizeX=\"0.5\" PhysicalSizeXUnit=\"\xc2\xb5m\" PhysicalSizeY=\"0.5\" "
               "SizeC=\"3\" SizeT=\"1\" SizeZ=\"2\" SizeX=\"992\" SizeY=\"688\" Type=\"uint8\">"
-              "<Channel ID=\"Channel:0:0\" SamplesPerPixel=\"3\"/></Pixels></Image></OME>",
-              OME_HEAD);
+              "<Channel ID=\"Channel:0:0\" SamplesPerPixel=\"3\"/><TiffData IFD=\"0\" "
+              "PlaneCount=\"1\"/></Pixels></Image><Image ID=\"Image:1\" Name=\"macro\">"
+              "<Pixels SizeC=\"3\" SizeX=\"992\" SizeY=\"688\"><TiffData IFD=\"1\"/>"
+              "</Pixels></Image></OME>", OME_HEAD);
     CHECK (write_slide (path, desc, LEVELS, 1, 3, 1) == 0, "pyramid not written");
     qc_slide_t *s = qc_slide_open (path, err, sizeof err);
     CHECK (s != NULL, "pyramid by path: %s", err);

@@ -153,12 +153,30 @@ test_damaged (void)
     free (t);
 }
 
+static void
+test_image_ifd (void)
+{
+    int ifd = -1;
+    CHECK (qc_ome_image_ifd (BFCONVERT, "label", &ifd) == -1, "the label names no IFD");
+    static const char two[] =
+        "<OME><Image Name=\"CMU-1\"><Pixels><TiffData IFD=\"0\"/></Pixels></Image>"
+        "<Image ID=\"Image:1\" Name=\"Label\"><Pixels><TiffData IFD=\"5\" PlaneCount=\"1\"/>"
+        "</Pixels></Image><Image Name=\"macro\"><Pixels><TiffData IFD=\"x\"/></Pixels></Image>"
+        "<Image Name=\"thumbnail\"><Pixels><TiffData/></Pixels></Image></OME>";
+    CHECK (qc_ome_image_ifd (two, "label", &ifd) == 0 && ifd == 5, "label: %d", ifd);
+    CHECK (qc_ome_image_ifd (two, "CMU-1", &ifd) == 0 && ifd == 0, "first: %d", ifd);
+    CHECK (qc_ome_image_ifd (two, "macro", &ifd) == -1 && qc_ome_image_ifd (two, "thumbnail", &ifd) == -1
+           && qc_ome_image_ifd (two, "none", &ifd) == -1 && qc_ome_image_ifd (NULL, "label", &ifd) == -1
+           && qc_ome_image_ifd (two, NULL, &ifd) == -1);
+}
+
 int
 main (void)
 {
     test_bfconvert ();
     test_forms ();
     test_not_ome ();
+    test_image_ifd ();
     test_damaged ();
     return check_done ("test_ome_xml");
 }
