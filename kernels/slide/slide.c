@@ -284,7 +284,7 @@ open_ome (qc_slide_t *self, char *err, size_t errlen)
         return -1;
     char why[512];
     if (qc_tiff_meta_read (self->own_src, &self->meta, why, sizeof why) != 0)
-        return qc_fail (err, errlen, "it is an OME-TIFF, and not one read here: %s", why);
+        return qc_fail (err, errlen, "an OME-TIFF that is not read here: %s", why);
     openslide_close (self->osr);
     self->osr = NULL;
     free (self->levels);

@@ -407,7 +407,8 @@ pick_levels (qc_tiff_meta_t *m, const dir_t *dirs, const uint64_t *subifd, int n
 /* An OME-TIFF's levels are its first directory and that directory's
  * SubIFDs (its other directories are other planes or images of the
  * file): dirs becomes those, subifd their offsets (0 for the first).
- * 0, 1 declined (why), -1 when the source failed. */
+ * 0, or 1 declined (why; qc_tiff_meta_read tells a failed source
+ * apart). */
 static int
 ome_dirs (TIFF *tif, const qc_tiff_diag_t *diag, dir_t *dirs, int *ndirs,
           uint64_t *subifd, char *why, size_t whylen)
@@ -451,9 +452,9 @@ ome_properties (qc_tiff_meta_t *m, const dir_t *d0, const char *name, char *why,
     if (qc_ome_read (d0->desc, &info) != 0)
         return 0;               /* no Image with Pixels: its levels alone */
     if (d0->spp == 1 && info.size_c > 1)
-        return decline (why, whylen, "an OME-TIFF of %d channels stored as separate grey "
-                        "images (fluorescence?): QC reads brightfield slides, whose "
-                        "pixels are in colour", info.size_c);
+        return decline (why, whylen, "%d channels stored as separate grey images "
+                        "(fluorescence?): QC reads brightfield slides, whose pixels are "
+                        "in colour", info.size_c);
     if (info.unit[0])
         qc_log (QC_LOG_WARNING, "slide", "%s: its OME-XML gives the pixel size in '%s', "
                 "not a length: its resolution is left unknown", name, info.unit);

@@ -136,22 +136,22 @@ write_slide_seeds (const char *dir)
         "<Channel SamplesPerPixel=\"3\"/></Pixels></Image></OME>";
     const seed_dir_t slides[][4] = {
         {
-            { 128, 96, 32, COMPRESSION_JPEG, 0, aperio, 0 },
-            { 32, 24, 0, COMPRESSION_NONE, 0, "Aperio Image Library v12.0.15\r\nthumbnail", 0 },
-            { 64, 48, 32, COMPRESSION_JPEG, 0, "Aperio Image Library v12.0.15\r\n64x48", 0 },
+            { 128, 96, 32, COMPRESSION_JPEG, 0, aperio, 0, 0 },
+            { 32, 24, 0, COMPRESSION_NONE, 0, "Aperio Image Library v12.0.15\r\nthumbnail", 0, 0 },
+            { 64, 48, 32, COMPRESSION_JPEG, 0, "Aperio Image Library v12.0.15\r\n64x48", 0, 0 },
             { 24, 16, 0, COMPRESSION_LZW, FILETYPE_REDUCEDIMAGE,
-              "Aperio Image Library v12.0.15\r\nlabel 24x16", 0 },
+              "Aperio Image Library v12.0.15\r\nlabel 24x16", 0, 0 },
         },
         {
-            { 64, 64, 16, COMPRESSION_LZW, 0, "a generic tiled TIFF", 0 },
-            { 32, 32, 16, COMPRESSION_ADOBE_DEFLATE, FILETYPE_REDUCEDIMAGE, NULL, 0 },
+            { 64, 64, 16, COMPRESSION_LZW, 0, "a generic tiled TIFF", 0, 0 },
+            { 32, 32, 16, COMPRESSION_ADOBE_DEFLATE, FILETYPE_REDUCEDIMAGE, NULL, 0, 0 },
         },
         {
-            { 48, 32, 16, COMPRESSION_NONE, 0, NULL, 0 },
+            { 48, 32, 16, COMPRESSION_NONE, 0, NULL, 0, 0 },
         },
         {
-            { 64, 48, 16, COMPRESSION_LZW, 0, "a grey tiled TIFF", 1 },
-            { 16, 12, 16, COMPRESSION_ADOBE_DEFLATE, FILETYPE_REDUCEDIMAGE, NULL, 4 },
+            { 64, 48, 16, COMPRESSION_LZW, 0, "a grey tiled TIFF", 1, 0 },
+            { 16, 12, 16, COMPRESSION_ADOBE_DEFLATE, FILETYPE_REDUCEDIMAGE, NULL, 4, 0 },
         },
         {
             { 64, 48, 16, COMPRESSION_JPEG, 0, ome, 0, 2 },
