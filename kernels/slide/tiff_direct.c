@@ -111,15 +111,11 @@ qc_tiff_direct_close (qc_tiff_direct_t **self_p)
 static int
 ome_candidates (TIFF *tif, qc_tiff_level_t *dirs, int *usable, char *why, size_t whylen)
 {
-    uint16_t n = 0;
-    uint64_t *offsets = NULL, copy[MAX_DIRS];
+    uint64_t copy[MAX_DIRS - 1];
     usable[0] = qc_tiff_level_look (tif, &dirs[0]);
-    if (!TIFFGetField (tif, TIFFTAG_SUBIFD, &n, &offsets) || !offsets)
-        n = 0;
-    if (n >= MAX_DIRS)
+    int n = qc_tiff_level_subifds (tif, copy, MAX_DIRS - 1);
+    if (n < 0)
         return qc_fail (why, whylen, "more than %d SubIFDs", MAX_DIRS - 1);
-    if (n)                      /* offsets is the directory's */
-        memcpy (copy, offsets, n * sizeof *copy);
     for (int i = 0; i < n; i++) {
         if (!TIFFSetSubDirectory (tif, copy[i]))
             return qc_fail (why, whylen, "cannot read SubIFD %d", i);

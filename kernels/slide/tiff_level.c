@@ -147,3 +147,17 @@ qc_tiff_level_look (TIFF *tif, qc_tiff_level_t *d)
     return usable;
 }
 
+int
+qc_tiff_level_subifds (TIFF *tif, uint64_t *out, int max)
+{
+    uint16_t n = 0;
+    uint64_t *offsets = NULL;
+    if (!tif || !out || max < 0)
+        return -1;
+    if (!TIFFGetField (tif, TIFFTAG_SUBIFD, &n, &offsets) || !offsets)
+        return 0;
+    if (n > max)
+        return -1;
+    memcpy (out, offsets, n * sizeof *out);
+    return n;
+}

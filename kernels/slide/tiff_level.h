@@ -32,4 +32,10 @@ typedef struct {
  * codec libtiff lacks), which might still be one of its levels. */
 int qc_tiff_level_look (TIFF *tif, qc_tiff_level_t *out);
 
+/* The SubIFD offsets of tif's current directory (an OME-TIFF's lower
+ * levels) copied into out (room for max): their count (0: none), or -1
+ * when there are more than max. Copied because libtiff's list belongs
+ * to the directory, gone once another is read. */
+int qc_tiff_level_subifds (TIFF *tif, uint64_t *out, int max);
+
 #endif

@@ -1,6 +1,7 @@
 /* A slide's metadata from its TIFF, as OpenSlide gives it; see
  * tiff_meta.h for the rules and where they come from. */
 #include "kernels/slide/tiff_meta.h"
+#include "kernels/slide/tiff_meta_int.h"
 #include "kernels/slide/ome_xml.h"
 #include "kernels/slide/tiff_ifd.h"
 #include "kernels/slide/tiff_source.h"
@@ -14,46 +15,6 @@
 #include <tiffio.h>
 
 #include "shared/err.h"
-#include "shared/log.h"
-
-/* Directories walked: real slides have a handful; this bounds a damaged
- * or hostile file (the direct reader has the same bound). */
-#define MAX_DIRS 256
-#define NDPI_FORMAT_FLAG 65420
-
-typedef struct {
-    char *name;
-    char *value;              /* NULL: named but without a value, as
-                                 OpenSlide keeps "KEY" with no "=" */
-} prop_t;
-
-typedef struct {
-    char *name;
-    int dir;
-    int64_t w, h;
-} image_t;
-
-struct qc_tiff_meta {
-    const char *vendor;
-    qc_tiff_meta_level_t *levels;
-    int nlevels;
-    prop_t *props;
-    size_t nprops, cap;
-    image_t *images;
-    size_t nimages;
-};
-
-/* One TIFF directory as the walk saw it. */
-typedef struct {
-    int tiled;
-    uint32_t w, h, tile_w, tile_h;
-    int reduced;              /* SubfileType says reduced resolution */
-    int codec_ok;             /* libtiff (or OpenSlide) decodes it */
-    int jp2k;                 /* Aperio's JPEG 2000: OpenSlide's only */
-    int depth_ok;
-    uint16_t spp;             /* SamplesPerPixel */
-    char *desc;               /* ImageDescription, or NULL */
-} dir_t;
 
 /* ---- properties ----------------------------------------------------- */
 
@@ -106,8 +67,8 @@ set_propf (qc_tiff_meta_t *m, const char *name, const char *fmt, ...)
 }
 
 /* OpenSlide's doubles: g_ascii_dtostr, "%.17g" in the C locale. */
-static int
-set_double (qc_tiff_meta_t *m, const char *name, double v)
+int
+meta_set_double (qc_tiff_meta_t *m, const char *name, double v)
 {
     return set_propf (m, name, "%.17g", v);
 }
@@ -136,8 +97,8 @@ dup_field (TIFF *tif, uint32_t tag)
     return TIFFGetField (tif, tag, &s) && s ? strdup (s) : NULL;
 }
 
-static void
-read_dir (TIFF *tif, dir_t *d)
+void
+meta_read_dir (TIFF *tif, dir_t *d)
 {
     memset (d, 0, sizeof *d);
     d->tiled = TIFFIsTiled (tif);
@@ -159,13 +120,8 @@ read_dir (TIFF *tif, dir_t *d)
     d->desc = dup_field (tif, TIFFTAG_IMAGEDESCRIPTION);
 }
 
-/* 1, with why: the slide is not one read here. */
-static int
-decline (char *why, size_t whylen, const char *fmt, ...)
-    __attribute__ ((format (printf, 3, 4)));
-
-static int
-decline (char *why, size_t whylen, const char *fmt, ...)
+int
+meta_decline (char *why, size_t whylen, const char *fmt, ...)
 {
     if (why && whylen) {
         va_list ap;
@@ -278,8 +234,8 @@ aperio_properties (qc_tiff_meta_t *m, const char *desc)
         double v = strtod (c, &end);
         int ok = !*end && errno != ERANGE;
         free (c);
-        if (ok && (set_double (m, "openslide.mpp-x", v)
-                   || set_double (m, "openslide.mpp-y", v)))
+        if (ok && (meta_set_double (m, "openslide.mpp-x", v)
+                   || meta_set_double (m, "openslide.mpp-y", v)))
             return -1;
     }
     return 0;
@@ -328,7 +284,7 @@ tiff_properties (qc_tiff_meta_t *m, TIFF *tif, const ifd_t *ifd, char *why,
         int r = ifd_float (ifd, (uint16_t) floats[i].tag, &v, why, whylen);
         if (r < 0)
             return -1;
-        if (r > 0 && set_double (m, floats[i].name, v))
+        if (r > 0 && meta_set_double (m, floats[i].name, v))
             return qc_fail (why, whylen, "out of memory");
     }
     uint16_t unit = RESUNIT_INCH;
@@ -350,7 +306,7 @@ by_width (const void *a, const void *b)
 
 /* The levels of the format from the directories (declined: 1, why);
  * subifd: an OME-TIFF's, where every directory is a level and each but
- * the first is a SubIFD at that offset (ome_dirs). */
+ * the first is a SubIFD at that offset (meta_ome_dirs). */
 static int
 pick_levels (qc_tiff_meta_t *m, const dir_t *dirs, const uint64_t *subifd, int ndirs,
              char *why, size_t whylen)
@@ -362,20 +318,20 @@ pick_levels (qc_tiff_meta_t *m, const dir_t *dirs, const uint64_t *subifd, int n
     for (int i = 0; i < ndirs; i++) {
         const dir_t *d = &dirs[i];
         if (aperio && !d->depth_ok)
-            return decline (why, whylen, "an image depth other than 1");
+            return meta_decline (why, whylen, "an image depth other than 1");
         if (aperio && d->jp2k)
-            return decline (why, whylen, "JPEG 2000 (read by OpenSlide "
+            return meta_decline (why, whylen, "JPEG 2000 (read by OpenSlide "
                                "only)");
         if (aperio && !d->codec_ok)
-            return decline (why, whylen, "a compression libtiff cannot "
+            return meta_decline (why, whylen, "a compression libtiff cannot "
                                "decode");
         if (!d->tiled || (!aperio && !subifd && i > 0 && !d->reduced))
             continue;
         if (!d->codec_ok)
-            return decline (why, whylen, "a level compressed in a way "
+            return meta_decline (why, whylen, "a level compressed in a way "
                                "libtiff cannot decode");
         if (!d->w || !d->h || !d->tile_w || !d->tile_h)
-            return decline (why, whylen, "directory %d has no size", i);
+            return meta_decline (why, whylen, "directory %d has no size", i);
         m->levels[m->nlevels++] = (qc_tiff_meta_level_t) {
             .dir = subifd ? 0 : i, .subifd = subifd ? subifd[i] : 0, .w = d->w,
             .h = d->h, .tile_w = d->tile_w, .tile_h = d->tile_h
@@ -386,11 +342,11 @@ pick_levels (qc_tiff_meta_t *m, const dir_t *dirs, const uint64_t *subifd, int n
             qsort (m->levels, (size_t) m->nlevels, sizeof *m->levels, by_width);
         for (int i = 1; i < m->nlevels; i++)
             if (m->levels[i].w == m->levels[i - 1].w)
-                return decline (why, whylen, "two levels %lld pixels "
+                return meta_decline (why, whylen, "two levels %lld pixels "
                                    "wide", (long long) m->levels[i].w);
     }
     if (m->nlevels == 0)
-        return decline (why, whylen, "no tiled level");
+        return meta_decline (why, whylen, "no tiled level");
     const qc_tiff_meta_level_t *l0 = &m->levels[0];
     for (int i = 0; i < m->nlevels; i++) {
         qc_tiff_meta_level_t *l = &m->levels[i];
@@ -398,96 +354,8 @@ pick_levels (qc_tiff_meta_t *m, const dir_t *dirs, const uint64_t *subifd, int n
             : (((double) l0->h / (double) l->h)
                + ((double) l0->w / (double) l->w)) / 2.0;
         if (i > 0 && l->downsample < m->levels[i - 1].downsample)
-            return decline (why, whylen, "levels not ordered by size "
+            return meta_decline (why, whylen, "levels not ordered by size "
                                "(OpenSlide refuses such a file)");
-    }
-    return 0;
-}
-
-/* An OME-TIFF's levels are its first directory and that directory's
- * SubIFDs (its other directories are other planes or images of the
- * file): dirs becomes those, subifd their offsets (0 for the first).
- * 0, or 1 declined (why; qc_tiff_meta_read tells a failed source
- * apart). */
-static int
-ome_dirs (TIFF *tif, const qc_tiff_diag_t *diag, dir_t *dirs, int *ndirs,
-          uint64_t *subifd, char *why, size_t whylen)
-{
-    for (int i = 1; i < *ndirs; i++) {
-        free (dirs[i].desc);
-        dirs[i].desc = NULL;
-    }
-    *ndirs = 1;
-    subifd[0] = 0;
-    uint16_t n = 0;
-    uint64_t *offsets = NULL, copy[MAX_DIRS];
-    if (!TIFFSetDirectory (tif, 0))
-        return decline (why, whylen, "cannot read its first TIFF directory again");
-    if (!TIFFGetField (tif, TIFFTAG_SUBIFD, &n, &offsets) || !offsets)
-        n = 0;
-    if (n >= MAX_DIRS)
-        return decline (why, whylen, "more than %d SubIFDs", MAX_DIRS - 1);
-    if (n)                      /* offsets is the directory's */
-        memcpy (copy, offsets, n * sizeof *copy);
-    for (int i = 0; i < n; i++) {
-        if (!TIFFSetSubDirectory (tif, copy[i]) || diag->error)
-            return decline (why, whylen, "its SubIFD %d (at byte %" PRIu64 ") cannot "
-                            "be read%s%s", i, copy[i], diag->error ? ": " : "",
-                            diag->error ? diag->error_msg : "");
-        read_dir (tif, &dirs[*ndirs]);
-        subifd[(*ndirs)++] = copy[i];
-    }
-    return 0;
-}
-
-/* An OME-TIFF's resolution and magnification as OpenSlide's properties,
- * which the pipeline reads. One of channels stored apart (fluorescence)
- * is declined: it has no colour image to judge. 0, 1 declined (why),
- * -1 out of memory. */
-static int
-ome_properties (qc_tiff_meta_t *m, const dir_t *d0, const char *name, char *why,
-                size_t whylen)
-{
-    qc_ome_info_t info;
-    if (qc_ome_read (d0->desc, &info) != 0)
-        return 0;               /* no Image with Pixels: its levels alone */
-    if (d0->spp == 1 && info.size_c > 1)
-        return decline (why, whylen, "%d channels stored as separate grey images "
-                        "(fluorescence?): QC reads brightfield slides, whose pixels are "
-                        "in colour", info.size_c);
-    if (info.unit[0])
-        qc_log (QC_LOG_WARNING, "slide", "%s: its OME-XML gives the pixel size in '%s', "
-                "not a length: its resolution is left unknown", name, info.unit);
-    if ((info.mpp_x > 0.0 && set_double (m, "openslide.mpp-x", info.mpp_x))
-        || (info.mpp_y > 0.0 && set_double (m, "openslide.mpp-y", info.mpp_y))
-        || (info.magnification > 0.0
-            && set_double (m, "openslide.objective-power", info.magnification)))
-        return qc_fail (why, whylen, "out of memory");
-    return 0;
-}
-
-/* An OME-TIFF's associated images: the Images named so, each in a
- * directory of the chain its TiffData names (not the first, a level).
- * 0, or -1 out of memory. */
-static int
-ome_images (qc_tiff_meta_t *m, TIFF *tif, const char *desc)
-{
-    static const char *const names[] = { "label", "macro", "thumbnail" };
-    const size_t n = sizeof names / sizeof *names;
-    if (!(m->images = calloc (n, sizeof *m->images)))
-        return -1;
-    for (size_t i = 0; i < n; i++) {
-        int dir = 0;
-        uint32_t w = 0, h = 0;
-        if (qc_ome_image_ifd (desc, names[i], &dir) != 0 || dir < 1 || dir >= MAX_DIRS
-            || !TIFFSetDirectory (tif, (tdir_t) dir)
-            || !TIFFGetField (tif, TIFFTAG_IMAGEWIDTH, &w)
-            || !TIFFGetField (tif, TIFFTAG_IMAGELENGTH, &h) || !w || !h)
-            continue;
-        char *name = strdup (names[i]);
-        if (!name)
-            return -1;
-        m->images[m->nimages++] = (image_t) { name, dir, w, h };
     }
     return 0;
 }
@@ -504,7 +372,7 @@ level_properties (qc_tiff_meta_t *m)
 #define LEVEL_KEY(what) (snprintf (key, sizeof key, "openslide.level[%d]." what, i), key)
         if (set_propf (m, LEVEL_KEY ("width"), "%" PRId64, l->w)
             || set_propf (m, LEVEL_KEY ("height"), "%" PRId64, l->h)
-            || set_double (m, LEVEL_KEY ("downsample"), l->downsample)
+            || meta_set_double (m, LEVEL_KEY ("downsample"), l->downsample)
             || set_propf (m, LEVEL_KEY ("tile-width"), "%" PRIu32, l->tile_w)
             || set_propf (m, LEVEL_KEY ("tile-height"), "%" PRIu32, l->tile_h))
             return -1;
@@ -607,7 +475,7 @@ walk (TIFF *tif, qc_byte_source_t *src, const qc_tiff_diag_t *diag, dir_t *dirs,
                         qc_byte_source_name (src), MAX_DIRS);
             return 1;
         }
-        read_dir (tif, &dirs[(*ndirs)++]);
+        meta_read_dir (tif, &dirs[(*ndirs)++]);
     } while (TIFFReadDirectory (tif));
     if (qc_tiff_source_failed (tif))
         return qc_fail (why, whylen, "%s", qc_tiff_source_error (tif));
@@ -666,7 +534,7 @@ qc_tiff_meta_read (qc_byte_source_t *src, qc_tiff_meta_t **out, char *why,
         goto done;
     }
     /* the format from directory 0 alone, before the walk reads more */
-    read_dir (tif, &dirs[0]);
+    meta_read_dir (tif, &dirs[0]);
     ndirs = 1;
     if (ifd_load (&ifd, dir0, why, whylen) != 0)
         goto done;
@@ -684,15 +552,15 @@ qc_tiff_meta_read (qc_byte_source_t *src, qc_tiff_meta_t **out, char *why,
     if ((rc = walk (tif, src, &diag, dirs, &ndirs, why, whylen)) != 0)
         goto done;
     ome = strcmp (m->vendor, "ome-tiff") == 0;
-    if (ome && (rc = ome_dirs (tif, &diag, dirs, &ndirs, subifd, why, whylen)) != 0)
+    if (ome && (rc = meta_ome_dirs (tif, &diag, dirs, &ndirs, subifd, why, whylen)) != 0)
         goto done;
     if ((rc = pick_levels (m, dirs, ome ? subifd : NULL, ndirs, why, whylen)) != 0)
         goto done;
-    if (ome && (rc = ome_properties (m, &dirs[0], qc_byte_source_name (src), why,
+    if (ome && (rc = meta_ome_properties (m, &dirs[0], qc_byte_source_name (src), why,
                                      whylen)) != 0)
         goto done;
     rc = -1;
-    if (ome && ome_images (m, tif, dirs[0].desc) != 0) {
+    if (ome && meta_ome_images (m, tif, dirs[0].desc) != 0) {
         qc_set_err (why, whylen, "out of memory");
         goto done;
     }

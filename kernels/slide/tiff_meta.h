@@ -26,7 +26,8 @@
  *    Images named label, macro and thumbnail (in the chain's directory
  *    their TiffData names) as its associated images; one of channels
  *    stored apart, grey images (fluorescence), is declined.
- *    A local one is read so too (qc_slide_open).
+ *    A local one is read so too (qc_slide_open). These rules are in
+ *    tiff_meta_ome.c.
  *  - properties: openslide.vendor, .level-count, .level[N].width,
  *    .height, .downsample ("%.17g", as g_ascii_dtostr), .tile-width,
  *    .tile-height; openslide.comment and tiff.ImageDescription, Make,
