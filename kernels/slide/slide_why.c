@@ -1,6 +1,7 @@
 /* See slide_why.h. */
 #include "kernels/slide/slide_why.h"
 #include "kernels/slide/slide.h"
+#include "kernels/slide/ome_xml.h"
 #include "kernels/slide/tiff_meta.h"
 
 #include <ctype.h>
@@ -148,6 +149,7 @@ typedef struct {
     uint64_t reach;           /* the furthest byte a tile or strip names */
     int reach_dir;
     bool first_tiled;
+    bool first_ome;             /* its description is OME-XML */
     uint32_t first_w, first_h;
     /* damage OpenSlide reads into a crash or for minutes (a tester's
        review: a tile's byte count of 2^62 made GLib abort the process; a
@@ -298,6 +300,9 @@ survey_tiff (const char *path, uint64_t size, tiff_survey_t *sv)
         }
         if (sv->dirs == 0) {
             sv->first_tiled = TIFFIsTiled (tif);
+            const char *desc = NULL;
+            sv->first_ome = TIFFGetField (tif, TIFFTAG_IMAGEDESCRIPTION, &desc)
+                            && qc_ome_is_xml (desc);
             TIFFGetField (tif, TIFFTAG_IMAGEWIDTH, &sv->first_w);
             TIFFGetField (tif, TIFFTAG_IMAGELENGTH, &sv->first_h);
         }
@@ -429,6 +434,12 @@ qc_slide_fail_unrecognised (const char *path, const char *said, char *err, size_
             return qc_fail (err, errlen, "the file is cut short or damaged (a copy that "
                             "stopped?): libtiff reads %d of its images, then stops: %s",
                             sv.dirs, sv.error);
+        if (!sv.first_tiled && sv.first_ome)
+            return qc_fail (err, errlen, "an OME-TIFF whose first image (%u x %u) is "
+                            "in strips, not tiles: slides are read a tile at a time. "
+                            "Write it tiled, with its pyramid (bfconvert -tilex 512 "
+                            "-tiley 512 -pyramid-resolutions 4, or QuPath's OME-TIFF "
+                            "export)", (unsigned) sv.first_w, (unsigned) sv.first_h);
         if (!sv.first_tiled)
             return qc_fail (err, errlen, "OpenSlide %s does not read this TIFF as a "
                             "slide: its first image (%u x %u) is not tiled. A slide's "

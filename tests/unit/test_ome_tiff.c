@@ -277,6 +277,24 @@ test_kinds (const char *dir)
     qc_slide_close (&s);
     qc_byte_source_close (&src);
 
+    /* in strips (bfconvert's default): refused, saying how to write it */
+    TIFF *t = TIFFOpen (path, "w");
+    uint8_t row[64 * 3] = { 0 };
+    int ok = t && fx_tiff_set (t, TIFFTAG_IMAGEWIDTH, 64) && fx_tiff_set (t, TIFFTAG_IMAGELENGTH, 8)
+             && fx_tiff_set (t, TIFFTAG_BITSPERSAMPLE, 8) && fx_tiff_set (t, TIFFTAG_SAMPLESPERPIXEL, 3)
+             && fx_tiff_set (t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_RGB)
+             && fx_tiff_set (t, TIFFTAG_ROWSPERSTRIP, 8)
+             && fx_tiff_set (t, TIFFTAG_IMAGEDESCRIPTION, desc);
+    for (uint32_t y = 0; ok && y < 8; y++)
+        ok = TIFFWriteScanline (t, row, y, 0) == 1;
+    if (t)
+        TIFFClose (t);
+    CHECK (ok, "the stripped OME-TIFF not written");
+    s = qc_slide_open (path, err, sizeof err);
+    CHECK (!s && strstr (err, "OME-TIFF") && strstr (err, "strips") && strstr (err, "-tilex"),
+           "in strips: %s", s ? "opened" : err);
+    qc_slide_close (&s);
+
     /* SubIFDs in a TIFF without OME-XML: OpenSlide's generic TIFF, as before */
     CHECK (write_slide (path, "a plain TIFF", LEVELS, 1, 3, 0) == 0);
     s = qc_slide_open (path, err, sizeof err);
