@@ -321,15 +321,15 @@ pick_levels (qc_tiff_meta_t *m, const dir_t *dirs, const uint64_t *subifd, int n
             return meta_decline (why, whylen, "an image depth other than 1");
         if (aperio && d->jp2k)
             return meta_decline (why, whylen, "JPEG 2000 (read by OpenSlide "
-                               "only)");
+                                    "only)");
         if (aperio && !d->codec_ok)
             return meta_decline (why, whylen, "a compression libtiff cannot "
-                               "decode");
+                                    "decode");
         if (!d->tiled || (!aperio && !subifd && i > 0 && !d->reduced))
             continue;
         if (!d->codec_ok)
             return meta_decline (why, whylen, "a level compressed in a way "
-                               "libtiff cannot decode");
+                                    "libtiff cannot decode");
         if (!d->w || !d->h || !d->tile_w || !d->tile_h)
             return meta_decline (why, whylen, "directory %d has no size", i);
         m->levels[m->nlevels++] = (qc_tiff_meta_level_t) {
@@ -343,7 +343,7 @@ pick_levels (qc_tiff_meta_t *m, const dir_t *dirs, const uint64_t *subifd, int n
         for (int i = 1; i < m->nlevels; i++)
             if (m->levels[i].w == m->levels[i - 1].w)
                 return meta_decline (why, whylen, "two levels %lld pixels "
-                                   "wide", (long long) m->levels[i].w);
+                                        "wide", (long long) m->levels[i].w);
     }
     if (m->nlevels == 0)
         return meta_decline (why, whylen, "no tiled level");
@@ -355,7 +355,7 @@ pick_levels (qc_tiff_meta_t *m, const dir_t *dirs, const uint64_t *subifd, int n
                + ((double) l0->w / (double) l->w)) / 2.0;
         if (i > 0 && l->downsample < m->levels[i - 1].downsample)
             return meta_decline (why, whylen, "levels not ordered by size "
-                               "(OpenSlide refuses such a file)");
+                                    "(OpenSlide refuses such a file)");
     }
     return 0;
 }

@@ -20,7 +20,7 @@
  * apart). */
 int
 meta_ome_dirs (TIFF *tif, const qc_tiff_diag_t *diag, dir_t *dirs, int *ndirs,
-          uint64_t *subifd, char *why, size_t whylen)
+               uint64_t *subifd, char *why, size_t whylen)
 {
     for (int i = 1; i < *ndirs; i++) {
         free (dirs[i].desc);
@@ -36,9 +36,10 @@ meta_ome_dirs (TIFF *tif, const qc_tiff_diag_t *diag, dir_t *dirs, int *ndirs,
         return meta_decline (why, whylen, "more than %d SubIFDs", MAX_DIRS - 1);
     for (int i = 0; i < n; i++) {
         if (!TIFFSetSubDirectory (tif, copy[i]) || diag->error)
-            return meta_decline (why, whylen, "its SubIFD %d (at byte %" PRIu64 ") cannot "
-                            "be read%s%s", i, copy[i], diag->error ? ": " : "",
-                            diag->error ? diag->error_msg : "");
+            return meta_decline (why, whylen, "its SubIFD %d (at byte %" PRIu64 ") "
+                                 "cannot be read%s%s", i, copy[i],
+                                 diag->error ? ": " : "",
+                                 diag->error ? diag->error_msg : "");
         meta_read_dir (tif, &dirs[*ndirs]);
         subifd[(*ndirs)++] = copy[i];
     }
@@ -51,15 +52,15 @@ meta_ome_dirs (TIFF *tif, const qc_tiff_diag_t *diag, dir_t *dirs, int *ndirs,
  * -1 out of memory. */
 int
 meta_ome_properties (qc_tiff_meta_t *m, const dir_t *d0, const char *name, char *why,
-                size_t whylen)
+                     size_t whylen)
 {
     qc_ome_info_t info;
     if (qc_ome_read (d0->desc, &info) != 0)
         return 0;               /* no Image with Pixels: its levels alone */
     if (d0->spp == 1 && info.size_c > 1)
-        return meta_decline (why, whylen, "%d channels stored as separate grey images "
-                        "(fluorescence?): QC reads brightfield slides, whose pixels are "
-                        "in colour", info.size_c);
+        return meta_decline (why, whylen, "%d channels stored as separate grey "
+                             "images (fluorescence?): QC reads brightfield slides, "
+                             "whose pixels are in colour", info.size_c);
     if (info.unit[0])
         qc_log (QC_LOG_WARNING, "slide", "%s: its OME-XML gives the pixel size in '%s', "
                 "not a length: its resolution is left unknown", name, info.unit);
