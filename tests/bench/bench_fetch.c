@@ -27,6 +27,7 @@
 #include "tests/unit/fetch_level.h"
 #include "tests/unit/http_fixtures.h"
 #include "worker/fetch/disk_cache.h"
+#include "shared/byte_source_file.h"
 #include "worker/fetch/source.h"
 #include "shared/url.h"
 

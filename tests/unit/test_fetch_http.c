@@ -25,6 +25,7 @@
 #include "tests/unit/fetch_level.h"
 #include "tests/unit/http_fixtures.h"
 #include "worker/fetch/http.h"
+#include "shared/byte_source_file.h"
 #include "worker/fetch/source.h"
 #include "kernels/slide/tiff_source.h"
 

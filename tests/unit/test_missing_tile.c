@@ -18,7 +18,7 @@
 #include "kernels/slide/slide.h"
 #include "tests/unit/check.h"
 #include "tests/unit/tiff_fixtures.h"
-#include "worker/fetch/source.h"
+#include "shared/byte_source_file.h"
 
 #define W0 1024
 #define H0 768

@@ -26,7 +26,7 @@
 #include "kernels/slide/source.h"
 #include "tests/unit/check.h"
 #include "tests/unit/slide_fixtures.h"
-#include "worker/fetch/source.h"
+#include "shared/byte_source_file.h"
 
 static qc_slide_t *
 open_src (qc_byte_source_t *src, int *declined, char *err, size_t errlen)

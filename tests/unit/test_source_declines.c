@@ -19,7 +19,7 @@
 #include "kernels/slide/slide.h"
 #include "tests/unit/check.h"
 #include "tests/unit/tiff_fixtures.h"
-#include "worker/fetch/source.h"
+#include "shared/byte_source_file.h"
 
 typedef struct {
     const char *mode;         /* "w", "wb" (big-endian) */

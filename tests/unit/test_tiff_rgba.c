@@ -26,7 +26,7 @@
 #include "shared/log.h"
 #include "tests/unit/check.h"
 #include "tests/unit/tiff_fixtures.h"
-#include "worker/fetch/source.h"
+#include "shared/byte_source_file.h"
 
 #define LEVELS 3
 

@@ -33,7 +33,6 @@
 #include <stddef.h>
 
 #include "shared/byte_source.h"
-#include "shared/byte_source_file.h"
 #include "worker/fetch/disk_cache.h"
 #include "worker/fetch/http.h"
 
