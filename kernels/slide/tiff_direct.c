@@ -125,6 +125,23 @@ ome_candidates (TIFF *tif, qc_tiff_level_t *dirs, int *usable, char *why, size_t
     return n + 1;
 }
 
+/* The candidate levels of a TIFF whose levels are in its directory
+ * chain (Aperio, generic TIFF): every directory, from tif's current one
+ * (0). The count, or -1 with why. */
+static int
+chain_candidates (TIFF *tif, qc_tiff_level_t *dirs, int *usable, char *why, size_t whylen)
+{
+    int ndirs = 0;
+    do {
+        if (ndirs == MAX_DIRS)
+            return qc_fail (why, whylen, "more than %d TIFF directories", MAX_DIRS);
+        usable[ndirs] = qc_tiff_level_look (tif, &dirs[ndirs]);
+        dirs[ndirs].dir = TIFFCurrentDirectory (tif);
+        ndirs++;
+    } while (TIFFReadDirectory (tif));
+    return ndirs;
+}
+
 /* Matches every OpenSlide level with the one usable directory of its
  * size. 0, or -1 with why. */
 static int
@@ -133,19 +150,10 @@ match_levels (qc_tiff_direct_t *self, TIFF *tif, const qc_slide_t *slide, int om
 {
     qc_tiff_level_t dirs[MAX_DIRS];
     int usable[MAX_DIRS];
-    int ndirs = 0;
-    memset (dirs, 0, sizeof dirs);
-    if (ome && (ndirs = ome_candidates (tif, dirs, usable, why, whylen)) < 0)
+    int ndirs = ome ? ome_candidates (tif, dirs, usable, why, whylen)
+                    : chain_candidates (tif, dirs, usable, why, whylen);
+    if (ndirs < 0)
         return -1;
-    else if (!ome)
-        do {
-            if (ndirs == MAX_DIRS)
-                return qc_fail (why, whylen, "more than %d TIFF directories",
-                                MAX_DIRS);
-            usable[ndirs] = qc_tiff_level_look (tif, &dirs[ndirs]);
-            dirs[ndirs].dir = TIFFCurrentDirectory (tif);
-            ndirs++;
-        } while (TIFFReadDirectory (tif));
     for (int i = 0; i < self->nlevels; i++) {
         int64_t lw = 0, lh = 0;
         qc_slide_level_size (slide, i, &lw, &lh);
@@ -175,6 +183,20 @@ match_levels (qc_tiff_direct_t *self, TIFF *tif, const qc_slide_t *slide, int om
     return 0;
 }
 
+/* Tile (tx, ty) of level l through the RGBA interface, as far as the
+ * level goes (OpenSlide's whole-tile reads past it gave garbage), into
+ * tile (rows of a whole tile; the part past the level is left). */
+static int
+read_rgba_tile (qc_tiff_rgba_t *rgba, const qc_tiff_level_t *l, int64_t tx, int64_t ty,
+                const uint8_t bg[3], uint8_t *tile)
+{
+    int64_t x0 = tx * l->tile_w, y0 = ty * l->tile_h;
+    int64_t w = l->w - x0 < l->tile_w ? l->w - x0 : l->tile_w;
+    int64_t h = l->h - y0 < l->tile_h ? l->h - y0 : l->tile_h;
+    return qc_tiff_rgba_read (rgba, (uint32_t) x0, (uint32_t) y0, (uint32_t) w,
+                              (uint32_t) h, bg, tile, (size_t) l->tile_w * 3);
+}
+
 /* Decodes level l's first tile through the RGBA interface into tile
  * (3 bytes a pixel, rows of a whole tile). 0, or -1. */
 static int
@@ -184,9 +206,7 @@ first_tile_rgba (TIFF *tif, const qc_tiff_level_t *l, uint8_t *tile)
     qc_tiff_rgba_t rd;
     if (qc_tiff_rgba_begin (&rd, tif, l->tile_w, l->tile_h, NULL, 0))
         return -1;
-    uint32_t w = l->w < l->tile_w ? (uint32_t) l->w : l->tile_w;
-    uint32_t h = l->h < l->tile_h ? (uint32_t) l->h : l->tile_h;
-    int rc = qc_tiff_rgba_read (&rd, 0, 0, w, h, white, tile, (size_t) l->tile_w * 3);
+    int rc = read_rgba_tile (&rd, l, 0, 0, white, tile);
     qc_tiff_rgba_end (&rd);
     return rc;
 }
@@ -461,20 +481,6 @@ missing_tile (const qc_tiff_direct_t *self, int level, int64_t tx, int64_t ty,
     }
     free (fine);
     return rc;
-}
-
-/* Tile (tx, ty) of level l through the RGBA interface, as far as the
- * level goes (OpenSlide's whole-tile reads past it gave garbage), into
- * tile (rows of a whole tile; the part past the level is left). */
-static int
-read_rgba_tile (qc_tiff_rgba_t *rgba, const qc_tiff_level_t *l, int64_t tx, int64_t ty,
-                const uint8_t bg[3], uint8_t *tile)
-{
-    int64_t x0 = tx * l->tile_w, y0 = ty * l->tile_h;
-    int64_t w = l->w - x0 < l->tile_w ? l->w - x0 : l->tile_w;
-    int64_t h = l->h - y0 < l->tile_h ? l->h - y0 : l->tile_h;
-    return qc_tiff_rgba_read (rgba, (uint32_t) x0, (uint32_t) y0, (uint32_t) w,
-                              (uint32_t) h, bg, tile, (size_t) l->tile_w * 3);
 }
 
 /* Decodes the tiles that cover the level pixels [x0, x1) x [y0, y1)
