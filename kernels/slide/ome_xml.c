@@ -153,24 +153,42 @@ attr (const char *p, const char *end, const char *name, char *out, size_t outlen
     return -1;
 }
 
-/* A number attribute: > 0 and finite, else 0. */
+/* A number attribute, finite and at least 0 (trailing spaces allowed);
+ * -1 when absent or anything else. */
 static double
-attr_number (const char *p, const char *end, const char *name)
+attr_value (const char *p, const char *end, const char *name)
 {
     char v[64], *stop;
     if (attr (p, end, name, v, sizeof v) != 0)
-        return 0.0;
+        return -1.0;
     double x = strtod (v, &stop);
     while (is_space (*stop))
         stop++;
-    return stop != v && !*stop && isfinite (x) && x > 0.0 ? x : 0.0;
+    return stop != v && !*stop && isfinite (x) && x >= 0.0 ? x : -1.0;
 }
 
+/* A number attribute: > 0, else 0. */
+static double
+attr_number (const char *p, const char *end, const char *name)
+{
+    double v = attr_value (p, end, name);
+    return v > 0.0 ? v : 0.0;
+}
+
+/* A whole-number attribute up to max: it, or -1. */
+static int
+attr_whole (const char *p, const char *end, const char *name, int max)
+{
+    double v = attr_value (p, end, name);
+    return v >= 0.0 && v <= max && v == floor (v) ? (int) v : -1;
+}
+
+/* A count: >= 1, else 0 (not said). */
 static int
 attr_count (const char *p, const char *end, const char *name)
 {
-    double v = attr_number (p, end, name);
-    return v >= 1.0 && v <= INT32_MAX && v == floor (v) ? (int) v : 0;
+    int v = attr_whole (p, end, name, INT32_MAX);
+    return v > 0 ? v : 0;
 }
 
 /* OME's units of length (UnitsLength) in µm; those not here (astronomical,
@@ -246,13 +264,10 @@ qc_ome_image_ifd (const char *text, const char *name, int *ifd)
         char v[256];
         if (attr (image, end, "Name", v, sizeof v) == 0 && strcasecmp (v, name) == 0) {
             const char *data = find_start (image, next ? next : end, "TiffData");
-            double d = data ? attr_number (data, end, "IFD") : 0.0;
-            char zero[8];
-            int is_zero = data && attr (data, end, "IFD", zero, sizeof zero) == 0
-                          && strcmp (zero, "0") == 0;
-            if (!(d >= 1.0 && d <= 65535.0 && d == floor (d)) && !is_zero)
+            int d = data ? attr_whole (data, end, "IFD", 65535) : -1;
+            if (d < 0)
                 return -1;
-            *ifd = (int) d;
+            *ifd = d;
             return 0;
         }
         image = next;
