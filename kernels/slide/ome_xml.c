@@ -281,6 +281,36 @@ qc_ome_is_xml (const char *text)
     return text && find_start (text, text + strlen (text), "OME") != NULL;
 }
 
+/* The Image that is the slide: the one whose planes start at the file's
+ * first directory (its first TiffData's IFD, 0 when not written, is 0),
+ * as the levels are read from there (tiff_meta_ome.c); else the first
+ * Image. Writers seen list the slide first, but nothing in OME orders
+ * Images, and a label listed first would give the slide the label's
+ * pixel size. Its elements end where the next Image starts (*image_end).
+ * NULL: no Image. */
+static const char *
+slide_image (const char *text, const char *end, const char **image_end)
+{
+    const char *first = find_start (text, end, "Image");
+    for (const char *image = first; image;) {
+        const char *next = find_start (image, end, "Image");
+        const char *stop = next ? next : end;
+        const char *data = find_start (image, stop, "TiffData");
+        if (data) {
+            char v[16];
+            if (attr (data, end, "IFD", v, sizeof v) != 0
+                || attr_whole (data, end, "IFD", 65535) == 0) {
+                *image_end = stop;
+                return image;
+            }
+        }
+        image = next;
+    }
+    const char *next = first ? find_start (first, end, "Image") : NULL;
+    *image_end = next ? next : end;
+    return first;
+}
+
 int
 qc_ome_read (const char *text, qc_ome_info_t *info)
 {
@@ -290,12 +320,10 @@ qc_ome_read (const char *text, qc_ome_info_t *info)
     if (!qc_ome_is_xml (text))
         return -1;
     const char *end = text + strlen (text);
-    const char *image = find_start (text, end, "Image");
-    const char *pixels = image ? find_start (image, end, "Pixels") : NULL;
-    /* the first Image's own elements end where the next Image starts */
-    const char *next = image ? find_start (image, end, "Image") : NULL;
-    const char *image_end = next ? next : end;
-    if (!pixels || pixels >= image_end)
+    const char *image_end = end;
+    const char *image = slide_image (text, end, &image_end);
+    const char *pixels = image ? find_start (image, image_end, "Pixels") : NULL;
+    if (!pixels)
         return -1;
     info->size_c = attr_count (pixels, end, "SizeC");
     info->size_z = attr_count (pixels, end, "SizeZ");

@@ -1,6 +1,8 @@
 /* What a QC needs from an OME-TIFF's OME-XML (its first directory's
- * ImageDescription): the first Image's plane counts, its pixel size,
- * and its objective's magnification.
+ * ImageDescription): the slide Image's plane counts, its pixel size,
+ * and its objective's magnification. The slide Image is the one whose
+ * planes start at IFD 0, where the levels are read (the first Image
+ * when none says so).
  *
  * Why: OME-TIFF (Bio-Formats' bfconvert, QuPath's export, Glencoe's
  * converters) keeps a pyramid's lower levels in SubIFDs and the
@@ -24,7 +26,7 @@
 #include <stddef.h>
 
 typedef struct {
-    int size_c, size_z, size_time;  /* the first Image's Pixels; 0: not said */
+    int size_c, size_z, size_time;  /* the slide Image's Pixels; 0: not said */
     int samples;                    /* its first Channel's SamplesPerPixel; 0: not said */
     double mpp_x, mpp_y;            /* µm a pixel; 0: not said, or a unit not of length */
     char unit[24];                  /* a size unit that could not be read as a length,

@@ -22,7 +22,7 @@
  *    one level, without its resolution): vendor "ome-tiff", levels
  *    directory 0 and its SubIFDs, widest first (the file's other
  *    directories are other planes or images), openslide.mpp-x/-y and
- *    openslide.objective-power from the first Image (ome_xml.h), the
+ *    openslide.objective-power from the slide's Image (ome_xml.h), the
  *    Images named label, macro and thumbnail (in the chain's directory
  *    their TiffData names) as its associated images; one of channels
  *    stored apart, grey images (fluorescence), is declined.

@@ -173,6 +173,39 @@ test_image_ifd (void)
            && qc_ome_image_ifd (two, NULL, &ifd) == -1);
 }
 
+/* The slide is the Image whose planes start at IFD 0, wherever it is
+ * listed: a label listed first must not give the slide its pixel size
+ * or objective. */
+static void
+test_slide_image (void)
+{
+    qc_ome_info_t i;
+    static const char label_first[] =
+        "<OME><Objective ID=\"L\" NominalMagnification=\"1\"/>"
+        "<Objective ID=\"S\" NominalMagnification=\"20\"/>"
+        "<Image Name=\"label\"><ObjectiveSettings ID=\"L\"/><Pixels PhysicalSizeX=\"9\" "
+        "SizeC=\"3\"><TiffData IFD=\"4\"/></Pixels></Image>"
+        "<Image Name=\"slide\"><ObjectiveSettings ID=\"S\"/><Pixels PhysicalSizeX=\"0.5\" "
+        "SizeC=\"3\" SizeZ=\"2\"><TiffData IFD=\"0\" PlaneCount=\"2\"/></Pixels></Image></OME>";
+    CHECK (qc_ome_read (label_first, &i) == 0);
+    CHECK (near (i.mpp_x, 0.5) && i.size_z == 2 && near (i.magnification, 20.0),
+           "label first: mpp %g, z %d, magnification %g", i.mpp_x, i.size_z, i.magnification);
+    /* a TiffData that names no IFD starts at IFD 0 (OME's default) */
+    static const char unsaid[] =
+        "<OME><Image><Pixels PhysicalSizeX=\"9\"><TiffData IFD=\"3\"/></Pixels></Image>"
+        "<Image><Pixels PhysicalSizeX=\"0.25\"><TiffData/></Pixels></Image></OME>";
+    CHECK (qc_ome_read (unsaid, &i) == 0 && near (i.mpp_x, 0.25), "IFD unsaid: mpp %g", i.mpp_x);
+    /* none starts at IFD 0 (or none says where): the first Image */
+    static const char none[] =
+        "<OME><Image><Pixels PhysicalSizeX=\"0.75\"/></Image>"
+        "<Image><Pixels PhysicalSizeX=\"9\"><TiffData IFD=\"2\"/></Pixels></Image></OME>";
+    CHECK (qc_ome_read (none, &i) == 0 && near (i.mpp_x, 0.75), "none at 0: mpp %g", i.mpp_x);
+    /* the slide Image without Pixels is no slide read from another Image */
+    static const char bare[] =
+        "<OME><Image><TiffData IFD=\"0\"/></Image><Image><Pixels PhysicalSizeX=\"9\"/></Image></OME>";
+    CHECK (qc_ome_read (bare, &i) == -1 && i.mpp_x == 0.0, "bare slide Image: mpp %g", i.mpp_x);
+}
+
 int
 main (void)
 {
@@ -180,6 +213,7 @@ main (void)
     test_forms ();
     test_not_ome ();
     test_image_ifd ();
+    test_slide_image ();
     test_damaged ();
     return check_done ("test_ome_xml");
 }
