@@ -222,7 +222,10 @@ open_readers (qc_slide_t *self, qc_slide_readers_t readers, int *declined,
         if (used >= sizeof self->readers_text)
             used = sizeof self->readers_text - 1;
     }
-    if (self->nreaders == 0 && self->own_src)
+    /* OpenSlide would read one level of an OME-TIFF: by URL too it fails
+     * here rather than be downloaded to fail so (tiff_meta.h) */
+    const char *vendor = qc_tiff_meta_vendor (self->meta);
+    if (self->nreaders == 0 && vendor && strcmp (vendor, "ome-tiff") == 0)
         return qc_fail (err, errlen, "an OME-TIFF whose levels are not read here (%s)",
                         why);
     if (self->nreaders == 0) {
@@ -283,7 +286,10 @@ open_ome (qc_slide_t *self, char *err, size_t errlen)
     if (!(self->own_src = qc_byte_source_file_open (self->path, err, errlen)))
         return -1;
     char why[512];
-    if (qc_tiff_meta_read (self->own_src, &self->meta, why, sizeof why) != 0)
+    int rc = qc_tiff_meta_read (self->own_src, &self->meta, why, sizeof why);
+    if (rc == QC_TIFF_META_REFUSED)
+        return qc_fail (err, errlen, "%s", why);    /* as by URL */
+    if (rc != 0)
         return qc_fail (err, errlen, "an OME-TIFF that is not read here: %s", why);
     openslide_close (self->osr);
     self->osr = NULL;

@@ -80,8 +80,11 @@ typedef struct {
  * pixels by range reads. Any other bytes (not a TIFF, an NDPI, JPEG
  * 2000, a level the direct reader leaves to OpenSlide) give NULL with
  * *declined = 1 and what they are in err: such a slide is read whole,
- * by path. A failed read of the source gives NULL, *declined = 0 and
- * the source's words (an HTTP error). declined may be NULL. */
+ * by path. An OME-TIFF that is not read here (fluorescence, in strips:
+ * tiff_meta.h) gives NULL, *declined = 0 and why, as by path: read
+ * whole it would fail the same. A failed read of the source gives NULL,
+ * *declined = 0 and the source's words (an HTTP error). declined may be
+ * NULL. */
 qc_slide_t *qc_slide_open_input (const qc_slide_input_t *in,
                                  qc_slide_readers_t readers, int *declined,
                                  char *err, size_t errlen);

@@ -434,12 +434,10 @@ qc_slide_fail_unrecognised (const char *path, const char *said, char *err, size_
             return qc_fail (err, errlen, "the file is cut short or damaged (a copy that "
                             "stopped?): libtiff reads %d of its images, then stops: %s",
                             sv.dirs, sv.error);
-        if (!sv.first_tiled && sv.first_ome)
-            return qc_fail (err, errlen, "an OME-TIFF whose first image (%u x %u) is "
-                            "in strips, not tiles: slides are read a tile at a time. "
-                            "Write it tiled, with its pyramid (bfconvert -tilex 512 "
-                            "-tiley 512 -pyramid-resolutions 4, or QuPath's OME-TIFF "
-                            "export)", (unsigned) sv.first_w, (unsigned) sv.first_h);
+        if (!sv.first_tiled && sv.first_ome) {
+            qc_tiff_meta_ome_strips_why (sv.first_w, sv.first_h, err, errlen);
+            return -1;
+        }
         if (!sv.first_tiled)
             return qc_fail (err, errlen, "OpenSlide %s does not read this TIFF as a "
                             "slide: its first image (%u x %u) is not tiled. A slide's "

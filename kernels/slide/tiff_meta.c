@@ -141,7 +141,8 @@ has_prefix (const char *s, const char *prefix)
 /* Which of OpenSlide's formats the TIFF is: "aperio", "generic-tiff",
  * or NULL (why) for one read only by OpenSlide from a file; or
  * "ome-tiff", which OpenSlide reads as a generic TIFF of one level
- * (ome_xml.h). */
+ * (ome_xml.h), also in strips (refused by meta_ome_dirs, saying how to
+ * write it). */
 static const char *
 format_of (TIFF *tif, const ifd_t *ifd, const dir_t *d0, char *why,
            size_t whylen)
@@ -159,7 +160,7 @@ format_of (TIFF *tif, const ifd_t *ifd, const dir_t *d0, char *why,
         qc_set_err (why, whylen, "a Hamamatsu NDPI file");
     else if (has_prefix (software, "MedScan"))
         qc_set_err (why, whylen, "a Trestle slide");
-    else if (!d0->tiled)
+    else if (!d0->tiled && !qc_ome_is_xml (d0->desc))   /* OME's: meta_ome_dirs */
         qc_set_err (why, whylen, "a TIFF whose first image is not tiled");
     else if (has_prefix (d0->desc, "Aperio"))
         return "aperio";
@@ -541,6 +542,7 @@ qc_tiff_meta_read (qc_byte_source_t *src, qc_tiff_meta_t **out, char *why,
     rc = 1;
     if (!(m->vendor = format_of (tif, &ifd, &dirs[0], why, whylen)))
         goto done;
+    ome = strcmp (m->vendor, "ome-tiff") == 0;
     rc = -1;
     free (dirs[0].desc);
     ndirs = 0;
@@ -551,7 +553,6 @@ qc_tiff_meta_read (qc_byte_source_t *src, qc_tiff_meta_t **out, char *why,
     }
     if ((rc = walk (tif, src, &diag, dirs, &ndirs, why, whylen)) != 0)
         goto done;
-    ome = strcmp (m->vendor, "ome-tiff") == 0;
     if (ome && (rc = meta_ome_dirs (tif, &diag, dirs, &ndirs, subifd, why, whylen)) != 0)
         goto done;
     if ((rc = pick_levels (m, dirs, ome ? subifd : NULL, ndirs, why, whylen)) != 0)
@@ -577,6 +578,13 @@ done:
     if (rc == 1 && qc_tiff_source_failed (tif)) {
         qc_set_err (why, whylen, "%s", qc_tiff_source_error (tif));
         rc = -1;
+    }
+    if (rc == 1 && ome) {
+        /* by path too an OME-TIFF is read here or not at all (slide.c) */
+        char declined[512];
+        snprintf (declined, sizeof declined, "%s", why && whylen ? why : "");
+        qc_set_err (why, whylen, "an OME-TIFF that is not read here: %s", declined);
+        rc = QC_TIFF_META_REFUSED;
     }
     TIFFClose (tif);
     for (int i = 0; i < ndirs; i++)

@@ -76,9 +76,19 @@ typedef struct qc_tiff_meta qc_tiff_meta_t;
 
 /* Reads src's metadata. 0 (*out set); 1 declined: src is not a slide
  * read here (why says what it is; OpenSlide may read it from a file);
- * -1 failed: a read of src failed (why has the source's words). */
+ * QC_TIFF_META_REFUSED: src is an OME-TIFF that is not read here (why),
+ * and so not read at all: OpenSlide would read one level of it without
+ * its resolution, so it is not read whole for OpenSlide either (by URL,
+ * not downloaded to fail the same way); -1 failed: a read of src failed
+ * (why has the source's words). */
+#define QC_TIFF_META_REFUSED 2
 int qc_tiff_meta_read (qc_byte_source_t *src, qc_tiff_meta_t **out,
                        char *why, size_t whylen);
+
+/* Why an OME-TIFF whose first image (w x h) is in strips is not read,
+ * and how to write it so that it is, into why: one text whether it is
+ * found by path or by URL. */
+void qc_tiff_meta_ome_strips_why (uint32_t w, uint32_t h, char *why, size_t whylen);
 void qc_tiff_meta_free (qc_tiff_meta_t **self_p);
 
 /* The name OpenSlide gives an Aperio slide's untiled directory dir whose

@@ -13,11 +13,22 @@
 #include "shared/err.h"
 #include "shared/log.h"
 
+void
+qc_tiff_meta_ome_strips_why (uint32_t w, uint32_t h, char *why, size_t whylen)
+{
+    qc_set_err (why, whylen, "an OME-TIFF whose first image (%u x %u) is in strips, not "
+                "tiles: slides are read a tile at a time. Write it tiled, with its "
+                "pyramid (bfconvert -tilex 512 -tiley 512 -pyramid-resolutions 4, or "
+                "QuPath's OME-TIFF export)", (unsigned) w, (unsigned) h);
+}
+
 /* An OME-TIFF's levels are its first directory and that directory's
  * SubIFDs (its other directories are other planes or images of the
  * file): dirs becomes those, subifd their offsets (0 for the first).
- * 0, or 1 declined (why; qc_tiff_meta_read tells a failed source
- * apart). */
+ * A first directory in strips (bfconvert's default) is refused: its
+ * full resolution would be read whole for every tile.
+ * 0; QC_TIFF_META_REFUSED in strips; 1 declined (why;
+ * qc_tiff_meta_read tells a failed source apart). */
 int
 meta_ome_dirs (TIFF *tif, const qc_tiff_diag_t *diag, dir_t *dirs, int *ndirs,
                uint64_t *subifd, char *why, size_t whylen)
@@ -28,6 +39,10 @@ meta_ome_dirs (TIFF *tif, const qc_tiff_diag_t *diag, dir_t *dirs, int *ndirs,
     }
     *ndirs = 1;
     subifd[0] = 0;
+    if (!dirs[0].tiled) {
+        qc_tiff_meta_ome_strips_why (dirs[0].w, dirs[0].h, why, whylen);
+        return QC_TIFF_META_REFUSED;
+    }
     uint64_t copy[MAX_DIRS - 1];
     if (!TIFFSetDirectory (tif, 0))
         return meta_decline (why, whylen, "cannot read its first TIFF directory again");
@@ -48,8 +63,8 @@ meta_ome_dirs (TIFF *tif, const qc_tiff_diag_t *diag, dir_t *dirs, int *ndirs,
 
 /* An OME-TIFF's resolution and magnification as OpenSlide's properties,
  * which the pipeline reads. One of channels stored apart (fluorescence)
- * is declined: it has no colour image to judge. 0, 1 declined (why),
- * -1 out of memory. */
+ * is refused: it has no colour image to judge. 0, QC_TIFF_META_REFUSED
+ * (why), -1 out of memory. */
 int
 meta_ome_properties (qc_tiff_meta_t *m, const dir_t *d0, const char *name, char *why,
                      size_t whylen)
@@ -57,10 +72,12 @@ meta_ome_properties (qc_tiff_meta_t *m, const dir_t *d0, const char *name, char 
     qc_ome_info_t info;
     if (qc_ome_read (d0->desc, &info) != 0)
         return 0;               /* no Image with Pixels: its levels alone */
-    if (d0->spp == 1 && info.size_c > 1)
-        return meta_decline (why, whylen, "%d channels stored as separate grey "
-                             "images (fluorescence?): QC reads brightfield slides, "
-                             "whose pixels are in colour", info.size_c);
+    if (d0->spp == 1 && info.size_c > 1) {
+        qc_set_err (why, whylen, "an OME-TIFF of %d channels stored as separate grey "
+                    "images (fluorescence?): QC reads brightfield slides, whose pixels "
+                    "are in colour", info.size_c);
+        return QC_TIFF_META_REFUSED;
+    }
     if (info.unit[0])
         qc_log (QC_LOG_WARNING, "slide", "%s: its OME-XML gives the pixel size in '%s', "
                 "not a length: its resolution is left unknown", name, info.unit);

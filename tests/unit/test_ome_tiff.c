@@ -14,8 +14,11 @@
  * pipeline reads (qc_region_base_mag_said) and the pixel size, the
  * second plane read as the side image its OME-XML names (macro); units
  * other than µm; an OME-TIFF of one level; channels stored apart
- * (fluorescence) refused with that reason; a TIFF with SubIFDs but no
- * OME-XML left as OpenSlide reads it. */
+ * (fluorescence) and one in strips refused with their reasons, by
+ * source in the same words as by path and not declined (a URL would be
+ * downloaded whole to fail the same), a damaged one by source not
+ * declined either; a TIFF with SubIFDs but no OME-XML left as OpenSlide
+ * reads it. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,7 +263,9 @@ test_kinds (const char *dir)
            "one level: %s", err);
     qc_slide_close (&s);
 
-    /* two channels, each a grey image: fluorescence, refused so both ways */
+    /* two channels, each a grey image: fluorescence, refused so both ways,
+     * in the same words; by source not declined (which would have a URL
+     * downloaded whole to fail the same) */
     snprintf (desc, sizeof desc, "%s<Image><Pixels SizeC=\"2\" PhysicalSizeX=\"0.25\">"
               "<Channel SamplesPerPixel=\"1\" Name=\"DAPI\"/><Channel SamplesPerPixel=\"1\"/>"
               "</Pixels></Image></OME>", OME_HEAD);
@@ -272,7 +277,9 @@ test_kinds (const char *dir)
     qc_byte_source_t *src = NULL;
     int declined;
     s = open_by_source (path, &src, &declined, err, sizeof err);
-    CHECK (!s && declined == 1 && strstr (err, "fluorescence"),
+    char by_path[512];
+    snprintf (by_path, sizeof by_path, "%s", err);
+    CHECK (!s && declined == 0 && strcmp (err, by_path) == 0,
            "fluorescence by source: %s (declined %d)", s ? "opened" : err, declined);
     qc_slide_close (&s);
     qc_byte_source_close (&src);
@@ -293,7 +300,30 @@ test_kinds (const char *dir)
     s = qc_slide_open (path, err, sizeof err);
     CHECK (!s && strstr (err, "OME-TIFF") && strstr (err, "strips") && strstr (err, "-tilex"),
            "in strips: %s", s ? "opened" : err);
+    snprintf (by_path, sizeof by_path, "%s", err);
+    s = open_by_source (path, &src, &declined, err, sizeof err);
+    CHECK (!s && declined == 0 && strcmp (err, by_path) == 0,
+           "in strips by source: %s (declined %d)", s ? "opened" : err, declined);
     qc_slide_close (&s);
+    qc_byte_source_close (&src);
+
+    /* damaged after its first directory (a SubIFD past the end): by
+     * source it fails as an OME-TIFF not read here, not declined */
+    CHECK (write_slide (path, desc, LEVELS, 1, 3, 1) == 0);
+    uint64_t cut = 0;
+    if ((t = TIFFOpen (path, "r"))) {
+        uint16_t n = 0;
+        uint64_t *offsets = NULL;
+        if (TIFFGetField (t, TIFFTAG_SUBIFD, &n, &offsets) && n > 0)
+            cut = offsets[0];
+        TIFFClose (t);
+    }
+    CHECK (cut > 0 && truncate (path, (off_t) cut) == 0, "SubIFD at %llu", (unsigned long long) cut);
+    s = open_by_source (path, &src, &declined, err, sizeof err);
+    CHECK (!s && declined == 0 && strstr (err, "an OME-TIFF that is not read here: "),
+           "damaged by source: %s (declined %d)", s ? "opened" : err, declined);
+    qc_slide_close (&s);
+    qc_byte_source_close (&src);
 
     /* SubIFDs in a TIFF without OME-XML: OpenSlide's generic TIFF, as before */
     CHECK (write_slide (path, "a plain TIFF", LEVELS, 1, 3, 0) == 0);
