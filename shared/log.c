@@ -116,20 +116,64 @@ stderr_level (void)
     return s_stderr_level;
 }
 
+/* The length of the valid UTF-8 sequence at s (n bytes left), 0 when s
+ * starts none: RFC 3629's table of lead bytes and the range of the byte
+ * after each (no overlong form, surrogate or code point past U+10FFFF). */
+static size_t
+utf8_length (const unsigned char *s, size_t n)
+{
+    static const struct {
+        unsigned char lead_lo, lead_hi;
+        size_t len;
+        unsigned char next_lo, next_hi;
+    } forms[] = {
+        { 0xC2, 0xDF, 2, 0x80, 0xBF }, { 0xE0, 0xE0, 3, 0xA0, 0xBF },
+        { 0xE1, 0xEC, 3, 0x80, 0xBF }, { 0xED, 0xED, 3, 0x80, 0x9F },
+        { 0xEE, 0xEF, 3, 0x80, 0xBF }, { 0xF0, 0xF0, 4, 0x90, 0xBF },
+        { 0xF1, 0xF3, 4, 0x80, 0xBF }, { 0xF4, 0xF4, 4, 0x80, 0x8F },
+    };
+    for (size_t f = 0; f < sizeof forms / sizeof *forms; f++) {
+        if (s[0] < forms[f].lead_lo || s[0] > forms[f].lead_hi)
+            continue;
+        if (n < forms[f].len || s[1] < forms[f].next_lo || s[1] > forms[f].next_hi)
+            return 0;
+        for (size_t k = 2; k < forms[f].len; k++)
+            if (s[k] < 0x80 || s[k] > 0xBF)
+                return 0;
+        return forms[f].len;
+    }
+    return 0;
+}
+
 /* Control bytes in a record become '?' (a tab a space): names, paths
  * and reasons in messages come from peers, and a newline in one forged
- * a whole log line, an escape sequence drove the operator's terminal. */
+ * a whole log line, an escape sequence drove the operator's terminal.
+ * So do C1 controls written in UTF-8 (U+0080..U+009F: U+009B is a
+ * terminal's CSI, as ESC [ is) and every byte that is not valid UTF-8,
+ * a byte a '?': journald keeps a line with one as a blob that journalctl
+ * does not show, and a Latin-1 file name is no text a terminal shows
+ * either. Lengths stay as they are. */
 static void
-scrub (char *s, size_t n)
+scrub (char *text, size_t n)
 {
-    if (!s)
+    if (!text)
         return;
-    for (size_t i = 0; i < n && s[i]; i++) {
-        unsigned char c = (unsigned char) s[i];
-        if (c == '\t')
-            s[i] = ' ';
-        else if (c < 0x20 || c == 0x7f)
-            s[i] = '?';
+    unsigned char *s = (unsigned char *) text;
+    for (size_t i = 0; i < n && s[i];) {
+        if (s[i] < 0x80) {
+            if (s[i] == '\t')
+                s[i] = ' ';
+            else if (s[i] < 0x20 || s[i] == 0x7f)
+                s[i] = '?';
+            i++;
+            continue;
+        }
+        size_t len = utf8_length (s + i, n - i);
+        if (len == 0 || (len == 2 && s[i] == 0xC2 && s[i + 1] <= 0x9F)) {
+            len = len ? len : 1;
+            memset (s + i, '?', len);
+        }
+        i += len;
     }
 }
 

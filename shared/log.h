@@ -66,9 +66,10 @@ const char *qc_log_level_name (qc_log_level_t level);
 /* Parses "debug", "info", "warning"/"warn", "error"; -1 when unknown. */
 int qc_log_level_parse (const char *name);
 
-/* Turns s's control bytes into '?' (a tab into a space), in place, for
- * text from a peer that goes to a terminal or a log line (every qc_log
- * record is scrubbed so). Returns s; NULL stays NULL. */
+/* Turns s's control bytes (C1 ones in UTF-8 too) and bytes that are not
+ * valid UTF-8 into '?' (a tab into a space), in place, for text from a
+ * peer that goes to a terminal or a log line (every qc_log record is
+ * scrubbed so). Returns s; NULL stays NULL. */
 char *qc_scrub_controls (char *s);
 
 #endif

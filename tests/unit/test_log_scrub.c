@@ -1,7 +1,9 @@
 /* Log records hold names, paths and reasons that came from peers: no
  * control byte of theirs reaches a log line or a terminal (a newline
  * forged a whole broker log line; an escape sequence drove the
- * operator's terminal through qc-status). */
+ * operator's terminal through qc-status), nor a C1 control written in
+ * UTF-8 or a byte that is not UTF-8 (journald keeps such a line as a
+ * blob journalctl does not show); valid UTF-8 is kept. */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,9 +27,23 @@ main (void)
     CHECK (qc_scrub_controls (s) == s, "returns its argument");
     CHECK (strcmp (s, "w?[2J?]0;pwned? name?2026-11-28 WARNING forged?") == 0, "scrubbed: %s", s);
     CHECK (qc_scrub_controls (NULL) == NULL, "NULL");
-    char utf8[] = "Gewebe \xc3\xa4 \xe2\x9c\x93";
+    char utf8[] = "Gewebe \xc3\xa4 \xe2\x9c\x93 \xf0\x9f\x94\xac \xef\xbf\xbd \xf4\x8f\xbf\xbf";
     qc_scrub_controls (utf8);
-    CHECK (strcmp (utf8, "Gewebe \xc3\xa4 \xe2\x9c\x93") == 0, "UTF-8 is kept: %s", utf8);
+    CHECK (strcmp (utf8, "Gewebe \xc3\xa4 \xe2\x9c\x93 \xf0\x9f\x94\xac \xef\xbf\xbd "
+                   "\xf4\x8f\xbf\xbf") == 0, "UTF-8 is kept: %s", utf8);
+    /* a C1 control in UTF-8 (U+009B, CSI: a terminal's ESC [) and bytes
+     * that are no UTF-8: Latin-1, a lone continuation byte, an overlong
+     * '/', a surrogate, past U+10FFFF, a sequence cut short by the end;
+     * each byte a '?', the length kept */
+    char bad[] = "\xc2\x9b" "2J|Gewebe\xe4.svs|\x80|\xc0\xaf|\xed\xa0\x80|\xf4\x90\x80\x80|\xe2\x9c";
+    size_t before = strlen (bad);
+    qc_scrub_controls (bad);
+    CHECK (strcmp (bad, "??2J|Gewebe?.svs|?|??|???|????|??") == 0 && strlen (bad) == before,
+           "not UTF-8, C1: %s", bad);
+    /* the byte after a bad one is judged on its own */
+    char resync[] = "\xff\xc3\xa4\xe2\x9c\xc3\xa4";
+    qc_scrub_controls (resync);
+    CHECK (strcmp (resync, "?\xc3\xa4??\xc3\xa4") == 0, "resync: %s", resync);
 
     /* a record: the message as the sink gets it, and the stderr line */
     qc_log_set_sink (sink, NULL, "w1");
