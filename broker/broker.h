@@ -36,13 +36,14 @@ typedef struct {
                                   for their client; 0: for ever */
     size_t max_peers;          /* workers + clients; 0: from the open-file
                                   limit */
-    uint32_t max_jobs_per_client; /* with CurveZMQ: jobs one certificate
-                                  may hold (running, or with results not
-                                  yet fetched); 0: no limit; 1000 */
-    uint32_t max_mb_per_client; /* with CurveZMQ: MB (10^6 bytes) of
-                                  configs, their files and slides one
-                                  certificate's held jobs may take; 0: no
-                                  limit; 1000 */
+    uint32_t max_jobs_per_client; /* jobs one certificate (without
+                                  CurveZMQ: all clients) may hold
+                                  (running, or with results not yet
+                                  fetched); 0: no limit; 1000 */
+    uint32_t max_mb_per_client; /* MB (10^6 bytes) of configs, their
+                                  files and slides one certificate's
+                                  (without CurveZMQ: all clients') held
+                                  jobs may take; 0: no limit; 1000 */
     uint32_t unwritten_mb;     /* MB of results held in memory while the
                                   state folder refuses writes (a full
                                   disk) before nothing more is dispatched;

@@ -5,7 +5,8 @@
  * --max-jobs-per-client jobs (one certificate's empty jobs filled the
  * broker for every other client) and --max-mb-per-client of submissions
  * (within its jobs, 8 configs with 64 MiB of files made the broker 532
- * MB, and 102,400 slides of 4,000-byte paths 480 MB). Each drop or
+ * MB, and 102,400 slides of 4,000-byte paths 480 MB); without keys, the
+ * clients together hold as much as one certificate. Each drop or
  * refusal is logged once in 10 s (refuse.h). */
 #include "broker/broker_int.h"
 
@@ -143,26 +144,62 @@ holds_place (const job_rec_t *j)
     return !(sched_job_finished (j->sj) && (j->acked_seq == j->last_seq || j->sj->cancelled));
 }
 
-/* --max-jobs-per-client: with CurveZMQ, whether p's certificate already
- * holds that many jobs (running, or with results not yet fetched); text
- * then says so. One certificate's empty jobs that never end filled the
- * broker for every other client (and the journal kept them). */
+/* Whose jobs the per-client limits count for p: its certificate's (the
+ * jobs it owns). Without CurveZMQ no client can be told from another,
+ * so all of them are one: their jobs, which have no owner, count
+ * together, and the limits still bound the broker's memory (a loop of
+ * SUBMITs from anyone who could connect grew it without end). */
+static const char *
+limit_owner (const peer_t *p)
+{
+    return p->cert ? p->cert->key : "";
+}
+
+/* Who is over a limit, for the refusal: "your certificate (NAME)", or
+ * the clients together. */
+static void
+limit_who (const peer_t *p, char *out, size_t len)
+{
+    if (p->cert)
+        snprintf (out, len, "your certificate (%s)", p->cert->name);
+    else
+        snprintf (out, len, "this broker's clients (it has no --cert, so they are one "
+                  "client to its limits)");
+}
+
+/* The log's name for who is refused. */
+static const char *
+limit_log_name (const peer_t *p)
+{
+    return p->cert ? p->cert->name : "clients without a certificate";
+}
+
+/* --max-jobs-per-client: whether p's certificate (without CurveZMQ: the
+ * clients together) already holds that many jobs (running, or with
+ * results not yet fetched); text then says so. One certificate's empty
+ * jobs that never end filled the broker for every other client (and
+ * the journal kept them). */
 bool
 limits_over_client_quota (qc_broker_t *b, const peer_t *p, char *text, size_t len)
 {
     uint32_t max = b->cfg.max_jobs_per_client;
-    if (!p->cert || !max)
+    if (!max)
         return false;
+    const char *owner = limit_owner (p);
     uint32_t held = 0;
     for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
-        held += strcmp (j->owner, p->cert->key) == 0 && holds_place (j);
+        held += strcmp (j->owner, owner) == 0 && holds_place (j);
     if (held < max)
         return false;
-    snprintf (text, len, "your certificate (%s) holds %u jobs at this broker, its "
-              "limit (qc-broker --max-jobs-per-client %u): fetch or cancel some "
-              "(qc-submit --attach, --cancel), or ask its operator", p->cert->name, held, max);
-    refusals_log (b->refusals, b->now, p->cert->name, "a new job: it holds %u jobs "
-                  "(--max-jobs-per-client %u)", held, max);
+    char who[PEER_KEY_MAX + 128];
+    limit_who (p, who, sizeof who);
+    snprintf (text, len, "%s %s %u jobs at this broker, %s limit (qc-broker "
+              "--max-jobs-per-client %u): fetch or cancel some (qc-submit --attach, "
+              "--cancel), or ask its operator", who, p->cert ? "holds" : "hold", held,
+              p->cert ? "its" : "their", max);
+    refusals_log (b->refusals, b->now, limit_log_name (p), "a new job: %s %u jobs "
+                  "(--max-jobs-per-client %u)", p->cert ? "it holds" : "they hold", held,
+                  max);
     return true;
 }
 
@@ -184,9 +221,9 @@ limits_slides_bytes (char *const *slides, size_t n)
     return bytes;
 }
 
-/* --max-mb-per-client: with CurveZMQ, whether the jobs p's certificate
- * has at the broker and add more bytes would take over that many MB of
- * it; text then says so. Every job counts until it is forgotten, a
+/* --max-mb-per-client: whether the jobs p's certificate (without
+ * CurveZMQ: the clients together) has at the broker and add more bytes
+ * would take over that many MB of it; text then says so. Every job counts until it is forgotten, a
  * cancelled or fetched one too: its config, files and paths stay in
  * memory until --linger or --retention (counted as held, a loop of
  * submit and cancel pinned any amount). */
@@ -195,23 +232,27 @@ limits_over_client_bytes (qc_broker_t *b, const peer_t *p, uint64_t add, char *t
                           size_t len)
 {
     uint64_t max = (uint64_t) b->cfg.max_mb_per_client * 1000000;
-    if (!p->cert || !max)
+    if (!max)
         return false;
+    const char *owner = limit_owner (p);
     uint64_t held = 0;
     for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
-        if (strcmp (j->owner, p->cert->key) == 0)
+        if (strcmp (j->owner, owner) == 0)
             held += j->bytes;
     if (held + add <= max)
         return false;
-    snprintf (text, len, "your certificate (%s) would hold %.1f MB of configs, their "
-              "files and slide paths at this broker (%.1f MB held, %.1f MB more sent), "
-              "over its limit (qc-broker --max-mb-per-client %u): a job is let go "
-              "--linger after its results are all fetched (qc-submit --attach; cancel "
-              "what is not needed: --cancel); or submit fewer slides or smaller config "
-              "files, or ask its operator", p->cert->name, (double) (held + add) / 1e6,
-              (double) held / 1e6, (double) add / 1e6, b->cfg.max_mb_per_client);
-    refusals_log (b->refusals, b->now, p->cert->name, "%.1f MB more: it holds %.1f MB "
-                  "(--max-mb-per-client %u)", (double) add / 1e6, (double) held / 1e6,
+    char who[PEER_KEY_MAX + 128];
+    limit_who (p, who, sizeof who);
+    snprintf (text, len, "%s would hold %.1f MB of configs, their files and slide paths at this "
+              "broker (%.1f MB held, %.1f MB more sent), over %s limit (qc-broker "
+              "--max-mb-per-client %u): a job is let go --linger after its results are "
+              "all fetched (qc-submit --attach; cancel what is not needed: --cancel); or "
+              "submit fewer slides or smaller config files, or ask its operator", who,
+              (double) (held + add) / 1e6, (double) held / 1e6, (double) add / 1e6,
+              p->cert ? "its" : "their", b->cfg.max_mb_per_client);
+    refusals_log (b->refusals, b->now, limit_log_name (p), "%.1f MB more: %s %.1f MB "
+                  "(--max-mb-per-client %u)", (double) add / 1e6,
+                  p->cert ? "it holds" : "they hold", (double) held / 1e6,
                   b->cfg.max_mb_per_client);
     return true;
 }

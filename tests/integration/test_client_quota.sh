@@ -4,7 +4,9 @@
 # stay queued), limit 2: alice's two jobs are accepted and held after her
 # client goes; her third is refused (exit 2) with the reason, and the
 # broker's log says so; bob's job is still accepted; once a worker has
-# run one and alice has fetched it, her next is accepted again.
+# run one and alice has fetched it, her next is accepted again. Then
+# --max-mb-per-client, and last both limits on a broker without keys,
+# where they hold for all clients together.
 source "$(dirname "$0")/lib.sh"
 
 make_keys client:alice client:bob worker:w1
@@ -153,3 +155,46 @@ expect_refused bob m6 "(1\.[0-9] MB held, [4-9]\.[0-9] MB more sent), over its l
     -c "$SHARED/reference/histoqc/configs/config.ini" --histoqc-data "$SHARED/reference/histoqc/data" \
     "$slide"
 pass "a config's files count: bob's job with config.ini (8 files, 4.6 MB) is over his 4 MB"
+
+# without keys no client can be told from another: the limits hold for
+# all of them together (a loop of SUBMITs from anyone who could connect
+# grew the broker without end)
+kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
+port=$(free_port)
+EP=tcp://127.0.0.1:$port
+start_broker $port --max-jobs-per-client 2 --max-mb-per-client 4
+anon() {    # anon OUT ARGS...: qc-submit without keys (30 s at most)
+    local out=$1; shift
+    timeout 30 "$BIN/qc-submit" --broker "$EP" -o "$T/$out" "$@" >"$T/$out.log" 2>&1
+}
+anon n1 --list "$T/big"
+rc=$?
+[ $rc = 2 ] || fail "without keys, a 4.5 MB job: exit $rc, expected 2: $(tail -3 "$T/n1.log")"
+grep -q "this broker's clients (it has no --cert, so they are one client to its limits) would hold 4\.[0-9] MB .*, over their limit (qc-broker --max-mb-per-client 4)" \
+    "$T/n1.log" || fail "without keys: no reason for the MB refusal: $(tail -3 "$T/n1.log")"
+grep -q "refused clients without a certificate: 4\.[0-9] MB more: they hold 0\.0 MB (--max-mb-per-client 4)" \
+    "$T/broker.log" || fail "without keys: the MB refusal not logged: $(tail -3 "$T/broker.log")"
+pass "without keys, a job over --max-mb-per-client: refused (exit 2) with the reason, logged"
+
+# two clients' jobs held (no worker runs them); a third client's refused
+for out in n2 n3; do
+    "$BIN/qc-submit" --broker "$EP" -o "$T/$out" "$slide" >"$T/$out.log" 2>&1 &
+    pid=$!
+    PIDS+=($pid)
+    for _ in $(seq 1 100); do
+        grep -q '^job ' "$T/$out/.qc-job" 2>/dev/null && break
+        kill -0 $pid 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -9 $pid 2>/dev/null
+    wait $pid 2>/dev/null
+    grep -q '^job ' "$T/$out/.qc-job" 2>/dev/null || fail "without keys, job $out: $(cat "$T/$out.log")"
+done
+anon n4 "$slide"
+rc=$?
+[ $rc = 2 ] || fail "without keys, a third held job: exit $rc, expected 2: $(tail -3 "$T/n4.log")"
+grep -q "this broker's clients (it has no --cert, so they are one client to its limits) hold 2 jobs at this broker, their limit (qc-broker --max-jobs-per-client 2)" \
+    "$T/n4.log" || fail "without keys: no reason for the job refusal: $(tail -3 "$T/n4.log")"
+grep -q "refused clients without a certificate: a new job: they hold 2 jobs (--max-jobs-per-client 2)" \
+    "$T/broker.log" || fail "without keys: the job refusal not logged: $(tail -3 "$T/broker.log")"
+pass "without keys, two clients' held jobs fill --max-jobs-per-client 2 for a third: refused with the reason, logged"
