@@ -519,8 +519,7 @@ mark_refusal (const worker_rec_t *w, worker_fault_t fault, qc_msg_t *m)
     char *text = strdup (why);
     if (!text)
         return;                 /* the reason stands as the worker gave it */
-    free (m->result->error);
-    m->result->error = text;
+    qc_result_set_error (m->result, text);
 }
 
 /* A failure of the worker, not the slide (fault_of). The slide runs

@@ -100,8 +100,7 @@ read_result (mp_reader_t *r, qc_result_t **out)
                 goto fail;
             res->ok = ok;
         } else if (klen == 3 && memcmp (k, "err", 3) == 0) {
-            free (res->error);
-            res->error = dup_str (r, QC_RESULT_MAX_ERROR, true);
+            qc_result_set_error (res, dup_str (r, QC_RESULT_MAX_ERROR, true));
         } else if (klen == 4 && memcmp (k, "warn", 4) == 0) {
             free (res->warnings);
             res->warnings = dup_str (r, QC_RESULT_MAX_WARNINGS, true);

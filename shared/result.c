@@ -6,6 +6,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* qc_result_fail's reason when its own cannot be allocated; never freed
+ * (free_error) and never written to. */
+static char s_no_memory[] = "failed: " QC_RESULT_MEMORY_SHORT
+                            " (the slide's own reason could not be kept" QC_RESULT_RETRY_MARK;
+
+static void
+free_error (char *error)
+{
+    if (error != s_no_memory)
+        free (error);
+}
+
+void
+qc_result_set_error (qc_result_t *self, char *text)
+{
+    if (!self) {
+        free_error (text);
+        return;
+    }
+    if (self->error != text)
+        free_error (self->error);
+    self->error = text;
+}
+
 qc_result_t *
 qc_result_new (void)
 {
@@ -30,7 +54,7 @@ qc_result_reset (qc_result_t *self)
     }
     free (self->kv);
     free (self->files);
-    free (self->error);
+    free_error (self->error);
     free (self->warnings);
     memset (self, 0, sizeof *self);
     self->ok = 1;
@@ -210,7 +234,9 @@ qc_result_fail (qc_result_t *self, const char *fmt, ...)
     va_end (ap);
     if (!self->error)
         self->error = strdup ("failed (reason too long to report)");
-    return self->error ? 0 : -1;
+    if (!self->error)
+        self->error = s_no_memory;
+    return 0;
 }
 
 bool

@@ -115,8 +115,18 @@ int qc_result_add_warning (qc_result_t *self, const char *fmt, ...)
 int qc_result_set_source (qc_result_t *self, int64_t size, const char *etag,
                           const char *last_modified);
 
-/* Marks the result failed with a reason; the first reason wins. */
+/* Marks the result failed with a reason; the first reason wins. When not
+ * even a short text can be allocated, the reason is a static one that
+ * names memory on this machine (QC_RESULT_MEMORY_SHORT: the broker sends
+ * the slide elsewhere, a rerun tries it again) rather than none, which
+ * the client wrote as a bare "failed" that nothing tried again. 0, or -1
+ * for NULL arguments. */
 int qc_result_fail (qc_result_t *self, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
+
+/* Replaces the result's reason with text, which it takes over (NULL:
+ * none). Every other change of error goes through here, as the reason
+ * may be that static text, which is not freed. */
+void qc_result_set_error (qc_result_t *self, char *text);
 
 #endif
