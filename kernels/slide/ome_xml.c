@@ -253,6 +253,18 @@ objective_mag (const char *text, const char *end, const char *id)
     return differ ? 0.0 : found;
 }
 
+/* Whether an Image's Name v names the side image name: the same word
+ * without case ("label", "Label"), or it followed by " image", as
+ * Bio-Formats names a CZI's ("label image", "macro image", "thumbnail
+ * image"), which bfconvert keeps. */
+static int
+names_side_image (const char *v, const char *name)
+{
+    size_t n = strlen (name);
+    return strcasecmp (v, name) == 0
+           || (strncasecmp (v, name, n) == 0 && strcasecmp (v + n, " image") == 0);
+}
+
 int
 qc_ome_image_ifd (const char *text, const char *name, int *ifd)
 {
@@ -262,7 +274,7 @@ qc_ome_image_ifd (const char *text, const char *name, int *ifd)
     for (const char *image = find_start (text, end, "Image"); image;) {
         const char *next = find_start (image, end, "Image");
         char v[256];
-        if (attr (image, end, "Name", v, sizeof v) == 0 && strcasecmp (v, name) == 0) {
+        if (attr (image, end, "Name", v, sizeof v) == 0 && names_side_image (v, name)) {
             const char *data = find_start (image, next ? next : end, "TiffData");
             int d = data ? attr_whole (data, end, "IFD", 65535) : -1;
             if (d < 0)

@@ -39,9 +39,10 @@ typedef struct {
 int qc_ome_is_xml (const char *text);
 
 /* The TIFF directory (IFD, in the file's chain) that holds the Image
- * named name (compared without case: converters keep a slide's "label"
- * and "macro" as Images of those names) in *ifd: 0, or -1 when there is
- * no such Image or its TiffData names no IFD. */
+ * named name (compared without case, and "NAME image" too: converters
+ * keep a slide's "label" and "macro" as Images of those names, and
+ * Bio-Formats names a CZI's "label image", "macro image") in *ifd: 0,
+ * or -1 when there is no such Image or its TiffData names no IFD. */
 int qc_ome_image_ifd (const char *text, const char *name, int *ifd);
 
 /* Reads info from OME-XML text. 0; -1 when text is NULL, not OME-XML or

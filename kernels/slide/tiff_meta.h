@@ -23,9 +23,11 @@
  *    directory 0 and its SubIFDs, widest first (the file's other
  *    directories are other planes or images), openslide.mpp-x/-y and
  *    openslide.objective-power from the slide's Image (ome_xml.h), the
- *    Images named label, macro and thumbnail (in the chain's directory
- *    their TiffData names) as its associated images; one of channels
- *    stored apart, grey images (fluorescence), is declined.
+ *    Images named label, macro and thumbnail (or "label image", ...:
+ *    qc_ome_image_ifd; in the chain's directory their TiffData names)
+ *    as its associated images; one of channels stored apart, grey
+ *    images (fluorescence), or in strips, is refused
+ *    (QC_TIFF_META_REFUSED), as is any it declines.
  *    A local one is read so too (qc_slide_open). These rules are in
  *    tiff_meta_ome.c.
  *  - properties: openslide.vendor, .level-count, .level[N].width,

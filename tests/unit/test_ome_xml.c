@@ -171,6 +171,16 @@ test_image_ifd (void)
     CHECK (qc_ome_image_ifd (two, "macro", &ifd) == -1 && qc_ome_image_ifd (two, "thumbnail", &ifd) == -1
            && qc_ome_image_ifd (two, "none", &ifd) == -1 && qc_ome_image_ifd (NULL, "label", &ifd) == -1
            && qc_ome_image_ifd (two, NULL, &ifd) == -1);
+    /* Bio-Formats' names for a CZI's side images; not a longer word */
+    static const char czi[] =
+        "<OME><Image Name=\"Scene #0\"><Pixels><TiffData IFD=\"0\"/></Pixels></Image>"
+        "<Image Name=\"label image\"><Pixels><TiffData IFD=\"2\"/></Pixels></Image>"
+        "<Image Name=\"Macro Image\"><Pixels><TiffData IFD=\"3\"/></Pixels></Image>"
+        "<Image Name=\"thumbnail images\"><Pixels><TiffData IFD=\"4\"/></Pixels></Image>"
+        "<Image Name=\"labels\"><Pixels><TiffData IFD=\"5\"/></Pixels></Image></OME>";
+    CHECK (qc_ome_image_ifd (czi, "label", &ifd) == 0 && ifd == 2, "label image: %d", ifd);
+    CHECK (qc_ome_image_ifd (czi, "macro", &ifd) == 0 && ifd == 3, "Macro Image: %d", ifd);
+    CHECK (qc_ome_image_ifd (czi, "thumbnail", &ifd) == -1, "thumbnail images: %d", ifd);
 }
 
 /* The slide is the Image whose planes start at IFD 0, wherever it is
