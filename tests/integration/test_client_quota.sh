@@ -15,10 +15,12 @@ EP=tcp://127.0.0.1:$port
 start_broker $port --cert "$K/broker.cert_secret" --allow "$K/allowed" --max-jobs-per-client 2
 slide=$SHARED/slides/real/CMU-1-Small-Region.svs
 
+keys() {    # keys WHO: qc-submit's options for WHO's certificate; WHO -: none
+    [ "$1" = - ] || echo "--cert $K/$1.cert_secret --server-key $K/broker.cert"
+}
 as() {      # as WHO ARGS...: qc-submit with WHO's certificate (30 s at most)
     local who=$1; shift
-    timeout 30 "$BIN/qc-submit" --broker "$EP" --cert "$K/$who.cert_secret" \
-        --server-key "$K/broker.cert" "$@"
+    timeout 30 "$BIN/qc-submit" --broker "$EP" $(keys "$who") "$@"
 }
 # expect_refused WHO OUT REASON LOGGED ARGS...: WHO's qc-submit -o OUT
 # ARGS exits 2 saying REASON, and the broker's log has LOGGED (grep
@@ -39,8 +41,7 @@ expect_refused() {
 submit() {
     local who=$1 out=$2; shift 2
     [ $# -gt 0 ] || set -- "$slide"
-    "$BIN/qc-submit" --broker "$EP" --cert "$K/$who.cert_secret" --server-key "$K/broker.cert" \
-        -o "$T/$out" "$@" >"$T/$out.log" 2>&1 &
+    "$BIN/qc-submit" --broker "$EP" $(keys "$who") -o "$T/$out" "$@" >"$T/$out.log" 2>&1 &
     local pid=$!
     PIDS+=($pid)
     for _ in $(seq 1 100); do
@@ -163,38 +164,17 @@ kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
 port=$(free_port)
 EP=tcp://127.0.0.1:$port
 start_broker $port --max-jobs-per-client 2 --max-mb-per-client 4
-anon() {    # anon OUT ARGS...: qc-submit without keys (30 s at most)
-    local out=$1; shift
-    timeout 30 "$BIN/qc-submit" --broker "$EP" -o "$T/$out" "$@" >"$T/$out.log" 2>&1
-}
-anon n1 --list "$T/big"
-rc=$?
-[ $rc = 2 ] || fail "without keys, a 4.5 MB job: exit $rc, expected 2: $(tail -3 "$T/n1.log")"
-grep -q "this broker's clients (it has no --cert, so they are one client to its limits) would hold 4\.[0-9] MB .*, over their limit (qc-broker --max-mb-per-client 4)" \
-    "$T/n1.log" || fail "without keys: no reason for the MB refusal: $(tail -3 "$T/n1.log")"
-grep -q "refused clients without a certificate: 4\.[0-9] MB more: they hold 0\.0 MB (--max-mb-per-client 4)" \
-    "$T/broker.log" || fail "without keys: the MB refusal not logged: $(tail -3 "$T/broker.log")"
+expect_refused - n1 \
+    "this broker's clients (it has no --cert, so they are one client to its limits) would hold 4\.[0-9] MB .*, over their limit (qc-broker --max-mb-per-client 4)" \
+    "refused clients without a certificate: 4\.[0-9] MB more: they hold 0\.0 MB (--max-mb-per-client 4)" \
+    --list "$T/big"
 pass "without keys, a job over --max-mb-per-client: refused (exit 2) with the reason, logged"
 
 # two clients' jobs held (no worker runs them); a third client's refused
-for out in n2 n3; do
-    "$BIN/qc-submit" --broker "$EP" -o "$T/$out" "$slide" >"$T/$out.log" 2>&1 &
-    pid=$!
-    PIDS+=($pid)
-    for _ in $(seq 1 100); do
-        grep -q '^job ' "$T/$out/.qc-job" 2>/dev/null && break
-        kill -0 $pid 2>/dev/null || break
-        sleep 0.1
-    done
-    kill -9 $pid 2>/dev/null
-    wait $pid 2>/dev/null
-    grep -q '^job ' "$T/$out/.qc-job" 2>/dev/null || fail "without keys, job $out: $(cat "$T/$out.log")"
-done
-anon n4 "$slide"
-rc=$?
-[ $rc = 2 ] || fail "without keys, a third held job: exit $rc, expected 2: $(tail -3 "$T/n4.log")"
-grep -q "this broker's clients (it has no --cert, so they are one client to its limits) hold 2 jobs at this broker, their limit (qc-broker --max-jobs-per-client 2)" \
-    "$T/n4.log" || fail "without keys: no reason for the job refusal: $(tail -3 "$T/n4.log")"
-grep -q "refused clients without a certificate: a new job: they hold 2 jobs (--max-jobs-per-client 2)" \
-    "$T/broker.log" || fail "without keys: the job refusal not logged: $(tail -3 "$T/broker.log")"
+submit - n2 || fail "without keys, a first job: $(cat "$T/n2.log")"
+submit - n3 || fail "without keys, a second job: $(cat "$T/n3.log")"
+expect_refused - n4 \
+    "this broker's clients (it has no --cert, so they are one client to its limits) hold 2 jobs at this broker, their limit (qc-broker --max-jobs-per-client 2)" \
+    "refused clients without a certificate: a new job: they hold 2 jobs (--max-jobs-per-client 2)" \
+    "$slide"
 pass "without keys, two clients' held jobs fill --max-jobs-per-client 2 for a third: refused with the reason, logged"
