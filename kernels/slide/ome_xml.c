@@ -303,23 +303,23 @@ qc_ome_is_xml (const char *text)
 static const char *
 slide_image (const char *text, const char *end, const char **image_end)
 {
-    const char *first = find_start (text, end, "Image");
-    for (const char *image = first; image;) {
-        const char *next = find_start (image, end, "Image");
+    const char *first = NULL, *first_end = end;
+    for (const char *image = find_start (text, end, "Image"), *next; image; image = next) {
+        next = find_start (image, end, "Image");
         const char *stop = next ? next : end;
-        const char *data = find_start (image, stop, "TiffData");
-        if (data) {
-            char v[16];
-            if (attr (data, end, "IFD", v, sizeof v) != 0
-                || attr_whole (data, end, "IFD", 65535) == 0) {
-                *image_end = stop;
-                return image;
-            }
+        if (!first) {
+            first = image;
+            first_end = stop;
         }
-        image = next;
+        const char *data = find_start (image, stop, "TiffData");
+        char v[16];
+        if (data && (attr (data, end, "IFD", v, sizeof v) != 0
+                     || attr_whole (data, end, "IFD", 65535) == 0)) {
+            *image_end = stop;
+            return image;
+        }
     }
-    const char *next = first ? find_start (first, end, "Image") : NULL;
-    *image_end = next ? next : end;
+    *image_end = first_end;
     return first;
 }
 

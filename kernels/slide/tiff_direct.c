@@ -512,10 +512,9 @@ copy_tiles (const qc_tiff_direct_t *self, TIFF *tif, int level,
                                                           "its byte count cannot be read")
                                 : " (0 bytes)");
                 return qc_tiff_direct_trouble_rc (self, tif);
-            } else if (rgba ? read_rgba_tile (rgba, l, tx, ty, bg, tile) != 0
-                                || diag->trouble
-                            : TIFFReadEncodedTile (tif, t, tile, tile_bytes) != tile_bytes
-                                || diag->trouble) {
+            } else if ((rgba ? read_rgba_tile (rgba, l, tx, ty, bg, tile) != 0
+                             : TIFFReadEncodedTile (tif, t, tile, tile_bytes) != tile_bytes)
+                       || diag->trouble) {
                 qc_set_err (why, whylen, "tile %u: %s", (unsigned) t,
                             qc_tiff_direct_trouble (self, tif, diag,
                                                     "short read"));

@@ -11,8 +11,8 @@
  * What: when OpenSlide says the slide is "aperio" or "generic-tiff" (or
  * the slide's own metadata says "ome-tiff": then directory 0 and its
  * SubIFDs are the levels, tiff_meta.h) and every level is one tiled TIFF
- * directory of the same size, the level's
- * tiles are decoded here with libtiff and copied into RGB rows: 8-bit
+ * directory of the same size, the level's tiles are decoded here with
+ * libtiff and copied into RGB rows: 8-bit
  * RGB tiles (JPEG with YCbCr or RGB photometric, through the same
  * libjpeg OpenSlide uses; uncompressed, LZW or deflate) straight, and
  * the rest libtiff decodes (grey, 16-bit, alpha, planes apart, other

@@ -49,18 +49,17 @@ jpeg_rgb_is_ycbcr (TIFF *tif, uint16_t *h, uint16_t *v)
 
 /* 1 when the current directory's tiles are 8-bit RGB (or JPEG in RGB
  * or YCbCr) that TIFFReadEncodedTile gives as OpenSlide's pixels; the
- * JPEG details in *out. */
+ * JPEG details in *out (whose geometry and orient directory_usable set). */
 static int
 decodes_as_rgb (TIFF *tif, qc_tiff_level_t *out)
 {
-    uint16_t comp = 0, photo = 0, spp = 0, bps = 0, planar = 0, orient = 0;
-    uint16_t fmt = 0;
+    uint16_t comp = 0, photo = 0, spp = 0, bps = 0, planar = 0, fmt = 0;
+    const uint16_t orient = out->orient;
     if (!TIFFGetField (tif, TIFFTAG_PHOTOMETRIC, &photo)
         || !TIFFGetFieldDefaulted (tif, TIFFTAG_COMPRESSION, &comp)
         || !TIFFGetFieldDefaulted (tif, TIFFTAG_SAMPLESPERPIXEL, &spp)
         || !TIFFGetFieldDefaulted (tif, TIFFTAG_BITSPERSAMPLE, &bps)
         || !TIFFGetFieldDefaulted (tif, TIFFTAG_PLANARCONFIG, &planar)
-        || !TIFFGetFieldDefaulted (tif, TIFFTAG_ORIENTATION, &orient)
         || !TIFFGetFieldDefaulted (tif, TIFFTAG_SAMPLEFORMAT, &fmt))
         return 0;
     /* An Orientation other than top-left is read as stored, as

@@ -27,9 +27,10 @@ typedef struct {
 } qc_tiff_level_t;
 
 /* The current directory of tif as a level, its geometry and kind in
- * *out (zeroed first): 1 read here; 0 not a level (not tiled, no size);
- * -1 a tiled directory of a kind read by OpenSlide only (JPEG 2000, a
- * codec libtiff lacks), which might still be one of its levels. */
+ * *out (zeroed first): 1 read here; 0 not tiled; -1 any other tiled
+ * directory (a kind read by OpenSlide only: JPEG 2000, a codec libtiff
+ * lacks, tiles over the bound), its size in *out, which might still be
+ * one of OpenSlide's levels. */
 int qc_tiff_level_look (TIFF *tif, qc_tiff_level_t *out);
 
 /* The SubIFD offsets of tif's current directory (an OME-TIFF's lower

@@ -3,7 +3,6 @@
 #include "worker/fetch/source.h"
 
 #include "shared/byte_source_file.h"
-#include "shared/err.h"
 #include "shared/url.h"
 
 qc_byte_source_t *
