@@ -144,34 +144,32 @@ holds_place (const job_rec_t *j)
     return !(sched_job_finished (j->sj) && (j->acked_seq == j->last_seq || j->sj->cancelled));
 }
 
-/* Whose jobs the per-client limits count for p: its certificate's (the
- * jobs it owns). Without CurveZMQ no client can be told from another,
- * so all of them are one: their jobs, which have no owner, count
- * together, and the limits still bound the broker's memory (a loop of
- * SUBMITs from anyone who could connect grew it without end). */
-static const char *
-limit_owner (const peer_t *p)
-{
-    return p->cert ? p->cert->key : "";
-}
+/* Whose jobs the per-client limits count for p, and the words the
+ * refusal and the log name them with: its certificate (the jobs it
+ * owns); or, without CurveZMQ, where no client can be told from
+ * another, all clients as one, whose jobs have no owner, so that the
+ * limits still bound the broker's memory (a loop of SUBMITs from anyone
+ * who could connect grew it without end). */
+typedef struct {
+    const char *owner;               /* the jobs' owner key */
+    char who[KEYRING_NAME_MAX + 32]; /* the refusal's subject */
+    const char *holds, *its;         /* its verb and possessive */
+    const char *log_name, *log_holds;
+} limit_party_t;
 
-/* Who is over a limit, for the refusal: "your certificate (NAME)", or
- * the clients together. */
 static void
-limit_who (const peer_t *p, char *out, size_t len)
+limit_party (const peer_t *p, limit_party_t *l)
 {
-    if (p->cert)
-        snprintf (out, len, "your certificate (%s)", p->cert->name);
-    else
-        snprintf (out, len, "this broker's clients (it has no --cert, so they are one "
-                  "client to its limits)");
-}
-
-/* The log's name for who is refused. */
-static const char *
-limit_log_name (const peer_t *p)
-{
-    return p->cert ? p->cert->name : "clients without a certificate";
+    static const limit_party_t everyone = {
+        "", "this broker's clients (it has no --cert, so they are one client to its "
+        "limits)", "hold", "their", "clients without a certificate", "they hold"
+    };
+    if (!p->cert) {
+        *l = everyone;
+        return;
+    }
+    *l = (limit_party_t) { p->cert->key, "", "holds", "its", p->cert->name, "it holds" };
+    snprintf (l->who, sizeof l->who, "your certificate (%s)", p->cert->name);
 }
 
 /* --max-jobs-per-client: whether p's certificate (without CurveZMQ: the
@@ -185,21 +183,18 @@ limits_over_client_quota (qc_broker_t *b, const peer_t *p, char *text, size_t le
     uint32_t max = b->cfg.max_jobs_per_client;
     if (!max)
         return false;
-    const char *owner = limit_owner (p);
+    limit_party_t l;
+    limit_party (p, &l);
     uint32_t held = 0;
     for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
-        held += strcmp (j->owner, owner) == 0 && holds_place (j);
+        held += strcmp (j->owner, l.owner) == 0 && holds_place (j);
     if (held < max)
         return false;
-    char who[PEER_KEY_MAX + 128];
-    limit_who (p, who, sizeof who);
     snprintf (text, len, "%s %s %u jobs at this broker, %s limit (qc-broker "
               "--max-jobs-per-client %u): fetch or cancel some (qc-submit --attach, "
-              "--cancel), or ask its operator", who, p->cert ? "holds" : "hold", held,
-              p->cert ? "its" : "their", max);
-    refusals_log (b->refusals, b->now, limit_log_name (p), "a new job: %s %u jobs "
-                  "(--max-jobs-per-client %u)", p->cert ? "it holds" : "they hold", held,
-                  max);
+              "--cancel), or ask its operator", l.who, l.holds, held, l.its, max);
+    refusals_log (b->refusals, b->now, l.log_name, "a new job: %s %u jobs "
+                  "(--max-jobs-per-client %u)", l.log_holds, held, max);
     return true;
 }
 
@@ -223,8 +218,8 @@ limits_slides_bytes (char *const *slides, size_t n)
 
 /* --max-mb-per-client: whether the jobs p's certificate (without
  * CurveZMQ: the clients together) has at the broker and add more bytes
- * would take over that many MB of it; text then says so. Every job counts until it is forgotten, a
- * cancelled or fetched one too: its config, files and paths stay in
+ * would take over that many MB of it; text then says so. Every job
+ * counts until it is forgotten, a cancelled or fetched one too: its config, files and paths stay in
  * memory until --linger or --retention (counted as held, a loop of
  * submit and cancel pinned any amount). */
 bool
@@ -234,25 +229,23 @@ limits_over_client_bytes (qc_broker_t *b, const peer_t *p, uint64_t add, char *t
     uint64_t max = (uint64_t) b->cfg.max_mb_per_client * 1000000;
     if (!max)
         return false;
-    const char *owner = limit_owner (p);
+    limit_party_t l;
+    limit_party (p, &l);
     uint64_t held = 0;
     for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
-        if (strcmp (j->owner, owner) == 0)
+        if (strcmp (j->owner, l.owner) == 0)
             held += j->bytes;
     if (held + add <= max)
         return false;
-    char who[PEER_KEY_MAX + 128];
-    limit_who (p, who, sizeof who);
     snprintf (text, len, "%s would hold %.1f MB of configs, their files and slide paths at this "
               "broker (%.1f MB held, %.1f MB more sent), over %s limit (qc-broker "
               "--max-mb-per-client %u): a job is let go --linger after its results are "
               "all fetched (qc-submit --attach; cancel what is not needed: --cancel); or "
-              "submit fewer slides or smaller config files, or ask its operator", who,
-              (double) (held + add) / 1e6, (double) held / 1e6, (double) add / 1e6,
-              p->cert ? "its" : "their", b->cfg.max_mb_per_client);
-    refusals_log (b->refusals, b->now, limit_log_name (p), "%.1f MB more: %s %.1f MB "
-                  "(--max-mb-per-client %u)", (double) add / 1e6,
-                  p->cert ? "it holds" : "they hold", (double) held / 1e6,
-                  b->cfg.max_mb_per_client);
+              "submit fewer slides or smaller config files, or ask its operator", l.who,
+              (double) (held + add) / 1e6, (double) held / 1e6, (double) add / 1e6, l.its,
+              b->cfg.max_mb_per_client);
+    refusals_log (b->refusals, b->now, l.log_name, "%.1f MB more: %s %.1f MB "
+                  "(--max-mb-per-client %u)", (double) add / 1e6, l.log_holds,
+                  (double) held / 1e6, b->cfg.max_mb_per_client);
     return true;
 }
