@@ -51,7 +51,7 @@ run (qc_run_t *run)
         return 0;
     }
     if (qc_slide_associated_damaged (run->slide, "macro", NULL, 0)) {
-        /* the slide's first image read said how (qc_slide_side_damage_note) */
+        /* the slide's first image read said how (qc_slide_notes) */
         qc_run_warn (run, "%s- saveMacro: the 'macro' image is damaged (said above); "
                      "not saved", run->filename);
         return 0;

@@ -214,7 +214,7 @@ read_entry (qc_run_t *run, struct qc_run_state *st, qc_work_size_t size,
        levels are QC'd, but a lab should hear of the damage */
     char side[2048] = "";
     if (st->nimages == 0)
-        qc_slide_side_damage_note (run->slide, side, sizeof side);
+        qc_slide_notes (run->slide, side, sizeof side);
     char said[sizeof plan.warning + 512 + sizeof side];
     snprintf (said, sizeof said, "%s%s%s%s%s", plan.warning,
               plan.warning[0] && (look || side[0]) ? "\n" : "", look ? look : "",

@@ -253,6 +253,8 @@ objective_mag (const char *text, const char *end, const char *id)
     return differ ? 0.0 : found;
 }
 
+const char *const qc_ome_side_names[QC_OME_NSIDE] = { "label", "macro", "thumbnail" };
+
 /* Whether an Image's Name v names the side image name: the same word
  * without case ("label", "Label"), or it followed by " image", as
  * Bio-Formats names a CZI's ("label image", "macro image", "thumbnail
@@ -321,6 +323,64 @@ slide_image (const char *text, const char *end, const char **image_end)
     }
     *image_end = first_end;
     return first;
+}
+
+int
+qc_ome_images (const char *text, qc_ome_image_t *list, int max)
+{
+    if (!qc_ome_is_xml (text) || max < 0 || (max > 0 && !list))
+        return -1;
+    const char *end = text + strlen (text), *slide_end;
+    const char *slide = slide_image (text, end, &slide_end);
+    int n = 0;
+    for (const char *image = find_start (text, end, "Image"), *next; image;
+         image = next, n++) {
+        next = find_start (image, end, "Image");
+        if (n >= max)
+            continue;           /* counted, not described */
+        const char *stop = next ? next : end;
+        qc_ome_image_t *img = &list[n];
+        memset (img, 0, sizeof *img);
+        img->slide = image == slide;
+        if (attr (image, end, "Name", img->name, sizeof img->name) != 0)
+            img->name[0] = '\0';
+        for (int k = 0; k < QC_OME_NSIDE; k++)
+            img->side |= names_side_image (img->name, qc_ome_side_names[k]);
+        const char *pixels = find_start (image, stop, "Pixels");
+        if (pixels) {
+            img->w = attr_count (pixels, end, "SizeX");
+            img->h = attr_count (pixels, end, "SizeY");
+        }
+        const char *data = find_start (image, stop, "TiffData");
+        char v[16];
+        img->ifd = !data ? -1
+                   : attr (data, end, "IFD", v, sizeof v) != 0 ? 0  /* the schema's default */
+                   : attr_whole (data, end, "IFD", 65535);
+    }
+    /* the slide's own lower resolutions: the run of them after it (a
+       scene of the slide's size lists its own after itself) */
+    int listed = n < max ? n : max, at = 0;
+    while (at < listed && !list[at].slide)
+        at++;
+    for (int j = at + 1; j < listed
+         && qc_ome_is_lower_resolution (&list[j], list[at].w, list[at].h); j++)
+        list[j].slide_level = 1;
+    return n;
+}
+
+int
+qc_ome_is_lower_resolution (const qc_ome_image_t *img, int64_t w0, int64_t h0)
+{
+    if (!img || img->slide || img->side || img->ifd < 1 || img->w <= 0 || img->h <= 0
+        || w0 <= 0 || h0 <= 0)
+        return 0;
+    /* the factors f with |w0 / f - w| <= 1, and with |h0 / f - h| <= 1:
+       [lo, hi] each; a factor both allow, of at least 1.5 */
+    double w = (double) img->w, h = (double) img->h;
+    double lo = fmax ((double) w0 / (w + 1.0), (double) h0 / (h + 1.0));
+    double hi = fmin (w > 1.0 ? (double) w0 / (w - 1.0) : INFINITY,
+                      h > 1.0 ? (double) h0 / (h - 1.0) : INFINITY);
+    return lo <= hi && hi >= 1.5;
 }
 
 int

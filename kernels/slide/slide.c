@@ -464,6 +464,18 @@ qc_slide_level_downsample (const qc_slide_t *self, int level)
 }
 
 int
+qc_slide_level_tiff_dir (const qc_slide_t *self, int level, int *dir, uint64_t *subifd)
+{
+    const qc_tiff_meta_level_t *l = self && dir && subifd
+                                    ? qc_tiff_meta_level (self->meta, level) : NULL;
+    if (!l)
+        return -1;
+    *dir = l->dir;
+    *subifd = l->subifd;
+    return 0;
+}
+
+int
 qc_slide_best_level (const qc_slide_t *self, double downsample)
 {
     if (!self)

@@ -124,6 +124,13 @@ int qc_slide_level_size (const qc_slide_t *self, int level, int64_t *w,
 /* Downsample factor of level relative to level 0; 0 when it does not
  * exist. */
 double qc_slide_level_downsample (const qc_slide_t *self, int level);
+/* Where level is in the slide's TIFF when its metadata was read here
+ * (tiff_meta.h; always for an OME-TIFF): the chain's directory *dir, or
+ * the SubIFD at offset *subifd (0: none). 0; -1 when that is not known
+ * here (a slide OpenSlide opened) or level does not exist. For the
+ * direct reader (tiff_direct.c). */
+int qc_slide_level_tiff_dir (const qc_slide_t *self, int level, int *dir,
+                             uint64_t *subifd);
 /* OpenSlide's best level for a downsample factor (the largest level
  * whose downsample is not above it; for a byte source, the same rule). */
 int qc_slide_best_level (const qc_slide_t *self, double downsample);
@@ -241,11 +248,13 @@ int qc_slide_has_associated (const qc_slide_t *self, const char *name);
  * levels are read as ever. 0 otherwise. */
 int qc_slide_associated_damaged (const qc_slide_t *self, const char *name, char *why,
                                  size_t whylen);
-/* The slide's damaged side images, a line each ("the file's label image
- * (its image 2, 387 x 463) is damaged: ...; the slide's levels are read
- * and QC'd ..."), into note ("" when none: a slide's first image read
- * warns of them). Returns how many there are. */
-int qc_slide_side_damage_note (const qc_slide_t *self, char *note, size_t len);
+/* What a lab should hear of the file beyond its levels' QC, a line
+ * each, into note ("" when none: a slide's first image read warns of
+ * them): its damaged side images ("the file's label image (its image 2,
+ * 387 x 463) is damaged: ...; the slide's levels are read and QC'd
+ * ..."), then the images it holds that are not QC'd (an OME-TIFF's other
+ * scenes, tiff_meta.h). Returns how many lines there are. */
+int qc_slide_notes (const qc_slide_t *self, char *note, size_t len);
 /* The associated image name as RGB, OpenSlide's premultiplied pixels
  * un-premultiplied as openslide-python does (HistoQC then drops alpha).
  * NULL with a reason in err: damaged (qc_slide_associated_damaged's

@@ -80,7 +80,7 @@ qc_slide_associated_damaged (const qc_slide_t *self, const char *name, char *why
 }
 
 int
-qc_slide_side_damage_note (const qc_slide_t *self, char *note, size_t len)
+qc_slide_notes (const qc_slide_t *self, char *note, size_t len)
 {
     if (!note || !len)
         return 0;
@@ -100,7 +100,10 @@ qc_slide_side_damage_note (const qc_slide_t *self, char *note, size_t len)
             break;
         used += (size_t) n < len - used ? (size_t) n : len - used - 1;
     }
-    return d->n;
+    const char *more = qc_tiff_meta_note (self->meta);
+    if (more && used + 1 < len)
+        snprintf (note + used, len - used, "%s%s", used ? "\n" : "", more);
+    return d->n + (more != NULL);
 }
 
 /* name's ARGB pixels read by OpenSlide on a handle of its own into argb

@@ -105,24 +105,28 @@ qc_tiff_direct_close (qc_tiff_direct_t **self_p)
     *self_p = NULL;
 }
 
-/* An OME-TIFF's candidate levels: directory 0 (tif's current one) and
- * its SubIFDs; the file's other directories are other planes or images
- * of the same size (tiff_meta.h). The count, or -1 with why. */
+/* An OME-TIFF's candidate levels: the directories its metadata took
+ * for levels (tiff_meta.h: the first, its SubIFDs, the chain's of
+ * Images that hold the slide at lower resolutions), one a level; the
+ * file's other directories are other planes or images. The count, or
+ * -1 with why. */
 static int
-ome_candidates (TIFF *tif, qc_tiff_level_t *dirs, int *usable, char *why, size_t whylen)
+ome_candidates (TIFF *tif, const qc_slide_t *slide, qc_tiff_level_t *dirs, int *usable,
+                char *why, size_t whylen)
 {
-    uint64_t copy[MAX_DIRS - 1];
-    usable[0] = qc_tiff_level_look (tif, &dirs[0]);
-    int n = qc_tiff_level_subifds (tif, copy, MAX_DIRS - 1);
-    if (n < 0)
-        return qc_fail (why, whylen, "more than %d SubIFDs", MAX_DIRS - 1);
-    for (int i = 0; i < n; i++) {
-        if (!TIFFSetSubDirectory (tif, copy[i]))
-            return qc_fail (why, whylen, "cannot read SubIFD %d", i);
-        usable[i + 1] = qc_tiff_level_look (tif, &dirs[i + 1]);
-        dirs[i + 1].subifd = copy[i];
+    int n = qc_slide_level_count (slide);
+    for (int i = 0; i < n && i < MAX_DIRS; i++) {
+        int dir = 0;
+        uint64_t sub = 0;
+        if (qc_slide_level_tiff_dir (slide, i, &dir, &sub) != 0 || dir < 0)
+            return qc_fail (why, whylen, "level %d's TIFF directory is not known", i);
+        if (!(sub ? TIFFSetSubDirectory (tif, sub) : TIFFSetDirectory (tif, (tdir_t) dir)))
+            return qc_fail (why, whylen, "cannot read level %d's TIFF directory", i);
+        usable[i] = qc_tiff_level_look (tif, &dirs[i]);
+        dirs[i].dir = (tdir_t) dir;
+        dirs[i].subifd = sub;
     }
-    return n + 1;
+    return n < MAX_DIRS ? n : MAX_DIRS;
 }
 
 /* The candidate levels of a TIFF whose levels are in its directory
@@ -150,7 +154,7 @@ match_levels (qc_tiff_direct_t *self, TIFF *tif, const qc_slide_t *slide, int om
 {
     qc_tiff_level_t dirs[MAX_DIRS];
     int usable[MAX_DIRS];
-    int ndirs = ome ? ome_candidates (tif, dirs, usable, why, whylen)
+    int ndirs = ome ? ome_candidates (tif, slide, dirs, usable, why, whylen)
                     : chain_candidates (tif, dirs, usable, why, whylen);
     if (ndirs < 0)
         return -1;

@@ -334,7 +334,7 @@ pick_levels (qc_tiff_meta_t *m, const dir_t *dirs, const uint64_t *subifd, int n
         if (!d->w || !d->h || !d->tile_w || !d->tile_h)
             return meta_decline (why, whylen, "directory %d has no size", i);
         m->levels[m->nlevels++] = (qc_tiff_meta_level_t) {
-            .dir = subifd ? 0 : i, .subifd = subifd ? subifd[i] : 0, .w = d->w,
+            .dir = subifd ? d->chain : i, .subifd = subifd ? subifd[i] : 0, .w = d->w,
             .h = d->h, .tile_w = d->tile_w, .tile_h = d->tile_h
         };
     }
@@ -450,6 +450,7 @@ qc_tiff_meta_free (qc_tiff_meta_t **self_p)
     }
     for (size_t i = 0; i < m->nimages; i++)
         free (m->images[i].name);
+    free (m->note);
     free (m->props);
     free (m->images);
     free (m->levels);
@@ -603,6 +604,12 @@ const char *
 qc_tiff_meta_vendor (const qc_tiff_meta_t *self)
 {
     return self ? self->vendor : NULL;
+}
+
+const char *
+qc_tiff_meta_note (const qc_tiff_meta_t *self)
+{
+    return self ? self->note : NULL;
 }
 
 int

@@ -20,8 +20,11 @@
  *  - one format OpenSlide 3.4.1 does not know: OME-TIFF (OME-XML in
  *    directory 0's description; OpenSlide reads it as a generic TIFF of
  *    one level, without its resolution): vendor "ome-tiff", levels
- *    directory 0 and its SubIFDs, widest first (the file's other
- *    directories are other planes or images), openslide.mpp-x/-y and
+ *    directory 0, its SubIFDs and the chain's directories of the Images
+ *    listed right after the slide's that hold it at lower resolutions
+ *    (bfconvert's without -noflat: ome_xml.h), widest first (the
+ *    file's other directories are other planes or images: a note,
+ *    qc_tiff_meta_note, names the Images not QC'd), openslide.mpp-x/-y and
  *    openslide.objective-power from the slide's Image (ome_xml.h), the
  *    Images named label, macro and thumbnail (or "label image", ...:
  *    qc_ome_image_ifd; in the chain's directory their TiffData names)
@@ -101,6 +104,9 @@ void qc_tiff_meta_free (qc_tiff_meta_t **self_p);
 int qc_tiff_meta_aperio_name (int dir, const char *desc, const char **at, size_t *n);
 
 const char *qc_tiff_meta_vendor (const qc_tiff_meta_t *self);
+/* What a lab should hear of the file beyond its levels' QC (an
+ * OME-TIFF's Images that are not QC'd), or NULL when nothing. */
+const char *qc_tiff_meta_note (const qc_tiff_meta_t *self);
 int qc_tiff_meta_level_count (const qc_tiff_meta_t *self);
 /* Level i (0 <= i < count), or NULL. */
 const qc_tiff_meta_level_t *qc_tiff_meta_level (const qc_tiff_meta_t *self,

@@ -36,6 +36,7 @@ struct qc_tiff_meta {
     size_t nprops, cap;
     image_t *images;
     size_t nimages;
+    char *note;               /* qc_tiff_meta_note's; NULL: none */
 };
 
 /* One TIFF directory as the walk saw it. */
@@ -48,6 +49,8 @@ typedef struct {
     int depth_ok;
     uint16_t spp;             /* SamplesPerPixel */
     char *desc;               /* ImageDescription, or NULL */
+    int chain;                /* an OME-TIFF level's directory in the chain
+                                 (a SubIFD's: its parent's, 0) */
 } dir_t;
 
 /* Sets the property name to v as OpenSlide writes doubles

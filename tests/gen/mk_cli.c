@@ -66,6 +66,9 @@ mk_cli_help (FILE *fp)
 "  --ome                 write an OME-TIFF instead (as Bio-Formats' bfconvert\n"
 "                        does): the lower levels in SubIFDs of level 0, the\n"
 "                        magnification and pixel size in OME-XML\n"
+"  --ome-flat            an OME-TIFF whose lower levels are Images of their own,\n"
+"                        after level 0 in the directory chain (as bfconvert\n"
+"                        writes a pyramidal slide without -noflat)\n"
 "  -v, --verbose         print the plan and timings to stderr\n"
 "  -h, --help            this text\n"
 "  -V, --version         the version\n"
@@ -264,7 +267,8 @@ static int o_classic (mk_opts_t *o, seen_t *s, const char *n, const char *v)
 { (void) n; (void) v; return tiff_kind (o, s, 2); }
 
 static int o_ome (mk_opts_t *o, seen_t *s, const char *n, const char *v)
-{ (void) s; (void) n; (void) v; o->ome = 1; return 0; }
+{ (void) s; (void) v; o->ome = strcmp (n, "--ome-flat") == 0 ? MK_OME_FLAT : MK_OME_SUBIFDS;
+  return 0; }
 
 static int o_verbose (mk_opts_t *o, seen_t *s, const char *n, const char *v)
 { (void) s; (void) n; (void) v; o->verbose = 1; return 0; }
@@ -295,6 +299,7 @@ static const struct {
     { "--bigtiff", NULL, 0, o_big },
     { "--classic-tiff", NULL, 0, o_classic },
     { "--ome", NULL, 0, o_ome },
+    { "--ome-flat", NULL, 0, o_ome },
     { "--verbose", "-v", 0, o_verbose },
 };
 

@@ -6,7 +6,9 @@
 #include <string.h>
 
 /* An OME-XML text as Bio-Formats writes it for a brightfield RGB image:
- * the objective, the pixel size, one 3-sample channel. */
+ * the objective, the pixel size, one 3-sample channel; flattened
+ * (MK_OME_FLAT), an Image of each lower level after it, "NAME #2", ...,
+ * each in the chain's directory of its level. */
 static char *
 ome_xml (const mk_opts_t *o, const mk_levels_t *lv, const char *filename)
 {
@@ -24,6 +26,20 @@ ome_xml (const mk_opts_t *o, const mk_levels_t *lv, const char *filename)
     for (char *c = name; *c; c++)
         if (strchr ("<>&\"'", *c))
             *c = '_';
+    char levels[16384] = "";
+    size_t used = 0;
+    for (int l = 1; o->ome == MK_OME_FLAT && l < lv->n && used < sizeof levels; l++) {
+        int k = snprintf (levels + used, sizeof levels - used,
+                          "<Image ID=\"Image:%d\" Name=\"%s #%d\"><Pixels DimensionOrder=\"XYCZT\" "
+                          "ID=\"Pixels:%d\" Interleaved=\"true\" SizeC=\"3\" SizeT=\"1\" "
+                          "SizeX=\"%d\" SizeY=\"%d\" SizeZ=\"1\" Type=\"uint8\"><Channel "
+                          "ID=\"Channel:%d:0\" SamplesPerPixel=\"3\"/><TiffData IFD=\"%d\" "
+                          "PlaneCount=\"1\"/></Pixels></Image>", l, name, l + 1, l, lv->w[l],
+                          lv->h[l], l, l);
+        used += k > 0 ? (size_t) k : sizeof levels;
+    }
+    if (used >= sizeof levels)
+        return NULL;
     char *text = NULL;
     int n = asprintf (&text,
                       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
@@ -34,9 +50,9 @@ ome_xml (const mk_opts_t *o, const mk_levels_t *lv, const char *filename)
                       "Interleaved=\"true\"%s SignificantBits=\"8\" SizeC=\"3\" SizeT=\"1\" "
                       "SizeX=\"%d\" SizeY=\"%d\" SizeZ=\"1\" Type=\"uint8\">"
                       "<Channel ID=\"Channel:0:0\" SamplesPerPixel=\"3\"><LightPath/></Channel>"
-                      "<TiffData IFD=\"0\" PlaneCount=\"1\"/></Pixels></Image></OME>",
+                      "<TiffData IFD=\"0\" PlaneCount=\"1\"/></Pixels></Image>%s</OME>",
                       QC_VERSION, (unsigned long long) o->seed, instrument, name,
-                      objective, size, lv->w[0], lv->h[0]);
+                      objective, size, lv->w[0], lv->h[0], levels);
     return n < 0 ? NULL : text;
 }
 

@@ -25,6 +25,11 @@ enum {
 /* Name of feature bit index i ("tissue", "pen", ...). */
 const char *mk_feature_name (int i);
 
+/* How an OME-TIFF keeps its lower levels: in SubIFDs of level 0, or as
+ * Images of their own after it in the directory chain (bfconvert's
+ * "flattened" resolutions, without -noflat). */
+enum { MK_OME_SUBIFDS = 1, MK_OME_FLAT = 2 };
+
 typedef struct {
     const char *out;          /* the .svs to write */
     int width, height;        /* level 0, pixels */
@@ -45,8 +50,8 @@ typedef struct {
     double pale_factor;       /* pale patches' stain density, times normal;
                                  0 = 0.33-0.55 from the seed */
     int bigtiff;              /* -1 auto, 0 classic TIFF, 1 BigTIFF */
-    int ome;                  /* an OME-TIFF (lower levels in SubIFDs, OME-XML),
-                                 not an Aperio slide */
+    int ome;                  /* an OME-TIFF (OME-XML), not an Aperio slide:
+                                 MK_OME_SUBIFDS, MK_OME_FLAT; 0 not */
     int verbose;
 } mk_opts_t;
 

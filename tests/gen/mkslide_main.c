@@ -173,7 +173,7 @@ run (const mk_opts_t *o, slide_t *s)
     job.levels = &s->levels;
     job.quality = o->quality;
     job.threads = o->threads;
-    job.subifds = o->ome;
+    job.subifds = o->ome == MK_OME_SUBIFDS;
     /* Classic TIFF offsets end at 4 GiB. JPEG never grows data past its
      * raw size, so raw level pixels under 3.5 GiB always fit. */
     double raw = 0;

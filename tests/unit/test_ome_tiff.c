@@ -12,7 +12,10 @@
  * vendor "ome-tiff", the three levels with their downsamples, every
  * level whole and in pieces the pixels written, the magnification the
  * pipeline reads (qc_region_base_mag_said) and the pixel size, the
- * second plane read as the side image its OME-XML names (macro); units
+ * second plane read as the side image its OME-XML names (macro); the
+ * same pyramid with its levels as Images of their own in the chain
+ * (bfconvert without -noflat), read as the same levels; a file of
+ * several scenes, the others named in the slide's notes; units
  * other than µm; an OME-TIFF of one level; channels stored apart
  * (fluorescence) and one in strips refused with their reasons, by
  * source in the same words as by path and not declined (a URL would be
@@ -230,6 +233,80 @@ test_pyramid (const char *dir)
     unlink (path);
 }
 
+/* bfconvert without -noflat: the pyramid's levels are Images of their
+ * own in the directory chain, listed after the slide, no SubIFDs. They
+ * are the slide's levels, read as SubIFDs are; nothing is said of
+ * them (they are QC'd). */
+static void
+test_flattened (const char *dir)
+{
+    char path[1200], desc[2048], err[512] = "";
+    snprintf (path, sizeof path, "%s/flat.ome.tif", dir);
+    snprintf (desc, sizeof desc, "%s<Instrument><Objective ID=\"O\" NominalMagnification=\"20\"/>"
+              "</Instrument><Image Name=\"flat.svs\"><ObjectiveSettings ID=\"O\"/><Pixels "
+              "PhysicalSizeX=\"0.5\" PhysicalSizeY=\"0.5\" SizeC=\"3\" SizeX=\"992\" "
+              "SizeY=\"688\"><TiffData IFD=\"0\"/></Pixels></Image>"
+              "<Image Name=\"flat.svs #2\"><Pixels SizeC=\"3\" SizeX=\"248\" SizeY=\"172\">"
+              "<TiffData IFD=\"1\"/></Pixels></Image>"
+              "<Image Name=\"flat.svs #3\"><Pixels SizeC=\"3\" SizeX=\"62\" SizeY=\"43\">"
+              "<TiffData IFD=\"2\"/></Pixels></Image>"
+              "<Image Name=\"macro\"><Pixels SizeC=\"3\" SizeX=\"992\" SizeY=\"688\">"
+              "<TiffData IFD=\"3\"/></Pixels></Image></OME>", OME_HEAD);
+    CHECK (write_slide (path, desc, LEVELS, 0, 3, 1) == 0, "flattened not written");
+    qc_slide_t *s = qc_slide_open (path, err, sizeof err);
+    CHECK (s != NULL, "flattened by path: %s", err);
+    char note[1024] = "?";
+    if (s) {
+        check_pyramid (s, "flattened by path");
+        CHECK (qc_slide_notes (s, note, sizeof note) == 0 && note[0] == '\0',
+               "flattened: a note: %s", note);
+    }
+    qc_slide_close (&s);
+    qc_byte_source_t *src = NULL;
+    int declined;
+    s = open_by_source (path, &src, &declined, err, sizeof err);
+    CHECK (s && declined == 0, "flattened by source: %s", err);
+    if (s)
+        check_pyramid (s, "flattened by source");
+    qc_slide_close (&s);
+    qc_byte_source_close (&src);
+    unlink (path);
+}
+
+/* A file of several brightfield Images (a CZI's scenes): the one at the
+ * first directory is QC'd, and the slide's notes name the others in
+ * the file (not those in none, nor a side image, nor another scene's
+ * own lower resolution), in one line whatever their names hold. */
+static void
+test_scenes (const char *dir)
+{
+    char path[1200], desc[2048], err[512] = "";
+    snprintf (path, sizeof path, "%s/scenes.ome.tif", dir);
+    snprintf (desc, sizeof desc, "%s<Image Name=\"Scene #1\"><Pixels SizeC=\"3\" "
+              "SizeX=\"992\" SizeY=\"688\"><TiffData IFD=\"0\"/></Pixels></Image>"
+              "<Image Name=\"Scene|#2&#10;b\"><Pixels SizeC=\"3\" SizeX=\"992\" SizeY=\"688\">"
+              "<TiffData IFD=\"1\"/></Pixels></Image>"
+              "<Image Name=\"Scene #2 lower\"><Pixels SizeC=\"3\" SizeX=\"248\" SizeY=\"172\">"
+              "<TiffData IFD=\"2\"/></Pixels></Image>"
+              "<Image Name=\"label\"><Pixels SizeX=\"99\" SizeY=\"99\"><TiffData IFD=\"3\"/>"
+              "</Pixels></Image>"
+              "<Image Name=\"elsewhere\"><Pixels SizeX=\"99\" SizeY=\"9\"/></Image></OME>",
+              OME_HEAD);
+    CHECK (write_slide (path, desc, LEVELS, 1, 3, 1) == 0, "scenes not written");
+    qc_slide_t *s = qc_slide_open (path, err, sizeof err);
+    char note[1024] = "";
+    CHECK (s && qc_slide_level_count (s) == LEVELS, "scenes: %s",
+           s ? "levels" : err);
+    CHECK (s && qc_slide_notes (s, note, sizeof note) == 1
+           && strstr (note, "holds 1 image besides the slide that is not QC'd: "
+                      "'Scene?#2?b' (series 1, 992 x 688); QC reads only the image at "
+                      "its first TIFF directory ('Scene #1')")
+           && strstr (note, "bfconvert -series N") && !strchr (note, '\n')
+           && !strstr (note, "lower") && !strstr (note, "elsewhere"), "scenes: note %s", note);
+    qc_slide_close (&s);
+    unlink (path);
+}
+
 /* Other units and forms; one level; fluorescence; SubIFDs without OME. */
 static void
 test_kinds (const char *dir)
@@ -342,6 +419,8 @@ main (void)
     char dir[] = "/tmp/qc-ome-tiff-XXXXXX";
     CHECK (mkdtemp (dir) != NULL);
     test_pyramid (dir);
+    test_flattened (dir);
+    test_scenes (dir);
     test_kinds (dir);
     rmdir (dir);
     return check_done ("test_ome_tiff");

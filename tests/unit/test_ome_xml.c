@@ -152,6 +152,8 @@ test_damaged (void)
             t[at] = *m;
             qc_ome_info_t i;
             qc_ome_read (t, &i);
+            qc_ome_image_t list[4];
+            qc_ome_images (t, list, 4);
         }
     free (t);
 }
@@ -216,6 +218,65 @@ test_slide_image (void)
     CHECK (qc_ome_read (bare, &i) == -1 && i.mpp_x == 0.0, "bare slide Image: mpp %g", i.mpp_x);
 }
 
+/* The Images listed: where each is, its size, which is the slide, a
+ * side image, or the slide at a lower resolution (bfconvert's flattened
+ * pyramid: the run right after the slide of sizes it divides to, within
+ * a pixel, by a factor of 1.5 or more). */
+static void
+test_images (void)
+{
+    /* bfconvert of a CZI of two scenes, flattened: each scene's levels
+     * after it, then its label; the second scene is the slide's size,
+     * its level one of the slide's sizes, and not the slide's */
+    static const char czi[] =
+        "<OME><Image Name=\"s.czi #1\"><Pixels SizeX=\"46000\" SizeY=\"32914\">"
+        "<TiffData IFD=\"0\"/></Pixels></Image>"
+        "<Image Name=\"s.czi #2\"><Pixels SizeX=\"11500\" SizeY=\"8229\"><TiffData IFD=\"1\"/>"
+        "</Pixels></Image>"
+        "<Image Name=\"s.czi #3\"><Pixels SizeX=\"2875\" SizeY=\"2057\"><TiffData IFD=\"2\"/>"
+        "</Pixels></Image>"
+        "<Image Name=\"s.czi #4\"><Pixels SizeX=\"46000\" SizeY=\"32914\"><TiffData IFD=\"3\"/>"
+        "</Pixels></Image>"
+        "<Image Name=\"s.czi #5\"><Pixels SizeX=\"11500\" SizeY=\"8228\"><TiffData IFD=\"4\"/>"
+        "</Pixels></Image>"
+        "<Image Name=\"label image\"><Pixels SizeX=\"1000\" SizeY=\"716\"><TiffData IFD=\"5\"/>"
+        "</Pixels></Image>"
+        "<Image Name=\"elsewhere\"><Pixels SizeX=\"5750\" SizeY=\"4114\"/></Image></OME>";
+    qc_ome_image_t l[8];
+    CHECK (qc_ome_images (czi, l, 8) == 7);
+    CHECK (l[0].slide && !l[0].slide_level && l[0].ifd == 0 && l[0].w == 46000
+           && l[0].h == 32914 && strcmp (l[0].name, "s.czi #1") == 0, "slide %d %lld x %lld",
+           l[0].slide, (long long) l[0].w, (long long) l[0].h);
+    CHECK (l[1].slide_level && l[2].slide_level && l[1].ifd == 1 && l[2].ifd == 2,
+           "the slide's levels: %d %d", l[1].slide_level, l[2].slide_level);
+    CHECK (!l[3].slide && !l[3].slide_level && !l[4].slide_level && l[4].ifd == 4,
+           "the second scene and its level: %d %d", l[3].slide_level, l[4].slide_level);
+    CHECK (l[5].side && !l[5].slide_level && l[6].ifd == -1 && !l[6].slide_level,
+           "label %d, elsewhere ifd %d", l[5].side, l[6].ifd);
+    /* fewer than listed: counted all the same; none asked */
+    CHECK (qc_ome_images (czi, l, 2) == 7 && l[1].slide_level);
+    CHECK (qc_ome_images (czi, NULL, 0) == 7 && qc_ome_images (czi, NULL, 1) == -1);
+    CHECK (qc_ome_images ("<Image/>", l, 8) == -1 && qc_ome_images (NULL, l, 8) == -1);
+    CHECK (qc_ome_images ("<OME/>", l, 8) == 0);
+
+    /* a lower resolution: one factor for both sides, within a pixel */
+    qc_ome_image_t img = { .ifd = 1, .w = 11500, .h = 8229 };
+    CHECK (qc_ome_is_lower_resolution (&img, 46000, 32914) == 1);
+    img.h = 8227;
+    CHECK (qc_ome_is_lower_resolution (&img, 46000, 32914) == 1, "8227: within a pixel");
+    img.h = 8300;
+    CHECK (qc_ome_is_lower_resolution (&img, 46000, 32914) == 0, "another shape");
+    img = (qc_ome_image_t) { .ifd = 1, .w = 40000, .h = 28620 };
+    CHECK (qc_ome_is_lower_resolution (&img, 46000, 32914) == 0, "a factor of 1.15");
+    img = (qc_ome_image_t) { .ifd = 0, .w = 11500, .h = 8229 };
+    CHECK (qc_ome_is_lower_resolution (&img, 46000, 32914) == 0, "at IFD 0");
+    img = (qc_ome_image_t) { .ifd = 2, .w = 11500, .h = 8229, .side = 1 };
+    CHECK (qc_ome_is_lower_resolution (&img, 46000, 32914) == 0, "a side image");
+    img = (qc_ome_image_t) { .ifd = 2, .w = 0, .h = 8229 };
+    CHECK (qc_ome_is_lower_resolution (&img, 46000, 32914) == 0
+           && qc_ome_is_lower_resolution (NULL, 46000, 32914) == 0, "no size");
+}
+
 int
 main (void)
 {
@@ -224,6 +285,7 @@ main (void)
     test_not_ome ();
     test_image_ifd ();
     test_slide_image ();
+    test_images ();
     test_damaged ();
     return check_done ("test_ome_xml");
 }

@@ -135,7 +135,7 @@ main (void)
     qc_slide_close (&s);
     char note[1024];
     s = qc_slide_open (path, err, sizeof err);
-    CHECK (s && qc_slide_side_damage_note (s, note, sizeof note) == 1
+    CHECK (s && qc_slide_notes (s, note, sizeof note) == 1
            && strstr (note, "the file's macro image (its image ")
            && strstr (note, "its strip 5 of 4294967280 bytes is more than the whole file")
            && strstr (note, "the slide's levels are read and QC'd"), "the note: %s", note);
