@@ -194,10 +194,45 @@ open_by_source (const char *path, qc_byte_source_t **src, int *declined, char *e
                 : NULL;
 }
 
+/* The pyramid written at path (what: its kind, for messages), opened
+ * by path, with QC_DIRECT_READ=0 and by source: its levels, pixels,
+ * metadata, and nothing to say of it. */
+static void
+check_file (const char *path, const char *what)
+{
+    char how[96], err[512] = "", note[1024] = "?";
+    qc_slide_t *s = qc_slide_open (path, err, sizeof err);
+    CHECK (s != NULL, "%s by path: %s", what, err);
+    snprintf (how, sizeof how, "%s by path", what);
+    if (s) {
+        check_pyramid (s, how);
+        CHECK (qc_slide_notes (s, note, sizeof note) == 0 && note[0] == '\0',
+               "%s: a note: %s", what, note);
+    }
+    qc_slide_close (&s);
+    /* QC_DIRECT_READ=0 asks for OpenSlide, which reads one level: an
+     * OME-TIFF is read here all the same */
+    setenv ("QC_DIRECT_READ", "0", 1);
+    s = qc_slide_open (path, err, sizeof err);
+    unsetenv ("QC_DIRECT_READ");
+    CHECK (s && qc_slide_level_count (s) == LEVELS, "%s, QC_DIRECT_READ=0: %s", what,
+           s ? "levels" : err);
+    qc_slide_close (&s);
+    qc_byte_source_t *src = NULL;
+    int declined;
+    s = open_by_source (path, &src, &declined, err, sizeof err);
+    CHECK (s && declined == 0, "%s by source: %s", what, err);
+    snprintf (how, sizeof how, "%s by source", what);
+    if (s)
+        check_pyramid (s, how);
+    qc_slide_close (&s);
+    qc_byte_source_close (&src);
+}
+
 static void
 test_pyramid (const char *dir)
 {
-    char path[1200], desc[2048], err[512] = "";
+    char path[1200], desc[2048];
     snprintf (path, sizeof path, "%s/pyramid.ome.tif", dir);
     snprintf (desc, sizeof desc, "%s<Instrument ID=\"Instrument:0\"><Objective "
               "ID=\"Objective:0:0\" NominalMagnification=\"20.0\"/></Instrument>"
@@ -209,27 +244,7 @@ test_pyramid (const char *dir)
               "<Pixels SizeC=\"3\" SizeX=\"992\" SizeY=\"688\"><TiffData IFD=\"1\"/>"
               "</Pixels></Image></OME>", OME_HEAD);
     CHECK (write_slide (path, desc, LEVELS, 1, 3, 1) == 0, "pyramid not written");
-    qc_slide_t *s = qc_slide_open (path, err, sizeof err);
-    CHECK (s != NULL, "pyramid by path: %s", err);
-    if (s)
-        check_pyramid (s, "by path");
-    qc_slide_close (&s);
-    /* QC_DIRECT_READ=0 asks for OpenSlide, which reads one level: an
-     * OME-TIFF is read here all the same */
-    setenv ("QC_DIRECT_READ", "0", 1);
-    s = qc_slide_open (path, err, sizeof err);
-    unsetenv ("QC_DIRECT_READ");
-    CHECK (s && qc_slide_level_count (s) == LEVELS, "QC_DIRECT_READ=0: %s",
-           s ? "levels" : err);
-    qc_slide_close (&s);
-    qc_byte_source_t *src = NULL;
-    int declined;
-    s = open_by_source (path, &src, &declined, err, sizeof err);
-    CHECK (s && declined == 0, "pyramid by source: %s", err);
-    if (s)
-        check_pyramid (s, "by source");
-    qc_slide_close (&s);
-    qc_byte_source_close (&src);
+    check_file (path, "pyramid");
     unlink (path);
 }
 
@@ -240,7 +255,7 @@ test_pyramid (const char *dir)
 static void
 test_flattened (const char *dir)
 {
-    char path[1200], desc[2048], err[512] = "";
+    char path[1200], desc[2048];
     snprintf (path, sizeof path, "%s/flat.ome.tif", dir);
     snprintf (desc, sizeof desc, "%s<Instrument><Objective ID=\"O\" NominalMagnification=\"20\"/>"
               "</Instrument><Image Name=\"flat.svs\"><ObjectiveSettings ID=\"O\"/><Pixels "
@@ -253,23 +268,7 @@ test_flattened (const char *dir)
               "<Image Name=\"macro\"><Pixels SizeC=\"3\" SizeX=\"992\" SizeY=\"688\">"
               "<TiffData IFD=\"3\"/></Pixels></Image></OME>", OME_HEAD);
     CHECK (write_slide (path, desc, LEVELS, 0, 3, 1) == 0, "flattened not written");
-    qc_slide_t *s = qc_slide_open (path, err, sizeof err);
-    CHECK (s != NULL, "flattened by path: %s", err);
-    char note[1024] = "?";
-    if (s) {
-        check_pyramid (s, "flattened by path");
-        CHECK (qc_slide_notes (s, note, sizeof note) == 0 && note[0] == '\0',
-               "flattened: a note: %s", note);
-    }
-    qc_slide_close (&s);
-    qc_byte_source_t *src = NULL;
-    int declined;
-    s = open_by_source (path, &src, &declined, err, sizeof err);
-    CHECK (s && declined == 0, "flattened by source: %s", err);
-    if (s)
-        check_pyramid (s, "flattened by source");
-    qc_slide_close (&s);
-    qc_byte_source_close (&src);
+    check_file (path, "flattened");
     unlink (path);
 }
 
