@@ -247,7 +247,48 @@ quiet_libtiff (void)
 }
 
 
-/* The OpenSlide side of opening: the handle, its levels. */
+/* self's file read as a byte source by tiff_meta.h, as one served over
+ * HTTP is: 0 with self->meta, and self->own_src as self->src; else
+ * qc_tiff_meta_read's answer (QC_TIFF_META_REFUSED, 1 declined, -1
+ * failed) with why, and nothing kept. */
+static int
+read_file_meta (qc_slide_t *self, char *why, size_t whylen)
+{
+    if (!(self->own_src = qc_byte_source_file_open (self->path, why, whylen)))
+        return -1;
+    int rc = qc_tiff_meta_read (self->own_src, &self->meta, why, whylen);
+    if (rc == 0)
+        self->src = self->own_src;
+    else
+        qc_byte_source_close (&self->own_src);
+    return rc;
+}
+
+/* A TIFF OpenSlide does not open that is an OME-TIFF, read as open_ome
+ * reads one: a classic big-endian one (OpenSlide 3.4.1 refuses that
+ * byte order; libtiff reads it), so that it opens by path as by URL.
+ * 0 read; -1 refused or failed (err); 1 not an OME-TIFF read here
+ * (OpenSlide's reason stands). */
+static int
+open_unopened_ome (qc_slide_t *self, char *err, size_t errlen)
+{
+    char why[512];
+    int rc = read_file_meta (self, why, sizeof why);
+    if (rc == QC_TIFF_META_REFUSED)
+        return qc_fail (err, errlen, "%s", why);    /* as by URL */
+    if (rc != 0)
+        return 1;
+    if (strcmp (qc_tiff_meta_vendor (self->meta), "ome-tiff") != 0) {
+        qc_tiff_meta_free (&self->meta);
+        self->src = NULL;
+        qc_byte_source_close (&self->own_src);
+        return 1;
+    }
+    return meta_levels (self, err, errlen);
+}
+
+/* The OpenSlide side of opening: the handle, its levels (or an OME-TIFF
+ * OpenSlide refuses, open_unopened_ome). */
 static int
 open_openslide (qc_slide_t *self, char *err, size_t errlen)
 {
@@ -262,6 +303,9 @@ open_openslide (qc_slide_t *self, char *err, size_t errlen)
         return qc_slide_fail_open (EMFILE, err, errlen);
     if (!self->osr && qc_memory_short ())
         return qc_slide_fail_open (ENOMEM, err, errlen);
+    int rc;
+    if (!self->osr && (rc = open_unopened_ome (self, err, errlen)) != 1)
+        return rc;
     if (!self->osr)
         return qc_slide_fail_unrecognised (self->path, qc_openslide_log_last (), err,
                                            errlen);
@@ -283,10 +327,8 @@ open_ome (qc_slide_t *self, char *err, size_t errlen)
     if (!vendor || strcmp (vendor, "generic-tiff") != 0
         || !qc_ome_is_xml (qc_slide_property (self, "tiff.ImageDescription")))
         return 0;
-    if (!(self->own_src = qc_byte_source_file_open (self->path, err, errlen)))
-        return -1;
     char why[512];
-    int rc = qc_tiff_meta_read (self->own_src, &self->meta, why, sizeof why);
+    int rc = read_file_meta (self, why, sizeof why);
     if (rc == QC_TIFF_META_REFUSED)
         return qc_fail (err, errlen, "%s", why);    /* as by URL */
     if (rc != 0)
@@ -295,7 +337,6 @@ open_ome (qc_slide_t *self, char *err, size_t errlen)
     self->osr = NULL;
     free (self->levels);
     self->levels = NULL;
-    self->src = self->own_src;
     return meta_levels (self, err, errlen);
 }
 

@@ -525,16 +525,6 @@ qc_tiff_meta_read (qc_byte_source_t *src, qc_tiff_meta_t **out, char *why,
         qc_set_err (why, whylen, "out of memory");
         goto done;
     }
-    /* OpenSlide 3.4.1 refused every classic big-endian slide tried
-     * (BigTIFF of either order opens): such a file is read whole and
-     * opened by path, so that a slide gives one answer however it is
-     * reached */
-    if (ifd.be && !ifd.big) {
-        qc_set_err (why, whylen, "%s: a classic big-endian TIFF",
-                    qc_byte_source_name (src));
-        rc = 1;
-        goto done;
-    }
     /* the format from directory 0 alone, before the walk reads more */
     meta_read_dir (tif, &dirs[0]);
     ndirs = 1;
@@ -544,6 +534,16 @@ qc_tiff_meta_read (qc_byte_source_t *src, qc_tiff_meta_t **out, char *why,
     if (!(m->vendor = format_of (tif, &ifd, &dirs[0], why, whylen)))
         goto done;
     ome = strcmp (m->vendor, "ome-tiff") == 0;
+    /* OpenSlide 3.4.1 refused every classic big-endian slide tried
+     * (BigTIFF of either order opens): such a file is read whole and
+     * opened by path, so that a slide gives one answer however it is
+     * reached; but for an OME-TIFF, which only this reader reads, by
+     * path too (libtiff reads either byte order) */
+    if (ifd.be && !ifd.big && !ome) {
+        qc_set_err (why, whylen, "%s: a classic big-endian TIFF",
+                    qc_byte_source_name (src));
+        goto done;
+    }
     rc = -1;
     free (dirs[0].desc);
     ndirs = 0;

@@ -53,7 +53,8 @@
  *    chain that does not end (cut short or looping: OpenSlide refuses
  *    such a file), more than 256
  *    directories, and classic (not Big) TIFFs in big-endian byte order,
- *    which OpenSlide 3.4.1 did not open in any test; and by the direct
+ *    which OpenSlide 3.4.1 did not open in any test (but OME-TIFFs,
+ *    which only this reader reads, by path too); and by the direct
  *    reader's open, a level whose directory libtiff warns of or whose
  *    first tile does not decode here (tiff_direct.c).
  * Left out: openslide.quickhash-1 (a hash of the smallest level's bytes

@@ -13,8 +13,10 @@
  * level whole and in pieces the pixels written, the magnification the
  * pipeline reads (qc_region_base_mag_said) and the pixel size, the
  * second plane read as the side image its OME-XML names (macro); the
- * same pyramid with its levels as Images of their own in the chain
- * (bfconvert without -noflat), read as the same levels; a file of
+ * same pyramid in big-endian byte order (a classic TIFF OpenSlide
+ * refuses), read the same by path too; with its levels as Images of
+ * their own in the chain (bfconvert without -noflat), read as the same
+ * levels; a file of
  * several scenes, the others named in the slide's notes; units
  * other than µm; an OME-TIFF of one level; channels stored apart
  * (fluorescence) and one in strips refused with their reasons, by
@@ -68,15 +70,16 @@ fill (void *ctx, uint32_t x0, uint32_t y0, uint32_t tw, uint32_t th, int spp,
     }
 }
 
-/* A pyramid of `levels` levels at path, directory 0's description desc
- * (NULL: none), its lower levels SubIFDs when subifds, spp samples a
- * pixel; then a second plane of level 0's size in the chain when
- * plane2. 0, or -1. */
+/* A pyramid of `levels` levels at path, written in libtiff's mode
+ * ("w": the machine's byte order, "wb" big-endian), directory 0's
+ * description desc (NULL: none), its lower levels SubIFDs when subifds,
+ * spp samples a pixel; then a second plane of level 0's size in the
+ * chain when plane2. 0, or -1. */
 static int
-write_slide (const char *path, const char *desc, int levels, int subifds, int spp,
-             int plane2)
+write_slide_as (const char *mode, const char *path, const char *desc, int levels,
+                int subifds, int spp, int plane2)
 {
-    TIFF *t = TIFFOpen (path, "w");
+    TIFF *t = TIFFOpen (path, mode);
     if (!t)
         return -1;
     int rc = 0;
@@ -95,6 +98,13 @@ write_slide (const char *path, const char *desc, int levels, int subifds, int sp
     }
     TIFFClose (t);
     return rc;
+}
+
+static int
+write_slide (const char *path, const char *desc, int levels, int subifds, int spp,
+             int plane2)
+{
+    return write_slide_as ("w", path, desc, levels, subifds, spp, plane2);
 }
 
 /* Pixels of level l's w x h piece at level pixel (lx, ly) that are not
@@ -245,6 +255,16 @@ test_pyramid (const char *dir)
               "</Pixels></Image></OME>", OME_HEAD);
     CHECK (write_slide (path, desc, LEVELS, 1, 3, 1) == 0, "pyramid not written");
     check_file (path, "pyramid");
+    /* a classic TIFF in big-endian order, which OpenSlide 3.4.1 refuses:
+     * an OME-TIFF is read here, by path as by source */
+    CHECK (write_slide_as ("wb", path, desc, LEVELS, 1, 3, 1) == 0, "big-endian not written");
+    FILE *f = fopen (path, "rb");
+    char order[2] = "";
+    CHECK (f && fread (order, 1, 2, f) == 2 && memcmp (order, "MM", 2) == 0,
+           "not big-endian");
+    if (f)
+        fclose (f);
+    check_file (path, "big-endian");
     unlink (path);
 }
 
