@@ -358,11 +358,12 @@ qc_ome_images (const char *text, qc_ome_image_t *list, int max)
                    : attr_whole (data, end, "IFD", 65535);
     }
     /* the slide's own lower resolutions: the run of them after it (a
-       scene of the slide's size lists its own after itself) */
+       scene of the slide's size lists its own after itself), when it is
+       at the first directory, level 0 */
     int listed = n < max ? n : max, at = 0;
     while (at < listed && !list[at].slide)
         at++;
-    for (int j = at + 1; j < listed
+    for (int j = at + 1; j < listed && list[at].ifd == 0
          && qc_ome_is_lower_resolution (&list[j], list[at].w, list[at].h); j++)
         list[j].slide_level = 1;
     return n;

@@ -48,7 +48,8 @@ typedef struct {
     int slide;            /* 1: the slide Image (qc_ome_read's) */
     int slide_level;      /* 1: the slide at a lower resolution: listed
                              right after it, as each before it back to the
-                             slide (qc_ome_is_lower_resolution) */
+                             slide, which is at IFD 0
+                             (qc_ome_is_lower_resolution) */
     int side;             /* 1: named as a side image (label, macro, thumbnail) */
     char name[96];        /* its Name, "" when none */
 } qc_ome_image_t;

@@ -258,6 +258,14 @@ test_images (void)
     CHECK (qc_ome_images (czi, NULL, 0) == 7 && qc_ome_images (czi, NULL, 1) == -1);
     CHECK (qc_ome_images ("<Image/>", l, 8) == -1 && qc_ome_images (NULL, l, 8) == -1);
     CHECK (qc_ome_images ("<OME/>", l, 8) == 0);
+    /* no Image at IFD 0: the first is the slide, but where its levels
+     * are is not known */
+    static const char none_at_0[] =
+        "<OME><Image><Pixels SizeX=\"800\" SizeY=\"600\"><TiffData IFD=\"2\"/></Pixels>"
+        "</Image><Image><Pixels SizeX=\"200\" SizeY=\"150\"><TiffData IFD=\"3\"/>"
+        "</Pixels></Image></OME>";
+    CHECK (qc_ome_images (none_at_0, l, 8) == 2 && l[0].slide && l[0].ifd == 2
+           && !l[1].slide_level, "none at IFD 0: %d %d", l[0].slide, l[1].slide_level);
 
     /* a lower resolution: one factor for both sides, within a pixel */
     qc_ome_image_t img = { .ifd = 1, .w = 11500, .h = 8229 };
