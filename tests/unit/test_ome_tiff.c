@@ -239,20 +239,29 @@ check_file (const char *path, const char *what)
     qc_byte_source_close (&src);
 }
 
+/* The pyramid's OME-XML into desc: the slide Image (20x, 0.5 µm, at
+ * IFD 0), then the Images in images, then the macro Image at IFD
+ * macro_ifd (the second plane). */
 static void
-test_pyramid (const char *dir)
+pyramid_desc (char *desc, size_t len, const char *images, int macro_ifd)
 {
-    char path[1200], desc[2048];
-    snprintf (path, sizeof path, "%s/pyramid.ome.tif", dir);
-    snprintf (desc, sizeof desc, "%s<Instrument ID=\"Instrument:0\"><Objective "
+    snprintf (desc, len, "%s<Instrument ID=\"Instrument:0\"><Objective "
               "ID=\"Objective:0:0\" NominalMagnification=\"20.0\"/></Instrument>"
               "<Image ID=\"Image:0\"><ObjectiveSettings ID=\"Objective:0:0\"/><Pixels "
               "PhysicalSizeX=\"0.5\" PhysicalSizeXUnit=\"\xc2\xb5m\" PhysicalSizeY=\"0.5\" "
               "SizeC=\"3\" SizeT=\"1\" SizeZ=\"2\" SizeX=\"992\" SizeY=\"688\" Type=\"uint8\">"
               "<Channel ID=\"Channel:0:0\" SamplesPerPixel=\"3\"/><TiffData IFD=\"0\" "
-              "PlaneCount=\"1\"/></Pixels></Image><Image ID=\"Image:1\" Name=\"macro\">"
-              "<Pixels SizeC=\"3\" SizeX=\"992\" SizeY=\"688\"><TiffData IFD=\"1\"/>"
-              "</Pixels></Image></OME>", OME_HEAD);
+              "PlaneCount=\"1\"/></Pixels></Image>%s<Image ID=\"Image:9\" Name=\"macro\">"
+              "<Pixels SizeC=\"3\" SizeX=\"992\" SizeY=\"688\"><TiffData IFD=\"%d\"/>"
+              "</Pixels></Image></OME>", OME_HEAD, images, macro_ifd);
+}
+
+static void
+test_pyramid (const char *dir)
+{
+    char path[1200], desc[2048];
+    snprintf (path, sizeof path, "%s/pyramid.ome.tif", dir);
+    pyramid_desc (desc, sizeof desc, "", 1);
     CHECK (write_slide (path, desc, LEVELS, 1, 3, 1) == 0, "pyramid not written");
     check_file (path, "pyramid");
     /* a classic TIFF in big-endian order, which OpenSlide 3.4.1 refuses:
@@ -277,16 +286,10 @@ test_flattened (const char *dir)
 {
     char path[1200], desc[2048];
     snprintf (path, sizeof path, "%s/flat.ome.tif", dir);
-    snprintf (desc, sizeof desc, "%s<Instrument><Objective ID=\"O\" NominalMagnification=\"20\"/>"
-              "</Instrument><Image Name=\"flat.svs\"><ObjectiveSettings ID=\"O\"/><Pixels "
-              "PhysicalSizeX=\"0.5\" PhysicalSizeY=\"0.5\" SizeC=\"3\" SizeX=\"992\" "
-              "SizeY=\"688\"><TiffData IFD=\"0\"/></Pixels></Image>"
-              "<Image Name=\"flat.svs #2\"><Pixels SizeC=\"3\" SizeX=\"248\" SizeY=\"172\">"
-              "<TiffData IFD=\"1\"/></Pixels></Image>"
-              "<Image Name=\"flat.svs #3\"><Pixels SizeC=\"3\" SizeX=\"62\" SizeY=\"43\">"
-              "<TiffData IFD=\"2\"/></Pixels></Image>"
-              "<Image Name=\"macro\"><Pixels SizeC=\"3\" SizeX=\"992\" SizeY=\"688\">"
-              "<TiffData IFD=\"3\"/></Pixels></Image></OME>", OME_HEAD);
+    pyramid_desc (desc, sizeof desc, "<Image Name=\"flat.svs #2\"><Pixels SizeC=\"3\" "
+                  "SizeX=\"248\" SizeY=\"172\"><TiffData IFD=\"1\"/></Pixels></Image>"
+                  "<Image Name=\"flat.svs #3\"><Pixels SizeC=\"3\" SizeX=\"62\" "
+                  "SizeY=\"43\"><TiffData IFD=\"2\"/></Pixels></Image>", 3);
     CHECK (write_slide (path, desc, LEVELS, 0, 3, 1) == 0, "flattened not written");
     check_file (path, "flattened");
     unlink (path);
