@@ -9,8 +9,8 @@
  * the code").
  *
  * What: when OpenSlide says the slide is "aperio" or "generic-tiff" (or
- * the slide's own metadata says "ome-tiff": then directory 0 and its
- * SubIFDs are the levels, tiff_meta.h) and every level is one tiled TIFF
+ * the slide's own metadata says "ome-tiff": then the levels are the
+ * directories it found, tiff_meta.h) and every level is one tiled TIFF
  * directory of the same size, the level's tiles are decoded here with
  * libtiff and copied into RGB rows: 8-bit
  * RGB tiles (JPEG with YCbCr or RGB photometric, through the same

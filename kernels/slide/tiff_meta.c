@@ -2,7 +2,6 @@
  * tiff_meta.h for the rules and where they come from. */
 #include "kernels/slide/tiff_meta.h"
 #include "kernels/slide/tiff_meta_int.h"
-#include "kernels/slide/ome_xml.h"
 #include "kernels/slide/tiff_ifd.h"
 #include "kernels/slide/tiff_source.h"
 
@@ -306,11 +305,10 @@ by_width (const void *a, const void *b)
 }
 
 /* The levels of the format from the directories (declined: 1, why);
- * subifd: an OME-TIFF's, where every directory is a level and each but
- * the first is a SubIFD at that offset (meta_ome_dirs). */
+ * an OME-TIFF's are every directory meta_ome_dirs left. */
 static int
-pick_levels (qc_tiff_meta_t *m, const dir_t *dirs, const uint64_t *subifd, int ndirs,
-             char *why, size_t whylen)
+pick_levels (qc_tiff_meta_t *m, const dir_t *dirs, int ome, int ndirs, char *why,
+             size_t whylen)
 {
     int aperio = strcmp (m->vendor, "aperio") == 0;
     m->levels = calloc ((size_t) ndirs, sizeof *m->levels);
@@ -326,7 +324,7 @@ pick_levels (qc_tiff_meta_t *m, const dir_t *dirs, const uint64_t *subifd, int n
         if (aperio && !d->codec_ok)
             return meta_decline (why, whylen, "a compression libtiff cannot "
                                     "decode");
-        if (!d->tiled || (!aperio && !subifd && i > 0 && !d->reduced))
+        if (!d->tiled || (!aperio && !ome && i > 0 && !d->reduced))
             continue;
         if (!d->codec_ok)
             return meta_decline (why, whylen, "a level compressed in a way "
@@ -334,7 +332,7 @@ pick_levels (qc_tiff_meta_t *m, const dir_t *dirs, const uint64_t *subifd, int n
         if (!d->w || !d->h || !d->tile_w || !d->tile_h)
             return meta_decline (why, whylen, "directory %d has no size", i);
         m->levels[m->nlevels++] = (qc_tiff_meta_level_t) {
-            .dir = subifd ? d->chain : i, .subifd = subifd ? subifd[i] : 0, .w = d->w,
+            .dir = d->chain, .subifd = d->subifd, .w = d->w,
             .h = d->h, .tile_w = d->tile_w, .tile_h = d->tile_h
         };
     }
@@ -477,7 +475,9 @@ walk (TIFF *tif, qc_byte_source_t *src, const qc_tiff_diag_t *diag, dir_t *dirs,
                         qc_byte_source_name (src), MAX_DIRS);
             return 1;
         }
-        meta_read_dir (tif, &dirs[(*ndirs)++]);
+        meta_read_dir (tif, &dirs[*ndirs]);
+        dirs[*ndirs].chain = *ndirs;
+        (*ndirs)++;
     } while (TIFFReadDirectory (tif));
     if (qc_tiff_source_failed (tif))
         return qc_fail (why, whylen, "%s", qc_tiff_source_error (tif));
@@ -516,12 +516,13 @@ qc_tiff_meta_read (qc_byte_source_t *src, qc_tiff_meta_t **out, char *why,
     }
     qc_tiff_meta_t *m = calloc (1, sizeof *m);
     dir_t *dirs = calloc (MAX_DIRS, sizeof *dirs);
-    uint64_t *subifd = calloc (MAX_DIRS, sizeof *subifd);
+    qc_ome_image_t *images = NULL;    /* an OME-TIFF's Images */
+    int nimages = 0;
     ifd_t ifd = { .src = src, .big = TIFFIsBigTIFF (tif),
                   .be = TIFFIsBigEndian (tif) };
     int ndirs = 0, rc = -1, ome = 0;
     uint64_t dir0 = TIFFCurrentDirOffset (tif);
-    if (!m || !dirs || !subifd) {
+    if (!m || !dirs) {
         qc_set_err (why, whylen, "out of memory");
         goto done;
     }
@@ -554,15 +555,21 @@ qc_tiff_meta_read (qc_byte_source_t *src, qc_tiff_meta_t **out, char *why,
     }
     if ((rc = walk (tif, src, &diag, dirs, &ndirs, why, whylen)) != 0)
         goto done;
-    if (ome && (rc = meta_ome_dirs (tif, &diag, dirs, &ndirs, subifd, why, whylen)) != 0)
+    if (ome && (nimages = meta_ome_list (dirs[0].desc, &images)) < 0) {
+        qc_set_err (why, whylen, "out of memory");
+        rc = -1;
         goto done;
-    if ((rc = pick_levels (m, dirs, ome ? subifd : NULL, ndirs, why, whylen)) != 0)
+    }
+    if (ome && (rc = meta_ome_dirs (tif, &diag, images, nimages, dirs, &ndirs, why,
+                                    whylen)) != 0)
+        goto done;
+    if ((rc = pick_levels (m, dirs, ome, ndirs, why, whylen)) != 0)
         goto done;
     if (ome && (rc = meta_ome_properties (m, &dirs[0], qc_byte_source_name (src), why,
                                      whylen)) != 0)
         goto done;
     rc = -1;
-    if (ome && meta_ome_images (m, tif, dirs[0].desc) != 0) {
+    if (ome && meta_ome_images (m, tif, dirs[0].desc, images, nimages) != 0) {
         qc_set_err (why, whylen, "out of memory");
         goto done;
     }
@@ -591,7 +598,7 @@ done:
     for (int i = 0; i < ndirs; i++)
         free (dirs[i].desc);
     free (dirs);
-    free (subifd);
+    free (images);
     free (ifd.entries);
     if (rc == 0)
         *out = m;

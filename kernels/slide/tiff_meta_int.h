@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <tiffio.h>
 
+#include "kernels/slide/ome_xml.h"
 #include "kernels/slide/tiff_meta.h"
 #include "kernels/slide/tiff_source.h"
 
@@ -49,8 +50,9 @@ typedef struct {
     int depth_ok;
     uint16_t spp;             /* SamplesPerPixel */
     char *desc;               /* ImageDescription, or NULL */
-    int chain;                /* an OME-TIFF level's directory in the chain
-                                 (a SubIFD's: its parent's, 0) */
+    int chain;                /* its index in the directory chain (an
+                                 OME-TIFF's SubIFD: its parent's, 0) */
+    uint64_t subifd;          /* an OME-TIFF's SubIFD: its offset; else 0 */
 } dir_t;
 
 /* Sets the property name to v as OpenSlide writes doubles
@@ -64,12 +66,18 @@ int meta_decline (char *why, size_t whylen, const char *fmt, ...)
 /* The current directory of tif into *d (its description strdup'd). */
 void meta_read_dir (TIFF *tif, dir_t *d);
 
-/* The OME-TIFF rules (tiff_meta.h, tiff_meta_ome.c): the levels'
- * directories, the properties, the associated images. */
-int meta_ome_dirs (TIFF *tif, const qc_tiff_diag_t *diag, dir_t *dirs, int *ndirs,
-                   uint64_t *subifd, char *why, size_t whylen);
+/* The OME-TIFF rules (tiff_meta.h, tiff_meta_ome.c): its Images, listed
+ * once from directory 0's description (the first MAX_DIRS; their names
+ * made one line each, as the note shows them) into *list (freed by the
+ * caller): their count, or -1 out of memory; the levels' directories,
+ * the properties, the associated images and the note of the Images not
+ * QC'd. */
+int meta_ome_list (const char *desc, qc_ome_image_t **list);
+int meta_ome_dirs (TIFF *tif, const qc_tiff_diag_t *diag, const qc_ome_image_t *images,
+                   int nimages, dir_t *dirs, int *ndirs, char *why, size_t whylen);
 int meta_ome_properties (qc_tiff_meta_t *m, const dir_t *d0, const char *name, char *why,
                          size_t whylen);
-int meta_ome_images (qc_tiff_meta_t *m, TIFF *tif, const char *desc);
+int meta_ome_images (qc_tiff_meta_t *m, TIFF *tif, const char *desc,
+                     const qc_ome_image_t *images, int nimages);
 
 #endif

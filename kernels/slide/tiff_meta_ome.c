@@ -22,55 +22,60 @@ qc_tiff_meta_ome_strips_why (uint32_t w, uint32_t h, char *why, size_t whylen)
                 "QuPath's OME-TIFF export)", (unsigned) w, (unsigned) h);
 }
 
+int
+meta_ome_list (const char *desc, qc_ome_image_t **list)
+{
+    if (!(*list = calloc (MAX_DIRS, sizeof **list)))
+        return -1;
+    int n = qc_ome_images (desc, *list, MAX_DIRS);
+    n = n < 0 ? 0 : n < MAX_DIRS ? n : MAX_DIRS;
+    for (int i = 0; i < n; i++)
+        for (char *c = (*list)[i].name; *c; c++)
+            if ((unsigned char) *c < 0x20 || *c == 0x7f || *c == '|')
+                *c = '?';       /* one warning of one line, as results.tsv keeps them */
+    return n;
+}
+
 /* The directories of the chain (dirs, ndirs of them as walked) that
  * hold the slide at lower resolutions, as Images of their own
  * (ome_xml.h: slide_level), copied into flat without their
  * descriptions: an Image's directory of another size than its Pixels
- * say is not taken. Their count, or -1 out of memory. */
+ * say is not taken. Their count. */
 static int
-flattened_levels (const dir_t *dirs, int ndirs, dir_t *flat)
+flattened_levels (const qc_ome_image_t *images, int nimages, const dir_t *dirs, int ndirs,
+                  dir_t *flat)
 {
-    qc_ome_image_t *list = calloc (MAX_DIRS, sizeof *list);
-    if (!list)
-        return -1;
-    int n = qc_ome_images (dirs[0].desc, list, MAX_DIRS), nflat = 0;
-    for (int i = 0; i < n && i < MAX_DIRS; i++) {
-        const qc_ome_image_t *img = &list[i];
+    int nflat = 0;
+    for (int i = 0; i < nimages; i++) {
+        const qc_ome_image_t *img = &images[i];
         if (!img->slide_level || img->ifd < 1 || img->ifd >= ndirs
             || dirs[img->ifd].w != img->w || dirs[img->ifd].h != img->h)
             continue;
         flat[nflat] = dirs[img->ifd];
-        flat[nflat].desc = NULL;
-        flat[nflat++].chain = img->ifd;
+        flat[nflat++].desc = NULL;
     }
-    free (list);
     return nflat;
 }
 
 /* An OME-TIFF's levels are its first directory, that directory's
- * SubIFDs, and the chain's directories of Images that hold the slide
- * at lower resolutions (bfconvert's without -noflat); its other
- * directories are other planes or images of the file. dirs becomes
- * those, subifd their offsets (0 but for SubIFDs). A first directory
- * in strips (bfconvert's default) is refused: its full resolution
- * would be read whole for every tile. 0; QC_TIFF_META_REFUSED in
- * strips; 1 declined (why; qc_tiff_meta_read tells a failed source
- * apart); -1 out of memory. */
+ * SubIFDs, and the chain's directories of Images (images, as listed)
+ * that hold the slide at lower resolutions (bfconvert's without
+ * -noflat); its other directories are other planes or images of the
+ * file. dirs becomes those. A first directory in strips (bfconvert's
+ * default) is refused: its full resolution would be read whole for
+ * every tile. 0; QC_TIFF_META_REFUSED in strips; 1 declined (why;
+ * qc_tiff_meta_read tells a failed source apart). */
 int
-meta_ome_dirs (TIFF *tif, const qc_tiff_diag_t *diag, dir_t *dirs, int *ndirs,
-               uint64_t *subifd, char *why, size_t whylen)
+meta_ome_dirs (TIFF *tif, const qc_tiff_diag_t *diag, const qc_ome_image_t *images,
+               int nimages, dir_t *dirs, int *ndirs, char *why, size_t whylen)
 {
     dir_t flat[MAX_DIRS];
-    int nflat = flattened_levels (dirs, *ndirs, flat);
+    int nflat = flattened_levels (images, nimages, dirs, *ndirs, flat);
     for (int i = 1; i < *ndirs; i++) {
         free (dirs[i].desc);
         dirs[i].desc = NULL;
     }
     *ndirs = 1;
-    subifd[0] = 0;
-    dirs[0].chain = 0;
-    if (nflat < 0)
-        return qc_fail (why, whylen, "out of memory");
     if (!dirs[0].tiled) {
         qc_tiff_meta_ome_strips_why (dirs[0].w, dirs[0].h, why, whylen);
         return QC_TIFF_META_REFUSED;
@@ -88,18 +93,15 @@ meta_ome_dirs (TIFF *tif, const qc_tiff_diag_t *diag, dir_t *dirs, int *ndirs,
                                  diag->error ? ": " : "",
                                  diag->error ? diag->error_msg : "");
         meta_read_dir (tif, &dirs[*ndirs]);
-        dirs[*ndirs].chain = 0;
-        subifd[(*ndirs)++] = copy[i];
+        dirs[(*ndirs)++].subifd = copy[i];
     }
     /* a file with SubIFDs too keeps them for the sizes both have */
     for (int f = 0; f < nflat && *ndirs < MAX_DIRS; f++) {
         int taken = 0;
         for (int i = 0; i < *ndirs; i++)
             taken |= dirs[i].w == flat[f].w;
-        if (taken)
-            continue;
-        dirs[*ndirs] = flat[f];
-        subifd[(*ndirs)++] = 0;
+        if (!taken)
+            dirs[(*ndirs)++] = flat[f];
     }
     return 0;
 }
@@ -132,29 +134,22 @@ meta_ome_properties (qc_tiff_meta_t *m, const dir_t *d0, const char *name, char 
     return 0;
 }
 
-/* The note of an OME-TIFF's Images that are not QC'd (a CZI's other
- * scenes, a file's other series) into m->note, which a slide's first
- * image read gives as a warning (qc_slide_notes): QC reads only the
- * Image at the first directory and its lower resolutions.
- * Not named: Images not in this file, side images, and lower
- * resolutions of an Image named before them (another scene's own
+/* The note of an OME-TIFF's Images (list, n as listed) that are not
+ * QC'd (a CZI's other scenes, a file's other series) into m->note,
+ * which a slide's first image read gives as a warning (qc_slide_notes):
+ * QC reads only the Image at the first directory and its lower
+ * resolutions. Not named: Images not in this file, side images, and
+ * lower resolutions of an Image named before them (another scene's own
  * pyramid, flattened). 0, or -1 out of memory. */
 static int
-other_images_note (qc_tiff_meta_t *m, const char *desc)
+other_images_note (qc_tiff_meta_t *m, const qc_ome_image_t *list, int n)
 {
-    enum { LISTED = 64, NAMED = 3 };
-    qc_ome_image_t *list = calloc (LISTED, sizeof *list);
-    if (!list)
-        return -1;
-    int n = qc_ome_images (desc, list, LISTED), count = 0, slide = -1;
-    for (int i = 0; i < n && i < LISTED; i++)
-        for (char *c = list[i].name; *c; c++)
-            if ((unsigned char) *c < 0x20 || *c == 0x7f || *c == '|')
-                *c = '?';       /* one warning of one line, as results.tsv keeps them */
-    int said[LISTED] = { 0 };
+    enum { NAMED = 3 };
+    int count = 0, slide = -1;
+    int said[MAX_DIRS] = { 0 };
     char names[1024] = "";
     size_t used = 0;
-    for (int i = 0; i < n && i < LISTED; i++) {
+    for (int i = 0; i < n && i < MAX_DIRS; i++) {
         const qc_ome_image_t *img = &list[i];
         if (img->slide)
             slide = i;
@@ -173,38 +168,36 @@ other_images_note (qc_tiff_meta_t *m, const char *desc)
             used += k > 0 ? (size_t) k : 0;
         }
     }
-    int rc = 0;
-    if (count) {
-        char more[48] = "";
-        if (count > NAMED)
-            snprintf (more, sizeof more, " and %d more", count - NAMED);
-        char slide_name[sizeof list->name + 16] = "";
-        if (slide >= 0 && list[slide].name[0])
-            snprintf (slide_name, sizeof slide_name, " ('%s')", list[slide].name);
-        size_t len = sizeof names + 512;
-        if (!(m->note = malloc (len)))
-            rc = -1;
-        else
-            snprintf (m->note, len, "the file holds %d image%s besides the slide that %s "
-                      "not QC'd: %s%s; QC reads only the image at its first TIFF directory%s"
-                      ". To QC another, convert it alone to a file of its own (bfconvert "
-                      "-series N)", count, count > 1 ? "s" : "", count > 1 ? "are" : "is",
-                      names, more, slide_name);
+    if (!count)
+        return 0;
+    char more[48] = "";
+    if (count > NAMED)
+        snprintf (more, sizeof more, " and %d more", count - NAMED);
+    char slide_name[sizeof list->name + 16] = "";
+    if (slide >= 0 && list[slide].name[0])
+        snprintf (slide_name, sizeof slide_name, " ('%s')", list[slide].name);
+    if (asprintf (&m->note, "the file holds %d image%s besides the slide that %s not "
+                  "QC'd: %s%s; QC reads only the image at its first TIFF directory%s. To "
+                  "QC another, convert it alone to a file of its own (bfconvert -series N)",
+                  count, count > 1 ? "s" : "", count > 1 ? "are" : "is", names, more,
+                  slide_name) < 0) {
+        m->note = NULL;
+        return -1;
     }
-    free (list);
-    return rc;
+    return 0;
 }
 
 /* An OME-TIFF's associated images: the Images named so, each in a
  * directory of the chain its TiffData names (not the first, a level);
- * and the note of its Images not QC'd.
+ * and the note of its Images (images, as listed) not QC'd.
  * 0, or -1 out of memory. */
 int
-meta_ome_images (qc_tiff_meta_t *m, TIFF *tif, const char *desc)
+meta_ome_images (qc_tiff_meta_t *m, TIFF *tif, const char *desc,
+                 const qc_ome_image_t *images, int nimages)
 {
     const char *const *names = qc_ome_side_names;
     const size_t n = QC_OME_NSIDE;
-    if (other_images_note (m, desc) != 0
+    if (other_images_note (m, images, nimages) != 0
         || !(m->images = calloc (n, sizeof *m->images)))
         return -1;
     for (size_t i = 0; i < n; i++) {
