@@ -264,31 +264,43 @@ read_file_meta (qc_slide_t *self, char *why, size_t whylen)
     return rc;
 }
 
-/* A TIFF OpenSlide does not open that is an OME-TIFF, read as open_ome
- * reads one: a classic big-endian one (OpenSlide 3.4.1 refuses that
- * byte order; libtiff reads it), so that it opens by path as by URL.
- * 0 read; -1 refused or failed (err); 1 not an OME-TIFF read here
- * (OpenSlide's reason stands). */
+/* A local OME-TIFF: OpenSlide reads it as a generic TIFF of one level,
+ * without its resolution or magnification, or refuses it (a classic
+ * big-endian one: libtiff reads that byte order), so it is read as one
+ * served over HTTP is (its levels and properties from tiff_meta.h, its
+ * pixels by the direct reader), over the file; OpenSlide, if it opened
+ * the file, is let go. 0 read; -1 refused or failed (err, in the words
+ * it gets by URL); 1 not an OME-TIFF read here (err says why; nothing
+ * changed). */
 static int
-open_unopened_ome (qc_slide_t *self, char *err, size_t errlen)
+open_ome (qc_slide_t *self, char *err, size_t errlen)
 {
     char why[512];
     int rc = read_file_meta (self, why, sizeof why);
     if (rc == QC_TIFF_META_REFUSED)
-        return qc_fail (err, errlen, "%s", why);    /* as by URL */
-    if (rc != 0)
-        return 1;
-    if (strcmp (qc_tiff_meta_vendor (self->meta), "ome-tiff") != 0) {
+        return qc_fail (err, errlen, "%s", why);
+    if (rc == 0 && strcmp (qc_tiff_meta_vendor (self->meta), "ome-tiff") != 0) {
+        snprintf (why, sizeof why, "its TIFF reads as %s", qc_tiff_meta_vendor (self->meta));
         qc_tiff_meta_free (&self->meta);
         self->src = NULL;
         qc_byte_source_close (&self->own_src);
+        rc = 1;
+    }
+    if (rc != 0) {
+        qc_set_err (err, errlen, "an OME-TIFF that is not read here: %s", why);
         return 1;
     }
+    if (self->osr) {
+        openslide_close (self->osr);
+        self->osr = NULL;
+    }
+    free (self->levels);
+    self->levels = NULL;
     return meta_levels (self, err, errlen);
 }
 
 /* The OpenSlide side of opening: the handle, its levels (or an OME-TIFF
- * OpenSlide refuses, open_unopened_ome). */
+ * OpenSlide refuses, open_ome). */
 static int
 open_openslide (qc_slide_t *self, char *err, size_t errlen)
 {
@@ -304,7 +316,7 @@ open_openslide (qc_slide_t *self, char *err, size_t errlen)
     if (!self->osr && qc_memory_short ())
         return qc_slide_fail_open (ENOMEM, err, errlen);
     int rc;
-    if (!self->osr && (rc = open_unopened_ome (self, err, errlen)) != 1)
+    if (!self->osr && (rc = open_ome (self, err, errlen)) != 1)
         return rc;
     if (!self->osr)
         return qc_slide_fail_unrecognised (self->path, qc_openslide_log_last (), err,
@@ -315,29 +327,14 @@ open_openslide (qc_slide_t *self, char *err, size_t errlen)
     return read_levels (self, err, errlen);
 }
 
-/* A local OME-TIFF: OpenSlide reads it as a generic TIFF of one level,
- * without its resolution or magnification, so it is read as one served
- * over HTTP is (its levels and properties from tiff_meta.h, its pixels
- * by the direct reader), over the file; OpenSlide is let go. Not an
- * OME-TIFF: 0 and nothing changed. */
-static int
-open_ome (qc_slide_t *self, char *err, size_t errlen)
+/* Whether OpenSlide opened self's file as a generic TIFF whose
+ * description is OME-XML: an OME-TIFF, read here (open_ome). */
+static bool
+opened_ome (const qc_slide_t *self)
 {
     const char *vendor = qc_slide_property (self, "openslide.vendor");
-    if (!vendor || strcmp (vendor, "generic-tiff") != 0
-        || !qc_ome_is_xml (qc_slide_property (self, "tiff.ImageDescription")))
-        return 0;
-    char why[512];
-    int rc = read_file_meta (self, why, sizeof why);
-    if (rc == QC_TIFF_META_REFUSED)
-        return qc_fail (err, errlen, "%s", why);    /* as by URL */
-    if (rc != 0)
-        return qc_fail (err, errlen, "an OME-TIFF that is not read here: %s", why);
-    openslide_close (self->osr);
-    self->osr = NULL;
-    free (self->levels);
-    self->levels = NULL;
-    return meta_levels (self, err, errlen);
+    return vendor && strcmp (vendor, "generic-tiff") == 0
+           && qc_ome_is_xml (qc_slide_property (self, "tiff.ImageDescription"));
 }
 
 qc_slide_t *
@@ -370,8 +367,8 @@ qc_slide_open_input (const qc_slide_input_t *in, qc_slide_readers_t readers,
     int rc;
     if (in->path) {
         rc = open_openslide (self, err, errlen);
-        if (rc == 0)
-            rc = open_ome (self, err, errlen);
+        if (rc == 0 && opened_ome (self) && open_ome (self, err, errlen) != 0)
+            rc = -1;            /* not read here: not read (one level) by OpenSlide either */
     } else {
         rc = qc_tiff_meta_read (in->src, &self->meta, err, errlen);
         *declined = rc == 1;
