@@ -219,9 +219,9 @@ limits_slides_bytes (char *const *slides, size_t n)
 /* --max-mb-per-client: whether the jobs p's certificate (without
  * CurveZMQ: the clients together) has at the broker and add more bytes
  * would take over that many MB of it; text then says so. Every job
- * counts until it is forgotten, a cancelled or fetched one too: its config, files and paths stay in
- * memory until --linger or --retention (counted as held, a loop of
- * submit and cancel pinned any amount). */
+ * counts until it is forgotten, a cancelled or fetched one too: its
+ * config, files and paths stay in memory until --linger or --retention
+ * (counted as held, a loop of submit and cancel pinned any amount). */
 bool
 limits_over_client_bytes (qc_broker_t *b, const peer_t *p, uint64_t add, char *text,
                           size_t len)
