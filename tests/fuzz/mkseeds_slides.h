@@ -99,10 +99,11 @@ seed_write_dir (TIFF *tif, const seed_dir_t *d)
     return TIFFWriteDirectory (tif) ? 0 : -1;
 }
 
+/* MODE: libtiff's, "w" (this machine's byte order) or "wb" (big-endian). */
 static int
-seed_write_slide (const char *path, const seed_dir_t *dirs, size_t n)
+seed_write_slide (const char *path, const char *mode, const seed_dir_t *dirs, size_t n)
 {
-    TIFF *tif = TIFFOpen (path, "w");
+    TIFF *tif = TIFFOpen (path, mode);
     if (!tif)
         return -1;
     int rc = 0;
@@ -116,7 +117,9 @@ seed_write_slide (const char *path, const seed_dir_t *dirs, size_t n)
  * label), a generic TIFF in LZW with a deflate reduced level, one
  * uncompressed, a grey LZW one with an RGBA deflate reduced level, and
  * an OME-TIFF (JPEG level 0 whose SubIFDs are an LZW and a deflate
- * level, then a second plane; ome_xml.h).
+ * level, then a second plane; ome_xml.h), and a big-endian OME-TIFF as
+ * bfconvert writes a pyramid without -noflat (its lower levels Images of
+ * their own after it, tiff_meta_ome.c) with a second scene and a label.
  * 0, or -1 when one could not be written. */
 static int
 write_slide_seeds (const char *dir)
@@ -134,7 +137,18 @@ write_slide_seeds (const char *dir)
         "ID=\"Objective:0:0\"/><Pixels PhysicalSizeX=\"0.5\" PhysicalSizeXUnit=\"&#181;m\" "
         "PhysicalSizeY=\"500\" PhysicalSizeYUnit=\"nm\" SizeC=\"3\" SizeZ=\"2\" SizeT=\"1\">"
         "<Channel SamplesPerPixel=\"3\"/></Pixels></Image></OME>";
-    const seed_dir_t slides[][4] = {
+#define SEED_OME_IMAGE(id, name, w, h)                                                   \
+    "<Image ID=\"Image:" #id "\" Name=\"" name "\"><Pixels SizeX=\"" #w "\" SizeY=\"" #h \
+    "\" SizeC=\"3\" SizeZ=\"1\" SizeT=\"1\"><Channel SamplesPerPixel=\"3\"/><TiffData IFD=\"" \
+    #id "\" PlaneCount=\"1\"/></Pixels></Image>"
+    static const char ome_flat[] =
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><OME xmlns=\"http://www.openmicroscopy"
+        ".org/Schemas/OME/2016-06\">"
+        SEED_OME_IMAGE (0, "seed #1", 64, 48) SEED_OME_IMAGE (1, "seed #2", 32, 24)
+        SEED_OME_IMAGE (2, "seed #3", 16, 12) SEED_OME_IMAGE (3, "scene #2", 48, 32)
+        SEED_OME_IMAGE (4, "label", 24, 16) "</OME>";
+#undef SEED_OME_IMAGE
+    const seed_dir_t slides[][5] = {
         {
             { 128, 96, 32, COMPRESSION_JPEG, 0, aperio, 0, 0 },
             { 32, 24, 0, COMPRESSION_NONE, 0, "Aperio Image Library v12.0.15\r\nthumbnail", 0, 0 },
@@ -159,11 +173,19 @@ write_slide_seeds (const char *dir)
             { 16, 12, 16, COMPRESSION_ADOBE_DEFLATE, FILETYPE_REDUCEDIMAGE, NULL, 0, 0 },
             { 64, 48, 16, COMPRESSION_LZW, 0, NULL, 0, 0 },
         },
+        {
+            { 64, 48, 16, COMPRESSION_JPEG, 0, ome_flat, 0, 0 },
+            { 32, 24, 16, COMPRESSION_JPEG, 0, NULL, 0, 0 },
+            { 16, 12, 16, COMPRESSION_LZW, 0, NULL, 0, 0 },
+            { 48, 32, 16, COMPRESSION_JPEG, 0, NULL, 0, 0 },
+            { 24, 16, 0, COMPRESSION_LZW, 0, NULL, 0, 0 },
+        },
     };
-    const size_t ndirs[] = { 4, 2, 1, 2, 4 };
+    const size_t ndirs[] = { 4, 2, 1, 2, 4, 5 };
     for (size_t i = 0; i < sizeof ndirs / sizeof *ndirs; i++) {
         snprintf (path, sizeof path, "%s/slide/seed-%03zu", dir, i);
-        if (seed_write_slide (path, slides[i], ndirs[i]) != 0) {
+        const char *mode = slides[i][0].description == ome_flat ? "wb" : "w";
+        if (seed_write_slide (path, mode, slides[i], ndirs[i]) != 0) {
             fprintf (stderr, "mkseeds: cannot write %s\n", path);
             return -1;
         }
