@@ -139,25 +139,30 @@ meta_ome_properties (qc_tiff_meta_t *m, const dir_t *d0, const char *name, char 
  * which a slide's first image read gives as a warning (qc_slide_notes):
  * QC reads only the Image at the first directory and its lower
  * resolutions. Not named: Images not in this file, side images, and
- * lower resolutions of an Image named before them (another scene's own
- * pyramid, flattened). 0, or -1 out of memory. */
+ * another scene's own pyramid, flattened: the run of Images right after
+ * a named one, each a lower resolution of it and of the one before (as
+ * bfconvert lists them). A later scene that merely has the proportions
+ * of an earlier one is named. 0, or -1 out of memory. */
 static int
 other_images_note (qc_tiff_meta_t *m, const qc_ome_image_t *list, int n)
 {
     enum { NAMED = 3 };
     int count = 0, slide = -1;
-    int said[MAX_DIRS] = { 0 };
+    int head = -1;              /* the named Image whose flattened run goes on, or -1 */
     char names[1024] = "";
     size_t used = 0;
     for (int i = 0; i < n && i < MAX_DIRS; i++) {
         const qc_ome_image_t *img = &list[i];
         if (img->slide)
             slide = i;
-        said[i] = img->ifd >= 0 && !img->slide && !img->side && !img->slide_level;
-        for (int k = 0; k < i && said[i]; k++)
-            said[i] = !(said[k] && qc_ome_is_lower_resolution (img, list[k].w, list[k].h));
-        if (!said[i])
+        if (img->ifd < 0 || img->slide || img->side || img->slide_level) {
+            head = -1;
             continue;
+        }
+        if (head >= 0 && qc_ome_is_lower_resolution (img, list[head].w, list[head].h)
+            && qc_ome_is_lower_resolution (img, list[i - 1].w, list[i - 1].h))
+            continue;           /* head's own lower level */
+        head = i;
         if (count++ < NAMED && used < sizeof names) {
             int k = img->name[0]
                     ? snprintf (names + used, sizeof names - used, "%s'%s' (series %d, %"

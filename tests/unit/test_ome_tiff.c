@@ -298,7 +298,8 @@ test_flattened (const char *dir)
 /* A file of several brightfield Images (a CZI's scenes): the one at the
  * first directory is QC'd, and the slide's notes name the others in
  * the file (not those in none, nor a side image, nor another scene's
- * own lower resolution), in one line whatever their names hold. */
+ * own lower resolution listed right after it, but a later scene of the
+ * proportions of an earlier one), in one line whatever their names hold. */
 static void
 test_scenes (const char *dir)
 {
@@ -310,6 +311,8 @@ test_scenes (const char *dir)
               "<TiffData IFD=\"1\"/></Pixels></Image>"
               "<Image Name=\"Scene #2 lower\"><Pixels SizeC=\"3\" SizeX=\"248\" SizeY=\"172\">"
               "<TiffData IFD=\"2\"/></Pixels></Image>"
+              "<Image Name=\"Scene #3\"><Pixels SizeC=\"3\" SizeX=\"496\" SizeY=\"344\">"
+              "<TiffData IFD=\"4\"/></Pixels></Image>"
               "<Image Name=\"label\"><Pixels SizeX=\"99\" SizeY=\"99\"><TiffData IFD=\"3\"/>"
               "</Pixels></Image>"
               "<Image Name=\"elsewhere\"><Pixels SizeX=\"99\" SizeY=\"9\"/></Image></OME>",
@@ -320,8 +323,9 @@ test_scenes (const char *dir)
     CHECK (s && qc_slide_level_count (s) == LEVELS, "scenes: %s",
            s ? "levels" : err);
     CHECK (s && qc_slide_notes (s, note, sizeof note) == 1
-           && strstr (note, "holds 1 image besides the slide that is not QC'd: "
-                      "'Scene?#2?b' (series 1, 992 x 688); QC reads only the image at "
+           && strstr (note, "holds 2 images besides the slide that are not QC'd: "
+                      "'Scene?#2?b' (series 1, 992 x 688), 'Scene #3' (series 3, 496 x 344);"
+                      " QC reads only the image at "
                       "its first TIFF directory ('Scene #1')")
            && strstr (note, "bfconvert -series N") && !strchr (note, '\n')
            && !strstr (note, "lower") && !strstr (note, "elsewhere"), "scenes: note %s", note);
