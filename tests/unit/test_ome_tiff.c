@@ -31,10 +31,12 @@
 #include <unistd.h>
 
 #include "kernels/image/image.h"
+#include "kernels/pipeline/pipeline.h"
 #include "kernels/slide/slide.h"
 #include "kernels/slide/work_size.h"
 #include "shared/byte_source_file.h"
 #include "shared/log.h"
+#include "shared/result.h"
 #include "tests/unit/check.h"
 #include "tests/unit/tiff_fixtures.h"
 
@@ -305,7 +307,9 @@ test_scenes (const char *dir)
 {
     char path[1200], desc[2048], err[512] = "";
     snprintf (path, sizeof path, "%s/scenes.ome.tif", dir);
-    snprintf (desc, sizeof desc, "%s<Image Name=\"Scene #1\"><Pixels SizeC=\"3\" "
+    snprintf (desc, sizeof desc, "%s<Instrument><Objective ID=\"Objective:0\" "
+              "NominalMagnification=\"5\"/></Instrument><Image Name=\"Scene #1\">"
+              "<ObjectiveSettings ID=\"Objective:0\"/><Pixels SizeC=\"3\" "
               "SizeX=\"992\" SizeY=\"688\"><TiffData IFD=\"0\"/></Pixels></Image>"
               "<Image Name=\"Scene|#2&#10;b\"><Pixels SizeC=\"3\" SizeX=\"992\" SizeY=\"688\">"
               "<TiffData IFD=\"1\"/></Pixels></Image>"
@@ -330,6 +334,17 @@ test_scenes (const char *dir)
            && strstr (note, "bfconvert -series N") && !strchr (note, '\n')
            && !strstr (note, "lower") && !strstr (note, "elsewhere"), "scenes: note %s", note);
     qc_slide_close (&s);
+    /* and the default pipeline's result says it, in its warnings, once */
+    qc_pipeline_t *p = qc_pipeline_new (qc_pipeline_default_config (), err, sizeof err);
+    qc_result_t *r = qc_result_new ();
+    qc_pipeline_input_t in = {.path = path};
+    CHECK (p && r && qc_pipeline_run_input (p, &in, r, NULL) == 0 && r->ok,
+           "scenes: the slide's QC failed: %s", r && r->error ? r->error : err);
+    const char *said = r && r->warnings ? strstr (r->warnings, "besides the slide") : NULL;
+    CHECK (said && strstr (said, "'Scene #3'") && !strstr (said + 1, "besides the slide"),
+           "scenes: warnings: %s", r && r->warnings ? r->warnings : "(none)");
+    qc_result_destroy (&r);
+    qc_pipeline_destroy (&p);
     unlink (path);
 }
 
