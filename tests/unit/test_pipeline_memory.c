@@ -15,8 +15,9 @@
 #include "tests/unit/pipeline_fixtures.h"
 
 /* The default pipeline's peak, images only (its PNGs' encoder buffers,
- * OpenSlide's tile cache, ops' own scratch such as frangi's gradients
- * and the libraries are not counted): the RGB image (3 bytes), its gray
+ * OpenSlide's tile cache, ops' own rows of scratch (frangi's gradients,
+ * three rows each since 2026-12-01, were two full planes, 8 bytes a
+ * pixel) and the libraries are not counted): the RGB image (3 bytes), its gray
  * plane (4), the classifier's five feature planes (20) and masks in the
  * pen step; later the kept masks (1 each) and a step's own planes (the
  * fold step's three density planes, 12). */

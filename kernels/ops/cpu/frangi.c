@@ -48,21 +48,21 @@ grad_rows_at (int y, int h, int *up, int *dn, double *f)
     *f = h < 2 ? 0.0 : (*up != y && *dn != y) ? 0.5 : 1.0;
 }
 
-/* gc = d/dc and gr = d/dr of s (built for AVX2 too: the same
- * operations, four doubles a step). */
+/* Row r of gc = d/dc and gr = d/dr of s, the w x h smoothed plane (built
+ * for AVX2 too: the same operations, four doubles a step). Rows, not
+ * planes: the Hessian of row y needs rows y - 1 .. y + 1 of each only,
+ * so two full-size planes (8 bytes a pixel, 1.4 GB at 10x) were
+ * scratch that the memory gate did not count. */
 __attribute__ ((target_clones ("avx2", "default"))) static void
-gradients (const float *s, int w, int h, float *gc, float *gr)
+gradients_row (const float *s, int w, int h, int r, float *gc, float *gr)
 {
-    for (int y = 0; y < h; y++) {
-        int up, dn;
-        double f;
-        grad_rows_at (y, h, &up, &dn, &f);
-        const float *a = s + (size_t) up * w, *b = s + (size_t) dn * w;
-        float *o = gr + (size_t) y * w;
-        for (int x = 0; x < w; x++)
-            o[x] = (float) (f * ((double) b[x] - (double) a[x]));
-        grad_row (s + (size_t) y * w, w, gc + (size_t) y * w);
-    }
+    int up, dn;
+    double f;
+    grad_rows_at (r, h, &up, &dn, &f);
+    const float *a = s + (size_t) up * w, *b = s + (size_t) dn * w;
+    for (int x = 0; x < w; x++)
+        gr[x] = (float) (f * ((double) b[x] - (double) a[x]));
+    grad_row (s + (size_t) r * w, w, gc);
 }
 
 /* One row of vesselness, max'ed into o: what the scalar loop in
@@ -316,7 +316,8 @@ qc_cpu_frangi (const qc_fimg_t *src, const double *sigmas, int nsigmas,
     int w = src->w, h = src->h;
     size_t n = qc_npix (w, h);
     qc_fimg_t *img = qc_fimg_new (w, h), *sm = qc_fimg_new (w, h);
-    float *gc = malloc (n * sizeof *gc), *gr = malloc (n * sizeof *gr);
+    /* rows r - 1, r, r + 1 of gc and of gr, row r at index r % 3 */
+    float *gc = malloc (3 * (size_t) w * sizeof *gc), *gr = malloc (3 * (size_t) w * sizeof *gr);
     float *hcc = malloc ((size_t) w * sizeof *hcc);
     int rc = -1;
     if (!img || !sm || !gc || !gr || !hcc)
@@ -331,15 +332,18 @@ qc_cpu_frangi (const qc_fimg_t *src, const double *sigmas, int nsigmas,
         double s2 = sigmas[k] * sigmas[k];
         if (qc_cpu_gaussian_f32 (img, sigmas[k], 4.0, QC_BORDER_REFLECT, sm) != 0)
             goto out;
-        gradients (sm->px, w, h, gc, gr);
+        gradients_row (sm->px, w, h, 0, gc, gr);
         for (int y = 0; y < h; y++) {
             int up, dn;
             double f;
             grad_rows_at (y, h, &up, &dn, &f);
+            if (dn > y)         /* rows up and y are in the ring already */
+                gradients_row (sm->px, w, h, dn, gc + (size_t) (dn % 3) * w,
+                               gr + (size_t) (dn % 3) * w);
             /* skimage's 'rc' order: d/dc of gc, d/dr of gc, d/dr of gr */
-            grad_row (gc + (size_t) y * w, w, hcc);
-            const float *cu = gc + (size_t) up * w, *cd = gc + (size_t) dn * w;
-            const float *ru = gr + (size_t) up * w, *rd = gr + (size_t) dn * w;
+            grad_row (gc + (size_t) (y % 3) * w, w, hcc);
+            const float *cu = gc + (size_t) (up % 3) * w, *cd = gc + (size_t) (dn % 3) * w;
+            const float *ru = gr + (size_t) (up % 3) * w, *rd = gr + (size_t) (dn % 3) * w;
             float *o = dst->px + (size_t) y * w;
 #ifdef QC_FRANGI_AVX2
             if (qc_cpu_have_avx2 ())
