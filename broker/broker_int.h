@@ -435,8 +435,14 @@ void jobs_send_accepted (qc_broker_t *b, zframe_t *to, const job_rec_t *job, boo
  * or the open result files allowed; text then says so. */
 bool jobs_full_for_new_client (qc_broker_t *b, zframe_t *from, bool new_job, char *text,
                                size_t len);
-/* Makes from the job's attached client, judged by hb_ms. */
-void jobs_attach_client (qc_broker_t *b, job_rec_t *job, zframe_t *from, uint32_t hb_ms);
+/* Makes from the job's attached client, judged by hb_ms. A new socket
+ * taking over from one not yet found gone is owed the log records sent
+ * to the old one lately: at once, unless answered (an ACCEPTED to from
+ * follows: they go after it, PROTOCOL.md 8.4). true: answered and owed,
+ * so the caller flushes them (logs_flush) after its ACCEPTED (jobs_resume
+ * flushes anyway). */
+bool jobs_attach_client (qc_broker_t *b, job_rec_t *job, zframe_t *from, uint32_t hb_ms,
+                         bool answered);
 /* The job's client (just made so by jobs_attach_client) is sent its
  * ACCEPTED (attach: answering an ATTACH), then again every result not
  * acknowledged, the log records kept for it, and DONE: an ATTACH and a

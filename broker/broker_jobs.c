@@ -350,8 +350,9 @@ jobs_full_for_new_client (qc_broker_t *b, zframe_t *from, bool new_job, char *te
     return true;
 }
 
-void
-jobs_attach_client (qc_broker_t *b, job_rec_t *job, zframe_t *from, uint32_t hb_ms)
+bool
+jobs_attach_client (qc_broker_t *b, job_rec_t *job, zframe_t *from, uint32_t hb_ms,
+                    bool answered)
 {
     if (hb_ms >= QC_HB_MS_MIN)
         job->client_hb_ms = hb_ms < QC_HB_MS_MAX ? hb_ms : QC_HB_MS_MAX;
@@ -370,10 +371,13 @@ jobs_attach_client (qc_broker_t *b, job_rec_t *job, zframe_t *from, uint32_t hb_
     }
     job->attached = job->client != NULL;
     job->client_seen = b->now;
-    /* at once: an ACK or a SUBMIT from the new socket attaches it with
-       no ATTACH to flush after (an ATTACH's flush then finds nothing) */
-    if (lost)
+    /* at once where no ACCEPTED follows (an ACK from the new socket);
+       else its sender flushes after the ACCEPTED, which comes first
+       (PROTOCOL.md 8.4: a client may take the job's records only once
+       it knows the job is its own) */
+    if (lost && !answered)
         logs_flush (b, job);
+    return lost && answered;
 }
 
 /* Drops job's queued slides (each a failure its client is sent); the
@@ -464,7 +468,7 @@ jobs_on_attach (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
         jobs_send_error (b, from, m->job, text);
         return;
     }
-    jobs_attach_client (b, job, from, m->hb_ms);
+    jobs_attach_client (b, job, from, m->hb_ms, true);
     /* the client says what it already holds; send from there. A client
      * that holds more than this broker numbered (results sent while the
      * disk was full, then a crash) holds at least every result here. */
@@ -489,7 +493,7 @@ jobs_on_ack (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     if (!job || (m->key && m->key != job->key) || m->seq <= job->acked_seq
         || m->seq > job->sent_seq)
         return;
-    jobs_attach_client (b, job, p->id, 0);
+    jobs_attach_client (b, job, p->id, 0, false);
     outbox_drop_acked (job, m->seq);
     state_log_ack (b, job);
     outbox_pump (b, job);

@@ -69,7 +69,7 @@ jobs_on_submit (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
                    or the broker restarted) that was sent nothing yet,
                    and the job may be marked attached to it already, so
                    no HEARTBEAT would resume it: resumed here */
-                jobs_attach_client (b, job, from, m->hb_ms);
+                jobs_attach_client (b, job, from, m->hb_ms, true);
                 qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 ": its first SUBMIT came again; "
                         "resending from result %" PRIu64, job->id, job->acked_seq + 1);
                 jobs_resume (b, job, from, false);
@@ -256,12 +256,14 @@ jobs_apply_pending (qc_broker_t *b, bool committed)
             job->durable = true;
             if (p->said)
                 qc_log (QC_LOG_INFO, MOD, "%s", p->said);
-            jobs_attach_client (b, job, p->from, p->hb_ms);
+            bool owed = jobs_attach_client (b, job, p->from, p->hb_ms, true);
             jobs_send_accepted (b, p->from, job, false);
             if (p->again) {
-                jobs_attach_client (b, job, p->again, p->again_hb_ms);
+                owed = jobs_attach_client (b, job, p->again, p->again_hb_ms, true) || owed;
                 jobs_send_accepted (b, p->again, job, false);
             }
+            if (owed)
+                logs_flush (b, job);   /* a new socket's kept records, after its ACCEPTED */
             outbox_pump (b, job);      /* an empty final job is done at once */
         } else {
             char text[512];

@@ -31,9 +31,12 @@ BUILD="build-essential gcc make binutils pkg-config
 # with munge (slurm-client has sbatch), and pgrep to see what
 # a job left running (test_slurm.sh); faketime (libfaketime steps the
 # broker's wall clock in test_disk_full.sh); gdb (test_client_stops.sh
-# holds a broker still between a SUBMIT and its ACCEPTED); apt for this
-# script itself.
-TESTS="openslide-tools mawk python3 python3-shapely python3-numpy nginx clang libclang-rt-14-dev
+# holds a broker still between a SUBMIT and its ACCEPTED); python3-zmq
+# and python3-msgpack (test_foreign_client.sh, test_foreign_worker.sh: a
+# client and a worker written from PROTOCOL.md alone, in another
+# language); apt for this script itself.
+TESTS="openslide-tools mawk python3 python3-shapely python3-numpy python3-zmq python3-msgpack
+    nginx clang libclang-rt-14-dev
     ansible ansible-core ansible-lint systemd slurm-wlm slurm-client slurmctld slurmd munge
     procps faketime gdb apt"
 PKGS="$BUILD $TESTS"
