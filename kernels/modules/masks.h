@@ -50,6 +50,19 @@ int qc_ld_minfilter_mask (const qc_ops_t *ops, const qc_fimg_t *gray,
                           int radius, int threshold, int invert,
                           qc_mask_t *out);
 
+/* LightDarkModule.removeBrightestPixels: the gray values split into
+ * three clusters by k-means (HistoQC: scikit-learn's KMeans of every
+ * pixel's gray, n_clusters 3); set where gray is above the darkest value
+ * of the brightest cluster (strictly, as HistoQC compares: that value
+ * itself is not); inverted when invert. Here the clusters are the exact
+ * least-squares 3-means of the image's gray histogram (QC_LD_KMEANS_BINS
+ * equal bins between its darkest and brightest gray; lightdark_brightest.c
+ * says how that differs). *thresh (may be NULL) gets the darkest value of
+ * the brightest cluster. */
+#define QC_LD_KMEANS_BINS 1024
+int qc_ld_brightest_mask (const qc_ops_t *ops, const qc_fimg_t *gray, int invert,
+                          qc_mask_t *out, double *thresh);
+
 /* LightDarkModule.saveEqualisedImage: out (w * h bytes) is the 8-bit
  * gray (rgb2gray * 255, truncated) with its histogram equalised as
  * skimage's equalize_hist and img_as_ubyte give it. */

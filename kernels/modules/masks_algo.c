@@ -3,6 +3,7 @@
 #include "kernels/modules/masks.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 static int
 same_size (int w, int h, int w2, int h2)
@@ -100,6 +101,106 @@ qc_morph_fatlike (const qc_ops_t *ops, const qc_mask_t *mask,
     qc_mask_destroy (&filled);
     qc_mask_destroy (&keep);
     return rc ? -1 : 0;
+}
+
+/* The least-squares 3-means of a histogram (bins weighted by their
+ * counts at their centres x[i]): the first bin of the third cluster,
+ * every cluster non-empty. Every split of the occupied bins is tried
+ * (half a million at most): the global optimum, the same on every run.
+ * 0; 1 fewer than three bins are occupied; -1 out of memory. */
+static int
+three_means (const uint64_t *hist, const double *x, int nbins, int *c3)
+{
+    int *bin = malloc ((size_t) nbins * sizeof *bin);
+    /* prefix sums over the occupied bins: count, sum and sum of squares
+       of x less the first occupied bin's (fewer digits lost) */
+    double *w = calloc ((size_t) nbins + 1, sizeof *w);
+    double *s = calloc ((size_t) nbins + 1, sizeof *s);
+    double *q = calloc ((size_t) nbins + 1, sizeof *q);
+    int m = 0, rc = -1;
+    if (!bin || !w || !s || !q)
+        goto done;
+    for (int i = 0; i < nbins; i++) {
+        if (!hist[i])
+            continue;
+        double n = (double) hist[i], v = m ? x[i] - x[bin[0]] : 0.0;
+        bin[m] = i;
+        w[m + 1] = w[m] + n;
+        s[m + 1] = s[m] + n * v;
+        q[m + 1] = q[m] + n * v * v;
+        m++;
+    }
+    rc = 1;
+    if (m < 3)
+        goto done;
+#define SSE(a, b) (q[b] - q[a] - (s[b] - s[a]) * (s[b] - s[a]) / (w[b] - w[a]))
+    double best = INFINITY;
+    for (int a = 1; a + 1 < m; a++)          /* cluster 1: occupied bins [0, a) */
+        for (int b = a + 1; b < m; b++) {    /* 2: [a, b), 3: [b, m) */
+            double cost = SSE (0, a) + SSE (a, b) + SSE (b, m);
+            if (cost < best) {
+                best = cost;
+                *c3 = bin[b];
+            }
+        }
+#undef SSE
+    rc = 0;
+done:
+    free (bin);
+    free (w);
+    free (s);
+    free (q);
+    return rc;
+}
+
+int
+qc_ld_brightest_mask (const qc_ops_t *ops, const qc_fimg_t *gray, int invert,
+                      qc_mask_t *out, double *thresh)
+{
+    if (!ops || !qc_fimg_valid (gray) || !qc_mask_valid (out)
+        || !same_size (gray->w, gray->h, out->w, out->h))
+        return -1;
+    qc_stats_t all;
+    if (ops->fimg_stats (gray, NULL, &all) || all.n == 0 || !isfinite (all.min)
+        || !isfinite (all.max))
+        return -1;
+    /* the brightest cluster's darkest value: the whole image's one gray
+       when there are fewer than three (scikit-learn then gives clusters
+       of one value, the brightest the top one) */
+    double t = all.max;
+    if (all.max > all.min) {
+        enum { NB = QC_LD_KMEANS_BINS };
+        uint64_t *hist = calloc (NB, sizeof *hist);
+        double *x = malloc (NB * sizeof *x);
+        const double width = (all.max - all.min) / NB;
+        int c3 = 0, rc = -1;
+        if (hist && x && !ops->fimg_histogram (gray, NULL, NB, all.min, all.max, hist)) {
+            for (int i = 0; i < NB; i++)
+                x[i] = all.min + (i + 0.5) * width;
+            rc = three_means (hist, x, NB, &c3);
+        }
+        free (hist);
+        free (x);
+        if (rc < 0)
+            return -1;
+        if (rc == 0) {
+            /* the darkest gray from the third cluster's first bin up */
+            qc_stats_t top;
+            qc_mask_t *sel = qc_mask_new (gray->w, gray->h);
+            double edge = nextafter (all.min + c3 * width, -INFINITY);
+            int bad = !sel || ops->threshold (gray, edge, INFINITY, sel)
+                      || ops->fimg_stats (gray, sel, &top);
+            qc_mask_destroy (&sel);
+            if (bad)
+                return -1;
+            t = top.n ? top.min : all.max;
+        }
+    }
+    if (thresh)
+        *thresh = t;
+    if (ops->threshold (gray, t, INFINITY, out))
+        return -1;
+    return invert ? ops->mask_logic (out, NULL, QC_LOGIC_NOT, out) : 0;
 }
 
 int

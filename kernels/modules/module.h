@@ -101,6 +101,7 @@ extern const qc_module_t qc_module_count_pieces;   /* basic_pieces.c */
 extern const qc_module_t qc_module_ld_percent;            /* lightdark_percent.c */
 extern const qc_module_t qc_module_ld_otsu;               /* lightdark_otsu.c */
 extern const qc_module_t qc_module_ld_minfilter;          /* lightdark_minfilter.c */
+extern const qc_module_t qc_module_ld_brightest;          /* lightdark_brightest.c */
 extern const qc_module_t qc_module_ld_folds;              /* lightdark_folds.c */
 extern const qc_module_t qc_module_ld_equalise;           /* lightdark_equalise.c */
 extern const qc_module_t qc_module_morph_fatlike;         /* morph_fatlike.c */

@@ -12,6 +12,7 @@ static const qc_module_t *const table[] = {
     &qc_module_ld_percent,
     &qc_module_ld_otsu,
     &qc_module_ld_minfilter,
+    &qc_module_ld_brightest,
     &qc_module_ld_folds,
     &qc_module_ld_equalise,
     &qc_module_morph_fatlike,

@@ -1,10 +1,12 @@
 /* Tests of the tissue-mask algorithms (kernels/modules/masks.h) on small
  * images whose answers are known by construction: LightDark thresholds
- * (percent, Otsu global and local, neighbourhood minimum), HistoQC's
+ * (percent, Otsu global and local, neighbourhood minimum, the brightest
+ * of three k-means clusters), HistoQC's
  * fat-like tissue detection, spur opening, the fuse overlay and the
  * macro size rule; and the results.tsv formatting of region counts and
  * mask statistics. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/modules/masks.h"
@@ -95,6 +97,107 @@ test_minfilter (void)
     qc_ld_minfilter_mask (ops, g, 10000, 200, 0, m);
     CHECK (count (m) == 21 * 21, "a huge disk is fine");
     CHECK (qc_ld_minfilter_mask (ops, g, -1, 200, 0, m) == -1);
+    qc_mask_destroy (&m);
+    qc_fimg_destroy (&g);
+}
+
+/* The sum of squares about their cluster means of the n values v
+ * (sorted) split into [0, a), [a, b), [b, n). */
+static double
+split_cost (const float *v, int n, int a, int b)
+{
+    const int cut[4] = { 0, a, b, n };
+    double cost = 0;
+    for (int k = 0; k < 3; k++) {
+        double sum = 0;
+        for (int i = cut[k]; i < cut[k + 1]; i++)
+            sum += v[i];
+        double mean = sum / (cut[k + 1] - cut[k]);
+        for (int i = cut[k]; i < cut[k + 1]; i++)
+            cost += (v[i] - mean) * (v[i] - mean);
+    }
+    return cost;
+}
+
+static int
+by_value (const void *a, const void *b)
+{
+    float x = *(const float *) a, y = *(const float *) b;
+    return x < y ? -1 : x > y;
+}
+
+static void
+test_brightest (void)
+{
+    /* Dark, tissue and glass: the glass cluster (0.86, 0.9, 0.94) starts
+     * at 0.86, and only what is above it is set. */
+    qc_fimg_t *g = qc_fimg_new (50, 26);
+    const float level[5] = { 0.2f, 0.5f, 0.86f, 0.9f, 0.94f };
+    const int upto[5] = { 500, 1000, 1100, 1200, 1300 };
+    for (int i = 0, k = 0; i < 1300; i++) {
+        while (i >= upto[k])
+            k++;
+        g->px[i] = level[k];
+    }
+    qc_mask_t *m = qc_mask_new (50, 26);
+    double t = 0;
+    CHECK (qc_ld_brightest_mask (ops, g, 0, m, &t) == 0);
+    CHECK (t == (double) 0.86f && count (m) == 200, "t %f, %zu set", t, count (m));
+    CHECK (qc_ld_brightest_mask (ops, g, 1, m, NULL) == 0 && count (m) == 1100);
+    /* one gray (a blank image): nothing is above the brightest */
+    for (int i = 0; i < 1300; i++)
+        g->px[i] = 0.7f;
+    CHECK (qc_ld_brightest_mask (ops, g, 0, m, &t) == 0 && count (m) == 0
+           && t == (double) 0.7f);
+    CHECK (qc_ld_brightest_mask (ops, g, 1, m, &t) == 0 && count (m) == 1300);
+    /* The split it takes is the least-squares one: against every split
+     * of the sorted values, on images of a dozen grays in random
+     * numbers (its histogram places a value within half a bin, so its
+     * split costs at most a hair more where two are nearly as good). */
+    uint32_t seed = 7;
+    float *v = malloc (1300 * sizeof *v);
+    for (int round = 0; round < 40 && v; round++) {
+        float grays[12];
+        for (int k = 0; k < 12; k++) {
+            seed = seed * 1664525u + 1013904223u;
+            grays[k] = (float) (seed >> 8) / (float) (1u << 24);
+        }
+        for (int i = 0; i < 1300; i++) {
+            seed = seed * 1664525u + 1013904223u;
+            g->px[i] = v[i] = grays[(seed >> 16) % (round % 2 ? 12 : 4 + round % 8)];
+        }
+        qsort (v, 1300, sizeof *v, by_value);
+        double best = INFINITY;
+        for (int a = 1; a < 1299; a++)
+            for (int b = a + 1; b < 1300; b++)
+                if (v[a] != v[a - 1] && v[b] != v[b - 1]) {
+                    double c = split_cost (v, 1300, a, b);
+                    best = c < best ? c : best;
+                }
+        CHECK (qc_ld_brightest_mask (ops, g, 0, m, &t) == 0);
+        int b = 0;
+        while (b < 1300 && v[b] < t)
+            b++;
+        /* its split's cost: its third cluster from b, the best first cut */
+        double mine = INFINITY;
+        for (int c = 1; c < b; c++)
+            if (v[c] != v[c - 1]) {
+                double cost = split_cost (v, 1300, c, b);
+                mine = cost < mine ? cost : mine;
+            }
+        CHECK (b > 1 && b < 1300 && v[b] == (float) t && mine <= best * (1 + 1e-3) + 1e-12,
+               "round %d: t %f (from value %d), cost %g, best %g", round, t, b, mine, best);
+        size_t above = 0;
+        for (int i = 0; i < 1300; i++)
+            above += v[i] > t;
+        CHECK (count (m) == above, "round %d: %zu set, %zu above %f", round, count (m),
+               above, t);
+    }
+    free (v);
+    qc_mask_t *small = qc_mask_new (3, 1);
+    CHECK (qc_ld_brightest_mask (ops, g, 0, small, &t) == -1, "size mismatch");
+    CHECK (qc_ld_brightest_mask (NULL, g, 0, m, &t) == -1);
+    qc_mask_destroy (&small);
     qc_mask_destroy (&m);
     qc_fimg_destroy (&g);
 }
@@ -246,6 +349,7 @@ main (void)
     ops = qc_ops_cpu ();
     test_percent ();
     test_minfilter ();
+    test_brightest ();
     test_otsu ();
     test_fatlike ();
     test_spur_fuse_macro ();

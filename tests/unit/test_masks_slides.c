@@ -333,6 +333,51 @@ test_default_config (void)
     qc_pipeline_destroy (&p);
 }
 
+/* LightDarkModule.removeBrightestPixels (in no bundled config) on a
+ * real slide: with invert, the glass goes (the brightest of three gray
+ * clusters) and the tissue stays; its statistic, its _bright.png and
+ * its kept mask (for a later mask_name=) as HistoQC names them. */
+static void
+test_brightest_step (void)
+{
+    static const char config[] =
+        "[pipeline]\nsteps= BasicModule.getBasicStats\n"
+        "    LightDarkModule.removeBrightestPixels\n"
+        "    SaveModule.saveMask:bright\n" SECTIONS
+        "[LightDarkModule.removeBrightestPixels]\ninvert: True\n"
+        "[SaveModule.saveMask:bright]\nsuffix: bright_kept\nmask_name: bright\n";
+    qc_pipeline_t *p = qc_pipeline_new (config, err, sizeof err);
+    CHECK (p != NULL, "%s", err);
+    if (!p)
+        return;
+    qc_result_t *r = qc_result_new ();
+    char path[1024];
+    slide_path (path, sizeof path, "real", "CMU-1-Small-Region.svs");
+    CHECK (qc_pipeline_run (p, path, r) == 0 && r->ok, "%s", r->error ? r->error : "");
+    /* relative2mask: the share of the mask before that the step removed */
+    const char *stat = get (r, "brightestPixels");
+    double frac = stat ? atof (stat) : -1;
+    /* CMU-1-Small-Region: glass and pale tissue around its darker tissue */
+    CHECK (frac > 0.2 && frac < 0.9, "brightestPixels %s", stat ? stat : "(none)");
+    qc_rgb_t *removed = decode (r, "_bright.png"), *saved = decode (r, "_bright_kept.png");
+    CHECK (removed && saved && removed->w == saved->w && removed->h == saved->h,
+           "_bright.png and the kept mask's picture");
+    /* what it removed and what it kept are the two sides of one mask */
+    size_t n = removed && saved ? (size_t) removed->w * (size_t) removed->h : 0, both = 0,
+           gone = 0;
+    for (size_t i = 0; i < n; i++) {
+        both += removed->px[3 * i] && saved->px[3 * i];
+        gone += removed->px[3 * i] != 0;
+    }
+    CHECK (n && both == 0 && fabs ((double) gone / (double) n - frac) < 0.01,
+           "%zu pixels both removed and kept; %zu of %zu removed, the statistic %.3f",
+           both, gone, n, frac);
+    qc_rgb_destroy (&removed);
+    qc_rgb_destroy (&saved);
+    qc_result_destroy (&r);
+    qc_pipeline_destroy (&p);
+}
+
 int
 main (void)
 {
@@ -351,6 +396,7 @@ main (void)
     }
     qc_pipeline_destroy (&p);
     test_default_config ();
+    test_brightest_step ();
     test_generated ();
     return check_done ("masks_slides");
 }
