@@ -55,20 +55,8 @@ run (qc_run_t *run)
     }
     qc_log (QC_LOG_DEBUG, run->step, "%s: the brightest of three gray clusters starts "
             "at %.6f", run->filename ? run->filename : "?", t);
-    if (ops->mask_logic (use, keep, QC_LOGIC_AND, use)) {
-        qc_run_fail (run, "mask arithmetic failed (out of memory?)");
-        goto done;
-    }
-    /* HistoQC's img_mask_bright, for a later step's mask_name= */
-    if (qc_run_keep_mask (run, "bright", qc_mask_clone (keep)))
-        goto done;
-    if (ops->mask_logic (before, keep, QC_LOGIC_ANDNOT, keep)) {
-        qc_run_fail (run, "mask arithmetic failed (out of memory?)");
-        goto done;
-    }
-    rc = qc_run_save_mask (run, "bright", keep)
-         || qc_masks_finish (run, "brightestPixels", "LightDarkModule.removeBrightestPixels",
-                             use, before) ? -1 : 0;
+    rc = qc_masks_keep_bright (run, use, before, keep,
+                               "LightDarkModule.removeBrightestPixels");
 done:
     qc_mask_destroy (&before);
     qc_mask_destroy (&keep);

@@ -119,6 +119,14 @@ void qc_save_macro_size (int64_t w, int64_t h, int dim, int *out_w,
 int qc_masks_finish (qc_run_t *run, const char *column, const char *what,
                      const qc_mask_t *mask, const qc_mask_t *before);
 
+/* The common end of HistoQC's two "bright" steps (removeBrightestPixels,
+ * minimumPixelIntensityNeighborhoodFiltering): img_mask_use (use) &=
+ * keep, keep kept as img_mask_bright, _bright.png shows what went
+ * (before & ~keep), brightestPixels the statistic, what the warning's
+ * step. keep is used up (changed, not freed). 0 or -1 (said). */
+int qc_masks_keep_bright (qc_run_t *run, qc_mask_t *use, const qc_mask_t *before,
+                          qc_mask_t *keep, const char *what);
+
 /* The common end of a morphology step: saves changed as _<file>.png,
  * sets img_mask_use to after (copied), the region columns of changed
  * (prefix may be NULL: none), column and the empty-mask warning (see

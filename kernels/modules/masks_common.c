@@ -290,3 +290,21 @@ qc_masks_prefix_and_mask (const qc_config_section_t *sec, const char *prefix,
     }
     return 0;
 }
+
+int
+qc_masks_keep_bright (qc_run_t *run, qc_mask_t *use, const qc_mask_t *before,
+                      qc_mask_t *keep, const char *what)
+{
+    const qc_ops_t *ops = qc_run_ops (run);
+    if (!ops || !use || !before || !keep || !what)
+        return -1;
+    if (ops->mask_logic (use, keep, QC_LOGIC_AND, use))
+        return qc_run_fail (run, "mask arithmetic failed (out of memory?)");
+    /* HistoQC's img_mask_bright, for a later step's mask_name= */
+    if (qc_run_keep_mask (run, "bright", qc_mask_clone (keep)))
+        return -1;
+    if (ops->mask_logic (before, keep, QC_LOGIC_ANDNOT, keep))
+        return qc_run_fail (run, "mask arithmetic failed (out of memory?)");
+    return qc_run_save_mask (run, "bright", keep)
+           || qc_masks_finish (run, "brightestPixels", what, use, before) ? -1 : 0;
+}
