@@ -182,10 +182,10 @@ write_slide_seeds (const char *dir)
         },
     };
     const size_t ndirs[] = { 4, 2, 1, 2, 4, 5 };
+    const char *const modes[] = { "w", "w", "w", "w", "w", "wb" };   /* wb: big-endian */
     for (size_t i = 0; i < sizeof ndirs / sizeof *ndirs; i++) {
         snprintf (path, sizeof path, "%s/slide/seed-%03zu", dir, i);
-        const char *mode = slides[i][0].description == ome_flat ? "wb" : "w";
-        if (seed_write_slide (path, mode, slides[i], ndirs[i]) != 0) {
+        if (seed_write_slide (path, modes[i], slides[i], ndirs[i]) != 0) {
             fprintf (stderr, "mkseeds: cannot write %s\n", path);
             return -1;
         }
