@@ -11,8 +11,9 @@
  * the project's grow_threshold (below 'threshold'; off by default, as
  * in HistoQC) first grows what was found into the pixels over it that
  * touch it;
- * written to <slide>_<name>.png, kept as mask <name> for later steps,
- * taken out of img_mask_use; the column <name> is the mask statistic
+ * written to <slide>_<name>.png, kept as mask <name> for later steps
+ * and forced (SaveModule.saveFinalMask takes it out of the final mask
+ * again), taken out of img_mask_use; the column <name> is the mask statistic
  * (mask_statistics, by default 1 - tissue after / tissue before), and a
  * warning is added when no tissue is left.
  *
@@ -187,6 +188,11 @@ run (qc_run_t *run)
                      "Downstream modules likely to be incorrect/fail", p.name);
     rc = qc_run_keep_mask (run, p.name, found);   /* takes found */
     found = NULL;
+    /* HistoQC's img_mask_force: saveFinalMask takes these pixels out of
+       the final mask again, whatever a later step (fillSmallHoles
+       closing the hole the ink left in the tissue) put back */
+    if (rc == 0)
+        rc = qc_run_force_mask (run, p.name);
 done:
     qc_mask_destroy (&found);
     qc_mask_destroy (&before);

@@ -307,6 +307,48 @@ ink_found (const qc_result_t *r, const char *dir, const char *name, double *on_t
     return rc;
 }
 
+/* As HistoQC (img_mask_force): what the pen step found stays out of the
+ * final mask, even where a later step put tissue back. Filling every
+ * hole of the mask refills the ink the step took out of the tissue;
+ * saveFinalMask takes it out again. (Until 2026-12-01 the step did not
+ * force its mask, and the ink came back as usable tissue.) */
+static void
+forced_out (const char *slide, const char *dir)
+{
+    char text[4096];
+    snprintf (text, sizeof text,
+              "[pipeline]\nsteps= ClassificationModule.byExampleWithFeatures:pen_markings\n"
+              "    MorphologyModule.fillSmallHoles\n    SaveModule.saveFinalMask\n"
+              "[BaseImage.BaseImage]\nimage_work_size = 1.25x\n"
+              "[MorphologyModule.fillSmallHoles]\nmin_size: 10000000\n"
+              "[SaveModule.saveFinalMask]\nuse_mask: False\n%s", PEN_SECTION);
+    qc_pipeline_t *p = qc_pipeline_new (text, err, sizeof err);
+    CHECK (p != NULL, "%s", err);
+    qc_result_t *r = qc_result_new ();
+    if (!p || !r || qc_pipeline_run (p, slide, r) != 0) {
+        CHECK (0, "%s: %s", slide, r && r->error ? r->error : err);
+        qc_result_destroy (&r);
+        qc_pipeline_destroy (&p);
+        return;
+    }
+    qc_rgb_t *pen = decode (r, "_pen_markings.png"), *use = decode (r, "_mask_use.png");
+    size_t ink = 0, ink_kept = 0, tissue = 0;
+    for (size_t i = 0; pen && use && i < qc_npix (pen->w, pen->h); i++) {
+        ink += pen->px[3 * i] > 127;
+        ink_kept += pen->px[3 * i] > 127 && use->px[3 * i] > 127;
+        tissue += use->px[3 * i] > 127;
+    }
+    printf ("  holes filled after the pen step: %zu ink pixels, %zu of them in "
+            "_mask_use.png (%zu pixels)\n", ink, ink_kept, tissue);
+    CHECK (pen && use && pen->w == use->w && pen->h == use->h, "%s: the two masks", dir);
+    CHECK (ink > 100 && ink_kept == 0 && tissue > 0, "%zu of %zu ink pixels left as "
+           "usable tissue", ink_kept, ink);
+    qc_rgb_destroy (&pen);
+    qc_rgb_destroy (&use);
+    qc_result_destroy (&r);
+    qc_pipeline_destroy (&p);
+}
+
 /* Red ink over dense tissue, which the classifier is less sure of than
  * of the same stroke on glass (a user's review: 13.5% of it found, 58%
  * left as usable tissue): grow_threshold follows it, and what it adds is
@@ -339,6 +381,7 @@ test_grow (void)
             "(precision %.3f)\n", t0, p0, t1, p1);
     CHECK (t1 >= 1.5 * t0 && t1 > 0.2 && p1 >= 0.98, "grown: %.3f of the ink on tissue "
            "(%.3f before), precision %.3f", t1, t0, p1);
+    forced_out (out, dir);
     static const char *real[] = { "CMU-1-Small-Region.svs", "CMU-1-Small-Region-pyramid.svs",
                                   "TCGA-CR-7395-pyramid.svs" };
     for (size_t i = 0; i < sizeof real / sizeof *real; i++) {
