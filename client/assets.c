@@ -22,8 +22,10 @@
 #include "shared/asset_store.h"
 #include "shared/config.h"
 
-/* Keys whose values name files. */
-typedef enum { REFS_LINES, REFS_PAIRS } refs_kind_t;
+/* Keys whose values name files: images one a line, image:mask pairs
+ * one a line, or one file of another kind (a table), which the step's
+ * own check reads from the job's copy. */
+typedef enum { REFS_LINES, REFS_PAIRS, REFS_FILE } refs_kind_t;
 static const struct {
     const char *module;       /* section name before any ':' suffix */
     const char *key;
@@ -31,6 +33,7 @@ static const struct {
 } s_file_keys[] = {
     {"ClassificationModule.byExampleWithFeatures", "examples", REFS_PAIRS},
     {"HistogramModule.compareToTemplates", "templates", REFS_LINES},
+    {"ClassificationModule.pixelWise", "tsv_file", REFS_FILE},
 };
 #define NKEYS (sizeof s_file_keys / sizeof s_file_keys[0])
 
@@ -238,7 +241,8 @@ builtin_for (const char *ref, refs_kind_t kind)
         if (qc_hist_template_name (ref, name, sizeof name) == 0 && qc_hist_builtin (name)
             && asprintf (&out, "%s%s", QC_HIST_BUILTIN_PREFIX, name) < 0)
             out = NULL;
-    } else if (asprintf (&out, "%s%s", QC_EXAMPLE_PREFIX, base_name (ref)) >= 0
+    } else if (kind == REFS_PAIRS
+               && asprintf (&out, "%s%s", QC_EXAMPLE_PREFIX, base_name (ref)) >= 0
                && !qc_example_exists (out)) {
         free (out);
         out = NULL;
@@ -421,6 +425,8 @@ check_files (ctx_t *c, const qc_config_section_t *sec, const char *key,
     qc_rgb_t *img[2] = {NULL, NULL};
     int rc = 0;
     char why[512] = "";
+    if (kind == REFS_FILE)
+        return 0;               /* not an image: the step's check reads it */
     for (int i = 0; i < 2 && refs[i] && rc == 0; i++) {
         if (!qc_asset_ref_parse (got[i], NULL) || strcmp (refs[i], got[i]) == 0) {
             counts->all_files = false;

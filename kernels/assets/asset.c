@@ -40,6 +40,14 @@ qc_asset_ref_parse (const char *path, char hex[65])
     return 1;
 }
 
+const char *
+qc_asset_shown_name (const char *path)
+{
+    if (!qc_asset_ref_parse (path, NULL))
+        return path;
+    return path + strlen (QC_ASSET_REF_PREFIX) + QC_ASSET_HEX_LEN + 1;
+}
+
 int
 qc_file_read_all (const char *path, size_t max, unsigned char **data, size_t *size,
                   char *err, size_t errlen)

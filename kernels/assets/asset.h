@@ -25,6 +25,11 @@
  * non-empty name without '/'); the hash is copied to hex when not NULL. */
 int qc_asset_ref_parse (const char *path, char hex[65]);
 
+/* The name to show a user for path: an asset reference's file name (the
+ * user named the file; the hash before it says nothing to them), else
+ * path itself. NULL for NULL. */
+const char *qc_asset_shown_name (const char *path);
+
 /* Reads the whole file path names: the asset's bytes from the store, or
  * the file (where disk reads are allowed). malloc'd bytes in *data; -1
  * with a reason naming path otherwise. Files over 256 MiB are refused. */

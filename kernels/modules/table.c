@@ -41,6 +41,7 @@ static const qc_module_t *const table[] = {
     &qc_module_deconv_stains,
     /* group: classification */
     &qc_module_classify_by_example,
+    &qc_module_classify_pixelwise,
 };
 
 /* HistoQC's step names (its modules' public functions). Names here that

@@ -105,3 +105,31 @@ sed -i 's#\./templates/template\([13]\)\.png#builtin:template\1#' "$T/tmpl.ini"
 [ $? -eq 0 ] || fail "the project's templates, named so: $(tail -3 "$T/tmpl.log")"
 grep -q "template1_MSE_hist	template3_MSE_hist" "$T/tmpl/results.tsv" || fail "template columns"
 pass "a file found nowhere is refused (exit 2, places named, every other such file named in the same run, the project's own of its name too); builtin:NAME runs"
+
+# ClassificationModule.pixelWise's table (tsv_file: HistoQC's he.tsv,
+# found in its data folder) travels with the job too, and the bare
+# worker fits the model from it: the same rows as one process; a table
+# that is not one (3 values a row) is refused before the job, naming
+# its line
+printf '[pipeline]\nsteps = ClassificationModule.pixelWise:pen_markings\n    SaveModule.saveFinalMask\n[ClassificationModule.pixelWise:pen_markings]\nname: pen_markings\ntsv_file: ./models/pen_markings_he/he.tsv\nthreshold: .5\n' \
+    >"$T/pw.ini"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$T/pw.ini" --histoqc-data "$DATA" \
+    -o "$T/pw-broker" "$SLIDE" >"$T/pw.log" 2>&1
+[ $? -eq 0 ] || fail "pixelWise through the broker: $(tail -3 "$T/pw.log")"
+grep -q "config files: 1 named, 1 sent with the job" "$T/pw.log" || fail "tsv_file not sent: $(head -3 "$T/pw.log")"
+col=$(awk -F'\t' '/^#dataset:/{for (i = 1; i <= NF; i++) if ($i == "pen_markings") print i}' \
+    "$T/pw-broker/results.tsv")
+[ -n "$col" ] && awk -F'\t' -v c="$col" '!/^#/ && !($c > 0 && $c < 1) {exit 1}' "$T/pw-broker/results.tsv" \
+    || fail "pen_markings of pixelWise not in (0, 1): $(cat "$T/pw-broker/results.tsv")"
+[ -s "$T/pw-broker/CMU-1-Small-Region.svs/CMU-1-Small-Region.svs_pen_markings.png" ] \
+    || fail "no _pen_markings.png"
+"$BIN/qc-submit" -c "$T/pw.ini" --histoqc-data "$DATA" -o "$T/pw-local" "$SLIDE" >"$T/pw-local.log" 2>&1
+[ $? -eq 0 ] && diff <(rows "$T/pw-broker") <(rows "$T/pw-local") >/dev/null \
+    || fail "pixelWise: broker and one-process rows differ"
+printf 'Class\tR\tG\tB\n1\t31\t140\t115\n0\t245\t245\n' >"$T/bad.tsv"
+sed "s#tsv_file: .*#tsv_file: $T/bad.tsv#" "$T/pw.ini" >"$T/pw-bad.ini"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$T/pw-bad.ini" -o "$T/pw-bad" "$SLIDE" \
+    >"$T/pw-bad.log" 2>&1
+[ $? -eq 2 ] && grep -q "tsv_file (line 6) .*bad.tsv' line 3: 3 values; each row is a class and R, G, B" "$T/pw-bad.log" \
+    && [ ! -e "$T/pw-bad/results.tsv" ] || fail "a broken table: $(cat "$T/pw-bad.log")"
+pass "pixelWise's tsv_file goes with the job (the bare worker fits he.tsv; rows as in one process); a broken table is refused before the job with its line"

@@ -152,9 +152,9 @@ test_config_validation (void)
            && strstr (err, "one of the two names is misspelt"), "%s", err);
     /* A real HistoQC step that is not implemented yet says so. */
     must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
-               "  ClassificationModule.pixelWise\n");
+               "  BubbleRegionByRegion.roiWise\n");
     CHECK (strstr (err, "not yet implemented")
-           && strstr (err, "'ClassificationModule.pixelWise'"), "%s", err);
+           && strstr (err, "'BubbleRegionByRegion.roiWise'"), "%s", err);
     /* Unknown parameter: named with its module, section and line. */
     must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
                "[BasicModule.getBasicStats]\nimage_work_size = 1.25x\ncolour = red\n");
@@ -479,7 +479,7 @@ test_config_all_problems (void)
         "steps = BasicModule.getBasicStats\n"                             /* 2 */
         "    FooModule.bar\n"                                             /* 3 */
         "    LightDarkModule.getIntensityThresholdPercent:tissue\n"       /* 4 */
-        "    ClassificationModule.pixelWise\n"                           /* 5 */
+        "    BubbleRegionByRegion.roiWise\n"                             /* 5 */
         "[LightDarkModule.getIntensityThresholdPercent:tissue]\n"         /* 6 */
         "name = bright\n"                                                 /* 7 */
         "lower_std = abc\n"                                               /* 8 */
