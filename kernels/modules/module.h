@@ -88,6 +88,11 @@ int qc_module_is_histoqc (const char *name, size_t len);
  * ([LightDarkModule.getTissuePercent]). The pipeline refuses other
  * sections, besides [pipeline] and [BaseImage.BaseImage]. */
 int qc_module_section_known (const char *section);
+/* For a step of HistoQC's first versions that its releases since do not
+ * have (SaveModule.saveImages, DeconvolutionModule.seperateStains):
+ * what to do instead ("write SaveModule.saveFinalMask ..."); NULL for
+ * any other name. */
+const char *qc_module_renamed (const char *name, size_t len);
 size_t qc_module_count (void);
 const qc_module_t *qc_module_at (size_t index);
 /* 1 when the module accepts the (lower-case) parameter key. */

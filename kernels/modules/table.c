@@ -58,7 +58,6 @@ static const char *const histoqc_steps[] = {
     "TileExtractionModule.extract",
     "BubbleRegionByRegion.roiWise",
     "ClassificationModule.pixelWise",
-    "ClassificationModule.byExample",
     "ClassificationModule.byExampleWithFeatures",
     "LightDarkModule.getIntensityThresholdPercent",
     "LightDarkModule.getIntensityThresholdOtsu",
@@ -92,6 +91,38 @@ static const char *const histoqc_old_sections[] = {
     "LightDarkModule.getDarkTissuePercent",
 };
 
+/* Steps of HistoQC's first versions (2017-2021; its history, read
+ * function by function), which its releases since stop on (the module
+ * has no such function): what to write now, so that a lab's old
+ * config is told. */
+static const struct {
+    const char *name;
+    const char *now;
+} histoqc_renamed[] = {
+    {"BasicModule.getMag", "remove the line: the magnification is read before the first step "
+     "(HistoQC since 2018; [BaseImage.BaseImage] base_mag gives it for a slide that "
+     "lacks it)"},
+    {"BasicModule.finalProcessing", "write BasicModule.finalProcessingSpur and "
+     "BasicModule.finalProcessingArea (since 2018)"},
+    {"BrightContrastModule.getBrightness", "write BrightContrastModule.getBrightnessGray, and "
+     "BrightContrastModule.getBrightnessByChannelinColorSpace:RGB for the channels "
+     "(since 2018)"},
+    {"DeconvolutionModule.seperateStains", "write DeconvolutionModule.separateStains (spelt so "
+     "since 2021), its section renamed with it"},
+    {"LightDarkModule.getTissuePercent", "write LightDarkModule.getIntensityThresholdPercent:"
+     "tissue with upper_threshold (since 2018)"},
+    {"LightDarkModule.getDarkTissuePercent", "write LightDarkModule.getIntensityThresholdPercent:"
+     "darktissue with upper_threshold and invert: True (since 2018)"},
+    {"SaveModule.saveImages", "write SaveModule.saveFinalMask (since 2018)"},
+    {"SaveModule.saveThumbnail", "write SaveModule.saveThumbnails (since 2018)"},
+    {"PenMarkingModule.identifyPenMarking", "write ClassificationModule.byExampleWithFeatures:"
+     "pen_markings, or ClassificationModule.pixelWise with the same tsv_file (since 2018)"},
+    {"ClassificationModule.byExample", "write ClassificationModule.byExampleWithFeatures with "
+     "features: rgb (since 2018)"},
+    {"BubbleRegionByRegion.pixelWise", "write BubbleRegionByRegion.detectSmoothness (HistoQC's "
+     "later roiWise is not run here)"},
+};
+
 #define COUNT(a) (sizeof (a) / sizeof *(a))
 
 static int
@@ -122,6 +153,17 @@ qc_module_is_histoqc (const char *name, size_t len)
     return 0;
 }
 
+const char *
+qc_module_renamed (const char *name, size_t len)
+{
+    if (!name)
+        return NULL;
+    for (size_t i = 0; i < COUNT (histoqc_renamed); i++)
+        if (name_is (histoqc_renamed[i].name, name, len))
+            return histoqc_renamed[i].now;
+    return NULL;
+}
+
 int
 qc_module_section_known (const char *section)
 {
@@ -134,6 +176,8 @@ qc_module_section_known (const char *section)
     for (size_t i = 0; i < COUNT (histoqc_old_sections); i++)
         if (name_is (histoqc_old_sections[i], section, len))
             return 1;
+    if (qc_module_renamed (section, len))
+        return 1;
     return 0;
 }
 

@@ -121,6 +121,14 @@ add_step (qc_pipeline_t *self, const char *s, size_t n, int line)
         refuse_step (self, s, n);
         return 0;
     }
+    const char *now = m ? NULL : qc_module_renamed (s, base);
+    if (now) {
+        pipeline_problem (self, "[pipeline] steps (line %d): '%.*s' is a step of "
+                          "HistoQC's first versions, which its releases since do not "
+                          "have either: %s", line, (int) base, s, now);
+        refuse_step (self, s, n);
+        return 0;
+    }
     if (!m) {
         const char *near = nearest_module (s, base);
         pipeline_problem (self, "[pipeline] steps (line %d): unknown step '%.*s': "
@@ -162,7 +170,15 @@ read_steps (qc_pipeline_t *self)
     }
     for (size_t i = 0; i < qc_config_section_nkeys (ps); i++) {
         const char *key = qc_config_section_key (ps, i);
-        if (strcmp (key, "steps") != 0)
+        /* HistoQC's configs of 2018 wrote image_work_size here, where
+           no version of it read it (BaseImage reads its own section) */
+        if (strcmp (key, "image_work_size") == 0)
+            pipeline_note (self, "warning: [pipeline] line %d: 'image_work_size' is "
+                           "not read here (nor by HistoQC, which reads it in "
+                           "[BaseImage.BaseImage] only): the working size stays "
+                           "[BaseImage.BaseImage]'s; move the line there to apply it",
+                           qc_config_key_line (ps, key));
+        else if (strcmp (key, "steps") != 0)
             pipeline_problem (self, "[pipeline] line %d: unknown key '%s' (only "
                               "steps is read)", qc_config_key_line (ps, key), key);
     }

@@ -155,6 +155,48 @@ test_config_validation (void)
                "  BubbleRegionByRegion.roiWise\n");
     CHECK (strstr (err, "not yet implemented")
            && strstr (err, "'BubbleRegionByRegion.roiWise'"), "%s", err);
+    /* Steps of HistoQC's first versions (2017-2021), which its releases
+     * since do not have either: each refused with what to write now;
+     * the image_work_size its configs of 2018 put in [pipeline] (read by
+     * no version there) is a warning, not a refusal. */
+    char *old_all = NULL;
+    qc_pipeline_t *old = qc_pipeline_new_all (
+        "[pipeline]\nimage_work_size = 1000\nsteps = BasicModule.getBasicStats\n"
+        "  BasicModule.getMag\n  DeconvolutionModule.seperateStains\n"
+        "  SaveModule.saveImages\n  SaveModule.saveThumbnail\n"
+        "  ClassificationModule.byExample\n"
+        "[DeconvolutionModule.seperateStains]\nstain: hed_from_rgb\n", err, sizeof err,
+        &old_all);
+    CHECK (old == NULL && old_all
+           && strstr (old_all, "steps (line 4): 'BasicModule.getMag' is a step of HistoQC's "
+                               "first versions, which its releases since do not have "
+                               "either: remove the line")
+           && strstr (old_all, "'DeconvolutionModule.seperateStains' is a step of HistoQC's "
+                               "first versions, which its releases since do not have "
+                               "either: write DeconvolutionModule.separateStains")
+           && strstr (old_all, "(line 6): 'SaveModule.saveImages' is a step of HistoQC's "
+                               "first versions, which its releases since do not have "
+                               "either: write SaveModule.saveFinalMask")
+           && strstr (old_all, "write SaveModule.saveThumbnails")
+           && strstr (old_all, "write ClassificationModule.byExampleWithFeatures")
+           && strstr (old_all, "\nwarning: [pipeline] line 2: 'image_work_size' is not read")
+           && !strstr (old_all, "seperateStains] line"),
+           "%s", old_all ? old_all : err);
+    free (old_all);
+    qc_pipeline_destroy (&old);
+    old = qc_pipeline_new ("[pipeline]\nimage_work_size = 1000\nsteps = BasicModule.getBasicStats\n",
+                           err, sizeof err);
+    CHECK (old && strstr (qc_pipeline_notes (old), "warning: [pipeline] line 2: "
+                          "'image_work_size' is not read here (nor by HistoQC, which "
+                          "reads it in [BaseImage.BaseImage] only)"),
+           "%s", old ? qc_pipeline_notes (old) : err);
+    qc_pipeline_destroy (&old);
+    old_all = NULL;
+    old = qc_pipeline_new_all ("[pipeline]\nstep = BasicModule.getBasicStats\n", err,
+                               sizeof err, &old_all);
+    CHECK (!old && old_all && strstr (old_all, "line 2: unknown key 'step' (only steps is read)"),
+           "%s", old_all ? old_all : err);
+    free (old_all);
     /* Unknown parameter: named with its module, section and line. */
     must_fail ("[pipeline]\nsteps = BasicModule.getBasicStats\n"
                "[BasicModule.getBasicStats]\nimage_work_size = 1.25x\ncolour = red\n");
