@@ -29,6 +29,10 @@
     "HistoQC never read by this name (its issue #158): the step keeps threshold's default, " \
     "as in HistoQC; write threshold to set it"
 
+#define LIMIT_TO_TISSUE "HistoQC before February 2018 read it; HistoQC now reads " \
+    "limit_to_mask (default True) and ignores it, as this run does: write limit_to_mask " \
+    "to set it"
+
 /* Keys HistoQC once read and reads no more: a config written for that
  * HistoQC runs in today's without them, as here, and the note says what
  * the key did and what replaced it. A warning where the config asked
@@ -63,6 +67,22 @@ static const struct {
       "HistoQC's configs write it, and HistoQC reads small_dim (the macro image's "
       "longer side, default 500) and ignores it, as this run does: write small_dim "
       "to set it" },
+    /* HistoQC before February 2018 (the steps' limit_to_mask since; its
+       getBrightness became the two getBrightness* steps) */
+    { "BrightContrastModule.getContrast", "limit_to_tissue", true, LIMIT_TO_TISSUE },
+    { "BrightContrastModule.getBrightnessGray", "limit_to_tissue", true, LIMIT_TO_TISSUE },
+    { "BrightContrastModule.getBrightnessByChannelinColorSpace", "limit_to_tissue", true,
+      LIMIT_TO_TISSUE },
+    { "HistogramModule.getHistogram", "limit_to_tissue", true, LIMIT_TO_TISSUE },
+    { "HistogramModule.compareToTemplates", "limit_to_tissue", true, LIMIT_TO_TISSUE },
+    { BASE_SECTION, "bounding_box", true,
+      "HistoQC read it from November 2022 to January 2023 (its config_first.ini "
+      "wrote it); HistoQC now reads enable_bounding_box and ignores it, as this run "
+      "does: write enable_bounding_box to apply it" },
+    { "SaveModule.saveMask", "geojson", true,
+      "HistoQC read it in June 2024, then moved the outline to a step of its own; "
+      "ignored, as HistoQC ignores it now: add a SaveModule.saveMask2Geojson step "
+      "for the outline" },
     { BASE_SECTION, "handles", false,
       "HistoQC 2023's choice of slide readers (openslide, wsidicom); this project "
       "picks its reader for each slide by itself (its own TIFF reader, else "

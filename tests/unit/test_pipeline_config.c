@@ -601,6 +601,28 @@ test_config_all_problems (void)
                                                                    "write small_dim"),
            "%s", p ? qc_pipeline_notes (p) : err);
     qc_pipeline_destroy (&p);
+    /* keys HistoQC's versions of 2018, 2022 and 2024 read (its own
+       config_first.ini of November 2022 wrote bounding_box): warnings
+       naming the key that replaced each, not refusals */
+    p = qc_pipeline_new ("[pipeline]\nsteps = BrightContrastModule.getContrast\n"
+                         "    HistogramModule.getHistogram\n    SaveModule.saveMask\n"
+                         "[BaseImage.BaseImage]\nbounding_box: False\n"           /* 5-6 */
+                         "[BrightContrastModule.getContrast]\nlimit_to_tissue: True\n" /* 7-8 */
+                         "[HistogramModule.getHistogram]\nlimit_to_tissue: True\n"     /* 9-10 */
+                         "[SaveModule.saveMask]\nsuffix: m\ngeojson: True\n",         /* 11-13 */
+                         err, sizeof err);
+    notes = p ? qc_pipeline_notes (p) : "";
+    CHECK (p && strstr (notes, "warning: [BaseImage.BaseImage] line 6: 'bounding_box' is not "
+                               "read: HistoQC read it from November 2022 to January 2023")
+               && strstr (notes, "write enable_bounding_box to apply it")
+               && strstr (notes, "warning: [BrightContrastModule.getContrast] line 8: "
+                                 "'limit_to_tissue' is not read: HistoQC before February 2018")
+               && strstr (notes, "[HistogramModule.getHistogram] line 10: 'limit_to_tissue'")
+               && strstr (notes, "write limit_to_mask to set it")
+               && strstr (notes, "line 13: 'geojson' is not read")
+               && strstr (notes, "add a SaveModule.saveMask2Geojson step"),
+           "%s", p ? notes : err);
+    qc_pipeline_destroy (&p);
     /* more than are told: the first told are the first by line, though
        the step they are in comes later in steps= (checked in steps=
        order); a warning comes after the problems, to be mended in the
