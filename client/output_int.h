@@ -65,6 +65,8 @@ struct qc_output {
     uint8_t *seen;            /* bitmap of written task indices */
     size_t seen_bits;
     uint64_t written;
+    bool told_other_keys;     /* a result's values under names that are not
+                                 columns were said in qc.log (once a run) */
     zlistx_t *failed_now;     /* paths of the failed results this run
                                  wrote (NULL: none yet) */
     uint64_t job, key;        /* from .qc-job (attach) or set_job */

@@ -140,9 +140,46 @@ drop_earlier_images (qc_output_t *o, const slide_t *s, const qc_result_t *r)
     free (dir);
 }
 
+static bool
+is_column (const qc_output_t *o, const char *key)
+{
+    for (size_t i = 0; i < o->ncolumns; i++)
+        if (strcmp (o->columns[i], key) == 0)
+            return true;
+    return false;
+}
+
+/* A worker of another's making may send values under names the config
+ * has no column for (PROTOCOL.md 6.1: the columns are the client's);
+ * results.tsv has no place for them, so they were dropped without a
+ * word. qc.log says so once a run, naming a few. */
+static void
+tell_other_keys (qc_output_t *o, const slide_t *s, const qc_result_t *r)
+{
+    if (o->told_other_keys)
+        return;
+    char names[400] = "";
+    size_t n = 0, len = 0;
+    for (size_t i = 0; i < r->nkv; i++) {
+        if (!r->kv[i].key || is_column (o, r->kv[i].key))
+            continue;
+        if (n++ < 5 && len + strlen (r->kv[i].key) + 8 < sizeof names)
+            len += (size_t) snprintf (names + len, sizeof names - len, "%s'%.64s'",
+                                      len ? ", " : "", r->kv[i].key);
+    }
+    if (!n)
+        return;
+    o->told_other_keys = true;
+    qc_output_note (o, "WARNING", "%s: the result carries %zu value%s under names that "
+                    "are not columns of this job (%s%s), not kept: results.tsv has the "
+                    "config's columns only (PROTOCOL.md 6.1); said once a run", s->path,
+                    n, n == 1 ? "" : "s", names, n > 5 ? ", ..." : "");
+}
+
 static void
 put_row (qc_output_t *o, const slide_t *s, const qc_result_t *r)
 {
+    tell_other_keys (o, s, r);
     for (size_t i = 0; i < o->ncolumns; i++) {
         if (i)
             fputc ('\t', o->tsv);

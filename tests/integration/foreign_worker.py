@@ -79,7 +79,8 @@ def made_up_result(task, name, reasons):
     """A result map (section 6.1) the test can predict: a refused slide
     fails with the reason given on the command line; any other passes
     with two measurements from its file name and size, a warning and one
-    file, under column names the cheap config's results.tsv has."""
+    file, under column names the cheap config's results.tsv has (and one
+    value under a name that is no column)."""
     base = os.path.basename(task.path)
     if base in reasons:
         return {"ok": False, "err": reasons[base], "warn": None, "kv": [], "files": []}
@@ -90,7 +91,10 @@ def made_up_result(task, name, reasons):
         "warn": f"made up by {name}",
         "kv": ["pixels_to_use", str(size),
                "levels", str(len(base)),
-               "comment", f"{name} for {base}"],
+               "comment", f"{name} for {base}",
+               # not a column of any config: qc-submit says once a run,
+               # in qc.log, that it was not kept (PROTOCOL.md 6.1)
+               "foreign_extra", "1"],
         "files": ["_foreign.txt", f"{base} {size}\n".encode()],
     }
 

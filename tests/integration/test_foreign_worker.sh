@@ -118,7 +118,10 @@ for s in "${SLIDES[@]}"; do
     grep -Pq "^[^\t]+\tINFO\tfw1\t\Q$b\E\tforeign\tfw1 started \Q$b\E \(attempt [0-9]+\)$" "$T/out1/qc.log" \
         || fail "qc.log lacks fw1's record for $b"
 done
-pass "results.tsv: one row per passed slide with the values, warning and file the foreign worker sent"
+[ "$(grep -c "the result carries 1 value under names that are not columns of this job ('foreign_extra'), not kept" "$T/out1/qc.log")" -eq 1 ] \
+    || fail "qc.log does not say once that the value under a name no column has was not kept"
+grep -q foreign_extra "$T/out1/results.tsv" && fail "a value under no column's name reached results.tsv"
+pass "results.tsv: one row per passed slide with the values, warning and file the foreign worker sent; a value under no column's name said once in qc.log"
 [ "$(cat "$T/out1/error.log")" = "$REAL/$REFUSED	$REASON" ] \
     || fail "error.log is '$(cat "$T/out1/error.log")', expected the refused slide's path and reason"
 grep -Pq "\tWARNING\tfw1\t\Q$REFUSED\E\tforeign\tfw1 fails \Q$REFUSED\E: \Q$REASON\E$" "$T/out1/qc.log" \
