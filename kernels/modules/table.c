@@ -42,6 +42,8 @@ static const qc_module_t *const table[] = {
     /* group: classification */
     &qc_module_classify_by_example,
     &qc_module_classify_pixelwise,
+    /* group: tiles */
+    &qc_module_tile_extract,
 };
 
 /* HistoQC's step names (its modules' public functions). Names here that
