@@ -195,6 +195,7 @@ qc_worker_exec_pipeline (void *arg, const qc_task_t *task, qc_result_t *out)
         qc_mem_ticket_t ticket = { 0 };
         qc_slide_fetch_get (fetch, task->path, &got);
         got.in.read_threads = (int) task->read_threads;
+        got.in.origin = task->path;    /* a URL where got.in.path is its copy */
         /* a CPU slot's images are in this machine's memory; a GPU lane's
            on its device (one slide at a time) */
         if (!ops) {
@@ -231,6 +232,7 @@ qc_worker_exec_pipeline_prepare (void *arg, const qc_task_t *task,
         p->fetch = arg;
         qc_slide_fetch_get (p->fetch, task->path, &p->got);
         p->got.in.read_threads = (int) task->read_threads;
+        p->got.in.origin = task->path;
         p->job = qc_pipeline_prepare_input (e->pipeline, &p->got.in, out);
     }
     if (!p || !p->job) {

@@ -1,6 +1,7 @@
 /* Worker life: configuration, start (agent first, then executors), stop
  * and graceful drain. */
 #include "worker/worker_int.h"
+#include "kernels/annot/beside.h"
 #include "worker/mem_gate.h"
 
 #include <errno.h>
@@ -341,6 +342,8 @@ qc_worker_new (const qc_worker_config_t *cfg)
         return NULL;
     }
     fit_slots (self);
+    /* files beside slides (annotations) are held to the same roots */
+    qc_beside_set_reader (qc_worker_read_beside, self);
     if (!cfg->exec)
         self->fetch = fetch_new (cfg, &self->roots);
     if (self->fetch)
@@ -408,6 +411,7 @@ qc_worker_destroy (qc_worker_t **self_p)
     free (self->threads);
     qc_slide_fetch_destroy (&self->fetch);
     taskq_fini (&self->queue);
+    qc_beside_clear_reader (self);
     config_free (&self->cfg);
     slides_roots_free (&self->roots);
     pthread_mutex_destroy (&self->why_lock);

@@ -44,6 +44,8 @@ static const qc_module_t *const table[] = {
     &qc_module_classify_pixelwise,
     /* group: tiles */
     &qc_module_tile_extract,
+    /* group: annotations */
+    &qc_module_annot_mask,
 };
 
 /* HistoQC's step names (its modules' public functions). Names here that

@@ -80,6 +80,10 @@ typedef struct {
     struct qc_slide *slide;
     const char *error;
     const char *name;
+    /* the slide as the task named it (a path, or a URL where path is a
+       download's copy): files beside it (an annotation) are looked for
+       there. NULL: path */
+    const char *origin;
     int read_threads;
     void (*admit) (void *admit_arg, uint64_t work_pixels);
     void *admit_arg;

@@ -57,6 +57,7 @@ qc_pipeline_run (const qc_pipeline_t *self, const char *slide_path,
 struct qc_pipeline_job {
     const qc_pipeline_t *pipeline;
     qc_slide_t *slide;
+    char *origin;             /* in's origin (or path), for run.origin */
     qc_run_t run;
     int rc;                   /* -1: failed already (out says why) */
 };
@@ -71,6 +72,7 @@ start_run (qc_pipeline_job_t *job, qc_result_t *out, int read_threads)
         .slide = job->slide,
         .out = out,
         .filename = qc_slide_name (job->slide),
+        .origin = job->origin,
         .base = &self->base,
         .step = BASE_SECTION,
         .params = self->base_section,
@@ -131,6 +133,12 @@ prepare (const qc_pipeline_t *self, const qc_pipeline_input_t *in,
     if (qc_result_set (out, "filename", "%s", name) != 0) {
         qc_slide_close (&taken);
         qc_result_fail (out, "slide path too long");
+        return job;
+    }
+    const char *origin = in->origin && *in->origin ? in->origin : path;
+    if (origin && !(job->origin = strdup (origin))) {
+        qc_slide_close (&taken);
+        qc_result_fail (out, "out of memory for a slide");
         return job;
     }
     char why[1024];
@@ -305,6 +313,7 @@ qc_pipeline_job_destroy (qc_pipeline_job_t **job_p)
     qc_png_queue_destroy (&(*job_p)->run.png_queue);
     qc_run_state_free (&(*job_p)->run);
     qc_slide_close (&(*job_p)->slide);
+    free ((*job_p)->origin);
     free (*job_p);
     *job_p = NULL;
 }

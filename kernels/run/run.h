@@ -59,6 +59,9 @@ typedef struct qc_run {
     qc_slide_t *slide;
     qc_result_t *out;
     const char *filename;            /* slide file name, no folders */
+    const char *origin;              /* the slide as named: a path or URL
+                                        (files beside it are looked for
+                                        there); NULL: not known */
     const qc_base_params_t *base;
     double base_mag;                 /* 0 when unknown (see
                                         qc_run_require_mag) */

@@ -19,6 +19,7 @@ modules    60
 run        50
 classify   40
 slide      40
+annot      40
 png        30
 ops/sim    23
 ops/cuda   22

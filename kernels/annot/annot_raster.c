@@ -1,0 +1,395 @@
+/* Annotation polygons into a mask; see annot_raster.h. */
+#include "kernels/annot/annot_raster.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shared/err.h"
+
+/* Points landing farther out are refused: within it, differences of two
+ * coordinates and a fraction of one times another stay finite. */
+#define FAR 1e300
+
+/* Where pixel (px, py) samples the polygon: at (px + SAMPLE, py +
+ * SAMPLE). 0: the point (px, py), where PIL's fill and its outline both
+ * put the pixel. At the middle of the pixel's square (0.5) the fill
+ * would sit half a pixel up and left of the outline, leaving a line of
+ * unset pixels between the two along edges that face down or right (a
+ * triangle's hypotenuse from (20, 0) to (0, 20)). */
+#define SAMPLE 0.0
+
+typedef struct {
+    double x, y;
+} pt_t;
+
+/* An edge of the ring at hand that crosses rows [r0, r1) of the mask:
+ * from point i to the next. */
+typedef struct {
+    size_t i;
+    int r0, r1;
+} edge_t;
+
+typedef struct {
+    double off_x, off_y, scale;
+    uint8_t *mask;
+    int w, h;
+    edge_t *edges;           /* room for the longest ring's edges */
+    size_t *active;          /* indices into edges, the row's */
+    double *xs;              /* the row's crossings */
+    uint8_t *flips;          /* h + 1: rows where edges left of the mask start, end */
+} draw_t;
+
+static pt_t
+place (const draw_t *d, const qc_annot_point_t *p)
+{
+    return (pt_t) { ((double) p->x + d->off_x) * d->scale,
+                    ((double) p->y + d->off_y) * d->scale };
+}
+
+/* ---- exact collinearity, in the integers ------------------------------ */
+
+/* |a - b|, exactly (it fits in 64 bits unsigned), and whether a < b. */
+static uint64_t
+diff (int64_t a, int64_t b, bool *neg)
+{
+    *neg = a < b;
+    return a < b ? (uint64_t) b - (uint64_t) a : (uint64_t) a - (uint64_t) b;
+}
+
+/* a * b as 128 bits, from 32-bit halves (no compiler extension needed). */
+static void
+mul128 (uint64_t a, uint64_t b, uint64_t *hi, uint64_t *lo)
+{
+    uint64_t a0 = a & 0xffffffffu, a1 = a >> 32, b0 = b & 0xffffffffu, b1 = b >> 32;
+    uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+    uint64_t mid = (p00 >> 32) + (p01 & 0xffffffffu) + (p10 & 0xffffffffu);
+    *lo = (mid << 32) | (p00 & 0xffffffffu);
+    *hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+}
+
+/* Whether (ax * by) == (ay * bx) for differences given as magnitude and
+ * sign: u, v collinear. */
+static bool
+same_product (uint64_t ax, bool nax, uint64_t by, bool nby, uint64_t ay, bool nay,
+              uint64_t bx, bool nbx)
+{
+    uint64_t h1, l1, h2, l2;
+    mul128 (ax, by, &h1, &l1);
+    mul128 (ay, bx, &h2, &l2);
+    bool z1 = !h1 && !l1, z2 = !h2 && !l2;
+    if (z1 || z2)
+        return z1 && z2;
+    return (nax != nby) == (nay != nbx) && h1 == h2 && l1 == l2;
+}
+
+/* Whether every point of r lies on one line (one point, all the same
+ * point, two points...): exactly, as the mapping to the mask keeps lines
+ * lines, so that such a ring has no interior however it is rounded. */
+static bool
+collinear (const qc_annot_ring_t *r)
+{
+    const qc_annot_point_t *p = r->pts;
+    size_t j = 1;
+    while (j < r->n && p[j].x == p[0].x && p[j].y == p[0].y)
+        j++;
+    if (j >= r->n)
+        return true;
+    bool nux, nuy;
+    uint64_t ux = diff (p[j].x, p[0].x, &nux), uy = diff (p[j].y, p[0].y, &nuy);
+    for (size_t k = j + 1; k < r->n; k++) {
+        bool nvx, nvy;
+        uint64_t vx = diff (p[k].x, p[0].x, &nvx), vy = diff (p[k].y, p[0].y, &nvy);
+        if (!same_product (ux, nux, vy, nvy, uy, nuy, vx, nvx))
+            return false;
+    }
+    return true;
+}
+
+/* ---- the interior: a scanline fill ------------------------------------ */
+
+/* The first row whose scan line (y = row + SAMPLE) is at or below y,
+ * held to [0, h]. */
+static int
+row_at (double y, int h)
+{
+    double r = ceil (y - SAMPLE);
+    return r < 0 ? 0 : r > h ? h : (int) r;
+}
+
+/* Where the line y = yc crosses edge a-b, a the lower end: computed from
+ * the lower end, so that an edge gives the same crossing whichever way
+ * the ring runs along it. */
+static double
+cross_x (pt_t a, pt_t b, double yc)
+{
+    double t = (yc - a.y) / (b.y - a.y);
+    t = t < 0 ? 0 : t > 1 ? 1 : t;
+    return a.x + t * (b.x - a.x);
+}
+
+/* The pixels of row whose samples (x = px + SAMPLE) are in [a, b), set
+ * to v. */
+static void
+fill_run (uint8_t *row, int w, double a, double b, uint8_t v)
+{
+    double c0 = ceil (a - SAMPLE), c1 = ceil (b - SAMPLE);
+    c0 = c0 < 0 ? 0 : c0;
+    c1 = c1 > w ? w : c1;
+    if (c1 > c0)
+        memset (row + (size_t) c0, v, (size_t) (c1 - c0));
+}
+
+static int
+by_row (const void *pa, const void *pb)
+{
+    const edge_t *a = pa, *b = pb;
+    if (a->r0 != b->r0)
+        return a->r0 < b->r0 ? -1 : 1;
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+static int
+by_value (const void *pa, const void *pb)
+{
+    double a = *(const double *) pa, b = *(const double *) pb;
+    return a < b ? -1 : a > b;
+}
+
+/* The lower and upper ends of edge i of r. */
+static void
+edge_ends (const draw_t *d, const qc_annot_ring_t *r, size_t i, pt_t *lo, pt_t *hi)
+{
+    pt_t a = place (d, &r->pts[i]), b = place (d, &r->pts[(i + 1) % r->n]);
+    bool up = a.y < b.y;
+    *lo = up ? a : b;
+    *hi = up ? b : a;
+}
+
+/* Sets the pixels whose samples are inside r (even-odd) to v. Edges are
+ * taken row by row, each only over the rows it crosses. An edge wholly
+ * left of the mask crosses each of its rows left of every sample: only
+ * whether there is an odd number of those matters, kept per row in
+ * d->flips; one wholly right of it changes nothing and is left out. So
+ * a ring beside the mask costs one look at each point. */
+static void
+fill_ring (draw_t *d, const qc_annot_ring_t *r, uint8_t v)
+{
+    size_t ne = 0;
+    int rmin = d->h, rmax = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        pt_t lo, hi;
+        edge_ends (d, r, i, &lo, &hi);
+        int r0 = row_at (lo.y, d->h), r1 = row_at (hi.y, d->h);
+        if (r0 >= r1 || fmin (lo.x, hi.x) >= d->w)
+            continue;                   /* no scan line, or right of the mask */
+        if (fmax (lo.x, hi.x) <= 0) {
+            d->flips[r0] ^= 1;
+            d->flips[r1] ^= 1;
+        } else
+            d->edges[ne++] = (edge_t) { i, r0, r1 };
+        rmin = r0 < rmin ? r0 : rmin;
+        rmax = r1 > rmax ? r1 : rmax;
+    }
+    if (rmin >= rmax)
+        return;
+    qsort (d->edges, ne, sizeof *d->edges, by_row);
+    size_t next = 0, na = 0;
+    int left = 0;                       /* crossings left of the mask, mod 2 */
+    for (int y = rmin; y < rmax; y++) {
+        left ^= d->flips[y];
+        size_t keep = 0;
+        for (size_t k = 0; k < na; k++)
+            if (d->edges[d->active[k]].r1 > y)
+                d->active[keep++] = d->active[k];
+        na = keep;
+        while (next < ne && d->edges[next].r0 <= y)
+            d->active[na++] = next++;
+        double yc = y + SAMPLE;
+        for (size_t k = 0; k < na; k++) {
+            pt_t lo, hi;
+            edge_ends (d, r, d->edges[d->active[k]].i, &lo, &hi);
+            d->xs[k] = cross_x (lo, hi, yc);
+        }
+        qsort (d->xs, na, sizeof *d->xs, by_value);
+        uint8_t *row = d->mask + (size_t) y * (size_t) d->w;
+        bool in = left;
+        double from = -1.0;             /* left of every sample */
+        for (size_t k = 0; k < na; k++) {
+            if (in)
+                fill_run (row, d->w, from, d->xs[k], v);
+            else
+                from = d->xs[k];
+            in = !in;
+        }
+        if (in)                         /* the rest crosses right of the mask */
+            fill_run (row, d->w, from, d->w + 1.0, v);
+    }
+    memset (d->flips + rmin, 0, (size_t) (rmax - rmin) + 1);
+}
+
+/* ---- the outline: lines along the edges -------------------------------- */
+
+/* v to the nearest integer, halves up. */
+static double
+nearest (double v)
+{
+    return floor (v + 0.5);
+}
+
+static void
+plot (draw_t *d, double x, double y, uint8_t v)
+{
+    if (x >= 0 && x < d->w && y >= 0 && y < d->h)
+        d->mask[(size_t) y * (size_t) d->w + (size_t) x] = v;
+}
+
+/* An edge from (a0, b0) to (a1, b1) along its longer axis a (|a1 - a0|
+ * >= |b1 - b0|): one pixel at each integer a from a0 to a1 rounded, at
+ * the edge's b there rounded (beyond an end, the end's b). swap: a is
+ * the mask's y. Only the a whose b can land on the mask are visited. */
+static void
+line_along (draw_t *d, double a0, double b0, double a1, double b1, bool swap, uint8_t v)
+{
+    if (a1 < a0) {
+        double t = a0;
+        a0 = a1, a1 = t;
+        t = b0, b0 = b1, b1 = t;
+    }
+    int na = swap ? d->h : d->w, nb = swap ? d->w : d->h;
+    double da = a1 - a0, db = b1 - b0;
+    double lo = fmax (nearest (a0), 0), hi = fmin (nearest (a1), na - 1);
+    if (db != 0) {
+        /* the a where b is within [-0.5, nb - 0.5], a step wider */
+        double e0 = a0 + (-0.5 - b0) / db * da, e1 = a0 + (nb - 0.5 - b0) / db * da;
+        lo = fmax (lo, floor (fmin (e0, e1)) - 1);
+        hi = fmin (hi, ceil (fmax (e0, e1)) + 1);
+    } else if (nearest (b0) < 0 || nearest (b0) >= nb)
+        return;
+    if (!(lo <= hi))
+        return;
+    /* (a - a0) * db / da: exact while the product is (Bresenham's pixels
+       for integral ends), a ratio first where it could overflow */
+    bool product = da <= 0x1p52;
+    for (int a = (int) lo; a <= (int) hi; a++) {
+        double b = a <= a0 ? b0
+                   : a >= a1 ? b1
+                   : product ? b0 + (a - a0) * db / da
+                             : b0 + (a - a0) / da * db;
+        if (swap)
+            plot (d, nearest (b), a, v);
+        else
+            plot (d, a, nearest (b), v);
+    }
+}
+
+/* Each edge along its longer axis, and each point rounded. The edge's
+ * own line, not the line between its rounded ends, so that the outline
+ * is never more than half a pixel from the edge: the fill's pixels end
+ * there, and the two meet without a gap. */
+static void
+outline_ring (draw_t *d, const qc_annot_ring_t *r, uint8_t v)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        pt_t p = place (d, &r->pts[i]), q = place (d, &r->pts[(i + 1) % r->n]);
+        if (fabs (q.x - p.x) >= fabs (q.y - p.y))
+            line_along (d, p.x, p.y, q.x, q.y, false, v);
+        else
+            line_along (d, p.y, p.x, q.y, q.x, true, v);
+        plot (d, nearest (p.x), nearest (p.y), v);
+    }
+}
+
+static void
+draw_ring (draw_t *d, const qc_annot_ring_t *r, uint8_t v)
+{
+    if (r->n == 0)
+        return;
+    double x0 = INFINITY, y0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY;
+    for (size_t i = 0; i < r->n; i++) {
+        pt_t p = place (d, &r->pts[i]);
+        x0 = fmin (x0, p.x), x1 = fmax (x1, p.x);
+        y0 = fmin (y0, p.y), y1 = fmax (y1, p.y);
+    }
+    /* wholly off the mask: no sample inside, no rounded point on it */
+    if (x1 < -1 || y1 < -1 || x0 > d->w || y0 > d->h)
+        return;
+    if (!collinear (r))
+        fill_ring (d, r, v);
+    outline_ring (d, r, v);
+}
+
+/* ---- arguments --------------------------------------------------------- */
+
+/* Checks ring r (hole: which one, or -1 for the outer ring) and notes
+ * its length in *longest. */
+static int
+check_ring (const draw_t *d, const qc_annot_ring_t *r, size_t *longest, size_t region,
+            long long hole, char *err, size_t errlen)
+{
+    char what[48] = "outer ring";
+    if (hole >= 0)
+        snprintf (what, sizeof what, "hole %lld", hole);
+    if (r->n && !r->pts)
+        return qc_fail (err, errlen, "drawing annotations: region %zu's %s has %zu "
+                        "points but no array of them", region, what, r->n);
+    for (size_t i = 0; i < r->n; i++) {
+        pt_t p = place (d, &r->pts[i]);
+        if (!(fabs (p.x) <= FAR && fabs (p.y) <= FAR))
+            return qc_fail (err, errlen, "drawing annotations: region %zu's %s: point "
+                            "%zu (%lld, %lld) lands beyond %g on the mask", region, what,
+                            i, (long long) r->pts[i].x, (long long) r->pts[i].y, FAR);
+    }
+    *longest = r->n > *longest ? r->n : *longest;
+    return 0;
+}
+
+int
+qc_annot_draw (const qc_annot_region_t *regions, size_t n, double off_x, double off_y,
+               double scale, uint8_t *mask, int w, int h, char *err, size_t errlen)
+{
+    if ((!regions && n) || !mask || w < 1 || h < 1 || !isfinite (off_x)
+        || !isfinite (off_y) || !isfinite (scale) || !(scale > 0))
+        return qc_fail (err, errlen, "drawing annotations: bad arguments");
+    draw_t d = { .off_x = off_x, .off_y = off_y, .scale = scale, .mask = mask,
+                 .w = w, .h = h };
+    size_t longest = 0;
+    for (size_t i = 0; i < n; i++) {
+        const qc_annot_region_t *g = &regions[i];
+        if (check_ring (&d, &g->outer, &longest, i, -1, err, errlen) != 0)
+            return -1;
+        if (g->nholes && !g->holes)
+            return qc_fail (err, errlen, "drawing annotations: region %zu has %zu holes "
+                            "but no array of them", i, g->nholes);
+        for (size_t j = 0; j < g->nholes; j++)
+            if (check_ring (&d, &g->holes[j], &longest, i, (long long) j, err,
+                            errlen) != 0)
+                return -1;
+    }
+    if (longest > SIZE_MAX / sizeof *d.edges)
+        return qc_fail (err, errlen, "drawing annotations: a ring of %zu points is "
+                        "too long", longest);
+    size_t m = longest ? longest : 1;
+    d.edges = malloc (m * sizeof *d.edges);
+    d.active = malloc (m * sizeof *d.active);
+    d.xs = malloc (m * sizeof *d.xs);
+    d.flips = calloc ((size_t) h + 1, 1);
+    int rc = 0;
+    if (!d.edges || !d.active || !d.xs || !d.flips) {
+        qc_oom_note ();
+        rc = qc_fail (err, errlen, "drawing annotations: out of memory for a ring of "
+                      "%zu points", longest);
+    } else
+        for (size_t i = 0; i < n; i++) {
+            draw_ring (&d, &regions[i].outer, 1);
+            for (size_t j = 0; j < regions[i].nholes; j++)
+                draw_ring (&d, &regions[i].holes[j], 0);
+        }
+    free (d.edges);
+    free (d.active);
+    free (d.xs);
+    free (d.flips);
+    return rc;
+}

@@ -1,0 +1,66 @@
+/* Annotation polygons drawn into a binary mask, as HistoQC's
+ * AnnotationModule (annotation_to_mask, polygon_filled) draws them with
+ * PIL on a mode-"1" image of the mask's size.
+ *
+ * Regions are drawn in order, each its outer ring in 1, then each of its
+ * holes in 0: a later region's outer ring fills over an earlier one's
+ * hole, a later region's hole clears an earlier one's fill. A point
+ * (x, y), in level-0 pixels, lands on the mask at ((x + off_x) * scale,
+ * (y + off_y) * scale), computed in double (HistoQC translates, then
+ * scales about the origin). A ring is closed (its last point joins its
+ * first; a repeated closing point changes nothing).
+ *
+ * A pixel is a point: pixel (px, py) is the point (px, py) of the mask,
+ * as PIL draws (its fill and its outline both). Drawing a ring in value
+ * v sets to v:
+ *  - its interior: the pixels inside the ring by the even-odd rule
+ *    (PIL's scanline fill is even-odd where a ring crosses itself),
+ *    from the exact (unrounded) points. Per row, the ring's edges cross
+ *    the line y = py where one end is <= py and the other > py (an edge
+ *    along the line crosses nowhere); the crossings, sorted, bound runs
+ *    [x0, x1), [x2, x3), ... and pixel px is in when px is in a run. A
+ *    ring whose points all lie on one line (exactly, in the integers)
+ *    has no interior;
+ *  - its outline, which marks the pixels an edge passes through or by
+ *    (PIL's fill is closed: it takes them too), so that an annotation
+ *    thinner than a pixel at the mask's scale still marks pixels: each
+ *    edge along its longer axis, one pixel at each integer step from
+ *    one end rounded to the nearest pixel to the other, at the edge's
+ *    own position on the other axis there rounded (beyond an end, the
+ *    end's), as Bresenham's line between integral ends; and each point
+ *    rounded. Rounding is to the nearest integer, halves up. Following
+ *    the edge itself, not the line between its rounded ends, keeps the
+ *    outline within half a pixel of the edge, where the fill ends: the
+ *    two meet without a gap.
+ * Pixels are not sampled at the middle of their squares (x + 0.5,
+ * y + 0.5): the fill would then sit half a pixel up and left of the
+ * outline, leaving a line of unset pixels between the two along edges
+ * that face down or right.
+ *
+ * Everything is clipped to the mask: points may lie anywhere an int64
+ * reaches, and a ring's work is its points plus the rows and columns it
+ * covers on the mask (a ring wholly off the mask, or beside it, costs
+ * one look at each point). Exact parity with PIL is not promised:
+ * HistoQC's call draws PIL's fill alone (PIL skips an outline of the
+ * fill's own value), which truncates the points to integers first and
+ * is closed (it takes the pixels its edges pass through, and the
+ * nearest pixel at each end of a run), so pixels on a polygon's border
+ * may differ. */
+#ifndef QC_ANNOT_RASTER_H
+#define QC_ANNOT_RASTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/annot/annot_parse.h"     /* qc_annot_region_t */
+
+/* Draws regions[0..n) into mask (w x h bytes, 0/1, row by row), which the
+ * caller zeroed. 0, or -1 with err and the mask untouched: bad arguments
+ * (regions NULL with n > 0, a ring or hole list NULL with points in it,
+ * mask NULL, w or h < 1, offsets not finite, scale not finite or not
+ * > 0, a point that lands beyond +-1e300), or no memory. */
+int qc_annot_draw (const qc_annot_region_t *regions, size_t n, double off_x,
+                   double off_y, double scale, uint8_t *mask, int w, int h,
+                   char *err, size_t errlen);
+
+#endif

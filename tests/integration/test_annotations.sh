@@ -1,0 +1,122 @@
+#!/bin/bash
+# AnnotationModule.saveAnnotationMask end to end: each slide's annotation
+# (Aperio ImageScope XML, or QuPath's GeoJSON) lies beside it, as
+# HistoQC expects, and the worker that runs the slide reads it:
+#  1. one process (qc-submit's default): the left half of the slide
+#     annotated, the tissue kept is that half (getAnnotationMask about
+#     0.5, _mask_use.png empty on the right);
+#  2. a broker and a worker confined to a folder (--slides-root): the
+#     same rows as one process; a file_path outside that folder fails
+#     the slide with the refusal, never read;
+#  3. slides by URL from Debian's nginx on 127.0.0.1: the annotation is
+#     fetched from beside the slide on the server (the same rows); one
+#     that is not there gets HistoQC's warning and the slide is QC'd
+#     whole; the URL's query (a presigned URL's signature) is written
+#     nowhere.
+. "$(dirname "$0")/lib.sh"
+
+mkdir -p "$T/slides" "$T/elsewhere" "$T/www"
+cp "$SHARED/slides/real/CMU-1-Small-Region.svs" "$T/slides/a.svs"
+cp "$SHARED/slides/real/CMU-1-Small-Region.svs" "$T/slides/b.svs"
+# a: the left half (2220 x 2967 at level 0), as ImageScope writes it
+cat >"$T/slides/a.xml" <<'XEOF'
+<?xml version="1.0" encoding="UTF-8"?>
+<Annotations MicronsPerPixel="0.499">
+  <Annotation Id="1" Name="region" LineColor="65280">
+    <Attributes><Attribute Name="Description" Value=""/></Attributes>
+    <Regions>
+      <RegionAttributeHeaders/>
+      <Region Id="1" Type="0">
+        <Vertices>
+          <Vertex X="0" Y="0" Z="0"/>
+          <Vertex X="1110.25" Y="0" Z="0"/>
+          <Vertex X="1110.25" Y="2967" Z="0"/>
+          <Vertex X="0" Y="2967" Z="0"/>
+        </Vertices>
+      </Region>
+    </Regions>
+  </Annotation>
+</Annotations>
+XEOF
+# b: the same half, written tersely (its copy on the server has none)
+cat >"$T/slides/b.xml" <<'XEOF'
+<Annotations><Annotation><Regions><Region><Vertices>
+<Vertex X="0" Y="0"/><Vertex X="1110.25" Y="0"/><Vertex X="1110.25" Y="2967"/><Vertex X="0" Y="2967"/>
+</Vertices></Region></Regions></Annotation></Annotations>
+XEOF
+cp "$T/slides/a.xml" "$T/elsewhere/a.xml"
+cp "$T/slides/a.svs" "$T/slides/a.xml" "$T/slides/b.svs" "$T/www/"
+
+cfg() {   # cfg FILE [file_path]
+    {
+        printf '[pipeline]\nsteps = AnnotationModule.saveAnnotationMask\n'
+        printf '    SaveModule.saveFinalMask\n'
+        printf '[AnnotationModule.saveAnnotationMask]\nformat: xml\n'
+        [ -n "${2:-}" ] && printf 'file_path: %s\n' "$2"
+        printf '[SaveModule.saveFinalMask]\nuse_mask: False\n'
+    } >"$1"
+}
+column() {   # column OUT SLIDE NAME
+    awk -F'\t' -v s="$2" -v c="$3" '
+        /^#dataset:/ { sub(/^#dataset:/, ""); for (i = 1; i <= NF; i++) col[$i] = i; next }
+        /^#/ { next }
+        $1 == s { print $(col[c]); found = 1 }
+        END { exit !found }' "$1/results.tsv"
+}
+right_half_empty() {   # right_half_empty PNG: no pixel set right of 52% of its width
+    python3 -c '
+import sys
+sys.path.insert(0, sys.argv[1])
+from png_read import png_read
+w, h, rows = png_read(sys.argv[2], 1)
+sys.exit(any(r[x] for r in rows for x in range(int(w * 0.52), w)))' "$ROOT/tests/integration" "$1"
+}
+
+# 1. one process
+cfg "$T/beside.ini"
+"$BIN/qc-submit" -c "$T/beside.ini" -o "$T/local" "$T/slides/a.svs" "$T/slides/b.svs" \
+    >"$T/local.log" 2>&1 || fail "one process: $(tail -3 "$T/local.log")"
+for s in a.svs b.svs; do
+    v=$(column "$T/local" $s getAnnotationMask)
+    awk -v v="$v" 'BEGIN { exit !(v > 0.45 && v < 0.55) }' \
+        || fail "$s: getAnnotationMask '$v', about 0.5 expected (the left half kept)"
+    [ -s "$T/local/$s/${s}_annot_xml.png" ] || fail "$s: no _annot_xml.png"
+    right_half_empty "$T/local/$s/${s}_mask_use.png" || fail "$s: tissue kept right of the annotation"
+done
+pass "one process: the annotation beside each slide keeps its left half (getAnnotationMask $(column "$T/local" a.svs getAnnotationMask))"
+
+# 2. a broker and a worker confined to $T/slides
+port=$(free_port)
+start_broker $port --heartbeat-ms 200
+start_worker $port confined --slots 2 --heartbeat-ms 200 --slides-root "$T/slides"
+wait_for "worker registered" 10 "workers_registered $port 1"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$T/beside.ini" -o "$T/broker" \
+    "$T/slides/a.svs" "$T/slides/b.svs" >"$T/broker.out" 2>&1 \
+    || fail "through the broker: $(tail -3 "$T/broker.out")"
+diff <(rows "$T/local") <(rows "$T/broker") >/dev/null \
+    || fail "broker rows differ from one process's: $(diff <(rows "$T/local") <(rows "$T/broker") | head -5)"
+cfg "$T/outside.ini" "$T/elsewhere"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$T/outside.ini" -o "$T/outside" \
+    "$T/slides/a.svs" >"$T/outside.out" 2>&1
+[ $? -eq 1 ] || fail "file_path outside --slides-root: exit 1 expected: $(tail -3 "$T/outside.out")"
+grep -q "$T/elsewhere/a.xml" "$T/outside/error.log" && grep -qi "slides-root" "$T/outside/error.log" \
+    || fail "the refusal is not the slide's reason: $(cat "$T/outside/error.log")"
+pass "a confined worker reads the annotation beside its slide (rows as in one process) and refuses one outside its --slides-root"
+
+# 3. by URL
+nginx_start "$T/www" 1m
+url() { echo "http://127.0.0.1:$NGINX_PORT/$1"; }
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$T/beside.ini" -o "$T/url" \
+    "$(url a.svs)?X-Amz-Signature=SIGQQ7731" "$(url b.svs)" >"$T/url.out" 2>&1
+[ $? -eq 0 ] || fail "by URL: $(tail -3 "$T/url.out")"
+v=$(column "$T/url" a.svs getAnnotationMask)
+[ "$v" = "$(column "$T/local" a.svs getAnnotationMask)" ] \
+    || fail "a.svs by URL: getAnnotationMask '$v', as by path expected"
+w=$(column "$T/url" b.svs warnings)
+case "$w" in
+    *"Annotation file http://127.0.0.1:$NGINX_PORT/b.xml does not exist. Skipping..."*) ;;
+    *) fail "b.svs by URL (no b.xml on the server): warnings '$w'" ;;
+esac
+[ -z "$(column "$T/url" b.svs getAnnotationMask)" ] || fail "b.svs: a column without an annotation"
+grep -q "SIGQQ7731" "$T/url/results.tsv" "$T/url/qc.log" && fail "the URL's query was written out"
+pass "by URL: the annotation is fetched from beside the slide (same value), one not on the server is HistoQC's warning"

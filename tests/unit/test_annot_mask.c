@@ -1,0 +1,273 @@
+/* AnnotationModule.saveAnnotationMask through the pipeline: where the
+ * annotation file is looked for (kernels/annot/beside.c: beside a path,
+ * a file:// URL, an http(s) URL without its query, in file_path), the
+ * config's refusals, and real slides with annotations written here in
+ * both formats: the tissue kept is what the polygons cover (checked
+ * against the polygons drawn by hand at the mask's scale), the column,
+ * _annot_<format>.png, HistoQC's warnings for defaults and for a slide
+ * without its file, and a file that is not one failing its slide with
+ * the reason. */
+#include <math.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kernels/annot/beside.h"
+#include "kernels/png/png_io.h"
+#include "tests/unit/pipeline_fixtures.h"
+
+static void
+where_is (const char *origin, const char *folder, const char *name, const char *want)
+{
+    char out[512];
+    int rc = qc_beside_where (origin, folder, name, out, sizeof out);
+    CHECK (want ? rc == 0 && strcmp (out, want) == 0 : rc == -1, "%s + %s: '%s', want '%s'",
+           origin, folder ? folder : "-", rc ? "(refused)" : out, want ? want : "(refused)");
+}
+
+static void
+test_where (void)
+{
+    where_is ("/data/wsi/a.svs", NULL, "a.xml", "/data/wsi/a.xml");
+    where_is ("/a.svs", NULL, "a.xml", "/a.xml");
+    where_is ("a.svs", NULL, "a.xml", "a.xml");
+    where_is ("sub/a.svs", "", "a.xml", "sub/a.xml");
+    where_is ("/data/a.svs", "/annot/", "a.xml", "/annot/a.xml");
+    where_is ("/data/a.svs", "/annot", "a.xml", "/annot/a.xml");
+    where_is ("/data/a.svs", "annot", "a.xml", NULL);          /* relative: refused */
+    where_is ("http://h:8080/wsi/a.svs?X-Amz-Signature=1", NULL, "a.xml",
+              "http://h:8080/wsi/a.xml");
+    where_is ("https://h/a.svs#frag", NULL, "a.json", "https://h/a.json");
+    where_is ("file:///data/wsi/a.svs", NULL, "a.xml", "file:///data/wsi/a.xml");
+    where_is ("/data/a.svs", "https://annot.example/x/", "a.xml",
+              "https://annot.example/x/a.xml");
+    char small[8];
+    CHECK (qc_beside_where ("/data/a.svs", NULL, "a.xml", small, sizeof small) == -1
+           && small[0] == '\0');
+    CHECK (qc_beside_where (NULL, NULL, "a", small, sizeof small) == -1);
+
+    unsigned char *data = NULL;
+    size_t n = 0;
+    CHECK (qc_beside_read ("/nonexistent/qc/a.xml", 1024, &data, &n, err, sizeof err) == 0);
+    CHECK (qc_beside_read ("http://127.0.0.1:9/a.xml", 1024, &data, &n, err, sizeof err) == -1
+           && strstr (err, "by URL"), "%s", err);
+    CHECK (qc_beside_read ("/", 1024, &data, &n, err, sizeof err) == -1
+           && strstr (err, "not a regular file"), "%s", err);
+}
+
+static void
+config_refused (const char *body, const char *why)
+{
+    char text[2048];
+    snprintf (text, sizeof text, "[pipeline]\nsteps= AnnotationModule.saveAnnotationMask\n"
+              "[AnnotationModule.saveAnnotationMask]\n%s", body);
+    qc_pipeline_t *p = qc_pipeline_new (text, err, sizeof err);
+    CHECK (p == NULL && strstr (err, why), "want '%s', got '%s'", why, p ? "accepted" : err);
+    qc_pipeline_destroy (&p);
+}
+
+static void
+test_config (void)
+{
+    config_refused ("format: svg\n", "format = 'svg' (line 4): xml (Aperio ImageScope) or json");
+    config_refused ("file_path: annotations\n", "file_path = 'annotations' (line 4): an "
+                    "absolute folder the workers see");
+    config_refused ("suffix: a/b\n", "suffix = 'a/b'");
+    config_refused ("mask_statistics: most\n", "mask_statistics");
+    qc_pipeline_t *p = qc_pipeline_new ("[pipeline]\nsteps= AnnotationModule.saveAnnotationMask\n"
+                                        "[AnnotationModule.saveAnnotationMask]\nformat: GeoJSON\n"
+                                        "file_path: https://example.org/annotations\n",
+                                        err, sizeof err);
+    CHECK (p != NULL, "%s", err);
+    int col = 0;
+    for (size_t i = 0; p && i < qc_pipeline_ncolumns (p); i++)
+        col |= strcmp (qc_pipeline_column (p, i), "getAnnotationMask") == 0;
+    CHECK (col, "no getAnnotationMask column");
+    qc_pipeline_destroy (&p);
+}
+
+/* ---- real slides ----------------------------------------------------- */
+
+static char dir[] = "/tmp/qc-annot-XXXXXX";
+
+static int
+write_file (const char *name, const char *text)
+{
+    char path[1024];
+    snprintf (path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen (path, "w");
+    if (!f)
+        return -1;
+    int rc = fputs (text, f) < 0 ? -1 : 0;
+    return fclose (f) != 0 ? -1 : rc;
+}
+
+static int
+copy_slide (const char *name)
+{
+    char src[1024], cmd[3000];
+    slide_path (src, sizeof src, "real", name);
+    snprintf (cmd, sizeof cmd, "cp '%s' '%s/'", src, dir);
+    return system (cmd);
+}
+
+static qc_rgb_t *
+decode (const qc_result_t *r, const char *suffix)
+{
+    const qc_file_t *f = qc_result_file (r, suffix);
+    return f ? qc_png_decode_rgb (f->data, f->size, err, sizeof err) : NULL;
+}
+
+/* How many pixels of _annot_<fmt>.png are set, and of those outside
+ * [x0, x1) x [y0, y1) of the mask (the rectangle drawn, by hand). */
+static void
+count_annot (const qc_rgb_t *m, double x0, double y0, double x1, double y1, size_t *on,
+             size_t *outside)
+{
+    *on = *outside = 0;
+    for (int y = 0; m && y < m->h; y++)
+        for (int x = 0; x < m->w; x++)
+            if (m->px[3 * ((size_t) y * (size_t) m->w + (size_t) x)] > 127) {
+                (*on)++;
+                /* the outline may take the pixel the edge falls in */
+                *outside += x + 1 < x0 || x > x1 || y + 1 < y0 || y > y1;
+            }
+}
+
+static void
+test_slides (void)
+{
+    if (!mkdtemp (dir)) {
+        CHECK (0, "mkdtemp");
+        return;
+    }
+    /* CMU-1-Small-Region.svs: 2220 x 2967 at 20x; its 1.25x mask is
+       139 x 185 (scale 0.0625). The left half of the slide, in two
+       formats; a second copy has no annotation. */
+    CHECK (copy_slide ("CMU-1-Small-Region.svs") == 0, "cp");
+    CHECK (write_file ("CMU-1-Small-Region.xml",
+                       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Annotations>\n"
+                       "<Annotation Name=\"tumour\"><Attributes/><Regions><Region>"
+                       "<Vertices><Vertex X=\"0\" Y=\"0\"/><Vertex X=\"1110.7\" Y=\"0\"/>"
+                       "<Vertex X=\"1110.7\" Y=\"2967\"/><Vertex X=\"0\" Y=\"2967\"/>"
+                       "</Vertices></Region></Regions></Annotation>\n</Annotations>\n") == 0);
+    CHECK (write_file ("CMU-1-Small-Region_qp.json",
+                       "[{\"type\": \"Feature\", \"properties\": {\"objectType\": "
+                       "\"annotation\"}, \"geometry\": {\"type\": \"Polygon\", "
+                       "\"coordinates\": [[[0, 0], [1110, 0], [1110, 2967], [0, 2967], "
+                       "[0, 0]], [[200, 200], [600, 200], [600, 600], [200, 600], [200, 200]]]}}]")
+           == 0);
+    char path[1024];
+    snprintf (path, sizeof path, "%s/CMU-1-Small-Region.svs", dir);
+    static const char *configs[] = {
+        "[pipeline]\nsteps= AnnotationModule.saveAnnotationMask\n    SaveModule.saveMask\n"
+        "[AnnotationModule.saveAnnotationMask]\nformat: xml\nfile_path: %s\n"
+        "[SaveModule.saveMask]\nsuffix: after\n",
+        "[pipeline]\nsteps= AnnotationModule.saveAnnotationMask\n    SaveModule.saveMask\n"
+        "[AnnotationModule.saveAnnotationMask]\nformat: json\nsuffix: _qp\n"
+        "[SaveModule.saveMask]\nsuffix: after\n",
+    };
+    qc_result_t *r = qc_result_new ();
+    for (int k = 0; k < 2; k++) {
+        char text[2048];
+        snprintf (text, sizeof text, configs[k], dir);
+        qc_pipeline_t *p = qc_pipeline_new (text, err, sizeof err);
+        CHECK (p != NULL, "%s", err);
+        if (!p || qc_pipeline_run (p, path, r) != 0) {
+            CHECK (0, "config %d: %s", k, r->error ? r->error : err);
+            qc_pipeline_destroy (&p);
+            continue;
+        }
+        const char *fmt = k == 0 ? "_annot_xml.png" : "_annot_json.png";
+        qc_rgb_t *m = decode (r, fmt), *after = decode (r, "_after.png");
+        CHECK (m && after && m->w == after->w && m->h == after->h, "%s", fmt);
+        size_t on = 0, outside = 0, kept = 0;
+        if (m) {
+            double s = (double) m->w / 2220.0;
+            count_annot (m, 0, 0, 1110 * s, 2967 * s, &on, &outside);
+            for (size_t i = 0; after && i < qc_npix (m->w, m->h); i++)
+                kept += after->px[3 * i] > 127;
+            double hole = k == 1 ? 400 * s * 400 * s : 0;
+            double want = 1110 * s * m->h - hole;
+            printf ("  %s: %zu pixels of %dx%d annotated (%.0f by hand), %zu outside the "
+                    "rectangle, %zu kept, getAnnotationMask %s\n", fmt, on, m->w, m->h, want,
+                    outside, kept, get (r, "getAnnotationMask"));
+            CHECK (outside == 0 && fabs ((double) on - want) <= 2.0 * m->h + 2 * 400 * s,
+                   "%zu pixels, %zu outside", on, outside);
+            if (k == 1) {
+                /* the hole [200, 600)^2 is not annotated: its middle pixel */
+                int c = (int) (400 * s);
+                CHECK (m->px[3 * ((size_t) c * (size_t) m->w + (size_t) c)] == 0, "hole filled");
+            }
+            CHECK (kept == on, "kept %zu, annotated %zu (the mask was all tissue)", kept, on);
+            double col = atof (get (r, "getAnnotationMask"));
+            double want_col = 1.0 - (double) kept / (double) qc_npix (m->w, m->h);
+            CHECK (fabs (col - want_col) < 1e-12, "column %s, want %g",
+                   get (r, "getAnnotationMask"), want_col);
+        }
+        const char *w = r->warnings ? r->warnings : "";
+        CHECK (k == 0 ? !strstr (w, "file path is not provided")
+                      : strstr (w, "file path is not provided, using \"") != NULL,
+               "warnings: %s", w);
+        qc_rgb_destroy (&m);
+        qc_rgb_destroy (&after);
+        qc_pipeline_destroy (&p);
+    }
+
+    /* no file: HistoQC's warning, the slide whole, no column */
+    qc_pipeline_t *p = qc_pipeline_new ("[pipeline]\nsteps= AnnotationModule.saveAnnotationMask\n"
+                                        "[AnnotationModule.saveAnnotationMask]\nsuffix: _none\n",
+                                        err, sizeof err);
+    CHECK (p && qc_pipeline_run (p, path, r) == 0, "%s", p ? (r->error ? r->error : "") : err);
+    const char *w = r->warnings ? r->warnings : "";
+    CHECK (strstr (w, "format is not provided, using xml as the default format.")
+           && strstr (w, "CMU-1-Small-Region_none.xml does not exist. Skipping...")
+           && !qc_result_get (r, "getAnnotationMask") && !qc_result_file (r, "_annot_xml.png"),
+           "warnings: %s", w);
+    qc_pipeline_destroy (&p);
+
+    /* a GeoJSON FeatureCollection (HistoQC wants a list) with a Point:
+       the polygon kept, the point left out and named in the warning */
+    CHECK (write_file ("CMU-1-Small-Region_fc.geojson",
+                       "{\"type\": \"FeatureCollection\", \"features\": ["
+                       "{\"type\": \"Feature\", \"geometry\": {\"type\": \"Point\", "
+                       "\"coordinates\": [5, 5]}},"
+                       "{\"type\": \"Feature\", \"geometry\": {\"type\": \"Polygon\", "
+                       "\"coordinates\": [[[0, 0], [2220, 0], [2220, 1480], [0, 1480]]]}}]}")
+           == 0);
+    p = qc_pipeline_new ("[pipeline]\nsteps= AnnotationModule.saveAnnotationMask\n"
+                         "[AnnotationModule.saveAnnotationMask]\nformat: geojson\n"
+                         "suffix: _fc\n", err, sizeof err);
+    CHECK (p && qc_pipeline_run (p, path, r) == 0, "%s", p ? (r->error ? r->error : "") : err);
+    w = r->warnings ? r->warnings : "";
+    const char *top = qc_result_get (r, "getAnnotationMask");
+    CHECK (strstr (w, "1 feature of another geometry than Polygon, MultiPolygon or "
+                   "LineString left out (the first: Point)")
+           && top && fabs (atof (top) - 0.5) < 0.02 && qc_result_file (r, "_annot_geojson.png"),
+           "getAnnotationMask %s, warnings: %s", top ? top : "-", w);
+    qc_pipeline_destroy (&p);
+
+    /* a file that is not one: the slide fails with the reason */
+    CHECK (write_file ("CMU-1-Small-Region_bad.xml", "<Annotations><Annotation>") == 0);
+    p = qc_pipeline_new ("[pipeline]\nsteps= AnnotationModule.saveAnnotationMask\n"
+                         "[AnnotationModule.saveAnnotationMask]\nformat: xml\nsuffix: _bad\n",
+                         err, sizeof err);
+    CHECK (p && qc_pipeline_run (p, path, r) != 0 && r->error
+           && strstr (r->error, "CMU-1-Small-Region_bad.xml"), "%s",
+           r->error ? r->error : "passed");
+    qc_pipeline_destroy (&p);
+    qc_result_destroy (&r);
+    char cmd[1100];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system (cmd) != 0)
+        printf ("  %s left behind\n", dir);
+}
+
+int
+main (void)
+{
+    quiet_logs ();
+    test_where ();
+    test_config ();
+    test_slides ();
+    return check_done ("annot_mask");
+}
