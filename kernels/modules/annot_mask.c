@@ -1,4 +1,5 @@
-/* AnnotationModule.saveAnnotationMask: keeps only the tissue inside a
+/* AnnotationModule.saveAnnotationMask (and its earlier names, below):
+ * keeps only the tissue inside a
  * slide's annotations (a pathologist's outline of the region to QC), as
  * HistoQC does: the annotation file <stem><suffix>.<format> (stem: the
  * slide's file name without its last extension) in file_path, else in
@@ -27,7 +28,22 @@
  *    self-crossing outline is filled even-odd (HistoQC's shapely
  *    buffer(0) may keep only part of it);
  *  - with enable_bounding_box the annotations are moved by the box's
- *    origin the way that puts them on the box (HistoQC adds it). */
+ *    origin the way that puts them on the box (HistoQC adds it).
+ *
+ * AnnotationModule.xmlMask and AnnotationModule.geoJSONMask: the step
+ * as HistoQC had it before (2021-2024), two steps of one format each,
+ * which labs' configs still name. The same reading and drawing, with
+ * that version's names: parameters xml_filepath and xml_suffix
+ * (geojson_filepath, geojson_suffix), the file <stem><suffix>.xml (.json
+ * for both GeoJSON steps), the column and file xmlMask, _xmlMask.png
+ * (geoJSONMask), its warnings ("... does not exist. Skipping.", no
+ * warning for a default), and its drawing: every ring filled on its own,
+ * a polygon's holes too (that version drew each ring of a Polygon as a
+ * polygon of its own, so a hole was annotated). Where it differs: a
+ * bounding box is taken into account (that version scaled by the whole
+ * slide's width, misplacing the annotation on the box), a null geometry
+ * is skipped (it stopped), other geometries are warned of once, naming
+ * the first, with how many (it warned each). */
 #include "kernels/modules/module.h"
 
 #include <ctype.h>
@@ -41,10 +57,40 @@
 #include "kernels/run/run.h"
 #include "shared/url.h"
 
-#define STEP "AnnotationModule.saveAnnotationMask"
-#define COLUMN "getAnnotationMask"
 #define MAX_FILE ((size_t) 256 << 20)
 #define MAX_POINTS ((size_t) 50000000)
+
+/* What differs between the step's names: one row per HistoQC step. */
+typedef struct {
+    const char *step;
+    const char *column;
+    const char *format_key;       /* NULL: the step's format is fixed */
+    const char *path_key, *suffix_key;
+    qc_annot_format_t kind;       /* when fixed */
+    const char *ext;              /* when fixed: the file's extension */
+    const char *png;              /* NULL: annot_<format> */
+    const char *missing;          /* the warning for a file not there */
+    int tell_defaults;            /* warn of the format and folder taken */
+    int holes_filled;             /* every ring a polygon of its own */
+} variant_t;
+
+static const variant_t save_annotation_mask = {
+    .step = "AnnotationModule.saveAnnotationMask", .column = "getAnnotationMask",
+    .format_key = "format", .path_key = "file_path", .suffix_key = "suffix",
+    .missing = "Annotation file %s does not exist. Skipping...", .tell_defaults = 1,
+};
+static const variant_t xml_mask = {
+    .step = "AnnotationModule.xmlMask", .column = "xmlMask",
+    .path_key = "xml_filepath", .suffix_key = "xml_suffix",
+    .kind = QC_ANNOT_XML, .ext = "xml", .png = "xmlMask",
+    .missing = "Annotation file %s does not exist. Skipping.", .holes_filled = 1,
+};
+static const variant_t geojson_mask = {
+    .step = "AnnotationModule.geoJSONMask", .column = "geoJSONMask",
+    .path_key = "geojson_filepath", .suffix_key = "geojson_suffix",
+    .kind = QC_ANNOT_GEOJSON, .ext = "json", .png = "geoJSONMask",
+    .missing = "Annotation file %s does not exist. Skipping.", .holes_filled = 1,
+};
 
 typedef struct {
     const char *format;      /* NULL: not given (xml) */
@@ -54,17 +100,19 @@ typedef struct {
 } step_params_t;
 
 static int
-read_step_params (const qc_config_section_t *sec, step_params_t *p, char *err,
-                  size_t errlen)
+read_step_params (const variant_t *v, const qc_config_section_t *sec, step_params_t *p,
+                  char *err, size_t errlen)
 {
     const char *ms;
-    if (qc_config_get_string (sec, "format", NULL, &p->format, err, errlen)
-        || qc_config_get_string (sec, "file_path", NULL, &p->file_path, err, errlen)
-        || qc_config_get_string (sec, "suffix", "", &p->suffix, err, errlen)
+    p->format = NULL;
+    if ((v->format_key
+         && qc_config_get_string (sec, v->format_key, NULL, &p->format, err, errlen))
+        || qc_config_get_string (sec, v->path_key, NULL, &p->file_path, err, errlen)
+        || qc_config_get_string (sec, v->suffix_key, "", &p->suffix, err, errlen)
         || qc_config_get_string (sec, "mask_statistics", NULL, &ms, err, errlen))
         return -1;
-    const char *sn = sec ? qc_config_section_name (sec) : STEP;
-    p->kind = QC_ANNOT_XML;
+    const char *sn = sec ? qc_config_section_name (sec) : v->step;
+    p->kind = v->format_key ? QC_ANNOT_XML : v->kind;
     if (p->format && *p->format && qc_annot_format_parse (p->format, &p->kind) != 0)
         snprintf (err, errlen, "[%s] format = '%.64s' (line %d): xml (Aperio ImageScope) "
                   "or json (GeoJSON, as QuPath exports it; geojson too)", sn, p->format,
@@ -73,14 +121,15 @@ read_step_params (const qc_config_section_t *sec, step_params_t *p, char *err,
         snprintf (err, errlen, "[%s] format = '%.64s': no '/'", sn, p->format);
     else if (p->file_path && *p->file_path && p->file_path[0] != '/'
              && !qc_url_is_remote (p->file_path))
-        snprintf (err, errlen, "[%s] file_path = '%.200s' (line %d): an absolute folder "
+        snprintf (err, errlen, "[%s] %s = '%.200s' (line %d): an absolute folder "
                   "the workers see, or an http(s) URL of one; leave it out for each "
                   "slide's own folder (HistoQC reads a relative one from its working "
-                  "directory, which a worker does not share)", sn, p->file_path,
-                  qc_config_key_line (sec, "file_path"));
+                  "directory, which a worker does not share)", sn, v->path_key,
+                  p->file_path, qc_config_key_line (sec, v->path_key));
     else if (strpbrk (p->suffix, "/\\\n\r\t"))
-        snprintf (err, errlen, "[%s] suffix = '%.64s' (line %d): part of a file name "
-                  "(no '/')", sn, p->suffix, qc_config_key_line (sec, "suffix"));
+        snprintf (err, errlen, "[%s] %s = '%.64s' (line %d): part of a file name "
+                  "(no '/')", sn, v->suffix_key, p->suffix,
+                  qc_config_key_line (sec, v->suffix_key));
     else if (ms && strcmp (ms, "relative2mask") && strcmp (ms, "absolute")
              && strcmp (ms, "relative2image"))
         snprintf (err, errlen, "[%s] mask_statistics = '%.64s': must be relative2mask, "
@@ -88,13 +137,6 @@ read_step_params (const qc_config_section_t *sec, step_params_t *p, char *err,
     else
         return 0;
     return -1;
-}
-
-static int
-check (const qc_config_section_t *sec, char *err, size_t errlen)
-{
-    step_params_t p;
-    return read_step_params (sec, &p, err, errlen);
 }
 
 /* The annotation's file name: the slide's name without its last
@@ -109,11 +151,38 @@ file_name (const char *slide, const char *suffix, const char *format, char *out,
     return n < 0 || (size_t) n >= outlen ? -1 : 0;
 }
 
+/* Every ring of a as a region of its own, holes none (the earlier
+ * steps' drawing): 0, or -1 with a untouched (no memory). */
+static int
+rings_as_regions (qc_annot_t *a)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < a->n; i++)
+        n += 1 + a->regions[i].nholes;
+    if (n == a->n)
+        return 0;
+    qc_annot_region_t *all = calloc (n, sizeof *all);
+    if (!all)
+        return -1;
+    size_t k = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        qc_annot_region_t *r = &a->regions[i];
+        all[k++].outer = r->outer;
+        for (size_t j = 0; j < r->nholes; j++)
+            all[k++].outer = r->holes[j];
+        free (r->holes);
+    }
+    free (a->regions);
+    a->regions = all;
+    a->n = n;
+    return 0;
+}
+
 /* The annotation as a mask of img_mask_use's size, or NULL (the run
  * failed or, *skipped set, the file is not there: warned). */
 static qc_mask_t *
-annotation_mask (qc_run_t *run, const step_params_t *p, const char *where,
-                 int w, int h, int *skipped)
+annotation_mask (qc_run_t *run, const variant_t *v, const step_params_t *p,
+                 const char *where, int w, int h, int *skipped)
 {
     char err[1024];
     unsigned char *data = NULL;
@@ -121,8 +190,7 @@ annotation_mask (qc_run_t *run, const step_params_t *p, const char *where,
     *skipped = 0;
     int got = qc_beside_read (where, MAX_FILE, &data, &size, err, sizeof err);
     if (got == 0) {
-        qc_run_warn (run, "Annotation file %s does not exist. Skipping...",
-                     QC_URL_SHOWN (where));
+        qc_run_warn (run, v->missing, QC_URL_SHOWN (where));
         *skipped = 1;
         return NULL;
     }
@@ -143,9 +211,14 @@ annotation_mask (qc_run_t *run, const step_params_t *p, const char *where,
                      "Polygon, MultiPolygon or LineString left out (the first: %s)",
                      QC_URL_SHOWN (where), a.skipped, a.skipped == 1 ? "" : "s",
                      a.skipped_type);
-    qc_mask_t *m = qc_mask_new_host (w, h);
-    uint8_t *px = m ? qc_mask_host_rewrite (m) : NULL;
-    if (px) {
+    qc_mask_t *m = NULL;
+    if (v->holes_filled && rings_as_regions (&a) != 0)
+        qc_run_fail (run, "out of memory for the annotation");
+    else if (!(m = qc_mask_new_host (w, h)) || !qc_mask_host_rewrite (m)) {
+        qc_run_fail (run, "out of memory for the annotation's mask");
+        qc_mask_destroy (&m);
+    } else {
+        uint8_t *px = qc_mask_host_rewrite (m);
         memset (px, 0, qc_npix (w, h));
         double scale = (double) w / (double) run->bbox_w;
         if (qc_annot_draw (a.regions, a.n, (double) -run->bbox_x, (double) -run->bbox_y,
@@ -153,28 +226,27 @@ annotation_mask (qc_run_t *run, const step_params_t *p, const char *where,
             qc_run_fail (run, "drawing the annotation: %s", err);
             qc_mask_destroy (&m);
         }
-    } else {
-        qc_run_fail (run, "out of memory for the annotation's mask");
-        qc_mask_destroy (&m);
     }
     qc_annot_free (&a);
     return m;
 }
 
 static int
-run (qc_run_t *run)
+run_variant (qc_run_t *run, const variant_t *v)
 {
     char err[512];
     step_params_t p;
-    if (read_step_params (run->params, &p, err, sizeof err) != 0)
+    if (read_step_params (v, run->params, &p, err, sizeof err) != 0)
         return qc_run_fail (run, "%s", err);
     char origin_dir[1024] = "";
-    if (!p.format || !*p.format) {
+    if (!v->format_key)
+        p.format = v->ext;
+    else if (!p.format || !*p.format) {
         p.format = "xml";
         qc_run_warn (run, "format is not provided, using xml as the default format.");
     }
     const char *origin = run->origin ? run->origin : run->filename;
-    if (!p.file_path || !*p.file_path) {
+    if (v->tell_defaults && (!p.file_path || !*p.file_path)) {
         if (qc_beside_where (origin, NULL, "", origin_dir, sizeof origin_dir) == 0) {
             size_t n = strlen (origin_dir);
             if (n > 1)
@@ -184,10 +256,6 @@ run (qc_run_t *run)
                      "file path", QC_URL_SHOWN (origin_dir));
     }
     char name[512], where[QC_URL_MAX + 600];
-    char lower[64];
-    snprintf (lower, sizeof lower, "%s", p.format);
-    for (char *c = lower; *c; c++)
-        *c = (char) tolower ((unsigned char) *c);
     if (file_name (run->filename, p.suffix, p.format, name, sizeof name) != 0
         || qc_beside_where (origin, p.file_path, name, where, sizeof where) != 0)
         return qc_run_fail (run, "the annotation file's name is too long");
@@ -195,11 +263,17 @@ run (qc_run_t *run)
     if (!use)
         return -1;
     int skipped;
-    qc_mask_t *annot = annotation_mask (run, &p, where, use->w, use->h, &skipped);
+    qc_mask_t *annot = annotation_mask (run, v, &p, where, use->w, use->h, &skipped);
     if (!annot)
         return skipped ? 0 : -1;
     char suffix[80];
-    snprintf (suffix, sizeof suffix, "annot_%s", lower);
+    if (v->png)
+        snprintf (suffix, sizeof suffix, "%s", v->png);
+    else {
+        snprintf (suffix, sizeof suffix, "annot_%s", p.format);
+        for (char *c = suffix; *c; c++)
+            *c = (char) tolower ((unsigned char) *c);
+    }
     const qc_ops_t *ops = qc_run_ops (run);
     qc_mask_t *before = qc_mask_clone (use);
     size_t left = 0;
@@ -210,11 +284,11 @@ run (qc_run_t *run)
         ;
     else if (ops->mask_logic (use, annot, QC_LOGIC_AND, use) || ops->mask_count (use, &left))
         qc_run_fail (run, "mask arithmetic failed");
-    else if (qc_run_set_mask_statistics (run, COLUMN, use, before) == 0) {
+    else if (qc_run_set_mask_statistics (run, v->column, use, before) == 0) {
         if (left == 0)
-            qc_run_warn (run, "After AnnotationModule.getAnnotationMask NO tissue "
-                         "remains detectable! Downstream modules likely to be "
-                         "incorrect/fail");
+            qc_run_warn (run, "After AnnotationModule.%s NO tissue remains detectable! "
+                         "Downstream modules likely to be incorrect/fail",
+                         v->format_key ? "getAnnotationMask" : v->column);
         rc = 0;
     }
     qc_mask_destroy (&before);
@@ -222,16 +296,81 @@ run (qc_run_t *run)
     return rc;
 }
 
-static const char *const params[] = {
+/* Each step: its check, its run, its descriptor (a descriptor's strings
+ * are written out again: C takes no member of a const struct as a
+ * constant). */
+static int
+check_save (const qc_config_section_t *sec, char *err, size_t errlen)
+{
+    step_params_t p;
+    return read_step_params (&save_annotation_mask, sec, &p, err, errlen);
+}
+
+static int
+check_xml (const qc_config_section_t *sec, char *err, size_t errlen)
+{
+    step_params_t p;
+    return read_step_params (&xml_mask, sec, &p, err, errlen);
+}
+
+static int
+check_geojson (const qc_config_section_t *sec, char *err, size_t errlen)
+{
+    step_params_t p;
+    return read_step_params (&geojson_mask, sec, &p, err, errlen);
+}
+
+static int
+run_save (qc_run_t *run)
+{
+    return run_variant (run, &save_annotation_mask);
+}
+
+static int
+run_xml (qc_run_t *run)
+{
+    return run_variant (run, &xml_mask);
+}
+
+static int
+run_geojson (qc_run_t *run)
+{
+    return run_variant (run, &geojson_mask);
+}
+
+static const char *const params_save[] = {
     "format", "file_path", "suffix", "mask_statistics", NULL
 };
-
-static const char *const columns[] = { COLUMN, NULL };
+static const char *const params_xml[] = {
+    "xml_filepath", "xml_suffix", "mask_statistics", NULL
+};
+static const char *const params_geojson[] = {
+    "geojson_filepath", "geojson_suffix", "mask_statistics", NULL
+};
+static const char *const columns_save[] = { "getAnnotationMask", NULL };
+static const char *const columns_xml[] = { "xmlMask", NULL };
+static const char *const columns_geojson[] = { "geoJSONMask", NULL };
 
 const qc_module_t qc_module_annot_mask = {
-    .name = STEP,
-    .run = run,
-    .check = check,
-    .params = params,
-    .columns = columns,
+    .name = "AnnotationModule.saveAnnotationMask",
+    .run = run_save,
+    .check = check_save,
+    .params = params_save,
+    .columns = columns_save,
+};
+
+const qc_module_t qc_module_annot_xml_mask = {
+    .name = "AnnotationModule.xmlMask",
+    .run = run_xml,
+    .check = check_xml,
+    .params = params_xml,
+    .columns = columns_xml,
+};
+
+const qc_module_t qc_module_annot_geojson_mask = {
+    .name = "AnnotationModule.geoJSONMask",
+    .run = run_geojson,
+    .check = check_geojson,
+    .params = params_geojson,
+    .columns = columns_geojson,
 };

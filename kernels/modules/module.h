@@ -140,6 +140,8 @@ extern const qc_module_t qc_module_classify_pixelwise;  /* classify_pixelwise.c 
 extern const qc_module_t qc_module_tile_extract;        /* tile_extract.c */
 /* group: annotations */
 extern const qc_module_t qc_module_annot_mask;          /* annot_mask.c */
+extern const qc_module_t qc_module_annot_xml_mask;      /* annot_mask.c */
+extern const qc_module_t qc_module_annot_geojson_mask;  /* annot_mask.c */
 
 /* Parses [BaseImage.BaseImage] (sec may be NULL: all defaults). */
 int qc_base_params_parse (const qc_config_section_t *sec,

@@ -46,6 +46,8 @@ static const qc_module_t *const table[] = {
     &qc_module_tile_extract,
     /* group: annotations */
     &qc_module_annot_mask,
+    &qc_module_annot_xml_mask,
+    &qc_module_annot_geojson_mask,
 };
 
 /* HistoQC's step names (its modules' public functions). Names here that

@@ -55,14 +55,20 @@ test_where (void)
 }
 
 static void
-config_refused (const char *body, const char *why)
+step_refused (const char *step, const char *body, const char *why)
 {
     char text[2048];
-    snprintf (text, sizeof text, "[pipeline]\nsteps= AnnotationModule.saveAnnotationMask\n"
-              "[AnnotationModule.saveAnnotationMask]\n%s", body);
+    snprintf (text, sizeof text, "[pipeline]\nsteps= AnnotationModule.%s\n"
+              "[AnnotationModule.%s]\n%s", step, step, body);
     qc_pipeline_t *p = qc_pipeline_new (text, err, sizeof err);
     CHECK (p == NULL && strstr (err, why), "want '%s', got '%s'", why, p ? "accepted" : err);
     qc_pipeline_destroy (&p);
+}
+
+static void
+config_refused (const char *body, const char *why)
+{
+    step_refused ("saveAnnotationMask", body, why);
 }
 
 static void
@@ -73,6 +79,11 @@ test_config (void)
                     "absolute folder the workers see");
     config_refused ("suffix: a/b\n", "suffix = 'a/b'");
     config_refused ("mask_statistics: most\n", "mask_statistics");
+    /* the earlier steps: their own keys, the same rules */
+    step_refused ("xmlMask", "xml_filepath: annotations\n", "xml_filepath = 'annotations' "
+                  "(line 4): an absolute folder");
+    step_refused ("geoJSONMask", "geojson_suffix: a/b\n", "geojson_suffix = 'a/b'");
+    step_refused ("xmlMask", "format: json\n", "format");
     qc_pipeline_t *p = qc_pipeline_new ("[pipeline]\nsteps= AnnotationModule.saveAnnotationMask\n"
                                         "[AnnotationModule.saveAnnotationMask]\nformat: GeoJSON\n"
                                         "file_path: https://example.org/annotations\n",
@@ -244,6 +255,55 @@ test_slides (void)
                    "LineString left out (the first: Point)")
            && top && fabs (atof (top) - 0.5) < 0.02 && qc_result_file (r, "_annot_geojson.png"),
            "getAnnotationMask %s, warnings: %s", top ? top : "-", w);
+    qc_pipeline_destroy (&p);
+
+    /* the earlier steps: xmlMask as saveAnnotationMask (no holes there),
+       geoJSONMask filling the polygon's hole too, as that version drew
+       each ring on its own; their columns, files and warnings */
+    const char *save = NULL;
+    p = qc_pipeline_new ("[pipeline]\nsteps= AnnotationModule.saveAnnotationMask\n"
+                         "    AnnotationModule.xmlMask\n"
+                         "[AnnotationModule.saveAnnotationMask]\nformat: xml\n",
+                         err, sizeof err);
+    CHECK (p && qc_pipeline_run (p, path, r) == 0, "%s", p ? (r->error ? r->error : "") : err);
+    char first[64] = "";
+    if ((save = qc_result_get (r, "getAnnotationMask")))
+        snprintf (first, sizeof first, "%s", save);
+    const char *again = qc_result_get (r, "xmlMask");
+    /* the second step finds only tissue inside the annotation: 0 removed */
+    CHECK (first[0] && again && atof (again) == 0.0 && qc_result_file (r, "_xmlMask.png"),
+           "getAnnotationMask %s, xmlMask %s", first, again ? again : "-");
+    qc_pipeline_destroy (&p);
+    p = qc_pipeline_new ("[pipeline]\nsteps= AnnotationModule.xmlMask\n"
+                         "[AnnotationModule.xmlMask]\n", err, sizeof err);
+    CHECK (p && qc_pipeline_run (p, path, r) == 0, "%s", p ? (r->error ? r->error : "") : err);
+    again = qc_result_get (r, "xmlMask");
+    w = r->warnings ? r->warnings : "";
+    CHECK (again && strcmp (again, first) == 0 && !strstr (w, "not provided"),
+           "xmlMask %s, saveAnnotationMask %s; warnings: %s", again ? again : "-", first, w);
+    qc_pipeline_destroy (&p);
+    p = qc_pipeline_new ("[pipeline]\nsteps= AnnotationModule.geoJSONMask\n"
+                         "[AnnotationModule.geoJSONMask]\ngeojson_suffix: _qp\n",
+                         err, sizeof err);
+    CHECK (p && qc_pipeline_run (p, path, r) == 0, "%s", p ? (r->error ? r->error : "") : err);
+    qc_rgb_t *gm = decode (r, "_geoJSONMask.png");
+    if (gm) {
+        int c = (int) (400 * (double) gm->w / 2220.0);
+        CHECK (gm->px[3 * ((size_t) c * (size_t) gm->w + (size_t) c)] != 0,
+               "the hole is not filled as geoJSONMask filled it");
+    } else
+        CHECK (0, "no _geoJSONMask.png");
+    qc_rgb_destroy (&gm);
+    const char *gj = qc_result_get (r, "geoJSONMask");
+    CHECK (gj && fabs (atof (gj) - atof (first)) < 0.02, "geoJSONMask %s", gj ? gj : "-");
+    qc_pipeline_destroy (&p);
+    p = qc_pipeline_new ("[pipeline]\nsteps= AnnotationModule.geoJSONMask\n"
+                         "[AnnotationModule.geoJSONMask]\ngeojson_suffix: _none\n",
+                         err, sizeof err);
+    CHECK (p && qc_pipeline_run (p, path, r) == 0, "%s", p ? (r->error ? r->error : "") : err);
+    w = r->warnings ? r->warnings : "";
+    CHECK (strstr (w, "CMU-1-Small-Region_none.json does not exist. Skipping.")
+           && !strstr (w, "Skipping...") && !qc_result_get (r, "geoJSONMask"), "warnings: %s", w);
     qc_pipeline_destroy (&p);
 
     /* a file that is not one: the slide fails with the reason */
