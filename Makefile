@@ -231,6 +231,9 @@ $(BUILD)/fuzz/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(LIBNODES) $(LIBQC)
 $(BUILD)/fuzz/fuzz_slide: $(BUILD)/tests/fuzz/fuzz_slide.o $(LIBKERNELS) $(LIBQC)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer $^ $(LDLIBS) -o $@
+$(BUILD)/fuzz/fuzz_annot: $(BUILD)/tests/fuzz/fuzz_annot.o $(LIBKERNELS) $(LIBQC)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer $^ $(LDLIBS) -o $@
 $(BUILD)/fuzz/mkseeds: $(BUILD)/tests/fuzz/mkseeds.o $(LIBNODES) $(LIBQC)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@

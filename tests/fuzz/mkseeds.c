@@ -1,7 +1,7 @@
 /* Writes the seed inputs of the fuzz targets into DIR/{proto,config,
- * journal,output,slide,url}: every sample message of the protocol tests,
+ * journal,output,slide,url,annot}: every sample message of the protocol tests,
  * small configs, a journal with every record type followed by a result
- * file, results, tiny slides and a few cohort entries. Made at build time instead of kept as binary
+ * file, results, tiny slides, a few cohort entries and annotation files. Made at build time instead of kept as binary
  * files. */
 #include <stdio.h>
 #include <string.h>
@@ -101,6 +101,31 @@ main (int argc, char **argv)
     };
     for (size_t i = 0; i < sizeof urls / sizeof urls[0]; i++)
         put (dir, "url", (int) i, urls[i], strlen (urls[i]), NULL, 0);
+
+    /* annotation files (byte 0: the format, even XML, odd GeoJSON, and
+     * with byte 1 the mask drawn into): ImageScope's XML, a QuPath
+     * export with a hole, a FeatureCollection with a Point and a
+     * MultiPolygon */
+    static const char *annots[] = {
+        "\x40\x3c<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Annotations MicronsPerPixel="
+        "\"0.25\"><Annotation Id=\"1\"><Attributes/><Regions><Region Id=\"1\"><Vertices>"
+        "<Vertex X=\"10.5\" Y=\"2\"/><Vertex X=\"40\" Y=\"2\"/><Vertex X=\"40\" Y=\"30\"/>"
+        "</Vertices></Region><Region><Vertices><Vertex X=\"1e3\" Y=\"-5\"/>"
+        "<Vertex X=\"1_0\" Y=\" 7 \"/></Vertices></Region></Regions></Annotation>"
+        "</Annotations>\n",
+        "\x41\x5c[{\"type\": \"Feature\", \"geometry\": {\"type\": \"Polygon\", "
+        "\"coordinates\": [[[0, 0], [60, 0], [60, 40], [0, 40], [0, 0]], "
+        "[[10, 10], [20, 10], [20, 20], [10, 20], [10, 10]]]}, \"properties\": "
+        "{\"name\": \"tumour \\u00e9\"}}]",
+        "\x43\x1c{\"type\": \"FeatureCollection\", \"features\": [{\"type\": \"Feature\", "
+        "\"geometry\": {\"type\": \"Point\", \"coordinates\": [1, 2]}}, {\"type\": "
+        "\"Feature\", \"geometry\": {\"type\": \"MultiPolygon\", \"coordinates\": "
+        "[[[[1.5, 1], [9, 1], [9, -1e2, 3], [1, 8]]], [[[30, 30], [35, 30], [33, 38]]]]}}, "
+        "{\"type\": \"Feature\", \"geometry\": {\"type\": \"LineString\", "
+        "\"coordinates\": [[0, 0], [5, NaN], [2, 2]]}}]}",
+    };
+    for (size_t i = 0; i < sizeof annots / sizeof annots[0]; i++)
+        put (dir, "annot", (int) i, annots[i], strlen (annots[i]), NULL, 0);
 
     /* a journal: a job, its slides, an ack, blame, its finish, a cancel
      * and a forgotten job; then the job's result file */

@@ -2,7 +2,8 @@
 # A short run of each libFuzzer target (tests/fuzz/README.md): the
 # protocol decoder, the config parser, the broker's journal reader, the
 # client's output writer, the slide readers on a slide's bytes (as
-# served over HTTP) and a cohort entry's URL handling, built with clang,
+# served over HTTP), a cohort entry's URL handling and an annotation
+# file beside a slide, built with clang,
 # ASan and UBSan by `make fuzz`.
 # Each runs a few seconds from its seeds; any crash, leak or sanitizer
 # report fails the test (the input is kept in $T, shown below).
@@ -11,7 +12,7 @@
 command -v clang >/dev/null || fail "clang is not installed (tests/install-deps.sh)"
 make -s fuzz >"$T/build.log" 2>&1 || fail "make fuzz failed: $(tail -5 "$T/build.log")"
 secs=${QC_FUZZ_SECONDS:-5}
-for t in proto config journal output slide url; do
+for t in proto config journal output slide url annot; do
     bin=$ROOT/build-fuzz/fuzz/fuzz_$t
     [ -x "$bin" ] || fail "$bin not built"
     mkdir -p "$T/corpus-$t"
