@@ -6,14 +6,11 @@
 #include "client/assets.h"
 #include "client/config_text.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "kernels/assets/asset.h"
 #include "kernels/classify/classify_examples.h"
@@ -21,6 +18,7 @@
 #include "kernels/modules/module.h"
 #include "shared/asset_store.h"
 #include "shared/config.h"
+#include "shared/file_read.h"
 
 /* Keys whose values name files: images one a line, image:mask pairs
  * one a line, or one file of another kind (a table), which the step's
@@ -107,52 +105,6 @@ qc_client_assets_find_histoqc_data (void)
         return NULL;
     }
     return dir;
-}
-
-/* Reads a regular file of at most QC_PROTO_MAX_ASSET_SIZE bytes; 1 read,
- * 0 not there, -1 there but unusable (err says why). */
-static int
-read_file (const char *path, unsigned char **data, size_t *size, char *err,
-           size_t errlen)
-{
-    /* O_NONBLOCK: a FIFO (or a device) the config names would block the
-     * open itself until a writer came, before fstat could refuse it; a
-     * regular file reads the same either way */
-    int fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-        if (errno == ENOENT || errno == ENOTDIR)
-            return 0;
-        snprintf (err, errlen, "cannot read '%s': %s", path, strerror (errno));
-        return -1;
-    }
-    struct stat st;
-    int rc = -1;
-    unsigned char *buf = NULL;
-    if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
-        snprintf (err, errlen, "'%s' is not a regular file", path);
-    else if ((uint64_t) st.st_size > QC_PROTO_MAX_ASSET_SIZE)
-        snprintf (err, errlen, "'%s' is larger than %u MiB", path,
-                  QC_PROTO_MAX_ASSET_SIZE >> 20);
-    else if (!(buf = malloc (st.st_size ? (size_t) st.st_size : 1)))
-        snprintf (err, errlen, "out of memory reading '%s'", path);
-    else {
-        size_t n = 0;
-        ssize_t got = 1;
-        while (n < (size_t) st.st_size && (got = read (fd, buf + n, (size_t) st.st_size - n)) > 0)
-            n += (size_t) got;
-        if (got < 0 || n != (size_t) st.st_size)
-            snprintf (err, errlen, "cannot read '%s': %s", path,
-                      got < 0 ? strerror (errno) : "it changed while read");
-        else {
-            *data = buf;
-            *size = n;
-            buf = NULL;
-            rc = 1;
-        }
-    }
-    free (buf);
-    close (fd);
-    return rc;
 }
 
 static const char *
@@ -304,7 +256,8 @@ resolve (ctx_t *c, const char *ref, refs_kind_t kind, bool *missing)
         }
         unsigned char *data = NULL;
         size_t n = 0;
-        int r = read_file (path, &data, &n, c->err, c->errlen);
+        int r = qc_file_read_regular (path, QC_PROTO_MAX_ASSET_SIZE, &data, &n, c->err,
+                                  c->errlen);
         free (path);
         if (r < 0)
             return NULL;

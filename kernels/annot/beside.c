@@ -1,17 +1,14 @@
 /* Files beside a slide; see beside.h. */
 #include "kernels/annot/beside.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "shared/err.h"
+#include "shared/file_read.h"
 #include "shared/url.h"
 
 static pthread_mutex_t s_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -53,39 +50,7 @@ qc_beside_read_local (const char *where, size_t max, unsigned char **data,
             return -1;
     } else if ((size_t) snprintf (path, sizeof path, "%s", where) >= sizeof path)
         return qc_fail (err, errlen, "%.200s...: path too long", where);
-    /* O_NONBLOCK: a FIFO of that name would block the open itself */
-    int fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return errno == ENOENT || errno == ENOTDIR
-               ? 0 : qc_fail (err, errlen, "%s: %s", path, strerror (errno));
-    struct stat st;
-    unsigned char *buf = NULL;
-    int rc = -1;
-    if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
-        qc_fail (err, errlen, "%s: not a regular file", path);
-    else if ((uint64_t) st.st_size > max)
-        qc_fail (err, errlen, "%s: larger than %zu MiB", path, max >> 20);
-    else if (!(buf = malloc (st.st_size ? (size_t) st.st_size : 1)))
-        qc_fail (err, errlen, "%s: out of memory", path);
-    else {
-        size_t n = 0;
-        ssize_t got = 1;
-        while (n < (size_t) st.st_size
-               && (got = read (fd, buf + n, (size_t) st.st_size - n)) > 0)
-            n += (size_t) got;
-        if (got < 0 || n != (size_t) st.st_size)
-            qc_fail (err, errlen, "%s: %s", path,
-                     got < 0 ? strerror (errno) : "it changed while read");
-        else {
-            *data = buf;
-            *size = n;
-            buf = NULL;
-            rc = 1;
-        }
-    }
-    free (buf);
-    close (fd);
-    return rc;
+    return qc_file_read_regular (path, max, data, size, err, errlen);
 }
 
 int

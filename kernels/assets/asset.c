@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "shared/asset_store.h"
+#include "shared/file_read.h"
 
 #define MAX_FILE_BYTES ((size_t) 256 << 20)
 
@@ -57,52 +58,12 @@ qc_file_read_all (const char *path, size_t max, unsigned char **data, size_t *si
         err = dummy;
         errlen = sizeof dummy;
     }
-    if (!path || !data || !size) {
-        snprintf (err, errlen, "no file named");
-        return -1;
-    }
-    FILE *f = fopen (path, "rb");
-    if (!f) {
-        snprintf (err, errlen, "%s: %s", path, strerror (errno));
-        return -1;
-    }
-    unsigned char *buf = NULL;
-    size_t n = 0, cap = 0;
-    int rc = 0;
-    for (;;) {
-        if (n == cap) {
-            if (cap >= max) {
-                snprintf (err, errlen, "%s: file too large", path);
-                rc = -1;
-                break;
-            }
-            cap = cap ? 2 * cap : 65536;
-            unsigned char *b = realloc (buf, cap);
-            if (!b) {
-                snprintf (err, errlen, "%s: out of memory", path);
-                rc = -1;
-                break;
-            }
-            buf = b;
-        }
-        size_t got = fread (buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) {
-            if (ferror (f)) {
-                snprintf (err, errlen, "%s: read error", path);
-                rc = -1;
-            }
-            break;
-        }
-    }
-    fclose (f);
-    if (rc) {
-        free (buf);
-        return -1;
-    }
-    *data = buf;
-    *size = n;
-    return 0;
+    /* one reader for every whole file (shared/file_read.c); here a file
+     * that is not there is an error like any other */
+    int r = qc_file_read_regular (path, max, data, size, err, errlen);
+    if (r == 0)
+        snprintf (err, errlen, "%s: %s", path, strerror (ENOENT));
+    return r == 1 ? 0 : -1;
 }
 
 int

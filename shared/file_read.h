@@ -1,0 +1,19 @@
+/* A whole small file read into memory, as the files a config or a slide
+ * names are read (a config's data files by qc-submit, an annotation
+ * beside a slide by a worker): refused rather than blocked on or
+ * half-read. */
+#ifndef QC_FILE_READ_H
+#define QC_FILE_READ_H
+
+#include <stddef.h>
+
+/* Reads the regular file at path, of at most max bytes, into *data
+ * (malloc'd, the caller frees) and *size. 1 read; 0 not there (no such
+ * file or folder); -1 there but unusable, with err naming path and why:
+ * not a regular file (a FIFO or device is refused without waiting on
+ * it), larger than max, changed while read, a read error, no memory, or
+ * bad arguments. */
+int qc_file_read_regular (const char *path, size_t max, unsigned char **data,
+                          size_t *size, char *err, size_t errlen);
+
+#endif
