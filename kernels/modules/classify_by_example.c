@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "kernels/classify/classify_cache.h"
+#include "kernels/modules/masks.h"
 #include "kernels/run/run.h"
 
 #define STEP "ClassificationModule.byExampleWithFeatures"
@@ -88,18 +89,6 @@ check (const qc_config_section_t *sec, char *err, size_t errlen)
     if (read_step_params (sec, &p, err, errlen) != 0)
         return -1;
     return qc_classifier_check (sec, err, errlen);
-}
-
-/* The results.tsv column is the step's name= (HistoQC's addToPrintList
- * (name, ...)). */
-static int
-param_columns (const qc_config_section_t *sec, qc_module_add_column_fn *add,
-               void *ctx)
-{
-    const char *name;
-    if (qc_config_get_string (sec, "name", "classTask", &name, NULL, 0) != 0)
-        return -1;
-    return add (ctx, name);
 }
 
 /* found grown into the pixels of within that touch it (8-connected),
@@ -221,6 +210,6 @@ const qc_module_t qc_module_classify_by_example = {
     .check = check,
     .params = params,
     .columns = no_columns,
-    .param_columns = param_columns,
-    .kept_named = param_columns,   /* img_mask_<name>: its column's name */
+    .param_columns = qc_masks_name_column,
+    .kept_named = qc_masks_name_column,   /* img_mask_<name>: its column's name */
 };

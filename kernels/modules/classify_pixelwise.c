@@ -31,6 +31,7 @@
 
 #include "kernels/assets/asset.h"
 #include "kernels/classify/gnb.h"
+#include "kernels/modules/masks.h"
 #include "kernels/run/run.h"
 
 #define STEP "ClassificationModule.pixelWise"
@@ -117,16 +118,6 @@ check (const qc_config_section_t *sec, char *err, size_t errlen)
     return fit_model (sec, &p, &m, err, errlen);
 }
 
-static int
-param_columns (const qc_config_section_t *sec, qc_module_add_column_fn *add,
-               void *ctx)
-{
-    const char *name;
-    if (qc_config_get_string (sec, "name", "classTask", &name, NULL, 0) != 0)
-        return -1;
-    return add (ctx, name);
-}
-
 /* found = the pixels of img whose log odds (gnb.h) are over the
  * threshold's, channel by channel: (a x + b) x summed, then compared
  * with logit (threshold) - c. planes: four images of img's size. */
@@ -211,6 +202,6 @@ const qc_module_t qc_module_classify_pixelwise = {
     .check = check,
     .params = params,
     .columns = no_columns,
-    .param_columns = param_columns,
-    .kept_named = param_columns,   /* img_mask_<name>: its column's name */
+    .param_columns = qc_masks_name_column,
+    .kept_named = qc_masks_name_column,   /* img_mask_<name>: its column's name */
 };

@@ -165,16 +165,6 @@ check (const qc_config_section_t *sec, char *err, size_t errlen)
 }
 
 static int
-columns (const qc_config_section_t *sec, qc_module_add_column_fn *add,
-         void *ctx)
-{
-    const char *name;
-    if (qc_masks_get_name (sec, &name, NULL, 0))
-        return -1;
-    return add (ctx, name);
-}
-
-static int
 run (qc_run_t *run)
 {
     otsu_params_t p;
@@ -228,6 +218,6 @@ const qc_module_t qc_module_ld_otsu = {
     .check = check,
     .params = params,
     .columns = no_columns,
-    .param_columns = columns,
-    .kept_named = columns,    /* img_mask_<name>: its one column's name */
+    .param_columns = qc_masks_name_column,
+    .kept_named = qc_masks_name_column,    /* img_mask_<name>: its one column's name */
 };

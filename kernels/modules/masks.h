@@ -212,6 +212,11 @@ int qc_masks_get_word (const qc_config_section_t *sec, const char *key,
  * be usable as a file suffix and column (qc_masks_get_word). */
 int qc_masks_get_name (const qc_config_section_t *sec, const char **out,
                        char *err, size_t errlen);
+/* param_columns (module.h) of a step whose one column is its name=
+ * (default "classTask"): the LightDarkModule and ClassificationModule
+ * steps. The step's own check validates the name. */
+int qc_masks_name_column (const qc_config_section_t *sec,
+                          qc_module_add_column_fn *add, void *ctx);
 /* mask_statistics, which every mask step accepts as an override. */
 int qc_masks_check_stat (const qc_config_section_t *sec, char *err,
                          size_t errlen);

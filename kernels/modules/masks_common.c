@@ -228,6 +228,16 @@ qc_masks_get_name (const qc_config_section_t *sec, const char **out,
 }
 
 int
+qc_masks_name_column (const qc_config_section_t *sec,
+                      qc_module_add_column_fn *add, void *ctx)
+{
+    const char *name;
+    if (!add || qc_config_get_string (sec, "name", "classTask", &name, NULL, 0) != 0)
+        return -1;
+    return add (ctx, name);
+}
+
+int
 qc_masks_check_stat (const qc_config_section_t *sec, char *err, size_t errlen)
 {
     const char *v;
