@@ -615,7 +615,8 @@ qc_output_open (const qc_output_config_t *cfg, bool attach, bool *busy, char *er
         || !(o->drop = zhashx_new ()) || !(o->unread = zlistx_new ())
         /* stamps judge a rerun's plan; --attach plans nothing new */
         || (!attach && !(o->stamps = qc_stamps_read (cfg->outdir)))
-        || (!attach && !(o->url_stamps = qc_url_stamps_read (cfg->outdir)))) {
+        || (!attach && !(o->url_stamps = qc_url_stamps_read (cfg->outdir)))
+        || (!attach && !(o->input_stamps = qc_input_stamps_read (cfg->outdir)))) {
         snprintf (err, errlen, "out of memory");
         if (o)
             o->lock_fd = -1;
@@ -624,6 +625,8 @@ qc_output_open (const qc_output_config_t *cfg, bool attach, bool *busy, char *er
     }
     zlistx_set_destructor (o->unread, (zlistx_destructor_fn *) zstr_free);
     o->attach = attach;
+    o->inputs_of = cfg->inputs_of;
+    o->inputs_ctx = cfg->inputs_ctx;
     o->command_line = cfg->command_line ? strdup (cfg->command_line) : NULL;
     o->lock_fd = -1;
     int locked = lock_folder (o, err, errlen);
@@ -710,6 +713,7 @@ qc_output_close (qc_output_t **self_p)
     for (size_t i = 0; i < o->nslides; i++) {
         free (o->slides[i].name);
         free (o->slides[i].path);
+        slide_free_inputs (&o->slides[i]);
     }
     free (o->slides);
     free (o->other.name);
@@ -717,9 +721,11 @@ qc_output_close (qc_output_t **self_p)
     zhashx_destroy (&o->drop);
     zhashx_destroy (&o->stamps);
     zhashx_destroy (&o->url_stamps);
+    zhashx_destroy (&o->input_stamps);
     for (slide_t *s = o->baseline ? zlistx_first (o->baseline) : NULL; s;
          s = zlistx_next (o->baseline)) {
         free (s->path);
+        slide_free_inputs (s);
         free (s);
     }
     zlistx_destroy (&o->baseline);

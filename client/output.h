@@ -37,6 +37,11 @@
 #include "shared/proto.h"
 
 typedef struct qc_output qc_output_t;
+/* The files a config's steps read beside the slide at path, each told to
+ * add (addctx, where): 0, or -1 when add fails. */
+typedef int (qc_output_inputs_fn) (void *ctx, const char *path,
+                                   int (*add) (void *addctx, const char *where),
+                                   void *addctx);
 
 typedef struct {
     const char *outdir;
@@ -51,6 +56,12 @@ typedef struct {
                                   of another config, is started afresh
                                   (the old one kept) */
     uint64_t attach_job;       /* --attach: the job whose slides to read */
+    /* The files the config's steps read beside the slide at path (its
+     * annotation), told to add (addctx, where), stamped with each local
+     * slide so that a rerun runs a slide whose file changed again
+     * (output_stamps.h); NULL: none. */
+    qc_output_inputs_fn *inputs_of;
+    void *inputs_ctx;
 } qc_output_config_t;
 
 /* Opens (creating the folder and its parents when missing) and locks
@@ -82,6 +93,14 @@ qc_rec_t qc_output_recorded_as (qc_output_t *self, const char *path, const char 
  * (client/output_stamps.h). false when there is no stamp, or the file
  * cannot be stat'ed now. */
 bool qc_output_changed (const qc_output_t *self, const char *recorded, const char *path);
+/* For a local slide the folder records as done (under the path
+ * recorded): whether a file the config's steps read beside it (its
+ * annotation) was drawn, changed or removed since the run that stamped
+ * it (*changed). The files with no stamp yet (a folder an older build
+ * wrote, a config that began reading them) are noted as they are now,
+ * for .qc-stamps when the run starts. 0, or -1 out of memory. */
+int qc_output_inputs_changed (qc_output_t *self, const char *recorded, const char *path,
+                              bool *changed);
 /* When the record of a local slide (under the path recorded) has no
  * stamp (a folder an older qc-submit wrote) and its file at path can be
  * stat'ed: notes the file as it is now for .qc-stamps (written when the

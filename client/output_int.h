@@ -20,11 +20,19 @@
 #define PATH_COLUMN "original_path"
 #define NAME_MAX_BYTES 255    /* one path component, as Linux allows */
 
+/* A file a step reads beside a slide, as it was when stamped. */
+typedef struct {
+    char *file;
+    qc_stamp_t stamp;         /* size -1: not there */
+} input_t;
+
 typedef struct {
     char *name;               /* output name (client/names.h) */
     char *path;               /* the slide's absolute path */
     bool stamped;             /* stamp taken when planned (a local file) */
     qc_stamp_t stamp;
+    input_t *inputs;          /* the files its steps read beside it, */
+    size_t ninputs;           /* stamped with it (output_stamps.h) */
 } slide_t;
 
 struct qc_output {
@@ -57,6 +65,9 @@ struct qc_output {
     zlistx_t *baseline;       /* slide_t of skipped slides with no stamp
                                  yet, stamped as they are now (NULL: none) */
     zhashx_t *url_stamps;     /* ... redacted URL -> qc_result_source_t */
+    zhashx_t *input_stamps;   /* ... qc_input_stamp_key -> qc_stamp_t */
+    qc_output_inputs_fn *inputs_of;   /* the files beside a slide (NULL: */
+    void *inputs_ctx;                 /* the config's steps read none) */
     FILE *stamps_out;         /* .qc-stamps, to append slides by URL's
                                  versions to as results come (opened at
                                  the first) */
@@ -80,6 +91,9 @@ FILE *open_in (qc_output_t *o, const char *name, const char *mode, char *err,
 /* results.tsv, error.log and qc.log opened to append (once); 0, or -1
  * with the reason in err. */
 int output_open_files (qc_output_t *o, char *err, size_t errlen);
+/* The inputs of s freed (s itself is not). */
+void slide_free_inputs (slide_t *s);
+
 /* Task idx is written; -1 out of memory or an index past 2^32. */
 int mark_seen (qc_output_t *o, uint64_t idx);
 

@@ -58,6 +58,107 @@ qc_output_stamp_unstamped (qc_output_t *o, const char *recorded, const char *pat
     return false;
 }
 
+void
+slide_free_inputs (slide_t *s)
+{
+    for (size_t i = 0; s && i < s->ninputs; i++)
+        free (s->inputs[i].file);
+    if (s) {
+        free (s->inputs);
+        s->inputs = NULL;
+        s->ninputs = 0;
+    }
+}
+
+/* add of qc_output_inputs_fn: a local file beside the slide stamped
+ * into the slide_t ctx (a URL, of a config's http(s) file_path, is the
+ * workers' to read; a file that cannot be told has no stamp) */
+static int
+add_input (void *ctx, const char *where)
+{
+    slide_t *s = ctx;
+    qc_stamp_t st;
+    if (!where || qc_url_is_remote (where) || strncmp (where, "file:", 5) == 0
+        || !qc_input_stamp_take (where, &st))
+        return 0;
+    for (size_t i = 0; i < s->ninputs; i++)
+        if (strcmp (s->inputs[i].file, where) == 0)
+            return 0;           /* two steps of one file */
+    input_t *grown = realloc (s->inputs, (s->ninputs + 1) * sizeof *grown);
+    if (!grown)
+        return -1;
+    s->inputs = grown;
+    if (!(grown[s->ninputs].file = strdup (where)))
+        return -1;
+    grown[s->ninputs++].stamp = st;
+    return 0;
+}
+
+/* The stamps of the files beside the local slide at path into s: 0, or
+ * -1 out of memory (s's inputs freed) */
+static int
+take_inputs (const qc_output_t *o, const char *path, slide_t *s)
+{
+    s->inputs = NULL;
+    s->ninputs = 0;
+    if (!o->inputs_of || qc_url_is_remote (path))
+        return 0;
+    if (o->inputs_of (o->inputs_ctx, path, add_input, s) == 0)
+        return 0;
+    slide_free_inputs (s);
+    return -1;
+}
+
+int
+qc_output_inputs_changed (qc_output_t *o, const char *recorded, const char *path,
+                          bool *changed)
+{
+    if (!changed)
+        return -1;
+    *changed = false;
+    if (!o || !o->input_stamps || !recorded || !path)
+        return 0;
+    slide_t now = { 0 };
+    if (take_inputs (o, path, &now) != 0)
+        return -1;
+    /* the files with no stamp yet stay in now; the rest go */
+    size_t keep = 0;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < now.ninputs; i++) {
+        char *key = qc_input_stamp_key (recorded, now.inputs[i].file);
+        const qc_stamp_t *then = key ? zhashx_lookup (o->input_stamps, key) : NULL;
+        free (key);
+        if (!key)
+            rc = -1;
+        else if (then && !qc_stamp_same (then, &now.inputs[i].stamp))
+            *changed = true;
+        if (then || !key)
+            free (now.inputs[i].file);
+        else
+            now.inputs[keep++] = now.inputs[i];
+    }
+    now.ninputs = keep;
+    slide_t *s = NULL;
+    if (rc == 0 && !*changed && keep > 0) {
+        if ((!o->baseline && !(o->baseline = zlistx_new ()))
+            || !(s = calloc (1, sizeof *s)) || !(s->path = strdup (recorded))
+            || !zlistx_add_end (o->baseline, s))
+            rc = -1;
+        else {
+            s->inputs = now.inputs;     /* the slide's own stamp is not s's */
+            s->ninputs = keep;
+            now.inputs = NULL;
+            now.ninputs = 0;
+        }
+        if (rc && s) {
+            free (s->path);
+            free (s);
+        }
+    }
+    slide_free_inputs (&now);
+    return rc;
+}
+
 const qc_result_source_t *
 qc_output_url_version (const qc_output_t *o, const char *url)
 {
@@ -79,10 +180,17 @@ qc_output_plan (qc_output_t *o, const char *path)
     }
     slide_t *s = &o->slides[o->nslides];
     s->stamped = !o->attach && !qc_url_is_remote (path) && qc_stamp_take (path, &s->stamp);
+    /* its files beside it as they are when sent: a file drawn after
+       this gets a later run (the safe way) */
+    s->inputs = NULL;
+    s->ninputs = 0;
+    if (s->stamped && take_inputs (o, path, s) != 0)
+        return -1;
     s->path = strdup (path);
     s->name = s->path ? qc_names_assign (o->names, path) : NULL;
     if (!s->name) {
         free (s->path);
+        slide_free_inputs (s);
         return -1;
     }
     o->nslides++;

@@ -28,6 +28,24 @@ qc_stamp_same (const qc_stamp_t *a, const qc_stamp_t *b)
            && a->mtime_ns == b->mtime_ns;
 }
 
+/* "secs.nanos" (nine digits) into st's time; false for other text */
+static bool
+parse_time (const char *text, qc_stamp_t *st)
+{
+    char *end;
+    errno = 0;
+    long long secs = strtoll (text, &end, 10);
+    if (errno || *end != '.' || end == text)
+        return false;
+    char *frac = end + 1;
+    long long nanos = strtoll (frac, &end, 10);
+    if (errno || *end || end - frac != 9 || nanos < 0)
+        return false;
+    st->mtime_s = secs;
+    st->mtime_ns = nanos;
+    return true;
+}
+
 /* "path TAB size TAB secs.nanos" into path (unescaped, malloc'd) and
  * st; false for a line that is not one */
 static bool
@@ -44,17 +62,9 @@ parse_line (char *line, char **path, qc_stamp_t *st)
     long long size = strtoll (tab1 + 1, &end, 10);
     if (errno || *end || end == tab1 + 1 || size < 0)
         return false;
-    long long secs = strtoll (tab2 + 1, &end, 10);
-    if (errno || *end != '.' || end == tab2 + 1)
+    if (!parse_time (tab2 + 1, st) || !(*path = qc_unescape_dup (line)))
         return false;
-    char *frac = end + 1;
-    long long nanos = strtoll (frac, &end, 10);
-    if (errno || *end || end - frac != 9 || nanos < 0)
-        return false;
-    *path = qc_unescape_dup (line);
-    if (!*path)
-        return false;
-    *st = (qc_stamp_t) {.size = size, .mtime_s = secs, .mtime_ns = nanos};
+    st->size = size;
     return true;
 }
 
@@ -91,11 +101,45 @@ parse_url_line (char *line, char **url, qc_result_source_t *v)
     return true;
 }
 
-/* OUTDIR/.qc-stamps's lines that parse (a file's, or with urls a URL's)
- * into a table of malloc'd copies; NULL only out of memory */
-static zhashx_t *
-read_lines (const char *outdir, bool urls)
+/* "slide TAB i TAB file TAB size TAB secs.nanos" into key (the line's
+ * first three fields as they are, malloc'd: qc_input_stamp_key's form)
+ * and st; false for a line that is not one */
+static bool
+parse_input_line (char *line, char **key, qc_stamp_t *st)
 {
+    line[strcspn (line, "\n")] = 0;
+    char *f[5];
+    f[0] = line;
+    for (int i = 1; i < 5; i++) {
+        char *tab = strchr (f[i - 1], '\t');
+        if (!tab)
+            return false;
+        *tab = 0;
+        f[i] = tab + 1;
+    }
+    if (!*f[0] || strcmp (f[1], "i") != 0 || !*f[2] || strchr (f[4], '\t'))
+        return false;
+    char *end;
+    errno = 0;
+    long long size = strtoll (f[3], &end, 10);
+    if (errno || *end || end == f[3] || size < -1 || !parse_time (f[4], st))
+        return false;
+    st->size = size;
+    if (asprintf (key, "%s\t%s", f[0], f[2]) < 0) {
+        *key = NULL;
+        return false;
+    }
+    return true;
+}
+
+typedef enum { LINES_FILES, LINES_URLS, LINES_INPUTS } lines_t;
+
+/* OUTDIR/.qc-stamps's lines of one kind that parse into a table of
+ * malloc'd copies; NULL only out of memory */
+static zhashx_t *
+read_lines (const char *outdir, lines_t kind)
+{
+    bool urls = kind == LINES_URLS;
     zhashx_t *t = zhashx_new ();
     if (!t)
         return NULL;
@@ -118,7 +162,9 @@ read_lines (const char *outdir, bool urls)
         char *path = NULL;
         qc_stamp_t st;
         qc_result_source_t v;
-        if (urls ? !parse_url_line (line, &path, &v) : !parse_line (line, &path, &st))
+        if (urls ? !parse_url_line (line, &path, &v)
+            : kind == LINES_INPUTS ? !parse_input_line (line, &path, &st)
+            : !parse_line (line, &path, &st))
             continue;
         size_t size = urls ? sizeof v : sizeof st;
         void *copy = malloc (size);
@@ -139,13 +185,13 @@ read_lines (const char *outdir, bool urls)
 zhashx_t *
 qc_stamps_read (const char *outdir)
 {
-    return read_lines (outdir, false);
+    return read_lines (outdir, LINES_FILES);
 }
 
 zhashx_t *
 qc_url_stamps_read (const char *outdir)
 {
-    return read_lines (outdir, true);
+    return read_lines (outdir, LINES_URLS);
 }
 
 int
@@ -176,4 +222,52 @@ qc_stamps_put (FILE *f, const char *path, const qc_stamp_t *st)
         return -1;
     return fprintf (f, "\t%" PRId64 "\t%" PRId64 ".%09" PRId64 "\n", st->size, st->mtime_s,
                     st->mtime_ns);
+}
+
+bool
+qc_input_stamp_take (const char *path, qc_stamp_t *out)
+{
+    struct stat st;
+    if (!path || !out)
+        return false;
+    if (stat (path, &st) != 0) {
+        if (errno != ENOENT && errno != ENOTDIR)
+            return false;       /* not known (no permission): no stamp */
+        *out = (qc_stamp_t) {.size = -1};
+        return true;
+    }
+    if (!S_ISREG (st.st_mode))
+        return false;
+    return qc_stamp_take (path, out);
+}
+
+char *
+qc_input_stamp_key (const char *slide, const char *file)
+{
+    if (!slide || !file)
+        return NULL;
+    char *es = qc_escape_dup (slide), *ef = qc_escape_dup (file), *key = NULL;
+    if (es && ef && asprintf (&key, "%s\t%s", es, ef) < 0)
+        key = NULL;
+    free (es);
+    free (ef);
+    return key;
+}
+
+zhashx_t *
+qc_input_stamps_read (const char *outdir)
+{
+    return read_lines (outdir, LINES_INPUTS);
+}
+
+int
+qc_input_stamps_put (FILE *f, const char *slide, const char *file, const qc_stamp_t *st)
+{
+    if (!f || !slide || !file || !st)
+        return -1;
+    if (qc_escape_put (f, slide) == EOF || fputs ("\ti\t", f) == EOF
+        || qc_escape_put (f, file) == EOF)
+        return -1;
+    return fprintf (f, "\t%" PRId64 "\t%" PRId64 ".%09" PRId64 "\n", st->size, st->mtime_s,
+                    st->mtime_ns) < 0 ? -1 : 0;
 }

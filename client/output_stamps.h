@@ -21,7 +21,15 @@
  * validators when the worker could not tell, e.g. the fetch failed, or
  * an older worker). A rerun asks the server whether the file is still
  * that version (client/url_versions.h). An older build skips such lines
- * (they do not parse as a file's). */
+ * (they do not parse as a file's).
+ *
+ * The files a config's steps read beside a local slide (an annotation:
+ * kernels/modules/module.h's slide_inputs) are stamped with it, there or
+ * not: "escaped slide path TAB i TAB escaped file path TAB size TAB
+ * seconds.nanoseconds", size -1 (and time 0) for a file not there. A
+ * rerun runs a done slide again when such a file was drawn, changed or
+ * removed since; a file this machine cannot stat (no permission) gets
+ * no line. An older build skips these lines. */
 #ifndef QC_OUTPUT_STAMPS_H
 #define QC_OUTPUT_STAMPS_H
 
@@ -64,5 +72,18 @@ int qc_url_stamps_put (FILE *f, const char *url, const qc_result_source_t *v);
 /* Whether v names a version its server can be asked about (an ETag or
  * a Last-Modified). */
 bool qc_url_stamp_checkable (const qc_result_source_t *v);
+
+/* The stamp of a file beside a slide: as qc_stamp_take, and size -1
+ * when there is no such file; false when it cannot be told (no
+ * permission, not a regular file). */
+bool qc_input_stamp_take (const char *path, qc_stamp_t *out);
+/* The key of qc_input_stamps_read's table for file beside slide
+ * (malloc'd), or NULL out of memory. */
+char *qc_input_stamp_key (const char *slide, const char *file);
+/* The input lines of OUTDIR/.qc-stamps: qc_input_stamp_key -> qc_stamp_t
+ * (malloc'd), the later line winning. NULL only out of memory. */
+zhashx_t *qc_input_stamps_read (const char *outdir);
+/* One input line for file beside slide to f: 0, or -1 on error. */
+int qc_input_stamps_put (FILE *f, const char *slide, const char *file, const qc_stamp_t *st);
 
 #endif

@@ -148,7 +148,20 @@ keep_config (qc_output_t *o, int n)
     return rc;
 }
 
-/* The stamps of the job's local slides, as they were when planned, to
+/* s's lines of .qc-stamps to f (its own when stamped, its inputs'):
+ * 0, or -1 on a write error */
+static int
+put_stamps (FILE *f, const slide_t *s)
+{
+    if (s->stamped && qc_stamps_put (f, s->path, &s->stamp) < 0)
+        return -1;
+    for (size_t i = 0; i < s->ninputs; i++)
+        if (qc_input_stamps_put (f, s->path, s->inputs[i].file, &s->inputs[i].stamp) < 0)
+            return -1;
+    return 0;
+}
+
+/* The stamps of the job's local slides (and of the files beside them), as they were when planned, to
  * .qc-stamps (client/output_stamps.h): written before any result can
  * come, so that every record the job writes has the stamp of the file
  * it was sent as (a file replaced after this gets a later run: the safe
@@ -158,7 +171,7 @@ append_stamps (qc_output_t *o, bool job, char *err, size_t errlen)
 {
     size_t n = o->baseline ? zlistx_size (o->baseline) : 0;
     for (size_t i = 0; job && i < o->nslides; i++)
-        n += o->slides[i].stamped;
+        n += o->slides[i].stamped || o->slides[i].ninputs;
     if (n == 0)
         return 0;
     FILE *f = open_in (o, QC_STAMPS_FILE, "a", err, errlen);
@@ -166,14 +179,13 @@ append_stamps (qc_output_t *o, bool job, char *err, size_t errlen)
         return -1;
     int rc = 0;
     for (size_t i = 0; job && rc == 0 && i < o->nslides; i++)
-        if (o->slides[i].stamped && qc_stamps_put (f, o->slides[i].path, &o->slides[i].stamp) < 0)
-            rc = -1;
-    /* skipped slides an older build recorded with no stamp: as they are
-       now, so that a rescan from here on is told */
+        rc = put_stamps (f, &o->slides[i]);
+    /* skipped slides an older build recorded with no stamp, and files
+       beside skipped slides with none (a config that began reading
+       them): as they are now, so that a change from here on is told */
     for (slide_t *s = o->baseline ? zlistx_first (o->baseline) : NULL; s && rc == 0;
          s = zlistx_next (o->baseline))
-        if (qc_stamps_put (f, s->path, &s->stamp) < 0)
-            rc = -1;
+        rc = put_stamps (f, s);
     if (fclose (f) != 0)
         rc = -1;
     if (rc)

@@ -118,6 +118,19 @@ plan_slides (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
         bool changed_url = remote && verdict[i] == QC_URLV_CHANGED;
         bool changed = !force && (rec == QC_REC_PASSED || rec == QC_REC_FAILED)
                        && (remote ? changed_url : qc_output_changed (out, as, p));
+        /* or one whose annotation was drawn or redrawn since: files no
+           stamp knows yet are stamped as they are, for the next run */
+        bool changed_inputs = false;
+        if (!changed && !force && !remote && (rec == QC_REC_PASSED || rec == QC_REC_FAILED)) {
+            if (qc_output_inputs_changed (out, as, p, &changed_inputs) != 0)
+                return -1;
+            if (changed_inputs
+                && qc_output_plan_note (out, "INFO", "a file the config's steps read beside "
+                                        "%s (its annotation) was drawn, changed or removed "
+                                        "since its record: run again", p))
+                return -1;
+            changed = changed_inputs;
+        }
         if (changed)
             rec = QC_REC_RETRY;
         else if (remote && verdict[i] == QC_URLV_UNKNOWN)
@@ -160,6 +173,8 @@ plan_slides (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
         }
         if (changed && remote)
             r->changed_url++;
+        else if (changed_inputs)
+            r->changed_inputs++;
         else if (changed)
             r->changed++;
         else if (rec == QC_REC_RETRY && !force)
@@ -308,6 +323,12 @@ qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to)
                  "size or modification time: rescanned?): run again (the old results.tsv "
                  "and error.log are kept as .N)\n", r->changed, qc_plural (r->changed),
                  r->changed == 1 ? "its" : "their", dir);
+    if (r->changed_inputs)
+        fprintf (to, "%zu slide%s whose annotation (a file the config's steps read beside "
+                 "the slide) was drawn, changed or removed since %s results in %s were "
+                 "made: run again (the old results.tsv and error.log are kept as .N; "
+                 "qc.log names them)\n", r->changed_inputs, qc_plural (r->changed_inputs),
+                 r->changed_inputs == 1 ? "its" : "their", dir);
     if (r->changed_url) {
         fprintf (to, "%zu slide%s by URL changed on %s server since %s results in %s "
                  "were made (rescanned?): run again (the old results.tsv and error.log "

@@ -38,6 +38,9 @@ typedef struct {
     size_t retried;           /* unreadable or cancelled before, run now */
     size_t changed;           /* a record for another file of that path
                                  (client/output_stamps.h), run now */
+    size_t changed_inputs;    /* a file its steps read beside it (its
+                                 annotation) drawn, changed or removed
+                                 since its record, run now */
     size_t changed_url;       /* the same, by URL: its server has another
                                  version (client/url_versions.h) */
     size_t unchecked;         /* by URL, skipped as done: whether it changed

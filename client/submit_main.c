@@ -357,6 +357,14 @@ static char *config_identity_text (const options_t *o, const qc_client_assets_t 
 /* The config text to send (its files resolved), its files, the pipeline
  * it builds (checked here, before any slide is touched), and the text
  * its identity is taken of (*config_id, malloc'd). */
+/* qc_output_inputs_fn over the pipeline (ctx): the annotation files
+ * its steps read beside a slide, stamped with it by the folder */
+static int
+pipeline_inputs (void *ctx, const char *path, int (*add) (void *, const char *), void *addctx)
+{
+    return qc_pipeline_slide_inputs (ctx, path, add, addctx);
+}
+
 static int
 load_config (const options_t *o, qc_client_assets_t *assets, qc_pipeline_t **pipeline,
              char **config_id)
@@ -615,7 +623,10 @@ main (int argc, char **argv)
                              .pipeline = pipeline ? qc_pipeline_description (pipeline) : NULL,
                              .command_line = cmdline, .columns = cols, .ncolumns = ncol,
                              .config_text = config_id,
-                             .force = o.force, .attach_job = o.attach};
+                             .force = o.force, .attach_job = o.attach,
+                             .inputs_of = qc_pipeline_reads_inputs (pipeline)
+                                          ? pipeline_inputs : NULL,
+                             .inputs_ctx = pipeline};
     bool busy;
     /* the output folder's files: refused here (submit_options.h) */
     if (qc_fds_short_say (SUBMIT_OUTPUT_FDS, err, sizeof err)) {
@@ -631,7 +642,6 @@ main (int argc, char **argv)
     free (config_id);
     config_id = NULL;
     free (config_real);
-    qc_pipeline_destroy (&pipeline);
     if (!out) {
         fprintf (stderr, "%s: %s\n", prog, err);
         if (busy)

@@ -47,6 +47,7 @@
 #include "kernels/modules/module.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,6 +232,50 @@ annotation_mask (qc_run_t *run, const variant_t *v, const step_params_t *p,
     return m;
 }
 
+/* The format's name as the file's extension: the variant's own, else
+ * the one given, else xml (*given_p false then: HistoQC warns). */
+static const char *
+format_taken (const variant_t *v, const step_params_t *p, bool *given_p)
+{
+    *given_p = !v->format_key || (p->format && *p->format);
+    return !v->format_key ? v->ext : *given_p ? p->format : "xml";
+}
+
+/* Where the annotation of the slide named filename, sent as origin, is:
+ * 0, or -1 when the name does not fit where. */
+static int
+annotation_where (const variant_t *v, const step_params_t *p, const char *filename,
+                  const char *origin, char *where, size_t wherelen)
+{
+    bool given;
+    char name[512];
+    return file_name (filename, p->suffix, format_taken (v, p, &given), name, sizeof name)
+           || qc_beside_where (origin, p->file_path, name, where, wherelen) ? -1 : 0;
+}
+
+static int
+slide_inputs (const variant_t *v, const qc_config_section_t *sec, const char *origin,
+              qc_module_add_column_fn *add, void *ctx)
+{
+    char err[512], where[QC_URL_MAX + 600];
+    step_params_t p;
+    if (!origin || !add || read_step_params (v, sec, &p, err, sizeof err) != 0)
+        return -1;
+    /* the slide's file name as a worker's run has it (qc_slide_name):
+       the last part of its path or URL path, without a URL's query */
+    char filename[512];
+    const char *q = qc_url_is_remote (origin) ? origin + strcspn (origin, "?#")
+                                              : origin + strlen (origin);
+    const char *slash = q;
+    while (slash > origin && slash[-1] != '/')
+        slash--;
+    int n = snprintf (filename, sizeof filename, "%.*s", (int) (q - slash), slash);
+    if (n <= 0 || (size_t) n >= sizeof filename
+        || annotation_where (v, &p, filename, origin, where, sizeof where) != 0)
+        return 0;               /* a name no run could read: nothing */
+    return add (ctx, where);
+}
+
 static int
 run_variant (qc_run_t *run, const variant_t *v)
 {
@@ -239,12 +284,10 @@ run_variant (qc_run_t *run, const variant_t *v)
     if (read_step_params (v, run->params, &p, err, sizeof err) != 0)
         return qc_run_fail (run, "%s", err);
     char origin_dir[1024] = "";
-    if (!v->format_key)
-        p.format = v->ext;
-    else if (!p.format || !*p.format) {
-        p.format = "xml";
+    bool given;
+    p.format = format_taken (v, &p, &given);
+    if (!given)
         qc_run_warn (run, "format is not provided, using xml as the default format.");
-    }
     const char *origin = run->origin ? run->origin : run->filename;
     if (v->tell_defaults && (!p.file_path || !*p.file_path)) {
         if (qc_beside_where (origin, NULL, "", origin_dir, sizeof origin_dir) == 0) {
@@ -255,9 +298,8 @@ run_variant (qc_run_t *run, const variant_t *v)
         qc_run_warn (run, "file path is not provided, using \"%s\" as the default "
                      "file path", QC_URL_SHOWN (origin_dir));
     }
-    char name[512], where[QC_URL_MAX + 600];
-    if (file_name (run->filename, p.suffix, p.format, name, sizeof name) != 0
-        || qc_beside_where (origin, p.file_path, name, where, sizeof where) != 0)
+    char where[QC_URL_MAX + 600];
+    if (annotation_where (v, &p, run->filename, origin, where, sizeof where) != 0)
         return qc_run_fail (run, "the annotation file's name is too long");
     qc_mask_t *use = qc_run_mask (run);
     if (!use)
@@ -338,6 +380,27 @@ run_geojson (qc_run_t *run)
     return run_variant (run, &geojson_mask);
 }
 
+static int
+inputs_save (const qc_config_section_t *sec, const char *origin,
+             qc_module_add_column_fn *add, void *ctx)
+{
+    return slide_inputs (&save_annotation_mask, sec, origin, add, ctx);
+}
+
+static int
+inputs_xml (const qc_config_section_t *sec, const char *origin,
+            qc_module_add_column_fn *add, void *ctx)
+{
+    return slide_inputs (&xml_mask, sec, origin, add, ctx);
+}
+
+static int
+inputs_geojson (const qc_config_section_t *sec, const char *origin,
+                qc_module_add_column_fn *add, void *ctx)
+{
+    return slide_inputs (&geojson_mask, sec, origin, add, ctx);
+}
+
 static const char *const params_save[] = {
     "format", "file_path", "suffix", "mask_statistics", NULL
 };
@@ -357,6 +420,7 @@ const qc_module_t qc_module_annot_mask = {
     .check = check_save,
     .params = params_save,
     .columns = columns_save,
+    .slide_inputs = inputs_save,
 };
 
 const qc_module_t qc_module_annot_xml_mask = {
@@ -365,6 +429,7 @@ const qc_module_t qc_module_annot_xml_mask = {
     .check = check_xml,
     .params = params_xml,
     .columns = columns_xml,
+    .slide_inputs = inputs_xml,
 };
 
 const qc_module_t qc_module_annot_geojson_mask = {
@@ -373,4 +438,5 @@ const qc_module_t qc_module_annot_geojson_mask = {
     .check = check_geojson,
     .params = params_geojson,
     .columns = columns_geojson,
+    .slide_inputs = inputs_geojson,
 };

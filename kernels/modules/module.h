@@ -55,6 +55,14 @@ typedef int (qc_module_columns_fn) (const qc_config_section_t *params,
  * the step to do the work. */
 typedef void (qc_module_prefetch_fn) (qc_run_t *run);
 
+/* The files outside the slide a step reads for the slide at origin (a
+ * path or URL, as a worker is sent it; its file name is the slide's):
+ * the module calls add (ctx, where) for each, a path or URL, whether or
+ * not it is there. params may be NULL. 0, or -1 when add fails or the
+ * step's parameters are bad (its check says why). */
+typedef int (qc_module_inputs_fn) (const qc_config_section_t *params, const char *origin,
+                                   qc_module_add_column_fn *add, void *ctx);
+
 typedef struct {
     const char *name;                /* "BasicModule.getBasicStats" */
     qc_module_run_fn *run;
@@ -74,6 +82,10 @@ typedef struct {
      * (mask_name= of a brightness or texture step; not SaveModule's,
      * which warns as HistoQC does), told the same way; NULL: none. */
     qc_module_columns_fn *needed_masks;
+    /* What it reads beside the slide (AnnotationModule's annotation
+     * file), so that qc-submit can tell a rerun that a slide's file
+     * changed since its row (client/output_stamps.h); NULL: nothing. */
+    qc_module_inputs_fn *slide_inputs;
 } qc_module_t;
 
 /* Looks a step up by its module name: the len bytes of name, without

@@ -443,6 +443,29 @@ qc_pipeline_column (const qc_pipeline_t *self, size_t index)
     return self && index < self->ncolumns ? self->columns[index] : NULL;
 }
 
+int
+qc_pipeline_slide_inputs (const qc_pipeline_t *self, const char *origin,
+                          int (*add) (void *ctx, const char *where), void *ctx)
+{
+    if (!self || !origin || !add)
+        return -1;
+    for (size_t i = 0; i < self->nsteps; i++) {
+        const qc_module_t *m = self->steps[i].module;
+        if (m && m->slide_inputs && m->slide_inputs (self->steps[i].params, origin, add, ctx))
+            return -1;
+    }
+    return 0;
+}
+
+bool
+qc_pipeline_reads_inputs (const qc_pipeline_t *self)
+{
+    for (size_t i = 0; self && i < self->nsteps; i++)
+        if (self->steps[i].module && self->steps[i].module->slide_inputs)
+            return true;
+    return false;
+}
+
 char *
 qc_pipeline_config_with_base (const char *config_text, const char *key,
                               const char *value)

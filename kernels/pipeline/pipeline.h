@@ -7,6 +7,7 @@
 #ifndef QC_PIPELINE_H
 #define QC_PIPELINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,6 +44,14 @@ const char *qc_pipeline_notes (const qc_pipeline_t *self);
  * "warnings" last). */
 size_t qc_pipeline_ncolumns (const qc_pipeline_t *self);
 const char *qc_pipeline_column (const qc_pipeline_t *self, size_t index);
+/* The files outside the slide that its steps read for the slide at
+ * origin (module.h's slide_inputs: an annotation beside it), each told
+ * to add (ctx, where) in step order, a path or URL, there or not. 0, or
+ * -1 when add fails. */
+int qc_pipeline_slide_inputs (const qc_pipeline_t *self, const char *origin,
+                              int (*add) (void *ctx, const char *where), void *ctx);
+/* Whether any of its steps reads a file outside the slide. */
+bool qc_pipeline_reads_inputs (const qc_pipeline_t *self);
 
 /* Runs every step on the slide at slide_path and fills out: metric
  * columns, warnings and image files. Returns 0 when the slide passed

@@ -12,7 +12,12 @@
 #     fetched from beside the slide on the server (the same rows); one
 #     that is not there gets HistoQC's warning and the slide is QC'd
 #     whole; the URL's query (a presigned URL's signature) is written
-#     nowhere.
+#     nowhere;
+#  4. reruns into the one-process folder: a slide whose annotation was
+#     redrawn, removed or drawn since its row runs again (its old row
+#     kept in results.tsv.N), the others are skipped; a folder an older
+#     build wrote (no annotation stamps) runs nothing, and is stamped so
+#     that the next change is told.
 . "$(dirname "$0")/lib.sh"
 
 mkdir -p "$T/slides" "$T/elsewhere" "$T/www"
@@ -120,3 +125,50 @@ esac
 [ -z "$(column "$T/url" b.svs getAnnotationMask)" ] || fail "b.svs: a column without an annotation"
 grep -q "SIGQQ7731" "$T/url/results.tsv" "$T/url/qc.log" && fail "the URL's query was written out"
 pass "by URL: the annotation is fetched from beside the slide (same value), one not on the server is HistoQC's warning"
+
+# 4. reruns
+rerun() {   # rerun WHAT: one rerun of section 1's cohort into its folder
+    "$BIN/qc-submit" -c "$T/beside.ini" -o "$T/local" "$T/slides/a.svs" "$T/slides/b.svs" \
+        >"$T/rerun.out" 2>&1 || fail "rerun ($1): $(tail -3 "$T/rerun.out")"
+}
+runs_only() {   # runs_only SLIDE WHAT: the rerun ran SLIDE alone, and said why
+    grep -q "^running 1 of 2 slides" "$T/rerun.out" && grep -q "^ok 1/1 $1 " "$T/rerun.out" \
+        && grep -q "^1 slide whose annotation .* was drawn, changed or removed" "$T/rerun.out" \
+        || fail "$2: $1 alone expected to run again: $(cat "$T/rerun.out")"
+}
+rerun "nothing changed"
+grep -q "^nothing to run" "$T/rerun.out" || fail "an unchanged rerun ran: $(cat "$T/rerun.out")"
+cat >"$T/slides/b.xml" <<'XEOF2'
+<Annotations><Annotation><Regions><Region><Vertices>
+<Vertex X="0" Y="0"/><Vertex X="2220" Y="0"/><Vertex X="2220" Y="2967"/><Vertex X="0" Y="2967"/>
+</Vertices></Region></Regions></Annotation></Annotations>
+XEOF2
+rerun "b.xml redrawn"
+runs_only b.svs "b.xml redrawn over the whole slide"
+v=$(column "$T/local" b.svs getAnnotationMask)
+awk -v v="$v" 'BEGIN { exit !(v < 0.05) }' \
+    || fail "b.svs after its redrawing: getAnnotationMask '$v' (the tissue it removes), about 0 expected"
+[ "$(grep -c '^a.svs' "$T/local/results.tsv")" = 1 ] || fail "a.svs's row not kept once"
+grep -q '^b.svs' "$T/local/results.tsv.1" || fail "b.svs's old row not kept in results.tsv.1"
+mv "$T/slides/a.xml" "$T/a.xml.away"
+rerun "a.xml removed"
+runs_only a.svs "a.xml removed"
+case "$(column "$T/local" a.svs warnings)" in
+    *"a.xml does not exist. Skipping..."*) ;;
+    *) fail "a.svs without its annotation: warnings '$(column "$T/local" a.svs warnings)'" ;;
+esac
+grep -q "beside $T/slides/a.svs (its annotation) was drawn, changed or removed" \
+    "$T/local/qc.log" || fail "qc.log does not name the slide run again"
+rerun "nothing changed since"
+grep -q "^nothing to run" "$T/rerun.out" || fail "a rerun after the rerun ran: $(cat "$T/rerun.out")"
+# a folder an older build wrote: no annotation lines in .qc-stamps
+grep -v "$(printf '\ti\t')" "$T/local/.qc-stamps" >"$T/stamps" && cp "$T/stamps" "$T/local/.qc-stamps"
+mv "$T/a.xml.away" "$T/slides/a.xml"
+rerun "an older folder"
+grep -q "^nothing to run" "$T/rerun.out" || fail "a folder with no annotation stamps ran: $(cat "$T/rerun.out")"
+grep -q "$(printf '\ti\t')$T/slides/a.xml" "$T/local/.qc-stamps" \
+    || fail "the annotation of a skipped slide was not stamped"
+echo >>"$T/slides/a.xml"
+rerun "a.xml drawn again"
+runs_only a.svs "a.xml changed after the older folder was stamped"
+pass "reruns: a slide whose annotation was redrawn or removed runs again alone (old row kept as results.tsv.1), an unchanged one is skipped; an older folder is stamped, then a change is told"

@@ -3,7 +3,10 @@
  * ETag with a backslash and quotes, a Last-Modified with commas) comes
  * back byte for byte; the later line of a slide wins, one that says the
  * version is not known included; damaged lines are skipped, not taken
- * for another slide's. */
+ * for another slide's. The lines of the files beside a slide (its
+ * annotation) are read apart from both: a file not there is size -1,
+ * keyed by slide and file (a tab in either cannot join two keys), the
+ * later line winning; a file or URL reader takes none of them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +88,66 @@ test_absent (void)
     zhashx_destroy (&t);
 }
 
+static void
+test_inputs (void)
+{
+    char path[256];
+    snprintf (path, sizeof path, "%s/beside.xml", dir);
+    FILE *w = fopen (path, "w");
+    CHECK (w && fputs ("<Annotations/>\n", w) >= 0 && fclose (w) == 0);
+    qc_stamp_t there, gone, now;
+    CHECK (qc_input_stamp_take (path, &there) && there.size == 15, "a file there: its size");
+    CHECK (qc_input_stamp_take ("/nonexistent/folder/a.xml", &gone) && gone.size == -1,
+           "a file not there: size -1");
+    CHECK (qc_input_stamp_take ("/etc/passwd/a.xml", &now) && now.size == -1,
+           "under a file (ENOTDIR): not there");
+    CHECK (!qc_input_stamp_take (dir, &now), "a folder: no stamp");
+    CHECK (!qc_input_stamp_take (NULL, &now) && !qc_input_stamp_take (path, NULL));
+    CHECK (!qc_stamp_same (&there, &gone));
+
+    FILE *f = open_stamps ("w");
+    CHECK (f != NULL);
+    if (!f)
+        return;
+    qc_stamp_t st = {.size = 5, .mtime_s = 1764496000, .mtime_ns = 12};
+    CHECK (qc_stamps_put (f, "/s/a.svs", &st) > 0);
+    CHECK (qc_input_stamps_put (f, "/s/a.svs", "/s/a.xml", &gone) == 0);
+    CHECK (qc_input_stamps_put (f, "/s/a.svs", "/s/a.xml", &there) == 0);
+    CHECK (qc_input_stamps_put (f, "/s/a\tb.svs", "c.xml", &gone) == 0);
+    CHECK (qc_input_stamps_put (f, "/s/a", "b\tc.xml", &there) == 0);
+    CHECK (qc_url_stamps_put (f, "http://h/a.svs", NULL) == 0);
+    /* damaged: cut short, a size under -1, a time of 3 digits */
+    fputs ("/s/d.svs\ti\t/s/d.xml\t5\n", f);
+    fputs ("/s/e.svs\ti\t/s/e.xml\t-2\t1.000000000\n", f);
+    fputs ("/s/g.svs\ti\t/s/g.xml\t5\t1.000\n", f);
+    CHECK (fclose (f) == 0);
+    CHECK (qc_input_stamps_put (NULL, "a", "b", &st) == -1
+           && qc_input_stamps_put (stdout, "a", NULL, &st) == -1);
+
+    zhashx_t *in = qc_input_stamps_read (dir), *files = qc_stamps_read (dir),
+             *urls = qc_url_stamps_read (dir);
+    CHECK (in && zhashx_size (in) == 3, "input lines: %zu", in ? zhashx_size (in) : 0);
+    CHECK (files && zhashx_size (files) == 1, "file lines: %zu (input lines taken for "
+           "files?)", files ? zhashx_size (files) : 0);
+    CHECK (urls && zhashx_size (urls) == 1, "URL lines: %zu", urls ? zhashx_size (urls) : 0);
+    char *k = qc_input_stamp_key ("/s/a.svs", "/s/a.xml");
+    const qc_stamp_t *a = in && k ? zhashx_lookup (in, k) : NULL;
+    CHECK (a && qc_stamp_same (a, &there), "the later line of a file wins");
+    free (k);
+    k = qc_input_stamp_key ("/s/a\tb.svs", "c.xml");
+    const qc_stamp_t *b = in && k ? zhashx_lookup (in, k) : NULL;
+    CHECK (b && b->size == -1 && qc_stamp_same (b, &gone), "a file not there read back");
+    free (k);
+    k = qc_input_stamp_key ("/s/a", "b\tc.xml");
+    CHECK (in && k && zhashx_lookup (in, k), "a tab in the file's name");
+    free (k);
+    CHECK (!qc_input_stamp_key (NULL, "x") && !qc_input_stamp_key ("x", NULL));
+    zhashx_destroy (&in);
+    zhashx_destroy (&files);
+    zhashx_destroy (&urls);
+    unlink (path);
+}
+
 int
 main (void)
 {
@@ -94,6 +157,7 @@ main (void)
     }
     test_read_apart ();
     test_absent ();
+    test_inputs ();
     char path[256];
     snprintf (path, sizeof path, "%s/%s", dir, QC_STAMPS_FILE);
     unlink (path);
