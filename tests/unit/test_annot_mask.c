@@ -6,7 +6,9 @@
  * against the polygons drawn by hand at the mask's scale), the column,
  * _annot_<format>.png, HistoQC's warnings for defaults and for a slide
  * without its file, and a file that is not one failing its slide with
- * the reason. */
+ * the reason. What each step tells qc-submit it reads beside a slide
+ * (qc_pipeline_slide_inputs, for the rerun's stamps): the same file the
+ * run reads, for each of the three steps' names. */
 #include <math.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -52,6 +54,52 @@ test_where (void)
            && strstr (err, "by URL"), "%s", err);
     CHECK (qc_beside_read ("/", 1024, &data, &n, err, sizeof err) == -1
            && strstr (err, "not a regular file"), "%s", err);
+}
+
+/* qc_pipeline_slide_inputs's add: the files told, one a line */
+static int
+add_where (void *ctx, const char *where)
+{
+    char *list = ctx;
+    size_t n = strlen (list);
+    snprintf (list + n, 1024 - n, "%s\n", where);
+    return 0;
+}
+
+static void
+inputs_are (const char *steps, const char *body, const char *origin, const char *want)
+{
+    char text[2048], got[1024] = "";
+    snprintf (text, sizeof text, "[pipeline]\nsteps= %s\n%s", steps, body);
+    qc_pipeline_t *p = qc_pipeline_new (text, err, sizeof err);
+    CHECK (p != NULL, "%s", err);
+    if (!p)
+        return;
+    CHECK (qc_pipeline_reads_inputs (p) == (*want != 0));
+    CHECK (qc_pipeline_slide_inputs (p, origin, add_where, got) == 0
+           && strcmp (got, want) == 0, "%s of %s: got '%s', want '%s'", steps, origin, got,
+           want);
+    qc_pipeline_destroy (&p);
+}
+
+static void
+test_inputs (void)
+{
+    inputs_are ("AnnotationModule.saveAnnotationMask", "", "/wsi/a.b.svs", "/wsi/a.b.xml\n");
+    inputs_are ("AnnotationModule.saveAnnotationMask",
+                "[AnnotationModule.saveAnnotationMask]\nformat: geojson\nsuffix: _t\n"
+                "file_path: /annot\n", "/wsi/a.svs", "/annot/a_t.geojson\n");
+    inputs_are ("AnnotationModule.xmlMask", "[AnnotationModule.xmlMask]\nxml_suffix: _x\n",
+                "http://h/wsi/a.svs?X-Amz-Signature=1", "http://h/wsi/a_x.xml\n");
+    inputs_are ("AnnotationModule.geoJSONMask\n    AnnotationModule.xmlMask",
+                "[AnnotationModule.geoJSONMask]\ngeojson_filepath: /g\n", "/wsi/c?d.svs",
+                "/g/c?d.json\n/wsi/c?d.xml\n");
+    inputs_are ("BasicModule.getBasicStats", "", "/wsi/a.svs", "");
+    qc_pipeline_t *p = qc_pipeline_new ("[pipeline]\nsteps= AnnotationModule.xmlMask\n", err,
+                                        sizeof err);
+    CHECK (p && qc_pipeline_slide_inputs (p, NULL, add_where, NULL) == -1
+           && qc_pipeline_slide_inputs (NULL, "/a", add_where, NULL) == -1);
+    qc_pipeline_destroy (&p);
 }
 
 static void
@@ -328,6 +376,7 @@ main (void)
     quiet_logs ();
     test_where ();
     test_config ();
+    test_inputs ();
     test_slides ();
     return check_done ("annot_mask");
 }
