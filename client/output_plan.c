@@ -124,18 +124,18 @@ qc_output_inputs_changed (qc_output_t *o, const char *recorded, const char *path
     /* the files with no stamp yet stay in now; the rest go */
     size_t keep = 0;
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < now.ninputs; i++) {
-        char *key = qc_input_stamp_key (recorded, now.inputs[i].file);
+    for (size_t i = 0; i < now.ninputs; i++) {
+        char *key = rc == 0 ? qc_input_stamp_key (recorded, now.inputs[i].file) : NULL;
         const qc_stamp_t *then = key ? zhashx_lookup (o->input_stamps, key) : NULL;
-        free (key);
         if (!key)
             rc = -1;
         else if (then && !qc_stamp_same (then, &now.inputs[i].stamp))
             *changed = true;
-        if (then || !key)
+        if (then || rc)
             free (now.inputs[i].file);
         else
             now.inputs[keep++] = now.inputs[i];
+        free (key);
     }
     now.ninputs = keep;
     slide_t *s = NULL;
