@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "kernels/annot/beside.h"
 #include "shared/err.h"
@@ -22,6 +21,37 @@ static int
 not_there (qc_http_status_t st, const char *why)
 {
     return st == QC_HTTP_ERR_CLIENT && (strstr (why, "answered 404") || strstr (why, "answered 410"));
+}
+
+/* url read whole (a server that takes no Range) into buf, which holds
+ * the probed->size bytes the probe announced: 1, 0 (not there), or -1
+ * with err set. A body of another size is refused before a byte is
+ * copied (the temporary file is bounded only by the server). */
+static int
+read_whole (const char *url, const qc_http_opts_t *o, const qc_http_file_t *probed,
+            unsigned char *buf, qc_http_counts_t *counts, char *err, size_t errlen)
+{
+    char why[1024];
+    FILE *tmp = tmpfile ();
+    if (!tmp)
+        return qc_fail (err, errlen, "a temporary file for %s: %s", QC_URL_SHOWN (url),
+                        strerror (errno));
+    qc_http_file_t file = *probed;
+    qc_http_status_t st = qc_http_download (NULL, url, o, fileno (tmp), 0, &file, counts,
+                                            why, sizeof why);
+    int rc = -1;
+    if (not_there (st, why))
+        rc = 0;
+    else if (st != QC_HTTP_OK)
+        qc_fail (err, errlen, "%s", why);
+    else if (file.size != probed->size || fseek (tmp, 0, SEEK_SET) != 0
+             || fread (buf, 1, (size_t) file.size, tmp) != (size_t) file.size)
+        qc_fail (err, errlen, "%s: changed while read (%lld bytes, %lld announced)",
+                 QC_URL_SHOWN (url), (long long) file.size, (long long) probed->size);
+    else
+        rc = 1;
+    fclose (tmp);
+    return rc;
 }
 
 static int
@@ -51,32 +81,40 @@ read_url (qc_worker_t *w, const char *url, size_t max, unsigned char **data,
     if (file.size < 0 || (uint64_t) file.size > max)
         return qc_fail (err, errlen, "%s: %s", QC_URL_SHOWN (url), file.size < 0
                         ? "the server does not say its size" : "too large");
-    FILE *tmp = tmpfile ();
-    if (!tmp)
-        return qc_fail (err, errlen, "a temporary file for %s: %s", QC_URL_SHOWN (url),
-                        strerror (errno));
-    unsigned char *buf = malloc (file.size ? (size_t) file.size : 1);
-    int rc = -1;
-    st = buf ? qc_http_download (NULL, url, &o, fileno (tmp), 0, &file, &counts, why,
-                                 sizeof why)
-             : QC_HTTP_ERR_LOCAL;
+    /* the file's bytes into a buffer of the size the probe gave, by one
+       Range request that cannot write past it, and that fails when the
+       file is another version by then; a server that takes no Range
+       (its probe answered 200) is read whole into a temporary file,
+       whose size must be the probe's before a byte is kept */
+    size_t want = (size_t) file.size, got = 0;
+    unsigned char *buf = malloc (want ? want : 1);
     if (!buf)
-        qc_fail (err, errlen, "out of memory for %s", QC_URL_SHOWN (url));
-    else if (not_there (st, why))
-        rc = 0;
-    else if (st != QC_HTTP_OK)
-        qc_fail (err, errlen, "%s", why);
-    else if ((uint64_t) file.size > max || fseek (tmp, 0, SEEK_SET) != 0
-             || fread (buf, 1, (size_t) file.size, tmp) != (size_t) file.size)
-        qc_fail (err, errlen, "%s: changed while read, or too large", QC_URL_SHOWN (url));
-    else {
-        *data = buf;
-        *size = (size_t) file.size;
-        buf = NULL;
+        return qc_fail (err, errlen, "out of memory for %s", QC_URL_SHOWN (url));
+    qc_http_file_t probed = file;
+    int rc = -1;
+    if (want == 0)
         rc = 1;
+    else if (file.ranges) {
+        st = qc_http_get_range (NULL, url, &o, 0, want, buf, &got, &probed, &file, &counts,
+                                why, sizeof why);
+        if (not_there (st, why))
+            rc = 0;
+        else if (st == QC_HTTP_ERR_NO_RANGE)
+            rc = read_whole (url, &o, &probed, buf, &counts, err, errlen);
+        else if (st != QC_HTTP_OK)
+            qc_fail (err, errlen, "%s", why);
+        else if (got != want)
+            qc_fail (err, errlen, "%s: changed while read", QC_URL_SHOWN (url));
+        else
+            rc = 1;
+    } else
+        rc = read_whole (url, &o, &probed, buf, &counts, err, errlen);
+    if (rc == 1) {
+        *data = buf;
+        *size = want;
+        buf = NULL;
     }
     free (buf);
-    fclose (tmp);
     return rc;
 }
 
@@ -90,21 +128,15 @@ qc_worker_read_beside (void *ctx, const char *where, size_t max, unsigned char *
     if (qc_url_is_remote (where))
         return read_url (w, where, max, data, size, err, errlen);
     char *resolved = NULL, why[1024];
-    if (slides_roots_check (&w->roots, where, &resolved, why, sizeof why) != 0) {
-        /* a file that is not there is missing, wherever it would be */
-        char path[4096];
-        struct stat st;
-        const char *p = where;
-        if (strncmp (where, "file:", 5) == 0)
-            p = qc_url_file_path (where, path, sizeof path, why, sizeof why) == 0 ? path
-                                                                               : NULL;
-        if (p && stat (p, &st) != 0 && (errno == ENOENT || errno == ENOTDIR))
-            return 0;
-        /* why speaks of a slide */
+    int check = slides_roots_check (&w->roots, where, &resolved, why, sizeof why);
+    /* not there, under a root: HistoQC's "does not exist" (a refused
+       path is refused whether or not a file is there: no stat of it) */
+    if (check == SLIDES_ROOTS_MISSING)
+        return 0;
+    if (check != 0)
         return qc_fail (err, errlen, "%s is outside every --slides-root of this worker "
                         "(files beside slides are held to them as slides are): not read",
                         where);
-    }
     int rc = qc_beside_read_local (resolved ? resolved : where, max, data, size, err,
                                    errlen);
     free (resolved);

@@ -259,7 +259,7 @@ slides_roots_check (const slides_roots_t *self, const char *path, char **resolve
         return outside (self, why, len);
     snprintf (why, len, "cannot resolve the slide path: %s (checked against "
               "--slides-root before opening)", strerror (err));
-    return -1;
+    return err == ENOENT || err == ENOTDIR ? SLIDES_ROOTS_MISSING : -1;
 }
 
 void

@@ -48,7 +48,11 @@ int slides_roots_init (slides_roots_t *self, const char *const *dirs, size_t n,
                        const char *const *urls, size_t nurls, char *err, size_t errlen);
 void slides_roots_free (slides_roots_t *self);
 /* 0 when path may be opened: *resolved is its real path (malloc'd; NULL
- * when there are no roots: open path as given). -1 with the reason. */
+ * when there are no roots: open path as given). -1 with the reason.
+ * SLIDES_ROOTS_MISSING (with the reason) when there is no such file
+ * under a root (ENOENT, ENOTDIR): only there is a file's absence told
+ * apart; outside, whether a file exists answers the same. */
+#define SLIDES_ROOTS_MISSING (-2)
 int slides_roots_check (const slides_roots_t *self, const char *path,
                         char **resolved, char *why, size_t len);
 

@@ -34,6 +34,11 @@ files; this one serves the faults nginx will not make:
                         load balancer over servers with inode ETags)
   /novalid/NAME         NAME with Range but no ETag or Last-Modified (a
                         version that cannot be checked later)
+  /growing/NAME         a request for its first byte alone answered 206
+                        with a total of 10 bytes (the file as it was
+                        then); every other request 200 with the whole
+                        file (it grew: a reader must not trust the
+                        first size it was told)
   /redirect/NAME        302 to /files/NAME, with a short HTML body
   /toftp/NAME           302 to an ftp:// URL with credentials and a query
   /choices/NAME         300 (Multiple Choices) to /files/NAME
@@ -147,6 +152,19 @@ class Handler(BaseHTTPRequestHandler):
                 return
         if kind == "text":
             return self.plain(200, "This is a plain text page, not a slide.\n" * 20)
+        if kind == "growing" and self.file_path(rest):
+            with open(self.file_path(rest), "rb") as f:
+                data = f.read()
+            first_byte = self.headers.get("Range") == "bytes=0-0"
+            body = data[:1] if first_byte else data
+            self.send_response(206 if first_byte else 200)
+            if first_byte:
+                self.send_header("Content-Range", "bytes 0-0/10")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Accept-Ranges", "bytes")
+            self.end_headers()
+            self.wfile.write(body)
+            return
         path = self.file_path(rest)
         if kind not in ("stall", "truncate", "cut", "close", "norange", "files",
                         "novalid", "busy", "busydate", "gzip", "starrange", "chunked",

@@ -7,12 +7,16 @@
 #     0.5, _mask_use.png empty on the right);
 #  2. a broker and a worker confined to a folder (--slides-root): the
 #     same rows as one process; a file_path outside that folder fails
-#     the slide with the refusal, never read;
+#     the slide with the refusal, never read, in the same words whether
+#     or not the file is there;
 #  3. slides by URL from Debian's nginx on 127.0.0.1: the annotation is
 #     fetched from beside the slide on the server (the same rows); one
 #     that is not there gets HistoQC's warning and the slide is QC'd
 #     whole; the URL's query (a presigned URL's signature) is written
-#     nowhere;
+#     nowhere; a server that announced a smaller file than it then
+#     sends fails the slide with that reason (a buffer of the first size
+#     announced once took the whole body); one from a server that
+#     takes no Range is read whole;
 #  4. reruns into the one-process folder: a slide whose annotation was
 #     redrawn, removed or drawn since its row runs again (its old row
 #     kept in results.tsv.N), the others are skipped; a folder an older
@@ -102,10 +106,15 @@ diff <(rows "$T/local") <(rows "$T/broker") >/dev/null \
     || fail "broker rows differ from one process's: $(diff <(rows "$T/local") <(rows "$T/broker") | head -5)"
 cfg "$T/outside.ini" "$T/elsewhere"
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$T/outside.ini" -o "$T/outside" \
-    "$T/slides/a.svs" >"$T/outside.out" 2>&1
+    "$T/slides/a.svs" "$T/slides/b.svs" >"$T/outside.out" 2>&1
 [ $? -eq 1 ] || fail "file_path outside --slides-root: exit 1 expected: $(tail -3 "$T/outside.out")"
 grep -q "$T/elsewhere/a.xml" "$T/outside/error.log" && grep -qi "slides-root" "$T/outside/error.log" \
     || fail "the refusal is not the slide's reason: $(cat "$T/outside/error.log")"
+# b.xml is not in $T/elsewhere: refused the same way, not "does not exist"
+# (which would tell a config's author what exists outside the root)
+[ "$(sed "s/a\.xml/b.xml/; s/a\.svs/b.svs/g" <(grep '^[^	]*a.svs	' "$T/outside/error.log"))" \
+  = "$(grep '^[^	]*b.svs	' "$T/outside/error.log")" ] \
+    || fail "a missing file outside the root answered apart from one there: $(cat "$T/outside/error.log")"
 pass "a confined worker reads the annotation beside its slide (rows as in one process) and refuses one outside its --slides-root"
 
 # 3. by URL
@@ -125,6 +134,22 @@ esac
 [ -z "$(column "$T/url" b.svs getAnnotationMask)" ] || fail "b.svs: a column without an annotation"
 grep -q "SIGQQ7731" "$T/url/results.tsv" "$T/url/qc.log" && fail "the URL's query was written out"
 pass "by URL: the annotation is fetched from beside the slide (same value), one not on the server is HistoQC's warning"
+python3 "$ROOT/tests/http/fault_server.py" --root "$T/www" --port-file "$T/fault.port" \
+    >"$T/fault.log" 2>&1 &
+PIDS+=($!)
+wait_for "the fault server" 10 "[ -s '$T/fault.port' ]" "$T/fault.log"
+cfg "$T/growing.ini" "http://127.0.0.1:$(cat "$T/fault.port")/growing/"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$T/growing.ini" -o "$T/growing" \
+    "$T/slides/a.svs" >"$T/growing.out" 2>&1
+[ $? -eq 1 ] || fail "an annotation that grew between requests: exit 1 expected: $(tail -3 "$T/growing.out")"
+grep -q "growing/a.xml: .*changed .*while .*read" "$T/growing/error.log" \
+    || fail "an annotation that grew: not the slide's reason: $(cat "$T/growing/error.log")"
+cfg "$T/norange.ini" "http://127.0.0.1:$(cat "$T/fault.port")/norange/"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$T/norange.ini" -o "$T/norange" \
+    "$T/slides/a.svs" >"$T/norange.out" 2>&1 || fail "a server without Range: $(tail -3 "$T/norange.out")"
+[ "$(column "$T/norange" a.svs getAnnotationMask)" = "$(column "$T/local" a.svs getAnnotationMask)" ] \
+    || fail "an annotation from a server without Range: getAnnotationMask differs"
+pass "an annotation from a server that takes no Range is read whole (the same value); one whose server announced 10 bytes and sent $(wc -c <"$T/www/a.xml") fails its slide with that reason"
 
 # 4. reruns
 rerun() {   # rerun WHAT: one rerun of section 1's cohort into its folder

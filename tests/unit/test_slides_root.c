@@ -183,11 +183,13 @@ main (void)
 
     /* missing inside: said as such */
     char why[1024], *real = NULL;
-    CHECK (check (&roots, "root/nothere.svs", why, sizeof why, &real) == -1 && !real
+    CHECK (check (&roots, "root/nothere.svs", why, sizeof why, &real) == SLIDES_ROOTS_MISSING
+           && !real
            && strstr (why, "cannot resolve the slide path: No such file"), "%s", why);
-    CHECK (check (&roots, "root/sub/no/such.svs", why, sizeof why, &real) == -1
+    CHECK (check (&roots, "root/sub/no/such.svs", why, sizeof why, &real) == SLIDES_ROOTS_MISSING
            && strstr (why, "No such file"), "%s", why);
-    CHECK (check (&roots, "elsewhere/into-sub/no.svs", why, sizeof why, &real) == -1
+    CHECK (check (&roots, "elsewhere/into-sub/no.svs", why, sizeof why, &real)
+           == SLIDES_ROOTS_MISSING
            && strstr (why, "No such file"), "missing under a link into the root: %s", why);
 
     /* a relative path is taken from the working folder */
@@ -214,7 +216,7 @@ main (void)
     real = NULL;
     CHECK (check (&all, "elsewhere/secret.svs", why, sizeof why, &real) == 0 && real, "%s", why);
     free (real);
-    CHECK (check (&all, "nothere/x.svs", why, sizeof why, &real) == -1
+    CHECK (check (&all, "nothere/x.svs", why, sizeof why, &real) == SLIDES_ROOTS_MISSING
            && strstr (why, "No such file"), "%s", why);
     slides_roots_free (&all);
     slides_roots_free (&roots);
