@@ -2,6 +2,7 @@
 #include "kernels/annot/beside.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,38 @@ folder_len (const char *entry)
     return 0;
 }
 
+static bool
+is_url (const char *entry)
+{
+    return qc_url_is_remote (entry) || strncmp (entry, "file:", 5) == 0;
+}
+
+/* name as one URL path segment: every byte but letters, digits and
+ * "-._~" percent-encoded (a slide's name is decoded: "Slide 01.svs" by
+ * "Slide%2001.svs", and its '?', '%' or '/' would end or change the
+ * segment); 0, or -1 when it does not fit out */
+static int
+segment (const char *name, char *out, size_t outlen)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t o = 0;
+    for (const unsigned char *c = (const unsigned char *) name; *c; c++) {
+        bool plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z')
+                     || (*c >= '0' && *c <= '9') || strchr ("-._~", *c);
+        if (o + (plain ? 1 : 3) >= outlen)
+            return -1;
+        if (plain)
+            out[o++] = (char) *c;
+        else {
+            out[o++] = '%';
+            out[o++] = hex[*c >> 4];
+            out[o++] = hex[*c & 15];
+        }
+    }
+    out[o] = '\0';
+    return 0;
+}
+
 int
 qc_beside_where (const char *origin, const char *folder, const char *name, char *out,
                  size_t outlen)
@@ -93,10 +126,17 @@ qc_beside_where (const char *origin, const char *folder, const char *name, char 
     if (!origin || !name || !out || !outlen)
         return -1;
     out[0] = '\0';
-    int n;
-    if (folder && *folder) {
-        if (folder[0] != '/' && !qc_url_is_remote (folder))
+    const char *base = folder && *folder ? folder : origin;
+    if (base == folder && folder[0] != '/' && !qc_url_is_remote (folder))
+        return -1;
+    char encoded[3 * 1024 + 1];
+    if (is_url (base)) {
+        if (segment (name, encoded, sizeof encoded) != 0)
             return -1;
+        name = encoded;
+    }
+    int n;
+    if (base == folder) {
         size_t len = strlen (folder);
         while (len > 1 && folder[len - 1] == '/')
             len--;

@@ -40,8 +40,9 @@ int qc_beside_read_local (const char *path, size_t max, unsigned char **data,
 /* The file name beside origin (a path, or a file:// or http(s) URL): in
  * folder when it is not NULL or empty (an absolute path or an http(s)
  * URL), else in origin's own folder (a URL's without its query, whose
- * signature would be another file's). 0, or -1 when it does not fit
- * out or folder is neither. */
+ * signature would be another file's). name is the file's own name (a
+ * slide's, decoded), percent-encoded where the result is a URL. 0, or
+ * -1 when it does not fit out or folder is neither. */
 int qc_beside_where (const char *origin, const char *folder, const char *name,
                      char *out, size_t outlen);
 

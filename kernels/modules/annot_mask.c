@@ -146,8 +146,9 @@ static int
 file_name (const char *slide, const char *suffix, const char *format, char *out,
            size_t outlen)
 {
+    /* a name ending in its dot ("a.") has no extension, as for Python */
     const char *dot = strrchr (slide, '.');
-    size_t stem = dot && dot != slide ? (size_t) (dot - slide) : strlen (slide);
+    size_t stem = dot && dot != slide && dot[1] ? (size_t) (dot - slide) : strlen (slide);
     int n = snprintf (out, outlen, "%.*s%s.%s", (int) stem, slide, suffix, format);
     return n < 0 || (size_t) n >= outlen ? -1 : 0;
 }
@@ -262,16 +263,10 @@ slide_inputs (const variant_t *v, const qc_config_section_t *sec, const char *or
     if (!origin || !add || read_step_params (v, sec, &p, err, sizeof err) != 0)
         return -1;
     /* the slide's file name as a worker's run has it (qc_slide_name):
-       the last part of its path or URL path, without a URL's query */
+       a path's last part, a URL's last segment decoded */
     char filename[512];
-    const char *q = qc_url_is_remote (origin) ? origin + strcspn (origin, "?#")
-                                              : origin + strlen (origin);
-    const char *slash = q;
-    while (slash > origin && slash[-1] != '/')
-        slash--;
-    int n = snprintf (filename, sizeof filename, "%.*s", (int) (q - slash), slash);
-    if (n <= 0 || (size_t) n >= sizeof filename
-        || annotation_where (v, &p, filename, origin, where, sizeof where) != 0)
+    qc_url_name (origin, filename, sizeof filename);
+    if (!*filename || annotation_where (v, &p, filename, origin, where, sizeof where) != 0)
         return 0;               /* a name no run could read: nothing */
     return add (ctx, where);
 }

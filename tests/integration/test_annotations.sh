@@ -13,7 +13,8 @@
 #     fetched from beside the slide on the server (the same rows); one
 #     that is not there gets HistoQC's warning and the slide is QC'd
 #     whole; the URL's query (a presigned URL's signature) is written
-#     nowhere; a server that announced a smaller file than it then
+#     nowhere; a slide whose name is encoded in its URL ("c%20d%25.svs")
+#     has its annotation found by the same name encoded; a server that announced a smaller file than it then
 #     sends fails the slide with that reason (a buffer of the first size
 #     announced once took the whole body); one from a server that
 #     takes no Range is read whole;
@@ -55,6 +56,8 @@ cat >"$T/slides/b.xml" <<'XEOF'
 XEOF
 cp "$T/slides/a.xml" "$T/elsewhere/a.xml"
 cp "$T/slides/a.svs" "$T/slides/a.xml" "$T/slides/b.svs" "$T/www/"
+cp "$T/slides/a.svs" "$T/www/c d%.svs"
+cp "$T/slides/a.xml" "$T/www/c d%.xml"
 
 cfg() {   # cfg FILE [file_path]
     {
@@ -132,6 +135,10 @@ case "$w" in
     *) fail "b.svs by URL (no b.xml on the server): warnings '$w'" ;;
 esac
 [ -z "$(column "$T/url" b.svs getAnnotationMask)" ] || fail "b.svs: a column without an annotation"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$T/beside.ini" -o "$T/url-named" \
+    "$(url 'c%20d%25.svs')" >"$T/url-named.out" 2>&1 || fail "c d%.svs by URL: $(tail -3 "$T/url-named.out")"
+[ "$(column "$T/url-named" 'c d%.svs' getAnnotationMask)" = "$(column "$T/local" a.svs getAnnotationMask)" ] \
+    || fail "c d%.svs by URL: its annotation 'c d%.xml' not read: $(cat "$T/url-named/results.tsv" | tail -1)"
 grep -q "SIGQQ7731" "$T/url/results.tsv" "$T/url/qc.log" && fail "the URL's query was written out"
 pass "by URL: the annotation is fetched from beside the slide (same value), one not on the server is HistoQC's warning"
 python3 "$ROOT/tests/http/fault_server.py" --root "$T/www" --port-file "$T/fault.port" \

@@ -42,6 +42,17 @@ test_where (void)
     where_is ("file:///data/wsi/a.svs", NULL, "a.xml", "file:///data/wsi/a.xml");
     where_is ("/data/a.svs", "https://annot.example/x/", "a.xml",
               "https://annot.example/x/a.xml");
+    /* a slide's name is decoded: in a URL it is encoded again, so that
+       its space, '?', '%' or '/' stays in its one segment; a path keeps
+       it as it is */
+    where_is ("http://h/wsi/Slide%2001.svs", NULL, "Slide 01.xml",
+              "http://h/wsi/Slide%2001.xml");
+    where_is ("http://h/wsi/x.svs", NULL, "a?b%25/../c.xml",
+              "http://h/wsi/a%3Fb%2525%2F..%2Fc.xml");
+    where_is ("/data/a b.svs", "https://h/annot/", "a b~_-.xml", "https://h/annot/a%20b~_-.xml");
+    where_is ("file:///data/a%20b.svs", NULL, "a b.xml", "file:///data/a%20b.xml");
+    where_is ("/data/a b?.svs", NULL, "a b?.xml", "/data/a b?.xml");
+    where_is ("/data/a.svs", "/annot", "a%20b.xml", "/annot/a%20b.xml");
     char small[8];
     CHECK (qc_beside_where ("/data/a.svs", NULL, "a.xml", small, sizeof small) == -1
            && small[0] == '\0');
@@ -95,6 +106,12 @@ test_inputs (void)
                 "[AnnotationModule.geoJSONMask]\ngeojson_filepath: /g\n", "/wsi/c?d.svs",
                 "/g/c?d.json\n/wsi/c?d.xml\n");
     inputs_are ("BasicModule.getBasicStats", "", "/wsi/a.svs", "");
+    /* the worker's name of a slide by URL is decoded (qc_url_name): the
+       same file named here; a name ending in its dot keeps it, as
+       Python's stem does */
+    inputs_are ("AnnotationModule.xmlMask", "", "http://h/w/Slide%2001.svs?sig=1",
+                "http://h/w/Slide%2001.xml\n");
+    inputs_are ("AnnotationModule.xmlMask", "", "/w/a.", "/w/a..xml\n");
     qc_pipeline_t *p = qc_pipeline_new ("[pipeline]\nsteps= AnnotationModule.xmlMask\n", err,
                                         sizeof err);
     CHECK (p && qc_pipeline_slide_inputs (p, NULL, add_where, NULL) == -1
