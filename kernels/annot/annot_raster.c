@@ -323,11 +323,20 @@ draw_ring (draw_t *d, const qc_annot_ring_t *r, uint8_t v)
 
 /* ---- arguments --------------------------------------------------------- */
 
-/* Checks ring r (hole: which one, or -1 for the outer ring) and notes
- * its length in *longest. */
+/* The most work drawing may take: row crossings of the fill and pixels
+ * of the outline, each edge's bounded by the mask's size (~50 ns each
+ * here, so ~20 s). A file is whoever wrote it's: a zigzag of 100,000
+ * points whose every edge spans the mask took 5 s on 1000 x 1000, and
+ * the parser admits 500 times as many points. Real annotations are
+ * tissue outlines, regions and cells, whose edges are short at the
+ * mask's scale: a million points cost a few million. */
+#define MAX_WORK 4e8
+
+/* Checks ring r (hole: which one, or -1 for the outer ring), notes its
+ * length in *longest and adds its drawing's work (at most) to *work. */
 static int
 check_ring (const draw_t *d, const qc_annot_ring_t *r, size_t *longest, size_t region,
-            long long hole, char *err, size_t errlen)
+            long long hole, double *work, char *err, size_t errlen)
 {
     char what[48] = "outer ring";
     if (hole >= 0)
@@ -335,12 +344,26 @@ check_ring (const draw_t *d, const qc_annot_ring_t *r, size_t *longest, size_t r
     if (r->n && !r->pts)
         return qc_fail (err, errlen, "drawing annotations: region %zu's %s has %zu "
                         "points but no array of them", region, what, r->n);
+    double most = d->w > d->h ? d->w : d->h;
     for (size_t i = 0; i < r->n; i++) {
         pt_t p = place (d, &r->pts[i]);
         if (!(fabs (p.x) <= FAR && fabs (p.y) <= FAR))
             return qc_fail (err, errlen, "drawing annotations: region %zu's %s: point "
                             "%zu (%lld, %lld) lands beyond %g on the mask", region, what,
                             i, (long long) r->pts[i].x, (long long) r->pts[i].y, FAR);
+        /* an edge off the mask costs a look (one left of it, a flip of
+           two rows' parity); one over it, its rows and its length
+           there. q may be beyond FAR yet: checked in its turn, and the
+           comparisons below are false for what is not finite */
+        pt_t q = place (d, &r->pts[(i + 1) % r->n]);
+        *work += 2;
+        if (!(fmax (p.x, q.x) >= -1 && fmin (p.x, q.x) <= d->w
+              && fmax (p.y, q.y) >= -1 && fmin (p.y, q.y) <= d->h))
+            continue;
+        double dx = fabs (q.x - p.x), dy = fabs (q.y - p.y);
+        dy = dy <= d->h ? dy : d->h;
+        dx = dx > dy ? dx : dy;
+        *work += dy + (dx <= most ? dx : most);
     }
     *longest = r->n > *longest ? r->n : *longest;
     return 0;
@@ -355,19 +378,28 @@ qc_annot_draw (const qc_annot_region_t *regions, size_t n, double off_x, double 
         return qc_fail (err, errlen, "drawing annotations: bad arguments");
     draw_t d = { .off_x = off_x, .off_y = off_y, .scale = scale, .mask = mask,
                  .w = w, .h = h };
-    size_t longest = 0;
+    size_t longest = 0, npoints = 0;
+    double work = 0;
     for (size_t i = 0; i < n; i++) {
         const qc_annot_region_t *g = &regions[i];
-        if (check_ring (&d, &g->outer, &longest, i, -1, err, errlen) != 0)
+        npoints += g->outer.n;
+        if (check_ring (&d, &g->outer, &longest, i, -1, &work, err, errlen) != 0)
             return -1;
         if (g->nholes && !g->holes)
             return qc_fail (err, errlen, "drawing annotations: region %zu has %zu holes "
                             "but no array of them", i, g->nholes);
-        for (size_t j = 0; j < g->nholes; j++)
-            if (check_ring (&d, &g->holes[j], &longest, i, (long long) j, err,
+        for (size_t j = 0; j < g->nholes; j++) {
+            npoints += g->holes[j].n;
+            if (check_ring (&d, &g->holes[j], &longest, i, (long long) j, &work, err,
                             errlen) != 0)
                 return -1;
+        }
     }
+    if (work > MAX_WORK)
+        return qc_fail (err, errlen, "drawing annotations: %zu points whose edges cross "
+                        "the %d x %d mask %.3g times (at most %.0f are drawn): too "
+                        "intricate; simplify the annotation (fewer and shorter edges)",
+                        npoints, w, h, work, MAX_WORK);
     if (longest > SIZE_MAX / sizeof *d.edges)
         return qc_fail (err, errlen, "drawing annotations: a ring of %zu points is "
                         "too long", longest);

@@ -58,7 +58,11 @@
  * caller zeroed. 0, or -1 with err and the mask untouched: bad arguments
  * (regions NULL with n > 0, a ring or hole list NULL with points in it,
  * mask NULL, w or h < 1, offsets not finite, scale not finite or not
- * > 0, a point that lands beyond +-1e300), or no memory. */
+ * > 0, a point that lands beyond +-1e300), no memory, or polygons
+ * whose edges would cross the mask's rows and columns more than 4e8
+ * times in all (a zigzag of long edges: ~20 s of drawing; real
+ * outlines' edges are short at the mask's scale), refused before any
+ * drawing. */
 int qc_annot_draw (const qc_annot_region_t *regions, size_t n, double off_x,
                    double off_y, double scale, uint8_t *mask, int w, int h,
                    char *err, size_t errlen);

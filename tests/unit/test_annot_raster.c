@@ -7,8 +7,10 @@
  * column in one run); holes, and regions drawn in order over each other's
  * holes and fill; a self-crossing bowtie; lines, slivers thinner than a
  * pixel, rings on one line; rings far off the mask (quick, nothing
- * drawn) or around it, coordinates of 1e15 and int64's ends; and every
- * refusal, with the mask untouched. */
+ * drawn) or around it, coordinates of 1e15 and int64's ends; every
+ * refusal, with the mask untouched; a zigzag whose every edge spans the
+ * mask refused by its work before any drawing, and a smooth outline of
+ * as many points drawn. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -579,6 +581,45 @@ test_refusals (void)
            && count (m, 8, 8) > 0, "%s", err);
 }
 
+static void
+test_work (void)
+{
+    /* 200,002 points, each edge from the top of a 1000 x 1000 mask to its
+       bottom: 4e8 row crossings and outline pixels, over the bound */
+    size_t n = 200002;
+    qc_annot_point_t *z = malloc (n * sizeof *z), *c = malloc (n * sizeof *c);
+    CHECK (z && c);
+    if (!z || !c) {
+        free (z);
+        free (c);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        z[i] = P ((int64_t) (i * 1000 / n), i % 2 ? 999 : 0);
+        double t = 2 * M_PI * (double) i / (double) n;
+        c[i] = P ((int64_t) llround (500 + 400 * cos (t)), (int64_t) llround (500 + 400 * sin (t)));
+    }
+    qc_annot_region_t zz = {{z, n}, NULL, 0}, cc = {{c, n}, NULL, 0};
+    uint8_t *m = calloc (1000 * 1000, 1);
+    struct timespec t0, t1;
+    clock_gettime (CLOCK_MONOTONIC, &t0);
+    CHECK (m && qc_annot_draw (&zz, 1, 0, 0, 1, m, 1000, 1000, err, sizeof err) == -1
+           && strstr (err, "200002 points whose edges cross the 1000 x 1000 mask")
+           && strstr (err, "too intricate") && count (m, 1000, 1000) == 0, "%s", err);
+    clock_gettime (CLOCK_MONOTONIC, &t1);
+    double took = (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    CHECK (took < 1.0, "the refusal took %.2f s: it should come before any drawing", took);
+    /* a disc's outline of as many points: its edges are short, it draws */
+    CHECK (m && qc_annot_draw (&cc, 1, 0, 0, 1, m, 1000, 1000, err, sizeof err) == 0, "%s",
+           err);
+    size_t in = m ? count (m, 1000, 1000) : 0;
+    CHECK (fabs ((double) in - M_PI * 400 * 400) < 0.01 * M_PI * 400 * 400,
+           "a disc of radius 400: %zu pixels", in);
+    free (m);
+    free (z);
+    free (c);
+}
+
 int
 main (void)
 {
@@ -591,5 +632,6 @@ main (void)
     test_thin ();
     test_far ();
     test_refusals ();
+    test_work ();
     return check_done ("annot_raster");
 }
