@@ -46,8 +46,9 @@ read_whole (const char *url, const qc_http_opts_t *o, const qc_http_file_t *prob
         qc_fail (err, errlen, "%s", why);
     else if (file.size != probed->size || fseek (tmp, 0, SEEK_SET) != 0
              || fread (buf, 1, (size_t) file.size, tmp) != (size_t) file.size)
-        qc_fail (err, errlen, "%s: changed while read (%lld bytes, %lld announced)",
-                 QC_URL_SHOWN (url), (long long) file.size, (long long) probed->size);
+        qc_fail (err, errlen, "%s: changed while read (%lld bytes, %lld announced"
+                 QC_RESULT_RETRY_MARK, QC_URL_SHOWN (url), (long long) file.size,
+                 (long long) probed->size);
     else
         rc = 1;
     fclose (tmp);
@@ -104,7 +105,8 @@ read_url (qc_worker_t *w, const char *url, size_t max, unsigned char **data,
         else if (st != QC_HTTP_OK)
             qc_fail (err, errlen, "%s", why);
         else if (got != want)
-            qc_fail (err, errlen, "%s: changed while read", QC_URL_SHOWN (url));
+            qc_fail (err, errlen, "%s: changed while read (%zu bytes of %zu"
+                     QC_RESULT_RETRY_MARK, QC_URL_SHOWN (url), got, want);
         else
             rc = 1;
     } else
