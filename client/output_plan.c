@@ -118,8 +118,11 @@ qc_output_inputs_changed (qc_output_t *o, const char *recorded, const char *path
     *changed = false;
     if (!o || !o->input_stamps || !recorded || !path)
         return 0;
+    /* the files beside the path recorded, spelled as its stamps were:
+       a slide reached now through a linked folder has the same files
+       under another spelling, which no stamp would know */
     slide_t now = { 0 };
-    if (take_inputs (o, path, &now) != 0)
+    if (take_inputs (o, recorded, &now) != 0)
         return -1;
     /* the files with no stamp yet stay in now; the rest go */
     size_t keep = 0;

@@ -102,8 +102,8 @@ parse_url_line (char *line, char **url, qc_result_source_t *v)
 }
 
 /* "slide TAB i TAB file TAB size TAB secs.nanos" into key (the line's
- * first three fields as they are, malloc'd: qc_input_stamp_key's form)
- * and st; false for a line that is not one */
+ * first three fields as they are, malloc'd: qc_input_stamp_key's form;
+ * NULL out of memory) and st; false for a line that is not one */
 static bool
 parse_input_line (char *line, char **key, qc_stamp_t *st)
 {
@@ -122,13 +122,11 @@ parse_input_line (char *line, char **key, qc_stamp_t *st)
     char *end;
     errno = 0;
     long long size = strtoll (f[3], &end, 10);
-    if (errno || *end || end == f[3] || size < -1 || !parse_time (f[4], st))
+    if (errno || *end || end == f[3] || size < -2 || !parse_time (f[4], st))
         return false;
     st->size = size;
-    if (asprintf (key, "%s\t%s", f[0], f[2]) < 0) {
-        *key = NULL;
-        return false;
-    }
+    if (asprintf (key, "%s\t%s", f[0], f[2]) < 0)
+        *key = NULL;            /* out of memory: the caller stops */
     return true;
 }
 
@@ -166,6 +164,10 @@ read_lines (const char *outdir, lines_t kind)
             : kind == LINES_INPUTS ? !parse_input_line (line, &path, &st)
             : !parse_line (line, &path, &st))
             continue;
+        if (!path) {
+            ok = false;         /* a line read, no memory to keep it */
+            break;
+        }
         size_t size = urls ? sizeof v : sizeof st;
         void *copy = malloc (size);
         if (copy) {
@@ -230,15 +232,13 @@ qc_input_stamp_take (const char *path, qc_stamp_t *out)
     struct stat st;
     if (!path || !out)
         return false;
-    if (stat (path, &st) != 0) {
-        if (errno != ENOENT && errno != ENOTDIR)
-            return false;       /* not known (no permission): no stamp */
-        *out = (qc_stamp_t) {.size = -1};
-        return true;
-    }
-    if (!S_ISREG (st.st_mode))
-        return false;
-    return qc_stamp_take (path, out);
+    /* not there: -1; there but no file a worker reads (a folder, no
+       permission, a loop): -2, another stamp than any file's */
+    if (stat (path, &st) != 0)
+        *out = (qc_stamp_t) {.size = errno == ENOENT || errno == ENOTDIR ? -1 : -2};
+    else if (!S_ISREG (st.st_mode) || !qc_stamp_take (path, out))
+        *out = (qc_stamp_t) {.size = -2};
+    return true;
 }
 
 char *

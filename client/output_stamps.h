@@ -26,10 +26,10 @@
  * The files a config's steps read beside a local slide (an annotation:
  * kernels/modules/module.h's slide_inputs) are stamped with it, there or
  * not: "escaped slide path TAB i TAB escaped file path TAB size TAB
- * seconds.nanoseconds", size -1 (and time 0) for a file not there. A
- * rerun runs a done slide again when such a file was drawn, changed or
- * removed since; a file this machine cannot stat (no permission) gets
- * no line. An older build skips these lines. */
+ * seconds.nanoseconds", size -1 (and time 0) for a file not there, -2
+ * for one there that is no file to read (a folder, no permission). A
+ * rerun runs a done slide again when such a file was drawn, changed,
+ * removed or made unreadable since. An older build skips these lines. */
 #ifndef QC_OUTPUT_STAMPS_H
 #define QC_OUTPUT_STAMPS_H
 
@@ -73,9 +73,10 @@ int qc_url_stamps_put (FILE *f, const char *url, const qc_result_source_t *v);
  * a Last-Modified). */
 bool qc_url_stamp_checkable (const qc_result_source_t *v);
 
-/* The stamp of a file beside a slide: as qc_stamp_take, and size -1
- * when there is no such file; false when it cannot be told (no
- * permission, not a regular file). */
+/* The stamp of a file beside a slide: as qc_stamp_take, size -1 when
+ * there is no such file, -2 when it is there but no regular file to
+ * read (a folder, no permission, a loop of links). false only for bad
+ * arguments. */
 bool qc_input_stamp_take (const char *path, qc_stamp_t *out);
 /* The key of qc_input_stamps_read's table for file beside slide
  * (malloc'd), or NULL out of memory. */

@@ -354,9 +354,6 @@ print_lines (const char *text, const char *what, const char *kind)
 
 static char *config_identity_text (const options_t *o, const qc_client_assets_t *assets);
 
-/* The config text to send (its files resolved), its files, the pipeline
- * it builds (checked here, before any slide is touched), and the text
- * its identity is taken of (*config_id, malloc'd). */
 /* qc_output_inputs_fn over the pipeline (ctx): the annotation files
  * its steps read beside a slide, stamped with it by the folder */
 static int
@@ -365,6 +362,9 @@ pipeline_inputs (void *ctx, const char *path, int (*add) (void *, const char *),
     return qc_pipeline_slide_inputs (ctx, path, add, addctx);
 }
 
+/* The config text to send (its files resolved), its files, the pipeline
+ * it builds (checked here, before any slide is touched), and the text
+ * its identity is taken of (*config_id, malloc'd). */
 static int
 load_config (const options_t *o, qc_client_assets_t *assets, qc_pipeline_t **pipeline,
              char **config_id)

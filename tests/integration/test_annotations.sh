@@ -22,7 +22,9 @@
 #     redrawn, removed or drawn since its row runs again (its old row
 #     kept in results.tsv.N), the others are skipped; a folder an older
 #     build wrote (no annotation stamps) runs nothing, and is stamped so
-#     that the next change is told.
+#     that the next change is told; the cohort given through a linked
+#     folder is the same files; an annotation turned into a folder runs
+#     its slide again.
 . "$(dirname "$0")/lib.sh"
 
 mkdir -p "$T/slides" "$T/elsewhere" "$T/www"
@@ -159,12 +161,14 @@ cfg "$T/norange.ini" "http://127.0.0.1:$(cat "$T/fault.port")/norange/"
 pass "an annotation from a server that takes no Range is read whole (the same value); one whose server announced 10 bytes and sent $(wc -c <"$T/www/a.xml") fails its slide with that reason"
 
 # 4. reruns
-rerun() {   # rerun WHAT: one rerun of section 1's cohort into its folder
-    "$BIN/qc-submit" -c "$T/beside.ini" -o "$T/local" "$T/slides/a.svs" "$T/slides/b.svs" \
+rerun() {   # rerun WHAT [FOLDER]: one rerun of section 1's cohort into its folder
+    local in=${2:-$T/slides}
+    "$BIN/qc-submit" -c "$T/beside.ini" -o "$T/local" "$in/a.svs" "$in/b.svs" \
         >"$T/rerun.out" 2>&1 || fail "rerun ($1): $(tail -3 "$T/rerun.out")"
 }
-runs_only() {   # runs_only SLIDE WHAT: the rerun ran SLIDE alone, and said why
-    grep -q "^running 1 of 2 slides" "$T/rerun.out" && grep -q "^ok 1/1 $1 " "$T/rerun.out" \
+runs_only() {   # runs_only SLIDE WHAT: the rerun ran SLIDE alone (named as
+                #   through a linked folder, or not), and said why
+    grep -q "^running 1 of 2 slides" "$T/rerun.out" && grep -q "^ok 1/1 \(.*__\)\?$1 " "$T/rerun.out" \
         && grep -q "^1 slide whose annotation .* was drawn, changed or removed" "$T/rerun.out" \
         || fail "$2: $1 alone expected to run again: $(cat "$T/rerun.out")"
 }
@@ -203,4 +207,18 @@ grep -q "$(printf '\ti\t')$T/slides/a.xml" "$T/local/.qc-stamps" \
 echo >>"$T/slides/a.xml"
 rerun "a.xml drawn again"
 runs_only a.svs "a.xml changed after the older folder was stamped"
-pass "reruns: a slide whose annotation was redrawn or removed runs again alone (old row kept as results.tsv.1), an unchanged one is skipped; an older folder is stamped, then a change is told"
+# the same slides through a linked folder: the same files, spelled apart
+ln -s "$T/slides" "$T/linked"
+echo >>"$T/slides/b.xml"
+rerun "b.xml changed, through a link" "$T/linked"
+runs_only b.svs "b.xml changed, the cohort given through a linked folder"
+rerun "through a link" "$T/linked"
+grep -q "^nothing to run" "$T/rerun.out" || fail "the cohort through a linked folder ran: $(cat "$T/rerun.out")"
+# an annotation that became a folder: no file a worker reads, so run again
+mv "$T/slides/a.xml" "$T/a.xml.away" && mkdir "$T/slides/a.xml"
+"$BIN/qc-submit" -c "$T/beside.ini" -o "$T/local" "$T/slides/a.svs" "$T/slides/b.svs" \
+    >"$T/rerun.out" 2>&1
+grep -q "^1 slide whose annotation .* was drawn, changed or removed" "$T/rerun.out" \
+    && grep -q "a.xml.*not a regular file" "$T/local/error.log" \
+    || fail "a.xml replaced by a folder: a.svs expected to run again and fail: $(cat "$T/rerun.out")"
+pass "reruns: a slide whose annotation was redrawn or removed runs again alone (old row kept as results.tsv.1), an unchanged one is skipped; an older folder is stamped, then a change is told; a linked folder's spelling changes nothing; an annotation turned into a folder runs its slide again"

@@ -6,7 +6,8 @@
  * for another slide's. The lines of the files beside a slide (its
  * annotation) are read apart from both: a file not there is size -1,
  * keyed by slide and file (a tab in either cannot join two keys), the
- * later line winning; a file or URL reader takes none of them. */
+ * later line winning; a file there that is no file to read (a folder)
+ * is -2; a file or URL reader takes none of them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,7 +102,8 @@ test_inputs (void)
            "a file not there: size -1");
     CHECK (qc_input_stamp_take ("/etc/passwd/a.xml", &now) && now.size == -1,
            "under a file (ENOTDIR): not there");
-    CHECK (!qc_input_stamp_take (dir, &now), "a folder: no stamp");
+    CHECK (qc_input_stamp_take (dir, &now) && now.size == -2 && !qc_stamp_same (&now, &gone)
+           && !qc_stamp_same (&now, &there), "a folder: -2, another stamp than a file's");
     CHECK (!qc_input_stamp_take (NULL, &now) && !qc_input_stamp_take (path, NULL));
     CHECK (!qc_stamp_same (&there, &gone));
 
@@ -115,10 +117,12 @@ test_inputs (void)
     CHECK (qc_input_stamps_put (f, "/s/a.svs", "/s/a.xml", &there) == 0);
     CHECK (qc_input_stamps_put (f, "/s/a\tb.svs", "c.xml", &gone) == 0);
     CHECK (qc_input_stamps_put (f, "/s/a", "b\tc.xml", &there) == 0);
+    qc_stamp_t odd = {.size = -2};
+    CHECK (qc_input_stamps_put (f, "/s/o.svs", "/s/o.xml", &odd) == 0);
     CHECK (qc_url_stamps_put (f, "http://h/a.svs", NULL) == 0);
-    /* damaged: cut short, a size under -1, a time of 3 digits */
+    /* damaged: cut short, a size under -2, a time of 3 digits */
     fputs ("/s/d.svs\ti\t/s/d.xml\t5\n", f);
-    fputs ("/s/e.svs\ti\t/s/e.xml\t-2\t1.000000000\n", f);
+    fputs ("/s/e.svs\ti\t/s/e.xml\t-3\t1.000000000\n", f);
     fputs ("/s/g.svs\ti\t/s/g.xml\t5\t1.000\n", f);
     CHECK (fclose (f) == 0);
     CHECK (qc_input_stamps_put (NULL, "a", "b", &st) == -1
@@ -126,7 +130,11 @@ test_inputs (void)
 
     zhashx_t *in = qc_input_stamps_read (dir), *files = qc_stamps_read (dir),
              *urls = qc_url_stamps_read (dir);
-    CHECK (in && zhashx_size (in) == 3, "input lines: %zu", in ? zhashx_size (in) : 0);
+    CHECK (in && zhashx_size (in) == 4, "input lines: %zu", in ? zhashx_size (in) : 0);
+    char *ko = qc_input_stamp_key ("/s/o.svs", "/s/o.xml");
+    const qc_stamp_t *o = in && ko ? zhashx_lookup (in, ko) : NULL;
+    CHECK (o && o->size == -2, "a file there but not readable read back");
+    free (ko);
     CHECK (files && zhashx_size (files) == 1, "file lines: %zu (input lines taken for "
            "files?)", files ? zhashx_size (files) : 0);
     CHECK (urls && zhashx_size (urls) == 1, "URL lines: %zu", urls ? zhashx_size (urls) : 0);
