@@ -112,6 +112,9 @@ finish (qc_gnb_t *m, const moments_t cls[2], const moments_t *all,
         if (all->m2[j] / (double) all->n > maxvar)
             maxvar = all->m2[j] / (double) all->n;
     m->epsilon = VAR_SMOOTHING * maxvar;
+    if (!isfinite (maxvar))
+        return qc_fail (err, errlen, "%s: its values are too far apart to fit a model "
+                        "(a variance overflows a double: values near 1e308?)", what);
     if (!(m->epsilon > 0))
         return qc_fail (err, errlen, "%s: every row holds the same colour, so "
                         "the two classes cannot be told apart", what);
@@ -121,6 +124,10 @@ finish (qc_gnb_t *m, const moments_t cls[2], const moments_t *all,
         for (int j = 0; j < QC_GNB_CHANNELS; j++) {
             m->mean[c][j] = s->mean[j];
             m->var[c][j] = s->m2[j] / (double) s->n + m->epsilon;
+            if (!isfinite (m->mean[c][j]) || !isfinite (m->var[c][j]))
+                return qc_fail (err, errlen, "%s: class %g's values are too far apart "
+                                "to fit a model (a mean or variance overflows a double)",
+                                what, m->label[c]);
         }
     }
     m->rows = all->n;
@@ -217,19 +224,19 @@ qc_gnb_proba (const qc_gnb_t *m, const double x[QC_GNB_CHANNELS])
 }
 
 int
-qc_gnb_quadratic (const qc_gnb_t *m, double a[QC_GNB_CHANNELS],
-                  double b[QC_GNB_CHANNELS], double *c)
+qc_gnb_squares (const qc_gnb_t *m, double s[2][QC_GNB_CHANNELS],
+                double o[2][QC_GNB_CHANNELS], double *k)
 {
-    if (!m || !a || !b || !c)
+    if (!m || !s || !o || !k)
         return -1;
-    double k = log ((double) m->count[1] / (double) m->count[0]);
+    double sum = log ((double) m->count[1] / (double) m->count[0]);
     for (int j = 0; j < QC_GNB_CHANNELS; j++) {
-        double v0 = m->var[0][j], v1 = m->var[1][j];
-        double u0 = m->mean[0][j], u1 = m->mean[1][j];
-        a[j] = 0.5 / v0 - 0.5 / v1;
-        b[j] = u1 / v1 - u0 / v0;
-        k += -0.5 * log (v1 / v0) - 0.5 * (u1 * u1 / v1 - u0 * u0 / v0);
+        for (int c = 0; c < 2; c++) {
+            s[c][j] = sqrt (0.5 / m->var[c][j]);
+            o[c][j] = -m->mean[c][j] * s[c][j];
+        }
+        sum += -0.5 * log (m->var[1][j] / m->var[0][j]);
     }
-    *c = k;
+    *k = sum;
     return 0;
 }

@@ -42,10 +42,16 @@ double qc_gnb_log_odds (const qc_gnb_t *m, const double x[QC_GNB_CHANNELS]);
  * computes it (exp of the joint log likelihood less its logsumexp). */
 double qc_gnb_proba (const qc_gnb_t *m, const double x[QC_GNB_CHANNELS]);
 
-/* The log odds as a sum over channels: sum_j (a[j] x_j + b[j]) x_j + c,
- * the form the ops compute per pixel (a whole plane at a time, on the
- * device of a GPU lane). 0, or -1 on a NULL argument. */
-int qc_gnb_quadratic (const qc_gnb_t *m, double a[QC_GNB_CHANNELS],
-                      double b[QC_GNB_CHANNELS], double *c);
+/* The log odds as squares centred on each class's means, the form the
+ * ops compute per pixel (a whole plane at a time, in float, on the
+ * device of a GPU lane): sum_j [(s[0][j] x_j + o[0][j])^2 -
+ * (s[1][j] x_j + o[1][j])^2] + k, with s = sqrt (0.5 / var) and
+ * o = -mean s of each class. Expanded into one quadratic per channel,
+ * a class that holds a channel at one value (its variance the smoothing
+ * alone, ~1e-9 of the largest) gave terms of ~1e10 that cancelled in
+ * float: such a class's own colour was not found. 0, or -1 on a NULL
+ * argument. */
+int qc_gnb_squares (const qc_gnb_t *m, double s[2][QC_GNB_CHANNELS],
+                    double o[2][QC_GNB_CHANNELS], double *k);
 
 #endif

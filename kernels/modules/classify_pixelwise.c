@@ -119,21 +119,27 @@ check (const qc_config_section_t *sec, char *err, size_t errlen)
 }
 
 /* found = the pixels of img whose log odds (gnb.h) are over the
- * threshold's, channel by channel: (a x + b) x summed, then compared
- * with logit (threshold) - c. planes: four images of img's size. */
+ * threshold's: each class's centred squares (qc_gnb_squares), class 0's
+ * less class 1's, summed over the channels, then compared with
+ * logit (threshold) - k. planes: four images of img's size. */
 static int
 classify (const qc_ops_t *ops, const qc_gnb_t *m, double threshold,
           const qc_rgb_t *img, qc_fimg_t *planes[4], qc_mask_t *found)
 {
-    double a[QC_GNB_CHANNELS], b[QC_GNB_CHANNELS], c;
-    if (qc_gnb_quadratic (m, a, b, &c) != 0
+    double sc[2][QC_GNB_CHANNELS], off[2][QC_GNB_CHANNELS], c;
+    if (qc_gnb_squares (m, sc, off, &c) != 0
         || ops->rgb_to_space (img, QC_CS_RGB, planes[0], planes[1], planes[2]))
         return -1;
+    /* per channel, class 0's square less class 1's; x's plane takes
+       class 1's square (and the first channel's, the sum) */
     qc_fimg_t *sum = planes[0], *term = planes[3];
     for (int j = 0; j < QC_GNB_CHANNELS; j++) {
         qc_fimg_t *x = planes[j];
-        if (ops->fimg_affine (x, a[j], b[j], -INFINITY, INFINITY, term)
-            || ops->fimg_arith (term, x, QC_ARITH_MUL, j == 0 ? sum : term)
+        if (ops->fimg_affine (x, sc[0][j], off[0][j], -INFINITY, INFINITY, term)
+            || ops->fimg_arith (term, term, QC_ARITH_MUL, term)
+            || ops->fimg_affine (x, sc[1][j], off[1][j], -INFINITY, INFINITY, x)
+            || ops->fimg_arith (x, x, QC_ARITH_MUL, x)
+            || ops->fimg_arith (term, x, QC_ARITH_SUB, j == 0 ? sum : term)
             || (j > 0 && ops->fimg_arith (sum, term, QC_ARITH_ADD, sum)))
             return -1;
     }

@@ -7,7 +7,10 @@
  * table (../shared/reference/histoqc/data/models/pen_markings_he/he.tsv,
  * read in place): every pixel of _<name>.png against the model's
  * probability computed in double precision from the working image
- * (_thumb.png), the column against the mask, the tissue mask after. */
+ * (_thumb.png), the column against the mask, the tissue mask after;
+ * and the same with a table of a class that holds two channels at one
+ * value (variances of the smoothing alone), whose pixels the float
+ * planes must still find. */
 #include <math.h>
 #include <unistd.h>
 
@@ -99,8 +102,8 @@ test_fit (void)
        quadratic the ops compute is the same log odds */
     const double rows[5][4] = {{0, 10, 20, 30}, {0, 12, 22, 34}, {1, 200, 100, 50},
                                {1, 210, 90, 70}, {1, 190, 110, 60}};
-    double a[3], b[3], c;
-    CHECK (qc_gnb_quadratic (&m, a, b, &c) == 0);
+    double sq[2][3], of[2][3], c;
+    CHECK (qc_gnb_squares (&m, sq, of, &c) == 0);
     unsigned seed = 7;
     double worst_p = 0, worst_q = 0;
     for (int k = 0; k < 2000; k++) {
@@ -114,8 +117,10 @@ test_fit (void)
                 x[j] = rows[k][j + 1];
         double p = qc_gnb_proba (&m, x), want = sklearn_proba (rows, 5, x);
         double lo = qc_gnb_log_odds (&m, x), q = c;
-        for (int j = 0; j < 3; j++)
-            q += (a[j] * x[j] + b[j]) * x[j];
+        for (int j = 0; j < 3; j++) {
+            double t0 = sq[0][j] * x[j] + of[0][j], t1 = sq[1][j] * x[j] + of[1][j];
+            q += t0 * t0 - t1 * t1;
+        }
         worst_p = fmax (worst_p, fabs (p - want));
         worst_q = fmax (worst_q, fabs (q - lo) / fmax (1, fabs (lo)));
         if (want > 1e-300 && want < 1 - 1e-12)
@@ -123,12 +128,12 @@ test_fit (void)
                    "log odds %g, probability %g", lo, p);
     }
     printf ("  model of 5 rows: probabilities within %.1e of scikit-learn's formula, "
-            "quadratic form within %.1e (relative) of the log odds\n", worst_p, worst_q);
+            "centred squares within %.1e (relative) of the log odds\n", worst_p, worst_q);
     CHECK (worst_p < 1e-12 && worst_q < 1e-9, "%g %g", worst_p, worst_q);
     double x0[3] = {11, 21, 32}, x1[3] = {200, 100, 60};
     CHECK (qc_gnb_proba (&m, x0) < 0.01 && qc_gnb_proba (&m, x1) > 0.99);
     CHECK (isnan (qc_gnb_proba (NULL, x0)) && isnan (qc_gnb_log_odds (&m, NULL))
-           && qc_gnb_quadratic (NULL, a, b, &c) == -1);
+           && qc_gnb_squares (NULL, sq, of, &c) == -1);
 
     /* labels of any two values, positive = the greater, in any order */
     const char *swapped = "h\n5\t200\t100\t50\n-2\t10\t20\t30\n5\t210\t90\t70\n"
@@ -180,6 +185,7 @@ test_read (void)
     refused ("h\n0\tnan\t2\t3\n", "value 2 is not a number");
     refused ("h\n0\t1\tinf\t3\n", "value 3 is not a number");
     refused ("h\n0\t10\t10\t10\n1\t10\t10\t10\n", "every row holds the same colour");
+    refused ("h\n0\t1e308\t1\t1\n0\t-1e308\t2\t2\n1\t3\t3\t3\n", "too far apart");
     refused ("h\r0\t1\t2\t3\r1\tx\t5\t6\r", "[S] tsv_file line 3: value 2");
     const char nul[] = "h\n0\t1\t2\t3\n1\t4\0\t5\t6\n";
     qc_gnb_t m;
@@ -252,27 +258,29 @@ decode (const qc_result_t *r, const char *suffix)
     return f ? qc_png_decode_rgb (f->data, f->size, err, sizeof err) : NULL;
 }
 
+/* The step with the table at tsv on the first nslides slides, at the
+ * first nt thresholds: every pixel against double precision. The most
+ * common colour of the first slide's tissue into mode (NULL: not
+ * wanted). */
 static void
-test_slides (void)
+slides_against_double (const char *tsv, const char *name, size_t nt, size_t nslides,
+                       int mode[3])
 {
     qc_gnb_t m;
-    unsigned char *bytes = NULL;
-    size_t n = 0;
-    FILE *f = fopen (he_tsv, "rb");
-    CHECK (f != NULL, "%s", he_tsv);
+    FILE *f = fopen (tsv, "rb");
+    CHECK (f != NULL, "%s", tsv);
     if (!f)
         return;
     char buf[65536];
-    n = fread (buf, 1, sizeof buf, f);
+    size_t n = fread (buf, 1, sizeof buf, f);
     fclose (f);
-    CHECK (qc_gnb_fit_tsv (buf, n, "he.tsv", &m, err, sizeof err) == 0, "%s", err);
-    (void) bytes;
-    printf ("  he.tsv: %zu rows, classes %g (%zu rows) and %g (%zu rows)\n", m.rows,
+    CHECK (qc_gnb_fit_tsv (buf, n, name, &m, err, sizeof err) == 0, "%s", err);
+    printf ("  %s: %zu rows, classes %g (%zu rows) and %g (%zu rows)\n", name, m.rows,
             m.label[0], m.count[0], m.label[1], m.count[1]);
     const double thresholds[] = {0.5, 0.9};
     static const char *slides[] = {"CMU-1-Small-Region.svs", "TCGA-CR-7395-pyramid.svs"};
     qc_result_t *r = qc_result_new ();
-    for (size_t t = 0; t < 2; t++) {
+    for (size_t t = 0; t < nt; t++) {
         char text[4096];
         /* the tissue step first: pixelWise limits what it finds to the
            tissue mask, and the column is of the tissue before it */
@@ -285,10 +293,10 @@ test_slides (void)
                   "upper_threshold: .9\n"
                   "[ClassificationModule.pixelWise:pen]\nname: pen\ntsv_file: %s\n"
                   "threshold: %g\n[SaveModule.saveMask]\nsuffix: after\n",
-                  he_tsv, thresholds[t]);
+                  tsv, thresholds[t]);
         qc_pipeline_t *p = qc_pipeline_new (text, err, sizeof err);
         CHECK (p != NULL, "%s", err);
-        for (size_t s = 0; p && s < 2; s++) {
+        for (size_t s = 0; p && s < nslides; s++) {
             char path[1024];
             slide_path (path, sizeof path, "real", slides[s]);
             CHECK (qc_pipeline_run (p, path, r) == 0, "%s: %s", slides[s],
@@ -298,6 +306,23 @@ test_slides (void)
             CHECK (img && pen && tissue && after && img->w == pen->w && img->h == pen->h
                    && after->w == pen->w, "%s: the images", slides[s]);
             size_t npx = img && pen && tissue && after ? qc_npix (img->w, img->h) : 0;
+            if (mode && s == 0 && t == 0 && npx) {
+                /* the colour most pixels of the tissue have, counted
+                   exactly (glass is not looked at) */
+                uint32_t *hist = calloc ((size_t) 1 << 24, sizeof *hist);
+                size_t best = 0;
+                for (size_t i = 0; hist && i < npx; i++) {
+                    if (tissue->px[3 * i] != 0)
+                        continue;
+                    size_t key = ((size_t) img->px[3 * i] << 16)
+                                 | ((size_t) img->px[3 * i + 1] << 8) | img->px[3 * i + 2];
+                    if (++hist[key] > hist[best])
+                        best = key;
+                }
+                mode[0] = (int) (best >> 16), mode[1] = (int) (best >> 8 & 255);
+                mode[2] = (int) (best & 255);
+                free (hist);
+            }
             size_t marked = 0, want_marked = 0, off = 0, near = 0, before = 0, kept = 0;
             double cut = log (thresholds[t] / (1 - thresholds[t]));
             for (size_t i = 0; i < npx; i++) {
@@ -319,9 +344,9 @@ test_slides (void)
             }
             double col = atof (get (r, "pen"));
             double want_col = before ? 1.0 - (double) kept / (double) before : -100;
-            printf ("  %s, threshold %g: %zu of %zu pixels marked (double precision: %zu; "
+            printf ("  %s, %s, threshold %g: %zu of %zu pixels marked (double precision: %zu; "
                     "%zu differ, all within 1e-3 of the threshold's log odds: %zu), "
-                    "pen = %s\n", slides[s], thresholds[t], marked, npx, want_marked, off,
+                    "pen = %s\n", name, slides[s], thresholds[t], marked, npx, want_marked, off,
                     near, get (r, "pen"));
             CHECK (off == near && off * 10000 <= npx, "%zu pixels differ, %zu near", off,
                    near);
@@ -337,6 +362,34 @@ test_slides (void)
         qc_pipeline_destroy (&p);
     }
     qc_result_destroy (&r);
+}
+
+static void
+test_slides (void)
+{
+    int mode[3] = { -1, -1, -1 };
+    slides_against_double (he_tsv, "he.tsv", 2, 2, mode);
+    /* a class that holds G and B at one value each (its variances the
+       smoothing alone) and R at a few: the slide's commonest colour and
+       its neighbours in R. Its log odds are sums of terms of ~1e10 as a
+       quadratic per channel, which float could not keep: none of its
+       pixels were found */
+    CHECK (mode[0] >= 0, "no working image to take a colour of");
+    if (mode[0] < 0)
+        return;
+    char tsv[] = "/tmp/qc-test-pixelwise-XXXXXX";
+    int fd = mkstemp (tsv);
+    FILE *f = fd >= 0 ? fdopen (fd, "w") : NULL;
+    CHECK (f != NULL, "mkstemp");
+    if (!f)
+        return;
+    fprintf (f, "Class\tR\tG\tB\n0\t120\t60\t140\n0\t150\t90\t170\n0\t100\t40\t120\n");
+    for (int d = -2; d <= 2; d++)
+        fprintf (f, "1\t%d\t%d\t%d\n", mode[0] + d, mode[1], mode[2]);
+    CHECK (fclose (f) == 0);
+    printf ("  a class of one G and one B: (%d +-2, %d, %d)\n", mode[0], mode[1], mode[2]);
+    slides_against_double (tsv, "one-G-one-B", 1, 1, NULL);
+    unlink (tsv);
 }
 
 int
