@@ -8,6 +8,8 @@
  * image elsewhere. */
 #include <math.h>
 
+#include <time.h>
+
 #include "kernels/modules/tile_windows.h"
 #include "kernels/png/png_io.h"
 #include "tests/unit/pipeline_fixtures.h"
@@ -260,6 +262,36 @@ test_slide (void)
     CHECK (p && qc_pipeline_run (p, path, r) == 0, "%s", p ? (r->error ? r->error : "") : err);
     const qc_file_t *jf = p ? qc_result_file (r, "_bbox.json") : NULL;
     CHECK (jf && jf->size == 2 && memcmp (jf->data, "[]", 2) == 0, "empty: not []");
+
+    /* windows every level-0 pixel: millions over the tissue's box, more
+       than the list can hold, refused with what to do; and windows of a
+       whole 1.25x image every few of its pixels, each outlined (painted
+       whole, their areas took minutes: the time is printed) */
+    static const char *const many[] = {"tile_size: 16\ntile_stride: 1\n",
+                                       "tile_size: 2000\ntile_stride: 8\ntissue_ratio: 0\n"};
+    for (int k = 0; k < 2; k++) {
+        char text[1024];
+        snprintf (text, sizeof text, "[pipeline]\nsteps= TileExtractionModule.extract\n"
+                  "[BaseImage.BaseImage]\nimage_work_size = 1.25x\n"
+                  "[TileExtractionModule.extract]\n%s", many[k]);
+        qc_pipeline_destroy (&p);
+        p = qc_pipeline_new (text, err, sizeof err);
+        struct timespec t0, t1;
+        clock_gettime (CLOCK_MONOTONIC, &t0);
+        int rc = p ? qc_pipeline_run (p, path, r) : -2;
+        clock_gettime (CLOCK_MONOTONIC, &t1);
+        double took = (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+        if (k == 0)
+            CHECK (rc == -1 && r->error && strstr (r->error, "would be more than 1677721")
+                   && strstr (r->error, "larger tile_size or tile_stride"), "%s",
+                   r->error ? r->error : err);
+        else {
+            jf = rc == 0 ? qc_result_file (r, "_bbox.json") : NULL;
+            CHECK (jf && jf->size > 100000, "%d: %s", rc, r->error ? r->error : err);
+            printf ("  windows of 2000 pixels every 8: %zu bytes of list, "
+                    "%.2f s\n", jf ? jf->size : 0, took);
+        }
+    }
     qc_result_destroy (&r);
     qc_pipeline_destroy (&p);
 }
