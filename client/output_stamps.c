@@ -68,13 +68,12 @@ parse_line (char *line, char **path, qc_stamp_t *st)
     return true;
 }
 
-/* "url TAB v TAB size TAB etag TAB lm" into url (unescaped, malloc'd)
- * and v; false for a line that is not one */
+/* line (its newline cut) split at its tabs into f[0..5): false unless
+ * it has at least five fields (the last keeps any tab after it) */
 static bool
-parse_url_line (char *line, char **url, qc_result_source_t *v)
+split5 (char *line, char *f[5])
 {
     line[strcspn (line, "\n")] = 0;
-    char *f[5];
     f[0] = line;
     for (int i = 1; i < 5; i++) {
         char *tab = strchr (f[i - 1], '\t');
@@ -83,6 +82,17 @@ parse_url_line (char *line, char **url, qc_result_source_t *v)
         *tab = 0;
         f[i] = tab + 1;
     }
+    return true;
+}
+
+/* "url TAB v TAB size TAB etag TAB lm" into url (unescaped, malloc'd)
+ * and v; false for a line that is not one */
+static bool
+parse_url_line (char *line, char **url, qc_result_source_t *v)
+{
+    char *f[5];
+    if (!split5 (line, f))
+        return false;
     if (!*f[0] || strcmp (f[1], "v") != 0 || strchr (f[4], '\t'))
         return false;
     char *end;
@@ -107,16 +117,9 @@ parse_url_line (char *line, char **url, qc_result_source_t *v)
 static bool
 parse_input_line (char *line, char **key, qc_stamp_t *st)
 {
-    line[strcspn (line, "\n")] = 0;
     char *f[5];
-    f[0] = line;
-    for (int i = 1; i < 5; i++) {
-        char *tab = strchr (f[i - 1], '\t');
-        if (!tab)
-            return false;
-        *tab = 0;
-        f[i] = tab + 1;
-    }
+    if (!split5 (line, f))
+        return false;
     if (!*f[0] || strcmp (f[1], "i") != 0 || !*f[2] || strchr (f[4], '\t'))
         return false;
     char *end;

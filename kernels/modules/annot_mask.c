@@ -55,6 +55,7 @@
 #include "kernels/annot/annot_parse.h"
 #include "kernels/annot/annot_raster.h"
 #include "kernels/annot/beside.h"
+#include "kernels/modules/masks.h"
 #include "kernels/run/run.h"
 #include "shared/url.h"
 
@@ -104,13 +105,11 @@ static int
 read_step_params (const variant_t *v, const qc_config_section_t *sec, step_params_t *p,
                   char *err, size_t errlen)
 {
-    const char *ms;
     p->format = NULL;
     if ((v->format_key
          && qc_config_get_string (sec, v->format_key, NULL, &p->format, err, errlen))
         || qc_config_get_string (sec, v->path_key, NULL, &p->file_path, err, errlen)
-        || qc_config_get_string (sec, v->suffix_key, "", &p->suffix, err, errlen)
-        || qc_config_get_string (sec, "mask_statistics", NULL, &ms, err, errlen))
+        || qc_config_get_string (sec, v->suffix_key, "", &p->suffix, err, errlen))
         return -1;
     const char *sn = sec ? qc_config_section_name (sec) : v->step;
     p->kind = v->format_key ? QC_ANNOT_XML : v->kind;
@@ -131,12 +130,8 @@ read_step_params (const variant_t *v, const qc_config_section_t *sec, step_param
         snprintf (err, errlen, "[%s] %s = '%.64s' (line %d): part of a file name "
                   "(no '/')", sn, v->suffix_key, p->suffix,
                   qc_config_key_line (sec, v->suffix_key));
-    else if (ms && strcmp (ms, "relative2mask") && strcmp (ms, "absolute")
-             && strcmp (ms, "relative2image"))
-        snprintf (err, errlen, "[%s] mask_statistics = '%.64s': must be relative2mask, "
-                  "absolute or relative2image", sn, ms);
     else
-        return 0;
+        return qc_masks_check_stat (sec, err, errlen);
     return -1;
 }
 

@@ -49,14 +49,12 @@ static int
 read_step_params (const qc_config_section_t *sec, step_params_t *p, char *err,
                   size_t errlen)
 {
-    const char *ms;
     if (qc_config_get_string (sec, "name", "classTask", &p->name, err, errlen)
         || qc_config_get_double (sec, "threshold", 0.5, &p->threshold, err, errlen)
         || qc_config_get_double (sec, "grow_threshold", p->threshold, &p->grow, err,
                                  errlen)
         || qc_config_get_int (sec, "area_threshold", 5, &p->area_threshold, err, errlen)
-        || qc_config_get_int (sec, "dilate_kernel_size", 0, &p->dilate, err, errlen)
-        || qc_config_get_string (sec, "mask_statistics", NULL, &ms, err, errlen))
+        || qc_config_get_int (sec, "dilate_kernel_size", 0, &p->dilate, err, errlen))
         return -1;
     const char *sn = sec ? qc_config_section_name (sec) : STEP;
     if (!*p->name || strlen (p->name) >= QC_RESULT_MAX_KEY
@@ -73,12 +71,8 @@ read_step_params (const qc_config_section_t *sec, step_params_t *p, char *err,
     else if (p->dilate > 1000)
         snprintf (err, errlen, "[%s] dilate_kernel_size (line %d): at most 1000",
                   sn, qc_config_key_line (sec, "dilate_kernel_size"));
-    else if (ms && strcmp (ms, "relative2mask") && strcmp (ms, "absolute")
-             && strcmp (ms, "relative2image"))
-        snprintf (err, errlen, "[%s] mask_statistics = '%.64s': must be "
-                  "relative2mask, absolute or relative2image", sn, ms);
     else
-        return 0;
+        return qc_masks_check_stat (sec, err, errlen);
     return -1;
 }
 

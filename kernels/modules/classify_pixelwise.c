@@ -52,11 +52,9 @@ static int
 read_step_params (const qc_config_section_t *sec, step_params_t *p, char *err,
                   size_t errlen)
 {
-    const char *ms;
     if (qc_config_get_string (sec, "name", "classTask", &p->name, err, errlen)
         || qc_config_get_double (sec, "threshold", 0.5, &p->threshold, err, errlen)
-        || qc_config_get_string (sec, "tsv_file", "", &p->tsv_file, err, errlen)
-        || qc_config_get_string (sec, "mask_statistics", NULL, &ms, err, errlen))
+        || qc_config_get_string (sec, "tsv_file", "", &p->tsv_file, err, errlen))
         return -1;
     const char *sn = sec_name (sec);
     if (!*p->name || strlen (p->name) >= QC_RESULT_MAX_KEY
@@ -75,12 +73,8 @@ read_step_params (const qc_config_section_t *sec, step_params_t *p, char *err,
         snprintf (err, errlen, "[%s] threshold (line %d): between 0 and 1 "
                   "(not either): 1 or more marks no pixel, 0 or less every "
                   "pixel", sn, qc_config_key_line (sec, "threshold"));
-    else if (ms && strcmp (ms, "relative2mask") && strcmp (ms, "absolute")
-             && strcmp (ms, "relative2image"))
-        snprintf (err, errlen, "[%s] mask_statistics = '%.64s': must be "
-                  "relative2mask, absolute or relative2image", sn, ms);
     else
-        return 0;
+        return qc_masks_check_stat (sec, err, errlen);
     return -1;
 }
 
