@@ -163,9 +163,12 @@ tell_other_keys (qc_output_t *o, const slide_t *s, const qc_result_t *r)
     for (size_t i = 0; i < r->nkv; i++) {
         if (!r->kv[i].key || is_column (o, r->kv[i].key))
             continue;
-        if (n++ < 5 && len + strlen (r->kv[i].key) + 8 < sizeof names)
-            len += (size_t) snprintf (names + len, sizeof names - len, "%s'%.64s'",
-                                      len ? ", " : "", r->kv[i].key);
+        /* a name is shown to 64 bytes (5 of them fit): a longer one is
+           named cut, not passed over */
+        size_t shown = strnlen (r->kv[i].key, 64);
+        if (n++ < 5 && len + shown + 8 < sizeof names)
+            len += (size_t) snprintf (names + len, sizeof names - len, "%s'%.*s'",
+                                      len ? ", " : "", (int) shown, r->kv[i].key);
     }
     if (!n)
         return;

@@ -19,6 +19,8 @@ qc_file_read_regular (const char *path, size_t max, unsigned char **data, size_t
         return qc_fail (err, errlen, "no file named");
     *data = NULL;
     *size = 0;
+    if (max > SIZE_MAX / 2)
+        max = SIZE_MAX / 2;     /* max + 1 must not wrap */
     /* O_NONBLOCK: a FIFO (or a device) of that name would block the open
      * itself until a writer came, before fstat could refuse it; a
      * regular file reads the same either way */
@@ -29,26 +31,53 @@ qc_file_read_regular (const char *path, size_t max, unsigned char **data, size_t
     struct stat st;
     unsigned char *buf = NULL;
     int rc = -1;
-    if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
+    if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode)) {
         qc_fail (err, errlen, "'%s' is not a regular file", path);
-    else if ((uint64_t) st.st_size > max)
-        qc_fail (err, errlen, "'%s' is larger than %zu MiB", path, max >> 20);
-    else if (!(buf = malloc (st.st_size ? (size_t) st.st_size : 1)))
-        qc_fail (err, errlen, "out of memory reading '%s'", path);
-    else {
-        size_t n = 0;
-        ssize_t got = 1;
-        while (n < (size_t) st.st_size
-               && (got = read (fd, buf + n, (size_t) st.st_size - n)) > 0)
-            n += (size_t) got;
-        if (got < 0 || n != (size_t) st.st_size)
-            qc_fail (err, errlen, "cannot read '%s': %s", path,
-                     got < 0 ? strerror (errno) : "it changed while read");
-        else {
+        close (fd);
+        return -1;
+    }
+    /* to its end, whatever its size said (a file still growing; a
+       /proc file says 0): at most max bytes, one more tells "larger" */
+    size_t cap = (uint64_t) st.st_size < max ? (size_t) st.st_size + 1 : max + 1;
+    size_t n = 0;
+    buf = malloc (cap ? cap : 1);
+    for (;;) {
+        if (!buf) {
+            qc_fail (err, errlen, "out of memory reading '%s'", path);
+            break;
+        }
+        if (n == cap) {
+            if (cap > max) {
+                qc_fail (err, errlen, "'%s' is larger than %zu MiB", path, max >> 20);
+                break;
+            }
+            size_t grown = cap > max / 2 ? max + 1 : 2 * cap;
+            unsigned char *b = realloc (buf, grown);
+            if (!b) {
+                qc_fail (err, errlen, "out of memory reading '%s'", path);
+                break;
+            }
+            buf = b;
+            cap = grown;
+        }
+        ssize_t got = read (fd, buf + n, cap - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            qc_fail (err, errlen, "cannot read '%s': %s", path, strerror (errno));
+            break;
+        }
+        if (got == 0) {
             *data = buf;
             *size = n;
             buf = NULL;
             rc = 1;
+            break;
+        }
+        n += (size_t) got;
+        if (n > max) {
+            qc_fail (err, errlen, "'%s' is larger than %zu MiB", path, max >> 20);
+            break;
         }
     }
     free (buf);

@@ -11,8 +11,8 @@
  * (malloc'd, the caller frees) and *size. 1 read; 0 not there (no such
  * file or folder); -1 there but unusable, with err naming path and why:
  * not a regular file (a FIFO or device is refused without waiting on
- * it), larger than max, changed while read, a read error, no memory, or
- * bad arguments. */
+ * it), larger than max, a read error, no memory, or bad arguments. It is
+ * read to its end, whatever size it said it had. */
 int qc_file_read_regular (const char *path, size_t max, unsigned char **data,
                           size_t *size, char *err, size_t errlen);
 

@@ -15,6 +15,7 @@
 #include "kernels/pipeline/pipeline.h"
 #include "kernels/png/png_io.h"
 #include "shared/asset_store.h"
+#include "shared/file_read.h"
 #include "tests/unit/check.h"
 #include "worker/asset_wait.h"
 #include "worker/taskq.h"
@@ -489,6 +490,51 @@ test_fifo (void)
     qc_asset_store_clear ();
 }
 
+/* The reader of whole files (shared/file_read.c) alone: to its end
+ * whatever size the file said (a /proc file says 0), at most max bytes
+ * (exactly max is fine), 0 for no such file or a file in the path's
+ * way, a folder and a FIFO refused without waiting. */
+static void
+test_read_whole (void)
+{
+    char path[PATH_MAX + 64], err[512] = "";
+    unsigned char *d = NULL;
+    size_t n = 0;
+    snprintf (path, sizeof path, "%s/whole.bin", s_tmp);
+    FILE *f = fopen (path, "wb");
+    CHECK (f && fwrite ("0123456789", 1, 10, f) == 10 && fclose (f) == 0);
+    CHECK (qc_file_read_regular (path, 10, &d, &n, err, sizeof err) == 1 && n == 10
+           && memcmp (d, "0123456789", 10) == 0, "exactly max: %s", err);
+    free (d);
+    d = NULL;
+    CHECK (qc_file_read_regular (path, 9, &d, &n, err, sizeof err) == -1 && !d
+           && strstr (err, "larger than"), "over max: %s", err);
+    CHECK (qc_file_read_regular ("/proc/self/status", 1 << 20, &d, &n, err, sizeof err) == 1
+           && n > 0 && memmem (d, n, "Pid:", 4), "a file whose size says 0: %zu bytes, %s",
+           n, err);
+    free (d);
+    d = NULL;
+    char under[PATH_MAX + 80];
+    snprintf (under, sizeof under, "%s/x", path);
+    CHECK (qc_file_read_regular (under, 10, &d, &n, err, sizeof err) == 0
+           && qc_file_read_regular ("/nonexistent/qc/x", 10, &d, &n, err, sizeof err) == 0
+           && !d);
+    CHECK (qc_file_read_all (under, 10, &d, &n, err, sizeof err) == -1
+           && strstr (err, "Not a directory"), "%s", err);
+    CHECK (qc_file_read_regular (s_tmp, 10, &d, &n, err, sizeof err) == -1
+           && strstr (err, "not a regular file"), "a folder: %s", err);
+    char fifo[PATH_MAX + 64];
+    snprintf (fifo, sizeof fifo, "%s/whole.fifo", s_tmp);
+    CHECK (mkfifo (fifo, 0600) == 0);
+    alarm (20);
+    CHECK (qc_file_read_regular (fifo, 10, &d, &n, err, sizeof err) == -1
+           && strstr (err, "not a regular file"), "a FIFO: %s", err);
+    alarm (0);
+    CHECK (qc_file_read_regular (NULL, 10, &d, &n, err, sizeof err) == -1);
+    unlink (fifo);
+    unlink (path);
+}
+
 static void
 test_find_histoqc (void)
 {
@@ -661,6 +707,7 @@ main (void)
     }
     test_store ();
     test_lookup ();
+    test_read_whole ();
     if (access (s_data, R_OK) == 0) {
         test_resolve ();
         test_resolve_cwd ();
