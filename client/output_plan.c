@@ -72,7 +72,7 @@ slide_free_inputs (slide_t *s)
 
 /* add of qc_output_inputs_fn: a local file beside the slide stamped
  * into the slide_t ctx (a URL, of a config's http(s) file_path, is the
- * workers' to read; a file that cannot be told has no stamp) */
+ * workers' to read) */
 static int
 add_input (void *ctx, const char *where)
 {

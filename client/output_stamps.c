@@ -46,6 +46,17 @@ parse_time (const char *text, qc_stamp_t *st)
     return true;
 }
 
+/* A size of at least least (the whole of text) into *out; false for
+ * other text */
+static bool
+parse_size (const char *text, long long least, long long *out)
+{
+    char *end;
+    errno = 0;
+    *out = strtoll (text, &end, 10);
+    return !errno && !*end && end != text && *out >= least;
+}
+
 /* "path TAB size TAB secs.nanos" into path (unescaped, malloc'd) and
  * st; false for a line that is not one */
 static bool
@@ -57,21 +68,18 @@ parse_line (char *line, char **path, qc_stamp_t *st)
     if (!tab1 || !tab2 || tab1 == line)
         return false;
     *tab1 = *tab2 = 0;
-    char *end;
-    errno = 0;
-    long long size = strtoll (tab1 + 1, &end, 10);
-    if (errno || *end || end == tab1 + 1 || size < 0)
-        return false;
-    if (!parse_time (tab2 + 1, st) || !(*path = qc_unescape_dup (line)))
+    long long size;
+    if (!parse_size (tab1 + 1, 0, &size) || !parse_time (tab2 + 1, st) || !(*path = qc_unescape_dup (line)))
         return false;
     st->size = size;
     return true;
 }
 
 /* line (its newline cut) split at its tabs into f[0..5): false unless
- * it has at least five fields (the last keeps any tab after it) */
+ * it has exactly five fields, the first not empty and the second tag
+ * (the kind of line: "v" a URL's, "i" a file beside a slide) */
 static bool
-split5 (char *line, char *f[5])
+split5 (char *line, const char *tag, char *f[5])
 {
     line[strcspn (line, "\n")] = 0;
     f[0] = line;
@@ -82,7 +90,7 @@ split5 (char *line, char *f[5])
         *tab = 0;
         f[i] = tab + 1;
     }
-    return true;
+    return *f[0] && strcmp (f[1], tag) == 0 && !strchr (f[4], '\t');
 }
 
 /* "url TAB v TAB size TAB etag TAB lm" into url (unescaped, malloc'd)
@@ -91,14 +99,8 @@ static bool
 parse_url_line (char *line, char **url, qc_result_source_t *v)
 {
     char *f[5];
-    if (!split5 (line, f))
-        return false;
-    if (!*f[0] || strcmp (f[1], "v") != 0 || strchr (f[4], '\t'))
-        return false;
-    char *end;
-    errno = 0;
-    long long size = strtoll (f[2], &end, 10);
-    if (errno || *end || end == f[2] || size < -1)
+    long long size;
+    if (!split5 (line, "v", f) || !parse_size (f[2], -1, &size))
         return false;
     char *etag = qc_unescape_dup (f[3]), *lm = qc_unescape_dup (f[4]);
     qc_result_t r = { 0 };
@@ -118,14 +120,9 @@ static bool
 parse_input_line (char *line, char **key, qc_stamp_t *st)
 {
     char *f[5];
-    if (!split5 (line, f))
-        return false;
-    if (!*f[0] || strcmp (f[1], "i") != 0 || !*f[2] || strchr (f[4], '\t'))
-        return false;
-    char *end;
-    errno = 0;
-    long long size = strtoll (f[3], &end, 10);
-    if (errno || *end || end == f[3] || size < -2 || !parse_time (f[4], st))
+    long long size;
+    if (!split5 (line, "i", f) || !*f[2] || !parse_size (f[3], -2, &size)
+        || !parse_time (f[4], st))
         return false;
     st->size = size;
     if (asprintf (key, "%s\t%s", f[0], f[2]) < 0)

@@ -161,11 +161,11 @@ put_stamps (FILE *f, const slide_t *s)
     return 0;
 }
 
-/* The stamps of the job's local slides (and of the files beside them), as they were when planned, to
- * .qc-stamps (client/output_stamps.h): written before any result can
- * come, so that every record the job writes has the stamp of the file
- * it was sent as (a file replaced after this gets a later run: the safe
- * way). */
+/* The stamps of the job's local slides and of the files beside them,
+ * as they were when planned, to .qc-stamps (client/output_stamps.h):
+ * written before any result can come, so that every record the job
+ * writes has the stamp of the file it was sent as (a file replaced after
+ * this gets a later run: the safe way). */
 static int
 append_stamps (qc_output_t *o, bool job, char *err, size_t errlen)
 {
