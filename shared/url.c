@@ -250,6 +250,32 @@ qc_url_name (const char *entry, char *out, size_t outlen)
 }
 
 int
+qc_url_encode_segment (const char *name, char *out, size_t outlen)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    if (!name || !out || !outlen)
+        return -1;
+    size_t o = 0;
+    for (const unsigned char *c = (const unsigned char *) name; *c; c++) {
+        bool plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z')
+                     || (*c >= '0' && *c <= '9') || strchr ("-._~", *c);
+        if (o + (plain ? 1 : 3) >= outlen) {
+            out[0] = '\0';
+            return -1;
+        }
+        if (plain)
+            out[o++] = (char) *c;
+        else {
+            out[o++] = '%';
+            out[o++] = hex[*c >> 4];
+            out[o++] = hex[*c & 15];
+        }
+    }
+    out[o] = '\0';
+    return 0;
+}
+
+int
 qc_url_file_path (const char *url, char *out, size_t outlen, char *err,
                   size_t errlen)
 {

@@ -69,6 +69,12 @@ char *qc_url_redact (const char *entry, char *out, size_t outlen);
  * "(null)". */
 char *qc_url_name (const char *entry, char *out, size_t outlen);
 
+/* name as one URL path segment into out: every byte but letters,
+ * digits and "-._~" percent-encoded (a name qc_url_name decoded,
+ * "Slide 01.svs", put back into a URL: its space, '?', '%' or '/' would
+ * end or change the segment). 0, or -1 when it does not fit out. */
+int qc_url_encode_segment (const char *name, char *out, size_t outlen);
+
 /* The local path a file:// URL names, percent-decoded. 0, or -1 with
  * the reason in err. */
 int qc_url_file_path (const char *url, char *out, size_t outlen, char *err,

@@ -67,6 +67,12 @@ qc_beside_read (const char *where, size_t max, unsigned char **data, size_t *siz
     return qc_beside_read_local (where, max, data, size, err, errlen);
 }
 
+static bool
+is_url (const char *entry)
+{
+    return qc_url_is_remote (entry) || strncmp (entry, "file:", 5) == 0;
+}
+
 /* The length of entry's folder part: up to its last '/' (a URL's before
  * its query or fragment, and never into its scheme and host); 0 for a
  * bare name. */
@@ -74,7 +80,7 @@ static size_t
 folder_len (const char *entry)
 {
     size_t end = strlen (entry), start = 0;
-    if (qc_url_is_remote (entry) || strncmp (entry, "file:", 5) == 0) {
+    if (is_url (entry)) {
         end = strcspn (entry, "?#");
         const char *host = strstr (entry, "://");
         start = host ? (size_t) (host - entry) + 3 : 0;
@@ -87,37 +93,6 @@ folder_len (const char *entry)
     return 0;
 }
 
-static bool
-is_url (const char *entry)
-{
-    return qc_url_is_remote (entry) || strncmp (entry, "file:", 5) == 0;
-}
-
-/* name as one URL path segment: every byte but letters, digits and
- * "-._~" percent-encoded (a slide's name is decoded: "Slide 01.svs" by
- * "Slide%2001.svs", and its '?', '%' or '/' would end or change the
- * segment); 0, or -1 when it does not fit out */
-static int
-segment (const char *name, char *out, size_t outlen)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    size_t o = 0;
-    for (const unsigned char *c = (const unsigned char *) name; *c; c++) {
-        bool plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z')
-                     || (*c >= '0' && *c <= '9') || strchr ("-._~", *c);
-        if (o + (plain ? 1 : 3) >= outlen)
-            return -1;
-        if (plain)
-            out[o++] = (char) *c;
-        else {
-            out[o++] = '%';
-            out[o++] = hex[*c >> 4];
-            out[o++] = hex[*c & 15];
-        }
-    }
-    out[o] = '\0';
-    return 0;
-}
 
 int
 qc_beside_where (const char *origin, const char *folder, const char *name, char *out,
@@ -131,7 +106,7 @@ qc_beside_where (const char *origin, const char *folder, const char *name, char 
         return -1;
     char encoded[3 * 1024 + 1];
     if (is_url (base)) {
-        if (segment (name, encoded, sizeof encoded) != 0)
+        if (qc_url_encode_segment (name, encoded, sizeof encoded) != 0)
             return -1;
         name = encoded;
     }

@@ -190,6 +190,17 @@ test_name (void)
     char tiny[4];
     CHECK (strcmp (qc_url_name ("http://h/abcdef", tiny, sizeof tiny), "abc") == 0, "cut");
     CHECK (strcmp (QC_URL_SHOWN ("http://a:b@h/x?y"), "http://h/x") == 0, "QC_URL_SHOWN");
+    /* and a name put back into a URL as one segment: the name above
+       encodes to a spelling that names it again */
+    char seg[64];
+    CHECK (qc_url_encode_segment ("TCGA A/B.svs", seg, sizeof seg) == 0
+           && strcmp (seg, "TCGA%20A%2FB.svs") == 0, "%s", seg);
+    CHECK (qc_url_encode_segment ("a?b%~_-.x\xc3\xa9", seg, sizeof seg) == 0
+           && strcmp (seg, "a%3Fb%25~_-.x%C3%A9") == 0, "%s", seg);
+    CHECK (qc_url_encode_segment (" ", tiny, sizeof tiny) == 0
+           && qc_url_encode_segment ("  ", tiny, sizeof tiny) == -1 && tiny[0] == '\0',
+           "cut: refused, not half written");
+    CHECK (qc_url_encode_segment (NULL, seg, sizeof seg) == -1);
 }
 
 static void
