@@ -2,7 +2,8 @@
  * ImageScope XML as ElementTree's findall walks it (only direct
  * children on the path, <Attributes> and text ignored, comments,
  * entities, CDATA), coordinates as int (float (v)), short rings left
- * out and counted; GeoJSON as an array of features, one feature or a
+ * out and counted, as are rings whose points lie on one line (the
+ * region, or only the hole, left out; exact at 1e12); GeoJSON as an array of features, one feature or a
  * FeatureCollection, Polygons with holes, MultiPolygons, LineStrings,
  * unsupported geometries skipped and counted; and every refusal (broken
  * XML with GMarkup's words, a Vertex without Y, broken or truncated
@@ -388,9 +389,47 @@ test_geojson (void)
     /* a long number is read whole */
     char longnum[512];
     snprintf (longnum, sizeof longnum, "[{\"geometry\": {\"type\": \"LineString\", "
-              "\"coordinates\": [[1.%0200d9, 2], [3, 4], [5, 6]]}}]", 0);
+              "\"coordinates\": [[1.%0200d9, 2], [3, 4], [5, 7]]}}]", 0);
     CHECK (parse (longnum, GEO, 10) == 0 && a.n == 1
            && a.regions[0].outer.pts[0].x == 1, "%s", err);
+}
+
+/* ---- rings of no area ------------------------------------------------ */
+
+static void
+test_on_line (void)
+{
+    /* an outer ring on a line drops its region, holes and all; a hole on
+       a line drops only that hole; a closed LineString back and forth
+       and three of one point are left out; each counts once */
+    static const char doc[] =
+        "[{\"geometry\": {\"type\": \"Polygon\", \"coordinates\": [\n"
+        "   [[0, 0], [50, 50], [100, 100], [0, 0]], [[10, 10], [20, 10], [20, 20]]]}},\n"
+        " {\"geometry\": {\"type\": \"Polygon\", \"coordinates\": [\n"
+        "   [[0, 0], [100, 0], [100, 100], [0, 100]],\n"
+        "   [[10, 10], [20, 20], [30, 30], [10, 10]],\n"
+        "   [[40, 40], [60, 40], [60, 60]]]}},\n"
+        " {\"geometry\": {\"type\": \"LineString\", \"coordinates\":\n"
+        "   [[5, 5], [9, 1], [5, 5]]}},\n"
+        " {\"geometry\": {\"type\": \"LineString\", \"coordinates\":\n"
+        "   [[7, 7], [7, 7], [7, 7], [7, 7]]}}]";
+    CHECK (parse (doc, GEO, 1000) == 0 && a.n == 1 && a.dropped == 4, "%zu regions, "
+           "%zu dropped: %s", a.n, a.dropped, err);
+    if (a.n == 1)
+        CHECK (a.regions[0].outer.n == 4 && a.regions[0].nholes == 1
+               && a.regions[0].holes[0].pts[0].x == 40, "%zu holes", a.regions[0].nholes);
+    /* exactly, at the coordinates' ends: one unit off the line of
+       (-1e12, -1e12) and (1e12, 1e12) is a triangle (products of 4e24,
+       beyond 64 bits) */
+    static const char far[] =
+        "<A><Annotation><Regions><Region><Vertices>"
+        "<Vertex X=\"-1e12\" Y=\"-1e12\"/><Vertex X=\"999999999999\" "
+        "Y=\"999999999999\"/><Vertex X=\"1e12\" Y=\"1e12\"/></Vertices>"
+        "<Vertices><Vertex X=\"-1e12\" Y=\"-1e12\"/><Vertex X=\"999999999999\" "
+        "Y=\"1e12\"/><Vertex X=\"1e12\" Y=\"1e12\"/></Vertices>"
+        "</Region></Regions></Annotation></A>";
+    CHECK (parse (far, XML, 1000) == 0 && a.n == 1 && a.dropped == 1
+           && a.regions[0].outer.pts[1].y == 1000000000000, "%zu regions: %s", a.n, err);
 }
 
 /* ---- the interface ---------------------------------------------------- */
@@ -440,6 +479,7 @@ main (void)
 {
     test_xml ();
     test_geojson ();
+    test_on_line ();
     test_args ();
     qc_annot_free (&a);
     return check_done ("annot_parse");
