@@ -25,17 +25,25 @@ qc_file_read_regular (const char *path, size_t max, unsigned char **data, size_t
      * itself until a writer came, before fstat could refuse it; a
      * regular file reads the same either way */
     int fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return errno == ENOENT || errno == ENOTDIR
-               ? 0 : qc_fail (err, errlen, "cannot read '%s': %s", path, strerror (errno));
+    if (fd < 0) {
+        if (errno != ENOENT && errno != ENOTDIR)
+            return qc_fail (err, errlen, "cannot read '%s': %s", path, strerror (errno));
+        return 0;           /* errno, untouched, says which (file_read.h) */
+    }
     struct stat st;
     unsigned char *buf = NULL;
     int rc = -1;
-    if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode)) {
+    if (fstat (fd, &st) != 0)
+        qc_fail (err, errlen, "cannot read '%s': %s", path, strerror (errno));
+    else if (!S_ISREG (st.st_mode))
         qc_fail (err, errlen, "'%s' is not a regular file", path);
+    else
+        rc = 0;
+    if (rc != 0) {
         close (fd);
         return -1;
     }
+    rc = -1;
     /* to its end, whatever its size said (a file still growing; a
        /proc file says 0): at most max bytes, one more tells "larger" */
     size_t cap = (uint64_t) st.st_size < max ? (size_t) st.st_size + 1 : max + 1;

@@ -9,7 +9,9 @@
 
 /* Reads the regular file at path, of at most max bytes, into *data
  * (malloc'd, the caller frees) and *size. 1 read; 0 not there (no such
- * file or folder); -1 there but unusable, with err naming path and why:
+ * file or folder), err untouched and errno ENOENT or ENOTDIR (a file
+ * stands where the path wants a folder) for a caller to whom that is an
+ * error; -1 there but unusable, with err naming path and why:
  * not a regular file (a FIFO or device is refused without waiting on
  * it), larger than max, a read error, no memory, or bad arguments. It is
  * read to its end, whatever size it said it had. */

@@ -61,8 +61,8 @@ qc_file_read_all (const char *path, size_t max, unsigned char **data, size_t *si
     /* one reader for every whole file (shared/file_read.c); here a file
      * that is not there is an error like any other */
     int r = qc_file_read_regular (path, max, data, size, err, errlen);
-    if (r == 0)     /* errno is the open's: no such file, or a file in the way */
-        snprintf (err, errlen, "%s: %s", path, strerror (errno == ENOTDIR ? ENOTDIR : ENOENT));
+    if (r == 0)     /* errno says why (file_read.h) */
+        snprintf (err, errlen, "%s: %s", path, strerror (errno));
     return r == 1 ? 0 : -1;
 }
 
