@@ -616,7 +616,8 @@ qc_output_open (const qc_output_config_t *cfg, bool attach, bool *busy, char *er
         /* stamps judge a rerun's plan; --attach plans nothing new */
         || (!attach && !(o->stamps = qc_stamps_read (cfg->outdir)))
         || (!attach && !(o->url_stamps = qc_url_stamps_read (cfg->outdir)))
-        || (!attach && !(o->input_stamps = qc_input_stamps_read (cfg->outdir)))) {
+        || (!attach && !(o->input_stamps = qc_input_stamps_read (cfg->outdir)))
+        || (!attach && !(o->url_input_stamps = qc_url_input_stamps_read (cfg->outdir)))) {
         snprintf (err, errlen, "out of memory");
         if (o)
             o->lock_fd = -1;
@@ -722,6 +723,7 @@ qc_output_close (qc_output_t **self_p)
     zhashx_destroy (&o->stamps);
     zhashx_destroy (&o->url_stamps);
     zhashx_destroy (&o->input_stamps);
+    zhashx_destroy (&o->url_input_stamps);
     for (slide_t *s = o->baseline ? zlistx_first (o->baseline) : NULL; s;
          s = zlistx_next (o->baseline)) {
         free (s->path);

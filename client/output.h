@@ -101,6 +101,22 @@ bool qc_output_changed (const qc_output_t *self, const char *recorded, const cha
  * for .qc-stamps when the run starts. 0, or -1 out of memory. */
 int qc_output_inputs_changed (qc_output_t *self, const char *recorded, const char *path,
                               bool *changed);
+/* A file by URL that the config's steps read beside a slide by URL (its
+ * annotation), and the version the slide's record was made with. */
+typedef struct {
+    char *url;                      /* as the config and cohort give it */
+    const qc_result_source_t *was;  /* the folder's; size -1 and no
+                                       validator: it was not there */
+} qc_output_url_input_t;
+/* For the slide by URL at url (as the cohort gives it; shown, its
+ * redacted form, as the folder records it): the files by URL the
+ * config's steps read beside it that the run that made its record
+ * stamped (output_stamps.h), for a rerun to ask their servers about.
+ * *list is malloc'd (qc_output_url_inputs_free). 0, or -1 out of
+ * memory. */
+int qc_output_url_inputs (qc_output_t *self, const char *url, const char *shown,
+                          qc_output_url_input_t **list, size_t *n);
+void qc_output_url_inputs_free (qc_output_url_input_t *list, size_t n);
 /* When the record of a local slide (under the path recorded) has no
  * stamp (a folder an older qc-submit wrote) and its file at path can be
  * stat'ed: notes the file as it is now for .qc-stamps (written when the

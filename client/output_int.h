@@ -66,6 +66,7 @@ struct qc_output {
                                  yet, stamped as they are now (NULL: none) */
     zhashx_t *url_stamps;     /* ... redacted URL -> qc_result_source_t */
     zhashx_t *input_stamps;   /* ... qc_input_stamp_key -> qc_stamp_t */
+    zhashx_t *url_input_stamps;   /* ... the same key -> qc_result_source_t */
     qc_output_inputs_fn *inputs_of;   /* the files beside a slide (NULL: */
     void *inputs_ctx;                 /* the config's steps read none) */
     FILE *stamps_out;         /* .qc-stamps, to append slides by URL's

@@ -162,6 +162,73 @@ qc_output_inputs_changed (qc_output_t *o, const char *recorded, const char *path
     return rc;
 }
 
+typedef struct {
+    const qc_output_t *o;
+    const char *shown;              /* the slide's redacted URL */
+    qc_output_url_input_t *list;
+    size_t n;
+} url_inputs_t;
+
+/* add of qc_output_inputs_fn: a file by URL beside a slide by URL,
+ * kept when the folder has its stamp (a local path is not this
+ * machine's to stamp for a slide the workers fetch) */
+static int
+add_url_input (void *ctx, const char *where)
+{
+    url_inputs_t *u = ctx;
+    if (!where || !qc_url_is_remote (where))
+        return 0;
+    char shown[QC_PROTO_MAX_PATH + 1024];
+    qc_url_redact (where, shown, sizeof shown);
+    char *key = qc_input_stamp_key (u->shown, shown);
+    if (!key)
+        return -1;
+    const qc_result_source_t *was = zhashx_lookup (u->o->url_input_stamps, key);
+    free (key);
+    if (!was)
+        return 0;
+    for (size_t i = 0; i < u->n; i++)
+        if (strcmp (u->list[i].url, where) == 0)
+            return 0;               /* two steps of one file */
+    qc_output_url_input_t *grown = realloc (u->list, (u->n + 1) * sizeof *grown);
+    if (!grown)
+        return -1;
+    u->list = grown;
+    if (!(grown[u->n].url = strdup (where)))
+        return -1;
+    grown[u->n++].was = was;
+    return 0;
+}
+
+int
+qc_output_url_inputs (qc_output_t *o, const char *url, const char *shown,
+                      qc_output_url_input_t **list, size_t *n)
+{
+    if (!list || !n)
+        return -1;
+    *list = NULL;
+    *n = 0;
+    if (!o || !url || !shown || !o->inputs_of || !o->url_input_stamps
+        || zhashx_size (o->url_input_stamps) == 0)
+        return 0;
+    url_inputs_t u = { .o = o, .shown = shown };
+    if (o->inputs_of (o->inputs_ctx, url, add_url_input, &u) != 0) {
+        qc_output_url_inputs_free (u.list, u.n);
+        return -1;
+    }
+    *list = u.list;
+    *n = u.n;
+    return 0;
+}
+
+void
+qc_output_url_inputs_free (qc_output_url_input_t *list, size_t n)
+{
+    for (size_t i = 0; list && i < n; i++)
+        free (list[i].url);
+    free (list);
+}
+
 const qc_result_source_t *
 qc_output_url_version (const qc_output_t *o, const char *url)
 {

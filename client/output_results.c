@@ -230,12 +230,17 @@ note_url_version (qc_output_t *o, const slide_t *s, const qc_result_t *r, char *
 {
     const qc_result_source_t *had = o->url_stamps ? zhashx_lookup (o->url_stamps, s->path)
                                                   : NULL;
-    if (!r->has_source && had && had->size < 0 && !qc_url_stamp_checkable (had))
+    if (!r->has_source && !r->ninputs && had && had->size < 0
+        && !qc_url_stamp_checkable (had))
         return 0;   /* "not known" again (a slide retried each night): said once */
     if (!o->stamps_out && !(o->stamps_out = open_in (o, QC_STAMPS_FILE, "a", err, errlen)))
         return -1;
-    if (qc_url_stamps_put (o->stamps_out, s->path, r->has_source ? &r->source : NULL) < 0
-        || fflush (o->stamps_out) != 0) {
+    /* and the files its steps read beside it by URL (its annotation):
+       their versions, or that they were not there */
+    int bad = qc_url_stamps_put (o->stamps_out, s->path, r->has_source ? &r->source : NULL);
+    for (size_t i = 0; i < r->ninputs && bad >= 0; i++)
+        bad = qc_url_input_stamps_put (o->stamps_out, s->path, &r->inputs[i]);
+    if (bad < 0 || fflush (o->stamps_out) != 0) {
         snprintf (err, errlen, "cannot write %s/%s: %s", o->outdir, QC_STAMPS_FILE,
                   strerror (errno));
         return -1;
@@ -246,6 +251,18 @@ note_url_version (qc_output_t *o, const slide_t *s, const qc_result_t *r, char *
     if (v) {
         *v = r->has_source ? r->source : (qc_result_source_t) { .size = -1 };
         zhashx_update (o->url_stamps, s->path, v);
+    }
+    for (size_t i = 0; i < r->ninputs && o->url_input_stamps; i++) {
+        const qc_result_input_t *in = &r->inputs[i];
+        if (in->there && in->v.size < 0 && !qc_url_stamp_checkable (&in->v))
+            continue;           /* not stamped (qc_url_input_stamps_put) */
+        char *key = qc_input_stamp_key (s->path, in->where);
+        qc_result_source_t *iv = key ? malloc (sizeof *iv) : NULL;
+        if (iv) {
+            *iv = in->there ? in->v : (qc_result_source_t) { .size = -1 };
+            zhashx_update (o->url_input_stamps, key, iv);
+        }
+        free (key);
     }
     return 0;
 }

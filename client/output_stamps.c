@@ -75,22 +75,40 @@ parse_line (char *line, char **path, qc_stamp_t *st)
     return true;
 }
 
-/* line (its newline cut) split at its tabs into f[0..5): false unless
- * it has exactly five fields, the first not empty and the second tag
- * (the kind of line: "v" a URL's, "i" a file beside a slide) */
+/* line (its newline cut) split at its tabs into f[0..n): false unless
+ * it has exactly n fields, the first not empty and the second tag (the
+ * kind of line: "v" a URL's, "i" a file beside a slide, "u" a file by
+ * URL beside a slide by URL) */
 static bool
-split5 (char *line, const char *tag, char *f[5])
+split_fields (char *line, const char *tag, char **f, int n)
 {
     line[strcspn (line, "\n")] = 0;
     f[0] = line;
-    for (int i = 1; i < 5; i++) {
+    for (int i = 1; i < n; i++) {
         char *tab = strchr (f[i - 1], '\t');
         if (!tab)
             return false;
         *tab = 0;
         f[i] = tab + 1;
     }
-    return *f[0] && strcmp (f[1], tag) == 0 && !strchr (f[4], '\t');
+    return *f[0] && strcmp (f[1], tag) == 0 && !strchr (f[n - 1], '\t');
+}
+
+/* "size TAB etag TAB lm" (f[0..3)) into v; false when they are not one */
+static bool
+parse_version (char **f, qc_result_source_t *v)
+{
+    long long size;
+    if (!parse_size (f[0], -1, &size))
+        return false;
+    char *etag = qc_unescape_dup (f[1]), *lm = qc_unescape_dup (f[2]);
+    qc_result_t r = { 0 };
+    bool ok = etag && lm && qc_result_set_source (&r, size, etag, lm) == 0;
+    free (etag);
+    free (lm);
+    if (ok)
+        *v = r.source;
+    return ok;
 }
 
 /* "url TAB v TAB size TAB etag TAB lm" into url (unescaped, malloc'd)
@@ -99,17 +117,22 @@ static bool
 parse_url_line (char *line, char **url, qc_result_source_t *v)
 {
     char *f[5];
-    long long size;
-    if (!split5 (line, "v", f) || !parse_size (f[2], -1, &size))
+    if (!split_fields (line, "v", f, 5) || !parse_version (f + 2, v))
         return false;
-    char *etag = qc_unescape_dup (f[3]), *lm = qc_unescape_dup (f[4]);
-    qc_result_t r = { 0 };
-    bool ok = etag && lm && qc_result_set_source (&r, size, etag, lm) == 0;
-    free (etag);
-    free (lm);
-    if (!ok || !(*url = qc_unescape_dup (f[0])))
+    return (*url = qc_unescape_dup (f[0])) != NULL;
+}
+
+/* "slide TAB u TAB file TAB size TAB etag TAB lm" into key (the first
+ * and third fields as they are: qc_input_stamp_key's form; NULL out of
+ * memory) and v; false for a line that is not one */
+static bool
+parse_url_input_line (char *line, char **key, qc_result_source_t *v)
+{
+    char *f[6];
+    if (!split_fields (line, "u", f, 6) || !*f[2] || !parse_version (f + 3, v))
         return false;
-    *v = r.source;
+    if (asprintf (key, "%s\t%s", f[0], f[2]) < 0)
+        *key = NULL;
     return true;
 }
 
@@ -121,7 +144,7 @@ parse_input_line (char *line, char **key, qc_stamp_t *st)
 {
     char *f[5];
     long long size;
-    if (!split5 (line, "i", f) || !*f[2] || !parse_size (f[3], -2, &size)
+    if (!split_fields (line, "i", f, 5) || !*f[2] || !parse_size (f[3], -2, &size)
         || !parse_time (f[4], st))
         return false;
     st->size = size;
@@ -130,14 +153,14 @@ parse_input_line (char *line, char **key, qc_stamp_t *st)
     return true;
 }
 
-typedef enum { LINES_FILES, LINES_URLS, LINES_INPUTS } lines_t;
+typedef enum { LINES_FILES, LINES_URLS, LINES_INPUTS, LINES_URL_INPUTS } lines_t;
 
 /* OUTDIR/.qc-stamps's lines of one kind that parse into a table of
  * malloc'd copies; NULL only out of memory */
 static zhashx_t *
 read_lines (const char *outdir, lines_t kind)
 {
-    bool urls = kind == LINES_URLS;
+    bool urls = kind == LINES_URLS || kind == LINES_URL_INPUTS;
     zhashx_t *t = zhashx_new ();
     if (!t)
         return NULL;
@@ -160,7 +183,8 @@ read_lines (const char *outdir, lines_t kind)
         char *path = NULL;
         qc_stamp_t st;
         qc_result_source_t v;
-        if (urls ? !parse_url_line (line, &path, &v)
+        if (kind == LINES_URLS ? !parse_url_line (line, &path, &v)
+            : kind == LINES_URL_INPUTS ? !parse_url_input_line (line, &path, &v)
             : kind == LINES_INPUTS ? !parse_input_line (line, &path, &st)
             : !parse_line (line, &path, &st))
             continue;
@@ -270,4 +294,29 @@ qc_input_stamps_put (FILE *f, const char *slide, const char *file, const qc_stam
         return -1;
     return fprintf (f, "\t%" PRId64 "\t%" PRId64 ".%09" PRId64 "\n", st->size, st->mtime_s,
                     st->mtime_ns) < 0 ? -1 : 0;
+}
+
+zhashx_t *
+qc_url_input_stamps_read (const char *outdir)
+{
+    return read_lines (outdir, LINES_URL_INPUTS);
+}
+
+int
+qc_url_input_stamps_put (FILE *f, const char *slide, const qc_result_input_t *in)
+{
+    if (!f || !slide || !in || !in->where)
+        return -1;
+    const qc_result_source_t none = { .size = -1 }, *v = in->there ? &in->v : &none;
+    /* read, but nothing says which version: no line, as a line of size
+       -1 and no validator says "not there" */
+    if (in->there && v->size < 0 && !qc_url_stamp_checkable (v))
+        return 0;
+    if (qc_escape_put (f, slide) == EOF || fputs ("\tu\t", f) == EOF
+        || qc_escape_put (f, in->where) == EOF
+        || fprintf (f, "\t%lld\t", v->size < 0 ? -1LL : (long long) v->size) < 0
+        || qc_escape_put (f, v->etag) == EOF || fputc ('\t', f) == EOF
+        || qc_escape_put (f, v->last_modified) == EOF)
+        return -1;
+    return fputc ('\n', f) == EOF ? -1 : 0;
 }

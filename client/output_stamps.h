@@ -29,7 +29,17 @@
  * seconds.nanoseconds", size -1 (and time 0) for a file not there, -2
  * for one there that is no file to read (a folder, no permission). A
  * rerun runs a done slide again when such a file was drawn, changed,
- * removed or made unreadable since. An older build skips these lines. */
+ * removed or made unreadable since. An older build skips these lines.
+ *
+ * Such a file beside a slide by URL is the worker's to read: its worker
+ * says which version it read, or that the server had none (RESULT's
+ * `in`, shared/result.h), and it is stamped when the result comes:
+ * "escaped redacted slide URL TAB u TAB escaped redacted file URL TAB
+ * size TAB escaped ETag TAB escaped Last-Modified", size -1 and no
+ * validator for a file that was not there (one read of which nothing is
+ * known gets no line). A rerun asks the file's server
+ * as it asks the slide's (client/url_versions.h): another version, or a
+ * file drawn where there was none, runs the slide again. */
 #ifndef QC_OUTPUT_STAMPS_H
 #define QC_OUTPUT_STAMPS_H
 
@@ -86,5 +96,14 @@ char *qc_input_stamp_key (const char *slide, const char *file);
 zhashx_t *qc_input_stamps_read (const char *outdir);
 /* One input line for file beside slide to f: 0, or -1 on error. */
 int qc_input_stamps_put (FILE *f, const char *slide, const char *file, const qc_stamp_t *st);
+
+/* The lines of files by URL beside slides by URL: qc_input_stamp_key
+ * (redacted slide, redacted file) -> qc_result_source_t (malloc'd; size
+ * -1 and no validator: not there then), the later line winning. NULL only out of
+ * memory. */
+zhashx_t *qc_url_input_stamps_read (const char *outdir);
+/* One such line for in beside the slide by URL slide (redacted) to f:
+ * 0, or -1 on error. */
+int qc_url_input_stamps_put (FILE *f, const char *slide, const qc_result_input_t *in);
 
 #endif

@@ -33,62 +33,141 @@ url_version_to_ask (qc_output_t *out, const qc_cohort_t *c, size_t i, char *show
     return v && (rec == QC_REC_PASSED || (rec == QC_REC_FAILED && read)) ? v : NULL;
 }
 
+/* The items to ask about: each done slide by URL's file, then the files
+ * by URL its steps read beside it (an annotation) whose versions its
+ * record was made with; of[k] is item k's slide, and the lists of those
+ * files (whose URLs the items point into) are kept until the end. */
+typedef struct {
+    qc_urlv_item_t *items;
+    size_t *of;
+    size_t n, cap;
+    qc_output_url_input_t **lists;
+    size_t *nlist;
+    size_t nlists;
+} asks_t;
+
+static int
+ask_add (asks_t *a, qc_urlv_item_t it, size_t slide)
+{
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? 2 * a->cap : 64;
+        qc_urlv_item_t *items = realloc (a->items, cap * sizeof *items);
+        if (items)
+            a->items = items;
+        size_t *of = realloc (a->of, cap * sizeof *of);
+        if (of)
+            a->of = of;
+        if (!items || !of)
+            return -1;
+        a->cap = cap;
+    }
+    a->items[a->n] = it;
+    a->of[a->n++] = slide;
+    return 0;
+}
+
+static void
+asks_free (asks_t *a)
+{
+    for (size_t i = 0; i < a->nlists; i++)
+        qc_output_url_inputs_free (a->lists[i], a->nlist[i]);
+    free (a->lists);
+    free (a->nlist);
+    free (a->items);
+    free (a->of);
+}
+
+/* Slide i's items into a (none when it is not a done slide by URL). */
+static int
+ask_slide (qc_output_t *out, const qc_cohort_t *c, size_t i, asks_t *a)
+{
+    char shown[QC_PROTO_MAX_PATH + 1];
+    const qc_result_source_t *v = url_version_to_ask (out, c, i, shown, sizeof shown);
+    if (!v)
+        return 0;
+    if (ask_add (a, (qc_urlv_item_t) { .url = c->paths[i], .was = v }, i) != 0)
+        return -1;
+    qc_output_url_input_t *list = NULL;
+    size_t n = 0;
+    if (qc_output_url_inputs (out, c->paths[i], shown, &list, &n) != 0)
+        return -1;
+    if (n == 0)
+        return 0;
+    qc_output_url_input_t **lists = realloc (a->lists, (a->nlists + 1) * sizeof *lists);
+    if (lists)
+        a->lists = lists;
+    size_t *nlist = realloc (a->nlist, (a->nlists + 1) * sizeof *nlist);
+    if (nlist)
+        a->nlist = nlist;
+    if (!lists || !nlist) {
+        qc_output_url_inputs_free (list, n);
+        return -1;
+    }
+    a->lists[a->nlists] = list;
+    a->nlist[a->nlists++] = n;
+    for (size_t j = 0; j < n; j++)
+        if (ask_add (a, (qc_urlv_item_t) { .url = list[j].url, .was = list[j].was,
+                                           .optional = true }, i) != 0)
+            return -1;
+    return 0;
+}
+
 /* Asks the servers of the cohort's done slides by URL whether each is
- * still the file its record was made from: verdict[i] for slide i
- * (QC_URLV_SAME for every other slide). The first reason a slide could
- * not be told goes to r. -1 on memory. */
+ * still the file its record was made from, and each file by URL read
+ * beside it still the one (or still not there): verdict[i] for slide i,
+ * CHANGED when any of its files changed, else UNKNOWN when any could not
+ * be told (QC_URLV_SAME for every other slide). What decided a slide's
+ * verdict is said first, a few on the terminal (r) and each in qc.log.
+ * -1 on memory. */
 static int
 ask_url_versions (qc_output_t *out, const qc_cohort_t *c, FILE *say, qc_rerun_t *r,
                   uint8_t *verdict)
 {
-    size_t n = 0;
-    char shown[QC_PROTO_MAX_PATH + 1];
-    for (size_t i = 0; i < c->n; i++)
-        n += url_version_to_ask (out, c, i, shown, sizeof shown) != NULL;
-    if (n == 0)
-        return 0;
-    qc_urlv_item_t *items = calloc (n, sizeof *items);
-    size_t *of = calloc (n, sizeof *of);
-    if (!items || !of) {
-        free (items);
-        free (of);
-        return -1;
-    }
-    size_t k = 0;
-    for (size_t i = 0; i < c->n && k < n; i++) {
-        const qc_result_source_t *v = url_version_to_ask (out, c, i, shown, sizeof shown);
-        if (v) {
-            items[k] = (qc_urlv_item_t) { .url = c->paths[i], .was = v };
-            of[k++] = i;
-        }
-    }
-    qc_url_versions_check (items, k, 0, say);
-    /* the first few said on the terminal; each in qc.log, where a cron
-       job's -q run leaves its only account */
-    size_t nchanged = 0, nunknown = 0;
+    asks_t a = { 0 };
     int rc = 0;
-    for (size_t j = 0; j < k && rc == 0; j++) {
-        qc_urlv_verdict_t v = items[j].verdict;
-        verdict[of[j]] = (uint8_t) v;
+    for (size_t i = 0; i < c->n && rc == 0; i++)
+        rc = ask_slide (out, c, i, &a);
+    if (rc == 0 && a.n > 0)
+        qc_url_versions_check (a.items, a.n, 0, say);
+    /* a slide's items are together: the first that changed decides, else
+       the first that could not be told */
+    size_t nchanged = 0, nunknown = 0;
+    for (size_t j = 0; j < a.n && rc == 0;) {
+        size_t end = j, decides = a.n;
+        while (end < a.n && a.of[end] == a.of[j]) {
+            qc_urlv_verdict_t v = a.items[end].verdict;
+            if (v == QC_URLV_CHANGED && (decides == a.n
+                                        || a.items[decides].verdict != QC_URLV_CHANGED))
+                decides = end;
+            else if (v == QC_URLV_UNKNOWN && decides == a.n)
+                decides = end;
+            end++;
+        }
+        qc_urlv_verdict_t v = decides < a.n ? a.items[decides].verdict : QC_URLV_SAME;
+        verdict[a.of[j]] = (uint8_t) v;
+        j = end;
+        if (v == QC_URLV_SAME)
+            continue;
+        const qc_urlv_item_t *it = &a.items[decides];
         char **slot = v == QC_URLV_CHANGED && nchanged < QC_RERUN_SHOW
                       ? &r->changed_shown[nchanged]
                       : v == QC_URLV_UNKNOWN && nunknown < QC_RERUN_SHOW
                       ? &r->unchecked_shown[nunknown] : NULL;
         nchanged += v == QC_URLV_CHANGED;
         nunknown += v == QC_URLV_UNKNOWN;
-        r->unreached += v == QC_URLV_UNKNOWN && items[j].unreached;
-        if (slot && !(*slot = strdup (items[j].why)))
+        r->unreached += v == QC_URLV_UNKNOWN && it->unreached;
+        if (slot && !(*slot = strdup (it->why)))
             rc = -1;
+        if (rc != 0)
+            break;
         if (v == QC_URLV_CHANGED)
             rc = qc_output_plan_note (out, "INFO", "changed on its server since its record "
-                                      "was made, run again: %s", items[j].why);
-        else if (v == QC_URLV_UNKNOWN)
+                                      "was made, run again: %s", it->why);
+        else
             rc = qc_output_plan_note (out, "WARNING", "not known whether it changed since "
-                                      "its record was made, skipped as done: %s",
-                                      items[j].why);
+                                      "its record was made, skipped as done: %s", it->why);
     }
-    free (items);
-    free (of);
+    asks_free (&a);
     return rc;
 }
 
@@ -331,10 +410,11 @@ qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to)
                  r->changed_inputs == 1 ? "its" : "their", dir);
     if (r->changed_url) {
         fprintf (to, "%zu slide%s by URL changed on %s server since %s results in %s "
-                 "were made (rescanned?): run again (the old results.tsv and error.log "
-                 "are kept as .N):\n", r->changed_url, qc_plural (r->changed_url),
-                 r->changed_url == 1 ? "its" : "their",
-                 r->changed_url == 1 ? "its" : "their", dir);
+                 "were made (rescanned? or %s annotation redrawn): run again (the old "
+                 "results.tsv and error.log are kept as .N):\n", r->changed_url,
+                 qc_plural (r->changed_url), r->changed_url == 1 ? "its" : "their",
+                 r->changed_url == 1 ? "its" : "their", dir,
+                 r->changed_url == 1 ? "its" : "their");
         say_list (to, r->changed_shown, r->changed_url, "qc.log");
     }
     if (r->unchecked) {

@@ -156,7 +156,8 @@ check_one (check_t *c, qc_http_conn_t *conn, qc_urlv_item_t *it)
     qc_url_redact (it->url, shown, sizeof shown);
     host_of (shown, host, sizeof host);
     it->verdict = QC_URLV_UNKNOWN;
-    if (it->was->size < 0 && !qc_url_stamp_checkable (it->was)) {
+    bool absent = it->optional && it->was->size < 0 && !qc_url_stamp_checkable (it->was);
+    if (!absent && it->was->size < 0 && !qc_url_stamp_checkable (it->was)) {
         qc_set_err (it->why, sizeof it->why, "%s: its worker did not say which version of "
                     "the file it read (a worker or broker of an older build?)", shown);
         return;
@@ -171,12 +172,28 @@ check_one (check_t *c, qc_http_conn_t *conn, qc_urlv_item_t *it)
                   shown);
         return;
     }
-    qc_http_file_t known = file_of (it->was), now;
+    qc_http_file_t known = absent ? (qc_http_file_t) { .size = -1 } : file_of (it->was);
+    qc_http_file_t now;
     qc_http_counts_t counts = { 0 };
     int unchanged = 0;
     char err[512] = "";
-    qc_http_status_t st = qc_http_probe (conn, it->url, &c->http, &known, &unchanged, &now,
-                                         &counts, err, sizeof err);
+    qc_http_status_t st = qc_http_probe (conn, it->url, &c->http, absent ? NULL : &known,
+                                         &unchanged, &now, &counts, err, sizeof err);
+    /* an optional file's 404 is an answer: whether it is there */
+    bool gone = it->optional && qc_http_not_there (st, err);
+    if (absent && (st == QC_HTTP_OK || gone)) {
+        it->verdict = gone ? QC_URLV_SAME : QC_URLV_CHANGED;
+        if (!gone)
+            qc_set_err (it->why, sizeof it->why, "%s: not there when its record was made, "
+                        "there now", shown);
+        return;
+    }
+    if (gone) {
+        it->verdict = QC_URLV_CHANGED;
+        qc_set_err (it->why, sizeof it->why, "%s: there when its record was made, not "
+                    "now (its server says no such file)", shown);
+        return;
+    }
     if (st != QC_HTTP_OK) {
         trim_reason (err);
         if (st == QC_HTTP_ERR_NETWORK || st == QC_HTTP_ERR_STALL) {

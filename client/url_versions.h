@@ -37,6 +37,12 @@ typedef enum {
 typedef struct {
     const char *url;          /* as the cohort gives it (secrets and all) */
     const qc_result_source_t *was;   /* the version recorded */
+    bool optional;            /* a file whose absence is an answer (an
+                                 annotation: a 404 is "not there", not a
+                                 fault); was of size -1 and no validator
+                                 says it was not there. Not there then
+                                 and now is SAME; there now, or gone
+                                 now, CHANGED */
     qc_urlv_verdict_t verdict;       /* set by qc_url_versions_check */
     bool unreached;           /* UNKNOWN as its server could not be reached
                                  from this machine */

@@ -270,7 +270,14 @@ pack_result (msgpack_packer *pk, const qc_result_t *r)
     if (r->has_source && (strlen (r->source.etag) > QC_RESULT_MAX_ETAG
                           || strlen (r->source.last_modified) > QC_RESULT_MAX_LASTMOD))
         return -1;
-    msgpack_pack_map (pk, r->has_source ? 6 : 5);
+    if (r->ninputs > QC_RESULT_MAX_INPUTS)
+        return -1;
+    for (size_t i = 0; i < r->ninputs; i++)
+        if (!r->inputs[i].where || strlen (r->inputs[i].where) > QC_RESULT_MAX_INPUT
+            || strlen (r->inputs[i].v.etag) > QC_RESULT_MAX_ETAG
+            || strlen (r->inputs[i].v.last_modified) > QC_RESULT_MAX_LASTMOD)
+            return -1;
+    msgpack_pack_map (pk, 5 + (r->has_source ? 1 : 0) + (r->ninputs ? 1 : 0));
     pack_str (pk, "ok");
     if (r->ok) msgpack_pack_true (pk); else msgpack_pack_false (pk);
     pack_str (pk, "err");
@@ -299,6 +306,24 @@ pack_result (msgpack_packer *pk, const qc_result_t *r)
         pack_str (pk, r->source.etag);
         pack_str (pk, "lm");
         pack_str (pk, r->source.last_modified);
+    }
+    if (r->ninputs) {           /* files read beside a slide by URL (6.1) */
+        pack_str (pk, "in");
+        msgpack_pack_array (pk, r->ninputs);
+        for (size_t i = 0; i < r->ninputs; i++) {
+            const qc_result_input_t *in = &r->inputs[i];
+            msgpack_pack_map (pk, 5);
+            pack_str (pk, "where");
+            pack_str (pk, in->where);
+            pack_str (pk, "there");
+            if (in->there) msgpack_pack_true (pk); else msgpack_pack_false (pk);
+            pack_str (pk, "size");
+            msgpack_pack_int64 (pk, in->v.size);
+            pack_str (pk, "etag");
+            pack_str (pk, in->v.etag);
+            pack_str (pk, "lm");
+            pack_str (pk, in->v.last_modified);
+        }
     }
     return 0;
 }

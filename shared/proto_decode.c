@@ -4,6 +4,7 @@
 #include "shared/proto_int.h"
 
 #include <msgpack.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "shared/mpread.h"
@@ -43,11 +44,13 @@ read_array_max (mp_reader_t *r, uint32_t max, uint32_t want, uint32_t *n)
     return 0;
 }
 
-/* The result map's `src` (PROTOCOL.md 6.1): {size, etag, lm}, each
+/* The result map's `src` (PROTOCOL.md 6.1), {size, etag, lm}, or an
+ * element of its `in`, {where, there, size, etag, lm}: each key
  * optional. A validator with a control byte is no validator: the
- * version is then dropped, not the message. */
+ * version is then dropped, not the message; so is an input that names
+ * no file. */
 static int
-read_source (mp_reader_t *r, qc_result_t *res)
+read_version (mp_reader_t *r, qc_result_t *res, bool input)
 {
     uint32_t n;
     if (mp_read_map (r, &n) || n > 16) {
@@ -55,7 +58,8 @@ read_source (mp_reader_t *r, qc_result_t *res)
         return -1;
     }
     int64_t size = -1;
-    char *etag = NULL, *lm = NULL;
+    bool there = true;
+    char *etag = NULL, *lm = NULL, *where = NULL;
     for (uint32_t i = 0; i < n && !r->failed; i++) {
         const char *k;
         uint32_t klen;
@@ -72,13 +76,26 @@ read_source (mp_reader_t *r, qc_result_t *res)
         } else if (klen == 2 && memcmp (k, "lm", 2) == 0) {
             free (lm);
             lm = dup_str (r, QC_RESULT_MAX_LASTMOD, false);
+        } else if (input && klen == 5 && memcmp (k, "where", 5) == 0) {
+            free (where);
+            where = dup_str (r, QC_RESULT_MAX_INPUT, false);
+        } else if (input && klen == 5 && memcmp (k, "there", 5) == 0) {
+            if (mp_read_bool (r, &there))
+                r->failed = 1;
         } else if (mp_skip (r, 8))
             r->failed = 1;
     }
-    if (!r->failed)
+    if (!r->failed && !input)
         qc_result_set_source (res, size, etag, lm);
+    if (!r->failed && input && where) {
+        qc_result_source_t v = { .size = size };    /* dup_str held them to fit */
+        snprintf (v.etag, sizeof v.etag, "%s", etag ? etag : "");
+        snprintf (v.last_modified, sizeof v.last_modified, "%s", lm ? lm : "");
+        qc_result_add_input (res, where, there ? &v : NULL);
+    }
     free (etag);
     free (lm);
+    free (where);
     return r->failed ? -1 : 0;
 }
 
@@ -132,8 +149,14 @@ read_result (mp_reader_t *r, qc_result_t **out)
                     goto fail;
             }
         } else if (klen == 3 && memcmp (k, "src", 3) == 0) {
-            if (read_source (r, res))
+            if (read_version (r, res, false))
                 goto fail;
+        } else if (klen == 2 && memcmp (k, "in", 2) == 0) {
+            if (read_array_max (r, QC_RESULT_MAX_INPUTS, 0, &cnt))
+                goto fail;
+            for (uint32_t j = 0; j < cnt; j++)
+                if (read_version (r, res, true))
+                    goto fail;
         } else if (mp_skip (r, 8))
             goto fail;
         if (r->failed)

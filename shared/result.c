@@ -52,6 +52,8 @@ qc_result_reset (qc_result_t *self)
         free (self->files[i].name);
         free (self->files[i].data);
     }
+    for (size_t i = 0; i < self->ninputs; i++)
+        free (self->inputs[i].where);
     free (self->kv);
     free (self->files);
     free_error (self->error);
@@ -281,5 +283,34 @@ qc_result_set_source (qc_result_t *self, int64_t size, const char *etag,
     snprintf (self->source.last_modified, sizeof self->source.last_modified, "%s",
               last_modified ? last_modified : "");
     self->has_source = true;
+    return 0;
+}
+
+int
+qc_result_add_input (qc_result_t *self, const char *where, const qc_result_source_t *v)
+{
+    if (!self || !where || !*where || !validator_ok (where, QC_RESULT_MAX_INPUT)
+        || (v && (!validator_ok (v->etag, QC_RESULT_MAX_ETAG)
+                  || !validator_ok (v->last_modified, QC_RESULT_MAX_LASTMOD))))
+        return -1;
+    size_t i = 0;
+    while (i < self->ninputs && strcmp (self->inputs[i].where, where) != 0)
+        i++;
+    if (i == QC_RESULT_MAX_INPUTS)
+        return -1;
+    qc_result_input_t in = { .there = v != NULL, .v = { .size = -1 } };
+    if (v) {
+        in.v.size = v->size < 0 ? -1 : v->size;
+        snprintf (in.v.etag, sizeof in.v.etag, "%s", v->etag);
+        snprintf (in.v.last_modified, sizeof in.v.last_modified, "%s", v->last_modified);
+    }
+    if (i < self->ninputs) {
+        in.where = self->inputs[i].where;
+        self->inputs[i] = in;
+        return 0;
+    }
+    if (!(in.where = strdup (where)))
+        return -1;
+    self->inputs[self->ninputs++] = in;
     return 0;
 }

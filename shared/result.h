@@ -75,6 +75,19 @@ typedef struct {
     char last_modified[QC_RESULT_MAX_LASTMOD + 1]; /* "" when none */
 } qc_result_source_t;
 
+/* A file a step read beside a slide by URL (its annotation), and which
+ * version: the client stamps it with the slide's record, so that a rerun
+ * into the folder asks the server whether it is still that file, or
+ * still not there (client/output_stamps.h). where is the URL redacted
+ * (shared/url.h: no credentials, no query), as the client knows it. */
+#define QC_RESULT_MAX_INPUTS   8
+#define QC_RESULT_MAX_INPUT    5120
+typedef struct {
+    char *where;
+    bool there;            /* false: the server said 404 or 410 */
+    qc_result_source_t v;  /* when there; size -1 and "" when not */
+} qc_result_input_t;
+
 typedef struct qc_result {
     int ok;                /* 1 = every step ran; 0 = failed, see error */
     char *error;           /* reason when failed (NULL when ok) */
@@ -85,6 +98,8 @@ typedef struct qc_result {
     size_t nfiles, cap_files;
     bool has_source;       /* a slide by URL: source says its version */
     qc_result_source_t source;
+    qc_result_input_t inputs[QC_RESULT_MAX_INPUTS];
+    size_t ninputs;
 } qc_result_t;
 
 qc_result_t *qc_result_new (void);
@@ -114,6 +129,15 @@ int qc_result_add_warning (qc_result_t *self, const char *fmt, ...)
  * noted: a rerun cannot check it). */
 int qc_result_set_source (qc_result_t *self, int64_t size, const char *etag,
                           const char *last_modified);
+
+/* Notes the version of a file read beside the slide by URL (where
+ * redacted; v NULL when it was not there). A later note of the same
+ * where replaces the earlier. -1 for bad arguments, a where longer than
+ * QC_RESULT_MAX_INPUT or with a control byte, a validator as
+ * qc_result_set_source refuses, more than QC_RESULT_MAX_INPUTS files, or
+ * no memory: nothing is noted then (a rerun cannot check it). */
+int qc_result_add_input (qc_result_t *self, const char *where,
+                         const qc_result_source_t *v);
 
 /* Marks the result failed with a reason; the first reason wins. When not
  * even a short text can be allocated, the reason is a static one that

@@ -16,20 +16,15 @@
 #include "shared/url.h"
 #include "worker/fetch/http.h"
 
-/* A 404 or 410: no such file (HistoQC's "does not exist"), not a fault. */
-static int
-not_there (qc_http_status_t st, const char *why)
-{
-    return st == QC_HTTP_ERR_CLIENT && (strstr (why, "answered 404") || strstr (why, "answered 410"));
-}
-
 /* url read whole (a server that takes no Range) into buf, which holds
- * the probed->size bytes the probe announced: 1, 0 (not there), or -1
- * with err set. A body of another size is refused before a byte is
- * copied (the temporary file is bounded only by the server). */
+ * the probed->size bytes the probe announced: 1 (*read_as the version
+ * the body came as), 0 (not there), or -1 with err set. A body of
+ * another size is refused before a byte is copied (the temporary file
+ * is bounded only by the server). */
 static int
 read_whole (const char *url, const qc_http_opts_t *o, const qc_http_file_t *probed,
-            unsigned char *buf, qc_http_counts_t *counts, char *err, size_t errlen)
+            unsigned char *buf, qc_http_file_t *read_as, qc_http_counts_t *counts,
+            char *err, size_t errlen)
 {
     char why[1024];
     FILE *tmp = tmpfile ();
@@ -40,7 +35,7 @@ read_whole (const char *url, const qc_http_opts_t *o, const qc_http_file_t *prob
     qc_http_status_t st = qc_http_download (NULL, url, o, fileno (tmp), 0, &file, counts,
                                             why, sizeof why);
     int rc = -1;
-    if (not_there (st, why))
+    if (qc_http_not_there (st, why))      /* HistoQC's "does not exist" */
         rc = 0;
     else if (st != QC_HTTP_OK)
         qc_fail (err, errlen, "%s", why);
@@ -51,13 +46,14 @@ read_whole (const char *url, const qc_http_opts_t *o, const qc_http_file_t *prob
                  (long long) probed->size);
     else
         rc = 1;
+    *read_as = file;
     fclose (tmp);
     return rc;
 }
 
 static int
 read_url (qc_worker_t *w, const char *url, size_t max, unsigned char **data,
-          size_t *size, char *err, size_t errlen)
+          size_t *size, qc_result_source_t *version, char *err, size_t errlen)
 {
     qc_http_opts_t o;
     qc_http_opts_default (&o);
@@ -75,7 +71,7 @@ read_url (qc_worker_t *w, const char *url, size_t max, unsigned char **data,
     int unchanged = 0;
     qc_http_status_t st = qc_http_probe (NULL, url, &o, NULL, &unchanged, &file, &counts,
                                          why, sizeof why);
-    if (not_there (st, why))
+    if (qc_http_not_there (st, why))
         return 0;
     if (st != QC_HTTP_OK)
         return qc_fail (err, errlen, "%s", why);
@@ -98,10 +94,10 @@ read_url (qc_worker_t *w, const char *url, size_t max, unsigned char **data,
     else if (file.ranges) {
         st = qc_http_get_range (NULL, url, &o, 0, want, buf, &got, &probed, &file, &counts,
                                 why, sizeof why);
-        if (not_there (st, why))
+        if (qc_http_not_there (st, why))
             rc = 0;
         else if (st == QC_HTTP_ERR_NO_RANGE)
-            rc = read_whole (url, &o, &probed, buf, &counts, err, errlen);
+            rc = read_whole (url, &o, &probed, buf, &file, &counts, err, errlen);
         else if (st != QC_HTTP_OK)
             qc_fail (err, errlen, "%s", why);
         else if (got != want)
@@ -110,11 +106,19 @@ read_url (qc_worker_t *w, const char *url, size_t max, unsigned char **data,
         else
             rc = 1;
     } else
-        rc = read_whole (url, &o, &probed, buf, &counts, err, errlen);
+        rc = read_whole (url, &o, &probed, buf, &file, &counts, err, errlen);
     if (rc == 1) {
         *data = buf;
         *size = want;
         buf = NULL;
+        /* which version was read, for the rerun to ask about: the one
+           the bytes came as (an empty file's, the probe's) */
+        if (version) {
+            version->size = (int64_t) want;
+            snprintf (version->etag, sizeof version->etag, "%s", file.etag);
+            snprintf (version->last_modified, sizeof version->last_modified, "%s",
+                      file.last_modified);
+        }
     }
     free (buf);
     return rc;
@@ -122,13 +126,14 @@ read_url (qc_worker_t *w, const char *url, size_t max, unsigned char **data,
 
 int
 qc_worker_read_beside (void *ctx, const char *where, size_t max, unsigned char **data,
-                       size_t *size, char *err, size_t errlen)
+                       size_t *size, qc_result_source_t *version, char *err,
+                       size_t errlen)
 {
     qc_worker_t *w = ctx;
     if (!w || !where || !data || !size)
         return qc_fail (err, errlen, "no file named");
     if (qc_url_is_remote (where))
-        return read_url (w, where, max, data, size, err, errlen);
+        return read_url (w, where, max, data, size, version, err, errlen);
     char *resolved = NULL, why[1024];
     int check = slides_roots_check (&w->roots, where, &resolved, why, sizeof why);
     /* not there, under a root: HistoQC's "does not exist" (a refused

@@ -39,8 +39,8 @@ struct qc_worker {
 /* beside_read.c: the process's reader of files beside slides
  * (kernels/annot/beside.h), ctx the worker; installed by qc_worker_new. */
 int qc_worker_read_beside (void *ctx, const char *where, size_t max,
-                           unsigned char **data, size_t *size, char *err,
-                           size_t errlen);
+                           unsigned char **data, size_t *size,
+                           qc_result_source_t *version, char *err, size_t errlen);
 
 typedef struct {
     qc_worker_t *worker;

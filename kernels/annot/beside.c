@@ -56,14 +56,16 @@ qc_beside_read_local (const char *where, size_t max, unsigned char **data,
 
 int
 qc_beside_read (const char *where, size_t max, unsigned char **data, size_t *size,
-                char *err, size_t errlen)
+                qc_result_source_t *version, char *err, size_t errlen)
 {
+    if (version)
+        *version = (qc_result_source_t) { .size = -1 };
     pthread_mutex_lock (&s_lock);
     qc_beside_reader_fn *fn = s_fn;
     void *ctx = s_ctx;
     pthread_mutex_unlock (&s_lock);
     if (fn)
-        return fn (ctx, where, max, data, size, err, errlen);
+        return fn (ctx, where, max, data, size, version, err, errlen);
     return qc_beside_read_local (where, max, data, size, err, errlen);
 }
 

@@ -14,12 +14,18 @@
 
 #include <stddef.h>
 
+#include "shared/result.h"
+
 /* 1: read (malloc'd bytes in *data, *size of them); 0: there is no such
  * file (a 404 for a URL); -1: it could not be read, err says why. At
- * most max bytes: a larger file is -1. */
+ * most max bytes: a larger file is -1. version (NULL: not wanted) gets,
+ * on 1, which version of a file by URL was read: its size and the
+ * server's ETag and Last-Modified ("" when none); size -1 and "" for a
+ * local file, and on 0 or -1 (a rerun stamps and asks a URL's version:
+ * client/output_stamps.h). */
 typedef int (qc_beside_reader_fn) (void *ctx, const char *where, size_t max,
-                                   unsigned char **data, size_t *size, char *err,
-                                   size_t errlen);
+                                   unsigned char **data, size_t *size,
+                                   qc_result_source_t *version, char *err, size_t errlen);
 
 /* Installs fn with ctx as the process's reader (NULL: the default). */
 void qc_beside_set_reader (qc_beside_reader_fn *fn, void *ctx);
@@ -29,7 +35,7 @@ void qc_beside_clear_reader (void *ctx);
 
 /* Reads where with the process's reader; the same results. */
 int qc_beside_read (const char *where, size_t max, unsigned char **data,
-                    size_t *size, char *err, size_t errlen);
+                    size_t *size, qc_result_source_t *version, char *err, size_t errlen);
 
 /* The default reader: a local path or file:// URL; an http(s) URL is -1
  * (this process has no HTTP client). For a worker's reader to fall back

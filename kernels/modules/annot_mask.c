@@ -185,7 +185,16 @@ annotation_mask (qc_run_t *run, const variant_t *v, const step_params_t *p,
     unsigned char *data = NULL;
     size_t size = 0;
     *skipped = 0;
-    int got = qc_beside_read (where, MAX_FILE, &data, &size, err, sizeof err);
+    qc_result_source_t version;
+    int got = qc_beside_read (where, MAX_FILE, &data, &size, &version, err, sizeof err);
+    /* which file by URL this slide's result was made with, or that it
+       was not there: the client stamps it, and a rerun asks its server
+       (a local file the client stamps itself) */
+    if (got >= 0 && qc_url_is_remote (where)) {
+        char shown[QC_RESULT_MAX_INPUT + 1];
+        qc_url_redact (where, shown, sizeof shown);
+        qc_result_add_input (run->out, shown, got == 1 ? &version : NULL);
+    }
     if (got == 0) {
         qc_run_warn (run, v->missing, QC_URL_SHOWN (where));
         *skipped = 1;

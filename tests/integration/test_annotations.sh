@@ -24,7 +24,12 @@
 #     build wrote (no annotation stamps) runs nothing, and is stamped so
 #     that the next change is told; the cohort given through a linked
 #     folder is the same files; an annotation turned into a folder runs
-#     its slide again.
+#     its slide again;
+#  5. reruns of section 3's slides by URL: the worker says which version
+#     of each annotation it read, or that none was there, and a rerun
+#     asks the server: a slide whose annotation was redrawn, drawn where
+#     there was none, or removed runs again alone, saying why in qc.log;
+#     an unchanged one is skipped.
 . "$(dirname "$0")/lib.sh"
 
 mkdir -p "$T/slides" "$T/elsewhere" "$T/www"
@@ -222,3 +227,48 @@ grep -q "^1 slide whose annotation .* was drawn, changed or removed" "$T/rerun.o
     && grep -q "a.xml.*not a regular file" "$T/local/error.log" \
     || fail "a.xml replaced by a folder: a.svs expected to run again and fail: $(cat "$T/rerun.out")"
 pass "reruns: a slide whose annotation was redrawn or removed runs again alone (old row kept as results.tsv.1), an unchanged one is skipped; an older folder is stamped, then a change is told; a linked folder's spelling changes nothing; an annotation turned into a folder runs its slide again"
+
+# 5. reruns by URL: the worker says which version of each annotation it
+# read, or that none was there; a rerun asks the server
+urlrun() {   # urlrun WHAT: one rerun of section 3's cohort into its folder
+    "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$T/beside.ini" -o "$T/url" \
+        "$(url a.svs)?X-Amz-Signature=SIGQQ7731" "$(url b.svs)" >"$T/urlrun.out" 2>&1 \
+        || fail "rerun by URL ($1): $(tail -3 "$T/urlrun.out")"
+}
+url_runs_only() {   # url_runs_only SLIDE WHAT WHY: the rerun ran SLIDE alone, and
+                    #   qc.log says why (WHY, a pattern)
+    grep -q "^running 1 of 2 slides" "$T/urlrun.out" \
+        && grep -q "^1 slide by URL changed on its server .*or its annotation redrawn" "$T/urlrun.out" \
+        && [ "$(grep -c "^$1	" "$T/url/results.tsv")" = 1 ] \
+        && grep -q "changed on its server since its record was made, run again: $3" "$T/url/qc.log" \
+        || fail "$2: $1 alone expected to run again: $(cat "$T/urlrun.out"; grep changed "$T/url/qc.log")"
+}
+grep -q "$(printf '\tu\t')http://127.0.0.1:$NGINX_PORT/a.xml$(printf '\t')$(wc -c <"$T/www/a.xml")$(printf '\t')\"" "$T/url/.qc-stamps" \
+    && grep -q "$(printf '\tu\t')http://127.0.0.1:$NGINX_PORT/b.xml$(printf '\t')-1$(printf '\t\t')$" "$T/url/.qc-stamps" \
+    || fail "the annotations by URL were not stamped (a.xml's size and ETag, b.xml not there): $(cat "$T/url/.qc-stamps")"
+a_size=$(wc -c <"$T/www/a.xml")
+urlrun "nothing changed"
+grep -q "^nothing to run" "$T/urlrun.out" || fail "an unchanged rerun by URL ran: $(cat "$T/urlrun.out")"
+cp "$T/slides/b.xml" "$T/www/a.xml"
+urlrun "a.xml redrawn on the server"
+url_runs_only a.svs "a.xml redrawn on the server" \
+    "http://127.0.0.1:$NGINX_PORT/a.xml: $a_size bytes when its record was made, $(wc -c <"$T/www/a.xml") now"
+v=$(column "$T/url" a.svs getAnnotationMask)
+awk -v v="$v" 'BEGIN { exit !(v < 0.05) }' \
+    || fail "a.svs by URL after its redrawing: getAnnotationMask '$v', about 0 expected"
+cp "$T/elsewhere/a.xml" "$T/www/b.xml"
+urlrun "b.xml drawn on the server"
+url_runs_only b.svs "b.xml drawn where there was none" \
+    "http://127.0.0.1:$NGINX_PORT/b.xml: not there when its record was made, there now"
+rm "$T/www/a.xml"
+urlrun "a.xml removed from the server"
+url_runs_only a.svs "a.xml removed from the server" \
+    "http://127.0.0.1:$NGINX_PORT/a.xml: there when its record was made, not now"
+case "$(column "$T/url" a.svs warnings)" in
+    *"a.xml does not exist. Skipping..."*) ;;
+    *) fail "a.svs by URL without its annotation: warnings '$(column "$T/url" a.svs warnings)'" ;;
+esac
+urlrun "nothing changed since"
+grep -q "^nothing to run" "$T/urlrun.out" || fail "a rerun by URL after the rerun ran: $(cat "$T/urlrun.out")"
+grep -q "SIGQQ7731" "$T/url/results.tsv" "$T/url/qc.log" "$T/url/.qc-stamps" && fail "the URL's query was written out"
+pass "reruns by URL: a slide whose annotation was redrawn, drawn or removed on the server runs again alone, with the reason in qc.log; an unchanged one is skipped; the stamps hold no query"

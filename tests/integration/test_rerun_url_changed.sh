@@ -106,7 +106,7 @@ cp "$R/CMU-1-Small-Region-pyramid.svs" "$T/www/e.svs"
 touch -d '2025-01-01 12:00:00 UTC' "$T/www/e.svs" "$T/www/g.svs"
 "$BIN/qc-submit" -o "$T/out" --cache "$T/cache" --list "$T/list" >"$T/run3.log" 2>&1 \
     || fail "run 3: exit $?: $(tail -3 "$T/run3.log")"
-grep -q "^5 slides by URL changed on their server since their results in $T/out were made (rescanned?): run again (the old results.tsv and error.log are kept as .N):" \
+grep -q "^5 slides by URL changed on their server since their results in $T/out were made (rescanned? or their annotation redrawn): run again (the old results.tsv and error.log are kept as .N):" \
     "$T/run3.log" || fail "run 3 does not say what changed: $(cat "$T/run3.log")"
 grep -q "^  http://127.0.0.1:$fport/lmonly/g.svs: Last-Modified .* when its record was made, Wed, 01 Jan 2025 12:00:00 GMT now" "$T/run3.log" \
     && grep -q "^  http://127.0.0.1:$fport/novalid/d.svs: $size bytes when its record was made, $(stat -c %s "$T/www/d.svs") now" "$T/run3.log" \

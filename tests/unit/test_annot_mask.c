@@ -60,10 +60,10 @@ test_where (void)
 
     unsigned char *data = NULL;
     size_t n = 0;
-    CHECK (qc_beside_read ("/nonexistent/qc/a.xml", 1024, &data, &n, err, sizeof err) == 0);
-    CHECK (qc_beside_read ("http://127.0.0.1:9/a.xml", 1024, &data, &n, err, sizeof err) == -1
+    CHECK (qc_beside_read ("/nonexistent/qc/a.xml", 1024, &data, &n, NULL, err, sizeof err) == 0);
+    CHECK (qc_beside_read ("http://127.0.0.1:9/a.xml", 1024, &data, &n, NULL, err, sizeof err) == -1
            && strstr (err, "by URL"), "%s", err);
-    CHECK (qc_beside_read ("/", 1024, &data, &n, err, sizeof err) == -1
+    CHECK (qc_beside_read ("/", 1024, &data, &n, NULL, err, sizeof err) == -1
            && strstr (err, "not a regular file"), "%s", err);
 }
 

@@ -95,6 +95,42 @@ test_roundtrip (void)
     CHECK (qc_result_set_source (m->result, 5, long_tag, NULL) == -1);
     CHECK (qc_result_set_source (m->result, -7, NULL, "x") == 0
            && m->result->source.size == -1 && str_eq (m->result->source.etag, ""));
+
+    /* files read beside a slide by URL (6.1 `in`) travel, one there with
+       its version, one not there; a note of the same file replaces the
+       earlier; a ninth file, a control byte or an empty name is refused */
+    qc_result_reset (m->result);
+    qc_result_source_t ver = { .size = 549 };
+    snprintf (ver.etag, sizeof ver.etag, "\"a1\"");
+    snprintf (ver.last_modified, sizeof ver.last_modified, "Wed, 02 Dec 2026 08:00:00 GMT");
+    CHECK (qc_result_add_input (m->result, "http://127.0.0.1:9/s/a.xml", NULL) == 0
+           && qc_result_add_input (m->result, "http://127.0.0.1:9/s/a.xml", &ver) == 0
+           && qc_result_add_input (m->result, "http://127.0.0.1:9/s/a.json", NULL) == 0
+           && m->result->ninputs == 2);
+    CHECK (qc_result_add_input (m->result, "http://h/a\tb", NULL) == -1
+           && qc_result_add_input (m->result, "", NULL) == -1
+           && qc_result_add_input (m->result, NULL, NULL) == -1 && m->result->ninputs == 2);
+    body = NULL;
+    CHECK (encode_body (m, &body, &len) == 0);
+    d = body ? decode_cmd (QC_RESULT, body, len, err, sizeof err) : NULL;
+    CHECK (d && d->result && d->result->ninputs == 2
+           && str_eq (d->result->inputs[0].where, "http://127.0.0.1:9/s/a.xml")
+           && d->result->inputs[0].there && d->result->inputs[0].v.size == 549
+           && str_eq (d->result->inputs[0].v.etag, "\"a1\"")
+           && str_eq (d->result->inputs[0].v.last_modified, "Wed, 02 Dec 2026 08:00:00 GMT")
+           && !d->result->inputs[1].there && d->result->inputs[1].v.size == -1
+           && str_eq (d->result->inputs[1].v.etag, ""), "in round trip: %s", err);
+    qc_msg_destroy (&d);
+    free (body);
+    for (int i = 0; i < QC_RESULT_MAX_INPUTS - 2; i++) {
+        char where[64];
+        snprintf (where, sizeof where, "http://127.0.0.1:9/s/%d.xml", i);
+        CHECK (qc_result_add_input (m->result, where, NULL) == 0);
+    }
+    CHECK (qc_result_add_input (m->result, "http://127.0.0.1:9/s/9.xml", NULL) == -1
+           && m->result->ninputs == QC_RESULT_MAX_INPUTS);
+    qc_result_reset (m->result);
+    CHECK (m->result->ninputs == 0);
     qc_msg_destroy (&m);
 
     /* qc_msg_set_str copies, replaces and clears */

@@ -61,6 +61,14 @@ qc_http_status_name (qc_http_status_t st)
     return (unsigned) st < sizeof names / sizeof names[0] && names[st] ? names[st] : "?";
 }
 
+bool
+qc_http_not_there (qc_http_status_t st, const char *why)
+{
+    /* the status line is in why as http_engine.c words it */
+    return st == QC_HTTP_ERR_CLIENT && why
+           && (strstr (why, "answered 404") || strstr (why, "answered 410"));
+}
+
 /* Common checks and the request's fixed parts. */
 static int
 setup (xfer_t *x, char *shown, size_t shownlen, const char *url,

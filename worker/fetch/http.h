@@ -19,6 +19,7 @@
 #define QC_FETCH_HTTP_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -143,5 +144,10 @@ int qc_http_same_version (const qc_http_file_t *known, const char *etag,
 
 /* A word for a status ("not found or refused (4xx)", ...). */
 const char *qc_http_status_name (qc_http_status_t st);
+
+/* Whether a call's failure (st, and the why it wrote) is the server's
+ * 404 or 410: no such file, which a reader of optional files (an
+ * annotation beside a slide) takes as an answer, not a fault. */
+bool qc_http_not_there (qc_http_status_t st, const char *why);
 
 #endif
