@@ -116,6 +116,20 @@ check_msg_eq (const char *what, const qc_msg_t *a, const qc_msg_t *b)
                 CHECK (memcmp (x->files[i].data, y->files[i].data, x->files[i].size) == 0,
                        "%s: file %zu bytes", what, i);
         }
+        CHECK (x->has_source == y->has_source
+               && (!x->has_source || (x->source.size == y->source.size
+                                      && str_eq (x->source.etag, y->source.etag)
+                                      && str_eq (x->source.last_modified,
+                                                 y->source.last_modified))),
+               "%s: result src", what);
+        CHECK (x->ninputs == y->ninputs, "%s: result ninputs", what);
+        for (size_t i = 0; i < x->ninputs && i < y->ninputs; i++) {
+            const qc_result_input_t *p = &x->inputs[i], *q = &y->inputs[i];
+            CHECK (str_eq (p->where, q->where) && p->there == q->there
+                       && p->v.size == q->v.size && str_eq (p->v.etag, q->v.etag)
+                       && str_eq (p->v.last_modified, q->v.last_modified),
+                   "%s: result input %zu", what, i);
+        }
     }
 #undef EQ
 #undef SEQ
@@ -266,6 +280,11 @@ make_result (void)
     qc_result_add_file (r, "_empty.png", NULL, 0);
     unsigned char zeros[64] = {0};
     qc_result_add_file (r, "_mask_use.png", zeros, sizeof zeros);
+    /* a slide by URL's version and its annotation's (PROTOCOL.md 6.1) */
+    qc_result_set_source (r, 1938955, "\"5f-1d96\"", "Mon, 30 Nov 2026 10:25:07 GMT");
+    qc_result_source_t annot = { .size = 549, .etag = "\"6a-225\"" };
+    qc_result_add_input (r, "http://127.0.0.1:8080/s/a.xml", &annot);
+    qc_result_add_input (r, "http://127.0.0.1:8080/s/a.json", NULL);
     return r;
 }
 

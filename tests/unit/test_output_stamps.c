@@ -7,7 +7,8 @@
  * annotation) are read apart from both: a file not there is size -1,
  * keyed by slide and file (a tab in either cannot join two keys), the
  * later line winning; a file there that is no file to read (a folder)
- * is -2; a file or URL reader takes none of them. */
+ * is -2; a file or URL reader takes none of them. The lines of files
+ * by URL beside slides by URL the same, with a URL's version. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,6 +157,66 @@ test_inputs (void)
     unlink (path);
 }
 
+/* Files by URL beside slides by URL ("u" lines): a version read back
+ * byte for byte, "not there" as size -1 and no validator, the later
+ * line winning; a file read of which nothing is known gets no line;
+ * damaged lines skipped; the other readers take none of them. */
+static void
+test_url_inputs (void)
+{
+    FILE *f = open_stamps ("w");
+    CHECK (f != NULL);
+    if (!f)
+        return;
+    qc_result_input_t there = { .where = "http://h:8080/s/a.xml", .there = true,
+                                .v = { .size = 549 } };
+    snprintf (there.v.etag, sizeof there.v.etag, "\"5f-22\\x\"");
+    snprintf (there.v.last_modified, sizeof there.v.last_modified,
+              "Wed, 02 Dec 2026 08:00:00 GMT");
+    qc_result_input_t gone = { .where = "http://h:8080/s/b.xml", .there = false,
+                               .v = { .size = 12 } };      /* ignored: not there */
+    qc_result_input_t unknown = { .where = "http://h:8080/s/c.xml", .there = true,
+                                  .v = { .size = -1 } };
+    CHECK (qc_url_stamps_put (f, "http://h:8080/s/a.svs", NULL) == 0);
+    CHECK (qc_url_input_stamps_put (f, "http://h:8080/s/a.svs", &gone) == 0);
+    qc_result_input_t a_gone = gone;
+    a_gone.where = there.where;
+    CHECK (qc_url_input_stamps_put (f, "http://h:8080/s/a.svs", &a_gone) == 0);
+    CHECK (qc_url_input_stamps_put (f, "http://h:8080/s/a.svs", &there) == 0);
+    CHECK (qc_url_input_stamps_put (f, "http://h:8080/s/b.svs", &gone) == 0);
+    long before = ftell (f);
+    CHECK (qc_url_input_stamps_put (f, "http://h:8080/s/c.svs", &unknown) == 0
+           && ftell (f) == before, "a file of no known version: no line");
+    /* damaged: a field short, a size under -1, a field too many */
+    fputs ("http://h/d.svs\tu\thttp://h/d.xml\t5\t\"e\"\n", f);
+    fputs ("http://h/e.svs\tu\thttp://h/e.xml\t-2\t\t\n", f);
+    fputs ("http://h/f.svs\tu\thttp://h/f.xml\t5\t\t\tx\n", f);
+    CHECK (fclose (f) == 0);
+    CHECK (qc_url_input_stamps_put (NULL, "a", &there) == -1
+           && qc_url_input_stamps_put (stdout, NULL, &there) == -1
+           && qc_url_input_stamps_put (stdout, "a", NULL) == -1);
+
+    zhashx_t *t = qc_url_input_stamps_read (dir), *urls = qc_url_stamps_read (dir),
+             *in = qc_input_stamps_read (dir), *files = qc_stamps_read (dir);
+    CHECK (t && zhashx_size (t) == 3, "u lines: %zu", t ? zhashx_size (t) : 0);
+    char *k = qc_input_stamp_key ("http://h:8080/s/a.svs", there.where);
+    const qc_result_source_t *a = t && k ? zhashx_lookup (t, k) : NULL;
+    CHECK (a && a->size == 549 && strcmp (a->etag, there.v.etag) == 0
+           && strcmp (a->last_modified, there.v.last_modified) == 0,
+           "the later line of a file wins, its version byte for byte");
+    free (k);
+    k = qc_input_stamp_key ("http://h:8080/s/b.svs", gone.where);
+    const qc_result_source_t *b = t && k ? zhashx_lookup (t, k) : NULL;
+    CHECK (b && b->size == -1 && !qc_url_stamp_checkable (b), "not there read back");
+    free (k);
+    CHECK (urls && zhashx_size (urls) == 1 && in && zhashx_size (in) == 0 && files
+           && zhashx_size (files) == 0, "u lines taken for other lines");
+    zhashx_destroy (&t);
+    zhashx_destroy (&urls);
+    zhashx_destroy (&in);
+    zhashx_destroy (&files);
+}
+
 int
 main (void)
 {
@@ -166,6 +227,7 @@ main (void)
     test_read_apart ();
     test_absent ();
     test_inputs ();
+    test_url_inputs ();
     char path[256];
     snprintf (path, sizeof path, "%s/%s", dir, QC_STAMPS_FILE);
     unlink (path);
