@@ -251,6 +251,18 @@ pack_opt_str (msgpack_packer *pk, const char *s)
         msgpack_pack_nil (pk);
 }
 
+/* A file's version as three pairs of a map: size, etag, lm (6.1). */
+static void
+pack_version (msgpack_packer *pk, const qc_result_source_t *v)
+{
+    pack_str (pk, "size");
+    msgpack_pack_int64 (pk, v->size);
+    pack_str (pk, "etag");
+    pack_str (pk, v->etag);
+    pack_str (pk, "lm");
+    pack_str (pk, v->last_modified);
+}
+
 static int
 pack_result (msgpack_packer *pk, const qc_result_t *r)
 {
@@ -300,12 +312,7 @@ pack_result (msgpack_packer *pk, const qc_result_t *r)
     if (r->has_source) {        /* a slide by URL's version (section 6.1) */
         pack_str (pk, "src");
         msgpack_pack_map (pk, 3);
-        pack_str (pk, "size");
-        msgpack_pack_int64 (pk, r->source.size);
-        pack_str (pk, "etag");
-        pack_str (pk, r->source.etag);
-        pack_str (pk, "lm");
-        pack_str (pk, r->source.last_modified);
+        pack_version (pk, &r->source);
     }
     if (r->ninputs) {           /* files read beside a slide by URL (6.1) */
         pack_str (pk, "in");
@@ -317,12 +324,7 @@ pack_result (msgpack_packer *pk, const qc_result_t *r)
             pack_str (pk, in->where);
             pack_str (pk, "there");
             if (in->there) msgpack_pack_true (pk); else msgpack_pack_false (pk);
-            pack_str (pk, "size");
-            msgpack_pack_int64 (pk, in->v.size);
-            pack_str (pk, "etag");
-            pack_str (pk, in->v.etag);
-            pack_str (pk, "lm");
-            pack_str (pk, in->v.last_modified);
+            pack_version (pk, &in->v);
         }
     }
     return 0;
