@@ -183,6 +183,14 @@ admit (void *ticket, uint64_t work_pixels)
     qc_mem_gate_enter (ticket, work_pixels);
 }
 
+/* ... and its reserve hook: a step's memory beyond the images, counted
+ * there without a wait */
+static void
+reserve (void *ticket, int64_t bytes)
+{
+    qc_mem_gate_add (ticket, bytes);
+}
+
 /* arg: the worker's slides by URL (worker/slide_fetch.h), or NULL. */
 void
 qc_worker_exec_pipeline (void *arg, const qc_task_t *task, qc_result_t *out)
@@ -200,6 +208,7 @@ qc_worker_exec_pipeline (void *arg, const qc_task_t *task, qc_result_t *out)
            on its device (one slide at a time) */
         if (!ops) {
             got.in.admit = admit;
+            got.in.reserve = reserve;
             got.in.admit_arg = &ticket;
         }
         qc_pipeline_run_input (e->pipeline, &got.in, out, ops);

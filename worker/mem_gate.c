@@ -115,6 +115,7 @@ qc_mem_gate_enter (qc_mem_ticket_t *t, uint64_t work_pixels)
         pthread_cond_wait (&s_turn, &s_lock);
     }
     s_serving++;
+    t->entered = t->bytes;
     s_held += t->bytes;
     s_running++;
     t->in = true;
@@ -145,6 +146,29 @@ qc_mem_gate_leave (qc_mem_ticket_t *t)
     pthread_cond_broadcast (&s_turn);
     pthread_mutex_unlock (&s_lock);
     t->in = false;
+}
+
+void
+qc_mem_gate_add (qc_mem_ticket_t *t, int64_t bytes)
+{
+    if (!t || bytes == 0)
+        return;
+    pthread_mutex_lock (&s_lock);
+    if (t->in) {
+        uint64_t was = t->bytes, now;
+        if (bytes > 0)
+            now = was > UINT64_MAX - (uint64_t) bytes ? UINT64_MAX : was + (uint64_t) bytes;
+        else {
+            uint64_t less = bytes == INT64_MIN ? (uint64_t) INT64_MAX + 1 : (uint64_t) -bytes;
+            now = was - t->entered > less ? was - less : t->entered;
+        }
+        t->bytes = now;
+        s_held -= was <= s_held ? was : s_held;
+        s_held = s_held > UINT64_MAX - now ? UINT64_MAX : s_held + now;
+        if (now < was)
+            pthread_cond_broadcast (&s_turn);   /* room for the next in line */
+    }
+    pthread_mutex_unlock (&s_lock);
 }
 
 void

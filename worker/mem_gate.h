@@ -42,6 +42,7 @@ uint64_t qc_mem_gate_default_budget (void);
 /* One slide's place in the gate. */
 typedef struct {
     uint64_t bytes;          /* its estimate, as held */
+    uint64_t entered;        /* ... as it went in (qc_mem_gate_add) */
     bool in;                 /* admitted, not yet left */
     double waited_s;         /* how long it waited (0: not at all) */
 } qc_mem_ticket_t;
@@ -53,6 +54,15 @@ typedef struct {
 void qc_mem_gate_enter (qc_mem_ticket_t *t, uint64_t work_pixels);
 /* Gives back what t holds (nothing when it holds nothing). */
 void qc_mem_gate_leave (qc_mem_ticket_t *t);
+
+/* Adds bytes (less, when negative; never below the slide's estimate
+ * at entry) to what the admitted t holds, without waiting: memory a
+ * step learns it needs once the slide runs (a large annotation file,
+ * parsed), counted so that slides waiting to go in wait for it too.
+ * Not waiting for it: two running slides that each waited for the
+ * other's memory would wait for ever. Nothing when t is not admitted
+ * (no gate, a GPU lane). */
+void qc_mem_gate_add (qc_mem_ticket_t *t, int64_t bytes);
 
 /* Slides admitted now and the bytes they hold (tests, status). */
 void qc_mem_gate_held (unsigned *slides, uint64_t *bytes);

@@ -62,6 +62,36 @@
 #define MAX_FILE ((size_t) 256 << 20)
 #define MAX_POINTS ((size_t) 50000000)
 
+/* What the file, its polygons and their drawing hold beyond the slide's
+ * images, counted at the worker's memory gate (qc_run_reserve), so that
+ * slides waiting there wait for it too: a 256 MB GeoJSON of tens of
+ * millions of points took over a GB that nothing counted. While it is
+ * parsed: the file, and its points at 16 bytes each in ring arrays grown
+ * by doubling (twice that at most), at 6 bytes of file a point at least
+ * ("[1,2],"): 1 + 32 / 6, so 7 bytes a byte of file. Once parsed, what
+ * is held exactly: 16 bytes a point, and the rasterizer's 32 bytes a
+ * point of the longest ring (annot_raster.c's edges, active, xs). */
+#define PARSE_BYTES_PER_FILE_BYTE 7
+#define BYTES_PER_POINT 16
+#define DRAW_BYTES_PER_POINT 32
+
+static int64_t
+held_parsed (const qc_annot_t *a)
+{
+    size_t points = 0, longest = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        const qc_annot_region_t *r = &a->regions[i];
+        points += r->outer.n;
+        longest = r->outer.n > longest ? r->outer.n : longest;
+        for (size_t j = 0; j < r->nholes; j++) {
+            points += r->holes[j].n;
+            longest = r->holes[j].n > longest ? r->holes[j].n : longest;
+        }
+    }
+    return (int64_t) (points * BYTES_PER_POINT + longest * DRAW_BYTES_PER_POINT
+                      + a->n * sizeof *a->regions);
+}
+
 /* What differs between the step's names: one row per HistoQC step. */
 typedef struct {
     const char *step;
@@ -204,14 +234,20 @@ annotation_mask (qc_run_t *run, const variant_t *v, const step_params_t *p,
         qc_run_fail (run, "annotation file: %s", err);
         return NULL;
     }
+    int64_t held = (int64_t) size * PARSE_BYTES_PER_FILE_BYTE;   /* size <= MAX_FILE */
+    qc_run_reserve (run, held);
     qc_annot_t a;
     int rc = qc_annot_parse ((const char *) data, size, p->kind, MAX_POINTS, &a, err,
                              sizeof err);
     free (data);
     if (rc != 0) {
+        qc_run_reserve (run, -held);
         qc_run_fail (run, "annotation file %s: %s", QC_URL_SHOWN (where), err);
         return NULL;
     }
+    int64_t parsed = held_parsed (&a);
+    qc_run_reserve (run, parsed - held);
+    held = parsed;
     if (a.skipped)
         qc_run_warn (run, "annotation file %s: %zu feature%s of another geometry than "
                      "Polygon, MultiPolygon or LineString left out (the first: %s)",
@@ -234,6 +270,7 @@ annotation_mask (qc_run_t *run, const variant_t *v, const step_params_t *p,
         }
     }
     qc_annot_free (&a);
+    qc_run_reserve (run, -held);
     return m;
 }
 

@@ -82,7 +82,11 @@ int qc_pipeline_run_with (const qc_pipeline_t *self, const char *slide_path,
  * any of its images is read, with admit_arg and the pixels of its
  * analysis image (image_work_size; 0 when they cannot be known): the
  * worker's memory gate (worker/mem_gate.h) holds the slide there while
- * the slides beside it leave too little memory. */
+ * the slides beside it leave too little memory. reserve, when not NULL,
+ * is called (with admit_arg) by steps that come to hold memory the
+ * image's size does not tell (an annotation file and its polygons):
+ * bytes more, or fewer when negative, all given back by the end of the
+ * run; it must not wait (mem_gate.h's qc_mem_gate_add). */
 struct qc_slide;
 typedef struct {
     const char *path;
@@ -95,6 +99,7 @@ typedef struct {
     const char *origin;
     int read_threads;
     void (*admit) (void *admit_arg, uint64_t work_pixels);
+    void (*reserve) (void *admit_arg, int64_t bytes);
     void *admit_arg;
 } qc_pipeline_input_t;
 

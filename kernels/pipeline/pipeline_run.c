@@ -68,8 +68,13 @@ static void
 start_run (qc_pipeline_job_t *job, qc_result_t *out, int read_threads)
 {
     const qc_pipeline_t *self = job->pipeline;
+    /* the memory gate's hook outlives a run made again (run_again) */
+    void (*reserve) (void *, int64_t) = job->run.reserve;
+    void *reserve_arg = job->run.reserve_arg;
     job->run = (qc_run_t) {
         .slide = job->slide,
+        .reserve = reserve,
+        .reserve_arg = reserve_arg,
         .out = out,
         .filename = qc_slide_name (job->slide),
         .origin = job->origin,
@@ -338,6 +343,10 @@ qc_pipeline_run_input (const qc_pipeline_t *self, const qc_pipeline_input_t *in,
     qc_result_reset (out);
     /* the analysis image is read by the first step that needs it */
     qc_pipeline_job_t *job = prepare (self, in, out, 0);
+    if (job) {
+        job->run.reserve = in->reserve;
+        job->run.reserve_arg = in->admit_arg;
+    }
     if (job && job->rc == 0 && in->admit) {
         int w = 0, h = 0;
         if (qc_run_size_at (&job->run, self->base.image_work_size, &w, &h) != 0)

@@ -75,6 +75,9 @@ typedef struct qc_run {
                                         first used */
     const struct qc_ops *ops;        /* backend (qc_run_ops); NULL = CPU */
     unsigned oom_at_start;           /* qc_oom_count () when it started */
+    void (*reserve) (void *arg, int64_t bytes);  /* the pipeline input's
+                                        (pipeline.h); NULL: none */
+    void *reserve_arg;
     struct qc_png_queue *png_queue;  /* PNG encodes done on threads of
                                         their own while the steps go on
                                         (png_queue.h; the pipeline's,
@@ -82,6 +85,12 @@ typedef struct qc_run {
                                         spare); NULL: each save encodes
                                         at once */
 } qc_run_t;
+
+/* Counts bytes more (fewer when negative) that the step holds beyond
+ * the slide's images, for the worker's memory gate (pipeline.h's
+ * reserve); nothing without one. A step gives back what it counted
+ * before it returns. */
+void qc_run_reserve (qc_run_t *run, int64_t bytes);
 
 /* ---- reporting (run_report.c, pyfloat.c) ---- */
 

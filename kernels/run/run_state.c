@@ -137,3 +137,10 @@ qc_run_state_free (qc_run_t *run)
     free (st);
     run->state = NULL;
 }
+
+void
+qc_run_reserve (qc_run_t *run, int64_t bytes)
+{
+    if (run && run->reserve && bytes)
+        run->reserve (run->reserve_arg, bytes);
+}

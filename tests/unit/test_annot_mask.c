@@ -209,6 +209,21 @@ count_annot (const qc_rgb_t *m, double x0, double y0, double x1, double y1, size
             }
 }
 
+/* A pipeline input's reserve hook that keeps count. */
+typedef struct {
+    int64_t now, most;
+    int calls;
+} reserved_t;
+
+static void
+reserve (void *arg, int64_t bytes)
+{
+    reserved_t *r = arg;
+    r->now += bytes;
+    r->most = r->now > r->most ? r->now : r->most;
+    r->calls++;
+}
+
 static void
 test_slides (void)
 {
@@ -321,6 +336,32 @@ test_slides (void)
            && top && fabs (atof (top) - 0.5) < 0.02 && qc_result_file (r, "_annot_geojson.png"),
            "getAnnotationMask %s, warnings: %s", top ? top : "-", w);
     qc_pipeline_destroy (&p);
+
+    /* what the file and its polygons hold is counted at the memory gate
+       (pipeline.h's reserve): the file 7 times over while it is parsed,
+       then what the polygons hold, all given back by the step's end; so
+       for a file that does not parse */
+    for (int broken = 0; broken < 2; broken++) {
+        if (broken)
+            CHECK (write_file ("CMU-1-Small-Region_fc.geojson", "[{\"geometry\": ") == 0);
+        struct stat fst;
+        char fc[1024];
+        snprintf (fc, sizeof fc, "%s/CMU-1-Small-Region_fc.geojson", dir);
+        CHECK (stat (fc, &fst) == 0);
+        reserved_t res = { 0 };
+        qc_pipeline_input_t in = { .path = path, .reserve = reserve, .admit_arg = &res };
+        p = qc_pipeline_new ("[pipeline]\nsteps= AnnotationModule.saveAnnotationMask\n"
+                             "[AnnotationModule.saveAnnotationMask]\nformat: geojson\n"
+                             "suffix: _fc\n", err, sizeof err);
+        int rc = p ? qc_pipeline_run_input (p, &in, r, NULL) : -1;
+        CHECK (broken ? rc != 0 && r->error && strstr (r->error, "annotation file") : rc == 0,
+               "%s", r->error ? r->error : err);
+        CHECK (res.most == 7 * (int64_t) fst.st_size && res.now == 0
+               && res.calls == (broken ? 2 : 3), "%s file: at most %lld bytes counted "
+               "(%lld bytes of file), %lld left, %d calls", broken ? "a broken" : "the",
+               (long long) res.most, (long long) fst.st_size, (long long) res.now, res.calls);
+        qc_pipeline_destroy (&p);
+    }
 
     /* the earlier steps: xmlMask as saveAnnotationMask (no holes there),
        geoJSONMask filling the polygon's hole too, as that version drew

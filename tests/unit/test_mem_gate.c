@@ -2,11 +2,13 @@
  * slide goes in while the others leave room; one that does not fit
  * waits, and a small one that came after it waits behind it (it would
  * fit, but a large slide passed over by small ones could wait for
- * ever); a slide larger than the budget runs alone; budget 0 gates
- * nothing. Every wait is bounded (a thread that is still waiting after
+ * ever); a slide larger than the budget runs alone; bytes a running
+ * slide adds hold the next one out until given back (and never go
+ * below what it went in with); budget 0 gates nothing. Every wait is bounded (a thread that is still waiting after
  * its bound fails the test). */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -117,6 +119,40 @@ main (void)
     finish (&b);
     CHECK (admitted_within (&c, 5));
     finish (&c);
+
+    /* bytes a running slide adds (a large annotation, parsed) hold the
+       next slide out without a wait of its own; giving them back lets
+       it in; they never go below what the slide went in with */
+    start (&a, 64);
+    CHECK (admitted_within (&a, 5));
+    qc_mem_gate_add (&a.ticket, 60 * (int64_t) MB);
+    start (&b, 64);
+    CHECK (!admitted_within (&b, 0.3), "64 MB went in beside 124 MB under 150");
+    qc_mem_gate_held (&n, &held);
+    CHECK (n == 1 && held == 124 * MB, "%u slides, %llu bytes held", n,
+           (unsigned long long) held);
+    qc_mem_gate_add (&a.ticket, -60 * (int64_t) MB);
+    CHECK (admitted_within (&b, 5), "the bytes given back did not let the next slide in");
+    qc_mem_gate_add (&a.ticket, -500 * (int64_t) MB);
+    qc_mem_gate_add (&a.ticket, INT64_MIN);
+    CHECK (a.ticket.bytes == 64 * MB, "a slide gave back more than it added: %llu held",
+           (unsigned long long) a.ticket.bytes);
+    qc_mem_gate_add (&b.ticket, INT64_MAX);
+    qc_mem_gate_add (&b.ticket, INT64_MAX);    /* held to UINT64_MAX, no wrap */
+    qc_mem_gate_add (&b.ticket, -INT64_MAX);
+    qc_mem_gate_add (&b.ticket, -INT64_MAX);
+    qc_mem_gate_add (&b.ticket, -INT64_MAX);
+    CHECK (b.ticket.bytes == 64 * MB, "%llu", (unsigned long long) b.ticket.bytes);
+    finish (&a);
+    finish (&b);
+    qc_mem_gate_held (&n, &held);
+    CHECK (n == 0 && held == 0, "%u slides, %llu bytes held after adding", n,
+           (unsigned long long) held);
+    qc_mem_ticket_t never = { 0 };
+    qc_mem_gate_add (&never, 10 * (int64_t) MB);     /* not admitted: nothing */
+    qc_mem_gate_add (NULL, 10 * (int64_t) MB);
+    qc_mem_gate_held (&n, &held);
+    CHECK (n == 0 && held == 0 && never.bytes == 0);
 
     /* a larger budget set while a slide waits lets it in */
     start (&a, 100);
