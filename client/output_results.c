@@ -220,6 +220,23 @@ slide_of (qc_output_t *o, const qc_msg_t *m)
     return o->other.name ? &o->other : NULL;
 }
 
+static int
+stamps_open (qc_output_t *o, char *err, size_t errlen)
+{
+    return o->stamps_out || (o->stamps_out = open_in (o, QC_STAMPS_FILE, "a", err, errlen))
+           ? 0 : -1;
+}
+
+static int
+stamps_flushed (qc_output_t *o, int put, char *err, size_t errlen)
+{
+    if (put >= 0 && fflush (o->stamps_out) == 0)
+        return 0;
+    snprintf (err, errlen, "cannot write %s/%s: %s", o->outdir, QC_STAMPS_FILE,
+              strerror (errno));
+    return -1;
+}
+
 /* A slide by URL's line in .qc-stamps: the version of its file the
  * worker read (or that none is known), so that a rerun can ask the
  * server whether it changed since (output_stamps.h). Written before the
@@ -230,21 +247,13 @@ note_url_version (qc_output_t *o, const slide_t *s, const qc_result_t *r, char *
 {
     const qc_result_source_t *had = o->url_stamps ? zhashx_lookup (o->url_stamps, s->path)
                                                   : NULL;
-    if (!r->has_source && !r->ninputs && had && had->size < 0
-        && !qc_url_stamp_checkable (had))
+    if (!r->has_source && had && had->size < 0 && !qc_url_stamp_checkable (had))
         return 0;   /* "not known" again (a slide retried each night): said once */
-    if (!o->stamps_out && !(o->stamps_out = open_in (o, QC_STAMPS_FILE, "a", err, errlen)))
+    if (stamps_open (o, err, errlen) != 0
+        || stamps_flushed (o, qc_url_stamps_put (o->stamps_out, s->path,
+                                                 r->has_source ? &r->source : NULL),
+                           err, errlen) != 0)
         return -1;
-    /* and the files its steps read beside it by URL (its annotation):
-       their versions, or that they were not there */
-    int bad = qc_url_stamps_put (o->stamps_out, s->path, r->has_source ? &r->source : NULL);
-    for (size_t i = 0; i < r->ninputs && bad >= 0; i++)
-        bad = qc_url_input_stamps_put (o->stamps_out, s->path, &r->inputs[i]);
-    if (bad < 0 || fflush (o->stamps_out) != 0) {
-        snprintf (err, errlen, "cannot write %s/%s: %s", o->outdir, QC_STAMPS_FILE,
-                  strerror (errno));
-        return -1;
-    }
     /* and in the table a plan after this (results fetched from an
        unfinished job, then planned) judges by */
     qc_result_source_t *v = o->url_stamps ? malloc (sizeof *v) : NULL;
@@ -252,19 +261,92 @@ note_url_version (qc_output_t *o, const slide_t *s, const qc_result_t *r, char *
         *v = r->has_source ? r->source : (qc_result_source_t) { .size = -1 };
         zhashx_update (o->url_stamps, s->path, v);
     }
-    for (size_t i = 0; i < r->ninputs && o->url_input_stamps; i++) {
-        const qc_result_input_t *in = &r->inputs[i];
-        if (in->there && in->v.size < 0 && !qc_url_stamp_checkable (&in->v))
-            continue;           /* not stamped (qc_url_input_stamps_put) */
-        char *key = qc_input_stamp_key (s->path, in->where);
+    return 0;
+}
+
+/* The files by URL the config's steps read beside a slide, redacted (an
+ * add of qc_output_inputs_fn) */
+static int
+add_url_file (void *ctx, const char *where)
+{
+    zlistx_t *list = ctx;
+    if (!where || !qc_url_is_remote (where))
+        return 0;
+    char shown[QC_RESULT_MAX_INPUT + 1];
+    return zlistx_add_end (list, qc_url_redact (where, shown, sizeof shown)) ? 0 : -1;
+}
+
+/* Whether r names the file shown among its inputs */
+static bool
+result_names (const qc_result_t *r, const char *shown)
+{
+    char own[QC_RESULT_MAX_INPUT + 1];
+    for (size_t i = 0; i < r->ninputs; i++)
+        if (strcmp (qc_url_redact (r->inputs[i].where, own, sizeof own), shown) == 0)
+            return true;
+    return false;
+}
+
+/* The files by URL a slide's steps read beside it (its annotation),
+ * stamped with its record ('u' lines, output_stamps.h): their versions,
+ * or that they were not there, for a rerun to ask their servers. Each
+ * redacted here too (a worker's word is not taken for it). A file the
+ * config reads beside the slide that the result does not name (a worker
+ * or broker of an older build did not say) loses its stamp, so that no
+ * rerun judges by a version this record was not made with. */
+static int
+note_inputs (qc_output_t *o, const slide_t *s, const qc_result_t *r, char *err,
+             size_t errlen)
+{
+    zlistx_t *forget = zlistx_new ();
+    if (!forget) {
+        snprintf (err, errlen, "out of memory");
+        return -1;
+    }
+    zlistx_set_destructor (forget, (zlistx_destructor_fn *) zstr_free);
+    zlistx_set_duplicator (forget, (zlistx_duplicator_fn *) strdup);
+    int rc = 0;
+    if (o->inputs_of && o->url_input_stamps
+        && o->inputs_of (o->inputs_ctx, s->path, add_url_file, forget) != 0) {
+        snprintf (err, errlen, "out of memory");
+        rc = -1;
+    }
+    for (const char *f = zlistx_first (forget); f && rc == 0; f = zlistx_next (forget)) {
+        char *key = qc_input_stamp_key (s->path, f);
+        if (!key) {
+            snprintf (err, errlen, "out of memory");
+            rc = -1;
+        } else if (!result_names (r, f) && zhashx_lookup (o->url_input_stamps, key)) {
+            rc = stamps_open (o, err, errlen) != 0
+                 || stamps_flushed (o, qc_url_input_stamps_forget (o->stamps_out, s->path,
+                                                                   f), err, errlen) != 0
+                 ? -1 : 0;
+            if (rc == 0)
+                zhashx_delete (o->url_input_stamps, key);
+        }
+        free (key);
+    }
+    zlistx_destroy (&forget);
+    for (size_t i = 0; i < r->ninputs && rc == 0; i++) {
+        char shown[QC_RESULT_MAX_INPUT + 1];
+        qc_result_input_t in = r->inputs[i];
+        in.where = qc_url_redact (r->inputs[i].where, shown, sizeof shown);
+        if (in.there && in.v.size < 0 && !qc_url_stamp_checkable (&in.v))
+            continue;           /* nothing to ask (qc_url_input_stamps_put) */
+        if (stamps_open (o, err, errlen) != 0
+            || stamps_flushed (o, qc_url_input_stamps_put (o->stamps_out, s->path, &in), err,
+                               errlen) != 0)
+            return -1;
+        /* and in the table a plan after this judges by */
+        char *key = o->url_input_stamps ? qc_input_stamp_key (s->path, in.where) : NULL;
         qc_result_source_t *iv = key ? malloc (sizeof *iv) : NULL;
         if (iv) {
-            *iv = in->there ? in->v : (qc_result_source_t) { .size = -1 };
+            *iv = in.there ? in.v : (qc_result_source_t) { .size = -1 };
             zhashx_update (o->url_input_stamps, key, iv);
         }
         free (key);
     }
-    return 0;
+    return rc;
 }
 
 int
@@ -292,8 +374,11 @@ qc_output_result (qc_output_t *o, const qc_msg_t *m, char *err, size_t errlen)
                  (long long) ts.st_size, (long long) es.st_size);
         fflush (o->journal);
     }
-    /* the version of a slide by URL first: a record never lacks it */
+    /* the version of a slide by URL first, and of the files by URL read
+       beside any slide: a record never lacks them */
     int rc = qc_url_is_remote (s->path) ? note_url_version (o, s, r, err, errlen) : 0;
+    if (rc == 0)
+        rc = note_inputs (o, s, r, err, errlen);
     if (rc)
         return rc;
     /* images first: a row means its images are there */

@@ -129,7 +129,11 @@ static bool
 parse_url_input_line (char *line, char **key, qc_result_source_t *v)
 {
     char *f[6];
-    if (!split_fields (line, "u", f, 6) || !*f[2] || !parse_version (f + 3, v))
+    if (!split_fields (line, "u", f, 6) || !*f[2])
+        return false;
+    if (strcmp (f[3], "-2") == 0)
+        *v = (qc_result_source_t) { .size = -2 };    /* forgotten */
+    else if (!parse_version (f + 3, v))
         return false;
     if (asprintf (key, "%s\t%s", f[0], f[2]) < 0)
         *key = NULL;
@@ -191,6 +195,11 @@ read_lines (const char *outdir, lines_t kind)
         if (!path) {
             ok = false;         /* a line read, no memory to keep it */
             break;
+        }
+        if (kind == LINES_URL_INPUTS && v.size == -2) {
+            zhashx_delete (t, path);        /* forgotten since */
+            free (path);
+            continue;
         }
         size_t size = urls ? sizeof v : sizeof st;
         void *copy = malloc (size);
@@ -319,4 +328,15 @@ qc_url_input_stamps_put (FILE *f, const char *slide, const qc_result_input_t *in
         || qc_escape_put (f, v->last_modified) == EOF)
         return -1;
     return fputc ('\n', f) == EOF ? -1 : 0;
+}
+
+int
+qc_url_input_stamps_forget (FILE *f, const char *slide, const char *where)
+{
+    if (!f || !slide || !where || !*where)
+        return -1;
+    if (qc_escape_put (f, slide) == EOF || fputs ("\tu\t", f) == EOF
+        || qc_escape_put (f, where) == EOF || fputs ("\t-2\t\t\n", f) == EOF)
+        return -1;
+    return 0;
 }

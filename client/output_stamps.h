@@ -37,7 +37,9 @@
  * "escaped redacted slide URL TAB u TAB escaped redacted file URL TAB
  * size TAB escaped ETag TAB escaped Last-Modified", size -1 and no
  * validator for a file that was not there (one read of which nothing is
- * known gets no line). A rerun asks the file's server
+ * known gets no line), -2 when a later record did not say (the stamp is
+ * forgotten). So is one in a file_path URL beside a local slide, keyed
+ * by its path. A rerun asks the file's server
  * as it asks the slide's (client/url_versions.h): another version, or a
  * file drawn where there was none, runs the slide again. */
 #ifndef QC_OUTPUT_STAMPS_H
@@ -102,8 +104,12 @@ int qc_input_stamps_put (FILE *f, const char *slide, const char *file, const qc_
  * -1 and no validator: not there then), the later line winning. NULL only out of
  * memory. */
 zhashx_t *qc_url_input_stamps_read (const char *outdir);
-/* One such line for in beside the slide by URL slide (redacted) to f:
+/* One such line for in beside slide (a redacted URL, or a path) to f:
  * 0, or -1 on error. */
 int qc_url_input_stamps_put (FILE *f, const char *slide, const qc_result_input_t *in);
+/* A line that takes the stamp of the file where beside slide away (size
+ * -2): the record made since did not say which version it read. 0, or
+ * -1 on error. */
+int qc_url_input_stamps_forget (FILE *f, const char *slide, const char *where);
 
 #endif

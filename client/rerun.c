@@ -77,19 +77,30 @@ asks_free (asks_t *a)
     free (a->of);
 }
 
-/* Slide i's items into a (none when it is not a done slide by URL). */
+/* Slide i's items into a: a done slide by URL's own file, then the
+ * files by URL its steps read beside it whose versions its record was
+ * made with; for a done local slide, only the latter (an annotation in
+ * a file_path URL). None for any other slide. */
 static int
 ask_slide (qc_output_t *out, const qc_cohort_t *c, size_t i, asks_t *a)
 {
     char shown[QC_PROTO_MAX_PATH + 1];
-    const qc_result_source_t *v = url_version_to_ask (out, c, i, shown, sizeof shown);
-    if (!v)
-        return 0;
-    if (ask_add (a, (qc_urlv_item_t) { .url = c->paths[i], .was = v }, i) != 0)
-        return -1;
+    const char *key = shown;
+    if (qc_url_is_remote (c->paths[i])) {
+        const qc_result_source_t *v = url_version_to_ask (out, c, i, shown, sizeof shown);
+        if (!v)
+            return 0;
+        if (ask_add (a, (qc_urlv_item_t) { .url = c->paths[i], .was = v }, i) != 0)
+            return -1;
+    } else {
+        /* under the path its record has (a linked folder's spelling) */
+        qc_rec_t rec = qc_output_recorded_as (out, c->paths[i], &key);
+        if (rec != QC_REC_PASSED && rec != QC_REC_FAILED)
+            return 0;
+    }
     qc_output_url_input_t *list = NULL;
     size_t n = 0;
-    if (qc_output_url_inputs (out, c->paths[i], shown, &list, &n) != 0)
+    if (qc_output_url_inputs (out, c->paths[i], key, &list, &n) != 0)
         return -1;
     if (n == 0)
         return 0;
@@ -112,13 +123,33 @@ ask_slide (qc_output_t *out, const qc_cohort_t *c, size_t i, asks_t *a)
     return 0;
 }
 
+/* The item of a slide's items [j, end) that decides its verdict, or end
+ * when all are the same. The slide's own file (the first, not optional)
+ * decides when it changed or could not be told: a slide its server no
+ * longer has (a share not mounted behind it) is skipped as done, not
+ * run to fail because its annotation is gone too. Else the first file
+ * beside it that changed, else the first that could not be told. */
+static size_t
+deciding_item (const asks_t *a, size_t j, size_t end)
+{
+    if (!a->items[j].optional && a->items[j].verdict != QC_URLV_SAME)
+        return j;
+    size_t unknown = end;
+    for (size_t k = j; k < end; k++) {
+        if (a->items[k].verdict == QC_URLV_CHANGED)
+            return k;
+        if (a->items[k].verdict == QC_URLV_UNKNOWN && unknown == end)
+            unknown = k;
+    }
+    return unknown;
+}
+
 /* Asks the servers of the cohort's done slides by URL whether each is
  * still the file its record was made from, and each file by URL read
- * beside it still the one (or still not there): verdict[i] for slide i,
- * CHANGED when any of its files changed, else UNKNOWN when any could not
- * be told (QC_URLV_SAME for every other slide). What decided a slide's
- * verdict is said first, a few on the terminal (r) and each in qc.log.
- * -1 on memory. */
+ * beside a done slide still the one (or still not there): verdict[i] for
+ * slide i, as deciding_item says (QC_URLV_SAME for every other slide).
+ * What decided is said: a few on the terminal (r: a slide by URL's) and
+ * each in qc.log. -1 on memory. */
 static int
 ask_url_versions (qc_output_t *out, const qc_cohort_t *c, FILE *say, qc_rerun_t *r,
                   uint8_t *verdict)
@@ -129,32 +160,29 @@ ask_url_versions (qc_output_t *out, const qc_cohort_t *c, FILE *say, qc_rerun_t 
         rc = ask_slide (out, c, i, &a);
     if (rc == 0 && a.n > 0)
         qc_url_versions_check (a.items, a.n, 0, say);
-    /* a slide's items are together: the first that changed decides, else
-       the first that could not be told */
     size_t nchanged = 0, nunknown = 0;
     for (size_t j = 0; j < a.n && rc == 0;) {
-        size_t end = j, decides = a.n;
-        while (end < a.n && a.of[end] == a.of[j]) {
-            qc_urlv_verdict_t v = a.items[end].verdict;
-            if (v == QC_URLV_CHANGED && (decides == a.n
-                                        || a.items[decides].verdict != QC_URLV_CHANGED))
-                decides = end;
-            else if (v == QC_URLV_UNKNOWN && decides == a.n)
-                decides = end;
+        size_t end = j;
+        while (end < a.n && a.of[end] == a.of[j])
             end++;
-        }
-        qc_urlv_verdict_t v = decides < a.n ? a.items[decides].verdict : QC_URLV_SAME;
-        verdict[a.of[j]] = (uint8_t) v;
+        size_t decides = deciding_item (&a, j, end);
+        size_t slide = a.of[j];
         j = end;
-        if (v == QC_URLV_SAME)
+        if (decides == end)
             continue;
         const qc_urlv_item_t *it = &a.items[decides];
-        char **slot = v == QC_URLV_CHANGED && nchanged < QC_RERUN_SHOW
+        qc_urlv_verdict_t v = it->verdict;
+        verdict[slide] = (uint8_t) v;
+        /* the terminal lists slides by URL; a local slide's annotation
+           is counted with the others' (qc_rerun_say) and named in qc.log */
+        bool remote = qc_url_is_remote (c->paths[slide]);
+        char **slot = !remote ? NULL
+                      : v == QC_URLV_CHANGED && nchanged < QC_RERUN_SHOW
                       ? &r->changed_shown[nchanged]
                       : v == QC_URLV_UNKNOWN && nunknown < QC_RERUN_SHOW
                       ? &r->unchecked_shown[nunknown] : NULL;
-        nchanged += v == QC_URLV_CHANGED;
-        nunknown += v == QC_URLV_UNKNOWN;
+        nchanged += remote && v == QC_URLV_CHANGED;
+        nunknown += remote && v == QC_URLV_UNKNOWN;
         r->unreached += v == QC_URLV_UNKNOWN && it->unreached;
         if (slot && !(*slot = strdup (it->why)))
             rc = -1;
@@ -203,6 +231,8 @@ plan_slides (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
         if (!changed && !force && !remote && (rec == QC_REC_PASSED || rec == QC_REC_FAILED)) {
             if (qc_output_inputs_changed (out, as, p, &changed_inputs) != 0)
                 return -1;
+            /* or one by URL (a file_path URL) its server has another of */
+            changed_inputs = changed_inputs || verdict[i] == QC_URLV_CHANGED;
             if (changed_inputs
                 && qc_output_plan_note (out, "INFO", "a file the config's steps read beside "
                                         "%s (its annotation) was drawn, changed or removed "
@@ -210,6 +240,8 @@ plan_slides (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
                 return -1;
             changed = changed_inputs;
         }
+        if (!changed && !force && !remote && verdict[i] == QC_URLV_UNKNOWN)
+            r->unchecked_inputs++;  /* skipped below, as before */
         if (changed)
             rec = QC_REC_RETRY;
         else if (remote && verdict[i] == QC_URLV_UNKNOWN)
@@ -429,6 +461,14 @@ qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to)
             fprintf (to, "  (a server the workers reach but this machine does not: "
                      "--no-check skips the check, -f runs the slides again)\n");
     }
+    if (r->unchecked_inputs)
+        fprintf (to, "%zu slide%s whose annotation is by URL could not be checked against "
+                 "its server: whether it changed since %s results were made is not known, "
+                 "so %s skipped as done (-f runs %s again; qc.log says why)\n",
+                 r->unchecked_inputs, qc_plural (r->unchecked_inputs),
+                 r->unchecked_inputs == 1 ? "its" : "their",
+                 r->unchecked_inputs == 1 ? "it is" : "they are",
+                 r->unchecked_inputs == 1 ? "it" : "them");
     if (r->unstamped)
         fprintf (to, "%zu of the slides skipped %s no record of the size and time of %s "
                  "file (results of an older qc-submit): whether %s changed since cannot be "

@@ -45,6 +45,9 @@ typedef struct {
                                  version (client/url_versions.h) */
     size_t unchecked;         /* by URL, skipped as done: whether it changed
                                  could not be told */
+    size_t unchecked_inputs;  /* local, skipped as done: whether its
+                                 annotation by URL changed could not be
+                                 told */
     size_t unstamped;         /* skipped, with no stamp to tell whether its
                                  file changed (a folder of an older build):
                                  stamped now, for the next run */

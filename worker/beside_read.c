@@ -51,6 +51,14 @@ read_whole (const char *url, const qc_http_opts_t *o, const qc_http_file_t *prob
     return rc;
 }
 
+static void
+set_version (qc_result_source_t *v, int64_t size, const qc_http_file_t *file)
+{
+    v->size = size < 0 ? -1 : size;
+    snprintf (v->etag, sizeof v->etag, "%s", file->etag);
+    snprintf (v->last_modified, sizeof v->last_modified, "%s", file->last_modified);
+}
+
 static int
 read_url (qc_worker_t *w, const char *url, size_t max, unsigned char **data,
           size_t *size, qc_result_source_t *version, char *err, size_t errlen)
@@ -75,6 +83,10 @@ read_url (qc_worker_t *w, const char *url, size_t max, unsigned char **data,
         return 0;
     if (st != QC_HTTP_OK)
         return qc_fail (err, errlen, "%s", why);
+    /* the version there, known now: a read refused or failed from here
+       on is of that file, and a rerun can ask whether it was replaced */
+    if (version)
+        set_version (version, file.size, &file);
     if (file.size < 0 || (uint64_t) file.size > max)
         return qc_fail (err, errlen, "%s: %s", QC_URL_SHOWN (url), file.size < 0
                         ? "the server does not say its size" : "too large");
@@ -113,12 +125,8 @@ read_url (qc_worker_t *w, const char *url, size_t max, unsigned char **data,
         buf = NULL;
         /* which version was read, for the rerun to ask about: the one
            the bytes came as (an empty file's, the probe's) */
-        if (version) {
-            version->size = (int64_t) want;
-            snprintf (version->etag, sizeof version->etag, "%s", file.etag);
-            snprintf (version->last_modified, sizeof version->last_modified, "%s",
-                      file.last_modified);
-        }
+        if (version)
+            set_version (version, (int64_t) want, &file);
     }
     free (buf);
     return rc;

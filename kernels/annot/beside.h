@@ -20,9 +20,11 @@
  * file (a 404 for a URL); -1: it could not be read, err says why. At
  * most max bytes: a larger file is -1. version (NULL: not wanted) gets,
  * on 1, which version of a file by URL was read: its size and the
- * server's ETag and Last-Modified ("" when none); size -1 and "" for a
- * local file, and on 0 or -1 (a rerun stamps and asks a URL's version:
- * client/output_stamps.h). */
+ * server's ETag and Last-Modified ("" when none), and on -1 which
+ * version was there when the read failed after the server described it
+ * (too large, no size given); size -1 and "" for a local file, on 0, and
+ * when the server said nothing of it (a rerun stamps and asks a URL's
+ * version: client/output_stamps.h). */
 typedef int (qc_beside_reader_fn) (void *ctx, const char *where, size_t max,
                                    unsigned char **data, size_t *size,
                                    qc_result_source_t *version, char *err, size_t errlen);

@@ -219,11 +219,14 @@ annotation_mask (qc_run_t *run, const variant_t *v, const step_params_t *p,
     int got = qc_beside_read (where, MAX_FILE, &data, &size, &version, err, sizeof err);
     /* which file by URL this slide's result was made with, or that it
        was not there: the client stamps it, and a rerun asks its server
-       (a local file the client stamps itself) */
-    if (got >= 0 && qc_url_is_remote (where)) {
+       (a local file the client stamps itself). A read that failed after
+       the server described the file too: a file replaced since (a
+       smaller one for one too large) runs the slide again */
+    bool described = version.size >= 0 || version.etag[0] || version.last_modified[0];
+    if ((got >= 0 || described) && qc_url_is_remote (where)) {
         char shown[QC_RESULT_MAX_INPUT + 1];
         qc_url_redact (where, shown, sizeof shown);
-        qc_result_add_input (run->out, shown, got == 1 ? &version : NULL);
+        qc_result_add_input (run->out, shown, got == 0 ? NULL : &version);
     }
     if (got == 0) {
         qc_run_warn (run, v->missing, QC_URL_SHOWN (where));

@@ -29,7 +29,10 @@
 #     of each annotation it read, or that none was there, and a rerun
 #     asks the server: a slide whose annotation was redrawn, drawn where
 #     there was none, or removed runs again alone, saying why in qc.log;
-#     an unchanged one is skipped.
+#     an unchanged one is skipped, and so is one its server lost along
+#     with its annotation (not run to fail); local slides whose
+#     file_path is a URL likewise; an annotation too large to read fails
+#     its slide, and the slide runs again once the file is replaced.
 . "$(dirname "$0")/lib.sh"
 
 mkdir -p "$T/slides" "$T/elsewhere" "$T/www"
@@ -271,4 +274,51 @@ esac
 urlrun "nothing changed since"
 grep -q "^nothing to run" "$T/urlrun.out" || fail "a rerun by URL after the rerun ran: $(cat "$T/urlrun.out")"
 grep -q "SIGQQ7731" "$T/url/results.tsv" "$T/url/qc.log" "$T/url/.qc-stamps" && fail "the URL's query was written out"
-pass "reruns by URL: a slide whose annotation was redrawn, drawn or removed on the server runs again alone, with the reason in qc.log; an unchanged one is skipped; the stamps hold no query"
+# the server lost b.svs and b.xml (a share not mounted behind it): b.svs
+# cannot be told, and is skipped as done, not run to fail
+mv "$T/www/b.svs" "$T/www/b.xml" "$T/"
+urlrun "b.svs and b.xml gone from the server"
+grep -q "^nothing to run" "$T/urlrun.out" && grep -q "^1 slide by URL could not be checked" "$T/urlrun.out" \
+    || fail "a slide and its annotation both gone from their server: b.svs ran: $(cat "$T/urlrun.out")"
+mv "$T/b.svs" "$T/b.xml" "$T/www/"
+pass "reruns by URL: a slide whose annotation was redrawn, drawn or removed on the server runs again alone, with the reason in qc.log; an unchanged one is skipped; one its server lost with its annotation is skipped as done; the stamps hold no query"
+
+# a local slide whose file_path is a URL: the worker says which version
+# it read, and a rerun asks
+mkdir -p "$T/www/annot"
+cp "$T/elsewhere/a.xml" "$T/www/annot/a.xml"
+cfg "$T/annot-url.ini" "http://127.0.0.1:$NGINX_PORT/annot"
+pathrun() {   # pathrun WHAT
+    "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$T/annot-url.ini" -o "$T/lpath" \
+        "$T/slides/a.svs" "$T/slides/b.svs" >"$T/pathrun.out" 2>&1 \
+        || fail "local slides, file_path a URL ($1): $(tail -3 "$T/pathrun.out")"
+}
+pathrun "first"
+pathrun "nothing changed"
+grep -q "^nothing to run" "$T/pathrun.out" || fail "local slides, file_path a URL: an unchanged rerun ran: $(cat "$T/pathrun.out")"
+cp "$T/elsewhere/a.xml" "$T/www/annot/b.xml"
+echo >>"$T/www/annot/a.xml"
+pathrun "a.xml redrawn, b.xml drawn on the server"
+grep -q "^ok 2/2 " "$T/pathrun.out" \
+    && grep -q "^2 slides whose annotation .* was drawn, changed or removed" "$T/pathrun.out" \
+    && grep -q "changed on its server since its record was made, run again: http://127.0.0.1:$NGINX_PORT/annot/a.xml: " "$T/lpath/qc.log" \
+    && grep -q "run again: http://127.0.0.1:$NGINX_PORT/annot/b.xml: not there when its record was made, there now" "$T/lpath/qc.log" \
+    || fail "local slides, annotations redrawn and drawn at a file_path URL: both expected to run again: $(cat "$T/pathrun.out")"
+pathrun "nothing changed since"
+grep -q "^nothing to run" "$T/pathrun.out" || fail "local slides, file_path a URL: a rerun after the rerun ran: $(cat "$T/pathrun.out")"
+pass "local slides whose file_path is a URL: an annotation redrawn or drawn on the server runs its slide again, an unchanged one is skipped"
+
+# an annotation too large to read fails its slide; put right, the slide
+# runs again
+cp "$T/www/a.svs" "$T/www/z.svs"
+truncate -s 300M "$T/www/z.xml"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$T/beside.ini" -o "$T/big" "$(url z.svs)" \
+    >"$T/big.out" 2>&1
+[ $? -eq 1 ] && grep -q "z.xml: too large" "$T/big/error.log" \
+    || fail "a 300 MB annotation: its slide expected to fail as too large: $(tail -3 "$T/big.out")"
+cp "$T/elsewhere/a.xml" "$T/www/z.xml"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$T/beside.ini" -o "$T/big" "$(url z.svs)" \
+    >"$T/big.out" 2>&1 || fail "the annotation put right: $(tail -3 "$T/big.out")"
+grep -q "^ok 1/1 z.svs" "$T/big.out" && grep -q "z.xml: 314572800 bytes when its record was made, $(wc -c <"$T/elsewhere/a.xml") now" "$T/big.out" && [ -n "$(column "$T/big" z.svs getAnnotationMask)" ] \
+    || fail "an annotation too large, then put right: its slide expected to run again: $(cat "$T/big.out")"
+pass "an annotation by URL too large to read fails its slide; replaced by one that reads, the slide runs again"

@@ -157,10 +157,11 @@ test_inputs (void)
     unlink (path);
 }
 
-/* Files by URL beside slides by URL ("u" lines): a version read back
- * byte for byte, "not there" as size -1 and no validator, the later
- * line winning; a file read of which nothing is known gets no line;
- * damaged lines skipped; the other readers take none of them. */
+/* Files by URL beside slides ("u" lines): a version read back byte for
+ * byte, "not there" as size -1 and no validator, the later line
+ * winning, a forgetting line (-2) taking a stamp away until a later one;
+ * a file read of which nothing is known gets no line; damaged lines
+ * skipped; the other readers take none of them. */
 static void
 test_url_inputs (void)
 {
@@ -187,9 +188,21 @@ test_url_inputs (void)
     long before = ftell (f);
     CHECK (qc_url_input_stamps_put (f, "http://h:8080/s/c.svs", &unknown) == 0
            && ftell (f) == before, "a file of no known version: no line");
-    /* damaged: a field short, a size under -1, a field too many */
+    /* forgotten (a later record did not say), then stamped again; and
+       forgotten for good */
+    qc_result_input_t d2 = there;
+    d2.where = "http://h:8080/s/d2.xml";
+    CHECK (qc_url_input_stamps_put (f, "http://h:8080/s/a.svs", &d2) == 0
+           && qc_url_input_stamps_forget (f, "http://h:8080/s/a.svs", d2.where) == 0
+           && qc_url_input_stamps_put (f, "http://h:8080/s/b.svs", &d2) == 0
+           && qc_url_input_stamps_forget (f, "http://h:8080/s/b.svs", d2.where) == 0
+           && qc_url_input_stamps_put (f, "http://h:8080/s/b.svs", &d2) == 0);
+    CHECK (qc_url_input_stamps_forget (f, "/slides/local.svs", "http://h/x.xml") == 0
+           && qc_url_input_stamps_forget (NULL, "a", "b") == -1
+           && qc_url_input_stamps_forget (f, "a", "") == -1);
+    /* damaged: a field short, a size under -2, a field too many */
     fputs ("http://h/d.svs\tu\thttp://h/d.xml\t5\t\"e\"\n", f);
-    fputs ("http://h/e.svs\tu\thttp://h/e.xml\t-2\t\t\n", f);
+    fputs ("http://h/e.svs\tu\thttp://h/e.xml\t-3\t\t\n", f);
     fputs ("http://h/f.svs\tu\thttp://h/f.xml\t5\t\t\tx\n", f);
     CHECK (fclose (f) == 0);
     CHECK (qc_url_input_stamps_put (NULL, "a", &there) == -1
@@ -198,7 +211,13 @@ test_url_inputs (void)
 
     zhashx_t *t = qc_url_input_stamps_read (dir), *urls = qc_url_stamps_read (dir),
              *in = qc_input_stamps_read (dir), *files = qc_stamps_read (dir);
-    CHECK (t && zhashx_size (t) == 3, "u lines: %zu", t ? zhashx_size (t) : 0);
+    CHECK (t && zhashx_size (t) == 4, "u lines: %zu", t ? zhashx_size (t) : 0);
+    char *kd = qc_input_stamp_key ("http://h:8080/s/a.svs", d2.where);
+    char *kd2 = qc_input_stamp_key ("http://h:8080/s/b.svs", d2.where);
+    CHECK (t && kd && kd2 && !zhashx_lookup (t, kd) && zhashx_lookup (t, kd2),
+           "a forgotten stamp gone, one stamped again after it kept");
+    free (kd);
+    free (kd2);
     char *k = qc_input_stamp_key ("http://h:8080/s/a.svs", there.where);
     const qc_result_source_t *a = t && k ? zhashx_lookup (t, k) : NULL;
     CHECK (a && a->size == 549 && strcmp (a->etag, there.v.etag) == 0
