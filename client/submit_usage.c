@@ -27,7 +27,7 @@ submit_usage (FILE *to)
         "the job starts and get an error.log line each.\n\n"
         "An existing OUTDIR is resumed: slides it already has a result or an\n"
         "error for are skipped (-f runs them again), unless the slide's file,\n"
-        "or the annotation beside it (on its server too, for a slide by URL),\n"
+        "or its annotation (on its server too, where that is read by URL),\n"
         "changed since; no result is lost. One\n"
         "qc-submit at a time writes into a folder.\n\n"
         "  -b, --broker EP      submit to this broker instead of running locally\n"
