@@ -617,7 +617,9 @@ qc_output_open (const qc_output_config_t *cfg, bool attach, bool *busy, char *er
         || (!attach && !(o->stamps = qc_stamps_read (cfg->outdir)))
         || (!attach && !(o->url_stamps = qc_url_stamps_read (cfg->outdir)))
         || (!attach && !(o->input_stamps = qc_input_stamps_read (cfg->outdir)))
-        || (!attach && !(o->url_input_stamps = qc_url_input_stamps_read (cfg->outdir)))) {
+        /* ... and results fetched (--attach) forget what they do not
+           name (output_results.c) */
+        || !(o->url_input_stamps = qc_url_input_stamps_read (cfg->outdir))) {
         snprintf (err, errlen, "out of memory");
         if (o)
             o->lock_fd = -1;

@@ -276,63 +276,91 @@ add_url_file (void *ctx, const char *where)
     return zlistx_add_end (list, qc_url_redact (where, shown, sizeof shown)) ? 0 : -1;
 }
 
-/* Whether r names the file shown among its inputs */
+/* The stamped files beside the slide at path (keys "escaped path TAB
+ * escaped file": output_stamps.h) into list, unescaped. Without the
+ * config's pipeline (results fetched with --attach) the table is looked
+ * through: a job's results, once each. 0, or -1 out of memory. */
+static int
+stamped_files (const qc_output_t *o, const char *path, zlistx_t *list)
+{
+    if (o->inputs_of)
+        return o->inputs_of (o->inputs_ctx, path, add_url_file, list);
+    char *prefix = qc_escape_dup (path);
+    if (!prefix)
+        return -1;
+    size_t n = strlen (prefix);
+    int rc = 0;
+    for (void *v = zhashx_first (o->url_input_stamps); v && rc == 0;
+         v = zhashx_next (o->url_input_stamps)) {
+        const char *key = zhashx_cursor (o->url_input_stamps);
+        if (strncmp (key, prefix, n) != 0 || key[n] != '\t')
+            continue;
+        char *file = qc_unescape_dup (key + n + 1);
+        rc = file && zlistx_add_end (list, file) ? 0 : -1;
+        free (file);
+    }
+    free (prefix);
+    return rc;
+}
+
+/* Whether r names the file shown among its inputs, with a version a
+ * rerun can ask about (or as not there) */
 static bool
-result_names (const qc_result_t *r, const char *shown)
+result_stamps (const qc_result_t *r, const char *shown)
 {
     char own[QC_RESULT_MAX_INPUT + 1];
-    for (size_t i = 0; i < r->ninputs; i++)
-        if (strcmp (qc_url_redact (r->inputs[i].where, own, sizeof own), shown) == 0)
-            return true;
+    for (size_t i = 0; i < r->ninputs; i++) {
+        const qc_result_input_t *in = &r->inputs[i];
+        if (strcmp (qc_url_redact (in->where, own, sizeof own), shown) == 0)
+            return !in->there || in->v.size >= 0 || qc_url_stamp_checkable (&in->v);
+    }
     return false;
 }
 
 /* The files by URL a slide's steps read beside it (its annotation),
  * stamped with its record ('u' lines, output_stamps.h): their versions,
  * or that they were not there, for a rerun to ask their servers. Each
- * redacted here too (a worker's word is not taken for it). A file the
- * config reads beside the slide that the result does not name (a worker
- * or broker of an older build did not say) loses its stamp, so that no
- * rerun judges by a version this record was not made with. */
+ * redacted here too (a worker's word is not taken for it). A stamped
+ * file the result names with no version, or does not name (a worker or
+ * broker of an older build did not say; a slide that failed before its
+ * annotation step), loses its stamp, so that no rerun judges by a
+ * version this record was not made with. */
 static int
 note_inputs (qc_output_t *o, const slide_t *s, const qc_result_t *r, char *err,
              size_t errlen)
 {
-    zlistx_t *forget = zlistx_new ();
-    if (!forget) {
-        snprintf (err, errlen, "out of memory");
-        return -1;
-    }
-    zlistx_set_destructor (forget, (zlistx_destructor_fn *) zstr_free);
-    zlistx_set_duplicator (forget, (zlistx_duplicator_fn *) strdup);
     int rc = 0;
-    if (o->inputs_of && o->url_input_stamps
-        && o->inputs_of (o->inputs_ctx, s->path, add_url_file, forget) != 0) {
-        snprintf (err, errlen, "out of memory");
-        rc = -1;
+    zlistx_t *forget = o->url_input_stamps && zhashx_size (o->url_input_stamps)
+                       ? zlistx_new () : NULL;
+    if (forget) {
+        zlistx_set_destructor (forget, (zlistx_destructor_fn *) zstr_free);
+        zlistx_set_duplicator (forget, (zlistx_duplicator_fn *) strdup);
+        rc = stamped_files (o, s->path, forget);
     }
-    for (const char *f = zlistx_first (forget); f && rc == 0; f = zlistx_next (forget)) {
+    for (const char *f = forget ? zlistx_first (forget) : NULL; f && rc == 0;
+         f = zlistx_next (forget)) {
         char *key = qc_input_stamp_key (s->path, f);
-        if (!key) {
-            snprintf (err, errlen, "out of memory");
+        if (!key)
             rc = -1;
-        } else if (!result_names (r, f) && zhashx_lookup (o->url_input_stamps, key)) {
+        else if (!result_stamps (r, f) && zhashx_lookup (o->url_input_stamps, key)) {
             rc = stamps_open (o, err, errlen) != 0
                  || stamps_flushed (o, qc_url_input_stamps_forget (o->stamps_out, s->path,
                                                                    f), err, errlen) != 0
-                 ? -1 : 0;
+                 ? -2 : 0;
             if (rc == 0)
                 zhashx_delete (o->url_input_stamps, key);
         }
         free (key);
     }
     zlistx_destroy (&forget);
+    if (rc == -1)
+        snprintf (err, errlen, "out of memory");
     for (size_t i = 0; i < r->ninputs && rc == 0; i++) {
         char shown[QC_RESULT_MAX_INPUT + 1];
         qc_result_input_t in = r->inputs[i];
         in.where = qc_url_redact (r->inputs[i].where, shown, sizeof shown);
-        if (in.there && in.v.size < 0 && !qc_url_stamp_checkable (&in.v))
-            continue;           /* nothing to ask (qc_url_input_stamps_put) */
+        if (!result_stamps (r, in.where))
+            continue;           /* no version: forgotten above */
         if (stamps_open (o, err, errlen) != 0
             || stamps_flushed (o, qc_url_input_stamps_put (o->stamps_out, s->path, &in), err,
                                errlen) != 0)
@@ -346,7 +374,7 @@ note_inputs (qc_output_t *o, const slide_t *s, const qc_result_t *r, char *err,
         }
         free (key);
     }
-    return rc;
+    return rc == 0 ? 0 : -1;
 }
 
 int

@@ -457,9 +457,6 @@ qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to)
                  r->unchecked == 1 ? "its" : "their", r->unchecked == 1 ? "it is" : "they are",
                  r->unchecked == 1 ? "it" : "them");
         say_list (to, r->unchecked_shown, r->unchecked, "qc.log");
-        if (r->unreached)
-            fprintf (to, "  (a server the workers reach but this machine does not: "
-                     "--no-check skips the check, -f runs the slides again)\n");
     }
     if (r->unchecked_inputs)
         fprintf (to, "%zu slide%s whose annotation is by URL could not be checked against "
@@ -469,6 +466,9 @@ qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to)
                  r->unchecked_inputs == 1 ? "its" : "their",
                  r->unchecked_inputs == 1 ? "it is" : "they are",
                  r->unchecked_inputs == 1 ? "it" : "them");
+    if (r->unreached && (r->unchecked || r->unchecked_inputs))
+        fprintf (to, "  (a server the workers reach but this machine does not: "
+                 "--no-check skips the check, -f runs the slides again)\n");
     if (r->unstamped)
         fprintf (to, "%zu of the slides skipped %s no record of the size and time of %s "
                  "file (results of an older qc-submit): whether %s changed since cannot be "

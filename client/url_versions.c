@@ -236,9 +236,9 @@ wait_for (check_t *c, int started, size_t n, FILE *say)
     while (atomic_load (&c->finished) < started) {
         double t = now_s () - start;
         if (say && !said_at && t > SAY_AFTER_S) {
-            fprintf (say, "asking the servers of %zu slide%s by URL whether %s changed "
-                     "since %s results were made (--no-check skips this)...\n", n,
-                     n == 1 ? "" : "s", n == 1 ? "it" : "they", n == 1 ? "its" : "their");
+            fprintf (say, "asking servers whether %zu file%s by URL (slides, "
+                     "annotations) changed since the results made from %s (--no-check "
+                     "skips this)...\n", n, n == 1 ? "" : "s", n == 1 ? "it" : "them");
             fflush (say);
             said_at = t;
         } else if (say && said_at && t - said_at > SAY_EVERY_S) {

@@ -68,28 +68,35 @@
  * millions of points took over a GB that nothing counted. While it is
  * parsed: the file, and its points at 16 bytes each in ring arrays grown
  * by doubling (twice that at most), at 6 bytes of file a point at least
- * ("[1,2],"): 1 + 32 / 6, so 7 bytes a byte of file. Once parsed, what
- * is held exactly: 16 bytes a point, and the rasterizer's 32 bytes a
- * point of the longest ring (annot_raster.c's edges, active, xs). */
+ * ("[1,2],"): 1 + 32 / 6, so 7 bytes a byte of file. Once parsed: 16
+ * bytes a point, each ring an allocation of its own (malloc's 16 bytes
+ * besides), a region's holes in an array grown by doubling (2 entries a
+ * hole at most), the regions (twice: the earlier steps' copy, one a
+ * ring), and the rasterizer's 32 bytes a point of the longest ring
+ * (annot_raster.c's edges, active, xs); never less than while parsed,
+ * which bounds it for a file of many small rings too. */
 #define PARSE_BYTES_PER_FILE_BYTE 7
 #define BYTES_PER_POINT 16
+#define BYTES_PER_RING (16 + 2 * sizeof (qc_annot_ring_t) + 2 * sizeof (qc_annot_region_t))
 #define DRAW_BYTES_PER_POINT 32
 
 static int64_t
-held_parsed (const qc_annot_t *a)
+held_parsed (const qc_annot_t *a, int64_t while_parsed)
 {
-    size_t points = 0, longest = 0;
+    size_t points = 0, rings = 0, longest = 0;
     for (size_t i = 0; i < a->n; i++) {
         const qc_annot_region_t *r = &a->regions[i];
         points += r->outer.n;
         longest = r->outer.n > longest ? r->outer.n : longest;
+        rings += 1 + r->nholes;
         for (size_t j = 0; j < r->nholes; j++) {
             points += r->holes[j].n;
             longest = r->holes[j].n > longest ? r->holes[j].n : longest;
         }
     }
-    return (int64_t) (points * BYTES_PER_POINT + longest * DRAW_BYTES_PER_POINT
-                      + a->n * sizeof *a->regions);
+    int64_t held = (int64_t) (points * BYTES_PER_POINT + rings * BYTES_PER_RING
+                              + longest * DRAW_BYTES_PER_POINT);
+    return held > while_parsed ? held : while_parsed;
 }
 
 /* What differs between the step's names: one row per HistoQC step. */
@@ -248,7 +255,7 @@ annotation_mask (qc_run_t *run, const variant_t *v, const step_params_t *p,
         qc_run_fail (run, "annotation file %s: %s", QC_URL_SHOWN (where), err);
         return NULL;
     }
-    int64_t parsed = held_parsed (&a);
+    int64_t parsed = held_parsed (&a, held);
     qc_run_reserve (run, parsed - held);
     held = parsed;
     if (a.skipped)
