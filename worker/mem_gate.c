@@ -143,9 +143,9 @@ qc_mem_gate_leave (qc_mem_ticket_t *t)
     s_held -= t->bytes <= s_held ? t->bytes : s_held;
     if (s_running)
         s_running--;
+    t->in = false;          /* under the lock, as qc_mem_gate_add reads it */
     pthread_cond_broadcast (&s_turn);
     pthread_mutex_unlock (&s_lock);
-    t->in = false;
 }
 
 void
