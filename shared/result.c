@@ -2,6 +2,7 @@
 #include "shared/result.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,17 +73,29 @@ qc_result_destroy (qc_result_t **self_p)
     *self_p = NULL;
 }
 
-/* vasprintf with a length bound; NULL on error or when too long. */
+/* The text of fmt, at most max bytes, malloc'd; NULL when it is longer
+ * (*too_long set, when not NULL) or cannot be had. Measured first, then
+ * one allocation of its size: a result is most often failed for want
+ * of memory, when vasprintf's growing buffer may not be had where the
+ * text itself could. */
 static char *
-format_bounded (size_t max, const char *fmt, va_list ap)
+format_bounded (size_t max, const char *fmt, va_list ap, bool *too_long)
 {
+    if (too_long)
+        *too_long = false;
+    va_list again;
+    va_copy (again, ap);
+    int n = vsnprintf (NULL, 0, fmt, ap);
     char *s = NULL;
-    if (vasprintf (&s, fmt, ap) < 0)
-        return NULL;
-    if (strlen (s) > max) {
+    if (n >= 0 && (size_t) n > max) {
+        if (too_long)
+            *too_long = true;
+    } else if (n >= 0 && (s = malloc ((size_t) n + 1))
+               && vsnprintf (s, (size_t) n + 1, fmt, again) != n) {
         free (s);
-        return NULL;
+        s = NULL;
     }
+    va_end (again);
     return s;
 }
 
@@ -93,7 +106,7 @@ qc_result_set (qc_result_t *self, const char *key, const char *fmt, ...)
         return -1;
     va_list ap;
     va_start (ap, fmt);
-    char *value = format_bounded (QC_RESULT_MAX_VALUE, fmt, ap);
+    char *value = format_bounded (QC_RESULT_MAX_VALUE, fmt, ap, NULL);
     va_end (ap);
     if (!value)
         return -1;
@@ -201,7 +214,7 @@ qc_result_add_warning (qc_result_t *self, const char *fmt, ...)
         return -1;
     va_list ap;
     va_start (ap, fmt);
-    char *w = format_bounded (QC_RESULT_MAX_WARNINGS, fmt, ap);
+    char *w = format_bounded (QC_RESULT_MAX_WARNINGS, fmt, ap, NULL);
     va_end (ap);
     if (!w)
         return -1;
@@ -232,9 +245,12 @@ qc_result_fail (qc_result_t *self, const char *fmt, ...)
         return 0;
     va_list ap;
     va_start (ap, fmt);
-    self->error = format_bounded (QC_RESULT_MAX_ERROR, fmt, ap);
+    bool too_long;
+    self->error = format_bounded (QC_RESULT_MAX_ERROR, fmt, ap, &too_long);
     va_end (ap);
-    if (!self->error)
+    /* a reason that could not be had for memory is this machine's
+       memory's, and says so (it named length before) */
+    if (!self->error && too_long)
         self->error = strdup ("failed (reason too long to report)");
     if (!self->error)
         self->error = s_no_memory;

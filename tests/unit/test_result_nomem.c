@@ -5,7 +5,8 @@
  * the slide elsewhere and a rerun tries it again), where it left none
  * and the client wrote a bare "failed" nothing tried again. The result
  * is then reset, destroyed and its reason replaced without freeing that
- * static text (a child process, whose exit status says so). */
+ * static text (a child process, whose exit status says so). A reason
+ * over its bound is said to be too long, not memory's. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -96,6 +97,17 @@ main (void)
            && strcmp (ok->error, "first 1") == 0 && !qc_result_machine_trouble (ok->error));
     qc_result_set_error (ok, NULL);
     CHECK (ok && ok->error == NULL);
+    /* a reason over its bound is said to be one (not memory's), one at
+       its bound is kept whole */
+    static char reason[QC_RESULT_MAX_ERROR + 2];
+    memset (reason, 'r', QC_RESULT_MAX_ERROR + 1);
+    qc_result_fail (ok, "%s", reason);
+    CHECK (ok && ok->error && strcmp (ok->error, "failed (reason too long to report)") == 0
+           && !qc_result_machine_trouble (ok->error), "%s", ok ? ok->error : "");
+    qc_result_set_error (ok, NULL);
+    reason[QC_RESULT_MAX_ERROR] = 0;
+    qc_result_fail (ok, "%s", reason);
+    CHECK (ok && ok->error && strlen (ok->error) == QC_RESULT_MAX_ERROR);
     qc_result_destroy (&ok);
     return check_done ("test_result_nomem");
 }
