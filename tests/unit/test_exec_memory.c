@@ -26,6 +26,13 @@ run_under (const char *path, unsigned long long room)
 {
     struct rlimit was, tight;
     CHECK (getrlimit (RLIMIT_AS, &was) == 0);
+    /* the result first: the worker's is made before its slide runs,
+       and one of a few KB could not be had under the limit */
+    qc_result_t *out = qc_result_new ();
+    if (!out) {
+        CHECK (0, "no memory for a result");
+        exit (check_done ("exec_memory"));
+    }
     if (room) {
         /* the heap's free top goes back first, or room depends on what
            the build's earlier allocations left free: a CPU-only build's
@@ -36,7 +43,6 @@ run_under (const char *path, unsigned long long room)
         tight.rlim_cur = (rlim_t) (qc_mapped_bytes () + room);
         CHECK (setrlimit (RLIMIT_AS, &tight) == 0);
     }
-    qc_result_t *out = qc_result_new ();
     qc_task_t task = {.job = 1, .idx = 0, .attempt = 1, .gpu = -1, .read_threads = 1,
                       .path = (char *) path};
     qc_worker_exec_pipeline (NULL, &task, out);
