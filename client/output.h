@@ -101,15 +101,16 @@ bool qc_output_changed (const qc_output_t *self, const char *recorded, const cha
  * for .qc-stamps when the run starts. 0, or -1 out of memory. */
 int qc_output_inputs_changed (qc_output_t *self, const char *recorded, const char *path,
                               bool *changed);
-/* A file by URL that the config's steps read beside a slide by URL (its
- * annotation), and the version the slide's record was made with. */
+/* A file by URL that the config's steps read beside a slide (its
+ * annotation: beside a slide by URL, or in a file_path URL), and the
+ * version the slide's record was made with. */
 typedef struct {
     char *url;                      /* as the config and cohort give it */
     const qc_result_source_t *was;  /* the folder's; size -1 and no
                                        validator: it was not there */
 } qc_output_url_input_t;
-/* For the slide by URL at url (as the cohort gives it; shown, its
- * redacted form, as the folder records it): the files by URL the
+/* For the slide at url (as the cohort gives it; shown, its redacted
+ * form or the path its record has, as the folder records it): the files by URL the
  * config's steps read beside it that the run that made its record
  * stamped (output_stamps.h), for a rerun to ask their servers about.
  * *list is malloc'd (qc_output_url_inputs_free). 0, or -1 out of

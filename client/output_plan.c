@@ -164,14 +164,14 @@ qc_output_inputs_changed (qc_output_t *o, const char *recorded, const char *path
 
 typedef struct {
     const qc_output_t *o;
-    const char *shown;              /* the slide's redacted URL */
+    const char *shown;              /* the slide as its record has it */
     qc_output_url_input_t *list;
     size_t n;
 } url_inputs_t;
 
-/* add of qc_output_inputs_fn: a file by URL beside a slide by URL,
- * kept when the folder has its stamp (a local path is not this
- * machine's to stamp for a slide the workers fetch) */
+/* add of qc_output_inputs_fn: a file by URL beside the slide, kept
+ * when the folder has its stamp (a local path is the client's own to
+ * stamp: qc_output_inputs_changed) */
 static int
 add_url_input (void *ctx, const char *where)
 {

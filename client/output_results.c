@@ -247,7 +247,7 @@ note_url_version (qc_output_t *o, const slide_t *s, const qc_result_t *r, char *
 {
     const qc_result_source_t *had = o->url_stamps ? zhashx_lookup (o->url_stamps, s->path)
                                                   : NULL;
-    if (!r->has_source && had && had->size < 0 && !qc_url_stamp_checkable (had))
+    if (!r->has_source && had && !qc_result_source_known (had))
         return 0;   /* "not known" again (a slide retried each night): said once */
     if (stamps_open (o, err, errlen) != 0
         || stamps_flushed (o, qc_url_stamps_put (o->stamps_out, s->path,
@@ -303,17 +303,15 @@ stamped_files (const qc_output_t *o, const char *path, zlistx_t *list)
     return rc;
 }
 
-/* Whether r names the file shown among its inputs, with a version a
- * rerun can ask about (or as not there) */
+/* Whether r names the file shown among its inputs, stampable
+ * (qc_url_input_stampable) */
 static bool
 result_stamps (const qc_result_t *r, const char *shown)
 {
     char own[QC_RESULT_MAX_INPUT + 1];
-    for (size_t i = 0; i < r->ninputs; i++) {
-        const qc_result_input_t *in = &r->inputs[i];
-        if (strcmp (qc_url_redact (in->where, own, sizeof own), shown) == 0)
-            return !in->there || in->v.size >= 0 || qc_url_stamp_checkable (&in->v);
-    }
+    for (size_t i = 0; i < r->ninputs; i++)
+        if (strcmp (qc_url_redact (r->inputs[i].where, own, sizeof own), shown) == 0)
+            return qc_url_input_stampable (&r->inputs[i]);
     return false;
 }
 
@@ -335,31 +333,30 @@ note_inputs (qc_output_t *o, const slide_t *s, const qc_result_t *r, char *err,
     if (forget) {
         zlistx_set_destructor (forget, (zlistx_destructor_fn *) zstr_free);
         zlistx_set_duplicator (forget, (zlistx_duplicator_fn *) strdup);
-        rc = stamped_files (o, s->path, forget);
+        if (stamped_files (o, s->path, forget) != 0)
+            rc = qc_fail (err, errlen, "out of memory");
     }
     for (const char *f = forget ? zlistx_first (forget) : NULL; f && rc == 0;
          f = zlistx_next (forget)) {
         char *key = qc_input_stamp_key (s->path, f);
         if (!key)
-            rc = -1;
+            rc = qc_fail (err, errlen, "out of memory");
         else if (!result_stamps (r, f) && zhashx_lookup (o->url_input_stamps, key)) {
             rc = stamps_open (o, err, errlen) != 0
                  || stamps_flushed (o, qc_url_input_stamps_forget (o->stamps_out, s->path,
                                                                    f), err, errlen) != 0
-                 ? -2 : 0;
+                 ? -1 : 0;
             if (rc == 0)
                 zhashx_delete (o->url_input_stamps, key);
         }
         free (key);
     }
     zlistx_destroy (&forget);
-    if (rc == -1)
-        snprintf (err, errlen, "out of memory");
     for (size_t i = 0; i < r->ninputs && rc == 0; i++) {
         char shown[QC_RESULT_MAX_INPUT + 1];
         qc_result_input_t in = r->inputs[i];
         in.where = qc_url_redact (r->inputs[i].where, shown, sizeof shown);
-        if (!result_stamps (r, in.where))
+        if (!qc_url_input_stampable (&in))
             continue;           /* no version: forgotten above */
         if (stamps_open (o, err, errlen) != 0
             || stamps_flushed (o, qc_url_input_stamps_put (o->stamps_out, s->path, &in), err,
@@ -374,7 +371,7 @@ note_inputs (qc_output_t *o, const slide_t *s, const qc_result_t *r, char *err,
         }
         free (key);
     }
-    return rc == 0 ? 0 : -1;
+    return rc;
 }
 
 int

@@ -317,9 +317,7 @@ qc_url_input_stamps_put (FILE *f, const char *slide, const qc_result_input_t *in
     if (!f || !slide || !in || !in->where)
         return -1;
     const qc_result_source_t none = { .size = -1 }, *v = in->there ? &in->v : &none;
-    /* read, but nothing says which version: no line, as a line of size
-       -1 and no validator says "not there" */
-    if (in->there && v->size < 0 && !qc_url_stamp_checkable (v))
+    if (!qc_url_input_stampable (in))
         return 0;
     if (qc_escape_put (f, slide) == EOF || fputs ("\tu\t", f) == EOF
         || qc_escape_put (f, in->where) == EOF
@@ -339,4 +337,12 @@ qc_url_input_stamps_forget (FILE *f, const char *slide, const char *where)
         || qc_escape_put (f, where) == EOF || fputs ("\t-2\t\t\n", f) == EOF)
         return -1;
     return 0;
+}
+
+bool
+qc_url_input_stampable (const qc_result_input_t *in)
+{
+    /* read, but nothing says which version: a line of size -1 and no
+       validator would say "not there" */
+    return in && (!in->there || qc_result_source_known (&in->v));
 }

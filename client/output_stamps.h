@@ -107,6 +107,10 @@ zhashx_t *qc_url_input_stamps_read (const char *outdir);
 /* One such line for in beside slide (a redacted URL, or a path) to f:
  * 0, or -1 on error. */
 int qc_url_input_stamps_put (FILE *f, const char *slide, const qc_result_input_t *in);
+/* Whether in has a stamp to write: not there, or there with a version
+ * (a file read of which nothing is known has none: its line would read
+ * as "not there"). */
+bool qc_url_input_stampable (const qc_result_input_t *in);
 /* A line that takes the stamp of the file where beside slide away (size
  * -2): the record made since did not say which version it read. 0, or
  * -1 on error. */

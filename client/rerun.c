@@ -29,7 +29,7 @@ url_version_to_ask (qc_output_t *out, const qc_cohort_t *c, size_t i, char *show
     /* a failure with no version is of a file never read (a 400): nothing
        to compare; a row with none came from a worker that did not say
        (an older build): said, not passed over */
-    bool read = v && (v->size >= 0 || qc_url_stamp_checkable (v));
+    bool read = qc_result_source_known (v);
     return v && (rec == QC_REC_PASSED || (rec == QC_REC_FAILED && read)) ? v : NULL;
 }
 

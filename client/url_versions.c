@@ -156,8 +156,8 @@ check_one (check_t *c, qc_http_conn_t *conn, qc_urlv_item_t *it)
     qc_url_redact (it->url, shown, sizeof shown);
     host_of (shown, host, sizeof host);
     it->verdict = QC_URLV_UNKNOWN;
-    bool absent = it->optional && it->was->size < 0 && !qc_url_stamp_checkable (it->was);
-    if (!absent && it->was->size < 0 && !qc_url_stamp_checkable (it->was)) {
+    bool told = qc_result_source_known (it->was), absent = it->optional && !told;
+    if (!absent && !told) {
         qc_set_err (it->why, sizeof it->why, "%s: its worker did not say which version of "
                     "the file it read (a worker or broker of an older build?)", shown);
         return;

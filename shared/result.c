@@ -330,3 +330,9 @@ qc_result_add_input (qc_result_t *self, const char *where, const qc_result_sourc
     self->inputs[self->ninputs++] = in;
     return 0;
 }
+
+bool
+qc_result_source_known (const qc_result_source_t *v)
+{
+    return v && (v->size >= 0 || v->etag[0] || v->last_modified[0]);
+}

@@ -229,8 +229,7 @@ annotation_mask (qc_run_t *run, const variant_t *v, const step_params_t *p,
        (a local file the client stamps itself). A read that failed after
        the server described the file too: a file replaced since (a
        smaller one for one too large) runs the slide again */
-    bool described = version.size >= 0 || version.etag[0] || version.last_modified[0];
-    if ((got >= 0 || described) && qc_url_is_remote (where)) {
+    if ((got >= 0 || qc_result_source_known (&version)) && qc_url_is_remote (where)) {
         char shown[QC_RESULT_MAX_INPUT + 1];
         qc_url_redact (where, shown, sizeof shown);
         qc_result_add_input (run->out, shown, got == 0 ? NULL : &version);
