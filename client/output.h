@@ -118,6 +118,9 @@ typedef struct {
 int qc_output_url_inputs (qc_output_t *self, const char *url, const char *shown,
                           qc_output_url_input_t **list, size_t *n);
 void qc_output_url_inputs_free (qc_output_url_input_t *list, size_t n);
+/* Whether the folder has any such stamp: a rerun into a folder with
+ * none asks nothing per slide. */
+bool qc_output_url_inputs_any (const qc_output_t *self);
 /* When the record of a local slide (under the path recorded) has no
  * stamp (a folder an older qc-submit wrote) and its file at path can be
  * stat'ed: notes the file as it is now for .qc-stamps (written when the

@@ -208,8 +208,7 @@ qc_output_url_inputs (qc_output_t *o, const char *url, const char *shown,
         return -1;
     *list = NULL;
     *n = 0;
-    if (!o || !url || !shown || !o->inputs_of || !o->url_input_stamps
-        || zhashx_size (o->url_input_stamps) == 0)
+    if (!url || !shown || !qc_output_url_inputs_any (o))
         return 0;
     url_inputs_t u = { .o = o, .shown = shown };
     if (o->inputs_of (o->inputs_ctx, url, add_url_input, &u) != 0) {
@@ -219,6 +218,12 @@ qc_output_url_inputs (qc_output_t *o, const char *url, const char *shown,
     *list = u.list;
     *n = u.n;
     return 0;
+}
+
+bool
+qc_output_url_inputs_any (const qc_output_t *o)
+{
+    return o && o->inputs_of && o->url_input_stamps && zhashx_size (o->url_input_stamps);
 }
 
 void

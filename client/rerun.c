@@ -93,7 +93,10 @@ ask_slide (qc_output_t *out, const qc_cohort_t *c, size_t i, asks_t *a)
         if (ask_add (a, (qc_urlv_item_t) { .url = c->paths[i], .was = v }, i) != 0)
             return -1;
     } else {
-        /* under the path its record has (a linked folder's spelling) */
+        /* under the path its record has (a linked folder's spelling,
+           which costs a look at the folder: only when there are stamps) */
+        if (!qc_output_url_inputs_any (out))
+            return 0;
         qc_rec_t rec = qc_output_recorded_as (out, c->paths[i], &key);
         if (rec != QC_REC_PASSED && rec != QC_REC_FAILED)
             return 0;
