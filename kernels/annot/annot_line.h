@@ -1,9 +1,8 @@
-/* Whether an annotation ring has no area because its points all lie on
- * one line (one point, the same point repeated, a line clicked back and
- * forth). Both the reader and the rasterizer ask: the reader leaves such
- * a ring out as HistoQC does (shapely's buffer(0) makes it empty), the
- * rasterizer does not fill one (the mapping to the mask keeps lines
- * lines, so it has no interior however it is rounded). */
+/* Whether an annotation ring has no area. Both the reader and the
+ * rasterizer ask: the reader leaves such a ring out as HistoQC does
+ * (shapely's buffer(0) makes its polygon empty), the rasterizer does not
+ * fill one on a line (the mapping to the mask keeps lines lines, so it
+ * has no interior however it is rounded). */
 #ifndef QC_ANNOT_LINE_H
 #define QC_ANNOT_LINE_H
 
@@ -11,7 +10,24 @@
 
 #include "kernels/annot/annot_parse.h"
 
-/* Exactly, in the integers. An empty ring (or NULL) is on a line. */
+/* The most points of a ring whose edges qc_annot_ring_no_area sets out
+ * to cancel (48 bytes a point, 12 MiB): a ring of more is taken to have
+ * area. Hand-drawn rings of no area are small; a ring of millions whose
+ * signed area is exactly 0 is someone's test. */
+#define QC_ANNOT_CANCEL_POINTS 250000
+
+/* Whether the ring's points all lie on one line (one point, the same
+ * point repeated, a line clicked back and forth). Exactly, in the
+ * integers. An empty ring (or NULL) is on a line. */
 bool qc_annot_ring_on_line (const qc_annot_ring_t *r);
+
+/* Whether the ring covers nothing: on a line (above), or its edges
+ * cancel, each stretch of each line traced as often one way as back (a
+ * spike drawn out and back from a point of a line: (0,0) (10,0) (10,10)
+ * (10,0)). Exactly, in the integers; a ring with a point beyond
+ * QC_ANNOT_MAX_COORD, or of more than QC_ANNOT_CANCEL_POINTS points and
+ * not on a line, or whose check finds no memory, is taken to have area.
+ * A figure eight has area: its signed area is 0, but it covers two. */
+bool qc_annot_ring_no_area (const qc_annot_ring_t *r);
 
 #endif

@@ -78,8 +78,9 @@ annot_build_point (build_t *b, int64_t x, int64_t y)
 }
 
 /* The ring read is done: the region's outer ring or a hole of it, or
- * left out when short (HistoQC's _sanitized_points) or on one line
- * (shapely's buffer(0) empties it; see annot_parse.h). */
+ * left out when short (HistoQC's _sanitized_points) or of no area (on
+ * one line, or edges that cancel: shapely's buffer(0) empties it; see
+ * annot_parse.h). */
 int
 annot_build_ring_end (build_t *b)
 {
@@ -87,7 +88,7 @@ annot_build_ring_end (build_t *b)
     b->ring = (qc_annot_ring_t) { NULL, 0 };
     b->ring_cap = 0;
     bool outer = b->rings++ == 0;
-    if (r.n < 3 || qc_annot_ring_on_line (&r)) {
+    if (r.n < 3 || qc_annot_ring_no_area (&r)) {
         b->a->dropped++;
         b->dead = b->dead || outer;
         free (r.pts);

@@ -9,11 +9,13 @@
  *    _sanitized_points): a short outer ring drops its region, a short
  *    hole drops that hole; each short ring counts in `dropped`, as does
  *    a Polygon of no rings (HistoQC fails on one: coordinates[0]).
- *  - So is a ring whose points all lie on one line, in the integer
- *    coordinates (a misclick, a ruler drawn as a polygon, a closed
- *    LineString): it has no area, HistoQC's shapely buffer(0) makes its
- *    polygon empty, and HistoQC then draws nothing of its region when it
- *    is the outer ring, and leaves the hole out when it is a hole.
+ *  - So is a ring of no area, in the integer coordinates: its points
+ *    all on one line (a misclick, a ruler drawn as a polygon, a closed
+ *    LineString), or its edges cancelling, each stretch traced out and
+ *    back (a spike from a line's end; annot_line.h). HistoQC's shapely
+ *    buffer(0) makes its polygon empty, and HistoQC then draws nothing
+ *    of its region when it is the outer ring, and leaves the hole out
+ *    when it is a hole.
  *
  * XML: Aperio ImageScope. The root element (any name; ImageScope's is
  * <Annotations>), its <Annotation> children, their <Regions>, their
@@ -65,7 +67,7 @@ typedef struct {
 typedef struct {
     qc_annot_region_t *regions;        /* in the file's order */
     size_t n;
-    size_t dropped;                    /* short rings, rings on a line (above) left out */
+    size_t dropped;                    /* short rings, rings of no area (above) left out */
     size_t skipped;                    /* GeoJSON features of no usable geometry */
     char skipped_type[24];             /* the first one's type ("null"), cut to fit */
 } qc_annot_t;

@@ -3,7 +3,10 @@
  * children on the path, <Attributes> and text ignored, comments,
  * entities, CDATA), coordinates as int (float (v)), short rings left
  * out and counted, as are rings whose points lie on one line (the
- * region, or only the hole, left out; exact at 1e12); GeoJSON as an array of features, one feature or a
+ * region, or only the hole, left out; exact at 1e12) and rings whose
+ * edges cancel (spikes traced back, an outline traced out and back, in
+ * pieces of other lengths; a figure eight and an outline traced twice
+ * kept; the bound on points checked); GeoJSON as an array of features, one feature or a
  * FeatureCollection, Polygons with holes, MultiPolygons, LineStrings,
  * unsupported geometries skipped and counted; and every refusal (broken
  * XML with GMarkup's words, a Vertex without Y, broken or truncated
@@ -12,8 +15,10 @@
  * crash or a leak (run it under SAN=1 too). */
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "kernels/annot/annot_line.h"
 #include "kernels/annot/annot_parse.h"
 #include "tests/unit/check.h"
 
@@ -432,6 +437,74 @@ test_on_line (void)
            && a.regions[0].outer.pts[1].y == 1000000000000, "%zu regions: %s", a.n, err);
 }
 
+static void
+test_edges_cancel (void)
+{
+    /* kept: a figure eight (signed area 0, two lobes), an outline traced
+       twice the same way, a spike out of a triangle that has area */
+    static const char kept[] =
+        "[{\"geometry\": {\"type\": \"Polygon\", \"coordinates\": [\n"
+        "   [[0, 0], [10, 10], [10, 0], [0, 10]]]}},\n"
+        " {\"geometry\": {\"type\": \"Polygon\", \"coordinates\": [\n"
+        "   [[0, 0], [10, 0], [10, 10], [0, 10], [0, 0], [10, 0], [10, 10], [0, 10]]]}},\n"
+        " {\"geometry\": {\"type\": \"Polygon\", \"coordinates\": [\n"
+        "   [[0, 0], [10, 0], [10, 10], [10, 5]]]}}]";
+    CHECK (parse (kept, GEO, 1000) == 0 && a.n == 3 && a.dropped == 0, "%zu regions, "
+           "%zu dropped: %s", a.n, a.dropped, err);
+    /* left out: a spike from a line's end traced back (the region); the
+       same in pieces of other lengths; an outline out and back; a spike
+       on a slant whose edges reduce to one direction (3, 6) and (-1, -2),
+       as a hole (only the hole) */
+    static const char gone[] =
+        "[{\"geometry\": {\"type\": \"Polygon\", \"coordinates\": [\n"
+        "   [[0, 0], [10, 0], [10, 10], [10, 0]]]}},\n"
+        " {\"geometry\": {\"type\": \"Polygon\", \"coordinates\": [\n"
+        "   [[0, 0], [10, 0], [10, 10], [10, 4], [10, 0], [4, 0]]]}},\n"
+        " {\"geometry\": {\"type\": \"Polygon\", \"coordinates\": [\n"
+        "   [[0, 0], [10, 0], [10, 10], [0, 10], [0, 0], [0, 10], [10, 10], [10, 0]]]}},\n"
+        " {\"geometry\": {\"type\": \"Polygon\", \"coordinates\": [\n"
+        "   [[0, 0], [100, 0], [100, 100], [0, 100]],\n"
+        "   [[20, 20], [23, 26], [26, 20], [24, 24], [23, 26], [21, 22]]]}}]";
+    CHECK (parse (gone, GEO, 1000) == 0 && a.n == 1 && a.dropped == 4, "%zu regions, "
+           "%zu dropped: %s", a.n, a.dropped, err);
+    if (a.n == 1)
+        CHECK (a.regions[0].outer.n == 4 && a.regions[0].nholes == 0, "%zu holes",
+               a.regions[0].nholes);
+    /* exactly at the coordinates' ends: a spike up to (1e12, 1e12) and
+       back, and one whose way back ends one unit off (which has area) */
+    static const char far[] =
+        "<A><Annotation><Regions><Region><Vertices>"
+        "<Vertex X=\"-1e12\" Y=\"-1e12\"/><Vertex X=\"1e12\" Y=\"-1e12\"/>"
+        "<Vertex X=\"1e12\" Y=\"1e12\"/><Vertex X=\"1e12\" Y=\"-1e12\"/>"
+        "</Vertices><Vertices>"
+        "<Vertex X=\"-1e12\" Y=\"-1e12\"/><Vertex X=\"1e12\" Y=\"-1e12\"/>"
+        "<Vertex X=\"1e12\" Y=\"1e12\"/><Vertex X=\"1e12\" Y=\"0\"/>"
+        "<Vertex X=\"999999999999\" Y=\"-1e12\"/>"
+        "</Vertices></Region></Regions></Annotation></A>";
+    CHECK (parse (far, XML, 1000) == 0 && a.n == 1 && a.dropped == 1
+           && a.regions[0].outer.n == 5, "%zu regions: %s", a.n, err);
+    /* a ring built elsewhere: beyond the parser's range, or of more
+       points than the bound, is taken to have area */
+    qc_annot_point_t big[] = { { 0, 0 }, { INT64_MAX, 0 }, { INT64_MAX, 5 }, { INT64_MAX, 0 } };
+    CHECK (!qc_annot_ring_no_area (&(qc_annot_ring_t) { big, 4 }));
+    big[1].x = big[2].x = big[3].x = 7;
+    CHECK (qc_annot_ring_no_area (&(qc_annot_ring_t) { big, 4 }));
+    /* up from (0, 0) to (0, 1), then right to (1, 1) and back, again
+       and again, ending at (0, 1): it cancels; short, it is found to */
+    qc_annot_point_t ell[] = { { 0, 0 }, { 0, 1 }, { 1, 1 }, { 0, 1 } };
+    CHECK (qc_annot_ring_no_area (&(qc_annot_ring_t) { ell, 4 }));
+    size_t n = QC_ANNOT_CANCEL_POINTS + 2 + QC_ANNOT_CANCEL_POINTS % 2;    /* even */
+    qc_annot_point_t *zig = calloc (n, sizeof *zig);
+    CHECK (zig != NULL);
+    if (zig) {
+        for (size_t i = 1; i < n; i++)
+            zig[i] = (qc_annot_point_t) { i % 2 ? 0 : 1, 1 };
+        CHECK (zig[n - 1].x == 0);
+        CHECK (!qc_annot_ring_no_area (&(qc_annot_ring_t) { zig, n }));
+        free (zig);
+    }
+}
+
 /* ---- the interface ---------------------------------------------------- */
 
 static void
@@ -480,6 +553,7 @@ main (void)
     test_xml ();
     test_geojson ();
     test_on_line ();
+    test_edges_cancel ();
     test_args ();
     qc_annot_free (&a);
     return check_done ("annot_parse");
