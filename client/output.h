@@ -96,11 +96,13 @@ bool qc_output_changed (const qc_output_t *self, const char *recorded, const cha
 /* For a local slide the folder records as done (under the path
  * recorded): whether a file the config's steps read beside it (its
  * annotation) was drawn, changed or removed since the run that stamped
- * it (*changed). The files with no stamp yet (a folder an older build
+ * it (*changed), and which one its worker read, not seen here then nor
+ * now, so that whether it changed cannot be told (*unseen, malloc'd:
+ * the first such; NULL when none). The files with no stamp yet (a folder an older build
  * wrote, a config that began reading them) are noted as they are now,
  * for .qc-stamps when the run starts. 0, or -1 out of memory. */
 int qc_output_inputs_changed (qc_output_t *self, const char *recorded, const char *path,
-                              bool *changed);
+                              bool *changed, char **unseen);
 /* A file by URL that the config's steps read beside a slide (its
  * annotation: beside a slide by URL, or in a file_path URL), and the
  * version the slide's record was made with. */

@@ -111,11 +111,12 @@ take_inputs (const qc_output_t *o, const char *path, slide_t *s)
 
 int
 qc_output_inputs_changed (qc_output_t *o, const char *recorded, const char *path,
-                          bool *changed)
+                          bool *changed, char **unseen)
 {
-    if (!changed)
+    if (!changed || !unseen)
         return -1;
     *changed = false;
+    *unseen = NULL;
     if (!o || !o->input_stamps || !recorded || !path)
         return 0;
     /* the files beside the path recorded, spelled as its stamps were:
@@ -130,9 +131,14 @@ qc_output_inputs_changed (qc_output_t *o, const char *recorded, const char *path
     for (size_t i = 0; i < now.ninputs; i++) {
         char *key = rc == 0 ? qc_input_stamp_key (recorded, now.inputs[i].file) : NULL;
         const qc_stamp_t *then = key ? zhashx_lookup (o->input_stamps, key) : NULL;
+        /* a file only its worker saw, still not seen here: not known */
+        bool unknown = then && then->workers && now.inputs[i].stamp.size < 0;
         if (!key)
             rc = -1;
-        else if (then && !qc_stamp_same (then, &now.inputs[i].stamp))
+        else if (unknown && !*unseen) {
+            if (!(*unseen = strdup (now.inputs[i].file)))
+                rc = -1;
+        } else if (then && !unknown && !qc_stamp_same (then, &now.inputs[i].stamp))
             *changed = true;
         if (then || rc)
             free (now.inputs[i].file);
@@ -159,6 +165,10 @@ qc_output_inputs_changed (qc_output_t *o, const char *recorded, const char *path
         }
     }
     slide_free_inputs (&now);
+    if (rc) {
+        free (*unseen);
+        *unseen = NULL;
+    }
     return rc;
 }
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "client/escape.h"
+#include "kernels/annot/beside.h"
 #include "shared/err.h"
 #include "shared/url.h"
 
@@ -315,6 +316,38 @@ result_stamps (const qc_result_t *r, const char *shown)
     return false;
 }
 
+/* A local file the worker read beside local slide s, or looked for in
+ * a folder it has (in): stamped with the worker's version, or as not
+ * there ("w"), when this machine cannot see it now, nor its folder when
+ * it was not there: a file_path folder only the workers have. A rerun
+ * then knows what the record was made from (client/output_stamps.h).
+ * One this machine sees is its own to stamp, and was when the slide was
+ * sent. */
+static int
+note_unseen_input (qc_output_t *o, const slide_t *s, const qc_result_input_t *in,
+                   char *err, size_t errlen)
+{
+    qc_stamp_t worker = { .size = -1, .workers = true }, here;
+    if (qc_url_is_remote (s->path) || strncmp (in->where, "file:", 5) == 0
+        || (in->there && !qc_input_stamp_of_version (&in->v, &worker))
+        || (!in->there && qc_beside_folder_there (in->where))
+        || !qc_input_stamp_take (in->where, &here) || here.size >= 0)
+        return 0;
+    if (stamps_open (o, err, errlen) != 0
+        || stamps_flushed (o, qc_input_stamps_put (o->stamps_out, s->path, in->where,
+                                                   &worker), err, errlen) != 0)
+        return -1;
+    /* and in the table a plan after this judges by */
+    char *key = o->input_stamps ? qc_input_stamp_key (s->path, in->where) : NULL;
+    qc_stamp_t *copy = key ? malloc (sizeof *copy) : NULL;
+    if (copy) {
+        *copy = worker;
+        zhashx_update (o->input_stamps, key, copy);
+    }
+    free (key);
+    return 0;
+}
+
 /* The files by URL a slide's steps read beside it (its annotation),
  * stamped with its record ('u' lines, output_stamps.h): their versions,
  * or that they were not there, for a rerun to ask their servers. Each
@@ -353,6 +386,10 @@ note_inputs (qc_output_t *o, const slide_t *s, const qc_result_t *r, char *err,
     }
     zlistx_destroy (&forget);
     for (size_t i = 0; i < r->ninputs && rc == 0; i++) {
+        if (!qc_url_is_remote (r->inputs[i].where)) {
+            rc = note_unseen_input (o, s, &r->inputs[i], err, errlen);
+            continue;
+        }
         char shown[QC_RESULT_MAX_INPUT + 1];
         qc_result_input_t in = r->inputs[i];
         in.where = qc_url_redact (r->inputs[i].where, shown, sizeof shown);

@@ -18,6 +18,7 @@ qc_stamp_take (const char *path, qc_stamp_t *out)
     out->size = (int64_t) st.st_size;
     out->mtime_s = (int64_t) st.st_mtim.tv_sec;
     out->mtime_ns = (int64_t) st.st_mtim.tv_nsec;
+    out->workers = false;
     return true;
 }
 
@@ -77,8 +78,8 @@ parse_line (char *line, char **path, qc_stamp_t *st)
 
 /* line (its newline cut) split at its tabs into f[0..n): false unless
  * it has exactly n fields, the first not empty and the second tag (the
- * kind of line: "v" a URL's, "i" a file beside a slide, "u" a file by
- * URL beside a slide by URL) */
+ * kind of line: "v" a URL's, "i" a file beside a slide, "w" one only its
+ * worker saw, "u" a file by URL beside a slide by URL; NULL: any) */
 static bool
 split_fields (char *line, const char *tag, char **f, int n)
 {
@@ -91,7 +92,7 @@ split_fields (char *line, const char *tag, char **f, int n)
         *tab = 0;
         f[i] = tab + 1;
     }
-    return *f[0] && strcmp (f[1], tag) == 0 && !strchr (f[n - 1], '\t');
+    return *f[0] && (!tag || strcmp (f[1], tag) == 0) && !strchr (f[n - 1], '\t');
 }
 
 /* "size TAB etag TAB lm" (f[0..3)) into v; false when they are not one */
@@ -140,16 +141,21 @@ parse_url_input_line (char *line, char **key, qc_result_source_t *v)
     return true;
 }
 
-/* "slide TAB i TAB file TAB size TAB secs.nanos" into key (the line's
- * first three fields as they are, malloc'd: qc_input_stamp_key's form;
- * NULL out of memory) and st; false for a line that is not one */
+/* "slide TAB i TAB file TAB size TAB secs.nanos" (or w: its worker's)
+ * into key (the line's first and third fields as they are, malloc'd:
+ * qc_input_stamp_key's form; NULL out of memory) and st; false for a
+ * line that is not one */
 static bool
 parse_input_line (char *line, char **key, qc_stamp_t *st)
 {
     char *f[5];
     long long size;
-    if (!split_fields (line, "i", f, 5) || !*f[2] || !parse_size (f[3], -2, &size)
-        || !parse_time (f[4], st))
+    if (!split_fields (line, NULL, f, 5) || (strcmp (f[1], "i") && strcmp (f[1], "w"))
+        || !*f[2] || !parse_size (f[3], -2, &size) || !parse_time (f[4], st))
+        return false;
+    st->workers = f[1][0] == 'w';
+    /* a worker read a file, or found none: never one of no file */
+    if (st->workers && size == -2)
         return false;
     st->size = size;
     if (asprintf (key, "%s\t%s", f[0], f[2]) < 0)
@@ -185,7 +191,7 @@ read_lines (const char *outdir, lines_t kind)
     bool ok = true;
     while (ok && getline (&line, &cap, f) > 0) {
         char *path = NULL;
-        qc_stamp_t st;
+        qc_stamp_t st = { 0 };
         qc_result_source_t v;
         if (kind == LINES_URLS ? !parse_url_line (line, &path, &v)
             : kind == LINES_URL_INPUTS ? !parse_url_input_line (line, &path, &v)
@@ -298,11 +304,23 @@ qc_input_stamps_put (FILE *f, const char *slide, const char *file, const qc_stam
 {
     if (!f || !slide || !file || !st)
         return -1;
-    if (qc_escape_put (f, slide) == EOF || fputs ("\ti\t", f) == EOF
+    if (qc_escape_put (f, slide) == EOF || fputs (st->workers ? "\tw\t" : "\ti\t", f) == EOF
         || qc_escape_put (f, file) == EOF)
         return -1;
     return fprintf (f, "\t%" PRId64 "\t%" PRId64 ".%09" PRId64 "\n", st->size, st->mtime_s,
                     st->mtime_ns) < 0 ? -1 : 0;
+}
+
+bool
+qc_input_stamp_of_version (const qc_result_source_t *v, qc_stamp_t *out)
+{
+    if (!v || !out || v->size < 0 || v->etag[0])
+        return false;
+    qc_stamp_t st = { .size = v->size, .workers = true };
+    if (!parse_time (v->last_modified, &st))
+        return false;
+    *out = st;
+    return true;
 }
 
 zhashx_t *

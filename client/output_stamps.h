@@ -31,6 +31,16 @@
  * rerun runs a done slide again when such a file was drawn, changed,
  * removed or made unreadable since. An older build skips these lines.
  *
+ * A local file its worker read (RESULT's `in`, with its size and
+ * modification time) but this machine cannot see when the result comes
+ * (a file_path folder only the workers have) is stamped with what the
+ * worker read: the same line with "w" for "i". So is one its worker
+ * looked for in a folder it has and found not there (size -1), when
+ * this machine has no such folder. A rerun that still cannot see the
+ * file cannot tell whether it changed: the slide is skipped as done and
+ * that said (-f runs it again); one that sees it now compares it with
+ * the worker's stamp. An older build skips these lines.
+ *
  * Such a file beside a slide by URL is the worker's to read: its worker
  * says which version it read, or that the server had none (RESULT's
  * `in`, shared/result.h), and it is stamped when the result comes:
@@ -58,6 +68,7 @@ typedef struct {
     int64_t size;
     int64_t mtime_s;
     int64_t mtime_ns;
+    bool workers;   /* a "w" line: what a worker read of a file not seen here */
 } qc_stamp_t;
 
 /* The stamp of the file at path now (links followed); false when it
@@ -98,6 +109,10 @@ char *qc_input_stamp_key (const char *slide, const char *file);
 zhashx_t *qc_input_stamps_read (const char *outdir);
 /* One input line for file beside slide to f: 0, or -1 on error. */
 int qc_input_stamps_put (FILE *f, const char *slide, const char *file, const qc_stamp_t *st);
+/* The stamp (workers set) of the local file a worker read, from the
+ * version it said (beside.h: size, and the time as Last-Modified);
+ * false when the version is not one of a local file read. */
+bool qc_input_stamp_of_version (const qc_result_source_t *v, qc_stamp_t *out);
 
 /* The lines of files by URL beside slides by URL: qc_input_stamp_key
  * (redacted slide, redacted file) -> qc_result_source_t (malloc'd; size

@@ -231,8 +231,9 @@ plan_slides (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
         /* or one whose annotation was drawn or redrawn since: files no
            stamp knows yet are stamped as they are, for the next run */
         bool changed_inputs = false;
+        char *unseen = NULL;
         if (!changed && !force && !remote && (rec == QC_REC_PASSED || rec == QC_REC_FAILED)) {
-            if (qc_output_inputs_changed (out, as, p, &changed_inputs) != 0)
+            if (qc_output_inputs_changed (out, as, p, &changed_inputs, &unseen) != 0)
                 return -1;
             /* or one by URL (a file_path URL) its server has another of */
             changed_inputs = changed_inputs || verdict[i] == QC_URLV_CHANGED;
@@ -243,6 +244,19 @@ plan_slides (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
                 return -1;
             changed = changed_inputs;
         }
+        /* or one read by its worker from a folder this machine lacks */
+        if (unseen && !changed) {
+            r->unseen_inputs++;     /* skipped below, as before */
+            int bad = qc_output_plan_note (out, "WARNING", "%s, beside %s, is in a folder "
+                                           "its worker has and this machine does not see "
+                                           "it: whether it changed since the slide's record "
+                                           "is not known, skipped as done (-f runs it again)",
+                                           unseen, p);
+            free (unseen);
+            if (bad)
+                return -1;
+        } else
+            free (unseen);
         if (!changed && !force && !remote && verdict[i] == QC_URLV_UNKNOWN)
             r->unchecked_inputs++;  /* skipped below, as before */
         if (changed)
@@ -469,6 +483,14 @@ qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to)
                  r->unchecked_inputs == 1 ? "its" : "their",
                  r->unchecked_inputs == 1 ? "it is" : "they are",
                  r->unchecked_inputs == 1 ? "it" : "them");
+    if (r->unseen_inputs)
+        fprintf (to, "%zu slide%s whose annotation only the workers see (a file_path "
+                 "folder this machine does not have) could not be checked: whether it "
+                 "changed since %s results were made is not known, so %s skipped as done "
+                 "(-f runs %s again; qc.log names the files)\n", r->unseen_inputs,
+                 qc_plural (r->unseen_inputs), r->unseen_inputs == 1 ? "its" : "their",
+                 r->unseen_inputs == 1 ? "it is" : "they are",
+                 r->unseen_inputs == 1 ? "it" : "them");
     if (r->unreached && (r->unchecked || r->unchecked_inputs))
         fprintf (to, "  (a server the workers reach but this machine does not: "
                  "--no-check skips the check, -f runs the slides again)\n");

@@ -48,6 +48,8 @@ typedef struct {
     size_t unchecked_inputs;  /* local, skipped as done: whether its
                                  annotation by URL changed could not be
                                  told */
+    size_t unseen_inputs;     /* local, skipped as done: its annotation
+                                 read by its worker, not seen here */
     size_t unstamped;         /* skipped, with no stamp to tell whether its
                                  file changed (a folder of an older build):
                                  stamped now, for the next run */

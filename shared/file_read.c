@@ -13,7 +13,14 @@
 
 int
 qc_file_read_regular (const char *path, size_t max, unsigned char **data, size_t *size,
-                  char *err, size_t errlen)
+                      char *err, size_t errlen)
+{
+    return qc_file_read_regular_stat (path, max, data, size, NULL, err, errlen);
+}
+
+int
+qc_file_read_regular_stat (const char *path, size_t max, unsigned char **data,
+                           size_t *size, struct stat *st_out, char *err, size_t errlen)
 {
     if (!path || !data || !size)
         return qc_fail (err, errlen, "no file named");
@@ -79,6 +86,8 @@ qc_file_read_regular (const char *path, size_t max, unsigned char **data, size_t
             *data = buf;
             *size = n;
             buf = NULL;
+            if (st_out)
+                *st_out = st;
             rc = 1;
             break;
         }

@@ -6,6 +6,7 @@
 #define QC_FILE_READ_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 
 /* Reads the regular file at path, of at most max bytes, into *data
  * (malloc'd, the caller frees) and *size. 1 read; 0 not there (no such
@@ -17,5 +18,12 @@
  * read to its end, whatever size it said it had. */
 int qc_file_read_regular (const char *path, size_t max, unsigned char **data,
                           size_t *size, char *err, size_t errlen);
+
+/* The same, and on 1 the file's status as it was opened into *st (NULL:
+ * not wanted): the size and modification time of what was read, from
+ * the descriptor read, not the name (which may be another file by now).
+ * A file written while it is read has a later time than this. */
+int qc_file_read_regular_stat (const char *path, size_t max, unsigned char **data,
+                               size_t *size, struct stat *st, char *err, size_t errlen);
 
 #endif

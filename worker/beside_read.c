@@ -152,8 +152,8 @@ qc_worker_read_beside (void *ctx, const char *where, size_t max, unsigned char *
         return qc_fail (err, errlen, "%s is outside every --slides-root of this worker "
                         "(files beside slides are held to them as slides are): not read",
                         where);
-    int rc = qc_beside_read_local (resolved ? resolved : where, max, data, size, err,
-                                   errlen);
+    int rc = qc_beside_read_local (resolved ? resolved : where, max, data, size, version,
+                                   err, errlen);
     free (resolved);
     return rc;
 }

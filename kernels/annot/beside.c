@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "shared/err.h"
 #include "shared/file_read.h"
@@ -38,8 +40,10 @@ qc_beside_clear_reader (void *ctx)
 
 int
 qc_beside_read_local (const char *where, size_t max, unsigned char **data,
-                      size_t *size, char *err, size_t errlen)
+                      size_t *size, qc_result_source_t *version, char *err, size_t errlen)
 {
+    if (version)
+        *version = (qc_result_source_t) { .size = -1 };
     if (!where || !data || !size)
         return qc_fail (err, errlen, "no file named");
     if (qc_url_is_remote (where))
@@ -51,7 +55,14 @@ qc_beside_read_local (const char *where, size_t max, unsigned char **data,
             return -1;
     } else if ((size_t) snprintf (path, sizeof path, "%s", where) >= sizeof path)
         return qc_fail (err, errlen, "%.200s...: path too long", where);
-    return qc_file_read_regular (path, max, data, size, err, errlen);
+    struct stat st;
+    int rc = qc_file_read_regular_stat (path, max, data, size, &st, err, errlen);
+    if (rc == 1 && version) {
+        version->size = (int64_t) st.st_size;
+        snprintf (version->last_modified, sizeof version->last_modified,
+                  "%lld.%09ld", (long long) st.st_mtim.tv_sec, (long) st.st_mtim.tv_nsec);
+    }
+    return rc;
 }
 
 int
@@ -66,13 +77,31 @@ qc_beside_read (const char *where, size_t max, unsigned char **data, size_t *siz
     pthread_mutex_unlock (&s_lock);
     if (fn)
         return fn (ctx, where, max, data, size, version, err, errlen);
-    return qc_beside_read_local (where, max, data, size, err, errlen);
+    return qc_beside_read_local (where, max, data, size, version, err, errlen);
 }
 
 static bool
 is_url (const char *entry)
 {
     return qc_url_is_remote (entry) || strncmp (entry, "file:", 5) == 0;
+}
+
+bool
+qc_beside_folder_there (const char *where)
+{
+    if (!where || is_url (where))
+        return false;
+    const char *slash = strrchr (where, '/');
+    if (!slash)
+        return false;
+    char folder[4096];
+    size_t len = slash == where ? 1 : (size_t) (slash - where);
+    if (len >= sizeof folder)
+        return false;
+    memcpy (folder, where, len);
+    folder[len] = '\0';
+    struct stat st;
+    return stat (folder, &st) == 0 && S_ISDIR (st.st_mode) && access (folder, X_OK) == 0;
 }
 
 /* The length of entry's folder part: up to its last '/' (a URL's before

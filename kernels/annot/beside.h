@@ -12,6 +12,7 @@
 #ifndef QC_ANNOT_BESIDE_H
 #define QC_ANNOT_BESIDE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "shared/result.h"
@@ -22,9 +23,12 @@
  * on 1, which version of a file by URL was read: its size and the
  * server's ETag and Last-Modified ("" when none), and on -1 which
  * version was there when the read failed after the server described it
- * (too large, no size given); size -1 and "" for a local file, on 0, and
- * when the server said nothing of it (a rerun stamps and asks a URL's
- * version: client/output_stamps.h). */
+ * (too large, no size given); size -1 and "" on 0 and when the server
+ * said nothing of it (a rerun stamps and asks a URL's version:
+ * client/output_stamps.h). For a local file read, its size and, as
+ * Last-Modified, its modification time as .qc-stamps writes one
+ * ("seconds.nanoseconds", nine digits), both from when it was opened:
+ * the client stamps those when it cannot see the file itself. */
 typedef int (qc_beside_reader_fn) (void *ctx, const char *where, size_t max,
                                    unsigned char **data, size_t *size,
                                    qc_result_source_t *version, char *err, size_t errlen);
@@ -39,11 +43,20 @@ void qc_beside_clear_reader (void *ctx);
 int qc_beside_read (const char *where, size_t max, unsigned char **data,
                     size_t *size, qc_result_source_t *version, char *err, size_t errlen);
 
-/* The default reader: a local path or file:// URL; an http(s) URL is -1
- * (this process has no HTTP client). For a worker's reader to fall back
- * on once it has admitted a path. */
+/* The default reader: a local path or file:// URL, with its version as
+ * above (NULL: not wanted); an http(s) URL is -1 (this process has no
+ * HTTP client). For a worker's reader to fall back on once it has
+ * admitted a path. */
 int qc_beside_read_local (const char *path, size_t max, unsigned char **data,
-                          size_t *size, char *err, size_t errlen);
+                          size_t *size, qc_result_source_t *version, char *err,
+                          size_t errlen);
+
+/* Whether the folder of the local path where (not a URL) is there, a
+ * folder this process can look into: a file not there in a folder that
+ * is was looked for, one in a folder not there may be on another
+ * machine's disk. false for NULL, a URL, a bare name's (the working
+ * folder's, which is no config's). */
+bool qc_beside_folder_there (const char *where);
 
 /* The file name beside origin (a path, or a file:// or http(s) URL): in
  * folder when it is not NULL or empty (an absolute path or an http(s)

@@ -225,14 +225,25 @@ annotation_mask (qc_run_t *run, const variant_t *v, const step_params_t *p,
     qc_result_source_t version;
     int got = qc_beside_read (where, MAX_FILE, &data, &size, &version, err, sizeof err);
     /* which file by URL this slide's result was made with, or that it
-       was not there: the client stamps it, and a rerun asks its server
-       (a local file the client stamps itself). A read that failed after
-       the server described the file too: a file replaced since (a
-       smaller one for one too large) runs the slide again */
+       was not there: the client stamps it, and a rerun asks its server.
+       A read that failed after the server described the file too: a
+       file replaced since (a smaller one for one too large) runs the
+       slide again */
     if ((got >= 0 || qc_result_source_known (&version)) && qc_url_is_remote (where)) {
         char shown[QC_RESULT_MAX_INPUT + 1];
         qc_url_redact (where, shown, sizeof shown);
         qc_result_add_input (run->out, shown, got == 0 ? NULL : &version);
+    }
+    /* a local file read, or looked for in a folder that is there: the
+       client stamps it itself, and takes this version when it cannot
+       see the file (a file_path folder only the workers have), so that
+       a rerun knows what the result was made from; a file: URL it
+       stamps not at all */
+    if (!qc_url_is_remote (where) && strncmp (where, "file:", 5) != 0) {
+        if (got == 1 && qc_result_source_known (&version))
+            qc_result_add_input (run->out, where, &version);
+        else if (got == 0 && qc_beside_folder_there (where))
+            qc_result_add_input (run->out, where, NULL);
     }
     if (got == 0) {
         qc_run_warn (run, v->missing, QC_URL_SHOWN (where));

@@ -32,7 +32,11 @@
 #     an unchanged one is skipped, and so is one its server lost along
 #     with its annotation (not run to fail); local slides whose
 #     file_path is a URL likewise; an annotation too large to read fails
-#     its slide, and the slide runs again once the file is replaced.
+#     its slide, and the slide runs again once the file is replaced;
+#  6. a file_path folder only the workers have (a worker in a mount
+#     namespace of its own): the worker says which version it read, or
+#     that none was there; a rerun that cannot see them says so and skips
+#     the slides, one that sees the file compares it with the worker's.
 . "$(dirname "$0")/lib.sh"
 
 mkdir -p "$T/slides" "$T/elsewhere" "$T/www"
@@ -322,3 +326,61 @@ cp "$T/elsewhere/a.xml" "$T/www/z.xml"
 grep -q "^ok 1/1 z.svs" "$T/big.out" && grep -q "z.xml: 314572800 bytes when its record was made, $(wc -c <"$T/elsewhere/a.xml") now" "$T/big.out" && [ -n "$(column "$T/big" z.svs getAnnotationMask)" ] \
     || fail "an annotation too large, then put right: its slide expected to run again: $(cat "$T/big.out")"
 pass "an annotation by URL too large to read fails its slide; replaced by one that reads, the slide runs again"
+
+# 6. a file_path folder only the workers have: a worker in a mount
+# namespace of its own, where $T/wroot (empty here) holds $T/wsrc's
+# files, and so the folder $T/wroot/annots (not here). Its worker says
+# which version of a.xml it read, and that b.xml was not there in a
+# folder it has; this machine sees neither, so a
+# rerun cannot tell and says so; once it sees a.xml (the same file), it
+# compares it with what the worker read
+mkdir -p "$T/wroot" "$T/wsrc/annots"
+cp -p "$T/elsewhere/a.xml" "$T/wsrc/annots/a.xml"
+if ! unshare -m sh -c 'mount --bind "$1" "$2" && test -f "$2/annots/a.xml"' sh "$T/wsrc" "$T/wroot" \
+        >"$T/unshare.log" 2>&1; then
+    echo "# section 6 not run: a mount namespace cannot be made here: $(cat "$T/unshare.log")"
+    exit 0
+fi
+[ ! -e "$T/wroot/annots" ] || fail "the namespace's mount is seen outside it"
+wport=$(free_port)
+start_broker $wport --heartbeat-ms 200
+( exec unshare -m sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh \
+    "$T/wsrc" "$T/wroot" "$BIN/qc-worker" --connect "tcp://127.0.0.1:$wport" --name nsworker \
+    --slots 2 --heartbeat-ms 200 >>"$T/worker-nsworker.log" 2>&1 ) &
+PIDS+=($!)
+wait_for "the worker in its namespace registered" 10 "workers_registered $wport 1" \
+    "$T/worker-nsworker.log"
+cfg "$T/wonly.ini" "$T/wroot/annots"
+wrun() {   # wrun WHAT [qc-submit args...]
+    local what=$1; shift
+    "$BIN/qc-submit" --broker tcp://127.0.0.1:$wport -c "$T/wonly.ini" -o "$T/wo" "$@" \
+        "$T/slides/a.svs" "$T/slides/b.svs" >"$T/wrun.out" 2>&1 \
+        || fail "file_path only the worker has ($what): $(tail -3 "$T/wrun.out")"
+}
+wrun "first"
+v=$(column "$T/wo" a.svs getAnnotationMask)
+awk -v v="$v" 'BEGIN { exit !(v > 0.45 && v < 0.55) }' \
+    || fail "a.svs: getAnnotationMask '$v' with a.xml only the worker sees, about 0.5 expected"
+grep -q "^$T/slides/a.svs	w	$T/wroot/annots/a.xml	$(wc -c <"$T/wsrc/annots/a.xml")	$(stat -c %Y "$T/wsrc/annots/a.xml")\." "$T/wo/.qc-stamps" \
+    && grep -q "^$T/slides/b.svs	w	$T/wroot/annots/b.xml	-1	" "$T/wo/.qc-stamps" \
+    || fail "the worker's versions of a.xml and b.xml not stamped: $(grep "	[iw]	" "$T/wo/.qc-stamps")"
+wrun "nothing changed, nothing seen here"
+grep -q "^nothing to run" "$T/wrun.out" \
+    && grep -q "^2 slides whose annotation only the workers see .* could not be checked" "$T/wrun.out" \
+    && grep -q "WARNING.*$T/wroot/annots/a.xml, beside $T/slides/a.svs, is in a folder its worker has and this machine does not see it" "$T/wo/qc.log" \
+    && grep -q "WARNING.*$T/wroot/annots/b.xml, beside $T/slides/b.svs, is in a folder" "$T/wo/qc.log" \
+    || fail "a rerun that cannot see the annotations: skipped, and said, expected: $(cat "$T/wrun.out")"
+# this machine sees the same a.xml now (copied with its time): the same
+mkdir "$T/wroot/annots"
+cp -p "$T/wsrc/annots/a.xml" "$T/wroot/annots/a.xml"
+wrun "a.xml seen here, the file the worker read"
+grep -q "^nothing to run" "$T/wrun.out" && grep -q "^1 slide whose annotation only the workers see" "$T/wrun.out" \
+    || fail "a.xml seen here as the worker read it: skipped expected, b.svs still not told: $(cat "$T/wrun.out")"
+# redrawn since: run again; and -f runs both
+echo >>"$T/wroot/annots/a.xml"
+wrun "a.xml seen here, redrawn"
+grep -q "^ok 1/1 a.svs" "$T/wrun.out" && grep -q "^1 slide whose annotation .* was drawn, changed or removed" "$T/wrun.out" \
+    || fail "a.xml seen here, redrawn since the worker read it: a.svs expected to run again: $(cat "$T/wrun.out")"
+wrun "-f" -f
+grep -q "^ok 2/2 " "$T/wrun.out" || fail "-f: both slides expected to run: $(cat "$T/wrun.out")"
+pass "a file_path folder only the workers have: each worker says which annotation it read or that none was there; a rerun that cannot see them says it cannot tell and skips, one that sees the file compares it with the worker's"

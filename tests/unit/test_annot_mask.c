@@ -8,7 +8,9 @@
  * without its file, and a file that is not one failing its slide with
  * the reason. What each step tells qc-submit it reads beside a slide
  * (qc_pipeline_slide_inputs, for the rerun's stamps): the same file the
- * run reads, for each of the three steps' names. */
+ * run reads, for each of the three steps' names. What the result says
+ * it read: a local file's size and time, one not there in a folder that
+ * is, nothing of one in a folder not there. */
 #include <math.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -299,6 +301,23 @@ test_slides (void)
         CHECK (k == 0 ? !strstr (w, "file path is not provided")
                       : strstr (w, "file path is not provided, using \"") != NULL,
                "warnings: %s", w);
+        /* the local file read, with its version: size and time as
+           .qc-stamps writes one (qc-submit stamps it when it cannot see
+           the file: client/output_stamps.h) */
+        char file[1100], lm[64] = "";
+        snprintf (file, sizeof file, "%s/CMU-1-Small-Region%s", dir,
+                  k == 0 ? ".xml" : "_qp.json");
+        struct stat fst;
+        if (stat (file, &fst) == 0)
+            snprintf (lm, sizeof lm, "%lld.%09ld", (long long) fst.st_mtim.tv_sec,
+                      (long) fst.st_mtim.tv_nsec);
+        CHECK (r->ninputs == 1 && strcmp (r->inputs[0].where, file) == 0 && r->inputs[0].there
+               && r->inputs[0].v.size == (int64_t) fst.st_size && !r->inputs[0].v.etag[0]
+               && strcmp (r->inputs[0].v.last_modified, lm) == 0, "%zu inputs: %s, %lld, "
+               "'%s', want %s, %lld, '%s'", r->ninputs, r->ninputs ? r->inputs[0].where : "-",
+               r->ninputs ? (long long) r->inputs[0].v.size : -9,
+               r->ninputs ? r->inputs[0].v.last_modified : "-", file,
+               (long long) fst.st_size, lm);
         qc_rgb_destroy (&m);
         qc_rgb_destroy (&after);
         qc_pipeline_destroy (&p);
@@ -314,6 +333,19 @@ test_slides (void)
            && strstr (w, "CMU-1-Small-Region_none.xml does not exist. Skipping...")
            && !qc_result_get (r, "getAnnotationMask") && !qc_result_file (r, "_annot_xml.png"),
            "warnings: %s", w);
+    /* looked for in a folder that is there: said not there */
+    CHECK (r->ninputs == 1 && !r->inputs[0].there
+           && strstr (r->inputs[0].where, "/CMU-1-Small-Region_none.xml"), "%zu inputs",
+           r->ninputs);
+    qc_pipeline_destroy (&p);
+    /* in a folder that is not there (another machine's?): nothing said */
+    p = qc_pipeline_new ("[pipeline]\nsteps= AnnotationModule.saveAnnotationMask\n"
+                         "[AnnotationModule.saveAnnotationMask]\n"
+                         "file_path: /nonexistent-qc-annotations\n", err, sizeof err);
+    CHECK (p && qc_pipeline_run (p, path, r) == 0, "%s", p ? (r->error ? r->error : "") : err);
+    w = r->warnings ? r->warnings : "";
+    CHECK (strstr (w, "/nonexistent-qc-annotations/CMU-1-Small-Region.xml does not exist")
+           && r->ninputs == 0, "%zu inputs; warnings: %s", r->ninputs, w);
     qc_pipeline_destroy (&p);
 
     /* a GeoJSON FeatureCollection (HistoQC wants a list) with a Point:

@@ -7,8 +7,11 @@
  * annotation) are read apart from both: a file not there is size -1,
  * keyed by slide and file (a tab in either cannot join two keys), the
  * later line winning; a file there that is no file to read (a folder)
- * is -2; a file or URL reader takes none of them. The lines of files
- * by URL beside slides by URL the same, with a URL's version. */
+ * is -2; a file or URL reader takes none of them. A file only its worker
+ * saw ("w": the worker's version, from RESULT's `in`) is read into the
+ * same table, marked, the later of its "i" and "w" lines winning, one
+ * its worker found not there included; a "w" line of -2 is damaged. The lines of files by URL beside
+ * slides by URL the same, with a URL's version. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,6 +160,63 @@ test_inputs (void)
     unlink (path);
 }
 
+static void
+test_workers_inputs (void)
+{
+    /* a worker's version of a local file: size and "secs.nanos" */
+    qc_result_source_t v = { .size = 42 };
+    snprintf (v.last_modified, sizeof v.last_modified, "1764496000.000000123");
+    qc_stamp_t w;
+    CHECK (qc_input_stamp_of_version (&v, &w) && w.workers && w.size == 42
+           && w.mtime_s == 1764496000 && w.mtime_ns == 123);
+    /* not one: a URL's (an ETag, an HTTP date), no size, no time */
+    qc_result_source_t url = v;
+    snprintf (url.etag, sizeof url.etag, "\"x\"");
+    qc_result_source_t date = { .size = 42 };
+    snprintf (date.last_modified, sizeof date.last_modified, "Wed, 02 Dec 2026 10:00:00 GMT");
+    qc_result_source_t nosize = v, notime = { .size = 42 };
+    nosize.size = -1;
+    CHECK (!qc_input_stamp_of_version (&url, &w) && !qc_input_stamp_of_version (&date, &w)
+           && !qc_input_stamp_of_version (&nosize, &w)
+           && !qc_input_stamp_of_version (&notime, &w)
+           && !qc_input_stamp_of_version (NULL, &w) && !qc_input_stamp_of_version (&v, NULL));
+
+    FILE *f = open_stamps ("w");
+    CHECK (f != NULL);
+    if (!f)
+        return;
+    qc_stamp_t here = {.size = -1};
+    CHECK (qc_input_stamp_of_version (&v, &w));
+    /* sent: not seen here; the result: the worker's; another slide the
+       other way round; a "w" line of no file to read (-2) is damaged,
+       one of a file its worker found not there is not */
+    CHECK (qc_input_stamps_put (f, "/s/a.svs", "/w/a.xml", &here) == 0);
+    CHECK (qc_input_stamps_put (f, "/s/a.svs", "/w/a.xml", &w) == 0);
+    CHECK (qc_input_stamps_put (f, "/s/b.svs", "/w/b.xml", &w) == 0);
+    CHECK (qc_input_stamps_put (f, "/s/b.svs", "/w/b.xml", &here) == 0);
+    fputs ("/s/c.svs\tw\t/w/c.xml\t-2\t0.000000000\n", f);
+    qc_stamp_t none = {.size = -1, .workers = true};
+    CHECK (qc_input_stamps_put (f, "/s/d.svs", "/w/d.xml", &none) == 0);
+    CHECK (fclose (f) == 0);
+    zhashx_t *in = qc_input_stamps_read (dir), *files = qc_stamps_read (dir);
+    CHECK (in && zhashx_size (in) == 3, "input lines: %zu", in ? zhashx_size (in) : 0);
+    char *kd = qc_input_stamp_key ("/s/d.svs", "/w/d.xml");
+    const qc_stamp_t *d = in && kd ? zhashx_lookup (in, kd) : NULL;
+    CHECK (d && d->workers && d->size == -1, "a file its worker found not there read back");
+    free (kd);
+    CHECK (files && zhashx_size (files) == 0);
+    char *ka = qc_input_stamp_key ("/s/a.svs", "/w/a.xml"),
+         *kb = qc_input_stamp_key ("/s/b.svs", "/w/b.xml");
+    const qc_stamp_t *a = in && ka ? zhashx_lookup (in, ka) : NULL,
+                     *b = in && kb ? zhashx_lookup (in, kb) : NULL;
+    CHECK (a && a->workers && qc_stamp_same (a, &w), "the worker's line, later, wins");
+    CHECK (b && !b->workers && b->size == -1, "a later line of this machine's wins");
+    free (ka);
+    free (kb);
+    zhashx_destroy (&in);
+    zhashx_destroy (&files);
+}
+
 /* Files by URL beside slides ("u" lines): a version read back byte for
  * byte, "not there" as size -1 and no validator, the later line
  * winning, a forgetting line (-2) taking a stamp away until a later one;
@@ -246,6 +306,7 @@ main (void)
     test_read_apart ();
     test_absent ();
     test_inputs ();
+    test_workers_inputs ();
     test_url_inputs ();
     char path[256];
     snprintf (path, sizeof path, "%s/%s", dir, QC_STAMPS_FILE);
