@@ -191,6 +191,31 @@ reserve (void *ticket, int64_t bytes)
     qc_mem_gate_add (ticket, bytes);
 }
 
+/* ... and, for a GPU lane's slide run again on the host (its device ran
+ * out), its images' estimate, counted there without a wait */
+static void
+on_host (void *ticket, uint64_t work_pixels)
+{
+    qc_mem_ticket_t *t = ticket;
+    uint64_t bytes = qc_mem_gate_estimate (work_pixels);
+    qc_mem_gate_add (t, bytes > INT64_MAX ? INT64_MAX : (int64_t) bytes);
+    if (t && t->in)
+        qc_log (QC_LOG_INFO, "worker", "its images are in this machine's memory now: "
+                "about %.1f GB of them count at the worker's memory gate (slides waiting "
+                "to go in wait for them)", (double) bytes / 1e9);
+}
+
+/* A GPU lane's slide's hooks: host memory counted at the gate as it
+ * comes (an annotation; its images on the host), never waited for */
+static void
+hold_host_memory (qc_pipeline_input_t *in, qc_mem_ticket_t *ticket)
+{
+    qc_mem_gate_hold (ticket);
+    in->reserve = reserve;
+    in->on_host = on_host;
+    in->admit_arg = ticket;
+}
+
 /* arg: the worker's slides by URL (worker/slide_fetch.h), or NULL. */
 void
 qc_worker_exec_pipeline (void *arg, const qc_task_t *task, qc_result_t *out)
@@ -210,7 +235,8 @@ qc_worker_exec_pipeline (void *arg, const qc_task_t *task, qc_result_t *out)
             got.in.admit = admit;
             got.in.reserve = reserve;
             got.in.admit_arg = &ticket;
-        }
+        } else
+            hold_host_memory (&got.in, &ticket);
         qc_pipeline_run_input (e->pipeline, &got.in, out, ops);
         qc_mem_gate_leave (&ticket);
         qc_slide_got_release (fetch, &got, out);
@@ -226,6 +252,7 @@ typedef struct {
     qc_pipeline_job_t *job;
     qc_slide_fetch_t *fetch;
     qc_slide_got_t got;
+    qc_mem_ticket_t ticket;     /* its host memory at the gate */
 } prepared_t;
 
 void *
@@ -242,11 +269,15 @@ qc_worker_exec_pipeline_prepare (void *arg, const qc_task_t *task,
         qc_slide_fetch_get (p->fetch, task->path, &p->got);
         p->got.in.read_threads = (int) task->read_threads;
         p->got.in.origin = task->path;
+        /* prepared halves are a GPU lane's (worker.c) */
+        hold_host_memory (&p->got.in, &p->ticket);
         p->job = qc_pipeline_prepare_input (e->pipeline, &p->got.in, out);
     }
     if (!p || !p->job) {
-        if (p)
+        if (p) {
+            qc_mem_gate_leave (&p->ticket);
             qc_slide_got_release (p->fetch, &p->got, out);
+        }
         release (e);
         free (p);
         return NULL;
@@ -267,6 +298,7 @@ qc_worker_exec_pipeline_finish (void *arg, void *prepared,
         qc_pipeline_job_destroy (&p->job);
     else
         qc_pipeline_finish (&p->job, ops);
+    qc_mem_gate_leave (&p->ticket);
     qc_slide_got_release (p->fetch, &p->got, out);
     release (p->entry);
     free (p);

@@ -78,10 +78,9 @@ qc_mem_gate_enter (qc_mem_ticket_t *t, uint64_t work_pixels)
     if (!t)
         return;
     t->in = false;
+    t->hold = false;
     t->waited_s = 0;
-    uint64_t per_pixel = QC_MEM_GATE_BYTES_PER_PIXEL;
-    uint64_t need = work_pixels > (UINT64_MAX - QC_MEM_GATE_BYTES_PER_SLIDE) / per_pixel
-                    ? UINT64_MAX : work_pixels * per_pixel + QC_MEM_GATE_BYTES_PER_SLIDE;
+    uint64_t need = qc_mem_gate_estimate (work_pixels);
     t->bytes = need;
     pthread_mutex_lock (&s_lock);
     budget_locked ();
@@ -134,6 +133,27 @@ qc_mem_gate_enter (qc_mem_ticket_t *t, uint64_t work_pixels)
                 gb (budget));
 }
 
+uint64_t
+qc_mem_gate_estimate (uint64_t work_pixels)
+{
+    uint64_t per_pixel = QC_MEM_GATE_BYTES_PER_PIXEL;
+    return work_pixels > (UINT64_MAX - QC_MEM_GATE_BYTES_PER_SLIDE) / per_pixel
+           ? UINT64_MAX : work_pixels * per_pixel + QC_MEM_GATE_BYTES_PER_SLIDE;
+}
+
+void
+qc_mem_gate_hold (qc_mem_ticket_t *t)
+{
+    if (!t)
+        return;
+    *t = (qc_mem_ticket_t) { 0 };
+    pthread_mutex_lock (&s_lock);
+    budget_locked ();
+    /* no gate: nothing to count against */
+    t->in = t->hold = s_budget != 0;
+    pthread_mutex_unlock (&s_lock);
+}
+
 void
 qc_mem_gate_leave (qc_mem_ticket_t *t)
 {
@@ -141,7 +161,7 @@ qc_mem_gate_leave (qc_mem_ticket_t *t)
         return;
     pthread_mutex_lock (&s_lock);
     s_held -= t->bytes <= s_held ? t->bytes : s_held;
-    if (s_running)
+    if (s_running && !t->hold)
         s_running--;
     t->in = false;          /* under the lock, as qc_mem_gate_add reads it */
     pthread_cond_broadcast (&s_turn);

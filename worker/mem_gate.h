@@ -43,7 +43,8 @@ uint64_t qc_mem_gate_default_budget (void);
 typedef struct {
     uint64_t bytes;          /* its estimate, as held */
     uint64_t entered;        /* ... as it went in (qc_mem_gate_add) */
-    bool in;                 /* admitted, not yet left */
+    bool in;                 /* admitted (or held), not yet left */
+    bool hold;               /* a hold: no slide admitted (qc_mem_gate_hold) */
     double waited_s;         /* how long it waited (0: not at all) */
 } qc_mem_ticket_t;
 
@@ -52,19 +53,31 @@ typedef struct {
  * holds its estimate in t. Says in the log (the slide's, on this
  * thread) when it waits and when it goes on. t NULL: nothing. */
 void qc_mem_gate_enter (qc_mem_ticket_t *t, uint64_t work_pixels);
+/* Opens t as a hold, with no wait: no slide is admitted and nothing is
+ * held yet, but what qc_mem_gate_add adds counts as a running slide's
+ * does, so that slides waiting to go in wait for it too. A GPU lane's:
+ * its images are on its device, and it holds host memory only as it
+ * learns of it (an annotation parsed; its images once its device ran
+ * out and it runs again on the host). Not a wait: a lane behind CPU
+ * slides that wait for its bytes would wait for ever. Nothing when
+ * there is no gate. */
+void qc_mem_gate_hold (qc_mem_ticket_t *t);
 /* Gives back what t holds (nothing when it holds nothing). */
 void qc_mem_gate_leave (qc_mem_ticket_t *t);
+/* What qc_mem_gate_enter holds for a slide of work_pixels. */
+uint64_t qc_mem_gate_estimate (uint64_t work_pixels);
 
 /* Adds bytes (less, when negative; never below the slide's estimate
  * at entry) to what the admitted t holds, without waiting: memory a
  * step learns it needs once the slide runs (a large annotation file,
  * parsed), counted so that slides waiting to go in wait for it too.
  * Not waiting for it: two running slides that each waited for the
- * other's memory would wait for ever. Nothing when t is not admitted
- * (no gate, a GPU lane). */
+ * other's memory would wait for ever. Nothing when t is neither
+ * admitted nor held (no gate). */
 void qc_mem_gate_add (qc_mem_ticket_t *t, int64_t bytes);
 
-/* Slides admitted now and the bytes they hold (tests, status). */
+/* Slides admitted now and the bytes they and the holds hold (tests,
+ * status). */
 void qc_mem_gate_held (unsigned *slides, uint64_t *bytes);
 
 #endif

@@ -86,7 +86,11 @@ int qc_pipeline_run_with (const qc_pipeline_t *self, const char *slide_path,
  * is called (with admit_arg) by steps that come to hold memory the
  * image's size does not tell (an annotation file and its polygons):
  * bytes more, or fewer when negative, all given back by the end of the
- * run; it must not wait (mem_gate.h's qc_mem_gate_add). */
+ * run; it must not wait (mem_gate.h's qc_mem_gate_add). on_host, when
+ * not NULL, is called (with admit_arg and the analysis image's pixels)
+ * once, when a device lane's slide runs again with its images in host
+ * memory (its device ran out: qc_pipeline_finish); it must not wait
+ * either. reserve and on_host serve the prepared halves too. */
 struct qc_slide;
 typedef struct {
     const char *path;
@@ -100,6 +104,7 @@ typedef struct {
     int read_threads;
     void (*admit) (void *admit_arg, uint64_t work_pixels);
     void (*reserve) (void *admit_arg, int64_t bytes);
+    void (*on_host) (void *admit_arg, uint64_t work_pixels);
     void *admit_arg;
 } qc_pipeline_input_t;
 

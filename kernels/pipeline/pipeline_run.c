@@ -60,6 +60,9 @@ struct qc_pipeline_job {
     char *origin;             /* in's origin (or path), for run.origin */
     qc_run_t run;
     int rc;                   /* -1: failed already (out says why) */
+    /* in's on_host, and whether it was called (once a job) */
+    void (*on_host) (void *admit_arg, uint64_t work_pixels);
+    bool on_host_called;
 };
 
 /* job's run of its open slide from the start: the BaseImage step
@@ -167,6 +170,10 @@ prepare (const qc_pipeline_t *self, const qc_pipeline_input_t *in,
         qc_slide_close (&job->slide);
         return job;
     }
+    /* the memory gate's hooks, before any step can call them */
+    job->run.reserve = in->reserve;
+    job->run.reserve_arg = in->admit_arg;
+    job->on_host = in->on_host;
     start_run (job, out, in->read_threads > 0
                             ? read_threads_clamped (in->read_threads)
                             : self->read_threads);
@@ -280,6 +287,14 @@ run_again (qc_pipeline_job_t *job, const struct qc_ops *ops)
         return -1;
     }
     start_run (job, out, read_threads);
+    /* its images now in this machine's memory: the gate counts them */
+    if (job->rc == 0 && !ops->device && job->on_host && !job->on_host_called) {
+        int w = 0, h = 0;
+        if (qc_run_size_at (&job->run, job->pipeline->base.image_work_size, &w, &h) != 0)
+            w = h = 0;
+        job->on_host_called = true;
+        job->on_host (job->run.reserve_arg, (uint64_t) w * (uint64_t) h);
+    }
     return run_steps (job, ops);
 }
 
@@ -343,10 +358,6 @@ qc_pipeline_run_input (const qc_pipeline_t *self, const qc_pipeline_input_t *in,
     qc_result_reset (out);
     /* the analysis image is read by the first step that needs it */
     qc_pipeline_job_t *job = prepare (self, in, out, 0);
-    if (job) {
-        job->run.reserve = in->reserve;
-        job->run.reserve_arg = in->admit_arg;
-    }
     if (job && job->rc == 0 && in->admit) {
         int w = 0, h = 0;
         if (qc_run_size_at (&job->run, self->base.image_work_size, &w, &h) != 0)

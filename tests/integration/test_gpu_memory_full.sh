@@ -6,7 +6,8 @@
 # is not lost: the lane runs it again with its images on the host
 # (the CUDA copying lane, then the CPU's ops where one op's images do not
 # fit either; on a simulated GPU, the C ops), with a warning each time
-# that the client sees, and gives the CPU's results. Checked on
+# that the client sees, and gives the CPU's results; its images then
+# count at the worker's memory gate (worker/mem_gate.h). Checked on
 # a --simulate-gpus lane whose --gpu-mem is far under what the slides
 # need at 10x, against a CPU slot and against a lane with room enough.
 # QC_TEST_GPU=I runs the GPU lanes on GPU I instead (the CUDA resident
@@ -83,6 +84,10 @@ most=2
 [ -n "${QC_TEST_GPU:-}" ] && most=4
 [ "$n" -ge 2 ] && [ "$n" -le $most ] || fail "64 MB lane: expected the 2 generated slides run again (2 to $most lines), the log says $n: $(grep -i 'memory\|limit' "$T/worker-small.log" | head -5)"
 grep -q "limit" "$T/worker-small.log" || fail "64 MB lane: no line says what passed the limit"
+# each slide's images on the host count at the worker's memory gate, once
+# a slide (the first hop to the host: the copying lane, or the CPU)
+gated=$(grep -c "count at the worker's memory gate" "$T/worker-small.log")
+[ "$gated" -eq 2 ] || fail "64 MB lane: the 2 slides run on the host should each be counted at the memory gate once; the log says $gated"
 [ "$(grep -c "$again" "$T/out-small/qc.log")" -eq "$n" ] \
     || fail "the client's qc.log does not have the worker's $n warnings"
 pass "64 MB GPU (${gpu_lane[*]}): both 10x slides ran again on the host, a warning each, the client told"

@@ -502,6 +502,20 @@ quiet_full_mask_count (const qc_mask_t *m, size_t *count)
     return quiet_inner->mask_count (m, count);
 }
 
+/* The memory gate's hook for a lane's slide run again on the host. */
+typedef struct {
+    int calls;
+    uint64_t pixels;
+} on_host_t;
+
+static void
+on_host (void *arg, uint64_t work_pixels)
+{
+    on_host_t *h = arg;
+    h->calls++;
+    h->pixels = work_pixels;
+}
+
 static void
 device_full_quietly (void)
 {
@@ -517,13 +531,31 @@ device_full_quietly (void)
         table.mask_count = quiet_full_mask_count;
         int reruns = 0;
         qc_log_set_sink (count_reruns, &reruns, "");
-        int rc = qc_pipeline_run_input (p, &(qc_pipeline_input_t) { .path = path },
-                                        b, &table);
+        /* the gate hears once that the images are now on the host, with
+           the analysis image's pixels (CMU-1-Small-Region at 1.25x:
+           138 x 185); a run that stays on its device says nothing */
+        on_host_t heard = { 0 };
+        qc_pipeline_input_t in = { .path = path, .on_host = on_host, .admit_arg = &heard };
+        int rc = qc_pipeline_run_input (p, &in, b, &table);
         qc_log_set_sink (NULL, NULL, NULL);
         CHECK (rc == 0 && reruns == 1 && quiet_calls > 3, "a run that passed "
                "after a refusal: rc %d, %d reruns, %d counts", rc, reruns,
                quiet_calls);
+        CHECK (heard.calls == 1 && heard.pixels == (uint64_t) 138 * 185, "on_host: %d "
+               "calls, %llu pixels", heard.calls, (unsigned long long) heard.pixels);
         same_results (a, b, "passed after a refusal");
+        /* the prepared halves the same (a GPU lane with read-ahead) */
+        heard = (on_host_t) { 0 };
+        quiet_calls = 0;
+        qc_pipeline_job_t *job = qc_pipeline_prepare_input (p, &in, b);
+        rc = qc_pipeline_finish (&job, &table);
+        CHECK (rc == 0 && heard.calls == 1 && heard.pixels == (uint64_t) 138 * 185,
+               "prepared: rc %d, on_host %d calls", rc, heard.calls);
+        same_results (a, b, "prepared, passed after a refusal");
+        heard = (on_host_t) { 0 };
+        rc = qc_pipeline_run_input (p, &in, b, qc_ops_sim ());
+        CHECK (rc == 0 && heard.calls == 0, "on its device throughout: on_host called "
+               "%d times", heard.calls);
         printf ("a run that passed after an op was refused memory: run again, "
                 "the CPU's results\n");
     }

@@ -4,7 +4,9 @@
  * fit, but a large slide passed over by small ones could wait for
  * ever); a slide larger than the budget runs alone; bytes a running
  * slide adds hold the next one out until given back (and never go
- * below what it went in with); budget 0 gates nothing. Every wait is bounded (a thread that is still waiting after
+ * below what it went in with); a hold (a GPU lane's) goes in at once,
+ * counts no slide, and what it adds holds slides out as a slide's
+ * does; budget 0 gates nothing. Every wait is bounded (a thread that is still waiting after
  * its bound fails the test). */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -154,6 +156,40 @@ main (void)
     qc_mem_gate_held (&n, &held);
     CHECK (n == 0 && held == 0 && never.bytes == 0);
 
+    /* a hold (a GPU lane's slide): in at once, no slide counted; the
+       host memory it adds (its images run again on the host) holds the
+       next slide out; all of it goes back, even below nothing added */
+    qc_mem_ticket_t lane;
+    qc_mem_gate_hold (&lane);
+    CHECK (lane.in && lane.hold && lane.bytes == 0);
+    qc_mem_gate_held (&n, &held);
+    CHECK (n == 0 && held == 0, "a hold counted as a slide: %u, %llu", n,
+           (unsigned long long) held);
+    start (&a, 64);
+    CHECK (admitted_within (&a, 5));
+    uint64_t est = qc_mem_gate_estimate (pixels_for (70));
+    CHECK (est > 69 * MB && est <= 70 * MB && qc_mem_gate_estimate (0) == 64 * MB
+           && qc_mem_gate_estimate (UINT64_MAX) == UINT64_MAX);
+    qc_mem_gate_add (&lane, 70 * (int64_t) MB);
+    qc_mem_gate_held (&n, &held);
+    CHECK (n == 1 && held == 134 * MB, "%u slides, %llu bytes held", n,
+           (unsigned long long) held);
+    start (&b, 64);
+    CHECK (!admitted_within (&b, 0.3), "64 MB went in beside a slide and a lane's 70 MB "
+           "under 150");
+    qc_mem_gate_add (&lane, -500 * (int64_t) MB);
+    CHECK (lane.bytes == 0 && admitted_within (&b, 5), "the lane's bytes given back did "
+           "not let the slide in: %llu", (unsigned long long) lane.bytes);
+    qc_mem_gate_add (&lane, 30 * (int64_t) MB);
+    qc_mem_gate_leave (&lane);
+    qc_mem_gate_leave (&lane);      /* once only */
+    finish (&a);
+    finish (&b);
+    qc_mem_gate_held (&n, &held);
+    CHECK (n == 0 && held == 0 && !lane.in, "%u slides, %llu bytes held after a hold",
+           n, (unsigned long long) held);
+    qc_mem_gate_hold (NULL);
+
     /* a larger budget set while a slide waits lets it in */
     start (&a, 100);
     CHECK (admitted_within (&a, 5));
@@ -170,6 +206,9 @@ main (void)
     start (&b, 100000);
     CHECK (admitted_within (&a, 5) && admitted_within (&b, 5), "budget 0 held a slide");
     CHECK (!a.ticket.in && !b.ticket.in, "budget 0 held bytes");
+    qc_mem_gate_hold (&lane);
+    qc_mem_gate_add (&lane, 10 * (int64_t) MB);
+    CHECK (!lane.in && lane.bytes == 0, "budget 0: a hold held bytes");
     finish (&a);
     finish (&b);
     qc_mem_gate_held (&n, &held);
