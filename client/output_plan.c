@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "client/escape.h"
+#include "kernels/annot/beside.h"
 #include "shared/url.h"
 
 qc_rec_t
@@ -131,8 +132,10 @@ qc_output_inputs_changed (qc_output_t *o, const char *recorded, const char *path
     for (size_t i = 0; i < now.ninputs; i++) {
         char *key = rc == 0 ? qc_input_stamp_key (recorded, now.inputs[i].file) : NULL;
         const qc_stamp_t *then = key ? zhashx_lookup (o->input_stamps, key) : NULL;
-        /* a file only its worker saw, still not seen here: not known */
-        bool unknown = then && then->workers && now.inputs[i].stamp.size < 0;
+        /* a file only its worker saw, its folder still not here: not
+           known (one here now is compared: gone from it is removed) */
+        bool unknown = then && then->workers && now.inputs[i].stamp.size < 0
+                       && !qc_beside_folder_there (now.inputs[i].file);
         if (!key)
             rc = -1;
         else if (unknown && !*unseen) {

@@ -318,20 +318,20 @@ result_stamps (const qc_result_t *r, const char *shown)
 
 /* A local file the worker read beside local slide s, or looked for in
  * a folder it has (in): stamped with the worker's version, or as not
- * there ("w"), when this machine cannot see it now, nor its folder when
- * it was not there: a file_path folder only the workers have. A rerun
- * then knows what the record was made from (client/output_stamps.h).
- * One this machine sees is its own to stamp, and was when the slide was
- * sent. */
+ * there ("w"), when this machine has no such folder: a file_path folder
+ * only the workers have. A rerun then knows what the record was made
+ * from (client/output_stamps.h). A file in a folder this machine sees
+ * is its own to stamp, and was when the slide was sent: one gone from
+ * there since the worker read it was removed, and a rerun runs the
+ * slide again. */
 static int
 note_unseen_input (qc_output_t *o, const slide_t *s, const qc_result_input_t *in,
                    char *err, size_t errlen)
 {
-    qc_stamp_t worker = { .size = -1, .workers = true }, here;
+    qc_stamp_t worker = { .size = -1, .workers = true };
     if (qc_url_is_remote (s->path) || strncmp (in->where, "file:", 5) == 0
         || (in->there && !qc_input_stamp_of_version (&in->v, &worker))
-        || (!in->there && qc_beside_folder_there (in->where))
-        || !qc_input_stamp_take (in->where, &here) || here.size >= 0)
+        || qc_beside_folder_there (in->where))
         return 0;
     if (stamps_open (o, err, errlen) != 0
         || stamps_flushed (o, qc_input_stamps_put (o->stamps_out, s->path, in->where,

@@ -103,12 +103,9 @@ parse_version (char **f, qc_result_source_t *v)
     if (!parse_size (f[0], -1, &size))
         return false;
     char *etag = qc_unescape_dup (f[1]), *lm = qc_unescape_dup (f[2]);
-    qc_result_t r = { 0 };
-    bool ok = etag && lm && qc_result_set_source (&r, size, etag, lm) == 0;
+    bool ok = etag && lm && qc_result_source_make (v, size, etag, lm) == 0;
     free (etag);
     free (lm);
-    if (ok)
-        *v = r.source;
     return ok;
 }
 

@@ -240,18 +240,20 @@ plan_slides (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
             if (changed_inputs
                 && qc_output_plan_note (out, "INFO", "a file the config's steps read beside "
                                         "%s (its annotation) was drawn, changed or removed "
-                                        "since its record: run again", p))
+                                        "since its record: run again", p)) {
+                free (unseen);
                 return -1;
+            }
             changed = changed_inputs;
         }
         /* or one read by its worker from a folder this machine lacks */
         if (unseen && !changed) {
             r->unseen_inputs++;     /* skipped below, as before */
             int bad = qc_output_plan_note (out, "WARNING", "%s, beside %s, is in a folder "
-                                           "its worker has and this machine does not see "
-                                           "it: whether it changed since the slide's record "
-                                           "is not known, skipped as done (-f runs it again)",
-                                           unseen, p);
+                                           "its worker has (it read the file there, or found "
+                                           "none) and this machine does not: whether it "
+                                           "changed since the slide's record is not known, "
+                                           "skipped as done (-f runs it again)", unseen, p);
             free (unseen);
             if (bad)
                 return -1;

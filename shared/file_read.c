@@ -42,10 +42,14 @@ qc_file_read_regular_stat (const char *path, size_t max, unsigned char **data,
     int rc = -1;
     if (fstat (fd, &st) != 0)
         qc_fail (err, errlen, "cannot read '%s': %s", path, strerror (errno));
-    else if (!S_ISREG (st.st_mode))
-        qc_fail (err, errlen, "'%s' is not a regular file", path);
-    else
-        rc = 0;
+    else {
+        if (st_out)
+            *st_out = st;       /* noted, whatever comes of the read */
+        if (!S_ISREG (st.st_mode))
+            qc_fail (err, errlen, "'%s' is not a regular file", path);
+        else
+            rc = 0;
+    }
     if (rc != 0) {
         close (fd);
         return -1;
@@ -86,8 +90,6 @@ qc_file_read_regular_stat (const char *path, size_t max, unsigned char **data,
             *data = buf;
             *size = n;
             buf = NULL;
-            if (st_out)
-                *st_out = st;
             rc = 1;
             break;
         }

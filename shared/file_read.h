@@ -19,10 +19,12 @@
 int qc_file_read_regular (const char *path, size_t max, unsigned char **data,
                           size_t *size, char *err, size_t errlen);
 
-/* The same, and on 1 the file's status as it was opened into *st (NULL:
- * not wanted): the size and modification time of what was read, from
- * the descriptor read, not the name (which may be another file by now).
- * A file written while it is read has a later time than this. */
+/* The same, and the file's status as it was opened into *st (NULL: not
+ * wanted), on 1 and on a -1 after it was opened (not a regular file,
+ * too large; *st untouched otherwise): the size and modification time
+ * of what was read, from the descriptor read, not the name (which may
+ * be another file by now). A file written while it is read has a later
+ * time than this. */
 int qc_file_read_regular_stat (const char *path, size_t max, unsigned char **data,
                                size_t *size, struct stat *st, char *err, size_t errlen);
 

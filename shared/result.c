@@ -290,15 +290,22 @@ qc_result_set_source (qc_result_t *self, int64_t size, const char *etag,
 {
     if (!self)
         return -1;
-    self->has_source = false;
-    if (!validator_ok (etag, QC_RESULT_MAX_ETAG)
+    self->has_source = qc_result_source_make (&self->source, size, etag,
+                                              last_modified) == 0;
+    return self->has_source ? 0 : -1;
+}
+
+int
+qc_result_source_make (qc_result_source_t *out, int64_t size, const char *etag,
+                       const char *last_modified)
+{
+    if (!out || !validator_ok (etag, QC_RESULT_MAX_ETAG)
         || !validator_ok (last_modified, QC_RESULT_MAX_LASTMOD))
         return -1;
-    self->source.size = size < 0 ? -1 : size;
-    snprintf (self->source.etag, sizeof self->source.etag, "%s", etag ? etag : "");
-    snprintf (self->source.last_modified, sizeof self->source.last_modified, "%s",
+    out->size = size < 0 ? -1 : size;
+    snprintf (out->etag, sizeof out->etag, "%s", etag ? etag : "");
+    snprintf (out->last_modified, sizeof out->last_modified, "%s",
               last_modified ? last_modified : "");
-    self->has_source = true;
     return 0;
 }
 

@@ -129,14 +129,19 @@ int qc_result_add_warning (qc_result_t *self, const char *fmt, ...)
  * noted: a rerun cannot check it). */
 int qc_result_set_source (qc_result_t *self, int64_t size, const char *etag,
                           const char *last_modified);
+/* The same into a version of its own, *out (a stamp read back from a
+ * file): 0, or -1 with *out untouched. */
+int qc_result_source_make (qc_result_source_t *out, int64_t size, const char *etag,
+                           const char *last_modified);
 
 /* Whether v says anything of a file's version: a size or a validator
  * (size -1 and none is a version not known, or, for a file beside a
  * slide, one that was not there). */
 bool qc_result_source_known (const qc_result_source_t *v);
 
-/* Notes the version of a file read beside the slide by URL (where
- * redacted; v NULL when it was not there). A later note of the same
+/* Notes the version of a file read beside the slide, by URL (where
+ * redacted) or a local one (beside.h says what its version holds); v
+ * NULL when it was not there. A later note of the same
  * where replaces the earlier. -1 for bad arguments, a where longer than
  * QC_RESULT_MAX_INPUT or with a control byte, a validator as
  * qc_result_set_source refuses, more than QC_RESULT_MAX_INPUTS files, or

@@ -11,10 +11,12 @@
 #include "kernels/annot/annot_parse.h"
 
 /* The most points of a ring whose edges qc_annot_ring_no_area sets out
- * to cancel (48 bytes a point, 12 MiB): a ring of more is taken to have
- * area. Hand-drawn rings of no area are small; a ring of millions whose
- * signed area is exactly 0 is someone's test. */
-#define QC_ANNOT_CANCEL_POINTS 250000
+ * to cancel (two ends of 48 bytes a point: 12 MB, held a moment while
+ * the file's memory is counted at a worker's gate): a ring of more is
+ * taken to have area. Hand-drawn rings of no area are small; a ring of
+ * a hundred thousand points whose signed area is exactly 0 is someone's
+ * test. */
+#define QC_ANNOT_CANCEL_POINTS 125000
 
 /* Whether the ring's points all lie on one line (one point, the same
  * point repeated, a line clicked back and forth). Exactly, in the

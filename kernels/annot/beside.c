@@ -55,9 +55,10 @@ qc_beside_read_local (const char *where, size_t max, unsigned char **data,
             return -1;
     } else if ((size_t) snprintf (path, sizeof path, "%s", where) >= sizeof path)
         return qc_fail (err, errlen, "%.200s...: path too long", where);
-    struct stat st;
+    struct stat st = { 0 };
     int rc = qc_file_read_regular_stat (path, max, data, size, &st, err, errlen);
-    if (rc == 1 && version) {
+    /* read, or opened and refused (too large, a folder): its version */
+    if (rc != 0 && st.st_mode != 0 && version) {
         version->size = (int64_t) st.st_size;
         snprintf (version->last_modified, sizeof version->last_modified,
                   "%lld.%09ld", (long long) st.st_mtim.tv_sec, (long) st.st_mtim.tv_nsec);

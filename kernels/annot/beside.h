@@ -25,10 +25,11 @@
  * version was there when the read failed after the server described it
  * (too large, no size given); size -1 and "" on 0 and when the server
  * said nothing of it (a rerun stamps and asks a URL's version:
- * client/output_stamps.h). For a local file read, its size and, as
- * Last-Modified, its modification time as .qc-stamps writes one
- * ("seconds.nanoseconds", nine digits), both from when it was opened:
- * the client stamps those when it cannot see the file itself. */
+ * client/output_stamps.h). For a local file read, or opened and then
+ * refused (too large, a folder), its size and, as Last-Modified, its
+ * modification time as .qc-stamps writes one ("seconds.nanoseconds",
+ * nine digits), both from when it was opened: the client stamps those
+ * when it cannot see the file itself. */
 typedef int (qc_beside_reader_fn) (void *ctx, const char *where, size_t max,
                                    unsigned char **data, size_t *size,
                                    qc_result_source_t *version, char *err, size_t errlen);

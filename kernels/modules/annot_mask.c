@@ -234,13 +234,14 @@ annotation_mask (qc_run_t *run, const variant_t *v, const step_params_t *p,
         qc_url_redact (where, shown, sizeof shown);
         qc_result_add_input (run->out, shown, got == 0 ? NULL : &version);
     }
-    /* a local file read, or looked for in a folder that is there: the
+    /* a local file read (or opened and refused: its fix is a change),
+       or looked for in a folder that is there: the
        client stamps it itself, and takes this version when it cannot
        see the file (a file_path folder only the workers have), so that
        a rerun knows what the result was made from; a file: URL it
        stamps not at all */
     if (!qc_url_is_remote (where) && strncmp (where, "file:", 5) != 0) {
-        if (got == 1 && qc_result_source_known (&version))
+        if (got != 0 && qc_result_source_known (&version))
             qc_result_add_input (run->out, where, &version);
         else if (got == 0 && qc_beside_folder_there (where))
             qc_result_add_input (run->out, where, NULL);

@@ -9,8 +9,9 @@
  * the reason. What each step tells qc-submit it reads beside a slide
  * (qc_pipeline_slide_inputs, for the rerun's stamps): the same file the
  * run reads, for each of the three steps' names. What the result says
- * it read: a local file's size and time, one not there in a folder that
- * is, nothing of one in a folder not there. */
+ * it read: a local file's size and time (a folder's in its place, which
+ * fails the slide), one not there in a folder that is, nothing of one
+ * in a folder not there. */
 #include <math.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -442,6 +443,21 @@ test_slides (void)
     w = r->warnings ? r->warnings : "";
     CHECK (strstr (w, "CMU-1-Small-Region_none.json does not exist. Skipping.")
            && !strstr (w, "Skipping...") && !qc_result_get (r, "geoJSONMask"), "warnings: %s", w);
+    qc_pipeline_destroy (&p);
+
+    /* a folder where the file should be: the slide fails, and its
+       version (the folder's, when it was opened) is said, so that
+       qc-submit notices when a file takes its place */
+    char folder[1100];
+    snprintf (folder, sizeof folder, "%s/CMU-1-Small-Region_dir.xml", dir);
+    CHECK (mkdir (folder, 0755) == 0, "%s", folder);
+    p = qc_pipeline_new ("[pipeline]\nsteps= AnnotationModule.saveAnnotationMask\n"
+                         "[AnnotationModule.saveAnnotationMask]\nformat: xml\nsuffix: _dir\n",
+                         err, sizeof err);
+    CHECK (p && qc_pipeline_run (p, path, r) != 0 && r->ninputs == 1 && r->inputs[0].there
+           && r->inputs[0].v.size >= 0 && strchr (r->inputs[0].v.last_modified, '.')
+           && strcmp (r->inputs[0].where, folder) == 0, "a folder: %zu inputs (%s)",
+           r->ninputs, r->error ? r->error : "passed");
     qc_pipeline_destroy (&p);
 
     /* a file that is not one: the slide fails with the reason */
