@@ -227,3 +227,25 @@ qc_annot_ring_no_area (const qc_annot_ring_t *r)
     free (ends);
     return cancel;
 }
+
+int
+qc_annot_ring_turn (const qc_annot_ring_t *r)
+{
+    if (!r || r->n < 3 || !r->pts)
+        return 0;
+    bool in_range = true;
+    for (size_t i = 0; i < r->n && in_range; i++)
+        in_range = r->pts[i].x >= -QC_ANNOT_MAX_COORD && r->pts[i].x <= QC_ANNOT_MAX_COORD
+                   && r->pts[i].y >= -QC_ANNOT_MAX_COORD && r->pts[i].y <= QC_ANNOT_MAX_COORD;
+    if (in_range) {
+        wide_t a = twice_area (r);
+        return wide_zero (a) ? 0 : (a.hi >> 63) ? -1 : 1;
+    }
+    /* a ring made elsewhere, beyond the parser's range: in doubles */
+    long double sum = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const qc_annot_point_t *p = &r->pts[i], *q = &r->pts[(i + 1) % r->n];
+        sum += (long double) p->x * q->y - (long double) q->x * p->y;
+    }
+    return sum > 0 ? 1 : sum < 0 ? -1 : 0;
+}

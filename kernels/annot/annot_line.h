@@ -32,4 +32,11 @@ bool qc_annot_ring_on_line (const qc_annot_ring_t *r);
  * A figure eight has area: its signed area is 0, but it covers two. */
 bool qc_annot_ring_no_area (const qc_annot_ring_t *r);
 
+/* The sign of the ring's signed area (shoelace: positive when it turns
+ * from +x towards +y), exactly for points within QC_ANNOT_MAX_COORD: 1,
+ * -1, or 0 (no area, a figure eight's two lobes balanced, NULL or under
+ * 3 points). Which way shapely's buffer(0) takes a self-crossing ring
+ * to run (GEOS's area-based orientation; annot_raster.h). */
+int qc_annot_ring_turn (const qc_annot_ring_t *r);
+
 #endif

@@ -26,21 +26,34 @@ typedef struct {
     double x, y;
 } pt_t;
 
-/* An edge of the ring at hand that crosses rows [r0, r1) of the mask:
- * from point i to the next. */
+/* An edge of a ring that crosses rows [r0, r1) of the mask: from point
+ * i of the ring (of the region at hand, as HistoQC) to the next; for a region drawn as HistoQC's buffer(0) makes
+ * it, what crossing it left to right adds to the outer ring's winding
+ * number and to its holes' (each ring's turned its own way round). */
 typedef struct {
     size_t i;
     int r0, r1;
+    uint32_t ring;           /* 0: the outer ring, k: hole k - 1 */
+    int8_t dws, dwh;         /* -1, 0 or 1 */
 } edge_t;
+
+/* A crossing of a row by an edge, and what it adds to the windings. */
+typedef struct {
+    double x;
+    int dws, dwh;
+} cross_t;
 
 typedef struct {
     double off_x, off_y, scale;
     uint8_t *mask;
     int w, h;
-    edge_t *edges;           /* room for the longest ring's edges */
+    qc_annot_fill_t fill;
+    edge_t *edges;           /* room for the longest ring's (region's) edges */
     size_t *active;          /* indices into edges, the row's */
-    double *xs;              /* the row's crossings */
+    double *xs;              /* the row's crossings (even-odd) */
+    cross_t *cs;             /* ... with what each adds (as HistoQC) */
     uint8_t *flips;          /* h + 1: rows where edges left of the mask start, end */
+    int *left_ws, *left_wh;  /* h + 1: the same, as changes to the windings */
 } draw_t;
 
 static pt_t
@@ -131,7 +144,7 @@ fill_ring (draw_t *d, const qc_annot_ring_t *r, uint8_t v)
             d->flips[r0] ^= 1;
             d->flips[r1] ^= 1;
         } else
-            d->edges[ne++] = (edge_t) { i, r0, r1 };
+            d->edges[ne++] = (edge_t) { i, r0, r1, 0, 0, 0 };
         rmin = r0 < rmin ? r0 : rmin;
         rmax = r1 > rmax ? r1 : rmax;
     }
@@ -170,6 +183,109 @@ fill_ring (draw_t *d, const qc_annot_ring_t *r, uint8_t v)
             fill_run (row, d->w, from, d->w + 1.0, v);
     }
     memset (d->flips + rmin, 0, (size_t) (rmax - rmin) + 1);
+}
+
+static int
+by_x (const void *pa, const void *pb)
+{
+    const cross_t *a = pa, *b = pb;
+    return a->x < b->x ? -1 : a->x > b->x;
+}
+
+/* Which value the pixels of a region get, drawn as HistoQC's buffer(0)
+ * makes it: ws the outer ring's winding number about them, wh the sum
+ * of its holes', each as its ring turns. Pass 1: inside (ws - wh >= 1:
+ * GEOS's depth), 1; pass 0: within the outer ring's inside but not the
+ * region's (a hole), 0; elsewhere untouched (-1). */
+static int
+region_value (int ws, int wh, int pass)
+{
+    if (pass)
+        return ws - wh >= 1 ? 1 : -1;
+    return ws >= 1 && ws - wh < 1 ? 0 : -1;
+}
+
+/* Pass (1 or 0, above) of region g's interior, its rings' edges taken
+ * together row by row. A ring runs the way its signed area says (one of
+ * none as clockwise: GEOS's area-based orientation), so a part it goes
+ * round the other way (a figure eight's second loop) is outside, one
+ * it goes round twice inside: shapely's buffer(0), which HistoQC draws,
+ * keeps exactly these (checked against shapely 1.8 and GEOS 3.11 on
+ * random rings and holes). Edges left of the mask add to each row's
+ * starting winding (d->left_ws, left_wh, as changes at their rows). */
+static void
+fill_region (draw_t *d, const qc_annot_region_t *g, int pass)
+{
+    size_t ne = 0;
+    int rmin = d->h, rmax = 0;
+    for (size_t k = 0; k <= g->nholes && k <= UINT32_MAX; k++) {
+        const qc_annot_ring_t *r = k == 0 ? &g->outer : &g->holes[k - 1];
+        if (r->n < 3 || qc_annot_ring_on_line (r))
+            continue;                   /* no interior */
+        int turn = qc_annot_ring_turn (r) > 0 ? 1 : -1;
+        for (size_t i = 0; i < r->n; i++) {
+            pt_t a = place (d, &r->pts[i]), b = place (d, &r->pts[(i + 1) % r->n]);
+            pt_t lo = a.y < b.y ? a : b, hi = a.y < b.y ? b : a;
+            int r0 = row_at (lo.y, d->h), r1 = row_at (hi.y, d->h);
+            if (r0 >= r1 || fmin (lo.x, hi.x) >= d->w)
+                continue;
+            /* left to right over an edge going down the rows (y up) the
+               winding number drops by one */
+            int8_t delta = (int8_t) ((a.y < b.y ? -1 : 1) * turn);
+            int8_t dws = k == 0 ? delta : 0, dwh = k == 0 ? 0 : delta;
+            if (fmax (lo.x, hi.x) <= 0) {
+                d->left_ws[r0] += dws;
+                d->left_ws[r1] -= dws;
+                d->left_wh[r0] += dwh;
+                d->left_wh[r1] -= dwh;
+            } else
+                d->edges[ne++] = (edge_t) { i, r0, r1, (uint32_t) k, dws, dwh };
+            rmin = r0 < rmin ? r0 : rmin;
+            rmax = r1 > rmax ? r1 : rmax;
+        }
+    }
+    if (rmin >= rmax)
+        return;
+    qsort (d->edges, ne, sizeof *d->edges, by_row);
+    size_t next = 0, na = 0;
+    int left_ws = 0, left_wh = 0;
+    for (int y = rmin; y < rmax; y++) {
+        left_ws += d->left_ws[y];
+        left_wh += d->left_wh[y];
+        size_t keep = 0;
+        for (size_t k = 0; k < na; k++)
+            if (d->edges[d->active[k]].r1 > y)
+                d->active[keep++] = d->active[k];
+        na = keep;
+        while (next < ne && d->edges[next].r0 <= y)
+            d->active[na++] = next++;
+        double yc = y + SAMPLE;
+        for (size_t k = 0; k < na; k++) {
+            const edge_t *e = &d->edges[d->active[k]];
+            pt_t lo, hi;
+            edge_ends (d, e->ring ? &g->holes[e->ring - 1] : &g->outer, e->i, &lo, &hi);
+            d->cs[k] = (cross_t) { cross_x (lo, hi, yc), e->dws, e->dwh };
+        }
+        qsort (d->cs, na, sizeof *d->cs, by_x);
+        uint8_t *row = d->mask + (size_t) y * (size_t) d->w;
+        int ws = left_ws, wh = left_wh, cur = region_value (ws, wh, pass);
+        double from = -1.0;             /* left of every sample */
+        for (size_t k = 0; k < na; k++) {
+            ws += d->cs[k].dws;
+            wh += d->cs[k].dwh;
+            int v = region_value (ws, wh, pass);
+            if (v == cur)
+                continue;
+            if (cur >= 0)
+                fill_run (row, d->w, from, d->cs[k].x, (uint8_t) cur);
+            from = d->cs[k].x;
+            cur = v;
+        }
+        if (cur >= 0)                   /* the rest crosses right of the mask */
+            fill_run (row, d->w, from, d->w + 1.0, (uint8_t) cur);
+    }
+    memset (d->left_ws + rmin, 0, ((size_t) (rmax - rmin) + 1) * sizeof *d->left_ws);
+    memset (d->left_wh + rmin, 0, ((size_t) (rmax - rmin) + 1) * sizeof *d->left_wh);
 }
 
 /* ---- the outline: lines along the edges -------------------------------- */
@@ -244,23 +360,77 @@ outline_ring (draw_t *d, const qc_annot_ring_t *r, uint8_t v)
     }
 }
 
-static void
-draw_ring (draw_t *d, const qc_annot_ring_t *r, uint8_t v)
+/* Whether ring r lies wholly off the mask: no sample inside, no
+ * rounded point on it (an empty ring too). */
+static bool
+off_mask (const draw_t *d, const qc_annot_ring_t *r)
 {
-    if (r->n == 0)
-        return;
     double x0 = INFINITY, y0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY;
     for (size_t i = 0; i < r->n; i++) {
         pt_t p = place (d, &r->pts[i]);
         x0 = fmin (x0, p.x), x1 = fmax (x1, p.x);
         y0 = fmin (y0, p.y), y1 = fmax (y1, p.y);
     }
-    /* wholly off the mask: no sample inside, no rounded point on it */
-    if (x1 < -1 || y1 < -1 || x0 > d->w || y0 > d->h)
+    return r->n == 0 || x1 < -1 || y1 < -1 || x0 > d->w || y0 > d->h;
+}
+
+static void
+draw_ring (draw_t *d, const qc_annot_ring_t *r, uint8_t v)
+{
+    if (off_mask (d, r))
         return;
     if (!qc_annot_ring_on_line (r))
         fill_ring (d, r, v);
     outline_ring (d, r, v);
+}
+
+/* Whether ring a has a point within ring b's bounding box (in level-0
+ * pixels): a hole of b's region outside it drops out of buffer(0). */
+static bool
+within_box (const qc_annot_ring_t *a, const qc_annot_ring_t *b)
+{
+    if (!b->n)
+        return false;
+    int64_t x0 = b->pts[0].x, x1 = x0, y0 = b->pts[0].y, y1 = y0;
+    for (size_t i = 1; i < b->n; i++) {
+        x0 = b->pts[i].x < x0 ? b->pts[i].x : x0;
+        x1 = b->pts[i].x > x1 ? b->pts[i].x : x1;
+        y0 = b->pts[i].y < y0 ? b->pts[i].y : y0;
+        y1 = b->pts[i].y > y1 ? b->pts[i].y : y1;
+    }
+    for (size_t i = 0; i < a->n; i++)
+        if (a->pts[i].x >= x0 && a->pts[i].x <= x1 && a->pts[i].y >= y0 && a->pts[i].y <= y1)
+            return true;
+    return false;
+}
+
+/* Region g: as each ring on its own (even-odd: its outer ring in 1, then
+ * each hole in 0), or as HistoQC's buffer(0) makes it (fill_region): its
+ * inside in 1 and the outer ring's outline, then its holes in 0 and
+ * their outlines, the order the even-odd drawing has, so that a valid
+ * polygon (no ring crossing itself or another) is drawn the same both
+ * ways. */
+static void
+draw_region (draw_t *d, const qc_annot_region_t *g)
+{
+    if (d->fill == QC_ANNOT_FILL_EVEN_ODD) {
+        draw_ring (d, &g->outer, 1);
+        for (size_t j = 0; j < g->nholes; j++)
+            draw_ring (d, &g->holes[j], 0);
+        return;
+    }
+    bool outer_on = !off_mask (d, &g->outer);
+    if (outer_on) {
+        fill_region (d, g, 1);
+        outline_ring (d, &g->outer, 1);
+        if (g->nholes)
+            fill_region (d, g, 0);
+    }
+    /* a hole wholly outside its outer ring's box is no part of the
+       region (buffer(0) drops it): its outline clears nothing */
+    for (size_t j = 0; j < g->nholes; j++)
+        if (outer_on && !off_mask (d, &g->holes[j]) && within_box (&g->holes[j], &g->outer))
+            outline_ring (d, &g->holes[j], 0);
 }
 
 /* ---- arguments --------------------------------------------------------- */
@@ -313,17 +483,21 @@ check_ring (const draw_t *d, const qc_annot_ring_t *r, size_t *longest, size_t r
 
 int
 qc_annot_draw (const qc_annot_region_t *regions, size_t n, double off_x, double off_y,
-               double scale, uint8_t *mask, int w, int h, char *err, size_t errlen)
+               double scale, qc_annot_fill_t fill, uint8_t *mask, int w, int h,
+               char *err, size_t errlen)
 {
     if ((!regions && n) || !mask || w < 1 || h < 1 || !isfinite (off_x)
-        || !isfinite (off_y) || !isfinite (scale) || !(scale > 0))
+        || !isfinite (off_y) || !isfinite (scale) || !(scale > 0)
+        || (fill != QC_ANNOT_FILL_EVEN_ODD && fill != QC_ANNOT_FILL_AS_HISTOQC))
         return qc_fail (err, errlen, "drawing annotations: bad arguments");
     draw_t d = { .off_x = off_x, .off_y = off_y, .scale = scale, .mask = mask,
-                 .w = w, .h = h };
+                 .w = w, .h = h, .fill = fill };
     size_t longest = 0, npoints = 0;
     double work = 0;
     for (size_t i = 0; i < n; i++) {
         const qc_annot_region_t *g = &regions[i];
+        size_t region_points = npoints;
+        double region_work = work;
         npoints += g->outer.n;
         if (check_ring (&d, &g->outer, &longest, i, -1, &work, err, errlen) != 0)
             return -1;
@@ -336,34 +510,50 @@ qc_annot_draw (const qc_annot_region_t *regions, size_t n, double off_x, double 
                             errlen) != 0)
                 return -1;
         }
+        /* as HistoQC: a region's rings are filled together, twice when
+           it has holes */
+        if (fill == QC_ANNOT_FILL_AS_HISTOQC) {
+            region_points = npoints - region_points;
+            longest = region_points > longest ? region_points : longest;
+            if (g->nholes)
+                work += work - region_work;
+        }
     }
     if (work > MAX_WORK)
         return qc_fail (err, errlen, "drawing annotations: %zu points whose edges cross "
                         "the %d x %d mask %.3g times (at most %.0f are drawn): too "
                         "intricate; simplify the annotation (fewer and shorter edges)",
                         npoints, w, h, work, MAX_WORK);
-    if (longest > SIZE_MAX / sizeof *d.edges)
+    if (longest > SIZE_MAX / sizeof *d.edges || longest > SIZE_MAX / sizeof *d.cs)
         return qc_fail (err, errlen, "drawing annotations: a ring of %zu points is "
                         "too long", longest);
     size_t m = longest ? longest : 1;
     d.edges = malloc (m * sizeof *d.edges);
     d.active = malloc (m * sizeof *d.active);
-    d.xs = malloc (m * sizeof *d.xs);
-    d.flips = calloc ((size_t) h + 1, 1);
+    bool whole = fill == QC_ANNOT_FILL_AS_HISTOQC;
+    if (whole) {
+        d.cs = malloc (m * sizeof *d.cs);
+        d.left_ws = calloc ((size_t) h + 1, sizeof *d.left_ws);
+        d.left_wh = calloc ((size_t) h + 1, sizeof *d.left_wh);
+    } else {
+        d.xs = malloc (m * sizeof *d.xs);
+        d.flips = calloc ((size_t) h + 1, 1);
+    }
     int rc = 0;
-    if (!d.edges || !d.active || !d.xs || !d.flips) {
+    if (!d.edges || !d.active
+        || (whole ? !d.cs || !d.left_ws || !d.left_wh : !d.xs || !d.flips)) {
         qc_oom_note ();
         rc = qc_fail (err, errlen, "drawing annotations: out of memory for a ring of "
                       "%zu points", longest);
     } else
-        for (size_t i = 0; i < n; i++) {
-            draw_ring (&d, &regions[i].outer, 1);
-            for (size_t j = 0; j < regions[i].nholes; j++)
-                draw_ring (&d, &regions[i].holes[j], 0);
-        }
+        for (size_t i = 0; i < n; i++)
+            draw_region (&d, &regions[i]);
     free (d.edges);
     free (d.active);
     free (d.xs);
+    free (d.cs);
     free (d.flips);
+    free (d.left_ws);
+    free (d.left_wh);
     return rc;
 }

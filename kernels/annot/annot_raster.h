@@ -54,17 +54,39 @@
 
 #include "kernels/annot/annot_parse.h"     /* qc_annot_region_t */
 
+/* How a region's inside is found:
+ *  - QC_ANNOT_FILL_EVEN_ODD: each ring on its own by the even-odd rule
+ *    (above), its outer ring in 1 and then each hole in 0, as HistoQC's
+ *    earlier steps (xmlMask, geoJSONMask) drew the points as read;
+ *  - QC_ANNOT_FILL_AS_HISTOQC: the region as shapely's buffer(0) makes
+ *    it, which saveAnnotationMask draws: each ring turned the way its
+ *    signed area says (clockwise when it has none), a pixel is inside
+ *    where the outer ring's winding number less its holes' is at least
+ *    1, so a loop a self-crossing ring goes round the other way (a
+ *    figure eight's second) is out and one it goes round twice is in;
+ *    within the outer ring's inside, pixels outside the region (its
+ *    holes) are set 0; its outlines as above, but for a hole with no
+ *    point in its outer ring's box (buffer(0) drops it). A valid
+ *    polygon (no ring crosses itself or another) is drawn the same
+ *    both ways. Where a ring crosses itself, or a hole its outer ring,
+ *    the outline of a part left out is still drawn (buffer(0)'s
+ *    polygon has no such edge). */
+typedef enum {
+    QC_ANNOT_FILL_EVEN_ODD,
+    QC_ANNOT_FILL_AS_HISTOQC,
+} qc_annot_fill_t;
+
 /* Draws regions[0..n) into mask (w x h bytes, 0/1, row by row), which the
- * caller zeroed. 0, or -1 with err and the mask untouched: bad arguments
+ * caller zeroed, their insides found as fill says. 0, or -1 with err and the mask untouched: bad arguments
  * (regions NULL with n > 0, a ring or hole list NULL with points in it,
  * mask NULL, w or h < 1, offsets not finite, scale not finite or not
- * > 0, a point that lands beyond +-1e300), no memory, or polygons
+ * > 0, fill not one of the above, a point that lands beyond +-1e300), no memory, or polygons
  * whose edges would cross the mask's rows and columns more than 4e8
  * times in all (a zigzag of long edges: ~20 s of drawing; real
  * outlines' edges are short at the mask's scale), refused before any
  * drawing. */
 int qc_annot_draw (const qc_annot_region_t *regions, size_t n, double off_x,
-                   double off_y, double scale, uint8_t *mask, int w, int h,
-                   char *err, size_t errlen);
+                   double off_y, double scale, qc_annot_fill_t fill, uint8_t *mask,
+                   int w, int h, char *err, size_t errlen);
 
 #endif

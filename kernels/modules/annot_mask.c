@@ -23,10 +23,10 @@
  *    (HistoQC stops);
  *  - a file that cannot be read or parsed fails the slide with the
  *    reason (HistoQC's exception does too, without one);
- *  - polygons are filled by pixel centres, even-odd, outlines drawn,
- *    which can differ from PIL's drawing on border pixels; a
- *    self-crossing outline is filled even-odd (HistoQC's shapely
- *    buffer(0) may keep only part of it);
+ *  - polygons are filled by pixel centres, outlines drawn, which can
+ *    differ from PIL's drawing on border pixels; a self-crossing ring is
+ *    filled as shapely's buffer(0) makes it (annot_raster.h), but the
+ *    outline of a loop that leaves out is drawn;
  *  - with enable_bounding_box the annotations are moved by the box's
  *    origin the way that puts them on the box (HistoQC adds it).
  *
@@ -284,8 +284,12 @@ annotation_mask (qc_run_t *run, const variant_t *v, const step_params_t *p,
         uint8_t *px = qc_mask_host_rewrite (m);
         memset (px, 0, qc_npix (w, h));
         double scale = (double) w / (double) run->bbox_w;
+        /* saveAnnotationMask draws what shapely's buffer(0) makes of a
+           polygon; the earlier steps drew each ring's points as read */
+        qc_annot_fill_t fill = v->holes_filled ? QC_ANNOT_FILL_EVEN_ODD
+                                               : QC_ANNOT_FILL_AS_HISTOQC;
         if (qc_annot_draw (a.regions, a.n, (double) -run->bbox_x, (double) -run->bbox_y,
-                           scale, px, w, h, err, sizeof err) != 0) {
+                           scale, fill, px, w, h, err, sizeof err) != 0) {
             qc_run_fail (run, "drawing the annotation: %s", err);
             qc_mask_destroy (&m);
         }

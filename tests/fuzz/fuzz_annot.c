@@ -24,6 +24,9 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     static const double scales[] = { 1.0, 0.03125, 0.0625, 0.25, 2.0, 1e-6, 7.5, 1e9 };
     double scale = scales[(data[1] >> 5) & 7];
     double off = (data[1] & 16) ? -1000.5 : 0.0;
+    /* each ring on its own (the earlier steps'), or as HistoQC */
+    qc_annot_fill_t fill = (data[0] >> 7) & 1 ? QC_ANNOT_FILL_AS_HISTOQC
+                                              : QC_ANNOT_FILL_EVEN_ODD;
     char err[512];
     qc_annot_t a;
     if (qc_annot_parse ((const char *) data + 2, size - 2, fmt, 20000, &a, err,
@@ -40,7 +43,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
                 __builtin_trap ();
     }
     uint8_t *mask = calloc ((size_t) w * (size_t) h, 1);
-    if (mask && qc_annot_draw (a.regions, a.n, off, off, scale, mask, w, h, err,
+    if (mask && qc_annot_draw (a.regions, a.n, off, off, scale, fill, mask, w, h, err,
                                sizeof err) == 0)
         for (size_t i = 0; i < (size_t) w * (size_t) h; i++)
             if (mask[i] > 1)

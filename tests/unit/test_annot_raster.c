@@ -23,6 +23,9 @@
 #define RING(a) ((qc_annot_ring_t) { (a), sizeof (a) / sizeof *(a) })
 
 static char err[512];
+/* How the tests draw: the shapes of valid polygons are drawn the same
+ * both ways, and run both ways */
+static qc_annot_fill_t s_fill = QC_ANNOT_FILL_EVEN_ODD;
 
 /* A w x h mask with regions drawn in it, or NULL where drawing failed
  * (err says why). */
@@ -31,7 +34,7 @@ draw (const qc_annot_region_t *g, size_t n, double ox, double oy, double s, int 
 {
     uint8_t *m = calloc ((size_t) w * (size_t) h, 1);
     err[0] = '\0';
-    if (m && qc_annot_draw (g, n, ox, oy, s, m, w, h, err, sizeof err) != 0) {
+    if (m && qc_annot_draw (g, n, ox, oy, s, s_fill, m, w, h, err, sizeof err) != 0) {
         free (m);
         return NULL;
     }
@@ -81,20 +84,29 @@ mapped (qc_annot_point_t p, double ox, double oy, double s)
     return (dpt_t) { ((double) p.x + ox) * s, ((double) p.y + oy) * s };
 }
 
-/* Even-odd: crossings of the ray from (cx, cy) leftwards. */
+/* Crossings of the ray from (cx, cy) leftwards: even-odd, or (as
+ * HistoQC's buffer(0)) the winding number, the ring turned the way its
+ * signed area says (clockwise when none), at least 1. */
 static bool
 inside (const dpt_t *q, size_t n, double cx, double cy)
 {
     bool in = false;
+    int wind = 0;
+    double area = 0;
     for (size_t i = 0; i < n; i++) {
         dpt_t a = q[i], b = q[(i + 1) % n];
+        area += a.x * b.y - b.x * a.y;
         if ((a.y <= cy) != (b.y <= cy)) {
             double x = a.x + (cy - a.y) / (b.y - a.y) * (b.x - a.x);
-            if (x <= cx)
+            if (x <= cx) {
                 in = !in;
+                wind -= b.y > a.y ? 1 : -1;     /* leftwards: the other sign */
+            }
         }
     }
-    return in;
+    if (s_fill == QC_ANNOT_FILL_EVEN_ODD)
+        return in;
+    return wind * (area > 0 ? 1 : -1) >= 1;
 }
 
 static double
@@ -249,6 +261,97 @@ test_even_odd (void)
     against_brute ("pentagram", RING (star), 0, 0, 1, 100, 100);
     m = draw_ring (RING (star), 0, 0, 1, 100, 100);
     CHECK (m && !m[52 * 100 + 50] && m[12 * 100 + 50], "pentagram middle and tip");
+    free (m);
+}
+
+/* As HistoQC's buffer(0) makes a region (annot_raster.h): a figure
+ * eight keeps the loop that turns its way (one of no area: clockwise),
+ * a pentagram's middle (gone round twice) is in, a square gone round
+ * twice is filled, not only outlined; against the brute force of the
+ * winding rule, on these and on random self-crossing rings. Holes: one
+ * within clears as before, one across the outer ring clears only
+ * within it, one outside the outer ring's box clears nothing. */
+static void
+test_as_histoqc (void)
+{
+    /* (2,2) (42,42) (42,2) (2,42): the right lobe turns -1 (clockwise in
+       these coordinates), the left +1; signed area 0, so clockwise: the
+       right lobe is kept */
+    qc_annot_point_t bow[] = {P (2, 2), P (42, 42), P (42, 2), P (2, 42)};
+    against_brute ("bowtie, as HistoQC", RING (bow), 0, 0, 1, 48, 48);
+    uint8_t *m = draw_ring (RING (bow), 0, 0, 1, 48, 48);
+    CHECK (m && !m[22 * 48 + 8] && m[22 * 48 + 36] && !m[8 * 48 + 22] && !m[36 * 48 + 22],
+           "bowtie, as HistoQC: the right lobe alone");
+    free (m);
+    qc_annot_point_t star[5];
+    for (int k = 0; k < 5; k++) {
+        double t = -M_PI / 2 + 2 * M_PI * (2 * k % 5) / 5;
+        star[k] = P ((int64_t) llround (50 + 45 * cos (t)),
+                     (int64_t) llround (50 + 45 * sin (t)));
+    }
+    against_brute ("pentagram, as HistoQC", RING (star), 0, 0, 1, 100, 100);
+    m = draw_ring (RING (star), 0, 0, 1, 100, 100);
+    CHECK (m && m[52 * 100 + 50] && m[12 * 100 + 50], "pentagram, as HistoQC: middle in");
+    free (m);
+    qc_annot_point_t twice[] = {P (2, 2), P (30, 2), P (30, 30), P (2, 30),
+                                P (2, 2), P (30, 2), P (30, 30), P (2, 30)};
+    m = draw_ring (RING (twice), 0, 0, 1, 32, 32);
+    CHECK (m && is_box (m, 32, 32, 2, 2, 30, 30), "a square gone round twice: %zu set",
+           count (m, 32, 32));
+    free (m);
+    s_fill = QC_ANNOT_FILL_EVEN_ODD;
+    m = draw_ring (RING (twice), 0, 0, 1, 32, 32);
+    CHECK (m && !m[16 * 32 + 16], "even-odd: a square gone round twice left empty");
+    free (m);
+    s_fill = QC_ANNOT_FILL_AS_HISTOQC;
+    /* random rings of 5 to 9 points, most crossing themselves */
+    srand (7);
+    for (int k = 0; k < 60; k++) {
+        qc_annot_point_t r[9];
+        size_t n = 5 + (size_t) (rand () % 5);
+        for (size_t i = 0; i < n; i++)
+            r[i] = P (4 + rand () % 56, 4 + rand () % 56);
+        char name[48];
+        snprintf (name, sizeof name, "random ring %d, as HistoQC", k);
+        qc_annot_ring_t ring = { r, n };
+        dpt_t q[9];
+        for (size_t i = 0; i < n; i++)
+            q[i] = (dpt_t) { (double) r[i].x, (double) r[i].y };
+        int in = 0;
+        for (int y = 0; y < 64; y++)
+            for (int x = 0; x < 64; x++)
+                in += inside (q, n, x, y);
+        if (in > 20)        /* against_brute wants room inside */
+            against_brute (name, ring, 0, 0, 1, 64, 64);
+    }
+
+    /* holes: within, as before; across the outer ring, it clears only
+       within (an earlier region's fill outside stays); wholly outside
+       the outer ring's box, nothing */
+    qc_annot_point_t outer[] = {P (1, 1), P (11, 1), P (11, 11), P (1, 11)};
+    qc_annot_point_t hole[] = {P (4, 4), P (8, 4), P (8, 8), P (4, 8)};
+    qc_annot_ring_t holes[] = {RING (hole)};
+    qc_annot_region_t a = {RING (outer), holes, 1};
+    m = draw (&a, 1, 0, 0, 1, 14, 14);
+    CHECK (m && count (m, 14, 14) == 96 && !m[6 * 14 + 6], "a hole within: %zu",
+           count (m, 14, 14));
+    free (m);
+    qc_annot_point_t solid[] = {P (0, 0), P (20, 0), P (20, 20), P (0, 20)};
+    qc_annot_point_t across[] = {P (6, 6), P (16, 6), P (16, 9), P (6, 9)};
+    qc_annot_ring_t ah[] = {RING (across)};
+    qc_annot_region_t two[2] = {{RING (solid), NULL, 0}, {RING (outer), ah, 1}};
+    m = draw (two, 2, 0, 0, 1, 24, 24);
+    CHECK (m && !m[7 * 24 + 8] && m[7 * 24 + 14] && m[7 * 24 + 18], "a hole across the "
+           "outer ring: cleared within it only (%d %d %d)", m ? m[7 * 24 + 8] : -1,
+           m ? m[7 * 24 + 14] : -1, m ? m[7 * 24 + 18] : -1);
+    free (m);
+    qc_annot_point_t far[] = {P (20, 20), P (22, 20), P (22, 22), P (20, 22)};
+    qc_annot_point_t small[] = {P (5, 5), P (7, 5), P (7, 7), P (5, 7)};
+    qc_annot_ring_t sh[] = {RING (small)};
+    qc_annot_region_t h[2] = {{RING (outer), NULL, 0}, {RING (far), sh, 1}};
+    m = draw (h, 2, 0, 0, 1, 24, 24);
+    CHECK (m && count (m, 24, 24) == 121 + 9 && m[6 * 24 + 6], "a hole outside its outer "
+           "ring's box clears nothing: %zu", count (m, 24, 24));
     free (m);
 }
 
@@ -431,7 +534,7 @@ test_thin (void)
         for (size_t i = 0; e && i < n; i++) {
             qc_annot_point_t two[2] = {q[i], q[(i + 1) % n]};
             qc_annot_region_t g = {{two, 2}, NULL, 0};
-            qc_annot_draw (&g, 1, ox, oy, sc, e, 48, 48, err, sizeof err);
+            qc_annot_draw (&g, 1, ox, oy, sc, s_fill, e, 48, 48, err, sizeof err);
         }
         differ += !m || !e || memcmp (m, e, 48 * 48) != 0;
         free (m);
@@ -540,44 +643,46 @@ test_refusals (void)
     qc_annot_point_t a[] = {P (1, 1), P (5, 1), P (5, 5)};
     qc_annot_region_t g = {RING (a), NULL, 0};
     uint8_t m[64] = {0};
-    CHECK (qc_annot_draw (NULL, 1, 0, 0, 1, m, 8, 8, err, sizeof err) == -1 && *err,
+    CHECK (qc_annot_draw (NULL, 1, 0, 0, 1, s_fill, m, 8, 8, err, sizeof err) == -1 && *err,
            "NULL");
-    CHECK (qc_annot_draw (NULL, 0, 0, 0, 1, m, 8, 8, err, sizeof err) == 0, "none: %s",
+    CHECK (qc_annot_draw (NULL, 0, 0, 0, 1, s_fill, m, 8, 8, err, sizeof err) == 0, "none: %s",
            err);
-    CHECK (qc_annot_draw (&g, 1, 0, 0, 1, NULL, 8, 8, err, sizeof err) == -1, "mask");
-    CHECK (qc_annot_draw (&g, 1, 0, 0, 1, m, 0, 8, err, sizeof err) == -1, "w");
-    CHECK (qc_annot_draw (&g, 1, 0, 0, 1, m, 8, -1, err, sizeof err) == -1, "h");
-    CHECK (qc_annot_draw (&g, 1, 0, 0, 0, m, 8, 8, err, sizeof err) == -1, "scale 0");
-    CHECK (qc_annot_draw (&g, 1, 0, 0, -1, m, 8, 8, err, sizeof err) == -1, "scale < 0");
-    CHECK (qc_annot_draw (&g, 1, 0, 0, NAN, m, 8, 8, err, sizeof err) == -1, "scale NaN");
-    CHECK (qc_annot_draw (&g, 1, 0, 0, INFINITY, m, 8, 8, err, sizeof err) == -1, "inf");
-    CHECK (qc_annot_draw (&g, 1, NAN, 0, 1, m, 8, 8, err, sizeof err) == -1, "off_x");
-    CHECK (qc_annot_draw (&g, 1, 0, -INFINITY, 1, m, 8, 8, err, sizeof err) == -1,
+    CHECK (qc_annot_draw (&g, 1, 0, 0, 1, s_fill, NULL, 8, 8, err, sizeof err) == -1, "mask");
+    CHECK (qc_annot_draw (&g, 1, 0, 0, 1, s_fill, m, 0, 8, err, sizeof err) == -1, "w");
+    CHECK (qc_annot_draw (&g, 1, 0, 0, 1, s_fill, m, 8, -1, err, sizeof err) == -1, "h");
+    CHECK (qc_annot_draw (&g, 1, 0, 0, 0, s_fill, m, 8, 8, err, sizeof err) == -1, "scale 0");
+    CHECK (qc_annot_draw (&g, 1, 0, 0, -1, s_fill, m, 8, 8, err, sizeof err) == -1, "scale < 0");
+    CHECK (qc_annot_draw (&g, 1, 0, 0, NAN, s_fill, m, 8, 8, err, sizeof err) == -1, "scale NaN");
+    CHECK (qc_annot_draw (&g, 1, 0, 0, INFINITY, s_fill, m, 8, 8, err, sizeof err) == -1, "inf");
+    CHECK (qc_annot_draw (&g, 1, NAN, 0, 1, s_fill, m, 8, 8, err, sizeof err) == -1, "off_x");
+    CHECK (qc_annot_draw (&g, 1, 0, -INFINITY, 1, s_fill, m, 8, 8, err, sizeof err) == -1,
            "off_y");
     /* no error buffer is fine */
-    CHECK (qc_annot_draw (&g, 1, 0, 0, 0, m, 8, 8, NULL, 0) == -1, "no err");
+    CHECK (qc_annot_draw (&g, 1, 0, 0, 0, s_fill, m, 8, 8, NULL, 0) == -1, "no err");
+    CHECK (qc_annot_draw (&g, 1, 0, 0, 1, (qc_annot_fill_t) 7, m, 8, 8, err, sizeof err)
+           == -1, "a fill of no kind");
     qc_annot_region_t bad = {{NULL, 3}, NULL, 0};
-    CHECK (qc_annot_draw (&bad, 1, 0, 0, 1, m, 8, 8, err, sizeof err) == -1
+    CHECK (qc_annot_draw (&bad, 1, 0, 0, 1, s_fill, m, 8, 8, err, sizeof err) == -1
            && strstr (err, "outer ring"), "%s", err);
     qc_annot_region_t nh[2] = {g, {RING (a), NULL, 2}};
-    CHECK (qc_annot_draw (nh, 2, 0, 0, 1, m, 8, 8, err, sizeof err) == -1
+    CHECK (qc_annot_draw (nh, 2, 0, 0, 1, s_fill, m, 8, 8, err, sizeof err) == -1
            && strstr (err, "region 1"), "%s", err);
     qc_annot_ring_t hr[] = {RING (a), {NULL, 4}};
     qc_annot_region_t bh = {RING (a), hr, 2};
-    CHECK (qc_annot_draw (&bh, 1, 0, 0, 1, m, 8, 8, err, sizeof err) == -1
+    CHECK (qc_annot_draw (&bh, 1, 0, 0, 1, s_fill, m, 8, 8, err, sizeof err) == -1
            && strstr (err, "hole 1"), "%s", err);
     /* a point that lands beyond 1e300 */
-    CHECK (qc_annot_draw (&g, 1, 0, 0, 1e300, m, 8, 8, err, sizeof err) == -1
+    CHECK (qc_annot_draw (&g, 1, 0, 0, 1e300, s_fill, m, 8, 8, err, sizeof err) == -1
            && strstr (err, "beyond"), "%s", err);
-    CHECK (qc_annot_draw (&g, 1, 1.5e308, 0, 1, m, 8, 8, err, sizeof err) == -1, "%s",
+    CHECK (qc_annot_draw (&g, 1, 1.5e308, 0, 1, s_fill, m, 8, 8, err, sizeof err) == -1, "%s",
            err);
     /* refused before any drawing: the mask is untouched, even where an
        earlier region was fine */
     qc_annot_region_t late[2] = {g, bad};
-    CHECK (qc_annot_draw (late, 2, 0, 0, 1, m, 8, 8, err, sizeof err) == -1
+    CHECK (qc_annot_draw (late, 2, 0, 0, 1, s_fill, m, 8, 8, err, sizeof err) == -1
            && count (m, 8, 8) == 0, "%zu", count (m, 8, 8));
     /* and it draws */
-    CHECK (qc_annot_draw (&g, 1, 0, 0, 1, m, 8, 8, err, sizeof err) == 0
+    CHECK (qc_annot_draw (&g, 1, 0, 0, 1, s_fill, m, 8, 8, err, sizeof err) == 0
            && count (m, 8, 8) > 0, "%s", err);
 }
 
@@ -603,14 +708,14 @@ test_work (void)
     uint8_t *m = calloc (1000 * 1000, 1);
     struct timespec t0, t1;
     clock_gettime (CLOCK_MONOTONIC, &t0);
-    CHECK (m && qc_annot_draw (&zz, 1, 0, 0, 1, m, 1000, 1000, err, sizeof err) == -1
+    CHECK (m && qc_annot_draw (&zz, 1, 0, 0, 1, s_fill, m, 1000, 1000, err, sizeof err) == -1
            && strstr (err, "200002 points whose edges cross the 1000 x 1000 mask")
            && strstr (err, "too intricate") && count (m, 1000, 1000) == 0, "%s", err);
     clock_gettime (CLOCK_MONOTONIC, &t1);
     double took = (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) * 1e-9;
     printf ("  a zigzag of %zu points over 1000 x 1000 refused in %.3f s\n", n, took);
     /* a disc's outline of as many points: its edges are short, it draws */
-    CHECK (m && qc_annot_draw (&cc, 1, 0, 0, 1, m, 1000, 1000, err, sizeof err) == 0, "%s",
+    CHECK (m && qc_annot_draw (&cc, 1, 0, 0, 1, s_fill, m, 1000, 1000, err, sizeof err) == 0, "%s",
            err);
     size_t in = m ? count (m, 1000, 1000) : 0;
     CHECK (fabs ((double) in - M_PI * 400 * 400) < 0.01 * M_PI * 400 * 400,
@@ -633,5 +738,16 @@ main (void)
     test_far ();
     test_refusals ();
     test_work ();
+    /* as HistoQC: valid polygons the same, self-crossing rings and
+       holes as buffer(0) makes them */
+    s_fill = QC_ANNOT_FILL_AS_HISTOQC;
+    test_rectangle ();
+    test_scale_offset ();
+    test_shapes ();
+    test_no_gap ();
+    test_thin ();
+    test_far ();
+    test_work ();
+    test_as_histoqc ();
     return check_done ("annot_raster");
 }
