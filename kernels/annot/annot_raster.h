@@ -13,9 +13,9 @@
  * A pixel is a point: pixel (px, py) is the point (px, py) of the mask,
  * as PIL draws (its fill and its outline both). Drawing a ring in value
  * v sets to v:
- *  - its interior: the pixels inside the ring by the even-odd rule
- *    (PIL's scanline fill is even-odd where a ring crosses itself),
- *    from the exact (unrounded) points. Per row, the ring's edges cross
+ *  - its interior: the pixels inside the ring (by the even-odd rule,
+ *    PIL's where a ring crosses itself, or as buffer(0) makes the
+ *    region: qc_annot_fill_t below), from the exact (unrounded) points. Per row, the ring's edges cross
  *    the line y = py where one end is <= py and the other > py (an edge
  *    along the line crosses nowhere); the crossings, sorted, bound runs
  *    [x0, x1), [x2, x3), ... and pixel px is in when px is in a run. A
