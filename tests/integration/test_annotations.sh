@@ -33,7 +33,9 @@
 #     with its annotation (not run to fail); local slides whose
 #     file_path is a URL likewise; an annotation too large to read fails
 #     its slide, and the slide runs again once the file is replaced;
-#  6. a file_path folder only the workers have (a worker in a mount
+#  6. annotations that cross themselves, drawn as shapely's buffer(0)
+#     makes them, checked against shapely;
+#  7. a file_path folder only the workers have (a worker in a mount
 #     namespace of its own): the worker says which version it read, or
 #     that none was there; a rerun that cannot see them says so and skips
 #     the slides, one that sees the file compares it with the worker's.
@@ -327,7 +329,26 @@ grep -q "^ok 1/1 z.svs" "$T/big.out" && grep -q "z.xml: 314572800 bytes when its
     || fail "an annotation too large, then put right: its slide expected to run again: $(cat "$T/big.out")"
 pass "an annotation by URL too large to read fails its slide; replaced by one that reads, the slide runs again"
 
-# 6. a file_path folder only the workers have: a worker in a mount
+# 6. annotations that cross themselves (a freehand outline closed past
+# its start, a region gone round twice), drawn as HistoQC draws them:
+# what shapely's buffer(0) makes of each polygon, checked against
+# shapely itself pixel by pixel (annot_buffer0.py)
+PY=/usr/bin/python3     # Debian's, where python3-shapely installs
+mkdir -p "$T/cross"
+for i in $(seq 0 11); do
+    ln -s "$SHARED/slides/real/CMU-1-Small-Region.svs" "$T/cross/r$i.svs"
+done
+$PY "$ROOT/tests/integration/annot_buffer0.py" make "$T/cross" 12 20261202 \
+    || fail "annot_buffer0.py make"
+printf '[pipeline]\nsteps = AnnotationModule.saveAnnotationMask\n[AnnotationModule.saveAnnotationMask]\nformat: json\n' \
+    >"$T/cross.ini"
+"$BIN/qc-submit" -c "$T/cross.ini" -o "$T/cross-out" "$T"/cross/r*.svs >"$T/cross.log" 2>&1 \
+    || fail "self-crossing annotations: $(tail -3 "$T/cross.log")"
+$PY "$ROOT/tests/integration/annot_buffer0.py" check "$T/cross" 12 "$T/cross-out" 2220 \
+    >"$T/cross-check.log" 2>&1 || fail "self-crossing annotations drawn otherwise than shapely's buffer(0): $(cat "$T/cross-check.log")"
+pass "self-crossing annotations drawn as HistoQC's buffer(0) makes them: $(tail -1 "$T/cross-check.log")"
+
+# 7. a file_path folder only the workers have: a worker in a mount
 # namespace of its own, where $T/wroot (empty here) holds $T/wsrc's
 # files, and so the folder $T/wroot/annots (not here). Its worker says
 # which version of a.xml it read, and that b.xml was not there in a
@@ -345,7 +366,7 @@ for try in "-m" "-rm"; do
         break
     fi
 done
-[ ${#ns[@]} -gt 0 ] || skip "section 6: no mount namespace can be made here: $(cat "$T/unshare.log")"
+[ ${#ns[@]} -gt 0 ] || skip "section 7: no mount namespace can be made here: $(cat "$T/unshare.log")"
 [ ! -e "$T/wroot/annots" ] || fail "the namespace's mount is seen outside it"
 wport=$(free_port)
 start_broker $wport --heartbeat-ms 200
