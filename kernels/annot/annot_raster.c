@@ -123,6 +123,21 @@ edge_ends (const draw_t *d, const qc_annot_ring_t *r, size_t i, pt_t *lo, pt_t *
     *hi = up ? b : a;
 }
 
+/* The edges (sorted by their first row) that cross row y, in
+ * d->active: the na of row y - 1 that still do, then those from *next
+ * on that start there. Their count. */
+static size_t
+active_at (draw_t *d, int y, size_t na, size_t *next, size_t ne)
+{
+    size_t keep = 0;
+    for (size_t k = 0; k < na; k++)
+        if (d->edges[d->active[k]].r1 > y)
+            d->active[keep++] = d->active[k];
+    while (*next < ne && d->edges[*next].r0 <= y)
+        d->active[keep++] = (*next)++;
+    return keep;
+}
+
 /* Sets the pixels whose samples are inside r (even-odd) to v. Edges are
  * taken row by row, each only over the rows it crosses. An edge wholly
  * left of the mask crosses each of its rows left of every sample: only
@@ -155,13 +170,7 @@ fill_ring (draw_t *d, const qc_annot_ring_t *r, uint8_t v)
     int left = 0;                       /* crossings left of the mask, mod 2 */
     for (int y = rmin; y < rmax; y++) {
         left ^= d->flips[y];
-        size_t keep = 0;
-        for (size_t k = 0; k < na; k++)
-            if (d->edges[d->active[k]].r1 > y)
-                d->active[keep++] = d->active[k];
-        na = keep;
-        while (next < ne && d->edges[next].r0 <= y)
-            d->active[na++] = next++;
+        na = active_at (d, y, na, &next, ne);
         double yc = y + SAMPLE;
         for (size_t k = 0; k < na; k++) {
             pt_t lo, hi;
@@ -252,13 +261,7 @@ fill_region (draw_t *d, const qc_annot_region_t *g, int pass)
     for (int y = rmin; y < rmax; y++) {
         left_ws += d->left_ws[y];
         left_wh += d->left_wh[y];
-        size_t keep = 0;
-        for (size_t k = 0; k < na; k++)
-            if (d->edges[d->active[k]].r1 > y)
-                d->active[keep++] = d->active[k];
-        na = keep;
-        while (next < ne && d->edges[next].r0 <= y)
-            d->active[na++] = next++;
+        na = active_at (d, y, na, &next, ne);
         double yc = y + SAMPLE;
         for (size_t k = 0; k < na; k++) {
             const edge_t *e = &d->edges[d->active[k]];

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "tests/unit/check.h"
+#include "tests/unit/output_fixtures.h"
 
 static char s_dir[] = "/tmp/qc-outunseen-XXXXXX";
 static char s_out[300], s_gone[300], s_here[300];
@@ -67,22 +68,6 @@ local_version (int64_t size)
     return v;
 }
 
-/* A passed result for slide idx that names where with version v (NULL:
- * not there) */
-static void
-result (qc_output_t *o, uint64_t idx, const char *path, const char *where,
-        const qc_result_source_t *v)
-{
-    qc_msg_t *m = qc_msg_new (QC_RESULT);
-    m->idx = idx;
-    qc_msg_set_str (&m->path, path);
-    m->result = qc_result_new ();
-    qc_result_set (m->result, "base_mag", "40.0");
-    CHECK (qc_result_add_input (m->result, where, v) == 0, "%s", where);
-    char err[512] = "";
-    CHECK (qc_output_result (o, m, err, sizeof err) == 0, "%s", err);
-    qc_msg_destroy (&m);
-}
 
 /* How many "w" lines .qc-stamps holds for slide */
 static int
@@ -152,17 +137,17 @@ main (void)
     /* a: read by its worker in a folder not here; b: not there, the
        same; c: a version that is not a local file's (an ETag); d: a
        file: URL */
-    result (o, 0, paths[0], where[0], &v549);
-    result (o, 1, paths[1], where[1], NULL);
-    result (o, 2, paths[2], where[2], &url);
+    fx_result_with_input (o, 0, paths[0], where[0], &v549);
+    fx_result_with_input (o, 1, paths[1], where[1], NULL);
+    fx_result_with_input (o, 2, paths[2], where[2], &url);
     char file_url[420];
     snprintf (file_url, sizeof file_url, "file://%s", where[3]);
-    result (o, 3, paths[3], file_url, &v549);
+    fx_result_with_input (o, 3, paths[3], file_url, &v549);
     /* e: read in a folder here, gone from it since; f: not there in a
        folder here; the slide by URL with a local file */
-    result (o, 4, paths[4], where[4], &v549);
-    result (o, 5, paths[5], where[5], NULL);
-    result (o, 6, paths[6], where[0], &v549);
+    fx_result_with_input (o, 4, paths[4], where[4], &v549);
+    fx_result_with_input (o, 5, paths[5], where[5], NULL);
+    fx_result_with_input (o, 6, paths[6], where[0], &v549);
     qc_output_close (&o);
     int lines[7];
     for (int i = 0; i < 7; i++)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "tests/unit/check.h"
+#include "tests/unit/output_fixtures.h"
 
 static char s_dir[] = "/tmp/qc-outurlin-XXXXXX";
 static const char *s_cols[] = {"filename", "base_mag", "warnings"};
@@ -47,25 +48,6 @@ open_out (bool attach)
 
 static const qc_result_source_t s_v1 = { .size = 549, .etag = "\"v1\"" };
 
-/* A passed result for slide idx, naming where (NULL: nothing) with
- * version v (NULL: not there) */
-static int
-result (qc_output_t *o, uint64_t idx, const char *path, const char *where,
-        const qc_result_source_t *v)
-{
-    qc_msg_t *m = qc_msg_new (QC_RESULT);
-    m->idx = idx;
-    qc_msg_set_str (&m->path, path);
-    m->result = qc_result_new ();
-    qc_result_set (m->result, "base_mag", "40.0");
-    if (where)
-        CHECK (qc_result_add_input (m->result, where, v) == 0);
-    char err[512] = "";
-    int rc = qc_output_result (o, m, err, sizeof err);
-    CHECK (rc == 0, "%s", err);
-    qc_msg_destroy (&m);
-    return rc;
-}
 
 /* The stamp of file beside slide in the folder now (NULL: none) */
 static const qc_result_source_t *
@@ -112,23 +94,23 @@ main (void)
     CHECK (qc_output_set_job (o, 7, 0xabcdef0123456789ull, "tcp://h:1", err, sizeof err) == 0,
            "%s", err);
     /* a: its version, from a worker that left credentials and a query in */
-    result (o, 0, paths[0], "http://u:secret@127.0.0.1:9/annot/a.xml?sig=SIG77", &s_v1);
+    fx_result_with_input (o, 0, paths[0], "http://u:secret@127.0.0.1:9/annot/a.xml?sig=SIG77", &s_v1);
     const qc_result_source_t *v = stamp (&t, paths[0], annots[0]);
     CHECK (v && v->size == 549 && strcmp (v->etag, "\"v1\"") == 0, "a's stamp");
     /* b: not there */
-    result (o, 1, paths[1], annots[1], NULL);
+    fx_result_with_input (o, 1, paths[1], annots[1], NULL);
     v = stamp (&t, paths[1], annots[1]);
     CHECK (v && v->size == -1 && !qc_url_stamp_checkable (v), "b stamped not there");
     /* d, a slide by URL */
-    result (o, 3, paths[3], annots[3], &s_v1);
+    fx_result_with_input (o, 3, paths[3], annots[3], &s_v1);
     CHECK (stamp (&t, paths[3], annots[3]), "d's stamp");
     /* c, from a worker that does not say: forgotten; e, named with no
        version: forgotten */
     CHECK (stamp (&t, paths[2], annots[2]) && stamp (&t, paths[4], annots[4]));
-    result (o, 2, paths[2], NULL, NULL);
+    fx_result_with_input (o, 2, paths[2], NULL, NULL);
     CHECK (!stamp (&t, paths[2], annots[2]), "c's stamp kept by a record that did not say");
     qc_result_source_t none = { .size = -1 };
-    result (o, 4, paths[4], annots[4], &none);
+    fx_result_with_input (o, 4, paths[4], annots[4], &none);
     CHECK (!stamp (&t, paths[4], annots[4]), "e's stamp kept by a record of no version");
     qc_output_close (&o);
     char p[300], line[1024];
@@ -145,7 +127,7 @@ main (void)
        does not name it (the slide's stamps looked through) */
     o = open_out (true);
     CHECK (stamp (&t, paths[5], annots[5]) && stamp (&t, paths[0], annots[0]));
-    result (o, 5, paths[5], NULL, NULL);
+    fx_result_with_input (o, 5, paths[5], NULL, NULL);
     CHECK (!stamp (&t, paths[5], annots[5]), "f's stamp kept by a fetched record that "
            "did not say");
     CHECK (stamp (&t, paths[0], annots[0]), "another slide's stamp forgotten");
