@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "client/escape.h"
-#include "kernels/annot/beside.h"
+#include "shared/file_read.h"
 #include "shared/url.h"
 
 qc_rec_t
@@ -135,7 +135,7 @@ qc_output_inputs_changed (qc_output_t *o, const char *recorded, const char *path
         /* a file only its worker saw, its folder still not here: not
            known (one here now is compared: gone from it is removed) */
         bool unknown = then && then->workers && now.inputs[i].stamp.size < 0
-                       && !qc_beside_folder_there (now.inputs[i].file);
+                       && !qc_file_folder_there (now.inputs[i].file);
         if (!key)
             rc = -1;
         else if (unknown && !*unseen) {

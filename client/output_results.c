@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "client/escape.h"
-#include "kernels/annot/beside.h"
+#include "shared/file_read.h"
 #include "shared/err.h"
 #include "shared/url.h"
 
@@ -331,7 +331,7 @@ note_unseen_input (qc_output_t *o, const slide_t *s, const qc_result_input_t *in
     qc_stamp_t worker = { .size = -1, .workers = true };
     if (qc_url_is_remote (s->path) || strncmp (in->where, "file:", 5) == 0
         || (in->there && !qc_input_stamp_of_version (&in->v, &worker))
-        || qc_beside_folder_there (in->where))
+        || qc_file_folder_there (in->where))
         return 0;
     if (stamps_open (o, err, errlen) != 0
         || stamps_flushed (o, qc_input_stamps_put (o->stamps_out, s->path, in->where,

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "shared/err.h"
+#include "shared/url.h"
 
 int
 qc_file_read_regular (const char *path, size_t max, unsigned char **data, size_t *size,
@@ -102,4 +103,22 @@ qc_file_read_regular_stat (const char *path, size_t max, unsigned char **data,
     free (buf);
     close (fd);
     return rc;
+}
+
+bool
+qc_file_folder_there (const char *path)
+{
+    if (!path || qc_url_is_remote (path) || strncmp (path, "file:", 5) == 0)
+        return false;
+    const char *slash = strrchr (path, '/');
+    if (!slash)
+        return false;
+    char folder[4096];
+    size_t len = slash == path ? 1 : (size_t) (slash - path);
+    if (len >= sizeof folder)
+        return false;
+    memcpy (folder, path, len);
+    folder[len] = '\0';
+    struct stat st;
+    return stat (folder, &st) == 0 && S_ISDIR (st.st_mode) && access (folder, X_OK) == 0;
 }

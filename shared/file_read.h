@@ -5,6 +5,7 @@
 #ifndef QC_FILE_READ_H
 #define QC_FILE_READ_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/stat.h>
 
@@ -27,5 +28,13 @@ int qc_file_read_regular (const char *path, size_t max, unsigned char **data,
  * time than this. */
 int qc_file_read_regular_stat (const char *path, size_t max, unsigned char **data,
                                size_t *size, struct stat *st, char *err, size_t errlen);
+
+/* Whether the folder of the local path (not a URL: http(s) or file:) is
+ * there, a folder this process can look into: a file not there in a
+ * folder that is was looked for; one in a folder not there may be on
+ * another machine's disk (a folder only qc-submit's workers have).
+ * false for NULL, a URL, a bare name (the working folder's, which is no
+ * config's). */
+bool qc_file_folder_there (const char *path);
 
 #endif

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "shared/err.h"
 #include "shared/file_read.h"
@@ -85,24 +84,6 @@ static bool
 is_url (const char *entry)
 {
     return qc_url_is_remote (entry) || strncmp (entry, "file:", 5) == 0;
-}
-
-bool
-qc_beside_folder_there (const char *where)
-{
-    if (!where || is_url (where))
-        return false;
-    const char *slash = strrchr (where, '/');
-    if (!slash)
-        return false;
-    char folder[4096];
-    size_t len = slash == where ? 1 : (size_t) (slash - where);
-    if (len >= sizeof folder)
-        return false;
-    memcpy (folder, where, len);
-    folder[len] = '\0';
-    struct stat st;
-    return stat (folder, &st) == 0 && S_ISDIR (st.st_mode) && access (folder, X_OK) == 0;
 }
 
 /* The length of entry's folder part: up to its last '/' (a URL's before

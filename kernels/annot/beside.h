@@ -12,7 +12,6 @@
 #ifndef QC_ANNOT_BESIDE_H
 #define QC_ANNOT_BESIDE_H
 
-#include <stdbool.h>
 #include <stddef.h>
 
 #include "shared/result.h"
@@ -51,13 +50,6 @@ int qc_beside_read (const char *where, size_t max, unsigned char **data,
 int qc_beside_read_local (const char *path, size_t max, unsigned char **data,
                           size_t *size, qc_result_source_t *version, char *err,
                           size_t errlen);
-
-/* Whether the folder of the local path where (not a URL) is there, a
- * folder this process can look into: a file not there in a folder that
- * is was looked for, one in a folder not there may be on another
- * machine's disk. false for NULL, a URL, a bare name's (the working
- * folder's, which is no config's). */
-bool qc_beside_folder_there (const char *where);
 
 /* The file name beside origin (a path, or a file:// or http(s) URL): in
  * folder when it is not NULL or empty (an absolute path or an http(s)

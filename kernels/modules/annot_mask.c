@@ -57,6 +57,7 @@
 #include "kernels/annot/beside.h"
 #include "kernels/modules/masks.h"
 #include "kernels/run/run.h"
+#include "shared/file_read.h"
 #include "shared/url.h"
 
 #define MAX_FILE ((size_t) 256 << 20)
@@ -243,7 +244,7 @@ annotation_mask (qc_run_t *run, const variant_t *v, const step_params_t *p,
     if (!qc_url_is_remote (where) && strncmp (where, "file:", 5) != 0) {
         if (got != 0 && qc_result_source_known (&version))
             qc_result_add_input (run->out, where, &version);
-        else if (got == 0 && qc_beside_folder_there (where))
+        else if (got == 0 && qc_file_folder_there (where))
             qc_result_add_input (run->out, where, NULL);
     }
     if (got == 0) {
