@@ -319,7 +319,8 @@ result_stamps (const qc_result_t *r, const char *shown)
 /* A local file the worker read beside local slide s, or looked for in
  * a folder it has (in): stamped with the worker's version, or as not
  * there ("w"), when this machine has no such folder: a file_path folder
- * only the workers have. A rerun then knows what the record was made
+ * only the workers have (or, for a file read, an empty one: a share not
+ * mounted here). A rerun then knows what the record was made
  * from (client/output_stamps.h). A file in a folder this machine sees
  * is its own to stamp, and was when the slide was sent: one gone from
  * there since the worker read it was removed, and a rerun runs the
@@ -330,8 +331,12 @@ note_unseen_input (qc_output_t *o, const slide_t *s, const qc_result_input_t *in
 {
     qc_stamp_t worker = { .size = -1, .workers = true };
     if (qc_url_is_remote (s->path) || strncmp (in->where, "file:", 5) == 0
-        || (in->there && !qc_input_stamp_of_version (&in->v, &worker))
-        || qc_file_folder_there (in->where))
+        || (in->there && !qc_input_stamp_of_version (&in->v, &worker)))
+        return 0;
+    /* a folder here that is empty where the worker read a file is not
+       the worker's (a share not mounted here) */
+    if (qc_file_folder_there (in->where)
+        && !(in->there && qc_file_folder_empty (in->where)))
         return 0;
     if (stamps_open (o, err, errlen) != 0
         || stamps_flushed (o, qc_input_stamps_put (o->stamps_out, s->path, in->where,

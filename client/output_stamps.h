@@ -34,9 +34,10 @@
  * A local file its worker read (RESULT's `in`, with its size and
  * modification time) but this machine cannot see when the result comes
  * (a file_path folder only the workers have) is stamped with what the
- * worker read: the same line with "w" for "i". So is one its worker
- * looked for in a folder it has and found not there (size -1), when
- * this machine has no such folder. A rerun that still cannot see the
+ * worker read: the same line with "w" for "i" (also when this
+ * machine's folder is empty: a share not mounted here). So is one its
+ * worker looked for in a folder it has and found not there (size -1),
+ * when this machine has no such folder. A rerun that still cannot see the
  * file cannot tell whether it changed: the slide is skipped as done and
  * that said (-f runs it again); one that sees it now compares it with
  * the worker's stamp. An older build skips these lines.

@@ -1,6 +1,7 @@
 /* A whole small file into memory (file_read.h). */
 #include "shared/file_read.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -105,20 +106,43 @@ qc_file_read_regular_stat (const char *path, size_t max, unsigned char **data,
     return rc;
 }
 
-bool
-qc_file_folder_there (const char *path)
+/* The folder of the local path into folder (4096 bytes): false for
+ * NULL, a URL, a bare name, one too long. */
+static bool
+folder_of (const char *path, char *folder)
 {
     if (!path || qc_url_is_remote (path) || strncmp (path, "file:", 5) == 0)
         return false;
     const char *slash = strrchr (path, '/');
     if (!slash)
         return false;
-    char folder[4096];
     size_t len = slash == path ? 1 : (size_t) (slash - path);
-    if (len >= sizeof folder)
+    if (len >= 4096)
         return false;
     memcpy (folder, path, len);
     folder[len] = '\0';
+    return true;
+}
+
+bool
+qc_file_folder_there (const char *path)
+{
+    char folder[4096];
     struct stat st;
-    return stat (folder, &st) == 0 && S_ISDIR (st.st_mode) && access (folder, X_OK) == 0;
+    return folder_of (path, folder) && stat (folder, &st) == 0 && S_ISDIR (st.st_mode)
+           && access (folder, X_OK) == 0;
+}
+
+bool
+qc_file_folder_empty (const char *path)
+{
+    char folder[4096];
+    DIR *d = folder_of (path, folder) ? opendir (folder) : NULL;
+    if (!d)
+        return false;
+    bool empty = true;
+    for (struct dirent *e; empty && (e = readdir (d));)
+        empty = strcmp (e->d_name, ".") == 0 || strcmp (e->d_name, "..") == 0;
+    closedir (d);
+    return empty;
 }

@@ -36,5 +36,8 @@ int qc_file_read_regular_stat (const char *path, size_t max, unsigned char **dat
  * false for NULL, a URL, a bare name (the working folder's, which is no
  * config's). */
 bool qc_file_folder_there (const char *path);
+/* Whether that folder is there and holds nothing: an unmounted share's
+ * mount point looks so, where the workers have the share mounted. */
+bool qc_file_folder_empty (const char *path);
 
 #endif

@@ -3,13 +3,15 @@
  * a rerun), through the output's own API with real folders:
  *  - a result that names a local file its worker read, or found not
  *    there, in a folder this machine does not have is stamped with the
- *    worker's version ("w"); one in a folder this machine has is not
- *    (its own stamp stands: a file removed there since the worker read
- *    it runs the slide again), nor one of a slide by URL, a file: URL,
- *    or a version that is not a local file's;
- *  - a rerun that still has no such folder cannot tell
- *    (qc_output_inputs_changed's unseen names the file); one that has
- *    it compares what it sees with the worker's version: the same file
+ *    worker's version ("w"); so is a file read where this machine's
+ *    folder is empty (a share not mounted here); one in a folder this
+ *    machine has is not (its own stamp stands: a file removed there
+ *    since the worker read it runs the slide again), nor one of a slide
+ *    by URL, a file: URL, or a version that is not a local file's;
+ *  - a rerun that still has no such folder (or an empty one, where the
+ *    worker read a file) cannot tell (qc_output_inputs_changed's unseen
+ *    names the file); one that has it compares what it sees with the
+ *    worker's version: the same file
  *    (size and time) is unchanged, another, or none where the worker
  *    read one, is a change; none where the worker found none is not. */
 #include "client/output.h"
@@ -122,6 +124,9 @@ main (void)
     snprintf (s_gone, sizeof s_gone, "%s/gone", s_dir);
     snprintf (s_here, sizeof s_here, "%s/here", s_dir);
     CHECK (mkdir (s_here, 0755) == 0);
+    char keep[400];
+    snprintf (keep, sizeof keep, "%s/keep.txt", s_here);
+    put_file (keep, 1);             /* a folder with files: a real one */
     const char *paths[] = {"/s/a.svs", "/s/b.svs", "/s/c.svs", "/s/d.svs", "/s/e.svs",
                            "/s/f.svs", "http://127.0.0.1:9/s/d.svs"};
     char where[7][400];
@@ -130,6 +135,7 @@ main (void)
     qc_output_t *o = open_out ();
     for (int i = 0; i < 7; i++)
         CHECK (qc_output_plan (o, paths[i]) == 0);
+    CHECK (qc_output_plan (o, "/s/g.svs") == 0 && qc_output_plan (o, "/s/h.svs") == 0);
     char err[512];
     CHECK (qc_output_set_job (o, 7, 0xabcdef0123456789ull, "tcp://h:1", err, sizeof err) == 0,
            "%s", err);
@@ -148,6 +154,16 @@ main (void)
     fx_result_with_input (o, 4, paths[4], where[4], &v549);
     fx_result_with_input (o, 5, paths[5], where[5], NULL);
     fx_result_with_input (o, 6, paths[6], where[0], &v549);
+    /* g: read by its worker in a folder that is empty here (a share not
+       mounted here): the worker's; h: not there, the same folder: not
+       (nothing tells it from a folder with no annotations) */
+    char empty[300], gw[400], hw[400];
+    snprintf (empty, sizeof empty, "%s/empty", s_dir);
+    CHECK (mkdir (empty, 0755) == 0);
+    snprintf (gw, sizeof gw, "%s/g.xml", empty);
+    snprintf (hw, sizeof hw, "%s/h.xml", empty);
+    fx_result_with_input (o, 7, "/s/g.svs", gw, &v549);
+    fx_result_with_input (o, 8, "/s/h.svs", hw, NULL);
     qc_output_close (&o);
     int lines[7];
     for (int i = 0; i < 7; i++)
@@ -157,6 +173,8 @@ main (void)
     CHECK (!lines[2] && !lines[3] && !lines[4] && !lines[5] && !lines[6], "'w' lines for "
            "c %d, d %d, e %d, f %d, a slide by URL %d", lines[2], lines[3], lines[4],
            lines[5], lines[6]);
+    CHECK (w_lines ("/s/g.svs") == 1 && w_lines ("/s/h.svs") == 0, "an empty folder here: "
+           "g %d, h %d 'w' lines", w_lines ("/s/g.svs"), w_lines ("/s/h.svs"));
 
     /* the rerun: the folder still not here, a and b cannot be told */
     o = open_out ();
@@ -164,12 +182,21 @@ main (void)
            judged (o, paths[0]), judged (o, paths[1]));
     qc_output_close (&o);
 
-    /* the folder here now, empty: a's file (read by the worker) is gone,
-       a change; b's (none there for the worker either) is the same */
+    /* the folder here now, empty (a share not mounted?): a's file, read
+       by the worker, cannot be told; b's (none there for the worker
+       either) is the same */
     CHECK (mkdir (s_gone, 0755) == 0);
     o = open_out ();
-    CHECK (judged (o, paths[0]) == 'c' && judged (o, paths[1]) == 's', "an empty folder "
+    CHECK (judged (o, paths[0]) == 'u' && judged (o, paths[1]) == 's', "an empty folder "
            "here: a %c, b %c", judged (o, paths[0]), judged (o, paths[1]));
+    qc_output_close (&o);
+    /* with other files in it, a real folder: a's file is gone, a change */
+    char other[400];
+    snprintf (other, sizeof other, "%s/other.xml", s_gone);
+    put_file (other, 3);
+    o = open_out ();
+    CHECK (judged (o, paths[0]) == 'c' && judged (o, paths[1]) == 's', "a folder here "
+           "without a.xml: a %c, b %c", judged (o, paths[0]), judged (o, paths[1]));
     qc_output_close (&o);
     /* the worker's a.xml here (size and time): the same; another: a
        change; b drawn here: a change */
