@@ -19,6 +19,7 @@ static bool s_budget_set;
 static uint64_t s_budget;            /* 0: no gate */
 static uint64_t s_held;              /* estimates of the slides admitted */
 static unsigned s_running;           /* slides admitted */
+static uint64_t s_held_by_holds;     /* of s_held, what holds hold (qc_mem_gate_hold) */
 static uint64_t s_next, s_serving;   /* tickets given, the one served next */
 
 uint64_t
@@ -69,7 +70,9 @@ gb (uint64_t bytes)
 static bool
 fits_locked (uint64_t bytes)
 {
-    return !s_budget || s_running == 0 || s_held + bytes <= s_budget;
+    /* alone when nothing else holds memory: a GPU lane's hold is not a
+       slide, but its bytes are there all the same */
+    return !s_budget || (s_running == 0 && s_held_by_holds == 0) || s_held + bytes <= s_budget;
 }
 
 void
@@ -161,7 +164,9 @@ qc_mem_gate_leave (qc_mem_ticket_t *t)
         return;
     pthread_mutex_lock (&s_lock);
     s_held -= t->bytes <= s_held ? t->bytes : s_held;
-    if (s_running && !t->hold)
+    if (t->hold)
+        s_held_by_holds -= t->bytes <= s_held_by_holds ? t->bytes : s_held_by_holds;
+    else if (s_running)
         s_running--;
     t->in = false;          /* under the lock, as qc_mem_gate_add reads it */
     pthread_cond_broadcast (&s_turn);
@@ -185,6 +190,11 @@ qc_mem_gate_add (qc_mem_ticket_t *t, int64_t bytes)
         t->bytes = now;
         s_held -= was <= s_held ? was : s_held;
         s_held = s_held > UINT64_MAX - now ? UINT64_MAX : s_held + now;
+        if (t->hold) {
+            s_held_by_holds -= was <= s_held_by_holds ? was : s_held_by_holds;
+            s_held_by_holds = s_held_by_holds > UINT64_MAX - now ? UINT64_MAX
+                                                                 : s_held_by_holds + now;
+        }
         if (now < was)
             pthread_cond_broadcast (&s_turn);   /* room for the next in line */
     }

@@ -55,7 +55,9 @@ typedef struct {
 void qc_mem_gate_enter (qc_mem_ticket_t *t, uint64_t work_pixels);
 /* Opens t as a hold, with no wait: no slide is admitted and nothing is
  * held yet, but what qc_mem_gate_add adds counts as a running slide's
- * does, so that slides waiting to go in wait for it too. A GPU lane's:
+ * does, so that slides waiting to go in wait for it too (a slide over
+ * the budget runs alone: with no slide running and no hold holding
+ * bytes). A GPU lane's:
  * its images are on its device, and it holds host memory only as it
  * learns of it (an annotation parsed; its images once its device ran
  * out and it runs again on the host). Not a wait: a lane behind CPU

@@ -88,9 +88,10 @@ int qc_pipeline_run_with (const qc_pipeline_t *self, const char *slide_path,
  * bytes more, or fewer when negative, all given back by the end of the
  * run; it must not wait (mem_gate.h's qc_mem_gate_add). on_host, when
  * not NULL, is called (with admit_arg and the analysis image's pixels)
- * once, when a device lane's slide runs again with its images in host
- * memory (its device ran out: qc_pipeline_finish); it must not wait
- * either. reserve and on_host serve the prepared halves too. */
+ * once, when a device lane's slide runs with its images in host memory
+ * (ops with no device: a copying lane's from the start, or once its
+ * device ran out: qc_pipeline_finish); never for a CPU run (ops NULL);
+ * it must not wait either. reserve and on_host serve the prepared halves too. */
 struct qc_slide;
 typedef struct {
     const char *path;

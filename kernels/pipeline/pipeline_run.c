@@ -258,6 +258,21 @@ run_steps (qc_pipeline_job_t *job, const struct qc_ops *ops)
     return rc == 0 && job->run.out && job->run.out->ok ? 0 : -1;
 }
 
+/* A device lane's slide whose images are in this machine's memory on
+ * ops (a table with no device: the copying lane, the CPU's), from the
+ * start or once its device ran out: the gate hears it once (on_host). */
+static void
+note_on_host (qc_pipeline_job_t *job, const struct qc_ops *ops)
+{
+    if (job->rc != 0 || !ops || ops->device || !job->on_host || job->on_host_called)
+        return;
+    int w = 0, h = 0;
+    if (qc_run_size_at (&job->run, job->pipeline->base.image_work_size, &w, &h) != 0)
+        w = h = 0;
+    job->on_host_called = true;
+    job->on_host (job->run.reserve_arg, (uint64_t) w * (uint64_t) h);
+}
+
 /* The slide again from the start on ops, the when_full table of the
  * lane whose device ran out of memory on it (failed or not: an op
  * failed): a slide whose images at its working size do not fit the GPU
@@ -287,14 +302,7 @@ run_again (qc_pipeline_job_t *job, const struct qc_ops *ops)
         return -1;
     }
     start_run (job, out, read_threads);
-    /* its images now in this machine's memory: the gate counts them */
-    if (job->rc == 0 && !ops->device && job->on_host && !job->on_host_called) {
-        int w = 0, h = 0;
-        if (qc_run_size_at (&job->run, job->pipeline->base.image_work_size, &w, &h) != 0)
-            w = h = 0;
-        job->on_host_called = true;
-        job->on_host (job->run.reserve_arg, (uint64_t) w * (uint64_t) h);
-    }
+    note_on_host (job, ops);
     return run_steps (job, ops);
 }
 
@@ -306,6 +314,7 @@ qc_pipeline_finish (qc_pipeline_job_t **job_p, const struct qc_ops *ops)
     qc_pipeline_job_t *job = *job_p;
     *job_p = NULL;
     qc_place_take_full ();       /* what an earlier slide left on the thread */
+    note_on_host (job, ops);
     int rc = run_steps (job, ops);
     /* Even when the steps passed: an op refused for memory failed, and a
      * step that went on without its output would have given numbers

@@ -556,6 +556,20 @@ device_full_quietly (void)
         rc = qc_pipeline_run_input (p, &in, b, qc_ops_sim ());
         CHECK (rc == 0 && heard.calls == 0, "on its device throughout: on_host called "
                "%d times", heard.calls);
+        /* a table whose images stay on the host (a copying lane, as
+           QC_GPU_RESIDENT=0 runs): heard once, at the start; a CPU run
+           (no table): never */
+        qc_ops_t copying = *qc_ops_sim ();
+        copying.device = NULL;
+        rc = qc_pipeline_run_input (p, &in, b, &copying);
+        CHECK (rc == 0 && heard.calls == 1 && heard.pixels == (uint64_t) 138 * 185,
+               "a copying table: rc %d, on_host %d calls (%s)", rc, heard.calls,
+               b->error ? b->error : "");
+        same_results (a, b, "a copying table");
+        heard = (on_host_t) { 0 };
+        rc = qc_pipeline_run_input (p, &in, b, NULL);
+        CHECK (rc == 0 && heard.calls == 0, "the CPU: on_host called %d times",
+               heard.calls);
         printf ("a run that passed after an op was refused memory: run again, "
                 "the CPU's results\n");
     }

@@ -180,11 +180,19 @@ main (void)
     qc_mem_gate_add (&lane, -500 * (int64_t) MB);
     CHECK (lane.bytes == 0 && admitted_within (&b, 5), "the lane's bytes given back did "
            "not let the slide in: %llu", (unsigned long long) lane.bytes);
-    qc_mem_gate_add (&lane, 30 * (int64_t) MB);
-    qc_mem_gate_leave (&lane);
-    qc_mem_gate_leave (&lane);      /* once only */
     finish (&a);
     finish (&b);
+    /* no slide running, the lane's bytes still held: a slide that does
+       not fit beside them waits for them (it does not go in alone) */
+    qc_mem_gate_add (&lane, 120 * (int64_t) MB);
+    start (&c, 64);
+    CHECK (!admitted_within (&c, 0.3), "64 MB went in beside a lane's 120 MB under 150 "
+           "with no slide running");
+    qc_mem_gate_add (&lane, -90 * (int64_t) MB);
+    CHECK (admitted_within (&c, 5), "the lane's bytes given back did not let it in");
+    finish (&c);
+    qc_mem_gate_leave (&lane);
+    qc_mem_gate_leave (&lane);      /* once only */
     qc_mem_gate_held (&n, &held);
     CHECK (n == 0 && held == 0 && !lane.in, "%u slides, %llu bytes held after a hold",
            n, (unsigned long long) held);
