@@ -387,22 +387,40 @@ draw_ring (draw_t *d, const qc_annot_ring_t *r, uint8_t v)
     outline_ring (d, r, v);
 }
 
-/* Whether ring a has a point within ring b's bounding box (in level-0
- * pixels): a hole of b's region outside it drops out of buffer(0). */
-static bool
-within_box (const qc_annot_ring_t *a, const qc_annot_ring_t *b)
+/* The winding number of ring b about point p (level-0 pixels), turned
+ * the way b's signed area says: at least 1 inside what buffer(0) keeps
+ * of b. In long double: b's points are within the parser's range. */
+static int
+turned_winding (const qc_annot_ring_t *b, qc_annot_point_t p)
 {
-    if (!b->n)
-        return false;
-    int64_t x0 = b->pts[0].x, x1 = x0, y0 = b->pts[0].y, y1 = y0;
-    for (size_t i = 1; i < b->n; i++) {
-        x0 = b->pts[i].x < x0 ? b->pts[i].x : x0;
-        x1 = b->pts[i].x > x1 ? b->pts[i].x : x1;
-        y0 = b->pts[i].y < y0 ? b->pts[i].y : y0;
-        y1 = b->pts[i].y > y1 ? b->pts[i].y : y1;
+    int w = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        qc_annot_point_t a = b->pts[i], c = b->pts[(i + 1) % b->n];
+        if ((a.y <= p.y) == (c.y <= p.y))
+            continue;
+        long double cross = (long double) (c.x - a.x) * (long double) (p.y - a.y)
+                            - (long double) (p.x - a.x) * (long double) (c.y - a.y);
+        /* upward edges with p on their left count +1, downward with p on
+           their right -1 (the crossing is right of p) */
+        if (c.y > a.y && cross > 0)
+            w++;
+        else if (c.y < a.y && cross < 0)
+            w--;
     }
-    for (size_t i = 0; i < a->n; i++)
-        if (a->pts[i].x >= x0 && a->pts[i].x <= x1 && a->pts[i].y >= y0 && a->pts[i].y <= y1)
+    return w * (qc_annot_ring_turn (b) > 0 ? 1 : -1);
+}
+
+/* Whether hole a of outer ring b lies, at least in part, in what
+ * buffer(0) keeps of b: one of up to 16 of its points, spread along it,
+ * is. A hole wholly outside (beside the ring, in the notch of an L) is
+ * no part of the region: buffer(0) drops it, and HistoQC clears
+ * nothing of it. */
+static bool
+hole_in_outer (const qc_annot_ring_t *a, const qc_annot_ring_t *b)
+{
+    size_t step = a->n > 16 ? a->n / 16 : 1;
+    for (size_t i = 0; i < a->n; i += step)
+        if (turned_winding (b, a->pts[i]) >= 1)
             return true;
     return false;
 }
@@ -429,10 +447,10 @@ draw_region (draw_t *d, const qc_annot_region_t *g)
         if (g->nholes)
             fill_region (d, g, 0);
     }
-    /* a hole wholly outside its outer ring's box is no part of the
-       region (buffer(0) drops it): its outline clears nothing */
+    /* a hole wholly outside its outer ring is no part of the region
+       (buffer(0) drops it): its outline clears nothing */
     for (size_t j = 0; j < g->nholes; j++)
-        if (outer_on && !off_mask (d, &g->holes[j]) && within_box (&g->holes[j], &g->outer))
+        if (outer_on && !off_mask (d, &g->holes[j]) && hole_in_outer (&g->holes[j], &g->outer))
             outline_ring (d, &g->holes[j], 0);
 }
 

@@ -65,12 +65,17 @@
  *    1, so a loop a self-crossing ring goes round the other way (a
  *    figure eight's second) is out and one it goes round twice is in;
  *    within the outer ring's inside, pixels outside the region (its
- *    holes) are set 0; its outlines as above, but for a hole with no
- *    point in its outer ring's box (buffer(0) drops it). A valid
- *    polygon (no ring crosses itself or another) is drawn the same
- *    both ways. Where a ring crosses itself, or a hole its outer ring,
- *    the outline of a part left out is still drawn (buffer(0)'s
- *    polygon has no such edge). */
+ *    holes) are set 0; its outlines as above, but for a hole wholly
+ *    outside its outer ring (none of 16 of its points inside: buffer(0)
+ *    drops it). A valid polygon (no ring crosses itself or another) is
+ *    drawn the same both ways. Where rings cross, three differences
+ *    stay: the outline of a part left out is still drawn (buffer(0)'s
+ *    polygon has no such edge); a hole across its outer ring clears the
+ *    notch it makes (HistoQC clears only holes the region surrounds,
+ *    and this one is outside it), and one a ring makes by going round
+ *    a part no times (a loop inside a loop, the other way) is not
+ *    cleared (HistoQC clears it): in both, what an earlier region drew
+ *    there differs. */
 typedef enum {
     QC_ANNOT_FILL_EVEN_ODD,
     QC_ANNOT_FILL_AS_HISTOQC,

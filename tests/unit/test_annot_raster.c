@@ -270,7 +270,8 @@ test_even_odd (void)
  * twice is filled, not only outlined; against the brute force of the
  * winding rule, on these and on random self-crossing rings. Holes: one
  * within clears as before, one across the outer ring clears only
- * within it, one outside the outer ring's box clears nothing. */
+ * within it, one outside the outer ring (beside it, or in an L's
+ * notch) clears nothing. */
 static void
 test_as_histoqc (void)
 {
@@ -352,6 +353,17 @@ test_as_histoqc (void)
     m = draw (h, 2, 0, 0, 1, 24, 24);
     CHECK (m && count (m, 24, 24) == 121 + 9 && m[6 * 24 + 6], "a hole outside its outer "
            "ring's box clears nothing: %zu", count (m, 24, 24));
+    free (m);
+    /* an L, its hole in the L's notch (within the L's box, outside the
+       L): nothing cleared of the solid square drawn before */
+    qc_annot_point_t ell[] = {P (0, 0), P (20, 0), P (20, 8), P (8, 8), P (8, 20), P (0, 20)};
+    qc_annot_point_t notch[] = {P (12, 12), P (16, 12), P (16, 16), P (12, 16)};
+    qc_annot_ring_t nh[] = {RING (notch)};
+    qc_annot_region_t lh[2] = {{RING (solid), NULL, 0}, {RING (ell), nh, 1}};
+    m = draw (lh, 2, 0, 0, 1, 24, 24);
+    CHECK (m && m[12 * 24 + 12] && m[14 * 24 + 14] && m[16 * 24 + 16], "a hole in an L's "
+           "notch cleared an earlier region (%d %d %d)", m ? m[12 * 24 + 12] : -1,
+           m ? m[14 * 24 + 14] : -1, m ? m[16 * 24 + 16] : -1);
     free (m);
 }
 
