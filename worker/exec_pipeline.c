@@ -191,8 +191,9 @@ reserve (void *ticket, int64_t bytes)
     qc_mem_gate_add (ticket, bytes);
 }
 
-/* ... and, for a GPU lane's slide run again on the host (its device ran
- * out), its images' estimate, counted there without a wait */
+/* ... and, for a GPU lane's slide whose images are in host memory (a
+ * copying lane's from the start, or once its device ran out), their
+ * estimate, counted there without a wait */
 static void
 on_host (void *ticket, uint64_t work_pixels)
 {
