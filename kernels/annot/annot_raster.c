@@ -457,13 +457,19 @@ draw_region (draw_t *d, const qc_annot_region_t *g)
 /* ---- arguments --------------------------------------------------------- */
 
 /* The most work drawing may take: row crossings of the fill and pixels
- * of the outline, each edge's bounded by the mask's size (~50 ns each
- * here, so ~20 s). A file is whoever wrote it's: a zigzag of 100,000
- * points whose every edge spans the mask took 5 s on 1000 x 1000, and
- * the parser admits 500 times as many points. Real annotations are
- * tissue outlines, regions and cells, whose edges are short at the
- * mask's scale: a million points cost a few million. */
+ * of the outline, each edge's bounded by the mask's size, and the rows
+ * each ring's fill goes over, a row's look and its runs set (ROW_WORK)
+ * (~50 ns each here, so ~20 s). A file is whoever wrote it's: a zigzag
+ * of 100,000 points whose every edge spans the mask took 5 s on 1000 x
+ * 1000, 100,000 rectangles around the mask (edges off it, rows filled
+ * whole) 2.5-4.5 s, and the parser admits 500 times as many points.
+ * Real annotations are tissue outlines, regions and cells, whose edges
+ * are short at the mask's scale: a million points cost a few million. */
 #define MAX_WORK 4e8
+
+/* A row a ring's fill goes over: a look at it, and up to the mask's
+ * width set (memset: ~512 bytes in the time of one crossing). */
+#define ROW_WORK(w) (1.0 + (double) (w) / 512.0)
 
 /* Checks ring r (hole: which one, or -1 for the outer ring), notes its
  * length in *longest and adds its drawing's work (at most) to *work. */
@@ -478,8 +484,11 @@ check_ring (const draw_t *d, const qc_annot_ring_t *r, size_t *longest, size_t r
         return qc_fail (err, errlen, "drawing annotations: region %zu's %s has %zu "
                         "points but no array of them", region, what, r->n);
     double most = d->w > d->h ? d->w : d->h;
+    double x0 = INFINITY, y0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY;
     for (size_t i = 0; i < r->n; i++) {
         pt_t p = place (d, &r->pts[i]);
+        x0 = fmin (x0, p.x), x1 = fmax (x1, p.x);
+        y0 = fmin (y0, p.y), y1 = fmax (y1, p.y);
         if (!(fabs (p.x) <= FAR && fabs (p.y) <= FAR))
             return qc_fail (err, errlen, "drawing annotations: region %zu's %s: point "
                             "%zu (%lld, %lld) lands beyond %g on the mask", region, what,
@@ -498,6 +507,10 @@ check_ring (const draw_t *d, const qc_annot_ring_t *r, size_t *longest, size_t r
         dx = dx > dy ? dx : dy;
         *work += dy + (dx <= most ? dx : most);
     }
+    /* the rows its fill goes over, when it is on the mask at all
+       (off_mask): those of its box there */
+    if (r->n && !(x1 < -1 || y1 < -1 || x0 > d->w || y0 > d->h))
+        *work += (fmin (y1, d->h) - fmax (y0, 0) + 1) * ROW_WORK (d->w);
     *longest = r->n > *longest ? r->n : *longest;
     return 0;
 }

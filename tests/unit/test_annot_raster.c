@@ -9,8 +9,9 @@
  * pixel, rings on one line; rings far off the mask (quick, nothing
  * drawn) or around it, coordinates of 1e15 and int64's ends; every
  * refusal, with the mask untouched; a zigzag whose every edge spans the
- * mask refused by its work before any drawing (nothing drawn), and a
- * smooth outline of as many points drawn. */
+ * mask, and rectangles around it by the 150,000 (rows filled whole),
+ * refused by their work before any drawing (nothing drawn), and a
+ * smooth outline of as many points drawn, and 1,000 of the rectangles. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -732,6 +733,24 @@ test_work (void)
     size_t in = m ? count (m, 1000, 1000) : 0;
     CHECK (fabs ((double) in - M_PI * 400 * 400) < 0.01 * M_PI * 400 * 400,
            "a disc of radius 400: %zu pixels", in);
+    /* rectangles around the mask: every edge off it, every row filled
+       whole; 150,000 of them (2.5-4.5 s for 100,000 once, uncounted) are
+       refused before any drawing, 1,000 drawn */
+    size_t nr = 150000;
+    qc_annot_point_t box[] = {P (-10, -10), P (1010, -10), P (1010, 1010), P (-10, 1010)};
+    qc_annot_region_t *boxes = calloc (nr, sizeof *boxes);
+    CHECK (boxes != NULL);
+    for (size_t i = 0; boxes && i < nr; i++)
+        boxes[i].outer = RING (box);
+    if (m && boxes) {
+        memset (m, 0, 1000 * 1000);
+        CHECK (qc_annot_draw (boxes, nr, 0, 0, 1, s_fill, m, 1000, 1000, err, sizeof err)
+               == -1 && strstr (err, "too intricate") && count (m, 1000, 1000) == 0,
+               "150,000 rectangles around the mask: %s", err);
+        CHECK (qc_annot_draw (boxes, 1000, 0, 0, 1, s_fill, m, 1000, 1000, err, sizeof err)
+               == 0 && count (m, 1000, 1000) == 1000 * 1000, "1,000 rectangles: %s", err);
+    }
+    free (boxes);
     free (m);
     free (z);
     free (c);
