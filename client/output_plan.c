@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "client/escape.h"
-#include "shared/file_read.h"
 #include "shared/url.h"
 
 qc_rec_t
@@ -132,13 +131,10 @@ qc_output_inputs_changed (qc_output_t *o, const char *recorded, const char *path
     for (size_t i = 0; i < now.ninputs; i++) {
         char *key = rc == 0 ? qc_input_stamp_key (recorded, now.inputs[i].file) : NULL;
         const qc_stamp_t *then = key ? zhashx_lookup (o->input_stamps, key) : NULL;
-        /* a file only its worker saw, its folder still not here (or
-           empty, where the worker read a file: a share not mounted):
-           not known; one here now is compared (gone from it: removed) */
-        const char *f = now.inputs[i].file;
+        /* a file only its worker saw, its folder still not here: not
+           known; one here now is compared (gone from it: removed) */
         bool unknown = then && then->workers && now.inputs[i].stamp.size < 0
-                       && (!qc_file_folder_there (f)
-                           || (then->size >= 0 && qc_file_folder_empty (f)));
+                       && qc_input_folder_unseen (now.inputs[i].file, then->size >= 0);
         if (!key)
             rc = -1;
         else if (unknown && !*unseen) {

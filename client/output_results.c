@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "client/escape.h"
-#include "shared/file_read.h"
 #include "shared/err.h"
 #include "shared/url.h"
 
@@ -333,10 +332,7 @@ note_unseen_input (qc_output_t *o, const slide_t *s, const qc_result_input_t *in
     if (qc_url_is_remote (s->path) || strncmp (in->where, "file:", 5) == 0
         || (in->there && !qc_input_stamp_of_version (&in->v, &worker)))
         return 0;
-    /* a folder here that is empty where the worker read a file is not
-       the worker's (a share not mounted here) */
-    if (qc_file_folder_there (in->where)
-        && !(in->there && qc_file_folder_empty (in->where)))
+    if (!qc_input_folder_unseen (in->where, in->there))
         return 0;
     if (stamps_open (o, err, errlen) != 0
         || stamps_flushed (o, qc_input_stamps_put (o->stamps_out, s->path, in->where,

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "client/escape.h"
+#include "shared/file_read.h"
 
 bool
 qc_stamp_take (const char *path, qc_stamp_t *out)
@@ -318,6 +319,12 @@ qc_input_stamp_of_version (const qc_result_source_t *v, qc_stamp_t *out)
         return false;
     *out = st;
     return true;
+}
+
+bool
+qc_input_folder_unseen (const char *file, bool read)
+{
+    return !qc_file_folder_there (file) || (read && qc_file_folder_empty (file));
 }
 
 zhashx_t *

@@ -114,6 +114,12 @@ int qc_input_stamps_put (FILE *f, const char *slide, const char *file, const qc_
  * version it said (beside.h: size, and the time as Last-Modified);
  * false when the version is not one of a local file read. */
 bool qc_input_stamp_of_version (const qc_result_source_t *v, qc_stamp_t *out);
+/* Whether this machine lacks the folder a worker looked for file in (a
+ * file_path folder only the workers have): no such folder here, or,
+ * where the worker read the file (read), an empty one (a share mounted
+ * on the workers, not here). Its "w" stamp is then the only word on the
+ * file: written when the result comes, and a rerun cannot tell. */
+bool qc_input_folder_unseen (const char *file, bool read);
 
 /* The lines of files by URL beside slides by URL: qc_input_stamp_key
  * (redacted slide, redacted file) -> qc_result_source_t (malloc'd; size
