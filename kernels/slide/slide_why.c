@@ -312,10 +312,84 @@ survey_tiff (const char *path, uint64_t size, tiff_survey_t *sv)
     return true;
 }
 
-/* Why OpenSlide did not recognise path, where the file says more: a
- * TIFF cut short (a copy that stopped: its first directory, or the data
- * its directories name, past the end), one whose first image is not
- * tiled, or what OpenSlide said of it (said, its own message, or NULL). */
+/* Files OpenSlide does not read, known by their first bytes, and what a
+ * lab does with each: formats of scanners it has no reader for (DICOM,
+ * Zeiss CZI, Philips iSyntax), a picture that is not a slide, a packed
+ * file, a document. Each is said as "the file is WHAT: THEN", THEN
+ * after "OpenSlide <version> " where it is about OpenSlide, and
+ * PICTURE_THEN where it is NULL. Before, all of them were "not a slide,
+ * or a format it cannot read". */
+#define ANYWHERE SIZE_MAX      /* format_mark_t.at: anywhere in the first bytes */
+typedef struct {
+    size_t at;                  /* where the mark starts in the file, or ANYWHERE */
+    const char *mark;
+    size_t len;
+    const char *what, *then;
+    bool of_openslide;          /* THEN follows "OpenSlide <version> " */
+} format_mark_t;
+
+static const format_mark_t s_format_marks[] = {
+    { 128, "DICM", 4, "DICOM",
+      "reads no DICOM slide (OpenSlide 4 does). Convert the slide, all "
+      "its DICOM files (one a level), to a tiled, pyramidal OME-TIFF, which is read "
+      "here: bfconvert -tilex 512 -tiley 512 -pyramid-resolutions 4 ONE_OF_THEM.dcm "
+      "SLIDE.ome.tif (Bio-Formats 7 reads the others beside it)", true },
+    { 0, "ZISRAWFILE", 10, "a Zeiss CZI",
+      "does not read CZI. Convert each scene to a tiled, pyramidal "
+      "OME-TIFF, which is read here: bfconvert -series N -tilex 512 -tiley 512 "
+      "-pyramid-resolutions 4 FILE.czi SCENE.ome.tif", true },
+    /* after <?xml ...?>: Philips' header, then its wavelet data */
+    { ANYWHERE, "<DataObject ObjectType=\"DPUfsImport\"", 36, "a Philips iSyntax slide",
+      "does not read iSyntax. Convert it to a tiled, pyramidal "
+      "OME-TIFF, which is read here (Glencoe's isyntax2raw, then raw2ometiff)", true },
+    { 0, "\0\0\0\x0cjP  \r\n\x87\n", 12, "a JPEG 2000 picture", NULL, false },
+    { 0, "\xff\x4f\xff\x51", 4, "a JPEG 2000 codestream", NULL, false },
+    { 0, "\xff\xd8\xff", 3, "a JPEG picture", NULL, false },
+    { 0, "\x89PNG\r\n\x1a\n", 8, "a PNG picture", NULL, false },
+    { 0, "PK\x03\x04", 4, "a ZIP archive",
+      "unpack it (a slide packed for sending?) and QC what it holds", false },
+    { 0, "\x1f\x8b", 2, "gzip-compressed",
+      "unpack it (gunzip) and QC what it holds", false },
+    { 0, "7z\xbc\xaf\x27\x1c", 6, "a 7-Zip archive",
+      "unpack it and QC what it holds", false },
+    { 0, "%PDF-", 5, "a PDF document", "not an image", false },
+};
+
+/* What a picture that is no slide is told: slides are read in tiles, a
+ * level at a time, with their scale. */
+#define PICTURE_THEN "a picture, not a whole-slide image (tiled levels). To QC it as " \
+    "one, write it as a tiled, pyramidal TIFF (vips tiffsave PICTURE SLIDE.tif " \
+    "--tile --pyramid --compression jpeg) and give its magnification (base_mag in " \
+    "the config)"
+
+/* The bytes h[0..n) hold s[0..k) somewhere. */
+static bool
+bytes_hold (const unsigned char *h, size_t n, const char *s, size_t k)
+{
+    for (size_t i = 0; k && i + k <= n; i++)
+        if (memcmp (h + i, s, k) == 0)
+            return true;
+    return false;
+}
+
+/* The mark among s_format_marks that h (n bytes of the file's start)
+ * bears, or NULL. */
+static const format_mark_t *
+format_mark (const unsigned char *h, size_t n)
+{
+    for (size_t i = 0; i < sizeof s_format_marks / sizeof *s_format_marks; i++) {
+        const format_mark_t *m = &s_format_marks[i];
+        if (m->at == ANYWHERE ? bytes_hold (h, n, m->mark, m->len)
+            : m->at + m->len <= n && memcmp (h + m->at, m->mark, m->len) == 0)
+            return m;
+    }
+    return NULL;
+}
+
+/* VL Whole Slide Microscopy Image Storage, DICOM's class of a slide's
+ * levels (PS3.4 B.5) */
+#define DICOM_WSI_CLASS "1.2.840.10008.5.1.4.1.1.77.1.6"
+
 /* What a file that is text says it is ("an HTML page", "a text
  * file"), from its first bytes (h, n of them); NULL for binary bytes,
  * as every slide's are (a TIFF's header has a 0 in its first 8). */
@@ -383,15 +457,31 @@ tiff_kind (const unsigned char *h, size_t n, bool *be)
     return kind == 42 || kind == 43 ? kind : 0;
 }
 
+/* Why OpenSlide did not recognise path, where the file says more: a
+ * format known by its first bytes (s_format_marks), text, a TIFF cut
+ * short (a copy that stopped: its first directory, or the data its
+ * directories name, past the end), one whose first image is not tiled,
+ * or what OpenSlide said of it (said, its own message, or NULL). */
 int
 qc_slide_fail_unrecognised (const char *path, const char *said, char *err, size_t errlen)
 {
-    unsigned char h[512] = {0};
+    unsigned char h[1024] = {0};
     struct stat st;
     FILE *f = fopen (path, "rb");
     size_t got = f ? fread (h, 1, sizeof h, f) : 0;
     if (f)
         fclose (f);
+    const format_mark_t *mark = format_mark (h, got);
+    if (mark && strcmp (mark->what, "DICOM") == 0 && !bytes_hold (h, got, DICOM_WSI_CLASS, strlen (DICOM_WSI_CLASS)))
+        return qc_fail (err, errlen, "the file is DICOM, but not a whole-slide image (its "
+                        "class is not VL Whole Slide Microscopy, %s): not a slide",
+                        DICOM_WSI_CLASS);
+    if (mark)
+        return qc_fail (err, errlen, "the file is %s: %s%s%s%s",
+                        strcmp (mark->what, "DICOM") == 0 ? "a DICOM whole-slide image"
+                        : mark->what, mark->of_openslide ? "OpenSlide " : "",
+                        mark->of_openslide ? openslide_get_version () : "",
+                        mark->of_openslide ? " " : "", mark->then ? mark->then : PICTURE_THEN);
     const char *text = text_kind (h, got);
     if (text)
         return qc_fail (err, errlen, "the file is %s, not an image%s", text,

@@ -260,6 +260,53 @@ test_damaged_tables (const char *dir)
            && qc_slide_check_tiff (NULL, NULL, err, sizeof err) == 0, "no TIFF: not judged here");
 }
 
+/* Files OpenSlide 3.4.1 does not read, known by their first bytes: each
+ * said as what it is and what to do, where all were "not a slide, or a
+ * format it cannot read". A real DICOM whole-slide image (odd/), and
+ * the first bytes of the others written here, the rest of each file
+ * noise. */
+static void
+test_known_formats (const char *dir)
+{
+    char path[512], err[1024];
+    snprintf (path, sizeof path, "%s/slides/odd/boxes-dicom.dcm", check_shared_dir ());
+    qc_slide_t *s = qc_slide_open (path, err, sizeof err);
+    CHECK (!s && strstr (err, "the file is a DICOM whole-slide image: OpenSlide ")
+               && strstr (err, "reads no DICOM slide") && strstr (err, "bfconvert"),
+           "boxes-dicom.dcm: %s", err);
+    qc_slide_close (&s);
+
+    static const struct { size_t at; const char *mark; size_t len; const char *says; } k[] = {
+        { 128, "DICM\x02\0\0\0UL\x04\0", 12, "the file is DICOM, but not a whole-slide image" },
+        { 128, "DICM....1.2.840.10008.5.1.4.1.1.77.1.6\0", 39, "a DICOM whole-slide image: OpenSlide" },
+        { 0, "ZISRAWFILE", 10, "the file is a Zeiss CZI: OpenSlide" },
+        { 0, "<?xml version=\"1.0\" encoding=\"UTF-8\" ?>\n<DataObject ObjectType=\"DPUfsImport\">",
+          76, "the file is a Philips iSyntax slide: OpenSlide" },
+        { 0, "\0\0\0\x0cjP  \r\n\x87\n", 12, "the file is a JPEG 2000 picture: a picture, not a whole-slide image" },
+        { 0, "\xff\xd8\xff\xe0", 4, "the file is a JPEG picture: a picture, not a whole-slide image (tiled levels). To QC it as one, write it as a tiled, pyramidal TIFF (vips tiffsave" },
+        { 0, "\x89PNG\r\n\x1a\n", 8, "the file is a PNG picture: a picture" },
+        { 0, "PK\x03\x04", 4, "the file is a ZIP archive: unpack it" },
+        { 0, "\x1f\x8b\x08", 3, "the file is gzip-compressed: unpack it" },
+        { 0, "%PDF-1.7\n%\xe2\xe3", 11, "the file is a PDF document: not an image" },
+    };
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+        unsigned char bytes[2048];
+        unsigned seed = 7u + (unsigned) i;
+        for (size_t b = 0; b < sizeof bytes; b++)
+            bytes[b] = (unsigned char) (rand_r (&seed) >> 5);
+        memcpy (bytes + k[i].at, k[i].mark, k[i].len);
+        snprintf (path, sizeof path, "%s/known%zu.svs", dir, i);
+        FILE *f = fopen (path, "wb");
+        CHECK (f && fwrite (bytes, 1, sizeof bytes, f) == sizeof bytes);
+        if (f)
+            fclose (f);
+        s = qc_slide_open (path, err, sizeof err);
+        CHECK (!s && strstr (err, k[i].says), "mark %zu: %s", i, err);
+        qc_slide_close (&s);
+        unlink (path);
+    }
+}
+
 int
 main (void)
 {
@@ -470,6 +517,7 @@ main (void)
         qc_slide_close (&s);
         unlink (path);
     }
+    test_known_formats (dir);
     rmdir (dir);
     return check_done ("test_slide_why");
 }
