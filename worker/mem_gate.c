@@ -1,9 +1,12 @@
 /* The worker's memory gate; see mem_gate.h. Tickets in the order slides
  * came: the first waiting one goes in when it fits (or when nothing
- * runs), and those behind it wait for it. */
+ * runs), and those behind it wait for it. Holds never wait: what the
+ * first in line waits for is the holds open when it began to wait, not
+ * those opened since (s_marked). */
 #include "worker/mem_gate.h"
 
 #include <pthread.h>
+#include <stdio.h>
 
 #include "kernels/image/image_cache.h"
 #include "shared/cgroup_limits.h"
@@ -21,6 +24,14 @@ static uint64_t s_held;              /* estimates of the slides admitted */
 static unsigned s_running;           /* slides admitted */
 static uint64_t s_held_by_holds;     /* of s_held, what holds hold (qc_mem_gate_hold) */
 static uint64_t s_next, s_serving;   /* tickets given, the one served next */
+/* While the first in line waits: holds up to s_mark (by qc_mem_ticket_t.
+ * hold_no) were open when it began to wait, and s_late_bytes is what
+ * holds opened since hold. A GPU lane opens a hold a slide, so lanes
+ * taking turns always held some bytes: a slide that waited for them all
+ * to hold none waited for ever (a review's test: 2 lanes, 475 of their
+ * slides in 5 s, the CPU slide still waiting). */
+static bool s_marked;
+static uint64_t s_holds_opened, s_mark, s_late_bytes;
 
 uint64_t
 qc_mem_gate_default_budget (void)
@@ -66,13 +77,22 @@ gb (uint64_t bytes)
     return (double) bytes / 1e9;         /* as --memory-gb (shared/cli.h) */
 }
 
-/* Whether the first ticket in line, of bytes, can go in now. */
+/* Whether hold t was opened after the first in line began to wait. */
+static bool
+late_locked (const qc_mem_ticket_t *t)
+{
+    return s_marked && t->hold && t->hold_no > s_mark;
+}
+
+/* Whether the first ticket in line, of bytes, can go in now, counting
+ * the holds that were open when it began to wait only. */
 static bool
 fits_locked (uint64_t bytes)
 {
+    uint64_t held = s_held - s_late_bytes, by_holds = s_held_by_holds - s_late_bytes;
     /* alone when nothing else holds memory: a GPU lane's hold is not a
        slide, but its bytes are there all the same */
-    return !s_budget || (s_running == 0 && s_held_by_holds == 0) || s_held + bytes <= s_budget;
+    return !s_budget || (s_running == 0 && by_holds == 0) || held + bytes <= s_budget;
 }
 
 void
@@ -82,6 +102,7 @@ qc_mem_gate_enter (qc_mem_ticket_t *t, uint64_t work_pixels)
         return;
     t->in = false;
     t->hold = false;
+    t->hold_no = 0;
     t->waited_s = 0;
     uint64_t need = qc_mem_gate_estimate (work_pixels);
     t->bytes = need;
@@ -99,24 +120,35 @@ qc_mem_gate_enter (qc_mem_ticket_t *t, uint64_t work_pixels)
     double t0 = 0;
     bool said = false;
     while (ticket != s_serving || !fits_locked (t->bytes)) {
+        if (ticket == s_serving && !s_marked) {
+            s_marked = true;            /* first in line, and it waits */
+            s_mark = s_holds_opened;
+            s_late_bytes = 0;
+        }
         if (ticket == s_serving && !said) {
             /* first in line and it does not fit: say so once, outside
                the lock (a log record goes to a socket) */
             unsigned running = s_running;
-            uint64_t held = s_held;
+            uint64_t held = s_held, by_holds = s_held_by_holds;
             pthread_mutex_unlock (&s_lock);
             said = true;
             t0 = qc_clock_s ();
+            char lanes[80] = "";
+            if (by_holds)
+                snprintf (lanes, sizeof lanes, " (%.1f GB of it the GPU lanes' host "
+                          "memory)", gb (by_holds));
             qc_log (QC_LOG_INFO, MOD, "waits for memory: its images need about "
-                    "%.1f GB; the %u slide%s running hold about %.1f GB of this "
+                    "%.1f GB; the %u slide%s running hold about %.1f GB%s of this "
                     "worker's %.1f GB (--memory-gb sets it)", gb (t->bytes),
-                    running, qc_plural (running), gb (held), gb (budget));
+                    running, qc_plural (running), gb (held), lanes, gb (budget));
             pthread_mutex_lock (&s_lock);
             continue;
         }
         pthread_cond_wait (&s_turn, &s_lock);
     }
     s_serving++;
+    s_marked = false;                    /* the next in line marks its own */
+    s_late_bytes = 0;
     t->entered = t->bytes;
     s_held += t->bytes;
     s_running++;
@@ -154,6 +186,7 @@ qc_mem_gate_hold (qc_mem_ticket_t *t)
     budget_locked ();
     /* no gate: nothing to count against */
     t->in = t->hold = s_budget != 0;
+    t->hold_no = ++s_holds_opened;
     pthread_mutex_unlock (&s_lock);
 }
 
@@ -164,6 +197,8 @@ qc_mem_gate_leave (qc_mem_ticket_t *t)
         return;
     pthread_mutex_lock (&s_lock);
     s_held -= t->bytes <= s_held ? t->bytes : s_held;
+    if (late_locked (t))
+        s_late_bytes -= t->bytes <= s_late_bytes ? t->bytes : s_late_bytes;
     if (t->hold)
         s_held_by_holds -= t->bytes <= s_held_by_holds ? t->bytes : s_held_by_holds;
     else if (s_running)
@@ -194,6 +229,10 @@ qc_mem_gate_add (qc_mem_ticket_t *t, int64_t bytes)
             s_held_by_holds -= was <= s_held_by_holds ? was : s_held_by_holds;
             s_held_by_holds = s_held_by_holds > UINT64_MAX - now ? UINT64_MAX
                                                                  : s_held_by_holds + now;
+        }
+        if (late_locked (t)) {
+            s_late_bytes -= was <= s_late_bytes ? was : s_late_bytes;
+            s_late_bytes = s_late_bytes > UINT64_MAX - now ? UINT64_MAX : s_late_bytes + now;
         }
         if (now < was)
             pthread_cond_broadcast (&s_turn);   /* room for the next in line */

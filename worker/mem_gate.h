@@ -45,6 +45,7 @@ typedef struct {
     uint64_t entered;        /* ... as it went in (qc_mem_gate_add) */
     bool in;                 /* admitted (or held), not yet left */
     bool hold;               /* a hold: no slide admitted (qc_mem_gate_hold) */
+    uint64_t hold_no;        /* a hold's number, in the order they opened */
     double waited_s;         /* how long it waited (0: not at all) */
 } qc_mem_ticket_t;
 
@@ -57,7 +58,10 @@ void qc_mem_gate_enter (qc_mem_ticket_t *t, uint64_t work_pixels);
  * held yet, but what qc_mem_gate_add adds counts as a running slide's
  * does, so that slides waiting to go in wait for it too (a slide over
  * the budget runs alone: with no slide running and no hold holding
- * bytes). A GPU lane's:
+ * bytes). Only for holds open when the first slide in line began to
+ * wait: one opened since does not hold it out (GPU lanes taking turns,
+ * a hold a slide, would hold it out for ever), and what such holds
+ * hold meanwhile may take the slides over the budget. A GPU lane's:
  * its images are on its device, and it holds host memory only as it
  * learns of it (an annotation parsed; its images once its device ran
  * out and it runs again on the host). Not a wait: a lane behind CPU

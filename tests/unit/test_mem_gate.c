@@ -198,6 +198,44 @@ main (void)
            n, (unsigned long long) held);
     qc_mem_gate_hold (NULL);
 
+    /* GPU lanes taking turns, a hold a slide, always hold some bytes: the
+       slide first in line waits for the holds open when it began to
+       wait, not for those opened since (it waited for ever, a review
+       found); a slide that begins to wait later waits for them */
+    qc_mem_ticket_t lane1, lane2, lane3, lane4;
+    qc_mem_gate_hold (&lane1);
+    qc_mem_gate_add (&lane1, 100 * (int64_t) MB);
+    start (&a, 64);
+    CHECK (!admitted_within (&a, 0.3), "64 MB went in beside a lane's 100 MB under 150");
+    qc_mem_gate_hold (&lane2);
+    qc_mem_gate_add (&lane2, 100 * (int64_t) MB);
+    qc_mem_gate_leave (&lane1);
+    CHECK (admitted_within (&a, 5), "a slide waited for a hold opened after it began "
+           "to wait");
+    finish (&a);
+    start (&b, 64);
+    CHECK (!admitted_within (&b, 0.3), "a hold open when the slide began to wait did "
+           "not hold it out");
+    qc_mem_gate_hold (&lane3);
+    qc_mem_gate_add (&lane3, 10 * (int64_t) MB);
+    qc_mem_gate_leave (&lane2);
+    CHECK (admitted_within (&b, 5), "the lane's bytes given back did not let it in");
+    finish (&b);
+    /* over the budget, it runs alone: alone of the holds it waited for */
+    start (&c, 200);
+    CHECK (!admitted_within (&c, 0.3), "a slide over the budget went in beside a "
+           "lane's bytes");
+    qc_mem_gate_hold (&lane4);
+    qc_mem_gate_add (&lane4, 10 * (int64_t) MB);
+    qc_mem_gate_leave (&lane3);
+    CHECK (admitted_within (&c, 5), "a slide over the budget waited for a hold opened "
+           "after it began to wait");
+    finish (&c);
+    qc_mem_gate_leave (&lane4);
+    qc_mem_gate_held (&n, &held);
+    CHECK (n == 0 && held == 0, "%u slides, %llu bytes held after lanes taking turns",
+           n, (unsigned long long) held);
+
     /* a larger budget set while a slide waits lets it in */
     start (&a, 100);
     CHECK (admitted_within (&a, 5));
