@@ -63,8 +63,9 @@ void qc_mem_gate_enter (qc_mem_ticket_t *t, uint64_t work_pixels);
  * a hold a slide, would hold it out for ever), and what such holds
  * hold meanwhile may take the slides over the budget. A GPU lane's:
  * its images are on its device, and it holds host memory only as it
- * learns of it (an annotation parsed; its images once its device ran
- * out and it runs again on the host). Not a wait: a lane behind CPU
+ * learns of it (the image it read ahead, whose host pixels it keeps; an
+ * annotation parsed; its images once its device ran out and it runs
+ * again on the host). Not a wait: a lane behind CPU
  * slides that wait for its bytes would wait for ever. Nothing when
  * there is no gate. */
 void qc_mem_gate_hold (qc_mem_ticket_t *t);

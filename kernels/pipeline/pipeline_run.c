@@ -63,6 +63,7 @@ struct qc_pipeline_job {
     /* in's on_host, and whether it was called (once a job) */
     void (*on_host) (void *admit_arg, uint64_t work_pixels);
     bool on_host_called;
+    int64_t preread_bytes;    /* the read-ahead's image, counted (reserve) */
 };
 
 /* job's run of its open slide from the start: the BaseImage step
@@ -105,6 +106,29 @@ prefetch_steps (qc_pipeline_job_t *job)
         }
     job->run.step = BASE_SECTION;
     job->run.params = self->base_section;
+}
+
+/* The image read ahead is in this machine's memory from then on (a
+ * device lane uploads it and keeps its host pixels, image_place.h):
+ * counted at the worker's memory gate as a step's memory is (reserve),
+ * until the job ends or on_host's estimate, which holds it, comes. */
+static void
+count_preread (qc_pipeline_job_t *job)
+{
+    const qc_rgb_t *img = qc_run_image_ahead (&job->run);
+    if (!img || !job->run.reserve || job->preread_bytes)
+        return;
+    job->preread_bytes = (int64_t) img->w * img->h * 3;
+    qc_run_reserve (&job->run, job->preread_bytes);
+}
+
+static void
+uncount_preread (qc_pipeline_job_t *job)
+{
+    if (!job->preread_bytes)
+        return;
+    qc_run_reserve (&job->run, -job->preread_bytes);
+    job->preread_bytes = 0;
 }
 
 /* Opens the slide (or takes the one in) and runs the BaseImage step
@@ -178,7 +202,8 @@ prepare (const qc_pipeline_t *self, const qc_pipeline_input_t *in,
                             ? read_threads_clamped (in->read_threads)
                             : self->read_threads);
     if (job->rc == 0 && preread) {
-        qc_run_preread (&job->run);     /* a failure is the steps' to report */
+        if (qc_run_preread (&job->run) == 0)    /* a failure is the steps' to report */
+            count_preread (job);
         if (job->run.read_threads > 1)
             prefetch_steps (job);
     }
@@ -271,6 +296,7 @@ note_on_host (qc_pipeline_job_t *job, const struct qc_ops *ops)
         w = h = 0;
     job->on_host_called = true;
     job->on_host (job->run.reserve_arg, (uint64_t) w * (uint64_t) h);
+    uncount_preread (job);
 }
 
 /* The slide again from the start on ops, the when_full table of the
@@ -339,6 +365,7 @@ qc_pipeline_job_destroy (qc_pipeline_job_t **job_p)
 {
     if (!job_p || !*job_p)
         return;
+    uncount_preread (*job_p);
     qc_png_queue_destroy (&(*job_p)->run.png_queue);
     qc_run_state_free (&(*job_p)->run);
     qc_slide_close (&(*job_p)->slide);

@@ -502,10 +502,12 @@ quiet_full_mask_count (const qc_mask_t *m, size_t *count)
     return quiet_inner->mask_count (m, count);
 }
 
-/* The memory gate's hook for a lane's slide run again on the host. */
+/* The memory gate's hooks for a lane's slide: run again on the host,
+ * and host memory counted (the image read ahead). */
 typedef struct {
     int calls;
     uint64_t pixels;
+    int64_t reserved;         /* what reserve holds now */
 } on_host_t;
 
 static void
@@ -514,6 +516,13 @@ on_host (void *arg, uint64_t work_pixels)
     on_host_t *h = arg;
     h->calls++;
     h->pixels = work_pixels;
+}
+
+static void
+reserve (void *arg, int64_t bytes)
+{
+    on_host_t *h = arg;
+    h->reserved += bytes;
 }
 
 static void
@@ -535,7 +544,8 @@ device_full_quietly (void)
            the analysis image's pixels (CMU-1-Small-Region at 1.25x:
            138 x 185); a run that stays on its device says nothing */
         on_host_t heard = { 0 };
-        qc_pipeline_input_t in = { .path = path, .on_host = on_host, .admit_arg = &heard };
+        qc_pipeline_input_t in = { .path = path, .on_host = on_host, .reserve = reserve,
+                                   .admit_arg = &heard };
         int rc = qc_pipeline_run_input (p, &in, b, &table);
         qc_log_set_sink (NULL, NULL, NULL);
         CHECK (rc == 0 && reruns == 1 && quiet_calls > 3, "a run that passed "
@@ -549,9 +559,25 @@ device_full_quietly (void)
         quiet_calls = 0;
         qc_pipeline_job_t *job = qc_pipeline_prepare_input (p, &in, b);
         rc = qc_pipeline_finish (&job, &table);
-        CHECK (rc == 0 && heard.calls == 1 && heard.pixels == (uint64_t) 138 * 185,
-               "prepared: rc %d, on_host %d calls", rc, heard.calls);
+        CHECK (rc == 0 && heard.calls == 1 && heard.pixels == (uint64_t) 138 * 185
+               && heard.reserved == 0,
+               "prepared: rc %d, on_host %d calls, %lld bytes still counted", rc,
+               heard.calls, (long long) heard.reserved);
         same_results (a, b, "prepared, passed after a refusal");
+        /* the image read ahead is in host memory (a lane keeps its host
+           pixels): counted from prepare until the job ends */
+        heard = (on_host_t) { 0 };
+        job = qc_pipeline_prepare_input (p, &in, b);
+        CHECK (job && heard.reserved == (int64_t) 138 * 185 * 3, "read ahead: %lld bytes "
+               "counted", (long long) heard.reserved);
+        rc = qc_pipeline_finish (&job, qc_ops_sim ());
+        CHECK (rc == 0 && heard.calls == 0 && heard.reserved == 0, "on its device, "
+               "prepared: rc %d, on_host %d calls, %lld bytes still counted", rc,
+               heard.calls, (long long) heard.reserved);
+        job = qc_pipeline_prepare_input (p, &in, b);
+        qc_pipeline_job_destroy (&job);
+        CHECK (heard.reserved == 0, "a prepared job destroyed kept %lld bytes counted",
+               (long long) heard.reserved);
         heard = (on_host_t) { 0 };
         rc = qc_pipeline_run_input (p, &in, b, qc_ops_sim ());
         CHECK (rc == 0 && heard.calls == 0, "on its device throughout: on_host called "
