@@ -249,3 +249,31 @@ qc_annot_ring_turn (const qc_annot_ring_t *r)
     }
     return sum > 0 ? 1 : sum < 0 ? -1 : 0;
 }
+
+/* The sign of u * v for magnitudes u, v and their signs: 0, 1 or -1, and
+ * the product's magnitude in *hi, *lo. */
+static int
+signed_product (uint64_t u, bool nu, uint64_t v, bool nv, uint64_t *hi, uint64_t *lo)
+{
+    mul128 (u, v, hi, lo);
+    if (!*hi && !*lo)
+        return 0;
+    return nu != nv ? -1 : 1;
+}
+
+int
+qc_annot_side (qc_annot_point_t a, qc_annot_point_t b, qc_annot_point_t p)
+{
+    bool nbx, npy, npx, nby;
+    uint64_t bx = diff (b.x, a.x, &nbx), py = diff (p.y, a.y, &npy);
+    uint64_t px = diff (p.x, a.x, &npx), by = diff (b.y, a.y, &nby);
+    uint64_t h1, l1, h2, l2;
+    int s1 = signed_product (bx, nbx, py, npy, &h1, &l1);   /* (b-a).x (p-a).y */
+    int s2 = signed_product (px, npx, by, nby, &h2, &l2);   /* (p-a).x (b-a).y */
+    if (s1 != s2)
+        return s1 > s2 ? 1 : -1;
+    if (s1 == 0 || (h1 == h2 && l1 == l2))
+        return 0;
+    bool first_larger = h1 != h2 ? h1 > h2 : l1 > l2;
+    return first_larger == (s1 > 0) ? 1 : -1;
+}

@@ -39,4 +39,10 @@ bool qc_annot_ring_no_area (const qc_annot_ring_t *r);
  * to run (GEOS's area-based orientation; annot_raster.h). */
 int qc_annot_ring_turn (const qc_annot_ring_t *r);
 
+/* The side of the line from a to b that p is on: 1 left (the cross
+ * product (b - a) x (p - a) is positive: turning from +x towards +y),
+ * -1 right, 0 on the line. Exactly, for any int64 points (the products
+ * in 128 bits: long double's 64-bit mantissa gave 0 for +2 at 1e12). */
+int qc_annot_side (qc_annot_point_t a, qc_annot_point_t b, qc_annot_point_t p);
+
 #endif

@@ -73,30 +73,33 @@
  * bytes a point, each ring an allocation of its own (malloc's 16 bytes
  * besides), a region's holes in an array grown by doubling (2 entries a
  * hole at most), the regions (twice: the earlier steps' copy, one a
- * ring), and the rasterizer's 32 bytes a point of the longest ring
- * (annot_raster.c's edges, active, xs); never less than while parsed,
- * which bounds it for a file of many small rings too. */
+ * ring), and the rasterizer's 48 bytes a point of the largest region
+ * (annot_raster.c's edges, active and crossings: as HistoQC draws, a
+ * region's rings are filled together; even-odd, 32 bytes a point of the
+ * longest ring, is less); never less than while parsed, which bounds it
+ * for a file of many small rings too. Before, 32 bytes a point of the
+ * longest ring: a small outer ring with millions of holes drew with
+ * hundreds of MB that went uncounted (a review). */
 #define PARSE_BYTES_PER_FILE_BYTE 7
 #define BYTES_PER_POINT 16
 #define BYTES_PER_RING (16 + 2 * sizeof (qc_annot_ring_t) + 2 * sizeof (qc_annot_region_t))
-#define DRAW_BYTES_PER_POINT 32
+#define DRAW_BYTES_PER_POINT 48
 
 static int64_t
 held_parsed (const qc_annot_t *a, int64_t while_parsed)
 {
-    size_t points = 0, rings = 0, longest = 0;
+    size_t points = 0, rings = 0, largest = 0;
     for (size_t i = 0; i < a->n; i++) {
         const qc_annot_region_t *r = &a->regions[i];
-        points += r->outer.n;
-        longest = r->outer.n > longest ? r->outer.n : longest;
+        size_t region = r->outer.n;
         rings += 1 + r->nholes;
-        for (size_t j = 0; j < r->nholes; j++) {
-            points += r->holes[j].n;
-            longest = r->holes[j].n > longest ? r->holes[j].n : longest;
-        }
+        for (size_t j = 0; j < r->nholes; j++)
+            region += r->holes[j].n;
+        points += region;
+        largest = region > largest ? region : largest;
     }
     int64_t held = (int64_t) (points * BYTES_PER_POINT + rings * BYTES_PER_RING
-                              + longest * DRAW_BYTES_PER_POINT);
+                              + largest * DRAW_BYTES_PER_POINT);
     return held > while_parsed ? held : while_parsed;
 }
 
