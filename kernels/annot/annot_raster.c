@@ -561,10 +561,13 @@ qc_annot_draw (const qc_annot_region_t *regions, size_t n, double off_x, double 
             longest = region_points > longest ? region_points : longest;
             if (g->nholes)
                 work += work - region_work;
-            for (size_t j = 0; j < g->nholes; j++)
-                work += (double) (g->holes[j].n < HOLE_SAMPLES ? g->holes[j].n
-                                                               : HOLE_SAMPLES)
-                        * (double) g->outer.n * HOLE_LOOK_WORK;
+            /* as draw_region: only holes on the mask, of an outer ring on it */
+            bool outer_on = g->nholes && !off_mask (&d, &g->outer);
+            for (size_t j = 0; outer_on && j < g->nholes; j++)
+                if (!off_mask (&d, &g->holes[j]))
+                    work += (double) (g->holes[j].n < HOLE_SAMPLES ? g->holes[j].n
+                                                                   : HOLE_SAMPLES)
+                            * (double) g->outer.n * HOLE_LOOK_WORK;
         }
     }
     if (work > MAX_WORK)

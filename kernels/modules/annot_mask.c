@@ -75,7 +75,7 @@
  * hole at most), the regions (twice: the earlier steps' copy, one a
  * ring), and the rasterizer's 48 bytes a point of the largest region
  * (annot_raster.c's edges, active and crossings: as HistoQC draws, a
- * region's rings are filled together; even-odd, 32 bytes a point of the
+ * region's rings are filled together; even-odd, 40 bytes a point of the
  * longest ring, is less); never less than while parsed, which bounds it
  * for a file of many small rings too. Before, 32 bytes a point of the
  * longest ring: a small outer ring with millions of holes drew with

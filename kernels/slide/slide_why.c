@@ -330,18 +330,21 @@ typedef struct {
 
 static const format_mark_t s_format_marks[] = {
     { 128, "DICM", 4, "DICOM",
-      "reads no DICOM slide (OpenSlide 4 does). Convert the slide, all "
-      "its DICOM files (one a level), to a tiled, pyramidal OME-TIFF, which is read "
-      "here: bfconvert -tilex 512 -tiley 512 -pyramid-resolutions 4 ONE_OF_THEM.dcm "
-      "SLIDE.ome.tif (Bio-Formats 7 reads the others beside it)", true },
+      "reads no DICOM slide (OpenSlide 4 does). Convert the slide (its DICOM "
+      "files, one a level, in one folder) to a tiled, pyramidal OME-TIFF, which is "
+      "read here, e.g. with Bio-Formats 7 or later, keeping its levels: bfconvert "
+      "-noflat -tilex 512 -tiley 512 -compression JPEG ONE_OF_THEM.dcm SLIDE.ome.tif",
+      true },
     { 0, "ZISRAWFILE", 10, "a Zeiss CZI",
       "does not read CZI. Convert each scene to a tiled, pyramidal "
-      "OME-TIFF, which is read here: bfconvert -series N -tilex 512 -tiley 512 "
-      "-pyramid-resolutions 4 FILE.czi SCENE.ome.tif", true },
+      "OME-TIFF, which is read here: bfconvert -noflat -series N -tilex 512 -tiley 512 "
+      "-pyramid-scale 2 -pyramid-resolutions 5 -compression JPEG FILE.czi SCENE.ome.tif",
+      true },
     /* after <?xml ...?>: Philips' header, then its wavelet data */
     { ANYWHERE, "<DataObject ObjectType=\"DPUfsImport\"", 36, "a Philips iSyntax slide",
       "does not read iSyntax. Convert it to a tiled, pyramidal "
-      "OME-TIFF, which is read here (Glencoe's isyntax2raw, then raw2ometiff)", true },
+      "OME-TIFF, which is read here (Glencoe's isyntax2raw, which needs Philips' "
+      "PixelEngine SDK, then raw2ometiff)", true },
     { 0, "\0\0\0\x0cjP  \r\n\x87\n", 12, "a JPEG 2000 picture", NULL, false },
     { 0, "\xff\x4f\xff\x51", 4, "a JPEG 2000 codestream", NULL, false },
     { 0, "\xff\xd8\xff", 3, "a JPEG picture", NULL, false },
@@ -372,14 +375,23 @@ bytes_hold (const unsigned char *h, size_t n, const char *s, size_t k)
     return false;
 }
 
+static unsigned tiff_kind (const unsigned char *h, size_t n, bool *be);
+
 /* The mark among s_format_marks that h (n bytes of the file's start)
- * bears, or NULL. */
+ * bears, or NULL. Never for a TIFF: a Philips TIFF's description holds
+ * iSyntax's header, and a TIFF OpenSlide refused has its own reasons
+ * (cut short, not tiled: qc_slide_fail_unrecognised). A mark found
+ * ANYWHERE is in XML text: the file starts "<?xml". */
 static const format_mark_t *
 format_mark (const unsigned char *h, size_t n)
 {
+    bool be;
+    if (tiff_kind (h, n, &be))
+        return NULL;
+    bool xml = n >= 5 && memcmp (h, "<?xml", 5) == 0;
     for (size_t i = 0; i < sizeof s_format_marks / sizeof *s_format_marks; i++) {
         const format_mark_t *m = &s_format_marks[i];
-        if (m->at == ANYWHERE ? bytes_hold (h, n, m->mark, m->len)
+        if (m->at == ANYWHERE ? xml && bytes_hold (h, n, m->mark, m->len)
             : m->at + m->len <= n && memcmp (h + m->at, m->mark, m->len) == 0)
             return m;
     }

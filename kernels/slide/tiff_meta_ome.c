@@ -18,7 +18,8 @@ qc_tiff_meta_ome_strips_why (uint32_t w, uint32_t h, char *why, size_t whylen)
 {
     qc_set_err (why, whylen, "an OME-TIFF whose first image (%u x %u) is in strips, not "
                 "tiles: slides are read a tile at a time. Write it tiled, with its "
-                "pyramid (bfconvert -tilex 512 -tiley 512 -pyramid-resolutions 4, or "
+                "pyramid (bfconvert -tilex 512 -tiley 512 -pyramid-scale 2 "
+                "-pyramid-resolutions 5 -compression JPEG, or "
                 "QuPath's OME-TIFF export)", (unsigned) w, (unsigned) h);
 }
 
@@ -183,7 +184,7 @@ other_images_note (qc_tiff_meta_t *m, const qc_ome_image_t *list, int n)
         snprintf (slide_name, sizeof slide_name, " ('%s')", list[slide].name);
     if (asprintf (&m->note, "the file holds %d image%s besides the slide that %s not "
                   "QC'd: %s%s; QC reads only the image at its first TIFF directory%s. To "
-                  "QC another, convert it alone to a file of its own (bfconvert -series N)",
+                  "QC another, convert it alone to a file of its own (bfconvert -noflat -series N)",
                   count, count > 1 ? "s" : "", count > 1 ? "are" : "is", names, more,
                   slide_name) < 0) {
         m->note = NULL;

@@ -776,6 +776,10 @@ test_work (void)
         clock_gettime (CLOCK_MONOTONIC, &t1);
         took = (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) * 1e-9;
         printf ("  a disc of %zu points with %zu holes refused in %.3f s\n", n, nh, took);
+        /* the same, wholly off the mask: nothing to look for, drawn */
+        CHECK (holes && tri && qc_annot_draw (&holed, 1, 5000, 0, 1, s_fill, m, 1000, 1000,
+                                              err, sizeof err) == 0
+               && count (m, 1000, 1000) == 0, "20,000 holes off the mask: %s", err);
         holed.nholes = 200;
         CHECK (holes && tri && qc_annot_draw (&holed, 1, 0, 0, 1, s_fill, m, 1000, 1000, err,
                                               sizeof err) == 0
