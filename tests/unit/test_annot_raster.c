@@ -8,56 +8,17 @@
  * holes and fill; a self-crossing bowtie; lines, slivers thinner than a
  * pixel, rings on one line; rings far off the mask (quick, nothing
  * drawn) or around it, coordinates of 1e15 and int64's ends; every
- * refusal, with the mask untouched; a zigzag whose every edge spans the
- * mask, and rectangles around it by the 150,000 (rows filled whole),
- * refused by their work before any drawing (nothing drawn), and a
- * smooth outline of as many points drawn, and 1,000 of the rectangles. */
+ * refusal, with the mask untouched. The bound on the drawing's work is
+ * tested in test_annot_work.c, the exact side test in
+ * test_annot_side.c. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
 
-#include "kernels/annot/annot_line.h"
 #include "kernels/annot/annot_raster.h"
+#include "tests/unit/annot_draw_fixtures.h"
 #include "tests/unit/check.h"
-
-#define P(x, y) ((qc_annot_point_t) { (x), (y) })
-#define RING(a) ((qc_annot_ring_t) { (a), sizeof (a) / sizeof *(a) })
-
-static char err[512];
-/* How the tests draw: the shapes of valid polygons are drawn the same
- * both ways, and run both ways */
-static qc_annot_fill_t s_fill = QC_ANNOT_FILL_EVEN_ODD;
-
-/* A w x h mask with regions drawn in it, or NULL where drawing failed
- * (err says why). */
-static uint8_t *
-draw (const qc_annot_region_t *g, size_t n, double ox, double oy, double s, int w, int h)
-{
-    uint8_t *m = calloc ((size_t) w * (size_t) h, 1);
-    err[0] = '\0';
-    if (m && qc_annot_draw (g, n, ox, oy, s, s_fill, m, w, h, err, sizeof err) != 0) {
-        free (m);
-        return NULL;
-    }
-    return m;
-}
-
-static uint8_t *
-draw_ring (qc_annot_ring_t r, double ox, double oy, double s, int w, int h)
-{
-    qc_annot_region_t g = { .outer = r };
-    return draw (&g, 1, ox, oy, s, w, h);
-}
-
-static size_t
-count (const uint8_t *m, int w, int h)
-{
-    size_t c = 0;
-    for (size_t i = 0; m && i < (size_t) w * (size_t) h; i++)
-        c += m[i] != 0;
-    return c;
-}
 
 /* Whether m is set exactly on [x0, x1] x [y0, y1] (inclusive). */
 static bool
@@ -569,14 +530,6 @@ test_thin (void)
     free (m);
 }
 
-static double
-now (void)
-{
-    struct timespec t;
-    clock_gettime (CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec / 1e9;
-}
-
 static void
 test_far (void)
 {
@@ -700,135 +653,6 @@ test_refusals (void)
            && count (m, 8, 8) > 0, "%s", err);
 }
 
-static void
-test_work (void)
-{
-    /* 200,002 points, each edge from the top of a 1000 x 1000 mask to its
-       bottom: 4e8 row crossings and outline pixels, over the bound */
-    size_t n = 200002;
-    qc_annot_point_t *z = malloc (n * sizeof *z), *c = malloc (n * sizeof *c);
-    CHECK (z && c);
-    if (!z || !c) {
-        free (z);
-        free (c);
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        z[i] = P ((int64_t) (i * 1000 / n), i % 2 ? 999 : 0);
-        double t = 2 * M_PI * (double) i / (double) n;
-        c[i] = P ((int64_t) llround (500 + 400 * cos (t)), (int64_t) llround (500 + 400 * sin (t)));
-    }
-    qc_annot_region_t zz = {{z, n}, NULL, 0}, cc = {{c, n}, NULL, 0};
-    uint8_t *m = calloc (1000 * 1000, 1);
-    struct timespec t0, t1;
-    clock_gettime (CLOCK_MONOTONIC, &t0);
-    CHECK (m && qc_annot_draw (&zz, 1, 0, 0, 1, s_fill, m, 1000, 1000, err, sizeof err) == -1
-           && strstr (err, "200002 points whose edges cross the 1000 x 1000 mask")
-           && strstr (err, "too intricate") && count (m, 1000, 1000) == 0, "%s", err);
-    clock_gettime (CLOCK_MONOTONIC, &t1);
-    double took = (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) * 1e-9;
-    printf ("  a zigzag of %zu points over 1000 x 1000 refused in %.3f s\n", n, took);
-    /* a disc's outline of as many points: its edges are short, it draws */
-    CHECK (m && qc_annot_draw (&cc, 1, 0, 0, 1, s_fill, m, 1000, 1000, err, sizeof err) == 0, "%s",
-           err);
-    size_t in = m ? count (m, 1000, 1000) : 0;
-    CHECK (fabs ((double) in - M_PI * 400 * 400) < 0.01 * M_PI * 400 * 400,
-           "a disc of radius 400: %zu pixels", in);
-    /* rectangles around the mask: every edge off it, every row filled
-       whole; 150,000 of them (2.5-4.5 s for 100,000 once, uncounted) are
-       refused before any drawing, 1,000 drawn */
-    size_t nr = 150000;
-    qc_annot_point_t box[] = {P (-10, -10), P (1010, -10), P (1010, 1010), P (-10, 1010)};
-    qc_annot_region_t *boxes = calloc (nr, sizeof *boxes);
-    CHECK (boxes != NULL);
-    for (size_t i = 0; boxes && i < nr; i++)
-        boxes[i].outer = RING (box);
-    if (m && boxes) {
-        memset (m, 0, 1000 * 1000);
-        CHECK (qc_annot_draw (boxes, nr, 0, 0, 1, s_fill, m, 1000, 1000, err, sizeof err)
-               == -1 && strstr (err, "too intricate") && count (m, 1000, 1000) == 0,
-               "150,000 rectangles around the mask: %s", err);
-        CHECK (qc_annot_draw (boxes, 1000, 0, 0, 1, s_fill, m, 1000, 1000, err, sizeof err)
-               == 0 && count (m, 1000, 1000) == 1000 * 1000, "1,000 rectangles: %s", err);
-    }
-    free (boxes);
-    /* as HistoQC, each hole is looked for in its outer ring: the disc's
-       200,002 points with 20,000 small holes inside are refused before
-       any drawing (uncounted, 40,000 with 40,000 took 20 s); with 200,
-       drawn, the holes cleared */
-    if (m && s_fill == QC_ANNOT_FILL_AS_HISTOQC) {
-        size_t nh = 20000;
-        qc_annot_ring_t *holes = calloc (nh, sizeof *holes);
-        qc_annot_point_t *tri = malloc (nh * 3 * sizeof *tri);
-        CHECK (holes && tri);
-        for (size_t j = 0; holes && tri && j < nh; j++) {
-            int64_t x = 300 + (int64_t) (j % 100) * 4, y = 300 + (int64_t) (j / 100 % 100) * 4;
-            tri[3 * j] = P (x, y), tri[3 * j + 1] = P (x + 3, y), tri[3 * j + 2] = P (x, y + 3);
-            holes[j] = (qc_annot_ring_t) { &tri[3 * j], 3 };
-        }
-        qc_annot_region_t holed = {{c, n}, holes, nh};
-        memset (m, 0, 1000 * 1000);
-        clock_gettime (CLOCK_MONOTONIC, &t0);
-        CHECK (holes && tri && qc_annot_draw (&holed, 1, 0, 0, 1, s_fill, m, 1000, 1000, err,
-                                              sizeof err) == -1
-               && strstr (err, "too intricate") && count (m, 1000, 1000) == 0,
-               "a disc of 200,002 points with 20,000 holes: %s", err);
-        clock_gettime (CLOCK_MONOTONIC, &t1);
-        took = (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) * 1e-9;
-        printf ("  a disc of %zu points with %zu holes refused in %.3f s\n", n, nh, took);
-        /* the same, wholly off the mask: nothing to look for, drawn */
-        CHECK (holes && tri && qc_annot_draw (&holed, 1, 5000, 0, 1, s_fill, m, 1000, 1000,
-                                              err, sizeof err) == 0
-               && count (m, 1000, 1000) == 0, "20,000 holes off the mask: %s", err);
-        holed.nholes = 200;
-        CHECK (holes && tri && qc_annot_draw (&holed, 1, 0, 0, 1, s_fill, m, 1000, 1000, err,
-                                              sizeof err) == 0
-               && m[301 * 1000 + 301] == 0 && m[303 * 1000 + 302] == 1
-               && m[500 * 1000 + 500] == 1, "a disc with 200 holes: %s", err);
-        free (holes);
-        free (tri);
-    }
-    free (m);
-    free (z);
-    free (c);
-}
-
-/* qc_annot_side: exact where long double is not (1e12, a review's
- * case: +2 came out 0), at int64's ends, and against 128-bit integers
- * on random points within +-2^61 (their products fit). */
-static void
-test_side (void)
-{
-    qc_annot_point_t a = P (-1000000000000, -1000000000000);
-    qc_annot_point_t b = P (999999999998, 999999999996), p = P (0, -1);
-    __int128 want = (__int128) (b.x - a.x) * (p.y - a.y) - (__int128) (p.x - a.x) * (b.y - a.y);
-    CHECK (want == 2 && qc_annot_side (a, b, p) == 1, "at 1e12: %d",
-           qc_annot_side (a, b, p));
-    qc_annot_point_t lo = P (INT64_MIN, INT64_MIN), hi = P (INT64_MAX, INT64_MAX);
-    CHECK (qc_annot_side (lo, hi, P (INT64_MAX, INT64_MIN)) == -1
-           && qc_annot_side (lo, hi, P (INT64_MIN, INT64_MAX)) == 1
-           && qc_annot_side (lo, hi, P (0, 0)) == 0 && qc_annot_side (lo, hi, P (-1, -1)) == 0
-           && qc_annot_side (hi, lo, P (INT64_MAX, INT64_MIN)) == 1
-           && qc_annot_side (lo, lo, P (5, 7)) == 0, "at int64's ends");
-    unsigned seed = 20261202;
-    int wrong = 0;
-    for (int i = 0; i < 200000; i++) {
-        int64_t v[6];
-        for (int k = 0; k < 6; k++) {
-            uint64_t r = (uint64_t) rand_r (&seed) << 33 ^ (uint64_t) rand_r (&seed) << 11
-                         ^ (uint64_t) rand_r (&seed);
-            /* small values too, where products tie */
-            v[k] = i % 3 == 0 ? (int64_t) (r % 7) - 3 : (int64_t) (r % ((uint64_t) 1 << 62))
-                                                            - ((int64_t) 1 << 61);
-        }
-        qc_annot_point_t q0 = P (v[0], v[1]), q1 = P (v[2], v[3]), q2 = P (v[4], v[5]);
-        __int128 c = (__int128) (q1.x - q0.x) * (q2.y - q0.y)
-                     - (__int128) (q2.x - q0.x) * (q1.y - q0.y);
-        wrong += qc_annot_side (q0, q1, q2) != (c > 0) - (c < 0);
-    }
-    CHECK (wrong == 0, "%d of 200,000 random sides wrong", wrong);
-}
-
 int
 main (void)
 {
@@ -841,7 +665,6 @@ main (void)
     test_thin ();
     test_far ();
     test_refusals ();
-    test_work ();
     /* as HistoQC: valid polygons the same, self-crossing rings and
        holes as buffer(0) makes them */
     s_fill = QC_ANNOT_FILL_AS_HISTOQC;
@@ -851,8 +674,6 @@ main (void)
     test_no_gap ();
     test_thin ();
     test_far ();
-    test_work ();
     test_as_histoqc ();
-    test_side ();
     return check_done ("annot_raster");
 }
