@@ -77,6 +77,15 @@ gb (uint64_t bytes)
     return (double) bytes / 1e9;         /* as --memory-gb (shared/cli.h) */
 }
 
+/* *counter less was plus now, kept within 0 and UINT64_MAX: a ticket's
+ * bytes changed (now 0: it left) in each count that holds them. */
+static void
+recount (uint64_t *counter, uint64_t was, uint64_t now)
+{
+    *counter -= was <= *counter ? was : *counter;
+    *counter = *counter > UINT64_MAX - now ? UINT64_MAX : *counter + now;
+}
+
 /* Whether hold t was opened after the first in line began to wait. */
 static bool
 late_locked (const qc_mem_ticket_t *t)
@@ -196,11 +205,11 @@ qc_mem_gate_leave (qc_mem_ticket_t *t)
     if (!t || !t->in)
         return;
     pthread_mutex_lock (&s_lock);
-    s_held -= t->bytes <= s_held ? t->bytes : s_held;
+    recount (&s_held, t->bytes, 0);
     if (late_locked (t))
-        s_late_bytes -= t->bytes <= s_late_bytes ? t->bytes : s_late_bytes;
+        recount (&s_late_bytes, t->bytes, 0);
     if (t->hold)
-        s_held_by_holds -= t->bytes <= s_held_by_holds ? t->bytes : s_held_by_holds;
+        recount (&s_held_by_holds, t->bytes, 0);
     else if (s_running)
         s_running--;
     t->in = false;          /* under the lock, as qc_mem_gate_add reads it */
@@ -223,17 +232,11 @@ qc_mem_gate_add (qc_mem_ticket_t *t, int64_t bytes)
             now = was - t->entered > less ? was - less : t->entered;
         }
         t->bytes = now;
-        s_held -= was <= s_held ? was : s_held;
-        s_held = s_held > UINT64_MAX - now ? UINT64_MAX : s_held + now;
-        if (t->hold) {
-            s_held_by_holds -= was <= s_held_by_holds ? was : s_held_by_holds;
-            s_held_by_holds = s_held_by_holds > UINT64_MAX - now ? UINT64_MAX
-                                                                 : s_held_by_holds + now;
-        }
-        if (late_locked (t)) {
-            s_late_bytes -= was <= s_late_bytes ? was : s_late_bytes;
-            s_late_bytes = s_late_bytes > UINT64_MAX - now ? UINT64_MAX : s_late_bytes + now;
-        }
+        recount (&s_held, was, now);
+        if (t->hold)
+            recount (&s_held_by_holds, was, now);
+        if (late_locked (t))
+            recount (&s_late_bytes, was, now);
         if (now < was)
             pthread_cond_broadcast (&s_turn);   /* room for the next in line */
     }

@@ -409,18 +409,22 @@ turned_winding (const qc_annot_ring_t *b, int turn, qc_annot_point_t p)
     return w * (turn > 0 ? 1 : -1);
 }
 
-/* The points of a hole hole_in_outer tries. */
-#define HOLE_SAMPLES 16
+/* The points of hole a that hole_in_outer tries: 16 at most. */
+static size_t
+hole_tries (const qc_annot_ring_t *a)
+{
+    return a->n < 16 ? a->n : 16;
+}
 
 /* Whether hole a of outer ring b (turned by turn) lies, at least in
- * part, in what buffer(0) keeps of b: one of HOLE_SAMPLES of its points,
+ * part, in what buffer(0) keeps of b: one of hole_tries of its points,
  * spread along it, is. A hole wholly outside (beside the ring, in the
  * notch of an L) is no part of the region: buffer(0) drops it, and
  * HistoQC clears nothing of it. */
 static bool
 hole_in_outer (const qc_annot_ring_t *a, const qc_annot_ring_t *b, int turn)
 {
-    size_t tries = a->n < HOLE_SAMPLES ? a->n : HOLE_SAMPLES;
+    size_t tries = hole_tries (a);
     for (size_t k = 0; k < tries; k++)
         if (turned_winding (b, turn, a->pts[k * a->n / tries]) >= 1)
             return true;
@@ -565,9 +569,8 @@ qc_annot_draw (const qc_annot_region_t *regions, size_t n, double off_x, double 
             bool outer_on = g->nholes && !off_mask (&d, &g->outer);
             for (size_t j = 0; outer_on && j < g->nholes; j++)
                 if (!off_mask (&d, &g->holes[j]))
-                    work += (double) (g->holes[j].n < HOLE_SAMPLES ? g->holes[j].n
-                                                                   : HOLE_SAMPLES)
-                            * (double) g->outer.n * HOLE_LOOK_WORK;
+                    work += (double) hole_tries (&g->holes[j]) * (double) g->outer.n
+                            * HOLE_LOOK_WORK;
         }
     }
     if (work > MAX_WORK)

@@ -84,7 +84,9 @@ int qc_pipeline_run_with (const qc_pipeline_t *self, const char *slide_path,
  * worker's memory gate (worker/mem_gate.h) holds the slide there while
  * the slides beside it leave too little memory. reserve, when not NULL,
  * is called (with admit_arg) by steps that come to hold memory the
- * image's size does not tell (an annotation file and its polygons):
+ * image's size does not tell (an annotation file and its polygons),
+ * and for a prepared slide's image read ahead (a device lane keeps its
+ * host pixels: qc_pipeline_prepare_input):
  * bytes more, or fewer when negative, all given back by the end of the
  * run; it must not wait (mem_gate.h's qc_mem_gate_add). on_host, when
  * not NULL, is called (with admit_arg and the analysis image's pixels)

@@ -76,6 +76,16 @@ finish (slide_t *s)
     pthread_join (s->th, NULL);
 }
 
+/* A GPU lane's next slide: a hold opened with mb MB, then the lane's
+ * last slide (last) leaves. */
+static void
+lane_turn (qc_mem_ticket_t *next, int64_t mb, qc_mem_ticket_t *last)
+{
+    qc_mem_gate_hold (next);
+    qc_mem_gate_add (next, mb * (int64_t) MB);
+    qc_mem_gate_leave (last);
+}
+
 int
 main (void)
 {
@@ -207,27 +217,21 @@ main (void)
     qc_mem_gate_add (&lane1, 100 * (int64_t) MB);
     start (&a, 64);
     CHECK (!admitted_within (&a, 0.3), "64 MB went in beside a lane's 100 MB under 150");
-    qc_mem_gate_hold (&lane2);
-    qc_mem_gate_add (&lane2, 100 * (int64_t) MB);
-    qc_mem_gate_leave (&lane1);
+    lane_turn (&lane2, 100, &lane1);
     CHECK (admitted_within (&a, 5), "a slide waited for a hold opened after it began "
            "to wait");
     finish (&a);
     start (&b, 64);
     CHECK (!admitted_within (&b, 0.3), "a hold open when the slide began to wait did "
            "not hold it out");
-    qc_mem_gate_hold (&lane3);
-    qc_mem_gate_add (&lane3, 10 * (int64_t) MB);
-    qc_mem_gate_leave (&lane2);
+    lane_turn (&lane3, 10, &lane2);
     CHECK (admitted_within (&b, 5), "the lane's bytes given back did not let it in");
     finish (&b);
     /* over the budget, it runs alone: alone of the holds it waited for */
     start (&c, 200);
     CHECK (!admitted_within (&c, 0.3), "a slide over the budget went in beside a "
            "lane's bytes");
-    qc_mem_gate_hold (&lane4);
-    qc_mem_gate_add (&lane4, 10 * (int64_t) MB);
-    qc_mem_gate_leave (&lane3);
+    lane_turn (&lane4, 10, &lane3);
     CHECK (admitted_within (&c, 5), "a slide over the budget waited for a hold opened "
            "after it began to wait");
     finish (&c);
