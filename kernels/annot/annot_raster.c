@@ -54,6 +54,7 @@ typedef struct {
     cross_t *cs;             /* ... with what each adds (as HistoQC) */
     uint8_t *flips;          /* h + 1: rows where edges left of the mask start, end */
     int *left_ws, *left_wh;  /* h + 1: the same, as changes to the windings */
+    struct edge_index *ix;   /* an outer ring's edges by band, for its holes */
 } draw_t;
 
 static pt_t
@@ -387,25 +388,135 @@ draw_ring (draw_t *d, const qc_annot_ring_t *r, uint8_t v)
     outline_ring (d, r, v);
 }
 
+/* What edge i of ring b (point i to the next) adds to b's winding
+ * number about p: upward edges with p on their left +1, downward with
+ * p on their right -1 (the crossing is right of p); 0 for an edge not
+ * across p's row. Exact for any int64 points. */
+static int
+edge_winding (const qc_annot_ring_t *b, size_t i, qc_annot_point_t p)
+{
+    qc_annot_point_t a = b->pts[i], c = b->pts[(i + 1) % b->n];
+    if ((a.y <= p.y) == (c.y <= p.y))
+        return 0;
+    int side = qc_annot_side (a, c, p);
+    if (c.y > a.y && side > 0)
+        return 1;
+    if (c.y < a.y && side < 0)
+        return -1;
+    return 0;
+}
+
+/* ---- holes looked for in their outer ring ------------------------------ */
+
+/* An outer ring's edges by bands of its height, so that a hole's point
+ * is tried against the edges across its row only, not every edge of
+ * the ring: a tissue outline of 200,000 points with 20,000 holes was
+ * refused as too much work before (4 billion edge looks). Band k holds
+ * the edges whose y range meets it: at[start[k]] .. at[start[k + 1]).
+ * Built in buffers made for the largest outer ring (index_room). */
+typedef struct edge_index {
+    double y0, per;          /* band of y: (y - y0) * per */
+    size_t nb;               /* bands: 0 when the ring is looked through whole */
+    size_t *start;           /* room for n + 1 */
+    size_t *at;              /* room for INDEX_SPREAD * n */
+    size_t room;             /* the n they were made for */
+} edge_index_t;
+
+/* The most entries an index may hold, a point of its ring: a ring
+ * whose edges each span much of its height (a zigzag) is looked through
+ * whole, as it costs no more. */
+#define INDEX_SPREAD 4
+
+/* The band of y. Monotonic in y (each step is), so an edge registered
+ * in the bands of its two ends' y is in the band of every y between,
+ * whatever the rounding; held to the bands. */
+static size_t
+band_of (const edge_index_t *x, int64_t y)
+{
+    double b = ((double) y - x->y0) * x->per;
+    return !(b > 0) ? 0 : b >= (double) (x->nb - 1) ? x->nb - 1 : (size_t) b;
+}
+
+/* Indexes ring b's edges in x; false (x->nb 0) when it is too short to
+ * gain from it, too large for x's room or too spread (INDEX_SPREAD). */
+static bool
+index_build (edge_index_t *x, const qc_annot_ring_t *b)
+{
+    if (!x)
+        return false;
+    x->nb = 0;
+    if (b->n < 16 || b->n > x->room || !x->start || !x->at)
+        return false;
+    int64_t lo = b->pts[0].y, hi = lo;
+    for (size_t i = 1; i < b->n; i++) {
+        lo = b->pts[i].y < lo ? b->pts[i].y : lo;
+        hi = b->pts[i].y > hi ? b->pts[i].y : hi;
+    }
+    /* a band per point, no thinner than a unit of y (points are whole) */
+    double height = (double) hi - (double) lo + 1;
+    x->nb = height < (double) b->n ? (size_t) height : b->n;
+    x->nb = x->nb ? x->nb : 1;
+    x->y0 = (double) lo;
+    x->per = (double) x->nb / height;
+    memset (x->start, 0, (x->nb + 1) * sizeof *x->start);
+    size_t total = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        int64_t ay = b->pts[i].y, cy = b->pts[(i + 1) % b->n].y;
+        if (ay == cy)
+            continue;                    /* across no row: never counts */
+        size_t k0 = band_of (x, ay < cy ? ay : cy), k1 = band_of (x, ay < cy ? cy : ay);
+        total += k1 - k0 + 1;
+        if (total > INDEX_SPREAD * b->n) {
+            x->nb = 0;
+            return false;
+        }
+        for (size_t k = k0; k <= k1; k++)
+            x->start[k + 1]++;
+    }
+    for (size_t k = 0; k < x->nb; k++)
+        x->start[k + 1] += x->start[k];
+    /* each band's next free place in start[k], then shifted back */
+    for (size_t i = 0; i < b->n; i++) {
+        int64_t ay = b->pts[i].y, cy = b->pts[(i + 1) % b->n].y;
+        if (ay == cy)
+            continue;
+        size_t k0 = band_of (x, ay < cy ? ay : cy), k1 = band_of (x, ay < cy ? cy : ay);
+        for (size_t k = k0; k <= k1; k++)
+            x->at[x->start[k]++] = i;
+    }
+    for (size_t k = x->nb; k > 0; k--)
+        x->start[k] = x->start[k - 1];
+    x->start[0] = 0;
+    return true;
+}
+
+/* The edges hole_in_outer looks at for point p: those of p's band, or
+ * (no index) all the ring's. */
+static size_t
+edges_looked (const edge_index_t *x, const qc_annot_ring_t *b, qc_annot_point_t p)
+{
+    if (!x || !x->nb)
+        return b->n;
+    size_t k = band_of (x, p.y);
+    return x->start[k + 1] - x->start[k];
+}
+
 /* The winding number of ring b about point p (level-0 pixels), turned
  * by turn (b's qc_annot_ring_turn, taken once a region): at least 1
- * inside what buffer(0) keeps of b. Exact for any int64 points. */
+ * inside what buffer(0) keeps of b. Through index x when it has one
+ * (an edge not across p's row adds nothing). */
 static int
-turned_winding (const qc_annot_ring_t *b, int turn, qc_annot_point_t p)
+turned_winding (const qc_annot_ring_t *b, const edge_index_t *x, int turn,
+                qc_annot_point_t p)
 {
     int w = 0;
-    for (size_t i = 0; i < b->n; i++) {
-        qc_annot_point_t a = b->pts[i], c = b->pts[(i + 1) % b->n];
-        if ((a.y <= p.y) == (c.y <= p.y))
-            continue;
-        /* upward edges with p on their left count +1, downward with p on
-           their right -1 (the crossing is right of p) */
-        int side = qc_annot_side (a, c, p);
-        if (c.y > a.y && side > 0)
-            w++;
-        else if (c.y < a.y && side < 0)
-            w--;
-    }
+    if (x && x->nb) {
+        size_t k = band_of (x, p.y);
+        for (size_t e = x->start[k]; e < x->start[k + 1]; e++)
+            w += edge_winding (b, x->at[e], p);
+    } else
+        for (size_t i = 0; i < b->n; i++)
+            w += edge_winding (b, i, p);
     return w * (turn > 0 ? 1 : -1);
 }
 
@@ -416,17 +527,18 @@ hole_tries (const qc_annot_ring_t *a)
     return a->n < 16 ? a->n : 16;
 }
 
-/* Whether hole a of outer ring b (turned by turn) lies, at least in
- * part, in what buffer(0) keeps of b: one of hole_tries of its points,
- * spread along it, is. A hole wholly outside (beside the ring, in the
- * notch of an L) is no part of the region: buffer(0) drops it, and
- * HistoQC clears nothing of it. */
+/* Whether hole a of outer ring b (turned by turn; x: b's index, or
+ * none) lies, at least in part, in what buffer(0) keeps of b: one of
+ * hole_tries of its points, spread along it, is. A hole wholly outside
+ * (beside the ring, in the notch of an L) is no part of the region:
+ * buffer(0) drops it, and HistoQC clears nothing of it. */
 static bool
-hole_in_outer (const qc_annot_ring_t *a, const qc_annot_ring_t *b, int turn)
+hole_in_outer (const qc_annot_ring_t *a, const qc_annot_ring_t *b, const edge_index_t *x,
+               int turn)
 {
     size_t tries = hole_tries (a);
     for (size_t k = 0; k < tries; k++)
-        if (turned_winding (b, turn, a->pts[k * a->n / tries]) >= 1)
+        if (turned_winding (b, x, turn, a->pts[k * a->n / tries]) >= 1)
             return true;
     return false;
 }
@@ -455,10 +567,12 @@ draw_region (draw_t *d, const qc_annot_region_t *g)
     }
     /* a hole wholly outside its outer ring is no part of the region
        (buffer(0) drops it): its outline clears nothing */
-    int turn = outer_on && g->nholes ? qc_annot_ring_turn (&g->outer) : 0;
+    if (!outer_on || !g->nholes)
+        return;
+    int turn = qc_annot_ring_turn (&g->outer);
+    index_build (d->ix, &g->outer);
     for (size_t j = 0; j < g->nholes; j++)
-        if (outer_on && !off_mask (d, &g->holes[j])
-            && hole_in_outer (&g->holes[j], &g->outer, turn))
+        if (!off_mask (d, &g->holes[j]) && hole_in_outer (&g->holes[j], &g->outer, d->ix, turn))
             outline_ring (d, &g->holes[j], 0);
 }
 
@@ -480,10 +594,35 @@ draw_region (draw_t *d, const qc_annot_region_t *g)
 #define ROW_WORK(w) (1.0 + (double) (w) / 512.0)
 
 /* An edge of an outer ring that hole_in_outer looks at for a hole's
- * point: ~2 ns, a 25th of a crossing. Unbounded before, a circle of
- * 40,000 points with 40,000 small holes took 20 s and twice as many
- * four times as long (a review). */
+ * point, or that its index takes in: ~2 ns, a 25th of a crossing.
+ * Unbounded before, a circle of 40,000 points with 40,000 small holes
+ * took 20 s and twice as many four times as long (a review). */
 #define HOLE_LOOK_WORK (1.0 / 25.0)
+
+/* The work of looking for regions' holes in their outer rings, as
+ * draw_region does (through d's index where it takes the ring): each
+ * index made, and each try's edges. */
+static double
+holes_work (draw_t *d, const qc_annot_region_t *regions, size_t n)
+{
+    double looks = 0;
+    for (size_t i = 0; i < n; i++) {
+        const qc_annot_region_t *g = &regions[i];
+        if (!g->nholes || off_mask (d, &g->outer))
+            continue;
+        if (index_build (d->ix, &g->outer))
+            looks += 3.0 * (double) g->outer.n + (double) d->ix->start[d->ix->nb];
+        for (size_t j = 0; j < g->nholes; j++) {
+            const qc_annot_ring_t *a = &g->holes[j];
+            if (off_mask (d, a))
+                continue;
+            size_t tries = hole_tries (a);
+            for (size_t k = 0; k < tries; k++)
+                looks += (double) edges_looked (d->ix, &g->outer, a->pts[k * a->n / tries]);
+        }
+    }
+    return looks * HOLE_LOOK_WORK;
+}
 
 /* Checks ring r (hole: which one, or -1 for the outer ring), notes its
  * length in *longest and adds its drawing's work (at most) to *work. */
@@ -529,6 +668,16 @@ check_ring (const draw_t *d, const qc_annot_ring_t *r, size_t *longest, size_t r
     return 0;
 }
 
+/* The refusal of a drawing whose work is over MAX_WORK. */
+static int
+too_much (size_t npoints, int w, int h, double work, char *err, size_t errlen)
+{
+    return qc_fail (err, errlen, "drawing annotations: %zu points whose edges cross "
+                    "the %d x %d mask %.3g times (at most %.0f are drawn): too "
+                    "intricate; simplify the annotation (fewer and shorter edges)",
+                    npoints, w, h, work, MAX_WORK);
+}
+
 int
 qc_annot_draw (const qc_annot_region_t *regions, size_t n, double off_x, double off_y,
                double scale, qc_annot_fill_t fill, uint8_t *mask, int w, int h,
@@ -540,7 +689,7 @@ qc_annot_draw (const qc_annot_region_t *regions, size_t n, double off_x, double 
         return qc_fail (err, errlen, "drawing annotations: bad arguments");
     draw_t d = { .off_x = off_x, .off_y = off_y, .scale = scale, .mask = mask,
                  .w = w, .h = h, .fill = fill };
-    size_t longest = 0, npoints = 0;
+    size_t longest = 0, npoints = 0, holed = 0;
     double work = 0;
     for (size_t i = 0; i < n; i++) {
         const qc_annot_region_t *g = &regions[i];
@@ -563,21 +712,14 @@ qc_annot_draw (const qc_annot_region_t *regions, size_t n, double off_x, double 
         if (fill == QC_ANNOT_FILL_AS_HISTOQC) {
             region_points = npoints - region_points;
             longest = region_points > longest ? region_points : longest;
-            if (g->nholes)
+            if (g->nholes) {
                 work += work - region_work;
-            /* as draw_region: only holes on the mask, of an outer ring on it */
-            bool outer_on = g->nholes && !off_mask (&d, &g->outer);
-            for (size_t j = 0; outer_on && j < g->nholes; j++)
-                if (!off_mask (&d, &g->holes[j]))
-                    work += (double) hole_tries (&g->holes[j]) * (double) g->outer.n
-                            * HOLE_LOOK_WORK;
+                holed = g->outer.n > holed ? g->outer.n : holed;
+            }
         }
     }
     if (work > MAX_WORK)
-        return qc_fail (err, errlen, "drawing annotations: %zu points whose edges cross "
-                        "the %d x %d mask %.3g times (at most %.0f are drawn): too "
-                        "intricate; simplify the annotation (fewer and shorter edges)",
-                        npoints, w, h, work, MAX_WORK);
+        return too_much (npoints, w, h, work, err, errlen);
     if (longest > SIZE_MAX / sizeof *d.edges || longest > SIZE_MAX / sizeof *d.cs)
         return qc_fail (err, errlen, "drawing annotations: a ring of %zu points is "
                         "too long", longest);
@@ -594,14 +736,26 @@ qc_annot_draw (const qc_annot_region_t *regions, size_t n, double off_x, double 
         d.flips = calloc ((size_t) h + 1, 1);
     }
     int rc = 0;
+    /* the index of the largest outer ring with holes (HistoQC's) */
+    edge_index_t ix = { .room = holed };
+    if (whole && holed >= 16) {
+        ix.start = malloc ((holed + 1) * sizeof *ix.start);
+        ix.at = malloc (INDEX_SPREAD * holed * sizeof *ix.at);
+        d.ix = &ix;
+    }
     if (!d.edges || !d.active
-        || (whole ? !d.cs || !d.left_ws || !d.left_wh : !d.xs || !d.flips)) {
+        || (whole ? !d.cs || !d.left_ws || !d.left_wh : !d.xs || !d.flips)
+        || (d.ix && (!ix.start || !ix.at))) {
         qc_oom_note ();
         rc = qc_fail (err, errlen, "drawing annotations: out of memory for a ring of "
                       "%zu points", longest);
-    } else
+    } else if (whole && (work += holes_work (&d, regions, n)) > MAX_WORK)
+        rc = too_much (npoints, w, h, work, err, errlen);
+    else
         for (size_t i = 0; i < n; i++)
             draw_region (&d, &regions[i]);
+    free (ix.start);
+    free (ix.at);
     free (d.edges);
     free (d.active);
     free (d.xs);

@@ -92,8 +92,10 @@ typedef enum {
  * > 0, fill not one of the above, a point that lands beyond +-1e300), no memory, or polygons
  * whose edges would cross the mask's rows and columns more than 4e8
  * times in all (a zigzag of long edges: ~20 s of drawing; real
- * outlines' edges are short at the mask's scale), refused before any
- * drawing. */
+ * outlines' edges are short at the mask's scale), with, as HistoQC
+ * draws, the outer ring's edges each hole is looked for against (those
+ * across the hole's rows, through an index of the ring by bands of its
+ * height; every edge of a zigzag), refused before any drawing. */
 int qc_annot_draw (const qc_annot_region_t *regions, size_t n, double off_x,
                    double off_y, double scale, qc_annot_fill_t fill, uint8_t *mask,
                    int w, int h, char *err, size_t errlen);

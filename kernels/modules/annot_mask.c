@@ -73,17 +73,19 @@
  * bytes a point, each ring an allocation of its own (malloc's 16 bytes
  * besides), a region's holes in an array grown by doubling (2 entries a
  * hole at most), the regions (twice: the earlier steps' copy, one a
- * ring), and the rasterizer's 48 bytes a point of the largest region
+ * ring), and the rasterizer's 88 bytes a point of the largest region
  * (annot_raster.c's edges, active and crossings: as HistoQC draws, a
- * region's rings are filled together; even-odd, 40 bytes a point of the
- * longest ring, is less); never less than while parsed, which bounds it
+ * region's rings are filled together, 48 bytes, and the index of its
+ * outer ring's edges its holes are looked for through, up to 40 more;
+ * even-odd, 40 bytes a point of the longest ring, is less); never less
+ * than while parsed, which bounds it
  * for a file of many small rings too. Before, 32 bytes a point of the
  * longest ring: a small outer ring with millions of holes drew with
  * hundreds of MB that went uncounted (a review). */
 #define PARSE_BYTES_PER_FILE_BYTE 7
 #define BYTES_PER_POINT 16
 #define BYTES_PER_RING (16 + 2 * sizeof (qc_annot_ring_t) + 2 * sizeof (qc_annot_region_t))
-#define DRAW_BYTES_PER_POINT 48
+#define DRAW_BYTES_PER_POINT 88
 
 static int64_t
 held_parsed (const qc_annot_t *a, int64_t while_parsed)
