@@ -1,7 +1,7 @@
 #!/bin/bash
 # The broker's speed rule (broker/sched.h, Speed) with real programs: a
 # CPU worker whose slots take ~15 s a slide (--task-delay-ms) beside a
-# simulated GPU lane that takes well under 1 s. The first cohort teaches
+# simulated GPU lane that takes ~0.4 s. The first cohort teaches
 # the broker both speeds (its first slides go to both); in the second,
 # small one the CPU slots take none: the lane finishes them all before
 # one slot would finish one, and qc-status says so; its slides are right.
@@ -19,7 +19,10 @@ cheap_config "$T/cheap.ini"
 port=$(free_port)
 start_broker $port --heartbeat-ms 200
 start_worker $port slowcpu --slots 2 --prefetch 0 --task-delay-ms 15000 --heartbeat-ms 200
-start_worker $port fastgpu --slots 0 --simulate-gpus 1 --heartbeat-ms 200
+# the lane's 0.4 s a slide: the second cohort's slides wait in the queue
+# for ~2 s, long enough for qc-status to be asked while they do (at
+# ~0.02 s a slide the window was missed on a loaded machine)
+start_worker $port fastgpu --slots 0 --simulate-gpus 1 --heartbeat-ms 200 --task-delay-ms 400
 wait_for "both workers registered" 10 "workers_registered $port 2"
 
 timeout 120 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$T/cheap.ini" -o "$T/out1" \
