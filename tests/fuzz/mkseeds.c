@@ -105,7 +105,7 @@ main (int argc, char **argv)
     /* annotation files (byte 0: the format, even XML, odd GeoJSON, and
      * with byte 1 the mask drawn into): ImageScope's XML, a QuPath
      * export with a hole, a FeatureCollection with a Point and a
-     * MultiPolygon */
+     * MultiPolygon, a comb with holes drawn as HistoQC does */
     static const char *annots[] = {
         "\x40\x3c<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Annotations MicronsPerPixel="
         "\"0.25\"><Annotation Id=\"1\"><Attributes/><Regions><Region Id=\"1\"><Vertices>"
@@ -123,6 +123,14 @@ main (int argc, char **argv)
         "[[[[1.5, 1], [9, 1], [9, -1e2, 3], [1, 8]]], [[[30, 30], [35, 30], [33, 38]]]]}}, "
         "{\"type\": \"Feature\", \"geometry\": {\"type\": \"LineString\", "
         "\"coordinates\": [[0, 0], [5, NaN], [2, 2]]}}]}",
+        /* as HistoQC draws (byte 0's top bit): a comb of 16 points, enough
+           for its holes to be looked for through its index, a hole in
+           it, one in a notch and one across its edge */
+        "\xc1\x0f[{\"type\": \"Feature\", \"geometry\": {\"type\": \"Polygon\", "
+        "\"coordinates\": [[[0,0],[10,0],[20,0],[45,0],[80,0],[90,0],[90,15],[70,15],"
+        "[70,5],[60,5],[60,15],[40,15],[40,5],[30,5],[30,15],[0,15],[0,0]], "
+        "[[5,3],[8,3],[8,6],[5,6],[5,3]], [[63,8],[67,8],[67,12],[63,12],[63,8]], "
+        "[[33,2],[37,2],[37,10],[33,10],[33,2]]]}}]",
     };
     for (size_t i = 0; i < sizeof annots / sizeof annots[0]; i++)
         put (dir, "annot", (int) i, annots[i], strlen (annots[i]), NULL, 0);
