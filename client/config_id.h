@@ -8,7 +8,10 @@
  * endings, trailing blanks, blank lines and comment lines ('#' or ';'
  * first, as shared/config.h reads them). So a config saved with other
  * line endings or with a new comment is the same config; a changed
- * value, step, section or example image is another. */
+ * value, step, section or example image is another. One laid out anew
+ * (spacing, the case of keys, the order of sections) has another
+ * identity but the same values: client/output.c takes it for the same
+ * config when qc_config_diff finds no difference. */
 #ifndef QC_CLIENT_CONFIG_ID_H
 #define QC_CLIENT_CONFIG_ID_H
 

@@ -332,20 +332,31 @@ read_config_file (const qc_output_t *o, char id[QC_ASSET_HEX_LEN + 1], char *fil
     fclose (f);
 }
 
+/* Whether the config text now gives the values of the one the folder
+ * records (.qc-config), its layout aside: spacing around '=' and ':',
+ * the case of keys, the indentation of a value's lines, the order of
+ * sections and keys. The identity (config_id.h) is the text's, so a
+ * lab that tidied its config was refused its own folder, told that
+ * the two parse the same (a user's trial). */
+static bool
+same_values_as_recorded (const qc_output_t *o, const char *now)
+{
+    char id[QC_ASSET_HEX_LEN + 1], file[8], diff[16], *old = NULL;
+    read_config_file (o, id, file, sizeof file, &old);
+    bool same = old && now && qc_config_diff (old, now, diff, sizeof diff) == 0;
+    free (old);
+    return same;
+}
+
 bool
 qc_output_config_recorded (const char *outdir, const char *config_text)
 {
-    char want[QC_ASSET_HEX_LEN + 1], was[QC_ASSET_HEX_LEN + 1] = "", *path = NULL;
-    if (!outdir || !config_text || qc_config_id (config_text, want) != 0
-        || asprintf (&path, "%s/%s", outdir, CONFIGFILE) < 0)
+    char want[QC_ASSET_HEX_LEN + 1], was[QC_ASSET_HEX_LEN + 1] = "", file[8];
+    if (!outdir || !config_text || qc_config_id (config_text, want) != 0)
         return false;
-    FILE *f = fopen (path, "r");
-    free (path);
-    if (f) {
-        read_config_id (f, was);
-        fclose (f);
-    }
-    return strcmp (was, want) == 0;
+    qc_output_t folder = { .outdir = (char *) outdir };
+    read_config_file (&folder, was, file, sizeof file, NULL);
+    return *was && (strcmp (was, want) == 0 || same_values_as_recorded (&folder, config_text));
 }
 
 /* " It differs in: ..." (client/config_diff.h) between the config of
@@ -419,7 +430,8 @@ choose_columns (qc_output_t *o, const qc_output_config_t *cfg, char *err, size_t
 /* A folder whose results came from another config (.qc-config) is
  * refused, or with -f started afresh: rows of two configs in one
  * results.tsv could not be told apart. A folder that records no slide
- * takes any config. */
+ * takes any config; one whose config gives the same values (laid out
+ * otherwise, or of another name) keeps its record. */
 static int
 check_config (qc_output_t *o, const qc_output_config_t *cfg, char *err, size_t errlen)
 {
@@ -452,8 +464,23 @@ check_config (qc_output_t *o, const qc_output_config_t *cfg, char *err, size_t e
                  cfg->config_file && strcmp (cfg->config_file, "default") != 0
                      ? cfg->config_file : "the built-in one");
     }
-    if (!records || !*was || strcmp (was, o->config_id) == 0 || o->new_header)
+    if (!records || !*was || o->new_header)
         return 0;
+    /* the folder's record stays the config its results were made with
+       (results.tsv's #config_file names it): a rerun of the same
+       values under another name, or laid out anew, leaves it as it is */
+    if (strcmp (was, o->config_id) == 0) {
+        o->config_recorded = true;
+        return 0;
+    }
+    if (same_values_as_recorded (o, o->config_text)) {
+        o->config_recorded = true;
+        return qc_output_plan_note (o, "INFO", "config %s: the values of the config this "
+                                    "folder's results were made with (%s; only spacing, "
+                                    "the case of keys or the order of sections and keys "
+                                    "differ), so the same config: its record, %s, is "
+                                    "kept", o->config_file, file, CONFIGFILE);
+    }
     if (cfg->force) {
         /* afresh in this config's own columns (an older results.tsv's
          * may lack the path column) */

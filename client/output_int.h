@@ -74,6 +74,8 @@ struct qc_output {
                                  the first) */
     zlistx_t *unread;         /* "path\treason" lines, escaped */
     zlistx_t *plan_notes;     /* "LEVEL\tmessage" for qc.log (NULL: none) */
+    bool config_recorded;     /* .qc-config records a config of these
+                                 values, with the results: kept as it is */
     uint8_t *seen;            /* bitmap of written task indices */
     size_t seen_bits;
     uint64_t written;

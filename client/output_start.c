@@ -216,7 +216,8 @@ qc_output_set_job (qc_output_t *o, uint64_t job, uint64_t key, const char *broke
     }
     if (output_open_files (o, err, errlen))
         return -1;
-    if (o->config_text && write_atomically (o, CONFIGFILE, fill_config, job) != 0) {
+    if (o->config_text && !o->config_recorded
+        && write_atomically (o, CONFIGFILE, fill_config, job) != 0) {
         snprintf (err, errlen, "cannot write %s/%s: %s", o->outdir, CONFIGFILE,
                   strerror (errno));
         return -1;

@@ -4,7 +4,10 @@
 # "another config" and no more, and a changed example image (its bytes:
 # the config file unchanged) left a lab nothing to look for. It now says
 # what differs: the values, the steps and the files by name. Nothing in
-# the folder is touched.
+# the folder is touched. A config of the same values (a comment added,
+# spacing, a key's case, indentation, the order of sections) is the same
+# config, and the folder keeps its record (.qc-config) of the one its
+# results were made with.
 . "$(dirname "$0")/lib.sh"
 
 S=$SHARED/slides/real/CMU-1-Small-Region.svs
@@ -58,3 +61,33 @@ pass "the refused runs left the folder as it was (qc.log aside)"
     || fail "a comment added: $(cat "$T/run5.log")"
 grep -q "already has this slide (passed): skipped" "$T/run5.log" || fail "run 5: $(cat "$T/run5.log")"
 pass "a comment is not another config"
+record_kept() { snapshot | grep '\./\.qc-config$' | cmp -s - <(grep '\./\.qc-config$' "$T/before"); }
+record_kept || fail "a rerun of the same config under another name rewrote .qc-config: $(head -2 "$T/out/.qc-config")"
+grep -q "^config_file $T/cfg/lab.ini$" "$T/out/.qc-config" \
+    || fail ".qc-config no longer names the config the results were made with: $(sed -n 2p "$T/out/.qc-config")"
+pass "the folder's record stays the config its results were made with"
+
+# laid out anew: spacing around '=', a key's case, a step indented with
+# a tab, [pipeline] moved last: the same values, the same config (it was
+# refused, told that the two parse the same)
+sed -e 's/^upper_threshold: .9$/UPPER_threshold   =   .9/' \
+    -e 's/^    MorphologyModule.fillSmallHoles$/\tMorphologyModule.fillSmallHoles/' \
+    "$T/cfg/lab.ini" >"$T/cfg/tidy0.ini"
+awk '/^\[/ { sec = $0 } sec == "[pipeline]" { p = p $0 "\n"; next } { print } END { printf "%s", p }' \
+    "$T/cfg/tidy0.ini" >"$T/cfg/tidy.ini"
+grep -q '^UPPER_threshold   =   .9$' "$T/cfg/tidy.ini" && grep -q "^$(printf '\t')MorphologyModule.fillSmallHoles$" "$T/cfg/tidy.ini" \
+    && [ "$(grep '^\[' "$T/cfg/tidy.ini" | tail -1)" = "[pipeline]" ] \
+    || fail "the tidied config is not laid out as this test means"
+"$BIN/qc-submit" -c "$T/cfg/tidy.ini" -o "$T/out" "$S" >"$T/run6.log" 2>&1 \
+    || fail "a config laid out anew was refused: $(cat "$T/run6.log")"
+grep -q "already has this slide (passed): skipped" "$T/run6.log" || fail "run 6: $(cat "$T/run6.log")"
+grep -q "config $T/cfg/tidy.ini: the values of the config this folder's results were made with ($T/cfg/lab.ini; .*its record, .qc-config, is kept" \
+    "$T/out/qc.log" || fail "qc.log does not say the config was taken as the same: $(tail -3 "$T/out/qc.log")"
+record_kept || fail "run 6 rewrote .qc-config: $(head -2 "$T/out/.qc-config")"
+# and a value changed in the tidied one is still another config
+sed -e 's/^UPPER_threshold   =   .9$/UPPER_threshold   =   .85/' "$T/cfg/tidy.ini" >"$T/cfg/tidy85.ini"
+"$BIN/qc-submit" -q -c "$T/cfg/tidy85.ini" -o "$T/out" "$S" >"$T/run7.log" 2>&1
+[ $? -eq 2 ] || fail "a changed value laid out anew: exit not 2: $(cat "$T/run7.log")"
+grep -q "It differs in: \[LightDarkModule.getIntensityThresholdPercent:tissue\] upper_threshold: '.9' -> '.85'\. Write" \
+    "$T/run7.log" || fail "the changed value is not said: $(cat "$T/run7.log")"
+pass "spacing, a key's case, indentation and the order of sections are not another config; a value is"
