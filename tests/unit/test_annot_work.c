@@ -137,6 +137,14 @@ rectilinear (unsigned *seed, int k, int64_t mul, qc_annot_point_t *r, size_t *nr
     qc_annot_point_t v[16];
     for (int i = 0; i < k; i++)
         v[i] = P ((int64_t) (rand_r (seed) % 300) - 50, (int64_t) (rand_r (seed) % 300) - 50);
+    /* at whole coordinates, one ring in two has a point far out, up to
+       int64's ends (300 in: no difference of two points leaves int64):
+       every other edge then in one band of its index */
+    if (mul == 1 && rand_r (seed) % 2) {
+        static const int64_t far[] = { INT64_MAX / 2, INT64_MIN / 2, 1000000000000,
+                                       INT64_MAX - 300, INT64_MIN + 300 };
+        v[rand_r (seed) % k].y = far[rand_r (seed) % 5];
+    }
     size_t n = 0, nf = 0;
     for (int i = 0; i < k; i++) {
         qc_annot_point_t a = v[i], b = v[(i + 1) % k];
@@ -147,8 +155,10 @@ rectilinear (unsigned *seed, int k, int64_t mul, qc_annot_point_t *r, size_t *nr
                 continue;
             r[n++] = P (from.x * mul, from.y * mul);
             for (int t = 0; t < 4; t++) {
-                qc_annot_point_t q = P (from.x + (to.x - from.x) * t / 4,
-                                        from.y + (to.y - from.y) * t / 4);
+                /* whole points along the edge (quarters, near enough;
+                   no product that leaves int64) */
+                qc_annot_point_t q = P (from.x + (to.x - from.x) / 4 * t,
+                                        from.y + (to.y - from.y) / 4 * t);
                 if (t && q.x == fine[nf - 1].x / mul && q.y == fine[nf - 1].y / mul)
                     continue;
                 fine[nf++] = P (q.x * mul, q.y * mul);
