@@ -5,6 +5,7 @@
 #include <czmq.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -355,6 +356,37 @@ qc_cohort_unreadable (const char *path)
     if (S_ISDIR (st.st_mode))
         return "a folder, not a slide file";
     return NULL;
+}
+
+const char *
+qc_cohort_slide_in (const qc_cohort_t *c, const char *dir)
+{
+    struct stat out, st;
+    if (!c || !dir || stat (dir, &out) != 0 || !S_ISDIR (out.st_mode))
+        return NULL;
+    /* a cohort's slides come folder by folder: each folder stat'ed once */
+    char *last = NULL;
+    size_t last_len = 0;
+    bool last_in = false;
+    const char *found = NULL;
+    for (size_t i = 0; i < c->n && !found; i++) {
+        const char *p = c->paths[i], *slash = strrchr (p, '/');
+        if (qc_url_is_remote (p) || !slash)
+            continue;
+        size_t len = slash == p ? 1 : (size_t) (slash - p);
+        if (!last || len != last_len || strncmp (p, last, len) != 0) {
+            free (last);
+            if (!(last = strndup (p, len)))
+                break;
+            last_len = len;
+            last_in = stat (last, &st) == 0 && st.st_dev == out.st_dev
+                      && st.st_ino == out.st_ino;
+        }
+        if (last_in)
+            found = p;
+    }
+    free (last);
+    return found;
 }
 
 void

@@ -72,6 +72,13 @@ int qc_cohort_add_list (qc_cohort_t *c, const char *listfile, char *err,
  * NULL when it can. Returns a static string. */
 const char *qc_cohort_unreadable (const char *path);
 
+/* The first slide of c that lies in folder dir itself (not below it),
+ * or NULL (none; dir not there or NULL): a slide's results go in a
+ * folder of its own name in the output folder, so -o its own folder
+ * would put them where the slide is. Folders are told by device and
+ * inode (a link or another spelling of one is the same). */
+const char *qc_cohort_slide_in (const qc_cohort_t *c, const char *dir);
+
 void qc_cohort_free (qc_cohort_t *c);
 
 /* Walks (cohort_walk.c): every slide file under dir, or every match of

@@ -55,6 +55,18 @@ out=$("$BIN/qc-submit" -c "$T" -o "$T/x" "$SHARED/slides/real/CMU-1-Small-Region
 echo "not a folder" >"$T/afile"
 out=$("$BIN/qc-submit" -o "$T/afile" "$SHARED/slides/real/CMU-1-Small-Region.svs" 2>&1)
 [ $? -eq 2 ] && echo "$out" | grep -q "afile is a file, not a folder" || fail "-o a file: $out"
+# -o the slides' own folder (a slide's results go in a folder of its
+# name: it failed at the first result, results.tsv left among the
+# slides), by another spelling too; a folder below them is fine
+mkdir -p "$T/lab/slides"
+ln -s "$SHARED/slides/real/CMU-1-Small-Region.svs" "$T/lab/slides/a.svs"
+for outdir in "$T/lab/slides" "$T/lab/../lab/slides/"; do
+    out=$("$BIN/qc-submit" -o "$outdir" "$T/lab/slides" 2>&1)
+    [ $? -eq 2 ] && echo "$out" | grep -qF "qc-submit: -o $outdir is the folder the slides are in ($T/lab/slides/a.svs among them)" \
+        && [ "$(ls -A "$T/lab/slides")" = "a.svs" ] || fail "-o the slides' folder $outdir: $out; $(ls -A "$T/lab/slides")"
+done
+"$BIN/qc-submit" -q -o "$T/lab/slides/qc" "$T/lab/slides" >/dev/null 2>&1 && [ -d "$T/lab/slides/qc/a.svs" ] \
+    || fail "-o a folder below the slides' was refused"
 : >"$T/empty.txt"
 printf '# slides\n\nfilename\n' >"$T/header.tsv"
 mkdir -p "$T/nothing"
