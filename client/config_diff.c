@@ -16,6 +16,8 @@
 typedef struct {
     FILE *f;
     int found;              /* differences counted */
+    int unsaid;             /* ... of them not worth saying (same_as_written) */
+    char first_unsaid[160]; /* "[section] key" of the first */
 } diff_t;
 
 /* Length of the asset reference at s (prefix, 64 hex, '/', a name up to
@@ -112,6 +114,46 @@ put_files_changed (FILE *f, const char *was, const char *now)
     }
 }
 
+/* Whether values a and b are the same but that one names a file as sent
+ * (an asset reference) where the other has it as written (a path ending
+ * in its name), item for item between ':' and blanks. Only the steps'
+ * files are sent: a section of a step that one config runs and the
+ * other does not has its files one way in one and the other way in the
+ * other, and its unchanged examples were said to differ (a user's
+ * trial). Still a difference (the bytes cannot be compared), but the
+ * steps' is the one to say. */
+static bool
+same_as_written (const char *a, const char *b)
+{
+    bool any = false;
+    while (*a || *b) {
+        size_t la = strcspn (a, ": \t\n"), lb = strcspn (b, ": \t\n");
+        const char *na, *nb;
+        size_t nla, nlb, ra = asset_at (a, &na, &nla), rb = asset_at (b, &nb, &nlb);
+        if (ra == la && !rb) {          /* a's the file as sent, b's a path */
+            const char *base = memrchr (b, '/', lb);
+            base = base ? base + 1 : b;
+            if ((size_t) (b + lb - base) != nla || memcmp (base, na, nla) != 0)
+                return false;
+            any = true;
+        } else if (rb == lb && !ra) {
+            const char *base = memrchr (a, '/', la);
+            base = base ? base + 1 : a;
+            if ((size_t) (a + la - base) != nlb || memcmp (base, nb, nlb) != 0)
+                return false;
+            any = true;
+        } else if (la != lb || memcmp (a, b, la) != 0)
+            return false;
+        a += la, b += lb;
+        /* the separators alike */
+        if (*a != *b)
+            return false;
+        if (*a)
+            a++, b++;
+    }
+    return any;
+}
+
 /* the first line of a (n of them) not among b's lines, or NULL; how
  * many there are in *count */
 static const char *
@@ -205,6 +247,11 @@ diff_key (diff_t *d, const char *sname, const char *key, const char *was, const 
 {
     if (was && now && strcmp (was, now) == 0)
         return;
+    if (was && now && same_as_written (was, now)) {
+        if (!d->unsaid++)
+            snprintf (d->first_unsaid, sizeof d->first_unsaid, "[%s] %s", sname, key);
+        return;
+    }
     if (!start_one (d))
         return;
     fprintf (d->f, "[%s] %s: ", sname, key);
@@ -296,6 +343,9 @@ qc_config_diff (const char *was, const char *now, char *out, size_t cap)
     }
     if (d.found > QC_CONFIG_DIFF_SHOWN)
         fprintf (d.f, "; and %d more", d.found - QC_CONFIG_DIFF_SHOWN);
+    else if (!d.found && d.unsaid)
+        fprintf (d.f, "%s: its files as sent in one, as written in the other", d.first_unsaid);
+    d.found += d.unsaid;
     bool ok = fclose (d.f) == 0;
     if (ok && text)
         snprintf (out, cap, "%s", text);

@@ -11,7 +11,10 @@
  * by its name and the start of its hash, and a value whose only change
  * is such a file's bytes says "NAME changed (sha256 OLD... -> NEW...)".
  * Multi-line values (the steps of [pipeline]) say what was added or
- * left out. At most QC_CONFIG_DIFF_SHOWN differences are written, then
+ * left out. A value whose files one config names as sent and the other
+ * as written (a section of a step only one of them runs: only the
+ * steps' files are sent) counts, but is said only when nothing else
+ * is.  At most QC_CONFIG_DIFF_SHOWN differences are written, then
  * how many more. */
 #ifndef QC_CLIENT_CONFIG_DIFF_H
 #define QC_CLIENT_CONFIG_DIFF_H

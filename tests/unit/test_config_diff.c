@@ -41,6 +41,20 @@ main (void)
         {"a long value is cut",
          "[a]\nx = 0123456789012345678901234567890123456789012345678901234567890123456789\n",
          "[a]\nx = 1\n", 1, {"'012345678901234567890123456789012345678901234567890123456789...' -> '1'"}},
+        /* a step taken out: its section's files as written, where the
+           folder's config had them as sent; only the step is said */
+        {"a step taken out, its files as written",
+         "[pipeline]\nsteps = A\n    P\n[P]\nexamples: asset/sha256/" H1 "/pen.png:asset/sha256/"
+         H2 "/mask.png\n", "[pipeline]\nsteps = A\n[P]\nexamples: ./pen/1k/pen.png:mask.png\n", 2,
+         {"[pipeline] steps: leaves out 'P'"}},
+        {"files as sent against as written, alone",
+         "[P]\nexamples: asset/sha256/" H1 "/pen.png\n", "[P]\nexamples: /data/pen.png\n", 1,
+         {"[P] examples: its files as sent in one, as written in the other"}},
+        {"as written, another file's name", "[P]\nexamples: asset/sha256/" H1 "/pen.png\n",
+         "[P]\nexamples: /data/ink.png\n", 1,
+         {"[P] examples: 'pen.png (sha256 11111111...)' -> '/data/ink.png'"}},
+        {"as written, one more file", "[P]\nexamples: asset/sha256/" H1 "/pen.png\n",
+         "[P]\nexamples: /data/pen.png:/data/mask.png\n", 1, {"-> '/data/pen.png:/data/mask.png'"}},
         {"the folder's does not parse", "[a\nx", "[a]\nx = 1\n", -1, {"does not parse"}},
         {"this one does not parse", "[a]\nx = 1\n", "x = 1\n[", -1, {"this config does not parse"}},
     };
@@ -58,6 +72,12 @@ main (void)
             CHECK (out[0] == 0, "%s: something said: %s", cases[i].what, out);
     }
     /* a small buffer: cut, terminated; bad arguments */
+    /* the step taken out is all that is said: not its unchanged files */
+    char said[1024];
+    CHECK (qc_config_diff ("[pipeline]\nsteps = A\n    P\n[P]\nexamples: asset/sha256/" H1
+                           "/pen.png\n", "[pipeline]\nsteps = A\n[P]\nexamples: pen/pen.png\n",
+                           said, sizeof said) == 2
+           && strcmp (said, "[pipeline] steps: leaves out 'P'") == 0, "said: %s", said);
     char small[16];
     CHECK (qc_config_diff ("[a]\nx = 1\n", "[a]\nx = 2\n", small, sizeof small) == 1
                && strlen (small) == sizeof small - 1, "a small buffer: %s", small);
