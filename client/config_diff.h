@@ -14,7 +14,7 @@
  * left out. A value whose files one config names as sent and the other
  * as written (a section of a step only one of them runs: only the
  * steps' files are sent) counts, but is said only when nothing else
- * is.  At most QC_CONFIG_DIFF_SHOWN differences are written, then
+ * is. At most QC_CONFIG_DIFF_SHOWN differences are written, then
  * how many more. */
 #ifndef QC_CLIENT_CONFIG_DIFF_H
 #define QC_CLIENT_CONFIG_DIFF_H

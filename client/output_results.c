@@ -107,17 +107,25 @@ write_files (qc_output_t *o, const slide_t *s, const qc_result_t *r, char *err,
  * did not replace go (the slide's own files only: its name, then '_').
  * A slide's folder holds its row's images, whichever run wrote them
  * before: a run without -f keeps the folder's config, so it writes the
- * same images again. The earlier results.tsv is kept as results.tsv.N. */
+ * same images again. The earlier results.tsv is kept as results.tsv.N.
+ * A slide that fails now has no row to show them beside: its earlier
+ * images stay with its earlier row (results.tsv.N), until a run passes
+ * it (a rescan read while still being copied failed as cut short, and
+ * took the good run's images with it: a user's trial). */
 static void
 drop_earlier_images (qc_output_t *o, const slide_t *s, const qc_result_t *r)
 {
     char *dir = path_in (o, s->name);
     DIR *d = dir ? opendir (dir) : NULL;
-    size_t nlen = strlen (s->name), dropped = 0;
+    size_t nlen = strlen (s->name), dropped = 0, left = 0;
     struct dirent *e;
     while (d && (e = readdir (d))) {
         if (strncmp (e->d_name, s->name, nlen) != 0 || e->d_name[nlen] != '_')
             continue;
+        if (!r->ok) {
+            left++;
+            continue;
+        }
         bool kept = false;
         for (size_t i = 0; i < r->nfiles && !kept; i++)
             kept = strcmp (e->d_name + nlen, r->files[i].name) == 0;
@@ -137,6 +145,10 @@ drop_earlier_images (qc_output_t *o, const slide_t *s, const qc_result_t *r)
         qc_output_note (o, "INFO", "%s: %zu image%s of the earlier run removed (-f: the "
                         "new result has none of that name)", s->path, dropped,
                         dropped == 1 ? "" : "s");
+    if (left)
+        qc_output_note (o, "INFO", "%s: failed this time; %zu image%s of an earlier run "
+                        "left in %s with that run's row (results.tsv.N), until a run "
+                        "passes it", s->path, left, left == 1 ? "" : "s", dir);
     free (dir);
 }
 

@@ -103,3 +103,32 @@ grep -q "1 slide changed since its results in $T/bout were made" "$T/b2.log" \
 [ "$(rows_of "$T/bout" x.svs)" -eq 1 ] && [ "$(col "$T/bout" x.svs levels)" -gt 1 ] \
     || fail "broker: x.svs not one row of the new file"
 pass "through a broker: the rescanned slide runs again"
+
+# a rescan read while still being copied (cut short) fails: the good
+# run's images stay with its row (results.tsv.N) until a run passes it;
+# the whole file back, it passes and its images are the new run's
+mkdir -p "$T/e"
+cp "$R/CMU-1-Small-Region.svs" "$T/e/y.svs"
+"$BIN/qc-submit" -q -o "$T/eout" "$T/e/y.svs" >"$T/e1.log" 2>&1 || fail "cut: run 1: $(tail -3 "$T/e1.log")"
+n1=$(ls "$T/eout/y.svs" | grep -c '^y\.svs_')
+[ "$n1" -ge 10 ] || fail "cut: run 1 wrote $n1 images"
+sleep 1.1
+head -c 1000000 "$R/CMU-1-Small-Region.svs" >"$T/e/y.svs"
+"$BIN/qc-submit" -o "$T/eout" "$T/e/y.svs" >"$T/e2.log" 2>&1
+[ $? -eq 1 ] || fail "cut: run 2 should fail the slide: $(tail -3 "$T/e2.log")"
+n2=$(ls "$T/eout/y.svs" | grep -c '^y\.svs_')
+[ "$n2" -eq "$n1" ] || fail "cut: the failed rerun took the good run's images: $n1 -> $n2"
+[ "$(rows_of "$T/eout" y.svs)" -eq 0 ] && grep -q "^y.svs	" "$T/eout/results.tsv.1" \
+    || fail "cut: the good row is not in results.tsv.1 alone"
+grep -q "y.svs: failed this time; $n1 images of an earlier run left in $T/eout/y.svs with that run's row" \
+    "$T/eout/qc.log" || fail "cut: qc.log does not say the images were left: $(tail -3 "$T/eout/qc.log")"
+sleep 1.1
+cp "$R/CMU-1-Small-Region-pyramid.svs" "$T/e/y.svs"
+touch "$T/e/before3"
+"$BIN/qc-submit" -o "$T/eout" "$T/e/y.svs" >"$T/e3.log" 2>&1 || fail "cut: run 3: $(tail -3 "$T/e3.log")"
+[ "$(rows_of "$T/eout" y.svs)" -eq 1 ] && [ "$(col "$T/eout" y.svs levels)" -gt 1 ] \
+    || fail "cut: run 3 is not one row of the whole file"
+old=$(find "$T/eout/y.svs" -name 'y.svs_*' ! -newer "$T/e/before3")
+[ -z "$old" ] || fail "cut: images older than run 3 are left: $old"
+[ "$(ls "$T/eout/y.svs" | grep -c '^y\.svs_')" -ge 10 ] || fail "cut: run 3's images: $(ls "$T/eout/y.svs")"
+pass "a rescan still being copied fails without taking the good run's images; once whole, it runs"
