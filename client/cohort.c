@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -134,6 +135,14 @@ has_suffix (const char *s, const char *suffix)
     return n >= k && strcmp (s + n - k, suffix) == 0;
 }
 
+/* A list a spreadsheet wrote: name.csv, in any case (Windows' .CSV). */
+static bool
+is_csv (const char *name)
+{
+    size_t n = strlen (name);
+    return n >= 4 && strcasecmp (name + n - 4, ".csv") == 0;
+}
+
 /* An http(s) URL, in its one spelling (qc_url_canonical: one slide
  * given as HTTP://Host/a.svs and http://host/./a.svs runs once); its
  * redacted form must be its own (the outputs know it by that). */
@@ -192,7 +201,8 @@ qc_cohort_add (qc_cohort_t *c, const char *arg, char *err, size_t errlen)
     struct stat st;
     qc_stall_watch_at (arg);
     bool exists = stat (arg, &st) == 0;
-    if (exists && S_ISREG (st.st_mode) && has_suffix (arg, ".tsv") && !starts_as_tiff (arg))
+    if (exists && S_ISREG (st.st_mode)
+        && (has_suffix (arg, ".tsv") || is_csv (arg)) && !starts_as_tiff (arg))
         return qc_cohort_add_list (c, arg, err, errlen);
     char *abs = absolute (c, arg);
     if (!abs) {
@@ -278,6 +288,29 @@ cell (char *line, int col)
     return p;
 }
 
+/* The first cell of a comma-separated line (in place), quoted as a
+ * spreadsheet quotes one ("a, b.svs", a quote doubled); an unclosed
+ * quote runs to the end of the line. A lab's list from its LIMS or a
+ * spreadsheet is a .csv: each whole line was taken for a path. */
+static char *
+csv_first (char *s)
+{
+    if (*s != '"') {
+        s[strcspn (s, ",")] = '\0';
+        return s;
+    }
+    char *out = s;
+    for (const char *p = s + 1; *p; p++) {
+        if (*p == '"' && p[1] != '"')
+            break;
+        *out++ = *p;
+        if (*p == '"')
+            p++;                  /* "" is one quote */
+    }
+    *out = '\0';
+    return s;
+}
+
 int
 qc_cohort_add_list (qc_cohort_t *c, const char *listfile, char *err, size_t errlen)
 {
@@ -290,7 +323,7 @@ qc_cohort_add_list (qc_cohort_t *c, const char *listfile, char *err, size_t errl
     size_t cap = 0;
     ssize_t len;
     int rc = 0, path_col = -1;
-    bool first_row = true, first_line = true;
+    bool first_row = true, first_line = true, csv = is_csv (listfile);
     while (rc == 0 && (len = getline (&line, &cap, f)) > 0) {
         line[strcspn (line, "\r\n")] = 0;
         /* a list saved by a Windows editor or Excel starts with a UTF-8
@@ -310,7 +343,7 @@ qc_cohort_add_list (qc_cohort_t *c, const char *listfile, char *err, size_t errl
             s++;
         if (!*s)
             continue;
-        char *entry = path_col >= 0 ? cell (s, path_col) : cell (s, 0);
+        char *entry = path_col >= 0 ? cell (s, path_col) : csv ? csv_first (s) : cell (s, 0);
         if (first_row && entry && strcmp (entry, "filename") == 0) {
             first_row = false;
             continue;             /* a header row */

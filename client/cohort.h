@@ -17,7 +17,9 @@
  *     slides are in); the project's own results.tsv, whose original_path
  *     column keeps each slide's whole path, is read from that column
  *     when no base path is given. A plain list (one path a line) is the
- *     same thing with one column.
+ *     same thing with one column. A .csv (any case; an argument or a
+ *     --list file) is a spreadsheet's: its first cell of each line, as
+ *     spreadsheets quote one ("a, b.svs", a quote doubled).
  *
  * Relative entries are taken relative to the base path (-p), else to the
  * working directory; every path becomes absolute (not through symbolic

@@ -9,7 +9,7 @@ submit_usage (FILE *to)
 {
     fprintf (to,
         "Usage: qc-submit [--broker tcp://HOST:5555] [-c config.ini] [-o OUTDIR]\n"
-        "                 SLIDE... | DIR | 'PATTERN' | LIST.tsv | --list FILE\n"
+        "                 SLIDE... | DIR | 'PATTERN' | LIST.tsv | LIST.csv | --list FILE\n"
         "       qc-submit --broker EP --attach JOBID -o OUTDIR\n"
         "       qc-submit --broker EP --cancel JOBID\n"
         "Quality-checks whole-slide images and writes OUTDIR/results.tsv (one\n"
@@ -23,8 +23,9 @@ submit_usage (FILE *to)
         "in no output); folders (searched recursively for slide files); quoted\n"
         "patterns ('*.svs', 'data/**/*.ndpi'); a .tsv whose first column names\n"
         "the slides (HistoQC's results.tsv works: '#' lines and a 'filename'\n"
-        "header row are skipped). Slides that cannot be read are listed before\n"
-        "the job starts and get an error.log line each.\n\n"
+        "header row are skipped), or a spreadsheet's .csv (its first cells).\n"
+        "Slides that cannot be read are listed before the job starts and get\n"
+        "an error.log line each.\n\n"
         "An existing OUTDIR is resumed: slides it already has a result or an\n"
         "error for are skipped (-f runs them again), unless the slide's file,\n"
         "or its annotation (on its server too, where that is read by URL),\n"

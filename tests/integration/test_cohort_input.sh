@@ -73,3 +73,21 @@ printf '\xef\xbb\xbffilename\tsite\r\n%s  \tA\r\n%s \r\n' "$T/tree/x/y/s1.svs" "
 [ "$(grep -vc '^#' "$T/o-winres/results.tsv")" -eq "$(grep -vc '^#' "$T/o-folder/results.tsv")" ] \
     || fail "a results.tsv with a BOM: rows differ"
 pass "a list and a results.tsv saved on Windows (BOM, CRLF, trailing blanks): the same slides"
+
+# a spreadsheet's list (.csv, .CSV): the first cell of each line, quoted
+# as spreadsheets quote (a comma or a quote in a name), a header row
+# skipped; each whole line was taken for a path
+mkdir -p "$T/sheet"
+ln -s "$R/CMU-1-Small-Region.svs" "$T/sheet/plain.svs"
+ln -s "$R/CMU-1-Small-Region.svs" "$T/sheet/with, comma.svs"
+ln -s "$R/CMU-1-Small-Region.svs" "$T/sheet/say \"hi\".svs"
+printf 'filename,stain,note\r\n%s,H&E,first\r\n"%s",H&E,"quoted, with comma"\r\n"%s",IHC,\r\n' \
+    "$T/sheet/plain.svs" "$T/sheet/with, comma.svs" "$T/sheet/say \"\"hi\"\".svs" >"$T/sheet/lims.CSV"
+"$BIN/qc-submit" -c "$T/quick.ini" -o "$T/o-csv" --list "$T/sheet/lims.CSV" >"$T/csv.log" 2>&1
+[ $? -eq 0 ] || fail "a .CSV list: $(tail -3 "$T/csv.log")"
+[ "$(names "$T/o-csv")" = 'plain.svs say "hi".svs with, comma.svs ' ] || fail "csv: $(names "$T/o-csv"); $(cat "$T/csv.log")"
+cp "$T/sheet/lims.CSV" "$T/sheet/lims.csv"
+"$BIN/qc-submit" -c "$T/quick.ini" -o "$T/o-csv2" "$T/sheet/lims.csv" >"$T/csv2.log" 2>&1
+[ $? -eq 0 ] && [ "$(names "$T/o-csv2")" = "$(names "$T/o-csv")" ] \
+    || fail "a .csv given as an argument: $(names "$T/o-csv2"); $(tail -3 "$T/csv2.log")"
+pass "a spreadsheet's .csv list (given with --list or as an argument): the first cells, quoted as spreadsheets quote"
