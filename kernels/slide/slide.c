@@ -321,6 +321,8 @@ open_openslide (qc_slide_t *self, char *err, size_t errlen)
     if (!self->osr)
         return qc_slide_fail_unrecognised (self->path, qc_openslide_log_last (), err,
                                            errlen);
+    if (oe && qc_slide_fail_tiff_damaged (self->path, oe, err, errlen) != 0)
+        return -1;
     if (oe)
         return qc_slide_fail_openslide ("OpenSlide could not open the slide", oe, err,
                                         errlen);

@@ -164,16 +164,31 @@ typedef struct {
       empty;                  /* a tiled image none of whose tiles has bytes */
     uint64_t over_at, over_len;
     uint32_t empty_n;
+    struct image_at huge;     /* a tiled image in tiles no scanner writes */
+    uint32_t huge_tw, huge_th;
+    char loop[160];           /* libtiff's words on directories that loop */
     qc_side_damaged_t side;   /* such damage in a tiled slide's side images */
 } tiff_survey_t;
+
+/* libtiff's words that a directory points back to an earlier one (an
+ * error or a warning, as its version has it), kept in sv->loop. */
+static void
+note_loop (tiff_survey_t *sv, const char *text)
+{
+    if (!sv->loop[0] && strstr (text, "looping"))
+        snprintf (sv->loop, sizeof sv->loop, "%s", text);
+}
 
 static int
 keep_error (TIFF *tif, void *user, const char *module, const char *fmt, va_list ap)
 {
     (void) tif, (void) module;
     tiff_survey_t *sv = user;
+    char text[160];
+    vsnprintf (text, sizeof text, fmt, ap);
+    note_loop (sv, text);
     if (!sv->error[0])
-        vsnprintf (sv->error, sizeof sv->error, fmt, ap);
+        snprintf (sv->error, sizeof sv->error, "%s", text);
     return 1;
 }
 
@@ -187,9 +202,11 @@ quiet (TIFF *tif, void *user, const char *module, const char *fmt, va_list ap)
     return 1;
 }
 
-/* libtiff's warning that an image's table of tiles or strips does not
- * hold as many as its size needs (it then ignores the table: every tile
- * "missing"): noted against the image being read. */
+/* libtiff's warning that an image's table of tiles or strips, their
+ * offsets or their byte counts, does not hold as many as its size needs
+ * (it then ignores the table: every tile "missing"; OpenSlide refused
+ * short byte counts with "Cannot hash TIFF tiles"): noted against the
+ * image being read. */
 static int
 note_short_table (TIFF *tif, void *user, const char *module, const char *fmt, va_list ap)
 {
@@ -197,11 +214,18 @@ note_short_table (TIFF *tif, void *user, const char *module, const char *fmt, va
     tiff_survey_t *sv = user;
     char text[160];
     vsnprintf (text, sizeof text, fmt, ap);
+    note_loop (sv, text);
     if (sv->short_table.dir < 0 && strstr (text, "Incorrect count for")
-        && strstr (text, "Offsets"))
+        && (strstr (text, "Offsets") || strstr (text, "ByteCounts")))
         sv->short_table.dir = sv->dirs;
     return 1;
 }
+
+/* The most pixels a tile may have: 16384 x 16384, 1 GB of OpenSlide's
+ * 4 bytes a pixel. Scanners write tiles of 240 to 4096 pixels a side;
+ * a TileWidth of 2^20 made OpenSlide ask GLib for 4 TB, which ends the
+ * process (a tester's damaged file crashed the worker three times). */
+#define TILE_PIXELS_MAX ((uint64_t) 16384 * 16384)
 
 /* path opened by libtiff in mode, its errors to on_error and its
  * warnings to on_warning (each with user); NULL when it does not open. */
@@ -226,7 +250,7 @@ static bool
 survey_tiff (const char *path, uint64_t size, tiff_survey_t *sv)
 {
     *sv = (tiff_survey_t) {.size = size, .over.dir = -1, .short_table.dir = -1,
-                           .empty.dir = -1};
+                           .empty.dir = -1, .huge.dir = -1};
     TIFF *tif = open_quietly (path, "r", keep_error, note_short_table, sv);
     if (!tif)
         return false;
@@ -236,9 +260,16 @@ survey_tiff (const char *path, uint64_t size, tiff_survey_t *sv)
     do {
         bool tiled = TIFFIsTiled (tif);
         uint32_t n = tiled ? TIFFNumberOfTiles (tif) : TIFFNumberOfStrips (tif), with = 0;
-        uint32_t w = 0, h = 0, over_i = 0;
+        uint32_t w = 0, h = 0, over_i = 0, tw = 0, th = 0;
         TIFFGetField (tif, TIFFTAG_IMAGEWIDTH, &w);
         TIFFGetField (tif, TIFFTAG_IMAGELENGTH, &h);
+        if (tiled && sv->huge.dir < 0 && TIFFGetField (tif, TIFFTAG_TILEWIDTH, &tw)
+            && TIFFGetField (tif, TIFFTAG_TILELENGTH, &th)
+            && (uint64_t) tw * th > TILE_PIXELS_MAX) {
+            sv->huge = (struct image_at) {sv->dirs, w, h};
+            sv->huge_tw = tw;
+            sv->huge_th = th;
+        }
         uint64_t over_at = 0, over_len = 0;     /* this image's first, 0: none */
         for (uint32_t i = 0; i < n && looked < (8u << 20); i++, looked++) {
             int bad = 0;
@@ -532,6 +563,9 @@ qc_slide_fail_unrecognised (const char *path, const char *said, char *err, size_
             return qc_fail (err, errlen, "the file is cut short or damaged (a copy that "
                             "stopped?): libtiff cannot read it as a TIFF: %s",
                             sv.error[0] ? sv.error : "no reason given");
+        if (sv.loop[0])
+            return qc_fail (err, errlen, "the file is damaged: its directories loop, one "
+                            "pointing back to an earlier one (libtiff: %s)", sv.loop);
         if (sv.error[0])
             return qc_fail (err, errlen, "the file is cut short or damaged (a copy that "
                             "stopped?): libtiff reads %d of its images, then stops: %s",
@@ -596,6 +630,12 @@ qc_slide_check_tiff (const char *path, qc_side_damaged_t *side, char *err, size_
                         (unsigned long long) sv.over_at,
                         (unsigned long long) (sv.over_at + sv.over_len),
                         (unsigned long long) sv.size);
+    if (sv.huge.dir >= 0)
+        return qc_fail (err, errlen, "the file is damaged: its image %d (%u x %u) is in "
+                        "tiles of %u x %u pixels, %.0f GB each at 4 bytes a pixel (scanners "
+                        "write tiles of 240 to 4096 pixels a side): more than a reader can "
+                        "hold for one tile", sv.huge.dir, sv.huge.w, sv.huge.h, sv.huge_tw,
+                        sv.huge_th, 4.0 * sv.huge_tw * sv.huge_th / 1e9);
     if (sv.short_table.dir >= 0)
         return qc_fail (err, errlen, "the file is damaged: the table of tiles or strips of "
                         "its image %d (%u x %u) holds fewer entries than an image of that "
@@ -608,6 +648,33 @@ qc_slide_check_tiff (const char *path, qc_side_damaged_t *side, char *err, size_
                         sv.empty.h);
     if (side)
         *side = sv.side;
+    return 0;
+}
+
+int
+qc_slide_fail_tiff_damaged (const char *path, const char *said, char *err, size_t errlen)
+{
+    unsigned char h[16] = {0};
+    FILE *f = path ? fopen (path, "rb") : NULL;
+    size_t got = f ? fread (h, 1, sizeof h, f) : 0;
+    if (f)
+        fclose (f);
+    bool be;
+    tiff_survey_t sv;
+    if (!tiff_kind (h, got, &be))
+        return 0;
+    const char *os = said ? said : "?";
+    if (!survey_tiff (path, 0, &sv))
+        return qc_fail (err, errlen, "the file is damaged: libtiff cannot read it as a "
+                        "TIFF: %s (OpenSlide: %s)", sv.error[0] ? sv.error : "no reason "
+                        "given", os);
+    if (sv.loop[0])
+        return qc_fail (err, errlen, "the file is damaged: its directories loop, one "
+                        "pointing back to an earlier one (libtiff: %s; OpenSlide: %s)",
+                        sv.loop, os);
+    if (sv.error[0])
+        return qc_fail (err, errlen, "the file is damaged: libtiff reads %d of its images, "
+                        "then stops: %s (OpenSlide: %s)", sv.dirs, sv.error, os);
     return 0;
 }
 

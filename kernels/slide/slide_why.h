@@ -67,6 +67,15 @@ typedef struct {
  * (may be NULL; n is 0 when there are none). */
 int qc_slide_check_tiff (const char *path, qc_side_damaged_t *side, char *err,
                          size_t errlen);
+/* -1 with why when OpenSlide refused path (said: its words, "Invalid
+ * TIFF: PATH" for one) and libtiff tells the damage: it cannot read the
+ * file's first directory (a TileWidth of 0, an image of a million
+ * pixels a side over a table of a few tiles), its directories loop, or
+ * it stops after some of them; its words then, and OpenSlide's after
+ * them. 0 for no TIFF, or one libtiff reads whole (OpenSlide's reason
+ * is the one to give). */
+int qc_slide_fail_tiff_damaged (const char *path, const char *said, char *err,
+                                size_t errlen);
 /* The compression (TIFFTAG_COMPRESSION) of path's tiled TIFF directory
  * of w x h pixels: what OpenSlide decodes a level of that size from. 0
  * when path is no TIFF or has no such directory. */

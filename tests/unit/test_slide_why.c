@@ -206,6 +206,14 @@ test_damaged_tables (const char *dir)
         {"no tile with bytes", TIFFTAG_TILEBYTECOUNTS, -1, 0,
          "the file holds no pixels there: none of the 12 tiles of its image 0 (1024 x 768) "
          "has any bytes"},
+        /* OpenSlide said "Cannot hash TIFF tiles: Invalid tile/strip counts" */
+        {"a table of byte counts cut short", TIFFTAG_TILEBYTECOUNTS, FX_TIFF_COUNT, 2,
+         "the file is damaged: the table of tiles or strips of its image 0 (1024 x 768) "
+         "holds fewer entries than an image of that size has tiles"},
+        /* OpenSlide said "Invalid TIFF: PATH" */
+        {"a TileWidth of 0", TIFFTAG_TILEWIDTH, 0, 0,
+         "the file is damaged: libtiff cannot read it as a TIFF: Cannot handle zero number "
+         "of tiles (OpenSlide: Invalid TIFF: "},
     };
     char path[512], err[1024];
     snprintf (path, sizeof path, "%s/tables.svs", dir);
@@ -220,6 +228,32 @@ test_damaged_tables (const char *dir)
         CHECK (s == NULL && strstr (err, cases[k].says), "%s: %s", cases[k].what,
                s ? "(opened)" : err);
         qc_slide_close (&s);
+    }
+    /* tiles of 65520 pixels a side (the most a SHORT tag holds; a
+       tester's LONG 2^20 made OpenSlide ask GLib for 4 TB for one, and
+       the process ended: the worker crashed three times): refused
+       before OpenSlide reads it */
+    CHECK (fx_tiff_write (path, lv, 2, fill_grey, NULL) == 0
+           && fx_tiff_patch (path, 0, TIFFTAG_TILEWIDTH, 0, 65520) == 0
+           && fx_tiff_patch (path, 0, TIFFTAG_TILELENGTH, 0, 65520) == 0, "huge tiles written");
+    err[0] = '\0';
+    qc_slide_t *ht = qc_slide_open (path, err, sizeof err);
+    CHECK (ht == NULL && strstr (err, "the file is damaged: its image 0 (1024 x 768) is in "
+                                      "tiles of 65520 x 65520 pixels, 17 GB each"),
+           "huge tiles: %s", ht ? "(opened)" : err);
+    qc_slide_close (&ht);
+    /* directories that loop (the last pointing back to the first; one
+       pointing to itself): said as that, not "a format it cannot read" */
+    for (int self = 0; self < 2; self++) {
+        CHECK (fx_tiff_write (path, lv, 2, fill_grey, NULL) == 0
+               && fx_tiff_link (path, 1, self ? 1 : 0) == 0, "a loop written");
+        err[0] = '\0';
+        qc_slide_t *l = qc_slide_open (path, err, sizeof err);
+        CHECK (l == NULL && strstr (err, "the file is damaged: its directories loop, one "
+                                         "pointing back to an earlier one (libtiff: TIFF "
+                                         "directory 1 has IFD looping to directory"),
+               "a loop to directory %d: %s", self ? 1 : 0, l ? "(opened)" : err);
+        qc_slide_close (&l);
     }
     /* an AppMag no objective has: not believed (every mask was 1 x 1
        pixel, and the slide passed) */

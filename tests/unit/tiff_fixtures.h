@@ -183,27 +183,45 @@ fx_tiff_write (const char *path, const fx_tiff_level_t *levels, int n, fx_tiff_f
     return rc;
 }
 
+/* The offset of directory dir (0 the first) of the little-endian
+ * classic TIFF open in f, and of the word that points to it (4 for the
+ * first: the header's), in *at and *from; -1 when there is none. */
+static __attribute__ ((unused)) int
+fx_tiff_ifd (FILE *f, int dir, uint32_t *at, uint32_t *from)
+{
+    uint8_t h[8], c[2], next[4];
+    if (fseek (f, 0, SEEK_SET) || fread (h, 1, 8, f) != 8 || h[0] != 'I' || h[2] != 42)
+        return -1;
+    uint32_t ifd = h[4] | h[5] << 8 | h[6] << 16 | (uint32_t) h[7] << 24, ptr = 4;
+    for (int d = 0; d < dir && ifd; d++) {     /* each entry is 12 bytes */
+        if (fseek (f, ifd, SEEK_SET) || fread (c, 1, 2, f) != 2)
+            return -1;
+        ptr = ifd + 2 + 12 * (uint32_t) (c[0] | c[1] << 8);
+        if (fseek (f, ptr, SEEK_SET) || fread (next, 1, 4, f) != 4)
+            return -1;
+        ifd = next[0] | next[1] << 8 | next[2] << 16 | (uint32_t) next[3] << 24;
+    }
+    *at = ifd;
+    *from = ptr;
+    return ifd ? 0 : -1;
+}
+
 /* Overwrites, in directory dir (0 the first) of the little-endian
  * classic TIFF at path, value i of tag (SHORT or LONG; its values inline
- * or where the entry points) with v; every value when i is -1: damage
- * made on purpose, in place. 0, or -1 (no such directory or tag). */
+ * or where the entry points) with v; every value when i is -1; or, when
+ * i is FX_TIFF_COUNT, the entry's count of values (made smaller: the
+ * values stay where they were): damage made on purpose, in place. 0,
+ * or -1 (no such directory or tag). */
+#define FX_TIFF_COUNT (-2)
 static __attribute__ ((unused)) int
 fx_tiff_patch (const char *path, int dir, uint16_t tag, int i, uint32_t v)
 {
     FILE *f = fopen (path, "r+b");
-    uint8_t h[8], e[12], c[2], next[4];
+    uint8_t e[12], c[2];
+    uint32_t ifd, from;
     int rc = -1;
-    if (!f || fread (h, 1, 8, f) != 8 || h[0] != 'I' || h[2] != 42)
-        goto out;
-    uint32_t ifd = h[4] | h[5] << 8 | h[6] << 16 | (uint32_t) h[7] << 24;
-    for (int d = 0; d < dir && ifd; d++) {     /* each entry is 12 bytes */
-        if (fseek (f, ifd, SEEK_SET) || fread (c, 1, 2, f) != 2
-            || fseek (f, ifd + 2 + 12 * (long) (c[0] | c[1] << 8), SEEK_SET)
-            || fread (next, 1, 4, f) != 4)
-            goto out;
-        ifd = next[0] | next[1] << 8 | next[2] << 16 | (uint32_t) next[3] << 24;
-    }
-    if (!ifd || fseek (f, ifd, SEEK_SET) || fread (c, 1, 2, f) != 2)
+    if (!f || fx_tiff_ifd (f, dir, &ifd, &from) || fseek (f, ifd, SEEK_SET)
+        || fread (c, 1, 2, f) != 2)
         goto out;
     for (unsigned k = 0; k < (unsigned) (c[0] | c[1] << 8); k++) {
         if (fseek (f, ifd + 2 + 12 * k, SEEK_SET) || fread (e, 1, 12, f) != 12)
@@ -215,6 +233,11 @@ fx_tiff_patch (const char *path, int dir, uint16_t tag, int i, uint32_t v)
         long at = n * size <= 4 ? (long) (ifd + 2 + 12 * k + 8)
                                 : (long) (e[8] | e[9] << 8 | e[10] << 16 | (uint32_t) e[11] << 24);
         uint8_t b[4] = {(uint8_t) v, (uint8_t) (v >> 8), (uint8_t) (v >> 16), (uint8_t) (v >> 24)};
+        if (i == FX_TIFF_COUNT) {
+            rc = v < n && v * size > 4 && fseek (f, ifd + 2 + 12 * k + 4, SEEK_SET) == 0
+                         && fwrite (b, 1, 4, f) == 4 ? 0 : -1;
+            break;
+        }
         rc = 0;
         for (uint32_t j = i < 0 ? 0 : (uint32_t) i; rc == 0 && j < (i < 0 ? n : (uint32_t) i + 1); j++)
             if (fseek (f, at + (long) (j * size), SEEK_SET) || fwrite (b, 1, size, f) != size)
@@ -222,6 +245,28 @@ fx_tiff_patch (const char *path, int dir, uint16_t tag, int i, uint32_t v)
         break;
     }
 out:
+    if (f && fclose (f) != 0)
+        rc = -1;
+    return rc;
+}
+
+/* Points directory dir's next-directory word at directory to (an
+ * earlier one, or itself: a loop), in the little-endian classic TIFF at
+ * path. 0, or -1. */
+static __attribute__ ((unused)) int
+fx_tiff_link (const char *path, int dir, int to)
+{
+    FILE *f = fopen (path, "r+b");
+    uint32_t at, from, target, unused;
+    uint8_t c[2];
+    int rc = -1;
+    if (f && fx_tiff_ifd (f, dir, &at, &from) == 0 && fx_tiff_ifd (f, to, &target, &unused) == 0
+        && fseek (f, at, SEEK_SET) == 0 && fread (c, 1, 2, f) == 2) {
+        uint32_t next = at + 2 + 12 * (uint32_t) (c[0] | c[1] << 8);
+        uint8_t b[4] = {(uint8_t) target, (uint8_t) (target >> 8), (uint8_t) (target >> 16),
+                        (uint8_t) (target >> 24)};
+        rc = fseek (f, next, SEEK_SET) == 0 && fwrite (b, 1, 4, f) == 4 ? 0 : -1;
+    }
     if (f && fclose (f) != 0)
         rc = -1;
     return rc;
