@@ -597,20 +597,27 @@ qc_slide_fail_unrecognised (const char *path, const char *said, char *err, size_
                     "slide (not a slide, or a format it cannot read)", version);
 }
 
-int
-qc_slide_check_tiff (const char *path, qc_side_damaged_t *side, char *err, size_t errlen)
+/* Whether path starts as a TIFF (classic or BigTIFF, either order). */
+static bool
+starts_as_tiff (const char *path)
 {
-    if (side)
-        side->n = 0;
     unsigned char h[4] = {0};
-    struct stat st;
     FILE *f = path ? fopen (path, "rb") : NULL;
     size_t got = f ? fread (h, 1, sizeof h, f) : 0;
     if (f)
         fclose (f);
     bool be;
+    return tiff_kind (h, got, &be) != 0;
+}
+
+int
+qc_slide_check_tiff (const char *path, qc_side_damaged_t *side, char *err, size_t errlen)
+{
+    if (side)
+        side->n = 0;
+    struct stat st;
     tiff_survey_t sv;
-    if (!tiff_kind (h, got, &be) || stat (path, &st) != 0 || st.st_size <= 0
+    if (!starts_as_tiff (path) || stat (path, &st) != 0 || st.st_size <= 0
         || !survey_tiff (path, (uint64_t) st.st_size, &sv))
         return 0;               /* OpenSlide's to read, or to refuse */
     if (sv.over.dir >= 0 && sv.over_len > sv.size)
@@ -654,14 +661,8 @@ qc_slide_check_tiff (const char *path, qc_side_damaged_t *side, char *err, size_
 int
 qc_slide_fail_tiff_damaged (const char *path, const char *said, char *err, size_t errlen)
 {
-    unsigned char h[16] = {0};
-    FILE *f = path ? fopen (path, "rb") : NULL;
-    size_t got = f ? fread (h, 1, sizeof h, f) : 0;
-    if (f)
-        fclose (f);
-    bool be;
     tiff_survey_t sv;
-    if (!tiff_kind (h, got, &be))
+    if (!starts_as_tiff (path))
         return 0;
     const char *os = said ? said : "?";
     if (!survey_tiff (path, 0, &sv))

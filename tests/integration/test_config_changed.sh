@@ -24,6 +24,13 @@ sed "s#^examples: builtin/pen_markings_1.png:builtin/pen_markings_1_mask.png\$#e
 "$BIN/qc-submit" -q -c "$T/cfg/lab.ini" -o "$T/out" "$S" >"$T/run1.log" 2>&1 \
     || fail "run 1: $(tail -3 "$T/run1.log")"
 snapshot() { (cd "$T/out" && find . -type f ! -name .qc-lock -exec sha256sum {} + | sort); }
+# refused NAME CONFIG SAYS: a rerun into the folder with CONFIG exits 2
+# and says SAYS (a grep pattern); its output in $T/NAME.log
+refused() {
+    "$BIN/qc-submit" -q -c "$2" -o "$T/out" "$S" >"$T/$1.log" 2>&1
+    [ $? -eq 2 ] || fail "$1: exit not 2: $(cat "$T/$1.log")"
+    grep -q "$3" "$T/$1.log" || fail "$1: not said as it should be: $(cat "$T/$1.log")"
+}
 snapshot >"$T/before"
 
 # the example image's bytes change (a lab re-drew the pen mask's image)
@@ -40,15 +47,11 @@ pass "a changed example image is named, with both hashes"
 cp "$EX/pen_markings_1.png" "$T/cfg/pen.png"
 sed -e 's/^upper_threshold: .9$/upper_threshold: .85/' "$T/cfg/lab.ini" >"$T/cfg/value.ini"
 grep -q '^upper_threshold: .85$' "$T/cfg/value.ini" || fail "the tissue threshold line is not what this test edits"
-"$BIN/qc-submit" -q -c "$T/cfg/value.ini" -o "$T/out" "$S" >"$T/run3.log" 2>&1
-[ $? -eq 2 ] || fail "a changed value: exit not 2: $(cat "$T/run3.log")"
-grep -q "It differs in: \[LightDarkModule.getIntensityThresholdPercent:tissue\] upper_threshold: '.9' -> '.85'\. Write" \
-    "$T/run3.log" || fail "the changed value is not said: $(cat "$T/run3.log")"
+refused run3 "$T/cfg/value.ini" \
+    "It differs in: \[LightDarkModule.getIntensityThresholdPercent:tissue\] upper_threshold: '.9' -> '.85'\. Write"
 sed -e '/^    MorphologyModule.fillSmallHoles$/d' "$T/cfg/value.ini" >"$T/cfg/steps.ini"
-"$BIN/qc-submit" -q -c "$T/cfg/steps.ini" -o "$T/out" "$S" >"$T/run4.log" 2>&1
-[ $? -eq 2 ] || fail "a step left out: exit not 2: $(cat "$T/run4.log")"
-grep -q "has other columns .*It differs in: \[pipeline\] steps: leaves out 'MorphologyModule.fillSmallHoles'; \[LightDarkModule.getIntensityThresholdPercent:tissue\] upper_threshold: '.9' -> '.85'\. Write" \
-    "$T/run4.log" || fail "the step and value are not said: $(cat "$T/run4.log")"
+refused run4 "$T/cfg/steps.ini" \
+    "has other columns .*It differs in: \[pipeline\] steps: leaves out 'MorphologyModule.fillSmallHoles'; \[LightDarkModule.getIntensityThresholdPercent:tissue\] upper_threshold: '.9' -> '.85'\. Write"
 pass "a changed value and a step left out are said"
 snapshot | grep -v '\./qc\.log$' >"$T/after"
 grep -v '\./qc\.log$' "$T/before" | diff - "$T/after" >/dev/null \
@@ -86,8 +89,6 @@ grep -q "config $T/cfg/tidy.ini: the values of the config this folder's results 
 record_kept || fail "run 6 rewrote .qc-config: $(head -2 "$T/out/.qc-config")"
 # and a value changed in the tidied one is still another config
 sed -e 's/^UPPER_threshold   =   .9$/UPPER_threshold   =   .85/' "$T/cfg/tidy.ini" >"$T/cfg/tidy85.ini"
-"$BIN/qc-submit" -q -c "$T/cfg/tidy85.ini" -o "$T/out" "$S" >"$T/run7.log" 2>&1
-[ $? -eq 2 ] || fail "a changed value laid out anew: exit not 2: $(cat "$T/run7.log")"
-grep -q "It differs in: \[LightDarkModule.getIntensityThresholdPercent:tissue\] upper_threshold: '.9' -> '.85'\. Write" \
-    "$T/run7.log" || fail "the changed value is not said: $(cat "$T/run7.log")"
+refused run7 "$T/cfg/tidy85.ini" \
+    "It differs in: \[LightDarkModule.getIntensityThresholdPercent:tissue\] upper_threshold: '.9' -> '.85'\. Write"
 pass "spacing, a key's case, indentation and the order of sections are not another config; a value is"
