@@ -238,6 +238,14 @@ plan_level (const qc_slide_t *slide, const qc_region_request_t *req,
     return 0;
 }
 
+/* The most pixels a working image is made from, read whole from one
+ * level: more than a glass slide of 75 x 50 mm holds at 40x (0.25 µm a
+ * pixel: 6e10). A level that large to read is a damaged size or a slide
+ * with no pyramid: a tester's single level of 10^12 pixels, with no
+ * magnification and a working size in pixels, held its slot past the
+ * task timeout three times (~90 minutes at the default). */
+#define MAX_LEVEL_READ_PIXELS 1e11
+
 /* A glass slide is 75 x 25 mm (75 x 50 mm at most); a scan says where
  * it is a few times larger still, with room for a resolution a scanner
  * rounds. */
@@ -408,6 +416,16 @@ qc_region_plan (const qc_slide_t *slide, const qc_region_request_t *req,
                  "%d, %lld x %lld) is empty or too large", plan->out_w,
                  plan->out_h, plan->level, (long long) plan->src_w,
                  (long long) plan->src_h);
+        return -1;
+    }
+    if ((double) plan->src_w * (double) plan->src_h > MAX_LEVEL_READ_PIXELS) {
+        qc_set_err (err, errlen, "the %d x %d working image would be made from level %d "
+                    "read whole, %lld x %lld pixels (%.0f billion): more than a glass "
+                    "slide holds at 40x (60 billion); the slide's size is damaged, or it "
+                    "has no smaller level to read from (a tiled pyramid has: vips "
+                    "tiffsave --tile --pyramid)", plan->out_w, plan->out_h, plan->level,
+                    (long long) plan->src_w, (long long) plan->src_h,
+                    (double) plan->src_w * (double) plan->src_h / 1e9);
         return -1;
     }
     return 0;

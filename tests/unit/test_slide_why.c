@@ -517,6 +517,29 @@ main (void)
     CHECK (s && qc_region_plan (s, &by_mag, &plan, err, sizeof err) == 0,
            "a wrong MPP beside a magnification: %s", err);
     qc_slide_close (&s);
+    /* one level of 400,000 x 300,000 pixels, no pyramid, read whole for
+       any working image: refused, with a magnification that puts it on
+       the glass (40x: 100 x 75 mm) and without one (a tester's single
+       level of 10^12 pixels held its slot past the task timeout three
+       times); one of 100,000 x 100,000 is planned */
+    qc_region_request_t by_mag40 = {.size = {QC_WORK_MAG, 1.25}, .base_mag = 40};
+    qc_region_request_t by_dim2000 = {.size = {QC_WORK_DIM, 2000}};
+    CHECK (fx_tiff_write_huge (path, 400000, 300000, 2048) == 0, "the huge level written");
+    s = qc_slide_open (path, err, sizeof err);
+    CHECK (s != NULL, "the huge level opens: %s", err);
+    for (int k = 0; s && k < 2; k++) {
+        err[0] = '\0';
+        CHECK (qc_region_plan (s, k ? &by_dim2000 : &by_mag40, &plan, err, sizeof err) == -1
+               && strstr (err, "would be made from level 0 read whole, 400000 x 300000 "
+                               "pixels (120 billion): more than a glass slide holds"),
+               "%s: %s", k ? "2000 pixels" : "1.25x of 40x", err);
+    }
+    qc_slide_close (&s);
+    CHECK (fx_tiff_write_huge (path, 100000, 100000, 2048) == 0, "a 1e10 level written");
+    s = qc_slide_open (path, err, sizeof err);
+    CHECK (s && qc_region_plan (s, &by_dim2000, &plan, err, sizeof err) == 0,
+           "a single level of 100,000 x 100,000 pixels: %s", err);
+    qc_slide_close (&s);
     unlink (path);
 
     test_file_gone (dir);

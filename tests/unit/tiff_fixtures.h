@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include <tiffio.h>
+#include <zlib.h>
 
 /* Fills tile, tw x th pixels of spp bytes (rows top to bottom, none
  * padded), for the tile whose top-left pixel is (x0, y0) in the level.
@@ -270,6 +271,54 @@ fx_tiff_link (const char *path, int dir, int to)
     if (f && fclose (f) != 0)
         rc = -1;
     return rc;
+}
+
+/* A tiled TIFF of one level of w x h pixels (RGB, deflate) in tiles of
+ * tile x tile, every entry of its table naming the same black tile: a
+ * huge level in a small file, written by hand (libtiff would write each
+ * tile). A little-endian classic TIFF, its words written in this host's
+ * order (x86's, as the patches above assume), no description. 0, or -1. */
+static __attribute__ ((unused)) int
+fx_tiff_write_huge (const char *path, uint32_t w, uint32_t h, uint32_t tile)
+{
+    uint64_t across = (w + tile - 1) / tile, down = (h + tile - 1) / tile, n = across * down;
+    size_t raw = (size_t) tile * tile * 3;
+    uLongf packed = compressBound (raw);
+    uint8_t *zero = calloc (raw, 1), *data = malloc (packed);
+    FILE *f = n < (1u << 24) ? fopen (path, "wb") : NULL;
+    int ok = zero && data && f && compress2 (data, &packed, zero, raw, 6) == Z_OK;
+    /* header, the tile, BitsPerSample's 3 values, the two tables, the IFD */
+    uint32_t at_tile = 8, at_bits = at_tile + (uint32_t) packed, at_offs = at_bits + 6,
+             at_counts = at_offs + 4 * (uint32_t) n, at_ifd = at_counts + 4 * (uint32_t) n;
+    struct { uint16_t tag, type; uint32_t count, value; } e[] = {
+        {256, 4, 1, w}, {257, 4, 1, h}, {258, 3, 3, at_bits}, {259, 3, 1, 8},
+        {262, 3, 1, 2}, {277, 3, 1, 3}, {284, 3, 1, 1}, {322, 4, 1, tile},
+        {323, 4, 1, tile}, {324, 4, (uint32_t) n, at_offs}, {325, 4, (uint32_t) n, at_counts},
+    };
+    uint8_t head[8] = {'I', 'I', 42, 0, (uint8_t) at_ifd, (uint8_t) (at_ifd >> 8),
+                       (uint8_t) (at_ifd >> 16), (uint8_t) (at_ifd >> 24)};
+    uint16_t bits[3] = {8, 8, 8}, count = sizeof e / sizeof *e;
+    uint32_t next = 0, len = (uint32_t) packed;
+    ok = ok && fwrite (head, 1, 8, f) == 8 && fwrite (data, 1, packed, f) == packed
+         && fwrite (bits, 2, 3, f) == 3;
+    for (uint64_t i = 0; ok && i < n; i++)
+        ok = fwrite (&at_tile, 4, 1, f) == 1;
+    for (uint64_t i = 0; ok && i < n; i++)
+        ok = fwrite (&len, 4, 1, f) == 1;
+    ok = ok && fwrite (&count, 2, 1, f) == 1;
+    for (size_t i = 0; ok && i < sizeof e / sizeof *e; i++) {
+        /* a SHORT's value sits in the entry's first two bytes */
+        uint32_t v = e[i].type == 3 && e[i].count == 1 ? (uint32_t) (uint16_t) e[i].value
+                                                       : e[i].value;
+        ok = fwrite (&e[i].tag, 2, 1, f) == 1 && fwrite (&e[i].type, 2, 1, f) == 1
+             && fwrite (&e[i].count, 4, 1, f) == 1 && fwrite (&v, 4, 1, f) == 1;
+    }
+    ok = ok && fwrite (&next, 4, 1, f) == 1;
+    if (f && fclose (f) != 0)
+        ok = 0;
+    free (zero);
+    free (data);
+    return ok ? 0 : -1;
 }
 
 #endif
