@@ -4,6 +4,7 @@
 
 #include <czmq.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -392,11 +393,14 @@ qc_cohort_unreadable (const char *path)
 }
 
 const char *
-qc_cohort_slide_in (const qc_cohort_t *c, const char *dir)
+qc_cohort_slide_in (const qc_cohort_t *c, const char *dir, bool *in)
 {
     struct stat out, st;
-    if (!c || !dir || stat (dir, &out) != 0 || !S_ISDIR (out.st_mode))
+    if (in)
+        *in = false;
+    if (!c || !dir || !in || stat (dir, &out) != 0 || !S_ISDIR (out.st_mode))
         return NULL;
+    int dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     /* a cohort's slides come folder by folder: each folder stat'ed once */
     char *last = NULL;
     size_t last_len = 0;
@@ -415,10 +419,15 @@ qc_cohort_slide_in (const qc_cohort_t *c, const char *dir)
             last_in = stat (last, &st) == 0 && st.st_dev == out.st_dev
                       && st.st_ino == out.st_ino;
         }
-        if (last_in)
+        if (last_in) {
+            found = p;
+            *in = true;
+        } else if (dfd >= 0 && fstatat (dfd, slash + 1, &st, 0) == 0 && !S_ISDIR (st.st_mode))
             found = p;
     }
     free (last);
+    if (dfd >= 0)
+        close (dfd);
     return found;
 }
 

@@ -74,12 +74,14 @@ int qc_cohort_add_list (qc_cohort_t *c, const char *listfile, char *err,
  * NULL when it can. Returns a static string. */
 const char *qc_cohort_unreadable (const char *path);
 
-/* The first slide of c that lies in folder dir itself (not below it),
- * or NULL (none; dir not there or NULL): a slide's results go in a
- * folder of its own name in the output folder, so -o its own folder
- * would put them where the slide is. Folders are told by device and
- * inode (a link or another spelling of one is the same). */
-const char *qc_cohort_slide_in (const qc_cohort_t *c, const char *dir);
+/* The first slide of c whose results could not go in folder dir (the
+ * output folder), or NULL (none; dir not there or NULL): a slide's
+ * results go in a folder of its file name there, so one that lies in
+ * dir itself (*in set true; folders told by device and inode, a link
+ * or another spelling of one the same) or whose name a file in dir
+ * already has (*in false: the slide itself, given through a link from
+ * elsewhere) would fail at its first result. */
+const char *qc_cohort_slide_in (const qc_cohort_t *c, const char *dir, bool *in);
 
 void qc_cohort_free (qc_cohort_t *c);
 

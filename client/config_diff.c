@@ -46,7 +46,7 @@ put_value (FILE *f, const char *v)
 {
     size_t shown = 0;
     fputc ('\'', f);
-    for (const char *p = v; *p && shown < VALUE_SHOWN;) {
+    for (const char *p = v ? v : ""; *p && shown < VALUE_SHOWN;) {
         const char *name;
         size_t nlen, n = asset_at (p, &name, &nlen);
         if (n) {
@@ -128,15 +128,15 @@ same_as_written (const char *a, const char *b)
     bool any = false;
     while (*a || *b) {
         size_t la = strcspn (a, ": \t\n"), lb = strcspn (b, ": \t\n");
-        const char *na, *nb;
-        size_t nla, nlb, ra = asset_at (a, &na, &nla), rb = asset_at (b, &nb, &nlb);
-        if (ra == la && !rb) {          /* a's the file as sent, b's a path */
+        const char *na = NULL, *nb = NULL;
+        size_t nla = 0, nlb = 0, ra = asset_at (a, &na, &nla), rb = asset_at (b, &nb, &nlb);
+        if (ra && ra == la && !rb) {    /* a's the file as sent, b's a path */
             const char *base = memrchr (b, '/', lb);
             base = base ? base + 1 : b;
             if ((size_t) (b + lb - base) != nla || memcmp (base, na, nla) != 0)
                 return false;
             any = true;
-        } else if (rb == lb && !ra) {
+        } else if (rb && rb == lb && !ra) {
             const char *base = memrchr (a, '/', la);
             base = base ? base + 1 : a;
             if ((size_t) (a + la - base) != nlb || memcmp (base, nb, nlb) != 0)
@@ -275,29 +275,34 @@ diff_key (diff_t *d, const char *sname, const char *key, const char *was, const 
     free (hn);
 }
 
+/* key's value in sec as its steps read it, or as written when it does
+ * not interpolate (a lone '%' in a section no step reads: its NULL
+ * crashed the comparison); NULL when sec has no such key */
 static const char *
 value_of (const qc_config_section_t *sec, const char *key)
 {
     const char *v = NULL;
     char err[8];
-    if (!sec || !qc_config_has_key (sec, key)
-        || qc_config_get_string (sec, key, NULL, &v, err, sizeof err) != 0)
+    if (!sec || !qc_config_has_key (sec, key))
         return NULL;
+    if (qc_config_get_string (sec, key, NULL, &v, err, sizeof err) != 0 || !v)
+        v = qc_config_raw_value (sec, key);
     return v;
 }
 
 /* the keys of a (a section of one config) against b's same section:
- * each key of a, then (both_ways) b's keys a lacks */
+ * each key of a, then b's keys a lacks; those a section takes from
+ * [DEFAULT] too, which its steps read as its own */
 static void
 diff_section (diff_t *d, const qc_config_section_t *was, const qc_config_section_t *now)
 {
     const char *sname = qc_config_section_name (was ? was : now);
-    for (size_t i = 0; was && i < qc_config_section_nkeys (was); i++) {
-        const char *k = qc_config_section_key (was, i);
+    for (size_t i = 0; was && i < qc_config_section_nall (was); i++) {
+        const char *k = qc_config_section_key_all (was, i);
         diff_key (d, sname, k, value_of (was, k), value_of (now, k));
     }
-    for (size_t i = 0; now && i < qc_config_section_nkeys (now); i++) {
-        const char *k = qc_config_section_key (now, i);
+    for (size_t i = 0; now && i < qc_config_section_nall (now); i++) {
+        const char *k = qc_config_section_key_all (now, i);
         if (!was || !qc_config_has_key (was, k))
             diff_key (d, sname, k, NULL, value_of (now, k));
     }

@@ -122,7 +122,7 @@ drop_earlier_images (qc_output_t *o, const slide_t *s, const qc_result_t *r)
     while (d && (e = readdir (d))) {
         if (strncmp (e->d_name, s->name, nlen) != 0 || e->d_name[nlen] != '_')
             continue;
-        if (!r->ok) {
+        if (!r->ok) {           /* (this run wrote none of them: its_own_images) */
             left++;
             continue;
         }
@@ -148,8 +148,32 @@ drop_earlier_images (qc_output_t *o, const slide_t *s, const qc_result_t *r)
     if (left)
         qc_output_note (o, "INFO", "%s: failed this time; %zu image%s of an earlier run "
                         "left in %s with that run's row (results.tsv.N), until a run "
-                        "passes it", s->path, left, left == 1 ? "" : "s", dir);
+                        "passes it%s", s->path, left, left == 1 ? "" : "s", dir,
+                        r->nfiles ? " (this run's own images are not written beside them)"
+                                  : "");
     free (dir);
+}
+
+/* Whether the result's images are written: not those of a slide that
+ * fails now where an earlier run's are (kept whole with that run's row
+ * by drop_earlier_images: a failed run's macro image beside the good
+ * run's masks, a review found, was neither run's set). */
+static bool
+its_own_images (const qc_output_t *o, const slide_t *s, const qc_result_t *r)
+{
+    if (r->ok || !r->nfiles)
+        return true;
+    char *dir = path_in (o, s->name);
+    DIR *d = dir ? opendir (dir) : NULL;
+    size_t nlen = strlen (s->name);
+    bool earlier = false;
+    struct dirent *e;
+    while (d && !earlier && (e = readdir (d)))
+        earlier = strncmp (e->d_name, s->name, nlen) == 0 && e->d_name[nlen] == '_';
+    if (d)
+        closedir (d);
+    free (dir);
+    return !earlier;
 }
 
 static bool
@@ -457,7 +481,7 @@ qc_output_result (qc_output_t *o, const qc_msg_t *m, char *err, size_t errlen)
     if (rc)
         return rc;
     /* images first: a row means its images are there */
-    rc = write_files (o, s, r, err, errlen);
+    rc = its_own_images (o, s, r) ? write_files (o, s, r, err, errlen) : 0;
     if (rc)
         return rc;       /* not "done": a reattach writes it again, whole */
     drop_earlier_images (o, s, r);

@@ -538,11 +538,20 @@ main (int argc, char **argv)
     /* each slide's results go in OUTDIR/<its name>/: where the slide is,
        were OUTDIR its folder (it failed at the first result, a file "in
        the way", with results.tsv left among the slides: a user's trial) */
-    const char *among = o.cancel || o.attach ? NULL : qc_cohort_slide_in (&cohort, o.outdir);
-    if (among) {
+    bool in_outdir;
+    const char *among = o.cancel || o.attach ? NULL
+                        : qc_cohort_slide_in (&cohort, o.outdir, &in_outdir);
+    if (among && in_outdir) {
         fprintf (stderr, "%s: -o %s is the folder the slides are in (%s among them): a "
                  "slide's results go in a folder of the slide's own name there; give -o "
                  "another folder (nothing was written)\n", prog, o.outdir, among);
+        goto out;
+    }
+    if (among) {
+        fprintf (stderr, "%s: -o %s holds a file of the name of slide %s, where its "
+                 "results would go (a folder of that name): the slide itself, given "
+                 "through a link? Give -o another folder, or move that file (nothing was "
+                 "written)\n", prog, o.outdir, among);
         goto out;
     }
     if (o.broker && qc_endpoint_check (o.broker, false, err, sizeof err) != 0) {

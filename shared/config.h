@@ -75,6 +75,14 @@ const char *qc_config_section_key (const qc_config_section_t *sec,
                                    size_t index);
 /* Line where key (any case) is set, 0 when it is not set. */
 int qc_config_key_line (const qc_config_section_t *sec, const char *key);
+/* Every key sec has, its own and then those it takes from [DEFAULT]
+ * (what its steps read): how many, and the i-th. A comparison of two
+ * configs by their own keys missed a changed [DEFAULT] value. */
+size_t qc_config_section_nall (const qc_config_section_t *sec);
+const char *qc_config_section_key_all (const qc_config_section_t *sec, size_t index);
+/* The value of key (any case) in sec or [DEFAULT] as written, before
+ * interpolation; NULL when there is none. */
+const char *qc_config_raw_value (const qc_config_section_t *sec, const char *key);
 /* Line of the value's piece-th line (0: the key's own line; a value's
  * lines are '\n'-separated, continuation lines, blank ones included);
  * the key's line when that is not known, 0 when key is not set. */

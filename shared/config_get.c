@@ -56,6 +56,25 @@ qc_config_section_key (const qc_config_section_t *sec, size_t index)
     return sec && index < sec->nown ? sec->entries[index].key : NULL;
 }
 
+size_t
+qc_config_section_nall (const qc_config_section_t *sec)
+{
+    return sec ? sec->n : 0;
+}
+
+const char *
+qc_config_section_key_all (const qc_config_section_t *sec, size_t index)
+{
+    return sec && index < sec->n ? sec->entries[index].key : NULL;
+}
+
+const char *
+qc_config_raw_value (const qc_config_section_t *sec, const char *key)
+{
+    const entry_t *e = sec && key ? config_find_entry (sec, key, sec->n) : NULL;
+    return e ? e->raw.s : NULL;
+}
+
 int
 qc_config_key_line (const qc_config_section_t *sec, const char *key)
 {

@@ -321,7 +321,10 @@ open_openslide (qc_slide_t *self, char *err, size_t errlen)
     if (!self->osr)
         return qc_slide_fail_unrecognised (self->path, qc_openslide_log_last (), err,
                                            errlen);
-    if (oe && qc_slide_fail_tiff_damaged (self->path, oe, err, errlen) != 0)
+    /* libtiff's reason for OpenSlide's bare "Invalid TIFF", unless the
+       machine is short (then OpenSlide's words, marked for a rerun) */
+    if (oe && !qc_slide_out_of_descriptors () && !qc_memory_short ()
+        && qc_slide_fail_tiff_damaged (self->path, oe, err, errlen) != 0)
         return -1;
     if (oe)
         return qc_slide_fail_openslide ("OpenSlide could not open the slide", oe, err,

@@ -65,6 +65,12 @@ for outdir in "$T/lab/slides" "$T/lab/../lab/slides/"; do
     [ $? -eq 2 ] && echo "$out" | grep -qF "qc-submit: -o $outdir is the folder the slides are in ($T/lab/slides/a.svs among them)" \
         && [ "$(ls -A "$T/lab/slides")" = "a.svs" ] || fail "-o the slides' folder $outdir: $out; $(ls -A "$T/lab/slides")"
 done
+# ... or given through a link of its name from elsewhere
+mkdir -p "$T/lab/links"
+ln -s "$T/lab/slides/a.svs" "$T/lab/links/a.svs"
+out=$("$BIN/qc-submit" -o "$T/lab/slides" "$T/lab/links/a.svs" 2>&1)
+[ $? -eq 2 ] && echo "$out" | grep -qF "qc-submit: -o $T/lab/slides holds a file of the name of slide $T/lab/links/a.svs" \
+    && [ "$(ls -A "$T/lab/slides")" = "a.svs" ] || fail "a link to a slide in -o: $out; $(ls -A "$T/lab/slides")"
 "$BIN/qc-submit" -q -o "$T/lab/slides/qc" "$T/lab/slides" >/dev/null 2>&1 && [ -d "$T/lab/slides/qc/a.svs" ] \
     || fail "-o a folder below the slides' was refused"
 : >"$T/empty.txt"

@@ -132,3 +132,23 @@ old=$(find "$T/eout/y.svs" -name 'y.svs_*' ! -newer "$T/e/before3")
 [ -z "$old" ] || fail "cut: images older than run 3 are left: $old"
 [ "$(ls "$T/eout/y.svs" | grep -c '^y\.svs_')" -ge 10 ] || fail "cut: run 3's images: $(ls "$T/eout/y.svs")"
 pass "a rescan still being copied fails without taking the good run's images; once whole, it runs"
+
+# a rescan whose level 0 is damaged but whose macro reads: the failed
+# run's macro image is not written beside the good run's masks (neither
+# run's set), the good run's four images stay whole
+mkdir -p "$T/m"
+cp "$R/CMU-1-Small-Region.svs" "$T/m/z.svs"
+printf '[pipeline]\nsteps = SaveModule.saveMacro\n    LightDarkModule.getIntensityThresholdPercent:tissue\n    SaveModule.saveThumbnails\n' >"$T/macro.ini"
+"$BIN/qc-submit" -q -c "$T/macro.ini" -o "$T/mout" "$T/m/z.svs" >"$T/m1.log" 2>&1 \
+    || fail "macro: run 1: $(tail -3 "$T/m1.log")"
+[ "$(ls "$T/mout/z.svs" | grep -c '^z\.svs_')" -eq 4 ] || fail "macro: run 1's images: $(ls "$T/mout/z.svs")"
+sha_before=$(cd "$T/mout/z.svs" && sha256sum z.svs_* )
+sleep 1.1
+dd if=/dev/zero of="$T/m/z.svs" bs=1 seek=600000 count=675000 conv=notrunc 2>/dev/null
+"$BIN/qc-submit" -c "$T/macro.ini" -o "$T/mout" "$T/m/z.svs" >"$T/m2.log" 2>&1
+[ $? -eq 1 ] && grep -q "^FAILED 1/1 z.svs" "$T/m2.log" || fail "macro: run 2 should fail the slide: $(tail -3 "$T/m2.log")"
+[ "$(cd "$T/mout/z.svs" && sha256sum z.svs_* )" = "$sha_before" ] \
+    || fail "macro: the failed run changed the good run's images"
+grep -q "z.svs: failed this time; 4 images of an earlier run left in .*(this run's own images are not written beside them)" \
+    "$T/mout/qc.log" || fail "macro: qc.log: $(grep 'failed this time' "$T/mout/qc.log")"
+pass "a rescan that fails after its macro was saved leaves the good run's images whole, none of its own beside them"

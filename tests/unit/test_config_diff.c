@@ -55,6 +55,21 @@ main (void)
          {"[P] examples: 'pen.png (sha256 11111111...)' -> '/data/ink.png'"}},
         {"as written, one more file", "[P]\nexamples: asset/sha256/" H1 "/pen.png\n",
          "[P]\nexamples: /data/pen.png:/data/mask.png\n", 1, {"-> '/data/pen.png:/data/mask.png'"}},
+        /* a section reads [DEFAULT]'s keys as its own: a changed default
+           is a difference (two configs' rows went into one results.tsv,
+           once a diff that finds nothing made them the same config) */
+        {"a [DEFAULT] value", "[DEFAULT]\nt = .9\n[a]\nx = 1\n",
+         "[DEFAULT]\nt = .5\n[a]\nx = 1\n", 1, {"[a] t: '.9' -> '.5'"}},
+        {"a key moved to [DEFAULT]", "[a]\nx = 1\nt = .9\n", "[DEFAULT]\nt = .9\n[a]\nx = 1\n",
+         0, {""}},
+        /* a value that does not interpolate, compared as written (its
+           NULL crashed qc-submit on a rerun) */
+        {"a lone % alike", "[n]\nk = 100%\n", "[n]\nk=100%\n", 0, {""}},
+        {"a lone % changed", "[n]\nk = 100%\n", "[n]\nk = 90%\n", 1, {"[n] k: '100%' -> '90%'"}},
+        /* an empty item beside a file (a doubled ':') */
+        {"files as written beside an empty item",
+         "[P]\nexamples: asset/sha256/" H1 "/pen.png::x\n", "[P]\nexamples: /d/pen.png::x\n", 1,
+         {"[P] examples: its files as sent in one, as written in the other"}},
         {"the folder's does not parse", "[a\nx", "[a]\nx = 1\n", -1, {"does not parse"}},
         {"this one does not parse", "[a]\nx = 1\n", "x = 1\n[", -1, {"this config does not parse"}},
     };
