@@ -289,27 +289,80 @@ cell (char *line, int col)
     return p;
 }
 
-/* The first cell of a comma-separated line (in place), quoted as a
- * spreadsheet quotes one ("a, b.svs", a quote doubled); an unclosed
- * quote runs to the end of the line. A lab's list from its LIMS or a
- * spreadsheet is a .csv: each whole line was taken for a path. */
+/* Cell col of a comma-separated record (in place), quoted as a
+ * spreadsheet quotes one ("a, b.svs", a quote doubled, a line break
+ * inside quotes kept); an unclosed quote runs to the end; NULL when the
+ * record has fewer cells. A lab's list from its LIMS or a spreadsheet
+ * is a .csv: each whole line was taken for a path. */
 static char *
-csv_first (char *s)
+csv_cell (char *s, int col)
 {
-    if (*s != '"') {
-        s[strcspn (s, ",")] = '\0';
-        return s;
+    for (int i = 0;; i++) {
+        char *out = s, *p = s;
+        if (*p == '"') {
+            for (p++; *p; p++) {
+                if (*p == '"' && p[1] != '"')
+                    break;
+                *out++ = *p;
+                if (*p == '"')
+                    p++;          /* "" is one quote */
+            }
+            if (*p == '"')
+                p++;
+            p += strcspn (p, ",");    /* bytes after the closing quote: left out */
+        } else {
+            p += strcspn (p, ",");
+            out = p;
+        }
+        char *next = *p ? p + 1 : NULL;
+        if (i == col) {
+            *out = '\0';
+            return s;
+        }
+        if (!next)
+            return NULL;
+        s = next;
     }
-    char *out = s;
-    for (const char *p = s + 1; *p; p++) {
-        if (*p == '"' && p[1] != '"')
-            break;
-        *out++ = *p;
-        if (*p == '"')
-            p++;                  /* "" is one quote */
+}
+
+/* Whether a record's quotes are all closed (a quoted cell may hold a
+ * line break: its record goes on on the next line). */
+static bool
+csv_closed (const char *s)
+{
+    bool in = false;
+    for (; *s; s++)
+        if (*s == '"')
+            in = !in;         /* "" inside quotes flips twice */
+    return !in;
+}
+
+/* The column of a list's header row that names the slides: a cell
+ * "filename" (HistoQC's), "path", "file" or "slide" (and a few more
+ * spellings), any case; -1 none. */
+static int
+header_column (const char *row, bool csv)
+{
+    static const char *names[] = { "filename", "file_name", "file name", "path", "filepath",
+                                   "file", "slide", "slide_path" };
+    for (int col = 0; col < 256; col++) {
+        char *copy = strdup (row);
+        char *c = !copy ? NULL : csv ? csv_cell (copy, col) : cell (copy, col);
+        bool found = false, end = !c;
+        while (c && (*c == ' ' || *c == '\t'))
+            c++;
+        size_t n = c ? strlen (c) : 0;
+        while (n && (c[n - 1] == ' ' || c[n - 1] == '\t'))
+            n--;
+        for (size_t k = 0; c && !found && k < sizeof names / sizeof *names; k++)
+            found = strlen (names[k]) == n && strncasecmp (c, names[k], n) == 0;
+        free (copy);
+        if (found)
+            return col;
+        if (end)
+            return -1;
     }
-    *out = '\0';
-    return s;
+    return -1;
 }
 
 int
@@ -324,7 +377,10 @@ qc_cohort_add_list (qc_cohort_t *c, const char *listfile, char *err, size_t errl
     size_t cap = 0;
     ssize_t len;
     int rc = 0, path_col = -1;
+    bool csv_col = false;           /* path_col is a .csv header's */
+    bool escaped = false;           /* ... our results.tsv's original_path */
     bool first_row = true, first_line = true, csv = is_csv (listfile);
+    char *record = NULL;            /* a .csv record over several lines */
     while (rc == 0 && (len = getline (&line, &cap, f)) > 0) {
         line[strcspn (line, "\r\n")] = 0;
         /* a list saved by a Windows editor or Excel starts with a UTF-8
@@ -336,20 +392,56 @@ qc_cohort_add_list (qc_cohort_t *c, const char *listfile, char *err, size_t errl
             /* the project's own results.tsv keeps whole paths: use them
              * unless a base path says where the file names are */
             if (strncmp (line, "#dataset:", 9) == 0 && !(c->basepath && *c->basepath))
-                path_col = column_of (line + 9, "original_path");
+                escaped = (path_col = column_of (line + 9, "original_path")) >= 0;
             continue;
         }
         char *s = line;
         while (*s == ' ')
             s++;
+        if (csv && (record || !csv_closed (s))) {
+            /* a quoted cell with a line break: the record goes on (64 KB
+               at most, a LIMS note's) */
+            char *joined = NULL;
+            if (asprintf (&joined, "%s%s%s", record ? record : "", record ? "\n" : "", s) < 0) {
+                rc = -1;
+                snprintf (err, errlen, "%s: out of memory", listfile);
+                break;
+            }
+            free (record);
+            record = joined;
+            if (!csv_closed (record) && strlen (record) < 65536)
+                continue;
+            if (strlen (line) + 1 < strlen (record) + 1) {
+                char *grown = realloc (line, strlen (record) + 1);
+                if (!grown) {
+                    rc = -1;
+                    snprintf (err, errlen, "%s: out of memory", listfile);
+                    break;
+                }
+                line = grown;
+                cap = strlen (record) + 1;
+            }
+            strcpy (line, record);
+            free (record);
+            record = NULL;
+            s = line;
+        }
         if (!*s)
             continue;
-        char *entry = path_col >= 0 ? cell (s, path_col) : csv ? csv_first (s) : cell (s, 0);
-        if (first_row && entry && strcmp (entry, "filename") == 0) {
+        if (first_row && path_col < 0) {
+            /* a header row: its slides' column named ("Filename",
+               "path", "Slide", ... in any column); else the first */
+            int named = header_column (s, csv);
             first_row = false;
-            continue;             /* a header row */
+            if (named >= 0) {
+                path_col = named;
+                csv_col = csv;
+                continue;
+            }
         }
         first_row = false;
+        char *entry = path_col >= 0 ? (csv_col ? csv_cell (s, path_col) : cell (s, path_col))
+                      : csv ? csv_cell (s, 0) : cell (s, 0);
         if (!entry || !*entry)
             continue;
         /* blanks after a name (a spreadsheet's padding) are not part of
@@ -364,7 +456,7 @@ qc_cohort_add_list (qc_cohort_t *c, const char *listfile, char *err, size_t errl
         free (where);
         if (!*entry)
             continue;
-        char *unesc = path_col >= 0 ? qc_unescape_dup (entry) : NULL;
+        char *unesc = escaped ? qc_unescape_dup (entry) : NULL;
         rc = qc_cohort_add (c, unesc ? unesc : entry, err, errlen);
         free (unesc);
     }

@@ -18,8 +18,11 @@
  *     column keeps each slide's whole path, is read from that column
  *     when no base path is given. A plain list (one path a line) is the
  *     same thing with one column. A .csv (any case; an argument or a
- *     --list file) is a spreadsheet's: its first cell of each line, as
- *     spreadsheets quote one ("a, b.svs", a quote doubled).
+ *     --list file) is a spreadsheet's: its first cell of each record, as
+ *     spreadsheets quote one ("a, b.svs", a quote doubled, a line break
+ *     inside quotes). A first row with a cell "filename", "file name",
+ *     "path", "file" or "slide" (any case) is a header: that column
+ *     names the slides (a LIMS export's), in a .tsv too.
  *
  * Relative entries are taken relative to the base path (-p), else to the
  * working directory; every path becomes absolute (not through symbolic
