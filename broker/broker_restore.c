@@ -370,14 +370,19 @@ restore_results (restore_t *r, job_rec_t *job, char *err, size_t errlen)
     const uint8_t *data = NULL;
     size_t len = 0, cut;
     struct stat st;
-    if (job->acked_seq > 0 && stat (path, &st) != 0 && errno == ENOENT)
-        /* its client acknowledged results, so the file was there: deleted
-           by hand, or lost with a disk. Its tasks run again (the file
-           alone says which were done); a client that reattaches skips
-           the slides it already has. */
-        qc_log (QC_LOG_WARNING, MOD, "job %" PRIu64 ": its result file %s is missing, "
-                "though its client acknowledged %" PRIu64 " result%s: its slides run "
-                "again", job->id, path, job->acked_seq, qc_plural (job->acked_seq));
+    if (stat (path, &st) != 0 && errno == ENOENT) {
+        /* made when the job was accepted, so it was there: deleted by
+           hand, or lost with a disk (a tester's went unsaid when no
+           result had been acknowledged yet). Its tasks run again (the
+           file alone says which were done); a client that reattaches
+           skips the slides it already has. */
+        char acked[96] = "";
+        if (job->acked_seq > 0)
+            snprintf (acked, sizeof acked, ", though its client acknowledged %" PRIu64
+                      " result%s", job->acked_seq, qc_plural (job->acked_seq));
+        qc_log (QC_LOG_WARNING, MOD, "job %" PRIu64 ": its result file %s is missing%s: "
+                "its slides run again", job->id, path, acked);
+    }
     job->results = qc_jfile_open (path, RESULTS_MAGIC, err, errlen);
     if (!job->results && b->cfg.state_recover && errno == EBADMSG) {
         /* not a result file: set aside, the slides run again (never a
@@ -401,6 +406,66 @@ restore_results (restore_t *r, job_rec_t *job, char *err, size_t errlen)
 out:
     qc_jfile_unmap (data, len);
     free (path);
+    return rc;
+}
+
+/* Result files of jobs the journal never numbered (an id at or past
+ * its next job id): the journal lost their records (emptied or cut
+ * short by a power cut, or by hand), not a forgotten job's file. The
+ * broker started afresh and deleted results no client had fetched, and
+ * gave their ids again (a tester's 0-byte journal). Refused, nothing
+ * changed; with --state-recover set aside as ID.qcr.lost, said, and no
+ * id of them given again. */
+static int
+check_unknown_results (qc_broker_t *b, bool *recovered, char *err, size_t errlen)
+{
+    char *dir = NULL;
+    if (asprintf (&dir, "%s/results", b->state.dir) < 0)
+        return 0;
+    DIR *d = opendir (dir);
+    struct dirent *e;
+    uint64_t first = 0, last = 0, n = 0;
+    while (d && (e = readdir (d))) {
+        unsigned long long id;
+        char tail[8];
+        if (sscanf (e->d_name, "%llu.qc%7s", &id, tail) != 2 || strcmp (tail, "r") != 0
+            || id < b->next_job || jobs_lookup (b, id))
+            continue;
+        first = !n || id < first ? id : first;
+        last = id > last ? id : last;
+        n++;
+        if (b->cfg.state_recover) {
+            char *p = NULL, *aside = NULL;
+            if (asprintf (&p, "%s/%s", dir, e->d_name) >= 0
+                && asprintf (&aside, "%s.lost", p) >= 0 && rename (p, aside) == 0)
+                qc_log (QC_LOG_WARNING, MOD, "%s: the results of job %llu, which the "
+                        "journal does not know: set aside as %s (--state-recover)", p, id,
+                        aside);
+            free (p);
+            free (aside);
+        }
+    }
+    if (d)
+        closedir (d);
+    int rc = 0;
+    char ids[64];
+    if (n > 1)
+        snprintf (ids, sizeof ids, "jobs %" PRIu64 " to %" PRIu64, first, last);
+    else
+        snprintf (ids, sizeof ids, "job %" PRIu64, first);
+    if (n && !b->cfg.state_recover) {
+        snprintf (err, errlen, "%s holds the results of %s, which the journal does not "
+                  "know: it holds no record of them (emptied or cut short: a power cut, "
+                  "or by hand?). Nothing was changed. Put the journal back from a backup, "
+                  "or start with --state-recover to set those results aside (ID.qcr.lost) "
+                  "and go on without them", dir, ids);
+        rc = -1;
+    }
+    if (n && b->cfg.state_recover) {
+        b->next_job = last + 1;         /* their ids are not given again */
+        *recovered = true;
+    }
+    free (dir);
     return rc;
 }
 
@@ -482,6 +547,8 @@ restore_run (qc_broker_t *b, char *err, size_t errlen)
         queued += sched_job_queued (j->sj);
         waiting += j->last_seq - j->acked_seq;
     }
+    if (check_unknown_results (b, &r.recovered, err, errlen))
+        return -1;
     remove_orphans (b);
     qc_log (QC_LOG_INFO, MOD, "state %s: %zu job%s restored (%" PRIu64 " slide%s, %"
             PRIu64 " to run, %" PRIu64 " results waiting for their clients) in %"

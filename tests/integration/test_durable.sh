@@ -4,7 +4,8 @@
 # every slide exactly once, rows equal to a run without faults; job ids
 # are never used twice; a torn last journal record is dropped with a
 # warning; a damaged one stops the broker with the record named, until
-# --state-recover; a second broker on the same folder is refused. The
+# --state-recover; an emptied journal beside result files stops it too;
+# a second broker on the same folder is refused. The
 # result file is rewritten without what the client acknowledged as the
 # job goes (--results-compact-mb 1 here), before and after the restart.
 . "$(dirname "$0")/lib.sh"
@@ -131,6 +132,35 @@ grep -q "is damaged (.*): .* bytes dropped (--state-recover)" "$T/broker.log" \
 job3=$(awk '/^job /{print $2; exit}' "$T/out3/.qc-job")
 [ "$job3" -ge 3 ] || fail "after recovery the job id is $job3: ids used twice"
 pass "--state-recover starts, says what it dropped, and ids still go on ($job3)"
+
+# an emptied journal (a power cut, on some file systems) beside result
+# files: refused, nothing changed (the broker started afresh, deleted
+# results no client had fetched and gave their ids again); with
+# --state-recover the results are set aside, said, and no id of theirs
+# is given again
+kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
+ls "$state/results" | sort >"$T/results.before"
+top=$(ls "$state/results" | sed -n 's/^\([0-9]*\)\.qcr$/\1/p' | sort -n | tail -1)
+[ -n "$top" ] || fail "no result file to keep: $(cat "$T/results.before")"
+: >"$state/journal"
+"$BIN/qc-broker" --bind tcp://127.0.0.1:$port --state "$state" >"$T/emptied.log" 2>&1 &
+pid=$!
+PIDS+=($pid)
+for i in $(seq 1 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+kill -0 $pid 2>/dev/null && fail "the broker started on an emptied journal beside result files"
+wait $pid; rc=$?
+[ $rc -eq 2 ] && grep -q "$state/results holds the results of jobs\? .*, which the journal does not know: .*Nothing was changed.*--state-recover" \
+    "$T/emptied.log" || fail "an emptied journal: exit $rc: $(cat "$T/emptied.log")"
+ls "$state/results" | sort | cmp -s - "$T/results.before" \
+    || fail "the refused start changed the results: $(ls "$state/results")"
+start_broker $port --heartbeat-ms 200 --state "$state" --state-recover
+grep -q "$state/results/$top.qcr: the results of job $top, which the journal does not know: set aside as $state/results/$top.qcr.lost (--state-recover)" \
+    "$T/broker.log" || fail "the set-aside results not said: $(tail -5 "$T/broker.log")"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out4" -q \
+    "$SHARED/slides/real/CMU-1-Small-Region.svs" || fail "a job after the emptied journal failed"
+job4=$(awk '/^job /{print $2; exit}' "$T/out4/.qc-job")
+[ "$job4" -gt "$top" ] || fail "after an emptied journal the job id is $job4, not after $top: ids used twice"
+pass "an emptied journal beside result files: refused, nothing changed; --state-recover sets them aside and ids go on ($job4)"
 
 # --linger counts from the job's finish, across a restart too: a delivered
 # job finished 5 s before a restart, with --linger 6, is forgotten about
