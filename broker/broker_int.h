@@ -229,6 +229,9 @@ typedef struct {
     uint64_t epoch;           /* broker lives on this folder, this one too */
     uint64_t live_bytes;      /* journal bytes a compaction would keep */
     bool disk_full;           /* the last commit failed */
+    bool dir_gone;            /* the folder was deleted while the broker
+                                 ran (folder_gone): said once */
+    int64_t next_gone_check;  /* when folder_gone looks again */
     bool opening;             /* state_open runs: a failed write stops the
                                  start (said by it), no job goes on */
     bool holding;             /* too many results wait for the disk:

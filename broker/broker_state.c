@@ -283,6 +283,33 @@ disk_failed (qc_broker_t *b, const char *what, int e)
     s->next_retry = b->now + 1000;
 }
 
+/* Whether the state folder was deleted while the broker ran (its
+ * inode has no links left): what the broker writes goes to files no
+ * restart finds. A tester's rm -rf went unsaid, the running job no
+ * longer durable and a new one refused with "cannot create the job's
+ * result file". Said once; new jobs refused as on a full disk until a
+ * restart; looked at once a second. */
+static bool
+folder_gone (qc_broker_t *b)
+{
+    state_t *s = &b->state;
+    if (s->dir_gone || b->now < s->next_gone_check)
+        return s->dir_gone;
+    s->next_gone_check = b->now + 1000;
+    struct stat st;
+    if (s->dir_fd < 0 || fstat (s->dir_fd, &st) != 0 || st.st_nlink > 0)
+        return false;
+    s->dir_gone = true;
+    qc_log (QC_LOG_ERROR, MOD, "the state folder %s was deleted while the broker ran: "
+            "nothing it writes now survives a restart. New jobs are refused; accepted "
+            "jobs go on. Restart the broker (it makes the folder anew; its jobs' clients "
+            "then run their slides again)", s->dir);
+    snprintf (s->disk_error, sizeof s->disk_error, "its state folder %s was deleted while "
+              "it ran (restart the broker)", s->dir);
+    s->disk_full = true;
+    return true;
+}
+
 bool
 state_commit (qc_broker_t *b)
 {
@@ -319,7 +346,7 @@ state_commit (qc_broker_t *b)
         }
         if (journal_ok)
             s->sync_due = false;
-        if (ok && s->disk_full) {
+        if (ok && s->disk_full && !s->dir_gone) {
             s->disk_full = false;
             qc_log (QC_LOG_INFO, MOD, "the state folder %s can be written again: "
                     "new jobs are accepted", s->dir);
@@ -554,6 +581,8 @@ void
 state_maintain (qc_broker_t *b)
 {
     state_t *s = &b->state;
+    if (state_on (b))
+        folder_gone (b);
     if (!state_on (b) || b->now < s->next_compact_check || s->disk_full || b->pending)
         return;
     s->next_compact_check = b->now + 1000;

@@ -4,7 +4,8 @@
 # every slide exactly once, rows equal to a run without faults; job ids
 # are never used twice; a torn last journal record is dropped with a
 # warning; a damaged one stops the broker with the record named, until
-# --state-recover; an emptied journal beside result files stops it too;
+# --state-recover; an emptied journal beside result files stops it too, a
+# state folder deleted while it runs is said;
 # a second broker on the same folder is refused. The
 # result file is rewritten without what the client acknowledged as the
 # job goes (--results-compact-mb 1 here), before and after the restart.
@@ -180,3 +181,18 @@ start_broker $port --heartbeat-ms 200 --state "$T/lstate" --linger 6
 wait_for "the delivered job forgotten within 4 s of the restart (6 s from it otherwise)" 4 \
     "grep -q 'job $ljob: delivered, and finished over 6 s ago: forgotten (--linger)' '$T/broker.log'"
 pass "--linger counts from the finish across a restart, and the forget is logged"
+
+# the state folder deleted while the broker runs: said once, as an error
+# (nothing written from then on survives a restart), and new jobs are
+# refused with the reason (before: silence, then "cannot create the
+# job's result file")
+rm -rf "$T/lstate"
+wait_for "the deleted state folder said" 5 \
+    "grep -q 'ERROR.*the state folder $T/lstate was deleted while the broker ran' '$T/broker.log'"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --timeout 10 -q -o "$T/out5" \
+    "$SHARED/slides/real/CMU-1-Small-Region.svs" >"$T/gone.log" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q "the broker cannot store a new job: its state folder $T/lstate was deleted while it ran (restart the broker)" \
+    "$T/gone.log" || fail "a job after the state folder was deleted: exit $rc: $(cat "$T/gone.log")"
+[ "$(grep -c 'was deleted while the broker ran' "$T/broker.log")" -eq 1 ] || fail "the deletion said more than once"
+pass "a state folder deleted while the broker runs is said once, and new jobs are refused with the reason"
