@@ -234,13 +234,12 @@ warn_expiry (keyring_entry_t *e, int64_t now)
         || e->expires - now >= (int64_t) QC_CERT_EXPIRY_WARN_DAYS * 86400
         || (e->warned && now - e->warned < 86400))
         return;
-    char when[32];
+    char when[32], in[32];
     qc_cert_expiry_text (e->expires, when, sizeof when);
-    int64_t days = (e->expires - now) / 86400;
-    qc_log (QC_LOG_WARNING, MOD, "certificate %s (key %s) expires on %s, in %lld day%s: "
-            "its holder is refused from then on; give it a new pair (qc-keygen --force "
-            "--days N) and put the new public certificate here", e->name, e->key, when,
-            (long long) days, days == 1 ? "" : "s");
+    qc_cert_time_left_text (e->expires - now, in, sizeof in);
+    qc_log (QC_LOG_WARNING, MOD, "certificate %s (key %s) expires on %s, %s: its holder "
+            "is refused from then on; give it a new pair (qc-keygen --force --days N) and "
+            "put the new public certificate here", e->name, e->key, when, in);
     e->warned = now;
 }
 

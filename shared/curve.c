@@ -133,6 +133,19 @@ qc_cert_expiry_text (int64_t at, char *buf, size_t len)
         buf[0] = 0;
 }
 
+void
+qc_cert_time_left_text (int64_t left, char *buf, size_t len)
+{
+    if (!buf || !len)
+        return;
+    long long n = left >= 2 * 86400 ? left / 86400 : left >= 3600 ? left / 3600 : left / 60;
+    const char *unit = left >= 2 * 86400 ? "day" : left >= 3600 ? "hour" : "minute";
+    if (left < 60)
+        snprintf (buf, len, "in under a minute");
+    else
+        snprintf (buf, len, "in %lld %s%s", n, unit, n == 1 ? "" : "s");
+}
+
 /* The warning of a certificate of ours that has expired or soon will. */
 static void
 warn_expiry (const char *path, zcert_t *cert)
@@ -154,10 +167,12 @@ warn_expiry (const char *path, zcert_t *cert)
         qc_log (QC_LOG_WARNING, "curve", "%s expired on %s: a broker refuses it; make a "
                 "new pair (qc-keygen --force --days N) and give the broker its public "
                 "certificate", path, when);
-    else if (left < (int64_t) QC_CERT_EXPIRY_WARN_DAYS * 86400)
-        qc_log (QC_LOG_WARNING, "curve", "%s expires on %s, in %lld day%s: make a new "
-                "pair before then (qc-keygen --force --days N)", path, when,
-                (long long) (left / 86400), left / 86400 == 1 ? "" : "s");
+    else if (left < (int64_t) QC_CERT_EXPIRY_WARN_DAYS * 86400) {
+        char in[32];
+        qc_cert_time_left_text (left, in, sizeof in);
+        qc_log (QC_LOG_WARNING, "curve", "%s expires on %s, %s: make a new pair before "
+                "then (qc-keygen --force --days N)", path, when, in);
+    }
 }
 
 zcert_t *

@@ -41,6 +41,9 @@ const char *qc_role_name (int role);
 int qc_cert_expires (zcert_t *cert, int64_t *at);
 /* at as qc-keygen writes it, into buf ("" when at is out of range). */
 void qc_cert_expiry_text (int64_t at, char *buf, size_t len);
+/* "in 5 days", or under two days "in 23 hours" ("in 0 days" was said
+ * of a certificate with most of a day left), of left seconds (> 0). */
+void qc_cert_time_left_text (int64_t left, char *buf, size_t len);
 /* Certificates that expire within this many days are warned of when
  * loaded (a program's own; the broker's admitted ones). */
 #define QC_CERT_EXPIRY_WARN_DAYS 14

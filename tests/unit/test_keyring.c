@@ -352,9 +352,28 @@ test_expiring_sweep (void)
     CHECK (system (cmd) == 0);
 }
 
+/* How long a certificate has left, said: under two days in hours ("in
+ * 0 days" was said of one with most of a day left). */
+static void
+test_time_left (void)
+{
+    static const struct { int64_t left; const char *says; } cases[] = {
+        {5 * 86400 - 30, "in 4 days"}, {2 * 86400, "in 2 days"}, {2 * 86400 - 1, "in 47 hours"},
+        {86399, "in 23 hours"}, {3600, "in 1 hour"}, {3599, "in 59 minutes"},
+        {60, "in 1 minute"}, {59, "in under a minute"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char got[32];
+        qc_cert_time_left_text (cases[i].left, got, sizeof got);
+        CHECK (strcmp (got, cases[i].says) == 0, "%lld s: '%s', want '%s'",
+               (long long) cases[i].left, got, cases[i].says);
+    }
+}
+
 int
 main (void)
 {
+    test_time_left ();
     expiry_times ();
     zsys_handler_set (NULL);
     test_certs ();
