@@ -349,7 +349,7 @@ size_t sched_job_queued (const sched_job_t *job);
  * SCHED_CANCELLED_BY_CLIENT); running ones finish and their results are
  * still reported, as are those that leave their worker, with the same
  * reason. A second cancel changes nothing. */
-#define SCHED_CANCELLED_BY_CLIENT "cancelled by the client"
+#define SCHED_CANCELLED_BY_CLIENT QC_RESULT_CANCELLED
 void sched_job_cancel (sched_t *self, sched_job_t *job, const char *why);
 /* Takes back the tasks added at index total and after (still queued:
  * a SUBMIT batch that could not be applied whole). */

@@ -195,7 +195,7 @@ failure_kind (const char *reason)
         return QC_REC_RETRY;
     if (reason && (strncmp (reason, QC_RECORDS_UNREAD_PREFIX,
                             strlen (QC_RECORDS_UNREAD_PREFIX)) == 0
-                   || strcmp (reason, "cancelled by the client") == 0
+                   || strcmp (reason, QC_RESULT_CANCELLED) == 0
                    || strstr (reason, QC_RESULT_RETRY_MARK)
                    /* a worker's: the rerun's qc-submit checks the config
                       itself first, so a worker that refused it then ran

@@ -1,6 +1,7 @@
 #include "client/progress.h"
 
 #include "client/escape.h"
+#include "shared/result.h"
 
 #include <czmq.h>
 #include <stdio.h>
@@ -12,7 +13,7 @@ qc_progress_init (qc_progress_t *p, uint64_t total, bool quiet)
     p->tty = isatty (STDERR_FILENO) && !quiet;
     p->quiet = quiet;
     p->total = total;
-    p->done = p->failed = 0;
+    p->done = p->failed = p->cancelled = 0;
     p->start_ms = zclock_mono ();
     p->last_draw_ms = 0;
 }
@@ -45,6 +46,8 @@ qc_progress_slide (qc_progress_t *p, bool ok, const char *name,
                    const char *worker, const char *reason)
 {
     if (ok) p->done++; else p->failed++;
+    if (!ok && reason && strcmp (reason, QC_RESULT_CANCELLED) == 0)
+        p->cancelled++;
     if (p->quiet)
         return;
     /* names and reasons may hold any byte: escaped for the terminal */

@@ -11,6 +11,7 @@
 typedef struct {
     bool tty, quiet;
     uint64_t total, done, failed;   /* done: passed */
+    uint64_t cancelled;             /* of failed: cancelled by the client */
     int64_t start_ms, last_draw_ms;
 } qc_progress_t;
 

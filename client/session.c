@@ -772,7 +772,14 @@ qc_session_run (const qc_session_config_t *cfg)
         *cfg->finished = s.done;
     if (cfg->gone)
         *cfg->gone = s.gone;
-    if (s.done && !cfg->quiet)
+    /* cancelled slides apart: "5 passed, 15 failed" of a job cancelled
+       after 6 (a tester's) read as 15 slides at fault */
+    if (s.done && !cfg->quiet && s.progress.cancelled)
+        fprintf (stderr, "%" PRIu64 " slide%s: %" PRIu64 " passed, %" PRIu64 " failed, %"
+                 PRIu64 " cancelled (a rerun runs them)\n", s.progress.total,
+                 qc_plural (s.progress.total), s.progress.done,
+                 s.progress.failed - s.progress.cancelled, s.progress.cancelled);
+    else if (s.done && !cfg->quiet)
         fprintf (stderr, "%" PRIu64 " slide%s: %" PRIu64 " passed, %" PRIu64 " failed\n",
                  s.progress.total, qc_plural (s.progress.total), s.progress.done,
                  s.progress.failed);

@@ -23,6 +23,11 @@
  * slide again (client/output_records.h) instead of skipping it. */
 #define QC_RESULT_RETRY_MARK   "; a rerun tries again)"
 
+/* The whole reason of a slide its job's client cancelled (qc-submit
+ * --cancel, or Ctrl-C): no failure of the slide's, run again on a rerun
+ * and counted apart in qc-submit's summary. */
+#define QC_RESULT_CANCELLED    "cancelled by the client"
+
 /* Phrases of a failure's reason that name the machine that ran the slide
  * as the cause, not the slide, its server or its share: memory short, no
  * file descriptor left, a cache disk full. Another machine may run that slide now, so the

@@ -98,6 +98,11 @@ for i in $(seq 1 200); do kill -0 $submit 2>/dev/null || break; sleep 0.1; done
 kill -0 $submit 2>/dev/null && fail "cancelled job did not end"
 grep -q "cancelled" "$T/out2/error.log" || fail "cancelled slides not reported"
 check_exactly_once "$T/out2" "$T/cohort/list"
+# the summary counts the cancelled slides apart from those that failed
+n_cancelled=$(grep -c "	cancelled by the client$" "$T/out2/error.log")
+n_failed=$(( $(grep -vc '^#' "$T/out2/error.log") - n_cancelled ))
+grep -q "^[0-9]* slides: [0-9]* passed, $n_failed failed, $n_cancelled cancelled (a rerun runs them)$" \
+    "$T/submit2.log" || fail "the summary: $(tail -2 "$T/submit2.log"); $n_cancelled cancelled, $n_failed failed in error.log"
 # the broker's log says the cancel came from elsewhere than the job's client
 grep -q "job $job2 cancelled by a qc-submit --cancel, not the job's client (no certificates in use)" \
     "$T/broker.log" || fail "who cancelled is not said: $(grep cancelled "$T/broker.log")"
