@@ -271,16 +271,20 @@ load (keyring_t *self, bool *changed)
     for (keyring_entry_t *e = zhashx_first (admitted); e; e = zhashx_next (admitted)) {
         keyring_entry_t *old = self->admitted ? zhashx_lookup (self->admitted, e->key) : NULL;
         if (!old || old->role != e->role || old->expires != e->expires) {
-            char until[64] = "";
-            if (e->expires) {
-                char when[32];
+            char when[32] = "";
+            if (e->expires)
                 qc_cert_expiry_text (e->expires, when, sizeof when);
-                snprintf (until, sizeof until, ", %s %s",
-                          keyring_expired (e, (int64_t) time (NULL)) ? "expired on"
-                          : "until", when);
-            }
-            qc_log (QC_LOG_INFO, MOD, "admitted certificate %s (role %s, key %s%s)",
-                    e->name, qc_role_name (e->role), e->key, until);
+            /* one already expired is in the folder but refused: a
+               warning, not "admitted" at INFO (a tester's) */
+            if (e->expires && keyring_expired (e, (int64_t) time (NULL)))
+                qc_log (QC_LOG_WARNING, MOD, "certificate %s (role %s, key %s) expired on "
+                        "%s: its holder is refused; give it a new pair (qc-keygen --force "
+                        "--days N) and put the new public certificate here", e->name,
+                        qc_role_name (e->role), e->key, when);
+            else
+                qc_log (QC_LOG_INFO, MOD, "admitted certificate %s (role %s, key %s%s%s)",
+                        e->name, qc_role_name (e->role), e->key, *when ? ", until " : "",
+                        when);
             *changed = true;
         }
         warn_expiry (e, (int64_t) time (NULL));

@@ -315,6 +315,10 @@ grep -q "admitted certificate dave@test (role client, key .*, until $(date -u -d
 sed -i 's/expires = .*/expires = "2020-01-01T00:00:00Z"/' "$K/allowed/dave.cert"
 refused "peer [0-9a-f]*: certificate dave@test expired on 2020-01-01T00:00:00Z" \
     "dave's next message"
+# the folder reread: an expired certificate is a warning, not "admitted"
+grep -q "WARNING.*certificate dave@test (role client, key .*) expired on 2020-01-01T00:00:00Z: its holder is refused" \
+    "$LOG" || fail "the expired certificate in the folder is not warned of: $(grep dave "$LOG" | tail -3)"
+grep -q "admitted certificate dave@test .*expired" "$LOG" && fail "an expired certificate said to be admitted"
 wait $dave
 grep -q "got DISCONNECT .*reason=refused: certificate dave@test expired on 2020-01-01" \
     "$T/s9d.log" || fail "dave was not told: $(tail -3 "$T/s9d.log")"
