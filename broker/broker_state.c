@@ -644,15 +644,19 @@ state_open (qc_broker_t *b, char *err, size_t errlen)
         snprintf (err, errlen, "out of memory");
         goto out;
     }
-    if (make_dirs (s->dir) || make_dirs (results)) {
+    bool made = make_dirs (s->dir) == 0;
+    if (!made || make_dirs (results)) {
         int e = errno;
-        /* there already, but another user's: whose, rather than "create" */
+        /* there already, but another user's: whose, rather than "create";
+           there, but its results folder not made (read-only): that one
+           named, not "cannot create the state folder" (a tester's) */
         struct stat st;
         struct passwd *pw = stat (s->dir, &st) == 0 && st.st_uid != geteuid ()
                             ? getpwuid (st.st_uid) : NULL;
-        snprintf (err, errlen, "cannot %s the state folder %s: %s (%s%s%sgive "
-                  "--state DIR, or --state none to keep no state)", pw ? "use" : "create",
-                  s->dir, strerror (e), pw ? "it is " : "", pw ? pw->pw_name : "",
+        snprintf (err, errlen, "cannot %s %s%s: %s (%s%s%sgive --state DIR, or --state "
+                  "none to keep no state)", pw ? "use" : "create",
+                  made && !pw ? "" : "the state folder ", made && !pw ? results : s->dir,
+                  strerror (e), pw ? "it is " : "", pw ? pw->pw_name : "",
                   pw ? "'s: run the broker as that user, or " : "");
         goto out;
     }
