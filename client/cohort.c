@@ -325,16 +325,29 @@ csv_cell (char *s, int col)
     }
 }
 
-/* Whether a record's quotes are all closed (a quoted cell may hold a
- * line break: its record goes on on the next line). */
+/* Whether a record's quoted cells are all closed (one may hold a line
+ * break: its record goes on on the next line). Only a quote that starts
+ * a cell opens one: a stray quote inside a cell (3" wide) is a quote,
+ * or it would join the rest of the list to its record. */
 static bool
 csv_closed (const char *s)
 {
-    bool in = false;
-    for (; *s; s++)
-        if (*s == '"')
-            in = !in;         /* "" inside quotes flips twice */
-    return !in;
+    for (;;) {
+        if (*s == '"') {
+            for (s++;; s++) {
+                if (!*s)
+                    return false;
+                if (*s == '"' && s[1] == '"')
+                    s++;          /* "" is one quote */
+                else if (*s == '"')
+                    break;
+            }
+        }
+        s += strcspn (s, ",");
+        if (!*s)
+            return true;
+        s++;
+    }
 }
 
 /* The column of a list's header row that names the slides: a cell

@@ -91,10 +91,12 @@ cp "$T/sheet/lims.CSV" "$T/sheet/lims.csv"
 [ $? -eq 0 ] && [ "$(names "$T/o-csv2")" = "$(names "$T/o-csv")" ] \
     || fail "a .csv given as an argument: $(names "$T/o-csv2"); $(tail -3 "$T/csv2.log")"
 # a LIMS export: the slides' column named in its header ("File Name",
-# not first), a note with a line break inside its quotes
-printf 'ID,File Name,Notes\n7,%s,"rescanned:\nblur, top left"\n8,"%s",ok\n' \
+# not first), a note with a stray quote (not a quoted cell: the rest of
+# the list must not join its record), one with a line break inside its
+# quotes
+printf 'ID,File Name,Notes\n7,%s,3" wide\n8,"%s","rescanned:\nblur, top left"\n' \
     "$T/sheet/plain.svs" "$T/sheet/with, comma.svs" >"$T/sheet/lims-export.csv"
 "$BIN/qc-submit" -c "$T/quick.ini" -o "$T/o-csv3" "$T/sheet/lims-export.csv" >"$T/csv3.log" 2>&1
 [ $? -eq 0 ] && [ "$(names "$T/o-csv3")" = 'plain.svs with, comma.svs ' ] && [ ! -s "$T/o-csv3/error.log" ] \
     || fail "a LIMS export: $(names "$T/o-csv3"); $(cat "$T/o-csv3/error.log"); $(tail -3 "$T/csv3.log")"
-pass "a spreadsheet's .csv list (given with --list or as an argument): the first cells, quoted as spreadsheets quote; a LIMS export's named column, a note over two lines"
+pass "a spreadsheet's .csv list (given with --list or as an argument): the first cells, quoted as spreadsheets quote; a LIMS export's named column, a stray quote, a note over two lines"
