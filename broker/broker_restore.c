@@ -410,12 +410,15 @@ out:
 }
 
 /* Result files of jobs the journal never numbered (an id at or past
- * its next job id): the journal lost their records (emptied or cut
- * short by a power cut, or by hand), not a forgotten job's file. The
- * broker started afresh and deleted results no client had fetched, and
- * gave their ids again (a tester's 0-byte journal). Refused, nothing
- * changed; with --state-recover set aside as ID.qcr.lost, said, and no
- * id of them given again. */
+ * its next job id) that hold results: the journal lost their records
+ * (emptied or cut short by a power cut, or by hand), not a forgotten
+ * job's file. The broker started afresh and deleted results no client
+ * had fetched, and gave their ids again (a tester's 0-byte journal).
+ * Refused, the files left as they are; with --state-recover set aside
+ * as ID.qcr.lost, said, and no id of them given again. One with no
+ * record is a submission never accepted (its file is made before its
+ * job is journalled: a full disk, a crash between the two): removed,
+ * as before (a review found a healthy folder refused). */
 static int
 check_unknown_results (qc_broker_t *b, bool *recovered, char *err, size_t errlen)
 {
@@ -431,13 +434,28 @@ check_unknown_results (qc_broker_t *b, bool *recovered, char *err, size_t errlen
         if (sscanf (e->d_name, "%llu.qc%7s", &id, tail) != 2 || strcmp (tail, "r") != 0
             || id < b->next_job || jobs_lookup (b, id))
             continue;
+        struct stat st;
+        char *file = NULL;
+        bool holds = asprintf (&file, "%s/%s", dir, e->d_name) >= 0
+                     && stat (file, &st) == 0 && st.st_size > QC_JFILE_MAGIC_LEN;
+        free (file);
+        if (!holds)
+            continue;           /* remove_orphans' */
         first = !n || id < first ? id : first;
         last = id > last ? id : last;
         n++;
         if (b->cfg.state_recover) {
+            /* never over an earlier recovery's: .lost.2, ... */
             char *p = NULL, *aside = NULL;
-            if (asprintf (&p, "%s/%s", dir, e->d_name) >= 0
-                && asprintf (&aside, "%s.lost", p) >= 0 && rename (p, aside) == 0)
+            struct stat there;
+            bool named = asprintf (&p, "%s/%s", dir, e->d_name) >= 0
+                         && asprintf (&aside, "%s.lost", p) >= 0;
+            for (int k = 2; named && k < 100 && lstat (aside, &there) == 0; k++) {
+                free (aside);
+                aside = NULL;
+                named = asprintf (&aside, "%s.lost.%d", p, k) >= 0;
+            }
+            if (named && rename (p, aside) == 0)
                 qc_log (QC_LOG_WARNING, MOD, "%s: the results of job %llu, which the "
                         "journal does not know: set aside as %s (--state-recover)", p, id,
                         aside);
@@ -456,7 +474,8 @@ check_unknown_results (qc_broker_t *b, bool *recovered, char *err, size_t errlen
     if (n && !b->cfg.state_recover) {
         snprintf (err, errlen, "%s holds the results of %s, which the journal does not "
                   "know: it holds no record of them (emptied or cut short: a power cut, "
-                  "or by hand?). Nothing was changed. Put the journal back from a backup, "
+                  "or by hand?). The result files were left as they are. Put the journal "
+                  "back from a backup, "
                   "or start with --state-recover to set those results aside (ID.qcr.lost) "
                   "and go on without them", dir, ids);
         rc = -1;

@@ -277,8 +277,9 @@ disk_failed (qc_broker_t *b, const char *what, int e)
         qc_log (QC_LOG_ERROR, MOD, "cannot write %s: %s; new jobs are refused while "
                 "it cannot be written (tried again each second: 'can be written again' "
                 "says when they are taken again), accepted jobs go on", what, strerror (e));
-    snprintf (s->disk_error, sizeof s->disk_error, "its state folder %s cannot be "
-              "written (%s)", s->dir, strerror (e));
+    if (!s->dir_gone)           /* the deletion stays the reason given */
+        snprintf (s->disk_error, sizeof s->disk_error, "its state folder %s cannot be "
+                  "written (%s)", s->dir, strerror (e));
     s->disk_full = true;
     s->next_retry = b->now + 1000;
 }
@@ -351,7 +352,9 @@ state_commit (qc_broker_t *b)
             qc_log (QC_LOG_INFO, MOD, "the state folder %s can be written again: "
                     "new jobs are accepted", s->dir);
         }
-        if (journal_ok) {
+        /* (not in a folder deleted under the broker: by its name, the
+           files would be a new folder's, a new broker's) */
+        if (journal_ok && !s->dir_gone) {
             char *path;
             while ((path = zlist_pop (s->unlink_after))) {
                 unlink (path);

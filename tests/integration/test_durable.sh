@@ -150,7 +150,7 @@ PIDS+=($pid)
 for i in $(seq 1 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
 kill -0 $pid 2>/dev/null && fail "the broker started on an emptied journal beside result files"
 wait $pid; rc=$?
-[ $rc -eq 2 ] && grep -q "$state/results holds the results of jobs\? .*, which the journal does not know: .*Nothing was changed.*--state-recover" \
+[ $rc -eq 2 ] && grep -q "$state/results holds the results of jobs\? .*, which the journal does not know: .*The result files were left as they are.*--state-recover" \
     "$T/emptied.log" || fail "an emptied journal: exit $rc: $(cat "$T/emptied.log")"
 ls "$state/results" | sort | cmp -s - "$T/results.before" \
     || fail "the refused start changed the results: $(ls "$state/results")"
@@ -162,6 +162,15 @@ grep -q "$state/results/$top.qcr: the results of job $top, which the journal doe
 job4=$(awk '/^job /{print $2; exit}' "$T/out4/.qc-job")
 [ "$job4" -gt "$top" ] || fail "after an emptied journal the job id is $job4, not after $top: ids used twice"
 pass "an emptied journal beside result files: refused, nothing changed; --state-recover sets them aside and ids go on ($job4)"
+
+# a result file with no record past the journal's ids: a submission never
+# accepted (its file is made before its job is journalled: a full disk,
+# a crash between the two) is no lost job: removed, the broker starts
+kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
+head -c 16 "$state/results/$job4.qcr" >"$state/results/$((job4 + 50)).qcr"
+start_broker $port --heartbeat-ms 200 --state "$state"
+[ ! -e "$state/results/$((job4 + 50)).qcr" ] || fail "the unaccepted submission's empty result file stayed"
+pass "an empty result file of a submission never accepted does not stop the broker"
 
 # --linger counts from the job's finish, across a restart too: a delivered
 # job finished 5 s before a restart, with --linger 6, is forgotten about
