@@ -352,30 +352,89 @@ csv_closed (const char *s)
 
 /* The column of a list's header row that names the slides: a cell
  * "filename" (HistoQC's), "path", "file" or "slide" (and a few more
- * spellings), any case; -1 none. */
+ * spellings), any case, in a row none of whose cells is a slide file's
+ * name (a data row "X1.svs<TAB>slide" is no header); -1 none. */
 static int
 header_column (const char *row, bool csv)
 {
     static const char *names[] = { "filename", "file_name", "file name", "path", "filepath",
                                    "file", "slide", "slide_path" };
+    int named = -1;
     for (int col = 0; col < 256; col++) {
         char *copy = strdup (row);
         char *c = !copy ? NULL : csv ? csv_cell (copy, col) : cell (copy, col);
-        bool found = false, end = !c;
-        while (c && (*c == ' ' || *c == '\t'))
+        if (!c) {
+            free (copy);
+            break;
+        }
+        while (*c == ' ' || *c == '\t')
             c++;
-        size_t n = c ? strlen (c) : 0;
+        size_t n = strlen (c);
         while (n && (c[n - 1] == ' ' || c[n - 1] == '\t'))
-            n--;
-        for (size_t k = 0; c && !found && k < sizeof names / sizeof *names; k++)
-            found = strlen (names[k]) == n && strncasecmp (c, names[k], n) == 0;
+            c[--n] = '\0';
+        bool slide = qc_cohort_is_slide_name (c);
+        for (size_t k = 0; named < 0 && k < sizeof names / sizeof *names; k++)
+            if (strlen (names[k]) == n && strncasecmp (c, names[k], n) == 0)
+                named = col;
         free (copy);
-        if (found)
-            return col;
-        if (end)
+        if (slide)
             return -1;
     }
-    return -1;
+    return named;
+}
+
+/* Reading a list, record by record. */
+typedef struct {
+    qc_cohort_t *c;
+    bool csv;                 /* a spreadsheet's .csv */
+    int path_col;             /* the slides' column, or -1: the first */
+    bool csv_col;             /* path_col is a .csv header's */
+    bool escaped;             /* ... our results.tsv's original_path */
+    bool first_row;
+} list_read_t;
+
+/* One record of a list (s, in place): its slide added. 0, or -1 with
+ * err. */
+static int
+list_record (list_read_t *l, char *s, char *err, size_t errlen)
+{
+    while (*s == ' ')
+        s++;
+    if (!*s)
+        return 0;
+    if (l->first_row && l->path_col < 0) {
+        /* a header row: its slides' column named ("Filename", "path",
+           "Slide", ... in any column); else the first */
+        int named = header_column (s, l->csv);
+        l->first_row = false;
+        if (named >= 0) {
+            l->path_col = named;
+            l->csv_col = l->csv;
+            return 0;
+        }
+    }
+    l->first_row = false;
+    char *entry = l->path_col >= 0 ? (l->csv_col ? csv_cell (s, l->path_col)
+                                                 : cell (s, l->path_col))
+                  : l->csv ? csv_cell (s, 0) : cell (s, 0);
+    if (!entry || !*entry)
+        return 0;
+    /* blanks after a name (a spreadsheet's padding) are not part of
+       it, unless a file of that name is there */
+    struct stat st;
+    size_t n = strlen (entry);
+    char *where = n && (entry[n - 1] == ' ' || entry[n - 1] == '\t')
+                      ? absolute (l->c, entry) : NULL;  /* with -p, under it */
+    if (where && lstat (where, &st) != 0)
+        while (n && (entry[n - 1] == ' ' || entry[n - 1] == '\t'))
+            entry[--n] = '\0';
+    free (where);
+    if (!*entry)
+        return 0;
+    char *unesc = l->escaped ? qc_unescape_dup (entry) : NULL;
+    int rc = qc_cohort_add (l->c, unesc ? unesc : entry, err, errlen);
+    free (unesc);
+    return rc;
 }
 
 int
@@ -386,93 +445,61 @@ qc_cohort_add_list (qc_cohort_t *c, const char *listfile, char *err, size_t errl
         snprintf (err, errlen, "cannot read list %s: %s", listfile, strerror (errno));
         return -1;
     }
-    char *line = NULL;
+    list_read_t l = {.c = c, .csv = is_csv (listfile), .path_col = -1, .first_row = true};
+    char *line = NULL, *record = NULL;  /* a .csv record over several lines */
     size_t cap = 0;
-    ssize_t len;
-    int rc = 0, path_col = -1;
-    bool csv_col = false;           /* path_col is a .csv header's */
-    bool escaped = false;           /* ... our results.tsv's original_path */
-    bool first_row = true, first_line = true, csv = is_csv (listfile);
-    char *record = NULL;            /* a .csv record over several lines */
-    while (rc == 0 && (len = getline (&line, &cap, f)) > 0) {
+    int rc = 0, record_line = 0, lineno = 0;
+    bool first_line = true;
+    while (rc == 0 && getline (&line, &cap, f) > 0) {
+        lineno++;
         line[strcspn (line, "\r\n")] = 0;
         /* a list saved by a Windows editor or Excel starts with a UTF-8
            byte order mark, which would make its first path relative */
         if (first_line && strncmp (line, "\xef\xbb\xbf", 3) == 0)
             memmove (line, line + 3, strlen (line + 3) + 1);
         first_line = false;
-        if (line[0] == '#') {
+        if (!record && line[0] == '#') {
             /* the project's own results.tsv keeps whole paths: use them
              * unless a base path says where the file names are */
             if (strncmp (line, "#dataset:", 9) == 0 && !(c->basepath && *c->basepath))
-                escaped = (path_col = column_of (line + 9, "original_path")) >= 0;
+                l.escaped = (l.path_col = column_of (line + 9, "original_path")) >= 0;
             continue;
         }
-        char *s = line;
-        while (*s == ' ')
-            s++;
-        if (csv && (record || !csv_closed (s))) {
-            /* a quoted cell with a line break: the record goes on (64 KB
-               at most, a LIMS note's) */
-            char *joined = NULL;
-            if (asprintf (&joined, "%s%s%s", record ? record : "", record ? "\n" : "", s) < 0) {
-                rc = -1;
-                snprintf (err, errlen, "%s: out of memory", listfile);
-                break;
-            }
-            free (record);
-            record = joined;
-            if (!csv_closed (record) && strlen (record) < 65536)
-                continue;
-            if (strlen (line) + 1 < strlen (record) + 1) {
-                char *grown = realloc (line, strlen (record) + 1);
-                if (!grown) {
-                    rc = -1;
-                    snprintf (err, errlen, "%s: out of memory", listfile);
-                    break;
-                }
-                line = grown;
-                cap = strlen (record) + 1;
-            }
-            strcpy (line, record);
+        if (!l.csv) {
+            rc = list_record (&l, line, err, errlen);
+            continue;
+        }
+        /* a quoted cell may hold a line break: the record goes on (a
+           LIMS note's; 64 KB at most, then refused, naming its line) */
+        char *joined = NULL;
+        if (asprintf (&joined, "%s%s%s", record ? record : "", record ? "\n" : "", line) < 0) {
+            snprintf (err, errlen, "%s: out of memory", listfile);
+            rc = -1;
+            break;
+        }
+        free (record);
+        record = joined;
+        record_line = record_line ? record_line : lineno;
+        if (csv_closed (record)) {
+            rc = list_record (&l, record, err, errlen);
             free (record);
             record = NULL;
-            s = line;
+            record_line = 0;
+        } else if (strlen (record) > 65536) {
+            snprintf (err, errlen, "%s: the quote that opens a cell on line %d is not closed "
+                      "within 64 KB (a quote missing at a cell's end?)", listfile, record_line);
+            rc = -1;
         }
-        if (!*s)
-            continue;
-        if (first_row && path_col < 0) {
-            /* a header row: its slides' column named ("Filename",
-               "path", "Slide", ... in any column); else the first */
-            int named = header_column (s, csv);
-            first_row = false;
-            if (named >= 0) {
-                path_col = named;
-                csv_col = csv;
-                continue;
-            }
-        }
-        first_row = false;
-        char *entry = path_col >= 0 ? (csv_col ? csv_cell (s, path_col) : cell (s, path_col))
-                      : csv ? csv_cell (s, 0) : cell (s, 0);
-        if (!entry || !*entry)
-            continue;
-        /* blanks after a name (a spreadsheet's padding) are not part of
-           it, unless a file of that name is there */
-        struct stat st;
-        size_t n = strlen (entry);
-        char *where = n && (entry[n - 1] == ' ' || entry[n - 1] == '\t')
-                          ? absolute (c, entry) : NULL;  /* with -p, under it */
-        if (where && lstat (where, &st) != 0)
-            while (n && (entry[n - 1] == ' ' || entry[n - 1] == '\t'))
-                entry[--n] = '\0';
-        free (where);
-        if (!*entry)
-            continue;
-        char *unesc = escaped ? qc_unescape_dup (entry) : NULL;
-        rc = qc_cohort_add (c, unesc ? unesc : entry, err, errlen);
-        free (unesc);
     }
+    /* a quote still open at the end: refused, naming its line (its
+       slides were lost without a word) */
+    if (rc == 0 && record) {
+        snprintf (err, errlen, "%s: the quote that opens a cell on line %d is not closed by "
+                  "the end of the file (a quote missing at a cell's end?)", listfile,
+                  record_line);
+        rc = -1;
+    }
+    free (record);
     free (line);
     if (f != stdin)
         fclose (f);

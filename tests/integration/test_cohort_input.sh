@@ -99,4 +99,15 @@ printf 'ID,File Name,Notes\n7,%s,3" wide\n8,"%s","rescanned:\nblur, top left"\n'
 "$BIN/qc-submit" -c "$T/quick.ini" -o "$T/o-csv3" "$T/sheet/lims-export.csv" >"$T/csv3.log" 2>&1
 [ $? -eq 0 ] && [ "$(names "$T/o-csv3")" = 'plain.svs with, comma.svs ' ] && [ ! -s "$T/o-csv3/error.log" ] \
     || fail "a LIMS export: $(names "$T/o-csv3"); $(cat "$T/o-csv3/error.log"); $(tail -3 "$T/csv3.log")"
-pass "a spreadsheet's .csv list (given with --list or as an argument): the first cells, quoted as spreadsheets quote; a LIMS export's named column, a stray quote, a note over two lines"
+# a quote never closed: refused, naming its line (its slides were lost
+# without a word), nothing made; a data row whose cell says "slide" is no
+# header (its slide was dropped, the next rows read from that column)
+printf 'a,b\n%s,"open note\n%s,ok\n' "$T/sheet/plain.svs" "$T/sheet/with, comma.svs" >"$T/sheet/open.csv"
+"$BIN/qc-submit" -c "$T/quick.ini" -o "$T/o-open" "$T/sheet/open.csv" >"$T/open.log" 2>&1
+[ $? -eq 2 ] && grep -q "open.csv: the quote that opens a cell on line 2 is not closed by the end of the file" \
+    "$T/open.log" && [ ! -e "$T/o-open" ] || fail "an unclosed quote: $(cat "$T/open.log")"
+printf '%s\tslide\n%s\tslide\n' "$T/sheet/plain.svs" "$T/sheet/say \"hi\".svs" >"$T/sheet/kinds.tsv"
+"$BIN/qc-submit" -c "$T/quick.ini" -o "$T/o-kinds" "$T/sheet/kinds.tsv" >"$T/kinds.log" 2>&1
+[ $? -eq 0 ] && [ "$(names "$T/o-kinds")" = 'plain.svs say "hi".svs ' ] \
+    || fail "a data row taken for a header: $(names "$T/o-kinds"); $(tail -3 "$T/kinds.log")"
+pass "a spreadsheet's .csv list (given with --list or as an argument): the first cells, quoted as spreadsheets quote; a LIMS export's named column, a stray quote, a note over two lines; a quote never closed refused; a data row is no header"
