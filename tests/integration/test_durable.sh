@@ -14,6 +14,16 @@
 bad=$(make_cohort "$T/cohort" 80)
 port=$(free_port)
 state=$T/state
+# refused_start LOG WHAT: a broker on $state that must not start (WHAT
+# it is started on, for the failure); its exit code in $rc, its words in LOG
+refused_start() {
+    "$BIN/qc-broker" --bind tcp://127.0.0.1:$port --state "$state" >"$1" 2>&1 &
+    local pid=$! i
+    PIDS+=($pid)
+    for i in $(seq 1 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+    kill -0 $pid 2>/dev/null && fail "the broker started on $2"
+    wait $pid; rc=$?
+}
 start_broker $port --heartbeat-ms 200 --state "$state" --results-compact-mb 1
 broker1=$BROKER_PID
 start_worker $port w1 --slots 2 --heartbeat-ms 200 --task-delay-ms 60
@@ -110,13 +120,7 @@ pass "a torn last record is dropped with a warning"
 kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
 cp "$state/journal" "$T/journal.good"
 damage_byte "$state/journal" 100
-: >"$T/damaged.log"
-"$BIN/qc-broker" --bind tcp://127.0.0.1:$port --state "$state" >"$T/damaged.log" 2>&1 &
-pid=$!
-PIDS+=($pid)
-for i in $(seq 1 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
-kill -0 $pid 2>/dev/null && fail "the broker started on a damaged journal"
-wait $pid; rc=$?
+refused_start "$T/damaged.log" "a damaged journal"
 [ $rc -eq 2 ] || fail "damaged journal: exit $rc, expected 2"
 grep -q "journal: record [0-9]* at offset [0-9]* is damaged" "$T/damaged.log" \
     || fail "the damaged record is not named: $(cat "$T/damaged.log")"
@@ -144,12 +148,7 @@ ls "$state/results" | sort >"$T/results.before"
 top=$(ls "$state/results" | sed -n 's/^\([0-9]*\)\.qcr$/\1/p' | sort -n | tail -1)
 [ -n "$top" ] || fail "no result file to keep: $(cat "$T/results.before")"
 : >"$state/journal"
-"$BIN/qc-broker" --bind tcp://127.0.0.1:$port --state "$state" >"$T/emptied.log" 2>&1 &
-pid=$!
-PIDS+=($pid)
-for i in $(seq 1 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
-kill -0 $pid 2>/dev/null && fail "the broker started on an emptied journal beside result files"
-wait $pid; rc=$?
+refused_start "$T/emptied.log" "an emptied journal beside result files"
 [ $rc -eq 2 ] && grep -q "$state/results holds the results of jobs\? .*, which the journal does not know: .*The result files were left as they are.*--state-recover" \
     "$T/emptied.log" || fail "an emptied journal: exit $rc: $(cat "$T/emptied.log")"
 ls "$state/results" | sort | cmp -s - "$T/results.before" \
