@@ -457,13 +457,13 @@ void jobs_resume (qc_broker_t *b, job_rec_t *job, zframe_t *to, bool attach);
 void jobs_cancel (qc_broker_t *b, job_rec_t *job, zframe_t *asker, const char *why);
 /* The failure of slides a job cut off by --max-mb-per-client did not run:
  * a rerun tries them again (client/output_records.c), in a smaller job. */
-#define JOBS_CUT_WHY "not run: the broker cancelled the job when its submission went " \
+#define JOBS_CUT_WHY QC_RESULT_NOT_RUN "the broker cancelled the job when its submission went " \
     "over qc-broker --max-mb-per-client (give fewer slides a job" QC_RESULT_RETRY_MARK
 /* ... and of a job whose client went away before sending all its slides
  * and did not come back (broker_jobs_time.c). */
-#define JOBS_ORPHAN_WHY "not run: the job's client went away before sending all its " \
+#define JOBS_ORPHAN_WHY QC_RESULT_NOT_RUN "the job's client went away before sending all its " \
     "slides and did not come back (qc-broker --linger" QC_RESULT_RETRY_MARK
-#define JOBS_STALLED_WHY "not run: no slide of the job ran for qc-broker --retention " \
+#define JOBS_STALLED_WHY QC_RESULT_NOT_RUN "no slide of the job ran for qc-broker --retention " \
     "while its client was away (no worker could run them: do they need a GPU?" \
     QC_RESULT_RETRY_MARK
 

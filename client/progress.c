@@ -5,6 +5,7 @@
 
 #include <czmq.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 void
@@ -46,7 +47,9 @@ qc_progress_slide (qc_progress_t *p, bool ok, const char *name,
                    const char *worker, const char *reason)
 {
     if (ok) p->done++; else p->failed++;
-    if (!ok && reason && strcmp (reason, QC_RESULT_CANCELLED) == 0)
+    if (!ok && reason && (strcmp (reason, QC_RESULT_CANCELLED) == 0
+                          || strncmp (reason, QC_RESULT_NOT_RUN,
+                                      strlen (QC_RESULT_NOT_RUN)) == 0))
         p->cancelled++;
     if (p->quiet)
         return;

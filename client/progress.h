@@ -11,7 +11,8 @@
 typedef struct {
     bool tty, quiet;
     uint64_t total, done, failed;   /* done: passed */
-    uint64_t cancelled;             /* of failed: cancelled by the client */
+    uint64_t cancelled;             /* of failed: cancelled by the client,
+                                       or not run (the broker's) */
     int64_t start_ms, last_draw_ms;
 } qc_progress_t;
 

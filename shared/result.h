@@ -27,6 +27,10 @@
  * --cancel, or Ctrl-C): no failure of the slide's, run again on a rerun
  * and counted apart in qc-submit's summary. */
 #define QC_RESULT_CANCELLED    "cancelled by the client"
+/* How the reason of a slide the broker dropped with its job starts (a
+ * submission over its quota, a client gone for good, no worker that
+ * could run it): counted with the cancelled. */
+#define QC_RESULT_NOT_RUN      "not run: "
 
 /* Phrases of a failure's reason that name the machine that ran the slide
  * as the cause, not the slide, its server or its share: memory short, no

@@ -149,5 +149,9 @@ timeout 60 "$BIN/qc-submit" --broker "$EP4" --attach "$job4" -o "$O4" >"$T/attac
 grep -q "not run: the job's client went away before sending all its slides and did not come back (qc-broker --linger.*a rerun tries again)" \
     "$O4/error.log" || fail "the running slide's failure after the restart: $(cat "$O4/error.log" 2>/dev/null; tail -3 "$T/attach4.log")"
 grep -q "cancelled by the client" "$O4/error.log" && fail "said cancelled by the client"
+# the summary counts what the broker did not run with the cancelled, not
+# with the slides that failed
+grep -q "^[0-9]* slides\?: 0 passed, 0 failed, [1-9][0-9]* cancelled (a rerun runs them)$" "$T/attach4.log" \
+    || fail "the summary of a job not run: $(tail -2 "$T/attach4.log")"
 kill -TERM $orphan_broker; wait $orphan_broker 2>/dev/null
 pass "a slide running when its orphaned job was cancelled fails, after a broker restart, with the cancel's own reason"
