@@ -576,10 +576,15 @@ main (int argc, char **argv)
         }
         /* the log's last line says it left, and how (it ended with the
            last slide's own line: a soak's review) */
-        qc_log (QC_LOG_INFO, "worker", drained == 0
+        /* with the broker away the results went nowhere yet: not said
+           to have gone to it (the warning after says what becomes of
+           them; a tester read the two lines as contradicting) */
+        qc_log (QC_LOG_INFO, "worker", drained != 0
+                ? "left at a second signal: the running tasks' QC ended, their results "
+                  "not waited for"
+                : qc_worker_connected (w)
                 ? "left: every running task finished and went to the broker"
-                : "left at a second signal: the running tasks' QC ended, their results "
-                  "not waited for");
+                : "left: every running task finished, the broker not answering");
         /* a drain that timed out keeps running: ask again is harmless */
     }
     qc_worker_destroy (&w);

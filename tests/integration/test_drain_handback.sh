@@ -66,6 +66,10 @@ kill -TERM $lone
 wait_exit $lone 30 || fail "the worker did not leave in 30 s with its broker away"
 grep -q "leaving while broker tcp://127.0.0.1:$port2 does not answer: the results of 1 slide finished meanwhile may never reach it" \
     "$T/worker-lone.log" || fail "the undelivered result is not said: $(tail -5 "$T/worker-lone.log")"
+grep -q "went to the broker" "$T/worker-lone.log" \
+    && fail "said its tasks went to a broker that did not answer: $(tail -5 "$T/worker-lone.log")"
+grep -q "left: every running task finished, the broker not answering" "$T/worker-lone.log" \
+    || fail "how it left is not said: $(tail -5 "$T/worker-lone.log")"
 pass "a worker leaving while its broker is away says its result may not reach it"
 start_broker $port2 --heartbeat-ms 200 --state "$T/st2"
 start_worker $port2 again --slots 1 --heartbeat-ms 200
