@@ -108,24 +108,17 @@ write_files (qc_output_t *o, const slide_t *s, const qc_result_t *r, char *err,
  * A slide's folder holds its row's images, whichever run wrote them
  * before: a run without -f keeps the folder's config, so it writes the
  * same images again. The earlier results.tsv is kept as results.tsv.N.
- * A slide that fails now has no row to show them beside: its earlier
- * images stay with its earlier row (results.tsv.N), until a run passes
- * it (a rescan read while still being copied failed as cut short, and
- * took the good run's images with it: a user's trial). */
+ * (A slide that fails now keeps them: keep_earlier_images.) */
 static void
 drop_earlier_images (qc_output_t *o, const slide_t *s, const qc_result_t *r)
 {
     char *dir = path_in (o, s->name);
     DIR *d = dir ? opendir (dir) : NULL;
-    size_t nlen = strlen (s->name), dropped = 0, left = 0;
+    size_t nlen = strlen (s->name), dropped = 0;
     struct dirent *e;
     while (d && (e = readdir (d))) {
         if (strncmp (e->d_name, s->name, nlen) != 0 || e->d_name[nlen] != '_')
             continue;
-        if (!r->ok) {           /* (this run wrote none of them: its_own_images) */
-            left++;
-            continue;
-        }
         bool kept = false;
         for (size_t i = 0; i < r->nfiles && !kept; i++)
             kept = strcmp (e->d_name + nlen, r->files[i].name) == 0;
@@ -145,6 +138,29 @@ drop_earlier_images (qc_output_t *o, const slide_t *s, const qc_result_t *r)
         qc_output_note (o, "INFO", "%s: %zu image%s of the earlier run removed (-f: the "
                         "new result has none of that name)", s->path, dropped,
                         dropped == 1 ? "" : "s");
+    free (dir);
+}
+
+/* A slide that fails now has no row to show an earlier run's images
+ * beside: they stay whole with that run's row (results.tsv.N) until a
+ * run passes it, said, and this result's own are not written beside
+ * them (a rescan read while still being copied failed as cut short
+ * and took the good run's images with it: a user's trial; a failed
+ * run's macro beside the good run's masks was neither run's set: a
+ * review). true when it kept them. */
+static bool
+keep_earlier_images (qc_output_t *o, const slide_t *s, const qc_result_t *r)
+{
+    if (r->ok)
+        return false;
+    char *dir = path_in (o, s->name);
+    DIR *d = dir ? opendir (dir) : NULL;
+    size_t nlen = strlen (s->name), left = 0;
+    struct dirent *e;
+    while (d && (e = readdir (d)))
+        left += strncmp (e->d_name, s->name, nlen) == 0 && e->d_name[nlen] == '_';
+    if (d)
+        closedir (d);
     if (left)
         qc_output_note (o, "INFO", "%s: failed this time; %zu image%s of an earlier run "
                         "left in %s with that run's row (results.tsv.N), until a run "
@@ -152,28 +168,7 @@ drop_earlier_images (qc_output_t *o, const slide_t *s, const qc_result_t *r)
                         r->nfiles ? " (this run's own images are not written beside them)"
                                   : "");
     free (dir);
-}
-
-/* Whether the result's images are written: not those of a slide that
- * fails now where an earlier run's are (kept whole with that run's row
- * by drop_earlier_images: a failed run's macro image beside the good
- * run's masks, a review found, was neither run's set). */
-static bool
-its_own_images (const qc_output_t *o, const slide_t *s, const qc_result_t *r)
-{
-    if (r->ok || !r->nfiles)
-        return true;
-    char *dir = path_in (o, s->name);
-    DIR *d = dir ? opendir (dir) : NULL;
-    size_t nlen = strlen (s->name);
-    bool earlier = false;
-    struct dirent *e;
-    while (d && !earlier && (e = readdir (d)))
-        earlier = strncmp (e->d_name, s->name, nlen) == 0 && e->d_name[nlen] == '_';
-    if (d)
-        closedir (d);
-    free (dir);
-    return !earlier;
+    return left > 0;
 }
 
 static bool
@@ -481,10 +476,12 @@ qc_output_result (qc_output_t *o, const qc_msg_t *m, char *err, size_t errlen)
     if (rc)
         return rc;
     /* images first: a row means its images are there */
-    rc = its_own_images (o, s, r) ? write_files (o, s, r, err, errlen) : 0;
+    bool kept = keep_earlier_images (o, s, r);
+    rc = kept ? 0 : write_files (o, s, r, err, errlen);
     if (rc)
         return rc;       /* not "done": a reattach writes it again, whole */
-    drop_earlier_images (o, s, r);
+    if (!kept)
+        drop_earlier_images (o, s, r);
     FILE *f = r->ok ? o->tsv : o->errors;
     if (r->ok)
         put_row (o, s, r);
