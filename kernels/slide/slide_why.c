@@ -505,6 +505,33 @@ tiff_kind (const unsigned char *h, size_t n, bool *be)
  * short (a copy that stopped: its first directory, or the data its
  * directories name, past the end), one whose first image is not tiled,
  * or what OpenSlide said of it (said, its own message, or NULL). */
+/* What libtiff tells of a TIFF OpenSlide refused (sv, from survey_tiff,
+ * which read it when read): it cannot read it, its directories loop, or
+ * it stops after some; -1 with why, in the words damaged begins, and
+ * OpenSlide's own after them (os; NULL: none). 0 when libtiff reads it
+ * whole. One account for a file OpenSlide did not recognise and one it
+ * called "Invalid TIFF". */
+static int
+say_libtiff_damage (const tiff_survey_t *sv, bool read, const char *damaged, const char *os,
+                    char *err, size_t errlen)
+{
+    const char *open = os ? " (OpenSlide: " : "", *shut = os ? ")" : "";
+    if (!os)
+        os = "";
+    if (!read)
+        return qc_fail (err, errlen, "%s: libtiff cannot read it as a TIFF: %s%s%s%s",
+                        damaged, sv->error[0] ? sv->error : "no reason given", open, os,
+                        shut);
+    if (sv->loop[0])
+        return qc_fail (err, errlen, "the file is damaged: its directories loop, one "
+                        "pointing back to an earlier one (libtiff: %s%s%s)", sv->loop,
+                        *open ? "; OpenSlide: " : "", os);
+    if (sv->error[0])
+        return qc_fail (err, errlen, "%s: libtiff reads %d of its images, then stops: %s%s%s%s",
+                        damaged, sv->dirs, sv->error, open, os, shut);
+    return 0;
+}
+
 int
 qc_slide_fail_unrecognised (const char *path, const char *said, char *err, size_t errlen)
 {
@@ -559,17 +586,9 @@ qc_slide_fail_unrecognised (const char *path, const char *said, char *err, size_
                             "its image %d names data up to byte %llu, past its end "
                             "(%llu bytes)", sv.reach_dir, (unsigned long long) sv.reach,
                             (unsigned long long) size);
-        if (!read)
-            return qc_fail (err, errlen, "the file is cut short or damaged (a copy that "
-                            "stopped?): libtiff cannot read it as a TIFF: %s",
-                            sv.error[0] ? sv.error : "no reason given");
-        if (sv.loop[0])
-            return qc_fail (err, errlen, "the file is damaged: its directories loop, one "
-                            "pointing back to an earlier one (libtiff: %s)", sv.loop);
-        if (sv.error[0])
-            return qc_fail (err, errlen, "the file is cut short or damaged (a copy that "
-                            "stopped?): libtiff reads %d of its images, then stops: %s",
-                            sv.dirs, sv.error);
+        if (say_libtiff_damage (&sv, read, "the file is cut short or damaged (a copy "
+                                "that stopped?)", NULL, err, errlen))
+            return -1;
         if (!sv.first_tiled && sv.first_ome) {
             qc_tiff_meta_ome_strips_why (sv.first_w, sv.first_h, err, errlen);
             return -1;
@@ -664,19 +683,9 @@ qc_slide_fail_tiff_damaged (const char *path, const char *said, char *err, size_
     tiff_survey_t sv;
     if (!starts_as_tiff (path))
         return 0;
-    const char *os = said ? said : "?";
-    if (!survey_tiff (path, 0, &sv))
-        return qc_fail (err, errlen, "the file is damaged: libtiff cannot read it as a "
-                        "TIFF: %s (OpenSlide: %s)", sv.error[0] ? sv.error : "no reason "
-                        "given", os);
-    if (sv.loop[0])
-        return qc_fail (err, errlen, "the file is damaged: its directories loop, one "
-                        "pointing back to an earlier one (libtiff: %s; OpenSlide: %s)",
-                        sv.loop, os);
-    if (sv.error[0])
-        return qc_fail (err, errlen, "the file is damaged: libtiff reads %d of its images, "
-                        "then stops: %s (OpenSlide: %s)", sv.dirs, sv.error, os);
-    return 0;
+    bool read = survey_tiff (path, 0, &sv);
+    return say_libtiff_damage (&sv, read, "the file is damaged", said ? said : "?", err,
+                               errlen);
 }
 
 unsigned
