@@ -435,21 +435,20 @@ check_unknown_results (qc_broker_t *b, bool *recovered, char *err, size_t errlen
             || id < b->next_job || jobs_lookup (b, id))
             continue;
         struct stat st;
-        char *file = NULL;
-        bool holds = asprintf (&file, "%s/%s", dir, e->d_name) >= 0
-                     && stat (file, &st) == 0 && st.st_size > QC_JFILE_MAGIC_LEN;
-        free (file);
-        if (!holds)
-            continue;           /* remove_orphans' */
+        char *p = NULL;
+        if (asprintf (&p, "%s/%s", dir, e->d_name) < 0 || stat (p, &st) != 0
+            || st.st_size <= QC_JFILE_MAGIC_LEN) {
+            free (p);
+            continue;           /* no record: remove_orphans' */
+        }
         first = !n || id < first ? id : first;
         last = id > last ? id : last;
         n++;
         if (b->cfg.state_recover) {
             /* never over an earlier recovery's: .lost.2, ... */
-            char *p = NULL, *aside = NULL;
+            char *aside = NULL;
             struct stat there;
-            bool named = asprintf (&p, "%s/%s", dir, e->d_name) >= 0
-                         && asprintf (&aside, "%s.lost", p) >= 0;
+            bool named = asprintf (&aside, "%s.lost", p) >= 0;
             for (int k = 2; named && k < 100 && lstat (aside, &there) == 0; k++) {
                 free (aside);
                 aside = NULL;
@@ -459,19 +458,19 @@ check_unknown_results (qc_broker_t *b, bool *recovered, char *err, size_t errlen
                 qc_log (QC_LOG_WARNING, MOD, "%s: the results of job %llu, which the "
                         "journal does not know: set aside as %s (--state-recover)", p, id,
                         aside);
-            free (p);
             free (aside);
         }
+        free (p);
     }
     if (d)
         closedir (d);
     int rc = 0;
-    char ids[64];
-    if (n > 1)
-        snprintf (ids, sizeof ids, "jobs %" PRIu64 " to %" PRIu64, first, last);
-    else
-        snprintf (ids, sizeof ids, "job %" PRIu64, first);
     if (n && !b->cfg.state_recover) {
+        char ids[64];
+        if (n > 1)
+            snprintf (ids, sizeof ids, "jobs %" PRIu64 " to %" PRIu64, first, last);
+        else
+            snprintf (ids, sizeof ids, "job %" PRIu64, first);
         snprintf (err, errlen, "%s holds the results of %s, which the journal does not "
                   "know: it holds no record of them (emptied or cut short: a power cut, "
                   "or by hand?). The result files were left as they are. Put the journal "

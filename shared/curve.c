@@ -138,12 +138,13 @@ qc_cert_time_left_text (int64_t left, char *buf, size_t len)
 {
     if (!buf || !len)
         return;
+    if (left < 60) {
+        snprintf (buf, len, "in under a minute");
+        return;
+    }
     long long n = left >= 2 * 86400 ? left / 86400 : left >= 3600 ? left / 3600 : left / 60;
     const char *unit = left >= 2 * 86400 ? "day" : left >= 3600 ? "hour" : "minute";
-    if (left < 60)
-        snprintf (buf, len, "in under a minute");
-    else
-        snprintf (buf, len, "in %lld %s%s", n, unit, n == 1 ? "" : "s");
+    snprintf (buf, len, "in %lld %s%s", n, unit, n == 1 ? "" : "s");
 }
 
 /* The warning of a certificate of ours that has expired or soon will. */
