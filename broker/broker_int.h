@@ -229,6 +229,7 @@ typedef struct {
     uint64_t epoch;           /* broker lives on this folder, this one too */
     uint64_t live_bytes;      /* journal bytes a compaction would keep */
     bool disk_full;           /* the last commit failed */
+    int64_t full_since;       /* when it first failed (qc-status says) */
     bool dir_gone;            /* the folder was deleted while the broker
                                  ran (folder_gone): said once */
     int64_t next_gone_check;  /* when folder_gone looks again */
@@ -236,6 +237,7 @@ typedef struct {
                                  start (said by it), no job goes on */
     bool holding;             /* too many results wait for the disk:
                                  dispatch held (sched_hold) */
+    size_t held_bytes;        /* results in memory waiting for the disk */
     int64_t next_retry;       /* when a failed commit is tried again */
     bool dir_dirty;           /* result files created since the last sync */
     bool sync_due;            /* the journal holds a record to sync */

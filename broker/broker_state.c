@@ -280,6 +280,8 @@ disk_failed (qc_broker_t *b, const char *what, int e)
     if (!s->dir_gone)           /* the deletion stays the reason given */
         snprintf (s->disk_error, sizeof s->disk_error, "its state folder %s cannot be "
                   "written (%s)", s->dir, strerror (e));
+    if (!s->disk_full)
+        s->full_since = b->now;
     s->disk_full = true;
     s->next_retry = b->now + 1000;
 }
@@ -307,6 +309,8 @@ folder_gone (qc_broker_t *b)
             "then run their slides again)", s->dir);
     snprintf (s->disk_error, sizeof s->disk_error, "its state folder %s was deleted while "
               "it ran (restart the broker)", s->dir);
+    if (!s->disk_full)
+        s->full_since = b->now;
     s->disk_full = true;
     return true;
 }
@@ -372,6 +376,7 @@ state_commit (qc_broker_t *b)
     /* over the limit, no task goes out, whatever would dispatch one (a
        result's freed credit, a worker joining): the results the running
        tasks bring are all that still comes in */
+    s->held_bytes = held;
     bool hold = held > ((size_t) (b->cfg.unwritten_mb ? b->cfg.unwritten_mb : 256) << 20);
     if (hold != s->holding) {
         if (hold)

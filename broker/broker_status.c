@@ -1,6 +1,9 @@
-/* The STATUS reply: workers, queue depth and jobs, for qc-status. With
- * CurveZMQ on, a client sees its own jobs only, an admin every job. */
+/* The STATUS reply: workers, queue depth, jobs and the broker's own
+ * trouble, for qc-status. With CurveZMQ on, a client sees its own jobs
+ * only, an admin every job. */
 #include "broker/broker_int.h"
+
+#include <sys/statvfs.h>
 
 #include "shared/cli.h"
 
@@ -33,6 +36,89 @@ static const char *const s_job_state_words[JS_COUNT] = {
     [JS_HELD] = "held", [JS_RUNNING] = "running", [JS_SENDING] = "sending",
     [JS_WAITING] = "waiting", [JS_DELIVERED] = "delivered",
 };
+
+/* What keeps the broker itself from its work, for a readiness probe:
+ * qc-status showed workers and jobs only, and stayed green on a broker
+ * whose state folder could no longer be written (an overnight probe).
+ * Each line starts with its word (STATUS_REPLY trouble, qc-status
+ * --tsv); in this order. */
+typedef enum {
+    BT_STATE_GONE, BT_STATE_UNWRITABLE, BT_RESULTS_HELD, BT_STATE_SPACE_LOW, BT_COUNT
+} broker_trouble_t;
+
+static const char *const s_trouble_words[BT_COUNT] = {
+    [BT_STATE_GONE] = "state-gone", [BT_STATE_UNWRITABLE] = "state-unwritable",
+    [BT_RESULTS_HELD] = "results-held", [BT_STATE_SPACE_LOW] = "state-space-low",
+};
+
+/* Below this much room the state folder is said to be filling: a job's
+ * result file holds its slides' images, a few MB each. */
+#define STATE_SPACE_LOW_MB 64
+
+/* The line for trouble t, or NULL when it does not hold (or no memory).
+ * A folder deleted or a failed write the broker found itself (a file
+ * system remounted read-only fails the next write: EROFS); the room
+ * left asked of the kernel here, as an idle broker writes nothing that
+ * would fail. */
+static char *
+trouble_line (const qc_broker_t *b, broker_trouble_t t, const struct statvfs *fs, bool fs_ok)
+{
+    const state_t *s = &b->state;
+    const char *w = s_trouble_words[t];
+    long long since = (long long) ((b->now - s->full_since) / 1000);
+    unsigned long long free_mb = fs_ok ? (unsigned long long) fs->f_bavail
+                                             * (fs->f_frsize ? fs->f_frsize : fs->f_bsize) >> 20
+                                       : 0;
+    char *line = NULL;
+    int n = -1;
+    switch (t) {
+    case BT_STATE_GONE:
+        if (s->dir_gone)
+            n = asprintf (&line, "%s: the state folder %s was deleted while the broker ran "
+                          "(%lld s ago): new jobs are refused and nothing it writes survives "
+                          "a restart; restart the broker", w, s->dir, since);
+        break;
+    case BT_STATE_UNWRITABLE:
+        if (s->disk_full && !s->dir_gone)
+            n = asprintf (&line, "%s: %s, for %lld s: new jobs are refused, accepted jobs go "
+                          "on from memory (a restart now runs their slides again); free "
+                          "space there or make it writable", w, s->disk_error, since);
+        break;
+    case BT_RESULTS_HELD:
+        if (s->holding)
+            n = asprintf (&line, "%s: %zu MB of results wait in memory for the state "
+                          "folder: no new task is dispatched until they are written", w,
+                          s->held_bytes >> 20);
+        break;
+    case BT_STATE_SPACE_LOW:
+        if (!s->disk_full && fs_ok && !(fs->f_flag & ST_RDONLY)
+            && free_mb < STATE_SPACE_LOW_MB)
+            n = asprintf (&line, "%s: %llu MB free for the state folder %s: once full, new "
+                          "jobs are refused (free space there)", w, free_mb, s->dir);
+        break;
+    default:
+        break;
+    }
+    if (line && strlen (line) > QC_PROTO_MAX_PATH)
+        line[QC_PROTO_MAX_PATH] = '\0';
+    return n < 0 ? NULL : line;
+}
+
+/* Fills m->trouble; none with --state none (nothing to write). */
+static void
+trouble_lines (const qc_broker_t *b, qc_msg_t *m)
+{
+    if (!state_on (b))
+        return;
+    struct statvfs fs;
+    bool fs_ok = b->state.dir_fd >= 0 && fstatvfs (b->state.dir_fd, &fs) == 0;
+    m->trouble = calloc (BT_COUNT, sizeof *m->trouble);
+    for (int t = 0; m->trouble && t < BT_COUNT; t++) {
+        char *line = trouble_line (b, (broker_trouble_t) t, &fs, fs_ok);
+        if (line)
+            m->trouble[m->ntrouble++] = line;
+    }
+}
 
 static job_state_t
 job_state (const job_rec_t *j)
@@ -204,6 +290,7 @@ status_reply (qc_broker_t *b, const peer_t *p)
             r->cancelled = j->sj->cancelled;
         }
     }
+    trouble_lines (b, &m);
     qc_msg_send (&m, zsock_resolve (b->router), p->id);
 out:
     /* the rows borrow their strings from the registry, the states from
@@ -216,4 +303,7 @@ out:
     for (size_t i = 0; i < m.nnotes; i++)
         free (m.notes[i]);
     free (m.notes);
+    for (size_t i = 0; i < m.ntrouble; i++)
+        free (m.trouble[i]);
+    free (m.trouble);
 }

@@ -38,9 +38,13 @@ usage (FILE *to)
         "                    line (#kind) names each kind's fields\n"
         "  -h, --help        show this help\n"
         "  -V, --version     show the version\n\n"
+        "The broker's own trouble comes first, a line each (TROUBLE WORD: ...):\n"
+        "state-gone (its state folder deleted), state-unwritable (a write\n"
+        "there failed: a full or read-only disk), results-held (results wait\n"
+        "in memory for the disk), state-space-low (under 64 MB free there).\n\n"
         "Exit codes: 0 answered, 2 usage error, refused by the broker, or the\n"
         "answer could not be written (standard output closed or full), 3\n"
-        "cannot reach the broker.\n");
+        "cannot reach the broker, 7 answered with trouble of its own (above).\n");
 }
 
 /* Long options without a short letter (past any char value). */
@@ -158,6 +162,8 @@ main (int argc, char **argv)
         qc_status_print_tsv (stdout, broker, r);
     else
         qc_status_print_table (stdout, broker, r);
+    /* a readiness probe goes by the exit code alone */
+    bool trouble = r->ntrouble > 0;
     qc_msg_destroy (&r);
     /* a script's poll that read nothing must not see 0 (a full disk,
        /dev/full: a user's review) */
@@ -165,5 +171,5 @@ main (int argc, char **argv)
         fprintf (stderr, "%s: cannot write to standard output: %s\n", prog, strerror (errno));
         return QC_EXIT_USAGE;
     }
-    return QC_EXIT_OK;
+    return trouble ? QC_EXIT_TROUBLE : QC_EXIT_OK;
 }

@@ -136,6 +136,8 @@ tidy (qc_msg_t *r)
         qc_scrub_controls (r->job_states[i]);
     for (size_t i = 0; i < r->nnotes; i++)
         qc_scrub_controls (r->notes[i]);
+    for (size_t i = 0; i < r->ntrouble; i++)
+        qc_scrub_controls (r->trouble[i]);
 }
 
 static const char *
@@ -232,8 +234,13 @@ qc_status_print_table (FILE *to, const char *broker, qc_msg_t *r)
     if (!to || !r)
         return;
     tidy (r);
-    fprintf (to, "broker %s: %zu worker%s, %" PRIu64 " task%s queued\n\n", text (broker),
+    fprintf (to, "broker %s: %zu worker%s, %" PRIu64 " task%s queued\n", text (broker),
              r->nworkers, qc_plural (r->nworkers), r->queue, qc_plural (r->queue));
+    /* the broker's own trouble first: a full state disk under a green
+       table of workers went unseen (an overnight probe) */
+    for (size_t i = 0; i < r->ntrouble; i++)
+        fprintf (to, "TROUBLE %s\n", text (r->trouble[i]));
+    fputc ('\n', to);
     /* S/SLIDE: a slide's time on one of its CPU slots and on one of its
        GPUs as the broker measured it, which its scheduler goes by */
     /* STATE: the broker's word (qc_status_print_tsv's), or from a
@@ -257,6 +264,19 @@ qc_status_print_table (FILE *to, const char *broker, qc_msg_t *r)
     for (size_t i = 0; i < r->nnotes; i++)
         fprintf (to, "%s%s\n", i ? "" : "\n", text (r->notes[i]));
     print_jobs (to, r);
+}
+
+/* A trouble line's word (what it starts with, before ": "), into buf;
+ * "trouble" for a line without one. */
+static const char *
+trouble_word (const char *line, char *buf, size_t len)
+{
+    size_t n = line ? strcspn (line, ": \t") : 0;
+    if (!line || !n || n >= len || strncmp (line + n, ": ", 2) != 0)
+        return "trouble";
+    memcpy (buf, line, n);
+    buf[n] = '\0';
+    return buf;
 }
 
 /* The worker a note is about: the broker starts it with the name and
@@ -283,12 +303,14 @@ qc_status_print_tsv (FILE *to, const char *broker, qc_msg_t *r)
     if (!to || !r)
         return;
     tidy (r);
-    fputs ("#kind\tfields: broker endpoint workers queued | worker name host slots gpus "
-           "cpu_tasks gpu_tasks heartbeat_s draining cpu_s_per_slide gpu_s_per_slide state | "
-           "note worker text | job id done failed total queued running attached cancelled "
-           "state\n",
+    fputs ("#kind\tfields: broker endpoint workers queued state | worker name host slots "
+           "gpus cpu_tasks gpu_tasks heartbeat_s draining cpu_s_per_slide gpu_s_per_slide "
+           "state | note worker text | job id done failed total queued running attached "
+           "cancelled state | trouble word text\n",
            to);
-    fprintf (to, "broker\t%s\t%zu\t%" PRIu64 "\n", text (broker), r->nworkers, r->queue);
+    char first[64];
+    fprintf (to, "broker\t%s\t%zu\t%" PRIu64 "\t%s\n", text (broker), r->nworkers, r->queue,
+             r->ntrouble ? trouble_word (r->trouble[0], first, sizeof first) : "ok");
     for (size_t i = 0; i < r->nworkers; i++) {
         const qc_worker_row_t *w = &r->workers[i];
         char c[32], g[32], a[32];
@@ -307,5 +329,11 @@ qc_status_print_tsv (FILE *to, const char *broker, qc_msg_t *r)
                  PRIu64 "\t%s\t%s\t%s\n", j->job, j->done, j->failed, j->total, j->queued,
                  j->running, j->attached ? "yes" : "no", j->cancelled ? "yes" : "no",
                  job_state (r, i));
+    }
+    for (size_t i = 0; i < r->ntrouble; i++) {
+        char w[64];
+        const char *word = trouble_word (r->trouble[i], w, sizeof w);
+        fprintf (to, "trouble\t%s\t%s\n", word,
+                 word == w ? r->trouble[i] + strlen (w) + 2 : text (r->trouble[i]));
     }
 }

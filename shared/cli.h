@@ -25,6 +25,10 @@ enum {
                                  same command later goes on, which a
                                  workflow manager may retry on, and must
                                  not on a usage error */
+    QC_EXIT_TROUBLE = 7,      /* qc-status: the broker answered, and has
+                                 trouble of its own (its state folder
+                                 cannot be written): a readiness probe
+                                 goes by the code */
     QC_EXIT_INTERRUPTED = 130 /* stopped by SIGINT/SIGTERM (128 + SIGINT) */
 };
 

@@ -62,6 +62,7 @@ const field_t qc_proto_fields[F_COUNT] = {
     [F_STATES] = {"states", T_SLIDES, OFF (states), QC_PROTO_MAX_WORKERS},
     [F_JOB_STATES] = {"job_states", T_SLIDES, OFF (job_states), QC_PROTO_MAX_JOBS},
     [F_SUCCEEDS] = {"succeeds", T_U64, OFF (succeeds), 0},
+    [F_TROUBLE] = {"trouble", T_SLIDES, OFF (trouble), QC_PROTO_MAX_TROUBLE},
 };
 
 /* A T_REFS field is a pointer followed by its count (refs/nrefs,
@@ -71,7 +72,7 @@ _Static_assert (offsetof (qc_msg_t, nrefs) == offsetof (qc_msg_t, refs) + sizeof
                 "nrefs follows refs");
 _Static_assert (offsetof (qc_msg_t, ncrashed) == offsetof (qc_msg_t, crashed) + sizeof (void *),
                 "ncrashed follows crashed");
-/* so is a T_SLIDES field (slides, notes, states, job_states) */
+/* so is a T_SLIDES field (slides, notes, states, job_states, trouble) */
 _Static_assert (offsetof (qc_msg_t, nslides) == offsetof (qc_msg_t, slides) + sizeof (void *),
                 "nslides follows slides");
 _Static_assert (offsetof (qc_msg_t, nnotes) == offsetof (qc_msg_t, notes) + sizeof (void *),
@@ -81,6 +82,8 @@ _Static_assert (offsetof (qc_msg_t, nstates) == offsetof (qc_msg_t, states) + si
 _Static_assert (offsetof (qc_msg_t, njob_states)
                     == offsetof (qc_msg_t, job_states) + sizeof (void *),
                 "njob_states follows job_states");
+_Static_assert (offsetof (qc_msg_t, ntrouble) == offsetof (qc_msg_t, trouble) + sizeof (void *),
+                "ntrouble follows trouble");
 
 static const command_t s_commands[] = {
     {QC_READY, "READY",
@@ -126,7 +129,7 @@ static const command_t s_commands[] = {
      B (F_JOB)},
     {QC_STATUS_REPLY, "STATUS_REPLY",
      B (F_WORKERS) | B (F_QUEUE) | B (F_JOBS) | B (F_NOTES) | B (F_SPEEDS)
-         | B (F_STATES) | B (F_JOB_STATES), 0},
+         | B (F_STATES) | B (F_JOB_STATES) | B (F_TROUBLE), 0},
     {QC_ERROR, "ERROR", B (F_REASON) | B (F_JOB), B (F_REASON)},
 };
 

@@ -32,6 +32,7 @@
 #define QC_PROTO_MAX_REFS     4096    /* task refs in one DISCONNECT or READY */
 #define QC_PROTO_MAX_WORKERS  100000  /* rows in a STATUS reply */
 #define QC_PROTO_MAX_JOBS     10000
+#define QC_PROTO_MAX_TROUBLE  16      /* the broker's own trouble lines */
 #define QC_PROTO_MAX_ASSETS   256     /* files a config names, per message */
 #define QC_PROTO_MAX_ASSET_NAME 64    /* SHA-256 of the bytes, lower-case hex */
 #define QC_PROTO_MAX_ASSET_SIZE (64u << 20)
@@ -174,6 +175,12 @@ typedef struct {
                                   order of jobs (a broker before
                                   2026-11-30 sends none) */
     size_t njob_states;
+    char **trouble;            /* STATUS_REPLY: what keeps the broker
+                                  itself from its work (its state folder
+                                  cannot be written), one line each,
+                                  "WORD: text" (broker/broker_status.c;
+                                  a broker before 2026-12-03 sends none) */
+    size_t ntrouble;
     qc_job_row_t *jobs;
     size_t njobs;
     qc_asset_t *assets;        /* SUBMIT (creating batch), ASSETS */

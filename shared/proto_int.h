@@ -27,6 +27,7 @@ typedef enum {
     F_STATES,
     F_JOB_STATES,
     F_SUCCEEDS,
+    F_TROUBLE,
     F_COUNT
 } field_id_t;
 

@@ -42,6 +42,18 @@ grep -q "cannot store a new job: its state folder .* cannot be written (File too
     "$T/refused.log" || fail "no clear reason: $(cat "$T/refused.log")"
 pass "a new SUBMIT is refused with the reason"
 
+# qc-status says so, first, and a readiness probe sees it in the exit
+# code (before: a green table of workers over a broker refusing jobs)
+"$BIN/qc-status" --broker tcp://127.0.0.1:$port >"$T/full.status" 2>&1
+rc=$?
+[ $rc -eq 7 ] && grep -q "^TROUBLE state-unwritable: its state folder $T/state cannot be written (File too large), for [0-9]* s: new jobs are refused" \
+    "$T/full.status" || fail "qc-status on a full state folder: exit $rc: $(cat "$T/full.status")"
+"$BIN/qc-status" --broker tcp://127.0.0.1:$port --tsv >"$T/full.tsv" 2>&1
+awk -F'\t' '$1 == "broker" && $5 == "state-unwritable" {b = 1}
+             $1 == "trouble" && $2 == "state-unwritable" && $3 ~ /^its state folder/ {t = 1}
+             END {exit !(b && t)}' "$T/full.tsv" || fail "qc-status --tsv: $(cat "$T/full.tsv")"
+pass "qc-status shows the state folder that cannot be written, and exits 7"
+
 for i in $(seq 1 600); do kill -0 $submit 2>/dev/null || break; sleep 0.1; done
 kill -0 $submit 2>/dev/null && fail "the accepted job did not finish in 60 s"
 wait $submit; rc=$?
@@ -57,6 +69,12 @@ wait_for "new jobs accepted again" 10 "grep -q 'can be written again: new jobs a
     "$SHARED/slides/real/CMU-1-Small-Region.svs" >"$T/next.log" 2>&1 \
     || fail "a new job once the delivered one went: $(tail -3 "$T/next.log")"
 pass "a delivered job on a full state folder went at once; the next job was accepted"
+"$BIN/qc-status" --broker tcp://127.0.0.1:$port --tsv >"$T/clear.tsv" 2>&1
+rc=$?
+[ $rc -eq 0 ] && ! grep -q "^trouble" "$T/clear.tsv" \
+    && awk -F'\t' '$1 == "broker" {exit !($5 == "ok")}' "$T/clear.tsv" \
+    || fail "qc-status once the folder takes writes again: exit $rc: $(cat "$T/clear.tsv")"
+pass "the folder written again, qc-status is clear (exit 0, state ok)"
 kill -TERM $BROKER_PID; wait $BROKER_PID 2>/dev/null
 
 # the results waiting for the disk are bounded (--max-mb-unwritten, here
@@ -73,6 +91,8 @@ wait_for "dispatch held" 60 "grep -q 'MB of results wait for the disk: no new ta
 # held: nothing runs for 2 s while slides wait in the queue
 sleep 1
 "$BIN/qc-status" --broker tcp://127.0.0.1:$port >"$T/held1.status" 2>&1
+[ $? -eq 7 ] && grep -q "^TROUBLE results-held: [0-9]* MB of results wait in memory for the state folder: no new task is dispatched" \
+    "$T/held1.status" || fail "qc-status while dispatch is held: $(cat "$T/held1.status")"
 sleep 2
 "$BIN/qc-status" --broker tcp://127.0.0.1:$port >"$T/held2.status" 2>&1
 for f in "$T/held1.status" "$T/held2.status"; do
@@ -265,3 +285,31 @@ check_exactly_once "$T/gone/out" "$T/gone.list"
 runs=$(grep -c 'build .* on ' "$T/worker-gw.log")
 [ "$runs" -le 5 ] || fail "4 slides ran $runs times: $(grep 'build .* on ' "$T/worker-gw.log")"
 pass "the output folder deleted mid-run: exit 5, its job cancelled (no second job beside it); put back, the same command fetched it and ran the rest, each slide once"
+
+# a state folder nearly full: qc-status warns before the first refusal
+# (a file system of 8 MB, in a mount namespace of the broker's own),
+# and is clear once the file system has room
+if unshare -m --propagation private true 2>/dev/null; then
+    mkdir -p "$T/small"
+    sport=$(free_port)
+    unshare -m --propagation private sh -c 'mount -t tmpfs -o size=8m tmpfs "$1" && shift && exec "$@"' \
+        sh "$T/small" "$BIN/qc-broker" --bind tcp://127.0.0.1:$sport --state "$T/small" \
+        >"$T/small.log" 2>&1 &
+    spid=$!
+    PIDS+=($spid)
+    wait_for "the small broker listening" 10 "grep -q 'listening on' '$T/small.log'" "$T/small.log"
+    "$BIN/qc-status" --broker tcp://127.0.0.1:$sport >"$T/small.status" 2>&1
+    rc=$?
+    [ $rc -eq 7 ] && grep -q "^TROUBLE state-space-low: [0-7] MB free for the state folder $T/small: once full, new jobs are refused" \
+        "$T/small.status" || fail "qc-status on a nearly full state folder: exit $rc: $(cat "$T/small.status")"
+    nsenter -t $spid -m mount -o remount,size=512m "$T/small" 2>"$T/remount.err" \
+        || fail "remount: $(cat "$T/remount.err")"
+    "$BIN/qc-status" --broker tcp://127.0.0.1:$sport >"$T/small2.status" 2>&1
+    rc=$?
+    [ $rc -eq 0 ] && ! grep -q TROUBLE "$T/small2.status" \
+        || fail "qc-status once there is room: exit $rc: $(cat "$T/small2.status")"
+    kill -TERM $spid; wait $spid 2>/dev/null
+    pass "a state folder with under 64 MB free is said by qc-status (exit 7); with room, clear"
+else
+    echo "note: no mount namespace here: the nearly-full state folder is not tried"
+fi

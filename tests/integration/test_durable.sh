@@ -203,4 +203,8 @@ rc=$?
 [ $rc -eq 2 ] && grep -q "the broker cannot store a new job: its state folder $T/lstate was deleted while it ran (restart the broker)" \
     "$T/gone.log" || fail "a job after the state folder was deleted: exit $rc: $(cat "$T/gone.log")"
 [ "$(grep -c 'was deleted while the broker ran' "$T/broker.log")" -eq 1 ] || fail "the deletion said more than once"
-pass "a state folder deleted while the broker runs is said once, and new jobs are refused with the reason"
+"$BIN/qc-status" --broker tcp://127.0.0.1:$port --tsv >"$T/gone.tsv" 2>&1
+rc=$?
+[ $rc -eq 7 ] && grep -q "^trouble	state-gone	the state folder $T/lstate was deleted while the broker ran ([0-9]* s ago): new jobs are refused" \
+    "$T/gone.tsv" || fail "qc-status after the state folder was deleted: exit $rc: $(cat "$T/gone.tsv")"
+pass "a state folder deleted while the broker runs is said once (and by qc-status, exit 7), and new jobs are refused with the reason"

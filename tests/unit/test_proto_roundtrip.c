@@ -459,6 +459,28 @@ test_encode_refuses (void)
     REFUSE (m, "more job states than jobs a reply may hold");
     qc_msg_destroy (&m);
 
+    /* the broker's own trouble travels, in its order, up to its bound */
+    m = qc_msg_new (QC_STATUS_REPLY);
+    m->trouble = calloc (QC_PROTO_MAX_TROUBLE + 1, sizeof *m->trouble);
+    if (m->trouble) {
+        m->trouble[m->ntrouble++] = strdup ("state-gone: a");
+        m->trouble[m->ntrouble++] = strdup ("results-held: b");
+    }
+    body = NULL;
+    CHECK (encode_body (m, &body, &len) == 0);
+    d = body ? decode_cmd (QC_STATUS_REPLY, body, len, err, sizeof err) : NULL;
+    CHECK (d && d->ntrouble == 2 && str_eq (d->trouble[0], "state-gone: a")
+           && str_eq (d->trouble[1], "results-held: b"), "trouble round trip: %s", err);
+    qc_msg_destroy (&d);
+    free (body);
+    while (m->trouble && m->ntrouble < QC_PROTO_MAX_TROUBLE)
+        m->trouble[m->ntrouble++] = strdup ("state-space-low: c");
+    ACCEPT (m, "as many trouble lines as a reply may hold");
+    if (m->trouble)
+        m->trouble[m->ntrouble++] = strdup ("state-space-low: d");
+    REFUSE (m, "more trouble lines than a reply may hold");
+    qc_msg_destroy (&m);
+
     /* results whose parts break the bounds the decoder enforces */
     m = qc_msg_new (QC_RESULT);
     m->job = 1;

@@ -4,7 +4,8 @@
  * per worker, gives "-"; a peer's control bytes never reach a line. A
  * job's line ends with its state (delivered, waiting...), sorted with
  * its row; the table counts the jobs of each state and says what the
- * words shown mean. */
+ * words shown mean. The broker's own trouble: its word on the broker
+ * line, a line each. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,7 +91,7 @@ main (void)
                "the note names its worker (w10, not w1): %s", t);
         CHECK (strstr (t, "\nnote\t-\tgone: a worker no row names\n"),
                "a note no row's name starts: '-': %s", t);
-        CHECK (strstr (t, "running attached cancelled state\n"), "#kind names state: %s", t);
+        CHECK (strstr (t, "running attached cancelled state | trouble"), "#kind names state: %s", t);
         const char *j3 = strstr (t, "\njob\t3\t2\t0\t2\t0\t0\tno\tno\tdelivered\n");
         const char *j7 = strstr (t, "\njob\t7\t0\t0\t2\t0\t2\tno\tno\trunning\n");
         const char *j12 = strstr (t, "\njob\t12\t2\t0\t2\t0\t0\tno\tno\twaiting\n");
@@ -153,6 +154,43 @@ main (void)
                && strstr (t, "\nworker\tw10\th\t2\t0\t1\t0\t-\tno\t")
                && strstr (t, "\nworker\tw x\th\t2\t0\t1\t0\t0.5\tno\t"),
            "heartbeat ages: %s", t ? t : "?");
+    free (t);
+    qc_msg_destroy (&m);
+    /* the broker's own trouble: on the broker line (its first word, "ok"
+       with none), a line each in --tsv with the word apart, first in
+       the table; a line without a word, and one whose word is too long
+       for one, is "trouble" whole; a peer's control bytes scrubbed */
+    m = reply (true, 3);
+    const char *lines[] = {"state-unwritable: its state folder /s cannot be written",
+                           "no word here\x1b[2J", "results-held:x"};
+    if (m && (m->trouble = calloc (3, sizeof *m->trouble)))
+        for (size_t i = 0; i < 3; i++)
+            m->trouble[m->ntrouble++] = strdup (lines[i]);
+    t = m ? tsv_of (m) : NULL;
+    CHECK (t && strstr (t, "\nbroker\ttcp://127.0.0.1:5555\t3\t0\tstate-unwritable\n")
+               && strstr (t, "\ntrouble\tstate-unwritable\tits state folder /s cannot be "
+                             "written\n")
+               && strstr (t, "\ntrouble\ttrouble\tno word here?[2J\n")
+               && strstr (t, "\ntrouble\ttrouble\tresults-held:x\n")
+               && strstr (t, "cancelled state | trouble word text\n"),
+           "trouble in --tsv: %s", t ? t : "?");
+    free (t);
+    text = NULL;
+    f = m ? open_memstream (&text, &len) : NULL;
+    if (f) {
+        qc_status_print_table (f, "tcp://127.0.0.1:5555", m);
+        fclose (f);
+    }
+    CHECK (text && strncmp (text, "broker tcp://127.0.0.1:5555: 3 workers, 0 tasks queued\n"
+                                  "TROUBLE state-unwritable: its state folder /s cannot be "
+                                  "written\nTROUBLE no word here?[2J\n", 130) == 0,
+           "trouble first in the table: %s", text ? text : "?");
+    free (text);
+    qc_msg_destroy (&m);
+    m = reply (true, 3);
+    t = m ? tsv_of (m) : NULL;
+    CHECK (t && strstr (t, "\nbroker\ttcp://127.0.0.1:5555\t3\t0\tok\n")
+               && !strstr (t, "\ntrouble\t"), "no trouble: ok: %s", t ? t : "?");
     free (t);
     qc_msg_destroy (&m);
     return check_done ("test_status_print");
