@@ -475,6 +475,7 @@ check_config (qc_output_t *o, const qc_output_config_t *cfg, char *err, size_t e
     }
     if (same_values_as_recorded (o, o->config_text)) {
         o->config_recorded = true;
+        snprintf (o->recorded_id, sizeof o->recorded_id, "%s", was);
         return qc_output_plan_note (o, "INFO", "config %s: the values of the config this "
                                     "folder's results were made with (%s; only spacing, "
                                     "the case of keys or the order of sections and keys "

@@ -76,6 +76,8 @@ struct qc_output {
     zlistx_t *plan_notes;     /* "LEVEL\tmessage" for qc.log (NULL: none) */
     bool config_recorded;     /* .qc-config records a config of these
                                  values, with the results: kept as it is */
+    char recorded_id[QC_ASSET_HEX_LEN + 1];   /* its sha256 when it is not
+                                 config_id (laid out otherwise), else "" */
     uint8_t *seen;            /* bitmap of written task indices */
     size_t seen_bits;
     uint64_t written;

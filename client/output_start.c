@@ -246,14 +246,20 @@ qc_output_set_job (qc_output_t *o, uint64_t job, uint64_t key, const char *broke
     struct tm tm;
     if (!localtime_r (&now, &tm) || !strftime (zone, sizeof zone, "%z", &tm))
         snprintf (zone, sizeof zone, "?");
+    /* a config of the folder's values laid out otherwise is not written
+       (its record kept): the sha256 whose text an auditor finds */
+    char same[160] = "";
+    if (o->config_text && *o->recorded_id)
+        snprintf (same, sizeof same, ", the same values as %s's, sha256 %s", CONFIGFILE,
+                  o->recorded_id);
     qc_output_note (o, "INFO", "qc-submit %s: job %" PRIu64 ", %zu slide%s to send, %zu not "
-                    "readable here (build %s; times local, UTC%s; config %s, sha256 %s; "
+                    "readable here (build %s; times local, UTC%s; config %s, sha256 %s%s; "
                     "command line: %s)",
                     job ? "started" : "had nothing to run",
                     job, job ? o->nslides : 0, qc_plural (job ? o->nslides : 0),
                     zlistx_size (o->unread), qc_version_full (), zone,
                     o->config_file ? o->config_file : "?",
-                    o->config_text && *o->config_id ? o->config_id : "?",
+                    o->config_text && *o->config_id ? o->config_id : "?", same,
                     o->command_line ? o->command_line : "");
     for (char *l = o->plan_notes ? zlistx_first (o->plan_notes) : NULL; l;
          l = zlistx_next (o->plan_notes)) {

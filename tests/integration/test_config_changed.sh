@@ -87,6 +87,13 @@ grep -q "already has this slide (passed): skipped" "$T/run6.log" || fail "run 6:
 grep -q "config $T/cfg/tidy.ini: the values of the config this folder's results were made with ($T/cfg/lab.ini; .*its record, .qc-config, is kept" \
     "$T/out/qc.log" || fail "qc.log does not say the config was taken as the same: $(tail -3 "$T/out/qc.log")"
 record_kept || fail "run 6 rewrote .qc-config: $(head -2 "$T/out/.qc-config")"
+# the run's line names the sha256 whose text .qc-config holds, as well
+# as the tidied one's (whose text is nowhere in the folder)
+kept_id=$(sed -n '1s/^sha256 //p' "$T/out/.qc-config")
+[ -n "$kept_id" ] || fail "no sha256 in .qc-config: $(head -1 "$T/out/.qc-config")"
+grep "qc-submit had nothing to run" "$T/out/qc.log" | tail -1 \
+    | grep -q "config $T/cfg/tidy.ini, sha256 [0-9a-f]\{64\}, the same values as .qc-config's, sha256 $kept_id;" \
+    || fail "qc.log's line for run 6 does not name the kept record: $(grep 'qc-submit had nothing' "$T/out/qc.log" | tail -1)"
 # and a value changed in the tidied one is still another config
 sed -e 's/^UPPER_threshold   =   .9$/UPPER_threshold   =   .85/' "$T/cfg/tidy.ini" >"$T/cfg/tidy85.ini"
 refused run7 "$T/cfg/tidy85.ini" \
