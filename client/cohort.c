@@ -289,14 +289,19 @@ cell (char *line, int col)
     return p;
 }
 
-/* Cell col of a comma-separated record (in place), quoted as a
- * spreadsheet quotes one ("a, b.svs", a quote doubled, a line break
+/* The separators of a spreadsheet's list: a comma, or where a comma
+ * is the decimal mark (Excel in much of Europe) a semicolon. */
+static const char s_csv_seps[] = ",;";
+
+/* Cell col of a record of cells separated by sep (in place), quoted as
+ * a spreadsheet quotes one ("a, b.svs", a quote doubled, a line break
  * inside quotes kept); an unclosed quote runs to the end; NULL when the
  * record has fewer cells. A lab's list from its LIMS or a spreadsheet
  * is a .csv: each whole line was taken for a path. */
 static char *
-csv_cell (char *s, int col)
+csv_cell (char *s, char sep, int col)
 {
+    const char stop[2] = {sep, '\0'};
     for (int i = 0;; i++) {
         char *out = s, *p = s;
         if (*p == '"') {
@@ -309,9 +314,9 @@ csv_cell (char *s, int col)
             }
             if (*p == '"')
                 p++;
-            p += strcspn (p, ",");    /* bytes after the closing quote: left out */
+            p += strcspn (p, stop);   /* bytes after the closing quote: left out */
         } else {
-            p += strcspn (p, ",");
+            p += strcspn (p, stop);
             out = p;
         }
         char *next = *p ? p + 1 : NULL;
@@ -330,8 +335,9 @@ csv_cell (char *s, int col)
  * a cell opens one: a stray quote inside a cell (3" wide) is a quote,
  * or it would join the rest of the list to its record. */
 static bool
-csv_closed (const char *s)
+csv_closed (const char *s, char sep)
 {
+    const char stop[2] = {sep, '\0'};
     for (;;) {
         if (*s == '"') {
             for (s++;; s++) {
@@ -343,7 +349,7 @@ csv_closed (const char *s)
                     break;
             }
         }
-        s += strcspn (s, ",");
+        s += strcspn (s, stop);
         if (!*s)
             return true;
         s++;
@@ -353,16 +359,18 @@ csv_closed (const char *s)
 /* The column of a list's header row that names the slides: a cell
  * "filename" (HistoQC's), "path", "file" or "slide" (and a few more
  * spellings), any case, in a row none of whose cells is a slide file's
- * name (a data row "X1.svs<TAB>slide" is no header); -1 none. */
+ * name (a data row "X1.svs<TAB>slide" is no header); -1 none. Cells
+ * separated by sep, quoted as a spreadsheet quotes them; by tabs when
+ * sep is 0. */
 static int
-header_column (const char *row, bool csv)
+header_column (const char *row, char sep)
 {
     static const char *names[] = { "filename", "file_name", "file name", "path", "filepath",
                                    "file", "slide", "slide_path" };
     int named = -1;
     for (int col = 0; col < 256; col++) {
         char *copy = strdup (row);
-        char *c = !copy ? NULL : csv ? csv_cell (copy, col) : cell (copy, col);
+        char *c = !copy ? NULL : sep ? csv_cell (copy, sep, col) : cell (copy, col);
         if (!c) {
             free (copy);
             break;
@@ -383,10 +391,40 @@ header_column (const char *row, bool csv)
     return named;
 }
 
+/* The separator under which a spreadsheet's first record reads as a
+ * list's (a header naming the slides' column, or a first cell that is a
+ * slide file's name where the whole record is not), of s_csv_seps; 0
+ * when none does. A list saved by Excel where the comma is the decimal
+ * mark has semicolons, and each of its lines was taken whole for a
+ * path. */
+static char
+csv_sep_of (const char *record)
+{
+    for (const char *sep = s_csv_seps; *sep; sep++) {
+        if (!strchr (record, *sep))
+            continue;
+        if (header_column (record, *sep) >= 0)
+            return *sep;
+        char *copy = strdup (record);
+        char *first = copy ? csv_cell (copy, *sep, 0) : NULL;
+        while (first && *first == ' ')
+            first++;
+        bool slide = first && qc_cohort_is_slide_name (first) && !qc_cohort_is_slide_name (record);
+        free (copy);
+        if (slide)
+            return *sep;
+    }
+    return 0;
+}
+
 /* Reading a list, record by record. */
 typedef struct {
     qc_cohort_t *c;
     bool csv;                 /* a spreadsheet's .csv */
+    char sep;                 /* its separator: ',' or ';' (0: not yet
+                                 known) */
+    bool sniff;               /* standard input: a spreadsheet's when its
+                                 first record reads as one */
     int path_col;             /* the slides' column, or -1: the first */
     bool csv_col;             /* path_col is a .csv header's */
     bool escaped;             /* ... our results.tsv's original_path */
@@ -405,7 +443,7 @@ list_record (list_read_t *l, char *s, char *err, size_t errlen)
     if (l->first_row && l->path_col < 0) {
         /* a header row: its slides' column named ("Filename", "path",
            "Slide", ... in any column); else the first */
-        int named = header_column (s, l->csv);
+        int named = header_column (s, l->csv ? l->sep : 0);
         l->first_row = false;
         if (named >= 0) {
             l->path_col = named;
@@ -414,9 +452,9 @@ list_record (list_read_t *l, char *s, char *err, size_t errlen)
         }
     }
     l->first_row = false;
-    char *entry = l->path_col >= 0 ? (l->csv_col ? csv_cell (s, l->path_col)
+    char *entry = l->path_col >= 0 ? (l->csv_col ? csv_cell (s, l->sep, l->path_col)
                                                  : cell (s, l->path_col))
-                  : l->csv ? csv_cell (s, 0) : cell (s, 0);
+                  : l->csv ? csv_cell (s, l->sep, 0) : cell (s, 0);
     if (!entry || !*entry)
         return 0;
     /* blanks after a name (a spreadsheet's padding) are not part of
@@ -445,7 +483,8 @@ qc_cohort_add_list (qc_cohort_t *c, const char *listfile, char *err, size_t errl
         snprintf (err, errlen, "cannot read list %s: %s", listfile, strerror (errno));
         return -1;
     }
-    list_read_t l = {.c = c, .csv = is_csv (listfile), .path_col = -1, .first_row = true};
+    list_read_t l = {.c = c, .csv = is_csv (listfile), .path_col = -1, .first_row = true,
+                     .sniff = f == stdin};
     char *line = NULL, *record = NULL;  /* a .csv record over several lines */
     size_t cap = 0;
     int rc = 0, record_line = 0, lineno = 0;
@@ -465,6 +504,24 @@ qc_cohort_add_list (qc_cohort_t *c, const char *listfile, char *err, size_t errl
                 l.escaped = (l.path_col = column_of (line + 9, "original_path")) >= 0;
             continue;
         }
+        /* the separator, from the first record: Excel's "sep=;" line
+           says it; else the one under which that record reads as a
+           list's, a comma by default. A list on standard input has no
+           name to say .csv: a spreadsheet's when a separator reads so
+           (and it is no tab-separated list: our results.tsv, piped) */
+        if (!record && (l.csv || l.sniff) && !l.sep && l.path_col < 0
+            && line[strspn (line, " ")]) {
+            if (strncmp (line, "sep=", 4) == 0 && line[4] && strchr (s_csv_seps, line[4])
+                && !line[5]) {
+                l.sep = line[4];
+                l.csv = true;
+                continue;
+            }
+            char sep = strchr (line, '\t') ? 0 : csv_sep_of (line);
+            l.csv = l.csv || sep;
+            l.sep = sep ? sep : ',';
+            l.sniff = false;
+        }
         if (!l.csv) {
             rc = list_record (&l, line, err, errlen);
             continue;
@@ -480,7 +537,7 @@ qc_cohort_add_list (qc_cohort_t *c, const char *listfile, char *err, size_t errl
         free (record);
         record = joined;
         record_line = record_line ? record_line : lineno;
-        if (csv_closed (record)) {
+        if (csv_closed (record, l.sep)) {
             rc = list_record (&l, record, err, errlen);
             free (record);
             record = NULL;

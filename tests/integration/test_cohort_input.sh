@@ -111,3 +111,31 @@ printf '%s\tslide\n%s\tslide\n' "$T/sheet/plain.svs" "$T/sheet/say \"hi\".svs" >
 [ $? -eq 0 ] && [ "$(names "$T/o-kinds")" = 'plain.svs say "hi".svs ' ] \
     || fail "a data row taken for a header: $(names "$T/o-kinds"); $(tail -3 "$T/kinds.log")"
 pass "a spreadsheet's .csv list (given with --list or as an argument): the first cells, quoted as spreadsheets quote; a LIMS export's named column, a stray quote, a note over two lines; a quote never closed refused; a data row is no header"
+
+# Excel where the comma is the decimal mark saves semicolons (a header
+# naming the column, a decimal in a cell, a comma in a quoted name), or
+# says so in a "sep=;" line; a data row with no header reads the same.
+# Each line was taken whole for a path
+printf 'Stain;Filename;Scanned\r\nH&E;%s;1,5\r\nH&E;"%s";2,25\r\n' \
+    "$T/sheet/plain.svs" "$T/sheet/with, comma.svs" >"$T/sheet/excel-de.csv"
+printf 'sep=;\n%s;x\n"%s";y\n' "$T/sheet/plain.svs" "$T/sheet/say \"\"hi\"\".svs" >"$T/sheet/sep.csv"
+printf '%s;1,5\n"%s";2\n' "$T/sheet/plain.svs" "$T/sheet/with, comma.svs" >"$T/sheet/rows.csv"
+for f in excel-de sep rows; do
+    "$BIN/qc-submit" -c "$T/quick.ini" -o "$T/o-$f" "$T/sheet/$f.csv" >"$T/$f.log" 2>&1
+    rc=$?
+    [ $rc -eq 0 ] && [ ! -s "$T/o-$f/error.log" ] || fail "$f.csv: exit $rc: $(cat "$T/o-$f/error.log"); $(tail -3 "$T/$f.log")"
+done
+[ "$(names "$T/o-excel-de")" = 'plain.svs with, comma.svs ' ] && [ "$(names "$T/o-rows")" = 'plain.svs with, comma.svs ' ] \
+    && [ "$(names "$T/o-sep")" = 'plain.svs say "hi".svs ' ] \
+    || fail "semicolons: $(names "$T/o-excel-de") / $(names "$T/o-rows") / $(names "$T/o-sep")"
+# a list on standard input has no name: a spreadsheet's when its first
+# record reads as one (a header, or a slide's name in the first cell
+# only); a plain list with a comma in a name stays whole lines
+"$BIN/qc-submit" -c "$T/quick.ini" -o "$T/o-stdin-csv" --list - <"$T/sheet/lims.CSV" >"$T/stdin-csv.log" 2>&1
+[ $? -eq 0 ] && [ "$(names "$T/o-stdin-csv")" = "$(names "$T/o-csv")" ] \
+    || fail "a .csv on standard input: $(names "$T/o-stdin-csv"); $(tail -3 "$T/stdin-csv.log")"
+printf '%s\n%s\n' "$T/sheet/with, comma.svs" "$T/sheet/plain.svs" \
+    | "$BIN/qc-submit" -c "$T/quick.ini" -o "$T/o-stdin-plain" --list - >"$T/stdin-plain.log" 2>&1
+[ $? -eq 0 ] && [ "$(names "$T/o-stdin-plain")" = 'plain.svs with, comma.svs ' ] \
+    || fail "a plain list on standard input: $(names "$T/o-stdin-plain"); $(tail -3 "$T/stdin-plain.log")"
+pass "semicolons (Excel where the comma is the decimal mark, or its sep=; line) and a spreadsheet's list on standard input are read by their cells; a plain list there by its lines"
