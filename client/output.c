@@ -99,22 +99,27 @@ qc_output_take_failed (qc_output_t *o)
 }
 
 void
-qc_output_written_counts (const qc_output_t *o, uint64_t *passed, uint64_t *failed)
+qc_output_written_counts (const qc_output_t *o, uint64_t *passed, uint64_t *failed,
+                          uint64_t *cancelled)
 {
-    uint64_t p = 0, f = 0;
+    uint64_t p = 0, f = 0, c = 0;
     for (size_t i = 0; o && i < o->nslides; i++) {
         if (!qc_output_has (o, i))
             continue;
         qc_rec_t r = qc_records_of (&o->records, o->slides[i].path);
         if (r == QC_REC_PASSED)
             p++;
-        else if (r != QC_REC_NONE)
+        else if (r != QC_REC_NONE) {
             f++;
+            c += qc_records_cancelled (&o->records, o->slides[i].path);
+        }
     }
     if (passed)
         *passed = p;
     if (failed)
         *failed = f;
+    if (cancelled)
+        *cancelled = c;
 }
 
 /* ------------------------------------------------------------ opening */

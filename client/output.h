@@ -193,9 +193,10 @@ zlistx_t *qc_output_take_failed (qc_output_t *self);
  * before a run with nothing to run. */
 const char *qc_output_journal_refused (const qc_output_t *self);
 /* Of the job's slides written (attach), how many passed and how many
- * failed, by what the folder records for each. */
-void qc_output_written_counts (const qc_output_t *self, uint64_t *passed,
-                               uint64_t *failed);
+ * failed, by what the folder records for each; of the failed, how many
+ * were cancelled or not run (counted apart in the summary). */
+void qc_output_written_counts (const qc_output_t *self, uint64_t *passed, uint64_t *failed,
+                               uint64_t *cancelled);
 /* Writes one result (its files, then its row or error line); 0, or -1
  * when any of it cannot be written (message in err, said in qc.log):
  * the run cannot go on, and the result is not counted as written. */

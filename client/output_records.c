@@ -224,6 +224,11 @@ read_errors (qc_records_t *r, const char *outdir, char *err, size_t errlen)
         char *slide = canonical (qc_unescape_dup (line)), *reason = qc_unescape_dup (tab + 1);
         if (slide)
             set (r->by_path, slide, failure_kind (reason));
+        /* the last line of a slide's says (a later run's replaces) */
+        if (slide && qc_result_cancelled (reason))
+            zhashx_update (r->cancelled, slide, (void *) 1);
+        else if (slide)
+            zhashx_delete (r->cancelled, slide);
         free (slide);
         free (reason);
     }
@@ -239,7 +244,8 @@ qc_records_read (qc_records_t *r, const char *outdir, qc_names_t *names,
     memset (r, 0, sizeof *r);
     r->by_path = zhashx_new ();
     r->by_name = zhashx_new ();
-    if (!r->by_path || !r->by_name) {
+    r->cancelled = zhashx_new ();
+    if (!r->by_path || !r->by_name || !r->cancelled) {
         snprintf (err, errlen, "out of memory");
         qc_records_free (r);
         return -1;
@@ -263,6 +269,7 @@ qc_records_free (qc_records_t *r)
     free (r->config_file);
     zhashx_destroy (&r->by_path);
     zhashx_destroy (&r->by_name);
+    zhashx_destroy (&r->cancelled);
     zhashx_destroy (&r->by_file);
     memset (r, 0, sizeof *r);
 }
@@ -278,6 +285,14 @@ qc_records_of (const qc_records_t *r, const char *path)
     const char *slash = strrchr (path, '/');
     return zhashx_lookup (r->by_name, slash ? slash + 1 : path) ? QC_REC_PASSED
                                                                  : QC_REC_NONE;
+}
+
+bool
+qc_records_cancelled (const qc_records_t *r, const char *path)
+{
+    return r && path && r->cancelled && r->by_path
+           && (qc_rec_t) (intptr_t) zhashx_lookup (r->by_path, path) == QC_REC_RETRY
+           && zhashx_lookup (r->cancelled, path);
 }
 
 /* path with its folder resolved (links, "..", another spelling of the

@@ -42,6 +42,8 @@ typedef struct {
                                  NULL: none */
     bool rows;                /* results.tsv has a row */
     zhashx_t *by_path;        /* path -> qc_rec_t (as a pointer) */
+    zhashx_t *cancelled;      /* paths whose error.log line says the slide
+                                 was cancelled or not run (a set) */
     zhashx_t *by_name;        /* file name of rows without a path */
     zhashx_t *by_file;        /* recorded path with its folder resolved ->
                                  recorded path, made on the first lookup
@@ -56,6 +58,9 @@ int qc_records_read (qc_records_t *r, const char *outdir, qc_names_t *names,
 void qc_records_free (qc_records_t *r);
 /* What is recorded for the slide at path. */
 qc_rec_t qc_records_of (const qc_records_t *r, const char *path);
+/* Whether that record is an error.log line of a slide cancelled or not
+ * run (qc_result_cancelled): a QC_REC_RETRY, no failure of the slide's. */
+bool qc_records_cancelled (const qc_records_t *r, const char *path);
 /* The same, and when nothing is recorded under path, what is recorded
  * for the same file name in the same folder reached another way (a
  * linked folder, another spelling of its path; a link to a slide file

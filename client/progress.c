@@ -47,9 +47,7 @@ qc_progress_slide (qc_progress_t *p, bool ok, const char *name,
                    const char *worker, const char *reason)
 {
     if (ok) p->done++; else p->failed++;
-    if (!ok && reason && (strcmp (reason, QC_RESULT_CANCELLED) == 0
-                          || strncmp (reason, QC_RESULT_NOT_RUN,
-                                      strlen (QC_RESULT_NOT_RUN)) == 0))
+    if (!ok && qc_result_cancelled (reason))
         p->cancelled++;
     if (p->quiet)
         return;

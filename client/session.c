@@ -228,12 +228,17 @@ on_accepted (session_t *s, qc_msg_t *m)
         char err[1024] = "";
         if (c->attach_job) {
             s->progress.total = m->total;
+            char cancelled[64] = "";
+            if (s->progress.cancelled)
+                snprintf (cancelled, sizeof cancelled, ", %" PRIu64 " cancelled",
+                          s->progress.cancelled);
             if (!c->quiet)
                 fprintf (stderr, "job %" PRIu64 " on %s: %" PRIu64 " slide%s, %" PRIu64
                          " of them already in %s (%" PRIu64 " passed, %" PRIu64
-                         " failed)\n", s->job, c->endpoint, m->total, qc_plural (m->total),
+                         " failed%s)\n", s->job, c->endpoint, m->total, qc_plural (m->total),
                          s->progress.done + s->progress.failed, c->outdir,
-                         s->progress.done, s->progress.failed);
+                         s->progress.done, s->progress.failed - s->progress.cancelled,
+                         cancelled);
         }
         else if (qc_output_set_job (c->out, s->job, s->key, c->local ? "local" : c->endpoint,
                                     err, sizeof err)) {
@@ -645,7 +650,8 @@ qc_session_run (const qc_session_config_t *cfg)
         uint64_t written = qc_output_written (cfg->out);
         s.expected = written + 1;
         /* the cohort's count goes on from what the folder has */
-        qc_output_written_counts (cfg->out, &s.progress.done, &s.progress.failed);
+        qc_output_written_counts (cfg->out, &s.progress.done, &s.progress.failed,
+                                  &s.progress.cancelled);
         qc_msg_t a = {.command = QC_ATTACH, .gpu = -1, .job = s.job, .key = s.key,
                       .seq = written, .hb_ms = cfg->heartbeat_ms};
         send_msg (&s, &a);

@@ -258,6 +258,13 @@ qc_result_fail (qc_result_t *self, const char *fmt, ...)
 }
 
 bool
+qc_result_cancelled (const char *reason)
+{
+    return reason && (strcmp (reason, QC_RESULT_CANCELLED) == 0
+                      || strncmp (reason, QC_RESULT_NOT_RUN, strlen (QC_RESULT_NOT_RUN)) == 0);
+}
+
+bool
 qc_result_machine_trouble (const char *reason)
 {
     static const char *const phrases[] = {QC_RESULT_MEMORY_SHORT, QC_RESULT_NO_FDS,

@@ -31,6 +31,9 @@
  * submission over its quota, a client gone for good, no worker that
  * could run it): counted with the cancelled. */
 #define QC_RESULT_NOT_RUN      "not run: "
+/* True when a failure's reason is either: not the slide's fault, counted
+ * apart (a summary, the counts a folder's records give an --attach). */
+bool qc_result_cancelled (const char *reason);
 
 /* Phrases of a failure's reason that name the machine that ran the slide
  * as the cause, not the slide, its server or its share: memory short, no

@@ -107,6 +107,14 @@ grep -q "^[0-9]* slides: [0-9]* passed, $n_failed failed, $n_cancelled cancelled
 grep -q "job $job2 cancelled by a qc-submit --cancel, not the job's client (no certificates in use)" \
     "$T/broker.log" || fail "who cancelled is not said: $(grep cancelled "$T/broker.log")"
 pass "cancel: queued slides reported failed as cancelled, each once; whence, said"
+# attached again, the folder's cancelled slides are counted as such (they
+# were counted failed: error.log's reasons were not read for the count)
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --attach "$job2" -o "$T/out2" >"$T/attach-again.log" 2>&1
+grep -q "^job $job2 on .*, 60 of them already in $T/out2 ([0-9]* passed, $n_failed failed, $n_cancelled cancelled)$" \
+    "$T/attach-again.log" \
+    && grep -q "^60 slides: [0-9]* passed, $n_failed failed, $n_cancelled cancelled (a rerun runs them)$" \
+    "$T/attach-again.log" || fail "attached again: $(cat "$T/attach-again.log"); $n_cancelled cancelled, $n_failed failed in error.log"
+pass "attached again, the cancelled slides the folder has are counted apart"
 
 # a finished job has nothing to cancel: said, and it is not marked cancelled
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port --cancel "$job" >"$T/cancel-done.log" 2>&1
