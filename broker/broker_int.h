@@ -218,6 +218,11 @@ typedef struct pending_submit {
     struct pending_submit *next;
 } pending_submit_t;
 
+/* Below this much room the state folder is said to be filling (the log,
+ * qc-status): a job's result file holds its slides' images, a few MB
+ * each. Said again as clear above twice as much. */
+#define STATE_SPACE_LOW_MB 64
+
 /* The state folder (broker_state.c); NULL members with --state none. */
 typedef struct {
     char *dir;
@@ -233,6 +238,8 @@ typedef struct {
     bool dir_gone;            /* the folder was deleted while the broker
                                  ran (folder_gone): said once */
     int64_t next_gone_check;  /* when folder_gone looks again */
+    bool space_low;           /* under STATE_SPACE_LOW_MB free: said */
+    int64_t next_space_check; /* when space_watch looks again */
     bool opening;             /* state_open runs: a failed write stops the
                                  start (said by it), no job goes on */
     bool holding;             /* too many results wait for the disk:

@@ -53,6 +53,7 @@
 #include <sys/file.h>
 #include <pwd.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "shared/err.h"
@@ -585,12 +586,42 @@ out:
     free (tmp);
 }
 
+/* The room left for the state folder, said in the log as it falls
+ * under STATE_SPACE_LOW_MB and once it is back over twice that: an
+ * operator watching the log heard of a full disk only at the first
+ * refused write. Looked at every 10 s. */
+static void
+space_watch (qc_broker_t *b)
+{
+    state_t *s = &b->state;
+    if (b->now < s->next_space_check || s->dir_gone)
+        return;
+    s->next_space_check = b->now + 10000;
+    struct statvfs fs;
+    if (s->dir_fd < 0 || fstatvfs (s->dir_fd, &fs) != 0)
+        return;
+    unsigned long long free_mb = (unsigned long long) fs.f_bavail
+                                 * (fs.f_frsize ? fs.f_frsize : fs.f_bsize) >> 20;
+    if (!s->space_low && free_mb < STATE_SPACE_LOW_MB) {
+        s->space_low = true;
+        qc_log (QC_LOG_WARNING, MOD, "%llu MB free for the state folder %s: once it is "
+                "full, new jobs are refused; free space there (qc-status says "
+                "state-space-low)", free_mb, s->dir);
+    } else if (s->space_low && free_mb >= 2 * STATE_SPACE_LOW_MB) {
+        s->space_low = false;
+        qc_log (QC_LOG_INFO, MOD, "%llu MB free for the state folder %s again", free_mb,
+                s->dir);
+    }
+}
+
 void
 state_maintain (qc_broker_t *b)
 {
     state_t *s = &b->state;
-    if (state_on (b))
+    if (state_on (b)) {
         folder_gone (b);
+        space_watch (b);
+    }
     if (!state_on (b) || b->now < s->next_compact_check || s->disk_full || b->pending)
         return;
     s->next_compact_check = b->now + 1000;

@@ -51,10 +51,6 @@ static const char *const s_trouble_words[BT_COUNT] = {
     [BT_RESULTS_HELD] = "results-held", [BT_STATE_SPACE_LOW] = "state-space-low",
 };
 
-/* Below this much room the state folder is said to be filling: a job's
- * result file holds its slides' images, a few MB each. */
-#define STATE_SPACE_LOW_MB 64
-
 /* The line for trouble t, or NULL when it does not hold (or no memory).
  * A folder deleted or a failed write the broker found itself (a file
  * system remounted read-only fails the next write: EROFS); the room

@@ -302,14 +302,17 @@ if unshare -m --propagation private true 2>/dev/null; then
     rc=$?
     [ $rc -eq 7 ] && grep -q "^TROUBLE state-space-low: [0-7] MB free for the state folder $T/small: once full, new jobs are refused" \
         "$T/small.status" || fail "qc-status on a nearly full state folder: exit $rc: $(cat "$T/small.status")"
+    grep -q "WARNING.*[0-7] MB free for the state folder $T/small: once it is full, new jobs are refused; free space there" \
+        "$T/small.log" || fail "the broker's log does not say the folder is filling: $(cat "$T/small.log")"
     nsenter -t $spid -m mount -o remount,size=512m "$T/small" 2>"$T/remount.err" \
         || fail "remount: $(cat "$T/remount.err")"
     "$BIN/qc-status" --broker tcp://127.0.0.1:$sport >"$T/small2.status" 2>&1
     rc=$?
     [ $rc -eq 0 ] && ! grep -q TROUBLE "$T/small2.status" \
         || fail "qc-status once there is room: exit $rc: $(cat "$T/small2.status")"
+    wait_for "room said in the log" 15 "grep -q 'INFO.* MB free for the state folder $T/small again' '$T/small.log'" "$T/small.log"
     kill -TERM $spid; wait $spid 2>/dev/null
-    pass "a state folder with under 64 MB free is said by qc-status (exit 7); with room, clear"
+    pass "a state folder with under 64 MB free is said by qc-status (exit 7) and the broker's log; with room, clear"
 else
     echo "note: no mount namespace here: the nearly-full state folder is not tried"
 fi
