@@ -175,6 +175,26 @@ qc_names_claim (qc_names_t *self, const char *name, const char *path)
     return 0;
 }
 
+int
+qc_names_adopt (qc_names_t *self, const char *name, const char *path)
+{
+    if (!self || !name || !*name || !path || !*path)
+        return -1;
+    if (zhashx_lookup (self->by_path, path))
+        return 1;
+    char *key = fold_case (name);
+    if (!key)
+        return -1;
+    const char *owner = zhashx_lookup (self->by_name, key);
+    int rc = 1;
+    if (owner && !*owner) {
+        zhashx_update (self->by_name, key, (void *) path);
+        rc = zhashx_insert (self->by_path, path, (void *) name) ? -1 : 0;
+    }
+    free (key);
+    return rc;
+}
+
 const char *
 qc_names_of (const qc_names_t *self, const char *path)
 {

@@ -41,6 +41,13 @@ void qc_names_destroy (qc_names_t **self_p);
  * older build's, in .qc-slides: its row read as a comment line) is not
  * recorded: the slide gets a name anew. -1 on memory. */
 int qc_names_claim (qc_names_t *self, const char *name, const char *path);
+/* Gives the slide at path the name a row that does not say which slide
+ * it is holds (HistoQC's rows name a slide by its file name alone):
+ * that row goes (-f), and its slide must keep the name HistoQC's UI and
+ * the lab's scripts know it by, not get another beside it. 0 when
+ * given; 1 when the name is not such a row's, or path has a name; -1
+ * on memory. */
+int qc_names_adopt (qc_names_t *self, const char *name, const char *path);
 /* The name of the slide at path (absolute): the one it already has, or a
  * new one, claimed. malloc'd; NULL on memory. */
 char *qc_names_assign (qc_names_t *self, const char *path);

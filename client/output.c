@@ -645,7 +645,7 @@ qc_output_open (const qc_output_config_t *cfg, bool attach, bool *busy, char *er
     else
         free (made);
     if (!o || !(o->outdir = strdup (cfg->outdir)) || !(o->names = qc_names_new ())
-        || !(o->drop = zhashx_new ()) || !(o->unread = zlistx_new ())
+        || !(o->drop = zhashx_new ()) || !(o->drop_names = zhashx_new ()) || !(o->unread = zlistx_new ())
         /* stamps judge a rerun's plan; --attach plans nothing new */
         || (!attach && !(o->stamps = qc_stamps_read (cfg->outdir)))
         || (!attach && !(o->url_stamps = qc_url_stamps_read (cfg->outdir)))
@@ -755,6 +755,7 @@ qc_output_close (qc_output_t **self_p)
     free (o->other.name);
     free (o->other.path);
     zhashx_destroy (&o->drop);
+    zhashx_destroy (&o->drop_names);
     zhashx_destroy (&o->stamps);
     zhashx_destroy (&o->url_stamps);
     zhashx_destroy (&o->input_stamps);

@@ -61,6 +61,7 @@ struct qc_output {
     size_t nslides, cap_slides;
     slide_t other;            /* a slide of a job not planned here */
     zhashx_t *drop;           /* paths whose records go at the start */
+    zhashx_t *drop_names;     /* ... file names of rows without a path */
     zhashx_t *stamps;         /* .qc-stamps: recorded path -> qc_stamp_t */
     zlistx_t *baseline;       /* slide_t of skipped slides with no stamp
                                  yet, stamped as they are now (NULL: none) */

@@ -304,6 +304,16 @@ qc_output_drop (qc_output_t *o, const char *path, bool history)
     /* one path dropped twice keeps its history if either asks */
     if (zhashx_lookup (o->drop, path) != QC_DROP_KEEP)
         zhashx_update (o->drop, path, history ? QC_DROP_KEEP : QC_DROP_TRANSIENT);
+    /* a row that names it by file name alone (HistoQC's) goes too, and
+       the slide takes that row's name: with -f on HistoQC's folder it
+       got a second row and folder under another name beside the old */
+    const char *name = qc_records_named_only (&o->records, path);
+    if (name) {
+        if (zhashx_lookup (o->drop_names, name) != QC_DROP_KEEP)
+            zhashx_update (o->drop_names, name, history ? QC_DROP_KEEP : QC_DROP_TRANSIENT);
+        if (qc_names_adopt (o->names, name, path) < 0)
+            return -1;
+    }
     return 0;
 }
 

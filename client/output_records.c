@@ -287,6 +287,16 @@ qc_records_of (const qc_records_t *r, const char *path)
                                                                  : QC_REC_NONE;
 }
 
+const char *
+qc_records_named_only (const qc_records_t *r, const char *path)
+{
+    if (!r || !path || !r->by_path || !r->by_name || zhashx_lookup (r->by_path, path))
+        return NULL;
+    const char *slash = strrchr (path, '/');
+    const char *name = slash ? slash + 1 : path;
+    return *name && zhashx_lookup (r->by_name, name) ? name : NULL;
+}
+
 bool
 qc_records_cancelled (const qc_records_t *r, const char *path)
 {
@@ -366,7 +376,7 @@ line_path (const char *line, const qc_records_t *cols, int pcol)
  * file starts afresh, with header and none of its lines. */
 static int
 rewrite_one (const char *outdir, const char *name, bool is_tsv, zhashx_t *drop,
-             const char *header, char *err, size_t errlen)
+             zhashx_t *drop_names, const char *header, char *err, size_t errlen)
 {
     char *path = in_dir (outdir, name), *tmp = NULL;
     FILE *in = path ? fopen (path, "r") : NULL;
@@ -375,7 +385,7 @@ rewrite_one (const char *outdir, const char *name, bool is_tsv, zhashx_t *drop,
         return 0;               /* nothing to rewrite */
     }
     FILE *out = asprintf (&tmp, "%s.tmp", path) < 0 ? NULL : fopen (tmp, "w");
-    int rc = out ? 0 : -1, pcol = is_tsv ? -1 : 0;
+    int rc = out ? 0 : -1, pcol = is_tsv ? -1 : 0, fcol = 0;
     bool changed = header && *header, kept_old = changed;
     if (out && header)
         fputs (header, out);
@@ -390,6 +400,8 @@ rewrite_one (const char *outdir, const char *name, bool is_tsv, zhashx_t *drop,
                 rc = -1;
             free (copy);
             pcol = column (&cols, "original_path");
+            fcol = column (&cols, "filename");
+            fcol = fcol < 0 ? 0 : fcol;
         }
         if (header) {
             changed = kept_old = true;  /* a new header: old rows kept in NAME.N */
@@ -397,6 +409,15 @@ rewrite_one (const char *outdir, const char *name, bool is_tsv, zhashx_t *drop,
         }
         char *slide = line_path (line, &cols, pcol);
         void *how = slide && drop ? zhashx_lookup (drop, slide) : NULL;
+        /* a row that names its slide by file name alone (HistoQC's) */
+        if (!slide && is_tsv && drop_names && zhashx_size (drop_names) && cols.ncolumns
+            && is_row (line, &cols, pcol)) {
+            char *row = strndup (line, strcspn (line, "\r\n"));
+            char *file = row ? cell_dup (row, fcol) : NULL;
+            how = file && *file ? zhashx_lookup (drop_names, file) : NULL;
+            free (file);
+            free (row);
+        }
         if (how) {
             changed = true;
             kept_old = kept_old || how != QC_DROP_TRANSIENT;
@@ -442,13 +463,13 @@ rewrite_one (const char *outdir, const char *name, bool is_tsv, zhashx_t *drop,
 }
 
 int
-qc_records_rewrite (const char *outdir, zhashx_t *drop, const char *header,
-                    char *err, size_t errlen)
+qc_records_rewrite (const char *outdir, zhashx_t *drop, zhashx_t *drop_names,
+                    const char *header, char *err, size_t errlen)
 {
     if (!outdir)
         return -1;
-    if (rewrite_one (outdir, "results.tsv", true, drop, header, err, errlen))
+    if (rewrite_one (outdir, "results.tsv", true, drop, drop_names, header, err, errlen))
         return -1;
-    return rewrite_one (outdir, "error.log", false, drop, header ? "" : NULL, err,
+    return rewrite_one (outdir, "error.log", false, drop, NULL, header ? "" : NULL, err,
                         errlen);
 }

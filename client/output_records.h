@@ -61,6 +61,10 @@ qc_rec_t qc_records_of (const qc_records_t *r, const char *path);
 /* Whether that record is an error.log line of a slide cancelled or not
  * run (qc_result_cancelled): a QC_REC_RETRY, no failure of the slide's. */
 bool qc_records_cancelled (const qc_records_t *r, const char *path);
+/* Whether path's record is a results.tsv row that names its slide by the
+ * file name alone (HistoQC's; no original_path): its file name, in
+ * path, else NULL. */
+const char *qc_records_named_only (const qc_records_t *r, const char *path);
 /* The same, and when nothing is recorded under path, what is recorded
  * for the same file name in the same folder reached another way (a
  * linked folder, another spelling of its path; a link to a slide file
@@ -76,12 +80,13 @@ qc_rec_t qc_records_of_file (qc_records_t *r, const char *path, const char **as)
 #define QC_DROP_TRANSIENT ((void *) 2)
 
 /* Rewrites results.tsv and error.log without the records of the paths
- * in drop (path -> QC_DROP_KEEP or QC_DROP_TRANSIENT); with header not
- * NULL both start afresh instead (another config: none of their lines
- * is kept), results.tsv with header. Each file that loses a record to
- * keep, or its header, is kept first as NAME.N. 0, or -1 with a
- * message. */
-int qc_records_rewrite (const char *outdir, zhashx_t *drop, const char *header,
-                        char *err, size_t errlen);
+ * in drop (path -> QC_DROP_KEEP or QC_DROP_TRANSIENT) and the
+ * results.tsv rows with no path whose filename is in drop_names (the
+ * same values; may be NULL); with header not NULL both start afresh
+ * instead (another config: none of their lines is kept), results.tsv
+ * with header. Each file that loses a record to keep, or its header, is
+ * kept first as NAME.N. 0, or -1 with a message. */
+int qc_records_rewrite (const char *outdir, zhashx_t *drop, zhashx_t *drop_names,
+                        const char *header, char *err, size_t errlen);
 
 #endif

@@ -179,6 +179,35 @@ grep -q "warning: $T/hq holds results whose config it does not record (no .qc-co
 grep -q "holds results whose config" "$T/hq2.log" && fail "warned again once the config is recorded: $(cat "$T/hq2.log")"
 pass "a folder HistoQC made: its config (as its header names it) cannot be checked: warned once"
 
+# -f on a folder HistoQC made (its rows name slides by file name alone):
+# the slide's row is replaced, under the name HistoQC gave it (its UI and
+# the lab's scripts know it by that name), the old results.tsv kept as
+# .1. Before: a second row and folder beside HistoQC's, "real__NAME.svs",
+# and no copy kept, though the run said one was
+HQ=$SHARED/reference/histoqc
+if [ -f "$HQ/results.tsv" ] && [ -d "$HQ/TCGA-CR-7395-pyramid.svs" ] && [ -f "$HQ/configs/config.ini" ]; then
+    mkdir -p "$T/hqf"
+    cp "$HQ/results.tsv" "$T/hqf/" && cp -r "$HQ/TCGA-CR-7395-pyramid.svs" "$T/hqf/" && chmod -R u+w "$T/hqf"
+    nrows=$(grep -vc '^#' "$T/hqf/results.tsv")
+    for k in 1 2; do
+        "$BIN/qc-submit" -q -f -c "$HQ/configs/config.ini" --histoqc-data "$HQ/data" -o "$T/hqf" \
+            "$R/TCGA-CR-7395-pyramid.svs" >"$T/hqf$k.log" 2>&1
+        rc=$?
+        [ $rc -eq 0 ] || fail "-f on HistoQC's folder, run $k: exit $rc: $(cat "$T/hqf$k.log")"
+        [ "$(grep -vc '^#' "$T/hqf/results.tsv")" -eq "$nrows" ] \
+            && [ "$(awk -F'\t' '!/^#/ && $1 == "TCGA-CR-7395-pyramid.svs"' "$T/hqf/results.tsv" | wc -l)" -eq 1 ] \
+            || fail "-f on HistoQC's folder, run $k: rows: $(cut -f1 "$T/hqf/results.tsv" | grep -v '^#')"
+        ls "$T/hqf" | grep -q "__TCGA" && fail "run $k: a folder under another name: $(ls "$T/hqf")"
+        [ -f "$T/hqf/TCGA-CR-7395-pyramid.svs/TCGA-CR-7395-pyramid.svs_thumb_small.png" ] \
+            || fail "run $k: the slide's images are not in its folder"
+    done
+    cmp -s "$HQ/results.tsv" "$T/hqf/results.tsv.1" || fail "HistoQC's results.tsv not kept as .1"
+    [ -f "$T/hqf/results.tsv.2" ] || fail "the second -f kept no copy"
+    pass "-f on HistoQC's folder replaces the slide's row under its name; the old results.tsv kept as .1"
+else
+    echo "note: no HistoQC reference output here: -f on HistoQC's folder not tried"
+fi
+
 # a crash between a result's "begin" and "done" lines left half a row: the
 # next run, one-process mode too, cuts it away (it is no slide done) and
 # runs that slide; the cut is made once

@@ -67,7 +67,7 @@ test_refused (void)
     char err[512] = "";
     for (int i = 0; i < 3; i++) {
         CHECK (setrlimit (RLIMIT_FSIZE, &small) == 0);
-        int rc = qc_records_rewrite (s_dir, drop, NULL, err, sizeof err);
+        int rc = qc_records_rewrite (s_dir, drop, NULL, NULL, err, sizeof err);
         CHECK (setrlimit (RLIMIT_FSIZE, &old) == 0);
         CHECK (rc == -1 && strstr (err, "cannot rewrite"), "try %d refused: %s", i, err);
     }
@@ -79,7 +79,7 @@ test_refused (void)
     CHECK (access (path_of ("results.tsv.tmp"), F_OK) != 0 && errno == ENOENT,
            "no results.tsv.tmp left");
     /* with room again it goes through, the old file kept as NAME.1 */
-    CHECK (qc_records_rewrite (s_dir, drop, NULL, err, sizeof err) == 0, "%s", err);
+    CHECK (qc_records_rewrite (s_dir, drop, NULL, NULL, err, sizeof err) == 0, "%s", err);
     CHECK (access (path_of ("results.tsv.1"), F_OK) == 0);
     CHECK (open_fds () == fds);
     zhashx_destroy (&drop);
@@ -102,7 +102,7 @@ test_transient (void)
     zhashx_insert (drop, "/slides/a.svs", QC_DROP_TRANSIENT);
     char err[512] = "";
     for (int night = 0; night < 3; night++)
-        CHECK (qc_records_rewrite (s_dir, drop, NULL, err, sizeof err) == 0, "%s", err);
+        CHECK (qc_records_rewrite (s_dir, drop, NULL, NULL, err, sizeof err) == 0, "%s", err);
     CHECK (access (path_of ("error.log.1"), F_OK) != 0, "no error.log.N for a retried failure");
     f = fopen (path_of ("error.log"), "r");
     char buf[512] = "";
@@ -114,9 +114,52 @@ test_transient (void)
            "the retried line is gone, the others stay: %s", buf);
     zhashx_insert (drop, "/slides/c.svs", QC_DROP_TRANSIENT);
     zhashx_insert (drop, "/slides/b.svs", QC_DROP_KEEP);
-    CHECK (qc_records_rewrite (s_dir, drop, NULL, err, sizeof err) == 0, "%s", err);
+    CHECK (qc_records_rewrite (s_dir, drop, NULL, NULL, err, sizeof err) == 0, "%s", err);
     CHECK (access (path_of ("error.log.1"), F_OK) == 0, "a record to keep is kept as .1");
     zhashx_destroy (&drop);
+}
+
+/* HistoQC's rows name their slides by file name alone: one dropped by
+ * name goes (-f on HistoQC's folder), kept in results.tsv.N; the other
+ * rows, and a name that is part of another, stay. */
+static void
+test_named_rows (void)
+{
+    FILE *f = fopen (path_of ("results.tsv"), "w");
+    CHECK (f != NULL);
+    if (!f)
+        return;
+    fputs ("#dataset:filename\tbase_mag\na.svs\t40\nb.svs\t20\nxb.svs\t20\n", f);
+    CHECK (fclose (f) == 0);
+    qc_names_t *names = qc_names_new ();
+    qc_records_t r;
+    char err[512] = "";
+    CHECK (names && qc_records_read (&r, s_dir, names, err, sizeof err) == 0, "%s", err);
+    const char *named = qc_records_named_only (&r, "/slides/b.svs");
+    CHECK (named && strcmp (named, "b.svs") == 0, "b.svs's row names it by file name");
+    CHECK (!qc_records_named_only (&r, "/slides/c.svs"), "no row for c.svs");
+    CHECK (qc_names_adopt (names, "b.svs", "/slides/b.svs") == 0
+           && strcmp (qc_names_of (names, "/slides/b.svs"), "b.svs") == 0,
+           "the slide takes the row's name");
+    char *other = qc_names_assign (names, "/other/b.svs");
+    CHECK (other && strcmp (other, "b.svs") != 0, "another b.svs gets another name: %s",
+           other ? other : "?");
+    free (other);
+    qc_records_free (&r);
+    qc_names_destroy (&names);
+    zhashx_t *drop = zhashx_new (), *drop_names = zhashx_new ();
+    zhashx_insert (drop_names, "b.svs", QC_DROP_KEEP);
+    CHECK (qc_records_rewrite (s_dir, drop, drop_names, NULL, err, sizeof err) == 0, "%s", err);
+    f = fopen (path_of ("results.tsv"), "r");
+    char buf[512] = "";
+    size_t n = f ? fread (buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose (f);
+    buf[n] = 0;
+    CHECK (strcmp (buf, "#dataset:filename\tbase_mag\na.svs\t40\nxb.svs\t20\n") == 0,
+           "b.svs's row gone, the others stay: %s", buf);
+    zhashx_destroy (&drop);
+    zhashx_destroy (&drop_names);
 }
 
 /* What a rerun does with each kind of error line: an older build's
@@ -161,6 +204,7 @@ main (void)
     }
     test_refused ();
     test_transient ();
+    test_named_rows ();
     test_kinds ();
     char cmd[128];
     snprintf (cmd, sizeof cmd, "rm -rf '%s'", s_dir);
