@@ -462,6 +462,84 @@ rewrite_one (const char *outdir, const char *name, bool is_tsv, zhashx_t *drop,
     return rc;
 }
 
+/* Copies n bytes (all that is left: n < 0) of in to out. 0 or -1. */
+static int
+copy_bytes (FILE *in, FILE *out, long n)
+{
+    char buf[8192];
+    while (n != 0) {
+        size_t want = n < 0 || n > (long) sizeof buf ? sizeof buf : (size_t) n;
+        size_t got = fread (buf, 1, want, in);
+        if (got == 0)
+            return n < 0 && !ferror (in) ? 0 : -1;
+        if (fwrite (buf, 1, got, out) != got)
+            return -1;
+        if (n > 0)
+            n -= (long) got;
+    }
+    return 0;
+}
+
+int
+qc_records_set_outdir (const char *outdir, const char *real_outdir, char **was,
+                       char *err, size_t errlen)
+{
+    if (!outdir || !real_outdir || !was || !err)
+        return -1;
+    *was = NULL;
+    char *path = in_dir (outdir, "results.tsv"), *tmp = NULL, *said = NULL;
+    FILE *in = path ? fopen (path, "r") : NULL;
+    if (!in) {
+        free (path);
+        return 0;               /* none yet: its header is written anew */
+    }
+    /* the "#outdir:" line among the header's: where it starts, how long */
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    long at = 0, line_len = -1;
+    while ((len = getline (&line, &cap, in)) > 0 && line[0] == '#'
+           && strncmp (line, "#dataset:", 9) != 0) {
+        if (strncmp (line, "#outdir:", 8) == 0) {
+            line_len = (long) len;
+            line[strcspn (line, "\r\n")] = '\0';
+            said = qc_unescape_dup (line + 8 + strspn (line + 8, " \t"));
+            break;
+        }
+        at += (long) len;
+    }
+    free (line);
+    int rc = 0;
+    if (line_len >= 0 && (!said || strcmp (said, real_outdir) != 0)) {
+        /* the file up to that line, the line anew, then the rest */
+        FILE *out = asprintf (&tmp, "%s.tmp", path) < 0 ? NULL : fopen (tmp, "w");
+        rc = out && fseek (in, 0, SEEK_SET) == 0 ? copy_bytes (in, out, at) : -1;
+        if (rc == 0 && (fseek (in, at + line_len, SEEK_SET) != 0
+                        || fputs ("#outdir:\t", out) < 0
+                        || qc_escape_put (out, real_outdir) == EOF || fputc ('\n', out) == EOF || copy_bytes (in, out, -1)))
+            rc = -1;
+        if (out && (fflush (out) || fsync (fileno (out))))
+            rc = -1;
+        if (out && fclose (out))
+            rc = -1;
+        if (rc == 0 && rename (tmp, path) != 0)
+            rc = -1;
+        if (rc == 0) {
+            *was = said ? said : strdup ("?");
+            said = NULL;
+        }
+    }
+    free (said);
+    fclose (in);
+    if (rc)
+        snprintf (err, errlen, "cannot rewrite %s: %s", path, strerror (errno));
+    if (tmp && rc)
+        unlink (tmp);
+    free (tmp);
+    free (path);
+    return rc;
+}
+
 int
 qc_records_rewrite (const char *outdir, zhashx_t *drop, zhashx_t *drop_names,
                     const char *header, char *err, size_t errlen)

@@ -89,4 +89,14 @@ qc_rec_t qc_records_of_file (qc_records_t *r, const char *path, const char **as)
 int qc_records_rewrite (const char *outdir, zhashx_t *drop, zhashx_t *drop_names,
                         const char *header, char *err, size_t errlen);
 
+/* Where results.tsv's header says the folder is (its "#outdir:" line,
+ * before "#dataset:") when that is not real_outdir: the line is set to
+ * real_outdir (through NAME.tmp) and *was gets what it said (malloc'd).
+ * HistoQC's UI finds a slide's images under the last part of that path,
+ * so a folder moved or renamed (archived) showed none. 0 (*was NULL:
+ * nothing to change, no results.tsv or no such line), or -1 with a
+ * message. */
+int qc_records_set_outdir (const char *outdir, const char *real_outdir, char **was,
+                           char *err, size_t errlen);
+
 #endif

@@ -215,6 +215,19 @@ qc_output_set_job (qc_output_t *o, uint64_t job, uint64_t key, const char *broke
                   CONFIGFILE, keep_n, strerror (errno));
         return -1;
     }
+    /* a folder moved or renamed since its results.tsv was begun: its
+       header says where it is now (HistoQC's UI goes by it) */
+    char *real = o->new_header ? NULL : realpath (o->outdir, NULL), *was = NULL;
+    int moved = real ? qc_records_set_outdir (o->outdir, real, &was, err, errlen) : 0;
+    if (moved == 0 && was
+        && qc_output_plan_note (o, "INFO", "results.tsv's #outdir said %s, and now %s (the "
+                                "folder was moved or renamed: HistoQC's UI finds a slide's "
+                                "images by it)", was, real) != 0)
+        moved = -1;
+    free (real);
+    free (was);
+    if (moved != 0)
+        return -1;
     if (output_open_files (o, err, errlen))
         return -1;
     if (o->config_text && !o->config_recorded

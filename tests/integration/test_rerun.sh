@@ -204,6 +204,24 @@ if [ -f "$HQ/results.tsv" ] && [ -d "$HQ/TCGA-CR-7395-pyramid.svs" ] && [ -f "$H
     cmp -s "$HQ/results.tsv" "$T/hqf/results.tsv.1" || fail "HistoQC's results.tsv not kept as .1"
     [ -f "$T/hqf/results.tsv.2" ] || fail "the second -f kept no copy"
     pass "-f on HistoQC's folder replaces the slide's row under its name; the old results.tsv kept as .1"
+    # the folder renamed (archived): a run into it sets its #outdir, by
+    # whose last part HistoQC's UI finds the images; nothing else changes
+    mv "$T/hqf" "$T/hqf-2026"
+    cp "$T/hqf-2026/results.tsv" "$T/hqf-before.tsv"
+    "$BIN/qc-submit" -c "$HQ/configs/config.ini" --histoqc-data "$HQ/data" -o "$T/hqf-2026" \
+        "$R/TCGA-CR-7395-pyramid.svs" >"$T/hqf3.log" 2>&1 || fail "run into the renamed folder: $(cat "$T/hqf3.log")"
+    real=$(realpath "$T/hqf-2026")
+    [ "$(grep '^#outdir:' "$T/hqf-2026/results.tsv")" = "#outdir:	$real" ] \
+        || fail "#outdir not set: $(grep '^#outdir' "$T/hqf-2026/results.tsv")"
+    diff <(grep -v '^#outdir:' "$T/hqf-before.tsv") <(grep -v '^#outdir:' "$T/hqf-2026/results.tsv") >/dev/null \
+        || fail "more than #outdir changed: $(diff "$T/hqf-before.tsv" "$T/hqf-2026/results.tsv")"
+    grep -q "results.tsv's #outdir said $(realpath "$T")/hqf, and now $real (the folder was moved or renamed" \
+        "$T/hqf-2026/qc.log" || fail "qc.log does not say so: $(tail -3 "$T/hqf-2026/qc.log")"
+    cp "$T/hqf-2026/results.tsv" "$T/hqf-after.tsv"
+    "$BIN/qc-submit" -q -c "$HQ/configs/config.ini" --histoqc-data "$HQ/data" -o "$T/hqf-2026" \
+        "$R/TCGA-CR-7395-pyramid.svs" >"$T/hqf4.log" 2>&1 || fail "run 4: $(cat "$T/hqf4.log")"
+    cmp -s "$T/hqf-after.tsv" "$T/hqf-2026/results.tsv" || fail "a run where it is right changed results.tsv"
+    pass "a renamed folder's #outdir is set by the next run into it (said in qc.log), the rows as they were"
 else
     echo "note: no HistoQC reference output here: -f on HistoQC's folder not tried"
 fi
