@@ -121,6 +121,7 @@ enum {
     OPT_SYMLINK,
     OPT_DEBUG,
     OPT_GPU,
+    OPT_GPU_IDS,
     OPT_TASK_TIMEOUT,
     OPT_TEST_CRASH_ON,
     OPT_TEST_KILL_ON,
@@ -142,6 +143,7 @@ parse (int argc, char **argv, options_t *o)
         /* qc-worker's option, not ours: named, so that getopt does not
            take "--gpu 0" for --gpu-only and a slide called 0 */
         {"gpu", required_argument, 0, OPT_GPU},
+        {"gpu_ids", required_argument, 0, OPT_GPU_IDS},   /* HistoQC's (2024) */
         {"cpu-only", no_argument, 0, OPT_CPU_ONLY},
         {"attach", required_argument, 0, OPT_ATTACH},
         {"cancel", required_argument, 0, OPT_CANCEL},
@@ -229,9 +231,11 @@ parse (int argc, char **argv, options_t *o)
                 o->workers = 1;
             break;
         case OPT_GPU:
-            fprintf (stderr, "%s: --gpu %s: GPUs are the workers' (qc-worker --gpu I on "
+        case OPT_GPU_IDS:
+            fprintf (stderr, "%s: --%s %s: GPUs are the workers' (qc-worker --gpu I on "
                      "their machines; qc-submit's own workers, without --broker, run on "
-                     "the CPU); --gpu-only runs a job on GPU workers alone\n", prog, optarg);
+                     "the CPU); --gpu-only runs a job on GPU workers alone\n", prog,
+                     c == OPT_GPU ? "gpu" : "gpu_ids", optarg);
             return QC_EXIT_USAGE;
         case OPT_GPU_ONLY:
         case OPT_CPU_ONLY:

@@ -77,6 +77,10 @@ out2=$( "$BIN/qc-submit" --histoqc-data "$T/nowhere" -c light -o "$T/s" "$S" 2>&
 out2=$( "$BIN/qc-submit" --gpu 0 -o "$T/s" "$S" 2>&1 )
 [ $? -eq 2 ] && echo "$out2" | grep -q -- "--gpu 0: GPUs are the workers'" && [ ! -e "$T/s" ] \
     || fail "--gpu 0: $out2"
+# HistoQC's own spelling since 2024
+out2=$( "$BIN/qc-submit" --gpu_ids 0 -o "$T/s" "$S" 2>&1 )
+[ $? -eq 2 ] && echo "$out2" | grep -q -- "--gpu_ids 0: GPUs are the workers'" && [ ! -e "$T/s" ] \
+    || fail "--gpu_ids 0: $out2"
 out2=$( "$BIN/qc-submit" --symlink "$T/nowhere" -o "$T/s" "$S" 2>&1 )
 [ $? -eq 2 ] && echo "$out2" | grep -q "symlink .*nowhere is not a folder" && [ ! -e "$T/s" ] \
     || fail "--symlink to no folder: $out2"
