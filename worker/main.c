@@ -302,6 +302,12 @@ main (int argc, char **argv)
                          "did itself; give the worker another name\n", prog);
                 return QC_EXIT_USAGE;
             }
+            /* "-n 4", HistoQC's processes, named the worker "4" and ran
+               it on as many slots as the machine has, unsaid */
+            if (optarg[strspn (optarg, "0123456789")] == '\0')
+                fprintf (stderr, "%s: warning: --name %s: a worker named by a number alone; "
+                         "-n is --name here: its slots are -s/--slots N (HistoQC's -n N, "
+                         "processes, is a qc-worker's --slots N)\n", prog, optarg);
             cfg.name = optarg;
             break;
         case OPT_PREFETCH:

@@ -22,6 +22,10 @@ pass "--help, --version, bad option"
 "$BIN/qc-worker" --slots many >/dev/null 2>&1; [ $? -eq 2 ] || fail "--slots many accepted"
 out=$("$BIN/qc-worker" --name broker 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q "marks what the broker did itself" \
     || fail "--name broker accepted, or no reason: $out"
+# HistoQC's "-n 4" (processes) names a worker "4": warned, naming --slots
+out=$(timeout 2 "$BIN/qc-worker" -n 4 --broker "tcp://127.0.0.1:$(free_port)" 2>&1)
+echo "$out" | grep -q "warning: --name 4: a worker named by a number alone; -n is --name here: its slots are -s/--slots N" \
+    || fail "-n 4 not warned: $out"
 "$BIN/qc-submit" -o "$T/x" >/dev/null 2>&1; [ $? -eq 2 ] || fail "qc-submit with no slides"
 for p in qc-worker qc-submit; do
     for bad in 0 -1 x 2GB; do
