@@ -26,6 +26,7 @@
 #include "client/shell_word.h"
 #include "kernels/pipeline/pipeline.h"
 #include "shared/cli.h"
+#include "shared/config.h"
 #include "shared/curve.h"
 #include "shared/endpoint.h"
 #include "shared/log.h"
@@ -55,6 +56,18 @@ read_file (const char *path, char *err, size_t errlen)
     }
     if (!buf || n > QC_PROTO_MAX_CONFIG) {
         snprintf (err, errlen, "%s is larger than %u bytes", path, QC_PROTO_MAX_CONFIG);
+        free (buf);
+        return NULL;
+    }
+    /* the text is a string from here on: a NUL byte would end it where
+       it stands (UTF-16 without its byte order mark read as "[", or as
+       nothing); the parser names the line and what it is */
+    if (memchr (buf, '\0', n)) {
+        char why[512] = "";
+        qc_config_t *cfg = qc_config_parse (buf, n, why, sizeof why, NULL);
+        qc_config_destroy (&cfg);
+        snprintf (err, errlen, "%s: %s", path,
+                  *why ? why : "NUL byte (binary data, not a text config)");
         free (buf);
         return NULL;
     }

@@ -300,6 +300,24 @@ option_line (parser_t *p, const char *s, size_t n, size_t indent, int lineno)
     return 0;
 }
 
+/* Whether a line that is no UTF-8 text is UTF-16's (Notepad's
+ * "Unicode"): its byte order mark, or an ASCII character's zero byte
+ * beside each (a line after the first starts with the zero byte of the
+ * line break before it). */
+static bool
+looks_utf16 (const unsigned char *s, size_t n)
+{
+    if (n >= 2 && ((s[0] == 0xff && s[1] == 0xfe) || (s[0] == 0xfe && s[1] == 0xff)))
+        return true;
+    size_t from = n && !s[0] ? 1 : 0;
+    if (n < from + 2)
+        return false;
+    for (size_t i = from; i + 1 < n; i += 2)
+        if (!((s[i] && !s[i + 1]) || (!s[i] && s[i + 1])))
+            return false;
+    return true;
+}
+
 /* One physical line (without its '\n'). The order of the tests is
  * configparser's: comments, blank lines, continuations (so an indented
  * "[x]" continues a value), headers, keys. */
@@ -309,9 +327,13 @@ parse_line (parser_t *p, const char *line, size_t n, int lineno)
     if (n > QC_CONFIG_MAX_LINE)
         return parse_fail (p, lineno, "line is longer than %u bytes",
                            QC_CONFIG_MAX_LINE);
+    bool utf8 = !memchr (line, '\0', n) && utf8_valid ((const unsigned char *) line, n);
+    if (!utf8 && looks_utf16 ((const unsigned char *) line, n))
+        return parse_fail (p, lineno, "UTF-16 text (Notepad's \"Unicode\"); save the config "
+                           "as UTF-8");
     if (memchr (line, '\0', n))
         return parse_fail (p, lineno, "NUL byte (binary data, not a text config)");
-    if (!utf8_valid ((const unsigned char *) line, n))
+    if (!utf8)
         return parse_fail (p, lineno, "not UTF-8 text");
     size_t a = 0, b = n;
     while (a < b && is_ws (line[a]))

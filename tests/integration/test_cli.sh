@@ -22,6 +22,12 @@ pass "--help, --version, bad option"
 "$BIN/qc-worker" --slots many >/dev/null 2>&1; [ $? -eq 2 ] || fail "--slots many accepted"
 out=$("$BIN/qc-worker" --name broker 2>&1); [ $? -eq 2 ] && echo "$out" | grep -q "marks what the broker did itself" \
     || fail "--name broker accepted, or no reason: $out"
+# a config saved as UTF-16 without its byte order mark (read as far as
+# its first zero byte: "[", or nothing): named, exit 2, nothing made
+printf '[pipeline]\nsteps = BasicModule.getBasicStats\n' | iconv -f UTF-8 -t UTF-16LE >"$T/u16.ini"
+out=$("$BIN/qc-submit" -c "$T/u16.ini" -o "$T/u16" "$SHARED/slides/real/CMU-1-Small-Region.svs" 2>&1)
+[ $? -eq 2 ] && echo "$out" | grep -q "u16.ini: config line 1: UTF-16 text (Notepad's \"Unicode\"); save the config as UTF-8" \
+    && [ ! -e "$T/u16" ] || fail "a UTF-16 config: $out"
 # HistoQC's "-n 4" (processes) names a worker "4": warned, naming --slots
 out=$(timeout 2 "$BIN/qc-worker" -n 4 --broker "tcp://127.0.0.1:$(free_port)" 2>&1)
 echo "$out" | grep -q "warning: --name 4: a worker named by a number alone; -n is --name here: its slots are -s/--slots N" \

@@ -399,6 +399,25 @@ test_malformed (void)
 
 /* Random bytes and mutated configs: every outcome is fine except a crash
  * or a sanitizer report. */
+/* UTF-16 (Notepad's "Unicode"), with its byte order mark or without,
+ * either byte order, is named as such; a NUL byte in UTF-8 text is not
+ * taken for it. */
+static void
+test_utf16 (void)
+{
+    static const char le_bom[] = "\xff\xfe[\0p\0]\0\n\0";
+    static const char be[] = "\0[\0p\0]\0\n";
+    static const char le[] = "[\0p\0]\0\n\0";
+    const char *texts[] = {le_bom, be, le};
+    size_t lens[] = {sizeof le_bom - 1, sizeof be - 1, sizeof le - 1};
+    for (size_t i = 0; i < 3; i++) {
+        CHECK (parse_fails (texts[i], lens[i]) == 1, "UTF-16 %zu: line", i);
+        CHECK (strstr (err, "UTF-16 text (Notepad's \"Unicode\"); save the config as UTF-8"),
+               "UTF-16 %zu: %s", i, err);
+    }
+    CHECK (FAILS ("[a]\nx = ab\0cd\n") == 2 && strstr (err, "NUL byte"), "NUL: %s", err);
+}
+
 static void
 test_garbage (void)
 {
@@ -493,6 +512,7 @@ main (void)
     test_interpolation_errors ();
     test_malformed ();
     test_garbage ();
+    test_utf16 ();
     test_load ();
     return check_done ("test_config");
 }
