@@ -10,6 +10,10 @@ files; this one serves the faults nginx will not make:
   /cut/NAME             like /truncate for a request without Range; a
                         Range request is served properly (206): a download
                         cut short can be resumed
+  /cutbare/NAME         like /cut, but only its first whole answer is cut
+                        short, and its 206 answers carry no ETag or
+                        Last-Modified (nor heed If-Range): a resumed
+                        download cannot tell which version they are of
   /close/NAME           like /cut, but the 200 is HTTP/1.0 with no
                         Content-Length (the body ends when the connection
                         closes, so a cut body looks whole on the wire)
@@ -68,6 +72,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 COUNTS = {}
 RANGES = {}
 ANSWERS = [0]       # /etagvary/: answers given, for its ETags
+WHOLE = {}          # /cutbare/: whole answers given, by path
 LOCK = threading.Lock()
 ARGS = None
 
@@ -166,7 +171,7 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
             return
         path = self.file_path(rest)
-        if kind not in ("stall", "truncate", "cut", "close", "norange", "files",
+        if kind not in ("stall", "truncate", "cut", "cutbare", "close", "norange", "files",
                         "novalid", "busy", "busydate", "gzip", "starrange", "chunked",
                         "lmonly", "etagvary") or path is None:
             return self.plain(404, "not found\n")
@@ -195,8 +200,8 @@ class Handler(BaseHTTPRequestHandler):
         if if_range and if_range not in (etag, modified):
             want = None
         m = re.fullmatch(r"bytes=(\d+)-(\d*)", want or "")
-        if kind in ("stall", "truncate", "norange", "chunked") or (kind in ("cut", "close")
-                                                                     and not m):
+        if kind in ("stall", "truncate", "norange", "chunked") or (
+                kind in ("cut", "cutbare", "close") and not m):
             m = None
         if m:
             first = int(m.group(1))
@@ -226,15 +231,21 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Transfer-Encoding", "chunked")
         elif not (kind == "close" and not m):
             self.send_header("Content-Length", str(len(body)))
-        if kind not in ("novalid", "lmonly"):
+        bare = kind == "novalid" or (kind == "cutbare" and m)
+        if kind != "lmonly" and not bare:
             self.send_header("ETag", etag)
-        if kind != "novalid":
+        if not bare:
             self.send_header("Last-Modified", modified)
         self.send_header("Accept-Ranges", "bytes")
         self.end_headers()
         if self.command == "HEAD":
             return
-        if kind in ("stall", "truncate", "cut", "close") and not m:
+        cut = kind in ("stall", "truncate", "cut", "close")
+        if kind == "cutbare" and not m:
+            with LOCK:
+                WHOLE[path] = WHOLE.get(path, 0) + 1
+                cut = WHOLE[path] == 1
+        if cut and not m:
             self.wfile.write(body[: len(body) // 2])
             self.wfile.flush()
             if kind == "stall":

@@ -202,6 +202,23 @@ test_resume (void)
     fx_real_slide (D, loc, sizeof loc);
     CHECK (files_equal (path, loc), "the file equals the slide");
     qc_disk_cache_close (&c);
+
+    /* a server whose 206 for the rest names no version (no ETag, no
+       Last-Modified, If-Range not heeded): its bytes may be another
+       version's, spliced onto the first's, so the whole file is fetched
+       again, at no cost of an attempt */
+    c = new_cache ("resume3", 1ULL << 30, &o);
+    fx_secret_url (&fault, "cutbare/" D, url, sizeof url);
+    qc_cache_info_t i4;
+    CHECK (c && get (c, url, &i4, path, sizeof path, err, sizeof err) == 0 && i4.requests == 4,
+           "a bare 206 for the rest: fetched whole again: %s (%llu requests)", err,
+           (unsigned long long) i4.requests);
+    CHECK (files_equal (path, loc), "the file equals the slide");
+    fx_fetch_text (&fault, "_ranges/cutbare/" D, ranges);
+    snprintf (want, sizeof want, "bytes=0-0\n-\nbytes=%llu-\n-\n",
+              (unsigned long long) (4585287 / 2));
+    CHECK (strcmp (ranges, want) == 0, "Range headers:\n%s", ranges);
+    qc_disk_cache_close (&c);
 }
 
 /* A server that sends a whole file as HTTP/1.0 with no Content-Length

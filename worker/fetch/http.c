@@ -220,6 +220,8 @@ file_from_download (const answer_t *a, qc_http_file_t *file)
 typedef struct {
     qc_http_file_t *file;     /* the version fd's bytes belong to */
     uint64_t have;            /* bytes of it in fd */
+    int whole;                /* no more resuming: the server's 206 for
+                                 the rest named no version */
 } download_t;
 
 /* The If-Range line for file, or 0 when it has no validator. */
@@ -253,8 +255,9 @@ before_attempt (xfer_t *x, void *arg)
 {
     download_t *d = arg;
     note_written (x, d);
+    d->whole = d->whole || x->restart_whole;
     x->cond[0] = '\0';
-    if (d->have > 0 && if_range (d->file, x->cond, sizeof x->cond)) {
+    if (d->have > 0 && !d->whole && if_range (d->file, x->cond, sizeof x->cond)) {
         x->ranged = 1;
         x->first = d->have;
         x->fd_base = d->have;

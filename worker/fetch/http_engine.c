@@ -274,6 +274,17 @@ body_wanted (xfer_t *x)
         x->stop = STOP_CHANGED;
         return 0;
     }
+    /* the rest of a download, asked for If-Range the version it began
+       with, whose 206 names none (RFC 9110 requires it to repeat them):
+       a server that ignores If-Range sends another version's bytes, and
+       the two spliced passed as the slide. Fetched whole again. */
+    if (s == 206 && x->sink == SINK_FD && x->fd_base > 0 && x->cond[0] && x->expect
+        && (x->expect->etag[0] || x->expect->last_modified[0])
+        && !x->ans.etag[0] && !x->ans.last_modified[0]) {
+        x->stop = STOP_RESTART;
+        x->restart_whole = 1;
+        return 0;
+    }
     if (x->sink == SINK_FD && s == 200 && x->fd_base > 0) {
         /* If-Range found the file changed: the whole new file comes */
         if (ftruncate (x->fd, 0) < 0) {
@@ -505,6 +516,14 @@ classify (CURL *c, CURLcode rc, xfer_t *x, outcome_t *out)
                       "the file changed on the server while it was being read "
                       "(its ETag, Last-Modified or size differs" QC_RESULT_RETRY_MARK);
             return;
+        case STOP_RESTART:
+            out->st = QC_HTTP_ERR_SHORT;
+            out->retry = 1;
+            snprintf (out->why, sizeof out->why, "the server's answer for the rest of the "
+                      "file names no version of it (no ETag or Last-Modified, though the "
+                      "file had one), so its bytes may be another version's: the whole "
+                      "file is fetched again");
+            return;
         case STOP_LOCAL:
             out->st = QC_HTTP_ERR_LOCAL;
             snprintf (out->why, sizeof out->why, "writing the download failed: %s",
@@ -720,7 +739,7 @@ http_run (qc_http_conn_t *conn, xfer_t *x, attempt_fn *before, void *arg,
     outcome_t out = { .st = QC_HTTP_ERR_ARGS };
     const char *first = x->url;
     char *moved = NULL;       /* a redirect's target (with admit) */
-    int n;
+    int n, restarted = 0;
     for (n = 1; n <= attempts; n++) {
         if (n > 1) {
             if (x->counts)
@@ -756,6 +775,12 @@ http_run (qc_http_conn_t *conn, xfer_t *x, attempt_fn *before, void *arg,
         curl_slist_free_all (hdrs);
         if (out.st == QC_HTTP_OK || !out.retry)
             break;
+        /* a download started again from byte 0 by our own choice costs
+           the server no attempt (once) */
+        if (x->stop == STOP_RESTART && !restarted) {
+            restarted = 1;
+            attempts++;
+        }
     }
     x->url = first;
     free (moved);

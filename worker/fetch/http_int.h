@@ -62,6 +62,8 @@ typedef struct {
     double last_byte;         /* monotonic seconds of the last progress */
     curl_off_t last_now;      /* body bytes then */
     int saved_errno;
+    int restart_whole;        /* STOP_RESTART came: the next attempt of a
+                                 download starts from byte 0 */
     char why[256];            /* a reason set by a callback */
     qc_http_counts_t *counts;
 } xfer_t;
@@ -74,7 +76,9 @@ enum {
     STOP_LOCAL,
     STOP_CHANGED,
     STOP_STALL,               /* nothing came for low_speed_secs */
-    STOP_ERROR_BODY           /* an error status: its body is not wanted */
+    STOP_ERROR_BODY,          /* an error status: its body is not wanted */
+    STOP_RESTART              /* a resumed download's 206 tells no version:
+                                 the whole file is fetched again */
 };
 
 /* Before each attempt: a callback that adjusts the request (a download
