@@ -20,9 +20,11 @@
  *     same thing with one column. A .csv (any case; an argument or a
  *     --list file) is a spreadsheet's: its first cell of each record, as
  *     spreadsheets quote one ("a, b.svs", a quote doubled, a line break
- *     inside quotes). A first row with a cell "filename", "file name",
- *     "path", "file" or "slide" (any case) is a header: that column
- *     names the slides (a LIMS export's), in a .tsv too.
+ *     inside quotes), separated by commas or semicolons (told from its
+ *     first rows: cohort_list.c). A first row with a cell "filename",
+ *     "file name", "path", "file" or "slide" (any case) is a header:
+ *     that column names the slides (a LIMS export's), in a .tsv too; in
+ *     a .csv, rows before it that name no slide (a title) are skipped.
  *
  * Relative entries are taken relative to the base path (-p), else to the
  * working directory; every path becomes absolute (not through symbolic
@@ -99,5 +101,10 @@ int qc_cohort_walk_glob (const char *pattern, qc_cohort_add_fn *add, void *arg,
 int qc_cohort_is_pattern (const char *arg);
 /* 1 when the file name has a slide extension (what OpenSlide opens). */
 int qc_cohort_is_slide_name (const char *name);
+/* Within the cohort's files: whether name is a spreadsheet's list
+ * (name.csv, in any case: Windows' .CSV), and path made absolute as
+ * entries are (under -p when relative; malloc'd, NULL on memory). */
+bool qc_cohort_is_csv (const char *name);
+char *qc_cohort_absolute (const qc_cohort_t *c, const char *path);
 
 #endif

@@ -34,11 +34,12 @@ BUILD="build-essential gcc make binutils pkg-config
 # holds a broker still between a SUBMIT and its ACCEPTED); python3-zmq
 # and python3-msgpack (test_foreign_client.sh, test_foreign_worker.sh: a
 # client and a worker written from PROTOCOL.md alone, in another
-# language); apt for this script itself.
+# language); openssl (test_slides_https.sh makes a certificate authority
+# and a server certificate with it); apt for this script itself.
 TESTS="openslide-tools mawk python3 python3-shapely python3-numpy python3-zmq python3-msgpack
     nginx clang libclang-rt-14-dev
     ansible ansible-core ansible-lint systemd slurm-wlm slurm-client slurmctld slurmd munge
-    procps faketime gdb apt"
+    procps faketime gdb apt openssl"
 PKGS="$BUILD $TESTS"
 
 case "${1:-}" in

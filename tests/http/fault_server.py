@@ -56,7 +56,9 @@ NAME is a file in --root. Every request's path (without the query) is
 counted, so the tests can check that a 404 was asked once and a 500 as
 many times as the client tries. The server is stopped by its PID.
 Usage: fault_server.py --root DIR --port-file FILE [--stall SECONDS]
-It binds port 0 and writes the port it got to FILE (atomically).
+                       [--tls-cert PEM --tls-key PEM]
+It binds port 0 and writes the port it got to FILE (atomically). With
+--tls-cert and --tls-key it speaks HTTPS with that certificate.
 """
 
 import argparse
@@ -64,6 +66,7 @@ import email.utils
 import gzip
 import os
 import re
+import ssl
 import sys
 import threading
 import time
@@ -274,8 +277,14 @@ def main():
     p.add_argument("--root", required=True)
     p.add_argument("--port-file", required=True)
     p.add_argument("--stall", type=float, default=30.0)
+    p.add_argument("--tls-cert")
+    p.add_argument("--tls-key")
     ARGS = p.parse_args()
     srv = Server(("127.0.0.1", 0), Handler)
+    if ARGS.tls_cert:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(ARGS.tls_cert, ARGS.tls_key)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     tmp = ARGS.port_file + ".tmp"
     with open(tmp, "w") as f:
         f.write("%d\n" % srv.server_address[1])

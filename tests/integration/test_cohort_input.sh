@@ -138,4 +138,24 @@ printf '%s\n%s\n' "$T/sheet/with, comma.svs" "$T/sheet/plain.svs" \
     | "$BIN/qc-submit" -c "$T/quick.ini" -o "$T/o-stdin-plain" --list - >"$T/stdin-plain.log" 2>&1
 [ $? -eq 0 ] && [ "$(names "$T/o-stdin-plain")" = 'plain.svs with, comma.svs ' ] \
     || fail "a plain list on standard input: $(names "$T/o-stdin-plain"); $(tail -3 "$T/stdin-plain.log")"
-pass "semicolons (Excel where the comma is the decimal mark, or its sep=; line) and a spreadsheet's list on standard input are read by their cells; a plain list there by its lines"
+# a title row, or Excel's empty row, before the header: no slides, and
+# the separator told by the rows after them (they read under none); an
+# Excel "sep=|" line; a one-column spreadsheet list on standard input
+# (quoted names under a header, no separator anywhere)
+printf 'Cohort 2024;;\nStain;Filename;Scanned\nHE;%s;1,5\n' "$T/sheet/plain.svs" >"$T/sheet/title.csv"
+printf ';;\nStain;Filename;Scanned\nHE;"%s";2,5\n' "$T/sheet/with, comma.svs" >"$T/sheet/empty-row.csv"
+printf 'sep=|\n%s|x\n' "$T/sheet/plain.svs" >"$T/sheet/pipe.csv"
+for f in title empty-row pipe; do
+    "$BIN/qc-submit" -c "$T/quick.ini" -o "$T/o-$f" "$T/sheet/$f.csv" >"$T/$f.log" 2>&1
+    rc=$?
+    [ $rc -eq 0 ] && [ ! -s "$T/o-$f/error.log" ] && [ "$(names "$T/o-$f" | wc -w)" -ge 1 ] \
+        || fail "$f.csv: exit $rc: $(cat "$T/o-$f/error.log" 2>/dev/null); $(tail -3 "$T/$f.log")"
+done
+[ "$(names "$T/o-title")" = 'plain.svs ' ] && [ "$(names "$T/o-pipe")" = 'plain.svs ' ] \
+    && [ "$(names "$T/o-empty-row")" = 'with, comma.svs ' ] \
+    || fail "title rows: $(names "$T/o-title") / $(names "$T/o-empty-row") / $(names "$T/o-pipe")"
+printf '"Filename"\n"%s"\n"%s"\n' "$T/sheet/with, comma.svs" "$T/sheet/plain.svs" \
+    | "$BIN/qc-submit" -c "$T/quick.ini" -o "$T/o-stdin-one" --list - >"$T/stdin-one.log" 2>&1
+[ $? -eq 0 ] && [ "$(names "$T/o-stdin-one")" = 'plain.svs with, comma.svs ' ] \
+    || fail "a one-column spreadsheet list on standard input: $(names "$T/o-stdin-one"); $(cat "$T/o-stdin-one/error.log" 2>/dev/null)"
+pass "semicolons (Excel where the comma is the decimal mark, or its sep= line), a title row before the header, and a spreadsheet's list on standard input (one column too) are read by their cells; a plain list there by its lines"

@@ -421,6 +421,19 @@ attempt (CURL *c, xfer_t *x, struct curl_slist **hdrs)
     curl_easy_setopt (c, CURLOPT_LOW_SPEED_LIMIT, o->low_speed_bytes);
     curl_easy_setopt (c, CURLOPT_LOW_SPEED_TIME, o->low_speed_secs);
     curl_easy_setopt (c, CURLOPT_USERAGENT, "qc-worker/" QC_VERSION);
+    x->curl_detail[0] = '\0';
+    curl_easy_setopt (c, CURLOPT_ERRORBUFFER, x->curl_detail);
+    if (x->fresh) {
+        curl_easy_setopt (c, CURLOPT_FRESH_CONNECT, 1L);
+        x->fresh = 0;
+    }
+    /* a lab's own certificate authority, as curl and OpenSSL's tools
+       take it: libcurl reads its built-in bundle and neither variable */
+    const char *ca = getenv ("CURL_CA_BUNDLE");
+    if (!ca || !*ca)
+        ca = getenv ("SSL_CERT_FILE");
+    if (ca && *ca)
+        curl_easy_setopt (c, CURLOPT_CAINFO, ca);
     curl_easy_setopt (c, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt (c, CURLOPT_HEADERDATA, x);
     curl_easy_setopt (c, CURLOPT_WRITEFUNCTION, on_body);
@@ -486,6 +499,54 @@ too_many_redirects (const qc_http_opts_t *o, outcome_t *out)
     out->retry = 0;
     snprintf (out->why, sizeof out->why, "more than %ld redirects (a redirect loop?)",
               o->max_redirects);
+}
+
+/* libcurl's errors that a lab can act on, in words that say how; the
+ * others are given in libcurl's words. Each text takes libcurl's own
+ * detail (its error buffer: "self-signed certificate", ...). */
+static const struct {
+    CURLcode rc;
+    int retry;
+    const char *words;
+} s_curl_advice[] = {
+    {CURLE_PEER_FAILED_VERIFICATION, 0,
+     "the server's TLS certificate could not be verified (%s): one a lab's own "
+     "certificate authority signed? add that CA to this worker machine's trust store "
+     "(Debian: copy it to /usr/local/share/ca-certificates/NAME.crt and run "
+     "update-ca-certificates), or name a file of CAs in CURL_CA_BUNDLE"},
+    {CURLE_SSL_CONNECT_ERROR, 0,
+     "the TLS handshake failed (%s): an https:// URL to a port that speaks plain "
+     "http, or a server that takes no TLS version or cipher this machine offers?"},
+    {CURLE_SSL_CACERT_BADFILE, 0,
+     "this machine's trusted certificate authorities could not be read (%s): "
+     "install the ca-certificates package"},
+    {CURLE_UNSUPPORTED_PROTOCOL, 1,
+     "the server's answer could not be read as HTTP (%s): bytes past the length it "
+     "announced, or a status line libcurl does not take; tried again on a new "
+     "connection"},
+};
+
+/* The proxy the environment gives libcurl for url's scheme (as libcurl
+ * reads it: lower case first; "" when none, or when no_proxy is set, as
+ * it may list the host), redacted into buf. */
+static const char *
+env_proxy (const char *url, char *buf, size_t len)
+{
+    bool https = strncasecmp (url, "https:", 6) == 0;
+    const char *names[] = {https ? "https_proxy" : "http_proxy",
+                           https ? "HTTPS_PROXY" : NULL, "all_proxy", "ALL_PROXY"};
+    buf[0] = '\0';
+    if ((getenv ("no_proxy") && *getenv ("no_proxy"))
+        || (getenv ("NO_PROXY") && *getenv ("NO_PROXY")))
+        return buf;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        const char *v = names[i] ? getenv (names[i]) : NULL;
+        if (v && *v) {
+            qc_url_redact (v, buf, len);
+            break;
+        }
+    }
+    return buf;
 }
 
 static void
@@ -625,11 +686,20 @@ classify (CURL *c, CURLcode rc, xfer_t *x, outcome_t *out)
     case CURLE_GOT_NOTHING:
     case CURLE_HTTP2:
     case CURLE_HTTP2_STREAM:
-    case CURLE_WEIRD_SERVER_REPLY:
+    case CURLE_WEIRD_SERVER_REPLY: {
         out->st = QC_HTTP_ERR_NETWORK;
         out->retry = rc != CURLE_WEIRD_SERVER_REPLY;
-        snprintf (out->why, sizeof out->why, "%s", curl_easy_strerror (rc));
+        /* a proxy from the environment (http_proxy) was used unsaid:
+           "Couldn't connect to server" named the slide's server */
+        char proxy[256];
+        if (*env_proxy (x->url, proxy, sizeof proxy))
+            snprintf (out->why, sizeof out->why, "%s, through the proxy %s the environment "
+                      "names (http_proxy, https_proxy or all_proxy; no_proxy lists hosts "
+                      "reached directly)", curl_easy_strerror (rc), proxy);
+        else
+            snprintf (out->why, sizeof out->why, "%s", curl_easy_strerror (rc));
         return;
+    }
     case CURLE_OUT_OF_MEMORY:
         out->st = QC_HTTP_ERR_LOCAL;
         snprintf (out->why, sizeof out->why, "out of memory");
@@ -647,19 +717,28 @@ classify (CURL *c, CURLcode rc, xfer_t *x, outcome_t *out)
             curl_easy_getinfo (c, CURLINFO_EFFECTIVE_URL, &to);
         if (to && qc_url_is_remote (to))
             to = NULL;
-        if (to)
+        if (to) {
             snprintf (out->why, sizeof out->why, "the server redirected to %.300s, whose "
                       "scheme is not followed (http and https only)", QC_URL_SHOWN (to));
-        else
-            snprintf (out->why, sizeof out->why, "%s", curl_easy_strerror (rc));
-        return;
+            return;
+        }
+        break;
     }
     default:
-        /* TLS, bad URL, unsupported protocol: trying again will not help */
-        out->st = QC_HTTP_ERR_NETWORK;
-        snprintf (out->why, sizeof out->why, "%s", curl_easy_strerror (rc));
-        return;
+        break;
     }
+    /* TLS, bad URL, an answer that is no HTTP: said with what to do where
+       that is known; trying again will not help but where it says */
+    out->st = rc == CURLE_UNSUPPORTED_PROTOCOL ? QC_HTTP_ERR_PROTOCOL : QC_HTTP_ERR_NETWORK;
+    const char *detail = x->curl_detail[0] ? x->curl_detail : curl_easy_strerror (rc);
+    for (size_t i = 0; i < sizeof s_curl_advice / sizeof *s_curl_advice; i++)
+        if (s_curl_advice[i].rc == rc) {
+            out->retry = s_curl_advice[i].retry;
+            x->fresh = out->retry;
+            snprintf (out->why, sizeof out->why, s_curl_advice[i].words, detail);
+            return;
+        }
+    snprintf (out->why, sizeof out->why, "%s", curl_easy_strerror (rc));
 }
 
 /* Sleeps ms in slices, returning early (1) when cancelled. */

@@ -64,6 +64,10 @@ typedef struct {
     int saved_errno;
     int restart_whole;        /* STOP_RESTART came: the next attempt of a
                                  download starts from byte 0 */
+    int fresh;                /* the next attempt on a new connection: the
+                                 last one's answer could not be read */
+    char curl_detail[CURL_ERROR_SIZE];   /* libcurl's own words on an
+                                            error (CURLOPT_ERRORBUFFER) */
     char why[256];            /* a reason set by a callback */
     qc_http_counts_t *counts;
 } xfer_t;
