@@ -239,6 +239,8 @@ typedef struct {
                                  ran (folder_gone): said once */
     int64_t next_gone_check;  /* when folder_gone looks again */
     bool space_low;           /* under STATE_SPACE_LOW_MB free: said */
+    bool space_unknown;       /* fstatvfs failed: said once */
+    int64_t gone_since;       /* when folder_gone found it deleted */
     int64_t next_space_check; /* when space_watch looks again */
     bool opening;             /* state_open runs: a failed write stops the
                                  start (said by it), no job goes on */
@@ -533,6 +535,10 @@ void speeds_close (qc_broker_t *b);
 int state_open (qc_broker_t *b, char *err, size_t errlen);
 void state_close (qc_broker_t *b);
 bool state_on (const qc_broker_t *b);
+/* The room left for the state folder, in MB, into *mb: 0; 1 when its
+ * file system tells no size (none is short); -1 when it cannot be told
+ * (errno) or there is no state folder. */
+int state_free_mb (const qc_broker_t *b, uint64_t *mb);
 /* Journal records, buffered until state_commit. */
 void state_log_job (qc_broker_t *b, job_rec_t *job);
 /* The job's owner (a certificate's key), when it has one. */

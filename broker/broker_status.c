@@ -3,8 +3,6 @@
  * only, an admin every job. */
 #include "broker/broker_int.h"
 
-#include <sys/statvfs.h>
-
 #include "shared/cli.h"
 
 /* A worker's state as qc-status --tsv gives it (one word each, for
@@ -54,17 +52,13 @@ static const char *const s_trouble_words[BT_COUNT] = {
 /* The line for trouble t, or NULL when it does not hold (or no memory).
  * A folder deleted or a failed write the broker found itself (a file
  * system remounted read-only fails the next write: EROFS); the room
- * left asked of the kernel here, as an idle broker writes nothing that
- * would fail. */
+ * left asked of the kernel here (free_mb < 0: not known), as an idle
+ * broker writes nothing that would fail. */
 static char *
-trouble_line (const qc_broker_t *b, broker_trouble_t t, const struct statvfs *fs, bool fs_ok)
+trouble_line (const qc_broker_t *b, broker_trouble_t t, int64_t free_mb)
 {
     const state_t *s = &b->state;
     const char *w = s_trouble_words[t];
-    long long since = (long long) ((b->now - s->full_since) / 1000);
-    unsigned long long free_mb = fs_ok ? (unsigned long long) fs->f_bavail
-                                             * (fs->f_frsize ? fs->f_frsize : fs->f_bsize) >> 20
-                                       : 0;
     char *line = NULL;
     int n = -1;
     switch (t) {
@@ -72,13 +66,15 @@ trouble_line (const qc_broker_t *b, broker_trouble_t t, const struct statvfs *fs
         if (s->dir_gone)
             n = asprintf (&line, "%s: the state folder %s was deleted while the broker ran "
                           "(%lld s ago): new jobs are refused and nothing it writes survives "
-                          "a restart; restart the broker", w, s->dir, since);
+                          "a restart; restart the broker", w, s->dir,
+                          (long long) ((b->now - s->gone_since) / 1000));
         break;
     case BT_STATE_UNWRITABLE:
         if (s->disk_full && !s->dir_gone)
             n = asprintf (&line, "%s: %s, for %lld s: new jobs are refused, accepted jobs go "
                           "on from memory (a restart now runs their slides again); free "
-                          "space there or make it writable", w, s->disk_error, since);
+                          "space there or make it writable", w, s->disk_error,
+                          (long long) ((b->now - s->full_since) / 1000));
         break;
     case BT_RESULTS_HELD:
         if (s->holding)
@@ -87,17 +83,19 @@ trouble_line (const qc_broker_t *b, broker_trouble_t t, const struct statvfs *fs
                           s->held_bytes >> 20);
         break;
     case BT_STATE_SPACE_LOW:
-        if (!s->disk_full && fs_ok && !(fs->f_flag & ST_RDONLY)
-            && free_mb < STATE_SPACE_LOW_MB)
-            n = asprintf (&line, "%s: %llu MB free for the state folder %s: once full, new "
-                          "jobs are refused (free space there)", w, free_mb, s->dir);
+        if (!s->disk_full && !s->dir_gone && free_mb >= 0 && free_mb < STATE_SPACE_LOW_MB)
+            n = asprintf (&line, "%s: %lld MB free for the state folder %s: once full, new "
+                          "jobs are refused (free space there)", w, (long long) free_mb,
+                          s->dir);
         break;
     default:
         break;
     }
-    if (line && strlen (line) > QC_PROTO_MAX_PATH)
+    if (n < 0)
+        return NULL;
+    if (strlen (line) > QC_PROTO_MAX_PATH)
         line[QC_PROTO_MAX_PATH] = '\0';
-    return n < 0 ? NULL : line;
+    return line;
 }
 
 /* Fills m->trouble; none with --state none (nothing to write). */
@@ -106,11 +104,11 @@ trouble_lines (const qc_broker_t *b, qc_msg_t *m)
 {
     if (!state_on (b))
         return;
-    struct statvfs fs;
-    bool fs_ok = b->state.dir_fd >= 0 && fstatvfs (b->state.dir_fd, &fs) == 0;
+    uint64_t mb = 0;
+    int64_t free_mb = state_free_mb (b, &mb) == 0 ? (int64_t) mb : -1;
     m->trouble = calloc (BT_COUNT, sizeof *m->trouble);
     for (int t = 0; m->trouble && t < BT_COUNT; t++) {
-        char *line = trouble_line (b, (broker_trouble_t) t, &fs, fs_ok);
+        char *line = trouble_line (b, (broker_trouble_t) t, free_mb);
         if (line)
             m->trouble[m->ntrouble++] = line;
     }
@@ -228,8 +226,10 @@ worker_note (const qc_broker_t *b, const worker_rec_t *w, worker_state_t state)
 void
 status_reply (qc_broker_t *b, const peer_t *p)
 {
+    /* the broker's build: a client tells a broker that says no trouble
+       from one too old to say any */
     qc_msg_t m = {.command = QC_STATUS_REPLY, .gpu = -1,
-                  .queue = sched_queue_depth (b->sched)};
+                  .queue = sched_queue_depth (b->sched), .version = (char *) qc_version_full ()};
     size_t nw = zhashx_size (b->workers), nj = zhashx_size (b->jobs);
     if (nw > QC_PROTO_MAX_WORKERS) nw = QC_PROTO_MAX_WORKERS;
     if (nj > QC_PROTO_MAX_JOBS) nj = QC_PROTO_MAX_JOBS;

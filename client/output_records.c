@@ -371,6 +371,17 @@ line_path (const char *line, const qc_records_t *cols, int pcol)
     return p;
 }
 
+/* The new file written in place of in keeps in's permissions (a lab's
+ * group-writable folder), not what the umask gives a new one. */
+static int
+keep_mode (FILE *in, FILE *out)
+{
+    struct stat st;
+    if (fstat (fileno (in), &st) != 0)
+        return -1;
+    return fchmod (fileno (out), st.st_mode & 07777);
+}
+
 /* Rewrites one file through NAME.tmp; the old one kept as NAME.N when
  * a record to keep went, or the header changed. header not NULL: the
  * file starts afresh, with header and none of its lines. */
@@ -385,7 +396,7 @@ rewrite_one (const char *outdir, const char *name, bool is_tsv, zhashx_t *drop,
         return 0;               /* nothing to rewrite */
     }
     FILE *out = asprintf (&tmp, "%s.tmp", path) < 0 ? NULL : fopen (tmp, "w");
-    int rc = out ? 0 : -1, pcol = is_tsv ? -1 : 0, fcol = 0;
+    int rc = out && keep_mode (in, out) == 0 ? 0 : -1, pcol = is_tsv ? -1 : 0, fcol = 0;
     bool changed = header && *header, kept_old = changed;
     if (out && header)
         fputs (header, out);
@@ -513,7 +524,8 @@ qc_records_set_outdir (const char *outdir, const char *real_outdir, char **was,
     if (line_len >= 0 && (!said || strcmp (said, real_outdir) != 0)) {
         /* the file up to that line, the line anew, then the rest */
         FILE *out = asprintf (&tmp, "%s.tmp", path) < 0 ? NULL : fopen (tmp, "w");
-        rc = out && fseek (in, 0, SEEK_SET) == 0 ? copy_bytes (in, out, at) : -1;
+        rc = out && keep_mode (in, out) == 0 && fseek (in, 0, SEEK_SET) == 0
+                 ? copy_bytes (in, out, at) : -1;
         if (rc == 0 && (fseek (in, at + line_len, SEEK_SET) != 0
                         || fputs ("#outdir:\t", out) < 0
                         || qc_escape_put (out, real_outdir) == EOF || fputc ('\n', out) == EOF || copy_bytes (in, out, -1)))

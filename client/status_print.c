@@ -138,6 +138,8 @@ tidy (qc_msg_t *r)
         qc_scrub_controls (r->notes[i]);
     for (size_t i = 0; i < r->ntrouble; i++)
         qc_scrub_controls (r->trouble[i]);
+    if (r->version)
+        qc_scrub_controls (r->version);
 }
 
 static const char *
@@ -234,8 +236,14 @@ qc_status_print_table (FILE *to, const char *broker, qc_msg_t *r)
     if (!to || !r)
         return;
     tidy (r);
-    fprintf (to, "broker %s: %zu worker%s, %" PRIu64 " task%s queued\n", text (broker),
-             r->nworkers, qc_plural (r->nworkers), r->queue, qc_plural (r->queue));
+    char build[QC_PROTO_MAX_NAME + 16] = "";
+    if (r->version)
+        snprintf (build, sizeof build, " (qc %s)", r->version);
+    fprintf (to, "broker %s%s: %zu worker%s, %" PRIu64 " task%s queued\n", text (broker),
+             build, r->nworkers, qc_plural (r->nworkers), r->queue, qc_plural (r->queue));
+    if (!r->version)
+        fputs ("(a broker older than 2026-12-03: its own trouble, a state folder it cannot "
+               "write, is not said)\n", to);
     /* the broker's own trouble first: a full state disk under a green
        table of workers went unseen (an overnight probe) */
     for (size_t i = 0; i < r->ntrouble; i++)
@@ -303,14 +311,16 @@ qc_status_print_tsv (FILE *to, const char *broker, qc_msg_t *r)
     if (!to || !r)
         return;
     tidy (r);
-    fputs ("#kind\tfields: broker endpoint workers queued state | worker name host slots "
+    fputs ("#kind\tfields: broker endpoint workers queued state version | worker name host slots "
            "gpus cpu_tasks gpu_tasks heartbeat_s draining cpu_s_per_slide gpu_s_per_slide "
            "state | note worker text | job id done failed total queued running attached "
            "cancelled state | trouble word text\n",
            to);
     char first[64];
-    fprintf (to, "broker\t%s\t%zu\t%" PRIu64 "\t%s\n", text (broker), r->nworkers, r->queue,
-             r->ntrouble ? trouble_word (r->trouble[0], first, sizeof first) : "ok");
+    /* an older broker says no trouble, and no build: not known ("-") */
+    fprintf (to, "broker\t%s\t%zu\t%" PRIu64 "\t%s\t%s\n", text (broker), r->nworkers, r->queue,
+             r->ntrouble ? trouble_word (r->trouble[0], first, sizeof first)
+             : r->version ? "ok" : "-", r->version ? r->version : "-");
     for (size_t i = 0; i < r->nworkers; i++) {
         const qc_worker_row_t *w = &r->workers[i];
         char c[32], g[32], a[32];

@@ -129,7 +129,7 @@ static const command_t s_commands[] = {
      B (F_JOB)},
     {QC_STATUS_REPLY, "STATUS_REPLY",
      B (F_WORKERS) | B (F_QUEUE) | B (F_JOBS) | B (F_NOTES) | B (F_SPEEDS)
-         | B (F_STATES) | B (F_JOB_STATES) | B (F_TROUBLE), 0},
+         | B (F_STATES) | B (F_JOB_STATES) | B (F_TROUBLE) | B (F_VERSION), 0},
     {QC_ERROR, "ERROR", B (F_REASON) | B (F_JOB), B (F_REASON)},
 };
 

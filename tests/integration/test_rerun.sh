@@ -206,6 +206,7 @@ if [ -f "$HQ/results.tsv" ] && [ -d "$HQ/TCGA-CR-7395-pyramid.svs" ] && [ -f "$H
     pass "-f on HistoQC's folder replaces the slide's row under its name; the old results.tsv kept as .1"
     # the folder renamed (archived): a run into it sets its #outdir, by
     # whose last part HistoQC's UI finds the images; nothing else changes
+    chmod 664 "$T/hqf/results.tsv"      # a lab's group-writable folder
     mv "$T/hqf" "$T/hqf-2026"
     cp "$T/hqf-2026/results.tsv" "$T/hqf-before.tsv"
     "$BIN/qc-submit" -c "$HQ/configs/config.ini" --histoqc-data "$HQ/data" -o "$T/hqf-2026" \
@@ -215,6 +216,8 @@ if [ -f "$HQ/results.tsv" ] && [ -d "$HQ/TCGA-CR-7395-pyramid.svs" ] && [ -f "$H
         || fail "#outdir not set: $(grep '^#outdir' "$T/hqf-2026/results.tsv")"
     diff <(grep -v '^#outdir:' "$T/hqf-before.tsv") <(grep -v '^#outdir:' "$T/hqf-2026/results.tsv") >/dev/null \
         || fail "more than #outdir changed: $(diff "$T/hqf-before.tsv" "$T/hqf-2026/results.tsv")"
+    [ "$(stat -c %a "$T/hqf-2026/results.tsv")" = 664 ] \
+        || fail "the rewritten results.tsv lost its permissions: $(stat -c %a "$T/hqf-2026/results.tsv")"
     grep -q "results.tsv's #outdir said $(realpath "$T")/hqf, and now $real (the folder was moved or renamed" \
         "$T/hqf-2026/qc.log" || fail "qc.log does not say so: $(tail -3 "$T/hqf-2026/qc.log")"
     cp "$T/hqf-2026/results.tsv" "$T/hqf-after.tsv"

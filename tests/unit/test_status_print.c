@@ -50,6 +50,7 @@ reply (bool with_states, size_t nstates)
                                      .running = i == 2 ? 2 : 0};
     for (size_t i = 0; m->job_states && i < nstates; i++, m->njob_states++)
         m->job_states[i] = strdup (jstates[i % 3]);
+    m->version = strdup ("9.9.9+test");      /* a broker that says its trouble */
     m->nnotes = 2;
     m->notes = calloc (2, sizeof *m->notes);
     if (m->notes) {
@@ -167,7 +168,7 @@ main (void)
         for (size_t i = 0; i < 3; i++)
             m->trouble[m->ntrouble++] = strdup (lines[i]);
     t = m ? tsv_of (m) : NULL;
-    CHECK (t && strstr (t, "\nbroker\ttcp://127.0.0.1:5555\t3\t0\tstate-unwritable\n")
+    CHECK (t && strstr (t, "\nbroker\ttcp://127.0.0.1:5555\t3\t0\tstate-unwritable\t9.9.9+test\n")
                && strstr (t, "\ntrouble\tstate-unwritable\tits state folder /s cannot be "
                              "written\n")
                && strstr (t, "\ntrouble\ttrouble\tno word here?[2J\n")
@@ -181,17 +182,36 @@ main (void)
         qc_status_print_table (f, "tcp://127.0.0.1:5555", m);
         fclose (f);
     }
-    CHECK (text && strncmp (text, "broker tcp://127.0.0.1:5555: 3 workers, 0 tasks queued\n"
-                                  "TROUBLE state-unwritable: its state folder /s cannot be "
-                                  "written\nTROUBLE no word here?[2J\n", 130) == 0,
+    CHECK (text && strncmp (text, "broker tcp://127.0.0.1:5555 (qc 9.9.9+test): 3 workers, 0 "
+                                  "tasks queued\nTROUBLE state-unwritable: its state folder "
+                                  "/s cannot be written\nTROUBLE no word here?[2J\n", 146) == 0,
            "trouble first in the table: %s", text ? text : "?");
     free (text);
     qc_msg_destroy (&m);
     m = reply (true, 3);
     t = m ? tsv_of (m) : NULL;
-    CHECK (t && strstr (t, "\nbroker\ttcp://127.0.0.1:5555\t3\t0\tok\n")
+    CHECK (t && strstr (t, "\nbroker\ttcp://127.0.0.1:5555\t3\t0\tok\t9.9.9+test\n")
                && !strstr (t, "\ntrouble\t"), "no trouble: ok: %s", t ? t : "?");
     free (t);
+    /* a broker older than trouble says no build: its state not known */
+    if (m) {
+        free (m->version);
+        m->version = NULL;
+    }
+    t = m ? tsv_of (m) : NULL;
+    CHECK (t && strstr (t, "\nbroker\ttcp://127.0.0.1:5555\t3\t0\t-\t-\n"),
+           "an older broker: '-': %s", t ? t : "?");
+    free (t);
+    text = NULL;
+    f = m ? open_memstream (&text, &len) : NULL;
+    if (f) {
+        qc_status_print_table (f, "tcp://127.0.0.1:5555", m);
+        fclose (f);
+    }
+    CHECK (text && strstr (text, "broker tcp://127.0.0.1:5555: 3 workers, 0 tasks queued\n(a "
+                                 "broker older than 2026-12-03: its own trouble, a state folder "
+                                 "it cannot write, is not said)\n"), "table: %s", text ? text : "?");
+    free (text);
     qc_msg_destroy (&m);
     return check_done ("test_status_print");
 }
