@@ -4,6 +4,11 @@ tests of the slide fetcher (worker/fetch/). nginx serves the well-behaved
 files; this one serves the faults nginx will not make:
 
   /status/CODE          answers CODE (404, 500, ...) with a short body
+  /range416/TOTAL       answers 416 with Content-Range: bytes */TOTAL (a
+                        file of TOTAL bytes now: 0, an empty one)
+  /clbig/NAME           a 206 whose Content-Length is 100 bytes more than
+                        its Content-Range's, and the connection closed
+                        after the range
   /stall/NAME           announces NAME's length, sends half, then sends
                         nothing more (for up to --stall seconds)
   /truncate/NAME        announces NAME's length, sends half, closes
@@ -123,6 +128,12 @@ class Handler(BaseHTTPRequestHandler):
         if kind == "status":
             code = int(rest) if rest.isdigit() else 400
             return self.plain(code, "status %d\n" % code)
+        if kind == "range416":
+            self.send_response(416)
+            self.send_header("Content-Range", "bytes */%s" % (rest if rest.isdigit() else "0"))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if kind == "toftp":
             self.send_response(302)
             self.send_header("Location", "ftp://u:SECRET@127.0.0.1/" + rest + "?sig=SECRET")
@@ -174,7 +185,7 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
             return
         path = self.file_path(rest)
-        if kind not in ("stall", "truncate", "cut", "cutbare", "close", "norange", "files",
+        if kind not in ("stall", "truncate", "cut", "cutbare", "close", "norange", "files", "clbig",
                         "novalid", "busy", "busydate", "gzip", "starrange", "chunked",
                         "lmonly", "etagvary") or path is None:
             return self.plain(404, "not found\n")
@@ -232,6 +243,9 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Encoding", "gzip")
         if kind == "chunked":
             self.send_header("Transfer-Encoding", "chunked")
+        elif kind == "clbig" and m:
+            self.send_header("Content-Length", str(len(body) + 100))
+            self.close_connection = True
         elif not (kind == "close" and not m):
             self.send_header("Content-Length", str(len(body)))
         bare = kind == "novalid" or (kind == "cutbare" and m)

@@ -14,7 +14,11 @@
  * and a refused connection each give their own error; every message
  * names the redacted URL, and no message or log record holds the
  * URL's credentials or query. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <string.h>
 #include <tiffio.h>
 #include <time.h>
@@ -532,6 +536,45 @@ retry_after_obeyed (const char *path, const char *what)
            && took < 4, "%s passes on the next try, after %.2f s: %s", what, took, err);
 }
 
+/* A server that takes the connection and says nothing (a listening
+ * socket nobody accepts on: the kernel completes the handshake): the
+ * message names the limit that ran out, the stall check's or the whole
+ * request's, and for https the handshake that did not end. */
+static void
+test_silent_server (void)
+{
+    int fd = socket (AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK)};
+    socklen_t alen = sizeof a;
+    CHECK (fd >= 0 && bind (fd, (struct sockaddr *) &a, sizeof a) == 0 && listen (fd, 8) == 0
+           && getsockname (fd, (struct sockaddr *) &a, &alen) == 0, "a silent listener");
+    static const struct {
+        const char *scheme;
+        long stall_s, request_ms;
+        const char *words;
+    } cases[] = {
+        {"http", 1, 0, "the server sent no answer for 1 s"},
+        {"http", 30, 2000, "the server sent no answer for 2 s"},
+        {"https", 1, 0, "could not connect (or end the TLS handshake) within 1 s"},
+    };
+    for (size_t i = 0; fd >= 0 && i < sizeof cases / sizeof *cases; i++) {
+        char url[200], err[1024] = "";
+        snprintf (url, sizeof url, "%s://127.0.0.1:%d/x.svs", cases[i].scheme,
+                  ntohs (a.sin_port));
+        qc_http_opts_t o;
+        fx_fast_opts (&o, 1, cases[i].stall_s);
+        o.request_timeout_ms = cases[i].request_ms;
+        uint8_t b[16];
+        size_t got = 0;
+        qc_http_status_t st = qc_http_get_range (NULL, url, &o, 0, sizeof b, b, &got, NULL,
+                                                 NULL, NULL, err, sizeof err);
+        CHECK (st != QC_HTTP_OK && strstr (err, cases[i].words), "%s, stall %ld s, request "
+               "%ld ms: %s", cases[i].scheme, cases[i].stall_s, cases[i].request_ms, err);
+    }
+    if (fd >= 0)
+        close (fd);
+}
+
 static void
 test_faults (void)
 {
@@ -545,6 +588,36 @@ test_faults (void)
     /* a request the server cannot take fails so again: no mark */
     expect_error ("status/400", QC_HTTP_ERR_CLIENT, "400 Bad Request (not retried)", 1, 1);
     expect_error ("status/416", QC_HTTP_ERR_CLIENT, "(not retried)", 1, 1);
+    /* a 416 whose Content-Range tells the file is empty (S3's answer
+       for an empty object), and a 2xx that is no file's bytes: said so,
+       where they read "416 ... (not retried)" and "the download holds 0
+       bytes" (a hostile-server probe) */
+    expect_error ("range416/0", QC_HTTP_ERR_PROTOCOL, "the file is empty (the server "
+                  "answered 416 to a range of it, Content-Range: bytes */0)", 1, 1);
+    expect_error ("status/201", QC_HTTP_ERR_PROTOCOL, "the server answered 201, where a "
+                  "file's bytes (200 or 206) were asked for", 1, 1);
+    expect_error ("status/304", QC_HTTP_ERR_PROTOCOL, "the server answered 304 Not Modified "
+                  "to a request that named no version", 1, 1);
+    /* a 416 telling another size than the file had: it changed */
+    {
+    char url[600], shown[600], err[1024] = "";
+    secret_url ("range416/1000", url, sizeof url, shown, sizeof shown);
+    qc_http_opts_t o;
+    fast_opts (&o);
+    qc_http_file_t was = {.size = 2000};
+    uint8_t b16[16];
+    size_t got = 0;
+    qc_http_status_t st = qc_http_get_range (NULL, url, &o, 0, sizeof b16, b16, &got, &was,
+                                             NULL, NULL, err, sizeof err);
+    CHECK (st == QC_HTTP_ERR_CHANGED && strstr (err, "the file changed on the server while "
+                                                "it was being read (it has 1000 bytes now, "
+                                                "2000 before; a rerun tries again)"),
+           "a 416 of another size: %s %s", qc_http_status_name (st), err);
+    }
+    /* a 206 promising more than its range: not "65536 of 65536 arrived" */
+    expect_error ("clbig/CMU-1-Small-Region.svs", QC_HTTP_ERR_PROTOCOL, "the server's "
+                  "Content-Length (1939055 bytes) is not its Content-Range's (bytes "
+                  "0-1938954/1938955): a server or proxy that does not do ranges right", 1, 1);
     expect_error ("status/500", QC_HTTP_ERR_SERVER, "500 Internal Server Error (3 attempts; a rerun tries again)", 3, 3);
     expect_error ("status/503", QC_HTTP_ERR_SERVER, "503", 3, 3);
     /* a rate limit is "not now", not "no": retried and marked for a rerun */
@@ -727,6 +800,7 @@ main (int argc, char **argv)
     test_probe ();
     test_changed ();
     test_faults ();
+    test_silent_server ();
     test_admit ();
     CHECK (fx_log_len > 0, "retries were logged");
     fx_teardown (&ngx, &fault, NULL);

@@ -594,6 +594,23 @@ classify (CURL *c, CURLcode rc, xfer_t *x, outcome_t *out)
             break;
         }
         long s = x->ans.status;
+        /* a range past the end: its Content-Range tells the size the
+           file has now (a hostile-server probe read "416 ... not
+           retried" for a file that shrank, or an empty one) */
+        if (s == 416 && x->ans.range_total == 0) {
+            out->st = QC_HTTP_ERR_PROTOCOL;
+            snprintf (out->why, sizeof out->why, "the file is empty (the server answered "
+                      "416 to a range of it, Content-Range: %s)", x->ans.range_text);
+            return;
+        }
+        if (s == 416 && x->ans.range_total > 0 && x->expect && x->expect->size >= 0
+            && x->ans.range_total != x->expect->size) {
+            out->st = QC_HTTP_ERR_CHANGED;
+            snprintf (out->why, sizeof out->why, "the file changed on the server while it was "
+                      "being read (it has %lld bytes now, %lld before" QC_RESULT_RETRY_MARK,
+                      (long long) x->ans.range_total, (long long) x->expect->size);
+            return;
+        }
         if (s >= 400 && s < 500 && !busy_4xx (s)) {
             http_status_words (s, words, sizeof words);
             out->st = QC_HTTP_ERR_CLIENT;
@@ -618,6 +635,17 @@ classify (CURL *c, CURLcode rc, xfer_t *x, outcome_t *out)
             out->st = QC_HTTP_ERR_PROTOCOL;
             snprintf (out->why, sizeof out->why,
                       "the server answered %ld, a redirect without a new location", s);
+            return;
+        }
+        /* a 304 to a request that made no condition, a 201, 203, 299:
+           no file's bytes, where "the download holds 0 bytes" followed */
+        bool conditional = strncasecmp (x->cond, "If-None-Match", 13) == 0
+                           || strncasecmp (x->cond, "If-Modified-Since", 17) == 0;
+        if ((s == 304 && !conditional) || (s >= 200 && s < 300 && s != 200 && s != 206)) {
+            out->st = QC_HTTP_ERR_PROTOCOL;
+            snprintf (out->why, sizeof out->why, "the server answered %ld%s, where a file's "
+                      "bytes (200 or 206) were asked for", s,
+                      s == 304 ? " Not Modified to a request that named no version" : "");
             return;
         }
         if (x->stop == STOP_ENOUGH || s == 304)
@@ -652,32 +680,69 @@ classify (CURL *c, CURLcode rc, xfer_t *x, outcome_t *out)
     case CURLE_PARTIAL_FILE:
         out->st = QC_HTTP_ERR_SHORT;
         out->retry = 1;
-        snprintf (out->why, sizeof out->why,
-                  "the body was cut short: %llu of %lld bytes arrived",
-                  (unsigned long long) x->body, (long long) announced (x));
+        /* a 206 whose Content-Length is not its range's: the range came
+           whole, and the connection closed on the bytes it had promised
+           besides ("65536 of 65536 bytes arrived", a probe read) */
+        if (x->ans.status == 206 && x->ans.content_length >= 0
+            && x->ans.content_length != announced (x)) {
+            out->st = QC_HTTP_ERR_PROTOCOL;   /* it answers so again */
+            out->retry = 0;
+            snprintf (out->why, sizeof out->why, "the server's Content-Length (%lld bytes) is "
+                      "not its Content-Range's (%s): a server or proxy that does not do "
+                      "ranges right", (long long) x->ans.content_length, x->ans.range_text);
+        } else
+            snprintf (out->why, sizeof out->why,
+                      "the body was cut short: %llu of %lld bytes arrived",
+                      (unsigned long long) x->body, (long long) announced (x));
         return;
-    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_OPERATION_TIMEDOUT: {
         out->retry = 1;
+        /* which limit ran out says how long was waited: the stall
+           check's (--http-stall), or the whole request's (a rerun's
+           check of done slides: 10 s), or the connection's */
+        double total = 0, tcp = 0, tls = 0;
+        curl_easy_getinfo (c, CURLINFO_TOTAL_TIME, &total);
+        curl_easy_getinfo (c, CURLINFO_CONNECT_TIME, &tcp);
+        curl_easy_getinfo (c, CURLINFO_APPCONNECT_TIME, &tls);
+        bool whole = o->request_timeout_ms > 0
+                     && total * 1000.0 >= (double) o->request_timeout_ms - 50.0;
+        long waited = whole ? (o->request_timeout_ms + 999) / 1000 : o->low_speed_secs;
         if (x->ans.status == 0 && code == 0 && x->body == 0) {
-            double t = 0;
-            curl_easy_getinfo (c, CURLINFO_CONNECT_TIME, &t);
-            if (t <= 0) {
+            bool https = strncasecmp (x->url, "https:", 6) == 0;
+            if (tcp <= 0) {
+                /* (libcurl tells no connect time for https before its
+                   handshake ends) */
                 out->st = QC_HTTP_ERR_NETWORK;
-                snprintf (out->why, sizeof out->why,
-                          "could not connect within %ld ms", o->connect_timeout_ms);
+                if (x->stop == STOP_STALL || whole)
+                    snprintf (out->why, sizeof out->why, "could not connect%s within %ld s",
+                              https ? " (or end the TLS handshake)" : "", waited);
+                else
+                    snprintf (out->why, sizeof out->why, "could not connect within %ld ms",
+                              o->connect_timeout_ms);
+                return;
+            }
+            if (tls <= 0 && https) {
+                out->st = QC_HTTP_ERR_NETWORK;
+                snprintf (out->why, sizeof out->why, "the TLS handshake did not end within "
+                          "%ld s", waited);
                 return;
             }
         }
         out->st = QC_HTTP_ERR_STALL;
-        if (x->body)
+        if (x->body && whole)
+            snprintf (out->why, sizeof out->why, "the answer did not end within %ld s "
+                      "(%llu of %lld bytes came)", waited, (unsigned long long) x->body,
+                      (long long) announced (x));
+        else if (x->body)
             snprintf (out->why, sizeof out->why,
                       "the server stalled mid-body: under %ld bytes/s for %ld s "
-                      "after %llu of %lld bytes", o->low_speed_bytes, o->low_speed_secs,
+                      "after %llu of %lld bytes", o->low_speed_bytes, waited,
                       (unsigned long long) x->body, (long long) announced (x));
         else
             snprintf (out->why, sizeof out->why,
-                      "the server sent no answer for %ld s", o->low_speed_secs);
+                      "the server sent no answer for %ld s", waited);
         return;
+    }
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_COULDNT_RESOLVE_PROXY:
     case CURLE_COULDNT_CONNECT:
