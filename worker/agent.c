@@ -294,9 +294,15 @@ on_broker (agent_t *a)
     } else if (m->command == QC_REVOKE) {
         /* taken back (deadline, or another attempt finished first): not
          * started yet, it goes; running, it finishes and is ignored */
-        if (taskq_remove (&a->w->queue, m->job, m->key, m->idx, m->attempt)
+        char *path = NULL;
+        if (taskq_remove (&a->w->queue, m->job, m->key, m->idx, m->attempt, &path)
             || asset_wait_remove (a->wait, m->job, m->key, m->idx, m->attempt)) {
             a->outstanding--;
+            /* its slide fetched ahead (a cancelled job's, over a slow
+               link) stops: no slot will read it */
+            if (path)
+                qc_slide_fetch_forget (a->w->fetch, path);
+            free (path);
             qc_log (QC_LOG_INFO, MOD, "broker took back job %" PRIu64 " task %" PRIu64
                     " before it started: %s", m->job, m->idx, m->reason ? m->reason : "");
         } else {

@@ -354,6 +354,14 @@ qc_slide_fetch_ahead (qc_slide_fetch_t *self, const char *entry)
     }
 }
 
+void
+qc_slide_fetch_forget (qc_slide_fetch_t *self, const char *entry)
+{
+    if (!self || !self->prefetch || !entry || !qc_url_is_remote (entry))
+        return;
+    qc_prefetch_forget (self->prefetch, entry);
+}
+
 /* Closes a source of url that is not read by ranges after all (the
  * slide is read whole): the blocks it kept on disk are of no more use. */
 static void

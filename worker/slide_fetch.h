@@ -101,6 +101,10 @@ void qc_slide_got_release (qc_slide_fetch_t *self, qc_slide_got_t *got,
 /* The next task's slide: fetched in the background when entry is an
  * http(s) URL (nothing for paths). */
 void qc_slide_fetch_ahead (qc_slide_fetch_t *self, const char *entry);
+/* entry's fetch ahead is dropped (its task was taken back before it
+ * started): queued, it goes; under way, it stops, a download's partial
+ * file kept. Nothing for a path, or with no fetching ahead. */
+void qc_slide_fetch_forget (qc_slide_fetch_t *self, const char *entry);
 
 /* What this process fetched since it started: slides read by ranges and
  * whole, bytes over the network, cache hits (tests, qc-worker's log). */

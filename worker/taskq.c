@@ -150,9 +150,11 @@ taskq_closed (taskq_t *q)
 
 bool
 taskq_remove (taskq_t *q, uint64_t job, uint64_t key, uint64_t idx,
-              uint32_t attempt)
+              uint32_t attempt, char **path)
 {
     taskq_item_t *found = NULL;
+    if (path)
+        *path = NULL;
     pthread_mutex_lock (&q->lock);
     for (int l = 0; l < NLANES && !found; l++)
         for (taskq_item_t **pp = &q->head[l], *prev = NULL; *pp;
@@ -166,8 +168,14 @@ taskq_remove (taskq_t *q, uint64_t job, uint64_t key, uint64_t idx,
                 break;
             }
         }
+    bool shared = false;
+    for (int l = 0; found && path && found->task.path && l < NLANES && !shared; l++)
+        for (taskq_item_t *i = q->head[l]; i && !shared; i = i->next)
+            shared = i->task.path && strcmp (i->task.path, found->task.path) == 0;
     pthread_mutex_unlock (&q->lock);
     if (found) {
+        if (path && !shared && found->task.path)
+            *path = strdup (found->task.path);
         qc_task_clear (&found->task);
         free (found);
     }

@@ -41,9 +41,10 @@ void taskq_drain (taskq_t *q, void (*fn) (void *, qc_task_t *), void *arg);
 void taskq_close (taskq_t *q);
 bool taskq_closed (taskq_t *q);
 /* Removes the queued task (job, key, idx, attempt) if it is there; true
- * when it was. */
+ * when it was. *path (not NULL) gets its slide's path, malloc'd, when no
+ * other queued task has the same (its fetch ahead may go), else NULL. */
 bool taskq_remove (taskq_t *q, uint64_t job, uint64_t key, uint64_t idx,
-                   uint32_t attempt);
+                   uint32_t attempt, char **path);
 /* A copy of the path of the task next in lane (malloc'd), or NULL when
  * the lane is empty: the slide to fetch ahead. */
 char *taskq_next_path (taskq_t *q, int lane);

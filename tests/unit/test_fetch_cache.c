@@ -576,6 +576,32 @@ test_prefetch (void)
     double took = now_s () - t0;
     CHECK (took < 3, "destroy cancelled the stalled download (%.1f s; the server stalls 5 s)",
            took);
+
+    /* forget (a task taken back before it started): the stalled download
+       under way stops soon, with no outcome (a later wait: unknown), and
+       the next job runs; a queued one goes unasked */
+    pf = qc_prefetch_new (c2, 2, err, sizeof err);
+    char stall2[600], queued[600];
+    fx_secret_url (&fault, "stall/" C, stall2, sizeof stall2);
+    fx_secret_url (&fault, "files/" A, queued, sizeof queued);
+    CHECK (pf && qc_prefetch_push (pf, stall2) == 0, "push another stall");
+    for (int i = 0; i < 100 && qc_prefetch_push (pf, queued) != 0; i++)
+        fx_sleep_ms (20);
+    char n_before[4096], n_after[4096];
+    fx_fetch_text (&fault, "_count/files/" A, n_before);
+    qc_prefetch_forget (pf, queued);
+    t0 = now_s ();
+    qc_prefetch_forget (pf, stall2);
+    CHECK (qc_prefetch_wait (pf, stall2, 10000, err, sizeof err) == 1 && now_s () - t0 < 3,
+           "the forgotten download stopped (%.1f s), no outcome: %s", now_s () - t0, err);
+    CHECK (qc_prefetch_push (pf, url_b) == 0
+           && qc_prefetch_wait (pf, url_b, 20000, err, sizeof err) == 0,
+           "the next job runs: %s", err);
+    fx_fetch_text (&fault, "_count/files/" A, n_after);
+    CHECK (strcmp (n_before, n_after) == 0 && qc_prefetch_wait (pf, queued, 100, err,
+                                                                sizeof err) == 1,
+           "the forgotten queued job was not asked for (%s, then %s)", n_before, n_after);
+    qc_prefetch_destroy (&pf);
     qc_disk_cache_close (&c2);
     qc_disk_cache_close (&c);
 }

@@ -58,7 +58,8 @@ struct qc_prefetch {
     int next;
     int untaken;              /* prefetched sources not taken yet */
     int stop;
-    atomic_int cancel;
+    atomic_int cancel;        /* the job under way stops (destroy, forget) */
+    bool forgotten;           /* ... and leaves no outcome (forget) */
 };
 
 static void
@@ -167,15 +168,26 @@ run (void *arg)
         self->queue[self->head] = (job_t) { 0 };
         self->head = (self->head + 1) % self->depth;
         self->count--;
+        atomic_store (&self->cancel, 0);   /* a forget was the last job's */
+        self->forgotten = false;
         pthread_mutex_unlock (&self->lock);
 
         char err[512] = "";
         qc_byte_source_t *src = NULL;
         int r = run_job (self, &self->current, &src, err, sizeof err);
-        if (r < 0)
-            qc_log (QC_LOG_WARNING, "prefetch", "%s", err);
 
         pthread_mutex_lock (&self->lock);
+        if (self->forgotten) {
+            /* its task went: no outcome, or a slot that runs the slide
+               later would take "cancelled" for its failure */
+            qc_byte_source_close (&src);
+            free_url (self->current.url);
+            self->current = (job_t) { 0 };
+            pthread_cond_broadcast (&self->changed);
+            continue;
+        }
+        if (r < 0)
+            qc_log (QC_LOG_WARNING, "prefetch", "%s", err);
         outcome_t *o = next_outcome (self);
         o->job = self->current;
         o->ok = r == 0;
@@ -333,6 +345,33 @@ qc_prefetch_push_source (qc_prefetch_t *self, const char *url, const qc_source_o
     else
         qc_source_opts_default (&j.opts);
     return push (self, url, &j);
+}
+
+void
+qc_prefetch_forget (qc_prefetch_t *self, const char *url)
+{
+    if (!self || !url)
+        return;
+    pthread_mutex_lock (&self->lock);
+    /* queued: out of the ring, the others in their order */
+    int kept = 0;
+    for (int i = 0; i < self->count; i++) {
+        job_t j = self->queue[(self->head + i) % self->depth];
+        if (!strcmp (j.url, url))
+            free_url (j.url);
+        else
+            self->queue[(self->head + kept++) % self->depth] = j;
+    }
+    for (int i = kept; i < self->count; i++)
+        self->queue[(self->head + i) % self->depth] = (job_t) { 0 };
+    self->count = kept;
+    /* under way: stopped, its partial file kept to be resumed */
+    if (self->current.url && !strcmp (self->current.url, url)) {
+        self->forgotten = true;
+        atomic_store (&self->cancel, 1);
+    }
+    pthread_cond_broadcast (&self->changed);
+    pthread_mutex_unlock (&self->lock);
 }
 
 /* Waits under the lock until url's job of kind is done; its outcome,

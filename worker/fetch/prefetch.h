@@ -81,6 +81,12 @@ qc_byte_source_t *qc_prefetch_take_source_ex (qc_prefetch_t *self, const char *u
                                               int timeout_ms, int *failed, char *err,
                                               size_t errlen);
 
+/* Drops url's prefetch: queued, it goes; under way, it stops soon (a
+ * download's partial file stays, to be resumed), with no outcome, as if
+ * never pushed. For a task taken back before it started: a cancelled
+ * job's next slide, multi-GB over a slow link, was fetched to the end. */
+void qc_prefetch_forget (qc_prefetch_t *self, const char *url);
+
 /* Waits at most timeout_ms for url's prefetch to end: 0 it succeeded;
  * -1 it failed (err says why, naming the redacted URL) or the wait
  * timed out; 1 url is not known (never queued, or long forgotten). */
