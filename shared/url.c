@@ -119,9 +119,12 @@ v6_canonical (const char *in, char *out, size_t outlen)
 }
 
 /* Whether host (n bytes, as written: no port) is one a request can name:
- * an [IPv6] address (a zone, "%25eth0", after it), or a name of letters,
- * digits, '-', '.', '_', percent escapes and bytes over 0x7f (an
- * internationalised name, which curl converts). */
+ * an [IPv6] address (a zone, "%25eth0", after it), or a name of ASCII
+ * letters, digits, '-', '_' in labels joined by '.' (none empty; one
+ * '.' may end it). libcurl converts an internationalised name only in a
+ * UTF-8 locale, which no program here runs in ("URL using bad/illegal
+ * format" on the worker), and resolves a percent escape as it stands:
+ * both are refused before the job (qc_url_classify says which). */
 static bool
 host_plain (const char *host, size_t n)
 {
@@ -142,7 +145,8 @@ host_plain (const char *host, size_t n)
     }
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char) host[i];
-        if (!isalnum (c) && c != '-' && c != '.' && c != '_' && c != '%' && c < 0x80)
+        if (c == '.' ? i == 0 || host[i - 1] == '.'
+                     : c >= 0x80 || (!isalnum (c) && c != '-' && c != '_'))
             return false;
     }
     return true;
@@ -190,6 +194,18 @@ qc_url_classify (const char *entry, char *err, size_t errlen)
        times (port 0: "Couldn't connect"; a user's review) */
     size_t host_end;
     unsigned port;
+    if (host_port_of (entry, &p, &host_end, &port) == 0 && entry[p.host_start] != '[') {
+        const char *h = entry + p.host_start;
+        size_t n = host_end - p.host_start;
+        for (size_t i = 0; i < n; i++)
+            if ((unsigned char) h[i] >= 0x80)
+                return qc_fail (err, errlen, "'%s': the URL's host is not ASCII: give its "
+                                "ASCII form (xn--..., which 'idn2 %.*s' prints)", shown,
+                                (int) n, h);
+        if (memchr (h, '%', n))
+            return qc_fail (err, errlen, "'%s': the URL's host holds a percent escape: "
+                            "write its characters as they are", shown);
+    }
     if (host_port_of (entry, &p, &host_end, &port) != 0 || host_end == p.host_start
         || !host_plain (entry + p.host_start, host_end - p.host_start))
         return qc_fail (err, errlen, "'%s': the URL's host or port is malformed (a host "

@@ -50,8 +50,14 @@ test_classify (void)
         { "http://[fe80::1%25eth0]/x.svs", QC_URL_HTTP },
         { "http://my_host.lab-2.example:65535/x.svs", QC_URL_HTTP },
         { "http://u:p@h:/x.svs", QC_URL_HTTP },
-        { "http://b\xc3\xbc" "cher.example/x.svs", QC_URL_HTTP },
-        { "http://h%2Dx/x.svs", QC_URL_HTTP },
+        { "http://h.example./x.svs", QC_URL_HTTP },   /* a name ending in its root */
+        /* an internationalised name, a percent escape, an empty label:
+           each failed on the worker (libcurl converts such a name only in
+           a UTF-8 locale, and resolves an escape as written) */
+        { "http://b\xc3\xbc" "cher.example/x.svs", -1 },
+        { "http://h%2Dx/x.svs", -1 },
+        { "http://a..b/x.svs", -1 },
+        { "http://.a/x.svs", -1 },
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         err[0] = '\0';
@@ -69,6 +75,12 @@ test_classify (void)
     static char longurl[QC_URL_MAX + 100];
     memcpy (longurl, "http://h/", 9);
     memset (longurl + 9, 'a', QC_URL_MAX);
+    CHECK (qc_url_classify ("http://b\xc3\xbc" "cher.example/x.svs", err, sizeof err) < 0
+           && strstr (err, "the URL's host is not ASCII: give its ASCII form (xn--..., which "
+                      "'idn2 b\xc3\xbc" "cher.example' prints)"), "a non-ASCII host: %s", err);
+    CHECK (qc_url_classify ("http://ex%41mple/x.svs", err, sizeof err) < 0
+           && strstr (err, "the URL's host holds a percent escape: write its characters as "
+                      "they are"), "an escape in a host: %s", err);
     CHECK (qc_url_classify (longurl, err, sizeof err) < 0 && strstr (err, "longer than"),
            "an entry longer than a task's path can carry is refused: %.80s", err);
     CHECK (qc_url_is_remote ("https://h/a") && !qc_url_is_remote ("file:///a")
