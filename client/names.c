@@ -308,7 +308,15 @@ taken (const qc_names_t *self, const char *name, const char *path)
 static char *
 with_folders (const char *path, const char *name, int levels)
 {
-    const char *end = strrchr (path, '/');
+    /* the folders before the name: a URL's path that ends in '/' is
+       named by the segment before it (qc_url_name) */
+    size_t len = strlen (path);
+    while (len > 1 && path[len - 1] == '/')
+        len--;
+    const char *end = NULL;
+    for (size_t i = 0; i < len; i++)
+        if (path[i] == '/')
+            end = path + i;
     const char *start = end;
     for (int i = 0; i < levels && start && start > path; i++) {
         const char *p = start - 1;
@@ -380,7 +388,8 @@ qc_names_assign (qc_names_t *self, const char *path)
     if (!taken (self, base, path))
         name = strdup (base);
     for (int levels = 1; !name && levels <= 2; levels++) {
-        char *c = with_folders (path, file, levels);
+        /* (a URL's name as made safe above: no ':' in it either) */
+        char *c = with_folders (path, file == url_name ? base : file, levels);
         if (c && !taken (self, c, path))
             name = c;
         else

@@ -243,7 +243,11 @@ qc_url_name (const char *entry, char *out, size_t outlen)
         return out;
     }
     size_t start = p.auth_end, end = p.path_end;
-    for (size_t i = p.auth_end; i < p.path_end; i++)
+    /* a path that ends in '/' is named by its last segment ("sub1" of
+       http://h/ok/sub1/, not the host) */
+    while (end > p.auth_end + 1 && entry[end - 1] == '/')
+        end--;
+    for (size_t i = p.auth_end; i < end; i++)
         if (entry[i] == '/')
             start = i + 1;
     if (start >= end) {         /* no file name: the host names it */

@@ -64,9 +64,9 @@ char *qc_url_redact (const char *entry, char *out, size_t outlen);
 
 /* The slide's file name an entry gives (for output names and log
  * lines): a path's last component; a URL's last path segment,
- * percent-decoded, without query or credentials (its host when the path
- * ends in '/'). Cut to fit out; returns out. Never fails: NULL gives
- * "(null)". */
+ * percent-decoded, without query or credentials (the segment before a
+ * '/' that ends the path; its host when it has none). Cut to fit out;
+ * returns out. Never fails: NULL gives "(null)". */
 char *qc_url_name (const char *entry, char *out, size_t outlen);
 
 /* name as one URL path segment into out: every byte but letters,

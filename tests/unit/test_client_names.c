@@ -123,10 +123,25 @@ test_urls (void)
     /* the server's host:port as the folder: no ':' (SMB, exFAT, NTFS) */
     CHECK (d && strcmp (d, "127.0.0.1_24601__TCGA A.svs") == 0, "host and port: %s",
            d ? d : "");
+    /* a path that ends in '/': the segment before it, then its folder;
+       a second with no file name on one server: no ':' from the port */
+    char *f = qc_names_assign (n, "http://h:8080/ok/sub1/");
+    char *g = qc_names_assign (n, "http://h:9090/ok/sub1/");
+    char *k = qc_names_assign (n, "http://127.0.0.1:47100/");
+    char *l = qc_names_assign (n, "http://127.0.0.1:47100/?x=1");
+    CHECK (f && strcmp (f, "sub1") == 0, "a path ending in '/': %s", f ? f : "");
+    CHECK (g && strcmp (g, "ok__sub1") == 0, "the same name on another server: %s",
+           g ? g : "");
+    CHECK (k && l && strcmp (k, "127.0.0.1_47100") == 0 && !strchr (l, ':'),
+           "no ':' in a host's name, nor its second: %s, %s", k ? k : "", l ? l : "");
     free (a);
     free (b);
     free (c);
     free (d);
+    free (f);
+    free (g);
+    free (k);
+    free (l);
     qc_names_destroy (&n);
 }
 

@@ -194,7 +194,8 @@ test_name (void)
     CHECK (strcmp (qc_url_name ("s.svs", out, sizeof out), "s.svs") == 0, "%s", out);
     CHECK (strcmp (qc_url_name ("https://u:p@h:1/b/TCGA%20A%2fB.svs?X-Amz-Signature=S#f", out,
                                 sizeof out), "TCGA A/B.svs") == 0, "decoded, no query: %s", out);
-    CHECK (strcmp (qc_url_name ("http://h/dir/", out, sizeof out), "h") == 0, "%s", out);
+    CHECK (strcmp (qc_url_name ("http://h/dir/", out, sizeof out), "dir") == 0
+           && strcmp (qc_url_name ("http://h/", out, sizeof out), "h") == 0, "%s", out);
     CHECK (strcmp (qc_url_name ("http://h/a%zz%00b", out, sizeof out), "a%zz%00b") == 0,
            "bad escapes and %%00 kept as they are: %s", out);
     CHECK (strcmp (qc_url_name ("file:///x/y.svs", out, sizeof out), "y.svs") == 0, "%s", out);
