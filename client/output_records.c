@@ -491,6 +491,24 @@ copy_bytes (FILE *in, FILE *out, long n)
     return 0;
 }
 
+/* A path's last part, trailing '/'s aside ("" for "/"), in a static
+ * buffer per call site: both compared at once need two. */
+static const char *
+last_part (const char *p)
+{
+    size_t n = strlen (p);
+    while (n > 1 && p[n - 1] == '/')
+        n--;
+    size_t s = n;
+    while (s > 0 && p[s - 1] != '/')
+        s--;
+    static _Thread_local char buf[2][512];
+    static _Thread_local int k;
+    k ^= 1;
+    snprintf (buf[k], sizeof buf[k], "%.*s", (int) (n - s), p + s);
+    return buf[k];
+}
+
 int
 qc_records_set_outdir (const char *outdir, const char *real_outdir, char **was,
                        char *err, size_t errlen)
@@ -499,6 +517,14 @@ qc_records_set_outdir (const char *outdir, const char *real_outdir, char **was,
         return -1;
     *was = NULL;
     char *path = in_dir (outdir, "results.tsv"), *tmp = NULL, *said = NULL;
+    /* a link (to a table kept elsewhere) or a file made read-only is
+       left as it is: a rename would replace the link, or write what its
+       owner protected (a review) */
+    struct stat lst;
+    if (path && (lstat (path, &lst) != 0 || S_ISLNK (lst.st_mode) || access (path, W_OK) != 0)) {
+        free (path);
+        return 0;
+    }
     FILE *in = path ? fopen (path, "r") : NULL;
     if (!in) {
         free (path);
@@ -521,7 +547,10 @@ qc_records_set_outdir (const char *outdir, const char *real_outdir, char **was,
     }
     free (line);
     int rc = 0;
-    if (line_len >= 0 && (!said || strcmp (said, real_outdir) != 0)) {
+    /* only a folder whose last part changed: HistoQC's UI goes by that
+       alone, and HistoQC writes the path as given (relative: "out"), or
+       one mount of a share names it otherwise than another (a review) */
+    if (line_len >= 0 && (!said || strcmp (last_part (said), last_part (real_outdir)) != 0)) {
         /* the file up to that line, the line anew, then the rest */
         FILE *out = asprintf (&tmp, "%s.tmp", path) < 0 ? NULL : fopen (tmp, "w");
         rc = out && keep_mode (in, out) == 0 && fseek (in, 0, SEEK_SET) == 0
