@@ -289,10 +289,10 @@ pass "the output folder deleted mid-run: exit 5, its job cancelled (no second jo
 # a state folder nearly full: qc-status warns before the first refusal
 # (a file system of 8 MB, in a mount namespace of the broker's own),
 # and is clear once the file system has room
-if unshare -m --propagation private true 2>/dev/null; then
+if unshare -m --propagation=private true 2>/dev/null; then
     mkdir -p "$T/small"
     sport=$(free_port)
-    unshare -m --propagation private sh -c 'mount -t tmpfs -o size=8m tmpfs "$1" && shift && exec "$@"' \
+    unshare -m --propagation=private sh -c 'mount -t tmpfs -o size=8m tmpfs "$1" && shift && exec "$@"' \
         sh "$T/small" "$BIN/qc-broker" --bind tcp://127.0.0.1:$sport --state "$T/small" \
         >"$T/small.log" 2>&1 &
     spid=$!
@@ -314,7 +314,7 @@ if unshare -m --propagation private true 2>/dev/null; then
     kill -TERM $spid; wait $spid 2>/dev/null
     pass "a state folder with under 64 MB free is said by qc-status (exit 7) and the broker's log; with room, clear"
 elif [ "$(id -u)" = 0 ]; then
-    fail "no mount namespace can be made here, as root: $(unshare -m --propagation private true 2>&1)"
+    fail "no mount namespace can be made here, as root: $(unshare -m --propagation=private true 2>&1)"
 else
     echo "note: not root, no mount namespace: the nearly-full state folder is not tried"
 fi
