@@ -85,6 +85,19 @@ enum {
                                  the whole file is fetched again */
 };
 
+/* What one attempt came to: a status, and whether to try again. */
+typedef struct {
+    qc_http_status_t st;
+    int retry;
+    long wait_ms;             /* the server's Retry-After, -1 none */
+    char why[640];
+} outcome_t;
+
+/* Decides out from an attempt's curl code rc and what x saw
+ * (http_outcome.c); libcurl's redirect count, or next_hop's, ran out. */
+void http_classify (CURL *c, CURLcode rc, xfer_t *x, outcome_t *out);
+void http_too_many_redirects (const qc_http_opts_t *o, outcome_t *out);
+
 /* Before each attempt: a callback that adjusts the request (a download
  * resumes from what it already wrote). */
 typedef void (attempt_fn) (xfer_t *x, void *arg);
