@@ -236,12 +236,12 @@ typedef struct {
     bool disk_full;           /* the last commit failed */
     int64_t full_since;       /* when it first failed (qc-status says) */
     bool dir_gone;            /* the folder was deleted while the broker
-                                 ran (folder_gone): said once */
-    int64_t next_gone_check;  /* when folder_gone looks again */
+                                 ran (state_folder_gone): said once */
+    int64_t next_gone_check;  /* when state_folder_gone looks again */
     bool space_low;           /* under STATE_SPACE_LOW_MB free: said */
     bool space_unknown;       /* fstatvfs failed: said once */
-    int64_t gone_since;       /* when folder_gone found it deleted */
-    int64_t next_space_check; /* when space_watch looks again */
+    int64_t gone_since;       /* when state_folder_gone found it */
+    int64_t next_space_check; /* when state_space_watch looks again */
     bool opening;             /* state_open runs: a failed write stops the
                                  start (said by it), no job goes on */
     bool holding;             /* too many results wait for the disk:
@@ -539,6 +539,11 @@ bool state_on (const qc_broker_t *b);
  * file system tells no size (none is short); -1 when it cannot be told
  * (errno) or there is no state folder. */
 int state_free_mb (const qc_broker_t *b, uint64_t *mb);
+/* broker_state_watch.c, from state_maintain: whether the state folder
+ * was deleted while the broker ran (said once; new jobs then refused),
+ * and the room left said in the log as it falls low and comes back. */
+bool state_folder_gone (qc_broker_t *b);
+void state_space_watch (qc_broker_t *b);
 /* Journal records, buffered until state_commit. */
 void state_log_job (qc_broker_t *b, job_rec_t *job);
 /* The job's owner (a certificate's key), when it has one. */
