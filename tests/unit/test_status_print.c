@@ -60,17 +60,28 @@ reply (bool with_states, size_t nstates)
     return m;
 }
 
+/* m printed as --tsv (table false) or as the table, malloc'd; NULL for
+ * no m or no memory. */
 static char *
-tsv_of (qc_msg_t *m)
+printed (qc_msg_t *m, bool table)
 {
     char *text = NULL;
     size_t len = 0;
-    FILE *f = open_memstream (&text, &len);
+    FILE *f = m ? open_memstream (&text, &len) : NULL;
     if (!f)
         return NULL;
-    qc_status_print_tsv (f, "tcp://127.0.0.1:5555", m);
+    if (table)
+        qc_status_print_table (f, "tcp://127.0.0.1:5555", m);
+    else
+        qc_status_print_tsv (f, "tcp://127.0.0.1:5555", m);
     fclose (f);
     return text;
+}
+
+static char *
+tsv_of (qc_msg_t *m)
+{
+    return printed (m, false);
 }
 
 int
@@ -121,13 +132,7 @@ main (void)
        worker's "draining" stood under none: a user's review), counts
        in the singular where they are one */
     m = reply (true, 3);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = m ? open_memstream (&text, &len) : NULL;
-    if (f) {
-        qc_status_print_table (f, "tcp://127.0.0.1:5555", m);
-        fclose (f);
-    }
+    char *text = printed (m, true);
     CHECK (text && strstr (text, "\nw10: takes no new slide for 9 s more")
                && strstr (text, "CPU S/SL  GPU S/SL  STATE\n")
                && strstr (text, "      12.0         -  paused\n")
@@ -176,12 +181,7 @@ main (void)
                && strstr (t, "cancelled state | trouble word text\n"),
            "trouble in --tsv: %s", t ? t : "?");
     free (t);
-    text = NULL;
-    f = m ? open_memstream (&text, &len) : NULL;
-    if (f) {
-        qc_status_print_table (f, "tcp://127.0.0.1:5555", m);
-        fclose (f);
-    }
+    text = printed (m, true);
     CHECK (text && strncmp (text, "broker tcp://127.0.0.1:5555 (qc 9.9.9+test): 3 workers, 0 "
                                   "tasks queued\nTROUBLE state-unwritable: its state folder "
                                   "/s cannot be written\nTROUBLE no word here?[2J\n", 146) == 0,
@@ -202,12 +202,7 @@ main (void)
     CHECK (t && strstr (t, "\nbroker\ttcp://127.0.0.1:5555\t3\t0\t-\t-\n"),
            "an older broker: '-': %s", t ? t : "?");
     free (t);
-    text = NULL;
-    f = m ? open_memstream (&text, &len) : NULL;
-    if (f) {
-        qc_status_print_table (f, "tcp://127.0.0.1:5555", m);
-        fclose (f);
-    }
+    text = printed (m, true);
     CHECK (text && strstr (text, "broker tcp://127.0.0.1:5555: 3 workers, 0 tasks queued\n(a "
                                  "broker older than 2026-12-03: its own trouble, a state folder "
                                  "it cannot write, is not said)\n"), "table: %s", text ? text : "?");
