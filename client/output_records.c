@@ -491,22 +491,28 @@ copy_bytes (FILE *in, FILE *out, long n)
     return 0;
 }
 
-/* A path's last part, trailing '/'s aside ("" for "/"), in a static
- * buffer per call site: both compared at once need two. */
+/* Where a path's last part starts, and its length in *n (trailing '/'s
+ * aside). */
 static const char *
-last_part (const char *p)
+last_part (const char *p, size_t *n)
 {
-    size_t n = strlen (p);
-    while (n > 1 && p[n - 1] == '/')
-        n--;
-    size_t s = n;
+    size_t end = strlen (p);
+    while (end > 1 && p[end - 1] == '/')
+        end--;
+    size_t s = end;
     while (s > 0 && p[s - 1] != '/')
         s--;
-    static _Thread_local char buf[2][512];
-    static _Thread_local int k;
-    k ^= 1;
-    snprintf (buf[k], sizeof buf[k], "%.*s", (int) (n - s), p + s);
-    return buf[k];
+    *n = end - s;
+    return p + s;
+}
+
+/* Whether two paths end in the same part. */
+static bool
+same_last_part (const char *a, const char *b)
+{
+    size_t na, nb;
+    const char *pa = last_part (a, &na), *pb = last_part (b, &nb);
+    return na == nb && memcmp (pa, pb, na) == 0;
 }
 
 int
@@ -550,7 +556,7 @@ qc_records_set_outdir (const char *outdir, const char *real_outdir, char **was,
     /* only a folder whose last part changed: HistoQC's UI goes by that
        alone, and HistoQC writes the path as given (relative: "out"), or
        one mount of a share names it otherwise than another (a review) */
-    if (line_len >= 0 && (!said || strcmp (last_part (said), last_part (real_outdir)) != 0)) {
+    if (line_len >= 0 && (!said || !same_last_part (said, real_outdir))) {
         /* the file up to that line, the line anew, then the rest */
         FILE *out = asprintf (&tmp, "%s.tmp", path) < 0 ? NULL : fopen (tmp, "w");
         rc = out && keep_mode (in, out) == 0 && fseek (in, 0, SEEK_SET) == 0
