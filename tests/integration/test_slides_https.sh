@@ -61,6 +61,10 @@ for var in CURL_CA_BUNDLE SSL_CERT_FILE; do
     [ "$(rows "$T/trusted-$var")" = "$(rows "$T/by-path")" ] || fail "$var: results differ from by path"
 done
 pass "the lab's CA in CURL_CA_BUNDLE or SSL_CERT_FILE: read by https, the same results as by path"
+run "$T/badca" "https://127.0.0.1:$tport/files/a.svs" "CURL_CA_BUNDLE=$T/pki/none.pem"
+[ $? -eq 1 ] && grep -q "the certificate authorities CURL_CA_BUNDLE names, $T/pki/none.pem, could not be read" \
+    "$T/badca/error.log" || fail "a CA file not there: $(cat "$T/badca/error.log" "$T/badca.log")"
+pass "a CA file the environment names that is not there: said, naming the variable"
 
 # 3. https:// to a port that speaks http
 run "$T/plain" "https://127.0.0.1:$pport/files/a.svs"

@@ -335,6 +335,21 @@ on_progress (void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal
     return 0;
 }
 
+const char *
+http_ca_file (const char **var)
+{
+    static const char *const vars[] = {"CURL_CA_BUNDLE", "SSL_CERT_FILE"};
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+        const char *v = getenv (vars[i]);
+        if (v && *v) {
+            if (var)
+                *var = vars[i];
+            return v;
+        }
+    }
+    return NULL;
+}
+
 /* ---- one attempt ---- */
 
 static CURLcode
@@ -371,10 +386,8 @@ attempt (CURL *c, xfer_t *x, struct curl_slist **hdrs)
     }
     /* a lab's own certificate authority, as curl and OpenSSL's tools
        take it: libcurl reads its built-in bundle and neither variable */
-    const char *ca = getenv ("CURL_CA_BUNDLE");
-    if (!ca || !*ca)
-        ca = getenv ("SSL_CERT_FILE");
-    if (ca && *ca)
+    const char *ca = http_ca_file (NULL);
+    if (ca)
         curl_easy_setopt (c, CURLOPT_CAINFO, ca);
     curl_easy_setopt (c, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt (c, CURLOPT_HEADERDATA, x);

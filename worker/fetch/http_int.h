@@ -93,6 +93,12 @@ typedef struct {
     char why[640];
 } outcome_t;
 
+/* The file of certificate authorities the environment names, as curl
+ * and OpenSSL's tools take it (CURL_CA_BUNDLE, else SSL_CERT_FILE; *var,
+ * not NULL, gets which), or NULL: libcurl reads its built-in bundle and
+ * neither variable. */
+const char *http_ca_file (const char **var);
+
 /* Decides out from an attempt's curl code rc and what x saw
  * (http_outcome.c); libcurl's redirect count, or next_hop's, ran out. */
 void http_classify (CURL *c, CURLcode rc, xfer_t *x, outcome_t *out);

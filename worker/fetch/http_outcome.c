@@ -393,6 +393,15 @@ http_classify (CURL *c, CURLcode rc, xfer_t *x, outcome_t *out)
        that is known; trying again will not help but where it says */
     out->st = rc == CURLE_UNSUPPORTED_PROTOCOL ? QC_HTTP_ERR_PROTOCOL : QC_HTTP_ERR_NETWORK;
     const char *detail = x->curl_detail[0] ? x->curl_detail : curl_easy_strerror (rc);
+    /* the CA file the environment names (http_engine.c) is what could
+       not be read, not the machine's (a review) */
+    const char *ca_var = NULL, *ca = http_ca_file (&ca_var);
+    if (rc == CURLE_SSL_CACERT_BADFILE && ca) {
+        snprintf (out->why, sizeof out->why, "the certificate authorities %s names, %.200s, "
+                  "could not be read (%s): set it to a readable file of PEM certificates",
+                  ca_var, ca, detail);
+        return;
+    }
     for (size_t i = 0; i < sizeof s_curl_advice / sizeof *s_curl_advice; i++)
         if (s_curl_advice[i].rc == rc) {
             out->retry = s_curl_advice[i].retry;
