@@ -543,6 +543,9 @@ http_run (qc_http_conn_t *conn, xfer_t *x, attempt_fn *before, void *arg,
     }
     x->url = first;
     free (moved);
+    /* the error buffer is x's, on the caller's stack: a handle kept for
+       the next call must not keep pointing at it (a review) */
+    curl_easy_setopt (conn->curl, CURLOPT_ERRORBUFFER, NULL);
     if (out.st != QC_HTTP_OK) {
         if (n > attempts)
             n = attempts;
