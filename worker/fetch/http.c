@@ -177,11 +177,8 @@ qc_http_probe (qc_http_conn_t *conn, const char *url, const qc_http_opts_t *opts
        compared instead (a 1-byte body) */
     if (known && known->etag[0])
         snprintf (x.cond, sizeof x.cond, "If-None-Match: %s", known->etag);
+    /* (an empty file's 416 is said so by http_classify) */
     qc_http_status_t st = http_run (conn, &x, NULL, NULL, err, errlen);
-    if (st == QC_HTTP_ERR_CLIENT && x.ans.status == 416 && x.ans.range_total == 0) {
-        qc_set_err (err, errlen, "GET %s: the file is empty", shown);
-        return st;
-    }
     if (st != QC_HTTP_OK)
         return st;
     if (x.ans.status == 304 && known) {
