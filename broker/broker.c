@@ -323,6 +323,8 @@ qc_broker_new (const qc_broker_config_t *cfg, char *err, size_t errlen)
     b->max_peers = cfg->max_peers ? cfg->max_peers : peers_allowed ();
     b->results_compact = (uint64_t) (cfg->results_compact_mb ? cfg->results_compact_mb : 64)
                          << 20;
+    b->journal_compact = (uint64_t) (cfg->journal_compact_mb ? cfg->journal_compact_mb : 64)
+                         << 20;
     b->workers = zhashx_new ();
     b->jobs = zhashx_new ();
     b->clients = zhashx_new ();

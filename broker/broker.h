@@ -51,6 +51,9 @@ typedef struct {
     uint32_t results_compact_mb; /* a job's result file is rewritten without
                                   its acknowledged results once they are
                                   this many MB; 0: 64 */
+    uint32_t journal_compact_mb; /* the journal is rewritten without what
+                                  forgotten jobs left once it is over this
+                                  many MB and 4 times what it keeps; 0: 64 */
     const char *cert_path;     /* the broker's secret certificate: CurveZMQ
                                   on every endpoint (broker/security.h);
                                   NULL: off */

@@ -253,9 +253,12 @@ typedef struct {
     char disk_error[256];     /* why, for the SUBMITs refused */
     int64_t next_compact_check;
     bool force_compact;       /* rewrite the journal (after a recovery) */
-    uint64_t compacted_size;  /* the journal's size after the last
-                                 rewrite: what it keeps beyond the jobs
-                                 themselves (whom attempts went to) */
+    uint64_t compact_extra;   /* what the last rewrite kept beyond the
+                                 jobs' own records (whom attempts went
+                                 to, acknowledgements): added to the live
+                                 estimate, so it never rewrites again at
+                                 once, yet a big job forgotten since
+                                 brings the next rewrite down with it */
     zlist_t *unlink_after;    /* result files to delete once the journal
                                  says their jobs are forgotten */
 } state_t;
@@ -286,6 +289,8 @@ struct qc_broker {
                                  allows (limits_peers_source) */
     uint64_t results_compact; /* bytes of acknowledged results that make a
                                  job's result file be rewritten */
+    uint64_t journal_compact; /* the journal's size under which it is never
+                                 rewritten (--journal-compact-mb) */
     zhashx_t *clients;        /* routing id (hex) -> client_rec_t: every
                                  job's client (broker_clients.c) */
     int64_t next_sched_tick;

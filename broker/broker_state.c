@@ -62,7 +62,6 @@
 #define MOD "broker"
 /* Compaction: when the journal is over this size and four times what a
  * rewrite would keep. */
-#define COMPACT_MIN_BYTES (64u << 20)
 /* Results held in memory while the disk is full, at most (then no new
  * tasks are dispatched until they are written). */
 
@@ -365,6 +364,20 @@ state_commit (qc_broker_t *b)
 
 /* ---------------------------------------------------------------- compaction */
 
+/* What a rewrite would keep of the jobs' own records and the
+ * tombstones. Whom running attempts went to is not counted (the rewrite
+ * measures it: compact_extra); nor was it, before, taken from the last
+ * rewrite's whole size, which kept a forgotten 100 MB job's ceiling at
+ * 400 MB until the next rewrite. */
+static uint64_t
+live_estimate (qc_broker_t *b)
+{
+    uint64_t live = 4096 + b->ntombs * 42;
+    for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
+        live += j->journal_bytes + 256;
+    return live;
+}
+
 static int
 write_compact (qc_broker_t *b, qc_jfile_t *f)
 {
@@ -457,7 +470,8 @@ compact (qc_broker_t *b)
             qc_log (QC_LOG_ERROR, MOD, "journal: %s", err);
             s->journal = qc_jfile_open (path, JOURNAL_MAGIC, err, sizeof err);
         }
-        s->compacted_size = qc_jfile_size (s->journal);
+        uint64_t kept = qc_jfile_size (s->journal), jobs = live_estimate (b);
+        s->compact_extra = kept > jobs ? kept - jobs : 0;
         qc_log (QC_LOG_INFO, MOD, "journal compacted: %" PRIu64 " -> %" PRIu64 " bytes "
                 "in %" PRId64 " ms", before, qc_jfile_size (s->journal),
                 zclock_mono () - t0);
@@ -573,16 +587,9 @@ state_maintain (qc_broker_t *b)
     s->next_compact_check = b->now + 1000;
     for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
         compact_results (b, j);
-    uint64_t live = 4096 + b->ntombs * 42;
-    for (job_rec_t *j = zhashx_first (b->jobs); j; j = zhashx_next (b->jobs))
-        live += j->journal_bytes + 256;
+    uint64_t live = live_estimate (b) + s->compact_extra;
     uint64_t size = qc_jfile_size (s->journal);
-    /* live counts the jobs' own records; a rewrite also keeps whom
-       running attempts went to, which it cannot shed: measured from what
-       the last one left, it never rewrites again at once */
-    if (live < s->compacted_size)
-        live = s->compacted_size;
-    if (s->force_compact || (size > COMPACT_MIN_BYTES && size > 4 * live)) {
+    if (s->force_compact || (size > b->journal_compact && size > 4 * live)) {
         s->force_compact = false;
         compact (b);
     }

@@ -69,6 +69,10 @@ usage (FILE *to)
         "                         the results its client acknowledged once they\n"
         "                         are N MB (64): a long job's disk use stays\n"
         "                         what its client has not fetched\n"
+        "      --journal-compact-mb N  the journal (jobs and slide lists) is\n"
+        "                         rewritten without what forgotten jobs left\n"
+        "                         once it is over N MB (64) and 4 times what\n"
+        "                         it keeps\n"
         "      --max-peers N      workers and clients it holds at once; the next\n"
         "                         is refused with a reason (default: what the\n"
         "                         open-file limit allows, raised to its hard\n"
@@ -125,6 +129,7 @@ enum {
     OPT_MAX_MB_PER_CLIENT,
     OPT_MAX_MB_UNWRITTEN,
     OPT_RESULTS_COMPACT_MB,
+    OPT_JOURNAL_COMPACT_MB,
     OPT_CERT,
     OPT_ALLOW,
     OPT_INSECURE,
@@ -158,6 +163,7 @@ main (int argc, char **argv)
         {"max-jobs-per-client", required_argument, 0, OPT_MAX_JOBS_PER_CLIENT},
         {"max-mb-per-client", required_argument, 0, OPT_MAX_MB_PER_CLIENT},
         {"results-compact-mb", required_argument, 0, OPT_RESULTS_COMPACT_MB},
+        {"journal-compact-mb", required_argument, 0, OPT_JOURNAL_COMPACT_MB},
         {"max-mb-unwritten", required_argument, 0, OPT_MAX_MB_UNWRITTEN},
         {"cert", required_argument, 0, OPT_CERT},
         {"allow", required_argument, 0, OPT_ALLOW},
@@ -237,6 +243,11 @@ main (int argc, char **argv)
             if (qc_cli_uint (prog, "--results-compact-mb", optarg, 1, 1u << 20, &v))
                 return QC_EXIT_USAGE;
             cfg.results_compact_mb = (uint32_t) v;
+            break;
+        case OPT_JOURNAL_COMPACT_MB:
+            if (qc_cli_uint (prog, "--journal-compact-mb", optarg, 1, 1u << 20, &v))
+                return QC_EXIT_USAGE;
+            cfg.journal_compact_mb = (uint32_t) v;
             break;
         case OPT_CERT: cfg.cert_path = optarg; break;
         case OPT_ALLOW: cfg.allow_dir = optarg; break;
