@@ -242,6 +242,7 @@ typedef struct {
     bool space_unknown;       /* fstatvfs failed: said once */
     int64_t gone_since;       /* when state_folder_gone found it */
     int64_t next_space_check; /* when state_space_watch looks again */
+    int64_t next_write_check; /* when state_write_watch tries again */
     bool opening;             /* state_open runs: a failed write stops the
                                  start (said by it), no job goes on */
     bool holding;             /* too many results wait for the disk:
@@ -549,6 +550,15 @@ int state_free_mb (const qc_broker_t *b, uint64_t *mb);
  * and the room left said in the log as it falls low and comes back. */
 bool state_folder_gone (qc_broker_t *b);
 void state_space_watch (qc_broker_t *b);
+/* Whether the state folder's file system takes a write now (a write
+ * of metadata only): 0, or -1 with errno. state_write_watch asks it
+ * every 10 s of an idle broker, or at once (now: a qc-status), and
+ * takes a refusal as a failed write. */
+int state_write_probe (const qc_broker_t *b);
+void state_write_watch (qc_broker_t *b, bool now);
+/* broker_state.c: a write to the state folder failed (errno e): new
+ * jobs refused, said once, tried again each second. */
+void state_disk_failed (qc_broker_t *b, const char *what, int e);
 /* Journal records, buffered until state_commit. */
 void state_log_job (qc_broker_t *b, job_rec_t *job);
 /* The job's owner (a certificate's key), when it has one. */

@@ -268,9 +268,11 @@ state_open_results (qc_broker_t *b, job_rec_t *job)
     return 0;
 }
 
-static void
-disk_failed (qc_broker_t *b, const char *what, int e)
+void
+state_disk_failed (qc_broker_t *b, const char *what, int e)
 {
+    if (!b || !what)
+        return;
     state_t *s = &b->state;
     if (!s->disk_full && !s->opening)
         qc_log (QC_LOG_ERROR, MOD, "cannot write %s: %s; new jobs are refused while "
@@ -296,7 +298,7 @@ state_commit (qc_broker_t *b)
             outbox_flush_failures (b, j);
             if (ok && j->results && qc_jfile_pending (j->results)) {
                 if (qc_jfile_commit (j->results, true)) {
-                    disk_failed (b, qc_jfile_path (j->results), errno);
+                    state_disk_failed (b, qc_jfile_path (j->results), errno);
                     ok = false;
                 } else
                     qc_jfile_release_buffer (j->results);
@@ -311,7 +313,7 @@ state_commit (qc_broker_t *b)
             s->dir_dirty = false;
         }
         if (qc_jfile_pending (s->journal) && qc_jfile_commit (s->journal, s->sync_due)) {
-            disk_failed (b, qc_jfile_path (s->journal), errno);
+            state_disk_failed (b, qc_jfile_path (s->journal), errno);
             /* this burst's SUBMITs are refused: their records go; so do
                dispatches, which only save a rerun (kept, they would pile
                up while the disk stays full) */
@@ -321,6 +323,12 @@ state_commit (qc_broker_t *b)
         }
         if (journal_ok)
             s->sync_due = false;
+        /* with nothing pending, only a write of its own says that a
+           file system remounted read-only takes writes again */
+        if (ok && s->disk_full && !s->dir_gone && state_write_probe (b) != 0) {
+            state_disk_failed (b, s->dir, errno);
+            ok = false;
+        }
         if (ok && s->disk_full && !s->dir_gone) {
             s->disk_full = false;
             qc_log (QC_LOG_INFO, MOD, "the state folder %s can be written again: "
@@ -581,6 +589,7 @@ state_maintain (qc_broker_t *b)
     if (state_on (b)) {
         state_folder_gone (b);
         state_space_watch (b);
+        state_write_watch (b, false);
     }
     if (!state_on (b) || b->now < s->next_compact_check || s->disk_full || b->pending)
         return;

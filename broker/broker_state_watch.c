@@ -1,13 +1,15 @@
 /* Whether the state folder can still take the broker's writes, looked
  * at while nothing is written: deleted under it (its inode has no links
- * left), or filling (the room its file system has left). A failed write
- * itself is broker_state.c's (disk_failed). */
+ * left), filling (the room its file system has left), or refusing
+ * writes (remounted read-only). A failed write itself is
+ * broker_state.c's (state_disk_failed). */
 #include "broker/broker_int.h"
 
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <fcntl.h>
 
 #include "shared/log.h"
 
@@ -87,4 +89,36 @@ state_space_watch (qc_broker_t *b)
         qc_log (QC_LOG_INFO, MOD, "%" PRIu64 " MB free for the state folder %s again",
                 free_mb, s->dir);
     }
+}
+
+/* ext4 remounts itself read-only on an error (errors=remount-ro, the
+ * Debian default) and fstatvfs still says rw: an idle broker heard of it
+ * only at its next write, maybe hours later, its qc-status saying ok
+ * meanwhile. The lock file's times are set: metadata only (no block
+ * taken, so a full disk is not mistaken for it), which a read-only or
+ * failing file system refuses (EROFS, EIO). */
+int
+state_write_probe (const qc_broker_t *b)
+{
+    if (!b || b->state.lock_fd < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    return futimens (b->state.lock_fd, NULL);
+}
+
+void
+state_write_watch (qc_broker_t *b, bool now)
+{
+    if (!b)
+        return;
+    state_t *s = &b->state;
+    /* a failed write, or the folder deleted, is said already (and a
+       failed write is tried again each second: state_commit) */
+    if (!state_on (b) || s->dir_gone || s->disk_full || s->opening
+        || (!now && b->now < s->next_write_check))
+        return;
+    s->next_write_check = b->now + 10000;
+    if (state_write_probe (b) != 0)
+        state_disk_failed (b, s->dir, errno);
 }

@@ -286,6 +286,7 @@ status_reply (qc_broker_t *b, const peer_t *p)
             r->cancelled = j->sj->cancelled;
         }
     }
+    state_write_watch (b, true);   /* a remount since the last 10 s' look */
     trouble_lines (b, &m);
     qc_msg_send (&m, zsock_resolve (b->router), p->id);
 out:

@@ -35,11 +35,13 @@ BUILD="build-essential gcc make binutils pkg-config
 # and python3-msgpack (test_foreign_client.sh, test_foreign_worker.sh: a
 # client and a worker written from PROTOCOL.md alone, in another
 # language); openssl (test_slides_https.sh makes a certificate authority
-# and a server certificate with it); apt for this script itself.
+# and a server certificate with it); e2fsprogs (test_state_readonly.sh
+# makes an ext4 file system for a broker's state folder); apt for this
+# script itself.
 TESTS="openslide-tools mawk python3 python3-shapely python3-numpy python3-zmq python3-msgpack
     nginx clang libclang-rt-14-dev
     ansible ansible-core ansible-lint systemd slurm-wlm slurm-client slurmctld slurmd munge
-    procps faketime gdb apt openssl"
+    procps faketime gdb apt openssl e2fsprogs"
 PKGS="$BUILD $TESTS"
 
 case "${1:-}" in
