@@ -14,6 +14,11 @@
 [ -e /dev/loop-control ] || skip "no loop devices here (/dev/loop-control)"
 unshare -m --propagation=private true 2>/dev/null \
     || fail "no mount namespace can be made here, as root: $(unshare -m --propagation=private true 2>&1)"
+truncate -s 192M "$T/probe.img" && mkfs.ext4 -q -F "$T/probe.img" || fail "mkfs.ext4 on $T/probe.img"
+mkdir -p "$T/probe"
+unshare -m --propagation=private mount -o loop "$T/probe.img" "$T/probe" 2>"$T/probe.err" \
+    || skip "no loop device can be mounted here: $(head -1 "$T/probe.err")"
+rm -f "$T/probe.img"
 
 # readonly_broker NAME: a broker whose state folder is on a new ext4
 # file system; sets PORT, BPID, DEV (its loop device's name)
