@@ -518,13 +518,65 @@ check_config (qc_output_t *o, const qc_output_config_t *cfg, char *err, size_t e
     return -1;
 }
 
+/* A file appended to ends its last line first: a lab's script that
+ * rewrote results.tsv without its last line break had the next row glued
+ * onto that line (qc_records_read then finds the two as one damaged
+ * row). Read through a descriptor of its own: f is write-only. 0, or
+ * -1 with errno. */
+static int
+end_last_line (qc_output_t *o, const char *name, FILE *f)
+{
+    char *p = path_in (o, name), last = '\n';
+    int fd = p ? open (p, O_RDONLY | O_CLOEXEC) : -1;
+    free (p);
+    if (fd < 0)
+        return errno == EACCES ? 0 : -1;   /* a write-only file: nothing to tell */
+    struct stat st;
+    int rc = fstat (fd, &st) == 0
+             && (st.st_size == 0 || pread (fd, &last, 1, st.st_size - 1) == 1) ? 0 : -1;
+    close (fd);
+    if (rc == 0 && last != '\n' && (fputc ('\n', f) == EOF || fflush (f) != 0))
+        rc = -1;
+    return rc;
+}
+
+/* results.tsv's damaged rows, said before the job (here and in
+ * qc.log): their slides run again, and the rows move to results.tsv.N
+ * (qc_records_rewrite). */
+static int
+say_damaged (qc_output_t *o, char *err, size_t errlen)
+{
+    const qc_records_t *r = &o->records;
+    if (!r->damaged)
+        return 0;
+    char what[512];
+    snprintf (what, sizeof what, "%zu row%s not of the header's %zu columns (line %zu has "
+              "%zu: edited by hand, cut short, or two rows run together): not taken as any "
+              "slide's record, so their slides run again; the file as it was is kept as "
+              "results.tsv.N", r->damaged, r->damaged == 1 ? "" : "s", r->ncolumns,
+              r->damaged_line, r->damaged_cells);
+    fprintf (stderr, "qc-submit: %s/results.tsv: %s\n", o->outdir, what);
+    if (qc_output_plan_note (o, "WARNING", "results.tsv: %s", what) != 0) {
+        snprintf (err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
 int
 output_open_files (qc_output_t *o, char *err, size_t errlen)
 {
-    if (!(o->tsv = open_in (o, "results.tsv", "a", err, errlen))
-        || !(o->errors = open_in (o, "error.log", "a", err, errlen))
-        || !(o->log = open_in (o, "qc.log", "a", err, errlen)))
-        return -1;
+    static const char *const names[] = {"results.tsv", "error.log", "qc.log"};
+    FILE **files[] = {&o->tsv, &o->errors, &o->log};
+    for (size_t i = 0; i < 3; i++) {
+        if (!(*files[i] = open_in (o, names[i], "a", err, errlen)))
+            return -1;
+        if (end_last_line (o, names[i], *files[i]) != 0) {
+            snprintf (err, errlen, "cannot write %s/%s: %s", o->outdir, names[i],
+                      strerror (errno));
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -679,7 +731,8 @@ qc_output_open (const qc_output_config_t *cfg, bool attach, bool *busy, char *er
     if (locked
         || qc_records_read (&o->records, o->outdir, o->names, err, errlen)
         || choose_columns (o, cfg, err, errlen)
-        || check_config (o, cfg, err, errlen)) {
+        || check_config (o, cfg, err, errlen)
+        || say_damaged (o, err, errlen)) {
         if (!*err)
             snprintf (err, errlen, "out of memory");
         qc_output_close (&o);

@@ -55,6 +55,29 @@ cell_dup (const char *line, int col)
     return p ? strndup (p, strcspn (p, "\t\r\n")) : NULL;
 }
 
+/* The cells of a line (up to its line break). */
+static size_t
+cells_of (const char *line)
+{
+    size_t n = 1;
+    for (const char *c = line; *c && *c != '\n' && *c != '\r'; c++)
+        n += *c == '\t';
+    return n;
+}
+
+/* Whether a results.tsv line is a row whose cells are not its header's
+ * columns: a row a lab's script rewrote without its last line break, so
+ * that the next row was glued to it (129 cells of 65), or one cut short.
+ * Taken for a record, its first cell named a slide as done whose
+ * original_path cell was two paths run together: both slides ran again
+ * under new names, with no word, and each rerun added rows twice. */
+static bool
+is_damaged (const char *line, const qc_records_t *cols)
+{
+    return cols->ncolumns && line[0] && line[0] != '#' && line[0] != '\n'
+           && line[0] != '\r' && cells_of (line) != cols->ncolumns;
+}
+
 /* Whether a results.tsv line (of a file whose #dataset: line gave cols,
  * original_path at pcol) is a slide's row. A line starting with '#' is
  * one when it has every column and an original_path: an older build
@@ -70,10 +93,7 @@ is_row (const char *line, const qc_records_t *cols, int pcol)
         return true;
     if (pcol < 0 || cols->ncolumns == 0 || strncmp (line, "#dataset:", 9) == 0)
         return false;
-    size_t fields = 1;
-    for (const char *c = line; *c && *c != '\n' && *c != '\r'; c++)
-        fields += *c == '\t';
-    char *path = fields == cols->ncolumns ? cell_dup (line, pcol) : NULL;
+    char *path = cells_of (line) == cols->ncolumns ? cell_dup (line, pcol) : NULL;
     bool row = path && *path;
     free (path);
     return row;
@@ -133,7 +153,9 @@ read_tsv (qc_records_t *r, const char *outdir, qc_names_t *names, char *err,
     char *line = NULL;
     size_t cap = 0;
     int fcol = -1, pcol = -1, rc = 0;
+    size_t lineno = 0;
     while (rc == 0 && getline (&line, &cap, f) > 0) {
+        lineno++;
         line[strcspn (line, "\r\n")] = '\0';
         if (strncmp (line, "#config_file:", 13) == 0 && !r->config_file) {
             const char *v = line + 13 + strspn (line + 13, " \t");
@@ -149,6 +171,13 @@ read_tsv (qc_records_t *r, const char *outdir, qc_names_t *names, char *err,
         }
         if (!is_row (line, r, pcol))
             continue;
+        if (is_damaged (line, r)) {
+            if (r->damaged++ == 0) {
+                r->damaged_line = lineno;
+                r->damaged_cells = cells_of (line);
+            }
+            continue;
+        }
         r->rows = true;
         char *name = cell_dup (line, fcol >= 0 ? fcol : 0);
         char *esc = pcol >= 0 ? cell_dup (line, pcol) : NULL;
@@ -414,7 +443,7 @@ rewrite_one (const char *outdir, const char *name, bool is_tsv, zhashx_t *drop,
             fcol = column (&cols, "filename");
             fcol = fcol < 0 ? 0 : fcol;
         }
-        if (header) {
+        if (header || (is_tsv && is_damaged (line, &cols))) {
             changed = kept_old = true;  /* a new header: old rows kept in NAME.N */
             continue;
         }

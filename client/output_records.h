@@ -41,6 +41,11 @@ typedef struct {
                                  writes the config's path, or "default");
                                  NULL: none */
     bool rows;                /* results.tsv has a row */
+    size_t damaged;           /* rows whose cells are not the header's
+                                 columns (edited by hand, cut short, two
+                                 glued into one): no record of any slide */
+    size_t damaged_line;      /* the first one's line number, */
+    size_t damaged_cells;     /* and its number of cells */
     zhashx_t *by_path;        /* path -> qc_rec_t (as a pointer) */
     zhashx_t *cancelled;      /* paths whose error.log line says the slide
                                  was cancelled or not run (a set) */
@@ -84,7 +89,7 @@ qc_rec_t qc_records_of_file (qc_records_t *r, const char *path, const char **as)
  * results.tsv rows with no path whose filename is in drop_names (the
  * same values; may be NULL); with header not NULL both start afresh
  * instead (another config: none of their lines is kept), results.tsv
- * with header. Each file that loses a record to keep, or its header, is
+ * with header. Damaged rows (qc_records_t's damaged) go too. Each file that loses a record to keep, or its header, is
  * kept first as NAME.N. 0, or -1 with a message. */
 int qc_records_rewrite (const char *outdir, zhashx_t *drop, zhashx_t *drop_names,
                         const char *header, char *err, size_t errlen);

@@ -205,7 +205,8 @@ qc_output_set_job (qc_output_t *o, uint64_t job, uint64_t key, const char *broke
        by this one's) is kept beside it as .qc-config.N, else the old
        rows' config text would be lost to an auditor */
     int keep_n = o->new_header ? next_kept (o, "results.tsv") : 0;
-    if ((zhashx_size (o->drop) || zhashx_size (o->drop_names) || o->new_header)
+    if ((zhashx_size (o->drop) || zhashx_size (o->drop_names) || o->new_header
+         || o->records.damaged)
         && qc_records_rewrite (o->outdir, o->drop, o->drop_names,
                                o->new_header ? o->header : NULL,
                                err, errlen))
