@@ -86,7 +86,26 @@ qc_cohort_absolute (const qc_cohort_t *c, const char *path)
     return joined;
 }
 
-/* Adds an absolute path once. */
+char *
+qc_cohort_folder_resolved (const char *path)
+{
+    const char *slash = path ? strrchr (path, '/') : NULL;
+    if (!slash || path[0] != '/')
+        return NULL;
+    char *dir = strndup (path, (size_t) (slash - path) + (slash == path));
+    char *real = dir ? realpath (dir, NULL) : NULL, *out = NULL;
+    if (real && asprintf (&out, "%s/%s", strcmp (real, "/") ? real : "", slash + 1) < 0)
+        out = NULL;
+    free (dir);
+    free (real);
+    return out;
+}
+
+/* Adds an absolute path once: also once when its folder is given two
+ * ways (/data/x and /mnt/nas/x through a link, a list that mixes both),
+ * as the records of a rerun already take them (qc_records_of_file); it
+ * ran twice, under two names. The resolved path's key starts with \1,
+ * which no absolute path given does. */
 static int
 push (void *arg, const char *abs)
 {
@@ -99,6 +118,23 @@ push (void *arg, const char *abs)
         c->duplicates++;
         return 0;
     }
+    bool local = !qc_url_is_remote (abs);
+    if (local)
+        qc_stall_watch_at (abs);   /* realpath on a share that went away blocks */
+    char *real = local ? qc_cohort_folder_resolved (abs) : NULL, *key = NULL;
+    if (real && asprintf (&key, "\1%s", real) < 0)
+        key = NULL;
+    free (real);
+    if (key && zhashx_lookup (c->seen, key)) {
+        free (key);
+        c->duplicates++;
+        return 0;
+    }
+    if (key && zhashx_insert (c->seen, key, (void *) 1)) {
+        free (key);
+        return -1;
+    }
+    free (key);
     if (c->n == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 64;
         char **p = realloc (c->paths, cap * sizeof *p);

@@ -60,7 +60,8 @@ typedef struct {
                                   the folder was there took it for one)
                                   is dropped (rerun.c) */
     size_t nfolders;
-    void *seen;                /* private: paths already in the list */
+    void *seen;                /* private: paths already in the list, as
+                                  given and with their folder resolved */
     void *shown;               /* private: redacted URL -> the URL */
 } qc_cohort_t;
 
@@ -106,5 +107,10 @@ int qc_cohort_is_slide_name (const char *name);
  * entries are (under -p when relative; malloc'd, NULL on memory). */
 bool qc_cohort_is_csv (const char *name);
 char *qc_cohort_absolute (const qc_cohort_t *c, const char *path);
+/* An absolute path with its folder resolved (links, "..", another
+ * spelling of the same folder) and its file name as it is: a link to a
+ * slide stays a slide of its own. malloc'd; NULL when the folder is not
+ * there (or no memory, or path is not absolute). */
+char *qc_cohort_folder_resolved (const char *path);
 
 #endif

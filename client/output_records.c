@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "client/cohort.h"
 #include "client/escape.h"
 #include "shared/url.h"
 #include "shared/result.h"
@@ -334,24 +335,6 @@ qc_records_cancelled (const qc_records_t *r, const char *path)
            && zhashx_lookup (r->cancelled, path);
 }
 
-/* path with its folder resolved (links, "..", another spelling of the
- * same folder) and its file name as it is: a link to a slide stays a
- * slide of its own, as in the cohort. malloc'd, or NULL. */
-static char *
-folder_resolved (const char *path)
-{
-    const char *slash = strrchr (path, '/');
-    if (!slash || path[0] != '/')
-        return NULL;
-    char *dir = strndup (path, (size_t) (slash - path) + (slash == path));
-    char *real = dir ? realpath (dir, NULL) : NULL, *out = NULL;
-    if (real && asprintf (&out, "%s/%s", strcmp (real, "/") ? real : "", slash + 1) < 0)
-        out = NULL;
-    free (dir);
-    free (real);
-    return out;
-}
-
 qc_rec_t
 qc_records_of_file (qc_records_t *r, const char *path, const char **as)
 {
@@ -368,14 +351,14 @@ qc_records_of_file (qc_records_t *r, const char *path, const char **as)
         zhashx_set_duplicator (r->by_file, (zhashx_duplicator_fn *) strdup);
         zlistx_t *paths = zhashx_keys (r->by_path);
         for (const char *p = paths ? zlistx_first (paths) : NULL; p; p = zlistx_next (paths)) {
-            char *key = folder_resolved (p);
+            char *key = qc_cohort_folder_resolved (p);
             if (key)
                 zhashx_insert (r->by_file, key, (void *) p);
             free (key);
         }
         zlistx_destroy (&paths);
     }
-    char *key = folder_resolved (path);
+    char *key = qc_cohort_folder_resolved (path);
     const char *other = key ? zhashx_lookup (r->by_file, key) : NULL;
     free (key);
     if (!other)

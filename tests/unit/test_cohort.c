@@ -285,6 +285,21 @@ test_paths_and_check (void)
                && has (&l, "fold/lnk/../s.svs"), "another file of the folded name: "
            "kept as given: %s", l.n ? l.paths[0] : "");
     qc_cohort_free (&l);
+    /* the same folder through a link (a/sub/up -> a): the same slide
+     * once, as a rerun's records take it; a link to a slide file stays a
+     * slide of its own (its own name, as HistoQC runs it) */
+    snprintf (p, sizeof p, "%s/a/s1.svs", s_root);
+    CHECK (qc_cohort_add (&l, p, err, sizeof err) == 0 && l.n == 1, "a/s1.svs: %s", err);
+    snprintf (p, sizeof p, "%s/a/sub/up/s1.svs", s_root);
+    CHECK (qc_cohort_add (&l, p, err, sizeof err) == 0 && l.n == 1 && l.duplicates == 1,
+           "a/sub/up/s1.svs (a linked folder) is a/s1.svs: %zu slides, %zu duplicates",
+           l.n, l.duplicates);
+    snprintf (p, sizeof p, "%s/a/alias.svs", s_root);
+    snprintf (t, sizeof t, "%s/a/s1.svs", s_root);
+    CHECK (symlink (t, p) == 0, "symlink a/alias.svs");
+    CHECK (qc_cohort_add (&l, p, err, sizeof err) == 0 && l.n == 2 && l.duplicates == 1,
+           "a link to a slide file is a slide of its own: %zu slides", l.n);
+    qc_cohort_free (&l);
     /* a folder without slides is said, not an error */
     mkdirs ("empty/sub");
     snprintf (p, sizeof p, "%s/empty", s_root);
