@@ -398,7 +398,26 @@ qc_cohort_add_list (qc_cohort_t *c, const char *listfile, char *err, size_t errl
     int rc = 0, lineno = 0;
     bool more = true;
     while (rc == 0 && more) {
-        more = getline (&line, &cap, f) > 0;
+        ssize_t got = getline (&line, &cap, f);
+        more = got > 0;
+        /* Excel's "Unicode Text" and Notepad's "Unicode" are UTF-16: read
+           as bytes, the list was one path of garbage ("\xff\xfef") and
+           its slides were lost; a NUL byte is no path's either */
+        if (more && ((lineno == 0 && nheld == 0 && got >= 2
+                      && ((line[0] == '\xff' && line[1] == '\xfe')
+                          || (line[0] == '\xfe' && line[1] == '\xff')))
+                     || memchr (line, '\0', (size_t) got))) {
+            char where[64] = "";
+            if (memchr (line, '\0', (size_t) got))
+                snprintf (where, sizeof where, " (a NUL byte on line %d)",
+                          lineno + (int) nheld + 1);
+            snprintf (err, errlen, "%s is UTF-16 text (Excel's \"Unicode Text\", Notepad's "
+                      "\"Unicode\")%s, or binary data: save the list as UTF-8 (Excel: \"CSV "
+                      "UTF-8\"; Notepad: Encoding UTF-8), or convert it: iconv -f UTF-16 -t "
+                      "UTF-8", listfile, where);
+            rc = -1;
+            break;
+        }
         if (more) {
             line[strcspn (line, "\r\n")] = 0;
             /* a list saved by a Windows editor or Excel starts with a

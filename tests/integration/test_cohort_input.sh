@@ -74,6 +74,20 @@ printf '\xef\xbb\xbffilename\tsite\r\n%s  \tA\r\n%s \r\n' "$T/tree/x/y/s1.svs" "
     || fail "a results.tsv with a BOM: rows differ"
 pass "a list and a results.tsv saved on Windows (BOM, CRLF, trailing blanks): the same slides"
 
+# the same list saved as Excel's "Unicode Text" (UTF-16 with its byte
+# order mark) or without the mark: refused with what to do, nothing
+# written; it was one path of garbage, its slides lost
+iconv -f UTF-8 -t UTF-16 "$T/win.tsv" >"$T/u16.tsv" && iconv -f UTF-8 -t UTF-16LE "$T/win.tsv" >"$T/u16le.tsv" \
+    || fail "iconv"
+for l in u16 u16le; do
+    "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -c "$T/quick.ini" -o "$T/o-$l" \
+        --list "$T/$l.tsv" >"$T/$l.log" 2>&1
+    rc=$?
+    [ $rc = 2 ] && grep -q "$T/$l.tsv is UTF-16 text (Excel's \"Unicode Text\", Notepad's \"Unicode\").*save the list as UTF-8" "$T/$l.log" \
+        && [ ! -e "$T/o-$l" ] || fail "a UTF-16 list ($l): exit $rc: $(cat "$T/$l.log")"
+done
+pass "a UTF-16 list (Excel's Unicode Text; with or without its byte order mark): refused, exit 2, saying to save it as UTF-8"
+
 # a spreadsheet's list (.csv, .CSV): the first cell of each line, quoted
 # as spreadsheets quote (a comma or a quote in a name), a header row
 # skipped; each whole line was taken for a path
