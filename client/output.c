@@ -276,6 +276,46 @@ same_columns (char *const *a, size_t na, char *const *b, size_t nb)
     return true;
 }
 
+/* "; missing: a, b; not this config's: c" for columns want and have
+ * (the first few of each), or "" when they hold the same names (in
+ * another order: said so). */
+static void
+columns_diff (char *const *want, size_t nw, char *const *have, size_t nh, char *out,
+              size_t cap)
+{
+    size_t at = 0;
+    out[0] = '\0';
+    for (int side = 0; side < 2; side++) {
+        char *const *a = side ? have : want, *const *b = side ? want : have;
+        size_t na = side ? nh : nw, nb = side ? nw : nh, shown = 0, more = 0;
+        for (size_t i = 0; i < na; i++) {
+            bool found = false;
+            for (size_t j = 0; j < nb && !found; j++)
+                found = strcmp (a[i], b[j]) == 0;
+            if (found)
+                continue;
+            if (shown == 4) {
+                more++;
+                continue;
+            }
+            int k = snprintf (out + at, cap - at, "%s%s", shown ? ", " : side ? "; not this "
+                              "config's: " : "; missing: ", a[i]);
+            if (k < 0 || (size_t) k >= cap - at)
+                return;
+            at += (size_t) k;
+            shown++;
+        }
+        if (more) {
+            int k = snprintf (out + at, cap - at, " and %zu more", more);
+            if (k < 0 || (size_t) k >= cap - at)
+                return;
+            at += (size_t) k;
+        }
+    }
+    if (at == 0 && nw == nh)
+        snprintf (out, cap, "; the same names in another order");
+}
+
 /* .qc-config's first line, "sha256 HEX": the identity into id (left as
  * it is when the line is not of that form). */
 static void
@@ -417,12 +457,30 @@ choose_columns (qc_output_t *o, const qc_output_config_t *cfg, char *err, size_t
         o->new_header = true;
         rc = set_columns (o, want, n + 1);
     } else {
-        char what[1200];
-        say_config_diff (o, cfg->config_text, what, sizeof what);
-        snprintf (err, errlen, "%s/results.tsv has other columns (%zu) than this "
-                  "config gives (%zu): it was written with another config.%s Write "
-                  "into another folder, or give -f to start results.tsv afresh (the "
-                  "old one is kept as results.tsv.N)", o->outdir, r->ncolumns, n + 1, what);
+        char what[1200], cols[600], was[QC_ASSET_HEX_LEN + 1], now[QC_ASSET_HEX_LEN + 1],
+            file[8];
+        columns_diff (want, n + 1, r->columns, r->ncolumns, cols, sizeof cols);
+        read_config_file (o, was, file, sizeof file, NULL);
+        /* the folder records this same config: its header was edited
+           (a column cut out in a spreadsheet), not made by another
+           config, which the message said, with "the two give the same
+           values" beside it */
+        if (*was && qc_config_id (cfg->config_text, now) == 0 && strcmp (was, now) == 0)
+            snprintf (err, errlen, "%s/results.tsv has other columns (%zu) than this config "
+                      "gives (%zu)%s, yet the folder records this same config (%s): its "
+                      "header was edited (a column taken out or renamed in a spreadsheet?), "
+                      "or written by another build of qc-submit. Put its #dataset: line back, "
+                      "write into another folder, or give -f to start results.tsv afresh "
+                      "(the old one is kept as results.tsv.N)", o->outdir, r->ncolumns, n + 1,
+                      cols, CONFIGFILE);
+        else {
+            say_config_diff (o, cfg->config_text, what, sizeof what);
+            snprintf (err, errlen, "%s/results.tsv has other columns (%zu) than this "
+                      "config gives (%zu)%s: it was written with another config.%s Write "
+                      "into another folder, or give -f to start results.tsv afresh (the "
+                      "old one is kept as results.tsv.N)", o->outdir, r->ncolumns, n + 1,
+                      cols, what);
+        }
         rc = -1;
     }
     if (rc == 0 && (!r->ncolumns || o->new_header)

@@ -51,8 +51,17 @@ refused run3 "$T/cfg/value.ini" \
     "It differs in: \[LightDarkModule.getIntensityThresholdPercent:tissue\] upper_threshold: '.9' -> '.85'\. Write"
 sed -e '/^    MorphologyModule.fillSmallHoles$/d' "$T/cfg/value.ini" >"$T/cfg/steps.ini"
 refused run4 "$T/cfg/steps.ini" \
-    "has other columns .*It differs in: \[pipeline\] steps: leaves out 'MorphologyModule.fillSmallHoles'; \[LightDarkModule.getIntensityThresholdPercent:tissue\] upper_threshold: '.9' -> '.85'\. Write"
+    "has other columns (65) than this config gives (61); not this config's: small_tissue_filled_num_regions, .*: it was written with another config\. It differs in: \[pipeline\] steps: leaves out 'MorphologyModule.fillSmallHoles'; \[LightDarkModule.getIntensityThresholdPercent:tissue\] upper_threshold: '.9' -> '.85'\. Write"
 pass "a changed value and a step left out are said"
+# the same config, its header edited (a column cut out in a
+# spreadsheet): said so, not "another config" beside "the same values"
+cp "$T/out/results.tsv" "$T/results.keep"
+awk -F'\t' -v OFS='\t' '/^#dataset:/ || !/^#/ {$3 = ""; sub(/\t\t/, "\t")} {print}' \
+    "$T/results.keep" >"$T/out/results.tsv"
+refused run4b "$T/cfg/lab.ini" \
+    "results.tsv has other columns (64) than this config gives (65); missing: [a-z_]*, yet the folder records this same config (.qc-config): its header was edited"
+cp "$T/results.keep" "$T/out/results.tsv"
+pass "a results.tsv whose header lost a column, with the same config: said as an edit, the column named"
 snapshot | grep -v '\./qc\.log$' >"$T/after"
 grep -v '\./qc\.log$' "$T/before" | diff - "$T/after" >/dev/null \
     || fail "the refused runs touched the folder: $(grep -v '\./qc\.log$' "$T/before" | diff - "$T/after")"
