@@ -130,13 +130,13 @@ drop_earlier_images (qc_output_t *o, const slide_t *s, const qc_result_t *r)
             dropped++;
         else
             qc_output_note (o, "WARNING", "%s: cannot remove %s/%s, an image of the "
-                            "earlier run (-f): %s", s->path, dir, e->d_name, strerror (errno));
+                            "earlier run: %s", s->path, dir, e->d_name, strerror (errno));
     }
     if (d)
         closedir (d);
     if (dropped)
-        qc_output_note (o, "INFO", "%s: %zu image%s of the earlier run removed (-f: the "
-                        "new result has none of that name)", s->path, dropped,
+        qc_output_note (o, "INFO", "%s: %zu image%s of the earlier run removed (it ran "
+                        "again, and the new result has none of that name)", s->path, dropped,
                         dropped == 1 ? "" : "s");
     free (dir);
 }

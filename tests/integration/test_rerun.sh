@@ -97,7 +97,7 @@ echo "the lab's own" >"$T/fo/one.svs/notes.txt"
 left=$(ls "$T/fo/one.svs" | grep '^one\.svs_' | tr '\n' ' ')
 [ -z "$left" ] || fail "-f kept the earlier run's images: $left"
 [ -f "$T/fo/one.svs/notes.txt" ] || fail "-f removed a file that is not the slide's image"
-grep -q "one.svs: $n1 images of the earlier run removed (-f" "$T/fo/qc.log" \
+grep -q "one.svs: $n1 images of the earlier run removed (it ran again" "$T/fo/qc.log" \
     || fail "the removal not said in qc.log: $(grep -i removed "$T/fo/qc.log")"
 pass "-f with another config removes the $n1 images of the earlier run it did not write again"
 
