@@ -53,7 +53,8 @@ typedef struct {
                                   this many MB; 0: 64 */
     uint32_t journal_compact_mb; /* the journal is rewritten without what
                                   forgotten jobs left once it is over this
-                                  many MB and 4 times what it keeps; 0: 64 */
+                                  many MB and 4 times what a rewrite would
+                                  keep; 0: 64 */
     const char *cert_path;     /* the broker's secret certificate: CurveZMQ
                                   on every endpoint (broker/security.h);
                                   NULL: off */

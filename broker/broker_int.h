@@ -243,6 +243,13 @@ typedef struct {
     int64_t gone_since;       /* when state_folder_gone found it */
     int64_t next_space_check; /* when state_space_watch looks again */
     int64_t next_write_check; /* when state_write_watch tries again */
+    int64_t wrote_at;         /* when a commit last wrote something: a
+                                 probe is needless for 10 s after */
+    bool probe_off;           /* the file system refuses the probe for
+                                 another reason than a failed write (a
+                                 FUSE one without times, an immutable
+                                 lock file): said once, not asked again */
+    int disk_errno;           /* the last failed write's errno */
     bool opening;             /* state_open runs: a failed write stops the
                                  start (said by it), no job goes on */
     bool holding;             /* too many results wait for the disk:
@@ -253,6 +260,8 @@ typedef struct {
     bool sync_due;            /* the journal holds a record to sync */
     char disk_error[256];     /* why, for the SUBMITs refused */
     int64_t next_compact_check;
+    int64_t compact_retry_at; /* after a failed rewrite: not before */
+    int64_t compact_backoff;  /* ms, doubled by each failure (60 s..1 h) */
     bool force_compact;       /* rewrite the journal (after a recovery) */
     uint64_t compact_extra;   /* what the last rewrite kept beyond the
                                  jobs' own records (whom attempts went
@@ -551,9 +560,11 @@ int state_free_mb (const qc_broker_t *b, uint64_t *mb);
 bool state_folder_gone (qc_broker_t *b);
 void state_space_watch (qc_broker_t *b);
 /* Whether the state folder's file system takes a write now (a write
- * of metadata only): 0, or -1 with errno. state_write_watch asks it
- * every 10 s of an idle broker, or at once (now: a qc-status), and
- * takes a refusal as a failed write. */
+ * of metadata only): 0; -1 refused (errno: EROFS, EIO, ENOSPC, EDQUOT,
+ * ESTALE); 1 cannot tell (errno: the probe itself is not allowed).
+ * state_write_watch asks it every 10 s of an idle broker (none within
+ * 10 s of a commit that wrote), or sooner for a qc-status (at most once
+ * a second), and takes a refusal as a failed write. */
 int state_write_probe (const qc_broker_t *b);
 void state_write_watch (qc_broker_t *b, bool now);
 /* broker_state.c: a write to the state folder failed (errno e): new

@@ -60,10 +60,12 @@
 #include "shared/sync_dir.h"
 
 #define MOD "broker"
-/* Compaction: when the journal is over this size and four times what a
- * rewrite would keep. */
-/* Results held in memory while the disk is full, at most (then no new
- * tasks are dispatched until they are written). */
+/* A failed journal rewrite (a full disk) is tried again after this,
+ * doubled by each failure up to COMPACT_BACKOFF_MAX_MS: tried each
+ * second, it wrote and synced journal.new until the disk was full, in
+ * the broker's loop, over and over (a review: 7 tries in 7 s). */
+#define COMPACT_BACKOFF_MS (60 * 1000)
+#define COMPACT_BACKOFF_MAX_MS (3600 * 1000)
 
 bool
 state_on (const qc_broker_t *b)
@@ -284,7 +286,30 @@ state_disk_failed (qc_broker_t *b, const char *what, int e)
     if (!s->disk_full)
         s->full_since = b->now;
     s->disk_full = true;
+    s->disk_errno = e;
     s->next_retry = b->now + 1000;
+}
+
+/* Whether the state folder takes writes again, with nothing pending to
+ * try: a write of its own (state_write_probe) says so for a file system
+ * remounted read-only; a full disk needs room too, as setting times
+ * takes no block (it said "can be written again" a second after each
+ * refusal, the disk still full). */
+static bool
+writable_again (qc_broker_t *b)
+{
+    state_t *s = &b->state;
+    if (state_write_probe (b) < 0) {   /* 1: cannot tell, as before */
+        state_disk_failed (b, s->dir, errno);
+        return false;
+    }
+    uint64_t mb = 0;
+    if ((s->disk_errno == ENOSPC || s->disk_errno == EDQUOT) && state_free_mb (b, &mb) == 0
+        && mb < 1) {
+        s->next_retry = b->now + 1000;
+        return false;
+    }
+    return true;
 }
 
 bool
@@ -312,7 +337,8 @@ state_commit (qc_broker_t *b)
             }
             s->dir_dirty = false;
         }
-        if (qc_jfile_pending (s->journal) && qc_jfile_commit (s->journal, s->sync_due)) {
+        bool wrote = qc_jfile_pending (s->journal) > 0;
+        if (wrote && qc_jfile_commit (s->journal, s->sync_due)) {
             state_disk_failed (b, qc_jfile_path (s->journal), errno);
             /* this burst's SUBMITs are refused: their records go; so do
                dispatches, which only save a rerun (kept, they would pile
@@ -323,12 +349,10 @@ state_commit (qc_broker_t *b)
         }
         if (journal_ok)
             s->sync_due = false;
-        /* with nothing pending, only a write of its own says that a
-           file system remounted read-only takes writes again */
-        if (ok && s->disk_full && !s->dir_gone && state_write_probe (b) != 0) {
-            state_disk_failed (b, s->dir, errno);
+        if (journal_ok && wrote)
+            s->wrote_at = b->now;
+        if (ok && s->disk_full && !s->dir_gone && !writable_again (b))
             ok = false;
-        }
         if (ok && s->disk_full && !s->dir_gone) {
             s->disk_full = false;
             qc_log (QC_LOG_INFO, MOD, "the state folder %s can be written again: "
@@ -480,12 +504,18 @@ compact (qc_broker_t *b)
         }
         uint64_t kept = qc_jfile_size (s->journal), jobs = live_estimate (b);
         s->compact_extra = kept > jobs ? kept - jobs : 0;
+        s->compact_backoff = 0;
         qc_log (QC_LOG_INFO, MOD, "journal compacted: %" PRIu64 " -> %" PRIu64 " bytes "
                 "in %" PRId64 " ms", before, qc_jfile_size (s->journal),
                 zclock_mono () - t0);
     } else {
+        s->compact_backoff = s->compact_backoff ? s->compact_backoff * 2 : COMPACT_BACKOFF_MS;
+        if (s->compact_backoff > COMPACT_BACKOFF_MAX_MS)
+            s->compact_backoff = COMPACT_BACKOFF_MAX_MS;
+        s->compact_retry_at = b->now + s->compact_backoff;
         qc_log (QC_LOG_WARNING, MOD, "journal compaction failed (%s); the journal "
-                "stays as it is", f ? strerror (errno) : err);
+                "stays as it is, tried again in %" PRId64 " s", f ? strerror (errno) : err,
+                s->compact_backoff / 1000);
         qc_jfile_close (&f);
         unlink (tmp);
     }
@@ -578,10 +608,9 @@ out:
     free (tmp);
 }
 
-/* The room left for the state folder, said in the log as it falls
- * under STATE_SPACE_LOW_MB and once it is back over twice that: an
- * operator watching the log heard of a full disk only at the first
- * refused write. Looked at every 10 s. */
+/* Once a second: whether the state folder is still there and writable
+ * and its room (broker_state_watch.c), the result files and the journal
+ * rewritten when most of them is what no one needs any more. */
 void
 state_maintain (qc_broker_t *b)
 {
@@ -598,7 +627,8 @@ state_maintain (qc_broker_t *b)
         compact_results (b, j);
     uint64_t live = live_estimate (b) + s->compact_extra;
     uint64_t size = qc_jfile_size (s->journal);
-    if (s->force_compact || (size > b->journal_compact && size > 4 * live)) {
+    if (s->force_compact
+        || (size > b->journal_compact && size > 4 * live && b->now >= s->compact_retry_at)) {
         s->force_compact = false;
         compact (b);
     }

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <fcntl.h>
 
 #include "shared/log.h"
 
@@ -97,14 +96,28 @@ state_space_watch (qc_broker_t *b)
  * meanwhile. The lock file's times are set: metadata only (no block
  * taken, so a full disk is not mistaken for it), which a read-only or
  * failing file system refuses (EROFS, EIO). */
+
+/* The errors that are a write refused; another (EPERM: an immutable
+ * lock file, or times another owner's to set; EACCES: its mode changed;
+ * ENOSYS: a FUSE file system without times) says nothing of the
+ * folder's writes, which it refused for good, every job with it (a
+ * review). */
+static bool
+write_refused (int e)
+{
+    return e == EROFS || e == EIO || e == ENOSPC || e == EDQUOT || e == ESTALE;
+}
+
 int
 state_write_probe (const qc_broker_t *b)
 {
     if (!b || b->state.lock_fd < 0) {
         errno = EINVAL;
-        return -1;
+        return 1;
     }
-    return futimens (b->state.lock_fd, NULL);
+    if (futimens (b->state.lock_fd, NULL) == 0)
+        return 0;
+    return write_refused (errno) ? -1 : 1;
 }
 
 void
@@ -114,11 +127,24 @@ state_write_watch (qc_broker_t *b, bool now)
         return;
     state_t *s = &b->state;
     /* a failed write, or the folder deleted, is said already (and a
-       failed write is tried again each second: state_commit) */
-    if (!state_on (b) || s->dir_gone || s->disk_full || s->opening
-        || (!now && b->now < s->next_write_check))
+       failed write is tried again each second: state_commit); the 10 s
+       look is needless after a commit that wrote; a qc-status asks at
+       most once a second (each is a round trip on NFS) */
+    if (!state_on (b) || s->dir_gone || s->disk_full || s->opening || s->probe_off
+        || (!now && s->wrote_at && b->now - s->wrote_at < 10000)
+        || b->now < s->next_write_check - (now ? 9000 : 0))
         return;
     s->next_write_check = b->now + 10000;
-    if (state_write_probe (b) != 0)
-        state_disk_failed (b, s->dir, errno);
+    int rc = state_write_probe (b);
+    int e = errno;
+    if (rc == 0)
+        return;
+    if (rc < 0) {
+        state_disk_failed (b, s->dir, e);
+        return;
+    }
+    s->probe_off = true;
+    qc_log (QC_LOG_WARNING, MOD, "cannot set the times of %s/lock (%s): a file system "
+            "remounted read-only is then found only at the broker's next write",
+            s->dir, strerror (e));
 }

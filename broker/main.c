@@ -72,7 +72,7 @@ usage (FILE *to)
         "      --journal-compact-mb N  the journal (jobs and slide lists) is\n"
         "                         rewritten without what forgotten jobs left\n"
         "                         once it is over N MB (64) and 4 times what\n"
-        "                         it keeps\n"
+        "                         a rewrite would keep\n"
         "      --max-peers N      workers and clients it holds at once; the next\n"
         "                         is refused with a reason (default: what the\n"
         "                         open-file limit allows, raised to its hard\n"

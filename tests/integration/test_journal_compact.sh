@@ -56,6 +56,9 @@ kept=$(size)
 pass "once forgotten jobs make up over 3/4 of it, it is rewritten to the live job ($kept bytes)"
 
 gone $live
+# under the floor (1 MB), however little is live: not rewritten
+sleep 2.5
+[ "$(compactions)" = 1 ] || fail "rewritten under the floor ($(size) bytes)"
 submit gone3
 gone $JOB
 # 1.4 MB now: over the floor, and the live set is a few hundred bytes

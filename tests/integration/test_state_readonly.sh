@@ -67,8 +67,10 @@ rc=$?
 stopped $BPID "$T/idle.log"
 pass "an idle broker's state folder remounted read-only: its log says so within 10 s, qc-status (exit 7) names it, a new job is refused with the reason, SIGTERM stops it"
 
-# qc-status right after the error: it asks the file system itself
+# qc-status right after the error: it asks the file system itself (at
+# most once a second: readonly_broker's own qc-status just asked)
 readonly_broker asked
+sleep 1.2
 echo 1 >"/sys/fs/ext4/$DEV/trigger_fs_error"
 "$BIN/qc-status" --broker "tcp://127.0.0.1:$PORT" >"$T/asked.status" 2>&1
 rc=$?
@@ -76,3 +78,20 @@ rc=$?
     || fail "qc-status at once after the remount: exit $rc: $(cat "$T/asked.status")"
 stopped $BPID "$T/asked.log"
 pass "qc-status just after the remount says it (it does not wait for the broker's 10 s look)"
+
+# a lock file whose times cannot be set for another reason than a
+# refused write (immutable: chattr +i; a FUSE file system without
+# times): the folder is not taken for unwritable, said once
+readonly_broker locked
+nsenter -t $BPID -m chattr +i "$T/locked/state/lock" || fail "chattr +i"
+sleep 1.2
+"$BIN/qc-status" --broker "tcp://127.0.0.1:$PORT" >"$T/locked.status" 2>&1
+rc=$?
+nsenter -t $BPID -m chattr -i "$T/locked/state/lock"
+[ $rc = 0 ] && ! grep -q TROUBLE "$T/locked.status" \
+    || fail "an immutable lock file taken for an unwritable folder: exit $rc: $(cat "$T/locked.status")"
+grep -q "WARNING.*cannot set the times of $T/locked/state/lock (Operation not permitted): a file system remounted read-only is then found only at the broker's next write" \
+    "$T/locked.log" || fail "not said: $(tail -3 "$T/locked.log")"
+stopped $BPID "$T/locked.log"
+pass "a lock file whose times cannot be set (immutable): said once, the folder still taken as writable"
+
