@@ -34,7 +34,10 @@
  *             is averaged: a window of smooth tissue in focus still
  *             holds a few sharp edges, which an amplitude mean dilutes:
  *             on CMU-1 it flagged 1.4% of the tissue, the RMS 0.5%),
- *             against the slide's own median (relative_threshold .35)
+ *             against the slide's own median (relative_threshold .35;
+ *             the in-focus tissue's where its detail is two populations,
+ *             as a fault over a third or more of the tissue makes them:
+ *             focus_algo.c)
  *             and a floor (absolute_threshold, gray levels), as
  *             identifyBlurryRegionsLocal judges (blur_local.c): a
  *             slide's scanner, JPEG quality and stain set its typical

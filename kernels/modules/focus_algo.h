@@ -61,6 +61,13 @@ typedef struct {
  * levels) is at least this: in focus 9-22, out of focus all over 1.1-4.6
  * (QC_FOCUS_WARN_SHARPNESS). */
 #define QC_FOCUS_RATIO_MIN_DETAIL 5.0
+/* Two populations of window RMS (focus_algo.c, log_split): the reference
+ * is the upper one's where Otsu's classes of log RMS have medians at
+ * least this far apart, are this well separated (between-class over
+ * total variance) and the upper holds this share of the judged tissue. */
+#define QC_FOCUS_SPLIT_RATIO 2.5
+#define QC_FOCUS_SPLIT_ETA 0.75
+#define QC_FOCUS_SPLIT_SHARE 0.1
 #define QC_FOCUS_MAX_MIN_SIZE 1000000
 #define QC_FOCUS_MAX_WINDOW 255
 #define QC_FOCUS_MAX_ERODE 16
@@ -93,20 +100,21 @@ int qc_focus_band (double want, double level_mag);
  * its sharpness is the RMS detail of the box (the root of the mean of
  * the measured pixels' mean energies), and it is blurry under max
  * (absolute_threshold, relative_threshold x the median sharpness of the
- * judged pixels above absolute_threshold), and, with mid and a
- * ratio_threshold, where the box's ratio RMS hf / RMS mid is under
+ * judged pixels above absolute_threshold; where their log sharpness is
+ * two populations (QC_FOCUS_SPLIT_*), the upper one's median), and, with
+ * mid and a ratio_threshold, where the box's ratio RMS hf / RMS mid is under
  * ratio_threshold x the judged pixels' median ratio or its RMS mid under
  * QC_FOCUS_MID_FLOOR x their median. Then the edges: tissue within
  * window / 2 pixels of blurry tissue is blurry too where its 3 x 3 RMS
  * is under max (absolute_threshold, edge_relative_threshold x that
  * median). The ratio's medians are those of the tissue the fine detail
  * left unflagged; where no pixel has coarser detail (mid all 0), or the
- * fine detail's median is under QC_FOCUS_RATIO_MIN_DETAIL, the ratio
- * rule judges nothing. Blurry pieces (8-connected) under min_size pixels are
- * then dropped. *threshold_used (if not NULL) gets the first bound,
- * *reference (if not NULL) that median (0 when no pixel was above the
- * floor), and *ratio_reference (if not NULL) the median ratio (0 when
- * the rule judged nothing). 0, or -1 on a bad
+ * fine detail's reference is under QC_FOCUS_RATIO_MIN_DETAIL, the ratio
+ * rule judges nothing. Blurry pieces (8-connected) under min_size pixels
+ * are then dropped. *threshold_used (if not NULL) gets the first bound,
+ * *reference (if not NULL) that median, or the upper population's (0
+ * when no pixel was above the floor), and *ratio_reference (if not NULL)
+ * the median ratio (0 when the rule judged nothing). 0, or -1 on a bad
  * argument or no memory. */
 int qc_focus_map (const qc_ops_t *ops, const qc_fimg_t *sum,
                   qc_fimg_t *mid, const qc_fimg_t *count,

@@ -12,7 +12,9 @@
  *    blur), not where both are low alike (pale tissue in focus), unless
  *    ratio_threshold is 0; the ratio's references come from the tissue
  *    judged sharp, and the rule stands aside where no coarser detail was
- *    measured or the slide is out of focus over most of it.
+ *    measured or the slide is out of focus all over; where a fault
+ *    covers most of the tissue beside tissue in focus (two populations
+ *    of detail), the reference is the tissue in focus's.
  *
  * The focus step on slides: test_blur_focus.c. */
 #include <math.h>
@@ -209,18 +211,37 @@ test_focus_map_ratio (void)
            "(reference %g, ratio %g)", share_in (blurry, 0, 0, 48, H),
            share_in (blurry, 52, 0, W, H), ref, rref);
     CHECK (fabs (rref - 12.0 / 28) < 0.01, "the ratio's reference: %g", rref);
-    /* out of focus over 70%: its median detail (1.5) is under
+    /* out of focus all over (no tissue in focus: what is left is 3.0,
+       2x the 1.5, one population): its median detail (1.5) is under
        QC_FOCUS_RATIO_MIN_DETAIL, and the rule, with no tissue in focus to
        take its references from, stands aside: what has no fine detail at
        all (under absolute_threshold) is flagged as without it */
-    paint_blocks (sum, mid, 0, 0, W, H, 12.0f, 28.0f);
+    paint_blocks (sum, mid, 0, 0, W, H, 3.0f, 20.0f);
     paint_blocks (sum, mid, 0, 0, 28, H, 0.5f, 20.0f);
     paint_blocks (sum, mid, 28, 0, 56, H, 1.5f, 20.0f);
     CHECK (qc_focus_map (ops, sum, mid, count, tissue, &p, blurry, NULL, &ref, &rref) == 0);
     CHECK (ref < QC_FOCUS_RATIO_MIN_DETAIL && rref == 0
            && share_in (blurry, 0, 0, 28, H) == 1 && share_in (blurry, 28, 0, 56, H) == 0,
-           "out of focus over 70%%: reference %g, ratio %g, %.2f and %.2f flagged", ref,
+           "out of focus all over: reference %g, ratio %g, %.2f and %.2f flagged", ref,
            rref, share_in (blurry, 0, 0, 28, H), share_in (blurry, 28, 0, 56, H));
+    /* a 1 um fault over 70% of the tissue (3.5: 0.29 of the sharp, as
+       on a real slide), 30% in focus: the median is the fault's own, and
+       .35 of it flagged none of it; the tissue's detail is two
+       populations, and the reference is the sharp one's */
+    paint_blocks (sum, mid, 0, 0, W, H, 12.0f, 28.0f);
+    paint_blocks (sum, mid, 0, 0, 56, H, 3.5f, 20.0f);
+    CHECK (qc_focus_map (ops, sum, mid, count, tissue, &p, blurry, &thr, &ref, &rref) == 0);
+    CHECK (fabs (ref - 12) < 0.1 && fabs (rref - 12.0 / 28) < 0.01
+           && share_in (blurry, 0, 0, 56, H) == 1 && share_in (blurry, 60, 0, W, H) == 0,
+           "a fault over 70%%: reference %g, ratio %g, %.2f of it flagged, %.2f of the "
+           "rest", ref, rref, share_in (blurry, 0, 0, 56, H), share_in (blurry, 60, 0, W, H));
+    /* pale tissue in focus over 70% (its ratio the sharp tissue's): the
+       same two populations, and the ratio rule spares it */
+    paint_blocks (sum, mid, 0, 0, 56, H, 4.0f, 9.5f);
+    CHECK (qc_focus_map (ops, sum, mid, count, tissue, &p, blurry, &thr, &ref, &rref) == 0);
+    CHECK (fabs (ref - 12) < 0.1 && share_in (blurry, 0, 0, W, H) == 0,
+           "pale tissue over 70%%: reference %g, ratio %g, %.2f flagged", ref, rref,
+           share_in (blurry, 0, 0, W, H));
     /* no coarser detail anywhere (mid all 0, as a band of 1 would give),
        on fine detail that is enough for the rule to look: it judges
        nothing, the result is the one without it */
