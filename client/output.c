@@ -163,7 +163,10 @@ static int
 lock_folder (qc_output_t *o, char *err, size_t errlen)
 {
     char *p = path_in (o, LOCKFILE);
-    o->lock_fd = p ? open (p, O_RDWR | O_CREAT | O_CLOEXEC, 0666) : -1;
+    o->lock_fd = p ? open (p, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666) : -1;
+    o->made_lock = o->lock_fd >= 0;
+    if (o->lock_fd < 0 && p && errno == EEXIST)
+        o->lock_fd = open (p, O_RDWR | O_CLOEXEC);
     if (o->lock_fd < 0) {
         int e = errno;
         /* whose the folder is, or that it cannot be written at all */
@@ -886,6 +889,14 @@ qc_output_close (qc_output_t **self_p)
      * lets the lock go: a run refused by another's lock touches nothing */
     if (untouched && o->locked && o->made_top && o->outdir)
         remove_made_folders (o);
+    /* nor a .qc-lock in a folder it wrote nothing into (--attach into a
+       folder that holds no results: refused, its lock file left) */
+    else if (untouched && o->locked && o->made_lock && o->outdir) {
+        char *p = path_in (o, LOCKFILE);
+        if (p)
+            unlink (p);
+        free (p);
+    }
     if (o->lock_fd >= 0)
         close (o->lock_fd);      /* releases the lock */
     free (o->made_top);

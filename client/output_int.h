@@ -44,6 +44,7 @@ struct qc_output {
                                  starts */
     int lock_fd;
     bool locked;              /* this run holds .qc-lock */
+    bool made_lock;           /* ... and made it (it was not there) */
     bool attach;
     FILE *tsv, *errors, *log, *journal;
     char **columns;           /* the columns rows are written in */

@@ -47,6 +47,8 @@ qc_progress_slide (qc_progress_t *p, bool ok, const char *name,
                    const char *worker, const char *reason)
 {
     if (ok) p->done++; else p->failed++;
+    if (ok && reason)
+        p->noted++;
     if (!ok && qc_result_cancelled (reason))
         p->cancelled++;
     if (p->quiet)
@@ -55,15 +57,16 @@ qc_progress_slide (qc_progress_t *p, bool ok, const char *name,
     char *n = qc_escape_dup (name), *w = worker ? qc_escape_dup (worker) : NULL;
     char *r = reason ? qc_escape_dup (reason) : NULL;
     if (p->tty) {
-        if (!ok) {
-            fprintf (stderr, "\r\033[KFAILED %s: %s\n", n ? n : "?", r ? r : "?");
+        if (!ok || r) {
+            fprintf (stderr, "\r\033[K%s %s: %s\n", ok ? "ok" : "FAILED", n ? n : "?",
+                     r ? r : "?");
             draw (p, true);
         } else
             draw (p, false);
     } else
         fprintf (stderr, "%s %" PRIu64 "/%" PRIu64 " %s%s%s%s%s%s\n", ok ? "ok" : "FAILED",
                  p->done + p->failed, p->total, n ? n : "?", w ? " (" : "",
-                 w ? w : "", w ? ")" : "", ok ? "" : ": ", ok ? "" : (r ? r : "?"));
+                 w ? w : "", w ? ")" : "", ok && !r ? "" : ": ", r ? r : ok ? "" : "?");
     free (n);
     free (w);
     free (r);

@@ -169,11 +169,19 @@ on_result (session_t *s, qc_msg_t *m)
        runs, or ran past the task timeout) is the local worker's to a
        one-process user, who started no broker */
     bool made_here = s->cfg->local && m->worker && strcmp (m->worker, "broker") == 0;
+    /* "ok" says the slide was processed: one with no tissue left (a
+       slide out of focus all over, blank glass) passed too, and a QC
+       scientist read the run's "36 passed" as 36 fit slides */
+    const char *px = m->result->ok ? qc_result_get (m->result, "pixels_to_use") : NULL;
+    char *end = NULL;
+    bool empty = px && *px && strtod (px, &end) == 0 && end && !*end;
     qc_progress_slide (&s->progress, m->result->ok,
                        name ? name : qc_url_name (m->path, file, sizeof file),
                        made_here ? QC_LOCAL_WORKER_NAME : m->worker,
-                       shown ? "its ERROR line above says why (error.log has it)"
-                             : m->result->error);
+                       empty ? "no tissue left to use (pixels_to_use 0; its warnings "
+                               "column says which step took it)"
+                       : shown ? "its ERROR line above says why (error.log has it)"
+                               : m->result->error);
 }
 
 static void
@@ -789,6 +797,10 @@ qc_session_run (const qc_session_config_t *cfg)
         fprintf (stderr, "%" PRIu64 " slide%s: %" PRIu64 " passed, %" PRIu64 " failed\n",
                  s.progress.total, qc_plural (s.progress.total), s.progress.done,
                  s.progress.failed);
+    if (s.done && !cfg->quiet && s.progress.noted)
+        fprintf (stderr, "%" PRIu64 " of the slides that passed %s no tissue left to use "
+                 "(pixels_to_use 0): look at %s before analysis\n", s.progress.noted,
+                 s.progress.noted == 1 ? "has" : "have", s.progress.noted == 1 ? "it" : "them");
     /* stopped short: not "some slides failed" (1), which says the cohort
        has a result for every slide */
     if (!s.done && (s.exit_code == QC_EXIT_OK || s.exit_code == QC_EXIT_FAILED))

@@ -85,6 +85,13 @@ pass "attach to a job id with another identity: refused (exit 2)"
 [ $? -eq 2 ] && grep -q "fetches a job into the folder it was submitted into (give -o that folder)" \
     "$T/bad.log" && [ ! -e "$T/fresh" ] || fail "attach into a new folder: $(cat "$T/bad.log")"
 pass "attach into a new folder: exit 2, says to give the job's own folder"
+# into a folder of the lab's own that holds no results: refused, and left
+# as it was (a .qc-lock was left in it)
+mkdir -p "$T/papers" && echo "a lab's notes" >"$T/papers/notes.txt"
+"$BIN/qc-submit" --broker tcp://127.0.0.1:$port --attach $job -o "$T/papers" >"$T/bad.log" 2>&1
+[ $? -eq 2 ] && [ "$(ls -A "$T/papers")" = notes.txt ] \
+    || fail "attach into a folder without results: $(cat "$T/bad.log"); left: $(ls -A "$T/papers")"
+pass "attach into a folder that holds no results: exit 2, the folder left as it was"
 
 "$BIN/qc-submit" --broker tcp://127.0.0.1:$port -o "$T/out2" --list "$T/cohort/list" \
     >"$T/submit2.log" 2>&1 &

@@ -111,3 +111,17 @@ grep -q "already has $kept of these 40 slides" "$T/int2.log" || fail "resume ski
 [ "$(awk -F'\t' '!/^#/{print $1}' "$T/int/results.tsv" | sort -u | wc -l)" -eq 40 ] \
     || fail "a slide written twice"
 pass "Ctrl-C mid-run keeps $kept results; the same command resumes to 40, each once"
+
+# "passed" says processed: a slide with no tissue left (blank glass)
+# passes, said beside its line and counted at the end (a QC scientist
+# read "2 passed" as two slides fit for analysis)
+"$BIN/qc-mkslide" -o "$T/c/blank.svs" --width 3000 --height 2000 --features none \
+    >"$T/blank-gen.log" 2>&1 || fail "qc-mkslide: $(cat "$T/blank-gen.log")"
+"$BIN/qc-submit" -o "$T/blank" "$T/c/blank.svs" "$R/CMU-1-Small-Region.svs" >"$T/blank.log" 2>&1 \
+    || fail "blank slide run: $(tail -3 "$T/blank.log")"
+grep -q '^ok [12]/2 blank.svs (local): no tissue left to use (pixels_to_use 0' "$T/blank.log" \
+    && grep -q '^ok [12]/2 CMU-1-Small-Region.svs (local)$' "$T/blank.log" \
+    && grep -q '^2 slides: 2 passed, 0 failed$' "$T/blank.log" \
+    && grep -q '^1 of the slides that passed has no tissue left to use (pixels_to_use 0): look at it before analysis$' "$T/blank.log" \
+    || fail "a slide with no tissue left: $(grep -v WARNING "$T/blank.log")"
+pass "a slide with no tissue left passes, said on its line and counted at the end"
