@@ -75,8 +75,14 @@ cells_of (const char *line)
 static bool
 is_damaged (const char *line, const qc_records_t *cols)
 {
-    return cols->ncolumns && line[0] && line[0] != '#' && line[0] != '\n'
-           && line[0] != '\r' && cells_of (line) != cols->ncolumns;
+    if (!cols->ncolumns || !line[0] || line[0] == '#' || line[0] == '\n' || line[0] == '\r')
+        return false;
+    size_t n = cells_of (line);
+    /* HistoQC's layout ends in warnings: a spreadsheet that saved it
+       may drop an empty last cell, which loses nothing */
+    return n != cols->ncolumns
+           && !(n + 1 == cols->ncolumns
+                && strcmp (cols->columns[cols->ncolumns - 1], "warnings") == 0);
 }
 
 /* Whether a results.tsv line (of a file whose #dataset: line gave cols,

@@ -162,6 +162,60 @@ test_named_rows (void)
     zhashx_destroy (&drop_names);
 }
 
+/* Rows whose cells are not the header's columns (two glued into one,
+ * one cut short) are no record and go at a rewrite (kept in .N); a
+ * HistoQC-layout row that lost only its empty last warnings cell (a
+ * spreadsheet's save) is still one. */
+static void
+test_damaged_rows (void)
+{
+    FILE *f = fopen (path_of ("results.tsv"), "w");
+    CHECK (f != NULL);
+    if (!f)
+        return;
+    fputs ("#dataset:filename\tbase_mag\twarnings\n"
+           "a.svs\t40\t|w\n"
+           "b.svs\t20\n"                              /* warnings cell dropped */
+           "c.svs\t20\t|wd.svs\t40\t\n"              /* c and d glued */
+           "e.svs\n", f);                               /* cut short */
+    CHECK (fclose (f) == 0);
+    qc_names_t *names = qc_names_new ();
+    qc_records_t r;
+    char err[512] = "";
+    CHECK (names && qc_records_read (&r, s_dir, names, err, sizeof err) == 0, "%s", err);
+    CHECK (r.damaged == 2 && r.damaged_line == 4 && r.damaged_cells == 5,
+           "two damaged rows, the first on line 4 with 5 cells: %zu, %zu, %zu", r.damaged,
+           r.damaged_line, r.damaged_cells);
+    CHECK (qc_records_named_only (&r, "/s/a.svs") && qc_records_named_only (&r, "/s/b.svs"),
+           "a.svs and b.svs (its empty warnings cell dropped) are records");
+    CHECK (!qc_records_named_only (&r, "/s/c.svs") && !qc_records_named_only (&r, "/s/d.svs")
+           && !qc_records_named_only (&r, "/s/e.svs"), "the glued and cut rows are none");
+    qc_records_free (&r);
+    qc_names_destroy (&names);
+    int kept = 1;
+    while (kept < 100) {
+        char name[32];
+        snprintf (name, sizeof name, "results.tsv.%d", kept);
+        if (access (path_of (name), F_OK) != 0)
+            break;
+        kept++;
+    }
+    zhashx_t *drop = zhashx_new ();
+    CHECK (qc_records_rewrite (s_dir, drop, NULL, NULL, err, sizeof err) == 0, "%s", err);
+    zhashx_destroy (&drop);
+    char keep[32];
+    snprintf (keep, sizeof keep, "results.tsv.%d", kept);
+    CHECK (access (path_of (keep), F_OK) == 0, "the file as it was kept as %s", keep);
+    f = fopen (path_of ("results.tsv"), "r");
+    char buf[512] = "";
+    size_t n = f ? fread (buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose (f);
+    buf[n] = 0;
+    CHECK (strcmp (buf, "#dataset:filename\tbase_mag\twarnings\na.svs\t40\t|w\nb.svs\t20\n")
+           == 0, "the damaged rows gone: %s", buf);
+}
+
 /* What a rerun does with each kind of error line: an older build's
  * failure after every retry ("(5 attempts)", unmarked then) runs again,
  * as a marked one does; a slide's own failure stands. */
@@ -206,6 +260,7 @@ main (void)
     test_transient ();
     test_named_rows ();
     test_kinds ();
+    test_damaged_rows ();
     char cmd[128];
     snprintf (cmd, sizeof cmd, "rm -rf '%s'", s_dir);
     if (system (cmd) != 0)
