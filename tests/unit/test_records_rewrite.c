@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -39,6 +40,30 @@ path_of (const char *name)
     static char p[128];
     snprintf (p, sizeof p, "%s/%s", s_dir, name);
     return p;
+}
+
+/* results.tsv with text; true when written */
+static bool
+write_results (const char *text)
+{
+    FILE *f = fopen (path_of ("results.tsv"), "w");
+    CHECK (f != NULL);
+    if (!f)
+        return false;
+    fputs (text, f);
+    CHECK (fclose (f) == 0);
+    return true;
+}
+
+/* results.tsv's first cap - 1 bytes into buf */
+static void
+read_results (char *buf, size_t cap)
+{
+    FILE *f = fopen (path_of ("results.tsv"), "r");
+    size_t n = f ? fread (buf, 1, cap - 1, f) : 0;
+    if (f)
+        fclose (f);
+    buf[n] = 0;
 }
 
 static void
@@ -125,12 +150,8 @@ test_transient (void)
 static void
 test_named_rows (void)
 {
-    FILE *f = fopen (path_of ("results.tsv"), "w");
-    CHECK (f != NULL);
-    if (!f)
+    if (!write_results ("#dataset:filename\tbase_mag\na.svs\t40\nb.svs\t20\nxb.svs\t20\n"))
         return;
-    fputs ("#dataset:filename\tbase_mag\na.svs\t40\nb.svs\t20\nxb.svs\t20\n", f);
-    CHECK (fclose (f) == 0);
     qc_names_t *names = qc_names_new ();
     qc_records_t r;
     char err[512] = "";
@@ -150,12 +171,8 @@ test_named_rows (void)
     zhashx_t *drop = zhashx_new (), *drop_names = zhashx_new ();
     zhashx_insert (drop_names, "b.svs", QC_DROP_KEEP);
     CHECK (qc_records_rewrite (s_dir, drop, drop_names, NULL, err, sizeof err) == 0, "%s", err);
-    f = fopen (path_of ("results.tsv"), "r");
-    char buf[512] = "";
-    size_t n = f ? fread (buf, 1, sizeof buf - 1, f) : 0;
-    if (f)
-        fclose (f);
-    buf[n] = 0;
+    char buf[512];
+    read_results (buf, sizeof buf);
     CHECK (strcmp (buf, "#dataset:filename\tbase_mag\na.svs\t40\nxb.svs\t20\n") == 0,
            "b.svs's row gone, the others stay: %s", buf);
     zhashx_destroy (&drop);
@@ -169,16 +186,12 @@ test_named_rows (void)
 static void
 test_damaged_rows (void)
 {
-    FILE *f = fopen (path_of ("results.tsv"), "w");
-    CHECK (f != NULL);
-    if (!f)
+    if (!write_results ("#dataset:filename\tbase_mag\twarnings\n"
+                        "a.svs\t40\t|w\n"
+                        "b.svs\t20\n"                 /* warnings cell dropped */
+                        "c.svs\t20\t|wd.svs\t40\t\n" /* c and d glued */
+                        "e.svs\n"))                    /* cut short */
         return;
-    fputs ("#dataset:filename\tbase_mag\twarnings\n"
-           "a.svs\t40\t|w\n"
-           "b.svs\t20\n"                              /* warnings cell dropped */
-           "c.svs\t20\t|wd.svs\t40\t\n"              /* c and d glued */
-           "e.svs\n", f);                               /* cut short */
-    CHECK (fclose (f) == 0);
     qc_names_t *names = qc_names_new ();
     qc_records_t r;
     char err[512] = "";
@@ -206,12 +219,8 @@ test_damaged_rows (void)
     char keep[32];
     snprintf (keep, sizeof keep, "results.tsv.%d", kept);
     CHECK (access (path_of (keep), F_OK) == 0, "the file as it was kept as %s", keep);
-    f = fopen (path_of ("results.tsv"), "r");
-    char buf[512] = "";
-    size_t n = f ? fread (buf, 1, sizeof buf - 1, f) : 0;
-    if (f)
-        fclose (f);
-    buf[n] = 0;
+    char buf[512];
+    read_results (buf, sizeof buf);
     CHECK (strcmp (buf, "#dataset:filename\tbase_mag\twarnings\na.svs\t40\t|w\nb.svs\t20\n")
            == 0, "the damaged rows gone: %s", buf);
 }
