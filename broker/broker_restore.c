@@ -567,6 +567,22 @@ restore_run (qc_broker_t *b, char *err, size_t errlen)
     }
     if (check_unknown_results (b, &r.recovered, err, errlen))
         return -1;
+    /* Jobs a certificate owns, restored by a broker started without
+     * --cert (a rollback, a unit file mistyped): every peer is then
+     * admitted, and any local user could fetch or cancel them with a
+     * made-up job key (a hospital admin's probe). Refused before a peer
+     * is heard; nothing in the folder changed. */
+    size_t owned = 0;
+    for (job_rec_t *j = zhashx_first (b->jobs); j && !b->cfg.cert_path; j = zhashx_next (b->jobs))
+        owned += j->owner[0] != 0;
+    if (owned) {
+        snprintf (err, errlen, "the state folder %s holds %zu job%s submitted with a "
+                  "certificate (its broker ran with --cert): without --cert, anyone who "
+                  "can reach this broker could fetch or cancel %s. Start it with its --cert "
+                  "and --allow, as before, or give another --state", b->state.dir, owned,
+                  qc_plural (owned), owned == 1 ? "it" : "them");
+        return -1;
+    }
     remove_orphans (b);
     qc_log (QC_LOG_INFO, MOD, "state %s: %zu job%s restored (%" PRIu64 " slide%s, %"
             PRIu64 " to run, %" PRIu64 " results waiting for their clients) in %"

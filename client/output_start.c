@@ -62,11 +62,22 @@ write_atomically (qc_output_t *o, const char *name, int (*fill) (qc_output_t *, 
         return -1;
     }
     if (holds_already (final, text, len)) {
+        /* an older build's 0644 copy is made private too, where it can be */
+        if (strcmp (name, SLIDESFILE) == 0)
+            (void) chmod (final, 0600);
         free (text);
         free (final);
         return 0;
     }
     FILE *f = asprintf (&tmp, "%s.tmp", final) >= 0 ? fopen (tmp, "w") : NULL;
+    /* .qc-slides holds the job's key, which fetches and cancels the job
+       (and claims it on a broker secured later): this user's alone, as
+       .qc-job (it was 0644: another user copied the key and claimed a
+       job, a hospital admin's probe) */
+    if (f && strcmp (name, SLIDESFILE) == 0 && fchmod (fileno (f), 0600) != 0) {
+        fclose (f);
+        f = NULL;
+    }
     rc = f && fwrite (text, 1, len, f) == len ? 0 : -1;
     if (f && fflush (f))
         rc = -1;

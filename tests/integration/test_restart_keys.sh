@@ -75,3 +75,25 @@ restart_and_finish $sub "$T/submit2.log" "after the compaction, the second qc-su
 [ "$(grep -c '^CMU-1-Small-Region-pyramid.svs' "$T/out2/results.tsv")" = 1 ] \
     || fail "not one result row"
 pass "after a restart that rewrote the journal, and another, the running attempt's RESULT is still taken from its worker"
+
+# the keyed broker's state folder, started without keys (a rollback, a
+# unit file mistyped): refused, saying why, before any peer is heard;
+# it went on, and any local user could fetch or cancel c1's jobs with a
+# made-up job key
+kill -TERM $BROKER_PID
+wait $BROKER_PID 2>/dev/null
+"$BIN/qc-broker" --bind "tcp://127.0.0.1:$port" --state "$T/state-$port" >"$T/keyless.log" 2>&1 &
+kpid=$!
+PIDS+=($kpid)
+wait_exit $kpid 10
+rc=$?
+[ $rc = 2 ] && grep -q "the state folder $T/state-$port holds [0-9]* jobs\? submitted with a certificate (its broker ran with --cert): without --cert, anyone who can reach this broker could fetch or cancel" \
+    "$T/keyless.log" || fail "a keyed state folder without --cert: exit $rc: $(cat "$T/keyless.log")"
+start_broker $port "${KEYS[@]}"
+pass "a state folder with jobs of certificates, started without --cert: refused (exit 2), saying why; with its keys it starts"
+# the job's key is this user's alone in the output folder: .qc-job and
+# .qc-slides (it was 0644 there, and another user copied it)
+for f in .qc-job .qc-slides; do
+    [ "$(stat -c %a "$T/out/$f")" = 600 ] || fail "$T/out/$f is $(stat -c %a "$T/out/$f"), not 600"
+done
+pass "the job's key (.qc-job, .qc-slides) is readable by its user alone"
