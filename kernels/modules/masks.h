@@ -72,12 +72,15 @@ int qc_ld_equalised (const qc_rgb_t *rgb, uint8_t *out);
  * smoothed optical density (R + G + B, Gaussian sigma) is over ratio
  * times the mean of the tissue around them (window x window, the mean
  * taken again without the first pass's candidates) and whose shares of
- * R's and B's density are within max_shift of the tissue around (0:
- * not checked), in 8-connected pieces of at least min_size pixels.
+ * R's and B's density are within seed_shift of the tissue around, in
+ * pieces of at least min_size pixels, are seeds; the folds are grown
+ * from them over pixels over grow_ratio (<= ratio) whose shares are
+ * within max_shift (0: no colour checked, seed_shift neither), in
+ * 8-connected pieces of at least min_size pixels.
  * Sizes are pixels of img; the comparison runs on an image downscale
  * times smaller. out is img-sized. */
 typedef struct {
-    double ratio, sigma, max_shift;
+    double ratio, sigma, max_shift, grow_ratio, seed_shift;
     int window, min_size, downscale;
 } qc_folds_params_t;
 
