@@ -32,6 +32,7 @@ struct keyring {
     struct timespec dir_mtime, dir_ctime;
     ino_t dir_ino;
     uint64_t files_sig;       /* of every file's name, size, time, inode */
+    bool said_open;           /* the folder's write bits for others said */
 };
 
 static void
@@ -207,6 +208,18 @@ load_file (keyring_t *self, zhashx_t *admitted, const char *file)
     e->expires = ex == 0 ? expires : 0;
     zcert_destroy (&cert);
     keyring_entry_t *first = zhashx_lookup (admitted, e->key);
+    if (first && first->role != e->role && first->role != QC_ROLE_NONE) {
+        /* which role would win was the file names' order: a copy named
+           00-... made a client an admin while it was connected (a
+           hospital admin's probe); neither is taken */
+        qc_log (QC_LOG_ERROR, MOD, "%s: key %s is also in another file of the folder as %s "
+                "(%s), here as %s (%s): one key with two roles is refused until one of "
+                "the files goes", path, e->key, first->name, qc_role_name (first->role),
+                e->name, qc_role_name (e->role));
+        first->role = QC_ROLE_NONE;
+        free (e);
+        return;
+    }
     if (first) {
         qc_log (QC_LOG_WARNING, MOD, "%s: key %s is already admitted as %s (%s): this "
                 "file is ignored", path, e->key, first->name, qc_role_name (first->role));
@@ -259,6 +272,15 @@ load (keyring_t *self, bool *changed)
         return -1;
     }
     zhashx_set_destructor (admitted, free_item);
+    /* whoever may write into the folder admits whom they like: said
+       (once a run), as a secret certificate others may read is */
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !self->said_open) {
+        qc_log (QC_LOG_WARNING, MOD, "the allowed folder %s may be written by %s: they can "
+                "admit any certificate, an admin's included (chmod go-w %s)", self->dir,
+                st.st_mode & S_IWOTH ? "every user of this machine" : "its group",
+                self->dir);
+        self->said_open = true;
+    }
     for (size_t i = 0; i < n; i++)
         load_file (self, admitted, names[i]);
     self->dir_mtime = st.st_mtim;
@@ -287,6 +309,8 @@ load (keyring_t *self, bool *changed)
                         when);
             *changed = true;
         }
+        if (old)
+            e->warned = old->warned;   /* once a day, across reloads */
         warn_expiry (e, (int64_t) time (NULL));
     }
     for (keyring_entry_t *e = self->admitted ? zhashx_first (self->admitted) : NULL; e;
