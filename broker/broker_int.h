@@ -492,6 +492,10 @@ void jobs_cancel (qc_broker_t *b, job_rec_t *job, zframe_t *asker, const char *w
 #define JOBS_STALLED_WHY QC_RESULT_NOT_RUN "no slide of the job ran for qc-broker --retention " \
     "while its client was away (no worker could run them: do they need a GPU?" \
     QC_RESULT_RETRY_MARK
+/* ... and of one an admin cancelled (its owner was told "cancelled by the
+ * client", and took it for its own doing: a hospital admin's probe) */
+#define JOBS_ADMIN_WHY QC_RESULT_NOT_RUN "an admin cancelled the job (qc-submit --cancel with " \
+    "an admin's certificate; the broker's log names it" QC_RESULT_RETRY_MARK
 
 /* broker_clients.c: the jobs' clients */
 /* job->client was set or changed: the job joins its record. */

@@ -533,6 +533,8 @@ jobs_on_cancel (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     /* who cancelled, as far as the broker knows: its own client, or
        another connection (qc-submit --cancel; without certificates any
        that reaches the broker may) */
+    bool by_admin = p->cert && p->cert->role == QC_ROLE_ADMIN
+                    && strcmp (job->owner, p->cert->key) != 0;
     qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 " cancelled by %s%s%s%s", job->id,
             job->client && zframe_eq (job->client, from) ? "its own client"
             : "a qc-submit --cancel, not the job's client",
@@ -545,12 +547,12 @@ jobs_on_cancel (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
            refused as "out of memory", and a restart brought them back as
            cancelled slides); later ones are refused as the job's */
         if (!job->cancel_due)
-            job->cancel_due_why = NULL;
+            job->cancel_due_why = by_admin ? JOBS_ADMIN_WHY : NULL;
         job->cancel_due = true;
         jobs_send_accepted (b, from, job, false);
         return;
     }
-    jobs_cancel (b, job, from, NULL);
+    jobs_cancel (b, job, from, by_admin ? JOBS_ADMIN_WHY : NULL);
 }
 
 /* Whether job is the client's at p: its routing id, and with keys its

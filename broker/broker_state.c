@@ -164,7 +164,8 @@ state_log_ack (qc_broker_t *b, job_rec_t *job)
  * slides it had not run yet with the reason the client was told before
  * (a cut's says what to do about it). */
 static const char *const s_cancel_whys[] = {
-    SCHED_CANCELLED_BY_CLIENT, JOBS_CUT_WHY, JOBS_ORPHAN_WHY,
+    SCHED_CANCELLED_BY_CLIENT, JOBS_CUT_WHY, JOBS_ORPHAN_WHY, JOBS_STALLED_WHY,
+    JOBS_ADMIN_WHY,   /* new codes go last: a journal keeps them */
 };
 
 const char *

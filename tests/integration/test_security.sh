@@ -537,7 +537,12 @@ pass "RESULTs of attempts before the restart: not taken, not called forgeries, s
 as admin --wait-ms 800 cancel "$bjob" 0x5757 >"$T/s13.log" 2>&1
 grep -q "got ERROR" "$T/s13.log" && fail "the admin cannot cancel: $(cat "$T/s13.log")"
 wait_for "job $bjob cancelled" 10 "grep -q 'job $bjob cancelled' '$LOG'" "$LOG"
-pass "an admin certificate cancels another client's job"
+# its owner is told an admin did it (it read "cancelled by the client",
+# taken by the owner for its own doing)
+wait_for "job $bjob's queued slides failed" 10 "grep -q 'job $bjob: .* failed: ' '$LOG'" "$LOG"
+grep "job $bjob: .* failed: " "$LOG" | grep -vq "failed: not run: an admin cancelled the job (qc-submit --cancel with an admin's certificate; the broker's log names it; a rerun tries again)" \
+    && fail "the slides of a job an admin cancelled: $(grep "job $bjob: .* failed: " "$LOG" | head -2)"
+pass "an admin certificate cancels another client's job; its slides say an admin did"
 
 # ---------------------------------------------------------------- how to go on, with keys
 # a client interrupted says how to fetch its job: the command it prints
