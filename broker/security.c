@@ -88,10 +88,17 @@ security_new (zsock_t *router, const char *cert_path, const char *allow_dir,
         security_destroy (&self);
         return NULL;
     }
+    /* another role's pair would make the broker's key that peer's (a
+       client's: its holder could pose as the broker); a pair without
+       a role (zcert's own, an older qc-keygen) is taken */
     const char *role = zcert_meta (self->cert, "role");
-    if (role && strcmp (role, "broker") != 0)
-        qc_log (QC_LOG_WARNING, MOD, "--cert %s has the role %s, not broker: used as "
-                "the broker's key pair anyway", cert_path, role);
+    if (role && strcmp (role, "broker") != 0) {
+        snprintf (err, errlen, "--cert %s has the role %s, not broker: the broker's key "
+                  "would be that %s's. Make the broker's own: qc-keygen --role broker",
+                  cert_path, role, role);
+        security_destroy (&self);
+        return NULL;
+    }
     if (!(self->keyring = keyring_new (allow_dir, err, errlen))) {
         security_destroy (&self);
         return NULL;

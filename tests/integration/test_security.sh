@@ -86,7 +86,11 @@ timeout 10 "$BIN/qc-broker" --bind "$EP" --state none --cert "$K/broker.cert" --
     >"$T/open.log" 2>&1
 [ $? -eq 2 ] || fail "--cert with a public certificate should exit 2"
 grep -q "no secret key" "$T/open.log" || fail "message: $(cat "$T/open.log")"
-pass "a non-loopback bind needs --cert or --insecure; --cert needs a secret certificate and --allow"
+timeout 10 "$BIN/qc-broker" --bind "$EP" --state none --cert "$K/alice.cert_secret" --allow "$K/allowed" \
+    >"$T/open.log" 2>&1
+[ $? -eq 2 ] && grep -q "has the role client, not broker: the broker's key would be that client's" "$T/open.log" \
+    || fail "--cert with a client's key pair: $(cat "$T/open.log")"
+pass "a non-loopback bind needs --cert or --insecure; --cert needs the broker's secret certificate (not a client's) and --allow"
 # no --bind and no keys: this machine only (tcp://127.0.0.1:5555), said
 "$BIN/qc-broker" --state none >"$T/bare.log" 2>&1 &
 bare=$!
