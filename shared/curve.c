@@ -270,6 +270,22 @@ qc_curve_client_new (const char *cert_path, const char *server_key_path, char *e
         qc_curve_client_destroy (&self);
         return NULL;
     }
+    /* another peer's certificate (a client's own, by mistake): said
+       now, by its role line, where the handshake only timed out with a
+       guess (a hospital admin's probe); one without a role is tried */
+    zcert_t *peer = qc_cert_read (server_key_path);
+    const char *role = peer ? zcert_meta (peer, "role") : NULL;
+    if (role && strcmp (role, "broker") != 0) {
+        const char *name = zcert_meta (peer, "name");
+        snprintf (err, errlen, "--server-key %s is the certificate of a %s%s%s, not of the "
+                  "broker: give the broker's public certificate (the broker.cert that "
+                  "qc-keygen --role broker made beside the broker's secret one)",
+                  server_key_path, role, name && *name ? ", " : "", name ? name : "");
+        zcert_destroy (&peer);
+        qc_curve_client_destroy (&self);
+        return NULL;
+    }
+    zcert_destroy (&peer);
     if (holds_secret (server_key_path))
         /* it works (the public key is in it too), but the broker's
            secret key then lies on every machine that reaches it */

@@ -90,6 +90,12 @@ timeout 10 "$BIN/qc-broker" --bind "$EP" --state none --cert "$K/alice.cert_secr
     >"$T/open.log" 2>&1
 [ $? -eq 2 ] && grep -q "has the role client, not broker: the broker's key would be that client's" "$T/open.log" \
     || fail "--cert with a client's key pair: $(cat "$T/open.log")"
+# a client's own certificate given as --server-key: said at once, by its
+# role (it timed out with a guess)
+timeout 10 "$BIN/qc-status" --broker "$EP" --cert "$K/alice.cert_secret" --server-key "$K/alice.cert" \
+    >"$T/wrongsk.log" 2>&1
+[ $? -eq 2 ] && grep -q "server-key $K/alice.cert is the certificate of a client, alice@test, not of the broker" "$T/wrongsk.log" \
+    || fail "a client's certificate as --server-key: $(cat "$T/wrongsk.log")"
 pass "a non-loopback bind needs --cert or --insecure; --cert needs the broker's secret certificate (not a client's) and --allow"
 # no --bind and no keys: this machine only (tcp://127.0.0.1:5555), said
 "$BIN/qc-broker" --state none >"$T/bare.log" 2>&1 &
