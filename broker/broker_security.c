@@ -85,13 +85,20 @@ refuse_unadmitted (qc_broker_t *b, const peer_t *p, const char *why)
 void
 refuse_role (qc_broker_t *b, const peer_t *p, const qc_msg_t *m)
 {
+    /* with what to do: the protocol's words alone ("READY may not be
+       sent ...") left an admin guessing (a hospital admin's probe) */
     char why[256];
-    snprintf (why, sizeof why, "%s may not be sent with a certificate of the role %s",
-              qc_command_name (m->command), qc_role_name (p->cert->role));
+    bool client_command = security_may_send (QC_ROLE_CLIENT, m->command);
+    const char *role = qc_role_name (p->cert->role);
+    snprintf (why, sizeof why, "%s may not be sent with a certificate of the role %s (%s)",
+              qc_command_name (m->command), role,
+              client_command ? "qc-submit and qc-status need a client's or an admin's "
+                               "certificate (qc-keygen --role client)"
+                             : "qc-worker needs a worker's certificate (qc-keygen --role "
+                               "worker)");
     b->dropped++;
     if (!refuse (b, p, "%s", why))
         return;
-    bool client_command = security_may_send (QC_ROLE_CLIENT, m->command);
     qc_msg_t r = {.command = client_command ? QC_ERROR : QC_DISCONNECT, .gpu = -1,
                   .job = m->job};
     char text[300];
