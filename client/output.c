@@ -871,6 +871,7 @@ qc_output_close (qc_output_t **self_p)
     zhashx_destroy (&o->drop);
     zhashx_destroy (&o->drop_names);
     zhashx_destroy (&o->stamps);
+    zhashx_destroy (&o->moved);
     zhashx_destroy (&o->url_stamps);
     zhashx_destroy (&o->input_stamps);
     zhashx_destroy (&o->url_input_stamps);

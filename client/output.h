@@ -87,6 +87,12 @@ qc_rec_t qc_output_recorded (const qc_output_t *self, const char *path);
 /* The same, also for the same file reached by another path (a linked
  * folder): *as is the path the folder records it under. */
 qc_rec_t qc_output_recorded_as (qc_output_t *self, const char *path, const char **as);
+/* A local slide with no record that was moved: the recorded path of a
+ * file of the same name, size and modification time (its .qc-stamps
+ * line) that has a record and is gone (stat: no such file); NULL when
+ * there is none, or two such (which one is not known). A folder of
+ * slides moved to an archive ran again whole under new names. */
+const char *qc_output_moved_from (qc_output_t *self, const char *path);
 /* Whether the file at path is no longer the one the folder's record of
  * it (under the path recorded) was made from: its size or modification
  * time differ from the stamp the run that sent it noted

@@ -64,6 +64,9 @@ struct qc_output {
     zhashx_t *drop;           /* paths whose records go at the start */
     zhashx_t *drop_names;     /* ... file names of rows without a path */
     zhashx_t *stamps;         /* .qc-stamps: recorded path -> qc_stamp_t */
+    zhashx_t *moved;          /* "name TAB size TAB s.ns" -> the recorded
+                                 path gone (qc_output_moved_from; "" when
+                                 two match), made on first use */
     zlistx_t *baseline;       /* slide_t of skipped slides with no stamp
                                  yet, stamped as they are now (NULL: none) */
     zhashx_t *url_stamps;     /* ... redacted URL -> qc_result_source_t */

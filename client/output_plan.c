@@ -5,10 +5,12 @@
  * (output_start.c). Split from output.c, which opens the folder. */
 #include "client/output_int.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "client/escape.h"
 #include "shared/url.h"
@@ -25,6 +27,58 @@ qc_output_recorded_as (qc_output_t *o, const char *path, const char **as)
     if (as)
         *as = path;
     return o ? qc_records_of_file (&o->records, path, as) : QC_REC_NONE;
+}
+
+/* "name TAB size TAB s.ns" of a file (its last part and its stamp),
+ * malloc'd, or NULL. */
+static char *
+moved_key (const char *path, const qc_stamp_t *st)
+{
+    const char *slash = strrchr (path, '/');
+    char *key = NULL;
+    if (asprintf (&key, "%s\t%lld\t%lld.%09lld", slash ? slash + 1 : path,
+                  (long long) st->size, (long long) st->mtime_s,
+                  (long long) st->mtime_ns) < 0)
+        return NULL;
+    return key;
+}
+
+const char *
+qc_output_moved_from (qc_output_t *o, const char *path)
+{
+    if (!o || !path || !o->stamps || path[0] != '/')
+        return NULL;
+    if (!o->moved) {
+        /* once: the recorded slides whose files are gone, by name and
+           stamp (a share not mounted now is gone too, yet finding the
+           same file elsewhere is still the same slide) */
+        if (!(o->moved = zhashx_new ()))
+            return NULL;
+        zhashx_set_destructor (o->moved, (zhashx_destructor_fn *) zstr_free);
+        for (const qc_stamp_t *st = zhashx_first (o->stamps); st; st = zhashx_next (o->stamps)) {
+            const char *was = zhashx_cursor (o->stamps);
+            struct stat sb;
+            if (st->workers || qc_records_of (&o->records, was) == QC_REC_NONE
+                || stat (was, &sb) == 0 || errno != ENOENT)
+                continue;
+            char *key = moved_key (was, st);
+            if (!key)
+                continue;
+            /* two gone files alike: neither is known to be this one */
+            const char *had = zhashx_lookup (o->moved, key);
+            char *val = strdup (had ? "" : was);
+            if (val)
+                zhashx_update (o->moved, key, val);
+            free (key);
+        }
+    }
+    qc_stamp_t now;
+    if (!zhashx_size (o->moved) || !qc_stamp_take (path, &now))
+        return NULL;
+    char *key = moved_key (path, &now);
+    const char *was = key ? zhashx_lookup (o->moved, key) : NULL;
+    free (key);
+    return was && *was && strcmp (was, path) != 0 ? was : NULL;
 }
 
 bool

@@ -223,6 +223,18 @@ plan_slides (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
            same slide: its record is dropped under the path it has */
         const char *as = p;
         qc_rec_t rec = remote ? qc_output_recorded (out, p) : qc_output_recorded_as (out, p, &as);
+        /* or moved (a folder of slides archived): the recorded file is
+           gone, and this one has its name, size and time */
+        const char *from = !remote && rec == QC_REC_NONE ? qc_output_moved_from (out, p) : NULL;
+        if (from) {
+            as = from;
+            rec = qc_output_recorded (out, from);
+            r->moved++;
+            if (qc_output_plan_note (out, "INFO", "%s: the slide recorded as %s, which is "
+                                     "gone (the same file name, size and modification "
+                                     "time): moved, its record stands", p, from))
+                return -1;
+        }
         /* a file other than the one its record was made from (rescanned
            under the same name): run again, its old record kept as .N */
         bool changed_url = remote && verdict[i] == QC_URLV_CHANGED;
@@ -444,6 +456,12 @@ qc_rerun_say (const qc_rerun_t *r, const char *outdir, FILE *to)
                  "as failed (exit 1); %s/error.log says why\n", r->failed_gone,
                  qc_plural (r->failed_gone), r->fetched_job, r->failed_gone == 1 ? "is" : "are",
                  r->failed_gone == 1 ? "its file" : "their files", dir);
+    if (r->moved)
+        fprintf (to, "%zu of them %s moved from where %s record%s say%s (the same file "
+                 "name, size and modification time; the recorded file gone): taken as "
+                 "recorded (qc.log names %s)\n", r->moved, r->moved == 1 ? "was" : "were",
+                 r->moved == 1 ? "its" : "their", r->moved == 1 ? "" : "s",
+                 r->moved == 1 ? "s" : "", r->moved == 1 ? "it" : "them");
     if (r->redone)
         fprintf (to, "-f: %zu slide%s with results in %s run%s again (the old "
                  "results.tsv and error.log are kept as .N)\n", r->redone,

@@ -36,6 +36,9 @@ typedef struct {
                                  unreadable ones included) */
     size_t redone;            /* -f: run again */
     size_t retried;           /* unreadable or cancelled before, run now */
+    size_t moved;             /* of those before: recorded under a path
+                                 now gone, the same file found here
+                                 (qc_output_moved_from) */
     size_t changed;           /* a record for another file of that path
                                  (client/output_stamps.h), run now */
     size_t changed_inputs;    /* a file its steps read beside it (its
