@@ -195,6 +195,28 @@ qc_names_adopt (qc_names_t *self, const char *name, const char *path)
     return rc;
 }
 
+int
+qc_names_move (qc_names_t *self, const char *from, const char *to)
+{
+    if (!self || !from || !to || !*to)
+        return -1;
+    const char *name = zhashx_lookup (self->by_path, from);
+    if (!name || zhashx_lookup (self->by_path, to))
+        return 1;
+    char *copy = strdup (name), *key = fold_case (name);
+    int rc = copy && key ? 1 : -1;
+    const char *owner = key ? zhashx_lookup (self->by_name, key) : NULL;
+    if (rc == 1 && owner && strcmp (owner, from) == 0) {
+        zhashx_update (self->by_name, key, (void *) to);
+        rc = zhashx_insert (self->by_path, to, copy) ? -1 : 0;
+        if (rc == 0)
+            zhashx_delete (self->by_path, from);
+    }
+    free (copy);
+    free (key);
+    return rc;
+}
+
 const char *
 qc_names_of (const qc_names_t *self, const char *path)
 {

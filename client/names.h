@@ -48,6 +48,10 @@ int qc_names_claim (qc_names_t *self, const char *name, const char *path);
  * given; 1 when the name is not such a row's, or path has a name; -1
  * on memory. */
 int qc_names_adopt (qc_names_t *self, const char *name, const char *path);
+/* Gives the slide at to the name the slide at from has (a slide moved:
+ * client/rerun.c), from then without one. 0 when given; 1 when from has
+ * no name or to has one; -1 on a bad argument or memory. */
+int qc_names_move (qc_names_t *self, const char *from, const char *to);
 /* The name of the slide at path (absolute): the one it already has, or a
  * new one, claimed. malloc'd; NULL on memory. */
 char *qc_names_assign (qc_names_t *self, const char *path);

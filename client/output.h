@@ -93,6 +93,11 @@ qc_rec_t qc_output_recorded_as (qc_output_t *self, const char *path, const char 
  * there is none, or two such (which one is not known). A folder of
  * slides moved to an archive ran again whole under new names. */
 const char *qc_output_moved_from (qc_output_t *self, const char *path);
+/* The slide at to (moved from from, which it is) takes from's name, so
+ * that run again (-f) it writes its row and images under the name its
+ * record had, not a new one (arch__a.svs) beside the old folder. -1 on
+ * memory. */
+int qc_output_name_moved (qc_output_t *self, const char *from, const char *to);
 /* Whether the file at path is no longer the one the folder's record of
  * it (under the path recorded) was made from: its size or modification
  * time differ from the stamp the run that sent it noted

@@ -81,6 +81,14 @@ qc_output_moved_from (qc_output_t *o, const char *path)
     return was && *was && strcmp (was, path) != 0 ? was : NULL;
 }
 
+int
+qc_output_name_moved (qc_output_t *o, const char *from, const char *to)
+{
+    if (!o || !from || !to)
+        return -1;
+    return qc_names_move (o->names, from, to) < 0 ? -1 : 0;
+}
+
 bool
 qc_output_changed (const qc_output_t *o, const char *recorded, const char *path)
 {

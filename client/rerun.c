@@ -230,6 +230,9 @@ plan_slides (qc_output_t *out, const qc_cohort_t *c, bool force, bool check,
             as = from;
             rec = qc_output_recorded (out, from);
             r->moved++;
+            /* run again (-f), it keeps the name its record had */
+            if (force && qc_output_name_moved (out, from, p) != 0)
+                return -1;
             if (qc_output_plan_note (out, "INFO", "%s: the slide recorded as %s, which is "
                                      "gone (the same file name, size and modification "
                                      "time): moved, its record stands", p, from))

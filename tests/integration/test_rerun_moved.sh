@@ -38,3 +38,12 @@ cp -a "$T/orig" "$T/dup"
 grep -q "^1 slide: 1 passed" "$T/r5.log" && ! grep -q "moved from" "$T/r5.log" \
     || fail "the copy did not run as a slide of its own: $(cat "$T/r5.log")"
 pass "the same again runs nothing; a copy whose original is still there runs as a slide of its own"
+# -f on the moved folder: each slide runs again under the name its
+# record had (it took arch__a.svs, beside the old folder a.svs)
+"$BIN/qc-submit" -f -c "$cfg" -o "$out" "$T/arch" >"$T/r6.log" 2>&1 || fail "-f run: $(tail -3 "$T/r6.log")"
+grep -q "^3 slides: 3 passed" "$T/r6.log" || fail "-f: $(cat "$T/r6.log")"
+# (c.svs: the record of the first c, whose file is gone and not this one)
+[ "$(grep -v '^#' "$out/results.tsv" | cut -f1 | sort | tr '\n' ' ')" = "a.svs arch__c.svs b.svs c.svs " ] \
+    || fail "-f rows: $(grep -v '^#' "$out/results.tsv" | cut -f1 | tr '\n' ' ')"
+! ls "$out" | grep -q '^arch__[ab]' || fail "-f took new names: $(ls "$out")"
+pass "-f on the moved folder: the moved slides run again under their records' names"

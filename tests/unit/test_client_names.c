@@ -348,6 +348,29 @@ test_shell_words (void)
            "NULL refused");
 }
 
+/* A slide moved (rerun.c): the slide at its new path takes the name its
+ * record had; the old path has none; a third file of that name gets
+ * another. */
+static void
+test_move (void)
+{
+    qc_names_t *n = qc_names_new ();
+    CHECK (n && qc_names_claim (n, "a.svs", "/inc/a.svs") == 0);
+    CHECK (qc_names_move (n, "/inc/a.svs", "/arch/a.svs") == 0, "moved");
+    const char *got = qc_names_of (n, "/arch/a.svs");
+    CHECK (got && strcmp (got, "a.svs") == 0, "the new path has the name: %s",
+           got ? got : "-");
+    CHECK (!qc_names_of (n, "/inc/a.svs"), "the old path has none");
+    char *other = qc_names_assign (n, "/copy/a.svs");
+    CHECK (other && strcmp (other, "a.svs") != 0, "another file of that name: %s",
+           other ? other : "-");
+    free (other);
+    CHECK (qc_names_move (n, "/nowhere/x.svs", "/y/x.svs") == 1, "no name to move");
+    CHECK (qc_names_move (n, "/arch/a.svs", "/copy/a.svs") == 1, "to has a name");
+    CHECK (qc_names_move (NULL, "/a", "/b") == -1 && qc_names_move (n, "/a", "") == -1);
+    qc_names_destroy (&n);
+}
+
 int
 main (void)
 {
@@ -357,5 +380,6 @@ main (void)
     test_assign ();
     test_folder_own ();
     test_urls ();
+    test_move ();
     return check_done ("test_client_names");
 }
