@@ -101,6 +101,19 @@ FILE *open_in (qc_output_t *o, const char *name, const char *mode, char *err,
 /* results.tsv, error.log and qc.log opened to append (once); 0, or -1
  * with the reason in err. */
 int output_open_files (qc_output_t *o, char *err, size_t errlen);
+/* OUTDIR/name opened to read, or NULL (absent: nothing to read). */
+FILE *read_in (const qc_output_t *o, const char *name);
+/* output_config.c: the columns rows are written in go (for others, or
+ * at the close); the columns chosen (the config's, plus the path
+ * column; an existing results.tsv's when they agree, a new header with
+ * -f, else a refusal); the folder's config checked against this one
+ * (another is refused, or with -f started afresh). 0, or -1 with a
+ * message. */
+void output_drop_columns (qc_output_t *o);
+int output_choose_columns (qc_output_t *o, const qc_output_config_t *cfg, char *err,
+                           size_t errlen);
+int output_check_config (qc_output_t *o, const qc_output_config_t *cfg, char *err,
+                         size_t errlen);
 /* The inputs of s freed (s itself is not). */
 void slide_free_inputs (slide_t *s);
 
