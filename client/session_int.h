@@ -78,4 +78,15 @@ void session_say_detached (session_t *s);
  * how to go on (nothing, where the caller says it: cfg->gone). */
 void session_say_how_to_go_on (session_t *s);
 
+/* session.c: a message to the broker (0, or -1 when it could not be
+ * encoded or sent); an ATTACH asking what was missed (at most once a
+ * second: again from the main loop when due); SUBMIT batches of the
+ * slides from index base on. */
+int session_send (session_t *s, qc_msg_t *m);
+void session_resync (session_t *s);
+int session_submit_from (session_t *s, uint64_t base);
+/* session_recv.c: what is waiting read and acted on (up to 10,000
+ * messages; it stops early once the session is done or failed). */
+void session_read_burst (session_t *s);
+
 #endif
