@@ -50,6 +50,11 @@ typedef struct {
     const char *command_line;
     const char *config_text;   /* the config as sent (its files by
                                   SHA-256); NULL on attach */
+    const char *builtin_text;  /* the built-in config's, as config_text
+                                  would give it: a folder that lost its
+                                  .qc-config whose header names the
+                                  built-in config is checked against it;
+                                  NULL: not known */
     const char **columns;      /* the config's columns; NULL on attach */
     size_t ncolumns;
     bool force;                /* -f: a results.tsv of other columns, or

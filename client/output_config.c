@@ -59,9 +59,7 @@ make_header (const qc_output_config_t *cfg, char *const *cols, size_t n)
     /* HistoQC writes "default" for its own config.ini; here that name
        means qc-submit's built-in config, which has more steps: said */
     bool builtin = !cfg->config_file || strcmp (cfg->config_file, "default") == 0;
-    qc_escape_put (f, builtin ? "default (qc-submit's built-in config: "
-                                "qc-submit --write-default-config FILE writes it)"
-                              : cfg->config_file);
+    qc_escape_put (f, builtin ? BUILTIN_CONFIG_NAME : cfg->config_file);
     fprintf (f, "\n#command_line_args:\t");
     qc_escape_put (f, cfg->command_line ? cfg->command_line : "");
     fprintf (f, "\n#dataset:");
@@ -300,6 +298,62 @@ output_choose_columns (qc_output_t *o, const qc_output_config_t *cfg, char *err,
     return rc;
 }
 
+/* -f over results of another config: results.tsv begun again in this
+ * config's own columns (an older results.tsv's may lack the path
+ * column); the old one is kept as results.tsv.N */
+static int
+start_afresh (qc_output_t *o, const qc_output_config_t *cfg)
+{
+    o->new_header = true;
+    size_t n = cfg->ncolumns;
+    char **want = calloc (n + 1, sizeof *want);
+    for (size_t i = 0; want && i < n; i++)
+        want[i] = (char *) cfg->columns[i];
+    if (!want)
+        return -1;
+    want[n] = PATH_COLUMN;
+    output_drop_columns (o);
+    free (o->header);
+    o->header = NULL;
+    int rc = set_columns (o, want, n + 1) == 0
+             && (o->header = make_header (cfg, want, n + 1)) ? 0 : -1;
+    free (want);
+    return rc;
+}
+
+/* A folder with results but no .qc-config (copied by a shell glob,
+ * which leaves dot files out; tidied by hand) whose results.tsv
+ * names the built-in config: that config's text is known here, so a
+ * config of other values is refused (with -f: started afresh), as with
+ * the record, not let in beside its rows with a warning. 0: checked
+ * (refused: -1), 1: not known here (HistoQC's, or a config file's). */
+static int
+check_lost_record (qc_output_t *o, const qc_output_config_t *cfg, char *err, size_t errlen)
+{
+    const char *named = o->records.config_file;
+    if (!named || strcmp (named, BUILTIN_CONFIG_NAME) != 0 || !cfg->builtin_text)
+        return 1;
+    char diff[1024] = "";
+    int ndiff = qc_config_diff (cfg->builtin_text, cfg->config_text, diff, sizeof diff);
+    if (ndiff < 0)
+        return 1;
+    if (ndiff == 0)
+        return qc_output_plan_note (o, "INFO", "%s had no %s (the record of its results' "
+                                    "config), and its results.tsv names the built-in "
+                                    "config, whose values this config (%s) gives: recorded "
+                                    "again", o->outdir, CONFIGFILE, o->config_file);
+    if (cfg->force)
+        return start_afresh (o, cfg);
+    snprintf (err, errlen, "%s has no %s (the record of its results' config: lost in a "
+              "copy that left out dot files?), but its results.tsv names qc-submit's "
+              "built-in config, and this config (%s) differs from it in: %s. One "
+              "results.tsv must not mix two configs' rows: run without -c to go on with "
+              "the built-in config, write into another folder, or give -f to start "
+              "results.tsv and error.log afresh with this config (the old ones are kept "
+              "as .N)", o->outdir, CONFIGFILE, o->config_file, diff);
+    return -1;
+}
+
 /* A folder whose results came from another config (.qc-config) is
  * refused, or with -f started afresh: rows of two configs in one
  * results.tsv could not be told apart. A folder that records no slide
@@ -319,6 +373,9 @@ output_check_config (qc_output_t *o, const qc_output_config_t *cfg, char *err, s
                    || (r->by_name && zhashx_size (r->by_name));
     char was[QC_ASSET_HEX_LEN + 1], file[1024];
     read_config_file (o, was, file, sizeof file, NULL);
+    int lost = records && !*was && !o->new_header ? check_lost_record (o, cfg, err, errlen) : 1;
+    if (lost <= 0)
+        return lost;
     if (records && !*was && !o->new_header) {
         /* written by HistoQC, or before folders kept their config: not
            known, so said as a warning, with the config its header names
@@ -355,25 +412,8 @@ output_check_config (qc_output_t *o, const qc_output_config_t *cfg, char *err, s
                                     "differ), so the same config: its record, %s, is "
                                     "kept", o->config_file, file, CONFIGFILE);
     }
-    if (cfg->force) {
-        /* afresh in this config's own columns (an older results.tsv's
-         * may lack the path column) */
-        o->new_header = true;
-        size_t n = cfg->ncolumns;
-        char **want = calloc (n + 1, sizeof *want);
-        for (size_t i = 0; want && i < n; i++)
-            want[i] = (char *) cfg->columns[i];
-        if (!want)
-            return -1;
-        want[n] = PATH_COLUMN;
-        output_drop_columns (o);
-        free (o->header);
-        o->header = NULL;
-        int rc = set_columns (o, want, n + 1) == 0
-                 && (o->header = make_header (cfg, want, n + 1)) ? 0 : -1;
-        free (want);
-        return rc;
-    }
+    if (cfg->force)
+        return start_afresh (o, cfg);
     /* what differs, so that a lab need not diff the files by hand (the
        folder's has its files as asset references) */
     char what[1200];

@@ -18,6 +18,10 @@
 #define LOCKFILE ".qc-lock"
 #define CONFIGFILE ".qc-config"
 #define PATH_COLUMN "original_path"
+/* results.tsv's #config_file: for the built-in config (HistoQC writes
+ * "default" alone for its config.ini, so the two are told apart) */
+#define BUILTIN_CONFIG_NAME "default (qc-submit's built-in config: " \
+                            "qc-submit --write-default-config FILE writes it)"
 #define NAME_MAX_BYTES 255    /* one path component, as Linux allows */
 
 /* A file a step reads beside a slide, as it was when stamped. */

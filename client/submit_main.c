@@ -370,6 +370,7 @@ print_lines (const char *text, const char *what, const char *kind)
 }
 
 static char *config_identity_text (const options_t *o, const qc_client_assets_t *assets);
+static char *builtin_identity_text (const options_t *o);
 
 /* qc_output_inputs_fn over the pipeline (ctx): the annotation files
  * its steps read beside a slide, stamped with it by the folder */
@@ -443,10 +444,8 @@ load_config (const options_t *o, qc_client_assets_t *assets, qc_pipeline_t **pip
  * are, so that the built-in config and a copy of it written by
  * --write-default-config are one config. malloc'd; NULL out of memory. */
 static char *
-config_identity_text (const options_t *o, const qc_client_assets_t *assets)
+builtin_identity_text (const options_t *o)
 {
-    if (assets->config_text)
-        return strdup (assets->config_text);
     qc_client_assets_t builtin = {0};
     char err[1024];
     const char *text = qc_pipeline_default_config ();
@@ -455,6 +454,12 @@ config_identity_text (const options_t *o, const qc_client_assets_t *assets)
                ? strdup (builtin.config_text) : strdup (text);
     qc_client_assets_free (&builtin);
     return id;
+}
+
+static char *
+config_identity_text (const options_t *o, const qc_client_assets_t *assets)
+{
+    return assets->config_text ? strdup (assets->config_text) : builtin_identity_text (o);
 }
 
 int
@@ -653,12 +658,13 @@ main (int argc, char **argv)
     char *cmdline = join_args (argc, argv);
     /* HistoQC names the config by its real path ("default": none given) */
     char *config_real = o.config_path ? realpath (o.config_path, NULL) : NULL;
+    char *builtin_id = o.attach ? NULL : builtin_identity_text (&o);
     qc_output_config_t oc = {.outdir = o.outdir,
                              .config_file = config_real ? config_real
                                             : o.config_path ? o.config_path : "default",
                              .pipeline = pipeline ? qc_pipeline_description (pipeline) : NULL,
                              .command_line = cmdline, .columns = cols, .ncolumns = ncol,
-                             .config_text = config_id,
+                             .config_text = config_id, .builtin_text = builtin_id,
                              .force = o.force, .attach_job = o.attach,
                              .inputs_of = qc_pipeline_reads_inputs (pipeline)
                                           ? pipeline_inputs : NULL,
@@ -670,11 +676,13 @@ main (int argc, char **argv)
         free (cols);
         free (cmdline);
         free (config_real);
+        free (builtin_id);
         goto out;
     }
     out = qc_output_open (&oc, o.attach != 0, &busy, err, sizeof err);
     free (cols);
     free (cmdline);
+    free (builtin_id);
     free (config_id);
     config_id = NULL;
     free (config_real);

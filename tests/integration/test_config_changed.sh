@@ -108,3 +108,29 @@ sed -e 's/^UPPER_threshold   =   .9$/UPPER_threshold   =   .85/' "$T/cfg/tidy.in
 refused run7 "$T/cfg/tidy85.ini" \
     "It differs in: \[LightDarkModule.getIntensityThresholdPercent:tissue\] upper_threshold: '.9' -> '.85'\. Write"
 pass "spacing, a key's case, indentation and the order of sections are not another config; a value is"
+
+# a folder that lost its .qc-config (copied by a shell glob, which
+# leaves dot files out) whose results.tsv names the built-in config:
+# a config of other values was let in with a warning beside the
+# built-in's rows; that config's text is known, so it is refused, and
+# the built-in config itself (or a copy of it) goes on
+"$BIN/qc-submit" -q -o "$T/lost" "$S" >"$T/lost1.log" 2>&1 || fail "lost run 1: $(cat "$T/lost1.log")"
+rm "$T/lost/.qc-config"
+sed -e 's/^upper_threshold: .9$/upper_threshold: .85/' "$T/cfg/default.ini" >"$T/cfg/default85.ini"
+"$BIN/qc-submit" -q -c "$T/cfg/default85.ini" -o "$T/lost" "$S" >"$T/lost2.log" 2>&1
+[ $? -eq 2 ] || fail "a config of other values, into a folder of the built-in config's rows without .qc-config: exit not 2: $(cat "$T/lost2.log")"
+grep -q "has no .qc-config (.*but its results.tsv names qc-submit's built-in config, and this config ($T/cfg/default85.ini) differs from it in: \[LightDarkModule.getIntensityThresholdPercent:tissue\] upper_threshold: '.9' -> '.85'\. .*give -f" \
+    "$T/lost2.log" || fail "the refusal does not say what differs: $(cat "$T/lost2.log")"
+[ ! -e "$T/lost/.qc-config" ] || fail "a refused run wrote .qc-config"
+"$BIN/qc-submit" -q -c "$T/cfg/default.ini" -o "$T/lost" "$S" >"$T/lost3.log" 2>&1 \
+    || fail "a copy of the built-in config was refused: $(cat "$T/lost3.log")"
+grep -q "had no .qc-config .*names the built-in config, whose values this config ($T/cfg/default.ini) gives: recorded again" \
+    "$T/lost/qc.log" || fail "qc.log does not say the record was made again: $(tail -2 "$T/lost/qc.log")"
+[ -s "$T/lost/.qc-config" ] || fail "the record was not made again"
+rm "$T/lost/.qc-config"
+"$BIN/qc-submit" -q -f -c "$T/cfg/default85.ini" -o "$T/lost" "$S" >"$T/lost4.log" 2>&1 \
+    || fail "-f with another config was refused: $(cat "$T/lost4.log")"
+[ -s "$T/lost/results.tsv.1" ] && [ "$(grep -vc '^#' "$T/lost/results.tsv")" = 1 ] \
+    || fail "-f did not start results.tsv afresh, keeping the old one: $(ls -a "$T/lost")"
+grep -q '^upper_threshold: .85$' "$T/lost/.qc-config" || fail "-f did not record the new config"
+pass "a folder that lost .qc-config but names the built-in config is checked against it"
