@@ -221,6 +221,10 @@ int qc_output_result (qc_output_t *self, const qc_msg_t *m, char *err,
 /* Whether the output folder itself is gone (moved or deleted while the
  * run went on): with it its .qc-job, which names the job. */
 bool qc_output_folder_gone (const qc_output_t *self);
+/* Puts what was written so far (tables, images, records) on the disk,
+ * past the page cache: before the broker is told it may forget those
+ * results. 0, or -1 with errno. */
+int qc_output_sync (qc_output_t *self);
 void qc_output_log (qc_output_t *self, const qc_msg_t *m);
 /* The slide a log record names, as the folder names it: the output name
  * of its task (idx) when its `slide` is that task's file name (two

@@ -520,6 +520,26 @@ qc_output_result (qc_output_t *o, const qc_msg_t *m, char *err, size_t errlen)
     return 0;
 }
 
+int
+qc_output_sync (qc_output_t *o)
+{
+    if (!o || !o->tsv) {
+        errno = EINVAL;
+        return -1;
+    }
+    FILE *files[] = {o->tsv, o->errors, o->journal, o->log, o->stamps_out};
+    int rc = 0, saved = 0;
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++)
+        if (files[i] && fflush (files[i]) != 0 && !saved)
+            saved = errno, rc = -1;
+    /* one pass over the folder's file system: the images written since
+       (each its own file), the new folders' entries and the tables */
+    if (syncfs (fileno (o->tsv)) != 0 && !saved)
+        saved = errno, rc = -1;
+    errno = saved;
+    return rc;
+}
+
 static void
 log_line (qc_output_t *o, time_t secs, const char *level, const char *worker,
           const char *slide, const char *module, const char *message)

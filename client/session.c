@@ -14,6 +14,7 @@
  * session_recv.c. */
 #include "client/session_int.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -78,12 +79,34 @@ session_submit_from (session_t *s, uint64_t base)
 }
 
 /* Acknowledges the results now on disk, in one message per batch: the
- * broker may then forget them. */
+ * broker may then forget them. On disk is the disk's, not the page
+ * cache's: a power cut after an ACK of results only flushed lost them
+ * on both sides (a rerun ran those slides again). One sync of the
+ * folder's file system (qc_output_sync) covers a batch's tables and
+ * images, at most once a second (a file's fsync each was a dozen per
+ * slide), or sooner when many wait (the broker sends at most
+ * result_window unacknowledged): final, at the session's end, now. A
+ * sync that fails acknowledges nothing: the broker keeps the results,
+ * and an attach or rerun fetches them again. */
+#define ACK_EVERY_MS 1000
+#define ACK_AT_MOST 200
 static void
-ack_written (session_t *s)
+ack_written (session_t *s, bool final)
 {
     if (!s->accepted || s->expected - 1 <= s->acked)
         return;
+    int64_t now = zclock_mono ();
+    if (!final && now - s->last_ack < ACK_EVERY_MS && s->expected - 1 - s->acked < ACK_AT_MOST)
+        return;
+    s->last_ack = now;
+    if (s->cfg->out && qc_output_sync (s->cfg->out) != 0) {
+        if (!s->sync_said)
+            qc_output_note (s->cfg->out, "ERROR", "cannot put the results on the disk "
+                            "(sync: %s): the broker is not told they are written, and "
+                            "keeps them for an attach or a rerun", strerror (errno));
+        s->sync_said = true;
+        return;
+    }
     s->acked = s->expected - 1;
     qc_msg_t ack = {.command = QC_ACK, .gpu = -1, .job = s->job, .key = s->key,
                     .seq = s->acked};
@@ -333,10 +356,9 @@ qc_session_run (const qc_session_config_t *cfg)
     while (!s.done && !s.fatal && !qc_cli_signals) {
         zsock_t *which = zpoller_wait (poller, 100);
         int64_t now = zclock_mono ();
-        if (which) {
+        if (which)
             session_read_burst (&s);
-            ack_written (&s);
-        }
+        ack_written (&s, false);    /* also a batch held back a second */
         if (s.resync_due && !s.silent)
             session_resync (&s);
         if (now >= s.next_beat) {
@@ -407,7 +429,7 @@ qc_session_run (const qc_session_config_t *cfg)
         /* an attach to a finished job reads ACCEPTED, every result and
            DONE in its first burst, before the loop: acknowledged here, or
            the broker kept them until --retention */
-        ack_written (&s);
+        ack_written (&s, true);
         /* said, so the broker need not wait out our heartbeats; without
            the whole job, it keeps the results */
         qc_msg_t bye = {.command = QC_DISCONNECT, .gpu = -1,
