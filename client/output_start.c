@@ -40,12 +40,15 @@ holds_already (const char *path, const char *text, size_t len)
     return same;
 }
 
-/* Writes a small file whole: through NAME.tmp, then renamed; not at all
- * when it holds those bytes already (a rerun with nothing to run, into
- * a folder archived read-only, changes nothing and so needs no write). */
+/* Writes a small file whole: through NAME.tmp, on the disk, then
+ * renamed (a crash leaves the old file or the new, never an empty one);
+ * not at all when it holds those bytes already (a rerun with nothing to
+ * run, into a folder archived read-only, changes nothing and so needs no
+ * write). private: this user's alone (0600), as an older build's copy
+ * is made where it can be. */
 static int
 write_atomically (qc_output_t *o, const char *name, int (*fill) (qc_output_t *, FILE *, uint64_t),
-                  uint64_t job)
+                  uint64_t job, bool private)
 {
     /* rendered once, in memory: compared with what is there, then
        written (a cohort's .qc-slides can be megabytes) */
@@ -63,7 +66,7 @@ write_atomically (qc_output_t *o, const char *name, int (*fill) (qc_output_t *, 
     }
     if (holds_already (final, text, len)) {
         /* an older build's 0644 copy is made private too, where it can be */
-        if (strcmp (name, SLIDESFILE) == 0)
+        if (private)
             (void) chmod (final, 0600);
         free (text);
         free (final);
@@ -74,12 +77,12 @@ write_atomically (qc_output_t *o, const char *name, int (*fill) (qc_output_t *, 
        (and claims it on a broker secured later): this user's alone, as
        .qc-job (it was 0644: another user copied the key and claimed a
        job, a hospital admin's probe) */
-    if (f && strcmp (name, SLIDESFILE) == 0 && fchmod (fileno (f), 0600) != 0) {
+    if (f && private && fchmod (fileno (f), 0600) != 0) {
         fclose (f);
         f = NULL;
     }
     rc = f && fwrite (text, 1, len, f) == len ? 0 : -1;
-    if (f && fflush (f))
+    if (f && (fflush (f) || fsync (fileno (f))))
         rc = -1;
     if (f && fclose (f))
         rc = -1;
@@ -243,7 +246,7 @@ qc_output_set_job (qc_output_t *o, uint64_t job, uint64_t key, const char *broke
     if (output_open_files (o, err, errlen))
         return -1;
     if (o->config_text && !o->config_recorded
-        && write_atomically (o, CONFIGFILE, fill_config, job) != 0) {
+        && write_atomically (o, CONFIGFILE, fill_config, job, false) != 0) {
         snprintf (err, errlen, "cannot write %s/%s: %s", o->outdir, CONFIGFILE,
                   strerror (errno));
         return -1;
@@ -299,7 +302,7 @@ qc_output_set_job (qc_output_t *o, uint64_t job, uint64_t key, const char *broke
     if (job == 0)
         return append_stamps (o, false, err, errlen);
     o->key = key;               /* .qc-slides names it too */
-    if (write_atomically (o, SLIDESFILE, fill_slides, job) != 0) {
+    if (write_atomically (o, SLIDESFILE, fill_slides, job, true) != 0) {
         snprintf (err, errlen, "cannot write %s/%s: %s", o->outdir, SLIDESFILE,
                   strerror (errno));
         return -1;
