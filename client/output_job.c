@@ -7,6 +7,7 @@
 #include "client/output_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,8 +73,39 @@ scan_job_file (const char *outdir, job_file_t *j, void (*on_done) (void *, uint6
     return 0;
 }
 
+/* Whether what follows byte at in the table at path is the torn
+ * result's line alone: the table ended a line there (or was empty), and
+ * after it is at most one line. A table edited by hand since the crash
+ * (sorted, a column added) is not: cutting it at the old size would
+ * take a lab's rows. */
+static bool
+only_torn_line (const char *path, long long at, long long size)
+{
+    if (size - at > (1 << 20))
+        return false;           /* a result's line is kilobytes */
+    int fd = open (path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    /* from the byte before at (the line break that ended the table) */
+    off_t from = at > 0 ? (off_t) at - 1 : 0;
+    size_t want = (size_t) (size - (long long) from);
+    char *buf = malloc (want);
+    bool ok = buf && pread (fd, buf, want, from) == (ssize_t) want;
+    close (fd);
+    size_t skip = at > 0 ? 1 : 0;
+    if (ok && skip)
+        ok = buf[0] == '\n';
+    const char *nl = ok ? memchr (buf + skip, '\n', want - skip) : NULL;
+    if (nl)
+        ok = nl == buf + want - 1;       /* its own line break, last */
+    free (buf);
+    return ok;
+}
+
 /* A result interrupted half way: results.tsv and error.log go back to
- * their sizes before it, so writing it again leaves no duplicate row. */
+ * their sizes before it, so writing it again leaves no duplicate row;
+ * not when more than its line follows (edited since: then said, and a
+ * duplicate row is the lesser harm). */
 static void
 cut_back (qc_output_t *o, long long tsv, long long errors)
 {
@@ -82,8 +114,16 @@ cut_back (qc_output_t *o, long long tsv, long long errors)
     for (int i = 0; i < 2; i++) {
         char *p = path_in (o, names[i]);
         struct stat st;
-        if (p && sizes[i] >= 0 && stat (p, &st) == 0 && st.st_size > sizes[i]
-            && truncate (p, (off_t) sizes[i]))
+        if (!p || sizes[i] < 0 || stat (p, &st) != 0 || st.st_size <= sizes[i]) {
+            free (p);
+            continue;
+        }
+        if (!only_torn_line (p, sizes[i], (long long) st.st_size))
+            fprintf (stderr, "qc-submit: warning: %s changed since a result was cut off "
+                     "while it was written (edited by hand?): not cut back to its %lld "
+                     "bytes of then; a slide may have two rows there (the later one "
+                     "counts)\n", p, sizes[i]);
+        else if (truncate (p, (off_t) sizes[i]))
             fprintf (stderr, "qc-submit: cannot cut %s back: %s\n", p, strerror (errno));
         free (p);
     }

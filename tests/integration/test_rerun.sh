@@ -243,6 +243,24 @@ grep -q "already has 1 of these 2 slides (1 passed, 0 failed)" "$T/t2.log" \
 ui_table_ok "$T/torn" 2
 grep -q "two.svs	12	\|two.svs	12two" "$T/torn/results.tsv" && fail "the half row is still there"
 pass "a half row left by a crash is cut away on the next run (one-process mode), its slide run again"
+# ... but not a table edited since: the cut at the old size took the
+# rows a lab had sorted or added after the crash (the tail was more
+# than the torn row). Said, and nothing of the file lost
+"$BIN/qc-submit" -q -o "$T/torn2" "$T/c/one.svs" >"$T/t3.log" 2>&1 || fail "torn2: first run: $(cat "$T/t3.log")"
+tsv=$(stat -c %s "$T/torn2/results.tsv"); errs=$(stat -c %s "$T/torn2/error.log")
+echo "begin 7 $tsv $errs" >>"$T/torn2/.qc-job"
+# a lab's spreadsheet sorted the rows and wrote a second copy of one
+# with a note: the bytes past the recorded size are rows, not a torn one
+sed -n '/^#dataset:/,$p' "$T/torn2/results.tsv" | tail -1 >"$T/row1"
+{ cat "$T/row1"; cat "$T/row1"; } >>"$T/torn2/results.tsv"
+cp "$T/torn2/results.tsv" "$T/torn2.edited"
+"$BIN/qc-submit" -o "$T/torn2" "$T/c/one.svs" >"$T/t4.log" 2>&1 || fail "torn2: rerun: $(cat "$T/t4.log")"
+grep -q "warning: $T/torn2/results.tsv changed since a result was cut off while it was written (edited by hand?): not cut back to its $tsv bytes" \
+    "$T/t4.log" || fail "an edited table after a crash is not said: $(cat "$T/t4.log")"
+head -c "$(stat -c %s "$T/torn2.edited")" "$T/torn2/results.tsv" | cmp -s - "$T/torn2.edited" \
+    || fail "an edited table was cut back after a crash: its rows lost"
+grep -q "^abandon 7$" "$T/torn2/.qc-job" || fail "the torn result was not marked abandoned"
+pass "a table edited after a crash is not cut back (said): no row lost"
 
 # an older build named a slide "#x.svs" ("_x.svs" now): a row, as HistoQC's
 # UI reads every line after #dataset:, but taken for a comment its slide
