@@ -336,6 +336,25 @@ decide (list_read_t *l, char **rows, size_t n)
     }
 }
 
+/* A comment line that is a slide file's name, of a file that is there
+ * ("#12.svs", a scanner's numbering): read as a comment, as a slide
+ * left out of the list ("#a.svs") must be, but said, as it was dropped
+ * without a word (a data-trust probe); "./#12.svs" runs it. */
+static void
+hash_named_slide (list_read_t *l, const char *line, int lineno)
+{
+    struct stat st;
+    if (l->c->note || !qc_cohort_is_slide_name (line))
+        return;
+    char *where = qc_cohort_absolute (l->c, line);
+    if (where && lstat (where, &st) == 0
+        && asprintf (&l->c->note, "%s: line %d, '%s', is read as a comment (a slide left "
+                     "out), yet a slide file of that name is there: write it as ./%s (or "
+                     "its full path) to run it", l->name, lineno, line, line) < 0)
+        l->c->note = NULL;
+    free (where);
+}
+
 /* One line of the list (its number lineno, from 1): a comment, a part
  * of a record, or a record. */
 static int
@@ -348,6 +367,8 @@ list_line (list_read_t *l, char *line, int lineno, char *err, size_t errlen)
          * unless a base path says where the file names are */
         if (strncmp (line, "#dataset:", 9) == 0 && !(l->c->basepath && *l->c->basepath))
             l->escaped = (l->path_col = column_of (line + 9, "original_path")) >= 0;
+        else
+            hash_named_slide (l, line, lineno);
         return 0;
     }
     if (!l->csv)

@@ -173,3 +173,22 @@ printf '"Filename"\n"%s"\n"%s"\n' "$T/sheet/with, comma.svs" "$T/sheet/plain.svs
 [ $? -eq 0 ] && [ "$(names "$T/o-stdin-one")" = 'plain.svs with, comma.svs ' ] \
     || fail "a one-column spreadsheet list on standard input: $(names "$T/o-stdin-one"); $(cat "$T/o-stdin-one/error.log" 2>/dev/null)"
 pass "semicolons (Excel where the comma is the decimal mark, or its sep= line), a title row before the header, and a spreadsheet's list on standard input (one column too) are read by their cells; a plain list there by its lines"
+
+# a list line "#12.svs" is a comment (a slide left out is written so),
+# but a slide file of that very name beside it was dropped without a
+# word: said, with how to run it; written "./#12.svs" it runs
+mkdir -p "$T/hash"
+cp "$T/sheet/plain.svs" "$T/hash/#12.svs"
+cp "$T/sheet/plain.svs" "$T/hash/b.svs"
+printf '#12.svs\nb.svs\n#gone.svs\n' >"$T/hash/list.txt"
+(cd "$T/hash" && "$BIN/qc-submit" -c "$T/quick.ini" -o "$T/o-hash" --list list.txt) >"$T/hash.log" 2>&1 \
+    || fail "a list with a comment line: $(tail -3 "$T/hash.log")"
+[ "$(names "$T/o-hash")" = 'b.svs ' ] || fail "a comment line ran a slide: $(names "$T/o-hash")"
+grep -q "note: list.txt: line 1, '#12.svs', is read as a comment (a slide left out), yet a slide file of that name is there: write it as ./#12.svs" \
+    "$T/hash.log" || fail "a comment naming a slide file that is there is not said: $(cat "$T/hash.log")"
+grep -q "gone.svs" "$T/hash.log" && fail "a comment naming no file there was said: $(cat "$T/hash.log")"
+printf './#12.svs\n' >"$T/hash/list2.txt"
+(cd "$T/hash" && "$BIN/qc-submit" -c "$T/quick.ini" -o "$T/o-hash2" --list list2.txt) >"$T/hash2.log" 2>&1 \
+    || fail "./#12.svs: $(tail -3 "$T/hash2.log")"
+[ "$(names "$T/o-hash2" | wc -w)" = 1 ] || fail "./#12.svs did not run: $(cat "$T/hash2.log")"
+pass "a list's comment line that names a slide file there is said, with how to run it"
