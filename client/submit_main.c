@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "client/argv_secrets.h"
 #include "client/assets.h"
 #include "client/cohort.h"
 #include "client/local.h"
@@ -466,6 +467,12 @@ int
 main (int argc, char **argv)
 {
     qc_cli_std_fds ();   /* before any file is opened: see cli.h */
+    /* a presigned URL's signature out of ps, before the one-process
+       mode's fork (client/argv_secrets.h); kept in a static, so that
+       it is never taken for a leak */
+    static char **args;
+    if ((args = qc_argv_hide_secrets (argc, argv)))
+        argv = args;
     /* SIGINT stops it even where a script started it ignored (a
        background job), from the start: the handler comes once the cohort
        is listed, and a kill -INT while a slow list was read was lost (a

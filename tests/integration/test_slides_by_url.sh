@@ -164,6 +164,13 @@ for _ in $(seq 1 150); do
     sleep 0.1
 done
 [ -n "$part" ] || fail "no partial download appeared in $T/cache-k"
+# ps (any user's) showed the URL's password and signature for the whole
+# run: overwritten in qc-submit's argument memory, the slide still named
+shown_args=$(tr '\0' ' ' <"/proc/$SUB/cmdline")
+echo "$shown_args" | grep -qE 'PASSWORD1|SIGNATURE2|TOKEN3|carol' \
+    && fail "a URL's secrets are in qc-submit's command line, as ps shows it: $shown_args"
+echo "$shown_args" | grep -q "http://x*@127.0.0.1:$port/slow/test3-DAPI-2.ndpi?x*\( \|$\)" \
+    || fail "ps no longer shows which slide: $shown_args"
 kill -9 $W2
 wait $W2 2>/dev/null
 had=$(stat -c %s "$part")
@@ -178,7 +185,7 @@ diff <(rows "$T/killed" | grep test3) <(rows "$T/by-path" | grep test3) >/dev/nu
     || fail "the resumed slide's row differs from the one read by path"
 kill -TERM $W3              # the fault run below needs w4 alone
 wait $W3 2>/dev/null
-pass "killed at $had bytes; $(grep -a -o 'download resumed from byte [0-9]*' "$T/killed/qc.log")"
+pass "ps shows no URL's secrets; killed at $had bytes; $(grep -a -o 'download resumed from byte [0-9]*' "$T/killed/qc.log")"
 
 # 5. faults: one clean error each, the rest of the cohort passes
 (cd "$T/empty" && exec "$BIN/qc-worker" --connect "tcp://127.0.0.1:$bport" --name w4 --slots 2 \
