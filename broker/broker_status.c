@@ -223,6 +223,32 @@ worker_note (const qc_broker_t *b, const worker_rec_t *w, worker_state_t state)
     return n < 0 ? NULL : note;
 }
 
+/* Whose a job is, for qc-status's OWNER column (an admin sees every
+ * job, and could not tell whose was whose: a hospital admin's probe):
+ * its certificate's name with the user its client named, the user
+ * alone without CurveZMQ. A certificate since taken out of the keyring
+ * is named by the start of its key. malloc'd; NULL out of memory. */
+static char *
+job_owner (qc_broker_t *b, const job_rec_t *j)
+{
+    const keyring_entry_t *cert = j->owner[0] && b->security
+                                  ? security_lookup (b->security, j->owner) : NULL;
+    char who[KEYRING_NAME_MAX + 40] = "";
+    if (cert)
+        snprintf (who, sizeof who, "%s", cert->name);
+    else if (j->owner[0])
+        snprintf (who, sizeof who, "certificate %.8s... (no longer admitted)", j->owner);
+    char *s = NULL;
+    const char *user = j->name && *j->name ? j->name : NULL;
+    int n = *who && user ? asprintf (&s, "%s (%s)", who, user)
+            : asprintf (&s, "%s", *who ? who : user ? user : "");
+    if (n < 0)
+        return NULL;
+    if (strlen (s) > QC_PROTO_MAX_PATH)
+        s[QC_PROTO_MAX_PATH] = '\0';
+    return s;
+}
+
 void
 status_reply (qc_broker_t *b, const peer_t *p)
 {
@@ -236,11 +262,12 @@ status_reply (qc_broker_t *b, const peer_t *p)
     m.workers = nw ? calloc (nw, sizeof *m.workers) : NULL;
     m.jobs = nj ? calloc (nj, sizeof *m.jobs) : NULL;
     m.job_states = nj ? calloc (nj, sizeof *m.job_states) : NULL;
+    m.job_owners = nj ? calloc (nj, sizeof *m.job_owners) : NULL;
     m.notes = nw ? calloc (nw, sizeof *m.notes) : NULL;
     m.speeds = nw ? calloc (nw, sizeof *m.speeds) : NULL;
     m.states = nw ? calloc (nw, sizeof *m.states) : NULL;
     if ((nw && (!m.workers || !m.notes || !m.speeds || !m.states))
-        || (nj && (!m.jobs || !m.job_states)))
+        || (nj && (!m.jobs || !m.job_states || !m.job_owners)))
         goto out;
     for (worker_rec_t *w = zhashx_first (b->workers); w && m.nworkers < nw;
          w = zhashx_next (b->workers)) {
@@ -274,6 +301,10 @@ status_reply (qc_broker_t *b, const peer_t *p)
             bool finished = j->finished_at != 0;
             if (!jobs_allows (j, p, USE_SEE) || finished != (pass == 1))
                 continue;
+            char *owner = job_owner (b, j);
+            if (!owner)
+                goto out;
+            m.job_owners[m.njob_owners++] = owner;
             m.job_states[m.njob_states++] = (char *) s_job_state_words[job_state (j)];
             qc_job_row_t *r = &m.jobs[m.njobs++];
             r->job = j->id;
@@ -297,6 +328,9 @@ out:
     free (m.states);          /* words of s_state_words */
     free (m.jobs);
     free (m.job_states);      /* words of s_job_state_words */
+    for (size_t i = 0; i < m.njob_owners; i++)
+        free (m.job_owners[i]);
+    free (m.job_owners);
     for (size_t i = 0; i < m.nnotes; i++)
         free (m.notes[i]);
     free (m.notes);

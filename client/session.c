@@ -17,7 +17,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pwd.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include "shared/endpoint.h"
 #include "shared/cli.h"
@@ -53,6 +55,19 @@ session_resync (session_t *s)
     session_send (s, &a);
 }
 
+/* Who submits, for the job's label (qc-status's OWNER column): $USER,
+ * else the account's name (cron and systemd units set no USER, and the
+ * label was empty). NULL when neither is known. */
+static const char *
+user_name (void)
+{
+    const char *u = getenv ("USER");
+    if (u && *u)
+        return u;
+    struct passwd *pw = getpwuid (getuid ());
+    return pw && pw->pw_name && *pw->pw_name ? pw->pw_name : NULL;
+}
+
 /* SUBMIT batches of our slides from index base on. */
 int
 session_submit_from (session_t *s, uint64_t base)
@@ -65,7 +80,7 @@ session_submit_from (session_t *s, uint64_t base)
                       .base = b, .slides = c->slides + b, .nslides = n,
                       .config = b == 0 ? (char *) c->config_text : NULL,
                       .resource = c->resource, .final = b + n >= c->nslides,
-                      .name = getenv ("USER"), .hb_ms = c->heartbeat_ms,
+                      .name = (char *) user_name (), .hb_ms = c->heartbeat_ms,
                       .assets = b == 0 ? (qc_asset_t *) c->assets : NULL,
                       .nassets = b == 0 ? c->nassets : 0};
         if (session_send (s, &m))

@@ -8,11 +8,11 @@
 #include "shared/err.h"
 #include "shared/log.h"
 
-/* A job's row with its state (the reply's job_states, in the order of
- * its jobs), sorted together. */
+/* A job's row with its state and owner (the reply's job_states and
+ * job_owners, in the order of its jobs), sorted together. */
 typedef struct {
     qc_job_row_t row;
-    char *state;
+    char *state, *owner;
 } job_t;
 
 static int
@@ -75,6 +75,8 @@ drop_unmatched (qc_msg_t *r)
         free_words (&r->states, &r->nstates);
     if (r->njob_states != r->njobs)
         free_words (&r->job_states, &r->njob_states);
+    if (r->njob_owners != r->njobs)
+        free_words (&r->job_owners, &r->njob_owners);
 }
 
 /* The jobs by id, each with its state (none known without the memory to
@@ -84,18 +86,23 @@ sort_jobs (qc_msg_t *r)
 {
     if (r->njobs < 2)
         return;
-    job_t *all = r->job_states ? calloc (r->njobs, sizeof *all) : NULL;
+    job_t *all = r->job_states || r->job_owners ? calloc (r->njobs, sizeof *all) : NULL;
     if (!all) {
         free_words (&r->job_states, &r->njob_states);
+        free_words (&r->job_owners, &r->njob_owners);
         qsort (r->jobs, r->njobs, sizeof *r->jobs, by_row_id);
         return;
     }
     for (size_t i = 0; i < r->njobs; i++)
-        all[i] = (job_t) { r->jobs[i], r->job_states[i] };
+        all[i] = (job_t) { r->jobs[i], r->job_states ? r->job_states[i] : NULL,
+                           r->job_owners ? r->job_owners[i] : NULL };
     qsort (all, r->njobs, sizeof *all, by_job_id);
     for (size_t i = 0; i < r->njobs; i++) {
         r->jobs[i] = all[i].row;
-        r->job_states[i] = all[i].state;
+        if (r->job_states)
+            r->job_states[i] = all[i].state;
+        if (r->job_owners)
+            r->job_owners[i] = all[i].owner;
     }
     free (all);
 }
@@ -134,6 +141,8 @@ tidy (qc_msg_t *r)
         qc_scrub_controls (r->states[i]);
     for (size_t i = 0; i < r->njob_states; i++)
         qc_scrub_controls (r->job_states[i]);
+    for (size_t i = 0; i < r->njob_owners; i++)
+        qc_scrub_controls (r->job_owners[i]);
     for (size_t i = 0; i < r->nnotes; i++)
         qc_scrub_controls (r->notes[i]);
     for (size_t i = 0; i < r->ntrouble; i++)
@@ -193,6 +202,13 @@ job_state (const qc_msg_t *r, size_t i)
     return i < r->njob_states && r->job_states[i][0] ? r->job_states[i] : "-";
 }
 
+/* Whose job i is ("-": not known, a broker before owners) */
+static const char *
+job_owner (const qc_msg_t *r, size_t i)
+{
+    return i < r->njob_owners && r->job_owners[i][0] ? r->job_owners[i] : "-";
+}
+
 static void
 print_jobs (FILE *to, const qc_msg_t *r)
 {
@@ -217,16 +233,24 @@ print_jobs (FILE *to, const qc_msg_t *r)
     for (size_t w = 0; w < sizeof s_job_words / sizeof *s_job_words; w++)
         if (count[w] && strcmp (s_job_words[w].word, "running") != 0)
             fprintf (to, "  %s: %s\n", s_job_words[w].word, s_job_words[w].meaning);
-    fprintf (to, "%-8s %8s %8s %8s %8s %8s  %-9s  %s\n", "JOB", "DONE", "FAILED", "TOTAL",
-             "QUEUED", "RUNNING", "STATE", "CLIENT");
+    /* OWNER: whose each job is (an admin sees every job); its
+       certificate's name and its user can hold blanks, so it is last */
+    bool owners = false;
+    for (size_t i = 0; i < r->njobs && !owners; i++)
+        owners = strcmp (job_owner (r, i), "-") != 0;
+    fprintf (to, "%-8s %8s %8s %8s %8s %8s  %-9s  %-20s%s\n", "JOB", "DONE", "FAILED",
+             "TOTAL", "QUEUED", "RUNNING", "STATE", "CLIENT", owners ? "  OWNER" : "");
     for (size_t i = 0; i < r->njobs; i++) {
         const qc_job_row_t *j = &r->jobs[i];
+        /* "detached" read as --detach, for every job whose client had
+           simply finished (a soak's review) */
+        char client[32];
+        snprintf (client, sizeof client, "%s%s", j->attached ? "connected" : "none",
+                  j->cancelled ? ", cancelled" : "");
         fprintf (to, "%-8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8"
-                 PRIu64 "  %-9s  %s%s\n", j->job, j->done, j->failed, j->total, j->queued,
-                 j->running, job_state (r, i),
-                 /* "detached" read as --detach, for every job whose client
-                    had simply finished (a soak's review) */
-                 j->attached ? "connected" : "none", j->cancelled ? ", cancelled" : "");
+                 PRIu64 "  %-9s  %-20s%s%s\n", j->job, j->done, j->failed, j->total,
+                 j->queued, j->running, job_state (r, i), client, owners ? "  " : "",
+                 owners ? text (job_owner (r, i)) : "");
     }
 }
 
@@ -314,7 +338,7 @@ qc_status_print_tsv (FILE *to, const char *broker, qc_msg_t *r)
     fputs ("#kind\tfields: broker endpoint workers queued state version | worker name host slots "
            "gpus cpu_tasks gpu_tasks heartbeat_s draining cpu_s_per_slide gpu_s_per_slide "
            "state | note worker text | job id done failed total queued running attached "
-           "cancelled state | trouble word text\n",
+           "cancelled state owner | trouble word text\n",
            to);
     char first[64];
     /* an older broker says no trouble, and no build: not known ("-") */
@@ -336,9 +360,9 @@ qc_status_print_tsv (FILE *to, const char *broker, qc_msg_t *r)
     for (size_t i = 0; i < r->njobs; i++) {
         const qc_job_row_t *j = &r->jobs[i];
         fprintf (to, "job\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%"
-                 PRIu64 "\t%s\t%s\t%s\n", j->job, j->done, j->failed, j->total, j->queued,
+                 PRIu64 "\t%s\t%s\t%s\t%s\n", j->job, j->done, j->failed, j->total, j->queued,
                  j->running, j->attached ? "yes" : "no", j->cancelled ? "yes" : "no",
-                 job_state (r, i));
+                 job_state (r, i), job_owner (r, i));
     }
     for (size_t i = 0; i < r->ntrouble; i++) {
         char w[64];

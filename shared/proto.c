@@ -63,6 +63,7 @@ const field_t qc_proto_fields[F_COUNT] = {
     [F_JOB_STATES] = {"job_states", T_SLIDES, OFF (job_states), QC_PROTO_MAX_JOBS},
     [F_SUCCEEDS] = {"succeeds", T_U64, OFF (succeeds), 0},
     [F_TROUBLE] = {"trouble", T_SLIDES, OFF (trouble), QC_PROTO_MAX_TROUBLE},
+    [F_JOB_OWNERS] = {"job_owners", T_SLIDES, OFF (job_owners), QC_PROTO_MAX_JOBS},
 };
 
 /* A T_REFS field is a pointer followed by its count (refs/nrefs,
@@ -72,7 +73,8 @@ _Static_assert (offsetof (qc_msg_t, nrefs) == offsetof (qc_msg_t, refs) + sizeof
                 "nrefs follows refs");
 _Static_assert (offsetof (qc_msg_t, ncrashed) == offsetof (qc_msg_t, crashed) + sizeof (void *),
                 "ncrashed follows crashed");
-/* so is a T_SLIDES field (slides, notes, states, job_states, trouble) */
+/* so is a T_SLIDES field (slides, notes, states, job_states, trouble,
+ * job_owners) */
 _Static_assert (offsetof (qc_msg_t, nslides) == offsetof (qc_msg_t, slides) + sizeof (void *),
                 "nslides follows slides");
 _Static_assert (offsetof (qc_msg_t, nnotes) == offsetof (qc_msg_t, notes) + sizeof (void *),
@@ -84,6 +86,9 @@ _Static_assert (offsetof (qc_msg_t, njob_states)
                 "njob_states follows job_states");
 _Static_assert (offsetof (qc_msg_t, ntrouble) == offsetof (qc_msg_t, trouble) + sizeof (void *),
                 "ntrouble follows trouble");
+_Static_assert (offsetof (qc_msg_t, njob_owners)
+                    == offsetof (qc_msg_t, job_owners) + sizeof (void *),
+                "njob_owners follows job_owners");
 
 static const command_t s_commands[] = {
     {QC_READY, "READY",
@@ -129,7 +134,8 @@ static const command_t s_commands[] = {
      B (F_JOB)},
     {QC_STATUS_REPLY, "STATUS_REPLY",
      B (F_WORKERS) | B (F_QUEUE) | B (F_JOBS) | B (F_NOTES) | B (F_SPEEDS)
-         | B (F_STATES) | B (F_JOB_STATES) | B (F_TROUBLE) | B (F_VERSION), 0},
+         | B (F_STATES) | B (F_JOB_STATES) | B (F_TROUBLE) | B (F_VERSION)
+         | B (F_JOB_OWNERS), 0},
     {QC_ERROR, "ERROR", B (F_REASON) | B (F_JOB), B (F_REASON)},
 };
 

@@ -181,6 +181,13 @@ typedef struct {
                                   "WORD: text" (broker/broker_status.c;
                                   a broker before 2026-12-03 sends none) */
     size_t ntrouble;
+    char **job_owners;         /* STATUS_REPLY: whose each job is, in the
+                                  order of jobs: its certificate's name
+                                  and the user its client named ("lab-a
+                                  (alice)"), the user alone without
+                                  CurveZMQ, "" when neither is known (a
+                                  broker before 2026-12-03 sends none) */
+    size_t njob_owners;
     qc_job_row_t *jobs;
     size_t njobs;
     qc_asset_t *assets;        /* SUBMIT (creating batch), ASSETS */

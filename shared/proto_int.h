@@ -28,6 +28,7 @@ typedef enum {
     F_JOB_STATES,
     F_SUCCEEDS,
     F_TROUBLE,
+    F_JOB_OWNERS,
     F_COUNT
 } field_id_t;
 

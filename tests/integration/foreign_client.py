@@ -52,7 +52,7 @@ FIELD_TYPES = {
     "slide": ("str", 4096), "module": ("str", 255), "message": ("str", 8192),
     "result": ("result",), "refs": ("refs",), "workers": ("workers",),
     "jobs": ("jobs",), "notes": ("strs", 100000), "states": ("strs", 100000),
-    "job_states": ("strs", 10000), "speeds": ("speeds",),
+    "job_states": ("strs", 10000), "job_owners": ("strs", 10000), "speeds": ("speeds",),
 }
 
 # Section 5, per broker-to-client command: the fields it uses, those it
@@ -70,7 +70,8 @@ INCOMING = {
                  ("job",), ("key", "total", "seq", "attached", "res")),
     "DONE": (("job", "key", "total", "done", "failed", "reason"),
              ("job",), ("key", "total", "done", "failed")),
-    "STATUS_REPLY": (("workers", "queue", "jobs", "notes", "speeds", "states", "job_states"),
+    "STATUS_REPLY": (("workers", "queue", "jobs", "notes", "speeds", "states", "job_states",
+                      "job_owners"),
                      (), ("queue",)),
     "ERROR": (("reason", "job"), ("reason",), ("job",)),
 }
@@ -268,10 +269,12 @@ def show_status(f):
          "speed": speeds[i] if len(speeds) == len(f.get("workers", [])) else None}
         for i, w in enumerate(f.get("workers", []))]
     jstates = f.get("job_states", [])
+    jowners = f.get("job_owners", [])
     out["jobs"] = [
         {"job": j[0], "total": j[1], "done": j[2], "failed": j[3], "queued": j[4],
          "in_flight": j[5], "attached": j[6], "cancelled": j[7],
-         "state": jstates[i] if len(jstates) == len(f.get("jobs", [])) else None}
+         "state": jstates[i] if len(jstates) == len(f.get("jobs", [])) else None,
+         "owner": jowners[i] if len(jowners) == len(f.get("jobs", [])) else None}
         for i, j in enumerate(f.get("jobs", []))]
     return out
 

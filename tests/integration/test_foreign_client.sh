@@ -277,7 +277,8 @@ JF=$(q f1 "S['job']"); KF=$(q f1 "S['key']")
 pass "CurveZMQ: the client's qc-keygen certificate admitted; job $JF: results from w2 and DONE"
 fc f2 status $(as alice)
 ran f2 0
-holds f2 "[j['job'] for j in SR['jobs']] == [$JF]" "alice's STATUS does not list her job"
+holds f2 "[(j['job'], j['owner']) for j in SR['jobs']] == [($JF, 'alice@test (foreign-client)')]" \
+    "alice's STATUS does not list her job as hers (job_owners: her certificate's name, the name her SUBMIT gave)"
 fc f3 status $(as bob)
 ran f3 0
 holds f3 "SR['jobs'] == []" "bob's STATUS lists alice's job"

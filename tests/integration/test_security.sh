@@ -237,6 +237,13 @@ folder() { (cd "$T/alice" && find . -type f ! -name qc.log | sort | xargs md5sum
 s0=$(job_line)
 f0=$(folder)
 [ -n "$s0" ] || fail "the admin does not see job $job"
+# ... and whose it is: an admin sees every job, and could not tell
+# whose was whose (a hospital admin's probe). The certificate's name,
+# then the user qc-submit said ($USER)
+admin_status | grep -q "^$job .*  alice@test ($(id -un))\$" \
+    || fail "the admin's table does not say job $job is alice's: $(admin_status | grep -A3 '^JOB')"
+"$BIN/qc-status" --tsv --broker "$EP" --cert "$K/admin.cert_secret" --server-key "$SK" --timeout 3 \
+    | grep -q "^job	$job	.*	alice@test ($(id -un))\$" || fail "qc-status --tsv: no owner on job $job's line"
 same() {        # same WHAT: the job's counts and the folder as before
     [ "$(job_line)" = "$s0" ] || fail "$1: job $job changed: '$s0' -> '$(job_line)'"
     [ "$(folder)" = "$f0" ] || fail "$1: alice's folder changed"

@@ -439,6 +439,12 @@ test_encode_refuses (void)
         m->job_states[m->njob_states++] = strdup ("waiting");
         m->job_states[m->njob_states++] = strdup ("delivered");
     }
+    /* and whose they are (job_owners), "" where not known */
+    m->job_owners = calloc (2, sizeof *m->job_owners);
+    if (m->job_owners) {
+        m->job_owners[m->njob_owners++] = strdup ("lab-a (alice)");
+        m->job_owners[m->njob_owners++] = strdup ("");
+    }
     uint8_t *body = NULL;
     size_t len = 0;
     char err[256] = "";
@@ -447,6 +453,8 @@ test_encode_refuses (void)
     CHECK (d && d->njobs == 2 && d->njob_states == 2 && str_eq (d->job_states[0], "waiting")
            && str_eq (d->job_states[1], "delivered") && d->jobs[1].job == 9,
            "job_states round trip: %s", err);
+    CHECK (d && d->njob_owners == 2 && str_eq (d->job_owners[0], "lab-a (alice)")
+           && str_eq (d->job_owners[1], ""), "job_owners round trip: %s", err);
     qc_msg_destroy (&d);
     free (body);
     free (m->job_states[0]);

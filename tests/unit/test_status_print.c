@@ -5,7 +5,8 @@
  * job's line ends with its state (delivered, waiting...), sorted with
  * its row; the table counts the jobs of each state and says what the
  * words shown mean. The broker's own trouble: its word on the broker
- * line, a line each. */
+ * line, a line each. Whose each job is (job_owners): last on its line
+ * and in the table (an admin could not tell), "-" where not known. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +51,10 @@ reply (bool with_states, size_t nstates)
                                      .running = i == 2 ? 2 : 0};
     for (size_t i = 0; m->job_states && i < nstates; i++, m->njob_states++)
         m->job_states[i] = strdup (jstates[i % 3]);
+    const char *owners[] = {"lab-a (alice)", "", "bob\tx\x1b[2J"};
+    m->job_owners = with_states ? calloc (nstates, sizeof *m->job_owners) : NULL;
+    for (size_t i = 0; m->job_owners && i < nstates; i++, m->njob_owners++)
+        m->job_owners[i] = strdup (owners[i % 3]);
     m->version = strdup ("9.9.9+test");      /* a broker that says its trouble */
     m->nnotes = 2;
     m->notes = calloc (2, sizeof *m->notes);
@@ -103,12 +108,14 @@ main (void)
                "the note names its worker (w10, not w1): %s", t);
         CHECK (strstr (t, "\nnote\t-\tgone: a worker no row names\n"),
                "a note no row's name starts: '-': %s", t);
-        CHECK (strstr (t, "running attached cancelled state | trouble"), "#kind names state: %s", t);
-        const char *j3 = strstr (t, "\njob\t3\t2\t0\t2\t0\t0\tno\tno\tdelivered\n");
-        const char *j7 = strstr (t, "\njob\t7\t0\t0\t2\t0\t2\tno\tno\trunning\n");
-        const char *j12 = strstr (t, "\njob\t12\t2\t0\t2\t0\t0\tno\tno\twaiting\n");
+        CHECK (strstr (t, "running attached cancelled state owner | trouble"),
+               "#kind names state and owner: %s", t);
+        const char *j3 = strstr (t, "\njob\t3\t2\t0\t2\t0\t0\tno\tno\tdelivered\t-\n");
+        const char *j7 = strstr (t, "\njob\t7\t0\t0\t2\t0\t2\tno\tno\trunning\tbob x?[2J\n");
+        const char *j12 = strstr (t, "\njob\t12\t2\t0\t2\t0\t0\tno\tno\twaiting\t"
+                                     "lab-a (alice)\n");
         CHECK (j3 && j7 && j12 && j3 < j7 && j7 < j12,
-               "jobs sorted by id, each with its own state: %s", t);
+               "jobs sorted by id, each with its own state and owner (scrubbed): %s", t);
     }
     free (t);
     qc_msg_destroy (&m);
@@ -121,8 +128,8 @@ main (void)
                    && strstr (t, "\nworker\tw10\th\t2\t0\t1\t0\t0.5\tno\t12.0\t-\t-\n"),
                "%s: states not known ('-'): %s", k ? "2 states for 3 rows" : "no states",
                t ? t : "?");
-        CHECK (t && strstr (t, "\njob\t3\t2\t0\t2\t0\t0\tno\tno\t-\n"),
-               "%s: a job's state not known ('-'): %s", k ? "2 for 3 jobs" : "none",
+        CHECK (t && strstr (t, "\njob\t3\t2\t0\t2\t0\t0\tno\tno\t-\t-\n"),
+               "%s: a job's state and owner not known ('-'): %s", k ? "2 for 3 jobs" : "none",
                t ? t : "?");
         free (t);
         qc_msg_destroy (&m);
@@ -138,14 +145,23 @@ main (void)
                && strstr (text, "      12.0         -  paused\n")
                && strstr (text, ": 3 workers, 0 tasks queued\n"), "table: %s", text ? text : "?");
     CHECK (text && strstr (text, "\njobs: 3 (1 running, 1 waiting, 1 delivered)\n")
-               && strstr (text, "RUNNING  STATE      CLIENT\n")
+               && strstr (text, "RUNNING  STATE      CLIENT                OWNER\n")
                && strstr (text, "\n3               2        0        2        0        0  "
-                                "delivered  none\n")
+                                "delivered  none                  -\n")
+               && strstr (text, "  waiting    none                  lab-a (alice)\n")
                && strstr (text, "\n  waiting: finished; its results wait for its client")
                && strstr (text, "\n  delivered: finished; every result was taken")
                && !strstr (text, "  running: ")
                && strstr (text, "(forgotten after the broker's --linger)\nJOB "),
            "table: jobs counted by state, each word shown said: %s", text ? text : "?");
+    free (text);
+    qc_msg_destroy (&m);
+
+    /* a broker before owners: no OWNER column, the table as it was */
+    m = reply (false, 3);
+    text = printed (m, true);
+    CHECK (text && strstr (text, "RUNNING  STATE      CLIENT\n") && !strstr (text, "OWNER"),
+           "no owners, no OWNER column: %s", text ? text : "?");
     free (text);
     qc_msg_destroy (&m);
 
@@ -178,7 +194,7 @@ main (void)
                              "written\n")
                && strstr (t, "\ntrouble\ttrouble\tno word here?[2J\n")
                && strstr (t, "\ntrouble\ttrouble\tresults-held:x\n")
-               && strstr (t, "cancelled state | trouble word text\n"),
+               && strstr (t, "cancelled state owner | trouble word text\n"),
            "trouble in --tsv: %s", t ? t : "?");
     free (t);
     text = printed (m, true);
