@@ -99,6 +99,8 @@ typedef struct {
     char owner[QC_CURVE_KEY_LEN + 1];  /* the key of the certificate that
                                  submitted it (security on; journalled);
                                  "": submitted without CurveZMQ */
+    bool claimed;             /* owner set by jobs_claim_unowned in this
+                                 run: its submitter, refused, is told so */
     sched_job_t *sj;
     /* the job-level fields of its SUBMIT (job_from_submit/job_to_submit
      * in broker_jobs.c are the one place that lists them) */

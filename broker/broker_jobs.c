@@ -86,6 +86,7 @@ jobs_claim_unowned (qc_broker_t *b, const peer_t *p, job_rec_t *job, uint64_t ke
         || p->cert->role != QC_ROLE_CLIENT)
         return;
     snprintf (job->owner, sizeof job->owner, "%s", p->cert->key);
+    job->claimed = true;
     state_log_owner (b, job);
     qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 ": submitted before this broker had keys; "
             "now owned by certificate %s, which showed the job's key", job->id,
@@ -96,9 +97,21 @@ jobs_claim_unowned (qc_broker_t *b, const peer_t *p, job_rec_t *job, uint64_t ke
 void
 jobs_not_yours (qc_broker_t *b, const peer_t *p, const job_rec_t *job, const char *what)
 {
-    char text[256];
-    snprintf (text, sizeof text, "job %" PRIu64 " is not yours: it was submitted with "
-              "another certificate (%s refused)", job->id, what);
+    char text[768];
+    const keyring_entry_t *owner = job->claimed && b->security
+                                   ? security_lookup (b->security, job->owner) : NULL;
+    /* "submitted with another certificate" told the one who submitted
+       it, before the broker had keys, that it was not theirs */
+    if (job->claimed)
+        snprintf (text, sizeof text, "job %" PRIu64 " is not yours: it was submitted before "
+                  "this broker had keys, and certificate %s has since claimed it by showing "
+                  "the job's key (%s refused). If that certificate is not yours, the key in "
+                  "the job's folder (.qc-slides) has been read by another: ask the broker's "
+                  "admin to cancel job %" PRIu64, job->id,
+                  owner ? owner->name : "(no longer admitted)", what, job->id);
+    else
+        snprintf (text, sizeof text, "job %" PRIu64 " is not yours: it was submitted with "
+                  "another certificate (%s refused)", job->id, what);
     refuse (b, p, "%s for job %" PRIu64 ": it belongs to another certificate (key %s)",
             what, job->id, job->owner[0] ? job->owner : "none: submitted without CurveZMQ");
     qc_msg_t m = {.command = QC_ERROR, .gpu = -1, .job = job->id, .reason = text};

@@ -659,6 +659,15 @@ grep -q "submitted before this broker had keys; now owned by certificate bob" "$
     || fail "not claimed: $(grep -i 'job 1' "$T/later-b2.log" | tail -3)"
 [ "$(grep -c 'job [0-9]* submitted' "$T/later-b2.log")" = 0 ] || fail "a second job: $(grep submitted "$T/later-b2.log")"
 check_exactly_once "$T/later" "$T/cohort/list"
+# another certificate showing the key after the claim is told who
+# claimed it, not "submitted with another certificate" (which told the
+# submitter, had another claimed it first, that it was never theirs)
+"$STRANGER" --connect tcp://127.0.0.1:$p7 --cert "$K/alice.cert_secret" --server-key "$SK" \
+    --wait-ms 800 attach 1 "$lkey" >"$T/later-alice.log" 2>&1
+grep -q "got ERROR job=1 .*it was submitted before this broker had keys, and certificate bob@test has since claimed it by showing the job's key (ATTACH refused)" \
+    "$T/later-alice.log" || fail "a refused claim does not say who claimed the job: $(cat "$T/later-alice.log")"
+"$BIN/qc-status" --broker tcp://127.0.0.1:$p7 --cert "$K/admin.cert_secret" --server-key "$SK" --timeout 5 \
+    | grep -q "^1 .*  bob@test ($(id -un))\$" || fail "the admin does not see the claimed job as bob's"
 "$BIN/qc-status" --broker tcp://127.0.0.1:$p7 --cert "$K/alice.cert_secret" --server-key "$SK" --timeout 5 \
     | awk '$1 == 1' | grep -q . && fail "alice sees bob's claimed job"
 kill -TERM $lw $lb; wait $lw $lb
