@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "client/escape.h"
+#include "client/stall_watch.h"
 #include "shared/url.h"
 
 qc_rec_t
@@ -58,8 +59,14 @@ qc_output_moved_from (qc_output_t *o, const char *path)
         for (const qc_stamp_t *st = zhashx_first (o->stamps); st; st = zhashx_next (o->stamps)) {
             const char *was = zhashx_cursor (o->stamps);
             struct stat sb;
-            if (st->workers || qc_records_of (&o->records, was) == QC_REC_NONE
-                || stat (was, &sb) == 0 || errno != ENOENT)
+            if (st->workers || qc_records_of (&o->records, was) == QC_REC_NONE)
+                continue;
+            /* a recorded slide's share, hard-mounted, whose server is
+               gone blocks this stat: said, not a silent hang */
+            qc_stall_watch_at (was);
+            bool gone = stat (was, &sb) != 0 && errno == ENOENT;
+            qc_stall_watch_at (NULL);
+            if (!gone)
                 continue;
             char *key = moved_key (was, st);
             if (!key)

@@ -10,6 +10,7 @@
 
 #include "client/cohort.h"
 #include "client/escape.h"
+#include "client/stall_watch.h"
 #include "shared/url.h"
 #include "shared/result.h"
 
@@ -357,7 +358,12 @@ qc_records_of_file (qc_records_t *r, const char *path, const char **as)
         zhashx_set_duplicator (r->by_file, (zhashx_duplicator_fn *) strdup);
         zlistx_t *paths = zhashx_keys (r->by_path);
         for (const char *p = paths ? zlistx_first (paths) : NULL; p; p = zlistx_next (paths)) {
+            /* realpath blocks on a recorded slide's hard-mounted share
+               whose server is gone: said, not a silent hang */
+            if (!qc_url_is_remote (p))
+                qc_stall_watch_at (p);
             char *key = qc_cohort_folder_resolved (p);
+            qc_stall_watch_at (NULL);
             if (key)
                 zhashx_insert (r->by_file, key, (void *) p);
             free (key);

@@ -56,8 +56,28 @@ wait_for "the worker says what its slot waits on" 20 \
     "$T/worker-hw.log"
 pass "a worker's slot waiting on a share that does not answer: its log says which slot and path"
 
+# a rerun into a folder whose records name slides on that share: the
+# look for moved slides (client/output_plan.c) stats each recorded slide
+# that is not in the cohort, and sat silent on the share; now said
+mkdir "$T/mvsrc"
+cp "$SHARED/slides/real/CMU-1-Small-Region.svs" "$T/mvsrc/a.svs"
+cp "$SHARED/slides/real/CMU-1-Small-Region.svs" "$T/mvsrc/b.svs"
+touch -d '2020-01-01' "$T/mvsrc/b.svs"
+"$BIN/qc-submit" -q -o "$T/mvout" "$T/mvsrc/a.svs" >"$T/mv1.log" 2>&1 || fail "mv run 1: $(cat "$T/mv1.log")"
+sed -i "s#$T/mvsrc/a.svs#$M/slides/a.svs#g" "$T/mvout/results.tsv" "$T/mvout/.qc-stamps"
+grep -q "$M/slides/a.svs" "$T/mvout/.qc-stamps" || fail "the test's edit of .qc-stamps did not take"
+"$BIN/qc-submit" --wait-warn 2 -o "$T/mvout" "$T/mvsrc/b.svs" >"$T/mv2.log" 2>&1 &
+mv2=$!
+PIDS+=($mv2)
+wait_for "qc-submit says it waits on a recorded slide's share" 20 \
+    "grep -q 'waiting 2 s so far for $M/slides/a.svs to answer' '$T/mv2.log'" "$T/mv2.log"
+pass "a rerun whose records name slides on a share that does not answer: said, naming the recorded slide"
+
 # the share gone for good (unmounted): qc-submit goes on, and says so
 unmount
+for _ in $(seq 1 100); do kill -0 $mv2 2>/dev/null || break; sleep 0.2; done
+kill -0 $mv2 2>/dev/null && fail "the rerun still waits after the share went: $(cat "$T/mv2.log")"
+wait $mv2 || fail "the rerun, the share gone: exit $?: $(tail -3 "$T/mv2.log")"
 for _ in $(seq 1 100); do kill -0 $submit 2>/dev/null || break; sleep 0.2; done
 kill -0 $submit 2>/dev/null && fail "qc-submit still waits after the share went: $(cat "$T/submit.log")"
 wait $submit
