@@ -86,6 +86,11 @@ typedef struct {
      * file), so that qc-submit can tell a rerun that a slide's file
      * changed since its row (client/output_stamps.h); NULL: nothing. */
     qc_module_inputs_fn *slide_inputs;
+    /* 1 when the step, with these parameters (NULL: none), reads which
+     * step took each pixel (run.h: qc_run_removals; saveFinalMask's
+     * _causes.png): the pipeline then keeps that record for the run;
+     * NULL: never. */
+    int (*reads_removals) (const qc_config_section_t *params);
 } qc_module_t;
 
 /* Looks a step up by its module name: the len bytes of name, without

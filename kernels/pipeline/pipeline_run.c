@@ -245,6 +245,19 @@ last_classifier_step (const qc_pipeline_t *self)
     return last;
 }
 
+/* 1 when a step reads which step took each pixel (module.h's
+ * reads_removals): the record costs a pass after every step, so a
+ * config without such a step does not keep it. */
+static int
+reads_removals (const qc_pipeline_t *self)
+{
+    for (size_t i = 0; i < self->nsteps; i++)
+        if (self->steps[i].module->reads_removals
+            && self->steps[i].module->reads_removals (self->steps[i].params))
+            return 1;
+    return 0;
+}
+
 /* The steps after BaseImage, on ops; 0 when every step passed. */
 static int
 run_steps (qc_pipeline_job_t *job, const struct qc_ops *ops)
@@ -265,10 +278,15 @@ run_steps (qc_pipeline_job_t *job, const struct qc_ops *ops)
         job->run.png_queue = qc_png_queue_new (job->run.read_threads,
                                                PNG_QUEUE_MAX_BYTES);
     size_t last_classifier = self ? last_classifier_step (self) : 0;
+    if (rc == 0 && self && reads_removals (self))
+        rc = qc_run_record_removals (&job->run);
     for (size_t i = 0; self && i < self->nsteps && rc == 0; i++) {
         job->run.step = self->steps[i].name;
         job->run.params = self->steps[i].params;
         rc = run_step (&job->run, self->steps[i].module);
+        /* which pixels this step took first (nothing unless recorded) */
+        if (rc == 0)
+            rc = qc_run_note_removals (&job->run);
         if (i == last_classifier)
             qc_classifier_forget_planes ();
         /* HistoQC's s["completed"]: later steps check what ran. */

@@ -200,6 +200,43 @@ int qc_run_set_mask_statistics (qc_run_t *run, const char *column,
                                 const qc_mask_t *after,
                                 const qc_mask_t *before);
 
+/* ---- which step removed each pixel (run_removed.c) ---- */
+
+/* For SaveModule.saveFinalMask's _causes.png: which step first took each
+ * pixel out of img_mask_use. A pixel a later step put back (hole
+ * filling) and another took out again stays the first step's; the
+ * record names the step, not a mask a step kept, because what a step
+ * keeps is not always what it took (LightDarkModule keeps the tissue
+ * it found, its PNG shows what went).
+ *
+ * Off unless turned on (qc_run_record_removals: the pipeline does it
+ * when a step of the config reads it, module.h's reads_removals), as
+ * it costs a byte a mask pixel and a pass over img_mask_use after each
+ * step (on a device lane, a copy of img_mask_use to the host after each
+ * step that changed it). */
+#define QC_RUN_MAX_REMOVERS 255
+typedef struct {
+    char step[128];          /* the step as written, cut to fit */
+    char mask[128];          /* the first mask PNG it saved
+                                ("pen_markings"); "" when none */
+    size_t pixels;           /* pixels it took first */
+} qc_run_remover_t;
+
+/* Turns the record on for this run (before its first step). 0 or -1. */
+int qc_run_record_removals (qc_run_t *run);
+/* After a step (the pipeline calls it; a step may call it to bring the
+ * record up to date before it reads it): the pixels out of
+ * img_mask_use that no step had taken are the running step's. Nothing
+ * when the record is off. 0, or -1 (failed: out of memory, or more than
+ * QC_RUN_MAX_REMOVERS steps took tissue). */
+int qc_run_note_removals (qc_run_t *run);
+/* The record: w x h bytes (img_mask_use's size), 0 for a pixel no step
+ * took, k for removers[k - 1]; *n removers, in the order they ran.
+ * NULL (and *n 0) when the record is off or nothing was taken yet. */
+const uint8_t *qc_run_removals (const qc_run_t *run,
+                                const qc_run_remover_t **removers,
+                                size_t *n, int *w, int *h);
+
 /* ---- files (run_files.c) ---- */
 
 /* Adds a PNG file "<slide>_<suffix>.png" to the result (HistoQC's names:
@@ -219,6 +256,11 @@ int qc_run_save_fimg (qc_run_t *run, const char *suffix, const qc_fimg_t *img,
 /* w * h gray bytes as they are (an 8-bit image a step computed). */
 int qc_run_save_gray8 (qc_run_t *run, const char *suffix, const uint8_t *px,
                        int w, int h);
+/* The size the saves above write an image of w x h at: with
+ * png_work_size set and w x h the image_work_size, the smaller size
+ * (1); else w x h itself (0). For a step that draws over a picture
+ * after shrinking it (_causes.png's legend, which must stay legible). */
+int qc_run_png_size (const qc_run_t *run, int w, int h, int *pw, int *ph);
 /* Adds a file a step made itself (name whole, e.g. "_first.geojson"),
  * taking data (freed on failure): after the PNGs queued before it, so
  * that the files keep the order they were saved in. 0, or -1 (the run

@@ -1,5 +1,5 @@
 /* The PNG files a run returns ("<slide>_<suffix>.png"); see run.h. */
-#include "kernels/run/run.h"
+#include "kernels/run/run_state.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -37,17 +37,31 @@ take_png (qc_run_t *run, const char *name, int rc, unsigned char *data,
 /* With png_work_size set: 1 and its size in *pw, *ph when an image of
  * w x h is a plane of the run (the size of image_work_size: a mask, a
  * deconvolution, the thumbnail at that size) larger than it; 0 when the
- * image goes as it is (a plot, a thumbnail at a size of its own). */
+ * image goes as it is (a plot, a thumbnail at a size of its own), w x h
+ * in *pw, *ph then. */
 static int
 png_shrinks (const qc_run_t *run, int w, int h, int *pw, int *ph)
 {
-    int bw, bh;
+    int bw, bh, sw, sh;
+    *pw = w;
+    *ph = h;
     if (!run->base || run->base->png_work_size.value <= 0
         || qc_run_size_at (run, run->base->image_work_size, &bw, &bh) != 0
         || w != bw || h != bh
-        || qc_run_size_at (run, run->base->png_work_size, pw, ph) != 0)
+        || qc_run_size_at (run, run->base->png_work_size, &sw, &sh) != 0
+        || sw > w || sh > h || (sw == w && sh == h))
         return 0;
-    return *pw <= w && *ph <= h && (*pw < w || *ph < h);
+    *pw = sw;
+    *ph = sh;
+    return 1;
+}
+
+int
+qc_run_png_size (const qc_run_t *run, int w, int h, int *pw, int *ph)
+{
+    if (!run || !pw || !ph)
+        return -1;
+    return png_shrinks (run, w, h, pw, ph);
 }
 
 /* The image to write for img: img itself, or (png_work_size) a smaller
@@ -162,6 +176,7 @@ qc_run_save_mask (qc_run_t *run, const char *suffix, const qc_mask_t *m)
 {
     if (!save_args_ok (run, suffix))
         return -1;
+    run_removals_saw_mask (run, suffix);
     qc_mask_t *made = NULL;
     if (qc_mask_valid (m) && !(m = shrunk_mask (run, suffix, m, &made)))
         return -1;

@@ -134,6 +134,7 @@ qc_run_state_free (qc_run_t *run)
         free (st->completed[i]);
     for (size_t i = 0; i < st->nahead; i++)
         ahead_free (&st->ahead[i]);
+    free (st->removed_by);
     free (st);
     run->state = NULL;
 }

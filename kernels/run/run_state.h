@@ -52,7 +52,18 @@ struct qc_run_state {
     size_t ncompleted;
     ahead_t ahead[MAX_AHEAD];
     size_t nahead;
+    /* which step took each pixel first (run_removed.c) */
+    int recording;            /* qc_run_record_removals was called */
+    uint8_t *removed_by;      /* mask-sized, made at the first note */
+    int removed_w, removed_h;
+    qc_run_remover_t removers[QC_RUN_MAX_REMOVERS];
+    size_t nremovers;
+    char step_mask[MAX_NAME]; /* the first mask the running step saved */
 };
+
+/* run_removed.c: the running step saved the mask PNG suffix (for the
+ * record's names; nothing when it is off). */
+void run_removals_saw_mask (qc_run_t *run, const char *suffix);
 
 /* The run's state, made on first use; NULL (the run failed: out of
  * memory) when it cannot be. */
