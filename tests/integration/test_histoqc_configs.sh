@@ -13,8 +13,11 @@
 #    -100 in each (HistoQC's warning; HistoQC writes no cells there);
 #  - each slide's folder holds exactly the files HistoQC writes for that
 #    config (file names from its modules' io.imsave calls), _macro.png
-#    when the slide has a macro image; for config.ini on the TCGA slide,
-#    exactly the files of HistoQC's own output folder;
+#    when the slide has a macro image, and the project's _causes.png; for
+#    config.ini on the TCGA slide, exactly the files of HistoQC's own
+#    output folder and _causes.png;
+#  - config.ini's _causes.png: kept tissue as the thumbnail, each pixel
+#    taken out in its first step's colour, the legend the causes present;
 #  - config_clinical's GeoJSON files are valid polygons for GEOS (the C++
 #    JTS that QuPath uses; tests/integration/histoqc_geojson.py) and draw
 #    back, pixel for pixel, to the masks saved beside them;
@@ -74,8 +77,10 @@ columns_of() {
 }
 
 # ---- HistoQC's files, besides _macro.png ---------------------------------
+# and the one file the project adds: _causes.png (saveFinalMask's review
+# image: tissue taken out coloured by why)
 files_of() {
-    local save="_mask_use.png _fuse.png _thumb.png _thumb_small.png"
+    local save="_mask_use.png _fuse.png _thumb.png _thumb_small.png _causes.png"
     local deconv="_deconv_c0.png _deconv_c1.png _deconv_c2.png"
     case $1 in
     config) echo "_pen_markings.png _coverslip_edge.png _bright.png _dark.png _flat.png" \
@@ -156,11 +161,24 @@ done
 [ "$(cat "$T/config_v2.1.rows")" -gt 0 ] \
     || fail "config_v2.1 ran no texture step on an empty mask: the -100 cells went untested"
 
-# config.ini on TCGA-CR-7395-pyramid.svs: the files of HistoQC's own folder
-ref=$(ls "$REF/TCGA-CR-7395-pyramid.svs" | sort)
+# config.ini on TCGA-CR-7395-pyramid.svs: the files of HistoQC's own
+# folder, and the project's _causes.png
+ref=$( (ls "$REF/TCGA-CR-7395-pyramid.svs"; echo TCGA-CR-7395-pyramid.svs_causes.png) | sort)
 got=$(ls "$T/config/TCGA-CR-7395-pyramid.svs" | sort)
 [ "$got" = "$ref" ] || fail "config.ini, TCGA: files differ from HistoQC's own folder: $(diff <(echo "$ref") <(echo "$got") | grep '^[<>]' | tr '\n' ' ')"
-pass "config.ini on TCGA-CR-7395-pyramid.svs: the $(echo "$ref" | wc -l) files HistoQC wrote, by name"
+pass "config.ini on TCGA-CR-7395-pyramid.svs: the $(echo "$ref" | wc -l) files HistoQC wrote, by name, and _causes.png"
+
+# _causes.png of config.ini: tissue kept is the thumbnail's, each pixel
+# taken out its first step's colour (the step masks in pipeline order),
+# the legend's swatches the causes present (tests/integration/causes_check.py)
+for d in "$T"/config/*/; do
+    name=$(basename "$d")
+    $PY "$ROOT/tests/integration/causes_check.py" "$d" "$name" pen_markings coverslip_edge \
+        bright dark flat fatlike small_remove blurry spur areathresh >"$T/causes.log" 2>&1 \
+        || fail "config.ini $name _causes.png: $(cat "$T/causes.log")"
+    echo "  $(cat "$T/causes.log")"
+done
+pass "config.ini: _causes.png colours each pixel taken out by its first step, kept tissue as the thumbnail, legend = causes present"
 
 # config_clinical's GeoJSON: valid for GEOS, the masks beside them drawn back
 n=0
