@@ -272,33 +272,39 @@ qc_save_causes (qc_run_t *run, const qc_mask_t *kept)
     size_t n;
     int rw, rh;
     const uint8_t *by = qc_run_removals (run, &removers, &n, &rw, &rh);
-    if (!qc_mask_valid (kept) || kept->w != thumb->w || kept->h != thumb->h
-        || (by && (rw != kept->w || rh != kept->h)))
+    if (!qc_mask_valid (kept) || kept->w != thumb->w || kept->h != thumb->h)
         return qc_run_fail (run, "_causes.png: the tissue mask is not the "
                             "image's size");
-    int pw, ph;
-    qc_run_png_size (run, thumb->w, thumb->h, &pw, &ph);
+    /* drawn at the size its PNG is written at (png_work_size), which is
+     * the record's: the image and the mask shrunk first by the run's ops
+     * (on a device lane, there: only the small ones come to the host),
+     * so that the legend drawn after stays legible */
+    int pw = rw, ph = rh;
+    if (!by)
+        qc_run_png_size (run, thumb->w, thumb->h, &pw, &ph);
+    bool shrink = pw != thumb->w || ph != thumb->h;
+    const qc_ops_t *ops = qc_run_ops (run);
+    qc_rgb_t *small = shrink ? qc_rgb_new (pw, ph) : NULL, *picture = NULL, *img = NULL;
+    qc_mask_t *small_kept = shrink ? qc_mask_new (pw, ph) : NULL;
     qc_causes_legend_t legend;
-    qc_rgb_t *picture = qc_rgb_new_host (thumb->w, thumb->h), *small = NULL,
-             *img = NULL;
     int rc = -1;
-    if (!picture)
-        qc_run_fail (run, "out of memory for _causes.png");
-    else if (qc_causes_picture (thumb, kept, by, removers, n, picture, &legend))
-        qc_run_fail (run, "_causes.png: cannot read the image or mask");
-    /* png_work_size: shrunk before the legend is drawn, which must stay
-     * legible */
-    else if ((pw != thumb->w || ph != thumb->h)
-             && (!(small = qc_rgb_new (pw, ph))
-                 || qc_run_ops (run)->resize_rgb (picture, QC_INTERP_AREA, small)))
+    if (shrink && (!small || !small_kept
+                   || ops->resize_rgb (thumb, QC_INTERP_AREA, small)
+                   || ops->resize_mask (kept, QC_INTERP_NEAREST, small_kept)))
         qc_run_fail (run, "_causes.png: cannot shrink %d x %d to %d x %d",
                      thumb->w, thumb->h, pw, ph);
-    else if (!(img = qc_causes_with_legend (small ? small : picture, &legend)))
+    else if (!(picture = qc_rgb_new_host (pw, ph)))
+        qc_run_fail (run, "out of memory for _causes.png");
+    else if (qc_causes_picture (shrink ? small : thumb, shrink ? small_kept : kept, by,
+                                removers, n, picture, &legend))
+        qc_run_fail (run, "_causes.png: cannot read the image or mask");
+    else if (!(img = qc_causes_with_legend (picture, &legend)))
         qc_run_fail (run, "out of memory for _causes.png's legend");
     else
         rc = qc_run_save_rgb (run, "causes", img);
     qc_rgb_destroy (&img);
-    qc_rgb_destroy (&small);
     qc_rgb_destroy (&picture);
+    qc_rgb_destroy (&small);
+    qc_mask_destroy (&small_kept);
     return rc;
 }

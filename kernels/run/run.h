@@ -211,9 +211,9 @@ int qc_run_set_mask_statistics (qc_run_t *run, const char *column,
  *
  * Off unless turned on (qc_run_record_removals: the pipeline does it
  * when a step of the config reads it, module.h's reads_removals), as
- * it costs a byte a mask pixel and a pass over img_mask_use after each
- * step (on a device lane, a copy of img_mask_use to the host after each
- * step that changed it). */
+ * it costs a mask and two float images of img_mask_use's size and a few
+ * per-pixel ops after each step, on the run's ops (a device lane's stay
+ * in its memory: the host gets one copy, when the record is read). */
 #define QC_RUN_MAX_REMOVERS 255
 typedef struct {
     char step[128];          /* the step as written, cut to fit */
@@ -230,10 +230,11 @@ int qc_run_record_removals (qc_run_t *run);
  * when the record is off. 0, or -1 (failed: out of memory, or more than
  * QC_RUN_MAX_REMOVERS steps took tissue). */
 int qc_run_note_removals (qc_run_t *run);
-/* The record: w x h bytes (img_mask_use's size), 0 for a pixel no step
+/* The record: w x h bytes (img_mask_use's size, or with png_work_size
+ * the size its PNGs are written at: qc_run_png_size), 0 for a pixel no step
  * took, k for removers[k - 1]; *n removers, in the order they ran.
  * NULL (and *n 0) when the record is off or nothing was taken yet. */
-const uint8_t *qc_run_removals (const qc_run_t *run,
+const uint8_t *qc_run_removals (qc_run_t *run,
                                 const qc_run_remover_t **removers,
                                 size_t *n, int *w, int *h);
 

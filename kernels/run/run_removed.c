@@ -6,9 +6,13 @@
  * tissue found, not the glass it took), some keep nothing, and a pixel
  * can sit in several; the map says which step took it, once, whatever
  * the step kept. It is filled by comparing img_mask_use after each step
- * with what no step had taken yet, so no step has to take part. */
+ * with what no step had taken yet, so no step has to take part; on the
+ * run's ops, so that on a device lane it stays in device memory. */
 #include "kernels/run/run_state.h"
 
+#include "kernels/ops/ops.h"
+
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +52,35 @@ new_remover (qc_run_t *run, struct qc_run_state *st)
     return r;
 }
 
+/* The record's images, where the mask lives (a device lane's memory: no
+ * copy of a plane to the host after each step, which a GPU worker's lane
+ * is measured by), at the size the mask's PNGs are written at (with
+ * png_work_size, the mask shrunk as they are: nearest) */
+static int
+record_images (qc_run_t *run, struct qc_run_state *st, const qc_mask_t *use)
+{
+    if (st->taken)
+        return use->w == st->use_w && use->h == st->use_h ? 0
+               : qc_run_fail (run, "img_mask_use changed size (%d x %d, was %d x %d)",
+                              use->w, use->h, st->use_w, st->use_h);
+    int w, h;
+    bool shrunk = qc_run_png_size (run, use->w, use->h, &w, &h) == 1;
+    st->taken = qc_mask_new (w, h);
+    st->fresh = qc_mask_new (w, h);
+    st->removed = qc_fimg_new (w, h);
+    st->step_px = qc_fimg_new (w, h);
+    st->small = shrunk ? qc_mask_new (w, h) : NULL;
+    if (!st->taken || !st->fresh || !st->removed || !st->step_px || (shrunk && !st->small)
+        || qc_mask_fill (st->taken, 0) || qc_fimg_zero (st->removed))
+        return qc_run_fail (run, "out of memory for the record of which step took "
+                            "which pixel (%d x %d)", w, h);
+    st->use_w = use->w;
+    st->use_h = use->h;
+    st->removed_w = w;
+    st->removed_h = h;
+    return 0;
+}
+
 int
 qc_run_note_removals (qc_run_t *run)
 {
@@ -55,53 +88,63 @@ qc_run_note_removals (qc_run_t *run)
     if (!st || !st->recording)
         return 0;
     const qc_mask_t *use = st->mask_use;
+    const qc_ops_t *ops = qc_run_ops (run);
+    size_t n = 0;
     int rc = 0;
     if (!use)                   /* not made yet: all of it still in use */
         goto done;
-    if (!st->removed_by) {
-        if (!(st->removed_by = calloc (qc_npix (use->w, use->h), 1))) {
-            rc = qc_run_fail (run, "out of memory for the record of which "
-                              "step took which pixel (%d x %d)", use->w, use->h);
+    if ((rc = record_images (run, st, use)))
+        goto done;
+    if (st->small) {
+        if (ops->resize_mask (use, QC_INTERP_NEAREST, st->small)) {
+            rc = qc_run_fail (run, "cannot shrink img_mask_use for the record of causes");
             goto done;
         }
-        st->removed_w = use->w;
-        st->removed_h = use->h;
+        use = st->small;
     }
-    if (use->w != st->removed_w || use->h != st->removed_h) {
-        rc = qc_run_fail (run, "img_mask_use changed size (%d x %d, was "
-                          "%d x %d)", use->w, use->h, st->removed_w,
-                          st->removed_h);
+    /* fresh: out of use now and taken by no step before; each count is
+       the running step's, its index added where it took them (a pixel
+       put back, by hole filling, and taken again stays the first's) */
+    if (ops->mask_logic (use, NULL, QC_LOGIC_NOT, st->fresh)
+        || ops->mask_logic (st->fresh, st->taken, QC_LOGIC_ANDNOT, st->fresh)
+        || ops->mask_count (st->fresh, &n)) {
+        rc = qc_run_fail (run, "cannot compare img_mask_use with the pixels taken before");
         goto done;
     }
-    const uint8_t *px = qc_mask_host (use);
-    if (!px) {
-        rc = qc_run_fail (run, "cannot read img_mask_use on the host");
+    if (!n)
+        goto done;
+    qc_run_remover_t *r = new_remover (run, st);
+    if (!r) {
+        rc = -1;
         goto done;
     }
-    qc_run_remover_t *r = NULL;
-    uint8_t *by = st->removed_by;
-    size_t n = qc_npix (use->w, use->h);
-    for (size_t i = 0; i < n; i++) {
-        if (px[i] || by[i])
-            continue;
-        if (!r && !(r = new_remover (run, st))) {
-            rc = -1;
-            goto done;
-        }
-        by[i] = (uint8_t) st->nremovers;
-        r->pixels++;
-    }
+    r->pixels = n;
+    if (ops->mask_logic (st->taken, st->fresh, QC_LOGIC_OR, st->taken)
+        || ops->mask_to_fimg (st->fresh, (double) st->nremovers, 0.0, st->step_px)
+        || ops->fimg_arith (st->removed, st->step_px, QC_ARITH_ADD, st->removed))
+        rc = qc_run_fail (run, "cannot note the pixels step %s took", r->step);
+    free (st->removed_by);      /* read again from the record */
+    st->removed_by = NULL;
 done:
     st->step_mask[0] = '\0';    /* the next step's saves are its own */
     return rc;
 }
 
 const uint8_t *
-qc_run_removals (const qc_run_t *run, const qc_run_remover_t **removers,
+qc_run_removals (qc_run_t *run, const qc_run_remover_t **removers,
                  size_t *n, int *w, int *h)
 {
-    const struct qc_run_state *st = run ? run->state : NULL;
-    int on = st && st->recording && st->removed_by;
+    struct qc_run_state *st = run ? run->state : NULL;
+    int on = st && st->recording && st->removed;
+    /* one copy to the host, when the record is read (the save step) */
+    if (on && !st->removed_by) {
+        const float *f = qc_fimg_host (st->removed);
+        size_t npix = qc_npix (st->removed_w, st->removed_h);
+        if (f && (st->removed_by = malloc (npix)))
+            for (size_t i = 0; i < npix; i++)
+                st->removed_by[i] = (uint8_t) (f[i] > 0.5f ? (int) (f[i] + 0.5f) : 0);
+        on = st->removed_by != NULL;
+    }
     if (removers)
         *removers = on ? st->removers : NULL;
     if (n)

@@ -54,8 +54,15 @@ struct qc_run_state {
     size_t nahead;
     /* which step took each pixel first (run_removed.c) */
     int recording;            /* qc_run_record_removals was called */
-    uint8_t *removed_by;      /* mask-sized, made at the first note */
-    int removed_w, removed_h;
+    qc_mask_t *taken;         /* pixels some step took (the run's ops') */
+    qc_mask_t *fresh;         /* those the running step took */
+    qc_fimg_t *removed;       /* k where removers[k - 1] took a pixel */
+    qc_fimg_t *step_px;       /* scratch: the running step's k */
+    qc_mask_t *small;         /* img_mask_use at the record's size, when
+                                 png_work_size shrinks it */
+    uint8_t *removed_by;      /* removed as host bytes, when read */
+    int removed_w, removed_h; /* the record's size */
+    int use_w, use_h;         /* img_mask_use's */
     qc_run_remover_t removers[QC_RUN_MAX_REMOVERS];
     size_t nremovers;
     char step_mask[MAX_NAME]; /* the first mask the running step saved */
