@@ -238,8 +238,10 @@ print_jobs (FILE *to, const qc_msg_t *r)
     bool owners = false;
     for (size_t i = 0; i < r->njobs && !owners; i++)
         owners = strcmp (job_owner (r, i), "-") != 0;
-    fprintf (to, "%-8s %8s %8s %8s %8s %8s  %-9s  %-20s%s\n", "JOB", "DONE", "FAILED",
-             "TOTAL", "QUEUED", "RUNNING", "STATE", "CLIENT", owners ? "  OWNER" : "");
+    /* (no blanks after the last column: a row ends with its text) */
+    fprintf (to, "%-8s %8s %8s %8s %8s %8s  %-9s  %-*s%s\n", "JOB", "DONE", "FAILED",
+             "TOTAL", "QUEUED", "RUNNING", "STATE", owners ? 20 : 0, "CLIENT",
+             owners ? "  OWNER" : "");
     for (size_t i = 0; i < r->njobs; i++) {
         const qc_job_row_t *j = &r->jobs[i];
         /* "detached" read as --detach, for every job whose client had
@@ -248,9 +250,9 @@ print_jobs (FILE *to, const qc_msg_t *r)
         snprintf (client, sizeof client, "%s%s", j->attached ? "connected" : "none",
                   j->cancelled ? ", cancelled" : "");
         fprintf (to, "%-8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8"
-                 PRIu64 "  %-9s  %-20s%s%s\n", j->job, j->done, j->failed, j->total,
-                 j->queued, j->running, job_state (r, i), client, owners ? "  " : "",
-                 owners ? text (job_owner (r, i)) : "");
+                 PRIu64 "  %-9s  %-*s%s%s\n", j->job, j->done, j->failed, j->total,
+                 j->queued, j->running, job_state (r, i), owners ? 20 : 0, client,
+                 owners ? "  " : "", owners ? text (job_owner (r, i)) : "");
     }
 }
 
