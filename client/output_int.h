@@ -70,7 +70,10 @@ struct qc_output {
     zhashx_t *stamps;         /* .qc-stamps: recorded path -> qc_stamp_t */
     zhashx_t *moved;          /* "name TAB size TAB s.ns" -> the recorded
                                  path gone (qc_output_moved_from; "" when
-                                 two match), made on first use */
+                                 two match), made on first use; a
+                                 record taken by a slide leaves it */
+    zlistx_t *moved_taken;    /* the recorded paths so taken (the
+                                 strings qc_output_moved_from returned) */
     zlistx_t *baseline;       /* slide_t of skipped slides with no stamp
                                  yet, stamped as they are now (NULL: none) */
     zhashx_t *url_stamps;     /* ... redacted URL -> qc_result_source_t */

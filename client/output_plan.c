@@ -83,9 +83,31 @@ qc_output_moved_from (qc_output_t *o, const char *path)
     if (!zhashx_size (o->moved) || !qc_stamp_take (path, &now))
         return NULL;
     char *key = moved_key (path, &now);
-    const char *was = key ? zhashx_lookup (o->moved, key) : NULL;
+    char *was = key ? zhashx_lookup (o->moved, key) : NULL;
+    if (!was || !*was || strcmp (was, path) == 0) {
+        free (key);
+        return NULL;
+    }
+    /* one slide takes a gone record: a copy of the moved folder given
+       too (both folders in the cohort) is a slide of its own, not a
+       second "already done" with one row between them. The path stays
+       the caller's to read: kept in the list of taken ones */
+    if (!o->moved_taken) {
+        if (!(o->moved_taken = zlistx_new ())) {
+            free (key);
+            return NULL;
+        }
+        zlistx_set_destructor (o->moved_taken, (zlistx_destructor_fn *) zstr_free);
+    }
+    char *taken = strdup (was);
+    if (!taken || !zlistx_add_end (o->moved_taken, taken)) {
+        free (taken);
+        free (key);
+        return NULL;
+    }
+    zhashx_delete (o->moved, key);
     free (key);
-    return was && *was && strcmp (was, path) != 0 ? was : NULL;
+    return taken;
 }
 
 int

@@ -38,6 +38,20 @@ cp -a "$T/orig" "$T/dup"
 grep -q "^1 slide: 1 passed" "$T/r5.log" && ! grep -q "moved from" "$T/r5.log" \
     || fail "the copy did not run as a slide of its own: $(cat "$T/r5.log")"
 pass "the same again runs nothing; a copy whose original is still there runs as a slide of its own"
+# the moved folder and a copy of it, both given: one takes the gone
+# record, the other is a slide of its own (both were "already done",
+# with one row between them)
+mkdir -p "$T/one"
+cp -p "$SHARED/slides/real/CMU-1-Small-Region.svs" "$T/one/x.svs"
+"$BIN/qc-submit" -c "$cfg" -o "$T/out3" "$T/one/x.svs" >"$T/r6.log" 2>&1 || fail "one run: $(tail -3 "$T/r6.log")"
+mv "$T/one" "$T/moved"
+cp -a "$T/moved" "$T/copy"
+"$BIN/qc-submit" -c "$cfg" -o "$T/out3" "$T/moved/x.svs" "$T/copy/x.svs" >"$T/r7.log" 2>&1 \
+    || fail "moved and copy: $(tail -3 "$T/r7.log")"
+grep -q "^1 of them was moved from where its record says" "$T/r7.log" && grep -q "running 1 of 2 slides" "$T/r7.log" \
+    || fail "the moved folder and its copy: $(cat "$T/r7.log")"
+[ "$(grep -vc '^#' "$T/out3/results.tsv")" = 2 ] || fail "rows: $(grep -v '^#' "$T/out3/results.tsv" | cut -f1)"
+pass "the moved folder and a copy of it: one takes the record, the other runs as a slide of its own"
 # -f on the moved folder: each slide runs again under the name its
 # record had (it took arch__a.svs, beside the old folder a.svs)
 "$BIN/qc-submit" -f -c "$cfg" -o "$out" "$T/arch" >"$T/r6.log" 2>&1 || fail "-f run: $(tail -3 "$T/r6.log")"
