@@ -111,11 +111,17 @@ on_result (session_t *s, qc_msg_t *m)
     const char *px = m->result->ok ? qc_result_get (m->result, "pixels_to_use") : NULL;
     char *end = NULL;
     bool empty = px && *px && strtod (px, &end) == 0 && end && !*end;
+    /* where the config drew _causes.png, it shows what was taken, and why */
+    bool causes = false;
+    for (size_t i = 0; empty && i < m->result->nfiles && !causes; i++)
+        causes = m->result->files[i].name && strcmp (m->result->files[i].name, "_causes.png") == 0;
     qc_progress_slide (&s->progress, m->result->ok,
                        name ? name : qc_url_name (m->path, file, sizeof file),
                        made_here ? QC_LOCAL_WORKER_NAME : m->worker,
-                       empty ? "no tissue left to use (pixels_to_use 0; its warnings "
-                               "column says which step took it)"
+                       empty && causes ? "no tissue left to use (pixels_to_use 0; its "
+                                         "_causes.png shows what each step took)"
+                       : empty ? "no tissue left to use (pixels_to_use 0; its warnings "
+                                 "column says which step took it)"
                        : shown ? "its ERROR line above says why (error.log has it)"
                                : m->result->error);
 }

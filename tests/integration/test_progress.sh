@@ -119,7 +119,7 @@ pass "Ctrl-C mid-run keeps $kept results; the same command resumes to 40, each o
     >"$T/blank-gen.log" 2>&1 || fail "qc-mkslide: $(cat "$T/blank-gen.log")"
 "$BIN/qc-submit" -o "$T/blank" "$T/c/blank.svs" "$R/CMU-1-Small-Region.svs" >"$T/blank.log" 2>&1 \
     || fail "blank slide run: $(tail -3 "$T/blank.log")"
-grep -q '^ok [12]/2 blank.svs (local): no tissue left to use (pixels_to_use 0' "$T/blank.log" \
+grep -q '^ok [12]/2 blank.svs (local): no tissue left to use (pixels_to_use 0; its _causes.png shows what each step took)$' "$T/blank.log" \
     && grep -q '^ok [12]/2 CMU-1-Small-Region.svs (local)$' "$T/blank.log" \
     && grep -q '^2 slides: 2 passed, 0 failed$' "$T/blank.log" \
     && grep -q '^1 of the slides that passed has no tissue left to use (pixels_to_use 0): look at it before analysis$' "$T/blank.log" \
