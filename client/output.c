@@ -493,6 +493,7 @@ qc_output_close (qc_output_t **self_p)
     zhashx_destroy (&o->stamps);
     zhashx_destroy (&o->moved);
     zlistx_destroy (&o->moved_taken);
+    zlistx_destroy (&o->unsynced);
     zhashx_destroy (&o->url_stamps);
     zhashx_destroy (&o->input_stamps);
     zhashx_destroy (&o->url_input_stamps);

@@ -72,6 +72,8 @@ struct qc_output {
                                  path gone (qc_output_moved_from; "" when
                                  two match), made on first use; a
                                  record taken by a slide leaves it */
+    zlistx_t *unsynced;       /* images and their folders written since
+                                 the last qc_output_sync (paths) */
     zlistx_t *moved_taken;    /* the recorded paths so taken (the
                                  strings qc_output_moved_from returned) */
     zlistx_t *baseline;       /* slide_t of skipped slides with no stamp

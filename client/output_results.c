@@ -43,6 +43,21 @@ why_not_written (const qc_output_t *o, const char *dir, int e, char *err, size_t
  * Any file that cannot be written stops the run (exit 5, the result not
  * acknowledged, so the broker keeps it): a row means its images are
  * there, and a run that said "ok" over a folder moved away lost them. */
+/* path to be put on the disk at the next qc_output_sync; out of memory,
+ * the sync is of the tables alone (as before there was one) */
+static void
+unsynced (qc_output_t *o, const char *path)
+{
+    if (!o->unsynced) {
+        if (!(o->unsynced = zlistx_new ()))
+            return;
+        zlistx_set_destructor (o->unsynced, (zlistx_destructor_fn *) zstr_free);
+    }
+    char *p = strdup (path);
+    if (p && !zlistx_add_end (o->unsynced, p))
+        free (p);
+}
+
 static int
 write_files (qc_output_t *o, const slide_t *s, const qc_result_t *r, char *err,
              size_t errlen)
@@ -84,6 +99,8 @@ write_files (qc_output_t *o, const slide_t *s, const qc_result_t *r, char *err,
             bad = true;
             e = errno;
         }
+        if (!bad)
+            unsynced (o, p);
         if (bad) {
             qc_output_note (o, "ERROR", "cannot write %s: %s", p, strerror (e));
             if (qc_errno_disk_refused (e))
@@ -94,6 +111,7 @@ write_files (qc_output_t *o, const slide_t *s, const qc_result_t *r, char *err,
         }
         free (p);
     }
+    unsynced (o, dir);          /* its entries: the images' names */
     free (dir);
     return rc;
 }
@@ -527,15 +545,35 @@ qc_output_sync (qc_output_t *o)
         errno = EINVAL;
         return -1;
     }
+    /* this run's own files, each: a syncfs of the folder's file system
+       waited for every user's data there (a shared NAS), with the
+       session's heartbeats held */
     FILE *files[] = {o->tsv, o->errors, o->journal, o->log, o->stamps_out};
     int rc = 0, saved = 0;
     for (size_t i = 0; i < sizeof files / sizeof *files; i++)
-        if (files[i] && fflush (files[i]) != 0 && !saved)
+        if (files[i] && (fflush (files[i]) != 0 || fsync (fileno (files[i])) != 0) && !saved)
             saved = errno, rc = -1;
-    /* one pass over the folder's file system: the images written since
-       (each its own file), the new folders' entries and the tables */
-    if (syncfs (fileno (o->tsv)) != 0 && !saved)
+    /* the images written since, and their folders (new names in them),
+       then the output folder (new slide folders); an image an earlier
+       run's was replaced by, gone since, is no error. A write-back error
+       no one has seen is reported to a descriptor opened after it */
+    for (char *p = o->unsynced ? zlistx_first (o->unsynced) : NULL; p;
+         p = zlistx_next (o->unsynced)) {
+        int fd = open (p, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 ? errno != ENOENT : fsync (fd) != 0 && errno != EINVAL) {
+            if (!saved)
+                saved = errno, rc = -1;
+        }
+        if (fd >= 0)
+            close (fd);
+    }
+    if (o->unsynced)
+        zlistx_purge (o->unsynced);
+    int dfd = open (o->outdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0 && fsync (dfd) != 0 && errno != EINVAL && !saved)
         saved = errno, rc = -1;
+    if (dfd >= 0)
+        close (dfd);
     errno = saved;
     return rc;
 }

@@ -96,32 +96,46 @@ session_submit_from (session_t *s, uint64_t base)
 /* Acknowledges the results now on disk, in one message per batch: the
  * broker may then forget them. On disk is the disk's, not the page
  * cache's: a power cut after an ACK of results only flushed lost them
- * on both sides (a rerun ran those slides again). One sync of the
- * folder's file system (qc_output_sync) covers a batch's tables and
- * images, at most once a second (a file's fsync each was a dozen per
- * slide), or sooner when many wait (the broker sends at most
- * result_window unacknowledged): final, at the session's end, now. A
- * sync that fails acknowledges nothing: the broker keeps the results,
- * and an attach or rerun fetches them again. */
+ * on both sides (a rerun ran those slides again). One sync of what the
+ * batch wrote (qc_output_sync) covers its tables and images, at most
+ * once a second, or sooner when many results or bytes wait (the broker
+ * sends at most result_window results and 64 MB unacknowledged: a
+ * second's wait on a full window held its results back); final, at the
+ * session's end, now. A sync that fails acknowledges nothing, then or
+ * later (the kernel reports a write-back error once: a second sync
+ * "succeeded" over the lost pages), and stops the session as a result
+ * the disk refused does: the broker keeps the results, and an attach or
+ * rerun fetches them again. */
 #define ACK_EVERY_MS 1000
 #define ACK_AT_MOST 200
+#define ACK_AT_BYTES (16u << 20)
 static void
 ack_written (session_t *s, bool final)
 {
-    if (!s->accepted || s->expected - 1 <= s->acked)
+    if (!s->accepted || s->expected - 1 <= s->acked || s->sync_failed)
         return;
     int64_t now = zclock_mono ();
-    if (!final && now - s->last_ack < ACK_EVERY_MS && s->expected - 1 - s->acked < ACK_AT_MOST)
+    if (!final && now - s->last_ack < ACK_EVERY_MS && s->expected - 1 - s->acked < ACK_AT_MOST
+        && s->unacked_bytes < ACK_AT_BYTES)
         return;
     s->last_ack = now;
     if (s->cfg->out && qc_output_sync (s->cfg->out) != 0) {
-        if (!s->sync_said)
-            qc_output_note (s->cfg->out, "ERROR", "cannot put the results on the disk "
-                            "(sync: %s): the broker is not told they are written, and "
-                            "keeps them for an attach or a rerun", strerror (errno));
-        s->sync_said = true;
+        int e = errno;
+        s->sync_failed = true;
+        qc_output_note (s->cfg->out, "ERROR", "cannot put the results on the disk (sync: "
+                        "%s): the broker is not told they are written, and keeps them for "
+                        "an attach or a rerun", strerror (e));
+        qc_progress_finish (&s->progress);
+        fprintf (stderr, "qc-submit: cannot put the results in %s on the disk (sync: %s): "
+                 "the broker keeps them; once the disk is right, the same command (or "
+                 "--attach) fetches them again\n", s->cfg->outdir ? s->cfg->outdir : "the output folder",
+                 strerror (e));
+        s->fatal = true;
+        s->write_failed = true;
+        s->exit_code = QC_EXIT_FAILED;
         return;
     }
+    s->unacked_bytes = 0;
     s->acked = s->expected - 1;
     qc_msg_t ack = {.command = QC_ACK, .gpu = -1, .job = s->job, .key = s->key,
                     .seq = s->acked};

@@ -27,7 +27,8 @@ typedef struct {
     uint64_t expected;        /* next result seq to write */
     uint64_t acked;
     int64_t last_ack;         /* when results were last synced and acked */
-    bool sync_said;           /* a failed sync said in qc.log */
+    uint64_t unacked_bytes;   /* result bytes written since */
+    bool sync_failed;         /* a sync failed: nothing acked from then on */
     uint64_t slides_known;    /* the job's size: the slides we submit, or
                                  (--attach) its first ACCEPTED's total, at
                                  most the slides it was sent where the

@@ -95,6 +95,8 @@ on_result (session_t *s, qc_msg_t *m)
         return;
     }
     s->expected++;
+    for (size_t i = 0; i < m->result->nfiles; i++)   /* what waits for a sync */
+        s->unacked_bytes += m->result->files[i].size;
     /* the name this slide has in the output folder, not the worker's */
     const char *name = qc_output_name_of (s->cfg->out, m->idx);
     char file[256];           /* a URL's file name: no query, no credentials */
