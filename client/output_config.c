@@ -12,6 +12,7 @@
 #include "client/config_diff.h"
 #include "client/config_id.h"
 #include "client/escape.h"
+#include "shared/cli.h"
 
 void
 output_drop_columns (qc_output_t *o)
@@ -321,17 +322,49 @@ start_afresh (qc_output_t *o, const qc_output_config_t *cfg)
     return rc;
 }
 
+/* Whether every run qc.log names (its "(build X;" lines) was this
+ * build's: the built-in config its rows were made with is then this
+ * build's text. The built-in config's values change between builds, so
+ * an older build's folder is not checked against today's (its own copy
+ * was refused, today's let in as "the same"). No qc.log, or no such
+ * line: not known. */
+static bool
+rows_of_this_build (const qc_output_t *o)
+{
+    FILE *f = read_in (o, "qc.log");
+    if (!f)
+        return false;
+    const char *me = qc_version_full ();
+    size_t mlen = strlen (me);
+    char *line = NULL;
+    size_t cap = 0;
+    bool any = false, other = false;
+    while (!other && getline (&line, &cap, f) > 0) {
+        const char *b = strstr (line, "(build ");
+        if (!b)
+            continue;
+        b += 7;
+        any = true;
+        other = strncmp (b, me, mlen) != 0 || b[mlen] != ';';
+    }
+    free (line);
+    fclose (f);
+    return any && !other;
+}
+
 /* A folder with results but no .qc-config (copied by a shell glob,
  * which leaves dot files out; tidied by hand) whose results.tsv
  * names the built-in config: that config's text is known here, so a
  * config of other values is refused (with -f: started afresh), as with
  * the record, not let in beside its rows with a warning. 0: checked
- * (refused: -1), 1: not known here (HistoQC's, or a config file's). */
+ * (refused: -1), 1: not known here (HistoQC's, or a config file's, or
+ * rows of another build). */
 static int
 check_lost_record (qc_output_t *o, const qc_output_config_t *cfg, char *err, size_t errlen)
 {
     const char *named = o->records.config_file;
-    if (!named || strcmp (named, BUILTIN_CONFIG_NAME) != 0 || !cfg->builtin_text)
+    if (!named || strcmp (named, BUILTIN_CONFIG_NAME) != 0 || !cfg->builtin_text
+        || !rows_of_this_build (o))
         return 1;
     char diff[1024] = "";
     int ndiff = qc_config_diff (cfg->builtin_text, cfg->config_text, diff, sizeof diff);

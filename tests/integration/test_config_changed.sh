@@ -134,3 +134,17 @@ rm "$T/lost/.qc-config"
     || fail "-f did not start results.tsv afresh, keeping the old one: $(ls -a "$T/lost")"
 grep -q '^upper_threshold: .85$' "$T/lost/.qc-config" || fail "-f did not record the new config"
 pass "a folder that lost .qc-config but names the built-in config is checked against it"
+
+# ... only where its rows are this build's (qc.log names the builds that
+# ran into it): an older build's built-in config had other values, so
+# its own copy was refused and today's let in as "the same". There the
+# warning of a config not known stands, and nothing is claimed
+"$BIN/qc-submit" -q -o "$T/older" "$S" >"$T/older1.log" 2>&1 || fail "older run 1: $(cat "$T/older1.log")"
+rm "$T/older/.qc-config"
+sed -i 's/(build [^;]*;/(build 0.0.9+0123abcd;/' "$T/older/qc.log"
+"$BIN/qc-submit" -c "$T/cfg/default85.ini" -o "$T/older" "$S" >"$T/older2.log" 2>&1 \
+    || fail "an older build's folder was refused: $(cat "$T/older2.log")"
+grep -q "warning: $T/older holds results whose config it does not record" "$T/older2.log" \
+    || fail "an older build's folder: no warning: $(cat "$T/older2.log")"
+grep -q "recorded again" "$T/older/qc.log" && fail "an older build's rows were said to be of this config"
+pass "... not a folder of an older build's rows (its built-in config had other values): warned of, as before"
