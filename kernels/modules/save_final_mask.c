@@ -78,7 +78,7 @@ run (qc_run_t *run)
              ? qc_run_fail (run, "out of memory for the fuse image")
              : qc_run_save_rgb (run, "fuse", fuse);
     qc_rgb_destroy (&fuse);
-    if (rc == 0 && on[CAUSES])
+    if (rc == 0 && on[CAUSES] && !qc_run_removals_given_up (run))
         rc = qc_save_causes (run, use);
     return rc;
 }

@@ -227,9 +227,12 @@ int qc_run_record_removals (qc_run_t *run);
 /* After a step (the pipeline calls it; a step may call it to bring the
  * record up to date before it reads it): the pixels out of
  * img_mask_use that no step had taken are the running step's. Nothing
- * when the record is off. 0, or -1 (failed: out of memory, or more than
- * QC_RUN_MAX_REMOVERS steps took tissue). */
+ * when the record is off. 0 (a record that cannot go on stops, with a
+ * warning: qc_run_removals_given_up). */
 int qc_run_note_removals (qc_run_t *run);
+/* 1 when the record stopped (no memory, too many steps): the slide's
+ * warning says why, and _causes.png is not drawn; the QC goes on. */
+int qc_run_removals_given_up (const qc_run_t *run);
 /* The record: w x h bytes (img_mask_use's size, or with png_work_size
  * the size its PNGs are written at: qc_run_png_size), 0 for a pixel no step
  * took, k for removers[k - 1]; *n removers, in the order they ran.

@@ -12,6 +12,7 @@
 
 #include "kernels/ops/ops.h"
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,16 +36,30 @@ run_removals_saw_mask (qc_run_t *run, const char *suffix)
         snprintf (st->step_mask, sizeof st->step_mask, "%s", suffix);
 }
 
-/* The running step as the record's next remover; NULL (failed) when
- * there are QC_RUN_MAX_REMOVERS already. */
+/* The record stopped: _causes.png is a review image, so a record that
+ * cannot go on (no memory, too many steps) costs that image, said as
+ * the slide's warning, not the slide's QC. Returns 0. */
+static int __attribute__ ((format (printf, 3, 4)))
+give_up (qc_run_t *run, struct qc_run_state *st, const char *fmt, ...)
+{
+    char why[256];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (why, sizeof why, fmt, ap);
+    va_end (ap);
+    st->recording = 0;
+    st->record_gave_up = 1;
+    qc_run_warn (run, "_causes.png not drawn: %s", why);
+    return 0;
+}
+
+/* The running step as the record's next remover; NULL when there are
+ * QC_RUN_MAX_REMOVERS already. */
 static qc_run_remover_t *
 new_remover (qc_run_t *run, struct qc_run_state *st)
 {
-    if (st->nremovers >= QC_RUN_MAX_REMOVERS) {
-        qc_run_fail (run, "more than %d steps took tissue out; _causes.png "
-                     "cannot tell them apart", QC_RUN_MAX_REMOVERS);
+    if (st->nremovers >= QC_RUN_MAX_REMOVERS)
         return NULL;
-    }
     qc_run_remover_t *r = &st->removers[st->nremovers++];
     snprintf (r->step, sizeof r->step, "%s", run->step ? run->step : "?");
     snprintf (r->mask, sizeof r->mask, "%s", st->step_mask);
@@ -61,7 +76,7 @@ record_images (qc_run_t *run, struct qc_run_state *st, const qc_mask_t *use)
 {
     if (st->taken)
         return use->w == st->use_w && use->h == st->use_h ? 0
-               : qc_run_fail (run, "img_mask_use changed size (%d x %d, was %d x %d)",
+               : give_up (run, st, "img_mask_use changed size (%d x %d, was %d x %d)",
                               use->w, use->h, st->use_w, st->use_h);
     int w, h;
     bool shrunk = qc_run_png_size (run, use->w, use->h, &w, &h) == 1;
@@ -72,7 +87,7 @@ record_images (qc_run_t *run, struct qc_run_state *st, const qc_mask_t *use)
     st->small = shrunk ? qc_mask_new (w, h) : NULL;
     if (!st->taken || !st->fresh || !st->removed || !st->step_px || (shrunk && !st->small)
         || qc_mask_fill (st->taken, 0) || qc_fimg_zero (st->removed))
-        return qc_run_fail (run, "out of memory for the record of which step took "
+        return give_up (run, st, "out of memory for the record of which step took "
                             "which pixel (%d x %d)", w, h);
     st->use_w = use->w;
     st->use_h = use->h;
@@ -93,11 +108,11 @@ qc_run_note_removals (qc_run_t *run)
     int rc = 0;
     if (!use)                   /* not made yet: all of it still in use */
         goto done;
-    if ((rc = record_images (run, st, use)))
+    if ((rc = record_images (run, st, use)) || !st->recording)
         goto done;
     if (st->small) {
         if (ops->resize_mask (use, QC_INTERP_NEAREST, st->small)) {
-            rc = qc_run_fail (run, "cannot shrink img_mask_use for the record of causes");
+            rc = give_up (run, st, "cannot shrink img_mask_use for the record of causes");
             goto done;
         }
         use = st->small;
@@ -108,21 +123,22 @@ qc_run_note_removals (qc_run_t *run)
     if (ops->mask_logic (use, NULL, QC_LOGIC_NOT, st->fresh)
         || ops->mask_logic (st->fresh, st->taken, QC_LOGIC_ANDNOT, st->fresh)
         || ops->mask_count (st->fresh, &n)) {
-        rc = qc_run_fail (run, "cannot compare img_mask_use with the pixels taken before");
+        rc = give_up (run, st, "cannot compare img_mask_use with the pixels taken before");
         goto done;
     }
     if (!n)
         goto done;
     qc_run_remover_t *r = new_remover (run, st);
     if (!r) {
-        rc = -1;
+        rc = give_up (run, st, "more than %d steps took tissue out: their colours could "
+                      "not be told apart", QC_RUN_MAX_REMOVERS);
         goto done;
     }
     r->pixels = n;
     if (ops->mask_logic (st->taken, st->fresh, QC_LOGIC_OR, st->taken)
         || ops->mask_to_fimg (st->fresh, (double) st->nremovers, 0.0, st->step_px)
         || ops->fimg_arith (st->removed, st->step_px, QC_ARITH_ADD, st->removed))
-        rc = qc_run_fail (run, "cannot note the pixels step %s took", r->step);
+        rc = give_up (run, st, "cannot note the pixels step %s took", r->step);
     free (st->removed_by);      /* read again from the record */
     st->removed_by = NULL;
 done:
@@ -154,4 +170,10 @@ qc_run_removals (qc_run_t *run, const qc_run_remover_t **removers,
     if (h)
         *h = on ? st->removed_h : 0;
     return on ? st->removed_by : NULL;
+}
+
+int
+qc_run_removals_given_up (const qc_run_t *run)
+{
+    return run && run->state && run->state->record_gave_up;
 }

@@ -54,6 +54,7 @@ struct qc_run_state {
     size_t nahead;
     /* which step took each pixel first (run_removed.c) */
     int recording;            /* qc_run_record_removals was called */
+    int record_gave_up;       /* ... and it stopped (a warning said why) */
     qc_mask_t *taken;         /* pixels some step took (the run's ops') */
     qc_mask_t *fresh;         /* those the running step took */
     qc_fimg_t *removed;       /* k where removers[k - 1] took a pixel */
