@@ -6,6 +6,7 @@
  * submit_attach.c), then one session with a broker (session.c), ours
  * (local.c) or a remote one. HistoQC's command-line habits are in
  * submit_histoqc.c, its --help in submit_usage.c. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -88,8 +89,18 @@ join_args (int argc, char **argv)
     char shown[QC_URL_MAX + 1];
     for (int i = 1; s && i < argc; i++) {
         if (i > 1) strcat (s, " ");
-        strcat (s, qc_url_classify (argv[i], NULL, 0) == QC_URL_PATH ? argv[i]
-                   : qc_url_redact (argv[i], shown, sizeof shown));
+        /* a URL as an option's value too (--opt=URL): from its scheme on,
+           redacted (never longer than the URL itself) */
+        const char *sep = strstr (argv[i], "://"), *from = sep;
+        while (from && from > argv[i] && isalpha ((unsigned char) from[-1]))
+            from--;
+        if (!from || from == sep) {
+            strcat (s, argv[i]);
+            continue;
+        }
+        strncat (s, argv[i], (size_t) (from - argv[i]));
+        strcat (s, qc_url_classify (from, NULL, 0) == QC_URL_PATH ? from
+                   : qc_url_redact (from, shown, sizeof shown));
     }
     return s;
 }
