@@ -43,8 +43,9 @@ pass "--detach again while the job runs: the same job's id, no second job"
 # the script polls: one line per job, its fields tab-separated
 row=$("$BIN/qc-status" --broker "$EP" --tsv | awk -F'\t' -v j="$job" '$1 == "job" && $2 == j')
 [ -n "$row" ] || fail "qc-status --tsv has no line for job $job: $("$BIN/qc-status" --broker "$EP" --tsv)"
-[ "$(echo "$row" | awk -F'\t' '{print NF}')" -eq 10 ] && [ "$(echo "$row" | cut -f5)" = 12 ] \
+[ "$(echo "$row" | awk -F'\t' '{print NF}')" -eq 11 ] && [ "$(echo "$row" | cut -f5)" = 12 ] \
     && [ "$(echo "$row" | cut -f8)" = no ] && [ "$(echo "$row" | cut -f10)" = running ] \
+    && [ "$(echo "$row" | cut -f11)" = "$(id -un)" ] \
     || fail "the job's line: $row"
 head -1 < <("$BIN/qc-status" --broker "$EP" --tsv) | grep -q '^#kind	fields: broker endpoint' \
     || fail "qc-status --tsv: no #kind line first"
