@@ -275,13 +275,13 @@ qc_save_causes (qc_run_t *run, const qc_mask_t *kept)
     if (!qc_mask_valid (kept) || kept->w != thumb->w || kept->h != thumb->h)
         return qc_run_fail (run, "_causes.png: the tissue mask is not the "
                             "image's size");
-    /* drawn at the size its PNG is written at (png_work_size), which is
-     * the record's: the image and the mask shrunk first by the run's ops
-     * (on a device lane, there: only the small ones come to the host),
-     * so that the legend drawn after stays legible */
+    /* drawn at the record's size (qc_run_causes_size: png_work_size's,
+     * at most a review image's): the image and the mask shrunk first by
+     * the run's ops (on a device lane, there: only the small ones come to
+     * the host), so that the legend drawn after stays legible */
     int pw = rw, ph = rh;
-    if (!by)
-        qc_run_png_size (run, thumb->w, thumb->h, &pw, &ph);
+    if (!by && qc_run_causes_size (run, thumb->w, thumb->h, &pw, &ph) < 0)
+        return qc_run_fail (run, "_causes.png: the image has no size");
     bool shrink = pw != thumb->w || ph != thumb->h;
     const qc_ops_t *ops = qc_run_ops (run);
     qc_rgb_t *small = shrink ? qc_rgb_new (pw, ph) : NULL, *picture = NULL, *img = NULL;

@@ -211,10 +211,15 @@ int qc_run_set_mask_statistics (qc_run_t *run, const char *column,
  *
  * Off unless turned on (qc_run_record_removals: the pipeline does it
  * when a step of the config reads it, module.h's reads_removals), as
- * it costs a mask and two float images of img_mask_use's size and a few
- * per-pixel ops after each step, on the run's ops (a device lane's stay
- * in its memory: the host gets one copy, when the record is read). */
+ * it costs a mask and a float image of _causes.png's size
+ * (qc_run_causes_size) and a few per-pixel ops after each step, on the
+ * run's ops (a device lane's stay in its memory: the host gets one
+ * copy, when the record is read). */
 #define QC_RUN_MAX_REMOVERS 255
+/* _causes.png is a review image: its long side at most this (a working
+ * image at 10x, without png_work_size, would otherwise keep a record
+ * of 5 bytes a pixel of it) */
+#define QC_RUN_CAUSES_MAX_SIDE 1024
 typedef struct {
     char step[128];          /* the step as written, cut to fit */
     char mask[128];          /* the first mask PNG it saved
@@ -230,11 +235,15 @@ int qc_run_record_removals (qc_run_t *run);
  * when the record is off. 0 (a record that cannot go on stops, with a
  * warning: qc_run_removals_given_up). */
 int qc_run_note_removals (qc_run_t *run);
+/* The size _causes.png and its record are made at for a mask of w x h:
+ * what png_work_size writes it at, its long side at most
+ * QC_RUN_CAUSES_MAX_SIDE. 1 when smaller than w x h, 0 when the same,
+ * -1 on a bad argument. */
+int qc_run_causes_size (const qc_run_t *run, int w, int h, int *cw, int *ch);
 /* 1 when the record stopped (no memory, too many steps): the slide's
  * warning says why, and _causes.png is not drawn; the QC goes on. */
 int qc_run_removals_given_up (const qc_run_t *run);
-/* The record: w x h bytes (img_mask_use's size, or with png_work_size
- * the size its PNGs are written at: qc_run_png_size), 0 for a pixel no step
+/* The record: w x h bytes (qc_run_causes_size of img_mask_use's), 0 for a pixel no step
  * took, k for removers[k - 1]; *n removers, in the order they ran.
  * NULL (and *n 0) when the record is off or nothing was taken yet. */
 const uint8_t *qc_run_removals (qc_run_t *run,

@@ -12,6 +12,7 @@
 
 #include "kernels/ops/ops.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -67,28 +68,50 @@ new_remover (qc_run_t *run, struct qc_run_state *st)
     return r;
 }
 
+int
+qc_run_causes_size (const qc_run_t *run, int w, int h, int *cw, int *ch)
+{
+    if (!cw || !ch || w < 1 || h < 1)
+        return -1;
+    if (qc_run_png_size (run, w, h, cw, ch) < 0) {
+        *cw = w;
+        *ch = h;
+    }
+    int side = *cw > *ch ? *cw : *ch;
+    if (side > QC_RUN_CAUSES_MAX_SIDE) {
+        double f = (double) QC_RUN_CAUSES_MAX_SIDE / side;
+        *cw = (int) (*cw * f + 0.5) < 1 ? 1 : (int) (*cw * f + 0.5);
+        *ch = (int) (*ch * f + 0.5) < 1 ? 1 : (int) (*ch * f + 0.5);
+    }
+    return *cw != w || *ch != h;
+}
+
 /* The record's images, where the mask lives (a device lane's memory: no
  * copy of a plane to the host after each step, which a GPU worker's lane
- * is measured by), at the size the mask's PNGs are written at (with
- * png_work_size, the mask shrunk as they are: nearest) */
+ * is measured by), at _causes.png's size (qc_run_causes_size: the mask
+ * shrunk, nearest, as its PNGs are). Two: a scratch mask and the float
+ * image of step numbers (whose > 0 are the pixels taken), 5 bytes a
+ * pixel at most a review image's size (test_pipeline_memory bounds a
+ * slide's images to 33 bytes a working pixel) */
 static int
 record_images (qc_run_t *run, struct qc_run_state *st, const qc_mask_t *use)
 {
-    if (st->taken)
+    if (st->removed)
         return use->w == st->use_w && use->h == st->use_h ? 0
                : give_up (run, st, "img_mask_use changed size (%d x %d, was %d x %d)",
-                              use->w, use->h, st->use_w, st->use_h);
+                          use->w, use->h, st->use_w, st->use_h);
     int w, h;
-    bool shrunk = qc_run_png_size (run, use->w, use->h, &w, &h) == 1;
-    st->taken = qc_mask_new (w, h);
+    bool shrunk = qc_run_causes_size (run, use->w, use->h, &w, &h) == 1;
     st->fresh = qc_mask_new (w, h);
     st->removed = qc_fimg_new (w, h);
-    st->step_px = qc_fimg_new (w, h);
     st->small = shrunk ? qc_mask_new (w, h) : NULL;
-    if (!st->taken || !st->fresh || !st->removed || !st->step_px || (shrunk && !st->small)
-        || qc_mask_fill (st->taken, 0) || qc_fimg_zero (st->removed))
+    if (!st->fresh || !st->removed || (shrunk && !st->small) || qc_fimg_zero (st->removed)) {
+        qc_mask_destroy (&st->fresh);
+        qc_fimg_destroy (&st->removed);
+        qc_mask_destroy (&st->small);
         return give_up (run, st, "out of memory for the record of which step took "
-                            "which pixel (%d x %d)", w, h);
+                        "which pixel (%d x %d)", w, h);
+    }
     st->use_w = use->w;
     st->use_h = use->h;
     st->removed_w = w;
@@ -117,11 +140,13 @@ qc_run_note_removals (qc_run_t *run)
         }
         use = st->small;
     }
-    /* fresh: out of use now and taken by no step before; each count is
-       the running step's, its index added where it took them (a pixel
-       put back, by hole filling, and taken again stays the first's) */
-    if (ops->mask_logic (use, NULL, QC_LOGIC_NOT, st->fresh)
-        || ops->mask_logic (st->fresh, st->taken, QC_LOGIC_ANDNOT, st->fresh)
+    /* fresh: out of use now and taken by no step before (no step number
+       yet): not (in use, or numbered); each count is the running step's,
+       its number set where it took them (a pixel put back, by hole
+       filling, and taken again keeps the first's) */
+    if (ops->threshold (st->removed, 0.5, INFINITY, st->fresh)
+        || ops->mask_logic (use, st->fresh, QC_LOGIC_OR, st->fresh)
+        || ops->mask_logic (st->fresh, NULL, QC_LOGIC_NOT, st->fresh)
         || ops->mask_count (st->fresh, &n)) {
         rc = give_up (run, st, "cannot compare img_mask_use with the pixels taken before");
         goto done;
@@ -135,9 +160,9 @@ qc_run_note_removals (qc_run_t *run)
         goto done;
     }
     r->pixels = n;
-    if (ops->mask_logic (st->taken, st->fresh, QC_LOGIC_OR, st->taken)
-        || ops->mask_to_fimg (st->fresh, (double) st->nremovers, 0.0, st->step_px)
-        || ops->fimg_arith (st->removed, st->step_px, QC_ARITH_ADD, st->removed))
+    /* the number where fresh: kept elsewhere (where not fresh) */
+    if (ops->mask_logic (st->fresh, NULL, QC_LOGIC_NOT, st->fresh)
+        || ops->fimg_where (st->fresh, st->removed, (double) st->nremovers, st->removed))
         rc = give_up (run, st, "cannot note the pixels step %s took", r->step);
     free (st->removed_by);      /* read again from the record */
     st->removed_by = NULL;

@@ -134,11 +134,9 @@ qc_run_state_free (qc_run_t *run)
         free (st->completed[i]);
     for (size_t i = 0; i < st->nahead; i++)
         ahead_free (&st->ahead[i]);
-    qc_mask_destroy (&st->taken);
     qc_mask_destroy (&st->small);
     qc_mask_destroy (&st->fresh);
     qc_fimg_destroy (&st->removed);
-    qc_fimg_destroy (&st->step_px);
     free (st->removed_by);
     free (st);
     run->state = NULL;

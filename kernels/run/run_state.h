@@ -55,10 +55,9 @@ struct qc_run_state {
     /* which step took each pixel first (run_removed.c) */
     int recording;            /* qc_run_record_removals was called */
     int record_gave_up;       /* ... and it stopped (a warning said why) */
-    qc_mask_t *taken;         /* pixels some step took (the run's ops') */
-    qc_mask_t *fresh;         /* those the running step took */
-    qc_fimg_t *removed;       /* k where removers[k - 1] took a pixel */
-    qc_fimg_t *step_px;       /* scratch: the running step's k */
+    qc_mask_t *fresh;         /* scratch: those the running step took */
+    qc_fimg_t *removed;       /* k where removers[k - 1] took a pixel, 0
+                                 where none did (the run's ops') */
     qc_mask_t *small;         /* img_mask_use at the record's size, when
                                  png_work_size shrinks it */
     uint8_t *removed_by;      /* removed as host bytes, when read */
