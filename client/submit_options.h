@@ -11,10 +11,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "client/assets.h"
 #include "client/local.h"
 #include "client/output.h"
 #include "client/rerun.h"
 #include "client/session.h"
+#include "kernels/pipeline/pipeline.h"
 #include "shared/curve.h"
 
 #define SUBMIT_PROG "qc-submit"
@@ -44,6 +46,18 @@ typedef struct {
     bool no_c;                  /* no -c given: the built-in config runs
                                    (said with the config's notes) */
 } options_t;
+
+/* submit_config.c. The -c file (or the built-in config) read and
+ * checked: the text to send with its files (assets), the pipeline it
+ * builds, and the text its identity is taken of (*config_id, malloc'd).
+ * 0, or an exit code, said on stderr. */
+int submit_load_config (const options_t *o, qc_client_assets_t *assets,
+                        qc_pipeline_t **pipeline, char **config_id);
+/* The built-in config's identity text (malloc'd; NULL out of memory). */
+char *submit_builtin_identity_text (const options_t *o);
+/* qc_output_inputs_fn over the pipeline (ctx). */
+int submit_pipeline_inputs (void *ctx, const char *path,
+                            int (*add) (void *, const char *), void *addctx);
 
 /* What HistoQC's command line gives that qc-submit does differently:
  * -c NAME (a template: its file), no -o (HistoQC's dated folder, and
