@@ -294,7 +294,10 @@ build_cohort (const options_t *o, int argc, char **argv, qc_cohort_t *cohort,
     *empty = NULL;
     char err[1024] = "";
     cohort->basepath = o->basepath;
-    if (o->basepath) {
+    /* several slides named and no list: -p only serves entries not in
+       the working directory (below), and HistoQC runs with any -p */
+    bool several = argc - optind > 1;
+    if (o->basepath && !(several && !o->nlists)) {
         struct stat st;
         if (stat (o->basepath, &st) != 0 || !S_ISDIR (st.st_mode)) {
             fprintf (stderr, "%s: -p %s: not a folder\n", prog, o->basepath);
@@ -310,15 +313,38 @@ build_cohort (const options_t *o, int argc, char **argv, qc_cohort_t *cohort,
         if (!*empty && cohort->n + cohort->duplicates == before)
             *empty = o->lists[i];
     }
+    /* HistoQC ignores its basepath when more than one input is given:
+       those name files relative to the working directory. A lab's
+       script written for it (`cd batch && histoqc -p /data *.svs`)
+       then found nothing under -p. Such an entry is taken from the
+       working directory where it is there, else from -p as before. */
+    size_t from_cwd = 0;
     for (int i = optind; i < argc; i++) {
         size_t before = cohort->n + cohort->duplicates;
-        if (qc_cohort_add (cohort, argv[i], err, sizeof err)) {
+        struct stat st;
+        bool here = false;
+        if (several && o->basepath && argv[i][0] != '/') {
+            qc_stall_watch_at (argv[i]);   /* a share that went away blocks stat */
+            here = stat (argv[i], &st) == 0;
+            qc_stall_watch_at (NULL);
+        }
+        cohort->basepath = here ? NULL : o->basepath;
+        from_cwd += here;
+        int bad = qc_cohort_add (cohort, argv[i], err, sizeof err);
+        cohort->basepath = o->basepath;
+        if (bad) {
             fprintf (stderr, "%s: %s\n", prog, err);
             return QC_EXIT_USAGE;
         }
         if (!*empty && cohort->n + cohort->duplicates == before)
             *empty = argv[i];
     }
+    if (!o->quiet && from_cwd)
+        fprintf (stderr, "%s: note: -p %s: %zu of the %d slides named %s found in the "
+                 "working directory and taken from there, as HistoQC ignores -p with "
+                 "more than one input (put %s/ in front of a name to take it from "
+                 "there)\n", prog, o->basepath, from_cwd, argc - optind,
+                 from_cwd == 1 ? "was" : "were", o->basepath);
     if (!o->quiet && cohort->note)
         fprintf (stderr, "%s: note: %s\n", prog, cohort->note);
     if (!o->quiet && cohort->duplicates)

@@ -31,6 +31,26 @@ pass "a folder of sub-folders is searched (hidden folders and a link loop skippe
 grep -q "no slide matches '$T/tree/\*.ndpi'" "$T/none.log" || fail "message: $(cat "$T/none.log")"
 pass "quoted patterns with ** (and -p) are expanded; one that matches nothing is refused"
 
+# several slides named with -p: HistoQC ignores -p then (they are
+# relative to the working directory); one found there is taken from
+# there, one that is not from -p, and a -p folder that is not there is
+# no error (HistoQC runs)
+mkdir -p "$T/here" "$T/base"
+ln -s "$R/CMU-1-Small-Region.svs" "$T/here/a.svs"
+ln -s "$R/CMU-1-Small-Region.svs" "$T/base/a.svs"
+ln -s "$R/CMU-1-Small-Region-pyramid.svs" "$T/base/b.svs"
+(cd "$T/here" && "$BIN/qc-submit" -c "$T/quick.ini" -o "$T/o-several" -p "$T/base" a.svs b.svs) \
+    >"$T/several.log" 2>&1 || fail "several slides with -p: $(tail -3 "$T/several.log")"
+paths=$(awk -F'\t' '!/^#/{print $NF}' "$T/o-several/results.tsv" | sort | tr '\n' ' ')
+[ "$paths" = "$T/base/b.svs $T/here/a.svs " ] || fail "several slides with -p took: $paths"
+grep -q "note: -p $T/base: 1 of the 2 slides named was found in the working directory and taken from there, as HistoQC ignores -p with more than one input" \
+    "$T/several.log" || fail "not said: $(cat "$T/several.log")"
+(cd "$T/here" && "$BIN/qc-submit" -q -c "$T/quick.ini" -o "$T/o-several-gone" -p "$T/nowhere" a.svs a.svs) \
+    >"$T/several-gone.log" 2>&1 || fail "several slides, -p not there: $(tail -3 "$T/several-gone.log")"
+"$BIN/qc-submit" -q -c "$T/quick.ini" -o "$T/o-one-gone" -p "$T/nowhere" a.svs >"$T/one-gone.log" 2>&1
+[ $? -eq 2 ] && grep -q "p $T/nowhere: not a folder" "$T/one-gone.log" || fail "one slide, -p not there: $(cat "$T/one-gone.log")"
+pass "several slides named with -p: one in the working directory is taken from there (said), as HistoQC ignores -p; the others from -p"
+
 # HistoQC's results.tsv: the first column, with -p where the slides are
 "$BIN/qc-submit" -c "$T/quick.ini" -o "$T/o-histoqc" -p "$R" \
     "$SHARED/reference/histoqc/results.tsv" >"$T/hq.log" 2>&1
