@@ -85,6 +85,29 @@ same_columns (char *const *a, size_t na, char *const *b, size_t nb)
     return true;
 }
 
+/* The same names in any order: a results.tsv an older build wrote in
+ * another order of one step's columns (deconv_c*_std before _mean),
+ * whose rows go on in its own order (each value is written under its
+ * column's name). */
+static bool
+names_in (char *const *a, size_t na, char *const *b, size_t nb)
+{
+    for (size_t i = 0; i < na; i++) {
+        bool found = false;
+        for (size_t j = 0; j < nb && !found; j++)
+            found = strcmp (a[i], b[j]) == 0;
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+static bool
+same_names (char *const *a, size_t na, char *const *b, size_t nb)
+{
+    return na == nb && names_in (a, na, b, nb) && names_in (b, nb, a, na);
+}
+
 /* "; missing: a, b; not this config's: c" for columns want and have
  * (the first few of each), or "" when they hold the same names (in
  * another order: said so). */
@@ -234,8 +257,9 @@ say_config_diff (const qc_output_t *o, const char *now_text, char *what, size_t 
 }
 
 /* Chooses the columns rows are written in: the config's, plus the path
- * column; an existing results.tsv's when they agree (its own when it
- * predates the path column), a new header with -f, else a refusal. */
+ * column; an existing results.tsv's when it has the same names, in any
+ * order (its own when it predates the path column), a new header with
+ * -f, else a refusal. */
 int
 output_choose_columns (qc_output_t *o, const qc_output_config_t *cfg, char *err, size_t errlen)
 {
@@ -260,7 +284,8 @@ output_choose_columns (qc_output_t *o, const qc_output_config_t *cfg, char *err,
     int rc = 0;
     if (!r->ncolumns || same_columns (want, n + 1, r->columns, r->ncolumns))
         rc = set_columns (o, want, n + 1);
-    else if (same_columns (want, n, r->columns, r->ncolumns))
+    else if (same_names (want, n + 1, r->columns, r->ncolumns)
+             || same_names (want, n, r->columns, r->ncolumns))
         rc = set_columns (o, r->columns, r->ncolumns);   /* an older results.tsv */
     else if (cfg->force) {
         o->new_header = true;

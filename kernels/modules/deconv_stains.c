@@ -94,13 +94,11 @@ run_deconv (qc_run_t *run)
                           "(out of memory?)", img->w, img->h);
     char col[32], file[32];
     for (int c = 0; c < 3 && rc == 0; c++) {
-        /* HistoQC's order when the mask is empty, as its results.tsv
-         * header shows: std before mean. */
-        snprintf (col, sizeof col, "deconv_c%d_std", c);
-        rc = set_value (run, col, st.std[c], st.empty);
         snprintf (col, sizeof col, "deconv_c%d_mean", c);
+        rc = set_value (run, col, st.mean[c], st.empty);
+        snprintf (col, sizeof col, "deconv_c%d_std", c);
         if (rc == 0)
-            rc = set_value (run, col, st.mean[c], st.empty);
+            rc = set_value (run, col, st.std[c], st.empty);
         snprintf (file, sizeof file, "deconv_c%d", c);
         if (rc == 0)
             rc = qc_run_save_fimg (run, file, planes[c], 0.0f, 1.0f);
@@ -115,9 +113,14 @@ run_deconv (qc_run_t *run)
 
 static const char *const params[] = { "stain", "use_mask", NULL };
 
+/* HistoQC's separateStains adds mean before std where the slide has
+ * tissue (std first only for an empty mask), and its results.tsv takes
+ * the header from the first slide done: mean first, in a cohort whose
+ * first slide has tissue, as a lab's older results.tsv files have it.
+ * (Its own bundled results.tsv began with a slide without tissue.) */
 static const char *const columns[] = {
-    "deconv_c0_std", "deconv_c0_mean", "deconv_c1_std", "deconv_c1_mean",
-    "deconv_c2_std", "deconv_c2_mean", NULL
+    "deconv_c0_mean", "deconv_c0_std", "deconv_c1_mean", "deconv_c1_std",
+    "deconv_c2_mean", "deconv_c2_std", NULL
 };
 
 const qc_module_t qc_module_deconv_stains = {

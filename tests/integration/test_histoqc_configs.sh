@@ -47,14 +47,17 @@ chans()     { local c; for c in 1 2 3; do echo -n "${1}chan${c}_brightness${2:-}
 texture()   { local f; for f in contrast dissimilarity homogeneity ASM energy correlation; do echo -n "$1$f $1${f}_std "; done; }
 # HistoQC writes the header from the first slide it finishes; its
 # separateStains adds std before mean for an empty mask, mean before std
-# otherwise. Its own results.tsv (first slide: no tissue) has std first,
-# and so does this project, always.
-deconv()    { echo "deconv_c0_std deconv_c0_mean deconv_c1_std deconv_c1_mean deconv_c2_std deconv_c2_mean"; }
+# otherwise. Its own results.tsv (first slide: no tissue) has std first;
+# this project writes mean first, always, as HistoQC does for a cohort
+# whose first slide has tissue.
+deconv()    { echo "deconv_c0_mean deconv_c0_std deconv_c1_mean deconv_c1_std deconv_c2_mean deconv_c2_std"; }
 bc()        { echo "$(contrast "$1") $(gray "$1") $(chans "$1")"; }
 
 columns_of() {
     case $1 in
-    config) sed -n 's/^#dataset://p' "$REF/results.tsv" | tr '\t' ' ' ;;
+    # HistoQC's own header, deconv mean before std (see deconv above)
+    config) sed -n 's/^#dataset://p' "$REF/results.tsv" | tr '\t' ' ' \
+        | sed 's/\(deconv_c[0-2]\)_std \(deconv_c[0-2]\)_mean/\1_mean \2_std/g' ;;
     config_light) echo "$(base) $(stats) nonwhite flat_areas dark $(regions small_tissue_filled)" \
         "$(regions small_tissue_removed) $(regions blurry_removed) spur_pixels areaThresh" \
         "pixels_to_use warnings" ;;

@@ -389,3 +389,35 @@ mkdir "$T/late-cohort" && cp "$T/c/one.svs" "$T/late-cohort/"
 [ ! -e "$T/late/error.log.1" ] || fail "an error.log.N was kept for a line a rerun tries again"
 [ "$(grep -vc '^#' "$T/late/results.tsv")" -eq 1 ] || fail "late rows: $(cat "$T/late/results.tsv")"
 pass "a cohort folder not there at first: once searched, its 'not read' line leaves error.log"
+
+# a folder an older build wrote with its columns in another order (it
+# wrote HistoQC's deconv_c*_std before _mean): a rerun takes it as it is
+# and writes each value under its column's name, in the file's order
+printf '[pipeline]\nsteps = BasicModule.getBasicStats\n    DeconvolutionModule.separateStains\n[DeconvolutionModule.separateStains]\nstain = hed_from_rgb\nuse_mask = False\n' \
+    >"$T/deconv.ini"
+"$BIN/qc-submit" -q -w 1 -c "$T/deconv.ini" -o "$T/order" "$T/c/one.svs" >"$T/order1.log" 2>&1 \
+    || fail "deconv run: $(tail -3 "$T/order1.log")"
+"$BIN/qc-submit" -q -w 1 -c "$T/deconv.ini" -o "$T/order-fresh" "$T/c/two.svs" >"$T/order0.log" 2>&1 \
+    || fail "deconv run: $(tail -3 "$T/order0.log")"
+col() {   # col FILE NAME: the value under column NAME of the row of two.svs
+    awk -F'\t' -v c="$2" '/^#dataset:/{sub(/^#dataset:/, ""); for (i = 1; i <= NF; i++) if ($i == c) k = i; next}
+        !/^#/ && $1 == "two.svs" {print $k}' "$1"
+}
+# the older order: each _std column swapped with its _mean, header and row alike
+awk -F'\t' -v OFS='\t' '/^#/ && !/^#dataset:/ {print; next}
+    /^#dataset:/ {sub(/^#dataset:/, "")} {
+        for (i = 1; i < NF; i++) if (h[i] ~ /^deconv_c[0-2]_mean$/) { t = $i; $i = $(i + 1); $(i + 1) = t; i++ }
+        if (!n++) { for (i = 1; i <= NF; i++) h[i] = $i; for (i = 1; i < NF; i++) if ($i ~ /^deconv_c[0-2]_mean$/) { t = $i; $i = $(i + 1); $(i + 1) = t; i++ }; $1 = "#dataset:" $1 }
+        print }' "$T/order/results.tsv" >"$T/order.tsv" && mv "$T/order.tsv" "$T/order/results.tsv"
+hdr=$(grep '^#dataset:' "$T/order/results.tsv")
+case $hdr in *deconv_c0_std*deconv_c0_mean*) ;; *) fail "the test's older header: $hdr" ;; esac
+"$BIN/qc-submit" -w 1 -c "$T/deconv.ini" -o "$T/order" "$T/c/one.svs" "$T/c/two.svs" >"$T/order2.log" 2>&1 \
+    || fail "a rerun into a folder of the older column order: $(tail -3 "$T/order2.log")"
+[ "$(grep '^#dataset:' "$T/order/results.tsv")" = "$hdr" ] || fail "the header changed: $(grep '^#dataset:' "$T/order/results.tsv")"
+ui_table_ok "$T/order" 2
+for c in deconv_c0_mean deconv_c0_std deconv_c2_mean deconv_c2_std; do
+    [ -n "$(col "$T/order-fresh/results.tsv" $c)" ] \
+        && [ "$(col "$T/order/results.tsv" $c)" = "$(col "$T/order-fresh/results.tsv" $c)" ] \
+        || fail "$c of two.svs: $(col "$T/order/results.tsv" $c), a fresh folder's $(col "$T/order-fresh/results.tsv" $c)"
+done
+pass "a results.tsv with its columns in an older order (deconv std before mean): a rerun keeps it, each value under its name"

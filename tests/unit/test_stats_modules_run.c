@@ -226,8 +226,8 @@ static const char *const expect_columns[] = {
     "chan3_brightness", "chan3_brightness_std", "chan1_brightness_YUV",
     "chan1_brightness_std_YUV", "chan2_brightness_YUV",
     "chan2_brightness_std_YUV", "chan3_brightness_YUV",
-    "chan3_brightness_std_YUV", "deconv_c0_std", "deconv_c0_mean",
-    "deconv_c1_std", "deconv_c1_mean", "deconv_c2_std", "deconv_c2_mean",
+    "chan3_brightness_std_YUV", "deconv_c0_mean", "deconv_c0_std",
+    "deconv_c1_mean", "deconv_c1_std", "deconv_c2_mean", "deconv_c2_std",
 };
 #define NEXPECT (sizeof expect_columns / sizeof *expect_columns)
 
