@@ -190,12 +190,17 @@ typedef struct {
     bool torn;                 /* .qc-slides names a newer job (with its
                                   key) than .qc-job: the one given here */
     bool table;                /* results.tsv is there, with its header */
+    bool delivered;            /* a run told the broker every result is
+                                  written (its "delivered" line) */
 } qc_output_last_job_t;
 int qc_output_last_job (const char *outdir, qc_output_last_job_t *last);
 /* Finishes what a run killed as it started a job left undone (last->torn):
  * OUTDIR/.qc-job names that job (no result written yet). 0, or -1. */
 int qc_output_adopt_job (const char *outdir, const qc_output_last_job_t *last, char *err,
                          size_t errlen);
+/* Records in .qc-job that the broker was told every result of the job
+ * is written (its last ACK sent): qc_output_last_job's delivered. */
+void qc_output_mark_delivered (qc_output_t *self);
 /* The output name of task idx (client/names.h), or NULL. */
 const char *qc_output_name_of (const qc_output_t *self, uint64_t idx);
 /* True when the task index was already written. */

@@ -1,5 +1,6 @@
 /* The output folder's job files read back: .qc-job (the job line, then
- * "begin IDX TSV ERR" / "done IDX" / "abandon IDX" per result, see
+ * "begin IDX TSV ERR" / "done IDX" / "abandon IDX" per result, and
+ * "delivered" once the broker was told that every result is here, see
  * PROTOCOL.md section 11) and .qc-slides. One scanner reads .qc-job for
  * every use: a reattach's written indices, a torn result's repair, and
  * the last job a rerun looks at. Writing them is qc_output_set_job's
@@ -20,6 +21,7 @@
 typedef struct {
     uint64_t job, key;        /* 0: no job line; key 0: an older file */
     char endpoint[256];       /* the broker ("local"), cut to fit */
+    bool delivered;           /* a "delivered" line after the job line */
     bool open;                /* a "begin" with no "done"/"abandon" after */
     uint64_t open_idx;
     long long open_tsv, open_err;   /* the tables' sizes at that begin */
@@ -62,8 +64,11 @@ scan_job_file (const char *outdir, job_file_t *j, void (*on_done) (void *, uint6
                 on_done (arg, idx);
         } else if (sscanf (line, "abandon %llu", &idx) == 1)
             j->open = j->open && idx != j->open_idx;
+        else if (strcmp (line, "delivered\n") == 0)
+            j->delivered = true;
         else if (sscanf (line, "job %llu %255s", &idx, where) == 2) {
             const char *k = strstr (line, " key=");
+            j->delivered = false;
             j->job = idx;
             j->key = k ? strtoull (k + 5, NULL, 16) : 0;
             snprintf (j->endpoint, sizeof j->endpoint, "%s", where);
@@ -236,6 +241,7 @@ qc_output_last_job (const char *outdir, qc_output_last_job_t *last)
         return -1;
     last->job = j.job;
     last->key = j.key;
+    last->delivered = j.delivered;
     last->local = strcmp (j.endpoint, "local") == 0;
     snprintf (last->endpoint, sizeof last->endpoint, "%s", j.endpoint);
     if (of == j.job) {          /* .qc-slides is this job's */
@@ -286,4 +292,15 @@ qc_output_adopt_job (const char *outdir, const qc_output_last_job_t *last, char 
     free (tmp);
     free (path);
     return rc;
+}
+
+void
+qc_output_mark_delivered (qc_output_t *o)
+{
+    /* not synced: a line lost to a crash only makes a rerun tell the
+       broker again, which it takes as a no-op */
+    if (o && o->journal) {
+        fputs ("delivered\n", o->journal);
+        fflush (o->journal);
+    }
 }

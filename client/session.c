@@ -294,6 +294,41 @@ run_cancel (session_t *s)
     return rc;
 }
 
+/* A folder that holds every result of its job, whose run was stopped
+ * before its last ACK (kill -9, a power cut): the broker kept the job
+ * "waiting" until --retention, holding its results and a place among a
+ * client's jobs. An ATTACH that says it holds them all is the ACK (the
+ * broker drops them: broker_jobs.c, jobs_on_attach); what the broker
+ * sends after it (a DONE, log records the folder has) is not read. */
+static int
+run_release (session_t *s)
+{
+    const qc_session_config_t *c = s->cfg;
+    qc_msg_t a = {.command = QC_ATTACH, .gpu = -1, .job = c->release_job,
+                  .key = c->release_key, .seq = c->release_seq, .hb_ms = c->heartbeat_ms};
+    if (session_send (s, &a))
+        return QC_EXIT_NO_BROKER;
+    int rc = QC_EXIT_NO_BROKER;
+    zsock_set_rcvtimeo (s->sock, 100);
+    int64_t until = zclock_mono () + (int64_t) c->timeout_s * 1000;
+    while (rc == QC_EXIT_NO_BROKER && zclock_mono () < until && !qc_cli_signals) {
+        zmsg_t *raw = zmsg_recv (s->sock);
+        qc_msg_t *m = raw ? qc_msg_decode (raw, NULL, 0) : NULL;
+        zmsg_destroy (&raw);
+        if (m && m->command == QC_ACCEPTED && m->job == c->release_job)
+            rc = QC_EXIT_OK;
+        else if (m && (m->command == QC_ERROR
+                       || (m->command == QC_DISCONNECT && m->reason
+                           && strncmp (m->reason, "refused", 7) == 0)))
+            rc = QC_EXIT_USAGE;
+        qc_msg_destroy (&m);
+    }
+    qc_msg_t bye = {.command = QC_DISCONNECT, .gpu = -1,
+                    .reason = rc == QC_EXIT_OK ? "done" : "leaving"};
+    session_send (s, &bye);
+    return rc;
+}
+
 /* --attach JOBID: the folder must be that job's. */
 static int
 check_attach (session_t *s)
@@ -340,8 +375,8 @@ qc_session_run (const qc_session_config_t *cfg)
     zsock_set_sndhwm (s.sock, 100000);
     zsock_set_linger (s.sock, 1000);
     zsock_set_reconnect_ivl_max (s.sock, 5000);
-    if (cfg->cancel_job) {
-        int rc = run_cancel (&s);
+    if (cfg->cancel_job || cfg->release_job) {
+        int rc = cfg->cancel_job ? run_cancel (&s) : run_release (&s);
         qc_handshake_destroy (&s.hs);
         zsock_destroy (&s.sock);
         return rc;
@@ -464,6 +499,10 @@ qc_session_run (const qc_session_config_t *cfg)
         qc_msg_t bye = {.command = QC_DISCONNECT, .gpu = -1,
                         .reason = s.done ? "done" : "leaving"};
         session_send (&s, &bye);
+        /* the folder says so: a rerun of a folder without it (this run
+           killed before here) tells the broker (run_release) */
+        if (s.done && !cfg->local && !s.sync_failed && s.acked + 1 == s.expected && cfg->out)
+            qc_output_mark_delivered (cfg->out);
     }
     if (qc_cli_signals && !s.done) {
         session_say_interrupted (&s);

@@ -28,6 +28,15 @@ typedef struct {
     uint64_t cancel_job;       /* non-zero: cancel it and return */
     bool cancel_silent;        /* with cancel_job: say nothing (the caller
                                   says what came of it) */
+    uint64_t release_job;      /* non-zero: tell the broker that this
+                                  job's release_seq results are written
+                                  (an ATTACH that holds them all), say
+                                  nothing, and return: QC_EXIT_OK told,
+                                  QC_EXIT_USAGE the broker has no such
+                                  job, QC_EXIT_NO_BROKER no answer */
+    uint64_t release_key, release_seq;
+    uint64_t test_kill_after;  /* tests only: SIGKILL itself once this many
+                                  results are written, before their ACK */
     uint32_t timeout_s;        /* waiting for the broker's first answer */
     uint32_t heartbeat_ms;
     uint32_t liveness;

@@ -5,6 +5,7 @@
  * (submitting, the main loop, cancelling, the end). */
 #include "client/session_int.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,6 +96,8 @@ on_result (session_t *s, qc_msg_t *m)
         return;
     }
     s->expected++;
+    if (s->cfg->test_kill_after && qc_output_written (s->cfg->out) >= s->cfg->test_kill_after)
+        raise (SIGKILL);   /* a run killed between a result and its ACK */
     for (size_t i = 0; i < m->result->nfiles; i++)   /* what waits for a sync */
         s->unacked_bytes += m->result->files[i].size;
     /* the name this slide has in the output folder, not the worker's */

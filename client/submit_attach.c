@@ -24,6 +24,30 @@ submit_session_of (const options_t *o, const qc_curve_client_t *curve, qc_output
         .server_key = o->broker ? o->server_key : NULL};
 }
 
+/* A folder with every result of its job whose run was stopped before
+ * it told the broker so (no "delivered" line in .qc-job: killed after
+ * its last result was written, before its ACK): the broker kept the job
+ * waiting for a client until --retention (7 days), its results on its
+ * disk and a place among the jobs a client may hold, and a rerun that
+ * found nothing to run never said otherwise (a soak's review). Told
+ * now, on the broker the job ran on; a broker that no longer has the job
+ * (delivered and forgotten) or does not answer is said nothing of. */
+static void
+submit_release_job (const options_t *o, const qc_curve_client_t *curve,
+                    const qc_output_last_job_t *last)
+{
+    if (last->delivered || !last->key || !last->done || strcmp (last->endpoint, o->broker) != 0)
+        return;
+    qc_session_config_t sc = submit_session_of (o, curve, NULL);
+    sc.release_job = last->job;
+    sc.release_key = last->key;
+    sc.release_seq = last->done;
+    if (qc_session_run (&sc) == QC_EXIT_OK && !o->quiet)
+        fprintf (stderr, "%s: note: %s has every result of job %" PRIu64 ", but its run was "
+                 "stopped before it told the broker so: told now (the broker held them "
+                 "for a client until --retention)\n", prog, o->outdir, last->job);
+}
+
 /* A rerun through a broker into a folder whose last job there has
  * slides with no result here yet (its client was stopped: Ctrl-C, a
  * closed ssh session, a full disk) fetches that job's results first, as
@@ -75,8 +99,12 @@ submit_attach_last_job (const options_t *o, const qc_curve_client_t *curve, bool
         return QC_EXIT_OK;
     }
     if (!o->broker || o->force || !o->outdir || qc_output_last_job (o->outdir, &last) != 0
-        || last.local || (!last.slides_unknown && last.done >= last.slides))
+        || last.local)
         return QC_EXIT_OK;
+    if (!last.slides_unknown && last.done >= last.slides) {
+        submit_release_job (o, curve, &last);
+        return QC_EXIT_OK;
+    }
     /* a folder from before jobs had keys: the broker could not tell its
        job from another of that id, so it is not fetched unasked; one
        whose results.tsv is gone has no header to write rows under */

@@ -111,6 +111,7 @@ enum {
     OPT_TASK_TIMEOUT,
     OPT_TEST_CRASH_ON,
     OPT_TEST_KILL_ON,
+    OPT_TEST_KILL_AFTER,
     OPT_TEST_HANG_ON,
 };
 
@@ -162,6 +163,7 @@ parse (int argc, char **argv, options_t *o)
            options of the same names, a slide that crashes it */
         {"test-crash-on", required_argument, 0, OPT_TEST_CRASH_ON},
         {"test-kill-on", required_argument, 0, OPT_TEST_KILL_ON},
+        {"test-kill-after", required_argument, 0, OPT_TEST_KILL_AFTER},
         {"test-hang-on", required_argument, 0, OPT_TEST_HANG_ON},
         {0, 0, 0, 0}};
     int c;
@@ -192,6 +194,10 @@ parse (int argc, char **argv, options_t *o)
         case OPT_TEST_CRASH_ON: o->test_crash_on = optarg; break;
         case OPT_TEST_KILL_ON: o->test_kill_on = optarg; break;
         case OPT_TEST_HANG_ON: o->test_hang_on = optarg; break;
+        case OPT_TEST_KILL_AFTER:
+            if (qc_cli_uint (prog, "--test-kill-after", optarg, 1, 1000000, &o->test_kill_after))
+                return QC_EXIT_USAGE;
+            break;
         case OPT_TASK_TIMEOUT:  /* qc-broker's bounds, less its 0 (never) */
             if (qc_cli_uint (prog, "--task-timeout", optarg, 1, 86400 * 30, &o->task_timeout_s))
                 return QC_EXIT_USAGE;
@@ -640,6 +646,7 @@ main (int argc, char **argv)
     sc.assets = assets.assets;
     sc.nassets = assets.nassets;
     sc.attach_job = o.attach;
+    sc.test_kill_after = o.test_kill_after;
     /* the slides the folder sent the job: one whose submission was cut
        off is cancelled and fetched, never waited for (client/session.c) */
     qc_output_last_job_t last;

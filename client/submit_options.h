@@ -38,6 +38,7 @@ typedef struct {
     unsigned long http_stall_s, http_attempts;   /* local mode; 0: the worker's */
     unsigned long task_timeout_s;               /* local mode; 0: the broker's */
     const char *test_crash_on, *test_kill_on, *test_hang_on;  /* tests only */
+    unsigned long test_kill_after;                            /* tests only */
     const char *lists[64];
     int nlists;
     unsigned long workers, timeout_s, attach, cancel, wait_warn_s, give_up_s;
