@@ -43,9 +43,10 @@ submit_release_job (const options_t *o, const qc_curve_client_t *curve,
     sc.release_key = last->key;
     sc.release_seq = last->done;
     if (qc_session_run (&sc) == QC_EXIT_OK && !o->quiet)
-        fprintf (stderr, "%s: note: %s has every result of job %" PRIu64 ", but its run was "
-                 "stopped before it told the broker so: told now (the broker held them "
-                 "for a client until --retention)\n", prog, o->outdir, last->job);
+        fprintf (stderr, "%s: note: %s has every result of job %" PRIu64 ", and its .qc-job "
+                 "does not say the broker was told (a run stopped before its last ACK, or "
+                 "an older qc-submit's): told now, so that the broker does not hold them "
+                 "for a client until --retention\n", prog, o->outdir, last->job);
 }
 
 /* A rerun through a broker into a folder whose last job there has
@@ -77,6 +78,12 @@ submit_attach_last_job (const options_t *o, const qc_curve_client_t *curve, bool
                  last.endpoint, last.endpoint, last.endpoint, last.job);
         return QC_EXIT_OK;
     }
+    /* every result here (-f too: they are kept as .N) */
+    if (o->broker && o->outdir && qc_output_last_job (o->outdir, &last) == 0 && !last.local
+        && !last.slides_unknown && last.done >= last.slides) {
+        submit_release_job (o, curve, &last);
+        return QC_EXIT_OK;
+    }
     if (o->broker && o->force && o->outdir && qc_output_last_job (o->outdir, &last) == 0
         && !last.local && strcmp (last.endpoint, o->broker) == 0
         && (last.slides_unknown || last.done < last.slides)) {
@@ -99,12 +106,8 @@ submit_attach_last_job (const options_t *o, const qc_curve_client_t *curve, bool
         return QC_EXIT_OK;
     }
     if (!o->broker || o->force || !o->outdir || qc_output_last_job (o->outdir, &last) != 0
-        || last.local)
+        || last.local || (!last.slides_unknown && last.done >= last.slides))
         return QC_EXIT_OK;
-    if (!last.slides_unknown && last.done >= last.slides) {
-        submit_release_job (o, curve, &last);
-        return QC_EXIT_OK;
-    }
     /* a folder from before jobs had keys: the broker could not tell its
        job from another of that id, so it is not fetched unasked; one
        whose results.tsv is gone has no header to write rows under */

@@ -46,12 +46,24 @@ kjob=$(awk '/^job /{print $2}' "$T/killed/.qc-job")
 wait_for "the broker found the client gone" 10 "[ \"\$(state_of $kjob)\" = waiting ]" "$T/broker.log"
 "$BIN/qc-submit" --broker "tcp://127.0.0.1:$port" -c "$T/quick.ini" -o "$T/killed" "$T/c" \
     >"$T/killed2.log" 2>&1 || fail "the rerun: exit $?: $(tail -3 "$T/killed2.log")"
-grep -q "note: $T/killed has every result of job $kjob, but its run was stopped before it told the broker so: told now" \
+grep -q "note: $T/killed has every result of job $kjob, and its .qc-job does not say the broker was told (a run stopped before its last ACK, or an older qc-submit's): told now" \
     "$T/killed2.log" || fail "not said: $(cat "$T/killed2.log")"
 grep -q "nothing to run" "$T/killed2.log" || fail "the rerun ran something: $(cat "$T/killed2.log")"
 wait_for "the job delivered" 10 "[ \"\$(state_of $kjob)\" = delivered ]" "$T/broker.log"
 [ "$(grep -vc '^#' "$T/killed/results.tsv")" = 2 ] || fail "rows: $(cat "$T/killed/results.tsv")"
 pass "killed between its last result and the ACK: the rerun tells the broker (job $kjob: waiting -> delivered), says so, runs nothing"
+
+# the same with -f (the folder begun again, its results kept as .N)
+"$BIN/qc-submit" -q --broker "tcp://127.0.0.1:$port" -c "$T/quick.ini" -o "$T/killedf" "$T/c" \
+    --test-kill-after 2 >"$T/killedf.log" 2>&1
+fjob=$(awk '/^job /{print $2}' "$T/killedf/.qc-job")
+wait_for "the broker found the client gone" 10 "[ \"\$(state_of $fjob)\" = waiting ]" "$T/broker.log"
+"$BIN/qc-submit" -f --broker "tcp://127.0.0.1:$port" -c "$T/quick.ini" -o "$T/killedf" "$T/c" \
+    >"$T/killedf2.log" 2>&1 || fail "the -f rerun: exit $?: $(tail -3 "$T/killedf2.log")"
+grep -q "has every result of job $fjob, and its .qc-job does not say the broker was told" \
+    "$T/killedf2.log" || fail "-f: not said: $(cat "$T/killedf2.log")"
+wait_for "the job delivered" 10 "[ \"\$(state_of $fjob)\" = delivered ]" "$T/broker.log"
+pass "the same with -f: the old job is told (waiting -> delivered), the folder begun again"
 
 # a broker that no longer has the job: nothing said, nothing run
 sed -i '/^delivered$/d' "$T/whole/.qc-job"
