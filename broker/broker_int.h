@@ -198,7 +198,7 @@ typedef struct {
     uint8_t why;              /* TOMB_* */
 } tombstone_t;
 
-enum { TOMB_DELIVERED = 1, TOMB_RETENTION = 2 };
+enum { TOMB_DELIVERED = 1, TOMB_RETENTION = 2, TOMB_DROPPED = 3 };
 
 /* A SUBMIT batch journalled, applied once the journal is on disk. */
 typedef struct pending_submit {

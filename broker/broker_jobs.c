@@ -264,6 +264,10 @@ jobs_no_such_job (qc_broker_t *b, uint64_t id, char *text, size_t len)
                       "results waited %s for a client that did not come; they "
                       "were deleted at %s (qc-broker --retention); run its slides again",
                       id, kept, when);
+        else if (t->why == TOMB_DROPPED)
+            snprintf (text, len, "no such job: job %" PRIu64 " finished, and the results "
+                      "that waited for its client were deleted at %s by a qc-submit "
+                      "--cancel; run its slides again", id, when);
         else
             snprintf (text, len, "no such job: job %" PRIu64 " finished and all its "
                       "results were delivered (forgotten at %s)", id, when);
@@ -533,6 +537,28 @@ jobs_on_cancel (qc_broker_t *b, const peer_t *p, qc_msg_t *m)
     }
     if (m->key && m->key != job->key) {
         jobs_send_error (b, from, m->job, "job is not yours: its identity differs");
+        return;
+    }
+    if (sched_job_finished (job->sj) && !job->attached && job->acked_seq < job->last_seq) {
+        /* finished, its results waiting for a client that may never come
+           (its folder deleted, its run killed): they took the broker's
+           disk and a place among the client's jobs until --retention,
+           and the refusal of a client over its limit said to fetch or
+           cancel such jobs, which nothing could (a soak's review).
+           Cancelled now, they are deleted. */
+        uint64_t held = job->last_seq - job->acked_seq;
+        snprintf (text, sizeof text, "job %" PRIu64 " had finished: the %" PRIu64 " result%s "
+                  "that waited for its client %s deleted; the job is forgotten", job->id,
+                  held, held == 1 ? "" : "s", held == 1 ? "is" : "are");
+        qc_log (QC_LOG_INFO, MOD, "job %" PRIu64 ": %s (a qc-submit --cancel%s%s)", job->id,
+                text + strcspn (text, ":") + 2, p->cert ? ", certificate " : "",
+                p->cert ? p->cert->name : "");
+        qc_msg_t m2 = {.command = QC_ACCEPTED, .gpu = -1, .job = job->id, .key = job->key,
+                       .total = job->sj->total, .seq = job->acked_seq,
+                       .resource = job->resource, .reason = text};
+        qc_msg_send (&m2, zsock_resolve (b->router), from);
+        jobs_forget (b, job, TOMB_DROPPED);
+        b->trim_due = true;
         return;
     }
     if (sched_job_finished (job->sj) && !job->sj->cancelled) {

@@ -277,6 +277,9 @@ run_cancel (session_t *s)
     int rc = QC_EXIT_NO_BROKER;
     if (s->cfg->cancel_silent) {
         rc = r && r->command == QC_ACCEPTED ? QC_EXIT_OK : r ? QC_EXIT_USAGE : QC_EXIT_NO_BROKER;
+    } else if (r && r->command == QC_ACCEPTED && r->reason) {
+        printf ("%s\n", qc_scrub_controls (r->reason));   /* a finished job's results */
+        rc = QC_EXIT_OK;
     } else if (r && r->command == QC_ACCEPTED) {
         printf ("job %" PRIu64 " cancelled: its slides not started dropped (queued, or "
                 "sent ahead to a worker); those running finish\n", r->job);

@@ -126,7 +126,8 @@ static const command_t s_commands[] = {
     {QC_ATTACH, "ATTACH", B (F_JOB) | B (F_KEY) | B (F_SEQ) | B (F_HBMS), B (F_JOB)},
     {QC_ACK, "ACK", B (F_JOB) | B (F_KEY) | B (F_SEQ), B (F_JOB) | B (F_SEQ)},
     {QC_ACCEPTED, "ACCEPTED",
-     B (F_JOB) | B (F_KEY) | B (F_TOTAL) | B (F_SEQ) | B (F_ATTACHED) | B (F_RESOURCE),
+     B (F_JOB) | B (F_KEY) | B (F_TOTAL) | B (F_SEQ) | B (F_ATTACHED) | B (F_RESOURCE)
+         | B (F_REASON),
      B (F_JOB)},
     {QC_DONE, "DONE",
      B (F_JOB) | B (F_KEY) | B (F_TOTAL) | B (F_DONE) | B (F_FAILED)

@@ -65,6 +65,31 @@ grep -q "has every result of job $fjob, and its .qc-job does not say the broker 
 wait_for "the job delivered" 10 "[ \"\$(state_of $fjob)\" = delivered ]" "$T/broker.log"
 pass "the same with -f: the old job is told (waiting -> delivered), the folder begun again"
 
+# a finished job whose client will not come (its folder deleted): its
+# results waited until --retention, holding a place among the client's
+# jobs, and --cancel said "nothing to cancel". Now --cancel deletes them
+# and the job is forgotten, said; an attach is told why it is gone.
+"$BIN/qc-submit" -q --broker "tcp://127.0.0.1:$port" -c "$T/quick.ini" -o "$T/orphan" "$T/c" \
+    --test-kill-after 1 >"$T/orphan.log" 2>&1
+ojob=$(awk '/^job /{print $2}' "$T/orphan/.qc-job")
+wait_for "the job finished, its results waiting" 30 "[ \"\$(state_of $ojob)\" = waiting ]" "$T/broker.log"
+cp -a "$T/orphan" "$T/orphan.kept"
+rm -rf "$T/orphan"
+"$BIN/qc-submit" --broker "tcp://127.0.0.1:$port" --cancel "$ojob" >"$T/drop.out" 2>"$T/drop.err" \
+    || fail "--cancel of a finished job waiting for its client: exit $?: $(cat "$T/drop.err")"
+[ "$(cat "$T/drop.out")" = "job $ojob had finished: the 2 results that waited for its client are deleted; the job is forgotten" ] \
+    || fail "said: $(cat "$T/drop.out" "$T/drop.err")"
+[ -z "$(state_of "$ojob")" ] || fail "job $ojob still listed: $(state_of "$ojob")"
+grep -q "job $ojob: the 2 results that waited for its client are deleted; the job is forgotten (a qc-submit --cancel)" \
+    "$T/broker.log" || fail "the broker's log: $(grep "job $ojob" "$T/broker.log" | tail -3)"
+"$BIN/qc-submit" --broker "tcp://127.0.0.1:$port" --attach "$ojob" -o "$T/orphan.kept" >"$T/drop-attach.log" 2>&1
+grep -q "no such job: job $ojob finished, and the results that waited for its client were deleted at .* by a qc-submit --cancel" \
+    "$T/drop-attach.log" || fail "the attach after: $(cat "$T/drop-attach.log")"
+"$BIN/qc-submit" --broker "tcp://127.0.0.1:$port" --cancel "$job" >"$T/nothing.out" 2>"$T/nothing.err"
+[ $? = 2 ] && grep -q "job $job has finished (0 of 2 slides failed): nothing to cancel" "$T/nothing.err" \
+    || fail "--cancel of a delivered job: $(cat "$T/nothing.out" "$T/nothing.err")"
+pass "--cancel of a finished job whose results wait for no client: deleted, the job forgotten, said (an attach is told why); a delivered one has nothing to cancel"
+
 # a broker that no longer has the job: nothing said, nothing run
 sed -i '/^delivered$/d' "$T/whole/.qc-job"
 kill "$BROKER_PID"
