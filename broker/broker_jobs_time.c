@@ -121,6 +121,19 @@ jobs_tick (qc_broker_t *b)
         }
         if (j->finished_at && !j->finish_logged)
             state_log_finished (b, j);
+        /* delivered: nothing is read from its result file again (a
+           reattach resends from the last ACK on, and nothing follows it).
+           Kept open through --linger, those descriptors counted among
+           the peers the broker may hold, and a steady stream of jobs (84
+           a linger under a limit of 128 descriptors) was refused as
+           "full", the refusal calling them unfetched (a soak's review).
+           Closed once written and, when large, rewritten without the
+           results (state_maintain; what a restart reads of it is which
+           tasks were done). The file goes when the job is forgotten; a
+           restart opens it again, closed here again at the next tick. */
+        if (j->results && j->finished_at && j->acked_seq == j->last_seq && !j->nfail
+            && !qc_jfile_pending (j->results) && qc_jfile_size (j->results) < b->results_compact)
+            qc_jfile_close (&j->results);
         uint8_t why = 0;
         /* with the state folder full, a delivered job goes at once: its
            result file is the room new jobs wait for (a tombstone answers

@@ -70,6 +70,21 @@ timeout 60 "$BIN/qc-submit" --broker tcp://127.0.0.1:$p2 --attach 1 -o "$T/held1
     || fail "the client of a held job could not fetch it: $(tail -3 "$T/held1b.log")"
 pass "result files of undelivered jobs count against the limit: a new job refused saying so; a held job's client fetches it"
 
+# a delivered job's file is closed (nothing is read from it again): jobs
+# run one after another are not refused for the files of those done
+# before (they were, within --linger: 600 s), nor said to be unfetched.
+# The two other held jobs are fetched first.
+for i in 2 3; do
+    timeout 60 "$BIN/qc-submit" -q --broker tcp://127.0.0.1:$p2 --attach $i -o "$T/held$i" >"$T/held${i}b.log" 2>&1 \
+        || fail "fetching held job $i: $(tail -3 "$T/held${i}b.log")"
+done
+for i in 1 2 3 4; do
+    timeout 60 "$BIN/qc-submit" -q --broker tcp://127.0.0.1:$p2 -o "$T/seq$i" \
+        "$SHARED/slides/real/CMU-1-Small-Region.svs" >"$T/seq$i.log" 2>&1 \
+        || fail "job $i of 4 in a row, under --max-peers 3 with a worker: exit $?: $(tail -3 "$T/seq$i.log")"
+done
+pass "delivered jobs' result files are closed: 4 jobs in a row under --max-peers 3 (one worker) all run"
+
 # a limit too low for its sockets: each program refuses to start and says
 # why (czmq would abort: "Assertion `self->handle' failed"), at every
 # limit from nearly nothing to where it starts
