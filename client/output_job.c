@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "client/escape.h"
+#include "client/stall_watch.h"
 
 /* What OUTDIR/.qc-job says, read in one pass. */
 typedef struct {
@@ -215,12 +216,23 @@ count_done (void *arg, uint64_t idx)
     }
 }
 
+static int last_job (const char *outdir, qc_output_last_job_t *last);
+
 int
 qc_output_last_job (const char *outdir, qc_output_last_job_t *last)
 {
     if (!outdir || !last)
         return -1;
     memset (last, 0, sizeof *last);
+    qc_stall_watch_output (outdir);   /* read before any job is asked */
+    int rc = last_job (outdir, last);
+    qc_stall_watch_done ();
+    return rc;
+}
+
+static int
+last_job (const char *outdir, qc_output_last_job_t *last)
+{
     /* the job's slides, from .qc-slides (its job checked below) */
     FILE *sf = open_folder_file (outdir, SLIDESFILE);
     char *sl = NULL;

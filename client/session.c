@@ -13,6 +13,7 @@
  * second job. What the broker sends is read and acted on in
  * session_recv.c. */
 #include "client/session_int.h"
+#include "client/stall_watch.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -119,8 +120,9 @@ ack_written (session_t *s, bool final)
         && s->unacked_bytes < ACK_AT_BYTES)
         return;
     s->last_ack = now;
-    if (s->cfg->out && qc_output_sync (s->cfg->out) != 0) {
-        int e = errno;
+    int synced = s->cfg->out ? qc_output_sync (s->cfg->out) : 0;
+    int e = errno;
+    if (synced != 0) {
         s->sync_failed = true;
         qc_output_note (s->cfg->out, "ERROR", "cannot put the results on the disk (sync: "
                         "%s): the broker is not told they are written, and keeps them for "
@@ -423,9 +425,13 @@ qc_session_run (const qc_session_config_t *cfg)
     while (!s.done && !s.fatal && !qc_cli_signals) {
         zsock_t *which = zpoller_wait (poller, 100);
         int64_t now = zclock_mono ();
+        /* what a burst writes (results, log records, the job's files)
+           and the sync: on a hung share they block, said (stall_watch.h) */
+        qc_stall_watch_output (cfg->outdir);
         if (which)
             session_read_burst (&s);
         ack_written (&s, false);    /* also a batch held back a second */
+        qc_stall_watch_done ();
         if (s.resync_due && !s.silent)
             session_resync (&s);
         if (now >= s.next_beat) {
@@ -496,7 +502,9 @@ qc_session_run (const qc_session_config_t *cfg)
         /* an attach to a finished job reads ACCEPTED, every result and
            DONE in its first burst, before the loop: acknowledged here, or
            the broker kept them until --retention */
+        qc_stall_watch_output (cfg->outdir);
         ack_written (&s, true);
+        qc_stall_watch_done ();
         /* said, so the broker need not wait out our heartbeats; without
            the whole job, it keeps the results */
         qc_msg_t bye = {.command = QC_DISCONNECT, .gpu = -1,

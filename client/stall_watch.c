@@ -7,6 +7,7 @@
 #include <czmq.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <time.h>
@@ -21,6 +22,7 @@ static struct {
     const char *prog;
     unsigned after_s;
     qc_path_watch_t *watch;
+    atomic_bool output;       /* the path watched is the output folder's */
 } s_watch = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* stderr whatever -q says: it explains a program that seems hung */
@@ -28,10 +30,19 @@ static void
 say (size_t index, const char *path, int64_t waited_ms, void *ctx)
 {
     (void) index, (void) waited_ms, (void) ctx;
-    fprintf (stderr, "%s: waiting %u s so far for %s to answer: a network share "
-             "(NFS, SMB) whose server does not answer? qc-submit goes on once it "
-             "does; on a hard mount even Ctrl-C waits for it (check the mount, "
-             "or give the slides from elsewhere)\n", s_watch.prog, s_watch.after_s, path);
+    if (atomic_load (&s_watch.output))
+        fprintf (stderr, "%s: waiting %u s so far for %s to answer: the output folder is "
+                 "on a network share (NFS, SMB) whose server does not answer, or a disk "
+                 "that hangs? qc-submit goes on once it does, and results not written "
+                 "yet wait for it; on a hard mount even Ctrl-C waits for it (check the "
+                 "mount, or give -o a folder elsewhere)\n", s_watch.prog, s_watch.after_s,
+                 path);
+    else
+        fprintf (stderr, "%s: waiting %u s so far for %s to answer: a network share "
+                 "(NFS, SMB) whose server does not answer? qc-submit goes on once it "
+                 "does; on a hard mount even Ctrl-C waits for it (check the mount, "
+                 "or give the slides from elsewhere)\n", s_watch.prog, s_watch.after_s,
+                 path);
     fflush (stderr);
 }
 
@@ -94,10 +105,20 @@ qc_stall_watch_at (const char *path)
 {
     if (!s_watch.running)
         return;
-    if (path)
+    if (path) {
+        atomic_store (&s_watch.output, false);
         qc_path_watch_begin (s_watch.watch, path);
-    else
+    } else
         qc_path_watch_end (s_watch.watch);
+}
+
+void
+qc_stall_watch_output (const char *path)
+{
+    if (!s_watch.running || !path)
+        return;
+    atomic_store (&s_watch.output, true);
+    qc_path_watch_begin (s_watch.watch, path);
 }
 
 void

@@ -467,8 +467,10 @@ main (int argc, char **argv)
        were OUTDIR its folder (it failed at the first result, a file "in
        the way", with results.tsv left among the slides: a user's trial) */
     bool in_outdir;
+    qc_stall_watch_output (o.outdir);   /* -o on a share that went away */
     const char *among = o.cancel || o.attach ? NULL
                         : qc_cohort_slide_in (&cohort, o.outdir, &in_outdir);
+    qc_stall_watch_done ();
     if (among && in_outdir) {
         fprintf (stderr, "%s: -o %s is the folder the slides are in (%s among them): a "
                  "slide's results go in a folder of the slide's own name there; give -o "
@@ -585,7 +587,9 @@ main (int argc, char **argv)
         free (builtin_id);
         goto out;
     }
+    qc_stall_watch_output (o.outdir);
     out = qc_output_open (&oc, o.attach != 0, &busy, err, sizeof err);
+    qc_stall_watch_done ();
     free (cols);
     free (cmdline);
     free (builtin_id);
@@ -600,6 +604,7 @@ main (int argc, char **argv)
     }
     if (!o.attach) {
         /* what the folder already has, what cannot be read here */
+        qc_stall_watch_output (o.outdir);
         if (qc_rerun_plan (out, &cohort, o.force, !o.no_check, o.quiet ? NULL : stderr,
                            &plan)) {
             fprintf (stderr, "%s: out of memory\n", prog);
@@ -653,7 +658,7 @@ main (int argc, char **argv)
     if (o.attach && o.outdir && qc_output_last_job (o.outdir, &last) == 0
         && last.job == o.attach && !last.slides_unknown)
         sc.expect_total = last.slides;
-    qc_stall_watch_stop ();      /* the session says what it waits for */
+    /* the watcher goes on: the session's writes and syncs are watched */
     rc = qc_session_run (&sc);
     /* the exit code covers the whole cohort: slides failed earlier, or
      * not readable here, count as failed */

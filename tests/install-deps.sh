@@ -39,11 +39,12 @@ BUILD="build-essential gcc make binutils pkg-config
 # makes an ext4 file system for a broker's state folder; test_state_disk_full.sh
 # fills one, test_output_sync_fails.sh an ext2 for an output folder)
 # and mount (losetup: test_output_sync_fails.sh cuts a loop device under
-# it); apt for this script itself.
+# it); util-linux (fsfreeze, nsenter: test_output_hangs.sh freezes an
+# output folder's file system mid-job); apt for this script itself.
 TESTS="openslide-tools mawk python3 python3-shapely python3-numpy python3-zmq python3-msgpack
     nginx clang libclang-rt-14-dev
     ansible ansible-core ansible-lint systemd slurm-wlm slurm-client slurmctld slurmd munge
-    procps faketime gdb apt openssl e2fsprogs mount"
+    procps faketime gdb apt openssl e2fsprogs mount util-linux"
 PKGS="$BUILD $TESTS"
 
 case "${1:-}" in
