@@ -19,6 +19,11 @@ files; this one serves the faults nginx will not make:
                         short, and its 206 answers carry no ETag or
                         Last-Modified (nor heed If-Range): a resumed
                         download cannot tell which version they are of
+  /shortonce/NAME       its first whole answer (a request without Range)
+                        is a 200 whose Content-Length and body both lack
+                        the file's last 100000 bytes (complete on the
+                        wire: a proxy that cut it, headers and all);
+                        later ones, and Range requests, are right
   /close/NAME           like /cut, but the 200 is HTTP/1.0 with no
                         Content-Length (the body ends when the connection
                         closes, so a cut body looks whole on the wire)
@@ -80,7 +85,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 COUNTS = {}
 RANGES = {}
 ANSWERS = [0]       # /etagvary/: answers given, for its ETags
-WHOLE = {}          # /cutbare/: whole answers given, by path
+WHOLE = {}          # /cutbare/, /shortonce/: whole answers given, by path
 LOCK = threading.Lock()
 ARGS = None
 
@@ -185,7 +190,8 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
             return
         path = self.file_path(rest)
-        if kind not in ("stall", "truncate", "cut", "cutbare", "close", "norange", "files", "clbig",
+        if kind not in ("stall", "truncate", "cut", "cutbare", "shortonce", "close", "norange",
+                        "files", "clbig",
                         "novalid", "busy", "busydate", "gzip", "starrange", "chunked",
                         "lmonly", "etagvary") or path is None:
             return self.plain(404, "not found\n")
@@ -237,6 +243,11 @@ class Handler(BaseHTTPRequestHandler):
             body = data
             if kind == "close":
                 self.protocol_version = "HTTP/1.0"
+            if kind == "shortonce" and self.command != "HEAD":
+                with LOCK:
+                    WHOLE[path] = WHOLE.get(path, 0) + 1
+                    if WHOLE[path] == 1:
+                        body = data[:-100000]
             self.send_response(200)
         if kind == "gzip":
             body = gzip.compress(body)

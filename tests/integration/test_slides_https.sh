@@ -65,6 +65,17 @@ run "$T/badca" "https://127.0.0.1:$tport/files/a.svs" "CURL_CA_BUNDLE=$T/pki/non
 [ $? -eq 1 ] && grep -q "the certificate authorities CURL_CA_BUNDLE names, $T/pki/none.pem, could not be read" \
     "$T/badca/error.log" || fail "a CA file not there: $(cat "$T/badca/error.log" "$T/badca.log")"
 pass "a CA file the environment names that is not there: said, naming the variable"
+# a machine whose CURL_CA_BUNDLE names other CAs (the system's), and the
+# lab's CA set in SSL_CERT_FILE, which libcurl then does not read: the
+# error names the file used and says so (it only said to use
+# CURL_CA_BUNDLE, and the lab could not tell why its CA did nothing)
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/pki/other.key" -out "$T/pki/other.pem" \
+    -days 2 -subj /CN=other-ca >>"$T/pki.log" 2>&1 || fail "openssl: $(tail -3 "$T/pki.log")"
+run "$T/both" "https://127.0.0.1:$tport/files/a.svs" "CURL_CA_BUNDLE=$T/pki/other.pem" \
+    "SSL_CERT_FILE=$T/pki/ca.pem"
+[ $? -eq 1 ] && grep -q "could not be verified (.*) against the certificate authorities in $T/pki/other.pem (named by CURL_CA_BUNDLE; they take the place of this machine's trust store; SSL_CERT_FILE is not read when CURL_CA_BUNDLE is set)" \
+    "$T/both/error.log" || fail "CURL_CA_BUNDLE and SSL_CERT_FILE both set: $(cat "$T/both/error.log" "$T/both.log")"
+pass "other CAs in CURL_CA_BUNDLE and the lab's in SSL_CERT_FILE: the error names the file used, and that SSL_CERT_FILE is not read"
 
 # 3. https:// to a port that speaks http
 run "$T/plain" "https://127.0.0.1:$pport/files/a.svs"

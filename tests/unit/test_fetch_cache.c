@@ -250,6 +250,36 @@ test_no_length (void)
     qc_disk_cache_close (&c);
 }
 
+/* A whole answer cut short with its Content-Length (complete on the
+ * wire, as a proxy that cut it sends it): it was cached as the slide,
+ * and every later get answered "unchanged" and failed on it. The probe
+ * gave the size: the short copy is refused, not kept, marked for a
+ * rerun, and the next get downloads the slide whole. */
+static void
+test_short_whole (void)
+{
+    char url[600], path[600], loc[600], err[1024];
+    qc_http_opts_t o;
+    fast_opts (&o);
+    o.max_attempts = 1;
+    qc_disk_cache_t *c = new_cache ("shortonce", 1ULL << 30, &o);
+    if (!c)
+        return;
+    fx_secret_url (&fault, "shortonce/" C, url, sizeof url);
+    qc_cache_info_t i1, i2;
+    CHECK (get (c, url, &i1, NULL, 0, err, sizeof err) < 0
+           && strstr (err, "the server sent 3801814 bytes of the slide, which it gave as "
+                           "3901814 bytes a moment before")
+           && strstr (err, QC_RESULT_RETRY_MARK) && !fx_has_secret (err),
+           "a whole answer cut short, Content-Length and all: %s", err);
+    CHECK (get (c, url, &i2, path, sizeof path, err, sizeof err) == 0 && !i2.hit
+           && i2.bytes == 3901814, "the next get downloads it whole: %s (%llu bytes)", err,
+           (unsigned long long) i2.bytes);
+    fx_real_slide (C, loc, sizeof loc);
+    CHECK (files_equal (path, loc), "the file equals the slide");
+    qc_disk_cache_close (&c);
+}
+
 static void
 test_changed (void)
 {
@@ -779,6 +809,7 @@ main (int argc, char **argv)
     test_hit ();
     test_resume ();
     test_no_length ();
+    test_short_whole ();
     test_changed ();
     test_evict ();
     test_disk_refuses ();

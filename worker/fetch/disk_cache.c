@@ -273,6 +273,28 @@ download (get_t *g, const qc_http_file_t *now, char *err, size_t errlen)
         close (fd);
         return -1;
     }
+    /* a whole-file reply (200) is taken at its Content-Length: one a
+       server or proxy cut short, Content-Length and all, was kept as the
+       slide, every later run answered "unchanged" (304) and failed on it
+       as on a damaged file (a probe's review). The probe a moment before
+       gave the size: what disagrees is not kept. */
+    if (now->size > 0 && fstat (fd, &st) == 0 && st.st_size != now->size) {
+        bool same = strcmp (file.etag, now->etag) == 0
+                    && strcmp (file.last_modified, now->last_modified) == 0;
+        unlink (p->part);
+        unlink (p->part_meta);
+        close (fd);
+        if (same)
+            return qc_fail (err, errlen, "%s: the server sent %lld bytes of the slide, which "
+                            "it gave as %lld bytes a moment before (the same ETag and "
+                            "Last-Modified: a server or proxy that cuts replies short; "
+                            "not kept in the cache" QC_RESULT_RETRY_MARK, g->shown,
+                            (long long) st.st_size, (long long) now->size);
+        return qc_fail (err, errlen, "%s: the slide changed on the server while it was "
+                        "downloaded (%lld bytes, %lld a moment before; not kept in the "
+                        "cache" QC_RESULT_RETRY_MARK, g->shown, (long long) st.st_size,
+                        (long long) now->size);
+    }
     if (fsync (fd) != 0) {
         int e = errno;
         close (fd);

@@ -402,6 +402,20 @@ http_classify (CURL *c, CURLcode rc, xfer_t *x, outcome_t *out)
                   ca_var, ca, detail);
         return;
     }
+    if (rc == CURLE_PEER_FAILED_VERIFICATION && ca) {
+        /* which file was used: a lab that set SSL_CERT_FILE to its own CA
+           on a machine whose CURL_CA_BUNDLE names the system's was told
+           to name a file in CURL_CA_BUNDLE, and could not tell why its
+           own did nothing (a probe's review) */
+        const char *other = getenv ("SSL_CERT_FILE");
+        snprintf (out->why, sizeof out->why, "the server's TLS certificate could not be "
+                  "verified (%.160s) against the certificate authorities in %.160s (named by %s; "
+                  "they take the place of this machine's trust store%s): one a lab's own CA "
+                  "signed? put that CA in that file", detail, ca, ca_var,
+                  strcmp (ca_var, "CURL_CA_BUNDLE") == 0 && other && *other
+                      ? "; SSL_CERT_FILE is not read when CURL_CA_BUNDLE is set" : "");
+        return;
+    }
     for (size_t i = 0; i < sizeof s_curl_advice / sizeof *s_curl_advice; i++)
         if (s_curl_advice[i].rc == rc) {
             out->retry = s_curl_advice[i].retry;
