@@ -163,8 +163,14 @@ http_classify (CURL *c, CURLcode rc, xfer_t *x, outcome_t *out)
             return;
         case STOP_NO_RANGE:
             out->st = QC_HTTP_ERR_NO_RANGE;
+            /* at a slide's open the whole file is downloaded instead
+               (slide_fetch.c, prefetch.c); said only for a read later,
+               a server that stopped honouring them partway (a CDN's
+               cache miss, a mix of servers), which a rerun may read
+               (it failed for good: a probe's review) */
             snprintf (out->why, sizeof out->why,
-                      "the server does not honour Range requests (it sent the whole file)");
+                      "the server does not honour Range requests (it sent the whole "
+                      "file" QC_RESULT_RETRY_MARK);
             return;
         case STOP_CHANGED:
             out->st = QC_HTTP_ERR_CHANGED;
