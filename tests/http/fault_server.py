@@ -9,6 +9,9 @@ files; this one serves the faults nginx will not make:
   /clbig/NAME           a 206 whose Content-Length is 100 bytes more than
                         its Content-Range's, and the connection closed
                         after the range
+  /clsmall/NAME         a 206 whose Content-Length is 100 bytes less than
+                        its Content-Range's, the whole range sent, and the
+                        connection closed after it
   /stall/NAME           announces NAME's length, sends half, then sends
                         nothing more (for up to --stall seconds)
   /truncate/NAME        announces NAME's length, sends half, closes
@@ -191,7 +194,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         path = self.file_path(rest)
         if kind not in ("stall", "truncate", "cut", "cutbare", "shortonce", "close", "norange",
-                        "files", "clbig",
+                        "files", "clbig", "clsmall",
                         "novalid", "busy", "busydate", "gzip", "starrange", "chunked",
                         "lmonly", "etagvary") or path is None:
             return self.plain(404, "not found\n")
@@ -256,6 +259,9 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Transfer-Encoding", "chunked")
         elif kind == "clbig" and m:
             self.send_header("Content-Length", str(len(body) + 100))
+            self.close_connection = True
+        elif kind == "clsmall" and m:
+            self.send_header("Content-Length", str(max(len(body) - 100, 0)))
             self.close_connection = True
         elif not (kind == "close" and not m):
             self.send_header("Content-Length", str(len(body)))

@@ -88,6 +88,26 @@ announced (const xfer_t *x)
     return -1;
 }
 
+/* A 206 whose Content-Length is not its range's size: a server or proxy
+ * that does not do ranges right, and answers so again (not retried).
+ * Larger, the range came whole and the connection closed on the bytes
+ * promised besides (curl: a partial file); smaller, curl stopped at the
+ * Content-Length, and "the body was cut short" was said and retried
+ * five times (a probe's review). True when said so in out. */
+static bool
+range_length_wrong (const xfer_t *x, outcome_t *out)
+{
+    if (x->ans.status != 206 || x->ans.content_length < 0
+        || x->ans.content_length == announced (x))
+        return false;
+    out->st = QC_HTTP_ERR_PROTOCOL;
+    out->retry = 0;
+    snprintf (out->why, sizeof out->why, "the server's Content-Length (%lld bytes) is "
+              "not its Content-Range's (%s): a server or proxy that does not do "
+              "ranges right", (long long) x->ans.content_length, x->ans.range_text);
+    return true;
+}
+
 /* libcurl's redirect count (without admit) or ours (next_hop) ran out. */
 void
 http_too_many_redirects (const qc_http_opts_t *o, outcome_t *out)
@@ -259,6 +279,8 @@ http_classify (CURL *c, CURLcode rc, xfer_t *x, outcome_t *out)
             snprintf (out->why, sizeof out->why, "the download was stopped");
             return;
         }
+        if (range_length_wrong (x, out))
+            return;
         if (want >= 0 && (int64_t) x->body != want) {
             out->st = QC_HTTP_ERR_SHORT;
             out->retry = 1;
@@ -283,17 +305,7 @@ http_classify (CURL *c, CURLcode rc, xfer_t *x, outcome_t *out)
     case CURLE_PARTIAL_FILE:
         out->st = QC_HTTP_ERR_SHORT;
         out->retry = 1;
-        /* a 206 whose Content-Length is not its range's: the range came
-           whole, and the connection closed on the bytes it had promised
-           besides ("65536 of 65536 bytes arrived", a probe read) */
-        if (x->ans.status == 206 && x->ans.content_length >= 0
-            && x->ans.content_length != announced (x)) {
-            out->st = QC_HTTP_ERR_PROTOCOL;   /* it answers so again */
-            out->retry = 0;
-            snprintf (out->why, sizeof out->why, "the server's Content-Length (%lld bytes) is "
-                      "not its Content-Range's (%s): a server or proxy that does not do "
-                      "ranges right", (long long) x->ans.content_length, x->ans.range_text);
-        } else
+        if (!range_length_wrong (x, out))
             snprintf (out->why, sizeof out->why,
                       "the body was cut short: %llu of %lld bytes arrived",
                       (unsigned long long) x->body, (long long) announced (x));
