@@ -82,6 +82,10 @@ run "$T/plain" "https://127.0.0.1:$pport/files/a.svs"
 [ $? -eq 1 ] && grep -q "the TLS handshake failed (.*): an https:// URL to a port that speaks plain http" \
     "$T/plain/error.log" || fail "https to an http port: $(cat "$T/plain/error.log" "$T/plain.log")"
 pass "https:// to a plain http port: the handshake's failure said, with its likely cause"
+run "$T/tlsport" "http://127.0.0.1:$tport/files/a.svs"
+[ $? -eq 1 ] && grep -q "(an http:// URL to a port that speaks TLS? then give https://)" \
+    "$T/tlsport/error.log" || fail "http to a TLS port: $(cat "$T/tlsport/error.log" "$T/tlsport.log")"
+pass "http:// to a TLS port: libcurl's words, with the likely cause"
 
 # 4. a proxy the environment names, which does not answer
 dead=$(free_port)

@@ -376,6 +376,13 @@ http_classify (CURL *c, CURLcode rc, xfer_t *x, outcome_t *out)
             snprintf (out->why, sizeof out->why, "%s, through the proxy %s the environment "
                       "names (http_proxy, https_proxy or all_proxy; no_proxy lists hosts "
                       "reached directly)", curl_easy_strerror (rc), proxy);
+        else if ((rc == CURLE_RECV_ERROR || rc == CURLE_GOT_NOTHING
+                  || rc == CURLE_WEIRD_SERVER_REPLY) && strncasecmp (x->url, "http://", 7) == 0)
+            /* a TLS server reading a plain request closes the connection
+               on it: libcurl's words alone, retried, gave no hint (the
+               reverse mistake had one: a probe's review) */
+            snprintf (out->why, sizeof out->why, "%s (an http:// URL to a port that speaks "
+                      "TLS? then give https://)", curl_easy_strerror (rc));
         else
             snprintf (out->why, sizeof out->why, "%s", curl_easy_strerror (rc));
         return;
